@@ -1,0 +1,1 @@
+//! LLVM code generation (work in progress).

@@ -1,0 +1,1 @@
+//! The tile IR (work in progress).

@@ -1,0 +1,1 @@
+//! The `#[tile_kernel]` front end (work in progress).

@@ -1,0 +1,1 @@
+//! Devices, tensors and kernel launch (work in progress).

@@ -1,0 +1,3 @@
+//! `tile`: tile programming for GPUs in Rust.
+pub use tile_ir as ir;
+pub use tile_runtime as runtime;
