@@ -1,1 +1,24 @@
-//! The tile IR (work in progress).
+//! The tile IR: the program representation every stage of `tile` shares.
+//!
+//! A [`Function`] is a kernel run once per program instance over a grid. Its
+//! values are scalars (uniform across the instance), tiles (static shape and
+//! dtype), global tensors (runtime extents and strides) and partition views.
+//! Control flow is structured (`for`, `if`) and block-uniform: conditions and
+//! bounds are scalars. Ops live in an arena and are named by typed handles;
+//! see `docs/ir.md` for the text form and the meaning of every op.
+
+pub mod arena;
+pub mod dtype;
+pub mod f8;
+pub mod function;
+pub mod names;
+pub mod ops;
+pub mod scalar;
+pub mod types;
+
+pub use dtype::DType;
+pub use function::{Function, Op, OpId, Param, Region, Value, ValueDef, ValueInfo};
+pub use names::ValueNames;
+pub use ops::{ArgKind, BinaryOp, CmpPred, OpKind, Padding, ReduceKind, ScanKind, UnaryOp};
+pub use scalar::Scalar;
+pub use types::{Shape, TensorType, TileType, Type, ViewType};

@@ -1,0 +1,415 @@
+//! The operations of the tile IR.
+//!
+//! An op is an [`OpKind`] (what it computes, with its static attributes), its
+//! operands, its results and, for `for` and `if`, its regions. The typing rule
+//! of every kind is in [`crate::rules`]; its meaning is defined by the
+//! interpreter and described in `docs/ir.md`. The text name of each kind is
+//! given in its doc comment, as the op is written in the text form.
+
+use crate::dtype::DType;
+use crate::scalar::Scalar;
+use crate::types::Shape;
+use std::fmt;
+
+/// What an op computes, with its static attributes.
+///
+/// Operands are listed in each variant's doc comment. Elementwise ops take
+/// operands of one identical type (scalars, or tiles of one shape): broadcasts
+/// are explicit in the IR.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    /// `program_id <axis>`: the index of this program instance along grid axis
+    /// 0, 1 or 2, as an `i32` scalar. No operands.
+    ProgramId {
+        /// The grid axis.
+        axis: u8,
+    },
+    /// `num_programs <axis>`: the grid extent along axis 0, 1 or 2, as `i32`.
+    NumPrograms {
+        /// The grid axis.
+        axis: u8,
+    },
+    /// `constant <value>`: a scalar constant. No operands.
+    Constant {
+        /// The value (its dtype is the result's).
+        value: Scalar,
+    },
+    /// `full <value>`: a tile whose every element is `value`. No operands.
+    Full {
+        /// The element value (its dtype is the result's).
+        value: Scalar,
+        /// The result's shape.
+        shape: Shape,
+    },
+    /// `iota`: a tile holding each element's row-major linear index, of an
+    /// integer or float dtype. No operands.
+    Iota {
+        /// The result's shape.
+        shape: Shape,
+        /// The result's dtype.
+        dtype: DType,
+    },
+    /// `<unary op> %x`: elementwise on one operand.
+    Unary(UnaryOp),
+    /// `<binary op> %a, %b`: elementwise on two operands of one type.
+    Binary(BinaryOp),
+    /// `cmp <pred> %a, %b`: elementwise comparison; the result is `bool` of the
+    /// operands' shape.
+    Cmp(CmpPred),
+    /// `select %cond, %a, %b`: `cond ? a : b` elementwise; `cond` is `bool` of
+    /// the same shape as `a` and `b`.
+    Select,
+    /// `fma %a, %b, %c`: `a * b + c` with one rounding, on floats.
+    Fma,
+    /// `cast %x to <dtype>`: elementwise conversion (see `docs/ir.md` for the
+    /// rounding and saturation rules).
+    Cast {
+        /// The result's dtype.
+        to: DType,
+    },
+    /// `broadcast %x to <shape>`: numpy broadcasting of a scalar or tile to a
+    /// tile of `shape` (the operand's axes align to the right; each is 1 or
+    /// equal to the target's).
+    Broadcast {
+        /// The result's shape.
+        shape: Shape,
+    },
+    /// `reshape %x to <shape>`: the same elements in row-major order, in a tile
+    /// of another shape with as many elements.
+    Reshape {
+        /// The result's shape.
+        shape: Shape,
+    },
+    /// `permute %x [p0, p1, ...]`: result axis `i` is operand axis `perm[i]`.
+    Permute {
+        /// A permutation of the operand's axes.
+        perm: Vec<usize>,
+    },
+    /// `expand %x to <shape>`: tinygrad's expand: the same rank, axes of extent
+    /// 1 repeated to the target extent, other axes unchanged.
+    Expand {
+        /// The result's shape.
+        shape: Shape,
+    },
+    /// `flip %x [axes]`: reverses the order of elements along each listed axis.
+    Flip {
+        /// The axes to reverse, each at most once.
+        axes: Vec<usize>,
+    },
+    /// `slice %x [start:stop:step, ...]`: per axis the elements
+    /// `start, start+step, ...` below `stop`.
+    Slice {
+        /// Per axis: the first index taken.
+        start: Vec<usize>,
+        /// Per axis: the exclusive end.
+        stop: Vec<usize>,
+        /// Per axis: the step, at least 1.
+        step: Vec<usize>,
+    },
+    /// `pad %x low [..] high [..] value <c>`: the operand surrounded by `low[i]`
+    /// elements before and `high[i]` after along axis `i`, all equal to `value`.
+    Pad {
+        /// Per axis: elements added before.
+        low: Vec<usize>,
+        /// Per axis: elements added after.
+        high: Vec<usize>,
+        /// The padding value (of the operand's dtype).
+        value: Scalar,
+    },
+    /// `cat %a, %b, ... axis <n>`: concatenation of two or more tiles along an
+    /// axis; all other extents and the dtype agree.
+    Cat {
+        /// The axis joined along.
+        axis: usize,
+    },
+    /// `reduce <kind> %x axis <n> [keepdim]`: a reduction along one axis.
+    Reduce {
+        /// The combining operation.
+        kind: ReduceKind,
+        /// The reduced axis.
+        axis: usize,
+        /// Whether the reduced axis stays as an axis of extent 1.
+        keepdim: bool,
+    },
+    /// `arg <argmax|argmin> %x axis <n> [keepdim]`: the `i32` index of the first
+    /// maximum (minimum) along an axis.
+    ArgReduce {
+        /// Maximum or minimum.
+        kind: ArgKind,
+        /// The reduced axis.
+        axis: usize,
+        /// Whether the reduced axis stays as an axis of extent 1.
+        keepdim: bool,
+    },
+    /// `scan <cumsum|cumprod> %x axis <n>`: inclusive prefix sums (products).
+    Scan {
+        /// The combining operation.
+        kind: ScanKind,
+        /// The scanned axis.
+        axis: usize,
+    },
+    /// `dot %a, %b, %c`: `a · b + c` for `a: [M, K]`, `b: [K, N]`, `c: [M, N]`.
+    Dot,
+    /// `dim %t axis <n>`: the runtime extent of a tensor along an axis, `i32`.
+    Dim {
+        /// The tensor axis.
+        axis: usize,
+    },
+    /// `partition_view %t [shape]`: the tensor cut into tiles of `shape`.
+    PartitionView {
+        /// The shape of one partition (the tile loaded and stored).
+        shape: Shape,
+    },
+    /// `load %v[%i, ...]`: the partition at the given partition index; every
+    /// element must lie in the tensor.
+    Load,
+    /// `load_masked %v[%i, ...] pad(<padding>)`: as `load`, with elements
+    /// outside the tensor replaced by the padding.
+    LoadMasked {
+        /// The value of elements outside the tensor.
+        padding: Padding,
+    },
+    /// `store %x, %v[%i, ...]`: writes a tile to the partition at the index;
+    /// every element must lie in the tensor.
+    Store,
+    /// `store_masked %x, %v[%i, ...]`: as `store`, skipping elements outside
+    /// the tensor.
+    StoreMasked,
+    /// `for %iv = %lo to %hi step %step iter(%a = %init, ...)`: a counted loop.
+    /// Operands: lower bound, upper bound, step (one integer dtype, step > 0),
+    /// then the initial values of the loop-carried values. One region whose
+    /// arguments are the induction variable and the carried values; it ends
+    /// with `yield` of the next carried values. Results: the final carried
+    /// values.
+    For,
+    /// `if %cond`: operand a `bool` scalar; two regions (then, else), each
+    /// ending with `yield` of the results.
+    If,
+    /// `yield %a, ...`: ends a region of `for` or `if`, giving its values.
+    Yield,
+}
+
+/// Elementwise operations of one operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    /// `neg`: `-x` (wrapping for integers).
+    Neg,
+    /// `not`: logical not of `bool`, bitwise not of integers.
+    Not,
+    /// `exp`: e^x.
+    Exp,
+    /// `exp2`: 2^x.
+    Exp2,
+    /// `log`: natural logarithm.
+    Log,
+    /// `log2`: base-2 logarithm.
+    Log2,
+    /// `sqrt`: square root.
+    Sqrt,
+    /// `rsqrt`: 1 / sqrt(x).
+    Rsqrt,
+    /// `sin`: sine (radians).
+    Sin,
+    /// `cos`: cosine (radians).
+    Cos,
+    /// `tanh`: hyperbolic tangent.
+    Tanh,
+    /// `erf`: the error function.
+    Erf,
+    /// `abs`: absolute value (wrapping for the most negative integer).
+    Abs,
+    /// `floor`: rounds toward negative infinity.
+    Floor,
+    /// `ceil`: rounds toward positive infinity.
+    Ceil,
+}
+
+/// Elementwise operations of two operands of one type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    /// `add`: `a + b` (wrapping for integers).
+    Add,
+    /// `sub`: `a - b` (wrapping for integers).
+    Sub,
+    /// `mul`: `a * b` (wrapping for integers).
+    Mul,
+    /// `div`: `a / b` (integers: truncating; see `docs/ir.md` for `x / 0`).
+    Div,
+    /// `rem`: remainder with the sign of `a` (C's `%`, `fmod` for floats).
+    Rem,
+    /// `min`: the smaller operand (NaN if either is NaN).
+    Min,
+    /// `max`: the larger operand (NaN if either is NaN).
+    Max,
+    /// `and`: logical and of `bool`, bitwise and of integers.
+    And,
+    /// `or`: logical or of `bool`, bitwise or of integers.
+    Or,
+    /// `xor`: logical xor of `bool`, bitwise xor of integers.
+    Xor,
+    /// `shl`: shift left of integers; amounts at or beyond the width give 0.
+    Shl,
+    /// `shr`: shift right (arithmetic for signed integers, logical for
+    /// unsigned); amounts at or beyond the width shift all bits out.
+    Shr,
+}
+
+/// Comparison predicates. On floats every comparison with a NaN is false,
+/// except `ne`, which is true.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpPred {
+    /// `eq`: equal.
+    Eq,
+    /// `ne`: not equal.
+    Ne,
+    /// `lt`: less than.
+    Lt,
+    /// `le`: less than or equal.
+    Le,
+    /// `gt`: greater than.
+    Gt,
+    /// `ge`: greater than or equal.
+    Ge,
+}
+
+/// The combining operation of a reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceKind {
+    /// `sum`.
+    Sum,
+    /// `prod`.
+    Prod,
+    /// `max` (NaN-propagating).
+    Max,
+    /// `min` (NaN-propagating).
+    Min,
+}
+
+/// Which extreme an arg-reduction finds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArgKind {
+    /// `argmax`: the first index of the maximum (a NaN counts as the maximum).
+    ArgMax,
+    /// `argmin`: the first index of the minimum (a NaN counts as the minimum).
+    ArgMin,
+}
+
+/// The combining operation of a scan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScanKind {
+    /// `cumsum`: inclusive prefix sum.
+    CumSum,
+    /// `cumprod`: inclusive prefix product.
+    CumProd,
+}
+
+/// The value of elements of a masked load that fall outside the tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Padding {
+    /// `zero`: the dtype's zero (any dtype).
+    Zero,
+    /// `nan`: a quiet NaN (float dtypes).
+    Nan,
+    /// `posinf`: +infinity (float dtypes that have it).
+    PosInf,
+    /// `neginf`: -infinity (float dtypes that have it).
+    NegInf,
+    /// `value <c>`: a constant of the view's dtype.
+    Value(Scalar),
+}
+
+macro_rules! text_names {
+    ($ty:ident { $($variant:ident => $text:literal),* $(,)? }) => {
+        impl $ty {
+            /// Every variant, in declaration order.
+            pub const ALL: &'static [$ty] = &[$($ty::$variant),*];
+
+            /// The name of this variant in the text form.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $text),*
+                }
+            }
+
+            /// The variant with the given text name.
+            pub fn from_name(name: &str) -> Option<$ty> {
+                Self::ALL.iter().copied().find(|v| v.name() == name)
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+
+text_names!(UnaryOp {
+    Neg => "neg", Not => "not", Exp => "exp", Exp2 => "exp2", Log => "log", Log2 => "log2",
+    Sqrt => "sqrt", Rsqrt => "rsqrt", Sin => "sin", Cos => "cos", Tanh => "tanh", Erf => "erf",
+    Abs => "abs", Floor => "floor", Ceil => "ceil",
+});
+text_names!(BinaryOp {
+    Add => "add", Sub => "sub", Mul => "mul", Div => "div", Rem => "rem", Min => "min",
+    Max => "max", And => "and", Or => "or", Xor => "xor", Shl => "shl", Shr => "shr",
+});
+text_names!(CmpPred { Eq => "eq", Ne => "ne", Lt => "lt", Le => "le", Gt => "gt", Ge => "ge" });
+text_names!(ReduceKind { Sum => "sum", Prod => "prod", Max => "max", Min => "min" });
+text_names!(ArgKind { ArgMax => "argmax", ArgMin => "argmin" });
+text_names!(ScanKind { CumSum => "cumsum", CumProd => "cumprod" });
+
+impl OpKind {
+    /// The op's name as written in the text form and in error messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            OpKind::ProgramId { .. } => "program_id",
+            OpKind::NumPrograms { .. } => "num_programs",
+            OpKind::Constant { .. } => "constant",
+            OpKind::Full { .. } => "full",
+            OpKind::Iota { .. } => "iota",
+            OpKind::Unary(op) => op.name(),
+            OpKind::Binary(op) => op.name(),
+            OpKind::Cmp(_) => "cmp",
+            OpKind::Select => "select",
+            OpKind::Fma => "fma",
+            OpKind::Cast { .. } => "cast",
+            OpKind::Broadcast { .. } => "broadcast",
+            OpKind::Reshape { .. } => "reshape",
+            OpKind::Permute { .. } => "permute",
+            OpKind::Expand { .. } => "expand",
+            OpKind::Flip { .. } => "flip",
+            OpKind::Slice { .. } => "slice",
+            OpKind::Pad { .. } => "pad",
+            OpKind::Cat { .. } => "cat",
+            OpKind::Reduce { .. } => "reduce",
+            OpKind::ArgReduce { .. } => "arg",
+            OpKind::Scan { .. } => "scan",
+            OpKind::Dot => "dot",
+            OpKind::Dim { .. } => "dim",
+            OpKind::PartitionView { .. } => "partition_view",
+            OpKind::Load => "load",
+            OpKind::LoadMasked { .. } => "load_masked",
+            OpKind::Store => "store",
+            OpKind::StoreMasked => "store_masked",
+            OpKind::For => "for",
+            OpKind::If => "if",
+            OpKind::Yield => "yield",
+        }
+    }
+
+    /// Whether the op writes memory or ends a region, so that it must stay even
+    /// when its results are unused.
+    pub fn has_side_effects(&self) -> bool {
+        matches!(
+            self,
+            OpKind::Store | OpKind::StoreMasked | OpKind::Yield | OpKind::For | OpKind::If
+        )
+    }
+
+    /// Whether the op reads memory (so two of them are not interchangeable
+    /// across a store).
+    pub fn reads_memory(&self) -> bool {
+        matches!(self, OpKind::Load | OpKind::LoadMasked { .. })
+    }
+}

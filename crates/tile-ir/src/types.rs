@@ -1,0 +1,165 @@
+//! The types of IR values: scalars, tiles, global tensors and partition views.
+
+use crate::dtype::DType;
+use std::fmt;
+
+/// The static shape of a tile: one positive extent per axis, outermost first
+/// (row-major: the last axis is contiguous in the tile's element order).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Shape(pub Vec<usize>);
+
+impl Shape {
+    /// A shape with the given extents.
+    pub fn new(extents: impl Into<Vec<usize>>) -> Self {
+        Shape(extents.into())
+    }
+
+    /// The number of axes.
+    pub fn rank(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The number of elements (the product of the extents).
+    pub fn numel(&self) -> usize {
+        self.0.iter().product()
+    }
+
+    /// The extents, outermost first.
+    pub fn dims(&self) -> &[usize] {
+        &self.0
+    }
+
+    /// The row-major strides of a dense tile of this shape, in elements.
+    pub fn row_major_strides(&self) -> Vec<usize> {
+        let mut strides = vec![1; self.rank()];
+        for axis in (0..self.rank().saturating_sub(1)).rev() {
+            strides[axis] = strides[axis + 1] * self.0[axis + 1];
+        }
+        strides
+    }
+}
+
+/// Shapes print as `[128, 64]`.
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[")?;
+        for (i, d) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{d}")?;
+        }
+        f.write_str("]")
+    }
+}
+
+/// A tile: a value of static shape whose elements all have one dtype.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TileType {
+    /// The extents of the tile.
+    pub shape: Shape,
+    /// The element type.
+    pub dtype: DType,
+}
+
+/// A global tensor parameter: elements in device memory with runtime extents
+/// and strides (in elements); only its rank and dtype are static.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TensorType {
+    /// The element type.
+    pub dtype: DType,
+    /// The number of axes.
+    pub rank: usize,
+}
+
+/// A partition view: a tensor cut into tiles of a static shape (see
+/// `partition_view` in `docs/ir.md`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ViewType {
+    /// The element type of the viewed tensor.
+    pub dtype: DType,
+    /// The shape of one partition: the tile loaded or stored.
+    pub tile: Shape,
+}
+
+/// The type of an IR value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Type {
+    /// A single value of a dtype, uniform across the program instance.
+    Scalar(DType),
+    /// A tile of static shape.
+    Tile(TileType),
+    /// A global tensor (kernel parameters only).
+    Tensor(TensorType),
+    /// A partition view of a tensor.
+    View(ViewType),
+}
+
+impl Type {
+    /// A tile type.
+    pub fn tile(shape: impl Into<Vec<usize>>, dtype: DType) -> Type {
+        Type::Tile(TileType {
+            shape: Shape::new(shape),
+            dtype,
+        })
+    }
+
+    /// The element dtype of a scalar, tile, tensor or view.
+    pub fn dtype(&self) -> DType {
+        match self {
+            Type::Scalar(d) => *d,
+            Type::Tile(t) => t.dtype,
+            Type::Tensor(t) => t.dtype,
+            Type::View(v) => v.dtype,
+        }
+    }
+
+    /// The shape of a tile, or `None` for any other type.
+    pub fn tile_shape(&self) -> Option<&Shape> {
+        match self {
+            Type::Tile(t) => Some(&t.shape),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a scalar or a tile (a value that ops compute with).
+    pub fn is_data(&self) -> bool {
+        matches!(self, Type::Scalar(_) | Type::Tile(_))
+    }
+
+    /// The same kind of value (scalar, or tile of the same shape) with another
+    /// dtype; tensors and views are returned unchanged but for the dtype.
+    pub fn with_dtype(&self, dtype: DType) -> Type {
+        match self {
+            Type::Scalar(_) => Type::Scalar(dtype),
+            Type::Tile(t) => Type::Tile(TileType {
+                shape: t.shape.clone(),
+                dtype,
+            }),
+            Type::Tensor(t) => Type::Tensor(TensorType { dtype, rank: t.rank }),
+            Type::View(v) => Type::View(ViewType {
+                dtype,
+                tile: v.tile.clone(),
+            }),
+        }
+    }
+}
+
+/// Types print as `f32`, `tile<128x64xf32>`, `tensor<f32, 2>` and
+/// `view<f32, [64, 64]>`.
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Scalar(d) => write!(f, "{d}"),
+            Type::Tile(t) => {
+                f.write_str("tile<")?;
+                for d in t.shape.dims() {
+                    write!(f, "{d}x")?;
+                }
+                write!(f, "{}>", t.dtype)
+            }
+            Type::Tensor(t) => write!(f, "tensor<{}, {}>", t.dtype, t.rank),
+            Type::View(v) => write!(f, "view<{}, {}>", v.dtype, v.tile),
+        }
+    }
+}
