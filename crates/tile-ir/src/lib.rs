@@ -8,13 +8,16 @@
 //! see `docs/ir.md` for the text form and the meaning of every op.
 
 pub mod arena;
+pub mod builder;
 pub mod dtype;
 pub mod f8;
 pub mod function;
 pub mod names;
 pub mod ops;
+pub mod rules;
 pub mod scalar;
 pub mod types;
+pub mod verify;
 
 pub use dtype::DType;
 pub use function::{Function, Op, OpId, Param, Region, Value, ValueDef, ValueInfo};

@@ -1,0 +1,464 @@
+//! Building kernels in code, with every op typed by [`crate::rules`] as it is
+//! created.
+//!
+//! ```
+//! use tile_ir::builder::Builder;
+//! use tile_ir::{BinaryOp, DType, Padding, TensorType, Type};
+//!
+//! let mut b = Builder::new("vector_add");
+//! let tensor = Type::Tensor(TensorType { dtype: DType::F32, rank: 1 });
+//! let (x, y, out) = (b.param("x", tensor.clone()), b.param("y", tensor.clone()), b.param("out", tensor));
+//! let pid = b.program_id(0)?;
+//! let (vx, vy, vo) = (b.partition_view(x, &[1024])?, b.partition_view(y, &[1024])?, b.partition_view(out, &[1024])?);
+//! let sum = {
+//!     let a = b.load_masked(vx, &[pid], Padding::Zero)?;
+//!     let c = b.load_masked(vy, &[pid], Padding::Zero)?;
+//!     b.binary(BinaryOp::Add, a, c)?
+//! };
+//! b.store_masked(sum, vo, &[pid])?;
+//! let kernel = b.finish()?;
+//! assert_eq!(kernel.params.len(), 3);
+//! # Ok::<(), tile_ir::builder::BuildError>(())
+//! ```
+
+use crate::dtype::DType;
+use crate::function::{Function, Region, Value};
+use crate::ops::{ArgKind, BinaryOp, CmpPred, OpKind, Padding, ReduceKind, ScanKind, UnaryOp};
+use crate::rules;
+use crate::scalar::Scalar;
+use crate::types::{Shape, Type};
+use crate::verify::{self, VerifyError};
+
+/// A rule broken while building, or a verifier error from [`Builder::finish`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    /// An op's operands broke its typing rule.
+    #[error("{op}({operands}): {message}")]
+    Rule {
+        /// The op's name.
+        op: &'static str,
+        /// The operand types, comma-separated.
+        operands: String,
+        /// The broken rule.
+        message: String,
+    },
+    /// The finished kernel failed verification.
+    #[error(transparent)]
+    Verify(#[from] VerifyError),
+}
+
+/// Builds one kernel, region by region.
+#[derive(Debug)]
+pub struct Builder {
+    func: Function,
+    /// The regions being filled, innermost last; the bottom one is the body.
+    open: Vec<Region>,
+}
+
+impl Builder {
+    /// Starts a kernel named `name` with an empty body.
+    pub fn new(name: impl Into<String>) -> Self {
+        Builder {
+            func: Function::new(name),
+            open: vec![Region::default()],
+        }
+    }
+
+    /// Adds a kernel parameter.
+    pub fn param(&mut self, name: impl Into<String>, ty: Type) -> Value {
+        self.func.add_param(name, ty)
+    }
+
+    /// The type of a value built so far.
+    pub fn ty(&self, value: Value) -> &Type {
+        self.func.ty(value)
+    }
+
+    /// Appends an op of `kind` to the innermost open region, typing its
+    /// results by the op's rule, and returns them.
+    pub fn op(&mut self, kind: OpKind, operands: &[Value]) -> Result<Vec<Value>, BuildError> {
+        let types = self.infer(&kind, operands)?;
+        Ok(self.append(kind, operands.to_vec(), types, Vec::new()))
+    }
+
+    /// Appends an op with exactly one result and returns it.
+    pub fn op1(&mut self, kind: OpKind, operands: &[Value]) -> Result<Value, BuildError> {
+        let name = kind.name();
+        let results = self.op(kind, operands)?;
+        match results.as_slice() {
+            [one] => Ok(*one),
+            _ => Err(self.rule_error(
+                name,
+                operands,
+                format!("has {} results, not 1", results.len()),
+            )),
+        }
+    }
+
+    /// Finishes the kernel and verifies it.
+    pub fn finish(mut self) -> Result<Function, BuildError> {
+        self.func.body = self.open.swap_remove(0);
+        verify::verify(&self.func)?;
+        Ok(self.func)
+    }
+
+    /// `program_id axis`.
+    pub fn program_id(&mut self, axis: u8) -> Result<Value, BuildError> {
+        self.op1(OpKind::ProgramId { axis }, &[])
+    }
+
+    /// `num_programs axis`.
+    pub fn num_programs(&mut self, axis: u8) -> Result<Value, BuildError> {
+        self.op1(OpKind::NumPrograms { axis }, &[])
+    }
+
+    /// A scalar constant.
+    pub fn constant(&mut self, value: Scalar) -> Result<Value, BuildError> {
+        self.op1(OpKind::Constant { value }, &[])
+    }
+
+    /// A tile of `shape` filled with `value`.
+    pub fn full(&mut self, value: Scalar, shape: &[usize]) -> Result<Value, BuildError> {
+        self.op1(
+            OpKind::Full {
+                value,
+                shape: Shape::new(shape),
+            },
+            &[],
+        )
+    }
+
+    /// A tile of `shape` holding each element's row-major index.
+    pub fn iota(&mut self, shape: &[usize], dtype: DType) -> Result<Value, BuildError> {
+        self.op1(
+            OpKind::Iota {
+                shape: Shape::new(shape),
+                dtype,
+            },
+            &[],
+        )
+    }
+
+    /// An elementwise op of one operand.
+    pub fn unary(&mut self, op: UnaryOp, x: Value) -> Result<Value, BuildError> {
+        self.op1(OpKind::Unary(op), &[x])
+    }
+
+    /// An elementwise op of two operands of one type.
+    pub fn binary(&mut self, op: BinaryOp, a: Value, b: Value) -> Result<Value, BuildError> {
+        self.op1(OpKind::Binary(op), &[a, b])
+    }
+
+    /// An elementwise comparison.
+    pub fn cmp(&mut self, pred: CmpPred, a: Value, b: Value) -> Result<Value, BuildError> {
+        self.op1(OpKind::Cmp(pred), &[a, b])
+    }
+
+    /// `cond ? a : b` elementwise.
+    pub fn select(&mut self, cond: Value, a: Value, b: Value) -> Result<Value, BuildError> {
+        self.op1(OpKind::Select, &[cond, a, b])
+    }
+
+    /// `a * b + c` with one rounding.
+    pub fn fma(&mut self, a: Value, b: Value, c: Value) -> Result<Value, BuildError> {
+        self.op1(OpKind::Fma, &[a, b, c])
+    }
+
+    /// Elementwise conversion to `to`.
+    pub fn cast(&mut self, x: Value, to: DType) -> Result<Value, BuildError> {
+        self.op1(OpKind::Cast { to }, &[x])
+    }
+
+    /// Numpy broadcast of a scalar or tile to `shape`.
+    pub fn broadcast(&mut self, x: Value, shape: &[usize]) -> Result<Value, BuildError> {
+        self.op1(
+            OpKind::Broadcast {
+                shape: Shape::new(shape),
+            },
+            &[x],
+        )
+    }
+
+    /// The same elements in another shape.
+    pub fn reshape(&mut self, x: Value, shape: &[usize]) -> Result<Value, BuildError> {
+        self.op1(
+            OpKind::Reshape {
+                shape: Shape::new(shape),
+            },
+            &[x],
+        )
+    }
+
+    /// Axis permutation: result axis `i` is operand axis `perm[i]`.
+    pub fn permute(&mut self, x: Value, perm: &[usize]) -> Result<Value, BuildError> {
+        self.op1(
+            OpKind::Permute {
+                perm: perm.to_vec(),
+            },
+            &[x],
+        )
+    }
+
+    /// Repeats axes of extent 1 to `shape`.
+    pub fn expand(&mut self, x: Value, shape: &[usize]) -> Result<Value, BuildError> {
+        self.op1(
+            OpKind::Expand {
+                shape: Shape::new(shape),
+            },
+            &[x],
+        )
+    }
+
+    /// Reverses the listed axes.
+    pub fn flip(&mut self, x: Value, axes: &[usize]) -> Result<Value, BuildError> {
+        self.op1(
+            OpKind::Flip {
+                axes: axes.to_vec(),
+            },
+            &[x],
+        )
+    }
+
+    /// Per axis, the elements `start, start+step, ...` below `stop`.
+    pub fn slice(
+        &mut self,
+        x: Value,
+        start: &[usize],
+        stop: &[usize],
+        step: &[usize],
+    ) -> Result<Value, BuildError> {
+        let kind = OpKind::Slice {
+            start: start.to_vec(),
+            stop: stop.to_vec(),
+            step: step.to_vec(),
+        };
+        self.op1(kind, &[x])
+    }
+
+    /// Surrounds a tile with `value`.
+    pub fn pad(
+        &mut self,
+        x: Value,
+        low: &[usize],
+        high: &[usize],
+        value: Scalar,
+    ) -> Result<Value, BuildError> {
+        let kind = OpKind::Pad {
+            low: low.to_vec(),
+            high: high.to_vec(),
+            value,
+        };
+        self.op1(kind, &[x])
+    }
+
+    /// Concatenation along `axis`.
+    pub fn cat(&mut self, parts: &[Value], axis: usize) -> Result<Value, BuildError> {
+        self.op1(OpKind::Cat { axis }, parts)
+    }
+
+    /// A reduction along `axis`.
+    pub fn reduce(
+        &mut self,
+        kind: ReduceKind,
+        x: Value,
+        axis: usize,
+        keepdim: bool,
+    ) -> Result<Value, BuildError> {
+        self.op1(
+            OpKind::Reduce {
+                kind,
+                axis,
+                keepdim,
+            },
+            &[x],
+        )
+    }
+
+    /// The `i32` index of the first maximum or minimum along `axis`.
+    pub fn arg_reduce(
+        &mut self,
+        kind: ArgKind,
+        x: Value,
+        axis: usize,
+        keepdim: bool,
+    ) -> Result<Value, BuildError> {
+        self.op1(
+            OpKind::ArgReduce {
+                kind,
+                axis,
+                keepdim,
+            },
+            &[x],
+        )
+    }
+
+    /// An inclusive scan along `axis`.
+    pub fn scan(&mut self, kind: ScanKind, x: Value, axis: usize) -> Result<Value, BuildError> {
+        self.op1(OpKind::Scan { kind, axis }, &[x])
+    }
+
+    /// `a · b + c`.
+    pub fn dot(&mut self, a: Value, b: Value, c: Value) -> Result<Value, BuildError> {
+        self.op1(OpKind::Dot, &[a, b, c])
+    }
+
+    /// The runtime extent of a tensor along `axis`.
+    pub fn dim(&mut self, tensor: Value, axis: usize) -> Result<Value, BuildError> {
+        self.op1(OpKind::Dim { axis }, &[tensor])
+    }
+
+    /// The tensor cut into tiles of `shape`.
+    pub fn partition_view(&mut self, tensor: Value, shape: &[usize]) -> Result<Value, BuildError> {
+        self.op1(
+            OpKind::PartitionView {
+                shape: Shape::new(shape),
+            },
+            &[tensor],
+        )
+    }
+
+    /// Loads the partition at `index`; every element must lie in the tensor.
+    pub fn load(&mut self, view: Value, index: &[Value]) -> Result<Value, BuildError> {
+        self.op1(OpKind::Load, &prepend(&[view], index))
+    }
+
+    /// Loads the partition at `index`, padding elements outside the tensor.
+    pub fn load_masked(
+        &mut self,
+        view: Value,
+        index: &[Value],
+        padding: Padding,
+    ) -> Result<Value, BuildError> {
+        self.op1(OpKind::LoadMasked { padding }, &prepend(&[view], index))
+    }
+
+    /// Stores `tile` to the partition at `index`; every element must lie in
+    /// the tensor.
+    pub fn store(&mut self, tile: Value, view: Value, index: &[Value]) -> Result<(), BuildError> {
+        self.op(OpKind::Store, &prepend(&[tile, view], index))
+            .map(drop)
+    }
+
+    /// Stores `tile` to the partition at `index`, skipping elements outside
+    /// the tensor.
+    pub fn store_masked(
+        &mut self,
+        tile: Value,
+        view: Value,
+        index: &[Value],
+    ) -> Result<(), BuildError> {
+        self.op(OpKind::StoreMasked, &prepend(&[tile, view], index))
+            .map(drop)
+    }
+
+    /// A counted loop `for iv in (lo..hi).step_by(step)` carrying `init`.
+    ///
+    /// `body` receives the builder, the induction variable and the carried
+    /// values, and returns the next carried values; the loop's results are
+    /// the final ones.
+    pub fn for_loop(
+        &mut self,
+        lo: Value,
+        hi: Value,
+        step: Value,
+        init: &[Value],
+        body: impl FnOnce(&mut Builder, Value, &[Value]) -> Result<Vec<Value>, BuildError>,
+    ) -> Result<Vec<Value>, BuildError> {
+        let operands = prepend(&[lo, hi, step], init);
+        let types = self.infer(&OpKind::For, &operands)?;
+        self.open.push(Region::default());
+        let iv = self.func.new_region_arg(0, self.ty(lo).clone());
+        let carried: Vec<Value> = types
+            .iter()
+            .enumerate()
+            .map(|(i, ty)| self.func.new_region_arg(i + 1, ty.clone()))
+            .collect();
+        let yielded = body(self, iv, &carried);
+        let region = self.close_region(yielded, prepend(&[iv], &carried))?;
+        Ok(self.append(OpKind::For, operands, types, vec![region]))
+    }
+
+    /// `if cond { then } else { otherwise }`, both branches yielding values of
+    /// the types `result_types`.
+    pub fn if_else(
+        &mut self,
+        cond: Value,
+        result_types: &[Type],
+        then: impl FnOnce(&mut Builder) -> Result<Vec<Value>, BuildError>,
+        otherwise: impl FnOnce(&mut Builder) -> Result<Vec<Value>, BuildError>,
+    ) -> Result<Vec<Value>, BuildError> {
+        self.infer(&OpKind::If, &[cond])?;
+        self.open.push(Region::default());
+        let yielded = then(self);
+        let then_region = self.close_region(yielded, Vec::new())?;
+        self.open.push(Region::default());
+        let yielded = otherwise(self);
+        let else_region = self.close_region(yielded, Vec::new())?;
+        Ok(self.append(
+            OpKind::If,
+            vec![cond],
+            result_types.to_vec(),
+            vec![then_region, else_region],
+        ))
+    }
+
+    /// Ends the innermost region with a `yield` of the body's values; on an
+    /// error the region is dropped so the builder stays consistent.
+    fn close_region(
+        &mut self,
+        yielded: Result<Vec<Value>, BuildError>,
+        args: Vec<Value>,
+    ) -> Result<Region, BuildError> {
+        let yielded = match yielded {
+            Ok(values) => values,
+            Err(e) => {
+                self.open.pop();
+                return Err(e);
+            }
+        };
+        self.append(OpKind::Yield, yielded, Vec::new(), Vec::new());
+        let mut region = self.open.pop().unwrap_or_default();
+        region.args = args;
+        Ok(region)
+    }
+
+    fn infer(&self, kind: &OpKind, operands: &[Value]) -> Result<Vec<Type>, BuildError> {
+        let types: Vec<&Type> = operands.iter().map(|&v| self.ty(v)).collect();
+        match rules::infer(kind, &types) {
+            Ok(Some(results)) => Ok(results),
+            Ok(None) => Ok(Vec::new()),
+            Err(message) => Err(self.rule_error(kind.name(), operands, message)),
+        }
+    }
+
+    fn rule_error(&self, op: &'static str, operands: &[Value], message: String) -> BuildError {
+        let operands = operands
+            .iter()
+            .map(|&v| self.ty(v).to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        BuildError::Rule {
+            op,
+            operands,
+            message,
+        }
+    }
+
+    fn append(
+        &mut self,
+        kind: OpKind,
+        operands: Vec<Value>,
+        types: Vec<Type>,
+        regions: Vec<Region>,
+    ) -> Vec<Value> {
+        let op = self.func.create_op(kind, operands, types, regions);
+        if let Some(region) = self.open.last_mut() {
+            region.ops.push(op);
+        }
+        self.func.op(op).results.clone()
+    }
+}
+
+fn prepend(head: &[Value], tail: &[Value]) -> Vec<Value> {
+    head.iter().chain(tail).copied().collect()
+}

@@ -1,0 +1,619 @@
+//! The typing rule of every op: from the operand types and the attributes to
+//! the result types, or a message naming the broken rule and the offending
+//! values.
+//!
+//! The builder uses these rules to type new ops and the verifier uses them to
+//! check declared types, so the two can never disagree. `for`, `if` and
+//! `yield` are typed partly by their regions; the verifier checks those parts.
+
+use crate::dtype::DType;
+use crate::ops::{BinaryOp, CmpPred, OpKind, Padding, UnaryOp};
+use crate::types::{Shape, TileType, Type, ViewType};
+
+/// The largest number of elements a tile may hold.
+pub const MAX_TILE_ELEMENTS: usize = 1 << 20;
+
+/// A broken typing rule, as a message without the op (the caller names it).
+pub type RuleResult<T> = Result<T, String>;
+
+/// Checks that `shape` can be a tile's shape: at least one axis, every extent
+/// positive, at most [`MAX_TILE_ELEMENTS`] elements.
+pub fn check_shape(shape: &Shape) -> RuleResult<()> {
+    if shape.rank() == 0 {
+        return Err("a tile shape needs at least one axis, found []".into());
+    }
+    if let Some(axis) = shape.dims().iter().position(|&d| d == 0) {
+        return Err(format!(
+            "tile extents must be positive, found 0 at axis {axis} of {shape}"
+        ));
+    }
+    let numel = shape
+        .dims()
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d));
+    match numel {
+        Some(n) if n <= MAX_TILE_ELEMENTS => Ok(()),
+        _ => Err(format!(
+            "a tile holds at most {MAX_TILE_ELEMENTS} elements, {shape} holds more"
+        )),
+    }
+}
+
+/// Checks that every tile or view shape inside `ty` is valid and that a
+/// tensor has at least one axis.
+pub fn check_type(ty: &Type) -> RuleResult<()> {
+    match ty {
+        Type::Scalar(_) => Ok(()),
+        Type::Tile(t) => check_shape(&t.shape),
+        Type::View(v) => check_shape(&v.tile),
+        Type::Tensor(t) if t.rank == 0 => Err("a tensor needs at least one axis".into()),
+        Type::Tensor(_) => Ok(()),
+    }
+}
+
+/// The result types of an op of `kind` applied to operands of the given types.
+///
+/// For `for`, the results are the types of the carried values; `if` and
+/// `yield` take their types from regions, so this returns `None` for `if`
+/// (the caller supplies the types) and no results for `yield`.
+pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>> {
+    let one = |ty: Type| Ok(Some(vec![ty]));
+    match kind {
+        OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => {
+            arity(operands, 0)?;
+            if *axis > 2 {
+                return Err(format!("the grid axis must be 0, 1 or 2, found {axis}"));
+            }
+            one(Type::Scalar(DType::I32))
+        }
+        OpKind::Constant { value } => {
+            arity(operands, 0)?;
+            one(Type::Scalar(value.dtype()))
+        }
+        OpKind::Full { value, shape } => {
+            arity(operands, 0)?;
+            check_shape(shape)?;
+            one(tile(shape.clone(), value.dtype()))
+        }
+        OpKind::Iota { shape, dtype } => {
+            arity(operands, 0)?;
+            check_shape(shape)?;
+            if dtype.is_bool() {
+                return Err("iota needs an integer or float dtype, found bool".into());
+            }
+            one(tile(shape.clone(), *dtype))
+        }
+        OpKind::Unary(op) => {
+            arity(operands, 1)?;
+            let ty = data(operands[0], "the operand")?;
+            unary_dtype(*op, ty.dtype())?;
+            one(ty.clone())
+        }
+        OpKind::Binary(op) => {
+            arity(operands, 2)?;
+            let ty = same_data(operands, "operands")?;
+            binary_dtype(*op, ty.dtype())?;
+            one(ty.clone())
+        }
+        OpKind::Cmp(pred) => {
+            arity(operands, 2)?;
+            let ty = same_data(operands, "operands")?;
+            let d = ty.dtype();
+            if !matches!(pred, CmpPred::Eq | CmpPred::Ne) && d.is_bool() {
+                return Err(format!(
+                    "cmp {pred} needs integer or float operands, found bool"
+                ));
+            }
+            one(ty.with_dtype(DType::Bool))
+        }
+        OpKind::Select => {
+            arity(operands, 3)?;
+            let ty = same_data(&operands[1..], "the two choices")?;
+            let want = ty.with_dtype(DType::Bool);
+            if *operands[0] != want {
+                return Err(format!(
+                    "the condition must have type {want}, found {}",
+                    operands[0]
+                ));
+            }
+            one(ty.clone())
+        }
+        OpKind::Fma => {
+            arity(operands, 3)?;
+            let ty = same_data(operands, "operands")?;
+            float(ty.dtype(), "fma")?;
+            one(ty.clone())
+        }
+        OpKind::Cast { to } => {
+            arity(operands, 1)?;
+            let ty = data(operands[0], "the operand")?;
+            one(ty.with_dtype(*to))
+        }
+        OpKind::Broadcast { shape } => {
+            arity(operands, 1)?;
+            check_shape(shape)?;
+            let ty = data(operands[0], "the operand")?;
+            if let Some(from) = ty.tile_shape() {
+                broadcastable(from, shape)?;
+            }
+            one(tile(shape.clone(), ty.dtype()))
+        }
+        OpKind::Reshape { shape } => {
+            arity(operands, 1)?;
+            check_shape(shape)?;
+            let t = tile_operand(operands[0])?;
+            if t.shape.numel() != shape.numel() {
+                return Err(format!(
+                    "reshape keeps the number of elements: {} has {}, {} has {}",
+                    t.shape,
+                    t.shape.numel(),
+                    shape,
+                    shape.numel()
+                ));
+            }
+            one(tile(shape.clone(), t.dtype))
+        }
+        OpKind::Permute { perm } => {
+            arity(operands, 1)?;
+            let t = tile_operand(operands[0])?;
+            let rank = t.shape.rank();
+            let mut seen = vec![false; rank];
+            let valid = perm.len() == rank
+                && perm
+                    .iter()
+                    .all(|&p| p < rank && !std::mem::replace(&mut seen[p], true));
+            if !valid {
+                return Err(format!(
+                    "{perm:?} is not a permutation of the {rank} axes of {}",
+                    t.shape
+                ));
+            }
+            let dims = perm.iter().map(|&p| t.shape.dims()[p]).collect::<Vec<_>>();
+            one(tile(Shape(dims), t.dtype))
+        }
+        OpKind::Expand { shape } => {
+            arity(operands, 1)?;
+            check_shape(shape)?;
+            let t = tile_operand(operands[0])?;
+            same_rank(&t.shape, shape, "expand")?;
+            for (axis, (&from, &to)) in t.shape.dims().iter().zip(shape.dims()).enumerate() {
+                if from != to && from != 1 {
+                    return Err(format!(
+                        "expand grows only axes of extent 1, but axis {axis} of {} has extent {from} and the target {} has {to}",
+                        t.shape, shape
+                    ));
+                }
+            }
+            one(tile(shape.clone(), t.dtype))
+        }
+        OpKind::Flip { axes } => {
+            arity(operands, 1)?;
+            let t = tile_operand(operands[0])?;
+            distinct_axes(axes, t.shape.rank())?;
+            one(Type::Tile(t.clone()))
+        }
+        OpKind::Slice { start, stop, step } => {
+            arity(operands, 1)?;
+            let t = tile_operand(operands[0])?;
+            let rank = t.shape.rank();
+            if start.len() != rank || stop.len() != rank || step.len() != rank {
+                return Err(format!(
+                    "slice needs one start:stop:step per axis of {}, found {}",
+                    t.shape,
+                    start.len()
+                ));
+            }
+            let mut dims = Vec::with_capacity(rank);
+            for axis in 0..rank {
+                let (lo, hi, st, extent) =
+                    (start[axis], stop[axis], step[axis], t.shape.dims()[axis]);
+                if st == 0 || lo >= hi || hi > extent {
+                    return Err(format!(
+                        "slice {lo}:{hi}:{st} of axis {axis} (extent {extent}) must satisfy start < stop <= extent and step >= 1"
+                    ));
+                }
+                dims.push((hi - lo).div_ceil(st));
+            }
+            one(tile(Shape(dims), t.dtype))
+        }
+        OpKind::Pad { low, high, value } => {
+            arity(operands, 1)?;
+            let t = tile_operand(operands[0])?;
+            let rank = t.shape.rank();
+            if low.len() != rank || high.len() != rank {
+                return Err(format!(
+                    "pad needs one low and one high amount per axis of {}, found {} and {}",
+                    t.shape,
+                    low.len(),
+                    high.len()
+                ));
+            }
+            if value.dtype() != t.dtype {
+                return Err(format!(
+                    "the padding value {value} is {}, the tile is {}",
+                    value.dtype(),
+                    t.dtype
+                ));
+            }
+            let dims = (0..rank)
+                .map(|a| t.shape.dims()[a] + low[a] + high[a])
+                .collect::<Vec<_>>();
+            let shape = Shape(dims);
+            check_shape(&shape)?;
+            one(tile(shape, t.dtype))
+        }
+        OpKind::Cat { axis } => {
+            if operands.len() < 2 {
+                return Err(format!(
+                    "cat needs at least 2 operands, found {}",
+                    operands.len()
+                ));
+            }
+            let first = tile_operand(operands[0])?;
+            axis_in(*axis, first.shape.rank())?;
+            let mut dims = first.shape.dims().to_vec();
+            for other in &operands[1..] {
+                let t = tile_operand(other)?;
+                let mut agree = t.dtype == first.dtype && t.shape.rank() == first.shape.rank();
+                agree &= (0..dims.len()).all(|a| a == *axis || t.shape.dims()[a] == dims[a]);
+                if !agree {
+                    return Err(format!(
+                        "cat along axis {axis} needs one dtype and equal extents on the other axes, found {} and {}",
+                        operands[0], other
+                    ));
+                }
+                dims[*axis] += t.shape.dims()[*axis];
+            }
+            let shape = Shape(dims);
+            check_shape(&shape)?;
+            one(tile(shape, first.dtype))
+        }
+        OpKind::Reduce { axis, keepdim, .. } => {
+            arity(operands, 1)?;
+            let t = tile_operand(operands[0])?;
+            numeric(t.dtype, kind.name())?;
+            one(reduced(t, *axis, *keepdim, t.dtype)?)
+        }
+        OpKind::ArgReduce { axis, keepdim, .. } => {
+            arity(operands, 1)?;
+            let t = tile_operand(operands[0])?;
+            numeric(t.dtype, "arg")?;
+            one(reduced(t, *axis, *keepdim, DType::I32)?)
+        }
+        OpKind::Scan { axis, .. } => {
+            arity(operands, 1)?;
+            let t = tile_operand(operands[0])?;
+            numeric(t.dtype, "scan")?;
+            axis_in(*axis, t.shape.rank())?;
+            one(Type::Tile(t.clone()))
+        }
+        OpKind::Dot => {
+            arity(operands, 3)?;
+            let (a, b, c) = (
+                tile_operand(operands[0])?,
+                tile_operand(operands[1])?,
+                tile_operand(operands[2])?,
+            );
+            if a.shape.rank() != 2 || b.shape.rank() != 2 || c.shape.rank() != 2 {
+                return Err(format!(
+                    "dot needs rank-2 tiles, found {}, {} and {}",
+                    a.shape, b.shape, c.shape
+                ));
+            }
+            let (m, k, k2, n) = (
+                a.shape.dims()[0],
+                a.shape.dims()[1],
+                b.shape.dims()[0],
+                b.shape.dims()[1],
+            );
+            if k != k2 || c.shape.dims() != [m, n] {
+                return Err(format!(
+                    "dot needs a: [M, K], b: [K, N], c: [M, N], found {}, {} and {}",
+                    a.shape, b.shape, c.shape
+                ));
+            }
+            let acc = dot_accumulator(a.dtype, b.dtype)?;
+            if c.dtype != acc {
+                return Err(format!(
+                    "dot of {} and {} accumulates in {acc}, but the accumulator is {}",
+                    a.dtype, b.dtype, c.dtype
+                ));
+            }
+            one(Type::Tile(c.clone()))
+        }
+        OpKind::Dim { axis } => {
+            arity(operands, 1)?;
+            let Type::Tensor(t) = operands[0] else {
+                return Err(format!(
+                    "the operand must be a tensor, found {}",
+                    operands[0]
+                ));
+            };
+            axis_in(*axis, t.rank)?;
+            one(Type::Scalar(DType::I32))
+        }
+        OpKind::PartitionView { shape } => {
+            arity(operands, 1)?;
+            check_shape(shape)?;
+            let Type::Tensor(t) = operands[0] else {
+                return Err(format!(
+                    "the operand must be a tensor, found {}",
+                    operands[0]
+                ));
+            };
+            if shape.rank() != t.rank {
+                return Err(format!(
+                    "the partition shape {shape} has rank {}, the tensor has rank {}",
+                    shape.rank(),
+                    t.rank
+                ));
+            }
+            one(Type::View(ViewType {
+                dtype: t.dtype,
+                tile: shape.clone(),
+            }))
+        }
+        OpKind::Load | OpKind::LoadMasked { .. } => {
+            let view = view_access(operands, 0)?;
+            if let OpKind::LoadMasked { padding } = kind {
+                check_padding(*padding, view.dtype)?;
+            }
+            one(tile(view.tile.clone(), view.dtype))
+        }
+        OpKind::Store | OpKind::StoreMasked => {
+            if operands.len() < 2 {
+                return Err(format!(
+                    "{} needs a tile, a view and indices, found {} operands",
+                    kind.name(),
+                    operands.len()
+                ));
+            }
+            let view = view_access(operands, 1)?;
+            let want = tile(view.tile.clone(), view.dtype);
+            if *operands[0] != want {
+                return Err(format!(
+                    "the stored value must have type {want} (the view's tile), found {}",
+                    operands[0]
+                ));
+            }
+            Ok(Some(Vec::new()))
+        }
+        OpKind::For => {
+            if operands.len() < 3 {
+                return Err(format!(
+                    "for needs a lower bound, an upper bound and a step, found {} operands",
+                    operands.len()
+                ));
+            }
+            let bound = operands[0];
+            let integer = matches!(bound, Type::Scalar(d) if d.is_int());
+            if !integer || operands[1] != bound || operands[2] != bound {
+                return Err(format!(
+                    "the bounds and step must be scalars of one integer dtype, found {}, {} and {}",
+                    operands[0], operands[1], operands[2]
+                ));
+            }
+            for carried in &operands[3..] {
+                data(carried, "a carried value")?;
+            }
+            Ok(Some(operands[3..].iter().map(|t| (*t).clone()).collect()))
+        }
+        OpKind::If => {
+            arity(operands, 1)?;
+            if *operands[0] != Type::Scalar(DType::Bool) {
+                return Err(format!(
+                    "the condition must be a bool scalar (block-uniform), found {}; use select for a tile condition",
+                    operands[0]
+                ));
+            }
+            Ok(None)
+        }
+        OpKind::Yield => Ok(Some(Vec::new())),
+    }
+}
+
+/// The accumulator dtype of `dot` for operands of dtypes `a` and `b`.
+pub fn dot_accumulator(a: DType, b: DType) -> RuleResult<DType> {
+    use DType::*;
+    match (a, b) {
+        (F16, F16) | (BF16, BF16) | (F32, F32) => Ok(F32),
+        (x, y) if x.is_f8() && y.is_f8() => Ok(F32),
+        (F64, F64) => Ok(F64),
+        (I8, I8) => Ok(I32),
+        _ => Err(format!(
+            "dot supports f16×f16, bf16×bf16, f8×f8, f32×f32, f64×f64 and i8×i8 operands, found {a}×{b}"
+        )),
+    }
+}
+
+fn tile(shape: Shape, dtype: DType) -> Type {
+    Type::Tile(TileType { shape, dtype })
+}
+
+fn arity(operands: &[&Type], n: usize) -> RuleResult<()> {
+    if operands.len() == n {
+        Ok(())
+    } else {
+        Err(format!("expected {n} operand(s), found {}", operands.len()))
+    }
+}
+
+fn data<'t>(ty: &'t Type, what: &str) -> RuleResult<&'t Type> {
+    if ty.is_data() {
+        Ok(ty)
+    } else {
+        Err(format!("{what} must be a scalar or a tile, found {ty}"))
+    }
+}
+
+fn same_data<'t>(operands: &[&'t Type], what: &str) -> RuleResult<&'t Type> {
+    let first = data(operands[0], what)?;
+    for other in &operands[1..] {
+        if *other != first {
+            return Err(format!(
+                "{what} must have one type (broadcasts are explicit), found {first} and {other}"
+            ));
+        }
+    }
+    Ok(first)
+}
+
+fn tile_operand(ty: &Type) -> RuleResult<&TileType> {
+    match ty {
+        Type::Tile(t) => Ok(t),
+        other => Err(format!("the operand must be a tile, found {other}")),
+    }
+}
+
+fn float(dtype: DType, op: &str) -> RuleResult<()> {
+    if dtype.is_float() {
+        Ok(())
+    } else {
+        Err(format!("{op} needs a float dtype, found {dtype}"))
+    }
+}
+
+fn numeric(dtype: DType, op: &str) -> RuleResult<()> {
+    if dtype.is_bool() {
+        Err(format!("{op} needs an integer or float dtype, found bool"))
+    } else {
+        Ok(())
+    }
+}
+
+fn unary_dtype(op: UnaryOp, dtype: DType) -> RuleResult<()> {
+    use UnaryOp::*;
+    match op {
+        Neg => numeric(dtype, op.name()),
+        Not if dtype.is_float() => Err(format!("not needs a bool or integer dtype, found {dtype}")),
+        Not => Ok(()),
+        Abs if dtype.is_unsigned_int() || dtype.is_bool() => Err(format!(
+            "abs needs a signed integer or float dtype, found {dtype}"
+        )),
+        Abs => Ok(()),
+        Exp | Exp2 | Log | Log2 | Sqrt | Rsqrt | Sin | Cos | Tanh | Erf | Floor | Ceil => {
+            float(dtype, op.name())
+        }
+    }
+}
+
+fn binary_dtype(op: BinaryOp, dtype: DType) -> RuleResult<()> {
+    use BinaryOp::*;
+    match op {
+        Add | Sub | Mul | Div | Rem | Min | Max => numeric(dtype, op.name()),
+        And | Or | Xor if dtype.is_float() => {
+            Err(format!("{op} needs a bool or integer dtype, found {dtype}"))
+        }
+        And | Or | Xor => Ok(()),
+        Shl | Shr if !dtype.is_int() => Err(format!("{op} needs an integer dtype, found {dtype}")),
+        Shl | Shr => Ok(()),
+    }
+}
+
+fn broadcastable(from: &Shape, to: &Shape) -> RuleResult<()> {
+    let offset = to
+        .rank()
+        .checked_sub(from.rank())
+        .ok_or_else(|| format!("cannot broadcast {from} to {to}: the target has fewer axes"))?;
+    for (axis, &d) in from.dims().iter().enumerate() {
+        let target = to.dims()[axis + offset];
+        if d != target && d != 1 {
+            return Err(format!(
+                "cannot broadcast {from} to {to}: axis {axis} has extent {d}, which is neither 1 nor {target}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn same_rank(from: &Shape, to: &Shape, op: &str) -> RuleResult<()> {
+    if from.rank() == to.rank() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{op} keeps the rank: {from} has {} axes, {to} has {}",
+            from.rank(),
+            to.rank()
+        ))
+    }
+}
+
+fn axis_in(axis: usize, rank: usize) -> RuleResult<()> {
+    if axis < rank {
+        Ok(())
+    } else {
+        Err(format!("axis {axis} is out of range for rank {rank}"))
+    }
+}
+
+fn distinct_axes(axes: &[usize], rank: usize) -> RuleResult<()> {
+    let mut seen = vec![false; rank];
+    for &axis in axes {
+        axis_in(axis, rank)?;
+        if std::mem::replace(&mut seen[axis], true) {
+            return Err(format!("axis {axis} is listed twice"));
+        }
+    }
+    Ok(())
+}
+
+fn reduced(t: &TileType, axis: usize, keepdim: bool, dtype: DType) -> RuleResult<Type> {
+    axis_in(axis, t.shape.rank())?;
+    let mut dims = t.shape.dims().to_vec();
+    if keepdim {
+        dims[axis] = 1;
+    } else {
+        dims.remove(axis);
+    }
+    Ok(if dims.is_empty() {
+        Type::Scalar(dtype)
+    } else {
+        tile(Shape(dims), dtype)
+    })
+}
+
+fn view_access<'t>(operands: &[&'t Type], at: usize) -> RuleResult<&'t ViewType> {
+    let view = match operands.get(at) {
+        Some(Type::View(v)) => v,
+        Some(other) => {
+            return Err(format!(
+                "operand {at} must be a partition view, found {other}"
+            ))
+        }
+        None => return Err(format!("expected a partition view as operand {at}")),
+    };
+    let indices = &operands[at + 1..];
+    if indices.len() != view.tile.rank() {
+        return Err(format!(
+            "a view of rank {} needs {} partition indices, found {}",
+            view.tile.rank(),
+            view.tile.rank(),
+            indices.len()
+        ));
+    }
+    for (i, index) in indices.iter().enumerate() {
+        if !matches!(index, Type::Scalar(d) if d.is_int()) {
+            return Err(format!(
+                "partition index {i} must be an integer scalar, found {index}"
+            ));
+        }
+    }
+    Ok(view)
+}
+
+fn check_padding(padding: Padding, dtype: DType) -> RuleResult<()> {
+    match padding {
+        Padding::Zero => Ok(()),
+        Padding::Nan if !dtype.is_float() => Err(format!(
+            "padding nan needs a float dtype, the view is {dtype}"
+        )),
+        Padding::PosInf | Padding::NegInf if !dtype.is_float() || dtype == DType::F8E4M3 => Err(
+            format!("infinite padding needs a float dtype with infinities, the view is {dtype}"),
+        ),
+        Padding::Value(v) if v.dtype() != dtype => Err(format!(
+            "the padding value {v} is {}, the view is {dtype}",
+            v.dtype()
+        )),
+        _ => Ok(()),
+    }
+}
