@@ -15,6 +15,7 @@ pub mod function;
 pub mod names;
 pub mod ops;
 pub mod rules;
+pub mod samples;
 pub mod scalar;
 pub mod types;
 pub mod verify;

@@ -1,0 +1,164 @@
+//! The example kernels of the project, built with the [`Builder`]: vector
+//! add, row softmax, layernorm, matmul and transpose.
+//!
+//! They are the shared inputs of the test suites of every stage (printer,
+//! passes, interpreter, and later the lowering and back ends) and of the demo
+//! until the `#[tile_kernel]` front end writes them from Rust. Tile sizes are
+//! parameters so that tests can try several specializations, including
+//! shapes that are not powers of two and grids that leave partial edge tiles.
+
+use crate::builder::{BuildError, Builder};
+use crate::dtype::DType;
+use crate::function::{Function, Value};
+use crate::ops::{BinaryOp, CmpPred, Padding, ReduceKind, UnaryOp};
+use crate::scalar::Scalar;
+use crate::types::{TensorType, Type};
+
+fn tensor(dtype: DType, rank: usize) -> Type {
+    Type::Tensor(TensorType { dtype, rank })
+}
+
+fn i32_const(b: &mut Builder, v: i32) -> Result<Value, BuildError> {
+    b.constant(Scalar::I32(v))
+}
+
+/// `out[i] = x[i] + y[i]` over 1-D f32 tensors, one tile of `block` elements
+/// per program; launch `ceil(n / block)` programs.
+pub fn vector_add(block: usize) -> Result<Function, BuildError> {
+    let mut b = Builder::new("vector_add");
+    let x = b.param("x", tensor(DType::F32, 1));
+    let y = b.param("y", tensor(DType::F32, 1));
+    let out = b.param("out", tensor(DType::F32, 1));
+    let pid = b.program_id(0)?;
+    let vx = b.partition_view(x, &[block])?;
+    let vy = b.partition_view(y, &[block])?;
+    let vo = b.partition_view(out, &[block])?;
+    let a = b.load_masked(vx, &[pid], Padding::Zero)?;
+    let c = b.load_masked(vy, &[pid], Padding::Zero)?;
+    let sum = b.binary(BinaryOp::Add, a, c)?;
+    b.store_masked(sum, vo, &[pid])?;
+    b.finish()
+}
+
+/// Softmax of each row of an f32 matrix `x: [rows, cols]` into `out`, for
+/// `cols <= block_cols`: a program handles `block_rows` rows; launch
+/// `ceil(rows / block_rows)` programs.
+pub fn softmax(block_rows: usize, block_cols: usize) -> Result<Function, BuildError> {
+    let shape = [block_rows, block_cols];
+    let mut b = Builder::new("softmax");
+    let x = b.param("x", tensor(DType::F32, 2));
+    let out = b.param("out", tensor(DType::F32, 2));
+    let pid = b.program_id(0)?;
+    let zero = i32_const(&mut b, 0)?;
+    let vx = b.partition_view(x, &shape)?;
+    let vo = b.partition_view(out, &shape)?;
+    // Columns past the end read as -inf, so they add exp(-inf) = 0 to the sum.
+    let t = b.load_masked(vx, &[pid, zero], Padding::NegInf)?;
+    let row_max = b.reduce(ReduceKind::Max, t, 1, true)?;
+    let row_max = b.broadcast(row_max, &shape)?;
+    let shifted = b.binary(BinaryOp::Sub, t, row_max)?;
+    let e = b.unary(UnaryOp::Exp, shifted)?;
+    let total = b.reduce(ReduceKind::Sum, e, 1, true)?;
+    let total = b.broadcast(total, &shape)?;
+    let y = b.binary(BinaryOp::Div, e, total)?;
+    b.store_masked(y, vo, &[pid, zero])?;
+    b.finish()
+}
+
+/// Layer normalization of each row of `x: [rows, cols]` with weight `w` and
+/// bias `bias` (both `[cols]`) and epsilon `eps`, for `cols <= block_cols`:
+/// `out = (x - mean) / sqrt(var + eps) * w + bias`, with the biased variance.
+/// A program handles `block_rows` rows.
+pub fn layernorm(block_rows: usize, block_cols: usize) -> Result<Function, BuildError> {
+    let shape = [block_rows, block_cols];
+    let mut b = Builder::new("layernorm");
+    let x = b.param("x", tensor(DType::F32, 2));
+    let w = b.param("w", tensor(DType::F32, 1));
+    let bias = b.param("bias", tensor(DType::F32, 1));
+    let out = b.param("out", tensor(DType::F32, 2));
+    let eps = b.param("eps", Type::Scalar(DType::F32));
+    let pid = b.program_id(0)?;
+    let zero = i32_const(&mut b, 0)?;
+    let cols = b.dim(x, 1)?;
+    let n = b.cast(cols, DType::F32)?;
+    let vx = b.partition_view(x, &shape)?;
+    let t = b.load_masked(vx, &[pid, zero], Padding::Zero)?;
+    // mean = sum(x) / n (padding adds zeros)
+    let sum = b.reduce(ReduceKind::Sum, t, 1, true)?;
+    let n_tile = b.broadcast(n, &[block_rows, 1])?;
+    let mean = b.binary(BinaryOp::Div, sum, n_tile)?;
+    let mean = b.broadcast(mean, &shape)?;
+    let centered = b.binary(BinaryOp::Sub, t, mean)?;
+    // Padded columns must not add (0 - mean)^2 to the variance.
+    let col = b.iota(&[block_cols], DType::I32)?;
+    let col = b.broadcast(col, &shape)?;
+    let limit = b.broadcast(cols, &shape)?;
+    let inside = b.cmp(CmpPred::Lt, col, limit)?;
+    let zeros = b.full(Scalar::F32(0.0), &shape)?;
+    let centered = b.select(inside, centered, zeros)?;
+    let squares = b.binary(BinaryOp::Mul, centered, centered)?;
+    let var = b.reduce(ReduceKind::Sum, squares, 1, true)?;
+    let var = b.binary(BinaryOp::Div, var, n_tile)?;
+    let eps = b.broadcast(eps, &[block_rows, 1])?;
+    let var = b.binary(BinaryOp::Add, var, eps)?;
+    let rstd = b.unary(UnaryOp::Rsqrt, var)?;
+    let rstd = b.broadcast(rstd, &shape)?;
+    let normed = b.binary(BinaryOp::Mul, centered, rstd)?;
+    let vw = b.partition_view(w, &[block_cols])?;
+    let vb = b.partition_view(bias, &[block_cols])?;
+    let wt = b.load_masked(vw, &[zero], Padding::Zero)?;
+    let bt = b.load_masked(vb, &[zero], Padding::Zero)?;
+    let wt = b.broadcast(wt, &shape)?;
+    let bt = b.broadcast(bt, &shape)?;
+    let y = b.fma(normed, wt, bt)?;
+    let vo = b.partition_view(out, &shape)?;
+    b.store_masked(y, vo, &[pid, zero])?;
+    b.finish()
+}
+
+/// `c = a · b` for `a: [M, K]` and `b: [K, N]` of dtype `dtype` (f32, f16,
+/// bf16 or f8; the accumulator and `c` are f32), one `bm × bn` tile of `c` per
+/// program over a 2-D grid, stepping through K in blocks of `bk`.
+pub fn matmul(bm: usize, bn: usize, bk: usize, dtype: DType) -> Result<Function, BuildError> {
+    let mut b = Builder::new("matmul");
+    let a = b.param("a", tensor(dtype, 2));
+    let bmat = b.param("b", tensor(dtype, 2));
+    let c = b.param("c", tensor(DType::F32, 2));
+    let pid_m = b.program_id(0)?;
+    let pid_n = b.program_id(1)?;
+    let va = b.partition_view(a, &[bm, bk])?;
+    let vb = b.partition_view(bmat, &[bk, bn])?;
+    let vc = b.partition_view(c, &[bm, bn])?;
+    // k_tiles = ceil(K / bk)
+    let k = b.dim(a, 1)?;
+    let bk_minus_one = i32_const(&mut b, bk as i32 - 1)?;
+    let bk_value = i32_const(&mut b, bk as i32)?;
+    let padded = b.binary(BinaryOp::Add, k, bk_minus_one)?;
+    let k_tiles = b.binary(BinaryOp::Div, padded, bk_value)?;
+    let zero = i32_const(&mut b, 0)?;
+    let one = i32_const(&mut b, 1)?;
+    let acc = b.full(Scalar::F32(0.0), &[bm, bn])?;
+    let acc = b.for_loop(zero, k_tiles, one, &[acc], |b, kk, carried| {
+        let at = b.load_masked(va, &[pid_m, kk], Padding::Zero)?;
+        let bt = b.load_masked(vb, &[kk, pid_n], Padding::Zero)?;
+        Ok(vec![b.dot(at, bt, carried[0])?])
+    })?;
+    b.store_masked(acc[0], vc, &[pid_m, pid_n])?;
+    b.finish()
+}
+
+/// `out = xᵀ` for an f32 matrix `x: [M, N]` into `out: [N, M]`, one
+/// `bm × bn` tile per program over a 2-D grid `(ceil(M / bm), ceil(N / bn))`.
+pub fn transpose(bm: usize, bn: usize) -> Result<Function, BuildError> {
+    let mut b = Builder::new("transpose");
+    let x = b.param("x", tensor(DType::F32, 2));
+    let out = b.param("out", tensor(DType::F32, 2));
+    let pid_m = b.program_id(0)?;
+    let pid_n = b.program_id(1)?;
+    let vx = b.partition_view(x, &[bm, bn])?;
+    let vo = b.partition_view(out, &[bn, bm])?;
+    let t = b.load_masked(vx, &[pid_m, pid_n], Padding::Zero)?;
+    let tt = b.permute(t, &[1, 0])?;
+    b.store_masked(tt, vo, &[pid_n, pid_m])?;
+    b.finish()
+}
