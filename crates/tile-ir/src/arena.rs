@@ -103,6 +103,11 @@ impl<T> Arena<T> {
         self.items.get(handle.index())
     }
 
+    /// Every entity, mutably, in the order they were appended.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.items.iter_mut()
+    }
+
     /// Every handle with its entity, in the order they were appended.
     pub fn iter(&self) -> impl Iterator<Item = (Handle<T>, &T)> {
         self.items

@@ -14,6 +14,7 @@ pub mod f8;
 pub mod function;
 pub mod names;
 pub mod ops;
+pub mod passes;
 pub mod rules;
 pub mod samples;
 pub mod scalar;

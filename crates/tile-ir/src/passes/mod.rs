@@ -1,0 +1,121 @@
+//! Passes over the tile IR, one file each, run by name from a [`PassManager`].
+//!
+//! | name           | what it does |
+//! |----------------|--------------|
+//! | `cse`          | merges pure ops that compute the same thing from the same operands |
+//! | `dce`          | removes ops whose results are unused and that have no effect |
+//!
+//! Every pass keeps the IR valid; the manager verifies after each one, so a
+//! pass that breaks an invariant is caught at once and named.
+
+mod cse;
+mod dce;
+mod rewrite;
+
+use crate::function::Function;
+use crate::verify::{verify, VerifyError};
+
+pub use cse::Cse;
+pub use dce::Dce;
+
+/// A transformation of a kernel.
+pub trait Pass {
+    /// The pass's name, as given to [`PassManager::add`].
+    fn name(&self) -> &'static str;
+
+    /// Transforms `func` and says whether anything changed.
+    fn run(&self, func: &mut Function) -> bool;
+}
+
+/// The names of every pass, in the default pipeline's order.
+pub const PASS_NAMES: [&str; 2] = ["cse", "dce"];
+
+/// The pass with the given name.
+pub fn pass_by_name(name: &str) -> Option<Box<dyn Pass>> {
+    match name {
+        "cse" => Some(Box::new(Cse)),
+        "dce" => Some(Box::new(Dce)),
+        _ => None,
+    }
+}
+
+/// An error of the pass manager.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PassError {
+    /// No pass has this name.
+    #[error("unknown pass `{name}`; the passes are {}", PASS_NAMES.join(", "))]
+    Unknown {
+        /// The name asked for.
+        name: String,
+    },
+    /// The kernel failed verification before the pipeline ran.
+    #[error("the input kernel is invalid: {0}")]
+    InvalidInput(VerifyError),
+    /// A pass left the kernel invalid (a compiler bug).
+    #[error("pass `{pass}` left the kernel invalid: {error}")]
+    BrokeInvariant {
+        /// The pass that ran last.
+        pass: &'static str,
+        /// What the verifier found.
+        error: VerifyError,
+    },
+}
+
+/// Runs passes in order, verifying after each, and can show the IR after
+/// each one.
+#[derive(Default)]
+pub struct PassManager {
+    passes: Vec<Box<dyn Pass>>,
+}
+
+impl PassManager {
+    /// An empty pipeline.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The default pipeline: every pass of [`PASS_NAMES`], in order.
+    pub fn default_pipeline() -> Self {
+        let mut pm = Self::new();
+        for name in PASS_NAMES {
+            // Every name in PASS_NAMES is registered.
+            if let Some(pass) = pass_by_name(name) {
+                pm.passes.push(pass);
+            }
+        }
+        pm
+    }
+
+    /// Appends the pass named `name`.
+    pub fn add(&mut self, name: &str) -> Result<&mut Self, PassError> {
+        let pass = pass_by_name(name).ok_or_else(|| PassError::Unknown {
+            name: name.to_string(),
+        })?;
+        self.passes.push(pass);
+        Ok(self)
+    }
+
+    /// The names of the passes, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.passes.iter().map(|p| p.name()).collect()
+    }
+
+    /// Runs the pipeline on `func`, calling `after_each(pass name, kernel)`
+    /// after every pass (for dumps).
+    pub fn run(
+        &self,
+        func: &mut Function,
+        mut after_each: impl FnMut(&'static str, &Function),
+    ) -> Result<(), PassError> {
+        verify(func).map_err(PassError::InvalidInput)?;
+        for pass in &self.passes {
+            pass.run(func);
+            verify(func).map_err(|error| PassError::BrokeInvariant {
+                pass: pass.name(),
+                error,
+            })?;
+            after_each(pass.name(), func);
+        }
+        Ok(())
+    }
+}
