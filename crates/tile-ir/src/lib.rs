@@ -1,1 +1,4 @@
 //! The tile IR (work in progress).
+
+pub mod descriptor;
+pub mod view;
