@@ -5,20 +5,20 @@ use super::ViewError;
 
 /// Resolves `axis` in `-rank..rank` to `0..rank`.
 pub(crate) fn axis(op: &'static str, axis: isize, rank: usize) -> Result<usize, ViewError> {
-    bounded(op, axis, rank)
+    bounded(op, axis, rank, rank)
 }
 
 /// Resolves an insertion point in `-(rank+1)..=rank` to `0..=rank`.
 pub(crate) fn insertion(op: &'static str, at: isize, rank: usize) -> Result<usize, ViewError> {
-    bounded(op, at, rank + 1)
+    bounded(op, at, rank + 1, rank)
 }
 
-/// Resolves `x` in `-n..n` to `0..n`.
-fn bounded(op: &'static str, x: isize, n: usize) -> Result<usize, ViewError> {
+/// Resolves `x` in `-n..n` to `0..n`; `rank` is the view's, for the message.
+fn bounded(op: &'static str, x: isize, n: usize, rank: usize) -> Result<usize, ViewError> {
     let err = ViewError::AxisOutOfRange {
         op,
         axis: x,
-        rank: n,
+        rank,
         low: -(n as isize),
         high: n as isize - 1,
     };

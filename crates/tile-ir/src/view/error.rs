@@ -23,7 +23,7 @@ pub enum ViewError {
         got: usize,
     },
     /// An axis is outside `-rank..rank` (Python-style negative axes count from the end).
-    #[error("{op}: axis {axis} is out of range for rank {rank} (allowed {low}..={high})")]
+    #[error("{op}: axis {axis} is out of range for rank {rank} ({})", allowed(*low, *high))]
     AxisOutOfRange {
         /// The operation.
         op: &'static str,
@@ -198,6 +198,15 @@ pub enum ViewError {
         /// The quantity that overflowed.
         what: &'static str,
     },
+}
+
+/// The allowed range of an axis, for messages.
+fn allowed(low: isize, high: isize) -> String {
+    if low > high {
+        "a rank-0 view has no axes".into()
+    } else {
+        format!("allowed {low}..={high}")
+    }
 }
 
 impl ViewError {
