@@ -15,7 +15,7 @@ pub struct Dense {
 }
 
 /// Every coordinate of `shape` in row-major order.
-pub fn coords(shape: &[usize]) -> Vec<Vec<usize>> {
+fn coords(shape: &[usize]) -> Vec<Vec<usize>> {
     let mut all = vec![vec![]];
     for &n in shape {
         let mut next = Vec::new();
@@ -186,13 +186,13 @@ impl Dense {
                 self.shape.len() - consumed,
             ));
         }
-        // For each source axis: the list of source coordinates it reads, and whether it stays.
+        // Each output axis either walks a list of source coordinates of one
+        // source axis, or is a new size-1 axis; picked source axes stay fixed.
         enum Out {
             Axis(Vec<usize>),
             New,
         }
-        let mut picks: Vec<usize> = Vec::new();
-        let mut outs: Vec<(Out, Option<usize>)> = Vec::new(); // (output axis kind, source axis)
+        let mut outs: Vec<(Out, Option<usize>)> = Vec::new(); // (output axis, its source axis)
         let mut fixed: Vec<Option<usize>> = Vec::new();
         let mut axis = 0;
         for i in full {
@@ -201,7 +201,6 @@ impl Dense {
                 Index::At(k) => {
                     let n = self.shape[axis] as isize;
                     fixed.push(Some((if k < 0 { k + n } else { k }) as usize));
-                    picks.push(axis);
                     axis += 1;
                 }
                 Index::Slice { start, stop, step } => {
