@@ -1,6 +1,8 @@
-//! Properties of derived descriptors: packed strides pass validation, cover
-//! exactly `0..element_size` with distinct offsets, and the element space of a
-//! packed descriptor equals its element size.
+//! Properties of descriptors: packed strides pass validation, cover exactly
+//! `0..element_size` with distinct offsets, and the element space of a packed
+//! descriptor equals its element size; completed strides equal packed ones;
+//! and any explicit strides that pass validation never map two indices to the
+//! same offset (which CK's rule alone does not guarantee, see docs/views.md).
 
 use proptest::prelude::*;
 use tile_ir::descriptor::{Layout, TensorDescriptor};
@@ -14,7 +16,7 @@ fn all_indices(lengths: &[usize]) -> Vec<Vec<usize>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
 
     #[test]
     fn packed_descriptors_are_bijections(
@@ -52,5 +54,34 @@ proptest! {
             return Ok(());
         }
         prop_assert_eq!(TensorDescriptor::with_strides(&lengths, &given, layout).unwrap(), packed);
+    }
+
+    #[test]
+    fn validated_strides_never_alias(
+        lengths in prop::collection::vec(1usize..4, 1..5),
+        slack in prop::collection::vec(-3i64..=2, 4),
+        column in any::<bool>(),
+    ) {
+        // Strides near the packed ones, inner dims first, each off by a little
+        // slack, so that both valid and barely-overlapping strides come up.
+        let layout = if column { Layout::ColumnMajor } else { Layout::RowMajor };
+        let rank = lengths.len();
+        let mut order: Vec<usize> = (0..rank).rev().collect();
+        if column && rank >= 2 {
+            order.swap(0, 1);
+        }
+        let mut strides = vec![0i64; rank];
+        let mut extent = 1i64;
+        for (k, &dim) in order.iter().enumerate() {
+            strides[dim] = (extent + slack[k]).max(1);
+            extent = strides[dim] * lengths[dim] as i64;
+        }
+        if let Ok(d) = TensorDescriptor::with_strides(&lengths, &strides, layout) {
+            let mut offsets: Vec<usize> = all_indices(&lengths).iter().map(|i| d.offset(i).unwrap()).collect();
+            prop_assert!(offsets.iter().all(|&o| o < d.element_space_size()));
+            offsets.sort_unstable();
+            offsets.dedup();
+            prop_assert_eq!(offsets.len(), d.element_size(), "aliasing offsets in {}", d);
+        }
     }
 }
