@@ -1,4 +1,3 @@
 //! The tile IR (work in progress).
-
 pub mod descriptor;
 pub mod view;

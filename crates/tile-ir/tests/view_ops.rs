@@ -143,13 +143,29 @@ fn pad_matches_dense() {
 #[test]
 fn expand_matches_dense() {
     for (name, v) in bases() {
+        // A new leading axis of 2, and the inserted size-1 axis grown to 3.
         let unit = v.unsqueeze(0).unwrap();
-        let mut target: Vec<isize> = vec![2, 3];
-        target.extend(unit.shape().iter().map(|&s| s as isize));
-        target[1] = 3; // the inserted size-1 axis grows to 3, and one new leading axis of 2
-        let expected =
-            Dense::of(&unit).expand(&target.iter().map(|&s| s as usize).collect::<Vec<_>>());
-        same(name, "expand", &unit.expand(&target).unwrap(), &expected);
+        let mut target: Vec<usize> = vec![2];
+        target.extend(unit.shape());
+        target[1] = 3;
+        let signed: Vec<isize> = target.iter().map(|&s| s as isize).collect();
+        same(
+            name,
+            "expand",
+            &unit.expand(&signed).unwrap(),
+            &Dense::of(&unit).expand(&target),
+        );
+        // A trailing size-1 axis grown to 2 (its mask entry follows).
+        let tail = v.unsqueeze(-1).unwrap();
+        let mut target: Vec<usize> = tail.shape().to_vec();
+        *target.last_mut().unwrap() = 2;
+        let signed: Vec<isize> = target.iter().map(|&s| s as isize).collect();
+        same(
+            name,
+            "expand last",
+            &tail.expand(&signed).unwrap(),
+            &Dense::of(&tail).expand(&target),
+        );
         // -1 keeps sizes.
         let keep: Vec<isize> = vec![-1; v.rank()];
         same(
