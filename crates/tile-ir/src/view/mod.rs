@@ -62,7 +62,8 @@ pub struct View {
 
 impl View {
     /// A row-major view of `shape` starting at offset 0 with no mask (its
-    /// positions are `0..size`). Fails only if a stride overflows `isize`.
+    /// positions are `0..size`). Fails only if a size, a stride or the element
+    /// count does not fit in `isize`.
     pub fn contiguous(shape: &[usize]) -> Result<View, ViewError> {
         let op = "contiguous";
         let mut strides = vec![0isize; shape.len()];
