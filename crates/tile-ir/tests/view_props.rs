@@ -113,7 +113,15 @@ fn apply(v: &View, d: &Dense, st: &Step) -> Option<(View, Dense)> {
         6 => {
             let target = shape_with(&mut rng, size);
             let signed: Vec<isize> = target.iter().map(|&s| s as isize).collect();
-            match v.reshape(&signed) {
+            let result = v.reshape(&signed);
+            // reshape is complete: it fails exactly when no single view can
+            // read these positions in the new shape.
+            assert_eq!(
+                result.is_ok(),
+                d.reshape(&target).expressible(),
+                "{v} -> {target:?}: {result:?}"
+            );
+            match result {
                 Ok(r) => {
                     // A reshape that worked can be undone.
                     let back: Vec<isize> = shape.iter().map(|&s| s as isize).collect();
@@ -186,7 +194,13 @@ fn apply(v: &View, d: &Dense, st: &Step) -> Option<(View, Dense)> {
         11 if small => {
             let lead = rng.gen_range(0..=1);
             let reps: Vec<usize> = (0..rank + lead).map(|_| rng.gen_range(0..=2)).collect();
-            v.repeat(&reps).map(|r| (r, d.repeat(&reps)))
+            let result = v.repeat(&reps);
+            assert_eq!(
+                result.is_ok(),
+                d.repeat(&reps).expressible(),
+                "{v} repeat {reps:?}: {result:?}"
+            );
+            result.map(|r| (r, d.repeat(&reps)))
         }
         12 if rank > 0 => {
             let a = rng.gen_range(0..rank);

@@ -20,7 +20,13 @@ fn reshaped(v: &View, shape: &[usize]) -> View {
     r
 }
 
+/// The message of a reshape that must fail; no single view may express it.
 fn failure(v: &View, shape: &[isize]) -> String {
+    let dense: Vec<usize> = shape.iter().map(|&s| s as usize).collect();
+    assert!(
+        !Dense::of(v).reshape(&dense).expressible(),
+        "{v} -> {shape:?} is a view"
+    );
     v.reshape(shape).unwrap_err().to_string()
 }
 

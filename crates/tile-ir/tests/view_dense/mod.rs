@@ -249,6 +249,55 @@ impl Dense {
     }
 }
 
+impl Dense {
+    /// Whether one strided view with a mask reads exactly these positions:
+    /// the valid coordinates must fill their bounding box, and the positions
+    /// must be affine on it (differences along each axis are constant). This
+    /// decides the question directly, so it can judge `NeedsCopy` answers.
+    pub fn expressible(&self) -> bool {
+        let rank = self.shape.len();
+        let valid: Vec<Vec<usize>> = coords(&self.shape)
+            .into_iter()
+            .filter(|c| self.at(c).is_some())
+            .collect();
+        let Some(first) = valid.first() else {
+            // Nothing valid: an all-masked view, which needs at least one axis
+            // (or no elements at all).
+            return rank > 0 || self.data.is_empty();
+        };
+        let mut low = first.clone();
+        let mut high = first.clone();
+        for c in &valid {
+            for i in 0..rank {
+                low[i] = low[i].min(c[i]);
+                high[i] = high[i].max(c[i]);
+            }
+        }
+        let boxed: usize = (0..rank).map(|i| high[i] - low[i] + 1).product();
+        if boxed != valid.len() {
+            return false;
+        }
+        let base = self.at(&low).unwrap_or_default();
+        let strides: Vec<isize> = (0..rank)
+            .map(|i| {
+                if high[i] == low[i] {
+                    return 0;
+                }
+                let mut next = low.clone();
+                next[i] += 1;
+                self.at(&next).unwrap_or_default() - base
+            })
+            .collect();
+        valid.iter().all(|c| {
+            let predicted: isize = base
+                + (0..rank)
+                    .map(|i| (c[i] - low[i]) as isize * strides[i])
+                    .sum::<isize>();
+            self.at(c) == Some(predicted)
+        })
+    }
+}
+
 /// The coordinates a Python slice selects on an axis of size `n`.
 pub fn python_slice(
     n: usize,
