@@ -32,6 +32,10 @@ MSG
 }
 
 # --- Debian packages: LLVM 19, lld 19 --------------------------------------------------------
+# pip itself (for ptxas below) comes from Debian too when the machine has no working one.
+if ! python3 -m pip --version >/dev/null 2>&1; then
+    APT_PACKAGES+=(python3 python3-pip)
+fi
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
     if [[ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)" != "install ok installed" ]]; then
@@ -67,7 +71,10 @@ if ! ptxas_ok || [[ "$(cat "$STAMP" 2>/dev/null || true)" != "$NVCC_PIP_SPEC" ]]
     say "installing ptxas: pip install --target .tools/cuda $NVCC_PIP_SPEC"
     rm -rf "$CUDA_DIR"
     mkdir -p "$CUDA_DIR" "$BIN_DIR"
-    python3 -m pip install --quiet --disable-pip-version-check --no-deps \
+    # Installing into a private --target directory touches no system package, so neither
+    # pip's root warning nor Debian's externally-managed-environment guard applies.
+    PIP_ROOT_USER_ACTION=ignore PIP_BREAK_SYSTEM_PACKAGES=1 \
+        python3 -m pip install --quiet --disable-pip-version-check --no-deps \
         --target "$CUDA_DIR" "$NVCC_PIP_SPEC" >&2 ||
         manual_help "pip install $NVCC_PIP_SPEC failed"
     ptxas_path="$(find "$CUDA_DIR" -type f -name ptxas -path '*/bin/*' | head -n1)"
