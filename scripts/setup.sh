@@ -32,10 +32,16 @@ MSG
 }
 
 # --- Debian packages: LLVM 19, lld 19 --------------------------------------------------------
-# pip itself (for ptxas below) comes from Debian too when the machine has no working one.
-if ! python3 -m pip --version >/dev/null 2>&1; then
-    APT_PACKAGES+=(python3 python3-pip)
+ptxas_ok() { [[ -x "$BIN_DIR/ptxas" ]] && "$BIN_DIR/ptxas" --version >/dev/null 2>&1; }
+need_ptxas=0
+if ! ptxas_ok || [[ "$(cat "$STAMP" 2>/dev/null || true)" != "$NVCC_PIP_SPEC" ]]; then
+    need_ptxas=1
+    # pip itself comes from Debian too when the machine has no working one.
+    if ! python3 -m pip --version >/dev/null 2>&1; then
+        APT_PACKAGES+=(python3 python3-pip)
+    fi
 fi
+
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
     if [[ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)" != "install ok installed" ]]; then
@@ -65,8 +71,7 @@ fi
     manual_help "$LLVM_SYS_191_PREFIX/bin/ld.lld not found after installing lld-19"
 
 # --- ptxas from PyPI, project-local ------------------------------------------------------------
-ptxas_ok() { [[ -x "$BIN_DIR/ptxas" ]] && "$BIN_DIR/ptxas" --version >/dev/null 2>&1; }
-if ! ptxas_ok || [[ "$(cat "$STAMP" 2>/dev/null || true)" != "$NVCC_PIP_SPEC" ]]; then
+if ((need_ptxas)); then
     command -v python3 >/dev/null 2>&1 || manual_help "python3 not found (needed for pip)"
     say "installing ptxas: pip install --target .tools/cuda $NVCC_PIP_SPEC"
     rm -rf "$CUDA_DIR"
@@ -80,7 +85,8 @@ if ! ptxas_ok || [[ "$(cat "$STAMP" 2>/dev/null || true)" != "$NVCC_PIP_SPEC" ]]
     ptxas_path="$(find "$CUDA_DIR" -type f -name ptxas -path '*/bin/*' | head -n1)"
     [[ -n "$ptxas_path" ]] || manual_help "no bin/ptxas inside the pip package $NVCC_PIP_SPEC"
     chmod +x "$ptxas_path"
-    ln -sfn "$ptxas_path" "$BIN_DIR/ptxas"
+    # A relative link keeps working if the checkout moves.
+    ln -sfn "../cuda/${ptxas_path#"$CUDA_DIR"/}" "$BIN_DIR/ptxas"
     ptxas_ok || manual_help "$BIN_DIR/ptxas does not run ('ptxas --version' failed)"
     printf '%s\n' "$NVCC_PIP_SPEC" >"$STAMP"
     say "ptxas: $("$BIN_DIR/ptxas" --version | tail -n1)"
