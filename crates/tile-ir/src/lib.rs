@@ -9,6 +9,7 @@
 
 pub mod arena;
 pub mod builder;
+pub mod descriptor;
 pub mod dtype;
 pub mod f8;
 pub mod function;
@@ -20,6 +21,7 @@ pub mod samples;
 pub mod scalar;
 pub mod types;
 pub mod verify;
+pub mod view;
 
 pub use dtype::DType;
 pub use function::{Function, Op, OpId, Param, Region, Value, ValueDef, ValueInfo};
