@@ -9,7 +9,10 @@
 
 pub mod attr;
 mod diag;
+pub mod dump;
+pub mod expand;
 pub mod lower;
+pub mod meta;
 pub mod signature;
 pub mod spec;
 

@@ -7,6 +7,7 @@ use crate::diag::err;
 use syn::{
     FnArg, GenericArgument, GenericParam, Ident, ItemFn, Pat, PathArguments, Type, Visibility,
 };
+pub use crate::meta::ParamKind;
 use tile_ir::DType;
 
 /// The integer types a const parameter may have.
@@ -19,20 +20,6 @@ pub struct ConstParam {
     pub name: Ident,
     /// Its Rust type, e.g. `usize`.
     pub ty: Ident,
-}
-
-/// What a runtime parameter is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ParamKind {
-    /// A global tensor of `rank` axes; `mutable` for `&mut Tensor<T>`.
-    Tensor {
-        /// The number of axes.
-        rank: usize,
-        /// Whether the kernel may write it.
-        mutable: bool,
-    },
-    /// A scalar passed by value.
-    Scalar,
 }
 
 /// A runtime parameter of the kernel.

@@ -1,0 +1,48 @@
+//! The five example kernels build, and their metadata is reachable.
+use tile::{tile_fn, tile_kernel};
+
+#[tile_kernel(configs(BLOCK = 1024), configs(BLOCK = 256), num_warps = 4, targets = "sm_80,host")]
+fn vector_add<const BLOCK: usize>(x: &Tensor<f32>, y: &Tensor<f32>, out: &mut Tensor<f32>) {
+    let pid = program_id(0);
+    let px = partition_view(x, [BLOCK]);
+    let py = partition_view(y, [BLOCK]);
+    partition_view(out, [BLOCK]).store_masked(px.load_masked(pid) + py.load_masked(pid), pid);
+}
+
+#[tile_kernel(configs(BR = 2, BC = 128))]
+pub fn softmax<const BR: usize, const BC: usize>(x: &Tensor<f32, 2>, out: &mut Tensor<f32, 2>) {
+    #[tile_fn]
+    fn row_softmax(t: Tile) -> Tile {
+        let e = (t - t.max_along_keepdim(1)).exp();
+        e / e.sum_keepdim(1)
+    }
+    let pid = program_id(0);
+    let t = partition_view(x, [BR, BC]).load_masked_with(Padding::NegInf, pid, 0);
+    partition_view(out, [BR, BC]).store_masked(row_softmax(t), pid, 0);
+}
+
+#[tile_kernel(configs(BM = 32, BN = 32, BK = 16), configs(BM = 64, BN = 64, BK = 32))]
+fn matmul<const BM: usize, const BN: usize, const BK: usize>(
+    a: &Tensor<f16, 2>,
+    b: &Tensor<f16, 2>,
+    c: &mut Tensor<f32, 2>,
+) {
+    let (pid_m, pid_n) = (program_id(0), program_id(1));
+    let va = partition_view(a, [BM, BK]);
+    let vb = partition_view(b, [BK, BN]);
+    let mut acc = zeros::<f32>([BM, BN]);
+    for kk in 0..cdiv(a.dim(1), BK) {
+        acc = dot(va.load_masked(pid_m, kk), vb.load_masked(kk, pid_n), acc);
+    }
+    partition_view(c, [BM, BN]).store_masked(acc, pid_m, pid_n);
+}
+
+fn main() {
+    assert_eq!(vector_add::<1024>::INFO.num_warps, 4);
+    assert_eq!(vector_add::<1024>::INFO.targets, ["sm_80", "host"]);
+    assert_eq!(vector_add::<256>::spec().label, "BLOCK=256");
+    assert!(vector_add::<512>::try_spec().is_err());
+    assert_eq!(softmax::<2, 128>::INFO.params.len(), 2);
+    assert!(matmul::<64, 64, 32>::spec().ir.contains("Dot"));
+    assert_eq!(matmul::<32, 32, 16>::INFO.specializations.len(), 2);
+}
