@@ -44,8 +44,8 @@ fn layernorm<const BR: usize, const BC: usize>(
     let n = cols.cast::<f32>();
     let t = partition_view(x, [BR, BC]).load_masked(pid, 0);
     let mean = t.sum_keepdim(1) / n;
-    let inside = iota::<i32>([BC]) < cols;
-    let centered = select(inside, t - mean, 0.0);
+    let inside = iota::<i32>([BC]).broadcast_to([BR, BC]) < cols;
+    let centered = select(inside, t - mean, zeros::<f32>([BR, BC]));
     let var = (centered * centered).sum_keepdim(1) / n;
     let rstd = (var + eps).rsqrt();
     let wt = partition_view(w, [BC]).load_masked(0);
@@ -67,7 +67,7 @@ fn matmul<const BM: usize, const BN: usize, const BK: usize>(
     let (pid_m, pid_n) = (program_id(0), program_id(1));
     let va = partition_view(a, [BM, BK]);
     let vb = partition_view(b, [BK, BN]);
-    let k_tiles = cdiv(a.dim(1), BK);
+    let k_tiles = (a.dim(1) + (BK - 1)) / BK;
     let mut acc = zeros::<f32>([BM, BN]);
     for kk in 0..k_tiles {
         acc = dot(va.load_masked(pid_m, kk), vb.load_masked(kk, pid_n), acc);
