@@ -14,6 +14,7 @@ pub mod function;
 pub mod names;
 pub mod ops;
 pub mod scalar;
+pub mod text;
 pub mod types;
 
 pub use dtype::DType;

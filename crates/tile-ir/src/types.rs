@@ -136,7 +136,10 @@ impl Type {
                 shape: t.shape.clone(),
                 dtype,
             }),
-            Type::Tensor(t) => Type::Tensor(TensorType { dtype, rank: t.rank }),
+            Type::Tensor(t) => Type::Tensor(TensorType {
+                dtype,
+                rank: t.rank,
+            }),
             Type::View(v) => Type::View(ViewType {
                 dtype,
                 tile: v.tile.clone(),
