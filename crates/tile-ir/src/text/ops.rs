@@ -37,18 +37,16 @@ pub(crate) enum Attrs {
 impl Attrs {
     /// The op kind, given the op's result types.
     pub fn finish(self, name: &Token<'_>, types: &[Type]) -> Result<OpKind, ParseError> {
-        let ty = || {
-            match types {
+        let ty = || match types {
             [ty] => Ok(ty),
             _ => Err(Parser::error_at(
                 name,
                 format!(
-                    "`{}` takes its attributes from its result type, so it needs exactly one, found {}",
+                    "`{}` needs one result type to take its attributes from, found {}",
                     name.text,
                     types.len()
                 ),
             )),
-        }
         };
         let tile_shape = |ty: &Type| {
             ty.tile_shape().cloned().ok_or_else(|| {
