@@ -101,7 +101,9 @@ pub(crate) fn lex(src: &str) -> Vec<Token<'_>> {
 
 struct Lexer<'a> {
     src: &'a str,
-    /// Byte offset of the next character (always on a character boundary).
+    /// Byte offset of the next character. Every byte the lexer steps over
+    /// outside a comment is ASCII, so this is always a character boundary
+    /// there (a non-ASCII character outside a comment ends the stream).
     pos: usize,
     line: usize,
     column: usize,
@@ -109,31 +111,29 @@ struct Lexer<'a> {
 }
 
 impl<'a> Lexer<'a> {
-    fn rest(&self) -> &'a str {
-        self.src.get(self.pos..).unwrap_or("")
+    fn byte_at(&self, offset: usize) -> Option<u8> {
+        self.src.as_bytes().get(self.pos + offset).copied()
     }
 
-    fn peek(&self) -> Option<char> {
-        self.rest().chars().next()
+    fn peek(&self) -> Option<u8> {
+        self.byte_at(0)
     }
 
-    fn peek_second(&self) -> Option<char> {
-        self.rest().chars().nth(1)
-    }
-
+    /// Steps over one byte; a comment's non-ASCII characters are stepped
+    /// over byte by byte, but only the first byte of each counts as a column.
     fn bump(&mut self) {
-        if let Some(c) = self.peek() {
-            self.pos += c.len_utf8();
-            if c == '\n' {
+        if let Some(b) = self.peek() {
+            self.pos += 1;
+            if b == b'\n' {
                 self.line += 1;
                 self.column = 1;
-            } else {
+            } else if b & 0xc0 != 0x80 {
                 self.column += 1;
             }
         }
     }
 
-    fn bump_while(&mut self, keep: impl Fn(char) -> bool) {
+    fn bump_while(&mut self, keep: impl Fn(u8) -> bool) {
         while self.peek().is_some_and(&keep) {
             self.bump();
         }
@@ -147,35 +147,43 @@ impl<'a> Lexer<'a> {
                 return;
             };
             let kind = match c {
-                ' ' | '\t' | '\r' => {
+                b' ' | b'\t' | b'\r' => {
                     self.bump();
                     continue;
                 }
-                '/' if self.peek_second() == Some('/') => {
-                    self.bump_while(|c| c != '\n');
+                b'/' if self.byte_at(1) == Some(b'/') => {
+                    self.bump_while(|c| c != b'\n');
                     continue;
                 }
-                '%' | '@' => {
+                b'%' | b'@' => {
                     self.bump();
                     let name_start = self.pos;
-                    self.bump_while(is_name_char);
+                    self.bump_while(is_name_byte);
                     if self.pos == name_start {
-                        let what = if c == '%' { "value" } else { "kernel" };
-                        TokenKind::Error(format!("expected a {what} name after `{c}`"))
-                    } else if c == '%' {
+                        let what = if c == b'%' { "value" } else { "kernel" };
+                        TokenKind::Error(format!(
+                            "expected a {what} name after `{}`",
+                            char::from(c)
+                        ))
+                    } else if c == b'%' {
                         TokenKind::Value
                     } else {
                         TokenKind::Global
                     }
                 }
-                c if c.is_ascii_alphabetic() || c == '_' => {
-                    self.bump_while(is_name_char);
+                c if c.is_ascii_alphabetic() || c == b'_' => {
+                    self.bump_while(is_name_byte);
                     TokenKind::Ident
                 }
                 c if c.is_ascii_digit() => self.number(),
-                _ => {
+                c if c.is_ascii() => {
                     self.bump();
-                    punctuation(c)
+                    punctuation(char::from(c))
+                }
+                _ => {
+                    let found = self.src.get(self.pos..).and_then(|s| s.chars().next());
+                    let found = found.map_or_else(String::new, |c| c.escape_debug().to_string());
+                    TokenKind::Error(format!("unexpected character `{found}`"))
                 }
             };
             let is_int = kind == TokenKind::Int;
@@ -184,7 +192,7 @@ impl<'a> Lexer<'a> {
             if stop {
                 return;
             }
-            if is_int && self.peek() == Some('x') {
+            if is_int && self.peek() == Some(b'x') {
                 let (start, line, column) = (self.pos, self.line, self.column);
                 self.bump();
                 self.push(TokenKind::Times, start, line, column);
@@ -194,23 +202,18 @@ impl<'a> Lexer<'a> {
 
     /// Lexes `digits ('.' digits)? ([eE] [+-]? digits)?`.
     fn number(&mut self) -> TokenKind {
+        let digit = |b: Option<u8>| b.is_some_and(|b| b.is_ascii_digit());
         self.bump_while(|c| c.is_ascii_digit());
         let mut kind = TokenKind::Int;
-        if self.peek() == Some('.') && self.peek_second().is_some_and(|c| c.is_ascii_digit()) {
+        if self.peek() == Some(b'.') && digit(self.byte_at(1)) {
             self.bump();
             self.bump_while(|c| c.is_ascii_digit());
             kind = TokenKind::Float;
         }
-        if matches!(self.peek(), Some('e' | 'E')) {
-            let mut after = self.rest().chars().skip(1);
-            let exponent_follows = match after.next() {
-                Some('+' | '-') => after.next().is_some_and(|c| c.is_ascii_digit()),
-                Some(c) => c.is_ascii_digit(),
-                None => false,
-            };
-            if exponent_follows {
-                self.bump();
-                if matches!(self.peek(), Some('+' | '-')) {
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            let sign = usize::from(matches!(self.byte_at(1), Some(b'+' | b'-')));
+            if digit(self.byte_at(1 + sign)) {
+                for _ in 0..=sign {
                     self.bump();
                 }
                 self.bump_while(|c| c.is_ascii_digit());
@@ -231,8 +234,8 @@ impl<'a> Lexer<'a> {
     }
 }
 
-fn is_name_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_'
+fn is_name_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
 }
 
 fn punctuation(c: char) -> TokenKind {

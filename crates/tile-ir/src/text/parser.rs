@@ -41,7 +41,7 @@ pub(crate) struct Parser<'t, 'a> {
     /// The function under construction.
     pub func: Function,
     /// The names visible at the cursor.
-    pub scopes: Scopes,
+    pub scopes: Scopes<'a>,
     depth: usize,
 }
 

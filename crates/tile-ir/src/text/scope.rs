@@ -12,10 +12,11 @@ use std::collections::HashMap;
 
 /// The names defined so far and which of them are still visible.
 #[derive(Debug, Default)]
-pub(crate) struct Scopes {
-    defs: HashMap<String, Definition>,
+pub(crate) struct Scopes<'a> {
+    /// Every name defined so far (names borrow the source text).
+    defs: HashMap<&'a str, Definition>,
     /// For each open region, the names defined in it.
-    open: Vec<Vec<String>>,
+    open: Vec<Vec<&'a str>>,
 }
 
 #[derive(Debug)]
@@ -26,7 +27,7 @@ struct Definition {
     visible: bool,
 }
 
-impl Scopes {
+impl<'a> Scopes<'a> {
     /// Opens a region: names defined from now on go out of scope at the
     /// matching [`Scopes::pop`].
     pub fn push(&mut self) {
@@ -36,14 +37,14 @@ impl Scopes {
     /// Closes the innermost region, hiding the names defined in it.
     pub fn pop(&mut self) {
         for name in self.open.pop().unwrap_or_default() {
-            if let Some(def) = self.defs.get_mut(&name) {
+            if let Some(def) = self.defs.get_mut(name) {
                 def.visible = false;
             }
         }
     }
 
     /// Defines the value name `token` (`%name`) as `value`.
-    pub fn define(&mut self, token: &Token<'_>, value: Value) -> Result<(), ParseError> {
+    pub fn define(&mut self, token: &Token<'a>, value: Value) -> Result<(), ParseError> {
         if let Some(first) = self.defs.get(token.text) {
             return Err(Parser::error_at(
                 token,
@@ -54,7 +55,7 @@ impl Scopes {
             ));
         }
         self.defs.insert(
-            token.text.to_string(),
+            token.text,
             Definition {
                 value,
                 line: token.line,
@@ -63,7 +64,7 @@ impl Scopes {
             },
         );
         if let Some(names) = self.open.last_mut() {
-            names.push(token.text.to_string());
+            names.push(token.text);
         }
         Ok(())
     }
