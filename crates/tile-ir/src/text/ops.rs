@@ -93,47 +93,38 @@ impl Attrs {
 impl Parser<'_, '_> {
     /// Everything between an op's name and its result types.
     pub fn parse_op_body(&mut self, name: &Token<'_>) -> Result<(Attrs, Vec<Value>), ParseError> {
-        use Attrs::Ready;
         if let Some(op) = UnaryOp::from_name(name.text) {
-            return Ok((Ready(OpKind::Unary(op)), self.match_operand_list()?));
+            return Ok(ready(OpKind::Unary(op), self.match_operand_list()?));
         }
         if let Some(op) = BinaryOp::from_name(name.text) {
-            return Ok((Ready(OpKind::Binary(op)), self.match_operand_list()?));
+            return Ok(ready(OpKind::Binary(op), self.match_operand_list()?));
         }
         Ok(match name.text {
-            "program_id" => (
-                Ready(OpKind::ProgramId {
-                    axis: self.match_grid_axis()?,
-                }),
-                vec![],
-            ),
-            "num_programs" => (
-                Ready(OpKind::NumPrograms {
-                    axis: self.match_grid_axis()?,
-                }),
-                vec![],
-            ),
+            "program_id" => {
+                let axis = self.match_grid_axis()?;
+                ready(OpKind::ProgramId { axis }, vec![])
+            }
+            "num_programs" => {
+                let axis = self.match_grid_axis()?;
+                ready(OpKind::NumPrograms { axis }, vec![])
+            }
             "constant" => (Attrs::Constant(self.parse_literal()?), vec![]),
             "full" => (Attrs::Full(self.parse_literal()?), vec![]),
             "iota" => (Attrs::Iota, vec![]),
             "cmp" => {
-                let pred =
-                    self.match_name_of("comparison predicate", CmpPred::from_name, CmpPred::ALL)?;
-                (Ready(OpKind::Cmp(pred)), self.match_operand_list()?)
+                let what = "comparison predicate";
+                let pred = self.match_name_of(what, CmpPred::from_name, CmpPred::ALL)?;
+                ready(OpKind::Cmp(pred), self.match_operand_list()?)
             }
-            "select" => (Ready(OpKind::Select), self.match_operand_list()?),
-            "fma" => (Ready(OpKind::Fma), self.match_operand_list()?),
-            "dot" => (Ready(OpKind::Dot), self.match_operand_list()?),
-            "yield" => (Ready(OpKind::Yield), self.match_operand_list()?),
+            "select" => ready(OpKind::Select, self.match_operand_list()?),
+            "fma" => ready(OpKind::Fma, self.match_operand_list()?),
+            "dot" => ready(OpKind::Dot, self.match_operand_list()?),
+            "yield" => ready(OpKind::Yield, self.match_operand_list()?),
             "cast" => {
                 let x = self.match_operand("an operand")?;
                 self.match_keyword("to", "`to` before the target dtype")?;
-                (
-                    Ready(OpKind::Cast {
-                        to: self.match_dtype()?,
-                    }),
-                    vec![x],
-                )
+                let to = self.match_dtype()?;
+                ready(OpKind::Cast { to }, vec![x])
             }
             "broadcast" | "reshape" | "expand" => {
                 let x = self.match_operand("an operand")?;
@@ -144,25 +135,17 @@ impl Parser<'_, '_> {
                     "reshape" => OpKind::Reshape { shape },
                     _ => OpKind::Expand { shape },
                 };
-                (Ready(kind), vec![x])
+                ready(kind, vec![x])
             }
             "permute" => {
                 let x = self.match_operand("an operand")?;
-                (
-                    Ready(OpKind::Permute {
-                        perm: self.match_int_list("axis")?,
-                    }),
-                    vec![x],
-                )
+                let perm = self.match_int_list("axis")?;
+                ready(OpKind::Permute { perm }, vec![x])
             }
             "flip" => {
                 let x = self.match_operand("an operand")?;
-                (
-                    Ready(OpKind::Flip {
-                        axes: self.match_int_list("axis")?,
-                    }),
-                    vec![x],
-                )
+                let axes = self.match_int_list("axis")?;
+                ready(OpKind::Flip { axes }, vec![x])
             }
             "slice" => {
                 let x = self.match_operand("an operand")?;
@@ -172,7 +155,7 @@ impl Parser<'_, '_> {
                     stop: ranges.iter().map(|r| r.1).collect(),
                     step: ranges.iter().map(|r| r.2).collect(),
                 };
-                (Ready(kind), vec![x])
+                ready(kind, vec![x])
             }
             "pad" => {
                 let x = self.match_operand("an operand")?;
@@ -186,12 +169,8 @@ impl Parser<'_, '_> {
             }
             "cat" => {
                 let operands = self.match_operand_list()?;
-                (
-                    Ready(OpKind::Cat {
-                        axis: self.match_axis()?,
-                    }),
-                    operands,
-                )
+                let axis = self.match_axis()?;
+                ready(OpKind::Cat { axis }, operands)
             }
             "reduce" => {
                 let kind =
@@ -199,12 +178,12 @@ impl Parser<'_, '_> {
                 let x = self.match_operand("an operand")?;
                 let axis = self.match_axis()?;
                 let keepdim = self.eat_keyword("keepdim");
-                (
-                    Ready(OpKind::Reduce {
+                ready(
+                    OpKind::Reduce {
                         kind,
                         axis,
                         keepdim,
-                    }),
+                    },
                     vec![x],
                 )
             }
@@ -213,41 +192,32 @@ impl Parser<'_, '_> {
                 let x = self.match_operand("an operand")?;
                 let axis = self.match_axis()?;
                 let keepdim = self.eat_keyword("keepdim");
-                (
-                    Ready(OpKind::ArgReduce {
+                ready(
+                    OpKind::ArgReduce {
                         kind,
                         axis,
                         keepdim,
-                    }),
+                    },
                     vec![x],
                 )
             }
             "scan" => {
                 let kind = self.match_name_of("scan", ScanKind::from_name, ScanKind::ALL)?;
                 let x = self.match_operand("an operand")?;
-                (
-                    Ready(OpKind::Scan {
-                        kind,
-                        axis: self.match_axis()?,
-                    }),
-                    vec![x],
-                )
+                let axis = self.match_axis()?;
+                ready(OpKind::Scan { kind, axis }, vec![x])
             }
             "dim" => {
                 let x = self.match_operand("a tensor operand")?;
-                (
-                    Ready(OpKind::Dim {
-                        axis: self.match_axis()?,
-                    }),
-                    vec![x],
-                )
+                let axis = self.match_axis()?;
+                ready(OpKind::Dim { axis }, vec![x])
             }
             "partition_view" => {
                 let x = self.match_operand("a tensor operand")?;
                 let shape = Shape::new(self.match_int_list("dimension")?);
-                (Ready(OpKind::PartitionView { shape }), vec![x])
+                ready(OpKind::PartitionView { shape }, vec![x])
             }
-            "load" => (Ready(OpKind::Load), self.match_view_access()?),
+            "load" => ready(OpKind::Load, self.match_view_access()?),
             "load_masked" => {
                 let operands = self.match_view_access()?;
                 (self.match_padding()?, operands)
@@ -257,12 +227,11 @@ impl Parser<'_, '_> {
                 self.match_token(TokenKind::Comma, "`,` after the stored tile")?;
                 let mut operands = vec![tile];
                 operands.extend(self.match_view_access()?);
-                let kind = if name.text == "store" {
-                    OpKind::Store
-                } else {
-                    OpKind::StoreMasked
+                let kind = match name.text {
+                    "store" => OpKind::Store,
+                    _ => OpKind::StoreMasked,
                 };
-                (Ready(kind), operands)
+                ready(kind, operands)
             }
             other => return Err(Self::error_at(name, format!("unknown op `{other}`"))),
         })
@@ -348,4 +317,9 @@ impl Parser<'_, '_> {
         self.match_token(TokenKind::RParen, "`)` to close `pad(`")?;
         Ok(padding)
     }
+}
+
+/// A complete op kind with its operands.
+fn ready(kind: OpKind, operands: Vec<Value>) -> (Attrs, Vec<Value>) {
+    (Attrs::Ready(kind), operands)
 }
