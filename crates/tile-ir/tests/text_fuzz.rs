@@ -53,14 +53,14 @@ fn every_prefix_parses_or_fails() {
 /// deep into the grammar.
 const ALPHABET: &[u8] = b"%@:,=-x[](){}<>\n 0123456789.eafikntuv_/$";
 
-fn mutate(rng: &mut SmallRng, src: &str, lines: &[&str]) -> String {
+fn mutate(rng: &mut SmallRng, src: &str, lines: &[&str], words: &[&str]) -> String {
     let mut bytes = src.as_bytes().to_vec();
     for _ in 0..rng.gen_range(1..4) {
         if bytes.is_empty() {
             break;
         }
         let at = rng.gen_range(0..bytes.len());
-        match rng.gen_range(0..6) {
+        match rng.gen_range(0..8) {
             0 => bytes[at] = ALPHABET[rng.gen_range(0..ALPHABET.len())],
             1 => bytes[at] = rng.gen(),
             2 => {
@@ -72,6 +72,21 @@ fn mutate(rng: &mut SmallRng, src: &str, lines: &[&str]) -> String {
                 let end = (at + rng.gen_range(1..12)).min(bytes.len());
                 let span = bytes[at..end].to_vec();
                 bytes.splice(at..at, span);
+            }
+            5 | 6 => {
+                // Replace the word around `at` with a word of some program
+                // (another op, dtype, keyword, number or name).
+                let is_word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+                let start = bytes[..at]
+                    .iter()
+                    .rposition(|b| !is_word(b))
+                    .map_or(0, |i| i + 1);
+                let end = bytes[at..]
+                    .iter()
+                    .position(|b| !is_word(b))
+                    .map_or(bytes.len(), |i| at + i);
+                let word = words[rng.gen_range(0..words.len())];
+                bytes.splice(start..end, word.bytes());
             }
             _ => {
                 // Splice in a line of another program.
@@ -87,10 +102,17 @@ fn mutate(rng: &mut SmallRng, src: &str, lines: &[&str]) -> String {
 fn random_mutations_parse_or_fail() {
     let programs = text_programs::all();
     let lines: Vec<&str> = programs.iter().flat_map(|(_, src)| src.lines()).collect();
+    let mut words: Vec<&str> = programs
+        .iter()
+        .flat_map(|(_, src)| src.split(|c: char| !c.is_ascii_alphanumeric() && c != '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.sort_unstable();
+    words.dedup();
     let mut rng = SmallRng::seed_from_u64(0x7e47);
     for (_, src) in &programs {
         for _ in 0..150 {
-            check(&mutate(&mut rng, src, &lines));
+            check(&mutate(&mut rng, src, &lines, &words));
         }
     }
 }
