@@ -163,6 +163,8 @@ kernel @k(%x: tensor<f32, 1>, %n: i32) {
   }
 }";
     assert_eq!(parse_function(src).unwrap().to_string(), expected);
+    let windows = src.replace('\n', "\r\n").replace("  ", "\t");
+    assert_eq!(parse_function(&windows).unwrap().to_string(), expected);
 }
 
 #[test]

@@ -148,3 +148,37 @@ fn finite_float_scalar(dtype: DType, text: &str) -> Option<Scalar> {
     };
     fits.then_some(scalar)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_fit_their_dtype_exactly() {
+        assert_eq!(int_scalar(DType::I8, "-128"), Some(Scalar::I8(-128)));
+        assert_eq!(int_scalar(DType::I8, "128"), None);
+        assert_eq!(
+            int_scalar(DType::U64, "18446744073709551615"),
+            Some(Scalar::U64(u64::MAX))
+        );
+        assert_eq!(int_scalar(DType::U64, "18446744073709551616"), None);
+        assert_eq!(int_scalar(DType::U16, "-0"), Some(Scalar::U16(0)));
+        assert_eq!(int_scalar(DType::I64, &"9".repeat(60)), None);
+    }
+
+    #[test]
+    fn floats_overflow_where_their_dtype_ends() {
+        assert_eq!(
+            finite_float_scalar(DType::F32, "3.4028235e38"),
+            Some(Scalar::F32(f32::MAX))
+        );
+        assert_eq!(finite_float_scalar(DType::F32, "3.5e38"), None);
+        assert!(finite_float_scalar(DType::F16, "65504").is_some());
+        // Rounds up to the next binade, which f16 does not have.
+        assert_eq!(finite_float_scalar(DType::F16, "65520"), None);
+        assert!(finite_float_scalar(DType::F8E5M2, "57344").is_some());
+        assert_eq!(finite_float_scalar(DType::F8E5M2, "57345"), None);
+        assert_eq!(finite_float_scalar(DType::F8E4M3, "-449"), None);
+        assert_eq!(finite_float_scalar(DType::F64, "1e309"), None);
+    }
+}
