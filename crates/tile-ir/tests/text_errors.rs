@@ -326,3 +326,19 @@ fn nesting_is_bounded() {
         "{message}"
     );
 }
+
+#[test]
+fn list_without_bracket() {
+    check(
+        "  %0 = full 0.0 : tile<4x8xf32>\n  %1 = permute %0 1, 0 : tile<8x4xf32>",
+        "3:19: expected `[` to start a list of axes, found `1`",
+    );
+}
+
+#[test]
+fn load_without_indices() {
+    check(
+        "  %0 = partition_view %x [4] : view<f32, [4]>\n  %1 = load %0 : tile<4xf32>",
+        "3:16: expected `[` to start a list of indices, found `:`",
+    );
+}

@@ -197,7 +197,7 @@ impl<'t, 'a> Parser<'t, 'a> {
     ) -> Result<Vec<T>, ParseError> {
         self.match_token(
             TokenKind::LBracket,
-            &format!("`[` to start a list of {what}s"),
+            &format!("`[` to start a list of {}", plural(what)),
         )?;
         let mut items = Vec::new();
         if self.eat(&TokenKind::RBracket) {
@@ -387,6 +387,15 @@ impl<'t, 'a> Parser<'t, 'a> {
 pub(crate) fn article(what: &str) -> String {
     let vowel = what.starts_with(['a', 'e', 'i', 'o', 'u']);
     format!("{} {what}", if vowel { "an" } else { "a" })
+}
+
+/// `"axes"`, `"indices"`, `"dimensions"`: the plural of `what`.
+pub(crate) fn plural(what: &str) -> String {
+    match what {
+        "axis" => "axes".to_string(),
+        "index" => "indices".to_string(),
+        _ => format!("{what}s"),
+    }
 }
 
 /// `"1 result type"`, `"2 result types"`.
