@@ -172,6 +172,7 @@ impl Printer<'_> {
                 self.operand(op, 1),
                 self.operands_from(op, 2)
             ),
+            // Their lines open regions; `Printer::op` prints them whole.
             OpKind::For | OpKind::If => name.to_string(),
         }
     }
