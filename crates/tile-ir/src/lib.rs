@@ -19,6 +19,7 @@ pub mod passes;
 pub mod rules;
 pub mod samples;
 pub mod scalar;
+pub mod text;
 pub mod types;
 pub mod verify;
 pub mod view;
