@@ -10,8 +10,10 @@
 pub mod arena;
 pub mod builder;
 pub mod dtype;
+pub mod eval;
 pub mod f8;
 pub mod function;
+pub mod interp;
 pub mod names;
 pub mod ops;
 pub mod passes;
