@@ -1,7 +1,7 @@
 //! Tile creation and elementwise ops, applied element by element through
 //! [`crate::eval`].
 
-use super::value::{RtValue, Tile};
+use super::value::{numel, RtValue, Tile};
 use super::Fault;
 use crate::dtype::DType;
 use crate::eval;
@@ -10,26 +10,26 @@ use crate::scalar::Scalar;
 use crate::types::Shape;
 
 /// `full`: every element is `value`.
-pub(super) fn full(value: Scalar, shape: &Shape) -> RtValue {
-    RtValue::Tile(Tile {
+pub(super) fn full(value: Scalar, shape: &Shape) -> Result<RtValue, Fault> {
+    Ok(RtValue::Tile(Tile {
         shape: shape.dims().to_vec(),
         dtype: value.dtype(),
-        data: vec![value; shape.numel()],
-    })
+        data: vec![value; numel(shape.dims())?],
+    }))
 }
 
 /// `iota`: each element is its row-major linear index, converted to `dtype`
 /// by [`eval::cast`] (so it wraps in a small integer dtype and rounds in a
 /// small float dtype).
-pub(super) fn iota(shape: &Shape, dtype: DType) -> RtValue {
-    let data = (0..shape.numel())
+pub(super) fn iota(shape: &Shape, dtype: DType) -> Result<RtValue, Fault> {
+    let data = (0..numel(shape.dims())?)
         .map(|i| eval::cast(Scalar::U64(i as u64), dtype))
         .collect();
-    RtValue::Tile(Tile {
+    Ok(RtValue::Tile(Tile {
         shape: shape.dims().to_vec(),
         dtype,
         data,
-    })
+    }))
 }
 
 /// `unary`, `binary`, `cmp`, `select`, `fma` and `cast` on scalars, or on

@@ -33,6 +33,13 @@ pub enum InterpError {
         /// The requested grid.
         grid: [u32; 3],
     },
+    /// A region names an op that is not in the function's arena (the
+    /// function did not pass the verifier).
+    #[error("malformed IR: a region names op #{op}, which is not in the function")]
+    DanglingOp {
+        /// The arena index of the missing op.
+        op: usize,
+    },
     /// An op of one program instance broke a rule.
     #[error("program ({}, {}, {}): `{op}`: {fault}", program[0], program[1], program[2])]
     Op {

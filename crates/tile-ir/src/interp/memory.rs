@@ -11,7 +11,7 @@
 //! access that share an address (a non-injective tensor span).
 
 use super::tensor::HostTensor;
-use super::value::{RtValue, Tile, View};
+use super::value::{numel, RtValue, Tile, View};
 use super::{Arg, Fault};
 use crate::dtype::DType;
 use crate::eval::{canonical_nan, round_f64};
@@ -43,6 +43,7 @@ pub(super) fn read(kind: &OpKind, operands: &[RtValue], args: &[Arg]) -> Result<
                     t.shape().len()
                 )));
             }
+            numel(shape.dims())?;
             let arg = match operands {
                 [RtValue::Tensor(arg)] => *arg,
                 _ => return Err(Fault::Type("partition_view takes one tensor".into())),
@@ -154,9 +155,9 @@ fn partition(
         .zip(tile)
         .map(|(&i, &s)| i as usize * s)
         .collect();
-    let numel = tile.iter().product::<usize>();
-    let mut places = Vec::with_capacity(numel);
-    for linear in 0..numel {
+    let count = numel(tile)?;
+    let mut places = Vec::with_capacity(count);
+    for linear in 0..count {
         let element: Vec<usize> = Tile::unravel(linear, tile)
             .iter()
             .zip(&origin)

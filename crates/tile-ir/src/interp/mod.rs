@@ -74,6 +74,7 @@ pub fn run_with(
     if grid.iter().any(|&g| i32::try_from(g).is_err()) {
         return Err(InterpError::Grid { grid });
     }
+    check_handles(func, &func.body)?;
     let names = ValueNames::new(func);
     let mut machine = Machine {
         func,
@@ -98,6 +99,21 @@ pub fn run_with(
                 }
                 machine.run_region(&func.body)?;
             }
+        }
+    }
+    Ok(())
+}
+
+/// Checks that every op named by `region` and its nested regions exists, so
+/// that naming values (which walks the regions) cannot fail.
+fn check_handles(func: &Function, region: &Region) -> Result<(), InterpError> {
+    for &id in &region.ops {
+        let op = func
+            .ops
+            .get(id)
+            .ok_or(InterpError::DanglingOp { op: id.index() })?;
+        for nested in &op.regions {
+            check_handles(func, nested)?;
         }
     }
     Ok(())
@@ -131,13 +147,7 @@ impl<'a> Machine<'a> {
     /// Runs one op; returns `Some` of the yielded values for a `yield`.
     fn run_op(&mut self, id: OpId) -> Result<Option<Vec<RtValue>>, InterpError> {
         let Some(op) = self.func.ops.get(id) else {
-            return Err(InterpError::Op {
-                program: self.program,
-                op: format!("op #{}", id.index()),
-                fault: Box::new(Fault::Type(
-                    "the region names an op outside the function".into(),
-                )),
-            });
+            return Err(InterpError::DanglingOp { op: id.index() });
         };
         let operands = self.operands(op).map_err(|f| self.error(id, f))?;
         let results = match &op.kind {
@@ -168,8 +178,8 @@ impl<'a> Machine<'a> {
                 RtValue::Scalar(Scalar::I32(i32::try_from(*id).unwrap_or(i32::MAX)))
             }
             OpKind::Constant { value } => RtValue::Scalar(*value),
-            OpKind::Full { value, shape } => elementwise::full(*value, shape),
-            OpKind::Iota { shape, dtype } => elementwise::iota(shape, *dtype),
+            OpKind::Full { value, shape } => elementwise::full(*value, shape)?,
+            OpKind::Iota { shape, dtype } => elementwise::iota(shape, *dtype)?,
             OpKind::Unary(_)
             | OpKind::Binary(_)
             | OpKind::Cmp(_)

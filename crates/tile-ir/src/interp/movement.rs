@@ -2,7 +2,7 @@
 //! expand, flip, slice, pad and cat. Each result element is a copy of one
 //! operand element (or of the padding value), bits unchanged.
 
-use super::value::{RtValue, Tile};
+use super::value::{numel, RtValue, Tile};
 use super::Fault;
 use crate::ops::OpKind;
 
@@ -56,7 +56,7 @@ pub(super) fn movement(kind: &OpKind, operands: &[RtValue]) -> Result<RtValue, F
             })?
         }
         OpKind::Reshape { shape } => {
-            if shape.numel() != x.data.len() {
+            if numel(shape.dims())? != x.data.len() {
                 return Err(bad(format!("cannot reshape to {shape}")));
             }
             Tile {
@@ -130,7 +130,9 @@ pub(super) fn movement(kind: &OpKind, operands: &[RtValue]) -> Result<RtValue, F
                     "pad low {low:?} high {high:?} value {value} is invalid"
                 )));
             }
-            let shape = (0..rank).map(|a| x.shape[a] + low[a] + high[a]).collect();
+            let shape = (0..rank)
+                .map(|a| x.shape[a].saturating_add(low[a]).saturating_add(high[a]))
+                .collect();
             Tile::build(shape, x.dtype, |out| {
                 let inside = (0..rank).all(|a| out[a] >= low[a] && out[a] - low[a] < x.shape[a]);
                 if inside {

@@ -2,6 +2,7 @@
 
 use super::error::Fault;
 use crate::dtype::DType;
+use crate::rules::MAX_TILE_ELEMENTS;
 use crate::scalar::Scalar;
 use crate::types::Type;
 
@@ -14,6 +15,20 @@ pub(crate) struct Tile {
     pub dtype: DType,
     /// The elements in row-major order (`shape.iter().product()` of them).
     pub data: Vec<Scalar>,
+}
+
+/// The number of elements of a tile of `shape`, or a fault when it exceeds
+/// [`MAX_TILE_ELEMENTS`] (or overflows): the typing rules forbid such tiles.
+pub(crate) fn numel(shape: &[usize]) -> Result<usize, Fault> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .filter(|&n| n <= MAX_TILE_ELEMENTS)
+        .ok_or_else(|| {
+            Fault::Type(format!(
+                "a tile of shape {shape:?} holds more than {MAX_TILE_ELEMENTS} elements"
+            ))
+        })
 }
 
 impl Tile {
@@ -42,8 +57,7 @@ impl Tile {
         dtype: DType,
         mut f: impl FnMut(&[usize]) -> Result<Scalar, Fault>,
     ) -> Result<Tile, Fault> {
-        let numel = shape.iter().product::<usize>();
-        let data = (0..numel)
+        let data = (0..numel(&shape)?)
             .map(|linear| f(&Tile::unravel(linear, &shape)))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Tile { shape, dtype, data })
