@@ -50,9 +50,8 @@ fn visit(
         }
         put_regions(func, id, regions);
         let op = func.op(id);
-        let mergeable = op.regions.is_empty()
-            && !op.kind.has_side_effects()
-            && !op.kind.reads_memory();
+        let mergeable =
+            op.regions.is_empty() && !op.kind.has_side_effects() && !op.kind.reads_memory();
         if !mergeable {
             continue;
         }

@@ -1,0 +1,57 @@
+//! Elementwise ops of one operand.
+
+use super::round::round_f64;
+use super::EvalError;
+use crate::ops::UnaryOp;
+use crate::scalar::Scalar;
+
+/// `op` applied to `x`.
+///
+/// Integers: `neg` and `abs` wrap (`abs(MIN) == MIN`), `not` is bitwise.
+/// `bool`: only `not`. Floats: the exact result (`neg`, `abs`, `floor`,
+/// `ceil`), the correctly rounded `f64` result (`sqrt`), `1 / sqrt(x)` in
+/// `f64` (`rsqrt`), or the `libm` `f64` function (`exp`, `exp2`, `log`, `log2`,
+/// `sin`, `cos`, `tanh`, `erf`) on the exactly widened operand, rounded once
+/// to the dtype; a NaN result is the canonical NaN.
+pub fn unary(op: UnaryOp, x: Scalar) -> Result<Scalar, EvalError> {
+    let dtype = x.dtype();
+    let unsupported = Err(EvalError::Unsupported {
+        op: op.name(),
+        dtype,
+    });
+    if let Some(v) = x.to_i128() {
+        let result = match op {
+            UnaryOp::Not if dtype.is_bool() => return Ok(Scalar::Bool(v == 0)),
+            _ if dtype.is_bool() => return unsupported,
+            UnaryOp::Not => Scalar::from_bits(dtype, !x.to_bits()),
+            UnaryOp::Neg => Scalar::wrapping_from_i128(dtype, -v).unwrap_or(x),
+            UnaryOp::Abs if dtype.is_signed_int() => {
+                Scalar::wrapping_from_i128(dtype, v.abs()).unwrap_or(x)
+            }
+            _ => return unsupported,
+        };
+        return Ok(result);
+    }
+    let v = x.to_f64();
+    let exact = match op {
+        UnaryOp::Not => return unsupported,
+        UnaryOp::Neg => -v,
+        UnaryOp::Abs => v.abs(),
+        UnaryOp::Floor => v.floor(),
+        UnaryOp::Ceil => v.ceil(),
+        UnaryOp::Sqrt => v.sqrt(),
+        UnaryOp::Rsqrt => 1.0 / v.sqrt(),
+        UnaryOp::Exp => libm::exp(v),
+        UnaryOp::Exp2 => libm::exp2(v),
+        UnaryOp::Log => libm::log(v),
+        UnaryOp::Log2 => libm::log2(v),
+        UnaryOp::Sin => libm::sin(v),
+        UnaryOp::Cos => libm::cos(v),
+        UnaryOp::Tanh => libm::tanh(v),
+        UnaryOp::Erf => libm::erf(v),
+    };
+    round_f64(exact, dtype).ok_or(EvalError::Unsupported {
+        op: op.name(),
+        dtype,
+    })
+}

@@ -1,0 +1,109 @@
+//! The interpreter's errors: a bad launch, or an op that broke a rule.
+
+use crate::eval::EvalError;
+
+/// Why an interpreter run failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum InterpError {
+    /// The launch passed the wrong number of arguments.
+    #[error("kernel `{kernel}` takes {expected} argument(s), found {found}")]
+    ArgCount {
+        /// The kernel's name.
+        kernel: String,
+        /// The number of parameters.
+        expected: usize,
+        /// The number of arguments.
+        found: usize,
+    },
+    /// An argument does not match its parameter.
+    #[error("argument {index} (`{param}`): expected {expected}, found {found}")]
+    Arg {
+        /// The argument's position.
+        index: usize,
+        /// The parameter's name.
+        param: String,
+        /// What the parameter requires.
+        expected: String,
+        /// What was passed.
+        found: String,
+    },
+    /// A grid extent does not fit the `i32` that `program_id` returns.
+    #[error("grid {grid:?}: every extent must be at most {}", i32::MAX)]
+    Grid {
+        /// The requested grid.
+        grid: [u32; 3],
+    },
+    /// A region names an op that is not in the function's arena (the
+    /// function did not pass the verifier).
+    #[error("malformed IR: a region names op #{op}, which is not in the function")]
+    DanglingOp {
+        /// The arena index of the missing op.
+        op: usize,
+    },
+    /// An op of one program instance broke a rule.
+    #[error("program ({}, {}, {}): `{op}`: {fault}", program[0], program[1], program[2])]
+    Op {
+        /// The program instance `(x, y, z)`.
+        program: [u32; 3],
+        /// The op, as [`crate::ValueNames::describe_op`] writes it.
+        op: String,
+        /// The broken rule (boxed: it carries the offending values).
+        fault: Box<Fault>,
+    },
+}
+
+/// The rule an op broke, with the offending values.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum Fault {
+    /// A partition index outside the view's index space: the reference
+    /// requires `0 <= i_k` and `i_k * tile_k < extent_k` on every axis.
+    #[error("partition index {index:?} is outside the index space of the view (tile {tile:?} over extents {extents:?}: needs 0 <= i_k and i_k * tile_k < extent_k)")]
+    IndexSpace {
+        /// The partition index.
+        index: Vec<i128>,
+        /// The partition (tile) shape.
+        tile: Vec<usize>,
+        /// The tensor's extents.
+        extents: Vec<usize>,
+    },
+    /// An unmasked access to a partition that is partially out of bounds.
+    #[error("partition {index:?} (tile {tile:?}) is partially outside the tensor of extents {extents:?}: element {element:?} is out of bounds (use the masked form)")]
+    PartialPartition {
+        /// The partition index.
+        index: Vec<i128>,
+        /// The partition (tile) shape.
+        tile: Vec<usize>,
+        /// The tensor's extents.
+        extents: Vec<usize>,
+        /// The tensor coordinate of the first offending element, row-major.
+        element: Vec<usize>,
+    },
+    /// Two elements of one access share an address (the reference leaves a
+    /// non-injective tensor span undefined).
+    #[error("elements {first:?} and {second:?} of the tensor share one address: the tensor's strides are not injective")]
+    Aliasing {
+        /// The tensor coordinate of the first element.
+        first: Vec<usize>,
+        /// The tensor coordinate of the second element.
+        second: Vec<usize>,
+    },
+    /// A `for` whose step is zero or negative.
+    #[error("the step must be positive, found {step}")]
+    NonPositiveStep {
+        /// The step.
+        step: i128,
+    },
+    /// A `for` that ran more iterations than the configured limit.
+    #[error("the loop ran more than {limit} iterations (see Options::max_loop_iterations)")]
+    IterationLimit {
+        /// The limit.
+        limit: u64,
+    },
+    /// An elementwise op applied to ill-typed operands.
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+    /// Operands or results of the wrong kind, shape or dtype: the function
+    /// did not pass the verifier.
+    #[error("malformed IR: {0}")]
+    Type(String),
+}

@@ -1,0 +1,277 @@
+//! `dim`, `partition_view`, and the loads and stores of partitions.
+//!
+//! Per the reference (`partition_view`), a partition index `I` must satisfy
+//! `0 <= i_k` and `i_k * S_k < e_k` on every axis (`S` the tile shape, `e`
+//! the tensor extents); element `J` of the tile maps to the tensor element
+//! `p(I, J) = I * S + J`. An unmasked access needs every `p(I, J)` inside the
+//! tensor; a masked one pads (loads) or skips (stores) the elements outside.
+//! Where the reference says "undefined behavior" the interpreter reports a
+//! [`Fault`]: an index outside the index space (even for masked forms), an
+//! unmasked partially out-of-bounds partition, and two elements of one
+//! access that share an address (a non-injective tensor span).
+
+use super::tensor::HostTensor;
+use super::value::{numel, RtValue, Tile, View};
+use super::{Arg, Fault};
+use crate::dtype::DType;
+use crate::eval::{canonical_nan, round_f64};
+use crate::f8::F8E5M2;
+use crate::ops::{OpKind, Padding};
+use crate::scalar::Scalar;
+
+/// Runs `dim`, `partition_view`, `load` or `load_masked`.
+pub(super) fn read(kind: &OpKind, operands: &[RtValue], args: &[Arg]) -> Result<RtValue, Fault> {
+    match kind {
+        OpKind::Dim { axis } => {
+            let t = tensor_operand(operands, args)?;
+            let extent = t.shape().get(*axis).ok_or_else(|| {
+                Fault::Type(format!(
+                    "axis {axis} of a tensor of rank {}",
+                    t.shape().len()
+                ))
+            })?;
+            // Arguments were checked to have extents that fit i32.
+            Ok(RtValue::Scalar(Scalar::I32(
+                i32::try_from(*extent).unwrap_or(i32::MAX),
+            )))
+        }
+        OpKind::PartitionView { shape } => {
+            let t = tensor_operand(operands, args)?;
+            if shape.rank() != t.shape().len() {
+                return Err(Fault::Type(format!(
+                    "a partition shape {shape} for a tensor of rank {}",
+                    t.shape().len()
+                )));
+            }
+            numel(shape.dims())?;
+            let arg = match operands {
+                [RtValue::Tensor(arg)] => *arg,
+                _ => return Err(Fault::Type("partition_view takes one tensor".into())),
+            };
+            Ok(RtValue::View(View {
+                arg,
+                tile: shape.dims().to_vec(),
+                dtype: t.dtype(),
+            }))
+        }
+        OpKind::Load | OpKind::LoadMasked { .. } => {
+            let (view, indices) = view_and_indices(operands.first(), operands.get(1..))?;
+            let t = view_tensor(&view, args)?;
+            let padding = match kind {
+                OpKind::LoadMasked { padding } => Some(padding_value(*padding, view.dtype)?),
+                _ => None,
+            };
+            let places = partition(&view, &indices, t, padding.is_some())?;
+            let data = places
+                .iter()
+                .map(|place| match (place, padding) {
+                    (Some(at), _) => t.read(*at).ok_or_else(|| {
+                        Fault::Type(format!("element offset {at} outside the buffer"))
+                    }),
+                    (None, Some(pad)) => Ok(pad),
+                    (None, None) => {
+                        Err(Fault::Type("an unmasked element outside the tensor".into()))
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(RtValue::Tile(Tile {
+                shape: view.tile.clone(),
+                dtype: view.dtype,
+                data,
+            }))
+        }
+        other => Err(Fault::Type(format!(
+            "`{}` does not read memory",
+            other.name()
+        ))),
+    }
+}
+
+/// Runs `store` or `store_masked`.
+pub(super) fn store(kind: &OpKind, operands: &[RtValue], args: &mut [Arg]) -> Result<(), Fault> {
+    let Some((value, rest)) = operands.split_first() else {
+        return Err(Fault::Type(
+            "a store needs a tile, a view and indices".into(),
+        ));
+    };
+    let value = value.tile("the stored value")?;
+    let (view, indices) = view_and_indices(rest.first(), rest.get(1..))?;
+    if value.shape != view.tile || value.dtype != view.dtype {
+        return Err(Fault::Type(format!(
+            "a tile {:?} of {} stored to a view of tile {:?} of {}",
+            value.shape, value.dtype, view.tile, view.dtype
+        )));
+    }
+    let masked = matches!(kind, OpKind::StoreMasked);
+    let places = partition(&view, &indices, view_tensor(&view, args)?, masked)?;
+    let Some(Arg::Tensor(t)) = args.get_mut(view.arg) else {
+        return Err(Fault::Type(format!(
+            "argument {} is not a tensor",
+            view.arg
+        )));
+    };
+    for (place, &element) in places.iter().zip(&value.data) {
+        if let Some(at) = place {
+            t.write(*at, element)
+                .ok_or_else(|| Fault::Type(format!("element offset {at} outside the buffer")))?;
+        }
+    }
+    Ok(())
+}
+
+/// The buffer element offset of each tile element `J` (row-major) of the
+/// partition at `index`, or `None` for an element outside the tensor (only
+/// when `masked`).
+fn partition(
+    view: &View,
+    index: &[i128],
+    t: &HostTensor,
+    masked: bool,
+) -> Result<Vec<Option<usize>>, Fault> {
+    let extents = t.shape();
+    let tile = &view.tile;
+    if index.len() != tile.len() || extents.len() != tile.len() {
+        return Err(Fault::Type(format!(
+            "{} partition indices for a view of tile {tile:?} over a tensor of rank {}",
+            index.len(),
+            extents.len()
+        )));
+    }
+    let inside = index
+        .iter()
+        .zip(tile)
+        .zip(extents)
+        .all(|((&i, &s), &e)| i >= 0 && i * (s as i128) < (e as i128));
+    if !inside {
+        return Err(Fault::IndexSpace {
+            index: index.to_vec(),
+            tile: tile.clone(),
+            extents: extents.to_vec(),
+        });
+    }
+    // Inside the index space, each i_k * S_k < e_k fits usize.
+    let origin: Vec<usize> = index
+        .iter()
+        .zip(tile)
+        .map(|(&i, &s)| i as usize * s)
+        .collect();
+    let count = numel(tile)?;
+    let mut places = Vec::with_capacity(count);
+    for linear in 0..count {
+        let element: Vec<usize> = Tile::unravel(linear, tile)
+            .iter()
+            .zip(&origin)
+            .map(|(j, o)| j + o)
+            .collect();
+        let place = t.element_offset(&element);
+        if place.is_none() && !masked {
+            return Err(Fault::PartialPartition {
+                index: index.to_vec(),
+                tile: tile.clone(),
+                extents: extents.to_vec(),
+                element,
+            });
+        }
+        places.push(place);
+    }
+    check_injective(&places, tile, &origin)?;
+    Ok(places)
+}
+
+/// Fails when two elements of one access share a buffer offset.
+fn check_injective(
+    places: &[Option<usize>],
+    tile: &[usize],
+    origin: &[usize],
+) -> Result<(), Fault> {
+    let mut taken: Vec<(usize, usize)> = places
+        .iter()
+        .enumerate()
+        .filter_map(|(linear, place)| place.map(|at| (at, linear)))
+        .collect();
+    taken.sort_unstable();
+    let coordinate = |linear: usize| -> Vec<usize> {
+        Tile::unravel(linear, tile)
+            .iter()
+            .zip(origin)
+            .map(|(j, o)| j + o)
+            .collect()
+    };
+    match taken.windows(2).find(|w| w[0].0 == w[1].0) {
+        Some(w) => Err(Fault::Aliasing {
+            first: coordinate(w[0].1.min(w[1].1)),
+            second: coordinate(w[0].1.max(w[1].1)),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The view operand and the integer partition indices that follow it.
+fn view_and_indices(
+    view: Option<&RtValue>,
+    rest: Option<&[RtValue]>,
+) -> Result<(View, Vec<i128>), Fault> {
+    let Some(RtValue::View(view)) = view else {
+        return Err(Fault::Type("expected a partition view operand".into()));
+    };
+    let indices = rest
+        .unwrap_or_default()
+        .iter()
+        .map(|v| v.integer("a partition index"))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((view.clone(), indices))
+}
+
+fn tensor_operand<'a>(operands: &[RtValue], args: &'a [Arg]) -> Result<&'a HostTensor, Fault> {
+    match operands {
+        [RtValue::Tensor(arg)] => tensor_arg(*arg, args),
+        _ => Err(Fault::Type("expected one tensor operand".into())),
+    }
+}
+
+fn view_tensor<'a>(view: &View, args: &'a [Arg]) -> Result<&'a HostTensor, Fault> {
+    let t = tensor_arg(view.arg, args)?;
+    if t.dtype() != view.dtype {
+        return Err(Fault::Type(format!(
+            "a view of {} over a tensor of {}",
+            view.dtype,
+            t.dtype()
+        )));
+    }
+    Ok(t)
+}
+
+fn tensor_arg(arg: usize, args: &[Arg]) -> Result<&HostTensor, Fault> {
+    match args.get(arg) {
+        Some(Arg::Tensor(t)) => Ok(t),
+        _ => Err(Fault::Type(format!("argument {arg} is not a tensor"))),
+    }
+}
+
+/// The value of a masked load's elements outside the tensor.
+fn padding_value(padding: Padding, dtype: DType) -> Result<Scalar, Fault> {
+    let infinity = |negative: bool| match dtype {
+        DType::F8E5M2 => Some(Scalar::F8E5M2(F8E5M2::from_bits(if negative {
+            0xfc
+        } else {
+            0x7c
+        }))),
+        DType::F16 | DType::BF16 | DType::F32 | DType::F64 => round_f64(
+            if negative {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            },
+            dtype,
+        ),
+        _ => None,
+    };
+    let value = match padding {
+        Padding::Zero => Some(Scalar::zero(dtype)),
+        Padding::Nan => canonical_nan(dtype),
+        Padding::PosInf => infinity(false),
+        Padding::NegInf => infinity(true),
+        Padding::Value(v) => Some(v).filter(|v| v.dtype() == dtype),
+    };
+    value.ok_or_else(|| Fault::Type(format!("padding {padding:?} for a view of {dtype}")))
+}

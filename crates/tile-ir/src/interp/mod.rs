@@ -1,0 +1,294 @@
+//! The reference interpreter: the meaning of a kernel, and the oracle every
+//! other execution path is compared against bit for bit.
+//!
+//! [`run`] executes every program instance of a grid sequentially (x
+//! fastest, then y, then z) over host tensors. Elementwise semantics come from
+//! [`crate::eval`]; the orders of accumulation of reductions, scans and `dot`,
+//! and the bounds rules of loads and stores, are specified in
+//! `docs/semantics.md` and implemented in this module's files. The
+//! interpreter never panics: where the reference says "undefined behavior"
+//! (an index outside a view's index space, an unmasked access to a partially
+//! out-of-bounds partition, aliasing strides) it returns an [`InterpError`]
+//! naming the program instance, the op and the offending values, and it
+//! reports IR that did not pass the verifier as [`Fault::Type`].
+
+mod args;
+mod control;
+mod dot;
+mod elementwise;
+mod error;
+mod memory;
+mod movement;
+mod reduce;
+pub mod tensor;
+mod value;
+
+pub use error::{Fault, InterpError};
+pub use tensor::{Element, HostTensor, TensorError};
+
+use crate::function::{Function, Op, OpId, Region, Value};
+use crate::names::ValueNames;
+use crate::ops::OpKind;
+use crate::scalar::Scalar;
+use value::RtValue;
+
+/// A kernel argument.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arg {
+    /// The value of a scalar parameter.
+    Scalar(Scalar),
+    /// The tensor of a tensor parameter; stores write into it.
+    Tensor(HostTensor),
+}
+
+/// Limits of an interpreter run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// The most iterations one execution of a `for` may run before the run
+    /// fails with [`Fault::IterationLimit`] (instead of hanging).
+    pub max_loop_iterations: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            max_loop_iterations: 1 << 24,
+        }
+    }
+}
+
+/// Runs `func` over `grid` with the default [`Options`].
+pub fn run(func: &Function, grid: [u32; 3], args: &mut [Arg]) -> Result<(), InterpError> {
+    run_with(func, grid, args, &Options::default())
+}
+
+/// Runs every program instance of `grid` in order (x fastest, then y, then
+/// z) over `args`, which are first checked against the parameters.
+pub fn run_with(
+    func: &Function,
+    grid: [u32; 3],
+    args: &mut [Arg],
+    options: &Options,
+) -> Result<(), InterpError> {
+    args::check(func, args)?;
+    if grid.iter().any(|&g| i32::try_from(g).is_err()) {
+        return Err(InterpError::Grid { grid });
+    }
+    check_handles(func, &func.body)?;
+    let names = ValueNames::new(func);
+    let mut machine = Machine {
+        func,
+        names: &names,
+        args,
+        options,
+        grid,
+        program: [0; 3],
+        env: Vec::new(),
+    };
+    for z in 0..grid[2] {
+        for y in 0..grid[1] {
+            for x in 0..grid[0] {
+                machine.program = [x, y, z];
+                machine.env = (0..func.values.len()).map(|_| None).collect();
+                for (param, arg) in func.params.iter().zip(0..) {
+                    let value = match &machine.args[arg] {
+                        Arg::Scalar(s) => RtValue::Scalar(*s),
+                        Arg::Tensor(_) => RtValue::Tensor(arg),
+                    };
+                    machine.define(param.value, value);
+                }
+                machine.run_region(&func.body)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks that every op named by `region` and its nested regions exists, so
+/// that naming values (which walks the regions) cannot fail.
+fn check_handles(func: &Function, region: &Region) -> Result<(), InterpError> {
+    for &id in &region.ops {
+        let op = func
+            .ops
+            .get(id)
+            .ok_or(InterpError::DanglingOp { op: id.index() })?;
+        for nested in &op.regions {
+            check_handles(func, nested)?;
+        }
+    }
+    Ok(())
+}
+
+/// The state of one run: the function, the arguments, and the values of the
+/// current program instance.
+struct Machine<'a> {
+    func: &'a Function,
+    names: &'a ValueNames,
+    args: &'a mut [Arg],
+    options: &'a Options,
+    grid: [u32; 3],
+    program: [u32; 3],
+    /// The value of each SSA value (by arena index) defined so far.
+    env: Vec<Option<RtValue>>,
+}
+
+impl<'a> Machine<'a> {
+    /// Runs the ops of `region` in order; returns the operands of the `yield`
+    /// that ends it, or `None` when it has none (the body).
+    fn run_region(&mut self, region: &'a Region) -> Result<Option<Vec<RtValue>>, InterpError> {
+        for &id in &region.ops {
+            if let Some(yielded) = self.run_op(id)? {
+                return Ok(Some(yielded));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Runs one op; returns `Some` of the yielded values for a `yield`.
+    fn run_op(&mut self, id: OpId) -> Result<Option<Vec<RtValue>>, InterpError> {
+        let Some(op) = self.func.ops.get(id) else {
+            return Err(InterpError::DanglingOp { op: id.index() });
+        };
+        let operands = self.operands(op).map_err(|f| self.error(id, f))?;
+        let results = match &op.kind {
+            OpKind::Yield => return Ok(Some(operands)),
+            OpKind::For => self.run_for(id, op, &operands)?,
+            OpKind::If => self.run_if(id, op, &operands)?,
+            kind => self
+                .compute(kind, &operands)
+                .map_err(|f| self.error(id, f))?,
+        };
+        self.bind(op, results).map_err(|f| self.error(id, f))?;
+        Ok(None)
+    }
+
+    /// The value of every non-region op.
+    fn compute(&mut self, kind: &OpKind, operands: &[RtValue]) -> Result<Vec<RtValue>, Fault> {
+        let one = match kind {
+            OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => {
+                let ids = if matches!(kind, OpKind::ProgramId { .. }) {
+                    self.program
+                } else {
+                    self.grid
+                };
+                let id = ids
+                    .get(usize::from(*axis))
+                    .ok_or_else(|| Fault::Type(format!("grid axis {axis} is not 0, 1 or 2")))?;
+                // The grid was checked to fit i32.
+                RtValue::Scalar(Scalar::I32(i32::try_from(*id).unwrap_or(i32::MAX)))
+            }
+            OpKind::Constant { value } => RtValue::Scalar(*value),
+            OpKind::Full { value, shape } => elementwise::full(*value, shape)?,
+            OpKind::Iota { shape, dtype } => elementwise::iota(shape, *dtype)?,
+            OpKind::Unary(_)
+            | OpKind::Binary(_)
+            | OpKind::Cmp(_)
+            | OpKind::Select
+            | OpKind::Fma
+            | OpKind::Cast { .. } => elementwise::elementwise(kind, operands)?,
+            OpKind::Broadcast { .. }
+            | OpKind::Reshape { .. }
+            | OpKind::Permute { .. }
+            | OpKind::Expand { .. }
+            | OpKind::Flip { .. }
+            | OpKind::Slice { .. }
+            | OpKind::Pad { .. }
+            | OpKind::Cat { .. } => movement::movement(kind, operands)?,
+            OpKind::Reduce { .. } | OpKind::ArgReduce { .. } | OpKind::Scan { .. } => {
+                reduce::reduce(kind, operands)?
+            }
+            OpKind::Dot => dot::dot(operands)?,
+            OpKind::Dim { .. }
+            | OpKind::PartitionView { .. }
+            | OpKind::Load
+            | OpKind::LoadMasked { .. } => memory::read(kind, operands, self.args)?,
+            OpKind::Store | OpKind::StoreMasked => {
+                memory::store(kind, operands, self.args)?;
+                return Ok(Vec::new());
+            }
+            OpKind::For | OpKind::If | OpKind::Yield => {
+                return Err(Fault::Type(format!("`{}` outside its place", kind.name())))
+            }
+        };
+        Ok(vec![one])
+    }
+
+    /// The current values of `op`'s operands.
+    fn operands(&self, op: &Op) -> Result<Vec<RtValue>, Fault> {
+        op.operands.iter().map(|&v| self.value(v)).collect()
+    }
+
+    /// The current value of `v`.
+    fn value(&self, v: Value) -> Result<RtValue, Fault> {
+        self.env
+            .get(v.index())
+            .and_then(Option::as_ref)
+            .cloned()
+            .ok_or_else(|| {
+                Fault::Type(format!(
+                    "{} is used before it is defined",
+                    self.names.name(v)
+                ))
+            })
+    }
+
+    /// Defines `v` (an index out of the arena is ignored: it cannot be read).
+    fn define(&mut self, v: Value, value: RtValue) {
+        if let Some(slot) = self.env.get_mut(v.index()) {
+            *slot = Some(value);
+        }
+    }
+
+    /// Defines `op`'s results, checking their number and declared types.
+    fn bind(&mut self, op: &Op, results: Vec<RtValue>) -> Result<(), Fault> {
+        self.bind_values(&op.results, results, "result")
+    }
+
+    /// Defines each of `targets` as the matching value, checking the count
+    /// and each declared type.
+    fn bind_values(
+        &mut self,
+        targets: &[Value],
+        values: Vec<RtValue>,
+        what: &str,
+    ) -> Result<(), Fault> {
+        if targets.len() != values.len() {
+            return Err(Fault::Type(format!(
+                "{} {what}(s) declared, {} computed",
+                targets.len(),
+                values.len()
+            )));
+        }
+        for (&target, value) in targets.iter().zip(values) {
+            let declared = self
+                .func
+                .values
+                .get(target)
+                .map(|info| &info.ty)
+                .ok_or_else(|| {
+                    Fault::Type(format!(
+                        "{what} {} is not in the function",
+                        self.names.name(target)
+                    ))
+                })?;
+            if !value.has_type(declared) {
+                return Err(Fault::Type(format!(
+                    "{what} {} is declared {declared} but is a {}",
+                    self.names.name(target),
+                    value.describe()
+                )));
+            }
+            self.define(target, value);
+        }
+        Ok(())
+    }
+
+    /// An error of op `id` in the current program instance.
+    fn error(&self, id: OpId, fault: Fault) -> InterpError {
+        InterpError::Op {
+            program: self.program,
+            op: self.names.describe_op(self.func, id),
+            fault: Box::new(fault),
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! Ops that move elements without computing: broadcast, reshape, permute,
+//! expand, flip, slice, pad and cat. Each result element is a copy of one
+//! operand element (or of the padding value), bits unchanged.
+
+use super::value::{numel, RtValue, Tile};
+use super::Fault;
+use crate::ops::OpKind;
+
+/// Runs one movement op.
+pub(super) fn movement(kind: &OpKind, operands: &[RtValue]) -> Result<RtValue, Fault> {
+    if let OpKind::Cat { axis } = kind {
+        let parts = operands
+            .iter()
+            .map(|v| v.tile("every operand"))
+            .collect::<Result<Vec<_>, _>>()?;
+        return cat(&parts, *axis).map(RtValue::Tile);
+    }
+    let [x] = operands else {
+        return Err(Fault::Type(format!(
+            "`{}` takes one operand, found {}",
+            kind.name(),
+            operands.len()
+        )));
+    };
+    if let (OpKind::Broadcast { shape }, RtValue::Scalar(s)) = (kind, x) {
+        let shape = shape.dims().to_vec();
+        return Tile::build(shape, s.dtype(), |_| Ok(*s)).map(RtValue::Tile);
+    }
+    let x = x.tile("the operand")?;
+    let rank = x.shape.len();
+    let bad = |what: String| {
+        Fault::Type(format!(
+            "`{}` {what} on a tile of shape {:?}",
+            kind.name(),
+            x.shape
+        ))
+    };
+    let out = match kind {
+        OpKind::Broadcast { shape } => {
+            let to = shape.dims();
+            let offset = to
+                .len()
+                .checked_sub(rank)
+                .filter(|&o| {
+                    x.shape
+                        .iter()
+                        .enumerate()
+                        .all(|(a, &d)| d == 1 || d == to[a + o])
+                })
+                .ok_or_else(|| bad(format!("cannot broadcast to {to:?}")))?;
+            Tile::build(to.to_vec(), x.dtype, |out| {
+                let index: Vec<usize> = (0..rank)
+                    .map(|a| if x.shape[a] == 1 { 0 } else { out[a + offset] })
+                    .collect();
+                x.at(&index)
+            })?
+        }
+        OpKind::Reshape { shape } => {
+            if numel(shape.dims())? != x.data.len() {
+                return Err(bad(format!("cannot reshape to {shape}")));
+            }
+            Tile {
+                shape: shape.dims().to_vec(),
+                dtype: x.dtype,
+                data: x.data.clone(),
+            }
+        }
+        OpKind::Permute { perm } => {
+            let mut seen = vec![false; rank];
+            let valid = perm.len() == rank
+                && perm
+                    .iter()
+                    .all(|&p| p < rank && !std::mem::replace(&mut seen[p], true));
+            if !valid {
+                return Err(bad(format!("{perm:?} is not a permutation")));
+            }
+            let shape = perm.iter().map(|&p| x.shape[p]).collect();
+            Tile::build(shape, x.dtype, |out| {
+                let mut index = vec![0; rank];
+                for (i, &p) in perm.iter().enumerate() {
+                    index[p] = out[i];
+                }
+                x.at(&index)
+            })?
+        }
+        OpKind::Expand { shape } => {
+            let to = shape.dims();
+            let valid = to.len() == rank && x.shape.iter().zip(to).all(|(&d, &t)| d == t || d == 1);
+            if !valid {
+                return Err(bad(format!("cannot expand to {to:?}")));
+            }
+            Tile::build(to.to_vec(), x.dtype, |out| {
+                let index: Vec<usize> = (0..rank)
+                    .map(|a| if x.shape[a] == 1 { 0 } else { out[a] })
+                    .collect();
+                x.at(&index)
+            })?
+        }
+        OpKind::Flip { axes } => {
+            if axes.iter().any(|&a| a >= rank) {
+                return Err(bad(format!("axes {axes:?} out of range")));
+            }
+            Tile::build(x.shape.clone(), x.dtype, |out| {
+                let mut index = out.to_vec();
+                for &a in axes {
+                    index[a] = x.shape[a] - 1 - out[a];
+                }
+                x.at(&index)
+            })?
+        }
+        OpKind::Slice { start, stop, step } => {
+            let valid = start.len() == rank
+                && stop.len() == rank
+                && step.len() == rank
+                && (0..rank).all(|a| step[a] > 0 && start[a] < stop[a] && stop[a] <= x.shape[a]);
+            if !valid {
+                return Err(bad(format!("slice {start:?}:{stop:?}:{step:?} is invalid")));
+            }
+            let shape = (0..rank)
+                .map(|a| (stop[a] - start[a]).div_ceil(step[a]))
+                .collect();
+            Tile::build(shape, x.dtype, |out| {
+                let index: Vec<usize> = (0..rank).map(|a| start[a] + out[a] * step[a]).collect();
+                x.at(&index)
+            })?
+        }
+        OpKind::Pad { low, high, value } => {
+            if low.len() != rank || high.len() != rank || value.dtype() != x.dtype {
+                return Err(bad(format!(
+                    "pad low {low:?} high {high:?} value {value} is invalid"
+                )));
+            }
+            let shape = (0..rank)
+                .map(|a| x.shape[a].saturating_add(low[a]).saturating_add(high[a]))
+                .collect();
+            Tile::build(shape, x.dtype, |out| {
+                let inside = (0..rank).all(|a| out[a] >= low[a] && out[a] - low[a] < x.shape[a]);
+                if inside {
+                    let index: Vec<usize> = (0..rank).map(|a| out[a] - low[a]).collect();
+                    x.at(&index)
+                } else {
+                    Ok(*value)
+                }
+            })?
+        }
+        other => {
+            return Err(Fault::Type(format!(
+                "`{}` is not a movement op",
+                other.name()
+            )))
+        }
+    };
+    Ok(RtValue::Tile(out))
+}
+
+/// `cat`: the parts joined along `axis`, in operand order.
+fn cat(parts: &[&Tile], axis: usize) -> Result<Tile, Fault> {
+    let Some(first) = parts.first() else {
+        return Err(Fault::Type("`cat` needs operands".into()));
+    };
+    let rank = first.shape.len();
+    let agree = axis < rank
+        && parts.iter().all(|t| {
+            t.dtype == first.dtype
+                && t.shape.len() == rank
+                && (0..rank).all(|a| a == axis || t.shape[a] == first.shape[a])
+        });
+    if !agree {
+        let shapes: Vec<_> = parts.iter().map(|t| &t.shape).collect();
+        return Err(Fault::Type(format!(
+            "`cat` along axis {axis} of shapes {shapes:?}"
+        )));
+    }
+    let mut shape = first.shape.clone();
+    shape[axis] = parts.iter().map(|t| t.shape[axis]).sum();
+    Tile::build(shape, first.dtype, |out| {
+        let mut index = out.to_vec();
+        for part in parts {
+            if index[axis] < part.shape[axis] {
+                return part.at(&index);
+            }
+            index[axis] -= part.shape[axis];
+        }
+        Err(Fault::Type("`cat` index past the parts".into()))
+    })
+}

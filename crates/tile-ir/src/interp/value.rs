@@ -1,0 +1,159 @@
+//! The runtime values of one program instance.
+
+use super::error::Fault;
+use crate::dtype::DType;
+use crate::rules::MAX_TILE_ELEMENTS;
+use crate::scalar::Scalar;
+use crate::types::Type;
+
+/// A tile: a row-major array of scalars of one dtype.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Tile {
+    /// The extents, outermost first.
+    pub shape: Vec<usize>,
+    /// The element type.
+    pub dtype: DType,
+    /// The elements in row-major order (`shape.iter().product()` of them).
+    pub data: Vec<Scalar>,
+}
+
+/// The number of elements of a tile of `shape`, or a fault when it exceeds
+/// [`MAX_TILE_ELEMENTS`] (or overflows): the typing rules forbid such tiles.
+pub(crate) fn numel(shape: &[usize]) -> Result<usize, Fault> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .filter(|&n| n <= MAX_TILE_ELEMENTS)
+        .ok_or_else(|| {
+            Fault::Type(format!(
+                "a tile of shape {shape:?} holds more than {MAX_TILE_ELEMENTS} elements"
+            ))
+        })
+}
+
+impl Tile {
+    /// The row-major strides of `shape`, in elements.
+    pub fn strides(shape: &[usize]) -> Vec<usize> {
+        let mut strides = vec![1; shape.len()];
+        for axis in (0..shape.len().saturating_sub(1)).rev() {
+            strides[axis] = strides[axis + 1] * shape[axis + 1];
+        }
+        strides
+    }
+
+    /// The multi-index of row-major position `linear` in `shape`.
+    pub fn unravel(mut linear: usize, shape: &[usize]) -> Vec<usize> {
+        let mut index = vec![0; shape.len()];
+        for axis in (0..shape.len()).rev() {
+            index[axis] = linear % shape[axis];
+            linear /= shape[axis];
+        }
+        index
+    }
+
+    /// A tile of `shape` whose element at each multi-index is `f(index)`.
+    pub fn build(
+        shape: Vec<usize>,
+        dtype: DType,
+        mut f: impl FnMut(&[usize]) -> Result<Scalar, Fault>,
+    ) -> Result<Tile, Fault> {
+        let data = (0..numel(&shape)?)
+            .map(|linear| f(&Tile::unravel(linear, &shape)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Tile { shape, dtype, data })
+    }
+
+    /// The element at multi-index `index` (which must lie inside the shape).
+    pub fn at(&self, index: &[usize]) -> Result<Scalar, Fault> {
+        let linear = index
+            .iter()
+            .zip(Tile::strides(&self.shape))
+            .map(|(i, s)| i * s)
+            .sum::<usize>();
+        self.data.get(linear).copied().ok_or_else(|| {
+            Fault::Type(format!("index {index:?} outside the tile {:?}", self.shape))
+        })
+    }
+}
+
+/// A partition view: a tensor argument cut into tiles of a static shape.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct View {
+    /// The position of the viewed tensor among the kernel's arguments.
+    pub arg: usize,
+    /// The shape of one partition.
+    pub tile: Vec<usize>,
+    /// The element type.
+    pub dtype: DType,
+}
+
+/// The value of an SSA value in one program instance.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum RtValue {
+    /// A scalar.
+    Scalar(Scalar),
+    /// A tile.
+    Tile(Tile),
+    /// A tensor argument, by its position among the arguments.
+    Tensor(usize),
+    /// A partition view.
+    View(View),
+}
+
+impl RtValue {
+    /// A short description for messages: `f32 scalar`, `tile [4, 8] of f16`.
+    pub fn describe(&self) -> String {
+        match self {
+            RtValue::Scalar(s) => format!("{} scalar", s.dtype()),
+            RtValue::Tile(t) => format!("tile {:?} of {}", t.shape, t.dtype),
+            RtValue::Tensor(arg) => format!("tensor argument {arg}"),
+            RtValue::View(v) => format!("view of tile {:?} of {}", v.tile, v.dtype),
+        }
+    }
+
+    /// Whether this value has the declared type `ty` (for a tensor, only that
+    /// it is a tensor: its argument was checked against the parameter).
+    pub fn has_type(&self, ty: &Type) -> bool {
+        match (self, ty) {
+            (RtValue::Scalar(s), Type::Scalar(d)) => s.dtype() == *d,
+            (RtValue::Tile(t), Type::Tile(tt)) => t.dtype == tt.dtype && t.shape == tt.shape.dims(),
+            (RtValue::Tensor(_), Type::Tensor(_)) => true,
+            (RtValue::View(v), Type::View(vt)) => v.dtype == vt.dtype && v.tile == vt.tile.dims(),
+            _ => false,
+        }
+    }
+
+    /// The scalar, or a type-confusion fault naming `what`.
+    pub fn scalar(&self, what: &str) -> Result<Scalar, Fault> {
+        match self {
+            RtValue::Scalar(s) => Ok(*s),
+            other => Err(Fault::Type(format!(
+                "{what} must be a scalar, found {}",
+                other.describe()
+            ))),
+        }
+    }
+
+    /// The tile, or a type-confusion fault naming `what`.
+    pub fn tile(&self, what: &str) -> Result<&Tile, Fault> {
+        match self {
+            RtValue::Tile(t) => Ok(t),
+            other => Err(Fault::Type(format!(
+                "{what} must be a tile, found {}",
+                other.describe()
+            ))),
+        }
+    }
+
+    /// The integer value of an integer scalar, or a fault naming `what`.
+    pub fn integer(&self, what: &str) -> Result<i128, Fault> {
+        let s = self.scalar(what)?;
+        match s.to_i128() {
+            Some(v) if s.dtype().is_int() => Ok(v),
+            _ => Err(Fault::Type(format!(
+                "{what} must be an integer scalar, found {}",
+                s.dtype()
+            ))),
+        }
+    }
+}
