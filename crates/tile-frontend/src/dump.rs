@@ -9,7 +9,7 @@ use tile_ir::Function;
 
 /// The text form of a function, as embedded and dumped.
 pub fn ir_text(f: &Function) -> String {
-    format!("{f:?}")
+    f.to_string()
 }
 
 /// Runs the default pass pipeline on `f`, writing the stages under
@@ -17,7 +17,8 @@ pub fn ir_text(f: &Function) -> String {
 pub fn optimize(f: &mut Function, label: &str, dump_dir: Option<&Path>) -> Result<(), String> {
     let stage_dir = dump_dir.map(|d| d.join(&f.name).join(label));
     if let Some(dir) = &stage_dir {
-        std::fs::create_dir_all(dir).map_err(|e| format!("TILE_DUMP: cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("TILE_DUMP: cannot create {}: {e}", dir.display()))?;
         write(&dir.join("tile-ir.txt"), &ir_text(f))?;
     }
     PassManager::default_pipeline()
@@ -30,5 +31,6 @@ pub fn optimize(f: &mut Function, label: &str, dump_dir: Option<&Path>) -> Resul
 }
 
 fn write(path: &Path, text: &str) -> Result<(), String> {
-    std::fs::write(path, text).map_err(|e| format!("TILE_DUMP: cannot write {}: {e}", path.display()))
+    std::fs::write(path, text)
+        .map_err(|e| format!("TILE_DUMP: cannot write {}: {e}", path.display()))
 }

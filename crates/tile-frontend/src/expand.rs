@@ -44,7 +44,9 @@ impl Options {
     pub fn from_env(launcher: bool) -> Options {
         Options {
             launcher,
-            dump_dir: std::env::var_os("TILE_DUMP").filter(|d| !d.is_empty()).map(PathBuf::from),
+            dump_dir: std::env::var_os("TILE_DUMP")
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from),
             env_targets: std::env::var("TILE_TARGETS").ok().filter(|t| !t.is_empty()),
         }
     }
@@ -89,23 +91,41 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream, options: &Options) -> T
         }
     };
     let attr = KernelAttr::parse(attr, options.env_targets.as_deref());
-    let compiled = attr.as_ref().map_err(Clone::clone).and_then(|a| compile(&func, &sig, a, options));
+    let compiled = attr
+        .as_ref()
+        .map_err(Clone::clone)
+        .and_then(|a| compile(&func, &sig, a, options));
     let (attr, compiled, error) = match (attr, compiled) {
         (Ok(a), Ok(c)) => (Some(a), c, None),
         (a, Err(e)) => (a.ok(), Vec::new(), Some(e)),
         (Err(e), _) => (None, Vec::new(), Some(e)),
     };
-    let mut out = error.as_ref().map(syn::Error::to_compile_error).unwrap_or_default();
-    out.extend(generate(&sig, attr.as_ref(), &compiled, error.is_some(), options));
+    let mut out = error
+        .as_ref()
+        .map(syn::Error::to_compile_error)
+        .unwrap_or_default();
+    out.extend(generate(
+        &sig,
+        attr.as_ref(),
+        &compiled,
+        error.is_some(),
+        options,
+    ));
     out
 }
 
 /// Lowers, optimizes and dumps every specialization.
-fn compile(func: &ItemFn, sig: &KernelSig, attr: &KernelAttr, options: &Options) -> syn::Result<Vec<(Specialization, Function)>> {
+fn compile(
+    func: &ItemFn,
+    sig: &KernelSig,
+    attr: &KernelAttr,
+    options: &Options,
+) -> syn::Result<Vec<(Specialization, Function)>> {
     let specs = spec::resolve(attr, sig)?;
     let mut out = crate::lower_specs(func, sig, &specs)?;
     for (s, f) in &mut out {
-        dump::optimize(f, &s.label(), options.dump_dir.as_deref()).map_err(|m| syn::Error::new(sig.name.span(), m))?;
+        dump::optimize(f, &s.label(), options.dump_dir.as_deref())
+            .map_err(|m| syn::Error::new(sig.name.span(), m))?;
     }
     Ok(out)
 }
@@ -129,7 +149,13 @@ fn dtype_tokens(p: &Paths, d: tile_ir::DType) -> TokenStream {
     quote!(#ir::DType::#variant)
 }
 
-fn generate(sig: &KernelSig, attr: Option<&KernelAttr>, compiled: &[(Specialization, Function)], failed: bool, options: &Options) -> TokenStream {
+fn generate(
+    sig: &KernelSig,
+    attr: Option<&KernelAttr>,
+    compiled: &[(Specialization, Function)],
+    failed: bool,
+    options: &Options,
+) -> TokenStream {
     let p = Paths::new();
     let Paths { meta, .. } = &p;
     let (name, vis) = (&sig.name, &sig.vis);
@@ -141,7 +167,9 @@ fn generate(sig: &KernelSig, attr: Option<&KernelAttr>, compiled: &[(Specializat
         let pname = q.name.to_string();
         let d = dtype_tokens(&p, q.dtype);
         let kind = match q.kind {
-            ParamKind::Tensor { rank, mutable } => quote!(#meta::ParamKind::Tensor { rank: #rank, mutable: #mutable }),
+            ParamKind::Tensor { rank, mutable } => {
+                quote!(#meta::ParamKind::Tensor { rank: #rank, mutable: #mutable })
+            }
             ParamKind::Scalar => quote!(#meta::ParamKind::Scalar),
         };
         quote!(#meta::ParamInfo { name: #pname, dtype: #d, kind: #kind })
@@ -157,7 +185,11 @@ fn generate(sig: &KernelSig, attr: Option<&KernelAttr>, compiled: &[(Specializat
     let compiled_list = if compiled.is_empty() {
         "none".to_string()
     } else {
-        compiled.iter().map(|(s, _)| s.label()).collect::<Vec<_>>().join("; ")
+        compiled
+            .iter()
+            .map(|(s, _)| s.label())
+            .collect::<Vec<_>>()
+            .join("; ")
     };
     let missing = format!("kernel `{name_str}` was not compiled for these const arguments; the compiled specializations are: {compiled_list}; add a `configs(...)` to its attribute");
     // After a reported error, do not add a second one at every use.
@@ -176,10 +208,21 @@ fn generate(sig: &KernelSig, attr: Option<&KernelAttr>, compiled: &[(Specializat
     } else {
         quote!(&Self::INFO.specializations[Self::INDEX])
     };
-    let launcher = if options.launcher && !failed { launcher(&p, sig) } else { TokenStream::new() };
+    let mut launcher = if options.launcher && !failed {
+        launcher(&p, sig)
+    } else {
+        TokenStream::new()
+    };
+    if !failed {
+        launcher.extend(interpreter(&p, sig));
+    }
     let doc = format!(
         "The tile kernel `{name_str}`: its metadata is [`Self::INFO`]{}.",
-        if options.launcher { "; launch it with `Self::launch`" } else { "" }
+        if options.launcher {
+            "; launch it with `Self::launch`"
+        } else {
+            ""
+        }
     );
     quote! {
         #[doc = #doc]
@@ -237,10 +280,64 @@ fn arg_type(p: &Paths, q: &ParamSig) -> TokenStream {
     }
 }
 
+/// `interpret(grid, (args...))`: runs the kernel through the reference
+/// interpreter on host tensors, writing the `&mut` ones back.
+fn interpreter(p: &Paths, sig: &KernelSig) -> TokenStream {
+    let (ir, meta) = (&p.ir, &p.meta);
+    let mut types = Vec::new();
+    let mut names = Vec::new();
+    let mut conv = Vec::new();
+    let mut back = Vec::new();
+    for (i, q) in sig.params.iter().enumerate() {
+        let n = syn::Ident::new(&format!("arg_{}", q.name), Span::mixed_site());
+        match q.kind {
+            ParamKind::Tensor { mutable, .. } => {
+                types.push(if mutable {
+                    quote!(&mut #ir::interp::HostTensor)
+                } else {
+                    quote!(&#ir::interp::HostTensor)
+                });
+                conv.push(quote!(#ir::interp::Arg::Tensor(::core::clone::Clone::clone(&*#n))));
+                if mutable {
+                    back.push(quote!(#meta::write_back(::core::mem::replace(&mut run_args[#i], #ir::interp::Arg::Scalar(#ir::Scalar::Bool(false))), #n);));
+                }
+            }
+            ParamKind::Scalar => {
+                let elem = arg_type(p, q);
+                let variant = format_ident!("{}", format!("{:?}", q.dtype));
+                types.push(elem);
+                conv.push(quote!(#ir::interp::Arg::Scalar(#ir::Scalar::#variant(#n))));
+            }
+        }
+        names.push(n);
+    }
+    quote! {
+        /// Runs the kernel through the reference interpreter over `grid`
+        /// (one to three axes) on host tensors; the `&mut` tensors receive
+        /// the results. Dtypes and ranks are checked against the
+        /// parameters.
+        pub fn interpret<const G: usize>(
+            grid: [u32; G],
+            args: (#(#types,)*),
+        ) -> ::core::result::Result<(), #meta::InterpretError> {
+            const { ::core::assert!(G >= 1 && G <= 3, "a grid has one to three axes") };
+            let (#(#names,)*) = args;
+            let mut run_args = [#(#conv),*];
+            #meta::interpret(Self::spec(), &grid, &mut run_args)?;
+            #(#back)*
+            ::core::result::Result::Ok(())
+        }
+    }
+}
+
 fn launcher(p: &Paths, sig: &KernelSig) -> TokenStream {
     let rt = &p.rt;
     let types: Vec<TokenStream> = sig.params.iter().map(|q| arg_type(p, q)).collect();
-    let names: Vec<syn::Ident> = sig.params.iter().map(|q| syn::Ident::new(&format!("arg_{}", q.name), Span::mixed_site())).collect();
+    let names: Vec<syn::Ident> = sig
+        .params
+        .iter()
+        .map(|q| syn::Ident::new(&format!("arg_{}", q.name), Span::mixed_site()))
+        .collect();
     let conv = sig.params.iter().zip(&names).map(|(q, n)| match q.kind {
         ParamKind::Scalar => quote!(#rt::LaunchArg::scalar(#n)),
         ParamKind::Tensor { .. } => quote!(#rt::LaunchArg::from(#n)),

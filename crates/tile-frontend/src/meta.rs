@@ -3,6 +3,8 @@
 //! and its optimized tile IR text.
 
 use std::fmt;
+use tile_ir::interp::{self, Arg, HostTensor, InterpError};
+use tile_ir::text::{parse_function, ParseError};
 use tile_ir::DType;
 
 /// What a kernel parameter is.
@@ -126,3 +128,42 @@ impl fmt::Display for NotCompiled {
 }
 
 impl std::error::Error for NotCompiled {}
+
+/// Why running a kernel through the reference interpreter failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum InterpretError {
+    /// The embedded IR did not parse back (a bug of the printer or parser).
+    Parse(ParseError),
+    /// The interpreter rejected the arguments or faulted while running.
+    Run(InterpError),
+}
+
+impl fmt::Display for InterpretError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InterpretError::Parse(e) => write!(f, "the embedded tile IR does not parse: {e}"),
+            InterpretError::Run(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for InterpretError {}
+
+/// Runs a compiled specialization through the reference interpreter over a
+/// grid of one to three axes; the interpreter checks the arguments against
+/// the kernel's parameters (count, dtypes, ranks).
+pub fn interpret(spec: &SpecInfo, grid: &[u32], args: &mut [Arg]) -> Result<(), InterpretError> {
+    let func = parse_function(spec.ir).map_err(InterpretError::Parse)?;
+    let mut grid3 = [1u32; 3];
+    for (g, &v) in grid3.iter_mut().zip(grid) {
+        *g = v;
+    }
+    interp::run(&func, grid3, args).map_err(InterpretError::Run)
+}
+
+/// Copies a tensor argument back to the caller's tensor after a run.
+pub fn write_back(arg: Arg, to: &mut HostTensor) {
+    if let Arg::Tensor(t) = arg {
+        *to = t;
+    }
+}

@@ -4,10 +4,10 @@
 //! `Tensor<T, 2>`) and scalars.
 
 use crate::diag::err;
+pub use crate::meta::ParamKind;
 use syn::{
     FnArg, GenericArgument, GenericParam, Ident, ItemFn, Pat, PathArguments, Type, Visibility,
 };
-pub use crate::meta::ParamKind;
 use tile_ir::DType;
 
 /// The integer types a const parameter may have.

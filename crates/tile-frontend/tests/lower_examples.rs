@@ -27,7 +27,12 @@ fn tree(f: &Function, v: Value) -> String {
             let op = f.op(op);
             let operands: Vec<String> = op.operands.iter().map(|&o| tree(f, o)).collect();
             let regions: Vec<String> = op.regions.iter().map(|r| effects(f, r)).collect();
-            format!("{:?}#{index}({}){{{}}}", op.kind, operands.join(", "), regions.join(" | "))
+            format!(
+                "{:?}#{index}({}){{{}}}",
+                op.kind,
+                operands.join(", "),
+                regions.join(" | ")
+            )
         }
     }
 }
@@ -41,15 +46,29 @@ fn effects(f: &Function, region: &tile_ir::Region) -> String {
         if op.kind.has_side_effects() {
             let operands: Vec<String> = op.operands.iter().map(|&o| tree(f, o)).collect();
             let regions: Vec<String> = op.regions.iter().map(|r| effects(f, r)).collect();
-            out.push(format!("{:?}({}){{{}}}", op.kind, operands.join(", "), regions.join(" | ")));
+            out.push(format!(
+                "{:?}({}){{{}}}",
+                op.kind,
+                operands.join(", "),
+                regions.join(" | ")
+            ));
         }
     }
     out.join(";\n")
 }
 
 fn canonical(f: &Function) -> String {
-    let params: Vec<String> = f.params.iter().map(|p| format!("{}: {}", p.name, f.ty(p.value))).collect();
-    format!("kernel {}({})\n{}", f.name, params.join(", "), effects(f, &f.body))
+    let params: Vec<String> = f
+        .params
+        .iter()
+        .map(|p| format!("{}: {}", p.name, f.ty(p.value)))
+        .collect();
+    format!(
+        "kernel {}({})\n{}",
+        f.name,
+        params.join(", "),
+        effects(f, &f.body)
+    )
 }
 
 fn sample(name: &str) -> Function {
@@ -70,13 +89,16 @@ fn examples_equal_the_hand_built_samples() {
     for (name, attr, src) in EXAMPLES {
         let ours = canonical(&lower(attr, src));
         let theirs = canonical(&sample(name));
-        assert_eq!(ours, theirs, "{name}: the macro's IR differs from tile_ir::samples");
+        assert_eq!(
+            ours, theirs,
+            "{name}: the macro's IR differs from tile_ir::samples"
+        );
     }
 }
 
 #[test]
-fn example_trees_snapshot() {
+fn example_ir_snapshots() {
     for (name, attr, src) in EXAMPLES {
-        insta::assert_snapshot!(format!("{name}_tree"), canonical(&lower(attr, src)));
+        insta::assert_snapshot!(name, tile_frontend::dump::ir_text(&lower(attr, src)));
     }
 }

@@ -69,7 +69,11 @@ impl Lowerer<'_> {
         if let Some(e) = else_expr {
             names.visit_expr(e);
         }
-        let merged = self.carried(names.0, i, "`if`")?;
+        let merged: Vec<(String, Value)> = self
+            .carried(names.0, "`if`")?
+            .into_iter()
+            .map(|(n, v, _)| (n, v))
+            .collect();
         let else_tail = match else_expr {
             Some(Expr::Block(b)) => has_tail(&b.block),
             Some(_) => true,
@@ -159,7 +163,7 @@ impl Lowerer<'_> {
         };
         let mut out = Vec::new();
         for (leaf, ty) in tail.iter().zip(&types[..n_tail]) {
-            out.push(self.coerce(leaf, ty, at, "the value of the `if`")?);
+            out.push(self.coerce(leaf, ty, at, "the `if` produces")?);
         }
         for ((name, _), ty) in merged.iter().zip(&types[n_tail..]) {
             let v = self
@@ -167,7 +171,7 @@ impl Lowerer<'_> {
                 .lookup(name)
                 .map(|b| b.val.clone())
                 .unwrap_or(Val::Unit);
-            out.push(self.coerce(&v, ty, at, &format!("`{name}`, assigned in the `if`,"))?);
+            out.push(self.coerce(&v, ty, at, &format!("`{name}` is"))?);
         }
         self.reset(merged);
         Ok(out)

@@ -6,27 +6,29 @@
 
 use super::{Lowerer, Val};
 use crate::diag::abort;
+use proc_macro2::TokenStream;
 use quote::ToTokens;
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use syn::visit::Visit;
 use syn::{Expr, ExprForLoop, RangeLimits};
 use tile_ir::builder::Builder;
 use tile_ir::{DType, Type, Value};
 
-/// The names assigned (`x = ..`, `x += ..`) anywhere in a piece of syntax.
+/// The names assigned (`x = ..`, `x += ..`) anywhere in a piece of syntax,
+/// each with its last assignment (where a type change is reported).
 #[derive(Default)]
-pub(crate) struct Assigned(pub(crate) BTreeSet<String>);
+pub(crate) struct Assigned(pub(crate) BTreeMap<String, TokenStream>);
 
 impl Assigned {
-    fn place(&mut self, e: &Expr) {
+    fn place(&mut self, e: &Expr, whole: &dyn ToTokens) {
         match e {
             Expr::Path(p) => {
                 if let Some(id) = p.path.get_ident() {
-                    self.0.insert(id.to_string());
+                    self.0.insert(id.to_string(), whole.to_token_stream());
                 }
             }
-            Expr::Tuple(t) => t.elems.iter().for_each(|x| self.place(x)),
-            Expr::Paren(p) => self.place(&p.expr),
+            Expr::Tuple(t) => t.elems.iter().for_each(|x| self.place(x, whole)),
+            Expr::Paren(p) => self.place(&p.expr, whole),
             _ => {}
         }
     }
@@ -34,7 +36,7 @@ impl Assigned {
 
 impl<'ast> Visit<'ast> for Assigned {
     fn visit_expr_assign(&mut self, e: &'ast syn::ExprAssign) {
-        self.place(&e.left);
+        self.place(&e.left, e);
         syn::visit::visit_expr_assign(self, e);
     }
     fn visit_expr_binary(&mut self, e: &'ast syn::ExprBinary) {
@@ -52,7 +54,7 @@ impl<'ast> Visit<'ast> for Assigned {
                 | syn::BinOp::ShrAssign(_)
         );
         if compound {
-            self.place(&e.left);
+            self.place(&e.left, e);
         }
         syn::visit::visit_expr_binary(self, e);
     }
@@ -64,12 +66,11 @@ impl<'k> Lowerer<'k> {
     /// values made IR values (so they can be carried or merged).
     pub(crate) fn carried(
         &mut self,
-        names: BTreeSet<String>,
-        node: &dyn ToTokens,
+        names: BTreeMap<String, TokenStream>,
         what: &str,
-    ) -> syn::Result<Vec<(String, Value)>> {
+    ) -> syn::Result<Vec<(String, Value, TokenStream)>> {
         let mut out = Vec::new();
-        for name in names {
+        for (name, node) in names {
             let Some(b) = self.scopes.lookup(&name).cloned() else {
                 continue;
             };
@@ -78,13 +79,13 @@ impl<'k> Lowerer<'k> {
             }
             let v = match &b.val {
                 Val::Ir(x) if self.ty(*x).is_data() => *x,
-                c if c.is_const() => self.data(c, None, node)?,
+                c if c.is_const() => self.data(c, None, &node)?,
                 other => {
-                    return Err(self.err(node, format!("`{name}` is assigned in this {what} but holds {}; only scalars and tiles can change here", self.describe(other))))
+                    return Err(self.err(&node, format!("`{name}` is assigned in this {what} but holds {}; only scalars and tiles can change here", self.describe(other))))
                 }
             };
             self.scopes.set(&name, Val::Ir(v));
-            out.push((name, v));
+            out.push((name, v, node));
         }
         Ok(out)
     }
@@ -214,8 +215,8 @@ impl<'k> Lowerer<'k> {
         )?;
         let mut names = Assigned::default();
         names.visit_block(&f.body);
-        let carried = self.carried(names.0, &f.body, "loop")?;
-        let init: Vec<Value> = carried.iter().map(|(_, v)| *v).collect();
+        let carried = self.carried(names.0, "loop")?;
+        let init: Vec<Value> = carried.iter().map(|(_, v, _)| *v).collect();
         let types: Vec<Type> = init.iter().map(|v| self.ty(*v)).collect();
         let mut failure = None;
         let mut b = std::mem::replace(&mut self.b, Builder::new(""));
@@ -223,23 +224,18 @@ impl<'k> Lowerer<'k> {
             self.nested(inner, &mut failure, |me| {
                 me.scopes.push();
                 me.bind(&f.pat, Val::Ir(iv), &f.pat)?;
-                for ((name, _), arg) in carried.iter().zip(args) {
+                for ((name, _, _), arg) in carried.iter().zip(args) {
                     me.scopes.set(name, Val::Ir(*arg));
                 }
                 me.block(&f.body)?;
                 let mut next = Vec::new();
-                for ((name, _), ty) in carried.iter().zip(&types) {
+                for ((name, _, at), ty) in carried.iter().zip(&types) {
                     let v = me
                         .scopes
                         .lookup(name)
                         .map(|b| b.val.clone())
                         .unwrap_or(Val::Unit);
-                    next.push(me.coerce(
-                        &v,
-                        ty,
-                        &f.body,
-                        &format!("`{name}`, carried by the loop,"),
-                    )?);
+                    next.push(me.coerce(&v, ty, at, &format!("the loop carries `{name}` as"))?);
                 }
                 me.scopes.pop();
                 Ok(next)
@@ -251,7 +247,7 @@ impl<'k> Lowerer<'k> {
             return Err(e);
         }
         let results = self.ir_result(f, result)?;
-        for ((name, _), v) in carried.iter().zip(results) {
+        for ((name, _, _), v) in carried.iter().zip(results) {
             self.scopes.set(name, Val::Ir(v));
         }
         Ok(Val::Unit)

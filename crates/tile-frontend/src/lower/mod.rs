@@ -309,10 +309,18 @@ impl<'k> Lowerer<'k> {
             }
             Expr::Field(f) => self.tuple_field(f),
             Expr::Assign(a) => self.assign(&a.left, &a.right, a),
-            Expr::While(w) => Err(self.err(
-                &w.cond,
-                "`while` loops are not supported: loops in a tile kernel run a block-uniform trip count; use `for i in lo..hi`",
-            )),
+            Expr::While(w) => {
+                let cond = self.expr(&w.cond)?;
+                let on_tile = matches!(cond, Val::Ir(v) if matches!(self.ty(v), Type::Tile(_)));
+                Err(self.err(
+                    &w.cond,
+                    if on_tile {
+                        "`while` on a tile is not supported: a loop's trip count must be block-uniform; use `for i in lo..hi` and choose per element with `select`"
+                    } else {
+                        "`while` loops are not supported: loops in a tile kernel run a block-uniform trip count; use `for i in lo..hi`"
+                    },
+                ))
+            }
             Expr::Loop(l) => Err(self.err(&l.loop_token, "`loop` is not supported: use `for i in lo..hi` with scalar bounds")),
             Expr::Closure(c) => Err(self.err(c, "closures are not supported in tile kernels: define a `#[tile_fn]` helper inside the kernel instead")),
             Expr::Reference(r) => Err(self.err(r, "references are not supported in tile kernels: tiles and scalars are values, pass them directly")),
