@@ -289,7 +289,7 @@ fn interpreter(p: &Paths, sig: &KernelSig) -> TokenStream {
     let mut conv = Vec::new();
     let mut back = Vec::new();
     for (i, q) in sig.params.iter().enumerate() {
-        let n = syn::Ident::new(&format!("arg_{}", q.name), Span::mixed_site());
+        let n = format_ident!("arg_{}", q.name, span = Span::mixed_site());
         match q.kind {
             ParamKind::Tensor { mutable, .. } => {
                 types.push(if mutable {
@@ -336,7 +336,7 @@ fn launcher(p: &Paths, sig: &KernelSig) -> TokenStream {
     let names: Vec<syn::Ident> = sig
         .params
         .iter()
-        .map(|q| syn::Ident::new(&format!("arg_{}", q.name), Span::mixed_site()))
+        .map(|q| format_ident!("arg_{}", q.name, span = Span::mixed_site()))
         .collect();
     let conv = sig.params.iter().zip(&names).map(|(q, n)| match q.kind {
         ParamKind::Scalar => quote!(#rt::LaunchArg::scalar(#n)),

@@ -121,6 +121,12 @@ impl KernelSig {
                 ));
             }
             let name = pi.ident.clone();
+            if name.to_string().starts_with("r#") {
+                return Err(err(
+                    &name,
+                    "raw identifiers are not supported as kernel parameter names",
+                ));
+            }
             if params.iter().any(|p| p.name == name) || consts.iter().any(|c| c.name == name) {
                 return Err(err(
                     &name,
@@ -144,9 +150,14 @@ impl KernelSig {
     }
 }
 
-/// The dtype of a Rust element type name, if it is one tiles can hold.
+/// The dtype of a Rust element type, if it is one tiles can hold.
 pub fn dtype_of(ident: &Ident) -> Option<DType> {
-    match ident.to_string().as_str() {
+    dtype_named(&ident.to_string())
+}
+
+/// The dtype of a Rust element type name (`f32`, `bf16`, ...).
+pub fn dtype_named(name: &str) -> Option<DType> {
+    match name {
         "bool" => Some(DType::Bool),
         "i8" => Some(DType::I8),
         "i16" => Some(DType::I16),

@@ -355,7 +355,10 @@ impl Lowerer<'_> {
         };
         let v = self.expr(&e.expr)?;
         match (&v, op) {
-            (Val::Int(i), UnaryOp::Neg) => Ok(Val::Int(-i)),
+            (Val::Int(i), UnaryOp::Neg) => i
+                .checked_neg()
+                .map(Val::Int)
+                .ok_or_else(|| self.err(e, "`-` overflows on this compile-time integer")),
             (Val::Float(f), UnaryOp::Neg) => Ok(Val::Float(-f)),
             (Val::Bool(b), UnaryOp::Not) => Ok(Val::Bool(!b)),
             (Val::Int(i), UnaryOp::Not) => Ok(Val::Int(!i)),

@@ -6,7 +6,7 @@
 //! with a suffix (`2.0f16`, `3i64`) are typed at once.
 
 use super::Lowerer;
-use crate::signature::dtype_of;
+use crate::signature::{dtype_named, dtype_of};
 use quote::ToTokens;
 use tile_ir::{DType, Scalar, Type, Value};
 
@@ -68,8 +68,8 @@ impl Lowerer<'_> {
     }
 
     fn suffix_dtype(&self, suffix: &str, lit: &syn::Lit) -> syn::Result<DType> {
-        let id = syn::Ident::new(suffix, lit.span());
-        dtype_of(&id).ok_or_else(|| self.err(lit, format!("unsupported literal suffix `{suffix}`")))
+        dtype_named(suffix)
+            .ok_or_else(|| self.err(lit, format!("unsupported literal suffix `{suffix}`")))
     }
 
     /// The value a path names: a variable, a const parameter, or a typed
