@@ -106,7 +106,7 @@ impl<'k> Lowerer<'k> {
         }
         if let (Type::Scalar(d), Some(shape)) = (&have, want.tile_shape()) {
             if *d == want.dtype() {
-                return self.to_shape(x, shape, node);
+                return self.broadcast_to_shape(x, shape, node);
             }
         }
         Err(self.err(

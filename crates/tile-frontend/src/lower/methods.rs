@@ -165,7 +165,7 @@ impl Lowerer<'_> {
                     ));
                 }
                 let x = match xt.tile_shape() {
-                    None => self.to_shape(x, &vt.tile, *first)?,
+                    None => self.broadcast_to_shape(x, &vt.tile, *first)?,
                     Some(s) if *s == vt.tile => x,
                     Some(s) => {
                         return Err(self.err(*first, format!("the stored tile has shape {s}, but the view's tiles have shape {}", vt.tile)))

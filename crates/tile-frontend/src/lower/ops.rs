@@ -230,13 +230,13 @@ impl Lowerer<'_> {
                 }
             },
         };
-        let a = self.to_shape(a, &shape, node)?;
-        let b = self.to_shape(b, &shape, node)?;
+        let a = self.broadcast_to_shape(a, &shape, node)?;
+        let b = self.broadcast_to_shape(b, &shape, node)?;
         Ok((a, b))
     }
 
     /// `v` broadcast to `shape` (no op if it already has it).
-    pub(crate) fn to_shape(
+    pub(crate) fn broadcast_to_shape(
         &mut self,
         v: Value,
         shape: &Shape,
