@@ -109,10 +109,7 @@ impl<'k> Lowerer<'k> {
                 return self.broadcast_to_shape(x, shape, node);
             }
         }
-        Err(self.err(
-            node,
-            format!("{what} has type {want}, but here it is {have}"),
-        ))
+        Err(self.err(node, format!("{what} {want}, but this makes it {have}")))
     }
 
     /// Runs `body` on the real builder while `Builder::for_loop` or

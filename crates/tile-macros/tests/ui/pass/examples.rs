@@ -1,5 +1,5 @@
 //! The five example kernels build, and their metadata is reachable.
-use tile::{tile_fn, tile_kernel};
+use tile::tile_kernel;
 
 #[tile_kernel(configs(BLOCK = 1024), configs(BLOCK = 256), num_warps = 4, targets = "sm_80,host")]
 fn vector_add<const BLOCK: usize>(x: &Tensor<f32>, y: &Tensor<f32>, out: &mut Tensor<f32>) {
@@ -43,6 +43,23 @@ fn main() {
     assert_eq!(vector_add::<256>::spec().label, "BLOCK=256");
     assert!(vector_add::<512>::try_spec().is_err());
     assert_eq!(softmax::<2, 128>::INFO.params.len(), 2);
-    assert!(matmul::<64, 64, 32>::spec().ir.contains("Dot"));
+    assert!(matmul::<64, 64, 32>::spec().ir.contains(" = dot "));
     assert_eq!(matmul::<32, 32, 16>::INFO.specializations.len(), 2);
+
+    // End to end through the reference interpreter, with a partial tile.
+    use tile::ir::interp::HostTensor;
+    let n = 300;
+    let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let x = HostTensor::from_vec(&[n], xs.clone()).unwrap();
+    let y = HostTensor::from_vec(&[n], vec![0.5f32; n]).unwrap();
+    let mut out = HostTensor::zeros(tile::ir::DType::F32, &[n]);
+    vector_add::<256>::interpret([2], (&x, &y, &mut out)).unwrap();
+    let got = out.to_vec::<f32>().unwrap();
+    assert!(got.iter().zip(&xs).all(|(g, x)| *g == x + 0.5));
+
+    // Arguments are checked against the parameters at run time.
+    let wrong = HostTensor::zeros(tile::ir::DType::F32, &[4, 4]);
+    let mut out2 = HostTensor::zeros(tile::ir::DType::F32, &[4, 4]);
+    assert!(softmax::<2, 128>::interpret([1], (&wrong, &mut out2)).is_ok());
+    assert!(vector_add::<256>::interpret([1], (&wrong, &y, &mut out)).is_err());
 }
