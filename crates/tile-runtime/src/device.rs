@@ -102,7 +102,7 @@ fn numel(shape: &[usize], device: &Device) -> Result<usize, Error> {
 impl fmt::Display for Device {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
-            DeviceKind::Cpu => f.write_str("cpu"),
+            DeviceKind::Cpu => f.pad("cpu"),
         }
     }
 }
