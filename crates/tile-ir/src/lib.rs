@@ -1,1 +1,3 @@
 //! The tile IR (work in progress).
+
+pub mod layout;
