@@ -4,7 +4,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::composition::composition_tiler;
+use super::coord::Coord;
 use super::error::{LayoutError, Result};
+use super::int_tuple::IntTuple;
 use super::layout::Layout;
 use super::parse::{parse_all, Cursor};
 use super::tiler::Tiler;
@@ -163,6 +165,36 @@ impl ComposedLayout {
     pub fn call(&self, idx: i64) -> i64 {
         self.swizzle
             .apply(self.offset.wrapping_add(self.layout.call(idx)))
+    }
+
+    /// `swizzle(offset + layout(coord))` for any coordinate form
+    /// [`Layout::crd2idx`] accepts.
+    pub fn crd2idx(&self, coord: &IntTuple) -> Result<i64> {
+        Ok(self
+            .swizzle
+            .apply(self.offset.wrapping_add(self.layout.crd2idx(coord)?)))
+    }
+
+    /// Slices the inner layout; the offset of the fixed modes moves inside
+    /// the swizzle, `swizzle ∘ (offset + L(c_fixed)) ∘ slice(L, c)`.
+    ///
+    /// ```
+    /// use tile_ir::layout::ComposedLayout;
+    /// let c: ComposedLayout = "Sw<3,0,3> o 0 o (8,8):(8,1)".parse().unwrap();
+    /// let row = c.slice(&"(5,_)".parse().unwrap()).unwrap();
+    /// assert_eq!(row.to_string(), "Sw<3,0,3> o 40 o 8:1");
+    /// assert_eq!(row.call(2), c.crd2idx(&"(5,2)".parse().unwrap()).unwrap());
+    /// ```
+    pub fn slice(&self, coord: &Coord) -> Result<ComposedLayout> {
+        let (layout, offset) = self.layout.slice_and_offset(coord)?;
+        let offset = self
+            .offset
+            .checked_add(offset)
+            .ok_or_else(|| LayoutError::Overflow {
+                op: "ComposedLayout::slice",
+                detail: format!("offset of {coord} in {self}"),
+            })?;
+        Ok(ComposedLayout::new(self.swizzle, offset, layout))
     }
 
     /// `(swizzle ∘ offset ∘ L) ∘ T = swizzle ∘ offset ∘ (L ∘ T)`: tiling
