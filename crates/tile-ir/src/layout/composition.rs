@@ -15,10 +15,13 @@ use super::tiler::Tiler;
 /// scaling the strides that are skipped), then *mod out* `s` elements
 /// (`(2,2) % 4 = (2,2)`). The last mode of `A` absorbs whatever is left.
 ///
-/// Fails when a stride or shape divisibility condition fails, i.e. when
-/// `A ∘ B` is not a layout: `d` must divide or be a multiple of each
-/// prefix of `A`'s shape it passes, and the remaining `s` must be a
-/// multiple of each mode it spans. Negative strides in `B` are refused.
+/// Fails when `A ∘ B` is not a layout: a stride divisibility condition
+/// (`d` must divide or be a multiple of each extent of `A` it passes,
+/// unless the mode ends inside that extent), a shape divisibility
+/// condition (the remaining `s` must be a multiple of each extent it
+/// spans), or a carry between modes of `B` (their offsets must add up
+/// within each extent boundary of `A`, or `A(x + y) ≠ A(x) + A(y)`).
+/// Negative strides in `B` are refused.
 ///
 /// ```
 /// use tile_ir::layout::{composition, Layout};
@@ -31,9 +34,67 @@ use super::tiler::Tiler;
 /// ```
 pub fn composition(a: &Layout, b: &Layout) -> Result<Layout> {
     let lhs = coalesce_modes(a, true);
-    compose_tree(&lhs, b.shape(), b.stride(), &|rule, detail| {
-        LayoutError::rule("composition", rule, format!("{a} ∘ {b}: {detail}"))
-    })
+    let fail =
+        |rule, detail| LayoutError::rule("composition", rule, format!("{a} ∘ {b}: {detail}"));
+    let result = compose_tree(&lhs, b.shape(), b.stride(), &fail)?;
+    check_no_carry(&lhs, b, &fail)?;
+    Ok(result)
+}
+
+/// Composition distributes over the modes of `B` only if adding their
+/// offsets never carries across an extent boundary `p` of `A` (a prefix
+/// product of its coalesced extents): for every such `p`,
+/// `Σₖ max_c (c·dₖ mod p) < p`. Then `A(Σ xₖ) = Σ A(xₖ)`.
+fn check_no_carry(lhs: &[(i64, i64)], b: &Layout, fail: &Fail<'_>) -> Result<()> {
+    let modes: Vec<(i64, i64)> = b
+        .shape()
+        .leaves()
+        .into_iter()
+        .zip(b.stride().leaves())
+        .filter(|&(s, d)| s > 1 && d > 0)
+        .collect();
+    if modes.len() < 2 {
+        return Ok(());
+    }
+    let mut boundary = 1i64;
+    for &(extent, _) in lhs.iter().take(lhs.len().saturating_sub(1)) {
+        boundary = boundary.saturating_mul(extent);
+        let reach = modes.iter().fold(0i64, |acc, &(s, d)| {
+            acc.saturating_add(max_residue(s, d, boundary))
+        });
+        if reach >= boundary {
+            return Err(fail(
+                "the right operand's modes carry across an extent boundary of the left operand",
+                format!("their offsets modulo {boundary} add up to {reach}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// An upper bound of `c·d mod p` over `c` in `0..s`, exact unless the
+/// multiples of `d` wrap around `p` without `d` dividing `p`.
+fn max_residue(s: i64, d: i64, p: i64) -> i64 {
+    if d % p == 0 {
+        0
+    } else if p % d == 0 {
+        (s - 1).min(p / d - 1) * d
+    } else {
+        let straight = (s - 1).saturating_mul(d);
+        if straight < p {
+            straight
+        } else {
+            p - gcd(d, p)
+        }
+    }
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 /// Composition with a tiler: a layout composes as a 1-D function (see
