@@ -509,7 +509,8 @@ fn left_inverse_cute_unit_test_layouts() {
             .iter()
             .zip(a.shape().leaves())
             .all(|(&d, s)| d != 0 || s == 1);
-        for i in 0..a.size() {
+        // Every index of the small layouts, an even sample of the big ones.
+        for i in (0..a.size()).step_by(1 + a.size() as usize / 4096) {
             assert_eq!(a.call(r.call(a.call(i))), a.call(i), "{text} at {i}");
             if injective {
                 assert_eq!(r.call(a.call(i)), i, "{text} at {i}");

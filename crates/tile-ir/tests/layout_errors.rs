@@ -77,6 +77,14 @@ fn composition_divisibility_conditions() {
         "composition: shape divisibility condition fails: (4,3):(1,10) ∘ 3:2: 3 elements do not split into whole runs of 2"
     );
     assert_eq!(
+        message(composition(&l("(2,5,2):(1,4,2)"), &l("(4,3):(1,4)"))),
+        "composition: the right operand's modes carry across an extent boundary of the left operand: (2,5,2):(1,4,2) ∘ (4,3):(1,4): their offsets modulo 10 add up to 11"
+    );
+    assert_eq!(
+        message(composition(&l("(6,1):(0,1)"), &l("(6,2):(1,1)"))),
+        "composition: the right operand's modes carry across an extent boundary of the left operand: (6,1):(0,1) ∘ (6,2):(1,1): their offsets modulo 6 add up to 6"
+    );
+    assert_eq!(
         message(composition(&l("(4,3):(1,10)"), &l("2:-1"))),
         "composition: negative strides in the right operand are not supported: (4,3):(1,10) ∘ 2:-1: mode 2:-1"
     );
@@ -224,4 +232,29 @@ fn swizzle_errors() {
         message("Sw<-1,0,2>".parse::<Swizzle>()),
         "parse error at byte 10 of `Sw<-1,0,2>`: expected a swizzle bit count in 0..2^32"
     );
+}
+
+#[test]
+fn degenerate_input_does_not_panic() {
+    assert_eq!(
+        message(shape_div(&IntTuple::Int(6), &IntTuple::Int(0))),
+        "shape_div(6, 0): neither divides the other"
+    );
+    assert!(shape_div(&IntTuple::Int(i64::MIN), &IntTuple::Int(-1)).is_err());
+    // Unvalidated shapes with a zero extent.
+    let shape: IntTuple = "(0,3)".parse().unwrap();
+    assert_eq!(idx2crd(5, &shape).to_string(), "(5,0)");
+    assert_eq!(
+        crd2idx(&IntTuple::Int(5), &shape, &"(1,4)".parse().unwrap()).unwrap(),
+        5
+    );
+    assert_eq!(
+        complement(&l("4:1"), i64::MAX).unwrap().to_string(),
+        format!("{}:4", i64::MAX / 4 + 1)
+    );
+    assert_eq!(
+        l("(2,2):(4611686018427387903,1)").cosize(),
+        4611686018427387905
+    );
+    assert!("(2,2):(9223372036854775807,1)".parse::<Layout>().is_err());
 }

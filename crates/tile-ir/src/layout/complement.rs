@@ -71,7 +71,7 @@ pub fn complement(layout: &Layout, cotarget: i64) -> Result<Layout> {
         })?;
         strides.push(span);
     }
-    shapes.push((cotarget + span - 1) / span);
+    shapes.push(cotarget / span + i64::from(cotarget % span != 0));
     let full = Layout::new(IntTuple::flat(&shapes), IntTuple::flat(&strides))?;
     Ok(coalesce(&full))
 }

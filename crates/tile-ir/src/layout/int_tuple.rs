@@ -246,9 +246,9 @@ pub fn shape_div(a: &IntTuple, b: &IntTuple) -> Result<IntTuple> {
 
 /// [`shape_div`] on integers.
 pub(crate) fn shape_div_int(a: i64, b: i64) -> Result<i64> {
-    if b != 0 && a % b == 0 {
-        Ok(a / b)
-    } else if a != 0 && b % a == 0 {
+    if let (Some(0), Some(quotient)) = (a.checked_rem(b), a.checked_div(b)) {
+        Ok(quotient)
+    } else if b != 0 && b.checked_rem(a) == Some(0) {
         Ok(a.signum() * b.signum())
     } else {
         Err(LayoutError::ShapeDiv { a, b })

@@ -109,7 +109,7 @@ impl Layout {
 
     /// `L(size-1) + 1`: one past the offset of the last coordinate.
     pub fn cosize(&self) -> i64 {
-        self.call(self.size() - 1) + 1
+        self.call(self.size() - 1).saturating_add(1)
     }
 
     /// Number of top-level modes.
@@ -287,10 +287,9 @@ pub fn idx2crd(idx: i64, shape: &IntTuple) -> IntTuple {
                 if k == last {
                     idx2crd(rest, mode)
                 } else {
-                    let size = mode.size();
-                    let here = idx2crd(rest % size, mode);
-                    rest /= size;
-                    here
+                    let (quotient, remainder) = divmod(rest, mode.size());
+                    rest = quotient;
+                    idx2crd(remainder, mode)
                 }
             });
             IntTuple::Tuple(coords.collect())
@@ -341,9 +340,9 @@ fn offset_of(idx: i64, shape: &IntTuple, stride: &IntTuple) -> i64 {
                 if k + 1 == ss.len() {
                     total = total.wrapping_add(offset_of(rest, s, d));
                 } else {
-                    let size = s.size();
-                    total = total.wrapping_add(offset_of(rest % size, s, d));
-                    rest /= size;
+                    let (quotient, remainder) = divmod(rest, s.size());
+                    total = total.wrapping_add(offset_of(remainder, s, d));
+                    rest = quotient;
                 }
             }
             total
@@ -358,6 +357,15 @@ impl fmt::Debug for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self, f)
     }
+}
+
+/// `(a / b, a mod b)`; a divisor below 1 (possible only in shapes that
+/// were never validated) keeps everything in the remainder.
+fn divmod(a: i64, b: i64) -> (i64, i64) {
+    if b < 1 {
+        return (0, a);
+    }
+    (a / b, a % b)
 }
 
 impl fmt::Display for Layout {

@@ -21,6 +21,8 @@
 //! `docs/layouts.md`. Every operation returns [`LayoutError`] instead of
 //! panicking when its rule fails.
 
+#![deny(missing_docs)]
+
 mod coalesce;
 mod complement;
 mod composition;
