@@ -114,9 +114,42 @@ impl WithLeaves for IntTuple {
     }
 }
 
+/// A few hundred cases per law; failures are reported, not persisted to
+/// files beside the tests (the interesting ones are pinned as unit tests).
+fn to_coord(c: &IntTuple, leaf: &mut impl FnMut(i64) -> Coord) -> Coord {
+    match c {
+        IntTuple::Int(n) => leaf(*n),
+        IntTuple::Tuple(items) => Coord::Tuple(items.iter().map(|i| to_coord(i, leaf)).collect()),
+    }
+}
+
+/// The parts of `natural` where `coord` is free, left to right.
+fn free_parts(coord: &Coord, natural: &IntTuple, out: &mut Vec<IntTuple>) {
+    match (coord, natural) {
+        (Coord::Free, _) => out.push(natural.clone()),
+        (Coord::Tuple(items), IntTuple::Tuple(parts)) => {
+            items
+                .iter()
+                .zip(parts)
+                .for_each(|(c, n)| free_parts(c, n, out));
+        }
+        _ => {}
+    }
+}
+
+/// The coordinate with its free modes at 0.
+fn to_int(c: &Coord) -> IntTuple {
+    match c {
+        Coord::Free => IntTuple::Int(0),
+        Coord::Int(n) => IntTuple::Int(*n),
+        Coord::Tuple(items) => IntTuple::Tuple(items.iter().map(to_int).collect()),
+    }
+}
+
 fn config(cases: u32) -> ProptestConfig {
     ProptestConfig {
         cases,
+        failure_persistence: None,
         ..ProptestConfig::default()
     }
 }
@@ -130,6 +163,29 @@ proptest! {
         prop_assert_eq!(text.parse::<Layout>().unwrap(), a.clone());
         prop_assert_eq!(a.shape().to_string().parse::<IntTuple>().unwrap(), a.shape().clone());
         prop_assert_eq!(text.parse::<Layout>().unwrap().to_string(), text);
+    }
+
+    #[test]
+    fn tiler_and_coord_text_round_trips(a in any_layout(), b in any_layout(), idx in 0i64..64, free in any::<u8>()) {
+        let tiler = Tiler::Modes(vec![Tiler::Layout(a.clone()), Tiler::Modes(vec![Tiler::Layout(b)])]);
+        prop_assert_eq!(tiler.to_string().parse::<Tiler>().unwrap(), tiler);
+        // A natural coordinate of `a` with some leaves left free.
+        let mut bit = 0;
+        let coord = to_coord(&a.idx2crd(idx % a.size()), &mut |n| {
+            bit += 1;
+            if free >> (bit % 8) & 1 == 1 { Coord::Free } else { Coord::Int(n) }
+        });
+        prop_assert_eq!(coord.to_string().parse::<Coord>().unwrap(), coord.clone());
+        // Slicing then indexing the free part gives the same offset.
+        let (sliced, offset) = a.slice_and_offset(&coord).unwrap();
+        prop_assert!(sliced.size() <= a.size());
+        prop_assert_eq!(a.crd2idx(&to_int(&coord)).unwrap(), offset);
+        // L(c) = offset + slice(free part of c).
+        let natural = a.idx2crd(idx % a.size());
+        let mut kept = Vec::new();
+        free_parts(&coord, &natural, &mut kept);
+        let free_coord = if kept.len() == 1 { kept.remove(0) } else { IntTuple::Tuple(kept) };
+        prop_assert_eq!(a.crd2idx(&natural).unwrap(), offset + sliced.crd2idx(&free_coord).unwrap());
     }
 
     #[test]
