@@ -8,8 +8,9 @@
 //! - `spec()`: the compiled specialization for the const arguments, checked
 //!   at compile time (an uncompiled one is a compile error listing the
 //!   compiled ones) and `try_spec()`, its run-time counterpart;
-//! - with the `launcher` option, `launch(&device, grid, (args...))`, typed
-//!   by the signature, which calls the runtime.
+//! - `launch(&device, grid, (args...))`, typed by the signature, which
+//!   calls `tile_runtime::launch`, and `interpret(grid, (args...))`, which
+//!   runs the reference interpreter directly on host tensors.
 //!
 //! Every path to the user-facing crate goes through [`Paths`]. On any error
 //! the same items are emitted with no specialization next to the
@@ -30,8 +31,6 @@ use tile_ir::Function;
 /// directly by tests.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
-    /// Emit `launch`, which needs the runtime's launch API.
-    pub launcher: bool,
     /// `TILE_DUMP`: where to write every stage.
     pub dump_dir: Option<PathBuf>,
     /// `TILE_TARGETS`: the targets when the attribute names none.
@@ -41,9 +40,8 @@ pub struct Options {
 impl Options {
     /// The options of a proc-macro run: `TILE_DUMP` and `TILE_TARGETS` from
     /// the environment.
-    pub fn from_env(launcher: bool) -> Options {
+    pub fn from_env() -> Options {
         Options {
-            launcher,
             dump_dir: std::env::var_os("TILE_DUMP")
                 .filter(|d| !d.is_empty())
                 .map(PathBuf::from),
@@ -104,13 +102,7 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream, options: &Options) -> T
         .as_ref()
         .map(syn::Error::to_compile_error)
         .unwrap_or_default();
-    out.extend(generate(
-        &sig,
-        attr.as_ref(),
-        &compiled,
-        error.is_some(),
-        options,
-    ));
+    out.extend(generate(&sig, attr.as_ref(), &compiled, error.is_some()));
     out
 }
 
@@ -154,7 +146,6 @@ fn generate(
     attr: Option<&KernelAttr>,
     compiled: &[(Specialization, Function)],
     failed: bool,
-    options: &Options,
 ) -> TokenStream {
     let p = Paths::new();
     let Paths { meta, .. } = &p;
@@ -208,21 +199,13 @@ fn generate(
     } else {
         quote!(&Self::INFO.specializations[Self::INDEX])
     };
-    let mut launcher = if options.launcher && !failed {
-        launcher(&p, sig)
-    } else {
-        TokenStream::new()
-    };
+    let mut launcher = TokenStream::new();
     if !failed {
+        launcher.extend(launcher_fn(&p, sig));
         launcher.extend(interpreter(&p, sig));
     }
     let doc = format!(
-        "The tile kernel `{name_str}`: its metadata is [`Self::INFO`]{}.",
-        if options.launcher {
-            "; launch it with `Self::launch`"
-        } else {
-            ""
-        }
+        "The tile kernel `{name_str}`: its metadata is `INFO`; run it with `launch` (or `interpret`)."
     );
     quote! {
         #[doc = #doc]
@@ -330,7 +313,7 @@ fn interpreter(p: &Paths, sig: &KernelSig) -> TokenStream {
     }
 }
 
-fn launcher(p: &Paths, sig: &KernelSig) -> TokenStream {
+fn launcher_fn(p: &Paths, sig: &KernelSig) -> TokenStream {
     let rt = &p.rt;
     let types: Vec<TokenStream> = sig.params.iter().map(|q| arg_type(p, q)).collect();
     let names: Vec<syn::Ident> = sig

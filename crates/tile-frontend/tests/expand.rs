@@ -4,19 +4,8 @@
 use quote::quote;
 use tile_frontend::expand::{tile_kernel, Options};
 
-fn expand(
-    attr: proc_macro2::TokenStream,
-    item: proc_macro2::TokenStream,
-    launcher: bool,
-) -> syn::File {
-    let out = tile_kernel(
-        attr,
-        item,
-        &Options {
-            launcher,
-            ..Options::default()
-        },
-    );
+fn expand(attr: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> syn::File {
+    let out = tile_kernel(attr, item, &Options::default());
     syn::parse2(out).expect("the expansion is valid Rust syntax")
 }
 
@@ -52,7 +41,7 @@ fn kernel() -> proc_macro2::TokenStream {
 
 #[test]
 fn the_launcher_takes_typed_arguments() {
-    let file = expand(quote!(configs(B = 128)), kernel(), true);
+    let file = expand(quote!(configs(B = 128)), kernel());
     assert!(!has_compile_error(&file));
     assert_eq!(
         methods(&file),
@@ -67,19 +56,10 @@ fn the_launcher_takes_typed_arguments() {
 }
 
 #[test]
-fn without_the_feature_there_is_no_launcher() {
-    let file = expand(quote!(configs(B = 128)), kernel(), false);
-    assert_eq!(
-        methods(&file),
-        ["INFO", "INDEX", "spec", "try_spec", "interpret"]
-    );
-}
-
-#[test]
 fn an_error_still_emits_the_struct_and_its_metadata() {
     // `B = 0` breaks the shape rule: the error comes with the items, so
     // uses of `axpy::<..>::INFO` elsewhere in the crate still resolve.
-    let file = expand(quote!(configs(B = 0)), kernel(), true);
+    let file = expand(quote!(configs(B = 0)), kernel());
     assert!(has_compile_error(&file));
     assert!(file
         .items
@@ -95,7 +75,6 @@ fn a_bad_signature_still_emits_the_struct() {
         quote!(
             fn k<const B: usize>(x: Vec<f32>) {}
         ),
-        false,
     );
     assert!(has_compile_error(&file));
     assert!(file.items.iter().any(

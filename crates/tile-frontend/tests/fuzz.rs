@@ -3,9 +3,9 @@
 //! each is parsed, lowered and expanded, and whatever happens must be an
 //! `Ok` or a spanned error.
 
-mod examples;
+mod common;
 
-use examples::EXAMPLES;
+use common::EXAMPLES;
 use proc_macro2::{TokenStream, TokenTree};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use tile_frontend::expand::{tile_kernel, Options};
@@ -165,14 +165,7 @@ fn run_one(attr: &str, src: &str) {
         return;
     };
     let result = catch_unwind(AssertUnwindSafe(|| {
-        let _ = tile_kernel(
-            attr.clone(),
-            item.clone(),
-            &Options {
-                launcher: true,
-                ..Options::default()
-            },
-        );
+        let _ = tile_kernel(attr.clone(), item.clone(), &Options::default());
         if let Ok(f) = syn::parse2::<syn::ItemFn>(item.clone()) {
             let _ = tile_frontend::lower_kernel(attr.clone(), &f);
         }

@@ -2,9 +2,9 @@
 //! embedded IR text and parsed back, compute the right results in the
 //! reference interpreter, with partial edge tiles.
 
-mod examples;
+mod common;
 
-use examples::EXAMPLES;
+use common::EXAMPLES;
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::{Function, Scalar};
 

@@ -2,9 +2,9 @@
 //! their IR is snapshotted, and must equal what `tile_ir::samples` builds by
 //! hand, up to the order of independent ops.
 
-mod examples;
+mod common;
 
-use examples::EXAMPLES;
+use common::EXAMPLES;
 use tile_ir::{DType, Function, Value, ValueDef};
 
 fn lower(attr: &str, src: &str) -> Function {
