@@ -7,6 +7,8 @@
 //! `syn::Result` with errors spanned at the user's syntax; nothing panics on
 //! any input.
 
+#![warn(missing_docs)]
+
 pub mod attr;
 mod diag;
 pub mod dump;

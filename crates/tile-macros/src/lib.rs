@@ -2,6 +2,8 @@
 //! [`tile_frontend`], which parses, checks and lowers the kernel to tile IR
 //! at build time and generates its launcher. See `docs/guide.md`.
 
+#![warn(missing_docs)]
+
 use proc_macro::TokenStream;
 
 /// Compiles a function written in the tile language to tile IR for every
