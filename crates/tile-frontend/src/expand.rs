@@ -12,7 +12,7 @@
 //!   calls `tile_runtime::launch`, and `interpret(grid, (args...))`, which
 //!   runs the reference interpreter directly on host tensors.
 //!
-//! Every path to the user-facing crate goes through [`Paths`]. On any error
+//! Every path to the user-facing crate goes through `Paths`. On any error
 //! the same items are emitted with no specialization next to the
 //! `compile_error!`, so the rest of the user's crate keeps compiling.
 

@@ -4,10 +4,10 @@
 //! bound to their values, so shapes are plain numbers by the time an op is
 //! built and every typing rule is checked on the spot, at the span of the
 //! expression that broke it. The walk is split by expression family:
-//! [`value`] (literals and their typing), [`ops`] (operators, broadcasting,
-//! casts), [`calls`] (builtin functions and helper inlining), [`methods`]
-//! (method calls: math, reductions, views), [`movement`] (reshape, permute,
-//! slice, pad, ...), [`control`] (`for`,
+//! `value` (literals and their typing), `ops` (operators, broadcasting,
+//! casts), `calls` (builtin functions and helper inlining), `methods`
+//! (method calls: math, reductions, views), `movement` (reshape, permute,
+//! slice, pad, ...), `control` (`for`,
 //! `if`) and this module (statements, blocks and variables).
 
 mod branch;
