@@ -267,6 +267,7 @@ fn arg_type(p: &Paths, q: &ParamSig) -> TokenStream {
 /// interpreter on host tensors, writing the `&mut` ones back.
 fn interpreter(p: &Paths, sig: &KernelSig) -> TokenStream {
     let (ir, meta) = (&p.ir, &p.meta);
+    let count = sig.params.len();
     let mut types = Vec::new();
     let mut names = Vec::new();
     let mut conv = Vec::new();
@@ -305,7 +306,7 @@ fn interpreter(p: &Paths, sig: &KernelSig) -> TokenStream {
         ) -> ::core::result::Result<(), #meta::InterpretError> {
             const { ::core::assert!(G >= 1 && G <= 3, "a grid has one to three axes") };
             let (#(#names,)*) = args;
-            let mut run_args = [#(#conv),*];
+            let mut run_args: [#ir::interp::Arg; #count] = [#(#conv),*];
             #meta::interpret(Self::spec(), &grid, &mut run_args)?;
             #(#back)*
             ::core::result::Result::Ok(())
@@ -315,6 +316,7 @@ fn interpreter(p: &Paths, sig: &KernelSig) -> TokenStream {
 
 fn launcher_fn(p: &Paths, sig: &KernelSig) -> TokenStream {
     let rt = &p.rt;
+    let count = sig.params.len();
     let types: Vec<TokenStream> = sig.params.iter().map(|q| arg_type(p, q)).collect();
     let names: Vec<syn::Ident> = sig
         .params
@@ -345,7 +347,7 @@ fn launcher_fn(p: &Paths, sig: &KernelSig) -> TokenStream {
                 num_warps: Self::INFO.num_warps,
             };
             let (#(#names,)*) = args;
-            let mut launch_args = [#(#conv),*];
+            let mut launch_args: [#rt::LaunchArg<'_>; #count] = [#(#conv),*];
             #rt::launch(device, &kernel, grid3, &mut launch_args)
         }
     }

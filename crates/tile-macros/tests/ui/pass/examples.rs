@@ -37,7 +37,24 @@ fn matmul<const BM: usize, const BN: usize, const BK: usize>(
     partition_view(c, [BM, BN]).store_masked(acc, pid_m, pid_n);
 }
 
+/// No parameters at all: the argument tuples are `()`.
+#[tile_kernel]
+fn nothing() {
+    let _ = program_id(0) + 1;
+}
+
+/// One scalar parameter: a one-element tuple.
+#[tile_kernel]
+fn scalar_only(a: bf16) {
+    let _ = a * 2.0;
+}
+
 fn main() {
+    nothing::interpret([1], ()).unwrap();
+    nothing::launch(&tile::Device::cpu(), [1, 1, 1], ()).unwrap();
+    scalar_only::interpret([1], (tile::__private::half::bf16::from_f32(1.0),)).unwrap();
+    assert_eq!(nothing::spec().label, "default");
+
     assert_eq!(vector_add::<1024>::INFO.num_warps, 4);
     assert_eq!(vector_add::<1024>::INFO.targets, ["sm_80", "host"]);
     assert_eq!(vector_add::<256>::spec().label, "BLOCK=256");
