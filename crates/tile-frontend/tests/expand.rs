@@ -81,3 +81,23 @@ fn a_bad_signature_still_emits_the_struct() {
         |i| matches!(i, syn::Item::Struct(s) if s.ident == "k" && s.generics.params.len() == 1)
     ));
 }
+
+#[test]
+fn tile_targets_applies_when_the_attribute_names_none() {
+    let with_env = |targets: &str, attr: proc_macro2::TokenStream| {
+        let options = Options {
+            env_targets: Some(targets.to_string()),
+            ..Options::default()
+        };
+        tile_kernel(attr, kernel(), &options).to_string()
+    };
+    let out = with_env("host,sm_90", quote!(configs(B = 128)));
+    assert!(out.contains(r#"targets : & ["host" , "sm_90"]"#), "{out}");
+    let out = with_env("host", quote!(configs(B = 128), targets = "gfx942"));
+    assert!(out.contains(r#"targets : & ["gfx942"]"#), "{out}");
+    let out = with_env("sm_75", quote!(configs(B = 128)));
+    assert!(
+        out.contains("in TILE_TARGETS: unknown target `sm_75`"),
+        "{out}"
+    );
+}
