@@ -329,6 +329,13 @@ proptest! {
     }
 
     #[test]
+    fn downcast_then_upcast_is_the_identity(a in any_layout(), factor in 2i64..=4) {
+        if let Ok(down) = downcast(&a, factor) {
+            prop_assert_eq!(upcast(&down, factor).unwrap(), a);
+        }
+    }
+
+    #[test]
     fn swizzle_is_an_involution(bits in 0u32..=4, base in 0u32..=4, extra in 0i32..=3, negative in any::<bool>(), x in 0i64..(1 << 16)) {
         let shift = (bits as i32 + extra) * if negative { -1 } else { 1 };
         let sw = Swizzle::new(bits, base, shift).unwrap();
