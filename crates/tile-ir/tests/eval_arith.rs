@@ -176,6 +176,27 @@ fn nan_results_are_canonical() {
 }
 
 #[test]
+fn neg_and_abs_are_sign_operations() {
+    let inf = Scalar::F8E5M2(tile_ir::f8::F8E5M2::from_bits(0x7c));
+    assert_eq!(unary(UnaryOp::Neg, inf).unwrap().to_bits(), 0xfc);
+    assert_eq!(
+        unary(UnaryOp::Abs, Scalar::F32(-0.0)).unwrap(),
+        Scalar::F32(0.0)
+    );
+    assert_eq!(
+        unary(UnaryOp::Neg, Scalar::F16(f16::ZERO)).unwrap(),
+        Scalar::F16(f16::NEG_ZERO)
+    );
+    assert_eq!(
+        unary(UnaryOp::Abs, Scalar::BF16(bf16::NEG_INFINITY)).unwrap(),
+        Scalar::BF16(bf16::INFINITY)
+    );
+    // Arithmetic that rounds into FP8 saturates, as every conversion does.
+    let two = Scalar::F8E5M2(tile_ir::f8::F8E5M2::from_f64(2.0));
+    assert_eq!(binary(BinaryOp::Mul, inf, two).unwrap().to_f64(), 57344.0);
+}
+
+#[test]
 fn min_and_max_propagate_nan_and_order_signed_zeros() {
     let (pz, nz) = (Scalar::F32(0.0), Scalar::F32(-0.0));
     let nan = Scalar::F32(f32::NAN);
