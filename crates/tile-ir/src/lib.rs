@@ -9,6 +9,7 @@
 
 pub mod arena;
 pub mod builder;
+pub mod descriptor;
 pub mod dtype;
 pub mod eval;
 pub mod f8;
@@ -20,8 +21,10 @@ pub mod passes;
 pub mod rules;
 pub mod samples;
 pub mod scalar;
+pub mod text;
 pub mod types;
 pub mod verify;
+pub mod view;
 
 pub use dtype::DType;
 pub use function::{Function, Op, OpId, Param, Region, Value, ValueDef, ValueInfo};

@@ -1,13 +1,14 @@
 //! The verifier: structure first, then each op's typing rule.
 //!
-//! [`structure`] checks what every later stage indexes without checking:
-//! handles point into the arenas, every op sits in exactly one region,
-//! definitions record where they are, values are used only where their
+//! [`handles`] checks that every later stage may index without checking:
+//! handles point into the arenas and every op sits in exactly one region.
+//! [`structure`] then checks that definitions record where they are, values are used only where their
 //! definition dominates, and regions have the shape their op needs.
 //! [`typing`] then checks every op against [`crate::rules`] and the region
 //! signatures of `for` and `if`. Every error names the op as the printed IR
 //! shows it, the rule, and the offending values.
 
+mod handles;
 mod structure;
 mod typing;
 
@@ -28,8 +29,9 @@ pub struct VerifyError {
 
 /// Checks `func`: structure first, then types.
 pub fn verify(func: &Function) -> Result<(), VerifyError> {
-    structure::check(func)?;
+    handles::check(func)?;
     let names = ValueNames::new(func);
+    structure::check(func, &names)?;
     typing::check(func, &names)
 }
 

@@ -2,17 +2,20 @@
 
 use super::{Reporter, VerifyError};
 use crate::function::{Function, OpId, Region, Value, ValueDef};
+use crate::names::ValueNames;
 use crate::ops::OpKind;
 use crate::types::Type;
 use std::collections::HashSet;
 
-pub(super) fn check(func: &Function) -> Result<(), VerifyError> {
-    let report = Reporter { func, names: None };
+pub(super) fn check(func: &Function, names: &ValueNames) -> Result<(), VerifyError> {
+    let report = Reporter {
+        func,
+        names: Some(names),
+    };
     check_params(func, &report)?;
     let mut checker = Structure {
         func,
         report,
-        placed: HashSet::new(),
         scopes: vec![func.params.iter().map(|p| p.value).collect()],
     };
     checker.region(&func.body, None)
@@ -36,9 +39,7 @@ fn check_params(func: &Function, report: &Reporter) -> Result<(), VerifyError> {
         if !seen.insert(param.name.as_str()) {
             return Err(report.at(location, "parameter names must be unique"));
         }
-        let Some(info) = func.values.get(param.value) else {
-            return Err(report.at(location, "its value handle points past the value arena"));
-        };
+        let info = &func.values[param.value];
         if info.def != ValueDef::Param(index) {
             return Err(report.at(
                 location,
@@ -61,7 +62,6 @@ fn check_params(func: &Function, report: &Reporter) -> Result<(), VerifyError> {
 struct Structure<'f> {
     func: &'f Function,
     report: Reporter<'f>,
-    placed: HashSet<OpId>,
     /// Values visible at the current point, one set per open region.
     scopes: Vec<HashSet<Value>>,
 }
@@ -108,15 +108,7 @@ impl Structure<'_> {
     }
 
     fn op(&mut self, id: OpId, terminator_slot: bool) -> Result<(), VerifyError> {
-        let Some(op) = self.func.ops.get(id) else {
-            return Err(self.report.at(
-                format!("op #{}", id.index()),
-                "a region lists an op handle past the op arena",
-            ));
-        };
-        if !self.placed.insert(id) {
-            return Err(self.report.op(id, "the op appears in more than one place"));
-        }
+        let op = self.func.op(id);
         if op.kind == OpKind::Yield && !terminator_slot {
             return Err(self
                 .report

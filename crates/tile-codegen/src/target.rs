@@ -1,0 +1,396 @@
+//! Code generation targets: which GPU (or the host CPU) a kernel is compiled for, and the LLVM
+//! target machine that compiles for it.
+//!
+//! | name                                   | LLVM triple           | CPU        | features         |
+//! |----------------------------------------|-----------------------|------------|------------------|
+//! | `sm_75` … `sm_90a` ([`Sm`])            | `nvptx64-nvidia-cuda` | the `sm_*` | `+ptxNN` (min.)  |
+//! | `gfx90a`, `gfx942`, `gfx1100` ([`Gfx`]) | `amdgcn-amd-amdhsa`   | the `gfx*` | (none)           |
+//! | `host`                                 | LLVM's default triple | host CPU   | host CPU's       |
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::{Once, OnceLock};
+
+use inkwell::module::Module;
+use inkwell::targets::{
+    CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine,
+    TargetTriple,
+};
+use inkwell::OptimizationLevel;
+
+/// The LLVM triple of every NVPTX target.
+pub const NVPTX_TRIPLE: &str = "nvptx64-nvidia-cuda";
+/// The LLVM triple of every AMDGPU target (HSA code objects).
+pub const AMDGPU_TRIPLE: &str = "amdgcn-amd-amdhsa";
+
+/// An NVIDIA GPU architecture (`sm_*`) that LLVM 19's NVPTX backend and `ptxas` both accept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Sm {
+    /// Turing (`sm_75`).
+    Sm75,
+    /// Ampere A100 (`sm_80`).
+    Sm80,
+    /// Ampere GA10x (`sm_86`).
+    Sm86,
+    /// Ampere Orin (`sm_87`).
+    Sm87,
+    /// Ada Lovelace (`sm_89`).
+    Sm89,
+    /// Hopper (`sm_90`).
+    Sm90,
+    /// Hopper with the architecture-specific features (`sm_90a`: wgmma, setmaxnreg, …).
+    Sm90a,
+}
+
+impl Sm {
+    /// Every supported architecture, oldest first.
+    pub const ALL: [Sm; 7] = [
+        Sm::Sm75,
+        Sm::Sm80,
+        Sm::Sm86,
+        Sm::Sm87,
+        Sm::Sm89,
+        Sm::Sm90,
+        Sm::Sm90a,
+    ];
+
+    /// The name used by LLVM and `ptxas`, e.g. `"sm_90a"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sm::Sm75 => "sm_75",
+            Sm::Sm80 => "sm_80",
+            Sm::Sm86 => "sm_86",
+            Sm::Sm87 => "sm_87",
+            Sm::Sm89 => "sm_89",
+            Sm::Sm90 => "sm_90",
+            Sm::Sm90a => "sm_90a",
+        }
+    }
+
+    /// The compute capability as a number, e.g. `90` for both `sm_90` and `sm_90a`.
+    pub fn number(self) -> u32 {
+        match self {
+            Sm::Sm75 => 75,
+            Sm::Sm80 => 80,
+            Sm::Sm86 => 86,
+            Sm::Sm87 => 87,
+            Sm::Sm89 => 89,
+            Sm::Sm90 | Sm::Sm90a => 90,
+        }
+    }
+
+    /// The oldest PTX ISA version that supports this architecture, times ten (`78` is PTX 7.8).
+    ///
+    /// This is what the target asks LLVM to emit (`.version` in the PTX): the oldest version
+    /// keeps the PTX loadable by the widest range of drivers. LLVM 19 accepts PTX 3.2 to 8.5.
+    pub fn ptx_version(self) -> u32 {
+        match self {
+            Sm::Sm75 => 63,
+            Sm::Sm80 => 70,
+            Sm::Sm86 => 71,
+            Sm::Sm87 => 74,
+            Sm::Sm89 | Sm::Sm90 => 78,
+            Sm::Sm90a => 80,
+        }
+    }
+}
+
+impl fmt::Display for Sm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An AMD GPU architecture (`gfx*`) that LLVM 19's AMDGPU backend accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Gfx {
+    /// CDNA 2: MI200 series (`gfx90a`).
+    Gfx90a,
+    /// CDNA 3: MI300 series (`gfx942`).
+    Gfx942,
+    /// RDNA 3: RX 7900 series (`gfx1100`).
+    Gfx1100,
+}
+
+impl Gfx {
+    /// Every supported architecture.
+    pub const ALL: [Gfx; 3] = [Gfx::Gfx90a, Gfx::Gfx942, Gfx::Gfx1100];
+
+    /// The name used by LLVM and ROCm, e.g. `"gfx942"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Gfx::Gfx90a => "gfx90a",
+            Gfx::Gfx942 => "gfx942",
+            Gfx::Gfx1100 => "gfx1100",
+        }
+    }
+}
+
+impl fmt::Display for Gfx {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a kernel is compiled for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Target {
+    /// An NVIDIA GPU: LLVM's NVPTX backend emits PTX, which `ptxas` assembles.
+    Nvptx(Sm),
+    /// An AMD GPU: LLVM's AMDGPU backend emits an object that `ld.lld` links to a code object.
+    Amdgpu(Gfx),
+    /// The CPU this program runs on.
+    Host,
+}
+
+impl Target {
+    /// Every target name that [`Target::from_str`] accepts.
+    pub fn accepted_names() -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = Sm::ALL.iter().map(|sm| sm.name()).collect();
+        names.extend(Gfx::ALL.iter().map(|gfx| gfx.name()));
+        names.push("host");
+        names
+    }
+
+    /// The LLVM target triple, e.g. `nvptx64-nvidia-cuda`; for [`Target::Host`] LLVM's default
+    /// triple of this machine.
+    pub fn triple(&self) -> String {
+        match self {
+            Target::Nvptx(_) => NVPTX_TRIPLE.to_owned(),
+            Target::Amdgpu(_) => AMDGPU_TRIPLE.to_owned(),
+            Target::Host => TargetMachine::get_default_triple()
+                .as_str()
+                .to_string_lossy()
+                .into_owned(),
+        }
+    }
+
+    /// The LLVM CPU name: the `sm_*`/`gfx*` name, or the host CPU's name.
+    pub fn cpu(&self) -> String {
+        match self {
+            Target::Nvptx(sm) => sm.name().to_owned(),
+            Target::Amdgpu(gfx) => gfx.name().to_owned(),
+            Target::Host => TargetMachine::get_host_cpu_name().to_string(),
+        }
+    }
+
+    /// The LLVM feature string: for NVPTX the PTX ISA version (e.g. `+ptx78`, see
+    /// [`Sm::ptx_version`]), for AMDGPU none (the architecture's defaults), for the host the
+    /// host CPU's features.
+    pub fn features(&self) -> String {
+        match self {
+            Target::Nvptx(sm) => format!("+ptx{}", sm.ptx_version()),
+            Target::Amdgpu(_) => String::new(),
+            Target::Host => TargetMachine::get_host_cpu_features().to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Nvptx(sm) => sm.fmt(f),
+            Target::Amdgpu(gfx) => gfx.fmt(f),
+            Target::Host => f.write_str("host"),
+        }
+    }
+}
+
+impl FromStr for Target {
+    type Err = TargetError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s == "host" {
+            return Ok(Target::Host);
+        }
+        if let Some(sm) = Sm::ALL.into_iter().find(|sm| sm.name() == s) {
+            return Ok(Target::Nvptx(sm));
+        }
+        if let Some(gfx) = Gfx::ALL.into_iter().find(|gfx| gfx.name() == s) {
+            return Ok(Target::Amdgpu(gfx));
+        }
+        Err(TargetError::Unknown {
+            name: s.to_owned(),
+            accepted: Target::accepted_names().join(", "),
+        })
+    }
+}
+
+/// The targets compiled for when none are named: `sm_80`, `sm_90`, `gfx90a`, `gfx942`, `host`.
+pub fn default_targets() -> Vec<Target> {
+    vec![
+        Target::Nvptx(Sm::Sm80),
+        Target::Nvptx(Sm::Sm90),
+        Target::Amdgpu(Gfx::Gfx90a),
+        Target::Amdgpu(Gfx::Gfx942),
+        Target::Host,
+    ]
+}
+
+/// An error about a target: an unknown name, or LLVM failing to set up or compile for it.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    /// The name is not one of [`Target::accepted_names`].
+    #[error("unknown target `{name}`; accepted targets: {accepted}")]
+    Unknown {
+        /// The name that was given.
+        name: String,
+        /// The accepted names, comma-separated.
+        accepted: String,
+    },
+    /// LLVM could not initialize its backend for the target.
+    #[error("cannot initialize LLVM's backend for target {target}: {message}")]
+    Initialize {
+        /// The target.
+        target: Target,
+        /// LLVM's message.
+        message: String,
+    },
+    /// LLVM does not know the triple, or refused the CPU/feature combination.
+    #[error("cannot create an LLVM target machine for target {target} (triple {triple}, cpu {cpu}, features `{features}`): {message}")]
+    Machine {
+        /// The target.
+        target: Target,
+        /// The triple asked for.
+        triple: String,
+        /// The CPU asked for.
+        cpu: String,
+        /// The features asked for.
+        features: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// LLVM failed to compile a module for the target.
+    #[error("LLVM failed to emit {kind} of module `{module}` for target {target}: {message}")]
+    Emit {
+        /// The target.
+        target: Target,
+        /// The module's name.
+        module: String,
+        /// `"assembly"` or `"an object file"`.
+        kind: &'static str,
+        /// LLVM's message.
+        message: String,
+    },
+}
+
+fn initialize(target: &Target) -> Result<(), TargetError> {
+    static NVPTX: Once = Once::new();
+    static AMDGPU: Once = Once::new();
+    static NATIVE: OnceLock<Result<(), String>> = OnceLock::new();
+    let config = InitializationConfig::default();
+    match target {
+        Target::Nvptx(_) => NVPTX.call_once(|| LlvmTarget::initialize_nvptx(&config)),
+        Target::Amdgpu(_) => AMDGPU.call_once(|| LlvmTarget::initialize_amd_gpu(&config)),
+        Target::Host => NATIVE
+            .get_or_init(|| LlvmTarget::initialize_native(&config))
+            .clone()
+            .map_err(|message| TargetError::Initialize {
+                target: *target,
+                message,
+            })?,
+    }
+    Ok(())
+}
+
+/// Creates the LLVM target machine for `target`, initializing only that target's LLVM backend.
+///
+/// Code is position-independent (as AMDGPU code objects and host shared libraries need).
+pub fn create_target_machine(
+    target: &Target,
+    level: OptimizationLevel,
+) -> Result<TargetMachine, TargetError> {
+    initialize(target)?;
+    let (triple, cpu, features) = (target.triple(), target.cpu(), target.features());
+    let machine_error = |message: String| TargetError::Machine {
+        target: *target,
+        triple: triple.clone(),
+        cpu: cpu.clone(),
+        features: features.clone(),
+        message,
+    };
+    let llvm_triple = TargetTriple::create(&triple);
+    let llvm_target =
+        LlvmTarget::from_triple(&llvm_triple).map_err(|e| machine_error(e.to_string()))?;
+    llvm_target
+        .create_target_machine(
+            &llvm_triple,
+            &cpu,
+            &features,
+            level,
+            RelocMode::PIC,
+            CodeModel::Default,
+        )
+        .ok_or_else(|| machine_error("LLVMCreateTargetMachine returned null".to_owned()))
+}
+
+/// An LLVM target machine together with the [`Target`] it compiles for.
+#[derive(Debug)]
+pub struct Machine {
+    target: Target,
+    llvm: TargetMachine,
+}
+
+impl Machine {
+    /// Creates the machine for `target` (see [`create_target_machine`]).
+    pub fn new(target: Target, level: OptimizationLevel) -> Result<Self, TargetError> {
+        let llvm = create_target_machine(&target, level)?;
+        Ok(Machine { target, llvm })
+    }
+
+    /// The target this machine compiles for.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// The underlying inkwell target machine.
+    pub fn llvm(&self) -> &TargetMachine {
+        &self.llvm
+    }
+
+    /// Sets `module`'s triple and data layout to this machine's; do this before building
+    /// code that depends on the data layout, and in any case before emitting.
+    pub fn configure(&self, module: &Module<'_>) {
+        module.set_triple(&self.llvm.get_triple());
+        module.set_data_layout(&self.llvm.get_target_data().get_data_layout());
+    }
+
+    /// Compiles `module` to assembly text: PTX for NVPTX, AMDGPU assembly, or host assembly.
+    ///
+    /// The module's triple and data layout are set to this machine's first.
+    pub fn emit_assembly(&self, module: &Module<'_>) -> Result<String, TargetError> {
+        let bytes = self.emit(module, FileType::Assembly)?;
+        String::from_utf8(bytes).map_err(|e| self.emit_error(module, "assembly", e.to_string()))
+    }
+
+    /// Compiles `module` to a relocatable object file (ELF for AMDGPU and Linux hosts).
+    ///
+    /// NVPTX has no object files of its own: use [`Machine::emit_assembly`] and
+    /// [`crate::tools::assemble_ptx`]. The module's triple and data layout are set to this
+    /// machine's first.
+    pub fn emit_object(&self, module: &Module<'_>) -> Result<Vec<u8>, TargetError> {
+        self.emit(module, FileType::Object)
+    }
+
+    fn emit(&self, module: &Module<'_>, file_type: FileType) -> Result<Vec<u8>, TargetError> {
+        let kind = match file_type {
+            FileType::Assembly => "assembly",
+            FileType::Object => "an object file",
+        };
+        self.configure(module);
+        let buffer = self
+            .llvm
+            .write_to_memory_buffer(module, file_type)
+            .map_err(|e| self.emit_error(module, kind, e.to_string()))?;
+        Ok(buffer.as_slice().to_vec())
+    }
+
+    fn emit_error(&self, module: &Module<'_>, kind: &'static str, message: String) -> TargetError {
+        TargetError::Emit {
+            target: self.target,
+            module: module.get_name().to_string_lossy().into_owned(),
+            kind,
+            message,
+        }
+    }
+}

@@ -1,0 +1,352 @@
+//! Finding and running the external tools that finish what LLVM starts: `ptxas` (PTX to
+//! cubin), `ld.lld` (AMDGPU object to HSA code object) and `llvm-objdump` (disassembly).
+//!
+//! `scripts/setup.sh` installs all three. Each tool is looked up, first to last:
+//!
+//! | tool           | environment override | then                                                        |
+//! |----------------|----------------------|-------------------------------------------------------------|
+//! | `ptxas`        | `TILE_PTXAS`         | `ptxas` on `PATH`, `<workspace>/.tools/bin/ptxas`             |
+//! | `ld.lld`       | `TILE_LD_LLD`        | `ld.lld-19` on `PATH`, `$LLVM_SYS_191_PREFIX/bin`, `/usr/lib/llvm-19/bin`, `ld.lld` on `PATH` |
+//! | `llvm-objdump` | `TILE_LLVM_OBJDUMP`  | like `ld.lld`                                               |
+//!
+//! The workspace root is `$CARGO_WORKSPACE_DIR` if set, else the nearest directory above this
+//! crate's manifest whose `Cargo.toml` has a `[workspace]` table.
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::target::Sm;
+
+/// The LLVM install prefix used when `LLVM_SYS_191_PREFIX` is not set (Debian's `llvm-19-dev`).
+pub const DEFAULT_LLVM_PREFIX: &str = "/usr/lib/llvm-19";
+
+/// An external tool that tile runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tool {
+    /// NVIDIA's PTX assembler, from the PyPI package `nvidia-cuda-nvcc`.
+    Ptxas,
+    /// LLVM's ELF linker, from Debian's `lld-19`.
+    LdLld,
+    /// LLVM's disassembler, from Debian's `llvm-19`.
+    LlvmObjdump,
+}
+
+impl Tool {
+    /// The tool's usual command name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Ptxas => "ptxas",
+            Tool::LdLld => "ld.lld",
+            Tool::LlvmObjdump => "llvm-objdump",
+        }
+    }
+
+    /// The environment variable that, when set, names the tool's executable.
+    pub fn env_override(self) -> &'static str {
+        match self {
+            Tool::Ptxas => "TILE_PTXAS",
+            Tool::LdLld => "TILE_LD_LLD",
+            Tool::LlvmObjdump => "TILE_LLVM_OBJDUMP",
+        }
+    }
+
+    /// The places searched for the tool, in order (see the [module docs](self)).
+    pub fn candidates(self) -> Vec<Candidate> {
+        let mut out = Vec::new();
+        if let Some(path) = std::env::var_os(self.env_override()) {
+            out.push(Candidate::Path(PathBuf::from(path)));
+        }
+        match self {
+            Tool::Ptxas => {
+                out.push(Candidate::OnPath("ptxas".to_owned()));
+                if let Some(root) = workspace_root() {
+                    out.push(Candidate::Path(root.join(".tools/bin/ptxas")));
+                }
+            }
+            Tool::LdLld | Tool::LlvmObjdump => {
+                let name = self.name();
+                out.push(Candidate::OnPath(format!("{name}-19")));
+                if let Some(prefix) = std::env::var_os("LLVM_SYS_191_PREFIX") {
+                    out.push(Candidate::Path(Path::new(&prefix).join("bin").join(name)));
+                }
+                out.push(Candidate::Path(
+                    Path::new(DEFAULT_LLVM_PREFIX).join("bin").join(name),
+                ));
+                out.push(Candidate::OnPath(name.to_owned()));
+            }
+        }
+        out
+    }
+
+    /// Finds the tool's executable: the first of [`Tool::candidates`] that exists.
+    pub fn find(self) -> Result<PathBuf, ToolError> {
+        let candidates = self.candidates();
+        candidates
+            .iter()
+            .find_map(Candidate::resolve)
+            .ok_or_else(|| ToolError::NotFound {
+                tool: self.name(),
+                searched: candidates
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+}
+
+impl fmt::Display for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One place where a tool may be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Candidate {
+    /// An executable at exactly this path.
+    Path(PathBuf),
+    /// A command name looked up in the directories of `PATH`.
+    OnPath(String),
+}
+
+impl Candidate {
+    /// The executable this candidate names, if it exists.
+    pub fn resolve(&self) -> Option<PathBuf> {
+        match self {
+            Candidate::Path(path) => is_executable(path).then(|| path.clone()),
+            Candidate::OnPath(name) => std::env::var_os("PATH").and_then(|paths| {
+                std::env::split_paths(&paths)
+                    .map(|dir| dir.join(name))
+                    .find(|path| is_executable(path))
+            }),
+        }
+    }
+}
+
+impl fmt::Display for Candidate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Candidate::Path(path) => write!(f, "{}", path.display()),
+            Candidate::OnPath(name) => write!(f, "`{name}` on PATH"),
+        }
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    match fs::metadata(path) {
+        #[cfg(unix)]
+        Ok(meta) => {
+            use std::os::unix::fs::PermissionsExt;
+            meta.is_file() && meta.permissions().mode() & 0o111 != 0
+        }
+        #[cfg(not(unix))]
+        Ok(meta) => meta.is_file(),
+        Err(_) => false,
+    }
+}
+
+/// The root of the tile workspace (where `.tools/` lives), if it can be found: see the
+/// [module docs](self).
+pub fn workspace_root() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CARGO_WORKSPACE_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .find(|dir| {
+            fs::read_to_string(dir.join("Cargo.toml"))
+                .map(|toml| toml.lines().any(|line| line.trim() == "[workspace]"))
+                .unwrap_or(false)
+        })
+        .map(Path::to_path_buf)
+}
+
+/// An error from finding or running an external tool.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The tool is in none of the places searched.
+    #[error("{tool} not found (searched: {searched}); run scripts/setup.sh to install it")]
+    NotFound {
+        /// The tool's name.
+        tool: &'static str,
+        /// The places searched, in order.
+        searched: String,
+    },
+    /// An I/O error around running the tool (scratch files, starting the process).
+    #[error("{tool}: {what}: {source}")]
+    Io {
+        /// The tool's name.
+        tool: &'static str,
+        /// What was being done.
+        what: String,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// The tool ran and failed.
+    #[error("{tool} failed ({status}): {command}\n{stderr}\n--- input ---\n{input}")]
+    Failed {
+        /// The tool's name.
+        tool: &'static str,
+        /// The command line that was run.
+        command: String,
+        /// How it exited.
+        status: String,
+        /// What it wrote to standard error (and standard output).
+        stderr: String,
+        /// The input it was given: the text itself, or a description of binary input.
+        input: String,
+    },
+}
+
+/// A scratch directory, removed with everything in it when dropped.
+struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    fn new(tool: Tool) -> Result<Self, ToolError> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let dir = std::env::temp_dir().join(format!(
+            "tile-codegen-{}-{}-{nanos}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        fs::create_dir(&dir).map_err(|source| ToolError::Io {
+            tool: tool.name(),
+            what: format!("creating scratch directory {}", dir.display()),
+            source,
+        })?;
+        Ok(ScratchDir(dir))
+    }
+
+    fn write(&self, tool: Tool, name: &str, bytes: &[u8]) -> Result<PathBuf, ToolError> {
+        let path = self.0.join(name);
+        fs::write(&path, bytes).map_err(|source| ToolError::Io {
+            tool: tool.name(),
+            what: format!("writing {}", path.display()),
+            source,
+        })?;
+        Ok(path)
+    }
+
+    fn read(&self, tool: Tool, name: &str) -> Result<Vec<u8>, ToolError> {
+        let path = self.0.join(name);
+        fs::read(&path).map_err(|source| ToolError::Io {
+            tool: tool.name(),
+            what: format!("reading its output {}", path.display()),
+            source,
+        })
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        // Best effort: a leftover scratch directory is harmless.
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `tool` with `args`; on failure the error carries its output and `input`, a description
+/// of what it was given (made only when needed).
+fn run<I, S>(tool: Tool, args: I, input: impl FnOnce() -> String) -> Result<String, ToolError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let program = tool.find()?;
+    let mut command = Command::new(&program);
+    command.args(args);
+    let command_line = format!("{command:?}");
+    let output = command.output().map_err(|source| ToolError::Io {
+        tool: tool.name(),
+        what: format!("running {}", program.display()),
+        source,
+    })?;
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    if output.status.success() {
+        return Ok(stdout);
+    }
+    let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    if !stdout.trim().is_empty() {
+        stderr.push_str(&stdout);
+    }
+    Err(ToolError::Failed {
+        tool: tool.name(),
+        command: command_line,
+        status: output.status.to_string(),
+        stderr,
+        input: input(),
+    })
+}
+
+fn numbered(text: &str) -> String {
+    text.lines()
+        .enumerate()
+        .map(|(i, line)| format!("{:5} | {line}\n", i + 1))
+        .collect()
+}
+
+/// The version banner of `tool` (its `--version` output).
+pub fn version(tool: Tool) -> Result<String, ToolError> {
+    run(tool, ["--version"], String::new)
+}
+
+/// Assembles PTX text for `sm` with `ptxas -arch=sm_XX` and returns the cubin (an ELF file).
+///
+/// On failure the error holds `ptxas`'s messages and the PTX, with line numbers.
+pub fn assemble_ptx(ptx: &str, sm: Sm) -> Result<Vec<u8>, ToolError> {
+    let tool = Tool::Ptxas;
+    let dir = ScratchDir::new(tool)?;
+    let input = dir.write(tool, "kernel.ptx", ptx.as_bytes())?;
+    let output = dir.0.join("kernel.cubin");
+    run(
+        tool,
+        [
+            OsStr::new(&format!("-arch={}", sm.name())),
+            OsStr::new("-o"),
+            output.as_os_str(),
+            input.as_os_str(),
+        ],
+        || numbered(ptx),
+    )?;
+    dir.read(tool, "kernel.cubin")
+}
+
+/// Links an AMDGPU object file into an HSA code object (`.hsaco`) with `ld.lld -shared`.
+pub fn link_hsaco(object: &[u8]) -> Result<Vec<u8>, ToolError> {
+    let tool = Tool::LdLld;
+    let dir = ScratchDir::new(tool)?;
+    let input = dir.write(tool, "kernel.o", object)?;
+    let output = dir.0.join("kernel.hsaco");
+    run(
+        tool,
+        [
+            OsStr::new("-shared"),
+            input.as_os_str(),
+            OsStr::new("-o"),
+            output.as_os_str(),
+        ],
+        || format!("an object file of {} bytes", object.len()),
+    )?;
+    dir.read(tool, "kernel.hsaco")
+}
+
+/// Disassembles an ELF object file or code object (host or AMDGPU) with `llvm-objdump -d` and
+/// returns the listing.
+pub fn disassemble(object: &[u8]) -> Result<String, ToolError> {
+    let tool = Tool::LlvmObjdump;
+    let dir = ScratchDir::new(tool)?;
+    let input = dir.write(tool, "object.o", object)?;
+    run(tool, [OsStr::new("-d"), input.as_os_str()], || {
+        format!("an object file of {} bytes", object.len())
+    })
+}

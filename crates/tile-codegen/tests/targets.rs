@@ -1,0 +1,79 @@
+//! Target names, triples, CPUs and features.
+
+use tile_codegen::{default_targets, Gfx, Sm, Target, TargetError};
+
+#[test]
+fn every_accepted_name_parses_and_displays_back() {
+    for name in Target::accepted_names() {
+        let target: Target = name.parse().expect(name);
+        assert_eq!(target.to_string(), name);
+    }
+}
+
+#[test]
+fn parses_the_documented_names() {
+    let cases = [
+        ("sm_80", Target::Nvptx(Sm::Sm80)),
+        ("sm_86", Target::Nvptx(Sm::Sm86)),
+        ("sm_89", Target::Nvptx(Sm::Sm89)),
+        ("sm_90", Target::Nvptx(Sm::Sm90)),
+        ("sm_90a", Target::Nvptx(Sm::Sm90a)),
+        ("gfx90a", Target::Amdgpu(Gfx::Gfx90a)),
+        ("gfx942", Target::Amdgpu(Gfx::Gfx942)),
+        ("gfx1100", Target::Amdgpu(Gfx::Gfx1100)),
+        ("host", Target::Host),
+    ];
+    for (name, expected) in cases {
+        assert_eq!(name.parse::<Target>().expect(name), expected);
+    }
+}
+
+#[test]
+fn unknown_names_are_rejected_with_the_accepted_list() {
+    for bad in ["", "sm_70", "sm80", "SM_80", "gfx900", "cuda", " host"] {
+        let err = bad.parse::<Target>().expect_err(bad);
+        assert!(matches!(err, TargetError::Unknown { .. }), "{err:?}");
+        let message = err.to_string();
+        assert!(message.contains(&format!("`{bad}`")), "{message}");
+        for name in ["sm_80", "sm_90a", "gfx90a", "gfx942", "gfx1100", "host"] {
+            assert!(message.contains(name), "{message} lacks {name}");
+        }
+    }
+}
+
+#[test]
+fn triples_cpus_and_features() {
+    let sm90 = Target::Nvptx(Sm::Sm90);
+    assert_eq!(sm90.triple(), "nvptx64-nvidia-cuda");
+    assert_eq!(sm90.cpu(), "sm_90");
+    assert_eq!(sm90.features(), "+ptx78");
+    assert_eq!(Target::Nvptx(Sm::Sm80).features(), "+ptx70");
+    assert_eq!(Target::Nvptx(Sm::Sm90a).features(), "+ptx80");
+    assert_eq!(Sm::Sm90a.number(), 90);
+
+    let gfx942 = Target::Amdgpu(Gfx::Gfx942);
+    assert_eq!(gfx942.triple(), "amdgcn-amd-amdhsa");
+    assert_eq!(gfx942.cpu(), "gfx942");
+    assert_eq!(gfx942.features(), "");
+
+    let host = Target::Host;
+    assert!(!host.triple().is_empty());
+    assert!(!host.cpu().is_empty());
+}
+
+#[test]
+fn ptx_versions_are_within_what_llvm_19_accepts() {
+    // LLVM 19's NVPTX backend knows PTX ISA 3.2 to 8.5; versions never go down with the sm.
+    let versions: Vec<u32> = Sm::ALL.iter().map(|sm| sm.ptx_version()).collect();
+    assert!(
+        versions.iter().all(|v| (32..=85).contains(v)),
+        "{versions:?}"
+    );
+    assert!(versions.windows(2).all(|w| w[0] <= w[1]), "{versions:?}");
+}
+
+#[test]
+fn default_targets_are_the_documented_five() {
+    let names: Vec<String> = default_targets().iter().map(Target::to_string).collect();
+    assert_eq!(names, ["sm_80", "sm_90", "gfx90a", "gfx942", "host"]);
+}

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Sets up the toolchain (scripts/setup.sh), then runs every test of the workspace: unit,
+# integration, example and bench targets, then the doc tests. Exits non-zero on any failure.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+bash scripts/setup.sh
+# shellcheck source=scripts/env.sh
+source scripts/env.sh
+cargo test --workspace --all-targets "$@"
+cargo test --workspace --doc "$@"
