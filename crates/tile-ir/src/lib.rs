@@ -15,6 +15,7 @@ pub mod eval;
 pub mod f8;
 pub mod function;
 pub mod interp;
+pub mod layout;
 pub mod names;
 pub mod ops;
 pub mod passes;

@@ -1,1 +1,21 @@
-//! Devices, tensors and kernel launch (work in progress).
+//! The thin runtime of `tile`: devices, tensors on them, and kernel launch.
+//!
+//! A launch checks every argument against the kernel's parameters (count,
+//! dtype, rank, and that written tensors are passed mutably) before anything
+//! runs, and reports every failure as an [`Error`] naming the kernel, the
+//! argument and the device. The CPU device runs kernels through the tile IR's
+//! reference interpreter; GPU devices and compiled host code come with the
+//! back ends.
+
+mod device;
+mod error;
+mod kernel;
+mod launch;
+mod tensor;
+
+pub use device::{Device, DeviceKind};
+pub use error::Error;
+pub use kernel::KernelSpec;
+pub use launch::{launch, LaunchArg};
+pub use tensor::Tensor;
+pub use tile_ir::interp::Element;

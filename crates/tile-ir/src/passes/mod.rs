@@ -2,12 +2,14 @@
 //!
 //! | name           | what it does |
 //! |----------------|--------------|
+//! | `canonicalize` | constant folding, algebraic identities, `if`/`for` with known conditions or trip counts |
 //! | `cse`          | merges pure ops that compute the same thing from the same operands |
 //! | `dce`          | removes ops whose results are unused and that have no effect |
 //!
 //! Every pass keeps the IR valid; the manager verifies after each one, so a
 //! pass that breaks an invariant is caught at once and named.
 
+mod canonicalize;
 mod cse;
 mod dce;
 mod rewrite;
@@ -15,6 +17,7 @@ mod rewrite;
 use crate::function::Function;
 use crate::verify::{verify, VerifyError};
 
+pub use canonicalize::Canonicalize;
 pub use cse::Cse;
 pub use dce::Dce;
 
@@ -28,11 +31,12 @@ pub trait Pass {
 }
 
 /// The names of every pass, in the default pipeline's order.
-pub const PASS_NAMES: [&str; 2] = ["cse", "dce"];
+pub const PASS_NAMES: [&str; 3] = ["canonicalize", "cse", "dce"];
 
 /// The pass with the given name.
 pub fn pass_by_name(name: &str) -> Option<Box<dyn Pass>> {
     match name {
+        "canonicalize" => Some(Box::new(Canonicalize)),
         "cse" => Some(Box::new(Cse)),
         "dce" => Some(Box::new(Dce)),
         _ => None,

@@ -1,6 +1,8 @@
 //! Helpers shared by the passes: value substitution and constant lookup.
 
 use crate::function::{Function, OpId, Region, Value};
+use crate::ops::OpKind;
+use crate::scalar::Scalar;
 use std::collections::HashMap;
 
 /// Replacements of values by others, applied to every operand at once.
@@ -41,6 +43,17 @@ impl Substitution {
                 *operand = self.resolve(*operand);
             }
         }
+    }
+}
+
+/// The scalar every element of `value` equals, when `value` is a `constant`,
+/// a `full`, or a `broadcast` of one of them.
+pub(super) fn splat_of(func: &Function, value: Value) -> Option<Scalar> {
+    let op = func.op(func.defining_op(value)?);
+    match &op.kind {
+        OpKind::Constant { value } | OpKind::Full { value, .. } => Some(*value),
+        OpKind::Broadcast { .. } => splat_of(func, op.operands[0]),
+        _ => None,
     }
 }
 

@@ -1,0 +1,93 @@
+//! The runtime's errors: every failure of device selection, tensor creation
+//! and launch, as a value naming what went wrong and where.
+
+use tile_ir::interp::InterpError;
+
+/// An error of the runtime.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A tensor was created from data whose length does not match its shape.
+    #[error(
+        "tensor of shape {shape:?} needs {expected} elements, found {found} (device {device})"
+    )]
+    DataLength {
+        /// The requested shape.
+        shape: Vec<usize>,
+        /// The number of elements the shape holds.
+        expected: usize,
+        /// The number of elements given.
+        found: usize,
+        /// The device.
+        device: String,
+    },
+    /// A tensor could not be described (e.g. a zero-rank or overflowing shape).
+    #[error("invalid tensor of shape {shape:?} on device {device}: {reason}")]
+    InvalidTensor {
+        /// The requested shape.
+        shape: Vec<usize>,
+        /// What is wrong with it.
+        reason: String,
+        /// The device.
+        device: String,
+    },
+    /// The kernel's embedded IR did not parse or verify.
+    #[error(
+        "kernel `{kernel}` ({specialization}) could not be loaded on device {device}: {reason}"
+    )]
+    ModuleLoad {
+        /// The kernel's name.
+        kernel: String,
+        /// The specialization.
+        specialization: String,
+        /// The device.
+        device: String,
+        /// The parser's or verifier's message.
+        reason: String,
+    },
+    /// The launch was given the wrong number of arguments.
+    #[error("kernel `{kernel}` takes {expected} arguments ({params}), found {found}")]
+    ArgumentCount {
+        /// The kernel's name.
+        kernel: String,
+        /// The number of parameters.
+        expected: usize,
+        /// The parameters, as `name: type`.
+        params: String,
+        /// The number of arguments given.
+        found: usize,
+    },
+    /// An argument does not match its parameter.
+    #[error("kernel `{kernel}`, argument `{argument}` on device {device}: expected {expected}, found {found}")]
+    ArgumentMismatch {
+        /// The kernel's name.
+        kernel: String,
+        /// The parameter's name.
+        argument: String,
+        /// The device.
+        device: String,
+        /// What the parameter takes.
+        expected: String,
+        /// What was passed.
+        found: String,
+    },
+    /// The grid has an axis of extent zero.
+    #[error("kernel `{kernel}`: the grid {grid:?} has an empty axis")]
+    EmptyGrid {
+        /// The kernel's name.
+        kernel: String,
+        /// The grid given.
+        grid: [u32; 3],
+    },
+    /// The kernel failed while running: an out-of-bounds access, a partition
+    /// index outside the view, or another runtime check.
+    #[error("kernel `{kernel}` failed on device {device}: {source}")]
+    Execution {
+        /// The kernel's name.
+        kernel: String,
+        /// The device.
+        device: String,
+        /// What the executor reported.
+        #[source]
+        source: Box<InterpError>,
+    },
+}

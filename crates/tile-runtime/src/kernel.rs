@@ -1,0 +1,52 @@
+//! Compiled kernels as the front end embeds them, and the per-device cache of
+//! loaded ones.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tile_ir::Function;
+
+/// One specialization of a kernel, as embedded by `#[tile_kernel]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelSpec {
+    /// The kernel's name.
+    pub name: &'static str,
+    /// The specialization's constant parameters, e.g. `BLOCK=1024`.
+    pub specialization: &'static str,
+    /// The tile IR text of this specialization (after the pass pipeline).
+    pub ir: &'static str,
+    /// The number of warps each program instance runs with on a GPU.
+    pub num_warps: u32,
+}
+
+/// A loaded kernel: its IR and which tensor parameters it writes.
+#[derive(Debug)]
+pub(crate) struct LoadedKernel {
+    pub(crate) function: Function,
+    /// Per parameter: whether the kernel stores through it.
+    pub(crate) writes: Vec<bool>,
+}
+
+/// Kernels loaded on one device, keyed by their IR text.
+#[derive(Debug, Default)]
+pub(crate) struct ModuleCache {
+    loaded: Mutex<HashMap<&'static str, Arc<LoadedKernel>>>,
+}
+
+impl ModuleCache {
+    /// The loaded kernel for `spec`, loading it with `load` the first time.
+    pub(crate) fn get_or_load<E>(
+        &self,
+        spec: &KernelSpec,
+        load: impl FnOnce() -> Result<LoadedKernel, E>,
+    ) -> Result<Arc<LoadedKernel>, E> {
+        // A poisoned lock only means another launch panicked mid-insert; the
+        // map itself is still consistent.
+        let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(kernel) = loaded.get(spec.ir) {
+            return Ok(Arc::clone(kernel));
+        }
+        let kernel = Arc::new(load()?);
+        loaded.insert(spec.ir, Arc::clone(&kernel));
+        Ok(kernel)
+    }
+}

@@ -1,0 +1,185 @@
+//! Launching a kernel: argument checking against the kernel's parameters,
+//! then execution on the device.
+
+use crate::device::{Device, DeviceKind};
+use crate::error::Error;
+use crate::kernel::{KernelSpec, LoadedKernel};
+use crate::tensor::Tensor;
+use tile_ir::interp::{self, Arg, Element, HostTensor};
+use tile_ir::{Function, OpKind, Scalar, Type, ValueDef};
+
+/// One argument of a launch.
+#[derive(Debug)]
+pub enum LaunchArg<'a> {
+    /// A tensor the kernel only reads.
+    Tensor(&'a HostTensor),
+    /// A tensor the kernel may write.
+    TensorMut(&'a mut HostTensor),
+    /// A scalar.
+    Scalar(Scalar),
+}
+
+impl LaunchArg<'_> {
+    /// A scalar argument.
+    pub fn scalar<T: Element>(value: T) -> LaunchArg<'static> {
+        LaunchArg::Scalar(value.to_scalar())
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            LaunchArg::Tensor(t) => format!("&tensor<{}, {}>", t.dtype(), t.shape().len()),
+            LaunchArg::TensorMut(t) => format!("&mut tensor<{}, {}>", t.dtype(), t.shape().len()),
+            LaunchArg::Scalar(s) => s.dtype().to_string(),
+        }
+    }
+}
+
+impl<'a, T: Element> From<&'a Tensor<T>> for LaunchArg<'a> {
+    fn from(tensor: &'a Tensor<T>) -> Self {
+        LaunchArg::Tensor(&tensor.host)
+    }
+}
+
+impl<'a, T: Element> From<&'a mut Tensor<T>> for LaunchArg<'a> {
+    fn from(tensor: &'a mut Tensor<T>) -> Self {
+        LaunchArg::TensorMut(&mut tensor.host)
+    }
+}
+
+/// Runs `kernel` over `grid` on `device` with `args`.
+///
+/// The arguments are checked against the kernel's parameters first: their
+/// number, each scalar's dtype, each tensor's dtype and rank, and that every
+/// tensor the kernel writes is passed mutably. Nothing runs unless all match.
+pub fn launch(
+    device: &Device,
+    kernel: &KernelSpec,
+    grid: [u32; 3],
+    args: &mut [LaunchArg<'_>],
+) -> Result<(), Error> {
+    let loaded = device
+        .modules
+        .get_or_load(kernel, || load(device, kernel))?;
+    check_args(device, kernel, &loaded, args)?;
+    if grid.contains(&0) {
+        return Err(Error::EmptyGrid {
+            kernel: kernel.name.to_string(),
+            grid,
+        });
+    }
+    match device.kind() {
+        DeviceKind::Cpu => run_interpreted(device, kernel, &loaded.function, grid, args),
+    }
+}
+
+fn load(device: &Device, spec: &KernelSpec) -> Result<LoadedKernel, Error> {
+    let error = |reason: String| Error::ModuleLoad {
+        kernel: spec.name.to_string(),
+        specialization: spec.specialization.to_string(),
+        device: device.to_string(),
+        reason,
+    };
+    let function = tile_ir::text::parse_function(spec.ir).map_err(|e| error(e.to_string()))?;
+    tile_ir::verify::verify(&function).map_err(|e| error(e.to_string()))?;
+    let writes = written_params(&function);
+    Ok(LoadedKernel { function, writes })
+}
+
+/// Per parameter: whether some store goes through a view of it.
+fn written_params(func: &Function) -> Vec<bool> {
+    let mut writes = vec![false; func.params.len()];
+    func.walk(&mut |op| {
+        let op = func.op(op);
+        if !matches!(op.kind, OpKind::Store | OpKind::StoreMasked) {
+            return;
+        }
+        let Some(view_op) = op.operands.get(1).and_then(|&v| func.defining_op(v)) else {
+            return;
+        };
+        let Some(&tensor) = func.op(view_op).operands.first() else {
+            return;
+        };
+        if let ValueDef::Param(index) = func.values[tensor].def {
+            writes[index] = true;
+        }
+    });
+    writes
+}
+
+fn check_args(
+    device: &Device,
+    spec: &KernelSpec,
+    kernel: &LoadedKernel,
+    args: &[LaunchArg<'_>],
+) -> Result<(), Error> {
+    let params = &kernel.function.params;
+    if args.len() != params.len() {
+        let list = params
+            .iter()
+            .map(|p| format!("{}: {}", p.name, kernel.function.ty(p.value)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(Error::ArgumentCount {
+            kernel: spec.name.to_string(),
+            expected: params.len(),
+            params: list,
+            found: args.len(),
+        });
+    }
+    for ((param, arg), &written) in params.iter().zip(args).zip(&kernel.writes) {
+        let ty = kernel.function.ty(param.value);
+        let matches = match (ty, arg) {
+            (Type::Scalar(d), LaunchArg::Scalar(s)) => s.dtype() == *d,
+            (Type::Tensor(t), LaunchArg::TensorMut(h)) => {
+                h.dtype() == t.dtype && h.shape().len() == t.rank
+            }
+            (Type::Tensor(t), LaunchArg::Tensor(h)) => {
+                !written && h.dtype() == t.dtype && h.shape().len() == t.rank
+            }
+            _ => false,
+        };
+        if !matches {
+            let expected = match ty {
+                Type::Tensor(_) if written => format!("&mut {ty} (the kernel writes it)"),
+                Type::Tensor(_) => format!("&{ty} or &mut {ty}"),
+                other => other.to_string(),
+            };
+            return Err(Error::ArgumentMismatch {
+                kernel: spec.name.to_string(),
+                argument: param.name.clone(),
+                device: device.to_string(),
+                expected,
+                found: arg.describe(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn run_interpreted(
+    device: &Device,
+    spec: &KernelSpec,
+    func: &Function,
+    grid: [u32; 3],
+    args: &mut [LaunchArg<'_>],
+) -> Result<(), Error> {
+    let mut interp_args: Vec<Arg> = args
+        .iter()
+        .map(|arg| match arg {
+            LaunchArg::Tensor(t) => Arg::Tensor((*t).clone()),
+            LaunchArg::TensorMut(t) => Arg::Tensor((**t).clone()),
+            LaunchArg::Scalar(s) => Arg::Scalar(*s),
+        })
+        .collect();
+    interp::run(func, grid, &mut interp_args).map_err(|e| Error::Execution {
+        kernel: spec.name.to_string(),
+        device: device.to_string(),
+        source: Box::new(e),
+    })?;
+    for (arg, result) in args.iter_mut().zip(interp_args) {
+        if let (LaunchArg::TensorMut(target), Arg::Tensor(written)) = (arg, result) {
+            **target = written;
+        }
+    }
+    Ok(())
+}

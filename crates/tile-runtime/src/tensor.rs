@@ -1,0 +1,35 @@
+//! Tensors on a device.
+
+use crate::error::Error;
+use std::marker::PhantomData;
+use tile_ir::interp::{Element, HostTensor};
+
+/// A tensor of elements `T` on a device.
+#[derive(Clone, Debug)]
+pub struct Tensor<T: Element> {
+    pub(crate) host: HostTensor,
+    element: PhantomData<T>,
+}
+
+impl<T: Element> Tensor<T> {
+    pub(crate) fn new(host: HostTensor) -> Self {
+        Tensor {
+            host,
+            element: PhantomData,
+        }
+    }
+
+    /// The extents, outermost first.
+    pub fn shape(&self) -> &[usize] {
+        self.host.shape()
+    }
+
+    /// The elements in row-major order, copied to the host.
+    pub fn to_vec(&self) -> Result<Vec<T>, Error> {
+        self.host.to_vec::<T>().map_err(|e| Error::InvalidTensor {
+            shape: self.host.shape().to_vec(),
+            reason: e.to_string(),
+            device: "cpu".into(),
+        })
+    }
+}
