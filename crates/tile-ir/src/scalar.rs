@@ -184,20 +184,6 @@ impl Scalar {
         Some(Scalar::from_bits(dtype, value as u64))
     }
 
-    /// The float of `dtype` nearest to `value` (ties to even; FP8 saturates as
-    /// documented in [`crate::f8`]), or `None` when `dtype` is not a float.
-    pub fn float_from_f64(dtype: DType, value: f64) -> Option<Scalar> {
-        Some(match dtype {
-            DType::F16 => Scalar::F16(f16::from_f64(value)),
-            DType::BF16 => Scalar::BF16(bf16::from_f64(value)),
-            DType::F32 => Scalar::F32(value as f32),
-            DType::F64 => Scalar::F64(value),
-            DType::F8E4M3 => Scalar::F8E4M3(F8E4M3::from_f64(value)),
-            DType::F8E5M2 => Scalar::F8E5M2(F8E5M2::from_f64(value)),
-            _ => return None,
-        })
-    }
-
     /// Whether this is a float NaN.
     pub fn is_nan(self) -> bool {
         self.dtype().is_float() && self.to_f64().is_nan()

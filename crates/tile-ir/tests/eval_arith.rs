@@ -73,6 +73,22 @@ fn bf16_and_f32_arithmetic_equal_native_ieee() {
     }
 }
 
+#[test]
+fn f32_results_in_the_subnormal_range_round_once() {
+    // Double rounding through f64 stays innocuous at gradual underflow
+    // (Roux 2014); check quotients and products landing on f32 subnormals.
+    let mut rng = SmallRng::seed_from_u64(14);
+    for _ in 0..50_000 {
+        let a = f32::from_bits(rng.gen_range(0x0000_0001..0x0200_0000)); // tiny
+        let b: f32 = rng.gen_range(1.0..64.0);
+        let q = binary(BinaryOp::Div, Scalar::F32(a), Scalar::F32(b)).unwrap();
+        assert_eq!(q, Scalar::F32(a / b), "{a:e} / {b}");
+        let c: f32 = rng.gen_range(0.0..1.0);
+        let p = binary(BinaryOp::Mul, Scalar::F32(a), Scalar::F32(c)).unwrap();
+        assert_eq!(p, Scalar::F32(a * c), "{a:e} * {c}");
+    }
+}
+
 /// A finite f16 value as an exact multiple of 2^-24 (its smallest subnormal).
 fn units(x: f16) -> i128 {
     (x.to_f64() * 2f64.powi(24)) as i128
@@ -173,6 +189,27 @@ fn nan_results_are_canonical() {
     for dtype in DType::ALL {
         assert_eq!(canonical_nan(dtype).is_some(), dtype.is_float());
     }
+}
+
+#[test]
+fn neg_and_abs_are_sign_operations() {
+    let inf = Scalar::F8E5M2(tile_ir::f8::F8E5M2::from_bits(0x7c));
+    assert_eq!(unary(UnaryOp::Neg, inf).unwrap().to_bits(), 0xfc);
+    assert_eq!(
+        unary(UnaryOp::Abs, Scalar::F32(-0.0)).unwrap(),
+        Scalar::F32(0.0)
+    );
+    assert_eq!(
+        unary(UnaryOp::Neg, Scalar::F16(f16::ZERO)).unwrap(),
+        Scalar::F16(f16::NEG_ZERO)
+    );
+    assert_eq!(
+        unary(UnaryOp::Abs, Scalar::BF16(bf16::NEG_INFINITY)).unwrap(),
+        Scalar::BF16(bf16::INFINITY)
+    );
+    // Arithmetic that rounds into FP8 saturates, as every conversion does.
+    let two = Scalar::F8E5M2(tile_ir::f8::F8E5M2::from_f64(2.0));
+    assert_eq!(binary(BinaryOp::Mul, inf, two).unwrap().to_f64(), 57344.0);
 }
 
 #[test]

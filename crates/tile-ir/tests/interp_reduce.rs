@@ -95,6 +95,27 @@ fn a_sum_is_not_reassociated() {
 }
 
 #[test]
+fn narrow_float_sums_round_to_the_dtype_at_every_step() {
+    // In f16, 2048 + 1 is a tie that rounds back to 2048, so adding 1 twice
+    // leaves 2048; accumulating in f32 and rounding at the end would give 2050.
+    let x = HostTensor::from_vec(
+        &[3],
+        vec![half::f16::from_f32(2048.0), half::f16::ONE, half::f16::ONE],
+    )
+    .unwrap();
+    let out = apply(&x, |b, t| b.reduce(ReduceKind::Sum, t, 0, false));
+    assert_eq!(
+        out.to_vec::<half::f16>().unwrap(),
+        vec![half::f16::from_f32(2048.0)]
+    );
+    let out = apply(&x, |b, t| b.scan(ScanKind::CumSum, t, 0));
+    assert_eq!(
+        out.to_vec::<half::f16>().unwrap(),
+        vec![half::f16::from_f32(2048.0); 3]
+    );
+}
+
+#[test]
 fn integer_reductions_wrap() {
     let x = HostTensor::from_vec(&[2, 3], vec![i32::MAX, 1, 1, -5, 7, 2]).unwrap();
     let out = apply(&x, |b, t| b.reduce(ReduceKind::Sum, t, 1, false));

@@ -230,7 +230,7 @@ fn swizzle_errors() {
     );
     assert_eq!(
         message("Sw<-1,0,2>".parse::<Swizzle>()),
-        "parse error at byte 10 of `Sw<-1,0,2>`: expected a swizzle bit count in 0..2^32"
+        "parse error at byte 3 of `Sw<-1,0,2>`: expected a swizzle bit count in 0..2^32"
     );
 }
 

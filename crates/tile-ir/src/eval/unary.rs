@@ -8,8 +8,9 @@ use crate::scalar::Scalar;
 /// `op` applied to `x`.
 ///
 /// Integers: `neg` and `abs` wrap (`abs(MIN) == MIN`), `not` is bitwise.
-/// `bool`: only `not`. Floats: the exact result (`neg`, `abs`, `floor`,
-/// `ceil`), the correctly rounded `f64` result (`sqrt`), `1 / sqrt(x)` in
+/// `bool`: only `not`. Floats: `neg` and `abs` flip or clear the sign bit
+/// (so they keep infinities, even in FP8); otherwise the exact result
+/// (`floor`, `ceil`), the correctly rounded `f64` result (`sqrt`), `1 / sqrt(x)` in
 /// `f64` (`rsqrt`), or the `libm` `f64` function (`exp`, `exp2`, `log`, `log2`,
 /// `sin`, `cos`, `tanh`, `erf`) on the exactly widened operand, rounded once
 /// to the dtype; a NaN result is the canonical NaN.
@@ -33,10 +34,13 @@ pub fn unary(op: UnaryOp, x: Scalar) -> Result<Scalar, EvalError> {
         return Ok(result);
     }
     let v = x.to_f64();
+    let sign = 1u64 << (dtype.bits() - 1);
     let exact = match op {
         UnaryOp::Not => return unsupported,
-        UnaryOp::Neg => -v,
-        UnaryOp::Abs => v.abs(),
+        // Sign operations: exact, so infinities stay infinite even in FP8.
+        UnaryOp::Neg if !v.is_nan() => return Ok(Scalar::from_bits(dtype, x.to_bits() ^ sign)),
+        UnaryOp::Abs if !v.is_nan() => return Ok(Scalar::from_bits(dtype, x.to_bits() & !sign)),
+        UnaryOp::Neg | UnaryOp::Abs => f64::NAN,
         UnaryOp::Floor => v.floor(),
         UnaryOp::Ceil => v.ceil(),
         UnaryOp::Sqrt => v.sqrt(),

@@ -2,8 +2,18 @@
 
 use super::value::RtValue;
 use super::{Fault, InterpError, Machine};
-use crate::function::{Op, OpId};
+use crate::dtype::DType;
+use crate::function::{Op, OpId, Region};
 use crate::scalar::Scalar;
+
+/// The bounds, step, induction dtype and body of a `for`.
+struct LoopHeader<'a> {
+    lo: i128,
+    hi: i128,
+    step: i128,
+    dtype: DType,
+    body: &'a Region,
+}
 
 impl<'a> Machine<'a> {
     /// `for %iv = lo to hi step s iter(init...)`: runs the body for
@@ -16,62 +26,29 @@ impl<'a> Machine<'a> {
         op: &'a Op,
         operands: &[RtValue],
     ) -> Result<Vec<RtValue>, InterpError> {
-        let fail = |m: &Self, fault| Err(m.error(id, fault));
-        let (Some(lo), Some(hi), Some(step), [body]) = (
-            operands.first(),
-            operands.get(1),
-            operands.get(2),
-            op.regions.as_slice(),
-        ) else {
-            return fail(
-                self,
-                Fault::Type("`for` needs bounds, a step and one region".into()),
-            );
-        };
-        let bounds = (|| {
-            Ok::<_, Fault>((
-                lo.integer("lo")?,
-                hi.integer("hi")?,
-                step.integer("step")?,
-                lo.scalar("lo")?.dtype(),
-            ))
-        })();
-        let (lo, hi, step, dtype) = match bounds {
-            Ok(b) => b,
-            Err(fault) => return fail(self, fault),
-        };
-        if step <= 0 {
-            return fail(self, Fault::NonPositiveStep { step });
-        }
+        let header = loop_header(op, operands).map_err(|f| self.error(id, f))?;
+        let limit = self.options.max_loop_iterations;
         let mut carried = operands[3..].to_vec();
-        let mut iv = lo;
+        let mut iv = header.lo;
         let mut iterations = 0u64;
-        while iv < hi {
-            if iterations == self.options.max_loop_iterations {
-                return fail(
-                    self,
-                    Fault::IterationLimit {
-                        limit: self.options.max_loop_iterations,
-                    },
-                );
+        while iv < header.hi {
+            if iterations == limit {
+                return Err(self.error(id, Fault::IterationLimit { limit }));
             }
             iterations += 1;
-            let mut entry = vec![RtValue::Scalar(
-                Scalar::wrapping_from_i128(dtype, iv).unwrap_or(Scalar::I64(0)),
-            )];
+            // lo <= iv < hi, so iv fits the bounds' dtype.
+            let iv_value = Scalar::wrapping_from_i128(header.dtype, iv).unwrap_or(Scalar::I64(0));
+            let mut entry = vec![RtValue::Scalar(iv_value)];
             entry.extend(carried);
-            self.bind_values(&body.args, entry, "loop argument")
+            self.bind_values(&header.body.args, entry, "loop argument")
                 .map_err(|f| self.error(id, f))?;
-            carried = match self.run_region(body)? {
-                Some(next) => next,
-                None => {
-                    return fail(
-                        self,
-                        Fault::Type("the loop body does not end with `yield`".into()),
-                    )
-                }
-            };
-            iv += step;
+            carried = self.run_region(header.body)?.ok_or_else(|| {
+                self.error(
+                    id,
+                    Fault::Type("the loop body does not end with `yield`".into()),
+                )
+            })?;
+            iv += header.step;
         }
         Ok(carried)
     }
@@ -84,27 +61,45 @@ impl<'a> Machine<'a> {
         op: &'a Op,
         operands: &[RtValue],
     ) -> Result<Vec<RtValue>, InterpError> {
-        let cond = match operands {
-            [RtValue::Scalar(Scalar::Bool(c))] => *c,
+        let (cond, then, otherwise) = match (operands, op.regions.as_slice()) {
+            ([RtValue::Scalar(Scalar::Bool(c))], [then, otherwise]) => (*c, then, otherwise),
             _ => {
-                return Err(self.error(
-                    id,
-                    Fault::Type("the condition must be one bool scalar".into()),
-                ))
+                let fault = Fault::Type("`if` needs one bool scalar and two regions".into());
+                return Err(self.error(id, fault));
             }
         };
-        let [then, otherwise] = op.regions.as_slice() else {
-            return Err(self.error(
-                id,
-                Fault::Type("`if` needs a then and an else region".into()),
-            ));
-        };
-        match self.run_region(if cond { then } else { otherwise })? {
-            Some(values) => Ok(values),
-            None => Err(self.error(
-                id,
-                Fault::Type("the branch does not end with `yield`".into()),
-            )),
-        }
+        self.run_region(if cond { then } else { otherwise })?
+            .ok_or_else(|| {
+                self.error(
+                    id,
+                    Fault::Type("the branch does not end with `yield`".into()),
+                )
+            })
     }
+}
+
+/// Reads and checks a `for`'s bounds, step and region.
+fn loop_header<'a>(op: &'a Op, operands: &[RtValue]) -> Result<LoopHeader<'a>, Fault> {
+    let (Some(lo), Some(hi), Some(step), [body]) = (
+        operands.first(),
+        operands.get(1),
+        operands.get(2),
+        op.regions.as_slice(),
+    ) else {
+        return Err(Fault::Type(
+            "`for` needs bounds, a step and one region".into(),
+        ));
+    };
+    let dtype = lo.scalar("the lower bound")?.dtype();
+    let header = LoopHeader {
+        lo: lo.integer("the lower bound")?,
+        hi: hi.integer("the upper bound")?,
+        step: step.integer("the step")?,
+        dtype,
+        body,
+    };
+    if header.step <= 0 {
+        return Err(Fault::NonPositiveStep { step: header.step });
+    }
+    Ok(header)
 }

@@ -11,8 +11,8 @@ use super::value::{RtValue, Tile};
 use super::Fault;
 use crate::dtype::DType;
 use crate::eval;
-use crate::ops::BinaryOp;
 use crate::rules::dot_accumulator;
+use crate::scalar::Scalar;
 
 /// Runs a `dot`.
 pub(super) fn dot(operands: &[RtValue]) -> Result<RtValue, Fault> {
@@ -39,26 +39,95 @@ pub(super) fn dot(operands: &[RtValue]) -> Result<RtValue, Fault> {
             a.dtype, b.dtype, c.dtype
         )));
     }
-    let widen = |t: &Tile| -> Vec<_> { t.data.iter().map(|&x| eval::cast(x, acc_dtype)).collect() };
+    let widen =
+        |t: &Tile| -> Vec<Scalar> { t.data.iter().map(|&x| eval::cast(x, acc_dtype)).collect() };
     let (wa, wb) = (widen(a), widen(b));
-    let mut data = c.data.clone();
-    for row in 0..m {
-        for col in 0..n {
-            let mut acc = data[row * n + col];
-            for kk in 0..k {
-                let (x, y) = (wa[row * k + kk], wb[kk * n + col]);
-                acc = if acc_dtype == DType::I32 {
-                    eval::binary(BinaryOp::Add, acc, eval::binary(BinaryOp::Mul, x, y)?)?
-                } else {
-                    eval::fma(x, y, acc)?
-                };
-            }
-            data[row * n + col] = acc;
-        }
-    }
+    let data = match acc_dtype {
+        // Native loops with exactly the semantics of `eval::fma` (a single
+        // rounding per step) and of wrapping `i32` arithmetic; a NaN result
+        // is canonicalized once at the end, as `eval` would at every step.
+        DType::F32 => accumulate(
+            &wa,
+            &wb,
+            &c.data,
+            (m, k, n),
+            |s| match s {
+                Scalar::F32(v) => Some(v),
+                _ => None,
+            },
+            |x, y, acc: f32| x.mul_add(y, acc),
+            |v| canonical(Scalar::F32(v)),
+        )?,
+        DType::F64 => accumulate(
+            &wa,
+            &wb,
+            &c.data,
+            (m, k, n),
+            |s| match s {
+                Scalar::F64(v) => Some(v),
+                _ => None,
+            },
+            |x, y, acc: f64| x.mul_add(y, acc),
+            |v| canonical(Scalar::F64(v)),
+        )?,
+        DType::I32 => accumulate(
+            &wa,
+            &wb,
+            &c.data,
+            (m, k, n),
+            |s| match s {
+                Scalar::I32(v) => Some(v),
+                _ => None,
+            },
+            |x, y, acc: i32| acc.wrapping_add(x.wrapping_mul(y)),
+            Scalar::I32,
+        )?,
+        other => return Err(Fault::Type(format!("no dot accumulates in {other}"))),
+    };
     Ok(RtValue::Tile(Tile {
         shape: vec![m, n],
         dtype: acc_dtype,
         data,
     }))
+}
+
+/// `c + a · b` with `step(a, b, acc)` per product, `k` ascending, on the
+/// native values that `unwrap` extracts; `wrap` turns a result back into a
+/// scalar.
+fn accumulate<T: Copy>(
+    a: &[Scalar],
+    b: &[Scalar],
+    c: &[Scalar],
+    (m, k, n): (usize, usize, usize),
+    unwrap: impl Fn(Scalar) -> Option<T>,
+    step: impl Fn(T, T, T) -> T,
+    wrap: impl Fn(T) -> Scalar,
+) -> Result<Vec<Scalar>, Fault> {
+    let native = |v: &[Scalar]| -> Result<Vec<T>, Fault> {
+        v.iter()
+            .map(|&s| {
+                unwrap(s).ok_or_else(|| Fault::Type(format!("a dot operand of {}", s.dtype())))
+            })
+            .collect()
+    };
+    let (a, b, c) = (native(a)?, native(b)?, native(c)?);
+    let mut out = Vec::with_capacity(m * n);
+    for row in 0..m {
+        for col in 0..n {
+            let mut acc = c[row * n + col];
+            for kk in 0..k {
+                acc = step(a[row * k + kk], b[kk * n + col], acc);
+            }
+            out.push(wrap(acc));
+        }
+    }
+    Ok(out)
+}
+
+/// The value, with a NaN replaced by its dtype's canonical NaN.
+fn canonical(v: Scalar) -> Scalar {
+    match eval::canonical_nan(v.dtype()) {
+        Some(nan) if v.is_nan() => nan,
+        _ => v,
+    }
 }

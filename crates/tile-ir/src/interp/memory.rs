@@ -157,12 +157,9 @@ fn partition(
         .collect();
     let count = numel(tile)?;
     let mut places = Vec::with_capacity(count);
-    for linear in 0..count {
-        let element: Vec<usize> = Tile::unravel(linear, tile)
-            .iter()
-            .zip(&origin)
-            .map(|(j, o)| j + o)
-            .collect();
+    // The tensor coordinate p(I, J), advanced as a row-major odometer over J.
+    let mut element = origin.clone();
+    for _ in 0..count {
         let place = t.element_offset(&element);
         if place.is_none() && !masked {
             return Err(Fault::PartialPartition {
@@ -173,6 +170,13 @@ fn partition(
             });
         }
         places.push(place);
+        for axis in (0..tile.len()).rev() {
+            element[axis] += 1;
+            if element[axis] < origin[axis] + tile[axis] {
+                break;
+            }
+            element[axis] = origin[axis];
+        }
     }
     check_injective(&places, tile, &origin)?;
     Ok(places)

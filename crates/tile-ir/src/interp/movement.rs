@@ -48,11 +48,10 @@ pub(super) fn movement(kind: &OpKind, operands: &[RtValue]) -> Result<RtValue, F
                         .all(|(a, &d)| d == 1 || d == to[a + o])
                 })
                 .ok_or_else(|| bad(format!("cannot broadcast to {to:?}")))?;
-            Tile::build(to.to_vec(), x.dtype, |out| {
-                let index: Vec<usize> = (0..rank)
-                    .map(|a| if x.shape[a] == 1 { 0 } else { out[a + offset] })
-                    .collect();
-                x.at(&index)
+            gather(x, to.to_vec(), |out, index| {
+                for (a, i) in index.iter_mut().enumerate() {
+                    *i = if x.shape[a] == 1 { 0 } else { out[a + offset] };
+                }
             })?
         }
         OpKind::Reshape { shape } => {
@@ -75,12 +74,10 @@ pub(super) fn movement(kind: &OpKind, operands: &[RtValue]) -> Result<RtValue, F
                 return Err(bad(format!("{perm:?} is not a permutation")));
             }
             let shape = perm.iter().map(|&p| x.shape[p]).collect();
-            Tile::build(shape, x.dtype, |out| {
-                let mut index = vec![0; rank];
+            gather(x, shape, |out, index| {
                 for (i, &p) in perm.iter().enumerate() {
                     index[p] = out[i];
                 }
-                x.at(&index)
             })?
         }
         OpKind::Expand { shape } => {
@@ -89,23 +86,21 @@ pub(super) fn movement(kind: &OpKind, operands: &[RtValue]) -> Result<RtValue, F
             if !valid {
                 return Err(bad(format!("cannot expand to {to:?}")));
             }
-            Tile::build(to.to_vec(), x.dtype, |out| {
-                let index: Vec<usize> = (0..rank)
-                    .map(|a| if x.shape[a] == 1 { 0 } else { out[a] })
-                    .collect();
-                x.at(&index)
+            gather(x, to.to_vec(), |out, index| {
+                for (a, i) in index.iter_mut().enumerate() {
+                    *i = if x.shape[a] == 1 { 0 } else { out[a] };
+                }
             })?
         }
         OpKind::Flip { axes } => {
             if axes.iter().any(|&a| a >= rank) {
                 return Err(bad(format!("axes {axes:?} out of range")));
             }
-            Tile::build(x.shape.clone(), x.dtype, |out| {
-                let mut index = out.to_vec();
+            gather(x, x.shape.clone(), |out, index| {
+                index.copy_from_slice(out);
                 for &a in axes {
                     index[a] = x.shape[a] - 1 - out[a];
                 }
-                x.at(&index)
             })?
         }
         OpKind::Slice { start, stop, step } => {
@@ -119,9 +114,10 @@ pub(super) fn movement(kind: &OpKind, operands: &[RtValue]) -> Result<RtValue, F
             let shape = (0..rank)
                 .map(|a| (stop[a] - start[a]).div_ceil(step[a]))
                 .collect();
-            Tile::build(shape, x.dtype, |out| {
-                let index: Vec<usize> = (0..rank).map(|a| start[a] + out[a] * step[a]).collect();
-                x.at(&index)
+            gather(x, shape, |out, index| {
+                for (a, i) in index.iter_mut().enumerate() {
+                    *i = start[a] + out[a] * step[a];
+                }
             })?
         }
         OpKind::Pad { low, high, value } => {
@@ -133,14 +129,16 @@ pub(super) fn movement(kind: &OpKind, operands: &[RtValue]) -> Result<RtValue, F
             let shape = (0..rank)
                 .map(|a| x.shape[a].saturating_add(low[a]).saturating_add(high[a]))
                 .collect();
+            let mut index = vec![0; rank];
             Tile::build(shape, x.dtype, |out| {
                 let inside = (0..rank).all(|a| out[a] >= low[a] && out[a] - low[a] < x.shape[a]);
-                if inside {
-                    let index: Vec<usize> = (0..rank).map(|a| out[a] - low[a]).collect();
-                    x.at(&index)
-                } else {
-                    Ok(*value)
+                if !inside {
+                    return Ok(*value);
                 }
+                for (a, i) in index.iter_mut().enumerate() {
+                    *i = out[a] - low[a];
+                }
+                x.at(&index)
             })?
         }
         other => {
@@ -151,6 +149,21 @@ pub(super) fn movement(kind: &OpKind, operands: &[RtValue]) -> Result<RtValue, F
         }
     };
     Ok(RtValue::Tile(out))
+}
+
+/// A tile of `shape` whose element at each index `out` is the element of
+/// `x` at the index `locate(out, index)` writes into `index` (a buffer
+/// reused across elements).
+fn gather(
+    x: &Tile,
+    shape: Vec<usize>,
+    mut locate: impl FnMut(&[usize], &mut [usize]),
+) -> Result<Tile, Fault> {
+    let mut index = vec![0; x.shape.len()];
+    Tile::build(shape, x.dtype, |out| {
+        locate(out, &mut index);
+        x.at(&index)
+    })
 }
 
 /// `cat`: the parts joined along `axis`, in operand order.

@@ -32,15 +32,6 @@ pub(crate) fn numel(shape: &[usize]) -> Result<usize, Fault> {
 }
 
 impl Tile {
-    /// The row-major strides of `shape`, in elements.
-    pub fn strides(shape: &[usize]) -> Vec<usize> {
-        let mut strides = vec![1; shape.len()];
-        for axis in (0..shape.len().saturating_sub(1)).rev() {
-            strides[axis] = strides[axis + 1] * shape[axis + 1];
-        }
-        strides
-    }
-
     /// The multi-index of row-major position `linear` in `shape`.
     pub fn unravel(mut linear: usize, shape: &[usize]) -> Vec<usize> {
         let mut index = vec![0; shape.len()];
@@ -51,28 +42,45 @@ impl Tile {
         index
     }
 
-    /// A tile of `shape` whose element at each multi-index is `f(index)`.
+    /// A tile of `shape` whose element at each multi-index is `f(index)`,
+    /// the indices visited in row-major order.
     pub fn build(
         shape: Vec<usize>,
         dtype: DType,
         mut f: impl FnMut(&[usize]) -> Result<Scalar, Fault>,
     ) -> Result<Tile, Fault> {
-        let data = (0..numel(&shape)?)
-            .map(|linear| f(&Tile::unravel(linear, &shape)))
-            .collect::<Result<Vec<_>, _>>()?;
+        let count = numel(&shape)?;
+        let mut data = Vec::with_capacity(count);
+        let mut index = vec![0; shape.len()];
+        for _ in 0..count {
+            data.push(f(&index)?);
+            // Advance the row-major odometer.
+            for axis in (0..shape.len()).rev() {
+                index[axis] += 1;
+                if index[axis] < shape[axis] {
+                    break;
+                }
+                index[axis] = 0;
+            }
+        }
         Ok(Tile { shape, dtype, data })
     }
 
     /// The element at multi-index `index` (which must lie inside the shape).
     pub fn at(&self, index: &[usize]) -> Result<Scalar, Fault> {
+        let inside =
+            index.len() == self.shape.len() && index.iter().zip(&self.shape).all(|(i, d)| i < d);
         let linear = index
             .iter()
-            .zip(Tile::strides(&self.shape))
-            .map(|(i, s)| i * s)
-            .sum::<usize>();
-        self.data.get(linear).copied().ok_or_else(|| {
-            Fault::Type(format!("index {index:?} outside the tile {:?}", self.shape))
-        })
+            .zip(&self.shape)
+            .fold(0, |acc, (&i, &d)| acc * d + i);
+        match self.data.get(linear) {
+            Some(v) if inside => Ok(*v),
+            _ => Err(Fault::Type(format!(
+                "index {index:?} outside the tile {:?}",
+                self.shape
+            ))),
+        }
     }
 }
 

@@ -120,6 +120,18 @@ impl<'a> Cursor<'a> {
         Ok(if negative { -magnitude } else { magnitude })
     }
 
+    /// Parses an integer that must convert to `T`; a value out of range is
+    /// reported at the integer's first byte.
+    pub(crate) fn int_as<T: TryFrom<i64>>(&mut self, expected: &'static str) -> Result<T> {
+        self.skip_ws();
+        let start = self.pos;
+        let value = self.int()?;
+        T::try_from(value).map_err(|_| {
+            self.pos = start;
+            self.error(expected)
+        })
+    }
+
     /// Parses `'(' [item (',' item)*] ')'` with `item` for the elements.
     pub(crate) fn tuple<T>(
         &mut self,

@@ -86,17 +86,12 @@ impl Swizzle {
 
     fn parse_from(cursor: &mut Cursor<'_>) -> Result<Swizzle> {
         cursor.expect("Sw<", "`Sw<`")?;
-        let bits = cursor.int()?;
+        let bits = cursor.int_as("a swizzle bit count in 0..2^32")?;
         cursor.expect(",", "`,`")?;
-        let base = cursor.int()?;
+        let base = cursor.int_as("a swizzle base in 0..2^32")?;
         cursor.expect(",", "`,`")?;
-        let shift = cursor.int()?;
+        let shift = cursor.int_as("a swizzle shift that fits in 32 bits")?;
         cursor.expect(">", "`>`")?;
-        let bits =
-            u32::try_from(bits).map_err(|_| cursor.error("a swizzle bit count in 0..2^32"))?;
-        let base = u32::try_from(base).map_err(|_| cursor.error("a swizzle base in 0..2^32"))?;
-        let shift = i32::try_from(shift)
-            .map_err(|_| cursor.error("a swizzle shift that fits in 32 bits"))?;
         Swizzle::new(bits, base, shift)
     }
 }

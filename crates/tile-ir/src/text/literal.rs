@@ -10,6 +10,7 @@ use super::error::ParseError;
 use super::lexer::TokenKind;
 use super::parser::Parser;
 use crate::dtype::DType;
+use crate::eval::round_f64;
 use crate::f8::F8E5M2;
 use crate::scalar::Scalar;
 
@@ -83,7 +84,7 @@ impl Literal {
                 )))
             }
             (LiteralKind::Int | LiteralKind::Float, d) => finite_float_scalar(d, text),
-            (LiteralKind::Nan, d) => Scalar::float_from_f64(d, f64::NAN),
+            (LiteralKind::Nan, d) => round_f64(f64::NAN, d),
             (LiteralKind::Inf { .. }, DType::F8E4M3) => {
                 return Err(self.error("f8e4m3 has no infinity"))
             }
@@ -94,13 +95,13 @@ impl Literal {
                     0x7c
                 })))
             }
-            (LiteralKind::Inf { negative }, d) => Scalar::float_from_f64(
-                d,
+            (LiteralKind::Inf { negative }, d) => round_f64(
                 if negative {
                     f64::NEG_INFINITY
                 } else {
                     f64::INFINITY
                 },
+                d,
             ),
         };
         scalar.ok_or_else(|| self.error(format!("constant {text} is out of range for {dtype}")))
@@ -137,7 +138,7 @@ fn finite_float_scalar(dtype: DType, text: &str) -> Option<Scalar> {
     // `f32` is parsed directly: going through `f64` could round twice.
     let scalar = match dtype {
         DType::F32 => Scalar::F32(text.parse().ok()?),
-        _ => Scalar::float_from_f64(dtype, text.parse().ok()?)?,
+        _ => round_f64(text.parse().ok()?, dtype)?,
     };
     let fits = match dtype {
         // FP8 conversions saturate instead of overflowing to infinity, so the
