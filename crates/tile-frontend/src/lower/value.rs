@@ -8,6 +8,7 @@
 use super::Lowerer;
 use crate::signature::{dtype_named, dtype_of};
 use quote::ToTokens;
+use tile_ir::eval::round_f64;
 use tile_ir::{DType, Scalar, Type, Value};
 
 /// A value of the front end.
@@ -142,14 +143,24 @@ impl Lowerer<'_> {
                 })?
                 .into()
             }
-            (Val::Int(i), d) if d.is_float() => Scalar::float_from_f64(d, *i as f64),
-            (Val::Float(f), d) if d.is_float() => Scalar::float_from_f64(d, *f),
+            (Val::Int(i), d) if d.is_float() => round_f64(*i as f64, d),
+            (Val::Float(f), d) if d.is_float() => round_f64(*f, d),
             (Val::Float(f), d) => {
                 return Err(self.err(node, format!("the float {f:?} cannot be used as {d}: write an integer, or cast the other side")))
             }
             (other, d) => return Err(self.err(node, format!("{} cannot be used as {d}", self.describe(other)))),
         };
-        scalar.ok_or_else(|| self.err(node, format!("{} cannot be used as {d}", self.describe(v))))
+        let scalar = scalar
+            .ok_or_else(|| self.err(node, format!("{} cannot be used as {d}", self.describe(v))))?;
+        let finite = match v {
+            Val::Int(_) => true,
+            Val::Float(f) => f.is_finite(),
+            _ => false,
+        };
+        if finite && scalar.to_f64().is_infinite() {
+            return Err(self.err(node, format!("{} overflows {d}", self.describe(v))));
+        }
+        Ok(scalar)
     }
 
     /// A scalar IR constant of dtype `d` for a compile-time value.
