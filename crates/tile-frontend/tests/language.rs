@@ -127,7 +127,8 @@ fn k(x: &Tensor<f32>, out: &mut Tensor<f32>) {
     }
     #[tile_fn]
     fn twice(a: f32) -> f32 {
-        a * 2.0
+        let b = a * 2.0;
+        return b;
     }
     let t = partition_view(x, [4]).load(0);
     let (s, m) = stats(t);
