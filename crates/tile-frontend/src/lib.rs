@@ -40,18 +40,46 @@ pub fn lower_kernel(
 }
 
 /// Lowers `item` for each of `specs`.
+///
+/// An error that every specialization hits is reported once, as is; errors
+/// that only some specializations hit are reported for each of them, with
+/// "(in specialization ...)" appended.
 pub fn lower_specs(
     item: &ItemFn,
     sig: &KernelSig,
     specs: &[Specialization],
 ) -> syn::Result<Vec<(Specialization, Function)>> {
-    let several = specs.len() > 1;
-    specs
+    let mut out = Vec::new();
+    let mut failed: Vec<(&Specialization, syn::Error)> = Vec::new();
+    for s in specs {
+        match lower::lower(item, sig, s, None) {
+            Ok(f) => out.push((s.clone(), f)),
+            Err(e) => failed.push((s, e)),
+        }
+    }
+    let Some((_, first)) = failed.first() else {
+        return Ok(out);
+    };
+    let same = failed
         .iter()
-        .map(|s| {
-            let label = s.label();
-            let f = lower::lower(item, sig, s, several.then_some(label.as_str()))?;
-            Ok((s.clone(), f))
-        })
-        .collect()
+        .all(|(_, e)| e.to_string() == first.to_string());
+    if failed.len() == specs.len() && same {
+        return Err(first.clone());
+    }
+    let mut combined: Option<syn::Error> = None;
+    for (s, unlabeled) in failed {
+        // Lowering is deterministic: the labeled run fails at the same place.
+        let label = s.label();
+        let e = lower::lower(item, sig, s, Some(&label))
+            .err()
+            .unwrap_or(unlabeled);
+        match &mut combined {
+            Some(c) => c.combine(e),
+            None => combined = Some(e),
+        }
+    }
+    match combined {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }
