@@ -182,15 +182,20 @@ fn generate(
             .collect::<Vec<_>>()
             .join("; ")
     };
-    let missing = format!("kernel `{name_str}` was not compiled for these const arguments; the compiled specializations are: {compiled_list}; add a `configs(...)` to its attribute");
-    // After a reported error, do not add a second one at every use.
+    let (compiled_trait, bound) = if failed {
+        (TokenStream::new(), TokenStream::new())
+    } else {
+        compiled_bound(sig, compiled, &compiled_list)
+    };
+    // After a reported error, do not add a second one at every use. The
+    // panic cannot fire after `bound` held; it only guards `INDEX` itself.
     let check = if failed {
         quote!(0)
     } else {
         quote! {
             match Self::INFO.index_of(&[#(#const_idents as i128),*]) {
                 ::core::option::Option::Some(i) => i,
-                ::core::option::Option::None => ::core::panic!(#missing),
+                ::core::option::Option::None => ::core::panic!("this specialization was not compiled"),
             }
         }
     };
@@ -201,8 +206,8 @@ fn generate(
     };
     let mut launcher = TokenStream::new();
     if !failed {
-        launcher.extend(launcher_fn(&p, sig));
-        launcher.extend(interpreter(&p, sig));
+        launcher.extend(launcher_fn(&p, sig, &bound));
+        launcher.extend(interpreter(&p, sig, &bound));
     }
     let doc = format!(
         "The tile kernel `{name_str}`: its metadata is `INFO`; run it with `launch` (or `interpret`)."
@@ -211,6 +216,8 @@ fn generate(
         #[doc = #doc]
         #[allow(non_camel_case_types)]
         #vis struct #name<#(const #const_idents: #const_types),*>;
+
+        #compiled_trait
 
         impl<#(const #const_idents: #const_types),*> #name<#(#const_idents),*> {
             /// The kernel's parameters, options and compiled specializations.
@@ -229,7 +236,7 @@ fn generate(
 
             /// The compiled specialization for these const arguments (a
             /// compile error if it was not compiled).
-            pub fn spec() -> &'static #meta::SpecInfo {
+            pub fn spec() -> &'static #meta::SpecInfo #bound {
                 #spec_body
             }
 
@@ -242,6 +249,35 @@ fn generate(
             #launcher
         }
     }
+}
+
+/// A hidden trait implemented by the compiled specializations, and the
+/// `where` clause that requires it: using an uncompiled one is an error at
+/// the use, whose message lists the compiled ones.
+fn compiled_bound(
+    sig: &KernelSig,
+    compiled: &[(Specialization, Function)],
+    compiled_list: &str,
+) -> (TokenStream, TokenStream) {
+    let (name, vis) = (&sig.name, &sig.vis);
+    let tr = format_ident!("__tile_compiled_{}", name);
+    let message = format!("kernel `{name}` was not compiled for `{{Self}}`");
+    let note = format!("the compiled specializations of `{name}` are: {compiled_list}; add a `configs(...)` to its attribute to compile another");
+    let impls = compiled.iter().map(|(s, _)| {
+        let args = s.values.iter().map(|(_, v)| {
+            let lit = proc_macro2::Literal::i128_unsuffixed(*v);
+            quote!({ #lit })
+        });
+        quote!(impl #tr for #name<#(#args),*> {})
+    });
+    let defs = quote! {
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        #[diagnostic::on_unimplemented(message = #message, label = "not a compiled specialization", note = #note)]
+        #vis trait #tr {}
+        #(#impls)*
+    };
+    (defs, quote!(where Self: #tr))
 }
 
 fn arg_type(p: &Paths, q: &ParamSig) -> TokenStream {
@@ -265,7 +301,7 @@ fn arg_type(p: &Paths, q: &ParamSig) -> TokenStream {
 
 /// `interpret(grid, (args...))`: runs the kernel through the reference
 /// interpreter on host tensors, writing the `&mut` ones back.
-fn interpreter(p: &Paths, sig: &KernelSig) -> TokenStream {
+fn interpreter(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
     let (ir, meta) = (&p.ir, &p.meta);
     let count = sig.params.len();
     let mut types = Vec::new();
@@ -303,7 +339,7 @@ fn interpreter(p: &Paths, sig: &KernelSig) -> TokenStream {
         pub fn interpret<const G: usize>(
             grid: [u32; G],
             args: (#(#types,)*),
-        ) -> ::core::result::Result<(), #meta::InterpretError> {
+        ) -> ::core::result::Result<(), #meta::InterpretError> #bound {
             const { ::core::assert!(G >= 1 && G <= 3, "a grid has one to three axes") };
             let (#(#names,)*) = args;
             let mut run_args: [#ir::interp::Arg; #count] = [#(#conv),*];
@@ -314,7 +350,7 @@ fn interpreter(p: &Paths, sig: &KernelSig) -> TokenStream {
     }
 }
 
-fn launcher_fn(p: &Paths, sig: &KernelSig) -> TokenStream {
+fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
     let rt = &p.rt;
     let count = sig.params.len();
     let types: Vec<TokenStream> = sig.params.iter().map(|q| arg_type(p, q)).collect();
@@ -335,7 +371,7 @@ fn launcher_fn(p: &Paths, sig: &KernelSig) -> TokenStream {
             device: &#rt::Device,
             grid: [u32; G],
             args: (#(#types,)*),
-        ) -> ::core::result::Result<(), #rt::Error> {
+        ) -> ::core::result::Result<(), #rt::Error> #bound {
             const { ::core::assert!(G >= 1 && G <= 3, "a grid has one to three axes") };
             let spec = Self::spec();
             let mut grid3 = [1u32; 3];
