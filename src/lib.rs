@@ -4,6 +4,7 @@
 //! ([`ir`]) and the runtime: devices, tensors and kernel launch.
 
 pub use tile_ir as ir;
+pub use tile_frontend::meta;
 pub use tile_macros::{tile_fn, tile_kernel};
 pub use tile_runtime as runtime;
 pub use tile_runtime::{launch, Device, DeviceKind, Element, Error, KernelSpec, LaunchArg, Tensor};
