@@ -3,8 +3,8 @@
 //! This facade is the crate users depend on. It re-exports the tile IR
 //! ([`ir`]) and the runtime: devices, tensors and kernel launch.
 
-pub use tile_ir as ir;
 pub use tile_frontend::meta;
+pub use tile_ir as ir;
 pub use tile_macros::{tile_fn, tile_kernel};
 pub use tile_runtime as runtime;
 pub use tile_runtime::{launch, Device, DeviceKind, Element, Error, KernelSpec, LaunchArg, Tensor};
