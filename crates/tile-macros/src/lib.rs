@@ -10,13 +10,25 @@ use proc_macro::TokenStream;
 /// specialization listed in `configs(...)`, and replaces it with a struct of
 /// the same name holding the metadata, the IR and the launcher.
 ///
-/// ```ignore
+/// ```
+/// use tile::tile_kernel;
+///
 /// #[tile_kernel(configs(BLOCK = 1024), num_warps = 4)]
 /// fn vector_add<const BLOCK: usize>(x: &Tensor<f32>, y: &Tensor<f32>, out: &mut Tensor<f32>) {
 ///     let pid = program_id(0);
 ///     let (px, py) = (partition_view(x, [BLOCK]), partition_view(y, [BLOCK]));
 ///     partition_view(out, [BLOCK]).store_masked(px.load_masked(pid) + py.load_masked(pid), pid);
 /// }
+///
+/// # fn main() -> Result<(), tile::Error> {
+/// let dev = tile::Device::cpu();
+/// let x = dev.tensor_from_slice(&[1.0f32; 1500], &[1500])?;
+/// let mut out: tile::Tensor<f32> = dev.zeros(&[1500])?;
+/// vector_add::<1024>::launch(&dev, [2], (&x, &x, &mut out))?;
+/// assert_eq!(out.to_vec()?, vec![2.0; 1500]);
+/// assert_eq!(vector_add::<1024>::INFO.num_warps, 4);
+/// # Ok(())
+/// # }
 /// ```
 #[proc_macro_attribute]
 pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
