@@ -10,6 +10,7 @@
 //! algebra in [`derive`]; the typing rules are in [`rules`] and the meaning
 //! in the interpreter. See "Layout views" in `docs/ir.md`.
 
+mod build;
 pub mod derive;
 pub mod rules;
 

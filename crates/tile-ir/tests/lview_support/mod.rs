@@ -43,18 +43,63 @@ pub fn values(args: &[Arg], i: usize) -> Vec<f32> {
     }
 }
 
-/// A kernel `@k(%src: tensor<f32, 1>, %dst: tensor<f32, 1>)` that builds the
-/// view `%v` of `%src` with `view_ops` (lines ending in the view `%r` of
-/// type `ty`), loads it and stores the tile to `%dst` through a row-major
-/// layout view of `dst_layout`.
-pub fn copy_kernel(src_layout: &str, view_ops: &str, dst_layout: &str, tile: &str) -> String {
-    format!(
+/// The compact row-major layout of `shape` in CuTe text: `(2,3):(3,1)`.
+pub fn row_major(shape: &[usize]) -> String {
+    let mut strides = vec![1; shape.len()];
+    for k in (0..shape.len().saturating_sub(1)).rev() {
+        strides[k] = strides[k + 1] * shape[k + 1];
+    }
+    let join = |v: &[usize]| v.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+    format!("({}):({})", join(shape), join(&strides))
+}
+
+/// Runs a kernel that views a 1-D tensor holding `0, 1, ..., len-1` through
+/// `layout`, derives the view `%r` with `ops` (text lines that may use `%v`
+/// and the i32 constants `%c0`..`%c3`), loads it as a tile of `shape` and
+/// stores it densely; returns the stored tile, row-major. Since every source
+/// element is its own offset, the tile holds the offsets the view reads.
+pub fn offsets_read(
+    len: usize,
+    layout: &str,
+    ops: &str,
+    shape: &[usize],
+) -> Result<Vec<f32>, InterpError> {
+    let dst = row_major(shape);
+    let dims = shape.iter().map(|d| format!("{d}x")).collect::<String>();
+    let src = format!(
         "kernel @k(%src: tensor<f32, 1>, %dst: tensor<f32, 1>) {{
-  %v = layout_view %src <{src_layout}> : lview<f32, {src_layout}>
-{view_ops}
-  %x = lview_load %r : {tile}
-  %w = layout_view %dst <{dst_layout}> : lview<f32, {dst_layout}>
+  %c0 = constant 0 : i32
+  %c1 = constant 1 : i32
+  %c2 = constant 2 : i32
+  %c3 = constant 3 : i32
+  %v = layout_view %src <{layout}> : lview<f32, {layout}>
+{ops}
+  %x = lview_load %r : tile<{dims}f32>
+  %w = layout_view %dst <{dst}> : lview<f32, {dst}>
   lview_store %x, %w
 }}"
-    )
+    );
+    let n = shape.iter().product();
+    let out = run_text(&src, vec![iota(&[len]), zeros(&[n])])?;
+    Ok(values(&out, 1))
+}
+
+/// Every row-major multi-index of `shape`, in order.
+pub fn indices(shape: &[usize]) -> Vec<Vec<usize>> {
+    let n: usize = shape.iter().product();
+    (0..n)
+        .map(|mut linear| {
+            let mut index = vec![0; shape.len()];
+            for k in (0..shape.len()).rev() {
+                index[k] = linear % shape[k];
+                linear /= shape[k];
+            }
+            index
+        })
+        .collect()
+}
+
+/// `f` at every row-major multi-index of `shape`, as f32.
+pub fn dense(shape: &[usize], f: impl Fn(&[usize]) -> usize) -> Vec<f32> {
+    indices(shape).iter().map(|i| f(i) as f32).collect()
 }
