@@ -126,7 +126,7 @@ impl Parser<'_, '_> {
             }
             if matches!(
                 self.peek().kind,
-                TokenKind::Newline | TokenKind::Eof | TokenKind::Error(_)
+                TokenKind::Newline | TokenKind::Eof | TokenKind::Error(_) | TokenKind::LAngle
             ) {
                 return Err(self.expected("`>` to close the layout"));
             }
