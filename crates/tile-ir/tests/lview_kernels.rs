@@ -159,3 +159,34 @@ fn views_are_pure_loads_read_and_stores_stay() {
 }";
     assert_eq!(after_cse_dce(src), want);
 }
+
+/// The syntax examples of the op table in `docs/ir.md`, which all apply to
+/// the view `%v` of `(4,8):(8,1)`.
+const DOCS_TABLE: &str = "kernel @docs(%t: tensor<f32, 1>, %i: i32, %j: i32, %tid: i32) {
+  %v = layout_view %t <(4,8):(8,1)> : lview<f32, (4,8):(8,1)>
+  %0 = lview_tile %v [2, 4] [%i, %j] : lview<f32, (2,4):(8,1)>
+  %1 = lview_split %v axis 1 parts 2 [%i] : lview<f32, (4,4):(8,1)>
+  %2 = lview_vectorize %v [1, 4] : lview<f32, (4,2,1,4):(8,4,8,1)>
+  %3 = lview_slice %v [1:3, 0:8] : lview<f32, (2,8):(8,1)>
+  %4 = lview_transpose %v [1, 0] : lview<f32, (8,4):(1,8)>
+  %5 = lview_reshape %v [2, 16] : lview<f32, (2,16):(16,1)>
+  %6 = lview_compose %v <(2,2):(2,1)> : lview<f32, (2,2):(16,8)>
+  %7 = lview_coalesce %v : lview<f32, (4,8):(8,1)>
+  %8 = lview_distribute %v <(2,4):(4,1)> %tid : lview<f32, (2,2):(16,4)>
+  %9 = lview_load_masked %v pad(zero) : tile<4x8xf32>
+  lview_store %9, %v
+}";
+
+#[test]
+fn the_docs_op_table_verifies() {
+    let func = parse_function(DOCS_TABLE).unwrap();
+    verify::verify(&func).unwrap();
+    // Values print by number; the lines are otherwise as written.
+    let printed = func.to_string();
+    let mut renamed = DOCS_TABLE.replace("%9", "%10");
+    for k in (0..9).rev() {
+        renamed = renamed.replace(&format!("%{k} "), &format!("%{} ", k + 1));
+    }
+    renamed = renamed.replace("%v", "%0");
+    assert_eq!(printed, renamed);
+}
