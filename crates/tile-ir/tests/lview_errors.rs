@@ -142,3 +142,42 @@ fn a_store_through_a_non_injective_layout_is_an_error() {
         "program (0, 0, 0): `lview_store_masked %2, %3`: elements [0, 0] and [0, 1] of the layout view (4,2):(1,0) are both at offset 0: a store needs an injective layout"
     );
 }
+
+/// The interpreter's error for `src`, run without the verifier.
+fn unverified_error(src: &str) -> String {
+    let func = parse_function(src).unwrap();
+    let mut args = vec![iota(&[16])];
+    tile_ir::interp::run(&func, [1, 1, 1], &mut args)
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn unverified_views_are_errors_not_panics_or_allocations() {
+    assert_eq!(
+        unverified_error(
+            "kernel @k(%t: tensor<f32, 1>) {
+  %v = layout_view %t <(1099511627776,2):(1,0)> : lview<f32, (1099511627776,2):(1,0)>
+  %x = lview_load %v : tile<1099511627776x2xf32>
+}"
+        ),
+        "program (0, 0, 0): `%1 = lview_load %0`: malformed IR: a tile of shape [1099511627776, 2] holds more than 1048576 elements"
+    );
+    assert_eq!(
+        unverified_error(
+            "kernel @k(%t: tensor<f32, 1>) {
+  %x = lview_load %t : tile<4xf32>
+}"
+        ),
+        "program (0, 0, 0): `%0 = lview_load %t`: malformed IR: expected a layout view operand"
+    );
+    assert_eq!(
+        unverified_error(
+            "kernel @k(%t: tensor<f32, 1>) {
+  %v = layout_view %t <(4,4):(4,1)> : lview<f32, (4,4):(4,1)>
+  %w = lview_tile %v [3, 4] [] : lview<f32, (4,4):(4,1)>
+}"
+        ),
+        "program (0, 0, 0): `%1 = lview_tile %0`: malformed IR: mode 0 of (4,4):(4,1) has size 4, which the extent 3 does not divide"
+    );
+}

@@ -191,6 +191,8 @@ fn places(
     shape: &[usize],
     strict: bool,
 ) -> Result<Vec<Option<usize>>, Fault> {
+    // Checked first: the layout of unverified IR may be too large to tabulate.
+    let count = numel(shape)?;
     let space = element_space(t);
     let modes = view.layout.modes();
     let tables: Vec<Vec<i128>> = modes
@@ -198,8 +200,8 @@ fn places(
         .zip(shape)
         .map(|(m, &n)| (0..n).map(|j| mode_offset(m, j as i128)).collect())
         .collect();
-    let mut out = Vec::with_capacity(numel(shape)?);
-    for linear in 0..out.capacity() {
+    let mut out = Vec::with_capacity(count);
+    for linear in 0..count {
         let index = Tile::unravel(linear, shape);
         let offset = index
             .iter()
