@@ -405,10 +405,7 @@ impl OpKind {
     /// Whether the op writes memory or ends a region, so that it must stay even
     /// when its results are unused.
     pub fn has_side_effects(&self) -> bool {
-        matches!(
-            self,
-            OpKind::Store | OpKind::StoreMasked | OpKind::Yield | OpKind::For | OpKind::If
-        ) || self.writes_memory()
+        matches!(self, OpKind::Yield | OpKind::For | OpKind::If) || self.writes_memory()
     }
 
     /// Whether the op itself writes memory (a store of either kind).

@@ -190,3 +190,28 @@ fn the_docs_op_table_verifies() {
     renamed = renamed.replace("%v", "%0");
     assert_eq!(printed, renamed);
 }
+
+#[test]
+fn viewed_tensor_follows_derived_views_to_their_tensor() {
+    use tile_ir::lview::viewed_tensor;
+    let src = "kernel @k(%a: tensor<f32, 1>, %b: tensor<f32, 2>, %i: i32) {
+  %0 = layout_view %b <(4,4):(4,1)> : lview<f32, (4,4):(4,1)>
+  %1 = lview_transpose %0 [1, 0] : lview<f32, (4,4):(1,4)>
+  %2 = lview_tile %1 [2, 2] [%i, %i] : lview<f32, (2,2):(1,4)>
+  %3 = lview_load %2 : tile<2x2xf32>
+  %4 = partition_view %a [4] : view<f32, [4]>
+  lview_store %3, %2
+}";
+    let func = parse_function(src).unwrap();
+    verify::verify(&func).unwrap();
+    let param = |k: usize| func.params[k].value;
+    let result = |k: usize| func.op(func.body.ops[k]).results[0];
+    assert_eq!(viewed_tensor(&func, result(2)), Some(param(1)));
+    assert_eq!(viewed_tensor(&func, result(0)), Some(param(1)));
+    assert_eq!(viewed_tensor(&func, result(4)), Some(param(0)));
+    assert_eq!(viewed_tensor(&func, result(3)), None);
+    assert_eq!(viewed_tensor(&func, param(2)), None);
+    let store = func.op(func.body.ops[5]);
+    assert!(store.kind.writes_memory() && store.kind.has_side_effects());
+    assert_eq!(viewed_tensor(&func, store.operands[1]), Some(param(1)));
+}

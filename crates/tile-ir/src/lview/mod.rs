@@ -14,8 +14,9 @@ mod build;
 pub mod derive;
 pub mod rules;
 
+use crate::function::{Function, Value, ValueDef};
 use crate::layout::Layout;
-use crate::ops::Padding;
+use crate::ops::{OpKind, Padding};
 use crate::types::Shape;
 
 /// A layout-view op, with its static attributes; operands are listed in each
@@ -127,4 +128,30 @@ impl LViewOp {
     pub fn reads_memory(&self) -> bool {
         matches!(self, LViewOp::Load | LViewOp::LoadMasked { .. })
     }
+}
+
+/// The tensor that `view` reads and writes: follows a layout view back
+/// through the ops that derived it to the tensor operand of its
+/// `layout_view` (or, for a partition view, of its `partition_view`);
+/// `None` for any other value. The view operand of every store (`store`,
+/// `store_masked`, `lview_store`, `lview_store_masked`) is operand 1.
+pub fn viewed_tensor(func: &Function, view: Value) -> Option<Value> {
+    let mut value = view;
+    // Each step goes to an earlier definition; the bound only guards
+    // malformed IR against a cycle.
+    for _ in 0..=func.ops.len() {
+        let ValueDef::Result { op, .. } = func.values.get(value)?.def else {
+            return None;
+        };
+        let op = func.ops.get(op)?;
+        let first = *op.operands.first()?;
+        match &op.kind {
+            OpKind::PartitionView { .. } | OpKind::LView(LViewOp::Make { .. }) => {
+                return Some(first)
+            }
+            OpKind::LView(k) if !k.reads_memory() && !k.writes_memory() => value = first,
+            _ => return None,
+        }
+    }
+    None
 }
