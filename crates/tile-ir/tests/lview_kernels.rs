@@ -215,3 +215,48 @@ fn viewed_tensor_follows_derived_views_to_their_tensor() {
     assert!(store.kind.writes_memory() && store.kind.has_side_effects());
     assert_eq!(viewed_tensor(&func, store.operands[1]), Some(param(1)));
 }
+
+/// A copy of an 8×8 tensor by a "block" of 2×4 threads walked by a loop: each
+/// thread loads its `distribute`d fragment of the source and stores it to
+/// the same fragment of the destination, doubled; together they cover every
+/// element once.
+#[test]
+fn distributed_fragments_of_all_threads_cover_the_tensor() {
+    let mut b = Builder::new("copy");
+    let x = b.param("x", f32_tensor(1));
+    let out = b.param("out", f32_tensor(1));
+    let grid = layout("(8,8):(8,1)");
+    let threads = layout("(2,4):(4,1)");
+    let vx = b.layout_view(x, &grid).unwrap();
+    let vo = b.layout_view(out, &grid).unwrap();
+    let lo = b.constant(tile_ir::Scalar::I32(0)).unwrap();
+    let hi = b.constant(tile_ir::Scalar::I32(8)).unwrap();
+    let step = b.constant(tile_ir::Scalar::I32(1)).unwrap();
+    b.for_loop(lo, hi, step, &[], |b, tid, _| {
+        let fx = b.lview_distribute(vx, &threads, tid)?;
+        let fo = b.lview_distribute(vo, &threads, tid)?;
+        let t = b.lview_load(fx)?;
+        let t2 = b.op1(tile_ir::OpKind::Binary(tile_ir::BinaryOp::Add), &[t, t])?;
+        b.lview_store(t2, fo)?;
+        Ok(vec![])
+    })
+    .unwrap();
+    let func = b.finish().unwrap();
+    let mut args = vec![iota(&[64]), zeros(&[64])];
+    run(&func, [1, 1, 1], &mut args).unwrap();
+    assert_eq!(
+        values(&args, 1),
+        (0..64).map(|i| 2.0 * i as f32).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn the_builder_reports_the_layout_algebra_rule() {
+    let mut b = Builder::new("bad");
+    let x = b.param("x", f32_tensor(1));
+    let v = b.layout_view(x, &layout("(3,5):(8,1)")).unwrap();
+    assert_eq!(
+        b.lview_reshape(v, &[5, 3]).map(drop).unwrap_err().to_string(),
+        "lview_reshape(lview<f32, (3,5):(8,1)>): (3,5):(8,1) read in row-major order as [5, 3] is not one layout: composition: stride divisibility condition fails: (5,3):(1,8) ∘ (5,3):(3,1): stride 3 is neither a divisor nor a multiple of extent 5"
+    );
+}
