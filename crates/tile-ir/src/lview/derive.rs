@@ -1,7 +1,7 @@
 //! The layout of each derived view, computed with the layout algebra, and
 //! how the derived view's runtime base moves.
 //!
-//! One function, [`derive`], serves both the typing rules (which keep the
+//! One function, [`fn@derive`], serves both the typing rules (which keep the
 //! layout) and the interpreter (which also applies the [`Shift`]), so the
 //! two cannot disagree.
 

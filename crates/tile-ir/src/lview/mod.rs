@@ -7,7 +7,7 @@
 //! [`crate::types::LayoutViewType`]) and a runtime base offset: the element
 //! at natural coordinate `c` is at element offset `base + layout(c)` of the
 //! tensor's element space. Each derived view's layout comes from the layout
-//! algebra in [`derive`]; the typing rules are in [`rules`] and the meaning
+//! algebra in [`mod@derive`]; the typing rules are in [`rules`] and the meaning
 //! in the interpreter. See "Layout views" in `docs/ir.md`.
 
 mod build;
