@@ -16,6 +16,7 @@ pub mod f8;
 pub mod function;
 pub mod interp;
 pub mod layout;
+pub mod lview;
 pub mod names;
 pub mod ops;
 pub mod passes;
@@ -29,7 +30,8 @@ pub mod view;
 
 pub use dtype::DType;
 pub use function::{Function, Op, OpId, Param, Region, Value, ValueDef, ValueInfo};
+pub use lview::LViewOp;
 pub use names::ValueNames;
 pub use ops::{ArgKind, BinaryOp, CmpPred, OpKind, Padding, ReduceKind, ScanKind, UnaryOp};
 pub use scalar::Scalar;
-pub use types::{Shape, TensorType, TileType, Type, ViewType};
+pub use types::{LayoutViewType, Shape, TensorType, TileType, Type, ViewType};

@@ -7,6 +7,7 @@
 //! given in its doc comment, as the op is written in the text form.
 
 use crate::dtype::DType;
+use crate::lview::LViewOp;
 use crate::scalar::Scalar;
 use crate::types::Shape;
 use std::fmt;
@@ -187,6 +188,8 @@ pub enum OpKind {
     If,
     /// `yield %a, ...`: ends a region of `for` or `if`, giving its values.
     Yield,
+    /// A layout-view op (`layout_view`, `lview_*`): see [`LViewOp`].
+    LView(LViewOp),
 }
 
 /// Elementwise operations of one operand.
@@ -395,21 +398,32 @@ impl OpKind {
             OpKind::For => "for",
             OpKind::If => "if",
             OpKind::Yield => "yield",
+            OpKind::LView(op) => op.name(),
         }
     }
 
     /// Whether the op writes memory or ends a region, so that it must stay even
     /// when its results are unused.
     pub fn has_side_effects(&self) -> bool {
-        matches!(
-            self,
-            OpKind::Store | OpKind::StoreMasked | OpKind::Yield | OpKind::For | OpKind::If
-        )
+        matches!(self, OpKind::Yield | OpKind::For | OpKind::If) || self.writes_memory()
+    }
+
+    /// Whether the op itself writes memory (a store of either kind).
+    pub fn writes_memory(&self) -> bool {
+        match self {
+            OpKind::Store | OpKind::StoreMasked => true,
+            OpKind::LView(op) => op.writes_memory(),
+            _ => false,
+        }
     }
 
     /// Whether the op reads memory (so two of them are not interchangeable
     /// across a store).
     pub fn reads_memory(&self) -> bool {
-        matches!(self, OpKind::Load | OpKind::LoadMasked { .. })
+        match self {
+            OpKind::Load | OpKind::LoadMasked { .. } => true,
+            OpKind::LView(op) => op.reads_memory(),
+            _ => false,
+        }
     }
 }

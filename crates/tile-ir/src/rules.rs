@@ -46,6 +46,7 @@ pub fn check_type(ty: &Type) -> RuleResult<()> {
         Type::Scalar(_) => Ok(()),
         Type::Tile(t) => check_shape(&t.shape),
         Type::View(v) => check_shape(&v.tile),
+        Type::LayoutView(v) => crate::lview::rules::check_layout(&v.layout),
         Type::Tensor(t) if t.rank == 0 => Err("a tensor needs at least one axis".into()),
         Type::Tensor(_) => Ok(()),
     }
@@ -409,6 +410,7 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
             Ok(None)
         }
         OpKind::Yield => Ok(Some(Vec::new())),
+        OpKind::LView(op) => crate::lview::rules::infer(op, operands).map(Some),
     }
 }
 
@@ -601,7 +603,8 @@ fn view_access<'t>(operands: &[&'t Type], at: usize) -> RuleResult<&'t ViewType>
     Ok(view)
 }
 
-fn check_padding(padding: Padding, dtype: DType) -> RuleResult<()> {
+/// Checks that `padding` is a value of `dtype` (the padding of a masked load).
+pub fn check_padding(padding: Padding, dtype: DType) -> RuleResult<()> {
     match padding {
         Padding::Zero => Ok(()),
         Padding::Nan if !dtype.is_float() => Err(format!(

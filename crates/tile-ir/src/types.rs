@@ -1,6 +1,7 @@
 //! The types of IR values: scalars, tiles, global tensors and partition views.
 
 use crate::dtype::DType;
+use crate::layout::Layout;
 use std::fmt;
 
 /// The static shape of a tile: one positive extent per axis, outermost first
@@ -82,6 +83,17 @@ pub struct ViewType {
     pub tile: Shape,
 }
 
+/// A layout view: the memory of a tensor parameter seen through a static
+/// CuTe layout (see "Layout views" in `docs/ir.md`). Loading it gives a tile
+/// whose extents are the sizes of the layout's top-level modes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LayoutViewType {
+    /// The element type of the viewed tensor.
+    pub dtype: DType,
+    /// The layout: natural coordinate to element offset (from the view's base).
+    pub layout: Layout,
+}
+
 /// The type of an IR value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Type {
@@ -93,6 +105,8 @@ pub enum Type {
     Tensor(TensorType),
     /// A partition view of a tensor.
     View(ViewType),
+    /// A layout view of a tensor.
+    LayoutView(LayoutViewType),
 }
 
 impl Type {
@@ -111,6 +125,7 @@ impl Type {
             Type::Tile(t) => t.dtype,
             Type::Tensor(t) => t.dtype,
             Type::View(v) => v.dtype,
+            Type::LayoutView(v) => v.dtype,
         }
     }
 
@@ -144,12 +159,16 @@ impl Type {
                 dtype,
                 tile: v.tile.clone(),
             }),
+            Type::LayoutView(v) => Type::LayoutView(LayoutViewType {
+                dtype,
+                layout: v.layout.clone(),
+            }),
         }
     }
 }
 
 /// Types print as `f32`, `tile<128x64xf32>`, `tensor<f32, 2>` and
-/// `view<f32, [64, 64]>`.
+/// `view<f32, [64, 64]>`; layout views as `lview<f32, (4,8):(8,1)>`.
 impl fmt::Display for Type {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -163,6 +182,7 @@ impl fmt::Display for Type {
             }
             Type::Tensor(t) => write!(f, "tensor<{}, {}>", t.dtype, t.rank),
             Type::View(v) => write!(f, "view<{}, {}>", v.dtype, v.tile),
+            Type::LayoutView(v) => write!(f, "lview<{}, {}>", v.dtype, v.layout),
         }
     }
 }

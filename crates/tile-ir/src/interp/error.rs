@@ -87,6 +87,32 @@ pub enum Fault {
         /// The tensor coordinate of the second element.
         second: Vec<usize>,
     },
+    /// An unmasked layout-view access outside the tensor's element space.
+    #[error("element {coordinate:?} of the layout view {layout} (base {base}) is at offset {offset}, outside the tensor's element space [0, {space}) (use the masked form)")]
+    LViewOutside {
+        /// The tile coordinate of the first offending element.
+        coordinate: Vec<usize>,
+        /// The view's layout.
+        layout: String,
+        /// The view's base offset.
+        base: i128,
+        /// The element offset it maps to.
+        offset: i128,
+        /// The size of the tensor's element space.
+        space: i128,
+    },
+    /// A layout-view store whose layout sends two elements to one offset.
+    #[error("elements {first:?} and {second:?} of the layout view {layout} are both at offset {offset}: a store needs an injective layout")]
+    LViewAliasing {
+        /// The tile coordinate of the first element.
+        first: Vec<usize>,
+        /// The tile coordinate of the second element.
+        second: Vec<usize>,
+        /// The view's layout.
+        layout: String,
+        /// The shared element offset.
+        offset: i128,
+    },
     /// A `for` whose step is zero or negative.
     #[error("the step must be positive, found {step}")]
     NonPositiveStep {

@@ -245,7 +245,7 @@ fn view_tensor<'a>(view: &View, args: &'a [Arg]) -> Result<&'a HostTensor, Fault
     Ok(t)
 }
 
-fn tensor_arg(arg: usize, args: &[Arg]) -> Result<&HostTensor, Fault> {
+pub(super) fn tensor_arg(arg: usize, args: &[Arg]) -> Result<&HostTensor, Fault> {
     match args.get(arg) {
         Some(Arg::Tensor(t)) => Ok(t),
         _ => Err(Fault::Type(format!("argument {arg} is not a tensor"))),
@@ -253,7 +253,7 @@ fn tensor_arg(arg: usize, args: &[Arg]) -> Result<&HostTensor, Fault> {
 }
 
 /// The value of a masked load's elements outside the tensor.
-fn padding_value(padding: Padding, dtype: DType) -> Result<Scalar, Fault> {
+pub(super) fn padding_value(padding: Padding, dtype: DType) -> Result<Scalar, Fault> {
     let infinity = |negative: bool| match dtype {
         DType::F8E5M2 => Some(Scalar::F8E5M2(F8E5M2::from_bits(if negative {
             0xfc

@@ -17,6 +17,7 @@ mod control;
 mod dot;
 mod elementwise;
 mod error;
+mod lview;
 mod memory;
 mod movement;
 mod reduce;
@@ -206,6 +207,10 @@ impl<'a> Machine<'a> {
                 memory::store(kind, operands, self.args)?;
                 return Ok(Vec::new());
             }
+            OpKind::LView(op) => match lview::run(op, operands, self.args)? {
+                Some(view) => view,
+                None => return Ok(Vec::new()),
+            },
             OpKind::For | OpKind::If | OpKind::Yield => {
                 return Err(Fault::Type(format!("`{}` outside its place", kind.name())))
             }

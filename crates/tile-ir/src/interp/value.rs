@@ -2,6 +2,7 @@
 
 use super::error::Fault;
 use crate::dtype::DType;
+use crate::layout::Layout;
 use crate::rules::MAX_TILE_ELEMENTS;
 use crate::scalar::Scalar;
 use crate::types::Type;
@@ -95,6 +96,20 @@ pub(crate) struct View {
     pub dtype: DType,
 }
 
+/// A layout view: a tensor argument seen through a layout from a base.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct LView {
+    /// The position of the viewed tensor among the kernel's arguments.
+    pub arg: usize,
+    /// The element type.
+    pub dtype: DType,
+    /// The layout (the one in the value's type).
+    pub layout: Layout,
+    /// The element offset added to every layout offset; `i128` so that no
+    /// index arithmetic wraps (it saturates far outside any element space).
+    pub base: i128,
+}
+
 /// The value of an SSA value in one program instance.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum RtValue {
@@ -106,6 +121,8 @@ pub(crate) enum RtValue {
     Tensor(usize),
     /// A partition view.
     View(View),
+    /// A layout view.
+    LView(LView),
 }
 
 impl RtValue {
@@ -116,6 +133,7 @@ impl RtValue {
             RtValue::Tile(t) => format!("tile {:?} of {}", t.shape, t.dtype),
             RtValue::Tensor(arg) => format!("tensor argument {arg}"),
             RtValue::View(v) => format!("view of tile {:?} of {}", v.tile, v.dtype),
+            RtValue::LView(v) => format!("layout view {} of {}", v.layout, v.dtype),
         }
     }
 
@@ -127,6 +145,9 @@ impl RtValue {
             (RtValue::Tile(t), Type::Tile(tt)) => t.dtype == tt.dtype && t.shape == tt.shape.dims(),
             (RtValue::Tensor(_), Type::Tensor(_)) => true,
             (RtValue::View(v), Type::View(vt)) => v.dtype == vt.dtype && v.tile == vt.tile.dims(),
+            (RtValue::LView(v), Type::LayoutView(vt)) => {
+                v.dtype == vt.dtype && v.layout == vt.layout
+            }
             _ => false,
         }
     }

@@ -79,7 +79,7 @@ fn writes_memory(func: &Function, op: OpId) -> bool {
     let mut writes = false;
     for region in &func.op(op).regions {
         func.walk_region(region, &mut |inner| {
-            writes |= matches!(func.op(inner).kind, OpKind::Store | OpKind::StoreMasked);
+            writes |= func.op(inner).kind.writes_memory();
         });
     }
     writes

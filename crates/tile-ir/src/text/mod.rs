@@ -14,6 +14,7 @@ mod control;
 mod error;
 mod lexer;
 mod literal;
+mod lview;
 mod ops;
 mod parser;
 mod print;

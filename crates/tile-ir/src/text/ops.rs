@@ -10,6 +10,7 @@ use super::lexer::{Token, TokenKind};
 use super::literal::Literal;
 use super::parser::{article, Parser};
 use crate::function::Value;
+use crate::lview::LViewOp;
 use crate::ops::{ArgKind, BinaryOp, CmpPred, OpKind, Padding, ReduceKind, ScanKind, UnaryOp};
 use crate::types::{Shape, Type};
 
@@ -32,6 +33,8 @@ pub(crate) enum Attrs {
     },
     /// `load_masked ... pad(<literal>)`
     LoadMaskedValue(Literal),
+    /// `lview_load_masked ... pad(<literal>)`
+    LViewLoadMaskedValue(Literal),
 }
 
 impl Attrs {
@@ -86,6 +89,9 @@ impl Attrs {
             Attrs::LoadMaskedValue(value) => OpKind::LoadMasked {
                 padding: Padding::Value(value.to_scalar(ty()?.dtype())?),
             },
+            Attrs::LViewLoadMaskedValue(value) => OpKind::LView(LViewOp::LoadMasked {
+                padding: Padding::Value(value.to_scalar(ty()?.dtype())?),
+            }),
         })
     }
 }
@@ -98,6 +104,9 @@ impl Parser<'_, '_> {
         }
         if let Some(op) = BinaryOp::from_name(name.text) {
             return Ok(ready(OpKind::Binary(op), self.match_operand_list()?));
+        }
+        if let Some(body) = self.parse_lview_body(name)? {
+            return Ok(body);
         }
         Ok(match name.text {
             "program_id" => {
@@ -298,7 +307,7 @@ impl Parser<'_, '_> {
     }
 
     /// `pad(zero|nan|posinf|neginf|<constant>)`
-    fn match_padding(&mut self) -> Result<Attrs, ParseError> {
+    pub fn match_padding(&mut self) -> Result<Attrs, ParseError> {
         self.match_keyword("pad", "`pad(...)` after the indices of `load_masked`")?;
         self.match_token(TokenKind::LParen, "`(` after `pad`")?;
         let fixed = [

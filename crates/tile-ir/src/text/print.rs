@@ -154,24 +154,20 @@ impl Printer<'_> {
             OpKind::Dim { axis } => format!("dim {x} axis {axis}"),
             OpKind::PartitionView { shape } => format!("partition_view {x} {shape}"),
             OpKind::Load => format!("load {x}[{}]", self.operands_from(op, 1)),
-            OpKind::LoadMasked { padding } => {
-                let padding = match padding {
-                    Padding::Zero => "zero".to_string(),
-                    Padding::Nan => "nan".to_string(),
-                    Padding::PosInf => "posinf".to_string(),
-                    Padding::NegInf => "neginf".to_string(),
-                    Padding::Value(value) => value.to_string(),
-                };
-                format!(
-                    "load_masked {x}[{}] pad({padding})",
-                    self.operands_from(op, 1)
-                )
-            }
+            OpKind::LoadMasked { padding } => format!(
+                "load_masked {x}[{}] pad({})",
+                self.operands_from(op, 1),
+                padding_text(padding)
+            ),
             OpKind::Store | OpKind::StoreMasked => format!(
                 "{name} {x}, {}[{}]",
                 self.operand(op, 1),
                 self.operands_from(op, 2)
             ),
+            OpKind::LView(lview) => {
+                let names: Vec<String> = op.operands.iter().map(|&v| self.names.name(v)).collect();
+                super::lview::print_body(lview, &names)
+            }
             // Their lines open regions; `Printer::op` prints them whole.
             OpKind::For | OpKind::If => name.to_string(),
         }
@@ -218,6 +214,17 @@ impl Printer<'_> {
             self.region_ops(f, region, depth + 1)?;
         }
         writeln!(f, "{indent}}}")
+    }
+}
+
+/// The padding of a masked load as written inside `pad(...)`.
+pub(super) fn padding_text(padding: &Padding) -> String {
+    match padding {
+        Padding::Zero => "zero".to_string(),
+        Padding::Nan => "nan".to_string(),
+        Padding::PosInf => "posinf".to_string(),
+        Padding::NegInf => "neginf".to_string(),
+        Padding::Value(value) => value.to_string(),
     }
 }
 

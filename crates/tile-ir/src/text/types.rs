@@ -5,7 +5,7 @@ use super::error::ParseError;
 use super::lexer::TokenKind;
 use super::parser::Parser;
 use crate::dtype::DType;
-use crate::types::{Shape, TensorType, TileType, Type, ViewType};
+use crate::types::{LayoutViewType, Shape, TensorType, TileType, Type, ViewType};
 
 impl Parser<'_, '_> {
     /// Consumes a type.
@@ -44,6 +44,13 @@ impl Parser<'_, '_> {
                 let tile = Shape::new(self.match_int_list("dimension")?);
                 self.match_token(TokenKind::RAngle, "`>` to close the view type")?;
                 Ok(Type::View(ViewType { dtype, tile }))
+            }
+            "lview" => {
+                let open = self.match_token(TokenKind::LAngle, "`<` after `lview`")?;
+                let dtype = self.match_dtype()?;
+                self.match_token(TokenKind::Comma, "`,` after the layout view's dtype")?;
+                let layout = self.match_layout_until_rangle(&open)?;
+                Ok(Type::LayoutView(LayoutViewType { dtype, layout }))
             }
             name => name
                 .parse()

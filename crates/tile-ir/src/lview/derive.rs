@@ -1,0 +1,281 @@
+//! The layout of each derived view, computed with the layout algebra, and
+//! how the derived view's runtime base moves.
+//!
+//! One function, [`fn@derive`], serves both the typing rules (which keep the
+//! layout) and the interpreter (which also applies the [`Shift`]), so the
+//! two cannot disagree.
+
+use super::LViewOp;
+use crate::layout::{coalesce, composition, zipped_divide, IntTuple, Layout, Tiler};
+use crate::types::Shape;
+
+/// How a derived view's base offset moves at run time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Shift {
+    /// It stays.
+    None,
+    /// By a constant number of elements.
+    Static(i64),
+    /// By `layout((i0, i1, ...))`: the op's index operands, one per mode of
+    /// `layout`, each a 1-D index into its mode.
+    Indexed(Layout),
+    /// By `tile((c0, c1, ...))` with thread coordinate
+    /// `c_k = (tid / threads.stride_k) mod threads.shape_k` (Mojo's
+    /// `distribute`).
+    Thread {
+        /// The thread layout (every mode integral, stride at least 1).
+        threads: Layout,
+        /// The layout of one thread tile of the operand view.
+        tile: Layout,
+    },
+}
+
+/// A derived view: its layout and the move of its base.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Derived {
+    /// The derived view's layout.
+    pub layout: Layout,
+    /// How its base differs from the operand's.
+    pub shift: Shift,
+}
+
+/// The shape of the tile a view of `layout` loads and stores: the size of
+/// each top-level mode. Fails when a size does not fit a `usize`.
+pub fn tile_shape(layout: &Layout) -> Result<Shape, String> {
+    layout
+        .modes()
+        .iter()
+        .map(|m| usize::try_from(m.size()).map_err(|_| format!("mode {m} is too large")))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Shape)
+}
+
+/// The view derived by `op` (a view-deriving op: not `layout_view`, a load or
+/// a store) from a view of `layout`, or the broken rule.
+pub fn derive(op: &LViewOp, layout: &Layout) -> Result<Derived, String> {
+    let keep = |layout: Layout| {
+        Ok(Derived {
+            layout,
+            shift: Shift::None,
+        })
+    };
+    match op {
+        LViewOp::Tile { shape } => {
+            let (tile, rest) = divide(layout, shape)?;
+            Ok(Derived {
+                layout: tile,
+                shift: Shift::Indexed(rest),
+            })
+        }
+        LViewOp::Split { axis, parts } => split(layout, *axis, *parts),
+        LViewOp::Vectorize { shape } => {
+            let (tile, rest) = divide(layout, shape)?;
+            let mut modes = rest.modes();
+            modes.extend(tile.modes());
+            keep(Layout::concat(&modes))
+        }
+        LViewOp::Slice { ranges } => slice(layout, ranges),
+        LViewOp::Transpose { perm } => {
+            check_perm(perm, layout)?;
+            keep(layout.select(perm).map_err(|e| e.to_string())?)
+        }
+        LViewOp::Reshape { shape } => reshape(layout, shape),
+        LViewOp::Compose { layout: rhs } => {
+            keep(composition(layout, rhs).map_err(|e| e.to_string())?)
+        }
+        LViewOp::Coalesce => keep(coalesce(layout)),
+        LViewOp::Distribute { threads } => distribute(layout, threads),
+        LViewOp::Make { .. }
+        | LViewOp::Load
+        | LViewOp::LoadMasked { .. }
+        | LViewOp::Store
+        | LViewOp::StoreMasked => Err(format!("{} does not derive a view", op.name())),
+    }
+}
+
+/// `zipped_divide` by one extent per mode, each dividing its mode: the tile
+/// layout and the rest layout, each with one mode per mode of `layout`.
+fn divide(layout: &Layout, extents: &[usize]) -> Result<(Layout, Layout), String> {
+    if extents.len() != layout.rank() {
+        return Err(format!(
+            "{} extent(s) for the {} mode(s) of {layout}",
+            extents.len(),
+            layout.rank()
+        ));
+    }
+    let mut tilers = Vec::with_capacity(extents.len());
+    for (k, (&t, mode)) in extents.iter().zip(layout.modes()).enumerate() {
+        let t = i64::try_from(t).unwrap_or(i64::MAX);
+        if t < 1 || mode.size() % t != 0 {
+            return Err(format!(
+                "mode {k} of {layout} has size {}, which the extent {t} does not divide",
+                mode.size()
+            ));
+        }
+        tilers.push(Tiler::Layout(
+            Layout::strided(t, 1).map_err(|e| e.to_string())?,
+        ));
+    }
+    let zipped = zipped_divide(layout, &Tiler::Modes(tilers)).map_err(|e| e.to_string())?;
+    match (zipped.mode(0), zipped.mode(1)) {
+        (Some(tile), Some(rest)) => Ok((tile, rest)),
+        _ => Err(format!("zipped_divide of {layout} gave {zipped}")),
+    }
+}
+
+/// Part `index` of `parts` along mode `axis`: a tile whose extent is the
+/// mode's size over `parts` on that mode and the whole mode elsewhere.
+fn split(layout: &Layout, axis: usize, parts: usize) -> Result<Derived, String> {
+    if axis >= layout.rank() {
+        return Err(format!(
+            "axis {axis} is out of range for the {} mode(s) of {layout}",
+            layout.rank()
+        ));
+    }
+    let sizes: Vec<i64> = layout.modes().iter().map(Layout::size).collect();
+    let parts_i = i64::try_from(parts).unwrap_or(i64::MAX);
+    if parts_i < 1 || sizes[axis] % parts_i != 0 {
+        return Err(format!(
+            "mode {axis} of {layout} has size {}, which {parts} parts do not divide",
+            sizes[axis]
+        ));
+    }
+    let extents: Vec<usize> = sizes
+        .iter()
+        .enumerate()
+        .map(|(k, &s)| {
+            let s = if k == axis { s / parts_i } else { s };
+            usize::try_from(s).unwrap_or(usize::MAX)
+        })
+        .collect();
+    let (tile, rest) = divide(layout, &extents)?;
+    let part = rest.select(&[axis]).map_err(|e| e.to_string())?;
+    Ok(Derived {
+        layout: tile,
+        shift: Shift::Indexed(part),
+    })
+}
+
+/// The range `s:e` of each mode: a mode keeps its layout for the whole range
+/// and otherwise must coalesce to one stride `n:d`, becoming `(e-s):d` with
+/// the base moved by `s·d`.
+fn slice(layout: &Layout, ranges: &[(usize, usize)]) -> Result<Derived, String> {
+    if ranges.len() != layout.rank() {
+        return Err(format!(
+            "{} range(s) for the {} mode(s) of {layout}",
+            ranges.len(),
+            layout.rank()
+        ));
+    }
+    let mut modes = Vec::with_capacity(ranges.len());
+    let mut offset = 0i64;
+    for (k, (&(s, e), mode)) in ranges.iter().zip(layout.modes()).enumerate() {
+        let size = mode.size();
+        let (s, e) = (
+            i64::try_from(s).unwrap_or(i64::MAX),
+            i64::try_from(e).unwrap_or(i64::MAX),
+        );
+        if s >= e || e > size {
+            return Err(format!(
+                "range {s}:{e} of mode {k} (size {size}) must satisfy start < stop <= size"
+            ));
+        }
+        if s == 0 && e == size {
+            modes.push(mode);
+            continue;
+        }
+        let flat = coalesce(&mode);
+        let (Some(_), Some(d)) = (flat.shape().as_int(), flat.stride().as_int()) else {
+            return Err(format!(
+                "mode {k} of {layout} is {mode}, which is not one stride: only its whole range 0:{size} is one layout"
+            ));
+        };
+        offset += s * d;
+        modes.push(Layout::strided(e - s, d).map_err(|e| e.to_string())?);
+    }
+    Ok(Derived {
+        layout: Layout::concat(&modes),
+        shift: Shift::Static(offset),
+    })
+}
+
+fn check_perm(perm: &[usize], layout: &Layout) -> Result<(), String> {
+    let rank = layout.rank();
+    let mut seen = vec![false; rank];
+    let valid = perm.len() == rank
+        && perm
+            .iter()
+            .all(|&p| p < rank && !std::mem::replace(&mut seen[p], true));
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "{perm:?} is not a permutation of the {rank} mode(s) of {layout}"
+        ))
+    }
+}
+
+/// `composition(reverse(L), row_major(shape))`: reversing the modes makes the
+/// 1-D index of `L` row-major over its modes, and the row-major layout of
+/// `shape` maps each new coordinate to that index.
+fn reshape(layout: &Layout, shape: &Shape) -> Result<Derived, String> {
+    let size = layout.size();
+    let wanted = shape
+        .dims()
+        .iter()
+        .try_fold(1i64, |acc, &d| acc.checked_mul(i64::try_from(d).ok()?));
+    if shape.rank() == 0 || wanted != Some(size) {
+        return Err(format!(
+            "reshape keeps the number of elements: {layout} has {size}, {shape} has {}",
+            shape.numel()
+        ));
+    }
+    let reversed: Vec<usize> = (0..layout.rank()).rev().collect();
+    let reversed = layout.select(&reversed).map_err(|e| e.to_string())?;
+    let dims: Vec<i64> = shape.dims().iter().map(|&d| d as i64).collect();
+    let target = Layout::row_major(IntTuple::flat(&dims)).map_err(|e| e.to_string())?;
+    let result = composition(&reversed, &target).map_err(|e| {
+        format!("{layout} read in row-major order as {shape} is not one layout: {e}")
+    })?;
+    if tile_shape(&result)? != *shape {
+        return Err(format!(
+            "{layout} read in row-major order as {shape} is not one layout: composition gave {result}"
+        ));
+    }
+    Ok(Derived {
+        layout: result,
+        shift: Shift::None,
+    })
+}
+
+/// Mojo's `distribute`: divide each mode by the thread layout's extent on
+/// that mode; thread `tid` gets the rest layout at the tile coordinate of its
+/// thread coordinate.
+fn distribute(layout: &Layout, threads: &Layout) -> Result<Derived, String> {
+    if threads.rank() != layout.rank() {
+        return Err(format!(
+            "the thread layout {threads} has {} mode(s), the view {layout} has {}",
+            threads.rank(),
+            layout.rank()
+        ));
+    }
+    let mut extents = Vec::with_capacity(threads.rank());
+    for (k, mode) in threads.modes().iter().enumerate() {
+        match (mode.shape().as_int(), mode.stride().as_int()) {
+            (Some(n), Some(d)) if d >= 1 => extents.push(usize::try_from(n).unwrap_or(0)),
+            _ => {
+                return Err(format!(
+                    "mode {k} of the thread layout {threads} must be one extent with a stride of at least 1, found {mode}"
+                ))
+            }
+        }
+    }
+    let (tile, rest) = divide(layout, &extents)?;
+    Ok(Derived {
+        layout: rest,
+        shift: Shift::Thread {
+            threads: threads.clone(),
+            tile,
+        },
+    })
+}
