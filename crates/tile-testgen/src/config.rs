@@ -41,7 +41,7 @@ impl Default for GenConfig {
             max_depth: 5,
             max_ops: 24,
             max_rank: 3,
-            max_tile_elements: 512,
+            max_tile_elements: 256,
             max_programs: 4,
             max_nesting: 2,
             max_inputs: 4,

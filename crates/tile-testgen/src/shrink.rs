@@ -58,8 +58,10 @@ enum Edit {
     DropStore(OpId),
     /// Replaces an `if` by the ops of one branch.
     Inline { op: OpId, branch: usize },
-    /// Replaces each result by an operand of its type.
-    ToOperand(OpId),
+    /// Replaces each result by an operand of its type: for a `for`, its
+    /// initial values; otherwise the single result by the operand at this
+    /// position.
+    ToOperand(OpId, usize),
     /// Replaces each result by a zero of its type.
     ToZero(OpId),
     /// Halves a tensor argument's extent along an axis.
@@ -96,7 +98,10 @@ fn edits(case: &Case) -> Vec<Edit> {
             edits.push(Edit::Inline { op, branch: 1 });
         }
     }
-    edits.extend(ops.iter().map(|&op| Edit::ToOperand(op)));
+    for &op in &ops {
+        let operands = case.func.op(op).operands.len();
+        edits.extend((0..operands).map(|i| Edit::ToOperand(op, i)));
+    }
     edits.extend(ops.iter().map(|&op| Edit::ToZero(op)));
     for (arg, a) in case.args.iter().enumerate() {
         if let Arg::Tensor(t) = a {
@@ -150,14 +155,22 @@ fn apply(case: &Case, edit: &Edit) -> Option<Case> {
             }
             finish_ir(&mut out)?;
         }
-        Edit::ToOperand(op) => {
+        Edit::ToOperand(op, index) => {
             let o = out.func.op(op);
             let pairs: Vec<(Value, Value)> = match o.kind {
-                OpKind::For => o.results.iter().copied().zip(o.operands[3..].iter().copied()).collect(),
+                OpKind::For if index == 0 => o
+                    .results
+                    .iter()
+                    .copied()
+                    .zip(o.operands[3..].iter().copied())
+                    .collect(),
+                OpKind::For => return None,
                 _ => {
                     let result = *o.results.first().filter(|_| o.results.len() == 1)?;
-                    let ty = out.func.ty(result);
-                    let operand = o.operands.iter().copied().find(|&v| out.func.ty(v) == ty)?;
+                    let operand = *o.operands.get(index)?;
+                    if out.func.ty(operand) != out.func.ty(result) {
+                        return None;
+                    }
                     vec![(result, operand)]
                 }
             };

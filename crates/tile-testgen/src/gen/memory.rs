@@ -121,7 +121,7 @@ impl Gen<'_> {
     /// A partition index along `axis` of a view of tile extent `s` over
     /// `tensor`, inside the index space whatever the tensor's extent.
     fn input_index(&mut self, b: &mut Builder, tensor: Value, axis: usize, s: usize) -> Built<Value> {
-        if self.rng.chance(0.25) {
+        if self.rng.chance(0.35) {
             return self.int_constant(b, DType::I32, 0);
         }
         // term % ceil(dim / s), with term >= 0.

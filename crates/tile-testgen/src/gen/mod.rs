@@ -70,9 +70,9 @@ const FAMILIES: [(Family, u32); 20] = [
     (Family::Pad, 3),
     (Family::Cat, 3),
     (Family::Reduce, 5),
-    (Family::ArgReduce, 3),
+    (Family::ArgReduce, 6),
     (Family::Scan, 3),
-    (Family::Dot, 4),
+    (Family::Dot, 12),
     (Family::If, 2),
     (Family::For, 2),
 ];
