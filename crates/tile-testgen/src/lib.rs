@@ -1,7 +1,99 @@
 //! Random well-typed tile programs, their inputs, a shrinker, and the
-//! differential harness.
+//! differential harness (item 5 of the GPU-lowering issue).
 //!
-//! (Documentation filled in below.)
+//! # What is generated
+//!
+//! [`generate`] returns a [`Case`]: a kernel built with
+//! `tile_ir::builder::Builder` (so it is typed by construction and always
+//! verifies), a grid, and one argument per parameter. Generation is
+//! type-directed: to make a value of some type it picks an op family that can
+//! produce that type and recurses on the operand types the op needs.
+//!
+//! - **Ops:** every elementwise op (all unary and binary ops, `cmp`,
+//!   `select`, `fma`, `cast` between any dtypes), `broadcast` (from scalars
+//!   and tiles), `reshape`, `permute`, `expand`, `flip`, `slice` (steps 1 to
+//!   3), `pad`, `cat` (2 or more parts), `reduce` and `arg` with and without
+//!   `keepdim` (down to scalars), `scan`, `dot` on every supported dtype
+//!   pair, `for` loops with one or two carried values (bounds of several
+//!   integer dtypes, sometimes `num_programs`), `if`/`else` on scalar
+//!   conditions, `iota`, `full`, `constant`, scalar parameters, and
+//!   `program_id`/`num_programs`/`dim` arithmetic in partition indices.
+//! - **Types:** tiles of rank 1 to [`GenConfig::max_rank`] with extents
+//!   1..=17 and sometimes 32 or 64 (so mostly not powers of two), all 15
+//!   dtypes, each op constrained by its typing rule.
+//! - **Memory:** each load reads a tensor of its own; masked loads (with
+//!   every padding kind valid for the dtype) get extents that leave partial
+//!   edge tiles, unmasked loads get extents that are multiples of the tile,
+//!   so the interpreter never rejects an access. Indices are reduced modulo
+//!   the partition count computed from `dim`, and cast to assorted integer
+//!   dtypes. Tensors have random layouts: row-major, column-major, permuted,
+//!   padded strides, a reversed axis (negative stride) and non-zero offsets,
+//!   and every buffer element, gaps included, holds a random value.
+//! - **Outputs:** every program stores each result to partition `p` (its
+//!   linear program index) along axis 0 of an output tensor of its own, so
+//!   no two programs write one element and every op feeds a stored value.
+//! - **Values** stay tame: small integers and quarter-integer floats, `exp`
+//!   mostly of `tanh`/`sin`/`cos`, `log`/`sqrt` mostly of `abs`; with
+//!   probability [`GenConfig::special_rate`] an input element is a NaN with a
+//!   random payload, an infinity, `-0.0`, the largest finite value or the
+//!   smallest subnormal. IR constants favour `0`, `-0.0`, `1`, `-1`, `2` and
+//!   `0.5`, which the canonicalizer has identities for.
+//!
+//! # Knobs
+//!
+//! [`GenConfig`]: `dtypes` (stored, cast, compared and loaded dtypes),
+//! `max_outputs`, `max_depth` (of each stored expression), `max_ops` (ops
+//! grown by choice), `max_rank`, `max_tile_elements`, `max_programs` (grid
+//! size), `max_nesting` (of `for`/`if`), `max_inputs` and `special_rate`.
+//! `GenConfig::default()` is the configuration of the differential suite.
+//!
+//! # Reproducing a seed
+//!
+//! A case depends only on the seed and the configuration: the random stream
+//! is this crate's own SplitMix64, so it is the same on every platform and
+//! with any version of `rand`; the same seed and configuration give the same
+//! case byte for byte (kernel text, grid, and every argument's layout and
+//! bytes; `tests/determinism.rs` checks it). To look at a failing seed of
+//! the suite:
+//!
+//! ```
+//! use tile_testgen::{check_case, generate, GenConfig};
+//!
+//! let case = generate(42, &GenConfig::default());
+//! println!("{}\ngrid {:?}", case.func, case.grid);
+//! assert_eq!(check_case(&case), Ok(()));
+//! ```
+//!
+//! # Saving a regression test
+//!
+//! Shrink the case with a predicate that holds while it fails the same way,
+//! and print it as a test:
+//!
+//! ```
+//! # use tile_testgen::{check_case, generate, shrink, to_regression_test, GenConfig};
+//! let case = generate(7, &GenConfig::default());
+//! let has_dot = |c: &tile_testgen::Case| {
+//!     let mut dot = false;
+//!     c.func.walk(&mut |op| dot |= c.func.op(op).kind == tile_ir::OpKind::Dot);
+//!     dot
+//! };
+//! let small = if has_dot(&case) { shrink(&case, has_dot) } else { case };
+//! let source = to_regression_test(&small);
+//! assert!(source.contains("#[test]"));
+//! ```
+//!
+//! Save the source as `crates/tile-testgen/tests/regressions/<name>.rs` and
+//! declare it in `tests/regressions/main.rs`; the test calls
+//! [`check_case`] and fails while the case does. A case that documents a
+//! known bug is marked `#[should_panic]` with the failure it shows, so the
+//! test flags the fix.
+//!
+//! # The harness
+//!
+//! [`check_case`] runs what exists today: the verifier, print → parse →
+//! print, the reference interpreter, and `PassManager::default_pipeline()`
+//! followed by the interpreter again, whose arguments must be bit-identical
+//! (every buffer byte). `tests/differential.rs` runs it on 1,000 seeds.
 
 mod check;
 mod config;

@@ -16,15 +16,28 @@ pub fn to_regression_test(case: &Case) -> String {
     let mut src = String::new();
     let _ = writeln!(src, "//! Regression case `{name}`, shrunk by tile-testgen.");
     let _ = writeln!(src);
-    let _ = writeln!(src, "use tile_ir::interp::{{Arg, HostTensor}};");
-    let _ = writeln!(src, "use tile_ir::{{DType, Scalar}};");
+    let tensors = case.args.iter().any(|a| matches!(a, Arg::Tensor(_)));
+    let scalars = case.args.iter().any(|a| matches!(a, Arg::Scalar(_)));
+    let _ = writeln!(src, "use tile_ir::interp::Arg;");
+    if tensors {
+        let _ = writeln!(src, "use tile_ir::interp::HostTensor;");
+    }
+    if tensors || scalars {
+        let _ = writeln!(src, "use tile_ir::DType;");
+    }
+    if scalars {
+        let _ = writeln!(src, "use tile_ir::Scalar;");
+    }
     let _ = writeln!(src);
     let _ = writeln!(src, "const KERNEL: &str = r#\"{}\"#;", case.func);
     let _ = writeln!(src);
     let _ = writeln!(src, "/// The case, exactly as it failed.");
     let _ = writeln!(src, "pub fn case() -> tile_testgen::Case {{");
-    let _ = writeln!(src, "    let func = tile_ir::text::parse_function(KERNEL).expect(\"the kernel parses\");");
-    let _ = writeln!(src, "    let args = vec![");
+    let _ = writeln!(
+        src,
+        "    let func = tile_ir::text::parse_function(KERNEL).expect(\"the kernel parses\");"
+    );
+    let _ = writeln!(src, "    let args: Vec<Arg> = vec![");
     for arg in &case.args {
         match arg {
             Arg::Scalar(s) => {
@@ -49,12 +62,19 @@ pub fn to_regression_test(case: &Case) -> String {
         }
     }
     let _ = writeln!(src, "    ];");
-    let _ = writeln!(src, "    tile_testgen::Case {{ func, grid: {:?}, args }}", case.grid);
+    let _ = writeln!(
+        src,
+        "    tile_testgen::Case {{ func, grid: {:?}, args }}",
+        case.grid
+    );
     let _ = writeln!(src, "}}");
     let _ = writeln!(src);
     let _ = writeln!(src, "#[test]");
     let _ = writeln!(src, "fn {name}() {{");
-    let _ = writeln!(src, "    if let Err(failure) = tile_testgen::check_case(&case()) {{");
+    let _ = writeln!(
+        src,
+        "    if let Err(failure) = tile_testgen::check_case(&case()) {{"
+    );
     let _ = writeln!(src, "        panic!(\"{{failure}}\");");
     let _ = writeln!(src, "    }}");
     let _ = writeln!(src, "}}");

@@ -79,7 +79,10 @@ fn edits(case: &Case) -> Vec<Edit> {
         if g > 1 {
             edits.push(Edit::Grid { axis, extent: 1 });
             if g > 2 {
-                edits.push(Edit::Grid { axis, extent: g / 2 });
+                edits.push(Edit::Grid {
+                    axis,
+                    extent: g / 2,
+                });
             }
         }
     }

@@ -18,7 +18,12 @@ pub(crate) enum Place {
 }
 
 /// A random value of `dtype`; `special` is the probability of an edge value.
-pub(crate) fn random_scalar(rng: &mut SplitMix64, dtype: DType, special: f64, place: Place) -> Scalar {
+pub(crate) fn random_scalar(
+    rng: &mut SplitMix64,
+    dtype: DType,
+    special: f64,
+    place: Place,
+) -> Scalar {
     if dtype == DType::Bool {
         return Scalar::Bool(rng.chance(0.5));
     }

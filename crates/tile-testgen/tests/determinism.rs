@@ -51,12 +51,20 @@ fn the_configuration_bounds_ranks_tiles_grids_and_dtypes() {
     };
     for seed in 0..200 {
         let case = generate(seed, &config);
-        assert!(case.grid.iter().product::<u32>() <= 2, "seed {seed}: grid {:?}", case.grid);
+        assert!(
+            case.grid.iter().product::<u32>() <= 2,
+            "seed {seed}: grid {:?}",
+            case.grid
+        );
         let func = &case.func;
         func.walk(&mut |op| {
             for &v in &func.op(op).results {
                 if let Type::Tile(t) = func.ty(v) {
-                    assert!(t.shape.rank() <= 2 && t.shape.numel() <= 64, "seed {seed}: {}", func.ty(v));
+                    assert!(
+                        t.shape.rank() <= 2 && t.shape.numel() <= 64,
+                        "seed {seed}: {}",
+                        func.ty(v)
+                    );
                 }
             }
             // Stored results and loads have a configured dtype.

@@ -7,7 +7,8 @@ use tile_testgen::{generate, hex_bytes, shrink, to_regression_test, Case, GenCon
 
 fn ops(case: &Case) -> Vec<OpKind> {
     let mut kinds = Vec::new();
-    case.func.walk(&mut |op| kinds.push(case.func.op(op).kind.clone()));
+    case.func
+        .walk(&mut |op| kinds.push(case.func.op(op).kind.clone()));
     kinds
 }
 
@@ -32,7 +33,12 @@ fn a_planted_dot_failure_shrinks_to_a_lone_dot() {
     tile_ir::verify::verify(&small.func).expect("the shrunk kernel verifies");
     let kinds = ops(&small);
     // A dot of three zero tiles, a view and a store with its indices.
-    assert!(kinds.len() <= 12, "{} ops left:\n{}", kinds.len(), small.func);
+    assert!(
+        kinds.len() <= 12,
+        "{} ops left:\n{}",
+        kinds.len(),
+        small.func
+    );
     assert_eq!(small.grid, [1, 1, 1]);
     assert!(small.args.len() <= 1, "{} arguments left", small.args.len());
     assert_eq!(small.args.len(), small.func.params.len());

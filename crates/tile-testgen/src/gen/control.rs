@@ -12,7 +12,12 @@ use tile_ir::{DType, Scalar, Type, Value};
 const LOOP_DTYPES: [DType; 5] = [DType::I32, DType::I32, DType::I64, DType::U32, DType::I16];
 
 impl Gen<'_> {
-    pub(super) fn if_else(&mut self, b: &mut Builder, ty: &Type, depth: usize) -> Built<Option<Value>> {
+    pub(super) fn if_else(
+        &mut self,
+        b: &mut Builder,
+        ty: &Type,
+        depth: usize,
+    ) -> Built<Option<Value>> {
         if !self.may_nest() {
             return Ok(None);
         }
@@ -26,7 +31,12 @@ impl Gen<'_> {
         Ok(results.first().copied())
     }
 
-    pub(super) fn for_loop(&mut self, b: &mut Builder, ty: &Type, depth: usize) -> Built<Option<Value>> {
+    pub(super) fn for_loop(
+        &mut self,
+        b: &mut Builder,
+        ty: &Type,
+        depth: usize,
+    ) -> Built<Option<Value>> {
         if !self.may_nest() {
             return Ok(None);
         }

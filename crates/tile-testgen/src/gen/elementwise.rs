@@ -36,7 +36,12 @@ pub(super) fn binary_ops(dtype: DType) -> Vec<BinaryOp> {
 }
 
 impl Gen<'_> {
-    pub(super) fn unary(&mut self, b: &mut Builder, ty: &Type, depth: usize) -> Built<Option<Value>> {
+    pub(super) fn unary(
+        &mut self,
+        b: &mut Builder,
+        ty: &Type,
+        depth: usize,
+    ) -> Built<Option<Value>> {
         let ops = unary_ops(ty.dtype());
         if ops.is_empty() {
             return Ok(None);
@@ -60,7 +65,12 @@ impl Gen<'_> {
         b.unary(op, x).map(Some)
     }
 
-    pub(super) fn binary(&mut self, b: &mut Builder, ty: &Type, depth: usize) -> Built<Option<Value>> {
+    pub(super) fn binary(
+        &mut self,
+        b: &mut Builder,
+        ty: &Type,
+        depth: usize,
+    ) -> Built<Option<Value>> {
         let ops = binary_ops(ty.dtype());
         if ops.is_empty() {
             return Ok(None);
@@ -92,7 +102,12 @@ impl Gen<'_> {
         b.cmp(pred, x, y).map(Some)
     }
 
-    pub(super) fn select(&mut self, b: &mut Builder, ty: &Type, depth: usize) -> Built<Option<Value>> {
+    pub(super) fn select(
+        &mut self,
+        b: &mut Builder,
+        ty: &Type,
+        depth: usize,
+    ) -> Built<Option<Value>> {
         let cond = self.value(b, &ty.with_dtype(DType::Bool), depth)?;
         let x = self.value(b, ty, depth)?;
         let y = self.value(b, ty, depth)?;
@@ -109,7 +124,12 @@ impl Gen<'_> {
         b.fma(x, y, z).map(Some)
     }
 
-    pub(super) fn cast(&mut self, b: &mut Builder, ty: &Type, depth: usize) -> Built<Option<Value>> {
+    pub(super) fn cast(
+        &mut self,
+        b: &mut Builder,
+        ty: &Type,
+        depth: usize,
+    ) -> Built<Option<Value>> {
         let from = self.dtype();
         let x = self.value(b, &ty.with_dtype(from), depth)?;
         b.cast(x, ty.dtype()).map(Some)
@@ -125,7 +145,8 @@ impl Gen<'_> {
         } else if dtype.is_bool() {
             self.rng.pick(&[BinaryOp::Xor, BinaryOp::Or, BinaryOp::And])
         } else {
-            self.rng.pick(&[BinaryOp::Add, BinaryOp::Xor, BinaryOp::Max])
+            self.rng
+                .pick(&[BinaryOp::Add, BinaryOp::Xor, BinaryOp::Max])
         };
         b.binary(op, x, y)
     }

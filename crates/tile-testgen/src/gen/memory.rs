@@ -45,7 +45,14 @@ impl ParamPlan {
 }
 
 /// The integer dtypes partition indices are cast to (all hold every index).
-const INDEX_DTYPES: [DType; 6] = [DType::I32, DType::I64, DType::U32, DType::U64, DType::I16, DType::U16];
+const INDEX_DTYPES: [DType; 6] = [
+    DType::I32,
+    DType::I64,
+    DType::U32,
+    DType::U64,
+    DType::I16,
+    DType::U16,
+];
 
 impl Gen<'_> {
     /// A new tensor parameter.
@@ -120,7 +127,13 @@ impl Gen<'_> {
 
     /// A partition index along `axis` of a view of tile extent `s` over
     /// `tensor`, inside the index space whatever the tensor's extent.
-    fn input_index(&mut self, b: &mut Builder, tensor: Value, axis: usize, s: usize) -> Built<Value> {
+    fn input_index(
+        &mut self,
+        b: &mut Builder,
+        tensor: Value,
+        axis: usize,
+        s: usize,
+    ) -> Built<Value> {
         if self.rng.chance(0.35) {
             return self.int_constant(b, DType::I32, 0);
         }

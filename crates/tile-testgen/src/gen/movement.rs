@@ -7,7 +7,12 @@ use tile_ir::builder::Builder;
 use tile_ir::{TileType, Type, Value};
 
 impl Gen<'_> {
-    pub(super) fn broadcast(&mut self, b: &mut Builder, t: &TileType, depth: usize) -> Built<Option<Value>> {
+    pub(super) fn broadcast(
+        &mut self,
+        b: &mut Builder,
+        t: &TileType,
+        depth: usize,
+    ) -> Built<Option<Value>> {
         let dims = t.shape.dims();
         let operand = if self.rng.chance(0.3) {
             Type::Scalar(t.dtype)
@@ -24,13 +29,25 @@ impl Gen<'_> {
         b.broadcast(x, dims).map(Some)
     }
 
-    pub(super) fn reshape(&mut self, b: &mut Builder, t: &TileType, depth: usize) -> Built<Option<Value>> {
+    pub(super) fn reshape(
+        &mut self,
+        b: &mut Builder,
+        t: &TileType,
+        depth: usize,
+    ) -> Built<Option<Value>> {
         let dims = t.shape.dims();
         let max_rank = self.cfg.max_rank.clamp(1, 4);
         let mut from = dims.to_vec();
         match self.rng.range(0, 3) {
             // The same extents in another order.
-            0 => from = self.rng.permutation(dims.len()).iter().map(|&i| dims[i]).collect(),
+            0 => {
+                from = self
+                    .rng
+                    .permutation(dims.len())
+                    .iter()
+                    .map(|&i| dims[i])
+                    .collect()
+            }
             // Flattened.
             1 => from = vec![t.shape.numel()],
             // A unit axis more, or one fewer.
@@ -44,7 +61,10 @@ impl Gen<'_> {
             _ => {
                 let axis = self.rng.range(0, from.len() - 1);
                 let e = from[axis];
-                if let Some(f) = (2..e).find(|f| e % f == 0).filter(|_| from.len() < max_rank) {
+                if let Some(f) = (2..e)
+                    .find(|f| e % f == 0)
+                    .filter(|_| from.len() < max_rank)
+                {
                     from[axis] = f;
                     from.insert(axis + 1, e / f);
                 }
@@ -54,7 +74,12 @@ impl Gen<'_> {
         b.reshape(x, dims).map(Some)
     }
 
-    pub(super) fn permute(&mut self, b: &mut Builder, t: &TileType, depth: usize) -> Built<Option<Value>> {
+    pub(super) fn permute(
+        &mut self,
+        b: &mut Builder,
+        t: &TileType,
+        depth: usize,
+    ) -> Built<Option<Value>> {
         let dims = t.shape.dims();
         let perm = self.rng.permutation(dims.len());
         // Result axis i is operand axis perm[i].
@@ -66,7 +91,12 @@ impl Gen<'_> {
         b.permute(x, &perm).map(Some)
     }
 
-    pub(super) fn expand(&mut self, b: &mut Builder, t: &TileType, depth: usize) -> Built<Option<Value>> {
+    pub(super) fn expand(
+        &mut self,
+        b: &mut Builder,
+        t: &TileType,
+        depth: usize,
+    ) -> Built<Option<Value>> {
         let dims = t.shape.dims();
         let from: Vec<usize> = dims
             .iter()
@@ -76,7 +106,12 @@ impl Gen<'_> {
         b.expand(x, dims).map(Some)
     }
 
-    pub(super) fn flip(&mut self, b: &mut Builder, t: &TileType, depth: usize) -> Built<Option<Value>> {
+    pub(super) fn flip(
+        &mut self,
+        b: &mut Builder,
+        t: &TileType,
+        depth: usize,
+    ) -> Built<Option<Value>> {
         let rank = t.shape.rank();
         let axes: Vec<usize> = self
             .rng
@@ -88,7 +123,12 @@ impl Gen<'_> {
         b.flip(x, &axes).map(Some)
     }
 
-    pub(super) fn slice(&mut self, b: &mut Builder, t: &TileType, depth: usize) -> Built<Option<Value>> {
+    pub(super) fn slice(
+        &mut self,
+        b: &mut Builder,
+        t: &TileType,
+        depth: usize,
+    ) -> Built<Option<Value>> {
         let dims = t.shape.dims();
         let (mut start, mut stop, mut step, mut from) = (vec![], vec![], vec![], vec![]);
         for &d in dims {
@@ -108,7 +148,12 @@ impl Gen<'_> {
         b.slice(x, &start, &stop, &step).map(Some)
     }
 
-    pub(super) fn pad(&mut self, b: &mut Builder, t: &TileType, depth: usize) -> Built<Option<Value>> {
+    pub(super) fn pad(
+        &mut self,
+        b: &mut Builder,
+        t: &TileType,
+        depth: usize,
+    ) -> Built<Option<Value>> {
         let dims = t.shape.dims();
         let (mut low, mut high, mut from) = (vec![], vec![], vec![]);
         for &d in dims {
@@ -123,7 +168,12 @@ impl Gen<'_> {
         b.pad(x, &low, &high, value).map(Some)
     }
 
-    pub(super) fn cat(&mut self, b: &mut Builder, t: &TileType, depth: usize) -> Built<Option<Value>> {
+    pub(super) fn cat(
+        &mut self,
+        b: &mut Builder,
+        t: &TileType,
+        depth: usize,
+    ) -> Built<Option<Value>> {
         let dims = t.shape.dims();
         let axes: Vec<usize> = (0..dims.len()).filter(|&a| dims[a] >= 2).collect();
         if axes.is_empty() {

@@ -50,7 +50,12 @@ impl Gen<'_> {
         self.fits(&from).then_some((from, axis, keepdim))
     }
 
-    pub(super) fn reduce(&mut self, b: &mut Builder, ty: &Type, depth: usize) -> Built<Option<Value>> {
+    pub(super) fn reduce(
+        &mut self,
+        b: &mut Builder,
+        ty: &Type,
+        depth: usize,
+    ) -> Built<Option<Value>> {
         if ty.dtype().is_bool() {
             return Ok(None);
         }
@@ -62,7 +67,12 @@ impl Gen<'_> {
         b.reduce(kind, x, axis, keepdim).map(Some)
     }
 
-    pub(super) fn arg_reduce(&mut self, b: &mut Builder, ty: &Type, depth: usize) -> Built<Option<Value>> {
+    pub(super) fn arg_reduce(
+        &mut self,
+        b: &mut Builder,
+        ty: &Type,
+        depth: usize,
+    ) -> Built<Option<Value>> {
         if ty.dtype() != DType::I32 {
             return Ok(None);
         }
@@ -78,7 +88,12 @@ impl Gen<'_> {
         b.arg_reduce(kind, x, axis, keepdim).map(Some)
     }
 
-    pub(super) fn scan(&mut self, b: &mut Builder, t: &TileType, depth: usize) -> Built<Option<Value>> {
+    pub(super) fn scan(
+        &mut self,
+        b: &mut Builder,
+        t: &TileType,
+        depth: usize,
+    ) -> Built<Option<Value>> {
         if t.dtype.is_bool() {
             return Ok(None);
         }
@@ -88,7 +103,12 @@ impl Gen<'_> {
         b.scan(kind, x, axis).map(Some)
     }
 
-    pub(super) fn dot(&mut self, b: &mut Builder, t: &TileType, depth: usize) -> Built<Option<Value>> {
+    pub(super) fn dot(
+        &mut self,
+        b: &mut Builder,
+        t: &TileType,
+        depth: usize,
+    ) -> Built<Option<Value>> {
         let pairs = dot_operands(t.dtype);
         if t.shape.rank() != 2 || pairs.is_empty() {
             return Ok(None);
