@@ -38,8 +38,8 @@ impl Default for GenConfig {
         GenConfig {
             dtypes: DType::ALL.to_vec(),
             max_outputs: 2,
-            max_depth: 5,
-            max_ops: 24,
+            max_depth: 4,
+            max_ops: 16,
             max_rank: 3,
             max_tile_elements: 256,
             max_programs: 4,

@@ -134,12 +134,12 @@ impl Gen<'_> {
         axis: usize,
         s: usize,
     ) -> Built<Value> {
-        if self.rng.chance(0.35) {
+        if self.rng.chance(0.45) {
             return self.int_constant(b, DType::I32, 0);
         }
         // term % ceil(dim / s), with term >= 0.
         let mut term = self.index_term(b)?;
-        for _ in 0..self.rng.range(0, 2) {
+        for _ in 0..self.rng.range(0, 1) {
             let more = self.index_term(b)?;
             term = b.binary(BinaryOp::Add, term, more)?;
         }
