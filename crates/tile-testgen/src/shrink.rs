@@ -4,7 +4,8 @@
 //! grid; a store dropped; an `if` replaced by one of its branches; an op's
 //! results replaced by an operand of the same type (a loop's by its initial
 //! values) or by zeros; a tensor argument cropped, made row-major
-//! contiguous, or zeroed; a scalar argument zeroed. The first edit whose
+//! contiguous, or zeroed (whole, or by halves, quarters and eighths of its
+//! buffer); a scalar argument zeroed. The first edit whose
 //! result still verifies and still fails is kept and the next round starts.
 //! After an IR edit, ops whose results are unused and that have no effect,
 //! and parameters no op reads, are removed, and the kernel is compacted by a
@@ -70,6 +71,12 @@ enum Edit {
     Contiguous(usize),
     /// Sets every byte of an argument to zero.
     Zero(usize),
+    /// Sets the bytes of buffer elements `start..end` of a tensor to zero.
+    ZeroElements {
+        arg: usize,
+        start: usize,
+        end: usize,
+    },
 }
 
 /// The edits of `case`, simplest-first.
@@ -117,6 +124,19 @@ fn edits(case: &Case) -> Vec<Edit> {
         }
     }
     edits.extend((0..case.args.len()).map(Edit::Zero));
+    for (arg, a) in case.args.iter().enumerate() {
+        if let Arg::Tensor(t) = a {
+            // Halves, quarters and eighths of the buffer.
+            let len = t.data().len() / t.dtype().size_bytes();
+            for parts in [2, 4, 8].into_iter().filter(|&p| p <= len) {
+                let size = len.div_ceil(parts);
+                for start in (0..len).step_by(size) {
+                    let end = (start + size).min(len);
+                    edits.push(Edit::ZeroElements { arg, start, end });
+                }
+            }
+        }
+    }
     edits
 }
 
@@ -139,6 +159,20 @@ fn apply(case: &Case, edit: &Edit) -> Option<Case> {
             _ => return None,
         },
         Edit::Zero(arg) => out.args[arg] = zeroed(&case.args[arg])?,
+        Edit::ZeroElements { arg, start, end } => {
+            let Arg::Tensor(t) = &case.args[arg] else {
+                return None;
+            };
+            let size = t.dtype().size_bytes();
+            let mut data = t.data().to_vec();
+            let range = &mut data[start * size..end * size];
+            if range.iter().all(|&b| b == 0) {
+                return None;
+            }
+            range.fill(0);
+            let t = HostTensor::with_strides(t.dtype(), t.shape(), t.strides(), t.offset(), data);
+            out.args[arg] = Arg::Tensor(t.ok()?);
+        }
         Edit::DropStore(op) => {
             edit_region_of(&mut out.func, op, |region, at| {
                 region.ops.remove(at);

@@ -4,5 +4,6 @@
 //! fix makes its test fail until the mark is removed.
 
 mod add_negative_zero_keeps_an_e5m2_infinity;
+mod div_one_keeps_a_nan_payload;
 mod min_of_itself_keeps_a_nan_payload;
 mod sub_zero_keeps_a_nan_payload;
