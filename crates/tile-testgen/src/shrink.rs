@@ -6,7 +6,8 @@
 //! values) or by zeros; a tensor argument cropped, made row-major
 //! contiguous, or zeroed (whole, or by halves, quarters and eighths of its
 //! buffer); a scalar argument zeroed. The first edit whose
-//! result still verifies and still fails is kept and the next round starts.
+//! result still verifies and still fails is kept, and the pass goes on with
+//! the edits of the smaller case; passes repeat until one keeps nothing.
 //! After an IR edit, ops whose results are unused and that have no effect,
 //! and parameters no op reads, are removed, and the kernel is compacted by a
 //! text round trip. Every edit makes the case strictly smaller or simpler, so
@@ -32,9 +33,15 @@ pub const MAX_ATTEMPTS: usize = 4000;
 pub fn shrink(case: &Case, still_fails: impl Fn(&Case) -> bool) -> Case {
     let mut best = case.clone();
     let mut attempts = 0;
-    'rounds: loop {
-        for edit in edits(&best) {
-            let Some(candidate) = apply(&best, &edit) else {
+    loop {
+        // One pass over the edits; after a kept edit the list is rebuilt and
+        // the pass goes on from the same position.
+        let mut changed = false;
+        let mut edits_now = edits(&best);
+        let mut at = 0;
+        while let Some(edit) = edits_now.get(at) {
+            let Some(candidate) = apply(&best, edit).filter(|c| !same(c, &best)) else {
+                at += 1;
                 continue;
             };
             if attempts == MAX_ATTEMPTS {
@@ -43,11 +50,22 @@ pub fn shrink(case: &Case, still_fails: impl Fn(&Case) -> bool) -> Case {
             attempts += 1;
             if still_fails(&candidate) {
                 best = candidate;
-                continue 'rounds;
+                changed = true;
+                edits_now = edits(&best);
+            } else {
+                at += 1;
             }
         }
-        return best;
+        if !changed {
+            return best;
+        }
     }
+}
+
+/// Whether two cases are the same program, grid and arguments (an edit that
+/// changes nothing is no progress).
+fn same(a: &Case, b: &Case) -> bool {
+    a.grid == b.grid && a.args == b.args && a.func.to_string() == b.func.to_string()
 }
 
 /// One way to make a case smaller.
@@ -57,7 +75,8 @@ enum Edit {
     Grid { axis: usize, extent: u32 },
     /// Removes a store.
     DropStore(OpId),
-    /// Replaces an `if` by the ops of one branch.
+    /// Replaces an `if` by the ops of one branch, or a `for` by one run of
+    /// its body with the induction variable at the lower bound.
     Inline { op: OpId, branch: usize },
     /// Replaces each result by an operand of its type: for a `for`, its
     /// initial values; otherwise the single result by the operand at this
@@ -103,9 +122,13 @@ fn edits(case: &Case) -> Vec<Edit> {
             .map(|&op| Edit::DropStore(op)),
     );
     for &op in &ops {
-        if matches!(kind(op), OpKind::If) {
-            edits.push(Edit::Inline { op, branch: 0 });
-            edits.push(Edit::Inline { op, branch: 1 });
+        match kind(op) {
+            OpKind::If => {
+                edits.push(Edit::Inline { op, branch: 0 });
+                edits.push(Edit::Inline { op, branch: 1 });
+            }
+            OpKind::For => edits.push(Edit::Inline { op, branch: 0 }),
+            _ => {}
         }
     }
     for &op in &ops {
@@ -182,8 +205,22 @@ fn apply(case: &Case, edit: &Edit) -> Option<Case> {
         Edit::Inline { op, branch } => {
             let mut taken = out.func.ops[op].regions.get(branch)?.clone();
             let terminator = taken.ops.pop()?;
-            let yielded = out.func.op(terminator).operands.clone();
+            let mut yielded = out.func.op(terminator).operands.clone();
             let results = out.func.op(op).results.clone();
+            if out.func.op(op).kind == OpKind::For {
+                // The body once: iv = lo, carried values = initial values.
+                let operands = out.func.op(op).operands.clone();
+                let mut entry = vec![operands[0]];
+                entry.extend_from_slice(&operands[3..]);
+                for (arg, value) in taken.args.clone().into_iter().zip(entry) {
+                    replace_uses(&mut out.func, arg, value);
+                    for y in &mut yielded {
+                        if *y == arg {
+                            *y = value;
+                        }
+                    }
+                }
+            }
             edit_region_of(&mut out.func, op, |region, at| {
                 region.ops.splice(at..=at, taken.ops);
             });
@@ -195,7 +232,7 @@ fn apply(case: &Case, edit: &Edit) -> Option<Case> {
         Edit::ToOperand(op, index) => {
             let o = out.func.op(op);
             let pairs: Vec<(Value, Value)> = match o.kind {
-                OpKind::For if index == 0 => o
+                OpKind::For if index == 0 && !o.results.is_empty() => o
                     .results
                     .iter()
                     .copied()

@@ -27,7 +27,7 @@ fn find(wanted: impl Fn(&Case) -> bool) -> Case {
 
 #[test]
 fn a_planted_dot_failure_shrinks_to_a_lone_dot() {
-    let case = find(|c| has_dot(c) && ops(c).len() > 40 && c.grid != [1, 1, 1]);
+    let case = find(|c| has_dot(c) && ops(c).len() > 25 && c.grid != [1, 1, 1]);
     let small = shrink(&case, has_dot);
     assert!(has_dot(&small));
     tile_ir::verify::verify(&small.func).expect("the shrunk kernel verifies");
@@ -48,7 +48,7 @@ fn a_planted_dot_failure_shrinks_to_a_lone_dot() {
 fn shrinking_keeps_the_failure_and_never_grows_the_case() {
     // Fails when some program stores a masked result: the store must stay.
     let masked = |c: &Case| ops(c).contains(&OpKind::StoreMasked);
-    let case = find(|c| masked(c) && ops(c).len() > 30);
+    let case = find(|c| masked(c) && ops(c).len() > 20);
     let small = shrink(&case, masked);
     assert!(masked(&small));
     assert!(ops(&small).len() < ops(&case).len());

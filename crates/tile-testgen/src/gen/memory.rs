@@ -14,6 +14,7 @@ use crate::config::GenConfig;
 use crate::rng::SplitMix64;
 use crate::tensors::random_tensor;
 use crate::values::{random_scalar, Place};
+use std::cell::RefCell;
 use tile_ir::builder::Builder;
 use tile_ir::interp::Arg;
 use tile_ir::{BinaryOp, DType, Padding, Scalar, TensorType, TileType, Type, Value};
@@ -209,13 +210,13 @@ impl Gen<'_> {
     }
 
     /// Builds a value of tile type `ty` and stores it to a new output tensor
-    /// at this program's partition.
+    /// at this program's partition: at the top level, in both branches of an
+    /// `if`, or in every iteration of a `for` (the last one wins).
     pub(super) fn output(&mut self, b: &mut Builder, ty: &Type) -> Built<()> {
         let Type::Tile(t) = ty else {
             return Ok(());
         };
         let depth = self.rng.range(1, self.cfg.max_depth.max(1));
-        let value = self.value(b, ty, depth)?;
         let masked = self.rng.chance(0.6);
         let programs = self.grid.iter().product::<u32>() as usize;
         let dims = t.shape.dims();
@@ -236,10 +237,66 @@ impl Gen<'_> {
             let zero = self.int_constant(b, DType::I32, 0)?;
             index.push(self.index_dtype(b, zero)?);
         }
-        if masked {
-            b.store_masked(value, view, &index)
+        let site = Site {
+            view,
+            index,
+            masked,
+        };
+        let place = if self.may_nest() {
+            self.rng.range(0, 7)
         } else {
-            b.store(value, view, &index)
+            0
+        };
+        match place {
+            0 => {
+                let cond = self.value(b, &Type::Scalar(DType::Bool), depth)?;
+                let this = RefCell::new(self);
+                let branch = |b: &mut Builder| -> Built<Vec<Value>> {
+                    this.borrow_mut()
+                        .scoped(|g| g.store_new(b, ty, depth, &site))
+                };
+                b.if_else(cond, &[], branch, branch).map(drop)
+            }
+            1 => {
+                let lo = self.int_constant(b, DType::I32, 0)?;
+                let trips = self.rng.range(1, 3) as i128;
+                let hi = self.int_constant(b, DType::I32, trips)?;
+                let step = self.int_constant(b, DType::I32, 1)?;
+                b.for_loop(lo, hi, step, &[], |b, iv, _| {
+                    self.scoped(|g| {
+                        g.ivs.push(iv);
+                        g.expose(iv);
+                        g.store_new(b, ty, depth, &site)
+                    })
+                })
+                .map(drop)
+            }
+            _ => self.store_new(b, ty, depth, &site).map(drop),
         }
     }
+
+    /// Builds a value of `ty` and stores it at `site`; yields nothing.
+    fn store_new(
+        &mut self,
+        b: &mut Builder,
+        ty: &Type,
+        depth: usize,
+        site: &Site,
+    ) -> Built<Vec<Value>> {
+        let value = self.value(b, ty, depth)?;
+        if site.masked {
+            b.store_masked(value, site.view, &site.index)?;
+        } else {
+            b.store(value, site.view, &site.index)?;
+        }
+        Ok(Vec::new())
+    }
+}
+
+/// Where a result is stored: a view of an output tensor and this program's
+/// partition index.
+struct Site {
+    view: Value,
+    index: Vec<Value>,
+    masked: bool,
 }
