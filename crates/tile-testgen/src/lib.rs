@@ -32,6 +32,10 @@
 //! - **Outputs:** every program stores each result to partition `p` (its
 //!   linear program index) along axis 0 of an output tensor of its own, so
 //!   no two programs write one element and every op feeds a stored value.
+//!   A store sits at the top level, in both branches of an `if`, or in the
+//!   body of a `for` (each iteration stores; the last one stays). Output
+//!   tensors start with random contents, so elements a store skips are
+//!   compared too.
 //! - **Values** stay tame: small integers and quarter-integer floats, `exp`
 //!   mostly of `tanh`/`sin`/`cos`, `log`/`sqrt` mostly of `abs`; with
 //!   probability [`GenConfig::special_rate`] an input element is a NaN with a
@@ -87,6 +91,12 @@
 //! [`check_case`] and fails while the case does. A case that documents a
 //! known bug is marked `#[should_panic]` with the failure it shows, so the
 //! test flags the fix.
+//!
+//! The shrinker ([`shrink`]) shrinks the grid, drops stores, inlines `if`
+//! branches and unrolls loops once, replaces op results by operands or zeros,
+//! and crops, linearizes and zeroes tensors. It does not change tile shapes.
+//! `examples/hunt.rs` runs a range of seeds and saves every failure, shrunk:
+//! `cargo run --release -p tile-testgen --example hunt -- 0 20000 /tmp/out`.
 //!
 //! # The harness
 //!

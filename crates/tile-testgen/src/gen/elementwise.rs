@@ -22,7 +22,7 @@ fn unary_ops(dtype: DType) -> Vec<UnaryOp> {
 }
 
 /// The binary ops defined on `dtype`.
-pub(super) fn binary_ops(dtype: DType) -> Vec<BinaryOp> {
+fn binary_ops(dtype: DType) -> Vec<BinaryOp> {
     use BinaryOp::*;
     BinaryOp::ALL
         .iter()

@@ -7,7 +7,8 @@
 //! loop induction variables and constants, reduced modulo the number of
 //! partitions computed from `dim`, so they stay in the index space. Program
 //! `p` (linear, x fastest) stores each result to partition `p` along axis 0
-//! of an output tensor of its own, so no two programs write one element.
+//! of an output tensor of its own, so no two programs write one element; the
+//! store may sit in both branches of an `if` or in a loop body.
 
 use super::{Built, Gen};
 use crate::config::GenConfig;

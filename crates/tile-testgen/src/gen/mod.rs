@@ -23,7 +23,7 @@ use tile_ir::builder::{BuildError, Builder};
 use tile_ir::interp::Arg;
 use tile_ir::{DType, Scalar, Shape, TileType, Type, Value};
 
-pub(crate) use memory::ParamPlan;
+use memory::ParamPlan;
 
 /// The result of a builder call.
 pub(crate) type Built<T> = Result<T, BuildError>;
@@ -79,8 +79,11 @@ const FAMILIES: [(Family, u32); 20] = [
 
 /// The state of one generation.
 pub(crate) struct Gen<'c> {
+    /// The random stream of the seed.
     pub(crate) rng: SplitMix64,
+    /// The limits.
     pub(crate) cfg: &'c GenConfig,
+    /// The grid the case launches.
     pub(crate) grid: [u32; 3],
     /// Data values visible at the current point, innermost last.
     pool: Vec<Value>,
