@@ -94,7 +94,7 @@
 //!
 //! The shrinker ([`shrink`]) shrinks the grid, drops stores, inlines `if`
 //! branches and unrolls loops once, replaces op results by operands or zeros,
-//! and crops, linearizes and zeroes tensors. It does not change tile shapes.
+//! and crops, linearizes and zeroes tensors (in parts down to single elements). It does not change tile shapes.
 //! `examples/hunt.rs` runs a range of seeds and saves every failure, shrunk:
 //! `cargo run --release -p tile-testgen --example hunt -- 0 20000 /tmp/out`.
 //!

@@ -4,8 +4,9 @@
 //! grid; a store dropped; an `if` replaced by one of its branches; an op's
 //! results replaced by an operand of the same type (a loop's by its initial
 //! values) or by zeros; a tensor argument cropped, made row-major
-//! contiguous, or zeroed (whole, or by halves, quarters and eighths of its
-//! buffer); a scalar argument zeroed. The first edit whose
+//! contiguous, or zeroed (whole, by halves, quarters, ... 64ths of its
+//! buffer, and element by element when it is small); a scalar argument
+//! zeroed. The first edit whose
 //! result still verifies and still fails is kept, and the pass goes on with
 //! the edits of the smaller case; passes repeat until one keeps nothing.
 //! After an IR edit, ops whose results are unused and that have no effect,
@@ -149,9 +150,14 @@ fn edits(case: &Case) -> Vec<Edit> {
     edits.extend((0..case.args.len()).map(Edit::Zero));
     for (arg, a) in case.args.iter().enumerate() {
         if let Arg::Tensor(t) = a {
-            // Halves, quarters and eighths of the buffer.
+            // Halves, quarters, ... 64ths of the buffer, and each element of
+            // a small one.
             let len = t.data().len() / t.dtype().size_bytes();
-            for parts in [2, 4, 8].into_iter().filter(|&p| p <= len) {
+            let each = if len <= 64 { len } else { 64 };
+            for parts in [2, 4, 8, 16, 32, 64, each]
+                .into_iter()
+                .filter(|&p| p <= len)
+            {
                 let size = len.div_ceil(parts);
                 for start in (0..len).step_by(size) {
                     let end = (start + size).min(len);

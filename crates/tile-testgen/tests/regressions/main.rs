@@ -3,7 +3,8 @@
 //! another crate is marked `should_panic` with the failure it shows, so the
 //! fix makes its test fail until the mark is removed.
 
-mod add_negative_zero_keeps_an_e5m2_infinity;
+mod add_negative_zero_keeps_a_nan_payload;
 mod div_one_keeps_a_nan_payload;
+mod e5m2_infinity_minus_zero_is_not_saturated;
 mod min_of_itself_keeps_a_nan_payload;
-mod sub_zero_keeps_a_nan_payload;
+mod one_times_x_keeps_a_nan_payload;
