@@ -75,3 +75,48 @@ fn the_configuration_bounds_ranks_tiles_grids_and_dtypes() {
         });
     }
 }
+
+#[test]
+fn unusual_configurations_give_valid_runnable_cases() {
+    use tile_ir::DType;
+    let configs = [
+        GenConfig {
+            max_rank: 4,
+            max_tile_elements: 2048,
+            max_programs: 8,
+            ..GenConfig::default()
+        },
+        GenConfig {
+            dtypes: vec![DType::Bool],
+            max_tile_elements: 1,
+            ..GenConfig::default()
+        },
+        GenConfig {
+            max_nesting: 0,
+            max_depth: 1,
+            max_outputs: 1,
+            ..GenConfig::default()
+        },
+        GenConfig {
+            dtypes: vec![DType::F8E4M3, DType::F8E5M2],
+            special_rate: 0.5,
+            max_depth: 6,
+            ..GenConfig::default()
+        },
+        GenConfig {
+            dtypes: Vec::new(),
+            max_rank: 0,
+            max_outputs: 0,
+            max_programs: 0,
+            ..GenConfig::default()
+        },
+    ];
+    for (i, config) in configs.iter().enumerate() {
+        for seed in 0..25 {
+            let case = generate(seed, config);
+            let mut args = case.args.clone();
+            tile_ir::interp::run(&case.func, case.grid, &mut args)
+                .unwrap_or_else(|e| panic!("config {i}, seed {seed}: {e}\n{}", case.func));
+        }
+    }
+}
