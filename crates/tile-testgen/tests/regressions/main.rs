@@ -7,4 +7,5 @@ mod add_negative_zero_keeps_a_nan_payload;
 mod div_one_keeps_a_nan_payload;
 mod e5m2_infinity_minus_zero_is_not_saturated;
 mod min_of_itself_keeps_a_nan_payload;
+mod neg_of_neg_keeps_a_nan_payload;
 mod one_times_x_keeps_a_nan_payload;
