@@ -9,3 +9,4 @@ mod e5m2_infinity_minus_zero_is_not_saturated;
 mod min_of_itself_keeps_a_nan_payload;
 mod neg_of_neg_keeps_a_nan_payload;
 mod one_times_x_keeps_a_nan_payload;
+mod scalar_arguments_print_as_rust;
