@@ -3,6 +3,17 @@
 //! This facade is the crate users depend on. It re-exports the tile IR
 //! ([`ir`]) and the runtime: devices, tensors and kernel launch.
 
+pub use tile_frontend::meta;
 pub use tile_ir as ir;
+pub use tile_macros::{tile_fn, tile_kernel};
 pub use tile_runtime as runtime;
 pub use tile_runtime::{launch, Device, DeviceKind, Element, Error, KernelSpec, LaunchArg, Tensor};
+
+/// Paths used by the code `#[tile_kernel]` generates; not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use half;
+    pub use tile_frontend::meta;
+    pub use tile_ir as ir;
+    pub use tile_runtime as runtime;
+}

@@ -1,1 +1,46 @@
-//! The `#[tile_kernel]` front end (work in progress).
+//! The `#[tile_kernel]` and `#[tile_fn]` attributes: a thin shell over
+//! [`tile_frontend`], which parses, checks and lowers the kernel to tile IR
+//! at build time and generates its launcher. See `docs/guide.md`.
+
+#![warn(missing_docs)]
+
+use proc_macro::TokenStream;
+
+/// Compiles a function written in the tile language to tile IR for every
+/// specialization listed in `configs(...)`, and replaces it with a struct of
+/// the same name holding the metadata, the IR and the launcher.
+///
+/// ```
+/// use tile::tile_kernel;
+///
+/// #[tile_kernel(configs(BLOCK = 1024), num_warps = 4)]
+/// fn vector_add<const BLOCK: usize>(x: &Tensor<f32>, y: &Tensor<f32>, out: &mut Tensor<f32>) {
+///     let pid = program_id(0);
+///     let (px, py) = (partition_view(x, [BLOCK]), partition_view(y, [BLOCK]));
+///     partition_view(out, [BLOCK]).store_masked(px.load_masked(pid) + py.load_masked(pid), pid);
+/// }
+///
+/// # fn main() -> Result<(), tile::Error> {
+/// let dev = tile::Device::cpu();
+/// let x = dev.tensor_from_slice(&[1.0f32; 1500], &[1500])?;
+/// let mut out: tile::Tensor<f32> = dev.zeros(&[1500])?;
+/// vector_add::<1024>::launch(&dev, [2], (&x, &x, &mut out))?;
+/// assert_eq!(out.to_vec()?, vec![2.0; 1500]);
+/// assert_eq!(vector_add::<1024>::INFO.num_warps, 4);
+/// # Ok(())
+/// # }
+/// ```
+#[proc_macro_attribute]
+pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let options = tile_frontend::expand::Options::from_env();
+    tile_frontend::expand::tile_kernel(attr.into(), item.into(), &options).into()
+}
+
+/// Marks a helper function inside a kernel's body; the kernel inlines it at
+/// every call. Outside a kernel it is an error: a proc macro cannot carry a
+/// function's body to another item, so helpers are defined in the kernel
+/// that calls them.
+#[proc_macro_attribute]
+pub fn tile_fn(_attr: TokenStream, item: TokenStream) -> TokenStream {
+    tile_frontend::expand::tile_fn_outside(item.into()).into()
+}

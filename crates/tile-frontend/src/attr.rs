@@ -1,0 +1,133 @@
+//! The attribute's arguments: `configs(NAME = value, ...)` once per
+//! specialization, `num_warps = n` and `targets = "sm_80,host"`.
+
+use crate::diag::{err, err_at};
+use proc_macro2::{Span, TokenStream};
+use syn::parse::Parser;
+use syn::{Ident, LitInt, LitStr};
+
+/// The targets a kernel is compiled for when neither the attribute nor the
+/// `TILE_TARGETS` environment variable names any.
+pub const DEFAULT_TARGETS: [&str; 5] = ["sm_80", "sm_90", "gfx90a", "gfx942", "host"];
+
+/// The number of warps when the attribute does not say.
+pub const DEFAULT_NUM_WARPS: u32 = 4;
+
+/// One `configs(...)` set as written: the values of const parameters.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// `(name, value)` pairs in the order written.
+    pub values: Vec<(Ident, LitInt)>,
+    /// The span of the `configs` keyword, for errors about the whole set.
+    pub span: Span,
+}
+
+/// The parsed attribute arguments.
+#[derive(Clone, Debug)]
+pub struct KernelAttr {
+    /// The specializations to compile, as written.
+    pub configs: Vec<Config>,
+    /// Warps per program instance.
+    pub num_warps: u32,
+    /// The targets to compile for.
+    pub targets: Vec<String>,
+}
+
+impl KernelAttr {
+    /// Parses the tokens inside `#[tile_kernel(...)]`; `env_targets` is the
+    /// value of `TILE_TARGETS`, used when the attribute names no targets.
+    pub fn parse(tokens: TokenStream, env_targets: Option<&str>) -> syn::Result<KernelAttr> {
+        let mut configs = Vec::new();
+        let mut num_warps: Option<u32> = None;
+        let mut targets: Option<Vec<String>> = None;
+        let parser = syn::meta::parser(|meta| {
+            if meta.path.is_ident("configs") {
+                configs.push(parse_config(&meta)?);
+                Ok(())
+            } else if meta.path.is_ident("num_warps") {
+                if num_warps.is_some() {
+                    return Err(meta.error("`num_warps` is given twice"));
+                }
+                let lit: LitInt = meta.value()?.parse()?;
+                let n: u32 = lit.base10_parse()?;
+                if n == 0 || n > 32 || !n.is_power_of_two() {
+                    return Err(err(
+                        &lit,
+                        format!("`num_warps` must be a power of two from 1 to 32, found {n}"),
+                    ));
+                }
+                num_warps = Some(n);
+                Ok(())
+            } else if meta.path.is_ident("targets") {
+                if targets.is_some() {
+                    return Err(meta.error("`targets` is given twice"));
+                }
+                let lit: LitStr = meta.value()?.parse()?;
+                targets = Some(parse_targets(&lit.value(), lit.span())?);
+                Ok(())
+            } else {
+                Err(meta.error(
+                    "unknown argument; `#[tile_kernel]` takes `configs(NAME = value, ...)`, `num_warps = n` and `targets = \"...\"`",
+                ))
+            }
+        });
+        parser.parse2(tokens)?;
+        let targets = match (targets, env_targets) {
+            (Some(t), _) => t,
+            (None, Some(env)) => parse_targets(env, Span::call_site())
+                .map_err(|e| err_at(Span::call_site(), format!("in TILE_TARGETS: {e}")))?,
+            (None, None) => DEFAULT_TARGETS.iter().map(|t| t.to_string()).collect(),
+        };
+        Ok(KernelAttr {
+            configs,
+            num_warps: num_warps.unwrap_or(DEFAULT_NUM_WARPS),
+            targets,
+        })
+    }
+}
+
+fn parse_config(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Config> {
+    let span = meta.path.segments[0].ident.span();
+    let mut values: Vec<(Ident, LitInt)> = Vec::new();
+    meta.parse_nested_meta(|inner| {
+        let Some(name) = inner.path.get_ident().cloned() else {
+            return Err(inner.error("expected `NAME = value` with a const parameter's name"));
+        };
+        if values.iter().any(|(n, _)| *n == name) {
+            return Err(err(
+                &name,
+                format!("`{name}` is given twice in this `configs(...)`"),
+            ));
+        }
+        let value: LitInt = inner.value()?.parse()?;
+        values.push((name, value));
+        Ok(())
+    })?;
+    if values.is_empty() {
+        return Err(err_at(
+            span,
+            "`configs()` is empty; list `NAME = value` for every const parameter",
+        ));
+    }
+    Ok(Config { values, span })
+}
+
+fn parse_targets(text: &str, span: Span) -> syn::Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for t in text.split(',').map(str::trim) {
+        if !DEFAULT_TARGETS.contains(&t) {
+            return Err(err_at(
+                span,
+                format!(
+                    "unknown target `{t}`; the targets are {}",
+                    DEFAULT_TARGETS.join(", ")
+                ),
+            ));
+        }
+        if out.iter().any(|o| o == t) {
+            return Err(err_at(span, format!("target `{t}` is listed twice")));
+        }
+        out.push(t.to_string());
+    }
+    Ok(out)
+}

@@ -1,0 +1,404 @@
+//! The code `#[tile_kernel]` expands to.
+//!
+//! For `fn vector_add<const BLOCK: usize>(x: &Tensor<f32>, ...)` it emits a
+//! unit struct `vector_add<const BLOCK: usize>` (the function itself is
+//! consumed: its body is tile code, not Rust) with
+//! - `INFO`: a [`crate::meta::KernelInfo`] with the parameters, options and
+//!   every compiled specialization's optimized IR text;
+//! - `spec()`: the compiled specialization for the const arguments, checked
+//!   at compile time (an uncompiled one is a compile error listing the
+//!   compiled ones) and `try_spec()`, its run-time counterpart;
+//! - `launch(&device, grid, (args...))`, typed by the signature, which
+//!   calls `tile_runtime::launch`, and `interpret(grid, (args...))`, which
+//!   runs the reference interpreter directly on host tensors.
+//!
+//! Every path to the user-facing crate goes through `Paths`. On any error
+//! the same items are emitted with no specialization next to the
+//! `compile_error!`, so the rest of the user's crate keeps compiling.
+
+use crate::attr::KernelAttr;
+use crate::dump;
+use crate::meta::ParamKind;
+use crate::signature::{KernelSig, ParamSig};
+use crate::spec::{self, Specialization};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use std::path::PathBuf;
+use syn::ItemFn;
+use tile_ir::Function;
+
+/// How to expand: read from the environment by the proc macro, set
+/// directly by tests.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `TILE_DUMP`: where to write every stage.
+    pub dump_dir: Option<PathBuf>,
+    /// `TILE_TARGETS`: the targets when the attribute names none.
+    pub env_targets: Option<String>,
+}
+
+impl Options {
+    /// The options of a proc-macro run: `TILE_DUMP` and `TILE_TARGETS` from
+    /// the environment.
+    pub fn from_env() -> Options {
+        Options {
+            dump_dir: std::env::var_os("TILE_DUMP")
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from),
+            env_targets: std::env::var("TILE_TARGETS").ok().filter(|t| !t.is_empty()),
+        }
+    }
+}
+
+/// The paths generated code uses, all through the facade crate `tile`.
+struct Paths {
+    meta: TokenStream,
+    ir: TokenStream,
+    rt: TokenStream,
+    half: TokenStream,
+}
+
+impl Paths {
+    fn new() -> Paths {
+        Paths {
+            meta: quote!(::tile::__private::meta),
+            ir: quote!(::tile::__private::ir),
+            rt: quote!(::tile::__private::runtime),
+            half: quote!(::tile::__private::half),
+        }
+    }
+}
+
+/// Expands `#[tile_kernel(attr)] item`.
+pub fn tile_kernel(attr: TokenStream, item: TokenStream, options: &Options) -> TokenStream {
+    let func: ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(e) => {
+            let e = syn::Error::new(e.span(), "`#[tile_kernel]` goes on a function: `fn name<const BLOCK: usize>(x: &Tensor<f32>, ...) { ... }`");
+            let mut out = e.to_compile_error();
+            out.extend(item);
+            return out;
+        }
+    };
+    let sig = match KernelSig::parse(&func) {
+        Ok(s) => s,
+        Err(e) => {
+            let mut out = e.to_compile_error();
+            out.extend(fallback_struct(&func));
+            return out;
+        }
+    };
+    let attr = KernelAttr::parse(attr, options.env_targets.as_deref());
+    let compiled = attr
+        .as_ref()
+        .map_err(Clone::clone)
+        .and_then(|a| compile(&func, &sig, a, options));
+    let (attr, compiled, error) = match (attr, compiled) {
+        (Ok(a), Ok(c)) => (Some(a), c, None),
+        (a, Err(e)) => (a.ok(), Vec::new(), Some(e)),
+        (Err(e), _) => (None, Vec::new(), Some(e)),
+    };
+    let mut out = error
+        .as_ref()
+        .map(syn::Error::to_compile_error)
+        .unwrap_or_default();
+    out.extend(generate(&sig, attr.as_ref(), &compiled, error.is_some()));
+    out
+}
+
+/// Lowers, optimizes and dumps every specialization.
+fn compile(
+    func: &ItemFn,
+    sig: &KernelSig,
+    attr: &KernelAttr,
+    options: &Options,
+) -> syn::Result<Vec<(Specialization, Function)>> {
+    let specs = spec::resolve(attr, sig)?;
+    let mut out = crate::lower_specs(func, sig, &specs)?;
+    for (s, f) in &mut out {
+        dump::optimize(f, &s.label(), options.dump_dir.as_deref())
+            .map_err(|m| syn::Error::new(sig.name.span(), m))?;
+    }
+    Ok(out)
+}
+
+/// A struct with the kernel's name (and const parameters when they parse)
+/// for a signature the front end rejected.
+fn fallback_struct(func: &ItemFn) -> TokenStream {
+    let (name, vis) = (&func.sig.ident, &func.vis);
+    let consts: Vec<&syn::ConstParam> = func.sig.generics.const_params().collect();
+    let doc = format!("The tile kernel `{name}`, which failed to compile (see the error).");
+    if consts.len() == func.sig.generics.params.len() {
+        quote! { #[doc = #doc] #[allow(non_camel_case_types)] #vis struct #name<#(#consts),*>; }
+    } else {
+        quote! { #[doc = #doc] #[allow(non_camel_case_types)] #vis struct #name; }
+    }
+}
+
+fn dtype_tokens(p: &Paths, d: tile_ir::DType) -> TokenStream {
+    let variant = format_ident!("{}", format!("{d:?}"));
+    let ir = &p.ir;
+    quote!(#ir::DType::#variant)
+}
+
+fn generate(
+    sig: &KernelSig,
+    attr: Option<&KernelAttr>,
+    compiled: &[(Specialization, Function)],
+    failed: bool,
+) -> TokenStream {
+    let p = Paths::new();
+    let Paths { meta, .. } = &p;
+    let (name, vis) = (&sig.name, &sig.vis);
+    let name_str = name.to_string();
+    let const_names: Vec<String> = sig.consts.iter().map(|c| c.name.to_string()).collect();
+    let const_idents: Vec<&syn::Ident> = sig.consts.iter().map(|c| &c.name).collect();
+    let const_types: Vec<&syn::Ident> = sig.consts.iter().map(|c| &c.ty).collect();
+    let params = sig.params.iter().map(|q| {
+        let pname = q.name.to_string();
+        let d = dtype_tokens(&p, q.dtype);
+        let kind = match q.kind {
+            ParamKind::Tensor { rank, mutable } => {
+                quote!(#meta::ParamKind::Tensor { rank: #rank, mutable: #mutable })
+            }
+            ParamKind::Scalar => quote!(#meta::ParamKind::Scalar),
+        };
+        quote!(#meta::ParamInfo { name: #pname, dtype: #d, kind: #kind })
+    });
+    let specs = compiled.iter().map(|(s, f)| {
+        let label = s.label();
+        let values = s.values.iter().map(|(_, v)| *v);
+        let ir = dump::ir_text(f);
+        quote!(#meta::SpecInfo { label: #label, values: &[#(#values),*], ir: #ir, shared_memory_bytes: 0 })
+    });
+    let num_warps = attr.map_or(crate::attr::DEFAULT_NUM_WARPS, |a| a.num_warps);
+    let targets: Vec<String> = attr.map(|a| a.targets.clone()).unwrap_or_default();
+    let compiled_list = if compiled.is_empty() {
+        "none".to_string()
+    } else {
+        compiled
+            .iter()
+            .map(|(s, _)| s.label())
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let (compiled_trait, bound) = if failed {
+        (TokenStream::new(), TokenStream::new())
+    } else {
+        compiled_bound(sig, compiled, &compiled_list)
+    };
+    // After a reported error, do not add a second one at every use. The
+    // panic cannot fire after `bound` held; it only guards `INDEX` itself.
+    let check = if failed {
+        quote!(0)
+    } else {
+        quote! {
+            match Self::INFO.index_of(&[#(#const_idents as i128),*]) {
+                ::core::option::Option::Some(i) => i,
+                ::core::option::Option::None => ::core::panic!("this specialization was not compiled"),
+            }
+        }
+    };
+    let spec_body = if failed {
+        quote!(::core::panic!("this kernel failed to compile"))
+    } else {
+        quote!(&Self::INFO.specializations[Self::INDEX])
+    };
+    let mut launcher = TokenStream::new();
+    if !failed {
+        launcher.extend(launcher_fn(&p, sig, &bound));
+        launcher.extend(interpreter(&p, sig, &bound));
+    }
+    let doc = format!(
+        "The tile kernel `{name_str}`: its metadata is `INFO`; run it with `launch` (or `interpret`)."
+    );
+    quote! {
+        #[doc = #doc]
+        #[allow(non_camel_case_types)]
+        #vis struct #name<#(const #const_idents: #const_types),*>;
+
+        #compiled_trait
+
+        impl<#(const #const_idents: #const_types),*> #name<#(#const_idents),*> {
+            /// The kernel's parameters, options and compiled specializations.
+            pub const INFO: #meta::KernelInfo = #meta::KernelInfo {
+                name: #name_str,
+                const_params: &[#(#const_names),*],
+                params: &[#(#params),*],
+                num_warps: #num_warps,
+                targets: &[#(#targets),*],
+                specializations: &[#(#specs),*],
+            };
+
+            /// The index in `INFO.specializations` of these const arguments;
+            /// using it for an uncompiled specialization is a compile error.
+            const INDEX: usize = #check;
+
+            /// The compiled specialization for these const arguments (a
+            /// compile error if it was not compiled).
+            pub fn spec() -> &'static #meta::SpecInfo #bound {
+                #spec_body
+            }
+
+            /// The compiled specialization for these const arguments, or an
+            /// error listing the compiled ones.
+            pub fn try_spec() -> ::core::result::Result<&'static #meta::SpecInfo, #meta::NotCompiled> {
+                Self::INFO.find(&[#(#const_idents as i128),*])
+            }
+
+            #launcher
+        }
+    }
+}
+
+/// A hidden trait implemented by the compiled specializations, and the
+/// `where` clause that requires it: using an uncompiled one is an error at
+/// the use, whose message lists the compiled ones.
+fn compiled_bound(
+    sig: &KernelSig,
+    compiled: &[(Specialization, Function)],
+    compiled_list: &str,
+) -> (TokenStream, TokenStream) {
+    let (name, vis) = (&sig.name, &sig.vis);
+    let tr = format_ident!("__tile_compiled_{}", name);
+    let message = format!("kernel `{name}` was not compiled for `{{Self}}`");
+    let note = format!("the compiled specializations of `{name}` are: {compiled_list}; add a `configs(...)` to its attribute to compile another");
+    let impls = compiled.iter().map(|(s, _)| {
+        let args = s.values.iter().map(|(_, v)| {
+            let lit = proc_macro2::Literal::i128_unsuffixed(*v);
+            quote!({ #lit })
+        });
+        quote!(impl #tr for #name<#(#args),*> {})
+    });
+    let defs = quote! {
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        #[diagnostic::on_unimplemented(message = #message, label = "not a compiled specialization", note = #note)]
+        #vis trait #tr {}
+        #(#impls)*
+    };
+    (defs, quote!(where Self: #tr))
+}
+
+fn arg_type(p: &Paths, q: &ParamSig) -> TokenStream {
+    let elem = match q.elem.to_string().as_str() {
+        "f16" | "bf16" => {
+            let (half, e) = (&p.half, &q.elem);
+            quote!(#half::#e)
+        }
+        _ => {
+            let e = &q.elem;
+            quote!(#e)
+        }
+    };
+    let rt = &p.rt;
+    match q.kind {
+        ParamKind::Tensor { mutable: true, .. } => quote!(&'a mut #rt::Tensor<#elem>),
+        ParamKind::Tensor { mutable: false, .. } => quote!(&'a #rt::Tensor<#elem>),
+        ParamKind::Scalar => elem,
+    }
+}
+
+/// `interpret(grid, (args...))`: runs the kernel through the reference
+/// interpreter on host tensors, writing the `&mut` ones back.
+fn interpreter(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
+    let (ir, meta) = (&p.ir, &p.meta);
+    let count = sig.params.len();
+    let mut types = Vec::new();
+    let mut names = Vec::new();
+    let mut conv = Vec::new();
+    let mut back = Vec::new();
+    for (i, q) in sig.params.iter().enumerate() {
+        let n = format_ident!("arg_{}", q.name, span = Span::mixed_site());
+        match q.kind {
+            ParamKind::Tensor { mutable, .. } => {
+                types.push(if mutable {
+                    quote!(&mut #ir::interp::HostTensor)
+                } else {
+                    quote!(&#ir::interp::HostTensor)
+                });
+                conv.push(quote!(#ir::interp::Arg::Tensor(::core::clone::Clone::clone(&*#n))));
+                if mutable {
+                    back.push(quote!(#meta::write_back(::core::mem::replace(&mut run_args[#i], #ir::interp::Arg::Scalar(#ir::Scalar::Bool(false))), #n);));
+                }
+            }
+            ParamKind::Scalar => {
+                let elem = arg_type(p, q);
+                let variant = format_ident!("{}", format!("{:?}", q.dtype));
+                types.push(elem);
+                conv.push(quote!(#ir::interp::Arg::Scalar(#ir::Scalar::#variant(#n))));
+            }
+        }
+        names.push(n);
+    }
+    quote! {
+        /// Runs the kernel through the reference interpreter over `grid`
+        /// (one to three axes) on host tensors; the `&mut` tensors receive
+        /// the results. Dtypes and ranks are checked against the
+        /// parameters.
+        pub fn interpret<const G: usize>(
+            grid: [u32; G],
+            args: (#(#types,)*),
+        ) -> ::core::result::Result<(), #meta::InterpretError> #bound {
+            const { ::core::assert!(G >= 1 && G <= 3, "a grid has one to three axes") };
+            let (#(#names,)*) = args;
+            let mut run_args: [#ir::interp::Arg; #count] = [#(#conv),*];
+            #meta::interpret(Self::spec(), &grid, &mut run_args)?;
+            #(#back)*
+            ::core::result::Result::Ok(())
+        }
+    }
+}
+
+fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
+    let rt = &p.rt;
+    let count = sig.params.len();
+    let types: Vec<TokenStream> = sig.params.iter().map(|q| arg_type(p, q)).collect();
+    let names: Vec<syn::Ident> = sig
+        .params
+        .iter()
+        .map(|q| format_ident!("arg_{}", q.name, span = Span::mixed_site()))
+        .collect();
+    let conv = sig.params.iter().zip(&names).map(|(q, n)| match q.kind {
+        ParamKind::Scalar => quote!(#rt::LaunchArg::scalar(#n)),
+        ParamKind::Tensor { .. } => quote!(#rt::LaunchArg::from(#n)),
+    });
+    quote! {
+        /// Launches the kernel over `grid` (one to three axes) on `device`.
+        /// Argument count, element types and mutability are checked by
+        /// the argument tuple's type; tensor ranks at launch.
+        pub fn launch<'a, const G: usize>(
+            device: &#rt::Device,
+            grid: [u32; G],
+            args: (#(#types,)*),
+        ) -> ::core::result::Result<(), #rt::Error> #bound {
+            const { ::core::assert!(G >= 1 && G <= 3, "a grid has one to three axes") };
+            let spec = Self::spec();
+            let mut grid3 = [1u32; 3];
+            grid3[..G].copy_from_slice(&grid);
+            let kernel = #rt::KernelSpec {
+                name: Self::INFO.name,
+                specialization: spec.label,
+                ir: spec.ir,
+                num_warps: Self::INFO.num_warps,
+            };
+            let (#(#names,)*) = args;
+            let mut launch_args: [#rt::LaunchArg<'_>; #count] = [#(#conv),*];
+            #rt::launch(device, &kernel, grid3, &mut launch_args)
+        }
+    }
+}
+
+/// `#[tile_fn]` met outside a kernel (a kernel consumes the `#[tile_fn]`
+/// helpers in its body before they expand): an error at the helper's name.
+pub fn tile_fn_outside(item: TokenStream) -> TokenStream {
+    let span = match syn::parse2::<ItemFn>(item.clone()) {
+        Ok(f) => f.sig.ident.span(),
+        Err(_) => Span::call_site(),
+    };
+    syn::Error::new(
+        span,
+        "`#[tile_fn]` helpers are defined inside the body of the `#[tile_kernel]` that calls them; move this function there",
+    )
+    .to_compile_error()
+}

@@ -1,0 +1,169 @@
+//! Kernel metadata as the generated code exposes it: `KERNEL::INFO` is a
+//! [`KernelInfo`] built at compile time, with every compiled specialization
+//! and its optimized tile IR text.
+
+use std::fmt;
+use tile_ir::interp::{self, Arg, HostTensor, InterpError};
+use tile_ir::text::{parse_function, ParseError};
+use tile_ir::DType;
+
+/// What a kernel parameter is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamKind {
+    /// A global tensor of `rank` axes; `mutable` for `&mut Tensor<T>`.
+    Tensor {
+        /// The number of axes.
+        rank: usize,
+        /// Whether the kernel may write it.
+        mutable: bool,
+    },
+    /// A scalar passed by value.
+    Scalar,
+}
+
+/// One runtime parameter of a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamInfo {
+    /// The parameter's name.
+    pub name: &'static str,
+    /// Its element type.
+    pub dtype: DType,
+    /// Tensor (with rank and mutability) or scalar.
+    pub kind: ParamKind,
+}
+
+/// One compiled specialization.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpecInfo {
+    /// `BM=64,BN=64` (or `default` without const parameters).
+    pub label: &'static str,
+    /// The const parameters' values, in declaration order.
+    pub values: &'static [i128],
+    /// The tile IR after the default pass pipeline, as text.
+    pub ir: &'static str,
+    /// Shared memory per program instance in bytes (0 until layouts are
+    /// assigned by the code generator).
+    pub shared_memory_bytes: usize,
+}
+
+/// Everything known about a kernel at compile time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelInfo {
+    /// The kernel's name.
+    pub name: &'static str,
+    /// The const parameters' names, in declaration order.
+    pub const_params: &'static [&'static str],
+    /// The runtime parameters, in call order.
+    pub params: &'static [ParamInfo],
+    /// Warps per program instance.
+    pub num_warps: u32,
+    /// The targets the kernel is built for.
+    pub targets: &'static [&'static str],
+    /// The compiled specializations.
+    pub specializations: &'static [SpecInfo],
+}
+
+impl KernelInfo {
+    /// The specialization compiled for `values`, or an error that lists the
+    /// compiled ones.
+    pub fn find(&self, values: &[i128]) -> Result<&'static SpecInfo, NotCompiled> {
+        self.specializations
+            .iter()
+            .find(|s| s.values == values)
+            .ok_or_else(|| NotCompiled {
+                kernel: self.name,
+                asked: self
+                    .const_params
+                    .iter()
+                    .zip(values)
+                    .map(|(n, v)| format!("{n}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(","),
+                compiled: self.specializations.iter().map(|s| s.label).collect(),
+            })
+    }
+
+    /// The index of the specialization for `values`, usable in constants.
+    pub const fn index_of(&self, values: &[i128]) -> Option<usize> {
+        let mut i = 0;
+        while i < self.specializations.len() {
+            let have = self.specializations[i].values;
+            if have.len() == values.len() {
+                let mut j = 0;
+                while j < have.len() && have[j] == values[j] {
+                    j += 1;
+                }
+                if j == have.len() {
+                    return Some(i);
+                }
+            }
+            i += 1;
+        }
+        None
+    }
+}
+
+/// A specialization that was asked for but not compiled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotCompiled {
+    /// The kernel's name.
+    pub kernel: &'static str,
+    /// The values asked for, as `NAME=value,...`.
+    pub asked: String,
+    /// The labels of the compiled specializations.
+    pub compiled: Vec<&'static str>,
+}
+
+impl fmt::Display for NotCompiled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "kernel `{}` has no compiled specialization {}; the compiled ones are: {}; add `configs({})` to its attribute",
+            self.kernel,
+            self.asked,
+            if self.compiled.is_empty() { "none".to_string() } else { self.compiled.join("; ") },
+            self.asked.replace(',', ", ").replace('=', " = "),
+        )
+    }
+}
+
+impl std::error::Error for NotCompiled {}
+
+/// Why running a kernel through the reference interpreter failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum InterpretError {
+    /// The embedded IR did not parse back (a bug of the printer or parser).
+    Parse(ParseError),
+    /// The interpreter rejected the arguments or faulted while running.
+    Run(InterpError),
+}
+
+impl fmt::Display for InterpretError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InterpretError::Parse(e) => write!(f, "the embedded tile IR does not parse: {e}"),
+            InterpretError::Run(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for InterpretError {}
+
+/// Runs a compiled specialization through the reference interpreter over a
+/// grid of one to three axes; the interpreter checks the arguments against
+/// the kernel's parameters (count, dtypes, ranks).
+pub fn interpret(spec: &SpecInfo, grid: &[u32], args: &mut [Arg]) -> Result<(), InterpretError> {
+    let func = parse_function(spec.ir).map_err(InterpretError::Parse)?;
+    let mut grid3 = [1u32; 3];
+    for (g, &v) in grid3.iter_mut().zip(grid) {
+        *g = v;
+    }
+    interp::run(&func, grid3, args).map_err(InterpretError::Run)
+}
+
+/// Copies a tensor argument back to the caller's tensor after a run.
+pub fn write_back(arg: Arg, to: &mut HostTensor) {
+    if let Arg::Tensor(t) = arg {
+        *to = t;
+    }
+}

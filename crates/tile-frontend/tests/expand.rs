@@ -1,0 +1,103 @@
+//! The generated code's shape: the struct, its metadata and launchers, and
+//! what is still emitted next to a `compile_error!`.
+
+use quote::quote;
+use tile_frontend::expand::{tile_kernel, Options};
+
+fn expand(attr: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> syn::File {
+    let out = tile_kernel(attr, item, &Options::default());
+    syn::parse2(out).expect("the expansion is valid Rust syntax")
+}
+
+fn methods(file: &syn::File) -> Vec<String> {
+    let mut names = Vec::new();
+    for item in &file.items {
+        if let syn::Item::Impl(i) = item {
+            for it in &i.items {
+                match it {
+                    syn::ImplItem::Fn(f) => names.push(f.sig.ident.to_string()),
+                    syn::ImplItem::Const(c) => names.push(c.ident.to_string()),
+                    _ => {}
+                }
+            }
+        }
+    }
+    names
+}
+
+fn has_compile_error(file: &syn::File) -> bool {
+    file.items.iter().any(|i| matches!(i, syn::Item::Macro(m) if m.mac.path.segments.last().is_some_and(|s| s.ident == "compile_error")))
+}
+
+fn kernel() -> proc_macro2::TokenStream {
+    quote! {
+        pub fn axpy<const B: usize>(x: &Tensor<f16>, y: &mut Tensor<f16>, a: f16) {
+            let pid = program_id(0);
+            let v = partition_view(y, [B]);
+            v.store_masked(partition_view(x, [B]).load_masked(pid) * a + v.load_masked(pid), pid);
+        }
+    }
+}
+
+#[test]
+fn the_launcher_takes_typed_arguments() {
+    let file = expand(quote!(configs(B = 128)), kernel());
+    assert!(!has_compile_error(&file));
+    assert_eq!(
+        methods(&file),
+        ["INFO", "INDEX", "spec", "try_spec", "launch", "interpret"]
+    );
+    let text = quote!(#file).to_string();
+    assert!(
+        text.contains("args : (& 'a :: tile :: __private :: runtime :: Tensor < :: tile :: __private :: half :: f16 > , & 'a mut :: tile :: __private :: runtime :: Tensor < :: tile :: __private :: half :: f16 > , :: tile :: __private :: half :: f16 ,)"),
+        "{text}"
+    );
+    assert!(text.contains("runtime :: LaunchArg :: scalar"), "{text}");
+}
+
+#[test]
+fn an_error_still_emits_the_struct_and_its_metadata() {
+    // `B = 0` breaks the shape rule: the error comes with the items, so
+    // uses of `axpy::<..>::INFO` elsewhere in the crate still resolve.
+    let file = expand(quote!(configs(B = 0)), kernel());
+    assert!(has_compile_error(&file));
+    assert!(file
+        .items
+        .iter()
+        .any(|i| matches!(i, syn::Item::Struct(s) if s.ident == "axpy")));
+    assert_eq!(methods(&file), ["INFO", "INDEX", "spec", "try_spec"]);
+}
+
+#[test]
+fn a_bad_signature_still_emits_the_struct() {
+    let file = expand(
+        quote!(),
+        quote!(
+            fn k<const B: usize>(x: Vec<f32>) {}
+        ),
+    );
+    assert!(has_compile_error(&file));
+    assert!(file.items.iter().any(
+        |i| matches!(i, syn::Item::Struct(s) if s.ident == "k" && s.generics.params.len() == 1)
+    ));
+}
+
+#[test]
+fn tile_targets_applies_when_the_attribute_names_none() {
+    let with_env = |targets: &str, attr: proc_macro2::TokenStream| {
+        let options = Options {
+            env_targets: Some(targets.to_string()),
+            ..Options::default()
+        };
+        tile_kernel(attr, kernel(), &options).to_string()
+    };
+    let out = with_env("host,sm_90", quote!(configs(B = 128)));
+    assert!(out.contains(r#"targets : & ["host" , "sm_90"]"#), "{out}");
+    let out = with_env("host", quote!(configs(B = 128), targets = "gfx942"));
+    assert!(out.contains(r#"targets : & ["gfx942"]"#), "{out}");
+    let out = with_env("sm_75", quote!(configs(B = 128)));
+    assert!(
+        out.contains("in TILE_TARGETS: unknown target `sm_75`"),
+        "{out}"
+    );
+}

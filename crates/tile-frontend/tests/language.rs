@@ -1,0 +1,245 @@
+//! The language inside `#[tile_kernel]`, feature by feature: each kernel is
+//! lowered, optimized, printed, parsed back and run by the reference
+//! interpreter, and its output is checked.
+
+use tile_ir::interp::{self, Arg, HostTensor};
+use tile_ir::Scalar;
+
+/// Runs `src` (attribute `attr`) over `grid` and returns the arguments.
+fn run(attr: &str, src: &str, grid: [u32; 3], mut args: Vec<Arg>) -> Vec<Arg> {
+    let item: syn::ItemFn = syn::parse_str(src).expect("kernel parses");
+    let lowered = match tile_frontend::lower_kernel(attr.parse().expect("attribute"), &item) {
+        Ok(v) => v,
+        Err(e) => panic!("lowering failed: {e}"),
+    };
+    let (spec, mut f) = lowered.into_iter().next().expect("one specialization");
+    tile_frontend::dump::optimize(&mut f, &spec.label(), None).expect("passes");
+    let f =
+        tile_ir::text::parse_function(&tile_frontend::dump::ir_text(&f)).expect("IR parses back");
+    if let Err(e) = interp::run(&f, grid, &mut args) {
+        panic!("interpreter: {e}\n{f}");
+    }
+    args
+}
+
+fn f32s(shape: &[usize], v: Vec<f32>) -> Arg {
+    Arg::Tensor(HostTensor::from_vec(shape, v).expect("tensor"))
+}
+
+fn i32s(shape: &[usize], v: Vec<i32>) -> Arg {
+    Arg::Tensor(HostTensor::from_vec(shape, v).expect("tensor"))
+}
+
+fn out_f32(a: &Arg) -> Vec<f32> {
+    match a {
+        Arg::Tensor(t) => t.to_vec::<f32>().expect("f32"),
+        Arg::Scalar(_) => panic!("not a tensor"),
+    }
+}
+
+fn out_i32(a: &Arg) -> Vec<i32> {
+    match a {
+        Arg::Tensor(t) => t.to_vec::<i32>().expect("i32"),
+        Arg::Scalar(_) => panic!("not a tensor"),
+    }
+}
+
+#[test]
+fn loops_carry_values_and_step() {
+    // out[0..4] = sum over i in (0..10).step_by(3) of i, as a tile, and a
+    // scalar counter of iterations broadcast into out[4..8].
+    let src = r#"
+fn k(out: &mut Tensor<i32>) {
+    let mut acc = zeros::<i32>([4]);
+    let mut n = 0;
+    for i in (0..10).step_by(3) {
+        acc += i;
+        n = n + 1;
+    }
+    let v = partition_view(out, [4]);
+    v.store(acc, 0);
+    v.store(n, 1);
+}
+"#;
+    let args = run("", src, [1, 1, 1], vec![i32s(&[8], vec![0; 8])]);
+    assert_eq!(out_i32(&args[0]), [18, 18, 18, 18, 4, 4, 4, 4]);
+}
+
+#[test]
+fn if_else_yields_values_and_merges_assignments() {
+    let src = r#"
+fn k(out: &mut Tensor<f32>, flag: i32) {
+    let mut t = full([4], 1.0);
+    let s = if flag > 0 {
+        t = t * 3.0;
+        2.0
+    } else if flag == 0 {
+        5.0
+    } else {
+        t = t - 1.0;
+        7.0
+    };
+    partition_view(out, [4]).store(t + s, 0);
+}
+"#;
+    for (flag, want) in [(1, 5.0), (0, 6.0), (-1, 7.0)] {
+        let args = run(
+            "",
+            src,
+            [1, 1, 1],
+            vec![f32s(&[4], vec![0.0; 4]), Arg::Scalar(Scalar::I32(flag))],
+        );
+        assert_eq!(out_f32(&args[0]), [want; 4], "flag {flag}");
+    }
+}
+
+#[test]
+fn compile_time_if_picks_a_branch_per_specialization() {
+    let src = r#"
+fn k<const B: usize>(out: &mut Tensor<f32>) {
+    let t = if B > 2 { iota::<f32>([B]) } else { full([B], 9.0) };
+    partition_view(out, [B]).store(t, 0);
+}
+"#;
+    let args = run(
+        "configs(B = 4)",
+        src,
+        [1, 1, 1],
+        vec![f32s(&[4], vec![0.0; 4])],
+    );
+    assert_eq!(out_f32(&args[0]), [0.0, 1.0, 2.0, 3.0]);
+    let args = run(
+        "configs(B = 2)",
+        src,
+        [1, 1, 1],
+        vec![f32s(&[2], vec![0.0; 2])],
+    );
+    assert_eq!(out_f32(&args[0]), [9.0, 9.0]);
+}
+
+#[test]
+fn helpers_are_inlined_and_return_tuples() {
+    let src = r#"
+fn k(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+    #[tile_fn]
+    fn stats(t: Tile) -> (Tile, Tile) {
+        (t.sum_keepdim(0), t.max_along_keepdim(0))
+    }
+    #[tile_fn]
+    fn twice(a: f32) -> f32 {
+        let b = a * 2.0;
+        return b;
+    }
+    let t = partition_view(x, [4]).load(0);
+    let (s, m) = stats(t);
+    partition_view(out, [4]).store(twice(t) + s - m, 0);
+}
+"#;
+    let args = run(
+        "",
+        src,
+        [1, 1, 1],
+        vec![
+            f32s(&[4], vec![1.0, 2.0, 3.0, 4.0]),
+            f32s(&[4], vec![0.0; 4]),
+        ],
+    );
+    // 2x + 10 - 4
+    assert_eq!(out_f32(&args[1]), [8.0, 10.0, 12.0, 14.0]);
+}
+
+#[test]
+fn movement_ops() {
+    let src = r#"
+fn k(out: &mut Tensor<f32, 2>) {
+    let t = iota::<f32>([2, 3]);
+    let a = t.permute([1, 0]).flip([0]);
+    let b = a.reshape([2, 3]).slice([0..2, 1..3]);
+    let c = b.pad([0, 1], [0, 0], -1.0);
+    let d = cat([c, t.slice([0..2, (0..3).step_by(2)])], 1);
+    let e = d.slice([0..1, ..]).expand([2, 5]);
+    partition_view(out, [4, 5]).store(cat([d, e], 0), 0, 0);
+}
+"#;
+    let args = run("", src, [1, 1, 1], vec![f32s(&[4, 5], vec![0.0; 20])]);
+    // t = [[0,1,2],[3,4,5]]; tᵀ flipped on axis 0 = [[2,5],[1,4],[0,3]];
+    // reshaped [[2,5,1],[4,0,3]]; columns 1..3 = [[5,1],[0,3]]; padded with
+    // -1 before: [[-1,5,1],[-1,0,3]]; t's columns 0 and 2: [[0,2],[3,5]].
+    let d = [-1.0, 5.0, 1.0, 0.0, 2.0, -1.0, 0.0, 3.0, 3.0, 5.0];
+    let mut want = d.to_vec();
+    want.extend_from_slice(&d[..5]);
+    want.extend_from_slice(&d[..5]);
+    assert_eq!(out_f32(&args[0]), want);
+}
+
+#[test]
+fn reductions_scans_and_argmax() {
+    let src = r#"
+fn k(x: &Tensor<f32, 2>, sums: &mut Tensor<f32>, arg: &mut Tensor<i32>, scan: &mut Tensor<f32, 2>) {
+    let t = partition_view(x, [2, 3]).load(0, 0);
+    partition_view(sums, [2]).store(t.sum(1) + t.min_along(1) * 0.0, 0);
+    partition_view(arg, [2]).store(t.argmax(1), 0);
+    partition_view(scan, [2, 3]).store(t.cumsum(1), 0, 0);
+}
+"#;
+    let x = vec![1.0, 5.0, 2.0, 7.0, 0.0, 3.0];
+    let args = run(
+        "",
+        src,
+        [1, 1, 1],
+        vec![
+            f32s(&[2, 3], x),
+            f32s(&[2], vec![0.0; 2]),
+            i32s(&[2], vec![0; 2]),
+            f32s(&[2, 3], vec![0.0; 6]),
+        ],
+    );
+    assert_eq!(out_f32(&args[1]), [8.0, 10.0]);
+    assert_eq!(out_i32(&args[2]), [1, 0]);
+    assert_eq!(out_f32(&args[3]), [1.0, 6.0, 8.0, 7.0, 7.0, 10.0]);
+}
+
+#[test]
+fn scalars_casts_and_literal_typing() {
+    let src = r#"
+fn k(out: &mut Tensor<f32>, n: i64) {
+    let pid = program_id(0);
+    let grid = num_programs(0);
+    let half = iota::<f16>([4]) * 2 + 0.5;
+    let m = (n as i32).max(3) - pid;
+    let flag = pid == 0 && !(grid > 5);
+    let v = select(flag, half.cast::<f32>(), m as f32);
+    partition_view(out, [4]).store(v.min(f32::INFINITY) + (-1.5f32).abs(), pid);
+}
+"#;
+    let args = run(
+        "",
+        src,
+        [2, 1, 1],
+        vec![f32s(&[8], vec![0.0; 8]), Arg::Scalar(Scalar::I64(2))],
+    );
+    // program 0: half = [0.5, 2.5, 4.5, 6.5], + 1.5; program 1: m = 3 - 1 = 2, + 1.5
+    assert_eq!(out_f32(&args[0]), [2.0, 4.0, 6.0, 8.0, 3.5, 3.5, 3.5, 3.5]);
+}
+
+#[test]
+fn views_load_with_padding_and_runtime_fill() {
+    let src = r#"
+fn k(x: &Tensor<f32>, out: &mut Tensor<f32>, fill: f32) {
+    let t = partition_view(x, [4]).load_masked_with(Padding::Value(-2.0), 1);
+    let u = full([4], fill);
+    partition_view(out, [4]).store_masked(t.max(u), 1);
+}
+"#;
+    let args = run(
+        "",
+        src,
+        [1, 1, 1],
+        vec![
+            f32s(&[6], vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]),
+            f32s(&[6], vec![9.0; 6]),
+            Arg::Scalar(Scalar::F32(-3.0)),
+        ],
+    );
+    assert_eq!(out_f32(&args[1]), [9.0, 9.0, 9.0, 9.0, 4.0, 5.0]);
+}

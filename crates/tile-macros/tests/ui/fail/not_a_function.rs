@@ -1,0 +1,6 @@
+use tile::tile_kernel;
+
+#[tile_kernel]
+struct Kernel;
+
+fn main() {}

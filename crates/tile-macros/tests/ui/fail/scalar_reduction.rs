@@ -1,0 +1,9 @@
+use tile::tile_kernel;
+
+#[tile_kernel]
+fn k(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+    let pid = program_id(0);
+    let s = pid.sum(0);
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use tile::tile_kernel;
+
+#[tile_kernel]
+fn k(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+    let t = zeros::<f32>([64]);
+    partition_view(out, [128]).store(t, 0);
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use tile::tile_kernel;
+
+#[tile_kernel]
+fn k(x: &Tensor) {
+    let pid = program_id(0);
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use tile::tile_kernel;
+
+#[tile_kernel]
+fn k(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+    unsafe {
+        let a = 1;
+    }
+}
+
+fn main() {}

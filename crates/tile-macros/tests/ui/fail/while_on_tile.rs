@@ -1,0 +1,11 @@
+use tile::tile_kernel;
+
+#[tile_kernel]
+fn k(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+    let t = zeros::<f32>([16]);
+    while t > 0.0 {
+        let a = 1;
+    }
+}
+
+fn main() {}
