@@ -41,16 +41,25 @@ fn different_seeds_give_different_cases() {
 }
 
 #[test]
-fn the_configuration_bounds_ranks_tiles_grids_and_dtypes() {
+fn the_configuration_bounds_ranks_tiles_grids_inputs_and_dtypes() {
     let config = GenConfig {
         dtypes: vec![tile_ir::DType::I16],
         max_rank: 2,
         max_tile_elements: 64,
         max_programs: 2,
+        max_inputs: 2,
         ..GenConfig::default()
     };
     for seed in 0..200 {
         let case = generate(seed, &config);
+        let mut loads = 0;
+        case.func.walk(&mut |op| {
+            loads += usize::from(matches!(
+                case.func.op(op).kind,
+                OpKind::Load | OpKind::LoadMasked { .. }
+            ));
+        });
+        assert!(loads <= 2, "seed {seed}: {loads} loads");
         assert!(
             case.grid.iter().product::<u32>() <= 2,
             "seed {seed}: grid {:?}",

@@ -79,14 +79,10 @@ impl Gen<'_> {
     /// A load of a tile of type `t` from a new input tensor, or `None` when
     /// the configuration allows no more inputs.
     pub(super) fn load(&mut self, b: &mut Builder, t: &TileType) -> Built<Option<Value>> {
-        let inputs = self
-            .params
-            .iter()
-            .filter(|p| matches!(p, ParamPlan::Tensor { .. }))
-            .count();
-        if inputs >= self.cfg.max_inputs + self.cfg.max_outputs {
+        if self.inputs >= self.cfg.max_inputs {
             return Ok(None);
         }
+        self.inputs += 1;
         let masked = self.rng.chance(0.6);
         let dims = t.shape.dims();
         let extents: Vec<usize> = dims

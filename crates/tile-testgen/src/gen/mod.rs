@@ -93,6 +93,8 @@ pub(crate) struct Gen<'c> {
     nesting: usize,
     /// The parameters so far, in order.
     pub(crate) params: Vec<ParamPlan>,
+    /// The input tensors so far (each load reads one).
+    pub(crate) inputs: usize,
     /// Induction variables in scope (never negative).
     pub(crate) ivs: Vec<Value>,
 }
@@ -109,6 +111,7 @@ pub(crate) fn generate(seed: u64, cfg: &GenConfig) -> Case {
         budget: cfg.max_ops,
         nesting: 0,
         params: Vec::new(),
+        inputs: 0,
         ivs: Vec::new(),
     };
     let mut b = Builder::new(format!("gen_{seed}"));
