@@ -1,0 +1,51 @@
+//! The knobs of the generator.
+
+use tile_ir::DType;
+
+/// What [`crate::generate`] may produce. [`GenConfig::default`] is the
+/// configuration of the differential suite.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GenConfig {
+    /// The dtypes of stored results, casts, comparisons and loads (every op
+    /// is still constrained by its typing rule; `dot` adds its operand
+    /// dtypes when its accumulator dtype is allowed).
+    pub dtypes: Vec<DType>,
+    /// The largest number of results stored per program (at least 1).
+    pub max_outputs: usize,
+    /// The deepest expression tree under one stored result.
+    pub max_depth: usize,
+    /// The most ops a case may grow by choice (leaves and index arithmetic
+    /// come on top).
+    pub max_ops: usize,
+    /// The highest rank of a tile (1 to 4).
+    pub max_rank: usize,
+    /// The most elements of one tile.
+    pub max_tile_elements: usize,
+    /// The most program instances of the grid.
+    pub max_programs: u32,
+    /// The most nested `for`/`if` regions.
+    pub max_nesting: usize,
+    /// The most input tensors (each load reads a tensor of its own).
+    pub max_inputs: usize,
+    /// The probability that an input element is a special value (NaN with a
+    /// random payload, an infinity, `-0.0`, the largest finite value or the
+    /// smallest subnormal).
+    pub special_rate: f64,
+}
+
+impl Default for GenConfig {
+    fn default() -> Self {
+        GenConfig {
+            dtypes: DType::ALL.to_vec(),
+            max_outputs: 2,
+            max_depth: 4,
+            max_ops: 16,
+            max_rank: 3,
+            max_tile_elements: 256,
+            max_programs: 4,
+            max_nesting: 2,
+            max_inputs: 4,
+            special_rate: 0.03,
+        }
+    }
+}

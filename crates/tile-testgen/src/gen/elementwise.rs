@@ -1,0 +1,153 @@
+//! Elementwise families: unary and binary ops, `cmp`, `select`, `fma` and
+//! `cast`, on scalars and tiles alike, each op chosen among those its typing
+//! rule allows on the requested dtype.
+
+use super::{Built, Gen};
+use tile_ir::builder::Builder;
+use tile_ir::{BinaryOp, CmpPred, DType, Type, UnaryOp, Value};
+
+/// The unary ops defined on `dtype`.
+fn unary_ops(dtype: DType) -> Vec<UnaryOp> {
+    use UnaryOp::*;
+    UnaryOp::ALL
+        .iter()
+        .copied()
+        .filter(|op| match op {
+            Neg => !dtype.is_bool(),
+            Not => !dtype.is_float(),
+            Abs => dtype.is_signed_int() || dtype.is_float(),
+            _ => dtype.is_float(),
+        })
+        .collect()
+}
+
+/// The binary ops defined on `dtype`.
+fn binary_ops(dtype: DType) -> Vec<BinaryOp> {
+    use BinaryOp::*;
+    BinaryOp::ALL
+        .iter()
+        .copied()
+        .filter(|op| match op {
+            And | Or | Xor => !dtype.is_float(),
+            Shl | Shr => dtype.is_int(),
+            _ => !dtype.is_bool(),
+        })
+        .collect()
+}
+
+impl Gen<'_> {
+    pub(super) fn unary(
+        &mut self,
+        b: &mut Builder,
+        ty: &Type,
+        depth: usize,
+    ) -> Built<Option<Value>> {
+        let ops = unary_ops(ty.dtype());
+        if ops.is_empty() {
+            return Ok(None);
+        }
+        let op = self.rng.pick(&ops);
+        let mut x = self.value(b, ty, depth)?;
+        // Keep values tame most of the time: exponentials of bounded values,
+        // logarithms and roots of magnitudes.
+        match op {
+            UnaryOp::Exp | UnaryOp::Exp2 if self.rng.chance(0.7) => {
+                let squash = self.rng.pick(&[UnaryOp::Tanh, UnaryOp::Sin, UnaryOp::Cos]);
+                x = b.unary(squash, x)?;
+            }
+            UnaryOp::Log | UnaryOp::Log2 | UnaryOp::Sqrt | UnaryOp::Rsqrt
+                if self.rng.chance(0.7) =>
+            {
+                x = b.unary(UnaryOp::Abs, x)?;
+            }
+            _ => {}
+        }
+        b.unary(op, x).map(Some)
+    }
+
+    pub(super) fn binary(
+        &mut self,
+        b: &mut Builder,
+        ty: &Type,
+        depth: usize,
+    ) -> Built<Option<Value>> {
+        let ops = binary_ops(ty.dtype());
+        if ops.is_empty() {
+            return Ok(None);
+        }
+        let op = self.rng.pick(&ops);
+        let x = self.value(b, ty, depth)?;
+        let y = if self.rng.chance(0.1) {
+            x
+        } else {
+            self.value(b, ty, depth)?
+        };
+        b.binary(op, x, y).map(Some)
+    }
+
+    pub(super) fn cmp(&mut self, b: &mut Builder, ty: &Type, depth: usize) -> Built<Option<Value>> {
+        if ty.dtype() != DType::Bool {
+            return Ok(None);
+        }
+        let dtype = self.dtype();
+        let preds: &[CmpPred] = if dtype.is_bool() {
+            &[CmpPred::Eq, CmpPred::Ne]
+        } else {
+            CmpPred::ALL
+        };
+        let pred = self.rng.pick(preds);
+        let operand = ty.with_dtype(dtype);
+        let x = self.value(b, &operand, depth)?;
+        let y = self.value(b, &operand, depth)?;
+        b.cmp(pred, x, y).map(Some)
+    }
+
+    pub(super) fn select(
+        &mut self,
+        b: &mut Builder,
+        ty: &Type,
+        depth: usize,
+    ) -> Built<Option<Value>> {
+        let cond = self.value(b, &ty.with_dtype(DType::Bool), depth)?;
+        let x = self.value(b, ty, depth)?;
+        let y = self.value(b, ty, depth)?;
+        b.select(cond, x, y).map(Some)
+    }
+
+    pub(super) fn fma(&mut self, b: &mut Builder, ty: &Type, depth: usize) -> Built<Option<Value>> {
+        if !ty.dtype().is_float() {
+            return Ok(None);
+        }
+        let x = self.value(b, ty, depth)?;
+        let y = self.value(b, ty, depth)?;
+        let z = self.value(b, ty, depth)?;
+        b.fma(x, y, z).map(Some)
+    }
+
+    pub(super) fn cast(
+        &mut self,
+        b: &mut Builder,
+        ty: &Type,
+        depth: usize,
+    ) -> Built<Option<Value>> {
+        let from = self.dtype();
+        let x = self.value(b, &ty.with_dtype(from), depth)?;
+        b.cast(x, ty.dtype()).map(Some)
+    }
+
+    /// `a` and `b` (of one type) combined by a binary op defined on their
+    /// dtype, so that both stay observable.
+    pub(super) fn combine(&mut self, b: &mut Builder, x: Value, y: Value) -> Built<Value> {
+        let dtype = b.ty(x).dtype();
+        let op = if dtype.is_float() {
+            self.rng
+                .pick(&[BinaryOp::Add, BinaryOp::Sub, BinaryOp::Max, BinaryOp::Min])
+        } else if dtype.is_bool() {
+            self.rng.pick(&[BinaryOp::Xor, BinaryOp::Or, BinaryOp::And])
+        } else {
+            self.rng
+                .pick(&[BinaryOp::Add, BinaryOp::Xor, BinaryOp::Max])
+        };
+        b.binary(op, x, y)
+    }
+}

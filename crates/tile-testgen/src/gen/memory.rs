@@ -1,0 +1,299 @@
+//! Parameters, partition views, partition indices, loads and stores.
+//!
+//! Each load reads an input tensor of its own, whose extents are chosen with
+//! the access: a masked load's tensor leaves partial edge tiles, an unmasked
+//! load's extents are multiples of the tile so every partition is in
+//! bounds. Partition indices are arithmetic on `program_id`, `num_programs`,
+//! loop induction variables and constants, reduced modulo the number of
+//! partitions computed from `dim`, so they stay in the index space. Program
+//! `p` (linear, x fastest) stores each result to partition `p` along axis 0
+//! of an output tensor of its own, so no two programs write one element; the
+//! store may sit in both branches of an `if` or in a loop body.
+
+use super::{Built, Gen};
+use crate::config::GenConfig;
+use crate::rng::SplitMix64;
+use crate::tensors::random_tensor;
+use crate::values::{random_scalar, Place};
+use std::cell::RefCell;
+use tile_ir::builder::Builder;
+use tile_ir::interp::Arg;
+use tile_ir::{BinaryOp, DType, Padding, Scalar, TensorType, TileType, Type, Value};
+
+/// A kernel parameter and what its argument will be.
+#[derive(Clone, Debug)]
+pub(crate) enum ParamPlan {
+    /// A tensor of this dtype and these extents, with a random layout.
+    Tensor {
+        /// The element type.
+        dtype: DType,
+        /// The extents.
+        extents: Vec<usize>,
+    },
+    /// A scalar of this value.
+    Scalar(Scalar),
+}
+
+impl ParamPlan {
+    /// The argument: the scalar, or a tensor with a random layout and values.
+    pub(crate) fn arg(&self, rng: &mut SplitMix64, cfg: &GenConfig) -> Arg {
+        match self {
+            ParamPlan::Tensor { dtype, extents } => {
+                Arg::Tensor(random_tensor(rng, *dtype, extents, cfg.special_rate))
+            }
+            ParamPlan::Scalar(s) => Arg::Scalar(*s),
+        }
+    }
+}
+
+/// The integer dtypes partition indices are cast to (all hold every index).
+const INDEX_DTYPES: [DType; 6] = [
+    DType::I32,
+    DType::I64,
+    DType::U32,
+    DType::U64,
+    DType::I16,
+    DType::U16,
+];
+
+impl Gen<'_> {
+    /// A new tensor parameter.
+    fn tensor_param(&mut self, b: &mut Builder, dtype: DType, extents: Vec<usize>) -> Value {
+        let name = format!("t{}", self.params.len());
+        let ty = Type::Tensor(TensorType {
+            dtype,
+            rank: extents.len(),
+        });
+        self.params.push(ParamPlan::Tensor { dtype, extents });
+        b.param(name, ty)
+    }
+
+    /// A new scalar parameter with a random value.
+    pub(super) fn scalar_param(&mut self, b: &mut Builder, dtype: DType) -> Value {
+        let name = format!("s{}", self.params.len());
+        let value = random_scalar(&mut self.rng, dtype, 0.0, Place::Constant);
+        self.params.push(ParamPlan::Scalar(value));
+        b.param(name, Type::Scalar(dtype))
+    }
+
+    /// A load of a tile of type `t` from a new input tensor, or `None` when
+    /// the configuration allows no more inputs.
+    pub(super) fn load(&mut self, b: &mut Builder, t: &TileType) -> Built<Option<Value>> {
+        if self.inputs >= self.cfg.max_inputs {
+            return Ok(None);
+        }
+        self.inputs += 1;
+        let masked = self.rng.chance(0.6);
+        let dims = t.shape.dims();
+        let extents: Vec<usize> = dims
+            .iter()
+            .map(|&s| {
+                if masked {
+                    (s * self.rng.range(0, 2) + self.rng.range(0, s - 1)).max(1)
+                } else {
+                    s * self.rng.range(1, 2)
+                }
+            })
+            .collect();
+        let tensor = self.tensor_param(b, t.dtype, extents);
+        let view = b.partition_view(tensor, dims)?;
+        let mut index = Vec::with_capacity(dims.len());
+        for (axis, &s) in dims.iter().enumerate() {
+            index.push(self.input_index(b, tensor, axis, s)?);
+        }
+        if masked {
+            let padding = self.padding(t.dtype);
+            b.load_masked(view, &index, padding).map(Some)
+        } else {
+            b.load(view, &index).map(Some)
+        }
+    }
+
+    /// A random padding valid for `dtype`.
+    fn padding(&mut self, dtype: DType) -> Padding {
+        let mut choices = vec![Padding::Zero];
+        if dtype.is_float() {
+            choices.push(Padding::Nan);
+            if dtype != DType::F8E4M3 {
+                choices.extend([Padding::PosInf, Padding::NegInf]);
+            }
+        }
+        let value = self.constant_value(dtype);
+        choices.push(Padding::Value(value));
+        self.rng.pick(&choices)
+    }
+
+    /// A partition index along `axis` of a view of tile extent `s` over
+    /// `tensor`, inside the index space whatever the tensor's extent.
+    fn input_index(
+        &mut self,
+        b: &mut Builder,
+        tensor: Value,
+        axis: usize,
+        s: usize,
+    ) -> Built<Value> {
+        if self.rng.chance(0.45) {
+            return self.int_constant(b, DType::I32, 0);
+        }
+        // term % ceil(dim / s), with term >= 0.
+        let mut term = self.index_term(b)?;
+        for _ in 0..self.rng.range(0, 1) {
+            let more = self.index_term(b)?;
+            term = b.binary(BinaryOp::Add, term, more)?;
+        }
+        let extent = b.dim(tensor, axis)?;
+        let s_minus_one = self.int_constant(b, DType::I32, s as i128 - 1)?;
+        let s = self.int_constant(b, DType::I32, s as i128)?;
+        let padded = b.binary(BinaryOp::Add, extent, s_minus_one)?;
+        let parts = b.binary(BinaryOp::Div, padded, s)?;
+        let index = b.binary(BinaryOp::Rem, term, parts)?;
+        self.index_dtype(b, index)
+    }
+
+    /// A non-negative `i32` scalar from the grid, a loop, or a constant.
+    fn index_term(&mut self, b: &mut Builder) -> Built<Value> {
+        match self.rng.range(0, 3) {
+            0 if !self.ivs.is_empty() => {
+                let ivs = self.ivs.clone();
+                let iv = self.rng.pick(&ivs);
+                if b.ty(iv).dtype() == DType::I32 {
+                    Ok(iv)
+                } else {
+                    b.cast(iv, DType::I32)
+                }
+            }
+            0 | 1 => self.grid_scalar(b),
+            _ => {
+                let c = self.rng.range(0, 5) as i128;
+                self.int_constant(b, DType::I32, c)
+            }
+        }
+    }
+
+    /// `program_id` or `num_programs` along a random axis.
+    pub(super) fn grid_scalar(&mut self, b: &mut Builder) -> Built<Value> {
+        let axis = self.rng.range(0, 2) as u8;
+        if self.rng.chance(0.6) {
+            b.program_id(axis)
+        } else {
+            b.num_programs(axis)
+        }
+    }
+
+    /// `index` (an `i32`), sometimes cast to another integer dtype.
+    fn index_dtype(&mut self, b: &mut Builder, index: Value) -> Built<Value> {
+        let dtype = self.rng.pick(&INDEX_DTYPES);
+        if dtype == DType::I32 {
+            Ok(index)
+        } else {
+            b.cast(index, dtype)
+        }
+    }
+
+    /// `x + y * nx + z * nx * ny`: the linear index of this program.
+    fn linear_program(&mut self, b: &mut Builder) -> Built<Value> {
+        let mut linear = b.program_id(0)?;
+        let mut stride = b.num_programs(0)?;
+        for axis in 1..3 {
+            let id = b.program_id(axis)?;
+            let scaled = b.binary(BinaryOp::Mul, id, stride)?;
+            linear = b.binary(BinaryOp::Add, linear, scaled)?;
+            if axis < 2 {
+                let n = b.num_programs(axis)?;
+                stride = b.binary(BinaryOp::Mul, stride, n)?;
+            }
+        }
+        Ok(linear)
+    }
+
+    /// Builds a value of tile type `ty` and stores it to a new output tensor
+    /// at this program's partition: at the top level, in both branches of an
+    /// `if`, or in every iteration of a `for` (the last one wins).
+    pub(super) fn output(&mut self, b: &mut Builder, ty: &Type) -> Built<()> {
+        let Type::Tile(t) = ty else {
+            return Ok(());
+        };
+        let depth = self.rng.range(1, self.cfg.max_depth.max(1));
+        let masked = self.rng.chance(0.6);
+        let programs = self.grid.iter().product::<u32>() as usize;
+        let dims = t.shape.dims();
+        let extents: Vec<usize> = dims
+            .iter()
+            .enumerate()
+            .map(|(axis, &s)| match (axis, masked) {
+                (0, true) => (programs - 1) * s + self.rng.range(1, s),
+                (0, false) => programs * s,
+                (_, true) => self.rng.range(1, s + 2),
+                (_, false) => s,
+            })
+            .collect();
+        let tensor = self.tensor_param(b, t.dtype, extents);
+        let view = b.partition_view(tensor, dims)?;
+        let mut index = vec![self.linear_program(b)?];
+        for _ in 1..dims.len() {
+            let zero = self.int_constant(b, DType::I32, 0)?;
+            index.push(self.index_dtype(b, zero)?);
+        }
+        let site = Site {
+            view,
+            index,
+            masked,
+        };
+        let place = if self.may_nest() {
+            self.rng.range(0, 7)
+        } else {
+            0
+        };
+        match place {
+            0 => {
+                let cond = self.value(b, &Type::Scalar(DType::Bool), depth)?;
+                let this = RefCell::new(self);
+                let branch = |b: &mut Builder| -> Built<Vec<Value>> {
+                    this.borrow_mut()
+                        .scoped(|g| g.store_new(b, ty, depth, &site))
+                };
+                b.if_else(cond, &[], branch, branch).map(drop)
+            }
+            1 => {
+                let lo = self.int_constant(b, DType::I32, 0)?;
+                let trips = self.rng.range(1, 3) as i128;
+                let hi = self.int_constant(b, DType::I32, trips)?;
+                let step = self.int_constant(b, DType::I32, 1)?;
+                b.for_loop(lo, hi, step, &[], |b, iv, _| {
+                    self.scoped(|g| {
+                        g.ivs.push(iv);
+                        g.expose(iv);
+                        g.store_new(b, ty, depth, &site)
+                    })
+                })
+                .map(drop)
+            }
+            _ => self.store_new(b, ty, depth, &site).map(drop),
+        }
+    }
+
+    /// Builds a value of `ty` and stores it at `site`; yields nothing.
+    fn store_new(
+        &mut self,
+        b: &mut Builder,
+        ty: &Type,
+        depth: usize,
+        site: &Site,
+    ) -> Built<Vec<Value>> {
+        let value = self.value(b, ty, depth)?;
+        if site.masked {
+            b.store_masked(value, site.view, &site.index)?;
+        } else {
+            b.store(value, site.view, &site.index)?;
+        }
+        Ok(Vec::new())
+    }
+}
+
+/// Where a result is stored: a view of an output tensor and this program's
+/// partition index.
+struct Site {
+    view: Value,
+    index: Vec<Value>,
+    masked: bool,
+}

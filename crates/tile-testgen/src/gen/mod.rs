@@ -1,0 +1,322 @@
+//! The generator: type-directed construction of a kernel.
+//!
+//! [`Gen::value`] builds a value of a requested type by choosing, at random,
+//! an op family able to produce that type and recursing on the operand types
+//! the family needs; at depth 0, when the op budget is spent, or when no
+//! family fits, it takes a leaf (a load, a constant, an `iota`, a parameter,
+//! a grid id, or a value already visible). Every value built is an operand of
+//! the value asked for, so every op feeds a stored result. The families live
+//! in one file each: [`elementwise`], [`movement`], [`reduce`], [`control`],
+//! and [`memory`] (parameters, views, indices, loads and stores).
+
+mod control;
+mod elementwise;
+mod memory;
+mod movement;
+mod reduce;
+
+use crate::config::GenConfig;
+use crate::rng::SplitMix64;
+use crate::values::{random_scalar, Place};
+use crate::Case;
+use tile_ir::builder::{BuildError, Builder};
+use tile_ir::interp::Arg;
+use tile_ir::{DType, Scalar, Shape, TileType, Type, Value};
+
+use memory::ParamPlan;
+
+/// The result of a builder call.
+pub(crate) type Built<T> = Result<T, BuildError>;
+
+/// The families of ops that can produce a value of a requested type.
+#[derive(Clone, Copy, Debug)]
+enum Family {
+    Unary,
+    Binary,
+    Cmp,
+    Select,
+    Fma,
+    Cast,
+    Broadcast,
+    Reshape,
+    Permute,
+    Expand,
+    Flip,
+    Slice,
+    Pad,
+    Cat,
+    Reduce,
+    ArgReduce,
+    Scan,
+    Dot,
+    If,
+    For,
+}
+
+/// Each family with its weight.
+const FAMILIES: [(Family, u32); 20] = [
+    (Family::Unary, 8),
+    (Family::Binary, 10),
+    (Family::Cmp, 4),
+    (Family::Select, 4),
+    (Family::Fma, 3),
+    (Family::Cast, 6),
+    (Family::Broadcast, 4),
+    (Family::Reshape, 4),
+    (Family::Permute, 3),
+    (Family::Expand, 3),
+    (Family::Flip, 3),
+    (Family::Slice, 3),
+    (Family::Pad, 3),
+    (Family::Cat, 3),
+    (Family::Reduce, 5),
+    (Family::ArgReduce, 6),
+    (Family::Scan, 3),
+    (Family::Dot, 12),
+    (Family::If, 2),
+    (Family::For, 2),
+];
+
+/// The state of one generation.
+pub(crate) struct Gen<'c> {
+    /// The random stream of the seed.
+    pub(crate) rng: SplitMix64,
+    /// The limits.
+    pub(crate) cfg: &'c GenConfig,
+    /// The grid the case launches.
+    pub(crate) grid: [u32; 3],
+    /// Data values visible at the current point, innermost last.
+    pool: Vec<Value>,
+    /// Ops that may still be grown by choice.
+    budget: usize,
+    /// The current nesting of `for`/`if` regions.
+    nesting: usize,
+    /// The parameters so far, in order.
+    pub(crate) params: Vec<ParamPlan>,
+    /// The input tensors so far (each load reads one).
+    pub(crate) inputs: usize,
+    /// Induction variables in scope (never negative).
+    pub(crate) ivs: Vec<Value>,
+}
+
+/// Generates the case of `seed` (see [`crate::generate`]).
+pub(crate) fn generate(seed: u64, cfg: &GenConfig) -> Case {
+    let mut rng = SplitMix64::new(seed);
+    let grid = random_grid(&mut rng, cfg.max_programs.max(1));
+    let mut g = Gen {
+        rng,
+        cfg,
+        grid,
+        pool: Vec::new(),
+        budget: cfg.max_ops,
+        nesting: 0,
+        params: Vec::new(),
+        inputs: 0,
+        ivs: Vec::new(),
+    };
+    let mut b = Builder::new(format!("gen_{seed}"));
+    let outputs = g.rng.range(1, cfg.max_outputs.max(1));
+    for _ in 0..outputs {
+        let ty = g.random_tile_type(None);
+        g.output(&mut b, &ty)
+            .unwrap_or_else(|e| panic!("the generator broke a typing rule (seed {seed}): {e}"));
+    }
+    let func = b
+        .finish()
+        .unwrap_or_else(|e| panic!("the generator built an invalid kernel (seed {seed}): {e}"));
+    let params = std::mem::take(&mut g.params);
+    let args: Vec<Arg> = params.iter().map(|p| p.arg(&mut g.rng, cfg)).collect();
+    Case { func, grid, args }
+}
+
+/// A grid of at most `max` programs, each axis at least 1.
+fn random_grid(rng: &mut SplitMix64, max: u32) -> [u32; 3] {
+    let mut grid = [1u32; 3];
+    for axis in 0..3 {
+        let room = max / grid.iter().product::<u32>();
+        if room > 1 && rng.chance(0.6) {
+            grid[axis] = rng.range(1, room as usize) as u32;
+        }
+    }
+    grid
+}
+
+impl Gen<'_> {
+    /// A value of type `ty` (a scalar or a tile), built to at most `depth`
+    /// levels of ops.
+    pub(crate) fn value(&mut self, b: &mut Builder, ty: &Type, depth: usize) -> Built<Value> {
+        if depth > 0 && self.budget > 0 {
+            self.budget -= 1;
+            let weights: Vec<u32> = FAMILIES.iter().map(|f| f.1).collect();
+            for _ in 0..6 {
+                let family = FAMILIES[self.rng.weighted(&weights)].0;
+                if let Some(v) = self.family(b, family, ty, depth - 1)? {
+                    self.pool.push(v);
+                    return Ok(v);
+                }
+            }
+        }
+        self.leaf(b, ty)
+    }
+
+    /// A value of `ty` from `family`, or `None` when the family cannot
+    /// produce that type within the limits.
+    fn family(
+        &mut self,
+        b: &mut Builder,
+        family: Family,
+        ty: &Type,
+        depth: usize,
+    ) -> Built<Option<Value>> {
+        let tile = match ty {
+            Type::Tile(t) => Some(t),
+            _ => None,
+        };
+        match (family, tile) {
+            (Family::Unary, _) => self.unary(b, ty, depth),
+            (Family::Binary, _) => self.binary(b, ty, depth),
+            (Family::Cmp, _) => self.cmp(b, ty, depth),
+            (Family::Select, _) => self.select(b, ty, depth),
+            (Family::Fma, _) => self.fma(b, ty, depth),
+            (Family::Cast, _) => self.cast(b, ty, depth),
+            (Family::Reduce, _) => self.reduce(b, ty, depth),
+            (Family::ArgReduce, _) => self.arg_reduce(b, ty, depth),
+            (Family::If, _) => self.if_else(b, ty, depth),
+            (Family::For, _) => self.for_loop(b, ty, depth),
+            (_, None) => Ok(None),
+            (Family::Broadcast, Some(t)) => self.broadcast(b, t, depth),
+            (Family::Reshape, Some(t)) => self.reshape(b, t, depth),
+            (Family::Permute, Some(t)) => self.permute(b, t, depth),
+            (Family::Expand, Some(t)) => self.expand(b, t, depth),
+            (Family::Flip, Some(t)) => self.flip(b, t, depth),
+            (Family::Slice, Some(t)) => self.slice(b, t, depth),
+            (Family::Pad, Some(t)) => self.pad(b, t, depth),
+            (Family::Cat, Some(t)) => self.cat(b, t, depth),
+            (Family::Scan, Some(t)) => self.scan(b, t, depth),
+            (Family::Dot, Some(t)) => self.dot(b, t, depth),
+        }
+    }
+
+    /// A value of `ty` without growing the op tree: a visible value, a load,
+    /// a constant, an `iota` or a parameter.
+    fn leaf(&mut self, b: &mut Builder, ty: &Type) -> Built<Value> {
+        let visible: Vec<Value> = self
+            .pool
+            .iter()
+            .copied()
+            .filter(|&v| b.ty(v) == ty)
+            .collect();
+        if !visible.is_empty() && self.rng.chance(0.3) {
+            return Ok(self.rng.pick(&visible));
+        }
+        match ty {
+            Type::Tile(t) => self.tile_leaf(b, t),
+            _ => self.scalar_leaf(b, ty.dtype()),
+        }
+    }
+
+    fn tile_leaf(&mut self, b: &mut Builder, t: &TileType) -> Built<Value> {
+        let dims = t.shape.dims();
+        match self.rng.range(0, 9) {
+            0..=4 => {
+                if let Some(v) = self.load(b, t)? {
+                    return Ok(v);
+                }
+            }
+            5 if t.dtype != DType::Bool => return b.iota(dims, t.dtype),
+            6 => {
+                let s = self.scalar_leaf(b, t.dtype)?;
+                return b.broadcast(s, dims);
+            }
+            _ => {}
+        }
+        let value = self.constant_value(t.dtype);
+        b.full(value, dims)
+    }
+
+    fn scalar_leaf(&mut self, b: &mut Builder, dtype: DType) -> Built<Value> {
+        if dtype == DType::I32 && self.rng.chance(0.4) {
+            return self.grid_scalar(b);
+        }
+        if self.rng.chance(0.25) {
+            return Ok(self.scalar_param(b, dtype));
+        }
+        let value = self.constant_value(dtype);
+        b.constant(value)
+    }
+
+    /// A random constant of `dtype` for the IR.
+    pub(crate) fn constant_value(&mut self, dtype: DType) -> Scalar {
+        random_scalar(&mut self.rng, dtype, 0.05, Place::Constant)
+    }
+
+    /// A random tile extent: mostly 1 to 17, sometimes 32 or 64, at most
+    /// `room`.
+    pub(crate) fn extent(&mut self, room: usize) -> usize {
+        let e = match self.rng.range(0, 9) {
+            0 => 32,
+            1 => 64,
+            _ => self.rng.range(1, 17),
+        };
+        e.min(room.max(1))
+    }
+
+    /// A random tile type; `rank` fixes the rank.
+    pub(crate) fn random_tile_type(&mut self, rank: Option<usize>) -> Type {
+        let rank = rank.unwrap_or_else(|| self.rng.range(1, self.cfg.max_rank.clamp(1, 4)));
+        let mut dims = Vec::with_capacity(rank);
+        let mut room = self.cfg.max_tile_elements;
+        for _ in 0..rank {
+            let e = self.extent(room);
+            room /= e;
+            dims.push(e);
+        }
+        let dtype = self.dtype();
+        Type::tile(dims, dtype)
+    }
+
+    /// A random dtype of the configuration.
+    pub(crate) fn dtype(&mut self) -> DType {
+        if self.cfg.dtypes.is_empty() {
+            return DType::F32;
+        }
+        let dtypes = self.cfg.dtypes.clone();
+        self.rng.pick(&dtypes)
+    }
+
+    /// Whether a tile of `dims` is within the element limit.
+    pub(crate) fn fits(&self, dims: &[usize]) -> bool {
+        dims.iter().product::<usize>() <= self.cfg.max_tile_elements
+    }
+
+    /// Runs `body` in a new scope: values it makes visible are forgotten at
+    /// its end, as they are after a region's `}`.
+    pub(crate) fn scoped<T>(&mut self, body: impl FnOnce(&mut Self) -> Built<T>) -> Built<T> {
+        let mark = self.pool.len();
+        let ivs = self.ivs.len();
+        self.nesting += 1;
+        let result = body(self);
+        self.nesting -= 1;
+        self.pool.truncate(mark);
+        self.ivs.truncate(ivs);
+        result
+    }
+
+    /// Whether one more level of `for`/`if` is allowed.
+    pub(crate) fn may_nest(&self) -> bool {
+        self.nesting < self.cfg.max_nesting
+    }
+
+    /// Makes `v` visible to later leaves.
+    pub(crate) fn expose(&mut self, v: Value) {
+        self.pool.push(v);
+    }
+}
+
+/// A tile type of `dims` and `dtype`.
+pub(crate) fn tile(dims: Vec<usize>, dtype: DType) -> Type {
+    Type::Tile(TileType {
+        shape: Shape(dims),
+        dtype,
+    })
+}

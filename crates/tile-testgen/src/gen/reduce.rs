@@ -1,0 +1,124 @@
+//! Reductions, arg-reductions, scans and `dot`.
+
+use super::{tile, Built, Gen};
+use tile_ir::builder::Builder;
+use tile_ir::{ArgKind, DType, ReduceKind, ScanKind, TileType, Type, Value};
+
+/// The operand dtype pairs of `dot` for each accumulator dtype.
+fn dot_operands(acc: DType) -> &'static [(DType, DType)] {
+    use DType::*;
+    match acc {
+        F32 => &[
+            (F16, F16),
+            (BF16, BF16),
+            (F32, F32),
+            (F8E4M3, F8E4M3),
+            (F8E4M3, F8E5M2),
+            (F8E5M2, F8E4M3),
+            (F8E5M2, F8E5M2),
+        ],
+        F64 => &[(F64, F64)],
+        I32 => &[(I8, I8)],
+        _ => &[],
+    }
+}
+
+impl Gen<'_> {
+    /// The operand shape of a reduction giving `ty` and the reduced axis and
+    /// `keepdim`, or `None` when none fits the limits.
+    fn reduced_from(&mut self, ty: &Type) -> Option<(Vec<usize>, usize, bool)> {
+        let dims = match ty {
+            Type::Tile(t) => t.shape.dims().to_vec(),
+            _ => Vec::new(),
+        };
+        let units: Vec<usize> = (0..dims.len()).filter(|&a| dims[a] == 1).collect();
+        let room = self.cfg.max_tile_elements / dims.iter().product::<usize>().max(1);
+        let n = self.extent(room);
+        let (from, axis, keepdim) = if !units.is_empty() && self.rng.chance(0.5) {
+            let axis = self.rng.pick(&units);
+            let mut from = dims;
+            from[axis] = n;
+            (from, axis, true)
+        } else if dims.len() < self.cfg.max_rank.clamp(1, 4) {
+            let axis = self.rng.range(0, dims.len());
+            let mut from = dims;
+            from.insert(axis, n);
+            (from, axis, false)
+        } else {
+            return None;
+        };
+        self.fits(&from).then_some((from, axis, keepdim))
+    }
+
+    pub(super) fn reduce(
+        &mut self,
+        b: &mut Builder,
+        ty: &Type,
+        depth: usize,
+    ) -> Built<Option<Value>> {
+        if ty.dtype().is_bool() {
+            return Ok(None);
+        }
+        let Some((from, axis, keepdim)) = self.reduced_from(ty) else {
+            return Ok(None);
+        };
+        let kind = self.rng.pick(ReduceKind::ALL);
+        let x = self.value(b, &tile(from, ty.dtype()), depth)?;
+        b.reduce(kind, x, axis, keepdim).map(Some)
+    }
+
+    pub(super) fn arg_reduce(
+        &mut self,
+        b: &mut Builder,
+        ty: &Type,
+        depth: usize,
+    ) -> Built<Option<Value>> {
+        if ty.dtype() != DType::I32 {
+            return Ok(None);
+        }
+        let Some((from, axis, keepdim)) = self.reduced_from(ty) else {
+            return Ok(None);
+        };
+        let mut dtype = self.dtype();
+        if dtype.is_bool() {
+            dtype = DType::F32;
+        }
+        let kind = self.rng.pick(ArgKind::ALL);
+        let x = self.value(b, &tile(from, dtype), depth)?;
+        b.arg_reduce(kind, x, axis, keepdim).map(Some)
+    }
+
+    pub(super) fn scan(
+        &mut self,
+        b: &mut Builder,
+        t: &TileType,
+        depth: usize,
+    ) -> Built<Option<Value>> {
+        if t.dtype.is_bool() {
+            return Ok(None);
+        }
+        let kind = self.rng.pick(ScanKind::ALL);
+        let axis = self.rng.range(0, t.shape.rank() - 1);
+        let x = self.value(b, &Type::Tile(t.clone()), depth)?;
+        b.scan(kind, x, axis).map(Some)
+    }
+
+    pub(super) fn dot(
+        &mut self,
+        b: &mut Builder,
+        t: &TileType,
+        depth: usize,
+    ) -> Built<Option<Value>> {
+        let pairs = dot_operands(t.dtype);
+        if t.shape.rank() != 2 || pairs.is_empty() {
+            return Ok(None);
+        }
+        let (m, n) = (t.shape.dims()[0], t.shape.dims()[1]);
+        let k = self.extent(self.cfg.max_tile_elements / m.max(n));
+        let (da, db) = self.rng.pick(pairs);
+        let x = self.value(b, &tile(vec![m, k], da), depth)?;
+        let y = self.value(b, &tile(vec![k, n], db), depth)?;
+        let acc = self.value(b, &Type::Tile(t.clone()), depth)?;
+        b.dot(x, y, acc).map(Some)
+    }
+}
