@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::kernel::{KernelSpec, LoadedKernel};
 use crate::tensor::Tensor;
 use tile_ir::interp::{self, Arg, Element, HostTensor};
-use tile_ir::{Function, OpKind, Scalar, Type, ValueDef};
+use tile_ir::{Function, Scalar, Type, ValueDef};
 
 /// One argument of a launch.
 #[derive(Debug)]
@@ -85,21 +85,21 @@ fn load(device: &Device, spec: &KernelSpec) -> Result<LoadedKernel, Error> {
     Ok(LoadedKernel { function, writes })
 }
 
-/// Per parameter: whether some store goes through a view of it.
+/// Per parameter: whether some store goes through a view of it (a partition
+/// view or a layout view derived from it).
 fn written_params(func: &Function) -> Vec<bool> {
     let mut writes = vec![false; func.params.len()];
     func.walk(&mut |op| {
         let op = func.op(op);
-        if !matches!(op.kind, OpKind::Store | OpKind::StoreMasked) {
+        if !op.kind.writes_memory() {
             return;
         }
-        let Some(view_op) = op.operands.get(1).and_then(|&v| func.defining_op(v)) else {
-            return;
-        };
-        let Some(&tensor) = func.op(view_op).operands.first() else {
-            return;
-        };
-        if let ValueDef::Param(index) = func.values[tensor].def {
+        // The view operand of every store is operand 1.
+        let tensor = op
+            .operands
+            .get(1)
+            .and_then(|&v| tile_ir::lview::viewed_tensor(func, v));
+        if let Some(ValueDef::Param(index)) = tensor.map(|t| func.values[t].def) {
             writes[index] = true;
         }
     });

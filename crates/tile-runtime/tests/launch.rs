@@ -237,3 +237,22 @@ fn tensor_creation_errors() {
         "invalid tensor of shape [2147483648] on device cpu: axis 0 exceeds the largest extent a kernel indexes, 2147483647"
     );
 }
+
+#[test]
+fn a_tensor_written_through_a_layout_view_must_be_passed_mutably() {
+    let dev = Device::cpu();
+    let ir = "kernel @fill(%out: tensor<f32, 1>) {
+  %0 = layout_view %out <(4):(1)> : lview<f32, (4):(1)>
+  %1 = full 1.0 : tile<4xf32>
+  lview_store %1, %0
+}";
+    let kernel = spec("fill", ir.to_string());
+    let out = dev.zeros::<f32>(&[4]).unwrap();
+    assert_eq!(
+        expect_err(launch(&dev, &kernel, [1, 1, 1], &mut [(&out).into()])),
+        "kernel `fill`, argument `out` on device cpu: expected &mut tensor<f32, 1> (the kernel writes it), found &tensor<f32, 1>"
+    );
+    let mut out = out;
+    launch(&dev, &kernel, [1, 1, 1], &mut [(&mut out).into()]).unwrap();
+    assert_eq!(out.to_vec().unwrap(), vec![1.0; 4]);
+}

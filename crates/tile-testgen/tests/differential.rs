@@ -5,15 +5,8 @@ use std::collections::BTreeSet;
 use tile_ir::{BinaryOp, CmpPred, DType, OpKind, Type, UnaryOp};
 use tile_testgen::{check_case, generate, shrink, to_regression_test, Case, Failure, GenConfig};
 
-/// The number of generated programs checked: at least 1,000 that pass, and
-/// the known-bug seeds.
+/// The number of generated programs checked.
 const CASES: u64 = 1008;
-
-/// Seeds whose case hits the known canonicalize bug documented in
-/// `tests/regressions` (a float identity forwards a NaN payload that the
-/// interpreter canonicalizes). They must keep failing exactly that way; once
-/// the bug is fixed, this list must be emptied.
-const KNOWN_NAN_PAYLOAD_BUG: &[u64] = &[910];
 
 /// Checks the seeds of `range`, and on a failure panics with the first
 /// failing case shrunk and printed as a regression test.
@@ -21,15 +14,7 @@ fn check_seeds(range: std::ops::Range<u64>) {
     let config = GenConfig::default();
     let mut failures = Vec::new();
     for seed in range {
-        let result = check_case(&generate(seed, &config));
-        if KNOWN_NAN_PAYLOAD_BUG.contains(&seed) {
-            let known = matches!(&result, Err(Failure::Mismatch { detail, .. })
-                if detail.contains("expected nan") && detail.contains("found nan"));
-            assert!(
-                known,
-                "seed {seed} no longer shows the known bug: {result:?}"
-            );
-        } else if let Err(failure) = result {
+        if let Err(failure) = check_case(&generate(seed, &config)) {
             failures.push((seed, failure));
         }
     }

@@ -101,30 +101,34 @@ fn identity(func: &Function, id: OpId) -> Option<Value> {
     let splat = |i: usize| operands.get(i).and_then(|&v| splat_of(func, v));
     let same_type_as_result = |v: Value| func.ty(v) == result_ty;
     match &op.kind {
+        // Arithmetic identities hold bit for bit only on integers and bool:
+        // a float op returns the canonical NaN for a NaN operand and FP8
+        // arithmetic saturates infinities, so `x * 1.0` is not `x` there.
+        OpKind::Binary(_) | OpKind::Unary(_) if result_ty.dtype().is_float() => None,
         OpKind::Binary(bin) => {
             let (a, b) = (operands[0], operands[1]);
             match bin {
-                // x + 0 == x, 0 + x == x (for floats only with -0.0: +0.0 + -0.0 is +0.0)
-                BinaryOp::Add if splat(1).is_some_and(is_additive_identity) => Some(a),
-                BinaryOp::Add if splat(0).is_some_and(is_additive_identity) => Some(b),
-                // x - 0 == x (+0.0 for floats)
+                // x + 0 == x, 0 + x == x
+                BinaryOp::Add if splat(1).is_some_and(is_zero) => Some(a),
+                BinaryOp::Add if splat(0).is_some_and(is_zero) => Some(b),
+                // x - 0 == x
                 BinaryOp::Sub if splat(1).is_some_and(is_zero) => Some(a),
                 // x * 1 == x, 1 * x == x
                 BinaryOp::Mul if splat(1).is_some_and(is_one) => Some(a),
                 BinaryOp::Mul if splat(0).is_some_and(is_one) => Some(b),
                 // x / 1 == x
                 BinaryOp::Div if splat(1).is_some_and(is_one) => Some(a),
-                // x | 0 == x, x ^ 0 == x (integers)
-                BinaryOp::Or | BinaryOp::Xor if splat(1).is_some_and(is_integer_zero) => Some(a),
+                // x | 0 == x, x ^ 0 == x
+                BinaryOp::Or | BinaryOp::Xor if splat(1).is_some_and(is_zero) => Some(a),
                 // x & x == x, x | x == x, min(x, x) == x, max(x, x) == x
                 BinaryOp::And | BinaryOp::Or | BinaryOp::Min | BinaryOp::Max if a == b => Some(a),
                 // x << 0 == x, x >> 0 == x
-                BinaryOp::Shl | BinaryOp::Shr if splat(1).is_some_and(is_integer_zero) => Some(a),
+                BinaryOp::Shl | BinaryOp::Shr if splat(1).is_some_and(is_zero) => Some(a),
                 _ => None,
             }
         }
         OpKind::Unary(UnaryOp::Neg | UnaryOp::Not) => {
-            // neg(neg(x)) == x, not(not(x)) == x
+            // neg(neg(x)) == x, not(not(x)) == x (wrapping negation)
             let inner = func.op(func.defining_op(operands[0])?);
             (inner.kind == op.kind).then(|| inner.operands[0])
         }
@@ -257,20 +261,6 @@ fn is_zero(s: Scalar) -> bool {
     s == Scalar::zero(s.dtype())
 }
 
-fn is_integer_zero(s: Scalar) -> bool {
-    !s.dtype().is_float() && is_zero(s)
-}
-
-/// 0 for integers; -0.0 for floats (x + -0.0 == x for every x, -0.0 included).
-fn is_additive_identity(s: Scalar) -> bool {
-    if s.dtype().is_float() {
-        let v = s.to_f64();
-        v == 0.0 && v.is_sign_negative()
-    } else {
-        is_integer_zero(s)
-    }
-}
-
 fn is_one(s: Scalar) -> bool {
-    !s.dtype().is_bool() && s.to_f64() == 1.0
+    s.to_i128() == Some(1) && !s.dtype().is_bool()
 }

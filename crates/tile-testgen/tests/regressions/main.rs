@@ -1,9 +1,7 @@
 //! Cases saved with `tile_testgen::to_regression_test`, one module each:
 //! shrunk failures of the differential suite (and one written by hand), and
 //! a passing case that keeps the printed syntax for scalar arguments
-//! compiled. A case that documents a known bug in another crate is marked
-//! `should_panic` with the failure it shows, so the fix makes its test fail
-//! until the mark is removed.
+//! compiled. Each case must pass `check_case`.
 
 mod add_negative_zero_keeps_a_nan_payload;
 mod div_one_keeps_a_nan_payload;
