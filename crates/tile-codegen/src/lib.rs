@@ -10,7 +10,11 @@
 //! `scripts/setup.sh` installs both (see `docs/backends.md`).
 #![warn(missing_docs)]
 
+pub mod emulate;
+pub mod layout_assign;
+pub mod lower;
 pub mod target;
+pub mod thread;
 pub mod tools;
 
 pub use inkwell;

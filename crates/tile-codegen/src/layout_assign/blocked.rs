@@ -1,0 +1,189 @@
+//! Blocked distributed layouts, expressed with the CuTe layout algebra.
+//!
+//! A blocked layout cuts a tile of shape `S` (rank `r`) among the `32 · W`
+//! threads of a block. Per axis `d` it has `spt[d]` consecutive elements per
+//! thread, `tpw[d]` threads of a warp and `wpb[d]` warps, the thread
+//! coordinates varying fastest along the axes listed first in `order`
+//! (innermost axis first). The pattern covers `spt·tpw·wpb` elements per axis
+//! and repeats `reps[d]` times to cover `S[d]`, so the layout spans a padded
+//! shape `P[d] = reps[d] · spt[d] · tpw[d] · wpb[d] ≥ S[d]`.
+//!
+//! Two CuTe layouts map into the row-major offsets of `P`:
+//!
+//! * `thread: (lane modes…, warp modes…) → offset` of the first element a
+//!   thread holds, colexicographic in the thread index (`tid = lane + 32·warp`);
+//! * `value: (spt modes…, rep modes…) → offset` of register `v` relative to it.
+//!
+//! Register `v` of thread `t` holds the element at `thread(t) + value(v)`,
+//! decoded row-major into a coordinate of `P`. The map is a bijection from
+//! `(t, v)` onto `P`; the element is **live** when its coordinate lies inside
+//! `S` (non-powers of two leave dead registers, which loads and stores mask
+//! and reductions skip). Example, `S = [3, 5]` with one warp:
+//! `tpw = [4, 8]`, `wpb = [1, 1]`, `P = [4, 8]`,
+//! `thread = (8,4):(1,8)`, `value = (1,1,1,1):(1,8,1,8)`.
+
+use std::fmt;
+use tile_ir::layout::{IntTuple, Layout};
+
+use crate::thread::WARP_SIZE;
+
+/// A distributed layout: which thread holds which element of a tile in which
+/// register (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DistLayout {
+    /// The tile's shape `S`.
+    pub shape: Vec<usize>,
+    /// Consecutive elements per thread along each axis (the vector width on
+    /// the innermost axis).
+    pub size_per_thread: Vec<usize>,
+    /// Threads of a warp along each axis (product 32).
+    pub threads_per_warp: Vec<usize>,
+    /// Warps along each axis (product the block's warp count).
+    pub warps_per_block: Vec<usize>,
+    /// The axes from fastest-varying to slowest.
+    pub order: Vec<usize>,
+    /// The padded extents `P`.
+    pub padded: Vec<usize>,
+    /// Thread index → row-major offset in `P` of its first element.
+    pub thread: Layout,
+    /// Register index → row-major offset in `P` relative to the first element.
+    pub value: Layout,
+}
+
+/// A layout that cannot be built (an empty or rank-0 tile, or one too large).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("no blocked layout for a tile of shape {shape:?}: {reason}")]
+pub struct LayoutBuildError {
+    /// The tile's shape.
+    pub shape: Vec<usize>,
+    /// Why.
+    pub reason: String,
+}
+
+impl DistLayout {
+    /// The default blocked layout of a tile of `shape` for `num_warps` warps
+    /// with `vec` consecutive elements per thread on the innermost axis: the
+    /// lanes of a warp fill the innermost axis first (coalesced rows), the
+    /// warps the outermost axis first; threads left over once an axis is
+    /// covered go to the outermost axis and hold only dead registers.
+    pub fn blocked(
+        shape: &[usize],
+        num_warps: u32,
+        vec: usize,
+    ) -> Result<DistLayout, LayoutBuildError> {
+        let err = |reason: &str| LayoutBuildError {
+            shape: shape.to_vec(),
+            reason: reason.into(),
+        };
+        let rank = shape.len();
+        if rank == 0 || shape.contains(&0) {
+            return Err(err("tiles need at least one axis and no empty axis"));
+        }
+        if !num_warps.is_power_of_two() || vec == 0 {
+            return Err(err(
+                "the warp count must be a power of two and the vector width positive",
+            ));
+        }
+        let order: Vec<usize> = (0..rank).rev().collect();
+        let mut spt = vec![1; rank];
+        spt[rank - 1] = vec.min(shape[rank - 1]);
+        let per_thread: Vec<usize> = (0..rank).map(|d| shape[d].div_ceil(spt[d])).collect();
+        let mut tpw = vec![1; rank];
+        let mut lanes = WARP_SIZE as usize;
+        for &d in &order {
+            tpw[d] = lanes.min(per_thread[d].next_power_of_two());
+            lanes /= tpw[d];
+        }
+        tpw[order[rank - 1]] *= lanes;
+        let mut wpb = vec![1; rank];
+        let mut warps = num_warps as usize;
+        for &d in order.iter().rev() {
+            wpb[d] = warps.min(per_thread[d].div_ceil(tpw[d]).next_power_of_two());
+            warps /= wpb[d];
+        }
+        wpb[order[rank - 1]] *= warps;
+        let cover: Vec<usize> = (0..rank).map(|d| spt[d] * tpw[d] * wpb[d]).collect();
+        let reps: Vec<usize> = (0..rank).map(|d| shape[d].div_ceil(cover[d])).collect();
+        let padded: Vec<usize> = (0..rank).map(|d| reps[d] * cover[d]).collect();
+        let ps = row_major(&padded);
+        let mode = |pairs: Vec<(usize, usize)>| -> Result<Layout, LayoutBuildError> {
+            let (s, d): (Vec<i64>, Vec<i64>) =
+                pairs.into_iter().map(|(s, d)| (s as i64, d as i64)).unzip();
+            Layout::new(IntTuple::flat(&s), IntTuple::flat(&d)).map_err(|e| err(&e.to_string()))
+        };
+        let thread = mode(
+            order
+                .iter()
+                .map(|&d| (tpw[d], spt[d] * ps[d]))
+                .chain(order.iter().map(|&d| (wpb[d], spt[d] * tpw[d] * ps[d])))
+                .collect(),
+        )?;
+        let value = mode(
+            order
+                .iter()
+                .map(|&d| (spt[d], ps[d]))
+                .chain(order.iter().map(|&d| (reps[d], cover[d] * ps[d])))
+                .collect(),
+        )?;
+        Ok(DistLayout {
+            shape: shape.to_vec(),
+            size_per_thread: spt,
+            threads_per_warp: tpw,
+            warps_per_block: wpb,
+            order,
+            padded,
+            thread,
+            value,
+        })
+    }
+
+    /// The number of registers each thread holds.
+    pub fn registers(&self) -> usize {
+        self.value.size() as usize
+    }
+
+    /// The row-major strides of the padded shape.
+    pub fn padded_strides(&self) -> Vec<usize> {
+        row_major(&self.padded)
+    }
+
+    /// The coordinate of register `v` of thread `t`, and whether it is live.
+    pub fn coordinate(&self, t: usize, v: usize) -> (Vec<usize>, bool) {
+        let offset = (self.thread.call(t as i64) + self.value.call(v as i64)) as usize;
+        let coord: Vec<usize> = self
+            .padded_strides()
+            .iter()
+            .zip(&self.padded)
+            .map(|(s, p)| offset / s % p)
+            .collect();
+        let live = coord.iter().zip(&self.shape).all(|(c, s)| c < s);
+        (coord, live)
+    }
+}
+
+/// Row-major strides of `shape`.
+pub(crate) fn row_major(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1];
+    }
+    strides
+}
+
+/// Layouts print as
+/// `blocked<[3, 5] spt=[1, 1] tpw=[4, 8] wpb=[1, 1] order=[1, 0]> thread=… value=…`.
+impl fmt::Display for DistLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "blocked<{:?} spt={:?} tpw={:?} wpb={:?} order={:?}> thread={} value={}",
+            self.shape,
+            self.size_per_thread,
+            self.threads_per_warp,
+            self.warps_per_block,
+            self.order,
+            self.thread,
+            self.value
+        )
+    }
+}

@@ -1,0 +1,114 @@
+//! The coordinates of each register of a layout in the executing thread.
+//!
+//! For a layout with thread layout `T` and value layout `V` into the padded
+//! shape `P`, thread `tid` computes once, in the kernel's prologue:
+//!
+//! ```text
+//! base = Σ_modes ((tid / prefix_m) % shape_m) * stride_m      // T(tid)
+//! off_v = base + V(v)                                          // constant V(v)
+//! c_d = (off_v / stride_P[d]) % P[d]
+//! live_v = ∧_d c_d < S[d]         (only axes with P[d] > S[d])
+//! linear_v = Σ_d c_d * stride_S[d]
+//! ```
+
+use super::{Coords, Lowerer};
+use crate::layout_assign::{row_major, DistLayout};
+use crate::thread::{Reg, ThreadOpKind};
+use tile_ir::{BinaryOp, CmpPred, DType, Scalar};
+
+impl Lowerer<'_> {
+    /// `a <op> b` hoisted into the prologue.
+    fn hoist_binary(&mut self, op: BinaryOp, a: Reg, b: Reg) -> Reg {
+        let d = self.program.dtype(a);
+        self.hoist(ThreadOpKind::Binary(op), vec![a, b], d)
+    }
+
+    /// `x <op> k` hoisted, folding the identities `x * 1`, `x / 1`, `x + 0`.
+    fn hoist_with_const(&mut self, op: BinaryOp, x: Reg, k: i64) -> Reg {
+        match (op, k) {
+            (BinaryOp::Mul | BinaryOp::Div, 1) | (BinaryOp::Add, 0) => x,
+            _ => {
+                let k = self.i32c(k);
+                self.hoist_binary(op, x, k)
+            }
+        }
+    }
+
+    /// The thread's index in its block.
+    pub(super) fn thread_id(&mut self) -> Reg {
+        if let Some(r) = self.thread_id {
+            return r;
+        }
+        let r = self.hoist(ThreadOpKind::ThreadId, vec![], DType::I32);
+        self.thread_id = Some(r);
+        r
+    }
+
+    /// The coordinates of `layout`'s registers (computed once per layout).
+    pub(super) fn coords(&mut self, layout: &DistLayout) -> Coords {
+        if let Some(c) = self.coords.get(layout) {
+            return c.clone();
+        }
+        let tid = self.thread_id();
+        let mut base: Option<Reg> = None;
+        let mut prefix = 1i64;
+        let shapes = layout.thread.shape().leaves();
+        let strides = layout.thread.stride().leaves();
+        for (&s, &d) in shapes.iter().zip(&strides) {
+            if s > 1 {
+                let q = self.hoist_with_const(BinaryOp::Div, tid, prefix);
+                let q = self.hoist_with_const(BinaryOp::Rem, q, s);
+                let term = self.hoist_with_const(BinaryOp::Mul, q, d);
+                base = Some(match base {
+                    Some(b) => self.hoist_binary(BinaryOp::Add, b, term),
+                    None => term,
+                });
+            }
+            prefix *= s;
+        }
+        let base = base.unwrap_or_else(|| self.i32c(0));
+        let ps = layout.padded_strides();
+        let ss = row_major(&layout.shape);
+        let truth = self.constant(Scalar::Bool(true));
+        let mut coords = Coords {
+            axes: Vec::new(),
+            linear: Vec::new(),
+            live: Vec::new(),
+        };
+        for v in 0..layout.registers() {
+            let off = self.hoist_with_const(BinaryOp::Add, base, layout.value.call(v as i64));
+            let mut axes = Vec::new();
+            let mut live = truth;
+            let mut linear: Option<Reg> = None;
+            for d in 0..layout.shape.len() {
+                let c = self.hoist_with_const(BinaryOp::Div, off, ps[d] as i64);
+                let c = if d == 0 {
+                    c
+                } else {
+                    self.hoist_with_const(BinaryOp::Rem, c, layout.padded[d] as i64)
+                };
+                if layout.padded[d] > layout.shape[d] {
+                    let extent = self.i32c(layout.shape[d] as i64);
+                    let inside =
+                        self.hoist(ThreadOpKind::Cmp(CmpPred::Lt), vec![c, extent], DType::Bool);
+                    live = if live == truth {
+                        inside
+                    } else {
+                        self.hoist_binary(BinaryOp::And, live, inside)
+                    };
+                }
+                let term = self.hoist_with_const(BinaryOp::Mul, c, ss[d] as i64);
+                linear = Some(match linear {
+                    Some(l) => self.hoist_binary(BinaryOp::Add, l, term),
+                    None => term,
+                });
+                axes.push(c);
+            }
+            coords.axes.push(axes);
+            coords.linear.push(linear.unwrap_or(base));
+            coords.live.push(live);
+        }
+        self.coords.insert(layout.clone(), coords.clone());
+        coords
+    }
+}
