@@ -1,0 +1,169 @@
+//! Each op family the lowering supports, in small kernels written in the tile
+//! IR's text form, through the lowering and the emulator, equal bit for bit
+//! to the interpreter (with partial edge tiles and several warp counts); and
+//! the ops it does not support fail with `Unsupported`.
+
+use tile_codegen::emulate;
+use tile_codegen::lower::{lower, LowerError, Options};
+use tile_ir::interp::{self, Arg, HostTensor};
+use tile_ir::text::parse_function;
+use tile_ir::{DType, Scalar};
+
+fn values(seed: u64, n: usize, dtype: DType) -> Vec<Scalar> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let x = ((s >> 40) as f64 / (1u64 << 24) as f64) * 4.0 - 2.0;
+            tile_ir::eval::cast(Scalar::F64(if dtype.is_int() { x * 20.0 } else { x }), dtype)
+        })
+        .collect()
+}
+
+fn tensor(seed: u64, shape: &[usize], dtype: DType) -> Arg {
+    let v = values(seed, shape.iter().product(), dtype);
+    Arg::Tensor(HostTensor::from_scalars(dtype, shape, &v).unwrap())
+}
+
+fn bits(args: &[Arg]) -> Vec<Vec<u64>> {
+    args.iter()
+        .map(|a| match a {
+            Arg::Tensor(t) => t.to_scalars().iter().map(|s| s.to_bits()).collect(),
+            Arg::Scalar(s) => vec![s.to_bits()],
+        })
+        .collect()
+}
+
+/// A kernel that loads a `[5, 6]` tile of `x` (grid axis 0 over rows), runs
+/// `body` on it (`%t`), and stores its result `%r` through a
+/// view of `out_tile` at index `[pid, 0]` (or `[pid]` for rank 1).
+fn kernel(dtype: &str, body: &str, out_tile: &str, out_rank: usize) -> String {
+    let index = if out_rank == 1 { "%pid" } else { "%pid, %zero" };
+    format!(
+        "kernel @k(%x: tensor<{dtype}, 2>, %out: tensor<{dtype}, {out_rank}>) {{
+  %pid = program_id 0 : i32
+  %zero = constant 0 : i32
+  %vx = partition_view %x [5, 6] : view<{dtype}, [5, 6]>
+  %t = load_masked %vx[%pid, %zero] pad(zero) : tile<5x6x{dtype}>
+{body}
+  %vo = partition_view %out {out_tile} : view<{dtype}, {out_tile}>
+  store_masked %r, %vo[{index}]
+}}"
+    )
+}
+
+/// Runs the kernel over 2 blocks on `x: [8, 6]` and an output of `out_shape`.
+fn check(text: &str, dtype: DType, out_shape: &[usize]) {
+    let func = parse_function(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let args = vec![tensor(1, &[8, 6], dtype), tensor(2, out_shape, dtype)];
+    let grid = [2, 1, 1];
+    let mut expected = args.clone();
+    interp::run(&func, grid, &mut expected).unwrap();
+    for num_warps in [1, 2] {
+        let program = lower(&func, &Options { num_warps }).unwrap();
+        let mut actual = args.clone();
+        emulate::run(&program, grid, &mut actual).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(bits(&actual), bits(&expected), "{num_warps} warps\n{text}");
+    }
+}
+
+fn check_op(line: &str, ty: &str, tile: &str, out_shape: &[usize]) {
+    let body = format!("  %r = {line} : {ty}");
+    let rank = out_shape.len();
+    check(&kernel("f32", &body, tile, rank), DType::F32, out_shape);
+}
+
+#[test]
+fn permute_flip_reshape() {
+    check_op("permute %t [1, 0]", "tile<6x5xf32>", "[6, 5]", &[11, 5]);
+    check_op("flip %t [0, 1]", "tile<5x6xf32>", "[5, 6]", &[9, 6]);
+    check_op("flip %t [1]", "tile<5x6xf32>", "[5, 6]", &[9, 6]);
+    check_op("reshape %t to [3, 10]", "tile<3x10xf32>", "[3, 10]", &[5, 10]);
+    check_op("reshape %t to [30]", "tile<30xf32>", "[30]", &[50]);
+}
+
+#[test]
+fn slice_pad_cat() {
+    check_op("slice %t [0:5:2, 1:6:2]", "tile<3x3xf32>", "[3, 3]", &[5, 3]);
+    check_op("pad %t low [1, 0] high [0, 2] value 7.0", "tile<6x8xf32>", "[6, 8]", &[11, 8]);
+    check_op("cat %t, %t axis 1", "tile<5x12xf32>", "[5, 12]", &[9, 12]);
+    check_op("cat %t, %t, %t axis 0", "tile<15x6xf32>", "[15, 6]", &[29, 6]);
+}
+
+#[test]
+fn reductions_in_order() {
+    for kind in ["sum", "prod", "max", "min"] {
+        check_op(&format!("reduce {kind} %t axis 1 keepdim"), "tile<5x1xf32>", "[5, 1]", &[9, 1]);
+        check_op(&format!("reduce {kind} %t axis 0"), "tile<6xf32>", "[6]", &[11]);
+    }
+}
+
+#[test]
+fn broadcast_and_expand_of_reductions() {
+    let body = "  %s = reduce sum %t axis 0 keepdim : tile<1x6xf32>
+  %r = broadcast %s to [5, 6] : tile<5x6xf32>";
+    check(&kernel("f32", body, "[5, 6]", 2), DType::F32, &[9, 6]);
+    let body = "  %s = reduce max %t axis 1 keepdim : tile<5x1xf32>
+  %r = expand %s to [5, 6] : tile<5x6xf32>";
+    check(&kernel("f32", body, "[5, 6]", 2), DType::F32, &[9, 6]);
+    let body = "  %v = reshape %t to [30] : tile<30xf32>
+  %s = reduce sum %v axis 0 : f32
+  %r = broadcast %s to [5, 6] : tile<5x6xf32>";
+    check(&kernel("f32", body, "[5, 6]", 2), DType::F32, &[9, 6]);
+}
+
+#[test]
+fn scans() {
+    check_op("scan cumsum %t axis 1", "tile<5x6xf32>", "[5, 6]", &[9, 6]);
+    check_op("scan cumprod %t axis 0", "tile<5x6xf32>", "[5, 6]", &[9, 6]);
+}
+
+#[test]
+fn integers_iota_and_select() {
+    let body = "  %i = iota : tile<5x6xi32>
+  %s = add %t, %i : tile<5x6xi32>
+  %c = cmp gt %s, %t : tile<5x6xbool>
+  %m = reduce sum %s axis 1 keepdim : tile<5x1xi32>
+  %b = broadcast %m to [5, 6] : tile<5x6xi32>
+  %r = select %c, %b, %s : tile<5x6xi32>";
+    check(&kernel("i32", body, "[5, 6]", 2), DType::I32, &[9, 6]);
+}
+
+#[test]
+fn dot_of_small_tiles() {
+    let body = "  %p = permute %t [1, 0] : tile<6x5xf32>
+  %c = full 0.5 : tile<5x5xf32>
+  %r = dot %t, %p, %c : tile<5x5xf32>";
+    check(&kernel("f32", body, "[5, 5]", 2), DType::F32, &[9, 5]);
+}
+
+#[test]
+fn if_and_loops_with_tiles() {
+    let body = "  %one = constant 1 : i32
+  %three = constant 3 : i32
+  %acc = full 0.0 : tile<5x6xf32>
+  %f = for %i = %zero to %three step %one iter(%a = %acc) : tile<5x6xf32> {
+    %p = permute %t [1, 0] : tile<6x5xf32>
+    %q = permute %p [1, 0] : tile<5x6xf32>
+    %n = add %a, %q : tile<5x6xf32>
+    yield %n
+  }
+  %c = cmp eq %pid, %zero : bool
+  %r = if %c : tile<5x6xf32> {
+    yield %f
+  } else {
+    %g = scan cumsum %f axis 1 : tile<5x6xf32>
+    yield %g
+  }";
+    check(&kernel("f32", body, "[5, 6]", 2), DType::F32, &[9, 6]);
+}
+
+#[test]
+fn unsupported_ops_are_named() {
+    let body = "  %a = arg argmax %t axis 1 : tile<5xi32>
+  %r = cast %a to f32 : tile<5xf32>";
+    let func = parse_function(&kernel("f32", body, "[5]", 1)).unwrap();
+    let err = lower(&func, &Options::default()).unwrap_err();
+    assert!(matches!(err, LowerError::Unsupported { .. }));
+    assert_eq!(err.to_string(), "`%4 = arg %3` is not supported by the lowering yet");
+}
