@@ -34,15 +34,32 @@ fn program() -> (Program, Reg) {
 }
 
 fn x(n: usize) -> Vec<Arg> {
-    vec![Arg::Tensor(HostTensor::from_vec(&[n], vec![1.0f32; n]).unwrap())]
+    vec![Arg::Tensor(
+        HostTensor::from_vec(&[n], vec![1.0f32; n]).unwrap(),
+    )]
 }
 
 /// Thread t loads x[t] under `mask`.
 fn load_by_thread(mask: bool) -> Program {
     let (mut p, tid) = program();
-    let addr = one(&mut p, ThreadOpKind::Cast { to: DType::I64 }, &[tid], DType::I64);
-    let m = one(&mut p, ThreadOpKind::Const(Scalar::Bool(mask)), &[], DType::Bool);
-    let z = one(&mut p, ThreadOpKind::Const(Scalar::F32(0.0)), &[], DType::F32);
+    let addr = one(
+        &mut p,
+        ThreadOpKind::Cast { to: DType::I64 },
+        &[tid],
+        DType::I64,
+    );
+    let m = one(
+        &mut p,
+        ThreadOpKind::Const(Scalar::Bool(mask)),
+        &[],
+        DType::Bool,
+    );
+    let z = one(
+        &mut p,
+        ThreadOpKind::Const(Scalar::F32(0.0)),
+        &[],
+        DType::F32,
+    );
     let load = ThreadOpKind::LoadGlobal { param: 0, width: 1 };
     one(&mut p, load, &[addr, m, z], DType::F32);
     p
@@ -64,13 +81,48 @@ fn planted_out_of_bounds_load() {
 fn planted_out_of_bounds_store_in_a_later_block() {
     let (mut p, tid) = program();
     let block = one(&mut p, ThreadOpKind::BlockId { axis: 0 }, &[], DType::I32);
-    let k = one(&mut p, ThreadOpKind::Const(Scalar::I32(32)), &[], DType::I32);
-    let base = one(&mut p, ThreadOpKind::Binary(BinaryOp::Mul), &[block, k], DType::I32);
-    let i = one(&mut p, ThreadOpKind::Binary(BinaryOp::Add), &[base, tid], DType::I32);
-    let addr = one(&mut p, ThreadOpKind::Cast { to: DType::I64 }, &[i], DType::I64);
-    let t = one(&mut p, ThreadOpKind::Const(Scalar::Bool(true)), &[], DType::Bool);
-    let v = one(&mut p, ThreadOpKind::Const(Scalar::F32(2.0)), &[], DType::F32);
-    op(&mut p, ThreadOpKind::StoreGlobal { param: 0, width: 1 }, &[addr, v, t], &[]);
+    let k = one(
+        &mut p,
+        ThreadOpKind::Const(Scalar::I32(32)),
+        &[],
+        DType::I32,
+    );
+    let base = one(
+        &mut p,
+        ThreadOpKind::Binary(BinaryOp::Mul),
+        &[block, k],
+        DType::I32,
+    );
+    let i = one(
+        &mut p,
+        ThreadOpKind::Binary(BinaryOp::Add),
+        &[base, tid],
+        DType::I32,
+    );
+    let addr = one(
+        &mut p,
+        ThreadOpKind::Cast { to: DType::I64 },
+        &[i],
+        DType::I64,
+    );
+    let t = one(
+        &mut p,
+        ThreadOpKind::Const(Scalar::Bool(true)),
+        &[],
+        DType::Bool,
+    );
+    let v = one(
+        &mut p,
+        ThreadOpKind::Const(Scalar::F32(2.0)),
+        &[],
+        DType::F32,
+    );
+    op(
+        &mut p,
+        ThreadOpKind::StoreGlobal { param: 0, width: 1 },
+        &[addr, v, t],
+        &[],
+    );
     let mut args = x(40);
     let err = emulate::run(&p, [2, 1, 1], &mut args).unwrap_err();
     assert_eq!(
@@ -80,7 +132,9 @@ fn planted_out_of_bounds_store_in_a_later_block() {
     );
     assert_eq!((err.block, err.thread), ([1, 0, 0], Some(8)));
     // The stores before the fault happened; the faulting one did not.
-    let Arg::Tensor(t) = &args[0] else { unreachable!() };
+    let Arg::Tensor(t) = &args[0] else {
+        unreachable!()
+    };
     assert_eq!(t.to_vec::<f32>().unwrap(), vec![2.0; 40]);
 }
 
@@ -89,9 +143,24 @@ fn planted_write_write_race() {
     let (mut p, _) = program();
     let s = p.alloc_shared(DType::F32, 4);
     let zero = one(&mut p, ThreadOpKind::Const(Scalar::I32(0)), &[], DType::I32);
-    let t = one(&mut p, ThreadOpKind::Const(Scalar::Bool(true)), &[], DType::Bool);
-    let v = one(&mut p, ThreadOpKind::Const(Scalar::F32(1.0)), &[], DType::F32);
-    op(&mut p, ThreadOpKind::StoreShared { alloc: s }, &[zero, v, t], &[]);
+    let t = one(
+        &mut p,
+        ThreadOpKind::Const(Scalar::Bool(true)),
+        &[],
+        DType::Bool,
+    );
+    let v = one(
+        &mut p,
+        ThreadOpKind::Const(Scalar::F32(1.0)),
+        &[],
+        DType::F32,
+    );
+    op(
+        &mut p,
+        ThreadOpKind::StoreShared { alloc: s },
+        &[zero, v, t],
+        &[],
+    );
     let err = emulate::run(&p, [1, 1, 1], &mut x(1)).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -104,16 +173,46 @@ fn planted_write_write_race() {
 fn neighbour_exchange(barrier: bool) -> Program {
     let (mut p, tid) = program();
     let s = p.alloc_shared(DType::I32, 32);
-    let t = one(&mut p, ThreadOpKind::Const(Scalar::Bool(true)), &[], DType::Bool);
-    op(&mut p, ThreadOpKind::StoreShared { alloc: s }, &[tid, tid, t], &[]);
+    let t = one(
+        &mut p,
+        ThreadOpKind::Const(Scalar::Bool(true)),
+        &[],
+        DType::Bool,
+    );
+    op(
+        &mut p,
+        ThreadOpKind::StoreShared { alloc: s },
+        &[tid, tid, t],
+        &[],
+    );
     if barrier {
         op(&mut p, ThreadOpKind::Barrier, &[], &[]);
     }
     let one_ = one(&mut p, ThreadOpKind::Const(Scalar::I32(1)), &[], DType::I32);
-    let n = one(&mut p, ThreadOpKind::Const(Scalar::I32(32)), &[], DType::I32);
-    let next = one(&mut p, ThreadOpKind::Binary(BinaryOp::Add), &[tid, one_], DType::I32);
-    let next = one(&mut p, ThreadOpKind::Binary(BinaryOp::Rem), &[next, n], DType::I32);
-    one(&mut p, ThreadOpKind::LoadShared { alloc: s }, &[next], DType::I32);
+    let n = one(
+        &mut p,
+        ThreadOpKind::Const(Scalar::I32(32)),
+        &[],
+        DType::I32,
+    );
+    let next = one(
+        &mut p,
+        ThreadOpKind::Binary(BinaryOp::Add),
+        &[tid, one_],
+        DType::I32,
+    );
+    let next = one(
+        &mut p,
+        ThreadOpKind::Binary(BinaryOp::Rem),
+        &[next, n],
+        DType::I32,
+    );
+    one(
+        &mut p,
+        ThreadOpKind::LoadShared { alloc: s },
+        &[next],
+        DType::I32,
+    );
     p
 }
 
@@ -136,8 +235,14 @@ fn write_after_read_without_barrier_is_a_race() {
     p.body.ops.push(store);
     let err = emulate::run(&p, [1, 1, 1], &mut x(1)).unwrap_err();
     assert!(matches!(
-        err.fault,
-        EmuFault::SharedRace { index: 0, access: "write", earlier_access: "read", earlier_thread: 31, .. }
+        *err.fault,
+        EmuFault::SharedRace {
+            index: 0,
+            access: "write",
+            earlier_access: "read",
+            earlier_thread: 31,
+            ..
+        }
     ));
     assert_eq!(err.thread, Some(0));
 }
@@ -146,18 +251,40 @@ fn write_after_read_without_barrier_is_a_race() {
 fn uninitialized_shared_read() {
     let (mut p, tid) = program();
     let s = p.alloc_shared(DType::F32, 64);
-    one(&mut p, ThreadOpKind::LoadShared { alloc: s }, &[tid], DType::F32);
+    one(
+        &mut p,
+        ThreadOpKind::LoadShared { alloc: s },
+        &[tid],
+        DType::F32,
+    );
     let err = emulate::run(&p, [1, 1, 1], &mut x(1)).unwrap_err();
     assert_eq!(
         err.to_string(),
         "block (0, 0, 0) thread 0: `%1 = ld.shared @s0[%0] : f32`: read of uninitialized shared memory @s0[0]"
     );
     let small = p.alloc_shared(DType::F32, 8);
-    let t = one(&mut p, ThreadOpKind::Const(Scalar::Bool(true)), &[], DType::Bool);
-    op(&mut p, ThreadOpKind::StoreShared { alloc: small }, &[tid, tid, t], &[]);
+    let t = one(
+        &mut p,
+        ThreadOpKind::Const(Scalar::Bool(true)),
+        &[],
+        DType::Bool,
+    );
+    op(
+        &mut p,
+        ThreadOpKind::StoreShared { alloc: small },
+        &[tid, tid, t],
+        &[],
+    );
     p.body.ops.remove(1);
     let err = emulate::run(&p, [1, 1, 1], &mut x(1)).unwrap_err();
-    assert!(matches!(err.fault, EmuFault::SharedOutOfBounds { alloc: 1, index: 8, len: 8 }));
+    assert!(matches!(
+        *err.fault,
+        EmuFault::SharedOutOfBounds {
+            alloc: 1,
+            index: 8,
+            len: 8
+        }
+    ));
 }
 
 #[test]
@@ -185,28 +312,77 @@ fn non_uniform_loop_bound() {
 fn shuffle_sources(mode: ShuffleMode, b: i32, width: u8) -> Vec<i32> {
     let (mut p, tid) = program();
     let b = one(&mut p, ThreadOpKind::Const(Scalar::I32(b)), &[], DType::I32);
-    let got = one(&mut p, ThreadOpKind::Shuffle { mode, width }, &[tid, b], DType::I32);
+    let got = one(
+        &mut p,
+        ThreadOpKind::Shuffle { mode, width },
+        &[tid, b],
+        DType::I32,
+    );
     // Store what each lane got to x[tid] (as f32).
-    let v = one(&mut p, ThreadOpKind::Cast { to: DType::F32 }, &[got], DType::F32);
-    let addr = one(&mut p, ThreadOpKind::Cast { to: DType::I64 }, &[tid], DType::I64);
-    let t = one(&mut p, ThreadOpKind::Const(Scalar::Bool(true)), &[], DType::Bool);
-    op(&mut p, ThreadOpKind::StoreGlobal { param: 0, width: 1 }, &[addr, v, t], &[]);
+    let v = one(
+        &mut p,
+        ThreadOpKind::Cast { to: DType::F32 },
+        &[got],
+        DType::F32,
+    );
+    let addr = one(
+        &mut p,
+        ThreadOpKind::Cast { to: DType::I64 },
+        &[tid],
+        DType::I64,
+    );
+    let t = one(
+        &mut p,
+        ThreadOpKind::Const(Scalar::Bool(true)),
+        &[],
+        DType::Bool,
+    );
+    op(
+        &mut p,
+        ThreadOpKind::StoreGlobal { param: 0, width: 1 },
+        &[addr, v, t],
+        &[],
+    );
     let mut args = x(32);
     emulate::run(&p, [1, 1, 1], &mut args).unwrap();
-    let Arg::Tensor(t) = &args[0] else { unreachable!() };
-    t.to_vec::<f32>().unwrap().into_iter().map(|v| v as i32).collect()
+    let Arg::Tensor(t) = &args[0] else {
+        unreachable!()
+    };
+    t.to_vec::<f32>()
+        .unwrap()
+        .into_iter()
+        .map(|v| v as i32)
+        .collect()
 }
 
 #[test]
 fn shuffles_follow_ptx() {
     let lanes = |f: &dyn Fn(i32) -> i32| (0..32).map(f).collect::<Vec<_>>();
     assert_eq!(shuffle_sources(ShuffleMode::Bfly, 1, 32), lanes(&|l| l ^ 1));
-    assert_eq!(shuffle_sources(ShuffleMode::Down, 4, 32), lanes(&|l| if l + 4 < 32 { l + 4 } else { l }));
-    assert_eq!(shuffle_sources(ShuffleMode::Down, 2, 8), lanes(&|l| if l % 8 + 2 < 8 { l + 2 } else { l }));
-    assert_eq!(shuffle_sources(ShuffleMode::Up, 3, 16), lanes(&|l| if l % 16 >= 3 { l - 3 } else { l }));
-    assert_eq!(shuffle_sources(ShuffleMode::Idx, 5, 8), lanes(&|l| l / 8 * 8 + 5));
-    assert_eq!(shuffle_sources(ShuffleMode::Idx, 13, 8), lanes(&|l| l / 8 * 8 + 5));
+    assert_eq!(
+        shuffle_sources(ShuffleMode::Down, 4, 32),
+        lanes(&|l| if l + 4 < 32 { l + 4 } else { l })
+    );
+    assert_eq!(
+        shuffle_sources(ShuffleMode::Down, 2, 8),
+        lanes(&|l| if l % 8 + 2 < 8 { l + 2 } else { l })
+    );
+    assert_eq!(
+        shuffle_sources(ShuffleMode::Up, 3, 16),
+        lanes(&|l| if l % 16 >= 3 { l - 3 } else { l })
+    );
+    assert_eq!(
+        shuffle_sources(ShuffleMode::Idx, 5, 8),
+        lanes(&|l| l / 8 * 8 + 5)
+    );
+    assert_eq!(
+        shuffle_sources(ShuffleMode::Idx, 13, 8),
+        lanes(&|l| l / 8 * 8 + 5)
+    );
     // PTX checks only the upper end for bfly: lanes 16..32 of segments of 8
     // read lanes 0..16 (`j <= maxLane`), the others keep their own value.
-    assert_eq!(shuffle_sources(ShuffleMode::Bfly, 16, 8), lanes(&|l| if l >= 16 { l - 16 } else { l }));
+    assert_eq!(
+        shuffle_sources(ShuffleMode::Bfly, 16, 8),
+        lanes(&|l| if l >= 16 { l - 16 } else { l })
+    );
 }

@@ -13,9 +13,14 @@ fn values(seed: u64, n: usize, dtype: DType) -> Vec<Scalar> {
     let mut s = seed;
     (0..n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let x = ((s >> 40) as f64 / (1u64 << 24) as f64) * 4.0 - 2.0;
-            tile_ir::eval::cast(Scalar::F64(if dtype.is_int() { x * 20.0 } else { x }), dtype)
+            tile_ir::eval::cast(
+                Scalar::F64(if dtype.is_int() { x * 20.0 } else { x }),
+                dtype,
+            )
         })
         .collect()
 }
@@ -78,23 +83,53 @@ fn permute_flip_reshape() {
     check_op("permute %t [1, 0]", "tile<6x5xf32>", "[6, 5]", &[11, 5]);
     check_op("flip %t [0, 1]", "tile<5x6xf32>", "[5, 6]", &[9, 6]);
     check_op("flip %t [1]", "tile<5x6xf32>", "[5, 6]", &[9, 6]);
-    check_op("reshape %t to [3, 10]", "tile<3x10xf32>", "[3, 10]", &[5, 10]);
+    check_op(
+        "reshape %t to [3, 10]",
+        "tile<3x10xf32>",
+        "[3, 10]",
+        &[5, 10],
+    );
     check_op("reshape %t to [30]", "tile<30xf32>", "[30]", &[50]);
 }
 
 #[test]
 fn slice_pad_cat() {
-    check_op("slice %t [0:5:2, 1:6:2]", "tile<3x3xf32>", "[3, 3]", &[5, 3]);
-    check_op("pad %t low [1, 0] high [0, 2] value 7.0", "tile<6x8xf32>", "[6, 8]", &[11, 8]);
+    check_op(
+        "slice %t [0:5:2, 1:6:2]",
+        "tile<3x3xf32>",
+        "[3, 3]",
+        &[5, 3],
+    );
+    check_op(
+        "pad %t low [1, 0] high [0, 2] value 7.0",
+        "tile<6x8xf32>",
+        "[6, 8]",
+        &[11, 8],
+    );
     check_op("cat %t, %t axis 1", "tile<5x12xf32>", "[5, 12]", &[9, 12]);
-    check_op("cat %t, %t, %t axis 0", "tile<15x6xf32>", "[15, 6]", &[29, 6]);
+    check_op(
+        "cat %t, %t, %t axis 0",
+        "tile<15x6xf32>",
+        "[15, 6]",
+        &[29, 6],
+    );
 }
 
 #[test]
 fn reductions_in_order() {
     for kind in ["sum", "prod", "max", "min"] {
-        check_op(&format!("reduce {kind} %t axis 1 keepdim"), "tile<5x1xf32>", "[5, 1]", &[9, 1]);
-        check_op(&format!("reduce {kind} %t axis 0"), "tile<6xf32>", "[6]", &[11]);
+        check_op(
+            &format!("reduce {kind} %t axis 1 keepdim"),
+            "tile<5x1xf32>",
+            "[5, 1]",
+            &[9, 1],
+        );
+        check_op(
+            &format!("reduce {kind} %t axis 0"),
+            "tile<6xf32>",
+            "[6]",
+            &[11],
+        );
     }
 }
 
@@ -165,5 +200,8 @@ fn unsupported_ops_are_named() {
     let func = parse_function(&kernel("f32", body, "[5]", 1)).unwrap();
     let err = lower(&func, &Options::default()).unwrap_err();
     assert!(matches!(err, LowerError::Unsupported { .. }));
-    assert_eq!(err.to_string(), "`%4 = arg %3` is not supported by the lowering yet");
+    assert_eq!(
+        err.to_string(),
+        "`%4 = arg %3` is not supported by the lowering yet"
+    );
 }

@@ -9,10 +9,14 @@ use tile_ir::{samples, DType, Function, Scalar};
 
 /// Deterministic values in [-2, 2) from a seed (an LCG; no dependency).
 fn values(seed: u64, n: usize) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((s >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0
         })
         .collect()
@@ -32,6 +36,11 @@ fn tensor_of(seed: u64, shape: &[usize], dtype: DType) -> Arg {
     Arg::Tensor(HostTensor::from_scalars(dtype, shape, &scalars).unwrap())
 }
 
+/// The number of blocks of `b` covering `n`.
+fn blocks(n: usize, b: usize) -> u32 {
+    n.div_ceil(b) as u32
+}
+
 fn bits(args: &[Arg]) -> Vec<Vec<u64>> {
     args.iter()
         .map(|a| match a {
@@ -49,8 +58,14 @@ fn check(func: &Function, grid: [u32; 3], args: Vec<Arg>, warps: &[u32]) {
     for &num_warps in warps {
         let program = lower(func, &Options { num_warps }).unwrap();
         let mut actual = args.clone();
-        emulate::run(&program, grid, &mut actual).unwrap_or_else(|e| panic!("{num_warps} warps: {e}"));
-        assert_eq!(bits(&actual), bits(&expected), "{} with {num_warps} warps", func.name);
+        emulate::run(&program, grid, &mut actual)
+            .unwrap_or_else(|e| panic!("{num_warps} warps: {e}"));
+        assert_eq!(
+            bits(&actual),
+            bits(&expected),
+            "{} with {num_warps} warps",
+            func.name
+        );
     }
 }
 
@@ -58,7 +73,7 @@ fn check(func: &Function, grid: [u32; 3], args: Vec<Arg>, warps: &[u32]) {
 fn vector_add() {
     for (block, n) in [(64, 150), (100, 250), (32, 32)] {
         let func = samples::vector_add(block).unwrap();
-        let grid = [(n as usize).div_ceil(block) as u32, 1, 1];
+        let grid = [blocks(n, block), 1, 1];
         let args = vec![tensor(1, &[n]), tensor(2, &[n]), tensor(3, &[n])];
         check(&func, grid, args, &[1, 2, 4]);
     }
@@ -68,7 +83,7 @@ fn vector_add() {
 fn softmax() {
     for (br, bc, rows, cols) in [(2, 16, 5, 13), (4, 24, 6, 24), (1, 40, 3, 33)] {
         let func = samples::softmax(br, bc).unwrap();
-        let grid = [(rows as usize).div_ceil(br) as u32, 1, 1];
+        let grid = [blocks(rows, br), 1, 1];
         let args = vec![tensor(4, &[rows, cols]), tensor(5, &[rows, cols])];
         check(&func, grid, args, &[1, 2]);
     }
@@ -78,7 +93,7 @@ fn softmax() {
 fn layernorm() {
     for (br, bc, rows, cols) in [(2, 16, 3, 11), (4, 12, 5, 12)] {
         let func = samples::layernorm(br, bc).unwrap();
-        let grid = [(rows as usize).div_ceil(br) as u32, 1, 1];
+        let grid = [blocks(rows, br), 1, 1];
         let args = vec![
             tensor(6, &[rows, cols]),
             tensor(7, &[cols]),
@@ -94,7 +109,7 @@ fn layernorm() {
 fn transpose() {
     for (bm, bn, m, n) in [(8, 16, 13, 21), (5, 7, 9, 10)] {
         let func = samples::transpose(bm, bn).unwrap();
-        let grid = [(m as usize).div_ceil(bm) as u32, (n as usize).div_ceil(bn) as u32, 1];
+        let grid = [blocks(m, bm), blocks(n, bn), 1];
         let args = vec![tensor(10, &[m, n]), tensor(11, &[n, m])];
         check(&func, grid, args, &[1, 2]);
     }
@@ -108,7 +123,7 @@ fn matmul() {
         (16, 8, 3, 16, 8, 5, DType::BF16),
     ] {
         let func = samples::matmul(bm, bn, bk, dtype).unwrap();
-        let grid = [(m as usize).div_ceil(bm) as u32, (n as usize).div_ceil(bn) as u32, 1];
+        let grid = [blocks(m, bm), blocks(n, bn), 1];
         let args = vec![
             tensor_of(12, &[m, k], dtype),
             tensor_of(13, &[k, n], dtype),

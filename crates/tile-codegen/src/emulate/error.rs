@@ -14,7 +14,7 @@ pub struct EmuError {
     /// The text of the failing op.
     pub op: String,
     /// What went wrong.
-    pub fault: EmuFault,
+    pub fault: Box<EmuFault>,
 }
 
 /// What went wrong in an emulated op.

@@ -36,7 +36,7 @@ pub fn run(program: &Program, grid: [u32; 3], args: &mut [Arg]) -> Result<(), Em
         block: [0; 3],
         thread: None,
         op: "kernel".into(),
-        fault,
+        fault: Box::new(fault),
     };
     if args.len() != program.params.len() {
         return Err(at_start(EmuFault::Malformed(format!(
@@ -118,7 +118,7 @@ impl<'a> Machine<'a> {
             block: self.block,
             thread,
             op: op.map_or_else(|| "kernel".into(), |op| self.program.op_text(op)),
-            fault,
+            fault: Box::new(fault),
         }
     }
 
@@ -454,6 +454,8 @@ impl<'a> Machine<'a> {
         Ok(())
     }
 
+    // Indexing by thread across the operand columns reads clearer than zips.
+    #[allow(clippy::needless_range_loop)]
     fn load_global(
         &self,
         id: OpId,
@@ -487,6 +489,7 @@ impl<'a> Machine<'a> {
         Ok(out)
     }
 
+    #[allow(clippy::needless_range_loop)]
     fn store_global(
         &mut self,
         id: OpId,

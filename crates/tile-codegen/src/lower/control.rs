@@ -9,12 +9,13 @@
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::DistLayout;
 use crate::thread::{Reg, Region, ThreadOpKind};
+use std::rc::Rc;
 use tile_ir::{DType, OpId, Value};
 
 /// How one lowered value is laid out among flattened registers.
 enum Slot {
     Scalar,
-    Tile(DistLayout),
+    Tile(Rc<DistLayout>),
 }
 
 impl Lowerer<'_> {

@@ -54,7 +54,7 @@ impl Lowerer<'_> {
         self.barrier();
         let coords = self.coords(&layout);
         let mut regs = Vec::new();
-        for v in 0..layout.registers() {
+        for (v, &c_reg) in rc.iter().enumerate() {
             let live = coords.live[v];
             let zero = self.i32c(0);
             let (mut row, mut col) = (coords.axes[v][0], coords.axes[v][1]);
@@ -63,7 +63,7 @@ impl Lowerer<'_> {
                 col = self.select(live, col, zero);
             }
             let row_start = self.linear(&[(row, k)]);
-            let mut acc = rc[v];
+            let mut acc = c_reg;
             for kk in 0..k {
                 let kc = self.i32c(kk as i64);
                 let ia = if kk == 0 {

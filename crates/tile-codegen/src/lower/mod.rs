@@ -28,6 +28,7 @@ mod reduce;
 use crate::layout_assign::{assign, DistLayout, LayoutBuildError, LayoutPlan};
 use crate::thread::{OpId as ThreadOp, Param, ParamKind, Program, Reg, ThreadOpKind};
 use std::collections::HashMap;
+use std::rc::Rc;
 use tile_ir::{DType, Function, OpId, OpKind, Region, Scalar, Shape, Type, Value, ValueNames};
 
 /// Options of one specialization.
@@ -117,7 +118,10 @@ enum Lowered {
     /// A scalar parameter, read on first use.
     Param { index: usize, dtype: DType },
     /// A tile: a register per element the thread holds in `layout`.
-    Tile { layout: DistLayout, regs: Vec<Reg> },
+    Tile {
+        layout: Rc<DistLayout>,
+        regs: Vec<Reg>,
+    },
     /// A tensor parameter.
     Tensor { param: usize },
     /// A partition view of a tensor parameter.
@@ -209,7 +213,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The layout and registers of a tile operand.
-    fn tile(&mut self, id: OpId, v: Value) -> Result<(DistLayout, Vec<Reg>), LowerError> {
+    fn tile(&mut self, id: OpId, v: Value) -> Result<(Rc<DistLayout>, Vec<Reg>), LowerError> {
         match self.get(id, v)? {
             Lowered::Tile { layout, regs } => Ok((layout, regs)),
             _ => Err(self.invalid(id, format!("{} is not a tile", self.names.name(v)))),
@@ -217,11 +221,11 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The layout the plan gives to tile value `v`.
-    fn layout_of(&self, id: OpId, v: Value) -> Result<DistLayout, LowerError> {
+    fn layout_of(&self, id: OpId, v: Value) -> Result<Rc<DistLayout>, LowerError> {
         self.plan
             .values
             .get(&v)
-            .cloned()
+            .map(|l| Rc::new(l.clone()))
             .ok_or_else(|| self.invalid(id, format!("{} is not a tile", self.names.name(v))))
     }
 
