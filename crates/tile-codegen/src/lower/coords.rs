@@ -34,6 +34,16 @@ impl Lowerer<'_> {
         }
     }
 
+    /// `x` cast to `to`, hoisted (for `x` defined in the prologue), once.
+    pub(super) fn hoisted_cast(&mut self, x: Reg, to: DType) -> Reg {
+        if let Some(&r) = self.casts.get(&(x, to)) {
+            return r;
+        }
+        let r = self.hoist(ThreadOpKind::Cast { to }, vec![x], to);
+        self.casts.insert((x, to), r);
+        r
+    }
+
     /// The thread's index in its block.
     pub(super) fn thread_id(&mut self) -> Reg {
         if let Some(r) = self.thread_id {
@@ -81,11 +91,15 @@ impl Lowerer<'_> {
             let mut live = truth;
             let mut linear: Option<Reg> = None;
             for d in 0..layout.shape.len() {
-                let c = self.hoist_with_const(BinaryOp::Div, off, ps[d] as i64);
-                let c = if d == 0 {
-                    c
+                let c = if layout.padded[d] == 1 {
+                    self.i32c(0)
                 } else {
-                    self.hoist_with_const(BinaryOp::Rem, c, layout.padded[d] as i64)
+                    let c = self.hoist_with_const(BinaryOp::Div, off, ps[d] as i64);
+                    if d == 0 {
+                        c
+                    } else {
+                        self.hoist_with_const(BinaryOp::Rem, c, layout.padded[d] as i64)
+                    }
                 };
                 if layout.padded[d] > layout.shape[d] {
                     let extent = self.i32c(layout.shape[d] as i64);
@@ -97,6 +111,10 @@ impl Lowerer<'_> {
                         self.hoist_binary(BinaryOp::And, live, inside)
                     };
                 }
+                if layout.padded[d] == 1 {
+                    axes.push(c);
+                    continue;
+                }
                 let term = self.hoist_with_const(BinaryOp::Mul, c, ss[d] as i64);
                 linear = Some(match linear {
                     Some(l) => self.hoist_binary(BinaryOp::Add, l, term),
@@ -105,7 +123,8 @@ impl Lowerer<'_> {
                 axes.push(c);
             }
             coords.axes.push(axes);
-            coords.linear.push(linear.unwrap_or(base));
+            let linear = linear.unwrap_or_else(|| self.i32c(0));
+            coords.linear.push(linear);
             coords.live.push(live);
         }
         self.coords.insert(layout.clone(), coords.clone());

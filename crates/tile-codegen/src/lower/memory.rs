@@ -44,7 +44,7 @@ impl Lowerer<'_> {
             )
         } else {
             let d = self.hoist(ThreadOpKind::TensorDim { param, axis }, vec![], DType::I32);
-            self.hoist(ThreadOpKind::Cast { to: DType::I64 }, vec![d], DType::I64)
+            self.hoisted_cast(d, DType::I64)
         };
         self.meta.insert((param, axis, stride), r);
         r
@@ -178,7 +178,7 @@ impl Lowerer<'_> {
                 mask = self.binary(BinaryOp::And, mask, ok);
             }
             for (d, &origin) in origins.iter().enumerate() {
-                let c = self.cast(coords.axes[v][d], DType::I64);
+                let c = self.hoisted_cast(coords.axes[v][d], DType::I64);
                 let g = self.binary(BinaryOp::Add, origin, c);
                 if masked {
                     let extent = self.tensor_meta(param, d, false);

@@ -100,6 +100,7 @@ pub fn lower(func: &Function, options: &Options) -> Result<Program, LowerError> 
         consts: HashMap::new(),
         coords: HashMap::new(),
         meta: HashMap::new(),
+        casts: HashMap::new(),
         thread_id: None,
         loop_depth: 0,
     };
@@ -155,6 +156,8 @@ struct Lowerer<'a> {
     coords: HashMap<DistLayout, Coords>,
     /// Hoisted tensor extents (`i64`) and strides, by (parameter, axis, is-stride).
     meta: HashMap<(usize, usize, bool), Reg>,
+    /// Hoisted casts of prologue registers, by (register, dtype).
+    casts: HashMap<(Reg, DType), Reg>,
     /// The `thread_id` register, once emitted.
     thread_id: Option<Reg>,
     /// How many `for` bodies enclose the op being lowered.

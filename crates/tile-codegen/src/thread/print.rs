@@ -15,7 +15,7 @@
 //! }
 //! ```
 //!
-//! Registers print as `%<index>`, allocations as `@s<index>`, and every op that
+//! Registers print as `%<n>`, numbered in text order, allocations as `@s<index>`, and every op that
 //! defines a register ends with ` : <dtype>` of its first result.
 
 use super::{Op, ParamKind, Program, Reg, Region, ThreadOpKind};
@@ -38,23 +38,74 @@ impl fmt::Display for Program {
             writeln!(f, "shared @s{}: {}[{}]", id.index(), alloc.dtype, alloc.len)?;
         }
         f.write_str("{\n")?;
-        self.print_region(f, &self.body, 1)?;
+        self.print_region(f, &Names::new(self), &self.body, 1)?;
         f.write_str("}\n")
     }
 }
 
-fn reg(r: Reg) -> String {
-    format!("%{}", r.index())
-}
+/// Register names: `%<n>` numbered in text order (definitions first seen
+/// as the program is printed), so that snapshots read top to bottom.
+struct Names(Vec<Option<usize>>);
 
-fn list(regs: &[Reg]) -> String {
-    regs.iter().map(|&r| reg(r)).collect::<Vec<_>>().join(", ")
+impl Names {
+    fn new(program: &Program) -> Names {
+        let mut names = Names(vec![None; program.regs.len()]);
+        let mut next = 0;
+        names.region(program, &program.body, &mut next);
+        names
+    }
+
+    fn define(&mut self, r: Reg, next: &mut usize) {
+        if let Some(slot) = self.0.get_mut(r.index()) {
+            if slot.is_none() {
+                *slot = Some(*next);
+                *next += 1;
+            }
+        }
+    }
+
+    fn region(&mut self, program: &Program, region: &Region, next: &mut usize) {
+        for &id in &region.ops {
+            let Some(op) = program.ops.get(id) else {
+                continue;
+            };
+            for &r in &op.results {
+                self.define(r, next);
+            }
+            for nested in &op.regions {
+                for &r in &nested.args {
+                    self.define(r, next);
+                }
+                self.region(program, nested, next);
+            }
+        }
+    }
+
+    fn reg(&self, r: Reg) -> String {
+        match self.0.get(r.index()).copied().flatten() {
+            Some(n) => format!("%{n}"),
+            None => format!("%?{}", r.index()),
+        }
+    }
+
+    fn list(&self, regs: &[Reg]) -> String {
+        regs.iter()
+            .map(|&r| self.reg(r))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 impl Program {
-    fn print_region(&self, f: &mut dyn Write, region: &Region, depth: usize) -> fmt::Result {
+    fn print_region(
+        &self,
+        f: &mut dyn Write,
+        names: &Names,
+        region: &Region,
+        depth: usize,
+    ) -> fmt::Result {
         for &id in &region.ops {
-            self.print_op(f, &self.ops[id], depth)?;
+            self.print_op(f, names, &self.ops[id], depth)?;
         }
         Ok(())
     }
@@ -63,7 +114,7 @@ impl Program {
     pub fn op_text(&self, op: super::OpId) -> String {
         let mut text = String::new();
         if let Some(op) = self.ops.get(op) {
-            let _ = self.print_op(&mut text, op, 0);
+            let _ = self.print_op(&mut text, &Names::new(self), op, 0);
         }
         text.lines()
             .next()
@@ -77,7 +128,9 @@ impl Program {
     }
 
     /// One op (and its regions) at indentation `depth`.
-    fn print_op(&self, f: &mut dyn Write, op: &Op, depth: usize) -> fmt::Result {
+    fn print_op(&self, f: &mut dyn Write, names: &Names, op: &Op, depth: usize) -> fmt::Result {
+        let reg = |r: Reg| names.reg(r);
+        let list = |regs: &[Reg]| names.list(regs);
         let pad = "  ".repeat(depth);
         f.write_str(&pad)?;
         if !op.results.is_empty() {
@@ -182,7 +235,7 @@ impl Program {
                     if i > 0 {
                         writeln!(f, "{pad}}} else {{")?;
                     }
-                    self.print_region(f, region, depth + 1)?;
+                    self.print_region(f, names, region, depth + 1)?;
                 }
                 writeln!(f, "{pad}}}")
             }

@@ -1,0 +1,99 @@
+//! Snapshots of the passes' outputs: the layouts assigned to small tiles and
+//! the printed thread-level programs of small specializations of the samples.
+
+use tile_codegen::layout_assign::{assign, DistLayout};
+use tile_codegen::lower::{lower, Options};
+use tile_ir::{samples, ValueNames};
+
+#[test]
+fn blocked_layouts() {
+    let text: Vec<String> = [
+        (&[3usize, 5][..], 1u32),
+        (&[4, 128], 4),
+        (&[100], 2),
+        (&[16, 8], 4),
+        (&[2, 3, 4], 1),
+        (&[1, 7], 2),
+    ]
+    .iter()
+    .map(|(shape, warps)| {
+        format!(
+            "{warps} warps: {}",
+            DistLayout::blocked(shape, *warps, 1).unwrap()
+        )
+    })
+    .collect();
+    insta::assert_snapshot!(text.join("\n"));
+}
+
+#[test]
+fn every_element_has_exactly_one_live_holder() {
+    for shape in [
+        &[3usize, 5][..],
+        &[4, 128],
+        &[100],
+        &[1, 7],
+        &[2, 3, 4],
+        &[33, 2],
+        &[1],
+    ] {
+        for warps in [1u32, 2, 4, 8] {
+            for vec in [1, 2, 4] {
+                let l = DistLayout::blocked(shape, warps, vec).unwrap();
+                let padded: usize = l.padded.iter().product();
+                let numel: usize = shape.iter().product();
+                let mut seen = vec![0u32; padded];
+                let mut live = 0;
+                for t in 0..32 * warps as usize {
+                    for v in 0..l.registers() {
+                        let (c, is_live) = l.coordinate(t, v);
+                        let at = c
+                            .iter()
+                            .zip(l.padded_strides())
+                            .map(|(c, s)| c * s)
+                            .sum::<usize>();
+                        seen[at] += 1;
+                        live += usize::from(is_live);
+                    }
+                }
+                assert!(seen.iter().all(|&n| n == 1), "{l}");
+                assert_eq!(live, numel, "{l}");
+            }
+        }
+    }
+}
+
+#[test]
+fn layout_plan_of_softmax() {
+    let func = samples::softmax(2, 12).unwrap();
+    let plan = assign(&func, 2).unwrap();
+    let names = ValueNames::new(&func);
+    let text: Vec<String> = plan
+        .values
+        .iter()
+        .map(|(v, l)| format!("{}: {l}", names.name(*v)))
+        .collect();
+    insta::assert_snapshot!(text.join("\n"));
+}
+
+#[test]
+fn vector_add_program() {
+    let program = lower(&samples::vector_add(40).unwrap(), &Options { num_warps: 1 }).unwrap();
+    insta::assert_snapshot!(program.to_string());
+}
+
+#[test]
+fn softmax_program() {
+    let program = lower(&samples::softmax(1, 3).unwrap(), &Options { num_warps: 1 }).unwrap();
+    insta::assert_snapshot!(program.to_string());
+}
+
+#[test]
+fn matmul_program() {
+    let program = lower(
+        &samples::matmul(2, 2, 2, tile_ir::DType::F16).unwrap(),
+        &Options { num_warps: 1 },
+    )
+    .unwrap();
+    insta::assert_snapshot!(program.to_string());
+}
