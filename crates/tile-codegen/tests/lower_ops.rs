@@ -65,7 +65,7 @@ fn check(text: &str, dtype: DType, out_shape: &[usize]) {
     let mut expected = args.clone();
     interp::run(&func, grid, &mut expected).unwrap();
     for num_warps in [1, 2] {
-        let program = lower(&func, &Options { num_warps }).unwrap();
+        let program = lower(&func, &Options::warps(num_warps)).unwrap();
         let mut actual = args.clone();
         emulate::run(&program, grid, &mut actual).unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(bits(&actual), bits(&expected), "{num_warps} warps\n{text}");

@@ -78,13 +78,13 @@ fn layout_plan_of_softmax() {
 
 #[test]
 fn vector_add_program() {
-    let program = lower(&samples::vector_add(40).unwrap(), &Options { num_warps: 1 }).unwrap();
+    let program = lower(&samples::vector_add(40).unwrap(), &Options::warps(1)).unwrap();
     insta::assert_snapshot!(program.to_string());
 }
 
 #[test]
 fn softmax_program() {
-    let program = lower(&samples::softmax(1, 3).unwrap(), &Options { num_warps: 1 }).unwrap();
+    let program = lower(&samples::softmax(1, 3).unwrap(), &Options::warps(1)).unwrap();
     insta::assert_snapshot!(program.to_string());
 }
 
@@ -92,7 +92,7 @@ fn softmax_program() {
 fn matmul_program() {
     let program = lower(
         &samples::matmul(2, 2, 2, tile_ir::DType::F16).unwrap(),
-        &Options { num_warps: 1 },
+        &Options::warps(1),
     )
     .unwrap();
     insta::assert_snapshot!(program.to_string());

@@ -34,6 +34,16 @@ pub enum EmuFault {
         /// The highest reachable offset.
         high: i64,
     },
+    /// A failed bounds check of an unmasked access (no memory was touched).
+    #[error("bounds check failed in kernel `{kernel}`: `{op}` at partition index {index:?} reaches outside the tensor")]
+    BoundsCheck {
+        /// The kernel's name.
+        kernel: String,
+        /// The checked tile-IR op.
+        op: String,
+        /// The partition index.
+        index: Vec<i64>,
+    },
     /// A shared-memory index outside the allocation.
     #[error("shared-memory index {index} outside @s{alloc} of {len} elements")]
     SharedOutOfBounds {

@@ -13,7 +13,8 @@
 //!   never written;
 //! * a shared-memory race: two threads touching one address between the same
 //!   pair of barriers, at least one writing;
-//! * control flow that is not uniform across the block.
+//! * control flow that is not uniform across the block;
+//! * a failed `bounds_check` (as a GPU's device error flag would).
 
 mod error;
 mod memory;
@@ -392,6 +393,19 @@ impl<'a> Machine<'a> {
                     self.shared
                         .store(alloc.index(), i, value[t], t as u32, id)
                         .map_err(|c| self.race(id, alloc.index(), i, t as u32, true, c))?;
+                }
+                Vec::new()
+            }
+            ThreadOpKind::BoundsCheck { op: checked } => {
+                let ok = arg(0)?;
+                if let Some(t) = ok.iter().position(|v| *v != Scalar::Bool(true)) {
+                    let index = x[1..].iter().map(|i| address(i[t])).collect();
+                    let fault = EmuFault::BoundsCheck {
+                        kernel: self.program.name.clone(),
+                        op: checked.clone(),
+                        index,
+                    };
+                    return Err(self.error(Some(id), Some(t as u32), fault));
                 }
                 Vec::new()
             }

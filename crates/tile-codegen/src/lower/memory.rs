@@ -7,15 +7,21 @@
 //! ```text
 //! g_d     = i_d * tile[d] + c_v[d]                 (i64)
 //! address = Σ_d g_d * stride[d]                    (elements from element zero)
-//! mask    = live_v ∧ (masked ⇒ ∧_d 0 ≤ i_d ∧ g_d < dim[d])
+//! inside  = ∧_d 0 ≤ i_d ∧ g_d < dim[d]
+//! mask    = live_v ∧ inside                        (masked or checked)
 //! ```
 //!
 //! and issues one `ld.global`/`st.global` of width 1 per register: the
 //! strides are runtime values, so the contiguity that a wider vector needs
 //! is not proven (see `docs/lowering.md`). Masked-off elements of a load take
-//! the padding value; dead registers are always masked off. An unmasked access
-//! is trusted to lie in the tensor (no bounds check yet): if it does not, the
-//! emulator reports the out-of-bounds access.
+//! the padding value; dead registers are always masked off.
+//!
+//! An unmasked access cannot be proven in bounds here (the tensor's extents
+//! are runtime values), so in safe mode it gets a `bounds_check` of
+//! `∧_v (live_v ⇒ inside_v)` before the access, whose mask also includes
+//! `inside`: a failing check raises the error and touches no memory. With
+//! `Options::bounds_checks` off (the `unsafe` mode) an unmasked access is
+//! trusted and only masked by `live`.
 
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::DistLayout;
@@ -136,6 +142,8 @@ impl Lowerer<'_> {
     }
 
     /// Addresses and masks of an access through `operands` = view, indices.
+    /// A masked access masks elements outside the tensor; an unmasked one is
+    /// checked (see [`ThreadOpKind::BoundsCheck`]) unless checks are off.
     fn access(
         &mut self,
         id: OpId,
@@ -152,39 +160,38 @@ impl Lowerer<'_> {
         if indices.len() != tile.rank() || tile.dims() != layout.shape.as_slice() {
             return Err(self.invalid(id, "indices or tile do not match the view"));
         }
+        let bounded = masked || self.bounds_checks;
         let coords = self.coords(layout);
         let zero = self.constant(Scalar::I64(0));
+        let truth = self.constant(Scalar::Bool(true));
+        let mut index_regs = Vec::new();
         let mut origins = Vec::new();
-        let mut index_ok: Option<Reg> = None;
+        let mut index_ok = truth;
         for (d, &i) in indices.iter().enumerate() {
             let i = self.scalar(id, i)?;
             let i = self.cast(i, DType::I64);
-            if masked {
+            index_regs.push(i);
+            if bounded {
                 let ok = self.emit(ThreadOpKind::Cmp(CmpPred::Ge), vec![i, zero], DType::Bool);
-                index_ok = Some(match index_ok {
-                    Some(prev) => self.binary(BinaryOp::And, prev, ok),
-                    None => ok,
-                });
+                index_ok = self.and(index_ok, ok);
             }
             let extent = self.constant(Scalar::I64(tile.dims()[d] as i64));
             origins.push(self.binary(BinaryOp::Mul, i, extent));
         }
         let mut addresses = Vec::new();
         let mut masks = Vec::new();
+        let mut all_ok = truth;
         for v in 0..layout.registers() {
             let mut address: Option<Reg> = None;
-            let mut mask = coords.live[v];
-            if let Some(ok) = index_ok {
-                mask = self.binary(BinaryOp::And, mask, ok);
-            }
+            let mut inside = index_ok;
             for (d, &origin) in origins.iter().enumerate() {
                 let c = self.hoisted_cast(coords.axes[v][d], DType::I64);
                 let g = self.binary(BinaryOp::Add, origin, c);
-                if masked {
+                if bounded {
                     let extent = self.tensor_meta(param, d, false);
-                    let inside =
+                    let lt =
                         self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![g, extent], DType::Bool);
-                    mask = self.binary(BinaryOp::And, mask, inside);
+                    inside = self.and(inside, lt);
                 }
                 let stride = self.tensor_meta(param, d, true);
                 let term = self.binary(BinaryOp::Mul, g, stride);
@@ -193,14 +200,41 @@ impl Lowerer<'_> {
                     None => term,
                 });
             }
+            let live = coords.live[v];
+            if bounded && !masked {
+                // A dead register never fails the check.
+                let ok = if self.is_true(live) {
+                    inside
+                } else {
+                    self.select(live, inside, truth)
+                };
+                all_ok = self.and(all_ok, ok);
+            }
             addresses.push(address.unwrap_or(zero));
-            masks.push(mask);
+            masks.push(self.and(live, inside));
+        }
+        if bounded && !masked {
+            let mut check_operands = vec![all_ok];
+            check_operands.extend(index_regs);
+            let op = self.describe(id);
+            self.emit_op(ThreadOpKind::BoundsCheck { op }, check_operands, &[]);
         }
         Ok(Access {
             param,
             addresses,
             masks,
         })
+    }
+
+    /// `a ∧ b`, folding the constant `true`.
+    fn and(&mut self, a: Reg, b: Reg) -> Reg {
+        if self.is_true(a) {
+            b
+        } else if self.is_true(b) {
+            a
+        } else {
+            self.binary(BinaryOp::And, a, b)
+        }
     }
 }
 

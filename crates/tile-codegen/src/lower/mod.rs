@@ -36,11 +36,24 @@ use tile_ir::{DType, Function, OpId, OpKind, Region, Scalar, Shape, Type, Value,
 pub struct Options {
     /// Warps per block (a power of two); a block has `32 * num_warps` threads.
     pub num_warps: u32,
+    /// Whether unmasked loads and stores that are not proven in bounds get a
+    /// `bounds_check` (true: safe launches; false: the `unsafe` mode).
+    pub bounds_checks: bool,
+}
+
+impl Options {
+    /// Safe options for `num_warps` warps.
+    pub fn warps(num_warps: u32) -> Options {
+        Options {
+            num_warps,
+            bounds_checks: true,
+        }
+    }
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { num_warps: 4 }
+        Options::warps(4)
     }
 }
 
@@ -103,6 +116,7 @@ pub fn lower(func: &Function, options: &Options) -> Result<Program, LowerError> 
         casts: HashMap::new(),
         thread_id: None,
         loop_depth: 0,
+        bounds_checks: options.bounds_checks,
     };
     let body = lowerer.region(&func.body)?;
     let mut ops = std::mem::take(&mut lowerer.prologue);
@@ -162,6 +176,8 @@ struct Lowerer<'a> {
     thread_id: Option<Reg>,
     /// How many `for` bodies enclose the op being lowered.
     loop_depth: usize,
+    /// Whether unproven unmasked accesses are checked.
+    bounds_checks: bool,
 }
 
 impl<'a> Lowerer<'a> {

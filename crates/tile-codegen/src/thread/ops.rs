@@ -119,6 +119,18 @@ pub enum ThreadOpKind {
         /// The allocation.
         alloc: SharedId,
     },
+    /// `bounds_check %ok [%i, ...] "<tile op>"`: the bounds check of an
+    /// unmasked access that the compiler could not prove in bounds. Operands:
+    /// `ok` (`bool`, false where one of the thread's elements lies outside
+    /// the tensor) and the partition indices (`i64`, for the message). If `ok`
+    /// is false in any thread the kernel fails with an error naming the
+    /// kernel, the tile op and the index (on a GPU: a device error flag). The
+    /// access that follows is masked by the same predicate, so a failed check
+    /// never touches memory.
+    BoundsCheck {
+        /// The tile-IR op checked, as text.
+        op: String,
+    },
     /// `barrier`: every thread of the block waits for all others
     /// (`bar.sync 0`).
     Barrier,
@@ -165,6 +177,7 @@ impl ThreadOpKind {
             ThreadOpKind::StoreGlobal { .. } => "st.global",
             ThreadOpKind::LoadShared { .. } => "ld.shared",
             ThreadOpKind::StoreShared { .. } => "st.shared",
+            ThreadOpKind::BoundsCheck { .. } => "bounds_check",
             ThreadOpKind::Barrier => "barrier",
             ThreadOpKind::Shuffle { .. } => "shfl",
             ThreadOpKind::For => "for",

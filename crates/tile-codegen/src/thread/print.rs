@@ -194,6 +194,15 @@ impl Program {
                 ),
                 _ => write!(text, "st.shared @s{} {}", alloc.index(), list(o)),
             },
+            ThreadOpKind::BoundsCheck { op: checked } => match o.split_first() {
+                Some((ok, index)) => write!(
+                    text,
+                    "bounds_check {} [{}] {checked:?}",
+                    reg(*ok),
+                    list(index)
+                ),
+                None => write!(text, "bounds_check {checked:?}"),
+            },
             ThreadOpKind::Shuffle { mode, width } => {
                 write!(text, "shfl.{} {} width {width}", mode.name(), list(o))
             }
