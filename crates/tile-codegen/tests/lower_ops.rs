@@ -1,10 +1,10 @@
 //! Each op family the lowering supports, in small kernels written in the tile
 //! IR's text form, through the lowering and the emulator, equal bit for bit
-//! to the interpreter (with partial edge tiles and several warp counts); and
-//! the ops it does not support fail with `Unsupported`.
+//! to the interpreter (with partial edge tiles and several warp counts), with
+//! `arg` reductions on NaNs, signed zeros and ties.
 
 use tile_codegen::emulate;
-use tile_codegen::lower::{lower, LowerError, Options};
+use tile_codegen::lower::{lower, Options};
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
 use tile_ir::{DType, Scalar};
@@ -59,8 +59,13 @@ fn kernel(dtype: &str, body: &str, out_tile: &str, out_rank: usize) -> String {
 
 /// Runs the kernel over 2 blocks on `x: [8, 6]` and an output of `out_shape`.
 fn check(text: &str, dtype: DType, out_shape: &[usize]) {
+    check_with(text, tensor(1, &[8, 6], dtype), dtype, out_shape);
+}
+
+/// As [`check`], with the given `x`.
+fn check_with(text: &str, x: Arg, dtype: DType, out_shape: &[usize]) {
     let func = parse_function(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let args = vec![tensor(1, &[8, 6], dtype), tensor(2, out_shape, dtype)];
+    let args = vec![x, tensor(2, out_shape, dtype)];
     let grid = [2, 1, 1];
     let mut expected = args.clone();
     interp::run(&func, grid, &mut expected).unwrap();
@@ -193,15 +198,41 @@ fn if_and_loops_with_tiles() {
     check(&kernel("f32", body, "[5, 6]", 2), DType::F32, &[9, 6]);
 }
 
+/// `x` drawn from a few values with NaNs, signed zeros and ties.
+fn awkward(seed: u64) -> Arg {
+    let pool = [0.0f32, -0.0, 1.0, f32::NAN, -1.0, 1.0, 0.0, -0.0, 2.0];
+    let v = values(seed, 48, DType::U32)
+        .into_iter()
+        .map(|s| pool[(s.to_bits() % pool.len() as u64) as usize])
+        .collect();
+    Arg::Tensor(HostTensor::from_vec(&[8, 6], v).unwrap())
+}
+
 #[test]
-fn unsupported_ops_are_named() {
-    let body = "  %a = arg argmax %t axis 1 : tile<5xi32>
-  %r = cast %a to f32 : tile<5xf32>";
-    let func = parse_function(&kernel("f32", body, "[5]", 1)).unwrap();
-    let err = lower(&func, &Options::default()).unwrap_err();
-    assert!(matches!(err, LowerError::Unsupported { .. }));
-    assert_eq!(
-        err.to_string(),
-        "`%4 = arg %3` is not supported by the lowering yet"
-    );
+fn arg_reductions_with_nans_zeros_and_ties() {
+    for kind in ["argmax", "argmin"] {
+        for (axis, keepdim, ty, tile, out) in [
+            (1, " keepdim", "tile<5x1xi32>", "[5, 1]", &[9usize, 1][..]),
+            (0, "", "tile<6xi32>", "[6]", &[11][..]),
+        ] {
+            let body = format!(
+                "  %a = arg {kind} %t axis {axis}{keepdim} : {ty}
+  %r = cast %a to f32 : {}",
+                ty.replace("i32", "f32")
+            );
+            let text = kernel("f32", &body, tile, out.len());
+            for seed in [1, 2, 3] {
+                check_with(&text, awkward(seed), DType::F32, out);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_op_kind_lowers() {
+    let body = "  %a = arg argmin %t axis 0 : tile<6xi32>
+  %b = cast %a to f32 : tile<6xf32>
+  %r = reshape %b to [1, 6] : tile<1x6xf32>";
+    let func = parse_function(&kernel("f32", body, "[1, 6]", 2)).unwrap();
+    assert!(lower(&func, &Options::default()).is_ok());
 }

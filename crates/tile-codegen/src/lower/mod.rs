@@ -11,11 +11,12 @@
 //! | `elementwise.rs` | constants, `full`, `iota`, unary, binary, `cmp`, `select`, `fma`, `cast`, scalar `broadcast` |
 //! | `memory.rs` | `dim`, `partition_view`, `load`, `load_masked`, `store`, `store_masked` |
 //! | `movement.rs` | tile `broadcast`, `reshape`, `permute`, `expand`, `flip`, `slice`, `pad`, `cat` through shared memory |
-//! | `reduce.rs` | `reduce`, `scan` (sequential, in the interpreter's order) |
+//! | `reduce.rs` | `reduce`, `arg`, `scan` (sequential, in the interpreter's order) |
 //! | `dot.rs` | `dot` on CUDA cores, operands staged through shared memory |
 //! | `control.rs` | `for`, `if` (structured and uniform) |
 //!
-//! Ops the lowering does not handle yet fail with [`LowerError::Unsupported`].
+//! Every op of the tile IR is lowered; errors are for unverified input
+//! ([`LowerError::Invalid`]) and tiles without a layout.
 
 mod control;
 mod coords;
@@ -60,12 +61,6 @@ impl Default for Options {
 /// Why a function could not be lowered.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LowerError {
-    /// An op the lowering does not implement yet.
-    #[error("`{op}` is not supported by the lowering yet")]
-    Unsupported {
-        /// The op's description, e.g. `%3 = arg argmax %2 axis 0`.
-        op: String,
-    },
     /// An op whose operands break the tile IR's rules (unverified input).
     #[error("`{op}`: {reason}")]
     Invalid {
@@ -198,12 +193,6 @@ impl<'a> Lowerer<'a> {
         LowerError::Invalid {
             op: self.describe(id),
             reason: reason.into(),
-        }
-    }
-
-    fn unsupported(&self, id: OpId) -> LowerError {
-        LowerError::Unsupported {
-            op: self.describe(id),
         }
     }
 
@@ -348,8 +337,9 @@ impl<'a> Lowerer<'a> {
             | OpKind::Slice { .. }
             | OpKind::Pad { .. }
             | OpKind::Cat { .. } => self.movement(id),
-            OpKind::Reduce { .. } | OpKind::Scan { .. } => self.reduce(id),
-            OpKind::ArgReduce { .. } => Err(self.unsupported(id)),
+            OpKind::Reduce { .. } | OpKind::ArgReduce { .. } | OpKind::Scan { .. } => {
+                self.reduce(id)
+            }
             OpKind::Dot => self.dot(id),
             OpKind::Dim { .. }
             | OpKind::PartitionView { .. }

@@ -21,10 +21,23 @@
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::row_major;
 use crate::thread::{Reg, ThreadOpKind};
-use tile_ir::{BinaryOp, CmpPred, DType, OpId, OpKind, ReduceKind, ScanKind, Type};
+use tile_ir::{
+    ArgKind, BinaryOp, CmpPred, DType, OpId, OpKind, ReduceKind, Scalar, ScanKind, Type, UnaryOp,
+};
+
+/// How a lane is folded.
+#[derive(Clone, Copy)]
+enum Fold {
+    /// `reduce`: `acc ⊕ x` left to right.
+    Combine(BinaryOp),
+    /// `scan`: the same, keeping step `k` while `k ≤ c`.
+    Scan(BinaryOp),
+    /// `arg`: the index of the first extreme.
+    Arg(ArgKind),
+}
 
 impl Lowerer<'_> {
-    /// Lowers `reduce` and `scan`.
+    /// Lowers `reduce`, `arg` and `scan`.
     pub(super) fn reduce(&mut self, id: OpId) -> Result<(), LowerError> {
         let func = self.func;
         let op = func.op(id);
@@ -40,7 +53,7 @@ impl Lowerer<'_> {
         let dtype = func.ty(operand).dtype();
         let src = src_layout.shape.clone();
         let rs = row_major(&src);
-        let (combine, axis, keepdim, scan) = match op.kind {
+        let (fold_kind, axis, keepdim) = match op.kind {
             OpKind::Reduce {
                 kind,
                 axis,
@@ -52,14 +65,19 @@ impl Lowerer<'_> {
                     ReduceKind::Max => BinaryOp::Max,
                     ReduceKind::Min => BinaryOp::Min,
                 };
-                (op, axis, keepdim, false)
+                (Fold::Combine(op), axis, keepdim)
             }
+            OpKind::ArgReduce {
+                kind,
+                axis,
+                keepdim,
+            } => (Fold::Arg(kind), axis, keepdim),
             OpKind::Scan { kind, axis } => {
                 let op = match kind {
                     ScanKind::CumSum => BinaryOp::Add,
                     ScanKind::CumProd => BinaryOp::Mul,
                 };
-                (op, axis, true, true)
+                (Fold::Scan(op), axis, true)
             }
             _ => return Err(self.invalid(id, "not a reduction")),
         };
@@ -67,25 +85,39 @@ impl Lowerer<'_> {
             return Err(self.invalid(id, "axis out of range"));
         }
         let alloc = self.stage_tile(dtype, &src_layout, &src_regs);
-        // Folds the lane starting at `base`; for a scan, keeps step k while k <= limit.
+        let extent = src[axis];
+        // Folds the lane starting at `base` (`limit`: a scan register's coordinate).
         let fold = |s: &mut Self, base: Reg, limit: Option<Reg>| -> Reg {
-            let truth = s.constant(tile_ir::Scalar::Bool(true));
-            let mut acc = s.read_shared(alloc, dtype, base, truth);
-            for k in 1..src[axis] {
-                let step = s.i32c((k * rs[axis]) as i64);
-                let index = s.binary(BinaryOp::Add, base, step);
-                let x = s.read_shared(alloc, dtype, index, truth);
-                let next = s.emit(ThreadOpKind::Binary(combine), vec![acc, x], dtype);
-                acc = match limit {
-                    Some(c) => {
+            let truth = s.constant(Scalar::Bool(true));
+            let lane: Vec<Reg> = (0..extent)
+                .map(|k| {
+                    let index = if k == 0 {
+                        base
+                    } else {
+                        let step = s.i32c((k * rs[axis]) as i64);
+                        s.binary(BinaryOp::Add, base, step)
+                    };
+                    s.read_shared(alloc, dtype, index, truth)
+                })
+                .collect();
+            match (fold_kind, limit) {
+                (Fold::Arg(kind), _) => s.arg_fold(kind, dtype, &lane),
+                (Fold::Scan(op), Some(c)) => {
+                    let mut acc = lane[0];
+                    for (k, &x) in lane.iter().enumerate().skip(1) {
+                        let next = s.emit(ThreadOpKind::Binary(op), vec![acc, x], dtype);
                         let k = s.i32c(k as i64);
                         let take = s.emit(ThreadOpKind::Cmp(CmpPred::Le), vec![k, c], DType::Bool);
-                        s.select(take, next, acc)
+                        acc = s.select(take, next, acc);
                     }
-                    None => next,
-                };
+                    acc
+                }
+                (Fold::Combine(op) | Fold::Scan(op), _) => {
+                    lane[1..].iter().fold(lane[0], |acc, &x| {
+                        s.emit(ThreadOpKind::Binary(op), vec![acc, x], dtype)
+                    })
+                }
             }
-            acc
         };
         let lowered = match func.ty(result) {
             Type::Scalar(_) => {
@@ -113,7 +145,7 @@ impl Lowerer<'_> {
                         let zero = self.i32c(0);
                         self.select(live, base, zero)
                     };
-                    let limit = scan.then(|| c[axis]);
+                    let limit = matches!(fold_kind, Fold::Scan(_)).then(|| c[axis]);
                     regs.push(fold(self, base, limit));
                 }
                 Lowered::Tile { layout, regs }
@@ -121,5 +153,66 @@ impl Lowerer<'_> {
             _ => return Err(self.invalid(id, "the result is not a scalar or tile")),
         };
         self.bind(id, lowered)
+    }
+
+    /// The interpreter's `arg`: `best = 0`; for `k = 1, 2, …`, stop once
+    /// `x[best]` is NaN, else take `k` if `x[k]` is NaN or strictly beyond
+    /// `x[best]` (for floats, `+0` is beyond `-0` for argmax and vice versa).
+    fn arg_fold(&mut self, kind: ArgKind, dtype: DType, lane: &[Reg]) -> Reg {
+        let mut best = self.i32c(0);
+        let mut best_value = lane[0];
+        for (k, &x) in lane.iter().enumerate().skip(1) {
+            let stopped = self.emit(
+                ThreadOpKind::Cmp(CmpPred::Ne),
+                vec![best_value, best_value],
+                DType::Bool,
+            );
+            let x_nan = self.emit(ThreadOpKind::Cmp(CmpPred::Ne), vec![x, x], DType::Bool);
+            let (low, high) = match kind {
+                ArgKind::ArgMax => (best_value, x),
+                ArgKind::ArgMin => (x, best_value),
+            };
+            let mut better =
+                self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![low, high], DType::Bool);
+            if dtype.is_float() {
+                let zeros = self.negative_then_positive_zero(dtype, low, high);
+                better = self.binary(BinaryOp::Or, better, zeros);
+            }
+            let better = self.binary(BinaryOp::Or, x_nan, better);
+            let go_on = self.emit(
+                ThreadOpKind::Unary(UnaryOp::Not),
+                vec![stopped],
+                DType::Bool,
+            );
+            let take = self.binary(BinaryOp::And, go_on, better);
+            let k = self.i32c(k as i64);
+            best = self.select(take, k, best);
+            best_value = self.select(take, x, best_value);
+        }
+        best
+    }
+
+    /// Whether `a` is `-0` and `b` is `+0`: both equal zero and `1 / a < 0 < 1 / b`
+    /// (in f32, which holds every float dtype's zeros and gives ±inf).
+    fn negative_then_positive_zero(&mut self, dtype: DType, a: Reg, b: Reg) -> Reg {
+        let zero = self.constant(Scalar::zero(dtype));
+        let (one, zero32) = (
+            self.constant(Scalar::F32(1.0)),
+            self.constant(Scalar::F32(0.0)),
+        );
+        let mut all = None;
+        for (x, negative) in [(a, true), (b, false)] {
+            let is_zero = self.emit(ThreadOpKind::Cmp(CmpPred::Eq), vec![x, zero], DType::Bool);
+            let wide = self.cast(x, DType::F32);
+            let inverse = self.binary(BinaryOp::Div, one, wide);
+            let pred = if negative { CmpPred::Lt } else { CmpPred::Gt };
+            let sign = self.emit(ThreadOpKind::Cmp(pred), vec![inverse, zero32], DType::Bool);
+            let both = self.binary(BinaryOp::And, is_zero, sign);
+            all = Some(match all {
+                Some(prev) => self.binary(BinaryOp::And, prev, both),
+                None => both,
+            });
+        }
+        all.unwrap_or(zero)
     }
 }
