@@ -84,7 +84,7 @@ impl Lowerer<'_> {
         guard: Reg,
     ) -> Reg {
         let zero = self.i32c(0);
-        let index = if self.is_true(guard) {
+        let index = if self.is_true(guard) || index == zero {
             index
         } else {
             self.select(guard, index, zero)
