@@ -67,8 +67,9 @@ fn an_out_of_range_unmasked_load_is_reported_and_not_executed() {
     let program = lower(&func, &Options::warps(1)).unwrap();
     let mut actual = args(8);
     let err = emulate::run(&program, [2, 1, 1], &mut actual).unwrap_err();
-    // Thread 0 holds rows 0 and 4 of the tile: row 9 of the tensor is outside.
-    assert_eq!((err.block, err.thread), ([1, 0, 0], Some(0)));
+    // Pairs of columns over 4 lanes: thread 12 is the first with a row (3,
+    // that is row 8 of the tensor) outside.
+    assert_eq!((err.block, err.thread), ([1, 0, 0], Some(12)));
     assert_eq!(
         err.fault.to_string(),
         "bounds check failed in kernel `copy`: `%4 = load %2, %0, %1` at partition \

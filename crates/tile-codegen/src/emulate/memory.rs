@@ -57,6 +57,19 @@ impl Global {
         Some(Scalar::I64(*self.strides.get(axis)? as i64))
     }
 
+    /// The alignment in bytes of element zero, `i64`: device buffers are
+    /// 256-byte aligned (as `cudaMalloc`'s), so this is the largest power of
+    /// two dividing the byte offset of element zero, at most 256.
+    pub fn align(&self) -> Scalar {
+        let bytes = self.base * self.dtype.size_bytes();
+        let align = if bytes == 0 {
+            256
+        } else {
+            (1usize << bytes.trailing_zeros()).min(256)
+        };
+        Scalar::I64(align as i64)
+    }
+
     fn place(&self, address: i64, access: &'static str) -> Result<usize, EmuFault> {
         let fault = || EmuFault::GlobalOutOfBounds {
             access,

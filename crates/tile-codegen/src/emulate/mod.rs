@@ -327,6 +327,14 @@ impl<'a> Machine<'a> {
                 })?;
                 vec![uniform_value(v)]
             }
+            ThreadOpKind::TensorAlign { param } => {
+                let g = self.global(id, *param)?;
+                let align = self.globals[g].as_ref().map(Global::align);
+                let align = align.ok_or_else(|| {
+                    self.error(Some(id), None, EmuFault::Malformed("no tensor".into()))
+                })?;
+                vec![uniform_value(align)]
+            }
             ThreadOpKind::Unary(u) => {
                 let a = arg(0)?;
                 vec![self.per_thread(id, |t| Ok(eval::unary(*u, a[t as usize])?))?]

@@ -11,9 +11,11 @@
 //! mask    = live_v ∧ inside                        (masked or checked)
 //! ```
 //!
-//! and issues one `ld.global`/`st.global` of width 1 per register: the
-//! strides are runtime values, so the contiguity that a wider vector needs
-//! is not proven (see `docs/lowering.md`). Masked-off elements of a load take
+//! and issues one `ld.global`/`st.global` per register, or, when the layout
+//! gives a thread `w` consecutive elements of a row, one `w`-wide access per
+//! `w` registers behind a runtime contiguity test (see
+//! `Lowerer::vectorized`): strides and base addresses are runtime values, so
+//! the specialization is checked, not assumed. Masked-off elements of a load take
 //! the padding value; dead registers are always masked off.
 //!
 //! An unmasked access cannot be proven in bounds here (the tensor's extents
@@ -25,9 +27,14 @@
 
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::DistLayout;
-use crate::thread::{Reg, ThreadOpKind};
+use crate::thread::{Reg, Region, ThreadOpKind};
 use tile_ir::eval::{canonical_nan, round_f64};
 use tile_ir::{BinaryOp, CmpPred, DType, OpId, OpKind, Padding, Scalar, Value};
+
+/// Emits one access: `(lowerer, width, address, masks)` → the loaded
+/// registers (none for a store).
+trait EmitAccess: for<'l, 'a> FnMut(&'l mut Lowerer<'a>, usize, Reg, &[Reg]) -> Vec<Reg> {}
+impl<F: for<'l, 'a> FnMut(&'l mut Lowerer<'a>, usize, Reg, &[Reg]) -> Vec<Reg>> EmitAccess for F {}
 
 /// The per-register addresses and masks of one access.
 struct Access {
@@ -98,18 +105,17 @@ impl Lowerer<'_> {
                     _ => Scalar::zero(dtype),
                 };
                 let other = self.constant(other);
-                let regs = access
-                    .addresses
-                    .iter()
-                    .zip(&access.masks)
-                    .map(|(&a, &m)| {
-                        let kind = ThreadOpKind::LoadGlobal {
-                            param: access.param,
-                            width: 1,
-                        };
-                        self.emit(kind, vec![a, m, other], dtype)
-                    })
-                    .collect();
+                let regs = self.vectorized(&access, &layout, dtype, |s, width, addr, masks| {
+                    let mut operands = vec![addr];
+                    operands.extend(masks);
+                    operands.extend(vec![other; masks.len()]);
+                    let kind = ThreadOpKind::LoadGlobal {
+                        param: access.param,
+                        width: width as u8,
+                    };
+                    let op = s.emit_op(kind, operands, &vec![dtype; width]);
+                    s.program.ops[op].results.clone()
+                });
                 self.bind(id, Lowered::Tile { layout, regs })
             }
             OpKind::Store | OpKind::StoreMasked => {
@@ -120,17 +126,117 @@ impl Lowerer<'_> {
                 let (layout, regs) = self.tile(id, *value)?;
                 let access =
                     self.access(id, rest, &layout, matches!(op.kind, OpKind::StoreMasked))?;
-                for ((&a, &m), &r) in access.addresses.iter().zip(&access.masks).zip(&regs) {
+                let dtype = func.ty(*value).dtype();
+                let mut next = 0;
+                self.vectorized(&access, &layout, dtype, |s, width, addr, masks| {
+                    let mut operands = vec![addr];
+                    operands.extend(&regs[next..next + width]);
+                    operands.extend(masks);
+                    next = (next + width) % regs.len().max(1);
                     let kind = ThreadOpKind::StoreGlobal {
                         param: access.param,
-                        width: 1,
+                        width: width as u8,
                     };
-                    self.emit_op(kind, vec![a, r, m], &[]);
-                }
+                    s.emit_op(kind, operands, &[]);
+                    Vec::new()
+                });
                 Ok(())
             }
             _ => Err(self.invalid(id, "not a memory op")),
         }
+    }
+
+    /// Emits the accesses of `access` through `emit(self, width, address,
+    /// masks)` (which returns the loaded registers, or none for a store):
+    /// with width 1 per register, or — when the layout holds `w > 1`
+    /// consecutive elements per thread along the innermost axis — as
+    /// `if contiguous { w-wide accesses } else { 1-wide accesses }`, where
+    /// `contiguous` is the uniform runtime test that the innermost stride is
+    /// 1, every other stride a multiple of `w`, and element zero aligned to
+    /// `w` elements. Vector `g` covers registers `g·w .. g·w + w`, whose
+    /// elements are then consecutive in memory and aligned.
+    fn vectorized(
+        &mut self,
+        access: &Access,
+        layout: &DistLayout,
+        dtype: DType,
+        mut emit: impl EmitAccess,
+    ) -> Vec<Reg> {
+        let inner = layout.shape.len() - 1;
+        let width = layout.size_per_thread[inner].min(16 / dtype.size_bytes().max(1));
+        let scalar = |s: &mut Self, emit: &mut dyn EmitAccess| {
+            let mut regs = Vec::new();
+            for (&a, &m) in access.addresses.iter().zip(&access.masks) {
+                regs.extend(emit(s, 1, a, &[m]));
+            }
+            regs
+        };
+        if width <= 1 {
+            return scalar(self, &mut emit);
+        }
+        let contiguous = self.contiguous(access.param, layout.shape.len(), width, dtype);
+        let saved = std::mem::take(&mut self.current);
+        let mut vector_regs = Vec::new();
+        for g in 0..access.addresses.len() / width {
+            let masks = &access.masks[g * width..(g + 1) * width];
+            vector_regs.extend(emit(self, width, access.addresses[g * width], masks));
+        }
+        self.emit_op(ThreadOpKind::Yield, vector_regs.clone(), &[]);
+        let then_ops = std::mem::take(&mut self.current);
+        let scalar_regs = scalar(self, &mut emit);
+        self.emit_op(ThreadOpKind::Yield, scalar_regs, &[]);
+        let else_ops = std::mem::replace(&mut self.current, saved);
+        let types: Vec<DType> = vector_regs.iter().map(|&r| self.program.dtype(r)).collect();
+        let regions = vec![
+            Region {
+                args: vec![],
+                ops: then_ops,
+            },
+            Region {
+                args: vec![],
+                ops: else_ops,
+            },
+        ];
+        let op = self
+            .program
+            .create_op(ThreadOpKind::If, vec![contiguous], &types, regions);
+        self.current.push(op);
+        self.program.ops[op].results.clone()
+    }
+
+    /// The hoisted test that `width`-wide accesses to tensor `param` (of
+    /// `rank` axes) are contiguous and aligned (see [`Self::vectorized`]).
+    fn contiguous(&mut self, param: usize, rank: usize, width: usize, dtype: DType) -> Reg {
+        if let Some(&r) = self.contiguity.get(&(param, width)) {
+            return r;
+        }
+        let one = self.constant(Scalar::I64(1));
+        let zero = self.constant(Scalar::I64(0));
+        let w = self.constant(Scalar::I64(width as i64));
+        let inner = self.tensor_meta(param, rank - 1, true);
+        let mut ok = self.hoist(
+            ThreadOpKind::Cmp(CmpPred::Eq),
+            vec![inner, one],
+            DType::Bool,
+        );
+        let multiple_of = |s: &mut Self, x: Reg, k: Reg, ok: Reg| {
+            let r = s.hoist(ThreadOpKind::Binary(BinaryOp::Rem), vec![x, k], DType::I64);
+            let is = s.hoist(ThreadOpKind::Cmp(CmpPred::Eq), vec![r, zero], DType::Bool);
+            s.hoist(
+                ThreadOpKind::Binary(BinaryOp::And),
+                vec![ok, is],
+                DType::Bool,
+            )
+        };
+        for axis in 0..rank - 1 {
+            let stride = self.tensor_meta(param, axis, true);
+            ok = multiple_of(self, stride, w, ok);
+        }
+        let align = self.hoist(ThreadOpKind::TensorAlign { param }, vec![], DType::I64);
+        let bytes = self.constant(Scalar::I64((width * dtype.size_bytes()) as i64));
+        ok = multiple_of(self, align, bytes, ok);
+        self.contiguity.insert((param, width), ok);
+        ok
     }
 
     fn tensor_param(&mut self, id: OpId, v: Option<Value>) -> Result<usize, LowerError> {

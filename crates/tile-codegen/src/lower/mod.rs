@@ -109,6 +109,7 @@ pub fn lower(func: &Function, options: &Options) -> Result<Program, LowerError> 
         coords: HashMap::new(),
         meta: HashMap::new(),
         casts: HashMap::new(),
+        contiguity: HashMap::new(),
         thread_id: None,
         loop_depth: 0,
         bounds_checks: options.bounds_checks,
@@ -165,6 +166,8 @@ struct Lowerer<'a> {
     coords: HashMap<DistLayout, Coords>,
     /// Hoisted tensor extents (`i64`) and strides, by (parameter, axis, is-stride).
     meta: HashMap<(usize, usize, bool), Reg>,
+    /// Hoisted contiguity tests, by (tensor parameter, vector width).
+    contiguity: HashMap<(usize, usize), Reg>,
     /// Hoisted casts of prologue registers, by (register, dtype).
     casts: HashMap<(Reg, DType), Reg>,
     /// The `thread_id` register, once emitted.

@@ -72,6 +72,12 @@ pub enum ThreadOpKind {
         /// The axis.
         axis: usize,
     },
+    /// `align <param>`: the alignment in bytes of the tensor's element zero
+    /// (the largest power of two dividing its address, at most 256), `i64`.
+    TensorAlign {
+        /// The tensor parameter's position.
+        param: usize,
+    },
     /// `<unary op> %x`, with the tile IR's scalar semantics
     /// ([`tile_ir::eval::unary`]).
     Unary(UnaryOp),
@@ -167,6 +173,7 @@ impl ThreadOpKind {
             ThreadOpKind::Param { .. } => "param",
             ThreadOpKind::TensorDim { .. } => "dim",
             ThreadOpKind::TensorStride { .. } => "stride",
+            ThreadOpKind::TensorAlign { .. } => "align",
             ThreadOpKind::Unary(op) => op.name(),
             ThreadOpKind::Binary(op) => op.name(),
             ThreadOpKind::Cmp(_) => "cmp",

@@ -150,6 +150,9 @@ impl Program {
             | ThreadOpKind::TensorStride { param, axis } => {
                 write!(text, "{name} {}.{axis}", self.param_name(*param))
             }
+            ThreadOpKind::TensorAlign { param } => {
+                write!(text, "align {}", self.param_name(*param))
+            }
             ThreadOpKind::Cmp(pred) => write!(text, "cmp {pred} {}", list(o)),
             ThreadOpKind::Cast { to } => write!(text, "cast {} to {to}", list(o)),
             ThreadOpKind::LoadGlobal { param, width } => {
