@@ -236,3 +236,51 @@ fn every_op_kind_lowers() {
     let func = parse_function(&kernel("f32", body, "[1, 6]", 2)).unwrap();
     assert!(lower(&func, &Options::default()).is_ok());
 }
+
+#[test]
+fn slice_layouts_meet_blocked_ones_in_loops_ifs_and_elementwise_ops() {
+    // A reduction (slice layout) carried by a loop whose initial value is a
+    // `full` (blocked layout), combined with a broadcast scalar, and chosen
+    // against a `full` in an `if`.
+    let body = "  %one = constant 1 : i32
+  %three = constant 3 : i32
+  %init = full 0.0 : tile<5x1xf32>
+  %f = for %i = %zero to %three step %one iter(%a = %init) : tile<5x1xf32> {
+    %s = reduce sum %t axis 1 keepdim : tile<5x1xf32>
+    %n = add %s, %a : tile<5x1xf32>
+    yield %n
+  }
+  %two = constant 2.0 : f32
+  %b2 = broadcast %two to [5, 1] : tile<5x1xf32>
+  %m = mul %b2, %f : tile<5x1xf32>
+  %c = cmp eq %pid, %zero : bool
+  %g = if %c : tile<5x1xf32> {
+    %w = full 1.0 : tile<5x1xf32>
+    yield %w
+  } else {
+    yield %m
+  }
+  %r = broadcast %g to [5, 6] : tile<5x6xf32>";
+    check(&kernel("f32", body, "[5, 6]", 2), DType::F32, &[9, 6]);
+    let body = "  %mx = reduce max %t axis 0 keepdim : tile<1x6xf32>
+  %mb = broadcast %mx to [5, 6] : tile<5x6xf32>
+  %d = sub %t, %mb : tile<5x6xf32>
+  %c = full 0.25 : tile<5x5xf32>
+  %p = permute %d [1, 0] : tile<6x5xf32>
+  %s = reduce sum %c axis 1 keepdim : tile<5x1xf32>
+  %acc = broadcast %s to [5, 5] : tile<5x5xf32>
+  %r = dot %t, %p, %acc : tile<5x5xf32>";
+    check(&kernel("f32", body, "[5, 5]", 2), DType::F32, &[9, 5]);
+}
+
+#[test]
+fn reduce_then_broadcast_stays_in_registers() {
+    let body = "  %s = reduce sum %t axis 1 keepdim : tile<5x1xf32>
+  %b = broadcast %s to [5, 6] : tile<5x6xf32>
+  %r = sub %t, %b : tile<5x6xf32>";
+    let text = kernel("f32", body, "[5, 6]", 2);
+    check(&text, DType::F32, &[9, 6]);
+    let program = lower(&parse_function(&text).unwrap(), &Options::warps(1)).unwrap();
+    // One staging of the operand for the reduction, none for the broadcast.
+    assert_eq!(program.shared.len(), 1, "{program}");
+}

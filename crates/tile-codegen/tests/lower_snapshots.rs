@@ -46,8 +46,9 @@ fn every_element_has_exactly_one_live_holder() {
                 let mut live = 0;
                 for t in 0..32 * warps as usize {
                     for v in 0..l.registers() {
-                        let (c, is_live) = l.coordinate(t, v);
-                        let at = c
+                        let (_, is_live, _) = l.coordinate(t, v);
+                        let at = l
+                            .padded_coordinate(t, v)
                             .iter()
                             .zip(l.padded_strides())
                             .map(|(c, s)| c * s)
@@ -61,6 +62,50 @@ fn every_element_has_exactly_one_live_holder() {
             }
         }
     }
+}
+
+#[test]
+fn every_element_of_a_slice_has_exactly_one_owner() {
+    for (shape, axis) in [
+        (&[5usize, 6][..], 1),
+        (&[4, 128][..], 1),
+        (&[16, 8][..], 0),
+        (&[2, 3, 4][..], 2),
+    ] {
+        for warps in [1u32, 2, 4] {
+            let parent = DistLayout::blocked(shape, warps, 2).unwrap();
+            let slice = parent.slice(axis);
+            assert!(slice.broadcasts_to(&parent) && !parent.broadcasts_to(&slice));
+            let numel: usize = slice.shape.iter().product();
+            let mut owners = vec![0u32; numel];
+            let mut copies = vec![0u32; numel];
+            for t in 0..32 * warps as usize {
+                for v in 0..slice.registers() {
+                    let (c, live, owner) = slice.coordinate(t, v);
+                    let at = c
+                        .iter()
+                        .zip(row_major(&slice.shape))
+                        .map(|(c, s)| c * s)
+                        .sum::<usize>();
+                    if live {
+                        copies[at] += 1;
+                        owners[at] += u32::from(owner);
+                    }
+                }
+            }
+            assert!(owners.iter().all(|&n| n == 1), "{slice}");
+            // Every copy of the parent's elements along the axis is there.
+            assert!(copies.iter().all(|&n| n as usize >= shape[axis]), "{slice}");
+        }
+    }
+}
+
+fn row_major(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1];
+    }
+    strides
 }
 
 #[test]

@@ -48,6 +48,10 @@ pub struct DistLayout {
     pub thread: Layout,
     /// Register index → row-major offset in `P` relative to the first element.
     pub value: Layout,
+    /// Axes of extent 1 along which the layout still spreads threads and
+    /// registers (a *slice* of a parent layout, see [`DistLayout::slice`]):
+    /// every holder along them has a copy of the element.
+    pub replicated: Vec<usize>,
 }
 
 /// A layout that cannot be built (an empty or rank-0 tile, or one too large).
@@ -134,7 +138,39 @@ impl DistLayout {
             padded,
             thread,
             value,
+            replicated: Vec::new(),
         })
+    }
+
+    /// The slice of this layout along `axis`: the layout of a tile that has
+    /// extent 1 on `axis` (a reduction with `keepdim`) where the threads and
+    /// registers spread along `axis` all hold the element of the remaining
+    /// coordinates. A tile in the slice layout broadcasts back to this layout
+    /// register for register.
+    pub fn slice(&self, axis: usize) -> DistLayout {
+        let mut sliced = self.clone();
+        if let Some(extent) = sliced.shape.get_mut(axis) {
+            *extent = 1;
+            if !sliced.replicated.contains(&axis) {
+                sliced.replicated.push(axis);
+                sliced.replicated.sort_unstable();
+            }
+        }
+        sliced
+    }
+
+    /// Whether a tile in this layout broadcasts to `target` (same rank) by
+    /// keeping its registers: both spread threads and registers alike and
+    /// every axis where the shapes differ is replicated here.
+    pub fn broadcasts_to(&self, target: &DistLayout) -> bool {
+        self.padded == target.padded
+            && self.thread == target.thread
+            && self.value == target.value
+            && self.shape.len() == target.shape.len()
+            && (0..self.shape.len()).all(|d| {
+                self.shape[d] == target.shape[d]
+                    || (self.replicated.contains(&d) && !target.replicated.contains(&d))
+            })
     }
 
     /// The number of registers each thread holds.
@@ -147,17 +183,29 @@ impl DistLayout {
         row_major(&self.padded)
     }
 
-    /// The coordinate of register `v` of thread `t`, and whether it is live.
-    pub fn coordinate(&self, t: usize, v: usize) -> (Vec<usize>, bool) {
+    /// The coordinate in `P` of register `v` of thread `t`.
+    pub fn padded_coordinate(&self, t: usize, v: usize) -> Vec<usize> {
         let offset = (self.thread.call(t as i64) + self.value.call(v as i64)) as usize;
-        let coord: Vec<usize> = self
-            .padded_strides()
+        self.padded_strides()
             .iter()
             .zip(&self.padded)
             .map(|(s, p)| offset / s % p)
-            .collect();
+            .collect()
+    }
+
+    /// The tile coordinate of register `v` of thread `t` (0 on replicated
+    /// axes), whether it is live (inside the tile), and whether it is the
+    /// element's **owner**: the one live copy with padded coordinate 0 on
+    /// every replicated axis, which alone writes the element to memory.
+    pub fn coordinate(&self, t: usize, v: usize) -> (Vec<usize>, bool, bool) {
+        let mut coord = self.padded_coordinate(t, v);
+        let mut owner = true;
+        for &d in &self.replicated {
+            owner &= coord[d] == 0;
+            coord[d] = 0;
+        }
         let live = coord.iter().zip(&self.shape).all(|(c, s)| c < s);
-        (coord, live)
+        (coord, live, live && owner)
     }
 }
 
@@ -176,14 +224,16 @@ impl fmt::Display for DistLayout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "blocked<{:?} spt={:?} tpw={:?} wpb={:?} order={:?}> thread={} value={}",
+            "blocked<{:?} spt={:?} tpw={:?} wpb={:?} order={:?}",
             self.shape,
             self.size_per_thread,
             self.threads_per_warp,
             self.warps_per_block,
             self.order,
-            self.thread,
-            self.value
-        )
+        )?;
+        if !self.replicated.is_empty() {
+            write!(f, " replicated={:?}", self.replicated)?;
+        }
+        write!(f, "> thread={} value={}", self.thread, self.value)
     }
 }

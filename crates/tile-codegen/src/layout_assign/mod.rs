@@ -1,15 +1,22 @@
 //! Layout assignment: a distributed layout for every tile value.
 //!
-//! This first version gives every tile value of shape `S` the default
+//! Every tile value of shape `S` gets the default
 //! blocked layout of `S` ([`DistLayout::blocked`]) for the specialization's
 //! warp count, with [`vector_width`]`(S)` consecutive elements per thread
 //! along the innermost axis, so that a load or store can move them in one
 //! vector access. Whether it may is a runtime question (the tensor's strides
 //! and base address are runtime values): the lowering emits both forms behind
 //! a uniform contiguity and alignment test. Because two values of one shape
-//! always share a layout, elementwise ops never need a conversion; every op
+//! mostly share a layout, elementwise ops rarely need a conversion; every op
 //! whose result element depends on other coordinates of its operand
 //! (movement, reduction, scan, dot) goes through shared memory.
+//!
+//! The exception: a reduction with `keepdim` gets the **slice** of its
+//! operand's layout ([`DistLayout::slice`]), so that the usual
+//! `reduce → broadcast → elementwise with the operand` (softmax, layernorm)
+//! broadcasts in registers. Where two layouts meet in one op (an elementwise
+//! op, a carried or yielded value, a `dot` accumulator) the lowering converts
+//! the later operand to the first's layout through shared memory.
 
 mod blocked;
 
@@ -17,7 +24,7 @@ pub(crate) use blocked::row_major;
 pub use blocked::{DistLayout, LayoutBuildError};
 
 use std::collections::BTreeMap;
-use tile_ir::{Function, Type, Value};
+use tile_ir::{Function, OpKind, Type, Value};
 
 /// The layouts of one function's tile values.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,6 +48,31 @@ pub fn assign(func: &Function, num_warps: u32) -> Result<LayoutPlan, LayoutBuild
             );
         }
     }
+    // Reductions with keepdim produce the slice of their operand's layout,
+    // so that broadcasting the result back costs nothing.
+    func.walk(&mut |id| {
+        let op = func.op(id);
+        if let (
+            OpKind::Reduce {
+                axis,
+                keepdim: true,
+                ..
+            }
+            | OpKind::ArgReduce {
+                axis,
+                keepdim: true,
+                ..
+            },
+            [operand],
+            [result],
+        ) = (&op.kind, op.operands.as_slice(), op.results.as_slice())
+        {
+            if let Some(parent) = values.get(operand) {
+                let sliced = parent.slice(*axis);
+                values.insert(*result, sliced);
+            }
+        }
+    });
     Ok(LayoutPlan { num_warps, values })
 }
 

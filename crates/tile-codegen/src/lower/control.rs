@@ -2,9 +2,10 @@
 //!
 //! Loop bounds and branch conditions are scalars of the tile IR, so they are
 //! uniform registers and the thread-level `for`/`if` stay block-uniform. A
-//! carried or yielded tile becomes its registers, flattened in order; since
-//! every tile of one shape has one layout, the registers of a carried tile
-//! line up across iterations without conversion.
+//! carried or yielded tile becomes its registers, flattened in order. A
+//! yielded tile is converted to the layout its region promises (the initial
+//! value's for a loop body, the then branch's for the else branch), so that
+//! the registers of a carried tile line up across iterations.
 
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::DistLayout;
@@ -13,7 +14,8 @@ use std::rc::Rc;
 use tile_ir::{DType, OpId, Value};
 
 /// How one lowered value is laid out among flattened registers.
-enum Slot {
+#[derive(Clone)]
+pub(super) enum Slot {
     Scalar,
     Tile(Rc<DistLayout>),
 }
@@ -67,9 +69,26 @@ impl Lowerer<'_> {
         regs.iter().map(|&r| self.program.dtype(r)).collect()
     }
 
-    /// Lowers `yield`: the flattened registers of its operands.
+    /// Lowers `yield`: the flattened registers of its operands, each tile
+    /// first converted to the layout its region expects (the carried value's
+    /// for a `for` body, the then branch's for an `else`).
     pub(super) fn lower_yield(&mut self, id: OpId) -> Result<(), LowerError> {
-        let (regs, _) = self.flatten(id, &self.func.op(id).operands)?;
+        let func = self.func;
+        let operands = &func.op(id).operands;
+        let targets = self.yield_targets.last().cloned().flatten();
+        let mut regs = Vec::new();
+        for (i, &v) in operands.iter().enumerate() {
+            let (mut r, slots) = self.flatten(id, &[v])?;
+            if let (Some(Slot::Tile(from)), Some(Slot::Tile(to))) =
+                (slots.first(), targets.as_ref().and_then(|t| t.get(i)))
+            {
+                if from.shape != to.shape {
+                    return Err(self.invalid(id, "a yielded tile of the wrong shape"));
+                }
+                r = self.convert(func.ty(v).dtype(), from, &r, to);
+            }
+            regs.extend(r);
+        }
         self.emit_op(ThreadOpKind::Yield, regs, &[]);
         Ok(())
     }
@@ -100,7 +119,9 @@ impl Lowerer<'_> {
         self.env.insert(iv, Lowered::Scalar(iv_reg));
         self.unflatten(carried, &slots, &arg_regs);
         self.loop_depth += 1;
+        self.yield_targets.push(Some(slots.clone()));
         let ops = self.region(body);
+        self.yield_targets.pop();
         self.loop_depth -= 1;
         let ops = ops?;
         let mut args = vec![iv_reg];
@@ -131,12 +152,18 @@ impl Lowerer<'_> {
             return Err(self.invalid(id, "`if` needs a condition and two regions"));
         };
         let cond = self.scalar(id, *cond)?;
-        let then_ops = self.region(then)?;
-        let else_ops = self.region(otherwise)?;
+        self.yield_targets.push(None);
+        let then_ops = self.region(then);
+        self.yield_targets.pop();
+        let then_ops = then_ops?;
         let slots = match then.ops.last().map(|&y| func.op(y)) {
             Some(y) => self.flatten(id, &y.operands)?.1,
             None => Vec::new(),
         };
+        self.yield_targets.push(Some(slots.clone()));
+        let else_ops = self.region(otherwise);
+        self.yield_targets.pop();
+        let else_ops = else_ops?;
         let yielded = match then_ops.last().map(|&y| &self.program.ops[y]) {
             Some(y) if y.kind == ThreadOpKind::Yield => y.operands.clone(),
             _ => Vec::new(),

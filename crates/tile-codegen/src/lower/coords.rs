@@ -9,7 +9,11 @@
 //! c_d = (off_v / stride_P[d]) % P[d]
 //! live_v = ∧_d c_d < S[d]         (only axes with P[d] > S[d])
 //! linear_v = Σ_d c_d * stride_S[d]
+//! owner_v = live_v ∧ ∧_{replicated d} c_d == 0
 //! ```
+//!
+//! On a replicated axis (a slice layout) the tile coordinate is 0 whatever
+//! `c_d`; only the copy with `c_d == 0` is the owner that writes the element.
 
 use super::{Coords, Lowerer};
 use crate::layout_assign::{row_major, DistLayout};
@@ -42,6 +46,17 @@ impl Lowerer<'_> {
         let r = self.hoist(ThreadOpKind::Cast { to }, vec![x], to);
         self.casts.insert((x, to), r);
         r
+    }
+
+    /// `a ∧ b` hoisted, folding the constant `true`.
+    fn hoist_and(&mut self, a: Reg, b: Reg) -> Reg {
+        if self.is_true(a) {
+            b
+        } else if self.is_true(b) {
+            a
+        } else {
+            self.hoist_binary(BinaryOp::And, a, b)
+        }
     }
 
     /// The thread's index in its block.
@@ -84,11 +99,25 @@ impl Lowerer<'_> {
             axes: Vec::new(),
             linear: Vec::new(),
             live: Vec::new(),
+            owner: Vec::new(),
+            representative: Vec::new(),
         };
+        let mut keys: Vec<Vec<usize>> = Vec::new();
         for v in 0..layout.registers() {
-            let off = self.hoist_with_const(BinaryOp::Add, base, layout.value.call(v as i64));
+            // Registers whose value offsets differ only along replicated axes
+            // hold the same element: the first of them represents the others.
+            let value_offset = layout.value.call(v as i64) as usize;
+            let key: Vec<usize> = (0..layout.shape.len())
+                .filter(|d| !layout.replicated.contains(d))
+                .map(|d| value_offset / ps[d] % layout.padded[d])
+                .collect();
+            let first = keys.iter().position(|k| *k == key).unwrap_or(v);
+            keys.push(key);
+            coords.representative.push(first);
+            let off = self.hoist_with_const(BinaryOp::Add, base, value_offset as i64);
             let mut axes = Vec::new();
             let mut live = truth;
+            let mut owner = truth;
             let mut linear: Option<Reg> = None;
             for d in 0..layout.shape.len() {
                 let c = if layout.padded[d] == 1 {
@@ -101,18 +130,24 @@ impl Lowerer<'_> {
                         self.hoist_with_const(BinaryOp::Rem, c, layout.padded[d] as i64)
                     }
                 };
+                if layout.replicated.contains(&d) {
+                    if layout.padded[d] > 1 {
+                        let zero = self.i32c(0);
+                        let first =
+                            self.hoist(ThreadOpKind::Cmp(CmpPred::Eq), vec![c, zero], DType::Bool);
+                        owner = self.hoist_and(owner, first);
+                    }
+                    axes.push(self.i32c(0));
+                    continue;
+                }
                 if layout.padded[d] > layout.shape[d] {
                     let extent = self.i32c(layout.shape[d] as i64);
                     let inside =
                         self.hoist(ThreadOpKind::Cmp(CmpPred::Lt), vec![c, extent], DType::Bool);
-                    live = if live == truth {
-                        inside
-                    } else {
-                        self.hoist_binary(BinaryOp::And, live, inside)
-                    };
+                    live = self.hoist_and(live, inside);
                 }
+                axes.push(c);
                 if layout.padded[d] == 1 {
-                    axes.push(c);
                     continue;
                 }
                 let term = self.hoist_with_const(BinaryOp::Mul, c, ss[d] as i64);
@@ -120,12 +155,13 @@ impl Lowerer<'_> {
                     Some(l) => self.hoist_binary(BinaryOp::Add, l, term),
                     None => term,
                 });
-                axes.push(c);
             }
             coords.axes.push(axes);
             let linear = linear.unwrap_or_else(|| self.i32c(0));
             coords.linear.push(linear);
             coords.live.push(live);
+            let owner = self.hoist_and(live, owner);
+            coords.owner.push(owner);
         }
         self.coords.insert(layout.clone(), coords.clone());
         coords

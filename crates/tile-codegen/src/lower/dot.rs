@@ -36,9 +36,9 @@ impl Lowerer<'_> {
             func.ty(result).dtype(),
         );
         let layout = self.layout_of(id, result)?;
-        if layout != lc {
-            return Err(self.invalid(id, "the accumulator's layout differs from the result's"));
-        }
+        // The accumulator in the result's layout (a conversion only if `c`
+        // comes in another one).
+        let rc = self.convert(acc_dtype, &lc, &rc, &layout);
         let (ca, cb) = (self.coords(&la), self.coords(&lb));
         let size = |s: &[usize]| s.iter().product();
         let alloc_a = self.program.alloc_shared(da, size(&la.shape));
@@ -47,8 +47,8 @@ impl Lowerer<'_> {
             self.barrier();
         }
         for (alloc, regs, coords) in [(alloc_a, &ra, &ca), (alloc_b, &rb, &cb)] {
-            for ((&v, &i), &live) in regs.iter().zip(&coords.linear).zip(&coords.live) {
-                self.emit_op(ThreadOpKind::StoreShared { alloc }, vec![i, v, live], &[]);
+            for ((&v, &i), &owner) in regs.iter().zip(&coords.linear).zip(&coords.owner) {
+                self.emit_op(ThreadOpKind::StoreShared { alloc }, vec![i, v, owner], &[]);
             }
         }
         self.barrier();

@@ -1,9 +1,10 @@
 //! Elementwise ops: one thread-level op per register, in every thread.
 //!
 //! A scalar of the tile IR is one register (uniform across the block); a tile
-//! is one register per element the thread holds. Since every tile of one
-//! shape has the same layout, register `v` of every operand holds the same
-//! element, and the op applies register by register with the tile IR's own
+//! is one register per element the thread holds. The operands are first
+//! brought to the first operand's layout (a conversion only where a slice
+//! layout meets a blocked one), so that register `v` of every operand holds
+//! the same element, and the op applies register by register with the tile IR's own
 //! scalar semantics (`tile_ir::eval`), so the results are bit-identical.
 //! Dead registers compute on whatever they hold (total semantics: no trap).
 
@@ -66,12 +67,13 @@ impl Lowerer<'_> {
                     [Lowered::Tile { layout, .. }, ..] => {
                         let layout = layout.clone();
                         let mut columns = Vec::new();
-                        for o in &operands {
+                        for (o, &v) in operands.iter().zip(&op.operands) {
                             match o {
-                                Lowered::Tile { layout: l, regs } if *l == layout => {
-                                    columns.push(regs.clone())
+                                Lowered::Tile { layout: l, regs } if l.shape == layout.shape => {
+                                    let d = func.ty(v).dtype();
+                                    columns.push(self.convert(d, l, regs, &layout));
                                 }
-                                _ => return Err(self.invalid(id, "operands of different layouts")),
+                                _ => return Err(self.invalid(id, "operands of different shapes")),
                             }
                         }
                         let regs = (0..layout.registers())

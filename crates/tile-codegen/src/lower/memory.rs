@@ -95,7 +95,7 @@ impl Lowerer<'_> {
                 let dtype = func.ty(result).dtype();
                 let layout = self.layout_of(id, result)?;
                 let masked = matches!(op.kind, OpKind::LoadMasked { .. });
-                let access = self.access(id, &op.operands, &layout, masked)?;
+                let access = self.access(id, &op.operands, &layout, masked, false)?;
                 let other = match &op.kind {
                     OpKind::LoadMasked { padding } => {
                         padding_value(*padding, dtype).ok_or_else(|| {
@@ -124,8 +124,13 @@ impl Lowerer<'_> {
                     .split_first()
                     .ok_or_else(|| self.invalid(id, "no operands"))?;
                 let (layout, regs) = self.tile(id, *value)?;
-                let access =
-                    self.access(id, rest, &layout, matches!(op.kind, OpKind::StoreMasked))?;
+                let access = self.access(
+                    id,
+                    rest,
+                    &layout,
+                    matches!(op.kind, OpKind::StoreMasked),
+                    true,
+                )?;
                 let dtype = func.ty(*value).dtype();
                 let mut next = 0;
                 self.vectorized(&access, &layout, dtype, |s, width, addr, masks| {
@@ -256,6 +261,7 @@ impl Lowerer<'_> {
         operands: &[Value],
         layout: &DistLayout,
         masked: bool,
+        write: bool,
     ) -> Result<Access, LowerError> {
         let (view, indices) = operands
             .split_first()
@@ -317,7 +323,9 @@ impl Lowerer<'_> {
                 all_ok = self.and(all_ok, ok);
             }
             addresses.push(address.unwrap_or(zero));
-            masks.push(self.and(live, inside));
+            // Every copy loads; only the owner of an element stores it.
+            let holder = if write { coords.owner[v] } else { live };
+            masks.push(self.and(holder, inside));
         }
         if bounded && !masked {
             let mut check_operands = vec![all_ok];

@@ -113,6 +113,7 @@ pub fn lower(func: &Function, options: &Options) -> Result<Program, LowerError> 
         thread_id: None,
         loop_depth: 0,
         bounds_checks: options.bounds_checks,
+        yield_targets: Vec::new(),
     };
     let body = lowerer.region(&func.body)?;
     let mut ops = std::mem::take(&mut lowerer.prologue);
@@ -148,6 +149,12 @@ struct Coords {
     linear: Vec<Reg>,
     /// Per register, whether its element lies in the tile (`bool`).
     live: Vec<Reg>,
+    /// Per register, whether it is the one copy of its element that writes
+    /// it to memory (`live` but for the copies of a slice layout).
+    owner: Vec<Reg>,
+    /// Per register, the first register of the thread holding the same
+    /// element (itself unless the layout is a slice).
+    representative: Vec<usize>,
 }
 
 /// The state of one lowering.
@@ -176,6 +183,9 @@ struct Lowerer<'a> {
     loop_depth: usize,
     /// Whether unproven unmasked accesses are checked.
     bounds_checks: bool,
+    /// Per enclosing region being lowered, the layouts its `yield` must
+    /// produce (`None`: any, for a then branch).
+    yield_targets: Vec<Option<Vec<control::Slot>>>,
 }
 
 impl<'a> Lowerer<'a> {

@@ -5,12 +5,17 @@
 //! shared memory (the general path; register-only special cases are future
 //! work):
 //!
-//! 1. *stage*: each thread writes its live registers to a fresh allocation at
+//! 1. *stage*: each thread writes the registers it owns to a fresh allocation at
 //!    the element's row-major index (one writer per element, so no race), then
 //!    a `barrier`; inside a `for` body a `barrier` also comes first, so that
 //!    the writes of one iteration cannot race with the reads of the previous;
 //! 2. *gather*: each register of the result reads the element its coordinate
 //!    maps to; dead registers read index 0 instead (always written).
+//!
+//! A `broadcast` or `expand` of a tile in a slice layout of the result's
+//! layout keeps its registers (every copy is already there). `convert`, the
+//! same two steps with the identity map, changes a tile's layout where two
+//! layouts meet.
 //!
 //! The maps, from a result coordinate `c` to the operand's row-major index:
 //!
@@ -71,7 +76,7 @@ impl Lowerer<'_> {
         self.stage(
             dtype,
             len,
-            &[(regs.to_vec(), coords.linear.clone(), coords.live.clone())],
+            &[(regs.to_vec(), coords.linear.clone(), coords.owner.clone())],
         )
     }
 
@@ -149,6 +154,26 @@ impl Lowerer<'_> {
         regs
     }
 
+    /// The registers of a tile of `from` (registers `regs`) in layout `to`
+    /// of the same shape: unchanged if the layouts agree, else through
+    /// shared memory.
+    pub(super) fn convert(
+        &mut self,
+        dtype: DType,
+        from: &DistLayout,
+        regs: &[Reg],
+        to: &DistLayout,
+    ) -> Vec<Reg> {
+        if from == to {
+            return regs.to_vec();
+        }
+        let alloc = self.stage_tile(dtype, from, regs);
+        self.gather(alloc, dtype, to, None, |_, _, linear| Source {
+            index: linear,
+            inside: None,
+        })
+    }
+
     /// Lowers the movement ops.
     pub(super) fn movement(&mut self, id: OpId) -> Result<(), LowerError> {
         let func = self.func;
@@ -176,7 +201,7 @@ impl Lowerer<'_> {
                     indices.push(self.linear(&terms));
                 }
                 offset += l.shape.get(axis).copied().unwrap_or(0);
-                parts.push((regs, indices, coords.live.clone()));
+                parts.push((regs, indices, coords.owner.clone()));
             }
             let alloc = self.stage(dtype, dst.iter().product(), &parts);
             let regs = self.gather(alloc, dtype, &layout, None, |_, _, linear| Source {
@@ -197,6 +222,19 @@ impl Lowerer<'_> {
             Lowered::Tile { layout, regs } => (layout, regs),
             _ => return Err(self.invalid(id, "the operand is not a scalar or tile")),
         };
+        if matches!(op.kind, OpKind::Broadcast { .. } | OpKind::Expand { .. })
+            && src_layout.broadcasts_to(&layout)
+        {
+            // A slice layout broadcast back to its parent: the registers already
+            // hold every copy.
+            return self.bind(
+                id,
+                Lowered::Tile {
+                    layout,
+                    regs: src_regs,
+                },
+            );
+        }
         let src = src_layout.shape.clone();
         let rs = row_major(&src);
         let alloc = self.stage_tile(dtype, &src_layout, &src_regs);

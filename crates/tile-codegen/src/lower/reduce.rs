@@ -129,6 +129,12 @@ impl Lowerer<'_> {
                 let coords = self.coords(&layout);
                 let mut regs = Vec::new();
                 for v in 0..layout.registers() {
+                    let first = coords.representative[v];
+                    if first != v {
+                        // A copy in a slice layout: the same lane, folded once.
+                        regs.push(regs[first]);
+                        continue;
+                    }
                     let c = &coords.axes[v];
                     // The operand axis of each result axis.
                     let terms: Vec<(Reg, usize)> = (0..c.len())
