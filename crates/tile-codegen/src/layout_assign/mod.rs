@@ -14,7 +14,9 @@
 //! The exception: a reduction with `keepdim` gets the **slice** of its
 //! operand's layout ([`DistLayout::slice`]), so that the usual
 //! `reduce → broadcast → elementwise with the operand` (softmax, layernorm)
-//! broadcasts in registers. Where two layouts meet in one op (an elementwise
+//! broadcasts in registers. A value that is computed alike in any layout (a
+//! `full`, an `iota`, a broadcast scalar) takes the layout of the elementwise
+//! op that uses it. Where two layouts still meet in one op (an elementwise
 //! op, a carried or yielded value, a `dot` accumulator) the lowering converts
 //! the later operand to the first's layout through shared memory.
 
@@ -23,7 +25,7 @@ mod blocked;
 pub(crate) use blocked::row_major;
 pub use blocked::{DistLayout, LayoutBuildError};
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use tile_ir::{Function, OpKind, Type, Value};
 
 /// The layouts of one function's tile values.
@@ -73,7 +75,67 @@ pub fn assign(func: &Function, num_warps: u32) -> Result<LayoutPlan, LayoutBuild
             }
         }
     });
+    propagate_to_flexible(func, &mut values);
     Ok(LayoutPlan { num_warps, values })
+}
+
+/// Whether `v` is computed the same way in any layout (a `full`, an `iota`
+/// or a broadcast scalar), so that it should take its user's layout.
+fn flexible(func: &Function, v: Value) -> bool {
+    let Some(id) = func.defining_op(v) else {
+        return false;
+    };
+    let op = func.op(id);
+    match op.kind {
+        OpKind::Full { .. } | OpKind::Iota { .. } => true,
+        OpKind::Broadcast { .. } => op
+            .operands
+            .first()
+            .is_some_and(|&x| matches!(func.ty(x), Type::Scalar(_))),
+        _ => false,
+    }
+}
+
+/// In program order, gives each flexible operand (at its first use) of an elementwise op the
+/// layout of the op's first other tile operand (and the result that layout
+/// too), so that `sum / broadcast(n)` computes `broadcast(n)` directly in
+/// the reduction's slice layout instead of converting it.
+fn propagate_to_flexible(func: &Function, values: &mut BTreeMap<Value, DistLayout>) {
+    // The first user decides; later users of another layout convert.
+    let mut decided = BTreeSet::new();
+    func.walk(&mut |id| {
+        let op = func.op(id);
+        let elementwise = matches!(
+            op.kind,
+            OpKind::Unary(_)
+                | OpKind::Binary(_)
+                | OpKind::Cmp(_)
+                | OpKind::Select
+                | OpKind::Fma
+                | OpKind::Cast { .. }
+        );
+        if !elementwise {
+            return;
+        }
+        let anchor = op
+            .operands
+            .iter()
+            .find(|&&v| !flexible(func, v))
+            .or(op.operands.first())
+            .and_then(|v| values.get(v))
+            .cloned();
+        let Some(anchor) = anchor else {
+            return;
+        };
+        for &v in op.operands.iter().filter(|&&v| flexible(func, v)) {
+            if values.get(&v).is_some_and(|l| l.shape == anchor.shape) && decided.insert(v) {
+                values.insert(v, anchor.clone());
+            }
+        }
+        for &r in &op.results {
+            values.insert(r, anchor.clone());
+        }
+    });
 }
 
 /// The elements per thread along the innermost axis of a tile of `shape`:
