@@ -1,25 +1,36 @@
-//! Layout choices that save shared-memory round trips, pinned by counting
-//! the shared allocations (each is one staging with its barriers).
+//! Layout choices and shared-memory reuse, pinned by counting the shared
+//! allocations and barriers of each sample.
 
 use tile_codegen::lower::{lower, Options};
-use tile_ir::samples;
+use tile_ir::{samples, DType, Function};
+
+/// (allocations, barriers) of `func` lowered for 2 warps.
+fn counts(func: Function) -> (usize, usize) {
+    let program = lower(&func, &Options::warps(2)).unwrap();
+    (
+        program.shared.len(),
+        program.to_string().matches("barrier").count(),
+    )
+}
 
 #[test]
-fn staging_counts_of_the_samples() {
-    let count = |func: tile_ir::Function| lower(&func, &Options::warps(2)).unwrap().shared.len();
+fn allocations_and_barriers_of_the_samples() {
     // vector add: nothing to move.
-    assert_eq!(count(samples::vector_add(64).unwrap()), 0);
-    // softmax: the two reductions; their broadcasts stay in registers.
-    assert_eq!(count(samples::softmax(2, 16).unwrap()), 2);
-    // layernorm: the two reductions, and the broadcasts of the 1-D iota,
-    // weight and bias to 2-D; the `n`, `eps` broadcasts take the reductions'
-    // slice layout instead of being converted.
-    assert_eq!(count(samples::layernorm(2, 16).unwrap()), 5);
+    assert_eq!(counts(samples::vector_add(64).unwrap()), (0, 0));
+    // softmax: two reductions (their broadcasts stay in registers) share one
+    // allocation; the second waits for the first's readers.
+    assert_eq!(counts(samples::softmax(2, 16).unwrap()), (1, 3));
+    // layernorm: two reductions, and the 1-D iota, weight and bias broadcast
+    // to 2-D; `n` and `eps` are computed in the reductions' slice layout.
+    // The four f32 stagings share one allocation (one barrier for the first,
+    // two for each reuse), and the i32 iota has its own (one barrier).
+    assert_eq!(counts(samples::layernorm(2, 16).unwrap()), (2, 8));
     // transpose: the permute.
-    assert_eq!(count(samples::transpose(8, 16).unwrap()), 1);
-    // matmul: both operands of the dot.
+    assert_eq!(counts(samples::transpose(8, 16).unwrap()), (1, 1));
+    // matmul: both operands of the dot, in the loop (a barrier before the
+    // writes of each iteration, one before the reads).
     assert_eq!(
-        count(samples::matmul(8, 8, 4, tile_ir::DType::F32).unwrap()),
-        2
+        counts(samples::matmul(8, 8, 4, DType::F32).unwrap()),
+        (2, 2)
     );
 }

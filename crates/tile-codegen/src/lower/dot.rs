@@ -41,9 +41,9 @@ impl Lowerer<'_> {
         let rc = self.convert(acc_dtype, &lc, &rc, &layout);
         let (ca, cb) = (self.coords(&la), self.coords(&lb));
         let size = |s: &[usize]| s.iter().product();
-        let alloc_a = self.program.alloc_shared(da, size(&la.shape));
-        let alloc_b = self.program.alloc_shared(db, size(&lb.shape));
-        if self.loop_depth > 0 {
+        let (alloc_a, reused_a) = self.take_shared(da, size(&la.shape));
+        let (alloc_b, reused_b) = self.take_shared(db, size(&lb.shape));
+        if self.loop_depth > 0 || reused_a || reused_b {
             self.barrier();
         }
         for (alloc, regs, coords) in [(alloc_a, &ra, &ca), (alloc_b, &rb, &cb)] {
@@ -89,6 +89,8 @@ impl Lowerer<'_> {
             }
             regs.push(acc);
         }
+        self.release_shared(alloc_a);
+        self.release_shared(alloc_b);
         self.bind(id, Lowered::Tile { layout, regs })
     }
 }

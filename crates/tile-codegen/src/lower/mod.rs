@@ -114,6 +114,7 @@ pub fn lower(func: &Function, options: &Options) -> Result<Program, LowerError> 
         loop_depth: 0,
         bounds_checks: options.bounds_checks,
         yield_targets: Vec::new(),
+        free_shared: Vec::new(),
     };
     let body = lowerer.region(&func.body)?;
     let mut ops = std::mem::take(&mut lowerer.prologue);
@@ -183,6 +184,8 @@ struct Lowerer<'a> {
     loop_depth: usize,
     /// Whether unproven unmasked accesses are checked.
     bounds_checks: bool,
+    /// Shared allocations whose last reads have been emitted, for reuse.
+    free_shared: Vec<crate::thread::SharedId>,
     /// Per enclosing region being lowered, the layouts its `yield` must
     /// produce (`None`: any, for a then branch).
     yield_targets: Vec<Option<Vec<control::Slot>>>,

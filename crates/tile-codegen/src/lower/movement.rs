@@ -5,7 +5,7 @@
 //! shared memory (the general path; register-only special cases are future
 //! work):
 //!
-//! 1. *stage*: each thread writes the registers it owns to a fresh allocation at
+//! 1. *stage*: each thread writes the registers it owns to an allocation at
 //!    the element's row-major index (one writer per element, so no race), then
 //!    a `barrier`; inside a `for` body a `barrier` also comes first, so that
 //!    the writes of one iteration cannot race with the reads of the previous;
@@ -43,16 +43,42 @@ pub(super) struct Source {
 }
 
 impl Lowerer<'_> {
-    /// Writes `(values, indices, masks)` of each part into a fresh shared
-    /// allocation of `len` elements, between barriers.
+    /// A shared allocation of `dtype` with at least `len` elements: a
+    /// released one if there is one (grown if needed; `true`: its earlier
+    /// readers must be waited for), else a new one.
+    pub(super) fn take_shared(&mut self, dtype: DType, len: usize) -> (SharedId, bool) {
+        let program = &mut self.program;
+        match self
+            .free_shared
+            .iter()
+            .position(|&a| program.shared[a].dtype == dtype)
+        {
+            Some(at) => {
+                let alloc = self.free_shared.remove(at);
+                let entry = &mut program.shared[alloc];
+                entry.len = entry.len.max(len);
+                (alloc, true)
+            }
+            None => (program.alloc_shared(dtype, len), false),
+        }
+    }
+
+    /// Marks an allocation as dead: its last reads have been emitted.
+    pub(super) fn release_shared(&mut self, alloc: SharedId) {
+        self.free_shared.push(alloc);
+    }
+
+    /// Writes `(values, indices, masks)` of each part into a shared
+    /// allocation of `len` elements (see [`Self::take_shared`]), between
+    /// barriers; the caller releases it after its reads.
     pub(super) fn stage(
         &mut self,
         dtype: DType,
         len: usize,
         parts: &[(Vec<Reg>, Vec<Reg>, Vec<Reg>)],
     ) -> SharedId {
-        let alloc = self.program.alloc_shared(dtype, len);
-        if self.loop_depth > 0 {
+        let (alloc, reused) = self.take_shared(dtype, len);
+        if self.loop_depth > 0 || reused {
             self.barrier();
         }
         for (values, indices, masks) in parts {
@@ -168,10 +194,12 @@ impl Lowerer<'_> {
             return regs.to_vec();
         }
         let alloc = self.stage_tile(dtype, from, regs);
-        self.gather(alloc, dtype, to, None, |_, _, linear| Source {
+        let converted = self.gather(alloc, dtype, to, None, |_, _, linear| Source {
             index: linear,
             inside: None,
-        })
+        });
+        self.release_shared(alloc);
+        converted
     }
 
     /// Lowers the movement ops.
@@ -208,6 +236,7 @@ impl Lowerer<'_> {
                 index: linear,
                 inside: None,
             });
+            self.release_shared(alloc);
             return self.bind(id, Lowered::Tile { layout, regs });
         }
         let operand = *op
@@ -357,6 +386,7 @@ impl Lowerer<'_> {
             }
             _ => return Err(self.invalid(id, "not a movement op")),
         };
+        self.release_shared(alloc);
         self.bind(id, Lowered::Tile { layout, regs })
     }
 }

@@ -158,6 +158,7 @@ impl Lowerer<'_> {
             }
             _ => return Err(self.invalid(id, "the result is not a scalar or tile")),
         };
+        self.release_shared(alloc);
         self.bind(id, lowered)
     }
 
