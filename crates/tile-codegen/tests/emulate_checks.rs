@@ -386,3 +386,40 @@ fn shuffles_follow_ptx() {
         lanes(&|l| if l >= 16 { l - 16 } else { l })
     );
 }
+
+#[test]
+fn malformed_programs_are_errors_not_panics() {
+    let empty = Program::new("k", 0);
+    let err = emulate::run(&empty, [1, 1, 1], &mut []).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "block (0, 0, 0): `kernel`: malformed program: a block of no warps"
+    );
+    // An operand used before it is defined.
+    let (mut p, _) = program();
+    let dangling = p.new_reg(DType::I32);
+    one(
+        &mut p,
+        ThreadOpKind::Unary(tile_ir::UnaryOp::Neg),
+        &[dangling],
+        DType::I32,
+    );
+    let err = emulate::run(&p, [1, 1, 1], &mut x(1)).unwrap_err();
+    assert!(matches!(*err.fault, EmuFault::Malformed(_)), "{err}");
+    // Arguments that do not match the parameters.
+    let err = emulate::run(&p, [1, 1, 1], &mut []).unwrap_err();
+    assert!(matches!(*err.fault, EmuFault::Malformed(_)), "{err}");
+    // A shuffle of a width that is not a power of two.
+    let (mut p, tid) = program();
+    one(
+        &mut p,
+        ThreadOpKind::Shuffle {
+            mode: ShuffleMode::Idx,
+            width: 3,
+        },
+        &[tid, tid],
+        DType::I32,
+    );
+    let err = emulate::run(&p, [1, 1, 1], &mut x(1)).unwrap_err();
+    assert!(matches!(*err.fault, EmuFault::Malformed(_)), "{err}");
+}

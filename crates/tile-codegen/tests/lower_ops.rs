@@ -284,3 +284,22 @@ fn reduce_then_broadcast_stays_in_registers() {
     // One staging of the operand for the reduction, none for the broadcast.
     assert_eq!(program.shared.len(), 1, "{program}");
 }
+
+#[test]
+fn unverified_input_is_an_error_naming_the_op() {
+    let mut func = tile_ir::samples::softmax(2, 8).unwrap();
+    let reduce = func
+        .ops
+        .iter()
+        .find(|(_, op)| matches!(op.kind, tile_ir::OpKind::Reduce { .. }))
+        .map(|(id, _)| id)
+        .unwrap();
+    if let tile_ir::OpKind::Reduce { axis, .. } = &mut func.ops[reduce].kind {
+        *axis = 5;
+    }
+    let err = lower(&func, &Options::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "`%5 = reduce %4`: axis or result rank out of range"
+    );
+}

@@ -39,6 +39,9 @@ pub fn run(program: &Program, grid: [u32; 3], args: &mut [Arg]) -> Result<(), Em
         op: "kernel".into(),
         fault: Box::new(fault),
     };
+    if program.num_warps == 0 {
+        return Err(at_start(EmuFault::Malformed("a block of no warps".into())));
+    }
     if args.len() != program.params.len() {
         return Err(at_start(EmuFault::Malformed(format!(
             "{} arguments for {} parameters",

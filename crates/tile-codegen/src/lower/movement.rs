@@ -265,6 +265,14 @@ impl Lowerer<'_> {
             );
         }
         let src = src_layout.shape.clone();
+        let fits = match op.kind {
+            OpKind::Reshape { .. } => true,
+            OpKind::Broadcast { .. } => src.len() <= dst.len(),
+            _ => src.len() == dst.len(),
+        };
+        if !fits {
+            return Err(self.invalid(id, "operand and result ranks do not fit the op"));
+        }
         let rs = row_major(&src);
         let alloc = self.stage_tile(dtype, &src_layout, &src_regs);
         let kind = op.kind.clone();

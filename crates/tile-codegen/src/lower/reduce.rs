@@ -81,8 +81,10 @@ impl Lowerer<'_> {
             }
             _ => return Err(self.invalid(id, "not a reduction")),
         };
-        if axis >= src.len() {
-            return Err(self.invalid(id, "axis out of range"));
+        let result_rank = func.ty(result).tile_shape().map_or(0, |s| s.rank());
+        let expected_rank = if keepdim { src.len() } else { src.len() - 1 };
+        if axis >= src.len() || result_rank != expected_rank {
+            return Err(self.invalid(id, "axis or result rank out of range"));
         }
         let alloc = self.stage_tile(dtype, &src_layout, &src_regs);
         let extent = src[axis];
