@@ -303,3 +303,60 @@ fn unverified_input_is_an_error_naming_the_op() {
         "`%5 = reduce %4`: axis or result rank out of range"
     );
 }
+
+/// Reduces `[rows, cols]` tiles of an i32 `x: [xr, cols]` along `axis` with
+/// keepdim, storing the result.
+fn int_reduce(
+    kind: &str,
+    rows: usize,
+    cols: usize,
+    xr: usize,
+    axis: usize,
+) -> (String, Vec<usize>) {
+    let out = if axis == 0 { [1, cols] } else { [rows, 1] };
+    let text = format!(
+        "kernel @k(%x: tensor<i32, 2>, %out: tensor<i32, 2>) {{
+  %pid = program_id 0 : i32
+  %zero = constant 0 : i32
+  %vx = partition_view %x [{rows}, {cols}] : view<i32, [{rows}, {cols}]>
+  %t = load_masked %vx[%pid, %zero] pad(zero) : tile<{rows}x{cols}xi32>
+  %r = reduce {kind} %t axis {axis} keepdim : tile<{}x{}xi32>
+  %vo = partition_view %out [{}, {}] : view<i32, [{}, {}]>
+  store_masked %r, %vo[%pid, %zero]
+}}",
+        out[0], out[1], out[0], out[1], out[0], out[1]
+    );
+    let blocks = xr.div_ceil(rows);
+    (text, vec![blocks * out[0], out[1]])
+}
+
+#[test]
+fn integer_reductions_use_shuffles_and_warps() {
+    for kind in ["sum", "prod", "max", "min"] {
+        // Lanes along the axis, then lanes and warps along it.
+        for (rows, cols, xr, axis, warps) in
+            [(5, 6, 8, 1, 1), (64, 2, 100, 0, 2), (64, 4, 70, 0, 4)]
+        {
+            let (text, out_shape) = int_reduce(kind, rows, cols, xr, axis);
+            let func = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            let args = vec![
+                tensor(7, &[xr, cols], DType::I32),
+                tensor(8, &out_shape, DType::I32),
+            ];
+            let grid = [xr.div_ceil(rows) as u32, 1, 1];
+            let mut expected = args.clone();
+            interp::run(&func, grid, &mut expected).unwrap();
+            let program = lower(&func, &Options::warps(warps)).unwrap();
+            let listing = program.to_string();
+            assert!(listing.contains("shfl.bfly"), "{listing}");
+            assert_eq!(listing.contains("barrier"), axis == 0, "{listing}");
+            let mut actual = args.clone();
+            emulate::run(&program, grid, &mut actual).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert_eq!(
+                bits(&actual),
+                bits(&expected),
+                "{kind} {rows}x{cols}\n{text}"
+            );
+        }
+    }
+}

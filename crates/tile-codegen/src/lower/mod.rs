@@ -12,6 +12,7 @@
 //! | `memory.rs` | `dim`, `partition_view`, `load`, `load_masked`, `store`, `store_masked` |
 //! | `movement.rs` | tile `broadcast`, `reshape`, `permute`, `expand`, `flip`, `slice`, `pad`, `cat` through shared memory |
 //! | `reduce.rs` | `reduce`, `arg`, `scan` (sequential, in the interpreter's order) |
+//! | `reduce_tree.rs` | integer `reduce`: in thread, warp shuffles, across warps |
 //! | `dot.rs` | `dot` on CUDA cores, operands staged through shared memory |
 //! | `control.rs` | `for`, `if` (structured and uniform) |
 //!
@@ -25,6 +26,7 @@ mod elementwise;
 mod memory;
 mod movement;
 mod reduce;
+mod reduce_tree;
 
 use crate::layout_assign::{assign, DistLayout, LayoutBuildError, LayoutPlan};
 use crate::thread::{OpId as ThreadOp, Param, ParamKind, Program, Reg, ThreadOpKind};

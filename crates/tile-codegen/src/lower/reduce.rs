@@ -14,10 +14,11 @@
 //! (`acc = select(k ≤ c, acc ⊕ x[k], acc)`), which is the interpreter's
 //! `y[k] = y[k-1] ⊕ x[k]` at `k = c`.
 //!
-//! Cost: `O(extent)` shared reads per result register; in-thread partial
-//! folds, shuffles and the cross-warp stage are the faster, inexact (or
-//! integer-only) alternative left for later (see `docs/lowering.md`).
+//! Cost: `O(extent)` shared reads per result register. Integer reductions,
+//! where any order gives the same bits, take the parallel path of
+//! `reduce_tree.rs` instead (in thread, shuffles, across warps).
 
+use super::reduce_tree::tree_exact;
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::row_major;
 use crate::thread::{Reg, ThreadOpKind};
@@ -85,6 +86,17 @@ impl Lowerer<'_> {
         let expected_rank = if keepdim { src.len() } else { src.len() - 1 };
         if axis >= src.len() || result_rank != expected_rank {
             return Err(self.invalid(id, "axis or result rank out of range"));
+        }
+        if let (Fold::Combine(combine), true) = (fold_kind, keepdim) {
+            let layout = self.layout_of(id, result)?;
+            if tree_exact(dtype)
+                && src_layout.replicated.is_empty()
+                && src[axis] > 1
+                && *layout == src_layout.slice(axis)
+            {
+                let regs = self.tree_reduce(combine, dtype, axis, &src_layout, &src_regs, &layout);
+                return self.bind(id, Lowered::Tile { layout, regs });
+            }
         }
         let alloc = self.stage_tile(dtype, &src_layout, &src_regs);
         let extent = src[axis];
