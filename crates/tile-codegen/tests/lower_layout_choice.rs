@@ -34,3 +34,18 @@ fn allocations_and_barriers_of_the_samples() {
         (2, 2)
     );
 }
+
+#[test]
+fn dot_registers_share_operand_loads() {
+    // An 8x8 accumulator over 2 warps: each thread holds 4 consecutive
+    // columns of one row, so each k costs 1 load of `a` and 4 of `b` (not 8).
+    let program = lower(
+        &samples::matmul(8, 8, 4, DType::F32).unwrap(),
+        &Options::warps(2),
+    )
+    .unwrap();
+    assert_eq!(
+        program.to_string().matches("ld.shared").count(),
+        4 * (1 + 4)
+    );
+}

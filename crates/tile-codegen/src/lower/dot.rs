@@ -2,14 +2,15 @@
 //!
 //! Both operands are staged in shared memory (one barrier for the two); each
 //! register `(m, n)` of the accumulator, in the accumulator's layout, then
-//! computes `acc = fma(a[m, k], b[k, n], acc)` for `k = 0, 1, …, K-1` from its
+//! computes (with `k` outermost, so that the registers of a thread on one row
+//! share each `a[m, k]` load and those on one column each `b[k, n]` load) `acc = fma(a[m, k], b[k, n], acc)` for `k = 0, 1, …, K-1` from its
 //! own `c` register, the operands widened exactly to the accumulator dtype
 //! first — the interpreter's order and rounding, so the result is
 //! bit-identical. For `i8` operands the step is `acc + a * b` in `i32`.
 
 use super::{LowerError, Lowered, Lowerer};
-use crate::thread::ThreadOpKind;
-use tile_ir::{BinaryOp, DType, OpId};
+use crate::thread::{Reg, ThreadOpKind};
+use tile_ir::{BinaryOp, CmpPred, DType, OpId};
 
 impl Lowerer<'_> {
     /// Lowers `dot`.
@@ -53,42 +54,86 @@ impl Lowerer<'_> {
         }
         self.barrier();
         let coords = self.coords(&layout);
-        let mut regs = Vec::new();
-        for (v, &c_reg) in rc.iter().enumerate() {
-            let live = coords.live[v];
-            let zero = self.i32c(0);
-            let (mut row, mut col) = (coords.axes[v][0], coords.axes[v][1]);
-            if !self.is_true(live) {
-                row = self.select(live, row, zero);
-                col = self.select(live, col, zero);
+        // Registers on one row share their `a` loads, on one column their `b`
+        // loads: the row (column) of register v is the first register with the
+        // same value-layout digit along axis 0 (1).
+        let ps = layout.padded_strides();
+        let digit =
+            |v: usize, d: usize| layout.value.call(v as i64) as usize / ps[d] % layout.padded[d];
+        let count = rc.len();
+        let first_with = |d: usize| -> Vec<usize> {
+            (0..count)
+                .map(|v| (0..=v).find(|&u| digit(u, d) == digit(v, d)).unwrap_or(v))
+                .collect()
+        };
+        let (row_of, col_of) = (first_with(0), first_with(1));
+        // Each distinct row's start `m·K` and column `n`, clamped to 0 outside
+        // the tile (dead registers read a valid element).
+        let zero = self.i32c(0);
+        let clamp = |s: &mut Self, c: Reg, extent: usize, padded: usize| {
+            if padded > extent {
+                let e = s.i32c(extent as i64);
+                let inside = s.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![c, e], DType::Bool);
+                s.select(inside, c, zero)
+            } else {
+                c
             }
-            let row_start = self.linear(&[(row, k)]);
-            let mut acc = c_reg;
-            for kk in 0..k {
-                let kc = self.i32c(kk as i64);
-                let ia = if kk == 0 {
-                    row_start
-                } else {
-                    self.binary(BinaryOp::Add, row_start, kc)
-                };
-                let ib = if kk == 0 {
-                    col
-                } else {
-                    let shift = self.i32c((kk * n) as i64);
-                    self.binary(BinaryOp::Add, col, shift)
-                };
-                let x = self.emit(ThreadOpKind::LoadShared { alloc: alloc_a }, vec![ia], da);
-                let y = self.emit(ThreadOpKind::LoadShared { alloc: alloc_b }, vec![ib], db);
-                let (x, y) = (self.cast(x, acc_dtype), self.cast(y, acc_dtype));
-                acc = if acc_dtype == DType::I32 {
-                    let p = self.binary(BinaryOp::Mul, x, y);
-                    self.binary(BinaryOp::Add, acc, p)
-                } else {
-                    self.emit(ThreadOpKind::Fma, vec![x, y, acc], acc_dtype)
-                };
+        };
+        let mut row_start = vec![None; count];
+        let mut col = vec![None; count];
+        for v in 0..count {
+            if row_of[v] == v {
+                let r = clamp(self, coords.axes[v][0], layout.shape[0], layout.padded[0]);
+                row_start[v] = Some(self.linear(&[(r, k)]));
             }
-            regs.push(acc);
+            if col_of[v] == v {
+                col[v] = Some(clamp(
+                    self,
+                    coords.axes[v][1],
+                    layout.shape[1],
+                    layout.padded[1],
+                ));
+            }
         }
+        let mut acc = rc.clone();
+        for kk in 0..k {
+            let mut a_vals = vec![None; count];
+            let mut b_vals = vec![None; count];
+            for v in 0..count {
+                if let Some(start) = row_start[v] {
+                    let index = if kk == 0 {
+                        start
+                    } else {
+                        let kc = self.i32c(kk as i64);
+                        self.binary(BinaryOp::Add, start, kc)
+                    };
+                    let x = self.emit(ThreadOpKind::LoadShared { alloc: alloc_a }, vec![index], da);
+                    a_vals[v] = Some(self.cast(x, acc_dtype));
+                }
+                if let Some(c) = col[v] {
+                    let index = if kk == 0 {
+                        c
+                    } else {
+                        let shift = self.i32c((kk * n) as i64);
+                        self.binary(BinaryOp::Add, c, shift)
+                    };
+                    let y = self.emit(ThreadOpKind::LoadShared { alloc: alloc_b }, vec![index], db);
+                    b_vals[v] = Some(self.cast(y, acc_dtype));
+                }
+            }
+            for v in 0..count {
+                let (Some(x), Some(y)) = (a_vals[row_of[v]], b_vals[col_of[v]]) else {
+                    continue;
+                };
+                acc[v] = if acc_dtype == DType::I32 {
+                    let p = self.binary(BinaryOp::Mul, x, y);
+                    self.binary(BinaryOp::Add, acc[v], p)
+                } else {
+                    self.emit(ThreadOpKind::Fma, vec![x, y, acc[v]], acc_dtype)
+                };
+            }
+        }
+        let regs = acc;
         self.release_shared(alloc_a);
         self.release_shared(alloc_b);
         self.bind(id, Lowered::Tile { layout, regs })
