@@ -71,6 +71,7 @@ fn check_with(text: &str, x: Arg, dtype: DType, out_shape: &[usize]) {
     interp::run(&func, grid, &mut expected).unwrap();
     for num_warps in [1, 2] {
         let program = lower(&func, &Options::warps(num_warps)).unwrap();
+        tile_codegen::thread::verify(&program).unwrap();
         let mut actual = args.clone();
         emulate::run(&program, grid, &mut actual).unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(bits(&actual), bits(&expected), "{num_warps} warps\n{text}");

@@ -57,6 +57,7 @@ fn check(func: &Function, grid: [u32; 3], args: Vec<Arg>, warps: &[u32]) {
     interp::run(func, grid, &mut expected).unwrap();
     for &num_warps in warps {
         let program = lower(func, &Options::warps(num_warps)).unwrap();
+        tile_codegen::thread::verify(&program).unwrap();
         let mut actual = args.clone();
         emulate::run(&program, grid, &mut actual)
             .unwrap_or_else(|e| panic!("{num_warps} warps: {e}"));

@@ -22,6 +22,7 @@ fn check(func: &Function, grid: [u32; 3], args: Vec<Arg>) {
     interp::run(func, grid, &mut expected).unwrap();
     for warps in [1, 2] {
         let program = lower(func, &Options::warps(warps)).unwrap();
+        tile_codegen::thread::verify(&program).unwrap();
         let mut actual = args.clone();
         emulate::run(&program, grid, &mut actual).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(actual, expected, "{} with {warps} warps", func.name);

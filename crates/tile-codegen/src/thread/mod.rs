@@ -8,7 +8,8 @@
 //! registers, one per element that the thread holds in the tile's distributed
 //! layout.
 //!
-//! Invariants the lowering guarantees and the emulator checks as it runs:
+//! Invariants the lowering guarantees, [`verify`] checks statically (but for
+//! uniformity) and the emulator checks as it runs:
 //!
 //! * every operand is defined before its use, in the same or an enclosing
 //!   region;
@@ -22,8 +23,10 @@
 
 mod ops;
 mod print;
+mod verify;
 
 pub use ops::{ShuffleMode, ThreadOpKind};
+pub use verify::{verify, VerifyError};
 
 use tile_ir::arena::{Arena, Handle};
 use tile_ir::{DType, TensorType};
