@@ -142,3 +142,15 @@ fn matmul_program() {
     .unwrap();
     insta::assert_snapshot!(program.to_string());
 }
+
+#[test]
+fn layernorm_program() {
+    let program = lower(&samples::layernorm(1, 4).unwrap(), &Options::warps(1)).unwrap();
+    insta::assert_snapshot!(program.to_string());
+}
+
+#[test]
+fn transpose_program() {
+    let program = lower(&samples::transpose(2, 4).unwrap(), &Options::warps(1)).unwrap();
+    insta::assert_snapshot!(program.to_string());
+}

@@ -111,6 +111,7 @@ pub fn lower(func: &Function, options: &Options) -> Result<Program, LowerError> 
         coords: HashMap::new(),
         meta: HashMap::new(),
         casts: HashMap::new(),
+        hoisted: HashMap::new(),
         contiguity: HashMap::new(),
         thread_id: None,
         loop_depth: 0,
@@ -178,6 +179,8 @@ struct Lowerer<'a> {
     meta: HashMap<(usize, usize, bool), Reg>,
     /// Hoisted contiguity tests, by (tensor parameter, vector width).
     contiguity: HashMap<(usize, usize), Reg>,
+    /// The prologue's ops by (kind, operands, dtype), for reuse.
+    hoisted: HashMap<(String, Vec<Reg>, DType), Reg>,
     /// Hoisted casts of prologue registers, by (register, dtype).
     casts: HashMap<(Reg, DType), Reg>,
     /// The `thread_id` register, once emitted.
@@ -280,10 +283,19 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Emits a one-result op into the prologue.
+    /// Emits a one-result op into the prologue, or returns the register of
+    /// an identical one already there (prologue ops are pure: this is common
+    /// subexpression elimination, e.g. of the lane index of two layouts).
     fn hoist(&mut self, kind: ThreadOpKind, operands: Vec<Reg>, dtype: DType) -> Reg {
+        let key = (format!("{kind:?}"), operands.clone(), dtype);
+        if let Some(&r) = self.hoisted.get(&key) {
+            return r;
+        }
         let op = self.program.create_op(kind, operands, &[dtype], Vec::new());
         self.prologue.push(op);
-        self.program.ops[op].results[0]
+        let r = self.program.ops[op].results[0];
+        self.hoisted.insert(key, r);
+        r
     }
 
     /// A constant (hoisted, one register per distinct value).
