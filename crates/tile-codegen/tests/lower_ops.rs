@@ -361,3 +361,16 @@ fn integer_reductions_use_shuffles_and_warps() {
         }
     }
 }
+
+#[test]
+fn float_max_and_min_run_as_trees_exactly() {
+    for kind in ["max", "min"] {
+        let body = format!("  %r = reduce {kind} %t axis 1 keepdim : tile<5x1xf32>");
+        let text = kernel("f32", &body, "[5, 1]", 2);
+        let program = lower(&parse_function(&text).unwrap(), &Options::warps(1)).unwrap();
+        assert!(program.to_string().contains("shfl.bfly"));
+        for seed in [1, 2, 3, 4] {
+            check_with(&text, awkward(seed), DType::F32, &[9, 1]);
+        }
+    }
+}

@@ -14,9 +14,9 @@
 //! (`acc = select(k ≤ c, acc ⊕ x[k], acc)`), which is the interpreter's
 //! `y[k] = y[k-1] ⊕ x[k]` at `k = c`.
 //!
-//! Cost: `O(extent)` shared reads per result register. Integer reductions,
-//! where any order gives the same bits, take the parallel path of
-//! `reduce_tree.rs` instead (in thread, shuffles, across warps).
+//! Cost: `O(extent)` shared reads per result register. Reductions where any
+//! order gives the same bits (integers; float `max`/`min`) take the parallel
+//! path of `reduce_tree.rs` instead (in thread, shuffles, across warps).
 
 use super::reduce_tree::tree_exact;
 use super::{LowerError, Lowered, Lowerer};
@@ -89,7 +89,7 @@ impl Lowerer<'_> {
         }
         if let (Fold::Combine(combine), true) = (fold_kind, keepdim) {
             let layout = self.layout_of(id, result)?;
-            if tree_exact(dtype)
+            if tree_exact(combine, dtype)
                 && src_layout.replicated.is_empty()
                 && src[axis] > 1
                 && *layout == src_layout.slice(axis)

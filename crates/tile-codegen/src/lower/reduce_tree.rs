@@ -1,12 +1,14 @@
-//! Parallel reductions where the order cannot change the result: integers.
+//! Parallel reductions where the order cannot change the result.
 //!
-//! Wrapping `add`/`mul` and `min`/`max` of integers are associative and
-//! commutative bit for bit, so an integer `reduce … keepdim` of a blocked
-//! operand along axis `a` is combined as on a GPU, into the slice layout:
+//! Wrapping `add`/`mul` and `min`/`max` of integers, and `min`/`max` of
+//! floats (NaN-propagating with a canonical NaN, `-0` below `+0`), are
+//! associative and commutative bit for bit, so such a `reduce … keepdim` of
+//! a blocked operand along axis `a` is combined as on a GPU, into the slice
+//! layout:
 //!
 //! 1. **in thread**: the registers of one row (equal coordinates off `a`)
 //!    fold into one partial; dead registers contribute the identity
-//!    (0, 1, the dtype's minimum or maximum);
+//!    (0, 1, the dtype's minimum or maximum, ∓inf);
 //! 2. **across lanes**: for each of the `log2(tpw[a])` lane bits of axis `a`,
 //!    `partial ⊕= shfl.bfly(partial, mask)` — afterwards every lane along `a`
 //!    holds the warp's total;
@@ -14,21 +16,38 @@
 //!    writes its total to shared memory at `row · wpb[a] + warp_a`; after a
 //!    barrier every thread folds its row's `wpb[a]` totals.
 //!
-//! Floats keep the sequential path of `reduce.rs`: a tree sums in another
-//! order and gives other bits than the interpreter.
+//! Float sums and products keep the sequential path of `reduce.rs`: a tree
+//! combines in another order and gives other bits than the interpreter.
 
 use super::Lowerer;
 use crate::layout_assign::DistLayout;
 use crate::thread::{Reg, ShuffleMode, ThreadOpKind, WARP_SIZE};
+use tile_ir::eval::round_f64;
 use tile_ir::{BinaryOp, CmpPred, DType, Scalar};
 
-/// Whether reductions of `dtype` may combine in any order.
-pub(super) fn tree_exact(dtype: DType) -> bool {
-    dtype.is_int()
+/// Whether reductions with `op` on `dtype` may combine in any order without
+/// changing a bit: integers (wrapping), and float `max`/`min`, which order
+/// `-0` below `+0` and return the canonical NaN, so they are commutative and
+/// associative bit for bit.
+pub(super) fn tree_exact(op: BinaryOp, dtype: DType) -> bool {
+    dtype.is_int() || (dtype.is_float() && matches!(op, BinaryOp::Max | BinaryOp::Min))
 }
 
-/// The identity of `op` on integers of `dtype`.
+/// The identity of `op` on `dtype`: for floats `-inf` for `max` and `+inf`
+/// for `min` (±448 for `f8e4m3`, which has no infinity: its extreme finite
+/// values).
 fn identity(op: BinaryOp, dtype: DType) -> Option<Scalar> {
+    if dtype.is_float() {
+        let sign = if op == BinaryOp::Max { -1.0 } else { 1.0 };
+        return match dtype {
+            DType::F8E4M3 => round_f64(sign * 448.0, dtype),
+            DType::F8E5M2 => Some(Scalar::from_bits(
+                dtype,
+                if sign < 0.0 { 0xfc } else { 0x7c },
+            )),
+            _ => round_f64(sign * f64::INFINITY, dtype),
+        };
+    }
     let bits = dtype.bits();
     let (min, max) = if dtype.is_signed_int() {
         (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
