@@ -76,17 +76,22 @@ fn vector_add() {
         let func = samples::vector_add(block).unwrap();
         let grid = [blocks(n, block), 1, 1];
         let args = vec![tensor(1, &[n]), tensor(2, &[n]), tensor(3, &[n])];
-        check(&func, grid, args, &[1, 2, 4]);
+        check(&func, grid, args, &[1, 2, 4, 8]);
     }
 }
 
 #[test]
 fn softmax() {
-    for (br, bc, rows, cols) in [(2, 16, 5, 13), (4, 24, 6, 24), (1, 40, 3, 33)] {
+    for (br, bc, rows, cols) in [
+        (2, 16, 5, 13),
+        (4, 24, 6, 24),
+        (1, 40, 3, 33),
+        (8, 128, 9, 100),
+    ] {
         let func = samples::softmax(br, bc).unwrap();
         let grid = [blocks(rows, br), 1, 1];
         let args = vec![tensor(4, &[rows, cols]), tensor(5, &[rows, cols])];
-        check(&func, grid, args, &[1, 2]);
+        check(&func, grid, args, &[1, 2, 8]);
     }
 }
 
