@@ -374,3 +374,43 @@ fn float_max_and_min_run_as_trees_exactly() {
         }
     }
 }
+
+#[test]
+fn a_row_broadcast_in_registers_and_staged_by_its_owners() {
+    // `%w` is loaded in the 2-D tile's layout with the rows dropped (copies
+    // in every row of threads); it is broadcast in registers, and also
+    // flipped (staged in shared memory: only owners may write) and stored.
+    let text = "kernel @k(%x: tensor<f32, 2>, %w: tensor<f32, 1>, %out: tensor<f32, 2>, %wout: tensor<f32, 1>) {
+  %pid = program_id 0 : i32
+  %zero = constant 0 : i32
+  %vx = partition_view %x [5, 6] : view<f32, [5, 6]>
+  %vw = partition_view %w [6] : view<f32, [6]>
+  %t = load_masked %vx[%pid, %zero] pad(zero) : tile<5x6xf32>
+  %r = load_masked %vw[%zero] pad(zero) : tile<6xf32>
+  %b = broadcast %r to [5, 6] : tile<5x6xf32>
+  %s = mul %t, %b : tile<5x6xf32>
+  %vo = partition_view %out [5, 6] : view<f32, [5, 6]>
+  store_masked %s, %vo[%pid, %zero]
+  %f = flip %r [0] : tile<6xf32>
+  %vwo = partition_view %wout [6] : view<f32, [6]>
+  store_masked %f, %vwo[%pid]
+}";
+    let func = parse_function(text).unwrap();
+    let args = vec![
+        tensor(1, &[8, 6], DType::F32),
+        tensor(2, &[6], DType::F32),
+        tensor(3, &[8, 6], DType::F32),
+        tensor(4, &[12], DType::F32),
+    ];
+    let mut expected = args.clone();
+    interp::run(&func, [2, 1, 1], &mut expected).unwrap();
+    for warps in [1, 2] {
+        let program = lower(&func, &Options::warps(warps)).unwrap();
+        tile_codegen::thread::verify(&program).unwrap();
+        // One staging: the flip; the broadcast kept its registers.
+        assert_eq!(program.shared.len(), 1);
+        let mut actual = args.clone();
+        emulate::run(&program, [2, 1, 1], &mut actual).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(bits(&actual), bits(&expected));
+    }
+}

@@ -100,6 +100,44 @@ fn every_element_of_a_slice_has_exactly_one_owner() {
     }
 }
 
+#[test]
+fn every_element_of_a_dropped_layout_has_exactly_one_owner() {
+    for shape in [
+        &[5usize, 6][..],
+        &[4, 128][..],
+        &[16, 8][..],
+        &[3, 2, 4][..],
+    ] {
+        for warps in [1u32, 2, 4] {
+            let parent = DistLayout::blocked(shape, warps, 2).unwrap();
+            let dropped = parent.drop_leading_axis().unwrap();
+            assert!(dropped.broadcasts_to(&parent), "{dropped}");
+            assert_eq!(parent.fit(&shape[1..]).as_ref(), Some(&dropped));
+            assert_eq!(dropped.registers(), parent.registers());
+            let numel: usize = dropped.shape.iter().product();
+            let mut owners = vec![0u32; numel];
+            for t in 0..32 * warps as usize {
+                for v in 0..dropped.registers() {
+                    let (c, live, owner) = dropped.coordinate(t, v);
+                    // The parent's element at (any row, c) sits in this register.
+                    let (pc, plive, _) = parent.coordinate(t, v);
+                    assert_eq!(&pc[1..], c.as_slice());
+                    assert!(!plive || live);
+                    if live {
+                        let at = c
+                            .iter()
+                            .zip(row_major(&dropped.shape))
+                            .map(|(c, s)| c * s)
+                            .sum::<usize>();
+                        owners[at] += u32::from(owner);
+                    }
+                }
+            }
+            assert!(owners.iter().all(|&n| n == 1), "{dropped}");
+        }
+    }
+}
+
 fn row_major(shape: &[usize]) -> Vec<usize> {
     let mut strides = vec![1; shape.len()];
     for d in (0..shape.len().saturating_sub(1)).rev() {

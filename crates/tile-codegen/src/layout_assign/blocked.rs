@@ -159,10 +159,84 @@ impl DistLayout {
         sliced
     }
 
-    /// Whether a tile in this layout broadcasts to `target` (same rank) by
-    /// keeping its registers: both spread threads and registers alike and
-    /// every axis where the shapes differ is replicated here.
+    /// The layout of the tile without this layout's first axis, held as this
+    /// layout holds the tile: threads and registers spread along the dropped
+    /// axis hold copies (their modes get stride 0), so a tile in it
+    /// broadcasts back register for register. `None` for a rank-1 layout.
+    pub fn drop_leading_axis(&self) -> Option<DistLayout> {
+        if self.shape.len() < 2 {
+            return None;
+        }
+        let ps = self.padded_strides();
+        let padded: Vec<usize> = self.padded[1..].to_vec();
+        let new_ps = row_major(&padded);
+        let restride = |layout: &Layout| -> Option<Layout> {
+            let sizes = layout.shape().leaves();
+            let strides: Vec<i64> = layout
+                .stride()
+                .leaves()
+                .iter()
+                .zip(&sizes)
+                .map(|(&st, &size)| {
+                    let st = st as usize;
+                    if size == 1 || st == 0 {
+                        return 0;
+                    }
+                    match ps.iter().position(|&p| p <= st) {
+                        Some(0) | None => 0,
+                        Some(d) => ((st / ps[d]) * new_ps[d - 1]) as i64,
+                    }
+                })
+                .collect();
+            Layout::new(IntTuple::flat(&sizes), IntTuple::flat(&strides)).ok()
+        };
+        Some(DistLayout {
+            shape: self.shape[1..].to_vec(),
+            size_per_thread: self.size_per_thread[1..].to_vec(),
+            threads_per_warp: self.threads_per_warp[1..].to_vec(),
+            warps_per_block: self.warps_per_block[1..].to_vec(),
+            order: self
+                .order
+                .iter()
+                .filter(|&&d| d != 0)
+                .map(|&d| d - 1)
+                .collect(),
+            padded,
+            thread: restride(&self.thread)?,
+            value: restride(&self.value)?,
+            replicated: self
+                .replicated
+                .iter()
+                .filter(|&&d| d != 0)
+                .map(|&d| d - 1)
+                .collect(),
+        })
+    }
+
+    /// The layout a tile of shape `shape` should have to broadcast to this
+    /// layout's tile in registers: leading axes dropped, axes of extent 1
+    /// sliced. `None` if `shape` does not broadcast to this tile.
+    pub fn fit(&self, shape: &[usize]) -> Option<DistLayout> {
+        let mut layout = self.clone();
+        while layout.shape.len() > shape.len() {
+            layout = layout.drop_leading_axis()?;
+        }
+        for (d, &extent) in shape.iter().enumerate() {
+            if extent == 1 && layout.shape.get(d) != Some(&1) {
+                layout = layout.slice(d);
+            }
+        }
+        (layout.shape == shape).then_some(layout)
+    }
+
+    /// Whether a tile in this layout broadcasts to `target` by keeping its
+    /// registers: it is `target`'s layout [fit](Self::fit) to this shape.
     pub fn broadcasts_to(&self, target: &DistLayout) -> bool {
+        if self.shape.len() < target.shape.len() {
+            return target
+                .drop_leading_axis()
+                .is_some_and(|t| self.broadcasts_to(&t));
+        }
         self.padded == target.padded
             && self.thread == target.thread
             && self.value == target.value
@@ -196,10 +270,13 @@ impl DistLayout {
     /// The tile coordinate of register `v` of thread `t` (0 on replicated
     /// axes), whether it is live (inside the tile), and whether it is the
     /// element's **owner**: the one live copy with padded coordinate 0 on
-    /// every replicated axis, which alone writes the element to memory.
+    /// every replicated axis and digit 0 in every copy mode (stride 0), which
+    /// alone writes the element to memory.
     pub fn coordinate(&self, t: usize, v: usize) -> (Vec<usize>, bool, bool) {
         let mut coord = self.padded_coordinate(t, v);
-        let mut owner = true;
+        let mut owner = copy_digits(&self.thread, t)
+            .chain(copy_digits(&self.value, v))
+            .all(|d| d == 0);
         for &d in &self.replicated {
             owner &= coord[d] == 0;
             coord[d] = 0;
@@ -207,6 +284,22 @@ impl DistLayout {
         let live = coord.iter().zip(&self.shape).all(|(c, s)| c < s);
         (coord, live, live && owner)
     }
+}
+
+/// The digits of index `i` in the copy modes of `layout` (extent above 1,
+/// stride 0: the modes of dropped axes), colexicographically.
+pub(crate) fn copy_digits(layout: &Layout, i: usize) -> impl Iterator<Item = usize> {
+    let sizes = layout.shape().leaves();
+    let strides = layout.stride().leaves();
+    let mut prefix = 1usize;
+    let mut digits = Vec::new();
+    for (&size, &stride) in sizes.iter().zip(&strides) {
+        if size > 1 && stride == 0 {
+            digits.push(i / prefix % size as usize);
+        }
+        prefix *= size as usize;
+    }
+    digits.into_iter()
 }
 
 /// Row-major strides of `shape`.

@@ -22,7 +22,7 @@
 
 mod blocked;
 
-pub(crate) use blocked::row_major;
+pub(crate) use blocked::{copy_digits, row_major};
 pub use blocked::{DistLayout, LayoutBuildError};
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -75,8 +75,45 @@ pub fn assign(func: &Function, num_warps: u32) -> Result<LayoutPlan, LayoutBuild
             }
         }
     });
+    fit_broadcast_sources(func, &mut values);
     propagate_to_flexible(func, &mut values);
     Ok(LayoutPlan { num_warps, values })
+}
+
+/// Gives each load, `full` or `iota` that is broadcast (at its first
+/// broadcast) the layout that broadcasts to the result in registers
+/// ([`DistLayout::fit`]): layernorm's `[C]` weights and column indices are
+/// loaded and computed right where the `[R, C]` tile needs them.
+fn fit_broadcast_sources(func: &Function, values: &mut BTreeMap<Value, DistLayout>) {
+    let mut decided = BTreeSet::new();
+    func.walk(&mut |id| {
+        let op = func.op(id);
+        let (OpKind::Broadcast { .. } | OpKind::Expand { .. }, [x], [result]) =
+            (&op.kind, op.operands.as_slice(), op.results.as_slice())
+        else {
+            return;
+        };
+        let source = func.defining_op(*x).map(|d| &func.op(d).kind);
+        let any_layout = matches!(
+            source,
+            Some(
+                OpKind::Load
+                    | OpKind::LoadMasked { .. }
+                    | OpKind::Full { .. }
+                    | OpKind::Iota { .. }
+            )
+        );
+        let (Some(Type::Tile(t)), Some(target)) =
+            (func.values.get(*x).map(|i| &i.ty), values.get(result))
+        else {
+            return;
+        };
+        if any_layout && decided.insert(*x) {
+            if let Some(fitted) = target.fit(t.shape.dims()) {
+                values.insert(*x, fitted);
+            }
+        }
+    });
 }
 
 /// Whether `v` is computed the same way in any layout (a `full`, an `iota`

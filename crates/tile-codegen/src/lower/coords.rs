@@ -9,14 +9,14 @@
 //! c_d = (off_v / stride_P[d]) % P[d]
 //! live_v = ∧_d c_d < S[d]         (only axes with P[d] > S[d])
 //! linear_v = Σ_d c_d * stride_S[d]
-//! owner_v = live_v ∧ ∧_{replicated d} c_d == 0
+//! owner_v = live_v ∧ ∧_{replicated d} c_d == 0 ∧ (digit 0 in every copy mode)
 //! ```
 //!
 //! On a replicated axis (a slice layout) the tile coordinate is 0 whatever
 //! `c_d`; only the copy with `c_d == 0` is the owner that writes the element.
 
 use super::{Coords, Lowerer};
-use crate::layout_assign::{row_major, DistLayout};
+use crate::layout_assign::{copy_digits, row_major, DistLayout};
 use crate::thread::{Reg, ThreadOpKind};
 use tile_ir::{BinaryOp, CmpPred, DType, Scalar};
 
@@ -92,6 +92,19 @@ impl Lowerer<'_> {
             prefix *= s;
         }
         let base = base.unwrap_or_else(|| self.i32c(0));
+        // Copy modes (stride 0) of the thread layout: only digit 0 owns.
+        let mut thread_owner = self.constant(Scalar::Bool(true));
+        let mut prefix = 1i64;
+        for (&size, &stride) in shapes.iter().zip(&strides) {
+            if size > 1 && stride == 0 {
+                let q = self.hoist_with_const(BinaryOp::Div, tid, prefix);
+                let q = self.hoist_with_const(BinaryOp::Rem, q, size);
+                let zero = self.i32c(0);
+                let first = self.hoist(ThreadOpKind::Cmp(CmpPred::Eq), vec![q, zero], DType::Bool);
+                thread_owner = self.hoist_and(thread_owner, first);
+            }
+            prefix *= size;
+        }
         let ps = layout.padded_strides();
         let ss = row_major(&layout.shape);
         let truth = self.constant(Scalar::Bool(true));
@@ -117,7 +130,12 @@ impl Lowerer<'_> {
             let off = self.hoist_with_const(BinaryOp::Add, base, value_offset as i64);
             let mut axes = Vec::new();
             let mut live = truth;
-            let mut owner = truth;
+            let copy = copy_digits(&layout.value, v).any(|d| d != 0);
+            let mut owner = if copy {
+                self.constant(Scalar::Bool(false))
+            } else {
+                thread_owner
+            };
             let mut linear: Option<Reg> = None;
             for d in 0..layout.shape.len() {
                 let c = if layout.padded[d] == 1 {
