@@ -16,7 +16,9 @@
 //! * control flow that is not uniform across the block;
 //! * a failed `bounds_check` (as a GPU's device error flag would).
 
+mod control;
 mod error;
+mod global;
 mod memory;
 mod shuffle;
 
@@ -477,133 +479,6 @@ impl<'a> Machine<'a> {
             self.define(id, r, v)?;
         }
         Ok(())
-    }
-
-    // Indexing by thread across the operand columns reads clearer than zips.
-    #[allow(clippy::needless_range_loop)]
-    fn load_global(
-        &self,
-        id: OpId,
-        param: usize,
-        width: usize,
-        x: &[Vec<Scalar>],
-    ) -> Result<Vec<Vec<Scalar>>, EmuError> {
-        let g = self.global(id, param)?;
-        if x.len() != 1 + 2 * width {
-            return Err(self.error(
-                Some(id),
-                None,
-                EmuFault::Malformed("ld.global operands".into()),
-            ));
-        }
-        let global = self.globals[g].as_ref();
-        let mut out = vec![Vec::with_capacity(self.threads as usize); width];
-        for t in 0..self.threads as usize {
-            for (i, column) in out.iter_mut().enumerate() {
-                let v = if x[1 + i][t] == Scalar::Bool(true) {
-                    let at = address(x[0][t]) + i as i64;
-                    global
-                        .map_or(Err(EmuFault::Malformed("no tensor".into())), |g| g.load(at))
-                        .map_err(|e| self.error(Some(id), Some(t as u32), e))?
-                } else {
-                    x[1 + width + i][t]
-                };
-                column.push(v);
-            }
-        }
-        Ok(out)
-    }
-
-    #[allow(clippy::needless_range_loop)]
-    fn store_global(
-        &mut self,
-        id: OpId,
-        param: usize,
-        width: usize,
-        x: &[Vec<Scalar>],
-    ) -> Result<(), EmuError> {
-        let g = self.global(id, param)?;
-        if x.len() != 1 + 2 * width {
-            return Err(self.error(
-                Some(id),
-                None,
-                EmuFault::Malformed("st.global operands".into()),
-            ));
-        }
-        for t in 0..self.threads as usize {
-            for i in 0..width {
-                if x[1 + width + i][t] != Scalar::Bool(true) {
-                    continue;
-                }
-                let at = address(x[0][t]) + i as i64;
-                let result = match self.globals[g].as_mut() {
-                    Some(global) => global.store(at, x[1 + i][t]),
-                    None => Err(EmuFault::Malformed("no tensor".into())),
-                };
-                result.map_err(|e| self.error(Some(id), Some(t as u32), e))?;
-            }
-        }
-        Ok(())
-    }
-
-    fn run_for(
-        &mut self,
-        id: OpId,
-        op: &Op,
-        x: &[Vec<Scalar>],
-    ) -> Result<Vec<Vec<Scalar>>, EmuError> {
-        let (Some(body), [lo, hi, step, inits @ ..]) = (op.regions.first(), x) else {
-            return Err(self.error(
-                Some(id),
-                None,
-                EmuFault::Malformed("`for` needs bounds and a body".into()),
-            ));
-        };
-        let lo = self.uniform(id, "the lower bound", lo)?;
-        let hi = self.uniform(id, "the upper bound", hi)?;
-        let step = self.uniform(id, "the step", step)?;
-        let (Some(mut i), Some(end), Some(s)) = (lo.to_i128(), hi.to_i128(), step.to_i128()) else {
-            return Err(self.error(
-                Some(id),
-                None,
-                EmuFault::Malformed("non-integer loop bounds".into()),
-            ));
-        };
-        if s <= 0 || body.args.len() != inits.len() + 1 {
-            return Err(self.error(
-                Some(id),
-                None,
-                EmuFault::Malformed("a loop step below 1 or a body of the wrong arity".into()),
-            ));
-        }
-        let mut carried = inits.to_vec();
-        let mut count = 0u64;
-        while i < end {
-            count += 1;
-            if count > MAX_LOOP_ITERATIONS {
-                return Err(self.error(
-                    Some(id),
-                    None,
-                    EmuFault::IterationLimit {
-                        limit: MAX_LOOP_ITERATIONS,
-                    },
-                ));
-            }
-            let iv = Scalar::wrapping_from_i128(lo.dtype(), i).ok_or_else(|| {
-                self.error(
-                    Some(id),
-                    None,
-                    EmuFault::Malformed("loop counter dtype".into()),
-                )
-            })?;
-            self.define(id, body.args[0], vec![iv; self.threads as usize])?;
-            for (&a, v) in body.args[1..].iter().zip(carried) {
-                self.define(id, a, v)?;
-            }
-            carried = self.run_region(body)?.unwrap_or_default();
-            i += s;
-        }
-        Ok(carried)
     }
 }
 
