@@ -10,6 +10,7 @@
 //! | `coords.rs` | the coordinates of each register, computed once per layout |
 //! | `elementwise.rs` | constants, `full`, `iota`, unary, binary, `cmp`, `select`, `fma`, `cast`, scalar `broadcast` |
 //! | `memory.rs` | `dim`, `partition_view`, `load`, `load_masked`, `store`, `store_masked` |
+//! | `shared.rs` | shared-memory allocation with reuse, staging, gathers, layout conversions |
 //! | `movement.rs` | tile `broadcast`, `reshape`, `permute`, `expand`, `flip`, `slice`, `pad`, `cat` through shared memory |
 //! | `reduce.rs` | `reduce`, `arg`, `scan` (sequential, in the interpreter's order) |
 //! | `reduce_tree.rs` | integer `reduce`: in thread, warp shuffles, across warps |
@@ -27,6 +28,7 @@ mod memory;
 mod movement;
 mod reduce;
 mod reduce_tree;
+mod shared;
 
 use crate::layout_assign::{assign, DistLayout, LayoutBuildError, LayoutPlan};
 use crate::thread::{OpId as ThreadOp, Param, ParamKind, Program, Reg, ThreadOpKind};
