@@ -414,3 +414,41 @@ fn a_row_broadcast_in_registers_and_staged_by_its_owners() {
         assert_eq!(bits(&actual), bits(&expected));
     }
 }
+
+#[test]
+fn order_free_reductions_without_keepdim_stay_where_the_rows_were() {
+    for (dtype, kind) in [("i32", "sum"), ("i32", "max"), ("f32", "min")] {
+        let text = format!(
+            "kernel @k(%x: tensor<{dtype}, 2>, %out: tensor<{dtype}, 1>) {{
+  %pid = program_id 0 : i32
+  %zero = constant 0 : i32
+  %vx = partition_view %x [64, 4] : view<{dtype}, [64, 4]>
+  %t = load_masked %vx[%zero, %pid] pad(zero) : tile<64x4x{dtype}>
+  %r = reduce {kind} %t axis 0 : tile<4x{dtype}>
+  %vo = partition_view %out [4] : view<{dtype}, [4]>
+  store_masked %r, %vo[%pid]
+}}"
+        );
+        let func = parse_function(&text).unwrap();
+        let d = if dtype == "i32" {
+            DType::I32
+        } else {
+            DType::F32
+        };
+        let args = vec![tensor(5, &[50, 10], d), tensor(6, &[10], d)];
+        let mut expected = args.clone();
+        interp::run(&func, [3, 1, 1], &mut expected).unwrap();
+        for warps in [1, 2, 4] {
+            let program = lower(&func, &Options::warps(warps)).unwrap();
+            tile_codegen::thread::verify(&program).unwrap();
+            assert!(program.to_string().contains("shfl.bfly"));
+            let mut actual = args.clone();
+            emulate::run(&program, [3, 1, 1], &mut actual).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                bits(&actual),
+                bits(&expected),
+                "{dtype} {kind} {warps} warps"
+            );
+        }
+    }
+}

@@ -110,7 +110,7 @@ fn every_element_of_a_dropped_layout_has_exactly_one_owner() {
     ] {
         for warps in [1u32, 2, 4] {
             let parent = DistLayout::blocked(shape, warps, 2).unwrap();
-            let dropped = parent.drop_leading_axis().unwrap();
+            let dropped = parent.drop_axis(0).unwrap();
             assert!(dropped.broadcasts_to(&parent), "{dropped}");
             assert_eq!(parent.fit(&shape[1..]).as_ref(), Some(&dropped));
             assert_eq!(dropped.registers(), parent.registers());

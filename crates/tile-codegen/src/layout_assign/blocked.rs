@@ -159,16 +159,30 @@ impl DistLayout {
         sliced
     }
 
-    /// The layout of the tile without this layout's first axis, held as this
-    /// layout holds the tile: threads and registers spread along the dropped
-    /// axis hold copies (their modes get stride 0), so a tile in it
-    /// broadcasts back register for register. `None` for a rank-1 layout.
-    pub fn drop_leading_axis(&self) -> Option<DistLayout> {
-        if self.shape.len() < 2 {
+    /// The layout of the tile without `axis`, held as this layout holds the
+    /// tile: threads and registers spread along the dropped axis hold copies
+    /// (their modes get stride 0), so a tile in it broadcasts back register
+    /// for register, and a reduction along `axis` can leave each row's result
+    /// where the row was. `None` for a rank-1 layout or an axis out of range.
+    pub fn drop_axis(&self, axis: usize) -> Option<DistLayout> {
+        if self.shape.len() < 2 || axis >= self.shape.len() {
             return None;
         }
         let ps = self.padded_strides();
-        let padded: Vec<usize> = self.padded[1..].to_vec();
+        let without = |v: &[usize]| -> Vec<usize> {
+            v.iter()
+                .enumerate()
+                .filter(|&(d, _)| d != axis)
+                .map(|(_, &x)| x)
+                .collect()
+        };
+        let renumber = |v: &[usize]| -> Vec<usize> {
+            v.iter()
+                .filter(|&&d| d != axis)
+                .map(|&d| if d > axis { d - 1 } else { d })
+                .collect()
+        };
+        let padded = without(&self.padded);
         let new_ps = row_major(&padded);
         let restride = |layout: &Layout| -> Option<Layout> {
             let sizes = layout.shape().leaves();
@@ -183,33 +197,26 @@ impl DistLayout {
                         return 0;
                     }
                     match ps.iter().position(|&p| p <= st) {
-                        Some(0) | None => 0,
-                        Some(d) => ((st / ps[d]) * new_ps[d - 1]) as i64,
+                        Some(d) if d != axis => {
+                            let new_d = if d > axis { d - 1 } else { d };
+                            ((st / ps[d]) * new_ps[new_d]) as i64
+                        }
+                        _ => 0,
                     }
                 })
                 .collect();
             Layout::new(IntTuple::flat(&sizes), IntTuple::flat(&strides)).ok()
         };
         Some(DistLayout {
-            shape: self.shape[1..].to_vec(),
-            size_per_thread: self.size_per_thread[1..].to_vec(),
-            threads_per_warp: self.threads_per_warp[1..].to_vec(),
-            warps_per_block: self.warps_per_block[1..].to_vec(),
-            order: self
-                .order
-                .iter()
-                .filter(|&&d| d != 0)
-                .map(|&d| d - 1)
-                .collect(),
+            shape: without(&self.shape),
+            size_per_thread: without(&self.size_per_thread),
+            threads_per_warp: without(&self.threads_per_warp),
+            warps_per_block: without(&self.warps_per_block),
+            order: renumber(&self.order),
             padded,
             thread: restride(&self.thread)?,
             value: restride(&self.value)?,
-            replicated: self
-                .replicated
-                .iter()
-                .filter(|&&d| d != 0)
-                .map(|&d| d - 1)
-                .collect(),
+            replicated: renumber(&self.replicated),
         })
     }
 
@@ -219,7 +226,7 @@ impl DistLayout {
     pub fn fit(&self, shape: &[usize]) -> Option<DistLayout> {
         let mut layout = self.clone();
         while layout.shape.len() > shape.len() {
-            layout = layout.drop_leading_axis()?;
+            layout = layout.drop_axis(0)?;
         }
         for (d, &extent) in shape.iter().enumerate() {
             if extent == 1 && layout.shape.get(d) != Some(&1) {
@@ -233,9 +240,7 @@ impl DistLayout {
     /// registers: it is `target`'s layout [fit](Self::fit) to this shape.
     pub fn broadcasts_to(&self, target: &DistLayout) -> bool {
         if self.shape.len() < target.shape.len() {
-            return target
-                .drop_leading_axis()
-                .is_some_and(|t| self.broadcasts_to(&t));
+            return target.drop_axis(0).is_some_and(|t| self.broadcasts_to(&t));
         }
         self.padded == target.padded
             && self.thread == target.thread
@@ -245,6 +250,19 @@ impl DistLayout {
                 self.shape[d] == target.shape[d]
                     || (self.replicated.contains(&d) && !target.replicated.contains(&d))
             })
+    }
+
+    /// Whether some element has several holders: a replicated axis or a copy
+    /// mode (extent above 1, stride 0).
+    pub fn has_copies(&self) -> bool {
+        let copies = |l: &Layout| {
+            l.shape()
+                .leaves()
+                .iter()
+                .zip(l.stride().leaves())
+                .any(|(&size, stride)| size > 1 && stride == 0)
+        };
+        !self.replicated.is_empty() || copies(&self.thread) || copies(&self.value)
     }
 
     /// The number of registers each thread holds.

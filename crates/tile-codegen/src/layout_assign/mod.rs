@@ -11,6 +11,9 @@
 //! whose result element depends on other coordinates of its operand
 //! (movement, reduction, scan, dot) goes through shared memory.
 //!
+//! An order-free reduction without `keepdim` (see [`order_free`]) gets its
+//! operand's layout with the axis dropped ([`DistLayout::drop_axis`]).
+//!
 //! The exception: a reduction with `keepdim` gets the **slice** of its
 //! operand's layout ([`DistLayout::slice`]), so that the usual
 //! `reduce → broadcast → elementwise with the operand` (softmax, layernorm)
@@ -26,7 +29,7 @@ pub(crate) use blocked::{copy_digits, row_major};
 pub use blocked::{DistLayout, LayoutBuildError};
 
 use std::collections::{BTreeMap, BTreeSet};
-use tile_ir::{Function, OpKind, Type, Value};
+use tile_ir::{DType, Function, OpKind, ReduceKind, Type, Value};
 
 /// The layouts of one function's tile values.
 #[derive(Clone, Debug, PartialEq)]
@@ -74,10 +77,36 @@ pub fn assign(func: &Function, num_warps: u32) -> Result<LayoutPlan, LayoutBuild
                 values.insert(*result, sliced);
             }
         }
+        // An order-free reduction without keepdim leaves each row's result
+        // where the row was: the operand's layout with the axis dropped.
+        if let (
+            OpKind::Reduce {
+                kind,
+                axis,
+                keepdim: false,
+            },
+            [operand],
+            [result],
+        ) = (&op.kind, op.operands.as_slice(), op.results.as_slice())
+        {
+            let dropped = values.get(operand).and_then(|p| p.drop_axis(*axis));
+            if let (true, Some(dropped)) = (order_free(*kind, func.ty(*operand).dtype()), dropped) {
+                values.insert(*result, dropped);
+            }
+        }
     });
     fit_broadcast_sources(func, &mut values);
     propagate_to_flexible(func, &mut values);
     Ok(LayoutPlan { num_warps, values })
+}
+
+/// Whether a reduction of `kind` on `dtype` gives the same bits in any
+/// combination order: integers (wrapping), and float `max`/`min`, which the
+/// interpreter defines NaN-propagating with a canonical NaN and with `-0`
+/// below `+0`, so they are commutative and associative bit for bit. Such
+/// reductions run as trees (in thread, shuffles, across warps).
+pub fn order_free(kind: ReduceKind, dtype: DType) -> bool {
+    dtype.is_int() || (dtype.is_float() && matches!(kind, ReduceKind::Max | ReduceKind::Min))
 }
 
 /// Gives each load, `full` or `iota` that is broadcast (at its first

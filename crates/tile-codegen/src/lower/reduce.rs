@@ -18,8 +18,8 @@
 //! order gives the same bits (integers; float `max`/`min`) take the parallel
 //! path of `reduce_tree.rs` instead (in thread, shuffles, across warps).
 
-use super::reduce_tree::tree_exact;
 use super::{LowerError, Lowered, Lowerer};
+use crate::layout_assign::order_free;
 use crate::layout_assign::row_major;
 use crate::thread::{Reg, ThreadOpKind};
 use tile_ir::{
@@ -87,15 +87,25 @@ impl Lowerer<'_> {
         if axis >= src.len() || result_rank != expected_rank {
             return Err(self.invalid(id, "axis or result rank out of range"));
         }
-        if let (Fold::Combine(combine), true) = (fold_kind, keepdim) {
-            let layout = self.layout_of(id, result)?;
-            if tree_exact(combine, dtype)
-                && src_layout.replicated.is_empty()
-                && src[axis] > 1
-                && *layout == src_layout.slice(axis)
-            {
-                let regs = self.tree_reduce(combine, dtype, axis, &src_layout, &src_regs, &layout);
-                return self.bind(id, Lowered::Tile { layout, regs });
+        if let (OpKind::Reduce { kind, .. }, Fold::Combine(combine)) = (&op.kind, fold_kind) {
+            if let Some(layout) = self.plan.values.get(&result).cloned() {
+                let parallel = if keepdim {
+                    src_layout.slice(axis)
+                } else {
+                    src_layout
+                        .drop_axis(axis)
+                        .unwrap_or_else(|| src_layout.slice(axis))
+                };
+                if order_free(*kind, dtype)
+                    && !src_layout.has_copies()
+                    && src[axis] > 1
+                    && layout == parallel
+                {
+                    let layout = std::rc::Rc::new(layout);
+                    let regs =
+                        self.tree_reduce(combine, dtype, axis, &src_layout, &src_regs, &layout);
+                    return self.bind(id, Lowered::Tile { layout, regs });
+                }
             }
         }
         let alloc = self.stage_tile(dtype, &src_layout, &src_regs);

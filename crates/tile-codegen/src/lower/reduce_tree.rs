@@ -3,8 +3,8 @@
 //! Wrapping `add`/`mul` and `min`/`max` of integers, and `min`/`max` of
 //! floats (NaN-propagating with a canonical NaN, `-0` below `+0`), are
 //! associative and commutative bit for bit, so such a `reduce … keepdim` of
-//! a blocked operand along axis `a` is combined as on a GPU, into the slice
-//! layout:
+//! an operand without copies along axis `a` is combined as on a GPU, into the slice
+//! layout (with `keepdim`) or the layout with the axis dropped (without):
 //!
 //! 1. **in thread**: the registers of one row (equal coordinates off `a`)
 //!    fold into one partial; dead registers contribute the identity
@@ -24,14 +24,6 @@ use crate::layout_assign::DistLayout;
 use crate::thread::{Reg, ShuffleMode, ThreadOpKind, WARP_SIZE};
 use tile_ir::eval::round_f64;
 use tile_ir::{BinaryOp, CmpPred, DType, Scalar};
-
-/// Whether reductions with `op` on `dtype` may combine in any order without
-/// changing a bit: integers (wrapping), and float `max`/`min`, which order
-/// `-0` below `+0` and return the canonical NaN, so they are commutative and
-/// associative bit for bit.
-pub(super) fn tree_exact(op: BinaryOp, dtype: DType) -> bool {
-    dtype.is_int() || (dtype.is_float() && matches!(op, BinaryOp::Max | BinaryOp::Min))
-}
 
 /// The identity of `op` on `dtype`: for floats `-inf` for `max` and `+inf`
 /// for `min` (±448 for `f8e4m3`, which has no infinity: its extreme finite
@@ -96,8 +88,9 @@ impl Lowerer<'_> {
         )
     }
 
-    /// Reduces `regs` (in the blocked layout `from`) along `axis` with `op`
-    /// into the registers of `to`, the slice of `from` along `axis`.
+    /// Reduces `regs` (in the layout `from`, without copies) along `axis`
+    /// with `op` into the registers of `to`: the slice of `from` along
+    /// `axis`, or `from` with `axis` dropped.
     pub(super) fn tree_reduce(
         &mut self,
         op: BinaryOp,
