@@ -1,16 +1,27 @@
-//! LLVM code generation for tile kernels (work in progress).
+//! Code generation for tile kernels: lowering to a thread-level program, its lockstep emulator,
+//! and (in progress) LLVM code generation for NVPTX, AMDGPU and the host.
 //!
-//! So far this crate holds the foundation that the code generator will stand on:
-//!
+//! * [`layout_assign`]: distributed layouts of tile values (blocked layouts and their slices,
+//!   expressed with the CuTe layout algebra of `tile_ir::layout`);
+//! * [`thread`]: the thread-level program — per-thread registers, global and shared memory,
+//!   barriers, shuffles, uniform `for`/`if` — with its text form;
+//! * [`lower`]: tile IR → thread-level program, one file per op family;
+//! * [`emulate`]: runs a thread-level program on the CPU, all threads of a block in lockstep,
+//!   reporting out-of-bounds accesses, uninitialized shared reads and shared-memory races;
 //! * [`target`]: the targets (NVPTX `sm_*`, AMDGPU `gfx*`, host), their LLVM triples, CPUs and
 //!   features, and LLVM 19 target machines that emit assembly and object files;
 //! * [`tools`]: finding and running `ptxas`, `ld.lld` and `llvm-objdump`.
 //!
-//! LLVM 19 comes from Debian's `llvm-19-dev` and `ptxas` from PyPI's `nvidia-cuda-nvcc`;
-//! `scripts/setup.sh` installs both (see `docs/backends.md`).
+//! `docs/lowering.md` describes the lowering and the emulator. LLVM 19 comes from Debian's
+//! `llvm-19-dev` and `ptxas` from PyPI's `nvidia-cuda-nvcc`; `scripts/setup.sh` installs both
+//! (see `docs/backends.md`).
 #![warn(missing_docs)]
 
+pub mod emulate;
+pub mod layout_assign;
+pub mod lower;
 pub mod target;
+pub mod thread;
 pub mod tools;
 
 pub use inkwell;

@@ -1,0 +1,108 @@
+//! The emulator's errors: what went wrong, in which op, block and thread.
+
+use tile_ir::eval::EvalError;
+
+/// A failed emulation: the block, the thread (when one thread is at fault),
+/// the op's text and the fault.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("block ({}, {}, {}){}: `{op}`: {fault}", block[0], block[1], block[2], thread.map(|t| format!(" thread {t}")).unwrap_or_default())]
+pub struct EmuError {
+    /// The block's index in the grid.
+    pub block: [u32; 3],
+    /// The thread at fault, if one is.
+    pub thread: Option<u32>,
+    /// The text of the failing op.
+    pub op: String,
+    /// What went wrong.
+    pub fault: Box<EmuFault>,
+}
+
+/// What went wrong in an emulated op.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum EmuFault {
+    /// A global access outside every element of the tensor.
+    #[error("out-of-bounds global {access} of `{param}` at element offset {address} (the tensor spans {low}..={high})")]
+    GlobalOutOfBounds {
+        /// `load` or `store`.
+        access: &'static str,
+        /// The tensor parameter's name.
+        param: String,
+        /// The offset from the tensor's element zero.
+        address: i64,
+        /// The lowest reachable offset.
+        low: i64,
+        /// The highest reachable offset.
+        high: i64,
+    },
+    /// A failed bounds check of an unmasked access (no memory was touched).
+    #[error("bounds check failed in kernel `{kernel}`: `{op}` at partition index {index:?} reaches outside the tensor")]
+    BoundsCheck {
+        /// The kernel's name.
+        kernel: String,
+        /// The checked tile-IR op.
+        op: String,
+        /// The partition index.
+        index: Vec<i64>,
+    },
+    /// A shared-memory index outside the allocation.
+    #[error("shared-memory index {index} outside @s{alloc} of {len} elements")]
+    SharedOutOfBounds {
+        /// The allocation.
+        alloc: usize,
+        /// The offending index.
+        index: i64,
+        /// The allocation's length.
+        len: usize,
+    },
+    /// A shared-memory read of an element never written.
+    #[error("read of uninitialized shared memory @s{alloc}[{index}]")]
+    UninitializedShared {
+        /// The allocation.
+        alloc: usize,
+        /// The index.
+        index: usize,
+    },
+    /// Two threads touched one shared address between the same two barriers,
+    /// at least one of them writing.
+    #[error("shared-memory race on @s{alloc}[{index}]: {access} after a {earlier_access} by thread {earlier_thread} in `{earlier_op}` with no barrier between")]
+    SharedRace {
+        /// The allocation.
+        alloc: usize,
+        /// The index.
+        index: usize,
+        /// This thread's access: `read` or `write`.
+        access: &'static str,
+        /// The earlier access: `read` or `write`.
+        earlier_access: &'static str,
+        /// The thread of the earlier access.
+        earlier_thread: u32,
+        /// The op of the earlier access.
+        earlier_op: String,
+    },
+    /// A `for` bound or `if` condition that differs between threads.
+    #[error(
+        "non-uniform control flow: {what} is {first} in thread 0 but {other} in thread {thread}"
+    )]
+    NonUniform {
+        /// Which operand.
+        what: &'static str,
+        /// Its value in thread 0.
+        first: String,
+        /// The thread that disagrees.
+        thread: u32,
+        /// Its value there.
+        other: String,
+    },
+    /// An ill-typed elementwise op.
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+    /// A loop ran more iterations than the emulator's limit.
+    #[error("more than {limit} loop iterations")]
+    IterationLimit {
+        /// The limit.
+        limit: u64,
+    },
+    /// A program or arguments that break the thread-level program's rules.
+    #[error("malformed program: {0}")]
+    Malformed(String),
+}

@@ -1,0 +1,218 @@
+//! Layout assignment: a distributed layout for every tile value.
+//!
+//! Every tile value of shape `S` gets the default
+//! blocked layout of `S` ([`DistLayout::blocked`]) for the specialization's
+//! warp count, with [`vector_width`]`(S)` consecutive elements per thread
+//! along the innermost axis, so that a load or store can move them in one
+//! vector access. Whether it may is a runtime question (the tensor's strides
+//! and base address are runtime values): the lowering emits both forms behind
+//! a uniform contiguity and alignment test. Because two values of one shape
+//! mostly share a layout, elementwise ops rarely need a conversion; every op
+//! whose result element depends on other coordinates of its operand
+//! (movement, reduction, scan, dot) goes through shared memory.
+//!
+//! An order-free reduction without `keepdim` (see [`order_free`]) gets its
+//! operand's layout with the axis dropped ([`DistLayout::drop_axis`]).
+//!
+//! The exception: a reduction with `keepdim` gets the **slice** of its
+//! operand's layout ([`DistLayout::slice`]), so that the usual
+//! `reduce → broadcast → elementwise with the operand` (softmax, layernorm)
+//! broadcasts in registers. A value that is computed alike in any layout (a
+//! `full`, an `iota`, a broadcast scalar) takes the layout of the elementwise
+//! op that uses it. Where two layouts still meet in one op (an elementwise
+//! op, a carried or yielded value, a `dot` accumulator) the lowering converts
+//! the later operand to the first's layout through shared memory.
+
+mod blocked;
+
+pub(crate) use blocked::{copy_digits, row_major};
+pub use blocked::{DistLayout, LayoutBuildError};
+
+use std::collections::{BTreeMap, BTreeSet};
+use tile_ir::{DType, Function, OpKind, ReduceKind, Type, Value};
+
+/// The layouts of one function's tile values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayoutPlan {
+    /// The warps of a block.
+    pub num_warps: u32,
+    /// The layout of each tile value, by value.
+    pub values: BTreeMap<Value, DistLayout>,
+}
+
+/// Assigns a layout to every tile value of `func` (results and region
+/// arguments) for blocks of `num_warps` warps.
+pub fn assign(func: &Function, num_warps: u32) -> Result<LayoutPlan, LayoutBuildError> {
+    let mut values = BTreeMap::new();
+    for (value, info) in func.values.iter() {
+        if let Type::Tile(t) = &info.ty {
+            let dims = t.shape.dims();
+            values.insert(
+                value,
+                DistLayout::blocked(dims, num_warps, vector_width(dims))?,
+            );
+        }
+    }
+    // Reductions with keepdim produce the slice of their operand's layout,
+    // so that broadcasting the result back costs nothing.
+    func.walk(&mut |id| {
+        let op = func.op(id);
+        if let (
+            OpKind::Reduce {
+                axis,
+                keepdim: true,
+                ..
+            }
+            | OpKind::ArgReduce {
+                axis,
+                keepdim: true,
+                ..
+            },
+            [operand],
+            [result],
+        ) = (&op.kind, op.operands.as_slice(), op.results.as_slice())
+        {
+            if let Some(parent) = values.get(operand) {
+                let sliced = parent.slice(*axis);
+                values.insert(*result, sliced);
+            }
+        }
+        // An order-free reduction without keepdim leaves each row's result
+        // where the row was: the operand's layout with the axis dropped.
+        if let (
+            OpKind::Reduce {
+                kind,
+                axis,
+                keepdim: false,
+            },
+            [operand],
+            [result],
+        ) = (&op.kind, op.operands.as_slice(), op.results.as_slice())
+        {
+            let dropped = values.get(operand).and_then(|p| p.drop_axis(*axis));
+            if let (true, Some(dropped)) = (order_free(*kind, func.ty(*operand).dtype()), dropped) {
+                values.insert(*result, dropped);
+            }
+        }
+    });
+    fit_broadcast_sources(func, &mut values);
+    propagate_to_flexible(func, &mut values);
+    Ok(LayoutPlan { num_warps, values })
+}
+
+/// Whether a reduction of `kind` on `dtype` gives the same bits in any
+/// combination order: integers (wrapping), and float `max`/`min`, which the
+/// interpreter defines NaN-propagating with a canonical NaN and with `-0`
+/// below `+0`, so they are commutative and associative bit for bit. Such
+/// reductions run as trees (in thread, shuffles, across warps).
+pub fn order_free(kind: ReduceKind, dtype: DType) -> bool {
+    dtype.is_int() || (dtype.is_float() && matches!(kind, ReduceKind::Max | ReduceKind::Min))
+}
+
+/// Gives each load, `full` or `iota` that is broadcast (at its first
+/// broadcast) the layout that broadcasts to the result in registers
+/// ([`DistLayout::fit`]): layernorm's `[C]` weights and column indices are
+/// loaded and computed right where the `[R, C]` tile needs them.
+fn fit_broadcast_sources(func: &Function, values: &mut BTreeMap<Value, DistLayout>) {
+    let mut decided = BTreeSet::new();
+    func.walk(&mut |id| {
+        let op = func.op(id);
+        let (OpKind::Broadcast { .. } | OpKind::Expand { .. }, [x], [result]) =
+            (&op.kind, op.operands.as_slice(), op.results.as_slice())
+        else {
+            return;
+        };
+        let source = func.defining_op(*x).map(|d| &func.op(d).kind);
+        let any_layout = matches!(
+            source,
+            Some(
+                OpKind::Load
+                    | OpKind::LoadMasked { .. }
+                    | OpKind::Full { .. }
+                    | OpKind::Iota { .. }
+            )
+        );
+        let (Some(Type::Tile(t)), Some(target)) =
+            (func.values.get(*x).map(|i| &i.ty), values.get(result))
+        else {
+            return;
+        };
+        if any_layout && decided.insert(*x) {
+            if let Some(fitted) = target.fit(t.shape.dims()) {
+                values.insert(*x, fitted);
+            }
+        }
+    });
+}
+
+/// Whether `v` is computed the same way in any layout (a `full`, an `iota`
+/// or a broadcast scalar), so that it should take its user's layout.
+fn flexible(func: &Function, v: Value) -> bool {
+    let Some(id) = func.defining_op(v) else {
+        return false;
+    };
+    let op = func.op(id);
+    match op.kind {
+        OpKind::Full { .. } | OpKind::Iota { .. } => true,
+        OpKind::Broadcast { .. } => op
+            .operands
+            .first()
+            .is_some_and(|&x| matches!(func.ty(x), Type::Scalar(_))),
+        _ => false,
+    }
+}
+
+/// In program order, gives each flexible operand (at its first use) of an elementwise op the
+/// layout of the op's first other tile operand (and the result that layout
+/// too), so that `sum / broadcast(n)` computes `broadcast(n)` directly in
+/// the reduction's slice layout instead of converting it.
+fn propagate_to_flexible(func: &Function, values: &mut BTreeMap<Value, DistLayout>) {
+    // The first user decides; later users of another layout convert.
+    let mut decided = BTreeSet::new();
+    func.walk(&mut |id| {
+        let op = func.op(id);
+        let elementwise = matches!(
+            op.kind,
+            OpKind::Unary(_)
+                | OpKind::Binary(_)
+                | OpKind::Cmp(_)
+                | OpKind::Select
+                | OpKind::Fma
+                | OpKind::Cast { .. }
+        );
+        if !elementwise {
+            return;
+        }
+        let anchor = op
+            .operands
+            .iter()
+            .find(|&&v| !flexible(func, v))
+            .or(op.operands.first())
+            .and_then(|v| values.get(v))
+            .cloned();
+        let Some(anchor) = anchor else {
+            return;
+        };
+        for &v in op.operands.iter().filter(|&&v| flexible(func, v)) {
+            if values.get(&v).is_some_and(|l| l.shape == anchor.shape) && decided.insert(v) {
+                values.insert(v, anchor.clone());
+            }
+        }
+        for &r in &op.results {
+            values.insert(r, anchor.clone());
+        }
+    });
+}
+
+/// The elements per thread along the innermost axis of a tile of `shape`:
+/// 4 (16 bytes of f32) when the innermost extent is a multiple of 4, else 2
+/// when it is even, else 1. The extent must be a multiple so that every
+/// partition's first element, hence every vector, is aligned when the
+/// tensor's rows are.
+pub fn vector_width(shape: &[usize]) -> usize {
+    match shape.last() {
+        Some(n) if n % 4 == 0 => 4,
+        Some(n) if n % 2 == 0 => 2,
+        _ => 1,
+    }
+}

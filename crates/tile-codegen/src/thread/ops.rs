@@ -1,0 +1,195 @@
+//! The op kinds of the thread-level program and their operand conventions.
+
+use super::SharedId;
+use tile_ir::{BinaryOp, CmpPred, DType, Scalar, UnaryOp};
+
+/// The data movement of a warp shuffle, as PTX `shfl.sync.<mode>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShuffleMode {
+    /// `idx`: read lane `b` of the segment.
+    Idx,
+    /// `up`: read lane `lane - b`, own value below the segment start.
+    Up,
+    /// `down`: read lane `lane + b`, own value past the segment end.
+    Down,
+    /// `bfly`: read lane `lane ^ b`, own value past the segment end.
+    Bfly,
+}
+
+impl ShuffleMode {
+    /// The PTX name of the mode.
+    pub fn name(self) -> &'static str {
+        match self {
+            ShuffleMode::Idx => "idx",
+            ShuffleMode::Up => "up",
+            ShuffleMode::Down => "down",
+            ShuffleMode::Bfly => "bfly",
+        }
+    }
+}
+
+/// What a thread-level op does. Operands and results are listed per variant;
+/// all values are per-thread scalars.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ThreadOpKind {
+    /// `thread_id`: the thread's index in its block, `i32` in
+    /// `0..32 * num_warps`.
+    ThreadId,
+    /// `lane_id`: `thread_id % 32`, `i32`.
+    LaneId,
+    /// `warp_id`: `thread_id / 32`, `i32`.
+    WarpId,
+    /// `block_id <axis>`: the block's index along grid axis 0, 1 or 2, `i32`
+    /// (the tile IR's `program_id`).
+    BlockId {
+        /// The grid axis.
+        axis: u8,
+    },
+    /// `grid_dim <axis>`: the grid's extent along an axis, `i32`.
+    GridDim {
+        /// The grid axis.
+        axis: u8,
+    },
+    /// `const <value>`: a constant.
+    Const(Scalar),
+    /// `param <index>`: the value of a scalar kernel parameter.
+    Param {
+        /// The parameter's position.
+        index: usize,
+    },
+    /// `dim <param>.<axis>`: a tensor parameter's runtime extent, `i32`.
+    TensorDim {
+        /// The tensor parameter's position.
+        param: usize,
+        /// The axis.
+        axis: usize,
+    },
+    /// `stride <param>.<axis>`: a tensor parameter's runtime stride in
+    /// elements, `i64`.
+    TensorStride {
+        /// The tensor parameter's position.
+        param: usize,
+        /// The axis.
+        axis: usize,
+    },
+    /// `align <param>`: the alignment in bytes of the tensor's element zero
+    /// (the largest power of two dividing its address, at most 256), `i64`.
+    TensorAlign {
+        /// The tensor parameter's position.
+        param: usize,
+    },
+    /// `<unary op> %x`, with the tile IR's scalar semantics
+    /// ([`tile_ir::eval::unary`]).
+    Unary(UnaryOp),
+    /// `<binary op> %a, %b` ([`tile_ir::eval::binary`]).
+    Binary(BinaryOp),
+    /// `cmp <pred> %a, %b`: a `bool`.
+    Cmp(CmpPred),
+    /// `select %c, %a, %b`.
+    Select,
+    /// `fma %a, %b, %c`: one rounding.
+    Fma,
+    /// `cast %x to <dtype>` ([`tile_ir::eval::cast`]).
+    Cast {
+        /// The result's dtype.
+        to: DType,
+    },
+    /// `ld.global.v<width> <param>[%addr] mask(%m...) other(%o...)`: reads
+    /// `width` consecutive elements at element offsets `addr + i` (`i64`) from
+    /// the tensor parameter's element zero. Operands: the address, `width`
+    /// masks (`bool`), `width` values used where the mask is false (no memory
+    /// is touched there). Results: the `width` elements.
+    LoadGlobal {
+        /// The tensor parameter's position.
+        param: usize,
+        /// The number of consecutive elements.
+        width: u8,
+    },
+    /// `st.global.v<width> <param>[%addr], %v... mask(%m...)`: writes the
+    /// `width` values to `addr + i` where their masks are true. Operands: the
+    /// address, `width` values, `width` masks.
+    StoreGlobal {
+        /// The tensor parameter's position.
+        param: usize,
+        /// The number of consecutive elements.
+        width: u8,
+    },
+    /// `ld.shared <alloc>[%index]`: the element at `i32` index `index`.
+    LoadShared {
+        /// The allocation.
+        alloc: SharedId,
+    },
+    /// `st.shared <alloc>[%index], %value mask(%m)`: writes where the mask is
+    /// true.
+    StoreShared {
+        /// The allocation.
+        alloc: SharedId,
+    },
+    /// `bounds_check %ok [%i, ...] "<tile op>"`: the bounds check of an
+    /// unmasked access that the compiler could not prove in bounds. Operands:
+    /// `ok` (`bool`, false where one of the thread's elements lies outside
+    /// the tensor) and the partition indices (`i64`, for the message). If `ok`
+    /// is false in any thread the kernel fails with an error naming the
+    /// kernel, the tile op and the index (on a GPU: a device error flag). The
+    /// access that follows is masked by the same predicate, so a failed check
+    /// never touches memory.
+    BoundsCheck {
+        /// The tile-IR op checked, as text.
+        op: String,
+    },
+    /// `barrier`: every thread of the block waits for all others
+    /// (`bar.sync 0`).
+    Barrier,
+    /// `shfl.<mode> %value, %b width <w>`: PTX `shfl.sync` over all 32 lanes
+    /// with segments of `width` lanes (`c = ((32 - width) << 8) | clamp`). Reads
+    /// `value` from the source lane of the mode, or keeps the own value when
+    /// the source lies outside the segment. Operand `b` is an `i32`.
+    Shuffle {
+        /// The mode.
+        mode: ShuffleMode,
+        /// The segment width: a power of two from 1 to 32.
+        width: u8,
+    },
+    /// `for %iv = %lo to %hi step %step iter(...)`: a uniform counted loop;
+    /// operands as the tile IR's `for`, one region, results the final carried
+    /// values.
+    For,
+    /// `if %cond`: a uniform branch; two regions ending in `yield`.
+    If,
+    /// `yield %a, ...`: ends a nested region.
+    Yield,
+}
+
+impl ThreadOpKind {
+    /// The op's name in the text form and in errors.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ThreadOpKind::ThreadId => "thread_id",
+            ThreadOpKind::LaneId => "lane_id",
+            ThreadOpKind::WarpId => "warp_id",
+            ThreadOpKind::BlockId { .. } => "block_id",
+            ThreadOpKind::GridDim { .. } => "grid_dim",
+            ThreadOpKind::Const(_) => "const",
+            ThreadOpKind::Param { .. } => "param",
+            ThreadOpKind::TensorDim { .. } => "dim",
+            ThreadOpKind::TensorStride { .. } => "stride",
+            ThreadOpKind::TensorAlign { .. } => "align",
+            ThreadOpKind::Unary(op) => op.name(),
+            ThreadOpKind::Binary(op) => op.name(),
+            ThreadOpKind::Cmp(_) => "cmp",
+            ThreadOpKind::Select => "select",
+            ThreadOpKind::Fma => "fma",
+            ThreadOpKind::Cast { .. } => "cast",
+            ThreadOpKind::LoadGlobal { .. } => "ld.global",
+            ThreadOpKind::StoreGlobal { .. } => "st.global",
+            ThreadOpKind::LoadShared { .. } => "ld.shared",
+            ThreadOpKind::StoreShared { .. } => "st.shared",
+            ThreadOpKind::BoundsCheck { .. } => "bounds_check",
+            ThreadOpKind::Barrier => "barrier",
+            ThreadOpKind::Shuffle { .. } => "shfl",
+            ThreadOpKind::For => "for",
+            ThreadOpKind::If => "if",
+            ThreadOpKind::Yield => "yield",
+        }
+    }
+}

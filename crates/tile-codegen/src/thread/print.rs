@@ -1,0 +1,257 @@
+//! The text form of the thread-level program: its `Display`.
+//!
+//! ```text
+//! kernel vector_add warps 1 (x: tensor<f32, 1>, out: tensor<f32, 1>)
+//! shared @s0: f32[64]
+//! {
+//!   %0 = thread_id
+//!   %1 = const 1 : i32
+//!   %2 = add %0, %1 : i32
+//!   %5 = ld.global.v1 x[%3] mask(%4) other(%1) : f32
+//!   st.global.v1 out[%3], %5 mask(%4)
+//!   %9 = for %6 = %1 to %2 step %1 iter(%7 = %5) {
+//!     yield %7
+//!   }
+//! }
+//! ```
+//!
+//! Registers print as `%<n>`, numbered in text order, allocations as `@s<index>`, and every op that
+//! defines a register ends with ` : <dtype>` of its first result.
+
+use super::{Op, ParamKind, Program, Reg, Region, ThreadOpKind};
+use std::fmt::{self, Write};
+
+impl fmt::Display for Program {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "kernel {} warps {} (", self.name, self.num_warps)?;
+        for (i, p) in self.params.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            match &p.kind {
+                ParamKind::Tensor(t) => write!(f, "{}: tensor<{}, {}>", p.name, t.dtype, t.rank)?,
+                ParamKind::Scalar(d) => write!(f, "{}: {d}", p.name)?,
+            }
+        }
+        f.write_str(")\n")?;
+        for (id, alloc) in self.shared.iter() {
+            writeln!(f, "shared @s{}: {}[{}]", id.index(), alloc.dtype, alloc.len)?;
+        }
+        f.write_str("{\n")?;
+        self.print_region(f, &Names::new(self), &self.body, 1)?;
+        f.write_str("}\n")
+    }
+}
+
+/// Register names: `%<n>` numbered in text order (definitions first seen
+/// as the program is printed), so that snapshots read top to bottom.
+struct Names(Vec<Option<usize>>);
+
+impl Names {
+    fn new(program: &Program) -> Names {
+        let mut names = Names(vec![None; program.regs.len()]);
+        let mut next = 0;
+        names.region(program, &program.body, &mut next);
+        names
+    }
+
+    fn define(&mut self, r: Reg, next: &mut usize) {
+        if let Some(slot) = self.0.get_mut(r.index()) {
+            if slot.is_none() {
+                *slot = Some(*next);
+                *next += 1;
+            }
+        }
+    }
+
+    fn region(&mut self, program: &Program, region: &Region, next: &mut usize) {
+        for &id in &region.ops {
+            let Some(op) = program.ops.get(id) else {
+                continue;
+            };
+            for &r in &op.results {
+                self.define(r, next);
+            }
+            for nested in &op.regions {
+                for &r in &nested.args {
+                    self.define(r, next);
+                }
+                self.region(program, nested, next);
+            }
+        }
+    }
+
+    fn reg(&self, r: Reg) -> String {
+        match self.0.get(r.index()).copied().flatten() {
+            Some(n) => format!("%{n}"),
+            None => format!("%?{}", r.index()),
+        }
+    }
+
+    fn list(&self, regs: &[Reg]) -> String {
+        regs.iter()
+            .map(|&r| self.reg(r))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl Program {
+    fn print_region(
+        &self,
+        f: &mut dyn Write,
+        names: &Names,
+        region: &Region,
+        depth: usize,
+    ) -> fmt::Result {
+        for &id in &region.ops {
+            self.print_op(f, names, &self.ops[id], depth)?;
+        }
+        Ok(())
+    }
+
+    /// The first line of an op's text form (for error messages).
+    pub fn op_text(&self, op: super::OpId) -> String {
+        let mut text = String::new();
+        if let Some(op) = self.ops.get(op) {
+            let _ = self.print_op(&mut text, &Names::new(self), op, 0);
+        }
+        text.lines()
+            .next()
+            .unwrap_or_default()
+            .trim_end_matches(" {")
+            .to_string()
+    }
+
+    fn param_name(&self, index: usize) -> &str {
+        self.params.get(index).map_or("?", |p| p.name.as_str())
+    }
+
+    /// One op (and its regions) at indentation `depth`.
+    fn print_op(&self, f: &mut dyn Write, names: &Names, op: &Op, depth: usize) -> fmt::Result {
+        let reg = |r: Reg| names.reg(r);
+        let list = |regs: &[Reg]| names.list(regs);
+        let pad = "  ".repeat(depth);
+        f.write_str(&pad)?;
+        if !op.results.is_empty() {
+            write!(f, "{} = ", list(&op.results))?;
+        }
+        let o = &op.operands;
+        let mut line = String::new();
+        let text = &mut line;
+        let name = op.kind.name();
+        let _ = match &op.kind {
+            ThreadOpKind::BlockId { axis } | ThreadOpKind::GridDim { axis } => {
+                write!(text, "{name} {axis}")
+            }
+            ThreadOpKind::Const(v) => write!(text, "const {v}"),
+            ThreadOpKind::Param { index } => write!(text, "param {}", self.param_name(*index)),
+            ThreadOpKind::TensorDim { param, axis }
+            | ThreadOpKind::TensorStride { param, axis } => {
+                write!(text, "{name} {}.{axis}", self.param_name(*param))
+            }
+            ThreadOpKind::TensorAlign { param } => {
+                write!(text, "align {}", self.param_name(*param))
+            }
+            ThreadOpKind::Cmp(pred) => write!(text, "cmp {pred} {}", list(o)),
+            ThreadOpKind::Cast { to } => write!(text, "cast {} to {to}", list(o)),
+            ThreadOpKind::LoadGlobal { param, width } => {
+                let w = usize::from(*width);
+                let (addr, rest) = o
+                    .split_first()
+                    .map_or((String::new(), &o[..]), |(a, r)| (reg(*a), r));
+                let (masks, others) = rest.split_at(w.min(rest.len()));
+                write!(
+                    text,
+                    "ld.global.v{w} {}[{addr}] mask({}) other({})",
+                    self.param_name(*param),
+                    list(masks),
+                    list(others)
+                )
+            }
+            ThreadOpKind::StoreGlobal { param, width } => {
+                let w = usize::from(*width);
+                let (addr, rest) = o
+                    .split_first()
+                    .map_or((String::new(), &o[..]), |(a, r)| (reg(*a), r));
+                let (values, masks) = rest.split_at(w.min(rest.len()));
+                write!(
+                    text,
+                    "st.global.v{w} {}[{addr}], {} mask({})",
+                    self.param_name(*param),
+                    list(values),
+                    list(masks)
+                )
+            }
+            ThreadOpKind::LoadShared { alloc } => {
+                write!(text, "ld.shared @s{}[{}]", alloc.index(), list(o))
+            }
+            ThreadOpKind::StoreShared { alloc } => match o.as_slice() {
+                [i, v, m] => write!(
+                    text,
+                    "st.shared @s{}[{}], {} mask({})",
+                    alloc.index(),
+                    reg(*i),
+                    reg(*v),
+                    reg(*m)
+                ),
+                _ => write!(text, "st.shared @s{} {}", alloc.index(), list(o)),
+            },
+            ThreadOpKind::BoundsCheck { op: checked } => match o.split_first() {
+                Some((ok, index)) => write!(
+                    text,
+                    "bounds_check {} [{}] {checked:?}",
+                    reg(*ok),
+                    list(index)
+                ),
+                None => write!(text, "bounds_check {checked:?}"),
+            },
+            ThreadOpKind::Shuffle { mode, width } => {
+                write!(text, "shfl.{} {} width {width}", mode.name(), list(o))
+            }
+            ThreadOpKind::For => {
+                let body = op.regions.first();
+                let args = body.map_or(&[][..], |r| &r.args[..]);
+                match (o.get(..3), args.split_first()) {
+                    (Some([lo, hi, step]), Some((iv, carried))) => {
+                        let inits = &o[3..];
+                        let iters = carried
+                            .iter()
+                            .zip(inits)
+                            .map(|(a, i)| format!("{} = {}", reg(*a), reg(*i)))
+                            .collect::<Vec<_>>()
+                            .join(", ");
+                        write!(
+                            text,
+                            "for {} = {} to {} step {} iter({iters})",
+                            reg(*iv),
+                            reg(*lo),
+                            reg(*hi),
+                            reg(*step)
+                        )
+                    }
+                    _ => write!(text, "for {}", list(o)),
+                }
+            }
+            _ if o.is_empty() => write!(text, "{name}"),
+            _ => write!(text, "{name} {}", list(o)),
+        };
+        f.write_str(&line)?;
+        if let Some(&first) = op.results.first() {
+            write!(f, " : {}", self.dtype(first))?;
+        }
+        match op.kind {
+            ThreadOpKind::For | ThreadOpKind::If => {
+                f.write_str(" {\n")?;
+                for (i, region) in op.regions.iter().enumerate() {
+                    if i > 0 {
+                        writeln!(f, "{pad}}} else {{")?;
+                    }
+                    self.print_region(f, names, region, depth + 1)?;
+                }
+                writeln!(f, "{pad}}}")
+            }
+            _ => f.write_str("\n"),
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! The verifier of the thread-level program: structure and types, checked
+//! before anything trusts a program (the LLVM emitter, in particular).
+//!
+//! Checked: every op, register and allocation handle exists; every operand is
+//! defined earlier in its region or an enclosing one; every register is
+//! defined once; the operand count and dtypes of every op kind (as documented
+//! on [`ThreadOpKind`]); parameter references name a parameter of the right
+//! kind; regions end with a `yield` that matches the op's results (and, for a
+//! `for`, its carried values). Uniformity of control flow is a property of
+//! values, left to the emulator.
+
+use super::{Op, OpId, ParamKind, Program, Reg, Region, ThreadOpKind, WARP_SIZE};
+use tile_ir::DType;
+
+/// A broken rule of the thread-level program, naming the op.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{op}`: {rule}")]
+pub struct VerifyError {
+    /// The op's text (or `kernel`).
+    pub op: String,
+    /// The rule it breaks.
+    pub rule: String,
+}
+
+/// Checks `program` against the rules of the thread-level program.
+pub fn verify(program: &Program) -> Result<(), VerifyError> {
+    if program.num_warps == 0 {
+        return Err(VerifyError {
+            op: "kernel".into(),
+            rule: "a block needs at least one warp".into(),
+        });
+    }
+    let mut checker = Checker {
+        program,
+        defined: vec![false; program.regs.len()],
+    };
+    let mut scope = Vec::new();
+    checker.region(&program.body, &mut scope, None)
+}
+
+struct Checker<'a> {
+    program: &'a Program,
+    /// Registers defined so far anywhere (each is defined once).
+    defined: Vec<bool>,
+}
+
+impl Checker<'_> {
+    fn fail(&self, id: Option<OpId>, rule: impl Into<String>) -> VerifyError {
+        VerifyError {
+            op: id.map_or_else(|| "kernel".into(), |id| self.program.op_text(id)),
+            rule: rule.into(),
+        }
+    }
+
+    /// Defines `r` in `scope`.
+    fn define(
+        &mut self,
+        id: Option<OpId>,
+        r: Reg,
+        scope: &mut Vec<Reg>,
+    ) -> Result<(), VerifyError> {
+        match self.defined.get_mut(r.index()) {
+            Some(seen) if !*seen => {
+                *seen = true;
+                scope.push(r);
+                Ok(())
+            }
+            Some(_) => Err(self.fail(id, "a register is defined twice")),
+            None => Err(self.fail(id, "a register outside the program")),
+        }
+    }
+
+    /// Checks a region whose `yield` must give `expected` dtypes (`None`:
+    /// the kernel body, which has no `yield`).
+    fn region(
+        &mut self,
+        region: &Region,
+        scope: &mut Vec<Reg>,
+        expected: Option<&[DType]>,
+    ) -> Result<(), VerifyError> {
+        let depth = scope.len();
+        for &arg in &region.args {
+            self.define(None, arg, scope)?;
+        }
+        for (position, &id) in region.ops.iter().enumerate() {
+            let op = self
+                .program
+                .ops
+                .get(id)
+                .ok_or_else(|| self.fail(None, "an op outside the program"))?;
+            if let Some(&r) = op.operands.iter().find(|r| !scope.contains(r)) {
+                return Err(self.fail(
+                    Some(id),
+                    format!("operand %?{} is not defined before its use", r.index()),
+                ));
+            }
+            let last = position + 1 == region.ops.len();
+            match (&op.kind, expected) {
+                (ThreadOpKind::Yield, Some(types)) if last => {
+                    let found = self.dtypes(&op.operands);
+                    if found != types {
+                        return Err(self.fail(
+                            Some(id),
+                            format!("yields {found:?} where {types:?} is expected"),
+                        ));
+                    }
+                }
+                (ThreadOpKind::Yield, _) => {
+                    return Err(self.fail(Some(id), "a `yield` that does not end a nested region"))
+                }
+                _ => {
+                    if last && expected.is_some() {
+                        return Err(self.fail(Some(id), "a nested region must end with `yield`"));
+                    }
+                    self.op(id, op, scope)?;
+                }
+            }
+        }
+        if region.ops.is_empty() && expected.is_some() {
+            return Err(self.fail(None, "an empty nested region"));
+        }
+        scope.truncate(depth);
+        Ok(())
+    }
+
+    fn dtypes(&self, regs: &[Reg]) -> Vec<DType> {
+        regs.iter().map(|&r| self.program.dtype(r)).collect()
+    }
+
+    fn op(&mut self, id: OpId, op: &Op, scope: &mut Vec<Reg>) -> Result<(), VerifyError> {
+        let operands = self.dtypes(&op.operands);
+        let results = self.dtypes(&op.results);
+        let bad = |s: &Self, rule: &str| Err(s.fail(Some(id), rule.to_string()));
+        let tensor = |s: &Self, param: usize| match s.program.params.get(param).map(|p| &p.kind) {
+            Some(ParamKind::Tensor(t)) => Ok(*t),
+            _ => Err(s.fail(Some(id), format!("parameter {param} is not a tensor"))),
+        };
+        let i32_result = results == [DType::I32];
+        let ok = match &op.kind {
+            ThreadOpKind::ThreadId | ThreadOpKind::LaneId | ThreadOpKind::WarpId => {
+                operands.is_empty() && i32_result
+            }
+            ThreadOpKind::BlockId { axis } | ThreadOpKind::GridDim { axis } => {
+                *axis < 3 && operands.is_empty() && i32_result
+            }
+            ThreadOpKind::Const(v) => operands.is_empty() && results == [v.dtype()],
+            ThreadOpKind::Param { index } => match self.program.params.get(*index).map(|p| &p.kind)
+            {
+                Some(ParamKind::Scalar(d)) => operands.is_empty() && results == [*d],
+                _ => return bad(self, "`param` of a parameter that is not a scalar"),
+            },
+            ThreadOpKind::TensorDim { param, axis }
+            | ThreadOpKind::TensorStride { param, axis } => {
+                let t = tensor(self, *param)?;
+                let dtype = if matches!(op.kind, ThreadOpKind::TensorDim { .. }) {
+                    DType::I32
+                } else {
+                    DType::I64
+                };
+                *axis < t.rank && operands.is_empty() && results == [dtype]
+            }
+            ThreadOpKind::TensorAlign { param } => {
+                tensor(self, *param)?;
+                operands.is_empty() && results == [DType::I64]
+            }
+            ThreadOpKind::Unary(_) | ThreadOpKind::Binary(_) | ThreadOpKind::Fma => {
+                let arity = match op.kind {
+                    ThreadOpKind::Unary(_) => 1,
+                    ThreadOpKind::Binary(_) => 2,
+                    _ => 3,
+                };
+                operands.len() == arity
+                    && operands.iter().all(|&d| d == operands[0])
+                    && results == operands[..1]
+            }
+            ThreadOpKind::Cmp(_) => {
+                operands.len() == 2 && operands[0] == operands[1] && results == [DType::Bool]
+            }
+            ThreadOpKind::Select => {
+                operands.len() == 3
+                    && operands[0] == DType::Bool
+                    && operands[1] == operands[2]
+                    && results == operands[1..2]
+            }
+            ThreadOpKind::Cast { to } => operands.len() == 1 && results == [*to],
+            ThreadOpKind::LoadGlobal { param, width } => {
+                let t = tensor(self, *param)?;
+                let w = usize::from(*width);
+                w > 0
+                    && operands.len() == 1 + 2 * w
+                    && operands[0] == DType::I64
+                    && operands[1..=w].iter().all(|&d| d == DType::Bool)
+                    && operands[1 + w..].iter().all(|&d| d == t.dtype)
+                    && results == vec![t.dtype; w]
+            }
+            ThreadOpKind::StoreGlobal { param, width } => {
+                let t = tensor(self, *param)?;
+                let w = usize::from(*width);
+                w > 0
+                    && operands.len() == 1 + 2 * w
+                    && operands[0] == DType::I64
+                    && operands[1..=w].iter().all(|&d| d == t.dtype)
+                    && operands[1 + w..].iter().all(|&d| d == DType::Bool)
+                    && results.is_empty()
+            }
+            ThreadOpKind::LoadShared { alloc } | ThreadOpKind::StoreShared { alloc } => {
+                let Some(a) = self.program.shared.get(*alloc) else {
+                    return bad(self, "an allocation outside the program");
+                };
+                if matches!(op.kind, ThreadOpKind::LoadShared { .. }) {
+                    operands == [DType::I32] && results == [a.dtype]
+                } else {
+                    operands == [DType::I32, a.dtype, DType::Bool] && results.is_empty()
+                }
+            }
+            ThreadOpKind::BoundsCheck { .. } => {
+                operands.first() == Some(&DType::Bool)
+                    && operands[1..].iter().all(|&d| d == DType::I64)
+                    && results.is_empty()
+            }
+            ThreadOpKind::Barrier => operands.is_empty() && results.is_empty(),
+            ThreadOpKind::Shuffle { width, .. } => {
+                let w = u32::from(*width);
+                w.is_power_of_two()
+                    && w <= WARP_SIZE
+                    && operands.len() == 2
+                    && operands[1] == DType::I32
+                    && results == operands[..1]
+            }
+            ThreadOpKind::For => {
+                let ([lo, hi, step, inits @ ..], [body]) =
+                    (operands.as_slice(), op.regions.as_slice())
+                else {
+                    return bad(self, "`for` needs bounds, initial values and one region");
+                };
+                if !(lo.is_int() && lo == hi && lo == step) || results != inits {
+                    return bad(
+                        self,
+                        "`for` bounds of one integer dtype and results like its initial values",
+                    );
+                }
+                let args = self.dtypes(&body.args);
+                if args.first() != Some(lo) || args[1..] != *inits {
+                    return bad(
+                        self,
+                        "the body's arguments are the induction variable and the carried values",
+                    );
+                }
+                self.region(body, scope, Some(inits))?;
+                true
+            }
+            ThreadOpKind::If => {
+                let [then, otherwise] = op.regions.as_slice() else {
+                    return bad(self, "`if` needs two regions");
+                };
+                if operands != [DType::Bool] || !then.args.is_empty() || !otherwise.args.is_empty()
+                {
+                    return bad(self, "`if` takes a bool and regions without arguments");
+                }
+                self.region(then, scope, Some(&results))?;
+                self.region(otherwise, scope, Some(&results))?;
+                true
+            }
+            ThreadOpKind::Yield => false,
+        };
+        if !ok {
+            return bad(
+                self,
+                &format!(
+                    "operands {operands:?} and results {results:?} break the rule of `{}`",
+                    op.kind.name()
+                ),
+            );
+        }
+        for &r in &op.results {
+            self.define(Some(id), r, scope)?;
+        }
+        Ok(())
+    }
+}
