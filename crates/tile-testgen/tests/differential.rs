@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 use tile_ir::{BinaryOp, CmpPred, DType, OpKind, Type, UnaryOp};
-use tile_testgen::{check_case, generate, shrink, to_regression_test, Case, Failure, GenConfig};
+use tile_testgen::{check_case, generate, shrink, to_regression_test, Case, GenConfig};
 
 /// The number of generated programs checked.
 const CASES: u64 = 1008;

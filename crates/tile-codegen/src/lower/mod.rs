@@ -76,6 +76,12 @@ pub enum LowerError {
     /// A tile without a blocked layout.
     #[error(transparent)]
     Layout(#[from] LayoutBuildError),
+    /// An op the lowering does not handle yet.
+    #[error("`{op}`: the GPU lowering does not support this op yet")]
+    Unsupported {
+        /// The op's description.
+        op: String,
+    },
 }
 
 /// Lowers `func` (which must pass the tile IR's verifier) for one
@@ -382,6 +388,9 @@ impl<'a> Lowerer<'a> {
             OpKind::For => self.lower_for(id),
             OpKind::If => self.lower_if(id),
             OpKind::Yield => self.lower_yield(id),
+            OpKind::LView(_) => Err(LowerError::Unsupported {
+                op: self.names.describe_op(func, id),
+            }),
         }
     }
 }
