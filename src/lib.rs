@@ -7,7 +7,9 @@ pub use tile_frontend::meta;
 pub use tile_ir as ir;
 pub use tile_macros::{tile_fn, tile_kernel};
 pub use tile_runtime as runtime;
-pub use tile_runtime::{launch, Device, DeviceKind, Element, Error, KernelSpec, LaunchArg, Tensor};
+pub use tile_runtime::{
+    launch, Device, DeviceKind, Element, Error, Image, ImageKind, KernelSpec, LaunchArg, Tensor,
+};
 
 /// Paths used by the code `#[tile_kernel]` generates; not a public API.
 #[doc(hidden)]

@@ -381,6 +381,8 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
                 specialization: spec.label,
                 ir: spec.ir,
                 num_warps: Self::INFO.num_warps,
+                images: &[],
+                bounds_checks: &[],
             };
             let (#(#names,)*) = args;
             let mut launch_args: [#rt::LaunchArg<'_>; #count] = [#(#conv),*];

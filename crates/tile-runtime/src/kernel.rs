@@ -16,6 +16,33 @@ pub struct KernelSpec {
     pub ir: &'static str,
     /// The number of warps each program instance runs with on a GPU.
     pub num_warps: u32,
+    /// The device code compiled ahead of time, one image per target.
+    pub images: &'static [Image],
+    /// The tile-IR ops of the kernel's device-side bounds checks, in program
+    /// order: a failed check reports its position in this list.
+    pub bounds_checks: &'static [&'static str],
+}
+
+/// What an [`Image`] holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImageKind {
+    /// PTX text for the CUDA driver's JIT.
+    Ptx,
+    /// An AMDGPU code object (HSACO) for HIP.
+    Hsaco,
+    /// A shared object of host code for the CPU device.
+    Host,
+}
+
+/// Device code of one kernel specialization for one target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Image {
+    /// The format.
+    pub kind: ImageKind,
+    /// The target it was compiled for: `sm_80`, `gfx90a`, `x86_64`, ...
+    pub target: &'static str,
+    /// The bytes (PTX text as UTF-8).
+    pub bytes: &'static [u8],
 }
 
 /// A loaded kernel: its IR and which tensor parameters it writes.

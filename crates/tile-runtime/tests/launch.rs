@@ -12,6 +12,8 @@ fn spec(name: &'static str, ir: String) -> KernelSpec {
         specialization: "test",
         ir: Box::leak(ir.into_boxed_str()),
         num_warps: 4,
+        images: &[],
+        bounds_checks: &[],
     }
 }
 
