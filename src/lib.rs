@@ -3,6 +3,7 @@
 //! This facade is the crate users depend on. It re-exports the tile IR
 //! ([`ir`]) and the runtime: devices, tensors and kernel launch.
 
+pub use half::{bf16, f16};
 pub use tile_frontend::meta;
 pub use tile_ir as ir;
 pub use tile_macros::{tile_fn, tile_kernel};
@@ -15,6 +16,7 @@ pub use tile_runtime::{
 #[doc(hidden)]
 pub mod __private {
     pub use half;
+    pub use half::{bf16, f16};
     pub use tile_frontend::meta;
     pub use tile_ir as ir;
     pub use tile_runtime as runtime;

@@ -8,7 +8,7 @@ use syn::{Expr, ExprCall, PathArguments};
 use tile_ir::{BinaryOp, DType, Scalar, Type};
 
 /// The builtin functions, as listed in errors.
-const BUILTINS: &str = "program_id, num_programs, partition_view, zeros, ones, full, iota, dot, cat, select, fma, cdiv, min, max";
+const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, cat, select, fma, cdiv, min, max";
 
 impl<'k> Lowerer<'k> {
     /// The arguments of a call, checking their number.
@@ -85,6 +85,7 @@ impl<'k> Lowerer<'k> {
                 self.views.insert(view, tensor);
                 Ok(Val::Ir(view))
             }
+            "layout_view" => self.layout_view_call(c, &args),
             "zeros" | "ones" => {
                 let a = self.argn(&args, 1, &format!("{name}::<T>([shape])"), c)?;
                 let shape = self.shape_arg(a[0])?;

@@ -66,6 +66,7 @@ impl Lowerer<'_> {
             match self.ty(v) {
                 Type::Tensor(t) => return self.tensor_method(v, t.rank, &name, &args, m),
                 Type::View(_) => return self.view_method(v, &name, &args, m),
+                Type::LayoutView(_) => return self.lview_method(v, &name, &args, m),
                 _ => {}
             }
         }
@@ -149,12 +150,7 @@ impl Lowerer<'_> {
                 let Some((first, rest)) = args.split_first() else {
                     return Err(self.err(m, format!("`{name}(tile, index..)` needs the tile to store")));
                 };
-                if let Some((tname, false)) = self.views.get(&view).and_then(|t| self.tensors.get(t)).cloned() {
-                    return Err(self.err(
-                        &m.receiver,
-                        format!("cannot store through a view of `{tname}`, a read-only `&Tensor`: declare the parameter `&mut Tensor<..>`"),
-                    ));
-                }
+                self.check_writable(view, m)?;
                 let v = self.expr(first)?;
                 let x = self.data(&v, Some(vt.dtype), *first)?;
                 let xt = self.ty(x);
@@ -186,7 +182,18 @@ impl Lowerer<'_> {
         }
     }
 
-    fn padding(&mut self, e: &Expr, dtype: tile_ir::DType) -> syn::Result<Padding> {
+    /// An error unless `view` is a view of a `&mut Tensor` parameter.
+    pub(crate) fn check_writable(&self, view: Value, m: &ExprMethodCall) -> syn::Result<()> {
+        match self.views.get(&view).and_then(|t| self.tensors.get(t)) {
+            Some((tname, false)) => Err(self.err(
+                &m.receiver,
+                format!("cannot store through a view of `{tname}`, a read-only `&Tensor`: declare the parameter `&mut Tensor<..>`"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    pub(crate) fn padding(&mut self, e: &Expr, dtype: tile_ir::DType) -> syn::Result<Padding> {
         let named = |p: &syn::Path| -> Option<String> {
             (p.segments.len() == 2 && p.segments[0].ident == "Padding")
                 .then(|| p.segments[1].ident.to_string())

@@ -14,6 +14,7 @@ mod branch;
 mod calls;
 mod consts;
 mod control;
+mod lview;
 mod methods;
 mod movement;
 mod ops;

@@ -1,0 +1,88 @@
+//! Matrix multiply: a `BM x BN` block of C per program instance, accumulated
+//! over `BK`-wide slabs of A and B; f32 inputs, and f16 inputs accumulated in
+//! f32.
+
+use crate::common::{max_error, timed, Inputs, Row};
+use tile::{f16, tile_kernel, Device, Error};
+
+#[tile_kernel(configs(BM = 32, BN = 32, BK = 16), configs(BM = 64, BN = 64, BK = 32))]
+pub fn matmul<const BM: usize, const BN: usize, const BK: usize>(
+    a: &Tensor<f32, 2>,
+    b: &Tensor<f32, 2>,
+    c: &mut Tensor<f32, 2>,
+) {
+    let (pid_m, pid_n) = (program_id(0), program_id(1));
+    let (va, vb) = (partition_view(a, [BM, BK]), partition_view(b, [BK, BN]));
+    let mut acc = zeros::<f32>([BM, BN]);
+    for kk in 0..cdiv(a.dim(1), BK) {
+        acc = dot(va.load_masked(pid_m, kk), vb.load_masked(kk, pid_n), acc);
+    }
+    partition_view(c, [BM, BN]).store_masked(acc, pid_m, pid_n);
+}
+
+#[tile_kernel(configs(BM = 32, BN = 32, BK = 16))]
+pub fn matmul_f16<const BM: usize, const BN: usize, const BK: usize>(
+    a: &Tensor<f16, 2>,
+    b: &Tensor<f16, 2>,
+    c: &mut Tensor<f32, 2>,
+) {
+    let (pid_m, pid_n) = (program_id(0), program_id(1));
+    let (va, vb) = (partition_view(a, [BM, BK]), partition_view(b, [BK, BN]));
+    let mut acc = zeros::<f32>([BM, BN]);
+    for kk in 0..cdiv(a.dim(1), BK) {
+        // f16 products are exact in f32; the sum accumulates in f32.
+        acc = dot(va.load_masked(pid_m, kk), vb.load_masked(kk, pid_n), acc);
+    }
+    partition_view(c, [BM, BN]).store_masked(acc, pid_m, pid_n);
+}
+
+/// The plain-Rust reference: each element a fused multiply-add chain over k
+/// in order, the order `dot` defines, so the result is bit-exact.
+pub fn reference(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f64> {
+    let mut want = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let sum = (0..k).fold(0.0f32, |acc, kk| a[i * k + kk].mul_add(b[kk * n + j], acc));
+            want[i * n + j] = f64::from(sum);
+        }
+    }
+    want
+}
+
+/// Both kernels on a problem whose every extent leaves partial tiles.
+pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
+    let (m, n, k) = (130, 70, 90);
+    let (a_host, b_host) = (rng.take(m * k), rng.take(k * n));
+    let shape = format!("[{m}, {k}] x [{k}, {n}]");
+    let a = dev.tensor_from_slice(&a_host, &[m, k])?;
+    let b = dev.tensor_from_slice(&b_host, &[k, n])?;
+    let mut c = dev.zeros::<f32>(&[m, n])?;
+    let grid = [m.div_ceil(32) as u32, n.div_ceil(32) as u32];
+    let time = timed(|| matmul::<32, 32, 16>::launch(dev, grid, (&a, &b, &mut c)))?;
+    let f32_row = Row {
+        kernel: "matmul f32".into(),
+        shape: shape.clone(),
+        max_error: max_error(&c.to_vec()?, &reference(&a_host, &b_host, m, n, k)),
+        tolerance: 0.0,
+        time,
+    };
+
+    let (a16, b16): (Vec<f16>, Vec<f16>) = (
+        a_host.iter().map(|&v| f16::from_f32(v)).collect(),
+        b_host.iter().map(|&v| f16::from_f32(v)).collect(),
+    );
+    let a = dev.tensor_from_slice(&a16, &[m, k])?;
+    let b = dev.tensor_from_slice(&b16, &[k, n])?;
+    let mut c = dev.zeros::<f32>(&[m, n])?;
+    let time = timed(|| matmul_f16::<32, 32, 16>::launch(dev, grid, (&a, &b, &mut c)))?;
+    let widen = |v: &[f16]| v.iter().map(|x| x.to_f32()).collect::<Vec<f32>>();
+    let want = reference(&widen(&a16), &widen(&b16), m, n, k);
+    let f16_row = Row {
+        kernel: "matmul f16 -> f32".into(),
+        shape,
+        max_error: max_error(&c.to_vec()?, &want),
+        tolerance: 0.0,
+        time,
+    };
+    Ok(vec![f32_row, f16_row])
+}
