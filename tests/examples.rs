@@ -1,0 +1,198 @@
+//! Every example kernel on the CPU device equals the reference interpreter
+//! bit for bit, and passes its check against plain Rust.
+
+#[path = "../examples/kernels/attention.rs"]
+mod attention;
+#[allow(dead_code)] // the examples' `main` helpers are not used here
+#[path = "../examples/common/mod.rs"]
+mod common;
+#[path = "../examples/kernels/layernorm.rs"]
+mod layernorm;
+#[path = "../examples/kernels/matmul.rs"]
+mod matmul;
+#[path = "../examples/kernels/softmax.rs"]
+mod softmax;
+#[path = "../examples/kernels/transpose.rs"]
+mod transpose;
+#[path = "../examples/kernels/vector_add.rs"]
+mod vector_add;
+
+use common::{Example, Inputs};
+use tile::ir::interp::HostTensor;
+use tile::{f16, Device, Element, Tensor};
+
+fn host<T: Element>(shape: &[usize], values: &[T]) -> HostTensor {
+    HostTensor::from_vec(shape, values.to_vec()).expect("host tensor")
+}
+
+fn device<T: Element>(dev: &Device, shape: &[usize], values: &[T]) -> Tensor<T> {
+    dev.tensor_from_slice(values, shape).expect("device tensor")
+}
+
+/// Asserts that the device's result has the interpreter's bytes.
+fn assert_same<T: Element>(kernel: &str, got: &Tensor<T>, want: &HostTensor) {
+    let got = host(got.shape(), &got.to_vec().expect("read back"));
+    assert_eq!(
+        got.data(),
+        want.data(),
+        "{kernel}: the CPU device differs from the interpreter"
+    );
+}
+
+fn assert_checks_pass(run: Example) {
+    let rows = run(&Device::cpu(), &mut Inputs::default()).expect("example runs");
+    for row in rows {
+        assert!(
+            row.max_error <= row.tolerance,
+            "{}: error {} above {}",
+            row.kernel,
+            row.max_error,
+            row.tolerance
+        );
+    }
+}
+
+#[test]
+fn every_example_passes_its_reference_check() {
+    for run in [
+        vector_add::run,
+        softmax::run,
+        layernorm::run,
+        matmul::run,
+        transpose::run,
+        attention::run,
+    ] {
+        assert_checks_pass(run);
+    }
+}
+
+#[test]
+fn vector_add_equals_the_interpreter() {
+    let (dev, n) = (Device::cpu(), 5000);
+    let mut rng = Inputs::default();
+    let (xs, ys) = (rng.take(n), rng.take(n));
+    let mut out = device(&dev, &[n], &vec![0.0f32; n]);
+    let grid = [n.div_ceil(1024) as u32];
+    let (x, y) = (device(&dev, &[n], &xs), device(&dev, &[n], &ys));
+    vector_add::vector_add::<1024>::launch(&dev, grid, (&x, &y, &mut out)).expect("launch");
+    let mut want = host(&[n], &vec![0.0f32; n]);
+    vector_add::vector_add::<1024>::interpret(
+        grid,
+        (&host(&[n], &xs), &host(&[n], &ys), &mut want),
+    )
+    .expect("interpret");
+    assert_same("vector_add", &out, &want);
+}
+
+#[test]
+fn softmax_and_layernorm_equal_the_interpreter() {
+    let dev = Device::cpu();
+    let mut rng = Inputs::default();
+    let (rows, cols) = (37, 200);
+    let xs = rng.take(rows * cols);
+    let x = device(&dev, &[rows, cols], &xs);
+    let mut out = device(&dev, &[rows, cols], &vec![0.0f32; rows * cols]);
+    let grid = [rows.div_ceil(4) as u32];
+    softmax::softmax::<4, 256>::launch(&dev, grid, (&x, &mut out)).expect("launch");
+    let mut want = host(&[rows, cols], &vec![0.0f32; rows * cols]);
+    softmax::softmax::<4, 256>::interpret(grid, (&host(&[rows, cols], &xs), &mut want))
+        .expect("interpret");
+    assert_same("softmax", &out, &want);
+
+    let (ws, bs) = (rng.take(cols), rng.take(cols));
+    let (w, b) = (device(&dev, &[cols], &ws), device(&dev, &[cols], &bs));
+    let grid = [rows.div_ceil(2) as u32];
+    layernorm::layernorm::<2, 384>::launch(&dev, grid, (&x, &w, &b, &mut out, 1e-5))
+        .expect("launch");
+    layernorm::layernorm::<2, 384>::interpret(
+        grid,
+        (
+            &host(&[rows, cols], &xs),
+            &host(&[cols], &ws),
+            &host(&[cols], &bs),
+            &mut want,
+            1e-5,
+        ),
+    )
+    .expect("interpret");
+    assert_same("layernorm", &out, &want);
+}
+
+#[test]
+fn matmuls_equal_the_interpreter() {
+    let dev = Device::cpu();
+    let mut rng = Inputs::default();
+    let (m, n, k) = (70, 45, 50);
+    let (a_vals, b_vals) = (rng.take(m * k), rng.take(k * n));
+    let (a, b) = (
+        device(&dev, &[m, k], &a_vals),
+        device(&dev, &[k, n], &b_vals),
+    );
+    let mut c = device(&dev, &[m, n], &vec![0.0f32; m * n]);
+    let mut want = host(&[m, n], &vec![0.0f32; m * n]);
+    let grid = [m.div_ceil(64) as u32, n.div_ceil(64) as u32];
+    matmul::matmul::<64, 64, 32>::launch(&dev, grid, (&a, &b, &mut c)).expect("launch");
+    matmul::matmul::<64, 64, 32>::interpret(
+        grid,
+        (&host(&[m, k], &a_vals), &host(&[k, n], &b_vals), &mut want),
+    )
+    .expect("interpret");
+    assert_same("matmul", &c, &want);
+
+    let a16: Vec<f16> = a_vals.iter().map(|&v| f16::from_f32(v)).collect();
+    let b16: Vec<f16> = b_vals.iter().map(|&v| f16::from_f32(v)).collect();
+    let (a, b) = (device(&dev, &[m, k], &a16), device(&dev, &[k, n], &b16));
+    let grid = [m.div_ceil(32) as u32, n.div_ceil(32) as u32];
+    matmul::matmul_f16::<32, 32, 16>::launch(&dev, grid, (&a, &b, &mut c)).expect("launch");
+    matmul::matmul_f16::<32, 32, 16>::interpret(
+        grid,
+        (&host(&[m, k], &a16), &host(&[k, n], &b16), &mut want),
+    )
+    .expect("interpret");
+    assert_same("matmul_f16", &c, &want);
+}
+
+#[test]
+fn transposes_and_attention_equal_the_interpreter() {
+    let dev = Device::cpu();
+    let mut rng = Inputs::default();
+    let (m, n) = (224, 160);
+    let xs = rng.take(m * n);
+    let x = device(&dev, &[m, n], &xs);
+    let mut out = device(&dev, &[n, m], &vec![0.0f32; m * n]);
+    let mut want = host(&[n, m], &vec![0.0f32; m * n]);
+    let grid = [(m / 32) as u32, (n / 32) as u32];
+    transpose::transpose_lview::<224, 160, 32, 32>::launch(&dev, grid, (&x, &mut out))
+        .expect("launch");
+    transpose::transpose_lview::<224, 160, 32, 32>::interpret(
+        grid,
+        (&host(&[m, n], &xs), &mut want),
+    )
+    .expect("interpret");
+    assert_same("transpose_lview", &out, &want);
+
+    let (seq, d) = (45, 64);
+    let (qs, ks, vs) = (rng.take(seq * d), rng.take(seq * d), rng.take(seq * d));
+    let (q, k, v) = (
+        device(&dev, &[seq, d], &qs),
+        device(&dev, &[seq, d], &ks),
+        device(&dev, &[seq, d], &vs),
+    );
+    let mut out = device(&dev, &[seq, d], &vec![0.0f32; seq * d]);
+    let mut want = host(&[seq, d], &vec![0.0f32; seq * d]);
+    let grid = [seq.div_ceil(16) as u32];
+    attention::attention::<16, 16, 64>::launch(&dev, grid, (&q, &k, &v, &mut out, 0.125))
+        .expect("launch");
+    attention::attention::<16, 16, 64>::interpret(
+        grid,
+        (
+            &host(&[seq, d], &qs),
+            &host(&[seq, d], &ks),
+            &host(&[seq, d], &vs),
+            &mut want,
+            0.125,
+        ),
+    )
+    .expect("interpret");
+    assert_same("attention", &out, &want);
+}
