@@ -2,18 +2,18 @@
 //! reference's examples, stride derivation, partial-stride completion, sizes,
 //! offsets, the debug format, and every validation error with its message.
 
-use tile_ir::descriptor::{DescriptorError, Layout, TensorDescriptor};
+use tile_ir::descriptor::{DescriptorError, StrideOrder, TensorDescriptor};
 
-use Layout::{Bypass, ColumnMajor, RowMajor};
+use StrideOrder::{Bypass, ColumnMajor, RowMajor};
 
-fn strides(lengths: &[usize], given: &[i64], layout: Layout) -> Vec<usize> {
+fn strides(lengths: &[usize], given: &[i64], layout: StrideOrder) -> Vec<usize> {
     TensorDescriptor::with_strides(lengths, given, layout)
         .unwrap_or_else(|e| panic!("{lengths:?} {given:?} {layout}: {e}"))
         .strides()
         .to_vec()
 }
 
-fn error(lengths: &[usize], given: &[i64], layout: Layout) -> String {
+fn error(lengths: &[usize], given: &[i64], layout: StrideOrder) -> String {
     TensorDescriptor::with_strides(lengths, given, layout)
         .unwrap_err()
         .to_string()

@@ -1,9 +1,9 @@
 //! Keeps the descriptor part of docs/views.md true: every example there is
 //! rendered here from the code and must appear in the doc verbatim.
 
-use tile_ir::descriptor::{DescriptorError, Layout, TensorDescriptor};
+use tile_ir::descriptor::{DescriptorError, StrideOrder, TensorDescriptor};
 
-use Layout::{Bypass, ColumnMajor, RowMajor};
+use StrideOrder::{Bypass, ColumnMajor, RowMajor};
 
 fn doc() -> String {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/views.md");

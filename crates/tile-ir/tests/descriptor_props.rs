@@ -5,7 +5,7 @@
 //! same offset (which CK's rule alone does not guarantee, see docs/views.md).
 
 use proptest::prelude::*;
-use tile_ir::descriptor::{Layout, TensorDescriptor};
+use tile_ir::descriptor::{StrideOrder, TensorDescriptor};
 
 fn all_indices(lengths: &[usize]) -> Vec<Vec<usize>> {
     lengths.iter().fold(vec![vec![]], |acc, &n| {
@@ -23,7 +23,7 @@ proptest! {
         lengths in prop::collection::vec(1usize..5, 1..5),
         column in any::<bool>(),
     ) {
-        let layout = if column { Layout::ColumnMajor } else { Layout::RowMajor };
+        let layout = if column { StrideOrder::ColumnMajor } else { StrideOrder::RowMajor };
         let d = TensorDescriptor::packed(&lengths, layout).unwrap();
         prop_assert_eq!(d.element_space_size(), d.element_size());
         let mut seen = vec![false; d.element_size()];
@@ -43,7 +43,7 @@ proptest! {
         column in any::<bool>(),
         forget in 1usize..4,
     ) {
-        let layout = if column { Layout::ColumnMajor } else { Layout::RowMajor };
+        let layout = if column { StrideOrder::ColumnMajor } else { StrideOrder::RowMajor };
         let packed = TensorDescriptor::packed(&lengths, layout).unwrap();
         let mut given: Vec<i64> = packed.strides().iter().map(|&s| s as i64).collect();
         let rank = given.len();
@@ -64,7 +64,7 @@ proptest! {
     ) {
         // Strides near the packed ones, inner dims first, each off by a little
         // slack, so that both valid and barely-overlapping strides come up.
-        let layout = if column { Layout::ColumnMajor } else { Layout::RowMajor };
+        let layout = if column { StrideOrder::ColumnMajor } else { StrideOrder::RowMajor };
         let rank = lengths.len();
         let mut order: Vec<usize> = (0..rank).rev().collect();
         if column && rank >= 2 {

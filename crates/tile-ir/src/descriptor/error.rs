@@ -1,6 +1,6 @@
 //! The one error type of the `descriptor` module.
 
-use super::Layout;
+use super::StrideOrder;
 
 /// Why a tensor descriptor was refused, or an index into it.
 ///
@@ -13,7 +13,7 @@ pub enum DescriptorError {
     )]
     NoDimensions {
         /// The declared layout.
-        layout: Layout,
+        layout: StrideOrder,
     },
     /// Strides given, but not one per dimension.
     #[error(
@@ -22,7 +22,7 @@ pub enum DescriptorError {
     )]
     StrideCount {
         /// The declared layout.
-        layout: Layout,
+        layout: StrideOrder,
         /// Number of lengths.
         lengths: usize,
         /// Number of strides.
@@ -36,13 +36,13 @@ pub enum DescriptorError {
     )]
     NonPositiveStride {
         /// The declared layout.
-        layout: Layout,
+        layout: StrideOrder,
         /// The dimension.
         dim: usize,
         /// Its stride as given.
         stride: i64,
     },
-    /// A negative stride under [`Layout::Bypass`].
+    /// A negative stride under [`StrideOrder::Bypass`].
     #[error("tensor descriptor: dim {dim} has stride {stride}, but bypass strides must be 0 or positive")]
     NegativeBypassStride {
         /// The dimension.
@@ -57,7 +57,7 @@ pub enum DescriptorError {
     )]
     MatrixOverlap {
         /// The declared layout.
-        layout: Layout,
+        layout: StrideOrder,
         /// The outer (leading-dimension) dim.
         outer: usize,
         /// Its stride.
@@ -78,7 +78,7 @@ pub enum DescriptorError {
     )]
     BatchOverlap {
         /// The declared layout.
-        layout: Layout,
+        layout: StrideOrder,
         /// The batch dim.
         dim: usize,
         /// Its stride.

@@ -1,7 +1,7 @@
 //! Tensor descriptors after Composable Kernel's `HostTensorDescriptor`.
 //!
 //! A [`TensorDescriptor`] is the lengths and strides (in elements) of a dense
-//! tensor in memory, built under a declared [`Layout`]:
+//! tensor in memory, built under a declared [`StrideOrder`]:
 //!
 //! - no strides, or all strides unknown (0 or negative): strides are derived
 //!   packed for the layout ([`TensorDescriptor::packed`]);
@@ -10,7 +10,7 @@
 //!   dim gets the inner length times the inner stride); other dims must be given;
 //! - then the strides are checked: all positive, the leading dim steps over a
 //!   whole inner line, each batch dim over the dims inside it;
-//! - [`Layout::Bypass`] takes any non-negative strides unchecked.
+//! - [`StrideOrder::Bypass`] takes any non-negative strides unchecked.
 //!
 //! `element_size` is the number of elements (the product of the lengths);
 //! `element_space_size` is the number of elements the buffer must hold,
@@ -25,11 +25,11 @@
 //! stride count must match the rank for every rank (CK skips all checks at rank 1).
 
 mod error;
-mod layout;
+mod stride_order;
 mod validate;
 
 pub use error::DescriptorError;
-pub use layout::Layout;
+pub use stride_order::StrideOrder;
 
 use std::fmt;
 
@@ -41,9 +41,9 @@ pub struct TensorDescriptor {
 }
 
 impl TensorDescriptor {
-    /// A packed descriptor: strides derived for `layout`. `Layout::Bypass`
+    /// A packed descriptor: strides derived for `layout`. `StrideOrder::Bypass`
     /// derives nothing and so is refused (it needs explicit strides).
-    pub fn packed(lengths: &[usize], layout: Layout) -> Result<Self, DescriptorError> {
+    pub fn packed(lengths: &[usize], layout: StrideOrder) -> Result<Self, DescriptorError> {
         Self::with_strides(lengths, &[], layout)
     }
 
@@ -52,7 +52,7 @@ impl TensorDescriptor {
     pub fn with_strides(
         lengths: &[usize],
         strides: &[i64],
-        layout: Layout,
+        layout: StrideOrder,
     ) -> Result<Self, DescriptorError> {
         let rank = lengths.len();
         let count_error = DescriptorError::StrideCount {
@@ -60,7 +60,7 @@ impl TensorDescriptor {
             lengths: rank,
             strides: strides.len(),
         };
-        if layout == Layout::Bypass {
+        if layout == StrideOrder::Bypass {
             if strides.len() != rank {
                 return Err(count_error);
             }

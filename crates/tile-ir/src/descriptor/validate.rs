@@ -1,6 +1,6 @@
 //! The stride rules of a checked layout (CK's `ValidateStrides`).
 
-use super::{DescriptorError, Layout};
+use super::{DescriptorError, StrideOrder};
 
 /// Checks positive `strides` against `layout`:
 ///
@@ -12,7 +12,7 @@ use super::{DescriptorError, Layout};
 ///
 /// Rank-1 descriptors have nothing to check.
 pub(crate) fn check(
-    layout: Layout,
+    layout: StrideOrder,
     lengths: &[usize],
     strides: &[usize],
 ) -> Result<(), DescriptorError> {
@@ -30,7 +30,7 @@ pub(crate) fn check(
             inner,
             inner_length: lengths[inner],
             inner_stride: strides[inner],
-            lines: if layout == Layout::RowMajor {
+            lines: if layout == StrideOrder::RowMajor {
                 "rows"
             } else {
                 "columns"

@@ -9,7 +9,7 @@ use super::DescriptorError;
 /// `BypassLayoutVerification`). The last two dims are the matrix; any dims
 /// before them are batch dims, laid out row-major around the matrix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Layout {
+pub enum StrideOrder {
     /// The last dim has stride 1; the one before it is the leading dimension.
     RowMajor,
     /// The second-to-last dim has stride 1; the last is the leading dimension.
@@ -19,25 +19,25 @@ pub enum Layout {
     Bypass,
 }
 
-impl fmt::Display for Layout {
+impl fmt::Display for StrideOrder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Layout::RowMajor => "RowMajor",
-            Layout::ColumnMajor => "ColumnMajor",
-            Layout::Bypass => "Bypass",
+            StrideOrder::RowMajor => "RowMajor",
+            StrideOrder::ColumnMajor => "ColumnMajor",
+            StrideOrder::Bypass => "Bypass",
         })
     }
 }
 
-impl Layout {
+impl StrideOrder {
     /// For a matrix layout of rank >= 2, the `(inner, outer)` dims: the
     /// unit-stride dim and the leading dim.
     pub(crate) fn matrix_dims(self, rank: usize) -> Option<(usize, usize)> {
         match self {
             _ if rank < 2 => None,
-            Layout::RowMajor => Some((rank - 1, rank - 2)),
-            Layout::ColumnMajor => Some((rank - 2, rank - 1)),
-            Layout::Bypass => None,
+            StrideOrder::RowMajor => Some((rank - 1, rank - 2)),
+            StrideOrder::ColumnMajor => Some((rank - 2, rank - 1)),
+            StrideOrder::Bypass => None,
         }
     }
 
