@@ -126,7 +126,7 @@ fn hierarchical_layouts_compose_coalesce_and_masked_loads() {
         src,
         [1, 1, 1],
         vec![
-            short,
+            x,
             f32s(&[4, 4], vec![0.0; 16]),
             f32s(&[16], vec![0.0; 16]),
             f32s(&[12], vec![0.0; 12]),
