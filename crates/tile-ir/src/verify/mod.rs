@@ -1,10 +1,10 @@
 //! The verifier: structure first, then each op's typing rule.
 //!
-//! [`handles`] checks that every later stage may index without checking:
+//! `handles` checks that every later stage may index without checking:
 //! handles point into the arenas and every op sits in exactly one region.
-//! [`structure`] then checks that definitions record where they are, values are used only where their
+//! `structure` then checks that definitions record where they are, values are used only where their
 //! definition dominates, and regions have the shape their op needs.
-//! [`typing`] then checks every op against [`crate::rules`] and the region
+//! `typing` then checks every op against [`crate::rules`] and the region
 //! signatures of `for` and `if`. Every error names the op as the printed IR
 //! shows it, the rule, and the offending values.
 
