@@ -116,7 +116,12 @@ fn compile(
     let specs = spec::resolve(attr, sig)?;
     let mut out = crate::lower_specs(func, sig, &specs)?;
     for (s, f) in &mut out {
-        dump::optimize(f, &s.label(), options.dump_dir.as_deref())
+        let label = s.label();
+        dump::optimize(f, &label, options.dump_dir.as_deref())
+            .and_then(|()| match &options.dump_dir {
+                Some(dir) => dump::thread_program(f, &label, attr.num_warps, dir),
+                None => Ok(()),
+            })
             .map_err(|m| syn::Error::new(sig.name.span(), m))?;
     }
     Ok(out)

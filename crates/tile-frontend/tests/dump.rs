@@ -39,6 +39,10 @@ fn dumps_every_specialization_before_and_after_passes() {
         // DCE removed the unused multiplication by 3.
         assert!(before.contains("constant 3.0"), "{before}");
         assert!(!after.contains("constant 3.0"), "{after}");
+        // The thread-level program of the GPU lowering (4 warps by default).
+        let thread = std::fs::read_to_string(stage.join("thread.txt")).expect("thread.txt written");
+        assert!(thread.starts_with("kernel scale warps 4 ("), "{thread}");
+        assert!(thread.contains("ld.global"), "{thread}");
         // The optimized IR is what the generated code embeds.
         assert!(
             out.contains(&format!("{after:?}")),
