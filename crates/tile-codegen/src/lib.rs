@@ -17,6 +17,7 @@
 //! (see `docs/backends.md`).
 #![warn(missing_docs)]
 
+pub mod emit;
 pub mod emulate;
 pub mod layout_assign;
 pub mod lower;

@@ -1,0 +1,400 @@
+//! Narrow floats (f16, bf16, FP8) in integer registers, and exact
+//! conversions between them, f32, f64 and integers.
+//!
+//! Registers of the narrow float dtypes hold their bits (`i16`, `i8`), so no
+//! target needs half-precision hardware or a conversion library call; every
+//! operation widens to f32 (exactly), computes, and narrows with one
+//! round-to-nearest-even written here in integer operations. Narrowing rounds
+//! once from the f32 or f64 source bits (so `f64 -> f16` is not rounded twice),
+//! saturates into FP8, and returns the dtype's canonical NaN for a NaN.
+
+use super::{EmitError, Emitter};
+use inkwell::values::{FloatValue, IntValue};
+use inkwell::IntPredicate;
+use tile_ir::DType;
+
+/// A binary floating-point format described by its field widths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Format {
+    /// The total width in bits.
+    pub width: u32,
+    /// The exponent field's width.
+    pub exp_bits: u32,
+    /// The stored mantissa bits.
+    pub man_bits: u32,
+    /// Whether the all-ones exponent encodes infinities and NaNs (IEEE); if
+    /// not (FP8 e4m3), only all-ones exponent and mantissa is NaN.
+    pub ieee_special: bool,
+    /// Whether rounding saturates to the largest finite value (FP8).
+    pub saturating: bool,
+}
+
+impl Format {
+    /// The format of a float dtype.
+    pub(crate) fn of(dtype: DType) -> Option<Format> {
+        let (width, exp_bits, man_bits, ieee_special, saturating) = match dtype {
+            DType::F16 => (16, 5, 10, true, false),
+            DType::BF16 => (16, 8, 7, true, false),
+            DType::F32 => (32, 8, 23, true, false),
+            DType::F64 => (64, 11, 52, true, false),
+            DType::F8E4M3 => (8, 4, 3, false, true),
+            DType::F8E5M2 => (8, 5, 2, true, true),
+            _ => return None,
+        };
+        Some(Format {
+            width,
+            exp_bits,
+            man_bits,
+            ieee_special,
+            saturating,
+        })
+    }
+
+    /// The exponent bias.
+    pub(crate) fn bias(self) -> i64 {
+        (1 << (self.exp_bits - 1)) - 1
+    }
+
+    /// The magnitude bits of the largest finite value.
+    fn max_finite(self) -> u64 {
+        let all = (1u64 << (self.width - 1)) - 1;
+        if self.ieee_special {
+            // Exponent all ones minus one, mantissa all ones.
+            (((1 << self.exp_bits) - 2) << self.man_bits) | ((1 << self.man_bits) - 1)
+        } else {
+            all - 1
+        }
+    }
+
+    /// The magnitude bits of infinity (IEEE formats).
+    fn infinity(self) -> u64 {
+        ((1 << self.exp_bits) - 1) << self.man_bits
+    }
+
+    /// The canonical NaN: positive, quiet bit only (FP8: `0x7f`).
+    pub(crate) fn canonical_nan(self) -> u64 {
+        if self.width == 8 {
+            0x7f
+        } else {
+            self.infinity() | (1 << (self.man_bits - 1))
+        }
+    }
+
+    /// The magnitude above which bits are NaN.
+    fn nan_threshold(self) -> u64 {
+        if self.ieee_special {
+            self.infinity()
+        } else {
+            self.max_finite()
+        }
+    }
+}
+
+impl<'ctx> Emitter<'_, 'ctx> {
+    /// Whether the bits `bits` of `format` are a NaN.
+    pub(crate) fn bits_are_nan(
+        &self,
+        bits: IntValue<'ctx>,
+        format: Format,
+    ) -> Result<IntValue<'ctx>, EmitError> {
+        let ty = bits.get_type();
+        let magnitude = self.b.build_and(
+            bits,
+            ty.const_int((1 << (format.width - 1)) - 1, false),
+            "mag",
+        )?;
+        let threshold = ty.const_int(format.nan_threshold(), false);
+        Ok(self
+            .b
+            .build_int_compare(IntPredicate::UGT, magnitude, threshold, "isnan")?)
+    }
+
+    /// The narrow-format bits `bits` widened exactly to f32 (a NaN becomes
+    /// the canonical f32 NaN).
+    pub(crate) fn widen_to_f32(
+        &self,
+        bits: IntValue<'ctx>,
+        format: Format,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        let b = &self.b;
+        let i32t = self.ctx.i32_type();
+        let f32t = self.ctx.f32_type();
+        let x = b.build_int_z_extend(bits, i32t, "wide")?;
+        let man_mask = i32t.const_int((1 << format.man_bits) - 1, false);
+        let sign = b.build_right_shift(
+            x,
+            i32t.const_int(u64::from(format.width - 1), false),
+            false,
+            "sign",
+        )?;
+        let exp = b.build_and(
+            b.build_right_shift(
+                x,
+                i32t.const_int(u64::from(format.man_bits), false),
+                false,
+                "e",
+            )?,
+            i32t.const_int((1 << format.exp_bits) - 1, false),
+            "exp",
+        )?;
+        let man = b.build_and(x, man_mask, "man")?;
+        let sign32 = b.build_left_shift(sign, i32t.const_int(31, false), "sign32")?;
+        // Normal: rebias the exponent, move the mantissa up.
+        let rebias = 127 - format.bias();
+        let exp32 = b.build_int_add(exp, i32t.const_int(rebias as u64, true), "exp32")?;
+        let normal = b.build_or(
+            b.build_or(
+                sign32,
+                b.build_left_shift(exp32, i32t.const_int(23, false), "e32")?,
+                "se",
+            )?,
+            b.build_left_shift(
+                man,
+                i32t.const_int(u64::from(23 - format.man_bits), false),
+                "m32",
+            )?,
+            "normal",
+        )?;
+        let normal = b
+            .build_bit_cast(normal, f32t, "normalf")?
+            .into_float_value();
+        // Zero and subnormal: mantissa × 2^(1 - bias - man_bits), exact in f32.
+        let scale = (2f64).powi((1 - format.bias() - i64::from(format.man_bits)) as i32);
+        let sub = b.build_float_mul(
+            b.build_unsigned_int_to_float(man, f32t, "manf")?,
+            f32t.const_float(scale),
+            "subabs",
+        )?;
+        let sub_neg = b.build_float_neg(sub, "subneg")?;
+        let is_neg = b.build_int_compare(IntPredicate::NE, sign, i32t.const_zero(), "neg")?;
+        let sub = b
+            .build_select(is_neg, sub_neg, sub, "sub")?
+            .into_float_value();
+        let is_sub = b.build_int_compare(IntPredicate::EQ, exp, i32t.const_zero(), "issub")?;
+        let finite = b
+            .build_select(is_sub, sub, normal, "finite")?
+            .into_float_value();
+        // Specials: infinities (IEEE) and NaN.
+        let inf = b
+            .build_bit_cast(
+                b.build_or(sign32, i32t.const_int(0x7f80_0000, false), "infb")?,
+                f32t,
+                "inf",
+            )?
+            .into_float_value();
+        let all_ones_exp = b.build_int_compare(
+            IntPredicate::EQ,
+            exp,
+            i32t.const_int((1 << format.exp_bits) - 1, false),
+            "special",
+        )?;
+        let value = if format.ieee_special {
+            b.build_select(all_ones_exp, inf, finite, "value")?
+                .into_float_value()
+        } else {
+            finite
+        };
+        let nan = self.bits_are_nan(bits, format)?;
+        let canonical = self.f32_bits(0x7fc0_0000)?;
+        Ok(b.build_select(nan, canonical, value, "widened")?
+            .into_float_value())
+    }
+
+    /// The f32 constant with bits `bits`.
+    pub(crate) fn f32_bits(&self, bits: u32) -> Result<FloatValue<'ctx>, EmitError> {
+        let i = self.ctx.i32_type().const_int(u64::from(bits), false);
+        Ok(self
+            .b
+            .build_bit_cast(i, self.ctx.f32_type(), "c")?
+            .into_float_value())
+    }
+
+    /// The f64 constant with bits `bits`.
+    pub(crate) fn f64_bits(&self, bits: u64) -> Result<FloatValue<'ctx>, EmitError> {
+        let i = self.ctx.i64_type().const_int(bits, false);
+        Ok(self
+            .b
+            .build_bit_cast(i, self.ctx.f64_type(), "c")?
+            .into_float_value())
+    }
+
+    /// `x` (an f32 or f64 value) rounded once, to nearest even, to the narrow
+    /// `format`, as its bits; NaN becomes the canonical NaN, overflow
+    /// infinity (IEEE formats) or the largest finite value (saturating).
+    pub(crate) fn narrow(
+        &self,
+        x: FloatValue<'ctx>,
+        format: Format,
+    ) -> Result<IntValue<'ctx>, EmitError> {
+        let b = &self.b;
+        let src = if x.get_type() == self.ctx.f64_type() {
+            Format::of(DType::F64)
+        } else {
+            Format::of(DType::F32)
+        }
+        .ok_or_else(|| EmitError::internal("narrowing from a non-float"))?;
+        let it = self.int_type(src.width);
+        let c = |v: u64| it.const_int(v, false);
+        let bits = b.build_bit_cast(x, it, "bits")?.into_int_value();
+        let sign = b.build_right_shift(bits, c(u64::from(src.width - 1)), false, "sign")?;
+        let abs = b.build_and(bits, c((1u64 << (src.width - 1)) - 1), "abs")?;
+        let shift = u64::from(src.man_bits - format.man_bits);
+        // Normal results: round the magnitude at bit `shift`, then rebias.
+        let lsb = b.build_and(b.build_right_shift(abs, c(shift), false, "q")?, c(1), "lsb")?;
+        let rounded = b.build_int_add(
+            b.build_int_add(abs, c((1 << (shift - 1)) - 1), "r0")?,
+            lsb,
+            "r1",
+        )?;
+        let rebias = ((src.bias() - format.bias()) as u64) << format.man_bits;
+        let normal = b.build_int_sub(
+            b.build_right_shift(rounded, c(shift), false, "q1")?,
+            c(rebias),
+            "normal",
+        )?;
+        // Subnormal results: shift the significand right by a dynamic amount
+        // with round-to-nearest-even.
+        let exp = b.build_right_shift(abs, c(u64::from(src.man_bits)), false, "exp")?;
+        let sig = b.build_or(
+            b.build_and(abs, c((1 << src.man_bits) - 1), "m")?,
+            c(1 << src.man_bits),
+            "sig",
+        )?;
+        // amount = man_bits(src) + 1 - bias(dst) - man_bits(dst) - (exp - bias(src))
+        let base =
+            i64::from(src.man_bits) + 1 - format.bias() - i64::from(format.man_bits) + src.bias();
+        let amount = b.build_int_sub(c(base as u64), exp, "amount")?;
+        let max_amount = c(u64::from(src.width - 1));
+        let too_far = b.build_int_compare(IntPredicate::UGT, amount, max_amount, "far")?;
+        let amount = b
+            .build_select(too_far, max_amount, amount, "amt")?
+            .into_int_value();
+        let sub = self.shift_right_even(sig, amount)?;
+        let min_normal = ((src.bias() + 1 - format.bias()) as u64) << src.man_bits;
+        let is_sub = b.build_int_compare(IntPredicate::ULT, abs, c(min_normal), "issub")?;
+        let code = b
+            .build_select(is_sub, sub, normal, "code")?
+            .into_int_value();
+        // Overflow: infinity or saturation.
+        let limit = c(if format.saturating {
+            format.max_finite()
+        } else {
+            format.infinity()
+        });
+        let over = b.build_int_compare(IntPredicate::UGT, code, limit, "over")?;
+        let code = b
+            .build_select(over, limit, code, "clamped")?
+            .into_int_value();
+        let nt = self.int_type(format.width);
+        let code = b.build_int_truncate(code, nt, "code8")?;
+        let sign = b.build_int_truncate(sign, nt, "s")?;
+        let signed = b.build_or(
+            b.build_left_shift(sign, nt.const_int(u64::from(format.width - 1), false), "sb")?,
+            code,
+            "signed",
+        )?;
+        let is_nan = b.build_int_compare(IntPredicate::UGT, abs, c(src.infinity()), "nan")?;
+        Ok(b.build_select(
+            is_nan,
+            nt.const_int(format.canonical_nan(), false),
+            signed,
+            "narrow",
+        )?
+        .into_int_value())
+    }
+
+    /// `x >> amount` rounded to nearest even on the bits shifted out
+    /// (`0 < amount < width`).
+    fn shift_right_even(
+        &self,
+        x: IntValue<'ctx>,
+        amount: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>, EmitError> {
+        let b = &self.b;
+        let t = x.get_type();
+        let one = t.const_int(1, false);
+        let q = b.build_right_shift(x, amount, false, "q")?;
+        let mask = b.build_int_sub(b.build_left_shift(one, amount, "p")?, one, "mask")?;
+        let rem = b.build_and(x, mask, "rem")?;
+        let half = b.build_left_shift(one, b.build_int_sub(amount, one, "a1")?, "half")?;
+        let above = b.build_int_compare(IntPredicate::UGT, rem, half, "above")?;
+        let tie = b.build_int_compare(IntPredicate::EQ, rem, half, "tie")?;
+        let odd = b.build_int_compare(
+            IntPredicate::NE,
+            b.build_and(q, one, "o")?,
+            t.const_zero(),
+            "odd",
+        )?;
+        let up = b.build_or(above, b.build_and(tie, odd, "tieodd")?, "up")?;
+        let up = b.build_int_z_extend(up, t, "up1")?;
+        Ok(b.build_int_add(q, up, "rounded")?)
+    }
+
+    /// The integer `x` (of `from`, signed or unsigned) rounded once to the
+    /// narrow `format`, as its bits.
+    pub(crate) fn int_to_narrow(
+        &self,
+        x: IntValue<'ctx>,
+        from: DType,
+        format: Format,
+    ) -> Result<IntValue<'ctx>, EmitError> {
+        let b = &self.b;
+        let i64t = self.ctx.i64_type();
+        let c = |v: u64| i64t.const_int(v, false);
+        let wide = if from.bits() == 64 {
+            x
+        } else if from.is_signed_int() {
+            b.build_int_s_extend(x, i64t, "sx")?
+        } else {
+            b.build_int_z_extend(x, i64t, "zx")?
+        };
+        let (neg, magnitude) = if from.is_signed_int() {
+            let neg = b.build_int_compare(IntPredicate::SLT, wide, i64t.const_zero(), "neg")?;
+            let negated = b.build_int_neg(wide, "negated")?;
+            (
+                neg,
+                b.build_select(neg, negated, wide, "mag")?.into_int_value(),
+            )
+        } else {
+            (self.ctx.bool_type().const_zero(), wide)
+        };
+        // Normalize: the leading one at bit 63, then round at bit
+        // 63 - man_bits; the carry of rounding moves into the exponent.
+        let lz = self.intrinsic_int(
+            "llvm.ctlz",
+            &[magnitude.into(), self.ctx.bool_type().const_zero().into()],
+            i64t,
+        )?;
+        let sig = b.build_left_shift(magnitude, lz, "norm")?;
+        let shift = c(u64::from(63 - format.man_bits));
+        let rounded = self.shift_right_even(sig, shift)?;
+        let exp = b.build_int_sub(c(63), lz, "e")?;
+        let biased = b.build_int_add(exp, c((format.bias() - 1) as u64), "be")?;
+        let code = b.build_int_add(
+            b.build_left_shift(biased, c(u64::from(format.man_bits)), "eb")?,
+            rounded,
+            "code",
+        )?;
+        let limit = c(if format.saturating {
+            format.max_finite()
+        } else {
+            format.infinity()
+        });
+        let over = b.build_int_compare(IntPredicate::UGT, code, limit, "over")?;
+        let code = b
+            .build_select(over, limit, code, "clamped")?
+            .into_int_value();
+        let zero = b.build_int_compare(IntPredicate::EQ, magnitude, i64t.const_zero(), "zero")?;
+        let code = b
+            .build_select(zero, i64t.const_zero(), code, "code0")?
+            .into_int_value();
+        let sign = b.build_left_shift(
+            b.build_int_z_extend(neg, i64t, "s")?,
+            c(u64::from(format.width - 1)),
+            "sb",
+        )?;
+        let bits = b.build_or(code, sign, "bits")?;
+        let nt = self.int_type(format.width);
+        Ok(b.build_int_truncate(bits, nt, "narrow")?)
+    }
+}

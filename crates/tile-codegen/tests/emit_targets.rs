@@ -1,0 +1,121 @@
+//! Every sample kernel, for several specializations and warp counts, lowered
+//! and emitted for every GPU target: LLVM verifies each module, `ptxas
+//! -arch=<sm>` assembles every PTX with no error, `ld.lld` links every AMDGPU
+//! object into a code object that `llvm-objdump` disassembles. A tool's
+//! failure shows its message and the offending text.
+
+use tile_codegen::emit::{emit, EmitOptions, Emitted};
+use tile_codegen::lower::{lower, Options};
+use tile_codegen::tools::{self, Tool};
+use tile_codegen::{Gfx, Sm, Target};
+use tile_ir::{samples, DType, Function};
+
+/// The sample kernels with their specializations and warp counts.
+fn kernels() -> Vec<(Function, u32)> {
+    vec![
+        (samples::vector_add(1024).unwrap(), 4),
+        (samples::vector_add(100).unwrap(), 1),
+        (samples::softmax(4, 256).unwrap(), 4),
+        (samples::softmax(1, 40).unwrap(), 2),
+        (samples::layernorm(2, 384).unwrap(), 4),
+        (samples::matmul(32, 32, 16, DType::F32).unwrap(), 4),
+        (samples::matmul(64, 64, 32, DType::F16).unwrap(), 8),
+        (samples::matmul(16, 8, 3, DType::BF16).unwrap(), 2),
+        (samples::transpose(32, 32).unwrap(), 4),
+        (samples::transpose(5, 7).unwrap(), 1),
+    ]
+}
+
+fn require(tool: Tool) {
+    if let Err(e) = tool.find() {
+        panic!("{e}\n(these tests need {tool}: run scripts/setup.sh first)");
+    }
+}
+
+fn emitted(func: &Function, warps: u32, target: Target) -> Emitted {
+    let program =
+        lower(func, &Options::warps(warps)).unwrap_or_else(|e| panic!("{}: {e}", func.name));
+    emit(&program, target, &EmitOptions::default())
+        .unwrap_or_else(|e| panic!("{} for {target}: {e}", func.name))
+}
+
+#[test]
+fn every_sample_assembles_with_ptxas_for_every_sm() {
+    require(Tool::Ptxas);
+    for (func, warps) in kernels() {
+        for sm in [Sm::Sm80, Sm::Sm86, Sm::Sm89, Sm::Sm90] {
+            let out = emitted(&func, warps, Target::Nvptx(sm));
+            assert!(
+                out.assembly.contains(&format!(".entry {}", func.name)),
+                "{} is not a kernel in the PTX for {sm}",
+                func.name
+            );
+            let cubin = tools::assemble_ptx(&out.assembly, sm)
+                .unwrap_or_else(|e| panic!("{} for {sm}: {e}", func.name));
+            assert_eq!(&cubin[..4], b"\x7fELF", "{}: not a cubin", func.name);
+        }
+    }
+}
+
+#[test]
+fn every_sample_links_into_a_code_object_for_every_gfx() {
+    require(Tool::LdLld);
+    require(Tool::LlvmObjdump);
+    for (func, warps) in kernels() {
+        for gfx in Gfx::ALL {
+            let out = emitted(&func, warps, Target::Amdgpu(gfx));
+            let hsaco = out.code_object.as_ref().expect("a code object");
+            assert_eq!(
+                &hsaco[..4],
+                b"\x7fELF",
+                "{}: not an ELF code object",
+                func.name
+            );
+            let listing =
+                tools::disassemble(hsaco).unwrap_or_else(|e| panic!("{}: {e}", func.name));
+            assert!(
+                listing.contains(&format!("<{}>:", func.name)) && listing.contains("s_endpgm"),
+                "{} for {gfx}: no kernel in\n{listing}",
+                func.name
+            );
+        }
+    }
+}
+
+#[test]
+fn wide_accesses_become_vector_instructions_and_read_only_inputs_use_the_nc_path() {
+    let func = samples::vector_add(1024).unwrap();
+    let ptx = emitted(&func, 4, Target::Nvptx(Sm::Sm80)).assembly;
+    assert!(
+        ptx.contains("ld.global.nc.v4.f32") || ptx.contains("ld.global.nc.v4.b32"),
+        "{ptx}"
+    );
+    assert!(
+        ptx.contains("st.global.v4.f32") || ptx.contains("st.global.v4.b32"),
+        "{ptx}"
+    );
+}
+
+#[test]
+fn reductions_use_shuffles_and_barriers() {
+    let func = samples::softmax(4, 256).unwrap();
+    let ptx = emitted(&func, 4, Target::Nvptx(Sm::Sm80)).assembly;
+    assert!(
+        ptx.contains("shfl.sync.bfly.b32")
+            || ptx.contains("shfl.sync.down.b32")
+            || ptx.contains("shfl.sync.idx.b32"),
+        "{ptx}"
+    );
+    let asm = emitted(&func, 4, Target::Amdgpu(Gfx::Gfx90a)).assembly;
+    assert!(asm.contains("ds_bpermute_b32"), "{asm}");
+}
+
+#[test]
+fn the_host_is_not_a_gpu_target() {
+    let program = lower(&samples::vector_add(64).unwrap(), &Options::warps(1)).unwrap();
+    let err = emit(&program, Target::Host, &EmitOptions::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "`host` is not a GPU target; thread-level programs are emitted for sm_* and gfx* targets"
+    );
+}
