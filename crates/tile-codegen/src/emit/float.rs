@@ -254,10 +254,17 @@ impl<'ctx> Emitter<'_, 'ctx> {
         )?;
         // Subnormal results: shift the significand right by a dynamic amount
         // with round-to-nearest-even.
+        // A source subnormal (exponent field 0) has no implicit bit and the
+        // exponent of the smallest normal.
         let exp = b.build_right_shift(abs, c(u64::from(src.man_bits)), false, "exp")?;
+        let src_sub = b.build_int_compare(IntPredicate::EQ, exp, c(0), "srcsub")?;
+        let implicit = b
+            .build_select(src_sub, c(0), c(1 << src.man_bits), "implicit")?
+            .into_int_value();
+        let exp = b.build_select(src_sub, c(1), exp, "eexp")?.into_int_value();
         let sig = b.build_or(
             b.build_and(abs, c((1 << src.man_bits) - 1), "m")?,
-            c(1 << src.man_bits),
+            implicit,
             "sig",
         )?;
         // amount = man_bits(src) + 1 - bias(dst) - man_bits(dst) - (exp - bias(src))

@@ -66,7 +66,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
 
     /// The thread's index in its (one-dimensional) block.
     pub(crate) fn thread_id(&self) -> Result<IntValue<'ctx>, EmitError> {
-        match self.gpu {
+        match self.gpu()? {
             GpuTarget::Nvptx(_) => self.sreg("llvm.nvvm.read.ptx.sreg.tid.x"),
             GpuTarget::Amdgpu(_) => self.sreg("llvm.amdgcn.workitem.id.x"),
         }
@@ -75,7 +75,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
     /// The block's index along `axis`.
     pub(crate) fn block_id(&self, axis: u8) -> Result<IntValue<'ctx>, EmitError> {
         let xyz = axis_name(axis)?;
-        match self.gpu {
+        match self.gpu()? {
             GpuTarget::Nvptx(_) => self.sreg(&format!("llvm.nvvm.read.ptx.sreg.ctaid.{xyz}")),
             GpuTarget::Amdgpu(_) => self.sreg(&format!("llvm.amdgcn.workgroup.id.{xyz}")),
         }
@@ -89,7 +89,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
         block_threads: u32,
     ) -> Result<IntValue<'ctx>, EmitError> {
         let xyz = axis_name(axis)?;
-        match self.gpu {
+        match self.gpu()? {
             GpuTarget::Nvptx(_) => self.sreg(&format!("llvm.nvvm.read.ptx.sreg.nctaid.{xyz}")),
             GpuTarget::Amdgpu(_) => {
                 // hsa_kernel_dispatch_packet_t: grid_size_{x,y,z} (work-items)
@@ -127,7 +127,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
 
     /// A block-wide barrier that also orders shared-memory accesses.
     pub(crate) fn barrier(&self) -> Result<(), EmitError> {
-        match self.gpu {
+        match self.gpu()? {
             GpuTarget::Nvptx(_) => {
                 let f = self.void_fn("llvm.nvvm.barrier0")?;
                 self.b.build_call(f, &[], "")?;
@@ -163,7 +163,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
         let i32t = self.ctx.i32_type();
         let c = |v: u64| i32t.const_int(v, false);
         let seg_mask = (32 - u64::from(width)) & 0x1f;
-        match self.gpu {
+        match self.gpu()? {
             GpuTarget::Nvptx(_) => {
                 let clamp = if mode == ShuffleMode::Up { 0 } else { 0x1f };
                 let name = format!("llvm.nvvm.shfl.sync.{}.i32", mode.name());
@@ -235,7 +235,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
                 let src = bb.build_select(valid, j, lane, "src")?.into_int_value();
                 // The source's lane in the wave: this thread's wave lane
                 // minus its warp lane plus the source's warp lane.
-                let wave = match self.gpu {
+                let wave = match self.gpu()? {
                     GpuTarget::Amdgpu(Gfx::Gfx1100) => 32,
                     _ => 64,
                 };
@@ -254,7 +254,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
 
     /// Makes `function` a kernel entry point.
     pub(crate) fn mark_kernel(&self, function: FunctionValue<'ctx>) -> Result<(), EmitError> {
-        match self.gpu {
+        match self.gpu()? {
             GpuTarget::Nvptx(_) => {
                 let annotation = self.ctx.metadata_node(&[
                     function.as_global_value().as_pointer_value().into(),

@@ -15,10 +15,11 @@
 //! Methods: `exp`: Cody–Waite reduction by ln 2 and a degree-13 Taylor
 //! polynomial; `exp2` through `exp`; `log`: reduction to [√½, √2) and the
 //! atanh series; `log2` through `log`; `sin`/`cos`: Cody–Waite reduction by
-//! π/2 in three parts (accurate while |x| < 2^20·π/2; beyond, the reduction
-//! loses accuracy — documented in docs/backends.md) and Taylor polynomials;
-//! `tanh`: through `expm1`; `erf`: the everywhere-convergent series
-//! `2/√π · e^(−x²) · Σ 2ⁿ x^(2n+1)/(2n+1)!!`.
+//! π/2 in four parts below 2^19 and Payne–Hanek with 288 bits of 2/π above
+//! (accurate for |x| < 2^140; beyond, documented in docs/backends.md) and Taylor polynomials;
+//! `tanh`: through `expm1`; `erf`: below |x| = 2 the series
+//! `2/√π · e^(−x²) · Σ 2ⁿ x^(2n+1)/(2n+1)!!`, above it `1 − erfc` with
+//! erfc's continued fraction.
 
 use super::{EmitError, Emitter};
 use inkwell::module::Linkage;
@@ -30,6 +31,14 @@ use tile_ir::UnaryOp;
 /// `k · LN2_HI` is exact for |k| < 2^21.
 const LN2_HI: u64 = 0x3fe6_2e42_fee0_0000;
 const LN2_LO: u64 = 0x3dea_39ef_3579_3c76;
+/// 2/π in 24-bit chunks: chunk i weighs 2^(-24(i+1)); 288 bits reduce
+/// every argument below 2^140 exactly enough (Payne–Hanek).
+const TWO_OVER_PI: [u32; 12] = [
+    0xa2f983, 0x6e4e44, 0x1529fc, 0x2757d1, 0xf534dd, 0xc0db62, 0x95993c, 0x439041, 0xfe5163,
+    0xabdebb, 0xc561b7, 0x246e3a,
+];
+/// Arguments from this magnitude on use the Payne–Hanek reduction.
+const LARGE_ARGUMENT: f64 = 524_288.0;
 /// π/2 in four parts of 33 bits (fdlibm's pio2_1, pio2_2, pio2_3, pio2_3t):
 /// `k · part` is exact for |k| < 2^20.
 const PIO2: [u64; 4] = [
@@ -278,6 +287,14 @@ impl<'ctx> Emitter<'_, 'ctx> {
         for part in PIO2 {
             r = self.fma3(k, self.c(-f64::from_bits(part)), r)?;
         }
+        let (k_big, r_big) = self.reduce_large(x)?;
+        let large = self.fcmp(
+            FloatPredicate::OGE,
+            self.float_intrinsic("llvm.fabs", &[x])?,
+            self.c(LARGE_ARGUMENT),
+        )?;
+        let k = self.select_f(large, k_big, k)?;
+        let r = self.select_f(large, r_big, r)?;
         let r2 = b.build_float_mul(r, r, "r2")?;
         // sin r = r·Σ (-1)^i r^(2i)/(2i+1)!, cos r = Σ (-1)^i r^(2i)/(2i)!.
         let mut sin_c = Vec::new();
@@ -335,6 +352,58 @@ impl<'ctx> Emitter<'_, 'ctx> {
         self.select_f(finite, v, self.c(f64::NAN))
     }
 
+    /// `x = k·π/2 + r` with |r| ≤ π/4 for large |x| (below 2^140): `x·2/π`
+    /// summed exactly mod 4 from products with 24-bit chunks of 2/π (`x`
+    /// split in halves of 26 bits so every product is exact), in
+    /// double-double.
+    fn reduce_large(
+        &self,
+        x: FloatValue<'ctx>,
+    ) -> Result<(FloatValue<'ctx>, FloatValue<'ctx>), EmitError> {
+        let b = &self.b;
+        let t = b.build_float_mul(x, self.c(134_217_729.0), "t")?;
+        let xh = b.build_float_sub(t, b.build_float_sub(t, x, "tx")?, "xh")?;
+        let xl = b.build_float_sub(x, xh, "xl")?;
+        // v minus a multiple of 4 toward zero: exact, |result| < 4 with v's
+        // sign (a floor would add 4 to small negative values and round).
+        let mod4 = |v: FloatValue<'ctx>| -> Result<FloatValue<'ctx>, EmitError> {
+            let q =
+                self.float_intrinsic("llvm.trunc", &[b.build_float_mul(v, self.c(0.25), "q")?])?;
+            self.fma3(q, self.c(-4.0), v)
+        };
+        let (mut hi, mut lo) = (self.c(0.0), self.c(0.0));
+        for (i, &chunk) in TWO_OVER_PI.iter().enumerate() {
+            let c = self.c(f64::from(chunk) * (2f64).powi(-24 * (i as i32 + 1)));
+            for part in [xh, xl] {
+                let q = mod4(b.build_float_mul(part, c, "p")?)?;
+                // TwoSum(hi, q).
+                let s = b.build_float_add(hi, q, "s")?;
+                let bb = b.build_float_sub(s, hi, "bb")?;
+                let err = b.build_float_add(
+                    b.build_float_sub(hi, b.build_float_sub(s, bb, "sb")?, "e1")?,
+                    b.build_float_sub(q, bb, "e2")?,
+                    "err",
+                )?;
+                hi = s;
+                lo = b.build_float_add(lo, err, "lo")?;
+            }
+        }
+        // |hi| < 96: k is an exact integer and hi - k exact; the caller
+        // takes k mod 4.
+        let k = self.float_intrinsic("llvm.rint", &[hi])?;
+        let f = b.build_float_add(b.build_float_sub(hi, k, "f")?, lo, "flo")?;
+        let r = self.fma3(
+            f,
+            self.c(f64::from_bits(PIO2[0])),
+            b.build_float_mul(
+                f,
+                self.c(f64::from_bits(PIO2[1]) + f64::from_bits(PIO2[2])),
+                "rl",
+            )?,
+        )?;
+        Ok((k, r))
+    }
+
     /// e^y - 1, accurate near 0.
     fn expm1(&self, y: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
         let b = &self.b;
@@ -367,8 +436,9 @@ impl<'ctx> Emitter<'_, 'ctx> {
     }
 
     /// erf x = sign(x)·min(1, 2/√π · e^(−x²) · Σ tₙ), t₀ = |x|,
-    /// tₙ₊₁ = tₙ · 2x²/(2n+3); the sum runs until a term no longer changes
-    /// it (at most 160 terms; |x| ≥ 6 gives ±1 directly).
+    /// tₙ₊₁ = tₙ · 2x²/(2n+3), the sum running until a term no longer
+    /// changes it (at most 160 terms), for |x| < 2; `1 − erfc(|x|)` from
+    /// the continued fraction above; |x| ≥ 6 gives ±1 directly.
     fn erf(
         &self,
         f: FunctionValue<'ctx>,
@@ -419,6 +489,46 @@ impl<'ctx> Emitter<'_, 'ctx> {
             "erf",
         )?;
         let y = self.float_intrinsic("llvm.minnum", &[y, self.c(1.0)])?;
+        // From |x| = 2 on, 1 − erfc(x) with erfc from its continued fraction
+        // (80 levels, evaluated backward): the series' rounding errors would
+        // show in the last bits of a result this close to 1.
+        let f = self
+            .current_block_of()?
+            .get_parent()
+            .ok_or_else(|| EmitError::internal("no function"))?;
+        let pre = self.current_block_of()?;
+        let head = self.ctx.append_basic_block(f, "erfc.loop");
+        let done = self.ctx.append_basic_block(f, "erfc.done");
+        b.build_unconditional_branch(head)?;
+        b.position_at_end(head);
+        let level = b.build_phi(f64t, "level")?;
+        let t = b.build_phi(f64t, "t")?;
+        level.add_incoming(&[(&self.c(80.0), pre)]);
+        t.add_incoming(&[(&a, pre)]);
+        let (lv, tv) = (
+            level.as_basic_value().into_float_value(),
+            t.as_basic_value().into_float_value(),
+        );
+        let next_t = b.build_float_add(
+            a,
+            b.build_float_div(b.build_float_mul(lv, self.c(0.5), "h")?, tv, "q")?,
+            "nt",
+        )?;
+        let next_level = b.build_float_sub(lv, self.c(1.0), "nl")?;
+        let latch = self.current_block_of()?;
+        level.add_incoming(&[(&next_level, latch)]);
+        t.add_incoming(&[(&next_t, latch)]);
+        let finished = self.fcmp(FloatPredicate::OLT, next_level, self.c(1.0))?;
+        b.build_conditional_branch(finished, done, head)?;
+        b.position_at_end(done);
+        let erfc = b.build_float_div(
+            b.build_float_mul(e, self.c(0.5 * std::f64::consts::FRAC_2_SQRT_PI), "ep")?,
+            next_t,
+            "erfc",
+        )?;
+        let from_erfc = b.build_float_sub(self.c(1.0), erfc, "1-erfc")?;
+        let tail = self.fcmp(FloatPredicate::OGE, a, self.c(2.0))?;
+        let y = self.select_f(tail, from_erfc, y)?;
         let big = self.fcmp(FloatPredicate::OGE, ax, self.c(6.0))?;
         let y = self.select_f(big, self.c(1.0), y)?;
         let y = self.float_intrinsic("llvm.copysign", &[y, x])?;

@@ -8,7 +8,8 @@
 //! bounds-check status record ([`program`]) — and one small module per
 //! target maps what differs: thread and block ids, barriers, shuffles and the
 //! kernel calling convention ([`gpu`]). The math functions come from
-//! [`math`].
+//! [`math`]; [`probe`] compiles single scalar ops for the host, so tests
+//! can check the shared code against `tile_ir::eval` bit for bit.
 //!
 //! The kernel ABI (shared with the runtime): the tile-IR parameters in
 //! order — a tensor of rank r as its base pointer, r `i32` extents and r
@@ -21,6 +22,7 @@
 mod float;
 mod gpu;
 mod math;
+pub mod probe;
 mod program;
 mod scalar;
 
@@ -148,7 +150,7 @@ pub fn emit(
         ctx: &ctx,
         module: &module,
         b: ctx.create_builder(),
-        gpu,
+        gpu: Some(gpu),
     };
     let bounds_checks = emitter.kernel(program)?;
     module.verify().map_err(|m| EmitError::Verify {
@@ -193,10 +195,18 @@ pub(crate) struct Emitter<'a, 'ctx> {
     pub(crate) ctx: &'ctx Context,
     pub(crate) module: &'a Module<'ctx>,
     pub(crate) b: Builder<'ctx>,
-    pub(crate) gpu: GpuTarget,
+    /// The GPU target; `None` when only scalar code is emitted (the host
+    /// probes of [`probe`]).
+    pub(crate) gpu: Option<GpuTarget>,
 }
 
 impl<'ctx> Emitter<'_, 'ctx> {
+    /// The GPU target of GPU-specific code.
+    pub(crate) fn gpu(&self) -> Result<GpuTarget, EmitError> {
+        self.gpu
+            .ok_or_else(|| EmitError::internal("GPU code requested in a host probe"))
+    }
+
     /// The integer type of `bits` bits (1, 8, 16, 32, 64 or 128).
     pub(crate) fn int_type(&self, bits: u32) -> IntType<'ctx> {
         match bits {

@@ -50,7 +50,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
 
     /// Emits the kernel of `program`; returns its bounds checks in order.
     pub(crate) fn kernel(&self, program: &Program) -> Result<Vec<String>, EmitError> {
-        let global = AddressSpace::from(self.gpu.global_space());
+        let global = AddressSpace::from(self.gpu()?.global_space());
         let ptr = self.ctx.ptr_type(global);
         let (i32t, i64t) = (self.ctx.i32_type(), self.ctx.i64_type());
         let mut types: Vec<BasicMetadataTypeEnum> = Vec::new();
@@ -137,7 +137,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
         status.set_name("status");
         function.add_attribute(AttributeLoc::Param(next), noalias);
 
-        let shared_space = AddressSpace::from(self.gpu.shared_space());
+        let shared_space = AddressSpace::from(self.gpu()?.shared_space());
         let mut shared = Vec::new();
         for (i, alloc) in program.shared.iter() {
             let ty = self.mem_type(alloc.dtype).array_type(alloc.len as u32);

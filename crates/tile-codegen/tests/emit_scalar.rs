@@ -1,0 +1,413 @@
+//! The emitter's scalar code against the oracle: every unary, binary,
+//! comparison, `fma` and cast of every dtype, compiled for the host through
+//! `emit::probe` (the same LLVM IR the GPU targets receive for the op) and run
+//! on edge values and random bits. Exact ops must agree with
+//! `tile_ir::eval` bit for bit; the math-library functions (exp, exp2, log,
+//! log2, sin, cos, tanh, erf) within one ulp of the dtype (f64: 4 ulps), with
+//! special values exact. An op the oracle rejects must be rejected too.
+
+use inkwell::context::Context;
+use inkwell::execution_engine::JitFunction;
+use inkwell::OptimizationLevel;
+use tile_codegen::emit::probe::{scalar_probe, PROBE};
+use tile_codegen::emit::EmitError;
+use tile_codegen::thread::ThreadOpKind;
+use tile_ir::eval;
+use tile_ir::{BinaryOp, CmpPred, DType, Scalar, UnaryOp};
+
+type Probe = unsafe extern "C" fn(u64, u64, u64) -> u64;
+
+/// Runs `op` on each input triple through a JIT-compiled probe; `None` when
+/// the emitter rejects the op.
+fn run_probe(op: &ThreadOpKind, dtypes: &[DType], inputs: &[[u64; 3]]) -> Option<Vec<u64>> {
+    let ctx = Context::create();
+    let module = match scalar_probe(&ctx, op, dtypes) {
+        Ok(m) => m,
+        Err(EmitError::Unsupported { .. }) => return None,
+        Err(e) => panic!("{} on {dtypes:?}: {e}", op.name()),
+    };
+    let engine = module
+        .create_jit_execution_engine(OptimizationLevel::Default)
+        .expect("a JIT for the host");
+    // SAFETY: `probe` is defined by `scalar_probe` with exactly this
+    // signature, and the engine outlives every call below.
+    let f: JitFunction<Probe> = unsafe { engine.get_function(PROBE) }.expect("the probe function");
+    // SAFETY: the probe reads its three integer arguments and returns one;
+    // it touches no memory.
+    Some(
+        inputs
+            .iter()
+            .map(|a| unsafe { f.call(a[0], a[1], a[2]) })
+            .collect(),
+    )
+}
+
+/// Edge values and pseudo-random bits of `dtype`.
+fn samples(dtype: DType, seed: u64) -> Vec<u64> {
+    let width = dtype.bits();
+    let mask = if width >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    };
+    let mut out: Vec<u64> = match dtype {
+        DType::Bool => return vec![0, 1],
+        d if d.is_float() => {
+            let one = Scalar::F64(1.0);
+            let values = [
+                0.0,
+                -0.0,
+                1.0,
+                -1.0,
+                0.5,
+                2.0,
+                3.0,
+                -7.5,
+                1e-3,
+                100.0,
+                65504.0,
+                1e30,
+                -1e-30,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f64::NAN,
+                0.1,
+                1.5,
+                2.5,
+                -2.5,
+                448.0,
+                57344.0,
+                1e-40,
+                5e-324,
+                1e300,
+                0.75,
+                33.3,
+                -0.2,
+                6.0,
+                20.0,
+            ];
+            let _ = one;
+            let mut v: Vec<u64> = values
+                .iter()
+                .map(|&x| eval::cast(Scalar::F64(x), d).to_bits())
+                .collect();
+            // Smallest subnormal, largest finite, a NaN with a payload.
+            v.extend([1, mask >> 1, mask & !(mask >> 1) | 1, (mask >> 1) - 1]);
+            v
+        }
+        _ => vec![
+            0,
+            1,
+            mask,
+            mask >> 1,
+            (mask >> 1) + 1,
+            2,
+            u64::from(width - 1),
+            u64::from(width),
+            3,
+            7,
+        ],
+    };
+    let mut s = seed | 1;
+    for _ in 0..300 {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        out.push(s & mask);
+    }
+    out
+}
+
+/// The distance in units of the last place between two floats of `dtype`
+/// (0 for identical bits; large across signs).
+fn ulps(dtype: DType, a: u64, b: u64) -> u64 {
+    let w = dtype.bits();
+    let key = |x: u64| -> i128 {
+        let sign = x >> (w - 1) & 1;
+        let mag = i128::from(x & ((1u64 << (w - 1)) - 1));
+        if sign == 1 {
+            -mag
+        } else {
+            mag
+        }
+    };
+    (key(a) - key(b)).unsigned_abs() as u64
+}
+
+/// The accuracy bound of a math-library function for f64 results, in ulps
+/// (docs/backends.md); every narrower dtype is within 1 ulp.
+fn f64_bound(op: UnaryOp) -> u64 {
+    match op {
+        UnaryOp::Erf => 8,
+        UnaryOp::Tanh | UnaryOp::Log2 => 4,
+        _ => 2,
+    }
+}
+
+/// Checks `op` on `dtype`; returns the largest ulp distance seen.
+fn check_unary(op: UnaryOp, dtype: DType) -> u64 {
+    let xs = samples(dtype, 0x1234 + op as u64);
+    let inputs: Vec<[u64; 3]> = xs.iter().map(|&x| [x, 0, 0]).collect();
+    let got = run_probe(&ThreadOpKind::Unary(op), &[dtype], &inputs);
+    let transcendental = matches!(
+        op,
+        UnaryOp::Exp
+            | UnaryOp::Exp2
+            | UnaryOp::Log
+            | UnaryOp::Log2
+            | UnaryOp::Sin
+            | UnaryOp::Cos
+            | UnaryOp::Tanh
+            | UnaryOp::Erf
+    );
+    let bound = match (transcendental, dtype) {
+        (false, _) => 0,
+        (true, DType::F64) => f64_bound(op),
+        (true, _) => 1,
+    };
+    let mut worst = 0;
+    for (i, &x) in xs.iter().enumerate() {
+        // Documented limit (docs/backends.md): the sin/cos reduction holds
+        // 288 bits of 2/π, exact below |x| = 2^140, which only f64 exceeds.
+        let huge = Scalar::from_bits(dtype, x).to_f64().abs() >= 2f64.powi(140);
+        if matches!(op, UnaryOp::Sin | UnaryOp::Cos) && huge {
+            continue;
+        }
+        let want = eval::unary(op, Scalar::from_bits(dtype, x));
+        match (&got, want) {
+            (None, Err(_)) => return 0,
+            (Some(g), Ok(w)) => {
+                let (g, w) = (g[i], w.to_bits());
+                let wv = Scalar::from_bits(dtype, w);
+                let special = wv.is_nan() || !wv.to_f64().is_finite();
+                let distance = if g == w {
+                    0
+                } else if special || !dtype.is_float() {
+                    u64::MAX
+                } else {
+                    ulps(dtype, g, w)
+                };
+                assert!(
+                    distance <= bound,
+                    "{} {dtype} of {x:#x}: got {g:#x}, the oracle {w:#x}",
+                    op.name()
+                );
+                worst = worst.max(distance);
+            }
+            (g, w) => panic!(
+                "{} on {dtype}: emitter {:?}, oracle {:?}",
+                op.name(),
+                g.is_some(),
+                w.is_ok()
+            ),
+        }
+    }
+    worst
+}
+
+#[test]
+fn unary_ops_match_the_oracle() {
+    for &op in UnaryOp::ALL {
+        let mut worst = Vec::new();
+        for dtype in DType::ALL {
+            let w = check_unary(op, dtype);
+            if dtype.is_float() {
+                worst.push(format!("{dtype} {w}"));
+            }
+        }
+        println!("{:<6} max ulps: {}", op.name(), worst.join(", "));
+    }
+}
+
+#[test]
+fn binary_ops_match_the_oracle() {
+    for &op in BinaryOp::ALL {
+        for dtype in DType::ALL {
+            let xs = samples(dtype, 0x99 + op as u64);
+            let ys = samples(dtype, 0x4242 + op as u64);
+            let mut inputs = Vec::new();
+            for (i, &x) in xs.iter().enumerate() {
+                inputs.push([x, ys[i], 0]);
+                inputs.push([x, xs[(i * 7 + 3) % xs.len()], 0]);
+            }
+            let got = run_probe(&ThreadOpKind::Binary(op), &[dtype, dtype], &inputs);
+            if op == BinaryOp::Rem && dtype.is_float() {
+                // Not emitted yet (an exact fmod): pinned as unsupported.
+                assert!(got.is_none(), "float rem is emitted now: check it here");
+                continue;
+            }
+            for (i, inp) in inputs.iter().enumerate() {
+                let want = eval::binary(
+                    op,
+                    Scalar::from_bits(dtype, inp[0]),
+                    Scalar::from_bits(dtype, inp[1]),
+                );
+                match (&got, want) {
+                    (None, Err(_)) => break,
+                    (Some(g), Ok(w)) => assert_eq!(
+                        g[i],
+                        w.to_bits(),
+                        "{} {dtype} of {:#x}, {:#x}",
+                        op.name(),
+                        inp[0],
+                        inp[1]
+                    ),
+                    (g, w) => panic!(
+                        "{} on {dtype}: emitter {:?}, oracle {:?}",
+                        op.name(),
+                        g.is_some(),
+                        w.is_ok()
+                    ),
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn comparisons_and_select_match_the_oracle() {
+    for &pred in CmpPred::ALL {
+        for dtype in DType::ALL {
+            let xs = samples(dtype, 7 + pred as u64);
+            let inputs: Vec<[u64; 3]> = xs
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| [x, xs[(i * 5 + 1) % xs.len()], 0])
+                .collect();
+            let got = run_probe(&ThreadOpKind::Cmp(pred), &[dtype, dtype], &inputs);
+            for (i, inp) in inputs.iter().enumerate() {
+                let want = eval::compare(
+                    pred,
+                    Scalar::from_bits(dtype, inp[0]),
+                    Scalar::from_bits(dtype, inp[1]),
+                );
+                match (&got, want) {
+                    (None, Err(_)) => break,
+                    (Some(g), Ok(w)) => {
+                        assert_eq!(g[i], u64::from(w), "{} {dtype} {inp:x?}", pred.name())
+                    }
+                    (g, w) => panic!(
+                        "{} on {dtype}: emitter {:?}, oracle {:?}",
+                        pred.name(),
+                        g.is_some(),
+                        w.is_ok()
+                    ),
+                }
+            }
+        }
+    }
+    let xs = samples(DType::F16, 3);
+    let inputs: Vec<[u64; 3]> = xs
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| [(i % 2) as u64, x, 0x3c00])
+        .collect();
+    let got = run_probe(
+        &ThreadOpKind::Select,
+        &[DType::Bool, DType::F16, DType::F16],
+        &inputs,
+    )
+    .expect("select");
+    for (g, inp) in got.iter().zip(&inputs) {
+        assert_eq!(*g, if inp[0] == 1 { inp[1] } else { inp[2] });
+    }
+}
+
+#[test]
+fn fma_matches_the_oracle() {
+    for dtype in DType::ALL.into_iter().filter(|d| d.is_float()) {
+        let (xs, ys, zs) = (samples(dtype, 11), samples(dtype, 12), samples(dtype, 13));
+        let inputs: Vec<[u64; 3]> = (0..xs.len()).map(|i| [xs[i], ys[i], zs[i]]).collect();
+        let got = run_probe(&ThreadOpKind::Fma, &[dtype; 3], &inputs).expect("fma");
+        for (i, inp) in inputs.iter().enumerate() {
+            let want = eval::fma(
+                Scalar::from_bits(dtype, inp[0]),
+                Scalar::from_bits(dtype, inp[1]),
+                Scalar::from_bits(dtype, inp[2]),
+            )
+            .expect("fma");
+            assert_eq!(got[i], want.to_bits(), "fma {dtype} {inp:x?}");
+        }
+    }
+}
+
+#[test]
+fn casts_match_the_oracle() {
+    for from in DType::ALL {
+        for to in DType::ALL {
+            let xs = samples(from, 21 + from as u64 * 16 + to as u64);
+            let inputs: Vec<[u64; 3]> = xs.iter().map(|&x| [x, 0, 0]).collect();
+            let got =
+                run_probe(&ThreadOpKind::Cast { to }, &[from], &inputs).expect("casts are total");
+            for (i, &x) in xs.iter().enumerate() {
+                let want = eval::cast(Scalar::from_bits(from, x), to).to_bits();
+                assert_eq!(got[i], want, "cast {x:#x} from {from} to {to}");
+            }
+        }
+    }
+}
+
+#[test]
+fn math_functions_on_dense_f32_and_f64_samples() {
+    let ops = [
+        UnaryOp::Exp,
+        UnaryOp::Exp2,
+        UnaryOp::Log,
+        UnaryOp::Log2,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
+        UnaryOp::Tanh,
+        UnaryOp::Erf,
+    ];
+    // Every 2^16-th f32 bit pattern (both signs, all exponents), and f64
+    // values spread over the exponent range below 2^140.
+    let f32s: Vec<[u64; 3]> = (0..65536u64)
+        .map(|i| [i << 16 | (i & 0xffff), 0, 0])
+        .collect();
+    let f64s: Vec<[u64; 3]> = (0..20000u64)
+        .map(|i| {
+            let exp = 1023 - 60 + (i * 7919) % 200;
+            let sign = (i & 1) << 63;
+            [
+                sign | exp << 52 | (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 12),
+                0,
+                0,
+            ]
+        })
+        .collect();
+    for op in ops {
+        for (dtype, inputs, bound) in [(DType::F32, &f32s, 1), (DType::F64, &f64s, f64_bound(op))] {
+            let got = run_probe(&ThreadOpKind::Unary(op), &[dtype], inputs).expect("math op");
+            let (mut worst, mut inexact) = (0, 0);
+            for (g, inp) in got.iter().zip(inputs.iter()) {
+                let w = eval::unary(op, Scalar::from_bits(dtype, inp[0]))
+                    .expect("oracle")
+                    .to_bits();
+                if *g == w {
+                    continue;
+                }
+                inexact += 1;
+                let wv = Scalar::from_bits(dtype, w);
+                assert!(
+                    !wv.is_nan() && wv.to_f64().is_finite(),
+                    "{} {dtype} of {:#x}: special value {w:#x}, got {g:#x}",
+                    op.name(),
+                    inp[0]
+                );
+                let d = ulps(dtype, *g, w);
+                assert!(
+                    d <= bound,
+                    "{} {dtype} of {:#x}: {d} ulps (got {g:#x}, the oracle {w:#x})",
+                    op.name(),
+                    inp[0]
+                );
+                worst = worst.max(d);
+            }
+            println!(
+                "{:<5} {dtype}: {} samples, {inexact} differ from the oracle, max {worst} ulp",
+                op.name(),
+                inputs.len()
+            );
+        }
+    }
+}
