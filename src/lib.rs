@@ -4,10 +4,10 @@
 //! ([`ir`]) and the runtime: devices, tensors and kernel launch.
 
 pub use half::{bf16, f16};
-pub use tile_frontend::meta;
 pub use tile_ir as ir;
 pub use tile_macros::{tile_fn, tile_kernel};
 pub use tile_runtime as runtime;
+pub use tile_runtime::meta;
 pub use tile_runtime::{
     launch, Device, DeviceKind, Element, Error, Image, ImageKind, KernelSpec, LaunchArg, Tensor,
 };
@@ -17,7 +17,7 @@ pub use tile_runtime::{
 pub mod __private {
     pub use half;
     pub use half::{bf16, f16};
-    pub use tile_frontend::meta;
     pub use tile_ir as ir;
     pub use tile_runtime as runtime;
+    pub use tile_runtime::meta;
 }

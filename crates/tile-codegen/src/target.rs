@@ -216,15 +216,16 @@ impl FromStr for Target {
     }
 }
 
-/// The targets compiled for when none are named: `sm_80`, `sm_90`, `gfx90a`, `gfx942`, `host`.
+/// The targets compiled for when none are named: the NVIDIA architectures `sm_80`, `sm_86`,
+/// `sm_89`, `sm_90`, the AMD ones `gfx90a`, `gfx942`, `gfx1100`, and the host.
 pub fn default_targets() -> Vec<Target> {
-    vec![
-        Target::Nvptx(Sm::Sm80),
-        Target::Nvptx(Sm::Sm90),
-        Target::Amdgpu(Gfx::Gfx90a),
-        Target::Amdgpu(Gfx::Gfx942),
-        Target::Host,
-    ]
+    let mut targets: Vec<Target> = [Sm::Sm80, Sm::Sm86, Sm::Sm89, Sm::Sm90]
+        .into_iter()
+        .map(Target::Nvptx)
+        .collect();
+    targets.extend(Gfx::ALL.into_iter().map(Target::Amdgpu));
+    targets.push(Target::Host);
+    targets
 }
 
 /// An error about a target: an unknown name, or LLVM failing to set up or compile for it.

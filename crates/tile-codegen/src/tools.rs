@@ -255,9 +255,14 @@ impl Drop for ScratchDir {
     }
 }
 
-/// Runs `tool` with `args`; on failure the error carries its output and `input`, a description
-/// of what it was given (made only when needed).
-fn run<I, S>(tool: Tool, args: I, input: impl FnOnce() -> String) -> Result<String, ToolError>
+/// Runs `tool` with `args` and returns its standard output and standard error; on failure the
+/// error carries its output and `input`, a description of what it was given (made only when
+/// needed).
+fn run<I, S>(
+    tool: Tool,
+    args: I,
+    input: impl FnOnce() -> String,
+) -> Result<(String, String), ToolError>
 where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
@@ -272,10 +277,10 @@ where
         source,
     })?;
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    if output.status.success() {
-        return Ok(stdout);
-    }
     let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    if output.status.success() {
+        return Ok((stdout, stderr));
+    }
     if !stdout.trim().is_empty() {
         stderr.push_str(&stdout);
     }
@@ -297,7 +302,7 @@ fn numbered(text: &str) -> String {
 
 /// The version banner of `tool` (its `--version` output).
 pub fn version(tool: Tool) -> Result<String, ToolError> {
-    run(tool, ["--version"], String::new)
+    run(tool, ["--version"], String::new).map(|(stdout, _)| stdout)
 }
 
 /// Assembles PTX text for `sm` with `ptxas -arch=sm_XX` and returns the cubin (an ELF file).
@@ -349,4 +354,26 @@ pub fn disassemble(object: &[u8]) -> Result<String, ToolError> {
     run(tool, [OsStr::new("-d"), input.as_os_str()], || {
         format!("an object file of {} bytes", object.len())
     })
+    .map(|(stdout, _)| stdout)
+}
+
+/// The resource usage `ptxas -v` reports for each kernel of `ptx` on `sm`: registers, spills,
+/// stack and shared memory, one `ptxas info` block per kernel.
+pub fn ptxas_resource_usage(ptx: &str, sm: Sm) -> Result<String, ToolError> {
+    let tool = Tool::Ptxas;
+    let dir = ScratchDir::new(tool)?;
+    let input = dir.write(tool, "kernel.ptx", ptx.as_bytes())?;
+    let output = dir.0.join("kernel.cubin");
+    let (_, stderr) = run(
+        tool,
+        [
+            OsStr::new("-v"),
+            OsStr::new(&format!("-arch={}", sm.name())),
+            OsStr::new("-o"),
+            output.as_os_str(),
+            input.as_os_str(),
+        ],
+        || numbered(ptx),
+    )?;
+    Ok(stderr)
 }

@@ -73,7 +73,10 @@ fn ptx_versions_are_within_what_llvm_19_accepts() {
 }
 
 #[test]
-fn default_targets_are_the_documented_five() {
+fn default_targets_are_the_documented_eight() {
     let names: Vec<String> = default_targets().iter().map(Target::to_string).collect();
-    assert_eq!(names, ["sm_80", "sm_90", "gfx90a", "gfx942", "host"]);
+    assert_eq!(
+        names,
+        ["sm_80", "sm_86", "sm_89", "sm_90", "gfx90a", "gfx942", "gfx1100", "host"]
+    );
 }

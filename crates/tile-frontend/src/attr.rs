@@ -7,8 +7,14 @@ use syn::parse::Parser;
 use syn::{Ident, LitInt, LitStr};
 
 /// The targets a kernel is compiled for when neither the attribute nor the
-/// `TILE_TARGETS` environment variable names any.
-pub const DEFAULT_TARGETS: [&str; 5] = ["sm_80", "sm_90", "gfx90a", "gfx942", "host"];
+/// `TILE_TARGETS` environment variable names any: every GPU architecture the
+/// code generator supports, and the host.
+pub fn default_targets() -> Vec<String> {
+    tile_codegen::default_targets()
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
 
 /// The number of warps when the attribute does not say.
 pub const DEFAULT_NUM_WARPS: u32 = 4;
@@ -76,7 +82,7 @@ impl KernelAttr {
             (Some(t), _) => t,
             (None, Some(env)) => parse_targets(env, Span::call_site())
                 .map_err(|e| err_at(Span::call_site(), format!("in TILE_TARGETS: {e}")))?,
-            (None, None) => DEFAULT_TARGETS.iter().map(|t| t.to_string()).collect(),
+            (None, None) => default_targets(),
         };
         Ok(KernelAttr {
             configs,
@@ -115,13 +121,11 @@ fn parse_config(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Config> {
 fn parse_targets(text: &str, span: Span) -> syn::Result<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
     for t in text.split(',').map(str::trim) {
-        if !DEFAULT_TARGETS.contains(&t) {
+        let known = tile_codegen::Target::accepted_names();
+        if !known.contains(&t) {
             return Err(err_at(
                 span,
-                format!(
-                    "unknown target `{t}`; the targets are {}",
-                    DEFAULT_TARGETS.join(", ")
-                ),
+                format!("unknown target `{t}`; the targets are {}", known.join(", ")),
             ));
         }
         if out.iter().any(|o| o == t) {

@@ -1,11 +1,10 @@
 //! The optimization pipeline run at expansion time, and stage dumps:
 //! with `TILE_DUMP=<dir>`, each kernel × specialization writes
 //! `<dir>/<kernel>/<specialization>/tile-ir.txt` (as lowered),
-//! `tile-ir.opt.txt` (after the default pass pipeline) and `thread.txt` (the
-//! thread-level program of the GPU lowering).
+//! `tile-ir.opt.txt` (after the default pass pipeline); [`crate::backend`]
+//! adds the thread-level program and the LLVM stages.
 
 use std::path::Path;
-use tile_codegen::lower::{lower, Options};
 use tile_ir::passes::PassManager;
 use tile_ir::Function;
 
@@ -30,23 +29,6 @@ pub fn optimize(f: &mut Function, label: &str, dump_dir: Option<&Path>) -> Resul
         write(&dir.join("tile-ir.opt.txt"), &ir_text(f))?;
     }
     Ok(())
-}
-
-/// Writes the thread-level program of `f` for blocks of `num_warps` warps as
-/// `thread.txt` in the stage folder of `label`, or the reason it could not
-/// be lowered.
-pub fn thread_program(
-    f: &Function,
-    label: &str,
-    num_warps: u32,
-    dump_dir: &Path,
-) -> Result<(), String> {
-    let dir = dump_dir.join(&f.name).join(label);
-    let text = match lower(f, &Options::warps(num_warps)) {
-        Ok(program) => program.to_string(),
-        Err(e) => format!("the GPU lowering failed: {e}\n"),
-    };
-    write(&dir.join("thread.txt"), &text)
 }
 
 fn write(path: &Path, text: &str) -> Result<(), String> {

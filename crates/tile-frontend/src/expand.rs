@@ -3,7 +3,7 @@
 //! For `fn vector_add<const BLOCK: usize>(x: &Tensor<f32>, ...)` it emits a
 //! unit struct `vector_add<const BLOCK: usize>` (the function itself is
 //! consumed: its body is tile code, not Rust) with
-//! - `INFO`: a [`crate::meta::KernelInfo`] with the parameters, options and
+//! - `INFO`: a [`tile_runtime::meta::KernelInfo`] with the parameters, options and
 //!   every compiled specialization's optimized IR text;
 //! - `spec()`: the compiled specialization for the const arguments, checked
 //!   at compile time (an uncompiled one is a compile error listing the
@@ -17,8 +17,8 @@
 //! `compile_error!`, so the rest of the user's crate keeps compiling.
 
 use crate::attr::KernelAttr;
+use crate::backend::{self, DeviceCode, ImageFormat};
 use crate::dump;
-use crate::meta::ParamKind;
 use crate::signature::{KernelSig, ParamSig};
 use crate::spec::{self, Specialization};
 use proc_macro2::{Span, TokenStream};
@@ -26,6 +26,7 @@ use quote::{format_ident, quote};
 use std::path::PathBuf;
 use syn::ItemFn;
 use tile_ir::Function;
+use tile_runtime::meta::ParamKind;
 
 /// How to expand: read from the environment by the proc macro, set
 /// directly by tests.
@@ -93,39 +94,49 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream, options: &Options) -> T
         .as_ref()
         .map_err(Clone::clone)
         .and_then(|a| compile(&func, &sig, a, options));
-    let (attr, compiled, error) = match (attr, compiled) {
+    let (attr, (compiled, devices), error) = match (attr, compiled) {
         (Ok(a), Ok(c)) => (Some(a), c, None),
-        (a, Err(e)) => (a.ok(), Vec::new(), Some(e)),
-        (Err(e), _) => (None, Vec::new(), Some(e)),
+        (a, Err(e)) => (a.ok(), Default::default(), Some(e)),
+        (Err(e), _) => (None, Default::default(), Some(e)),
     };
     let mut out = error
         .as_ref()
         .map(syn::Error::to_compile_error)
         .unwrap_or_default();
-    out.extend(generate(&sig, attr.as_ref(), &compiled, error.is_some()));
+    out.extend(generate(
+        &sig,
+        attr.as_ref(),
+        &compiled,
+        &devices,
+        error.is_some(),
+    ));
     out
 }
 
-/// Lowers, optimizes and dumps every specialization.
+/// Lowers, optimizes, compiles device code for and dumps every
+/// specialization.
 fn compile(
     func: &ItemFn,
     sig: &KernelSig,
     attr: &KernelAttr,
     options: &Options,
-) -> syn::Result<Vec<(Specialization, Function)>> {
+) -> syn::Result<Compiled> {
     let specs = spec::resolve(attr, sig)?;
     let mut out = crate::lower_specs(func, sig, &specs)?;
+    let mut devices = Vec::new();
     for (s, f) in &mut out {
         let label = s.label();
-        dump::optimize(f, &label, options.dump_dir.as_deref())
-            .and_then(|()| match &options.dump_dir {
-                Some(dir) => dump::thread_program(f, &label, attr.num_warps, dir),
-                None => Ok(()),
-            })
+        let dump_dir = options.dump_dir.as_deref();
+        let device = dump::optimize(f, &label, dump_dir)
+            .and_then(|()| backend::compile(f, &label, attr.num_warps, &attr.targets, dump_dir))
             .map_err(|m| syn::Error::new(sig.name.span(), m))?;
+        devices.push(device);
     }
-    Ok(out)
+    Ok((out, devices))
 }
+
+/// The specializations with their optimized IR, and their device code.
+type Compiled = (Vec<(Specialization, Function)>, Vec<DeviceCode>);
 
 /// A struct with the kernel's name (and const parameters when they parse)
 /// for a signature the front end rejected.
@@ -150,6 +161,7 @@ fn generate(
     sig: &KernelSig,
     attr: Option<&KernelAttr>,
     compiled: &[(Specialization, Function)],
+    devices: &[DeviceCode],
     failed: bool,
 ) -> TokenStream {
     let p = Paths::new();
@@ -170,11 +182,30 @@ fn generate(
         };
         quote!(#meta::ParamInfo { name: #pname, dtype: #d, kind: #kind })
     });
-    let specs = compiled.iter().map(|(s, f)| {
+    let rt = &p.rt;
+    let specs = compiled.iter().zip(devices).map(|((s, f), d)| {
         let label = s.label();
         let values = s.values.iter().map(|(_, v)| *v);
         let ir = dump::ir_text(f);
-        quote!(#meta::SpecInfo { label: #label, values: &[#(#values),*], ir: #ir, shared_memory_bytes: 0 })
+        let shared = d.shared_memory_bytes;
+        let checks = &d.bounds_checks;
+        let images = d.images.iter().map(|image| {
+            let kind = match image.format {
+                ImageFormat::Ptx => quote!(#rt::ImageKind::Ptx),
+                ImageFormat::Hsaco => quote!(#rt::ImageKind::Hsaco),
+            };
+            let target = &image.target;
+            let bytes = proc_macro2::Literal::byte_string(&image.bytes);
+            quote!(#rt::Image { kind: #kind, target: #target, bytes: #bytes })
+        });
+        quote!(#meta::SpecInfo {
+            label: #label,
+            values: &[#(#values),*],
+            ir: #ir,
+            shared_memory_bytes: #shared,
+            images: &[#(#images),*],
+            bounds_checks: &[#(#checks),*],
+        })
     });
     let num_warps = attr.map_or(crate::attr::DEFAULT_NUM_WARPS, |a| a.num_warps);
     let targets: Vec<String> = attr.map(|a| a.targets.clone()).unwrap_or_default();
@@ -386,8 +417,8 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
                 specialization: spec.label,
                 ir: spec.ir,
                 num_warps: Self::INFO.num_warps,
-                images: &[],
-                bounds_checks: &[],
+                images: spec.images,
+                bounds_checks: spec.bounds_checks,
             };
             let (#(#names,)*) = args;
             let mut launch_args: [#rt::LaunchArg<'_>; #count] = [#(#conv),*];

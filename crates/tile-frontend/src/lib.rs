@@ -10,11 +10,11 @@
 #![warn(missing_docs)]
 
 pub mod attr;
+pub mod backend;
 mod diag;
 pub mod dump;
 pub mod expand;
 pub mod lower;
-pub mod meta;
 pub mod signature;
 pub mod spec;
 

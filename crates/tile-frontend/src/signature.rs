@@ -4,11 +4,11 @@
 //! `Tensor<T, 2>`) and scalars.
 
 use crate::diag::err;
-pub use crate::meta::ParamKind;
 use syn::{
     FnArg, GenericArgument, GenericParam, Ident, ItemFn, Pat, PathArguments, Type, Visibility,
 };
 use tile_ir::DType;
+pub use tile_runtime::meta::ParamKind;
 
 /// The integer types a const parameter may have.
 const CONST_TYPES: [&str; 8] = ["usize", "u32", "u64", "i32", "i64", "isize", "u16", "i16"];

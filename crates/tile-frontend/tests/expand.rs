@@ -4,9 +4,59 @@
 use quote::quote;
 use tile_frontend::expand::{tile_kernel, Options};
 
+/// Expands for the host target only (no GPU code: fast).
 fn expand(attr: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> syn::File {
-    let out = tile_kernel(attr, item, &Options::default());
+    let options = Options {
+        env_targets: Some("host".into()),
+        ..Options::default()
+    };
+    let out = tile_kernel(attr, item, &options);
     syn::parse2(out).expect("the expansion is valid Rust syntax")
+}
+
+#[test]
+fn gpu_targets_embed_ptx_and_code_objects_with_their_bounds_checks() {
+    let out = tile_kernel(
+        quote!(configs(B = 64), targets = "sm_80,gfx90a,host"),
+        quote! {
+            fn copy<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+                let pid = program_id(0);
+                partition_view(out, [B]).store(partition_view(x, [B]).load(pid), pid);
+            }
+        },
+        &Options::default(),
+    )
+    .to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    assert!(
+        out.contains("ImageKind :: Ptx , target : \"sm_80\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("ImageKind :: Hsaco , target : \"gfx90a\""),
+        "{out}"
+    );
+    // The unmasked load and store are checked: their ops are listed.
+    assert!(out.contains("bounds_checks : & [\"%3 = load %2, %0\" , \"store %3, %1, %0\"]"), "{out}");
+}
+
+#[test]
+fn a_tile_too_large_for_gpu_registers_is_a_compile_error_naming_the_way_out() {
+    let out = tile_kernel(
+        quote!(configs(B = 512), targets = "sm_80"),
+        quote! {
+            fn k<const B: usize>(out: &mut Tensor<f32, 2>) {
+                partition_view(out, [B, B]).store(full([B, B], 1.0), 0, 0);
+            }
+        },
+        &Options::default(),
+    )
+    .to_string();
+    assert!(out.contains("compile_error"), "{out}");
+    assert!(
+        out.contains("kernel `k` (B=512) is too large for a GPU: a tile of 262144 elements gives each of the 128 threads of a block 2048 elements"),
+        "{out}"
+    );
 }
 
 fn methods(file: &syn::File) -> Vec<String> {
@@ -95,9 +145,9 @@ fn tile_targets_applies_when_the_attribute_names_none() {
     assert!(out.contains(r#"targets : & ["host" , "sm_90"]"#), "{out}");
     let out = with_env("host", quote!(configs(B = 128), targets = "gfx942"));
     assert!(out.contains(r#"targets : & ["gfx942"]"#), "{out}");
-    let out = with_env("sm_75", quote!(configs(B = 128)));
+    let out = with_env("sm_70", quote!(configs(B = 128)));
     assert!(
-        out.contains("in TILE_TARGETS: unknown target `sm_75`"),
+        out.contains("in TILE_TARGETS: unknown target `sm_70`"),
         "{out}"
     );
 }

@@ -11,6 +11,7 @@ mod device;
 mod error;
 mod kernel;
 mod launch;
+pub mod meta;
 mod tensor;
 
 pub use device::{Device, DeviceKind};

@@ -41,9 +41,13 @@ pub struct SpecInfo {
     pub values: &'static [i128],
     /// The tile IR after the default pass pipeline, as text.
     pub ir: &'static str,
-    /// Shared memory per program instance in bytes (0 until layouts are
-    /// assigned by the code generator).
+    /// Shared memory per program instance on a GPU, in bytes (0 when the
+    /// kernel has no GPU target).
     pub shared_memory_bytes: usize,
+    /// The device code compiled for the kernel's GPU targets.
+    pub images: &'static [crate::kernel::Image],
+    /// The tile-IR ops of the GPU code's bounds checks, in program order.
+    pub bounds_checks: &'static [&'static str],
 }
 
 /// Everything known about a kernel at compile time.
