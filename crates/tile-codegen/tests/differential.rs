@@ -1,27 +1,19 @@
 //! The differential suite: generated programs (tile-testgen) through the
 //! lowering and the lockstep emulator, against the interpreter, bit for bit.
 //!
-//! Seeds in `KNOWN_FAILURES` expose lowering bugs not fixed yet; each must
-//! keep failing (so a fix shows up here and the seed leaves the list), and
-//! every other seed must agree exactly.
+//! A seed that disagrees is shrunk on the spot and saved as a case file in
+//! `tests/regressions/` (the failure message names it); every saved case is
+//! replayed by `saved_regressions_agree`, so a fixed bug stays fixed.
 
+use std::path::{Path, PathBuf};
 use tile_codegen::emulate;
 use tile_codegen::lower::{lower, Options};
 use tile_ir::interp::{self, Arg};
-use tile_testgen::{generate, GenConfig};
+use tile_testgen::corpus::{load_cases, save_case};
+use tile_testgen::{generate, shrink, Case, GenConfig};
 
 /// The number of generated programs checked.
 const CASES: u64 = 1000;
-
-/// Seeds that fail today, two open bugs of the lowering:
-/// - 32, 192, 239, 490, 495, 568, 579, 743, 889, 900: a masked vector load
-///   has a lane whose mask is true although its element lies past the end of
-///   a small tensor (the emulator reports the out-of-bounds load);
-/// - 44, 447, 462, 560, 594, 985: the stored bits differ from the
-///   interpreter's.
-const KNOWN_FAILURES: &[u64] = &[
-    32, 44, 192, 239, 447, 462, 490, 495, 560, 568, 579, 594, 743, 889, 900, 985,
-];
 
 fn bytes(args: &[Arg]) -> Vec<Vec<u8>> {
     args.iter()
@@ -32,16 +24,12 @@ fn bytes(args: &[Arg]) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// Lowers and emulates the case of `seed`, returning why it disagrees with
-/// the interpreter, if it does.
-fn disagreement(seed: u64) -> Option<String> {
-    let case = generate(seed, &GenConfig::default());
+/// Why `case` lowered for `warps` disagrees with the interpreter, if it does
+/// (`None` too when the interpreter itself rejects the case).
+fn disagreement(case: &Case, warps: u32) -> Option<String> {
     let mut expected = case.args.clone();
-    if let Err(e) = interp::run(&case.func, case.grid, &mut expected) {
-        return Some(format!("the interpreter failed: {e}"));
-    }
-    let num_warps = [1, 2, 4][(seed % 3) as usize];
-    let program = match lower(&case.func, &Options::warps(num_warps)) {
+    interp::run(&case.func, case.grid, &mut expected).ok()?;
+    let program = match lower(&case.func, &Options::warps(warps)) {
         Ok(p) => p,
         Err(e) => return Some(format!("lowering failed: {e}")),
     };
@@ -49,20 +37,54 @@ fn disagreement(seed: u64) -> Option<String> {
     if let Err(e) = emulate::run(&program, case.grid, &mut actual) {
         return Some(format!("the emulator failed: {e}"));
     }
-    (bytes(&actual) != bytes(&expected)).then(|| format!("results differ ({num_warps} warps)"))
+    (bytes(&actual) != bytes(&expected)).then(|| format!("results differ ({warps} warps)"))
+}
+
+/// The kind of a disagreement, kept while shrinking.
+fn kind(why: &str) -> &str {
+    why.split(':').next().unwrap_or(why)
+}
+
+/// Shrinks `case` while `fails` still reports the same kind of failure as
+/// `why`, and saves it as `<dir>/<name>.case`; returns the path and the
+/// shrunk case.
+fn shrink_and_save(
+    case: &Case,
+    warps: u32,
+    why: &str,
+    dir: &Path,
+    name: &str,
+    fails: impl Fn(&Case) -> Option<String>,
+) -> (PathBuf, Case) {
+    let small = shrink(case, |c| fails(c).is_some_and(|w| kind(&w) == kind(why)));
+    let now = fails(&small).unwrap_or_else(|| why.to_string());
+    let path =
+        save_case(dir, name, &small, warps, &now).expect("the regression corpus is writable");
+    (path, small)
+}
+
+fn regressions() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions")
 }
 
 fn check_seeds(range: std::ops::Range<u64>) {
     let mut failures = Vec::new();
     for seed in range {
-        let failure = disagreement(seed);
-        if KNOWN_FAILURES.contains(&seed) {
-            assert!(
-                failure.is_some(),
-                "seed {seed} now agrees: remove it from KNOWN_FAILURES"
+        let case = generate(seed, &GenConfig::default());
+        let warps = [1, 2, 4][(seed % 3) as usize];
+        if let Some(why) = disagreement(&case, warps) {
+            let (path, _) = shrink_and_save(
+                &case,
+                warps,
+                &why,
+                &regressions(),
+                &format!("gen_{seed}"),
+                |c| disagreement(c, warps),
             );
-        } else if let Some(why) = failure {
-            failures.push(format!("seed {seed}: {why}"));
+            failures.push(format!(
+                "seed {seed}: {why}\n  shrunk and saved as {}",
+                path.display()
+            ));
         }
     }
     assert!(
@@ -81,4 +103,47 @@ fn first_half_of_the_seeds_agree_with_the_interpreter() {
 #[test]
 fn second_half_of_the_seeds_agree_with_the_interpreter() {
     check_seeds(CASES / 2..CASES);
+}
+
+#[test]
+fn saved_regressions_agree() {
+    let cases = load_cases(&regressions()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        !cases.is_empty(),
+        "the corpus in tests/regressions is empty"
+    );
+    for saved in cases {
+        if let Some(why) = disagreement(&saved.case, saved.warps) {
+            panic!("regression `{}` fails again: {why}", saved.name);
+        }
+    }
+}
+
+#[test]
+fn a_planted_disagreement_is_shrunk_and_saved() {
+    // Plant a bug: "disagree" whenever the kernel has a store. The shrunk
+    // case keeps a store and little else, and reads back identically.
+    let case = generate(7, &GenConfig::default());
+    let has_store = |c: &Case| {
+        c.func
+            .to_string()
+            .contains("store")
+            .then(|| "planted: a store".to_string())
+    };
+    let why = has_store(&case).expect("seed 7 stores");
+    let dir = std::env::temp_dir().join(format!("tile-corpus-{}", std::process::id()));
+    let (path, small) = shrink_and_save(&case, 2, &why, &dir, "planted", has_store);
+    let text = std::fs::read_to_string(&path).expect("the case file");
+    assert!(text.starts_with("# planted: a store\nwarps 2\n"), "{text}");
+    assert!(small.func.to_string().len() < case.func.to_string().len());
+    let loaded = load_cases(&dir).expect("the corpus loads");
+    assert_eq!(loaded.len(), 1);
+    let back = &loaded[0];
+    assert_eq!(
+        (back.name.as_str(), back.warps, back.case.grid),
+        ("planted", 2, small.grid)
+    );
+    assert_eq!(back.case.func.to_string(), small.func.to_string());
+    assert_eq!(bytes(&back.case.args), bytes(&small.args));
+    let _ = std::fs::remove_dir_all(&dir);
 }

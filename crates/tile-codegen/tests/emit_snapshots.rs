@@ -26,7 +26,11 @@ fn emitted(func: &Function, target: Target) -> Emitted {
 /// Drops lines that carry tool versions.
 fn normalized(text: &str) -> String {
     text.lines()
-        .filter(|l| !l.contains("clang version") && !l.contains("LLVM version") && !l.starts_with("\t.ident"))
+        .filter(|l| {
+            !l.contains("clang version")
+                && !l.contains("LLVM version")
+                && !l.starts_with("\t.ident")
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }

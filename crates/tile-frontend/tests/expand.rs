@@ -37,7 +37,10 @@ fn gpu_targets_embed_ptx_and_code_objects_with_their_bounds_checks() {
         "{out}"
     );
     // The unmasked load and store are checked: their ops are listed.
-    assert!(out.contains("bounds_checks : & [\"%3 = load %2, %0\" , \"store %3, %1, %0\"]"), "{out}");
+    assert!(
+        out.contains("bounds_checks : & [\"%3 = load %2, %0\" , \"store %3, %1, %0\"]"),
+        "{out}"
+    );
 }
 
 #[test]

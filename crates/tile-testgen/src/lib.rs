@@ -107,6 +107,7 @@
 
 mod check;
 mod config;
+pub mod corpus;
 mod gen;
 mod regression;
 mod rng;

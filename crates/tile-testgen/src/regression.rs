@@ -92,7 +92,7 @@ pub fn hex_bytes(hex: &str) -> Vec<u8> {
     digits.chunks_exact(2).map(|p| (p[0] << 4) | p[1]).collect()
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().fold(String::new(), |mut s, b| {
         let _ = write!(s, "{b:02x}");
         s

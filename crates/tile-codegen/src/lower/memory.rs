@@ -168,7 +168,16 @@ impl Lowerer<'_> {
         mut emit: impl EmitAccess,
     ) -> Vec<Reg> {
         let inner = layout.shape.len() - 1;
-        let width = layout.size_per_thread[inner].min(16 / dtype.size_bytes().max(1));
+        // A vector covers consecutive elements only if it divides both the
+        // thread's run along the innermost axis and that axis' extent
+        // (otherwise the run wraps around the tile, e.g. two registers
+        // holding copies of a one-element tile).
+        let run = layout.size_per_thread[inner];
+        let extent = layout.shape[inner];
+        let mut width = run.min(16 / dtype.size_bytes().max(1));
+        while width > 1 && (run % width != 0 || extent % width != 0) {
+            width -= 1;
+        }
         let scalar = |s: &mut Self, emit: &mut dyn EmitAccess| {
             let mut regs = Vec::new();
             for (&a, &m) in access.addresses.iter().zip(&access.masks) {
