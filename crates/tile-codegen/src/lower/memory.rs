@@ -175,7 +175,7 @@ impl Lowerer<'_> {
         let run = layout.size_per_thread[inner];
         let extent = layout.shape[inner];
         let mut width = run.min(16 / dtype.size_bytes().max(1));
-        while width > 1 && (run % width != 0 || extent % width != 0) {
+        while width > 1 && (!run.is_multiple_of(width) || !extent.is_multiple_of(width)) {
             width -= 1;
         }
         let scalar = |s: &mut Self, emit: &mut dyn EmitAccess| {
