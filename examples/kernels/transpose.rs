@@ -14,9 +14,8 @@ pub fn transpose<const BM: usize, const BN: usize>(x: &Tensor<f32, 2>, out: &mut
 }
 
 /// Layout views are static (CuTe layouts), so the matrix shape is a
-/// compile-time parameter and the tiles divide it. The GPU lowering of layout views is not written yet, so this kernel is
-/// compiled for the host (the CPU device) only.
-#[tile_kernel(configs(M = 224, N = 160, BM = 32, BN = 32), targets = "host")]
+/// compile-time parameter and the tiles divide it.
+#[tile_kernel(configs(M = 224, N = 160, BM = 32, BN = 32))]
 pub fn transpose_lview<const M: usize, const N: usize, const BM: usize, const BN: usize>(
     x: &Tensor<f32, 2>,
     out: &mut Tensor<f32, 2>,

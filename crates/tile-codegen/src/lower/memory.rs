@@ -45,7 +45,7 @@ struct Access {
 
 impl Lowerer<'_> {
     /// A tensor's extent (`i64`) or stride along an axis, hoisted.
-    fn tensor_meta(&mut self, param: usize, axis: usize, stride: bool) -> Reg {
+    pub(super) fn tensor_meta(&mut self, param: usize, axis: usize, stride: bool) -> Reg {
         if let Some(&r) = self.meta.get(&(param, axis, stride)) {
             return r;
         }
@@ -350,7 +350,7 @@ impl Lowerer<'_> {
     }
 
     /// `a ∧ b`, folding the constant `true`.
-    fn and(&mut self, a: Reg, b: Reg) -> Reg {
+    pub(super) fn and(&mut self, a: Reg, b: Reg) -> Reg {
         if self.is_true(a) {
             b
         } else if self.is_true(b) {
@@ -362,7 +362,7 @@ impl Lowerer<'_> {
 }
 
 /// The value of a masked-off element (the interpreter's rule).
-fn padding_value(padding: Padding, dtype: DType) -> Option<Scalar> {
+pub(super) fn padding_value(padding: Padding, dtype: DType) -> Option<Scalar> {
     let infinity = |negative: bool| match dtype {
         DType::F8E5M2 => Some(Scalar::from_bits(
             DType::F8E5M2,

@@ -24,6 +24,7 @@ mod control;
 mod coords;
 mod dot;
 mod elementwise;
+mod lview;
 mod memory;
 mod movement;
 mod reduce;
@@ -150,6 +151,13 @@ enum Lowered {
     Tensor { param: usize },
     /// A partition view of a tensor parameter.
     View { param: usize, tile: Shape },
+    /// A layout view of a tensor parameter: its static layout and its base
+    /// offset (an `i64` register, uniform).
+    LView {
+        param: usize,
+        layout: tile_ir::layout::Layout,
+        base: Reg,
+    },
 }
 
 /// The coordinates of every register of a layout in the executing thread.
@@ -388,9 +396,7 @@ impl<'a> Lowerer<'a> {
             OpKind::For => self.lower_for(id),
             OpKind::If => self.lower_if(id),
             OpKind::Yield => self.lower_yield(id),
-            OpKind::LView(_) => Err(LowerError::Unsupported {
-                op: self.names.describe_op(func, id),
-            }),
+            OpKind::LView(lview) => self.lview(id, lview),
         }
     }
 }

@@ -62,7 +62,7 @@ impl Gen<'_> {
                 let axis = self.rng.range(0, from.len() - 1);
                 let e = from[axis];
                 if let Some(f) = (2..e)
-                    .find(|f| e % f == 0)
+                    .find(|&f| e.is_multiple_of(f))
                     .filter(|_| from.len() < max_rank)
                 {
                     from[axis] = f;
