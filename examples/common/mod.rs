@@ -102,7 +102,14 @@ pub fn run_examples(examples: &[Example]) -> Result<(), Error> {
     for run in examples {
         rows.extend(run(&dev, &mut rng)?);
     }
-    if !print_table(&dev, &rows) {
+    let ok = print_table(&dev, &rows);
+    println!();
+    for gpu in [Device::cuda(0), Device::hip(0)] {
+        if let Err(why) = gpu {
+            println!("not used: {why}");
+        }
+    }
+    if !ok {
         std::process::exit(1);
     }
     Ok(())

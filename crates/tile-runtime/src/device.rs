@@ -1,5 +1,6 @@
 //! Devices: where tensors live and kernels run.
 
+use crate::driver::{probe, GpuApi};
 use crate::error::Error;
 use crate::kernel::ModuleCache;
 use crate::tensor::Tensor;
@@ -31,9 +32,45 @@ impl Device {
         }
     }
 
-    /// The best device this build supports on this machine. The CPU is the
-    /// only device kind so far, so this is [`Device::cpu`].
+    /// CUDA device `ordinal`, through the driver loaded at run time.
+    ///
+    /// Today this finds and names the device, then reports
+    /// [`Error::GpuLaunchUnsupported`]: launching on GPUs is not
+    /// implemented yet. Without a driver it is [`Error::NoDriver`], without
+    /// that device [`Error::NoDevice`].
+    pub fn cuda(ordinal: usize) -> Result<Device, Error> {
+        Self::gpu(GpuApi::Cuda, ordinal)
+    }
+
+    /// HIP device `ordinal`, through the HIP runtime loaded at run time
+    /// (see [`Device::cuda`] for what is reported).
+    pub fn hip(ordinal: usize) -> Result<Device, Error> {
+        Self::gpu(GpuApi::Hip, ordinal)
+    }
+
+    fn gpu(api: GpuApi, ordinal: usize) -> Result<Device, Error> {
+        let info = probe(api, ordinal)?;
+        Err(Error::GpuLaunchUnsupported {
+            api: api.name(),
+            ordinal: info.ordinal,
+            name: info.name,
+        })
+    }
+
+    /// The best device on this machine: CUDA device 0, then HIP device 0,
+    /// then the CPU. Why each GPU was passed over is logged (`tracing`, at
+    /// info level), and the choice too.
     pub fn best() -> Result<Device, Error> {
+        for api in [GpuApi::Cuda, GpuApi::Hip] {
+            match Self::gpu(api, 0) {
+                Ok(device) => {
+                    tracing::info!(device = %device, "Device::best chose a {} device", api.name());
+                    return Ok(device);
+                }
+                Err(why) => tracing::info!(reason = %why, "Device::best skipped {}", api.name()),
+            }
+        }
+        tracing::info!("Device::best chose the CPU");
         Ok(Device::cpu())
     }
 

@@ -6,6 +6,47 @@ use tile_ir::interp::InterpError;
 /// An error of the runtime.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// The GPU driver library of an API could not be loaded (or lacks an
+    /// entry point).
+    #[error("no {api} driver: none of {tried} could be loaded ({reason})")]
+    NoDriver {
+        /// `CUDA` or `HIP`.
+        api: &'static str,
+        /// The libraries tried.
+        tried: String,
+        /// What the loader said.
+        reason: String,
+    },
+    /// The driver loaded but has no device of that ordinal.
+    #[error("no {api} device {ordinal}: the driver reports {available} device(s)")]
+    NoDevice {
+        /// `CUDA` or `HIP`.
+        api: &'static str,
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// How many devices the driver reports.
+        available: usize,
+    },
+    /// A driver call failed.
+    #[error("{api} driver call failed while {call} (error code {code})")]
+    DriverCall {
+        /// `CUDA` or `HIP`.
+        api: &'static str,
+        /// What was being done.
+        call: String,
+        /// The driver's status code.
+        code: i32,
+    },
+    /// A GPU was found, but this runtime cannot launch on it yet.
+    #[error("{api} device {ordinal} ({name}) found, but launching kernels on {api} devices is not implemented yet; use the CPU device")]
+    GpuLaunchUnsupported {
+        /// `CUDA` or `HIP`.
+        api: &'static str,
+        /// The device's ordinal.
+        ordinal: usize,
+        /// The device's name.
+        name: String,
+    },
     /// A tensor was created from data whose length does not match its shape.
     #[error(
         "tensor of shape {shape:?} needs {expected} elements, found {found} (device {device})"

@@ -8,6 +8,7 @@
 //! back ends.
 
 mod device;
+pub mod driver;
 mod error;
 mod kernel;
 mod launch;

@@ -1,0 +1,88 @@
+//! Asking for GPUs on a machine without them: clean, typed errors naming the
+//! API, the libraries tried and why, never a panic; `Device::best` falls
+//! back to the CPU. (With a driver installed but launching on GPUs not
+//! implemented yet, a found device is `GpuLaunchUnsupported`.)
+
+use tile_runtime::driver::GpuApi;
+use tile_runtime::{Device, DeviceKind, Error};
+
+fn expect_no_gpu(api: GpuApi, result: Result<Device, Error>) {
+    match result {
+        Err(Error::NoDriver {
+            api: name,
+            tried,
+            reason,
+        }) => {
+            assert_eq!(name, api.name());
+            assert_eq!(tried, api.libraries().join(", "));
+            assert!(!reason.is_empty());
+            let message = Error::NoDriver {
+                api: name,
+                tried: tried.clone(),
+                reason: reason.clone(),
+            }
+            .to_string();
+            assert!(
+                message.starts_with(&format!(
+                    "no {} driver: none of {tried} could be loaded (",
+                    api.name()
+                )),
+                "{message}"
+            );
+        }
+        Err(
+            Error::NoDevice { .. } | Error::GpuLaunchUnsupported { .. } | Error::DriverCall { .. },
+        ) => {
+            println!("skipped: this machine has a {} driver", api.name());
+        }
+        other => panic!("unexpected result for {}: {other:?}", api.name()),
+    }
+}
+
+#[test]
+fn cuda_without_a_driver_is_a_clean_error() {
+    expect_no_gpu(GpuApi::Cuda, Device::cuda(0));
+}
+
+#[test]
+fn hip_without_a_runtime_is_a_clean_error() {
+    expect_no_gpu(GpuApi::Hip, Device::hip(0));
+}
+
+#[test]
+fn the_best_device_without_gpus_is_the_cpu() {
+    let device = Device::best().expect("the CPU is always there");
+    assert_eq!(device.kind(), DeviceKind::Cpu);
+    assert_eq!(device.to_string(), "cpu");
+}
+
+#[test]
+fn gpu_errors_read_well() {
+    let no_device = Error::NoDevice {
+        api: "CUDA",
+        ordinal: 2,
+        available: 1,
+    };
+    assert_eq!(
+        no_device.to_string(),
+        "no CUDA device 2: the driver reports 1 device(s)"
+    );
+    let call = Error::DriverCall {
+        api: "HIP",
+        call: "initialization".into(),
+        code: 100,
+    };
+    assert_eq!(
+        call.to_string(),
+        "HIP driver call failed while initialization (error code 100)"
+    );
+    let found = Error::GpuLaunchUnsupported {
+        api: "CUDA",
+        ordinal: 0,
+        name: "NVIDIA A100".into(),
+    };
+    assert_eq!(
+        found.to_string(),
+        "CUDA device 0 (NVIDIA A100) found, but launching kernels on CUDA devices is not implemented yet; use the CPU device"
+    );
+}
