@@ -99,6 +99,43 @@ impl Device {
         Ok(Tensor::new(host))
     }
 
+    /// A tensor of `shape` over the buffer `data`: element `[i, j, ..]` is
+    /// `data[offset + i·strides[0] + j·strides[1] + ..]` (strides in
+    /// elements, any sign), which must lie in `data` for every index. Such
+    /// tensors can be views of column-major or padded buffers; a kernel may
+    /// write one only if no two indices reach the same element.
+    pub fn tensor_with_strides<T: Element>(
+        &self,
+        data: &[T],
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+    ) -> Result<Tensor<T>, Error> {
+        numel(shape, self)?;
+        let buffer = HostTensor::from_vec(&[data.len()], data.to_vec())
+            .map_err(|e| self.invalid(shape, e.to_string()))?;
+        let host =
+            HostTensor::with_strides(T::DTYPE, shape, strides, offset, buffer.data().to_vec())
+                .map_err(|e| self.invalid(shape, e.to_string()))?;
+        Ok(Tensor::new(host))
+    }
+
+    /// A tensor with the shape and elements of an `ndarray` array (in its
+    /// logical order, whatever its memory layout).
+    #[cfg(feature = "ndarray")]
+    pub fn tensor_from_ndarray<T, S, D>(
+        &self,
+        array: &ndarray::ArrayBase<S, D>,
+    ) -> Result<Tensor<T>, Error>
+    where
+        T: Element + Clone,
+        S: ndarray::Data<Elem = T>,
+        D: ndarray::Dimension,
+    {
+        let data: Vec<T> = array.iter().cloned().collect();
+        self.tensor_from_slice(&data, array.shape())
+    }
+
     /// A tensor of `shape` (row-major) filled with zeros.
     pub fn zeros<T: Element>(&self, shape: &[usize]) -> Result<Tensor<T>, Error> {
         numel(shape, self)?;

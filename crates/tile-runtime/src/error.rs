@@ -111,6 +111,23 @@ pub enum Error {
         /// What was passed.
         found: String,
     },
+    /// A tensor the kernel writes has a layout that reaches one element
+    /// through two indices.
+    #[error("kernel `{kernel}`, argument `{argument}` on device {device}: the kernel writes this tensor, but its shape {shape:?} with strides {strides:?} overlaps itself: {reason}")]
+    OverlappingOutput {
+        /// The kernel's name.
+        kernel: String,
+        /// The parameter's name.
+        argument: String,
+        /// The tensor's shape.
+        shape: Vec<usize>,
+        /// Its strides, in elements.
+        strides: Vec<isize>,
+        /// The device.
+        device: String,
+        /// Which axis overlaps.
+        reason: String,
+    },
     /// The grid has an axis of extent zero.
     #[error("kernel `{kernel}`: the grid {grid:?} has an empty axis")]
     EmptyGrid {

@@ -138,6 +138,18 @@ fn check_args(
             }
             _ => false,
         };
+        if let (true, LaunchArg::TensorMut(h)) = (matches && written, arg) {
+            if let Some(reason) = overlap(h.shape(), h.strides()) {
+                return Err(Error::OverlappingOutput {
+                    kernel: spec.name.to_string(),
+                    argument: param.name.clone(),
+                    shape: h.shape().to_vec(),
+                    strides: h.strides().to_vec(),
+                    device: device.to_string(),
+                    reason,
+                });
+            }
+        }
         if !matches {
             let expected = match ty {
                 Type::Tensor(_) if written => format!("&mut {ty} (the kernel writes it)"),
@@ -154,6 +166,35 @@ fn check_args(
         }
     }
     Ok(())
+}
+
+/// Why a tensor of `shape` and `strides` may reach one element through two
+/// indices, if it may: a written tensor must not (on a GPU the two writes
+/// would race). Sorted by stride, every axis of extent above 1 must step
+/// past everything the smaller axes reach — a sufficient condition, so a
+/// few exotic non-overlapping layouts are refused too.
+pub(crate) fn overlap(shape: &[usize], strides: &[isize]) -> Option<String> {
+    if shape.contains(&0) {
+        return None;
+    }
+    let mut axes: Vec<(usize, usize, usize)> = shape
+        .iter()
+        .zip(strides)
+        .enumerate()
+        .filter(|(_, (&e, _))| e > 1)
+        .map(|(axis, (&e, &s))| (axis, e, s.unsigned_abs()))
+        .collect();
+    axes.sort_by_key(|&(_, _, s)| s);
+    let mut reach = 1usize;
+    for (axis, extent, stride) in axes {
+        if stride < reach {
+            return Some(format!(
+                "axis {axis} (extent {extent}, stride {stride}) steps by less than the {reach} element(s) the smaller axes span"
+            ));
+        }
+        reach = reach.saturating_add((extent - 1).saturating_mul(stride));
+    }
+    None
 }
 
 fn run_interpreted(

@@ -24,6 +24,23 @@ impl<T: Element> Tensor<T> {
         self.host.shape()
     }
 
+    /// The strides in elements (row-major unless made by
+    /// [`crate::Device::tensor_with_strides`]).
+    pub fn strides(&self) -> &[isize] {
+        self.host.strides()
+    }
+
+    /// The tensor as an `ndarray` array (row-major), copied to the host.
+    #[cfg(feature = "ndarray")]
+    pub fn to_ndarray(&self) -> Result<ndarray::ArrayD<T>, Error> {
+        let data = self.to_vec()?;
+        ndarray::ArrayD::from_shape_vec(self.shape(), data).map_err(|e| Error::InvalidTensor {
+            shape: self.shape().to_vec(),
+            reason: e.to_string(),
+            device: "cpu".into(),
+        })
+    }
+
     /// The elements in row-major order, copied to the host.
     pub fn to_vec(&self) -> Result<Vec<T>, Error> {
         self.host.to_vec::<T>().map_err(|e| Error::InvalidTensor {
