@@ -113,16 +113,14 @@ pub enum Error {
     },
     /// A tensor the kernel writes has a layout that reaches one element
     /// through two indices.
-    #[error("kernel `{kernel}`, argument `{argument}` on device {device}: the kernel writes this tensor, but its shape {shape:?} with strides {strides:?} overlaps itself: {reason}")]
+    #[error("kernel `{kernel}`, argument `{argument}` on device {device}: the kernel writes this tensor, but its {layout} overlaps itself: {reason}")]
     OverlappingOutput {
         /// The kernel's name.
         kernel: String,
         /// The parameter's name.
         argument: String,
-        /// The tensor's shape.
-        shape: Vec<usize>,
-        /// Its strides, in elements.
-        strides: Vec<isize>,
+        /// The tensor's shape and strides, as `shape [4, 3] with strides [2, 1]`.
+        layout: String,
         /// The device.
         device: String,
         /// Which axis overlaps.

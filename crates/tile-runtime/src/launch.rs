@@ -143,8 +143,7 @@ fn check_args(
                 return Err(Error::OverlappingOutput {
                     kernel: spec.name.to_string(),
                     argument: param.name.clone(),
-                    shape: h.shape().to_vec(),
-                    strides: h.strides().to_vec(),
+                    layout: format!("shape {:?} with strides {:?}", h.shape(), h.strides()),
                     device: device.to_string(),
                     reason,
                 });
