@@ -113,18 +113,17 @@ pub enum Error {
     },
     /// A tensor the kernel writes has a layout that reaches one element
     /// through two indices.
-    #[error("kernel `{kernel}`, argument `{argument}` on device {device}: the kernel writes this tensor, but its {layout} overlaps itself: {reason}")]
+    #[error("kernel `{kernel}`, argument `{argument}` on device {device}: the kernel writes this tensor, but its {overlap}")]
     OverlappingOutput {
         /// The kernel's name.
         kernel: String,
         /// The parameter's name.
         argument: String,
-        /// The tensor's shape and strides, as `shape [4, 3] with strides [2, 1]`.
-        layout: String,
+        /// The tensor's layout and why it overlaps, as `shape [4, 3] with
+        /// strides [2, 1] overlaps itself: axis 0 ...`.
+        overlap: String,
         /// The device.
         device: String,
-        /// Which axis overlaps.
-        reason: String,
     },
     /// The grid has an axis of extent zero.
     #[error("kernel `{kernel}`: the grid {grid:?} has an empty axis")]

@@ -143,9 +143,12 @@ fn check_args(
                 return Err(Error::OverlappingOutput {
                     kernel: spec.name.to_string(),
                     argument: param.name.clone(),
-                    layout: format!("shape {:?} with strides {:?}", h.shape(), h.strides()),
+                    overlap: format!(
+                        "shape {:?} with strides {:?} overlaps itself: {reason}",
+                        h.shape(),
+                        h.strides()
+                    ),
                     device: device.to_string(),
-                    reason,
                 });
             }
         }
