@@ -452,20 +452,3 @@ fn order_free_reductions_without_keepdim_stay_where_the_rows_were() {
         }
     }
 }
-
-#[test]
-fn layout_views_are_reported_as_unsupported() {
-    let func = parse_function(
-        "kernel @fill(%out: tensor<f32, 1>) {
-  %0 = layout_view %out <(4):(1)> : lview<f32, (4):(1)>
-  %1 = full 1.0 : tile<4xf32>
-  lview_store %1, %0
-}",
-    )
-    .unwrap();
-    let err = lower(&func, &Options::warps(1)).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "`%0 = layout_view %out`: the GPU lowering does not support this op yet"
-    );
-}

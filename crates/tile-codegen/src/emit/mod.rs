@@ -3,12 +3,12 @@
 //! linked code object (HSACO).
 //!
 //! One emitter covers what the targets share — scalar semantics
-//! ([`scalar`], [`float`]), registers, structured control flow, address
+//! (`scalar`, `float`), registers, structured control flow, address
 //! arithmetic, masked and vectorized global accesses, shared memory and the
-//! bounds-check status record ([`program`]) — and one small module per
+//! bounds-check status record (`program`) — and one small module per
 //! target maps what differs: thread and block ids, barriers, shuffles and the
-//! kernel calling convention ([`gpu`]). The math functions come from
-//! [`math`]; [`probe`] compiles single scalar ops for the host, so tests
+//! kernel calling convention (`gpu`). The math functions come from
+//! `math`; [`probe`] compiles single scalar ops for the host, so tests
 //! can check the shared code against `tile_ir::eval` bit for bit.
 //!
 //! The kernel ABI (shared with the runtime): the tile-IR parameters in

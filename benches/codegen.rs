@@ -1,0 +1,199 @@
+//! Code-generation numbers, side by side from one run:
+//!
+//! - compile latency of each example kernel per target: the whole
+//!   `#[tile_kernel]` expansion (Rust → tile IR → passes → thread-level
+//!   program → LLVM → PTX / HSACO), median of several runs;
+//! - PTX statistics of each example's embedded PTX per sm target: registers,
+//!   spills and stack from `ptxas -v`, and counts of vector loads and stores,
+//!   shuffles, barriers and FMAs in the PTX.
+//!
+//! `cargo bench --bench codegen` (see docs/benchmarks.md).
+
+#[allow(dead_code)]
+#[path = "../examples/kernels/attention.rs"]
+mod attention;
+#[allow(dead_code)] // the examples' harness is not used here
+#[path = "../examples/common/mod.rs"]
+mod common;
+#[allow(dead_code)]
+#[path = "../examples/kernels/layernorm.rs"]
+mod layernorm;
+#[allow(dead_code)]
+#[path = "../examples/kernels/matmul.rs"]
+mod matmul;
+#[allow(dead_code)]
+#[path = "../examples/kernels/softmax.rs"]
+mod softmax;
+#[allow(dead_code)]
+#[path = "../examples/kernels/transpose.rs"]
+mod transpose;
+#[allow(dead_code)]
+#[path = "../examples/kernels/vector_add.rs"]
+mod vector_add;
+
+use quote::ToTokens;
+use std::time::{Duration, Instant};
+use tile::meta::KernelInfo;
+use tile::ImageKind;
+use tile_codegen::{tools, Sm};
+use tile_frontend::expand::{tile_kernel, Options};
+
+/// The `#[tile_kernel]` functions of an example file: (name, attribute
+/// arguments, the function without the attribute).
+fn kernels_of(path: &str) -> Vec<(String, proc_macro2::TokenStream, proc_macro2::TokenStream)> {
+    let source = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let file = syn::parse_file(&source).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut out = Vec::new();
+    for item in file.items {
+        let syn::Item::Fn(mut f) = item else { continue };
+        let Some(at) = f
+            .attrs
+            .iter()
+            .position(|a| a.path().is_ident("tile_kernel"))
+        else {
+            continue;
+        };
+        let attr = f.attrs.remove(at);
+        let args = match attr.meta {
+            syn::Meta::List(list) => list.tokens,
+            _ => proc_macro2::TokenStream::new(),
+        };
+        out.push((f.sig.ident.to_string(), args, f.into_token_stream()));
+    }
+    out
+}
+
+fn median(runs: usize, mut f: impl FnMut()) -> Duration {
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[runs / 2]
+}
+
+fn compile_latency() {
+    let targets = ["host", "sm_80", "sm_90", "gfx90a", "gfx1100"];
+    println!("compile latency (ms, median of 5): the #[tile_kernel] expansion per target");
+    println!(
+        "{:<18} {}",
+        "kernel",
+        targets.map(|t| format!("{t:>9}")).join("")
+    );
+    for file in [
+        "vector_add",
+        "softmax",
+        "layernorm",
+        "matmul",
+        "transpose",
+        "attention",
+    ] {
+        for (name, attr, item) in kernels_of(&format!("examples/kernels/{file}.rs")) {
+            let mut row = format!("{name:<18} ");
+            for target in targets {
+                let options = Options {
+                    env_targets: Some(target.to_string()),
+                    ..Options::default()
+                };
+                let t = median(5, || {
+                    let out = tile_kernel(attr.clone(), item.clone(), &options).to_string();
+                    assert!(!out.contains("compile_error"), "{name} for {target}: {out}");
+                });
+                row.push_str(&format!("{:>9.1}", t.as_secs_f64() * 1e3));
+            }
+            println!("{row}");
+        }
+    }
+}
+
+/// `ptxas -v`'s "Used N registers" and "N bytes stack frame, N bytes spill
+/// stores" as (registers, stack, spill stores).
+fn resources(report: &str) -> (u32, u32, u32) {
+    let number_before = |text: &str, key: &str| -> u32 {
+        text.find(key)
+            .and_then(|at| text[..at].split_whitespace().last())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    let registers = report
+        .find("Used ")
+        .and_then(|at| report[at + 5..].split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    (
+        registers,
+        number_before(report, "bytes stack frame"),
+        number_before(report, "bytes spill stores"),
+    )
+}
+
+fn ptx_statistics() {
+    println!("\nPTX statistics of the embedded images: registers, stack and spill bytes from ptxas -v; instruction counts in the PTX");
+    println!(
+        "{:<30} {:<6} {:>5} {:>6} {:>6} {:>8} {:>8} {:>6} {:>5} {:>5}",
+        "kernel (specialization)",
+        "sm",
+        "regs",
+        "stack",
+        "spill",
+        "ld.v2/v4",
+        "st.v2/v4",
+        "shfl",
+        "bar",
+        "fma"
+    );
+    let infos: [&KernelInfo; 8] = [
+        &vector_add::vector_add::<1024>::INFO,
+        &softmax::softmax::<4, 256>::INFO,
+        &layernorm::layernorm::<2, 384>::INFO,
+        &matmul::matmul::<32, 32, 16>::INFO,
+        &matmul::matmul_f16::<32, 32, 16>::INFO,
+        &transpose::transpose::<32, 32>::INFO,
+        &transpose::transpose_lview::<224, 160, 32, 32>::INFO,
+        &attention::attention::<16, 16, 64>::INFO,
+    ];
+    for info in infos {
+        for spec in info.specializations {
+            for image in spec.images.iter().filter(|i| i.kind == ImageKind::Ptx) {
+                let ptx = std::str::from_utf8(image.bytes).expect("PTX is text");
+                let Some(sm) = Sm::ALL.into_iter().find(|s| s.name() == image.target) else {
+                    continue;
+                };
+                let report = tools::ptxas_resource_usage(ptx, sm).unwrap_or_else(|e| panic!("{e}"));
+                let (regs, stack, spill) = resources(&report);
+                let count = |needle: &str| ptx.matches(needle).count();
+                let vector_loads = count("ld.global.v2")
+                    + count("ld.global.v4")
+                    + count("ld.global.nc.v2")
+                    + count("ld.global.nc.v4");
+                let vector_stores = count("st.global.v2") + count("st.global.v4");
+                println!(
+                    "{:<30} {:<6} {:>5} {:>6} {:>6} {:>8} {:>8} {:>6} {:>5} {:>5}",
+                    format!("{} ({})", info.name, spec.label),
+                    image.target,
+                    regs,
+                    stack,
+                    spill,
+                    vector_loads,
+                    vector_stores,
+                    count("shfl.sync"),
+                    count("bar.sync"),
+                    count("fma.rn")
+                );
+            }
+        }
+    }
+}
+
+fn main() {
+    // `cargo test --all-targets` runs bench binaries too, without `--bench`.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("benchmarks run with `cargo bench --bench codegen`");
+        return;
+    }
+    compile_latency();
+    ptx_statistics();
+}
