@@ -231,11 +231,6 @@ fn binary_ops_match_the_oracle() {
                 inputs.push([x, xs[(i * 7 + 3) % xs.len()], 0]);
             }
             let got = run_probe(&ThreadOpKind::Binary(op), &[dtype, dtype], &inputs);
-            if op == BinaryOp::Rem && dtype.is_float() {
-                // Not emitted yet (an exact fmod): pinned as unsupported.
-                assert!(got.is_none(), "float rem is emitted now: check it here");
-                continue;
-            }
             for (i, inp) in inputs.iter().enumerate() {
                 let want = eval::binary(
                     op,

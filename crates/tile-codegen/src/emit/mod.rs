@@ -20,6 +20,7 @@
 //! checks and its partition indices.
 
 mod float;
+mod fmod;
 mod gpu;
 mod math;
 pub mod probe;

@@ -226,9 +226,17 @@ impl<'ctx> Emitter<'_, 'ctx> {
             BinaryOp::Mul => b.build_float_mul(x, y, "fmul")?,
             BinaryOp::Div => b.build_float_div(x, y, "fdiv")?,
             BinaryOp::Rem => {
-                return Err(EmitError::Unsupported {
-                    what: format!("`rem` on {dtype} (an exact fmod is not emitted yet)"),
-                })
+                // Exact in f64 for every dtype, so rounding back is exact.
+                let f64t = self.ctx.f64_type();
+                let wide = |v: FloatValue<'ctx>| -> Result<FloatValue<'ctx>, EmitError> {
+                    if v.get_type() == f64t {
+                        Ok(v)
+                    } else {
+                        Ok(b.build_float_ext(v, f64t, "w")?)
+                    }
+                };
+                let r = self.fmod(wide(x)?, wide(y)?)?;
+                return self.store_rounded_f64(r, dtype);
             }
             BinaryOp::Min | BinaryOp::Max => {
                 // IEEE minimum/maximum: NaN if either is NaN, -0 < +0; the
