@@ -196,3 +196,67 @@ fn transposes_and_attention_equal_the_interpreter() {
     .expect("interpret");
     assert_same("attention", &out, &want);
 }
+
+/// Every PTX image the macro embedded for the example kernels, for every
+/// specialization and sm target, assembles with `ptxas -arch=<sm>`; every
+/// HSACO image is a linked AMDGPU ELF code object that `llvm-objdump`
+/// disassembles, with the kernel in it.
+#[test]
+fn every_embedded_image_is_accepted_by_the_vendor_tools() {
+    use tile::meta::KernelInfo;
+    use tile::ImageKind;
+    use tile_codegen::tools;
+    let infos: [&KernelInfo; 8] = [
+        &vector_add::vector_add::<1024>::INFO,
+        &softmax::softmax::<4, 256>::INFO,
+        &layernorm::layernorm::<2, 384>::INFO,
+        &matmul::matmul::<32, 32, 16>::INFO,
+        &matmul::matmul_f16::<32, 32, 16>::INFO,
+        &transpose::transpose::<32, 32>::INFO,
+        &transpose::transpose_lview::<224, 160, 32, 32>::INFO,
+        &attention::attention::<16, 16, 64>::INFO,
+    ];
+    let mut checked = 0;
+    for info in infos {
+        for spec in info.specializations {
+            let targets: Vec<&str> = spec.images.iter().map(|i| i.target).collect();
+            assert_eq!(
+                targets,
+                ["sm_80", "sm_86", "sm_89", "sm_90", "gfx90a", "gfx942", "gfx1100"],
+                "{} ({})",
+                info.name,
+                spec.label
+            );
+            for image in spec.images {
+                match image.kind {
+                    ImageKind::Ptx => {
+                        let sm = tile_codegen::Sm::ALL
+                            .into_iter()
+                            .find(|s| s.name() == image.target)
+                            .expect("an sm target");
+                        let ptx = std::str::from_utf8(image.bytes).expect("PTX is text");
+                        tools::assemble_ptx(ptx, sm)
+                            .unwrap_or_else(|e| panic!("{} ({}): {e}", info.name, spec.label));
+                    }
+                    ImageKind::Hsaco => {
+                        assert_eq!(&image.bytes[..4], b"\x7fELF");
+                        let listing =
+                            tools::disassemble(image.bytes).unwrap_or_else(|e| panic!("{e}"));
+                        assert!(
+                            listing.contains(&format!("<{}>:", info.name)),
+                            "{}",
+                            info.name
+                        );
+                    }
+                    ImageKind::Host => panic!("no host images are embedded yet"),
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(
+        checked,
+        9 * 7,
+        "nine specializations, seven GPU targets each"
+    );
+}
