@@ -163,8 +163,9 @@ impl Lowerer<'_> {
     }
 
     /// The registers of a tile of `from` (registers `regs`) in layout `to`
-    /// of the same shape: unchanged if the layouts agree, else through
-    /// shared memory.
+    /// of the same shape: unchanged if the layouts agree, renamed if every
+    /// thread already holds each of its `to` elements (a register
+    /// permutation: no memory, no barrier), else through shared memory.
     pub(super) fn convert(
         &mut self,
         dtype: DType,
@@ -175,6 +176,9 @@ impl Lowerer<'_> {
         if from == to {
             return regs.to_vec();
         }
+        if let Some(permutation) = register_permutation(from, to, self.program.block_threads()) {
+            return permutation.into_iter().map(|u| regs[u]).collect();
+        }
         let alloc = self.stage_tile(dtype, from, regs);
         let converted = self.gather(alloc, dtype, to, None, |_, _, linear| Source {
             index: linear,
@@ -183,4 +187,32 @@ impl Lowerer<'_> {
         self.release_shared(alloc);
         converted
     }
+}
+
+/// For each register of `to`, the register of `from` that holds the same
+/// element (the same coordinate and liveness) in every one of the block's
+/// `threads` threads, if there is one for every register.
+fn register_permutation(from: &DistLayout, to: &DistLayout, threads: u32) -> Option<Vec<usize>> {
+    if from.shape != to.shape {
+        return None;
+    }
+    // Candidates from thread 0, checked on every thread.
+    let mut by_coordinate = std::collections::HashMap::new();
+    for u in 0..from.registers() {
+        let (c, live, _) = from.coordinate(0, u);
+        by_coordinate.entry((c, live)).or_insert(u);
+    }
+    (0..to.registers())
+        .map(|v| {
+            let (c, live, _) = to.coordinate(0, v);
+            let u = *by_coordinate.get(&(c, live))?;
+            (1..threads as usize)
+                .all(|t| {
+                    let (a, la, _) = to.coordinate(t, v);
+                    let (b, lb, _) = from.coordinate(t, u);
+                    a == b && la == lb
+                })
+                .then_some(u)
+        })
+        .collect()
 }
