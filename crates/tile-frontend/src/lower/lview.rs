@@ -85,14 +85,14 @@ impl Lowerer<'_> {
                     return Err(self.err(m, "`tile([extents], index..)` needs the tile extents"));
                 };
                 let shape = self.shape_arg(shape)?;
-                let index = self.lview_indices(index)?;
+                let index = self.indices(index, "a layout-view index")?;
                 self.ir(m, |b| b.lview_tile(view, &shape, &index))?
             }
             "split" => {
                 let a = self.argn(args, 3, "split(axis, parts, index)", m)?;
                 let axis = self.axis_arg(a[0], rank, "the layout view")?;
                 let parts = self.const_usize(a[1], "the number of parts")?;
-                let index = self.lview_indices(&a[2..])?[0];
+                let index = self.indices(&a[2..], "a layout-view index")?[0];
                 self.ir(m, |b| b.lview_split(view, axis, parts, index))?
             }
             "vectorize" => {
@@ -142,7 +142,7 @@ impl Lowerer<'_> {
                     m,
                 )?;
                 let threads = self.layout_arg(a[0], a[1], m)?;
-                let tid = self.lview_indices(&a[2..])?[0];
+                let tid = self.indices(&a[2..], "a layout-view index")?[0];
                 self.ir(m, |b| b.lview_distribute(view, &threads, tid))?
             }
             _ => return self.lview_access(view, name, args, m),
@@ -195,25 +195,6 @@ impl Lowerer<'_> {
                 format!("no method `{name}` on a layout view; layout views have {LVIEW_METHODS}"),
             )),
         }
-    }
-
-    /// Integer scalar indices (tile coordinates, thread ids).
-    fn lview_indices(&mut self, args: &[&Expr]) -> syn::Result<Vec<Value>> {
-        let mut out = Vec::new();
-        for a in args {
-            let v = self.expr(a)?;
-            let x = self.data(&v, None, *a)?;
-            match self.ty(x) {
-                Type::Scalar(d) if d.is_int() => out.push(x),
-                other => {
-                    return Err(self.err(
-                        *a,
-                        format!("a layout-view index must be an integer scalar, found {other}"),
-                    ))
-                }
-            }
-        }
-        Ok(out)
     }
 
     /// Per mode, a compile-time range `start..end`, or `..` for the whole mode.

@@ -100,7 +100,8 @@ impl Lowerer<'_> {
         }
     }
 
-    fn indices(&mut self, args: &[&Expr]) -> syn::Result<Vec<Value>> {
+    /// Integer scalar operands; `what` names them in the error.
+    pub(crate) fn indices(&mut self, args: &[&Expr], what: &str) -> syn::Result<Vec<Value>> {
         let mut out = Vec::new();
         for a in args {
             let v = self.expr(a)?;
@@ -110,7 +111,7 @@ impl Lowerer<'_> {
                 other => {
                     return Err(self.err(
                         *a,
-                        format!("a partition index must be an integer scalar, found {other}"),
+                        format!("{what} must be an integer scalar, found {other}"),
                     ))
                 }
             }
@@ -130,7 +131,7 @@ impl Lowerer<'_> {
         };
         match name {
             "load" | "load_masked" => {
-                let idx = self.indices(args)?;
+                let idx = self.indices(args, "a partition index")?;
                 let out = if name == "load" {
                     self.ir(m, |b| b.load(view, &idx))?
                 } else {
@@ -143,7 +144,7 @@ impl Lowerer<'_> {
                     return Err(self.err(m, "`load_masked_with(padding, index..)` needs a padding, e.g. `Padding::NegInf`"));
                 };
                 let padding = self.padding(first, vt.dtype)?;
-                let idx = self.indices(rest)?;
+                let idx = self.indices(rest, "a partition index")?;
                 self.ir(m, |b| b.load_masked(view, &idx, padding)).map(Val::Ir)
             }
             "store" | "store_masked" => {
@@ -167,7 +168,7 @@ impl Lowerer<'_> {
                         return Err(self.err(*first, format!("the stored tile has shape {s}, but the view's tiles have shape {}", vt.tile)))
                     }
                 };
-                let idx = self.indices(rest)?;
+                let idx = self.indices(rest, "a partition index")?;
                 if name == "store" {
                     self.ir(m, |b| b.store(x, view, &idx))?;
                 } else {
