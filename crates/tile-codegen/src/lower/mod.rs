@@ -30,6 +30,7 @@ mod movement;
 mod reduce;
 mod reduce_tree;
 mod shared;
+mod shuffle_convert;
 
 use crate::layout_assign::{assign, DistLayout, LayoutBuildError, LayoutPlan};
 use crate::thread::{OpId as ThreadOp, Param, ParamKind, Program, Reg, ThreadOpKind};

@@ -7,7 +7,8 @@
 //! 2. *gather*: each register of the result reads the element its coordinate
 //!    maps to; dead registers read index 0 instead (always written).
 //!
-//! `convert`, the two steps with the identity map, changes a tile's layout.
+//! `convert`, the two steps with the identity map, changes a tile's layout
+//! (unless a register renaming or warp shuffles suffice).
 //! Allocations are taken from a free list of the same dtype (grown if
 //! needed) and released after their last reads.
 
@@ -165,7 +166,9 @@ impl Lowerer<'_> {
     /// The registers of a tile of `from` (registers `regs`) in layout `to`
     /// of the same shape: unchanged if the layouts agree, renamed if every
     /// thread already holds each of its `to` elements (a register
-    /// permutation: no memory, no barrier), else through shared memory.
+    /// permutation: no memory, no barrier), through warp shuffles if every
+    /// element comes from the same warp within the cost bound (see
+    /// [`super::shuffle_convert`]), else through shared memory.
     pub(super) fn convert(
         &mut self,
         dtype: DType,
@@ -178,6 +181,9 @@ impl Lowerer<'_> {
         }
         if let Some(permutation) = register_permutation(from, to, self.program.block_threads()) {
             return permutation.into_iter().map(|u| regs[u]).collect();
+        }
+        if let Some(converted) = self.shuffle_convert(dtype, from, regs, to) {
+            return converted;
         }
         let alloc = self.stage_tile(dtype, from, regs);
         let converted = self.gather(alloc, dtype, to, None, |_, _, linear| Source {
