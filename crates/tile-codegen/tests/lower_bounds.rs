@@ -99,8 +99,8 @@ fn an_out_of_range_unmasked_store_touches_nothing() {
 fn the_unsafe_mode_carries_no_checks() {
     let func = copy("load", "store");
     let options = Options {
-        num_warps: 1,
         bounds_checks: false,
+        ..Options::warps(1)
     };
     let program = lower(&func, &options).unwrap();
     assert!(!program.to_string().contains("bounds_check"));

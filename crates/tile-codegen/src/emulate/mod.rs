@@ -15,13 +15,18 @@
 //!   pair of barriers, at least one writing;
 //! * control flow that is not uniform across the block;
 //! * a failed `bounds_check` (as a GPU's device error flag would).
+//!
+//! [`run_with_stats`] also returns [`RunStats`]: the warp-wide shared-memory
+//! accesses and their bank conflicts (see `banks.rs`).
 
+mod banks;
 mod control;
 mod error;
 mod global;
 mod memory;
 mod shuffle;
 
+pub use banks::RunStats;
 pub use error::{EmuError, EmuFault};
 
 use crate::thread::{Op, OpId, ParamKind, Program, Reg, Region, ThreadOpKind, WARP_SIZE};
@@ -35,6 +40,16 @@ pub const MAX_LOOP_ITERATIONS: u64 = 1 << 20;
 /// Runs `program` over `grid` blocks on `args` (one per parameter; tensors
 /// are written back with the program's stores, also when it fails).
 pub fn run(program: &Program, grid: [u32; 3], args: &mut [Arg]) -> Result<(), EmuError> {
+    run_with_stats(program, grid, args).map(|_| ())
+}
+
+/// As [`run`], returning the run's statistics (shared-memory accesses and
+/// bank conflicts over all blocks).
+pub fn run_with_stats(
+    program: &Program,
+    grid: [u32; 3],
+    args: &mut [Arg],
+) -> Result<RunStats, EmuError> {
     let at_start = |fault| EmuError {
         block: [0; 3],
         thread: None,
@@ -77,15 +92,21 @@ pub fn run(program: &Program, grid: [u32; 3], args: &mut [Arg]) -> Result<(), Em
         regs: Vec::new(),
         shared: Shared::new(program),
         threads: program.block_threads(),
+        stats: RunStats::default(),
     };
     let result = machine.run_grid();
-    let Machine { globals, args, .. } = machine;
+    let Machine {
+        globals,
+        args,
+        stats,
+        ..
+    } = machine;
     for (global, arg) in globals.into_iter().zip(args.iter_mut()) {
         if let Some(global) = global {
             *arg = Arg::Tensor(global.into_tensor().map_err(at_start)?);
         }
     }
-    result
+    result.map(|()| stats)
 }
 
 /// The state of a run: memories and the registers of the current block.
@@ -99,6 +120,7 @@ struct Machine<'a> {
     regs: Vec<Option<Vec<Scalar>>>,
     shared: Shared,
     threads: u32,
+    stats: RunStats,
 }
 
 impl<'a> Machine<'a> {
@@ -117,6 +139,15 @@ impl<'a> Machine<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The element size in bytes of a shared allocation.
+    fn shared_bytes(&self, alloc: usize) -> usize {
+        self.program
+            .shared
+            .iter()
+            .nth(alloc)
+            .map_or(4, |(_, a)| a.dtype.size_bytes().max(1))
     }
 
     fn error(&self, op: Option<OpId>, thread: Option<u32>, fault: EmuFault) -> EmuError {
@@ -394,6 +425,10 @@ impl<'a> Machine<'a> {
                         .map_err(|c| self.race(id, alloc.index(), i, t, false, c))?;
                     out.push(v);
                 }
+                let bytes = self.shared_bytes(alloc.index());
+                for lanes in index.chunks(WARP_SIZE as usize) {
+                    self.stats.access(bytes, lanes.iter().map(|&i| address(i)));
+                }
                 vec![out]
             }
             ThreadOpKind::StoreShared { alloc } => {
@@ -406,6 +441,15 @@ impl<'a> Machine<'a> {
                     self.shared
                         .store(alloc.index(), i, value[t], t as u32, id)
                         .map_err(|c| self.race(id, alloc.index(), i, t as u32, true, c))?;
+                }
+                let bytes = self.shared_bytes(alloc.index());
+                for (lanes, masks) in index
+                    .chunks(WARP_SIZE as usize)
+                    .zip(mask.chunks(WARP_SIZE as usize))
+                {
+                    let active = lanes.iter().zip(masks);
+                    let active = active.filter(|(_, m)| **m == Scalar::Bool(true));
+                    self.stats.access(bytes, active.map(|(&i, _)| address(i)));
                 }
                 Vec::new()
             }

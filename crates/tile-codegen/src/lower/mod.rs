@@ -31,6 +31,7 @@ mod reduce;
 mod reduce_tree;
 mod shared;
 mod shuffle_convert;
+mod swizzle;
 
 use crate::layout_assign::{assign, DistLayout, LayoutBuildError, LayoutPlan};
 use crate::thread::{OpId as ThreadOp, Param, ParamKind, Program, Reg, ThreadOpKind};
@@ -46,6 +47,10 @@ pub struct Options {
     /// Whether unmasked loads and stores that are not proven in bounds get a
     /// `bounds_check` (true: safe launches; false: the `unsafe` mode).
     pub bounds_checks: bool,
+    /// Whether shared-memory stagings read across rows (layout conversions,
+    /// `permute`) are XOR-swizzled against bank conflicts (true by default;
+    /// false to measure what the swizzle saves).
+    pub swizzle_shared: bool,
 }
 
 impl Options {
@@ -54,6 +59,7 @@ impl Options {
         Options {
             num_warps,
             bounds_checks: true,
+            swizzle_shared: true,
         }
     }
 }
@@ -126,6 +132,7 @@ pub fn lower(func: &Function, options: &Options) -> Result<Program, LowerError> 
         thread_id: None,
         loop_depth: 0,
         bounds_checks: options.bounds_checks,
+        swizzle_shared: options.swizzle_shared,
         yield_targets: Vec::new(),
         free_shared: Vec::new(),
     };
@@ -206,6 +213,8 @@ struct Lowerer<'a> {
     loop_depth: usize,
     /// Whether unproven unmasked accesses are checked.
     bounds_checks: bool,
+    /// Whether cross-row stagings are swizzled ([`Options::swizzle_shared`]).
+    swizzle_shared: bool,
     /// Shared allocations whose last reads have been emitted, for reuse.
     free_shared: Vec<crate::thread::SharedId>,
     /// Per enclosing region being lowered, the layouts its `yield` must

@@ -4,7 +4,8 @@
 //! scalar's register; a `broadcast` or `expand` of a tile whose layout fits
 //! the result's (a slice, or dropped leading axes) keeps its registers. Every
 //! other movement op is a stage and a gather through shared memory (see
-//! `shared.rs`) with a map per op.
+//! `shared.rs`) with a map per op; a `permute`'s staging is swizzled against
+//! bank conflicts (`swizzle.rs`).
 //!
 //! The maps, from a result coordinate `c` to the operand's row-major index:
 //!
@@ -97,8 +98,13 @@ impl Lowerer<'_> {
             return Err(self.invalid(id, "operand and result ranks do not fit the op"));
         }
         let rs = row_major(&src);
-        let alloc = self.stage_tile(dtype, &src_layout, &src_regs);
         let kind = op.kind.clone();
+        // A permutation reads the staging across rows: swizzled.
+        let swizzle = match kind {
+            OpKind::Permute { .. } => self.staging_swizzle(dtype, &src),
+            _ => None,
+        };
+        let alloc = self.stage_tile_swizzled(dtype, &src_layout, &src_regs, swizzle);
         let pad = match &kind {
             OpKind::Pad { value, .. } => Some(*value),
             _ => None,
@@ -127,7 +133,8 @@ impl Lowerer<'_> {
                 if perm.len() != dst.len() || perm.iter().any(|&p| p >= src.len()) {
                     return Err(self.invalid(id, "a permutation of the wrong rank"));
                 }
-                self.gather(alloc, dtype, &layout, None, |s, c, _| {
+                let sw = swizzle.map(|(sw, _)| sw);
+                self.gather_swizzled(alloc, dtype, &layout, sw, |s, c, _| {
                     let terms: Vec<(Reg, usize)> = perm
                         .iter()
                         .enumerate()

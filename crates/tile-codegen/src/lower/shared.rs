@@ -15,6 +15,7 @@
 use super::Lowerer;
 use crate::layout_assign::DistLayout;
 use crate::thread::{Reg, SharedId, ThreadOpKind};
+use tile_ir::layout::Swizzle;
 use tile_ir::{BinaryOp, DType, Scalar};
 
 /// What a gather reads for one result register.
@@ -80,12 +81,32 @@ impl Lowerer<'_> {
         layout: &DistLayout,
         regs: &[Reg],
     ) -> SharedId {
+        self.stage_tile_swizzled(dtype, layout, regs, None)
+    }
+
+    /// Stages a tile at its row-major indices through `swizzle` (with the
+    /// allocation length it needs; see [`super::swizzle`]), if any.
+    pub(super) fn stage_tile_swizzled(
+        &mut self,
+        dtype: DType,
+        layout: &DistLayout,
+        regs: &[Reg],
+        swizzle: Option<(Swizzle, usize)>,
+    ) -> SharedId {
         let coords = self.coords(layout);
-        let len = layout.shape.iter().product();
+        let (sw, len) = match swizzle {
+            Some((sw, len)) => (Some(sw), len),
+            None => (None, layout.shape.iter().product()),
+        };
+        let indices = coords
+            .linear
+            .iter()
+            .map(|&i| self.swizzled(i, sw))
+            .collect();
         self.stage(
             dtype,
             len,
-            &[(regs.to_vec(), coords.linear.clone(), coords.owner.clone())],
+            &[(regs.to_vec(), indices, coords.owner.clone())],
         )
     }
 
@@ -163,12 +184,31 @@ impl Lowerer<'_> {
         regs
     }
 
+    /// As [`Self::gather`] from a staging through `swizzle`, if any.
+    pub(super) fn gather_swizzled(
+        &mut self,
+        alloc: SharedId,
+        dtype: DType,
+        layout: &DistLayout,
+        swizzle: Option<Swizzle>,
+        mut map: impl FnMut(&mut Self, &[Reg], Reg) -> Source,
+    ) -> Vec<Reg> {
+        self.gather(alloc, dtype, layout, None, |s, c, linear| {
+            let source = map(s, c, linear);
+            Source {
+                index: s.swizzled(source.index, swizzle),
+                inside: source.inside,
+            }
+        })
+    }
+
     /// The registers of a tile of `from` (registers `regs`) in layout `to`
     /// of the same shape: unchanged if the layouts agree, renamed if every
     /// thread already holds each of its `to` elements (a register
     /// permutation: no memory, no barrier), through warp shuffles if every
     /// element comes from the same warp within the cost bound (see
-    /// [`super::shuffle_convert`]), else through shared memory.
+    /// [`super::shuffle_convert`]), else through shared memory, swizzled
+    /// against bank conflicts (see [`super::swizzle`]).
     pub(super) fn convert(
         &mut self,
         dtype: DType,
@@ -185,8 +225,10 @@ impl Lowerer<'_> {
         if let Some(converted) = self.shuffle_convert(dtype, from, regs, to) {
             return converted;
         }
-        let alloc = self.stage_tile(dtype, from, regs);
-        let converted = self.gather(alloc, dtype, to, None, |_, _, linear| Source {
+        let swizzle = self.staging_swizzle(dtype, &from.shape);
+        let alloc = self.stage_tile_swizzled(dtype, from, regs, swizzle);
+        let sw = swizzle.map(|(sw, _)| sw);
+        let converted = self.gather_swizzled(alloc, dtype, to, sw, |_, _, linear| Source {
             index: linear,
             inside: None,
         });
