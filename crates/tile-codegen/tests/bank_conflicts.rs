@@ -18,10 +18,7 @@ fn tensor(shape: &[usize]) -> Arg {
 fn stats(func: &Function, warps: u32, swizzle: bool, grid: [u32; 3], args: &[Arg]) -> RunStats {
     let mut expected = args.to_vec();
     interp::run(func, grid, &mut expected).unwrap();
-    let options = Options {
-        swizzle_shared: swizzle,
-        ..Options::warps(warps)
-    };
+    let options = Options::warps(warps).with_swizzle_shared(swizzle);
     let program = lower(func, &options).unwrap();
     let mut actual = args.to_vec();
     let stats = emulate::run_with_stats(&program, grid, &mut actual).unwrap();

@@ -98,10 +98,9 @@ fn an_out_of_range_unmasked_store_touches_nothing() {
 #[test]
 fn the_unsafe_mode_carries_no_checks() {
     let func = copy("load", "store");
-    let options = Options {
-        bounds_checks: false,
-        ..Options::warps(1)
-    };
+    // SAFETY: the test runs the program in the emulator only, which checks
+    // every access; it shows what the unchecked program would do.
+    let options = unsafe { Options::warps(1).without_bounds_checks() };
     let program = lower(&func, &options).unwrap();
     assert!(!program.to_string().contains("bounds_check"));
     // Unchecked, the access runs and the emulator catches it past the tensor.

@@ -63,10 +63,13 @@ impl Lowerer<'_> {
                     _ => Scalar::zero(dtype),
                 };
                 let other = self.constant(other);
+                let note = self.lview_note(masked);
                 let mut regs = Vec::new();
                 for (addr, mask) in addresses.into_iter().zip(masks) {
                     let kind = ThreadOpKind::LoadGlobal { param, width: 1 };
-                    regs.push(self.emit(kind, vec![addr, mask, other], dtype));
+                    let load = self.emit_op(kind, vec![addr, mask, other], &[dtype]);
+                    self.program.notes.insert(load, note.clone());
+                    regs.extend(self.program.ops[load].results.clone());
                 }
                 self.bind(id, Lowered::Tile { layout: tile, regs })
             }
@@ -87,9 +90,11 @@ impl Lowerer<'_> {
                 let masked = matches!(op, LViewOp::StoreMasked);
                 let (addresses, masks) =
                     self.lview_access(id, param, &layout, base, &tile, masked, true)?;
+                let note = self.lview_note(masked);
                 for ((addr, mask), reg) in addresses.into_iter().zip(masks).zip(regs) {
                     let kind = ThreadOpKind::StoreGlobal { param, width: 1 };
-                    self.emit_op(kind, vec![addr, reg, mask], &[]);
+                    let store = self.emit_op(kind, vec![addr, reg, mask], &[]);
+                    self.program.notes.insert(store, note.clone());
                 }
                 Ok(())
             }
@@ -255,6 +260,12 @@ impl Lowerer<'_> {
             );
         }
         Ok(self.hoist(ThreadOpKind::Select, vec![empty, zero, space], DType::I64))
+    }
+
+    /// The note of an access through a layout view (no proofs: its offsets
+    /// are checked against the tensor's element space).
+    fn lview_note(&self, masked: bool) -> String {
+        super::memory::bounds_note(&[false], masked, self.bounds_checks)
     }
 
     /// The address and mask of every register of `tile` for an access

@@ -18,12 +18,16 @@
 //! the specialization is checked, not assumed. Masked-off elements of a load take
 //! the padding value; dead registers are always masked off.
 //!
-//! An unmasked access cannot be proven in bounds here (the tensor's extents
-//! are runtime values), so in safe mode it gets a `bounds_check` of
+//! An axis whose partition index the analysis of `proofs.rs` proves in
+//! bounds (`0 ≤ i_d` and `i_d·tile[d] + tile[d] − 1 < dim[d]` on every
+//! execution) contributes nothing to `inside`. An unmasked access with
+//! unproven axes gets, in safe mode, a `bounds_check` of
 //! `∧_v (live_v ⇒ inside_v)` before the access, whose mask also includes
 //! `inside`: a failing check raises the error and touches no memory. With
-//! `Options::bounds_checks` off (the `unsafe` mode) an unmasked access is
-//! trusted and only masked by `live`.
+//! the checks off ([`super::Options::without_bounds_checks`], the `unsafe`
+//! mode) an unmasked access is trusted and only masked by `live`. Every
+//! access carries a note saying which of these applies (see
+//! [`bounds_note`]).
 
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::DistLayout;
@@ -41,6 +45,8 @@ struct Access {
     param: usize,
     addresses: Vec<Reg>,
     masks: Vec<Reg>,
+    /// How the access is kept in bounds, for the text form.
+    note: String,
 }
 
 impl Lowerer<'_> {
@@ -114,6 +120,7 @@ impl Lowerer<'_> {
                         width: width as u8,
                     };
                     let op = s.emit_op(kind, operands, &vec![dtype; width]);
+                    s.program.notes.insert(op, access.note.clone());
                     s.program.ops[op].results.clone()
                 });
                 self.bind(id, Lowered::Tile { layout, regs })
@@ -142,7 +149,8 @@ impl Lowerer<'_> {
                         param: access.param,
                         width: width as u8,
                     };
-                    s.emit_op(kind, operands, &[]);
+                    let op = s.emit_op(kind, operands, &[]);
+                    s.program.notes.insert(op, access.note.clone());
                     Vec::new()
                 });
                 Ok(())
@@ -281,7 +289,12 @@ impl Lowerer<'_> {
         if indices.len() != tile.rank() || tile.dims() != layout.shape.as_slice() {
             return Err(self.invalid(id, "indices or tile do not match the view"));
         }
+        let proven: Vec<bool> = (0..indices.len())
+            .map(|d| self.proofs.proven(id, d))
+            .collect();
         let bounded = masked || self.bounds_checks;
+        // An unmasked access with an unproven axis is checked (in safe mode).
+        let checked = bounded && !masked && proven.contains(&false);
         let coords = self.coords(layout);
         let zero = self.constant(Scalar::I64(0));
         let truth = self.constant(Scalar::Bool(true));
@@ -292,7 +305,7 @@ impl Lowerer<'_> {
             let i = self.scalar(id, i)?;
             let i = self.cast(i, DType::I64);
             index_regs.push(i);
-            if bounded {
+            if bounded && !proven[d] {
                 let ok = self.emit(ThreadOpKind::Cmp(CmpPred::Ge), vec![i, zero], DType::Bool);
                 index_ok = self.and(index_ok, ok);
             }
@@ -308,7 +321,7 @@ impl Lowerer<'_> {
             for (d, &origin) in origins.iter().enumerate() {
                 let c = self.hoisted_cast(coords.axes[v][d], DType::I64);
                 let g = self.binary(BinaryOp::Add, origin, c);
-                if bounded {
+                if bounded && !proven[d] {
                     let extent = self.tensor_meta(param, d, false);
                     let lt =
                         self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![g, extent], DType::Bool);
@@ -322,7 +335,7 @@ impl Lowerer<'_> {
                 });
             }
             let live = coords.live[v];
-            if bounded && !masked {
+            if checked {
                 // A dead register never fails the check.
                 let ok = if self.is_true(live) {
                     inside
@@ -336,16 +349,18 @@ impl Lowerer<'_> {
             let holder = if write { coords.owner[v] } else { live };
             masks.push(self.and(holder, inside));
         }
-        if bounded && !masked {
+        if checked {
             let mut check_operands = vec![all_ok];
             check_operands.extend(index_regs);
             let op = self.describe(id);
             self.emit_op(ThreadOpKind::BoundsCheck { op }, check_operands, &[]);
         }
+        let note = bounds_note(&proven, masked, bounded);
         Ok(Access {
             param,
             addresses,
             masks,
+            note,
         })
     }
 
@@ -358,6 +373,38 @@ impl Lowerer<'_> {
         } else {
             self.binary(BinaryOp::And, a, b)
         }
+    }
+}
+
+/// The note of an access in the text form: `bounds: proven` when every axis
+/// of its partition index is proven in bounds, otherwise how the unproven
+/// axes are kept in bounds (`masked`, `checked`, or `unchecked (unsafe)`),
+/// naming the axes when only some are proven.
+pub(super) fn bounds_note(proven: &[bool], masked: bool, bounded: bool) -> String {
+    let kept = if masked {
+        "masked"
+    } else if bounded {
+        "checked"
+    } else {
+        "unchecked (unsafe)"
+    };
+    let axes = |want: bool| {
+        let list: Vec<String> = (0..proven.len())
+            .filter(|&d| proven[d] == want)
+            .map(|d| d.to_string())
+            .collect();
+        list.join(", ")
+    };
+    if !proven.contains(&false) {
+        "bounds: proven".into()
+    } else if !proven.contains(&true) {
+        format!("bounds: {kept}")
+    } else {
+        format!(
+            "bounds: axes [{}] proven, [{}] {kept}",
+            axes(true),
+            axes(false)
+        )
     }
 }
 

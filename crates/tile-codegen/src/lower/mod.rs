@@ -16,6 +16,7 @@
 //! | `reduce_tree.rs` | integer `reduce`: in thread, warp shuffles, across warps |
 //! | `dot.rs` | `dot` on CUDA cores, operands staged through shared memory |
 //! | `control.rs` | `for`, `if` (structured and uniform) |
+//! | `proofs.rs` | which partition-index axes of loads and stores are proven in bounds |
 //!
 //! Every op of the tile IR is lowered; errors are for unverified input
 //! ([`LowerError::Invalid`]) and tiles without a layout.
@@ -27,6 +28,7 @@ mod elementwise;
 mod lview;
 mod memory;
 mod movement;
+mod proofs;
 mod reduce;
 mod reduce_tree;
 mod shared;
@@ -45,8 +47,9 @@ pub struct Options {
     /// Warps per block (a power of two); a block has `32 * num_warps` threads.
     pub num_warps: u32,
     /// Whether unmasked loads and stores that are not proven in bounds get a
-    /// `bounds_check` (true: safe launches; false: the `unsafe` mode).
-    pub bounds_checks: bool,
+    /// `bounds_check` (private: only [`Options::without_bounds_checks`],
+    /// which is `unsafe`, turns it off).
+    bounds_checks: bool,
     /// Whether shared-memory stagings read across rows (layout conversions,
     /// `permute`) are XOR-swizzled against bank conflicts (true by default;
     /// false to measure what the swizzle saves).
@@ -61,6 +64,37 @@ impl Options {
             bounds_checks: true,
             swizzle_shared: true,
         }
+    }
+
+    /// These options with the swizzle of shared-memory stagings on or off.
+    pub fn with_swizzle_shared(self, swizzle_shared: bool) -> Options {
+        Options {
+            swizzle_shared,
+            ..self
+        }
+    }
+
+    /// These options without the bounds checks of unmasked accesses that are
+    /// not proven in bounds (the `unsafe` mode; proven accesses never carry
+    /// a check and masked ones stay masked).
+    ///
+    /// # Safety
+    ///
+    /// A program lowered with these options reads and writes wherever its
+    /// unmasked accesses point: launching it is undefined behaviour unless
+    /// the caller guarantees that every unmasked load and store lies inside
+    /// its tensor for the shapes and grid of that launch.
+    pub unsafe fn without_bounds_checks(self) -> Options {
+        Options {
+            bounds_checks: false,
+            ..self
+        }
+    }
+
+    /// Whether unproven unmasked accesses are checked (true unless built by
+    /// [`Options::without_bounds_checks`]).
+    pub fn checks_bounds(&self) -> bool {
+        self.bounds_checks
     }
 }
 
@@ -132,6 +166,7 @@ pub fn lower(func: &Function, options: &Options) -> Result<Program, LowerError> 
         thread_id: None,
         loop_depth: 0,
         bounds_checks: options.bounds_checks,
+        proofs: proofs::Proofs::analyze(func),
         swizzle_shared: options.swizzle_shared,
         yield_targets: Vec::new(),
         free_shared: Vec::new(),
@@ -213,6 +248,8 @@ struct Lowerer<'a> {
     loop_depth: usize,
     /// Whether unproven unmasked accesses are checked.
     bounds_checks: bool,
+    /// The axes of accesses proven in bounds.
+    proofs: proofs::Proofs,
     /// Whether cross-row stagings are swizzled ([`Options::swizzle_shared`]).
     swizzle_shared: bool,
     /// Shared allocations whose last reads have been emitted, for reuse.

@@ -28,6 +28,7 @@ mod verify;
 pub use ops::{ShuffleMode, ThreadOpKind};
 pub use verify::{verify, VerifyError};
 
+use std::collections::HashMap;
 use tile_ir::arena::{Arena, Handle};
 use tile_ir::{DType, TensorType};
 
@@ -113,6 +114,9 @@ pub struct Program {
     pub ops: Arena<Op>,
     /// Every register.
     pub regs: Arena<RegInfo>,
+    /// Remarks for readers of the text form, by op (printed as a `// <note>`
+    /// line before it): how each global access is kept in bounds.
+    pub notes: HashMap<OpId, String>,
 }
 
 /// The number of threads of a warp.
@@ -129,6 +133,7 @@ impl Program {
             body: Region::default(),
             ops: Arena::new(),
             regs: Arena::new(),
+            notes: HashMap::new(),
         }
     }
 

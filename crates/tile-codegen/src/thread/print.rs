@@ -105,6 +105,9 @@ impl Program {
         depth: usize,
     ) -> fmt::Result {
         for &id in &region.ops {
+            if let Some(note) = self.notes.get(&id) {
+                writeln!(f, "{}// {note}", "  ".repeat(depth))?;
+            }
             self.print_op(f, names, &self.ops[id], depth)?;
         }
         Ok(())
