@@ -3,7 +3,8 @@
 //! Each load reads an input tensor of its own, whose extents are chosen with
 //! the access: a masked load's tensor leaves partial edge tiles, an unmasked
 //! load's extents are multiples of the tile so every partition is in
-//! bounds. Partition indices are arithmetic on `program_id`, `num_programs`,
+//! bounds; some unmasked loads sit behind the guard `index < dim / tile` that
+//! lets the lowering prove them in bounds. Partition indices are arithmetic on `program_id`, `num_programs`,
 //! loop induction variables and constants, reduced modulo the number of
 //! partitions computed from `dim`, so they stay in the index space. Program
 //! `p` (linear, x fastest) stores each result to partition `p` along axis 0
@@ -18,7 +19,7 @@ use crate::values::{random_scalar, Place};
 use std::cell::RefCell;
 use tile_ir::builder::Builder;
 use tile_ir::interp::Arg;
-use tile_ir::{BinaryOp, DType, Padding, Scalar, TensorType, TileType, Type, Value};
+use tile_ir::{BinaryOp, CmpPred, DType, Padding, Scalar, TensorType, TileType, Type, Value};
 
 /// A kernel parameter and what its argument will be.
 #[derive(Clone, Debug)]
@@ -97,6 +98,9 @@ impl Gen<'_> {
             .collect();
         let tensor = self.tensor_param(b, t.dtype, extents);
         let view = b.partition_view(tensor, dims)?;
+        if !masked && self.may_nest() && self.rng.chance(0.4) {
+            return self.guarded_load(b, t, tensor, view);
+        }
         let mut index = Vec::with_capacity(dims.len());
         for (axis, &s) in dims.iter().enumerate() {
             index.push(self.input_index(b, tensor, axis, s)?);
@@ -107,6 +111,45 @@ impl Gen<'_> {
         } else {
             b.load(view, &index).map(Some)
         }
+    }
+
+    /// `if term_d < dim_d / s_d for every axis d { load view[term] } else {
+    /// zeros }`: the guarded fast path of a kernel that handles full tiles
+    /// unmasked, whose load the lowering proves in bounds (the terms are
+    /// non-negative and the guard bounds them by whole tiles).
+    fn guarded_load(
+        &mut self,
+        b: &mut Builder,
+        t: &TileType,
+        tensor: Value,
+        view: Value,
+    ) -> Built<Option<Value>> {
+        let dims = t.shape.dims();
+        let mut terms = Vec::with_capacity(dims.len());
+        let mut cond = b.constant(Scalar::Bool(true))?;
+        for (axis, &s) in dims.iter().enumerate() {
+            let term = self.index_term(b)?;
+            let extent = b.dim(tensor, axis)?;
+            let s = self.int_constant(b, DType::I32, s as i128)?;
+            let tiles = b.binary(BinaryOp::Div, extent, s)?;
+            let inside = b.cmp(CmpPred::Lt, term, tiles)?;
+            cond = b.binary(BinaryOp::And, cond, inside)?;
+            terms.push(term);
+        }
+        let this = RefCell::new(self);
+        let then = |b: &mut Builder| -> Built<Vec<Value>> {
+            let mut g = this.borrow_mut();
+            let mut index = Vec::with_capacity(terms.len());
+            for &term in &terms {
+                index.push(g.index_dtype(b, term)?);
+            }
+            Ok(vec![b.load(view, &index)?])
+        };
+        let zeros = |b: &mut Builder| -> Built<Vec<Value>> {
+            Ok(vec![b.full(Scalar::zero(t.dtype), dims)?])
+        };
+        let results = b.if_else(cond, &[Type::Tile(t.clone())], then, zeros)?;
+        Ok(results.first().copied())
     }
 
     /// A random padding valid for `dtype`.
