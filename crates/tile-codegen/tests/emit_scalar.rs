@@ -6,41 +6,12 @@
 //! log2, sin, cos, tanh, erf) within one ulp of the dtype (f64: 4 ulps), with
 //! special values exact. An op the oracle rejects must be rejected too.
 
-use inkwell::context::Context;
-use inkwell::execution_engine::JitFunction;
-use inkwell::OptimizationLevel;
-use tile_codegen::emit::probe::{scalar_probe, PROBE};
-use tile_codegen::emit::EmitError;
+mod probe;
+
+use probe::{run_probe, ulps};
 use tile_codegen::thread::ThreadOpKind;
 use tile_ir::eval;
 use tile_ir::{BinaryOp, CmpPred, DType, Scalar, UnaryOp};
-
-type Probe = unsafe extern "C" fn(u64, u64, u64) -> u64;
-
-/// Runs `op` on each input triple through a JIT-compiled probe; `None` when
-/// the emitter rejects the op.
-fn run_probe(op: &ThreadOpKind, dtypes: &[DType], inputs: &[[u64; 3]]) -> Option<Vec<u64>> {
-    let ctx = Context::create();
-    let module = match scalar_probe(&ctx, op, dtypes) {
-        Ok(m) => m,
-        Err(EmitError::Unsupported { .. }) => return None,
-        Err(e) => panic!("{} on {dtypes:?}: {e}", op.name()),
-    };
-    let engine = module
-        .create_jit_execution_engine(OptimizationLevel::Default)
-        .expect("a JIT for the host");
-    // SAFETY: `probe` is defined by `scalar_probe` with exactly this
-    // signature, and the engine outlives every call below.
-    let f: JitFunction<Probe> = unsafe { engine.get_function(PROBE) }.expect("the probe function");
-    // SAFETY: the probe reads its three integer arguments and returns one;
-    // it touches no memory.
-    Some(
-        inputs
-            .iter()
-            .map(|a| unsafe { f.call(a[0], a[1], a[2]) })
-            .collect(),
-    )
-}
 
 /// Edge values and pseudo-random bits of `dtype`.
 fn samples(dtype: DType, seed: u64) -> Vec<u64> {
@@ -118,22 +89,6 @@ fn samples(dtype: DType, seed: u64) -> Vec<u64> {
     out
 }
 
-/// The distance in units of the last place between two floats of `dtype`
-/// (0 for identical bits; large across signs).
-fn ulps(dtype: DType, a: u64, b: u64) -> u64 {
-    let w = dtype.bits();
-    let key = |x: u64| -> i128 {
-        let sign = x >> (w - 1) & 1;
-        let mag = i128::from(x & ((1u64 << (w - 1)) - 1));
-        if sign == 1 {
-            -mag
-        } else {
-            mag
-        }
-    };
-    (key(a) - key(b)).unsigned_abs() as u64
-}
-
 /// The accuracy bound of a math-library function for f64 results, in ulps
 /// (docs/backends.md); every narrower dtype is within 1 ulp.
 fn f64_bound(op: UnaryOp) -> u64 {
@@ -148,7 +103,7 @@ fn f64_bound(op: UnaryOp) -> u64 {
 fn check_unary(op: UnaryOp, dtype: DType) -> u64 {
     let xs = samples(dtype, 0x1234 + op as u64);
     let inputs: Vec<[u64; 3]> = xs.iter().map(|&x| [x, 0, 0]).collect();
-    let got = run_probe(&ThreadOpKind::Unary(op), &[dtype], &inputs);
+    let got = run_probe(&ThreadOpKind::Unary(op), &[dtype], &inputs, false);
     let transcendental = matches!(
         op,
         UnaryOp::Exp
@@ -230,7 +185,7 @@ fn binary_ops_match_the_oracle() {
                 inputs.push([x, ys[i], 0]);
                 inputs.push([x, xs[(i * 7 + 3) % xs.len()], 0]);
             }
-            let got = run_probe(&ThreadOpKind::Binary(op), &[dtype, dtype], &inputs);
+            let got = run_probe(&ThreadOpKind::Binary(op), &[dtype, dtype], &inputs, false);
             for (i, inp) in inputs.iter().enumerate() {
                 let want = eval::binary(
                     op,
@@ -269,7 +224,7 @@ fn comparisons_and_select_match_the_oracle() {
                 .enumerate()
                 .map(|(i, &x)| [x, xs[(i * 5 + 1) % xs.len()], 0])
                 .collect();
-            let got = run_probe(&ThreadOpKind::Cmp(pred), &[dtype, dtype], &inputs);
+            let got = run_probe(&ThreadOpKind::Cmp(pred), &[dtype, dtype], &inputs, false);
             for (i, inp) in inputs.iter().enumerate() {
                 let want = eval::compare(
                     pred,
@@ -301,6 +256,7 @@ fn comparisons_and_select_match_the_oracle() {
         &ThreadOpKind::Select,
         &[DType::Bool, DType::F16, DType::F16],
         &inputs,
+        false,
     )
     .expect("select");
     for (g, inp) in got.iter().zip(&inputs) {
@@ -313,7 +269,7 @@ fn fma_matches_the_oracle() {
     for dtype in DType::ALL.into_iter().filter(|d| d.is_float()) {
         let (xs, ys, zs) = (samples(dtype, 11), samples(dtype, 12), samples(dtype, 13));
         let inputs: Vec<[u64; 3]> = (0..xs.len()).map(|i| [xs[i], ys[i], zs[i]]).collect();
-        let got = run_probe(&ThreadOpKind::Fma, &[dtype; 3], &inputs).expect("fma");
+        let got = run_probe(&ThreadOpKind::Fma, &[dtype; 3], &inputs, false).expect("fma");
         for (i, inp) in inputs.iter().enumerate() {
             let want = eval::fma(
                 Scalar::from_bits(dtype, inp[0]),
@@ -332,8 +288,8 @@ fn casts_match_the_oracle() {
         for to in DType::ALL {
             let xs = samples(from, 21 + from as u64 * 16 + to as u64);
             let inputs: Vec<[u64; 3]> = xs.iter().map(|&x| [x, 0, 0]).collect();
-            let got =
-                run_probe(&ThreadOpKind::Cast { to }, &[from], &inputs).expect("casts are total");
+            let got = run_probe(&ThreadOpKind::Cast { to }, &[from], &inputs, false)
+                .expect("casts are total");
             for (i, &x) in xs.iter().enumerate() {
                 let want = eval::cast(Scalar::from_bits(from, x), to).to_bits();
                 assert_eq!(got[i], want, "cast {x:#x} from {from} to {to}");
@@ -372,7 +328,8 @@ fn math_functions_on_dense_f32_and_f64_samples() {
         .collect();
     for op in ops {
         for (dtype, inputs, bound) in [(DType::F32, &f32s, 1), (DType::F64, &f64s, f64_bound(op))] {
-            let got = run_probe(&ThreadOpKind::Unary(op), &[dtype], inputs).expect("math op");
+            let got =
+                run_probe(&ThreadOpKind::Unary(op), &[dtype], inputs, false).expect("math op");
             let (mut worst, mut inexact) = (0, 0);
             for (g, inp) in got.iter().zip(inputs.iter()) {
                 let w = eval::unary(op, Scalar::from_bits(dtype, inp[0]))

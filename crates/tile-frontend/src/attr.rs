@@ -1,5 +1,6 @@
 //! The attribute's arguments: `configs(NAME = value, ...)` once per
-//! specialization, `num_warps = n` and `targets = "sm_80,host"`.
+//! specialization, `num_warps = n`, `targets = "sm_80,host"` and
+//! `fast_math`.
 
 use crate::diag::{err, err_at};
 use proc_macro2::{Span, TokenStream};
@@ -37,6 +38,9 @@ pub struct KernelAttr {
     pub num_warps: u32,
     /// The targets to compile for.
     pub targets: Vec<String>,
+    /// Whether math functions of f32 and narrower use the fast library
+    /// (`tile_codegen::emit::EmitOptions::fast_math`).
+    pub fast_math: bool,
 }
 
 impl KernelAttr {
@@ -46,6 +50,7 @@ impl KernelAttr {
         let mut configs = Vec::new();
         let mut num_warps: Option<u32> = None;
         let mut targets: Option<Vec<String>> = None;
+        let mut fast_math = false;
         let parser = syn::meta::parser(|meta| {
             if meta.path.is_ident("configs") {
                 configs.push(parse_config(&meta)?);
@@ -71,9 +76,18 @@ impl KernelAttr {
                 let lit: LitStr = meta.value()?.parse()?;
                 targets = Some(parse_targets(&lit.value(), lit.span())?);
                 Ok(())
+            } else if meta.path.is_ident("fast_math") {
+                if fast_math {
+                    return Err(meta.error("`fast_math` is given twice"));
+                }
+                if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+                    return Err(meta.error("`fast_math` takes no value"));
+                }
+                fast_math = true;
+                Ok(())
             } else {
                 Err(meta.error(
-                    "unknown argument; `#[tile_kernel]` takes `configs(NAME = value, ...)`, `num_warps = n` and `targets = \"...\"`",
+                    "unknown argument; `#[tile_kernel]` takes `configs(NAME = value, ...)`, `num_warps = n`, `targets = \"...\"` and `fast_math`",
                 ))
             }
         });
@@ -88,6 +102,7 @@ impl KernelAttr {
             configs,
             num_warps: num_warps.unwrap_or(DEFAULT_NUM_WARPS),
             targets,
+            fast_math,
         })
     }
 }

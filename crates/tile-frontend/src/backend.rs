@@ -6,6 +6,7 @@
 //! `<target>.ptx` or `<target>.s`, and `<target>.ptxas.txt` (the resource
 //! usage `ptxas -v` reports, when ptxas is installed).
 
+use crate::attr::KernelAttr;
 use std::path::Path;
 use std::str::FromStr;
 use tile_codegen::emit::{emit, EmitOptions};
@@ -51,12 +52,17 @@ pub struct DeviceCode {
 pub fn compile(
     f: &Function,
     label: &str,
-    num_warps: u32,
-    targets: &[String],
+    attr: &KernelAttr,
     dump_dir: Option<&Path>,
 ) -> Result<DeviceCode, String> {
+    let num_warps = attr.num_warps;
+    let emit_options = EmitOptions {
+        fast_math: attr.fast_math,
+        ..EmitOptions::default()
+    };
     let stage_dir = dump_dir.map(|d| d.join(&f.name).join(label));
-    let gpu: Vec<Target> = targets
+    let gpu: Vec<Target> = attr
+        .targets
         .iter()
         .filter_map(|t| Target::from_str(t).ok())
         .filter(|t| *t != Target::Host)
@@ -94,7 +100,7 @@ pub fn compile(
         ..DeviceCode::default()
     };
     for target in gpu {
-        let out = emit(&program, target, &EmitOptions::default()).map_err(|e| {
+        let out = emit(&program, target, &emit_options).map_err(|e| {
             format!(
                 "kernel `{}` ({label}) cannot be compiled for {target}: {e}",
                 f.name

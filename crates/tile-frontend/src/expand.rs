@@ -128,7 +128,7 @@ fn compile(
         let label = s.label();
         let dump_dir = options.dump_dir.as_deref();
         let device = dump::optimize(f, &label, dump_dir)
-            .and_then(|()| backend::compile(f, &label, attr.num_warps, &attr.targets, dump_dir))
+            .and_then(|()| backend::compile(f, &label, attr, dump_dir))
             .map_err(|m| syn::Error::new(sig.name.span(), m))?;
         devices.push(device);
     }

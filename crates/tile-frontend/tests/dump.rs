@@ -68,3 +68,42 @@ fn an_unwritable_dump_is_a_compile_error() {
     );
     let _ = std::fs::remove_file(&file);
 }
+
+/// The PTX of `exp` over a tile, with and without `fast_math`.
+fn exp_ptx(fast_math: bool) -> String {
+    let dir =
+        std::env::temp_dir().join(format!("tile-dump-fast-{fast_math}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let attr = if fast_math {
+        quote!(targets = "sm_80", fast_math)
+    } else {
+        quote!(targets = "sm_80")
+    };
+    let item = quote! {
+        fn softplus(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+            let pid = program_id(0);
+            let t = partition_view(x, [128]).load_masked(pid);
+            partition_view(out, [128]).store_masked((t.exp() + 1.0).log(), pid);
+        }
+    };
+    let options = Options {
+        dump_dir: Some(dir.clone()),
+        ..Options::default()
+    };
+    let out = tile_kernel(attr, item, &options).to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    let ptx = std::fs::read_to_string(dir.join("softplus/default/sm_80.ptx")).expect("PTX dumped");
+    let _ = std::fs::remove_dir_all(&dir);
+    ptx
+}
+
+#[test]
+fn fast_math_computes_f32_math_in_f32() {
+    let f64_lines = |ptx: &str| ptx.lines().filter(|l| l.contains(".f64")).count();
+    assert!(
+        f64_lines(&exp_ptx(false)) > 0,
+        "the exact library computes in f64"
+    );
+    let fast = exp_ptx(true);
+    assert_eq!(f64_lines(&fast), 0, "{fast}");
+}

@@ -38,12 +38,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
             f64t.fn_type(&[f64t.into(), f64t.into()], false),
             Some(Linkage::Internal),
         );
-        let e = Emitter {
-            ctx: self.ctx,
-            module: self.module,
-            b: self.ctx.create_builder(),
-            gpu: self.gpu,
-        };
+        let e = self.nested();
         let b = &e.b;
         let c = |v: u64| i64t.const_int(v, false);
         let entry = self.ctx.append_basic_block(f, "entry");

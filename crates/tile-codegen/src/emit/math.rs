@@ -76,12 +76,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
             f64t.fn_type(&[f64t.into()], false),
             Some(Linkage::Internal),
         );
-        let m = Emitter {
-            ctx: self.ctx,
-            module: self.module,
-            b: self.ctx.create_builder(),
-            gpu: self.gpu,
-        };
+        let m = self.nested();
         let entry = self.ctx.append_basic_block(f, "entry");
         m.b.position_at_end(entry);
         let x = f
@@ -127,7 +122,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
         self.ctx.f64_type().const_float(v)
     }
 
-    fn fma3(
+    pub(super) fn fma3(
         &self,
         a: FloatValue<'ctx>,
         b: FloatValue<'ctx>,
@@ -136,20 +131,22 @@ impl<'ctx> Emitter<'_, 'ctx> {
         self.float_intrinsic("llvm.fma", &[a, b, c])
     }
 
-    /// Σ coefficients[i]·x^i by Horner's rule with fused multiply-adds.
-    fn poly(
+    /// Σ coefficients[i]·x^i by Horner's rule with fused multiply-adds, in
+    /// the type of `x` (the coefficients rounded to it).
+    pub(super) fn poly(
         &self,
         x: FloatValue<'ctx>,
         coefficients: &[f64],
     ) -> Result<FloatValue<'ctx>, EmitError> {
-        let mut acc = self.c(*coefficients.last().unwrap_or(&0.0));
+        let ty = x.get_type();
+        let mut acc = ty.const_float(*coefficients.last().unwrap_or(&0.0));
         for &c in coefficients.iter().rev().skip(1) {
-            acc = self.fma3(acc, x, self.c(c))?;
+            acc = self.fma3(acc, x, ty.const_float(c))?;
         }
         Ok(acc)
     }
 
-    fn select_f(
+    pub(super) fn select_f(
         &self,
         c: IntValue<'ctx>,
         a: FloatValue<'ctx>,
@@ -158,7 +155,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
         Ok(self.b.build_select(c, a, b, "sel")?.into_float_value())
     }
 
-    fn fcmp(
+    pub(super) fn fcmp(
         &self,
         p: FloatPredicate,
         a: FloatValue<'ctx>,

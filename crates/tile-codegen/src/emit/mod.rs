@@ -8,7 +8,7 @@
 //! bounds-check status record (`program`) — and one small module per
 //! target maps what differs: thread and block ids, barriers, shuffles and the
 //! kernel calling convention (`gpu`). The math functions come from
-//! `math`; [`probe`] compiles single scalar ops for the host, so tests
+//! `math` (and from `fast_math` under [`EmitOptions::fast_math`]); [`probe`] compiles single scalar ops for the host, so tests
 //! can check the shared code against `tile_ir::eval` bit for bit.
 //!
 //! The kernel ABI (shared with the runtime): the tile-IR parameters in
@@ -19,6 +19,7 @@
 //! stores code 1 (first failure wins), its position among the kernel's
 //! checks and its partition indices.
 
+mod fast_math;
 mod float;
 mod fmod;
 mod gpu;
@@ -46,12 +47,17 @@ use inkwell::OptimizationLevel;
 pub struct EmitOptions {
     /// LLVM's optimization level for the module and code generation.
     pub opt_level: OptimizationLevel,
+    /// Whether exp, exp2, log, log2, sin, cos, tanh and rsqrt of f32 and
+    /// narrower floats use the fast f32 library (within a few ulps, see
+    /// docs/backends.md) instead of the exact one (f64, rounded once).
+    pub fast_math: bool,
 }
 
 impl Default for EmitOptions {
     fn default() -> Self {
         EmitOptions {
             opt_level: OptimizationLevel::Aggressive,
+            fast_math: false,
         }
     }
 }
@@ -152,6 +158,7 @@ pub fn emit(
         module: &module,
         b: ctx.create_builder(),
         gpu: Some(gpu),
+        fast_math: options.fast_math,
     };
     let bounds_checks = emitter.kernel(program)?;
     module.verify().map_err(|m| EmitError::Verify {
@@ -199,9 +206,24 @@ pub(crate) struct Emitter<'a, 'ctx> {
     /// The GPU target; `None` when only scalar code is emitted (the host
     /// probes of [`probe`]).
     pub(crate) gpu: Option<GpuTarget>,
+    /// Whether math functions of f32 and narrower use the fast library
+    /// ([`EmitOptions::fast_math`]).
+    pub(crate) fast_math: bool,
 }
 
 impl<'ctx> Emitter<'_, 'ctx> {
+    /// An emitter for the same module and target with a builder of its own,
+    /// for defining helper functions in the middle of another one.
+    pub(crate) fn nested(&self) -> Self {
+        Emitter {
+            ctx: self.ctx,
+            module: self.module,
+            b: self.ctx.create_builder(),
+            gpu: self.gpu,
+            fast_math: self.fast_math,
+        }
+    }
+
     /// The GPU target of GPU-specific code.
     pub(crate) fn gpu(&self) -> Result<GpuTarget, EmitError> {
         self.gpu

@@ -24,6 +24,17 @@ pub fn scalar_probe<'ctx>(
     op: &ThreadOpKind,
     operands: &[DType],
 ) -> Result<Module<'ctx>, EmitError> {
+    math_probe(ctx, op, operands, false)
+}
+
+/// [`scalar_probe`] with the math library chosen: the fast one
+/// ([`super::EmitOptions::fast_math`]) when `fast_math`.
+pub fn math_probe<'ctx>(
+    ctx: &'ctx Context,
+    op: &ThreadOpKind,
+    operands: &[DType],
+    fast_math: bool,
+) -> Result<Module<'ctx>, EmitError> {
     let machine = Machine::new(Target::Host, OptimizationLevel::Default)?;
     let module = ctx.create_module("probe");
     machine.configure(&module);
@@ -32,6 +43,7 @@ pub fn scalar_probe<'ctx>(
         module: &module,
         b: ctx.create_builder(),
         gpu: None,
+        fast_math,
     };
     let i64t = ctx.i64_type();
     let f = module.add_function(

@@ -382,6 +382,10 @@ impl<'ctx> Emitter<'_, 'ctx> {
             _ => {}
         }
         let v = self.widen(x, dtype)?;
+        if self.fast_math && dtype != DType::F64 && Self::has_fast_variant(op) {
+            let r = self.fast_transcendental(op, v)?;
+            return self.store_float(r, dtype);
+        }
         let r = match op {
             UnaryOp::Floor => self.float_intrinsic("llvm.floor", &[v])?,
             UnaryOp::Ceil => self.float_intrinsic("llvm.ceil", &[v])?,

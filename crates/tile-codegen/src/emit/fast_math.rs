@@ -1,0 +1,396 @@
+//! The fast math library (`#[tile_kernel(fast_math)]`): exp, exp2, log,
+//! log2, sin, cos, tanh and rsqrt of f32 (and of f16, bf16 and FP8 through
+//! f32) computed in f32 arithmetic, where the exact library
+//! ([`super::math`]) computes in f64 and rounds once. GPUs run f32 at up to
+//! 64 times the f64 rate, so a softmax or an attention kernel is no longer
+//! bound by its `exp`. The code is plain LLVM arithmetic as in the exact
+//! library, so the accuracy measured on the host holds on every target:
+//! tests/emit_fast_math.rs bounds each function's error in f32 ulps against
+//! the correctly rounded value, over dense samples and the special values,
+//! and docs/backends.md tabulates the bounds.
+//!
+//! Methods: `exp` — Cody–Waite reduction by ln 2 in two f32 parts and a
+//! degree-7 Taylor polynomial, scaled by two exact powers of two (so
+//! subnormal results round once); `exp2` — `rint` split, the same
+//! polynomial; `log`, `log2` — reduction to [√½, √2), `log1p(f) = f − s·(f −
+//! R(s²))` with `s = f/(2+f)`; `sin`, `cos` — Cody–Waite by π/2 in three f32
+//! parts for |x| ≤ 2^17 and degree-9/10 Taylor polynomials, larger arguments
+//! (and NaN, ±∞) through the exact f64 function; `tanh` — `expm1(2|x|)/(
+//! expm1(2|x|) + 2)` with a degree-11 `expm1` polynomial below 0.55 and
+//! `1 − 2/(e^(2|x|) + 1)` above; `rsqrt` — `1/sqrt(x)` in f32. `erf`,
+//! division and `sqrt` are the same as without the option.
+
+use super::{EmitError, Emitter};
+use inkwell::module::Linkage;
+use inkwell::values::{FloatValue, FunctionValue, IntValue};
+use inkwell::{FloatPredicate, IntPredicate};
+use tile_ir::UnaryOp;
+
+/// ln 2 in two f32 parts: the high part has 16 significant bits, so
+/// `k · LN2_HI` is exact for the |k| ≤ 150 that occur.
+const LN2_HI: u32 = 0x3f31_7200;
+const LN2_LO: u32 = 0x35bf_be8e;
+/// log₂e − f32(log₂e).
+const LOG2_E_LO: u32 = 0x32a5_7060;
+/// π/2 in three f32 parts (24 significant bits each, 72 in all): the sum
+/// is within 2^-76 of π/2.
+const PIO2: [u32; 3] = [0x3fc9_0fdb, 0xb33b_bd2e, 0xa6f7_2ced];
+/// From this magnitude on, `sin` and `cos` take the exact f64 function.
+const SIN_COS_FAST_LIMIT: f32 = 131_072.0;
+
+/// `1/n!` for `n` in `0..count`.
+fn inverse_factorials(count: u32) -> Vec<f64> {
+    let mut out = Vec::new();
+    let mut factorial = 1.0f64;
+    for n in 0..count {
+        if n > 0 {
+            factorial *= f64::from(n);
+        }
+        out.push(1.0 / factorial);
+    }
+    out
+}
+
+impl<'ctx> Emitter<'_, 'ctx> {
+    /// Whether `op` has a fast f32 variant (see the module doc).
+    pub(crate) fn has_fast_variant(op: UnaryOp) -> bool {
+        matches!(
+            op,
+            UnaryOp::Exp
+                | UnaryOp::Exp2
+                | UnaryOp::Log
+                | UnaryOp::Log2
+                | UnaryOp::Sin
+                | UnaryOp::Cos
+                | UnaryOp::Tanh
+                | UnaryOp::Rsqrt
+        )
+    }
+
+    /// Calls the fast f32 function of `op` on the f32 `x`.
+    pub(crate) fn fast_transcendental(
+        &self,
+        op: UnaryOp,
+        x: FloatValue<'ctx>,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        let f = self.fast_function(op)?;
+        self.b
+            .build_call(f, &[x.into()], op.name())?
+            .try_as_basic_value()
+            .basic()
+            .map(|v| v.into_float_value())
+            .ok_or_else(|| EmitError::internal("a math function returned nothing"))
+    }
+
+    /// The module's definition of `tile.math.<op>.fast.f32`.
+    fn fast_function(&self, op: UnaryOp) -> Result<FunctionValue<'ctx>, EmitError> {
+        let name = format!("tile.math.{}.fast.f32", op.name());
+        if let Some(f) = self.module.get_function(&name) {
+            return Ok(f);
+        }
+        let f32t = self.ctx.f32_type();
+        let f = self.module.add_function(
+            &name,
+            f32t.fn_type(&[f32t.into()], false),
+            Some(Linkage::Internal),
+        );
+        let m = self.nested();
+        let entry = self.ctx.append_basic_block(f, "entry");
+        m.b.position_at_end(entry);
+        let x = f
+            .get_nth_param(0)
+            .ok_or_else(|| EmitError::internal("math parameter"))?
+            .into_float_value();
+        let r = match op {
+            UnaryOp::Exp => m.fast_exp(x)?,
+            UnaryOp::Exp2 => m.fast_exp2(x)?,
+            UnaryOp::Log => m.fast_log(x, false)?,
+            UnaryOp::Log2 => m.fast_log(x, true)?,
+            UnaryOp::Sin | UnaryOp::Cos => m.fast_sin_cos(f, op, x)?,
+            UnaryOp::Tanh => m.fast_tanh(x)?,
+            UnaryOp::Rsqrt => {
+                let root = m.float_intrinsic("llvm.sqrt", &[x])?;
+                m.b.build_float_div(m.c32(1.0), root, "rsqrt")?
+            }
+            other => {
+                return Err(EmitError::Internal(format!(
+                    "`{}` has no fast variant",
+                    other.name()
+                )))
+            }
+        };
+        m.b.build_return(Some(&r))?;
+        Ok(f)
+    }
+
+    fn c32(&self, v: f32) -> FloatValue<'ctx> {
+        self.ctx.f32_type().const_float(f64::from(v))
+    }
+
+    /// e^r for |r| ≤ ln 2 / 2 in f32 (Taylor to degree 7: the truncation is
+    /// below 2^-27 relative).
+    fn fast_exp_reduced(&self, r: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
+        self.poly(r, &inverse_factorials(8))
+    }
+
+    /// `y · 2^k` for an integral f32 `k` in [-160, 160]: two exact normal
+    /// factors, so a subnormal result is rounded once.
+    fn fast_scale(
+        &self,
+        y: FloatValue<'ctx>,
+        k: FloatValue<'ctx>,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        let b = &self.b;
+        let i32t = self.ctx.i32_type();
+        let f32t = self.ctx.f32_type();
+        let ki = b.build_float_to_signed_int(k, i32t, "k")?;
+        let half = b.build_int_signed_div(ki, i32t.const_int(2, false), "k1")?;
+        let rest = b.build_int_sub(ki, half, "k2")?;
+        let pow = |e: IntValue<'ctx>| -> Result<FloatValue<'ctx>, EmitError> {
+            let biased = b.build_int_add(e, i32t.const_int(127, false), "be")?;
+            let bits = b.build_left_shift(biased, i32t.const_int(23, false), "bits")?;
+            Ok(b.build_bit_cast(bits, f32t, "pow")?.into_float_value())
+        };
+        let y = b.build_float_mul(y, pow(half)?, "y1")?;
+        Ok(b.build_float_mul(y, pow(rest)?, "y2")?)
+    }
+
+    /// `y` for finite results; +∞ above `over`, +0 below `under`, NaN for
+    /// NaN.
+    fn fast_exp_limits(
+        &self,
+        x: FloatValue<'ctx>,
+        y: FloatValue<'ctx>,
+        over: f32,
+        under: f32,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        let big = self.fcmp(FloatPredicate::OGT, x, self.c32(over))?;
+        let small = self.fcmp(FloatPredicate::OLT, x, self.c32(under))?;
+        let y = self.select_f(big, self.c32(f32::INFINITY), y)?;
+        let y = self.select_f(small, self.c32(0.0), y)?;
+        let nan = self.fcmp(FloatPredicate::UNO, x, x)?;
+        self.select_f(nan, x, y)
+    }
+
+    /// `x` clamped to [lo, hi] (a NaN becomes `hi`; callers restore it), so
+    /// that no float-to-int conversion sees a NaN or an infinity.
+    fn clamp32(
+        &self,
+        x: FloatValue<'ctx>,
+        lo: f32,
+        hi: f32,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        let x = self.float_intrinsic("llvm.maxnum", &[x, self.c32(lo)])?;
+        self.float_intrinsic("llvm.minnum", &[x, self.c32(hi)])
+    }
+
+    fn fast_exp(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
+        let b = &self.b;
+        let xc = self.clamp32(x, -104.0, 89.0)?;
+        let xl = b.build_float_mul(xc, self.c32(std::f32::consts::LOG2_E), "xl")?;
+        let k = self.float_intrinsic("llvm.rint", &[xl])?;
+        let r = self.fma3(k, self.c32(-f32::from_bits(LN2_HI)), xc)?;
+        let r = self.fma3(k, self.c32(-f32::from_bits(LN2_LO)), r)?;
+        let y = self.fast_scale(self.fast_exp_reduced(r)?, k)?;
+        self.fast_exp_limits(x, y, 88.722_84, -103.972_08)
+    }
+
+    fn fast_exp2(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
+        let b = &self.b;
+        let xc = self.clamp32(x, -151.0, 129.0)?;
+        let k = self.float_intrinsic("llvm.rint", &[xc])?;
+        let frac = b.build_float_sub(xc, k, "frac")?;
+        let r = b.build_float_mul(frac, self.c32(std::f32::consts::LN_2), "r")?;
+        let y = self.fast_scale(self.fast_exp_reduced(r)?, k)?;
+        self.fast_exp_limits(x, y, 128.0, -150.0)
+    }
+
+    /// ln x, or log₂ x when `base2`, with the special cases of IEEE log.
+    fn fast_log(&self, x: FloatValue<'ctx>, base2: bool) -> Result<FloatValue<'ctx>, EmitError> {
+        let b = &self.b;
+        let i32t = self.ctx.i32_type();
+        let f32t = self.ctx.f32_type();
+        // Subnormals: scale by 2^23 first.
+        let tiny = self.fcmp(FloatPredicate::OLT, x, self.c32(f32::MIN_POSITIVE))?;
+        let scaled = b.build_float_mul(x, self.c32(8_388_608.0), "scaled")?;
+        let xs = self.select_f(tiny, scaled, x)?;
+        let extra = b.build_select(tiny, i32t.const_int(23, false), i32t.const_zero(), "extra")?;
+        let bits = b.build_bit_cast(xs, i32t, "bits")?.into_int_value();
+        // x = m·2^k with m in [√½, √2): k from the bits relative to √½.
+        let shifted = b.build_int_sub(bits, i32t.const_int(0x3f35_04f3, false), "sh")?;
+        let k = b.build_right_shift(shifted, i32t.const_int(23, false), true, "k")?;
+        let mbits = b.build_int_sub(
+            bits,
+            b.build_left_shift(k, i32t.const_int(23, false), "ks")?,
+            "mb",
+        )?;
+        let e = b.build_int_sub(k, extra.into_int_value(), "e")?;
+        let m = b.build_bit_cast(mbits, f32t, "m")?.into_float_value();
+        // log1p(f) = 2·atanh(s) = 2s + s·R(s²) with 2s = f − s·f, so
+        // log1p(f) = f − s·(f − R); R = 2s²/3 + 2s⁴/5 + …, |s| ≤ 0.1716.
+        let f = b.build_float_sub(m, self.c32(1.0), "f")?;
+        let s = b.build_float_div(f, b.build_float_add(f, self.c32(2.0), "f2")?, "s")?;
+        let z = b.build_float_mul(s, s, "z")?;
+        let coefficients: Vec<f64> = (0..6)
+            .map(|i| {
+                if i == 0 {
+                    0.0
+                } else {
+                    2.0 / (2 * i + 1) as f64
+                }
+            })
+            .collect();
+        let r = self.poly(z, &coefficients)?;
+        let correction = b.build_float_mul(s, b.build_float_sub(f, r, "fr")?, "sfr")?;
+        let log1p = b.build_float_sub(f, correction, "log1p")?;
+        let ef = b.build_signed_int_to_float(e, f32t, "ef")?;
+        let y = if base2 {
+            // e + log1p·log₂e, the product split so it is nearly exact.
+            let hi = b.build_float_mul(log1p, self.c32(std::f32::consts::LOG2_E), "hi")?;
+            let lo = self.fma3(
+                log1p,
+                self.c32(std::f32::consts::LOG2_E),
+                b.build_float_neg(hi, "nhi")?,
+            )?;
+            let lo = self.fma3(log1p, self.c32(f32::from_bits(LOG2_E_LO)), lo)?;
+            b.build_float_add(ef, b.build_float_add(hi, lo, "l")?, "log2")?
+        } else {
+            let y = self.fma3(ef, self.c32(f32::from_bits(LN2_LO)), log1p)?;
+            self.fma3(ef, self.c32(f32::from_bits(LN2_HI)), y)?
+        };
+        let zero = self.fcmp(FloatPredicate::OEQ, x, self.c32(0.0))?;
+        let negative = self.fcmp(FloatPredicate::OLT, x, self.c32(0.0))?;
+        let inf = self.fcmp(FloatPredicate::OEQ, x, self.c32(f32::INFINITY))?;
+        let nan = self.fcmp(FloatPredicate::UNO, x, x)?;
+        let y = self.select_f(zero, self.c32(f32::NEG_INFINITY), y)?;
+        let y = self.select_f(inf, x, y)?;
+        let y = self.select_f(negative, self.c32(f32::NAN), y)?;
+        self.select_f(nan, x, y)
+    }
+
+    /// sin x or cos x (`op`) in the body of `f`: the f32 path for
+    /// |x| ≤ 2^17, the exact f64 function otherwise (and for NaN, ±∞).
+    fn fast_sin_cos(
+        &self,
+        f: FunctionValue<'ctx>,
+        op: UnaryOp,
+        x: FloatValue<'ctx>,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        let b = &self.b;
+        let f32t = self.ctx.f32_type();
+        let fast_bb = self.ctx.append_basic_block(f, "fast");
+        let exact_bb = self.ctx.append_basic_block(f, "exact");
+        let join = self.ctx.append_basic_block(f, "join");
+        let magnitude = self.float_intrinsic("llvm.fabs", &[x])?;
+        // Unordered: NaN takes the exact path too.
+        let large = self.fcmp(FloatPredicate::UGT, magnitude, self.c32(SIN_COS_FAST_LIMIT))?;
+        b.build_conditional_branch(large, exact_bb, fast_bb)?;
+
+        b.position_at_end(exact_bb);
+        let wide = b.build_float_ext(x, self.ctx.f64_type(), "x64")?;
+        let exact = b.build_float_trunc(self.transcendental(op, wide)?, f32t, "exact")?;
+        b.build_unconditional_branch(join)?;
+
+        b.position_at_end(fast_bb);
+        let fast = self.fast_sin_cos_reduced(x, op == UnaryOp::Cos)?;
+        // sin(±0) = ±0 and sin x = x to f32 precision below 2^-12.
+        let fast = if op == UnaryOp::Sin {
+            let tiny = self.fcmp(FloatPredicate::OLT, magnitude, self.c32(1.0 / 4096.0))?;
+            self.select_f(tiny, x, fast)?
+        } else {
+            fast
+        };
+        let fast_end = b
+            .get_insert_block()
+            .ok_or_else(|| EmitError::internal("no insertion block"))?;
+        b.build_unconditional_branch(join)?;
+
+        b.position_at_end(join);
+        let phi = b.build_phi(f32t, "sincos")?;
+        phi.add_incoming(&[(&exact, exact_bb), (&fast, fast_end)]);
+        Ok(phi.as_basic_value().into_float_value())
+    }
+
+    /// sin x or cos x for |x| ≤ 2^17.
+    fn fast_sin_cos_reduced(
+        &self,
+        x: FloatValue<'ctx>,
+        cos: bool,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        let b = &self.b;
+        let i32t = self.ctx.i32_type();
+        let xk = b.build_float_mul(x, self.c32(std::f32::consts::FRAC_2_PI), "xk")?;
+        let k = self.float_intrinsic("llvm.rint", &[xk])?;
+        let mut r = x;
+        for part in PIO2 {
+            r = self.fma3(k, self.c32(-f32::from_bits(part)), r)?;
+        }
+        let z = b.build_float_mul(r, r, "z")?;
+        let inverse = inverse_factorials(12);
+        let alternating = |odd: bool| -> Vec<f64> {
+            (0..6)
+                .map(|i| {
+                    let c = inverse[2 * i + usize::from(odd)];
+                    if i % 2 == 0 {
+                        c
+                    } else {
+                        -c
+                    }
+                })
+                .collect()
+        };
+        // sin r = r·(1 − z/3! + … + z⁴/9!) and cos r = 1 − z/2! + … − z⁵/10!.
+        let s = b.build_float_mul(r, self.poly(z, &alternating(true)[..5])?, "sin")?;
+        let c = self.poly(z, &alternating(false))?;
+        let ki = b.build_float_to_signed_int(k, i32t, "ki")?;
+        let q = if cos {
+            b.build_int_add(ki, i32t.const_int(1, false), "kc")?
+        } else {
+            ki
+        };
+        let q = b.build_and(q, i32t.const_int(3, false), "q")?;
+        // Quadrant q: 0 → s, 1 → c, 2 → −s, 3 → −c.
+        let odd = b.build_int_compare(
+            IntPredicate::NE,
+            b.build_and(q, i32t.const_int(1, false), "q1")?,
+            i32t.const_zero(),
+            "odd",
+        )?;
+        let negate = b.build_int_compare(
+            IntPredicate::NE,
+            b.build_and(q, i32t.const_int(2, false), "q2")?,
+            i32t.const_zero(),
+            "neg",
+        )?;
+        let y = self.select_f(odd, c, s)?;
+        let ny = b.build_float_neg(y, "ny")?;
+        self.select_f(negate, ny, y)
+    }
+
+    fn fast_tanh(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
+        let b = &self.b;
+        let a = self.float_intrinsic("llvm.fabs", &[x])?;
+        let u = b.build_float_mul(a, self.c32(2.0), "u")?;
+        // Below 0.55: expm1(u) = u·Σ u^n/(n+1)! to degree 11 (truncation
+        // below 2^-27 relative), tanh = expm1/(expm1 + 2).
+        let coefficients: Vec<f64> = inverse_factorials(13)[1..].to_vec();
+        let em1 = b.build_float_mul(u, self.poly(u, &coefficients)?, "em1")?;
+        let small = b.build_float_div(em1, b.build_float_add(em1, self.c32(2.0), "d")?, "ts")?;
+        // Above: 1 − 2/(e^u + 1), and 1 from 9.01 on (the rounding of
+        // tanh there).
+        let e = self.fast_exp(u)?;
+        let two_over = b.build_float_div(
+            self.c32(2.0),
+            b.build_float_add(e, self.c32(1.0), "e1")?,
+            "q",
+        )?;
+        let large = b.build_float_sub(self.c32(1.0), two_over, "tl")?;
+        let use_small = self.fcmp(FloatPredicate::OLT, a, self.c32(0.55))?;
+        let t = self.select_f(use_small, small, large)?;
+        let saturated = self.fcmp(FloatPredicate::OGT, a, self.c32(9.01))?;
+        let t = self.select_f(saturated, self.c32(1.0), t)?;
+        let t = self.float_intrinsic("llvm.copysign", &[t, x])?;
+        let nan = self.fcmp(FloatPredicate::UNO, x, x)?;
+        self.select_f(nan, x, t)
+    }
+}

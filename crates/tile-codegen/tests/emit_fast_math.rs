@@ -1,0 +1,163 @@
+//! The fast math library (`EmitOptions::fast_math`) on the host, through
+//! `emit::probe` (the LLVM IR every target receives): each function's f32
+//! results within its documented ulp bound of the correctly rounded value
+//! (the oracle) on dense samples, special values exact, and f16/bf16
+//! results through it within one ulp of the oracle on every input.
+
+mod probe;
+
+use probe::{run_probe, ulps};
+use tile_codegen::emit::{emit, EmitOptions};
+use tile_codegen::lower::{lower, Options};
+use tile_codegen::thread::ThreadOpKind;
+use tile_codegen::tools::{self, Tool};
+use tile_codegen::{Gfx, Sm, Target};
+use tile_ir::{eval, samples, DType, Scalar, UnaryOp};
+
+/// The documented bound (docs/backends.md) of each fast f32 function, in
+/// f32 ulps: the largest error over the samples below.
+fn bound(op: UnaryOp) -> u64 {
+    match op {
+        UnaryOp::Sin | UnaryOp::Cos => 2,
+        UnaryOp::Tanh => 3,
+        _ => 1,
+    }
+}
+
+const FAST: [UnaryOp; 8] = [
+    UnaryOp::Exp,
+    UnaryOp::Exp2,
+    UnaryOp::Log,
+    UnaryOp::Log2,
+    UnaryOp::Sin,
+    UnaryOp::Cos,
+    UnaryOp::Tanh,
+    UnaryOp::Rsqrt,
+];
+
+/// Compares the fast `op` on `dtype` with the oracle over `xs`; returns
+/// the largest distance in ulps. Special results (NaN, ±∞) must be exact.
+fn worst(op: UnaryOp, dtype: DType, xs: &[u64], limit: u64) -> u64 {
+    let inputs: Vec<[u64; 3]> = xs.iter().map(|&x| [x, 0, 0]).collect();
+    let got = run_probe(&ThreadOpKind::Unary(op), &[dtype], &inputs, true).expect("a math op");
+    let mut worst = 0;
+    for (&g, &x) in got.iter().zip(xs) {
+        let w = eval::unary(op, Scalar::from_bits(dtype, x))
+            .expect("the oracle")
+            .to_bits();
+        let wv = Scalar::from_bits(dtype, w);
+        let d = if g == w {
+            0
+        } else if wv.is_nan() || !wv.to_f64().is_finite() {
+            u64::MAX
+        } else {
+            ulps(dtype, g, w)
+        };
+        assert!(
+            d <= limit,
+            "fast {} {dtype} of {x:#x} ({}): got {g:#x}, the oracle {w:#x}",
+            op.name(),
+            Scalar::from_bits(dtype, x).to_f64()
+        );
+        worst = worst.max(d);
+    }
+    worst
+}
+
+/// Every 2^12-th f32 bit pattern (both signs, every exponent, subnormals,
+/// ±∞ and NaNs among them), every f32 in [-2^-3, 2^-3)·2^k steps near the
+/// interesting ranges, and the special values.
+fn f32_samples() -> Vec<u64> {
+    let mut xs: Vec<u64> = (0..(1u64 << 20))
+        .map(|i| i << 12 | (i * 2654435761) & 0xfff)
+        .collect();
+    for v in [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE,
+        1e-45,
+        88.72283,
+        88.72284,
+        -103.97207,
+        -103.97209,
+        128.0,
+        -150.0,
+        -149.5,
+        131072.0,
+        131073.0,
+        0.55,
+        -0.55,
+        9.01,
+        std::f32::consts::FRAC_PI_2,
+        std::f32::consts::PI,
+    ] {
+        xs.push(u64::from(v.to_bits()));
+    }
+    xs
+}
+
+#[test]
+fn fast_f32_functions_are_within_their_bounds() {
+    let xs = f32_samples();
+    for op in FAST {
+        let seen = worst(op, DType::F32, &xs, bound(op));
+        println!(
+            "fast {:<5} f32: {} samples, max {seen} ulp (bound {})",
+            op.name(),
+            xs.len(),
+            bound(op)
+        );
+    }
+}
+
+#[test]
+fn narrow_floats_through_the_fast_library_are_within_one_ulp() {
+    for dtype in [DType::F16, DType::BF16] {
+        let xs: Vec<u64> = (0..1u64 << 16).collect();
+        for op in FAST {
+            worst(op, dtype, &xs, 1);
+        }
+    }
+}
+
+#[test]
+fn f64_and_erf_keep_the_exact_library() {
+    // f64 has no fast variant (its results stay within the exact library's
+    // f64 bound; f32 arithmetic would be millions of ulps off), and erf has
+    // none at all (f32 results bit for bit the oracle's).
+    let xs: Vec<u64> = (0..4096u32)
+        .map(|i| (f64::from(i) * 0.173 - 350.0).to_bits())
+        .collect();
+    for op in [UnaryOp::Exp, UnaryOp::Sin] {
+        assert!(worst(op, DType::F64, &xs, 2) <= 2);
+    }
+    let f32s: Vec<u64> = (0..4096u64).map(|i| i << 20).collect();
+    assert_eq!(worst(UnaryOp::Erf, DType::F32, &f32s, 1), 0);
+}
+
+#[test]
+fn fast_softmax_has_no_f64_arithmetic_and_assembles() {
+    let program = lower(&samples::softmax(4, 256).unwrap(), &Options::warps(4)).unwrap();
+    let fast = EmitOptions {
+        fast_math: true,
+        ..EmitOptions::default()
+    };
+    let f64_ops = |ptx: &str| ptx.lines().filter(|l| l.contains(".f64")).count();
+    let exact = emit(&program, Target::Nvptx(Sm::Sm80), &EmitOptions::default()).unwrap();
+    let quick = emit(&program, Target::Nvptx(Sm::Sm80), &fast).unwrap();
+    assert!(
+        f64_ops(&exact.assembly) > 0,
+        "the exact exp computes in f64"
+    );
+    assert_eq!(f64_ops(&quick.assembly), 0, "{}", quick.assembly);
+    if Tool::Ptxas.find().is_ok() {
+        tools::assemble_ptx(&quick.assembly, Sm::Sm80).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let amd = emit(&program, Target::Amdgpu(Gfx::Gfx90a), &fast).unwrap();
+    assert!(amd.code_object.is_some(), "linked by ld.lld");
+}
