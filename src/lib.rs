@@ -5,6 +5,7 @@
 
 pub use half::{bf16, f16};
 pub use tile_ir as ir;
+pub use tile_ir::descriptor::{StrideOrder, TensorDescriptor};
 pub use tile_macros::{tile_fn, tile_kernel};
 pub use tile_runtime as runtime;
 pub use tile_runtime::meta;

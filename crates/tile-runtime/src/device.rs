@@ -5,6 +5,7 @@ use crate::error::Error;
 use crate::kernel::ModuleCache;
 use crate::tensor::Tensor;
 use std::fmt;
+use tile_ir::descriptor::TensorDescriptor;
 use tile_ir::interp::{Element, HostTensor};
 
 /// The kind of a device.
@@ -118,6 +119,37 @@ impl Device {
             HostTensor::with_strides(T::DTYPE, shape, strides, offset, buffer.data().to_vec())
                 .map_err(|e| self.invalid(shape, e.to_string()))?;
         Ok(Tensor::new(host))
+    }
+
+    /// A tensor over `data` laid out by a validated
+    /// [`TensorDescriptor`] (Composable Kernel's lengths and strides, row- or
+    /// column-major or explicit; see `tile_ir::descriptor`): element
+    /// `[i, j, ..]` is `data[i·strides[0] + j·strides[1] + ..]`. `data` must
+    /// hold the descriptor's element space
+    /// ([`TensorDescriptor::element_space_size`]), else
+    /// [`Error::DataLength`].
+    pub fn tensor_from_descriptor<T: Element>(
+        &self,
+        data: &[T],
+        descriptor: &TensorDescriptor,
+    ) -> Result<Tensor<T>, Error> {
+        let shape = descriptor.lengths();
+        let needed = descriptor.element_space_size();
+        if data.len() < needed {
+            return Err(Error::DataLength {
+                shape: shape.to_vec(),
+                expected: needed,
+                found: data.len(),
+                device: self.to_string(),
+            });
+        }
+        let strides = descriptor
+            .strides()
+            .iter()
+            .map(|&s| isize::try_from(s))
+            .collect::<Result<Vec<isize>, _>>()
+            .map_err(|e| self.invalid(shape, format!("a stride does not fit an isize: {e}")))?;
+        self.tensor_with_strides(&data[..needed], shape, &strides, 0)
     }
 
     /// A tensor with the shape and elements of an `ndarray` array (in its

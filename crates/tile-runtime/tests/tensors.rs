@@ -123,3 +123,28 @@ fn ndarray_arrays_convert_in_logical_order() {
     let back = t.to_ndarray().unwrap();
     assert_eq!(back, a.t().into_dyn());
 }
+
+#[test]
+fn descriptors_lay_out_tensors_row_and_column_major() {
+    use tile_ir::descriptor::{StrideOrder, TensorDescriptor};
+    let dev = Device::cpu();
+    let data: Vec<f32> = (0..6).map(|v| v as f32).collect();
+    let row = TensorDescriptor::packed(&[2, 3], StrideOrder::RowMajor).unwrap();
+    let col = TensorDescriptor::packed(&[2, 3], StrideOrder::ColumnMajor).unwrap();
+    let a = dev.tensor_from_descriptor(&data, &row).unwrap();
+    let b = dev.tensor_from_descriptor(&data, &col).unwrap();
+    assert_eq!((a.strides(), b.strides()), (&[3, 1][..], &[1, 2][..]));
+    assert_eq!(a.to_vec().unwrap(), [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+    assert_eq!(b.to_vec().unwrap(), [0.0, 2.0, 4.0, 1.0, 3.0, 5.0]);
+    // A leading dimension of 4 (a padded pitch) needs 1 + 1·4 + 2·1 = 7
+    // elements.
+    let pitched = TensorDescriptor::with_strides(&[2, 3], &[4, 1], StrideOrder::RowMajor).unwrap();
+    let err = dev.tensor_from_descriptor(&data, &pitched).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "tensor of shape [2, 3] needs 7 elements, found 6 (device cpu)"
+    );
+    let wider: Vec<f32> = (0..7).map(|v| v as f32).collect();
+    let c = dev.tensor_from_descriptor(&wider, &pitched).unwrap();
+    assert_eq!(c.to_vec().unwrap(), [0.0, 1.0, 2.0, 4.0, 5.0, 6.0]);
+}
