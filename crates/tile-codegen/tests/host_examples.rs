@@ -123,6 +123,11 @@ fn matmul() {
         (16, 8, 3, 16, 8, 5, DType::BF16),
         (32, 32, 16, 70, 45, 50, DType::F32),
         (16, 16, 8, 20, 18, 19, DType::F8E4M3),
+        // Blocks of the micro-kernel: whole row blocks and vectors, a row
+        // remainder (6 = 4 + 2) and a column tail (40 = 2 · 16 + 8).
+        (64, 64, 32, 100, 90, 70, DType::F32),
+        (6, 40, 5, 13, 83, 11, DType::F32),
+        (6, 40, 5, 13, 83, 11, DType::F8E5M2),
     ] {
         let func = samples::matmul(bm, bn, bk, dtype).unwrap();
         let grid = [blocks(m, bm), blocks(n, bn), 1];

@@ -85,7 +85,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     }
 
     /// The address of element `index` of `tile`.
-    fn element(
+    pub(super) fn element(
         &self,
         tile: &TileRef,
         index: IntValue<'ctx>,

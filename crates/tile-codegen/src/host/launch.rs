@@ -8,6 +8,7 @@ use super::lower::{Lowering, KERNEL};
 use super::math;
 use crate::emit::EmitError;
 use crate::target::{Machine, Target};
+use inkwell::attributes::AttributeLoc;
 use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
 use inkwell::module::Module;
@@ -44,6 +45,20 @@ pub fn compile<'ctx>(ctx: &'ctx Context, func: &Function) -> Result<HostKernel<'
     machine.configure(&module);
     math::declare(ctx, &module);
     let (frame_bytes, checks) = Lowering::kernel(ctx, &module, func)?;
+    // The JIT generates code for a generic CPU unless each function names
+    // the host's: vector width, FMA and the rest come from these.
+    let (cpu, features) = (Target::Host.cpu(), Target::Host.features());
+    for f in module
+        .get_functions()
+        .filter(|f| f.count_basic_blocks() > 0)
+    {
+        let at = AttributeLoc::Function;
+        f.add_attribute(at, ctx.create_string_attribute("target-cpu", &cpu));
+        f.add_attribute(
+            at,
+            ctx.create_string_attribute("target-features", &features),
+        );
+    }
     module.verify().map_err(|m| EmitError::Verify {
         kernel: func.name.clone(),
         target: Target::Host,

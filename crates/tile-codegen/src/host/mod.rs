@@ -40,9 +40,12 @@
 //!   `std::thread::scope`; the error of the first failing instance in the
 //!   interpreter's order (x fastest) is returned.
 //!
-//! Not yet: layout views (`layout_view`, `lview_*`), which return
-//! [`HostError::Unsupported`]; a cache-blocked micro-kernel for `dot` (the
-//! loop nest is `m`, `k`, `n` with the `n` loop vectorized).
+//! * **Target** (`launch`): every function carries the host's CPU name and
+//!   features, so the JIT generates code for this CPU (AVX2, FMA, …) rather
+//!   than a generic x86-64.
+//!
+//! `dot` is a register-blocked micro-kernel (`dot`). Not yet: layout views
+//! (`layout_view`, `lview_*`), which return [`HostError::Unsupported`].
 
 mod abi;
 mod check;
