@@ -293,14 +293,12 @@ fn host_args(
 
 /// Every specialization of every example kernel, as the macro built its tile
 /// IR, compiled by the host back end (`tile_codegen::host`) and run over
-/// shapes with partial edge tiles: byte-identical to the interpreter. The
-/// layout-view transpose is reported unsupported (layout views are not on
-/// the host back end yet).
+/// shapes with partial edge tiles: byte-identical to the interpreter.
 #[test]
 fn every_example_on_the_host_back_end_equals_the_interpreter() {
     use tile::ir::interp;
     use tile::meta::KernelInfo;
-    use tile_codegen::host::{self, HostError};
+    use tile_codegen::host;
     const ROWS: usize = 37;
     const COLS: usize = 200;
     const SEQ: usize = 45;
@@ -386,15 +384,9 @@ fn every_example_on_the_host_back_end_equals_the_interpreter() {
                         spec.label
                     );
                 }
-                Err(HostError::Unsupported { what }) if info.name == "transpose_lview" => {
-                    assert!(what.contains("layout_view"), "{what}");
-                }
                 Err(e) => panic!("{} ({}): {e}", info.name, spec.label),
             }
         }
     }
-    assert_eq!(
-        ran, 8,
-        "every specialization but the layout-view transpose's"
-    );
+    assert_eq!(ran, 9, "every specialization of every example");
 }

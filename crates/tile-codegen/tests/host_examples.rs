@@ -2,7 +2,8 @@
 //! in parallel over program instances, equal bit for bit to the reference
 //! interpreter, on shapes that leave partial edge tiles; and the host's
 //! bounds errors: an out-of-bounds unmasked access fails with the
-//! interpreter's error and touches no memory.
+//! interpreter's error and touches no memory. Layout views are in
+//! `host_lview.rs`.
 
 use tile_codegen::host::{self, HostError, HostFault};
 use tile_ir::interp::{self, Arg, HostTensor};
@@ -228,20 +229,4 @@ fn aliasing_tensors_are_refused() {
     let mut args = vec![Arg::Tensor(broadcast), tensor(1, &[8]), tensor(2, &[8])];
     let err = host::run(&func, [2, 1, 1], &mut args).unwrap_err();
     assert!(matches!(err, HostError::Aliasing { index: 0, .. }), "{err}");
-}
-
-#[test]
-fn layout_views_are_reported_unsupported() {
-    let text = "kernel @lv(%x: tensor<f32, 1>) {
-  %v = layout_view %x <4:1> : lview<f32, 4:1>
-  %t = lview_load %v : tile<4xf32>
-  lview_store %t, %v
-}";
-    let func = tile_ir::text::parse_function(text).unwrap();
-    let mut args = vec![tensor(3, &[4])];
-    let err = host::run(&func, [1, 1, 1], &mut args).unwrap_err();
-    assert!(
-        matches!(&err, HostError::Unsupported { what } if what.contains("layout_view")),
-        "{err}"
-    );
 }

@@ -19,6 +19,8 @@ pub(super) enum Code {
     NonPositiveStep = 3,
     /// A `for` over the iteration limit.
     IterationLimit = 4,
+    /// An unmasked layout-view access outside the tensor's element space.
+    LViewOutside = 5,
 }
 
 /// An op with checks: what the status record's `check` names.
@@ -49,6 +51,7 @@ pub(super) fn fault(code: u32, values: &[i64; 4], count: usize) -> Result<HostFa
             iterations: values[0],
             limit: iteration_limit(),
         },
+        5 => HostFault::LViewOutside { base: values[0] },
         other => return Err(HostError::internal(format!("status code {other}"))),
     })
 }

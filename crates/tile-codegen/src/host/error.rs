@@ -81,6 +81,13 @@ pub enum HostFault {
         /// The partition index (its first four axes).
         index: Vec<i64>,
     },
+    /// An unmasked layout-view access that reaches outside the tensor's
+    /// element space.
+    #[error("the layout view at base {base} reaches outside the tensor's element space (use the masked form)")]
+    LViewOutside {
+        /// The view's base offset.
+        base: i64,
+    },
     /// A `for` whose step is not positive.
     #[error("the step {step} of a loop is not positive")]
     NonPositiveStep {

@@ -6,6 +6,7 @@ use super::abi;
 use super::check::CheckSite;
 use super::error::HostError;
 use super::frame::TileRef;
+use super::lview::ViewRef;
 use crate::emit::Emitter;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
@@ -35,6 +36,8 @@ pub(super) enum HostValue<'ctx> {
     Tile(TileRef),
     /// The tensor parameter at this position.
     Tensor(usize),
+    /// A layout view.
+    LView(ViewRef<'ctx>),
     /// A partition view of the tensor parameter `tensor`.
     View {
         /// The tensor parameter's position.
@@ -241,9 +244,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             OpKind::For => self.emit_for(id),
             OpKind::If => self.emit_if(id),
             OpKind::Yield => Err(HostError::internal("`yield` outside the end of a region")),
-            OpKind::LView(_) => Err(HostError::Unsupported {
-                what: format!("`{}`", op.kind.name()),
-            }),
+            OpKind::LView(_) => self.lview(id),
         }
     }
 

@@ -234,7 +234,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     }
 
     /// Element `at` of tensor `t`, in its register type.
-    fn read_global(
+    pub(super) fn read_global(
         &self,
         t: &TensorArg<'ctx>,
         dtype: DType,
@@ -248,7 +248,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     }
 
     /// Writes `v` to element `at` of tensor `t`.
-    fn write_global(
+    pub(super) fn write_global(
         &self,
         t: &TensorArg<'ctx>,
         dtype: DType,

@@ -44,8 +44,13 @@
 //!   features, so the JIT generates code for this CPU (AVX2, FMA, …) rather
 //!   than a generic x86-64.
 //!
-//! `dot` is a register-blocked micro-kernel (`dot`). Not yet: layout views
-//! (`layout_view`, `lview_*`), which return [`HostError::Unsupported`].
+//! * **Layout views** (`lview`): a view is its static layout and a runtime
+//!   `i128` base; derived views add the shift `tile_ir::lview::derive`
+//!   describes, evaluated at run time.
+//!
+//! Every op of the tile IR is covered. What the host refuses is reported as
+//! [`HostError::Unsupported`]: a store through a layout that sends two
+//! elements to one offset (as the GPU lowering refuses it).
 
 mod abi;
 mod check;
@@ -56,6 +61,7 @@ mod error;
 mod frame;
 mod launch;
 mod lower;
+mod lview;
 mod math;
 mod memory;
 mod movement;
