@@ -260,3 +260,133 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
         "nine specializations, seven GPU targets each"
     );
 }
+
+/// The tensor and scalar arguments of `func`: a tensor parameter of shape
+/// `shapes[i]` (its dtype from the kernel) with values from `rng`, a scalar
+/// parameter `scalar`.
+fn host_args(
+    func: &tile::ir::Function,
+    shapes: &[&[usize]],
+    scalar: f32,
+    rng: &mut Inputs,
+) -> Vec<tile::ir::interp::Arg> {
+    use tile::ir::interp::Arg;
+    use tile::ir::{Scalar, Type};
+    let mut shapes = shapes.iter();
+    func.params
+        .iter()
+        .map(|p| match func.ty(p.value) {
+            Type::Tensor(t) => {
+                let shape = shapes.next().expect("a shape per tensor parameter");
+                let values: Vec<Scalar> = rng
+                    .take(shape.iter().product())
+                    .into_iter()
+                    .map(|v| tile::ir::eval::cast(Scalar::F32(v), t.dtype))
+                    .collect();
+                Arg::Tensor(HostTensor::from_scalars(t.dtype, shape, &values).expect("tensor"))
+            }
+            Type::Scalar(d) => Arg::Scalar(tile::ir::eval::cast(Scalar::F32(scalar), *d)),
+            other => panic!("a parameter of type {other}"),
+        })
+        .collect()
+}
+
+/// Every specialization of every example kernel, as the macro built its tile
+/// IR, compiled by the host back end (`tile_codegen::host`) and run over
+/// shapes with partial edge tiles: byte-identical to the interpreter.
+#[test]
+fn every_example_on_the_host_back_end_equals_the_interpreter() {
+    use tile::ir::interp;
+    use tile::meta::KernelInfo;
+    use tile_codegen::host;
+    const ROWS: usize = 37;
+    const COLS: usize = 200;
+    const SEQ: usize = 45;
+    const M: usize = 70;
+    const N: usize = 45;
+    const K: usize = 50;
+    // A kernel, its tensor shapes and the extents its grid covers.
+    type Case = (&'static KernelInfo, Vec<&'static [usize]>, [usize; 2]);
+    let cases: [Case; 8] = [
+        (
+            &vector_add::vector_add::<1024>::INFO,
+            vec![&[5000]; 3],
+            [5000, 1],
+        ),
+        (
+            &softmax::softmax::<4, 256>::INFO,
+            vec![&[ROWS, COLS]; 2],
+            [ROWS, 1],
+        ),
+        (
+            &layernorm::layernorm::<2, 384>::INFO,
+            vec![&[ROWS, COLS], &[COLS], &[COLS], &[ROWS, COLS]],
+            [ROWS, 1],
+        ),
+        (
+            &matmul::matmul::<32, 32, 16>::INFO,
+            vec![&[M, K], &[K, N], &[M, N]],
+            [M, N],
+        ),
+        (
+            &matmul::matmul_f16::<32, 32, 16>::INFO,
+            vec![&[M, K], &[K, N], &[M, N]],
+            [M, N],
+        ),
+        (
+            &transpose::transpose::<32, 32>::INFO,
+            vec![&[M, N], &[N, M]],
+            [M, N],
+        ),
+        (
+            &transpose::transpose_lview::<224, 160, 32, 32>::INFO,
+            vec![&[224, 160], &[160, 224]],
+            [224, 160],
+        ),
+        (
+            &attention::attention::<16, 16, 64>::INFO,
+            vec![&[SEQ, 64]; 4],
+            [SEQ, 1],
+        ),
+    ];
+    let mut rng = Inputs::default();
+    let mut ran = 0;
+    for (info, shapes, extent) in cases {
+        for spec in info.specializations {
+            let func = tile::ir::text::parse_function(spec.ir).expect("the embedded IR parses");
+            let block = |name: &str| {
+                let at = info.const_params.iter().position(|p| *p == name);
+                at.map_or(1, |i| spec.values[i] as usize)
+            };
+            // Each kernel's first grid axis tiles rows (BLOCK, BR, BM) and
+            // its second columns (BN).
+            let first = ["BLOCK", "BR", "BM"]
+                .iter()
+                .map(|p| block(p))
+                .max()
+                .unwrap_or(1);
+            let grid = [
+                extent[0].div_ceil(first) as u32,
+                extent[1].div_ceil(block("BN")) as u32,
+                1,
+            ];
+            let args = host_args(&func, &shapes, 0.125, &mut rng);
+            let mut want = args.clone();
+            interp::run(&func, grid, &mut want).expect("the interpreter runs");
+            let mut got = args;
+            match host::run(&func, grid, &mut got) {
+                Ok(()) => {
+                    ran += 1;
+                    assert!(
+                        got == want,
+                        "{} ({}): the host back end differs from the interpreter",
+                        info.name,
+                        spec.label
+                    );
+                }
+                Err(e) => panic!("{} ({}): {e}", info.name, spec.label),
+            }
+        }
+    }
+    assert_eq!(ran, 9, "every specialization of every example");
+}

@@ -1,5 +1,5 @@
 //! Code generation for tile kernels: lowering to a thread-level program, its lockstep emulator,
-//! and (in progress) LLVM code generation for NVPTX, AMDGPU and the host.
+//! and LLVM code generation for NVPTX, AMDGPU and the host.
 //!
 //! * [`layout_assign`]: distributed layouts of tile values (blocked layouts and their slices,
 //!   expressed with the CuTe layout algebra of `tile_ir::layout`);
@@ -8,6 +8,8 @@
 //! * [`lower`]: tile IR → thread-level program, one file per op family;
 //! * [`emulate`]: runs a thread-level program on the CPU, all threads of a block in lockstep,
 //!   reporting out-of-bounds accesses, uninitialized shared reads and shared-memory races;
+//! * [`host`]: tile IR compiled for the CPU through LLVM's JIT, one function per program
+//!   instance, run in parallel over the grid (not yet used by the CPU device);
 //! * [`target`]: the targets (NVPTX `sm_*`, AMDGPU `gfx*`, host), their LLVM triples, CPUs and
 //!   features, and LLVM 19 target machines that emit assembly and object files;
 //! * [`tools`]: finding and running `ptxas`, `ld.lld` and `llvm-objdump`.
@@ -19,6 +21,7 @@
 
 pub mod emit;
 pub mod emulate;
+pub mod host;
 pub mod layout_assign;
 pub mod lower;
 pub mod target;

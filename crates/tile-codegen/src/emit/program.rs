@@ -41,7 +41,7 @@ struct Kernel<'p, 'ctx> {
 
 impl<'ctx> Emitter<'_, 'ctx> {
     /// The memory type of an element of `dtype` (bool is one byte).
-    fn mem_type(&self, dtype: DType) -> BasicTypeEnum<'ctx> {
+    pub(crate) fn mem_type(&self, dtype: DType) -> BasicTypeEnum<'ctx> {
         match dtype {
             DType::Bool => self.ctx.i8_type().into(),
             d => self.reg_type(d),

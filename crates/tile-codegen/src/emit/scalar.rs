@@ -52,7 +52,11 @@ impl<'ctx> Emitter<'_, 'ctx> {
 
     /// A float register of `dtype` as an f32 (narrow dtypes) or its own
     /// f32/f64 value.
-    fn widen(&self, x: BasicValueEnum<'ctx>, dtype: DType) -> Result<FloatValue<'ctx>, EmitError> {
+    pub(crate) fn widen(
+        &self,
+        x: BasicValueEnum<'ctx>,
+        dtype: DType,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
         match dtype {
             DType::F32 | DType::F64 => Ok(x.into_float_value()),
             d => {
@@ -268,7 +272,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
 
     /// Whether `x` precedes `y` in the order of IEEE `minimum` (numeric,
     /// `-0 < +0`), for non-NaN operands.
-    fn is_below(
+    pub(crate) fn is_below(
         &self,
         x: FloatValue<'ctx>,
         y: FloatValue<'ctx>,

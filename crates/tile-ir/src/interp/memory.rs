@@ -252,8 +252,10 @@ pub(super) fn tensor_arg(arg: usize, args: &[Arg]) -> Result<&HostTensor, Fault>
     }
 }
 
-/// The value of a masked load's elements outside the tensor.
-pub(super) fn padding_value(padding: Padding, dtype: DType) -> Result<Scalar, Fault> {
+/// The value of a masked load's elements outside the tensor, or a
+/// [`Fault::Type`] when the padding does not exist in `dtype` (`nan` of an
+/// integer, an infinity of `f8e4m3`, a constant of another dtype).
+pub fn padding_value(padding: Padding, dtype: DType) -> Result<Scalar, Fault> {
     let infinity = |negative: bool| match dtype {
         DType::F8E5M2 => Some(Scalar::F8E5M2(F8E5M2::from_bits(if negative {
             0xfc

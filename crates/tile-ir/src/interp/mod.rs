@@ -25,6 +25,7 @@ pub mod tensor;
 mod value;
 
 pub use error::{Fault, InterpError};
+pub use memory::padding_value;
 pub use tensor::{Element, HostTensor, TensorError};
 
 use crate::function::{Function, Op, OpId, Region, Value};
@@ -58,6 +59,17 @@ impl Default for Options {
     }
 }
 
+/// Checks `args` against `func`'s parameters and `grid` against the `i32`
+/// range of `program_id`, as [`run`] does before running anything: other
+/// execution paths share these launch rules and their errors.
+pub fn check_launch(func: &Function, grid: [u32; 3], args: &[Arg]) -> Result<(), InterpError> {
+    args::check(func, args)?;
+    if grid.iter().any(|&g| i32::try_from(g).is_err()) {
+        return Err(InterpError::Grid { grid });
+    }
+    Ok(())
+}
+
 /// Runs `func` over `grid` with the default [`Options`].
 pub fn run(func: &Function, grid: [u32; 3], args: &mut [Arg]) -> Result<(), InterpError> {
     run_with(func, grid, args, &Options::default())
@@ -71,10 +83,7 @@ pub fn run_with(
     args: &mut [Arg],
     options: &Options,
 ) -> Result<(), InterpError> {
-    args::check(func, args)?;
-    if grid.iter().any(|&g| i32::try_from(g).is_err()) {
-        return Err(InterpError::Grid { grid });
-    }
+    check_launch(func, grid, args)?;
     check_handles(func, &func.body)?;
     let names = ValueNames::new(func);
     let mut machine = Machine {

@@ -206,6 +206,13 @@ impl HostTensor {
         &self.data
     }
 
+    /// The underlying buffer, for back ends that write elements in place
+    /// (every reachable element is inside it). A `bool` element reads as
+    /// `true` for any non-zero byte.
+    pub fn data_mut(&mut self) -> &mut [u8] {
+        &mut self.data
+    }
+
     /// The number of logical elements (the product of the extents).
     pub fn numel(&self) -> usize {
         self.shape.iter().product()

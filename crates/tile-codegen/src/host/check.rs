@@ -1,0 +1,104 @@
+//! Runtime checks: a failed check writes the status record and returns its
+//! code from the kernel, so nothing after it runs.
+
+use super::abi::{STATUS_CHECK, STATUS_INDEX};
+use super::error::{HostError, HostFault};
+use super::lower::Lowering;
+use inkwell::values::IntValue;
+use tile_ir::interp::Options;
+use tile_ir::OpId;
+
+/// The codes of [`super::Status::code`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Code {
+    /// A partition index outside the view's index space.
+    IndexSpace = 1,
+    /// An unmasked access to a partially out-of-bounds partition.
+    PartialPartition = 2,
+    /// A `for` step that is not positive.
+    NonPositiveStep = 3,
+    /// A `for` over the iteration limit.
+    IterationLimit = 4,
+    /// An unmasked layout-view access outside the tensor's element space.
+    LViewOutside = 5,
+}
+
+/// An op with checks: what the status record's `check` names.
+#[derive(Clone, Debug)]
+pub(super) struct CheckSite {
+    /// The op.
+    pub(super) op: OpId,
+    /// The op as `ValueNames::describe_op` writes it.
+    pub(super) describe: String,
+    /// How many values its failures record.
+    pub(super) values: usize,
+}
+
+/// The iteration limit of one execution of a loop: the interpreter's.
+pub(super) fn iteration_limit() -> u64 {
+    Options::default().max_loop_iterations
+}
+
+/// The fault of a status record with `code` and `values`; `count` is the
+/// number of values the check recorded.
+pub(super) fn fault(code: u32, values: &[i64; 4], count: usize) -> Result<HostFault, HostError> {
+    let index = values[..count.min(4)].to_vec();
+    Ok(match code {
+        1 => HostFault::IndexSpace { index },
+        2 => HostFault::PartialPartition { index },
+        3 => HostFault::NonPositiveStep { step: values[0] },
+        4 => HostFault::IterationLimit {
+            iterations: values[0],
+            limit: iteration_limit(),
+        },
+        5 => HostFault::LViewOutside { base: values[0] },
+        other => return Err(HostError::internal(format!("status code {other}"))),
+    })
+}
+
+impl<'a, 'ctx> Lowering<'a, 'ctx> {
+    /// Continues where `ok` (an `i1`) holds; elsewhere records `code` for op
+    /// `id` with `values` (`i64`, the first four kept) and returns.
+    pub(super) fn check(
+        &mut self,
+        ok: IntValue<'ctx>,
+        id: OpId,
+        code: Code,
+        values: &[IntValue<'ctx>],
+    ) -> Result<(), HostError> {
+        let ctx = self.e.ctx;
+        let (i32t, i64t, i8t) = (ctx.i32_type(), ctx.i64_type(), ctx.i8_type());
+        let position = match self.checks.iter().position(|site| site.op == id) {
+            Some(p) => p,
+            None => {
+                self.checks.push(CheckSite {
+                    op: id,
+                    describe: self.names.describe_op(self.func, id),
+                    values: values.len().min(4),
+                });
+                self.checks.len() - 1
+            }
+        };
+        let fail = ctx.append_basic_block(self.f, "fail");
+        let cont = ctx.append_basic_block(self.f, "ok");
+        let b = &self.e.b;
+        b.build_conditional_branch(ok, cont, fail)?;
+        b.position_at_end(fail);
+        let code = i32t.const_int(code as u64, false);
+        b.build_store(self.status, code)?;
+        let at = self.gep(i8t.into(), self.status, self.i64(STATUS_CHECK as i64))?;
+        b.build_store(at, i32t.const_int(position as u64, false))?;
+        for (k, &v) in values.iter().take(4).enumerate() {
+            let at = self.gep(
+                i8t.into(),
+                self.status,
+                self.i64((STATUS_INDEX + 8 * k as u64) as i64),
+            )?;
+            let v = b.build_int_s_extend_or_bit_cast(v, i64t, "value")?;
+            b.build_store(at, v)?;
+        }
+        b.build_return(Some(&code))?;
+        b.position_at_end(cont);
+        Ok(())
+    }
+}

@@ -1,0 +1,313 @@
+//! The driver of the host lowering: the kernel function, its parameters, the
+//! values of the tile IR as LLVM values or frame places, and the dispatch of
+//! each op to the file of its family.
+
+use super::abi;
+use super::check::CheckSite;
+use super::error::HostError;
+use super::frame::TileRef;
+use super::lview::ViewRef;
+use crate::emit::Emitter;
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::module::Module;
+use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
+use std::collections::HashMap;
+use tile_ir::{DType, Function, OpId, OpKind, Region, Type, Value, ValueNames};
+
+/// The name of the kernel function in the host module.
+pub(super) const KERNEL: &str = "tile_host_kernel";
+
+/// A tensor parameter: its base pointer and runtime extents and strides
+/// (`i64`).
+#[derive(Clone)]
+pub(super) struct TensorArg<'ctx> {
+    pub(super) base: PointerValue<'ctx>,
+    pub(super) extents: Vec<IntValue<'ctx>>,
+    pub(super) strides: Vec<IntValue<'ctx>>,
+}
+
+/// What a tile-IR value is while the kernel is emitted.
+#[derive(Clone)]
+pub(super) enum HostValue<'ctx> {
+    /// A scalar, in its register type.
+    Scalar(BasicValueEnum<'ctx>),
+    /// A tile, at its place in the frame.
+    Tile(TileRef),
+    /// The tensor parameter at this position.
+    Tensor(usize),
+    /// A layout view.
+    LView(ViewRef<'ctx>),
+    /// A partition view of the tensor parameter `tensor`.
+    View {
+        /// The tensor parameter's position.
+        tensor: usize,
+        /// The partition's shape.
+        tile: Vec<usize>,
+        /// The element dtype.
+        dtype: DType,
+    },
+}
+
+/// The state of the lowering of one kernel.
+pub(super) struct Lowering<'a, 'ctx> {
+    pub(super) e: Emitter<'a, 'ctx>,
+    pub(super) func: &'a Function,
+    pub(super) names: ValueNames,
+    pub(super) f: FunctionValue<'ctx>,
+    /// A builder at the end of the entry block, which holds only stack
+    /// slots (and branches to the code once the kernel is done).
+    pub(super) allocas: Builder<'ctx>,
+    pub(super) frame: PointerValue<'ctx>,
+    pub(super) status: PointerValue<'ctx>,
+    ids: PointerValue<'ctx>,
+    values: HashMap<Value, HostValue<'ctx>>,
+    pub(super) tensors: HashMap<usize, TensorArg<'ctx>>,
+    /// The bytes of the frame used so far.
+    pub(super) frame_bytes: u64,
+    /// The op of each check, in the order of [`abi::Status::check`].
+    pub(super) checks: Vec<CheckSite>,
+}
+
+impl<'a, 'ctx> Lowering<'a, 'ctx> {
+    /// Emits `func` as the kernel function of `module`; returns the frame
+    /// size in bytes and the op of each check.
+    pub(super) fn kernel(
+        ctx: &'ctx Context,
+        module: &'a Module<'ctx>,
+        func: &'a Function,
+    ) -> Result<(u64, Vec<CheckSite>), HostError> {
+        let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
+        let i32t = ctx.i32_type();
+        let ty = i32t.fn_type(&[ptr.into(), ptr.into(), ptr.into(), ptr.into()], false);
+        let f = module.add_function(KERNEL, ty, None);
+        let noalias = inkwell::attributes::Attribute::get_named_enum_kind_id("noalias");
+        for i in 0..4 {
+            f.add_attribute(
+                inkwell::attributes::AttributeLoc::Param(i),
+                ctx.create_enum_attribute(noalias, 0),
+            );
+        }
+        let param = |i: u32| -> Result<PointerValue<'ctx>, HostError> {
+            f.get_nth_param(i)
+                .map(|p| p.into_pointer_value())
+                .ok_or_else(|| HostError::internal("a kernel parameter"))
+        };
+        let entry = ctx.append_basic_block(f, "entry");
+        let start = ctx.append_basic_block(f, "start");
+        let allocas = ctx.create_builder();
+        allocas.position_at_end(entry);
+        let e = Emitter {
+            ctx,
+            module,
+            b: ctx.create_builder(),
+            gpu: None,
+            // The host computes what the interpreter does, bit for bit.
+            fast_math: false,
+        };
+        e.b.position_at_end(start);
+        let mut l = Lowering {
+            e,
+            func,
+            names: ValueNames::new(func),
+            f,
+            allocas,
+            frame: param(2)?,
+            status: param(3)?,
+            ids: param(1)?,
+            values: HashMap::new(),
+            tensors: HashMap::new(),
+            frame_bytes: 0,
+            checks: Vec::new(),
+        };
+        l.parameters(param(0)?)?;
+        l.region(&func.body)?;
+        l.e.b.build_return(Some(&i32t.const_zero()))?;
+        l.allocas.build_unconditional_branch(start)?;
+        Ok((l.frame_bytes, l.checks))
+    }
+
+    /// Reads every parameter from the packet.
+    fn parameters(&mut self, packet: PointerValue<'ctx>) -> Result<(), HostError> {
+        let i64t = self.e.ctx.i64_type();
+        let slots = abi::slots(self.func);
+        for (index, (p, &slot)) in self.func.params.iter().zip(&slots).enumerate() {
+            let word = |l: &Self, k: u64| -> Result<IntValue<'ctx>, HostError> {
+                let at = l.gep(i64t.into(), packet, i64t.const_int(slot + k, false))?;
+                Ok(l.e.b.build_load(i64t, at, "slot")?.into_int_value())
+            };
+            match self.func.ty(p.value) {
+                Type::Tensor(t) => {
+                    let ptr = self.e.ctx.ptr_type(inkwell::AddressSpace::default());
+                    let base = self.e.b.build_int_to_ptr(word(self, 0)?, ptr, "base")?;
+                    let extents = (0..t.rank as u64)
+                        .map(|k| word(self, 1 + k))
+                        .collect::<Result<_, _>>()?;
+                    let strides = (0..t.rank as u64)
+                        .map(|k| word(self, 1 + t.rank as u64 + k))
+                        .collect::<Result<_, _>>()?;
+                    self.tensors.insert(
+                        index,
+                        TensorArg {
+                            base,
+                            extents,
+                            strides,
+                        },
+                    );
+                    self.define(p.value, HostValue::Tensor(index));
+                }
+                Type::Scalar(d) => {
+                    let bits = word(self, 0)?;
+                    let v = self.scalar_of_bits(bits, *d)?;
+                    self.define(p.value, HostValue::Scalar(v));
+                }
+                other => {
+                    return Err(HostError::Unsupported {
+                        what: format!("a parameter of type {other}"),
+                    })
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The register value of `dtype` whose bits are the low bits of `bits`.
+    fn scalar_of_bits(
+        &self,
+        bits: IntValue<'ctx>,
+        dtype: DType,
+    ) -> Result<BasicValueEnum<'ctx>, HostError> {
+        let b = &self.e.b;
+        if dtype.is_bool() {
+            let zero = bits.get_type().const_zero();
+            return Ok(b
+                .build_int_compare(inkwell::IntPredicate::NE, bits, zero, "bool")?
+                .into());
+        }
+        let narrow = b.build_int_truncate_or_bit_cast(bits, self.e.int_type(dtype.bits()), "w")?;
+        Ok(b.build_bit_cast(narrow, self.e.reg_type(dtype), "arg")?)
+    }
+
+    /// Emits the ops of `region` up to its `yield`; returns the yielded
+    /// values (none for the kernel's body).
+    pub(super) fn region(&mut self, region: &'a Region) -> Result<Vec<Value>, HostError> {
+        for &id in &region.ops {
+            let op = self.func.op(id);
+            if let OpKind::Yield = op.kind {
+                return Ok(op.operands.clone());
+            }
+            self.op(id)?;
+        }
+        Ok(Vec::new())
+    }
+
+    /// Emits one op.
+    fn op(&mut self, id: OpId) -> Result<(), HostError> {
+        let op = self.func.op(id);
+        match &op.kind {
+            OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => {
+                let grid = u64::from(matches!(op.kind, OpKind::NumPrograms { .. }));
+                let i32t = self.e.ctx.i32_type();
+                let k = i32t.const_int(3 * grid + u64::from(*axis), false);
+                let at = self.gep(i32t.into(), self.ids, k)?;
+                let v = self.e.b.build_load(i32t, at, "id")?;
+                self.define_result(id, HostValue::Scalar(v))
+            }
+            OpKind::Constant { value } => {
+                let v = self.e.constant(*value)?;
+                self.define_result(id, HostValue::Scalar(v))
+            }
+            OpKind::Full { .. }
+            | OpKind::Iota { .. }
+            | OpKind::Unary(_)
+            | OpKind::Binary(_)
+            | OpKind::Cmp(_)
+            | OpKind::Select
+            | OpKind::Fma
+            | OpKind::Cast { .. } => self.elementwise(id),
+            OpKind::Broadcast { .. }
+            | OpKind::Reshape { .. }
+            | OpKind::Permute { .. }
+            | OpKind::Expand { .. }
+            | OpKind::Flip { .. }
+            | OpKind::Slice { .. }
+            | OpKind::Pad { .. }
+            | OpKind::Cat { .. } => self.movement(id),
+            OpKind::Reduce { .. } | OpKind::ArgReduce { .. } | OpKind::Scan { .. } => {
+                self.reduce(id)
+            }
+            OpKind::Dot => self.dot(id),
+            OpKind::Dim { .. }
+            | OpKind::PartitionView { .. }
+            | OpKind::Load
+            | OpKind::LoadMasked { .. }
+            | OpKind::Store
+            | OpKind::StoreMasked => self.memory(id),
+            OpKind::For => self.emit_for(id),
+            OpKind::If => self.emit_if(id),
+            OpKind::Yield => Err(HostError::internal("`yield` outside the end of a region")),
+            OpKind::LView(_) => self.lview(id),
+        }
+    }
+
+    /// The value of `v`.
+    pub(super) fn value(&self, v: Value) -> Result<HostValue<'ctx>, HostError> {
+        self.values.get(&v).cloned().ok_or_else(|| {
+            HostError::internal(format!(
+                "{} is used before it is defined",
+                self.names.name(v)
+            ))
+        })
+    }
+
+    /// The scalar value of `v`.
+    pub(super) fn scalar(&self, v: Value) -> Result<BasicValueEnum<'ctx>, HostError> {
+        match self.value(v)? {
+            HostValue::Scalar(s) => Ok(s),
+            _ => Err(HostError::internal(format!(
+                "{} is not a scalar",
+                self.names.name(v)
+            ))),
+        }
+    }
+
+    /// The tile value of `v`.
+    pub(super) fn tile(&self, v: Value) -> Result<TileRef, HostError> {
+        match self.value(v)? {
+            HostValue::Tile(t) => Ok(t),
+            _ => Err(HostError::internal(format!(
+                "{} is not a tile",
+                self.names.name(v)
+            ))),
+        }
+    }
+
+    /// Defines `v`.
+    pub(super) fn define(&mut self, v: Value, value: HostValue<'ctx>) {
+        self.values.insert(v, value);
+    }
+
+    /// Defines the only result of `id`.
+    pub(super) fn define_result(
+        &mut self,
+        id: OpId,
+        value: HostValue<'ctx>,
+    ) -> Result<(), HostError> {
+        let r = self.result(id)?;
+        self.define(r, value);
+        Ok(())
+    }
+
+    /// The only result of `id`.
+    pub(super) fn result(&self, id: OpId) -> Result<Value, HostError> {
+        match self.func.op(id).results.as_slice() {
+            [r] => Ok(*r),
+            _ => Err(HostError::internal("an op without exactly one result")),
+        }
+    }
+
+    /// The operands of `id`.
+    pub(super) fn operands(&self, id: OpId) -> &'a [Value] {
+        &self.func.op(id).operands
+    }
+}

@@ -1,0 +1,282 @@
+//! `dim`, `partition_view`, and the loads and stores of partitions.
+//!
+//! For a view of tile shape `S` over a tensor of extents `e`, partition `I`
+//! is checked first: `0 ≤ i_k` and `i_k · S_k < e_k` (the index space, for
+//! every access), then for unmasked accesses `i_k · S_k + S_k ≤ e_k`. The
+//! elements inside the tensor form the box `[0, min(S_k, e_k − i_k · S_k))`
+//! of the tile: a masked load fills the tile with the padding and copies the
+//! box, a masked store writes the box only. Tensor accesses are unaligned
+//! (`align 1`): buffers are bytes.
+
+use super::check::Code;
+use super::error::HostError;
+use super::frame::row_major;
+use super::lower::{HostValue, Lowering, TensorArg};
+use inkwell::values::{BasicValue, BasicValueEnum, InstructionValue, IntValue};
+use inkwell::IntPredicate;
+use tile_ir::interp::padding_value;
+use tile_ir::{DType, OpId, OpKind, Value};
+
+/// A partition being accessed: the tensor, the tile's origin in it and the
+/// extents of the part inside it (`i64`).
+struct Partition<'ctx> {
+    tensor: TensorArg<'ctx>,
+    origin: Vec<IntValue<'ctx>>,
+    inside: Vec<IntValue<'ctx>>,
+}
+
+impl<'a, 'ctx> Lowering<'a, 'ctx> {
+    /// Emits `dim`, `partition_view`, `load`, `load_masked`, `store` or
+    /// `store_masked`.
+    pub(super) fn memory(&mut self, id: OpId) -> Result<(), HostError> {
+        let op = self.func.op(id);
+        let operands = self.operands(id);
+        match &op.kind {
+            OpKind::Dim { axis } => {
+                let t = self.tensor_of(operands.first().copied())?;
+                let extent = t.1.extents.get(*axis).copied().ok_or_else(|| {
+                    HostError::internal(format!("axis {axis} of `dim` out of range"))
+                })?;
+                let i32t = self.e.ctx.i32_type();
+                let v = self.e.b.build_int_truncate(extent, i32t, "dim")?;
+                self.define_result(id, HostValue::Scalar(v.into()))
+            }
+            OpKind::PartitionView { shape } => {
+                let (tensor, _) = self.tensor_of(operands.first().copied())?;
+                let dtype = self.func.ty(self.result(id)?).dtype();
+                self.define_result(
+                    id,
+                    HostValue::View {
+                        tensor,
+                        tile: shape.dims().to_vec(),
+                        dtype,
+                    },
+                )
+            }
+            OpKind::Load | OpKind::LoadMasked { .. } => {
+                let (view, indices) = operands
+                    .split_first()
+                    .ok_or_else(|| HostError::internal("a load without a view"))?;
+                let masked = matches!(op.kind, OpKind::LoadMasked { .. });
+                let (tile_shape, dtype, part) = self.partition(id, *view, indices, masked)?;
+                let out = self.place(&tile_shape, dtype);
+                let bounds = match &op.kind {
+                    OpKind::LoadMasked { padding } => {
+                        let pad = padding_value(*padding, dtype).map_err(|f| {
+                            HostError::internal(format!("the padding of a load: {f}"))
+                        })?;
+                        self.fill(&out, pad)?;
+                        part.inside.clone()
+                    }
+                    _ => self.static_bounds(&tile_shape),
+                };
+                let strides = row_major(&tile_shape);
+                let base = self.tensor_base(&part)?;
+                self.nest(&bounds, &mut |l, j| {
+                    let at = l.tensor_offset(&part, base, j)?;
+                    let v = l.read_global(&part.tensor, dtype, at)?;
+                    let to = l.linear(j, &strides, 0)?;
+                    l.set(&out, to, v)
+                })?;
+                self.define_result(id, HostValue::Tile(out))
+            }
+            OpKind::Store | OpKind::StoreMasked => {
+                let (value, rest) = operands
+                    .split_first()
+                    .ok_or_else(|| HostError::internal("a store without a value"))?;
+                let (view, indices) = rest
+                    .split_first()
+                    .ok_or_else(|| HostError::internal("a store without a view"))?;
+                let masked = matches!(op.kind, OpKind::StoreMasked);
+                let tile = self.tile(*value)?;
+                let (tile_shape, dtype, part) = self.partition(id, *view, indices, masked)?;
+                let bounds = if masked {
+                    part.inside.clone()
+                } else {
+                    self.static_bounds(&tile_shape)
+                };
+                let strides = row_major(&tile_shape);
+                let base = self.tensor_base(&part)?;
+                self.nest(&bounds, &mut |l, j| {
+                    let from = l.linear(j, &strides, 0)?;
+                    let v = l.get(&tile, from)?;
+                    let at = l.tensor_offset(&part, base, j)?;
+                    l.write_global(&part.tensor, dtype, at, v)
+                })
+            }
+            other => Err(HostError::internal(format!(
+                "`{}` is not a memory op",
+                other.name()
+            ))),
+        }
+    }
+
+    /// The tensor parameter `v` names: its position and its arguments.
+    fn tensor_of(&self, v: Option<Value>) -> Result<(usize, TensorArg<'ctx>), HostError> {
+        let v = v.ok_or_else(|| HostError::internal("a missing tensor operand"))?;
+        match self.value(v)? {
+            HostValue::Tensor(index) => {
+                let t = self
+                    .tensors
+                    .get(&index)
+                    .cloned()
+                    .ok_or_else(|| HostError::internal("an unknown tensor parameter"))?;
+                Ok((index, t))
+            }
+            _ => Err(HostError::internal(
+                "a tensor operand that is not a parameter",
+            )),
+        }
+    }
+
+    /// `i64` constants of `shape`.
+    fn static_bounds(&self, shape: &[usize]) -> Vec<IntValue<'ctx>> {
+        shape.iter().map(|&e| self.i64(e as i64)).collect()
+    }
+
+    /// Checks the partition of `view` at `indices` for op `id` (and, unless
+    /// `masked`, that it lies wholly inside the tensor); returns the tile
+    /// shape, the dtype and the partition.
+    fn partition(
+        &mut self,
+        id: OpId,
+        view: Value,
+        indices: &[Value],
+        masked: bool,
+    ) -> Result<(Vec<usize>, DType, Partition<'ctx>), HostError> {
+        let HostValue::View {
+            tensor,
+            tile,
+            dtype,
+        } = self.value(view)?
+        else {
+            return Err(HostError::internal("an access through a non-view"));
+        };
+        let t = self
+            .tensors
+            .get(&tensor)
+            .cloned()
+            .ok_or_else(|| HostError::internal("an unknown tensor parameter"))?;
+        if indices.len() != tile.len() || t.extents.len() != tile.len() {
+            return Err(HostError::internal("a partition index of the wrong rank"));
+        }
+        let i64t = self.e.ctx.i64_type();
+        let b = &self.e.b;
+        let mut index = Vec::new();
+        for &v in indices {
+            let d = self.func.ty(v).dtype();
+            let x = self.scalar(v)?.into_int_value();
+            index.push(if d.bits() == 64 {
+                x
+            } else if d.is_signed_int() {
+                b.build_int_s_extend(x, i64t, "index")?
+            } else {
+                b.build_int_z_extend(x, i64t, "index")?
+            });
+        }
+        let mut ok = self.e.ctx.bool_type().const_all_ones();
+        let mut whole = ok;
+        let (mut origin, mut inside) = (Vec::new(), Vec::new());
+        for ((&i, &s), &e) in index.iter().zip(&tile).zip(&t.extents) {
+            let s = self.i64(s as i64);
+            // i · S < e  ⟺  i < ⌈e / S⌉, without overflow.
+            let round = b.build_int_add(e, b.build_int_sub(s, self.i64(1), "s1")?, "round")?;
+            let count = b.build_int_unsigned_div(round, s, "count")?;
+            let nonneg = b.build_int_compare(IntPredicate::SGE, i, self.i64(0), "nonneg")?;
+            let below = b.build_int_compare(IntPredicate::SLT, i, count, "below")?;
+            ok = b.build_and(ok, b.build_and(nonneg, below, "in")?, "ok")?;
+            let o = b.build_int_mul(i, s, "origin")?;
+            let room = b.build_int_sub(e, o, "room")?;
+            let fits = b.build_int_compare(IntPredicate::SLE, s, room, "fits")?;
+            whole = b.build_and(whole, fits, "whole")?;
+            let n = b.build_select(fits, s, room, "inside")?.into_int_value();
+            origin.push(o);
+            inside.push(n);
+        }
+        self.check(ok, id, Code::IndexSpace, &index)?;
+        if !masked {
+            self.check(whole, id, Code::PartialPartition, &index)?;
+        }
+        Ok((
+            tile,
+            dtype,
+            Partition {
+                tensor: t,
+                origin,
+                inside,
+            },
+        ))
+    }
+
+    /// The element offset of the partition's origin, `Σ origin_k · stride_k`.
+    fn tensor_base(&self, part: &Partition<'ctx>) -> Result<IntValue<'ctx>, HostError> {
+        let mut at = self.i64(0);
+        for (&o, &s) in part.origin.iter().zip(&part.tensor.strides) {
+            let term = self.e.b.build_int_mul(o, s, "term")?;
+            at = self.e.b.build_int_add(at, term, "base")?;
+        }
+        Ok(at)
+    }
+
+    /// The element offset of tile element `j` of the partition.
+    fn tensor_offset(
+        &self,
+        part: &Partition<'ctx>,
+        base: IntValue<'ctx>,
+        j: &[IntValue<'ctx>],
+    ) -> Result<IntValue<'ctx>, HostError> {
+        let mut at = base;
+        for (&j, &s) in j.iter().zip(&part.tensor.strides) {
+            let term = self.e.b.build_int_mul(j, s, "term")?;
+            at = self.e.b.build_int_add(at, term, "el")?;
+        }
+        Ok(at)
+    }
+
+    /// Element `at` of tensor `t`, in its register type.
+    pub(super) fn read_global(
+        &self,
+        t: &TensorArg<'ctx>,
+        dtype: DType,
+        at: IntValue<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>, HostError> {
+        let ty = self.e.mem_type(dtype);
+        let ptr = self.gep(ty, t.base, at)?;
+        let v = self.e.b.build_load(ty, ptr, "g")?;
+        unaligned(v.as_instruction_value())?;
+        self.loaded(v, dtype)
+    }
+
+    /// Writes `v` to element `at` of tensor `t`.
+    pub(super) fn write_global(
+        &self,
+        t: &TensorArg<'ctx>,
+        dtype: DType,
+        at: IntValue<'ctx>,
+        v: BasicValueEnum<'ctx>,
+    ) -> Result<(), HostError> {
+        let ty = self.e.mem_type(dtype);
+        let ptr = self.gep(ty, t.base, at)?;
+        let v = self.stored(v, dtype)?;
+        let store = self.e.b.build_store(ptr, v)?;
+        unaligned(Some(store))
+    }
+}
+
+/// Marks a tensor access as unaligned.
+fn unaligned(inst: Option<InstructionValue<'_>>) -> Result<(), HostError> {
+    inst.ok_or_else(|| HostError::internal("a memory access that is not an instruction"))?
+        .set_alignment(1)
+        .map_err(|e| HostError::internal(format!("setting an alignment: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::row_major;
+
+    #[test]
+    fn row_major_strides() {
+        assert_eq!(row_major(&[2, 3, 4]), vec![12, 4, 1]);
+        assert_eq!(row_major(&[]), Vec::<i64>::new());
+    }
+}

@@ -1,0 +1,75 @@
+//! The host back end: tile-IR kernels compiled for the CPU through LLVM and
+//! run in-process, program instances in parallel.
+//!
+//! The GPU path lowers a kernel to a thread-level program first; the host
+//! needs none of that. [`compile`] turns the tile-IR [`Function`] itself into
+//! one LLVM function that runs **one program instance**:
+//!
+//! ```text
+//! u32 kernel(const u64 *packet, const i32 ids[6], u8 *frame, Status *status)
+//! ```
+//!
+//! * **Arguments** (`abi`): the packet holds the parameters in the order of
+//!   the GPU kernel ABI (docs/backends.md), one 8-byte slot each: a tensor of
+//!   rank r as its base pointer (element zero), r extents and r strides in
+//!   elements; a scalar as its bits. `ids` is the program id then the grid.
+//! * **Tiles** (`frame`): every tile value has a fixed place in a per-worker
+//!   scratch `frame` (its shape is static), and every op on tiles is a loop
+//!   nest over elements that loads its operands' elements, computes with the
+//!   scalar emitter of [`crate::emit`] — the code the GPUs get, tested bit for
+//!   bit against `tile_ir::eval` — and stores the result's. LLVM's `O3`
+//!   vectorizes the loops. `reshape` is free (the same bytes); scalars are
+//!   SSA values, and values carried by `for` or merged by `if` live in stack
+//!   slots that LLVM promotes to registers.
+//! * **Orders** (`reduce`, `dot`): reductions, scans and `dot` combine in
+//!   the interpreter's order (docs/semantics.md §6), with loops arranged so
+//!   that the independent lanes are the innermost, vectorizable loop.
+//! * **Math** (`math`): `exp`, `log`, `sin`, … call the oracle's own f64
+//!   functions, bound to the module's declarations by the JIT, so host
+//!   results equal the interpreter's for every op and dtype.
+//! * **Errors** (`check`): what the interpreter reports inside a program — a
+//!   partition index outside the view's index space, an unmasked access to a
+//!   partially out-of-bounds partition, a non-positive `for` step, a loop over
+//!   the iteration limit — is checked before the access or loop; a failure
+//!   writes the status record and returns its code, so the failing access
+//!   touches no memory and nothing after it runs.
+//! * **Launch** (`launch`): [`HostKernel::run`] checks the arguments as the
+//!   interpreter does, refuses tensors whose strides may make two elements
+//!   share an address (which the interpreter reports per access), packs the
+//!   arguments and runs the program instances on all cores over
+//!   `std::thread::scope`; the error of the first failing instance in the
+//!   interpreter's order (x fastest) is returned.
+//!
+//! * **Target** (`launch`): every function carries the host's CPU name and
+//!   features, so the JIT generates code for this CPU (AVX2, FMA, …) rather
+//!   than a generic x86-64.
+//!
+//! * **Layout views** (`lview`): a view is its static layout and a runtime
+//!   `i128` base; derived views add the shift `tile_ir::lview::derive`
+//!   describes, evaluated at run time.
+//!
+//! Every op of the tile IR is covered. What the host refuses is reported as
+//! [`HostError::Unsupported`]: a store through a layout that sends two
+//! elements to one offset (as the GPU lowering refuses it).
+
+mod abi;
+mod check;
+mod control;
+mod dot;
+mod elementwise;
+mod error;
+mod frame;
+mod launch;
+mod lower;
+mod lview;
+mod math;
+mod memory;
+mod movement;
+mod reduce;
+
+pub use abi::Status;
+pub use error::{HostError, HostFault};
+pub use launch::{compile, run, HostKernel};
+
+#[cfg(doc)]
+use tile_ir::Function;

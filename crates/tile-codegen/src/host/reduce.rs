@@ -1,0 +1,216 @@
+//! `reduce`, `arg` and `scan` in the interpreter's order.
+//!
+//! The operand is seen as `[outer, extent, inner]` around the reduced axis.
+//! Each lane `(o, i)` folds `x[o, 0, i], x[o, 1, i], …` strictly left to
+//! right, one rounding per step (docs/semantics.md §6); the loops run `o`,
+//! then `k` along the axis, then `i` innermost, so that independent lanes are
+//! the vectorizable loop and each lane still sees `k` ascending.
+
+use super::error::HostError;
+use super::frame::TileRef;
+use super::lower::{HostValue, Lowering};
+use inkwell::values::{BasicValueEnum, IntValue};
+use tile_ir::{ArgKind, BinaryOp, CmpPred, DType, OpId, OpKind, ReduceKind, ScanKind, Type};
+
+impl<'a, 'ctx> Lowering<'a, 'ctx> {
+    /// Emits `reduce`, `arg` or `scan`.
+    pub(super) fn reduce(&mut self, id: OpId) -> Result<(), HostError> {
+        let kind = self.func.op(id).kind.clone();
+        let x = self.tile(
+            *self
+                .operands(id)
+                .first()
+                .ok_or_else(|| HostError::internal("a reduction without an operand"))?,
+        )?;
+        let result = self.result(id)?;
+        let axis = match kind {
+            OpKind::Reduce { axis, .. }
+            | OpKind::ArgReduce { axis, .. }
+            | OpKind::Scan { axis, .. } => axis,
+            _ => return Err(HostError::internal("not a reduction")),
+        };
+        let extent = *x
+            .shape
+            .get(axis)
+            .ok_or_else(|| HostError::internal("a reduced axis out of range"))?;
+        let outer: usize = x.shape[..axis].iter().product();
+        let inner: usize = x.shape[axis + 1..].iter().product();
+        let dims = Dims {
+            outer,
+            extent,
+            inner,
+        };
+        let out = match kind {
+            OpKind::Scan { kind, .. } => {
+                let op = match kind {
+                    ScanKind::CumSum => BinaryOp::Add,
+                    ScanKind::CumProd => BinaryOp::Mul,
+                };
+                let out = self.place(&x.shape, x.dtype);
+                self.copy(&out, &x)?;
+                self.fold(&x, &out, dims, op, true)?;
+                out
+            }
+            OpKind::Reduce { kind, .. } => {
+                let op = match kind {
+                    ReduceKind::Sum => BinaryOp::Add,
+                    ReduceKind::Prod => BinaryOp::Mul,
+                    ReduceKind::Max => BinaryOp::Max,
+                    ReduceKind::Min => BinaryOp::Min,
+                };
+                let out = self.place(&[outer, inner], x.dtype);
+                self.first_of_lanes(&x, &out, dims)?;
+                self.fold(&x, &out, dims, op, false)?;
+                out
+            }
+            OpKind::ArgReduce { kind, .. } => {
+                let best = self.place(&[outer, inner], x.dtype);
+                self.first_of_lanes(&x, &best, dims)?;
+                let out = self.place(&[outer, inner], DType::I32);
+                self.fill(&out, tile_ir::Scalar::I32(0))?;
+                self.arg_fold(&x, &best, &out, dims, kind)?;
+                out
+            }
+            _ => return Err(HostError::internal("not a reduction")),
+        };
+        let value = match self.func.ty(result) {
+            Type::Scalar(_) => HostValue::Scalar(self.get(&out, self.i64(0))?),
+            Type::Tile(t) => HostValue::Tile(TileRef {
+                shape: t.shape.dims().to_vec(),
+                ..out
+            }),
+            other => return Err(HostError::internal(format!("a reduction to a {other}"))),
+        };
+        self.define(result, value);
+        Ok(())
+    }
+
+    /// `out[o, i] = x[o, 0, i]` for every lane.
+    fn first_of_lanes(&mut self, x: &TileRef, out: &TileRef, d: Dims) -> Result<(), HostError> {
+        let (xs, os) = ([(d.extent * d.inner) as i64, 1], [d.inner as i64, 1]);
+        self.copy_affine(&[d.outer, d.inner], out, 0, &os, x, 0, &xs)
+    }
+
+    /// For `k = 1 … extent − 1` and every lane: `acc = op(acc, x[o, k, i])`
+    /// where `acc` is `out[o, i]` (or, for a scan, `out[o, k − 1, i]`, the
+    /// result stored at `out[o, k, i]`).
+    fn fold(
+        &mut self,
+        x: &TileRef,
+        out: &TileRef,
+        d: Dims,
+        op: BinaryOp,
+        scan: bool,
+    ) -> Result<(), HostError> {
+        if d.extent < 2 {
+            return Ok(());
+        }
+        let (lane, along) = ((d.extent * d.inner) as i64, d.inner as i64);
+        let bounds = [
+            self.i64(d.outer as i64),
+            self.i64(d.extent as i64 - 1),
+            self.i64(d.inner as i64),
+        ];
+        self.nest(&bounds, &mut |l, c| {
+            let (o, k1, i) = (c[0], c[1], c[2]);
+            let b = &l.e.b;
+            let k = b.build_int_nsw_add(k1, l.i64(1), "k")?;
+            let from = l.linear(&[o, k, i], &[lane, along, 1], 0)?;
+            let (read, write) = if scan {
+                (l.linear(&[o, k1, i], &[lane, along, 1], 0)?, from)
+            } else {
+                let at = l.linear(&[o, i], &[along, 1], 0)?;
+                (at, at)
+            };
+            let acc = l.get(out, read)?;
+            let v = l.get(x, from)?;
+            let next = l.apply(&OpKind::Binary(op), &[x.dtype; 2], &[acc, v])?;
+            l.set(out, write, next)
+        })
+    }
+
+    /// `arg` along the lanes: `best` holds each lane's best value so far,
+    /// `out` its index. A NaN wins and then stays; otherwise a later element
+    /// wins when it is strictly better (`-0 < +0`).
+    fn arg_fold(
+        &mut self,
+        x: &TileRef,
+        best: &TileRef,
+        out: &TileRef,
+        d: Dims,
+        kind: ArgKind,
+    ) -> Result<(), HostError> {
+        if d.extent < 2 {
+            return Ok(());
+        }
+        let dtype = x.dtype;
+        let (lane, along) = ((d.extent * d.inner) as i64, d.inner as i64);
+        let bounds = [
+            self.i64(d.outer as i64),
+            self.i64(d.extent as i64 - 1),
+            self.i64(d.inner as i64),
+        ];
+        self.nest(&bounds, &mut |l, c| {
+            let (o, k1, i) = (c[0], c[1], c[2]);
+            let b = &l.e.b;
+            let k = b.build_int_nsw_add(k1, l.i64(1), "k")?;
+            let from = l.linear(&[o, k, i], &[lane, along, 1], 0)?;
+            let at = l.linear(&[o, i], &[along, 1], 0)?;
+            let current = l.get(best, at)?;
+            let v = l.get(x, from)?;
+            let (before, after) = match kind {
+                ArgKind::ArgMax => (current, v),
+                ArgKind::ArgMin => (v, current),
+            };
+            let better = l.precedes(dtype, before, after)?;
+            let better = if dtype.is_float() {
+                let b = &l.e.b;
+                let nan_v = l.is_nan(dtype, v)?;
+                let nan_current = l.is_nan(dtype, current)?;
+                let better = b.build_or(nan_v, better, "better")?;
+                b.build_and(b.build_not(nan_current, "settled")?, better, "better")?
+            } else {
+                better
+            };
+            let b = &l.e.b;
+            let value = b.build_select(better, v, current, "best")?;
+            let index = b.build_int_truncate(k, l.e.ctx.i32_type(), "k32")?;
+            let old = l.get(out, at)?;
+            let index = b.build_select(better, index.into(), old, "arg")?;
+            l.set(best, at, value)?;
+            l.set(out, at, index)
+        })
+    }
+
+    /// Whether `a` comes strictly before `b` (non-NaN floats: `-0 < +0`).
+    fn precedes(
+        &self,
+        dtype: DType,
+        a: BasicValueEnum<'ctx>,
+        b: BasicValueEnum<'ctx>,
+    ) -> Result<IntValue<'ctx>, HostError> {
+        if dtype.is_float() {
+            let (x, y) = (self.e.widen(a, dtype)?, self.e.widen(b, dtype)?);
+            Ok(self.e.is_below(x, y)?)
+        } else {
+            Ok(self
+                .apply(&OpKind::Cmp(CmpPred::Lt), &[dtype; 2], &[a, b])?
+                .into_int_value())
+        }
+    }
+
+    /// Whether the float `v` of `dtype` is a NaN.
+    fn is_nan(&self, dtype: DType, v: BasicValueEnum<'ctx>) -> Result<IntValue<'ctx>, HostError> {
+        Ok(self
+            .apply(&OpKind::Cmp(CmpPred::Ne), &[dtype; 2], &[v, v])?
+            .into_int_value())
+    }
+}
+
+/// The operand of a reduction as `[outer, extent, inner]`.
+#[derive(Clone, Copy)]
+struct Dims {
+    outer: usize,
+    extent: usize,
+    inner: usize,
+}
