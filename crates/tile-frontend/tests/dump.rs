@@ -107,3 +107,34 @@ fn fast_math_computes_f32_math_in_f32() {
     let fast = exp_ptx(true);
     assert_eq!(f64_lines(&fast), 0, "{fast}");
 }
+
+#[test]
+fn loads_bounded_by_whole_tiles_are_proven_in_the_dumped_program() {
+    let dir = std::env::temp_dir().join(format!("tile-dump-proof-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let attr = quote!(configs(BM = 4, BK = 32), targets = "sm_80");
+    let item = quote! {
+        fn row_sums<const BM: usize, const BK: usize>(x: &Tensor<f32, 2>, out: &mut Tensor<f32>) {
+            let pid = program_id(0);
+            let vx = partition_view(x, [BM, BK]);
+            let mut acc = full([BM], 0.0f32);
+            if pid < x.dim(0) / BM as i32 {
+                for k in 0..x.dim(1) / BK as i32 {
+                    acc = acc + vx.load(pid, k).sum(1);
+                }
+            }
+            partition_view(out, [BM]).store_masked(acc, pid);
+        }
+    };
+    let options = Options {
+        dump_dir: Some(dir.clone()),
+        ..Options::default()
+    };
+    let out = tile_kernel(attr, item, &options).to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    let thread = std::fs::read_to_string(dir.join("row_sums/BM=4,BK=32/thread.txt"))
+        .expect("thread.txt written");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(thread.contains("// bounds: proven"), "{thread}");
+    assert!(!thread.contains("bounds_check"), "{thread}");
+}
