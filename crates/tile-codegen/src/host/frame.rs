@@ -292,6 +292,30 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         })
     }
 
+    /// Runs `then` where `cond` (an `i1`) holds and `otherwise` elsewhere.
+    pub(super) fn either(
+        &mut self,
+        cond: IntValue<'ctx>,
+        then: &mut dyn FnMut(&mut Self) -> Result<(), HostError>,
+        otherwise: &mut dyn FnMut(&mut Self) -> Result<(), HostError>,
+    ) -> Result<(), HostError> {
+        let ctx = self.e.ctx;
+        let (yes, no, merge) = (
+            ctx.append_basic_block(self.f, "then"),
+            ctx.append_basic_block(self.f, "else"),
+            ctx.append_basic_block(self.f, "merge"),
+        );
+        self.e.b.build_conditional_branch(cond, yes, no)?;
+        self.e.b.position_at_end(yes);
+        then(self)?;
+        self.e.b.build_unconditional_branch(merge)?;
+        self.e.b.position_at_end(no);
+        otherwise(self)?;
+        self.e.b.build_unconditional_branch(merge)?;
+        self.e.b.position_at_end(merge);
+        Ok(())
+    }
+
     /// The block the builder is in.
     pub(super) fn current_block(
         &self,
@@ -305,5 +329,16 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     /// A new stack slot of `ty` in the entry block.
     pub(super) fn local(&self, ty: BasicTypeEnum<'ctx>) -> Result<PointerValue<'ctx>, HostError> {
         Ok(self.allocas.build_alloca(ty, "local")?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::row_major;
+
+    #[test]
+    fn row_major_strides() {
+        assert_eq!(row_major(&[2, 3, 4]), vec![12, 4, 1]);
+        assert_eq!(row_major(&[]), Vec::<i64>::new());
     }
 }
