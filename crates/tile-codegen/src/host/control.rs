@@ -93,8 +93,10 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             let value = b.build_int_truncate_or_bit_cast(value, iv_type, "iv")?;
             l.define(iv, HostValue::Scalar(value.into()));
             l.enter(&homes, carried)?;
-            let yielded = l.region(body)?;
-            l.assign(&homes, &yielded)
+            l.scoped(&mut |l| {
+                let yielded = l.region(body)?;
+                l.assign(&homes, &yielded)
+            })
         })?;
         self.enter(&homes, &op.results)
     }
@@ -118,8 +120,10 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         self.e.b.build_conditional_branch(c, yes, no)?;
         for (block, region) in [(yes, then), (no, otherwise)] {
             self.e.b.position_at_end(block);
-            let yielded = self.region(region)?;
-            self.assign(&homes, &yielded)?;
+            self.scoped(&mut |l| {
+                let yielded = l.region(region)?;
+                l.assign(&homes, &yielded)
+            })?;
             self.e.b.build_unconditional_branch(merge)?;
         }
         self.e.b.position_at_end(merge);

@@ -3,8 +3,10 @@
 //! Every tile value has a fixed place in the frame, a per-worker scratch
 //! buffer the runner passes to each program instance: its elements in
 //! row-major order (bool as one byte 0 or 1), at an offset aligned to 64
-//! bytes. Places are never reused, so the frame is the sum of the kernel's
-//! tiles (a loop body's tiles are overwritten on each iteration).
+//! bytes. Places are taken like a stack: those of the values of a `for` or
+//! `if` region are freed once its code is emitted (its values are not visible
+//! after it), so sibling regions share them; a loop body's places are
+//! overwritten on each iteration.
 
 use super::error::HostError;
 use super::lower::Lowering;
@@ -52,14 +54,28 @@ pub(super) type Body<'b, 'a, 'ctx> =
 impl<'a, 'ctx> Lowering<'a, 'ctx> {
     /// A new place for a tile of `shape` and `dtype`.
     pub(super) fn place(&mut self, shape: &[usize], dtype: DType) -> TileRef {
-        let at = self.frame_bytes.div_ceil(ALIGN) * ALIGN;
+        let at = self.frame_top.div_ceil(ALIGN) * ALIGN;
         let numel: usize = shape.iter().product();
-        self.frame_bytes = at + (numel * dtype.size_bytes()) as u64;
+        self.frame_top = at + (numel * dtype.size_bytes()) as u64;
+        self.frame_bytes = self.frame_bytes.max(self.frame_top);
         TileRef {
             at,
             shape: shape.to_vec(),
             dtype,
         }
+    }
+
+    /// Runs `body` (the code of a region and the copies of what it yields)
+    /// and then frees the places it took: values defined in a region are not
+    /// visible after it, and the homes its results go to were placed before.
+    pub(super) fn scoped(
+        &mut self,
+        body: &mut dyn FnMut(&mut Self) -> Result<(), HostError>,
+    ) -> Result<(), HostError> {
+        let mark = self.frame_top;
+        body(self)?;
+        self.frame_top = mark;
+        Ok(())
     }
 
     /// A new place for the tile value `v`.
@@ -292,6 +308,30 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         })
     }
 
+    /// Runs `then` where `cond` (an `i1`) holds and `otherwise` elsewhere.
+    pub(super) fn either(
+        &mut self,
+        cond: IntValue<'ctx>,
+        then: &mut dyn FnMut(&mut Self) -> Result<(), HostError>,
+        otherwise: &mut dyn FnMut(&mut Self) -> Result<(), HostError>,
+    ) -> Result<(), HostError> {
+        let ctx = self.e.ctx;
+        let (yes, no, merge) = (
+            ctx.append_basic_block(self.f, "then"),
+            ctx.append_basic_block(self.f, "else"),
+            ctx.append_basic_block(self.f, "merge"),
+        );
+        self.e.b.build_conditional_branch(cond, yes, no)?;
+        self.e.b.position_at_end(yes);
+        then(self)?;
+        self.e.b.build_unconditional_branch(merge)?;
+        self.e.b.position_at_end(no);
+        otherwise(self)?;
+        self.e.b.build_unconditional_branch(merge)?;
+        self.e.b.position_at_end(merge);
+        Ok(())
+    }
+
     /// The block the builder is in.
     pub(super) fn current_block(
         &self,
@@ -305,5 +345,16 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     /// A new stack slot of `ty` in the entry block.
     pub(super) fn local(&self, ty: BasicTypeEnum<'ctx>) -> Result<PointerValue<'ctx>, HostError> {
         Ok(self.allocas.build_alloca(ty, "local")?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::row_major;
+
+    #[test]
+    fn row_major_strides() {
+        assert_eq!(row_major(&[2, 3, 4]), vec![12, 4, 1]);
+        assert_eq!(row_major(&[]), Vec::<i64>::new());
     }
 }

@@ -63,7 +63,9 @@ pub(super) struct Lowering<'a, 'ctx> {
     ids: PointerValue<'ctx>,
     values: HashMap<Value, HostValue<'ctx>>,
     pub(super) tensors: HashMap<usize, TensorArg<'ctx>>,
-    /// The bytes of the frame used so far.
+    /// The end of the places in use.
+    pub(super) frame_top: u64,
+    /// The most bytes of the frame in use at once: its size.
     pub(super) frame_bytes: u64,
     /// The op of each check, in the order of [`abi::Status::check`].
     pub(super) checks: Vec<CheckSite>,
@@ -117,6 +119,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             ids: param(1)?,
             values: HashMap::new(),
             tensors: HashMap::new(),
+            frame_top: 0,
             frame_bytes: 0,
             checks: Vec::new(),
         };

@@ -5,12 +5,13 @@
 //! every access), then for unmasked accesses `i_k · S_k + S_k ≤ e_k`. The
 //! elements inside the tensor form the box `[0, min(S_k, e_k − i_k · S_k))`
 //! of the tile: a masked load fills the tile with the padding and copies the
-//! box, a masked store writes the box only. Tensor accesses are unaligned
+//! box, a masked store writes the box only; both test first whether the
+//! whole partition is inside, and then copy it with static trip counts. Tensor accesses are unaligned
 //! (`align 1`): buffers are bytes.
 
 use super::check::Code;
 use super::error::HostError;
-use super::frame::row_major;
+use super::frame::TileRef;
 use super::lower::{HostValue, Lowering, TensorArg};
 use inkwell::values::{BasicValue, BasicValueEnum, InstructionValue, IntValue};
 use inkwell::IntPredicate;
@@ -23,6 +24,8 @@ struct Partition<'ctx> {
     tensor: TensorArg<'ctx>,
     origin: Vec<IntValue<'ctx>>,
     inside: Vec<IntValue<'ctx>>,
+    /// Whether the whole partition lies inside the tensor (an `i1`).
+    whole: IntValue<'ctx>,
 }
 
 impl<'a, 'ctx> Lowering<'a, 'ctx> {
@@ -60,24 +63,26 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 let masked = matches!(op.kind, OpKind::LoadMasked { .. });
                 let (tile_shape, dtype, part) = self.partition(id, *view, indices, masked)?;
                 let out = self.place(&tile_shape, dtype);
-                let bounds = match &op.kind {
+                let whole = self.static_bounds(&tile_shape);
+                let base = self.tensor_base(&part)?;
+                match &op.kind {
                     OpKind::LoadMasked { padding } => {
                         let pad = padding_value(*padding, dtype).map_err(|f| {
                             HostError::internal(format!("the padding of a load: {f}"))
                         })?;
-                        self.fill(&out, pad)?;
-                        part.inside.clone()
+                        // A partition inside the tensor needs no padding and
+                        // has static trip counts.
+                        self.either(
+                            part.whole,
+                            &mut |l| l.load_box(&part, base, &out, &whole),
+                            &mut |l| {
+                                l.fill(&out, pad)?;
+                                l.load_box(&part, base, &out, &part.inside)
+                            },
+                        )?;
                     }
-                    _ => self.static_bounds(&tile_shape),
-                };
-                let strides = row_major(&tile_shape);
-                let base = self.tensor_base(&part)?;
-                self.nest(&bounds, &mut |l, j| {
-                    let at = l.tensor_offset(&part, base, j)?;
-                    let v = l.read_global(&part.tensor, dtype, at)?;
-                    let to = l.linear(j, &strides, 0)?;
-                    l.set(&out, to, v)
-                })?;
+                    _ => self.load_box(&part, base, &out, &whole)?,
+                }
                 self.define_result(id, HostValue::Tile(out))
             }
             OpKind::Store | OpKind::StoreMasked => {
@@ -89,20 +94,18 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                     .ok_or_else(|| HostError::internal("a store without a view"))?;
                 let masked = matches!(op.kind, OpKind::StoreMasked);
                 let tile = self.tile(*value)?;
-                let (tile_shape, dtype, part) = self.partition(id, *view, indices, masked)?;
-                let bounds = if masked {
-                    part.inside.clone()
-                } else {
-                    self.static_bounds(&tile_shape)
-                };
-                let strides = row_major(&tile_shape);
+                let (tile_shape, _, part) = self.partition(id, *view, indices, masked)?;
+                let whole = self.static_bounds(&tile_shape);
                 let base = self.tensor_base(&part)?;
-                self.nest(&bounds, &mut |l, j| {
-                    let from = l.linear(j, &strides, 0)?;
-                    let v = l.get(&tile, from)?;
-                    let at = l.tensor_offset(&part, base, j)?;
-                    l.write_global(&part.tensor, dtype, at, v)
-                })
+                if masked {
+                    self.either(
+                        part.whole,
+                        &mut |l| l.store_box(&part, base, &tile, &whole),
+                        &mut |l| l.store_box(&part, base, &tile, &part.inside),
+                    )
+                } else {
+                    self.store_box(&part, base, &tile, &whole)
+                }
             }
             other => Err(HostError::internal(format!(
                 "`{}` is not a memory op",
@@ -204,8 +207,45 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 tensor: t,
                 origin,
                 inside,
+                whole,
             },
         ))
+    }
+
+    /// Copies the box `bounds` of the partition into the same elements of
+    /// `out`.
+    fn load_box(
+        &mut self,
+        part: &Partition<'ctx>,
+        base: IntValue<'ctx>,
+        out: &TileRef,
+        bounds: &[IntValue<'ctx>],
+    ) -> Result<(), HostError> {
+        let strides = out.strides();
+        self.nest(bounds, &mut |l, j| {
+            let at = l.tensor_offset(part, base, j)?;
+            let v = l.read_global(&part.tensor, out.dtype, at)?;
+            let to = l.linear(j, &strides, 0)?;
+            l.set(out, to, v)
+        })
+    }
+
+    /// Copies the box `bounds` of `tile` into the same elements of the
+    /// partition.
+    fn store_box(
+        &mut self,
+        part: &Partition<'ctx>,
+        base: IntValue<'ctx>,
+        tile: &TileRef,
+        bounds: &[IntValue<'ctx>],
+    ) -> Result<(), HostError> {
+        let strides = tile.strides();
+        self.nest(bounds, &mut |l, j| {
+            let from = l.linear(j, &strides, 0)?;
+            let v = l.get(tile, from)?;
+            let at = l.tensor_offset(part, base, j)?;
+            l.write_global(&part.tensor, tile.dtype, at, v)
+        })
     }
 
     /// The element offset of the partition's origin, `Σ origin_k · stride_k`.
@@ -268,15 +308,4 @@ fn unaligned(inst: Option<InstructionValue<'_>>) -> Result<(), HostError> {
     inst.ok_or_else(|| HostError::internal("a memory access that is not an instruction"))?
         .set_alignment(1)
         .map_err(|e| HostError::internal(format!("setting an alignment: {e}")))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::row_major;
-
-    #[test]
-    fn row_major_strides() {
-        assert_eq!(row_major(&[2, 3, 4]), vec![12, 4, 1]);
-        assert_eq!(row_major(&[]), Vec::<i64>::new());
-    }
 }

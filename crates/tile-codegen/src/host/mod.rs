@@ -23,30 +23,29 @@
 //!   slots that LLVM promotes to registers.
 //! * **Orders** (`reduce`, `dot`): reductions, scans and `dot` combine in
 //!   the interpreter's order (docs/semantics.md §6), with loops arranged so
-//!   that the independent lanes are the innermost, vectorizable loop.
+//!   that the independent lanes are the innermost, vectorizable loop; `dot`
+//!   is a register-blocked micro-kernel of vector `fma`s.
 //! * **Math** (`math`): `exp`, `log`, `sin`, … call the oracle's own f64
 //!   functions, bound to the module's declarations by the JIT, so host
 //!   results equal the interpreter's for every op and dtype.
+//! * **Layout views** (`lview`): a view is its static layout and a runtime
+//!   `i128` base; derived views add the shift `tile_ir::lview::derive`
+//!   describes, evaluated at run time.
 //! * **Errors** (`check`): what the interpreter reports inside a program — a
 //!   partition index outside the view's index space, an unmasked access to a
-//!   partially out-of-bounds partition, a non-positive `for` step, a loop over
-//!   the iteration limit — is checked before the access or loop; a failure
-//!   writes the status record and returns its code, so the failing access
-//!   touches no memory and nothing after it runs.
-//! * **Launch** (`launch`): [`HostKernel::run`] checks the arguments as the
+//!   partially out-of-bounds partition or outside a layout view's element
+//!   space, a non-positive `for` step, a loop over the iteration limit — is
+//!   checked before the access or loop; a failure writes the status record
+//!   and returns its code, so the failing access touches no memory and
+//!   nothing after it runs.
+//! * **Launch** (`launch`): every function carries the host's CPU name and
+//!   features, so the JIT generates code for this CPU (AVX2, FMA, …) rather
+//!   than a generic x86-64. [`HostKernel::run`] checks the arguments as the
 //!   interpreter does, refuses tensors whose strides may make two elements
 //!   share an address (which the interpreter reports per access), packs the
 //!   arguments and runs the program instances on all cores over
 //!   `std::thread::scope`; the error of the first failing instance in the
 //!   interpreter's order (x fastest) is returned.
-//!
-//! * **Target** (`launch`): every function carries the host's CPU name and
-//!   features, so the JIT generates code for this CPU (AVX2, FMA, …) rather
-//!   than a generic x86-64.
-//!
-//! * **Layout views** (`lview`): a view is its static layout and a runtime
-//!   `i128` base; derived views add the shift `tile_ir::lview::derive`
-//!   describes, evaluated at run time.
 //!
 //! Every op of the tile IR is covered. What the host refuses is reported as
 //! [`HostError::Unsupported`]: a store through a layout that sends two
