@@ -3,8 +3,9 @@
 //! Each load reads an input tensor of its own, whose extents are chosen with
 //! the access: a masked load's tensor leaves partial edge tiles, an unmasked
 //! load's extents are multiples of the tile so every partition is in
-//! bounds; some unmasked loads sit behind the guard `index < dim / tile` that
-//! lets the lowering prove them in bounds. Partition indices are arithmetic on `program_id`, `num_programs`,
+//! bounds; some unmasked loads sit behind the guard `index < dim / tile`, or
+//! in a loop `for k in 0..dim / tile`, that lets the lowering prove them in
+//! bounds. Partition indices are arithmetic on `program_id`, `num_programs`,
 //! loop induction variables and constants, reduced modulo the number of
 //! partitions computed from `dim`, so they stay in the index space. Program
 //! `p` (linear, x fastest) stores each result to partition `p` along axis 0
@@ -114,9 +115,12 @@ impl Gen<'_> {
     }
 
     /// `if term_d < dim_d / s_d for every axis d { load view[term] } else {
-    /// zeros }`: the guarded fast path of a kernel that handles full tiles
-    /// unmasked, whose load the lowering proves in bounds (the terms are
-    /// non-negative and the guard bounds them by whole tiles).
+    /// zeros }`, the guarded fast path of a kernel that handles full tiles
+    /// unmasked; or, for one random axis `l`, the same with a loop
+    /// `for k in 0..dim_l / s_l { load view[.., k, ..] }` in the branch
+    /// instead of a guard on that axis (the last tile loaded, or zeros). The
+    /// lowering proves these loads in bounds: the terms are non-negative and
+    /// the guards and the loop bound them by whole tiles.
     fn guarded_load(
         &mut self,
         b: &mut Builder,
@@ -125,13 +129,24 @@ impl Gen<'_> {
         view: Value,
     ) -> Built<Option<Value>> {
         let dims = t.shape.dims();
+        let looped = self
+            .rng
+            .chance(0.5)
+            .then(|| self.rng.range(0, dims.len() - 1));
         let mut terms = Vec::with_capacity(dims.len());
+        let mut loop_tiles = None;
         let mut cond = b.constant(Scalar::Bool(true))?;
         for (axis, &s) in dims.iter().enumerate() {
-            let term = self.index_term(b)?;
             let extent = b.dim(tensor, axis)?;
             let s = self.int_constant(b, DType::I32, s as i128)?;
             let tiles = b.binary(BinaryOp::Div, extent, s)?;
+            if looped == Some(axis) {
+                // The loop's induction variable takes this axis' place.
+                loop_tiles = Some(tiles);
+                terms.push(tiles);
+                continue;
+            }
+            let term = self.index_term(b)?;
             let inside = b.cmp(CmpPred::Lt, term, tiles)?;
             cond = b.binary(BinaryOp::And, cond, inside)?;
             terms.push(term);
@@ -139,11 +154,23 @@ impl Gen<'_> {
         let this = RefCell::new(self);
         let then = |b: &mut Builder| -> Built<Vec<Value>> {
             let mut g = this.borrow_mut();
-            let mut index = Vec::with_capacity(terms.len());
-            for &term in &terms {
-                index.push(g.index_dtype(b, term)?);
-            }
-            Ok(vec![b.load(view, &index)?])
+            let (Some(axis), Some(tiles)) = (looped, loop_tiles) else {
+                let mut index = Vec::with_capacity(terms.len());
+                for &term in &terms {
+                    index.push(g.index_dtype(b, term)?);
+                }
+                return Ok(vec![b.load(view, &index)?]);
+            };
+            let zero = g.int_constant(b, DType::I32, 0)?;
+            let one = g.int_constant(b, DType::I32, 1)?;
+            let init = b.full(Scalar::zero(t.dtype), dims)?;
+            b.for_loop(zero, tiles, one, &[init], |b, k, _| {
+                let mut index = Vec::with_capacity(terms.len());
+                for (d, &term) in terms.iter().enumerate() {
+                    index.push(g.index_dtype(b, if d == axis { k } else { term })?);
+                }
+                Ok(vec![b.load(view, &index)?])
+            })
         };
         let zeros = |b: &mut Builder| -> Built<Vec<Value>> {
             Ok(vec![b.full(Scalar::zero(t.dtype), dims)?])
