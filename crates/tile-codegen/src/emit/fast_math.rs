@@ -21,7 +21,6 @@
 //! division and `sqrt` are the same as without the option.
 
 use super::{EmitError, Emitter};
-use inkwell::module::Linkage;
 use inkwell::values::{FloatValue, FunctionValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use tile_ir::UnaryOp;
@@ -67,50 +66,35 @@ impl<'ctx> Emitter<'_, 'ctx> {
         )
     }
 
-    /// Calls the fast f32 function of `op` on the f32 `x`.
+    /// Calls the fast f32 function of `op` (`tile.math.<op>.fast.f32`) on
+    /// the f32 `x`.
     pub(crate) fn fast_transcendental(
         &self,
         op: UnaryOp,
         x: FloatValue<'ctx>,
     ) -> Result<FloatValue<'ctx>, EmitError> {
-        let f = self.fast_function(op)?;
-        self.b
-            .build_call(f, &[x.into()], op.name())?
-            .try_as_basic_value()
-            .basic()
-            .map(|v| v.into_float_value())
-            .ok_or_else(|| EmitError::internal("a math function returned nothing"))
+        let name = format!("tile.math.{}.fast.f32", op.name());
+        self.call_unary_function(&name, op.name(), x, |m, f, x| m.fast_body(op, f, x))
     }
 
-    /// The module's definition of `tile.math.<op>.fast.f32`.
-    fn fast_function(&self, op: UnaryOp) -> Result<FunctionValue<'ctx>, EmitError> {
-        let name = format!("tile.math.{}.fast.f32", op.name());
-        if let Some(f) = self.module.get_function(&name) {
-            return Ok(f);
-        }
-        let f32t = self.ctx.f32_type();
-        let f = self.module.add_function(
-            &name,
-            f32t.fn_type(&[f32t.into()], false),
-            Some(Linkage::Internal),
-        );
-        let m = self.nested();
-        let entry = self.ctx.append_basic_block(f, "entry");
-        m.b.position_at_end(entry);
-        let x = f
-            .get_nth_param(0)
-            .ok_or_else(|| EmitError::internal("math parameter"))?
-            .into_float_value();
-        let r = match op {
-            UnaryOp::Exp => m.fast_exp(x)?,
-            UnaryOp::Exp2 => m.fast_exp2(x)?,
-            UnaryOp::Log => m.fast_log(x, false)?,
-            UnaryOp::Log2 => m.fast_log(x, true)?,
-            UnaryOp::Sin | UnaryOp::Cos => m.fast_sin_cos(f, op, x)?,
-            UnaryOp::Tanh => m.fast_tanh(x)?,
+    /// The body of the fast f32 function of `op` (in `f`, on its parameter
+    /// `x`).
+    fn fast_body(
+        &self,
+        op: UnaryOp,
+        f: FunctionValue<'ctx>,
+        x: FloatValue<'ctx>,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        Ok(match op {
+            UnaryOp::Exp => self.fast_exp(x)?,
+            UnaryOp::Exp2 => self.fast_exp2(x)?,
+            UnaryOp::Log => self.fast_log(x, false)?,
+            UnaryOp::Log2 => self.fast_log(x, true)?,
+            UnaryOp::Sin | UnaryOp::Cos => self.fast_sin_cos(f, op, x)?,
+            UnaryOp::Tanh => self.fast_tanh(x)?,
             UnaryOp::Rsqrt => {
-                let root = m.float_intrinsic("llvm.sqrt", &[x])?;
-                m.b.build_float_div(m.c32(1.0), root, "rsqrt")?
+                let root = self.float_intrinsic("llvm.sqrt", &[x])?;
+                self.b.build_float_div(self.c32(1.0), root, "rsqrt")?
             }
             other => {
                 return Err(EmitError::Internal(format!(
@@ -118,9 +102,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
                     other.name()
                 )))
             }
-        };
-        m.b.build_return(Some(&r))?;
-        Ok(f)
+        })
     }
 
     fn c32(&self, v: f32) -> FloatValue<'ctx> {

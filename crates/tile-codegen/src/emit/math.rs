@@ -55,67 +55,93 @@ impl<'ctx> Emitter<'_, 'ctx> {
         op: UnaryOp,
         x: FloatValue<'ctx>,
     ) -> Result<FloatValue<'ctx>, EmitError> {
-        let f = self.math_function(op)?;
+        let name = format!("tile.math.{}.f64", op.name());
+        self.call_unary_function(&name, op.name(), x, |m, f, x| m.exact_body(op, f, x))
+    }
+
+    /// Calls the module's internal function `name` from the type of `x` to
+    /// itself on `x`, defining it first (once per module) with `body(emitter
+    /// positioned in its entry block, the function, its parameter)`.
+    pub(super) fn call_unary_function(
+        &self,
+        name: &str,
+        label: &str,
+        x: FloatValue<'ctx>,
+        body: impl FnOnce(
+            &Self,
+            FunctionValue<'ctx>,
+            FloatValue<'ctx>,
+        ) -> Result<FloatValue<'ctx>, EmitError>,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        let f = match self.module.get_function(name) {
+            Some(f) => f,
+            None => {
+                let ty = x.get_type();
+                let f = self.module.add_function(
+                    name,
+                    ty.fn_type(&[ty.into()], false),
+                    Some(Linkage::Internal),
+                );
+                let m = self.nested();
+                let entry = self.ctx.append_basic_block(f, "entry");
+                m.b.position_at_end(entry);
+                let param = f
+                    .get_nth_param(0)
+                    .ok_or_else(|| EmitError::internal("math parameter"))?
+                    .into_float_value();
+                let r = body(&m, f, param)?;
+                m.b.build_return(Some(&r))?;
+                f
+            }
+        };
         self.b
-            .build_call(f, &[x.into()], op.name())?
+            .build_call(f, &[x.into()], label)?
             .try_as_basic_value()
             .basic()
             .map(|v| v.into_float_value())
             .ok_or_else(|| EmitError::internal("a math function returned nothing"))
     }
 
-    /// The module's definition of the f64 math function of `op`.
-    fn math_function(&self, op: UnaryOp) -> Result<FunctionValue<'ctx>, EmitError> {
-        let name = format!("tile.math.{}.f64", op.name());
-        if let Some(f) = self.module.get_function(&name) {
-            return Ok(f);
-        }
-        let f64t = self.ctx.f64_type();
-        let f = self.module.add_function(
-            &name,
-            f64t.fn_type(&[f64t.into()], false),
-            Some(Linkage::Internal),
-        );
-        let m = self.nested();
-        let entry = self.ctx.append_basic_block(f, "entry");
-        m.b.position_at_end(entry);
-        let x = f
-            .get_nth_param(0)
-            .ok_or_else(|| EmitError::internal("math parameter"))?
-            .into_float_value();
-        let r = match op {
-            UnaryOp::Exp => m.exp(x)?,
+    /// The body of the f64 math function of `op` (in `f`, on its parameter `x`).
+    fn exact_body(
+        &self,
+        op: UnaryOp,
+        f: FunctionValue<'ctx>,
+        x: FloatValue<'ctx>,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        Ok(match op {
+            UnaryOp::Exp => self.exp(x)?,
             UnaryOp::Exp2 => {
                 // 2^x = e^(x·ln 2); exact at integers via the reduction.
-                let k = m.float_intrinsic("llvm.rint", &[x])?;
-                let frac = m.b.build_float_sub(x, k, "frac")?;
-                let r =
-                    m.b.build_float_mul(frac, m.c(std::f64::consts::LN_2), "r")?;
-                let e = m.exp_reduced(r)?;
-                let y = m.scale(e, k)?;
-                let over = m.fcmp(FloatPredicate::OGT, x, m.c(1100.0))?;
-                let under = m.fcmp(FloatPredicate::OLT, x, m.c(-1100.0))?;
-                let y = m.select_f(over, m.c(f64::INFINITY), y)?;
-                m.select_f(under, m.c(0.0), y)?
+                let k = self.float_intrinsic("llvm.rint", &[x])?;
+                let frac = self.b.build_float_sub(x, k, "frac")?;
+                let r = self
+                    .b
+                    .build_float_mul(frac, self.c(std::f64::consts::LN_2), "r")?;
+                let e = self.exp_reduced(r)?;
+                let y = self.scale(e, k)?;
+                let over = self.fcmp(FloatPredicate::OGT, x, self.c(1100.0))?;
+                let under = self.fcmp(FloatPredicate::OLT, x, self.c(-1100.0))?;
+                let y = self.select_f(over, self.c(f64::INFINITY), y)?;
+                self.select_f(under, self.c(0.0), y)?
             }
-            UnaryOp::Log => m.log(x)?,
+            UnaryOp::Log => self.log(x)?,
             UnaryOp::Log2 => {
-                let l = m.log(x)?;
-                m.b.build_float_mul(l, m.c(std::f64::consts::LOG2_E), "log2")?
+                let l = self.log(x)?;
+                self.b
+                    .build_float_mul(l, self.c(std::f64::consts::LOG2_E), "log2")?
             }
-            UnaryOp::Sin => m.sin_cos(x, false)?,
-            UnaryOp::Cos => m.sin_cos(x, true)?,
-            UnaryOp::Tanh => m.tanh(x)?,
-            UnaryOp::Erf => m.erf(f, x)?,
+            UnaryOp::Sin => self.sin_cos(x, false)?,
+            UnaryOp::Cos => self.sin_cos(x, true)?,
+            UnaryOp::Tanh => self.tanh(x)?,
+            UnaryOp::Erf => self.erf(f, x)?,
             other => {
                 return Err(EmitError::Internal(format!(
                     "`{}` is not a math-library function",
                     other.name()
                 )))
             }
-        };
-        m.b.build_return(Some(&r))?;
-        Ok(f)
+        })
     }
 
     fn c(&self, v: f64) -> FloatValue<'ctx> {
