@@ -5,10 +5,14 @@
 //! `tests/regressions/` (the failure message names it); every saved case is
 //! replayed by `saved_regressions_agree`, so a fixed bug stays fixed.
 
+mod common;
+
+use common::bytes;
+
 use std::path::{Path, PathBuf};
 use tile_codegen::emulate;
 use tile_codegen::lower::{lower, Options};
-use tile_ir::interp::{self, Arg};
+use tile_ir::interp::{self};
 use tile_testgen::corpus::{load_cases, save_case};
 use tile_testgen::{generate, shrink, Case, GenConfig};
 
@@ -19,15 +23,6 @@ const CASES: u64 = 1000;
 /// or looped unmasked loads of the generator: 88 and 94 today), so that the proofs
 /// are exercised.
 const PROVEN_FLOOR: usize = 60;
-
-fn bytes(args: &[Arg]) -> Vec<Vec<u8>> {
-    args.iter()
-        .map(|a| match a {
-            Arg::Tensor(t) => t.data().to_vec(),
-            Arg::Scalar(s) => s.to_bits().to_le_bytes().to_vec(),
-        })
-        .collect()
-}
 
 /// Why `case` lowered for `warps` disagrees with the interpreter, if it does
 /// (`None` too when the interpreter itself rejects the case).

@@ -3,6 +3,10 @@
 //! operand's place), bounds of narrow signed and of large unsigned dtypes,
 //! results of `if`; and the loop errors (non-positive step, iteration limit).
 
+mod common;
+
+use common::{bytes, host_agrees};
+
 use tile_codegen::host::{self, HostError, HostFault};
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::{Function, Scalar};
@@ -15,31 +19,12 @@ fn out(n: usize) -> Arg {
     Arg::Tensor(HostTensor::from_vec(&[n], vec![-1.0f32; n]).unwrap())
 }
 
-fn bytes(args: &[Arg]) -> Vec<Vec<u8>> {
-    args.iter()
-        .map(|a| match a {
-            Arg::Tensor(t) => t.data().to_vec(),
-            Arg::Scalar(s) => s.to_bits().to_le_bytes().to_vec(),
-        })
-        .collect()
-}
-
 /// The interpreter and the host back end agree on every byte, and the
 /// kernel wrote something.
 fn check(func: &Function, grid: [u32; 3], args: Vec<Arg>) {
-    let mut expected = args.clone();
-    interp::run(func, grid, &mut expected).unwrap_or_else(|e| panic!("interpreter: {e}"));
-    assert!(
-        bytes(&expected) != bytes(&args),
-        "the kernel stores nothing"
-    );
-    let mut actual = args;
-    host::run(func, grid, &mut actual).unwrap_or_else(|e| panic!("{}: {e}", func.name));
-    assert!(
-        bytes(&actual) == bytes(&expected),
-        "{} differs from the interpreter",
-        func.name
-    );
+    let before = bytes(&args);
+    let after = host_agrees(func, grid, args);
+    assert!(bytes(&after) != before, "the kernel stores nothing");
 }
 
 #[test]

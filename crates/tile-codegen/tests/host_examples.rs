@@ -5,65 +5,13 @@
 //! interpreter's error and touches no memory. Layout views are in
 //! `host_lview.rs`.
 
+mod common;
+
+use common::{blocks, bytes, host_agrees, tensor, tensor_of};
+
 use tile_codegen::host::{self, HostError, HostFault};
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::{samples, DType, Function, Scalar};
-
-/// Deterministic values in [-2, 2) from a seed (an LCG; no dependency).
-fn values(seed: u64, n: usize) -> Vec<f32> {
-    let mut s = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (0..n)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0
-        })
-        .collect()
-}
-
-fn tensor(seed: u64, shape: &[usize]) -> Arg {
-    tensor_of(seed, shape, DType::F32)
-}
-
-fn tensor_of(seed: u64, shape: &[usize], dtype: DType) -> Arg {
-    let n = shape.iter().product();
-    let scalars: Vec<Scalar> = values(seed, n)
-        .into_iter()
-        .map(|v| tile_ir::eval::cast(Scalar::F32(v), dtype))
-        .collect();
-    Arg::Tensor(HostTensor::from_scalars(dtype, shape, &scalars).unwrap())
-}
-
-/// The number of blocks of `b` covering `n`.
-fn blocks(n: usize, b: usize) -> u32 {
-    n.div_ceil(b) as u32
-}
-
-fn bytes(args: &[Arg]) -> Vec<Vec<u8>> {
-    args.iter()
-        .map(|a| match a {
-            Arg::Tensor(t) => t.data().to_vec(),
-            Arg::Scalar(s) => s.to_bits().to_le_bytes().to_vec(),
-        })
-        .collect()
-}
-
-/// Runs `func` through the interpreter and the host back end; every buffer
-/// must be byte-identical afterwards.
-fn check(func: &Function, grid: [u32; 3], args: Vec<Arg>) {
-    let mut expected = args.clone();
-    interp::run(func, grid, &mut expected).unwrap();
-    let mut actual = args;
-    host::run(func, grid, &mut actual).unwrap_or_else(|e| panic!("{}: {e}", func.name));
-    assert!(
-        bytes(&actual) == bytes(&expected),
-        "{} on grid {grid:?} differs from the interpreter",
-        func.name
-    );
-}
 
 #[test]
 fn vector_add() {
@@ -71,7 +19,7 @@ fn vector_add() {
         let func = samples::vector_add(block).unwrap();
         let grid = [blocks(n, block), 1, 1];
         let args = vec![tensor(1, &[n]), tensor(2, &[n]), tensor(3, &[n])];
-        check(&func, grid, args);
+        host_agrees(&func, grid, args);
     }
 }
 
@@ -86,7 +34,7 @@ fn softmax() {
         let func = samples::softmax(br, bc).unwrap();
         let grid = [blocks(rows, br), 1, 1];
         let args = vec![tensor(4, &[rows, cols]), tensor(5, &[rows, cols])];
-        check(&func, grid, args);
+        host_agrees(&func, grid, args);
     }
 }
 
@@ -102,7 +50,7 @@ fn layernorm() {
             tensor(9, &[rows, cols]),
             Arg::Scalar(Scalar::F32(1e-5)),
         ];
-        check(&func, grid, args);
+        host_agrees(&func, grid, args);
     }
 }
 
@@ -112,7 +60,7 @@ fn transpose() {
         let func = samples::transpose(bm, bn).unwrap();
         let grid = [blocks(m, bm), blocks(n, bn), 1];
         let args = vec![tensor(10, &[m, n]), tensor(11, &[n, m])];
-        check(&func, grid, args);
+        host_agrees(&func, grid, args);
     }
 }
 
@@ -137,7 +85,7 @@ fn matmul() {
             tensor_of(13, &[k, n], dtype),
             tensor(14, &[m, n]),
         ];
-        check(&func, grid, args);
+        host_agrees(&func, grid, args);
     }
 }
 
@@ -219,7 +167,7 @@ fn a_masked_store_writes_only_inside_the_tensor() {
     let func = tile_ir::text::parse_function(text).unwrap();
     let buffer: Vec<u8> = (0..10u32).flat_map(|i| (i as f32).to_le_bytes()).collect();
     let out = HostTensor::with_strides(DType::F32, &[6], &[1], 2, buffer).unwrap();
-    check(&func, [2, 1, 1], vec![Arg::Tensor(out)]);
+    host_agrees(&func, [2, 1, 1], vec![Arg::Tensor(out)]);
 }
 
 #[test]

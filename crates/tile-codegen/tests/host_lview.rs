@@ -5,64 +5,20 @@
 //! space; an unmasked access past it fails and touches nothing, and a store
 //! through a non-injective layout is refused.
 
+mod common;
+
+use common::{bytes, f32_tensor, host_agrees, iota, layout, zeros};
+
 use tile_codegen::host::{self, HostError, HostFault};
 use tile_ir::builder::Builder;
-use tile_ir::interp::{self, Arg, HostTensor};
+use tile_ir::interp::{self, Arg};
 use tile_ir::layout::{IntTuple, Layout};
-use tile_ir::{DType, Function, Padding, Scalar, TensorType, Type};
-
-fn layout(text: &str) -> Layout {
-    text.parse().unwrap_or_else(|e| panic!("{text}: {e:?}"))
-}
-
-fn tensor(b: &mut Builder, name: &str, rank: usize) -> tile_ir::Value {
-    b.param(
-        name,
-        Type::Tensor(TensorType {
-            dtype: DType::F32,
-            rank,
-        }),
-    )
-}
-
-fn iota(shape: &[usize]) -> Arg {
-    let n: usize = shape.iter().product();
-    Arg::Tensor(
-        HostTensor::from_vec(shape, (0..n).map(|i| i as f32 * 0.5 - 3.0).collect()).unwrap(),
-    )
-}
-
-fn zeros(shape: &[usize]) -> Arg {
-    let n: usize = shape.iter().product();
-    Arg::Tensor(HostTensor::from_vec(shape, vec![0.0f32; n]).unwrap())
-}
-
-fn bytes(args: &[Arg]) -> Vec<Vec<u8>> {
-    args.iter()
-        .map(|a| match a {
-            Arg::Tensor(t) => t.data().to_vec(),
-            Arg::Scalar(s) => s.to_bits().to_le_bytes().to_vec(),
-        })
-        .collect()
-}
-
-/// The interpreter and the host back end agree on every byte.
-fn check(func: &Function, grid: [u32; 3], args: Vec<Arg>) {
-    let mut expected = args.clone();
-    interp::run(func, grid, &mut expected).unwrap_or_else(|e| panic!("interpreter: {e}"));
-    let mut actual = args;
-    host::run(func, grid, &mut actual).unwrap_or_else(|e| panic!("{}: {e}", func.name));
-    assert!(
-        bytes(&actual) == bytes(&expected),
-        "{} on grid {grid:?} differs from the interpreter",
-        func.name
-    );
-}
+use tile_ir::{DType, Padding, Scalar, Type};
 
 #[test]
 fn the_tiled_transpose_through_views_matches_the_interpreter() {
     let mut b = Builder::new("transpose_views");
-    let (x, out) = (tensor(&mut b, "x", 2), tensor(&mut b, "out", 2));
+    let (x, out) = (f32_tensor(&mut b, "x", 2), f32_tensor(&mut b, "out", 2));
     let (pm, pn) = (b.program_id(0).unwrap(), b.program_id(1).unwrap());
     let vx = b.layout_view(x, &layout("(8,12):(12,1)")).unwrap();
     let vo = b.layout_view(out, &layout("(12,8):(8,1)")).unwrap();
@@ -72,7 +28,7 @@ fn the_tiled_transpose_through_views_matches_the_interpreter() {
     let t = b.lview_load(tx).unwrap();
     b.lview_store(t, to).unwrap();
     let func = b.finish().unwrap();
-    check(&func, [2, 4, 1], vec![iota(&[8, 12]), zeros(&[12, 8])]);
+    host_agrees(&func, [2, 4, 1], vec![iota(&[8, 12]), zeros(&[12, 8])]);
 }
 
 /// A derived view of an 8x12 `x` from the program id or the scalar `i`.
@@ -83,7 +39,7 @@ type Derive = Box<dyn Fn(&mut Builder, tile_ir::Value, tile_ir::Value) -> tile_i
 /// 3 and for `i` in -5 … 5.
 fn check_derived(name: &str, derive: Derive) {
     let mut b = Builder::new(name);
-    let (x, out) = (tensor(&mut b, "x", 2), tensor(&mut b, "out", 1));
+    let (x, out) = (f32_tensor(&mut b, "x", 2), f32_tensor(&mut b, "out", 1));
     let i = b.param("i", Type::Scalar(DType::I64));
     let vx = b.layout_view(x, &layout("(8,12):(12,1)")).unwrap();
     let view = derive(&mut b, vx, i);
@@ -99,7 +55,7 @@ fn check_derived(name: &str, derive: Derive) {
     for pid in [0u32, 3] {
         for i in [-5i64, -1, 0, 2, 5] {
             let args = vec![iota(&[8, 12]), zeros(&[96]), Arg::Scalar(Scalar::I64(i))];
-            check(&func, [pid + 1, 1, 1], args);
+            host_agrees(&func, [pid + 1, 1, 1], args);
         }
     }
 }
@@ -170,19 +126,19 @@ fn masked_accesses_pad_and_skip_past_the_element_space() {
     // A 16-element view of a 10-element tensor: six elements pad on load
     // and are skipped on store.
     let mut b = Builder::new("masked");
-    let (x, out) = (tensor(&mut b, "x", 1), tensor(&mut b, "out", 1));
+    let (x, out) = (f32_tensor(&mut b, "x", 1), f32_tensor(&mut b, "out", 1));
     let vx = b.layout_view(x, &layout("(4,4):(4,1)")).unwrap();
     let t = b.lview_load_masked(vx, Padding::NegInf).unwrap();
     let vo = b.layout_view(out, &layout("(4,4):(1,4)")).unwrap();
     b.lview_store_masked(t, vo).unwrap();
     let func = b.finish().unwrap();
-    check(&func, [1, 1, 1], vec![iota(&[10]), zeros(&[12])]);
+    host_agrees(&func, [1, 1, 1], vec![iota(&[10]), zeros(&[12])]);
 }
 
 #[test]
 fn an_unmasked_access_past_the_element_space_fails_and_touches_nothing() {
     let mut b = Builder::new("unchecked");
-    let (x, out) = (tensor(&mut b, "x", 1), tensor(&mut b, "out", 1));
+    let (x, out) = (f32_tensor(&mut b, "x", 1), f32_tensor(&mut b, "out", 1));
     let vx = b.layout_view(x, &layout("16:1")).unwrap();
     let t = b.lview_load(vx).unwrap();
     let vo = b.layout_view(out, &layout("16:1")).unwrap();
@@ -202,7 +158,7 @@ fn an_unmasked_access_past_the_element_space_fails_and_touches_nothing() {
 #[test]
 fn a_store_through_a_non_injective_layout_is_refused() {
     let mut b = Builder::new("aliasing");
-    let out = tensor(&mut b, "out", 1);
+    let out = f32_tensor(&mut b, "out", 1);
     let t = b.full(Scalar::F32(1.0), &[4, 2]).unwrap();
     let vo = b.layout_view(out, &layout("(4,2):(1,0)")).unwrap();
     b.lview_store(t, vo).unwrap();

@@ -4,21 +4,16 @@
 //! and skipped; a floor on the programs run keeps the test from passing
 //! vacuously.
 
+mod common;
+
+use common::bytes;
+
 use tile_codegen::host::{self, HostError};
-use tile_ir::interp::{self, Arg};
+use tile_ir::interp::{self};
 use tile_testgen::{generate, GenConfig};
 
 /// The number of generated programs tried.
 const CASES: u64 = 400;
-
-fn bytes(args: &[Arg]) -> Vec<Vec<u8>> {
-    args.iter()
-        .map(|a| match a {
-            Arg::Tensor(t) => t.data().to_vec(),
-            Arg::Scalar(s) => s.to_bits().to_le_bytes().to_vec(),
-        })
-        .collect()
-}
 
 /// How the seeds of `range` went: (ran and agreed, skipped as unsupported).
 fn check_seeds(range: std::ops::Range<u64>) -> (u64, u64) {

@@ -3,38 +3,16 @@
 //! view-deriving op, masked accesses past the element space, and the bounds
 //! check of an unmasked one; and the thread-level program of the transpose.
 
+mod common;
+
+use common::{f32_tensor, iota, layout, zeros};
+
 use tile_codegen::emulate;
 use tile_codegen::lower::{lower, Options};
 use tile_ir::builder::Builder;
-use tile_ir::interp::{self, Arg, HostTensor};
+use tile_ir::interp::{self, Arg};
 use tile_ir::layout::{IntTuple, Layout};
-use tile_ir::{DType, Function, Padding, Scalar, TensorType, Type};
-
-fn layout(text: &str) -> Layout {
-    text.parse().unwrap_or_else(|e| panic!("{text}: {e:?}"))
-}
-
-fn tensor(b: &mut Builder, name: &str, rank: usize) -> tile_ir::Value {
-    b.param(
-        name,
-        Type::Tensor(TensorType {
-            dtype: DType::F32,
-            rank,
-        }),
-    )
-}
-
-fn iota(shape: &[usize]) -> Arg {
-    let n: usize = shape.iter().product();
-    Arg::Tensor(
-        HostTensor::from_vec(shape, (0..n).map(|i| i as f32 * 0.5 - 3.0).collect()).unwrap(),
-    )
-}
-
-fn zeros(shape: &[usize]) -> Arg {
-    let n: usize = shape.iter().product();
-    Arg::Tensor(HostTensor::from_vec(shape, vec![0.0f32; n]).unwrap())
-}
+use tile_ir::{DType, Function, Padding, Scalar, Type};
 
 fn bits(args: &[Arg]) -> Vec<Vec<u8>> {
     args.iter()
@@ -67,7 +45,7 @@ fn check(func: &Function, grid: [u32; 3], args: Vec<Arg>) {
 /// tile of the transposed view of a 12x8 `out`.
 fn transpose_views() -> Function {
     let mut b = Builder::new("transpose_views");
-    let (x, out) = (tensor(&mut b, "x", 2), tensor(&mut b, "out", 2));
+    let (x, out) = (f32_tensor(&mut b, "x", 2), f32_tensor(&mut b, "out", 2));
     let (pm, pn) = (b.program_id(0).unwrap(), b.program_id(1).unwrap());
     let vx = b.layout_view(x, &layout("(8,12):(12,1)")).unwrap();
     let vo = b.layout_view(out, &layout("(12,8):(8,1)")).unwrap();
@@ -129,7 +107,7 @@ fn every_view_deriving_op_matches_the_interpreter() {
     ];
     for (name, derive) in cases {
         let mut b = Builder::new(name);
-        let (x, out) = (tensor(&mut b, "x", 2), tensor(&mut b, "out", 1));
+        let (x, out) = (f32_tensor(&mut b, "x", 2), f32_tensor(&mut b, "out", 1));
         let vx = b.layout_view(x, &layout("(8,12):(12,1)")).unwrap();
         let view = derive(&mut b, vx);
         let t = b.lview_load(view).unwrap();
@@ -152,7 +130,7 @@ fn masked_accesses_pad_and_skip_past_the_element_space() {
     // A 16-element view of a 10-element tensor: six elements pad on load
     // and are skipped on store.
     let mut b = Builder::new("masked");
-    let (x, out) = (tensor(&mut b, "x", 1), tensor(&mut b, "out", 1));
+    let (x, out) = (f32_tensor(&mut b, "x", 1), f32_tensor(&mut b, "out", 1));
     let vx = b.layout_view(x, &layout("(4,4):(4,1)")).unwrap();
     let t = b.lview_load_masked(vx, Padding::NegInf).unwrap();
     let vo = b.layout_view(out, &layout("(4,4):(1,4)")).unwrap();
@@ -164,7 +142,7 @@ fn masked_accesses_pad_and_skip_past_the_element_space() {
 #[test]
 fn an_unmasked_access_past_the_element_space_is_a_reported_bounds_check() {
     let mut b = Builder::new("unchecked");
-    let (x, out) = (tensor(&mut b, "x", 1), tensor(&mut b, "out", 1));
+    let (x, out) = (f32_tensor(&mut b, "x", 1), f32_tensor(&mut b, "out", 1));
     let vx = b.layout_view(x, &layout("16:1")).unwrap();
     let t = b.lview_load(vx).unwrap();
     let vo = b.layout_view(out, &layout("16:1")).unwrap();
@@ -190,7 +168,7 @@ fn an_unmasked_access_past_the_element_space_is_a_reported_bounds_check() {
 #[test]
 fn a_store_through_a_non_injective_layout_is_refused() {
     let mut b = Builder::new("aliasing");
-    let out = tensor(&mut b, "out", 1);
+    let out = f32_tensor(&mut b, "out", 1);
     let t = b.full(Scalar::F32(1.0), &[4, 2]).unwrap();
     let vo = b.layout_view(out, &layout("(4,2):(1,0)")).unwrap();
     b.lview_store(t, vo).unwrap();

@@ -2,44 +2,14 @@
 //! bit for bit to the reference interpreter, for several specializations and
 //! warp counts on shapes that leave partial edge tiles.
 
+mod common;
+
+use common::{blocks, tensor, tensor_of};
+
 use tile_codegen::emulate;
 use tile_codegen::lower::{lower, Options};
-use tile_ir::interp::{self, Arg, HostTensor};
+use tile_ir::interp::{self, Arg};
 use tile_ir::{samples, DType, Function, Scalar};
-
-/// Deterministic values in [-2, 2) from a seed (an LCG; no dependency).
-fn values(seed: u64, n: usize) -> Vec<f32> {
-    let mut s = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (0..n)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0
-        })
-        .collect()
-}
-
-fn tensor(seed: u64, shape: &[usize]) -> Arg {
-    let n = shape.iter().product();
-    Arg::Tensor(HostTensor::from_vec(shape, values(seed, n)).unwrap())
-}
-
-fn tensor_of(seed: u64, shape: &[usize], dtype: DType) -> Arg {
-    let n = shape.iter().product();
-    let scalars: Vec<Scalar> = values(seed, n)
-        .into_iter()
-        .map(|v| tile_ir::eval::cast(Scalar::F32(v), dtype))
-        .collect();
-    Arg::Tensor(HostTensor::from_scalars(dtype, shape, &scalars).unwrap())
-}
-
-/// The number of blocks of `b` covering `n`.
-fn blocks(n: usize, b: usize) -> u32 {
-    n.div_ceil(b) as u32
-}
 
 fn bits(args: &[Arg]) -> Vec<Vec<u64>> {
     args.iter()
