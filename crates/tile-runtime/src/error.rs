@@ -1,8 +1,6 @@
 //! The runtime's errors: every failure of device selection, tensor creation
 //! and launch, as a value naming what went wrong and where.
 
-use tile_ir::interp::InterpError;
-
 /// An error of the runtime.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -141,8 +139,10 @@ pub enum Error {
         kernel: String,
         /// The device.
         device: String,
-        /// What the executor reported.
+        /// What the executor reported: the interpreter's
+        /// `tile_ir::interp::InterpError` or compiled host code's
+        /// [`crate::cpu::RunError`].
         #[source]
-        source: Box<InterpError>,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
 }

@@ -1,11 +1,15 @@
 //! Compiled kernels as the front end embeds them, and the per-device cache of
 //! loaded ones.
 
+use crate::cpu::{HostCheck, HostLibrary};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tile_ir::Function;
 
 /// One specialization of a kernel, as embedded by `#[tile_kernel]`.
+///
+/// The runtime trusts a spec's images: it runs them as the code of `ir`.
+/// Build specs with `#[tile_kernel]`, as any other compiled code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelSpec {
     /// The kernel's name.
@@ -21,6 +25,9 @@ pub struct KernelSpec {
     /// The tile-IR ops of the kernel's device-side bounds checks, in program
     /// order: a failed check reports its position in this list.
     pub bounds_checks: &'static [&'static str],
+    /// The run-time checks of the host images (the same for each), in the
+    /// order their status records name them.
+    pub host_checks: &'static [HostCheck],
 }
 
 /// What an [`Image`] holds.
@@ -39,18 +46,23 @@ pub enum ImageKind {
 pub struct Image {
     /// The format.
     pub kind: ImageKind,
-    /// The target it was compiled for: `sm_80`, `gfx90a`, `x86_64`, ...
+    /// The target it was compiled for: `sm_80`, `gfx90a`, or for host code
+    /// its instruction-set level (`x86_64-v3`, `x86_64`, `aarch64`: see
+    /// [`crate::cpu::HostIsa`]).
     pub target: &'static str,
     /// The bytes (PTX text as UTF-8).
     pub bytes: &'static [u8],
 }
 
-/// A loaded kernel: its IR and which tensor parameters it writes.
+/// A loaded kernel: its IR, which tensor parameters it writes and, on the
+/// CPU, its compiled host code when the spec has an image this CPU runs.
 #[derive(Debug)]
 pub(crate) struct LoadedKernel {
     pub(crate) function: Function,
     /// Per parameter: whether the kernel stores through it.
     pub(crate) writes: Vec<bool>,
+    /// The host code; without it the CPU device interprets `function`.
+    pub(crate) host: Option<HostLibrary>,
 }
 
 /// Kernels loaded on one device, keyed by their IR text.

@@ -1,9 +1,10 @@
 //! Launching a kernel: argument checking against the kernel's parameters,
 //! then execution on the device.
 
+use crate::cpu::{HostIsa, HostLibrary};
 use crate::device::{Device, DeviceKind};
 use crate::error::Error;
-use crate::kernel::{KernelSpec, LoadedKernel};
+use crate::kernel::{ImageKind, KernelSpec, LoadedKernel};
 use crate::tensor::Tensor;
 use tile_ir::interp::{self, Arg, Element, HostTensor};
 use tile_ir::{Function, Scalar, Type, ValueDef};
@@ -25,7 +26,7 @@ impl LaunchArg<'_> {
         LaunchArg::Scalar(value.to_scalar())
     }
 
-    fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             LaunchArg::Tensor(t) => format!("&tensor<{}, {}>", t.dtype(), t.shape().len()),
             LaunchArg::TensorMut(t) => format!("&mut tensor<{}, {}>", t.dtype(), t.shape().len()),
@@ -67,8 +68,13 @@ pub fn launch(
             grid,
         });
     }
-    match device.kind() {
-        DeviceKind::Cpu => run_interpreted(device, kernel, &loaded.function, grid, args),
+    match (device.kind(), &loaded.host) {
+        (DeviceKind::Cpu, Some(host)) => host.run(grid, args).map_err(|e| Error::Execution {
+            kernel: kernel.name.to_string(),
+            device: device.to_string(),
+            source: Box::new(e),
+        }),
+        (DeviceKind::Cpu, None) => run_interpreted(device, kernel, &loaded.function, grid, args),
     }
 }
 
@@ -82,12 +88,54 @@ fn load(device: &Device, spec: &KernelSpec) -> Result<LoadedKernel, Error> {
     let function = tile_ir::text::parse_function(spec.ir).map_err(|e| error(e.to_string()))?;
     tile_ir::verify::verify(&function).map_err(|e| error(e.to_string()))?;
     let writes = written_params(&function);
-    Ok(LoadedKernel { function, writes })
+    let host = match device.kind() {
+        DeviceKind::Cpu => load_host_code(spec, &function).map_err(error)?,
+    };
+    Ok(LoadedKernel {
+        function,
+        writes,
+        host,
+    })
+}
+
+/// The host code of `spec` at the best instruction-set level this CPU runs,
+/// loaded; `None` when the spec has no such image (the CPU device then
+/// interprets the kernel, and says so at debug level).
+fn load_host_code(spec: &KernelSpec, function: &Function) -> Result<Option<HostLibrary>, String> {
+    let image = HostIsa::ALL.into_iter().find_map(|isa| {
+        spec.images
+            .iter()
+            .find(|image| image.kind == ImageKind::Host && image.target == isa.name())
+            .filter(|_| isa.runs_here())
+            .map(|image| (isa, image))
+    });
+    let Some((isa, image)) = image else {
+        tracing::debug!(
+            kernel = spec.name,
+            specialization = spec.specialization,
+            "no host code this CPU runs: the CPU device interprets the kernel"
+        );
+        return Ok(None);
+    };
+    // SAFETY: a `KernelSpec`'s images are trusted as the compiled code of
+    // its IR (see `KernelSpec`): `#[tile_kernel]` compiles the host image
+    // from exactly `spec.ir` with `tile_codegen::host::compile`, and
+    // `spec.host_checks` is that compilation's list of checks.
+    let library = unsafe {
+        HostLibrary::load(
+            image.bytes,
+            isa,
+            function.clone(),
+            spec.host_checks.to_vec(),
+        )
+    }
+    .map_err(|e| e.to_string())?;
+    Ok(Some(library))
 }
 
 /// Per parameter: whether some store goes through a view of it (a partition
 /// view or a layout view derived from it).
-fn written_params(func: &Function) -> Vec<bool> {
+pub(crate) fn written_params(func: &Function) -> Vec<bool> {
     let mut writes = vec![false; func.params.len()];
     func.walk(&mut |op| {
         let op = func.op(op);

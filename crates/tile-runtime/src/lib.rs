@@ -3,10 +3,11 @@
 //! A launch checks every argument against the kernel's parameters (count,
 //! dtype, rank, and that written tensors are passed mutably) before anything
 //! runs, and reports every failure as an [`Error`] naming the kernel, the
-//! argument and the device. The CPU device runs kernels through the tile IR's
-//! reference interpreter; GPU devices and compiled host code come with the
-//! back ends.
+//! argument and the device. The CPU device runs a kernel's compiled host code
+//! ([`cpu`]) when the kernel has an image this CPU runs, and the tile IR's
+//! reference interpreter otherwise.
 
+pub mod cpu;
 mod device;
 pub mod driver;
 mod error;

@@ -48,6 +48,8 @@ pub struct SpecInfo {
     pub images: &'static [crate::kernel::Image],
     /// The tile-IR ops of the GPU code's bounds checks, in program order.
     pub bounds_checks: &'static [&'static str],
+    /// The run-time checks of the host images, in status-record order.
+    pub host_checks: &'static [crate::cpu::HostCheck],
 }
 
 /// Everything known about a kernel at compile time.

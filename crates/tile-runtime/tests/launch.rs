@@ -14,6 +14,7 @@ fn spec(name: &'static str, ir: String) -> KernelSpec {
         num_warps: 4,
         images: &[],
         bounds_checks: &[],
+        host_checks: &[],
     }
 }
 

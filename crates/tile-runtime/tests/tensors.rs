@@ -18,6 +18,7 @@ fn transpose_kernel() -> KernelSpec {
         num_warps: 1,
         images: &[],
         bounds_checks: &[],
+        host_checks: &[],
     }
 }
 

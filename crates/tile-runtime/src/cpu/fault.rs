@@ -1,0 +1,209 @@
+//! What can go wrong while compiled host code runs, and how a status record
+//! becomes an error.
+
+use super::abi::{HostCheck, Status};
+use tile_ir::interp::Options;
+
+/// The codes of [`Status::code`] that compiled code writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum FaultCode {
+    /// A partition index outside the view's index space.
+    IndexSpace = 1,
+    /// An unmasked access to a partially out-of-bounds partition.
+    PartialPartition = 2,
+    /// A `for` step that is not positive.
+    NonPositiveStep = 3,
+    /// A `for` over the iteration limit.
+    IterationLimit = 4,
+    /// An unmasked layout-view access outside the tensor's element space.
+    LViewOutside = 5,
+}
+
+impl FaultCode {
+    /// The iteration limit compiled loops enforce: the interpreter's.
+    pub fn iteration_limit() -> u64 {
+        Options::default().max_loop_iterations
+    }
+}
+
+/// What failed in a program instance: the faults of the interpreter's
+/// `Fault` that compiled code checks.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HostFault {
+    /// A partition index outside the view's index space (masked or not).
+    #[error("partition index {index:?} is outside the view's index space")]
+    IndexSpace {
+        /// The partition index (its first four axes).
+        index: Vec<i64>,
+    },
+    /// An unmasked access to a partition partially outside the tensor.
+    #[error("partition {index:?} is partially outside the tensor (use the masked form)")]
+    PartialPartition {
+        /// The partition index (its first four axes).
+        index: Vec<i64>,
+    },
+    /// An unmasked layout-view access that reaches outside the tensor's
+    /// element space.
+    #[error("the layout view at base {base} reaches outside the tensor's element space (use the masked form)")]
+    LViewOutside {
+        /// The view's base offset.
+        base: i64,
+    },
+    /// A `for` whose step is not positive.
+    #[error("the step {step} of a loop is not positive")]
+    NonPositiveStep {
+        /// The step.
+        step: i64,
+    },
+    /// A `for` that would run more iterations than the interpreter's limit.
+    #[error("the loop would run {iterations} iterations, more than the limit of {limit}")]
+    IterationLimit {
+        /// The iterations the loop would run.
+        iterations: i64,
+        /// The limit (`tile_ir::interp::Options::max_loop_iterations`).
+        limit: u64,
+    },
+}
+
+/// Why compiled host code did not run to the end.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// An argument does not fit its parameter: count, dtype, rank, or an
+    /// extent beyond `i32`.
+    #[error("argument {index} (`{param}`): expected {expected}, found {found}")]
+    Argument {
+        /// The argument's position.
+        index: usize,
+        /// The parameter's name (empty for a missing or extra argument).
+        param: String,
+        /// What the parameter takes.
+        expected: String,
+        /// What was passed.
+        found: String,
+    },
+    /// A tensor argument whose strides may send two elements to one address
+    /// (the interpreter reports such an access; compiled code refuses the
+    /// tensor).
+    #[error("argument {index} (`{param}`): extents {extents:?} with strides {strides:?} may alias; compiled host code needs tensors whose elements have distinct addresses")]
+    Aliasing {
+        /// The argument's position.
+        index: usize,
+        /// The parameter's name.
+        param: String,
+        /// The tensor's extents.
+        extents: Vec<usize>,
+        /// The tensor's strides, in elements.
+        strides: Vec<isize>,
+    },
+    /// A grid axis beyond the `i32` range of `program_id`.
+    #[error("the grid {grid:?} has an axis above {}", i32::MAX)]
+    Grid {
+        /// The grid.
+        grid: [u32; 3],
+    },
+    /// An op failed in a program instance (the first in the interpreter's
+    /// order that failed).
+    #[error("program ({}, {}, {}): `{op}`: {fault}", program[0], program[1], program[2])]
+    Op {
+        /// The program instance.
+        program: [u32; 3],
+        /// The op, as `tile_ir::ValueNames::describe_op` writes it.
+        op: String,
+        /// What failed.
+        fault: HostFault,
+    },
+    /// The compiled code returned a status it cannot return, or its image
+    /// does not match its kernel (a back-end bug).
+    #[error("internal error in compiled host code: {0}")]
+    Internal(String),
+}
+
+/// The error of `program` that returned `status`, given the kernel's checks.
+pub(super) fn failure(program: [u32; 3], status: Status, checks: &[HostCheck]) -> RunError {
+    let Some(site) = checks.get(status.check as usize) else {
+        return RunError::Internal(format!(
+            "status {status:?} names no check (the kernel has {})",
+            checks.len()
+        ));
+    };
+    let values = &status.index;
+    let index = values[..usize::from(site.values.min(4))].to_vec();
+    let fault = match status.code {
+        1 => HostFault::IndexSpace { index },
+        2 => HostFault::PartialPartition { index },
+        3 => HostFault::NonPositiveStep { step: values[0] },
+        4 => HostFault::IterationLimit {
+            iterations: values[0],
+            limit: FaultCode::iteration_limit(),
+        },
+        5 => HostFault::LViewOutside { base: values[0] },
+        other => return RunError::Internal(format!("status code {other}")),
+    };
+    RunError::Op {
+        program,
+        op: site.op.to_string(),
+        fault,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    fn check(op: &'static str, values: u8) -> HostCheck {
+        HostCheck {
+            op: Cow::Borrowed(op),
+            values,
+        }
+    }
+
+    #[test]
+    fn a_status_record_names_its_check_and_values() {
+        let checks = [check("%2 = load %0, %1", 1), check("%5 = store %3, %4", 2)];
+        let status = Status {
+            code: FaultCode::PartialPartition as u32,
+            check: 1,
+            index: [3, 4, 99, 99],
+        };
+        let err = failure([2, 0, 1], status, &checks);
+        assert_eq!(
+            err.to_string(),
+            "program (2, 0, 1): `%5 = store %3, %4`: partition [3, 4] is partially outside the tensor (use the masked form)"
+        );
+        let status = Status {
+            code: FaultCode::IterationLimit as u32,
+            check: 0,
+            index: [1 << 30, 0, 0, 0],
+        };
+        assert_eq!(
+            failure([0, 0, 0], status, &checks).to_string(),
+            format!(
+                "program (0, 0, 0): `%2 = load %0, %1`: the loop would run 1073741824 iterations, more than the limit of {}",
+                FaultCode::iteration_limit()
+            )
+        );
+    }
+
+    #[test]
+    fn a_status_record_that_cannot_happen_is_an_internal_error() {
+        let checks = [check("%2 = load %0, %1", 1)];
+        let status = Status {
+            code: 9,
+            check: 0,
+            index: [0; 4],
+        };
+        assert!(
+            matches!(failure([0; 3], status, &checks), RunError::Internal(m) if m == "status code 9")
+        );
+        let status = Status {
+            code: 1,
+            check: 7,
+            index: [0; 4],
+        };
+        assert!(
+            matches!(failure([0; 3], status, &checks), RunError::Internal(m) if m.contains("names no check"))
+        );
+    }
+}

@@ -1,0 +1,197 @@
+//! Loading a kernel's shared object and running it.
+
+use super::abi::{self, HostCheck, HostEntry, MathFn, MATH_TABLE};
+use super::fault::{failure, RunError};
+use super::grid::run_grid;
+use super::isa::HostIsa;
+use super::packet::pack;
+use crate::launch::LaunchArg;
+use libloading::Library;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use tile_ir::Function;
+
+/// Why a kernel's shared object could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot load the {isa} host code of kernel `{kernel}`: {reason}")]
+pub struct LoadError {
+    /// The kernel's name.
+    pub kernel: String,
+    /// The image's instruction-set level.
+    pub isa: HostIsa,
+    /// What failed: the file system, the dynamic loader's message, or a
+    /// missing symbol.
+    pub reason: String,
+}
+
+/// A kernel's host code, loaded into this process and ready to run.
+#[derive(Debug)]
+pub struct HostLibrary {
+    func: Function,
+    checks: Vec<HostCheck>,
+    isa: HostIsa,
+    entry: HostEntry,
+    frame_bytes: usize,
+    // Keeps the code `entry` points to mapped; declared last, so dropped
+    // after everything that refers to it.
+    _library: Library,
+}
+
+impl HostLibrary {
+    /// Loads `bytes`, a shared object compiled for `isa`, as the code of
+    /// `func` whose run-time checks are `checks`, and fills its math table.
+    ///
+    /// The object is written to a private temporary directory, opened with
+    /// the dynamic loader (which resolves its few libc symbols, such as
+    /// `memcpy`) and removed again; the mapping stays.
+    ///
+    /// # Safety
+    /// `bytes` must be what `tile_codegen::host::compile` produced for
+    /// `func` and `isa` (as `#[tile_kernel]` embeds it), with `checks` its
+    /// list of checks: the loaded code is trusted to follow the contract of
+    /// [`abi`] for `func`'s parameters. Any other shared object runs
+    /// arbitrary code.
+    pub unsafe fn load(
+        bytes: &[u8],
+        isa: HostIsa,
+        func: Function,
+        checks: Vec<HostCheck>,
+    ) -> Result<HostLibrary, LoadError> {
+        let error = |reason: String| LoadError {
+            kernel: func.name.clone(),
+            isa,
+            reason,
+        };
+        if !isa.runs_here() {
+            return Err(error(format!(
+                "this CPU ({}) does not run {isa} code",
+                std::env::consts::ARCH
+            )));
+        }
+        let dir = PrivateDir::new().map_err(|e| error(e.to_string()))?;
+        let path = dir.0.join(format!("{}.so", func.name));
+        fs::write(&path, bytes).map_err(|e| error(format!("writing {}: {e}", path.display())))?;
+        // SAFETY: the caller guarantees the object is host code compiled by
+        // tile; such objects have no initializers, so opening it runs no
+        // code, and it needs only libc's memory functions.
+        let library = unsafe { Library::new(&path) }.map_err(|e| error(e.to_string()))?;
+        drop(dir);
+        // SAFETY: compiled host code defines the entry with exactly the
+        // type of `HostEntry`.
+        let entry: HostEntry =
+            *unsafe { library.get::<HostEntry>(symbol(abi::ENTRY_SYMBOL).as_bytes()) }
+                .map_err(|e| error(e.to_string()))?;
+        // SAFETY: compiled host code defines the frame size as a `u64`
+        // constant; reading it through its address is a plain load.
+        let frame_bytes = unsafe {
+            let at = library
+                .get::<*const u64>(symbol(abi::FRAME_BYTES_SYMBOL).as_bytes())
+                .map_err(|e| error(e.to_string()))?;
+            at.read()
+        };
+        // SAFETY: compiled host code defines the table as a writable array
+        // of `MATH_TABLE.len()` function pointers that nothing reads until
+        // the entry runs, which is after this store.
+        unsafe {
+            let table = library
+                .get::<*mut [MathFn; 8]>(symbol(abi::MATH_TABLE_SYMBOL).as_bytes())
+                .map_err(|e| error(e.to_string()))?;
+            table.write(MATH_TABLE);
+        }
+        let frame_bytes = usize::try_from(frame_bytes)
+            .map_err(|_| error(format!("a frame of {frame_bytes} bytes")))?;
+        Ok(HostLibrary {
+            func,
+            checks,
+            isa,
+            entry,
+            frame_bytes,
+            _library: library,
+        })
+    }
+
+    /// The instruction-set level of the loaded code.
+    pub fn isa(&self) -> HostIsa {
+        self.isa
+    }
+
+    /// The bytes of scratch memory each worker gives a program instance.
+    pub fn frame_bytes(&self) -> usize {
+        self.frame_bytes
+    }
+
+    /// Runs every program instance of `grid` over `args`, spread over the
+    /// available cores.
+    ///
+    /// The arguments are checked first ([`RunError::Argument`],
+    /// [`RunError::Aliasing`]) and nothing runs unless all fit. On failure,
+    /// the error is the one of the first failing instance in the
+    /// interpreter's order (x fastest, then y, then z), whose failing access
+    /// touched no memory; instances after it may or may not have run. As on
+    /// a GPU, two instances that store one element race.
+    pub fn run(&self, grid: [u32; 3], args: &mut [LaunchArg<'_>]) -> Result<(), RunError> {
+        if grid.iter().any(|&g| i32::try_from(g).is_err()) {
+            return Err(RunError::Grid { grid });
+        }
+        let packet = pack(&self.func, args)?;
+        if grid.contains(&0) {
+            return Ok(());
+        }
+        // SAFETY: the code was compiled from `self.func` (the contract of
+        // `load`), and `pack` checked every argument against its parameter,
+        // so each pointer of the packet is the base of a live tensor with
+        // the extents and strides beside it; compiled code checks every
+        // access against those extents before making it, needs a frame of
+        // `frame_bytes`, and keeps no state between calls. `args` stays
+        // borrowed, mutably for the tensors it writes, for the whole run.
+        let failed = unsafe { run_grid(self.entry, self.frame_bytes, grid, &packet) };
+        match failed {
+            None => Ok(()),
+            Some((program, status)) => Err(failure(program, status, &self.checks)),
+        }
+    }
+}
+
+/// The symbol name as the loader looks it up (NUL-terminated).
+fn symbol(name: &str) -> String {
+    format!("{name}\0")
+}
+
+/// A directory only this user can read, removed with its files when dropped.
+struct PrivateDir(PathBuf);
+
+impl PrivateDir {
+    fn new() -> std::io::Result<PrivateDir> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let path = std::env::temp_dir().join(format!(
+            "tile-host-{}-{}-{nanos}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        create_private(&path)?;
+        Ok(PrivateDir(path))
+    }
+}
+
+#[cfg(unix)]
+fn create_private(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    fs::DirBuilder::new().mode(0o700).create(path)
+}
+
+#[cfg(not(unix))]
+fn create_private(path: &Path) -> std::io::Result<()> {
+    fs::create_dir(path)
+}
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        // Best effort: a leftover directory is harmless.
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}

@@ -1,0 +1,38 @@
+//! Compiled host code for the CPU device: what `tile_codegen::host` builds
+//! and this module loads and runs.
+//!
+//! A kernel compiled for the host is a shared object (ELF, linked by
+//! `ld.lld -shared`) with three symbols ([`abi`]):
+//!
+//! ```text
+//! u32  tile_host_kernel(const u64 *packet, const i32 ids[6], u8 *frame, Status *status);
+//! u64  tile_host_frame_bytes;        // scratch bytes one program instance needs
+//! ptr  tile_host_math[8];            // exp, exp2, log, log2, sin, cos, tanh, erf (f64)
+//! ```
+//!
+//! * **The kernel** runs one program instance: `ids` is its program id then
+//!   the grid, the packet holds the arguments (`packet.rs`), `frame` is scratch
+//!   memory for its tiles and `status` receives a failed check.
+//! * **The math table** is filled by [`HostLibrary::load`] with the oracle's
+//!   own f64 functions (`tile_ir::eval`), so compiled code computes what the
+//!   interpreter computes, bit for bit, without linking a math library.
+//! * **The ISA** ([`HostIsa`]): each kernel is compiled for a few fixed
+//!   instruction-set levels (x86-64-v3 and baseline x86-64, or aarch64), and
+//!   the CPU device runs the best one this CPU supports, detected at run
+//!   time, so a binary built on one machine runs correctly on another.
+//!
+//! [`HostLibrary::run`] checks the arguments, packs them, runs every program
+//! instance of the grid on all cores and turns the first failing instance's
+//! status record into a [`RunError`].
+
+pub mod abi;
+mod fault;
+mod grid;
+mod isa;
+mod library;
+mod packet;
+
+pub use abi::{HostCheck, Status};
+pub use fault::{FaultCode, HostFault, RunError};
+pub use isa::HostIsa;
+pub use library::{HostLibrary, LoadError};
