@@ -30,4 +30,4 @@ pub mod tools;
 
 pub use inkwell;
 pub use target::{default_targets, Gfx, Machine, Sm, Target, TargetError};
-pub use tools::{assemble_ptx, link_hsaco, Tool, ToolError};
+pub use tools::{assemble_ptx, link_shared_object, Tool, ToolError};

@@ -17,6 +17,7 @@ use inkwell::targets::{
     TargetTriple,
 };
 use inkwell::OptimizationLevel;
+use tile_runtime::cpu::HostIsa;
 
 /// The LLVM triple of every NVPTX target.
 pub const NVPTX_TRIPLE: &str = "nvptx64-nvidia-cuda";
@@ -303,21 +304,54 @@ pub fn create_target_machine(
 ) -> Result<TargetMachine, TargetError> {
     initialize(target)?;
     let (triple, cpu, features) = (target.triple(), target.cpu(), target.features());
+    machine_for(target, &triple, &cpu, &features, level)
+}
+
+/// The LLVM target machine for host code of instruction-set level `isa`
+/// (its triple, CPU and features: see [`HostIsa`]), initializing that
+/// architecture's LLVM backend.
+pub fn create_host_isa_machine(
+    isa: HostIsa,
+    level: OptimizationLevel,
+) -> Result<TargetMachine, TargetError> {
+    static X86: Once = Once::new();
+    static AARCH64: Once = Once::new();
+    let config = InitializationConfig::default();
+    match isa {
+        HostIsa::X86_64V3 | HostIsa::X86_64 => X86.call_once(|| LlvmTarget::initialize_x86(&config)),
+        HostIsa::Aarch64 => AARCH64.call_once(|| LlvmTarget::initialize_aarch64(&config)),
+    }
+    machine_for(
+        &Target::Host,
+        isa.llvm_triple(),
+        isa.llvm_cpu(),
+        isa.llvm_features(),
+        level,
+    )
+}
+
+fn machine_for(
+    target: &Target,
+    triple: &str,
+    cpu: &str,
+    features: &str,
+    level: OptimizationLevel,
+) -> Result<TargetMachine, TargetError> {
     let machine_error = |message: String| TargetError::Machine {
         target: *target,
-        triple: triple.clone(),
-        cpu: cpu.clone(),
-        features: features.clone(),
+        triple: triple.to_owned(),
+        cpu: cpu.to_owned(),
+        features: features.to_owned(),
         message,
     };
-    let llvm_triple = TargetTriple::create(&triple);
+    let llvm_triple = TargetTriple::create(triple);
     let llvm_target =
         LlvmTarget::from_triple(&llvm_triple).map_err(|e| machine_error(e.to_string()))?;
     llvm_target
         .create_target_machine(
             &llvm_triple,
-            &cpu,
-            &features,
+            cpu,
+            features,
             level,
             RelocMode::PIC,
             CodeModel::Default,
@@ -337,6 +371,16 @@ impl Machine {
     pub fn new(target: Target, level: OptimizationLevel) -> Result<Self, TargetError> {
         let llvm = create_target_machine(&target, level)?;
         Ok(Machine { target, llvm })
+    }
+
+    /// Creates the machine for host code of level `isa` (see
+    /// [`create_host_isa_machine`]); its target is [`Target::Host`].
+    pub fn host_isa(isa: HostIsa, level: OptimizationLevel) -> Result<Self, TargetError> {
+        let llvm = create_host_isa_machine(isa, level)?;
+        Ok(Machine {
+            target: Target::Host,
+            llvm,
+        })
     }
 
     /// The target this machine compiles for.

@@ -1,5 +1,5 @@
 //! Finding and running the external tools that finish what LLVM starts: `ptxas` (PTX to
-//! cubin), `ld.lld` (AMDGPU object to HSA code object) and `llvm-objdump` (disassembly).
+//! cubin), `ld.lld` (AMDGPU object to HSA code object, host object to shared object) and `llvm-objdump` (disassembly).
 //!
 //! `scripts/setup.sh` installs all three. Each tool is looked up, first to last:
 //!
@@ -326,12 +326,13 @@ pub fn assemble_ptx(ptx: &str, sm: Sm) -> Result<Vec<u8>, ToolError> {
     dir.read(tool, "kernel.cubin")
 }
 
-/// Links an AMDGPU object file into an HSA code object (`.hsaco`) with `ld.lld -shared`.
-pub fn link_hsaco(object: &[u8]) -> Result<Vec<u8>, ToolError> {
+/// Links an ELF object file into a shared object with `ld.lld -shared`: an HSA code object
+/// (`.hsaco`) for AMDGPU, a `.so` of host code for the CPU device.
+pub fn link_shared_object(object: &[u8]) -> Result<Vec<u8>, ToolError> {
     let tool = Tool::LdLld;
     let dir = ScratchDir::new(tool)?;
     let input = dir.write(tool, "kernel.o", object)?;
-    let output = dir.0.join("kernel.hsaco");
+    let output = dir.0.join("kernel.so");
     run(
         tool,
         [
@@ -342,7 +343,7 @@ pub fn link_hsaco(object: &[u8]) -> Result<Vec<u8>, ToolError> {
         ],
         || format!("an object file of {} bytes", object.len()),
     )?;
-    dir.read(tool, "kernel.hsaco")
+    dir.read(tool, "kernel.so")
 }
 
 /// Disassembles an ELF object file or code object (host or AMDGPU) with `llvm-objdump -d` and
@@ -355,6 +356,26 @@ pub fn disassemble(object: &[u8]) -> Result<String, ToolError> {
         format!("an object file of {} bytes", object.len())
     })
     .map(|(stdout, _)| stdout)
+}
+
+/// The undefined dynamic symbols of a shared object (what the loader must find elsewhere), from
+/// `llvm-objdump -T`, sorted.
+pub fn undefined_dynamic_symbols(object: &[u8]) -> Result<Vec<String>, ToolError> {
+    let tool = Tool::LlvmObjdump;
+    let dir = ScratchDir::new(tool)?;
+    let input = dir.write(tool, "object.so", object)?;
+    let (listing, _) = run(tool, [OsStr::new("-T"), input.as_os_str()], || {
+        format!("a shared object of {} bytes", object.len())
+    })?;
+    let mut names: Vec<String> = listing
+        .lines()
+        .filter(|line| line.contains("*UND*"))
+        .filter_map(|line| line.split_whitespace().last())
+        .map(str::to_owned)
+        .collect();
+    names.sort();
+    names.dedup();
+    Ok(names)
 }
 
 /// The resource usage `ptxas -v` reports for each kernel of `ptx` on `sm`: registers, spills,

@@ -7,7 +7,7 @@ mod common;
 
 use common::{bytes, host_agrees};
 
-use tile_codegen::host::{self, HostError, HostFault};
+use tile_codegen::host::{self, HostError, HostFault, RunError};
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::{Function, Scalar};
 
@@ -149,7 +149,7 @@ fn a_non_positive_step_fails_and_stores_nothing() {
         let mut actual = args.clone();
         let err = host::run(&func, [1, 1, 1], &mut actual).unwrap_err();
         assert!(
-            matches!(&err, HostError::Op { fault: HostFault::NonPositiveStep { step: s }, .. } if *s == step),
+            matches!(&err, HostError::Run(RunError::Op { fault: HostFault::NonPositiveStep { step: s }, .. }) if *s == step),
             "{err}"
         );
         assert!(bytes(&actual) == bytes(&args));
@@ -165,7 +165,7 @@ fn a_loop_over_the_iteration_limit_fails_before_it_starts() {
     let mut actual = args.clone();
     let err = host::run(&func, [1, 1, 1], &mut actual).unwrap_err();
     assert!(
-        matches!(&err, HostError::Op { fault: HostFault::IterationLimit { iterations, .. }, .. } if *iterations == limit + 1),
+        matches!(&err, HostError::Run(RunError::Op { fault: HostFault::IterationLimit { iterations, .. }, .. }) if *iterations == limit + 1),
         "{err}"
     );
     assert!(bytes(&actual) == bytes(&args));

@@ -9,7 +9,7 @@ mod common;
 
 use common::{blocks, bytes, host_agrees, tensor, tensor_of};
 
-use tile_codegen::host::{self, HostError, HostFault};
+use tile_codegen::host::{self, HostError, HostFault, RunError};
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::{samples, DType, Function, Scalar};
 
@@ -116,7 +116,7 @@ fn unmasked_access_out_of_bounds_fails_and_touches_nothing() {
         let oracle = interp::run(&func, [1, 1, 1], &mut expected).unwrap_err();
         let mut actual = args.clone();
         let err = host::run(&func, [1, 1, 1], &mut actual).unwrap_err();
-        let HostError::Op { program, fault, .. } = &err else {
+        let HostError::Run(RunError::Op { program, fault, .. }) = &err else {
             panic!("shift {shift}: expected an op error, found {err}");
         };
         assert_eq!(*program, [0, 0, 0]);
@@ -142,7 +142,7 @@ fn the_first_failing_program_in_order_is_reported() {
     let func = shifted_copy(0);
     let mut args = vec![tensor(22, &[20]), tensor(23, &[40])];
     let err = host::run(&func, [5, 1, 1], &mut args).unwrap_err();
-    let HostError::Op { program, fault, op } = &err else {
+    let HostError::Run(RunError::Op { program, fault, op }) = &err else {
         panic!("expected an op error, found {err}");
     };
     assert_eq!(*program, [2, 0, 0], "{err}");
@@ -176,5 +176,5 @@ fn aliasing_tensors_are_refused() {
     let broadcast = HostTensor::with_strides(DType::F32, &[8], &[0], 0, vec![0; 4]).unwrap();
     let mut args = vec![Arg::Tensor(broadcast), tensor(1, &[8]), tensor(2, &[8])];
     let err = host::run(&func, [2, 1, 1], &mut args).unwrap_err();
-    assert!(matches!(err, HostError::Aliasing { index: 0, .. }), "{err}");
+    assert!(matches!(err, HostError::Run(RunError::Aliasing { index: 0, .. })), "{err}");
 }

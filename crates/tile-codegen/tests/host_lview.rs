@@ -9,7 +9,7 @@ mod common;
 
 use common::{bytes, f32_tensor, host_agrees, iota, layout, zeros};
 
-use tile_codegen::host::{self, HostError, HostFault};
+use tile_codegen::host::{self, HostError, HostFault, RunError};
 use tile_ir::builder::Builder;
 use tile_ir::interp::{self, Arg};
 use tile_ir::layout::{IntTuple, Layout};
@@ -149,7 +149,7 @@ fn an_unmasked_access_past_the_element_space_fails_and_touches_nothing() {
     let mut actual = args.clone();
     let err = host::run(&func, [1, 1, 1], &mut actual).unwrap_err();
     assert!(
-        matches!(&err, HostError::Op { op, fault: HostFault::LViewOutside { base: 0 }, .. } if op.contains("lview_load")),
+        matches!(&err, HostError::Run(RunError::Op { op, fault: HostFault::LViewOutside { base: 0 }, .. }) if op.contains("lview_load")),
         "{err}"
     );
     assert!(bytes(&actual) == bytes(&args), "the output was touched");

@@ -8,7 +8,7 @@ mod common;
 
 use common::bytes;
 
-use tile_codegen::host::{self, HostError};
+use tile_codegen::host::{self, HostError, RunError};
 use tile_ir::interp::{self};
 use tile_testgen::{generate, GenConfig};
 
@@ -28,7 +28,7 @@ fn check_seeds(range: std::ops::Range<u64>) -> (u64, u64) {
             (Err(HostError::Unsupported { .. }), _) => skipped += 1,
             (Ok(()), Ok(())) if bytes(&actual) == bytes(&expected) => ran += 1,
             (Ok(()), Ok(())) => failures.push(format!("seed {seed}: results differ")),
-            (Err(HostError::Op { .. }), Err(_)) => ran += 1,
+            (Err(HostError::Run(RunError::Op { .. })), Err(_)) => ran += 1,
             (host, oracle) => failures.push(format!(
                 "seed {seed}: host {host:?}, interpreter {oracle:?}"
             )),

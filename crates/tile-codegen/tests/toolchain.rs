@@ -181,7 +181,7 @@ fn amdgpu_kernels_link_to_code_objects_that_disassemble() {
             .emit_object(&module)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(&object[..4], b"\x7fELF", "{gfx}: not an ELF object");
-        let hsaco = tools::link_hsaco(&object).unwrap_or_else(|e| panic!("{gfx}: {e}"));
+        let hsaco = tools::link_shared_object(&object).unwrap_or_else(|e| panic!("{gfx}: {e}"));
         assert_eq!(&hsaco[..4], b"\x7fELF", "{gfx}: not an ELF code object");
         let listing = tools::disassemble(&hsaco).unwrap_or_else(|e| panic!("{gfx}: {e}"));
         assert!(listing.contains("<vadd>:"), "{gfx}: no vadd in\n{listing}");
@@ -199,7 +199,7 @@ fn amdgpu_kernels_link_to_code_objects_that_disassemble() {
 #[test]
 fn ld_lld_failures_carry_its_message() {
     require(Tool::LdLld);
-    let err = tools::link_hsaco(b"not an object").expect_err("ld.lld linked garbage");
+    let err = tools::link_shared_object(b"not an object").expect_err("ld.lld linked garbage");
     let message = err.to_string();
     assert!(message.contains("ld.lld failed"), "{message}");
     assert!(message.contains("an object file of 13 bytes"), "{message}");

@@ -184,7 +184,7 @@ pub fn emit(
     // annotation, for one), so each output starts from its own copy.
     let assembly = machine.emit_assembly(&module.clone())?;
     let code_object = match target {
-        Target::Amdgpu(_) => Some(tools::link_hsaco(&machine.emit_object(&module)?)?),
+        Target::Amdgpu(_) => Some(tools::link_shared_object(&machine.emit_object(&module)?)?),
         _ => None,
     };
     Ok(Emitted {

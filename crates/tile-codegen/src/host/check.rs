@@ -2,26 +2,12 @@
 //! code from the kernel, so nothing after it runs.
 
 use super::abi::{STATUS_CHECK, STATUS_INDEX};
-use super::error::{HostError, HostFault};
+use super::error::HostError;
 use super::lower::Lowering;
 use inkwell::values::IntValue;
-use tile_ir::interp::Options;
 use tile_ir::OpId;
 
-/// The codes of [`super::Status::code`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Code {
-    /// A partition index outside the view's index space.
-    IndexSpace = 1,
-    /// An unmasked access to a partially out-of-bounds partition.
-    PartialPartition = 2,
-    /// A `for` step that is not positive.
-    NonPositiveStep = 3,
-    /// A `for` over the iteration limit.
-    IterationLimit = 4,
-    /// An unmasked layout-view access outside the tensor's element space.
-    LViewOutside = 5,
-}
+pub(super) use tile_runtime::cpu::FaultCode as Code;
 
 /// An op with checks: what the status record's `check` names.
 #[derive(Clone, Debug)]
@@ -32,28 +18,6 @@ pub(super) struct CheckSite {
     pub(super) describe: String,
     /// How many values its failures record.
     pub(super) values: usize,
-}
-
-/// The iteration limit of one execution of a loop: the interpreter's.
-pub(super) fn iteration_limit() -> u64 {
-    Options::default().max_loop_iterations
-}
-
-/// The fault of a status record with `code` and `values`; `count` is the
-/// number of values the check recorded.
-pub(super) fn fault(code: u32, values: &[i64; 4], count: usize) -> Result<HostFault, HostError> {
-    let index = values[..count.min(4)].to_vec();
-    Ok(match code {
-        1 => HostFault::IndexSpace { index },
-        2 => HostFault::PartialPartition { index },
-        3 => HostFault::NonPositiveStep { step: values[0] },
-        4 => HostFault::IterationLimit {
-            iterations: values[0],
-            limit: iteration_limit(),
-        },
-        5 => HostFault::LViewOutside { base: values[0] },
-        other => return Err(HostError::internal(format!("status code {other}"))),
-    })
 }
 
 impl<'a, 'ctx> Lowering<'a, 'ctx> {

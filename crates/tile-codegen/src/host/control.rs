@@ -7,7 +7,7 @@
 //! `iv = lo + k · step` while `iv < hi`, exactly. A non-positive step and a
 //! count over the iteration limit fail before the loop starts.
 
-use super::check::{iteration_limit, Code};
+use super::check::Code;
 use super::error::HostError;
 use super::frame::TileRef;
 use super::lower::{HostValue, Lowering};
@@ -72,7 +72,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         let trips = b
             .build_select(runs, trips, self.i64(0), "trips")?
             .into_int_value();
-        let limit = iteration_limit() as i64;
+        let limit = Code::iteration_limit() as i64;
         let within = b.build_int_compare(IntPredicate::ULE, trips, self.i64(limit), "within")?;
         self.check(within, id, Code::IterationLimit, &[trips])?;
 

@@ -3,31 +3,20 @@
 //! The scalar emitter calls `tile.math.<op>.f64` for `exp`, `exp2`, `log`,
 //! `log2`, `sin`, `cos`, `tanh` and `erf`, and defines it from LLVM
 //! arithmetic for the GPUs (within a few f64 ulps of the oracle,
-//! docs/backends.md). On the host the definition would be a needless
-//! approximation: the module only declares these functions, and the JIT
-//! binds each declaration to the oracle's function (`tile_ir::eval`, the
-//! `libm` crate's f64 value), so every dtype's result is the interpreter's
-//! bit for bit, huge `sin`/`cos` arguments included.
+//! docs/backends.md). On the host that would be a needless approximation:
+//! the module declares these functions before any code is emitted (so the
+//! emitter calls the declarations), and then defines each as a call through
+//! its slot of the exported table `tile_host_math`, which the runtime fills
+//! with the oracle's functions (`tile_ir::eval`, the `libm` crate's f64
+//! value) when it loads the code. Every dtype's result is the
+//! interpreter's, bit for bit, and the shared object needs no math library.
 
+use super::error::HostError;
 use inkwell::context::Context;
-use inkwell::execution_engine::ExecutionEngine;
 use inkwell::module::{Linkage, Module};
-use tile_ir::{eval, Scalar, UnaryOp};
-
-/// A math function as the JIT calls it.
-type MathFn = extern "C" fn(f64) -> f64;
-
-/// The math-library ops and the host function of each.
-const FUNCTIONS: [(UnaryOp, MathFn); 8] = [
-    (UnaryOp::Exp, exp),
-    (UnaryOp::Exp2, exp2),
-    (UnaryOp::Log, log),
-    (UnaryOp::Log2, log2),
-    (UnaryOp::Sin, sin),
-    (UnaryOp::Cos, cos),
-    (UnaryOp::Tanh, tanh),
-    (UnaryOp::Erf, erf),
-];
+use inkwell::AddressSpace;
+use tile_ir::UnaryOp;
+use tile_runtime::cpu::abi::{MATH_OPS, MATH_TABLE_SYMBOL};
 
 /// The name the scalar emitter gives the f64 function of `op`.
 fn name(op: UnaryOp) -> String {
@@ -38,7 +27,7 @@ fn name(op: UnaryOp) -> String {
 /// so that the emitter calls the declarations instead of defining them.
 pub(super) fn declare<'ctx>(ctx: &'ctx Context, module: &Module<'ctx>) {
     let f64t = ctx.f64_type();
-    for (op, _) in FUNCTIONS {
+    for op in MATH_OPS {
         module.add_function(
             &name(op),
             f64t.fn_type(&[f64t.into()], false),
@@ -47,53 +36,41 @@ pub(super) fn declare<'ctx>(ctx: &'ctx Context, module: &Module<'ctx>) {
     }
 }
 
-/// Binds the declarations that remain in `module` (optimization drops the
-/// unused ones) to the host functions, before the engine compiles anything.
-pub(super) fn bind<'ctx>(engine: &ExecutionEngine<'ctx>, module: &Module<'ctx>) {
-    for (op, f) in FUNCTIONS {
-        if let Some(declared) = module.get_function(&name(op)) {
-            engine.add_global_mapping(&declared, f as usize);
-        }
+/// Adds the exported, zeroed table and defines every declared math function
+/// as an internal call through its slot.
+pub(super) fn define<'ctx>(ctx: &'ctx Context, module: &Module<'ctx>) -> Result<(), HostError> {
+    let ptr = ctx.ptr_type(AddressSpace::default());
+    let table_type = ptr.array_type(MATH_OPS.len() as u32);
+    let table = module.add_global(table_type, None, MATH_TABLE_SYMBOL);
+    table.set_initializer(&table_type.const_zero());
+    let (f64t, i64t) = (ctx.f64_type(), ctx.i64_type());
+    let b = ctx.create_builder();
+    for (slot, op) in MATH_OPS.into_iter().enumerate() {
+        let Some(f) = module.get_function(&name(op)) else {
+            continue;
+        };
+        f.set_linkage(Linkage::Internal);
+        b.position_at_end(ctx.append_basic_block(f, "entry"));
+        // SAFETY (of the emitted code, not of this call): the index is in
+        // bounds of the table's type.
+        let at = unsafe {
+            b.build_in_bounds_gep(
+                table_type,
+                table.as_pointer_value(),
+                &[i64t.const_zero(), i64t.const_int(slot as u64, false)],
+                "slot",
+            )
+        }?;
+        let target = b.build_load(ptr, at, "function")?.into_pointer_value();
+        let x = f
+            .get_nth_param(0)
+            .ok_or_else(|| HostError::internal("a math function's parameter"))?;
+        let call = b.build_indirect_call(f64t.fn_type(&[f64t.into()], false), target, &[x.into()], op.name())?;
+        let value = call
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| HostError::internal("a math function returned nothing"))?;
+        b.build_return(Some(&value))?;
     }
-}
-
-/// The oracle's f64 value of `op` at `x`.
-fn oracle(op: UnaryOp, x: f64) -> f64 {
-    match eval::unary(op, Scalar::F64(x)) {
-        Ok(Scalar::F64(v)) => v,
-        // `eval` defines every math op on f64 and returns an f64.
-        _ => f64::NAN,
-    }
-}
-
-extern "C" fn exp(x: f64) -> f64 {
-    oracle(UnaryOp::Exp, x)
-}
-
-extern "C" fn exp2(x: f64) -> f64 {
-    oracle(UnaryOp::Exp2, x)
-}
-
-extern "C" fn log(x: f64) -> f64 {
-    oracle(UnaryOp::Log, x)
-}
-
-extern "C" fn log2(x: f64) -> f64 {
-    oracle(UnaryOp::Log2, x)
-}
-
-extern "C" fn sin(x: f64) -> f64 {
-    oracle(UnaryOp::Sin, x)
-}
-
-extern "C" fn cos(x: f64) -> f64 {
-    oracle(UnaryOp::Cos, x)
-}
-
-extern "C" fn tanh(x: f64) -> f64 {
-    oracle(UnaryOp::Tanh, x)
-}
-
-extern "C" fn erf(x: f64) -> f64 {
-    oracle(UnaryOp::Erf, x)
+    Ok(())
 }

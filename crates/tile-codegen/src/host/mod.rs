@@ -53,12 +53,12 @@
 
 mod abi;
 mod check;
+mod compile;
 mod control;
 mod dot;
 mod elementwise;
 mod error;
 mod frame;
-mod launch;
 mod lower;
 mod lview;
 mod math;
@@ -66,9 +66,9 @@ mod memory;
 mod movement;
 mod reduce;
 
-pub use abi::Status;
-pub use error::{HostError, HostFault};
-pub use launch::{compile, run, HostKernel};
+pub use compile::{compile, launch_arg, run, HostImage};
+pub use error::HostError;
+pub use tile_runtime::cpu::{HostFault, HostIsa, RunError};
 
 #[cfg(doc)]
 use tile_ir::Function;

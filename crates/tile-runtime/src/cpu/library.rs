@@ -10,6 +10,7 @@ use libloading::Library;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 use tile_ir::Function;
 
 /// Why a kernel's shared object could not be loaded.
@@ -43,8 +44,9 @@ impl HostLibrary {
     /// `func` whose run-time checks are `checks`, and fills its math table.
     ///
     /// The object is written to a private temporary directory, opened with
-    /// the dynamic loader (which resolves its few libc symbols, such as
-    /// `memcpy`) and removed again; the mapping stays.
+    /// the dynamic loader (which resolves its few C library symbols: `memcpy`
+    /// and `memset`, and on some levels math functions such as `fmaf`) and
+    /// removed again; the mapping stays.
     ///
     /// # Safety
     /// `bytes` must be what `tile_codegen::host::compile` produced for
@@ -69,12 +71,13 @@ impl HostLibrary {
                 std::env::consts::ARCH
             )));
         }
+        make_libm_global();
         let dir = PrivateDir::new().map_err(|e| error(e.to_string()))?;
         let path = dir.0.join(format!("{}.so", func.name));
         fs::write(&path, bytes).map_err(|e| error(format!("writing {}: {e}", path.display())))?;
         // SAFETY: the caller guarantees the object is host code compiled by
         // tile; such objects have no initializers, so opening it runs no
-        // code, and it needs only libc's memory functions.
+        // code, and it needs only C library functions.
         let library = unsafe { Library::new(&path) }.map_err(|e| error(e.to_string()))?;
         drop(dir);
         // SAFETY: compiled host code defines the entry with exactly the
@@ -151,6 +154,21 @@ impl HostLibrary {
             Some((program, status)) => Err(failure(program, status, &self.checks)),
         }
     }
+}
+
+/// Opens the C math library with its symbols global, once per process, so
+/// that the loader resolves the few functions LLVM calls where an ISA level
+/// has no instruction (`fmaf` on baseline x86-64, say) when it opens a
+/// kernel. Best effort: without it, a kernel that needs one fails to load
+/// with the loader's message.
+fn make_libm_global() {
+    static LIBM: OnceLock<Option<libloading::os::unix::Library>> = OnceLock::new();
+    LIBM.get_or_init(|| {
+        use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
+        // SAFETY: the system's C math library; its initializers are the C
+        // runtime's own, which every process already runs.
+        unsafe { Library::open(Some("libm.so.6"), RTLD_NOW | RTLD_GLOBAL) }.ok()
+    });
 }
 
 /// The symbol name as the loader looks it up (NUL-terminated).

@@ -1,0 +1,145 @@
+//! Compiling a kernel for the host: the module, LLVM's `O3` pipeline for an
+//! instruction-set level, an object file and a shared object linked by
+//! `ld.lld`; and loading and running one in this process.
+
+use super::error::HostError;
+use super::lower::Lowering;
+use super::math;
+use crate::emit::EmitError;
+use crate::target::Machine;
+use crate::tools;
+use inkwell::context::Context;
+use inkwell::passes::PassBuilderOptions;
+use inkwell::OptimizationLevel;
+use std::borrow::Cow;
+use tile_ir::interp::{self, Arg};
+use tile_ir::Function;
+use tile_runtime::cpu::abi::FRAME_BYTES_SYMBOL;
+use tile_runtime::cpu::{HostCheck, HostIsa, HostLibrary};
+use tile_runtime::LaunchArg;
+
+/// A kernel compiled for the host: a shared object of one instruction-set
+/// level, with what the runtime needs to run it.
+#[derive(Clone, Debug)]
+pub struct HostImage {
+    func: Function,
+    isa: HostIsa,
+    shared_object: Vec<u8>,
+    checks: Vec<HostCheck>,
+    llvm_ir: String,
+    llvm_ir_opt: String,
+}
+
+/// Compiles `func` (which must pass the verifier) to a shared object for
+/// `isa`, with LLVM's `default<O3>` pipeline.
+pub fn compile(func: &Function, isa: HostIsa) -> Result<HostImage, HostError> {
+    tile_ir::verify::verify(func)?;
+    let ctx = Context::create();
+    let machine =
+        Machine::host_isa(isa, OptimizationLevel::Aggressive).map_err(EmitError::from)?;
+    let module = ctx.create_module(&func.name);
+    machine.configure(&module);
+    math::declare(&ctx, &module);
+    let (frame_bytes, sites) = Lowering::kernel(&ctx, &module, func)?;
+    math::define(&ctx, &module)?;
+    let i64t = ctx.i64_type();
+    let frame = module.add_global(i64t, None, FRAME_BYTES_SYMBOL);
+    frame.set_initializer(&i64t.const_int(frame_bytes, false));
+    frame.set_constant(true);
+    module.verify().map_err(|m| EmitError::Verify {
+        kernel: func.name.clone(),
+        target: machine.target(),
+        message: m.to_string(),
+    })?;
+    let llvm_ir = module.print_to_string().to_string();
+    module
+        .run_passes("default<O3>", machine.llvm(), PassBuilderOptions::create())
+        .map_err(|m| EmitError::Optimize {
+            target: machine.target(),
+            message: m.to_string(),
+        })?;
+    let llvm_ir_opt = module.print_to_string().to_string();
+    let object = machine.emit_object(&module).map_err(EmitError::from)?;
+    let shared_object = tools::link_shared_object(&object)?;
+    let checks = sites
+        .into_iter()
+        .map(|site| HostCheck {
+            op: Cow::Owned(site.describe),
+            values: site.values.min(4) as u8,
+        })
+        .collect();
+    Ok(HostImage {
+        func: func.clone(),
+        isa,
+        shared_object,
+        checks,
+        llvm_ir,
+        llvm_ir_opt,
+    })
+}
+
+impl HostImage {
+    /// The instruction-set level.
+    pub fn isa(&self) -> HostIsa {
+        self.isa
+    }
+
+    /// The shared object (ELF), as `#[tile_kernel]` embeds it.
+    pub fn shared_object(&self) -> &[u8] {
+        &self.shared_object
+    }
+
+    /// The ops with run-time checks, in the order status records name them.
+    pub fn checks(&self) -> &[HostCheck] {
+        &self.checks
+    }
+
+    /// The module's LLVM IR as emitted.
+    pub fn llvm_ir(&self) -> &str {
+        &self.llvm_ir
+    }
+
+    /// The module's LLVM IR after optimization.
+    pub fn llvm_ir_opt(&self) -> &str {
+        &self.llvm_ir_opt
+    }
+
+    /// Loads the shared object into this process (the CPU must run
+    /// [`HostImage::isa`]).
+    pub fn load(&self) -> Result<HostLibrary, HostError> {
+        // SAFETY: the bytes are what `compile` produced for `self.func` and
+        // `self.isa`, and `self.checks` is that compilation's list of
+        // checks; none of them can be changed from outside.
+        let library = unsafe {
+            HostLibrary::load(
+                &self.shared_object,
+                self.isa,
+                self.func.clone(),
+                self.checks.clone(),
+            )
+        }?;
+        Ok(library)
+    }
+}
+
+/// Compiles `func` for the best instruction-set level of this CPU, loads it
+/// and runs it over `grid`, after checking `args` and `grid` as the
+/// interpreter does (see [`HostLibrary::run`]).
+pub fn run(func: &Function, grid: [u32; 3], args: &mut [Arg]) -> Result<(), HostError> {
+    interp::check_launch(func, grid, args)?;
+    let isa = HostIsa::best_here().ok_or_else(|| HostError::Unsupported {
+        what: format!("this machine ({})", std::env::consts::ARCH),
+    })?;
+    let library = compile(func, isa)?.load()?;
+    let mut args: Vec<LaunchArg<'_>> = args.iter_mut().map(launch_arg).collect();
+    library.run(grid, &mut args)?;
+    Ok(())
+}
+
+/// An interpreter argument as a launch argument (every tensor mutable).
+pub fn launch_arg(arg: &mut Arg) -> LaunchArg<'_> {
+    match arg {
+        Arg::Tensor(t) => LaunchArg::TensorMut(t),
+        Arg::Scalar(s) => LaunchArg::Scalar(*s),
+    }
+}

@@ -1,0 +1,100 @@
+//! The shared objects of the host back end: every instruction-set level of
+//! this architecture compiles every sample, needs nothing from the loader
+//! but C library functions, uses only its level's instructions, and
+//! computes the interpreter's results.
+
+mod common;
+
+use common::{bytes, tensor, zeros};
+use tile_codegen::host::{self, launch_arg, HostIsa};
+use tile_codegen::tools;
+use tile_ir::interp::{self, Arg};
+use tile_ir::{samples, DType, Function};
+
+/// Each sample with a launch that leaves partial edge tiles.
+fn cases() -> Vec<(Function, [u32; 3], Vec<Arg>)> {
+    vec![
+        (
+            samples::vector_add(64).unwrap(),
+            [3, 1, 1],
+            vec![tensor(1, &[150]), tensor(2, &[150]), zeros(&[150])],
+        ),
+        (
+            samples::softmax(4, 32).unwrap(),
+            [3, 1, 1],
+            vec![tensor(3, &[10, 30]), zeros(&[10, 30])],
+        ),
+        (
+            samples::transpose(8, 16).unwrap(),
+            [3, 2, 1],
+            vec![tensor(4, &[20, 21]), zeros(&[21, 20])],
+        ),
+        (
+            samples::matmul(16, 16, 8, DType::F32).unwrap(),
+            [2, 2, 1],
+            vec![tensor(5, &[30, 20]), tensor(6, &[20, 25]), zeros(&[30, 25])],
+        ),
+    ]
+}
+
+#[test]
+fn shared_objects_need_only_c_library_functions() {
+    // Memory functions, and the libm functions LLVM calls where a level has
+    // no instruction (baseline x86-64 has no fma or roundsd).
+    let allowed = [
+        "memcpy", "memmove", "memset", "fma", "fmaf", "floor", "floorf", "ceil", "ceilf", "trunc",
+        "truncf", "rint", "rintf", "nearbyint", "nearbyintf", "roundeven", "roundevenf",
+    ];
+    for (func, _, _) in cases() {
+        for isa in HostIsa::for_this_architecture() {
+            let image = host::compile(&func, isa).unwrap_or_else(|e| panic!("{isa}: {e}"));
+            let undefined = tools::undefined_dynamic_symbols(image.shared_object())
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                undefined.iter().all(|s| allowed.contains(&s.as_str())),
+                "{} ({isa}) needs {undefined:?}",
+                func.name
+            );
+        }
+    }
+}
+
+#[test]
+fn each_level_uses_only_its_own_instructions() {
+    let (func, _, _) = &cases()[3];
+    for isa in HostIsa::for_this_architecture() {
+        let image = host::compile(func, isa).unwrap();
+        let listing = tools::disassemble(image.shared_object()).unwrap();
+        assert!(listing.contains("<tile_host_kernel>:"), "{isa}: no kernel");
+        let avx = listing.contains("%ymm");
+        match isa {
+            HostIsa::X86_64V3 => assert!(avx, "the x86-64-v3 matmul uses no 256-bit vectors"),
+            HostIsa::X86_64 => assert!(!avx, "baseline x86-64 code uses AVX"),
+            HostIsa::Aarch64 => assert!(listing.contains("fmla"), "no NEON fma"),
+        }
+    }
+}
+
+#[test]
+fn every_level_that_runs_here_equals_the_interpreter() {
+    for (func, grid, args) in cases() {
+        let mut expected = args.clone();
+        interp::run(&func, grid, &mut expected).unwrap();
+        for isa in HostIsa::for_this_architecture() {
+            if !isa.runs_here() {
+                eprintln!("skipped: this CPU does not run {isa} code");
+                continue;
+            }
+            let library = host::compile(&func, isa).unwrap().load().unwrap();
+            assert_eq!(library.isa(), isa);
+            let mut actual = args.clone();
+            let mut launch: Vec<_> = actual.iter_mut().map(launch_arg).collect();
+            library.run(grid, &mut launch).unwrap_or_else(|e| panic!("{isa}: {e}"));
+            assert!(
+                bytes(&actual) == bytes(&expected),
+                "{} ({isa}) differs from the interpreter",
+                func.name
+            );
+        }
+    }
+}
