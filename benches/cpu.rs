@@ -3,9 +3,8 @@
 //! cores) and the machine's own copy bandwidth measured in the same run (the
 //! roofline of the memory-bound kernels).
 //!
-//! Each kernel also runs through the host back end (`tile_codegen::host`:
-//! the same tile IR compiled for this CPU by LLVM's JIT), which the CPU
-//! device does not use yet: its column shows what the device will reach.
+//! The CPU device runs each kernel's host code, compiled ahead of time by
+//! `#[tile_kernel]` for the best instruction-set level this CPU supports.
 //!
 //! `cargo bench --bench cpu` (see docs/benchmarks.md). Every tile result is
 //! checked against the plain-Rust result before it is timed.
@@ -33,38 +32,8 @@ mod transpose;
 mod vector_add;
 
 use common::Inputs;
-use inkwell::context::Context;
 use std::time::{Duration, Instant};
-use tile::meta::SpecInfo;
 use tile::{Device, Error};
-use tile_ir::interp::{Arg, HostTensor};
-
-/// Runs `spec`'s tile IR through the host back end (compiled once) over
-/// `grid` on `args`, `runs` times after a warm-up; returns the median time
-/// and the tensor argument `output` after the runs.
-fn host_backend(
-    spec: &SpecInfo,
-    grid: [u32; 3],
-    args: &mut [Arg],
-    output: usize,
-    runs: usize,
-) -> (Duration, Vec<f32>) {
-    let func = tile_ir::text::parse_function(spec.ir).expect("the embedded IR parses");
-    let ctx = Context::create();
-    let kernel = tile_codegen::host::compile(&ctx, &func).expect("the host back end compiles it");
-    let mut result = Ok(());
-    let t = median(runs, || result = kernel.run(grid, args));
-    result.expect("the host back end runs it");
-    let Arg::Tensor(out) = &args[output] else {
-        panic!("argument {output} is not a tensor");
-    };
-    (t, out.to_vec::<f32>().expect("f32 output"))
-}
-
-/// An `f32` host tensor of `shape` holding `data`.
-fn host_tensor(data: &[f32], shape: &[usize]) -> Arg {
-    Arg::Tensor(HostTensor::from_vec(shape, data.to_vec()).expect("a valid tensor"))
-}
 
 /// The median time of `runs` calls of `f`, after one warm-up call.
 fn median(runs: usize, mut f: impl FnMut()) -> Duration {
@@ -125,8 +94,6 @@ struct Line {
     shape: String,
     unit: &'static str,
     tile: f64,
-    /// The host back end's figure in `unit`.
-    host: f64,
     others: Vec<(&'static str, f64)>,
     roofline: Option<f64>,
 }
@@ -134,8 +101,8 @@ struct Line {
 fn print(lines: &[Line], copy: f64) {
     println!("copy bandwidth (all {} cores): {copy:.1} GB/s\n", cores());
     println!(
-        "{:<12} {:<18} {:>12} {:>16}  {:<44} {:<}",
-        "kernel", "shape", "tile (cpu)", "host back end", "comparisons", "host of roofline"
+        "{:<12} {:<18} {:>12}  {:<52} {:<}",
+        "kernel", "shape", "tile (cpu)", "comparisons", "tile of roofline"
     );
     for l in lines {
         let others: Vec<String> = l
@@ -144,15 +111,13 @@ fn print(lines: &[Line], copy: f64) {
             .map(|(name, v)| format!("{name} {v:.1}"))
             .collect();
         let roof = l.roofline.map_or("-".to_string(), |r| {
-            format!("{:.0}% of copy", 100.0 * l.host / r)
+            format!("{:.0}% of copy", 100.0 * l.tile / r)
         });
         println!(
-            "{:<12} {:<18} {:>7.1} {:<5} {:>10.1} {:<5}  {:<44} {}",
+            "{:<12} {:<18} {:>7.1} {:<5}  {:<52} {}",
             l.kernel,
             l.shape,
             l.tile,
-            l.unit,
-            l.host,
             l.unit,
             others.join(", "),
             roof
@@ -181,14 +146,6 @@ fn bench_vector_add(dev: &Device, rng: &mut Inputs, copy: f64) -> Result<Line, E
         }
     });
     check("vector_add", &out.to_vec()?, &want, 0.0);
-    let mut args = [
-        host_tensor(&xs, &[n]),
-        host_tensor(&ys, &[n]),
-        host_tensor(&vec![0.0; n], &[n]),
-    ];
-    let spec = vector_add::vector_add::<1024>::spec();
-    let (host, got) = host_backend(spec, [grid[0], 1, 1], &mut args, 2, 5);
-    check("vector_add (host back end)", &got, &want, 0.0);
     let (xa, ya) = (
         ndarray::Array1::from(xs.clone()),
         ndarray::Array1::from(ys.clone()),
@@ -202,7 +159,6 @@ fn bench_vector_add(dev: &Device, rng: &mut Inputs, copy: f64) -> Result<Line, E
         shape: format!("[{n}]"),
         unit: "GB/s",
         tile: gbps(bytes, tile),
-        host: gbps(bytes, host),
         others: vec![("loop", gbps(bytes, rust)), ("ndarray", gbps(bytes, nd))],
         roofline: Some(copy),
     })
@@ -232,13 +188,6 @@ fn bench_softmax(dev: &Device, rng: &mut Inputs, copy: f64) -> Result<Line, Erro
         }
     });
     check("softmax", &out.to_vec()?, &want, 1e-5);
-    let mut args = [
-        host_tensor(&xs, &[rows, cols]),
-        host_tensor(&vec![0.0; rows * cols], &[rows, cols]),
-    ];
-    let spec = softmax::softmax::<4, 256>::spec();
-    let (host, got) = host_backend(spec, [grid[0], 1, 1], &mut args, 1, 5);
-    check("softmax (host back end)", &got, &want, 1e-5);
     let xa = ndarray::Array2::from_shape_vec((rows, cols), xs.clone()).expect("shape");
     let nd = median(5, || {
         let max = xa.fold_axis(ndarray::Axis(1), f32::NEG_INFINITY, |a, &b| a.max(b));
@@ -252,7 +201,6 @@ fn bench_softmax(dev: &Device, rng: &mut Inputs, copy: f64) -> Result<Line, Erro
         shape: format!("[{rows}, {cols}]"),
         unit: "GB/s",
         tile: gbps(bytes, tile),
-        host: gbps(bytes, host),
         others: vec![("loop", gbps(bytes, rust)), ("ndarray", gbps(bytes, nd))],
         roofline: Some(copy),
     })
@@ -285,23 +233,12 @@ fn bench_layernorm(dev: &Device, rng: &mut Inputs, copy: f64) -> Result<Line, Er
         }
     });
     check("layernorm", &out.to_vec()?, &want, 1e-4);
-    let mut args = [
-        host_tensor(&xs, &[rows, cols]),
-        host_tensor(&ws, &[cols]),
-        host_tensor(&bs, &[cols]),
-        host_tensor(&vec![0.0; rows * cols], &[rows, cols]),
-        Arg::Scalar(tile_ir::Scalar::F32(eps)),
-    ];
-    let spec = layernorm::layernorm::<2, 384>::spec();
-    let (host, got) = host_backend(spec, [grid[0], 1, 1], &mut args, 3, 5);
-    check("layernorm (host back end)", &got, &want, 1e-4);
     let bytes = 2 * 4 * rows * cols;
     Ok(Line {
         kernel: "layernorm",
         shape: format!("[{rows}, {cols}]"),
         unit: "GB/s",
         tile: gbps(bytes, tile),
-        host: gbps(bytes, host),
         others: vec![("loop", gbps(bytes, rust))],
         roofline: Some(copy),
     })
@@ -327,13 +264,6 @@ fn bench_transpose(dev: &Device, rng: &mut Inputs, copy: f64) -> Result<Line, Er
         }
     });
     check("transpose", &out.to_vec()?, &want, 0.0);
-    let mut args = [
-        host_tensor(&xs, &[m, n]),
-        host_tensor(&vec![0.0; m * n], &[n, m]),
-    ];
-    let spec = transpose::transpose::<32, 32>::spec();
-    let (host, got) = host_backend(spec, [grid[0], grid[1], 1], &mut args, 1, 5);
-    check("transpose (host back end)", &got, &want, 0.0);
     let xa = ndarray::Array2::from_shape_vec((m, n), xs.clone()).expect("shape");
     let nd = median(5, || {
         std::hint::black_box(xa.t().as_standard_layout().into_owned());
@@ -344,7 +274,6 @@ fn bench_transpose(dev: &Device, rng: &mut Inputs, copy: f64) -> Result<Line, Er
         shape: format!("[{m}, {n}]"),
         unit: "GB/s",
         tile: gbps(bytes, tile),
-        host: gbps(bytes, host),
         others: vec![("loop", gbps(bytes, rust)), ("ndarray", gbps(bytes, nd))],
         roofline: Some(copy),
     })
@@ -386,14 +315,6 @@ fn bench_matmul(dev: &Device, rng: &mut Inputs) -> Result<Line, Error> {
         }
     });
     check("matmul", &c.to_vec()?, &want, 1e-4);
-    let mut args = [
-        host_tensor(&a_vals, &[n, n]),
-        host_tensor(&b_vals, &[n, n]),
-        host_tensor(&vec![0.0; n * n], &[n, n]),
-    ];
-    let spec = matmul::matmul::<64, 64, 32>::spec();
-    let (host, got) = host_backend(spec, [grid[0], grid[1], 1], &mut args, 2, 3);
-    check("matmul (host back end)", &got, &want, 1e-4);
     let mut looped = vec![0.0f32; n * n];
     let rust = median(1, || {
         looped.fill(0.0);
@@ -421,7 +342,6 @@ fn bench_matmul(dev: &Device, rng: &mut Inputs) -> Result<Line, Error> {
         shape: format!("{n}^3"),
         unit: "GF/s",
         tile: gflops(tile),
-        host: gflops(host),
         others: vec![
             ("matrixmultiply", gflops(gemm)),
             ("ndarray", gflops(nd)),
@@ -476,16 +396,6 @@ fn bench_attention(dev: &Device, rng: &mut Inputs) -> Result<Line, Error> {
         }
     });
     check("attention", &out.to_vec()?, &want, 1e-4);
-    let mut args = [
-        host_tensor(&qs, &[seq, d]),
-        host_tensor(&ks, &[seq, d]),
-        host_tensor(&vs, &[seq, d]),
-        host_tensor(&vec![0.0; seq * d], &[seq, d]),
-        Arg::Scalar(tile_ir::Scalar::F32(scale)),
-    ];
-    let spec = attention::attention::<16, 16, 64>::spec();
-    let (host, got) = host_backend(spec, [grid[0], 1, 1], &mut args, 3, 3);
-    check("attention (host back end)", &got, &want, 1e-4);
     let flops = 4 * seq * seq * d;
     let gflops = |t: Duration| flops as f64 / t.as_secs_f64() / 1e9;
     Ok(Line {
@@ -493,7 +403,6 @@ fn bench_attention(dev: &Device, rng: &mut Inputs) -> Result<Line, Error> {
         shape: format!("seq {seq}, d {d}"),
         unit: "GF/s",
         tile: gflops(tile),
-        host: gflops(host),
         others: vec![("loop", gflops(rust))],
         roofline: None,
     })

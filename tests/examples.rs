@@ -200,7 +200,9 @@ fn transposes_and_attention_equal_the_interpreter() {
 /// Every PTX image the macro embedded for the example kernels, for every
 /// specialization and sm target, assembles with `ptxas -arch=<sm>`; every
 /// HSACO image is a linked AMDGPU ELF code object that `llvm-objdump`
-/// disassembles, with the kernel in it.
+/// disassembles, with the kernel in it; every host image is a shared object
+/// for an instruction-set level of this architecture, with the kernel in it
+/// and nothing to import but C library functions.
 #[test]
 fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     use tile::meta::KernelInfo;
@@ -216,17 +218,19 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
         &transpose::transpose_lview::<224, 160, 32, 32>::INFO,
         &attention::attention::<16, 16, 64>::INFO,
     ];
+    let levels: Vec<&str> = tile::runtime::cpu::HostIsa::for_this_architecture()
+        .iter()
+        .map(|isa| isa.name())
+        .collect();
+    let mut expected = vec![
+        "sm_80", "sm_86", "sm_89", "sm_90", "gfx90a", "gfx942", "gfx1100",
+    ];
+    expected.extend(&levels);
     let mut checked = 0;
     for info in infos {
         for spec in info.specializations {
             let targets: Vec<&str> = spec.images.iter().map(|i| i.target).collect();
-            assert_eq!(
-                targets,
-                ["sm_80", "sm_86", "sm_89", "sm_90", "gfx90a", "gfx942", "gfx1100"],
-                "{} ({})",
-                info.name,
-                spec.label
-            );
+            assert_eq!(targets, expected, "{} ({})", info.name, spec.label);
             for image in spec.images {
                 match image.kind {
                     ImageKind::Ptx => {
@@ -248,7 +252,23 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
                             info.name
                         );
                     }
-                    ImageKind::Host => panic!("no host images are embedded yet"),
+                    ImageKind::Host => {
+                        assert_eq!(&image.bytes[..4], b"\x7fELF");
+                        let listing =
+                            tools::disassemble(image.bytes).unwrap_or_else(|e| panic!("{e}"));
+                        assert!(listing.contains("<tile_host_kernel>:"), "{}", info.name);
+                        let imports = tools::undefined_dynamic_symbols(image.bytes)
+                            .unwrap_or_else(|e| panic!("{e}"));
+                        assert!(
+                            imports.iter().all(
+                                |s| tile_codegen::host::C_LIBRARY_IMPORTS.contains(&s.as_str())
+                            ),
+                            "{} ({}, {}) imports {imports:?}",
+                            info.name,
+                            spec.label,
+                            image.target
+                        );
+                    }
                 }
                 checked += 1;
             }
@@ -256,8 +276,8 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     }
     assert_eq!(
         checked,
-        9 * 7,
-        "nine specializations, seven GPU targets each"
+        9 * expected.len(),
+        "nine specializations, seven GPU targets and the host levels each"
     );
 }
 

@@ -318,7 +318,9 @@ pub fn create_host_isa_machine(
     static AARCH64: Once = Once::new();
     let config = InitializationConfig::default();
     match isa {
-        HostIsa::X86_64V3 | HostIsa::X86_64 => X86.call_once(|| LlvmTarget::initialize_x86(&config)),
+        HostIsa::X86_64V3 | HostIsa::X86_64 => {
+            X86.call_once(|| LlvmTarget::initialize_x86(&config))
+        }
         HostIsa::Aarch64 => AARCH64.call_once(|| LlvmTarget::initialize_aarch64(&config)),
     }
     machine_for(

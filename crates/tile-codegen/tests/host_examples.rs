@@ -176,5 +176,8 @@ fn aliasing_tensors_are_refused() {
     let broadcast = HostTensor::with_strides(DType::F32, &[8], &[0], 0, vec![0; 4]).unwrap();
     let mut args = vec![Arg::Tensor(broadcast), tensor(1, &[8]), tensor(2, &[8])];
     let err = host::run(&func, [2, 1, 1], &mut args).unwrap_err();
-    assert!(matches!(err, HostError::Run(RunError::Aliasing { index: 0, .. })), "{err}");
+    assert!(
+        matches!(err, HostError::Run(RunError::Aliasing { index: 0, .. })),
+        "{err}"
+    );
 }

@@ -39,12 +39,7 @@ fn cases() -> Vec<(Function, [u32; 3], Vec<Arg>)> {
 
 #[test]
 fn shared_objects_need_only_c_library_functions() {
-    // Memory functions, and the libm functions LLVM calls where a level has
-    // no instruction (baseline x86-64 has no fma or roundsd).
-    let allowed = [
-        "memcpy", "memmove", "memset", "fma", "fmaf", "floor", "floorf", "ceil", "ceilf", "trunc",
-        "truncf", "rint", "rintf", "nearbyint", "nearbyintf", "roundeven", "roundevenf",
-    ];
+    let allowed = host::C_LIBRARY_IMPORTS;
     for (func, _, _) in cases() {
         for isa in HostIsa::for_this_architecture() {
             let image = host::compile(&func, isa).unwrap_or_else(|e| panic!("{isa}: {e}"));
@@ -89,7 +84,9 @@ fn every_level_that_runs_here_equals_the_interpreter() {
             assert_eq!(library.isa(), isa);
             let mut actual = args.clone();
             let mut launch: Vec<_> = actual.iter_mut().map(launch_arg).collect();
-            library.run(grid, &mut launch).unwrap_or_else(|e| panic!("{isa}: {e}"));
+            library
+                .run(grid, &mut launch)
+                .unwrap_or_else(|e| panic!("{isa}: {e}"));
             assert!(
                 bytes(&actual) == bytes(&expected),
                 "{} ({isa}) differs from the interpreter",

@@ -1,15 +1,19 @@
 //! Device code at expansion time: each specialization lowered to the
 //! thread-level program once, then emitted for every GPU target of the
-//! kernel (PTX per `sm_*`, a linked HSACO per `gfx*`); with `TILE_DUMP` the
-//! stages are written next to the tile IR: `thread.txt`, and per target
-//! `<target>.ll` (as emitted), `<target>.opt.ll` (after LLVM's pipeline),
-//! `<target>.ptx` or `<target>.s`, and `<target>.ptxas.txt` (the resource
-//! usage `ptxas -v` reports, when ptxas is installed).
+//! kernel (PTX per `sm_*`, a linked HSACO per `gfx*`), and, for `host`,
+//! compiled from the tile IR to a shared object per instruction-set level of
+//! this architecture (`x86_64-v3` and `x86_64`, or `aarch64`). With
+//! `TILE_DUMP` the stages are written next to the tile IR: `thread.txt`, and
+//! per target `<target>.ll` (as emitted), `<target>.opt.ll` (after LLVM's
+//! pipeline), `<target>.ptx` or `<target>.s` (for host code, the shared
+//! object's disassembly), and `<target>.ptxas.txt` (the resource usage
+//! `ptxas -v` reports, when ptxas is installed).
 
 use crate::attr::KernelAttr;
 use std::path::Path;
 use std::str::FromStr;
 use tile_codegen::emit::{emit, EmitOptions};
+use tile_codegen::host::{self, HostIsa};
 use tile_codegen::lower::{lower, Options};
 use tile_codegen::tools;
 use tile_codegen::Target;
@@ -22,6 +26,8 @@ pub enum ImageFormat {
     Ptx,
     /// An AMDGPU code object.
     Hsaco,
+    /// A shared object of host code.
+    Host,
 }
 
 /// One compiled image.
@@ -44,12 +50,67 @@ pub struct DeviceCode {
     pub bounds_checks: Vec<String>,
     /// Shared memory per block, in bytes.
     pub shared_memory_bytes: usize,
+    /// The host code's checks, in status-record order: the op and how many
+    /// values its failures record.
+    pub host_checks: Vec<(String, u8)>,
 }
 
-/// Compiles `f` (optimized tile IR) for the GPU targets among `targets`;
-/// `host` is left to the CPU device. Errors are messages for a compile
-/// error naming the specialization `label`.
+/// Compiles `f` (optimized tile IR) for the kernel's targets: the GPU ones
+/// and, with `host`, host code. Errors are messages for a compile error
+/// naming the specialization `label`.
 pub fn compile(
+    f: &Function,
+    label: &str,
+    attr: &KernelAttr,
+    dump_dir: Option<&Path>,
+) -> Result<DeviceCode, String> {
+    let mut code = compile_gpu(f, label, attr, dump_dir)?;
+    if attr.targets.iter().any(|t| t == "host") {
+        compile_host(f, label, dump_dir, &mut code)?;
+    }
+    Ok(code)
+}
+
+/// Adds the host images of `f`, one per instruction-set level of this
+/// architecture, and their checks to `code`.
+fn compile_host(
+    f: &Function,
+    label: &str,
+    dump_dir: Option<&Path>,
+    code: &mut DeviceCode,
+) -> Result<(), String> {
+    let stage_dir = dump_dir.map(|d| d.join(&f.name).join(label));
+    let error = |e: &dyn std::fmt::Display| {
+        format!(
+            "kernel `{}` ({label}) cannot be compiled for the host: {e}",
+            f.name
+        )
+    };
+    for isa in HostIsa::for_this_architecture() {
+        let image = host::compile(f, isa).map_err(|e| error(&e))?;
+        if let Some(dir) = &stage_dir {
+            write(&dir.join(format!("{isa}.ll")), image.llvm_ir())?;
+            write(&dir.join(format!("{isa}.opt.ll")), image.llvm_ir_opt())?;
+            let listing = tools::disassemble(image.shared_object()).map_err(|e| error(&e))?;
+            write(&dir.join(format!("{isa}.s")), &listing)?;
+        }
+        code.host_checks = image
+            .checks()
+            .iter()
+            .map(|c| (c.op.to_string(), c.values))
+            .collect();
+        code.images.push(DeviceImage {
+            format: ImageFormat::Host,
+            target: isa.name().to_string(),
+            bytes: image.shared_object().to_vec(),
+        });
+    }
+    Ok(())
+}
+
+/// The GPU part of [`compile`]: the thread-level program and an image per
+/// GPU target.
+fn compile_gpu(
     f: &Function,
     label: &str,
     attr: &KernelAttr,

@@ -193,10 +193,14 @@ fn generate(
             let kind = match image.format {
                 ImageFormat::Ptx => quote!(#rt::ImageKind::Ptx),
                 ImageFormat::Hsaco => quote!(#rt::ImageKind::Hsaco),
+                ImageFormat::Host => quote!(#rt::ImageKind::Host),
             };
             let target = &image.target;
             let bytes = proc_macro2::Literal::byte_string(&image.bytes);
             quote!(#rt::Image { kind: #kind, target: #target, bytes: #bytes })
+        });
+        let host_checks = d.host_checks.iter().map(|(op, values)| {
+            quote!(#rt::cpu::HostCheck { op: ::std::borrow::Cow::Borrowed(#op), values: #values })
         });
         quote!(#meta::SpecInfo {
             label: #label,
@@ -205,6 +209,7 @@ fn generate(
             shared_memory_bytes: #shared,
             images: &[#(#images),*],
             bounds_checks: &[#(#checks),*],
+            host_checks: &[#(#host_checks),*],
         })
     });
     let num_warps = attr.map_or(crate::attr::DEFAULT_NUM_WARPS, |a| a.num_warps);
@@ -419,6 +424,7 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
                 num_warps: Self::INFO.num_warps,
                 images: spec.images,
                 bounds_checks: spec.bounds_checks,
+                host_checks: spec.host_checks,
             };
             let (#(#names,)*) = args;
             let mut launch_args: [#rt::LaunchArg<'_>; #count] = [#(#conv),*];

@@ -35,8 +35,7 @@ pub struct HostImage {
 pub fn compile(func: &Function, isa: HostIsa) -> Result<HostImage, HostError> {
     tile_ir::verify::verify(func)?;
     let ctx = Context::create();
-    let machine =
-        Machine::host_isa(isa, OptimizationLevel::Aggressive).map_err(EmitError::from)?;
+    let machine = Machine::host_isa(isa, OptimizationLevel::Aggressive).map_err(EmitError::from)?;
     let module = ctx.create_module(&func.name);
     machine.configure(&module);
     math::declare(&ctx, &module);

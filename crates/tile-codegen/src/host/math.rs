@@ -65,7 +65,12 @@ pub(super) fn define<'ctx>(ctx: &'ctx Context, module: &Module<'ctx>) -> Result<
         let x = f
             .get_nth_param(0)
             .ok_or_else(|| HostError::internal("a math function's parameter"))?;
-        let call = b.build_indirect_call(f64t.fn_type(&[f64t.into()], false), target, &[x.into()], op.name())?;
+        let call = b.build_indirect_call(
+            f64t.fn_type(&[f64t.into()], false),
+            target,
+            &[x.into()],
+            op.name(),
+        )?;
         let value = call
             .try_as_basic_value()
             .basic()

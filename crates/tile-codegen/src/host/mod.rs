@@ -72,3 +72,28 @@ pub use tile_runtime::cpu::{HostFault, HostIsa, RunError};
 
 #[cfg(doc)]
 use tile_ir::Function;
+
+/// The symbols a host shared object may import, all from the C library:
+/// memory functions, and the math functions LLVM calls where an
+/// instruction-set level has no instruction (baseline x86-64 has no `fma`
+/// and no `roundsd`). `tile_runtime::cpu` makes the math library's symbols
+/// global before it loads a kernel.
+pub const C_LIBRARY_IMPORTS: &[&str] = &[
+    "memcpy",
+    "memmove",
+    "memset",
+    "fma",
+    "fmaf",
+    "floor",
+    "floorf",
+    "ceil",
+    "ceilf",
+    "trunc",
+    "truncf",
+    "rint",
+    "rintf",
+    "nearbyint",
+    "nearbyintf",
+    "roundeven",
+    "roundevenf",
+];
