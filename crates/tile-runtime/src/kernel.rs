@@ -45,12 +45,15 @@ pub struct Image {
     pub bytes: &'static [u8],
 }
 
-/// A loaded kernel: its IR and which tensor parameters it writes.
+/// A loaded kernel: its IR, which tensor parameters it writes and, on a
+/// GPU, its device code loaded through the driver.
 #[derive(Debug)]
 pub(crate) struct LoadedKernel {
     pub(crate) function: Function,
     /// Per parameter: whether the kernel stores through it.
     pub(crate) writes: Vec<bool>,
+    /// The loaded device image (`None` on the CPU).
+    pub(crate) module: Option<crate::gpu::Module>,
 }
 
 /// Kernels loaded on one device, keyed by their IR text.

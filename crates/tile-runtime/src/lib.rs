@@ -4,12 +4,13 @@
 //! dtype, rank, and that written tensors are passed mutably) before anything
 //! runs, and reports every failure as an [`Error`] naming the kernel, the
 //! argument and the device. The CPU device runs kernels through the tile IR's
-//! reference interpreter; GPU devices and compiled host code come with the
-//! back ends.
+//! reference interpreter; CUDA and HIP devices load the kernels' embedded
+//! PTX or HSACO through their drivers (untested on real hardware so far).
 
 mod device;
 pub mod driver;
 mod error;
+mod gpu;
 mod kernel;
 mod launch;
 pub mod meta;
@@ -17,6 +18,7 @@ mod tensor;
 
 pub use device::{Device, DeviceKind};
 pub use error::Error;
+pub use gpu::GpuTensor;
 pub use kernel::{Image, ImageKind, KernelSpec};
 pub use launch::{launch, LaunchArg};
 pub use tensor::Tensor;
