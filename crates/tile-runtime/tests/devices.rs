@@ -50,8 +50,14 @@ fn hip_without_a_runtime_is_a_clean_error() {
 #[test]
 fn the_best_device_without_gpus_is_the_cpu() {
     let device = Device::best().expect("the CPU is always there");
-    assert_eq!(device.kind(), DeviceKind::Cpu);
+    if device.kind() != DeviceKind::Cpu {
+        println!("skipped: this machine has a GPU, {device}");
+        return;
+    }
     assert_eq!(device.to_string(), "cpu");
+    device
+        .synchronize()
+        .expect("the CPU has nothing to wait for");
 }
 
 #[test]

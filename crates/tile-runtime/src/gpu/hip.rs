@@ -24,6 +24,7 @@ const PARAM_END: usize = 3;
 /// loaded, which the owning [`Hip`] guarantees).
 #[derive(Debug)]
 struct Api {
+    init: unsafe extern "C" fn(c_uint) -> Status,
     set_device: unsafe extern "C" fn(c_int) -> Status,
     malloc: unsafe extern "C" fn(*mut Handle, usize) -> Status,
     free: unsafe extern "C" fn(Handle) -> Status,
@@ -141,6 +142,7 @@ impl Hip {
             reason: reasons.join("; "),
         })?;
         let api = Api {
+            init: entry(&library, "hipInit")?,
             set_device: entry(&library, "hipSetDevice")?,
             malloc: entry(&library, "hipMalloc")?,
             free: entry(&library, "hipFree")?,
@@ -152,6 +154,9 @@ impl Hip {
             launch: entry(&library, "hipModuleLaunchKernel")?,
             synchronize: entry(&library, "hipDeviceSynchronize")?,
         };
+        // SAFETY: the documented signature; flags must be 0. (The probe's
+        // initialization may not outlive its own handle on the library.)
+        check("initialization", unsafe { (api.init)(0) })?;
         let device = c_int::try_from(ordinal).map_err(|_| Error::NoDevice {
             api: "HIP",
             ordinal,
