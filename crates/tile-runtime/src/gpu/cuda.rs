@@ -163,11 +163,7 @@ impl Cuda {
             )
         };
         if status != sys::CUresult::CUDA_SUCCESS {
-            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-            return Err(format!(
-                "cuModuleLoadDataEx failed ({status:?}); JIT log: {}",
-                String::from_utf8_lossy(&log[..end]).trim_end()
-            ));
+            return Err(jit_failure(status, &log));
         }
         let symbol = CString::new(name).map_err(|e| e.to_string())?;
         // SAFETY: `module` was just loaded.
@@ -223,11 +219,44 @@ impl Cuda {
     }
 }
 
+/// Why a PTX load failed: the driver's status and the JIT's error log (the
+/// buffer up to its first NUL).
+fn jit_failure(status: sys::CUresult, log: &[u8]) -> String {
+    let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+    format!(
+        "cuModuleLoadDataEx failed ({status:?}); JIT log: {}",
+        String::from_utf8_lossy(&log[..end]).trim_end()
+    )
+}
+
 impl Drop for Cuda {
     fn drop(&mut self) {
         // SAFETY: the primary context was retained once in `open`.
         if let Err(e) = unsafe { result::primary_ctx::release(self.device) } {
             tracing::warn!(code = e.0 as i32, "releasing a CUDA primary context failed");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_ptx_load_carries_the_jit_log() {
+        let mut log = vec![0u8; 64];
+        let text = b"ptxas application ptx input, line 9; error   : Unknown symbol 'x'\n";
+        log.splice(..0, text.iter().copied());
+        let reason = jit_failure(sys::CUresult::CUDA_ERROR_INVALID_PTX, &log);
+        let error = Error::ModuleLoad {
+            kernel: "vadd".into(),
+            specialization: "BLOCK=1024".into(),
+            device: "cuda:0".into(),
+            reason,
+        };
+        assert_eq!(
+            error.to_string(),
+            "kernel `vadd` (BLOCK=1024) could not be loaded on device cuda:0: cuModuleLoadDataEx failed (CUDA_ERROR_INVALID_PTX); JIT log: ptxas application ptx input, line 9; error   : Unknown symbol 'x'"
+        );
     }
 }

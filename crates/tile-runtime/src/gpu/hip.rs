@@ -20,6 +20,22 @@ const PARAM_BUFFER_POINTER: usize = 1;
 const PARAM_BUFFER_SIZE: usize = 2;
 const PARAM_END: usize = 3;
 
+/// `hipModuleLaunchKernel(f, grid xyz, block xyz, shared bytes, stream,
+/// kernelParams, extra)`.
+type LaunchKernel = unsafe extern "C" fn(
+    Handle,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    Handle,
+    *mut *mut c_void,
+    *mut *mut c_void,
+) -> Status;
+
 /// The entry points used, copied out of the library (valid while it is
 /// loaded, which the owning [`Hip`] guarantees).
 #[derive(Debug)]
@@ -33,20 +49,7 @@ struct Api {
     load_data: unsafe extern "C" fn(*mut Handle, *const c_void) -> Status,
     get_function: unsafe extern "C" fn(*mut Handle, Handle, *const c_char) -> Status,
     unload: unsafe extern "C" fn(Handle) -> Status,
-    #[allow(clippy::type_complexity)]
-    launch: unsafe extern "C" fn(
-        Handle,
-        c_uint,
-        c_uint,
-        c_uint,
-        c_uint,
-        c_uint,
-        c_uint,
-        c_uint,
-        Handle,
-        *mut *mut c_void,
-        *mut *mut c_void,
-    ) -> Status,
+    launch: LaunchKernel,
     synchronize: unsafe extern "C" fn() -> Status,
 }
 
