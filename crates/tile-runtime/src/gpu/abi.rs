@@ -11,7 +11,7 @@
 use crate::error::Error;
 use crate::kernel::{Image, ImageKind, KernelSpec};
 use std::ffi::c_void;
-use tile_ir::Scalar;
+use tile_ir::{Function, Scalar, Type};
 
 /// The size of the status record in bytes.
 pub(crate) const STATUS_BYTES: usize = 40;
@@ -138,6 +138,69 @@ impl Status {
             index: self.index,
         })
     }
+}
+
+/// The size in bytes of each kernel parameter of `function` under the ABI,
+/// the status pointer last.
+pub(crate) fn param_sizes(function: &Function) -> Vec<usize> {
+    let mut sizes = Vec::new();
+    for param in &function.params {
+        match function.ty(param.value) {
+            Type::Tensor(t) => {
+                sizes.push(8);
+                sizes.extend(std::iter::repeat_n(4, t.rank));
+                sizes.extend(std::iter::repeat_n(8, t.rank));
+            }
+            other => sizes.push(other.dtype().size_bytes()),
+        }
+    }
+    sizes.push(8);
+    sizes
+}
+
+/// The size in bytes of each parameter of the PTX entry `name` (from its
+/// `.param .u64 name_param_0, ...` list), or why it could not be read.
+pub(crate) fn ptx_param_sizes(ptx: &str, name: &str) -> Result<Vec<usize>, String> {
+    let entry = format!(".entry {name}(");
+    let start = ptx
+        .find(&entry)
+        .ok_or_else(|| format!("the PTX has no entry `{name}`"))?
+        + entry.len();
+    let end = ptx[start..]
+        .find(')')
+        .ok_or_else(|| format!("the parameter list of `{name}` is not closed"))?;
+    ptx[start..start + end]
+        .split(',')
+        .map(str::trim)
+        .filter(|decl| !decl.is_empty())
+        .map(|decl| {
+            let ty = decl
+                .split_whitespace()
+                .find(|t| {
+                    t.len() > 2 && t.starts_with('.') && t[2..].bytes().all(|b| b.is_ascii_digit())
+                })
+                .filter(|_| decl.starts_with(".param") && !decl.contains('['));
+            ty.and_then(|t| t[2..].parse::<usize>().ok())
+                .filter(|bits| bits % 8 == 0)
+                .map(|bits| bits / 8)
+                .ok_or_else(|| format!("unrecognized parameter `{decl}`"))
+        })
+        .collect()
+}
+
+/// Checks that the PTX entry `name` takes exactly the parameters the kernel
+/// ABI gives `function`, so a launch never hands the kernel a mis-sized
+/// parameter list.
+pub(crate) fn check_ptx_signature(ptx: &str, function: &Function) -> Result<(), String> {
+    let found = ptx_param_sizes(ptx, &function.name)?;
+    let expected = param_sizes(function);
+    if found != expected {
+        return Err(format!(
+            "the PTX entry `{}` takes parameters of {found:?} bytes, the kernel ABI of its tile IR {expected:?}",
+            function.name
+        ));
+    }
+    Ok(())
 }
 
 /// The PTX image for a device of compute capability `major.minor`: the one
@@ -321,6 +384,40 @@ mod tests {
         for (pointer, param) in pointers.iter().zip(packet.params()) {
             assert_eq!(pointer.cast_const().cast::<u8>(), param.as_ptr());
         }
+    }
+
+    #[test]
+    fn the_ptx_signature_must_match_the_abi_of_the_ir() {
+        let function = tile_ir::samples::layernorm(2, 8).unwrap();
+        // x: 2-D, w, b: 1-D, out: 2-D, eps: f32, then the status pointer.
+        let expected = [
+            vec![8, 4, 4, 8, 8],
+            vec![8, 4, 8],
+            vec![8, 4, 8],
+            vec![8, 4, 4, 8, 8],
+            vec![4, 8],
+        ]
+        .concat();
+        assert_eq!(param_sizes(&function), expected);
+        let snapshot = include_str!(
+            "../../../tile-codegen/tests/snapshots/emit_snapshots__layernorm.sm_80.ptx.snap"
+        );
+        assert_eq!(ptx_param_sizes(snapshot, "layernorm").unwrap(), expected);
+        check_ptx_signature(snapshot, &function).unwrap();
+        let add = tile_ir::samples::vector_add(64).unwrap();
+        assert_eq!(
+            check_ptx_signature(snapshot, &add).unwrap_err(),
+            "the PTX has no entry `vector_add`"
+        );
+        let short = ".visible .entry vector_add(\n\t.param .u64 p0,\n\t.param .u32 p1\n)";
+        assert_eq!(
+            check_ptx_signature(short, &add).unwrap_err(),
+            "the PTX entry `vector_add` takes parameters of [8, 4] bytes, the kernel ABI of its tile IR [8, 4, 8, 8, 4, 8, 8, 4, 8, 8]"
+        );
+        assert_eq!(
+            ptx_param_sizes(".entry k(\n.param .align 8 .b8 k_param_0[16]\n)", "k").unwrap_err(),
+            "unrecognized parameter `.param .align 8 .b8 k_param_0[16]`"
+        );
     }
 
     #[test]

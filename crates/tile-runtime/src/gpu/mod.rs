@@ -255,6 +255,9 @@ pub(crate) fn load(
     let handle = match &context.backend {
         Backend::Cuda(cuda) => {
             let image = abi::choose_ptx(spec, &device, cuda.capability)?;
+            let ptx = std::str::from_utf8(image.bytes)
+                .map_err(|e| failed(format!("the {} PTX is not UTF-8: {e}", image.target)))?;
+            abi::check_ptx_signature(ptx, function).map_err(&failed)?;
             ModuleHandle::Cuda(cuda.load(image.bytes, &function.name).map_err(failed)?)
         }
         Backend::Hip(hip) => {
