@@ -2,9 +2,11 @@
 
 use crate::driver::{probe, GpuApi};
 use crate::error::Error;
+use crate::gpu::{Context, GpuTensor};
 use crate::kernel::ModuleCache;
-use crate::tensor::Tensor;
+use crate::tensor::{Storage, Tensor};
 use std::fmt;
+use std::sync::Arc;
 use tile_ir::descriptor::TensorDescriptor;
 use tile_ir::interp::{Element, HostTensor};
 
@@ -14,6 +16,10 @@ pub enum DeviceKind {
     /// The host CPU. Kernels run through the tile IR's reference interpreter
     /// until the host back end lands.
     Cpu,
+    /// A CUDA device: kernels run as PTX loaded through the driver's JIT.
+    Cuda,
+    /// A HIP device: kernels run as HSACO code objects.
+    Hip,
 }
 
 /// A device with its module cache (each kernel specialization is loaded
@@ -22,6 +28,8 @@ pub enum DeviceKind {
 pub struct Device {
     kind: DeviceKind,
     pub(crate) modules: ModuleCache,
+    /// The opened GPU (`None` for the CPU).
+    pub(crate) gpu: Option<Arc<Context>>,
 }
 
 impl Device {
@@ -30,32 +38,59 @@ impl Device {
         Device {
             kind: DeviceKind::Cpu,
             modules: ModuleCache::default(),
+            gpu: None,
         }
     }
 
-    /// CUDA device `ordinal`, through the driver loaded at run time.
+    /// CUDA device `ordinal`, through the driver loaded at run time (its
+    /// primary context; launches go to the context's default stream).
     ///
-    /// Today this finds and names the device, then reports
-    /// [`Error::GpuLaunchUnsupported`]: launching on GPUs is not
-    /// implemented yet. Without a driver it is [`Error::NoDriver`], without
-    /// that device [`Error::NoDevice`].
+    /// Without a driver this is [`Error::NoDriver`], without that device
+    /// [`Error::NoDevice`], and a failing driver call [`Error::DriverCall`].
+    /// Not yet tested on real hardware.
     pub fn cuda(ordinal: usize) -> Result<Device, Error> {
         Self::gpu(GpuApi::Cuda, ordinal)
     }
 
     /// HIP device `ordinal`, through the HIP runtime loaded at run time
-    /// (see [`Device::cuda`] for what is reported).
+    /// (see [`Device::cuda`] for what is reported). Not yet tested on real
+    /// hardware.
     pub fn hip(ordinal: usize) -> Result<Device, Error> {
         Self::gpu(GpuApi::Hip, ordinal)
     }
 
     fn gpu(api: GpuApi, ordinal: usize) -> Result<Device, Error> {
         let info = probe(api, ordinal)?;
-        Err(Error::GpuLaunchUnsupported {
-            api: api.name(),
-            ordinal: info.ordinal,
-            name: info.name,
+        let context = Context::open(info)?;
+        tracing::info!(device = %context, name = context.name(), "opened a {} device", api.name());
+        Ok(Device {
+            kind: match api {
+                GpuApi::Cuda => DeviceKind::Cuda,
+                GpuApi::Hip => DeviceKind::Hip,
+            },
+            modules: ModuleCache::default(),
+            gpu: Some(Arc::new(context)),
         })
+    }
+
+    /// Waits until every kernel launched on this device has finished (a
+    /// no-op on the CPU, where launches return when done).
+    pub fn synchronize(&self) -> Result<(), Error> {
+        match &self.gpu {
+            Some(context) => context.synchronize(),
+            None => Ok(()),
+        }
+    }
+
+    /// Puts a host tensor on this device: itself on the CPU, a copy of its
+    /// buffer (layout kept) in the GPU's memory.
+    fn place<T: Element>(&self, host: HostTensor) -> Result<Tensor<T>, Error> {
+        match &self.gpu {
+            Some(context) => Ok(Tensor::new(Storage::Gpu(GpuTensor::upload(
+                context, &host,
+            )?))),
+            None => Ok(Tensor::new(Storage::Host(host))),
+        }
     }
 
     /// The best device on this machine: CUDA device 0, then HIP device 0,
@@ -97,7 +132,7 @@ impl Device {
         }
         let host = HostTensor::from_vec(shape, data.to_vec())
             .map_err(|e| self.invalid(shape, e.to_string()))?;
-        Ok(Tensor::new(host))
+        self.place(host)
     }
 
     /// A tensor of `shape` over the buffer `data`: element `[i, j, ..]` is
@@ -118,7 +153,7 @@ impl Device {
         let host =
             HostTensor::with_strides(T::DTYPE, shape, strides, offset, buffer.data().to_vec())
                 .map_err(|e| self.invalid(shape, e.to_string()))?;
-        Ok(Tensor::new(host))
+        self.place(host)
     }
 
     /// A tensor over `data` laid out by a validated
@@ -171,7 +206,7 @@ impl Device {
     /// A tensor of `shape` (row-major) filled with zeros.
     pub fn zeros<T: Element>(&self, shape: &[usize]) -> Result<Tensor<T>, Error> {
         numel(shape, self)?;
-        Ok(Tensor::new(HostTensor::zeros(T::DTYPE, shape)))
+        self.place(HostTensor::zeros(T::DTYPE, shape))
     }
 
     fn invalid(&self, shape: &[usize], reason: String) -> Error {
@@ -204,11 +239,12 @@ fn numel(shape: &[usize], device: &Device) -> Result<usize, Error> {
         .ok_or_else(|| device.invalid(shape, "the number of elements overflows".into()))
 }
 
-/// Devices print as `cpu`.
+/// Devices print as `cpu`, `cuda:0`, `hip:1`.
 impl fmt::Display for Device {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
-            DeviceKind::Cpu => f.pad("cpu"),
+        match &self.gpu {
+            Some(context) => context.fmt(f),
+            None => f.pad("cpu"),
         }
     }
 }

@@ -2,10 +2,10 @@
 //! (`libamdhip64.so`) are loaded at run time, so building needs neither CUDA
 //! nor ROCm, and a machine without them gets a typed error, never a panic.
 //!
-//! Only the calls that count and name devices are bound here. Launching on
-//! a GPU is not implemented yet: a device that is found is reported as
-//! [`Error::GpuLaunchUnsupported`], and [`crate::Device::best`] falls back to
-//! the CPU, saying why.
+//! Only the calls that count and name devices are bound here; a device that
+//! is found is then opened by the `gpu` module (memory, modules, launch).
+//! [`crate::Device::best`] falls back to the CPU when no GPU opens, saying
+//! why.
 
 use crate::error::Error;
 use libloading::{Library, Symbol};

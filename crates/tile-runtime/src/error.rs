@@ -35,16 +35,6 @@ pub enum Error {
         /// The driver's status code.
         code: i32,
     },
-    /// A GPU was found, but this runtime cannot launch on it yet.
-    #[error("{api} device {ordinal} ({name}) found, but launching kernels on {api} devices is not implemented yet; use the CPU device")]
-    GpuLaunchUnsupported {
-        /// `CUDA` or `HIP`.
-        api: &'static str,
-        /// The device's ordinal.
-        ordinal: usize,
-        /// The device's name.
-        name: String,
-    },
     /// A tensor was created from data whose length does not match its shape.
     #[error(
         "tensor of shape {shape:?} needs {expected} elements, found {found} (device {device})"
@@ -69,7 +59,20 @@ pub enum Error {
         /// The device.
         device: String,
     },
-    /// The kernel's embedded IR did not parse or verify.
+    /// The kernel has no device image for this GPU.
+    #[error("kernel `{kernel}` has no image for device {device} ({wanted}); compiled targets: {compiled}")]
+    NoImage {
+        /// The kernel's name.
+        kernel: String,
+        /// The device.
+        device: String,
+        /// What the device runs: `compute capability 8.6`, `architecture gfx90a`.
+        wanted: String,
+        /// The targets the kernel was compiled for, comma-separated (or `none`).
+        compiled: String,
+    },
+    /// The kernel's embedded IR did not parse or verify, or the driver did
+    /// not load its device image (the reason carries the JIT's error log).
     #[error(
         "kernel `{kernel}` ({specialization}) could not be loaded on device {device}: {reason}"
     )]
@@ -80,7 +83,7 @@ pub enum Error {
         specialization: String,
         /// The device.
         device: String,
-        /// The parser's or verifier's message.
+        /// The parser's, verifier's or driver's message.
         reason: String,
     },
     /// The launch was given the wrong number of arguments.
@@ -123,6 +126,18 @@ pub enum Error {
         /// The device.
         device: String,
     },
+    /// A tensor argument lives on another device than the launch's.
+    #[error("kernel `{kernel}`, argument `{argument}`: the tensor lives on {tensor_device}, the launch is on {device}")]
+    WrongDevice {
+        /// The kernel's name.
+        kernel: String,
+        /// The parameter's name.
+        argument: String,
+        /// Where the tensor lives.
+        tensor_device: String,
+        /// The launch's device.
+        device: String,
+    },
     /// The grid has an axis of extent zero.
     #[error("kernel `{kernel}`: the grid {grid:?} has an empty axis")]
     EmptyGrid {
@@ -144,5 +159,22 @@ pub enum Error {
         /// [`crate::cpu::RunError`].
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A device-side bounds check of a GPU kernel failed: the status record
+    /// came back with a non-zero code.
+    #[error("kernel `{kernel}` failed on device {device}: bounds check {check} (`{op}`) failed at partition index {index:?} (status code {code})")]
+    BoundsCheck {
+        /// The kernel's name.
+        kernel: String,
+        /// The device.
+        device: String,
+        /// The status code (1 for a failed check).
+        code: u32,
+        /// The check's position in the kernel's list of bounds checks.
+        check: u32,
+        /// The tile-IR op of the check.
+        op: String,
+        /// The partition indices of the failing access (unused axes 0).
+        index: [i64; 4],
     },
 }

@@ -54,8 +54,9 @@ pub struct Image {
     pub bytes: &'static [u8],
 }
 
-/// A loaded kernel: its IR, which tensor parameters it writes and, on the
-/// CPU, its compiled host code when the spec has an image this CPU runs.
+/// A loaded kernel: its IR, which tensor parameters it writes and its
+/// device code: on the CPU the compiled host code when the spec has an image
+/// this CPU runs, on a GPU the module loaded through the driver.
 #[derive(Debug)]
 pub(crate) struct LoadedKernel {
     pub(crate) function: Function,
@@ -63,6 +64,8 @@ pub(crate) struct LoadedKernel {
     pub(crate) writes: Vec<bool>,
     /// The host code; without it the CPU device interprets `function`.
     pub(crate) host: Option<HostLibrary>,
+    /// The loaded GPU module (`None` on the CPU).
+    pub(crate) module: Option<crate::gpu::Module>,
 }
 
 /// Kernels loaded on one device, keyed by their IR text.

@@ -4,8 +4,9 @@
 use crate::cpu::{HostIsa, HostLibrary};
 use crate::device::{Device, DeviceKind};
 use crate::error::Error;
+use crate::gpu::{self, GpuTensor};
 use crate::kernel::{ImageKind, KernelSpec, LoadedKernel};
-use crate::tensor::Tensor;
+use crate::tensor::{Storage, Tensor};
 use tile_ir::interp::{self, Arg, Element, HostTensor};
 use tile_ir::{Function, Scalar, Type, ValueDef};
 
@@ -18,6 +19,10 @@ pub enum LaunchArg<'a> {
     TensorMut(&'a mut HostTensor),
     /// A scalar.
     Scalar(Scalar),
+    /// A tensor in GPU memory the kernel only reads.
+    GpuTensor(&'a GpuTensor),
+    /// A tensor in GPU memory the kernel may write.
+    GpuTensorMut(&'a mut GpuTensor),
 }
 
 impl LaunchArg<'_> {
@@ -31,19 +36,29 @@ impl LaunchArg<'_> {
             LaunchArg::Tensor(t) => format!("&tensor<{}, {}>", t.dtype(), t.shape().len()),
             LaunchArg::TensorMut(t) => format!("&mut tensor<{}, {}>", t.dtype(), t.shape().len()),
             LaunchArg::Scalar(s) => s.dtype().to_string(),
+            LaunchArg::GpuTensor(t) => format!("&tensor<{}, {}>", t.dtype(), t.shape().len()),
+            LaunchArg::GpuTensorMut(t) => {
+                format!("&mut tensor<{}, {}>", t.dtype(), t.shape().len())
+            }
         }
     }
 }
 
 impl<'a, T: Element> From<&'a Tensor<T>> for LaunchArg<'a> {
     fn from(tensor: &'a Tensor<T>) -> Self {
-        LaunchArg::Tensor(&tensor.host)
+        match &tensor.storage {
+            Storage::Host(host) => LaunchArg::Tensor(host),
+            Storage::Gpu(gpu) => LaunchArg::GpuTensor(gpu),
+        }
     }
 }
 
 impl<'a, T: Element> From<&'a mut Tensor<T>> for LaunchArg<'a> {
     fn from(tensor: &'a mut Tensor<T>) -> Self {
-        LaunchArg::TensorMut(&mut tensor.host)
+        match &mut tensor.storage {
+            Storage::Host(host) => LaunchArg::TensorMut(host),
+            Storage::Gpu(gpu) => LaunchArg::GpuTensorMut(gpu),
+        }
     }
 }
 
@@ -62,19 +77,23 @@ pub fn launch(
         .modules
         .get_or_load(kernel, || load(device, kernel))?;
     check_args(device, kernel, &loaded, args)?;
+    gpu::check_residency(&device.to_string(), kernel, &loaded.function, args)?;
     if grid.contains(&0) {
         return Err(Error::EmptyGrid {
             kernel: kernel.name.to_string(),
             grid,
         });
     }
-    match (device.kind(), &loaded.host) {
-        (DeviceKind::Cpu, Some(host)) => host.run(grid, args).map_err(|e| Error::Execution {
+    match (device.kind(), &device.gpu, &loaded.host) {
+        (DeviceKind::Cuda | DeviceKind::Hip, Some(context), _) => {
+            gpu::launch(context, kernel, &loaded, grid, args)
+        }
+        (DeviceKind::Cpu, _, Some(host)) => host.run(grid, args).map_err(|e| Error::Execution {
             kernel: kernel.name.to_string(),
             device: device.to_string(),
             source: Box::new(e),
         }),
-        (DeviceKind::Cpu, None) => run_interpreted(device, kernel, &loaded.function, grid, args),
+        _ => run_interpreted(device, kernel, &loaded.function, grid, args),
     }
 }
 
@@ -90,11 +109,17 @@ fn load(device: &Device, spec: &KernelSpec) -> Result<LoadedKernel, Error> {
     let writes = written_params(&function);
     let host = match device.kind() {
         DeviceKind::Cpu => load_host_code(spec, &function).map_err(error)?,
+        DeviceKind::Cuda | DeviceKind::Hip => None,
+    };
+    let module = match &device.gpu {
+        Some(context) => Some(gpu::load(context, spec, &function)?),
+        None => None,
     };
     Ok(LoadedKernel {
         function,
         writes,
         host,
+        module,
     })
 }
 
@@ -184,17 +209,26 @@ fn check_args(
             (Type::Tensor(t), LaunchArg::Tensor(h)) => {
                 !written && h.dtype() == t.dtype && h.shape().len() == t.rank
             }
+            (Type::Tensor(t), LaunchArg::GpuTensorMut(g)) => {
+                g.dtype() == t.dtype && g.shape().len() == t.rank
+            }
+            (Type::Tensor(t), LaunchArg::GpuTensor(g)) => {
+                !written && g.dtype() == t.dtype && g.shape().len() == t.rank
+            }
             _ => false,
         };
-        if let (true, LaunchArg::TensorMut(h)) = (matches && written, arg) {
-            if let Some(reason) = overlap(h.shape(), h.strides()) {
+        let layout = match arg {
+            LaunchArg::TensorMut(h) => Some((h.shape(), h.strides())),
+            LaunchArg::GpuTensorMut(g) => Some((g.shape(), g.strides())),
+            _ => None,
+        };
+        if let (true, Some((shape, strides))) = (matches && written, layout) {
+            if let Some(reason) = overlap(shape, strides) {
                 return Err(Error::OverlappingOutput {
                     kernel: spec.name.to_string(),
                     argument: param.name.clone(),
                     overlap: format!(
-                        "shape {:?} with strides {:?} overlaps itself: {reason}",
-                        h.shape(),
-                        h.strides()
+                        "shape {shape:?} with strides {strides:?} overlaps itself: {reason}"
                     ),
                     device: device.to_string(),
                 });
@@ -256,12 +290,22 @@ fn run_interpreted(
 ) -> Result<(), Error> {
     let mut interp_args: Vec<Arg> = args
         .iter()
-        .map(|arg| match arg {
-            LaunchArg::Tensor(t) => Arg::Tensor((*t).clone()),
-            LaunchArg::TensorMut(t) => Arg::Tensor((**t).clone()),
-            LaunchArg::Scalar(s) => Arg::Scalar(*s),
+        .zip(&func.params)
+        .map(|(arg, param)| match arg {
+            LaunchArg::Tensor(t) => Ok(Arg::Tensor((*t).clone())),
+            LaunchArg::TensorMut(t) => Ok(Arg::Tensor((**t).clone())),
+            LaunchArg::Scalar(s) => Ok(Arg::Scalar(*s)),
+            // `gpu::check_residency` refuses these before any run.
+            LaunchArg::GpuTensor(t) => Err((param, t.device())),
+            LaunchArg::GpuTensorMut(t) => Err((param, t.device())),
         })
-        .collect();
+        .collect::<Result<_, _>>()
+        .map_err(|(param, tensor_device)| Error::WrongDevice {
+            kernel: spec.name.to_string(),
+            argument: param.name.clone(),
+            tensor_device,
+            device: device.to_string(),
+        })?;
     interp::run(func, grid, &mut interp_args).map_err(|e| Error::Execution {
         kernel: spec.name.to_string(),
         device: device.to_string(),

@@ -5,12 +5,15 @@
 //! runs, and reports every failure as an [`Error`] naming the kernel, the
 //! argument and the device. The CPU device runs a kernel's compiled host code
 //! ([`cpu`]) when the kernel has an image this CPU runs, and the tile IR's
-//! reference interpreter otherwise.
+//! reference interpreter otherwise; CUDA and HIP devices load the kernels'
+//! embedded PTX or HSACO through their drivers (untested on real hardware so
+//! far).
 
 pub mod cpu;
 mod device;
 pub mod driver;
 mod error;
+mod gpu;
 mod kernel;
 mod launch;
 pub mod meta;
@@ -18,6 +21,7 @@ mod tensor;
 
 pub use device::{Device, DeviceKind};
 pub use error::Error;
+pub use gpu::GpuTensor;
 pub use kernel::{Image, ImageKind, KernelSpec};
 pub use launch::{launch, LaunchArg};
 pub use tensor::Tensor;

@@ -1,33 +1,57 @@
 //! Tensors on a device.
 
 use crate::error::Error;
+use crate::gpu::GpuTensor;
 use std::marker::PhantomData;
 use tile_ir::interp::{Element, HostTensor};
 
 /// A tensor of elements `T` on a device.
 #[derive(Clone, Debug)]
 pub struct Tensor<T: Element> {
-    pub(crate) host: HostTensor,
+    pub(crate) storage: Storage,
     element: PhantomData<T>,
 }
 
+/// Where a tensor's elements are.
+#[derive(Clone, Debug)]
+pub(crate) enum Storage {
+    /// In host memory (the CPU device).
+    Host(HostTensor),
+    /// In a GPU's memory.
+    Gpu(GpuTensor),
+}
+
 impl<T: Element> Tensor<T> {
-    pub(crate) fn new(host: HostTensor) -> Self {
+    pub(crate) fn new(storage: Storage) -> Self {
         Tensor {
-            host,
+            storage,
             element: PhantomData,
         }
     }
 
     /// The extents, outermost first.
     pub fn shape(&self) -> &[usize] {
-        self.host.shape()
+        match &self.storage {
+            Storage::Host(h) => h.shape(),
+            Storage::Gpu(g) => g.shape(),
+        }
     }
 
     /// The strides in elements (row-major unless made by
     /// [`crate::Device::tensor_with_strides`]).
     pub fn strides(&self) -> &[isize] {
-        self.host.strides()
+        match &self.storage {
+            Storage::Host(h) => h.strides(),
+            Storage::Gpu(g) => g.strides(),
+        }
+    }
+
+    /// The device the tensor lives on, as `cpu` or `cuda:0`.
+    pub fn device(&self) -> String {
+        match &self.storage {
+            Storage::Host(_) => "cpu".into(),
+            Storage::Gpu(g) => g.device(),
+        }
     }
 
     /// The tensor as an `ndarray` array (row-major), copied to the host.
@@ -37,16 +61,24 @@ impl<T: Element> Tensor<T> {
         ndarray::ArrayD::from_shape_vec(self.shape(), data).map_err(|e| Error::InvalidTensor {
             shape: self.shape().to_vec(),
             reason: e.to_string(),
-            device: "cpu".into(),
+            device: self.device(),
         })
     }
 
     /// The elements in row-major order, copied to the host.
     pub fn to_vec(&self) -> Result<Vec<T>, Error> {
-        self.host.to_vec::<T>().map_err(|e| Error::InvalidTensor {
-            shape: self.host.shape().to_vec(),
+        let downloaded;
+        let host = match &self.storage {
+            Storage::Host(h) => h,
+            Storage::Gpu(g) => {
+                downloaded = g.download()?;
+                &downloaded
+            }
+        };
+        host.to_vec::<T>().map_err(|e| Error::InvalidTensor {
+            shape: host.shape().to_vec(),
             reason: e.to_string(),
-            device: "cpu".into(),
+            device: self.device(),
         })
     }
 }

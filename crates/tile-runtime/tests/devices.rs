@@ -1,7 +1,7 @@
 //! Asking for GPUs on a machine without them: clean, typed errors naming the
 //! API, the libraries tried and why, never a panic; `Device::best` falls
-//! back to the CPU. (With a driver installed but launching on GPUs not
-//! implemented yet, a found device is `GpuLaunchUnsupported`.)
+//! back to the CPU. (On a machine with a driver the tests say they were
+//! skipped.)
 
 use tile_runtime::driver::GpuApi;
 use tile_runtime::{Device, DeviceKind, Error};
@@ -30,9 +30,7 @@ fn expect_no_gpu(api: GpuApi, result: Result<Device, Error>) {
                 "{message}"
             );
         }
-        Err(
-            Error::NoDevice { .. } | Error::GpuLaunchUnsupported { .. } | Error::DriverCall { .. },
-        ) => {
+        Ok(_) | Err(Error::NoDevice { .. } | Error::DriverCall { .. }) => {
             println!("skipped: this machine has a {} driver", api.name());
         }
         other => panic!("unexpected result for {}: {other:?}", api.name()),
@@ -52,8 +50,14 @@ fn hip_without_a_runtime_is_a_clean_error() {
 #[test]
 fn the_best_device_without_gpus_is_the_cpu() {
     let device = Device::best().expect("the CPU is always there");
-    assert_eq!(device.kind(), DeviceKind::Cpu);
+    if device.kind() != DeviceKind::Cpu {
+        println!("skipped: this machine has a GPU, {device}");
+        return;
+    }
     assert_eq!(device.to_string(), "cpu");
+    device
+        .synchronize()
+        .expect("the CPU has nothing to wait for");
 }
 
 #[test]
@@ -75,14 +79,5 @@ fn gpu_errors_read_well() {
     assert_eq!(
         call.to_string(),
         "HIP driver call failed while initialization (error code 100)"
-    );
-    let found = Error::GpuLaunchUnsupported {
-        api: "CUDA",
-        ordinal: 0,
-        name: "NVIDIA A100".into(),
-    };
-    assert_eq!(
-        found.to_string(),
-        "CUDA device 0 (NVIDIA A100) found, but launching kernels on CUDA devices is not implemented yet; use the CPU device"
     );
 }

@@ -1,0 +1,349 @@
+//! HIP devices through the HIP runtime loaded with `libloading`: memory,
+//! HSACO modules and launches on the null stream.
+
+use super::abi::Packet;
+use crate::driver::GpuApi;
+use crate::error::Error;
+use libloading::Library;
+use std::ffi::{c_char, c_int, c_uint, c_void, CString};
+
+type Status = c_int;
+type Handle = *mut c_void;
+
+/// `hipMemcpyKind` values.
+const HOST_TO_DEVICE: c_int = 1;
+const DEVICE_TO_HOST: c_int = 2;
+const DEVICE_TO_DEVICE: c_int = 3;
+
+/// `HIP_LAUNCH_PARAM_*` markers of `hipModuleLaunchKernel`'s `extra`.
+const PARAM_BUFFER_POINTER: usize = 1;
+const PARAM_BUFFER_SIZE: usize = 2;
+const PARAM_END: usize = 3;
+
+/// `hipModuleLaunchKernel(f, grid xyz, block xyz, shared bytes, stream,
+/// kernelParams, extra)`.
+type LaunchKernel = unsafe extern "C" fn(
+    Handle,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    Handle,
+    *mut *mut c_void,
+    *mut *mut c_void,
+) -> Status;
+
+/// The entry points used, copied out of the library (valid while it is
+/// loaded, which the owning [`Hip`] guarantees).
+#[derive(Debug)]
+struct Api {
+    init: unsafe extern "C" fn(c_uint) -> Status,
+    set_device: unsafe extern "C" fn(c_int) -> Status,
+    malloc: unsafe extern "C" fn(*mut Handle, usize) -> Status,
+    free: unsafe extern "C" fn(Handle) -> Status,
+    memcpy: unsafe extern "C" fn(Handle, *const c_void, usize, c_int) -> Status,
+    properties: unsafe extern "C" fn(*mut c_void, c_int) -> Status,
+    load_data: unsafe extern "C" fn(*mut Handle, *const c_void) -> Status,
+    get_function: unsafe extern "C" fn(*mut Handle, Handle, *const c_char) -> Status,
+    unload: unsafe extern "C" fn(Handle) -> Status,
+    launch: LaunchKernel,
+    synchronize: unsafe extern "C" fn() -> Status,
+}
+
+/// A HIP device and the runtime library it is driven through.
+#[derive(Debug)]
+pub(crate) struct Hip {
+    api: Api,
+    device: c_int,
+    /// The device's `gcnArchName`, e.g. `gfx90a:sramecc+:xnack-`.
+    pub(crate) arch: String,
+    /// Keeps the entry points in `api` valid; dropped last.
+    _library: Library,
+}
+
+// SAFETY: the HIP runtime is thread-safe; every call first selects the
+// device on the calling thread.
+unsafe impl Send for Hip {}
+// SAFETY: as above.
+unsafe impl Sync for Hip {}
+
+/// A loaded code object and its kernel function.
+#[derive(Debug)]
+pub(crate) struct HipModule {
+    module: Handle,
+    function: Handle,
+}
+
+// SAFETY: module handles are process-wide in HIP.
+unsafe impl Send for HipModule {}
+// SAFETY: as above.
+unsafe impl Sync for HipModule {}
+
+fn check(call: &str, status: Status) -> Result<(), Error> {
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(Error::DriverCall {
+            api: "HIP",
+            call: call.to_string(),
+            code: status,
+        })
+    }
+}
+
+/// A function pointer of `T` named `name` from `library`.
+fn entry<T: Copy>(library: &Library, name: &str) -> Result<T, Error> {
+    // SAFETY: every `T` requested in `Hip::open` is the C signature of
+    // `name` in the HIP headers; the pointer is copied out and used only
+    // while the library stays loaded (it lives in the same `Hip`).
+    unsafe { library.get::<T>(name.as_bytes()) }
+        .map(|symbol| *symbol)
+        .map_err(|e| Error::NoDriver {
+            api: "HIP",
+            tried: GpuApi::Hip.libraries().join(", "),
+            reason: format!("{name}: {e}"),
+        })
+}
+
+/// The first NUL-terminated string starting with `gfx` after the 256-byte
+/// `name` field of a `hipDeviceProp_t`: its `gcnArchName`. Scanning rather
+/// than reading a fixed offset works with the layouts of ROCm 5 and 6.
+fn arch_name(properties: &[u8]) -> Option<String> {
+    let fields = properties.get(256..)?;
+    (1..fields.len()).find_map(|at| {
+        let rest = &fields[at..];
+        if fields[at - 1] != 0 || !rest.starts_with(b"gfx") {
+            return None;
+        }
+        let end = rest.iter().position(|&b| b == 0)?;
+        Some(String::from_utf8_lossy(&rest[..end]).into_owned())
+    })
+}
+
+impl Hip {
+    /// Opens device `ordinal` (already found by the probe) and reads its
+    /// architecture name.
+    pub(crate) fn open(ordinal: usize) -> Result<Hip, Error> {
+        let mut reasons = Vec::new();
+        let mut library = None;
+        for name in GpuApi::Hip.libraries() {
+            // SAFETY: loading the vendor's runtime library, as the probe did.
+            match unsafe { Library::new(name) } {
+                Ok(lib) => {
+                    library = Some(lib);
+                    break;
+                }
+                Err(e) => reasons.push(e.to_string()),
+            }
+        }
+        let library = library.ok_or_else(|| Error::NoDriver {
+            api: "HIP",
+            tried: GpuApi::Hip.libraries().join(", "),
+            reason: reasons.join("; "),
+        })?;
+        let api = Api {
+            init: entry(&library, "hipInit")?,
+            set_device: entry(&library, "hipSetDevice")?,
+            malloc: entry(&library, "hipMalloc")?,
+            free: entry(&library, "hipFree")?,
+            memcpy: entry(&library, "hipMemcpy")?,
+            properties: entry(&library, "hipGetDeviceProperties")?,
+            load_data: entry(&library, "hipModuleLoadData")?,
+            get_function: entry(&library, "hipModuleGetFunction")?,
+            unload: entry(&library, "hipModuleUnload")?,
+            launch: entry(&library, "hipModuleLaunchKernel")?,
+            synchronize: entry(&library, "hipDeviceSynchronize")?,
+        };
+        // SAFETY: the documented signature; flags must be 0. (The probe's
+        // initialization may not outlive its own handle on the library.)
+        check("initialization", unsafe { (api.init)(0) })?;
+        let device = c_int::try_from(ordinal).map_err(|_| Error::NoDevice {
+            api: "HIP",
+            ordinal,
+            available: 0,
+        })?;
+        // Larger than `hipDeviceProp_t` of every ROCm release, and aligned.
+        let mut properties = vec![0u64; 1024];
+        // SAFETY: the buffer is zeroed, 8-byte aligned and larger than the
+        // struct the call fills; `device` is below the probed count.
+        check("reading the device properties", unsafe {
+            (api.properties)(properties.as_mut_ptr().cast(), device)
+        })?;
+        let bytes: Vec<u8> = properties.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        let arch = arch_name(&bytes).ok_or_else(|| Error::DriverCall {
+            api: "HIP",
+            call: "finding the gcnArchName in the device properties".into(),
+            code: 0,
+        })?;
+        Ok(Hip {
+            api,
+            device,
+            arch,
+            _library: library,
+        })
+    }
+
+    fn select(&self) -> Result<(), Error> {
+        // SAFETY: `device` is a valid ordinal.
+        check("selecting the device", unsafe {
+            (self.api.set_device)(self.device)
+        })
+    }
+
+    /// Allocates `bytes` (> 0) of device memory.
+    pub(crate) fn alloc(&self, bytes: usize) -> Result<u64, Error> {
+        self.select()?;
+        let mut pointer: Handle = std::ptr::null_mut();
+        // SAFETY: the out-pointer is valid; the memory is freed by `free`.
+        check("allocating device memory", unsafe {
+            (self.api.malloc)(&mut pointer, bytes)
+        })?;
+        Ok(pointer as u64)
+    }
+
+    /// Frees memory from [`Hip::alloc`].
+    pub(crate) fn free(&self, pointer: u64) -> Result<(), Error> {
+        self.select()?;
+        // SAFETY: `pointer` came from `alloc` and is freed once.
+        check("freeing device memory", unsafe {
+            (self.api.free)(pointer as Handle)
+        })
+    }
+
+    /// Copies `data` to device memory at `pointer` (at least as large).
+    pub(crate) fn upload(&self, pointer: u64, data: &[u8]) -> Result<(), Error> {
+        self.select()?;
+        // SAFETY: the destination holds `data.len()` bytes; the source is a
+        // live slice.
+        check("copying to the device", unsafe {
+            (self.api.memcpy)(
+                pointer as Handle,
+                data.as_ptr().cast(),
+                data.len(),
+                HOST_TO_DEVICE,
+            )
+        })
+    }
+
+    /// Copies device memory at `pointer` into `data`.
+    pub(crate) fn download(&self, pointer: u64, data: &mut [u8]) -> Result<(), Error> {
+        self.select()?;
+        // SAFETY: the source holds `data.len()` bytes; the destination is a
+        // live, exclusively borrowed slice.
+        check("copying from the device", unsafe {
+            (self.api.memcpy)(
+                data.as_mut_ptr().cast(),
+                pointer as *const c_void,
+                data.len(),
+                DEVICE_TO_HOST,
+            )
+        })
+    }
+
+    /// Copies `bytes` between two device buffers of at least that size.
+    pub(crate) fn copy(&self, to: u64, from: u64, bytes: usize) -> Result<(), Error> {
+        self.select()?;
+        // SAFETY: both buffers are live allocations of at least `bytes`.
+        check("copying on the device", unsafe {
+            (self.api.memcpy)(to as Handle, from as *const c_void, bytes, DEVICE_TO_DEVICE)
+        })
+    }
+
+    /// Loads a code object and finds the kernel `name` in it.
+    pub(crate) fn load(&self, hsaco: &[u8], name: &str) -> Result<HipModule, String> {
+        self.select().map_err(|e| e.to_string())?;
+        let mut module: Handle = std::ptr::null_mut();
+        // SAFETY: the image is a complete code object held in memory for
+        // the duration of the call.
+        let status = unsafe { (self.api.load_data)(&mut module, hsaco.as_ptr().cast()) };
+        if status != 0 {
+            return Err(format!("hipModuleLoadData failed (error code {status})"));
+        }
+        let symbol = CString::new(name).map_err(|e| e.to_string())?;
+        let mut function: Handle = std::ptr::null_mut();
+        // SAFETY: `module` was just loaded; `symbol` is NUL-terminated.
+        let status = unsafe { (self.api.get_function)(&mut function, module, symbol.as_ptr()) };
+        if status != 0 {
+            // SAFETY: the module is unloaded once, here.
+            unsafe { (self.api.unload)(module) };
+            return Err(format!(
+                "the code object has no kernel `{name}` (error code {status})"
+            ));
+        }
+        Ok(HipModule { module, function })
+    }
+
+    /// Unloads a module.
+    pub(crate) fn unload(&self, module: &HipModule) -> Result<(), Error> {
+        self.select()?;
+        // SAFETY: the module is live and unloaded once (its owner's drop).
+        check("unloading a module", unsafe {
+            (self.api.unload)(module.module)
+        })
+    }
+
+    /// Launches `module`'s kernel on the null stream (asynchronously), with
+    /// the parameters packed into one buffer.
+    pub(crate) fn launch(
+        &self,
+        module: &HipModule,
+        grid: [u32; 3],
+        block: u32,
+        packet: &Packet,
+    ) -> Result<(), Error> {
+        self.select()?;
+        let mut buffer = packet.packed();
+        let mut size = buffer.len();
+        let mut extra: [*mut c_void; 5] = [
+            PARAM_BUFFER_POINTER as *mut c_void,
+            buffer.as_mut_ptr().cast(),
+            PARAM_BUFFER_SIZE as *mut c_void,
+            (&mut size as *mut usize).cast(),
+            PARAM_END as *mut c_void,
+        ];
+        // SAFETY: the function is live; `extra` names a buffer laid out as
+        // the kernel's parameters (checked against its signature by the
+        // caller) and its size, both alive until the call returns; every
+        // tensor pointer is a live allocation covering the tensor's elements.
+        check("launching the kernel", unsafe {
+            (self.api.launch)(
+                module.function,
+                grid[0],
+                grid[1],
+                grid[2],
+                block,
+                1,
+                1,
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                extra.as_mut_ptr(),
+            )
+        })
+    }
+
+    /// Waits for everything launched on the device.
+    pub(crate) fn synchronize(&self) -> Result<(), Error> {
+        self.select()?;
+        // SAFETY: no arguments.
+        check("synchronizing", unsafe { (self.api.synchronize)() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::arch_name;
+
+    #[test]
+    fn the_arch_name_is_the_first_gfx_string_after_the_name() {
+        let mut props = vec![0u8; 1024];
+        props[..20].copy_from_slice(b"gfx-like device name");
+        props[300..304].copy_from_slice(&7u32.to_ne_bytes());
+        props[600..622].copy_from_slice(b"gfx90a:sramecc+:xnack-");
+        assert_eq!(arch_name(&props).as_deref(), Some("gfx90a:sramecc+:xnack-"));
+        assert_eq!(arch_name(&[0u8; 512]), None);
+    }
+}

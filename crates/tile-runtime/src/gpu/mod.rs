@@ -1,0 +1,390 @@
+//! GPU devices: contexts, device memory, module loading and launch for CUDA
+//! (`cuda.rs`, through `cudarc`) and HIP (`hip.rs`, through `libloading`).
+//!
+//! A launch on a GPU: the caller (`crate::launch`) has checked the argument
+//! count, dtypes, ranks and mutability against the kernel; here every
+//! tensor must live on the launch's device, a written tensor whose buffer
+//! is shared with a clone is copied first (clones never see each other's
+//! writes), the parameters are packed per the kernel ABI (`abi.rs`), the
+//! status record is zeroed, the kernel runs with `32 · num_warps` threads per
+//! block, and after synchronizing a non-zero status becomes
+//! [`Error::BoundsCheck`]. None of this has run on real hardware yet.
+
+pub(crate) mod abi;
+mod cuda;
+mod hip;
+
+use crate::driver::{GpuApi, GpuInfo};
+use crate::error::Error;
+use crate::kernel::{KernelSpec, LoadedKernel};
+use crate::launch::LaunchArg;
+use abi::{Packet, Status, STATUS_BYTES};
+use std::fmt;
+use std::sync::Arc;
+use tile_ir::interp::HostTensor;
+use tile_ir::{DType, Function};
+
+/// An opened GPU: the API's handles plus the device's ordinal and name.
+#[derive(Debug)]
+pub(crate) struct Context {
+    backend: Backend,
+    info: GpuInfo,
+}
+
+#[derive(Debug)]
+enum Backend {
+    Cuda(cuda::Cuda),
+    Hip(hip::Hip),
+}
+
+impl Context {
+    /// Opens the GPU the probe found.
+    pub(crate) fn open(info: GpuInfo) -> Result<Context, Error> {
+        let backend = match info.api {
+            GpuApi::Cuda => Backend::Cuda(cuda::Cuda::open(info.ordinal)?),
+            GpuApi::Hip => Backend::Hip(hip::Hip::open(info.ordinal)?),
+        };
+        Ok(Context { backend, info })
+    }
+
+    /// The name the driver reports.
+    pub(crate) fn name(&self) -> &str {
+        &self.info.name
+    }
+
+    /// Waits for every launch on this device.
+    pub(crate) fn synchronize(&self) -> Result<(), Error> {
+        match &self.backend {
+            Backend::Cuda(c) => c.synchronize(),
+            Backend::Hip(h) => h.synchronize(),
+        }
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<u64, Error> {
+        match &self.backend {
+            Backend::Cuda(c) => c.alloc(bytes),
+            Backend::Hip(h) => h.alloc(bytes),
+        }
+    }
+
+    fn free(&self, pointer: u64) -> Result<(), Error> {
+        match &self.backend {
+            Backend::Cuda(c) => c.free(pointer),
+            Backend::Hip(h) => h.free(pointer),
+        }
+    }
+
+    fn upload(&self, pointer: u64, data: &[u8]) -> Result<(), Error> {
+        match &self.backend {
+            Backend::Cuda(c) => c.upload(pointer, data),
+            Backend::Hip(h) => h.upload(pointer, data),
+        }
+    }
+
+    fn download(&self, pointer: u64, data: &mut [u8]) -> Result<(), Error> {
+        match &self.backend {
+            Backend::Cuda(c) => c.download(pointer, data),
+            Backend::Hip(h) => h.download(pointer, data),
+        }
+    }
+
+    fn copy(&self, to: u64, from: u64, bytes: usize) -> Result<(), Error> {
+        match &self.backend {
+            Backend::Cuda(c) => c.copy(to, from, bytes),
+            Backend::Hip(h) => h.copy(to, from, bytes),
+        }
+    }
+}
+
+/// GPUs print as `cuda:0` or `hip:1`.
+impl fmt::Display for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let api = match self.info.api {
+            GpuApi::Cuda => "cuda",
+            GpuApi::Hip => "hip",
+        };
+        f.pad(&format!("{api}:{}", self.info.ordinal))
+    }
+}
+
+/// Device memory, freed on drop.
+#[derive(Debug)]
+struct Buffer {
+    context: Arc<Context>,
+    /// The device address (0 for an empty buffer, which owns no memory).
+    pointer: u64,
+    bytes: usize,
+}
+
+impl Buffer {
+    fn new(context: &Arc<Context>, bytes: usize) -> Result<Buffer, Error> {
+        let pointer = if bytes == 0 { 0 } else { context.alloc(bytes)? };
+        Ok(Buffer {
+            context: Arc::clone(context),
+            pointer,
+            bytes,
+        })
+    }
+
+    fn upload(context: &Arc<Context>, data: &[u8]) -> Result<Buffer, Error> {
+        let buffer = Buffer::new(context, data.len())?;
+        if !data.is_empty() {
+            context.upload(buffer.pointer, data)?;
+        }
+        Ok(buffer)
+    }
+
+    fn download(&self) -> Result<Vec<u8>, Error> {
+        let mut data = vec![0u8; self.bytes];
+        if self.bytes > 0 {
+            self.context.download(self.pointer, &mut data)?;
+        }
+        Ok(data)
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        if self.bytes > 0 {
+            if let Err(e) = self.context.free(self.pointer) {
+                tracing::warn!(device = %self.context, error = %e, "freeing device memory failed");
+            }
+        }
+    }
+}
+
+/// A tensor in GPU memory: a buffer and the layout of the elements in it
+/// (validated on the host before the upload, so every reachable element
+/// lies inside the buffer). Clones share the buffer until a kernel writes
+/// one of them, which then gets its own copy.
+#[derive(Clone, Debug)]
+pub struct GpuTensor {
+    buffer: Arc<Buffer>,
+    dtype: DType,
+    shape: Vec<usize>,
+    strides: Vec<isize>,
+    offset: usize,
+}
+
+impl GpuTensor {
+    /// Copies a host tensor (its whole buffer, layout kept) to `context`.
+    pub(crate) fn upload(context: &Arc<Context>, host: &HostTensor) -> Result<GpuTensor, Error> {
+        Ok(GpuTensor {
+            buffer: Arc::new(Buffer::upload(context, host.data())?),
+            dtype: host.dtype(),
+            shape: host.shape().to_vec(),
+            strides: host.strides().to_vec(),
+            offset: host.offset(),
+        })
+    }
+
+    /// Copies the tensor back to the host.
+    pub(crate) fn download(&self) -> Result<HostTensor, Error> {
+        let data = self.buffer.download()?;
+        HostTensor::with_strides(self.dtype, &self.shape, &self.strides, self.offset, data).map_err(
+            |e| Error::InvalidTensor {
+                shape: self.shape.clone(),
+                reason: e.to_string(),
+                device: self.device(),
+            },
+        )
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// The extents, outermost first.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The strides in elements.
+    pub fn strides(&self) -> &[isize] {
+        &self.strides
+    }
+
+    /// The device the tensor lives on, as `cuda:0`.
+    pub fn device(&self) -> String {
+        self.buffer.context.to_string()
+    }
+
+    /// The address of element `[0, .., 0]`.
+    fn base(&self) -> u64 {
+        self.buffer.pointer + (self.offset * self.dtype.size_bytes()) as u64
+    }
+
+    /// Gives the tensor a buffer of its own if a clone shares it.
+    fn make_unique(&mut self) -> Result<(), Error> {
+        if Arc::get_mut(&mut self.buffer).is_some() {
+            return Ok(());
+        }
+        let context = &self.buffer.context;
+        let copy = Buffer::new(context, self.buffer.bytes)?;
+        if copy.bytes > 0 {
+            context.copy(copy.pointer, self.buffer.pointer, copy.bytes)?;
+        }
+        self.buffer = Arc::new(copy);
+        Ok(())
+    }
+}
+
+/// Loads `spec`'s device image for `context`: the PTX of the highest
+/// `sm_*` not above a CUDA device's compute capability, or the HSACO of a
+/// HIP device's exact `gfx` name. A failed load is [`Error::ModuleLoad`]
+/// with the driver's message (the JIT's error log for PTX).
+pub(crate) fn load(
+    context: &Arc<Context>,
+    spec: &KernelSpec,
+    function: &Function,
+) -> Result<Module, Error> {
+    let device = context.to_string();
+    let failed = |reason: String| Error::ModuleLoad {
+        kernel: spec.name.to_string(),
+        specialization: spec.specialization.to_string(),
+        device: device.clone(),
+        reason,
+    };
+    if !(1..=32).contains(&spec.num_warps) {
+        return Err(failed(format!(
+            "the kernel asks for {} warps; a block holds 1 to 32",
+            spec.num_warps
+        )));
+    }
+    let handle = match &context.backend {
+        Backend::Cuda(cuda) => {
+            let image = abi::choose_ptx(spec, &device, cuda.capability)?;
+            let ptx = std::str::from_utf8(image.bytes)
+                .map_err(|e| failed(format!("the {} PTX is not UTF-8: {e}", image.target)))?;
+            abi::check_ptx_signature(ptx, function).map_err(&failed)?;
+            ModuleHandle::Cuda(cuda.load(image.bytes, &function.name).map_err(failed)?)
+        }
+        Backend::Hip(hip) => {
+            let image = abi::choose_hsaco(spec, &device, &hip.arch)?;
+            ModuleHandle::Hip(hip.load(image.bytes, &function.name).map_err(failed)?)
+        }
+    };
+    Ok(Module {
+        context: Arc::clone(context),
+        handle,
+    })
+}
+
+/// A kernel's device code loaded on one GPU, unloaded on drop.
+#[derive(Debug)]
+pub(crate) struct Module {
+    context: Arc<Context>,
+    handle: ModuleHandle,
+}
+
+#[derive(Debug)]
+enum ModuleHandle {
+    Cuda(cuda::CudaModule),
+    Hip(hip::HipModule),
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        let result = match (&self.context.backend, &self.handle) {
+            (Backend::Cuda(c), ModuleHandle::Cuda(m)) => c.unload(m),
+            (Backend::Hip(h), ModuleHandle::Hip(m)) => h.unload(m),
+            _ => Ok(()),
+        };
+        if let Err(e) = result {
+            tracing::warn!(device = %self.context, error = %e, "unloading a module failed");
+        }
+    }
+}
+
+/// Where a tensor argument lives: `cpu`, or the GPU's name as `cuda:0`.
+fn residence(arg: &LaunchArg<'_>) -> Option<String> {
+    match arg {
+        LaunchArg::Tensor(_) | LaunchArg::TensorMut(_) => Some("cpu".into()),
+        LaunchArg::GpuTensor(t) => Some(t.device()),
+        LaunchArg::GpuTensorMut(t) => Some(t.device()),
+        LaunchArg::Scalar(_) => None,
+    }
+}
+
+/// Checks that every tensor argument lives on `device` (printed as
+/// `cpu`, `cuda:0`, ...).
+pub(crate) fn check_residency(
+    device: &str,
+    spec: &KernelSpec,
+    function: &Function,
+    args: &[LaunchArg<'_>],
+) -> Result<(), Error> {
+    for (param, arg) in function.params.iter().zip(args) {
+        if let Some(home) = residence(arg).filter(|home| home != device) {
+            return Err(Error::WrongDevice {
+                kernel: spec.name.to_string(),
+                argument: param.name.clone(),
+                tensor_device: home,
+                device: device.to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Runs `kernel` on `context`; the arguments have been checked against it
+/// (count, dtypes, ranks, mutability) and live on this device.
+pub(crate) fn launch(
+    context: &Arc<Context>,
+    spec: &KernelSpec,
+    kernel: &LoadedKernel,
+    grid: [u32; 3],
+    args: &mut [LaunchArg<'_>],
+) -> Result<(), Error> {
+    let device = context.to_string();
+    let module = kernel.module.as_ref().ok_or_else(|| Error::ModuleLoad {
+        kernel: spec.name.to_string(),
+        specialization: spec.specialization.to_string(),
+        device: device.clone(),
+        reason: "the kernel was loaded for another device".into(),
+    })?;
+    for arg in args.iter_mut() {
+        if let LaunchArg::GpuTensorMut(t) = arg {
+            t.make_unique()?;
+        }
+    }
+    let status = Buffer::upload(context, &[0u8; STATUS_BYTES])?;
+    let mut packet = Packet::default();
+    for (param, arg) in kernel.function.params.iter().zip(args.iter()) {
+        match arg {
+            LaunchArg::GpuTensor(t) => packet.push_tensor(t.base(), &t.shape, &t.strides),
+            LaunchArg::GpuTensorMut(t) => packet.push_tensor(t.base(), &t.shape, &t.strides),
+            LaunchArg::Scalar(s) => packet.push_scalar(*s),
+            LaunchArg::Tensor(_) | LaunchArg::TensorMut(_) => {
+                return Err(Error::WrongDevice {
+                    kernel: spec.name.to_string(),
+                    argument: param.name.clone(),
+                    tensor_device: "cpu".into(),
+                    device,
+                })
+            }
+        }
+    }
+    packet.push_pointer(status.pointer);
+    let block = 32 * spec.num_warps;
+    match (&context.backend, &module.handle) {
+        (Backend::Cuda(c), ModuleHandle::Cuda(m)) => c.launch(m, grid, block, &mut packet)?,
+        (Backend::Hip(h), ModuleHandle::Hip(m)) => h.launch(m, grid, block, &packet)?,
+        _ => {
+            return Err(Error::ModuleLoad {
+                kernel: spec.name.to_string(),
+                specialization: spec.specialization.to_string(),
+                device,
+                reason: "the module was loaded through another API".into(),
+            })
+        }
+    }
+    context.synchronize()?;
+    let mut bytes = [0u8; STATUS_BYTES];
+    context.download(status.pointer, &mut bytes)?;
+    match Status::from_bytes(&bytes).error(spec, &device) {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}
