@@ -19,7 +19,7 @@ mod vector_add;
 
 use common::{Example, Inputs};
 use tile::ir::interp::HostTensor;
-use tile::{f16, Device, Element, Tensor};
+use tile::{f16, Device, Element, KernelCode, Tensor};
 
 fn host<T: Element>(shape: &[usize], values: &[T]) -> HostTensor {
     HostTensor::from_vec(shape, values.to_vec()).expect("host tensor")
@@ -41,7 +41,11 @@ fn assert_same<T: Element>(kernel: &str, got: &Tensor<T>, want: &HostTensor) {
 
 fn assert_checks_pass(run: Example) {
     let rows = run(&Device::cpu(), &mut Inputs::default()).expect("example runs");
+    // The CPU device runs the embedded host code, not the interpreter.
+    let best =
+        tile::runtime::cpu::HostIsa::best_here().map_or(KernelCode::Interpreter, KernelCode::Host);
     for row in rows {
+        assert_eq!(row.code, best, "{}", row.kernel);
         assert!(
             row.max_error <= row.tolerance,
             "{}: error {} above {}",

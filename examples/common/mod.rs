@@ -2,7 +2,7 @@
 //! and the result table.
 
 use std::time::{Duration, Instant};
-use tile::{Device, Error};
+use tile::{Device, Error, KernelCode};
 
 /// Deterministic pseudo-random inputs (xorshift), so every run checks the
 /// same values.
@@ -33,18 +33,21 @@ impl Inputs {
 pub struct Row {
     /// The kernel and its specialization.
     pub kernel: String,
+    /// What ran it: a GPU image, host code of an ISA level, the interpreter.
+    pub code: KernelCode,
     /// The problem shape.
     pub shape: String,
     /// The largest error against the reference, relative to `1 + |want|`.
     pub max_error: f64,
     /// The largest error accepted (0: bit-exact).
     pub tolerance: f64,
-    /// The time of the launch.
+    /// The time of a launch (not the first, which loads the kernel).
     pub time: Duration,
 }
 
-/// Runs `f` and measures it.
-pub fn timed(f: impl FnOnce() -> Result<(), Error>) -> Result<Duration, Error> {
+/// Runs the launch `f` once to load the kernel, then again, measured.
+pub fn timed(mut f: impl FnMut() -> Result<(), Error>) -> Result<Duration, Error> {
+    f()?;
     let start = Instant::now();
     f()?;
     Ok(start.elapsed())
@@ -62,7 +65,7 @@ pub fn max_error(got: &[f32], want: &[f64]) -> f64 {
 /// Prints the table; returns whether every check passed.
 pub fn print_table(dev: &Device, rows: &[Row]) -> bool {
     println!(
-        "{:<24} {:<6} {:<24} {:<30} {:>10}",
+        "{:<24} {:<16} {:<24} {:<30} {:>10}",
         "kernel", "device", "shape", "check", "time"
     );
     let mut all_ok = true;
@@ -79,9 +82,9 @@ pub fn print_table(dev: &Device, rows: &[Row]) -> bool {
             )
         };
         println!(
-            "{:<24} {:<6} {:<24} {:<30} {:>8.1}ms",
+            "{:<24} {:<16} {:<24} {:<30} {:>8.1}ms",
             row.kernel,
-            dev.to_string(),
+            format!("{dev} ({})", row.code),
             row.shape,
             check,
             row.time.as_secs_f64() * 1e3

@@ -72,6 +72,7 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     let time = timed(|| attention::<16, 16, 64>::launch(dev, grid, (&q, &k, &v, &mut out, scale)))?;
     Ok(vec![Row {
         kernel: "attention".into(),
+        code: dev.kernel_code(&attention::<16, 16, 64>::kernel_spec())?,
         shape: format!("seq {seq}, head {d}"),
         max_error: max_error(&out.to_vec()?, &reference(&qs, &ks, &vs, seq, d, scale)),
         tolerance: 1e-5,

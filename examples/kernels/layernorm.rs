@@ -59,6 +59,7 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     let time = timed(|| layernorm::<2, 384>::launch(dev, grid, (&x, &w, &b, &mut out, eps)))?;
     Ok(vec![Row {
         kernel: "layernorm".into(),
+        code: dev.kernel_code(&layernorm::<2, 384>::kernel_spec())?,
         shape: format!("[{rows}, {cols}]"),
         max_error: max_error(&out.to_vec()?, &reference(&xs, &ws, &bs, eps)),
         tolerance: 1e-5,

@@ -61,6 +61,7 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     let time = timed(|| matmul::<32, 32, 16>::launch(dev, grid, (&a, &b, &mut c)))?;
     let f32_row = Row {
         kernel: "matmul f32".into(),
+        code: dev.kernel_code(&matmul::<32, 32, 16>::kernel_spec())?,
         shape: shape.clone(),
         max_error: max_error(&c.to_vec()?, &reference(&a_host, &b_host, m, n, k)),
         tolerance: 0.0,
@@ -79,6 +80,7 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     let want = reference(&widen(&a16), &widen(&b16), m, n, k);
     let f16_row = Row {
         kernel: "matmul f16 -> f32".into(),
+        code: dev.kernel_code(&matmul_f16::<32, 32, 16>::kernel_spec())?,
         shape,
         max_error: max_error(&c.to_vec()?, &want),
         tolerance: 0.0,

@@ -35,6 +35,7 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     let time = timed(|| softmax::<4, 256>::launch(dev, grid, (&x, &mut out)))?;
     Ok(vec![Row {
         kernel: "softmax".into(),
+        code: dev.kernel_code(&softmax::<4, 256>::kernel_spec())?,
         shape: format!("[{rows}, {cols}]"),
         max_error: max_error(&out.to_vec()?, &reference(&xs, cols)),
         tolerance: 1e-6,

@@ -49,6 +49,7 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     let time = timed(|| transpose::<32, 32>::launch(dev, grid, (&x, &mut out)))?;
     let tile_row = Row {
         kernel: "transpose".into(),
+        code: dev.kernel_code(&transpose::<32, 32>::kernel_spec())?,
         shape: format!("[{m}, {n}]"),
         max_error: max_error(&out.to_vec()?, &reference(&xs, m, n)),
         tolerance: 0.0,
@@ -63,6 +64,7 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     let time = timed(|| transpose_lview::<224, 160, 32, 32>::launch(dev, grid, (&x, &mut out)))?;
     let view_row = Row {
         kernel: "transpose (layout view)".into(),
+        code: dev.kernel_code(&transpose_lview::<224, 160, 32, 32>::kernel_spec())?,
         shape: format!("[{m}, {n}]"),
         max_error: max_error(&out.to_vec()?, &reference(&xs, m, n)),
         tolerance: 0.0,

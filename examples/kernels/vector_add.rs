@@ -26,6 +26,7 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     let time = timed(|| vector_add::<1024>::launch(dev, grid, (&x, &y, &mut out)))?;
     Ok(vec![Row {
         kernel: "vector_add".into(),
+        code: dev.kernel_code(&vector_add::<1024>::kernel_spec())?,
         shape: format!("[{n}]"),
         max_error: max_error(&out.to_vec()?, &reference(&xs, &ys)),
         tolerance: 0.0,

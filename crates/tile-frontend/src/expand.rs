@@ -405,6 +405,21 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
         ParamKind::Tensor { .. } => quote!(#rt::LaunchArg::from(#n)),
     });
     quote! {
+        /// This specialization as the runtime launches it (for
+        /// `tile::launch`, or `Device::kernel_code` to see what runs it).
+        pub fn kernel_spec() -> #rt::KernelSpec #bound {
+            let spec = Self::spec();
+            #rt::KernelSpec {
+                name: Self::INFO.name,
+                specialization: spec.label,
+                ir: spec.ir,
+                num_warps: Self::INFO.num_warps,
+                images: spec.images,
+                bounds_checks: spec.bounds_checks,
+                host_checks: spec.host_checks,
+            }
+        }
+
         /// Launches the kernel over `grid` (one to three axes) on `device`.
         /// Argument count, element types and mutability are checked by
         /// the argument tuple's type; tensor ranks at launch.
@@ -414,18 +429,9 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
             args: (#(#types,)*),
         ) -> ::core::result::Result<(), #rt::Error> #bound {
             const { ::core::assert!(G >= 1 && G <= 3, "a grid has one to three axes") };
-            let spec = Self::spec();
+            let kernel = Self::kernel_spec();
             let mut grid3 = [1u32; 3];
             grid3[..G].copy_from_slice(&grid);
-            let kernel = #rt::KernelSpec {
-                name: Self::INFO.name,
-                specialization: spec.label,
-                ir: spec.ir,
-                num_warps: Self::INFO.num_warps,
-                images: spec.images,
-                bounds_checks: spec.bounds_checks,
-                host_checks: spec.host_checks,
-            };
             let (#(#names,)*) = args;
             let mut launch_args: [#rt::LaunchArg<'_>; #count] = [#(#conv),*];
             #rt::launch(device, &kernel, grid3, &mut launch_args)

@@ -98,7 +98,15 @@ fn the_launcher_takes_typed_arguments() {
     assert!(!has_compile_error(&file));
     assert_eq!(
         methods(&file),
-        ["INFO", "INDEX", "spec", "try_spec", "launch", "interpret"]
+        [
+            "INFO",
+            "INDEX",
+            "spec",
+            "try_spec",
+            "kernel_spec",
+            "launch",
+            "interpret"
+        ]
     );
     let text = quote!(#file).to_string();
     assert!(

@@ -3,7 +3,7 @@
 use crate::driver::{probe, GpuApi};
 use crate::error::Error;
 use crate::gpu::{Context, GpuTensor};
-use crate::kernel::ModuleCache;
+use crate::kernel::{KernelCode, KernelSpec, ModuleCache};
 use crate::tensor::{Storage, Tensor};
 use std::fmt;
 use std::sync::Arc;
@@ -108,6 +108,16 @@ impl Device {
         }
         tracing::info!("Device::best chose the CPU");
         Ok(Device::cpu())
+    }
+
+    /// What runs `kernel` on this device: its GPU image, its host code at
+    /// the best instruction-set level this CPU runs, or the interpreter.
+    /// Loads the kernel if it is not loaded yet (as the first launch would).
+    pub fn kernel_code(&self, kernel: &KernelSpec) -> Result<KernelCode, Error> {
+        let loaded = self
+            .modules
+            .get_or_load(kernel, || crate::launch::load(self, kernel))?;
+        Ok(loaded.code())
     }
 
     /// The kind of this device.

@@ -1,8 +1,9 @@
 //! Compiled kernels as the front end embeds them, and the per-device cache of
 //! loaded ones.
 
-use crate::cpu::{HostCheck, HostLibrary};
+use crate::cpu::{HostCheck, HostIsa, HostLibrary};
 use std::collections::HashMap;
+use std::fmt;
 use std::sync::{Arc, Mutex};
 use tile_ir::Function;
 
@@ -54,6 +55,28 @@ pub struct Image {
     pub bytes: &'static [u8],
 }
 
+/// What runs a kernel on a device ([`crate::Device::kernel_code`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelCode {
+    /// The tile IR's reference interpreter: the CPU device, for a kernel
+    /// without a host image this CPU runs.
+    Interpreter,
+    /// Host code compiled ahead of time for this instruction-set level.
+    Host(HostIsa),
+    /// The GPU image of this target (`sm_80`, `gfx90a`, ...).
+    Gpu(&'static str),
+}
+
+impl fmt::Display for KernelCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KernelCode::Interpreter => f.pad("interpreter"),
+            KernelCode::Host(isa) => f.pad(isa.name()),
+            KernelCode::Gpu(target) => f.pad(target),
+        }
+    }
+}
+
 /// A loaded kernel: its IR, which tensor parameters it writes and its
 /// device code: on the CPU the compiled host code when the spec has an image
 /// this CPU runs, on a GPU the module loaded through the driver.
@@ -66,6 +89,17 @@ pub(crate) struct LoadedKernel {
     pub(crate) host: Option<HostLibrary>,
     /// The loaded GPU module (`None` on the CPU).
     pub(crate) module: Option<crate::gpu::Module>,
+}
+
+impl LoadedKernel {
+    /// What runs this kernel.
+    pub(crate) fn code(&self) -> KernelCode {
+        match (&self.module, &self.host) {
+            (Some(module), _) => KernelCode::Gpu(module.target),
+            (None, Some(host)) => KernelCode::Host(host.isa()),
+            (None, None) => KernelCode::Interpreter,
+        }
+    }
 }
 
 /// Kernels loaded on one device, keyed by their IR text.

@@ -97,7 +97,8 @@ pub fn launch(
     }
 }
 
-fn load(device: &Device, spec: &KernelSpec) -> Result<LoadedKernel, Error> {
+/// Loads `spec` on `device` (once: the device's module cache keeps it).
+pub(crate) fn load(device: &Device, spec: &KernelSpec) -> Result<LoadedKernel, Error> {
     let error = |reason: String| Error::ModuleLoad {
         kernel: spec.name.to_string(),
         specialization: spec.specialization.to_string(),

@@ -22,7 +22,7 @@ mod tensor;
 pub use device::{Device, DeviceKind};
 pub use error::Error;
 pub use gpu::GpuTensor;
-pub use kernel::{Image, ImageKind, KernelSpec};
+pub use kernel::{Image, ImageKind, KernelCode, KernelSpec};
 pub use launch::{launch, LaunchArg};
 pub use tensor::Tensor;
 pub use tile_ir::interp::Element;

@@ -252,21 +252,24 @@ pub(crate) fn load(
             spec.num_warps
         )));
     }
-    let handle = match &context.backend {
+    let (target, handle) = match &context.backend {
         Backend::Cuda(cuda) => {
             let image = abi::choose_ptx(spec, &device, cuda.capability)?;
             let ptx = std::str::from_utf8(image.bytes)
                 .map_err(|e| failed(format!("the {} PTX is not UTF-8: {e}", image.target)))?;
             abi::check_ptx_signature(ptx, function).map_err(&failed)?;
-            ModuleHandle::Cuda(cuda.load(image.bytes, &function.name).map_err(failed)?)
+            let module = cuda.load(image.bytes, &function.name).map_err(failed)?;
+            (image.target, ModuleHandle::Cuda(module))
         }
         Backend::Hip(hip) => {
             let image = abi::choose_hsaco(spec, &device, &hip.arch)?;
-            ModuleHandle::Hip(hip.load(image.bytes, &function.name).map_err(failed)?)
+            let module = hip.load(image.bytes, &function.name).map_err(failed)?;
+            (image.target, ModuleHandle::Hip(module))
         }
     };
     Ok(Module {
         context: Arc::clone(context),
+        target,
         handle,
     })
 }
@@ -275,6 +278,8 @@ pub(crate) fn load(
 #[derive(Debug)]
 pub(crate) struct Module {
     context: Arc<Context>,
+    /// The target of the image loaded, e.g. `sm_80`.
+    pub(crate) target: &'static str,
     handle: ModuleHandle,
 }
 

@@ -1,0 +1,41 @@
+//! The CPU device runs a kernel's embedded host code: what it reports when
+//! the code is what runs, and how a failure inside it comes back.
+
+use tile::runtime::cpu::HostIsa;
+use tile::{tile_kernel, Device, Error, KernelCode, Tensor};
+
+#[tile_kernel(configs(B = 4))]
+fn copy<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+    let pid = program_id(0);
+    partition_view(out, [B]).store(partition_view(x, [B]).load(pid), pid);
+}
+
+#[test]
+fn the_cpu_device_runs_the_best_host_code_this_cpu_supports() {
+    let dev = Device::cpu();
+    let code = dev.kernel_code(&copy::<4>::kernel_spec()).unwrap();
+    match HostIsa::best_here() {
+        Some(isa) => assert_eq!(code, KernelCode::Host(isa)),
+        None => assert_eq!(code, KernelCode::Interpreter),
+    }
+    assert_eq!(
+        code.to_string(),
+        HostIsa::best_here().map_or("interpreter", HostIsa::name)
+    );
+}
+
+#[test]
+fn a_failing_access_in_host_code_is_an_execution_error_and_writes_nothing_past_it() {
+    let dev = Device::cpu();
+    let x = dev
+        .tensor_from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[6])
+        .unwrap();
+    let mut out: Tensor<f32> = dev.zeros(&[6]).unwrap();
+    let err = copy::<4>::launch(&dev, [2], (&x, &mut out)).unwrap_err();
+    assert!(matches!(err, Error::Execution { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "kernel `copy` failed on device cpu: program (1, 0, 0): `%3 = load %2, %0`: partition [1] is partially outside the tensor (use the masked form)"
+    );
+    assert_eq!(out.to_vec().unwrap(), [1.0, 2.0, 3.0, 4.0, 0.0, 0.0]);
+}
