@@ -1,5 +1,6 @@
-//! The host back end: tile-IR kernels compiled for the CPU through LLVM and
-//! run in-process, program instances in parallel.
+//! The host back end: tile-IR kernels compiled ahead of time for the CPU
+//! through LLVM, into a shared object per instruction-set level that
+//! `tile_runtime::cpu` loads and runs, program instances in parallel.
 //!
 //! The GPU path lowers a kernel to a thread-level program first; the host
 //! needs none of that. [`compile`] turns the tile-IR [`Function`] itself into
@@ -26,8 +27,8 @@
 //!   that the independent lanes are the innermost, vectorizable loop; `dot`
 //!   is a register-blocked micro-kernel of vector `fma`s.
 //! * **Math** (`math`): `exp`, `log`, `sin`, … call the oracle's own f64
-//!   functions, bound to the module's declarations by the JIT, so host
-//!   results equal the interpreter's for every op and dtype.
+//!   functions through a table the runtime fills when it loads the code, so
+//!   host results equal the interpreter's for every op and dtype.
 //! * **Layout views** (`lview`): a view is its static layout and a runtime
 //!   `i128` base; derived views add the shift `tile_ir::lview::derive`
 //!   describes, evaluated at run time.
@@ -38,14 +39,16 @@
 //!   checked before the access or loop; a failure writes the status record
 //!   and returns its code, so the failing access touches no memory and
 //!   nothing after it runs.
-//! * **Launch** (`launch`): every function carries the host's CPU name and
-//!   features, so the JIT generates code for this CPU (AVX2, FMA, …) rather
-//!   than a generic x86-64. [`HostKernel::run`] checks the arguments as the
-//!   interpreter does, refuses tensors whose strides may make two elements
-//!   share an address (which the interpreter reports per access), packs the
-//!   arguments and runs the program instances on all cores over
-//!   `std::thread::scope`; the error of the first failing instance in the
-//!   interpreter's order (x fastest) is returned.
+//! * **Compile** (`compile`): [`compile`] optimizes the module with `O3`
+//!   for one [`HostIsa`] (x86-64-v3, baseline x86-64, aarch64: fixed levels,
+//!   not the building CPU, so the code runs wherever the runtime detects its
+//!   level), emits an object and links it with `ld.lld -shared`; the
+//!   [`HostImage`] loads into this process as a
+//!   `tile_runtime::cpu::HostLibrary`, whose `run` checks and packs the
+//!   arguments (refusing tensors whose strides may make two elements share
+//!   an address) and runs the program instances on all cores; the error of
+//!   the first failing instance in the interpreter's order (x fastest) is
+//!   returned. [`run`] does all of it for the best level of this CPU.
 //!
 //! Every op of the tile IR is covered. What the host refuses is reported as
 //! [`HostError::Unsupported`]: a store through a layout that sends two

@@ -73,36 +73,26 @@ fn oracle(op: UnaryOp, x: f64) -> f64 {
     }
 }
 
-extern "C" fn exp(x: f64) -> f64 {
-    oracle(UnaryOp::Exp, x)
+/// Defines each `name` as the C-ABI function of the oracle's `op`.
+macro_rules! oracle_functions {
+    ($($name:ident => $op:ident),* $(,)?) => {
+        $(
+            extern "C" fn $name(x: f64) -> f64 {
+                oracle(UnaryOp::$op, x)
+            }
+        )*
+    };
 }
 
-extern "C" fn exp2(x: f64) -> f64 {
-    oracle(UnaryOp::Exp2, x)
-}
-
-extern "C" fn log(x: f64) -> f64 {
-    oracle(UnaryOp::Log, x)
-}
-
-extern "C" fn log2(x: f64) -> f64 {
-    oracle(UnaryOp::Log2, x)
-}
-
-extern "C" fn sin(x: f64) -> f64 {
-    oracle(UnaryOp::Sin, x)
-}
-
-extern "C" fn cos(x: f64) -> f64 {
-    oracle(UnaryOp::Cos, x)
-}
-
-extern "C" fn tanh(x: f64) -> f64 {
-    oracle(UnaryOp::Tanh, x)
-}
-
-extern "C" fn erf(x: f64) -> f64 {
-    oracle(UnaryOp::Erf, x)
+oracle_functions! {
+    exp => Exp,
+    exp2 => Exp2,
+    log => Log,
+    log2 => Log2,
+    sin => Sin,
+    cos => Cos,
+    tanh => Tanh,
+    erf => Erf,
 }
 
 #[cfg(test)]
