@@ -95,3 +95,18 @@ fn every_level_that_runs_here_equals_the_interpreter() {
         }
     }
 }
+
+#[test]
+fn outer_loops_of_long_nests_are_not_unrolled() {
+    let isa = HostIsa::for_this_architecture()[0];
+    let marked = |func: Function| {
+        host::compile(&func, isa)
+            .unwrap()
+            .llvm_ir()
+            .contains("!\"llvm.loop.unroll.disable\"")
+    };
+    // Tiles of 8 rows: the row loops of the nests are not unrolled.
+    assert!(marked(samples::transpose(8, 16).unwrap()));
+    // One-axis tiles have no nests: LLVM decides.
+    assert!(!marked(samples::vector_add(64).unwrap()));
+}

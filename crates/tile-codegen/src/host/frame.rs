@@ -10,6 +10,7 @@
 
 use super::error::HostError;
 use super::lower::Lowering;
+use super::unroll;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::IntPredicate;
@@ -217,13 +218,21 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         let go = self.e.b.build_int_compare(IntPredicate::SLT, i, n, "go")?;
         self.e.b.build_conditional_branch(go, inside, exit)?;
         self.e.b.position_at_end(inside);
+        let inner_before = self.loops;
+        self.loops += 1;
         body(self, i)?;
         let next = self
             .e
             .b
             .build_int_nsw_add(i, i64t.const_int(1, false), "next")?;
         let latch = self.current_block()?;
-        self.e.b.build_unconditional_branch(header)?;
+        let back = self.e.b.build_unconditional_branch(header)?;
+        let short = n
+            .get_zero_extended_constant()
+            .is_some_and(|trips| trips <= unroll::SHORT_TRIPS);
+        if self.loops > inner_before + 1 && !short {
+            unroll::disable_unrolling(ctx, back);
+        }
         phi.add_incoming(&[(&next, latch)]);
         self.e.b.position_at_end(exit);
         Ok(())

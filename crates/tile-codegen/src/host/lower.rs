@@ -67,6 +67,9 @@ pub(super) struct Lowering<'a, 'ctx> {
     pub(super) frame_top: u64,
     /// The most bytes of the frame in use at once: its size.
     pub(super) frame_bytes: u64,
+    /// How many counted loops have been emitted (a loop whose body adds
+    /// some contains others).
+    pub(super) loops: usize,
     /// The op of each check, in the order of [`abi::Status::check`].
     pub(super) checks: Vec<CheckSite>,
 }
@@ -121,6 +124,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             tensors: HashMap::new(),
             frame_top: 0,
             frame_bytes: 0,
+            loops: 0,
             checks: Vec::new(),
         };
         l.parameters(param(0)?)?;

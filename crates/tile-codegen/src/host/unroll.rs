@@ -1,0 +1,45 @@
+//! Loop metadata that keeps LLVM from unrolling a loop.
+//!
+//! The host lowering emits every op on tiles as a loop nest with static trip
+//! counts, and `O3` unrolls such nests completely: attention's host code grew
+//! tenfold and took seconds to optimize. Loops that contain other loops are
+//! marked `llvm.loop.unroll.disable`, unless they are short (at most
+//! [`SHORT_TRIPS`] iterations, known statically: unrolling those is cheap and
+//! pays, as in layernorm's two rows); innermost loops stay unrolled and
+//! vectorized as `O3` sees fit.
+
+use inkwell::context::Context;
+use inkwell::llvm_sys::core::{
+    LLVMGetMDKindIDInContext, LLVMMDNodeInContext2, LLVMMDStringInContext2, LLVMMetadataAsValue,
+    LLVMSetMetadata,
+};
+use inkwell::llvm_sys::debuginfo::{LLVMMetadataReplaceAllUsesWith, LLVMTemporaryMDNode};
+use inkwell::values::{AsValueRef, InstructionValue};
+
+/// The most iterations of a loop nest's outer loop that LLVM may still
+/// unroll.
+pub(super) const SHORT_TRIPS: u64 = 4;
+
+/// Attaches `!llvm.loop !{self, !{"llvm.loop.unroll.disable"}}` to
+/// `latch`, the branch that closes a loop.
+pub(super) fn disable_unrolling(ctx: &Context, latch: InstructionValue<'_>) {
+    const KIND: &str = "llvm.loop";
+    const DISABLE: &str = "llvm.loop.unroll.disable";
+    let ctx_ref = ctx.raw();
+    // SAFETY: every call gets live handles of `ctx` (the context `latch`
+    // belongs to) and pointers with the lengths passed beside them; the
+    // temporary node is replaced by the loop ID, which makes the ID refer to
+    // itself (as LLVM requires of loop IDs), and is freed by that
+    // replacement.
+    unsafe {
+        let placeholder = LLVMTemporaryMDNode(ctx_ref, std::ptr::null_mut(), 0);
+        let name = LLVMMDStringInContext2(ctx_ref, DISABLE.as_ptr().cast(), DISABLE.len());
+        let mut disable = [name];
+        let disable = LLVMMDNodeInContext2(ctx_ref, disable.as_mut_ptr(), 1);
+        let mut operands = [placeholder, disable];
+        let id = LLVMMDNodeInContext2(ctx_ref, operands.as_mut_ptr(), 2);
+        LLVMMetadataReplaceAllUsesWith(placeholder, id);
+        let kind = LLVMGetMDKindIDInContext(ctx_ref, KIND.as_ptr().cast(), KIND.len() as u32);
+        LLVMSetMetadata(latch.as_value_ref(), kind, LLVMMetadataAsValue(ctx_ref, id));
+    }
+}
