@@ -176,7 +176,8 @@ fn unary_ops_match_the_oracle() {
 
 #[test]
 fn binary_ops_match_the_oracle() {
-    for &op in BinaryOp::ALL {
+    // `pow` is a math-library function, within its ulp bound: tests/emit_pow.rs.
+    for &op in BinaryOp::ALL.iter().filter(|&&op| op != BinaryOp::Pow) {
         for dtype in DType::ALL {
             let xs = samples(dtype, 0x99 + op as u64);
             let ys = samples(dtype, 0x4242 + op as u64);

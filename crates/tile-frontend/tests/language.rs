@@ -243,3 +243,57 @@ fn k(x: &Tensor<f32>, out: &mut Tensor<f32>, fill: f32) {
     );
     assert_eq!(out_f32(&args[1]), [9.0, 9.0, 9.0, 9.0, 4.0, 5.0]);
 }
+
+#[test]
+fn pow_as_a_method_a_builtin_and_a_compile_time_fold() {
+    let src = r#"
+fn k(x: &Tensor<f32>, out: &mut Tensor<f32>, e: f32) {
+    let v = partition_view(x, [4]).load(0);
+    let o = partition_view(out, [4]);
+    o.store(v.powf(2.0), 0);
+    o.store(pow(v, e), 1);
+    o.store(v.powf(v) + pow(2, 10), 2);
+    o.store(zeros::<f32>([4]) + pow(-8.0, 1.0 / 3.0), 3);
+}
+"#;
+    let args = run(
+        "",
+        src,
+        [1, 1, 1],
+        vec![
+            f32s(&[4], vec![1.0, 2.0, 3.0, 4.0]),
+            f32s(&[16], vec![0.0; 16]),
+            Arg::Scalar(Scalar::F32(0.5)),
+        ],
+    );
+    let out = out_f32(&args[1]);
+    assert_eq!(out[..4], [1.0, 4.0, 9.0, 16.0]);
+    let roots: Vec<f32> = [1.0f64, 2.0, 3.0, 4.0]
+        .iter()
+        .map(|v| v.sqrt() as f32)
+        .collect();
+    assert_eq!(out[4..8], roots[..]);
+    assert_eq!(out[8..12], [1025.0, 1028.0, 1051.0, 1280.0]);
+    // A negative base to a non-integer power is NaN, folded at compile time.
+    assert!(out[12..].iter().all(|v| v.is_nan()), "{out:?}");
+}
+
+#[test]
+fn pow_rejects_integer_tiles_and_negative_integer_exponents() {
+    let lower = |body: &str| {
+        let src = format!("fn k(out: &mut Tensor<f32>) {{ {body} }}");
+        let item: syn::ItemFn = syn::parse_str(&src).expect("kernel parses");
+        match tile_frontend::lower_kernel(proc_macro2::TokenStream::new(), &item) {
+            Ok(_) => panic!("`{body}` lowered"),
+            Err(e) => e.to_string(),
+        }
+    };
+    assert_eq!(
+        lower("let t = iota::<i32>([4]).powf(iota::<i32>([4]));"),
+        "`pow`: pow needs a float dtype, found i32"
+    );
+    assert_eq!(
+        lower("let t = zeros::<f32>([4]) + pow(2, -1);"),
+        "`pow` of compile-time integers needs an exponent from 0 and a result that fits; write a float (`2.0`) for a float power"
+    );
+}

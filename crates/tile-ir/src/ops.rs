@@ -244,6 +244,10 @@ pub enum BinaryOp {
     Min,
     /// `max`: the larger operand (NaN if either is NaN).
     Max,
+    /// `pow`: `a` raised to the power `b`, floats only, with the special
+    /// values of C99 `pow` (`pow(x, ±0) = 1`, `pow(1, y) = 1` even for a
+    /// NaN, a negative base to a non-integer power is NaN).
+    Pow,
     /// `and`: logical and of `bool`, bitwise and of integers.
     And,
     /// `or`: logical or of `bool`, bitwise or of integers.
@@ -355,7 +359,7 @@ text_names!(UnaryOp {
 });
 text_names!(BinaryOp {
     Add => "add", Sub => "sub", Mul => "mul", Div => "div", Rem => "rem", Min => "min",
-    Max => "max", And => "and", Or => "or", Xor => "xor", Shl => "shl", Shr => "shr",
+    Max => "max", Pow => "pow", And => "and", Or => "or", Xor => "xor", Shl => "shl", Shr => "shr",
 });
 text_names!(CmpPred { Eq => "eq", Ne => "ne", Lt => "lt", Le => "le", Gt => "gt", Ge => "ge" });
 text_names!(ReduceKind { Sum => "sum", Prod => "prod", Max => "max", Min => "min" });

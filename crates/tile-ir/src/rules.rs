@@ -503,6 +503,7 @@ fn binary_dtype(op: BinaryOp, dtype: DType) -> RuleResult<()> {
     use BinaryOp::*;
     match op {
         Add | Sub | Mul | Div | Rem | Min | Max => numeric(dtype, op.name()),
+        Pow => float(dtype, op.name()),
         And | Or | Xor if dtype.is_float() => {
             Err(format!("{op} needs a bool or integer dtype, found {dtype}"))
         }

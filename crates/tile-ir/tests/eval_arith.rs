@@ -390,6 +390,65 @@ fn transcendentals_are_the_f64_value_rounded_once() {
 }
 
 #[test]
+fn pow_has_c99s_special_values_and_rounds_once() {
+    let pow = |x: f64, y: f64| binary(BinaryOp::Pow, Scalar::F64(x), Scalar::F64(y)).unwrap();
+    let (inf, nan) = (f64::INFINITY, f64::NAN);
+    // (x, y, x^y): exact special values, compared bit for bit.
+    let cases = [
+        (nan, 0.0, 1.0),
+        (nan, -0.0, 1.0),
+        (1.0, nan, 1.0),
+        (-1.0, inf, 1.0),
+        (-1.0, -inf, 1.0),
+        (0.0, -3.0, inf),
+        (-0.0, -3.0, -inf),
+        (-0.0, -2.0, inf),
+        (-0.0, 3.0, -0.0),
+        (-0.0, 0.5, 0.0),
+        (0.5, inf, 0.0),
+        (0.5, -inf, inf),
+        (2.0, inf, inf),
+        (2.0, -inf, 0.0),
+        (-inf, 3.0, -inf),
+        (-inf, -3.0, -0.0),
+        (-inf, 2.5, inf),
+        (inf, -0.5, 0.0),
+        (-2.0, 3.0, -8.0),
+        (2.0, 10.0, 1024.0),
+        (4.0, 0.5, 2.0),
+        (2.0, -1075.0, 0.0),
+        (10.0, 309.0, inf),
+    ];
+    for (x, y, want) in cases {
+        assert_eq!(
+            pow(x, y).to_bits(),
+            Scalar::F64(want).to_bits(),
+            "pow({x}, {y})"
+        );
+    }
+    for (x, y) in [(-8.0, 1.0 / 3.0), (-2.0, 0.5), (nan, 1.0), (2.0, nan)] {
+        assert!(pow(x, y).is_nan(), "pow({x}, {y})");
+    }
+    // Narrow dtypes: the f64 value rounded once, NaN canonical.
+    let h = |v: f32| Scalar::F16(f16::from_f32(v));
+    assert_eq!(
+        binary(BinaryOp::Pow, h(3.0), h(0.5)).unwrap(),
+        Scalar::F16(f16::from_f64(3f64.sqrt()))
+    );
+    assert_eq!(
+        Some(binary(BinaryOp::Pow, h(-3.0), h(0.5)).unwrap()),
+        tile_ir::eval::canonical_nan(DType::F16)
+    );
+    assert_eq!(
+        binary(BinaryOp::Pow, Scalar::I32(2), Scalar::I32(3)).unwrap_err(),
+        EvalError::Unsupported {
+            op: "pow",
+            dtype: DType::I32
+        }
+    );
+}
+
+#[test]
 fn ill_typed_operands_are_errors() {
     let err = unary(UnaryOp::Exp, Scalar::I32(1)).unwrap_err();
     assert_eq!(

@@ -44,6 +44,8 @@ cases! {
         => "verifier: in kernel `k`, op `%1 = add %0`: expected 2 operand(s), found 1";
     exp_of_integers: ("", "%0 = iota : tile<8xi32>\n%1 = exp %0 : tile<8xi32>")
         => "verifier: in kernel `k`, op `%1 = exp %0`: exp needs a float dtype, found i32";
+    pow_of_integers: ("", "%0 = iota : tile<8xi32>\n%1 = pow %0, %0 : tile<8xi32>")
+        => "verifier: in kernel `k`, op `%1 = pow %0, %0`: pow needs a float dtype, found i32";
     bitwise_and_of_floats: ("", "%0 = full 1.0 : tile<4xf32>\n%1 = and %0, %0 : tile<4xf32>")
         => "verifier: in kernel `k`, op `%1 = and %0, %0`: and needs a bool or integer dtype, found f32";
     shift_of_bools: ("", "%0 = constant true : bool\n%1 = shl %0, %0 : bool")

@@ -18,7 +18,8 @@
 //! (and NaN, ±∞) through the exact f64 function; `tanh` — `expm1(2|x|)/(
 //! expm1(2|x|) + 2)` with a degree-11 `expm1` polynomial below 0.55 and
 //! `1 − 2/(e^(2|x|) + 1)` above; `rsqrt` — `1/sqrt(x)` in f32. `erf`,
-//! division and `sqrt` are the same as without the option.
+//! division and `sqrt` are the same as without the option. The fast `pow`
+//! is in `super::pow`, from this module's `log2` and `exp2`.
 
 use super::{EmitError, Emitter};
 use inkwell::values::{FloatValue, FunctionValue, IntValue};
@@ -177,7 +178,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
         self.fast_exp_limits(x, y, 88.722_84, -103.972_08)
     }
 
-    fn fast_exp2(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
+    pub(super) fn fast_exp2(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
         let b = &self.b;
         let xc = self.clamp32(x, -151.0, 129.0)?;
         let k = self.float_intrinsic("llvm.rint", &[xc])?;
@@ -188,7 +189,11 @@ impl<'ctx> Emitter<'_, 'ctx> {
     }
 
     /// ln x, or log₂ x when `base2`, with the special cases of IEEE log.
-    fn fast_log(&self, x: FloatValue<'ctx>, base2: bool) -> Result<FloatValue<'ctx>, EmitError> {
+    pub(super) fn fast_log(
+        &self,
+        x: FloatValue<'ctx>,
+        base2: bool,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
         let b = &self.b;
         let i32t = self.ctx.i32_type();
         let f32t = self.ctx.f32_type();

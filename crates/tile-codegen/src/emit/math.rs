@@ -29,8 +29,8 @@ use tile_ir::UnaryOp;
 
 /// ln 2 in two parts (fdlibm): the high part has 32 significant bits, so
 /// `k · LN2_HI` is exact for |k| < 2^21.
-const LN2_HI: u64 = 0x3fe6_2e42_fee0_0000;
-const LN2_LO: u64 = 0x3dea_39ef_3579_3c76;
+pub(super) const LN2_HI: u64 = 0x3fe6_2e42_fee0_0000;
+pub(super) const LN2_LO: u64 = 0x3dea_39ef_3579_3c76;
 /// 2/π in 24-bit chunks: chunk i weighs 2^(-24(i+1)); 288 bits reduce
 /// every argument below 2^140 exactly enough (Payne–Hanek).
 const TWO_OVER_PI: [u32; 12] = [
@@ -73,29 +73,52 @@ impl<'ctx> Emitter<'_, 'ctx> {
             FloatValue<'ctx>,
         ) -> Result<FloatValue<'ctx>, EmitError>,
     ) -> Result<FloatValue<'ctx>, EmitError> {
+        self.call_math_function(name, label, &[x], |m, f, params| body(m, f, params[0]))
+    }
+
+    /// Calls the module's internal function `name` from `args.len()` values
+    /// of the type of `args[0]` to that type, defining it first (once per
+    /// module) with `body(emitter positioned in its entry block, the
+    /// function, its parameters)`.
+    pub(super) fn call_math_function(
+        &self,
+        name: &str,
+        label: &str,
+        args: &[FloatValue<'ctx>],
+        body: impl FnOnce(
+            &Self,
+            FunctionValue<'ctx>,
+            &[FloatValue<'ctx>],
+        ) -> Result<FloatValue<'ctx>, EmitError>,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        let ty = args
+            .first()
+            .ok_or_else(|| EmitError::internal("a math function without arguments"))?
+            .get_type();
         let f = match self.module.get_function(name) {
             Some(f) => f,
             None => {
-                let ty = x.get_type();
+                let params = vec![ty.into(); args.len()];
                 let f = self.module.add_function(
                     name,
-                    ty.fn_type(&[ty.into()], false),
+                    ty.fn_type(&params, false),
                     Some(Linkage::Internal),
                 );
                 let m = self.nested();
                 let entry = self.ctx.append_basic_block(f, "entry");
                 m.b.position_at_end(entry);
-                let param = f
-                    .get_nth_param(0)
-                    .ok_or_else(|| EmitError::internal("math parameter"))?
-                    .into_float_value();
-                let r = body(&m, f, param)?;
+                let params = f
+                    .get_param_iter()
+                    .map(|p| p.into_float_value())
+                    .collect::<Vec<_>>();
+                let r = body(&m, f, &params)?;
                 m.b.build_return(Some(&r))?;
                 f
             }
         };
+        let args: Vec<_> = args.iter().map(|&a| a.into()).collect();
         self.b
-            .build_call(f, &[x.into()], label)?
+            .build_call(f, &args, label)?
             .try_as_basic_value()
             .basic()
             .map(|v| v.into_float_value())
@@ -144,7 +167,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
         })
     }
 
-    fn c(&self, v: f64) -> FloatValue<'ctx> {
+    pub(super) fn c(&self, v: f64) -> FloatValue<'ctx> {
         self.ctx.f64_type().const_float(v)
     }
 
@@ -191,7 +214,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
     }
 
     /// e^r for |r| ≤ ln 2 / 2 (Taylor to degree 13, error below 2^-60).
-    fn exp_reduced(&self, r: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
+    pub(super) fn exp_reduced(&self, r: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
         let mut coefficients = [0.0f64; 14];
         let mut factorial = 1.0f64;
         for (i, c) in coefficients.iter_mut().enumerate() {
@@ -205,7 +228,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
 
     /// `y · 2^k` for an integral f64 `k` in [-2200, 2200], exact (two
     /// power-of-two factors keep each one normal).
-    fn scale(
+    pub(super) fn scale(
         &self,
         y: FloatValue<'ctx>,
         k: FloatValue<'ctx>,

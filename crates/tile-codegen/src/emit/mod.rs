@@ -8,7 +8,7 @@
 //! bounds-check status record (`program`) — and one small module per
 //! target maps what differs: thread and block ids, barriers, shuffles and the
 //! kernel calling convention (`gpu`). The math functions come from
-//! `math` (and from `fast_math` under [`EmitOptions::fast_math`]); [`probe`] compiles single scalar ops for the host, so tests
+//! `math` and `pow` (and from `fast_math` under [`EmitOptions::fast_math`]); [`probe`] compiles single scalar ops for the host, so tests
 //! can check the shared code against `tile_ir::eval` bit for bit.
 //!
 //! The kernel ABI (shared with the runtime): the tile-IR parameters in
@@ -24,6 +24,7 @@ mod float;
 mod fmod;
 mod gpu;
 mod math;
+mod pow;
 pub mod probe;
 mod program;
 mod scalar;
@@ -47,7 +48,7 @@ use inkwell::OptimizationLevel;
 pub struct EmitOptions {
     /// LLVM's optimization level for the module and code generation.
     pub opt_level: OptimizationLevel,
-    /// Whether exp, exp2, log, log2, sin, cos, tanh and rsqrt of f32 and
+    /// Whether exp, exp2, log, log2, sin, cos, tanh, rsqrt and pow of f32 and
     /// narrower floats use the fast f32 library (within a few ulps, see
     /// docs/backends.md) instead of the exact one (f64, rounded once).
     pub fast_math: bool,

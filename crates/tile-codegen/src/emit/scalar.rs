@@ -177,6 +177,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
                 b.build_select(is_zero, on_zero, q, "divrem")?
                     .into_int_value()
             }
+            BinaryOp::Pow => return Err(unsupported()),
             BinaryOp::Min | BinaryOp::Max => {
                 let pred = match (op == BinaryOp::Min, signed) {
                     (true, true) => IntPredicate::SLT,
@@ -240,6 +241,20 @@ impl<'ctx> Emitter<'_, 'ctx> {
                     }
                 };
                 let r = self.fmod(wide(x)?, wide(y)?)?;
+                return self.store_rounded_f64(r, dtype);
+            }
+            BinaryOp::Pow if self.fast_math && dtype != DType::F64 => self.fast_pow(x, y)?,
+            BinaryOp::Pow => {
+                // Computed in f64 and rounded once, like the unary math.
+                let f64t = self.ctx.f64_type();
+                let wide = |v: FloatValue<'ctx>| -> Result<FloatValue<'ctx>, EmitError> {
+                    if v.get_type() == f64t {
+                        Ok(v)
+                    } else {
+                        Ok(b.build_float_ext(v, f64t, "w")?)
+                    }
+                };
+                let r = self.pow(wide(x)?, wide(y)?)?;
                 return self.store_rounded_f64(r, dtype);
             }
             BinaryOp::Min | BinaryOp::Max => {

@@ -1,7 +1,7 @@
 //! The math functions of host code are the oracle's own.
 //!
 //! The scalar emitter calls `tile.math.<op>.f64` for `exp`, `exp2`, `log`,
-//! `log2`, `sin`, `cos`, `tanh` and `erf`, and defines it from LLVM
+//! `log2`, `sin`, `cos`, `tanh`, `erf` and `pow`, and defines it from LLVM
 //! arithmetic for the GPUs (within a few f64 ulps of the oracle,
 //! docs/backends.md). On the host that would be a needless approximation:
 //! the module declares these functions before any code is emitted (so the
@@ -15,22 +15,32 @@ use super::error::HostError;
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::AddressSpace;
-use tile_ir::UnaryOp;
-use tile_runtime::cpu::abi::{MATH_OPS, MATH_TABLE_SYMBOL};
+use tile_ir::BinaryOp;
+use tile_runtime::cpu::abi::{MATH_OPS, MATH_TABLE_SLOTS, MATH_TABLE_SYMBOL, POW_SLOT};
 
-/// The name the scalar emitter gives the f64 function of `op`.
-fn name(op: UnaryOp) -> String {
-    format!("tile.math.{}.f64", op.name())
+/// Each function of the table: the name the scalar emitter gives it, its
+/// number of f64 parameters and its slot.
+fn functions() -> impl Iterator<Item = (String, usize, usize)> {
+    let unary = MATH_OPS
+        .into_iter()
+        .enumerate()
+        .map(|(slot, op)| (format!("tile.math.{}.f64", op.name()), 1, slot));
+    let pow = (
+        format!("tile.math.{}.f64", BinaryOp::Pow.name()),
+        2,
+        POW_SLOT,
+    );
+    unary.chain(std::iter::once(pow))
 }
 
 /// Declares every math function in `module`, before any code is emitted,
 /// so that the emitter calls the declarations instead of defining them.
 pub(super) fn declare<'ctx>(ctx: &'ctx Context, module: &Module<'ctx>) {
     let f64t = ctx.f64_type();
-    for op in MATH_OPS {
+    for (name, arity, _) in functions() {
         module.add_function(
-            &name(op),
-            f64t.fn_type(&[f64t.into()], false),
+            &name,
+            f64t.fn_type(&vec![f64t.into(); arity], false),
             Some(Linkage::External),
         );
     }
@@ -40,13 +50,13 @@ pub(super) fn declare<'ctx>(ctx: &'ctx Context, module: &Module<'ctx>) {
 /// as an internal call through its slot.
 pub(super) fn define<'ctx>(ctx: &'ctx Context, module: &Module<'ctx>) -> Result<(), HostError> {
     let ptr = ctx.ptr_type(AddressSpace::default());
-    let table_type = ptr.array_type(MATH_OPS.len() as u32);
+    let table_type = ptr.array_type(MATH_TABLE_SLOTS as u32);
     let table = module.add_global(table_type, None, MATH_TABLE_SYMBOL);
     table.set_initializer(&table_type.const_zero());
     let (f64t, i64t) = (ctx.f64_type(), ctx.i64_type());
     let b = ctx.create_builder();
-    for (slot, op) in MATH_OPS.into_iter().enumerate() {
-        let Some(f) = module.get_function(&name(op)) else {
+    for (name, arity, slot) in functions() {
+        let Some(f) = module.get_function(&name) else {
             continue;
         };
         f.set_linkage(Linkage::Internal);
@@ -62,14 +72,12 @@ pub(super) fn define<'ctx>(ctx: &'ctx Context, module: &Module<'ctx>) -> Result<
             )
         }?;
         let target = b.build_load(ptr, at, "function")?.into_pointer_value();
-        let x = f
-            .get_nth_param(0)
-            .ok_or_else(|| HostError::internal("a math function's parameter"))?;
+        let args: Vec<_> = f.get_param_iter().map(|p| p.into()).collect();
         let call = b.build_indirect_call(
-            f64t.fn_type(&[f64t.into()], false),
+            f64t.fn_type(&vec![f64t.into(); arity], false),
             target,
-            &[x.into()],
-            op.name(),
+            &args,
+            &name,
         )?;
         let value = call
             .try_as_basic_value()

@@ -8,7 +8,7 @@ use syn::{Expr, ExprCall, PathArguments};
 use tile_ir::{BinaryOp, DType, Scalar, Type};
 
 /// The builtin functions, as listed in errors.
-const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, cat, select, fma, cdiv, min, max";
+const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, cat, select, fma, cdiv, min, max, pow";
 
 impl<'k> Lowerer<'k> {
     /// The arguments of a call, checking their number.
@@ -180,11 +180,15 @@ impl<'k> Lowerer<'k> {
                 let sum = self.binary(Bin::Arith(BinaryOp::Sub), sum, Val::Int(1), c)?;
                 self.binary(Bin::Arith(BinaryOp::Div), sum, y, c)
             }
-            "min" | "max" => {
+            "min" | "max" | "pow" => {
                 let a = self.argn(&args, 2, &format!("{name}(a, b)"), c)?;
                 let x = self.expr(a[0])?;
                 let y = self.expr(a[1])?;
-                let op = if name == "min" { BinaryOp::Min } else { BinaryOp::Max };
+                let op = match name.as_str() {
+                    "min" => BinaryOp::Min,
+                    "max" => BinaryOp::Max,
+                    _ => BinaryOp::Pow,
+                };
                 self.binary(Bin::Arith(op), x, y, c)
             }
             _ => Err(self.err(

@@ -11,7 +11,7 @@ use super::{Lowerer, Val};
 use syn::{Expr, ExprMethodCall};
 use tile_ir::{ArgKind, BinaryOp, Padding, ReduceKind, ScanKind, Type, UnaryOp, Value};
 
-const TILE_METHODS: &str = "exp, exp2, ln/log, log2, sqrt, rsqrt, sin, cos, tanh, erf, abs, floor, ceil, max(y), min(y), cast::<T>(), sum, prod, max_along, min_along, argmax, argmin (each also `_keepdim`), cumsum, cumprod, reshape, permute, transpose, expand, broadcast_to, flip, slice, pad";
+const TILE_METHODS: &str = "exp, exp2, ln/log, log2, sqrt, rsqrt, sin, cos, tanh, erf, abs, floor, ceil, max(y), min(y), powf(y), cast::<T>(), sum, prod, max_along, min_along, argmax, argmin (each also `_keepdim`), cumsum, cumprod, reshape, permute, transpose, expand, broadcast_to, flip, slice, pad";
 
 fn unary_of(name: &str) -> Option<UnaryOp> {
     Some(match name {
@@ -28,6 +28,16 @@ fn unary_of(name: &str) -> Option<UnaryOp> {
         "abs" => UnaryOp::Abs,
         "floor" => UnaryOp::Floor,
         "ceil" => UnaryOp::Ceil,
+        _ => return None,
+    })
+}
+
+/// The elementwise methods of two operands, named as on Rust's floats.
+fn binary_method(name: &str) -> Option<BinaryOp> {
+    Some(match name {
+        "max" => BinaryOp::Max,
+        "min" => BinaryOp::Min,
+        "powf" => BinaryOp::Pow,
         _ => return None,
     })
 }
@@ -230,14 +240,9 @@ impl Lowerer<'_> {
             let x = self.data(&recv, None, &m.receiver)?;
             return self.ir(m, |b| b.unary(op, x)).map(Val::Ir);
         }
-        if name == "max" || name == "min" {
+        if let Some(op) = binary_method(name) {
             let a = self.argn(args, 1, &format!("{name}(other)"), m)?;
             let y = self.expr(a[0])?;
-            let op = if name == "max" {
-                BinaryOp::Max
-            } else {
-                BinaryOp::Min
-            };
             return self.binary(Bin::Arith(op), recv, y, m);
         }
         if name == "cast" {

@@ -6,7 +6,7 @@ use super::{Lowerer, Val};
 use crate::signature::dtype_of;
 use quote::ToTokens;
 use syn::{BinOp, UnOp};
-use tile_ir::{BinaryOp, CmpPred, DType, Shape, Type, UnaryOp, Value};
+use tile_ir::{BinaryOp, CmpPred, DType, Scalar, Shape, Type, UnaryOp, Value};
 
 /// A binary operation of the language.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +37,7 @@ impl Bin {
                 BinaryOp::Shr => ">>",
                 BinaryOp::Min => "min",
                 BinaryOp::Max => "max",
+                BinaryOp::Pow => "pow",
             },
             Bin::Cmp(p) => match p {
                 CmpPred::Eq => "==",
@@ -280,6 +281,17 @@ impl Lowerer<'_> {
                         B::Rem => a % b,
                         B::Min => a.min(b),
                         B::Max => a.max(b),
+                        B::Pow => u32::try_from(b)
+                            .ok()
+                            .and_then(|e| a.checked_pow(e))
+                            .ok_or_else(|| {
+                                self.err(
+                                    node,
+                                    "`pow` of compile-time integers needs an exponent from 0 \
+                                     and a result that fits; write a float (`2.0`) for a \
+                                     float power",
+                                )
+                            })?,
                         B::And => a & b,
                         B::Or => a | b,
                         B::Xor => a ^ b,
@@ -328,6 +340,11 @@ impl Lowerer<'_> {
                     Bin::Arith(B::Rem) => Val::Float(a % b),
                     Bin::Arith(B::Min) => Val::Float(a.min(b)),
                     Bin::Arith(B::Max) => Val::Float(a.max(b)),
+                    // The oracle's pow, so that folding agrees with the IR.
+                    Bin::Arith(B::Pow) => Val::Float(
+                        tile_ir::eval::binary(B::Pow, Scalar::F64(a), Scalar::F64(b))
+                            .map_or(f64::NAN, |s| s.to_f64()),
+                    ),
                     _ => {
                         return Err(self.err(
                             node,

@@ -12,7 +12,9 @@ use crate::scalar::Scalar;
 /// computed in `f64` and rounded once to the dtype, which for every dtype
 /// narrower than `f64` equals the native IEEE operation (see
 /// `docs/semantics.md`); `min`/`max` are IEEE 754-2019 `minimum`/`maximum`
-/// (a NaN operand gives NaN, `-0 < +0`). Integers wrap; `x / 0 == 0`,
+/// (a NaN operand gives NaN, `-0 < +0`); `pow` is the `libm` crate's f64
+/// `pow` (C99's special values) rounded once, like the unary math functions.
+/// Integers wrap; `x / 0 == 0`,
 /// `x % 0 == x`; shift amounts at or beyond the width, or negative, shift
 /// every bit out. `bool`: only `and`, `or`, `xor`.
 pub fn binary(op: BinaryOp, a: Scalar, b: Scalar) -> Result<Scalar, EvalError> {
@@ -68,6 +70,7 @@ fn integer(op: BinaryOp, dtype: DType, a: Scalar, b: Scalar, x: i128, y: i128) -
         BinaryOp::Rem => x % y,
         BinaryOp::Min => x.min(y),
         BinaryOp::Max => x.max(y),
+        BinaryOp::Pow => return None,
         BinaryOp::Shl => return bits(amount.map_or(0, |s| a.to_bits() << s)),
         BinaryOp::Shr if dtype.is_signed_int() => x >> amount.unwrap_or(width - 1),
         BinaryOp::Shr => return bits(amount.map_or(0, |s| a.to_bits() >> s)),
@@ -85,6 +88,7 @@ fn float(op: BinaryOp, dtype: DType, a: Scalar, b: Scalar) -> Option<Scalar> {
         BinaryOp::Mul => x * y,
         BinaryOp::Div => x / y,
         BinaryOp::Rem => x % y,
+        BinaryOp::Pow => libm::pow(x, y),
         BinaryOp::Min | BinaryOp::Max if x.is_nan() || y.is_nan() => f64::NAN,
         BinaryOp::Min => return Some(if is_below(x, y) { a } else { b }),
         BinaryOp::Max => return Some(if is_below(x, y) { b } else { a }),

@@ -2,13 +2,13 @@
 //! the status record, the entry point's type and the math table.
 
 use std::borrow::Cow;
-use tile_ir::{eval, Scalar, UnaryOp};
+use tile_ir::{eval, BinaryOp, Scalar, UnaryOp};
 
 /// The kernel function: runs one program instance.
 pub const ENTRY_SYMBOL: &str = "tile_host_kernel";
 /// A `u64` constant: the bytes of scratch memory one program instance needs.
 pub const FRAME_BYTES_SYMBOL: &str = "tile_host_frame_bytes";
-/// An array of [`MATH_OPS`]`.len()` function pointers, filled at load time.
+/// A [`MathTable`] of function pointers, filled at load time.
 pub const MATH_TABLE_SYMBOL: &str = "tile_host_math";
 
 /// The compiled kernel: `(packet, ids, frame, status) -> code`, where `ids`
@@ -18,6 +18,25 @@ pub type HostEntry = unsafe extern "C" fn(*const u64, *const i32, *mut u8, *mut 
 
 /// A math function of the table: an f64 to an f64.
 pub type MathFn = extern "C" fn(f64) -> f64;
+
+/// The table's `pow`: `(x, y) -> x^y` in f64.
+pub type PowFn = extern "C" fn(f64, f64) -> f64;
+
+/// The math table compiled host code calls through: [`MATH_OPS`] slot by
+/// slot, then `pow` (slot [`POW_SLOT`]), all pointers.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct MathTable {
+    /// The functions of [`MATH_OPS`], in order.
+    pub unary: [MathFn; MATH_OPS.len()],
+    /// `pow`.
+    pub pow: PowFn,
+}
+
+/// The slot of `pow` in the [`MathTable`].
+pub const POW_SLOT: usize = MATH_OPS.len();
+/// The number of function pointers in the [`MathTable`].
+pub const MATH_TABLE_SLOTS: usize = POW_SLOT + 1;
 
 /// The status record of one program instance: zero when it ran to the end,
 /// else the code of the failure ([`crate::cpu::FaultCode`]), the position of
@@ -61,14 +80,26 @@ pub const MATH_OPS: [UnaryOp; 8] = [
     UnaryOp::Erf,
 ];
 
-/// The table's functions, slot by slot: the oracle's f64 values.
-pub(crate) const MATH_TABLE: [MathFn; 8] = [exp, exp2, log, log2, sin, cos, tanh, erf];
+/// The table's functions: the oracle's f64 values.
+pub(crate) const MATH_TABLE: MathTable = MathTable {
+    unary: [exp, exp2, log, log2, sin, cos, tanh, erf],
+    pow,
+};
 
 /// The oracle's f64 value of `op` at `x`.
 fn oracle(op: UnaryOp, x: f64) -> f64 {
     match eval::unary(op, Scalar::F64(x)) {
         Ok(Scalar::F64(v)) => v,
         // `eval` defines every math op on f64 and returns an f64.
+        _ => f64::NAN,
+    }
+}
+
+/// The oracle's f64 `pow`.
+extern "C" fn pow(x: f64, y: f64) -> f64 {
+    match eval::binary(BinaryOp::Pow, Scalar::F64(x), Scalar::F64(y)) {
+        Ok(Scalar::F64(v)) => v,
+        // `eval` defines `pow` on f64 and returns an f64.
         _ => f64::NAN,
     }
 }
@@ -108,7 +139,7 @@ mod tests {
 
     #[test]
     fn each_table_slot_computes_its_op() {
-        for (op, f) in MATH_OPS.into_iter().zip(MATH_TABLE) {
+        for (op, f) in MATH_OPS.into_iter().zip(MATH_TABLE.unary) {
             for x in [-3.5, -0.25, 0.0, 0.5, 1.0, 7.25] {
                 let want = oracle(op, x);
                 assert!(
@@ -121,5 +152,20 @@ mod tests {
         }
         assert_eq!(exp(0.0), 1.0);
         assert_eq!(log2(8.0), 3.0);
+        assert_eq!((MATH_TABLE.pow)(2.0, 10.0), 1024.0);
+        assert!((MATH_TABLE.pow)(-8.0, 1.0 / 3.0).is_nan());
+        assert_eq!((MATH_TABLE.pow)(f64::NAN, 0.0), 1.0);
+    }
+
+    #[test]
+    fn the_table_is_one_pointer_per_slot() {
+        assert_eq!(
+            std::mem::size_of::<MathTable>(),
+            MATH_TABLE_SLOTS * std::mem::size_of::<MathFn>()
+        );
+        assert_eq!(
+            std::mem::offset_of!(MathTable, pow),
+            POW_SLOT * std::mem::size_of::<MathFn>()
+        );
     }
 }

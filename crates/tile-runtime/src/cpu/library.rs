@@ -1,6 +1,6 @@
 //! Loading a kernel's shared object and running it.
 
-use super::abi::{self, HostCheck, HostEntry, MathFn, MATH_TABLE};
+use super::abi::{self, HostCheck, HostEntry, MathTable, MATH_TABLE};
 use super::fault::{failure, RunError};
 use super::grid::run_grid;
 use super::isa::HostIsa;
@@ -94,11 +94,12 @@ impl HostLibrary {
             at.read()
         };
         // SAFETY: compiled host code defines the table as a writable array
-        // of `MATH_TABLE.len()` function pointers that nothing reads until
-        // the entry runs, which is after this store.
+        // of `MATH_TABLE_SLOTS` function pointers (the layout of
+        // `MathTable`) that nothing reads until the entry runs, which is
+        // after this store.
         unsafe {
             let table = library
-                .get::<*mut [MathFn; 8]>(symbol(abi::MATH_TABLE_SYMBOL).as_bytes())
+                .get::<*mut MathTable>(symbol(abi::MATH_TABLE_SYMBOL).as_bytes())
                 .map_err(|e| error(e.to_string()))?;
             table.write(MATH_TABLE);
         }

@@ -30,6 +30,7 @@ fn binary_ops(dtype: DType) -> Vec<BinaryOp> {
         .filter(|op| match op {
             And | Or | Xor => !dtype.is_float(),
             Shl | Shr => dtype.is_int(),
+            Pow => dtype.is_float(),
             _ => !dtype.is_bool(),
         })
         .collect()
