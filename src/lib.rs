@@ -10,8 +10,8 @@ pub use tile_macros::{tile_fn, tile_kernel};
 pub use tile_runtime as runtime;
 pub use tile_runtime::meta;
 pub use tile_runtime::{
-    launch, Device, DeviceKind, Element, Error, Image, ImageKind, KernelCode, KernelSpec,
-    LaunchArg, Tensor,
+    launch, launch_on, Device, DeviceKind, Element, Error, Image, ImageKind, KernelCode,
+    KernelSpec, LaunchArg, Stream, Tensor,
 };
 
 /// Paths used by the code `#[tile_kernel]` generates; not a public API.

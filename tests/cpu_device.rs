@@ -39,3 +39,32 @@ fn a_failing_access_in_host_code_is_an_execution_error_and_writes_nothing_past_i
     );
     assert_eq!(out.to_vec().unwrap(), [1.0, 2.0, 3.0, 4.0, 0.0, 0.0]);
 }
+
+#[tile_kernel(configs(B = 4))]
+fn twice<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+    let pid = program_id(0);
+    let v = partition_view(x, [B]).load_masked(pid);
+    partition_view(out, [B]).store_masked(v * 2.0, pid);
+}
+
+#[test]
+fn launches_on_a_stream_run_in_order_and_a_cpu_stream_reports_at_once() {
+    let dev = Device::cpu();
+    let x = dev
+        .tensor_from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[6])
+        .unwrap();
+    let mut a: Tensor<f32> = dev.zeros(&[6]).unwrap();
+    let mut b: Tensor<f32> = dev.zeros(&[6]).unwrap();
+    let stream = dev.stream().unwrap();
+    assert_eq!(stream.device().kind(), dev.kind());
+    twice::<4>::launch_on(&stream, [2], (&x, &mut a)).unwrap();
+    twice::<4>::launch_on(&stream, [2], (&a, &mut b)).unwrap();
+    // On the CPU the failing launch reports at once, and nothing is pending.
+    let err = copy::<4>::launch_on(&stream, [2], (&x, &mut a)).unwrap_err();
+    assert!(matches!(err, Error::Execution { .. }), "{err:?}");
+    stream.synchronize().unwrap();
+    assert_eq!(b.to_vec().unwrap(), [4.0, 8.0, 12.0, 16.0, 20.0, 24.0]);
+    // The launch checks of `launch` apply.
+    let err = twice::<4>::launch_on(&stream, [0], (&x, &mut b)).unwrap_err();
+    assert!(matches!(err, Error::EmptyGrid { .. }), "{err:?}");
+}

@@ -404,6 +404,16 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
         ParamKind::Scalar => quote!(#rt::LaunchArg::scalar(#n)),
         ParamKind::Tensor { .. } => quote!(#rt::LaunchArg::from(#n)),
     });
+    // What both launchers do first: the kernel, the grid as three axes and
+    // the arguments converted.
+    let prologue = quote! {
+        const { ::core::assert!(G >= 1 && G <= 3, "a grid has one to three axes") };
+        let kernel = Self::kernel_spec();
+        let mut grid3 = [1u32; 3];
+        grid3[..G].copy_from_slice(&grid);
+        let (#(#names,)*) = args;
+        let mut launch_args: [#rt::LaunchArg<'_>; #count] = [#(#conv),*];
+    };
     quote! {
         /// This specialization as the runtime launches it (for
         /// `tile::launch`, or `Device::kernel_code` to see what runs it).
@@ -420,21 +430,29 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
             }
         }
 
-        /// Launches the kernel over `grid` (one to three axes) on `device`.
-        /// Argument count, element types and mutability are checked by
-        /// the argument tuple's type; tensor ranks at launch.
+        /// Launches the kernel over `grid` (one to three axes) on `device`
+        /// and waits for it. Argument count, element types and mutability
+        /// are checked by the argument tuple's type; tensor ranks at launch.
         pub fn launch<'a, const G: usize>(
             device: &#rt::Device,
             grid: [u32; G],
             args: (#(#types,)*),
         ) -> ::core::result::Result<(), #rt::Error> #bound {
-            const { ::core::assert!(G >= 1 && G <= 3, "a grid has one to three axes") };
-            let kernel = Self::kernel_spec();
-            let mut grid3 = [1u32; 3];
-            grid3[..G].copy_from_slice(&grid);
-            let (#(#names,)*) = args;
-            let mut launch_args: [#rt::LaunchArg<'_>; #count] = [#(#conv),*];
+            #prologue
             #rt::launch(device, &kernel, grid3, &mut launch_args)
+        }
+
+        /// Queues the kernel over `grid` on `stream` (see `tile::Stream`;
+        /// on a GPU it runs while the host goes on, and the stream's
+        /// `synchronize` reports what failed on the device), with the checks
+        /// of `launch`.
+        pub fn launch_on<'a, const G: usize>(
+            stream: &#rt::Stream<'_>,
+            grid: [u32; G],
+            args: (#(#types,)*),
+        ) -> ::core::result::Result<(), #rt::Error> #bound {
+            #prologue
+            #rt::launch_on(stream, &kernel, grid3, &mut launch_args)
         }
     }
 }

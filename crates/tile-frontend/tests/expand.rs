@@ -105,6 +105,7 @@ fn the_launcher_takes_typed_arguments() {
             "try_spec",
             "kernel_spec",
             "launch",
+            "launch_on",
             "interpret"
         ]
     );

@@ -4,6 +4,7 @@ use crate::driver::{probe, GpuApi};
 use crate::error::Error;
 use crate::gpu::{Context, GpuTensor};
 use crate::kernel::{KernelCode, KernelSpec, ModuleCache};
+use crate::stream::Stream;
 use crate::tensor::{Storage, Tensor};
 use std::fmt;
 use std::sync::Arc;
@@ -71,6 +72,12 @@ impl Device {
             modules: ModuleCache::default(),
             gpu: Some(Arc::new(context)),
         })
+    }
+
+    /// A new [`Stream`] on this device, for launches that run in order
+    /// while the host goes on.
+    pub fn stream(&self) -> Result<Stream<'_>, Error> {
+        Stream::new(self)
     }
 
     /// Waits until every kernel launched on this device has finished (a

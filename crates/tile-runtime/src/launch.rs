@@ -6,7 +6,9 @@ use crate::device::{Device, DeviceKind};
 use crate::error::Error;
 use crate::gpu::{self, GpuTensor};
 use crate::kernel::{ImageKind, KernelSpec, LoadedKernel};
+use crate::stream::Stream;
 use crate::tensor::{Storage, Tensor};
+use std::sync::Arc;
 use tile_ir::interp::{self, Arg, Element, HostTensor};
 use tile_ir::{Function, Scalar, Type, ValueDef};
 
@@ -62,7 +64,7 @@ impl<'a, T: Element> From<&'a mut Tensor<T>> for LaunchArg<'a> {
     }
 }
 
-/// Runs `kernel` over `grid` on `device` with `args`.
+/// Runs `kernel` over `grid` on `device` with `args`, and waits for it.
 ///
 /// The arguments are checked against the kernel's parameters first: their
 /// number, each scalar's dtype, each tensor's dtype and rank, and that every
@@ -73,6 +75,42 @@ pub fn launch(
     grid: [u32; 3],
     args: &mut [LaunchArg<'_>],
 ) -> Result<(), Error> {
+    let loaded = prepare(device, kernel, grid, args)?;
+    match &device.gpu {
+        Some(context) => gpu::launch(context, kernel, &loaded, grid, args),
+        None => run_on_cpu(device, kernel, &loaded, grid, args),
+    }
+}
+
+/// Queues `kernel` over `grid` on `stream` with `args`: checked as
+/// [`launch`] checks them, then, on a GPU, queued without waiting (the
+/// device's verdict comes from [`Stream::synchronize`]); on the CPU it runs
+/// before this returns.
+pub fn launch_on(
+    stream: &Stream<'_>,
+    kernel: &KernelSpec,
+    grid: [u32; 3],
+    args: &mut [LaunchArg<'_>],
+) -> Result<(), Error> {
+    let device = stream.device();
+    let loaded = prepare(device, kernel, grid, args)?;
+    match (&device.gpu, stream.queue()) {
+        (Some(context), queue) => {
+            stream.push(gpu::enqueue(context, queue, kernel, &loaded, grid, args)?);
+            Ok(())
+        }
+        (None, _) => run_on_cpu(device, kernel, &loaded, grid, args),
+    }
+}
+
+/// Loads `kernel` on `device` (once) and checks a launch of it: the
+/// arguments against its parameters, their residence, and the grid.
+fn prepare(
+    device: &Device,
+    kernel: &KernelSpec,
+    grid: [u32; 3],
+    args: &[LaunchArg<'_>],
+) -> Result<Arc<LoadedKernel>, Error> {
     let loaded = device
         .modules
         .get_or_load(kernel, || load(device, kernel))?;
@@ -84,16 +122,24 @@ pub fn launch(
             grid,
         });
     }
-    match (device.kind(), &device.gpu, &loaded.host) {
-        (DeviceKind::Cuda | DeviceKind::Hip, Some(context), _) => {
-            gpu::launch(context, kernel, &loaded, grid, args)
-        }
-        (DeviceKind::Cpu, _, Some(host)) => host.run(grid, args).map_err(|e| Error::Execution {
+    Ok(loaded)
+}
+
+/// Runs a checked launch on the CPU: its host code, or the interpreter.
+fn run_on_cpu(
+    device: &Device,
+    kernel: &KernelSpec,
+    loaded: &LoadedKernel,
+    grid: [u32; 3],
+    args: &mut [LaunchArg<'_>],
+) -> Result<(), Error> {
+    match &loaded.host {
+        Some(host) => host.run(grid, args).map_err(|e| Error::Execution {
             kernel: kernel.name.to_string(),
             device: device.to_string(),
             source: Box::new(e),
         }),
-        _ => run_interpreted(device, kernel, &loaded.function, grid, args),
+        None => run_interpreted(device, kernel, &loaded.function, grid, args),
     }
 }
 

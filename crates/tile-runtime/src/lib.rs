@@ -17,12 +17,14 @@ mod gpu;
 mod kernel;
 mod launch;
 pub mod meta;
+mod stream;
 mod tensor;
 
 pub use device::{Device, DeviceKind};
 pub use error::Error;
 pub use gpu::GpuTensor;
 pub use kernel::{Image, ImageKind, KernelCode, KernelSpec};
-pub use launch::{launch, LaunchArg};
+pub use launch::{launch, launch_on, LaunchArg};
+pub use stream::Stream;
 pub use tensor::Tensor;
 pub use tile_ir::interp::Element;

@@ -1,6 +1,6 @@
 //! CUDA devices through the driver API of `cudarc` (loaded at run time):
 //! the device's primary context, memory, PTX modules through the driver's
-//! JIT and launches on the context's default stream.
+//! JIT, streams, and launches on the context's default stream or a stream.
 //!
 //! `cudarc` panics when it cannot open `libcuda`, so [`Cuda::open`] runs only
 //! after [`crate::driver::probe`] found the driver, and checks once more that
@@ -184,13 +184,39 @@ impl Cuda {
         unsafe { result::module::unload(module.module) }.map_err(failed("unloading a module"))
     }
 
-    /// Launches `module`'s kernel on the default stream (asynchronously).
+    /// Creates a stream that synchronizes with the default stream (whose
+    /// copies therefore wait for the stream's launches).
+    pub(crate) fn create_stream(&self) -> Result<sys::CUstream, Error> {
+        self.current()?;
+        result::stream::create(result::stream::StreamKind::Default)
+            .map_err(failed("creating a stream"))
+    }
+
+    /// Waits for every launch on `stream`.
+    pub(crate) fn synchronize_stream(&self, stream: sys::CUstream) -> Result<(), Error> {
+        self.current()?;
+        // SAFETY: `stream` came from `create_stream` and is not destroyed
+        // yet (its owner destroys it on drop).
+        unsafe { result::stream::synchronize(stream) }.map_err(failed("synchronizing a stream"))
+    }
+
+    /// Destroys a stream from [`Cuda::create_stream`].
+    pub(crate) fn destroy_stream(&self, stream: sys::CUstream) -> Result<(), Error> {
+        self.current()?;
+        // SAFETY: `stream` came from `create_stream` and is destroyed once
+        // (its owner's drop), after synchronizing it.
+        unsafe { result::stream::destroy(stream) }.map_err(failed("destroying a stream"))
+    }
+
+    /// Launches `module`'s kernel on `stream` (null: the default stream),
+    /// asynchronously.
     pub(crate) fn launch(
         &self,
         module: &CudaModule,
         grid: [u32; 3],
         block: u32,
         packet: &mut Packet,
+        stream: sys::CUstream,
     ) -> Result<(), Error> {
         self.current()?;
         let mut params = packet.pointers();
@@ -198,14 +224,15 @@ impl Cuda {
         // parameter to bytes of its ABI type (checked against the kernel's
         // signature by the caller), alive until the call returns (the driver
         // copies them); every tensor pointer is a live allocation of this
-        // context covering the tensor's reachable elements.
+        // context covering the tensor's reachable elements, kept alive until
+        // the launch is known to be done; `stream` is null or live.
         unsafe {
             result::launch_kernel(
                 module.function,
                 (grid[0], grid[1], grid[2]),
                 (block, 1, 1),
                 0,
-                result::stream::null(),
+                stream,
                 &mut params,
             )
         }

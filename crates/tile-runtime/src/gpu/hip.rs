@@ -1,5 +1,5 @@
 //! HIP devices through the HIP runtime loaded with `libloading`: memory,
-//! HSACO modules and launches on the null stream.
+//! HSACO modules, streams, and launches on the null stream or a stream.
 
 use super::abi::Packet;
 use crate::driver::GpuApi;
@@ -8,7 +8,7 @@ use libloading::Library;
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 
 type Status = c_int;
-type Handle = *mut c_void;
+pub(crate) type Handle = *mut c_void;
 
 /// `hipMemcpyKind` values.
 const HOST_TO_DEVICE: c_int = 1;
@@ -51,6 +51,9 @@ struct Api {
     unload: unsafe extern "C" fn(Handle) -> Status,
     launch: LaunchKernel,
     synchronize: unsafe extern "C" fn() -> Status,
+    stream_create: unsafe extern "C" fn(*mut Handle) -> Status,
+    stream_synchronize: unsafe extern "C" fn(Handle) -> Status,
+    stream_destroy: unsafe extern "C" fn(Handle) -> Status,
 }
 
 /// A HIP device and the runtime library it is driven through.
@@ -156,6 +159,9 @@ impl Hip {
             unload: entry(&library, "hipModuleUnload")?,
             launch: entry(&library, "hipModuleLaunchKernel")?,
             synchronize: entry(&library, "hipDeviceSynchronize")?,
+            stream_create: entry(&library, "hipStreamCreate")?,
+            stream_synchronize: entry(&library, "hipStreamSynchronize")?,
+            stream_destroy: entry(&library, "hipStreamDestroy")?,
         };
         // SAFETY: the documented signature; flags must be 0. (The probe's
         // initialization may not outlive its own handle on the library.)
@@ -285,14 +291,46 @@ impl Hip {
         })
     }
 
-    /// Launches `module`'s kernel on the null stream (asynchronously), with
-    /// the parameters packed into one buffer.
+    /// Creates a blocking stream (the null stream's copies wait for its
+    /// launches).
+    pub(crate) fn create_stream(&self) -> Result<Handle, Error> {
+        self.select()?;
+        let mut stream: Handle = std::ptr::null_mut();
+        // SAFETY: the out-pointer is valid; the stream is destroyed by
+        // `destroy_stream`.
+        check("creating a stream", unsafe {
+            (self.api.stream_create)(&mut stream)
+        })?;
+        Ok(stream)
+    }
+
+    /// Waits for every launch on `stream`.
+    pub(crate) fn synchronize_stream(&self, stream: Handle) -> Result<(), Error> {
+        self.select()?;
+        // SAFETY: `stream` came from `create_stream` and is not destroyed yet.
+        check("synchronizing a stream", unsafe {
+            (self.api.stream_synchronize)(stream)
+        })
+    }
+
+    /// Destroys a stream from [`Hip::create_stream`].
+    pub(crate) fn destroy_stream(&self, stream: Handle) -> Result<(), Error> {
+        self.select()?;
+        // SAFETY: `stream` came from `create_stream` and is destroyed once.
+        check("destroying a stream", unsafe {
+            (self.api.stream_destroy)(stream)
+        })
+    }
+
+    /// Launches `module`'s kernel on `stream` (null: the null stream),
+    /// asynchronously, with the parameters packed into one buffer.
     pub(crate) fn launch(
         &self,
         module: &HipModule,
         grid: [u32; 3],
         block: u32,
         packet: &Packet,
+        stream: Handle,
     ) -> Result<(), Error> {
         self.select()?;
         let mut buffer = packet.packed();
@@ -307,7 +345,9 @@ impl Hip {
         // SAFETY: the function is live; `extra` names a buffer laid out as
         // the kernel's parameters (checked against its signature by the
         // caller) and its size, both alive until the call returns; every
-        // tensor pointer is a live allocation covering the tensor's elements.
+        // tensor pointer is a live allocation covering the tensor's elements,
+        // kept alive until the launch is known to be done; `stream` is null
+        // or live.
         check("launching the kernel", unsafe {
             (self.api.launch)(
                 module.function,
@@ -318,7 +358,7 @@ impl Hip {
                 1,
                 1,
                 0,
-                std::ptr::null_mut(),
+                stream,
                 std::ptr::null_mut(),
                 extra.as_mut_ptr(),
             )

@@ -8,7 +8,10 @@
 //! writes), the parameters are packed per the kernel ABI (`abi.rs`), the
 //! status record is zeroed, the kernel runs with `32 · num_warps` threads per
 //! block, and after synchronizing a non-zero status becomes
-//! [`Error::BoundsCheck`]. None of this has run on real hardware yet.
+//! [`Error::BoundsCheck`]. A launch on a [`Queue`] (a stream) returns once
+//! it is queued: its [`Pending`] record keeps the status record and every
+//! tensor's memory alive until the stream is synchronized. None of this has
+//! run on real hardware yet.
 
 pub(crate) mod abi;
 mod cuda;
@@ -107,6 +110,90 @@ impl fmt::Display for Context {
     }
 }
 
+/// A stream of one GPU: launches on it run in order, asynchronously with the
+/// host; the stream synchronizes with the default stream, whose copies (all
+/// of this module's) therefore wait for its launches. Destroyed on drop.
+#[derive(Debug)]
+pub(crate) struct Queue {
+    context: Arc<Context>,
+    handle: QueueHandle,
+}
+
+#[derive(Debug)]
+enum QueueHandle {
+    Cuda(cudarc::driver::sys::CUstream),
+    Hip(hip::Handle),
+}
+
+// SAFETY: CUDA and HIP stream handles may be used from any thread; every
+// call first makes the stream's context current on the calling thread.
+unsafe impl Send for Queue {}
+// SAFETY: as above; the drivers serialize calls on one stream.
+unsafe impl Sync for Queue {}
+
+impl Queue {
+    /// A new stream on `context`.
+    pub(crate) fn new(context: &Arc<Context>) -> Result<Queue, Error> {
+        let handle = match &context.backend {
+            Backend::Cuda(c) => QueueHandle::Cuda(c.create_stream()?),
+            Backend::Hip(h) => QueueHandle::Hip(h.create_stream()?),
+        };
+        Ok(Queue {
+            context: Arc::clone(context),
+            handle,
+        })
+    }
+
+    /// Waits for every launch queued so far.
+    pub(crate) fn synchronize(&self) -> Result<(), Error> {
+        match (&self.context.backend, &self.handle) {
+            (Backend::Cuda(c), QueueHandle::Cuda(s)) => c.synchronize_stream(*s),
+            (Backend::Hip(h), QueueHandle::Hip(s)) => h.synchronize_stream(*s),
+            // A queue is created by its own context's API.
+            _ => self.context.synchronize(),
+        }
+    }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        let result =
+            self.synchronize()
+                .and_then(|()| match (&self.context.backend, &self.handle) {
+                    (Backend::Cuda(c), QueueHandle::Cuda(s)) => c.destroy_stream(*s),
+                    (Backend::Hip(h), QueueHandle::Hip(s)) => h.destroy_stream(*s),
+                    _ => Ok(()),
+                });
+        if let Err(e) = result {
+            tracing::warn!(device = %self.context, error = %e, "destroying a stream failed");
+        }
+    }
+}
+
+/// A queued launch: its status record, and the memory of every tensor it
+/// uses, kept alive until the launch is done.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    spec: KernelSpec,
+    status: Buffer,
+    _tensors: Vec<Arc<Buffer>>,
+}
+
+impl Pending {
+    /// The launch's outcome; call once its stream is synchronized.
+    pub(crate) fn finish(self) -> Result<(), Error> {
+        let device = self.status.context.to_string();
+        let mut bytes = [0u8; STATUS_BYTES];
+        self.status
+            .context
+            .download(self.status.pointer, &mut bytes)?;
+        match Status::from_bytes(&bytes).error(&self.spec, &device) {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Device memory, freed on drop.
 #[derive(Debug)]
 struct Buffer {
@@ -160,6 +247,10 @@ impl Drop for Buffer {
 #[derive(Clone, Debug)]
 pub struct GpuTensor {
     buffer: Arc<Buffer>,
+    /// One per tensor sharing `buffer`: what decides whether a write needs
+    /// a copy (queued launches hold the buffer too, but they are not
+    /// sharers: the stream orders them).
+    sharers: Arc<()>,
     dtype: DType,
     shape: Vec<usize>,
     strides: Vec<isize>,
@@ -171,6 +262,7 @@ impl GpuTensor {
     pub(crate) fn upload(context: &Arc<Context>, host: &HostTensor) -> Result<GpuTensor, Error> {
         Ok(GpuTensor {
             buffer: Arc::new(Buffer::upload(context, host.data())?),
+            sharers: Arc::new(()),
             dtype: host.dtype(),
             shape: host.shape().to_vec(),
             strides: host.strides().to_vec(),
@@ -217,7 +309,7 @@ impl GpuTensor {
 
     /// Gives the tensor a buffer of its own if a clone shares it.
     fn make_unique(&mut self) -> Result<(), Error> {
-        if Arc::get_mut(&mut self.buffer).is_some() {
+        if Arc::get_mut(&mut self.sharers).is_some() {
             return Ok(());
         }
         let context = &self.buffer.context;
@@ -226,6 +318,7 @@ impl GpuTensor {
             context.copy(copy.pointer, self.buffer.pointer, copy.bytes)?;
         }
         self.buffer = Arc::new(copy);
+        self.sharers = Arc::new(());
         Ok(())
     }
 }
@@ -333,8 +426,9 @@ pub(crate) fn check_residency(
     Ok(())
 }
 
-/// Runs `kernel` on `context`; the arguments have been checked against it
-/// (count, dtypes, ranks, mutability) and live on this device.
+/// Runs `kernel` on `context` and waits for it; the arguments have been
+/// checked against it (count, dtypes, ranks, mutability) and live on this
+/// device.
 pub(crate) fn launch(
     context: &Arc<Context>,
     spec: &KernelSpec,
@@ -342,6 +436,22 @@ pub(crate) fn launch(
     grid: [u32; 3],
     args: &mut [LaunchArg<'_>],
 ) -> Result<(), Error> {
+    let pending = enqueue(context, None, spec, kernel, grid, args)?;
+    context.synchronize()?;
+    pending.finish()
+}
+
+/// Queues `kernel` on `queue` (`None`: the default stream), as [`launch`]
+/// but without waiting: the outcome is the returned record's, once the
+/// stream is synchronized.
+pub(crate) fn enqueue(
+    context: &Arc<Context>,
+    queue: Option<&Queue>,
+    spec: &KernelSpec,
+    kernel: &LoadedKernel,
+    grid: [u32; 3],
+    args: &mut [LaunchArg<'_>],
+) -> Result<Pending, Error> {
     let device = context.to_string();
     let module = kernel.module.as_ref().ok_or_else(|| Error::ModuleLoad {
         kernel: spec.name.to_string(),
@@ -356,11 +466,15 @@ pub(crate) fn launch(
     }
     let status = Buffer::upload(context, &[0u8; STATUS_BYTES])?;
     let mut packet = Packet::default();
+    let mut tensors = Vec::new();
     for (param, arg) in kernel.function.params.iter().zip(args.iter()) {
-        match arg {
-            LaunchArg::GpuTensor(t) => packet.push_tensor(t.base(), &t.shape, &t.strides),
-            LaunchArg::GpuTensorMut(t) => packet.push_tensor(t.base(), &t.shape, &t.strides),
-            LaunchArg::Scalar(s) => packet.push_scalar(*s),
+        let tensor = match arg {
+            LaunchArg::GpuTensor(t) => &**t,
+            LaunchArg::GpuTensorMut(t) => &**t,
+            LaunchArg::Scalar(s) => {
+                packet.push_scalar(*s);
+                continue;
+            }
             LaunchArg::Tensor(_) | LaunchArg::TensorMut(_) => {
                 return Err(Error::WrongDevice {
                     kernel: spec.name.to_string(),
@@ -369,27 +483,40 @@ pub(crate) fn launch(
                     device,
                 })
             }
-        }
+        };
+        packet.push_tensor(tensor.base(), &tensor.shape, &tensor.strides);
+        tensors.push(Arc::clone(&tensor.buffer));
     }
     packet.push_pointer(status.pointer);
     let block = 32 * spec.num_warps;
-    match (&context.backend, &module.handle) {
-        (Backend::Cuda(c), ModuleHandle::Cuda(m)) => c.launch(m, grid, block, &mut packet)?,
-        (Backend::Hip(h), ModuleHandle::Hip(m)) => h.launch(m, grid, block, &packet)?,
-        _ => {
-            return Err(Error::ModuleLoad {
-                kernel: spec.name.to_string(),
-                specialization: spec.specialization.to_string(),
-                device,
-                reason: "the module was loaded through another API".into(),
-            })
+    let wrong_api = || Error::ModuleLoad {
+        kernel: spec.name.to_string(),
+        specialization: spec.specialization.to_string(),
+        device: device.clone(),
+        reason: "the module or the stream was made through another API".into(),
+    };
+    match (&context.backend, &module.handle, queue.map(|q| &q.handle)) {
+        (Backend::Cuda(c), ModuleHandle::Cuda(m), stream) => {
+            let stream = match stream {
+                None => cudarc::driver::result::stream::null(),
+                Some(QueueHandle::Cuda(s)) => *s,
+                Some(_) => return Err(wrong_api()),
+            };
+            c.launch(m, grid, block, &mut packet, stream)?
         }
+        (Backend::Hip(h), ModuleHandle::Hip(m), stream) => {
+            let stream = match stream {
+                None => std::ptr::null_mut(),
+                Some(QueueHandle::Hip(s)) => *s,
+                Some(_) => return Err(wrong_api()),
+            };
+            h.launch(m, grid, block, &packet, stream)?
+        }
+        _ => return Err(wrong_api()),
     }
-    context.synchronize()?;
-    let mut bytes = [0u8; STATUS_BYTES];
-    context.download(status.pointer, &mut bytes)?;
-    match Status::from_bytes(&bytes).error(spec, &device) {
-        Some(error) => Err(error),
-        None => Ok(()),
-    }
+    Ok(Pending {
+        spec: *spec,
+        status,
+        _tensors: tensors,
+    })
 }
