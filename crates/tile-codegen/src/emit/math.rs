@@ -281,8 +281,12 @@ impl<'ctx> Emitter<'_, 'ctx> {
         self.select_f(nan, x, y)
     }
 
-    /// ln x with the special cases of IEEE log.
-    fn log(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
+    /// `x = m·2^e` with `m` in [√½, √2), for a positive finite `x`
+    /// (subnormals included); `e` as an f64.
+    pub(super) fn split_exponent(
+        &self,
+        x: FloatValue<'ctx>,
+    ) -> Result<(FloatValue<'ctx>, FloatValue<'ctx>), EmitError> {
         let b = &self.b;
         let i64t = self.ctx.i64_type();
         let f64t = self.ctx.f64_type();
@@ -302,13 +306,19 @@ impl<'ctx> Emitter<'_, 'ctx> {
         )?;
         let e = b.build_int_sub(k, extra.into_int_value(), "e")?;
         let m = b.build_bit_cast(mbits, f64t, "m")?.into_float_value();
+        Ok((m, b.build_signed_int_to_float(e, f64t, "ef")?))
+    }
+
+    /// ln x with the special cases of IEEE log.
+    fn log(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
+        let b = &self.b;
+        let (m, ef) = self.split_exponent(x)?;
         let f = b.build_float_sub(m, self.c(1.0), "f")?;
         let s = b.build_float_div(f, b.build_float_add(f, self.c(2.0), "f2")?, "s")?;
         let s2 = b.build_float_mul(s, s, "s2")?;
         // 2·atanh(s) = 2s·(1 + s²/3 + s⁴/5 + ...), |s| ≤ 0.1716.
         let coefficients: Vec<f64> = (0..12).map(|i| 2.0 / (2 * i + 1) as f64).collect();
         let series = b.build_float_mul(s, self.poly(s2, &coefficients)?, "l")?;
-        let ef = b.build_signed_int_to_float(e, f64t, "ef")?;
         let y = self.fma3(ef, self.c(f64::from_bits(LN2_LO)), series)?;
         let y = self.fma3(ef, self.c(f64::from_bits(LN2_HI)), y)?;
         let zero = self.fcmp(FloatPredicate::OEQ, x, self.c(0.0))?;

@@ -66,25 +66,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
         a: FloatValue<'ctx>,
     ) -> Result<(FloatValue<'ctx>, FloatValue<'ctx>), EmitError> {
         let b = &self.b;
-        let i64t = self.ctx.i64_type();
-        let f64t = self.ctx.f64_type();
-        // Subnormals: scale by 2^54 first.
-        let tiny = self.fcmp(FloatPredicate::OLT, a, self.c(f64::MIN_POSITIVE))?;
-        let scaled = b.build_float_mul(a, self.c(18_014_398_509_481_984.0), "scaled")?;
-        let xs = self.select_f(tiny, scaled, a)?;
-        let extra = b.build_select(tiny, i64t.const_int(54, false), i64t.const_zero(), "extra")?;
-        let bits = b.build_bit_cast(xs, i64t, "bits")?.into_int_value();
-        // a = m·2^e with m in [√½, √2).
-        let shifted = b.build_int_sub(bits, i64t.const_int(0x3fe6_a09e_667f_3bcd, false), "sh")?;
-        let k = b.build_right_shift(shifted, i64t.const_int(52, false), true, "k")?;
-        let mbits = b.build_int_sub(
-            bits,
-            b.build_left_shift(k, i64t.const_int(52, false), "ks")?,
-            "mb",
-        )?;
-        let e = b.build_int_sub(k, extra.into_int_value(), "e")?;
-        let e = b.build_signed_int_to_float(e, f64t, "ef")?;
-        let m = b.build_bit_cast(mbits, f64t, "m")?.into_float_value();
+        let (m, e) = self.split_exponent(a)?;
         // f = m − 1 is exact (Sterbenz); d = 2 + f as d + d_lo exactly.
         let f = b.build_float_sub(m, self.c(1.0), "f")?;
         let d = b.build_float_add(f, self.c(2.0), "d")?;

@@ -232,29 +232,13 @@ impl<'ctx> Emitter<'_, 'ctx> {
             BinaryOp::Div => b.build_float_div(x, y, "fdiv")?,
             BinaryOp::Rem => {
                 // Exact in f64 for every dtype, so rounding back is exact.
-                let f64t = self.ctx.f64_type();
-                let wide = |v: FloatValue<'ctx>| -> Result<FloatValue<'ctx>, EmitError> {
-                    if v.get_type() == f64t {
-                        Ok(v)
-                    } else {
-                        Ok(b.build_float_ext(v, f64t, "w")?)
-                    }
-                };
-                let r = self.fmod(wide(x)?, wide(y)?)?;
+                let r = self.fmod(self.to_f64(x)?, self.to_f64(y)?)?;
                 return self.store_rounded_f64(r, dtype);
             }
             BinaryOp::Pow if self.fast_math && dtype != DType::F64 => self.fast_pow(x, y)?,
             BinaryOp::Pow => {
                 // Computed in f64 and rounded once, like the unary math.
-                let f64t = self.ctx.f64_type();
-                let wide = |v: FloatValue<'ctx>| -> Result<FloatValue<'ctx>, EmitError> {
-                    if v.get_type() == f64t {
-                        Ok(v)
-                    } else {
-                        Ok(b.build_float_ext(v, f64t, "w")?)
-                    }
-                };
-                let r = self.pow(wide(x)?, wide(y)?)?;
+                let r = self.pow(self.to_f64(x)?, self.to_f64(y)?)?;
                 return self.store_rounded_f64(r, dtype);
             }
             BinaryOp::Min | BinaryOp::Max => {
@@ -412,14 +396,8 @@ impl<'ctx> Emitter<'_, 'ctx> {
             UnaryOp::Rsqrt => {
                 // Defined as 1 / sqrt(x) in f64 (two correct roundings), then
                 // rounded once to the dtype.
-                let f64t = self.ctx.f64_type();
-                let wide = if v.get_type() == f64t {
-                    v
-                } else {
-                    b.build_float_ext(v, f64t, "x64")?
-                };
-                let root = self.float_intrinsic("llvm.sqrt", &[wide])?;
-                let r = b.build_float_div(f64t.const_float(1.0), root, "rsqrt")?;
+                let root = self.float_intrinsic("llvm.sqrt", &[self.to_f64(v)?])?;
+                let r = b.build_float_div(self.ctx.f64_type().const_float(1.0), root, "rsqrt")?;
                 return self.store_rounded_f64(r, dtype);
             }
             UnaryOp::Exp
@@ -430,18 +408,22 @@ impl<'ctx> Emitter<'_, 'ctx> {
             | UnaryOp::Cos
             | UnaryOp::Tanh
             | UnaryOp::Erf => {
-                let f64t = self.ctx.f64_type();
-                let wide = if v.get_type() == f64t {
-                    v
-                } else {
-                    b.build_float_ext(v, f64t, "x64")?
-                };
-                let r = self.transcendental(op, wide)?;
+                let r = self.transcendental(op, self.to_f64(v)?)?;
                 return self.store_rounded_f64(r, dtype);
             }
             UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Not => return Err(unsupported()),
         };
         self.store_float(r, dtype)
+    }
+
+    /// An f32 or f64 value as an f64 (exact).
+    fn to_f64(&self, v: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
+        let f64t = self.ctx.f64_type();
+        if v.get_type() == f64t {
+            Ok(v)
+        } else {
+            Ok(self.b.build_float_ext(v, f64t, "x64")?)
+        }
     }
 
     /// An f64 result rounded once to the float `dtype`.
