@@ -10,6 +10,9 @@
 //! with the oracle's functions (`tile_ir::eval`, the `libm` crate's f64
 //! value) when it loads the code. Every dtype's result is the
 //! interpreter's, bit for bit, and the shared object needs no math library.
+//! `exp` is the exception: it is defined in LLVM IR by `super::exp`, a
+//! bit-exact replica of the oracle's that LLVM inlines and vectorizes (its
+//! slot stays in the table, unused).
 
 use super::error::HostError;
 use inkwell::context::Context;
@@ -59,6 +62,11 @@ pub(super) fn define<'ctx>(ctx: &'ctx Context, module: &Module<'ctx>) -> Result<
         let Some(f) = module.get_function(&name) else {
             continue;
         };
+        if op == UnaryOp::Exp {
+            // A replica of the oracle's function that LLVM can vectorize.
+            super::exp::define(ctx, f)?;
+            continue;
+        }
         f.set_linkage(Linkage::Internal);
         b.position_at_end(ctx.append_basic_block(f, "entry"));
         // SAFETY (of the emitted code, not of this call): the index is in

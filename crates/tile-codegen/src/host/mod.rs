@@ -28,7 +28,9 @@
 //!   is a register-blocked micro-kernel of vector `fma`s.
 //! * **Math** (`math`): `exp`, `log`, `sin`, … call the oracle's own f64
 //!   functions through a table the runtime fills when it loads the code, so
-//!   host results equal the interpreter's for every op and dtype.
+//!   host results equal the interpreter's for every op and dtype; `exp`
+//!   (`exp`) is instead a bit-exact replica of the oracle's in LLVM IR,
+//!   branch-free, so loops that call it vectorize.
 //! * **Layout views** (`lview`): a view is its static layout and a runtime
 //!   `i128` base; derived views add the shift `tile_ir::lview::derive`
 //!   describes, evaluated at run time.
@@ -61,6 +63,7 @@ mod control;
 mod dot;
 mod elementwise;
 mod error;
+mod exp;
 mod frame;
 mod lower;
 mod lview;
@@ -72,6 +75,7 @@ mod unroll;
 
 pub use compile::{compile, launch_arg, run, HostImage};
 pub use error::HostError;
+pub use exp::{exp_probe, EXP_PROBE};
 pub use tile_runtime::cpu::{HostFault, HostIsa, RunError};
 
 #[cfg(doc)]
