@@ -18,8 +18,13 @@ use super::error::HostError;
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::AddressSpace;
-use tile_ir::BinaryOp;
+use tile_ir::{BinaryOp, UnaryOp};
 use tile_runtime::cpu::abi::{MATH_OPS, MATH_TABLE_SLOTS, MATH_TABLE_SYMBOL, POW_SLOT};
+
+/// The name the scalar emitter gives the f64 function of `op`.
+fn unary_name(op: UnaryOp) -> String {
+    format!("tile.math.{}.f64", op.name())
+}
 
 /// Each function of the table: the name the scalar emitter gives it, its
 /// number of f64 parameters and its slot.
@@ -27,7 +32,7 @@ fn functions() -> impl Iterator<Item = (String, usize, usize)> {
     let unary = MATH_OPS
         .into_iter()
         .enumerate()
-        .map(|(slot, op)| (format!("tile.math.{}.f64", op.name()), 1, slot));
+        .map(|(slot, op)| (unary_name(op), 1, slot));
     let pow = (
         format!("tile.math.{}.f64", BinaryOp::Pow.name()),
         2,
@@ -62,7 +67,7 @@ pub(super) fn define<'ctx>(ctx: &'ctx Context, module: &Module<'ctx>) -> Result<
         let Some(f) = module.get_function(&name) else {
             continue;
         };
-        if op == UnaryOp::Exp {
+        if name == unary_name(UnaryOp::Exp) {
             // A replica of the oracle's function that LLVM can vectorize.
             super::exp::define(ctx, f)?;
             continue;
