@@ -419,14 +419,18 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
         /// `tile::launch`, or `Device::kernel_code` to see what runs it).
         pub fn kernel_spec() -> #rt::KernelSpec #bound {
             let spec = Self::spec();
-            #rt::KernelSpec {
-                name: Self::INFO.name,
-                specialization: spec.label,
-                ir: spec.ir,
-                num_warps: Self::INFO.num_warps,
-                images: spec.images,
-                bounds_checks: spec.bounds_checks,
-                host_checks: spec.host_checks,
+            // SAFETY: `images` are this expansion's own compilation of
+            // exactly `ir`, with its bounds and host check lists.
+            unsafe {
+                #rt::KernelSpec::new(
+                    Self::INFO.name,
+                    spec.label,
+                    spec.ir,
+                    Self::INFO.num_warps,
+                    spec.images,
+                    spec.bounds_checks,
+                    spec.host_checks,
+                )
             }
         }
 

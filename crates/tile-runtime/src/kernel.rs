@@ -7,28 +7,112 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use tile_ir::Function;
 
-/// One specialization of a kernel, as embedded by `#[tile_kernel]`.
+/// One specialization of a kernel, as embedded by `#[tile_kernel]`
+/// (`kernel::<..>::kernel_spec()`).
 ///
-/// The runtime trusts a spec's images: it runs them as the code of `ir`.
-/// Build specs with `#[tile_kernel]`, as any other compiled code.
+/// The runtime runs a spec's images as the compiled code of its IR, so a
+/// spec with images can only be made by the `unsafe` [`KernelSpec::new`],
+/// whose caller vouches for them (`#[tile_kernel]` does, for the code it
+/// compiled). A spec without images is safe to make
+/// ([`KernelSpec::without_images`]): the CPU device interprets its IR.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelSpec {
+    pub(crate) name: &'static str,
+    pub(crate) specialization: &'static str,
+    pub(crate) ir: &'static str,
+    pub(crate) num_warps: u32,
+    pub(crate) images: &'static [Image],
+    pub(crate) bounds_checks: &'static [&'static str],
+    pub(crate) host_checks: &'static [HostCheck],
+}
+
+impl KernelSpec {
+    /// A spec whose `images` run as the code of `ir`: `bounds_checks` names
+    /// the ops of the GPU images' bounds checks in the order their status
+    /// records count them, `host_checks` the checks of the host images.
+    ///
+    /// # Safety
+    ///
+    /// Each image must be the compilation of exactly `ir` for its target by
+    /// this version of `tile` (`#[tile_kernel]`'s), with these check lists:
+    /// a launch runs the image's machine code over the arguments' memory,
+    /// trusting it to stay inside what the kernel ABI gives it.
+    #[allow(clippy::too_many_arguments)]
+    pub const unsafe fn new(
+        name: &'static str,
+        specialization: &'static str,
+        ir: &'static str,
+        num_warps: u32,
+        images: &'static [Image],
+        bounds_checks: &'static [&'static str],
+        host_checks: &'static [HostCheck],
+    ) -> KernelSpec {
+        KernelSpec {
+            name,
+            specialization,
+            ir,
+            num_warps,
+            images,
+            bounds_checks,
+            host_checks,
+        }
+    }
+
+    /// A spec with no device code: the CPU device interprets `ir`, a GPU
+    /// reports [`crate::Error::NoImage`].
+    pub const fn without_images(
+        name: &'static str,
+        specialization: &'static str,
+        ir: &'static str,
+        num_warps: u32,
+    ) -> KernelSpec {
+        KernelSpec {
+            name,
+            specialization,
+            ir,
+            num_warps,
+            images: &[],
+            bounds_checks: &[],
+            host_checks: &[],
+        }
+    }
+
     /// The kernel's name.
-    pub name: &'static str,
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
     /// The specialization's constant parameters, e.g. `BLOCK=1024`.
-    pub specialization: &'static str,
+    pub fn specialization(&self) -> &'static str {
+        self.specialization
+    }
+
     /// The tile IR text of this specialization (after the pass pipeline).
-    pub ir: &'static str,
+    pub fn ir(&self) -> &'static str {
+        self.ir
+    }
+
     /// The number of warps each program instance runs with on a GPU.
-    pub num_warps: u32,
+    pub fn num_warps(&self) -> u32 {
+        self.num_warps
+    }
+
     /// The device code compiled ahead of time, one image per target.
-    pub images: &'static [Image],
+    pub fn images(&self) -> &'static [Image] {
+        self.images
+    }
+
     /// The tile-IR ops of the kernel's device-side bounds checks, in program
     /// order: a failed check reports its position in this list.
-    pub bounds_checks: &'static [&'static str],
+    pub fn bounds_checks(&self) -> &'static [&'static str] {
+        self.bounds_checks
+    }
+
     /// The run-time checks of the host images (the same for each), in the
     /// order their status records name them.
-    pub host_checks: &'static [HostCheck],
+    pub fn host_checks(&self) -> &'static [HostCheck] {
+        self.host_checks
+    }
 }
 
 /// What an [`Image`] holds.

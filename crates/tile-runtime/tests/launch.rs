@@ -7,15 +7,7 @@ use tile_runtime::{launch, Device, Error, KernelSpec, LaunchArg};
 /// A kernel spec for an IR text built at run time (tests only: the macro
 /// embeds `&'static str`s).
 fn spec(name: &'static str, ir: String) -> KernelSpec {
-    KernelSpec {
-        name,
-        specialization: "test",
-        ir: Box::leak(ir.into_boxed_str()),
-        num_warps: 4,
-        images: &[],
-        bounds_checks: &[],
-        host_checks: &[],
-    }
+    KernelSpec::without_images(name, "test", Box::leak(ir.into_boxed_str()), 4)
 }
 
 fn vector_add(block: usize) -> KernelSpec {

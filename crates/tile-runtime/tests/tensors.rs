@@ -6,20 +6,8 @@ use tile_ir::samples;
 use tile_runtime::{launch, Device, Error, KernelSpec};
 
 fn transpose_kernel() -> KernelSpec {
-    KernelSpec {
-        name: "transpose",
-        specialization: "test",
-        ir: Box::leak(
-            samples::transpose(4, 8)
-                .unwrap()
-                .to_string()
-                .into_boxed_str(),
-        ),
-        num_warps: 1,
-        images: &[],
-        bounds_checks: &[],
-        host_checks: &[],
-    }
+    let ir = samples::transpose(4, 8).unwrap().to_string();
+    KernelSpec::without_images("transpose", "test", Box::leak(ir.into_boxed_str()), 1)
 }
 
 #[test]

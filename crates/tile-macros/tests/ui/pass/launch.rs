@@ -1,5 +1,8 @@
 //! The five example kernels written with the macro, launched on the CPU
-//! device through the runtime, with partial edge tiles; results checked.
+//! device through the runtime, with partial edge tiles; results checked. The
+//! crate forbids unsafe code: the expansion's one `unsafe` block (vouching
+//! for its own compiled images) must not trip the lint in user crates.
+#![forbid(unsafe_code)]
 use tile::{tile_kernel, Device, Tensor};
 
 #[tile_kernel(configs(BLOCK = 256))]
