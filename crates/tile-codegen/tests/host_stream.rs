@@ -194,3 +194,49 @@ fn strided_outputs_take_the_plain_path() {
     let args = vec![tensor(12, &[200]), tensor(13, &[200]), Arg::Tensor(out)];
     agrees_streaming_or_not(&func, [blocks(200, 64), 1, 1], args);
 }
+
+#[test]
+fn random_programs_streaming_every_output_agree_with_the_interpreter() {
+    use tile_codegen::host::{HostError, RunError};
+    use tile_testgen::generate;
+    let Some(isa) = HostIsa::best_here().filter(|&isa| isa != HostIsa::Aarch64) else {
+        eprintln!("skipped: this CPU has no streaming level");
+        return;
+    };
+    let (mut streamed, mut failures) = (0, Vec::new());
+    for seed in 0..120 {
+        let case = generate(seed, &Default::default());
+        let mut expected = case.args.clone();
+        let oracle = interp::run(&case.func, case.grid, &mut expected);
+        if interp::check_launch(&case.func, case.grid, &case.args).is_err() {
+            continue;
+        }
+        let image = match host::compile(&case.func, isa) {
+            Err(HostError::Unsupported { .. }) => continue,
+            other => other.unwrap_or_else(|e| panic!("seed {seed}: {e}")),
+        };
+        streamed += usize::from(image.llvm_ir().contains("!nontemporal"));
+        let mut library = image.load().unwrap();
+        library.set_stream_threshold(0);
+        let mut actual = case.args.clone();
+        let mut launch: Vec<_> = actual.iter_mut().map(launch_arg).collect();
+        match (library.run(case.grid, &mut launch), oracle) {
+            (Ok(()), Ok(())) => {
+                drop(launch);
+                if bytes(&actual) != bytes(&expected) {
+                    failures.push(format!("seed {seed}: results differ"));
+                }
+            }
+            (Err(RunError::Op { .. }), Err(_)) => {}
+            (host, oracle) => failures.push(format!(
+                "seed {seed}: host {host:?}, interpreter {oracle:?}"
+            )),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        streamed >= 10,
+        "only {streamed} programs have a streaming store"
+    );
+    eprintln!("{streamed} of 120 programs have streaming stores");
+}
