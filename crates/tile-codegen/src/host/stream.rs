@@ -3,7 +3,7 @@
 //!
 //! A plain store to a line that is not in the cache first reads the line
 //! (read-for-ownership), so a kernel that reads `n` bytes and writes `m`
-//! moves `n + 2m`; a non-temporal store (`movntdq`/`vmovntdq` on x86-64)
+//! moves `n + 2m`; a non-temporal store (`vmovntps`/`movntps` on x86-64)
 //! writes whole lines without reading them, and `n + m` move. It pays only
 //! where the output would not stay in the cache anyway and nothing reads it
 //! back, so a store streams when all of these hold:
@@ -18,8 +18,9 @@
 //!   stride 1, and its base address is a multiple of the element size.
 //!
 //! Otherwise the plain loop of `memory.rs` stores the box. The streaming
-//! path stores the same box row by row: the elements before the row's
-//! first 64-byte boundary and after its last one with plain stores, the
+//! path stores the same box row by row: the bytes before the row's first
+//! 64-byte boundary and after its last one with plain stores (one of 32,
+//! 16, …, element-size bytes per set bit of their count), the
 //! whole lines between with aligned non-temporal vector stores of the
 //! frame's bytes (a tile's frame bytes are its elements as stored, bool as
 //! 0 or 1), so the memory written is the same, bit for bit, and only inside
