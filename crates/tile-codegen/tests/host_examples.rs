@@ -181,3 +181,62 @@ fn aliasing_tensors_are_refused() {
         "{err}"
     );
 }
+
+/// `out = reduce(x) along the last axis` (keepdim) and `cum = scan(x)` of an
+/// `[rows, cols]` f32 tile; the rows' folds run interleaved on the host.
+fn fold_rows(rows: usize, cols: usize, reduce: tile_ir::ReduceKind) -> Function {
+    use tile_ir::builder::Builder;
+    use tile_ir::{Padding, ScanKind, TensorType, Type};
+    let ty = |rank| {
+        Type::Tensor(TensorType {
+            dtype: DType::F32,
+            rank,
+        })
+    };
+    let mut b = Builder::new("fold_rows");
+    let x = b.param("x", ty(2));
+    let out = b.param("out", ty(2));
+    let cum = b.param("cum", ty(2));
+    let zero = b.constant(Scalar::I32(0)).unwrap();
+    let vx = b.partition_view(x, &[rows, cols]).unwrap();
+    let t = b.load_masked(vx, &[zero, zero], Padding::Zero).unwrap();
+    let r = b.reduce(reduce, t, 1, true).unwrap();
+    let vo = b.partition_view(out, &[rows, 1]).unwrap();
+    b.store_masked(r, vo, &[zero, zero]).unwrap();
+    let s = b.scan(ScanKind::CumSum, t, 1).unwrap();
+    let vc = b.partition_view(cum, &[rows, cols]).unwrap();
+    b.store_masked(s, vc, &[zero, zero]).unwrap();
+    b.finish().unwrap()
+}
+
+#[test]
+fn folds_along_rows_keep_each_rows_order() {
+    use tile_ir::ReduceKind;
+    for kind in [
+        ReduceKind::Sum,
+        ReduceKind::Prod,
+        ReduceKind::Max,
+        ReduceKind::Min,
+    ] {
+        for (rows, cols) in [(2, 37), (5, 16), (8, 3)] {
+            let func = fold_rows(rows, cols, kind);
+            let mut x = tensor(14, &[rows, cols]);
+            if let Arg::Tensor(t) = &mut x {
+                // Specials in the middle of rows: NaN payloads, infinities, -0.
+                let specials = [
+                    f32::NAN,
+                    f32::INFINITY,
+                    -0.0,
+                    f32::NEG_INFINITY,
+                    f32::from_bits(0x7fc0_1234),
+                ];
+                for (k, v) in specials.iter().enumerate() {
+                    let at = 4 * ((k * 7) % (rows * cols));
+                    t.data_mut()[at..at + 4].copy_from_slice(&v.to_le_bytes());
+                }
+            }
+            let args = vec![x, tensor(15, &[rows, 1]), tensor(16, &[rows, cols])];
+            host_agrees(&func, [1, 1, 1], args);
+        }
+    }
+}

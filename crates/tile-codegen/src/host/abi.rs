@@ -6,6 +6,7 @@
 //! GPU kernel ABI (docs/backends.md): a tensor of rank r is its base pointer
 //! (the address of element zero), r extents and r strides in elements; a
 //! scalar is its bits, zero-extended (bool 0 or 1, f16/bf16/FP8 their bits).
+//! The slot after the parameters holds the streaming threshold (`stream.rs`).
 
 use tile_ir::{Function, Type};
 
@@ -18,11 +19,21 @@ pub(super) fn slots(func: &Function) -> Vec<u64> {
         .iter()
         .map(|p| {
             let at = next;
-            next += match func.ty(p.value) {
-                Type::Tensor(t) => 1 + 2 * t.rank as u64,
-                _ => 1,
-            };
+            next += width(func, p);
             at
         })
         .collect()
+}
+
+/// The slot of the streaming threshold: the one after the parameters'.
+pub(super) fn threshold_slot(func: &Function) -> u64 {
+    func.params.iter().map(|p| width(func, p)).sum()
+}
+
+/// The slots of parameter `p`.
+fn width(func: &Function, p: &tile_ir::Param) -> u64 {
+    match func.ty(p.value) {
+        Type::Tensor(t) => 1 + 2 * t.rank as u64,
+        _ => 1,
+    }
 }

@@ -61,7 +61,8 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             let v = b.build_int_s_extend_or_bit_cast(v, i64t, "value")?;
             b.build_store(at, v)?;
         }
-        b.build_return(Some(&code))?;
+        self.fence_streams()?;
+        self.e.b.build_return(Some(&code))?;
         b.position_at_end(cont);
         Ok(())
     }

@@ -39,7 +39,7 @@ pub fn compile(func: &Function, isa: HostIsa) -> Result<HostImage, HostError> {
     let module = ctx.create_module(&func.name);
     machine.configure(&module);
     math::declare(&ctx, &module);
-    let (frame_bytes, sites) = Lowering::kernel(&ctx, &module, func)?;
+    let (frame_bytes, sites) = Lowering::kernel(&ctx, &module, func, isa)?;
     math::define(&ctx, &module)?;
     let i64t = ctx.i64_type();
     let frame = module.add_global(i64t, None, FRAME_BYTES_SYMBOL);

@@ -7,6 +7,7 @@ use super::check::CheckSite;
 use super::error::HostError;
 use super::frame::TileRef;
 use super::lview::ViewRef;
+use super::stream::{self, Streaming};
 use crate::emit::Emitter;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
@@ -14,6 +15,7 @@ use inkwell::module::Module;
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use std::collections::HashMap;
 use tile_ir::{DType, Function, OpId, OpKind, Region, Type, Value, ValueNames};
+use tile_runtime::cpu::HostIsa;
 
 /// The name of the kernel function in the host module.
 pub(super) const KERNEL: &str = "tile_host_kernel";
@@ -72,15 +74,18 @@ pub(super) struct Lowering<'a, 'ctx> {
     pub(super) loops: usize,
     /// The op of each check, in the order of [`abi::Status::check`].
     pub(super) checks: Vec<CheckSite>,
+    /// How stores stream past the caches, where any may (`stream.rs`).
+    pub(super) streaming: Option<Streaming<'ctx>>,
 }
 
 impl<'a, 'ctx> Lowering<'a, 'ctx> {
-    /// Emits `func` as the kernel function of `module`; returns the frame
-    /// size in bytes and the op of each check.
+    /// Emits `func` as the kernel function of `module` for `isa`; returns
+    /// the frame size in bytes and the op of each check.
     pub(super) fn kernel(
         ctx: &'ctx Context,
         module: &'a Module<'ctx>,
         func: &'a Function,
+        isa: HostIsa,
     ) -> Result<(u64, Vec<CheckSite>), HostError> {
         let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
         let i32t = ctx.i32_type();
@@ -126,16 +131,23 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             frame_bytes: 0,
             loops: 0,
             checks: Vec::new(),
+            streaming: None,
         };
-        l.parameters(param(0)?)?;
+        let threshold = l.parameters(param(0)?)?;
+        l.streaming = Streaming::new(func, isa, threshold);
+        if l.streaming.is_some() {
+            stream::declare_fence(module);
+        }
         l.region(&func.body)?;
+        l.fence_streams()?;
         l.e.b.build_return(Some(&i32t.const_zero()))?;
         l.allocas.build_unconditional_branch(start)?;
         Ok((l.frame_bytes, l.checks))
     }
 
-    /// Reads every parameter from the packet.
-    fn parameters(&mut self, packet: PointerValue<'ctx>) -> Result<(), HostError> {
+    /// Reads every parameter from the packet; returns the slot after them,
+    /// the streaming threshold.
+    fn parameters(&mut self, packet: PointerValue<'ctx>) -> Result<IntValue<'ctx>, HostError> {
         let i64t = self.e.ctx.i64_type();
         let slots = abi::slots(self.func);
         for (index, (p, &slot)) in self.func.params.iter().zip(&slots).enumerate() {
@@ -175,7 +187,12 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 }
             }
         }
-        Ok(())
+        let at = self.gep(
+            i64t.into(),
+            packet,
+            i64t.const_int(abi::threshold_slot(self.func), false),
+        )?;
+        Ok(self.e.b.build_load(i64t, at, "threshold")?.into_int_value())
     }
 
     /// The register value of `dtype` whose bits are the low bits of `bits`.

@@ -6,8 +6,10 @@
 //! elements inside the tensor form the box `[0, min(S_k, e_k − i_k · S_k))`
 //! of the tile: a masked load fills the tile with the padding and copies the
 //! box, a masked store writes the box only; both test first whether the
-//! whole partition is inside, and then copy it with static trip counts. Tensor accesses are unaligned
-//! (`align 1`): buffers are bytes.
+//! whole partition is inside, and then copy it with static trip counts.
+//! Tensor accesses are unaligned (`align 1`): buffers are bytes. A store to
+//! a large output the kernel never reads may stream its rows past the
+//! caches instead (`stream.rs`), where a run-time test allows.
 
 use super::check::Code;
 use super::error::HostError;
@@ -18,9 +20,10 @@ use inkwell::IntPredicate;
 use tile_ir::interp::padding_value;
 use tile_ir::{DType, OpId, OpKind, Value};
 
-/// A partition being accessed: the tensor, the tile's origin in it and the
-/// extents of the part inside it (`i64`).
+/// A partition being accessed: the tensor (and its parameter's position),
+/// the tile's origin in it and the extents of the part inside it (`i64`).
 struct Partition<'ctx> {
+    index: usize,
     tensor: TensorArg<'ctx>,
     origin: Vec<IntValue<'ctx>>,
     inside: Vec<IntValue<'ctx>>,
@@ -97,14 +100,15 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 let (tile_shape, _, part) = self.partition(id, *view, indices, masked)?;
                 let whole = self.static_bounds(&tile_shape);
                 let base = self.tensor_base(&part)?;
+                let stream = self.stream_condition(part.index, &part.tensor, &tile)?;
                 if masked {
                     self.either(
                         part.whole,
-                        &mut |l| l.store_box(&part, base, &tile, &whole),
-                        &mut |l| l.store_box(&part, base, &tile, &part.inside),
+                        &mut |l| l.store_part(&part, base, &tile, &whole, stream),
+                        &mut |l| l.store_part(&part, base, &tile, &part.inside, stream),
                     )
                 } else {
-                    self.store_box(&part, base, &tile, &whole)
+                    self.store_part(&part, base, &tile, &whole, stream)
                 }
             }
             other => Err(HostError::internal(format!(
@@ -204,6 +208,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             tile,
             dtype,
             Partition {
+                index: tensor,
                 tensor: t,
                 origin,
                 inside,
@@ -228,6 +233,26 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             let to = l.linear(j, &strides, 0)?;
             l.set(out, to, v)
         })
+    }
+
+    /// Copies the box `bounds` of `tile` into the same elements of the
+    /// partition: with streaming stores where `stream` (an `i1`) holds.
+    fn store_part(
+        &mut self,
+        part: &Partition<'ctx>,
+        base: IntValue<'ctx>,
+        tile: &TileRef,
+        bounds: &[IntValue<'ctx>],
+        stream: Option<IntValue<'ctx>>,
+    ) -> Result<(), HostError> {
+        match stream {
+            Some(stream) => self.either(
+                self.rows_stream(stream, tile, bounds)?,
+                &mut |l| l.stream_box(&part.tensor, base, tile, bounds),
+                &mut |l| l.store_box(part, base, tile, bounds),
+            ),
+            None => self.store_box(part, base, tile, bounds),
+        }
     }
 
     /// Copies the box `bounds` of `tile` into the same elements of the

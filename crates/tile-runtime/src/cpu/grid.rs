@@ -1,8 +1,18 @@
 //! Running every program instance of a grid on all cores.
+//!
+//! Workers claim runs of consecutive program ids (in the interpreter's
+//! order, x fastest), a share of what is left each time (guided
+//! scheduling: long runs first, single ids at the end), so that each core
+//! walks memory in long ascending stretches — hardware prefetchers follow
+//! those, not ids dealt out one by one to alternate cores — and the cores
+//! still finish together.
 
 use super::abi::{HostEntry, Status};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+
+/// A worker claims `1 / (SHARE · workers)` of the ids not yet claimed.
+const SHARE: usize = 4;
 
 /// Runs `entry` for every program instance of `grid` (each axis at least 1
 /// and at most `i32::MAX`), spread over the available cores, each worker
@@ -26,35 +36,58 @@ pub(super) unsafe fn run_grid(
         .map_or(1, |n| n.get())
         .min(programs);
     let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
+    // The lowest failing id so far: ids above it need not run, every id
+    // below it does (runs are claimed in ascending order, and each is run
+    // in order up to it), so the lowest failing id of all is the one found.
+    let failed = AtomicUsize::new(usize::MAX);
     let first: Mutex<Option<(usize, Status)>> = Mutex::new(None);
+    let claim = || {
+        let mut start = next.load(Ordering::Relaxed);
+        loop {
+            let len = ((programs.saturating_sub(start)) / (SHARE * workers)).max(1);
+            match next.compare_exchange_weak(
+                start,
+                start + len,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return start..(start + len).min(programs),
+                Err(now) => start = now,
+            }
+        }
+    };
     let worker = || {
         // Eight-byte words, so that every frame place is aligned.
         let mut frame = vec![0u64; frame_bytes.div_ceil(8).max(1)];
-        while !stop.load(Ordering::Relaxed) {
-            let p = next.fetch_add(1, Ordering::Relaxed);
-            if p >= programs {
+        'claims: loop {
+            let run = claim();
+            if run.is_empty() {
                 break;
             }
-            let ids = [p % gx, p / gx % gy, p / (gx * gy), gx, gy, gz].map(|v| v as i32);
-            let mut status = Status::default();
-            // SAFETY: the caller guarantees `entry` stays within the memory
-            // of `packet`'s pointers and of a frame of `frame_bytes`, which
-            // `frame` provides to this thread alone; `ids` and `status` are
-            // live locals of the types the entry takes.
-            let code = unsafe {
-                entry(
-                    packet.as_ptr(),
-                    ids.as_ptr(),
-                    frame.as_mut_ptr().cast::<u8>(),
-                    &mut status,
-                )
-            };
-            if code != 0 {
-                stop.store(true, Ordering::Relaxed);
-                let mut first = first.lock().unwrap_or_else(|e| e.into_inner());
-                if first.as_ref().is_none_or(|(q, _)| p < *q) {
-                    *first = Some((p, status));
+            for p in run {
+                if p > failed.load(Ordering::Relaxed) {
+                    break 'claims;
+                }
+                let ids = [p % gx, p / gx % gy, p / (gx * gy), gx, gy, gz].map(|v| v as i32);
+                let mut status = Status::default();
+                // SAFETY: the caller guarantees `entry` stays within the memory
+                // of `packet`'s pointers and of a frame of `frame_bytes`, which
+                // `frame` provides to this thread alone; `ids` and `status` are
+                // live locals of the types the entry takes.
+                let code = unsafe {
+                    entry(
+                        packet.as_ptr(),
+                        ids.as_ptr(),
+                        frame.as_mut_ptr().cast::<u8>(),
+                        &mut status,
+                    )
+                };
+                if code != 0 {
+                    failed.fetch_min(p, Ordering::Relaxed);
+                    let mut first = first.lock().unwrap_or_else(|e| e.into_inner());
+                    if first.as_ref().is_none_or(|(q, _)| p < *q) {
+                        *first = Some((p, status));
+                    }
                 }
             }
         }
@@ -70,4 +103,58 @@ pub(super) unsafe fn run_grid(
         let program = [p % gx, p / gx % gy, p / (gx * gy)].map(|v| v as u32);
         (program, status)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU8;
+
+    /// A kernel over a packet of one slot, the address of a `[AtomicU8]`
+    /// with one flag per program of a 1-D grid: it marks its flag and fails
+    /// (code 1, its id in `index[0]`) where the id is a multiple of 7 above 0.
+    unsafe extern "C" fn marker(
+        packet: *const u64,
+        ids: *const i32,
+        _frame: *mut u8,
+        status: *mut Status,
+    ) -> u32 {
+        // SAFETY: the test passes a packet whose slot 0 is the address of
+        // a live flag array with one flag per program, ids of 6 values and
+        // a live status record.
+        unsafe {
+            let flags = *packet as *const AtomicU8;
+            let p = *ids as usize;
+            (*flags.add(p)).store(1, Ordering::Relaxed);
+            if p > 0 && p.is_multiple_of(7) {
+                (*status).code = 1;
+                (*status).index[0] = p as i64;
+                return 1;
+            }
+        }
+        0
+    }
+
+    #[test]
+    fn runs_claimed_in_order_find_the_first_failure_and_run_all_before_it() {
+        for programs in [1usize, 6, 7, 50, 1000] {
+            let flags: Vec<AtomicU8> = (0..programs).map(|_| AtomicU8::new(0)).collect();
+            let packet = [flags.as_ptr() as u64];
+            // SAFETY: `marker` touches only the flags the packet points to
+            // (one per program, alive for the call) and needs no frame.
+            let failed = unsafe { run_grid(marker, 0, [programs as u32, 1, 1], &packet) };
+            let ran: Vec<bool> = flags
+                .iter()
+                .map(|f| f.load(Ordering::Relaxed) == 1)
+                .collect();
+            if programs > 7 {
+                let (program, status) = failed.expect("a failure");
+                assert_eq!((program, status.index[0]), ([7, 0, 0], 7), "{programs}");
+                assert!(ran[..=7].iter().all(|&r| r), "{programs}: {ran:?}");
+            } else {
+                assert!(failed.is_none(), "{programs}");
+                assert!(ran.iter().all(|&r| r), "{programs}");
+            }
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! Loading a kernel's shared object and running it.
 
 use super::abi::{self, HostCheck, HostEntry, MathTable, MATH_TABLE};
+use super::cache::default_stream_threshold;
 use super::fault::{failure, RunError};
 use super::grid::run_grid;
 use super::isa::HostIsa;
@@ -34,6 +35,7 @@ pub struct HostLibrary {
     isa: HostIsa,
     entry: HostEntry,
     frame_bytes: usize,
+    stream_threshold: u64,
     // Keeps the code `entry` points to mapped; declared last, so dropped
     // after everything that refers to it.
     _library: Library,
@@ -111,6 +113,7 @@ impl HostLibrary {
             isa,
             entry,
             frame_bytes,
+            stream_threshold: default_stream_threshold(),
             _library: library,
         })
     }
@@ -123,6 +126,20 @@ impl HostLibrary {
     /// The bytes of scratch memory each worker gives a program instance.
     pub fn frame_bytes(&self) -> usize {
         self.frame_bytes
+    }
+
+    /// The streaming threshold passed to the code: an output tensor of at
+    /// least this many bytes that the kernel never reads is stored with
+    /// non-temporal stores, whole cache lines straight to memory (by
+    /// default three quarters of the last-level cache).
+    pub fn stream_threshold(&self) -> u64 {
+        self.stream_threshold
+    }
+
+    /// Sets the streaming threshold: 0 streams every output the kernel never
+    /// reads, `u64::MAX` none. Results do not depend on it, only speed.
+    pub fn set_stream_threshold(&mut self, bytes: u64) {
+        self.stream_threshold = bytes;
     }
 
     /// Runs every program instance of `grid` over `args`, spread over the
@@ -138,7 +155,7 @@ impl HostLibrary {
         if grid.iter().any(|&g| i32::try_from(g).is_err()) {
             return Err(RunError::Grid { grid });
         }
-        let packet = pack(&self.func, args)?;
+        let packet = pack(&self.func, args, self.stream_threshold)?;
         if grid.contains(&0) {
             return Ok(());
         }

@@ -20,12 +20,16 @@
 //!   instruction-set levels (x86-64-v3 and baseline x86-64, or aarch64), and
 //!   the CPU device runs the best one this CPU supports, detected at run
 //!   time, so a binary built on one machine runs correctly on another.
+//! * **Streaming stores** (`cache.rs`): the packet's last slot is a size
+//!   threshold; code for x86-64 stores an output tensor at least that large,
+//!   which the kernel never reads, with non-temporal stores.
 //!
 //! [`HostLibrary::run`] checks the arguments, packs them, runs every program
 //! instance of the grid on all cores and turns the first failing instance's
 //! status record into a [`RunError`].
 
 pub mod abi;
+mod cache;
 mod fault;
 mod grid;
 mod isa;
@@ -33,6 +37,7 @@ mod library;
 mod packet;
 
 pub use abi::{HostCheck, Status};
+pub use cache::default_stream_threshold;
 pub use fault::{FaultCode, HostFault, RunError};
 pub use isa::HostIsa;
 pub use library::{HostLibrary, LoadError};

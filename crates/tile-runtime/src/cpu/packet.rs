@@ -4,6 +4,8 @@
 //! GPU kernel ABI (docs/backends.md): a tensor of rank r is its base pointer
 //! (the address of element zero), r extents and r strides in elements; a
 //! scalar is its bits, zero-extended (bool 0 or 1, f16/bf16/FP8 their bits).
+//! One slot follows the parameters: the streaming threshold in bytes
+//! (`cache.rs`), from which an output tensor gets non-temporal stores.
 
 use super::fault::RunError;
 use crate::launch::{written_params, LaunchArg};
@@ -15,8 +17,13 @@ use tile_ir::{Function, Type};
 /// and extents (at most `i32::MAX`), that a tensor the kernel writes is
 /// passed mutably, and that no tensor reaches one address through two
 /// indices. Base pointers point into the tensors' buffers, which the caller
-/// keeps borrowed for as long as the packet is used.
-pub(super) fn pack(func: &Function, args: &mut [LaunchArg<'_>]) -> Result<Vec<u64>, RunError> {
+/// keeps borrowed for as long as the packet is used. The last slot is
+/// `stream_threshold`.
+pub(super) fn pack(
+    func: &Function,
+    args: &mut [LaunchArg<'_>],
+    stream_threshold: u64,
+) -> Result<Vec<u64>, RunError> {
     if args.len() != func.params.len() {
         return Err(RunError::Argument {
             index: args.len().min(func.params.len()),
@@ -58,6 +65,7 @@ pub(super) fn pack(func: &Function, args: &mut [LaunchArg<'_>]) -> Result<Vec<u6
             (_, arg) => return Err(mismatch(arg.describe())),
         }
     }
+    packet.push(stream_threshold);
     Ok(packet)
 }
 
@@ -175,7 +183,7 @@ mod tests {
             LaunchArg::Scalar(Scalar::I32(-7)),
             LaunchArg::TensorMut(&mut out),
         ];
-        let packet = pack(&func, &mut args).unwrap();
+        let packet = pack(&func, &mut args, 1 << 20).unwrap();
         assert_eq!(
             packet,
             [
@@ -189,7 +197,8 @@ mod tests {
                 2,
                 4,
                 4,
-                1
+                1,
+                1 << 20
             ]
         );
     }
@@ -199,7 +208,7 @@ mod tests {
         let func = copy();
         let x = HostTensor::zeros(DType::F32, &[2, 4]);
         let mut out = HostTensor::zeros(DType::F32, &[2, 4]);
-        let err = pack(&func, &mut [LaunchArg::Tensor(&x)]).unwrap_err();
+        let err = pack(&func, &mut [LaunchArg::Tensor(&x)], 0).unwrap_err();
         assert_eq!(
             err.to_string(),
             "argument 1 (``): expected 3 arguments, found 1 arguments"
@@ -212,6 +221,7 @@ mod tests {
                 LaunchArg::Scalar(Scalar::I32(0)),
                 LaunchArg::Tensor(&out_shared),
             ],
+            0,
         )
         .unwrap_err();
         assert_eq!(
@@ -225,6 +235,7 @@ mod tests {
                 LaunchArg::Scalar(Scalar::I64(0)),
                 LaunchArg::TensorMut(&mut out),
             ],
+            0,
         )
         .unwrap_err();
         assert_eq!(err.to_string(), "argument 1 (`n`): expected i32, found i64");
@@ -237,6 +248,7 @@ mod tests {
                 LaunchArg::Scalar(Scalar::I32(0)),
                 LaunchArg::TensorMut(&mut out),
             ],
+            0,
         )
         .unwrap_err();
         assert!(matches!(err, RunError::Aliasing { index: 0, .. }), "{err}");
