@@ -6,12 +6,9 @@
 
 mod probe;
 
-use probe::{run_probe, ulps};
-use tile_codegen::emit::{emit, EmitOptions};
+use probe::{check_fast_math_gpu_code, run_probe, ulps};
 use tile_codegen::lower::{lower, Options};
 use tile_codegen::thread::ThreadOpKind;
-use tile_codegen::tools::{self, Tool};
-use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::{eval, samples, DType, Scalar, UnaryOp};
 
 /// The documented bound (docs/backends.md) of each fast f32 function, in
@@ -143,21 +140,5 @@ fn f64_and_erf_keep_the_exact_library() {
 #[test]
 fn fast_softmax_has_no_f64_arithmetic_and_assembles() {
     let program = lower(&samples::softmax(4, 256).unwrap(), &Options::warps(4)).unwrap();
-    let fast = EmitOptions {
-        fast_math: true,
-        ..EmitOptions::default()
-    };
-    let f64_ops = |ptx: &str| ptx.lines().filter(|l| l.contains(".f64")).count();
-    let exact = emit(&program, Target::Nvptx(Sm::Sm80), &EmitOptions::default()).unwrap();
-    let quick = emit(&program, Target::Nvptx(Sm::Sm80), &fast).unwrap();
-    assert!(
-        f64_ops(&exact.assembly) > 0,
-        "the exact exp computes in f64"
-    );
-    assert_eq!(f64_ops(&quick.assembly), 0, "{}", quick.assembly);
-    if Tool::Ptxas.find().is_ok() {
-        tools::assemble_ptx(&quick.assembly, Sm::Sm80).unwrap_or_else(|e| panic!("{e}"));
-    }
-    let amd = emit(&program, Target::Amdgpu(Gfx::Gfx90a), &fast).unwrap();
-    assert!(amd.code_object.is_some(), "linked by ld.lld");
+    check_fast_math_gpu_code(&program, "exp");
 }

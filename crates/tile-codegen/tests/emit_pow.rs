@@ -10,12 +10,9 @@ mod common;
 mod probe;
 
 use common::host_agrees;
-use probe::{run_probe, ulps};
-use tile_codegen::emit::{emit, EmitOptions};
+use probe::{check_fast_math_gpu_code, run_probe, ulps};
 use tile_codegen::lower::{lower, Options};
 use tile_codegen::thread::ThreadOpKind;
-use tile_codegen::tools::{self, Tool};
-use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::interp::{Arg, HostTensor};
 use tile_ir::{eval, BinaryOp, DType, Function, Scalar};
 
@@ -290,29 +287,7 @@ fn pow_kernel(dtype: DType) -> Function {
 #[test]
 fn gpu_code_assembles_and_fast_pow_has_no_f64_arithmetic() {
     let program = lower(&pow_kernel(DType::F32), &Options::warps(4)).expect("lowered");
-    let fast = EmitOptions {
-        fast_math: true,
-        ..EmitOptions::default()
-    };
-    let f64_ops = |ptx: &str| ptx.lines().filter(|l| l.contains(".f64")).count();
-    let exact = emit(&program, Target::Nvptx(Sm::Sm80), &EmitOptions::default()).unwrap();
-    let quick = emit(&program, Target::Nvptx(Sm::Sm80), &fast).unwrap();
-    assert!(
-        f64_ops(&exact.assembly) > 0,
-        "the exact pow computes in f64"
-    );
-    assert_eq!(f64_ops(&quick.assembly), 0, "{}", quick.assembly);
-    if Tool::Ptxas.find().is_ok() {
-        for ptx in [&exact.assembly, &quick.assembly] {
-            tools::assemble_ptx(ptx, Sm::Sm80).unwrap_or_else(|e| panic!("{e}"));
-        }
-    } else {
-        println!("ptxas not found: PTX not assembled (run scripts/setup.sh)");
-    }
-    for options in [EmitOptions::default(), fast] {
-        let amd = emit(&program, Target::Amdgpu(Gfx::Gfx1100), &options).unwrap();
-        assert!(amd.code_object.is_some(), "linked by ld.lld");
-    }
+    check_fast_math_gpu_code(&program, "pow");
 }
 
 #[test]

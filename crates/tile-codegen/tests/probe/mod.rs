@@ -5,8 +5,10 @@ use inkwell::context::Context;
 use inkwell::execution_engine::JitFunction;
 use inkwell::OptimizationLevel;
 use tile_codegen::emit::probe::{math_probe, PROBE};
-use tile_codegen::emit::EmitError;
-use tile_codegen::thread::ThreadOpKind;
+use tile_codegen::emit::{emit, EmitError, EmitOptions};
+use tile_codegen::thread::{Program, ThreadOpKind};
+use tile_codegen::tools::{self, Tool};
+use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::DType;
 
 type Probe = unsafe extern "C" fn(u64, u64, u64) -> u64;
@@ -55,4 +57,35 @@ pub fn ulps(dtype: DType, a: u64, b: u64) -> u64 {
         }
     };
     (key(a) - key(b)).unsigned_abs() as u64
+}
+
+/// The GPU code of `program` (whose math is `what`) with and without
+/// `fast_math`: the exact library computes in f64, the fast one has no f64
+/// instruction; both PTX files assemble (when ptxas is installed) and both
+/// AMDGPU objects link.
+#[allow(dead_code)] // emit_scalar.rs does not use it
+pub fn check_fast_math_gpu_code(program: &Program, what: &str) {
+    let fast = EmitOptions {
+        fast_math: true,
+        ..EmitOptions::default()
+    };
+    let f64_ops = |ptx: &str| ptx.lines().filter(|l| l.contains(".f64")).count();
+    let exact = emit(program, Target::Nvptx(Sm::Sm80), &EmitOptions::default()).unwrap();
+    let quick = emit(program, Target::Nvptx(Sm::Sm80), &fast).unwrap();
+    assert!(
+        f64_ops(&exact.assembly) > 0,
+        "the exact {what} computes in f64"
+    );
+    assert_eq!(f64_ops(&quick.assembly), 0, "{}", quick.assembly);
+    if Tool::Ptxas.find().is_ok() {
+        for ptx in [&exact.assembly, &quick.assembly] {
+            tools::assemble_ptx(ptx, Sm::Sm80).unwrap_or_else(|e| panic!("{e}"));
+        }
+    } else {
+        println!("ptxas not found: PTX not assembled (run scripts/setup.sh)");
+    }
+    for options in [EmitOptions::default(), fast] {
+        let amd = emit(program, Target::Amdgpu(Gfx::Gfx90a), &options).unwrap();
+        assert!(amd.code_object.is_some(), "linked by ld.lld");
+    }
 }
