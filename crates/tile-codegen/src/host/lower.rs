@@ -6,14 +6,16 @@ use super::abi;
 use super::check::CheckSite;
 use super::error::HostError;
 use super::frame::TileRef;
+use super::fuse;
 use super::lview::ViewRef;
+use super::memory::DeferredLoad;
 use super::stream::{self, Streaming};
 use crate::emit::Emitter;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use tile_ir::{DType, Function, OpId, OpKind, Region, Type, Value, ValueNames};
 use tile_runtime::cpu::HostIsa;
 
@@ -36,6 +38,9 @@ pub(super) enum HostValue<'ctx> {
     Scalar(BasicValueEnum<'ctx>),
     /// A tile, at its place in the frame.
     Tile(TileRef),
+    /// A tile still in its tensor: a load deferred into its only consumer
+    /// (`fuse.rs`).
+    Loaded(DeferredLoad<'ctx>),
     /// The tensor parameter at this position.
     Tensor(usize),
     /// A layout view.
@@ -76,6 +81,8 @@ pub(super) struct Lowering<'a, 'ctx> {
     pub(super) checks: Vec<CheckSite>,
     /// How stores stream past the caches, where any may (`stream.rs`).
     pub(super) streaming: Option<Streaming<'ctx>>,
+    /// The loads read by their consumers instead of copied (`fuse.rs`).
+    pub(super) deferred: HashSet<OpId>,
 }
 
 impl<'a, 'ctx> Lowering<'a, 'ctx> {
@@ -132,6 +139,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             loops: 0,
             checks: Vec::new(),
             streaming: None,
+            deferred: fuse::deferred_loads(func),
         };
         let threshold = l.parameters(param(0)?)?;
         l.streaming = Streaming::new(func, isa, threshold);

@@ -18,10 +18,11 @@ use super::lower::{HostValue, Lowering, TensorArg};
 use inkwell::values::{BasicValue, BasicValueEnum, InstructionValue, IntValue};
 use inkwell::IntPredicate;
 use tile_ir::interp::padding_value;
-use tile_ir::{DType, OpId, OpKind, Value};
+use tile_ir::{DType, OpId, OpKind, Scalar, Value};
 
 /// A partition being accessed: the tensor (and its parameter's position),
 /// the tile's origin in it and the extents of the part inside it (`i64`).
+#[derive(Clone)]
 struct Partition<'ctx> {
     index: usize,
     tensor: TensorArg<'ctx>,
@@ -29,6 +30,28 @@ struct Partition<'ctx> {
     inside: Vec<IntValue<'ctx>>,
     /// Whether the whole partition lies inside the tensor (an `i1`).
     whole: IntValue<'ctx>,
+}
+
+/// A checked load whose elements are read where its tile is used
+/// (`fuse.rs`), or copied into the frame by [`Lowering::materialize`].
+#[derive(Clone)]
+pub(super) struct DeferredLoad<'ctx> {
+    part: Partition<'ctx>,
+    /// The element offset of the partition's origin.
+    base: IntValue<'ctx>,
+    /// The tile's place in the frame, for the copy.
+    pub(super) place: TileRef,
+    /// The padding of a masked load; `None` for a load, whose partition the
+    /// checks proved whole.
+    pad: Option<Scalar>,
+}
+
+impl<'ctx> DeferredLoad<'ctx> {
+    /// Whether the whole partition lies inside the tensor (an `i1`): `None`
+    /// when that is known already.
+    pub(super) fn whole(&self) -> Option<IntValue<'ctx>> {
+        self.pad.map(|_| self.part.whole)
+    }
 }
 
 impl<'a, 'ctx> Lowering<'a, 'ctx> {
@@ -65,28 +88,25 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                     .ok_or_else(|| HostError::internal("a load without a view"))?;
                 let masked = matches!(op.kind, OpKind::LoadMasked { .. });
                 let (tile_shape, dtype, part) = self.partition(id, *view, indices, masked)?;
-                let out = self.place(&tile_shape, dtype);
-                let whole = self.static_bounds(&tile_shape);
-                let base = self.tensor_base(&part)?;
-                match &op.kind {
+                let pad = match &op.kind {
                     OpKind::LoadMasked { padding } => {
-                        let pad = padding_value(*padding, dtype).map_err(|f| {
+                        Some(padding_value(*padding, dtype).map_err(|f| {
                             HostError::internal(format!("the padding of a load: {f}"))
-                        })?;
-                        // A partition inside the tensor needs no padding and
-                        // has static trip counts.
-                        self.either(
-                            part.whole,
-                            &mut |l| l.load_box(&part, base, &out, &whole),
-                            &mut |l| {
-                                l.fill(&out, pad)?;
-                                l.load_box(&part, base, &out, &part.inside)
-                            },
-                        )?;
+                        })?)
                     }
-                    _ => self.load_box(&part, base, &out, &whole)?,
+                    _ => None,
+                };
+                let load = DeferredLoad {
+                    base: self.tensor_base(&part)?,
+                    part,
+                    place: self.place(&tile_shape, dtype),
+                    pad,
+                };
+                if self.deferred.contains(&id) {
+                    return self.define_result(id, HostValue::Loaded(load));
                 }
-                self.define_result(id, HostValue::Tile(out))
+                self.materialize(&load)?;
+                self.define_result(id, HostValue::Tile(load.place))
             }
             OpKind::Store | OpKind::StoreMasked => {
                 let (value, rest) = operands
@@ -116,6 +136,36 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 other.name()
             ))),
         }
+    }
+
+    /// Copies the partition of `load` into its place in the frame: a masked
+    /// load's tile is filled with the padding first unless the partition is
+    /// whole; whole partitions are copied with static trip counts.
+    pub(super) fn materialize(&mut self, load: &DeferredLoad<'ctx>) -> Result<(), HostError> {
+        let (part, base, out) = (&load.part, load.base, &load.place);
+        let whole = self.static_bounds(&out.shape);
+        match load.pad {
+            Some(pad) => self.either(
+                part.whole,
+                &mut |l| l.load_box(part, base, out, &whole),
+                &mut |l| {
+                    l.fill(out, pad)?;
+                    l.load_box(part, base, out, &part.inside)
+                },
+            ),
+            None => self.load_box(part, base, out, &whole),
+        }
+    }
+
+    /// Element `j` of the tile of `load`, read from the tensor: the
+    /// partition must be whole.
+    pub(super) fn read_deferred(
+        &self,
+        load: &DeferredLoad<'ctx>,
+        j: &[IntValue<'ctx>],
+    ) -> Result<BasicValueEnum<'ctx>, HostError> {
+        let at = self.tensor_offset(&load.part, load.base, j)?;
+        self.read_global(&load.part.tensor, load.place.dtype, at)
     }
 
     /// The tensor parameter `v` names: its position and its arguments.

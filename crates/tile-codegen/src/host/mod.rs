@@ -65,6 +65,7 @@ mod elementwise;
 mod error;
 mod exp;
 mod frame;
+mod fuse;
 mod lower;
 mod lview;
 mod math;

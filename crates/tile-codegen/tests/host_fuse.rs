@@ -1,0 +1,143 @@
+//! Loads fused into their elementwise consumers on the host back end, byte
+//! for byte against the interpreter: partial partitions on both axes (copied
+//! with their padding after all), strided and offset tensors read in the
+//! fused loop, dtypes other than f32, and a store between a load and its
+//! use (which keeps the copy).
+
+mod common;
+
+use common::{host_agrees, tensor_of, values};
+use tile_ir::interp::{Arg, HostTensor};
+use tile_ir::{DType, Function};
+
+fn parse(text: &str) -> Function {
+    tile_ir::text::parse_function(text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+/// An f32 `[rows, cols]` tensor stored column-major with a padded column
+/// (stride `rows + 3`) after `offset` unused elements.
+fn column_major(seed: u64, rows: usize, cols: usize, offset: usize) -> Arg {
+    let ld = rows + 3;
+    let data = values(seed, offset + ld * cols);
+    let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+    Arg::Tensor(
+        HostTensor::with_strides(DType::F32, &[rows, cols], &[1, ld as isize], offset, bytes)
+            .unwrap(),
+    )
+}
+
+/// `(x · y + 1)` summed along each row of a `[4, 8]` tile (padded elements
+/// add 1 each, so a missing padding shows), and `x · y` stored masked.
+const ROW_SUMS: &str = "kernel @row_sums(%x: tensor<f32, 2>, %y: tensor<f32, 2>, %out: tensor<f32, 2>, %sums: tensor<f32, 1>) {
+  %i = program_id 0 : i32
+  %j = program_id 1 : i32
+  %vx = partition_view %x [4, 8] : view<f32, [4, 8]>
+  %vy = partition_view %y [4, 8] : view<f32, [4, 8]>
+  %vo = partition_view %out [4, 8] : view<f32, [4, 8]>
+  %a = load_masked %vx[%i, %j] pad(zero) : tile<4x8xf32>
+  %b = load_masked %vy[%i, %j] pad(zero) : tile<4x8xf32>
+  %p = mul %a, %b : tile<4x8xf32>
+  store_masked %p, %vo[%i, %j]
+  %one = full 1.0 : tile<4x8xf32>
+  %q = add %p, %one : tile<4x8xf32>
+  %r = reduce sum %q axis 1 : tile<4xf32>
+  %cols = num_programs 1 : i32
+  %k = mul %i, %cols : i32
+  %k2 = add %k, %j : i32
+  %vs = partition_view %sums [4] : view<f32, [4]>
+  store_masked %r, %vs[%k2]
+}";
+
+#[test]
+fn partial_partitions_and_strided_tensors() {
+    let func = parse(ROW_SUMS);
+    // Exact tiles, then partial ones on either and both axes.
+    for (rows, cols) in [(8usize, 16usize), (10, 16), (8, 13), (10, 13), (3, 5)] {
+        let grid = [rows.div_ceil(4) as u32, cols.div_ceil(8) as u32, 1];
+        let sums = (grid[0] * grid[1]) as usize * 4;
+        let contiguous = vec![
+            tensor_of(1, &[rows, cols], DType::F32),
+            tensor_of(2, &[rows, cols], DType::F32),
+            tensor_of(3, &[rows, cols], DType::F32),
+            tensor_of(4, &[sums], DType::F32),
+        ];
+        host_agrees(&func, grid, contiguous);
+        // `x` column-major (a run-time stride along the fused loop's
+        // innermost axis) and offset.
+        let strided = vec![
+            column_major(5, rows, cols, 7),
+            tensor_of(6, &[rows, cols], DType::F32),
+            tensor_of(7, &[rows, cols], DType::F32),
+            tensor_of(8, &[sums], DType::F32),
+        ];
+        host_agrees(&func, grid, strided);
+    }
+}
+
+#[test]
+fn other_dtypes_and_ops() {
+    // A cast and an `fma` of f16 and bf16 loads, a select on a comparison of
+    // two i32 loads.
+    let func = parse(
+        "kernel @mixed(%h: tensor<f16, 1>, %g: tensor<bf16, 1>, %m: tensor<i32, 1>, %n: tensor<i32, 1>, %out: tensor<f32, 1>) {
+  %p = program_id 0 : i32
+  %vh = partition_view %h [16] : view<f16, [16]>
+  %vg = partition_view %g [16] : view<bf16, [16]>
+  %vm = partition_view %m [16] : view<i32, [16]>
+  %vn = partition_view %n [16] : view<i32, [16]>
+  %vo = partition_view %out [16] : view<f32, [16]>
+  %a = load_masked %vh[%p] pad(nan) : tile<16xf16>
+  %af = cast %a to f32 : tile<16xf32>
+  %b = load_masked %vg[%p] pad(zero) : tile<16xbf16>
+  %bf = cast %b to f32 : tile<16xf32>
+  %c = load_masked %vm[%p] pad(zero) : tile<16xi32>
+  %d = load_masked %vn[%p] pad(zero) : tile<16xi32>
+  %lt = cmp lt %c, %d : tile<16xbool>
+  %f = fma %af, %bf, %af : tile<16xf32>
+  %s = select %lt, %f, %bf : tile<16xf32>
+  store_masked %s, %vo[%p]
+}",
+    );
+    for n in [16usize, 37] {
+        let grid = [n.div_ceil(16) as u32, 1, 1];
+        let args = vec![
+            tensor_of(1, &[n], DType::F16),
+            tensor_of(2, &[n], DType::BF16),
+            tensor_of(3, &[n], DType::I32),
+            tensor_of(4, &[n], DType::I32),
+            tensor_of(5, &[n], DType::F32),
+        ];
+        host_agrees(&func, grid, args);
+    }
+}
+
+#[test]
+fn a_store_between_a_load_and_its_use() {
+    // `%a` must hold `x` as loaded, not as overwritten by the store.
+    let func = parse(
+        "kernel @overwrite(%x: tensor<f32, 1>, %out: tensor<f32, 1>) {
+  %p = program_id 0 : i32
+  %vx = partition_view %x [8] : view<f32, [8]>
+  %vo = partition_view %out [8] : view<f32, [8]>
+  %a = load_masked %vx[%p] pad(zero) : tile<8xf32>
+  %z = full 5.0 : tile<8xf32>
+  store_masked %z, %vx[%p]
+  %two = full 2.0 : tile<8xf32>
+  %s = mul %a, %two : tile<8xf32>
+  store_masked %s, %vo[%p]
+}",
+    );
+    let args = vec![
+        tensor_of(1, &[21], DType::F32),
+        tensor_of(2, &[21], DType::F32),
+    ];
+    let after = host_agrees(&func, [3, 1, 1], args);
+    let Arg::Tensor(out) = &after[1] else {
+        panic!("out is a tensor")
+    };
+    let x = values(1, 21);
+    for (k, chunk) in out.data().chunks_exact(4).enumerate() {
+        let got = f32::from_le_bytes(chunk.try_into().unwrap());
+        assert_eq!(got, x[k] * 2.0, "element {k}");
+    }
+}
