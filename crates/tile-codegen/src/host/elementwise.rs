@@ -115,8 +115,46 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     }
 
     /// `out = kind(inputs)` element by element, deferred loads read from
-    /// their tensors (whose partitions are whole) in the same loop.
+    /// their tensors (whose partitions are whole) in the same loop: twice,
+    /// for contiguous tensors with their last stride known to be 1 (so LLVM
+    /// vectorizes fully unrolled rows), and for any strides.
     fn map_fused(
+        &mut self,
+        kind: &OpKind,
+        dtypes: &[DType],
+        inputs: &[HostValue<'ctx>],
+        out: &TileRef,
+    ) -> Result<(), HostError> {
+        let mut all_unit = None;
+        let mut contiguous = Vec::with_capacity(inputs.len());
+        for v in inputs {
+            let unit = match v {
+                HostValue::Loaded(load) => self.contiguous_load(load)?,
+                _ => None,
+            };
+            match unit {
+                Some((unit, load)) => {
+                    all_unit = Some(match all_unit {
+                        None => unit,
+                        Some(all) => self.e.b.build_and(all, unit, "units")?,
+                    });
+                    contiguous.push(HostValue::Loaded(load));
+                }
+                None => contiguous.push(v.clone()),
+            }
+        }
+        match all_unit {
+            Some(all_unit) => self.either(
+                all_unit,
+                &mut |l| l.map_fused_loop(kind, dtypes, &contiguous, out),
+                &mut |l| l.map_fused_loop(kind, dtypes, inputs, out),
+            ),
+            None => self.map_fused_loop(kind, dtypes, inputs, out),
+        }
+    }
+
+    /// The loop of [`Self::map_fused`].
+    fn map_fused_loop(
         &mut self,
         kind: &OpKind,
         dtypes: &[DType],

@@ -8,11 +8,12 @@
 //! after it), so sibling regions share them; a loop body's places are
 //! overwritten on each iteration.
 
+use super::alias::Memory;
 use super::error::HostError;
 use super::lower::Lowering;
 use super::unroll;
 use inkwell::types::BasicTypeEnum;
-use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
+use inkwell::values::{BasicValue, BasicValueEnum, InstructionValue, IntValue, PointerValue};
 use inkwell::IntPredicate;
 use tile_ir::{DType, Scalar, Type, Value};
 
@@ -124,6 +125,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     ) -> Result<BasicValueEnum<'ctx>, HostError> {
         let at = self.element(tile, index)?;
         let v = self.e.b.build_load(self.e.mem_type(tile.dtype), at, "el")?;
+        self.mark(v.as_instruction_value(), Memory::Frame)?;
         self.loaded(v, tile.dtype)
     }
 
@@ -136,8 +138,8 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     ) -> Result<(), HostError> {
         let at = self.element(tile, index)?;
         let v = self.stored(v, tile.dtype)?;
-        self.e.b.build_store(at, v)?;
-        Ok(())
+        let store = self.e.b.build_store(at, v)?;
+        self.mark(Some(store), Memory::Frame)
     }
 
     /// A loaded element as a register (bool: any non-zero byte is true).
@@ -173,6 +175,18 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             .b
             .build_int_z_extend(v.into_int_value(), byte, "byte")?
             .into())
+    }
+
+    /// Marks `access` (a load or store, `None` if it is not an
+    /// instruction) as touching `memory` only (`alias.rs`).
+    pub(super) fn mark(
+        &self,
+        access: Option<InstructionValue<'ctx>>,
+        memory: Memory,
+    ) -> Result<(), HostError> {
+        let access = access
+            .ok_or_else(|| HostError::internal("a memory access that is not an instruction"))?;
+        self.scopes.mark(access, memory)
     }
 
     /// The `i64` constant `v`.
@@ -324,6 +338,22 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         then: &mut dyn FnMut(&mut Self) -> Result<(), HostError>,
         otherwise: &mut dyn FnMut(&mut Self) -> Result<(), HostError>,
     ) -> Result<(), HostError> {
+        self.branches(cond, &mut |l, holds| {
+            if holds {
+                then(l)
+            } else {
+                otherwise(l)
+            }
+        })
+    }
+
+    /// Runs `body(true)` where `cond` (an `i1`) holds and `body(false)`
+    /// elsewhere.
+    pub(super) fn branches(
+        &mut self,
+        cond: IntValue<'ctx>,
+        body: &mut dyn FnMut(&mut Self, bool) -> Result<(), HostError>,
+    ) -> Result<(), HostError> {
         let ctx = self.e.ctx;
         let (yes, no, merge) = (
             ctx.append_basic_block(self.f, "then"),
@@ -332,10 +362,10 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         );
         self.e.b.build_conditional_branch(cond, yes, no)?;
         self.e.b.position_at_end(yes);
-        then(self)?;
+        body(self, true)?;
         self.e.b.build_unconditional_branch(merge)?;
         self.e.b.position_at_end(no);
-        otherwise(self)?;
+        body(self, false)?;
         self.e.b.build_unconditional_branch(merge)?;
         self.e.b.position_at_end(merge);
         Ok(())

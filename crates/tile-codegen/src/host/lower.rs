@@ -3,6 +3,7 @@
 //! each op to the file of its family.
 
 use super::abi;
+use super::alias::AliasScopes;
 use super::check::CheckSite;
 use super::error::HostError;
 use super::frame::TileRef;
@@ -83,6 +84,8 @@ pub(super) struct Lowering<'a, 'ctx> {
     pub(super) streaming: Option<Streaming<'ctx>>,
     /// The loads read by their consumers instead of copied (`fuse.rs`).
     pub(super) deferred: HashSet<OpId>,
+    /// The scopes that keep frame and tensor accesses apart (`alias.rs`).
+    pub(super) scopes: AliasScopes<'ctx>,
 }
 
 impl<'a, 'ctx> Lowering<'a, 'ctx> {
@@ -140,6 +143,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             checks: Vec::new(),
             streaming: None,
             deferred: fuse::deferred_loads(func),
+            scopes: AliasScopes::new(ctx),
         };
         let threshold = l.parameters(param(0)?)?;
         l.streaming = Streaming::new(func, isa, threshold);

@@ -11,6 +11,7 @@
 //! a large output the kernel never reads may stream its rows past the
 //! caches instead (`stream.rs`), where a run-time test allows.
 
+use super::alias::Memory;
 use super::check::Code;
 use super::error::HostError;
 use super::frame::TileRef;
@@ -277,12 +278,78 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         bounds: &[IntValue<'ctx>],
     ) -> Result<(), HostError> {
         let strides = out.strides();
-        self.nest(bounds, &mut |l, j| {
-            let at = l.tensor_offset(part, base, j)?;
-            let v = l.read_global(&part.tensor, out.dtype, at)?;
-            let to = l.linear(j, &strides, 0)?;
-            l.set(out, to, v)
+        self.by_last_stride(part, bounds, &mut |l, part| {
+            l.nest(bounds, &mut |l, j| {
+                let at = l.tensor_offset(part, base, j)?;
+                let v = l.read_global(&part.tensor, out.dtype, at)?;
+                let to = l.linear(j, &strides, 0)?;
+                l.set(out, to, v)
+            })
         })
+    }
+
+    /// Runs `body` with `part`; where the box's last extent in `bounds` is
+    /// static, twice: with a copy of `part` whose last stride is the
+    /// constant 1 where the tensor's is 1 at run time, and with `part`
+    /// elsewhere. A fully unrolled row of a contiguous tensor is then
+    /// consecutive elements to LLVM, which it moves with vector loads and
+    /// stores; with a run-time stride each element is a scalar access.
+    fn by_last_stride(
+        &mut self,
+        part: &Partition<'ctx>,
+        bounds: &[IntValue<'ctx>],
+        body: &mut dyn FnMut(&mut Self, &Partition<'ctx>) -> Result<(), HostError>,
+    ) -> Result<(), HostError> {
+        let last_static = bounds.last().is_some_and(|b| b.is_const());
+        match self.contiguous(part)? {
+            Some((unit, contiguous)) if last_static => self.branches(unit, &mut |l, unit| {
+                body(l, if unit { &contiguous } else { part })
+            }),
+            _ => body(self, part),
+        }
+    }
+
+    /// Whether the last axis of `part`'s tensor has stride 1 (an `i1`), and
+    /// `part` with that stride as the constant 1; `None` for rank 0 or a
+    /// stride known already.
+    fn contiguous(
+        &self,
+        part: &Partition<'ctx>,
+    ) -> Result<Option<(IntValue<'ctx>, Partition<'ctx>)>, HostError> {
+        let Some(&last) = part.tensor.strides.last() else {
+            return Ok(None);
+        };
+        if last.is_const() {
+            return Ok(None);
+        }
+        let one = self.i64(1);
+        let unit = self
+            .e
+            .b
+            .build_int_compare(IntPredicate::EQ, last, one, "unit")?;
+        let mut contiguous = part.clone();
+        if let Some(stride) = contiguous.tensor.strides.last_mut() {
+            *stride = one;
+        }
+        Ok(Some((unit, contiguous)))
+    }
+
+    /// Whether the last axis of `load`'s tensor has stride 1 (an `i1`), and
+    /// `load` reading with that stride as the constant 1: see
+    /// [`Self::by_last_stride`].
+    pub(super) fn contiguous_load(
+        &self,
+        load: &DeferredLoad<'ctx>,
+    ) -> Result<Option<(IntValue<'ctx>, DeferredLoad<'ctx>)>, HostError> {
+        Ok(self.contiguous(&load.part)?.map(|(unit, part)| {
+            (
+                unit,
+                DeferredLoad {
+                    part,
+                    ..load.clone()
+                },
+            )
+        }))
     }
 
     /// Copies the box `bounds` of `tile` into the same elements of the
@@ -315,11 +382,13 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         bounds: &[IntValue<'ctx>],
     ) -> Result<(), HostError> {
         let strides = tile.strides();
-        self.nest(bounds, &mut |l, j| {
-            let from = l.linear(j, &strides, 0)?;
-            let v = l.get(tile, from)?;
-            let at = l.tensor_offset(part, base, j)?;
-            l.write_global(&part.tensor, tile.dtype, at, v)
+        self.by_last_stride(part, bounds, &mut |l, part| {
+            l.nest(bounds, &mut |l, j| {
+                let from = l.linear(j, &strides, 0)?;
+                let v = l.get(tile, from)?;
+                let at = l.tensor_offset(part, base, j)?;
+                l.write_global(&part.tensor, tile.dtype, at, v)
+            })
         })
     }
 
@@ -359,6 +428,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         let ptr = self.gep(ty, t.base, at)?;
         let v = self.e.b.build_load(ty, ptr, "g")?;
         unaligned(v.as_instruction_value())?;
+        self.mark(v.as_instruction_value(), Memory::Tensor)?;
         self.loaded(v, dtype)
     }
 
@@ -374,7 +444,8 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         let ptr = self.gep(ty, t.base, at)?;
         let v = self.stored(v, dtype)?;
         let store = self.e.b.build_store(ptr, v)?;
-        unaligned(Some(store))
+        unaligned(Some(store))?;
+        self.mark(Some(store), Memory::Tensor)
     }
 }
 

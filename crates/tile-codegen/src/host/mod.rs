@@ -57,6 +57,7 @@
 //! elements to one offset (as the GPU lowering refuses it).
 
 mod abi;
+mod alias;
 mod check;
 mod compile;
 mod control;
