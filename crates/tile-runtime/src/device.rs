@@ -230,6 +230,10 @@ impl Device {
         S: ndarray::Data<Elem = T>,
         D: ndarray::Dimension,
     {
+        if let Some(data) = array.as_slice() {
+            // Standard (row-major, contiguous) layout: no gathering copy.
+            return self.tensor_from_slice(data, array.shape());
+        }
         let data: Vec<T> = array.iter().cloned().collect();
         self.tensor_from_slice(&data, array.shape())
     }
