@@ -7,6 +7,10 @@
 //! bounds are scalars. Ops live in an arena and are named by typed handles;
 //! see `docs/ir.md` for the text form and the meaning of every op.
 
+// The IR and its interpreter need no `unsafe` (host buffers are aligned in
+// safe code, see `interp::buffer`); keep it that way.
+#![forbid(unsafe_code)]
+
 pub mod arena;
 pub mod builder;
 pub mod descriptor;

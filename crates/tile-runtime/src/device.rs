@@ -1,5 +1,6 @@
 //! Devices: where tensors live and kernels run.
 
+use crate::cpu::pages;
 use crate::driver::{probe, GpuApi};
 use crate::error::Error;
 use crate::gpu::{Context, GpuTensor};
@@ -9,7 +10,7 @@ use crate::tensor::{Storage, Tensor};
 use std::fmt;
 use std::sync::Arc;
 use tile_ir::descriptor::TensorDescriptor;
-use tile_ir::interp::{Element, HostTensor};
+use tile_ir::interp::{Element, HostBuffer, HostTensor};
 
 /// The kind of a device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,6 +90,17 @@ impl Device {
         }
     }
 
+    /// A zeroed host buffer of `bytes` for a tensor of this device, not yet
+    /// written: on the CPU, where it is the tensor's own storage, a large one
+    /// is advised to use huge pages (`cpu/pages.rs`); for a GPU it is only
+    /// the staging copy of an upload.
+    fn host_buffer(&self, bytes: usize) -> HostBuffer {
+        match &self.gpu {
+            Some(_) => HostBuffer::zeroed(bytes),
+            None => pages::huge_page_buffer(bytes),
+        }
+    }
+
     /// Puts a host tensor on this device: itself on the CPU, a copy of its
     /// buffer (layout kept) in the GPU's memory.
     fn place<T: Element>(&self, host: HostTensor) -> Result<Tensor<T>, Error> {
@@ -147,7 +159,10 @@ impl Device {
                 device: self.to_string(),
             });
         }
-        let host = HostTensor::from_vec(shape, data.to_vec())
+        // The elements' bytes go straight into the (advised) buffer.
+        let mut buffer = self.host_buffer(data.len() * T::DTYPE.size_bytes());
+        T::write_le_slice(data, &mut buffer);
+        let host = HostTensor::from_buffer(T::DTYPE, shape, buffer)
             .map_err(|e| self.invalid(shape, e.to_string()))?;
         self.place(host)
     }
@@ -165,11 +180,10 @@ impl Device {
         offset: usize,
     ) -> Result<Tensor<T>, Error> {
         numel(shape, self)?;
-        let buffer = HostTensor::from_vec(&[data.len()], data.to_vec())
+        let mut buffer = self.host_buffer(data.len() * T::DTYPE.size_bytes());
+        T::write_le_slice(data, &mut buffer);
+        let host = HostTensor::from_buffer_with_strides(T::DTYPE, shape, strides, offset, buffer)
             .map_err(|e| self.invalid(shape, e.to_string()))?;
-        let host =
-            HostTensor::with_strides(T::DTYPE, shape, strides, offset, buffer.data().to_vec())
-                .map_err(|e| self.invalid(shape, e.to_string()))?;
         self.place(host)
     }
 
@@ -216,14 +230,22 @@ impl Device {
         S: ndarray::Data<Elem = T>,
         D: ndarray::Dimension,
     {
+        if let Some(data) = array.as_slice() {
+            // Standard (row-major, contiguous) layout: no gathering copy.
+            return self.tensor_from_slice(data, array.shape());
+        }
         let data: Vec<T> = array.iter().cloned().collect();
         self.tensor_from_slice(&data, array.shape())
     }
 
     /// A tensor of `shape` (row-major) filled with zeros.
     pub fn zeros<T: Element>(&self, shape: &[usize]) -> Result<Tensor<T>, Error> {
-        numel(shape, self)?;
-        self.place(HostTensor::zeros(T::DTYPE, shape))
+        let bytes = numel(shape, self)?
+            .checked_mul(T::DTYPE.size_bytes())
+            .ok_or_else(|| self.invalid(shape, "the number of bytes overflows".into()))?;
+        let host = HostTensor::from_buffer(T::DTYPE, shape, self.host_buffer(bytes))
+            .map_err(|e| self.invalid(shape, e.to_string()))?;
+        self.place(host)
     }
 
     fn invalid(&self, shape: &[usize], reason: String) -> Error {

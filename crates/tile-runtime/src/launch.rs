@@ -360,7 +360,9 @@ fn run_interpreted(
     })?;
     for (arg, result) in args.iter_mut().zip(interp_args) {
         if let (LaunchArg::TensorMut(target), Arg::Tensor(written)) = (arg, result) {
-            **target = written;
+            // Into the tensor's own buffer (same layout), which keeps the
+            // device's huge-page advice.
+            target.data_mut().copy_from_slice(written.data());
         }
     }
     Ok(())

@@ -13,12 +13,37 @@ pub struct Tensor<T: Element> {
 }
 
 /// Where a tensor's elements are.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(crate) enum Storage {
     /// In host memory (the CPU device).
     Host(HostTensor),
     /// In a GPU's memory.
     Gpu(GpuTensor),
+}
+
+/// A host tensor's clone gets a buffer of its own, made as the CPU device
+/// makes one (advised for huge pages when large, before the copy writes it);
+/// a GPU tensor's clone shares the buffer until a launch writes one of them.
+impl Clone for Storage {
+    fn clone(&self) -> Self {
+        match self {
+            Storage::Host(h) => {
+                let mut buffer = crate::cpu::pages::huge_page_buffer(h.data().len());
+                buffer.copy_from_slice(h.data());
+                Storage::Host(
+                    HostTensor::from_buffer_with_strides(
+                        h.dtype(),
+                        h.shape(),
+                        h.strides(),
+                        h.offset(),
+                        buffer,
+                    )
+                    .expect("a copy of a valid layout is valid"),
+                )
+            }
+            Storage::Gpu(g) => Storage::Gpu(g.clone()),
+        }
+    }
 }
 
 impl<T: Element> Tensor<T> {

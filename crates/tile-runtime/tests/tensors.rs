@@ -111,6 +111,13 @@ fn ndarray_arrays_convert_in_logical_order() {
     assert_eq!(t.shape(), &[5, 3]);
     let back = t.to_ndarray().unwrap();
     assert_eq!(back, a.t().into_dyn());
+    // A row-major array (taken as one slice) and a strided view of one.
+    let r = dev.tensor_from_ndarray(&a).unwrap();
+    assert_eq!(r.shape(), &[3, 5]);
+    assert_eq!(r.to_ndarray().unwrap(), a.clone().into_dyn());
+    let every_other = a.slice(ndarray::s![.., ..;2]);
+    let s = dev.tensor_from_ndarray(&every_other).unwrap();
+    assert_eq!(s.to_ndarray().unwrap(), every_other.into_dyn());
 }
 
 #[test]

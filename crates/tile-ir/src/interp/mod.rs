@@ -13,6 +13,7 @@
 //! reports IR that did not pass the verifier as [`Fault::Type`].
 
 mod args;
+mod buffer;
 mod control;
 mod dot;
 mod elementwise;
@@ -24,6 +25,7 @@ mod reduce;
 pub mod tensor;
 mod value;
 
+pub use buffer::HostBuffer;
 pub use error::{Fault, InterpError};
 pub use memory::padding_value;
 pub use tensor::{Element, HostTensor, TensorError};

@@ -5,7 +5,14 @@
 //! element offset `offset + Σ i_k · strides[k]` of `data`. Constructors
 //! validate that every reachable element lies inside the buffer, so reads and
 //! writes through valid indices never fail.
+//!
+//! The buffer is a [`HostBuffer`]: it starts on a 64-byte boundary (a cache
+//! line) for the host back end's vector and streaming stores, and a tensor of
+//! zeros leaves its pages untouched until first written. Constructors taking
+//! a `Vec<u8>` copy it into such a buffer; [`HostTensor::from_buffer`] and
+//! [`HostTensor::from_buffer_with_strides`] take one as it is.
 
+use super::buffer::HostBuffer;
 use crate::dtype::DType;
 use crate::f8::{F8E4M3, F8E5M2};
 use crate::scalar::Scalar;
@@ -77,11 +84,12 @@ pub struct HostTensor {
     shape: Vec<usize>,
     strides: Vec<isize>,
     offset: usize,
-    data: Vec<u8>,
+    data: HostBuffer,
 }
 
 impl HostTensor {
-    /// A row-major contiguous tensor of zeros.
+    /// A row-major contiguous tensor of zeros. Its buffer is not written
+    /// (see [`HostBuffer::zeroed`]).
     pub fn zeros(dtype: DType, shape: &[usize]) -> Self {
         let numel = shape.iter().product::<usize>();
         HostTensor {
@@ -89,14 +97,61 @@ impl HostTensor {
             shape: shape.to_vec(),
             strides: row_major_strides(shape),
             offset: 0,
-            data: vec![0; numel * dtype.size_bytes()],
+            data: HostBuffer::zeroed(numel * dtype.size_bytes()),
         }
     }
 
     /// A row-major contiguous tensor holding `values` in row-major order.
     pub fn from_vec<T: Element>(shape: &[usize], values: Vec<T>) -> Result<Self, TensorError> {
-        let scalars: Vec<Scalar> = values.into_iter().map(Element::to_scalar).collect();
-        Self::from_scalars(T::DTYPE, shape, &scalars)
+        let expected = shape.iter().product::<usize>();
+        if values.len() != expected {
+            return Err(TensorError::Length {
+                shape: shape.to_vec(),
+                expected,
+                found: values.len(),
+            });
+        }
+        let mut data = HostBuffer::zeroed(expected * T::DTYPE.size_bytes());
+        T::write_le_slice(&values, &mut data);
+        Ok(HostTensor {
+            dtype: T::DTYPE,
+            shape: shape.to_vec(),
+            strides: row_major_strides(shape),
+            offset: 0,
+            data,
+        })
+    }
+
+    /// A row-major contiguous tensor over `data` (little-endian elements),
+    /// which must hold exactly the elements of `shape`. The buffer is used
+    /// as it is, not copied.
+    pub fn from_buffer(
+        dtype: DType,
+        shape: &[usize],
+        data: HostBuffer,
+    ) -> Result<Self, TensorError> {
+        let size = dtype.size_bytes();
+        if !data.len().is_multiple_of(size) {
+            return Err(TensorError::Ragged {
+                bytes: data.len(),
+                dtype,
+            });
+        }
+        let expected = shape.iter().product::<usize>();
+        if data.len() / size != expected {
+            return Err(TensorError::Length {
+                shape: shape.to_vec(),
+                expected,
+                found: data.len() / size,
+            });
+        }
+        Ok(HostTensor {
+            dtype,
+            shape: shape.to_vec(),
+            strides: row_major_strides(shape),
+            offset: 0,
+            data,
+        })
     }
 
     /// A row-major contiguous tensor holding `values` (all of `dtype`) in
@@ -115,7 +170,7 @@ impl HostTensor {
             });
         }
         let size = dtype.size_bytes();
-        let mut data = vec![0; expected * size];
+        let mut data = HostBuffer::zeroed(expected * size);
         for (value, chunk) in values.iter().zip(data.chunks_exact_mut(size)) {
             check_dtype(dtype, value.dtype())?;
             value.write_le(chunk);
@@ -131,13 +186,25 @@ impl HostTensor {
 
     /// A strided tensor over `data` (little-endian elements): element `i` is
     /// at element offset `offset + Σ i_k · strides[k]`, which must lie inside
-    /// `data` for every index within `shape`.
+    /// `data` for every index within `shape`. The bytes are copied into an
+    /// aligned [`HostBuffer`].
     pub fn with_strides(
         dtype: DType,
         shape: &[usize],
         strides: &[isize],
         offset: usize,
         data: Vec<u8>,
+    ) -> Result<Self, TensorError> {
+        Self::from_buffer_with_strides(dtype, shape, strides, offset, HostBuffer::from(data))
+    }
+
+    /// [`HostTensor::with_strides`] over a [`HostBuffer`], used as it is.
+    pub fn from_buffer_with_strides(
+        dtype: DType,
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+        data: HostBuffer,
     ) -> Result<Self, TensorError> {
         if strides.len() != shape.len() {
             return Err(TensorError::Rank {
@@ -201,7 +268,8 @@ impl HostTensor {
         self.offset
     }
 
-    /// The underlying buffer of little-endian elements.
+    /// The underlying buffer of little-endian elements; it starts on a
+    /// [`HostBuffer::ALIGN`]-byte boundary.
     pub fn data(&self) -> &[u8] {
         &self.data
     }
@@ -340,10 +408,31 @@ pub trait Element: Copy {
     /// The value of a [`Scalar`] of [`Self::DTYPE`], or `None` for another
     /// dtype.
     fn from_scalar(value: Scalar) -> Option<Self>;
+
+    /// Writes `values` little-endian, one after another, into `bytes`: the
+    /// bytes a buffer of them holds. (The element types of this crate do so
+    /// without going through [`Scalar`]s.)
+    ///
+    /// # Panics
+    ///
+    /// Panics when `bytes` is not exactly `values.len()` elements long.
+    fn write_le_slice(values: &[Self], bytes: &mut [u8]) {
+        let size = Self::DTYPE.size_bytes();
+        assert_eq!(
+            bytes.len(),
+            values.len() * size,
+            "bytes for {} {} elements",
+            values.len(),
+            Self::DTYPE
+        );
+        for (value, chunk) in values.iter().zip(bytes.chunks_exact_mut(size)) {
+            value.to_scalar().write_le(chunk);
+        }
+    }
 }
 
 macro_rules! element {
-    ($($ty:ty => $variant:ident),* $(,)?) => {$(
+    ($($ty:ty => $variant:ident, $le_bytes:expr);* $(;)?) => {$(
         impl Element for $ty {
             const DTYPE: DType = DType::$variant;
             fn to_scalar(self) -> Scalar {
@@ -355,13 +444,38 @@ macro_rules! element {
                     _ => None,
                 }
             }
+            fn write_le_slice(values: &[Self], bytes: &mut [u8]) {
+                const SIZE: usize = std::mem::size_of::<$ty>();
+                assert_eq!(
+                    bytes.len(),
+                    values.len() * SIZE,
+                    "bytes for {} {} elements",
+                    values.len(),
+                    Self::DTYPE,
+                );
+                let le_bytes: fn($ty) -> [u8; SIZE] = $le_bytes;
+                for (&value, chunk) in values.iter().zip(bytes.chunks_exact_mut(SIZE)) {
+                    chunk.copy_from_slice(&le_bytes(value));
+                }
+            }
         }
     )*};
 }
 
 element!(
-    bool => Bool, i8 => I8, i16 => I16, i32 => I32, i64 => I64,
-    u8 => U8, u16 => U16, u32 => U32, u64 => U64,
-    f16 => F16, bf16 => BF16, f32 => F32, f64 => F64,
-    F8E4M3 => F8E4M3, F8E5M2 => F8E5M2,
+    bool => Bool, |v| [u8::from(v)];
+    i8 => I8, i8::to_le_bytes;
+    i16 => I16, i16::to_le_bytes;
+    i32 => I32, i32::to_le_bytes;
+    i64 => I64, i64::to_le_bytes;
+    u8 => U8, u8::to_le_bytes;
+    u16 => U16, u16::to_le_bytes;
+    u32 => U32, u32::to_le_bytes;
+    u64 => U64, u64::to_le_bytes;
+    f16 => F16, f16::to_le_bytes;
+    bf16 => BF16, bf16::to_le_bytes;
+    f32 => F32, f32::to_le_bytes;
+    f64 => F64, f64::to_le_bytes;
+    F8E4M3 => F8E4M3, |v| [v.to_bits()];
+    F8E5M2 => F8E5M2, |v| [v.to_bits()];
 );

@@ -24,6 +24,11 @@
 //!   threshold; code for x86-64 stores an output tensor at least that large,
 //!   which the kernel never reads, with non-temporal stores.
 //!
+//! * **Tensor buffers** (`pages.rs`): a CPU-device tensor's buffer starts on
+//!   a 64-byte boundary (`tile_ir::interp::HostBuffer`), and one of at least
+//!   [`HUGE_PAGE_THRESHOLD`] bytes is advised, on Linux, to use
+//!   transparent huge pages before its first write.
+//!
 //! [`HostLibrary::run`] checks the arguments, packs them, runs every program
 //! instance of the grid on all cores and turns the first failing instance's
 //! status record into a [`RunError`].
@@ -35,9 +40,11 @@ mod grid;
 mod isa;
 mod library;
 mod packet;
+pub(crate) mod pages;
 
 pub use abi::{HostCheck, Status};
 pub use cache::default_stream_threshold;
 pub use fault::{FaultCode, HostFault, RunError};
 pub use isa::HostIsa;
 pub use library::{HostLibrary, LoadError};
+pub use pages::HUGE_PAGE_THRESHOLD;

@@ -24,7 +24,7 @@ use crate::launch::LaunchArg;
 use abi::{Packet, Status, STATUS_BYTES};
 use std::fmt;
 use std::sync::Arc;
-use tile_ir::interp::HostTensor;
+use tile_ir::interp::{HostBuffer, HostTensor};
 use tile_ir::{DType, Function};
 
 /// An opened GPU: the API's handles plus the device's ordinal and name.
@@ -221,8 +221,8 @@ impl Buffer {
         Ok(buffer)
     }
 
-    fn download(&self) -> Result<Vec<u8>, Error> {
-        let mut data = vec![0u8; self.bytes];
+    fn download(&self) -> Result<HostBuffer, Error> {
+        let mut data = HostBuffer::zeroed(self.bytes);
         if self.bytes > 0 {
             self.context.download(self.pointer, &mut data)?;
         }
@@ -273,13 +273,18 @@ impl GpuTensor {
     /// Copies the tensor back to the host.
     pub(crate) fn download(&self) -> Result<HostTensor, Error> {
         let data = self.buffer.download()?;
-        HostTensor::with_strides(self.dtype, &self.shape, &self.strides, self.offset, data).map_err(
-            |e| Error::InvalidTensor {
-                shape: self.shape.clone(),
-                reason: e.to_string(),
-                device: self.device(),
-            },
+        HostTensor::from_buffer_with_strides(
+            self.dtype,
+            &self.shape,
+            &self.strides,
+            self.offset,
+            data,
         )
+        .map_err(|e| Error::InvalidTensor {
+            shape: self.shape.clone(),
+            reason: e.to_string(),
+            device: self.device(),
+        })
     }
 
     /// The element type.
