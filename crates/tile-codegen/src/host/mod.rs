@@ -74,6 +74,7 @@ mod memory;
 mod movement;
 mod reduce;
 mod stream;
+mod transpose;
 mod unroll;
 
 pub use compile::{compile, launch_arg, run, HostImage};

@@ -2,7 +2,9 @@
 //! element `c` (a coordinate) is the operand element at `start + Σ c_k ·
 //! stride_k` for static `start` and strides (a stride 0 repeats, a negative
 //! one reverses). `reshape` copies nothing: row-major order is unchanged, so
-//! the result is the operand's place seen with another shape.
+//! the result is the operand's place seen with another shape. A `permute`
+//! that swaps the last two axes moves 8 × 8 blocks by vector shuffles where
+//! they divide the tile (`transpose.rs`).
 
 use super::error::HostError;
 use super::frame::row_major;
@@ -52,12 +54,16 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                     .collect();
                 self.copy_affine(&shape, &out, 0, &os, &x, 0, &strides)?;
             }
+            OpKind::Permute { perm } if swaps_last_two(perm) => {
+                let (lead, last) = x.shape.split_at(rank - 2);
+                let dims = [lead.iter().product(), last[0], last[1]];
+                if !self.transpose_blocks(&x, &out, dims)? {
+                    let strides = permuted(&xs, perm)?;
+                    self.copy_affine(&shape, &out, 0, &os, &x, 0, &strides)?;
+                }
+            }
             OpKind::Permute { perm } => {
-                let strides = perm
-                    .iter()
-                    .map(|&p| xs.get(p).copied())
-                    .collect::<Option<Vec<i64>>>()
-                    .ok_or_else(|| HostError::internal("a permutation out of range"))?;
+                let strides = permuted(&xs, perm)?;
                 self.copy_affine(&shape, &out, 0, &os, &x, 0, &strides)?;
             }
             OpKind::Flip { axes } => {
@@ -107,4 +113,21 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         self.define(result, HostValue::Tile(out));
         Ok(())
     }
+}
+
+/// The operand strides `xs` in the order of the result's axes.
+fn permuted(xs: &[i64], perm: &[usize]) -> Result<Vec<i64>, HostError> {
+    perm.iter()
+        .map(|&p| xs.get(p).copied())
+        .collect::<Option<Vec<i64>>>()
+        .ok_or_else(|| HostError::internal("a permutation out of range"))
+}
+
+/// Whether `perm` swaps the last two axes and keeps the others in place.
+fn swaps_last_two(perm: &[usize]) -> bool {
+    let rank = perm.len();
+    rank >= 2
+        && perm[..rank - 2].iter().enumerate().all(|(k, &p)| k == p)
+        && perm[rank - 2] == rank - 1
+        && perm[rank - 1] == rank - 2
 }

@@ -1,8 +1,10 @@
-//! Loads fused into their elementwise consumers on the host back end, byte
-//! for byte against the interpreter: partial partitions on both axes (copied
-//! with their padding after all), strided and offset tensors read in the
-//! fused loop, dtypes other than f32, and a store between a load and its
-//! use (which keeps the copy).
+//! The host back end's vector paths, byte for byte against the
+//! interpreter. Loads fused into their elementwise consumers: partial
+//! partitions on both axes (copied with their padding after all), strided
+//! and offset tensors read in the fused loop (the unit-stride version and
+//! the other), dtypes other than f32, and a store between a load and its use
+//! (which keeps the copy). Transposes in blocks of shuffles: every element
+//! width, batches, and shapes the blocks do not divide.
 
 mod common;
 
@@ -139,5 +141,82 @@ fn a_store_between_a_load_and_its_use() {
     for (k, chunk) in out.data().chunks_exact(4).enumerate() {
         let got = f32::from_le_bytes(chunk.try_into().unwrap());
         assert_eq!(got, x[k] * 2.0, "element {k}");
+    }
+}
+
+/// A kernel that loads a `[rows, cols]` tile (masked, so partial tiles too)
+/// of `dtype` with `batch` leading tiles, swaps its last two axes and stores
+/// it.
+fn transpose_kernel(dtype: &str, batch: Option<usize>, rows: usize, cols: usize) -> Function {
+    let (rank, lead, index, perm, zero) = match batch {
+        Some(b) => (
+            3,
+            format!("{b}x"),
+            "%z, %i, %j",
+            "[0, 2, 1]",
+            "  %z = constant 0 : i32\n",
+        ),
+        None => (2, String::new(), "%i, %j", "[1, 0]", ""),
+    };
+    let dims = |a: usize, b: usize| match batch {
+        Some(n) => format!("{n}, {a}, {b}"),
+        None => format!("{a}, {b}"),
+    };
+    parse(&format!(
+        "kernel @t(%x: tensor<{dtype}, {rank}>, %out: tensor<{dtype}, {rank}>) {{
+  %i = program_id 0 : i32
+  %j = program_id 1 : i32
+{zero}  %vx = partition_view %x [{xd}] : view<{dtype}, [{xd}]>
+  %vo = partition_view %out [{od}] : view<{dtype}, [{od}]>
+  %a = load_masked %vx[{index}] pad(zero) : tile<{lead}{rows}x{cols}x{dtype}>
+  %t = permute %a {perm} : tile<{lead}{cols}x{rows}x{dtype}>
+  store_masked %t, %vo[{swapped}]
+}}",
+        xd = dims(rows, cols),
+        od = dims(cols, rows),
+        swapped = index.replace("%i, %j", "%j, %i"),
+    ))
+}
+
+#[test]
+fn transposes_in_blocks_and_not() {
+    // (dtype, batch, tile rows, tile cols): blocks of every element width,
+    // then tiles the blocks do not divide (an affine copy).
+    let cases: [(&str, Option<usize>, usize, usize); 9] = [
+        ("f32", None, 8, 8),
+        ("f32", None, 32, 32),
+        ("f32", None, 16, 24),
+        ("f64", None, 8, 16),
+        ("f16", None, 16, 8),
+        ("i8", None, 8, 8),
+        ("f32", Some(2), 8, 16),
+        ("f32", None, 8, 12),
+        ("f32", None, 5, 7),
+    ];
+    for (dtype, batch, rows, cols) in cases {
+        let func = transpose_kernel(dtype, batch, rows, cols);
+        let d = match dtype {
+            "f64" => DType::F64,
+            "f16" => DType::F16,
+            "i8" => DType::I8,
+            _ => DType::F32,
+        };
+        // Whole tiles, then a partial last tile on both axes.
+        for (m, n) in [(2 * rows, 3 * cols), (2 * rows + 3, cols + 1)] {
+            let (x, out) = match batch {
+                Some(b) => ([b, m, n], [b, n, m]),
+                None => ([1, m, n], [1, n, m]),
+            };
+            let shape = |s: [usize; 3]| {
+                if batch.is_some() {
+                    s.to_vec()
+                } else {
+                    s[1..].to_vec()
+                }
+            };
+            let grid = [m.div_ceil(rows) as u32, n.div_ceil(cols) as u32, 1];
+            let args = vec![tensor_of(11, &shape(x), d), tensor_of(12, &shape(out), d)];
+            host_agrees(&func, grid, args);
+        }
     }
 }
