@@ -220,3 +220,62 @@ fn transposes_in_blocks_and_not() {
         }
     }
 }
+
+/// `[rows, cols]` values of `dtype` with NaNs of two payloads, both zeros and
+/// infinities among ordinary values, as a row-major tensor.
+fn special_values(dtype: DType, rows: usize, cols: usize) -> Arg {
+    let specials = [
+        f64::from_bits(0x7ff8_0000_0000_0001),
+        f64::from_bits(0xfff4_0000_0000_0000),
+        -0.0,
+        0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ];
+    let base = values(21, rows * cols);
+    let scalars: Vec<tile_ir::Scalar> = base
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            // Most rows get one special value at a varying column; some none.
+            let v = if i % 7 == 3 { specials[(i / 7) % specials.len()] } else { f64::from(v) };
+            tile_ir::eval::cast(tile_ir::Scalar::F64(v), dtype)
+        })
+        .collect();
+    Arg::Tensor(HostTensor::from_scalars(dtype, &[rows, cols], &scalars).unwrap())
+}
+
+#[test]
+fn reductions_along_rows_transposed_or_not() {
+    // Two rows fold in place; four or more are transposed first, f32/f64
+    // sums and products canonicalizing NaN once at the end.
+    for (dtype, name) in [
+        (DType::F32, "f32"),
+        (DType::F64, "f64"),
+        (DType::F16, "f16"),
+        (DType::I32, "i32"),
+    ] {
+        for reduce in ["reduce sum", "reduce prod", "reduce max", "reduce min", "arg argmax", "arg argmin"] {
+            let out_dtype = if reduce.starts_with("arg") { "i32" } else { name };
+            for (rows, cols) in [(2, 13), (4, 8), (8, 24), (12, 5), (8, 1)] {
+                let func = parse(&format!(
+                    "kernel @r(%x: tensor<{name}, 2>, %out: tensor<{out_dtype}, 1>) {{
+  %p = program_id 0 : i32
+  %c0 = constant 0 : i32
+  %vx = partition_view %x [{rows}, {cols}] : view<{name}, [{rows}, {cols}]>
+  %vo = partition_view %out [{rows}] : view<{out_dtype}, [{rows}]>
+  %a = load %vx[%p, %c0] : tile<{rows}x{cols}x{name}>
+  %r = {reduce} %a axis 1 : tile<{rows}x{out_dtype}>
+  store %r, %vo[%p]
+}}"
+                ));
+                let out = if reduce.starts_with("arg") { DType::I32 } else { dtype };
+                let args = vec![
+                    special_values(dtype, 2 * rows, cols),
+                    tensor_of(3, &[2 * rows], out),
+                ];
+                host_agrees(&func, [2, 1, 1], args);
+            }
+        }
+    }
+}

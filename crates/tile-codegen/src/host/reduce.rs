@@ -5,8 +5,13 @@
 //! right, one rounding per step (docs/semantics.md §6); the loops run `o`,
 //! then `k` along the axis, then `i` innermost, so that independent lanes are
 //! the vectorizable loop and each lane still sees `k` ascending. Along the
-//! last axis (`inner` is 1) `fold` runs `k` outside `o` instead, so the rows'
-//! dependent chains interleave (layernorm's two rows: 2.1 → 3.1 GB/s).
+//! last axis (`inner` is 1) the lanes are the rows: a reduction of at least
+//! four rows first transposes its operand (`[extent, rows]`, shuffled in
+//! 8 × 8 blocks where they divide it), so each step is one vector op across
+//! the rows; fewer rows, and scans, run `k` outside the rows, so that their
+//! dependent chains at least interleave. An f32/f64 `sum`/`prod` folds
+//! without canonicalizing NaN on each step and canonicalizes each lane once
+//! at the end (bit-identical: a NaN stays a NaN through every later step).
 
 use super::error::HostError;
 use super::frame::TileRef;
@@ -61,16 +66,20 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                     ReduceKind::Min => BinaryOp::Min,
                 };
                 let out = self.place(&[outer, inner], x.dtype);
-                self.first_of_lanes(&x, &out, dims)?;
-                self.fold(&x, &out, dims, op, false)?;
+                self.lanes_contiguous(&x, dims, &mut |l, x, d| {
+                    l.first_of_lanes(x, &out, d)?;
+                    l.fold(x, &out, d, op, false)
+                })?;
                 out
             }
             OpKind::ArgReduce { kind, .. } => {
                 let best = self.place(&[outer, inner], x.dtype);
-                self.first_of_lanes(&x, &best, dims)?;
                 let out = self.place(&[outer, inner], DType::I32);
                 self.fill(&out, tile_ir::Scalar::I32(0))?;
-                self.arg_fold(&x, &best, &out, dims, kind)?;
+                self.lanes_contiguous(&x, dims, &mut |l, x, d| {
+                    l.first_of_lanes(x, &best, d)?;
+                    l.arg_fold(x, &best, &out, d, kind)
+                })?;
                 out
             }
             _ => return Err(HostError::internal("not a reduction")),
@@ -85,6 +94,35 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         };
         self.define(result, value);
         Ok(())
+    }
+
+    /// Runs `body` with `x` and `d`; for a reduction along the last axis of
+    /// at least [`TRANSPOSED_ROWS`] rows, with a transposed copy of `x`
+    /// (`[extent, rows]`, freed afterwards) seen as one block whose lanes
+    /// (the rows) are the contiguous inner axis: each step of the fold is
+    /// then one vector op across the rows, in the same order per row.
+    fn lanes_contiguous(
+        &mut self,
+        x: &TileRef,
+        d: Dims,
+        body: &mut dyn FnMut(&mut Self, &TileRef, Dims) -> Result<(), HostError>,
+    ) -> Result<(), HostError> {
+        if d.inner != 1 || d.outer < TRANSPOSED_ROWS || d.extent < 2 {
+            return body(self, x, d);
+        }
+        self.scoped(&mut |l| {
+            let xt = l.place(&[d.extent, d.outer], x.dtype);
+            if !l.transpose_blocks(x, &xt, [1, d.outer, d.extent])? {
+                let (to, from) = ([d.outer as i64, 1], [1, d.extent as i64]);
+                l.copy_affine(&[d.extent, d.outer], &xt, 0, &to, x, 0, &from)?;
+            }
+            let lanes = Dims {
+                outer: 1,
+                extent: d.extent,
+                inner: d.outer,
+            };
+            body(l, &xt, lanes)
+        })
     }
 
     /// `out[o, i] = x[o, 0, i]` for every lane.
@@ -108,6 +146,16 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             return Ok(());
         }
         let (lane, along) = ((d.extent * d.inner) as i64, d.inner as i64);
+        // An f32/f64 sum or product of a reduction takes its steps unrounded
+        // to the canonical NaN and canonicalizes the lanes once at the end:
+        // a NaN stays a NaN through every later step, and other values are
+        // the same, so the result is bit-identical with one op fewer on each
+        // step's dependent chain. (A scan stores every step.)
+        let raw = match (op, x.dtype) {
+            _ if scan => None,
+            (BinaryOp::Add | BinaryOp::Mul, DType::F32 | DType::F64) => Some(op),
+            _ => None,
+        };
         // Along the last axis (`inner` 1), the lanes are the rows: run `k`
         // outside and the rows inside, so that their independent chains
         // interleave instead of running one after the other (each row still
@@ -139,9 +187,28 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             };
             let acc = l.get(out, read)?;
             let v = l.get(x, from)?;
-            let next = l.apply(&OpKind::Binary(op), &[x.dtype; 2], &[acc, v])?;
+            let next = match raw {
+                Some(BinaryOp::Add) => {
+                    let (a, v) = (acc.into_float_value(), v.into_float_value());
+                    l.e.b.build_float_add(a, v, "acc")?.into()
+                }
+                Some(_) => {
+                    let (a, v) = (acc.into_float_value(), v.into_float_value());
+                    l.e.b.build_float_mul(a, v, "acc")?.into()
+                }
+                None => l.apply(&OpKind::Binary(op), &[x.dtype; 2], &[acc, v])?,
+            };
             l.set(out, write, next)
-        })
+        })?;
+        if raw.is_some() {
+            let lanes = self.i64((d.outer * d.inner) as i64);
+            self.counted(lanes, &mut |l, i| {
+                let acc = l.get(out, i)?.into_float_value();
+                let canonical = l.e.canonicalize(acc)?;
+                l.set(out, i, canonical.into())
+            })?;
+        }
+        Ok(())
     }
 
     /// `arg` along the lanes: `best` holds each lane's best value so far,
@@ -221,6 +288,10 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             .into_int_value())
     }
 }
+
+/// The fewest rows for which a reduction along the last axis transposes
+/// its operand first (`lanes_contiguous`): a vector of four f32 lanes.
+const TRANSPOSED_ROWS: usize = 4;
 
 /// The operand of a reduction as `[outer, extent, inner]`.
 #[derive(Clone, Copy)]
