@@ -1,29 +1,30 @@
-//! Loads fused into the elementwise op that consumes them.
+//! Which tiles are lazy: computed inside the loop of the op that consumes
+//! them (`lazy.rs`) instead of stored in the frame.
 //!
-//! A load copies its partition into the frame, and the elementwise op that
-//! uses it reads the copy: for `x + y`, two copy loops (one input stream in
-//! flight at a time) and then the add. Where nothing can tell the difference,
-//! the load is instead **deferred**: its checks run where it stands, but its
-//! elements are read from the tensor inside the consumer's loop, so every
-//! fused input streams at once and no frame copy is made.
-//!
-//! A load is deferred when its tile has exactly one use, that use is an
-//! elementwise op later in the same region, and no op between them may write
-//! memory (a store, a layout-view store, or a `for`/`if` whose regions could
-//! hold one): the elements read later are then the ones the load would have
-//! copied. A masked load whose partition turns out to be partial at run time
-//! is copied into the frame after all (padding and all), by the consumer,
-//! which then runs its ordinary loop (`elementwise.rs`).
+//! Every op on tiles is a loop over the elements; a chain of them (a load,
+//! a broadcast, a subtraction, a select, ...) is as many passes over the
+//! frame, each storing a tile the next one reads once. A tile is instead
+//! **lazy** when it is made by `full`, `iota`, an elementwise op, a
+//! `broadcast`/`expand` or a load, has exactly one use, and that use is an
+//! elementwise op or a `broadcast`/`expand` later in the same region (not a
+//! broadcast of an elementwise op's tile, which would compute each element
+//! once per repetition): the
+//! first consumer that is not lazy itself (the chain's *root*) computes the
+//! whole chain in one loop. A load's checks still run where it stands, but
+//! its elements are read in the root's loop, so no op between the two may
+//! write memory (a store, a layout-view store, or a `for`/`if` whose regions
+//! could hold one): the elements read later are then the ones the load
+//! would have copied. For `x + y` both inputs stream at once, with no copy.
 
 use std::collections::{HashMap, HashSet};
-use tile_ir::{Function, OpId, OpKind, Region, Value};
+use tile_ir::{Function, OpId, OpKind, Region, Type, Value};
 
-/// The loads of `func` to defer into their consumers.
-pub(super) fn deferred_loads(func: &Function) -> HashSet<OpId> {
+/// The ops of `func` whose tiles are lazy.
+pub(super) fn lazy_ops(func: &Function) -> HashSet<OpId> {
     let uses = use_counts(func);
-    let mut deferred = HashSet::new();
-    defer_in(func, &func.body, &uses, &mut deferred);
-    deferred
+    let mut lazy = HashSet::new();
+    lazy_in(func, &func.body, &uses, &mut lazy);
+    lazy
 }
 
 /// How many times each value is an operand, anywhere in `func`.
@@ -37,45 +38,101 @@ fn use_counts(func: &Function) -> HashMap<Value, usize> {
     uses
 }
 
-/// Adds the deferrable loads of `region` and of the regions nested in it.
-fn defer_in(
+/// Adds the lazy ops of `region` and of the regions nested in it.
+fn lazy_in(
     func: &Function,
     region: &Region,
     uses: &HashMap<Value, usize>,
-    deferred: &mut HashSet<OpId>,
+    lazy: &mut HashSet<OpId>,
 ) {
+    // The position in `region` of the only user of each candidate's tile.
+    let mut user_at: HashMap<usize, usize> = HashMap::new();
     for (at, &id) in region.ops.iter().enumerate() {
         let op = func.op(id);
         for nested in &op.regions {
-            defer_in(func, nested, uses, deferred);
-        }
-        if !matches!(op.kind, OpKind::Load | OpKind::LoadMasked { .. }) {
-            continue;
+            lazy_in(func, nested, uses, lazy);
         }
         let [tile] = op.results.as_slice() else {
             continue;
         };
-        if uses.get(tile) != Some(&1) {
+        if !makes_lazily(&op.kind)
+            || !matches!(func.ty(*tile), Type::Tile(_))
+            || uses.get(tile) != Some(&1)
+        {
             continue;
         }
-        for &later in &region.ops[at + 1..] {
-            let next = func.op(later);
-            if next.operands.contains(tile) {
-                if is_elementwise(&next.kind) {
-                    deferred.insert(id);
-                }
+        let user = region.ops[at + 1..]
+            .iter()
+            .position(|&u| func.op(u).operands.contains(tile));
+        if let Some(offset) = user {
+            let consumer = &func.op(region.ops[at + 1 + offset]).kind;
+            if consumes_lazily(consumer) && !(repeats(consumer) && computes(&op.kind)) {
+                lazy.insert(id);
+                user_at.insert(at, at + 1 + offset);
+            }
+        }
+    }
+    // A load is read at its chain's root: nothing between may write.
+    for (at, &id) in region.ops.iter().enumerate() {
+        if !matches!(func.op(id).kind, OpKind::Load | OpKind::LoadMasked { .. })
+            || !lazy.contains(&id)
+        {
+            continue;
+        }
+        let mut root = at;
+        while let Some(&next) = user_at.get(&root) {
+            root = next;
+            if !lazy.contains(&region.ops[root]) {
                 break;
             }
-            if next.kind.writes_memory() || !next.regions.is_empty() {
-                break;
-            }
+        }
+        let writes = region.ops[at + 1..root].iter().any(|&between| {
+            let op = func.op(between);
+            op.kind.writes_memory() || !op.regions.is_empty()
+        });
+        if writes {
+            lazy.remove(&id);
         }
     }
 }
 
-/// Whether `kind` is an elementwise op with operands (the ops
-/// `Lowering::elementwise` computes element by element).
-fn is_elementwise(kind: &OpKind) -> bool {
+/// Whether an op of `kind` can make a lazy tile.
+fn makes_lazily(kind: &OpKind) -> bool {
+    matches!(
+        kind,
+        OpKind::Load
+            | OpKind::LoadMasked { .. }
+            | OpKind::Full { .. }
+            | OpKind::Iota { .. }
+            | OpKind::Broadcast { .. }
+            | OpKind::Expand { .. }
+    ) || consumes_lazily(kind)
+}
+
+/// Whether an op of `kind` may read an operand element many times (a
+/// broadcast repeats its extent-1 axes).
+fn repeats(kind: &OpKind) -> bool {
+    matches!(kind, OpKind::Broadcast { .. } | OpKind::Expand { .. })
+}
+
+/// Whether an op of `kind` computes (an elementwise op) rather than moves
+/// or makes elements: lazy under a broadcast, it would be computed again
+/// for every repetition (a row's `rsqrt` once per element of the row).
+fn computes(kind: &OpKind) -> bool {
+    !matches!(
+        kind,
+        OpKind::Load
+            | OpKind::LoadMasked { .. }
+            | OpKind::Full { .. }
+            | OpKind::Iota { .. }
+            | OpKind::Broadcast { .. }
+            | OpKind::Expand { .. }
+    )
+}
+
+/// Whether an op of `kind` computes its result element by element from its
+/// operands' elements, so it can read lazy tiles.
+fn consumes_lazily(kind: &OpKind) -> bool {
     matches!(
         kind,
         OpKind::Unary(_)
@@ -84,18 +141,19 @@ fn is_elementwise(kind: &OpKind) -> bool {
             | OpKind::Select
             | OpKind::Fma
             | OpKind::Cast { .. }
+            | OpKind::Broadcast { .. }
+            | OpKind::Expand { .. }
     )
 }
 
 #[cfg(test)]
 mod tests {
-    use super::deferred_loads;
+    use super::lazy_ops;
     use tile_ir::{Function, OpKind, ValueDef};
 
-    /// The tensors (parameter names) read by the deferred loads of the kernel
-    /// whose body (after the views `%vx`, `%vy` and `%vo` of `x`, `y` and
-    /// `out`, all `[8]`, and `%p`, the program id) is `body`, sorted.
-    fn deferred(body: &str) -> Vec<String> {
+    /// The kernel whose body (after the views `%vx`, `%vy` and `%vo` of `x`,
+    /// `y` and `out`, all `[8]`, and `%p`, the program id) is `body`.
+    fn kernel(body: &str) -> Function {
         let text = format!(
             "kernel @k(%x: tensor<f32, 1>, %y: tensor<f32, 1>, %out: tensor<f32, 1>, %n: i32) {{
   %p = program_id 0 : i32
@@ -105,14 +163,20 @@ mod tests {
 {body}
 }}"
         );
-        let func: Function =
-            tile_ir::text::parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-        let mut out: Vec<String> = deferred_loads(&func)
+        tile_ir::text::parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    }
+
+    /// The tensors (parameter names) read by the lazy loads of the kernel
+    /// of `body`, sorted.
+    fn deferred(body: &str) -> Vec<String> {
+        let func = kernel(body);
+        let mut out: Vec<String> = lazy_ops(&func)
             .into_iter()
+            .filter(|&id| matches!(func.op(id).kind, OpKind::Load | OpKind::LoadMasked { .. }))
             .map(|id| {
-                let op = func.op(id);
-                assert!(matches!(op.kind, OpKind::Load | OpKind::LoadMasked { .. }));
-                let view = func.defining_op(op.operands[0]).expect("a view op");
+                let view = func
+                    .defining_op(func.op(id).operands[0])
+                    .expect("a view op");
                 match func.values[func.op(view).operands[0]].def {
                     ValueDef::Param(index) => func.params[index].name.clone(),
                     _ => panic!("a view of a non-parameter"),
@@ -121,6 +185,19 @@ mod tests {
             .collect();
         out.sort();
         out
+    }
+
+    /// The names of the ops with lazy tiles in the kernel of `body`, in
+    /// program order.
+    fn lazy_kinds(body: &str) -> Vec<&'static str> {
+        let func = kernel(body);
+        let lazy = lazy_ops(&func);
+        func.body
+            .ops
+            .iter()
+            .filter(|id| lazy.contains(id))
+            .map(|&id| func.op(id).kind.name())
+            .collect()
     }
 
     #[test]
@@ -186,5 +263,51 @@ mod tests {
     yield
   }";
         assert_eq!(deferred(body), ["x"]);
+    }
+
+    #[test]
+    fn chains_are_lazy_up_to_their_root() {
+        // `%e` has two uses: it is the root of `%a`, `%b` and `%d`; `%f`
+        // consumes it and is stored (the root of nothing lazy but `%g`).
+        let body = "  %a = load %vx[%p] : tile<8xf32>
+  %c = constant 2.0 : f32
+  %b = broadcast %c to [8] : tile<8xf32>
+  %d = mul %a, %b : tile<8xf32>
+  %e = exp %d : tile<8xf32>
+  %g = full 1.0 : tile<8xf32>
+  %f = fma %e, %e, %g : tile<8xf32>
+  store %f, %vo[%p]";
+        assert_eq!(lazy_kinds(body), ["load", "broadcast", "mul", "full"]);
+    }
+
+    #[test]
+    fn a_store_before_the_root_keeps_the_load() {
+        // `%a`'s only user `%d` is lazy; its root `%s` comes after a store.
+        let body = "  %a = load %vx[%p] : tile<8xf32>
+  %d = neg %a : tile<8xf32>
+  %z = full 0.0 : tile<8xf32>
+  store %z, %vx[%p]
+  %s = abs %d : tile<8xf32>
+  store %s, %vo[%p]";
+        assert_eq!(lazy_kinds(body), ["neg"]);
+    }
+
+    #[test]
+    fn computed_tiles_under_a_broadcast_are_stored() {
+        // `%r` would be computed once per repetition: it is stored; the
+        // loaded row `%w` is read again instead.
+        let body = "  %w = load %vx[%p] : tile<8xf32>
+  %r = rsqrt %w : tile<8xf32>
+  %rb = broadcast %r to [2, 8] : tile<2x8xf32>
+  %wb = broadcast %w2 to [2, 8] : tile<2x8xf32>
+  %s = add %rb, %wb : tile<2x8xf32>
+  %f = reshape %s to [16] : tile<16xf32>
+  %v2 = partition_view %out [16] : view<f32, [16]>
+  store %f, %v2[%p]";
+        let body = body.replace("  %wb", "  %w2 = load %vy[%p] : tile<8xf32>\n  %wb");
+        assert_eq!(
+            lazy_kinds(&body),
+            ["load", "broadcast", "load", "broadcast"]
+        );
     }
 }

@@ -8,8 +8,8 @@ use super::check::CheckSite;
 use super::error::HostError;
 use super::frame::TileRef;
 use super::fuse;
+use super::lazy::Expr;
 use super::lview::ViewRef;
-use super::memory::DeferredLoad;
 use super::stream::{self, Streaming};
 use crate::emit::Emitter;
 use inkwell::builder::Builder;
@@ -39,9 +39,9 @@ pub(super) enum HostValue<'ctx> {
     Scalar(BasicValueEnum<'ctx>),
     /// A tile, at its place in the frame.
     Tile(TileRef),
-    /// A tile still in its tensor: a load deferred into its only consumer
-    /// (`fuse.rs`).
-    Loaded(DeferredLoad<'ctx>),
+    /// A tile computed inside the loop of the op that consumes it
+    /// (`lazy.rs`, chosen by `fuse.rs`).
+    Lazy(Expr<'ctx>),
     /// The tensor parameter at this position.
     Tensor(usize),
     /// A layout view.
@@ -82,8 +82,8 @@ pub(super) struct Lowering<'a, 'ctx> {
     pub(super) checks: Vec<CheckSite>,
     /// How stores stream past the caches, where any may (`stream.rs`).
     pub(super) streaming: Option<Streaming<'ctx>>,
-    /// The loads read by their consumers instead of copied (`fuse.rs`).
-    pub(super) deferred: HashSet<OpId>,
+    /// The ops whose tiles are lazy (`fuse.rs`).
+    pub(super) lazy: HashSet<OpId>,
     /// The scopes that keep frame and tensor accesses apart (`alias.rs`).
     pub(super) scopes: AliasScopes<'ctx>,
 }
@@ -142,7 +142,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             loops: 0,
             checks: Vec::new(),
             streaming: None,
-            deferred: fuse::deferred_loads(func),
+            lazy: fuse::lazy_ops(func),
             scopes: AliasScopes::new(ctx),
         };
         let threshold = l.parameters(param(0)?)?;
@@ -240,6 +240,11 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     /// Emits one op.
     fn op(&mut self, id: OpId) -> Result<(), HostError> {
         let op = self.func.op(id);
+        let load = matches!(op.kind, OpKind::Load | OpKind::LoadMasked { .. });
+        if self.lazy.contains(&id) && !load {
+            let expr = self.expr_of(id)?;
+            return self.define_result(id, HostValue::Lazy(expr));
+        }
         match &op.kind {
             OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => {
                 let grid = u64::from(matches!(op.kind, OpKind::NumPrograms { .. }));

@@ -15,6 +15,7 @@ use super::alias::Memory;
 use super::check::Code;
 use super::error::HostError;
 use super::frame::TileRef;
+use super::lazy::Expr;
 use super::lower::{HostValue, Lowering, TensorArg};
 use inkwell::values::{BasicValue, BasicValueEnum, InstructionValue, IntValue};
 use inkwell::IntPredicate;
@@ -34,7 +35,7 @@ struct Partition<'ctx> {
 }
 
 /// A checked load whose elements are read where its tile is used
-/// (`fuse.rs`), or copied into the frame by [`Lowering::materialize`].
+/// (`lazy.rs`), or copied into the frame by [`Lowering::materialize`].
 #[derive(Clone)]
 pub(super) struct DeferredLoad<'ctx> {
     part: Partition<'ctx>,
@@ -103,8 +104,8 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                     place: self.place(&tile_shape, dtype),
                     pad,
                 };
-                if self.deferred.contains(&id) {
-                    return self.define_result(id, HostValue::Loaded(load));
+                if self.lazy.contains(&id) {
+                    return self.define_result(id, HostValue::Lazy(Expr::Load(load)));
                 }
                 self.materialize(&load)?;
                 self.define_result(id, HostValue::Tile(load.place))

@@ -67,6 +67,7 @@ mod error;
 mod exp;
 mod frame;
 mod fuse;
+mod lazy;
 mod lower;
 mod lview;
 mod math;

@@ -28,6 +28,11 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             self.define(result, HostValue::Tile(out));
             return Ok(());
         }
+        if matches!(kind, OpKind::Broadcast { .. } | OpKind::Expand { .. })
+            && self.has_lazy_operand(id)?
+        {
+            return self.evaluate_op(id);
+        }
         let x = self.tile(first)?;
         if let OpKind::Reshape { shape } = kind {
             let mut alias = x;

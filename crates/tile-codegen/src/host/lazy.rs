@@ -1,0 +1,346 @@
+//! Lazy tiles: values computed inside the loop of the op that consumes them.
+//!
+//! A lazy tile (`fuse.rs` chooses them) is an expression over element
+//! coordinates: a tile in the frame, a scalar, `full`, `iota`, a deferred
+//! load, an elementwise op of lazy operands, or a `broadcast`/`expand` of
+//! one. The first op that is not lazy itself — its **root** — evaluates the
+//! whole expression in one loop nest over its own shape and stores only the
+//! result: `fma(c · r, w, b)` over broadcast rows and vectors is one pass
+//! over the tile instead of one per op, and no intermediate tile takes frame
+//! space or cache.
+//!
+//! Deferred loads are read from their tensors in that loop, with a second
+//! version of the loop for tensors whose last stride is 1 at run time (so
+//! LLVM sees consecutive elements). A masked load whose partition is partial
+//! at run time is copied into the frame with its padding after all, and the
+//! expression then reads the copy.
+
+use super::error::HostError;
+use super::frame::{row_major, TileRef};
+use super::lower::{HostValue, Lowering};
+use super::memory::DeferredLoad;
+use inkwell::values::{BasicValueEnum, IntValue};
+use tile_ir::{DType, OpId, OpKind, Scalar, Type, Value};
+
+/// A lazy tile: how to compute its element at a coordinate.
+#[derive(Clone)]
+pub(super) enum Expr<'ctx> {
+    /// A tile in the frame.
+    Tile(TileRef),
+    /// A scalar, the same at every coordinate.
+    Scalar(BasicValueEnum<'ctx>),
+    /// `full`: a constant.
+    Full(Scalar),
+    /// `iota` of a dtype and shape: the row-major index.
+    Iota { dtype: DType, shape: Vec<usize> },
+    /// A load not copied yet.
+    Load(DeferredLoad<'ctx>),
+    /// An elementwise op on operands of `dtypes`.
+    Op {
+        kind: OpKind,
+        dtypes: Vec<DType>,
+        operands: Vec<Expr<'ctx>>,
+    },
+    /// A broadcast (or expand) of an operand of `shape`, aligned to the
+    /// right; its axes of extent 1 repeat.
+    Broadcast {
+        operand: Box<Expr<'ctx>>,
+        shape: Vec<usize>,
+    },
+}
+
+/// Where an expression's deferred loads are read.
+#[derive(Clone, Copy)]
+enum Reads {
+    /// From their tensors (their partitions are whole).
+    Tensors,
+    /// From their places in the frame (copied already).
+    Copies,
+}
+
+impl<'ctx> Expr<'ctx> {
+    /// The deferred loads of the expression.
+    fn loads(&self) -> Vec<&DeferredLoad<'ctx>> {
+        let mut loads = Vec::new();
+        self.visit_loads(&mut |load| loads.push(load));
+        loads
+    }
+
+    fn visit_loads<'e>(&'e self, visit: &mut dyn FnMut(&'e DeferredLoad<'ctx>)) {
+        match self {
+            Expr::Load(load) => visit(load),
+            Expr::Op { operands, .. } => operands.iter().for_each(|e| e.visit_loads(visit)),
+            Expr::Broadcast { operand, .. } => operand.visit_loads(visit),
+            Expr::Tile(_) | Expr::Scalar(_) | Expr::Full(_) | Expr::Iota { .. } => {}
+        }
+    }
+
+    /// The expression with each load replaced by `replace(load)`.
+    fn map_loads(
+        &self,
+        replace: &mut dyn FnMut(&DeferredLoad<'ctx>) -> Result<Expr<'ctx>, HostError>,
+    ) -> Result<Expr<'ctx>, HostError> {
+        Ok(match self {
+            Expr::Load(load) => replace(load)?,
+            Expr::Op {
+                kind,
+                dtypes,
+                operands,
+            } => Expr::Op {
+                kind: kind.clone(),
+                dtypes: dtypes.clone(),
+                operands: operands
+                    .iter()
+                    .map(|e| e.map_loads(replace))
+                    .collect::<Result<_, _>>()?,
+            },
+            Expr::Broadcast { operand, shape } => Expr::Broadcast {
+                operand: Box::new(operand.map_loads(replace)?),
+                shape: shape.clone(),
+            },
+            other => other.clone(),
+        })
+    }
+}
+
+impl<'a, 'ctx> Lowering<'a, 'ctx> {
+    /// The expression of op `id` (`full`, `iota`, an elementwise op, or a
+    /// `broadcast`/`expand`) over the values of its operands.
+    pub(super) fn expr_of(&self, id: OpId) -> Result<Expr<'ctx>, HostError> {
+        let op = self.func.op(id);
+        Ok(match &op.kind {
+            OpKind::Full { value, .. } => Expr::Full(*value),
+            OpKind::Iota { dtype, .. } => Expr::Iota {
+                dtype: *dtype,
+                shape: self.tile_shape(self.result(id)?)?,
+            },
+            OpKind::Broadcast { .. } | OpKind::Expand { .. } => {
+                let v = *op
+                    .operands
+                    .first()
+                    .ok_or_else(|| HostError::internal("a broadcast without an operand"))?;
+                let shape = match self.func.ty(v) {
+                    Type::Scalar(_) => Vec::new(),
+                    _ => self.tile_shape(v)?,
+                };
+                Expr::Broadcast {
+                    operand: Box::new(self.operand_expr(v)?),
+                    shape,
+                }
+            }
+            kind => Expr::Op {
+                kind: kind.clone(),
+                dtypes: op
+                    .operands
+                    .iter()
+                    .map(|&v| self.func.ty(v).dtype())
+                    .collect(),
+                operands: op
+                    .operands
+                    .iter()
+                    .map(|&v| self.operand_expr(v))
+                    .collect::<Result<_, _>>()?,
+            },
+        })
+    }
+
+    /// Whether any operand of `id` is a lazy tile.
+    pub(super) fn has_lazy_operand(&self, id: OpId) -> Result<bool, HostError> {
+        for &v in self.operands(id) {
+            if let HostValue::Lazy(_) = self.value(v)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// The value of `v` as an expression.
+    fn operand_expr(&self, v: Value) -> Result<Expr<'ctx>, HostError> {
+        match self.value(v)? {
+            HostValue::Tile(t) => Ok(Expr::Tile(t)),
+            HostValue::Scalar(s) => Ok(Expr::Scalar(s)),
+            HostValue::Lazy(e) => Ok(e),
+            _ => Err(HostError::internal(format!(
+                "{} is not a tile or a scalar",
+                self.names.name(v)
+            ))),
+        }
+    }
+
+    /// The static shape of the tile value `v`.
+    fn tile_shape(&self, v: Value) -> Result<Vec<usize>, HostError> {
+        match self.func.ty(v) {
+            Type::Tile(t) => Ok(t.shape.dims().to_vec()),
+            other => Err(HostError::internal(format!("a tile shape of a {other}"))),
+        }
+    }
+
+    /// Computes op `id`, whose operands include a lazy tile, into a new
+    /// place for its result.
+    pub(super) fn evaluate_op(&mut self, id: OpId) -> Result<(), HostError> {
+        let expr = self.expr_of(id)?;
+        let result = self.result(id)?;
+        let out = self.place_of(result)?;
+        self.evaluate(&expr, &out)?;
+        self.define(result, HostValue::Tile(out));
+        Ok(())
+    }
+
+    /// Computes `expr` into `out` (its shape) in one loop nest.
+    pub(super) fn evaluate(&mut self, expr: &Expr<'ctx>, out: &TileRef) -> Result<(), HostError> {
+        let loads = expr.loads();
+        let mut whole = None;
+        for w in loads.iter().filter_map(|load| load.whole()) {
+            whole = Some(match whole {
+                None => w,
+                Some(all) => self.e.b.build_and(all, w, "whole")?,
+            });
+        }
+        match whole {
+            None => self.evaluate_fused(expr, out),
+            // A partial partition is copied with its padding after all.
+            Some(whole) => self.either(whole, &mut |l| l.evaluate_fused(expr, out), &mut |l| {
+                for load in &loads {
+                    l.materialize(load)?;
+                }
+                l.evaluate_loop(expr, out, Reads::Copies)
+            }),
+        }
+    }
+
+    /// [`Self::evaluate`] reading loads from their tensors: twice, with the
+    /// last strides known to be 1 where they are at run time, and as given.
+    fn evaluate_fused(&mut self, expr: &Expr<'ctx>, out: &TileRef) -> Result<(), HostError> {
+        let mut all_unit: Option<IntValue<'ctx>> = None;
+        let contiguous = expr.map_loads(&mut |load| {
+            Ok(Expr::Load(match self.contiguous_load(load)? {
+                Some((unit, load)) => {
+                    all_unit = Some(match all_unit {
+                        None => unit,
+                        Some(all) => self.e.b.build_and(all, unit, "units")?,
+                    });
+                    load
+                }
+                None => load.clone(),
+            }))
+        })?;
+        match all_unit {
+            Some(all_unit) => self.either(
+                all_unit,
+                &mut |l| l.evaluate_loop(&contiguous, out, Reads::Tensors),
+                &mut |l| l.evaluate_loop(expr, out, Reads::Tensors),
+            ),
+            None => self.evaluate_loop(expr, out, Reads::Tensors),
+        }
+    }
+
+    /// The loop nest over `out` that stores `expr` at every coordinate.
+    /// Broadcasts that repeat along the last axis are read once per row,
+    /// before the innermost loop ([`Self::hoisted`]).
+    fn evaluate_loop(
+        &mut self,
+        expr: &Expr<'ctx>,
+        out: &TileRef,
+        reads: Reads,
+    ) -> Result<(), HostError> {
+        let strides = out.strides();
+        let Some((&last, outer)) = out.shape.split_last() else {
+            let v = self.element_of(expr, &[], reads)?;
+            return self.set(out, self.i64(0), v);
+        };
+        self.nest_static(outer, &mut |l, rows| {
+            let mut j = rows.to_vec();
+            j.push(l.i64(0));
+            let row = l.hoisted(expr, &j, reads)?;
+            let n = l.i64(last as i64);
+            l.counted(n, &mut |l, i| {
+                if let Some(c) = j.last_mut() {
+                    *c = i;
+                }
+                let v = l.element_of(&row, &j, reads)?;
+                let at = l.linear(&j, &strides, 0)?;
+                l.set(out, at, v)
+            })
+        })
+    }
+
+    /// `expr` with each broadcast that repeats along the last axis replaced
+    /// by its value in the row that starts at `j`. Read inside the innermost
+    /// loop, such an element has the same frame address on every trip, and
+    /// LLVM cannot tell that the loop's stores to the same frame leave it
+    /// alone: it would keep the loop scalar.
+    fn hoisted(
+        &self,
+        expr: &Expr<'ctx>,
+        j: &[IntValue<'ctx>],
+        reads: Reads,
+    ) -> Result<Expr<'ctx>, HostError> {
+        Ok(match expr {
+            Expr::Broadcast { shape, .. } if shape.last().is_none_or(|&e| e == 1) => {
+                Expr::Scalar(self.element_of(expr, j, reads)?)
+            }
+            Expr::Op {
+                kind,
+                dtypes,
+                operands,
+            } => Expr::Op {
+                kind: kind.clone(),
+                dtypes: dtypes.clone(),
+                operands: operands
+                    .iter()
+                    .map(|e| self.hoisted(e, j, reads))
+                    .collect::<Result<_, _>>()?,
+            },
+            other => other.clone(),
+        })
+    }
+
+    /// The element of `expr` at coordinate `j` (`i64`s, one per axis of its
+    /// shape).
+    fn element_of(
+        &self,
+        expr: &Expr<'ctx>,
+        j: &[IntValue<'ctx>],
+        reads: Reads,
+    ) -> Result<BasicValueEnum<'ctx>, HostError> {
+        match expr {
+            Expr::Tile(t) => self.get(t, self.linear(j, &t.strides(), 0)?),
+            Expr::Scalar(s) => Ok(*s),
+            Expr::Full(value) => Ok(self.e.constant(*value)?),
+            Expr::Iota { dtype, shape } => {
+                let i = self.linear(j, &row_major(shape), 0)?;
+                Ok(self.e.cast(i.into(), DType::U64, *dtype)?)
+            }
+            Expr::Load(load) => match reads {
+                Reads::Tensors => self.read_deferred(load, j),
+                Reads::Copies => {
+                    let t = &load.place;
+                    self.get(t, self.linear(j, &t.strides(), 0)?)
+                }
+            },
+            Expr::Op {
+                kind,
+                dtypes,
+                operands,
+            } => {
+                let args = operands
+                    .iter()
+                    .map(|e| self.element_of(e, j, reads))
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.apply(kind, dtypes, &args)
+            }
+            Expr::Broadcast { operand, shape } => {
+                let lead = j
+                    .len()
+                    .checked_sub(shape.len())
+                    .ok_or_else(|| HostError::internal("a broadcast to a lower rank"))?;
+                let k: Vec<IntValue<'ctx>> = shape
+                    .iter()
+                    .zip(&j[lead..])
+                    .map(|(&extent, &c)| if extent == 1 { self.i64(0) } else { c })
+                    .collect();
+                self.element_of(operand, &k, reads)
+            }
+        }
+    }
+}
