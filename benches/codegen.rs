@@ -148,7 +148,7 @@ fn ptx_statistics() {
     let infos: [&KernelInfo; 8] = [
         &vector_add::vector_add::<1024>::INFO,
         &softmax::softmax::<4, 256>::INFO,
-        &layernorm::layernorm::<2, 384>::INFO,
+        &layernorm::layernorm::<8, 384>::INFO,
         &matmul::matmul::<32, 32, 16>::INFO,
         &matmul::matmul_f16::<32, 32, 16>::INFO,
         &transpose::transpose::<32, 32>::INFO,

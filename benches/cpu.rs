@@ -215,10 +215,10 @@ fn bench_layernorm(dev: &Device, rng: &mut Inputs, copy: f64) -> Result<Line, Er
         dev.tensor_from_slice(&bs, &[cols])?,
     );
     let mut out = dev.zeros::<f32>(&[rows, cols])?;
-    let grid = [rows.div_ceil(2) as u32];
+    let grid = [rows.div_ceil(8) as u32];
     let mut result = Ok(());
     let tile = median(5, || {
-        result = layernorm::layernorm::<2, 384>::launch(dev, grid, (&x, &w, &b, &mut out, eps))
+        result = layernorm::layernorm::<8, 384>::launch(dev, grid, (&x, &w, &b, &mut out, eps))
     });
     result?;
     let mut want = vec![0.0f32; rows * cols];

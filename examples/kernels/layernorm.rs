@@ -4,7 +4,7 @@
 use crate::common::{max_error, timed, Inputs, Row};
 use tile::{tile_kernel, Device, Error};
 
-#[tile_kernel(configs(BR = 2, BC = 384))]
+#[tile_kernel(configs(BR = 8, BC = 384))]
 pub fn layernorm<const BR: usize, const BC: usize>(
     x: &Tensor<f32, 2>,
     w: &Tensor<f32>,
@@ -55,11 +55,11 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     let w = dev.tensor_from_slice(&ws, &[cols])?;
     let b = dev.tensor_from_slice(&bs, &[cols])?;
     let mut out = dev.zeros::<f32>(&[rows, cols])?;
-    let grid = [rows.div_ceil(2) as u32];
-    let time = timed(|| layernorm::<2, 384>::launch(dev, grid, (&x, &w, &b, &mut out, eps)))?;
+    let grid = [rows.div_ceil(8) as u32];
+    let time = timed(|| layernorm::<8, 384>::launch(dev, grid, (&x, &w, &b, &mut out, eps)))?;
     Ok(vec![Row {
         kernel: "layernorm".into(),
-        code: dev.kernel_code(&layernorm::<2, 384>::kernel_spec())?,
+        code: dev.kernel_code(&layernorm::<8, 384>::kernel_spec())?,
         shape: format!("[{rows}, {cols}]"),
         max_error: max_error(&out.to_vec()?, &reference(&xs, &ws, &bs, eps)),
         tolerance: 1e-5,
