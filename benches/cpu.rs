@@ -1,7 +1,8 @@
 //! CPU device throughput of the example kernels, side by side with plain
 //! Rust loops, `ndarray`, the `matrixmultiply` crate (a tuned GEMM, on all
 //! cores) and the machine's own copy bandwidth measured in the same run (the
-//! roofline of the memory-bound kernels).
+//! roofline of the memory-bound kernels: copies and kernel runs alternate,
+//! and each kernel's share of the copy is the median over the rounds).
 //!
 //! The CPU device runs each kernel's host code, compiled ahead of time by
 //! `#[tile_kernel]` for the best instruction-set level this CPU supports.
@@ -33,6 +34,8 @@ mod vector_add;
 
 use common::Inputs;
 use std::time::{Duration, Instant};
+use tile::ir::interp::HostBuffer;
+use tile::runtime::cpu::huge_page_buffer;
 use tile::{Device, Error};
 
 /// The median time of `runs` calls of `f`, after one warm-up call.
@@ -54,22 +57,81 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Copy bandwidth in GB/s (bytes read + written), on all cores.
-fn copy_bandwidth(bytes: usize) -> f64 {
-    let n = bytes / 4;
-    let src = vec![1.0f32; n];
-    let mut dst = vec![0.0f32; n];
-    let chunk = n.div_ceil(cores());
-    let t = median(5, || {
-        std::thread::scope(|s| {
-            for (d, s_) in dst.chunks_mut(chunk).zip(src.chunks(chunk)) {
-                s.spawn(move || d.copy_from_slice(s_));
-            }
-        })
-    });
-    std::hint::black_box(&dst);
-    2.0 * bytes as f64 / t.as_secs_f64() / 1e9
+/// The machine's copy on all cores, between two buffers of the kind the CPU
+/// device gives tensors (on a line boundary, huge pages where large): the
+/// roofline of the memory-bound kernels, timed alternately with each of them
+/// so that a busy moment of a shared machine slows both.
+struct CopyProbe {
+    src: HostBuffer,
+    dst: HostBuffer,
+    /// GB/s of every copy run so far.
+    runs: Vec<f64>,
 }
+
+impl CopyProbe {
+    /// Two buffers of `bytes`, written once.
+    fn new(bytes: usize) -> Self {
+        let mut src = huge_page_buffer(bytes);
+        src.as_mut_slice().fill(1);
+        let mut dst = huge_page_buffer(bytes);
+        dst.as_mut_slice().fill(0);
+        CopyProbe {
+            src,
+            dst,
+            runs: Vec::new(),
+        }
+    }
+
+    /// One copy, in GB/s (bytes read + written).
+    fn run(&mut self) -> f64 {
+        let chunk = self.src.len().div_ceil(cores());
+        let start = Instant::now();
+        std::thread::scope(|s| {
+            let pairs = self.dst.as_mut_slice().chunks_mut(chunk);
+            for (d, from) in pairs.zip(self.src.as_slice().chunks(chunk)) {
+                s.spawn(move || d.copy_from_slice(from));
+            }
+        });
+        let rate = gbps(2 * self.src.len(), start.elapsed());
+        std::hint::black_box(&self.dst);
+        self.runs.push(rate);
+        rate
+    }
+
+    /// The median of the copies run so far.
+    fn median(&self) -> f64 {
+        let mut runs = self.runs.clone();
+        runs.sort_by(f64::total_cmp);
+        runs.get(runs.len() / 2).copied().unwrap_or(f64::NAN)
+    }
+}
+
+/// Times `kernel`, which moves `bytes`, `runs` times after a warm-up call,
+/// each time right after a copy: the kernel's median time, and the median
+/// over the rounds of its bandwidth over the copy's of the same round.
+fn against_copy(
+    copy: &mut CopyProbe,
+    runs: usize,
+    bytes: usize,
+    mut kernel: impl FnMut(),
+) -> (Duration, f64) {
+    kernel();
+    let (mut times, mut ratios) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let roof = copy.run();
+        let start = Instant::now();
+        kernel();
+        let t = start.elapsed();
+        times.push(t);
+        ratios.push(gbps(bytes, t) / roof);
+    }
+    times.sort();
+    ratios.sort_by(f64::total_cmp);
+    (times[runs / 2], ratios[runs / 2])
+}
+
+/// Rounds of copy and kernel for each memory-bound kernel.
+const ROUNDS: usize = 9;
 
 /// GB/s of `bytes` moved in `t`.
 fn gbps(bytes: usize, t: Duration) -> f64 {
@@ -95,11 +157,15 @@ struct Line {
     unit: &'static str,
     tile: f64,
     others: Vec<(&'static str, f64)>,
-    roofline: Option<f64>,
+    /// The median ratio to the copy bandwidth (memory-bound kernels).
+    of_copy: Option<f64>,
 }
 
 fn print(lines: &[Line], copy: f64) {
-    println!("copy bandwidth (all {} cores): {copy:.1} GB/s\n", cores());
+    println!(
+        "copy bandwidth (all {} cores, median of the runs alternating with the kernels): {copy:.1} GB/s\n",
+        cores()
+    );
     println!(
         "{:<12} {:<18} {:>12}  {:<52} {:<}",
         "kernel", "shape", "tile (cpu)", "comparisons", "tile of roofline"
@@ -110,9 +176,9 @@ fn print(lines: &[Line], copy: f64) {
             .iter()
             .map(|(name, v)| format!("{name} {v:.1}"))
             .collect();
-        let roof = l.roofline.map_or("-".to_string(), |r| {
-            format!("{:.0}% of copy", 100.0 * l.tile / r)
-        });
+        let roof = l
+            .of_copy
+            .map_or("-".to_string(), |r| format!("{:.0}% of copy", 100.0 * r));
         println!(
             "{:<12} {:<18} {:>7.1} {:<5}  {:<52} {}",
             l.kernel,
@@ -125,7 +191,7 @@ fn print(lines: &[Line], copy: f64) {
     }
 }
 
-fn bench_vector_add(dev: &Device, rng: &mut Inputs, copy: f64) -> Result<Line, Error> {
+fn bench_vector_add(dev: &Device, rng: &mut Inputs, copy: &mut CopyProbe) -> Result<Line, Error> {
     let n = 1 << 24;
     let (xs, ys) = (rng.take(n), rng.take(n));
     let (x, y) = (
@@ -134,8 +200,9 @@ fn bench_vector_add(dev: &Device, rng: &mut Inputs, copy: f64) -> Result<Line, E
     );
     let mut out = dev.zeros::<f32>(&[n])?;
     let grid = [n.div_ceil(1024) as u32];
+    let bytes = 3 * 4 * n;
     let mut result = Ok(());
-    let tile = median(5, || {
+    let (tile, of_copy) = against_copy(copy, ROUNDS, bytes, || {
         result = vector_add::vector_add::<1024>::launch(dev, grid, (&x, &y, &mut out))
     });
     result?;
@@ -153,25 +220,25 @@ fn bench_vector_add(dev: &Device, rng: &mut Inputs, copy: f64) -> Result<Line, E
     let nd = median(5, || {
         std::hint::black_box(&xa + &ya);
     });
-    let bytes = 3 * 4 * n;
     Ok(Line {
         kernel: "vector_add",
         shape: format!("[{n}]"),
         unit: "GB/s",
         tile: gbps(bytes, tile),
         others: vec![("loop", gbps(bytes, rust)), ("ndarray", gbps(bytes, nd))],
-        roofline: Some(copy),
+        of_copy: Some(of_copy),
     })
 }
 
-fn bench_softmax(dev: &Device, rng: &mut Inputs, copy: f64) -> Result<Line, Error> {
+fn bench_softmax(dev: &Device, rng: &mut Inputs, copy: &mut CopyProbe) -> Result<Line, Error> {
     let (rows, cols) = (1 << 16, 256);
     let xs = rng.take(rows * cols);
     let x = dev.tensor_from_slice(&xs, &[rows, cols])?;
     let mut out = dev.zeros::<f32>(&[rows, cols])?;
     let grid = [rows.div_ceil(4) as u32];
+    let bytes = 2 * 4 * rows * cols;
     let mut result = Ok(());
-    let tile = median(5, || {
+    let (tile, of_copy) = against_copy(copy, ROUNDS, bytes, || {
         result = softmax::softmax::<4, 256>::launch(dev, grid, (&x, &mut out))
     });
     result?;
@@ -195,18 +262,17 @@ fn bench_softmax(dev: &Device, rng: &mut Inputs, copy: f64) -> Result<Line, Erro
         let sum = e.sum_axis(ndarray::Axis(1)).insert_axis(ndarray::Axis(1));
         std::hint::black_box(e / sum);
     });
-    let bytes = 2 * 4 * rows * cols;
     Ok(Line {
         kernel: "softmax",
         shape: format!("[{rows}, {cols}]"),
         unit: "GB/s",
         tile: gbps(bytes, tile),
         others: vec![("loop", gbps(bytes, rust)), ("ndarray", gbps(bytes, nd))],
-        roofline: Some(copy),
+        of_copy: Some(of_copy),
     })
 }
 
-fn bench_layernorm(dev: &Device, rng: &mut Inputs, copy: f64) -> Result<Line, Error> {
+fn bench_layernorm(dev: &Device, rng: &mut Inputs, copy: &mut CopyProbe) -> Result<Line, Error> {
     let (rows, cols, eps) = (1 << 15, 384, 1e-5f32);
     let (xs, ws, bs) = (rng.take(rows * cols), rng.take(cols), rng.take(cols));
     let x = dev.tensor_from_slice(&xs, &[rows, cols])?;
@@ -216,8 +282,9 @@ fn bench_layernorm(dev: &Device, rng: &mut Inputs, copy: f64) -> Result<Line, Er
     );
     let mut out = dev.zeros::<f32>(&[rows, cols])?;
     let grid = [rows.div_ceil(8) as u32];
+    let bytes = 2 * 4 * rows * cols;
     let mut result = Ok(());
-    let tile = median(5, || {
+    let (tile, of_copy) = against_copy(copy, ROUNDS, bytes, || {
         result = layernorm::layernorm::<8, 384>::launch(dev, grid, (&x, &w, &b, &mut out, eps))
     });
     result?;
@@ -233,25 +300,25 @@ fn bench_layernorm(dev: &Device, rng: &mut Inputs, copy: f64) -> Result<Line, Er
         }
     });
     check("layernorm", &out.to_vec()?, &want, 1e-4);
-    let bytes = 2 * 4 * rows * cols;
     Ok(Line {
         kernel: "layernorm",
         shape: format!("[{rows}, {cols}]"),
         unit: "GB/s",
         tile: gbps(bytes, tile),
         others: vec![("loop", gbps(bytes, rust))],
-        roofline: Some(copy),
+        of_copy: Some(of_copy),
     })
 }
 
-fn bench_transpose(dev: &Device, rng: &mut Inputs, copy: f64) -> Result<Line, Error> {
+fn bench_transpose(dev: &Device, rng: &mut Inputs, copy: &mut CopyProbe) -> Result<Line, Error> {
     let (m, n) = (4096, 4096);
     let xs = rng.take(m * n);
     let x = dev.tensor_from_slice(&xs, &[m, n])?;
     let mut out = dev.zeros::<f32>(&[n, m])?;
-    let grid = [m.div_ceil(32) as u32, n.div_ceil(32) as u32];
+    let grid = [n.div_ceil(32) as u32, m.div_ceil(32) as u32];
+    let bytes = 2 * 4 * m * n;
     let mut result = Ok(());
-    let tile = median(5, || {
+    let (tile, of_copy) = against_copy(copy, ROUNDS, bytes, || {
         result = transpose::transpose::<32, 32>::launch(dev, grid, (&x, &mut out))
     });
     result?;
@@ -268,14 +335,13 @@ fn bench_transpose(dev: &Device, rng: &mut Inputs, copy: f64) -> Result<Line, Er
     let nd = median(5, || {
         std::hint::black_box(xa.t().as_standard_layout().into_owned());
     });
-    let bytes = 2 * 4 * m * n;
     Ok(Line {
         kernel: "transpose",
         shape: format!("[{m}, {n}]"),
         unit: "GB/s",
         tile: gbps(bytes, tile),
         others: vec![("loop", gbps(bytes, rust)), ("ndarray", gbps(bytes, nd))],
-        roofline: Some(copy),
+        of_copy: Some(of_copy),
     })
 }
 
@@ -347,7 +413,7 @@ fn bench_matmul(dev: &Device, rng: &mut Inputs) -> Result<Line, Error> {
             ("ndarray", gflops(nd)),
             ("loop", gflops(rust)),
         ],
-        roofline: None,
+        of_copy: None,
     })
 }
 
@@ -404,7 +470,7 @@ fn bench_attention(dev: &Device, rng: &mut Inputs) -> Result<Line, Error> {
         unit: "GF/s",
         tile: gflops(tile),
         others: vec![("loop", gflops(rust))],
-        roofline: None,
+        of_copy: None,
     })
 }
 
@@ -416,15 +482,15 @@ fn main() -> Result<(), Error> {
     }
     let dev = Device::cpu();
     let mut rng = Inputs::default();
-    let copy = copy_bandwidth(256 << 20);
+    let mut copy = CopyProbe::new(256 << 20);
     let lines = vec![
-        bench_vector_add(&dev, &mut rng, copy)?,
-        bench_softmax(&dev, &mut rng, copy)?,
-        bench_layernorm(&dev, &mut rng, copy)?,
-        bench_transpose(&dev, &mut rng, copy)?,
+        bench_vector_add(&dev, &mut rng, &mut copy)?,
+        bench_softmax(&dev, &mut rng, &mut copy)?,
+        bench_layernorm(&dev, &mut rng, &mut copy)?,
+        bench_transpose(&dev, &mut rng, &mut copy)?,
         bench_matmul(&dev, &mut rng)?,
         bench_attention(&dev, &mut rng)?,
     ];
-    print(&lines, copy);
+    print(&lines, copy.median());
     Ok(())
 }

@@ -47,4 +47,4 @@ pub use cache::default_stream_threshold;
 pub use fault::{FaultCode, HostFault, RunError};
 pub use isa::HostIsa;
 pub use library::{HostLibrary, LoadError};
-pub use pages::HUGE_PAGE_THRESHOLD;
+pub use pages::{huge_page_buffer, HUGE_PAGE_THRESHOLD};

@@ -47,9 +47,11 @@ pub(crate) enum Advice {
     Refused,
 }
 
-/// A zeroed buffer of `bytes` for a CPU-device tensor, advised to use huge
-/// pages when it is large (see the module docs). The caller fills it.
-pub(crate) fn huge_page_buffer(bytes: usize) -> HostBuffer {
+/// A zeroed buffer of `bytes`, as a CPU-device tensor's: on a line boundary,
+/// and advised to use huge pages when it is large (see the module docs).
+/// The caller fills it. Public so that other code (the CPU bench's copy, the
+/// roofline) can work on the same kind of memory.
+pub fn huge_page_buffer(bytes: usize) -> HostBuffer {
     let mut buffer = HostBuffer::zeroed(bytes);
     advise_huge_pages(&mut buffer);
     buffer
