@@ -8,7 +8,9 @@ use tile::{tile_kernel, Device, Error};
 
 #[tile_kernel(configs(BM = 32, BN = 32))]
 pub fn transpose<const BM: usize, const BN: usize>(x: &Tensor<f32, 2>, out: &mut Tensor<f32, 2>) {
-    let (pid_m, pid_n) = (program_id(0), program_id(1));
+    // Consecutive program ids walk along the rows of `x`, which are read
+    // in order; the output's rows are written a tile at a time.
+    let (pid_n, pid_m) = (program_id(0), program_id(1));
     let t = partition_view(x, [BM, BN]).load_masked(pid_m, pid_n);
     partition_view(out, [BN, BM]).store_masked(t.transpose(), pid_n, pid_m);
 }
@@ -45,7 +47,7 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     let xs = rng.take(m * n);
     let x = dev.tensor_from_slice(&xs, &[m, n])?;
     let mut out = dev.zeros::<f32>(&[n, m])?;
-    let grid = [m.div_ceil(32) as u32, n.div_ceil(32) as u32];
+    let grid = [n.div_ceil(32) as u32, m.div_ceil(32) as u32];
     let time = timed(|| transpose::<32, 32>::launch(dev, grid, (&x, &mut out)))?;
     let tile_row = Row {
         kernel: "transpose".into(),
