@@ -105,10 +105,10 @@ fn softmax_and_layernorm_equal_the_interpreter() {
 
     let (ws, bs) = (rng.take(cols), rng.take(cols));
     let (w, b) = (device(&dev, &[cols], &ws), device(&dev, &[cols], &bs));
-    let grid = [rows.div_ceil(2) as u32];
-    layernorm::layernorm::<2, 384>::launch(&dev, grid, (&x, &w, &b, &mut out, 1e-5))
+    let grid = [rows.div_ceil(8) as u32];
+    layernorm::layernorm::<8, 384>::launch(&dev, grid, (&x, &w, &b, &mut out, 1e-5))
         .expect("launch");
-    layernorm::layernorm::<2, 384>::interpret(
+    layernorm::layernorm::<8, 384>::interpret(
         grid,
         (
             &host(&[rows, cols], &xs),
@@ -215,7 +215,7 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     let infos: [&KernelInfo; 8] = [
         &vector_add::vector_add::<1024>::INFO,
         &softmax::softmax::<4, 256>::INFO,
-        &layernorm::layernorm::<2, 384>::INFO,
+        &layernorm::layernorm::<8, 384>::INFO,
         &matmul::matmul::<32, 32, 16>::INFO,
         &matmul::matmul_f16::<32, 32, 16>::INFO,
         &transpose::transpose::<32, 32>::INFO,
@@ -343,7 +343,7 @@ fn every_example_on_the_host_back_end_equals_the_interpreter() {
             [ROWS, 1],
         ),
         (
-            &layernorm::layernorm::<2, 384>::INFO,
+            &layernorm::layernorm::<8, 384>::INFO,
             vec![&[ROWS, COLS], &[COLS], &[COLS], &[ROWS, COLS]],
             [ROWS, 1],
         ),
@@ -360,7 +360,8 @@ fn every_example_on_the_host_back_end_equals_the_interpreter() {
         (
             &transpose::transpose::<32, 32>::INFO,
             vec![&[M, N], &[N, M]],
-            [M, N],
+            // Its first grid axis walks the columns of `x`.
+            [N, M],
         ),
         (
             &transpose::transpose_lview::<224, 160, 32, 32>::INFO,

@@ -238,7 +238,11 @@ fn special_values(dtype: DType, rows: usize, cols: usize) -> Arg {
         .enumerate()
         .map(|(i, &v)| {
             // Most rows get one special value at a varying column; some none.
-            let v = if i % 7 == 3 { specials[(i / 7) % specials.len()] } else { f64::from(v) };
+            let v = if i % 7 == 3 {
+                specials[(i / 7) % specials.len()]
+            } else {
+                f64::from(v)
+            };
             tile_ir::eval::cast(tile_ir::Scalar::F64(v), dtype)
         })
         .collect();
@@ -255,8 +259,19 @@ fn reductions_along_rows_transposed_or_not() {
         (DType::F16, "f16"),
         (DType::I32, "i32"),
     ] {
-        for reduce in ["reduce sum", "reduce prod", "reduce max", "reduce min", "arg argmax", "arg argmin"] {
-            let out_dtype = if reduce.starts_with("arg") { "i32" } else { name };
+        for reduce in [
+            "reduce sum",
+            "reduce prod",
+            "reduce max",
+            "reduce min",
+            "arg argmax",
+            "arg argmin",
+        ] {
+            let out_dtype = if reduce.starts_with("arg") {
+                "i32"
+            } else {
+                name
+            };
             for (rows, cols) in [(2, 13), (4, 8), (8, 24), (12, 5), (8, 1)] {
                 let func = parse(&format!(
                     "kernel @r(%x: tensor<{name}, 2>, %out: tensor<{out_dtype}, 1>) {{
@@ -269,7 +284,11 @@ fn reductions_along_rows_transposed_or_not() {
   store %r, %vo[%p]
 }}"
                 ));
-                let out = if reduce.starts_with("arg") { DType::I32 } else { dtype };
+                let out = if reduce.starts_with("arg") {
+                    DType::I32
+                } else {
+                    dtype
+                };
                 let args = vec![
                     special_values(dtype, 2 * rows, cols),
                     tensor_of(3, &[2 * rows], out),
