@@ -15,8 +15,8 @@ use tile_ir::interp::{Element, HostBuffer, HostTensor};
 /// The kind of a device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviceKind {
-    /// The host CPU. Kernels run through the tile IR's reference interpreter
-    /// until the host back end lands.
+    /// The host CPU. Kernels run as the host code `#[tile_kernel]` compiled
+    /// ahead of time (through the reference interpreter when they have none).
     Cpu,
     /// A CUDA device: kernels run as PTX loaded through the driver's JIT.
     Cuda,

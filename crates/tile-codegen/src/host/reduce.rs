@@ -150,7 +150,9 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         // to the canonical NaN and canonicalizes the lanes once at the end:
         // a NaN stays a NaN through every later step, and other values are
         // the same, so the result is bit-identical with one op fewer on each
-        // step's dependent chain. (A scan stores every step.)
+        // step's dependent chain. (A scan stores every step.) This relies on
+        // plain IEEE `fadd`/`fmul`: the host emitter sets no fast-math flags
+        // (`nnan` or `reassoc` would break it).
         let raw = match (op, x.dtype) {
             _ if scan => None,
             (BinaryOp::Add | BinaryOp::Mul, DType::F32 | DType::F64) => Some(op),
