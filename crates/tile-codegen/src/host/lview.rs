@@ -381,7 +381,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             .tensors
             .get(&tensor)
             .ok_or_else(|| HostError::internal("an unknown tensor parameter"))?;
-        self.read_global(t, dtype, at)
+        self.read_global(t.base, dtype, at)
     }
 
     /// Writes `v` to element `at` (from element zero) of tensor `tensor`.
@@ -396,7 +396,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             .tensors
             .get(&tensor)
             .ok_or_else(|| HostError::internal("an unknown tensor parameter"))?;
-        self.write_global(t, dtype, at, v)
+        self.write_global(t.base, dtype, at, v)
     }
 }
 

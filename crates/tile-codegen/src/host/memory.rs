@@ -17,7 +17,7 @@ use super::error::HostError;
 use super::frame::TileRef;
 use super::lazy::Expr;
 use super::lower::{HostValue, Lowering, TensorArg};
-use inkwell::values::{BasicValue, BasicValueEnum, InstructionValue, IntValue};
+use inkwell::values::{BasicValue, BasicValueEnum, InstructionValue, IntValue, PointerValue};
 use inkwell::IntPredicate;
 use tile_ir::interp::padding_value;
 use tile_ir::{DType, OpId, OpKind, Scalar, Value};
@@ -39,8 +39,8 @@ struct Partition<'ctx> {
 #[derive(Clone)]
 pub(super) struct DeferredLoad<'ctx> {
     part: Partition<'ctx>,
-    /// The element offset of the partition's origin.
-    base: IntValue<'ctx>,
+    /// The address of the partition's origin.
+    base: PointerValue<'ctx>,
     /// The tile's place in the frame, for the copy.
     pub(super) place: TileRef,
     /// The padding of a masked load; `None` for a load, whose partition the
@@ -99,7 +99,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                     _ => None,
                 };
                 let load = DeferredLoad {
-                    base: self.tensor_base(&part)?,
+                    base: self.tensor_base(&part, dtype)?,
                     part,
                     place: self.place(&tile_shape, dtype),
                     pad,
@@ -121,7 +121,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 let tile = self.tile(*value)?;
                 let (tile_shape, _, part) = self.partition(id, *view, indices, masked)?;
                 let whole = self.static_bounds(&tile_shape);
-                let base = self.tensor_base(&part)?;
+                let base = self.tensor_base(&part, tile.dtype)?;
                 let stream = self.stream_condition(part.index, &part.tensor, &tile)?;
                 if masked {
                     self.either(
@@ -166,8 +166,8 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         load: &DeferredLoad<'ctx>,
         j: &[IntValue<'ctx>],
     ) -> Result<BasicValueEnum<'ctx>, HostError> {
-        let at = self.tensor_offset(&load.part, load.base, j)?;
-        self.read_global(&load.part.tensor, load.place.dtype, at)
+        let at = self.tensor_offset(&load.part, j)?;
+        self.read_global(load.base, load.place.dtype, at)
     }
 
     /// The tensor parameter `v` names: its position and its arguments.
@@ -274,15 +274,15 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     fn load_box(
         &mut self,
         part: &Partition<'ctx>,
-        base: IntValue<'ctx>,
+        base: PointerValue<'ctx>,
         out: &TileRef,
         bounds: &[IntValue<'ctx>],
     ) -> Result<(), HostError> {
         let strides = out.strides();
         self.by_last_stride(part, bounds, &mut |l, part| {
             l.nest(bounds, &mut |l, j| {
-                let at = l.tensor_offset(part, base, j)?;
-                let v = l.read_global(&part.tensor, out.dtype, at)?;
+                let at = l.tensor_offset(part, j)?;
+                let v = l.read_global(base, out.dtype, at)?;
                 let to = l.linear(j, &strides, 0)?;
                 l.set(out, to, v)
             })
@@ -358,7 +358,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     fn store_part(
         &mut self,
         part: &Partition<'ctx>,
-        base: IntValue<'ctx>,
+        base: PointerValue<'ctx>,
         tile: &TileRef,
         bounds: &[IntValue<'ctx>],
         stream: Option<IntValue<'ctx>>,
@@ -378,7 +378,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     fn store_box(
         &mut self,
         part: &Partition<'ctx>,
-        base: IntValue<'ctx>,
+        base: PointerValue<'ctx>,
         tile: &TileRef,
         bounds: &[IntValue<'ctx>],
     ) -> Result<(), HostError> {
@@ -387,30 +387,39 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             l.nest(bounds, &mut |l, j| {
                 let from = l.linear(j, &strides, 0)?;
                 let v = l.get(tile, from)?;
-                let at = l.tensor_offset(part, base, j)?;
-                l.write_global(&part.tensor, tile.dtype, at, v)
+                let at = l.tensor_offset(part, j)?;
+                l.write_global(base, tile.dtype, at, v)
             })
         })
     }
 
-    /// The element offset of the partition's origin, `Σ origin_k · stride_k`.
-    fn tensor_base(&self, part: &Partition<'ctx>) -> Result<IntValue<'ctx>, HostError> {
+    /// The address of the partition's origin, element
+    /// `Σ origin_k · stride_k` of the tensor of `dtype`. It is formed once,
+    /// before the loops over the tile, which then index from it: an
+    /// origin folded into each element's offset can become an `or` with
+    /// the loop counter (a tile's origin is a multiple of its power-of-two
+    /// extent), which LLVM's vectorizer does not see as consecutive.
+    fn tensor_base(
+        &self,
+        part: &Partition<'ctx>,
+        dtype: DType,
+    ) -> Result<PointerValue<'ctx>, HostError> {
         let mut at = self.i64(0);
         for (&o, &s) in part.origin.iter().zip(&part.tensor.strides) {
             let term = self.e.b.build_int_mul(o, s, "term")?;
-            at = self.e.b.build_int_add(at, term, "base")?;
+            at = self.e.b.build_int_add(at, term, "origin")?;
         }
-        Ok(at)
+        self.gep(self.e.mem_type(dtype), part.tensor.base, at)
     }
 
-    /// The element offset of tile element `j` of the partition.
+    /// The element offset of tile element `j` of the partition from its
+    /// origin.
     fn tensor_offset(
         &self,
         part: &Partition<'ctx>,
-        base: IntValue<'ctx>,
         j: &[IntValue<'ctx>],
     ) -> Result<IntValue<'ctx>, HostError> {
-        let mut at = base;
+        let mut at = self.i64(0);
         for (&j, &s) in j.iter().zip(&part.tensor.strides) {
             let term = self.e.b.build_int_mul(j, s, "term")?;
             at = self.e.b.build_int_add(at, term, "el")?;
@@ -418,31 +427,31 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         Ok(at)
     }
 
-    /// Element `at` of tensor `t`, in its register type.
+    /// Element `at` of a tensor from `base`, in its register type.
     pub(super) fn read_global(
         &self,
-        t: &TensorArg<'ctx>,
+        base: PointerValue<'ctx>,
         dtype: DType,
         at: IntValue<'ctx>,
     ) -> Result<BasicValueEnum<'ctx>, HostError> {
         let ty = self.e.mem_type(dtype);
-        let ptr = self.gep(ty, t.base, at)?;
+        let ptr = self.gep(ty, base, at)?;
         let v = self.e.b.build_load(ty, ptr, "g")?;
         unaligned(v.as_instruction_value())?;
         self.mark(v.as_instruction_value(), Memory::Tensor)?;
         self.loaded(v, dtype)
     }
 
-    /// Writes `v` to element `at` of tensor `t`.
+    /// Writes `v` to element `at` of a tensor from `base`.
     pub(super) fn write_global(
         &self,
-        t: &TensorArg<'ctx>,
+        base: PointerValue<'ctx>,
         dtype: DType,
         at: IntValue<'ctx>,
         v: BasicValueEnum<'ctx>,
     ) -> Result<(), HostError> {
         let ty = self.e.mem_type(dtype);
-        let ptr = self.gep(ty, t.base, at)?;
+        let ptr = self.gep(ty, base, at)?;
         let v = self.stored(v, dtype)?;
         let store = self.e.b.build_store(ptr, v)?;
         unaligned(Some(store))?;

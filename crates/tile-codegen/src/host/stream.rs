@@ -186,13 +186,13 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         Ok(b.build_and(stream, long, "stream")?)
     }
 
-    /// Stores the box `bounds` of `tile` to `tensor` at element offset
+    /// Stores the box `bounds` of `tile` to `tensor` from the address
     /// `base`, row by row, lines in the middle of each row non-temporal.
     /// Only where [`Self::stream_condition`] holds.
     pub(super) fn stream_box(
         &mut self,
         tensor: &TensorArg<'ctx>,
-        base: IntValue<'ctx>,
+        base: PointerValue<'ctx>,
         tile: &TileRef,
         bounds: &[IntValue<'ctx>],
     ) -> Result<(), HostError> {
@@ -201,14 +201,14 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         };
         let strides = tile.strides();
         self.nest(outer, &mut |l, j| {
-            let mut at = base;
+            let mut at = l.i64(0);
             for (&j, &s) in j.iter().zip(&tensor.strides) {
                 let term = l.e.b.build_int_mul(j, s, "term")?;
                 at = l.e.b.build_int_add(at, term, "row")?;
             }
             let from = l.linear(j, &strides, 0)?;
             let ty = l.e.mem_type(tile.dtype);
-            let dst = l.gep(ty, tensor.base, at)?;
+            let dst = l.gep(ty, base, at)?;
             let src = l.element(tile, from)?;
             l.stream_row(dst, src, row, tile.dtype.size_bytes() as u64)
         })
