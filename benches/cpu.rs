@@ -162,10 +162,12 @@ struct Line {
 }
 
 fn print(lines: &[Line], copy: f64) {
-    println!(
-        "copy bandwidth (all {} cores, median of the runs alternating with the kernels): {copy:.1} GB/s\n",
-        cores()
-    );
+    if !copy.is_nan() {
+        println!(
+            "copy bandwidth (all {} cores, median of the runs alternating with the kernels): {copy:.1} GB/s\n",
+            cores()
+        );
+    }
     println!(
         "{:<12} {:<18} {:>12}  {:<52} {:<}",
         "kernel", "shape", "tile (cpu)", "comparisons", "tile of roofline"
@@ -474,23 +476,39 @@ fn bench_attention(dev: &Device, rng: &mut Inputs) -> Result<Line, Error> {
     })
 }
 
+/// One benchmark: the kernel's name and the function that measures it.
+type Bench = (
+    &'static str,
+    fn(&Device, &mut Inputs, &mut CopyProbe) -> Result<Line, Error>,
+);
+
 fn main() -> Result<(), Error> {
     // `cargo test --all-targets` runs bench binaries too, without `--bench`.
-    if !std::env::args().any(|a| a == "--bench") {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if !args.iter().any(|a| a == "--bench") {
         println!("benchmarks run with `cargo bench --bench cpu`");
         return Ok(());
     }
+    // `cargo bench --bench cpu -- softmax layernorm` runs only the kernels
+    // whose names contain one of the words.
+    let words: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    let benches: [Bench; 6] = [
+        ("vector_add", bench_vector_add),
+        ("softmax", bench_softmax),
+        ("layernorm", bench_layernorm),
+        ("transpose", bench_transpose),
+        ("matmul", |dev, rng, _| bench_matmul(dev, rng)),
+        ("attention", |dev, rng, _| bench_attention(dev, rng)),
+    ];
     let dev = Device::cpu();
     let mut rng = Inputs::default();
     let mut copy = CopyProbe::new(256 << 20);
-    let lines = vec![
-        bench_vector_add(&dev, &mut rng, &mut copy)?,
-        bench_softmax(&dev, &mut rng, &mut copy)?,
-        bench_layernorm(&dev, &mut rng, &mut copy)?,
-        bench_transpose(&dev, &mut rng, &mut copy)?,
-        bench_matmul(&dev, &mut rng)?,
-        bench_attention(&dev, &mut rng)?,
-    ];
+    let mut lines = Vec::new();
+    for (name, bench) in benches {
+        if words.is_empty() || words.iter().any(|w| name.contains(w.as_str())) {
+            lines.push(bench(&dev, &mut rng, &mut copy)?);
+        }
+    }
     print(&lines, copy.median());
     Ok(())
 }
