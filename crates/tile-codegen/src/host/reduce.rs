@@ -4,12 +4,14 @@
 //! Each lane `(o, i)` folds `x[o, 0, i], x[o, 1, i], …` strictly left to
 //! right, one rounding per step (docs/semantics.md §6); the loops run `o`,
 //! then `k` along the axis, then `i` innermost, so that independent lanes are
-//! the vectorizable loop and each lane still sees `k` ascending. Along the
-//! last axis (`inner` is 1) the lanes are the rows: a reduction of at least
-//! four rows first transposes its operand (`[extent, rows]`, shuffled in
-//! 8 × 8 blocks where they divide it), so each step is one vector op across
-//! the rows; fewer rows, and scans, run `k` outside the rows, so that their
-//! dependent chains at least interleave. An f32/f64 `sum`/`prod` folds
+//! the vectorizable loop and each lane still sees `k` ascending. A reduction
+//! with at most [`REGISTER_LANES`] lanes keeps each lane's accumulator in a
+//! register and folds every lane at each `k`, reading the operand in place.
+//! Along the last axis (`inner` is 1) the lanes are the rows: a reduction of
+//! more rows, and an `arg` of at least four, first transposes its operand
+//! (`[extent, rows]`, shuffled in 8 × 8 blocks where they divide it), so
+//! each step is one vector op across the rows; scans and fewer rows run `k`
+//! outside the rows, so that their dependent chains at least interleave. An f32/f64 `sum`/`prod` folds
 //! without canonicalizing NaN on each step and canonicalizes each lane once
 //! at the end (bit-identical: a NaN stays a NaN through every later step).
 
@@ -66,10 +68,15 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                     ReduceKind::Min => BinaryOp::Min,
                 };
                 let out = self.place(&[outer, inner], x.dtype);
-                self.lanes_contiguous(&x, dims, &mut |l, x, d| {
-                    l.first_of_lanes(x, &out, d)?;
-                    l.fold(x, &out, d, op, false)
-                })?;
+                if outer * inner <= REGISTER_LANES {
+                    self.first_of_lanes(&x, &out, dims)?;
+                    self.fold_in_registers(&x, &out, dims, op)?;
+                } else {
+                    self.lanes_contiguous(&x, dims, &mut |l, x, d| {
+                        l.first_of_lanes(x, &out, d)?;
+                        l.fold(x, &out, d, op, false)
+                    })?;
+                }
                 out
             }
             OpKind::ArgReduce { kind, .. } => {
@@ -153,11 +160,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         // step's dependent chain. (A scan stores every step.) This relies on
         // plain IEEE `fadd`/`fmul`: the host emitter sets no fast-math flags
         // (`nnan` or `reassoc` would break it).
-        let raw = match (op, x.dtype) {
-            _ if scan => None,
-            (BinaryOp::Add | BinaryOp::Mul, DType::F32 | DType::F64) => Some(op),
-            _ => None,
-        };
+        let raw = !scan && unrounded(op, x.dtype);
         // Along the last axis (`inner` 1), the lanes are the rows: run `k`
         // outside and the rows inside, so that their independent chains
         // interleave instead of running one after the other (each row still
@@ -189,26 +192,92 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             };
             let acc = l.get(out, read)?;
             let v = l.get(x, from)?;
-            let next = match raw {
-                Some(BinaryOp::Add) => {
-                    let (a, v) = (acc.into_float_value(), v.into_float_value());
-                    l.e.b.build_float_add(a, v, "acc")?.into()
-                }
-                Some(_) => {
-                    let (a, v) = (acc.into_float_value(), v.into_float_value());
-                    l.e.b.build_float_mul(a, v, "acc")?.into()
-                }
-                None => l.apply(&OpKind::Binary(op), &[x.dtype; 2], &[acc, v])?,
-            };
+            let next = l.fold_step(op, x.dtype, raw, acc, v)?;
             l.set(out, write, next)
         })?;
-        if raw.is_some() {
-            let lanes = self.i64((d.outer * d.inner) as i64);
-            self.counted(lanes, &mut |l, i| {
-                let acc = l.get(out, i)?.into_float_value();
-                let canonical = l.e.canonicalize(acc)?;
-                l.set(out, i, canonical.into())
-            })?;
+        if raw {
+            self.canonicalize_lanes(out, d)?;
+        }
+        Ok(())
+    }
+
+    /// `op(acc, v)`; when `raw`, the plain IEEE op, NaN left as it comes.
+    fn fold_step(
+        &self,
+        op: BinaryOp,
+        dtype: DType,
+        raw: bool,
+        acc: BasicValueEnum<'ctx>,
+        v: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>, HostError> {
+        if !raw {
+            return self.apply(&OpKind::Binary(op), &[dtype; 2], &[acc, v]);
+        }
+        let (a, v) = (acc.into_float_value(), v.into_float_value());
+        Ok(if op == BinaryOp::Add {
+            self.e.b.build_float_add(a, v, "acc")?.into()
+        } else {
+            self.e.b.build_float_mul(a, v, "acc")?.into()
+        })
+    }
+
+    /// Canonicalizes the NaN of every lane of `out` (after a raw fold).
+    fn canonicalize_lanes(&mut self, out: &TileRef, d: Dims) -> Result<(), HostError> {
+        let lanes = self.i64((d.outer * d.inner) as i64);
+        self.counted(lanes, &mut |l, i| {
+            let acc = l.get(out, i)?.into_float_value();
+            let canonical = l.e.canonicalize(acc)?;
+            l.set(out, i, canonical.into())
+        })
+    }
+
+    /// [`Self::fold`] of a reduction with at most [`REGISTER_LANES`] lanes,
+    /// each lane's accumulator in a stack slot of its own that LLVM promotes
+    /// to a register: the step for `k` folds `x[o, k, i]` into every lane in
+    /// turn, so the lanes' dependent chains interleave (each still sees `k`
+    /// ascending), and no step waits on a store to the frame. The lanes read
+    /// their own rows, so nothing is transposed.
+    fn fold_in_registers(
+        &mut self,
+        x: &TileRef,
+        out: &TileRef,
+        d: Dims,
+        op: BinaryOp,
+    ) -> Result<(), HostError> {
+        if d.extent < 2 {
+            return Ok(());
+        }
+        let raw = unrounded(op, x.dtype);
+        let (lane, along) = ((d.extent * d.inner) as i64, d.inner as i64);
+        let mut lanes = Vec::with_capacity(d.outer * d.inner);
+        for o in 0..d.outer as i64 {
+            for i in 0..along {
+                let at = self.i64(o * along + i);
+                let first = self.get(out, at)?;
+                let slot = self.local(first.get_type())?;
+                self.e.b.build_store(slot, first)?;
+                lanes.push((slot, first.get_type(), o * lane + i));
+            }
+        }
+        let steps = self.i64(d.extent as i64 - 1);
+        self.counted(steps, &mut |l, k1| {
+            let k = l.e.b.build_int_nsw_add(k1, l.i64(1), "k")?;
+            let row = l.e.b.build_int_nsw_mul(k, l.i64(along), "row")?;
+            for &(slot, ty, base) in &lanes {
+                let from = l.e.b.build_int_nsw_add(row, l.i64(base), "from")?;
+                let acc = l.e.b.build_load(ty, slot, "acc")?;
+                let v = l.get(x, from)?;
+                let next = l.fold_step(op, x.dtype, raw, acc, v)?;
+                l.e.b.build_store(slot, next)?;
+            }
+            Ok(())
+        })?;
+        for (n, &(slot, ty, _)) in lanes.iter().enumerate() {
+            let acc = self.e.b.build_load(ty, slot, "acc")?;
+            self.set(out, self.i64(n as i64), acc)?;
+        }
+        if raw {
+            self.canonicalize_lanes(out, d)?;
         }
         Ok(())
     }
@@ -291,9 +360,21 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     }
 }
 
-/// The fewest rows for which a reduction along the last axis transposes
-/// its operand first (`lanes_contiguous`): a vector of four f32 lanes.
+/// The fewest rows for which an `arg` along the last axis, or a reduction
+/// of more than [`REGISTER_LANES`] rows, transposes its operand first
+/// (`lanes_contiguous`): a vector of four f32 lanes.
 const TRANSPOSED_ROWS: usize = 4;
+
+/// The most lanes (outputs) of a reduction whose accumulators are kept in
+/// registers ([`Lowering::fold_in_registers`]): two AVX vectors of f32, the
+/// unrolled step stays small.
+const REGISTER_LANES: usize = 16;
+
+/// Whether a reduction by `op` of `dtype` may take its steps as plain IEEE
+/// ops and canonicalize NaN once at the end (see [`Lowering::fold`]).
+fn unrounded(op: BinaryOp, dtype: DType) -> bool {
+    matches!(op, BinaryOp::Add | BinaryOp::Mul) && matches!(dtype, DType::F32 | DType::F64)
+}
 
 /// The operand of a reduction as `[outer, extent, inner]`.
 #[derive(Clone, Copy)]
