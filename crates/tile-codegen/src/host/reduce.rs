@@ -11,9 +11,10 @@
 //! more rows, and an `arg` of at least four, first transposes its operand
 //! (`[extent, rows]`, shuffled in 8 × 8 blocks where they divide it), so
 //! each step is one vector op across the rows; scans and fewer rows run `k`
-//! outside the rows, so that their dependent chains at least interleave. An f32/f64 `sum`/`prod` folds
-//! without canonicalizing NaN on each step and canonicalizes each lane once
-//! at the end (bit-identical: a NaN stays a NaN through every later step).
+//! outside the rows, so that their dependent chains at least interleave. An
+//! f32/f64 `sum`/`prod` folds without canonicalizing NaN on each step and
+//! canonicalizes each lane once at the end (bit-identical: a NaN stays a NaN
+//! through every later step).
 
 use super::error::HostError;
 use super::frame::TileRef;
@@ -69,7 +70,6 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 };
                 let out = self.place(&[outer, inner], x.dtype);
                 if outer * inner <= REGISTER_LANES {
-                    self.first_of_lanes(&x, &out, dims)?;
                     self.fold_in_registers(&x, &out, dims, op)?;
                 } else {
                     self.lanes_contiguous(&x, dims, &mut |l, x, d| {
@@ -231,12 +231,13 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         })
     }
 
-    /// [`Self::fold`] of a reduction with at most [`REGISTER_LANES`] lanes,
-    /// each lane's accumulator in a stack slot of its own that LLVM promotes
-    /// to a register: the step for `k` folds `x[o, k, i]` into every lane in
-    /// turn, so the lanes' dependent chains interleave (each still sees `k`
-    /// ascending), and no step waits on a store to the frame. The lanes read
-    /// their own rows, so nothing is transposed.
+    /// `out[o, i] = x[o, 0, i] op x[o, 1, i] op …` for a reduction with at
+    /// most [`REGISTER_LANES`] lanes, each lane's accumulator in a stack slot
+    /// of its own that LLVM promotes to a register: the step for `k` folds
+    /// `x[o, k, i]` into every lane in turn, so the lanes' dependent chains
+    /// interleave (each still sees `k` ascending), and no step waits on a
+    /// store to the frame. The lanes read their own rows, so nothing is
+    /// transposed.
     fn fold_in_registers(
         &mut self,
         x: &TileRef,
@@ -244,16 +245,12 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         d: Dims,
         op: BinaryOp,
     ) -> Result<(), HostError> {
-        if d.extent < 2 {
-            return Ok(());
-        }
         let raw = unrounded(op, x.dtype);
         let (lane, along) = ((d.extent * d.inner) as i64, d.inner as i64);
         let mut lanes = Vec::with_capacity(d.outer * d.inner);
         for o in 0..d.outer as i64 {
             for i in 0..along {
-                let at = self.i64(o * along + i);
-                let first = self.get(out, at)?;
+                let first = self.get(x, self.i64(o * lane + i))?;
                 let slot = self.local(first.get_type())?;
                 self.e.b.build_store(slot, first)?;
                 lanes.push((slot, first.get_type(), o * lane + i));
@@ -276,7 +273,8 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             let acc = self.e.b.build_load(ty, slot, "acc")?;
             self.set(out, self.i64(n as i64), acc)?;
         }
-        if raw {
+        // One element is the result as it is, NaN payload and all.
+        if raw && d.extent > 1 {
             self.canonicalize_lanes(out, d)?;
         }
         Ok(())
