@@ -251,7 +251,9 @@ fn special_values(dtype: DType, rows: usize, cols: usize) -> Arg {
 
 #[test]
 fn reductions_along_rows_transposed_or_not() {
-    // Up to sixteen rows fold with their accumulators in registers; more
+    // Up to sixteen rows fold with their accumulators in registers (eight
+    // or sixteen rows of whole 8-column blocks read as blocks transposed in
+    // registers); more
     // are transposed first (in 8 × 8 blocks when they divide the tile,
     // element by element otherwise), as is an `arg` of four or more; f32/f64
     // sums and products canonicalize NaN once at the end.
@@ -274,7 +276,18 @@ fn reductions_along_rows_transposed_or_not() {
             } else {
                 name
             };
-            for (rows, cols) in [(2, 13), (4, 8), (8, 24), (12, 5), (8, 1), (32, 8), (20, 5)] {
+            for (rows, cols) in [
+                (2, 13),
+                (4, 8),
+                (8, 24),
+                (8, 8),
+                (16, 16),
+                (16, 12),
+                (12, 5),
+                (8, 1),
+                (32, 8),
+                (20, 5),
+            ] {
                 let func = parse(&format!(
                     "kernel @r(%x: tensor<{name}, 2>, %out: tensor<{out_dtype}, 1>) {{
   %p = program_id 0 : i32

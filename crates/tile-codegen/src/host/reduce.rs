@@ -6,7 +6,9 @@
 //! then `k` along the axis, then `i` innermost, so that independent lanes are
 //! the vectorizable loop and each lane still sees `k` ascending. A reduction
 //! with at most [`REGISTER_LANES`] lanes keeps each lane's accumulator in a
-//! register and folds every lane at each `k`, reading the operand in place.
+//! register and folds every lane at each `k`, reading the operand in place
+//! (f32/f64 sums and products of rows in groups of eight, eight columns at
+//! a time from 8 × 8 blocks transposed in registers).
 //! Along the last axis (`inner` is 1) the lanes are the rows: a reduction of
 //! more rows, and an `arg` of at least four, first transposes its operand
 //! (`[extent, rows]`, shuffled in 8 × 8 blocks where they divide it), so
@@ -19,7 +21,9 @@
 use super::error::HostError;
 use super::frame::TileRef;
 use super::lower::{HostValue, Lowering};
-use inkwell::values::{BasicValueEnum, IntValue};
+use super::transpose::BLOCK;
+use inkwell::types::VectorType;
+use inkwell::values::{BasicValueEnum, IntValue, VectorValue};
 use tile_ir::{ArgKind, BinaryOp, CmpPred, DType, OpId, OpKind, ReduceKind, ScanKind, Type};
 
 impl<'a, 'ctx> Lowering<'a, 'ctx> {
@@ -246,6 +250,9 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         op: BinaryOp,
     ) -> Result<(), HostError> {
         let raw = unrounded(op, x.dtype);
+        if raw && in_row_blocks(d) {
+            return self.fold_row_blocks(x, out, d, op);
+        }
         let (lane, along) = ((d.extent * d.inner) as i64, d.inner as i64);
         let mut lanes = Vec::with_capacity(d.outer * d.inner);
         for o in 0..d.outer as i64 {
@@ -278,6 +285,108 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             self.canonicalize_lanes(out, d)?;
         }
         Ok(())
+    }
+
+    /// A raw f32/f64 register fold along the last axis whose rows come in
+    /// groups of eight and whose extent is a multiple of eight
+    /// ([`in_row_blocks`]), eight columns at a time: each group's 8 × 8
+    /// block is loaded as eight row vectors and transposed in registers
+    /// (`transpose.rs`), and the group's accumulator, one vector of its eight
+    /// rows, takes the block's columns in order, so each row still folds its
+    /// elements left to right. (Folded lane by lane instead, LLVM turns the
+    /// block back into one load per element.)
+    fn fold_row_blocks(
+        &mut self,
+        x: &TileRef,
+        out: &TileRef,
+        d: Dims,
+        op: BinaryOp,
+    ) -> Result<(), HostError> {
+        let side = BLOCK as usize;
+        let vector = match x.dtype {
+            DType::F32 => self.e.ctx.f32_type().vec_type(BLOCK),
+            DType::F64 => self.e.ctx.f64_type().vec_type(BLOCK),
+            other => {
+                return Err(HostError::internal(format!(
+                    "a block register fold of {other}"
+                )))
+            }
+        };
+        let groups = d.outer / side;
+        let mut accumulators = Vec::with_capacity(groups);
+        for g in 0..groups {
+            let columns = self.column_block(x, d, g, self.i64(0), vector)?;
+            let mut acc = columns[0];
+            for &c in &columns[1..] {
+                acc = self.vector_step(op, acc, c)?;
+            }
+            let slot = self.local(vector.into())?;
+            self.e.b.build_store(slot, acc)?;
+            accumulators.push(slot);
+        }
+        let blocks = self.i64((d.extent / side) as i64 - 1);
+        self.counted(blocks, &mut |l, b1| {
+            let b = l.e.b.build_int_nsw_add(b1, l.i64(1), "block")?;
+            let column = l.e.b.build_int_nsw_mul(b, l.i64(side as i64), "column")?;
+            for (g, &slot) in accumulators.iter().enumerate() {
+                let columns = l.column_block(x, d, g, column, vector)?;
+                let mut acc = l.e.b.build_load(vector, slot, "acc")?.into_vector_value();
+                for &c in &columns {
+                    acc = l.vector_step(op, acc, c)?;
+                }
+                l.e.b.build_store(slot, acc)?;
+            }
+            Ok(())
+        })?;
+        for (g, &slot) in accumulators.iter().enumerate() {
+            let acc = self
+                .e
+                .b
+                .build_load(vector, slot, "acc")?
+                .into_vector_value();
+            for r in 0..side {
+                let lane = self.e.ctx.i32_type().const_int(r as u64, false);
+                let v = self.e.b.build_extract_element(acc, lane, "lane")?;
+                self.set(out, self.i64((g * side + r) as i64), v)?;
+            }
+        }
+        self.canonicalize_lanes(out, d)
+    }
+
+    /// The columns `column … column + 7` of rows `8 · group … 8 · group + 7`
+    /// of `x` (seen as `[rows, extent]`), each a vector of `vector` over
+    /// the eight rows.
+    fn column_block(
+        &self,
+        x: &TileRef,
+        d: Dims,
+        group: usize,
+        column: IntValue<'ctx>,
+        vector: VectorType<'ctx>,
+    ) -> Result<Vec<VectorValue<'ctx>>, HostError> {
+        let side = BLOCK as usize;
+        let mut rows = Vec::with_capacity(side);
+        for r in 0..side {
+            let start = self.i64(((group * side + r) * d.extent) as i64);
+            let at = self.e.b.build_int_nsw_add(start, column, "at")?;
+            rows.push(self.vector_at(x, at, vector, None)?);
+        }
+        self.transpose_registers(rows)
+    }
+
+    /// The plain IEEE `acc + v` or `acc · v` of two vectors.
+    fn vector_step(
+        &self,
+        op: BinaryOp,
+        acc: VectorValue<'ctx>,
+        v: VectorValue<'ctx>,
+    ) -> Result<VectorValue<'ctx>, HostError> {
+        let b = &self.e.b;
+        Ok(if op == BinaryOp::Add {
+            b.build_float_add(acc, v, "acc")?
+        } else {
+            b.build_float_mul(acc, v, "acc")?
+        })
     }
 
     /// `arg` along the lanes: `best` holds each lane's best value so far,
@@ -372,6 +481,14 @@ const REGISTER_LANES: usize = 16;
 /// ops and canonicalize NaN once at the end (see [`Lowering::fold`]).
 fn unrounded(op: BinaryOp, dtype: DType) -> bool {
     matches!(op, BinaryOp::Add | BinaryOp::Mul) && matches!(dtype, DType::F32 | DType::F64)
+}
+
+/// Whether a raw register fold reads its operand in 8 × 8 blocks
+/// ([`Lowering::fold_row_blocks`]): along the last axis, rows in whole
+/// groups of eight, and an extent of whole blocks.
+fn in_row_blocks(d: Dims) -> bool {
+    let side = BLOCK as usize;
+    d.inner == 1 && d.outer.is_multiple_of(side) && d.extent.is_multiple_of(side) && d.extent > 0
 }
 
 /// The operand of a reduction as `[outer, extent, inner]`.

@@ -1,4 +1,5 @@
-//! Transposes of frame tiles in 8 × 8 blocks of vector shuffles.
+//! Transposes of frame tiles in 8 × 8 blocks of vector shuffles (also used
+//! by the row folds of `reduce.rs` on blocks held in registers).
 //!
 //! As an affine copy, a transpose reads or writes with a stride on every
 //! element, which LLVM leaves as one scalar load and store per element. For
@@ -21,7 +22,7 @@ use inkwell::types::VectorType;
 use inkwell::values::{BasicValue, IntValue, VectorValue};
 
 /// The side of a block, in elements.
-const BLOCK: u32 = 8;
+pub(super) const BLOCK: u32 = 8;
 
 /// The shuffle mask of one output row of a round: the first row of the pair
 /// (`high` false) or the second, for sub-blocks of side `d`.
@@ -74,16 +75,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 let at = l.linear(&[c[0], row, j0], &[(rows * cols) as i64, cols as i64, 1], 0)?;
                 block.push(l.vector_at(x, at, vector, None)?);
             }
-            for d in [4, 2, 1] {
-                let (low, high) = (round_mask(d, false), round_mask(d, true));
-                let mut next = block.clone();
-                for i in (0..n).filter(|i| (i / d as usize).is_multiple_of(2)) {
-                    let (a, b2) = (block[i], block[i + d as usize]);
-                    next[i] = l.shuffle(a, b2, &low)?;
-                    next[i + d as usize] = l.shuffle(a, b2, &high)?;
-                }
-                block = next;
-            }
+            let block = l.transpose_registers(block)?;
             for (r, &v) in block.iter().enumerate() {
                 let b = &l.e.b;
                 let row = b.build_int_nsw_add(j0, l.i64(r as i64), "col")?;
@@ -95,9 +87,33 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         Ok(true)
     }
 
+    /// The columns of the 8 × 8 block whose rows are `block` (eight vectors
+    /// of eight elements), by the three rounds of shuffles.
+    pub(super) fn transpose_registers(
+        &self,
+        mut block: Vec<VectorValue<'ctx>>,
+    ) -> Result<Vec<VectorValue<'ctx>>, HostError> {
+        if block.len() != BLOCK as usize {
+            return Err(HostError::internal(
+                "a register transpose of a non-square block",
+            ));
+        }
+        for d in [4, 2, 1] {
+            let (low, high) = (round_mask(d, false), round_mask(d, true));
+            let mut next = block.clone();
+            for i in (0..block.len()).filter(|i| (i / d as usize).is_multiple_of(2)) {
+                let (a, b) = (block[i], block[i + d as usize]);
+                next[i] = self.shuffle(a, b, &low)?;
+                next[i + d as usize] = self.shuffle(a, b, &high)?;
+            }
+            block = next;
+        }
+        Ok(block)
+    }
+
     /// Loads the vector of `ty` at element `at` of `tile`, or stores `value`
     /// there; returns the vector loaded or stored.
-    fn vector_at(
+    pub(super) fn vector_at(
         &self,
         tile: &TileRef,
         at: IntValue<'ctx>,
