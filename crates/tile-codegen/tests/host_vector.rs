@@ -4,7 +4,8 @@
 //! and offset tensors read in the fused loop (the unit-stride version and
 //! the other), dtypes other than f32, and a store between a load and its use
 //! (which keeps the copy). Transposes in blocks of shuffles: every element
-//! width, batches, and shapes the blocks do not divide.
+//! width, batches, and shapes the blocks do not divide. Row reductions in
+//! registers, and NaNs left uncanonicalized only where no use sees them.
 
 mod common;
 
@@ -312,4 +313,72 @@ fn reductions_along_rows_transposed_or_not() {
             }
         }
     }
+}
+
+/// NaNs made by `inf - inf` (x86's negative default NaN) and carried from
+/// inputs of two payloads through chains whose payloads are seen (stored,
+/// selected and stored, broadcast, a one-element `reduce`) and not (squared,
+/// rooted, summed, cast), for `nan.rs`.
+const NAN_CHAINS: &str = "kernel @nan_chains(%x: tensor<f32, 2>, %out: tensor<f32, 2>, %sel: tensor<f32, 2>, %wide: tensor<f64, 2>, %means: tensor<f32, 1>) {
+  %p = program_id 0 : i32
+  %c0 = constant 0 : i32
+  %vx = partition_view %x [8, 16] : view<f32, [8, 16]>
+  %vo = partition_view %out [8, 16] : view<f32, [8, 16]>
+  %vs = partition_view %sel [8, 16] : view<f32, [8, 16]>
+  %vw = partition_view %wide [8, 16] : view<f64, [8, 16]>
+  %vm = partition_view %means [8] : view<f32, [8]>
+  %a = load %vx[%p, %c0] : tile<8x16xf32>
+  %s = sub %a, %a : tile<8x16xf32>
+  %m = mul %s, %s : tile<8x16xf32>
+  %r = add %m, %a : tile<8x16xf32>
+  store %r, %vo[%p, %c0]
+  %z = full 0.0 : tile<8x16xf32>
+  %c = cmp gt %a, %z : tile<8x16xbool>
+  %t = reduce sum %s axis 1 keepdim : tile<8x1xf32>
+  %bt = broadcast %t to [8, 16] : tile<8x16xf32>
+  %e = select %c, %bt, %s : tile<8x16xf32>
+  store %e, %vs[%p, %c0]
+  %w = cast %m to f64 : tile<8x16xf64>
+  %w2 = mul %w, %w : tile<8x16xf64>
+  store %w2, %vw[%p, %c0]
+  %s2 = sub %a, %a : tile<8x16xf32>
+  %q = mul %s2, %s2 : tile<8x16xf32>
+  %q2 = sqrt %q : tile<8x16xf32>
+  %u = select %c, %q2, %z : tile<8x16xf32>
+  %sum = reduce sum %u axis 1 : tile<8xf32>
+  %n = constant 16.0 : f32
+  %bn = broadcast %n to [8] : tile<8xf32>
+  %mean = div %sum, %bn : tile<8xf32>
+  store %mean, %vm[%p]
+}";
+
+/// A one-element `reduce` hands its element on as it is: stored, the NaN of
+/// `inf - inf` must be canonical.
+const NAN_SINGLE: &str = "kernel @nan_single(%x: tensor<f32, 2>, %out: tensor<f32, 2>) {
+  %p = program_id 0 : i32
+  %j = program_id 1 : i32
+  %vx = partition_view %x [8, 1] : view<f32, [8, 1]>
+  %vo = partition_view %out [8, 1] : view<f32, [8, 1]>
+  %b = load %vx[%p, %j] : tile<8x1xf32>
+  %bs = sub %b, %b : tile<8x1xf32>
+  %f = reduce sum %bs axis 1 keepdim : tile<8x1xf32>
+  store %f, %vo[%p, %j]
+}";
+
+#[test]
+fn nans_are_canonical_wherever_their_payloads_are_seen() {
+    let (rows, cols) = (16, 16);
+    let args = vec![
+        special_values(DType::F32, rows, cols),
+        tensor_of(4, &[rows, cols], DType::F32),
+        tensor_of(5, &[rows, cols], DType::F32),
+        tensor_of(6, &[rows, cols], DType::F64),
+        tensor_of(7, &[rows], DType::F32),
+    ];
+    host_agrees(&parse(NAN_CHAINS), [2, 1, 1], args);
+    let args = vec![
+        special_values(DType::F32, rows, cols),
+        tensor_of(8, &[rows, cols], DType::F32),
+    ];
+    host_agrees(&parse(NAN_SINGLE), [2, 16, 1], args);
 }

@@ -42,6 +42,7 @@ use inkwell::passes::PassBuilderOptions;
 use inkwell::types::{BasicTypeEnum, IntType};
 use inkwell::values::{BasicMetadataValueEnum, FloatValue, FunctionValue, IntValue};
 use inkwell::OptimizationLevel;
+use std::cell::Cell;
 
 /// Options of the emitter.
 #[derive(Clone, Debug)]
@@ -160,6 +161,7 @@ pub fn emit(
         b: ctx.create_builder(),
         gpu: Some(gpu),
         fast_math: options.fast_math,
+        keep_nan: Cell::new(false),
     };
     let bounds_checks = emitter.kernel(program)?;
     module.verify().map_err(|m| EmitError::Verify {
@@ -210,6 +212,10 @@ pub(crate) struct Emitter<'a, 'ctx> {
     /// Whether math functions of f32 and narrower use the fast library
     /// ([`EmitOptions::fast_math`]).
     pub(crate) fast_math: bool,
+    /// While set, computed f32/f64 results keep the NaN the hardware makes
+    /// instead of the canonical one: the host lowering sets it around ops
+    /// whose NaN payloads no use observes (`host/nan.rs`).
+    pub(crate) keep_nan: Cell<bool>,
 }
 
 impl<'ctx> Emitter<'_, 'ctx> {
@@ -222,6 +228,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
             b: self.ctx.create_builder(),
             gpu: self.gpu,
             fast_math: self.fast_math,
+            keep_nan: Cell::new(self.keep_nan.get()),
         }
     }
 

@@ -44,6 +44,7 @@ pub fn math_probe<'ctx>(
         b: ctx.create_builder(),
         gpu: None,
         fast_math,
+        keep_nan: std::cell::Cell::new(false),
     };
     let i64t = ctx.i64_type();
     let f = module.add_function(

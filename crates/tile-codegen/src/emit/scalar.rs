@@ -84,8 +84,12 @@ impl<'ctx> Emitter<'_, 'ctx> {
         }
     }
 
-    /// `r`, or the canonical NaN of its type if `r` is a NaN.
+    /// `r`, or the canonical NaN of its type if `r` is a NaN (`r` itself
+    /// while [`Emitter::keep_nan`] is set).
     pub(crate) fn canonicalize(&self, r: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
+        if self.keep_nan.get() {
+            return Ok(r);
+        }
         let nan = if r.get_type() == self.ctx.f64_type() {
             self.f64_bits(0x7ff8_0000_0000_0000)?
         } else {

@@ -35,11 +35,13 @@ pub(super) enum Expr<'ctx> {
     Iota { dtype: DType, shape: Vec<usize> },
     /// A load not copied yet.
     Load(DeferredLoad<'ctx>),
-    /// An elementwise op on operands of `dtypes`.
+    /// An elementwise op on operands of `dtypes`; `keep_nan` where its NaN
+    /// results need not be canonical (`nan.rs`).
     Op {
         kind: OpKind,
         dtypes: Vec<DType>,
         operands: Vec<Expr<'ctx>>,
+        keep_nan: bool,
     },
     /// A broadcast (or expand) of an operand of `shape`, aligned to the
     /// right; its axes of extent 1 repeat.
@@ -86,6 +88,7 @@ impl<'ctx> Expr<'ctx> {
                 kind,
                 dtypes,
                 operands,
+                keep_nan,
             } => Expr::Op {
                 kind: kind.clone(),
                 dtypes: dtypes.clone(),
@@ -93,6 +96,7 @@ impl<'ctx> Expr<'ctx> {
                     .iter()
                     .map(|e| e.map_loads(replace))
                     .collect::<Result<_, _>>()?,
+                keep_nan: *keep_nan,
             },
             Expr::Broadcast { operand, shape } => Expr::Broadcast {
                 operand: Box::new(operand.map_loads(replace)?),
@@ -140,6 +144,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                     .iter()
                     .map(|&v| self.operand_expr(v))
                     .collect::<Result<_, _>>()?,
+                keep_nan: self.free_nans.contains(&id),
             },
         })
     }
@@ -283,6 +288,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 kind,
                 dtypes,
                 operands,
+                keep_nan,
             } => Expr::Op {
                 kind: kind.clone(),
                 dtypes: dtypes.clone(),
@@ -290,6 +296,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                     .iter()
                     .map(|e| self.hoisted(e, j, reads))
                     .collect::<Result<_, _>>()?,
+                keep_nan: *keep_nan,
             },
             other => other.clone(),
         })
@@ -322,12 +329,18 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 kind,
                 dtypes,
                 operands,
+                keep_nan,
             } => {
                 let args = operands
                     .iter()
                     .map(|e| self.element_of(e, j, reads))
                     .collect::<Result<Vec<_>, _>>()?;
-                self.apply(kind, dtypes, &args)
+                // A lazy op is emitted in its root's loop, under the root's
+                // setting.
+                let root = self.e.keep_nan.replace(*keep_nan);
+                let v = self.apply(kind, dtypes, &args);
+                self.e.keep_nan.set(root);
+                v
             }
             Expr::Broadcast { operand, shape } => {
                 let lead = j

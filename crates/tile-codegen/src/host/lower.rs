@@ -10,6 +10,7 @@ use super::frame::TileRef;
 use super::fuse;
 use super::lazy::Expr;
 use super::lview::ViewRef;
+use super::nan;
 use super::stream::{self, Streaming};
 use crate::emit::Emitter;
 use inkwell::builder::Builder;
@@ -84,6 +85,8 @@ pub(super) struct Lowering<'a, 'ctx> {
     pub(super) streaming: Option<Streaming<'ctx>>,
     /// The ops whose tiles are lazy (`fuse.rs`).
     pub(super) lazy: HashSet<OpId>,
+    /// The ops whose NaN results need not be canonical (`nan.rs`).
+    pub(super) free_nans: HashSet<OpId>,
     /// The scopes that keep frame and tensor accesses apart (`alias.rs`).
     pub(super) scopes: AliasScopes<'ctx>,
 }
@@ -124,6 +127,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             gpu: None,
             // The host computes what the interpreter does, bit for bit.
             fast_math: false,
+            keep_nan: std::cell::Cell::new(false),
         };
         e.b.position_at_end(start);
         let mut l = Lowering {
@@ -143,6 +147,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             checks: Vec::new(),
             streaming: None,
             lazy: fuse::lazy_ops(func),
+            free_nans: nan::unobserved_nans(func),
             scopes: AliasScopes::new(ctx),
         };
         let threshold = l.parameters(param(0)?)?;
@@ -237,8 +242,17 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         Ok(Vec::new())
     }
 
-    /// Emits one op.
+    /// Emits one op, leaving its NaN results as they come where no use
+    /// observes their payloads (`nan.rs`).
     fn op(&mut self, id: OpId) -> Result<(), HostError> {
+        self.e.keep_nan.set(self.free_nans.contains(&id));
+        let emitted = self.op_of_kind(id);
+        self.e.keep_nan.set(false);
+        emitted
+    }
+
+    /// Emits one op by its kind.
+    fn op_of_kind(&mut self, id: OpId) -> Result<(), HostError> {
         let op = self.func.op(id);
         let load = matches!(op.kind, OpKind::Load | OpKind::LoadMasked { .. });
         if self.lazy.contains(&id) && !load {

@@ -73,6 +73,7 @@ mod lview;
 mod math;
 mod memory;
 mod movement;
+mod nan;
 mod reduce;
 mod stream;
 mod transpose;
