@@ -382,3 +382,45 @@ fn nans_are_canonical_wherever_their_payloads_are_seen() {
     ];
     host_agrees(&parse(NAN_SINGLE), [2, 16, 1], args);
 }
+
+/// A column mask the same in every row (computed once, for one row, by
+/// `lazy.rs`), next to a mask over the whole tile and half of each row's
+/// maximum, which differ from row to row.
+const ROW_INVARIANT: &str =
+    "kernel @rows_once(%x: tensor<f32, 2>, %out: tensor<f32, 2>, %n: i32, %m: i32) {
+  %p = program_id 0 : i32
+  %c0 = constant 0 : i32
+  %vx = partition_view %x [8, 16] : view<f32, [8, 16]>
+  %vo = partition_view %out [8, 16] : view<f32, [8, 16]>
+  %a = load %vx[%p, %c0] : tile<8x16xf32>
+  %i = iota : tile<16xi32>
+  %bi = broadcast %i to [8, 16] : tile<8x16xi32>
+  %bn = broadcast %n to [8, 16] : tile<8x16xi32>
+  %in = cmp lt %bi, %bn : tile<8x16xbool>
+  %k = iota : tile<8x16xi32>
+  %bm = broadcast %m to [8, 16] : tile<8x16xi32>
+  %kn = cmp lt %k, %bm : tile<8x16xbool>
+  %r = reduce max %a axis 1 keepdim : tile<8x1xf32>
+  %br = broadcast %r to [8, 16] : tile<8x16xf32>
+  %h = constant 0.5 : f32
+  %bh = broadcast %h to [8, 16] : tile<8x16xf32>
+  %rh = mul %br, %bh : tile<8x16xf32>
+  %z = full 0.0 : tile<8x16xf32>
+  %s1 = select %in, %a, %rh : tile<8x16xf32>
+  %s2 = select %kn, %s1, %z : tile<8x16xf32>
+  store %s2, %vo[%p, %c0]
+}";
+
+#[test]
+fn ops_the_same_in_every_row_are_computed_once() {
+    let func = parse(ROW_INVARIANT);
+    for (n, m) in [(-1, 100), (0, 100), (5, 100), (5, 37), (16, 100), (40, 128)] {
+        let args = vec![
+            tensor_of(9, &[16, 16], DType::F32),
+            tensor_of(10, &[16, 16], DType::F32),
+            Arg::Scalar(tile_ir::Scalar::I32(n)),
+            Arg::Scalar(tile_ir::Scalar::I32(m)),
+        ];
+        host_agrees(&func, [2, 1, 1], args);
+    }
+}

@@ -35,10 +35,11 @@ pub(super) enum Expr<'ctx> {
     Iota { dtype: DType, shape: Vec<usize> },
     /// A load not copied yet.
     Load(DeferredLoad<'ctx>),
-    /// An elementwise op on operands of `dtypes`; `keep_nan` where its NaN
-    /// results need not be canonical (`nan.rs`).
+    /// An elementwise op on operands of `dtypes` with a result of `dtype`;
+    /// `keep_nan` where its NaN results need not be canonical (`nan.rs`).
     Op {
         kind: OpKind,
+        dtype: DType,
         dtypes: Vec<DType>,
         operands: Vec<Expr<'ctx>>,
         keep_nan: bool,
@@ -86,11 +87,13 @@ impl<'ctx> Expr<'ctx> {
             Expr::Load(load) => replace(load)?,
             Expr::Op {
                 kind,
+                dtype,
                 dtypes,
                 operands,
                 keep_nan,
             } => Expr::Op {
                 kind: kind.clone(),
+                dtype: *dtype,
                 dtypes: dtypes.clone(),
                 operands: operands
                     .iter()
@@ -134,6 +137,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             }
             kind => Expr::Op {
                 kind: kind.clone(),
+                dtype: self.func.ty(self.result(id)?).dtype(),
                 dtypes: op
                     .operands
                     .iter()
@@ -193,6 +197,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
 
     /// Computes `expr` into `out` (its shape) in one loop nest.
     pub(super) fn evaluate(&mut self, expr: &Expr<'ctx>, out: &TileRef) -> Result<(), HostError> {
+        let expr = &self.rows_computed_once(expr, &out.shape)?;
         let loads = expr.loads();
         let mut whole = None;
         for w in loads.iter().filter_map(|load| load.whole()) {
@@ -269,6 +274,58 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         })
     }
 
+    /// `expr` (of `shape`) with each op whose value is the same in every row
+    /// (it reads only scalars, constants and broadcasts along the leading
+    /// axes, and no load) computed once for one row into a new place of the
+    /// frame, and read from there as a broadcast. Layernorm's column mask
+    /// `iota < cols` over `[8, 384]` is then 384 compares, not 3,072 (which
+    /// LLVM also widened to 64-bit lanes, the loop counter's width).
+    fn rows_computed_once(
+        &mut self,
+        expr: &Expr<'ctx>,
+        shape: &[usize],
+    ) -> Result<Expr<'ctx>, HostError> {
+        let Some((&last, outer)) = shape.split_last() else {
+            return Ok(expr.clone());
+        };
+        if outer.iter().product::<usize>() < 2 {
+            return Ok(expr.clone());
+        }
+        match expr {
+            Expr::Op { dtype, .. } if same_in_every_row(expr) && expr.loads().is_empty() => {
+                let row = self.place(&[last], *dtype);
+                let n = self.i64(last as i64);
+                self.counted(n, &mut |l, i| {
+                    let mut j = vec![l.i64(0); outer.len()];
+                    j.push(i);
+                    let v = l.element_of(expr, &j, Reads::Tensors)?;
+                    l.set(&row, i, v)
+                })?;
+                Ok(Expr::Broadcast {
+                    operand: Box::new(Expr::Tile(row)),
+                    shape: vec![last],
+                })
+            }
+            Expr::Op {
+                kind,
+                dtype,
+                dtypes,
+                operands,
+                keep_nan,
+            } => Ok(Expr::Op {
+                kind: kind.clone(),
+                dtype: *dtype,
+                dtypes: dtypes.clone(),
+                operands: operands
+                    .iter()
+                    .map(|e| self.rows_computed_once(e, shape))
+                    .collect::<Result<_, _>>()?,
+                keep_nan: *keep_nan,
+            }),
+            other => Ok(other.clone()),
+        }
+    }
+
     /// `expr` with each broadcast that repeats along the last axis replaced
     /// by its value in the row that starts at `j`. Read inside the innermost
     /// loop, such an element has the same frame address on every trip, and
@@ -286,11 +343,13 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             }
             Expr::Op {
                 kind,
+                dtype,
                 dtypes,
                 operands,
                 keep_nan,
             } => Expr::Op {
                 kind: kind.clone(),
+                dtype: *dtype,
                 dtypes: dtypes.clone(),
                 operands: operands
                     .iter()
@@ -330,6 +389,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 dtypes,
                 operands,
                 keep_nan,
+                ..
             } => {
                 let args = operands
                     .iter()
@@ -355,5 +415,19 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 self.element_of(operand, &k, reads)
             }
         }
+    }
+}
+
+/// Whether `expr`, evaluated over a tile of two or more axes, has the same
+/// value in every row: it depends on the last coordinate alone.
+fn same_in_every_row(expr: &Expr<'_>) -> bool {
+    match expr {
+        Expr::Scalar(_) | Expr::Full(_) => true,
+        Expr::Tile(_) | Expr::Load(_) | Expr::Iota { .. } => false,
+        Expr::Op { operands, .. } => operands.iter().all(same_in_every_row),
+        // Read at the trailing coordinates, the leading ones of extent 1.
+        Expr::Broadcast { shape, .. } => shape
+            .split_last()
+            .is_none_or(|(_, leading)| leading.iter().all(|&e| e == 1)),
     }
 }
