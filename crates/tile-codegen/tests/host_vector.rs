@@ -424,3 +424,43 @@ fn ops_the_same_in_every_row_are_computed_once() {
         host_agrees(&func, [2, 1, 1], args);
     }
 }
+
+#[test]
+fn block_folds_compute_their_lazy_operands() {
+    // `(a - mean)²` summed along rows is computed inside the block fold;
+    // `x · y` of two single-use loads is stored first (its loads are read
+    // where the fold stands), as is every operand of a fold of other shapes.
+    for (dtype, name) in [(DType::F32, "f32"), (DType::F64, "f64")] {
+        for (rows, cols) in [(8, 8), (8, 24), (16, 16), (4, 8), (8, 12)] {
+            let func = parse(&format!(
+                "kernel @lazy_folds(%x: tensor<{name}, 2>, %y: tensor<{name}, 2>, %out: tensor<{name}, 1>, %out2: tensor<{name}, 1>) {{
+  %p = program_id 0 : i32
+  %c0 = constant 0 : i32
+  %vx = partition_view %x [{rows}, {cols}] : view<{name}, [{rows}, {cols}]>
+  %vy = partition_view %y [{rows}, {cols}] : view<{name}, [{rows}, {cols}]>
+  %vo = partition_view %out [{rows}] : view<{name}, [{rows}]>
+  %vo2 = partition_view %out2 [{rows}] : view<{name}, [{rows}]>
+  %a = load %vx[%p, %c0] : tile<{rows}x{cols}x{name}>
+  %m = reduce max %a axis 1 keepdim : tile<{rows}x1x{name}>
+  %bm = broadcast %m to [{rows}, {cols}] : tile<{rows}x{cols}x{name}>
+  %c = sub %a, %bm : tile<{rows}x{cols}x{name}>
+  %sq = mul %c, %c : tile<{rows}x{cols}x{name}>
+  %s = reduce sum %sq axis 1 : tile<{rows}x{name}>
+  store %s, %vo[%p]
+  %b = load %vy[%p, %c0] : tile<{rows}x{cols}x{name}>
+  %b2 = load %vx[%p, %c0] : tile<{rows}x{cols}x{name}>
+  %xy = mul %b2, %b : tile<{rows}x{cols}x{name}>
+  %pr = reduce prod %xy axis 1 : tile<{rows}x{name}>
+  store %pr, %vo2[%p]
+}}"
+            ));
+            let args = vec![
+                special_values(dtype, 2 * rows, cols),
+                tensor_of(11, &[2 * rows, cols], dtype),
+                tensor_of(12, &[2 * rows], dtype),
+                tensor_of(13, &[2 * rows], dtype),
+            ];
+            host_agrees(&func, [2, 1, 1], args);
+        }
+    }
+}

@@ -15,7 +15,11 @@
 //! write memory (a store, a layout-view store, or a `for`/`if` whose regions
 //! could hold one): the elements read later are then the ones the load
 //! would have copied. For `x + y` both inputs stream at once, with no copy.
+//! A reduction that folds in 8 × 8 register blocks (`reduce.rs`) also takes
+//! an elementwise op's tile lazily: layernorm's squares are computed in the
+//! fold that sums them, one row vector at a time.
 
+use super::reduce;
 use std::collections::{HashMap, HashSet};
 use tile_ir::{Function, OpId, OpKind, Region, Type, Value};
 
@@ -65,8 +69,10 @@ fn lazy_in(
             .iter()
             .position(|&u| func.op(u).operands.contains(tile));
         if let Some(offset) = user {
-            let consumer = &func.op(region.ops[at + 1 + offset]).kind;
-            if consumes_lazily(consumer) && !(repeats(consumer) && computes(&op.kind)) {
+            let consumer_id = region.ops[at + 1 + offset];
+            let consumer = &func.op(consumer_id).kind;
+            let folded = computes(&op.kind) && reduce::folds_in_row_blocks(func, consumer_id);
+            if folded || consumes_lazily(consumer) && !(repeats(consumer) && computes(&op.kind)) {
                 lazy.insert(id);
                 user_at.insert(at, at + 1 + offset);
             }

@@ -19,7 +19,8 @@ use super::error::HostError;
 use super::frame::{row_major, TileRef};
 use super::lower::{HostValue, Lowering};
 use super::memory::DeferredLoad;
-use inkwell::values::{BasicValueEnum, IntValue};
+use inkwell::types::VectorType;
+use inkwell::values::{BasicValueEnum, IntValue, VectorValue};
 use tile_ir::{DType, OpId, OpKind, Scalar, Type, Value};
 
 /// A lazy tile: how to compute its element at a coordinate.
@@ -63,7 +64,7 @@ enum Reads {
 
 impl<'ctx> Expr<'ctx> {
     /// The deferred loads of the expression.
-    fn loads(&self) -> Vec<&DeferredLoad<'ctx>> {
+    pub(super) fn loads(&self) -> Vec<&DeferredLoad<'ctx>> {
         let mut loads = Vec::new();
         self.visit_loads(&mut |load| loads.push(load));
         loads
@@ -272,6 +273,31 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 l.set(out, at, v)
             })
         })
+    }
+
+    /// Elements `column`, `column + 1`, … of row `row` of the rank-2,
+    /// load-free `expr`, as one vector of `ty` (a block fold's row).
+    pub(super) fn row_vector(
+        &self,
+        expr: &Expr<'ctx>,
+        row: usize,
+        column: IntValue<'ctx>,
+        ty: VectorType<'ctx>,
+    ) -> Result<VectorValue<'ctx>, HostError> {
+        let i32t = self.e.ctx.i32_type();
+        let mut v = ty.get_undef();
+        for c in 0..ty.get_size() {
+            let at = self
+                .e
+                .b
+                .build_int_nsw_add(column, self.i64(c.into()), "col")?;
+            let x = self.element_of(expr, &[self.i64(row as i64), at], Reads::Copies)?;
+            v = self
+                .e
+                .b
+                .build_insert_element(v, x, i32t.const_int(c.into(), false), "row")?;
+        }
+        Ok(v)
     }
 
     /// `expr` (of `shape`) with each op whose value is the same in every row

@@ -20,23 +20,48 @@
 
 use super::error::HostError;
 use super::frame::TileRef;
+use super::lazy::Expr;
 use super::lower::{HostValue, Lowering};
 use super::transpose::BLOCK;
 use inkwell::types::VectorType;
 use inkwell::values::{BasicValueEnum, IntValue, VectorValue};
-use tile_ir::{ArgKind, BinaryOp, CmpPred, DType, OpId, OpKind, ReduceKind, ScanKind, Type};
+use tile_ir::{
+    ArgKind, BinaryOp, CmpPred, DType, Function, OpId, OpKind, ReduceKind, ScanKind, Type, Value,
+};
 
 impl<'a, 'ctx> Lowering<'a, 'ctx> {
     /// Emits `reduce`, `arg` or `scan`.
     pub(super) fn reduce(&mut self, id: OpId) -> Result<(), HostError> {
         let kind = self.func.op(id).kind.clone();
-        let x = self.tile(
-            *self
-                .operands(id)
-                .first()
-                .ok_or_else(|| HostError::internal("a reduction without an operand"))?,
-        )?;
+        let operand = *self
+            .operands(id)
+            .first()
+            .ok_or_else(|| HostError::internal("a reduction without an operand"))?;
         let result = self.result(id)?;
+        let x = match (self.value(operand)?, &kind) {
+            // Only a block fold's operand is lazy (`fuse.rs`); one without
+            // loads is computed in the fold, one with them stored first.
+            (HostValue::Lazy(expr), OpKind::Reduce { kind, .. }) => {
+                let Type::Tile(t) = self.func.ty(operand) else {
+                    return Err(HostError::internal("a lazy scalar"));
+                };
+                let (shape, dtype) = (t.shape.dims().to_vec(), t.dtype);
+                if let ([rows, extent], true) = (shape.as_slice(), expr.loads().is_empty()) {
+                    let d = Dims {
+                        outer: *rows,
+                        extent: *extent,
+                        inner: 1,
+                    };
+                    let out = self.place(&[*rows], dtype);
+                    self.fold_row_blocks(Rows::Lazy(&expr), dtype, &out, d, folding(*kind))?;
+                    return self.define_reduction(result, out);
+                }
+                let place = self.place(&shape, dtype);
+                self.evaluate(&expr, &place)?;
+                place
+            }
+            _ => self.tile(operand)?,
+        };
         let axis = match kind {
             OpKind::Reduce { axis, .. }
             | OpKind::ArgReduce { axis, .. }
@@ -66,12 +91,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 out
             }
             OpKind::Reduce { kind, .. } => {
-                let op = match kind {
-                    ReduceKind::Sum => BinaryOp::Add,
-                    ReduceKind::Prod => BinaryOp::Mul,
-                    ReduceKind::Max => BinaryOp::Max,
-                    ReduceKind::Min => BinaryOp::Min,
-                };
+                let op = folding(kind);
                 let out = self.place(&[outer, inner], x.dtype);
                 if outer * inner <= REGISTER_LANES {
                     self.fold_in_registers(&x, &out, dims, op)?;
@@ -95,6 +115,11 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             }
             _ => return Err(HostError::internal("not a reduction")),
         };
+        self.define_reduction(result, out)
+    }
+
+    /// Defines `result` as the reduction stored in `out`.
+    fn define_reduction(&mut self, result: Value, out: TileRef) -> Result<(), HostError> {
         let value = match self.func.ty(result) {
             Type::Scalar(_) => HostValue::Scalar(self.get(&out, self.i64(0))?),
             Type::Tile(t) => HostValue::Tile(TileRef {
@@ -251,7 +276,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     ) -> Result<(), HostError> {
         let raw = unrounded(op, x.dtype);
         if raw && in_row_blocks(d) {
-            return self.fold_row_blocks(x, out, d, op);
+            return self.fold_row_blocks(Rows::Tile(x), x.dtype, out, d, op);
         }
         let (lane, along) = ((d.extent * d.inner) as i64, d.inner as i64);
         let mut lanes = Vec::with_capacity(d.outer * d.inner);
@@ -297,13 +322,14 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     /// block back into one load per element.)
     fn fold_row_blocks(
         &mut self,
-        x: &TileRef,
+        x: Rows<'_, 'ctx>,
+        dtype: DType,
         out: &TileRef,
         d: Dims,
         op: BinaryOp,
     ) -> Result<(), HostError> {
         let side = BLOCK as usize;
-        let vector = match x.dtype {
+        let vector = match dtype {
             DType::F32 => self.e.ctx.f32_type().vec_type(BLOCK),
             DType::F64 => self.e.ctx.f64_type().vec_type(BLOCK),
             other => {
@@ -315,7 +341,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         let groups = d.outer / side;
         let mut accumulators = Vec::with_capacity(groups);
         for g in 0..groups {
-            let columns = self.column_block(x, d, g, self.i64(0), vector)?;
+            let columns = self.column_block(&x, d, g, self.i64(0), vector)?;
             let mut acc = columns[0];
             for &c in &columns[1..] {
                 acc = self.vector_step(op, acc, c)?;
@@ -329,7 +355,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             let b = l.e.b.build_int_nsw_add(b1, l.i64(1), "block")?;
             let column = l.e.b.build_int_nsw_mul(b, l.i64(side as i64), "column")?;
             for (g, &slot) in accumulators.iter().enumerate() {
-                let columns = l.column_block(x, d, g, column, vector)?;
+                let columns = l.column_block(&x, d, g, column, vector)?;
                 let mut acc = l.e.b.build_load(vector, slot, "acc")?.into_vector_value();
                 for &c in &columns {
                     acc = l.vector_step(op, acc, c)?;
@@ -358,7 +384,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     /// the eight rows.
     fn column_block(
         &self,
-        x: &TileRef,
+        x: &Rows<'_, 'ctx>,
         d: Dims,
         group: usize,
         column: IntValue<'ctx>,
@@ -367,9 +393,15 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         let side = BLOCK as usize;
         let mut rows = Vec::with_capacity(side);
         for r in 0..side {
-            let start = self.i64(((group * side + r) * d.extent) as i64);
-            let at = self.e.b.build_int_nsw_add(start, column, "at")?;
-            rows.push(self.vector_at(x, at, vector, None)?);
+            let row = group * side + r;
+            rows.push(match x {
+                Rows::Tile(x) => {
+                    let start = self.i64((row * d.extent) as i64);
+                    let at = self.e.b.build_int_nsw_add(start, column, "at")?;
+                    self.vector_at(x, at, vector, None)?
+                }
+                Rows::Lazy(expr) => self.row_vector(expr, row, column, vector)?,
+            });
         }
         self.transpose_registers(rows)
     }
@@ -481,6 +513,46 @@ const REGISTER_LANES: usize = 16;
 /// ops and canonicalize NaN once at the end (see [`Lowering::fold`]).
 fn unrounded(op: BinaryOp, dtype: DType) -> bool {
     matches!(op, BinaryOp::Add | BinaryOp::Mul) && matches!(dtype, DType::F32 | DType::F64)
+}
+
+/// The binary op a reduction of `kind` folds with.
+fn folding(kind: ReduceKind) -> BinaryOp {
+    match kind {
+        ReduceKind::Sum => BinaryOp::Add,
+        ReduceKind::Prod => BinaryOp::Mul,
+        ReduceKind::Max => BinaryOp::Max,
+        ReduceKind::Min => BinaryOp::Min,
+    }
+}
+
+/// Whether op `id` of `func` is a reduction that folds its operand in
+/// registers, 8 × 8 blocks at a time ([`Lowering::fold_row_blocks`]): an
+/// f32/f64 sum or product along the last axis of a `[rows, extent]` tile.
+/// Such a reduction computes a lazy operand in its own loop (`fuse.rs`).
+pub(super) fn folds_in_row_blocks(func: &Function, id: OpId) -> bool {
+    let op = func.op(id);
+    let (OpKind::Reduce { kind, axis, .. }, Some(&x)) = (&op.kind, op.operands.first()) else {
+        return false;
+    };
+    let Type::Tile(t) = func.ty(x) else {
+        return false;
+    };
+    let &[rows, extent] = t.shape.dims() else {
+        return false;
+    };
+    let d = Dims {
+        outer: rows,
+        extent,
+        inner: 1,
+    };
+    *axis == 1 && rows <= REGISTER_LANES && unrounded(folding(*kind), t.dtype) && in_row_blocks(d)
+}
+
+/// Where a block fold reads its rows: a tile in the frame, or a lazy tile
+/// computed on the way.
+enum Rows<'e, 'ctx> {
+    Tile(&'e TileRef),
+    Lazy(&'e Expr<'ctx>),
 }
 
 /// Whether a raw register fold reads its operand in 8 × 8 blocks
