@@ -254,3 +254,52 @@ fn random_programs_streaming_every_output_agree_with_the_interpreter() {
     );
     eprintln!("{streamed} of 120 programs have streaming stores");
 }
+
+/// The example's transpose: `program_id(0)` indexes the columns of `x`, so
+/// consecutive programs read consecutive tiles along the same rows.
+const TRANSPOSE_ALONG_ROWS: &str =
+    "kernel @transpose_rows(%x: tensor<f32, 2>, %out: tensor<f32, 2>) {
+  %pn = program_id 0 : i32
+  %pm = program_id 1 : i32
+  %vx = partition_view %x [32, 32] : view<f32, [32, 32]>
+  %vo = partition_view %out [32, 32] : view<f32, [32, 32]>
+  %t = load_masked %vx[%pm, %pn] pad(zero) : tile<32x32xf32>
+  %tt = permute %t [1, 0] : tile<32x32xf32>
+  store_masked %tt, %vo[%pn, %pm]
+}";
+
+#[test]
+fn tiles_read_along_rows_prefetch_the_next_programs_tile() {
+    let along_rows = tile_ir::text::parse_function(TRANSPOSE_ALONG_ROWS).unwrap();
+    let prefetches = |code: &str| code.lines().filter(|l| l.contains("prefetch")).count();
+    for isa in HostIsa::for_this_architecture() {
+        // 32 rows of 128 bytes: two lines each.
+        let code = listing(&along_rows, isa);
+        assert!(
+            prefetches(&code) >= 2,
+            "transpose_rows ({isa}): no prefetch"
+        );
+        // Tiles whose rows follow each other are left to the hardware: the
+        // program id indexes the leading axis.
+        for func in [
+            samples::transpose(32, 32).unwrap(),
+            samples::vector_add(1024).unwrap(),
+            samples::layernorm(8, 64).unwrap(),
+        ] {
+            let code = listing(&func, isa);
+            assert_eq!(prefetches(&code), 0, "{} ({isa}) prefetches", func.name);
+        }
+    }
+    // The last column of tiles prefetches past the end of `x`, and the
+    // right and bottom tiles are partial: the result is the interpreter's.
+    let (m, n) = (70, 100);
+    let args = vec![
+        tensor_of(3, &[m, n], DType::F32),
+        tensor_of(4, &[n, m], DType::F32),
+    ];
+    common::host_agrees(
+        &along_rows,
+        [n.div_ceil(32) as u32, m.div_ceil(32) as u32, 1],
+        args,
+    );
+}

@@ -17,6 +17,7 @@ use super::error::HostError;
 use super::frame::TileRef;
 use super::lazy::Expr;
 use super::lower::{HostValue, Lowering, TensorArg};
+use super::prefetch;
 use inkwell::values::{BasicValue, BasicValueEnum, InstructionValue, IntValue, PointerValue};
 use inkwell::IntPredicate;
 use tile_ir::interp::padding_value;
@@ -25,7 +26,7 @@ use tile_ir::{DType, OpId, OpKind, Scalar, Value};
 /// A partition being accessed: the tensor (and its parameter's position),
 /// the tile's origin in it and the extents of the part inside it (`i64`).
 #[derive(Clone)]
-struct Partition<'ctx> {
+pub(super) struct Partition<'ctx> {
     index: usize,
     tensor: TensorArg<'ctx>,
     origin: Vec<IntValue<'ctx>>,
@@ -104,6 +105,9 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                     place: self.place(&tile_shape, dtype),
                     pad,
                 };
+                if prefetch::next_tile_along_rows(self.func, indices) {
+                    self.prefetch_next_tile(&load.part, load.base, &tile_shape, dtype)?;
+                }
                 if self.lazy.contains(&id) {
                     return self.define_result(id, HostValue::Lazy(Expr::Load(load)));
                 }
@@ -414,7 +418,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
 
     /// The element offset of tile element `j` of the partition from its
     /// origin.
-    fn tensor_offset(
+    pub(super) fn tensor_offset(
         &self,
         part: &Partition<'ctx>,
         j: &[IntValue<'ctx>],

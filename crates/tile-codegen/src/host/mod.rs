@@ -74,6 +74,7 @@ mod math;
 mod memory;
 mod movement;
 mod nan;
+mod prefetch;
 mod reduce;
 mod stream;
 mod transpose;
