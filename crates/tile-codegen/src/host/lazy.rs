@@ -79,6 +79,31 @@ impl<'ctx> Expr<'ctx> {
         }
     }
 
+    /// An op's expression with each operand replaced by `map(operand)`;
+    /// any other expression as it is.
+    fn map_operands(
+        &self,
+        map: &mut dyn FnMut(&Expr<'ctx>) -> Result<Expr<'ctx>, HostError>,
+    ) -> Result<Expr<'ctx>, HostError> {
+        let Expr::Op {
+            kind,
+            dtype,
+            dtypes,
+            operands,
+            keep_nan,
+        } = self
+        else {
+            return Ok(self.clone());
+        };
+        Ok(Expr::Op {
+            kind: kind.clone(),
+            dtype: *dtype,
+            dtypes: dtypes.clone(),
+            operands: operands.iter().map(map).collect::<Result<_, _>>()?,
+            keep_nan: *keep_nan,
+        })
+    }
+
     /// The expression with each load replaced by `replace(load)`.
     fn map_loads(
         &self,
@@ -86,22 +111,7 @@ impl<'ctx> Expr<'ctx> {
     ) -> Result<Expr<'ctx>, HostError> {
         Ok(match self {
             Expr::Load(load) => replace(load)?,
-            Expr::Op {
-                kind,
-                dtype,
-                dtypes,
-                operands,
-                keep_nan,
-            } => Expr::Op {
-                kind: kind.clone(),
-                dtype: *dtype,
-                dtypes: dtypes.clone(),
-                operands: operands
-                    .iter()
-                    .map(|e| e.map_loads(replace))
-                    .collect::<Result<_, _>>()?,
-                keep_nan: *keep_nan,
-            },
+            Expr::Op { .. } => self.map_operands(&mut |e| e.map_loads(replace))?,
             Expr::Broadcast { operand, shape } => Expr::Broadcast {
                 operand: Box::new(operand.map_loads(replace)?),
                 shape: shape.clone(),
@@ -332,22 +342,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                     shape: vec![last],
                 })
             }
-            Expr::Op {
-                kind,
-                dtype,
-                dtypes,
-                operands,
-                keep_nan,
-            } => Ok(Expr::Op {
-                kind: kind.clone(),
-                dtype: *dtype,
-                dtypes: dtypes.clone(),
-                operands: operands
-                    .iter()
-                    .map(|e| self.rows_computed_once(e, shape))
-                    .collect::<Result<_, _>>()?,
-                keep_nan: *keep_nan,
-            }),
+            Expr::Op { .. } => expr.map_operands(&mut |e| self.rows_computed_once(e, shape)),
             other => Ok(other.clone()),
         }
     }
@@ -367,22 +362,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             Expr::Broadcast { shape, .. } if shape.last().is_none_or(|&e| e == 1) => {
                 Expr::Scalar(self.element_of(expr, j, reads)?)
             }
-            Expr::Op {
-                kind,
-                dtype,
-                dtypes,
-                operands,
-                keep_nan,
-            } => Expr::Op {
-                kind: kind.clone(),
-                dtype: *dtype,
-                dtypes: dtypes.clone(),
-                operands: operands
-                    .iter()
-                    .map(|e| self.hoisted(e, j, reads))
-                    .collect::<Result<_, _>>()?,
-                keep_nan: *keep_nan,
-            },
+            Expr::Op { .. } => expr.map_operands(&mut |e| self.hoisted(e, j, reads))?,
             other => other.clone(),
         })
     }

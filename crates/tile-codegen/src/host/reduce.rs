@@ -24,7 +24,7 @@ use super::lazy::Expr;
 use super::lower::{HostValue, Lowering};
 use super::transpose::BLOCK;
 use inkwell::types::VectorType;
-use inkwell::values::{BasicValueEnum, IntValue, VectorValue};
+use inkwell::values::{BasicValueEnum, FloatMathValue, IntValue, VectorValue};
 use tile_ir::{
     ArgKind, BinaryOp, CmpPred, DType, Function, OpId, OpKind, ReduceKind, ScanKind, Type, Value,
 };
@@ -243,10 +243,22 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             return self.apply(&OpKind::Binary(op), &[dtype; 2], &[acc, v]);
         }
         let (a, v) = (acc.into_float_value(), v.into_float_value());
+        Ok(self.raw_step(op, a, v)?.into())
+    }
+
+    /// The plain IEEE `acc + v` or `acc · v` of two floats or two float
+    /// vectors.
+    fn raw_step<T: FloatMathValue<'ctx>>(
+        &self,
+        op: BinaryOp,
+        acc: T,
+        v: T,
+    ) -> Result<T, HostError> {
+        let b = &self.e.b;
         Ok(if op == BinaryOp::Add {
-            self.e.b.build_float_add(a, v, "acc")?.into()
+            b.build_float_add(acc, v, "acc")?
         } else {
-            self.e.b.build_float_mul(a, v, "acc")?.into()
+            b.build_float_mul(acc, v, "acc")?
         })
     }
 
@@ -344,7 +356,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             let columns = self.column_block(&x, d, g, self.i64(0), vector)?;
             let mut acc = columns[0];
             for &c in &columns[1..] {
-                acc = self.vector_step(op, acc, c)?;
+                acc = self.raw_step(op, acc, c)?;
             }
             let slot = self.local(vector.into())?;
             self.e.b.build_store(slot, acc)?;
@@ -358,7 +370,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 let columns = l.column_block(&x, d, g, column, vector)?;
                 let mut acc = l.e.b.build_load(vector, slot, "acc")?.into_vector_value();
                 for &c in &columns {
-                    acc = l.vector_step(op, acc, c)?;
+                    acc = l.raw_step(op, acc, c)?;
                 }
                 l.e.b.build_store(slot, acc)?;
             }
@@ -404,21 +416,6 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             });
         }
         self.transpose_registers(rows)
-    }
-
-    /// The plain IEEE `acc + v` or `acc · v` of two vectors.
-    fn vector_step(
-        &self,
-        op: BinaryOp,
-        acc: VectorValue<'ctx>,
-        v: VectorValue<'ctx>,
-    ) -> Result<VectorValue<'ctx>, HostError> {
-        let b = &self.e.b;
-        Ok(if op == BinaryOp::Add {
-            b.build_float_add(acc, v, "acc")?
-        } else {
-            b.build_float_mul(acc, v, "acc")?
-        })
     }
 
     /// `arg` along the lanes: `best` holds each lane's best value so far,
