@@ -36,7 +36,7 @@ use common::Inputs;
 use std::time::{Duration, Instant};
 use tile::ir::interp::HostBuffer;
 use tile::runtime::cpu::huge_page_buffer;
-use tile::{Device, Error};
+use tile::{tile_kernel, Device, Error, Tensor};
 
 /// The median time of `runs` calls of `f`, after one warm-up call.
 fn median(runs: usize, mut f: impl FnMut()) -> Duration {
@@ -169,7 +169,7 @@ fn print(lines: &[Line], copy: f64) {
         );
     }
     println!(
-        "{:<12} {:<18} {:>12}  {:<52} {:<}",
+        "{:<17} {:<18} {:>12}  {:<52} {:<}",
         "kernel", "shape", "tile (cpu)", "comparisons", "tile of roofline"
     );
     for l in lines {
@@ -182,7 +182,7 @@ fn print(lines: &[Line], copy: f64) {
             .of_copy
             .map_or("-".to_string(), |r| format!("{:.0}% of copy", 100.0 * r));
         println!(
-            "{:<12} {:<18} {:>7.1} {:<5}  {:<52} {}",
+            "{:<17} {:<18} {:>7.1} {:<5}  {:<52} {}",
             l.kernel,
             l.shape,
             l.tile,
@@ -232,16 +232,48 @@ fn bench_vector_add(dev: &Device, rng: &mut Inputs, copy: &mut CopyProbe) -> Res
     })
 }
 
+/// The example's softmax with `#[tile_kernel(fast_math)]`: its `exp` from
+/// the fast f32 library (within 1 ulp, docs/backends.md) where the
+/// example's is the oracle's, bit for bit.
+#[tile_kernel(configs(BR = 4, BC = 256), targets = "host", fast_math)]
+fn softmax_fast<const BR: usize, const BC: usize>(x: &Tensor<f32, 2>, out: &mut Tensor<f32, 2>) {
+    let pid = program_id(0);
+    let t = partition_view(x, [BR, BC]).load_masked_with(Padding::NegInf, pid, 0);
+    let e = (t - t.max_along_keepdim(1)).exp();
+    partition_view(out, [BR, BC]).store_masked(e / e.sum_keepdim(1), pid, 0);
+}
+
+/// A softmax kernel's launch over `rows` rows of `x` into `out`.
+type SoftmaxLaunch = fn(&Device, usize, &Tensor<f32>, &mut Tensor<f32>) -> Result<(), Error>;
+
 fn bench_softmax(dev: &Device, rng: &mut Inputs, copy: &mut CopyProbe) -> Result<Line, Error> {
+    softmax_line("softmax", dev, rng, copy, |dev, rows, x, out| {
+        softmax::softmax::<4, 256>::launch(dev, [rows.div_ceil(4) as u32], (x, out))
+    })
+}
+
+fn bench_softmax_fast(dev: &Device, rng: &mut Inputs, copy: &mut CopyProbe) -> Result<Line, Error> {
+    softmax_line("softmax fast_math", dev, rng, copy, |dev, rows, x, out| {
+        softmax_fast::<4, 256>::launch(dev, [rows.div_ceil(4) as u32], (x, out))
+    })
+}
+
+/// The line of the softmax kernel `launch`, against the loop and `ndarray`.
+fn softmax_line(
+    kernel: &'static str,
+    dev: &Device,
+    rng: &mut Inputs,
+    copy: &mut CopyProbe,
+    launch: SoftmaxLaunch,
+) -> Result<Line, Error> {
     let (rows, cols) = (1 << 16, 256);
     let xs = rng.take(rows * cols);
     let x = dev.tensor_from_slice(&xs, &[rows, cols])?;
     let mut out = dev.zeros::<f32>(&[rows, cols])?;
-    let grid = [rows.div_ceil(4) as u32];
     let bytes = 2 * 4 * rows * cols;
     let mut result = Ok(());
     let (tile, of_copy) = against_copy(copy, ROUNDS, bytes, || {
-        result = softmax::softmax::<4, 256>::launch(dev, grid, (&x, &mut out))
+        result = launch(dev, rows, &x, &mut out)
     });
     result?;
     let mut want = vec![0.0f32; rows * cols];
@@ -256,7 +288,7 @@ fn bench_softmax(dev: &Device, rng: &mut Inputs, copy: &mut CopyProbe) -> Result
             o.iter_mut().for_each(|v| *v /= sum);
         }
     });
-    check("softmax", &out.to_vec()?, &want, 1e-5);
+    check(kernel, &out.to_vec()?, &want, 1e-5);
     let xa = ndarray::Array2::from_shape_vec((rows, cols), xs.clone()).expect("shape");
     let nd = median(5, || {
         let max = xa.fold_axis(ndarray::Axis(1), f32::NEG_INFINITY, |a, &b| a.max(b));
@@ -265,7 +297,7 @@ fn bench_softmax(dev: &Device, rng: &mut Inputs, copy: &mut CopyProbe) -> Result
         std::hint::black_box(e / sum);
     });
     Ok(Line {
-        kernel: "softmax",
+        kernel,
         shape: format!("[{rows}, {cols}]"),
         unit: "GB/s",
         tile: gbps(bytes, tile),
@@ -492,9 +524,10 @@ fn main() -> Result<(), Error> {
     // `cargo bench --bench cpu -- softmax layernorm` runs only the kernels
     // whose names contain one of the words.
     let words: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
-    let benches: [Bench; 6] = [
+    let benches: [Bench; 7] = [
         ("vector_add", bench_vector_add),
         ("softmax", bench_softmax),
+        ("softmax fast_math", bench_softmax_fast),
         ("layernorm", bench_layernorm),
         ("transpose", bench_transpose),
         ("matmul", |dev, rng, _| bench_matmul(dev, rng)),

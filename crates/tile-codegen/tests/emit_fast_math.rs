@@ -2,13 +2,18 @@
 //! `emit::probe` (the LLVM IR every target receives): each function's f32
 //! results within its documented ulp bound of the correctly rounded value
 //! (the oracle) on dense samples, special values exact, and f16/bf16
-//! results through it within one ulp of the oracle on every input.
+//! results through it within one ulp of the oracle on every input. Host
+//! kernels compiled with the option compute what the probe does, bit for
+//! bit, vectorized at every instruction-set level that runs here.
 
 mod probe;
 
 use probe::{check_fast_math_gpu_code, run_probe, ulps};
+use tile_codegen::emit::EmitOptions;
+use tile_codegen::host::{self, launch_arg, HostIsa};
 use tile_codegen::lower::{lower, Options};
 use tile_codegen::thread::ThreadOpKind;
+use tile_ir::interp::{Arg, HostTensor};
 use tile_ir::{eval, samples, DType, Scalar, UnaryOp};
 
 /// The documented bound (docs/backends.md) of each fast f32 function, in
@@ -141,4 +146,104 @@ fn f64_and_erf_keep_the_exact_library() {
 fn fast_softmax_has_no_f64_arithmetic_and_assembles() {
     let program = lower(&samples::softmax(4, 256).unwrap(), &Options::warps(4)).unwrap();
     check_fast_math_gpu_code(&program, "exp");
+}
+
+/// Runs the host kernel `out = op(x)` compiled with `options` for `isa` on
+/// `xs` (bits of `dtype`); returns the bits of `out`.
+fn run_host_unary(
+    op: UnaryOp,
+    dtype: DType,
+    xs: &[u64],
+    isa: HostIsa,
+    options: &EmitOptions,
+) -> Vec<u64> {
+    let block = 1024;
+    let func = samples::unary(op, dtype, block).unwrap();
+    let values: Vec<Scalar> = xs.iter().map(|&x| Scalar::from_bits(dtype, x)).collect();
+    let n = values.len();
+    let library = host::compile(&func, isa, options)
+        .unwrap_or_else(|e| panic!("{} on {isa}: {e}", op.name()))
+        .load()
+        .unwrap();
+    let mut args = [
+        Arg::Tensor(HostTensor::from_scalars(dtype, &[n], &values).unwrap()),
+        Arg::Tensor(HostTensor::from_scalars(dtype, &[n], &vec![Scalar::zero(dtype); n]).unwrap()),
+    ];
+    let mut launch: Vec<_> = args.iter_mut().map(launch_arg).collect();
+    library
+        .run([n.div_ceil(block) as u32, 1, 1], &mut launch)
+        .unwrap_or_else(|e| panic!("{} on {isa}: {e}", op.name()));
+    let Arg::Tensor(out) = &args[1] else {
+        unreachable!("the output is a tensor")
+    };
+    (0..n).map(|i| out.get(&[i]).unwrap().to_bits()).collect()
+}
+
+#[test]
+fn host_kernels_with_fast_math_compute_the_fast_library() {
+    // Every 16th sample (65,563 values, a partial last tile), through a
+    // vectorized kernel: bit for bit the scalar library's results, which
+    // the test above bounds against the oracle.
+    let xs: Vec<u64> = f32_samples().into_iter().step_by(16).collect();
+    let fast = EmitOptions {
+        fast_math: true,
+        ..EmitOptions::default()
+    };
+    let inputs: Vec<[u64; 3]> = xs.iter().map(|&x| [x, 0, 0]).collect();
+    for isa in HostIsa::for_this_architecture() {
+        if !isa.runs_here() {
+            eprintln!("skipped: this CPU does not run {isa} code");
+            continue;
+        }
+        for op in FAST {
+            let want = run_probe(&ThreadOpKind::Unary(op), &[DType::F32], &inputs, true).unwrap();
+            let got = run_host_unary(op, DType::F32, &xs, isa, &fast);
+            for ((&x, &g), &w) in xs.iter().zip(&got).zip(&want) {
+                assert_eq!(
+                    g,
+                    w,
+                    "fast {} of {x:#x} on {isa}: the kernel gives {g:#x}, the library {w:#x}",
+                    op.name()
+                );
+            }
+            // Without the option the same kernel is the oracle's, and for
+            // some inputs differs from the fast library.
+            let exact = run_host_unary(op, DType::F32, &xs, isa, &EmitOptions::default());
+            let oracle = |x: u64| {
+                eval::unary(op, Scalar::from_bits(DType::F32, x))
+                    .unwrap()
+                    .to_bits()
+            };
+            assert!(xs.iter().zip(&exact).all(|(&x, &e)| e == oracle(x)));
+            assert_ne!(exact, got, "fast {} equals the exact library", op.name());
+        }
+    }
+}
+
+#[test]
+fn fast_host_softmax_has_no_f64_arithmetic() {
+    let func = samples::softmax(4, 256).unwrap();
+    let f64_ops = |ir: &str| {
+        ir.lines()
+            .filter(|l| l.contains(" double") && !l.trim_start().starts_with("declare"))
+            .count()
+    };
+    let fast = EmitOptions {
+        fast_math: true,
+        ..EmitOptions::default()
+    };
+    for isa in HostIsa::for_this_architecture() {
+        let exact = host::compile(&func, isa, &EmitOptions::default()).unwrap();
+        let quick = host::compile(&func, isa, &fast).unwrap();
+        assert!(
+            f64_ops(exact.llvm_ir_opt()) > 0,
+            "{isa}: the exact exp computes in f64"
+        );
+        assert_eq!(
+            f64_ops(quick.llvm_ir_opt()),
+            0,
+            "{isa}: {}",
+            quick.llvm_ir_opt()
+        );
+    }
 }

@@ -9,11 +9,11 @@ use inkwell::context::Context;
 use inkwell::execution_engine::JitFunction;
 use inkwell::targets::{InitializationConfig, Target};
 use inkwell::OptimizationLevel;
+use tile_codegen::emit::EmitOptions;
 use tile_codegen::host::{self, launch_arg, HostIsa};
 use tile_codegen::tools;
-use tile_ir::builder::Builder;
 use tile_ir::interp::{Arg, HostTensor};
-use tile_ir::{eval, samples, DType, Function, Padding, Scalar, TensorType, Type, UnaryOp};
+use tile_ir::{eval, samples, DType, Scalar, UnaryOp};
 
 /// A deterministic generator of 64-bit words (splitmix64).
 struct Bits(u64);
@@ -163,27 +163,12 @@ fn the_function_is_libm_exp_bit_for_bit() {
     );
 }
 
-/// `out[i] = exp(x[i])` over 1-D tensors of `dtype`, tiles of `block`.
-fn exp_kernel(dtype: DType, block: usize) -> Function {
-    let tensor = Type::Tensor(TensorType { dtype, rank: 1 });
-    let mut b = Builder::new("exp");
-    let x = b.param("x", tensor.clone());
-    let out = b.param("out", tensor);
-    let pid = b.program_id(0).unwrap();
-    let vx = b.partition_view(x, &[block]).unwrap();
-    let vo = b.partition_view(out, &[block]).unwrap();
-    let t = b.load_masked(vx, &[pid], Padding::Zero).unwrap();
-    let e = b.unary(UnaryOp::Exp, t).unwrap();
-    b.store_masked(e, vo, &[pid]).unwrap();
-    b.finish().unwrap()
-}
-
 /// Runs the exp kernel of `dtype` on `values` at each level that runs here
 /// and compares every result with the oracle's (`tile_ir::eval`: libm's
 /// value rounded once to the dtype, NaN canonical).
 fn kernel_agrees(dtype: DType, values: Vec<Scalar>) {
     let block = 1024;
-    let func = exp_kernel(dtype, block);
+    let func = samples::unary(UnaryOp::Exp, dtype, block).unwrap();
     let n = values.len();
     let want: Vec<u64> = values
         .iter()
@@ -196,7 +181,10 @@ fn kernel_agrees(dtype: DType, values: Vec<Scalar>) {
             eprintln!("skipped: this CPU does not run {isa} code");
             continue;
         }
-        let library = host::compile(&func, isa).unwrap().load().unwrap();
+        let library = host::compile(&func, isa, &EmitOptions::default())
+            .unwrap()
+            .load()
+            .unwrap();
         let mut args = [
             Arg::Tensor(input.clone()),
             Arg::Tensor(HostTensor::from_scalars(dtype, &[n], &zeros).unwrap()),
@@ -246,7 +234,12 @@ fn the_softmax_exp_loop_runs_on_256_bit_vectors() {
         eprintln!("skipped: not an x86-64 build");
         return;
     }
-    let image = host::compile(&samples::softmax(4, 256).unwrap(), HostIsa::X86_64V3).unwrap();
+    let image = host::compile(
+        &samples::softmax(4, 256).unwrap(),
+        HostIsa::X86_64V3,
+        &EmitOptions::default(),
+    )
+    .unwrap();
     let listing = tools::disassemble(image.shared_object()).unwrap();
     // The replica's f64 quotient and its float-to-int conversion of k only
     // occur on the exp path (softmax's own division is in f32).

@@ -6,6 +6,7 @@
 mod common;
 
 use common::{bytes, tensor, zeros};
+use tile_codegen::emit::EmitOptions;
 use tile_codegen::host::{self, launch_arg, HostIsa};
 use tile_codegen::tools;
 use tile_ir::interp::{self, Arg};
@@ -42,7 +43,8 @@ fn shared_objects_need_only_c_library_functions() {
     let allowed = host::C_LIBRARY_IMPORTS;
     for (func, _, _) in cases() {
         for isa in HostIsa::for_this_architecture() {
-            let image = host::compile(&func, isa).unwrap_or_else(|e| panic!("{isa}: {e}"));
+            let image = host::compile(&func, isa, &EmitOptions::default())
+                .unwrap_or_else(|e| panic!("{isa}: {e}"));
             let undefined = tools::undefined_dynamic_symbols(image.shared_object())
                 .unwrap_or_else(|e| panic!("{e}"));
             assert!(
@@ -58,7 +60,7 @@ fn shared_objects_need_only_c_library_functions() {
 fn each_level_uses_only_its_own_instructions() {
     let (func, _, _) = &cases()[3];
     for isa in HostIsa::for_this_architecture() {
-        let image = host::compile(func, isa).unwrap();
+        let image = host::compile(func, isa, &EmitOptions::default()).unwrap();
         let listing = tools::disassemble(image.shared_object()).unwrap();
         assert!(listing.contains("<tile_host_kernel>:"), "{isa}: no kernel");
         let avx = listing.contains("%ymm");
@@ -80,7 +82,10 @@ fn every_level_that_runs_here_equals_the_interpreter() {
                 eprintln!("skipped: this CPU does not run {isa} code");
                 continue;
             }
-            let library = host::compile(&func, isa).unwrap().load().unwrap();
+            let library = host::compile(&func, isa, &EmitOptions::default())
+                .unwrap()
+                .load()
+                .unwrap();
             assert_eq!(library.isa(), isa);
             let mut actual = args.clone();
             let mut launch: Vec<_> = actual.iter_mut().map(launch_arg).collect();
@@ -100,7 +105,7 @@ fn every_level_that_runs_here_equals_the_interpreter() {
 fn outer_loops_of_long_nests_are_not_unrolled() {
     let isa = HostIsa::for_this_architecture()[0];
     let marked = |func: Function| {
-        host::compile(&func, isa)
+        host::compile(&func, isa, &EmitOptions::default())
             .unwrap()
             .llvm_ir()
             .contains("!\"llvm.loop.unroll.disable\"")

@@ -6,6 +6,7 @@
 mod common;
 
 use common::{blocks, bytes, tensor, tensor_of};
+use tile_codegen::emit::EmitOptions;
 use tile_codegen::host::{self, launch_arg, HostIsa};
 use tile_codegen::tools;
 use tile_ir::builder::Builder;
@@ -47,7 +48,8 @@ fn accumulate(block: usize) -> Function {
 
 /// The disassembly of `func`'s kernel for `isa`.
 fn listing(func: &Function, isa: HostIsa) -> String {
-    let image = host::compile(func, isa).unwrap_or_else(|e| panic!("{isa}: {e}"));
+    let image =
+        host::compile(func, isa, &EmitOptions::default()).unwrap_or_else(|e| panic!("{isa}: {e}"));
     tools::disassemble(image.shared_object()).unwrap()
 }
 
@@ -115,7 +117,10 @@ fn agrees_streaming_or_not(func: &Function, grid: [u32; 3], args: Vec<Arg>) {
         if !isa.runs_here() {
             continue;
         }
-        let mut library = host::compile(func, isa).unwrap().load().unwrap();
+        let mut library = host::compile(func, isa, &EmitOptions::default())
+            .unwrap()
+            .load()
+            .unwrap();
         for threshold in [0, u64::MAX] {
             library.set_stream_threshold(threshold);
             let mut actual = args.clone();
@@ -225,7 +230,7 @@ fn random_programs_streaming_every_output_agree_with_the_interpreter() {
         if interp::check_launch(&case.func, case.grid, &case.args).is_err() {
             continue;
         }
-        let image = match host::compile(&case.func, isa) {
+        let image = match host::compile(&case.func, isa, &EmitOptions::default()) {
             Err(HostError::Unsupported { .. }) => continue,
             other => other.unwrap_or_else(|e| panic!("seed {seed}: {e}")),
         };

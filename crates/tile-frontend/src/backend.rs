@@ -64,9 +64,13 @@ pub fn compile(
     attr: &KernelAttr,
     dump_dir: Option<&Path>,
 ) -> Result<DeviceCode, String> {
-    let mut code = compile_gpu(f, label, attr, dump_dir)?;
+    let emit_options = EmitOptions {
+        fast_math: attr.fast_math,
+        ..EmitOptions::default()
+    };
+    let mut code = compile_gpu(f, label, attr, &emit_options, dump_dir)?;
     if attr.targets.iter().any(|t| t == "host") {
-        compile_host(f, label, dump_dir, &mut code)?;
+        compile_host(f, label, &emit_options, dump_dir, &mut code)?;
     }
     Ok(code)
 }
@@ -76,6 +80,7 @@ pub fn compile(
 fn compile_host(
     f: &Function,
     label: &str,
+    emit_options: &EmitOptions,
     dump_dir: Option<&Path>,
     code: &mut DeviceCode,
 ) -> Result<(), String> {
@@ -87,7 +92,7 @@ fn compile_host(
         )
     };
     for isa in HostIsa::for_this_architecture() {
-        let image = host::compile(f, isa).map_err(|e| error(&e))?;
+        let image = host::compile(f, isa, emit_options).map_err(|e| error(&e))?;
         if let Some(dir) = &stage_dir {
             write(&dir.join(format!("{isa}.ll")), image.llvm_ir())?;
             write(&dir.join(format!("{isa}.opt.ll")), image.llvm_ir_opt())?;
@@ -114,13 +119,10 @@ fn compile_gpu(
     f: &Function,
     label: &str,
     attr: &KernelAttr,
+    emit_options: &EmitOptions,
     dump_dir: Option<&Path>,
 ) -> Result<DeviceCode, String> {
     let num_warps = attr.num_warps;
-    let emit_options = EmitOptions {
-        fast_math: attr.fast_math,
-        ..EmitOptions::default()
-    };
     let stage_dir = dump_dir.map(|d| d.join(&f.name).join(label));
     let gpu: Vec<Target> = attr
         .targets
@@ -161,7 +163,7 @@ fn compile_gpu(
         ..DeviceCode::default()
     };
     for target in gpu {
-        let out = emit(&program, target, &emit_options).map_err(|e| {
+        let out = emit(&program, target, emit_options).map_err(|e| {
             format!(
                 "kernel `{}` ({label}) cannot be compiled for {target}: {e}",
                 f.name

@@ -69,15 +69,16 @@ fn an_unwritable_dump_is_a_compile_error() {
     let _ = std::fs::remove_file(&file);
 }
 
-/// The PTX of `exp` over a tile, with and without `fast_math`.
-fn exp_ptx(fast_math: bool) -> String {
+/// The PTX and the optimized host LLVM IR (x86-64, or AArch64) of `exp`
+/// over a tile, with and without `fast_math`.
+fn exp_code(fast_math: bool) -> (String, String) {
     let dir =
         std::env::temp_dir().join(format!("tile-dump-fast-{fast_math}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let attr = if fast_math {
-        quote!(targets = "sm_80", fast_math)
+        quote!(targets = "sm_80,host", fast_math)
     } else {
-        quote!(targets = "sm_80")
+        quote!(targets = "sm_80,host")
     };
     let item = quote! {
         fn softplus(x: &Tensor<f32>, out: &mut Tensor<f32>) {
@@ -92,20 +93,33 @@ fn exp_ptx(fast_math: bool) -> String {
     };
     let out = tile_kernel(attr, item, &options).to_string();
     assert!(!out.contains("compile_error"), "{out}");
-    let ptx = std::fs::read_to_string(dir.join("softplus/default/sm_80.ptx")).expect("PTX dumped");
+    let read = |file: &str| {
+        std::fs::read_to_string(dir.join("softplus/default").join(file))
+            .unwrap_or_else(|e| panic!("{file} dumped: {e}"))
+    };
+    let ptx = read("sm_80.ptx");
+    let host = match std::env::consts::ARCH {
+        "aarch64" => read("aarch64.opt.ll"),
+        _ => read("x86_64.opt.ll"),
+    };
     let _ = std::fs::remove_dir_all(&dir);
-    ptx
+    (ptx, host)
 }
 
 #[test]
 fn fast_math_computes_f32_math_in_f32() {
-    let f64_lines = |ptx: &str| ptx.lines().filter(|l| l.contains(".f64")).count();
-    assert!(
-        f64_lines(&exp_ptx(false)) > 0,
-        "the exact library computes in f64"
-    );
-    let fast = exp_ptx(true);
-    assert_eq!(f64_lines(&fast), 0, "{fast}");
+    let f64_ptx = |ptx: &str| ptx.lines().filter(|l| l.contains(".f64")).count();
+    let f64_ir = |ir: &str| {
+        ir.lines()
+            .filter(|l| l.contains(" double") && !l.trim_start().starts_with("declare"))
+            .count()
+    };
+    let (ptx, host) = exp_code(false);
+    assert!(f64_ptx(&ptx) > 0, "the exact library computes in f64");
+    assert!(f64_ir(&host) > 0, "the exact host library computes in f64");
+    let (ptx, host) = exp_code(true);
+    assert_eq!(f64_ptx(&ptx), 0, "{ptx}");
+    assert_eq!(f64_ir(&host), 0, "{host}");
 }
 
 #[test]

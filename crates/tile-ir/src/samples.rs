@@ -1,5 +1,6 @@
 //! The example kernels of the project, built with the [`Builder`]: vector
-//! add, row softmax, layernorm, matmul and transpose.
+//! add, an elementwise unary op, row softmax, layernorm, matmul and
+//! transpose.
 //!
 //! They are the shared inputs of the test suites of every stage (printer,
 //! passes, interpreter, and later the lowering and back ends) and of the demo
@@ -37,6 +38,22 @@ pub fn vector_add(block: usize) -> Result<Function, BuildError> {
     let c = b.load_masked(vy, &[pid], Padding::Zero)?;
     let sum = b.binary(BinaryOp::Add, a, c)?;
     b.store_masked(sum, vo, &[pid])?;
+    b.finish()
+}
+
+/// `out[i] = op(x[i])` over 1-D tensors of `dtype`, one tile of `block`
+/// elements per program; launch `ceil(n / block)` programs. The kernel of
+/// the math library's tests.
+pub fn unary(op: UnaryOp, dtype: DType, block: usize) -> Result<Function, BuildError> {
+    let mut b = Builder::new(op.name());
+    let x = b.param("x", tensor(dtype, 1));
+    let out = b.param("out", tensor(dtype, 1));
+    let pid = b.program_id(0)?;
+    let vx = b.partition_view(x, &[block])?;
+    let vo = b.partition_view(out, &[block])?;
+    let t = b.load_masked(vx, &[pid], Padding::Zero)?;
+    let y = b.unary(op, t)?;
+    b.store_masked(y, vo, &[pid])?;
     b.finish()
 }
 

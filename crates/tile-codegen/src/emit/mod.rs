@@ -64,6 +64,17 @@ impl Default for EmitOptions {
     }
 }
 
+/// LLVM's module pipeline for an optimization level (`default<O3>` for
+/// [`OptimizationLevel::Aggressive`]).
+pub(crate) fn pipeline(level: OptimizationLevel) -> &'static str {
+    match level {
+        OptimizationLevel::None => "default<O0>",
+        OptimizationLevel::Less => "default<O1>",
+        OptimizationLevel::Default => "default<O2>",
+        OptimizationLevel::Aggressive => "default<O3>",
+    }
+}
+
 /// The output of [`emit`] for one target.
 #[derive(Clone, Debug)]
 pub struct Emitted {
@@ -170,14 +181,12 @@ pub fn emit(
         message: m.to_string(),
     })?;
     let llvm_ir = module.print_to_string().to_string();
-    let passes = match options.opt_level {
-        OptimizationLevel::None => "default<O0>",
-        OptimizationLevel::Less => "default<O1>",
-        OptimizationLevel::Default => "default<O2>",
-        OptimizationLevel::Aggressive => "default<O3>",
-    };
     module
-        .run_passes(passes, machine.llvm(), PassBuilderOptions::create())
+        .run_passes(
+            pipeline(options.opt_level),
+            machine.llvm(),
+            PassBuilderOptions::create(),
+        )
         .map_err(|m| EmitError::Optimize {
             target,
             message: m.to_string(),

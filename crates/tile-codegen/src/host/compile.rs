@@ -5,12 +5,11 @@
 use super::error::HostError;
 use super::lower::Lowering;
 use super::math;
-use crate::emit::EmitError;
+use crate::emit::{pipeline, EmitError, EmitOptions};
 use crate::target::Machine;
 use crate::tools;
 use inkwell::context::Context;
 use inkwell::passes::PassBuilderOptions;
-use inkwell::OptimizationLevel;
 use std::borrow::Cow;
 use tile_ir::interp::{self, Arg};
 use tile_ir::Function;
@@ -31,15 +30,24 @@ pub struct HostImage {
 }
 
 /// Compiles `func` (which must pass the verifier) to a shared object for
-/// `isa`, with LLVM's `default<O3>` pipeline.
-pub fn compile(func: &Function, isa: HostIsa) -> Result<HostImage, HostError> {
+/// `isa`. The options are those of the GPU targets: the optimization level
+/// picks LLVM's pipeline and code generation level (`default<O3>` by
+/// default), and [`EmitOptions::fast_math`] switches f32 and narrower
+/// transcendentals to the fast library, the same code the GPUs run, so
+/// results are no longer bit for bit the interpreter's but within the
+/// library's bounds (docs/backends.md).
+pub fn compile(
+    func: &Function,
+    isa: HostIsa,
+    options: &EmitOptions,
+) -> Result<HostImage, HostError> {
     tile_ir::verify::verify(func)?;
     let ctx = Context::create();
-    let machine = Machine::host_isa(isa, OptimizationLevel::Aggressive).map_err(EmitError::from)?;
+    let machine = Machine::host_isa(isa, options.opt_level).map_err(EmitError::from)?;
     let module = ctx.create_module(&func.name);
     machine.configure(&module);
     math::declare(&ctx, &module);
-    let (frame_bytes, sites) = Lowering::kernel(&ctx, &module, func, isa)?;
+    let (frame_bytes, sites) = Lowering::kernel(&ctx, &module, func, isa, options.fast_math)?;
     math::define(&ctx, &module)?;
     let i64t = ctx.i64_type();
     let frame = module.add_global(i64t, None, FRAME_BYTES_SYMBOL);
@@ -52,7 +60,11 @@ pub fn compile(func: &Function, isa: HostIsa) -> Result<HostImage, HostError> {
     })?;
     let llvm_ir = module.print_to_string().to_string();
     module
-        .run_passes("default<O3>", machine.llvm(), PassBuilderOptions::create())
+        .run_passes(
+            pipeline(options.opt_level),
+            machine.llvm(),
+            PassBuilderOptions::create(),
+        )
         .map_err(|m| EmitError::Optimize {
             target: machine.target(),
             message: m.to_string(),
@@ -121,15 +133,16 @@ impl HostImage {
     }
 }
 
-/// Compiles `func` for the best instruction-set level of this CPU, loads it
-/// and runs it over `grid`, after checking `args` and `grid` as the
-/// interpreter does (see [`HostLibrary::run`]).
+/// Compiles `func` exactly (the default [`EmitOptions`]) for the best
+/// instruction-set level of this CPU, loads it and runs it over `grid`, after
+/// checking `args` and `grid` as the interpreter does (see
+/// [`HostLibrary::run`]).
 pub fn run(func: &Function, grid: [u32; 3], args: &mut [Arg]) -> Result<(), HostError> {
     interp::check_launch(func, grid, args)?;
     let isa = HostIsa::best_here().ok_or_else(|| HostError::Unsupported {
         what: format!("this machine ({})", std::env::consts::ARCH),
     })?;
-    let library = compile(func, isa)?.load()?;
+    let library = compile(func, isa, &EmitOptions::default())?.load()?;
     let mut args: Vec<LaunchArg<'_>> = args.iter_mut().map(launch_arg).collect();
     library.run(grid, &mut args)?;
     Ok(())

@@ -92,13 +92,15 @@ pub(super) struct Lowering<'a, 'ctx> {
 }
 
 impl<'a, 'ctx> Lowering<'a, 'ctx> {
-    /// Emits `func` as the kernel function of `module` for `isa`; returns
-    /// the frame size in bytes and the op of each check.
+    /// Emits `func` as the kernel function of `module` for `isa`, with the
+    /// fast math library when `fast_math`; returns the frame size in bytes
+    /// and the op of each check.
     pub(super) fn kernel(
         ctx: &'ctx Context,
         module: &'a Module<'ctx>,
         func: &'a Function,
         isa: HostIsa,
+        fast_math: bool,
     ) -> Result<(u64, Vec<CheckSite>), HostError> {
         let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
         let i32t = ctx.i32_type();
@@ -125,8 +127,9 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             module,
             b: ctx.create_builder(),
             gpu: None,
-            // The host computes what the interpreter does, bit for bit.
-            fast_math: false,
+            // Without `fast_math` the host computes what the interpreter
+            // does, bit for bit.
+            fast_math,
             keep_nan: std::cell::Cell::new(false),
         };
         e.b.position_at_end(start);
