@@ -408,11 +408,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         part: &Partition<'ctx>,
         dtype: DType,
     ) -> Result<PointerValue<'ctx>, HostError> {
-        let mut at = self.i64(0);
-        for (&o, &s) in part.origin.iter().zip(&part.tensor.strides) {
-            let term = self.e.b.build_int_mul(o, s, "term")?;
-            at = self.e.b.build_int_add(at, term, "origin")?;
-        }
+        let at = self.strided(&part.origin, &part.tensor.strides)?;
         self.gep(self.e.mem_type(dtype), part.tensor.base, at)
     }
 
@@ -423,10 +419,20 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         part: &Partition<'ctx>,
         j: &[IntValue<'ctx>],
     ) -> Result<IntValue<'ctx>, HostError> {
+        self.strided(j, &part.tensor.strides)
+    }
+
+    /// `Σ index_k · strides_k`: the element offset of `index` in a tensor
+    /// of `strides`.
+    pub(super) fn strided(
+        &self,
+        index: &[IntValue<'ctx>],
+        strides: &[IntValue<'ctx>],
+    ) -> Result<IntValue<'ctx>, HostError> {
         let mut at = self.i64(0);
-        for (&j, &s) in j.iter().zip(&part.tensor.strides) {
+        for (&j, &s) in index.iter().zip(strides) {
             let term = self.e.b.build_int_mul(j, s, "term")?;
-            at = self.e.b.build_int_add(at, term, "el")?;
+            at = self.e.b.build_int_add(at, term, "at")?;
         }
         Ok(at)
     }

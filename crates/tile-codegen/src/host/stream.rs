@@ -201,11 +201,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         };
         let strides = tile.strides();
         self.nest(outer, &mut |l, j| {
-            let mut at = l.i64(0);
-            for (&j, &s) in j.iter().zip(&tensor.strides) {
-                let term = l.e.b.build_int_mul(j, s, "term")?;
-                at = l.e.b.build_int_add(at, term, "row")?;
-            }
+            let at = l.strided(j, &tensor.strides)?;
             let from = l.linear(j, &strides, 0)?;
             let ty = l.e.mem_type(tile.dtype);
             let dst = l.gep(ty, base, at)?;
