@@ -235,7 +235,7 @@ fn bench_vector_add(dev: &Device, rng: &mut Inputs, copy: &mut CopyProbe) -> Res
 /// The example's softmax with `#[tile_kernel(fast_math)]`: its `exp` from
 /// the fast f32 library (within 1 ulp, docs/backends.md) where the
 /// example's is the oracle's, bit for bit.
-#[tile_kernel(configs(BR = 4, BC = 256), targets = "host", fast_math)]
+#[tile_kernel(configs(BR = 8, BC = 256), targets = "host", fast_math)]
 fn softmax_fast<const BR: usize, const BC: usize>(x: &Tensor<f32, 2>, out: &mut Tensor<f32, 2>) {
     let pid = program_id(0);
     let t = partition_view(x, [BR, BC]).load_masked_with(Padding::NegInf, pid, 0);
@@ -248,13 +248,13 @@ type SoftmaxLaunch = fn(&Device, usize, &Tensor<f32>, &mut Tensor<f32>) -> Resul
 
 fn bench_softmax(dev: &Device, rng: &mut Inputs, copy: &mut CopyProbe) -> Result<Line, Error> {
     softmax_line("softmax", dev, rng, copy, |dev, rows, x, out| {
-        softmax::softmax::<4, 256>::launch(dev, [rows.div_ceil(4) as u32], (x, out))
+        softmax::softmax::<8, 256>::launch(dev, [rows.div_ceil(8) as u32], (x, out))
     })
 }
 
 fn bench_softmax_fast(dev: &Device, rng: &mut Inputs, copy: &mut CopyProbe) -> Result<Line, Error> {
     softmax_line("softmax fast_math", dev, rng, copy, |dev, rows, x, out| {
-        softmax_fast::<4, 256>::launch(dev, [rows.div_ceil(4) as u32], (x, out))
+        softmax_fast::<8, 256>::launch(dev, [rows.div_ceil(8) as u32], (x, out))
     })
 }
 

@@ -464,3 +464,64 @@ fn block_folds_compute_their_lazy_operands() {
         }
     }
 }
+
+/// `[rows, cols]` values of `dtype` where the order of signed zeros and the
+/// place of a NaN decide each row's maximum and minimum: rows of zeros of
+/// both signs (one odd zero at a varying column), of negative numbers with
+/// one zero, and with NaNs of two payloads at the first, a middle or the
+/// last column.
+fn signed_zeros_and_nans(dtype: DType, rows: usize, cols: usize) -> Arg {
+    let nans = [
+        f64::from_bits(0x7ff8_0000_0000_0001),
+        f64::from_bits(0xfff4_0000_0000_0000),
+    ];
+    let value = |r: usize, c: usize| -> f64 {
+        let odd = (r * 5 + 3) % cols;
+        match r % 6 {
+            0 if c == odd => 0.0,
+            0 => -0.0,
+            1 if c == odd => -0.0,
+            1 => 0.0,
+            2 if c == odd => -0.0,
+            2 => -1.0 - c as f64,
+            3 if c == [0, cols / 2, cols - 1][r / 6 % 3] => nans[r / 6 % 2],
+            3 | 4 if c % 2 == 0 => -0.0,
+            3 | 4 => 0.0,
+            _ => (c as f64 - r as f64) * 0.5,
+        }
+    };
+    let scalars: Vec<tile_ir::Scalar> = (0..rows * cols)
+        .map(|i| tile_ir::eval::cast(tile_ir::Scalar::F64(value(i / cols, i % cols)), dtype))
+        .collect();
+    Arg::Tensor(HostTensor::from_scalars(dtype, &[rows, cols], &scalars).unwrap())
+}
+
+#[test]
+fn maxima_and_minima_order_signed_zeros_and_keep_nans() {
+    // Block folds (8 or 16 rows of whole 8-column blocks) and the other
+    // register folds step with IEEE maximum/minimum and canonicalize NaN at
+    // the end: -0 < +0 wherever the odd zero stands, and a NaN anywhere in a
+    // row is the row's result.
+    for (dtype, name) in [(DType::F32, "f32"), (DType::F64, "f64")] {
+        for reduce in ["max", "min"] {
+            for (rows, cols) in [(8, 8), (8, 24), (16, 16), (4, 8), (32, 8)] {
+                let func = parse(&format!(
+                    "kernel @extremes(%x: tensor<{name}, 2>, %out: tensor<{name}, 1>) {{
+  %p = program_id 0 : i32
+  %c0 = constant 0 : i32
+  %vx = partition_view %x [{rows}, {cols}] : view<{name}, [{rows}, {cols}]>
+  %vo = partition_view %out [{rows}] : view<{name}, [{rows}]>
+  %a = load %vx[%p, %c0] : tile<{rows}x{cols}x{name}>
+  %r = reduce {reduce} %a axis 1 : tile<{rows}x{name}>
+  store %r, %vo[%p]
+}}"
+                ));
+                let args = vec![
+                    signed_zeros_and_nans(dtype, 3 * rows, cols),
+                    tensor_of(3, &[3 * rows], dtype),
+                ];
+                host_agrees(&func, [3, 1, 1], args);
+            }
+        }
+    }
+}

@@ -7,16 +7,16 @@
 //! the vectorizable loop and each lane still sees `k` ascending. A reduction
 //! with at most [`REGISTER_LANES`] lanes keeps each lane's accumulator in a
 //! register and folds every lane at each `k`, reading the operand in place
-//! (f32/f64 sums and products of rows in groups of eight, eight columns at
-//! a time from 8 × 8 blocks transposed in registers).
+//! (f32/f64 sums, products, maxima and minima of rows in groups of eight,
+//! eight columns at a time from 8 × 8 blocks transposed in registers).
 //! Along the last axis (`inner` is 1) the lanes are the rows: a reduction of
 //! more rows, and an `arg` of at least four, first transposes its operand
 //! (`[extent, rows]`, shuffled in 8 × 8 blocks where they divide it), so
 //! each step is one vector op across the rows; scans and fewer rows run `k`
 //! outside the rows, so that their dependent chains at least interleave. An
-//! f32/f64 `sum`/`prod` folds without canonicalizing NaN on each step and
-//! canonicalizes each lane once at the end (bit-identical: a NaN stays a NaN
-//! through every later step).
+//! f32/f64 `sum`, `prod`, `max` or `min` folds without canonicalizing NaN on
+//! each step and canonicalizes each lane once at the end (bit-identical: a
+//! NaN stays a NaN through every later step).
 
 use super::error::HostError;
 use super::frame::TileRef;
@@ -182,12 +182,13 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             return Ok(());
         }
         let (lane, along) = ((d.extent * d.inner) as i64, d.inner as i64);
-        // An f32/f64 sum or product of a reduction takes its steps unrounded
-        // to the canonical NaN and canonicalizes the lanes once at the end:
-        // a NaN stays a NaN through every later step, and other values are
-        // the same, so the result is bit-identical with one op fewer on each
-        // step's dependent chain. (A scan stores every step.) This relies on
-        // plain IEEE `fadd`/`fmul`: the host emitter sets no fast-math flags
+        // An f32/f64 sum, product, maximum or minimum of a reduction takes
+        // its steps unrounded to the canonical NaN and canonicalizes the
+        // lanes once at the end: a NaN stays a NaN through every later step,
+        // and other values are the same, so the result is bit-identical with
+        // fewer ops on each step's dependent chain. (A scan stores every
+        // step.) This relies on plain IEEE `fadd`/`fmul` and LLVM's
+        // `maximum`/`minimum`: the host emitter sets no fast-math flags
         // (`nnan` or `reassoc` would break it).
         let raw = !scan && unrounded(op, x.dtype);
         // Along the last axis (`inner` 1), the lanes are the rows: run `k`
@@ -246,20 +247,36 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         Ok(self.raw_step(op, a, v)?.into())
     }
 
-    /// The plain IEEE `acc + v` or `acc · v` of two floats or two float
-    /// vectors.
-    fn raw_step<T: FloatMathValue<'ctx>>(
-        &self,
-        op: BinaryOp,
-        acc: T,
-        v: T,
-    ) -> Result<T, HostError> {
+    /// The plain IEEE `acc + v`, `acc · v`, `maximum(acc, v)` or
+    /// `minimum(acc, v)` of two floats or two float vectors: a NaN operand
+    /// gives a NaN, of any payload.
+    fn raw_step<T>(&self, op: BinaryOp, acc: T, v: T) -> Result<T, HostError>
+    where
+        T: FloatMathValue<'ctx> + TryFrom<BasicValueEnum<'ctx>>,
+    {
         let b = &self.e.b;
-        Ok(if op == BinaryOp::Add {
-            b.build_float_add(acc, v, "acc")?
-        } else {
-            b.build_float_mul(acc, v, "acc")?
-        })
+        let name = match op {
+            BinaryOp::Add => return Ok(b.build_float_add(acc, v, "acc")?),
+            BinaryOp::Mul => return Ok(b.build_float_mul(acc, v, "acc")?),
+            // NaN if either is NaN, and -0 < +0: the oracle's `max`/`min`
+            // but for the NaN's payload.
+            BinaryOp::Max => "llvm.maximum",
+            BinaryOp::Min => "llvm.minimum",
+            other => {
+                return Err(HostError::internal(format!(
+                    "a raw fold step of `{}`",
+                    other.name()
+                )))
+            }
+        };
+        let (acc, v) = (acc.as_basic_value_enum(), v.as_basic_value_enum());
+        let f = self.e.intrinsic(name, &[acc.get_type()])?;
+        let step = b
+            .build_call(f, &[acc.into(), v.into()], "acc")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| HostError::internal(format!("{name} returned nothing")))?;
+        T::try_from(step).map_err(|_| HostError::internal(format!("{name} of another type")))
     }
 
     /// Canonicalizes the NaN of every lane of `out` (after a raw fold).
@@ -509,7 +526,10 @@ const REGISTER_LANES: usize = 16;
 /// Whether a reduction by `op` of `dtype` may take its steps as plain IEEE
 /// ops and canonicalize NaN once at the end (see [`Lowering::fold`]).
 fn unrounded(op: BinaryOp, dtype: DType) -> bool {
-    matches!(op, BinaryOp::Add | BinaryOp::Mul) && matches!(dtype, DType::F32 | DType::F64)
+    matches!(
+        op,
+        BinaryOp::Add | BinaryOp::Mul | BinaryOp::Max | BinaryOp::Min
+    ) && matches!(dtype, DType::F32 | DType::F64)
 }
 
 /// The binary op a reduction of `kind` folds with.
@@ -524,8 +544,9 @@ fn folding(kind: ReduceKind) -> BinaryOp {
 
 /// Whether op `id` of `func` is a reduction that folds its operand in
 /// registers, 8 × 8 blocks at a time ([`Lowering::fold_row_blocks`]): an
-/// f32/f64 sum or product along the last axis of a `[rows, extent]` tile.
-/// Such a reduction computes a lazy operand in its own loop (`fuse.rs`).
+/// f32/f64 sum, product, maximum or minimum along the last axis of a
+/// `[rows, extent]` tile. Such a reduction computes a lazy operand in its
+/// own loop (`fuse.rs`).
 pub(super) fn folds_in_row_blocks(func: &Function, id: OpId) -> bool {
     let op = func.op(id);
     let (OpKind::Reduce { kind, axis, .. }, Some(&x)) = (&op.kind, op.operands.first()) else {
