@@ -414,7 +414,11 @@ fn bench_matmul(dev: &Device, rng: &mut Inputs) -> Result<Line, Error> {
             )
         }
     });
-    check("matmul", &c.to_vec()?, &want, 1e-4);
+    // The two sum 1024 products in different orders (the interpreter's
+    // sequential `k` against matrixmultiply's blocks): their roundings
+    // differ by a few times 1e-4 of `1 + |c|` at worst over a million
+    // outputs, where a wrong element is off by about 1.
+    check("matmul", &c.to_vec()?, &want, 1e-3);
     let mut looped = vec![0.0f32; n * n];
     let rust = median(1, || {
         looped.fill(0.0);
