@@ -485,7 +485,7 @@ fn signed_zeros_and_nans(dtype: DType, rows: usize, cols: usize) -> Arg {
             2 if c == odd => -0.0,
             2 => -1.0 - c as f64,
             3 if c == [0, cols / 2, cols - 1][r / 6 % 3] => nans[r / 6 % 2],
-            3 | 4 if c % 2 == 0 => -0.0,
+            3 | 4 if c.is_multiple_of(2) => -0.0,
             3 | 4 => 0.0,
             _ => (c as f64 - r as f64) * 0.5,
         }
