@@ -5,9 +5,10 @@ use crate::common::{max_error, timed, Inputs, Row};
 use tile::{tile_kernel, Device, DeviceKind, Error};
 
 // Two rows per program for GPUs (42 registers a thread on sm_80; eight rows
-// take 162), eight on the CPU, where the host code folds the eight rows of a
-// tile with one vector op per column.
-#[tile_kernel(configs(BR = 2, BC = 384), configs(BR = 8, BC = 384))]
+// would take 162), eight on the CPU (only there: no GPU code is built for
+// it), where the host code folds the eight rows of a tile with one vector op
+// per column.
+#[tile_kernel(configs(BR = 2, BC = 384), configs(BR = 8, BC = 384, targets = "host"))]
 pub fn layernorm<const BR: usize, const BC: usize>(
     x: &Tensor<f32, 2>,
     w: &Tensor<f32>,

@@ -1,11 +1,11 @@
 //! The attribute's arguments: `configs(NAME = value, ...)` once per
-//! specialization, `num_warps = n`, `targets = "sm_80,host"` and
-//! `fast_math`.
+//! specialization (with an optional `targets = "..."` of its own),
+//! `num_warps = n`, `targets = "sm_80,host"` and `fast_math`.
 
 use crate::diag::{err, err_at};
 use proc_macro2::{Span, TokenStream};
 use syn::parse::Parser;
-use syn::{Ident, LitInt, LitStr};
+use syn::{Ident, Lit, LitInt, LitStr};
 
 /// The targets a kernel is compiled for when neither the attribute nor the
 /// `TILE_TARGETS` environment variable names any: every GPU architecture the
@@ -25,6 +25,9 @@ pub const DEFAULT_NUM_WARPS: u32 = 4;
 pub struct Config {
     /// `(name, value)` pairs in the order written.
     pub values: Vec<(Ident, LitInt)>,
+    /// The targets this specialization is limited to (`targets = "..."`
+    /// inside the set); `None` for all of the kernel's.
+    pub targets: Option<Vec<String>>,
     /// The span of the `configs` keyword, for errors about the whole set.
     pub span: Span,
 }
@@ -105,23 +108,60 @@ impl KernelAttr {
             fast_math,
         })
     }
+
+    /// The targets of the specialization from `configs(...)` number
+    /// `config`: the kernel's targets, less those its set leaves out with a
+    /// `targets = "..."` of its own. (A set's target that the kernel is not
+    /// built for, say under a narrower `TILE_TARGETS`, is not compiled.)
+    pub fn targets_of(&self, config: usize) -> Vec<String> {
+        match self.configs.get(config).and_then(|c| c.targets.as_ref()) {
+            Some(only) => self
+                .targets
+                .iter()
+                .filter(|t| only.contains(t))
+                .cloned()
+                .collect(),
+            None => self.targets.clone(),
+        }
+    }
 }
 
 fn parse_config(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Config> {
     let span = meta.path.segments[0].ident.span();
     let mut values: Vec<(Ident, LitInt)> = Vec::new();
+    let mut targets: Option<Vec<String>> = None;
     meta.parse_nested_meta(|inner| {
         let Some(name) = inner.path.get_ident().cloned() else {
             return Err(inner.error("expected `NAME = value` with a const parameter's name"));
         };
-        if values.iter().any(|(n, _)| *n == name) {
-            return Err(err(
-                &name,
-                format!("`{name}` is given twice in this `configs(...)`"),
-            ));
+        // A string is this set's targets; a const parameter takes an integer.
+        let value: Lit = inner.value()?.parse()?;
+        match value {
+            Lit::Str(lit) if name == "targets" => {
+                if targets.is_some() {
+                    return Err(err(
+                        &name,
+                        "`targets` is given twice in this `configs(...)`",
+                    ));
+                }
+                targets = Some(parse_targets(&lit.value(), lit.span())?);
+            }
+            Lit::Int(value) => {
+                if values.iter().any(|(n, _)| *n == name) {
+                    return Err(err(
+                        &name,
+                        format!("`{name}` is given twice in this `configs(...)`"),
+                    ));
+                }
+                values.push((name, value));
+            }
+            other => {
+                return Err(err(
+                    &other,
+                    format!("expected an integer for `{name}` (or `targets = \"...\"`)"),
+                ))
+            }
         }
-        let value: LitInt = inner.value()?.parse()?;
-        values.push((name, value));
         Ok(())
     })?;
     if values.is_empty() {
@@ -130,7 +170,11 @@ fn parse_config(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Config> {
             "`configs()` is empty; list `NAME = value` for every const parameter",
         ));
     }
-    Ok(Config { values, span })
+    Ok(Config {
+        values,
+        targets,
+        span,
+    })
 }
 
 fn parse_targets(text: &str, span: Span) -> syn::Result<Vec<String>> {

@@ -55,21 +55,23 @@ pub struct DeviceCode {
     pub host_checks: Vec<(String, u8)>,
 }
 
-/// Compiles `f` (optimized tile IR) for the kernel's targets: the GPU ones
-/// and, with `host`, host code. Errors are messages for a compile error
-/// naming the specialization `label`.
+/// Compiles `f` (optimized tile IR) for `targets` (the specialization's, see
+/// [`KernelAttr::targets_of`]): the GPU ones and, with `host`, host code.
+/// Errors are messages for a compile error naming the specialization
+/// `label`.
 pub fn compile(
     f: &Function,
     label: &str,
     attr: &KernelAttr,
+    targets: &[String],
     dump_dir: Option<&Path>,
 ) -> Result<DeviceCode, String> {
     let emit_options = EmitOptions {
         fast_math: attr.fast_math,
         ..EmitOptions::default()
     };
-    let mut code = compile_gpu(f, label, attr, &emit_options, dump_dir)?;
-    if attr.targets.iter().any(|t| t == "host") {
+    let mut code = compile_gpu(f, label, attr.num_warps, targets, &emit_options, dump_dir)?;
+    if targets.iter().any(|t| t == "host") {
         compile_host(f, label, &emit_options, dump_dir, &mut code)?;
     }
     Ok(code)
@@ -118,14 +120,13 @@ fn compile_host(
 fn compile_gpu(
     f: &Function,
     label: &str,
-    attr: &KernelAttr,
+    num_warps: u32,
+    targets: &[String],
     emit_options: &EmitOptions,
     dump_dir: Option<&Path>,
 ) -> Result<DeviceCode, String> {
-    let num_warps = attr.num_warps;
     let stage_dir = dump_dir.map(|d| d.join(&f.name).join(label));
-    let gpu: Vec<Target> = attr
-        .targets
+    let gpu: Vec<Target> = targets
         .iter()
         .filter_map(|t| Target::from_str(t).ok())
         .filter(|t| *t != Target::Host)

@@ -124,11 +124,13 @@ fn compile(
     let specs = spec::resolve(attr, sig)?;
     let mut out = crate::lower_specs(func, sig, &specs)?;
     let mut devices = Vec::new();
-    for (s, f) in &mut out {
+    // `resolve` gives one specialization per `configs(...)`, in order.
+    for (config, (s, f)) in out.iter_mut().enumerate() {
         let label = s.label();
         let dump_dir = options.dump_dir.as_deref();
+        let targets = attr.targets_of(config);
         let device = dump::optimize(f, &label, dump_dir)
-            .and_then(|()| backend::compile(f, &label, attr, dump_dir))
+            .and_then(|()| backend::compile(f, &label, attr, &targets, dump_dir))
             .map_err(|m| syn::Error::new(sig.name.span(), m))?;
         devices.push(device);
     }

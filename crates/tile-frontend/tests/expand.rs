@@ -163,3 +163,68 @@ fn tile_targets_applies_when_the_attribute_names_none() {
         "{out}"
     );
 }
+
+/// A kernel whose `B = 512` tile is too large for GPU registers.
+fn square_fill() -> proc_macro2::TokenStream {
+    quote! {
+        fn k<const B: usize>(out: &mut Tensor<f32, 2>) {
+            partition_view(out, [B, B]).store(full([B, B], 1.0), 0, 0);
+        }
+    }
+}
+
+#[test]
+fn a_specialization_can_be_limited_to_some_targets() {
+    let expand_with = |env: Option<&str>, attr: proc_macro2::TokenStream| {
+        let options = Options {
+            env_targets: env.map(str::to_string),
+            ..Options::default()
+        };
+        tile_kernel(attr, square_fill(), &options).to_string()
+    };
+    let count = |out: &str, what: &str| out.matches(what).count();
+    let levels = tile_codegen::host::HostIsa::for_this_architecture().len();
+    // B = 512 only for the host: no register check and no PTX for it.
+    let out = expand_with(
+        None,
+        quote!(
+            configs(B = 64),
+            configs(B = 512, targets = "host"),
+            targets = "sm_80,host"
+        ),
+    );
+    assert!(!out.contains("compile_error"), "{out}");
+    assert_eq!(count(&out, "ImageKind :: Ptx"), 1, "{out}");
+    assert_eq!(count(&out, "ImageKind :: Host"), 2 * levels, "{out}");
+    // The kernel's own targets stay those of the attribute.
+    assert!(out.contains(r#"targets : & ["sm_80" , "host"]"#), "{out}");
+    // A set's target that the kernel is not built for is not compiled.
+    let out = expand_with(
+        Some("sm_80"),
+        quote!(configs(B = 64), configs(B = 512, targets = "host")),
+    );
+    assert!(!out.contains("compile_error"), "{out}");
+    assert_eq!(count(&out, "ImageKind :: Ptx"), 1, "{out}");
+    assert_eq!(count(&out, "ImageKind :: Host"), 0, "{out}");
+    // Without the limit, B = 512 is checked for the GPU and refused.
+    let out = expand_with(None, quote!(configs(B = 512), targets = "sm_80,host"));
+    assert!(out.contains("is too large for a GPU"), "{out}");
+    // Errors in a set's targets.
+    for (attr, message) in [
+        (
+            quote!(configs(B = 64, targets = "sm_99")),
+            "unknown target `sm_99`",
+        ),
+        (
+            quote!(configs(B = 64, targets = "host", targets = "sm_80")),
+            "`targets` is given twice in this `configs(...)`",
+        ),
+        (
+            quote!(configs(B = "64")),
+            "expected an integer for `B` (or `targets = \\\"...\\\"`)",
+        ),
+    ] {
+        let out = expand_with(None, attr);
+        assert!(out.contains(message), "{message}: {out}");
+    }
+}
