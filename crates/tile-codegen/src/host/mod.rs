@@ -30,7 +30,11 @@
 //!   functions through a table the runtime fills when it loads the code, so
 //!   host results equal the interpreter's for every op and dtype; `exp`
 //!   (`exp`) is instead a bit-exact replica of the oracle's in LLVM IR,
-//!   branch-free, so loops that call it vectorize.
+//!   branch-free, so loops that call it vectorize. Under
+//!   [`crate::emit::EmitOptions::fast_math`] the f32 and narrower
+//!   transcendentals are the GPUs' fast f32 library instead, inlined and
+//!   vectorized: bit for bit the GPU code's results, within the library's
+//!   ulp bounds of the interpreter's.
 //! * **Layout views** (`lview`): a view is its static layout and a runtime
 //!   `i128` base; derived views add the shift `tile_ir::lview::derive`
 //!   describes, evaluated at run time.
