@@ -19,6 +19,7 @@ pub use tile_runtime::{
 pub mod __private {
     pub use half;
     pub use half::{bf16, f16};
+    pub use tile_abi as abi;
     pub use tile_ir as ir;
     pub use tile_runtime as runtime;
     pub use tile_runtime::meta;

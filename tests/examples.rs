@@ -337,9 +337,13 @@ fn host_args(
 /// shapes with partial edge tiles: byte-identical to the interpreter.
 #[test]
 fn every_example_on_the_host_back_end_equals_the_interpreter() {
-    use tile::ir::interp;
+    use tile::ir::interp::{self, Arg};
     use tile::meta::KernelInfo;
+    use tile::runtime::cpu::{HostIsa, HostLibrary};
+    use tile::LaunchArg;
+    use tile_codegen::emit::EmitOptions;
     use tile_codegen::host;
+    let isa = HostIsa::best_here().expect("host code runs on this CPU");
     const ROWS: usize = 37;
     const COLS: usize = 200;
     const SEQ: usize = 45;
@@ -416,7 +420,29 @@ fn every_example_on_the_host_back_end_equals_the_interpreter() {
             let mut want = args.clone();
             interp::run(&func, grid, &mut want).expect("the interpreter runs");
             let mut got = args;
-            match host::run(&func, grid, &mut got) {
+            let image = host::compile(&func, isa, &EmitOptions::default())
+                .unwrap_or_else(|e| panic!("{} ({}): {e}", info.name, spec.label));
+            // SAFETY: `image` is what `host::compile` produced for `func`,
+            // with its own list of checks.
+            let library = unsafe {
+                HostLibrary::load(
+                    image.shared_object(),
+                    isa,
+                    func.clone(),
+                    image.checks().to_vec(),
+                )
+            }
+            .expect("the host code loads");
+            let mut launch: Vec<LaunchArg<'_>> = got
+                .iter_mut()
+                .map(|arg| match arg {
+                    Arg::Tensor(t) => LaunchArg::TensorMut(t),
+                    Arg::Scalar(s) => LaunchArg::Scalar(*s),
+                })
+                .collect();
+            let result = library.run(grid, &mut launch);
+            drop(launch);
+            match result {
                 Ok(()) => {
                     ran += 1;
                     assert!(

@@ -17,7 +17,7 @@ use inkwell::targets::{
     TargetTriple,
 };
 use inkwell::OptimizationLevel;
-use tile_runtime::cpu::HostIsa;
+use tile_abi::HostIsa;
 
 /// The LLVM triple of every NVPTX target.
 pub const NVPTX_TRIPLE: &str = "nvptx64-nvidia-cuda";

@@ -6,15 +6,18 @@
 //! kernels compiled with the option compute what the probe does, bit for
 //! bit, vectorized at every instruction-set level that runs here.
 
+mod common;
 mod probe;
 
+use common::{launch_arg, load};
 use probe::{check_fast_math_gpu_code, run_probe, ulps};
 use tile_codegen::emit::EmitOptions;
-use tile_codegen::host::{self, launch_arg, HostIsa};
+use tile_codegen::host;
 use tile_codegen::lower::{lower, Options};
 use tile_codegen::thread::ThreadOpKind;
 use tile_ir::interp::{Arg, HostTensor};
 use tile_ir::{eval, samples, DType, Scalar, UnaryOp};
+use tile_runtime::cpu::HostIsa;
 
 /// The documented bound (docs/backends.md) of each fast f32 function, in
 /// f32 ulps: the largest error over the samples below.
@@ -161,10 +164,9 @@ fn run_host_unary(
     let func = samples::unary(op, dtype, block).unwrap();
     let values: Vec<Scalar> = xs.iter().map(|&x| Scalar::from_bits(dtype, x)).collect();
     let n = values.len();
-    let library = host::compile(&func, isa, options)
-        .unwrap_or_else(|e| panic!("{} on {isa}: {e}", op.name()))
-        .load()
-        .unwrap();
+    let image = host::compile(&func, isa, options)
+        .unwrap_or_else(|e| panic!("{} on {isa}: {e}", op.name()));
+    let library = load(&image, &func).unwrap();
     let mut args = [
         Arg::Tensor(HostTensor::from_scalars(dtype, &[n], &values).unwrap()),
         Arg::Tensor(HostTensor::from_scalars(dtype, &[n], &vec![Scalar::zero(dtype); n]).unwrap()),

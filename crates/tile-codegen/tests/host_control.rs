@@ -5,11 +5,11 @@
 
 mod common;
 
-use common::{bytes, host_agrees};
+use common::{bytes, host_agrees, run_host, HostRun};
 
-use tile_codegen::host::{self, HostError, HostFault, RunError};
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::{Function, Scalar};
+use tile_runtime::cpu::{HostFault, RunError};
 
 fn parse(text: &str) -> Function {
     tile_ir::text::parse_function(text).unwrap_or_else(|e| panic!("{e}\n{text}"))
@@ -147,9 +147,9 @@ fn a_non_positive_step_fails_and_stores_nothing() {
         let (func, args) = counting(10, step);
         assert!(interp::run(&func, [1, 1, 1], &mut args.clone()).is_err());
         let mut actual = args.clone();
-        let err = host::run(&func, [1, 1, 1], &mut actual).unwrap_err();
+        let err = run_host(&func, [1, 1, 1], &mut actual).unwrap_err();
         assert!(
-            matches!(&err, HostError::Run(RunError::Op { fault: HostFault::NonPositiveStep { step: s }, .. }) if *s == step),
+            matches!(&err, HostRun::Run(RunError::Op { fault: HostFault::NonPositiveStep { step: s }, .. }) if *s == step),
             "{err}"
         );
         assert!(bytes(&actual) == bytes(&args));
@@ -163,14 +163,14 @@ fn a_loop_over_the_iteration_limit_fails_before_it_starts() {
     let limit = interp::Options::default().max_loop_iterations as i64;
     let (func, args) = counting(limit + 1, 1);
     let mut actual = args.clone();
-    let err = host::run(&func, [1, 1, 1], &mut actual).unwrap_err();
+    let err = run_host(&func, [1, 1, 1], &mut actual).unwrap_err();
     assert!(
-        matches!(&err, HostError::Run(RunError::Op { fault: HostFault::IterationLimit { iterations, .. }, .. }) if *iterations == limit + 1),
+        matches!(&err, HostRun::Run(RunError::Op { fault: HostFault::IterationLimit { iterations, .. }, .. }) if *iterations == limit + 1),
         "{err}"
     );
     assert!(bytes(&actual) == bytes(&args));
     let (func, mut args) = counting(2 * limit, 2);
-    host::run(&func, [1, 1, 1], &mut args).unwrap();
+    run_host(&func, [1, 1, 1], &mut args).unwrap();
     let Arg::Tensor(t) = &args[0] else {
         unreachable!()
     };

@@ -7,11 +7,11 @@
 
 mod common;
 
-use common::{blocks, bytes, host_agrees, tensor, tensor_of};
+use common::{blocks, bytes, host_agrees, run_host, tensor, tensor_of, HostRun};
 
-use tile_codegen::host::{self, HostError, HostFault, RunError};
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::{samples, DType, Function, Scalar};
+use tile_runtime::cpu::{HostFault, RunError};
 
 #[test]
 fn vector_add() {
@@ -115,8 +115,8 @@ fn unmasked_access_out_of_bounds_fails_and_touches_nothing() {
         let mut expected = args.clone();
         let oracle = interp::run(&func, [1, 1, 1], &mut expected).unwrap_err();
         let mut actual = args.clone();
-        let err = host::run(&func, [1, 1, 1], &mut actual).unwrap_err();
-        let HostError::Run(RunError::Op { program, fault, .. }) = &err else {
+        let err = run_host(&func, [1, 1, 1], &mut actual).unwrap_err();
+        let HostRun::Run(RunError::Op { program, fault, .. }) = &err else {
             panic!("shift {shift}: expected an op error, found {err}");
         };
         assert_eq!(*program, [0, 0, 0]);
@@ -141,8 +141,8 @@ fn the_first_failing_program_in_order_is_reported() {
     // programs 0 and 1 happened.
     let func = shifted_copy(0);
     let mut args = vec![tensor(22, &[20]), tensor(23, &[40])];
-    let err = host::run(&func, [5, 1, 1], &mut args).unwrap_err();
-    let HostError::Run(RunError::Op { program, fault, op }) = &err else {
+    let err = run_host(&func, [5, 1, 1], &mut args).unwrap_err();
+    let HostRun::Run(RunError::Op { program, fault, op }) = &err else {
         panic!("expected an op error, found {err}");
     };
     assert_eq!(*program, [2, 0, 0], "{err}");
@@ -175,9 +175,9 @@ fn aliasing_tensors_are_refused() {
     let func = samples::vector_add(4).unwrap();
     let broadcast = HostTensor::with_strides(DType::F32, &[8], &[0], 0, vec![0; 4]).unwrap();
     let mut args = vec![Arg::Tensor(broadcast), tensor(1, &[8]), tensor(2, &[8])];
-    let err = host::run(&func, [2, 1, 1], &mut args).unwrap_err();
+    let err = run_host(&func, [2, 1, 1], &mut args).unwrap_err();
     assert!(
-        matches!(err, HostError::Run(RunError::Aliasing { index: 0, .. })),
+        matches!(err, HostRun::Run(RunError::Aliasing { index: 0, .. })),
         "{err}"
     );
 }

@@ -5,15 +5,19 @@
 //! here. And in the x86-64-v3 softmax, the `exp` loop runs on 256-bit
 //! vectors.
 
+mod common;
+
+use common::{launch_arg, load};
 use inkwell::context::Context;
 use inkwell::execution_engine::JitFunction;
 use inkwell::targets::{InitializationConfig, Target};
 use inkwell::OptimizationLevel;
 use tile_codegen::emit::EmitOptions;
-use tile_codegen::host::{self, launch_arg, HostIsa};
+use tile_codegen::host;
 use tile_codegen::tools;
 use tile_ir::interp::{Arg, HostTensor};
 use tile_ir::{eval, samples, DType, Scalar, UnaryOp};
+use tile_runtime::cpu::HostIsa;
 
 /// A deterministic generator of 64-bit words (splitmix64).
 struct Bits(u64);
@@ -181,10 +185,8 @@ fn kernel_agrees(dtype: DType, values: Vec<Scalar>) {
             eprintln!("skipped: this CPU does not run {isa} code");
             continue;
         }
-        let library = host::compile(&func, isa, &EmitOptions::default())
-            .unwrap()
-            .load()
-            .unwrap();
+        let image = host::compile(&func, isa, &EmitOptions::default()).unwrap();
+        let library = load(&image, &func).unwrap();
         let mut args = [
             Arg::Tensor(input.clone()),
             Arg::Tensor(HostTensor::from_scalars(dtype, &[n], &zeros).unwrap()),

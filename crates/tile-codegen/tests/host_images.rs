@@ -5,12 +5,13 @@
 
 mod common;
 
-use common::{bytes, tensor, zeros};
+use common::{bytes, launch_arg, load, tensor, zeros};
 use tile_codegen::emit::EmitOptions;
-use tile_codegen::host::{self, launch_arg, HostIsa};
+use tile_codegen::host;
 use tile_codegen::tools;
 use tile_ir::interp::{self, Arg};
 use tile_ir::{samples, DType, Function};
+use tile_runtime::cpu::HostIsa;
 
 /// Each sample with a launch that leaves partial edge tiles.
 fn cases() -> Vec<(Function, [u32; 3], Vec<Arg>)> {
@@ -82,10 +83,8 @@ fn every_level_that_runs_here_equals_the_interpreter() {
                 eprintln!("skipped: this CPU does not run {isa} code");
                 continue;
             }
-            let library = host::compile(&func, isa, &EmitOptions::default())
-                .unwrap()
-                .load()
-                .unwrap();
+            let image = host::compile(&func, isa, &EmitOptions::default()).unwrap();
+            let library = load(&image, &func).unwrap();
             assert_eq!(library.isa(), isa);
             let mut actual = args.clone();
             let mut launch: Vec<_> = actual.iter_mut().map(launch_arg).collect();

@@ -7,13 +7,14 @@
 
 mod common;
 
-use common::{bytes, f32_tensor, host_agrees, iota, layout, zeros};
+use common::{bytes, f32_tensor, host_agrees, iota, layout, run_host, zeros, HostRun};
 
-use tile_codegen::host::{self, HostError, HostFault, RunError};
+use tile_codegen::host::HostError;
 use tile_ir::builder::Builder;
 use tile_ir::interp::{self, Arg};
 use tile_ir::layout::{IntTuple, Layout};
 use tile_ir::{DType, Padding, Scalar, Type};
+use tile_runtime::cpu::{HostFault, RunError};
 
 #[test]
 fn the_tiled_transpose_through_views_matches_the_interpreter() {
@@ -147,9 +148,9 @@ fn an_unmasked_access_past_the_element_space_fails_and_touches_nothing() {
     let args = vec![iota(&[10]), zeros(&[16])];
     assert!(interp::run(&func, [1, 1, 1], &mut args.clone()).is_err());
     let mut actual = args.clone();
-    let err = host::run(&func, [1, 1, 1], &mut actual).unwrap_err();
+    let err = run_host(&func, [1, 1, 1], &mut actual).unwrap_err();
     assert!(
-        matches!(&err, HostError::Run(RunError::Op { op, fault: HostFault::LViewOutside { base: 0 }, .. }) if op.contains("lview_load")),
+        matches!(&err, HostRun::Run(RunError::Op { op, fault: HostFault::LViewOutside { base: 0 }, .. }) if op.contains("lview_load")),
         "{err}"
     );
     assert!(bytes(&actual) == bytes(&args), "the output was touched");
@@ -163,9 +164,9 @@ fn a_store_through_a_non_injective_layout_is_refused() {
     let vo = b.layout_view(out, &layout("(4,2):(1,0)")).unwrap();
     b.lview_store(t, vo).unwrap();
     let func = b.finish().unwrap();
-    let err = host::run(&func, [1, 1, 1], &mut [zeros(&[8])]).unwrap_err();
+    let err = run_host(&func, [1, 1, 1], &mut [zeros(&[8])]).unwrap_err();
     assert!(
-        matches!(&err, HostError::Unsupported { what } if what.contains("sends two elements to one offset")),
+        matches!(&err, HostRun::Compile(HostError::Unsupported { what }) if what.contains("sends two elements to one offset")),
         "{err}"
     );
 }

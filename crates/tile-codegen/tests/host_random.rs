@@ -6,10 +6,11 @@
 
 mod common;
 
-use common::bytes;
+use common::{bytes, run_host, HostRun};
 
-use tile_codegen::host::{self, HostError, RunError};
+use tile_codegen::host::HostError;
 use tile_ir::interp::{self};
+use tile_runtime::cpu::RunError;
 use tile_testgen::{generate, GenConfig};
 
 /// The number of generated programs tried.
@@ -24,11 +25,11 @@ fn check_seeds(range: std::ops::Range<u64>) -> (u64, u64) {
         let mut expected = case.args.clone();
         let oracle = interp::run(&case.func, case.grid, &mut expected);
         let mut actual = case.args.clone();
-        match (host::run(&case.func, case.grid, &mut actual), oracle) {
-            (Err(HostError::Unsupported { .. }), _) => skipped += 1,
+        match (run_host(&case.func, case.grid, &mut actual), oracle) {
+            (Err(HostRun::Compile(HostError::Unsupported { .. })), _) => skipped += 1,
             (Ok(()), Ok(())) if bytes(&actual) == bytes(&expected) => ran += 1,
             (Ok(()), Ok(())) => failures.push(format!("seed {seed}: results differ")),
-            (Err(HostError::Run(RunError::Op { .. })), Err(_)) => ran += 1,
+            (Err(HostRun::Run(RunError::Op { .. })), Err(_)) => ran += 1,
             (host, oracle) => failures.push(format!(
                 "seed {seed}: host {host:?}, interpreter {oracle:?}"
             )),

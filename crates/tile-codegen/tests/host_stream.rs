@@ -5,13 +5,14 @@
 
 mod common;
 
-use common::{blocks, bytes, tensor, tensor_of};
+use common::{blocks, bytes, launch_arg, load, tensor, tensor_of};
 use tile_codegen::emit::EmitOptions;
-use tile_codegen::host::{self, launch_arg, HostIsa};
+use tile_codegen::host;
 use tile_codegen::tools;
 use tile_ir::builder::Builder;
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::{samples, BinaryOp, DType, Function, Padding, TensorType, Type};
+use tile_runtime::cpu::HostIsa;
 
 fn tensor_type(dtype: DType, rank: usize) -> Type {
     Type::Tensor(TensorType { dtype, rank })
@@ -117,10 +118,11 @@ fn agrees_streaming_or_not(func: &Function, grid: [u32; 3], args: Vec<Arg>) {
         if !isa.runs_here() {
             continue;
         }
-        let mut library = host::compile(func, isa, &EmitOptions::default())
-            .unwrap()
-            .load()
-            .unwrap();
+        let mut library = load(
+            &host::compile(func, isa, &EmitOptions::default()).unwrap(),
+            func,
+        )
+        .unwrap();
         for threshold in [0, u64::MAX] {
             library.set_stream_threshold(threshold);
             let mut actual = args.clone();
@@ -209,7 +211,8 @@ fn strided_outputs_take_the_plain_path() {
 
 #[test]
 fn random_programs_streaming_every_output_agree_with_the_interpreter() {
-    use tile_codegen::host::{HostError, RunError};
+    use tile_codegen::host::HostError;
+    use tile_runtime::cpu::RunError;
     use tile_testgen::{generate, GenConfig};
     let Some(isa) = HostIsa::best_here().filter(|&isa| isa != HostIsa::Aarch64) else {
         eprintln!("skipped: this CPU has no streaming level");
@@ -235,7 +238,7 @@ fn random_programs_streaming_every_output_agree_with_the_interpreter() {
             other => other.unwrap_or_else(|e| panic!("seed {seed}: {e}")),
         };
         streamed += usize::from(image.llvm_ir().contains("!nontemporal"));
-        let mut library = image.load().unwrap();
+        let mut library = load(&image, &case.func).unwrap();
         library.set_stream_threshold(0);
         let mut actual = case.args.clone();
         let mut launch: Vec<_> = actual.iter_mut().map(launch_arg).collect();

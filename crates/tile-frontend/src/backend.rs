@@ -12,8 +12,9 @@
 use crate::attr::KernelAttr;
 use std::path::Path;
 use std::str::FromStr;
+use tile_abi::HostIsa;
 use tile_codegen::emit::{emit, EmitOptions};
-use tile_codegen::host::{self, HostIsa};
+use tile_codegen::host;
 use tile_codegen::lower::{lower, Options};
 use tile_codegen::tools;
 use tile_codegen::Target;

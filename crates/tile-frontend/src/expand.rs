@@ -3,7 +3,7 @@
 //! For `fn vector_add<const BLOCK: usize>(x: &Tensor<f32>, ...)` it emits a
 //! unit struct `vector_add<const BLOCK: usize>` (the function itself is
 //! consumed: its body is tile code, not Rust) with
-//! - `INFO`: a [`tile_runtime::meta::KernelInfo`] with the parameters, options and
+//! - `INFO`: a `tile_runtime::meta::KernelInfo` with the parameters, options and
 //!   every compiled specialization's optimized IR text;
 //! - `spec()`: the compiled specialization for the const arguments, checked
 //!   at compile time (an uncompiled one is a compile error listing the
@@ -25,8 +25,8 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use std::path::PathBuf;
 use syn::ItemFn;
+use tile_abi::ParamKind;
 use tile_ir::Function;
-use tile_runtime::meta::ParamKind;
 
 /// How to expand: read from the environment by the proc macro, set
 /// directly by tests.
@@ -53,6 +53,7 @@ impl Options {
 
 /// The paths generated code uses, all through the facade crate `tile`.
 struct Paths {
+    abi: TokenStream,
     meta: TokenStream,
     ir: TokenStream,
     rt: TokenStream,
@@ -62,6 +63,7 @@ struct Paths {
 impl Paths {
     fn new() -> Paths {
         Paths {
+            abi: quote!(::tile::__private::abi),
             meta: quote!(::tile::__private::meta),
             ir: quote!(::tile::__private::ir),
             rt: quote!(::tile::__private::runtime),
@@ -184,7 +186,7 @@ fn generate(
         };
         quote!(#meta::ParamInfo { name: #pname, dtype: #d, kind: #kind })
     });
-    let rt = &p.rt;
+    let (rt, abi) = (&p.rt, &p.abi);
     let specs = compiled.iter().zip(devices).map(|((s, f), d)| {
         let label = s.label();
         let values = s.values.iter().map(|(_, v)| *v);
@@ -202,7 +204,7 @@ fn generate(
             quote!(#rt::Image { kind: #kind, target: #target, bytes: #bytes })
         });
         let host_checks = d.host_checks.iter().map(|(op, values)| {
-            quote!(#rt::cpu::HostCheck { op: ::std::borrow::Cow::Borrowed(#op), values: #values })
+            quote!(#abi::HostCheck { op: ::std::borrow::Cow::Borrowed(#op), values: #values })
         });
         quote!(#meta::SpecInfo {
             label: #label,

@@ -7,8 +7,8 @@ use crate::diag::err;
 use syn::{
     FnArg, GenericArgument, GenericParam, Ident, ItemFn, Pat, PathArguments, Type, Visibility,
 };
+pub use tile_abi::ParamKind;
 use tile_ir::DType;
-pub use tile_runtime::meta::ParamKind;
 
 /// The integer types a const parameter may have.
 const CONST_TYPES: [&str; 8] = ["usize", "u32", "u64", "i32", "i64", "isize", "u16", "i16"];

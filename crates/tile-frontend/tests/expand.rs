@@ -183,7 +183,7 @@ fn a_specialization_can_be_limited_to_some_targets() {
         tile_kernel(attr, square_fill(), &options).to_string()
     };
     let count = |out: &str, what: &str| out.matches(what).count();
-    let levels = tile_codegen::host::HostIsa::for_this_architecture().len();
+    let levels = tile_abi::HostIsa::for_this_architecture().len();
     // B = 512 only for the host: no register check and no PTX for it.
     let out = expand_with(
         None,

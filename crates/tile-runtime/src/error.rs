@@ -168,7 +168,7 @@ pub enum Error {
         kernel: String,
         /// The device.
         device: String,
-        /// The status code (1 for a failed check).
+        /// The status code (`tile_abi::FaultCode::OutsideTensor` for a failed check).
         code: u32,
         /// The check's position in the kernel's list of bounds checks.
         check: u32,

@@ -1,10 +1,11 @@
 //! Compiled kernels as the front end embeds them, and the per-device cache of
 //! loaded ones.
 
-use crate::cpu::{HostCheck, HostIsa, HostLibrary};
+use crate::cpu::{HostIsa, HostLibrary};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
+use tile_abi::HostCheck;
 use tile_ir::Function;
 
 /// One specialization of a kernel, as embedded by `#[tile_kernel]`
@@ -115,16 +116,7 @@ impl KernelSpec {
     }
 }
 
-/// What an [`Image`] holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ImageKind {
-    /// PTX text for the CUDA driver's JIT.
-    Ptx,
-    /// An AMDGPU code object (HSACO) for HIP.
-    Hsaco,
-    /// A shared object of host code for the CPU device.
-    Host,
-}
+pub use tile_abi::ImageKind;
 
 /// Device code of one kernel specialization for one target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

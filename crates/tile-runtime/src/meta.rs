@@ -7,19 +7,7 @@ use tile_ir::interp::{self, Arg, HostTensor, InterpError};
 use tile_ir::text::{parse_function, ParseError};
 use tile_ir::DType;
 
-/// What a kernel parameter is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ParamKind {
-    /// A global tensor of `rank` axes; `mutable` for `&mut Tensor<T>`.
-    Tensor {
-        /// The number of axes.
-        rank: usize,
-        /// Whether the kernel may write it.
-        mutable: bool,
-    },
-    /// A scalar passed by value.
-    Scalar,
-}
+pub use tile_abi::ParamKind;
 
 /// One runtime parameter of a kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,7 +37,7 @@ pub struct SpecInfo {
     /// The tile-IR ops of the GPU code's bounds checks, in program order.
     pub bounds_checks: &'static [&'static str],
     /// The run-time checks of the host images, in status-record order.
-    pub host_checks: &'static [crate::cpu::HostCheck],
+    pub host_checks: &'static [tile_abi::HostCheck],
 }
 
 /// Everything known about a kernel at compile time.

@@ -12,6 +12,8 @@ use inkwell::values::{
 };
 use inkwell::{AddressSpace, AtomicOrdering, IntPredicate};
 use std::collections::HashSet;
+use tile_abi::status::{STATUS_CHECK, STATUS_INDEX};
+use tile_abi::FaultCode;
 use tile_ir::DType;
 
 /// A tensor parameter's values: base pointer, extents and strides.
@@ -617,8 +619,8 @@ impl<'ctx> Emitter<'_, 'ctx> {
     }
 
     /// A failed check (`x[0]` false) records itself in the status record:
-    /// the first failure sets `code` from 0 to 1, then writes its position
-    /// and indices.
+    /// the first failure sets `code` from 0 to
+    /// [`FaultCode::OutsideTensor`], then writes its position and indices.
     fn bounds_check(
         &self,
         k: &Kernel<'_, 'ctx>,
@@ -636,7 +638,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
             let won = b.build_cmpxchg(
                 k.status,
                 i32t.const_zero(),
-                i32t.const_int(1, false),
+                i32t.const_int(FaultCode::OutsideTensor as u64, false),
                 AtomicOrdering::Monotonic,
                 AtomicOrdering::Monotonic,
             )?;
@@ -644,17 +646,23 @@ impl<'ctx> Emitter<'_, 'ctx> {
             s.when(k, first, |s| {
                 let b = &s.b;
                 let i8t = s.ctx.i8_type();
-                // SAFETY (of the generated code): the status record is 40
-                // bytes: code at 0, check at 4, index[4] at 8.
-                let check_at =
-                    unsafe { b.build_gep(i8t, k.status, &[i64t.const_int(4, false)], "check")? };
+                // SAFETY (of the generated code): the status record is
+                // `STATUS_BYTES` long: code, check, then index[4].
+                let check_at = unsafe {
+                    b.build_gep(
+                        i8t,
+                        k.status,
+                        &[i64t.const_int(STATUS_CHECK, false)],
+                        "check",
+                    )?
+                };
                 b.build_store(check_at, i32t.const_int(position as u64, false))?;
                 for (i, v) in x[1..].iter().take(4).enumerate() {
                     let at = unsafe {
                         b.build_gep(
                             i8t,
                             k.status,
-                            &[i64t.const_int(8 + 8 * i as u64, false)],
+                            &[i64t.const_int(STATUS_INDEX + 8 * i as u64, false)],
                             "index",
                         )?
                     };

@@ -1,13 +1,13 @@
 //! Runtime checks: a failed check writes the status record and returns its
 //! code from the kernel, so nothing after it runs.
 
-use super::abi::{STATUS_CHECK, STATUS_INDEX};
 use super::error::HostError;
 use super::lower::Lowering;
 use inkwell::values::IntValue;
+use tile_abi::status::{STATUS_CHECK, STATUS_INDEX};
 use tile_ir::OpId;
 
-pub(super) use tile_runtime::cpu::FaultCode as Code;
+pub(super) use tile_abi::FaultCode as Code;
 
 /// An op with checks: what the status record's `check` names.
 #[derive(Clone, Debug)]

@@ -1,6 +1,6 @@
 //! Compiling a kernel for the host: the module, LLVM's `O3` pipeline for an
 //! instruction-set level, an object file and a shared object linked by
-//! `ld.lld`; and loading and running one in this process.
+//! `ld.lld`.
 
 use super::error::HostError;
 use super::lower::Lowering;
@@ -11,17 +11,14 @@ use crate::tools;
 use inkwell::context::Context;
 use inkwell::passes::PassBuilderOptions;
 use std::borrow::Cow;
-use tile_ir::interp::{self, Arg};
+use tile_abi::host::FRAME_BYTES_SYMBOL;
+use tile_abi::{HostCheck, HostIsa};
 use tile_ir::Function;
-use tile_runtime::cpu::abi::FRAME_BYTES_SYMBOL;
-use tile_runtime::cpu::{HostCheck, HostIsa, HostLibrary};
-use tile_runtime::LaunchArg;
 
 /// A kernel compiled for the host: a shared object of one instruction-set
 /// level, with what the runtime needs to run it.
 #[derive(Clone, Debug)]
 pub struct HostImage {
-    func: Function,
     isa: HostIsa,
     shared_object: Vec<u8>,
     checks: Vec<HostCheck>,
@@ -80,7 +77,6 @@ pub fn compile(
         })
         .collect();
     Ok(HostImage {
-        func: func.clone(),
         isa,
         shared_object,
         checks,
@@ -113,45 +109,5 @@ impl HostImage {
     /// The module's LLVM IR after optimization.
     pub fn llvm_ir_opt(&self) -> &str {
         &self.llvm_ir_opt
-    }
-
-    /// Loads the shared object into this process (the CPU must run
-    /// [`HostImage::isa`]).
-    pub fn load(&self) -> Result<HostLibrary, HostError> {
-        // SAFETY: the bytes are what `compile` produced for `self.func` and
-        // `self.isa`, and `self.checks` is that compilation's list of
-        // checks; none of them can be changed from outside.
-        let library = unsafe {
-            HostLibrary::load(
-                &self.shared_object,
-                self.isa,
-                self.func.clone(),
-                self.checks.clone(),
-            )
-        }?;
-        Ok(library)
-    }
-}
-
-/// Compiles `func` exactly (the default [`EmitOptions`]) for the best
-/// instruction-set level of this CPU, loads it and runs it over `grid`, after
-/// checking `args` and `grid` as the interpreter does (see
-/// [`HostLibrary::run`]).
-pub fn run(func: &Function, grid: [u32; 3], args: &mut [Arg]) -> Result<(), HostError> {
-    interp::check_launch(func, grid, args)?;
-    let isa = HostIsa::best_here().ok_or_else(|| HostError::Unsupported {
-        what: format!("this machine ({})", std::env::consts::ARCH),
-    })?;
-    let library = compile(func, isa, &EmitOptions::default())?.load()?;
-    let mut args: Vec<LaunchArg<'_>> = args.iter_mut().map(launch_arg).collect();
-    library.run(grid, &mut args)?;
-    Ok(())
-}
-
-/// An interpreter argument as a launch argument (every tensor mutable).
-pub fn launch_arg(arg: &mut Arg) -> LaunchArg<'_> {
-    match arg {
-        Arg::Tensor(t) => LaunchArg::TensorMut(t),
-        Arg::Scalar(s) => LaunchArg::Scalar(*s),
     }
 }

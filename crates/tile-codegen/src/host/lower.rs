@@ -2,7 +2,6 @@
 //! values of the tile IR as LLVM values or frame places, and the dispatch of
 //! each op to the file of its family.
 
-use super::abi;
 use super::alias::AliasScopes;
 use super::check::CheckSite;
 use super::error::HostError;
@@ -18,8 +17,9 @@ use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use std::collections::{HashMap, HashSet};
+use tile_abi::host as abi;
+use tile_abi::HostIsa;
 use tile_ir::{DType, Function, OpId, OpKind, Region, Type, Value, ValueNames};
-use tile_runtime::cpu::HostIsa;
 
 /// The name of the kernel function in the host module.
 pub(super) const KERNEL: &str = "tile_host_kernel";
@@ -79,7 +79,7 @@ pub(super) struct Lowering<'a, 'ctx> {
     /// How many counted loops have been emitted (a loop whose body adds
     /// some contains others).
     pub(super) loops: usize,
-    /// The op of each check, in the order of [`abi::Status::check`].
+    /// The op of each check, in the order of `tile_abi::Status::check`.
     pub(super) checks: Vec<CheckSite>,
     /// How stores stream past the caches, where any may (`stream.rs`).
     pub(super) streaming: Option<Streaming<'ctx>>,

@@ -18,8 +18,8 @@ use super::error::HostError;
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::AddressSpace;
+use tile_abi::host::{MATH_OPS, MATH_TABLE_SLOTS, MATH_TABLE_SYMBOL, POW_SLOT};
 use tile_ir::{BinaryOp, UnaryOp};
-use tile_runtime::cpu::abi::{MATH_OPS, MATH_TABLE_SLOTS, MATH_TABLE_SYMBOL, POW_SLOT};
 
 /// The name the scalar emitter gives the f64 function of `op`.
 fn unary_name(op: UnaryOp) -> String {

@@ -46,21 +46,19 @@
 //!   and returns its code, so the failing access touches no memory and
 //!   nothing after it runs.
 //! * **Compile** (`compile`): [`compile`] optimizes the module with `O3`
-//!   for one [`HostIsa`] (x86-64-v3, baseline x86-64, aarch64: fixed levels,
-//!   not the building CPU, so the code runs wherever the runtime detects its
-//!   level), emits an object and links it with `ld.lld -shared`; the
-//!   [`HostImage`] loads into this process as a
-//!   `tile_runtime::cpu::HostLibrary`, whose `run` checks and packs the
-//!   arguments (refusing tensors whose strides may make two elements share
-//!   an address) and runs the program instances on all cores; the error of
-//!   the first failing instance in the interpreter's order (x fastest) is
-//!   returned. [`run`] does all of it for the best level of this CPU.
+//!   for one `tile_abi::HostIsa` (x86-64-v3, baseline x86-64, aarch64: fixed
+//!   levels, not the building CPU, so the code runs wherever the runtime
+//!   detects its level), emits an object and links it with `ld.lld -shared`.
+//!   The runtime (`tile_runtime::cpu::HostLibrary`) loads the
+//!   [`HostImage`], checks and packs the arguments (refusing tensors whose
+//!   strides may make two elements share an address), runs the program
+//!   instances on all cores and returns the error of the first failing
+//!   instance in the interpreter's order (x fastest).
 //!
 //! Every op of the tile IR is covered. What the host refuses is reported as
 //! [`HostError::Unsupported`]: a store through a layout that sends two
 //! elements to one offset (as the GPU lowering refuses it).
 
-mod abi;
 mod alias;
 mod check;
 mod compile;
@@ -84,10 +82,9 @@ mod stream;
 mod transpose;
 mod unroll;
 
-pub use compile::{compile, launch_arg, run, HostImage};
+pub use compile::{compile, HostImage};
 pub use error::HostError;
 pub use exp::{exp_probe, EXP_PROBE};
-pub use tile_runtime::cpu::{HostFault, HostIsa, RunError};
 
 #[cfg(doc)]
 use tile_ir::Function;

@@ -37,8 +37,8 @@ use super::lower::{Lowering, TensorArg};
 use inkwell::module::Module;
 use inkwell::values::{BasicValue, InstructionValue, IntValue, PointerValue};
 use inkwell::IntPredicate;
+use tile_abi::HostIsa;
 use tile_ir::{Function, ValueDef};
-use tile_runtime::cpu::HostIsa;
 
 /// The cache line: the unit a non-temporal store writes without reading.
 const LINE: u64 = 64;

@@ -2,11 +2,15 @@
 //! comparisons of arguments, and the interpreter-against-host check.
 #![allow(dead_code)] // each test binary uses its own subset
 
-use tile_codegen::host;
+use std::fmt;
+use tile_codegen::emit::EmitOptions;
+use tile_codegen::host::{self, HostError, HostImage};
 use tile_ir::builder::Builder;
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::layout::Layout;
 use tile_ir::{DType, Function, Scalar, TensorType, Type, Value};
+use tile_runtime::cpu::{HostIsa, HostLibrary, LoadError, RunError};
+use tile_runtime::LaunchArg;
 
 /// Deterministic values in [-2, 2) from a seed (an LCG; no dependency).
 pub fn values(seed: u64, n: usize) -> Vec<f32> {
@@ -75,13 +79,72 @@ pub fn host_agrees(func: &Function, grid: [u32; 3], args: Vec<Arg>) -> Vec<Arg> 
     let mut expected = args.clone();
     interp::run(func, grid, &mut expected).unwrap_or_else(|e| panic!("interpreter: {e}"));
     let mut actual = args;
-    host::run(func, grid, &mut actual).unwrap_or_else(|e| panic!("{}: {e}", func.name));
+    run_host(func, grid, &mut actual).unwrap_or_else(|e| panic!("{}: {e}", func.name));
     assert!(
         bytes(&actual) == bytes(&expected),
         "{} on grid {grid:?} differs from the interpreter",
         func.name
     );
     actual
+}
+
+/// Why host code did not run to the end: compiling, the launch's checks,
+/// loading, or the run itself.
+#[derive(Debug)]
+pub enum HostRun {
+    /// The host back end refused or failed.
+    Compile(HostError),
+    /// The launch breaks the interpreter's rules.
+    Launch(interp::InterpError),
+    /// The shared object did not load.
+    Load(LoadError),
+    /// The compiled code refused the arguments or failed in a program.
+    Run(RunError),
+}
+
+impl fmt::Display for HostRun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HostRun::Compile(e) => e.fmt(f),
+            HostRun::Launch(e) => e.fmt(f),
+            HostRun::Load(e) => e.fmt(f),
+            HostRun::Run(e) => e.fmt(f),
+        }
+    }
+}
+
+/// Loads `image`, compiled from `func`, into this process.
+pub fn load(image: &HostImage, func: &Function) -> Result<HostLibrary, LoadError> {
+    // SAFETY: `image` is what `host::compile` produced for `func`, with its
+    // own list of checks.
+    unsafe {
+        HostLibrary::load(
+            image.shared_object(),
+            image.isa(),
+            func.clone(),
+            image.checks().to_vec(),
+        )
+    }
+}
+
+/// Compiles `func` exactly (the default [`EmitOptions`]) for the best
+/// instruction-set level of this CPU, loads it and runs it over `grid`, after
+/// checking `args` and `grid` as the interpreter does.
+pub fn run_host(func: &Function, grid: [u32; 3], args: &mut [Arg]) -> Result<(), HostRun> {
+    interp::check_launch(func, grid, args).map_err(HostRun::Launch)?;
+    let isa = HostIsa::best_here().expect("a host instruction-set level runs here");
+    let image = host::compile(func, isa, &EmitOptions::default()).map_err(HostRun::Compile)?;
+    let library = load(&image, func).map_err(HostRun::Load)?;
+    let mut args: Vec<LaunchArg<'_>> = args.iter_mut().map(launch_arg).collect();
+    library.run(grid, &mut args).map_err(HostRun::Run)
+}
+
+/// An interpreter argument as a launch argument (every tensor mutable).
+pub fn launch_arg(arg: &mut Arg) -> LaunchArg<'_> {
+    match arg {
+        Arg::Tensor(t) => LaunchArg::TensorMut(t),
+        Arg::Scalar(s) => LaunchArg::Scalar(*s),
+    }
 }
 
 /// A layout from its text form.

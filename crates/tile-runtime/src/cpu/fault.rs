@@ -1,31 +1,7 @@
 //! What can go wrong while compiled host code runs, and how a status record
 //! becomes an error.
 
-use super::abi::{HostCheck, Status};
-use tile_ir::interp::Options;
-
-/// The codes of [`Status::code`] that compiled code writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u32)]
-pub enum FaultCode {
-    /// A partition index outside the view's index space.
-    IndexSpace = 1,
-    /// An unmasked access to a partially out-of-bounds partition.
-    PartialPartition = 2,
-    /// A `for` step that is not positive.
-    NonPositiveStep = 3,
-    /// A `for` over the iteration limit.
-    IterationLimit = 4,
-    /// An unmasked layout-view access outside the tensor's element space.
-    LViewOutside = 5,
-}
-
-impl FaultCode {
-    /// The iteration limit compiled loops enforce: the interpreter's.
-    pub fn iteration_limit() -> u64 {
-        Options::default().max_loop_iterations
-    }
-}
+use tile_abi::{FaultCode, HostCheck, Status};
 
 /// What failed in a program instance: the faults of the interpreter's
 /// `Fault` that compiled code checks.
@@ -129,16 +105,19 @@ pub(super) fn failure(program: [u32; 3], status: Status, checks: &[HostCheck]) -
     };
     let values = &status.index;
     let index = values[..usize::from(site.values.min(4))].to_vec();
-    let fault = match status.code {
-        1 => HostFault::IndexSpace { index },
-        2 => HostFault::PartialPartition { index },
-        3 => HostFault::NonPositiveStep { step: values[0] },
-        4 => HostFault::IterationLimit {
+    let fault = match FaultCode::from_u32(status.code) {
+        Some(FaultCode::IndexSpace) => HostFault::IndexSpace { index },
+        Some(FaultCode::PartialPartition) => HostFault::PartialPartition { index },
+        Some(FaultCode::NonPositiveStep) => HostFault::NonPositiveStep { step: values[0] },
+        Some(FaultCode::IterationLimit) => HostFault::IterationLimit {
             iterations: values[0],
             limit: FaultCode::iteration_limit(),
         },
-        5 => HostFault::LViewOutside { base: values[0] },
-        other => return RunError::Internal(format!("status code {other}")),
+        Some(FaultCode::LViewOutside) => HostFault::LViewOutside { base: values[0] },
+        // Host code has no per-thread checks.
+        Some(FaultCode::OutsideTensor) | None => {
+            return RunError::Internal(format!("status code {}", status.code))
+        }
     };
     RunError::Op {
         program,

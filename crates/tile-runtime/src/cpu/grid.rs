@@ -7,9 +7,10 @@
 //! those, not ids dealt out one by one to alternate cores — and the cores
 //! still finish together.
 
-use super::abi::{HostEntry, Status};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use tile_abi::host::HostEntry;
+use tile_abi::Status;
 
 /// A worker claims `1 / (SHARE · workers)` of the ids not yet claimed.
 const SHARE: usize = 4;

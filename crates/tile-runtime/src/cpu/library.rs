@@ -1,10 +1,9 @@
 //! Loading a kernel's shared object and running it.
 
-use super::abi::{self, HostCheck, HostEntry, MathTable, MATH_TABLE};
 use super::cache::default_stream_threshold;
 use super::fault::{failure, RunError};
 use super::grid::run_grid;
-use super::isa::HostIsa;
+use super::math::MATH_TABLE;
 use super::packet::pack;
 use crate::launch::LaunchArg;
 use libloading::Library;
@@ -12,6 +11,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
+use tile_abi::host::{self as abi, HostEntry, MathTable};
+use tile_abi::{HostCheck, HostIsa};
 use tile_ir::Function;
 
 /// Why a kernel's shared object could not be loaded.

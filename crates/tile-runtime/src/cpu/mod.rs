@@ -2,12 +2,12 @@
 //! and this module loads and runs.
 //!
 //! A kernel compiled for the host is a shared object (ELF, linked by
-//! `ld.lld -shared`) with three symbols ([`abi`]):
+//! `ld.lld -shared`) with three symbols (`tile_abi::host`):
 //!
 //! ```text
 //! u32  tile_host_kernel(const u64 *packet, const i32 ids[6], u8 *frame, Status *status);
 //! u64  tile_host_frame_bytes;        // scratch bytes one program instance needs
-//! ptr  tile_host_math[8];            // exp, exp2, log, log2, sin, cos, tanh, erf (f64)
+//! ptr  tile_host_math[9];            // exp, exp2, log, log2, sin, cos, tanh, erf, pow (f64)
 //! ```
 //!
 //! * **The kernel** runs one program instance: `ids` is its program id then
@@ -33,18 +33,18 @@
 //! instance of the grid on all cores and turns the first failing instance's
 //! status record into a [`RunError`].
 
-pub mod abi;
 mod cache;
 mod fault;
 mod grid;
-mod isa;
 mod library;
+mod math;
 mod packet;
 pub(crate) mod pages;
 
-pub use abi::{HostCheck, Status};
 pub use cache::default_stream_threshold;
-pub use fault::{FaultCode, HostFault, RunError};
-pub use isa::HostIsa;
+pub use fault::{HostFault, RunError};
 pub use library::{HostLibrary, LoadError};
 pub use pages::{huge_page_buffer, HUGE_PAGE_THRESHOLD};
+/// The instruction-set levels of host code, which the CPU device chooses
+/// among (defined with the rest of the host ABI in `tile_abi`).
+pub use tile_abi::HostIsa;

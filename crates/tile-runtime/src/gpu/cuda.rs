@@ -6,11 +6,11 @@
 //! after [`crate::driver::probe`] found the driver, and checks once more that
 //! `cudarc` finds it too before its first call.
 
-use super::abi::Packet;
 use crate::error::Error;
 use cudarc::driver::sys::{self, CUdevice_attribute, CUjit_option};
 use cudarc::driver::{result, DriverError};
 use std::ffi::{c_uint, c_void, CString};
+use tile_abi::Packet;
 
 /// A CUDA device with its retained primary context.
 #[derive(Debug)]

@@ -1,14 +1,16 @@
 //! HIP devices through the HIP runtime loaded with `libloading`: memory,
 //! HSACO modules, streams, and launches on the null stream or a stream.
 
-use super::abi::Packet;
 use crate::driver::GpuApi;
 use crate::error::Error;
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
+use tile_abi::Packet;
 
-type Status = c_int;
-pub(crate) type Handle = *mut c_void;
+/// A `hipError_t`: 0 for success.
+type HipResult = c_int;
+/// An opaque HIP object: a module, function, stream or device pointer.
+pub(crate) type HipPtr = *mut c_void;
 
 /// `hipMemcpyKind` values.
 const HOST_TO_DEVICE: c_int = 1;
@@ -23,7 +25,7 @@ const PARAM_END: usize = 3;
 /// `hipModuleLaunchKernel(f, grid xyz, block xyz, shared bytes, stream,
 /// kernelParams, extra)`.
 type LaunchKernel = unsafe extern "C" fn(
-    Handle,
+    HipPtr,
     c_uint,
     c_uint,
     c_uint,
@@ -31,29 +33,29 @@ type LaunchKernel = unsafe extern "C" fn(
     c_uint,
     c_uint,
     c_uint,
-    Handle,
+    HipPtr,
     *mut *mut c_void,
     *mut *mut c_void,
-) -> Status;
+) -> HipResult;
 
 /// The entry points used, copied out of the library (valid while it is
 /// loaded, which the owning [`Hip`] guarantees).
 #[derive(Debug)]
 struct Api {
-    init: unsafe extern "C" fn(c_uint) -> Status,
-    set_device: unsafe extern "C" fn(c_int) -> Status,
-    malloc: unsafe extern "C" fn(*mut Handle, usize) -> Status,
-    free: unsafe extern "C" fn(Handle) -> Status,
-    memcpy: unsafe extern "C" fn(Handle, *const c_void, usize, c_int) -> Status,
-    properties: unsafe extern "C" fn(*mut c_void, c_int) -> Status,
-    load_data: unsafe extern "C" fn(*mut Handle, *const c_void) -> Status,
-    get_function: unsafe extern "C" fn(*mut Handle, Handle, *const c_char) -> Status,
-    unload: unsafe extern "C" fn(Handle) -> Status,
+    init: unsafe extern "C" fn(c_uint) -> HipResult,
+    set_device: unsafe extern "C" fn(c_int) -> HipResult,
+    malloc: unsafe extern "C" fn(*mut HipPtr, usize) -> HipResult,
+    free: unsafe extern "C" fn(HipPtr) -> HipResult,
+    memcpy: unsafe extern "C" fn(HipPtr, *const c_void, usize, c_int) -> HipResult,
+    properties: unsafe extern "C" fn(*mut c_void, c_int) -> HipResult,
+    load_data: unsafe extern "C" fn(*mut HipPtr, *const c_void) -> HipResult,
+    get_function: unsafe extern "C" fn(*mut HipPtr, HipPtr, *const c_char) -> HipResult,
+    unload: unsafe extern "C" fn(HipPtr) -> HipResult,
     launch: LaunchKernel,
-    synchronize: unsafe extern "C" fn() -> Status,
-    stream_create: unsafe extern "C" fn(*mut Handle) -> Status,
-    stream_synchronize: unsafe extern "C" fn(Handle) -> Status,
-    stream_destroy: unsafe extern "C" fn(Handle) -> Status,
+    synchronize: unsafe extern "C" fn() -> HipResult,
+    stream_create: unsafe extern "C" fn(*mut HipPtr) -> HipResult,
+    stream_synchronize: unsafe extern "C" fn(HipPtr) -> HipResult,
+    stream_destroy: unsafe extern "C" fn(HipPtr) -> HipResult,
 }
 
 /// A HIP device and the runtime library it is driven through.
@@ -76,8 +78,8 @@ unsafe impl Sync for Hip {}
 /// A loaded code object and its kernel function.
 #[derive(Debug)]
 pub(crate) struct HipModule {
-    module: Handle,
-    function: Handle,
+    module: HipPtr,
+    function: HipPtr,
 }
 
 // SAFETY: module handles are process-wide in HIP.
@@ -85,7 +87,7 @@ unsafe impl Send for HipModule {}
 // SAFETY: as above.
 unsafe impl Sync for HipModule {}
 
-fn check(call: &str, status: Status) -> Result<(), Error> {
+fn check(call: &str, status: HipResult) -> Result<(), Error> {
     if status == 0 {
         Ok(())
     } else {
@@ -202,7 +204,7 @@ impl Hip {
     /// Allocates `bytes` (> 0) of device memory.
     pub(crate) fn alloc(&self, bytes: usize) -> Result<u64, Error> {
         self.select()?;
-        let mut pointer: Handle = std::ptr::null_mut();
+        let mut pointer: HipPtr = std::ptr::null_mut();
         // SAFETY: the out-pointer is valid; the memory is freed by `free`.
         check("allocating device memory", unsafe {
             (self.api.malloc)(&mut pointer, bytes)
@@ -215,7 +217,7 @@ impl Hip {
         self.select()?;
         // SAFETY: `pointer` came from `alloc` and is freed once.
         check("freeing device memory", unsafe {
-            (self.api.free)(pointer as Handle)
+            (self.api.free)(pointer as HipPtr)
         })
     }
 
@@ -226,7 +228,7 @@ impl Hip {
         // live slice.
         check("copying to the device", unsafe {
             (self.api.memcpy)(
-                pointer as Handle,
+                pointer as HipPtr,
                 data.as_ptr().cast(),
                 data.len(),
                 HOST_TO_DEVICE,
@@ -254,14 +256,14 @@ impl Hip {
         self.select()?;
         // SAFETY: both buffers are live allocations of at least `bytes`.
         check("copying on the device", unsafe {
-            (self.api.memcpy)(to as Handle, from as *const c_void, bytes, DEVICE_TO_DEVICE)
+            (self.api.memcpy)(to as HipPtr, from as *const c_void, bytes, DEVICE_TO_DEVICE)
         })
     }
 
     /// Loads a code object and finds the kernel `name` in it.
     pub(crate) fn load(&self, hsaco: &[u8], name: &str) -> Result<HipModule, String> {
         self.select().map_err(|e| e.to_string())?;
-        let mut module: Handle = std::ptr::null_mut();
+        let mut module: HipPtr = std::ptr::null_mut();
         // SAFETY: the image is a complete code object held in memory for
         // the duration of the call.
         let status = unsafe { (self.api.load_data)(&mut module, hsaco.as_ptr().cast()) };
@@ -269,7 +271,7 @@ impl Hip {
             return Err(format!("hipModuleLoadData failed (error code {status})"));
         }
         let symbol = CString::new(name).map_err(|e| e.to_string())?;
-        let mut function: Handle = std::ptr::null_mut();
+        let mut function: HipPtr = std::ptr::null_mut();
         // SAFETY: `module` was just loaded; `symbol` is NUL-terminated.
         let status = unsafe { (self.api.get_function)(&mut function, module, symbol.as_ptr()) };
         if status != 0 {
@@ -293,9 +295,9 @@ impl Hip {
 
     /// Creates a blocking stream (the null stream's copies wait for its
     /// launches).
-    pub(crate) fn create_stream(&self) -> Result<Handle, Error> {
+    pub(crate) fn create_stream(&self) -> Result<HipPtr, Error> {
         self.select()?;
-        let mut stream: Handle = std::ptr::null_mut();
+        let mut stream: HipPtr = std::ptr::null_mut();
         // SAFETY: the out-pointer is valid; the stream is destroyed by
         // `destroy_stream`.
         check("creating a stream", unsafe {
@@ -305,7 +307,7 @@ impl Hip {
     }
 
     /// Waits for every launch on `stream`.
-    pub(crate) fn synchronize_stream(&self, stream: Handle) -> Result<(), Error> {
+    pub(crate) fn synchronize_stream(&self, stream: HipPtr) -> Result<(), Error> {
         self.select()?;
         // SAFETY: `stream` came from `create_stream` and is not destroyed yet.
         check("synchronizing a stream", unsafe {
@@ -314,7 +316,7 @@ impl Hip {
     }
 
     /// Destroys a stream from [`Hip::create_stream`].
-    pub(crate) fn destroy_stream(&self, stream: Handle) -> Result<(), Error> {
+    pub(crate) fn destroy_stream(&self, stream: HipPtr) -> Result<(), Error> {
         self.select()?;
         // SAFETY: `stream` came from `create_stream` and is destroyed once.
         check("destroying a stream", unsafe {
@@ -330,7 +332,7 @@ impl Hip {
         grid: [u32; 3],
         block: u32,
         packet: &Packet,
-        stream: Handle,
+        stream: HipPtr,
     ) -> Result<(), Error> {
         self.select()?;
         let mut buffer = packet.packed();

@@ -5,7 +5,7 @@
 //! count, dtypes, ranks and mutability against the kernel; here every
 //! tensor must live on the launch's device, a written tensor whose buffer
 //! is shared with a clone is copied first (clones never see each other's
-//! writes), the parameters are packed per the kernel ABI (`abi.rs`), the
+//! writes), the parameters are packed per the kernel ABI (`tile_abi::params`), the
 //! status record is zeroed, the kernel runs with `32 · num_warps` threads per
 //! block, and after synchronizing a non-zero status becomes
 //! [`Error::BoundsCheck`]. A launch on a [`Queue`] (a stream) returns once
@@ -13,17 +13,18 @@
 //! tensor's memory alive until the stream is synchronized. None of this has
 //! run on real hardware yet.
 
-pub(crate) mod abi;
 mod cuda;
 mod hip;
+mod image;
 
 use crate::driver::{GpuApi, GpuInfo};
 use crate::error::Error;
 use crate::kernel::{KernelSpec, LoadedKernel};
 use crate::launch::LaunchArg;
-use abi::{Packet, Status, STATUS_BYTES};
 use std::fmt;
 use std::sync::Arc;
+use tile_abi::status::STATUS_BYTES;
+use tile_abi::{Packet, Status};
 use tile_ir::interp::{HostBuffer, HostTensor};
 use tile_ir::{DType, Function};
 
@@ -122,7 +123,7 @@ pub(crate) struct Queue {
 #[derive(Debug)]
 enum QueueHandle {
     Cuda(cudarc::driver::sys::CUstream),
-    Hip(hip::Handle),
+    Hip(hip::HipPtr),
 }
 
 // SAFETY: CUDA and HIP stream handles may be used from any thread; every
@@ -187,7 +188,7 @@ impl Pending {
         self.status
             .context
             .download(self.status.pointer, &mut bytes)?;
-        match Status::from_bytes(&bytes).error(&self.spec, &device) {
+        match image::status_error(&Status::from_bytes(&bytes), &self.spec, &device) {
             Some(error) => Err(error),
             None => Ok(()),
         }
@@ -352,15 +353,15 @@ pub(crate) fn load(
     }
     let (target, handle) = match &context.backend {
         Backend::Cuda(cuda) => {
-            let image = abi::choose_ptx(spec, &device, cuda.capability)?;
+            let image = image::choose_ptx(spec, &device, cuda.capability)?;
             let ptx = std::str::from_utf8(image.bytes)
                 .map_err(|e| failed(format!("the {} PTX is not UTF-8: {e}", image.target)))?;
-            abi::check_ptx_signature(ptx, function).map_err(&failed)?;
+            tile_abi::params::check_ptx_signature(ptx, function).map_err(&failed)?;
             let module = cuda.load(image.bytes, &function.name).map_err(failed)?;
             (image.target, ModuleHandle::Cuda(module))
         }
         Backend::Hip(hip) => {
-            let image = abi::choose_hsaco(spec, &device, &hip.arch)?;
+            let image = image::choose_hsaco(spec, &device, &hip.arch)?;
             let module = hip.load(image.bytes, &function.name).map_err(failed)?;
             (image.target, ModuleHandle::Hip(module))
         }

@@ -1,0 +1,43 @@
+//! What the tile compiler and its runtime must agree on, owned by neither.
+//!
+//! `tile-codegen` writes code that follows these contracts and
+//! `tile-runtime` runs it; both depend on this crate and on nothing of each
+//! other:
+//!
+//! * [`status`]: the status record every compiled kernel (GPU or host)
+//!   writes when a run-time check fails, and the codes of its failures;
+//! * [`params`]: the kernel ABI of the GPU targets, parameter by parameter,
+//!   and the bytes a launch passes;
+//! * [`host`]: the symbols, entry point, math table and packet slots of
+//!   compiled host code;
+//! * [`isa`]: the instruction-set levels host code is compiled for;
+//! * [`image`]: the kinds of compiled images a kernel embeds;
+//! * [`ParamKind`]: what a kernel parameter is, as `#[tile_kernel]`
+//!   describes it to the runtime.
+#![warn(missing_docs)]
+
+pub mod host;
+pub mod image;
+pub mod isa;
+pub mod params;
+pub mod status;
+
+pub use host::HostCheck;
+pub use image::ImageKind;
+pub use isa::HostIsa;
+pub use params::Packet;
+pub use status::{FaultCode, Status};
+
+/// What a kernel parameter is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamKind {
+    /// A global tensor of `rank` axes; `mutable` for `&mut Tensor<T>`.
+    Tensor {
+        /// The number of axes.
+        rank: usize,
+        /// Whether the kernel may write it.
+        mutable: bool,
+    },
+    /// A scalar passed by value.
+    Scalar,
+}

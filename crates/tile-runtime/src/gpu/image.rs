@@ -1,0 +1,197 @@
+//! The choices made before a GPU launch — pure functions, testable without
+//! a GPU: which embedded image a device runs, and what a status record the
+//! kernel left means.
+
+use crate::error::Error;
+use crate::kernel::{Image, ImageKind, KernelSpec};
+use tile_abi::Status;
+
+/// The error `status` reports for `spec` on `device`, if any.
+pub(crate) fn status_error(status: &Status, spec: &KernelSpec, device: &str) -> Option<Error> {
+    if status.code == 0 {
+        return None;
+    }
+    let op = usize::try_from(status.check)
+        .ok()
+        .and_then(|i| spec.bounds_checks.get(i))
+        .map_or_else(
+            || {
+                format!(
+                    "an unknown check (the kernel has {})",
+                    spec.bounds_checks.len()
+                )
+            },
+            |op| op.to_string(),
+        );
+    Some(Error::BoundsCheck {
+        kernel: spec.name.to_string(),
+        device: device.to_string(),
+        code: status.code,
+        check: status.check,
+        op,
+        index: status.index,
+    })
+}
+
+/// The PTX image for a device of compute capability `major.minor`: the one
+/// for the highest `sm_XY` not above it.
+pub(crate) fn choose_ptx(
+    spec: &KernelSpec,
+    device: &str,
+    (major, minor): (u32, u32),
+) -> Result<&'static Image, Error> {
+    let capability = major * 10 + minor;
+    spec.images
+        .iter()
+        .filter(|image| image.kind == ImageKind::Ptx)
+        .filter_map(|image| Some((sm_number(image.target)?, image)))
+        .filter(|&(sm, _)| sm <= capability)
+        .max_by_key(|&(sm, _)| sm)
+        .map(|(_, image)| image)
+        .ok_or_else(|| {
+            no_image(
+                spec,
+                device,
+                format!("compute capability {major}.{minor}"),
+                ImageKind::Ptx,
+            )
+        })
+}
+
+/// The HSACO image for a device whose `gcnArchName` is `arch` (features
+/// after a `:`, as in `gfx90a:sramecc+:xnack-`, are ignored): an exact
+/// match of the `gfx` name.
+pub(crate) fn choose_hsaco(
+    spec: &KernelSpec,
+    device: &str,
+    arch: &str,
+) -> Result<&'static Image, Error> {
+    let gfx = arch.split(':').next().unwrap_or(arch);
+    spec.images
+        .iter()
+        .find(|image| image.kind == ImageKind::Hsaco && image.target == gfx)
+        .ok_or_else(|| {
+            no_image(
+                spec,
+                device,
+                format!("architecture {gfx}"),
+                ImageKind::Hsaco,
+            )
+        })
+}
+
+/// `80` for `sm_80`.
+fn sm_number(target: &str) -> Option<u32> {
+    target.strip_prefix("sm_")?.parse().ok()
+}
+
+fn no_image(spec: &KernelSpec, device: &str, wanted: String, kind: ImageKind) -> Error {
+    let compiled: Vec<&str> = spec
+        .images
+        .iter()
+        .filter(|image| image.kind == kind)
+        .map(|image| image.target)
+        .collect();
+    Error::NoImage {
+        kernel: spec.name.to_string(),
+        device: device.to_string(),
+        wanted,
+        compiled: if compiled.is_empty() {
+            "none".to_string()
+        } else {
+            compiled.join(", ")
+        },
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tile_abi::FaultCode;
+
+    fn spec(images: &'static [Image]) -> KernelSpec {
+        KernelSpec {
+            name: "vadd",
+            specialization: "BLOCK=1024",
+            ir: "",
+            num_warps: 4,
+            images,
+            bounds_checks: &["load", "store"],
+            host_checks: &[],
+        }
+    }
+
+    const fn image(kind: ImageKind, target: &'static str) -> Image {
+        Image {
+            kind,
+            target,
+            bytes: b"",
+        }
+    }
+
+    static IMAGES: [Image; 6] = [
+        image(ImageKind::Ptx, "sm_80"),
+        image(ImageKind::Ptx, "sm_86"),
+        image(ImageKind::Ptx, "sm_89"),
+        image(ImageKind::Ptx, "sm_90"),
+        image(ImageKind::Hsaco, "gfx90a"),
+        image(ImageKind::Hsaco, "gfx942"),
+    ];
+
+    #[test]
+    fn ptx_is_the_highest_sm_not_above_the_capability() {
+        let spec = spec(&IMAGES);
+        let pick = |cc| choose_ptx(&spec, "cuda:0", cc).map(|i| i.target);
+        assert_eq!(pick((8, 0)).unwrap(), "sm_80");
+        assert_eq!(pick((8, 6)).unwrap(), "sm_86");
+        assert_eq!(pick((8, 7)).unwrap(), "sm_86");
+        assert_eq!(pick((8, 9)).unwrap(), "sm_89");
+        assert_eq!(pick((9, 0)).unwrap(), "sm_90");
+        assert_eq!(pick((12, 0)).unwrap(), "sm_90");
+        assert_eq!(
+            pick((7, 5)).unwrap_err().to_string(),
+            "kernel `vadd` has no image for device cuda:0 (compute capability 7.5); compiled targets: sm_80, sm_86, sm_89, sm_90"
+        );
+        let empty = self::spec(&[]);
+        assert_eq!(
+            choose_ptx(&empty, "cuda:1", (9, 0)).unwrap_err().to_string(),
+            "kernel `vadd` has no image for device cuda:1 (compute capability 9.0); compiled targets: none"
+        );
+    }
+
+    #[test]
+    fn hsaco_matches_the_gfx_name_exactly() {
+        let spec = spec(&IMAGES);
+        let pick = |arch| choose_hsaco(&spec, "hip:0", arch).map(|i| i.target);
+        assert_eq!(pick("gfx90a:sramecc+:xnack-").unwrap(), "gfx90a");
+        assert_eq!(pick("gfx942").unwrap(), "gfx942");
+        assert_eq!(
+            pick("gfx1100").unwrap_err().to_string(),
+            "kernel `vadd` has no image for device hip:0 (architecture gfx1100); compiled targets: gfx90a, gfx942"
+        );
+        assert!(pick("gfx90").is_err());
+    }
+
+    #[test]
+    fn a_zero_status_is_success_and_a_failed_check_names_op_and_index() {
+        let spec = spec(&IMAGES);
+        let ok = Status::default();
+        assert_eq!(
+            status_error(&ok, &spec, "cuda:0").map(|e| e.to_string()),
+            None
+        );
+        let mut status = Status {
+            code: FaultCode::OutsideTensor as u32,
+            check: 1,
+            index: [3, -1, 0, 0],
+        };
+        assert_eq!(
+            status_error(&status, &spec, "cuda:0").unwrap().to_string(),
+            "kernel `vadd` failed on device cuda:0: bounds check 1 (`store`) failed at partition index [3, -1, 0, 0] (status code 6)"
+        );
+        status.check = 9;
+        assert_eq!(
+            status_error(&status, &spec, "hip:0").unwrap().to_string(),
+            "kernel `vadd` failed on device hip:0: bounds check 9 (`an unknown check (the kernel has 2)`) failed at partition index [3, -1, 0, 0] (status code 6)"
+        );
+    }
+}
