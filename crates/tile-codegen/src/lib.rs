@@ -20,12 +20,8 @@
 #![warn(missing_docs)]
 
 pub mod emit;
-pub mod emulate;
 pub mod host;
-pub mod layout_assign;
-pub mod lower;
 pub mod target;
-pub mod thread;
 pub mod tools;
 
 pub use inkwell;

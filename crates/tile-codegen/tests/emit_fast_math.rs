@@ -13,11 +13,11 @@ use common::{launch_arg, load};
 use probe::{check_fast_math_gpu_code, run_probe, ulps};
 use tile_codegen::emit::EmitOptions;
 use tile_codegen::host;
-use tile_codegen::lower::{lower, Options};
-use tile_codegen::thread::ThreadOpKind;
 use tile_ir::interp::{Arg, HostTensor};
 use tile_ir::{eval, samples, DType, Scalar, UnaryOp};
 use tile_runtime::cpu::HostIsa;
+use tile_thread::lower::{lower, Options};
+use tile_thread::program::ThreadOpKind;
 
 /// The documented bound (docs/backends.md) of each fast f32 function, in
 /// f32 ulps: the largest error over the samples below.

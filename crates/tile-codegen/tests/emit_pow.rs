@@ -11,10 +11,10 @@ mod probe;
 
 use common::host_agrees;
 use probe::{check_fast_math_gpu_code, run_probe, ulps};
-use tile_codegen::lower::{lower, Options};
-use tile_codegen::thread::ThreadOpKind;
 use tile_ir::interp::{Arg, HostTensor};
 use tile_ir::{eval, BinaryOp, DType, Function, Scalar};
+use tile_thread::lower::{lower, Options};
+use tile_thread::program::ThreadOpKind;
 
 /// The exact library's bound for f64 results, in ulps.
 const F64_BOUND: u64 = 2;

@@ -9,9 +9,9 @@
 mod probe;
 
 use probe::{run_probe, ulps};
-use tile_codegen::thread::ThreadOpKind;
 use tile_ir::eval;
 use tile_ir::{BinaryOp, CmpPred, DType, Scalar, UnaryOp};
+use tile_thread::program::ThreadOpKind;
 
 /// Edge values and pseudo-random bits of `dtype`.
 fn samples(dtype: DType, seed: u64) -> Vec<u64> {

@@ -4,9 +4,9 @@
 //! change when the code does.
 
 use tile_codegen::emit::{emit, EmitOptions, Emitted};
-use tile_codegen::lower::{lower, Options};
 use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::{samples, DType, Function};
+use tile_thread::lower::{lower, Options};
 
 fn kernels() -> Vec<(&'static str, Function)> {
     vec![

@@ -5,10 +5,10 @@
 //! failure shows its message and the offending text.
 
 use tile_codegen::emit::{emit, EmitOptions, Emitted};
-use tile_codegen::lower::{lower, Options};
 use tile_codegen::tools::{self, Tool};
 use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::{samples, DType, Function};
+use tile_thread::lower::{lower, Options};
 
 /// The sample kernels with their specializations and warp counts.
 fn kernels() -> Vec<(Function, u32)> {

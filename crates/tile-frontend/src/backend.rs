@@ -15,10 +15,10 @@ use std::str::FromStr;
 use tile_abi::HostIsa;
 use tile_codegen::emit::{emit, EmitOptions};
 use tile_codegen::host;
-use tile_codegen::lower::{lower, Options};
 use tile_codegen::tools;
 use tile_codegen::Target;
 use tile_ir::Function;
+use tile_thread::lower::{lower, Options};
 
 /// The format of a device image.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

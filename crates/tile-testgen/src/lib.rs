@@ -109,6 +109,7 @@ mod check;
 mod config;
 pub mod corpus;
 mod gen;
+pub mod inputs;
 mod regression;
 mod rng;
 mod shrink;

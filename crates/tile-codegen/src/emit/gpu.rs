@@ -12,9 +12,9 @@
 
 use super::{EmitError, Emitter};
 use crate::target::{Gfx, Sm, Target};
-use crate::thread::ShuffleMode;
 use inkwell::values::{FunctionValue, IntValue};
 use inkwell::{AtomicOrdering, IntPredicate};
+use tile_thread::program::ShuffleMode;
 
 /// A GPU target of the emitter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

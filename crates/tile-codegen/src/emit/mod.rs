@@ -1,4 +1,4 @@
-//! The LLVM emitter: a thread-level program ([`crate::thread::Program`]) to
+//! The LLVM emitter: a thread-level program ([`tile_thread::program::Program`]) to
 //! an LLVM 19 module for NVPTX or AMDGPU, then to PTX, AMDGPU assembly and a
 //! linked code object (HSACO).
 //!
@@ -32,7 +32,6 @@ mod scalar;
 pub use gpu::GpuTarget;
 
 use crate::target::{Machine, Target, TargetError};
-use crate::thread::Program;
 use crate::tools::{self, ToolError};
 use inkwell::builder::{Builder, BuilderError};
 use inkwell::context::Context;
@@ -43,6 +42,7 @@ use inkwell::types::{BasicTypeEnum, IntType};
 use inkwell::values::{BasicMetadataValueEnum, FloatValue, FunctionValue, IntValue};
 use inkwell::OptimizationLevel;
 use std::cell::Cell;
+use tile_thread::program::Program;
 
 /// Options of the emitter.
 #[derive(Clone, Debug)]

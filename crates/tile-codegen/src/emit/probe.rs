@@ -5,12 +5,12 @@
 
 use super::{EmitError, Emitter};
 use crate::target::{Machine, Target};
-use crate::thread::ThreadOpKind;
 use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::values::BasicValueEnum;
 use inkwell::OptimizationLevel;
 use tile_ir::DType;
+use tile_thread::program::ThreadOpKind;
 
 /// The name of the probe function in the module of [`scalar_probe`].
 pub const PROBE: &str = "probe";

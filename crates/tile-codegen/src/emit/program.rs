@@ -3,7 +3,6 @@
 //! shared memory, bounds checks and shuffles.
 
 use super::{EmitError, Emitter};
-use crate::thread::{Op, ParamKind, Program, Reg, Region, ThreadOpKind};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
@@ -15,6 +14,7 @@ use std::collections::HashSet;
 use tile_abi::status::{STATUS_CHECK, STATUS_INDEX};
 use tile_abi::FaultCode;
 use tile_ir::DType;
+use tile_thread::program::{Op, ParamKind, Program, Reg, Region, ThreadOpKind};
 
 /// A tensor parameter's values: base pointer, extents and strides.
 struct TensorArgs<'ctx> {
@@ -684,7 +684,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
     fn shuffle(
         &self,
         k: &Kernel<'_, 'ctx>,
-        mode: crate::thread::ShuffleMode,
+        mode: tile_thread::program::ShuffleMode,
         width: u8,
         dtype: DType,
         v: BasicValueEnum<'ctx>,

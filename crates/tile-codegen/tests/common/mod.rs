@@ -1,76 +1,15 @@
-//! Helpers shared by the integration tests: deterministic inputs, byte
-//! comparisons of arguments, and the interpreter-against-host check.
+//! Helpers shared by the integration tests: the deterministic inputs of
+//! `tile_testgen::inputs`, and running host code against the interpreter.
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::fmt;
 use tile_codegen::emit::EmitOptions;
 use tile_codegen::host::{self, HostError, HostImage};
-use tile_ir::builder::Builder;
-use tile_ir::interp::{self, Arg, HostTensor};
-use tile_ir::layout::Layout;
-use tile_ir::{DType, Function, Scalar, TensorType, Type, Value};
+use tile_ir::interp::{self, Arg};
+use tile_ir::Function;
 use tile_runtime::cpu::{HostIsa, HostLibrary, LoadError, RunError};
 use tile_runtime::LaunchArg;
-
-/// Deterministic values in [-2, 2) from a seed (an LCG; no dependency).
-pub fn values(seed: u64, n: usize) -> Vec<f32> {
-    let mut s = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (0..n)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0
-        })
-        .collect()
-}
-
-/// An f32 tensor of `shape` with [`values`] of `seed`.
-pub fn tensor(seed: u64, shape: &[usize]) -> Arg {
-    let n = shape.iter().product();
-    Arg::Tensor(HostTensor::from_vec(shape, values(seed, n)).unwrap())
-}
-
-/// A tensor of `dtype` and `shape` with [`values`] of `seed` cast to it.
-pub fn tensor_of(seed: u64, shape: &[usize], dtype: DType) -> Arg {
-    let n = shape.iter().product();
-    let scalars: Vec<Scalar> = values(seed, n)
-        .into_iter()
-        .map(|v| tile_ir::eval::cast(Scalar::F32(v), dtype))
-        .collect();
-    Arg::Tensor(HostTensor::from_scalars(dtype, shape, &scalars).unwrap())
-}
-
-/// An f32 tensor of `shape` holding `0.5·i − 3` at linear index `i`.
-pub fn iota(shape: &[usize]) -> Arg {
-    let n: usize = shape.iter().product();
-    Arg::Tensor(
-        HostTensor::from_vec(shape, (0..n).map(|i| i as f32 * 0.5 - 3.0).collect()).unwrap(),
-    )
-}
-
-/// An f32 tensor of `shape` holding zeros.
-pub fn zeros(shape: &[usize]) -> Arg {
-    let n: usize = shape.iter().product();
-    Arg::Tensor(HostTensor::from_vec(shape, vec![0.0f32; n]).unwrap())
-}
-
-/// The number of blocks of `b` covering `n`.
-pub fn blocks(n: usize, b: usize) -> u32 {
-    n.div_ceil(b) as u32
-}
-
-/// Every argument's bytes (a tensor's whole buffer, gaps included).
-pub fn bytes(args: &[Arg]) -> Vec<Vec<u8>> {
-    args.iter()
-        .map(|a| match a {
-            Arg::Tensor(t) => t.data().to_vec(),
-            Arg::Scalar(s) => s.to_bits().to_le_bytes().to_vec(),
-        })
-        .collect()
-}
+pub use tile_testgen::inputs::*;
 
 /// Runs `func` over `grid` through the interpreter and the host back end;
 /// every buffer must be byte-identical afterwards. Returns the arguments
@@ -145,20 +84,4 @@ pub fn launch_arg(arg: &mut Arg) -> LaunchArg<'_> {
         Arg::Tensor(t) => LaunchArg::TensorMut(t),
         Arg::Scalar(s) => LaunchArg::Scalar(*s),
     }
-}
-
-/// A layout from its text form.
-pub fn layout(text: &str) -> Layout {
-    text.parse().unwrap_or_else(|e| panic!("{text}: {e:?}"))
-}
-
-/// A new f32 tensor parameter of `rank` axes.
-pub fn f32_tensor(b: &mut Builder, name: &str, rank: usize) -> Value {
-    b.param(
-        name,
-        Type::Tensor(TensorType {
-            dtype: DType::F32,
-            rank,
-        }),
-    )
 }

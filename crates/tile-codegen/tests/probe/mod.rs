@@ -6,10 +6,10 @@ use inkwell::execution_engine::JitFunction;
 use inkwell::OptimizationLevel;
 use tile_codegen::emit::probe::{math_probe, PROBE};
 use tile_codegen::emit::{emit, EmitError, EmitOptions};
-use tile_codegen::thread::{Program, ThreadOpKind};
 use tile_codegen::tools::{self, Tool};
 use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::DType;
+use tile_thread::program::{Program, ThreadOpKind};
 
 type Probe = unsafe extern "C" fn(u64, u64, u64) -> u64;
 

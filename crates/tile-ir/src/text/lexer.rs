@@ -1,15 +1,21 @@
 //! Splits the text form into tokens that remember their source text and
 //! position.
 //!
-//! Newlines are tokens (the text form puts one op on each line); spaces, tabs
-//! and `//` comments are skipped. A decimal integer immediately followed by
-//! `x` is an extent of a tile type (`4x8xf32`), so that `x` becomes its own
-//! [`TokenKind::Times`] token. A character that starts no token becomes a
-//! [`TokenKind::Error`] token, which ends the stream.
+//! Newlines are tokens (the text form puts one op on each line); spaces and
+//! tabs are skipped, and a `//` comment is one [`TokenKind::Comment`] token
+//! (the tile IR's parser drops them; the thread-level program's keeps them as
+//! notes). A decimal integer immediately followed by `x` is an extent of a
+//! tile type (`4x8xf32`), so that `x` becomes its own [`TokenKind::Times`]
+//! token. A character that starts no token becomes a [`TokenKind::Error`]
+//! token, which ends the stream.
+//!
+//! The lexer is shared by the text forms built on the tile IR's (the
+//! thread-level program of `tile-thread`), so it knows a few tokens the tile
+//! IR itself never uses: `.`, `"strings"` and comments.
 
 /// What a token is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum TokenKind {
+pub enum TokenKind {
     /// A word: `[A-Za-z_][A-Za-z0-9_]*` (op names, keywords, dtypes).
     Ident,
     /// A decimal integer without sign.
@@ -44,6 +50,13 @@ pub(crate) enum TokenKind {
     Equals,
     /// `-`
     Minus,
+    /// `.`
+    Dot,
+    /// A string in double quotes, with Rust's escapes (`\"`, `\\`, `\n`,
+    /// `\t`, `\r`, `\0`, `\'`, `\u{..}`), quotes included in the text.
+    Str,
+    /// A `//` comment up to the end of its line (the newline excluded).
+    Comment,
     /// The `x` between the extents of a tile type.
     Times,
     /// The end of a line.
@@ -56,7 +69,7 @@ pub(crate) enum TokenKind {
 
 /// One token: its kind, its source text and where it starts.
 #[derive(Clone, Debug)]
-pub(crate) struct Token<'a> {
+pub struct Token<'a> {
     /// What the token is.
     pub kind: TokenKind,
     /// The token's text in the source (empty at the end of the input).
@@ -79,6 +92,39 @@ impl Token<'_> {
         }
     }
 
+    /// The text of a [`TokenKind::Str`] token with its escapes resolved, or
+    /// `None` for another token or a malformed escape.
+    pub fn string_value(&self) -> Option<String> {
+        if self.kind != TokenKind::Str {
+            return None;
+        }
+        let inner = self.text.strip_prefix('"')?.strip_suffix('"')?;
+        let mut out = String::new();
+        let mut chars = inner.chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            out.push(match chars.next()? {
+                'n' => '\n',
+                't' => '\t',
+                'r' => '\r',
+                '0' => '\0',
+                'u' => {
+                    let rest = chars.as_str().strip_prefix('{')?;
+                    let end = rest.find('}')?;
+                    let c = char::from_u32(u32::from_str_radix(&rest[..end], 16).ok()?)?;
+                    chars = rest[end + 1..].chars();
+                    c
+                }
+                c @ ('\\' | '"' | '\'') => c,
+                _ => return None,
+            });
+        }
+        Some(out)
+    }
+
     /// Whether this token is the word `word`.
     pub fn is_keyword(&self, word: &str) -> bool {
         self.kind == TokenKind::Ident && self.text == word
@@ -87,7 +133,7 @@ impl Token<'_> {
 
 /// Tokenizes `src`. The result always ends with an [`TokenKind::Eof`] or an
 /// [`TokenKind::Error`] token.
-pub(crate) fn lex(src: &str) -> Vec<Token<'_>> {
+pub fn lex(src: &str) -> Vec<Token<'_>> {
     let mut lexer = Lexer {
         src,
         pos: 0,
@@ -153,8 +199,9 @@ impl<'a> Lexer<'a> {
                 }
                 b'/' if self.byte_at(1) == Some(b'/') => {
                     self.bump_while(|c| c != b'\n');
-                    continue;
+                    TokenKind::Comment
                 }
+                b'"' => self.string(),
                 b'%' | b'@' => {
                     self.bump();
                     let name_start = self.pos;
@@ -196,6 +243,27 @@ impl<'a> Lexer<'a> {
                 let (start, line, column) = (self.pos, self.line, self.column);
                 self.bump();
                 self.push(TokenKind::Times, start, line, column);
+            }
+        }
+    }
+
+    /// Lexes a string in double quotes; an unterminated one is an error.
+    fn string(&mut self) -> TokenKind {
+        self.bump();
+        loop {
+            match self.peek() {
+                None | Some(b'\n') => {
+                    return TokenKind::Error("a string without its closing `\"`".to_string())
+                }
+                Some(b'"') => {
+                    self.bump();
+                    return TokenKind::Str;
+                }
+                Some(b'\\') => {
+                    self.bump();
+                    self.bump();
+                }
+                Some(_) => self.bump(),
             }
         }
     }
@@ -253,6 +321,7 @@ fn punctuation(c: char) -> TokenKind {
         ':' => TokenKind::Colon,
         '=' => TokenKind::Equals,
         '-' => TokenKind::Minus,
+        '.' => TokenKind::Dot,
         other => TokenKind::Error(format!("unexpected character `{}`", other.escape_debug())),
     }
 }
@@ -277,7 +346,7 @@ mod tests {
     #[test]
     fn numbers_comments_and_positions() {
         use TokenKind::*;
-        let tokens = lex("1.5 1e-8 2E+3 7 // x\n%a @k 1.");
+        let tokens = lex("1.5 1e-8 2E+3 7 // x\n%a @k 1. $");
         let got: Vec<_> = tokens.iter().map(|t| (t.kind.clone(), t.text)).collect();
         assert_eq!(
             got,
@@ -286,14 +355,35 @@ mod tests {
                 (Float, "1e-8"),
                 (Float, "2E+3"),
                 (Int, "7"),
+                (Comment, "// x"),
                 (Newline, "\n"),
                 (Value, "%a"),
                 (Global, "@k"),
                 (Int, "1"),
-                (Error("unexpected character `.`".into()), "."),
+                (Dot, "."),
+                (Error("unexpected character `$`".into()), "$"),
             ]
         );
-        assert_eq!((tokens[5].line, tokens[5].column), (2, 1));
-        assert_eq!((tokens[7].line, tokens[7].column), (2, 7));
+        assert_eq!((tokens[6].line, tokens[6].column), (2, 1));
+        assert_eq!((tokens[8].line, tokens[8].column), (2, 7));
+    }
+
+    #[test]
+    fn strings_keep_their_escapes_until_asked() {
+        let tokens = lex(r#""a \"b\" \\ \u{e9}\n" "open"#);
+        assert_eq!(tokens[0].kind, TokenKind::Str);
+        assert_eq!(
+            tokens[0].string_value().as_deref(),
+            Some("a \"b\" \\ \u{e9}\n")
+        );
+        assert_eq!(
+            tokens[1].kind,
+            TokenKind::Error("a string without its closing `\"`".into())
+        );
+        let text = format!("{:?}", "%3 = load %1, %2 \"x\"");
+        assert_eq!(
+            lex(&text)[0].string_value().as_deref(),
+            Some("%3 = load %1, %2 \"x\"")
+        );
     }
 }

@@ -60,6 +60,45 @@ impl Parser<'_, '_> {
     }
 }
 
+/// The constant written as `text` (`[-]digits`, `[-]1.5e3`, `[-]inf`,
+/// `nan`, `true` or `false`, as the printer writes a [`Scalar`]) as a
+/// `dtype` value, or an error at `line` and `column`: the parse of a
+/// constant for text forms built on this one.
+pub fn parse_scalar(
+    text: &str,
+    dtype: DType,
+    line: usize,
+    column: usize,
+) -> Result<Scalar, ParseError> {
+    let (negative, body) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let kind = match body {
+        "inf" => Some(LiteralKind::Inf { negative }),
+        "nan" if !negative => Some(LiteralKind::Nan),
+        "true" if !negative => Some(LiteralKind::Bool(true)),
+        "false" if !negative => Some(LiteralKind::Bool(false)),
+        b if digits(b) => Some(LiteralKind::Int),
+        b if b.starts_with(|c: char| c.is_ascii_digit()) && b.parse::<f64>().is_ok() => {
+            Some(LiteralKind::Float)
+        }
+        _ => None,
+    };
+    let literal = Literal {
+        kind: kind.ok_or_else(|| ParseError {
+            line,
+            column,
+            message: format!("expected a constant, found `{text}`"),
+        })?,
+        text: text.to_string(),
+        line,
+        column,
+    };
+    literal.to_scalar(dtype)
+}
+
 impl Literal {
     /// The value of this literal as a `dtype`, or an error at the literal
     /// when it is not a `dtype` value.

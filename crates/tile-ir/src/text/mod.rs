@@ -22,4 +22,6 @@ mod scope;
 mod types;
 
 pub use error::ParseError;
+pub use lexer::{lex, Token, TokenKind};
+pub use literal::parse_scalar;
 pub use parser::parse_function;

@@ -24,7 +24,8 @@ const MAX_NESTING: usize = 64;
 /// op has as many result types as result names, and that attributes are well
 /// formed (constants fit their dtype).
 pub fn parse_function(src: &str) -> Result<Function, ParseError> {
-    let tokens = lex(src);
+    let mut tokens = lex(src);
+    tokens.retain(|t| t.kind != TokenKind::Comment);
     let mut parser = Parser::new(&tokens);
     parser.parse_kernel()?;
     Ok(parser.func)

@@ -1,0 +1,75 @@
+//! Global loads and stores of the emulator: per thread, per vector element,
+//! touching memory only where the element's mask is true.
+
+use super::{address, EmuError, EmuFault, Machine};
+use crate::program::OpId;
+use tile_ir::Scalar;
+
+impl Machine<'_> {
+    // Indexing by thread across the operand columns reads clearer than zips.
+    #[allow(clippy::needless_range_loop)]
+    pub(super) fn load_global(
+        &self,
+        id: OpId,
+        param: usize,
+        width: usize,
+        x: &[Vec<Scalar>],
+    ) -> Result<Vec<Vec<Scalar>>, EmuError> {
+        let g = self.global(id, param)?;
+        if x.len() != 1 + 2 * width {
+            return Err(self.error(
+                Some(id),
+                None,
+                EmuFault::Malformed("ld.global operands".into()),
+            ));
+        }
+        let global = self.globals[g].as_ref();
+        let mut out = vec![Vec::with_capacity(self.threads as usize); width];
+        for t in 0..self.threads as usize {
+            for (i, column) in out.iter_mut().enumerate() {
+                let v = if x[1 + i][t] == Scalar::Bool(true) {
+                    let at = address(x[0][t]) + i as i64;
+                    global
+                        .map_or(Err(EmuFault::Malformed("no tensor".into())), |g| g.load(at))
+                        .map_err(|e| self.error(Some(id), Some(t as u32), e))?
+                } else {
+                    x[1 + width + i][t]
+                };
+                column.push(v);
+            }
+        }
+        Ok(out)
+    }
+
+    #[allow(clippy::needless_range_loop)]
+    pub(super) fn store_global(
+        &mut self,
+        id: OpId,
+        param: usize,
+        width: usize,
+        x: &[Vec<Scalar>],
+    ) -> Result<(), EmuError> {
+        let g = self.global(id, param)?;
+        if x.len() != 1 + 2 * width {
+            return Err(self.error(
+                Some(id),
+                None,
+                EmuFault::Malformed("st.global operands".into()),
+            ));
+        }
+        for t in 0..self.threads as usize {
+            for i in 0..width {
+                if x[1 + width + i][t] != Scalar::Bool(true) {
+                    continue;
+                }
+                let at = address(x[0][t]) + i as i64;
+                let result = match self.globals[g].as_mut() {
+                    Some(global) => global.store(at, x[1 + i][t]),
+                    None => Err(EmuFault::Malformed("no tensor".into())),
+                };
+                result.map_err(|e| self.error(Some(id), Some(t as u32), e))?;
+            }
+        }
+        Ok(())
+    }
+}

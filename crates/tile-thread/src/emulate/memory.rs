@@ -1,0 +1,254 @@
+//! Emulated memories: global tensors on host buffers, and per-block shared
+//! memory that records every access since the last barrier to find races.
+
+use super::error::EmuFault;
+use crate::program::{OpId, Program};
+use tile_ir::interp::HostTensor;
+use tile_ir::{DType, Scalar};
+
+/// A tensor argument in global memory.
+pub(super) struct Global {
+    /// The parameter's name.
+    pub name: String,
+    dtype: DType,
+    shape: Vec<usize>,
+    strides: Vec<isize>,
+    /// The buffer offset of element zero.
+    base: usize,
+    data: Vec<u8>,
+    /// The lowest and highest element offsets reachable from element zero.
+    low: i64,
+    high: i64,
+}
+
+impl Global {
+    /// Copies a host tensor into emulated global memory.
+    pub fn new(name: &str, t: &HostTensor) -> Global {
+        let (mut low, mut high) = (0i64, 0i64);
+        for (&extent, &stride) in t.shape().iter().zip(t.strides()) {
+            let span = (extent as i64 - 1).max(0) * stride as i64;
+            low += span.min(0);
+            high += span.max(0);
+        }
+        if t.numel() == 0 {
+            // Nothing is reachable: every access is out of bounds.
+            (low, high) = (0, -1);
+        }
+        Global {
+            name: name.to_string(),
+            dtype: t.dtype(),
+            shape: t.shape().to_vec(),
+            strides: t.strides().to_vec(),
+            base: t.offset(),
+            data: t.data().to_vec(),
+            low,
+            high,
+        }
+    }
+
+    /// The tensor's extent along `axis`, as the `i32` the program sees.
+    pub fn dim(&self, axis: usize) -> Option<Scalar> {
+        let e = *self.shape.get(axis)?;
+        Some(Scalar::I32(i32::try_from(e).unwrap_or(i32::MAX)))
+    }
+
+    /// The tensor's stride along `axis`, `i64`.
+    pub fn stride(&self, axis: usize) -> Option<Scalar> {
+        Some(Scalar::I64(*self.strides.get(axis)? as i64))
+    }
+
+    /// The alignment in bytes of element zero, `i64`: device buffers are
+    /// 256-byte aligned (as `cudaMalloc`'s), so this is the largest power of
+    /// two dividing the byte offset of element zero, at most 256.
+    pub fn align(&self) -> Scalar {
+        let bytes = self.base * self.dtype.size_bytes();
+        let align = if bytes == 0 {
+            256
+        } else {
+            (1usize << bytes.trailing_zeros()).min(256)
+        };
+        Scalar::I64(align as i64)
+    }
+
+    fn place(&self, address: i64, access: &'static str) -> Result<usize, EmuFault> {
+        let fault = || EmuFault::GlobalOutOfBounds {
+            access,
+            param: self.name.clone(),
+            address,
+            low: self.low,
+            high: self.high,
+        };
+        if address < self.low || address > self.high {
+            return Err(fault());
+        }
+        usize::try_from(self.base as i64 + address).map_err(|_| fault())
+    }
+
+    /// The element at `address`.
+    pub fn load(&self, address: i64) -> Result<Scalar, EmuFault> {
+        let at = self.place(address, "load")?;
+        let size = self.dtype.size_bytes();
+        self.data
+            .get(at * size..)
+            .and_then(|bytes| Scalar::read_le(self.dtype, bytes))
+            .ok_or_else(|| EmuFault::Malformed(format!("element {at} outside the buffer")))
+    }
+
+    /// Writes the element at `address`.
+    pub fn store(&mut self, address: i64, value: Scalar) -> Result<(), EmuFault> {
+        let at = self.place(address, "store")?;
+        if value.dtype() != self.dtype {
+            return Err(EmuFault::Malformed(format!(
+                "a {} stored to a tensor of {}",
+                value.dtype(),
+                self.dtype
+            )));
+        }
+        let size = self.dtype.size_bytes();
+        self.data
+            .get_mut(at * size..)
+            .and_then(|bytes| value.write_le(bytes))
+            .ok_or_else(|| EmuFault::Malformed(format!("element {at} outside the buffer")))
+    }
+
+    /// The tensor with the emulated writes.
+    pub fn into_tensor(self) -> Result<HostTensor, EmuFault> {
+        HostTensor::with_strides(self.dtype, &self.shape, &self.strides, self.base, self.data)
+            .map_err(|e| EmuFault::Malformed(e.to_string()))
+    }
+}
+
+/// One access of a shared address in the current barrier interval.
+#[derive(Clone, Copy)]
+struct Access {
+    thread: u32,
+    op: OpId,
+}
+
+/// The accesses of one address in the current interval: the writer and up to
+/// two readers of distinct threads (enough to find a reader other than any
+/// given writer).
+#[derive(Clone, Copy, Default)]
+struct Record {
+    interval: u64,
+    writer: Option<Access>,
+    readers: [Option<Access>; 2],
+}
+
+/// One block's shared memory.
+pub(super) struct Shared {
+    values: Vec<Vec<Option<Scalar>>>,
+    records: Vec<Vec<Record>>,
+    /// Incremented by each barrier; records of older intervals are stale.
+    interval: u64,
+}
+
+/// A race found by [`Shared`]: the earlier access.
+pub(super) struct Conflict {
+    pub thread: u32,
+    pub op: OpId,
+    pub was_write: bool,
+}
+
+impl Shared {
+    /// Fresh, uninitialized shared memory for `program`'s allocations.
+    pub fn new(program: &Program) -> Shared {
+        Shared {
+            values: program
+                .shared
+                .iter()
+                .map(|(_, a)| vec![None; a.len])
+                .collect(),
+            records: program
+                .shared
+                .iter()
+                .map(|(_, a)| vec![Record::default(); a.len])
+                .collect(),
+            interval: 1,
+        }
+    }
+
+    /// A barrier: later accesses do not race with earlier ones.
+    pub fn barrier(&mut self) {
+        self.interval += 1;
+    }
+
+    fn slot(&self, alloc: usize, index: i64) -> Result<usize, EmuFault> {
+        let len = self.values.get(alloc).map_or(0, Vec::len);
+        usize::try_from(index)
+            .ok()
+            .filter(|&i| i < len)
+            .ok_or(EmuFault::SharedOutOfBounds { alloc, index, len })
+    }
+
+    /// Reads `alloc[index]` by `thread` in `op`; `Err(Ok(conflict))` is a race.
+    pub fn load(
+        &mut self,
+        alloc: usize,
+        index: i64,
+        thread: u32,
+        op: OpId,
+    ) -> Result<Scalar, Result<Conflict, EmuFault>> {
+        let i = self.slot(alloc, index).map_err(Err)?;
+        let interval = self.interval;
+        let record = &mut self.records[alloc][i];
+        if record.interval != interval {
+            *record = Record {
+                interval,
+                ..Record::default()
+            };
+        }
+        if let Some(w) = record.writer.filter(|w| w.thread != thread) {
+            return Err(Ok(Conflict {
+                thread: w.thread,
+                op: w.op,
+                was_write: true,
+            }));
+        }
+        let me = Access { thread, op };
+        match record.readers {
+            [None, _] => record.readers[0] = Some(me),
+            [Some(a), None] if a.thread != thread => record.readers[1] = Some(me),
+            _ => {}
+        }
+        self.values[alloc][i].ok_or(Err(EmuFault::UninitializedShared { alloc, index: i }))
+    }
+
+    /// Writes `alloc[index]` by `thread` in `op`; `Err(Ok(conflict))` is a race.
+    pub fn store(
+        &mut self,
+        alloc: usize,
+        index: i64,
+        value: Scalar,
+        thread: u32,
+        op: OpId,
+    ) -> Result<(), Result<Conflict, EmuFault>> {
+        let i = self.slot(alloc, index).map_err(Err)?;
+        let interval = self.interval;
+        let record = &mut self.records[alloc][i];
+        if record.interval != interval {
+            *record = Record {
+                interval,
+                ..Record::default()
+            };
+        }
+        let other = |a: &Option<Access>| a.filter(|a| a.thread != thread);
+        if let Some(w) = other(&record.writer) {
+            return Err(Ok(Conflict {
+                thread: w.thread,
+                op: w.op,
+                was_write: true,
+            }));
+        }
+        if let Some(r) = record.readers.iter().find_map(other) {
+            return Err(Ok(Conflict {
+                thread: r.thread,
+                op: r.op,
+                was_write: false,
+            }));
+        }
+        record.writer = Some(Access { thread, op });
+        self.values[alloc][i] = Some(value);
+        Ok(())
+    }
+}

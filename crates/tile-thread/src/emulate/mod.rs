@@ -1,0 +1,535 @@
+//! The lockstep emulator: runs a thread-level [`Program`] on the CPU.
+//!
+//! Every block of the grid runs in turn (x fastest, then y, then z, as the
+//! interpreter). Inside a block all `32 * num_warps` threads advance together:
+//! each op is executed for thread 0, 1, 2, … before the next op starts, so a
+//! `barrier` needs no scheduling and a shuffle sees every lane's operand.
+//! Per-thread registers, per-block shared memory and global memory on host
+//! buffers are modelled, and the emulator reports as an [`EmuError`] naming
+//! the op, block, thread and address:
+//!
+//! * a global access outside the elements reachable in the tensor;
+//! * a shared-memory access outside its allocation, or a read of an element
+//!   never written;
+//! * a shared-memory race: two threads touching one address between the same
+//!   pair of barriers, at least one writing;
+//! * control flow that is not uniform across the block;
+//! * a failed `bounds_check` (as a GPU's device error flag would).
+//!
+//! [`run_with_stats`] also returns [`RunStats`]: the warp-wide shared-memory
+//! accesses and their bank conflicts (see `banks.rs`).
+
+mod banks;
+mod control;
+mod error;
+mod global;
+mod memory;
+mod shuffle;
+
+pub use banks::RunStats;
+pub use error::{EmuError, EmuFault};
+
+use crate::program::{Op, OpId, ParamKind, Program, Reg, Region, ThreadOpKind, WARP_SIZE};
+use memory::{Conflict, Global, Shared};
+use tile_ir::interp::Arg;
+use tile_ir::{eval, Scalar};
+
+/// The most iterations one execution of a `for` may run.
+pub const MAX_LOOP_ITERATIONS: u64 = 1 << 20;
+
+/// Runs `program` over `grid` blocks on `args` (one per parameter; tensors
+/// are written back with the program's stores, also when it fails).
+pub fn run(program: &Program, grid: [u32; 3], args: &mut [Arg]) -> Result<(), EmuError> {
+    run_with_stats(program, grid, args).map(|_| ())
+}
+
+/// As [`run`], returning the run's statistics (shared-memory accesses and
+/// bank conflicts over all blocks).
+pub fn run_with_stats(
+    program: &Program,
+    grid: [u32; 3],
+    args: &mut [Arg],
+) -> Result<RunStats, EmuError> {
+    let at_start = |fault| EmuError {
+        block: [0; 3],
+        thread: None,
+        op: "kernel".into(),
+        fault: Box::new(fault),
+    };
+    if program.num_warps == 0 {
+        return Err(at_start(EmuFault::Malformed("a block of no warps".into())));
+    }
+    if args.len() != program.params.len() {
+        return Err(at_start(EmuFault::Malformed(format!(
+            "{} arguments for {} parameters",
+            args.len(),
+            program.params.len()
+        ))));
+    }
+    let mut globals = Vec::new();
+    for (param, arg) in program.params.iter().zip(args.iter()) {
+        globals.push(match (&param.kind, arg) {
+            (ParamKind::Tensor(t), Arg::Tensor(host))
+                if host.dtype() == t.dtype && host.shape().len() == t.rank =>
+            {
+                Some(Global::new(&param.name, host))
+            }
+            (ParamKind::Scalar(d), Arg::Scalar(s)) if s.dtype() == *d => None,
+            _ => {
+                return Err(at_start(EmuFault::Malformed(format!(
+                    "the argument of `{}` does not match its type",
+                    param.name
+                ))))
+            }
+        });
+    }
+    let mut machine = Machine {
+        program,
+        args,
+        globals,
+        grid,
+        block: [0; 3],
+        regs: Vec::new(),
+        shared: Shared::new(program),
+        threads: program.block_threads(),
+        stats: RunStats::default(),
+    };
+    let result = machine.run_grid();
+    let Machine {
+        globals,
+        args,
+        stats,
+        ..
+    } = machine;
+    for (global, arg) in globals.into_iter().zip(args.iter_mut()) {
+        if let Some(global) = global {
+            *arg = Arg::Tensor(global.into_tensor().map_err(at_start)?);
+        }
+    }
+    result.map(|()| stats)
+}
+
+/// The state of a run: memories and the registers of the current block.
+struct Machine<'a> {
+    program: &'a Program,
+    args: &'a mut [Arg],
+    globals: Vec<Option<Global>>,
+    grid: [u32; 3],
+    block: [u32; 3],
+    /// Per register, its value in each thread (once defined).
+    regs: Vec<Option<Vec<Scalar>>>,
+    shared: Shared,
+    threads: u32,
+    stats: RunStats,
+}
+
+impl<'a> Machine<'a> {
+    fn run_grid(&mut self) -> Result<(), EmuError> {
+        if self.grid.iter().any(|&g| i32::try_from(g).is_err()) {
+            return Err(self.error(None, None, EmuFault::Malformed("grid beyond i32".into())));
+        }
+        for z in 0..self.grid[2] {
+            for y in 0..self.grid[1] {
+                for x in 0..self.grid[0] {
+                    self.block = [x, y, z];
+                    self.regs = vec![None; self.program.regs.len()];
+                    self.shared = Shared::new(self.program);
+                    self.run_region(&self.program.body)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The element size in bytes of a shared allocation.
+    fn shared_bytes(&self, alloc: usize) -> usize {
+        self.program
+            .shared
+            .iter()
+            .nth(alloc)
+            .map_or(4, |(_, a)| a.dtype.size_bytes().max(1))
+    }
+
+    fn error(&self, op: Option<OpId>, thread: Option<u32>, fault: EmuFault) -> EmuError {
+        EmuError {
+            block: self.block,
+            thread,
+            op: op.map_or_else(|| "kernel".into(), |op| self.program.op_text(op)),
+            fault: Box::new(fault),
+        }
+    }
+
+    /// Runs a region; returns the per-thread values of its `yield`, if any.
+    fn run_region(&mut self, region: &Region) -> Result<Option<Vec<Vec<Scalar>>>, EmuError> {
+        for &id in &region.ops {
+            let op = self.program.ops.get(id).ok_or_else(|| {
+                self.error(
+                    None,
+                    None,
+                    EmuFault::Malformed(format!("no op {}", id.index())),
+                )
+            })?;
+            if let ThreadOpKind::Yield = op.kind {
+                let values = op
+                    .operands
+                    .iter()
+                    .map(|&r| self.value(id, r).cloned())
+                    .collect::<Result<_, _>>()?;
+                return Ok(Some(values));
+            }
+            self.run_op(id, op)?;
+        }
+        Ok(None)
+    }
+
+    fn value(&self, op: OpId, reg: Reg) -> Result<&Vec<Scalar>, EmuError> {
+        self.regs
+            .get(reg.index())
+            .and_then(Option::as_ref)
+            .ok_or_else(|| {
+                self.error(
+                    Some(op),
+                    None,
+                    EmuFault::Malformed(format!("%{} is used before it is defined", reg.index())),
+                )
+            })
+    }
+
+    fn define(&mut self, op: OpId, reg: Reg, values: Vec<Scalar>) -> Result<(), EmuError> {
+        let declared = self.program.dtype(reg);
+        if let Some(bad) = values.iter().find(|v| v.dtype() != declared) {
+            return Err(self.error(
+                Some(op),
+                None,
+                EmuFault::Malformed(format!(
+                    "%{} is declared {declared} but computed as {}",
+                    reg.index(),
+                    bad.dtype()
+                )),
+            ));
+        }
+        match self.regs.get_mut(reg.index()) {
+            Some(slot) => {
+                *slot = Some(values);
+                Ok(())
+            }
+            None => Err(self.error(
+                Some(op),
+                None,
+                EmuFault::Malformed("no such register".into()),
+            )),
+        }
+    }
+
+    /// The operands of `op`, per operand a value per thread.
+    fn operands(&self, id: OpId, op: &Op) -> Result<Vec<Vec<Scalar>>, EmuError> {
+        op.operands
+            .iter()
+            .map(|&r| self.value(id, r).cloned())
+            .collect()
+    }
+
+    /// One value per thread, from `f(thread)`.
+    fn per_thread(
+        &self,
+        id: OpId,
+        mut f: impl FnMut(u32) -> Result<Scalar, EmuFault>,
+    ) -> Result<Vec<Scalar>, EmuError> {
+        (0..self.threads)
+            .map(|t| f(t).map_err(|e| self.error(Some(id), Some(t), e)))
+            .collect()
+    }
+
+    fn uniform(&self, id: OpId, what: &'static str, values: &[Scalar]) -> Result<Scalar, EmuError> {
+        let first = values[0];
+        match values.iter().position(|v| v.to_bits() != first.to_bits()) {
+            None => Ok(first),
+            Some(t) => Err(self.error(
+                Some(id),
+                Some(t as u32),
+                EmuFault::NonUniform {
+                    what,
+                    first: first.to_string(),
+                    thread: t as u32,
+                    other: values[t].to_string(),
+                },
+            )),
+        }
+    }
+
+    fn global(&self, id: OpId, param: usize) -> Result<usize, EmuError> {
+        match self.globals.get(param) {
+            Some(Some(_)) => Ok(param),
+            _ => Err(self.error(
+                Some(id),
+                None,
+                EmuFault::Malformed(format!("parameter {param} is not a tensor")),
+            )),
+        }
+    }
+
+    fn race(
+        &self,
+        id: OpId,
+        alloc: usize,
+        index: i64,
+        thread: u32,
+        write: bool,
+        c: Result<Conflict, EmuFault>,
+    ) -> EmuError {
+        let fault = match c {
+            Ok(c) => EmuFault::SharedRace {
+                alloc,
+                index: index as usize,
+                access: if write { "write" } else { "read" },
+                earlier_access: if c.was_write { "write" } else { "read" },
+                earlier_thread: c.thread,
+                earlier_op: self.program.op_text(c.op),
+            },
+            Err(fault) => fault,
+        };
+        self.error(Some(id), Some(thread), fault)
+    }
+
+    fn run_op(&mut self, id: OpId, op: &Op) -> Result<(), EmuError> {
+        let x = self.operands(id, op)?;
+        let arg = |i: usize| -> Result<&Vec<Scalar>, EmuError> {
+            x.get(i).ok_or_else(|| {
+                self.error(
+                    Some(id),
+                    None,
+                    EmuFault::Malformed(format!("operand {i} is missing")),
+                )
+            })
+        };
+        let uniform_value = |v: Scalar| vec![v; self.threads as usize];
+        let results: Vec<Vec<Scalar>> = match &op.kind {
+            ThreadOpKind::ThreadId => {
+                vec![(0..self.threads).map(|t| Scalar::I32(t as i32)).collect()]
+            }
+            ThreadOpKind::LaneId => {
+                vec![(0..self.threads)
+                    .map(|t| Scalar::I32((t % WARP_SIZE) as i32))
+                    .collect()]
+            }
+            ThreadOpKind::WarpId => {
+                vec![(0..self.threads)
+                    .map(|t| Scalar::I32((t / WARP_SIZE) as i32))
+                    .collect()]
+            }
+            ThreadOpKind::BlockId { axis } | ThreadOpKind::GridDim { axis } => {
+                let ids = if matches!(op.kind, ThreadOpKind::BlockId { .. }) {
+                    self.block
+                } else {
+                    self.grid
+                };
+                let v = ids.get(usize::from(*axis)).ok_or_else(|| {
+                    self.error(
+                        Some(id),
+                        None,
+                        EmuFault::Malformed(format!("grid axis {axis}")),
+                    )
+                })?;
+                vec![uniform_value(Scalar::I32(*v as i32))]
+            }
+            ThreadOpKind::Const(v) => vec![uniform_value(*v)],
+            ThreadOpKind::Param { index } => match self.args.get(*index) {
+                Some(Arg::Scalar(s)) => vec![uniform_value(*s)],
+                _ => {
+                    return Err(self.error(
+                        Some(id),
+                        None,
+                        EmuFault::Malformed(format!("parameter {index} is not a scalar")),
+                    ))
+                }
+            },
+            ThreadOpKind::TensorDim { param, axis }
+            | ThreadOpKind::TensorStride { param, axis } => {
+                let g = self.global(id, *param)?;
+                let global = self.globals[g].as_ref();
+                let v = global.and_then(|g| {
+                    if matches!(op.kind, ThreadOpKind::TensorDim { .. }) {
+                        g.dim(*axis)
+                    } else {
+                        g.stride(*axis)
+                    }
+                });
+                let v = v.ok_or_else(|| {
+                    self.error(
+                        Some(id),
+                        None,
+                        EmuFault::Malformed(format!("axis {axis} of a tensor parameter")),
+                    )
+                })?;
+                vec![uniform_value(v)]
+            }
+            ThreadOpKind::TensorAlign { param } => {
+                let g = self.global(id, *param)?;
+                let align = self.globals[g].as_ref().map(Global::align);
+                let align = align.ok_or_else(|| {
+                    self.error(Some(id), None, EmuFault::Malformed("no tensor".into()))
+                })?;
+                vec![uniform_value(align)]
+            }
+            ThreadOpKind::Unary(u) => {
+                let a = arg(0)?;
+                vec![self.per_thread(id, |t| Ok(eval::unary(*u, a[t as usize])?))?]
+            }
+            ThreadOpKind::Binary(b) => {
+                let (a, c) = (arg(0)?, arg(1)?);
+                vec![self.per_thread(id, |t| Ok(eval::binary(*b, a[t as usize], c[t as usize])?))?]
+            }
+            ThreadOpKind::Cmp(p) => {
+                let (a, c) = (arg(0)?, arg(1)?);
+                vec![self.per_thread(id, |t| {
+                    Ok(Scalar::Bool(eval::compare(
+                        *p,
+                        a[t as usize],
+                        c[t as usize],
+                    )?))
+                })?]
+            }
+            ThreadOpKind::Select => {
+                let (c, a, b) = (arg(0)?, arg(1)?, arg(2)?);
+                vec![self.per_thread(id, |t| {
+                    let t = t as usize;
+                    Ok(eval::select(c[t], a[t], b[t])?)
+                })?]
+            }
+            ThreadOpKind::Fma => {
+                let (a, b, c) = (arg(0)?, arg(1)?, arg(2)?);
+                vec![self.per_thread(id, |t| {
+                    let t = t as usize;
+                    Ok(eval::fma(a[t], b[t], c[t])?)
+                })?]
+            }
+            ThreadOpKind::Cast { to } => {
+                let a = arg(0)?;
+                vec![self.per_thread(id, |t| Ok(eval::cast(a[t as usize], *to)))?]
+            }
+            ThreadOpKind::LoadGlobal { param, width } => {
+                self.load_global(id, *param, usize::from(*width), &x)?
+            }
+            ThreadOpKind::StoreGlobal { param, width } => {
+                self.store_global(id, *param, usize::from(*width), &x)?;
+                Vec::new()
+            }
+            ThreadOpKind::LoadShared { alloc } => {
+                let index = arg(0)?;
+                let mut out = Vec::with_capacity(self.threads as usize);
+                for t in 0..self.threads {
+                    let i = address(index[t as usize]);
+                    let v = self
+                        .shared
+                        .load(alloc.index(), i, t, id)
+                        .map_err(|c| self.race(id, alloc.index(), i, t, false, c))?;
+                    out.push(v);
+                }
+                let bytes = self.shared_bytes(alloc.index());
+                for lanes in index.chunks(WARP_SIZE as usize) {
+                    self.stats.access(bytes, lanes.iter().map(|&i| address(i)));
+                }
+                vec![out]
+            }
+            ThreadOpKind::StoreShared { alloc } => {
+                let (index, value, mask) = (arg(0)?, arg(1)?, arg(2)?);
+                for t in 0..self.threads as usize {
+                    if mask[t] != Scalar::Bool(true) {
+                        continue;
+                    }
+                    let i = address(index[t]);
+                    self.shared
+                        .store(alloc.index(), i, value[t], t as u32, id)
+                        .map_err(|c| self.race(id, alloc.index(), i, t as u32, true, c))?;
+                }
+                let bytes = self.shared_bytes(alloc.index());
+                for (lanes, masks) in index
+                    .chunks(WARP_SIZE as usize)
+                    .zip(mask.chunks(WARP_SIZE as usize))
+                {
+                    let active = lanes.iter().zip(masks);
+                    let active = active.filter(|(_, m)| **m == Scalar::Bool(true));
+                    self.stats.access(bytes, active.map(|(&i, _)| address(i)));
+                }
+                Vec::new()
+            }
+            ThreadOpKind::BoundsCheck { op: checked } => {
+                let ok = arg(0)?;
+                if let Some(t) = ok.iter().position(|v| *v != Scalar::Bool(true)) {
+                    let index = x[1..].iter().map(|i| address(i[t])).collect();
+                    let fault = EmuFault::BoundsCheck {
+                        kernel: self.program.name.clone(),
+                        op: checked.clone(),
+                        index,
+                    };
+                    return Err(self.error(Some(id), Some(t as u32), fault));
+                }
+                Vec::new()
+            }
+            ThreadOpKind::Barrier => {
+                self.shared.barrier();
+                Vec::new()
+            }
+            ThreadOpKind::Shuffle { mode, width } => {
+                let (v, b) = (arg(0)?, arg(1)?);
+                let width = u32::from(*width);
+                if !width.is_power_of_two() || width > WARP_SIZE {
+                    return Err(self.error(
+                        Some(id),
+                        None,
+                        EmuFault::Malformed(format!("shuffle width {width}")),
+                    ));
+                }
+                vec![self.per_thread(id, |t| {
+                    let lane = t % WARP_SIZE;
+                    let b = address(b[t as usize]) as i32;
+                    let src = shuffle::source_lane(*mode, lane, b, width);
+                    Ok(v[(t - lane + src) as usize])
+                })?]
+            }
+            ThreadOpKind::For => self.run_for(id, op, &x)?,
+            ThreadOpKind::If => {
+                let c = self.uniform(id, "the condition", arg(0)?)?;
+                let branch = if c == Scalar::Bool(true) { 0 } else { 1 };
+                let region = op.regions.get(branch).ok_or_else(|| {
+                    self.error(
+                        Some(id),
+                        None,
+                        EmuFault::Malformed("`if` without two regions".into()),
+                    )
+                })?;
+                self.run_region(region)?.unwrap_or_default()
+            }
+            ThreadOpKind::Yield => {
+                return Err(self.error(
+                    Some(id),
+                    None,
+                    EmuFault::Malformed("`yield` outside a region end".into()),
+                ))
+            }
+        };
+        if results.len() != op.results.len() {
+            return Err(self.error(
+                Some(id),
+                None,
+                EmuFault::Malformed(format!(
+                    "{} results declared, {} computed",
+                    op.results.len(),
+                    results.len()
+                )),
+            ));
+        }
+        for (&r, v) in op.results.iter().zip(results) {
+            self.define(id, r, v)?;
+        }
+        Ok(())
+    }
+}
+
+/// An index or address operand as an `i64` (non-integers become -1, which no
+/// memory holds).
+fn address(v: Scalar) -> i64 {
+    v.to_i128()
+        .and_then(|i| i64::try_from(i).ok())
+        .unwrap_or(-1)
+}

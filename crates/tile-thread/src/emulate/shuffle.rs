@@ -1,0 +1,42 @@
+//! Warp shuffles with the semantics of PTX `shfl.sync` (all lanes active).
+
+use crate::program::{ShuffleMode, WARP_SIZE};
+
+/// The source lane of `lane` for a shuffle of `mode` with operand `b` over
+/// segments of `width` lanes, or `lane` itself when the source falls outside
+/// the lane's segment (PTX: `c = ((32 - width) << 8) | clamp`, with `clamp`
+/// 0 for `up` and `width - 1` otherwise).
+pub(super) fn source_lane(mode: ShuffleMode, lane: u32, b: i32, width: u32) -> u32 {
+    let seg_mask = (WARP_SIZE - width) & 0x1f;
+    let min_lane = lane & seg_mask;
+    let clamp = if mode == ShuffleMode::Up {
+        0
+    } else {
+        width - 1
+    };
+    let max_lane = min_lane | clamp;
+    let b = b as u32 & 0x1f;
+    let (j, valid) = match mode {
+        ShuffleMode::Up => {
+            let j = lane as i64 - i64::from(b);
+            (j, j >= i64::from(max_lane))
+        }
+        ShuffleMode::Down => {
+            let j = i64::from(lane + b);
+            (j, j <= i64::from(max_lane))
+        }
+        ShuffleMode::Bfly => {
+            let j = i64::from(lane ^ b);
+            (j, j <= i64::from(max_lane))
+        }
+        ShuffleMode::Idx => {
+            let j = i64::from(min_lane | (b & !seg_mask & 0x1f));
+            (j, j <= i64::from(max_lane))
+        }
+    };
+    if valid {
+        j as u32
+    } else {
+        lane
+    }
+}

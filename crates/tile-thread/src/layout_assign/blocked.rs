@@ -1,0 +1,350 @@
+//! Blocked distributed layouts, expressed with the CuTe layout algebra.
+//!
+//! A blocked layout cuts a tile of shape `S` (rank `r`) among the `32 · W`
+//! threads of a block. Per axis `d` it has `spt[d]` consecutive elements per
+//! thread, `tpw[d]` threads of a warp and `wpb[d]` warps, the thread
+//! coordinates varying fastest along the axes listed first in `order`
+//! (innermost axis first). The pattern covers `spt·tpw·wpb` elements per axis
+//! and repeats `reps[d]` times to cover `S[d]`, so the layout spans a padded
+//! shape `P[d] = reps[d] · spt[d] · tpw[d] · wpb[d] ≥ S[d]`.
+//!
+//! Two CuTe layouts map into the row-major offsets of `P`:
+//!
+//! * `thread: (lane modes…, warp modes…) → offset` of the first element a
+//!   thread holds, colexicographic in the thread index (`tid = lane + 32·warp`);
+//! * `value: (spt modes…, rep modes…) → offset` of register `v` relative to it.
+//!
+//! Register `v` of thread `t` holds the element at `thread(t) + value(v)`,
+//! decoded row-major into a coordinate of `P`. The map is a bijection from
+//! `(t, v)` onto `P`; the element is **live** when its coordinate lies inside
+//! `S` (non-powers of two leave dead registers, which loads and stores mask
+//! and reductions skip). Example, `S = [3, 5]` with one warp:
+//! `tpw = [4, 8]`, `wpb = [1, 1]`, `P = [4, 8]`,
+//! `thread = (8,4):(1,8)`, `value = (1,1,1,1):(1,8,1,8)`.
+
+use std::fmt;
+use tile_ir::layout::{IntTuple, Layout};
+
+use crate::program::WARP_SIZE;
+
+/// A distributed layout: which thread holds which element of a tile in which
+/// register (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DistLayout {
+    /// The tile's shape `S`.
+    pub shape: Vec<usize>,
+    /// Consecutive elements per thread along each axis (the vector width on
+    /// the innermost axis).
+    pub size_per_thread: Vec<usize>,
+    /// Threads of a warp along each axis (product 32).
+    pub threads_per_warp: Vec<usize>,
+    /// Warps along each axis (product the block's warp count).
+    pub warps_per_block: Vec<usize>,
+    /// The axes from fastest-varying to slowest.
+    pub order: Vec<usize>,
+    /// The padded extents `P`.
+    pub padded: Vec<usize>,
+    /// Thread index → row-major offset in `P` of its first element.
+    pub thread: Layout,
+    /// Register index → row-major offset in `P` relative to the first element.
+    pub value: Layout,
+    /// Axes of extent 1 along which the layout still spreads threads and
+    /// registers (a *slice* of a parent layout, see [`DistLayout::slice`]):
+    /// every holder along them has a copy of the element.
+    pub replicated: Vec<usize>,
+}
+
+/// A layout that cannot be built (an empty or rank-0 tile, or one too large).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("no blocked layout for a tile of shape {shape:?}: {reason}")]
+pub struct LayoutBuildError {
+    /// The tile's shape.
+    pub shape: Vec<usize>,
+    /// Why.
+    pub reason: String,
+}
+
+impl DistLayout {
+    /// The default blocked layout of a tile of `shape` for `num_warps` warps
+    /// with `vec` consecutive elements per thread on the innermost axis: the
+    /// lanes of a warp fill the innermost axis first (coalesced rows), the
+    /// warps the outermost axis first; threads left over once an axis is
+    /// covered go to the outermost axis and hold only dead registers.
+    pub fn blocked(
+        shape: &[usize],
+        num_warps: u32,
+        vec: usize,
+    ) -> Result<DistLayout, LayoutBuildError> {
+        let err = |reason: &str| LayoutBuildError {
+            shape: shape.to_vec(),
+            reason: reason.into(),
+        };
+        let rank = shape.len();
+        if rank == 0 || shape.contains(&0) {
+            return Err(err("tiles need at least one axis and no empty axis"));
+        }
+        if !num_warps.is_power_of_two() || vec == 0 {
+            return Err(err(
+                "the warp count must be a power of two and the vector width positive",
+            ));
+        }
+        let order: Vec<usize> = (0..rank).rev().collect();
+        let mut spt = vec![1; rank];
+        spt[rank - 1] = vec.min(shape[rank - 1]);
+        let per_thread: Vec<usize> = (0..rank).map(|d| shape[d].div_ceil(spt[d])).collect();
+        let mut tpw = vec![1; rank];
+        let mut lanes = WARP_SIZE as usize;
+        for &d in &order {
+            tpw[d] = lanes.min(per_thread[d].next_power_of_two());
+            lanes /= tpw[d];
+        }
+        tpw[order[rank - 1]] *= lanes;
+        let mut wpb = vec![1; rank];
+        let mut warps = num_warps as usize;
+        for &d in order.iter().rev() {
+            wpb[d] = warps.min(per_thread[d].div_ceil(tpw[d]).next_power_of_two());
+            warps /= wpb[d];
+        }
+        wpb[order[rank - 1]] *= warps;
+        let cover: Vec<usize> = (0..rank).map(|d| spt[d] * tpw[d] * wpb[d]).collect();
+        let reps: Vec<usize> = (0..rank).map(|d| shape[d].div_ceil(cover[d])).collect();
+        let padded: Vec<usize> = (0..rank).map(|d| reps[d] * cover[d]).collect();
+        let ps = row_major(&padded);
+        let mode = |pairs: Vec<(usize, usize)>| -> Result<Layout, LayoutBuildError> {
+            let (s, d): (Vec<i64>, Vec<i64>) =
+                pairs.into_iter().map(|(s, d)| (s as i64, d as i64)).unzip();
+            Layout::new(IntTuple::flat(&s), IntTuple::flat(&d)).map_err(|e| err(&e.to_string()))
+        };
+        let thread = mode(
+            order
+                .iter()
+                .map(|&d| (tpw[d], spt[d] * ps[d]))
+                .chain(order.iter().map(|&d| (wpb[d], spt[d] * tpw[d] * ps[d])))
+                .collect(),
+        )?;
+        let value = mode(
+            order
+                .iter()
+                .map(|&d| (spt[d], ps[d]))
+                .chain(order.iter().map(|&d| (reps[d], cover[d] * ps[d])))
+                .collect(),
+        )?;
+        Ok(DistLayout {
+            shape: shape.to_vec(),
+            size_per_thread: spt,
+            threads_per_warp: tpw,
+            warps_per_block: wpb,
+            order,
+            padded,
+            thread,
+            value,
+            replicated: Vec::new(),
+        })
+    }
+
+    /// The slice of this layout along `axis`: the layout of a tile that has
+    /// extent 1 on `axis` (a reduction with `keepdim`) where the threads and
+    /// registers spread along `axis` all hold the element of the remaining
+    /// coordinates. A tile in the slice layout broadcasts back to this layout
+    /// register for register.
+    pub fn slice(&self, axis: usize) -> DistLayout {
+        let mut sliced = self.clone();
+        if let Some(extent) = sliced.shape.get_mut(axis) {
+            *extent = 1;
+            if !sliced.replicated.contains(&axis) {
+                sliced.replicated.push(axis);
+                sliced.replicated.sort_unstable();
+            }
+        }
+        sliced
+    }
+
+    /// The layout of the tile without `axis`, held as this layout holds the
+    /// tile: threads and registers spread along the dropped axis hold copies
+    /// (their modes get stride 0), so a tile in it broadcasts back register
+    /// for register, and a reduction along `axis` can leave each row's result
+    /// where the row was. `None` for a rank-1 layout or an axis out of range.
+    pub fn drop_axis(&self, axis: usize) -> Option<DistLayout> {
+        if self.shape.len() < 2 || axis >= self.shape.len() {
+            return None;
+        }
+        let ps = self.padded_strides();
+        let without = |v: &[usize]| -> Vec<usize> {
+            v.iter()
+                .enumerate()
+                .filter(|&(d, _)| d != axis)
+                .map(|(_, &x)| x)
+                .collect()
+        };
+        let renumber = |v: &[usize]| -> Vec<usize> {
+            v.iter()
+                .filter(|&&d| d != axis)
+                .map(|&d| if d > axis { d - 1 } else { d })
+                .collect()
+        };
+        let padded = without(&self.padded);
+        let new_ps = row_major(&padded);
+        let restride = |layout: &Layout| -> Option<Layout> {
+            let sizes = layout.shape().leaves();
+            let strides: Vec<i64> = layout
+                .stride()
+                .leaves()
+                .iter()
+                .zip(&sizes)
+                .map(|(&st, &size)| {
+                    let st = st as usize;
+                    if size == 1 || st == 0 {
+                        return 0;
+                    }
+                    match ps.iter().position(|&p| p <= st) {
+                        Some(d) if d != axis => {
+                            let new_d = if d > axis { d - 1 } else { d };
+                            ((st / ps[d]) * new_ps[new_d]) as i64
+                        }
+                        _ => 0,
+                    }
+                })
+                .collect();
+            Layout::new(IntTuple::flat(&sizes), IntTuple::flat(&strides)).ok()
+        };
+        Some(DistLayout {
+            shape: without(&self.shape),
+            size_per_thread: without(&self.size_per_thread),
+            threads_per_warp: without(&self.threads_per_warp),
+            warps_per_block: without(&self.warps_per_block),
+            order: renumber(&self.order),
+            padded,
+            thread: restride(&self.thread)?,
+            value: restride(&self.value)?,
+            replicated: renumber(&self.replicated),
+        })
+    }
+
+    /// The layout a tile of shape `shape` should have to broadcast to this
+    /// layout's tile in registers: leading axes dropped, axes of extent 1
+    /// sliced. `None` if `shape` does not broadcast to this tile.
+    pub fn fit(&self, shape: &[usize]) -> Option<DistLayout> {
+        let mut layout = self.clone();
+        while layout.shape.len() > shape.len() {
+            layout = layout.drop_axis(0)?;
+        }
+        for (d, &extent) in shape.iter().enumerate() {
+            if extent == 1 && layout.shape.get(d) != Some(&1) {
+                layout = layout.slice(d);
+            }
+        }
+        (layout.shape == shape).then_some(layout)
+    }
+
+    /// Whether a tile in this layout broadcasts to `target` by keeping its
+    /// registers: it is `target`'s layout [fit](Self::fit) to this shape.
+    pub fn broadcasts_to(&self, target: &DistLayout) -> bool {
+        if self.shape.len() < target.shape.len() {
+            return target.drop_axis(0).is_some_and(|t| self.broadcasts_to(&t));
+        }
+        self.padded == target.padded
+            && self.thread == target.thread
+            && self.value == target.value
+            && self.shape.len() == target.shape.len()
+            && (0..self.shape.len()).all(|d| {
+                self.shape[d] == target.shape[d]
+                    || (self.replicated.contains(&d) && !target.replicated.contains(&d))
+            })
+    }
+
+    /// Whether some element has several holders: a replicated axis or a copy
+    /// mode (extent above 1, stride 0).
+    pub fn has_copies(&self) -> bool {
+        let copies = |l: &Layout| {
+            l.shape()
+                .leaves()
+                .iter()
+                .zip(l.stride().leaves())
+                .any(|(&size, stride)| size > 1 && stride == 0)
+        };
+        !self.replicated.is_empty() || copies(&self.thread) || copies(&self.value)
+    }
+
+    /// The number of registers each thread holds.
+    pub fn registers(&self) -> usize {
+        self.value.size() as usize
+    }
+
+    /// The row-major strides of the padded shape.
+    pub fn padded_strides(&self) -> Vec<usize> {
+        row_major(&self.padded)
+    }
+
+    /// The coordinate in `P` of register `v` of thread `t`.
+    pub fn padded_coordinate(&self, t: usize, v: usize) -> Vec<usize> {
+        let offset = (self.thread.call(t as i64) + self.value.call(v as i64)) as usize;
+        self.padded_strides()
+            .iter()
+            .zip(&self.padded)
+            .map(|(s, p)| offset / s % p)
+            .collect()
+    }
+
+    /// The tile coordinate of register `v` of thread `t` (0 on replicated
+    /// axes), whether it is live (inside the tile), and whether it is the
+    /// element's **owner**: the one live copy with padded coordinate 0 on
+    /// every replicated axis and digit 0 in every copy mode (stride 0), which
+    /// alone writes the element to memory.
+    pub fn coordinate(&self, t: usize, v: usize) -> (Vec<usize>, bool, bool) {
+        let mut coord = self.padded_coordinate(t, v);
+        let mut owner = copy_digits(&self.thread, t)
+            .chain(copy_digits(&self.value, v))
+            .all(|d| d == 0);
+        for &d in &self.replicated {
+            owner &= coord[d] == 0;
+            coord[d] = 0;
+        }
+        let live = coord.iter().zip(&self.shape).all(|(c, s)| c < s);
+        (coord, live, live && owner)
+    }
+}
+
+/// The digits of index `i` in the copy modes of `layout` (extent above 1,
+/// stride 0: the modes of dropped axes), colexicographically.
+pub(crate) fn copy_digits(layout: &Layout, i: usize) -> impl Iterator<Item = usize> {
+    let sizes = layout.shape().leaves();
+    let strides = layout.stride().leaves();
+    let mut prefix = 1usize;
+    let mut digits = Vec::new();
+    for (&size, &stride) in sizes.iter().zip(&strides) {
+        if size > 1 && stride == 0 {
+            digits.push(i / prefix % size as usize);
+        }
+        prefix *= size as usize;
+    }
+    digits.into_iter()
+}
+
+/// Row-major strides of `shape`.
+pub(crate) fn row_major(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1];
+    }
+    strides
+}
+
+/// Layouts print as
+/// `blocked<[3, 5] spt=[1, 1] tpw=[4, 8] wpb=[1, 1] order=[1, 0]> thread=… value=…`.
+impl fmt::Display for DistLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "blocked<{:?} spt={:?} tpw={:?} wpb={:?} order={:?}",
+            self.shape,
+            self.size_per_thread,
+            self.threads_per_warp,
+            self.warps_per_block,
+            self.order,
+        )?;
+        if !self.replicated.is_empty() {
+            write!(f, " replicated={:?}", self.replicated)?;
+        }
+        write!(f, "> thread={} value={}", self.thread, self.value)
+    }
+}

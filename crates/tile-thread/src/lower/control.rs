@@ -1,0 +1,190 @@
+//! Structured, uniform control flow: `for`, `if` and `yield`.
+//!
+//! Loop bounds and branch conditions are scalars of the tile IR, so they are
+//! uniform registers and the thread-level `for`/`if` stay block-uniform. A
+//! carried or yielded tile becomes its registers, flattened in order. A
+//! yielded tile is converted to the layout its region promises (the initial
+//! value's for a loop body, the then branch's for the else branch), so that
+//! the registers of a carried tile line up across iterations.
+
+use super::{LowerError, Lowered, Lowerer};
+use crate::layout_assign::DistLayout;
+use crate::program::{Reg, Region, ThreadOpKind};
+use std::rc::Rc;
+use tile_ir::{DType, OpId, Value};
+
+/// How one lowered value is laid out among flattened registers.
+#[derive(Clone)]
+pub(super) enum Slot {
+    Scalar,
+    Tile(Rc<DistLayout>),
+}
+
+impl Lowerer<'_> {
+    /// The registers of scalar and tile values, flattened, with their slots.
+    fn flatten(&mut self, id: OpId, values: &[Value]) -> Result<(Vec<Reg>, Vec<Slot>), LowerError> {
+        let mut regs = Vec::new();
+        let mut slots = Vec::new();
+        for &v in values {
+            match self.get(id, v)? {
+                Lowered::Scalar(r) => {
+                    regs.push(r);
+                    slots.push(Slot::Scalar);
+                }
+                Lowered::Tile { layout, regs: r } => {
+                    regs.extend(r);
+                    slots.push(Slot::Tile(layout));
+                }
+                _ => {
+                    return Err(self.invalid(id, "only scalars and tiles can be carried or yielded"))
+                }
+            }
+        }
+        Ok((regs, slots))
+    }
+
+    /// Binds `values` to the flattened `regs` laid out as `slots`.
+    fn unflatten(&mut self, values: &[Value], slots: &[Slot], regs: &[Reg]) {
+        let mut at = 0;
+        for (&v, slot) in values.iter().zip(slots) {
+            let lowered = match slot {
+                Slot::Scalar => {
+                    at += 1;
+                    Lowered::Scalar(regs[at - 1])
+                }
+                Slot::Tile(layout) => {
+                    let n = layout.registers();
+                    at += n;
+                    Lowered::Tile {
+                        layout: layout.clone(),
+                        regs: regs[at - n..at].to_vec(),
+                    }
+                }
+            };
+            self.env.insert(v, lowered);
+        }
+    }
+
+    fn dtypes(&self, regs: &[Reg]) -> Vec<DType> {
+        regs.iter().map(|&r| self.program.dtype(r)).collect()
+    }
+
+    /// Lowers `yield`: the flattened registers of its operands, each tile
+    /// first converted to the layout its region expects (the carried value's
+    /// for a `for` body, the then branch's for an `else`).
+    pub(super) fn lower_yield(&mut self, id: OpId) -> Result<(), LowerError> {
+        let func = self.func;
+        let operands = &func.op(id).operands;
+        let targets = self.yield_targets.last().cloned().flatten();
+        let mut regs = Vec::new();
+        for (i, &v) in operands.iter().enumerate() {
+            let (mut r, slots) = self.flatten(id, &[v])?;
+            if let (Some(Slot::Tile(from)), Some(Slot::Tile(to))) =
+                (slots.first(), targets.as_ref().and_then(|t| t.get(i)))
+            {
+                if from.shape != to.shape {
+                    return Err(self.invalid(id, "a yielded tile of the wrong shape"));
+                }
+                r = self.convert(func.ty(v).dtype(), from, &r, to);
+            }
+            regs.extend(r);
+        }
+        self.emit_op(ThreadOpKind::Yield, regs, &[]);
+        Ok(())
+    }
+
+    /// Lowers `for`: bounds, then the flattened carried registers.
+    pub(super) fn lower_for(&mut self, id: OpId) -> Result<(), LowerError> {
+        let func = self.func;
+        let op = func.op(id);
+        let ([lo, hi, step, inits @ ..], [body]) = (op.operands.as_slice(), op.regions.as_slice())
+        else {
+            return Err(self.invalid(id, "`for` needs bounds and one region"));
+        };
+        let bounds = [
+            self.scalar(id, *lo)?,
+            self.scalar(id, *hi)?,
+            self.scalar(id, *step)?,
+        ];
+        let (init_regs, slots) = self.flatten(id, inits)?;
+        let Some((&iv, carried)) = body.args.split_first() else {
+            return Err(self.invalid(id, "the body has no induction variable"));
+        };
+        let iv_reg = self.program.new_reg(self.program.dtype(bounds[0]));
+        let arg_regs: Vec<Reg> = self
+            .dtypes(&init_regs)
+            .into_iter()
+            .map(|d| self.program.new_reg(d))
+            .collect();
+        self.env.insert(iv, Lowered::Scalar(iv_reg));
+        self.unflatten(carried, &slots, &arg_regs);
+        self.loop_depth += 1;
+        self.yield_targets.push(Some(slots.clone()));
+        let ops = self.region(body);
+        self.yield_targets.pop();
+        self.loop_depth -= 1;
+        let ops = ops?;
+        let mut args = vec![iv_reg];
+        args.extend(&arg_regs);
+        let operands = bounds
+            .iter()
+            .copied()
+            .chain(init_regs.iter().copied())
+            .collect();
+        let result_types = self.dtypes(&init_regs);
+        let thread_op = self.program.create_op(
+            ThreadOpKind::For,
+            operands,
+            &result_types,
+            vec![Region { args, ops }],
+        );
+        self.current.push(thread_op);
+        let results = self.program.ops[thread_op].results.clone();
+        self.unflatten(&op.results, &slots, &results);
+        Ok(())
+    }
+
+    /// Lowers `if`: the layouts of the results are those of the then branch.
+    pub(super) fn lower_if(&mut self, id: OpId) -> Result<(), LowerError> {
+        let func = self.func;
+        let op = func.op(id);
+        let ([cond], [then, otherwise]) = (op.operands.as_slice(), op.regions.as_slice()) else {
+            return Err(self.invalid(id, "`if` needs a condition and two regions"));
+        };
+        let cond = self.scalar(id, *cond)?;
+        self.yield_targets.push(None);
+        let then_ops = self.region(then);
+        self.yield_targets.pop();
+        let then_ops = then_ops?;
+        let slots = match then.ops.last().map(|&y| func.op(y)) {
+            Some(y) => self.flatten(id, &y.operands)?.1,
+            None => Vec::new(),
+        };
+        self.yield_targets.push(Some(slots.clone()));
+        let else_ops = self.region(otherwise);
+        self.yield_targets.pop();
+        let else_ops = else_ops?;
+        let yielded = match then_ops.last().map(|&y| &self.program.ops[y]) {
+            Some(y) if y.kind == ThreadOpKind::Yield => y.operands.clone(),
+            _ => Vec::new(),
+        };
+        let result_types = self.dtypes(&yielded);
+        let regions = vec![
+            Region {
+                args: vec![],
+                ops: then_ops,
+            },
+            Region {
+                args: vec![],
+                ops: else_ops,
+            },
+        ];
+        let thread_op =
+            self.program
+                .create_op(ThreadOpKind::If, vec![cond], &result_types, regions);
+        self.current.push(thread_op);
+        let results = self.program.ops[thread_op].results.clone();
+        self.unflatten(&op.results, &slots, &results);
+        Ok(())
+    }
+}

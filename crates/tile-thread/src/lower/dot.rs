@@ -1,0 +1,141 @@
+//! `dot` on CUDA cores, exact: one fused multiply-add per `k`, ascending.
+//!
+//! Both operands are staged in shared memory (one barrier for the two); each
+//! register `(m, n)` of the accumulator, in the accumulator's layout, then
+//! computes (with `k` outermost, so that the registers of a thread on one row
+//! share each `a[m, k]` load and those on one column each `b[k, n]` load) `acc = fma(a[m, k], b[k, n], acc)` for `k = 0, 1, …, K-1` from its
+//! own `c` register, the operands widened exactly to the accumulator dtype
+//! first — the interpreter's order and rounding, so the result is
+//! bit-identical. For `i8` operands the step is `acc + a * b` in `i32`.
+
+use super::{LowerError, Lowered, Lowerer};
+use crate::program::{Reg, ThreadOpKind};
+use tile_ir::{BinaryOp, CmpPred, DType, OpId};
+
+impl Lowerer<'_> {
+    /// Lowers `dot`.
+    pub(super) fn dot(&mut self, id: OpId) -> Result<(), LowerError> {
+        let func = self.func;
+        let op = func.op(id);
+        let ([a, b, c], Some(&result)) = (op.operands.as_slice(), op.results.first()) else {
+            return Err(self.invalid(id, "dot takes a, b and c"));
+        };
+        let (la, ra) = self.tile(id, *a)?;
+        let (lb, rb) = self.tile(id, *b)?;
+        let (lc, rc) = self.tile(id, *c)?;
+        let (k, n) = match (
+            la.shape.as_slice(),
+            lb.shape.as_slice(),
+            lc.shape.as_slice(),
+        ) {
+            (&[m, k], &[k2, n], &[m2, n2]) if k == k2 && m == m2 && n == n2 => (k, n),
+            _ => return Err(self.invalid(id, "shapes are not [M, K], [K, N], [M, N]")),
+        };
+        let (da, db, acc_dtype) = (
+            func.ty(*a).dtype(),
+            func.ty(*b).dtype(),
+            func.ty(result).dtype(),
+        );
+        let layout = self.layout_of(id, result)?;
+        // The accumulator in the result's layout (a conversion only if `c`
+        // comes in another one).
+        let rc = self.convert(acc_dtype, &lc, &rc, &layout);
+        let (ca, cb) = (self.coords(&la), self.coords(&lb));
+        let size = |s: &[usize]| s.iter().product();
+        let (alloc_a, reused_a) = self.take_shared(da, size(&la.shape));
+        let (alloc_b, reused_b) = self.take_shared(db, size(&lb.shape));
+        if self.loop_depth > 0 || reused_a || reused_b {
+            self.barrier();
+        }
+        for (alloc, regs, coords) in [(alloc_a, &ra, &ca), (alloc_b, &rb, &cb)] {
+            for ((&v, &i), &owner) in regs.iter().zip(&coords.linear).zip(&coords.owner) {
+                self.emit_op(ThreadOpKind::StoreShared { alloc }, vec![i, v, owner], &[]);
+            }
+        }
+        self.barrier();
+        let coords = self.coords(&layout);
+        // Registers on one row share their `a` loads, on one column their `b`
+        // loads: the row (column) of register v is the first register with the
+        // same value-layout digit along axis 0 (1).
+        let ps = layout.padded_strides();
+        let digit =
+            |v: usize, d: usize| layout.value.call(v as i64) as usize / ps[d] % layout.padded[d];
+        let count = rc.len();
+        let first_with = |d: usize| -> Vec<usize> {
+            (0..count)
+                .map(|v| (0..=v).find(|&u| digit(u, d) == digit(v, d)).unwrap_or(v))
+                .collect()
+        };
+        let (row_of, col_of) = (first_with(0), first_with(1));
+        // Each distinct row's start `m·K` and column `n`, clamped to 0 outside
+        // the tile (dead registers read a valid element).
+        let zero = self.i32c(0);
+        let clamp = |s: &mut Self, c: Reg, extent: usize, padded: usize| {
+            if padded > extent {
+                let e = s.i32c(extent as i64);
+                let inside = s.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![c, e], DType::Bool);
+                s.select(inside, c, zero)
+            } else {
+                c
+            }
+        };
+        let mut row_start = vec![None; count];
+        let mut col = vec![None; count];
+        for v in 0..count {
+            if row_of[v] == v {
+                let r = clamp(self, coords.axes[v][0], layout.shape[0], layout.padded[0]);
+                row_start[v] = Some(self.linear(&[(r, k)]));
+            }
+            if col_of[v] == v {
+                col[v] = Some(clamp(
+                    self,
+                    coords.axes[v][1],
+                    layout.shape[1],
+                    layout.padded[1],
+                ));
+            }
+        }
+        let mut acc = rc.clone();
+        for kk in 0..k {
+            let mut a_vals = vec![None; count];
+            let mut b_vals = vec![None; count];
+            for v in 0..count {
+                if let Some(start) = row_start[v] {
+                    let index = if kk == 0 {
+                        start
+                    } else {
+                        let kc = self.i32c(kk as i64);
+                        self.binary(BinaryOp::Add, start, kc)
+                    };
+                    let x = self.emit(ThreadOpKind::LoadShared { alloc: alloc_a }, vec![index], da);
+                    a_vals[v] = Some(self.cast(x, acc_dtype));
+                }
+                if let Some(c) = col[v] {
+                    let index = if kk == 0 {
+                        c
+                    } else {
+                        let shift = self.i32c((kk * n) as i64);
+                        self.binary(BinaryOp::Add, c, shift)
+                    };
+                    let y = self.emit(ThreadOpKind::LoadShared { alloc: alloc_b }, vec![index], db);
+                    b_vals[v] = Some(self.cast(y, acc_dtype));
+                }
+            }
+            for v in 0..count {
+                let (Some(x), Some(y)) = (a_vals[row_of[v]], b_vals[col_of[v]]) else {
+                    continue;
+                };
+                acc[v] = if acc_dtype == DType::I32 {
+                    let p = self.binary(BinaryOp::Mul, x, y);
+                    self.binary(BinaryOp::Add, acc[v], p)
+                } else {
+                    self.emit(ThreadOpKind::Fma, vec![x, y, acc[v]], acc_dtype)
+                };
+            }
+        }
+        let regs = acc;
+        self.release_shared(alloc_a);
+        self.release_shared(alloc_b);
+        self.bind(id, Lowered::Tile { layout, regs })
+    }
+}

@@ -1,0 +1,329 @@
+//! Layout views: a view is its static CuTe layout and a runtime base offset
+//! (an `i64` register, uniform across the block). View-deriving ops take
+//! their layout from `tile_ir::lview::derive` — the function that types them
+//! and gives them meaning in the interpreter — and move the base by its
+//! [`Shift`], evaluated on the index registers with exact Euclidean
+//! division. A load or store gives each register of the tile's layout the
+//! offset `base + L(c)` of its coordinate `c`, masked (or, unmasked,
+//! bounds-checked) by the tensor's element space
+//! `[0, 1 + Σ (e_k − 1)·max(s_k, 0))`; accesses are scalar, since a
+//! layout's offsets need not be consecutive.
+
+use super::memory::padding_value;
+use super::{Lowered, Lowerer};
+use crate::lower::LowerError;
+use crate::program::{Reg, ThreadOpKind};
+use std::collections::HashSet;
+use tile_ir::layout::Layout;
+use tile_ir::lview::derive::{derive, Shift};
+use tile_ir::lview::LViewOp;
+use tile_ir::{BinaryOp, CmpPred, DType, OpId, Scalar};
+
+impl Lowerer<'_> {
+    /// Lowers one layout-view op.
+    pub(super) fn lview(&mut self, id: OpId, op: &LViewOp) -> Result<(), LowerError> {
+        let func = self.func;
+        let operands = func.op(id).operands.clone();
+        match op {
+            LViewOp::Make { layout } => {
+                let tensor = *operands
+                    .first()
+                    .ok_or_else(|| self.invalid(id, "no tensor"))?;
+                let Lowered::Tensor { param } = self.get(id, tensor)? else {
+                    return Err(self.invalid(id, "the operand is not a tensor parameter"));
+                };
+                let base = self.constant(Scalar::I64(0));
+                self.bind(
+                    id,
+                    Lowered::LView {
+                        param,
+                        layout: layout.clone(),
+                        base,
+                    },
+                )
+            }
+            LViewOp::Load | LViewOp::LoadMasked { .. } => {
+                let (param, layout, base) = self.view(id, operands.first().copied())?;
+                let result = *func
+                    .op(id)
+                    .results
+                    .first()
+                    .ok_or_else(|| self.invalid(id, "no result"))?;
+                let dtype = func.ty(result).dtype();
+                let tile = self.layout_of(id, result)?;
+                let masked = matches!(op, LViewOp::LoadMasked { .. });
+                let (addresses, masks) =
+                    self.lview_access(id, param, &layout, base, &tile, masked, false)?;
+                let other = match op {
+                    LViewOp::LoadMasked { padding } => {
+                        padding_value(*padding, dtype).ok_or_else(|| {
+                            self.invalid(id, format!("padding {padding:?} for {dtype}"))
+                        })?
+                    }
+                    _ => Scalar::zero(dtype),
+                };
+                let other = self.constant(other);
+                let note = self.lview_note(masked);
+                let mut regs = Vec::new();
+                for (addr, mask) in addresses.into_iter().zip(masks) {
+                    let kind = ThreadOpKind::LoadGlobal { param, width: 1 };
+                    let load = self.emit_op(kind, vec![addr, mask, other], &[dtype]);
+                    self.program.notes.insert(load, note.clone());
+                    regs.extend(self.program.ops[load].results.clone());
+                }
+                self.bind(id, Lowered::Tile { layout: tile, regs })
+            }
+            LViewOp::Store | LViewOp::StoreMasked => {
+                let [value, view] = operands.as_slice() else {
+                    return Err(self.invalid(id, "a store takes a tile and a view"));
+                };
+                let (param, layout, base) = self.view(id, Some(*view))?;
+                if !injective(&layout) {
+                    return Err(LowerError::Unsupported {
+                        op: format!(
+                            "{} (a store through {layout}, which sends two elements to one offset)",
+                            self.describe(id)
+                        ),
+                    });
+                }
+                let (tile, regs) = self.tile(id, *value)?;
+                let masked = matches!(op, LViewOp::StoreMasked);
+                let (addresses, masks) =
+                    self.lview_access(id, param, &layout, base, &tile, masked, true)?;
+                let note = self.lview_note(masked);
+                for ((addr, mask), reg) in addresses.into_iter().zip(masks).zip(regs) {
+                    let kind = ThreadOpKind::StoreGlobal { param, width: 1 };
+                    let store = self.emit_op(kind, vec![addr, reg, mask], &[]);
+                    self.program.notes.insert(store, note.clone());
+                }
+                Ok(())
+            }
+            derived_op => {
+                let (param, layout, base) = self.view(id, operands.first().copied())?;
+                let derived = derive(derived_op, &layout).map_err(|e| self.invalid(id, e))?;
+                let mut indices = Vec::new();
+                for &v in operands.get(1..).unwrap_or_default() {
+                    let r = self.scalar(id, v)?;
+                    indices.push(self.cast(r, DType::I64));
+                }
+                let shift = match &derived.shift {
+                    Shift::None => None,
+                    Shift::Static(n) => Some(self.constant(Scalar::I64(*n))),
+                    Shift::Indexed(l) => Some(self.at_coordinate(id, l, &indices)?),
+                    Shift::Thread { threads, tile } => {
+                        let [tid] = indices.as_slice() else {
+                            return Err(self.invalid(id, "distribute takes one thread id"));
+                        };
+                        let mut coordinate = Vec::new();
+                        for m in threads.modes() {
+                            let n = m.shape().as_int().unwrap_or(1).max(1);
+                            let d = m.stride().as_int().unwrap_or(1).max(1);
+                            let (q, _) = self.div_euclid(*tid, d);
+                            let (_, c) = self.div_euclid(q, n);
+                            coordinate.push(c);
+                        }
+                        Some(self.at_coordinate(id, tile, &coordinate)?)
+                    }
+                };
+                let base = match shift {
+                    Some(s) => self.binary(BinaryOp::Add, base, s),
+                    None => base,
+                };
+                self.bind(
+                    id,
+                    Lowered::LView {
+                        param,
+                        layout: derived.layout,
+                        base,
+                    },
+                )
+            }
+        }
+    }
+
+    /// The tensor, layout and base register of a layout-view operand.
+    fn view(
+        &mut self,
+        id: OpId,
+        v: Option<tile_ir::Value>,
+    ) -> Result<(usize, Layout, Reg), LowerError> {
+        let v = v.ok_or_else(|| self.invalid(id, "no view operand"))?;
+        match self.get(id, v)? {
+            Lowered::LView {
+                param,
+                layout,
+                base,
+            } => Ok((param, layout, base)),
+            _ => Err(self.invalid(id, "the operand is not a layout view")),
+        }
+    }
+
+    /// `(x div d, x mod d)`, Euclidean, for a constant `d > 0` (`x` i64).
+    fn div_euclid(&mut self, x: Reg, d: i64) -> (Reg, Reg) {
+        if d == 1 {
+            let zero = self.constant(Scalar::I64(0));
+            return (x, zero);
+        }
+        let dc = self.constant(Scalar::I64(d));
+        let zero = self.constant(Scalar::I64(0));
+        let r = self.binary(BinaryOp::Rem, x, dc);
+        let negative = self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![r, zero], DType::Bool);
+        let lifted = self.binary(BinaryOp::Add, r, dc);
+        let r = self.select(negative, lifted, r);
+        let exact = self.binary(BinaryOp::Sub, x, r);
+        let q = self.binary(BinaryOp::Div, exact, dc);
+        (q, r)
+    }
+
+    /// `layout((c0, c1, ...))` for one `i64` index register per top-level
+    /// mode: colexicographic within a mode, the last leaf taking the rest.
+    fn at_coordinate(
+        &mut self,
+        id: OpId,
+        layout: &Layout,
+        coordinate: &[Reg],
+    ) -> Result<Reg, LowerError> {
+        let modes = layout.modes();
+        if modes.len() != coordinate.len() {
+            return Err(self.invalid(
+                id,
+                format!("{} index(es) for the modes of {layout}", coordinate.len()),
+            ));
+        }
+        let mut total = self.constant(Scalar::I64(0));
+        for (mode, &c) in modes.iter().zip(coordinate) {
+            let shape = mode.shape().leaves();
+            let stride = mode.stride().leaves();
+            let mut rest = c;
+            for (l, (&s, &d)) in shape.iter().zip(&stride).enumerate() {
+                let part = if l + 1 == shape.len() {
+                    rest
+                } else {
+                    let (q, r) = self.div_euclid(rest, s.max(1));
+                    rest = q;
+                    r
+                };
+                if d != 0 {
+                    let dc = self.constant(Scalar::I64(d));
+                    let term = self.binary(BinaryOp::Mul, part, dc);
+                    total = self.binary(BinaryOp::Add, total, term);
+                }
+            }
+        }
+        Ok(total)
+    }
+
+    /// The size of tensor `param`'s element space (hoisted): 0 when an
+    /// extent is 0, else `1 + Σ (e_k − 1)·max(s_k, 0)`.
+    fn element_space(&mut self, param: usize) -> Result<Reg, LowerError> {
+        let rank = match self.program.params.get(param).map(|p| &p.kind) {
+            Some(crate::program::ParamKind::Tensor(t)) => t.rank,
+            _ => {
+                return Err(LowerError::Invalid {
+                    op: "a layout view".into(),
+                    reason: format!("parameter {param} is not a tensor"),
+                })
+            }
+        };
+        let zero = self.constant(Scalar::I64(0));
+        let one = self.constant(Scalar::I64(1));
+        let mut space = one;
+        let mut empty = self.constant(Scalar::Bool(false));
+        for axis in 0..rank {
+            let e = self.tensor_meta(param, axis, false);
+            let s = self.tensor_meta(param, axis, true);
+            let is_empty = self.hoist(ThreadOpKind::Cmp(CmpPred::Eq), vec![e, zero], DType::Bool);
+            empty = self.hoist(
+                ThreadOpKind::Binary(BinaryOp::Or),
+                vec![empty, is_empty],
+                DType::Bool,
+            );
+            let reach = self.hoist(
+                ThreadOpKind::Binary(BinaryOp::Sub),
+                vec![e, one],
+                DType::I64,
+            );
+            let positive = self.hoist(
+                ThreadOpKind::Binary(BinaryOp::Max),
+                vec![s, zero],
+                DType::I64,
+            );
+            let term = self.hoist(
+                ThreadOpKind::Binary(BinaryOp::Mul),
+                vec![reach, positive],
+                DType::I64,
+            );
+            space = self.hoist(
+                ThreadOpKind::Binary(BinaryOp::Add),
+                vec![space, term],
+                DType::I64,
+            );
+        }
+        Ok(self.hoist(ThreadOpKind::Select, vec![empty, zero, space], DType::I64))
+    }
+
+    /// The note of an access through a layout view (no proofs: its offsets
+    /// are checked against the tensor's element space).
+    fn lview_note(&self, masked: bool) -> String {
+        super::memory::bounds_note(&[false], masked, self.bounds_checks)
+    }
+
+    /// The address and mask of every register of `tile` for an access
+    /// through the view `(layout, base)` of tensor `param`: stores mask by
+    /// the owning copy, loads by liveness; unmasked accesses get one bounds
+    /// check (its index operand is the view's base).
+    #[allow(clippy::too_many_arguments)]
+    fn lview_access(
+        &mut self,
+        id: OpId,
+        param: usize,
+        layout: &Layout,
+        base: Reg,
+        tile: &super::DistLayout,
+        masked: bool,
+        write: bool,
+    ) -> Result<(Vec<Reg>, Vec<Reg>), LowerError> {
+        let coords = self.coords(tile);
+        let space = self.element_space(param)?;
+        let zero = self.constant(Scalar::I64(0));
+        let truth = self.constant(Scalar::Bool(true));
+        let mut addresses = Vec::new();
+        let mut masks = Vec::new();
+        let mut all_ok = truth;
+        for v in 0..tile.registers() {
+            let c: Vec<Reg> = coords.axes[v]
+                .iter()
+                .map(|&a| self.hoisted_cast(a, DType::I64))
+                .collect();
+            let local = self.at_coordinate(id, layout, &c)?;
+            let at = self.binary(BinaryOp::Add, base, local);
+            let above = self.emit(ThreadOpKind::Cmp(CmpPred::Ge), vec![at, zero], DType::Bool);
+            let below = self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![at, space], DType::Bool);
+            let inside = self.and(above, below);
+            let live = coords.live[v];
+            if !masked && self.bounds_checks {
+                let ok = if self.is_true(live) {
+                    inside
+                } else {
+                    self.select(live, inside, truth)
+                };
+                all_ok = self.and(all_ok, ok);
+            }
+            let holder = if write { coords.owner[v] } else { live };
+            addresses.push(at);
+            masks.push(self.and(holder, inside));
+        }
+        if !masked && self.bounds_checks {
+            let op = self.describe(id);
+            self.emit_op(ThreadOpKind::BoundsCheck { op }, vec![all_ok, base], &[]);
+        }
+        Ok((addresses, masks))
+    }
+}
+
+/// Whether `layout` sends its tile's elements to distinct offsets.
+fn injective(layout: &Layout) -> bool {
+    let size = layout.size();
+    let mut seen = HashSet::new();
+    (0..size).all(|i| seen.insert(layout.call(i)))
+}

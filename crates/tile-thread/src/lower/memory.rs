@@ -1,0 +1,435 @@
+//! Global memory: `dim`, `partition_view`, loads and stores.
+//!
+//! A partition view is the pair (tensor parameter, tile shape); it emits no
+//! code. A load or store of the partition at index `(i_0, …)` computes, for
+//! each register `v` with tile coordinate `c_v`,
+//!
+//! ```text
+//! g_d     = i_d * tile[d] + c_v[d]                 (i64)
+//! address = Σ_d g_d * stride[d]                    (elements from element zero)
+//! inside  = ∧_d 0 ≤ i_d ∧ g_d < dim[d]
+//! mask    = live_v ∧ inside                        (masked or checked)
+//! ```
+//!
+//! and issues one `ld.global`/`st.global` per register, or, when the layout
+//! gives a thread `w` consecutive elements of a row, one `w`-wide access per
+//! `w` registers behind a runtime contiguity test (see
+//! `Lowerer::vectorized`): strides and base addresses are runtime values, so
+//! the specialization is checked, not assumed. Masked-off elements of a load take
+//! the padding value; dead registers are always masked off.
+//!
+//! An axis whose partition index the analysis of `proofs.rs` proves in
+//! bounds (`0 ≤ i_d` and `i_d·tile[d] + tile[d] − 1 < dim[d]` on every
+//! execution) contributes nothing to `inside`. An unmasked access with
+//! unproven axes gets, in safe mode, a `bounds_check` of
+//! `∧_v (live_v ⇒ inside_v)` before the access, whose mask also includes
+//! `inside`: a failing check raises the error and touches no memory. With
+//! the checks off ([`super::Options::without_bounds_checks`], the `unsafe`
+//! mode) an unmasked access is trusted and only masked by `live`. Every
+//! access carries a note saying which of these applies (see
+//! [`bounds_note`]).
+
+use super::{LowerError, Lowered, Lowerer};
+use crate::layout_assign::DistLayout;
+use crate::program::{Reg, Region, ThreadOpKind};
+use tile_ir::eval::{canonical_nan, round_f64};
+use tile_ir::{BinaryOp, CmpPred, DType, OpId, OpKind, Padding, Scalar, Value};
+
+/// Emits one access: `(lowerer, width, address, masks)` → the loaded
+/// registers (none for a store).
+trait EmitAccess: for<'l, 'a> FnMut(&'l mut Lowerer<'a>, usize, Reg, &[Reg]) -> Vec<Reg> {}
+impl<F: for<'l, 'a> FnMut(&'l mut Lowerer<'a>, usize, Reg, &[Reg]) -> Vec<Reg>> EmitAccess for F {}
+
+/// The per-register addresses and masks of one access.
+struct Access {
+    param: usize,
+    addresses: Vec<Reg>,
+    masks: Vec<Reg>,
+    /// How the access is kept in bounds, for the text form.
+    note: String,
+}
+
+impl Lowerer<'_> {
+    /// A tensor's extent (`i64`) or stride along an axis, hoisted.
+    pub(super) fn tensor_meta(&mut self, param: usize, axis: usize, stride: bool) -> Reg {
+        if let Some(&r) = self.meta.get(&(param, axis, stride)) {
+            return r;
+        }
+        let r = if stride {
+            self.hoist(
+                ThreadOpKind::TensorStride { param, axis },
+                vec![],
+                DType::I64,
+            )
+        } else {
+            let d = self.hoist(ThreadOpKind::TensorDim { param, axis }, vec![], DType::I32);
+            self.hoisted_cast(d, DType::I64)
+        };
+        self.meta.insert((param, axis, stride), r);
+        r
+    }
+
+    /// Lowers `dim`, `partition_view`, loads and stores.
+    pub(super) fn memory(&mut self, id: OpId) -> Result<(), LowerError> {
+        let func = self.func;
+        let op = func.op(id);
+        match &op.kind {
+            OpKind::Dim { axis } => {
+                let param = self.tensor_param(id, op.operands.first().copied())?;
+                let r = self.hoist(
+                    ThreadOpKind::TensorDim { param, axis: *axis },
+                    vec![],
+                    DType::I32,
+                );
+                self.bind(id, Lowered::Scalar(r))
+            }
+            OpKind::PartitionView { shape } => {
+                let param = self.tensor_param(id, op.operands.first().copied())?;
+                self.bind(
+                    id,
+                    Lowered::View {
+                        param,
+                        tile: shape.clone(),
+                    },
+                )
+            }
+            OpKind::Load | OpKind::LoadMasked { .. } => {
+                let result = *op
+                    .results
+                    .first()
+                    .ok_or_else(|| self.invalid(id, "no result"))?;
+                let dtype = func.ty(result).dtype();
+                let layout = self.layout_of(id, result)?;
+                let masked = matches!(op.kind, OpKind::LoadMasked { .. });
+                let access = self.access(id, &op.operands, &layout, masked, false)?;
+                let other = match &op.kind {
+                    OpKind::LoadMasked { padding } => {
+                        padding_value(*padding, dtype).ok_or_else(|| {
+                            self.invalid(id, format!("padding {padding:?} for {dtype}"))
+                        })?
+                    }
+                    _ => Scalar::zero(dtype),
+                };
+                let other = self.constant(other);
+                let regs = self.vectorized(&access, &layout, dtype, |s, width, addr, masks| {
+                    let mut operands = vec![addr];
+                    operands.extend(masks);
+                    operands.extend(vec![other; masks.len()]);
+                    let kind = ThreadOpKind::LoadGlobal {
+                        param: access.param,
+                        width: width as u8,
+                    };
+                    let op = s.emit_op(kind, operands, &vec![dtype; width]);
+                    s.program.notes.insert(op, access.note.clone());
+                    s.program.ops[op].results.clone()
+                });
+                self.bind(id, Lowered::Tile { layout, regs })
+            }
+            OpKind::Store | OpKind::StoreMasked => {
+                let (value, rest) = op
+                    .operands
+                    .split_first()
+                    .ok_or_else(|| self.invalid(id, "no operands"))?;
+                let (layout, regs) = self.tile(id, *value)?;
+                let access = self.access(
+                    id,
+                    rest,
+                    &layout,
+                    matches!(op.kind, OpKind::StoreMasked),
+                    true,
+                )?;
+                let dtype = func.ty(*value).dtype();
+                let mut next = 0;
+                self.vectorized(&access, &layout, dtype, |s, width, addr, masks| {
+                    let mut operands = vec![addr];
+                    operands.extend(&regs[next..next + width]);
+                    operands.extend(masks);
+                    next = (next + width) % regs.len().max(1);
+                    let kind = ThreadOpKind::StoreGlobal {
+                        param: access.param,
+                        width: width as u8,
+                    };
+                    let op = s.emit_op(kind, operands, &[]);
+                    s.program.notes.insert(op, access.note.clone());
+                    Vec::new()
+                });
+                Ok(())
+            }
+            _ => Err(self.invalid(id, "not a memory op")),
+        }
+    }
+
+    /// Emits the accesses of `access` through `emit(self, width, address,
+    /// masks)` (which returns the loaded registers, or none for a store):
+    /// with width 1 per register, or — when the layout holds `w > 1`
+    /// consecutive elements per thread along the innermost axis — as
+    /// `if contiguous { w-wide accesses } else { 1-wide accesses }`, where
+    /// `contiguous` is the uniform runtime test that the innermost stride is
+    /// 1, every other stride a multiple of `w`, and element zero aligned to
+    /// `w` elements. Vector `g` covers registers `g·w .. g·w + w`, whose
+    /// elements are then consecutive in memory and aligned.
+    fn vectorized(
+        &mut self,
+        access: &Access,
+        layout: &DistLayout,
+        dtype: DType,
+        mut emit: impl EmitAccess,
+    ) -> Vec<Reg> {
+        let inner = layout.shape.len() - 1;
+        // A vector covers consecutive elements only if it divides both the
+        // thread's run along the innermost axis and that axis' extent
+        // (otherwise the run wraps around the tile, e.g. two registers
+        // holding copies of a one-element tile).
+        let run = layout.size_per_thread[inner];
+        let extent = layout.shape[inner];
+        let mut width = run.min(16 / dtype.size_bytes().max(1));
+        while width > 1 && (!run.is_multiple_of(width) || !extent.is_multiple_of(width)) {
+            width -= 1;
+        }
+        let scalar = |s: &mut Self, emit: &mut dyn EmitAccess| {
+            let mut regs = Vec::new();
+            for (&a, &m) in access.addresses.iter().zip(&access.masks) {
+                regs.extend(emit(s, 1, a, &[m]));
+            }
+            regs
+        };
+        if width <= 1 {
+            return scalar(self, &mut emit);
+        }
+        let contiguous = self.contiguous(access.param, layout.shape.len(), width, dtype);
+        let saved = std::mem::take(&mut self.current);
+        let mut vector_regs = Vec::new();
+        for g in 0..access.addresses.len() / width {
+            let masks = &access.masks[g * width..(g + 1) * width];
+            vector_regs.extend(emit(self, width, access.addresses[g * width], masks));
+        }
+        self.emit_op(ThreadOpKind::Yield, vector_regs.clone(), &[]);
+        let then_ops = std::mem::take(&mut self.current);
+        let scalar_regs = scalar(self, &mut emit);
+        self.emit_op(ThreadOpKind::Yield, scalar_regs, &[]);
+        let else_ops = std::mem::replace(&mut self.current, saved);
+        let types: Vec<DType> = vector_regs.iter().map(|&r| self.program.dtype(r)).collect();
+        let regions = vec![
+            Region {
+                args: vec![],
+                ops: then_ops,
+            },
+            Region {
+                args: vec![],
+                ops: else_ops,
+            },
+        ];
+        let op = self
+            .program
+            .create_op(ThreadOpKind::If, vec![contiguous], &types, regions);
+        self.current.push(op);
+        self.program.ops[op].results.clone()
+    }
+
+    /// The hoisted test that `width`-wide accesses to tensor `param` (of
+    /// `rank` axes) are contiguous and aligned (see [`Self::vectorized`]).
+    fn contiguous(&mut self, param: usize, rank: usize, width: usize, dtype: DType) -> Reg {
+        if let Some(&r) = self.contiguity.get(&(param, width)) {
+            return r;
+        }
+        let one = self.constant(Scalar::I64(1));
+        let zero = self.constant(Scalar::I64(0));
+        let w = self.constant(Scalar::I64(width as i64));
+        let inner = self.tensor_meta(param, rank - 1, true);
+        let mut ok = self.hoist(
+            ThreadOpKind::Cmp(CmpPred::Eq),
+            vec![inner, one],
+            DType::Bool,
+        );
+        let multiple_of = |s: &mut Self, x: Reg, k: Reg, ok: Reg| {
+            let r = s.hoist(ThreadOpKind::Binary(BinaryOp::Rem), vec![x, k], DType::I64);
+            let is = s.hoist(ThreadOpKind::Cmp(CmpPred::Eq), vec![r, zero], DType::Bool);
+            s.hoist(
+                ThreadOpKind::Binary(BinaryOp::And),
+                vec![ok, is],
+                DType::Bool,
+            )
+        };
+        for axis in 0..rank - 1 {
+            let stride = self.tensor_meta(param, axis, true);
+            ok = multiple_of(self, stride, w, ok);
+        }
+        let align = self.hoist(ThreadOpKind::TensorAlign { param }, vec![], DType::I64);
+        let bytes = self.constant(Scalar::I64((width * dtype.size_bytes()) as i64));
+        ok = multiple_of(self, align, bytes, ok);
+        self.contiguity.insert((param, width), ok);
+        ok
+    }
+
+    fn tensor_param(&mut self, id: OpId, v: Option<Value>) -> Result<usize, LowerError> {
+        let v = v.ok_or_else(|| self.invalid(id, "no tensor operand"))?;
+        match self.get(id, v)? {
+            Lowered::Tensor { param } => Ok(param),
+            _ => Err(self.invalid(id, "the operand is not a tensor parameter")),
+        }
+    }
+
+    /// Addresses and masks of an access through `operands` = view, indices.
+    /// A masked access masks elements outside the tensor; an unmasked one is
+    /// checked (see [`ThreadOpKind::BoundsCheck`]) unless checks are off.
+    fn access(
+        &mut self,
+        id: OpId,
+        operands: &[Value],
+        layout: &DistLayout,
+        masked: bool,
+        write: bool,
+    ) -> Result<Access, LowerError> {
+        let (view, indices) = operands
+            .split_first()
+            .ok_or_else(|| self.invalid(id, "no view operand"))?;
+        let Lowered::View { param, tile } = self.get(id, *view)? else {
+            return Err(self.invalid(id, "the operand is not a partition view"));
+        };
+        if indices.len() != tile.rank() || tile.dims() != layout.shape.as_slice() {
+            return Err(self.invalid(id, "indices or tile do not match the view"));
+        }
+        let proven: Vec<bool> = (0..indices.len())
+            .map(|d| self.proofs.proven(id, d))
+            .collect();
+        let bounded = masked || self.bounds_checks;
+        // An unmasked access with an unproven axis is checked (in safe mode).
+        let checked = bounded && !masked && proven.contains(&false);
+        let coords = self.coords(layout);
+        let zero = self.constant(Scalar::I64(0));
+        let truth = self.constant(Scalar::Bool(true));
+        let mut index_regs = Vec::new();
+        let mut origins = Vec::new();
+        let mut index_ok = truth;
+        for (d, &i) in indices.iter().enumerate() {
+            let i = self.scalar(id, i)?;
+            let i = self.cast(i, DType::I64);
+            index_regs.push(i);
+            if bounded && !proven[d] {
+                let ok = self.emit(ThreadOpKind::Cmp(CmpPred::Ge), vec![i, zero], DType::Bool);
+                index_ok = self.and(index_ok, ok);
+            }
+            let extent = self.constant(Scalar::I64(tile.dims()[d] as i64));
+            origins.push(self.binary(BinaryOp::Mul, i, extent));
+        }
+        let mut addresses = Vec::new();
+        let mut masks = Vec::new();
+        let mut all_ok = truth;
+        for v in 0..layout.registers() {
+            let mut address: Option<Reg> = None;
+            let mut inside = index_ok;
+            for (d, &origin) in origins.iter().enumerate() {
+                let c = self.hoisted_cast(coords.axes[v][d], DType::I64);
+                let g = self.binary(BinaryOp::Add, origin, c);
+                if bounded && !proven[d] {
+                    let extent = self.tensor_meta(param, d, false);
+                    let lt =
+                        self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![g, extent], DType::Bool);
+                    inside = self.and(inside, lt);
+                }
+                let stride = self.tensor_meta(param, d, true);
+                let term = self.binary(BinaryOp::Mul, g, stride);
+                address = Some(match address {
+                    Some(a) => self.binary(BinaryOp::Add, a, term),
+                    None => term,
+                });
+            }
+            let live = coords.live[v];
+            if checked {
+                // A dead register never fails the check.
+                let ok = if self.is_true(live) {
+                    inside
+                } else {
+                    self.select(live, inside, truth)
+                };
+                all_ok = self.and(all_ok, ok);
+            }
+            addresses.push(address.unwrap_or(zero));
+            // Every copy loads; only the owner of an element stores it.
+            let holder = if write { coords.owner[v] } else { live };
+            masks.push(self.and(holder, inside));
+        }
+        if checked {
+            let mut check_operands = vec![all_ok];
+            check_operands.extend(index_regs);
+            let op = self.describe(id);
+            self.emit_op(ThreadOpKind::BoundsCheck { op }, check_operands, &[]);
+        }
+        let note = bounds_note(&proven, masked, bounded);
+        Ok(Access {
+            param,
+            addresses,
+            masks,
+            note,
+        })
+    }
+
+    /// `a ∧ b`, folding the constant `true`.
+    pub(super) fn and(&mut self, a: Reg, b: Reg) -> Reg {
+        if self.is_true(a) {
+            b
+        } else if self.is_true(b) {
+            a
+        } else {
+            self.binary(BinaryOp::And, a, b)
+        }
+    }
+}
+
+/// The note of an access in the text form: `bounds: proven` when every axis
+/// of its partition index is proven in bounds, otherwise how the unproven
+/// axes are kept in bounds (`masked`, `checked`, or `unchecked (unsafe)`),
+/// naming the axes when only some are proven.
+pub(super) fn bounds_note(proven: &[bool], masked: bool, bounded: bool) -> String {
+    let kept = if masked {
+        "masked"
+    } else if bounded {
+        "checked"
+    } else {
+        "unchecked (unsafe)"
+    };
+    let axes = |want: bool| {
+        let list: Vec<String> = (0..proven.len())
+            .filter(|&d| proven[d] == want)
+            .map(|d| d.to_string())
+            .collect();
+        list.join(", ")
+    };
+    if !proven.contains(&false) {
+        "bounds: proven".into()
+    } else if !proven.contains(&true) {
+        format!("bounds: {kept}")
+    } else {
+        format!(
+            "bounds: axes [{}] proven, [{}] {kept}",
+            axes(true),
+            axes(false)
+        )
+    }
+}
+
+/// The value of a masked-off element (the interpreter's rule).
+pub(super) fn padding_value(padding: Padding, dtype: DType) -> Option<Scalar> {
+    let infinity = |negative: bool| match dtype {
+        DType::F8E5M2 => Some(Scalar::from_bits(
+            DType::F8E5M2,
+            if negative { 0xfc } else { 0x7c },
+        )),
+        DType::F16 | DType::BF16 | DType::F32 | DType::F64 => round_f64(
+            if negative {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            },
+            dtype,
+        ),
+        _ => None,
+    };
+    match padding {
+        Padding::Zero => Some(Scalar::zero(dtype)),
+        Padding::Nan => canonical_nan(dtype),
+        Padding::PosInf => infinity(false),
+        Padding::NegInf => infinity(true),
+        Padding::Value(v) => Some(v).filter(|v| v.dtype() == dtype),
+    }
+}

@@ -1,0 +1,449 @@
+//! Lowering: from a tile-IR [`Function`] to a thread-level [`Program`].
+//!
+//! The lowering walks the tile IR once, in order, with the layouts of
+//! [`crate::layout_assign`], and turns every tile value into the registers a
+//! thread holds in its layout (one register per element, live or dead). One
+//! file per op family:
+//!
+//! | file | ops |
+//! |---|---|
+//! | `coords.rs` | the coordinates of each register, computed once per layout |
+//! | `elementwise.rs` | constants, `full`, `iota`, unary, binary, `cmp`, `select`, `fma`, `cast`, scalar `broadcast` |
+//! | `memory.rs` | `dim`, `partition_view`, `load`, `load_masked`, `store`, `store_masked` |
+//! | `shared.rs` | shared-memory allocation with reuse, staging, gathers, layout conversions |
+//! | `movement.rs` | tile `broadcast`, `reshape`, `permute`, `expand`, `flip`, `slice`, `pad`, `cat` through shared memory |
+//! | `reduce.rs` | `reduce`, `arg`, `scan` (sequential, in the interpreter's order) |
+//! | `reduce_tree.rs` | integer `reduce`: in thread, warp shuffles, across warps |
+//! | `dot.rs` | `dot` on CUDA cores, operands staged through shared memory |
+//! | `control.rs` | `for`, `if` (structured and uniform) |
+//! | `proofs.rs` | which partition-index axes of loads and stores are proven in bounds |
+//!
+//! Every op of the tile IR is lowered; errors are for unverified input
+//! ([`LowerError::Invalid`]) and tiles without a layout.
+
+mod control;
+mod coords;
+mod dot;
+mod elementwise;
+mod lview;
+mod memory;
+mod movement;
+mod proofs;
+mod reduce;
+mod reduce_tree;
+mod shared;
+mod shuffle_convert;
+mod swizzle;
+
+use crate::layout_assign::{assign, DistLayout, LayoutBuildError, LayoutPlan};
+use crate::program::{OpId as ThreadOp, Param, ParamKind, Program, Reg, ThreadOpKind};
+use std::collections::HashMap;
+use std::rc::Rc;
+use tile_ir::{DType, Function, OpId, OpKind, Region, Scalar, Shape, Type, Value, ValueNames};
+
+/// Options of one specialization.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Warps per block (a power of two); a block has `32 * num_warps` threads.
+    pub num_warps: u32,
+    /// Whether unmasked loads and stores that are not proven in bounds get a
+    /// `bounds_check` (private: only [`Options::without_bounds_checks`],
+    /// which is `unsafe`, turns it off).
+    bounds_checks: bool,
+    /// Whether shared-memory stagings read across rows (layout conversions,
+    /// `permute`) are XOR-swizzled against bank conflicts (true by default;
+    /// false to measure what the swizzle saves).
+    pub swizzle_shared: bool,
+}
+
+impl Options {
+    /// Safe options for `num_warps` warps.
+    pub fn warps(num_warps: u32) -> Options {
+        Options {
+            num_warps,
+            bounds_checks: true,
+            swizzle_shared: true,
+        }
+    }
+
+    /// These options with the swizzle of shared-memory stagings on or off.
+    pub fn with_swizzle_shared(self, swizzle_shared: bool) -> Options {
+        Options {
+            swizzle_shared,
+            ..self
+        }
+    }
+
+    /// These options without the bounds checks of unmasked accesses that are
+    /// not proven in bounds (the `unsafe` mode; proven accesses never carry
+    /// a check and masked ones stay masked).
+    ///
+    /// # Safety
+    ///
+    /// A program lowered with these options reads and writes wherever its
+    /// unmasked accesses point: launching it is undefined behaviour unless
+    /// the caller guarantees that every unmasked load and store lies inside
+    /// its tensor for the shapes and grid of that launch.
+    pub unsafe fn without_bounds_checks(self) -> Options {
+        Options {
+            bounds_checks: false,
+            ..self
+        }
+    }
+
+    /// Whether unproven unmasked accesses are checked (true unless built by
+    /// [`Options::without_bounds_checks`]).
+    pub fn checks_bounds(&self) -> bool {
+        self.bounds_checks
+    }
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options::warps(4)
+    }
+}
+
+/// Why a function could not be lowered.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LowerError {
+    /// An op whose operands break the tile IR's rules (unverified input).
+    #[error("`{op}`: {reason}")]
+    Invalid {
+        /// The op's description.
+        op: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A tile without a blocked layout.
+    #[error(transparent)]
+    Layout(#[from] LayoutBuildError),
+    /// An op the lowering does not handle yet.
+    #[error("`{op}`: the GPU lowering does not support this op yet")]
+    Unsupported {
+        /// The op's description.
+        op: String,
+    },
+}
+
+/// Lowers `func` (which must pass the tile IR's verifier) for one
+/// specialization.
+pub fn lower(func: &Function, options: &Options) -> Result<Program, LowerError> {
+    let plan = assign(func, options.num_warps)?;
+    let mut program = Program::new(func.name.clone(), options.num_warps);
+    let mut env = HashMap::new();
+    for (index, p) in func.params.iter().enumerate() {
+        let (kind, lowered) = match func.ty(p.value) {
+            Type::Tensor(t) => (ParamKind::Tensor(*t), Lowered::Tensor { param: index }),
+            Type::Scalar(d) => (ParamKind::Scalar(*d), Lowered::Param { index, dtype: *d }),
+            other => {
+                return Err(LowerError::Invalid {
+                    op: "kernel".into(),
+                    reason: format!("parameter `{}` of type {other}", p.name),
+                })
+            }
+        };
+        program.params.push(Param {
+            name: p.name.clone(),
+            kind,
+        });
+        env.insert(p.value, lowered);
+    }
+    let mut lowerer = Lowerer {
+        func,
+        names: ValueNames::new(func),
+        plan,
+        program,
+        env,
+        current: Vec::new(),
+        prologue: Vec::new(),
+        consts: HashMap::new(),
+        coords: HashMap::new(),
+        meta: HashMap::new(),
+        casts: HashMap::new(),
+        hoisted: HashMap::new(),
+        contiguity: HashMap::new(),
+        thread_id: None,
+        loop_depth: 0,
+        bounds_checks: options.bounds_checks,
+        proofs: proofs::Proofs::analyze(func),
+        swizzle_shared: options.swizzle_shared,
+        yield_targets: Vec::new(),
+        free_shared: Vec::new(),
+    };
+    let body = lowerer.region(&func.body)?;
+    let mut ops = std::mem::take(&mut lowerer.prologue);
+    ops.extend(body);
+    lowerer.program.body.ops = ops;
+    Ok(lowerer.program)
+}
+
+/// A tile-IR value after lowering.
+#[derive(Clone, Debug)]
+enum Lowered {
+    /// A scalar: one register, equal in every thread.
+    Scalar(Reg),
+    /// A scalar parameter, read on first use.
+    Param { index: usize, dtype: DType },
+    /// A tile: a register per element the thread holds in `layout`.
+    Tile {
+        layout: Rc<DistLayout>,
+        regs: Vec<Reg>,
+    },
+    /// A tensor parameter.
+    Tensor { param: usize },
+    /// A partition view of a tensor parameter.
+    View { param: usize, tile: Shape },
+    /// A layout view of a tensor parameter: its static layout and its base
+    /// offset (an `i64` register, uniform).
+    LView {
+        param: usize,
+        layout: tile_ir::layout::Layout,
+        base: Reg,
+    },
+}
+
+/// The coordinates of every register of a layout in the executing thread.
+#[derive(Clone, Debug)]
+struct Coords {
+    /// Per register, its coordinate along each axis (`i32`).
+    axes: Vec<Vec<Reg>>,
+    /// Per register, its row-major index in the tile (`i32`).
+    linear: Vec<Reg>,
+    /// Per register, whether its element lies in the tile (`bool`).
+    live: Vec<Reg>,
+    /// Per register, whether it is the one copy of its element that writes
+    /// it to memory (`live` but for the copies of a slice layout).
+    owner: Vec<Reg>,
+    /// Per register, the first register of the thread holding the same
+    /// element (itself unless the layout is a slice).
+    representative: Vec<usize>,
+}
+
+/// The state of one lowering.
+struct Lowerer<'a> {
+    func: &'a Function,
+    names: ValueNames,
+    plan: LayoutPlan,
+    program: Program,
+    env: HashMap<Value, Lowered>,
+    /// The ops of the region being built.
+    current: Vec<ThreadOp>,
+    /// Uniform, side-effect-free ops hoisted to the start of the kernel
+    /// (constants, thread ids, coordinates, tensor extents and strides).
+    prologue: Vec<ThreadOp>,
+    consts: HashMap<(DType, u64), Reg>,
+    coords: HashMap<DistLayout, Coords>,
+    /// Hoisted tensor extents (`i64`) and strides, by (parameter, axis, is-stride).
+    meta: HashMap<(usize, usize, bool), Reg>,
+    /// Hoisted contiguity tests, by (tensor parameter, vector width).
+    contiguity: HashMap<(usize, usize), Reg>,
+    /// The prologue's ops by (kind, operands, dtype), for reuse.
+    hoisted: HashMap<(String, Vec<Reg>, DType), Reg>,
+    /// Hoisted casts of prologue registers, by (register, dtype).
+    casts: HashMap<(Reg, DType), Reg>,
+    /// The `thread_id` register, once emitted.
+    thread_id: Option<Reg>,
+    /// How many `for` bodies enclose the op being lowered.
+    loop_depth: usize,
+    /// Whether unproven unmasked accesses are checked.
+    bounds_checks: bool,
+    /// The axes of accesses proven in bounds.
+    proofs: proofs::Proofs,
+    /// Whether cross-row stagings are swizzled ([`Options::swizzle_shared`]).
+    swizzle_shared: bool,
+    /// Shared allocations whose last reads have been emitted, for reuse.
+    free_shared: Vec<crate::program::SharedId>,
+    /// Per enclosing region being lowered, the layouts its `yield` must
+    /// produce (`None`: any, for a then branch).
+    yield_targets: Vec<Option<Vec<control::Slot>>>,
+}
+
+impl<'a> Lowerer<'a> {
+    /// Lowers the ops of `region`; returns the thread-level ops.
+    fn region(&mut self, region: &'a Region) -> Result<Vec<ThreadOp>, LowerError> {
+        let saved = std::mem::take(&mut self.current);
+        for &id in &region.ops {
+            self.op(id)?;
+        }
+        Ok(std::mem::replace(&mut self.current, saved))
+    }
+
+    fn describe(&self, id: OpId) -> String {
+        self.names.describe_op(self.func, id)
+    }
+
+    fn invalid(&self, id: OpId, reason: impl Into<String>) -> LowerError {
+        LowerError::Invalid {
+            op: self.describe(id),
+            reason: reason.into(),
+        }
+    }
+
+    /// The lowered value of a tile-IR value.
+    fn get(&mut self, id: OpId, v: Value) -> Result<Lowered, LowerError> {
+        match self.env.get(&v).cloned() {
+            Some(Lowered::Param { index, dtype }) => {
+                let r = self.hoist(ThreadOpKind::Param { index }, vec![], dtype);
+                self.env.insert(v, Lowered::Scalar(r));
+                Ok(Lowered::Scalar(r))
+            }
+            Some(l) => Ok(l),
+            None => Err(self.invalid(
+                id,
+                format!("{} is used before it is defined", self.names.name(v)),
+            )),
+        }
+    }
+
+    /// The register of a scalar operand.
+    fn scalar(&mut self, id: OpId, v: Value) -> Result<Reg, LowerError> {
+        match self.get(id, v)? {
+            Lowered::Scalar(r) => Ok(r),
+            _ => Err(self.invalid(id, format!("{} is not a scalar", self.names.name(v)))),
+        }
+    }
+
+    /// The layout and registers of a tile operand.
+    fn tile(&mut self, id: OpId, v: Value) -> Result<(Rc<DistLayout>, Vec<Reg>), LowerError> {
+        match self.get(id, v)? {
+            Lowered::Tile { layout, regs } => Ok((layout, regs)),
+            _ => Err(self.invalid(id, format!("{} is not a tile", self.names.name(v)))),
+        }
+    }
+
+    /// The layout the plan gives to tile value `v`.
+    fn layout_of(&self, id: OpId, v: Value) -> Result<Rc<DistLayout>, LowerError> {
+        self.plan
+            .values
+            .get(&v)
+            .map(|l| Rc::new(l.clone()))
+            .ok_or_else(|| self.invalid(id, format!("{} is not a tile", self.names.name(v))))
+    }
+
+    /// Binds the single result of `id`.
+    fn bind(&mut self, id: OpId, value: Lowered) -> Result<(), LowerError> {
+        match self.func.op(id).results.as_slice() {
+            [r] => {
+                self.env.insert(*r, value);
+                Ok(())
+            }
+            _ => Err(self.invalid(id, "expected one result")),
+        }
+    }
+
+    /// Emits an op into the current region; returns it.
+    fn emit_op(&mut self, kind: ThreadOpKind, operands: Vec<Reg>, results: &[DType]) -> ThreadOp {
+        let op = self.program.create_op(kind, operands, results, Vec::new());
+        self.current.push(op);
+        op
+    }
+
+    /// Emits a one-result op into the current region.
+    fn emit(&mut self, kind: ThreadOpKind, operands: Vec<Reg>, dtype: DType) -> Reg {
+        let op = self.emit_op(kind, operands, &[dtype]);
+        self.program.ops[op].results[0]
+    }
+
+    /// Emits a one-result op into the prologue.
+    /// Emits a one-result op into the prologue, or returns the register of
+    /// an identical one already there (prologue ops are pure: this is common
+    /// subexpression elimination, e.g. of the lane index of two layouts).
+    fn hoist(&mut self, kind: ThreadOpKind, operands: Vec<Reg>, dtype: DType) -> Reg {
+        let key = (format!("{kind:?}"), operands.clone(), dtype);
+        if let Some(&r) = self.hoisted.get(&key) {
+            return r;
+        }
+        let op = self.program.create_op(kind, operands, &[dtype], Vec::new());
+        self.prologue.push(op);
+        let r = self.program.ops[op].results[0];
+        self.hoisted.insert(key, r);
+        r
+    }
+
+    /// A constant (hoisted, one register per distinct value).
+    fn constant(&mut self, value: Scalar) -> Reg {
+        let key = (value.dtype(), value.to_bits());
+        if let Some(&r) = self.consts.get(&key) {
+            return r;
+        }
+        let r = self.hoist(ThreadOpKind::Const(value), vec![], value.dtype());
+        self.consts.insert(key, r);
+        r
+    }
+
+    fn i32c(&mut self, v: i64) -> Reg {
+        self.constant(Scalar::I32(v as i32))
+    }
+
+    /// `a <op> b` in the current region, of `a`'s dtype.
+    fn binary(&mut self, op: tile_ir::BinaryOp, a: Reg, b: Reg) -> Reg {
+        let d = self.program.dtype(a);
+        self.emit(ThreadOpKind::Binary(op), vec![a, b], d)
+    }
+
+    fn cast(&mut self, x: Reg, to: DType) -> Reg {
+        if self.program.dtype(x) == to {
+            return x;
+        }
+        self.emit(ThreadOpKind::Cast { to }, vec![x], to)
+    }
+
+    fn select(&mut self, c: Reg, a: Reg, b: Reg) -> Reg {
+        let d = self.program.dtype(a);
+        self.emit(ThreadOpKind::Select, vec![c, a, b], d)
+    }
+
+    /// Emits a barrier.
+    fn barrier(&mut self) {
+        self.emit_op(ThreadOpKind::Barrier, vec![], &[]);
+    }
+
+    /// Lowers one op.
+    fn op(&mut self, id: OpId) -> Result<(), LowerError> {
+        let func = self.func;
+        let op = func.op(id);
+        match &op.kind {
+            OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => {
+                let kind = if matches!(op.kind, OpKind::ProgramId { .. }) {
+                    ThreadOpKind::BlockId { axis: *axis }
+                } else {
+                    ThreadOpKind::GridDim { axis: *axis }
+                };
+                let r = self.hoist(kind, vec![], DType::I32);
+                self.bind(id, Lowered::Scalar(r))
+            }
+            OpKind::Constant { .. }
+            | OpKind::Full { .. }
+            | OpKind::Iota { .. }
+            | OpKind::Unary(_)
+            | OpKind::Binary(_)
+            | OpKind::Cmp(_)
+            | OpKind::Select
+            | OpKind::Fma
+            | OpKind::Cast { .. } => self.elementwise(id),
+            OpKind::Broadcast { .. }
+            | OpKind::Reshape { .. }
+            | OpKind::Permute { .. }
+            | OpKind::Expand { .. }
+            | OpKind::Flip { .. }
+            | OpKind::Slice { .. }
+            | OpKind::Pad { .. }
+            | OpKind::Cat { .. } => self.movement(id),
+            OpKind::Reduce { .. } | OpKind::ArgReduce { .. } | OpKind::Scan { .. } => {
+                self.reduce(id)
+            }
+            OpKind::Dot => self.dot(id),
+            OpKind::Dim { .. }
+            | OpKind::PartitionView { .. }
+            | OpKind::Load
+            | OpKind::LoadMasked { .. }
+            | OpKind::Store
+            | OpKind::StoreMasked => self.memory(id),
+            OpKind::For => self.lower_for(id),
+            OpKind::If => self.lower_if(id),
+            OpKind::Yield => self.lower_yield(id),
+            OpKind::LView(lview) => self.lview(id, lview),
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! Parallel reductions where the order cannot change the result.
+//!
+//! Wrapping `add`/`mul` and `min`/`max` of integers, and `min`/`max` of
+//! floats (NaN-propagating with a canonical NaN, `-0` below `+0`), are
+//! associative and commutative bit for bit, so such a `reduce … keepdim` of
+//! an operand without copies along axis `a` is combined as on a GPU, into the slice
+//! layout (with `keepdim`) or the layout with the axis dropped (without):
+//!
+//! 1. **in thread**: the registers of one row (equal coordinates off `a`)
+//!    fold into one partial; dead registers contribute the identity
+//!    (0, 1, the dtype's minimum or maximum, ∓inf);
+//! 2. **across lanes**: for each of the `log2(tpw[a])` lane bits of axis `a`,
+//!    `partial ⊕= shfl.bfly(partial, mask)` — afterwards every lane along `a`
+//!    holds the warp's total;
+//! 3. **across warps** (when `wpb[a] > 1`): lane 0 along `a` of each warp
+//!    writes its total to shared memory at `row · wpb[a] + warp_a`; after a
+//!    barrier every thread folds its row's `wpb[a]` totals.
+//!
+//! Float sums and products keep the sequential path of `reduce.rs`: a tree
+//! combines in another order and gives other bits than the interpreter.
+
+use super::Lowerer;
+use crate::layout_assign::DistLayout;
+use crate::program::{Reg, ShuffleMode, ThreadOpKind, WARP_SIZE};
+use tile_ir::eval::round_f64;
+use tile_ir::{BinaryOp, CmpPred, DType, Scalar};
+
+/// The identity of `op` on `dtype`: for floats `-inf` for `max` and `+inf`
+/// for `min` (±448 for `f8e4m3`, which has no infinity: its extreme finite
+/// values).
+fn identity(op: BinaryOp, dtype: DType) -> Option<Scalar> {
+    if dtype.is_float() {
+        let sign = if op == BinaryOp::Max { -1.0 } else { 1.0 };
+        return match dtype {
+            DType::F8E4M3 => round_f64(sign * 448.0, dtype),
+            DType::F8E5M2 => Some(Scalar::from_bits(
+                dtype,
+                if sign < 0.0 { 0xfc } else { 0x7c },
+            )),
+            _ => round_f64(sign * f64::INFINITY, dtype),
+        };
+    }
+    let bits = dtype.bits();
+    let (min, max) = if dtype.is_signed_int() {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    };
+    let value = match op {
+        BinaryOp::Add => 0,
+        BinaryOp::Mul => 1,
+        BinaryOp::Max => min,
+        BinaryOp::Min => max,
+        _ => return None,
+    };
+    Scalar::wrapping_from_i128(dtype, value)
+}
+
+impl Lowerer<'_> {
+    /// The thread's coordinate along `axis` among the lanes (`warp: false`)
+    /// or the warps (`warp: true`) of `layout`, hoisted.
+    fn thread_digit(&mut self, layout: &DistLayout, axis: usize, warp: bool) -> Reg {
+        let tid = self.thread_id();
+        let mut prefix = if warp { WARP_SIZE as i64 } else { 1 };
+        for &d in layout.order.iter().take_while(|&&d| d != axis) {
+            prefix *= if warp {
+                layout.warps_per_block[d]
+            } else {
+                layout.threads_per_warp[d]
+            } as i64;
+        }
+        let extent = if warp {
+            layout.warps_per_block[axis]
+        } else {
+            layout.threads_per_warp[axis]
+        };
+        let prefix_reg = self.i32c(prefix);
+        let extent_reg = self.i32c(extent as i64);
+        let q = self.hoist(
+            ThreadOpKind::Binary(BinaryOp::Div),
+            vec![tid, prefix_reg],
+            DType::I32,
+        );
+        self.hoist(
+            ThreadOpKind::Binary(BinaryOp::Rem),
+            vec![q, extent_reg],
+            DType::I32,
+        )
+    }
+
+    /// Reduces `regs` (in the layout `from`, without copies) along `axis`
+    /// with `op` into the registers of `to`: the slice of `from` along
+    /// `axis`, or `from` with `axis` dropped.
+    pub(super) fn tree_reduce(
+        &mut self,
+        op: BinaryOp,
+        dtype: DType,
+        axis: usize,
+        from: &DistLayout,
+        regs: &[Reg],
+        to: &DistLayout,
+    ) -> Vec<Reg> {
+        let source = self.coords(from);
+        let rows = self.coords(to);
+        let combine =
+            |s: &mut Self, a: Reg, b: Reg| s.emit(ThreadOpKind::Binary(op), vec![a, b], dtype);
+        let identity = identity(op, dtype).map(|v| self.constant(v));
+        // 1. In thread: one partial per row (keyed by its first register).
+        let mut partials: Vec<(usize, Reg)> = Vec::new();
+        for (v, &x) in regs.iter().enumerate() {
+            let live = source.live[v];
+            let x = match identity {
+                Some(id) if !self.is_true(live) => self.select(live, x, id),
+                _ => x,
+            };
+            let row = rows.representative[v];
+            match partials.iter_mut().find(|(r, _)| *r == row) {
+                Some((_, acc)) => *acc = combine(self, *acc, x),
+                None => partials.push((row, x)),
+            }
+        }
+        // 2. Across the lanes along `axis`.
+        let lanes = from.threads_per_warp[axis];
+        let lane_prefix: usize = from
+            .order
+            .iter()
+            .take_while(|&&d| d != axis)
+            .map(|&d| from.threads_per_warp[d])
+            .product();
+        let mut bit = 1;
+        while bit < lanes {
+            let mask = self.i32c((lane_prefix * bit) as i64);
+            for (_, acc) in partials.iter_mut() {
+                let kind = ThreadOpKind::Shuffle {
+                    mode: ShuffleMode::Bfly,
+                    width: WARP_SIZE as u8,
+                };
+                let other = self.emit(kind, vec![*acc, mask], dtype);
+                *acc = combine(self, *acc, other);
+            }
+            bit *= 2;
+        }
+        // 3. Across the warps along `axis`.
+        let warps = from.warps_per_block[axis];
+        if warps > 1 {
+            let len = to.shape.iter().product::<usize>() * warps;
+            let (alloc, reused) = self.take_shared(dtype, len);
+            if self.loop_depth > 0 || reused {
+                self.barrier();
+            }
+            let lane = self.thread_digit(from, axis, false);
+            let warp = self.thread_digit(from, axis, true);
+            let zero = self.i32c(0);
+            let first_lane = self.hoist(
+                ThreadOpKind::Cmp(CmpPred::Eq),
+                vec![lane, zero],
+                DType::Bool,
+            );
+            let stride = self.i32c(warps as i64);
+            let mut starts = Vec::new();
+            for &(row, acc) in &partials {
+                let start = self.binary(BinaryOp::Mul, rows.linear[row], stride);
+                let index = self.binary(BinaryOp::Add, start, warp);
+                let live = rows.live[row];
+                let mask = if self.is_true(live) {
+                    first_lane
+                } else {
+                    self.binary(BinaryOp::And, live, first_lane)
+                };
+                self.emit_op(
+                    ThreadOpKind::StoreShared { alloc },
+                    vec![index, acc, mask],
+                    &[],
+                );
+                starts.push(start);
+            }
+            self.barrier();
+            for ((row, acc), start) in partials.iter_mut().zip(starts) {
+                let live = rows.live[*row];
+                let mut total = self.read_shared(alloc, dtype, start, live);
+                let start = if self.is_true(live) {
+                    start
+                } else {
+                    self.select(live, start, zero)
+                };
+                for w in 1..warps {
+                    let offset = self.i32c(w as i64);
+                    let index = self.binary(BinaryOp::Add, start, offset);
+                    let x = self.emit(ThreadOpKind::LoadShared { alloc }, vec![index], dtype);
+                    total = combine(self, total, x);
+                }
+                *acc = total;
+            }
+            self.release_shared(alloc);
+        }
+        (0..regs.len())
+            .map(|v| {
+                let row = rows.representative[v];
+                partials
+                    .iter()
+                    .find(|(r, _)| *r == row)
+                    .map_or(regs[v], |(_, acc)| *acc)
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,266 @@
+//! Shared-memory staging: allocations with reuse, stage, gather, convert.
+//!
+//! 1. *stage*: each thread writes the registers it owns to an allocation at
+//!    the element's row-major index (one writer per element, so no race), then
+//!    a `barrier`; a `barrier` also comes first when the allocation is reused
+//!    or inside a `for` body, so that new writes cannot race with earlier reads;
+//! 2. *gather*: each register of the result reads the element its coordinate
+//!    maps to; dead registers read index 0 instead (always written).
+//!
+//! `convert`, the two steps with the identity map, changes a tile's layout
+//! (unless a register renaming or warp shuffles suffice).
+//! Allocations are taken from a free list of the same dtype (grown if
+//! needed) and released after their last reads.
+
+use super::Lowerer;
+use crate::layout_assign::DistLayout;
+use crate::program::{Reg, SharedId, ThreadOpKind};
+use tile_ir::layout::Swizzle;
+use tile_ir::{BinaryOp, DType, Scalar};
+
+/// What a gather reads for one result register.
+pub(super) struct Source {
+    /// The operand's row-major index.
+    pub index: Reg,
+    /// Whether the coordinate lies in the operand (`None`: always).
+    pub inside: Option<Reg>,
+}
+
+impl Lowerer<'_> {
+    /// A shared allocation of `dtype` with at least `len` elements: a
+    /// released one if there is one (grown if needed; `true`: its earlier
+    /// readers must be waited for), else a new one.
+    pub(super) fn take_shared(&mut self, dtype: DType, len: usize) -> (SharedId, bool) {
+        let program = &mut self.program;
+        match self
+            .free_shared
+            .iter()
+            .position(|&a| program.shared[a].dtype == dtype)
+        {
+            Some(at) => {
+                let alloc = self.free_shared.remove(at);
+                let entry = &mut program.shared[alloc];
+                entry.len = entry.len.max(len);
+                (alloc, true)
+            }
+            None => (program.alloc_shared(dtype, len), false),
+        }
+    }
+
+    /// Marks an allocation as dead: its last reads have been emitted.
+    pub(super) fn release_shared(&mut self, alloc: SharedId) {
+        self.free_shared.push(alloc);
+    }
+
+    /// Writes `(values, indices, masks)` of each part into a shared
+    /// allocation of `len` elements (see [`Self::take_shared`]), between
+    /// barriers; the caller releases it after its reads.
+    pub(super) fn stage(
+        &mut self,
+        dtype: DType,
+        len: usize,
+        parts: &[(Vec<Reg>, Vec<Reg>, Vec<Reg>)],
+    ) -> SharedId {
+        let (alloc, reused) = self.take_shared(dtype, len);
+        if self.loop_depth > 0 || reused {
+            self.barrier();
+        }
+        for (values, indices, masks) in parts {
+            for ((&v, &i), &m) in values.iter().zip(indices).zip(masks) {
+                self.emit_op(ThreadOpKind::StoreShared { alloc }, vec![i, v, m], &[]);
+            }
+        }
+        self.barrier();
+        alloc
+    }
+
+    /// Stages a tile at its row-major indices.
+    pub(super) fn stage_tile(
+        &mut self,
+        dtype: DType,
+        layout: &DistLayout,
+        regs: &[Reg],
+    ) -> SharedId {
+        self.stage_tile_swizzled(dtype, layout, regs, None)
+    }
+
+    /// Stages a tile at its row-major indices through `swizzle` (with the
+    /// allocation length it needs; see [`super::swizzle`]), if any.
+    pub(super) fn stage_tile_swizzled(
+        &mut self,
+        dtype: DType,
+        layout: &DistLayout,
+        regs: &[Reg],
+        swizzle: Option<(Swizzle, usize)>,
+    ) -> SharedId {
+        let coords = self.coords(layout);
+        let (sw, len) = match swizzle {
+            Some((sw, len)) => (Some(sw), len),
+            None => (None, layout.shape.iter().product()),
+        };
+        let indices = coords
+            .linear
+            .iter()
+            .map(|&i| self.swizzled(i, sw))
+            .collect();
+        self.stage(
+            dtype,
+            len,
+            &[(regs.to_vec(), indices, coords.owner.clone())],
+        )
+    }
+
+    /// `alloc[index]`, where `index` is replaced by 0 unless `guard`.
+    pub(super) fn read_shared(
+        &mut self,
+        alloc: SharedId,
+        dtype: DType,
+        index: Reg,
+        guard: Reg,
+    ) -> Reg {
+        let zero = self.i32c(0);
+        let index = if self.is_true(guard) || index == zero {
+            index
+        } else {
+            self.select(guard, index, zero)
+        };
+        self.emit(ThreadOpKind::LoadShared { alloc }, vec![index], dtype)
+    }
+
+    /// Whether `r` is the constant `true`.
+    pub(super) fn is_true(&mut self, r: Reg) -> bool {
+        self.constant(Scalar::Bool(true)) == r
+    }
+
+    /// `Σ c[i] * strides[i]` over the given (coordinate, stride) pairs, `i32`.
+    pub(super) fn linear(&mut self, terms: &[(Reg, usize)]) -> Reg {
+        let mut sum: Option<Reg> = None;
+        for &(c, s) in terms {
+            let term = if s == 1 {
+                c
+            } else {
+                let k = self.i32c(s as i64);
+                self.binary(BinaryOp::Mul, c, k)
+            };
+            sum = Some(match sum {
+                Some(a) => self.binary(BinaryOp::Add, a, term),
+                None => term,
+            });
+        }
+        sum.unwrap_or_else(|| self.i32c(0))
+    }
+
+    /// Reads each register of a result of `layout` from `alloc` through `map`
+    /// (from the register's coordinates), with `pad` outside the operand.
+    pub(super) fn gather(
+        &mut self,
+        alloc: SharedId,
+        dtype: DType,
+        layout: &DistLayout,
+        pad: Option<Scalar>,
+        mut map: impl FnMut(&mut Self, &[Reg], Reg) -> Source,
+    ) -> Vec<Reg> {
+        let coords = self.coords(layout);
+        let mut regs = Vec::new();
+        for v in 0..layout.registers() {
+            let source = map(self, &coords.axes[v], coords.linear[v]);
+            let mut guard = coords.live[v];
+            if let Some(inside) = source.inside {
+                guard = if self.is_true(guard) {
+                    inside
+                } else {
+                    self.binary(BinaryOp::And, guard, inside)
+                };
+            }
+            let value = self.read_shared(alloc, dtype, source.index, guard);
+            regs.push(match (source.inside, pad) {
+                (Some(inside), Some(pad)) => {
+                    let pad = self.constant(pad);
+                    self.select(inside, value, pad)
+                }
+                _ => value,
+            });
+        }
+        regs
+    }
+
+    /// As [`Self::gather`] from a staging through `swizzle`, if any.
+    pub(super) fn gather_swizzled(
+        &mut self,
+        alloc: SharedId,
+        dtype: DType,
+        layout: &DistLayout,
+        swizzle: Option<Swizzle>,
+        mut map: impl FnMut(&mut Self, &[Reg], Reg) -> Source,
+    ) -> Vec<Reg> {
+        self.gather(alloc, dtype, layout, None, |s, c, linear| {
+            let source = map(s, c, linear);
+            Source {
+                index: s.swizzled(source.index, swizzle),
+                inside: source.inside,
+            }
+        })
+    }
+
+    /// The registers of a tile of `from` (registers `regs`) in layout `to`
+    /// of the same shape: unchanged if the layouts agree, renamed if every
+    /// thread already holds each of its `to` elements (a register
+    /// permutation: no memory, no barrier), through warp shuffles if every
+    /// element comes from the same warp within the cost bound (see
+    /// [`super::shuffle_convert`]), else through shared memory, swizzled
+    /// against bank conflicts (see [`super::swizzle`]).
+    pub(super) fn convert(
+        &mut self,
+        dtype: DType,
+        from: &DistLayout,
+        regs: &[Reg],
+        to: &DistLayout,
+    ) -> Vec<Reg> {
+        if from == to {
+            return regs.to_vec();
+        }
+        if let Some(permutation) = register_permutation(from, to, self.program.block_threads()) {
+            return permutation.into_iter().map(|u| regs[u]).collect();
+        }
+        if let Some(converted) = self.shuffle_convert(dtype, from, regs, to) {
+            return converted;
+        }
+        let swizzle = self.staging_swizzle(dtype, &from.shape);
+        let alloc = self.stage_tile_swizzled(dtype, from, regs, swizzle);
+        let sw = swizzle.map(|(sw, _)| sw);
+        let converted = self.gather_swizzled(alloc, dtype, to, sw, |_, _, linear| Source {
+            index: linear,
+            inside: None,
+        });
+        self.release_shared(alloc);
+        converted
+    }
+}
+
+/// For each register of `to`, the register of `from` that holds the same
+/// element (the same coordinate and liveness) in every one of the block's
+/// `threads` threads, if there is one for every register.
+fn register_permutation(from: &DistLayout, to: &DistLayout, threads: u32) -> Option<Vec<usize>> {
+    if from.shape != to.shape {
+        return None;
+    }
+    // Candidates from thread 0, checked on every thread.
+    let mut by_coordinate = std::collections::HashMap::new();
+    for u in 0..from.registers() {
+        let (c, live, _) = from.coordinate(0, u);
+        by_coordinate.entry((c, live)).or_insert(u);
+    }
+    (0..to.registers())
+        .map(|v| {
+            let (c, live, _) = to.coordinate(0, v);
+            let u = *by_coordinate.get(&(c, live))?;
+            (1..threads as usize)
+                .all(|t| {
+                    let (a, la, _) = to.coordinate(t, v);
+                    let (b, lb, _) = from.coordinate(t, u);
+                    a == b && la == lb
+                })
+                .then_some(u)
+        })
+        .collect()
+}

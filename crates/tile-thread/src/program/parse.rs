@@ -1,0 +1,787 @@
+//! The parser of the text form ([`super::print`]): [`parse_program`] reads
+//! what `Display for Program` writes, so print → parse → print is the
+//! identity, and tests can be written in the text form.
+//!
+//! Register names are looked up in the scope of their region and the
+//! enclosing ones; a name used before its definition or defined twice is an
+//! error. A result's dtype is the `: <dtype>` the line ends with, except
+//! where the printer writes only the first result's: the results of a
+//! vector load all have its dtype, a `for` takes its induction variable's
+//! dtype from its lower bound and its results' from the initial values, and
+//! an `if` takes its results' from the values its first region yields. A
+//! `// note` line before an op becomes that op's note. Nothing is checked
+//! beyond the structure: run [`super::verify`] for the rules.
+
+use super::{OpId, Param, ParamKind, Program, Reg, Region, ShuffleMode, ThreadOpKind};
+use std::collections::HashMap;
+use tile_ir::text::{lex, parse_scalar, ParseError, Token, TokenKind};
+use tile_ir::{BinaryOp, CmpPred, DType, TensorType, UnaryOp};
+
+/// How deeply regions may nest before the parser gives up (it recurses once
+/// per level).
+const MAX_NESTING: usize = 64;
+
+/// Parses a thread-level program in the text form.
+pub fn parse_program(src: &str) -> Result<Program, ParseError> {
+    let tokens = lex(src);
+    let mut p = Parser {
+        tokens: &tokens,
+        pos: 0,
+        program: Program::new("", 1),
+        scopes: vec![HashMap::new()],
+        depth: 0,
+    };
+    p.kernel()?;
+    Ok(p.program)
+}
+
+/// The parser's cursor, the program under construction and the register
+/// names in scope, innermost last.
+struct Parser<'t, 'a> {
+    tokens: &'t [Token<'a>],
+    pos: usize,
+    program: Program,
+    scopes: Vec<HashMap<&'a str, Reg>>,
+    depth: usize,
+}
+
+/// What an op's line holds before its results are known.
+struct Line<'a> {
+    kind: ThreadOpKind,
+    operands: Vec<Reg>,
+    /// The names the line defines, with their tokens.
+    results: Vec<Token<'a>>,
+    /// For `for`: the names of the induction variable and carried values.
+    region_args: Vec<Token<'a>>,
+}
+
+impl<'a> Parser<'_, 'a> {
+    // ---- the cursor ----
+
+    fn peek(&self) -> &Token<'a> {
+        // `lex` ends every stream with an end or error token, never consumed.
+        &self.tokens[self.pos.min(self.tokens.len() - 1)]
+    }
+
+    fn bump(&mut self) -> Token<'a> {
+        let token = self.peek().clone();
+        if !matches!(token.kind, TokenKind::Eof | TokenKind::Error(_)) {
+            self.pos += 1;
+        }
+        token
+    }
+
+    fn eat(&mut self, kind: &TokenKind) -> bool {
+        let found = &self.peek().kind == kind;
+        if found {
+            self.bump();
+        }
+        found
+    }
+
+    fn error_at(token: &Token<'_>, message: impl Into<String>) -> ParseError {
+        ParseError {
+            line: token.line,
+            column: token.column,
+            message: message.into(),
+        }
+    }
+
+    fn expected(&self, what: &str) -> ParseError {
+        let found = self.peek();
+        match &found.kind {
+            TokenKind::Error(message) => Self::error_at(found, message.clone()),
+            _ => Self::error_at(
+                found,
+                format!("expected {what}, found {}", found.describe()),
+            ),
+        }
+    }
+
+    // ---- match_* helpers: each consumes what it expects or says what it
+    // expected ----
+
+    fn match_token(&mut self, kind: TokenKind, what: &str) -> Result<Token<'a>, ParseError> {
+        if self.peek().kind == kind {
+            Ok(self.bump())
+        } else {
+            Err(self.expected(what))
+        }
+    }
+
+    fn match_keyword(&mut self, word: &str) -> Result<Token<'a>, ParseError> {
+        if self.peek().is_keyword(word) {
+            Ok(self.bump())
+        } else {
+            Err(self.expected(&format!("`{word}`")))
+        }
+    }
+
+    fn match_ident(&mut self, what: &str) -> Result<Token<'a>, ParseError> {
+        self.match_token(TokenKind::Ident, what)
+    }
+
+    fn match_int<T: std::str::FromStr>(&mut self, what: &str) -> Result<T, ParseError> {
+        let token = self.match_token(TokenKind::Int, what)?;
+        token
+            .text
+            .parse()
+            .map_err(|_| Self::error_at(&token, format!("{what} {} is out of range", token.text)))
+    }
+
+    fn match_dtype(&mut self) -> Result<DType, ParseError> {
+        let token = self.match_ident("a dtype")?;
+        Self::dtype_of(&token)
+    }
+
+    fn dtype_of(token: &Token<'_>) -> Result<DType, ParseError> {
+        token
+            .text
+            .parse()
+            .map_err(|e: tile_ir::dtype::UnknownDType| Self::error_at(token, e.to_string()))
+    }
+
+    fn match_line_end(&mut self) -> Result<(), ParseError> {
+        if self.peek().kind == TokenKind::Eof {
+            return Ok(());
+        }
+        self.match_token(TokenKind::Newline, "the end of the line")?;
+        Ok(())
+    }
+
+    fn skip_blank_lines(&mut self) {
+        while self.eat(&TokenKind::Newline) {}
+    }
+
+    /// A register operand, looked up in scope.
+    fn match_reg(&mut self) -> Result<Reg, ParseError> {
+        let token = self.match_token(TokenKind::Value, "a register")?;
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|scope| scope.get(token.text).copied())
+            .ok_or_else(|| Self::error_at(&token, format!("`{}` is not defined", token.text)))
+    }
+
+    /// `%a, %b, ...` up to a token that is not a comma (possibly none).
+    fn match_regs(&mut self) -> Result<Vec<Reg>, ParseError> {
+        let mut regs = Vec::new();
+        if self.peek().kind != TokenKind::Value {
+            return Ok(regs);
+        }
+        loop {
+            regs.push(self.match_reg()?);
+            if !self.eat(&TokenKind::Comma) {
+                return Ok(regs);
+            }
+        }
+    }
+
+    /// `<open> %a, ... <close>`.
+    fn match_reg_group(
+        &mut self,
+        open: TokenKind,
+        close: TokenKind,
+        what: &str,
+    ) -> Result<Vec<Reg>, ParseError> {
+        self.match_token(open, what)?;
+        let regs = self.match_regs()?;
+        self.match_token(close, "a register or the group's end")?;
+        Ok(regs)
+    }
+
+    /// The position of the parameter named by the next token.
+    fn match_param(&mut self) -> Result<usize, ParseError> {
+        let token = self.match_ident("a parameter name")?;
+        self.program
+            .params
+            .iter()
+            .position(|p| p.name == token.text)
+            .ok_or_else(|| Self::error_at(&token, format!("no parameter `{}`", token.text)))
+    }
+
+    /// `@s<n>`: an existing shared allocation.
+    fn match_shared(&mut self) -> Result<super::SharedId, ParseError> {
+        let token = self.match_token(TokenKind::Global, "a shared allocation `@s<n>`")?;
+        let index = token
+            .text
+            .strip_prefix("@s")
+            .and_then(|n| n.parse::<usize>().ok());
+        index
+            .and_then(|i| self.program.shared.iter().nth(i).map(|(id, _)| id))
+            .ok_or_else(|| Self::error_at(&token, format!("no shared allocation `{}`", token.text)))
+    }
+
+    /// `.v<width>` after `ld.global` or `st.global`.
+    fn match_width(&mut self) -> Result<u8, ParseError> {
+        self.match_token(TokenKind::Dot, "`.v<width>`")?;
+        let token = self.match_ident("`v<width>`")?;
+        token
+            .text
+            .strip_prefix('v')
+            .and_then(|w| w.parse().ok())
+            .ok_or_else(|| {
+                Self::error_at(
+                    &token,
+                    format!("expected `v<width>`, found `{}`", token.text),
+                )
+            })
+    }
+
+    // ---- the kernel ----
+
+    /// `kernel <name> warps <n> (<params>)`, the shared allocations, then the
+    /// body in braces.
+    fn kernel(&mut self) -> Result<(), ParseError> {
+        self.skip_blank_lines();
+        self.match_keyword("kernel")?;
+        self.program.name = self.match_ident("the kernel's name")?.text.to_string();
+        self.match_keyword("warps")?;
+        self.program.num_warps = self.match_int("the number of warps")?;
+        self.match_token(TokenKind::LParen, "`(`")?;
+        while self.peek().kind != TokenKind::RParen {
+            if !self.program.params.is_empty() {
+                self.match_token(TokenKind::Comma, "`,` or `)`")?;
+            }
+            let param = self.param()?;
+            self.program.params.push(param);
+        }
+        self.bump();
+        self.match_line_end()?;
+        while self.peek().is_keyword("shared") {
+            self.bump();
+            let name = self.match_token(TokenKind::Global, "`@s<n>`")?;
+            if name.text != format!("@s{}", self.program.shared.len()) {
+                return Err(Self::error_at(
+                    &name,
+                    format!(
+                        "expected `@s{}`, found `{}`",
+                        self.program.shared.len(),
+                        name.text
+                    ),
+                ));
+            }
+            self.match_token(TokenKind::Colon, "`:`")?;
+            let dtype = self.match_dtype()?;
+            self.match_token(TokenKind::LBracket, "`[`")?;
+            let len = self.match_int("the allocation's length")?;
+            self.match_token(TokenKind::RBracket, "`]`")?;
+            self.match_line_end()?;
+            self.program.alloc_shared(dtype, len);
+        }
+        let open = self.match_token(TokenKind::LBrace, "`{`")?;
+        self.match_line_end()?;
+        self.program.body = self.region(Vec::new(), &open)?;
+        self.bump();
+        self.skip_blank_lines();
+        if self.peek().kind != TokenKind::Eof {
+            return Err(self.expected("the end of the input"));
+        }
+        Ok(())
+    }
+
+    /// `<name>: tensor<<dtype>, <rank>>` or `<name>: <dtype>`.
+    fn param(&mut self) -> Result<Param, ParseError> {
+        let name = self.match_ident("a parameter name")?.text.to_string();
+        self.match_token(TokenKind::Colon, "`:`")?;
+        let kind = if self.peek().is_keyword("tensor") {
+            self.bump();
+            self.match_token(TokenKind::LAngle, "`<`")?;
+            let dtype = self.match_dtype()?;
+            self.match_token(TokenKind::Comma, "`,`")?;
+            let rank = self.match_int("the tensor's rank")?;
+            self.match_token(TokenKind::RAngle, "`>`")?;
+            ParamKind::Tensor(TensorType { dtype, rank })
+        } else {
+            ParamKind::Scalar(self.match_dtype()?)
+        };
+        Ok(Param { name, kind })
+    }
+
+    /// The ops of a region up to its closing `}` (not consumed); `args` are
+    /// its arguments' names and registers.
+    fn region(
+        &mut self,
+        args: Vec<(Token<'a>, Reg)>,
+        open: &Token<'_>,
+    ) -> Result<Region, ParseError> {
+        if self.depth == MAX_NESTING {
+            return Err(Self::error_at(
+                open,
+                format!("regions nest deeper than {MAX_NESTING}"),
+            ));
+        }
+        self.depth += 1;
+        self.scopes.push(HashMap::new());
+        let mut region = Region::default();
+        for (token, reg) in args {
+            self.define(&token, reg)?;
+            region.args.push(reg);
+        }
+        let mut note: Option<String> = None;
+        loop {
+            match &self.peek().kind {
+                TokenKind::RBrace => break,
+                TokenKind::Newline => {
+                    self.bump();
+                }
+                TokenKind::Comment => {
+                    let token = self.bump();
+                    let text = token.text.trim_start_matches("//");
+                    note = Some(text.strip_prefix(' ').unwrap_or(text).to_string());
+                }
+                TokenKind::Eof => {
+                    return Err(Self::error_at(open, "this `{` is never closed"));
+                }
+                _ => {
+                    let id = self.op()?;
+                    if let Some(note) = note.take() {
+                        self.program.notes.insert(id, note);
+                    }
+                    region.ops.push(id);
+                }
+            }
+        }
+        self.scopes.pop();
+        self.depth -= 1;
+        Ok(region)
+    }
+
+    fn define(&mut self, token: &Token<'a>, reg: Reg) -> Result<(), ParseError> {
+        let defined = self
+            .scopes
+            .iter()
+            .any(|scope| scope.contains_key(token.text));
+        if defined {
+            return Err(Self::error_at(
+                token,
+                format!("`{}` is defined twice", token.text),
+            ));
+        }
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.insert(token.text, reg);
+        }
+        Ok(())
+    }
+
+    /// One op's line, with its regions.
+    fn op(&mut self) -> Result<OpId, ParseError> {
+        let mut results = Vec::new();
+        if self.peek().kind == TokenKind::Value {
+            loop {
+                results.push(self.match_token(TokenKind::Value, "a result name")?);
+                if !self.eat(&TokenKind::Comma) {
+                    break;
+                }
+            }
+            self.match_token(TokenKind::Equals, "`=`")?;
+        }
+        let start = self.peek().clone();
+        let mut line = self.op_body()?;
+        line.results = results;
+        let printed = if self.eat(&TokenKind::Colon) {
+            Some(self.match_dtype()?)
+        } else {
+            None
+        };
+        let id = match line.kind {
+            ThreadOpKind::For | ThreadOpKind::If => self.structured(line, &start)?,
+            _ => {
+                let dtype = match (printed, line.results.is_empty()) {
+                    (Some(d), false) => d,
+                    (None, true) => DType::Bool,
+                    (Some(_), true) => {
+                        return Err(Self::error_at(&start, "a type without results"))
+                    }
+                    (None, false) => return Err(self.expected("`:` and the result's dtype")),
+                };
+                let types = vec![dtype; line.results.len()];
+                let id = self
+                    .program
+                    .create_op(line.kind, line.operands, &types, Vec::new());
+                let regs = self.program.ops[id].results.clone();
+                for (token, reg) in line.results.iter().zip(regs) {
+                    self.define(token, reg)?;
+                }
+                id
+            }
+        };
+        self.match_line_end()?;
+        Ok(id)
+    }
+
+    /// A `for` or `if` with its regions, its results typed from them.
+    fn structured(&mut self, line: Line<'a>, start: &Token<'_>) -> Result<OpId, ParseError> {
+        let open = self.match_token(TokenKind::LBrace, "`{`")?;
+        let mut regions = Vec::new();
+        let result_types: Vec<DType> = if line.kind == ThreadOpKind::For {
+            // Operands: lo, hi, step, then the initial carried values.
+            let types: Vec<DType> = line
+                .operands
+                .iter()
+                .map(|&r| self.program.dtype(r))
+                .collect();
+            let mut arg_types = vec![types[0]];
+            arg_types.extend_from_slice(&types[3..]);
+            let args = line
+                .region_args
+                .iter()
+                .zip(&arg_types)
+                .map(|(t, &d)| (t.clone(), self.program.new_reg(d)))
+                .collect();
+            regions.push(self.region(args, &open)?);
+            self.bump();
+            types[3..].to_vec()
+        } else {
+            regions.push(self.region(Vec::new(), &open)?);
+            self.bump();
+            self.match_keyword("else")?;
+            let open = self.match_token(TokenKind::LBrace, "`{`")?;
+            regions.push(self.region(Vec::new(), &open)?);
+            self.bump();
+            let yielded = regions[0]
+                .ops
+                .last()
+                .map(|&id| &self.program.ops[id])
+                .filter(|op| op.kind == ThreadOpKind::Yield)
+                .map(|op| op.operands.clone())
+                .unwrap_or_default();
+            yielded.iter().map(|&r| self.program.dtype(r)).collect()
+        };
+        if result_types.len() != line.results.len() {
+            return Err(Self::error_at(
+                start,
+                format!(
+                    "`{}` has {} results but {} names",
+                    line.kind.name(),
+                    result_types.len(),
+                    line.results.len()
+                ),
+            ));
+        }
+        let id = self
+            .program
+            .create_op(line.kind, line.operands, &result_types, regions);
+        let regs = self.program.ops[id].results.clone();
+        for (token, reg) in line.results.iter().zip(regs) {
+            self.define(token, reg)?;
+        }
+        Ok(id)
+    }
+
+    /// The op's name and operands, up to its type or its region.
+    fn op_body(&mut self) -> Result<Line<'a>, ParseError> {
+        let name = self.match_ident("an op")?;
+        let mut region_args = Vec::new();
+        let (kind, operands) = match name.text {
+            "thread_id" => (ThreadOpKind::ThreadId, Vec::new()),
+            "lane_id" => (ThreadOpKind::LaneId, Vec::new()),
+            "warp_id" => (ThreadOpKind::WarpId, Vec::new()),
+            "barrier" => (ThreadOpKind::Barrier, Vec::new()),
+            "block_id" => (
+                ThreadOpKind::BlockId {
+                    axis: self.match_int("a grid axis")?,
+                },
+                Vec::new(),
+            ),
+            "grid_dim" => (
+                ThreadOpKind::GridDim {
+                    axis: self.match_int("a grid axis")?,
+                },
+                Vec::new(),
+            ),
+            "const" => return self.constant(),
+            "param" => (
+                ThreadOpKind::Param {
+                    index: self.match_param()?,
+                },
+                Vec::new(),
+            ),
+            "dim" | "stride" => {
+                let param = self.match_param()?;
+                self.match_token(TokenKind::Dot, "`.` and an axis")?;
+                let axis = self.match_int("an axis")?;
+                let kind = if name.text == "dim" {
+                    ThreadOpKind::TensorDim { param, axis }
+                } else {
+                    ThreadOpKind::TensorStride { param, axis }
+                };
+                (kind, Vec::new())
+            }
+            "align" => (
+                ThreadOpKind::TensorAlign {
+                    param: self.match_param()?,
+                },
+                Vec::new(),
+            ),
+            "cmp" => {
+                let pred = self.match_ident("a comparison")?;
+                let pred = CmpPred::from_name(pred.text).ok_or_else(|| {
+                    Self::error_at(&pred, format!("unknown comparison `{}`", pred.text))
+                })?;
+                (ThreadOpKind::Cmp(pred), self.match_regs()?)
+            }
+            "select" => (ThreadOpKind::Select, self.match_regs()?),
+            "fma" => (ThreadOpKind::Fma, self.match_regs()?),
+            "cast" => {
+                let x = self.match_reg()?;
+                self.match_keyword("to")?;
+                (
+                    ThreadOpKind::Cast {
+                        to: self.match_dtype()?,
+                    },
+                    vec![x],
+                )
+            }
+            "ld" | "st" => return self.memory(&name),
+            "bounds_check" => {
+                let ok = self.match_reg()?;
+                let mut operands = vec![ok];
+                operands.extend(self.match_reg_group(
+                    TokenKind::LBracket,
+                    TokenKind::RBracket,
+                    "`[`",
+                )?);
+                let op = self.match_token(TokenKind::Str, "the checked op in quotes")?;
+                let op = op
+                    .string_value()
+                    .ok_or_else(|| Self::error_at(&op, "a malformed escape in a string"))?;
+                (ThreadOpKind::BoundsCheck { op }, operands)
+            }
+            "shfl" => {
+                self.match_token(TokenKind::Dot, "`.` and a shuffle mode")?;
+                let mode = self.match_ident("a shuffle mode")?;
+                let mode = match mode.text {
+                    "idx" => ShuffleMode::Idx,
+                    "up" => ShuffleMode::Up,
+                    "down" => ShuffleMode::Down,
+                    "bfly" => ShuffleMode::Bfly,
+                    other => {
+                        return Err(Self::error_at(
+                            &mode,
+                            format!("unknown shuffle mode `{other}`"),
+                        ))
+                    }
+                };
+                let operands = self.match_regs()?;
+                self.match_keyword("width")?;
+                let width = self.match_int("the shuffle's width")?;
+                (ThreadOpKind::Shuffle { mode, width }, operands)
+            }
+            "for" => {
+                region_args.push(self.match_token(TokenKind::Value, "the induction variable")?);
+                self.match_token(TokenKind::Equals, "`=`")?;
+                let lo = self.match_reg()?;
+                self.match_keyword("to")?;
+                let hi = self.match_reg()?;
+                self.match_keyword("step")?;
+                let step = self.match_reg()?;
+                let mut operands = vec![lo, hi, step];
+                self.match_keyword("iter")?;
+                self.match_token(TokenKind::LParen, "`(`")?;
+                while self.peek().kind == TokenKind::Value {
+                    region_args.push(self.bump());
+                    self.match_token(TokenKind::Equals, "`=`")?;
+                    operands.push(self.match_reg()?);
+                    if !self.eat(&TokenKind::Comma) {
+                        break;
+                    }
+                }
+                self.match_token(TokenKind::RParen, "`)`")?;
+                (ThreadOpKind::For, operands)
+            }
+            "if" => (ThreadOpKind::If, vec![self.match_reg()?]),
+            "yield" => (ThreadOpKind::Yield, self.match_regs()?),
+            other => {
+                if let Some(op) = UnaryOp::from_name(other) {
+                    (ThreadOpKind::Unary(op), self.match_regs()?)
+                } else if let Some(op) = BinaryOp::from_name(other) {
+                    (ThreadOpKind::Binary(op), self.match_regs()?)
+                } else {
+                    return Err(Self::error_at(&name, format!("unknown op `{other}`")));
+                }
+            }
+        };
+        Ok(Line {
+            kind,
+            operands,
+            results: Vec::new(),
+            region_args,
+        })
+    }
+
+    /// `const <literal>`, its dtype read from the `: <dtype>` after it.
+    fn constant(&mut self) -> Result<Line<'a>, ParseError> {
+        let first = self.peek().clone();
+        let mut text = String::new();
+        if self.eat(&TokenKind::Minus) {
+            text.push('-');
+        }
+        let token = self.bump();
+        if !matches!(
+            token.kind,
+            TokenKind::Int | TokenKind::Float | TokenKind::Ident
+        ) {
+            return Err(Self::error_at(
+                &token,
+                format!("expected a constant, found {}", token.describe()),
+            ));
+        }
+        text.push_str(token.text);
+        // The dtype follows; read it ahead without consuming it.
+        let (colon, dtype) = (self.peek().clone(), self.tokens.get(self.pos + 1).cloned());
+        let dtype = match (colon.kind, dtype) {
+            (TokenKind::Colon, Some(d)) => Self::dtype_of(&d)?,
+            _ => return Err(self.expected("`:` and the constant's dtype")),
+        };
+        let value = parse_scalar(&text, dtype, first.line, first.column)?;
+        Ok(Line {
+            kind: ThreadOpKind::Const(value),
+            operands: Vec::new(),
+            results: Vec::new(),
+            region_args: Vec::new(),
+        })
+    }
+
+    /// The rest of `ld.global.v<w> ...`, `st.global.v<w> ...`,
+    /// `ld.shared ...` and `st.shared ...`.
+    fn memory(&mut self, name: &Token<'a>) -> Result<Line<'a>, ParseError> {
+        self.match_token(TokenKind::Dot, "`.global` or `.shared`")?;
+        let space = self.match_ident("`global` or `shared`")?;
+        let load = name.text == "ld";
+        let (kind, operands) = match (space.text, load) {
+            ("global", true) => {
+                let width = self.match_width()?;
+                let param = self.match_param()?;
+                let addr = self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
+                self.match_keyword("mask")?;
+                let masks = self.match_reg_group(TokenKind::LParen, TokenKind::RParen, "`(`")?;
+                self.match_keyword("other")?;
+                let others = self.match_reg_group(TokenKind::LParen, TokenKind::RParen, "`(`")?;
+                let operands = [addr, masks, others].concat();
+                (ThreadOpKind::LoadGlobal { param, width }, operands)
+            }
+            ("global", false) => {
+                let width = self.match_width()?;
+                let param = self.match_param()?;
+                let addr = self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
+                self.match_token(TokenKind::Comma, "`,`")?;
+                let values = self.match_regs()?;
+                self.match_keyword("mask")?;
+                let masks = self.match_reg_group(TokenKind::LParen, TokenKind::RParen, "`(`")?;
+                (
+                    ThreadOpKind::StoreGlobal { param, width },
+                    [addr, values, masks].concat(),
+                )
+            }
+            ("shared", true) => {
+                let alloc = self.match_shared()?;
+                let index =
+                    self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
+                (ThreadOpKind::LoadShared { alloc }, index)
+            }
+            ("shared", false) => {
+                let alloc = self.match_shared()?;
+                let index =
+                    self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
+                self.match_token(TokenKind::Comma, "`,`")?;
+                let value = self.match_reg()?;
+                self.match_keyword("mask")?;
+                let mask = self.match_reg_group(TokenKind::LParen, TokenKind::RParen, "`(`")?;
+                (
+                    ThreadOpKind::StoreShared { alloc },
+                    [index, vec![value], mask].concat(),
+                )
+            }
+            (other, _) => {
+                return Err(Self::error_at(
+                    &space,
+                    format!("unknown memory space `{other}`"),
+                ))
+            }
+        };
+        Ok(Line {
+            kind,
+            operands,
+            results: Vec::new(),
+            region_args: Vec::new(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "kernel k warps 1 (x: tensor<f32, 1>, n: i32)
+shared @s0: f32[64]
+{
+  %0 = thread_id : i32
+  %1 = const 1 : i32
+  %2 = param n : i32
+  %3 = cast %0 to i64 : i64
+  %4 = cmp lt %0, %2 : bool
+  %5 = const -inf : f32
+  // checked: the index is below `n`
+  %6 = ld.global.v1 x[%3] mask(%4) other(%5) : f32
+  st.shared @s0[%0], %6 mask(%4)
+  barrier
+  %7 = ld.shared @s0[%0] : f32
+  %8 = shfl.bfly %7, %1 width 32 : f32
+  bounds_check %4 [%3] \"%2 = load %0, %1 \\\"x\\\"\"
+  %9 = for %10 = %1 to %2 step %1 iter(%11 = %8) : f32 {
+    %12 = add %11, %7 : f32
+    yield %12
+  }
+  %13 = if %4 : f32 {
+    yield %9
+  } else {
+    yield %5
+  }
+  st.global.v1 x[%3], %13 mask(%4)
+}
+";
+
+    #[test]
+    fn print_parse_print_is_the_identity() {
+        let program = parse_program(SAMPLE).unwrap();
+        assert_eq!(program.to_string(), SAMPLE);
+        super::super::verify(&program).unwrap();
+    }
+
+    #[test]
+    fn errors_name_the_place_and_what_was_expected() {
+        let error = |src: &str| parse_program(src).unwrap_err().to_string();
+        let head = "kernel k warps 1 ()\n{\n";
+        assert_eq!(
+            error(&format!("{head}  %0 = add %1, %1 : i32\n}}\n")),
+            "3:12: `%1` is not defined"
+        );
+        assert_eq!(
+            error(&format!(
+                "{head}  %0 = thread_id : i32\n  %0 = thread_id : i32\n}}\n"
+            )),
+            "4:3: `%0` is defined twice"
+        );
+        assert_eq!(
+            error(&format!("{head}  %0 = frob : i32\n}}\n")),
+            "3:8: unknown op `frob`"
+        );
+        assert_eq!(
+            error(&format!("{head}  %0 = const 300 : i8\n}}\n")),
+            "3:14: constant 300 is out of range for i8"
+        );
+        assert_eq!(
+            error(&format!("{head}  %0 = thread_id\n}}\n")),
+            "3:17: expected `:` and the result's dtype, found end of line"
+        );
+        assert_eq!(
+            error(&format!("{head}  %0 = ld.shared @s1[%0] : f32\n}}\n")),
+            "3:18: no shared allocation `@s1`"
+        );
+        assert_eq!(
+            error(&format!("{head}  barrier\n")),
+            "2:1: this `{` is never closed"
+        );
+    }
+}

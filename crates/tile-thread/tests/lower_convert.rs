@@ -1,0 +1,153 @@
+//! Layout conversions: a register renaming, warp shuffles, shared memory,
+//! each pinned by a snapshot of the thread-level program and checked bit for
+//! bit against the interpreter in the emulator.
+
+use tile_ir::interp::{self, Arg, HostTensor};
+use tile_ir::text::parse_function;
+use tile_ir::{DType, Scalar};
+use tile_thread::emulate;
+use tile_thread::layout_assign::assign;
+use tile_thread::lower::{lower, Options};
+use tile_thread::program::{Program, ThreadOpKind};
+
+/// An `f32` tensor of `shape` with distinct values.
+fn tensor(shape: &[usize]) -> Arg {
+    let n: usize = shape.iter().product();
+    let v: Vec<Scalar> = (0..n).map(|i| Scalar::F32(i as f32 * 0.5 - 3.0)).collect();
+    Arg::Tensor(HostTensor::from_scalars(DType::F32, shape, &v).unwrap())
+}
+
+/// Lowers `text` with `warps` warps, runs it in the emulator on `x` of
+/// `shape` and asserts the output equals the interpreter's; returns the
+/// program.
+fn check(text: &str, shape: &[usize], warps: u32) -> Program {
+    let func = parse_function(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let args = vec![tensor(shape), tensor(shape)];
+    let mut expected = args.clone();
+    interp::run(&func, [1, 1, 1], &mut expected).unwrap();
+    let program = lower(&func, &Options::warps(warps)).unwrap();
+    tile_thread::program::verify(&program).unwrap();
+    let mut actual = args;
+    emulate::run(&program, [1, 1, 1], &mut actual).unwrap();
+    let bits = |a: &[Arg]| match &a[1] {
+        Arg::Tensor(t) => t
+            .to_scalars()
+            .iter()
+            .map(|s| s.to_bits())
+            .collect::<Vec<_>>(),
+        Arg::Scalar(_) => unreachable!(),
+    };
+    assert_eq!(bits(&actual), bits(&expected), "{warps} warps\n{program}");
+    program
+}
+
+/// How many ops of the program satisfy `f`.
+fn count(program: &Program, f: impl Fn(&ThreadOpKind) -> bool) -> usize {
+    program.ops.iter().filter(|(_, op)| f(&op.kind)).count()
+}
+
+/// A kernel that adds the row sums of an `[n, m]` tile of `x` (a slice
+/// layout) to the `[n, 1]` column of `out` (a blocked layout), in the order
+/// `first`, converting the other operand to the first's layout.
+fn row_sums(n: usize, m: usize, sums_first: bool) -> String {
+    let (a, b) = if sums_first {
+        ("%s", "%c")
+    } else {
+        ("%c", "%s")
+    };
+    format!(
+        "kernel @k(%x: tensor<f32, 2>, %out: tensor<f32, 2>) {{
+  %zero = constant 0 : i32
+  %vx = partition_view %x [{n}, {m}] : view<f32, [{n}, {m}]>
+  %t = load_masked %vx[%zero, %zero] pad(zero) : tile<{n}x{m}xf32>
+  %s = reduce sum %t axis 1 keepdim : tile<{n}x1xf32>
+  %vo = partition_view %out [{n}, 1] : view<f32, [{n}, 1]>
+  %c = load_masked %vo[%zero, %zero] pad(zero) : tile<{n}x1xf32>
+  %r = add {a}, {b} : tile<{n}x1xf32>
+  store_masked %r, %vo[%zero, %zero]
+}}"
+    )
+}
+
+/// The same kernel without the conversion: the row sums stored directly.
+fn row_sums_only(n: usize, m: usize) -> String {
+    format!(
+        "kernel @k(%x: tensor<f32, 2>, %out: tensor<f32, 2>) {{
+  %zero = constant 0 : i32
+  %vx = partition_view %x [{n}, {m}] : view<f32, [{n}, {m}]>
+  %t = load_masked %vx[%zero, %zero] pad(zero) : tile<{n}x{m}xf32>
+  %s = reduce sum %t axis 1 keepdim : tile<{n}x1xf32>
+  %vo = partition_view %out [{n}, 1] : view<f32, [{n}, 1]>
+  store_masked %s, %vo[%zero, %zero]
+}}"
+    )
+}
+
+/// (shuffles, shared stores, barriers) of a program.
+fn costs(p: &Program) -> (usize, usize, usize) {
+    (
+        count(p, |k| matches!(k, ThreadOpKind::Shuffle { .. })),
+        count(p, |k| matches!(k, ThreadOpKind::StoreShared { .. })),
+        count(p, |k| matches!(k, ThreadOpKind::Barrier)),
+    )
+}
+
+/// Whether the layout plan gives the `[n, 1]` tiles `%s` and `%c` different
+/// layouts (so that the `add` converts one of them).
+fn layouts_differ(text: &str, warps: u32) -> bool {
+    let func = parse_function(text).unwrap();
+    let plan = assign(&func, warps).unwrap();
+    let mut columns: Vec<_> = plan.values.values().filter(|l| l.shape[1] == 1).collect();
+    columns.sort_by_key(|l| l.to_string());
+    columns.dedup();
+    columns.len() > 1
+}
+
+#[test]
+fn a_conversion_inside_a_warp_uses_shuffles_not_shared_memory() {
+    for (n, m) in [(8, 8), (2, 32)] {
+        let text = row_sums(n, m, true);
+        assert!(layouts_differ(&text, 1));
+        let with = check(&text, &[n, m], 1);
+        let without = check(&row_sums_only(n, m), &[n, m], 1);
+        // One shuffle (shared by the replicated copies), no extra shared
+        // memory or barrier.
+        assert_eq!(costs(&with), (1, costs(&without).1, costs(&without).2));
+    }
+    let program = check(&row_sums(8, 8, true), &[8, 8], 1);
+    insta::assert_snapshot!(program.to_string());
+}
+
+#[test]
+fn a_conversion_across_warps_goes_through_shared_memory() {
+    let text = row_sums(8, 8, true);
+    let with = check(&text, &[8, 8], 2);
+    let without = check(&row_sums_only(8, 8), &[8, 8], 2);
+    let (shuffles, stores, barriers) = costs(&with);
+    assert_eq!(shuffles, 0);
+    assert!(stores > costs(&without).1 && barriers > costs(&without).2);
+    insta::assert_snapshot!(with.to_string());
+}
+
+#[test]
+fn a_conversion_that_keeps_elements_in_their_threads_renames_registers() {
+    for sums_first in [true, false] {
+        let text = row_sums(4, 4, sums_first);
+        assert!(layouts_differ(&text, 1));
+        let with = check(&text, &[4, 4], 1);
+        let without = check(&row_sums_only(4, 4), &[4, 4], 1);
+        assert_eq!(costs(&with), costs(&without));
+    }
+    insta::assert_snapshot!(check(&row_sums(4, 4, true), &[4, 4], 1).to_string());
+}
+
+#[test]
+fn conversions_agree_with_the_interpreter_for_several_shapes_and_warps() {
+    for (n, m) in [(8, 8), (2, 32), (64, 8), (5, 7), (32, 2)] {
+        for warps in [1, 2, 4] {
+            for sums_first in [true, false] {
+                check(&row_sums(n, m, sums_first), &[n, m], warps);
+            }
+        }
+    }
+}

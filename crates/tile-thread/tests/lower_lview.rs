@@ -1,0 +1,182 @@
+//! Layout views through the lowering and the lockstep emulator, equal bit
+//! for bit to the interpreter: the tiled transpose through views alone, every
+//! view-deriving op, masked accesses past the element space, and the bounds
+//! check of an unmasked one; and the thread-level program of the transpose.
+
+use tile_testgen::inputs::{f32_tensor, iota, layout, zeros};
+
+use tile_ir::builder::Builder;
+use tile_ir::interp::{self, Arg};
+use tile_ir::layout::{IntTuple, Layout};
+use tile_ir::{DType, Function, Padding, Scalar, Type};
+use tile_thread::emulate;
+use tile_thread::lower::{lower, Options};
+
+fn bits(args: &[Arg]) -> Vec<Vec<u8>> {
+    args.iter()
+        .map(|a| match a {
+            Arg::Tensor(t) => t.data().to_vec(),
+            Arg::Scalar(s) => s.to_bits().to_le_bytes().to_vec(),
+        })
+        .collect()
+}
+
+/// Interpreter and emulator (for each warp count) agree on every byte.
+fn check(func: &Function, grid: [u32; 3], args: Vec<Arg>) {
+    let mut expected = args.clone();
+    interp::run(func, grid, &mut expected).unwrap_or_else(|e| panic!("interpreter: {e}"));
+    for warps in [1, 2, 4] {
+        let program = lower(func, &Options::warps(warps)).unwrap_or_else(|e| panic!("{e}"));
+        tile_thread::program::verify(&program).unwrap();
+        let mut actual = args.clone();
+        emulate::run(&program, grid, &mut actual).unwrap_or_else(|e| panic!("{warps} warps: {e}"));
+        assert_eq!(
+            bits(&actual),
+            bits(&expected),
+            "{} with {warps} warps",
+            func.name
+        );
+    }
+}
+
+/// The transpose of docs/ir.md: an 8x12 `x` tile by tile into the same
+/// tile of the transposed view of a 12x8 `out`.
+fn transpose_views() -> Function {
+    let mut b = Builder::new("transpose_views");
+    let (x, out) = (f32_tensor(&mut b, "x", 2), f32_tensor(&mut b, "out", 2));
+    let (pm, pn) = (b.program_id(0).unwrap(), b.program_id(1).unwrap());
+    let vx = b.layout_view(x, &layout("(8,12):(12,1)")).unwrap();
+    let vo = b.layout_view(out, &layout("(12,8):(8,1)")).unwrap();
+    let vt = b.lview_transpose(vo, &[1, 0]).unwrap();
+    let tx = b.lview_tile(vx, &[4, 3], &[pm, pn]).unwrap();
+    let to = b.lview_tile(vt, &[4, 3], &[pm, pn]).unwrap();
+    let t = b.lview_load(tx).unwrap();
+    b.lview_store(t, to).unwrap();
+    b.finish().unwrap()
+}
+
+#[test]
+fn the_tiled_transpose_through_views_matches_the_interpreter() {
+    check(
+        &transpose_views(),
+        [2, 4, 1],
+        vec![iota(&[8, 12]), zeros(&[12, 8])],
+    );
+}
+
+#[test]
+fn every_view_deriving_op_matches_the_interpreter() {
+    // One kernel per op: the derived view is loaded and stored row-major
+    // into a flat output.
+    type Derive = Box<dyn Fn(&mut Builder, tile_ir::Value) -> tile_ir::Value>;
+    let cases: Vec<(&str, Derive)> = vec![
+        (
+            "split",
+            Box::new(|b, v| {
+                let i = b.program_id(0).unwrap();
+                b.lview_split(v, 0, 4, i).unwrap()
+            }),
+        ),
+        (
+            "slice",
+            Box::new(|b, v| b.lview_slice(v, &[(1, 7), (2, 10)]).unwrap()),
+        ),
+        (
+            "vectorize",
+            Box::new(|b, v| b.lview_vectorize(v, &[2, 3]).unwrap()),
+        ),
+        (
+            "reshape",
+            Box::new(|b, v| b.lview_reshape(v, &[4, 24]).unwrap()),
+        ),
+        ("coalesce", Box::new(|b, v| b.lview_coalesce(v).unwrap())),
+        (
+            "compose",
+            Box::new(|b, v| b.lview_compose(v, &layout("(4,6):(2,16)")).unwrap()),
+        ),
+        (
+            "distribute",
+            Box::new(|b, v| {
+                let t = b.program_id(0).unwrap();
+                let t = b.cast(t, DType::I64).unwrap();
+                b.lview_distribute(v, &layout("(2,3):(3,1)"), t).unwrap()
+            }),
+        ),
+    ];
+    for (name, derive) in cases {
+        let mut b = Builder::new(name);
+        let (x, out) = (f32_tensor(&mut b, "x", 2), f32_tensor(&mut b, "out", 1));
+        let vx = b.layout_view(x, &layout("(8,12):(12,1)")).unwrap();
+        let view = derive(&mut b, vx);
+        let t = b.lview_load(view).unwrap();
+        let dims: Vec<i64> = match b.ty(t) {
+            Type::Tile(tile) => tile.shape.dims().iter().map(|&d| d as i64).collect(),
+            other => panic!("{name}: loaded {other}"),
+        };
+        let row_major = Layout::row_major(IntTuple::flat(&dims)).unwrap();
+        let vo = b.layout_view(out, &row_major).unwrap();
+        b.lview_store(t, vo).unwrap();
+        let func = b.finish().unwrap_or_else(|e| panic!("{name}: {e}"));
+        for pid in [0u32, 3] {
+            check(&func, [pid + 1, 1, 1], vec![iota(&[8, 12]), zeros(&[96])]);
+        }
+    }
+}
+
+#[test]
+fn masked_accesses_pad_and_skip_past_the_element_space() {
+    // A 16-element view of a 10-element tensor: six elements pad on load
+    // and are skipped on store.
+    let mut b = Builder::new("masked");
+    let (x, out) = (f32_tensor(&mut b, "x", 1), f32_tensor(&mut b, "out", 1));
+    let vx = b.layout_view(x, &layout("(4,4):(4,1)")).unwrap();
+    let t = b.lview_load_masked(vx, Padding::NegInf).unwrap();
+    let vo = b.layout_view(out, &layout("(4,4):(1,4)")).unwrap();
+    b.lview_store_masked(t, vo).unwrap();
+    let func = b.finish().unwrap();
+    check(&func, [1, 1, 1], vec![iota(&[10]), zeros(&[12])]);
+}
+
+#[test]
+fn an_unmasked_access_past_the_element_space_is_a_reported_bounds_check() {
+    let mut b = Builder::new("unchecked");
+    let (x, out) = (f32_tensor(&mut b, "x", 1), f32_tensor(&mut b, "out", 1));
+    let vx = b.layout_view(x, &layout("16:1")).unwrap();
+    let t = b.lview_load(vx).unwrap();
+    let vo = b.layout_view(out, &layout("16:1")).unwrap();
+    b.lview_store(t, vo).unwrap();
+    let func = b.finish().unwrap();
+    let mut args = vec![iota(&[10]), zeros(&[16])];
+    assert!(interp::run(&func, [1, 1, 1], &mut args.clone()).is_err());
+    let program = lower(&func, &Options::warps(1)).unwrap();
+    let err = emulate::run(&program, [1, 1, 1], &mut args)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("bounds check") && err.contains("lview_load"),
+        "{err}"
+    );
+    assert_eq!(
+        bits(&args)[1],
+        bits(&[zeros(&[16])])[0],
+        "the output was not touched"
+    );
+}
+
+#[test]
+fn a_store_through_a_non_injective_layout_is_refused() {
+    let mut b = Builder::new("aliasing");
+    let out = f32_tensor(&mut b, "out", 1);
+    let t = b.full(Scalar::F32(1.0), &[4, 2]).unwrap();
+    let vo = b.layout_view(out, &layout("(4,2):(1,0)")).unwrap();
+    b.lview_store(t, vo).unwrap();
+    let func = b.finish().unwrap();
+    let err = lower(&func, &Options::warps(1)).unwrap_err().to_string();
+    assert!(err.contains("sends two elements to one offset"), "{err}");
+}
+
+#[test]
+fn the_thread_level_program_of_the_transpose() {
+    let program = lower(&transpose_views(), &Options::warps(1)).unwrap();
+    insta::assert_snapshot!(program.to_string());
+}

@@ -1,0 +1,160 @@
+//! The thread-level program's verifier: lowered programs pass; broken
+//! structure and types are reported naming the op and the rule.
+
+use tile_ir::{BinaryOp, DType, Scalar, TensorType};
+use tile_thread::program::{verify, Param, ParamKind, Program, Reg, Region, ThreadOpKind};
+
+fn op(p: &mut Program, kind: ThreadOpKind, operands: &[Reg], types: &[DType]) -> Vec<Reg> {
+    let id = p.create_op(kind, operands.to_vec(), types, Vec::new());
+    p.body.ops.push(id);
+    p.ops[id].results.clone()
+}
+
+fn program() -> Program {
+    let mut p = Program::new("k", 1);
+    p.params.push(Param {
+        name: "x".into(),
+        kind: ParamKind::Tensor(TensorType {
+            dtype: DType::F32,
+            rank: 1,
+        }),
+    });
+    p
+}
+
+#[test]
+fn operands_must_be_defined_before_use() {
+    let mut p = program();
+    let later = p.new_reg(DType::I32);
+    op(
+        &mut p,
+        ThreadOpKind::Unary(tile_ir::UnaryOp::Neg),
+        &[later],
+        &[DType::I32],
+    );
+    assert_eq!(
+        verify(&p).unwrap_err().to_string(),
+        "`%0 = neg %?0 : i32`: operand %?0 is not defined before its use"
+    );
+}
+
+#[test]
+fn binary_operands_of_one_dtype() {
+    let mut p = program();
+    let a = op(
+        &mut p,
+        ThreadOpKind::Const(Scalar::I32(1)),
+        &[],
+        &[DType::I32],
+    )[0];
+    let b = op(
+        &mut p,
+        ThreadOpKind::Const(Scalar::I64(1)),
+        &[],
+        &[DType::I64],
+    )[0];
+    op(
+        &mut p,
+        ThreadOpKind::Binary(BinaryOp::Add),
+        &[a, b],
+        &[DType::I32],
+    );
+    assert_eq!(
+        verify(&p).unwrap_err().to_string(),
+        "`%2 = add %0, %1 : i32`: operands [I32, I64] and results [I32] break the rule of `add`"
+    );
+}
+
+#[test]
+fn loads_need_an_i64_address_and_a_tensor() {
+    let mut p = program();
+    let a = op(
+        &mut p,
+        ThreadOpKind::Const(Scalar::I32(0)),
+        &[],
+        &[DType::I32],
+    )[0];
+    let t = op(
+        &mut p,
+        ThreadOpKind::Const(Scalar::Bool(true)),
+        &[],
+        &[DType::Bool],
+    )[0];
+    let z = op(
+        &mut p,
+        ThreadOpKind::Const(Scalar::F32(0.0)),
+        &[],
+        &[DType::F32],
+    )[0];
+    op(
+        &mut p,
+        ThreadOpKind::LoadGlobal { param: 0, width: 1 },
+        &[a, t, z],
+        &[DType::F32],
+    );
+    assert!(verify(&p)
+        .unwrap_err()
+        .rule
+        .contains("break the rule of `ld.global`"));
+    let mut p = program();
+    op(
+        &mut p,
+        ThreadOpKind::TensorAlign { param: 3 },
+        &[],
+        &[DType::I64],
+    );
+    assert_eq!(verify(&p).unwrap_err().rule, "parameter 3 is not a tensor");
+}
+
+#[test]
+fn regions_end_with_a_matching_yield() {
+    let mut p = program();
+    let c = op(
+        &mut p,
+        ThreadOpKind::Const(Scalar::Bool(true)),
+        &[],
+        &[DType::Bool],
+    )[0];
+    let one = op(
+        &mut p,
+        ThreadOpKind::Const(Scalar::I32(1)),
+        &[],
+        &[DType::I32],
+    )[0];
+    let y_then = p.create_op(ThreadOpKind::Yield, vec![one], &[], vec![]);
+    let y_else = p.create_op(ThreadOpKind::Yield, vec![c], &[], vec![]);
+    let regions = vec![
+        Region {
+            args: vec![],
+            ops: vec![y_then],
+        },
+        Region {
+            args: vec![],
+            ops: vec![y_else],
+        },
+    ];
+    let f = p.create_op(ThreadOpKind::If, vec![c], &[DType::I32], regions);
+    p.body.ops.push(f);
+    assert_eq!(
+        verify(&p).unwrap_err().to_string(),
+        "`yield %0`: yields [Bool] where [I32] is expected"
+    );
+    // A yield in the kernel body.
+    let mut p = program();
+    let y = p.create_op(ThreadOpKind::Yield, vec![], &[], vec![]);
+    p.body.ops.push(y);
+    assert_eq!(
+        verify(&p).unwrap_err().rule,
+        "a `yield` that does not end a nested region"
+    );
+}
+
+#[test]
+fn registers_are_defined_once() {
+    let mut p = program();
+    let r = op(&mut p, ThreadOpKind::ThreadId, &[], &[DType::I32])[0];
+    let again = p.body.ops[0];
+    p.body.ops.push(again);
+    let _ = r;
+    assert_eq!(verify(&p).unwrap_err().rule, "a register is defined twice");
+}
