@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use tile::meta::KernelInfo;
 use tile::ImageKind;
 use tile_codegen::{tools, Sm};
-use tile_frontend::expand::{tile_kernel, Options};
+use tile_frontend::expand::{tile_kernel, ExpandOptions};
 
 /// The `#[tile_kernel]` functions of an example file: (name, attribute
 /// arguments, the function without the attribute).
@@ -94,9 +94,9 @@ fn compile_latency() {
         for (name, attr, item) in kernels_of(&format!("examples/kernels/{file}.rs")) {
             let mut row = format!("{name:<18} ");
             for target in targets {
-                let options = Options {
+                let options = ExpandOptions {
                     env_targets: Some(target.to_string()),
-                    ..Options::default()
+                    ..ExpandOptions::default()
                 };
                 let t = median(5, || {
                     let out = tile_kernel(attr.clone(), item.clone(), &options).to_string();

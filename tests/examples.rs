@@ -341,8 +341,8 @@ fn every_example_on_the_host_back_end_equals_the_interpreter() {
     use tile::meta::KernelInfo;
     use tile::runtime::cpu::{HostIsa, HostLibrary};
     use tile::LaunchArg;
-    use tile_codegen::emit::EmitOptions;
     use tile_codegen::host;
+    use tile_codegen::CodegenOptions;
     let isa = HostIsa::best_here().expect("host code runs on this CPU");
     const ROWS: usize = 37;
     const COLS: usize = 200;
@@ -420,7 +420,7 @@ fn every_example_on_the_host_back_end_equals_the_interpreter() {
             let mut want = args.clone();
             interp::run(&func, grid, &mut want).expect("the interpreter runs");
             let mut got = args;
-            let image = host::compile(&func, isa, &EmitOptions::default())
+            let image = host::compile(&func, isa, &CodegenOptions::default())
                 .unwrap_or_else(|e| panic!("{} ({}): {e}", info.name, spec.label));
             // SAFETY: `image` is what `host::compile` produced for `func`,
             // with its own list of checks.

@@ -1,29 +1,36 @@
-//! Code generation for tile kernels: lowering to a thread-level program, its lockstep emulator,
-//! and LLVM code generation for NVPTX, AMDGPU and the host.
+//! LLVM code generation for tile kernels: the GPU emitter of thread-level
+//! programs for NVPTX and AMDGPU, the host back end for the CPU device, and
+//! the pipeline that drives a kernel through every stage for every target.
 //!
-//! * [`layout_assign`]: distributed layouts of tile values (blocked layouts and their slices,
-//!   expressed with the CuTe layout algebra of `tile_ir::layout`);
-//! * [`thread`]: the thread-level program — per-thread registers, global and shared memory,
-//!   barriers, shuffles, uniform `for`/`if` — with its text form;
-//! * [`lower`]: tile IR → thread-level program, one file per op family;
-//! * [`emulate`]: runs a thread-level program on the CPU, all threads of a block in lockstep,
-//!   reporting out-of-bounds accesses, uninitialized shared reads and shared-memory races;
-//! * [`host`]: tile IR compiled for the CPU through LLVM's JIT, one function per program
-//!   instance, run in parallel over the grid (not yet used by the CPU device);
-//! * [`target`]: the targets (NVPTX `sm_*`, AMDGPU `gfx*`, host), their LLVM triples, CPUs and
-//!   features, and LLVM 19 target machines that emit assembly and object files;
+//! * [`pipeline`]: a kernel's tile IR to every image it embeds: the pass
+//!   pipeline, the thread-level program (`tile-thread`), each target's code,
+//!   and the stage dumps of `TILE_DUMP`;
+//! * [`gpu`]: thread-level programs to PTX and AMDGPU code objects;
+//! * [`host`]: tile IR compiled ahead of time for the CPU device, one shared
+//!   object per instruction-set level;
+//! * [`scalar`]: the scalar semantics of `tile_ir::eval` in LLVM IR, shared
+//!   by both, with the exact and the fast math library;
+//! * [`target`]: the targets (NVPTX `sm_*`, AMDGPU `gfx*`, host levels), their
+//!   LLVM triples, CPUs and features, and LLVM 19 target machines;
 //! * [`tools`]: finding and running `ptxas`, `ld.lld` and `llvm-objdump`.
 //!
-//! `docs/lowering.md` describes the lowering and the emulator. LLVM 19 comes from Debian's
-//! `llvm-19-dev` and `ptxas` from PyPI's `nvidia-cuda-nvcc`; `scripts/setup.sh` installs both
-//! (see `docs/backends.md`).
+//! LLVM 19 comes from Debian's `llvm-19-dev` and `ptxas` from PyPI's
+//! `nvidia-cuda-nvcc`; `scripts/setup.sh` installs both (see
+//! `docs/backends.md`).
 #![warn(missing_docs)]
 
-pub mod emit;
+mod error;
+pub mod gpu;
 pub mod host;
+mod module;
+mod options;
+pub mod pipeline;
+pub mod scalar;
 pub mod target;
 pub mod tools;
 
+pub use error::EmitError;
 pub use inkwell;
-pub use target::{default_targets, Gfx, Machine, Sm, Target, TargetError};
+pub use options::CodegenOptions;
+pub use target::{default_targets, parse_targets, Gfx, Machine, Sm, Target, TargetError};
 pub use tools::{assemble_ptx, link_shared_object, Tool, ToolError};

@@ -1,15 +1,20 @@
-//! Code generation targets: which GPU (or the host CPU) a kernel is compiled for, and the LLVM
-//! target machine that compiles for it.
+//! Code generation targets: which GPU, or which instruction-set level of the CPU, a kernel is
+//! compiled for, and the LLVM target machine that compiles for it.
 //!
-//! | name                                   | LLVM triple           | CPU        | features         |
-//! |----------------------------------------|-----------------------|------------|------------------|
-//! | `sm_75` … `sm_90a` ([`Sm`])            | `nvptx64-nvidia-cuda` | the `sm_*` | `+ptxNN` (min.)  |
-//! | `gfx90a`, `gfx942`, `gfx1100` ([`Gfx`]) | `amdgcn-amd-amdhsa`   | the `gfx*` | (none)           |
-//! | `host`                                 | LLVM's default triple | host CPU   | host CPU's       |
+//! | name                                    | LLVM triple                  | CPU         | features        |
+//! |-----------------------------------------|------------------------------|-------------|-----------------|
+//! | `sm_75` … `sm_90a` ([`Sm`])             | `nvptx64-nvidia-cuda`        | the `sm_*`  | `+ptxNN` (min.) |
+//! | `gfx90a`, `gfx942`, `gfx1100` ([`Gfx`]) | `amdgcn-amd-amdhsa`          | the `gfx*`  | (none)          |
+//! | `x86_64-v3`, `x86_64`, `aarch64` ([`HostIsa`]) | `x86_64-unknown-linux-gnu`, `aarch64-unknown-linux-gnu` | the level's | the level's |
+//!
+//! Host code is always compiled for fixed instruction-set levels, never for the building CPU, so
+//! that a binary runs wherever the CPU device finds its level. The name `host` in a list of
+//! targets ([`parse_targets`]) stands for every level of the building machine's architecture
+//! ([`HostIsa::for_this_architecture`]).
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::{Once, OnceLock};
+use std::sync::Once;
 
 use inkwell::module::Module;
 use inkwell::targets::{
@@ -140,49 +145,55 @@ pub enum Target {
     Nvptx(Sm),
     /// An AMD GPU: LLVM's AMDGPU backend emits an object that `ld.lld` links to a code object.
     Amdgpu(Gfx),
-    /// The CPU this program runs on.
-    Host,
+    /// The CPU device at one instruction-set level: LLVM emits an object that `ld.lld` links to
+    /// a shared object.
+    Host(HostIsa),
 }
 
+/// The word that stands for every host level of this architecture in a list of targets.
+pub const HOST: &str = "host";
+
 impl Target {
-    /// Every target name that [`Target::from_str`] accepts.
+    /// Every target name that [`Target::from_str`] accepts, then [`HOST`].
     pub fn accepted_names() -> Vec<&'static str> {
         let mut names: Vec<&'static str> = Sm::ALL.iter().map(|sm| sm.name()).collect();
         names.extend(Gfx::ALL.iter().map(|gfx| gfx.name()));
-        names.push("host");
+        names.extend(HostIsa::ALL.iter().map(|isa| isa.name()));
+        names.push(HOST);
         names
     }
 
-    /// The LLVM target triple, e.g. `nvptx64-nvidia-cuda`; for [`Target::Host`] LLVM's default
-    /// triple of this machine.
-    pub fn triple(&self) -> String {
+    /// Whether this is a GPU target.
+    pub fn is_gpu(&self) -> bool {
+        !matches!(self, Target::Host(_))
+    }
+
+    /// The LLVM target triple, e.g. `nvptx64-nvidia-cuda`.
+    pub fn triple(&self) -> &'static str {
         match self {
-            Target::Nvptx(_) => NVPTX_TRIPLE.to_owned(),
-            Target::Amdgpu(_) => AMDGPU_TRIPLE.to_owned(),
-            Target::Host => TargetMachine::get_default_triple()
-                .as_str()
-                .to_string_lossy()
-                .into_owned(),
+            Target::Nvptx(_) => NVPTX_TRIPLE,
+            Target::Amdgpu(_) => AMDGPU_TRIPLE,
+            Target::Host(isa) => isa.llvm_triple(),
         }
     }
 
-    /// The LLVM CPU name: the `sm_*`/`gfx*` name, or the host CPU's name.
-    pub fn cpu(&self) -> String {
+    /// The LLVM CPU name: the `sm_*`/`gfx*` name, or the host level's CPU.
+    pub fn cpu(&self) -> &'static str {
         match self {
-            Target::Nvptx(sm) => sm.name().to_owned(),
-            Target::Amdgpu(gfx) => gfx.name().to_owned(),
-            Target::Host => TargetMachine::get_host_cpu_name().to_string(),
+            Target::Nvptx(sm) => sm.name(),
+            Target::Amdgpu(gfx) => gfx.name(),
+            Target::Host(isa) => isa.llvm_cpu(),
         }
     }
 
     /// The LLVM feature string: for NVPTX the PTX ISA version (e.g. `+ptx78`, see
     /// [`Sm::ptx_version`]), for AMDGPU none (the architecture's defaults), for the host the
-    /// host CPU's features.
+    /// level's.
     pub fn features(&self) -> String {
         match self {
             Target::Nvptx(sm) => format!("+ptx{}", sm.ptx_version()),
             Target::Amdgpu(_) => String::new(),
-            Target::Host => TargetMachine::get_host_cpu_features().to_string(),
+            Target::Host(isa) => isa.llvm_features().to_owned(),
         }
     }
 }
@@ -192,7 +203,7 @@ impl fmt::Display for Target {
         match self {
             Target::Nvptx(sm) => sm.fmt(f),
             Target::Amdgpu(gfx) => gfx.fmt(f),
-            Target::Host => f.write_str("host"),
+            Target::Host(isa) => isa.fmt(f),
         }
     }
 }
@@ -200,15 +211,17 @@ impl fmt::Display for Target {
 impl FromStr for Target {
     type Err = TargetError;
 
+    /// One target by its name (`sm_80`, `gfx942`, `x86_64-v3`); [`HOST`] names several, so
+    /// lists go through [`parse_targets`].
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s == "host" {
-            return Ok(Target::Host);
-        }
         if let Some(sm) = Sm::ALL.into_iter().find(|sm| sm.name() == s) {
             return Ok(Target::Nvptx(sm));
         }
         if let Some(gfx) = Gfx::ALL.into_iter().find(|gfx| gfx.name() == s) {
             return Ok(Target::Amdgpu(gfx));
+        }
+        if let Some(isa) = HostIsa::from_name(s) {
+            return Ok(Target::Host(isa));
         }
         Err(TargetError::Unknown {
             name: s.to_owned(),
@@ -217,15 +230,46 @@ impl FromStr for Target {
     }
 }
 
+/// The targets a name stands for: one, or for [`HOST`] every host level of this architecture
+/// (none where host code is not built).
+pub fn targets_named(name: &str) -> Result<Vec<Target>, TargetError> {
+    if name == HOST {
+        return Ok(HostIsa::for_this_architecture()
+            .into_iter()
+            .map(Target::Host)
+            .collect());
+    }
+    name.parse().map(|t| vec![t])
+}
+
+/// The targets of a comma-separated list of names (`"sm_90, host"`), in order, without
+/// repetitions; blank entries are ignored.
+pub fn parse_targets(list: &str) -> Result<Vec<Target>, TargetError> {
+    let mut targets: Vec<Target> = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        for target in targets_named(name)? {
+            if !targets.contains(&target) {
+                targets.push(target);
+            }
+        }
+    }
+    Ok(targets)
+}
+
 /// The targets compiled for when none are named: the NVIDIA architectures `sm_80`, `sm_86`,
-/// `sm_89`, `sm_90`, the AMD ones `gfx90a`, `gfx942`, `gfx1100`, and the host.
+/// `sm_89`, `sm_90`, the AMD ones `gfx90a`, `gfx942`, `gfx1100`, and the host levels of this
+/// architecture.
 pub fn default_targets() -> Vec<Target> {
     let mut targets: Vec<Target> = [Sm::Sm80, Sm::Sm86, Sm::Sm89, Sm::Sm90]
         .into_iter()
         .map(Target::Nvptx)
         .collect();
     targets.extend(Gfx::ALL.into_iter().map(Target::Amdgpu));
-    targets.push(Target::Host);
+    targets.extend(
+        HostIsa::for_this_architecture()
+            .into_iter()
+            .map(Target::Host),
+    );
     targets
 }
 
@@ -239,14 +283,6 @@ pub enum TargetError {
         name: String,
         /// The accepted names, comma-separated.
         accepted: String,
-    },
-    /// LLVM could not initialize its backend for the target.
-    #[error("cannot initialize LLVM's backend for target {target}: {message}")]
-    Initialize {
-        /// The target.
-        target: Target,
-        /// LLVM's message.
-        message: String,
     },
     /// LLVM does not know the triple, or refused the CPU/feature combination.
     #[error("cannot create an LLVM target machine for target {target} (triple {triple}, cpu {cpu}, features `{features}`): {message}")]
@@ -276,23 +312,22 @@ pub enum TargetError {
     },
 }
 
-fn initialize(target: &Target) -> Result<(), TargetError> {
+fn initialize(target: &Target) {
     static NVPTX: Once = Once::new();
     static AMDGPU: Once = Once::new();
-    static NATIVE: OnceLock<Result<(), String>> = OnceLock::new();
+    static X86: Once = Once::new();
+    static AARCH64: Once = Once::new();
     let config = InitializationConfig::default();
     match target {
         Target::Nvptx(_) => NVPTX.call_once(|| LlvmTarget::initialize_nvptx(&config)),
         Target::Amdgpu(_) => AMDGPU.call_once(|| LlvmTarget::initialize_amd_gpu(&config)),
-        Target::Host => NATIVE
-            .get_or_init(|| LlvmTarget::initialize_native(&config))
-            .clone()
-            .map_err(|message| TargetError::Initialize {
-                target: *target,
-                message,
-            })?,
+        Target::Host(HostIsa::X86_64V3 | HostIsa::X86_64) => {
+            X86.call_once(|| LlvmTarget::initialize_x86(&config))
+        }
+        Target::Host(HostIsa::Aarch64) => {
+            AARCH64.call_once(|| LlvmTarget::initialize_aarch64(&config))
+        }
     }
-    Ok(())
 }
 
 /// Creates the LLVM target machine for `target`, initializing only that target's LLVM backend.
@@ -302,32 +337,12 @@ pub fn create_target_machine(
     target: &Target,
     level: OptimizationLevel,
 ) -> Result<TargetMachine, TargetError> {
-    initialize(target)?;
-    let (triple, cpu, features) = (target.triple(), target.cpu(), target.features());
-    machine_for(target, &triple, &cpu, &features, level)
-}
-
-/// The LLVM target machine for host code of instruction-set level `isa`
-/// (its triple, CPU and features: see [`HostIsa`]), initializing that
-/// architecture's LLVM backend.
-pub fn create_host_isa_machine(
-    isa: HostIsa,
-    level: OptimizationLevel,
-) -> Result<TargetMachine, TargetError> {
-    static X86: Once = Once::new();
-    static AARCH64: Once = Once::new();
-    let config = InitializationConfig::default();
-    match isa {
-        HostIsa::X86_64V3 | HostIsa::X86_64 => {
-            X86.call_once(|| LlvmTarget::initialize_x86(&config))
-        }
-        HostIsa::Aarch64 => AARCH64.call_once(|| LlvmTarget::initialize_aarch64(&config)),
-    }
+    initialize(target);
     machine_for(
-        &Target::Host,
-        isa.llvm_triple(),
-        isa.llvm_cpu(),
-        isa.llvm_features(),
+        target,
+        target.triple(),
+        target.cpu(),
+        &target.features(),
         level,
     )
 }
@@ -373,16 +388,6 @@ impl Machine {
     pub fn new(target: Target, level: OptimizationLevel) -> Result<Self, TargetError> {
         let llvm = create_target_machine(&target, level)?;
         Ok(Machine { target, llvm })
-    }
-
-    /// Creates the machine for host code of level `isa` (see
-    /// [`create_host_isa_machine`]); its target is [`Target::Host`].
-    pub fn host_isa(isa: HostIsa, level: OptimizationLevel) -> Result<Self, TargetError> {
-        let llvm = create_host_isa_machine(isa, level)?;
-        Ok(Machine {
-            target: Target::Host,
-            llvm,
-        })
     }
 
     /// The target this machine compiles for.

@@ -1,5 +1,5 @@
-//! The fast math library (`EmitOptions::fast_math`) on the host, through
-//! `emit::probe` (the LLVM IR every target receives): each function's f32
+//! The fast math library (`CodegenOptions::fast_math`) on the host, through
+//! `scalar::probe` (the LLVM IR every target receives): each function's f32
 //! results within its documented ulp bound of the correctly rounded value
 //! (the oracle) on dense samples, special values exact, and f16/bf16
 //! results through it within one ulp of the oracle on every input. Host
@@ -11,12 +11,12 @@ mod probe;
 
 use common::{launch_arg, load};
 use probe::{check_fast_math_gpu_code, run_probe, ulps};
-use tile_codegen::emit::EmitOptions;
 use tile_codegen::host;
+use tile_codegen::CodegenOptions;
 use tile_ir::interp::{Arg, HostTensor};
 use tile_ir::{eval, samples, DType, Scalar, UnaryOp};
 use tile_runtime::cpu::HostIsa;
-use tile_thread::lower::{lower, Options};
+use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::program::ThreadOpKind;
 
 /// The documented bound (docs/backends.md) of each fast f32 function, in
@@ -147,7 +147,7 @@ fn f64_and_erf_keep_the_exact_library() {
 
 #[test]
 fn fast_softmax_has_no_f64_arithmetic_and_assembles() {
-    let program = lower(&samples::softmax(4, 256).unwrap(), &Options::warps(4)).unwrap();
+    let program = lower(&samples::softmax(4, 256).unwrap(), &LowerOptions::warps(4)).unwrap();
     check_fast_math_gpu_code(&program, "exp");
 }
 
@@ -158,7 +158,7 @@ fn run_host_unary(
     dtype: DType,
     xs: &[u64],
     isa: HostIsa,
-    options: &EmitOptions,
+    options: &CodegenOptions,
 ) -> Vec<u64> {
     let block = 1024;
     let func = samples::unary(op, dtype, block).unwrap();
@@ -187,9 +187,9 @@ fn host_kernels_with_fast_math_compute_the_fast_library() {
     // vectorized kernel: bit for bit the scalar library's results, which
     // the test above bounds against the oracle.
     let xs: Vec<u64> = f32_samples().into_iter().step_by(16).collect();
-    let fast = EmitOptions {
+    let fast = CodegenOptions {
         fast_math: true,
-        ..EmitOptions::default()
+        ..CodegenOptions::default()
     };
     let inputs: Vec<[u64; 3]> = xs.iter().map(|&x| [x, 0, 0]).collect();
     for isa in HostIsa::for_this_architecture() {
@@ -210,7 +210,7 @@ fn host_kernels_with_fast_math_compute_the_fast_library() {
             }
             // Without the option the same kernel is the oracle's, and for
             // some inputs differs from the fast library.
-            let exact = run_host_unary(op, DType::F32, &xs, isa, &EmitOptions::default());
+            let exact = run_host_unary(op, DType::F32, &xs, isa, &CodegenOptions::default());
             let oracle = |x: u64| {
                 eval::unary(op, Scalar::from_bits(DType::F32, x))
                     .unwrap()
@@ -230,12 +230,12 @@ fn fast_host_softmax_has_no_f64_arithmetic() {
             .filter(|l| l.contains(" double") && !l.trim_start().starts_with("declare"))
             .count()
     };
-    let fast = EmitOptions {
+    let fast = CodegenOptions {
         fast_math: true,
-        ..EmitOptions::default()
+        ..CodegenOptions::default()
     };
     for isa in HostIsa::for_this_architecture() {
-        let exact = host::compile(&func, isa, &EmitOptions::default()).unwrap();
+        let exact = host::compile(&func, isa, &CodegenOptions::default()).unwrap();
         let quick = host::compile(&func, isa, &fast).unwrap();
         assert!(
             f64_ops(exact.llvm_ir_opt()) > 0,

@@ -1,5 +1,5 @@
 //! The emitter's `pow` against the oracle (`libm`'s f64 `pow`, rounded
-//! once), through `emit::probe` on the host: the special values of C99
+//! once), through `scalar::probe` on the host: the special values of C99
 //! `pow` bit for bit on a grid of every pair of edge values, the exact
 //! library within its documented f64 bound and within one ulp of every
 //! narrower dtype on dense samples, and the fast f32 variant within its
@@ -13,7 +13,7 @@ use common::host_agrees;
 use probe::{check_fast_math_gpu_code, run_probe, ulps};
 use tile_ir::interp::{Arg, HostTensor};
 use tile_ir::{eval, BinaryOp, DType, Function, Scalar};
-use tile_thread::lower::{lower, Options};
+use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::program::ThreadOpKind;
 
 /// The exact library's bound for f64 results, in ulps.
@@ -286,7 +286,7 @@ fn pow_kernel(dtype: DType) -> Function {
 
 #[test]
 fn gpu_code_assembles_and_fast_pow_has_no_f64_arithmetic() {
-    let program = lower(&pow_kernel(DType::F32), &Options::warps(4)).expect("lowered");
+    let program = lower(&pow_kernel(DType::F32), &LowerOptions::warps(4)).expect("lowered");
     check_fast_math_gpu_code(&program, "pow");
 }
 

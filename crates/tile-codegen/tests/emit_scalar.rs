@@ -1,6 +1,6 @@
 //! The emitter's scalar code against the oracle: every unary, binary,
 //! comparison, `fma` and cast of every dtype, compiled for the host through
-//! `emit::probe` (the same LLVM IR the GPU targets receive for the op) and run
+//! `scalar::probe` (the same LLVM IR the GPU targets receive for the op) and run
 //! on edge values and random bits. Exact ops must agree with
 //! `tile_ir::eval` bit for bit; the math-library functions (exp, exp2, log,
 //! log2, sin, cos, tanh, erf) within one ulp of the dtype (f64: 4 ulps), with

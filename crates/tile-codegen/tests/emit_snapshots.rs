@@ -3,10 +3,11 @@
 //! gfx90a. Lines that name a tool version are removed so the snapshots only
 //! change when the code does.
 
-use tile_codegen::emit::{emit, EmitOptions, Emitted};
+use tile_codegen::gpu::{emit, Emitted};
+use tile_codegen::CodegenOptions;
 use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::{samples, DType, Function};
-use tile_thread::lower::{lower, Options};
+use tile_thread::lower::{lower, LowerOptions};
 
 fn kernels() -> Vec<(&'static str, Function)> {
     vec![
@@ -19,8 +20,8 @@ fn kernels() -> Vec<(&'static str, Function)> {
 }
 
 fn emitted(func: &Function, target: Target) -> Emitted {
-    let program = lower(func, &Options::warps(4)).unwrap();
-    emit(&program, target, &EmitOptions::default()).unwrap_or_else(|e| panic!("{e}"))
+    let program = lower(func, &LowerOptions::warps(4)).unwrap();
+    emit(&program, target, &CodegenOptions::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Drops lines that carry tool versions.

@@ -4,11 +4,12 @@
 //! object into a code object that `llvm-objdump` disassembles. A tool's
 //! failure shows its message and the offending text.
 
-use tile_codegen::emit::{emit, EmitOptions, Emitted};
+use tile_codegen::gpu::{emit, Emitted};
 use tile_codegen::tools::{self, Tool};
+use tile_codegen::CodegenOptions;
 use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::{samples, DType, Function};
-use tile_thread::lower::{lower, Options};
+use tile_thread::lower::{lower, LowerOptions};
 
 /// The sample kernels with their specializations and warp counts.
 fn kernels() -> Vec<(Function, u32)> {
@@ -34,8 +35,8 @@ fn require(tool: Tool) {
 
 fn emitted(func: &Function, warps: u32, target: Target) -> Emitted {
     let program =
-        lower(func, &Options::warps(warps)).unwrap_or_else(|e| panic!("{}: {e}", func.name));
-    emit(&program, target, &EmitOptions::default())
+        lower(func, &LowerOptions::warps(warps)).unwrap_or_else(|e| panic!("{}: {e}", func.name));
+    emit(&program, target, &CodegenOptions::default())
         .unwrap_or_else(|e| panic!("{} for {target}: {e}", func.name))
 }
 
@@ -112,10 +113,11 @@ fn reductions_use_shuffles_and_barriers() {
 
 #[test]
 fn the_host_is_not_a_gpu_target() {
-    let program = lower(&samples::vector_add(64).unwrap(), &Options::warps(1)).unwrap();
-    let err = emit(&program, Target::Host, &EmitOptions::default()).unwrap_err();
+    let program = lower(&samples::vector_add(64).unwrap(), &LowerOptions::warps(1)).unwrap();
+    let host = Target::Host(tile_abi::HostIsa::X86_64);
+    let err = emit(&program, host, &CodegenOptions::default()).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "`host` is not a GPU target; thread-level programs are emitted for sm_* and gfx* targets"
+        "`x86_64` is not a GPU target; thread-level programs are emitted for sm_* and gfx* targets"
     );
 }

@@ -12,9 +12,9 @@ use inkwell::context::Context;
 use inkwell::execution_engine::JitFunction;
 use inkwell::targets::{InitializationConfig, Target};
 use inkwell::OptimizationLevel;
-use tile_codegen::emit::EmitOptions;
 use tile_codegen::host;
 use tile_codegen::tools;
+use tile_codegen::CodegenOptions;
 use tile_ir::interp::{Arg, HostTensor};
 use tile_ir::{eval, samples, DType, Scalar, UnaryOp};
 use tile_runtime::cpu::HostIsa;
@@ -185,7 +185,7 @@ fn kernel_agrees(dtype: DType, values: Vec<Scalar>) {
             eprintln!("skipped: this CPU does not run {isa} code");
             continue;
         }
-        let image = host::compile(&func, isa, &EmitOptions::default()).unwrap();
+        let image = host::compile(&func, isa, &CodegenOptions::default()).unwrap();
         let library = load(&image, &func).unwrap();
         let mut args = [
             Arg::Tensor(input.clone()),
@@ -239,7 +239,7 @@ fn the_softmax_exp_loop_runs_on_256_bit_vectors() {
     let image = host::compile(
         &samples::softmax(4, 256).unwrap(),
         HostIsa::X86_64V3,
-        &EmitOptions::default(),
+        &CodegenOptions::default(),
     )
     .unwrap();
     let listing = tools::disassemble(image.shared_object()).unwrap();

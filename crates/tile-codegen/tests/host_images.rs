@@ -6,9 +6,9 @@
 mod common;
 
 use common::{bytes, launch_arg, load, tensor, zeros};
-use tile_codegen::emit::EmitOptions;
 use tile_codegen::host;
 use tile_codegen::tools;
+use tile_codegen::CodegenOptions;
 use tile_ir::interp::{self, Arg};
 use tile_ir::{samples, DType, Function};
 use tile_runtime::cpu::HostIsa;
@@ -44,7 +44,7 @@ fn shared_objects_need_only_c_library_functions() {
     let allowed = host::C_LIBRARY_IMPORTS;
     for (func, _, _) in cases() {
         for isa in HostIsa::for_this_architecture() {
-            let image = host::compile(&func, isa, &EmitOptions::default())
+            let image = host::compile(&func, isa, &CodegenOptions::default())
                 .unwrap_or_else(|e| panic!("{isa}: {e}"));
             let undefined = tools::undefined_dynamic_symbols(image.shared_object())
                 .unwrap_or_else(|e| panic!("{e}"));
@@ -61,7 +61,7 @@ fn shared_objects_need_only_c_library_functions() {
 fn each_level_uses_only_its_own_instructions() {
     let (func, _, _) = &cases()[3];
     for isa in HostIsa::for_this_architecture() {
-        let image = host::compile(func, isa, &EmitOptions::default()).unwrap();
+        let image = host::compile(func, isa, &CodegenOptions::default()).unwrap();
         let listing = tools::disassemble(image.shared_object()).unwrap();
         assert!(listing.contains("<tile_host_kernel>:"), "{isa}: no kernel");
         let avx = listing.contains("%ymm");
@@ -83,7 +83,7 @@ fn every_level_that_runs_here_equals_the_interpreter() {
                 eprintln!("skipped: this CPU does not run {isa} code");
                 continue;
             }
-            let image = host::compile(&func, isa, &EmitOptions::default()).unwrap();
+            let image = host::compile(&func, isa, &CodegenOptions::default()).unwrap();
             let library = load(&image, &func).unwrap();
             assert_eq!(library.isa(), isa);
             let mut actual = args.clone();
@@ -104,7 +104,7 @@ fn every_level_that_runs_here_equals_the_interpreter() {
 fn outer_loops_of_long_nests_are_not_unrolled() {
     let isa = HostIsa::for_this_architecture()[0];
     let marked = |func: Function| {
-        host::compile(&func, isa, &EmitOptions::default())
+        host::compile(&func, isa, &CodegenOptions::default())
             .unwrap()
             .llvm_ir()
             .contains("!\"llvm.loop.unroll.disable\"")

@@ -6,9 +6,9 @@
 mod common;
 
 use common::{blocks, bytes, launch_arg, load, tensor, tensor_of};
-use tile_codegen::emit::EmitOptions;
 use tile_codegen::host;
 use tile_codegen::tools;
+use tile_codegen::CodegenOptions;
 use tile_ir::builder::Builder;
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::{samples, BinaryOp, DType, Function, Padding, TensorType, Type};
@@ -49,8 +49,8 @@ fn accumulate(block: usize) -> Function {
 
 /// The disassembly of `func`'s kernel for `isa`.
 fn listing(func: &Function, isa: HostIsa) -> String {
-    let image =
-        host::compile(func, isa, &EmitOptions::default()).unwrap_or_else(|e| panic!("{isa}: {e}"));
+    let image = host::compile(func, isa, &CodegenOptions::default())
+        .unwrap_or_else(|e| panic!("{isa}: {e}"));
     tools::disassemble(image.shared_object()).unwrap()
 }
 
@@ -119,7 +119,7 @@ fn agrees_streaming_or_not(func: &Function, grid: [u32; 3], args: Vec<Arg>) {
             continue;
         }
         let mut library = load(
-            &host::compile(func, isa, &EmitOptions::default()).unwrap(),
+            &host::compile(func, isa, &CodegenOptions::default()).unwrap(),
             func,
         )
         .unwrap();
@@ -233,7 +233,7 @@ fn random_programs_streaming_every_output_agree_with_the_interpreter() {
         if interp::check_launch(&case.func, case.grid, &case.args).is_err() {
             continue;
         }
-        let image = match host::compile(&case.func, isa, &EmitOptions::default()) {
+        let image = match host::compile(&case.func, isa, &CodegenOptions::default()) {
             Err(HostError::Unsupported { .. }) => continue,
             other => other.unwrap_or_else(|e| panic!("seed {seed}: {e}")),
         };

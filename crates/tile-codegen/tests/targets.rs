@@ -1,10 +1,14 @@
 //! Target names, triples, CPUs and features.
 
-use tile_codegen::{default_targets, Gfx, Sm, Target, TargetError};
+use tile_abi::HostIsa;
+use tile_codegen::{default_targets, parse_targets, Gfx, Sm, Target, TargetError};
 
 #[test]
 fn every_accepted_name_parses_and_displays_back() {
     for name in Target::accepted_names() {
+        if name == tile_codegen::target::HOST {
+            continue;
+        }
         let target: Target = name.parse().expect(name);
         assert_eq!(target.to_string(), name);
     }
@@ -21,7 +25,9 @@ fn parses_the_documented_names() {
         ("gfx90a", Target::Amdgpu(Gfx::Gfx90a)),
         ("gfx942", Target::Amdgpu(Gfx::Gfx942)),
         ("gfx1100", Target::Amdgpu(Gfx::Gfx1100)),
-        ("host", Target::Host),
+        ("x86_64-v3", Target::Host(HostIsa::X86_64V3)),
+        ("x86_64", Target::Host(HostIsa::X86_64)),
+        ("aarch64", Target::Host(HostIsa::Aarch64)),
     ];
     for (name, expected) in cases {
         assert_eq!(name.parse::<Target>().expect(name), expected);
@@ -56,9 +62,34 @@ fn triples_cpus_and_features() {
     assert_eq!(gfx942.cpu(), "gfx942");
     assert_eq!(gfx942.features(), "");
 
-    let host = Target::Host;
-    assert!(!host.triple().is_empty());
-    assert!(!host.cpu().is_empty());
+    let v3 = Target::Host(HostIsa::X86_64V3);
+    assert_eq!(v3.triple(), "x86_64-unknown-linux-gnu");
+    assert_eq!(v3.cpu(), "x86-64-v3");
+    assert_eq!(Target::Host(HostIsa::Aarch64).features(), "+neon");
+}
+
+#[test]
+fn host_in_a_list_stands_for_the_levels_of_this_architecture() {
+    let levels: Vec<Target> = HostIsa::for_this_architecture()
+        .into_iter()
+        .map(Target::Host)
+        .collect();
+    let mut want = vec![Target::Nvptx(Sm::Sm90)];
+    want.extend(&levels);
+    assert_eq!(parse_targets(" sm_90, host,, x86_64 ").unwrap(), {
+        let mut w = want.clone();
+        if !w.contains(&Target::Host(HostIsa::X86_64)) {
+            w.push(Target::Host(HostIsa::X86_64));
+        }
+        w
+    });
+    assert_eq!(parse_targets("host").unwrap(), levels);
+    assert!("host".parse::<Target>().is_err());
+    let err = parse_targets("sm_90, cuda").unwrap_err();
+    assert!(
+        err.to_string().starts_with("unknown target `cuda`"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -73,10 +104,17 @@ fn ptx_versions_are_within_what_llvm_19_accepts() {
 }
 
 #[test]
-fn default_targets_are_the_documented_eight() {
+fn default_targets_are_the_documented_gpus_and_the_host_levels() {
     let names: Vec<String> = default_targets().iter().map(Target::to_string).collect();
-    assert_eq!(
-        names,
-        ["sm_80", "sm_86", "sm_89", "sm_90", "gfx90a", "gfx942", "gfx1100", "host"]
+    let mut want: Vec<String> = [
+        "sm_80", "sm_86", "sm_89", "sm_90", "gfx90a", "gfx942", "gfx1100",
+    ]
+    .map(String::from)
+    .to_vec();
+    want.extend(
+        HostIsa::for_this_architecture()
+            .iter()
+            .map(|isa| isa.to_string()),
     );
+    assert_eq!(names, want);
 }

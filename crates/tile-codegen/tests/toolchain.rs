@@ -25,12 +25,12 @@ fn build_vadd<'ctx>(context: &'ctx Context, machine: &Machine) -> Module<'ctx> {
     let i32_type = context.i32_type();
     let i64_type = context.i64_type();
     let space = match target {
-        Target::Host => AddressSpace::default(),
+        Target::Host(_) => AddressSpace::default(),
         _ => AddressSpace::from(GLOBAL),
     };
     let ptr = context.ptr_type(space);
     let mut params = vec![ptr.into(), ptr.into(), ptr.into()];
-    if target == Target::Host {
+    if !target.is_gpu() {
         params.push(i64_type.into());
     }
     let function = module.add_function("vadd", context.void_type().fn_type(&params, false), None);
@@ -53,7 +53,7 @@ fn build_vadd<'ctx>(context: &'ctx Context, machine: &Machine) -> Module<'ctx> {
                 .into_int_value();
             builder.build_int_z_extend(tid, i64_type, "i").unwrap()
         }
-        Target::Host => function.get_nth_param(3).unwrap().into_int_value(),
+        Target::Host(_) => function.get_nth_param(3).unwrap().into_int_value(),
     };
     let param = |n: u32| function.get_nth_param(n).unwrap().into_pointer_value();
     let (a, b, out) = (param(0), param(1), param(2));
@@ -96,7 +96,7 @@ fn build_vadd<'ctx>(context: &'ctx Context, machine: &Machine) -> Module<'ctx> {
                 .unwrap();
         }
         Target::Amdgpu(_) => function.set_call_conventions(AMDGPU_KERNEL_CC),
-        Target::Host => {}
+        Target::Host(_) => {}
     }
     if let Err(message) = module.verify() {
         panic!(
@@ -208,7 +208,8 @@ fn ld_lld_failures_carry_its_message() {
 #[test]
 fn host_kernel_emits_an_object_file() {
     require(Tool::LlvmObjdump);
-    let machine = machine(Target::Host);
+    let isa = tile_abi::HostIsa::best_here().expect("host code runs here");
+    let machine = machine(Target::Host(isa));
     let context = Context::create();
     let module = build_vadd(&context, &machine);
     let object = machine

@@ -6,16 +6,7 @@ use crate::diag::{err, err_at};
 use proc_macro2::{Span, TokenStream};
 use syn::parse::Parser;
 use syn::{Ident, Lit, LitInt, LitStr};
-
-/// The targets a kernel is compiled for when neither the attribute nor the
-/// `TILE_TARGETS` environment variable names any: every GPU architecture the
-/// code generator supports, and the host.
-pub fn default_targets() -> Vec<String> {
-    tile_codegen::default_targets()
-        .iter()
-        .map(ToString::to_string)
-        .collect()
-}
+use tile_codegen::target::{self, Target};
 
 /// The number of warps when the attribute does not say.
 pub const DEFAULT_NUM_WARPS: u32 = 4;
@@ -27,7 +18,7 @@ pub struct Config {
     pub values: Vec<(Ident, LitInt)>,
     /// The targets this specialization is limited to (`targets = "..."`
     /// inside the set); `None` for all of the kernel's.
-    pub targets: Option<Vec<String>>,
+    pub targets: Option<Vec<Target>>,
     /// The span of the `configs` keyword, for errors about the whole set.
     pub span: Span,
 }
@@ -39,10 +30,13 @@ pub struct KernelAttr {
     pub configs: Vec<Config>,
     /// Warps per program instance.
     pub num_warps: u32,
-    /// The targets to compile for.
-    pub targets: Vec<String>,
+    /// The targets to compile for: when neither the attribute nor the
+    /// `TILE_TARGETS` environment variable names any, every GPU
+    /// architecture the code generator supports and the host
+    /// (`tile_codegen::default_targets`).
+    pub targets: Vec<Target>,
     /// Whether math functions of f32 and narrower use the fast library
-    /// (`tile_codegen::emit::EmitOptions::fast_math`).
+    /// (`tile_codegen::CodegenOptions::fast_math`).
     pub fast_math: bool,
 }
 
@@ -52,7 +46,7 @@ impl KernelAttr {
     pub fn parse(tokens: TokenStream, env_targets: Option<&str>) -> syn::Result<KernelAttr> {
         let mut configs = Vec::new();
         let mut num_warps: Option<u32> = None;
-        let mut targets: Option<Vec<String>> = None;
+        let mut targets: Option<Vec<Target>> = None;
         let mut fast_math = false;
         let parser = syn::meta::parser(|meta| {
             if meta.path.is_ident("configs") {
@@ -99,7 +93,7 @@ impl KernelAttr {
             (Some(t), _) => t,
             (None, Some(env)) => parse_targets(env, Span::call_site())
                 .map_err(|e| err_at(Span::call_site(), format!("in TILE_TARGETS: {e}")))?,
-            (None, None) => default_targets(),
+            (None, None) => tile_codegen::default_targets(),
         };
         Ok(KernelAttr {
             configs,
@@ -113,13 +107,13 @@ impl KernelAttr {
     /// `config`: the kernel's targets, less those its set leaves out with a
     /// `targets = "..."` of its own. (A set's target that the kernel is not
     /// built for, say under a narrower `TILE_TARGETS`, is not compiled.)
-    pub fn targets_of(&self, config: usize) -> Vec<String> {
+    pub fn targets_of(&self, config: usize) -> Vec<Target> {
         match self.configs.get(config).and_then(|c| c.targets.as_ref()) {
             Some(only) => self
                 .targets
                 .iter()
                 .filter(|t| only.contains(t))
-                .cloned()
+                .copied()
                 .collect(),
             None => self.targets.clone(),
         }
@@ -129,7 +123,7 @@ impl KernelAttr {
 fn parse_config(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Config> {
     let span = meta.path.segments[0].ident.span();
     let mut values: Vec<(Ident, LitInt)> = Vec::new();
-    let mut targets: Option<Vec<String>> = None;
+    let mut targets: Option<Vec<Target>> = None;
     meta.parse_nested_meta(|inner| {
         let Some(name) = inner.path.get_ident().cloned() else {
             return Err(inner.error("expected `NAME = value` with a const parameter's name"));
@@ -177,20 +171,28 @@ fn parse_config(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Config> {
     })
 }
 
-fn parse_targets(text: &str, span: Span) -> syn::Result<Vec<String>> {
-    let mut out: Vec<String> = Vec::new();
-    for t in text.split(',').map(str::trim) {
-        let known = tile_codegen::Target::accepted_names();
-        if !known.contains(&t) {
-            return Err(err_at(
+/// The targets of a list of names, each name once (`host` standing for the
+/// host levels, `tile_codegen::target::targets_named`).
+fn parse_targets(text: &str, span: Span) -> syn::Result<Vec<Target>> {
+    let mut names: Vec<&str> = Vec::new();
+    let mut out: Vec<Target> = Vec::new();
+    for name in text.split(',').map(str::trim) {
+        if names.contains(&name) {
+            return Err(err_at(span, format!("target `{name}` is listed twice")));
+        }
+        names.push(name);
+        let targets = target::targets_named(name).map_err(|_| {
+            let known = Target::accepted_names().join(", ");
+            err_at(
                 span,
-                format!("unknown target `{t}`; the targets are {}", known.join(", ")),
-            ));
+                format!("unknown target `{name}`; the targets are {known}"),
+            )
+        })?;
+        for t in targets {
+            if !out.contains(&t) {
+                out.push(t);
+            }
         }
-        if out.iter().any(|o| o == t) {
-            return Err(err_at(span, format!("target `{t}` is listed twice")));
-        }
-        out.push(t.to_string());
     }
     Ok(out)
 }

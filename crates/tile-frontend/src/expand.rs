@@ -17,32 +17,31 @@
 //! `compile_error!`, so the rest of the user's crate keeps compiling.
 
 use crate::attr::KernelAttr;
-use crate::backend::{self, DeviceCode, ImageFormat};
-use crate::dump;
 use crate::signature::{KernelSig, ParamSig};
 use crate::spec::{self, Specialization};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use std::path::PathBuf;
 use syn::ItemFn;
-use tile_abi::ParamKind;
+use tile_abi::{ImageKind, ParamKind};
+use tile_codegen::{pipeline, CodegenOptions};
 use tile_ir::Function;
 
 /// How to expand: read from the environment by the proc macro, set
 /// directly by tests.
 #[derive(Clone, Debug, Default)]
-pub struct Options {
+pub struct ExpandOptions {
     /// `TILE_DUMP`: where to write every stage.
     pub dump_dir: Option<PathBuf>,
     /// `TILE_TARGETS`: the targets when the attribute names none.
     pub env_targets: Option<String>,
 }
 
-impl Options {
+impl ExpandOptions {
     /// The options of a proc-macro run: `TILE_DUMP` and `TILE_TARGETS` from
     /// the environment.
-    pub fn from_env() -> Options {
-        Options {
+    pub fn from_env() -> ExpandOptions {
+        ExpandOptions {
             dump_dir: std::env::var_os("TILE_DUMP")
                 .filter(|d| !d.is_empty())
                 .map(PathBuf::from),
@@ -73,7 +72,7 @@ impl Paths {
 }
 
 /// Expands `#[tile_kernel(attr)] item`.
-pub fn tile_kernel(attr: TokenStream, item: TokenStream, options: &Options) -> TokenStream {
+pub fn tile_kernel(attr: TokenStream, item: TokenStream, options: &ExpandOptions) -> TokenStream {
     let func: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(e) => {
@@ -121,26 +120,31 @@ fn compile(
     func: &ItemFn,
     sig: &KernelSig,
     attr: &KernelAttr,
-    options: &Options,
+    options: &ExpandOptions,
 ) -> syn::Result<Compiled> {
     let specs = spec::resolve(attr, sig)?;
     let mut out = crate::lower_specs(func, sig, &specs)?;
     let mut devices = Vec::new();
     // `resolve` gives one specialization per `configs(...)`, in order.
     for (config, (s, f)) in out.iter_mut().enumerate() {
-        let label = s.label();
-        let dump_dir = options.dump_dir.as_deref();
-        let targets = attr.targets_of(config);
-        let device = dump::optimize(f, &label, dump_dir)
-            .and_then(|()| backend::compile(f, &label, attr, &targets, dump_dir))
-            .map_err(|m| syn::Error::new(sig.name.span(), m))?;
+        let pipeline = pipeline::Options {
+            targets: attr.targets_of(config),
+            num_warps: attr.num_warps,
+            codegen: CodegenOptions {
+                fast_math: attr.fast_math,
+                ..CodegenOptions::default()
+            },
+            dump_dir: options.dump_dir.clone(),
+        };
+        let device = pipeline::compile(f, &s.label(), &pipeline)
+            .map_err(|e| syn::Error::new(sig.name.span(), e.to_string()))?;
         devices.push(device);
     }
     Ok((out, devices))
 }
 
 /// The specializations with their optimized IR, and their device code.
-type Compiled = (Vec<(Specialization, Function)>, Vec<DeviceCode>);
+type Compiled = (Vec<(Specialization, Function)>, Vec<pipeline::Compiled>);
 
 /// A struct with the kernel's name (and const parameters when they parse)
 /// for a signature the front end rejected.
@@ -165,7 +169,7 @@ fn generate(
     sig: &KernelSig,
     attr: Option<&KernelAttr>,
     compiled: &[(Specialization, Function)],
-    devices: &[DeviceCode],
+    devices: &[pipeline::Compiled],
     failed: bool,
 ) -> TokenStream {
     let p = Paths::new();
@@ -190,20 +194,21 @@ fn generate(
     let specs = compiled.iter().zip(devices).map(|((s, f), d)| {
         let label = s.label();
         let values = s.values.iter().map(|(_, v)| *v);
-        let ir = dump::ir_text(f);
+        let ir = f.to_string();
         let shared = d.shared_memory_bytes;
         let checks = &d.bounds_checks;
         let images = d.images.iter().map(|image| {
-            let kind = match image.format {
-                ImageFormat::Ptx => quote!(#rt::ImageKind::Ptx),
-                ImageFormat::Hsaco => quote!(#rt::ImageKind::Hsaco),
-                ImageFormat::Host => quote!(#rt::ImageKind::Host),
+            let kind = match image.kind {
+                ImageKind::Ptx => quote!(#abi::ImageKind::Ptx),
+                ImageKind::Hsaco => quote!(#abi::ImageKind::Hsaco),
+                ImageKind::Host => quote!(#abi::ImageKind::Host),
             };
-            let target = &image.target;
+            let target = image.target.to_string();
             let bytes = proc_macro2::Literal::byte_string(&image.bytes);
             quote!(#rt::Image { kind: #kind, target: #target, bytes: #bytes })
         });
-        let host_checks = d.host_checks.iter().map(|(op, values)| {
+        let host_checks = d.host_checks.iter().map(|check| {
+            let (op, values): (&str, u8) = (&check.op, check.values);
             quote!(#abi::HostCheck { op: ::std::borrow::Cow::Borrowed(#op), values: #values })
         });
         quote!(#meta::SpecInfo {
@@ -217,7 +222,9 @@ fn generate(
         })
     });
     let num_warps = attr.map_or(crate::attr::DEFAULT_NUM_WARPS, |a| a.num_warps);
-    let targets: Vec<String> = attr.map(|a| a.targets.clone()).unwrap_or_default();
+    let targets: Vec<String> = attr.map_or_else(Vec::new, |a| {
+        a.targets.iter().map(ToString::to_string).collect()
+    });
     let compiled_list = if compiled.is_empty() {
         "none".to_string()
     } else {

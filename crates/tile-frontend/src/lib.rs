@@ -10,9 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod attr;
-pub mod backend;
 mod diag;
-pub mod dump;
 pub mod expand;
 pub mod lower;
 pub mod signature;

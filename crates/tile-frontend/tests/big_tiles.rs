@@ -3,7 +3,7 @@
 
 use quote::quote;
 use std::time::Instant;
-use tile_frontend::expand::{tile_kernel, Options};
+use tile_frontend::expand::{tile_kernel, ExpandOptions};
 
 #[test]
 fn a_million_element_kernel_expands_in_reasonable_time() {
@@ -19,9 +19,9 @@ fn a_million_element_kernel_expands_in_reasonable_time() {
         },
         // A million-element tile is for the host: on a GPU it is a compile
         // error (see tests/expand.rs).
-        &Options {
+        &ExpandOptions {
             env_targets: Some("host".into()),
-            ..Options::default()
+            ..ExpandOptions::default()
         },
     )
     .to_string();

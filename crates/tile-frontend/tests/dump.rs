@@ -2,7 +2,7 @@
 //! the pass pipeline; a dump that cannot be written is a compile error.
 
 use quote::quote;
-use tile_frontend::expand::{tile_kernel, Options};
+use tile_frontend::expand::{tile_kernel, ExpandOptions};
 
 fn kernel() -> (proc_macro2::TokenStream, proc_macro2::TokenStream) {
     (
@@ -23,9 +23,9 @@ fn dumps_every_specialization_before_and_after_passes() {
     let dir = std::env::temp_dir().join(format!("tile-dump-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let (attr, item) = kernel();
-    let options = Options {
+    let options = ExpandOptions {
         dump_dir: Some(dir.clone()),
-        ..Options::default()
+        ..ExpandOptions::default()
     };
     let out = tile_kernel(attr, item, &options).to_string();
     assert!(!out.contains("compile_error"), "{out}");
@@ -43,6 +43,9 @@ fn dumps_every_specialization_before_and_after_passes() {
         let thread = std::fs::read_to_string(stage.join("thread.txt")).expect("thread.txt written");
         assert!(thread.starts_with("kernel scale warps 4 ("), "{thread}");
         assert!(thread.contains("ld.global"), "{thread}");
+        // The host back end's decisions.
+        let plan = std::fs::read_to_string(stage.join("host-plan.txt")).expect("host-plan.txt");
+        assert!(plan.starts_with("host plan of `scale`"), "{plan}");
         // The optimized IR is what the generated code embeds.
         assert!(
             out.contains(&format!("{after:?}")),
@@ -57,9 +60,9 @@ fn an_unwritable_dump_is_a_compile_error() {
     let file = std::env::temp_dir().join(format!("tile-dump-file-{}", std::process::id()));
     std::fs::write(&file, "not a directory").expect("temp file");
     let (attr, item) = kernel();
-    let options = Options {
+    let options = ExpandOptions {
         dump_dir: Some(file.clone()),
-        ..Options::default()
+        ..ExpandOptions::default()
     };
     let out = tile_kernel(attr, item, &options).to_string();
     assert!(
@@ -87,9 +90,9 @@ fn exp_code(fast_math: bool) -> (String, String) {
             partition_view(out, [128]).store_masked((t.exp() + 1.0).log(), pid);
         }
     };
-    let options = Options {
+    let options = ExpandOptions {
         dump_dir: Some(dir.clone()),
-        ..Options::default()
+        ..ExpandOptions::default()
     };
     let out = tile_kernel(attr, item, &options).to_string();
     assert!(!out.contains("compile_error"), "{out}");
@@ -140,9 +143,9 @@ fn loads_bounded_by_whole_tiles_are_proven_in_the_dumped_program() {
             partition_view(out, [BM]).store_masked(acc, pid);
         }
     };
-    let options = Options {
+    let options = ExpandOptions {
         dump_dir: Some(dir.clone()),
-        ..Options::default()
+        ..ExpandOptions::default()
     };
     let out = tile_kernel(attr, item, &options).to_string();
     assert!(!out.contains("compile_error"), "{out}");

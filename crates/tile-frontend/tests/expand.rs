@@ -2,13 +2,13 @@
 //! what is still emitted next to a `compile_error!`.
 
 use quote::quote;
-use tile_frontend::expand::{tile_kernel, Options};
+use tile_frontend::expand::{tile_kernel, ExpandOptions};
 
 /// Expands for the host target only (no GPU code: fast).
 fn expand(attr: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> syn::File {
-    let options = Options {
+    let options = ExpandOptions {
         env_targets: Some("host".into()),
-        ..Options::default()
+        ..ExpandOptions::default()
     };
     let out = tile_kernel(attr, item, &options);
     syn::parse2(out).expect("the expansion is valid Rust syntax")
@@ -24,7 +24,7 @@ fn gpu_targets_embed_ptx_and_code_objects_with_their_bounds_checks() {
                 partition_view(out, [B]).store(partition_view(x, [B]).load(pid), pid);
             }
         },
-        &Options::default(),
+        &ExpandOptions::default(),
     )
     .to_string();
     assert!(!out.contains("compile_error"), "{out}");
@@ -52,7 +52,7 @@ fn a_tile_too_large_for_gpu_registers_is_a_compile_error_naming_the_way_out() {
                 partition_view(out, [B, B]).store(full([B, B], 1.0), 0, 0);
             }
         },
-        &Options::default(),
+        &ExpandOptions::default(),
     )
     .to_string();
     assert!(out.contains("compile_error"), "{out}");
@@ -147,14 +147,19 @@ fn a_bad_signature_still_emits_the_struct() {
 #[test]
 fn tile_targets_applies_when_the_attribute_names_none() {
     let with_env = |targets: &str, attr: proc_macro2::TokenStream| {
-        let options = Options {
+        let options = ExpandOptions {
             env_targets: Some(targets.to_string()),
-            ..Options::default()
+            ..ExpandOptions::default()
         };
         tile_kernel(attr, kernel(), &options).to_string()
     };
     let out = with_env("host,sm_90", quote!(configs(B = 128)));
-    assert!(out.contains(r#"targets : & ["host" , "sm_90"]"#), "{out}");
+    let host_levels: Vec<String> = tile_abi::HostIsa::for_this_architecture()
+        .iter()
+        .map(|isa| format!("{:?} , ", isa.name()))
+        .collect();
+    let want = format!(r#"targets : & [{}"sm_90"]"#, host_levels.concat());
+    assert!(out.contains(&want), "{out}");
     let out = with_env("host", quote!(configs(B = 128), targets = "gfx942"));
     assert!(out.contains(r#"targets : & ["gfx942"]"#), "{out}");
     let out = with_env("sm_70", quote!(configs(B = 128)));
@@ -176,9 +181,9 @@ fn square_fill() -> proc_macro2::TokenStream {
 #[test]
 fn a_specialization_can_be_limited_to_some_targets() {
     let expand_with = |env: Option<&str>, attr: proc_macro2::TokenStream| {
-        let options = Options {
+        let options = ExpandOptions {
             env_targets: env.map(str::to_string),
-            ..Options::default()
+            ..ExpandOptions::default()
         };
         tile_kernel(attr, square_fill(), &options).to_string()
     };
@@ -197,7 +202,12 @@ fn a_specialization_can_be_limited_to_some_targets() {
     assert_eq!(count(&out, "ImageKind :: Ptx"), 1, "{out}");
     assert_eq!(count(&out, "ImageKind :: Host"), 2 * levels, "{out}");
     // The kernel's own targets stay those of the attribute.
-    assert!(out.contains(r#"targets : & ["sm_80" , "host"]"#), "{out}");
+    let host_levels: Vec<String> = tile_abi::HostIsa::for_this_architecture()
+        .iter()
+        .map(|isa| format!(" , {:?}", isa.name()))
+        .collect();
+    let want = format!(r#"targets : & ["sm_80"{}]"#, host_levels.concat());
+    assert!(out.contains(&want), "{out}");
     // A set's target that the kernel is not built for is not compiled.
     let out = expand_with(
         Some("sm_80"),

@@ -8,7 +8,7 @@ mod common;
 use common::EXAMPLES;
 use proc_macro2::{TokenStream, TokenTree};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use tile_frontend::expand::{tile_kernel, Options};
+use tile_frontend::expand::{tile_kernel, ExpandOptions};
 
 /// Tokens inserted by mutations: operators, literals at the edges of their
 /// ranges, names the examples use, keywords, and delimiters.
@@ -167,9 +167,9 @@ fn run_one(attr: &str, src: &str) {
     let result = catch_unwind(AssertUnwindSafe(|| {
         // The front end on every mutant; device code (slow to build) on the
         // host target only, which skips the GPU back end.
-        let options = Options {
+        let options = ExpandOptions {
             env_targets: Some("host".into()),
-            ..Options::default()
+            ..ExpandOptions::default()
         };
         let _ = tile_kernel(attr.clone(), item.clone(), &options);
         if let Ok(f) = syn::parse2::<syn::ItemFn>(item.clone()) {

@@ -17,9 +17,9 @@ fn embedded(name: &str) -> Function {
     let item: syn::ItemFn = syn::parse_str(src).expect("example parses");
     let mut lowered = tile_frontend::lower_kernel(attr.parse().expect("attribute tokens"), &item)
         .expect("example lowers");
-    let (spec, mut f) = lowered.remove(0);
-    tile_frontend::dump::optimize(&mut f, &spec.label(), None).expect("passes run");
-    tile_ir::text::parse_function(&tile_frontend::dump::ir_text(&f)).expect("embedded IR parses")
+    let (_, mut f) = lowered.remove(0);
+    tile_codegen::pipeline::optimize(&mut f).expect("passes run");
+    tile_ir::text::parse_function(&f.to_string()).expect("embedded IR parses")
 }
 
 fn data(n: usize, seed: u32) -> Vec<f32> {

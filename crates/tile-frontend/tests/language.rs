@@ -12,10 +12,9 @@ fn run(attr: &str, src: &str, grid: [u32; 3], mut args: Vec<Arg>) -> Vec<Arg> {
         Ok(v) => v,
         Err(e) => panic!("lowering failed: {e}"),
     };
-    let (spec, mut f) = lowered.into_iter().next().expect("one specialization");
-    tile_frontend::dump::optimize(&mut f, &spec.label(), None).expect("passes");
-    let f =
-        tile_ir::text::parse_function(&tile_frontend::dump::ir_text(&f)).expect("IR parses back");
+    let (_, mut f) = lowered.into_iter().next().expect("one specialization");
+    tile_codegen::pipeline::optimize(&mut f).expect("passes");
+    let f = tile_ir::text::parse_function(&f.to_string()).expect("IR parses back");
     if let Err(e) = interp::run(&f, grid, &mut args) {
         panic!("interpreter: {e}\n{f}");
     }

@@ -99,6 +99,6 @@ fn examples_equal_the_hand_built_samples() {
 #[test]
 fn example_ir_snapshots() {
     for (name, attr, src) in EXAMPLES {
-        insta::assert_snapshot!(name, tile_frontend::dump::ir_text(&lower(attr, src)));
+        insta::assert_snapshot!(name, lower(attr, src).to_string());
     }
 }

@@ -32,7 +32,7 @@ use proc_macro::TokenStream;
 /// ```
 #[proc_macro_attribute]
 pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let options = tile_frontend::expand::Options::from_env();
+    let options = tile_frontend::expand::ExpandOptions::from_env();
     tile_frontend::expand::tile_kernel(attr.into(), item.into(), &options).into()
 }
 

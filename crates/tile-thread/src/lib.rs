@@ -8,7 +8,7 @@
 //! * [`program`]: the thread-level program ([`Program`]): per-thread
 //!   registers, global and shared memory, barriers, shuffles, uniform
 //!   `for`/`if`, with its text form (printer and parser) and verifier;
-//! * [`lower`]: tile IR to the thread-level program, one file per op family;
+//! * [`mod@lower`]: tile IR to the thread-level program, one file per op family;
 //! * [`emulate`]: runs a thread-level program on the CPU, all threads of a
 //!   block in lockstep, reporting out-of-bounds accesses, uninitialized
 //!   shared reads and shared-memory races.

@@ -5,7 +5,7 @@
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::{samples, Function};
 use tile_thread::emulate::{self, RunStats};
-use tile_thread::lower::{lower, Options};
+use tile_thread::lower::{lower, LowerOptions};
 
 /// An `f32` tensor of `shape` with distinct values.
 fn tensor(shape: &[usize]) -> Arg {
@@ -18,7 +18,7 @@ fn tensor(shape: &[usize]) -> Arg {
 fn stats(func: &Function, warps: u32, swizzle: bool, grid: [u32; 3], args: &[Arg]) -> RunStats {
     let mut expected = args.to_vec();
     interp::run(func, grid, &mut expected).unwrap();
-    let options = Options::warps(warps).with_swizzle_shared(swizzle);
+    let options = LowerOptions::warps(warps).with_swizzle_shared(swizzle);
     let program = lower(func, &options).unwrap();
     let mut actual = args.to_vec();
     let stats = emulate::run_with_stats(&program, grid, &mut actual).unwrap();

@@ -12,7 +12,7 @@ use tile_ir::interp::{self};
 use tile_testgen::corpus::{load_cases, save_case};
 use tile_testgen::{generate, shrink, Case, GenConfig};
 use tile_thread::emulate;
-use tile_thread::lower::{lower, Options};
+use tile_thread::lower::{lower, LowerOptions};
 
 /// The number of generated programs checked.
 const CASES: u64 = 1000;
@@ -27,7 +27,7 @@ const PROVEN_FLOOR: usize = 60;
 fn disagreement(case: &Case, warps: u32) -> Option<String> {
     let mut expected = case.args.clone();
     interp::run(&case.func, case.grid, &mut expected).ok()?;
-    let program = match lower(&case.func, &Options::warps(warps)) {
+    let program = match lower(&case.func, &LowerOptions::warps(warps)) {
         Ok(p) => p,
         Err(e) => return Some(format!("lowering failed: {e}")),
     };
@@ -69,7 +69,7 @@ fn regressions() -> PathBuf {
 /// check dropped, so the emulator's own bounds check on every global access
 /// is what validates the proof).
 fn proves_an_access(case: &Case, warps: u32) -> bool {
-    lower(&case.func, &Options::warps(warps))
+    lower(&case.func, &LowerOptions::warps(warps))
         .is_ok_and(|program| program.to_string().contains("// bounds: proven"))
 }
 

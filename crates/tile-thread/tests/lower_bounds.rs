@@ -7,7 +7,7 @@ use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
 use tile_ir::{samples, DType};
 use tile_thread::emulate::{self, EmuFault};
-use tile_thread::lower::{lower, Options};
+use tile_thread::lower::{lower, LowerOptions};
 
 /// Copies `[5, 6]` tiles of `x` to `out`; `load` and `store` name the ops
 /// used (masked or not).
@@ -51,7 +51,7 @@ fn unmasked_accesses_in_bounds_pass_their_checks() {
     let mut expected = args(10);
     interp::run(&func, [2, 1, 1], &mut expected).unwrap();
     for warps in [1, 2] {
-        let program = lower(&func, &Options::warps(warps)).unwrap();
+        let program = lower(&func, &LowerOptions::warps(warps)).unwrap();
         assert_eq!(program.to_string().matches("bounds_check").count(), 2);
         let mut actual = args(10);
         emulate::run(&program, [2, 1, 1], &mut actual).unwrap();
@@ -64,7 +64,7 @@ fn an_out_of_range_unmasked_load_is_reported_and_not_executed() {
     let func = copy("load", "store");
     // The interpreter rejects the partial partition too.
     assert!(interp::run(&func, [2, 1, 1], &mut args(8)).is_err());
-    let program = lower(&func, &Options::warps(1)).unwrap();
+    let program = lower(&func, &LowerOptions::warps(1)).unwrap();
     let mut actual = args(8);
     let err = emulate::run(&program, [2, 1, 1], &mut actual).unwrap_err();
     // Pairs of columns over 4 lanes: thread 12 is the first with a row (3,
@@ -87,7 +87,7 @@ fn an_out_of_range_unmasked_load_is_reported_and_not_executed() {
 #[test]
 fn an_out_of_range_unmasked_store_touches_nothing() {
     let func = copy("load_masked", "store");
-    let program = lower(&func, &Options::warps(2)).unwrap();
+    let program = lower(&func, &LowerOptions::warps(2)).unwrap();
     assert_eq!(program.to_string().matches("bounds_check").count(), 1);
     let mut actual = args(8);
     let err = emulate::run(&program, [2, 1, 1], &mut actual).unwrap_err();
@@ -100,7 +100,7 @@ fn the_unsafe_mode_carries_no_checks() {
     let func = copy("load", "store");
     // SAFETY: the test runs the program in the emulator only, which checks
     // every access; it shows what the unchecked program would do.
-    let options = unsafe { Options::warps(1).without_bounds_checks() };
+    let options = unsafe { LowerOptions::warps(1).without_bounds_checks() };
     let program = lower(&func, &options).unwrap();
     assert!(!program.to_string().contains("bounds_check"));
     // Unchecked, the access runs and the emulator catches it past the tensor.
@@ -121,7 +121,7 @@ fn masked_samples_carry_no_checks() {
         samples::transpose(8, 16).unwrap(),
     ];
     for func in funcs {
-        let program = lower(&func, &Options::default()).unwrap();
+        let program = lower(&func, &LowerOptions::default()).unwrap();
         assert!(
             !program.to_string().contains("bounds_check"),
             "{}",

@@ -7,7 +7,7 @@ use tile_ir::text::parse_function;
 use tile_ir::{DType, Scalar};
 use tile_thread::emulate;
 use tile_thread::layout_assign::assign;
-use tile_thread::lower::{lower, Options};
+use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::program::{Program, ThreadOpKind};
 
 /// An `f32` tensor of `shape` with distinct values.
@@ -25,7 +25,7 @@ fn check(text: &str, shape: &[usize], warps: u32) -> Program {
     let args = vec![tensor(shape), tensor(shape)];
     let mut expected = args.clone();
     interp::run(&func, [1, 1, 1], &mut expected).unwrap();
-    let program = lower(&func, &Options::warps(warps)).unwrap();
+    let program = lower(&func, &LowerOptions::warps(warps)).unwrap();
     tile_thread::program::verify(&program).unwrap();
     let mut actual = args;
     emulate::run(&program, [1, 1, 1], &mut actual).unwrap();

@@ -2,11 +2,11 @@
 //! allocations and barriers of each sample.
 
 use tile_ir::{samples, DType, Function};
-use tile_thread::lower::{lower, Options};
+use tile_thread::lower::{lower, LowerOptions};
 
 /// (allocations, barriers) of `func` lowered for 2 warps.
 fn counts(func: Function) -> (usize, usize) {
-    let program = lower(&func, &Options::warps(2)).unwrap();
+    let program = lower(&func, &LowerOptions::warps(2)).unwrap();
     (
         program.shared.len(),
         program.to_string().matches("barrier").count(),
@@ -43,7 +43,7 @@ fn dot_registers_share_operand_loads() {
     // columns of one row, so each k costs 1 load of `a` and 4 of `b` (not 8).
     let program = lower(
         &samples::matmul(8, 8, 4, DType::F32).unwrap(),
-        &Options::warps(2),
+        &LowerOptions::warps(2),
     )
     .unwrap();
     assert_eq!(

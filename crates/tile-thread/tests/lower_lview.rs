@@ -10,7 +10,7 @@ use tile_ir::interp::{self, Arg};
 use tile_ir::layout::{IntTuple, Layout};
 use tile_ir::{DType, Function, Padding, Scalar, Type};
 use tile_thread::emulate;
-use tile_thread::lower::{lower, Options};
+use tile_thread::lower::{lower, LowerOptions};
 
 fn bits(args: &[Arg]) -> Vec<Vec<u8>> {
     args.iter()
@@ -26,7 +26,7 @@ fn check(func: &Function, grid: [u32; 3], args: Vec<Arg>) {
     let mut expected = args.clone();
     interp::run(func, grid, &mut expected).unwrap_or_else(|e| panic!("interpreter: {e}"));
     for warps in [1, 2, 4] {
-        let program = lower(func, &Options::warps(warps)).unwrap_or_else(|e| panic!("{e}"));
+        let program = lower(func, &LowerOptions::warps(warps)).unwrap_or_else(|e| panic!("{e}"));
         tile_thread::program::verify(&program).unwrap();
         let mut actual = args.clone();
         emulate::run(&program, grid, &mut actual).unwrap_or_else(|e| panic!("{warps} warps: {e}"));
@@ -148,7 +148,7 @@ fn an_unmasked_access_past_the_element_space_is_a_reported_bounds_check() {
     let func = b.finish().unwrap();
     let mut args = vec![iota(&[10]), zeros(&[16])];
     assert!(interp::run(&func, [1, 1, 1], &mut args.clone()).is_err());
-    let program = lower(&func, &Options::warps(1)).unwrap();
+    let program = lower(&func, &LowerOptions::warps(1)).unwrap();
     let err = emulate::run(&program, [1, 1, 1], &mut args)
         .unwrap_err()
         .to_string();
@@ -171,12 +171,14 @@ fn a_store_through_a_non_injective_layout_is_refused() {
     let vo = b.layout_view(out, &layout("(4,2):(1,0)")).unwrap();
     b.lview_store(t, vo).unwrap();
     let func = b.finish().unwrap();
-    let err = lower(&func, &Options::warps(1)).unwrap_err().to_string();
+    let err = lower(&func, &LowerOptions::warps(1))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("sends two elements to one offset"), "{err}");
 }
 
 #[test]
 fn the_thread_level_program_of_the_transpose() {
-    let program = lower(&transpose_views(), &Options::warps(1)).unwrap();
+    let program = lower(&transpose_views(), &LowerOptions::warps(1)).unwrap();
     insta::assert_snapshot!(program.to_string());
 }

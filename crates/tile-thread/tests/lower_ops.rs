@@ -7,7 +7,7 @@ use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
 use tile_ir::{DType, Scalar};
 use tile_thread::emulate;
-use tile_thread::lower::{lower, Options};
+use tile_thread::lower::{lower, LowerOptions};
 
 fn values(seed: u64, n: usize, dtype: DType) -> Vec<Scalar> {
     let mut s = seed;
@@ -70,7 +70,7 @@ fn check_with(text: &str, x: Arg, dtype: DType, out_shape: &[usize]) {
     let mut expected = args.clone();
     interp::run(&func, grid, &mut expected).unwrap();
     for num_warps in [1, 2] {
-        let program = lower(&func, &Options::warps(num_warps)).unwrap();
+        let program = lower(&func, &LowerOptions::warps(num_warps)).unwrap();
         tile_thread::program::verify(&program).unwrap();
         let mut actual = args.clone();
         emulate::run(&program, grid, &mut actual).unwrap_or_else(|e| panic!("{e}\n{text}"));
@@ -235,7 +235,7 @@ fn every_op_kind_lowers() {
   %b = cast %a to f32 : tile<6xf32>
   %r = reshape %b to [1, 6] : tile<1x6xf32>";
     let func = parse_function(&kernel("f32", body, "[1, 6]", 2)).unwrap();
-    assert!(lower(&func, &Options::default()).is_ok());
+    assert!(lower(&func, &LowerOptions::default()).is_ok());
 }
 
 #[test]
@@ -281,7 +281,7 @@ fn reduce_then_broadcast_stays_in_registers() {
   %r = sub %t, %b : tile<5x6xf32>";
     let text = kernel("f32", body, "[5, 6]", 2);
     check(&text, DType::F32, &[9, 6]);
-    let program = lower(&parse_function(&text).unwrap(), &Options::warps(1)).unwrap();
+    let program = lower(&parse_function(&text).unwrap(), &LowerOptions::warps(1)).unwrap();
     // One staging of the operand for the reduction, none for the broadcast.
     assert_eq!(program.shared.len(), 1, "{program}");
 }
@@ -298,7 +298,7 @@ fn unverified_input_is_an_error_naming_the_op() {
     if let tile_ir::OpKind::Reduce { axis, .. } = &mut func.ops[reduce].kind {
         *axis = 5;
     }
-    let err = lower(&func, &Options::default()).unwrap_err();
+    let err = lower(&func, &LowerOptions::default()).unwrap_err();
     assert_eq!(
         err.to_string(),
         "`%5 = reduce %4`: axis or result rank out of range"
@@ -347,7 +347,7 @@ fn integer_reductions_use_shuffles_and_warps() {
             let grid = [xr.div_ceil(rows) as u32, 1, 1];
             let mut expected = args.clone();
             interp::run(&func, grid, &mut expected).unwrap();
-            let program = lower(&func, &Options::warps(warps)).unwrap();
+            let program = lower(&func, &LowerOptions::warps(warps)).unwrap();
             let listing = program.to_string();
             assert!(listing.contains("shfl.bfly"), "{listing}");
             assert_eq!(listing.contains("barrier"), axis == 0, "{listing}");
@@ -367,7 +367,7 @@ fn float_max_and_min_run_as_trees_exactly() {
     for kind in ["max", "min"] {
         let body = format!("  %r = reduce {kind} %t axis 1 keepdim : tile<5x1xf32>");
         let text = kernel("f32", &body, "[5, 1]", 2);
-        let program = lower(&parse_function(&text).unwrap(), &Options::warps(1)).unwrap();
+        let program = lower(&parse_function(&text).unwrap(), &LowerOptions::warps(1)).unwrap();
         assert!(program.to_string().contains("shfl.bfly"));
         for seed in [1, 2, 3, 4] {
             check_with(&text, awkward(seed), DType::F32, &[9, 1]);
@@ -405,7 +405,7 @@ fn a_row_broadcast_in_registers_and_staged_by_its_owners() {
     let mut expected = args.clone();
     interp::run(&func, [2, 1, 1], &mut expected).unwrap();
     for warps in [1, 2] {
-        let program = lower(&func, &Options::warps(warps)).unwrap();
+        let program = lower(&func, &LowerOptions::warps(warps)).unwrap();
         tile_thread::program::verify(&program).unwrap();
         // One staging: the flip; the broadcast kept its registers.
         assert_eq!(program.shared.len(), 1);
@@ -439,7 +439,7 @@ fn order_free_reductions_without_keepdim_stay_where_the_rows_were() {
         let mut expected = args.clone();
         interp::run(&func, [3, 1, 1], &mut expected).unwrap();
         for warps in [1, 2, 4] {
-            let program = lower(&func, &Options::warps(warps)).unwrap();
+            let program = lower(&func, &LowerOptions::warps(warps)).unwrap();
             tile_thread::program::verify(&program).unwrap();
             assert!(program.to_string().contains("shfl.bfly"));
             let mut actual = args.clone();

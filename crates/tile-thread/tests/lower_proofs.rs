@@ -8,7 +8,7 @@ use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
 use tile_ir::Function;
 use tile_thread::emulate;
-use tile_thread::lower::{lower, Options};
+use tile_thread::lower::{lower, LowerOptions};
 
 /// Copies the full `[4, 8]` tiles of `x` into `out` with unmasked accesses:
 /// program `pid` takes row tile `pid` when `pid < min(rows(x), rows(out)) / 4`
@@ -59,7 +59,7 @@ fn args(rows: usize, cols: usize) -> Vec<Arg> {
 /// Lowers `func` with `warps` warps and checks the emulator against the
 /// interpreter on `[rows, cols]` tensors over `programs` programs.
 fn agrees(func: &Function, warps: u32, rows: usize, cols: usize, programs: u32) -> String {
-    let program = lower(func, &Options::warps(warps)).unwrap();
+    let program = lower(func, &LowerOptions::warps(warps)).unwrap();
     let mut expected = args(rows, cols);
     interp::run(func, [programs, 1, 1], &mut expected).unwrap();
     let mut actual = args(rows, cols);
@@ -93,7 +93,7 @@ fn an_unguarded_axis_keeps_its_check_and_the_proven_one_drops_it() {
         "{text}"
     );
     // A fourth program is past the rows: its check fires, nothing is stored.
-    let program = lower(&func, &Options::warps(1)).unwrap();
+    let program = lower(&func, &LowerOptions::warps(1)).unwrap();
     let mut actual = args(12, 21);
     let err = emulate::run(&program, [4, 1, 1], &mut actual).unwrap_err();
     assert!(
@@ -111,7 +111,7 @@ fn a_guard_that_proves_too_little_proves_nothing() {
         text.contains("// bounds: axes [1] proven, [0] checked"),
         "{text}"
     );
-    let program = lower(&func, &Options::warps(1)).unwrap();
+    let program = lower(&func, &LowerOptions::warps(1)).unwrap();
     let err = emulate::run(&program, [4, 1, 1], &mut args(12, 16)).unwrap_err();
     assert!(
         err.fault.to_string().contains("at partition index [3, 0]"),
@@ -138,7 +138,7 @@ fn a_loop_to_one_tile_past_the_extent_is_not_proven() {
   }
 }",
     )
-    .map(|f| lower(&f, &Options::warps(1)).unwrap().to_string())
+    .map(|f| lower(&f, &LowerOptions::warps(1)).unwrap().to_string())
     .unwrap();
     assert_eq!(text.matches("bounds_check").count(), 2, "{text}");
     assert!(!text.contains("proven"), "{text}");
@@ -148,7 +148,7 @@ fn a_loop_to_one_tile_past_the_extent_is_not_proven() {
 fn the_unsafe_mode_keeps_proofs_and_notes_the_unchecked_axes() {
     let func = full_tiles("ge %pid, %zero");
     // SAFETY: the program is only printed, never launched.
-    let options = unsafe { Options::warps(1).without_bounds_checks() };
+    let options = unsafe { LowerOptions::warps(1).without_bounds_checks() };
     let text = lower(&func, &options).unwrap().to_string();
     assert!(!text.contains("bounds_check"), "{text}");
     assert!(

@@ -7,7 +7,7 @@ use tile_testgen::inputs::{blocks, tensor, tensor_of};
 use tile_ir::interp::{self, Arg};
 use tile_ir::{samples, DType, Function, Scalar};
 use tile_thread::emulate;
-use tile_thread::lower::{lower, Options};
+use tile_thread::lower::{lower, LowerOptions};
 
 fn bits(args: &[Arg]) -> Vec<Vec<u64>> {
     args.iter()
@@ -24,7 +24,7 @@ fn check(func: &Function, grid: [u32; 3], args: Vec<Arg>, warps: &[u32]) {
     let mut expected = args.clone();
     interp::run(func, grid, &mut expected).unwrap();
     for &num_warps in warps {
-        let program = lower(func, &Options::warps(num_warps)).unwrap();
+        let program = lower(func, &LowerOptions::warps(num_warps)).unwrap();
         tile_thread::program::verify(&program).unwrap();
         let mut actual = args.clone();
         emulate::run(&program, grid, &mut actual)

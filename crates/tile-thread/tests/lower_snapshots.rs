@@ -3,7 +3,7 @@
 
 use tile_ir::{samples, ValueNames};
 use tile_thread::layout_assign::{assign, DistLayout};
-use tile_thread::lower::{lower, Options};
+use tile_thread::lower::{lower, LowerOptions};
 
 #[test]
 fn blocked_layouts() {
@@ -161,13 +161,13 @@ fn layout_plan_of_softmax() {
 
 #[test]
 fn vector_add_program() {
-    let program = lower(&samples::vector_add(40).unwrap(), &Options::warps(1)).unwrap();
+    let program = lower(&samples::vector_add(40).unwrap(), &LowerOptions::warps(1)).unwrap();
     insta::assert_snapshot!(program.to_string());
 }
 
 #[test]
 fn softmax_program() {
-    let program = lower(&samples::softmax(1, 3).unwrap(), &Options::warps(1)).unwrap();
+    let program = lower(&samples::softmax(1, 3).unwrap(), &LowerOptions::warps(1)).unwrap();
     insta::assert_snapshot!(program.to_string());
 }
 
@@ -175,7 +175,7 @@ fn softmax_program() {
 fn matmul_program() {
     let program = lower(
         &samples::matmul(2, 2, 2, tile_ir::DType::F16).unwrap(),
-        &Options::warps(1),
+        &LowerOptions::warps(1),
     )
     .unwrap();
     insta::assert_snapshot!(program.to_string());
@@ -183,12 +183,12 @@ fn matmul_program() {
 
 #[test]
 fn layernorm_program() {
-    let program = lower(&samples::layernorm(1, 4).unwrap(), &Options::warps(1)).unwrap();
+    let program = lower(&samples::layernorm(1, 4).unwrap(), &LowerOptions::warps(1)).unwrap();
     insta::assert_snapshot!(program.to_string());
 }
 
 #[test]
 fn transpose_program() {
-    let program = lower(&samples::transpose(2, 4).unwrap(), &Options::warps(1)).unwrap();
+    let program = lower(&samples::transpose(2, 4).unwrap(), &LowerOptions::warps(1)).unwrap();
     insta::assert_snapshot!(program.to_string());
 }

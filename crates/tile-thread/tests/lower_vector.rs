@@ -6,7 +6,7 @@
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::{samples, DType, Function, Scalar};
 use tile_thread::emulate;
-use tile_thread::lower::{lower, Options};
+use tile_thread::lower::{lower, LowerOptions};
 
 /// A tensor of `shape` with the given strides and offset (in elements) over
 /// a buffer of `len` elements `0, 1, 2, …` (as f32).
@@ -21,7 +21,7 @@ fn check(func: &Function, grid: [u32; 3], args: Vec<Arg>) {
     let mut expected = args.clone();
     interp::run(func, grid, &mut expected).unwrap();
     for warps in [1, 2] {
-        let program = lower(func, &Options::warps(warps)).unwrap();
+        let program = lower(func, &LowerOptions::warps(warps)).unwrap();
         tile_thread::program::verify(&program).unwrap();
         let mut actual = args.clone();
         emulate::run(&program, grid, &mut actual).unwrap_or_else(|e| panic!("{e}"));
@@ -31,14 +31,14 @@ fn check(func: &Function, grid: [u32; 3], args: Vec<Arg>) {
 
 #[test]
 fn vector_add_emits_vector_accesses_behind_a_test() {
-    let text = lower(&samples::vector_add(64).unwrap(), &Options::warps(1))
+    let text = lower(&samples::vector_add(64).unwrap(), &LowerOptions::warps(1))
         .unwrap()
         .to_string();
     assert!(text.contains("ld.global.v4 x[") && text.contains("st.global.v4 out["));
     assert!(text.contains("ld.global.v1 x[") && text.contains("st.global.v1 out["));
     assert!(text.contains("align x"));
     // An odd tile has one element per thread and no vector form.
-    let text = lower(&samples::vector_add(63).unwrap(), &Options::warps(1))
+    let text = lower(&samples::vector_add(63).unwrap(), &LowerOptions::warps(1))
         .unwrap()
         .to_string();
     assert!(!text.contains("ld.global.v4") && !text.contains(" if "));

@@ -6,12 +6,12 @@ use tile_ir::interp::{Arg, HostTensor};
 use tile_ir::{samples, DType, Function};
 use tile_testgen::{generate, GenConfig};
 use tile_thread::emulate;
-use tile_thread::lower::{lower, Options};
+use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::program::{parse_program, verify};
 
 /// Lowers `func` with `num_warps` warps and checks print → parse → print.
 fn round_trips(func: &Function, num_warps: u32) -> bool {
-    let Ok(program) = lower(func, &Options::warps(num_warps)) else {
+    let Ok(program) = lower(func, &LowerOptions::warps(num_warps)) else {
         return false;
     };
     let text = program.to_string();

@@ -2,7 +2,7 @@
 //! code from the kernel, so nothing after it runs.
 
 use super::error::HostError;
-use super::lower::Lowering;
+use super::kernel::HostKernel;
 use inkwell::values::IntValue;
 use tile_abi::status::{STATUS_CHECK, STATUS_INDEX};
 use tile_ir::OpId;
@@ -20,7 +20,7 @@ pub(super) struct CheckSite {
     pub(super) values: usize,
 }
 
-impl<'a, 'ctx> Lowering<'a, 'ctx> {
+impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     /// Continues where `ok` (an `i1`) holds; elsewhere records `code` for op
     /// `id` with `values` (`i64`, the first four kept) and returns.
     pub(super) fn check(

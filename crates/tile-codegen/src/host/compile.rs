@@ -3,13 +3,13 @@
 //! `ld.lld`.
 
 use super::error::HostError;
-use super::lower::Lowering;
+use super::kernel::HostKernel;
 use super::math;
-use crate::emit::{pipeline, EmitError, EmitOptions};
-use crate::target::Machine;
+use crate::module;
+use crate::target::{Machine, Target};
 use crate::tools;
+use crate::{CodegenOptions, EmitError};
 use inkwell::context::Context;
-use inkwell::passes::PassBuilderOptions;
 use std::borrow::Cow;
 use tile_abi::host::FRAME_BYTES_SYMBOL;
 use tile_abi::{HostCheck, HostIsa};
@@ -29,44 +29,28 @@ pub struct HostImage {
 /// Compiles `func` (which must pass the verifier) to a shared object for
 /// `isa`. The options are those of the GPU targets: the optimization level
 /// picks LLVM's pipeline and code generation level (`default<O3>` by
-/// default), and [`EmitOptions::fast_math`] switches f32 and narrower
+/// default), and [`CodegenOptions::fast_math`] switches f32 and narrower
 /// transcendentals to the fast library, the same code the GPUs run, so
 /// results are no longer bit for bit the interpreter's but within the
 /// library's bounds (docs/backends.md).
 pub fn compile(
     func: &Function,
     isa: HostIsa,
-    options: &EmitOptions,
+    options: &CodegenOptions,
 ) -> Result<HostImage, HostError> {
     tile_ir::verify::verify(func)?;
     let ctx = Context::create();
-    let machine = Machine::host_isa(isa, options.opt_level).map_err(EmitError::from)?;
+    let machine = Machine::new(Target::Host(isa), options.opt_level).map_err(EmitError::from)?;
     let module = ctx.create_module(&func.name);
     machine.configure(&module);
     math::declare(&ctx, &module);
-    let (frame_bytes, sites) = Lowering::kernel(&ctx, &module, func, isa, options.fast_math)?;
+    let (frame_bytes, sites) = HostKernel::kernel(&ctx, &module, func, isa, options.fast_math)?;
     math::define(&ctx, &module)?;
     let i64t = ctx.i64_type();
     let frame = module.add_global(i64t, None, FRAME_BYTES_SYMBOL);
     frame.set_initializer(&i64t.const_int(frame_bytes, false));
     frame.set_constant(true);
-    module.verify().map_err(|m| EmitError::Verify {
-        kernel: func.name.clone(),
-        target: machine.target(),
-        message: m.to_string(),
-    })?;
-    let llvm_ir = module.print_to_string().to_string();
-    module
-        .run_passes(
-            pipeline(options.opt_level),
-            machine.llvm(),
-            PassBuilderOptions::create(),
-        )
-        .map_err(|m| EmitError::Optimize {
-            target: machine.target(),
-            message: m.to_string(),
-        })?;
-    let llvm_ir_opt = module.print_to_string().to_string();
+    let text = module::finish(&module, &machine, &func.name, options.opt_level)?;
     let object = machine.emit_object(&module).map_err(EmitError::from)?;
     let shared_object = tools::link_shared_object(&object)?;
     let checks = sites
@@ -80,8 +64,8 @@ pub fn compile(
         isa,
         shared_object,
         checks,
-        llvm_ir,
-        llvm_ir_opt,
+        llvm_ir: text.llvm_ir,
+        llvm_ir_opt: text.llvm_ir_opt,
     })
 }
 

@@ -10,7 +10,7 @@
 use super::check::Code;
 use super::error::HostError;
 use super::frame::TileRef;
-use super::lower::{HostValue, Lowering};
+use super::kernel::{HostKernel, HostValue};
 use inkwell::values::{IntValue, PointerValue};
 use inkwell::IntPredicate;
 use tile_ir::{OpId, Type, Value};
@@ -23,7 +23,7 @@ enum Home<'ctx> {
     Tile(TileRef),
 }
 
-impl<'a, 'ctx> Lowering<'a, 'ctx> {
+impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     /// Emits a `for`.
     pub(super) fn emit_for(&mut self, id: OpId) -> Result<(), HostError> {
         let op = self.func.op(id);

@@ -17,7 +17,7 @@
 
 use super::error::HostError;
 use super::frame::TileRef;
-use super::lower::{HostValue, Lowering};
+use super::kernel::{HostKernel, HostValue};
 use inkwell::types::{BasicTypeEnum, VectorType};
 use inkwell::values::{BasicValue, BasicValueEnum, IntValue, VectorValue};
 use tile_ir::{DType, OpId};
@@ -37,7 +37,7 @@ struct Dot {
     n: usize,
 }
 
-impl<'a, 'ctx> Lowering<'a, 'ctx> {
+impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     /// Emits `dot`.
     pub(super) fn dot(&mut self, id: OpId) -> Result<(), HostError> {
         let operands = self.operands(id);
@@ -71,7 +71,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             let out = d.out.clone();
             self.counted(total, &mut |l, i| {
                 let v = l.get(&out, i)?.into_float_value();
-                let v = l.e.canonicalize(v)?;
+                let v = l.e.canonicalize(v, l.nans)?;
                 l.set(&out, i, v.into())
             })?;
         }
@@ -88,7 +88,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         let n = self.i64(t.numel() as i64);
         self.counted(n, &mut |l, i| {
             let v = l.get(&t, i)?;
-            let v = l.e.cast(v, t.dtype, dtype)?;
+            let v = l.e.cast(v, t.dtype, dtype, l.nans)?;
             l.set(&wide, i, v)
         })?;
         Ok(wide)

@@ -4,12 +4,13 @@
 //! operands computes them in that loop (`lazy.rs`).
 
 use super::error::HostError;
-use super::lower::{HostValue, Lowering};
-use crate::emit::EmitError;
+use super::kernel::{HostKernel, HostValue};
+use crate::scalar::Nans;
+use crate::EmitError;
 use inkwell::values::BasicValueEnum;
 use tile_ir::{DType, OpId, OpKind, Type};
 
-impl<'a, 'ctx> Lowering<'a, 'ctx> {
+impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     /// Emits `full`, `iota` or an elementwise op.
     pub(super) fn elementwise(&mut self, id: OpId) -> Result<(), HostError> {
         let kind = &self.func.op(id).kind;
@@ -25,7 +26,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 let tile = self.place_of(result)?;
                 let n = self.i64(tile.numel() as i64);
                 self.counted(n, &mut |l, i| {
-                    let v = l.e.cast(i.into(), DType::U64, *dtype)?;
+                    let v = l.e.cast(i.into(), DType::U64, *dtype, Nans::Canonical)?;
                     l.set(&tile, i, v)
                 })?;
                 self.define(result, HostValue::Tile(tile));
@@ -40,7 +41,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 .iter()
                 .map(|&v| self.scalar(v))
                 .collect::<Result<Vec<_>, _>>()?;
-            let v = self.apply(kind, &dtypes, &args)?;
+            let v = self.apply(kind, &dtypes, &args, self.nans)?;
             self.define(result, HostValue::Scalar(v));
             return Ok(());
         }
@@ -58,28 +59,30 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 .iter()
                 .map(|t| l.get(t, i))
                 .collect::<Result<Vec<_>, _>>()?;
-            let v = l.apply(kind, &dtypes, &args)?;
+            let v = l.apply(kind, &dtypes, &args, l.nans)?;
             l.set(&out, i, v)
         })?;
         self.define(result, HostValue::Tile(out));
         Ok(())
     }
 
-    /// The scalar emitter's code for `kind` on `args` of `dtypes`.
+    /// The scalar emitter's code for `kind` on `args` of `dtypes`, its NaNs
+    /// as `nans` says.
     pub(super) fn apply(
         &self,
         kind: &OpKind,
         dtypes: &[DType],
         args: &[BasicValueEnum<'ctx>],
+        nans: Nans,
     ) -> Result<BasicValueEnum<'ctx>, HostError> {
         let e = &self.e;
         let r = match (kind, args, dtypes.first()) {
-            (OpKind::Unary(u), [x], Some(&d)) => e.unary(*u, d, *x),
-            (OpKind::Binary(o), [x, y], Some(&d)) => e.binary(*o, d, *x, *y),
+            (OpKind::Unary(u), [x], Some(&d)) => e.unary(*u, d, *x, nans),
+            (OpKind::Binary(o), [x, y], Some(&d)) => e.binary(*o, d, *x, *y, nans),
             (OpKind::Cmp(p), [x, y], Some(&d)) => e.compare(*p, d, *x, *y),
             (OpKind::Select, [c, x, y], _) => e.select(*c, *x, *y),
-            (OpKind::Fma, [x, y, z], Some(&d)) => e.fma(d, *x, *y, *z),
-            (OpKind::Cast { to }, [x], Some(&d)) => e.cast(*x, d, *to),
+            (OpKind::Fma, [x, y, z], Some(&d)) => e.fma(d, *x, *y, *z, nans),
+            (OpKind::Cast { to }, [x], Some(&d)) => e.cast(*x, d, *to, nans),
             _ => {
                 return Err(HostError::internal(format!(
                     "`{}` with {} operand(s)",

@@ -1,7 +1,7 @@
 //! The errors of the host back end.
 
-use crate::emit::EmitError;
 use crate::tools::ToolError;
+use crate::EmitError;
 use tile_ir::verify::VerifyError;
 
 /// Why a kernel could not be compiled for the host.

@@ -10,7 +10,7 @@
 
 use super::alias::Memory;
 use super::error::HostError;
-use super::lower::Lowering;
+use super::kernel::HostKernel;
 use super::unroll;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValue, BasicValueEnum, InstructionValue, IntValue, PointerValue};
@@ -51,9 +51,9 @@ pub(super) fn row_major(shape: &[usize]) -> Vec<i64> {
 
 /// The body of a loop nest: called with the loop counters (`i64`).
 pub(super) type Body<'b, 'a, 'ctx> =
-    dyn FnMut(&mut Lowering<'a, 'ctx>, &[IntValue<'ctx>]) -> Result<(), HostError> + 'b;
+    dyn FnMut(&mut HostKernel<'a, 'ctx>, &[IntValue<'ctx>]) -> Result<(), HostError> + 'b;
 
-impl<'a, 'ctx> Lowering<'a, 'ctx> {
+impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     /// A new place for a tile of `shape` and `dtype`.
     pub(super) fn place(&mut self, shape: &[usize], dtype: DType) -> TileRef {
         let at = self.frame_top.div_ceil(ALIGN) * ALIGN;

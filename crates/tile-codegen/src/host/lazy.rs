@@ -17,8 +17,9 @@
 
 use super::error::HostError;
 use super::frame::{row_major, TileRef};
-use super::lower::{HostValue, Lowering};
+use super::kernel::{HostKernel, HostValue};
 use super::memory::DeferredLoad;
+use crate::scalar::Nans;
 use inkwell::types::VectorType;
 use inkwell::values::{BasicValueEnum, IntValue, VectorValue};
 use tile_ir::{DType, OpId, OpKind, Scalar, Type, Value};
@@ -36,14 +37,14 @@ pub(super) enum Expr<'ctx> {
     Iota { dtype: DType, shape: Vec<usize> },
     /// A load not copied yet.
     Load(DeferredLoad<'ctx>),
-    /// An elementwise op on operands of `dtypes` with a result of `dtype`;
-    /// `keep_nan` where its NaN results need not be canonical (`nan.rs`).
+    /// An elementwise op on operands of `dtypes` with a result of `dtype`,
+    /// its NaNs as `nans` says (`nan.rs`).
     Op {
         kind: OpKind,
         dtype: DType,
         dtypes: Vec<DType>,
         operands: Vec<Expr<'ctx>>,
-        keep_nan: bool,
+        nans: Nans,
     },
     /// A broadcast (or expand) of an operand of `shape`, aligned to the
     /// right; its axes of extent 1 repeat.
@@ -90,7 +91,7 @@ impl<'ctx> Expr<'ctx> {
             dtype,
             dtypes,
             operands,
-            keep_nan,
+            nans,
         } = self
         else {
             return Ok(self.clone());
@@ -100,7 +101,7 @@ impl<'ctx> Expr<'ctx> {
             dtype: *dtype,
             dtypes: dtypes.clone(),
             operands: operands.iter().map(map).collect::<Result<_, _>>()?,
-            keep_nan: *keep_nan,
+            nans: *nans,
         })
     }
 
@@ -121,7 +122,7 @@ impl<'ctx> Expr<'ctx> {
     }
 }
 
-impl<'a, 'ctx> Lowering<'a, 'ctx> {
+impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     /// The expression of op `id` (`full`, `iota`, an elementwise op, or a
     /// `broadcast`/`expand`) over the values of its operands.
     pub(super) fn expr_of(&self, id: OpId) -> Result<Expr<'ctx>, HostError> {
@@ -159,7 +160,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                     .iter()
                     .map(|&v| self.operand_expr(v))
                     .collect::<Result<_, _>>()?,
-                keep_nan: self.free_nans.contains(&id),
+                nans: self.nans_of(id),
             },
         })
     }
@@ -381,7 +382,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             Expr::Full(value) => Ok(self.e.constant(*value)?),
             Expr::Iota { dtype, shape } => {
                 let i = self.linear(j, &row_major(shape), 0)?;
-                Ok(self.e.cast(i.into(), DType::U64, *dtype)?)
+                Ok(self.e.cast(i.into(), DType::U64, *dtype, Nans::Canonical)?)
             }
             Expr::Load(load) => match reads {
                 Reads::Tensors => self.read_deferred(load, j),
@@ -394,19 +395,14 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 kind,
                 dtypes,
                 operands,
-                keep_nan,
+                nans,
                 ..
             } => {
                 let args = operands
                     .iter()
                     .map(|e| self.element_of(e, j, reads))
                     .collect::<Result<Vec<_>, _>>()?;
-                // A lazy op is emitted in its root's loop, under the root's
-                // setting.
-                let root = self.e.keep_nan.replace(*keep_nan);
-                let v = self.apply(kind, dtypes, &args);
-                self.e.keep_nan.set(root);
-                v
+                self.apply(kind, dtypes, &args, *nans)
             }
             Expr::Broadcast { operand, shape } => {
                 let lead = j

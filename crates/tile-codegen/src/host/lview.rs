@@ -16,7 +16,7 @@
 
 use super::check::Code;
 use super::error::HostError;
-use super::lower::{HostValue, Lowering};
+use super::kernel::{HostKernel, HostValue};
 use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::IntPredicate;
 use tile_ir::interp::padding_value;
@@ -42,7 +42,7 @@ pub(super) struct ViewRef<'ctx> {
     base: IntValue<'ctx>,
 }
 
-impl<'a, 'ctx> Lowering<'a, 'ctx> {
+impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     /// Emits a layout-view op.
     pub(super) fn lview(&mut self, id: OpId) -> Result<(), HostError> {
         let OpKind::LView(op) = &self.func.op(id).kind else {

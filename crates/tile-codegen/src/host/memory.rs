@@ -15,19 +15,17 @@ use super::alias::Memory;
 use super::check::Code;
 use super::error::HostError;
 use super::frame::TileRef;
+use super::kernel::{HostKernel, HostValue, TensorArg};
 use super::lazy::Expr;
-use super::lower::{HostValue, Lowering, TensorArg};
-use super::prefetch;
 use inkwell::values::{BasicValue, BasicValueEnum, InstructionValue, IntValue, PointerValue};
 use inkwell::IntPredicate;
 use tile_ir::interp::padding_value;
 use tile_ir::{DType, OpId, OpKind, Scalar, Value};
 
-/// A partition being accessed: the tensor (and its parameter's position),
-/// the tile's origin in it and the extents of the part inside it (`i64`).
+/// A partition being accessed: the tensor, the tile's origin in it and the
+/// extents of the part inside it (`i64`).
 #[derive(Clone)]
 pub(super) struct Partition<'ctx> {
-    index: usize,
     tensor: TensorArg<'ctx>,
     origin: Vec<IntValue<'ctx>>,
     inside: Vec<IntValue<'ctx>>,
@@ -36,7 +34,7 @@ pub(super) struct Partition<'ctx> {
 }
 
 /// A checked load whose elements are read where its tile is used
-/// (`lazy.rs`), or copied into the frame by [`Lowering::materialize`].
+/// (`lazy.rs`), or copied into the frame by [`HostKernel::materialize`].
 #[derive(Clone)]
 pub(super) struct DeferredLoad<'ctx> {
     part: Partition<'ctx>,
@@ -57,7 +55,7 @@ impl<'ctx> DeferredLoad<'ctx> {
     }
 }
 
-impl<'a, 'ctx> Lowering<'a, 'ctx> {
+impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     /// Emits `dim`, `partition_view`, `load`, `load_masked`, `store` or
     /// `store_masked`.
     pub(super) fn memory(&mut self, id: OpId) -> Result<(), HostError> {
@@ -105,10 +103,10 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                     place: self.place(&tile_shape, dtype),
                     pad,
                 };
-                if prefetch::next_tile_along_rows(self.func, indices) {
+                if self.plan.prefetches.contains(&id) {
                     self.prefetch_next_tile(&load.part, load.base, &tile_shape, dtype)?;
                 }
-                if self.lazy.contains(&id) {
+                if self.plan.lazy.contains(&id) {
                     return self.define_result(id, HostValue::Lazy(Expr::Load(load)));
                 }
                 self.materialize(&load)?;
@@ -126,7 +124,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                 let (tile_shape, _, part) = self.partition(id, *view, indices, masked)?;
                 let whole = self.static_bounds(&tile_shape);
                 let base = self.tensor_base(&part, tile.dtype)?;
-                let stream = self.stream_condition(part.index, &part.tensor, &tile)?;
+                let stream = self.stream_condition(id, &part.tensor, &tile)?;
                 if masked {
                     self.either(
                         part.whole,
@@ -264,7 +262,6 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             tile,
             dtype,
             Partition {
-                index: tensor,
                 tensor: t,
                 origin,
                 inside,

@@ -17,7 +17,7 @@
 //! * **Tiles** (`frame`): every tile value has a fixed place in a per-worker
 //!   scratch `frame` (its shape is static), and every op on tiles is a loop
 //!   nest over elements that loads its operands' elements, computes with the
-//!   scalar emitter of [`crate::emit`] — the code the GPUs get, tested bit for
+//!   scalar emitter of [`crate::scalar`] — the code the GPUs get, tested bit for
 //!   bit against `tile_ir::eval` — and stores the result's. LLVM's `O3`
 //!   vectorizes the loops. `reshape` is free (the same bytes); scalars are
 //!   SSA values, and values carried by `for` or merged by `if` live in stack
@@ -31,7 +31,7 @@
 //!   host results equal the interpreter's for every op and dtype; `exp`
 //!   (`exp`) is instead a bit-exact replica of the oracle's in LLVM IR,
 //!   branch-free, so loops that call it vectorize. Under
-//!   [`crate::emit::EmitOptions::fast_math`] the f32 and narrower
+//!   [`crate::CodegenOptions::fast_math`] the f32 and narrower
 //!   transcendentals are the GPUs' fast f32 library instead, inlined and
 //!   vectorized: bit for bit the GPU code's results, within the library's
 //!   ulp bounds of the interpreter's.
@@ -69,13 +69,14 @@ mod error;
 mod exp;
 mod frame;
 mod fuse;
+mod kernel;
 mod lazy;
-mod lower;
 mod lview;
 mod math;
 mod memory;
 mod movement;
 mod nan;
+mod plan;
 mod prefetch;
 mod reduce;
 mod stream;
@@ -85,6 +86,7 @@ mod unroll;
 pub use compile::{compile, HostImage};
 pub use error::HostError;
 pub use exp::{exp_probe, EXP_PROBE};
+pub use plan::{plan, HostPlan};
 
 #[cfg(doc)]
 use tile_ir::Function;

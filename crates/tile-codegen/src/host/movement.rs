@@ -8,10 +8,10 @@
 
 use super::error::HostError;
 use super::frame::row_major;
-use super::lower::{HostValue, Lowering};
+use super::kernel::{HostKernel, HostValue};
 use tile_ir::{OpId, OpKind};
 
-impl<'a, 'ctx> Lowering<'a, 'ctx> {
+impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     /// Emits `broadcast`, `reshape`, `permute`, `expand`, `flip`, `slice`,
     /// `pad` or `cat`.
     pub(super) fn movement(&mut self, id: OpId) -> Result<(), HostError> {

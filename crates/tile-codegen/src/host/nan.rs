@@ -13,7 +13,7 @@
 //! computes from it, or passes it on unchanged (the values of a `select`, a
 //! `broadcast` or `expand`, a `reduce`) to a result whose NaN may itself be
 //! left so. Such an op is emitted without its canonicalization
-//! (`Emitter::keep_nan`); the first op that observes the value computes it
+//! (`crate::scalar::Nans::AsComputed`); the first op that observes the value computes it
 //! from canonical operands or canonicalizes itself.
 //!
 //! Layernorm's `x - mean` (selected, then squared and scaled), its squares

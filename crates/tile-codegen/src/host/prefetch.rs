@@ -15,7 +15,7 @@
 //! past the tensor's end.
 
 use super::error::HostError;
-use super::lower::Lowering;
+use super::kernel::HostKernel;
 use super::memory::Partition;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::values::{IntValue, PointerValue};
@@ -36,7 +36,7 @@ pub(super) fn next_tile_along_rows(func: &tile_ir::Function, indices: &[Value]) 
             .is_some_and(|id| matches!(func.op(id).kind, OpKind::ProgramId { axis: 0 }))
 }
 
-impl<'a, 'ctx> Lowering<'a, 'ctx> {
+impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     /// Prefetches, for every row of the `shape` tile of `part` at `base`,
     /// the lines of the next tile along the last axis.
     pub(super) fn prefetch_next_tile(

@@ -20,16 +20,17 @@
 
 use super::error::HostError;
 use super::frame::TileRef;
+use super::kernel::{HostKernel, HostValue};
 use super::lazy::Expr;
-use super::lower::{HostValue, Lowering};
 use super::transpose::BLOCK;
+use crate::scalar::Nans;
 use inkwell::types::VectorType;
 use inkwell::values::{BasicValueEnum, FloatMathValue, IntValue, VectorValue};
 use tile_ir::{
     ArgKind, BinaryOp, CmpPred, DType, Function, OpId, OpKind, ReduceKind, ScanKind, Type, Value,
 };
 
-impl<'a, 'ctx> Lowering<'a, 'ctx> {
+impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     /// Emits `reduce`, `arg` or `scan`.
     pub(super) fn reduce(&mut self, id: OpId) -> Result<(), HostError> {
         let kind = self.func.op(id).kind.clone();
@@ -241,7 +242,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         v: BasicValueEnum<'ctx>,
     ) -> Result<BasicValueEnum<'ctx>, HostError> {
         if !raw {
-            return self.apply(&OpKind::Binary(op), &[dtype; 2], &[acc, v]);
+            return self.apply(&OpKind::Binary(op), &[dtype; 2], &[acc, v], self.nans);
         }
         let (a, v) = (acc.into_float_value(), v.into_float_value());
         Ok(self.raw_step(op, a, v)?.into())
@@ -284,7 +285,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         let lanes = self.i64((d.outer * d.inner) as i64);
         self.counted(lanes, &mut |l, i| {
             let acc = l.get(out, i)?.into_float_value();
-            let canonical = l.e.canonicalize(acc)?;
+            let canonical = l.e.canonicalize(acc, l.nans)?;
             l.set(out, i, canonical.into())
         })
     }
@@ -500,7 +501,12 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             Ok(self.e.is_below(x, y)?)
         } else {
             Ok(self
-                .apply(&OpKind::Cmp(CmpPred::Lt), &[dtype; 2], &[a, b])?
+                .apply(
+                    &OpKind::Cmp(CmpPred::Lt),
+                    &[dtype; 2],
+                    &[a, b],
+                    Nans::Canonical,
+                )?
                 .into_int_value())
         }
     }
@@ -508,7 +514,12 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     /// Whether the float `v` of `dtype` is a NaN.
     fn is_nan(&self, dtype: DType, v: BasicValueEnum<'ctx>) -> Result<IntValue<'ctx>, HostError> {
         Ok(self
-            .apply(&OpKind::Cmp(CmpPred::Ne), &[dtype; 2], &[v, v])?
+            .apply(
+                &OpKind::Cmp(CmpPred::Ne),
+                &[dtype; 2],
+                &[v, v],
+                Nans::Canonical,
+            )?
             .into_int_value())
     }
 }
@@ -519,12 +530,12 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
 const TRANSPOSED_ROWS: usize = 4;
 
 /// The most lanes (outputs) of a reduction whose accumulators are kept in
-/// registers ([`Lowering::fold_in_registers`]): two AVX vectors of f32, the
+/// registers ([`HostKernel::fold_in_registers`]): two AVX vectors of f32, the
 /// unrolled step stays small.
 const REGISTER_LANES: usize = 16;
 
 /// Whether a reduction by `op` of `dtype` may take its steps as plain IEEE
-/// ops and canonicalize NaN once at the end (see [`Lowering::fold`]).
+/// ops and canonicalize NaN once at the end (see [`HostKernel::fold`]).
 fn unrounded(op: BinaryOp, dtype: DType) -> bool {
     matches!(
         op,
@@ -543,7 +554,7 @@ fn folding(kind: ReduceKind) -> BinaryOp {
 }
 
 /// Whether op `id` of `func` is a reduction that folds its operand in
-/// registers, 8 × 8 blocks at a time ([`Lowering::fold_row_blocks`]): an
+/// registers, 8 × 8 blocks at a time ([`HostKernel::fold_row_blocks`]): an
 /// f32/f64 sum, product, maximum or minimum along the last axis of a
 /// `[rows, extent]` tile. Such a reduction computes a lazy operand in its
 /// own loop (`fuse.rs`).
@@ -574,7 +585,7 @@ enum Rows<'e, 'ctx> {
 }
 
 /// Whether a raw register fold reads its operand in 8 × 8 blocks
-/// ([`Lowering::fold_row_blocks`]): along the last axis, rows in whole
+/// ([`HostKernel::fold_row_blocks`]): along the last axis, rows in whole
 /// groups of eight, and an extent of whole blocks.
 fn in_row_blocks(d: Dims) -> bool {
     let side = BLOCK as usize;

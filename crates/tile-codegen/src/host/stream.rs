@@ -33,12 +33,13 @@
 
 use super::error::HostError;
 use super::frame::TileRef;
-use super::lower::{Lowering, TensorArg};
+use super::kernel::{HostKernel, TensorArg};
+use super::plan::HostPlan;
 use inkwell::module::Module;
 use inkwell::values::{BasicValue, InstructionValue, IntValue, PointerValue};
 use inkwell::IntPredicate;
 use tile_abi::HostIsa;
-use tile_ir::{Function, ValueDef};
+use tile_ir::{Function, OpId, OpKind, Type, ValueDef};
 
 /// The cache line: the unit a non-temporal store writes without reading.
 const LINE: u64 = 64;
@@ -53,30 +54,47 @@ const MIN_ROW: u64 = 2 * LINE;
 /// The fence intrinsic that orders non-temporal stores.
 const SFENCE: &str = "llvm.x86.sse.sfence";
 
-/// How a kernel streams its stores (present only if some tensor may be
-/// streamed on this level).
+/// How a kernel streams its stores (present only if some store may stream
+/// on this level).
 pub(super) struct Streaming<'ctx> {
     /// Bytes of one vector store.
     vector_bytes: u64,
     /// The streaming threshold from the packet (`i64`).
     pub(super) threshold: IntValue<'ctx>,
-    /// Per parameter: whether it is a tensor the kernel writes and never
-    /// reads.
-    tensors: Vec<bool>,
 }
 
 impl<'ctx> Streaming<'ctx> {
-    /// Streaming for `func` on `isa` with the threshold `threshold`, or
-    /// `None` where no store can stream.
-    pub(super) fn new(func: &Function, isa: HostIsa, threshold: IntValue<'ctx>) -> Option<Self> {
+    /// Streaming on `isa` with the threshold `threshold` for a kernel whose
+    /// plan is `plan`, or `None` where no store can stream.
+    pub(super) fn new(plan: &HostPlan, isa: HostIsa, threshold: IntValue<'ctx>) -> Option<Self> {
         let vector_bytes = vector_bytes(isa)?;
-        let tensors = write_only_params(func);
-        tensors.contains(&true).then_some(Streaming {
+        (!plan.streams.is_empty()).then_some(Streaming {
             vector_bytes,
             threshold,
-            tensors,
         })
     }
+}
+
+/// Whether op `id` of `func` is a store of a partition whose tile may stream
+/// (the static conditions of the module doc), given the parameters the
+/// kernel writes and never reads (`write_only`, [`write_only_params`]).
+pub(super) fn may_stream(func: &Function, id: OpId, write_only: &[bool]) -> bool {
+    let op = func.op(id);
+    let (OpKind::Store | OpKind::StoreMasked, [value, view, ..]) =
+        (&op.kind, op.operands.as_slice())
+    else {
+        return false;
+    };
+    let Type::Tile(tile) = func.ty(*value) else {
+        return false;
+    };
+    let param = match tile_ir::lview::viewed_tensor(func, *view).map(|t| func.values[t].def) {
+        Some(ValueDef::Param(index)) => index,
+        _ => return false,
+    };
+    let size = tile.dtype.size_bytes() as u64;
+    let row = tile.shape.dims().last().map_or(0, |&r| r as u64 * size);
+    write_only.get(param).copied().unwrap_or(false) && row >= MIN_ROW && LINE.is_multiple_of(size)
 }
 
 /// The bytes of a non-temporal vector store on `isa`, if it streams.
@@ -130,26 +148,22 @@ pub(super) fn declare_fence(module: &Module<'_>) {
     module.add_function(SFENCE, void, None);
 }
 
-impl<'a, 'ctx> Lowering<'a, 'ctx> {
-    /// The run-time condition (an `i1`) under which the store of `tile` to
-    /// tensor parameter `index` streams, or `None` where it never does.
+impl<'a, 'ctx> HostKernel<'a, 'ctx> {
+    /// The run-time condition (an `i1`) under which store `id` of `tile` to
+    /// `tensor` streams, or `None` where it never does.
     pub(super) fn stream_condition(
         &self,
-        index: usize,
+        id: OpId,
         tensor: &TensorArg<'ctx>,
         tile: &TileRef,
     ) -> Result<Option<IntValue<'ctx>>, HostError> {
         let Some(s) = &self.streaming else {
             return Ok(None);
         };
-        let size = tile.dtype.size_bytes() as u64;
-        let row = tile.shape.last().map_or(0, |&r| r as u64 * size);
-        if !s.tensors.get(index).copied().unwrap_or(false)
-            || row < MIN_ROW
-            || !LINE.is_multiple_of(size)
-        {
+        if !self.plan.streams.contains(&id) {
             return Ok(None);
         }
+        let size = tile.dtype.size_bytes() as u64;
         let b = &self.e.b;
         let i64t = self.e.ctx.i64_type();
         let mut bytes = self.i64(size as i64);

@@ -17,7 +17,7 @@
 use super::alias::Memory;
 use super::error::HostError;
 use super::frame::TileRef;
-use super::lower::Lowering;
+use super::kernel::HostKernel;
 use inkwell::types::VectorType;
 use inkwell::values::{BasicValue, IntValue, VectorValue};
 
@@ -41,7 +41,7 @@ fn round_mask(d: u32, high: bool) -> Vec<u32> {
         .collect()
 }
 
-impl<'a, 'ctx> Lowering<'a, 'ctx> {
+impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     /// `out[b, j, i] = x[b, i, j]` for `x` seen as `[batch, rows, cols]`, in
     /// blocks of shuffles; `false` (and nothing emitted) unless `rows` and
     /// `cols` are multiples of the block side.

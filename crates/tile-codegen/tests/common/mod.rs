@@ -3,8 +3,8 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::fmt;
-use tile_codegen::emit::EmitOptions;
 use tile_codegen::host::{self, HostError, HostImage};
+use tile_codegen::CodegenOptions;
 use tile_ir::interp::{self, Arg};
 use tile_ir::Function;
 use tile_runtime::cpu::{HostIsa, HostLibrary, LoadError, RunError};
@@ -66,13 +66,13 @@ pub fn load(image: &HostImage, func: &Function) -> Result<HostLibrary, LoadError
     }
 }
 
-/// Compiles `func` exactly (the default [`EmitOptions`]) for the best
+/// Compiles `func` exactly (the default [`CodegenOptions`]) for the best
 /// instruction-set level of this CPU, loads it and runs it over `grid`, after
 /// checking `args` and `grid` as the interpreter does.
 pub fn run_host(func: &Function, grid: [u32; 3], args: &mut [Arg]) -> Result<(), HostRun> {
     interp::check_launch(func, grid, args).map_err(HostRun::Launch)?;
     let isa = HostIsa::best_here().expect("a host instruction-set level runs here");
-    let image = host::compile(func, isa, &EmitOptions::default()).map_err(HostRun::Compile)?;
+    let image = host::compile(func, isa, &CodegenOptions::default()).map_err(HostRun::Compile)?;
     let library = load(&image, func).map_err(HostRun::Load)?;
     let mut args: Vec<LaunchArg<'_>> = args.iter_mut().map(launch_arg).collect();
     library.run(grid, &mut args).map_err(HostRun::Run)

@@ -4,9 +4,10 @@
 use inkwell::context::Context;
 use inkwell::execution_engine::JitFunction;
 use inkwell::OptimizationLevel;
-use tile_codegen::emit::probe::{math_probe, PROBE};
-use tile_codegen::emit::{emit, EmitError, EmitOptions};
+use tile_codegen::gpu::emit;
+use tile_codegen::scalar::probe::{math_probe, PROBE};
 use tile_codegen::tools::{self, Tool};
+use tile_codegen::{CodegenOptions, EmitError};
 use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::DType;
 use tile_thread::program::{Program, ThreadOpKind};
@@ -65,12 +66,12 @@ pub fn ulps(dtype: DType, a: u64, b: u64) -> u64 {
 /// AMDGPU objects link.
 #[allow(dead_code)] // emit_scalar.rs does not use it
 pub fn check_fast_math_gpu_code(program: &Program, what: &str) {
-    let fast = EmitOptions {
+    let fast = CodegenOptions {
         fast_math: true,
-        ..EmitOptions::default()
+        ..CodegenOptions::default()
     };
     let f64_ops = |ptx: &str| ptx.lines().filter(|l| l.contains(".f64")).count();
-    let exact = emit(program, Target::Nvptx(Sm::Sm80), &EmitOptions::default()).unwrap();
+    let exact = emit(program, Target::Nvptx(Sm::Sm80), &CodegenOptions::default()).unwrap();
     let quick = emit(program, Target::Nvptx(Sm::Sm80), &fast).unwrap();
     assert!(
         f64_ops(&exact.assembly) > 0,
@@ -84,7 +85,7 @@ pub fn check_fast_math_gpu_code(program: &Program, what: &str) {
     } else {
         println!("ptxas not found: PTX not assembled (run scripts/setup.sh)");
     }
-    for options in [EmitOptions::default(), fast] {
+    for options in [CodegenOptions::default(), fast] {
         let amd = emit(program, Target::Amdgpu(Gfx::Gfx90a), &options).unwrap();
         assert!(amd.code_object.is_some(), "linked by ld.lld");
     }

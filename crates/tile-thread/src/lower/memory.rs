@@ -24,7 +24,7 @@
 //! unproven axes gets, in safe mode, a `bounds_check` of
 //! `∧_v (live_v ⇒ inside_v)` before the access, whose mask also includes
 //! `inside`: a failing check raises the error and touches no memory. With
-//! the checks off ([`super::Options::without_bounds_checks`], the `unsafe`
+//! the checks off ([`super::LowerOptions::without_bounds_checks`], the `unsafe`
 //! mode) an unmasked access is trusted and only masked by `live`. Every
 //! access carries a note saying which of these applies (see
 //! [`bounds_note`]).

@@ -41,13 +41,13 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use tile_ir::{DType, Function, OpId, OpKind, Region, Scalar, Shape, Type, Value, ValueNames};
 
-/// Options of one specialization.
+/// LowerOptions of one specialization.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Options {
+pub struct LowerOptions {
     /// Warps per block (a power of two); a block has `32 * num_warps` threads.
     pub num_warps: u32,
     /// Whether unmasked loads and stores that are not proven in bounds get a
-    /// `bounds_check` (private: only [`Options::without_bounds_checks`],
+    /// `bounds_check` (private: only [`LowerOptions::without_bounds_checks`],
     /// which is `unsafe`, turns it off).
     bounds_checks: bool,
     /// Whether shared-memory stagings read across rows (layout conversions,
@@ -56,10 +56,10 @@ pub struct Options {
     pub swizzle_shared: bool,
 }
 
-impl Options {
+impl LowerOptions {
     /// Safe options for `num_warps` warps.
-    pub fn warps(num_warps: u32) -> Options {
-        Options {
+    pub fn warps(num_warps: u32) -> LowerOptions {
+        LowerOptions {
             num_warps,
             bounds_checks: true,
             swizzle_shared: true,
@@ -67,8 +67,8 @@ impl Options {
     }
 
     /// These options with the swizzle of shared-memory stagings on or off.
-    pub fn with_swizzle_shared(self, swizzle_shared: bool) -> Options {
-        Options {
+    pub fn with_swizzle_shared(self, swizzle_shared: bool) -> LowerOptions {
+        LowerOptions {
             swizzle_shared,
             ..self
         }
@@ -84,23 +84,23 @@ impl Options {
     /// unmasked accesses point: launching it is undefined behaviour unless
     /// the caller guarantees that every unmasked load and store lies inside
     /// its tensor for the shapes and grid of that launch.
-    pub unsafe fn without_bounds_checks(self) -> Options {
-        Options {
+    pub unsafe fn without_bounds_checks(self) -> LowerOptions {
+        LowerOptions {
             bounds_checks: false,
             ..self
         }
     }
 
     /// Whether unproven unmasked accesses are checked (true unless built by
-    /// [`Options::without_bounds_checks`]).
+    /// [`LowerOptions::without_bounds_checks`]).
     pub fn checks_bounds(&self) -> bool {
         self.bounds_checks
     }
 }
 
-impl Default for Options {
+impl Default for LowerOptions {
     fn default() -> Self {
-        Options::warps(4)
+        LowerOptions::warps(4)
     }
 }
 
@@ -128,7 +128,7 @@ pub enum LowerError {
 
 /// Lowers `func` (which must pass the tile IR's verifier) for one
 /// specialization.
-pub fn lower(func: &Function, options: &Options) -> Result<Program, LowerError> {
+pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerError> {
     let plan = assign(func, options.num_warps)?;
     let mut program = Program::new(func.name.clone(), options.num_warps);
     let mut env = HashMap::new();
@@ -250,7 +250,7 @@ struct Lowerer<'a> {
     bounds_checks: bool,
     /// The axes of accesses proven in bounds.
     proofs: proofs::Proofs,
-    /// Whether cross-row stagings are swizzled ([`Options::swizzle_shared`]).
+    /// Whether cross-row stagings are swizzled ([`LowerOptions::swizzle_shared`]).
     swizzle_shared: bool,
     /// Shared allocations whose last reads have been emitted, for reuse.
     free_shared: Vec<crate::program::SharedId>,

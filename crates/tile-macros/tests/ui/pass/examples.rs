@@ -56,7 +56,10 @@ fn main() {
     assert_eq!(nothing::spec().label, "default");
 
     assert_eq!(vector_add::<1024>::INFO.num_warps, 4);
-    assert_eq!(vector_add::<1024>::INFO.targets, ["sm_80", "host"]);
+    // `host` stands for the host levels of this architecture.
+    let mut targets = vec!["sm_80"];
+    targets.extend(tile::runtime::cpu::HostIsa::for_this_architecture().iter().map(|isa| isa.name()));
+    assert_eq!(vector_add::<1024>::INFO.targets, targets);
     assert_eq!(vector_add::<256>::spec().label, "BLOCK=256");
     assert!(vector_add::<512>::try_spec().is_err());
     assert_eq!(softmax::<2, 128>::INFO.params.len(), 2);

@@ -3,12 +3,14 @@
 //! raw bits, so tests can run the exact LLVM IR the GPU targets receive for
 //! that op and compare it with `tile_ir::eval` bit for bit.
 
-use super::{EmitError, Emitter};
+use super::{Nans, ScalarEmitter};
 use crate::target::{Machine, Target};
+use crate::EmitError;
 use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::values::BasicValueEnum;
 use inkwell::OptimizationLevel;
+use tile_abi::HostIsa;
 use tile_ir::DType;
 use tile_thread::program::ThreadOpKind;
 
@@ -28,24 +30,18 @@ pub fn scalar_probe<'ctx>(
 }
 
 /// [`scalar_probe`] with the math library chosen: the fast one
-/// ([`super::EmitOptions::fast_math`]) when `fast_math`.
+/// ([`crate::CodegenOptions::fast_math`]) when `fast_math`.
 pub fn math_probe<'ctx>(
     ctx: &'ctx Context,
     op: &ThreadOpKind,
     operands: &[DType],
     fast_math: bool,
 ) -> Result<Module<'ctx>, EmitError> {
-    let machine = Machine::new(Target::Host, OptimizationLevel::Default)?;
+    let target = Target::Host(probe_isa()?);
+    let machine = Machine::new(target, OptimizationLevel::Default)?;
     let module = ctx.create_module("probe");
     machine.configure(&module);
-    let e = Emitter {
-        ctx,
-        module: &module,
-        b: ctx.create_builder(),
-        gpu: None,
-        fast_math,
-        keep_nan: std::cell::Cell::new(false),
-    };
+    let e = ScalarEmitter::new(ctx, &module, fast_math);
     let i64t = ctx.i64_type();
     let f = module.add_function(
         PROBE,
@@ -79,12 +75,18 @@ pub fn math_probe<'ctx>(
         })
     };
     let (result, result_dtype) = match op {
-        ThreadOpKind::Unary(u) => (e.unary(*u, dtype(0)?, arg(0)?)?, dtype(0)?),
-        ThreadOpKind::Binary(o) => (e.binary(*o, dtype(0)?, arg(0)?, arg(1)?)?, dtype(0)?),
+        ThreadOpKind::Unary(u) => (e.unary(*u, dtype(0)?, arg(0)?, Nans::Canonical)?, dtype(0)?),
+        ThreadOpKind::Binary(o) => (
+            e.binary(*o, dtype(0)?, arg(0)?, arg(1)?, Nans::Canonical)?,
+            dtype(0)?,
+        ),
         ThreadOpKind::Cmp(p) => (e.compare(*p, dtype(0)?, arg(0)?, arg(1)?)?, DType::Bool),
         ThreadOpKind::Select => (e.select(arg(0)?, arg(1)?, arg(2)?)?, dtype(1)?),
-        ThreadOpKind::Fma => (e.fma(dtype(0)?, arg(0)?, arg(1)?, arg(2)?)?, dtype(0)?),
-        ThreadOpKind::Cast { to } => (e.cast(arg(0)?, dtype(0)?, *to)?, *to),
+        ThreadOpKind::Fma => (
+            e.fma(dtype(0)?, arg(0)?, arg(1)?, arg(2)?, Nans::Canonical)?,
+            dtype(0)?,
+        ),
+        ThreadOpKind::Cast { to } => (e.cast(arg(0)?, dtype(0)?, *to, Nans::Canonical)?, *to),
         other => {
             return Err(EmitError::Unsupported {
                 what: format!("a host probe of `{}`", other.name()),
@@ -101,8 +103,16 @@ pub fn math_probe<'ctx>(
     e.b.build_return(Some(&bits))?;
     module.verify().map_err(|m| EmitError::Verify {
         kernel: PROBE.to_string(),
-        target: Target::Host,
+        target,
         message: m.to_string(),
     })?;
     Ok(module)
+}
+
+/// The instruction-set level probes are compiled for: the best this CPU
+/// runs, so they can be JIT-compiled and run here.
+fn probe_isa() -> Result<HostIsa, EmitError> {
+    HostIsa::best_here().ok_or_else(|| EmitError::Unsupported {
+        what: format!("host probes on this machine ({})", std::env::consts::ARCH),
+    })
 }

@@ -22,7 +22,8 @@
 //! the reverse for `|x| > 1`.
 
 use super::math::{LN2_HI, LN2_LO};
-use super::{EmitError, Emitter};
+use super::ScalarEmitter;
+use crate::EmitError;
 use inkwell::values::{FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 
@@ -30,7 +31,7 @@ use inkwell::{FloatPredicate, IntPredicate};
 /// the first omitted term is below 2^-70 of the result.
 const LOG_SERIES_TERMS: u32 = 14;
 
-impl<'ctx> Emitter<'_, 'ctx> {
+impl<'ctx> ScalarEmitter<'_, 'ctx> {
     /// Calls the exact f64 `pow` on `x` and `y`.
     pub(crate) fn pow(
         &self,

@@ -8,7 +8,8 @@
 //! once from the f32 or f64 source bits (so `f64 -> f16` is not rounded twice),
 //! saturates into FP8, and returns the dtype's canonical NaN for a NaN.
 
-use super::{EmitError, Emitter};
+use super::ScalarEmitter;
+use crate::EmitError;
 use inkwell::values::{FloatValue, IntValue};
 use inkwell::IntPredicate;
 use tile_ir::DType;
@@ -90,7 +91,7 @@ impl Format {
     }
 }
 
-impl<'ctx> Emitter<'_, 'ctx> {
+impl<'ctx> ScalarEmitter<'_, 'ctx> {
     /// Whether the bits `bits` of `format` are a NaN.
     pub(crate) fn bits_are_nan(
         &self,

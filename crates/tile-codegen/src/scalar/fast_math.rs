@@ -21,7 +21,8 @@
 //! division and `sqrt` are the same as without the option. The fast `pow`
 //! is in `super::pow`, from this module's `log2` and `exp2`.
 
-use super::{EmitError, Emitter};
+use super::ScalarEmitter;
+use crate::EmitError;
 use inkwell::values::{FloatValue, FunctionValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use tile_ir::UnaryOp;
@@ -51,7 +52,7 @@ fn inverse_factorials(count: u32) -> Vec<f64> {
     out
 }
 
-impl<'ctx> Emitter<'_, 'ctx> {
+impl<'ctx> ScalarEmitter<'_, 'ctx> {
     /// Whether `op` has a fast f32 variant (see the module doc).
     pub(crate) fn has_fast_variant(op: UnaryOp) -> bool {
         matches!(

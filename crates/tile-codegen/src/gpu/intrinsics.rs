@@ -1,5 +1,6 @@
 //! What differs between the GPU targets: thread and block ids, the grid's
-//! extent, barriers, warp shuffles and how a function becomes a kernel.
+//! extent, barriers and how a function becomes a kernel (warp shuffles are
+//! in `shuffle.rs`).
 //!
 //! NVPTX maps them to the `llvm.nvvm.*` intrinsics (`%tid`, `%ctaid`,
 //! `%nctaid`, `bar.sync 0`, `shfl.sync`) and marks kernels in
@@ -10,11 +11,11 @@
 //! wave64 (gfx90a, gfx942) or whole wave32s (gfx1100), and the source lane of
 //! a shuffle is computed with `shfl.sync`'s rules inside the 32-lane warp.
 
-use super::{EmitError, Emitter};
+use super::GpuEmitter;
 use crate::target::{Gfx, Sm, Target};
+use crate::EmitError;
 use inkwell::values::{FunctionValue, IntValue};
-use inkwell::{AtomicOrdering, IntPredicate};
-use tile_thread::program::ShuffleMode;
+use inkwell::AtomicOrdering;
 
 /// A GPU target of the emitter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,7 +35,7 @@ impl GpuTarget {
         match target {
             Target::Nvptx(sm) => Some(GpuTarget::Nvptx(sm)),
             Target::Amdgpu(gfx) => Some(GpuTarget::Amdgpu(gfx)),
-            Target::Host => None,
+            Target::Host(_) => None,
         }
     }
 
@@ -49,7 +50,7 @@ impl GpuTarget {
     }
 }
 
-impl<'ctx> Emitter<'_, 'ctx> {
+impl<'ctx> GpuEmitter<'_, 'ctx> {
     /// Calls a target intrinsic of no operands returning `i32`.
     fn sreg(&self, name: &str) -> Result<IntValue<'ctx>, EmitError> {
         let i32t = self.ctx.i32_type();
@@ -66,7 +67,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
 
     /// The thread's index in its (one-dimensional) block.
     pub(crate) fn thread_id(&self) -> Result<IntValue<'ctx>, EmitError> {
-        match self.gpu()? {
+        match self.gpu {
             GpuTarget::Nvptx(_) => self.sreg("llvm.nvvm.read.ptx.sreg.tid.x"),
             GpuTarget::Amdgpu(_) => self.sreg("llvm.amdgcn.workitem.id.x"),
         }
@@ -75,7 +76,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
     /// The block's index along `axis`.
     pub(crate) fn block_id(&self, axis: u8) -> Result<IntValue<'ctx>, EmitError> {
         let xyz = axis_name(axis)?;
-        match self.gpu()? {
+        match self.gpu {
             GpuTarget::Nvptx(_) => self.sreg(&format!("llvm.nvvm.read.ptx.sreg.ctaid.{xyz}")),
             GpuTarget::Amdgpu(_) => self.sreg(&format!("llvm.amdgcn.workgroup.id.{xyz}")),
         }
@@ -89,7 +90,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
         block_threads: u32,
     ) -> Result<IntValue<'ctx>, EmitError> {
         let xyz = axis_name(axis)?;
-        match self.gpu()? {
+        match self.gpu {
             GpuTarget::Nvptx(_) => self.sreg(&format!("llvm.nvvm.read.ptx.sreg.nctaid.{xyz}")),
             GpuTarget::Amdgpu(_) => {
                 // hsa_kernel_dispatch_packet_t: grid_size_{x,y,z} (work-items)
@@ -127,7 +128,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
 
     /// A block-wide barrier that also orders shared-memory accesses.
     pub(crate) fn barrier(&self) -> Result<(), EmitError> {
-        match self.gpu()? {
+        match self.gpu {
             GpuTarget::Nvptx(_) => {
                 let f = self.void_fn("llvm.nvvm.barrier0")?;
                 self.b.build_call(f, &[], "")?;
@@ -149,112 +150,9 @@ impl<'ctx> Emitter<'_, 'ctx> {
         }))
     }
 
-    /// A warp shuffle of the 32-bit `value` with operand `b` over segments
-    /// of `width` lanes (PTX `shfl.sync` semantics, all lanes active);
-    /// `thread` is the thread's id in its block.
-    pub(crate) fn shuffle32(
-        &self,
-        mode: ShuffleMode,
-        width: u8,
-        value: IntValue<'ctx>,
-        b: IntValue<'ctx>,
-        thread: IntValue<'ctx>,
-    ) -> Result<IntValue<'ctx>, EmitError> {
-        let i32t = self.ctx.i32_type();
-        let c = |v: u64| i32t.const_int(v, false);
-        let seg_mask = (32 - u64::from(width)) & 0x1f;
-        match self.gpu()? {
-            GpuTarget::Nvptx(_) => {
-                let clamp = if mode == ShuffleMode::Up { 0 } else { 0x1f };
-                let name = format!("llvm.nvvm.shfl.sync.{}.i32", mode.name());
-                let f = self.module.get_function(&name).unwrap_or_else(|| {
-                    self.module.add_function(
-                        &name,
-                        i32t.fn_type(&[i32t.into(), i32t.into(), i32t.into(), i32t.into()], false),
-                        None,
-                    )
-                });
-                let args = [
-                    c(0xffff_ffff).into(),
-                    value.into(),
-                    b.into(),
-                    c((seg_mask << 8) | clamp).into(),
-                ];
-                self.b
-                    .build_call(f, &args, "shfl")?
-                    .try_as_basic_value()
-                    .basic()
-                    .map(|v| v.into_int_value())
-                    .ok_or_else(|| EmitError::internal("shfl returned nothing"))
-            }
-            GpuTarget::Amdgpu(_) => {
-                let bb = &self.b;
-                let lane = bb.build_and(thread, c(31), "lane")?;
-                let min_lane = bb.build_and(lane, c(seg_mask), "minlane")?;
-                let clamp = if mode == ShuffleMode::Up {
-                    0
-                } else {
-                    u64::from(width) - 1
-                };
-                let max_lane = bb.build_or(min_lane, c(clamp), "maxlane")?;
-                let bv = bb.build_and(b, c(0x1f), "b")?;
-                let (j, valid) = match mode {
-                    ShuffleMode::Up => {
-                        let j = bb.build_int_sub(lane, bv, "j")?;
-                        (
-                            j,
-                            bb.build_int_compare(IntPredicate::SGE, j, max_lane, "ok")?,
-                        )
-                    }
-                    ShuffleMode::Down => {
-                        let j = bb.build_int_add(lane, bv, "j")?;
-                        (
-                            j,
-                            bb.build_int_compare(IntPredicate::SLE, j, max_lane, "ok")?,
-                        )
-                    }
-                    ShuffleMode::Bfly => {
-                        let j = bb.build_xor(lane, bv, "j")?;
-                        (
-                            j,
-                            bb.build_int_compare(IntPredicate::SLE, j, max_lane, "ok")?,
-                        )
-                    }
-                    ShuffleMode::Idx => {
-                        let j = bb.build_or(
-                            min_lane,
-                            bb.build_and(bv, c(!seg_mask & 0x1f), "bi")?,
-                            "j",
-                        )?;
-                        (
-                            j,
-                            bb.build_int_compare(IntPredicate::SLE, j, max_lane, "ok")?,
-                        )
-                    }
-                };
-                let src = bb.build_select(valid, j, lane, "src")?.into_int_value();
-                // The source's lane in the wave: this thread's wave lane
-                // minus its warp lane plus the source's warp lane.
-                let wave = match self.gpu()? {
-                    GpuTarget::Amdgpu(Gfx::Gfx1100) => 32,
-                    _ => 64,
-                };
-                let wave_lane = bb.build_and(thread, c(wave - 1), "wavelane")?;
-                let hw = bb.build_int_add(bb.build_int_sub(wave_lane, lane, "base")?, src, "hw")?;
-                let addr = bb.build_left_shift(hw, c(2), "addr")?;
-                let f = self.intrinsic("llvm.amdgcn.ds.bpermute", &[])?;
-                bb.build_call(f, &[addr.into(), value.into()], "bpermute")?
-                    .try_as_basic_value()
-                    .basic()
-                    .map(|v| v.into_int_value())
-                    .ok_or_else(|| EmitError::internal("ds.bpermute returned nothing"))
-            }
-        }
-    }
-
     /// Makes `function` a kernel entry point.
     pub(crate) fn mark_kernel(&self, function: FunctionValue<'ctx>) -> Result<(), EmitError> {
-        match self.gpu()? {
+        match self.gpu {
             GpuTarget::Nvptx(_) => {
                 let annotation = self.ctx.metadata_node(&[
                     function.as_global_value().as_pointer_value().into(),

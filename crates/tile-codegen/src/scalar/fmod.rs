@@ -5,12 +5,13 @@
 //! f64, and since an `fmod` result is exactly representable in its
 //! operands' format, rounding it back is exact too.
 
-use super::{EmitError, Emitter};
+use super::ScalarEmitter;
+use crate::EmitError;
 use inkwell::module::Linkage;
 use inkwell::values::{FloatValue, FunctionValue, IntValue};
 use inkwell::IntPredicate;
 
-impl<'ctx> Emitter<'_, 'ctx> {
+impl<'ctx> ScalarEmitter<'_, 'ctx> {
     /// `fmod(x, y)` for f64 operands.
     pub(crate) fn fmod(
         &self,

@@ -21,7 +21,8 @@
 //! `2/√π · e^(−x²) · Σ 2ⁿ x^(2n+1)/(2n+1)!!`, above it `1 − erfc` with
 //! erfc's continued fraction.
 
-use super::{EmitError, Emitter};
+use super::ScalarEmitter;
+use crate::EmitError;
 use inkwell::module::Linkage;
 use inkwell::values::{FloatValue, FunctionValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
@@ -48,7 +49,7 @@ const PIO2: [u64; 4] = [
     0x397b_839a_2520_49c1,
 ];
 
-impl<'ctx> Emitter<'_, 'ctx> {
+impl<'ctx> ScalarEmitter<'_, 'ctx> {
     /// Calls the f64 math function of `op` on `x`.
     pub(crate) fn transcendental(
         &self,

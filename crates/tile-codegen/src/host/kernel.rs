@@ -6,17 +6,16 @@ use super::alias::AliasScopes;
 use super::check::CheckSite;
 use super::error::HostError;
 use super::frame::TileRef;
-use super::fuse;
 use super::lazy::Expr;
 use super::lview::ViewRef;
-use super::nan;
+use super::plan::{plan, HostPlan};
 use super::stream::{self, Streaming};
-use crate::emit::Emitter;
+use crate::scalar::{Nans, ScalarEmitter};
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use tile_abi::host as abi;
 use tile_abi::HostIsa;
 use tile_ir::{DType, Function, OpId, OpKind, Region, Type, Value, ValueNames};
@@ -59,8 +58,10 @@ pub(super) enum HostValue<'ctx> {
 }
 
 /// The state of the lowering of one kernel.
-pub(super) struct Lowering<'a, 'ctx> {
-    pub(super) e: Emitter<'a, 'ctx>,
+pub(super) struct HostKernel<'a, 'ctx> {
+    pub(super) e: ScalarEmitter<'a, 'ctx>,
+    /// The NaN policy of the op being emitted (`nan.rs`).
+    pub(super) nans: Nans,
     pub(super) func: &'a Function,
     pub(super) names: ValueNames,
     pub(super) f: FunctionValue<'ctx>,
@@ -83,15 +84,13 @@ pub(super) struct Lowering<'a, 'ctx> {
     pub(super) checks: Vec<CheckSite>,
     /// How stores stream past the caches, where any may (`stream.rs`).
     pub(super) streaming: Option<Streaming<'ctx>>,
-    /// The ops whose tiles are lazy (`fuse.rs`).
-    pub(super) lazy: HashSet<OpId>,
-    /// The ops whose NaN results need not be canonical (`nan.rs`).
-    pub(super) free_nans: HashSet<OpId>,
+    /// The decisions made before emitting (`plan.rs`).
+    pub(super) plan: HostPlan,
     /// The scopes that keep frame and tensor accesses apart (`alias.rs`).
     pub(super) scopes: AliasScopes<'ctx>,
 }
 
-impl<'a, 'ctx> Lowering<'a, 'ctx> {
+impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     /// Emits `func` as the kernel function of `module` for `isa`, with the
     /// fast math library when `fast_math`; returns the frame size in bytes
     /// and the op of each check.
@@ -122,19 +121,13 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         let start = ctx.append_basic_block(f, "start");
         let allocas = ctx.create_builder();
         allocas.position_at_end(entry);
-        let e = Emitter {
-            ctx,
-            module,
-            b: ctx.create_builder(),
-            gpu: None,
-            // Without `fast_math` the host computes what the interpreter
-            // does, bit for bit.
-            fast_math,
-            keep_nan: std::cell::Cell::new(false),
-        };
+        // Without `fast_math` the host computes what the interpreter does,
+        // bit for bit.
+        let e = ScalarEmitter::new(ctx, module, fast_math);
         e.b.position_at_end(start);
-        let mut l = Lowering {
+        let mut l = HostKernel {
             e,
+            nans: Nans::Canonical,
             func,
             names: ValueNames::new(func),
             f,
@@ -149,12 +142,11 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             loops: 0,
             checks: Vec::new(),
             streaming: None,
-            lazy: fuse::lazy_ops(func),
-            free_nans: nan::unobserved_nans(func),
+            plan: plan(func),
             scopes: AliasScopes::new(ctx),
         };
         let threshold = l.parameters(param(0)?)?;
-        l.streaming = Streaming::new(func, isa, threshold);
+        l.streaming = Streaming::new(&l.plan, isa, threshold);
         if l.streaming.is_some() {
             stream::declare_fence(module);
         }
@@ -248,17 +240,27 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     /// Emits one op, leaving its NaN results as they come where no use
     /// observes their payloads (`nan.rs`).
     fn op(&mut self, id: OpId) -> Result<(), HostError> {
-        self.e.keep_nan.set(self.free_nans.contains(&id));
+        self.nans = self.nans_of(id);
         let emitted = self.op_of_kind(id);
-        self.e.keep_nan.set(false);
+        self.nans = Nans::Canonical;
         emitted
+    }
+
+    /// The NaN policy of `id`'s results: as computed where no use observes
+    /// their payloads (`nan.rs`).
+    pub(super) fn nans_of(&self, id: OpId) -> Nans {
+        if self.plan.free_nans.contains(&id) {
+            Nans::AsComputed
+        } else {
+            Nans::Canonical
+        }
     }
 
     /// Emits one op by its kind.
     fn op_of_kind(&mut self, id: OpId) -> Result<(), HostError> {
         let op = self.func.op(id);
         let load = matches!(op.kind, OpKind::Load | OpKind::LoadMasked { .. });
-        if self.lazy.contains(&id) && !load {
+        if self.plan.lazy.contains(&id) && !load {
             let expr = self.expr_of(id)?;
             return self.define_result(id, HostValue::Lazy(expr));
         }

@@ -1,0 +1,162 @@
+//! Structured control flow: a uniform `for` as a counted loop with its
+//! carried values in phis, a uniform `if` with its results merged, and
+//! code guarded by a predicate.
+
+use super::kernel::{get, Kernel};
+use super::GpuEmitter;
+use crate::EmitError;
+use inkwell::basic_block::BasicBlock;
+use inkwell::values::{BasicValueEnum, IntValue};
+use inkwell::IntPredicate;
+use tile_thread::program::Op;
+
+impl<'ctx> GpuEmitter<'_, 'ctx> {
+    /// Runs `body` only in threads where `cond` holds.
+    pub(super) fn when(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        cond: IntValue<'ctx>,
+        body: impl FnOnce(&Self) -> Result<(), EmitError>,
+    ) -> Result<(), EmitError> {
+        let then = self.ctx.append_basic_block(k.function, "then");
+        let done = self.ctx.append_basic_block(k.function, "done");
+        self.b.build_conditional_branch(cond, then, done)?;
+        self.b.position_at_end(then);
+        body(self)?;
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(done);
+        Ok(())
+    }
+
+    pub(super) fn current_block(&self) -> Result<BasicBlock<'ctx>, EmitError> {
+        self.b
+            .get_insert_block()
+            .ok_or_else(|| EmitError::internal("no insert block"))
+    }
+
+    /// A uniform counted loop: `for iv = lo; iv < hi; iv += step` carrying
+    /// values, leaving when the next value would overflow.
+    pub(super) fn for_loop(
+        &self,
+        k: &mut Kernel<'_, 'ctx>,
+        op: &Op,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
+        let b = &self.b;
+        let body = op
+            .regions
+            .first()
+            .ok_or_else(|| EmitError::internal("`for` without a body"))?;
+        let x: Vec<BasicValueEnum> = op
+            .operands
+            .iter()
+            .map(|&r| get(k, r))
+            .collect::<Result<_, _>>()?;
+        let [lo, hi, step, inits @ ..] = x.as_slice() else {
+            return Err(EmitError::internal("`for` without bounds"));
+        };
+        let iv_dtype = k.program.dtype(op.operands[0]);
+        let signed = iv_dtype.is_signed_int();
+        let pre = self.current_block()?;
+        let header = self.ctx.append_basic_block(k.function, "for");
+        let body_bb = self.ctx.append_basic_block(k.function, "for.body");
+        let exit = self.ctx.append_basic_block(k.function, "for.exit");
+        b.build_unconditional_branch(header)?;
+        b.position_at_end(header);
+        let iv = b.build_phi(lo.get_type(), "iv")?;
+        let carried: Vec<_> = inits
+            .iter()
+            .map(|v| b.build_phi(v.get_type(), "carried"))
+            .collect::<Result<_, _>>()?;
+        iv.add_incoming(&[(lo, pre)]);
+        for (p, v) in carried.iter().zip(inits) {
+            p.add_incoming(&[(v, pre)]);
+        }
+        let ivv = iv.as_basic_value().into_int_value();
+        let pred = if signed {
+            IntPredicate::SLT
+        } else {
+            IntPredicate::ULT
+        };
+        let go = b.build_int_compare(pred, ivv, hi.into_int_value(), "go")?;
+        b.build_conditional_branch(go, body_bb, exit)?;
+        b.position_at_end(body_bb);
+        let args = &body.args;
+        if args.len() != inits.len() + 1 {
+            return Err(EmitError::internal("`for` body arity"));
+        }
+        k.regs[args[0].index()] = Some(ivv.into());
+        for (&a, p) in args[1..].iter().zip(&carried) {
+            k.regs[a.index()] = Some(p.as_basic_value());
+        }
+        let yielded = self.region(k, body)?;
+        let name = if signed {
+            "llvm.sadd.with.overflow"
+        } else {
+            "llvm.uadd.with.overflow"
+        };
+        let add = self.intrinsic(name, &[ivv.get_type().into()])?;
+        let sum = b
+            .build_call(add, &[ivv.into(), step.into_int_value().into()], "next")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| EmitError::internal("add.with.overflow"))?
+            .into_struct_value();
+        let next = b.build_extract_value(sum, 0, "iv.next")?;
+        let overflow = b.build_extract_value(sum, 1, "overflow")?.into_int_value();
+        let latch = self.current_block()?;
+        b.build_conditional_branch(overflow, exit, header)?;
+        iv.add_incoming(&[(&next, latch)]);
+        if yielded.len() != carried.len() {
+            return Err(EmitError::internal(
+                "`for` yields the wrong number of values",
+            ));
+        }
+        for (p, v) in carried.iter().zip(&yielded) {
+            p.add_incoming(&[(v, latch)]);
+        }
+        b.position_at_end(exit);
+        let mut out = Vec::new();
+        for (p, v) in carried.iter().zip(&yielded) {
+            let r = b.build_phi(p.as_basic_value().get_type(), "result")?;
+            r.add_incoming(&[(&p.as_basic_value(), header), (v, latch)]);
+            out.push(r.as_basic_value());
+        }
+        Ok(out)
+    }
+
+    /// A uniform branch with two regions ending in `yield`.
+    pub(super) fn if_else(
+        &self,
+        k: &mut Kernel<'_, 'ctx>,
+        op: &Op,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
+        let b = &self.b;
+        let [then_r, else_r] = op.regions.as_slice() else {
+            return Err(EmitError::internal("`if` without two regions"));
+        };
+        let cond = get(k, op.operands[0])?.into_int_value();
+        let then_bb = self.ctx.append_basic_block(k.function, "then");
+        let else_bb = self.ctx.append_basic_block(k.function, "else");
+        let merge = self.ctx.append_basic_block(k.function, "endif");
+        b.build_conditional_branch(cond, then_bb, else_bb)?;
+        b.position_at_end(then_bb);
+        let t = self.region(k, then_r)?;
+        let t_end = self.current_block()?;
+        b.build_unconditional_branch(merge)?;
+        b.position_at_end(else_bb);
+        let e = self.region(k, else_r)?;
+        let e_end = self.current_block()?;
+        b.build_unconditional_branch(merge)?;
+        b.position_at_end(merge);
+        if t.len() != e.len() {
+            return Err(EmitError::internal("`if` branches yield different counts"));
+        }
+        let mut out = Vec::new();
+        for (tv, ev) in t.iter().zip(&e) {
+            let phi = b.build_phi(tv.get_type(), "if")?;
+            phi.add_incoming(&[(tv, t_end), (ev, e_end)]);
+            out.push(phi.as_basic_value());
+        }
+        Ok(out)
+    }
+}

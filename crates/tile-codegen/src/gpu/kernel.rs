@@ -1,0 +1,342 @@
+//! The kernel function: parameters per the kernel ABI, shared memory, the
+//! registers of the thread-level program, and the dispatch of each op to
+//! the file of its concern (`memory`, `control`, `shuffle`, the scalar
+//! emitter).
+
+use super::GpuEmitter;
+use crate::scalar::Nans;
+use crate::EmitError;
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::types::{BasicMetadataTypeEnum, BasicType};
+use inkwell::values::{BasicValueEnum, FunctionValue, GlobalValue, IntValue, PointerValue};
+use inkwell::{AddressSpace, IntPredicate};
+use std::collections::HashSet;
+use tile_ir::DType;
+use tile_thread::program::{Op, ParamKind, Program, Reg, Region, ThreadOpKind};
+
+/// A tensor parameter's values: base pointer, extents and strides.
+pub(super) struct TensorArgs<'ctx> {
+    pub(super) base: PointerValue<'ctx>,
+    pub(super) dims: Vec<IntValue<'ctx>>,
+    pub(super) strides: Vec<IntValue<'ctx>>,
+}
+
+/// A lowered kernel parameter.
+pub(super) enum ParamArgs<'ctx> {
+    Tensor(TensorArgs<'ctx>),
+    Scalar(BasicValueEnum<'ctx>),
+}
+
+/// The state of emitting one kernel.
+pub(super) struct Kernel<'p, 'ctx> {
+    pub(super) program: &'p Program,
+    pub(super) function: FunctionValue<'ctx>,
+    pub(super) regs: Vec<Option<BasicValueEnum<'ctx>>>,
+    pub(super) params: Vec<ParamArgs<'ctx>>,
+    pub(super) shared: Vec<GlobalValue<'ctx>>,
+    pub(super) status: PointerValue<'ctx>,
+    pub(super) thread: IntValue<'ctx>,
+    pub(super) checks: Vec<String>,
+}
+
+impl<'ctx> GpuEmitter<'_, 'ctx> {
+    /// Emits the kernel of `program`; returns its bounds checks in order.
+    pub(crate) fn kernel(&self, program: &Program) -> Result<Vec<String>, EmitError> {
+        let global = AddressSpace::from(self.gpu.global_space());
+        let ptr = self.ctx.ptr_type(global);
+        let (i32t, i64t) = (self.ctx.i32_type(), self.ctx.i64_type());
+        let mut types: Vec<BasicMetadataTypeEnum> = Vec::new();
+        for p in &program.params {
+            match &p.kind {
+                ParamKind::Tensor(t) => {
+                    types.push(ptr.into());
+                    types.extend(std::iter::repeat_n(
+                        BasicMetadataTypeEnum::from(i32t),
+                        t.rank,
+                    ));
+                    types.extend(std::iter::repeat_n(
+                        BasicMetadataTypeEnum::from(i64t),
+                        t.rank,
+                    ));
+                }
+                ParamKind::Scalar(d) => types.push(self.mem_type(*d).into()),
+            }
+        }
+        types.push(ptr.into());
+        let fn_type = self.ctx.void_type().fn_type(&types, false);
+        let function = self.module.add_function(&program.name, fn_type, None);
+        self.mark_kernel(function)?;
+        let written = written_params(program);
+        let noalias = self
+            .ctx
+            .create_enum_attribute(Attribute::get_named_enum_kind_id("noalias"), 0);
+        let readonly = self
+            .ctx
+            .create_enum_attribute(Attribute::get_named_enum_kind_id("readonly"), 0);
+        let entry = self.ctx.append_basic_block(function, "entry");
+        self.b.position_at_end(entry);
+
+        let mut params = Vec::new();
+        let mut next = 0u32;
+        let arg = |n: u32| {
+            function
+                .get_nth_param(n)
+                .ok_or_else(|| EmitError::Internal(format!("kernel parameter {n}")))
+        };
+        for (index, p) in program.params.iter().enumerate() {
+            match &p.kind {
+                ParamKind::Tensor(t) => {
+                    let base = arg(next)?.into_pointer_value();
+                    base.set_name(&p.name);
+                    function.add_attribute(AttributeLoc::Param(next), noalias);
+                    if !written.contains(&index) {
+                        function.add_attribute(AttributeLoc::Param(next), readonly);
+                    }
+                    next += 1;
+                    let mut dims = Vec::new();
+                    for _ in 0..t.rank {
+                        dims.push(arg(next)?.into_int_value());
+                        next += 1;
+                    }
+                    let mut strides = Vec::new();
+                    for _ in 0..t.rank {
+                        strides.push(arg(next)?.into_int_value());
+                        next += 1;
+                    }
+                    params.push(ParamArgs::Tensor(TensorArgs {
+                        base,
+                        dims,
+                        strides,
+                    }));
+                }
+                ParamKind::Scalar(d) => {
+                    let v = arg(next)?;
+                    v.set_name(&p.name);
+                    next += 1;
+                    let v = if d.is_bool() {
+                        let i = v.into_int_value();
+                        self.b
+                            .build_int_compare(IntPredicate::NE, i, i.get_type().const_zero(), "b")?
+                            .into()
+                    } else {
+                        v
+                    };
+                    params.push(ParamArgs::Scalar(v));
+                }
+            }
+        }
+        let status = arg(next)?.into_pointer_value();
+        status.set_name("status");
+        function.add_attribute(AttributeLoc::Param(next), noalias);
+
+        let shared_space = AddressSpace::from(self.gpu.shared_space());
+        let mut shared = Vec::new();
+        for (i, alloc) in program.shared.iter() {
+            let ty = self.mem_type(alloc.dtype).array_type(alloc.len as u32);
+            let g = self
+                .module
+                .add_global(ty, Some(shared_space), &format!("shared{}", i.index()));
+            g.set_initializer(&ty.get_undef());
+            g.set_linkage(inkwell::module::Linkage::Internal);
+            g.set_alignment(16);
+            shared.push(g);
+        }
+        let thread = self.thread_id()?;
+        let mut k = Kernel {
+            program,
+            function,
+            regs: vec![None; program.regs.len()],
+            params,
+            shared,
+            status,
+            thread,
+            checks: Vec::new(),
+        };
+        self.region(&mut k, &program.body)?;
+        self.b.build_return(None)?;
+        Ok(k.checks)
+    }
+
+    /// Emits a region's ops; returns the values of its closing `yield`.
+    pub(super) fn region(
+        &self,
+        k: &mut Kernel<'_, 'ctx>,
+        region: &Region,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
+        for &id in &region.ops {
+            let op = &k.program.ops[id];
+            if let ThreadOpKind::Yield = op.kind {
+                return op.operands.iter().map(|&r| get(k, r)).collect();
+            }
+            let results = self.op(k, op)?;
+            if results.len() != op.results.len() {
+                return Err(EmitError::Internal(format!(
+                    "`{}` computed {} results for {}",
+                    op.kind.name(),
+                    results.len(),
+                    op.results.len()
+                )));
+            }
+            for (&r, v) in op.results.iter().zip(results) {
+                k.regs[r.index()] = Some(v);
+            }
+        }
+        Ok(Vec::new())
+    }
+
+    fn op(
+        &self,
+        k: &mut Kernel<'_, 'ctx>,
+        op: &Op,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
+        let b = &self.b;
+        let i32t = self.ctx.i32_type();
+        let x: Vec<BasicValueEnum<'ctx>> = match op.kind {
+            // Region ops read their operands themselves.
+            ThreadOpKind::For | ThreadOpKind::If => Vec::new(),
+            _ => op
+                .operands
+                .iter()
+                .map(|&r| get(k, r))
+                .collect::<Result<_, _>>()?,
+        };
+        let dtype = |i: usize| -> Result<DType, EmitError> {
+            op.operands
+                .get(i)
+                .map(|&r| k.program.dtype(r))
+                .ok_or_else(|| {
+                    EmitError::Internal(format!("`{}` lacks operand {i}", op.kind.name()))
+                })
+        };
+        let one = |v: BasicValueEnum<'ctx>| Ok(vec![v]);
+        match &op.kind {
+            ThreadOpKind::ThreadId => one(k.thread.into()),
+            ThreadOpKind::LaneId => one(b
+                .build_and(k.thread, i32t.const_int(31, false), "lane")?
+                .into()),
+            ThreadOpKind::WarpId => one(b
+                .build_right_shift(k.thread, i32t.const_int(5, false), false, "warp")?
+                .into()),
+            ThreadOpKind::BlockId { axis } => one(self.block_id(*axis)?.into()),
+            ThreadOpKind::GridDim { axis } => {
+                one(self.grid_dim(*axis, k.program.block_threads())?.into())
+            }
+            ThreadOpKind::Const(v) => one(self.constant(*v)?),
+            ThreadOpKind::Param { index } => match k.params.get(*index) {
+                Some(ParamArgs::Scalar(v)) => one(*v),
+                _ => Err(EmitError::Internal(format!(
+                    "parameter {index} is not a scalar"
+                ))),
+            },
+            ThreadOpKind::TensorDim { param, axis } => one(tensor(k, *param)?
+                .dims
+                .get(*axis)
+                .copied()
+                .ok_or_else(|| EmitError::internal("tensor axis"))?
+                .into()),
+            ThreadOpKind::TensorStride { param, axis } => one(tensor(k, *param)?
+                .strides
+                .get(*axis)
+                .copied()
+                .ok_or_else(|| EmitError::internal("tensor axis"))?
+                .into()),
+            ThreadOpKind::TensorAlign { param } => {
+                let i64t = self.ctx.i64_type();
+                let addr = b.build_ptr_to_int(tensor(k, *param)?.base, i64t, "addr")?;
+                let low = b.build_and(addr, b.build_int_neg(addr, "neg")?, "low")?;
+                let cap = i64t.const_int(256, false);
+                let big = b.build_int_compare(IntPredicate::EQ, low, i64t.const_zero(), "zero")?;
+                let big = b.build_or(
+                    big,
+                    b.build_int_compare(IntPredicate::UGT, low, cap, "gt")?,
+                    "big",
+                )?;
+                one(b.build_select(big, cap, low, "align")?)
+            }
+            ThreadOpKind::Unary(u) => one(self.unary(*u, dtype(0)?, x[0], Nans::Canonical)?),
+            ThreadOpKind::Binary(o) => {
+                one(self.binary(*o, dtype(0)?, x[0], x[1], Nans::Canonical)?)
+            }
+            ThreadOpKind::Cmp(p) => one(self.compare(*p, dtype(0)?, x[0], x[1])?),
+            ThreadOpKind::Select => one(self.select(x[0], x[1], x[2])?),
+            ThreadOpKind::Fma => one(self.fma(dtype(0)?, x[0], x[1], x[2], Nans::Canonical)?),
+            ThreadOpKind::Cast { to } => one(self.cast(x[0], dtype(0)?, *to, Nans::Canonical)?),
+            ThreadOpKind::LoadGlobal { param, width } => {
+                let dt = op
+                    .results
+                    .first()
+                    .map(|&r| k.program.dtype(r))
+                    .ok_or_else(|| EmitError::internal("ld.global without results"))?;
+                self.load_global(k, *param, usize::from(*width), dt, &x)
+            }
+            ThreadOpKind::StoreGlobal { param, width } => {
+                let dt = dtype(1)?;
+                self.store_global(k, *param, usize::from(*width), dt, &x)?;
+                Ok(Vec::new())
+            }
+            ThreadOpKind::LoadShared { alloc } => {
+                let dt = op
+                    .results
+                    .first()
+                    .map(|&r| k.program.dtype(r))
+                    .ok_or_else(|| EmitError::internal("ld.shared without results"))?;
+                let at = self.shared_at(k, alloc.index(), dt, x[0].into_int_value())?;
+                one(self.load_elem(at, dt)?)
+            }
+            ThreadOpKind::StoreShared { alloc } => {
+                let dt = dtype(1)?;
+                let at = self.shared_at(k, alloc.index(), dt, x[0].into_int_value())?;
+                self.when(k, x[2].into_int_value(), |s| s.store_elem(at, x[1], dt))?;
+                Ok(Vec::new())
+            }
+            ThreadOpKind::BoundsCheck { op: checked } => {
+                let position = k.checks.len();
+                k.checks.push(checked.clone());
+                self.bounds_check(k, position, &x)?;
+                Ok(Vec::new())
+            }
+            ThreadOpKind::Barrier => {
+                self.barrier()?;
+                Ok(Vec::new())
+            }
+            ThreadOpKind::Shuffle { mode, width } => {
+                one(self.shuffle(k, *mode, *width, dtype(0)?, x[0], x[1].into_int_value())?)
+            }
+            ThreadOpKind::For => self.for_loop(k, op),
+            ThreadOpKind::If => self.if_else(k, op),
+            ThreadOpKind::Yield => Err(EmitError::internal("`yield` outside the end of a region")),
+        }
+    }
+}
+
+pub(super) fn get<'ctx>(k: &Kernel<'_, 'ctx>, r: Reg) -> Result<BasicValueEnum<'ctx>, EmitError> {
+    k.regs
+        .get(r.index())
+        .copied()
+        .flatten()
+        .ok_or_else(|| EmitError::Internal(format!("%{} is used before it is defined", r.index())))
+}
+
+pub(super) fn tensor<'a, 'ctx>(
+    k: &'a Kernel<'_, 'ctx>,
+    param: usize,
+) -> Result<&'a TensorArgs<'ctx>, EmitError> {
+    match k.params.get(param) {
+        Some(ParamArgs::Tensor(t)) => Ok(t),
+        _ => Err(EmitError::Internal(format!(
+            "parameter {param} is not a tensor"
+        ))),
+    }
+}
+
+/// The tensor parameters some `st.global` writes.
+fn written_params(program: &Program) -> HashSet<usize> {
+    program
+        .ops
+        .iter()
+        .filter_map(|(_, op)| match op.kind {
+            ThreadOpKind::StoreGlobal { param, .. } => Some(param),
+            _ => None,
+        })
+        .collect()
+}

@@ -1,0 +1,375 @@
+//! Memory: global loads and stores through the tensor parameters (masked,
+//! vectorized when every lane is enabled and the address is aligned),
+//! shared memory, and the bounds checks of unproven accesses, which record
+//! the first failure in the status record.
+
+use super::kernel::{tensor, Kernel};
+use super::GpuEmitter;
+use crate::EmitError;
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PointerValue};
+use inkwell::{AtomicOrdering, IntPredicate};
+use tile_abi::status::{STATUS_CHECK, STATUS_INDEX};
+use tile_abi::FaultCode;
+use tile_ir::DType;
+
+impl<'ctx> GpuEmitter<'_, 'ctx> {
+    /// Loads an element of `dtype` at `at` as a register value.
+    pub(super) fn load_elem(
+        &self,
+        at: PointerValue<'ctx>,
+        dtype: DType,
+    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        let v = self.b.build_load(self.mem_type(dtype), at, "ld")?;
+        if dtype.is_bool() {
+            let i = v.into_int_value();
+            return Ok(self
+                .b
+                .build_int_compare(IntPredicate::NE, i, i.get_type().const_zero(), "b")?
+                .into());
+        }
+        Ok(v)
+    }
+
+    /// Stores the register value `v` of `dtype` at `at`.
+    pub(super) fn store_elem(
+        &self,
+        at: PointerValue<'ctx>,
+        v: BasicValueEnum<'ctx>,
+        dtype: DType,
+    ) -> Result<(), EmitError> {
+        let v = if dtype.is_bool() {
+            self.b
+                .build_int_z_extend(v.into_int_value(), self.ctx.i8_type(), "b8")?
+                .into()
+        } else {
+            v
+        };
+        self.b.build_store(at, v)?;
+        Ok(())
+    }
+
+    /// The address of element `index` (i64) of tensor parameter `param`.
+    pub(super) fn global_at(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        param: usize,
+        dtype: DType,
+        index: IntValue<'ctx>,
+    ) -> Result<PointerValue<'ctx>, EmitError> {
+        let base = tensor(k, param)?.base;
+        // SAFETY (of the generated code): the lowering guarantees the offset
+        // lies inside the tensor wherever the access's mask is true, and only
+        // then is the address dereferenced.
+        Ok(unsafe {
+            self.b
+                .build_gep(self.mem_type(dtype), base, &[index], "at")?
+        })
+    }
+
+    pub(super) fn shared_at(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        alloc: usize,
+        dtype: DType,
+        index: IntValue<'ctx>,
+    ) -> Result<PointerValue<'ctx>, EmitError> {
+        let g = k
+            .shared
+            .get(alloc)
+            .ok_or_else(|| EmitError::internal("shared allocation"))?;
+        // SAFETY (of the generated code): shared indices come from the
+        // lowering's layouts, inside the allocation (the emulator checks).
+        Ok(unsafe {
+            self.b
+                .build_gep(self.mem_type(dtype), g.as_pointer_value(), &[index], "sat")?
+        })
+    }
+
+    /// Loads `value` at `at` where `mask`, else yields `other`.
+    pub(super) fn masked_load(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        at: PointerValue<'ctx>,
+        dtype: DType,
+        mask: IntValue<'ctx>,
+        other: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        let from = self.current_block()?;
+        let then = self.ctx.append_basic_block(k.function, "ld");
+        let done = self.ctx.append_basic_block(k.function, "ld.done");
+        self.b.build_conditional_branch(mask, then, done)?;
+        self.b.position_at_end(then);
+        let v = self.load_elem(at, dtype)?;
+        let loaded = self.current_block()?;
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(done);
+        let phi = self.b.build_phi(self.reg_type(dtype), "v")?;
+        phi.add_incoming(&[(&v, loaded), (&other, from)]);
+        Ok(phi.as_basic_value())
+    }
+
+    /// `ld.global`: one vector load when every lane's mask holds (the
+    /// lowering guarantees the alignment of `width`-wide accesses), else a
+    /// load per enabled lane.
+    pub(super) fn load_global(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        param: usize,
+        width: usize,
+        dtype: DType,
+        x: &[BasicValueEnum<'ctx>],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
+        if x.len() != 1 + 2 * width {
+            return Err(EmitError::internal("ld.global operands"));
+        }
+        let addr = x[0].into_int_value();
+        let masks: Vec<IntValue> = x[1..=width].iter().map(|m| m.into_int_value()).collect();
+        let others = &x[1 + width..];
+        let lane_at = |i: usize| -> Result<PointerValue<'ctx>, EmitError> {
+            let idx =
+                self.b
+                    .build_int_add(addr, self.ctx.i64_type().const_int(i as u64, false), "i")?;
+            self.global_at(k, param, dtype, idx)
+        };
+        if width == 1 {
+            return Ok(vec![self.masked_load(
+                k,
+                lane_at(0)?,
+                dtype,
+                masks[0],
+                others[0],
+            )?]);
+        }
+        let all = self.all(&masks)?;
+        let vector = self.ctx.append_basic_block(k.function, "ldv");
+        let lanes = self.ctx.append_basic_block(k.function, "ldl");
+        let done = self.ctx.append_basic_block(k.function, "ldv.done");
+        self.b.build_conditional_branch(all, vector, lanes)?;
+        // Both paths meet in a phi of the vector (so LLVM keeps the wide
+        // load instead of scalarizing it), which is then split into lanes.
+        self.b.position_at_end(vector);
+        let elem = self.mem_type(dtype);
+        let vty = vector_type(elem, width as u32)?;
+        let load = self.b.build_load(vty, lane_at(0)?, "vec")?;
+        set_alignment(load, width as u32 * dtype.size_bytes() as u32)?;
+        let fast_end = self.current_block()?;
+        self.b.build_unconditional_branch(done)?;
+        // Slow path: lane by lane.
+        self.b.position_at_end(lanes);
+        let mut slow = vty.get_undef();
+        for i in 0..width {
+            let other = if dtype.is_bool() {
+                self.b
+                    .build_int_z_extend(others[i].into_int_value(), self.ctx.i8_type(), "o8")?
+                    .into()
+            } else {
+                others[i]
+            };
+            let v = self.masked_load_mem(k, lane_at(i)?, elem, masks[i], other)?;
+            slow = self.b.build_insert_element(
+                slow,
+                v,
+                self.ctx.i32_type().const_int(i as u64, false),
+                "lane",
+            )?;
+        }
+        let slow_end = self.current_block()?;
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(done);
+        let phi = self.b.build_phi(vty, "v")?;
+        phi.add_incoming(&[(&load, fast_end), (&slow, slow_end)]);
+        let joined = phi.as_basic_value().into_vector_value();
+        let mut out = Vec::new();
+        for i in 0..width {
+            let e = self.b.build_extract_element(
+                joined,
+                self.ctx.i32_type().const_int(i as u64, false),
+                "e",
+            )?;
+            out.push(if dtype.is_bool() {
+                let i = e.into_int_value();
+                self.b
+                    .build_int_compare(IntPredicate::NE, i, i.get_type().const_zero(), "b")?
+                    .into()
+            } else {
+                e
+            });
+        }
+        Ok(out)
+    }
+
+    /// Loads the memory value of type `elem` at `at` where `mask`, else
+    /// yields `other` (a memory value too).
+    pub(super) fn masked_load_mem(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        at: PointerValue<'ctx>,
+        elem: BasicTypeEnum<'ctx>,
+        mask: IntValue<'ctx>,
+        other: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        let from = self.current_block()?;
+        let then = self.ctx.append_basic_block(k.function, "ld");
+        let done = self.ctx.append_basic_block(k.function, "ld.done");
+        self.b.build_conditional_branch(mask, then, done)?;
+        self.b.position_at_end(then);
+        let v = self.b.build_load(elem, at, "ld")?;
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(done);
+        let phi = self.b.build_phi(elem, "v")?;
+        phi.add_incoming(&[(&v, then), (&other, from)]);
+        Ok(phi.as_basic_value())
+    }
+
+    /// `st.global`: one vector store when every lane's mask holds, else a
+    /// store per enabled lane.
+    pub(super) fn store_global(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        param: usize,
+        width: usize,
+        dtype: DType,
+        x: &[BasicValueEnum<'ctx>],
+    ) -> Result<(), EmitError> {
+        if x.len() != 1 + 2 * width {
+            return Err(EmitError::internal("st.global operands"));
+        }
+        let addr = x[0].into_int_value();
+        let values = &x[1..=width];
+        let masks: Vec<IntValue> = x[1 + width..].iter().map(|m| m.into_int_value()).collect();
+        let lane_at = |i: usize| -> Result<PointerValue<'ctx>, EmitError> {
+            let idx =
+                self.b
+                    .build_int_add(addr, self.ctx.i64_type().const_int(i as u64, false), "i")?;
+            self.global_at(k, param, dtype, idx)
+        };
+        if width == 1 {
+            return self.when(k, masks[0], |s| s.store_elem(lane_at(0)?, values[0], dtype));
+        }
+        let all = self.all(&masks)?;
+        let vector = self.ctx.append_basic_block(k.function, "stv");
+        let lanes = self.ctx.append_basic_block(k.function, "stl");
+        let done = self.ctx.append_basic_block(k.function, "stv.done");
+        self.b.build_conditional_branch(all, vector, lanes)?;
+        self.b.position_at_end(vector);
+        let elem = self.mem_type(dtype);
+        let mut vec = vector_type(elem, width as u32)?.get_undef();
+        for (i, &v) in values.iter().enumerate() {
+            let v = if dtype.is_bool() {
+                self.b
+                    .build_int_z_extend(v.into_int_value(), self.ctx.i8_type(), "b8")?
+                    .into()
+            } else {
+                v
+            };
+            vec = self.b.build_insert_element(
+                vec,
+                v,
+                self.ctx.i32_type().const_int(i as u64, false),
+                "v",
+            )?;
+        }
+        let store = self.b.build_store(lane_at(0)?, vec)?;
+        store
+            .set_alignment(width as u32 * dtype.size_bytes() as u32)
+            .map_err(|e| EmitError::Internal(e.to_string()))?;
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(lanes);
+        for i in 0..width {
+            self.when(k, masks[i], |s| s.store_elem(lane_at(i)?, values[i], dtype))?;
+        }
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(done);
+        Ok(())
+    }
+
+    /// The conjunction of `masks`.
+    pub(super) fn all(&self, masks: &[IntValue<'ctx>]) -> Result<IntValue<'ctx>, EmitError> {
+        let mut all = masks[0];
+        for &m in &masks[1..] {
+            all = self.b.build_and(all, m, "all")?;
+        }
+        Ok(all)
+    }
+
+    /// A failed check (`x[0]` false) records itself in the status record:
+    /// the first failure sets `code` from 0 to
+    /// [`FaultCode::OutsideTensor`], then writes its position and indices.
+    pub(super) fn bounds_check(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        position: usize,
+        x: &[BasicValueEnum<'ctx>],
+    ) -> Result<(), EmitError> {
+        let ok = x
+            .first()
+            .ok_or_else(|| EmitError::internal("bounds_check without a predicate"))?
+            .into_int_value();
+        let failed = self.b.build_not(ok, "failed")?;
+        let (i32t, i64t) = (self.ctx.i32_type(), self.ctx.i64_type());
+        self.when(k, failed, |s| {
+            let b = &s.b;
+            let won = b.build_cmpxchg(
+                k.status,
+                i32t.const_zero(),
+                i32t.const_int(FaultCode::OutsideTensor as u64, false),
+                AtomicOrdering::Monotonic,
+                AtomicOrdering::Monotonic,
+            )?;
+            let first = b.build_extract_value(won, 1, "first")?.into_int_value();
+            s.when(k, first, |s| {
+                let b = &s.b;
+                let i8t = s.ctx.i8_type();
+                // SAFETY (of the generated code): the status record is
+                // `STATUS_BYTES` long: code, check, then index[4].
+                let check_at = unsafe {
+                    b.build_gep(
+                        i8t,
+                        k.status,
+                        &[i64t.const_int(STATUS_CHECK, false)],
+                        "check",
+                    )?
+                };
+                b.build_store(check_at, i32t.const_int(position as u64, false))?;
+                for (i, v) in x[1..].iter().take(4).enumerate() {
+                    let at = unsafe {
+                        b.build_gep(
+                            i8t,
+                            k.status,
+                            &[i64t.const_int(STATUS_INDEX + 8 * i as u64, false)],
+                            "index",
+                        )?
+                    };
+                    let v = v.into_int_value();
+                    let v = if v.get_type().get_bit_width() < 64 {
+                        b.build_int_s_extend(v, i64t, "ix")?
+                    } else {
+                        v
+                    };
+                    b.build_store(at, v)?;
+                }
+                Ok(())
+            })
+        })?;
+        Ok(())
+    }
+}
+
+pub(super) fn vector_type(
+    elem: BasicTypeEnum<'_>,
+    width: u32,
+) -> Result<inkwell::types::VectorType<'_>, EmitError> {
+    match elem {
+        BasicTypeEnum::IntType(t) => Ok(t.vec_type(width)),
+        BasicTypeEnum::FloatType(t) => Ok(t.vec_type(width)),
+        _ => Err(EmitError::internal("a vector of a non-scalar type")),
+    }
+}
+
+pub(super) fn set_alignment(v: BasicValueEnum<'_>, bytes: u32) -> Result<(), EmitError> {
+    v.as_instruction_value()
+        .ok_or_else(|| EmitError::internal("a load that is not an instruction"))?
+        .set_alignment(bytes)
+        .map_err(|e| EmitError::Internal(e.to_string()))
+}

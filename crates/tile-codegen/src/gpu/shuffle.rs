@@ -1,0 +1,166 @@
+//! Warp shuffles with PTX `shfl.sync` semantics (all lanes active): NVPTX
+//! calls `shfl.sync` itself; AMDGPU computes the source lane with the same
+//! rules inside the program's 32-lane warp and reads it with `ds_bpermute`,
+//! which reads any lane of the wave: the warps are the halves of a wave64
+//! (gfx90a, gfx942) or whole wave32s (gfx1100). Values of any dtype move as
+//! 32-bit words.
+
+use super::kernel::Kernel;
+use super::{GpuEmitter, GpuTarget};
+use crate::target::Gfx;
+use crate::EmitError;
+use inkwell::values::{BasicValueEnum, IntValue};
+use inkwell::IntPredicate;
+use tile_ir::DType;
+use tile_thread::program::ShuffleMode;
+
+impl<'ctx> GpuEmitter<'_, 'ctx> {
+    /// A warp shuffle of the 32-bit `value` with operand `b` over segments
+    /// of `width` lanes (PTX `shfl.sync` semantics, all lanes active);
+    /// `thread` is the thread's id in its block.
+    pub(crate) fn shuffle32(
+        &self,
+        mode: ShuffleMode,
+        width: u8,
+        value: IntValue<'ctx>,
+        b: IntValue<'ctx>,
+        thread: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>, EmitError> {
+        let i32t = self.ctx.i32_type();
+        let c = |v: u64| i32t.const_int(v, false);
+        let seg_mask = (32 - u64::from(width)) & 0x1f;
+        match self.gpu {
+            GpuTarget::Nvptx(_) => {
+                let clamp = if mode == ShuffleMode::Up { 0 } else { 0x1f };
+                let name = format!("llvm.nvvm.shfl.sync.{}.i32", mode.name());
+                let f = self.module.get_function(&name).unwrap_or_else(|| {
+                    self.module.add_function(
+                        &name,
+                        i32t.fn_type(&[i32t.into(), i32t.into(), i32t.into(), i32t.into()], false),
+                        None,
+                    )
+                });
+                let args = [
+                    c(0xffff_ffff).into(),
+                    value.into(),
+                    b.into(),
+                    c((seg_mask << 8) | clamp).into(),
+                ];
+                self.b
+                    .build_call(f, &args, "shfl")?
+                    .try_as_basic_value()
+                    .basic()
+                    .map(|v| v.into_int_value())
+                    .ok_or_else(|| EmitError::internal("shfl returned nothing"))
+            }
+            GpuTarget::Amdgpu(_) => {
+                let bb = &self.b;
+                let lane = bb.build_and(thread, c(31), "lane")?;
+                let min_lane = bb.build_and(lane, c(seg_mask), "minlane")?;
+                let clamp = if mode == ShuffleMode::Up {
+                    0
+                } else {
+                    u64::from(width) - 1
+                };
+                let max_lane = bb.build_or(min_lane, c(clamp), "maxlane")?;
+                let bv = bb.build_and(b, c(0x1f), "b")?;
+                let (j, valid) = match mode {
+                    ShuffleMode::Up => {
+                        let j = bb.build_int_sub(lane, bv, "j")?;
+                        (
+                            j,
+                            bb.build_int_compare(IntPredicate::SGE, j, max_lane, "ok")?,
+                        )
+                    }
+                    ShuffleMode::Down => {
+                        let j = bb.build_int_add(lane, bv, "j")?;
+                        (
+                            j,
+                            bb.build_int_compare(IntPredicate::SLE, j, max_lane, "ok")?,
+                        )
+                    }
+                    ShuffleMode::Bfly => {
+                        let j = bb.build_xor(lane, bv, "j")?;
+                        (
+                            j,
+                            bb.build_int_compare(IntPredicate::SLE, j, max_lane, "ok")?,
+                        )
+                    }
+                    ShuffleMode::Idx => {
+                        let j = bb.build_or(
+                            min_lane,
+                            bb.build_and(bv, c(!seg_mask & 0x1f), "bi")?,
+                            "j",
+                        )?;
+                        (
+                            j,
+                            bb.build_int_compare(IntPredicate::SLE, j, max_lane, "ok")?,
+                        )
+                    }
+                };
+                let src = bb.build_select(valid, j, lane, "src")?.into_int_value();
+                // The source's lane in the wave: this thread's wave lane
+                // minus its warp lane plus the source's warp lane.
+                let wave = match self.gpu {
+                    GpuTarget::Amdgpu(Gfx::Gfx1100) => 32,
+                    _ => 64,
+                };
+                let wave_lane = bb.build_and(thread, c(wave - 1), "wavelane")?;
+                let hw = bb.build_int_add(bb.build_int_sub(wave_lane, lane, "base")?, src, "hw")?;
+                let addr = bb.build_left_shift(hw, c(2), "addr")?;
+                let f = self.intrinsic("llvm.amdgcn.ds.bpermute", &[])?;
+                bb.build_call(f, &[addr.into(), value.into()], "bpermute")?
+                    .try_as_basic_value()
+                    .basic()
+                    .map(|v| v.into_int_value())
+                    .ok_or_else(|| EmitError::internal("ds.bpermute returned nothing"))
+            }
+        }
+    }
+
+    /// A shuffle of any dtype: as 32-bit words (64-bit values in two halves).
+    pub(super) fn shuffle(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        mode: tile_thread::program::ShuffleMode,
+        width: u8,
+        dtype: DType,
+        v: BasicValueEnum<'ctx>,
+        lane_b: IntValue<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        let b = &self.b;
+        let (i32t, i64t) = (self.ctx.i32_type(), self.ctx.i64_type());
+        let bits = dtype.bits().max(1);
+        let it = self.int_type(if dtype.is_bool() { 1 } else { bits });
+        let raw = b.build_bit_cast(v, it, "raw")?.into_int_value();
+        let out = if bits == 64 {
+            let lo = b.build_int_truncate(raw, i32t, "lo")?;
+            let hi = b.build_int_truncate(
+                b.build_right_shift(raw, i64t.const_int(32, false), false, "h")?,
+                i32t,
+                "hi",
+            )?;
+            let lo = self.shuffle32(mode, width, lo, lane_b, k.thread)?;
+            let hi = self.shuffle32(mode, width, hi, lane_b, k.thread)?;
+            let hi = b.build_left_shift(
+                b.build_int_z_extend(hi, i64t, "hz")?,
+                i64t.const_int(32, false),
+                "hs",
+            )?;
+            b.build_or(hi, b.build_int_z_extend(lo, i64t, "lz")?, "w")?
+        } else {
+            let w = if it.get_bit_width() == 32 {
+                raw
+            } else {
+                b.build_int_z_extend(raw, i32t, "w")?
+            };
+            let s = self.shuffle32(mode, width, w, lane_b, k.thread)?;
+            if it.get_bit_width() == 32 {
+                s
+            } else {
+                b.build_int_truncate(s, it, "t")?
+            }
+        };
+        Ok(b.build_bit_cast(out, self.reg_type(dtype), "shuffled")?)
+    }
+}

@@ -1,0 +1,35 @@
+//! The options of code generation.
+
+use inkwell::OptimizationLevel;
+
+/// Options of code generation, for every target: what changes the code
+/// LLVM produces.
+#[derive(Clone, Debug)]
+pub struct CodegenOptions {
+    /// LLVM's optimization level for the module and code generation.
+    pub opt_level: OptimizationLevel,
+    /// Whether exp, exp2, log, log2, sin, cos, tanh, rsqrt and pow of f32 and
+    /// narrower floats use the fast f32 library (within a few ulps, see
+    /// docs/backends.md) instead of the exact one (f64, rounded once).
+    pub fast_math: bool,
+}
+
+impl Default for CodegenOptions {
+    fn default() -> Self {
+        CodegenOptions {
+            opt_level: OptimizationLevel::Aggressive,
+            fast_math: false,
+        }
+    }
+}
+
+/// LLVM's module pipeline for an optimization level (`default<O3>` for
+/// [`OptimizationLevel::Aggressive`]).
+pub(crate) fn llvm_pipeline(level: OptimizationLevel) -> &'static str {
+    match level {
+        OptimizationLevel::None => "default<O0>",
+        OptimizationLevel::Less => "default<O1>",
+        OptimizationLevel::Default => "default<O2>",
+        OptimizationLevel::Aggressive => "default<O3>",
+    }
+}

@@ -1,0 +1,266 @@
+//! A kernel specialization through every stage, for every target: the tile
+//! IR's pass pipeline, then for the GPU targets the thread-level program
+//! (`tile_thread::lower`) and each target's image ([`crate::gpu`]), and for
+//! the host levels one shared object each ([`crate::host`]).
+//!
+//! [`compile`] is what `#[tile_kernel]` runs for each specialization; with
+//! [`Options::dump_dir`] every stage is written too (`dump.rs`):
+//!
+//! ```text
+//! <dump_dir>/<kernel>/<specialization>/
+//!   tile-ir.txt, tile-ir.opt.txt          the tile IR as lowered, and after the passes
+//!   thread.txt                            the thread-level program (GPU targets)
+//!   <sm_*>.ll, .opt.ll, .ptx, .ptxas.txt  LLVM IR before and after LLVM's pipeline,
+//!                                         PTX and `ptxas -v`'s resource usage
+//!   <gfx*>.ll, .opt.ll, .s                LLVM IR and AMDGPU assembly
+//!   <host level>.ll, .opt.ll, .s          LLVM IR and the shared object's disassembly
+//!   host-plan.txt                         the host back end's decisions (`host::plan`)
+//! ```
+
+mod dump;
+
+use crate::gpu::{self, Emitted};
+use crate::host::{self, HostError};
+use crate::target::Target;
+use crate::{CodegenOptions, EmitError};
+use dump::Dump;
+use std::path::PathBuf;
+use tile_abi::{HostCheck, ImageKind};
+use tile_ir::passes::PassManager;
+use tile_ir::Function;
+use tile_thread::lower::{self, LowerError, LowerOptions};
+
+/// The most tile elements one GPU thread may hold in registers for one
+/// tile value (a GPU thread has at most 255 32-bit registers; beyond this
+/// the code would live in local memory).
+pub const MAX_ELEMENTS_PER_THREAD: usize = 1024;
+
+/// What to compile a specialization for, and how.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The targets, GPU and host levels, in order.
+    pub targets: Vec<Target>,
+    /// Warps per program instance on a GPU.
+    pub num_warps: u32,
+    /// What changes the code LLVM produces.
+    pub codegen: CodegenOptions,
+    /// `TILE_DUMP`: the directory every stage is written under.
+    pub dump_dir: Option<PathBuf>,
+}
+
+/// One compiled image.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Image {
+    /// What it holds.
+    pub kind: ImageKind,
+    /// The target it was compiled for.
+    pub target: Target,
+    /// The bytes (PTX as UTF-8 text).
+    pub bytes: Vec<u8>,
+}
+
+/// A specialization compiled for its targets.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Compiled {
+    /// One image per target, in the order of [`Options::targets`].
+    pub images: Vec<Image>,
+    /// The tile-IR ops of the GPU images' bounds checks, in the order their
+    /// status records name them.
+    pub bounds_checks: Vec<String>,
+    /// Shared memory per block on a GPU, in bytes (0 without GPU targets).
+    pub shared_memory_bytes: usize,
+    /// The host images' checks, in the order their status records name
+    /// them.
+    pub host_checks: Vec<HostCheck>,
+}
+
+/// Why a specialization could not be compiled. Each message names the
+/// kernel and the specialization.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// The tile IR's pass pipeline failed (a compiler bug).
+    #[error("internal error in the tile IR pipeline: {0}")]
+    Passes(String),
+    /// A tile too large for a GPU thread's registers.
+    #[error("kernel `{kernel}` ({label}) is too large for a GPU: a tile of {elements} elements gives each of the {threads} threads of a block {per_thread} elements, more than the {MAX_ELEMENTS_PER_THREAD} a thread can hold in registers; use smaller tiles, more warps (`num_warps`), or `targets = \"host\"`")]
+    TooLarge {
+        /// The kernel.
+        kernel: String,
+        /// The specialization.
+        label: String,
+        /// The largest tile's elements.
+        elements: usize,
+        /// Threads per block.
+        threads: usize,
+        /// Elements per thread.
+        per_thread: usize,
+    },
+    /// The lowering to the thread-level program failed.
+    #[error("kernel `{kernel}` ({label}) cannot be lowered for a GPU: {error}")]
+    Lower {
+        /// The kernel.
+        kernel: String,
+        /// The specialization.
+        label: String,
+        /// Why.
+        error: Box<LowerError>,
+    },
+    /// A GPU target's code generation failed.
+    #[error("kernel `{kernel}` ({label}) cannot be compiled for {target}: {error}")]
+    Gpu {
+        /// The kernel.
+        kernel: String,
+        /// The specialization.
+        label: String,
+        /// The target.
+        target: Target,
+        /// Why.
+        error: Box<EmitError>,
+    },
+    /// The host back end failed.
+    #[error("kernel `{kernel}` ({label}) cannot be compiled for the host: {error}")]
+    Host {
+        /// The kernel.
+        kernel: String,
+        /// The specialization.
+        label: String,
+        /// Why.
+        error: Box<HostError>,
+    },
+    /// A stage could not be dumped.
+    #[error("TILE_DUMP: {0}")]
+    Dump(String),
+}
+
+/// Runs the tile IR's default pass pipeline on `func`: the IR a kernel
+/// embeds and every target compiles.
+pub fn optimize(func: &mut Function) -> Result<(), PipelineError> {
+    PassManager::default_pipeline()
+        .run(func, |_, _| {})
+        .map_err(|e| PipelineError::Passes(e.to_string()))
+}
+
+/// Runs the pass pipeline on `func` (specialization `label`, see
+/// [`optimize`]), then compiles it for every target of `options`.
+pub fn compile(
+    func: &mut Function,
+    label: &str,
+    options: &Options,
+) -> Result<Compiled, PipelineError> {
+    let dump = Dump::new(options.dump_dir.as_deref(), &func.name, label)?;
+    dump.text("tile-ir.txt", &func.to_string())?;
+    optimize(func)?;
+    dump.text("tile-ir.opt.txt", &func.to_string())?;
+    let func = &*func;
+    let named = |kernel: &Function| (kernel.name.clone(), label.to_string());
+    let mut compiled = Compiled::default();
+    let gpus: Vec<Target> = options
+        .targets
+        .iter()
+        .copied()
+        .filter(Target::is_gpu)
+        .collect();
+    if gpus.is_empty() {
+        // The thread-level program is still dumped, or why there is none.
+        if dump.is_on() {
+            let text = match lower::lower(func, &LowerOptions::warps(options.num_warps)) {
+                Ok(program) => program.to_string(),
+                Err(e) => format!("the GPU lowering failed: {e}\n"),
+            };
+            dump.text("thread.txt", &text)?;
+        }
+    } else {
+        check_registers(func, label, options.num_warps)?;
+        let program =
+            lower::lower(func, &LowerOptions::warps(options.num_warps)).map_err(|error| {
+                let (kernel, label) = named(func);
+                PipelineError::Lower {
+                    kernel,
+                    label,
+                    error: Box::new(error),
+                }
+            })?;
+        dump.text("thread.txt", &program.to_string())?;
+        compiled.shared_memory_bytes = program
+            .shared
+            .iter()
+            .map(|(_, a)| a.len * a.dtype.size_bytes())
+            .sum();
+        for &target in &gpus {
+            let out = gpu::emit(&program, target, &options.codegen).map_err(|error| {
+                let (kernel, label) = named(func);
+                PipelineError::Gpu {
+                    kernel,
+                    label,
+                    target,
+                    error: Box::new(error),
+                }
+            })?;
+            dump.gpu(&out)?;
+            compiled.bounds_checks = out.bounds_checks.clone();
+            compiled.images.push(gpu_image(out));
+        }
+    }
+    for &target in &options.targets {
+        let Target::Host(isa) = target else { continue };
+        let host_error = |error: HostError| {
+            let (kernel, label) = named(func);
+            PipelineError::Host {
+                kernel,
+                label,
+                error: Box::new(error),
+            }
+        };
+        let image = host::compile(func, isa, &options.codegen).map_err(host_error)?;
+        dump.host(&image)?;
+        compiled.host_checks = image.checks().to_vec();
+        compiled.images.push(Image {
+            kind: ImageKind::Host,
+            target,
+            bytes: image.shared_object().to_vec(),
+        });
+    }
+    if dump.is_on() && options.targets.iter().any(|t| !t.is_gpu()) {
+        dump.text("host-plan.txt", &host::plan(func).to_string())?;
+    }
+    Ok(compiled)
+}
+
+/// The image of a GPU target's output: PTX text or the linked code object.
+fn gpu_image(out: Emitted) -> Image {
+    match out.code_object {
+        Some(hsaco) => Image {
+            kind: ImageKind::Hsaco,
+            target: out.target,
+            bytes: hsaco,
+        },
+        None => Image {
+            kind: ImageKind::Ptx,
+            target: out.target,
+            bytes: out.assembly.into_bytes(),
+        },
+    }
+}
+
+/// An error unless every tile of `f` spreads over the block's threads with
+/// at most [`MAX_ELEMENTS_PER_THREAD`] elements each.
+fn check_registers(f: &Function, label: &str, num_warps: u32) -> Result<(), PipelineError> {
+    let threads = 32 * num_warps as usize;
+    let largest = f
+        .values
+        .iter()
+        .filter_map(|(_, v)| v.ty.tile_shape().map(|s| s.numel()))
+        .max()
+        .unwrap_or(0);
+    let per_thread = largest.div_ceil(threads);
+    if per_thread > MAX_ELEMENTS_PER_THREAD {
+        return Err(PipelineError::TooLarge {
+            kernel: f.name.clone(),
+            label: label.to_string(),
+            elements: largest,
+            threads,
+            per_thread,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,129 @@
+//! The scalar emitter: every scalar op of the tile IR in LLVM IR, with
+//! exactly the semantics of `tile_ir::eval` (docs/semantics.md), shared by
+//! the GPU emitter ([`crate::gpu`]) and the host back end ([`crate::host`]).
+//!
+//! * `values`: register and memory types, constants, widening and the NaN
+//!   policy of computed results (`Nans`);
+//! * `arith`, `unary`, `cast`: the ops;
+//! * `float`: narrow float formats (f16, bf16, FP8), rounded once;
+//! * `math`, `pow`, `fmod`: the exact math library (f64, rounded once), and
+//!   `fast_math` the fast f32 one ([`crate::CodegenOptions::fast_math`]);
+//! * [`probe`]: single ops compiled for the host, so tests can run the exact
+//!   LLVM IR every target receives against `tile_ir::eval`.
+//!
+//! The emitter holds no per-client modes: what differs between uses (the
+//! NaN policy of a result) is an argument of the op.
+
+mod arith;
+mod cast;
+mod fast_math;
+mod float;
+mod fmod;
+mod math;
+mod pow;
+pub mod probe;
+mod unary;
+mod values;
+
+use crate::EmitError;
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::intrinsics::Intrinsic;
+use inkwell::module::Module;
+use inkwell::types::{BasicTypeEnum, IntType};
+use inkwell::values::{BasicMetadataValueEnum, FloatValue, FunctionValue, IntValue};
+
+/// What a computed f32 or f64 result does with a NaN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Nans {
+    /// Every NaN becomes the canonical one, as the interpreter computes.
+    Canonical,
+    /// The NaN stays as the hardware makes it: for results whose NaN
+    /// payloads no use observes (the host back end's `nan.rs`).
+    AsComputed,
+}
+
+/// The module being built, its builder, and the choice of math library.
+pub(crate) struct ScalarEmitter<'a, 'ctx> {
+    pub(crate) ctx: &'ctx Context,
+    pub(crate) module: &'a Module<'ctx>,
+    pub(crate) b: Builder<'ctx>,
+    /// Whether math functions of f32 and narrower use the fast library
+    /// ([`crate::CodegenOptions::fast_math`]).
+    pub(crate) fast_math: bool,
+}
+
+impl<'a, 'ctx> ScalarEmitter<'a, 'ctx> {
+    /// An emitter into `module` with a builder of its own.
+    pub(crate) fn new(ctx: &'ctx Context, module: &'a Module<'ctx>, fast_math: bool) -> Self {
+        ScalarEmitter {
+            ctx,
+            module,
+            b: ctx.create_builder(),
+            fast_math,
+        }
+    }
+
+    /// An emitter for the same module with a builder of its own, for
+    /// defining helper functions in the middle of another one.
+    pub(crate) fn nested(&self) -> Self {
+        ScalarEmitter::new(self.ctx, self.module, self.fast_math)
+    }
+
+    /// The integer type of `bits` bits (1, 8, 16, 32, 64 or 128).
+    pub(crate) fn int_type(&self, bits: u32) -> IntType<'ctx> {
+        match bits {
+            1 => self.ctx.bool_type(),
+            8 => self.ctx.i8_type(),
+            16 => self.ctx.i16_type(),
+            32 => self.ctx.i32_type(),
+            64 => self.ctx.i64_type(),
+            _ => self.ctx.i128_type(),
+        }
+    }
+
+    /// The declaration of the intrinsic `name` overloaded on `types`.
+    pub(crate) fn intrinsic(
+        &self,
+        name: &str,
+        types: &[BasicTypeEnum<'ctx>],
+    ) -> Result<FunctionValue<'ctx>, EmitError> {
+        Intrinsic::find(name)
+            .and_then(|i| i.get_declaration(self.module, types))
+            .ok_or_else(|| EmitError::Internal(format!("no LLVM intrinsic {name}")))
+    }
+
+    /// Calls the float intrinsic `name` overloaded on its operands' type.
+    pub(crate) fn float_intrinsic(
+        &self,
+        name: &str,
+        args: &[FloatValue<'ctx>],
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        let ty = args
+            .first()
+            .ok_or_else(|| EmitError::internal("an intrinsic call without operands"))?
+            .get_type();
+        let f = self.intrinsic(name, &[ty.into()])?;
+        let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
+        let call = self.b.build_call(f, &args, "call")?;
+        call.try_as_basic_value()
+            .basic()
+            .map(|v| v.into_float_value())
+            .ok_or_else(|| EmitError::Internal(format!("{name} returned nothing")))
+    }
+
+    /// Calls the integer intrinsic `name` overloaded on `ty`.
+    pub(crate) fn intrinsic_int(
+        &self,
+        name: &str,
+        args: &[BasicMetadataValueEnum<'ctx>],
+        ty: IntType<'ctx>,
+    ) -> Result<IntValue<'ctx>, EmitError> {
+        let f = self.intrinsic(name, &[ty.into()])?;
+        let call = self.b.build_call(f, args, "call")?;
+        call.try_as_basic_value()
+            .basic()
+            .map(|v| v.into_int_value())
+            .ok_or_else(|| EmitError::Internal(format!("{name} returned nothing")))
+    }
+}

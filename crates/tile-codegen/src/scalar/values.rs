@@ -1,0 +1,149 @@
+//! Values of the scalar emitter: the register and memory types of each
+//! dtype, constants, the widening of narrow floats for computation and the
+//! rounding and NaN policy of computed results.
+
+use super::float::Format;
+use super::{Nans, ScalarEmitter};
+use crate::EmitError;
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{BasicValueEnum, FloatValue};
+use inkwell::FloatPredicate;
+use tile_ir::{DType, Scalar};
+
+/// How a value of a dtype is computed on: as an integer, or as an f32/f64
+/// float after widening.
+pub(super) enum Domain {
+    Int,
+    Float,
+}
+
+/// The domain of `dtype`.
+pub(super) fn domain(dtype: DType) -> Domain {
+    if dtype.is_float() {
+        Domain::Float
+    } else {
+        Domain::Int
+    }
+}
+
+impl<'ctx> ScalarEmitter<'_, 'ctx> {
+    /// The memory type of an element of `dtype` (bool is one byte).
+    pub(crate) fn mem_type(&self, dtype: DType) -> BasicTypeEnum<'ctx> {
+        match dtype {
+            DType::Bool => self.ctx.i8_type().into(),
+            d => self.reg_type(d),
+        }
+    }
+
+    /// The LLVM type of a register of `dtype`: `i1` for bool, `iN` for
+    /// integers and for the narrow floats' bits, `float`/`double`.
+    pub(crate) fn reg_type(&self, dtype: DType) -> BasicTypeEnum<'ctx> {
+        match dtype {
+            DType::Bool => self.ctx.bool_type().into(),
+            DType::F32 => self.ctx.f32_type().into(),
+            DType::F64 => self.ctx.f64_type().into(),
+            d => self.int_type(d.bits()).into(),
+        }
+    }
+
+    /// The LLVM constant of a scalar.
+    pub(crate) fn constant(&self, value: Scalar) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        let bits = value.to_bits();
+        Ok(match value.dtype() {
+            DType::Bool => self.ctx.bool_type().const_int(bits, false).into(),
+            DType::F32 => self.f32_bits(bits as u32)?.into(),
+            DType::F64 => self.f64_bits(bits)?.into(),
+            d => self.int_type(d.bits()).const_int(bits, false).into(),
+        })
+    }
+
+    /// A float register of `dtype` as an f32 (narrow dtypes) or its own
+    /// f32/f64 value.
+    pub(crate) fn widen(
+        &self,
+        x: BasicValueEnum<'ctx>,
+        dtype: DType,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        match dtype {
+            DType::F32 | DType::F64 => Ok(x.into_float_value()),
+            d => {
+                let format =
+                    Format::of(d).ok_or_else(|| EmitError::internal("widening a non-float"))?;
+                self.widen_to_f32(x.into_int_value(), format)
+            }
+        }
+    }
+
+    /// A computed f32/f64 result stored as `dtype`: NaN canonicalized, narrow
+    /// dtypes rounded once.
+    pub(super) fn store_float(
+        &self,
+        r: FloatValue<'ctx>,
+        dtype: DType,
+        nans: Nans,
+    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        match dtype {
+            DType::F32 | DType::F64 => Ok(self.canonicalize(r, nans)?.into()),
+            d => {
+                let format =
+                    Format::of(d).ok_or_else(|| EmitError::internal("narrowing to a non-float"))?;
+                Ok(self.narrow(r, format)?.into())
+            }
+        }
+    }
+
+    /// `r`, or the canonical NaN of its type if `r` is a NaN (`r` itself
+    /// under [`Nans::AsComputed`]).
+    pub(crate) fn canonicalize(
+        &self,
+        r: FloatValue<'ctx>,
+        nans: Nans,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        if nans == Nans::AsComputed {
+            return Ok(r);
+        }
+        let nan = if r.get_type() == self.ctx.f64_type() {
+            self.f64_bits(0x7ff8_0000_0000_0000)?
+        } else {
+            self.f32_bits(0x7fc0_0000)?
+        };
+        let is_nan = self
+            .b
+            .build_float_compare(FloatPredicate::UNO, r, r, "isnan")?;
+        Ok(self
+            .b
+            .build_select(is_nan, nan, r, "canon")?
+            .into_float_value())
+    }
+
+    /// An f32 or f64 value as an f64 (exact).
+    pub(super) fn to_f64(&self, v: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
+        let f64t = self.ctx.f64_type();
+        if v.get_type() == f64t {
+            Ok(v)
+        } else {
+            Ok(self.b.build_float_ext(v, f64t, "x64")?)
+        }
+    }
+
+    /// An f64 result rounded once to the float `dtype`.
+    pub(super) fn store_rounded_f64(
+        &self,
+        r: FloatValue<'ctx>,
+        dtype: DType,
+        nans: Nans,
+    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        match dtype {
+            DType::F64 => Ok(self.canonicalize(r, nans)?.into()),
+            DType::F32 => {
+                let narrowed = self.b.build_float_trunc(r, self.ctx.f32_type(), "f32")?;
+                Ok(self.canonicalize(narrowed, nans)?.into())
+            }
+            d => {
+                let format =
+                    Format::of(d).ok_or_else(|| EmitError::internal("narrowing to a non-float"))?;
+                Ok(self.narrow(r, format)?.into())
+            }
+        }
+    }
+}
