@@ -5,7 +5,6 @@
 
 pub use half::{bf16, f16};
 pub use tile_ir as ir;
-pub use tile_ir::descriptor::{StrideOrder, TensorDescriptor};
 pub use tile_macros::{tile_fn, tile_kernel};
 pub use tile_runtime as runtime;
 pub use tile_runtime::meta;
@@ -13,6 +12,7 @@ pub use tile_runtime::{
     launch, launch_on, Device, DeviceKind, Element, Error, Image, ImageKind, KernelCode,
     KernelSpec, LaunchArg, Stream, Tensor,
 };
+pub use tile_tensor::descriptor::{StrideOrder, TensorDescriptor};
 
 /// Paths used by the code `#[tile_kernel]` generates; not a public API.
 #[doc(hidden)]

@@ -123,7 +123,7 @@ fn compile(
     options: &ExpandOptions,
 ) -> syn::Result<Compiled> {
     let specs = spec::resolve(attr, sig)?;
-    let mut out = crate::lower_specs(func, sig, &specs)?;
+    let mut out = crate::translate_specs(func, sig, &specs)?;
     let mut devices = Vec::new();
     // `resolve` gives one specialization per `configs(...)`, in order.
     for (config, (s, f)) in out.iter_mut().enumerate() {

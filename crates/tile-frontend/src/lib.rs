@@ -1,9 +1,9 @@
 //! The front end of `#[tile_kernel]`, as a library: parse the attribute and
-//! the kernel's signature, lower the body to tile IR once per
+//! the kernel's signature, translate the body to tile IR once per
 //! specialization, and generate the launcher.
 //!
 //! `tile-macros` is a thin shell over [`expand::tile_kernel`]; tests and
-//! tools call [`lower_kernel`] directly. Every function returns
+//! tools call [`translate_kernel`] directly. Every function returns
 //! `syn::Result` with errors spanned at the user's syntax; nothing panics on
 //! any input.
 
@@ -12,9 +12,9 @@
 pub mod attr;
 mod diag;
 pub mod expand;
-pub mod lower;
 pub mod signature;
 pub mod spec;
+pub mod translate;
 
 pub use spec::Specialization;
 
@@ -27,14 +27,14 @@ use tile_ir::Function;
 /// Lowers a kernel for every specialization its attribute lists.
 ///
 /// `attr` is the token stream inside `#[tile_kernel(...)]`.
-pub fn lower_kernel(
+pub fn translate_kernel(
     attr: TokenStream,
     item: &ItemFn,
 ) -> syn::Result<Vec<(Specialization, Function)>> {
     let attr = KernelAttr::parse(attr, None)?;
     let sig = KernelSig::parse(item)?;
     let specs = spec::resolve(&attr, &sig)?;
-    lower_specs(item, &sig, &specs)
+    translate_specs(item, &sig, &specs)
 }
 
 /// Lowers `item` for each of `specs`.
@@ -42,7 +42,7 @@ pub fn lower_kernel(
 /// An error that every specialization hits is reported once, as is; errors
 /// that only some specializations hit are reported for each of them, with
 /// "(in specialization ...)" appended.
-pub fn lower_specs(
+pub fn translate_specs(
     item: &ItemFn,
     sig: &KernelSig,
     specs: &[Specialization],
@@ -50,7 +50,7 @@ pub fn lower_specs(
     let mut out = Vec::new();
     let mut failed: Vec<(&Specialization, syn::Error)> = Vec::new();
     for s in specs {
-        match lower::lower(item, sig, s, None) {
+        match translate::translate(item, sig, s, None) {
             Ok(f) => out.push((s.clone(), f)),
             Err(e) => failed.push((s, e)),
         }
@@ -68,7 +68,7 @@ pub fn lower_specs(
     for (s, unlabeled) in failed {
         // Lowering is deterministic: the labeled run fails at the same place.
         let label = s.label();
-        let e = lower::lower(item, sig, s, Some(&label))
+        let e = translate::translate(item, sig, s, Some(&label))
             .err()
             .unwrap_or(unlabeled);
         match &mut combined {

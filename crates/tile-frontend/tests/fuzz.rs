@@ -173,7 +173,7 @@ fn run_one(attr: &str, src: &str) {
         };
         let _ = tile_kernel(attr.clone(), item.clone(), &options);
         if let Ok(f) = syn::parse2::<syn::ItemFn>(item.clone()) {
-            let _ = tile_frontend::lower_kernel(attr.clone(), &f);
+            let _ = tile_frontend::translate_kernel(attr.clone(), &f);
         }
     }));
     assert!(

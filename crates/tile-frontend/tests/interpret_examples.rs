@@ -15,8 +15,9 @@ fn embedded(name: &str) -> Function {
         .find(|e| e.0 == name)
         .expect("example exists");
     let item: syn::ItemFn = syn::parse_str(src).expect("example parses");
-    let mut lowered = tile_frontend::lower_kernel(attr.parse().expect("attribute tokens"), &item)
-        .expect("example lowers");
+    let mut lowered =
+        tile_frontend::translate_kernel(attr.parse().expect("attribute tokens"), &item)
+            .expect("example lowers");
     let (_, mut f) = lowered.remove(0);
     tile_codegen::pipeline::optimize(&mut f).expect("passes run");
     tile_ir::text::parse_function(&f.to_string()).expect("embedded IR parses")

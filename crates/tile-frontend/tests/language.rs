@@ -8,7 +8,7 @@ use tile_ir::Scalar;
 /// Runs `src` (attribute `attr`) over `grid` and returns the arguments.
 fn run(attr: &str, src: &str, grid: [u32; 3], mut args: Vec<Arg>) -> Vec<Arg> {
     let item: syn::ItemFn = syn::parse_str(src).expect("kernel parses");
-    let lowered = match tile_frontend::lower_kernel(attr.parse().expect("attribute"), &item) {
+    let lowered = match tile_frontend::translate_kernel(attr.parse().expect("attribute"), &item) {
         Ok(v) => v,
         Err(e) => panic!("lowering failed: {e}"),
     };
@@ -282,7 +282,7 @@ fn pow_rejects_integer_tiles_and_negative_integer_exponents() {
     let lower = |body: &str| {
         let src = format!("fn k(out: &mut Tensor<f32>) {{ {body} }}");
         let item: syn::ItemFn = syn::parse_str(&src).expect("kernel parses");
-        match tile_frontend::lower_kernel(proc_macro2::TokenStream::new(), &item) {
+        match tile_frontend::translate_kernel(proc_macro2::TokenStream::new(), &item) {
             Ok(_) => panic!("`{body}` lowered"),
             Err(e) => e.to_string(),
         }

@@ -8,7 +8,7 @@ use tile_ir::interp::{self, Arg, HostTensor};
 /// Lowers `src` (no const parameters) and runs it over `grid`.
 fn run(src: &str, grid: [u32; 3], mut args: Vec<Arg>) -> Vec<Arg> {
     let item: syn::ItemFn = syn::parse_str(src).expect("kernel parses");
-    let lowered = match tile_frontend::lower_kernel(quote::quote!(), &item) {
+    let lowered = match tile_frontend::translate_kernel(quote::quote!(), &item) {
         Ok(v) => v,
         Err(e) => panic!("lowering failed: {e}"),
     };
@@ -24,7 +24,7 @@ fn run(src: &str, grid: [u32; 3], mut args: Vec<Arg>) -> Vec<Arg> {
 /// The error message of lowering `src`.
 fn error(src: &str) -> String {
     let item: syn::ItemFn = syn::parse_str(src).expect("kernel parses");
-    match tile_frontend::lower_kernel(quote::quote!(), &item) {
+    match tile_frontend::translate_kernel(quote::quote!(), &item) {
         Ok(_) => panic!("lowering succeeded"),
         Err(e) => e.to_string(),
     }

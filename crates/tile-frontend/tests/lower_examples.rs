@@ -10,7 +10,7 @@ use tile_ir::{DType, Function, Value, ValueDef};
 fn lower(attr: &str, src: &str) -> Function {
     let item: syn::ItemFn = syn::parse_str(src).expect("example parses");
     let attr: proc_macro2::TokenStream = attr.parse().expect("attribute tokens");
-    match tile_frontend::lower_kernel(attr, &item) {
+    match tile_frontend::translate_kernel(attr, &item) {
         Ok(mut v) if v.len() == 1 => v.remove(0).1,
         Ok(v) => panic!("expected one specialization, found {}", v.len()),
         Err(e) => panic!("lowering failed: {e}"),

@@ -179,6 +179,13 @@ impl Function {
         self.walk_region(&self.body, visit);
     }
 
+    /// Every value an op reachable from the body reads.
+    pub fn used_values(&self) -> std::collections::HashSet<Value> {
+        let mut used = std::collections::HashSet::new();
+        self.walk(&mut |op| used.extend(self.op(op).operands.iter().copied()));
+        used
+    }
+
     /// Calls `visit` on every op of `region` and of its nested regions,
     /// parents first.
     pub fn walk_region(&self, region: &Region, visit: &mut impl FnMut(OpId)) {

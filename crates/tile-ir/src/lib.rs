@@ -13,7 +13,6 @@
 
 pub mod arena;
 pub mod builder;
-pub mod descriptor;
 pub mod dtype;
 pub mod eval;
 pub mod f8;
@@ -30,12 +29,13 @@ pub mod scalar;
 pub mod text;
 pub mod types;
 pub mod verify;
-pub mod view;
 
 pub use dtype::DType;
 pub use function::{Function, Op, OpId, Param, Region, Value, ValueDef, ValueInfo};
 pub use lview::LViewOp;
 pub use names::ValueNames;
-pub use ops::{ArgKind, BinaryOp, CmpPred, OpKind, Padding, ReduceKind, ScanKind, UnaryOp};
+pub use ops::{
+    ArgKind, BinaryOp, CmpPred, OpFamily, OpKind, Padding, ReduceKind, ScanKind, UnaryOp,
+};
 pub use scalar::Scalar;
-pub use types::{LayoutViewType, Shape, TensorType, TileType, Type, ViewType};
+pub use types::{LayoutViewType, PartitionViewType, Shape, TensorType, TileType, Type};

@@ -7,6 +7,8 @@
 //! given in its doc comment, as the op is written in the text form.
 
 use crate::dtype::DType;
+use crate::eval::{canonical_nan, round_f64};
+use crate::f8::F8E5M2;
 use crate::lview::LViewOp;
 use crate::scalar::Scalar;
 use crate::types::Shape;
@@ -325,6 +327,38 @@ pub enum Padding {
     Value(Scalar),
 }
 
+impl Padding {
+    /// The value of the elements a masked load of `dtype` reads outside the
+    /// tensor, or `None` when this padding does not exist in `dtype` (`nan`
+    /// of an integer, an infinity of `f8e4m3`, a constant of another dtype;
+    /// the verifier reports those, `rules::check_padding`).
+    pub fn value(self, dtype: DType) -> Option<Scalar> {
+        let infinity = |negative: bool| match dtype {
+            DType::F8E5M2 => Some(Scalar::F8E5M2(F8E5M2::from_bits(if negative {
+                0xfc
+            } else {
+                0x7c
+            }))),
+            DType::F16 | DType::BF16 | DType::F32 | DType::F64 => round_f64(
+                if negative {
+                    f64::NEG_INFINITY
+                } else {
+                    f64::INFINITY
+                },
+                dtype,
+            ),
+            _ => None,
+        };
+        match self {
+            Padding::Zero => Some(Scalar::zero(dtype)),
+            Padding::Nan => canonical_nan(dtype),
+            Padding::PosInf => infinity(false),
+            Padding::NegInf => infinity(true),
+            Padding::Value(v) => Some(v).filter(|v| v.dtype() == dtype),
+        }
+    }
+}
+
 macro_rules! text_names {
     ($ty:ident { $($variant:ident => $text:literal),* $(,)? }) => {
         impl $ty {
@@ -366,7 +400,71 @@ text_names!(ReduceKind { Sum => "sum", Prod => "prod", Max => "max", Min => "min
 text_names!(ArgKind { ArgMax => "argmax", ArgMin => "argmin" });
 text_names!(ScanKind { CumSum => "cumsum", CumProd => "cumprod" });
 
+/// The family of an op: which part of every stage handles it. The
+/// interpreter, the GPU lowering and the host back end dispatch on it, each
+/// to a file of its own per family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpFamily {
+    /// `program_id`, `num_programs`: the program instance and the grid.
+    Grid,
+    /// `constant`: a scalar known when compiling.
+    Constant,
+    /// `full`, `iota` and the elementwise ops (`unary`, `binary`, `cmp`,
+    /// `select`, `fma`, `cast`): a value computed element by element.
+    Elementwise,
+    /// `broadcast`, `reshape`, `permute`, `expand`, `flip`, `slice`, `pad`,
+    /// `cat`: elements moved, not computed.
+    Movement,
+    /// `reduce`, `arg`, `scan`: folds along an axis.
+    Reduction,
+    /// `dot`: a matrix product.
+    Dot,
+    /// `dim`, `partition_view`, `load`, `load_masked`, `store`,
+    /// `store_masked`: tensors and their partition views.
+    Memory,
+    /// `for`, `if`, `yield`: structured control flow.
+    Control,
+    /// The layout-view ops (`tile_ir::lview`).
+    LayoutView,
+}
+
 impl OpKind {
+    /// The op's family.
+    pub fn family(&self) -> OpFamily {
+        match self {
+            OpKind::ProgramId { .. } | OpKind::NumPrograms { .. } => OpFamily::Grid,
+            OpKind::Constant { .. } => OpFamily::Constant,
+            OpKind::Full { .. }
+            | OpKind::Iota { .. }
+            | OpKind::Unary(_)
+            | OpKind::Binary(_)
+            | OpKind::Cmp(_)
+            | OpKind::Select
+            | OpKind::Fma
+            | OpKind::Cast { .. } => OpFamily::Elementwise,
+            OpKind::Broadcast { .. }
+            | OpKind::Reshape { .. }
+            | OpKind::Permute { .. }
+            | OpKind::Expand { .. }
+            | OpKind::Flip { .. }
+            | OpKind::Slice { .. }
+            | OpKind::Pad { .. }
+            | OpKind::Cat { .. } => OpFamily::Movement,
+            OpKind::Reduce { .. } | OpKind::ArgReduce { .. } | OpKind::Scan { .. } => {
+                OpFamily::Reduction
+            }
+            OpKind::Dot => OpFamily::Dot,
+            OpKind::Dim { .. }
+            | OpKind::PartitionView { .. }
+            | OpKind::Load
+            | OpKind::LoadMasked { .. }
+            | OpKind::Store
+            | OpKind::StoreMasked => OpFamily::Memory,
+            OpKind::For | OpKind::If | OpKind::Yield => OpFamily::Control,
+            OpKind::LView(_) => OpFamily::LayoutView,
+        }
+    }
+
     /// The op's name as written in the text form and in error messages.
     pub fn name(&self) -> &'static str {
         match self {

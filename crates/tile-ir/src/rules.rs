@@ -8,7 +8,7 @@
 
 use crate::dtype::DType;
 use crate::ops::{BinaryOp, CmpPred, OpKind, Padding, UnaryOp};
-use crate::types::{Shape, TileType, Type, ViewType};
+use crate::types::{PartitionViewType, Shape, TileType, Type};
 
 /// The largest number of elements a tile may hold.
 pub const MAX_TILE_ELEMENTS: usize = 1 << 20;
@@ -45,7 +45,7 @@ pub fn check_type(ty: &Type) -> RuleResult<()> {
     match ty {
         Type::Scalar(_) => Ok(()),
         Type::Tile(t) => check_shape(&t.shape),
-        Type::View(v) => check_shape(&v.tile),
+        Type::PartitionView(v) => check_shape(&v.tile),
         Type::LayoutView(v) => crate::lview::rules::check_layout(&v.layout),
         Type::Tensor(t) if t.rank == 0 => Err("a tensor needs at least one axis".into()),
         Type::Tensor(_) => Ok(()),
@@ -349,7 +349,7 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
                     t.rank
                 ));
             }
-            one(Type::View(ViewType {
+            one(Type::PartitionView(PartitionViewType {
                 dtype: t.dtype,
                 tile: shape.clone(),
             }))
@@ -575,9 +575,9 @@ fn reduced(t: &TileType, axis: usize, keepdim: bool, dtype: DType) -> RuleResult
     })
 }
 
-fn view_access<'t>(operands: &[&'t Type], at: usize) -> RuleResult<&'t ViewType> {
+fn view_access<'t>(operands: &[&'t Type], at: usize) -> RuleResult<&'t PartitionViewType> {
     let view = match operands.get(at) {
-        Some(Type::View(v)) => v,
+        Some(Type::PartitionView(v)) => v,
         Some(other) => {
             return Err(format!(
                 "operand {at} must be a partition view, found {other}"

@@ -76,7 +76,7 @@ pub struct TensorType {
 /// A partition view: a tensor cut into tiles of a static shape (see
 /// `partition_view` in `docs/ir.md`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct ViewType {
+pub struct PartitionViewType {
     /// The element type of the viewed tensor.
     pub dtype: DType,
     /// The shape of one partition: the tile loaded or stored.
@@ -104,7 +104,7 @@ pub enum Type {
     /// A global tensor (kernel parameters only).
     Tensor(TensorType),
     /// A partition view of a tensor.
-    View(ViewType),
+    PartitionView(PartitionViewType),
     /// A layout view of a tensor.
     LayoutView(LayoutViewType),
 }
@@ -124,7 +124,7 @@ impl Type {
             Type::Scalar(d) => *d,
             Type::Tile(t) => t.dtype,
             Type::Tensor(t) => t.dtype,
-            Type::View(v) => v.dtype,
+            Type::PartitionView(v) => v.dtype,
             Type::LayoutView(v) => v.dtype,
         }
     }
@@ -155,7 +155,7 @@ impl Type {
                 dtype,
                 rank: t.rank,
             }),
-            Type::View(v) => Type::View(ViewType {
+            Type::PartitionView(v) => Type::PartitionView(PartitionViewType {
                 dtype,
                 tile: v.tile.clone(),
             }),
@@ -181,7 +181,7 @@ impl fmt::Display for Type {
                 write!(f, "{}>", t.dtype)
             }
             Type::Tensor(t) => write!(f, "tensor<{}, {}>", t.dtype, t.rank),
-            Type::View(v) => write!(f, "view<{}, {}>", v.dtype, v.tile),
+            Type::PartitionView(v) => write!(f, "view<{}, {}>", v.dtype, v.tile),
             Type::LayoutView(v) => write!(f, "lview<{}, {}>", v.dtype, v.layout),
         }
     }

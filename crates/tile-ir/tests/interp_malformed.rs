@@ -168,7 +168,7 @@ fn type_confusions_in_memory_ops_are_errors() {
             rank: 1,
         }),
     );
-    let view_ty = Type::View(tile_ir::ViewType {
+    let view_ty = Type::PartitionView(tile_ir::PartitionViewType {
         dtype: DType::F32,
         tile: Shape::new([2]),
     });
@@ -224,7 +224,7 @@ fn type_confusions_in_memory_ops_are_errors() {
             rank: 1,
         }),
     );
-    let view_ty = Type::View(tile_ir::ViewType {
+    let view_ty = Type::PartitionView(tile_ir::PartitionViewType {
         dtype: DType::F32,
         tile: Shape::new([2, 2]),
     });

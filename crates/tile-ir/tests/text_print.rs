@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use tile_ir::text::parse_function;
 use tile_ir::{
-    BinaryOp, CmpPred, DType, Function, OpKind, Padding, Region, Scalar, Shape, TensorType, Type,
-    Value, ViewType,
+    BinaryOp, CmpPred, DType, Function, OpKind, Padding, PartitionViewType, Region, Scalar, Shape,
+    TensorType, Type, Value,
 };
 
 /// Appends an op with one result to the body and returns the result.
@@ -35,7 +35,7 @@ fn build_raw() -> Function {
         vec![],
         i32_ty.clone(),
     );
-    let view_ty = Type::View(ViewType {
+    let view_ty = Type::PartitionView(PartitionViewType {
         dtype: DType::F32,
         tile: Shape::new([4, 8]),
     });

@@ -9,8 +9,8 @@ use crate::stream::Stream;
 use crate::tensor::{Storage, Tensor};
 use std::fmt;
 use std::sync::Arc;
-use tile_ir::descriptor::TensorDescriptor;
 use tile_ir::interp::{Element, HostBuffer, HostTensor};
+use tile_tensor::descriptor::TensorDescriptor;
 
 /// The kind of a device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,7 +189,7 @@ impl Device {
 
     /// A tensor over `data` laid out by a validated
     /// [`TensorDescriptor`] (Composable Kernel's lengths and strides, row- or
-    /// column-major or explicit; see `tile_ir::descriptor`): element
+    /// column-major or explicit; see `tile_tensor::descriptor`): element
     /// `[i, j, ..]` is `data[i·strides[0] + j·strides[1] + ..]`. `data` must
     /// hold the descriptor's element space
     /// ([`TensorDescriptor::element_space_size`]), else

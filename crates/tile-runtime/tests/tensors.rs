@@ -122,7 +122,7 @@ fn ndarray_arrays_convert_in_logical_order() {
 
 #[test]
 fn descriptors_lay_out_tensors_row_and_column_major() {
-    use tile_ir::descriptor::{StrideOrder, TensorDescriptor};
+    use tile_tensor::descriptor::{StrideOrder, TensorDescriptor};
     let dev = Device::cpu();
     let data: Vec<f32> = (0..6).map(|v| v as f32).collect();
     let row = TensorDescriptor::packed(&[2, 3], StrideOrder::RowMajor).unwrap();

@@ -16,8 +16,8 @@
 
 use crate::tensors::{contiguous, cropped, is_contiguous};
 use crate::Case;
-use std::collections::HashSet;
 use tile_ir::interp::{Arg, HostTensor};
+use tile_ir::passes::{Dce, Pass};
 use tile_ir::text::parse_function;
 use tile_ir::verify::verify;
 use tile_ir::{Function, OpId, OpKind, Region, Scalar, Type, Value, ValueDef};
@@ -355,7 +355,7 @@ fn find_in<F: FnOnce(&mut Region, usize)>(
 /// Prunes dead ops and unused parameters, compacts the kernel, and checks
 /// that it verifies.
 fn finish_ir(case: &mut Case) -> Option<()> {
-    prune_ops(&mut case.func);
+    Dce.run(&mut case.func);
     prune_params(case);
     if let Ok(compact) = parse_function(&case.func.to_string()) {
         case.func = compact;
@@ -363,63 +363,9 @@ fn finish_ir(case: &mut Case) -> Option<()> {
     verify(&case.func).ok()
 }
 
-/// Every value read by an op reachable from the body.
-fn used_values(func: &Function) -> HashSet<Value> {
-    let mut used = HashSet::new();
-    func.walk(&mut |op| used.extend(func.op(op).operands.iter().copied()));
-    used
-}
-
-/// Removes ops without effect whose results are unused, until none is left.
-fn prune_ops(func: &mut Function) {
-    loop {
-        let used = used_values(func);
-        let mut body = std::mem::take(&mut func.body);
-        let removed = sweep(func, &mut body, &used);
-        func.body = body;
-        if !removed {
-            return;
-        }
-    }
-}
-
-fn sweep(func: &mut Function, region: &mut Region, used: &HashSet<Value>) -> bool {
-    let before = region.ops.len();
-    region.ops.retain(|&op| !is_dead(func, op, used));
-    let mut removed = region.ops.len() != before;
-    for &op in &region.ops {
-        let mut nested = std::mem::take(&mut func.ops[op].regions);
-        for r in &mut nested {
-            removed |= sweep(func, r, used);
-        }
-        func.ops[op].regions = nested;
-    }
-    removed
-}
-
-fn is_dead(func: &Function, id: OpId, used: &HashSet<Value>) -> bool {
-    let op = func.op(id);
-    if op.results.iter().any(|r| used.contains(r)) {
-        return false;
-    }
-    match op.kind {
-        OpKind::Store | OpKind::StoreMasked | OpKind::Yield => false,
-        OpKind::For | OpKind::If => {
-            let mut stores = false;
-            for region in &op.regions {
-                func.walk_region(region, &mut |inner| {
-                    stores |= matches!(func.op(inner).kind, OpKind::Store | OpKind::StoreMasked);
-                });
-            }
-            !stores
-        }
-        _ => true,
-    }
-}
-
 /// Removes the parameters no op reads, with their arguments.
 fn prune_params(case: &mut Case) {
-    let used = used_values(&case.func);
+    let used = case.func.used_values();
     let keep: Vec<bool> = case
         .func
         .params

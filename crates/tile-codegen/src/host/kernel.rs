@@ -7,7 +7,7 @@ use super::check::CheckSite;
 use super::error::HostError;
 use super::frame::TileRef;
 use super::lazy::Expr;
-use super::lview::ViewRef;
+use super::lview::LViewRef;
 use super::plan::{plan, HostPlan};
 use super::stream::{self, Streaming};
 use crate::scalar::{Nans, ScalarEmitter};
@@ -18,7 +18,7 @@ use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use std::collections::HashMap;
 use tile_abi::host as abi;
 use tile_abi::HostIsa;
-use tile_ir::{DType, Function, OpId, OpKind, Region, Type, Value, ValueNames};
+use tile_ir::{DType, Function, OpFamily, OpId, OpKind, Region, Type, Value, ValueNames};
 
 /// The name of the kernel function in the host module.
 pub(super) const KERNEL: &str = "tile_host_kernel";
@@ -45,9 +45,9 @@ pub(super) enum HostValue<'ctx> {
     /// The tensor parameter at this position.
     Tensor(usize),
     /// A layout view.
-    LView(ViewRef<'ctx>),
+    LView(LViewRef<'ctx>),
     /// A partition view of the tensor parameter `tensor`.
-    View {
+    PartitionView {
         /// The tensor parameter's position.
         tensor: usize,
         /// The partition's shape.
@@ -264,50 +264,35 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             let expr = self.expr_of(id)?;
             return self.define_result(id, HostValue::Lazy(expr));
         }
-        match &op.kind {
-            OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => {
-                let grid = u64::from(matches!(op.kind, OpKind::NumPrograms { .. }));
-                let i32t = self.e.ctx.i32_type();
-                let k = i32t.const_int(3 * grid + u64::from(*axis), false);
-                let at = self.gep(i32t.into(), self.ids, k)?;
-                let v = self.e.b.build_load(i32t, at, "id")?;
-                self.define_result(id, HostValue::Scalar(v))
-            }
-            OpKind::Constant { value } => {
+        match (op.kind.family(), &op.kind) {
+            (OpFamily::Grid, OpKind::ProgramId { axis }) => self.grid_value(id, 0, *axis),
+            (OpFamily::Grid, OpKind::NumPrograms { axis }) => self.grid_value(id, 1, *axis),
+            (OpFamily::Constant, OpKind::Constant { value }) => {
                 let v = self.e.constant(*value)?;
                 self.define_result(id, HostValue::Scalar(v))
             }
-            OpKind::Full { .. }
-            | OpKind::Iota { .. }
-            | OpKind::Unary(_)
-            | OpKind::Binary(_)
-            | OpKind::Cmp(_)
-            | OpKind::Select
-            | OpKind::Fma
-            | OpKind::Cast { .. } => self.elementwise(id),
-            OpKind::Broadcast { .. }
-            | OpKind::Reshape { .. }
-            | OpKind::Permute { .. }
-            | OpKind::Expand { .. }
-            | OpKind::Flip { .. }
-            | OpKind::Slice { .. }
-            | OpKind::Pad { .. }
-            | OpKind::Cat { .. } => self.movement(id),
-            OpKind::Reduce { .. } | OpKind::ArgReduce { .. } | OpKind::Scan { .. } => {
-                self.reduce(id)
-            }
-            OpKind::Dot => self.dot(id),
-            OpKind::Dim { .. }
-            | OpKind::PartitionView { .. }
-            | OpKind::Load
-            | OpKind::LoadMasked { .. }
-            | OpKind::Store
-            | OpKind::StoreMasked => self.memory(id),
-            OpKind::For => self.emit_for(id),
-            OpKind::If => self.emit_if(id),
-            OpKind::Yield => Err(HostError::internal("`yield` outside the end of a region")),
-            OpKind::LView(_) => self.lview(id),
+            (OpFamily::Elementwise, _) => self.elementwise(id),
+            (OpFamily::Movement, _) => self.movement(id),
+            (OpFamily::Reduction, _) => self.reduce(id),
+            (OpFamily::Dot, _) => self.dot(id),
+            (OpFamily::Memory, _) => self.memory(id),
+            (OpFamily::Control, OpKind::For) => self.emit_for(id),
+            (OpFamily::Control, OpKind::If) => self.emit_if(id),
+            (OpFamily::LayoutView, _) => self.lview(id),
+            (_, kind) => Err(HostError::internal(format!(
+                "`{}` outside its place",
+                kind.name()
+            ))),
         }
+    }
+
+    /// Entry `axis` of `ids`' program id (`row` 0) or grid (`row` 1).
+    fn grid_value(&mut self, id: OpId, row: u64, axis: u8) -> Result<(), HostError> {
+        let i32t = self.e.ctx.i32_type();
+        let k = i32t.const_int(3 * row + u64::from(axis), false);
+        let at = self.gep(i32t.into(), self.ids, k)?;
+        let v = self.e.b.build_load(i32t, at, "id")?;
+        self.define_result(id, HostValue::Scalar(v))
     }
 
     /// The value of `v`.

@@ -19,7 +19,6 @@ use super::error::HostError;
 use super::kernel::{HostKernel, HostValue};
 use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::IntPredicate;
-use tile_ir::interp::padding_value;
 use tile_ir::layout::Layout;
 use tile_ir::lview::derive::{derive, tile_shape, Shift};
 use tile_ir::{DType, LViewOp, OpId, OpKind, Value};
@@ -34,7 +33,7 @@ struct Index<'ctx> {
 
 /// A layout view while the kernel is emitted.
 #[derive(Clone)]
-pub(super) struct ViewRef<'ctx> {
+pub(super) struct LViewRef<'ctx> {
     tensor: usize,
     dtype: DType,
     layout: Layout,
@@ -59,7 +58,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
                 let base = self.e.ctx.i128_type().const_zero();
                 self.define_result(
                     id,
-                    HostValue::LView(ViewRef {
+                    HostValue::LView(LViewRef {
                         tensor,
                         dtype,
                         layout: layout.clone(),
@@ -73,8 +72,8 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
                 let out = self.place(&shape, view.dtype);
                 let masked = match op {
                     LViewOp::LoadMasked { padding } => {
-                        let pad = padding_value(*padding, view.dtype).map_err(|f| {
-                            HostError::internal(format!("the padding of a load: {f}"))
+                        let pad = padding.value(view.dtype).ok_or_else(|| {
+                            HostError::internal(format!("padding {padding:?} of {}", view.dtype))
                         })?;
                         self.fill(&out, pad)?;
                         true
@@ -160,7 +159,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
                 };
                 self.define_result(
                     id,
-                    HostValue::LView(ViewRef {
+                    HostValue::LView(LViewRef {
                         layout: d.layout,
                         base,
                         ..view
@@ -171,7 +170,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     }
 
     /// The layout view `v` names.
-    fn view_of(&self, v: Option<Value>) -> Result<ViewRef<'ctx>, HostError> {
+    fn view_of(&self, v: Option<Value>) -> Result<LViewRef<'ctx>, HostError> {
         match v.map(|v| self.value(v)).transpose()? {
             Some(HostValue::LView(view)) => Ok(view),
             _ => Err(HostError::internal("expected a layout view operand")),
@@ -268,7 +267,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     /// The offset (`i128`) of tile element `j` (row-major counters) of `view`.
     fn view_offset(
         &self,
-        view: &ViewRef<'ctx>,
+        view: &LViewRef<'ctx>,
         j: &[IntValue<'ctx>],
     ) -> Result<IntValue<'ctx>, HostError> {
         let coordinate: Vec<Index<'ctx>> = j
@@ -284,7 +283,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
 
     /// The element space of `view`'s tensor, `1 + Σ (e_k − 1) · max(s_k, 0)`
     /// (0 when an extent is 0), as an `i128`.
-    fn element_space(&self, view: &ViewRef<'ctx>) -> Result<IntValue<'ctx>, HostError> {
+    fn element_space(&self, view: &LViewRef<'ctx>) -> Result<IntValue<'ctx>, HostError> {
         let t = self
             .tensors
             .get(&view.tensor)
@@ -318,7 +317,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     fn check_inside(
         &mut self,
         id: OpId,
-        view: &ViewRef<'ctx>,
+        view: &LViewRef<'ctx>,
         space: IntValue<'ctx>,
     ) -> Result<(), HostError> {
         let (mut low, mut high) = (0i64, 0i64);

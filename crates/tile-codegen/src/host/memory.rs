@@ -19,7 +19,6 @@ use super::kernel::{HostKernel, HostValue, TensorArg};
 use super::lazy::Expr;
 use inkwell::values::{BasicValue, BasicValueEnum, InstructionValue, IntValue, PointerValue};
 use inkwell::IntPredicate;
-use tile_ir::interp::padding_value;
 use tile_ir::{DType, OpId, OpKind, Scalar, Value};
 
 /// A partition being accessed: the tensor, the tile's origin in it and the
@@ -76,7 +75,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
                 let dtype = self.func.ty(self.result(id)?).dtype();
                 self.define_result(
                     id,
-                    HostValue::View {
+                    HostValue::PartitionView {
                         tensor,
                         tile: shape.dims().to_vec(),
                         dtype,
@@ -91,8 +90,8 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
                 let (tile_shape, dtype, part) = self.partition(id, *view, indices, masked)?;
                 let pad = match &op.kind {
                     OpKind::LoadMasked { padding } => {
-                        Some(padding_value(*padding, dtype).map_err(|f| {
-                            HostError::internal(format!("the padding of a load: {f}"))
+                        Some(padding.value(dtype).ok_or_else(|| {
+                            HostError::internal(format!("padding {padding:?} of {dtype}"))
                         })?)
                     }
                     _ => None,
@@ -205,7 +204,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
         indices: &[Value],
         masked: bool,
     ) -> Result<(Vec<usize>, DType, Partition<'ctx>), HostError> {
-        let HostValue::View {
+        let HostValue::PartitionView {
             tensor,
             tile,
             dtype,

@@ -21,10 +21,11 @@
 //! division and `sqrt` are the same as without the option. The fast `pow`
 //! is in `super::pow`, from this module's `log2` and `exp2`.
 
+use super::math::{self, sin_cos_series};
 use super::ScalarEmitter;
 use crate::EmitError;
 use inkwell::values::{FloatValue, FunctionValue, IntValue};
-use inkwell::{FloatPredicate, IntPredicate};
+use inkwell::FloatPredicate;
 use tile_ir::UnaryOp;
 
 /// ln 2 in two f32 parts: the high part has 16 significant bits, so
@@ -38,19 +39,6 @@ const LOG2_E_LO: u32 = 0x32a5_7060;
 const PIO2: [u32; 3] = [0x3fc9_0fdb, 0xb33b_bd2e, 0xa6f7_2ced];
 /// From this magnitude on, `sin` and `cos` take the exact f64 function.
 const SIN_COS_FAST_LIMIT: f32 = 131_072.0;
-
-/// `1/n!` for `n` in `0..count`.
-fn inverse_factorials(count: u32) -> Vec<f64> {
-    let mut out = Vec::new();
-    let mut factorial = 1.0f64;
-    for n in 0..count {
-        if n > 0 {
-            factorial *= f64::from(n);
-        }
-        out.push(1.0 / factorial);
-    }
-    out
-}
 
 impl<'ctx> ScalarEmitter<'_, 'ctx> {
     /// Whether `op` has a fast f32 variant (see the module doc).
@@ -114,7 +102,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
     /// e^r for |r| ≤ ln 2 / 2 in f32 (Taylor to degree 7: the truncation is
     /// below 2^-27 relative).
     fn fast_exp_reduced(&self, r: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
-        self.poly(r, &inverse_factorials(8))
+        self.poly(r, &math::inverse_factorials(8))
     }
 
     /// `y · 2^k` for an integral f32 `k` in [-160, 160]: two exact normal
@@ -314,45 +302,12 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             r = self.fma3(k, self.c32(-f32::from_bits(part)), r)?;
         }
         let z = b.build_float_mul(r, r, "z")?;
-        let inverse = inverse_factorials(12);
-        let alternating = |odd: bool| -> Vec<f64> {
-            (0..6)
-                .map(|i| {
-                    let c = inverse[2 * i + usize::from(odd)];
-                    if i % 2 == 0 {
-                        c
-                    } else {
-                        -c
-                    }
-                })
-                .collect()
-        };
         // sin r = r·(1 − z/3! + … + z⁴/9!) and cos r = 1 − z/2! + … − z⁵/10!.
-        let s = b.build_float_mul(r, self.poly(z, &alternating(true)[..5])?, "sin")?;
-        let c = self.poly(z, &alternating(false))?;
+        let (sin_c, cos_c) = sin_cos_series(6);
+        let s = b.build_float_mul(r, self.poly(z, &sin_c[..5])?, "sin")?;
+        let c = self.poly(z, &cos_c)?;
         let ki = b.build_float_to_signed_int(k, i32t, "ki")?;
-        let q = if cos {
-            b.build_int_add(ki, i32t.const_int(1, false), "kc")?
-        } else {
-            ki
-        };
-        let q = b.build_and(q, i32t.const_int(3, false), "q")?;
-        // Quadrant q: 0 → s, 1 → c, 2 → −s, 3 → −c.
-        let odd = b.build_int_compare(
-            IntPredicate::NE,
-            b.build_and(q, i32t.const_int(1, false), "q1")?,
-            i32t.const_zero(),
-            "odd",
-        )?;
-        let negate = b.build_int_compare(
-            IntPredicate::NE,
-            b.build_and(q, i32t.const_int(2, false), "q2")?,
-            i32t.const_zero(),
-            "neg",
-        )?;
-        let y = self.select_f(odd, c, s)?;
-        let ny = b.build_float_neg(y, "ny")?;
-        self.select_f(negate, ny, y)
+        self.in_quadrant(ki, cos, s, c)
     }
 
     fn fast_tanh(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
@@ -361,7 +316,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         let u = b.build_float_mul(a, self.c32(2.0), "u")?;
         // Below 0.55: expm1(u) = u·Σ u^n/(n+1)! to degree 11 (truncation
         // below 2^-27 relative), tanh = expm1/(expm1 + 2).
-        let coefficients: Vec<f64> = inverse_factorials(13)[1..].to_vec();
+        let coefficients: Vec<f64> = math::inverse_factorials(13)[1..].to_vec();
         let em1 = b.build_float_mul(u, self.poly(u, &coefficients)?, "em1")?;
         let small = b.build_float_div(em1, b.build_float_add(em1, self.c32(2.0), "d")?, "ts")?;
         // Above: 1 − 2/(e^u + 1), and 1 from 9.01 on (the rounding of

@@ -49,6 +49,36 @@ const PIO2: [u64; 4] = [
     0x397b_839a_2520_49c1,
 ];
 
+/// `1/n!` for `n` in `0..count`.
+pub(super) fn inverse_factorials(count: u32) -> Vec<f64> {
+    let mut out = Vec::new();
+    let mut factorial = 1.0f64;
+    for n in 0..count {
+        if n > 0 {
+            factorial *= f64::from(n);
+        }
+        out.push(1.0 / factorial);
+    }
+    out
+}
+
+/// The first `terms` coefficients of sin and cos as series in `r²`:
+/// sin r = r·Σ (-1)^i r^(2i)/(2i+1)!, cos r = Σ (-1)^i r^(2i)/(2i)!.
+pub(super) fn sin_cos_series(terms: usize) -> (Vec<f64>, Vec<f64>) {
+    let inverse = inverse_factorials(2 * terms as u32);
+    let term = |n: usize| {
+        if (n / 2).is_multiple_of(2) {
+            inverse[n]
+        } else {
+            -inverse[n]
+        }
+    };
+    (
+        (0..terms).map(|i| term(2 * i + 1)).collect(),
+        (0..terms).map(|i| term(2 * i)).collect(),
+    )
+}
+
 impl<'ctx> ScalarEmitter<'_, 'ctx> {
     /// Calls the f64 math function of `op` on `x`.
     pub(crate) fn transcendental(
@@ -353,24 +383,9 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         let k = self.select_f(large, k_big, k)?;
         let r = self.select_f(large, r_big, r)?;
         let r2 = b.build_float_mul(r, r, "r2")?;
-        // sin r = r·Σ (-1)^i r^(2i)/(2i+1)!, cos r = Σ (-1)^i r^(2i)/(2i)!.
-        let mut sin_c = Vec::new();
-        let mut cos_c = Vec::new();
-        let mut fact = 1.0f64;
-        for n in 0..20u32 {
-            if n > 0 {
-                fact *= f64::from(n);
-            }
-            let sign = if (n / 2) % 2 == 0 { 1.0 } else { -1.0 };
-            if n % 2 == 0 {
-                cos_c.push(sign / fact);
-            } else {
-                sin_c.push(sign / fact);
-            }
-        }
+        let (sin_c, cos_c) = sin_cos_series(10);
         let s = b.build_float_mul(r, self.poly(r2, &sin_c)?, "sin")?;
         let c = self.poly(r2, &cos_c)?;
-        // Quadrant q = k mod 4 (+1 for cos): 0 → s, 1 → c, 2 → -s, 3 → -c.
         // k mod 4, exact in f64 (a huge k is a multiple of 4).
         let k4 = b.build_float_mul(
             self.float_intrinsic("llvm.floor", &[b.build_float_mul(k, self.c(0.25), "k4")?])?,
@@ -378,26 +393,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             "k4f",
         )?;
         let ki = b.build_float_to_signed_int(b.build_float_sub(k, k4, "kmod")?, i64t, "ki")?;
-        let q = if cos {
-            b.build_int_add(ki, i64t.const_int(1, false), "kc")?
-        } else {
-            ki
-        };
-        let q = b.build_and(q, i64t.const_int(3, false), "q")?;
-        let odd = b.build_int_compare(
-            IntPredicate::NE,
-            b.build_and(q, i64t.const_int(1, false), "o")?,
-            i64t.const_zero(),
-            "odd",
-        )?;
-        let neg = b.build_int_compare(
-            IntPredicate::NE,
-            b.build_and(q, i64t.const_int(2, false), "n")?,
-            i64t.const_zero(),
-            "neg",
-        )?;
-        let v = self.select_f(odd, c, s)?;
-        let v = self.select_f(neg, b.build_float_neg(v, "nv")?, v)?;
+        let v = self.in_quadrant(ki, cos, s, c)?;
         // sin(±0) = ±0; infinities and NaN give NaN.
         let zero = self.fcmp(FloatPredicate::OEQ, x, self.c(0.0))?;
         let v = if cos { v } else { self.select_f(zero, x, v)? };
@@ -407,6 +403,37 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             self.c(f64::INFINITY),
         )?;
         self.select_f(finite, v, self.c(f64::NAN))
+    }
+
+    /// sin x (or cos x, `cos`) from `s = sin r` and `c = cos r` of the
+    /// reduced argument `r = x − k·π/2`, `k` an integer of any width: with
+    /// `q = k mod 4` (+1 for cos), 0 → s, 1 → c, 2 → −s, 3 → −c.
+    pub(super) fn in_quadrant(
+        &self,
+        k: IntValue<'ctx>,
+        cos: bool,
+        s: FloatValue<'ctx>,
+        c: FloatValue<'ctx>,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        let b = &self.b;
+        let it = k.get_type();
+        let q = if cos {
+            b.build_int_add(k, it.const_int(1, false), "kc")?
+        } else {
+            k
+        };
+        let bit = |mask: u64, name: &str| {
+            b.build_int_compare(
+                IntPredicate::NE,
+                b.build_and(q, it.const_int(mask, false), name)?,
+                it.const_zero(),
+                name,
+            )
+        };
+        let (odd, negate) = (bit(1, "odd")?, bit(2, "neg")?);
+        let v = self.select_f(odd, c, s)?;
+        let nv = b.build_float_neg(v, "nv")?;
+        self.select_f(negate, nv, v)
     }
 
     /// `x = k·π/2 + r` with |r| ≤ π/4 for large |x| (below 2^140): `x·2/π`

@@ -1,7 +1,7 @@
 //! `for` and `if`: structured control flow on block-uniform scalars.
 
 use super::value::RtValue;
-use super::{Fault, InterpError, Machine};
+use super::{Fault, InterpError, Interpreter};
 use crate::dtype::DType;
 use crate::function::{Op, OpId, Region};
 use crate::scalar::Scalar;
@@ -15,7 +15,7 @@ struct LoopHeader<'a> {
     body: &'a Region,
 }
 
-impl<'a> Machine<'a> {
+impl<'a> Interpreter<'a> {
     /// `for %iv = lo to hi step s iter(init...)`: runs the body for
     /// `iv = lo, lo + s, ...` while `iv < hi`, computed exactly (the
     /// induction variable never wraps), each iteration's `yield` giving the

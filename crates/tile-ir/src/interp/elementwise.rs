@@ -9,8 +9,18 @@ use crate::ops::OpKind;
 use crate::scalar::Scalar;
 use crate::types::Shape;
 
+/// Runs an op of the elementwise family: `full`, `iota`, or an elementwise
+/// op on scalars or tiles.
+pub(super) fn run(kind: &OpKind, operands: &[RtValue]) -> Result<RtValue, Fault> {
+    match kind {
+        OpKind::Full { value, shape } => full(*value, shape),
+        OpKind::Iota { shape, dtype } => iota(shape, *dtype),
+        _ => elementwise(kind, operands),
+    }
+}
+
 /// `full`: every element is `value`.
-pub(super) fn full(value: Scalar, shape: &Shape) -> Result<RtValue, Fault> {
+fn full(value: Scalar, shape: &Shape) -> Result<RtValue, Fault> {
     Ok(RtValue::Tile(Tile {
         shape: shape.dims().to_vec(),
         dtype: value.dtype(),
@@ -21,7 +31,7 @@ pub(super) fn full(value: Scalar, shape: &Shape) -> Result<RtValue, Fault> {
 /// `iota`: each element is its row-major linear index, converted to `dtype`
 /// by [`eval::cast`] (so it wraps in a small integer dtype and rounds in a
 /// small float dtype).
-pub(super) fn iota(shape: &Shape, dtype: DType) -> Result<RtValue, Fault> {
+fn iota(shape: &Shape, dtype: DType) -> Result<RtValue, Fault> {
     let data = (0..numel(shape.dims())?)
         .map(|i| eval::cast(Scalar::U64(i as u64), dtype))
         .collect();
@@ -34,7 +44,7 @@ pub(super) fn iota(shape: &Shape, dtype: DType) -> Result<RtValue, Fault> {
 
 /// `unary`, `binary`, `cmp`, `select`, `fma` and `cast` on scalars, or on
 /// tiles of one shape, element by element.
-pub(super) fn elementwise(kind: &OpKind, operands: &[RtValue]) -> Result<RtValue, Fault> {
+fn elementwise(kind: &OpKind, operands: &[RtValue]) -> Result<RtValue, Fault> {
     let f = |x: &[Scalar]| -> Result<Scalar, Fault> {
         Ok(match (kind, x) {
             (OpKind::Unary(op), [a]) => eval::unary(*op, *a)?,

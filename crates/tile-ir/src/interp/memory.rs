@@ -11,11 +11,9 @@
 //! access that share an address (a non-injective tensor span).
 
 use super::tensor::HostTensor;
-use super::value::{numel, RtValue, Tile, View};
+use super::value::{numel, PartitionView, RtValue, Tile};
 use super::{Arg, Fault};
 use crate::dtype::DType;
-use crate::eval::{canonical_nan, round_f64};
-use crate::f8::F8E5M2;
 use crate::ops::{OpKind, Padding};
 use crate::scalar::Scalar;
 
@@ -48,7 +46,7 @@ pub(super) fn read(kind: &OpKind, operands: &[RtValue], args: &[Arg]) -> Result<
                 [RtValue::Tensor(arg)] => *arg,
                 _ => return Err(Fault::Type("partition_view takes one tensor".into())),
             };
-            Ok(RtValue::View(View {
+            Ok(RtValue::PartitionView(PartitionView {
                 arg,
                 tile: shape.dims().to_vec(),
                 dtype: t.dtype(),
@@ -123,7 +121,7 @@ pub(super) fn store(kind: &OpKind, operands: &[RtValue], args: &mut [Arg]) -> Re
 /// partition at `index`, or `None` for an element outside the tensor (only
 /// when `masked`).
 fn partition(
-    view: &View,
+    view: &PartitionView,
     index: &[i128],
     t: &HostTensor,
     masked: bool,
@@ -214,8 +212,8 @@ fn check_injective(
 fn view_and_indices(
     view: Option<&RtValue>,
     rest: Option<&[RtValue]>,
-) -> Result<(View, Vec<i128>), Fault> {
-    let Some(RtValue::View(view)) = view else {
+) -> Result<(PartitionView, Vec<i128>), Fault> {
+    let Some(RtValue::PartitionView(view)) = view else {
         return Err(Fault::Type("expected a partition view operand".into()));
     };
     let indices = rest
@@ -233,7 +231,7 @@ fn tensor_operand<'a>(operands: &[RtValue], args: &'a [Arg]) -> Result<&'a HostT
     }
 }
 
-fn view_tensor<'a>(view: &View, args: &'a [Arg]) -> Result<&'a HostTensor, Fault> {
+fn view_tensor<'a>(view: &PartitionView, args: &'a [Arg]) -> Result<&'a HostTensor, Fault> {
     let t = tensor_arg(view.arg, args)?;
     if t.dtype() != view.dtype {
         return Err(Fault::Type(format!(
@@ -252,32 +250,11 @@ pub(super) fn tensor_arg(arg: usize, args: &[Arg]) -> Result<&HostTensor, Fault>
     }
 }
 
-/// The value of a masked load's elements outside the tensor, or a
-/// [`Fault::Type`] when the padding does not exist in `dtype` (`nan` of an
-/// integer, an infinity of `f8e4m3`, a constant of another dtype).
-pub fn padding_value(padding: Padding, dtype: DType) -> Result<Scalar, Fault> {
-    let infinity = |negative: bool| match dtype {
-        DType::F8E5M2 => Some(Scalar::F8E5M2(F8E5M2::from_bits(if negative {
-            0xfc
-        } else {
-            0x7c
-        }))),
-        DType::F16 | DType::BF16 | DType::F32 | DType::F64 => round_f64(
-            if negative {
-                f64::NEG_INFINITY
-            } else {
-                f64::INFINITY
-            },
-            dtype,
-        ),
-        _ => None,
-    };
-    let value = match padding {
-        Padding::Zero => Some(Scalar::zero(dtype)),
-        Padding::Nan => canonical_nan(dtype),
-        Padding::PosInf => infinity(false),
-        Padding::NegInf => infinity(true),
-        Padding::Value(v) => Some(v).filter(|v| v.dtype() == dtype),
-    };
-    value.ok_or_else(|| Fault::Type(format!("padding {padding:?} for a view of {dtype}")))
+/// The value of a masked load's elements outside the tensor
+/// ([`Padding::value`]), or a [`Fault::Type`] when the padding does not exist
+/// in `dtype`.
+pub(super) fn padding_value(padding: Padding, dtype: DType) -> Result<Scalar, Fault> {
+    padding
+        .value(dtype)
+        .ok_or_else(|| Fault::Type(format!("padding {padding:?} for a view of {dtype}")))
 }

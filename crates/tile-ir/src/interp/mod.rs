@@ -27,12 +27,11 @@ mod value;
 
 pub use buffer::HostBuffer;
 pub use error::{Fault, InterpError};
-pub use memory::padding_value;
 pub use tensor::{Element, HostTensor, TensorError};
 
 use crate::function::{Function, Op, OpId, Region, Value};
 use crate::names::ValueNames;
-use crate::ops::OpKind;
+use crate::ops::{OpFamily, OpKind};
 use crate::scalar::Scalar;
 use value::RtValue;
 
@@ -88,7 +87,7 @@ pub fn run_with(
     check_launch(func, grid, args)?;
     check_handles(func, &func.body)?;
     let names = ValueNames::new(func);
-    let mut machine = Machine {
+    let mut machine = Interpreter {
         func,
         names: &names,
         args,
@@ -133,7 +132,7 @@ fn check_handles(func: &Function, region: &Region) -> Result<(), InterpError> {
 
 /// The state of one run: the function, the arguments, and the values of the
 /// current program instance.
-struct Machine<'a> {
+struct Interpreter<'a> {
     func: &'a Function,
     names: &'a ValueNames,
     args: &'a mut [Arg],
@@ -144,7 +143,7 @@ struct Machine<'a> {
     env: Vec<Option<RtValue>>,
 }
 
-impl<'a> Machine<'a> {
+impl<'a> Interpreter<'a> {
     /// Runs the ops of `region` in order; returns the operands of the `yield`
     /// that ends it, or `None` when it has none (the body).
     fn run_region(&mut self, region: &'a Region) -> Result<Option<Vec<RtValue>>, InterpError> {
@@ -174,59 +173,41 @@ impl<'a> Machine<'a> {
         Ok(None)
     }
 
-    /// The value of every non-region op.
+    /// The value of every non-region op, by its family.
     fn compute(&mut self, kind: &OpKind, operands: &[RtValue]) -> Result<Vec<RtValue>, Fault> {
-        let one = match kind {
-            OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => {
-                let ids = if matches!(kind, OpKind::ProgramId { .. }) {
-                    self.program
-                } else {
-                    self.grid
-                };
-                let id = ids
-                    .get(usize::from(*axis))
-                    .ok_or_else(|| Fault::Type(format!("grid axis {axis} is not 0, 1 or 2")))?;
-                // The grid was checked to fit i32.
-                RtValue::Scalar(Scalar::I32(i32::try_from(*id).unwrap_or(i32::MAX)))
-            }
-            OpKind::Constant { value } => RtValue::Scalar(*value),
-            OpKind::Full { value, shape } => elementwise::full(*value, shape)?,
-            OpKind::Iota { shape, dtype } => elementwise::iota(shape, *dtype)?,
-            OpKind::Unary(_)
-            | OpKind::Binary(_)
-            | OpKind::Cmp(_)
-            | OpKind::Select
-            | OpKind::Fma
-            | OpKind::Cast { .. } => elementwise::elementwise(kind, operands)?,
-            OpKind::Broadcast { .. }
-            | OpKind::Reshape { .. }
-            | OpKind::Permute { .. }
-            | OpKind::Expand { .. }
-            | OpKind::Flip { .. }
-            | OpKind::Slice { .. }
-            | OpKind::Pad { .. }
-            | OpKind::Cat { .. } => movement::movement(kind, operands)?,
-            OpKind::Reduce { .. } | OpKind::ArgReduce { .. } | OpKind::Scan { .. } => {
-                reduce::reduce(kind, operands)?
-            }
-            OpKind::Dot => dot::dot(operands)?,
-            OpKind::Dim { .. }
-            | OpKind::PartitionView { .. }
-            | OpKind::Load
-            | OpKind::LoadMasked { .. } => memory::read(kind, operands, self.args)?,
-            OpKind::Store | OpKind::StoreMasked => {
+        let one = match (kind.family(), kind) {
+            (OpFamily::Grid, OpKind::ProgramId { axis }) => self.grid_value(self.program, *axis)?,
+            (OpFamily::Grid, OpKind::NumPrograms { axis }) => self.grid_value(self.grid, *axis)?,
+            (OpFamily::Constant, OpKind::Constant { value }) => RtValue::Scalar(*value),
+            (OpFamily::Elementwise, _) => elementwise::run(kind, operands)?,
+            (OpFamily::Movement, _) => movement::movement(kind, operands)?,
+            (OpFamily::Reduction, _) => reduce::reduce(kind, operands)?,
+            (OpFamily::Dot, _) => dot::dot(operands)?,
+            (OpFamily::Memory, _) if kind.writes_memory() => {
                 memory::store(kind, operands, self.args)?;
                 return Ok(Vec::new());
             }
-            OpKind::LView(op) => match lview::run(op, operands, self.args)? {
-                Some(view) => view,
-                None => return Ok(Vec::new()),
-            },
-            OpKind::For | OpKind::If | OpKind::Yield => {
-                return Err(Fault::Type(format!("`{}` outside its place", kind.name())))
+            (OpFamily::Memory, _) => memory::read(kind, operands, self.args)?,
+            (OpFamily::LayoutView, OpKind::LView(op)) => {
+                match lview::run(op, operands, self.args)? {
+                    Some(view) => view,
+                    None => return Ok(Vec::new()),
+                }
             }
+            _ => return Err(Fault::Type(format!("`{}` outside its place", kind.name()))),
         };
         Ok(vec![one])
+    }
+
+    /// `program_id` or `num_programs` along `axis`, from `ids`.
+    fn grid_value(&self, ids: [u32; 3], axis: u8) -> Result<RtValue, Fault> {
+        let id = ids
+            .get(usize::from(axis))
+            .ok_or_else(|| Fault::Type(format!("grid axis {axis} is not 0, 1 or 2")))?;
+        // The grid was checked to fit i32.
+        Ok(RtValue::Scalar(Scalar::I32(
+            i32::try_from(*id).unwrap_or(i32::MAX),
+        )))
     }
 
     /// The current values of `op`'s operands.

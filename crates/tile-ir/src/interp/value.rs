@@ -87,7 +87,7 @@ impl Tile {
 
 /// A partition view: a tensor argument cut into tiles of a static shape.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct View {
+pub(crate) struct PartitionView {
     /// The position of the viewed tensor among the kernel's arguments.
     pub arg: usize,
     /// The shape of one partition.
@@ -120,7 +120,7 @@ pub(crate) enum RtValue {
     /// A tensor argument, by its position among the arguments.
     Tensor(usize),
     /// A partition view.
-    View(View),
+    PartitionView(PartitionView),
     /// A layout view.
     LView(LView),
 }
@@ -132,7 +132,7 @@ impl RtValue {
             RtValue::Scalar(s) => format!("{} scalar", s.dtype()),
             RtValue::Tile(t) => format!("tile {:?} of {}", t.shape, t.dtype),
             RtValue::Tensor(arg) => format!("tensor argument {arg}"),
-            RtValue::View(v) => format!("view of tile {:?} of {}", v.tile, v.dtype),
+            RtValue::PartitionView(v) => format!("view of tile {:?} of {}", v.tile, v.dtype),
             RtValue::LView(v) => format!("layout view {} of {}", v.layout, v.dtype),
         }
     }
@@ -144,7 +144,9 @@ impl RtValue {
             (RtValue::Scalar(s), Type::Scalar(d)) => s.dtype() == *d,
             (RtValue::Tile(t), Type::Tile(tt)) => t.dtype == tt.dtype && t.shape == tt.shape.dims(),
             (RtValue::Tensor(_), Type::Tensor(_)) => true,
-            (RtValue::View(v), Type::View(vt)) => v.dtype == vt.dtype && v.tile == vt.tile.dims(),
+            (RtValue::PartitionView(v), Type::PartitionView(vt)) => {
+                v.dtype == vt.dtype && v.tile == vt.tile.dims()
+            }
             (RtValue::LView(v), Type::LayoutView(vt)) => {
                 v.dtype == vt.dtype && v.layout == vt.layout
             }

@@ -21,7 +21,7 @@ impl Pass for Dce {
     fn run(&self, func: &mut Function) -> bool {
         let mut changed = false;
         loop {
-            let used = used_values(func);
+            let used = func.used_values();
             let mut body = std::mem::take(&mut func.body);
             let removed = sweep(func, &mut body, &used);
             func.body = body;
@@ -31,13 +31,6 @@ impl Pass for Dce {
             changed = true;
         }
     }
-}
-
-/// Every value read by an op reachable from the body.
-fn used_values(func: &Function) -> HashSet<Value> {
-    let mut used = HashSet::new();
-    func.walk(&mut |op| used.extend(func.op(op).operands.iter().copied()));
-    used
 }
 
 /// Removes the dead ops of `region` and its nested regions.

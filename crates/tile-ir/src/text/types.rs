@@ -5,7 +5,7 @@ use super::error::ParseError;
 use super::lexer::TokenKind;
 use super::parser::Parser;
 use crate::dtype::DType;
-use crate::types::{LayoutViewType, Shape, TensorType, TileType, Type, ViewType};
+use crate::types::{LayoutViewType, PartitionViewType, Shape, TensorType, TileType, Type};
 
 impl Parser<'_, '_> {
     /// Consumes a type.
@@ -43,7 +43,7 @@ impl Parser<'_, '_> {
                 self.match_token(TokenKind::Comma, "`,` after the view's dtype")?;
                 let tile = Shape::new(self.match_int_list("dimension")?);
                 self.match_token(TokenKind::RAngle, "`>` to close the view type")?;
-                Ok(Type::View(ViewType { dtype, tile }))
+                Ok(Type::PartitionView(PartitionViewType { dtype, tile }))
             }
             "lview" => {
                 let open = self.match_token(TokenKind::LAngle, "`<` after `lview`")?;

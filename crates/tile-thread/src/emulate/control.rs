@@ -1,10 +1,10 @@
 //! Uniform loops in the emulator (an `if` is in `run_op`).
 
-use super::{EmuError, EmuFault, Machine, MAX_LOOP_ITERATIONS};
+use super::{EmuError, EmuFault, Emulator, MAX_LOOP_ITERATIONS};
 use crate::program::{Op, OpId};
 use tile_ir::Scalar;
 
-impl Machine<'_> {
+impl Emulator<'_> {
     /// Runs a `for` whose bounds are uniform across the block; returns the
     /// final carried values.
     pub(super) fn run_for(

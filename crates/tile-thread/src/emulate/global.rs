@@ -1,11 +1,11 @@
 //! Global loads and stores of the emulator: per thread, per vector element,
 //! touching memory only where the element's mask is true.
 
-use super::{address, EmuError, EmuFault, Machine};
+use super::{address, EmuError, EmuFault, Emulator};
 use crate::program::OpId;
 use tile_ir::Scalar;
 
-impl Machine<'_> {
+impl Emulator<'_> {
     // Indexing by thread across the operand columns reads clearer than zips.
     #[allow(clippy::needless_range_loop)]
     pub(super) fn load_global(

@@ -83,7 +83,7 @@ pub fn run_with_stats(
             }
         });
     }
-    let mut machine = Machine {
+    let mut machine = Emulator {
         program,
         args,
         globals,
@@ -95,7 +95,7 @@ pub fn run_with_stats(
         stats: RunStats::default(),
     };
     let result = machine.run_grid();
-    let Machine {
+    let Emulator {
         globals,
         args,
         stats,
@@ -110,7 +110,7 @@ pub fn run_with_stats(
 }
 
 /// The state of a run: memories and the registers of the current block.
-struct Machine<'a> {
+struct Emulator<'a> {
     program: &'a Program,
     args: &'a mut [Arg],
     globals: Vec<Option<Global>>,
@@ -123,7 +123,7 @@ struct Machine<'a> {
     stats: RunStats,
 }
 
-impl<'a> Machine<'a> {
+impl<'a> Emulator<'a> {
     fn run_grid(&mut self) -> Result<(), EmuError> {
         if self.grid.iter().any(|&g| i32::try_from(g).is_err()) {
             return Err(self.error(None, None, EmuFault::Malformed("grid beyond i32".into())));

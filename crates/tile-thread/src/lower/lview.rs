@@ -9,7 +9,6 @@
 //! `[0, 1 + Σ (e_k − 1)·max(s_k, 0))`; accesses are scalar, since a
 //! layout's offsets need not be consecutive.
 
-use super::memory::padding_value;
 use super::{Lowered, Lowerer};
 use crate::lower::LowerError;
 use crate::program::{Reg, ThreadOpKind};
@@ -55,11 +54,9 @@ impl Lowerer<'_> {
                 let (addresses, masks) =
                     self.lview_access(id, param, &layout, base, &tile, masked, false)?;
                 let other = match op {
-                    LViewOp::LoadMasked { padding } => {
-                        padding_value(*padding, dtype).ok_or_else(|| {
-                            self.invalid(id, format!("padding {padding:?} for {dtype}"))
-                        })?
-                    }
+                    LViewOp::LoadMasked { padding } => padding.value(dtype).ok_or_else(|| {
+                        self.invalid(id, format!("padding {padding:?} for {dtype}"))
+                    })?,
                     _ => Scalar::zero(dtype),
                 };
                 let other = self.constant(other);

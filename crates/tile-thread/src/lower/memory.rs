@@ -32,8 +32,7 @@
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::DistLayout;
 use crate::program::{Reg, Region, ThreadOpKind};
-use tile_ir::eval::{canonical_nan, round_f64};
-use tile_ir::{BinaryOp, CmpPred, DType, OpId, OpKind, Padding, Scalar, Value};
+use tile_ir::{BinaryOp, CmpPred, DType, OpId, OpKind, Scalar, Value};
 
 /// Emits one access: `(lowerer, width, address, masks)` → the loaded
 /// registers (none for a store).
@@ -87,7 +86,7 @@ impl Lowerer<'_> {
                 let param = self.tensor_param(id, op.operands.first().copied())?;
                 self.bind(
                     id,
-                    Lowered::View {
+                    Lowered::PartitionView {
                         param,
                         tile: shape.clone(),
                     },
@@ -103,11 +102,9 @@ impl Lowerer<'_> {
                 let masked = matches!(op.kind, OpKind::LoadMasked { .. });
                 let access = self.access(id, &op.operands, &layout, masked, false)?;
                 let other = match &op.kind {
-                    OpKind::LoadMasked { padding } => {
-                        padding_value(*padding, dtype).ok_or_else(|| {
-                            self.invalid(id, format!("padding {padding:?} for {dtype}"))
-                        })?
-                    }
+                    OpKind::LoadMasked { padding } => padding.value(dtype).ok_or_else(|| {
+                        self.invalid(id, format!("padding {padding:?} for {dtype}"))
+                    })?,
                     _ => Scalar::zero(dtype),
                 };
                 let other = self.constant(other);
@@ -283,7 +280,7 @@ impl Lowerer<'_> {
         let (view, indices) = operands
             .split_first()
             .ok_or_else(|| self.invalid(id, "no view operand"))?;
-        let Lowered::View { param, tile } = self.get(id, *view)? else {
+        let Lowered::PartitionView { param, tile } = self.get(id, *view)? else {
             return Err(self.invalid(id, "the operand is not a partition view"));
         };
         if indices.len() != tile.rank() || tile.dims() != layout.shape.as_slice() {
@@ -405,31 +402,5 @@ pub(super) fn bounds_note(proven: &[bool], masked: bool, bounded: bool) -> Strin
             axes(true),
             axes(false)
         )
-    }
-}
-
-/// The value of a masked-off element (the interpreter's rule).
-pub(super) fn padding_value(padding: Padding, dtype: DType) -> Option<Scalar> {
-    let infinity = |negative: bool| match dtype {
-        DType::F8E5M2 => Some(Scalar::from_bits(
-            DType::F8E5M2,
-            if negative { 0xfc } else { 0x7c },
-        )),
-        DType::F16 | DType::BF16 | DType::F32 | DType::F64 => round_f64(
-            if negative {
-                f64::NEG_INFINITY
-            } else {
-                f64::INFINITY
-            },
-            dtype,
-        ),
-        _ => None,
-    };
-    match padding {
-        Padding::Zero => Some(Scalar::zero(dtype)),
-        Padding::Nan => canonical_nan(dtype),
-        Padding::PosInf => infinity(false),
-        Padding::NegInf => infinity(true),
-        Padding::Value(v) => Some(v).filter(|v| v.dtype() == dtype),
     }
 }

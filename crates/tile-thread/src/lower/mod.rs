@@ -39,7 +39,9 @@ use crate::layout_assign::{assign, DistLayout, LayoutBuildError, LayoutPlan};
 use crate::program::{OpId as ThreadOp, Param, ParamKind, Program, Reg, ThreadOpKind};
 use std::collections::HashMap;
 use std::rc::Rc;
-use tile_ir::{DType, Function, OpId, OpKind, Region, Scalar, Shape, Type, Value, ValueNames};
+use tile_ir::{
+    DType, Function, OpFamily, OpId, OpKind, Region, Scalar, Shape, Type, Value, ValueNames,
+};
 
 /// LowerOptions of one specialization.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -193,7 +195,7 @@ enum Lowered {
     /// A tensor parameter.
     Tensor { param: usize },
     /// A partition view of a tensor parameter.
-    View { param: usize, tile: Shape },
+    PartitionView { param: usize, tile: Shape },
     /// A layout view of a tensor parameter: its static layout and its base
     /// offset (an `i64` register, uniform).
     LView {
@@ -399,51 +401,36 @@ impl<'a> Lowerer<'a> {
         self.emit_op(ThreadOpKind::Barrier, vec![], &[]);
     }
 
-    /// Lowers one op.
+    /// Lowers one op, by its family.
     fn op(&mut self, id: OpId) -> Result<(), LowerError> {
-        let func = self.func;
-        let op = func.op(id);
-        match &op.kind {
-            OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => {
-                let kind = if matches!(op.kind, OpKind::ProgramId { .. }) {
-                    ThreadOpKind::BlockId { axis: *axis }
-                } else {
-                    ThreadOpKind::GridDim { axis: *axis }
-                };
-                let r = self.hoist(kind, vec![], DType::I32);
-                self.bind(id, Lowered::Scalar(r))
+        let kind = &self.func.op(id).kind;
+        match (kind.family(), kind) {
+            (OpFamily::Grid, OpKind::ProgramId { axis }) => {
+                self.grid_value(id, ThreadOpKind::BlockId { axis: *axis })
             }
-            OpKind::Constant { .. }
-            | OpKind::Full { .. }
-            | OpKind::Iota { .. }
-            | OpKind::Unary(_)
-            | OpKind::Binary(_)
-            | OpKind::Cmp(_)
-            | OpKind::Select
-            | OpKind::Fma
-            | OpKind::Cast { .. } => self.elementwise(id),
-            OpKind::Broadcast { .. }
-            | OpKind::Reshape { .. }
-            | OpKind::Permute { .. }
-            | OpKind::Expand { .. }
-            | OpKind::Flip { .. }
-            | OpKind::Slice { .. }
-            | OpKind::Pad { .. }
-            | OpKind::Cat { .. } => self.movement(id),
-            OpKind::Reduce { .. } | OpKind::ArgReduce { .. } | OpKind::Scan { .. } => {
-                self.reduce(id)
+            (OpFamily::Grid, OpKind::NumPrograms { axis }) => {
+                self.grid_value(id, ThreadOpKind::GridDim { axis: *axis })
             }
-            OpKind::Dot => self.dot(id),
-            OpKind::Dim { .. }
-            | OpKind::PartitionView { .. }
-            | OpKind::Load
-            | OpKind::LoadMasked { .. }
-            | OpKind::Store
-            | OpKind::StoreMasked => self.memory(id),
-            OpKind::For => self.lower_for(id),
-            OpKind::If => self.lower_if(id),
-            OpKind::Yield => self.lower_yield(id),
-            OpKind::LView(lview) => self.lview(id, lview),
+            (OpFamily::Constant | OpFamily::Elementwise, _) => self.elementwise(id),
+            (OpFamily::Movement, _) => self.movement(id),
+            (OpFamily::Reduction, _) => self.reduce(id),
+            (OpFamily::Dot, _) => self.dot(id),
+            (OpFamily::Memory, _) => self.memory(id),
+            (OpFamily::Control, OpKind::For) => self.lower_for(id),
+            (OpFamily::Control, OpKind::If) => self.lower_if(id),
+            (OpFamily::Control, _) => self.lower_yield(id),
+            (OpFamily::LayoutView, OpKind::LView(lview)) => self.lview(id, lview),
+            (family, kind) => Err(LowerError::Invalid {
+                op: kind.name().to_string(),
+                reason: format!("not an op of the {family:?} family"),
+            }),
         }
+    }
+
+    /// `program_id` or `num_programs` as `kind`, hoisted to the kernel's
+    /// entry.
+    fn grid_value(&mut self, id: OpId, kind: ThreadOpKind) -> Result<(), LowerError> {
+        let r = self.hoist(kind, vec![], DType::I32);
+        self.bind(id, Lowered::Scalar(r))
     }
 }

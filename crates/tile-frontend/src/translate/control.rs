@@ -1,0 +1,532 @@
+//! Structured control flow: `for` over integer ranges with scalar
+//! (block-uniform) bounds, and `if`/`else` on block-uniform bool scalars.
+//!
+//! Variables declared before a `for` and assigned in its body become the
+//! loop's carried values; variables declared before an `if` and assigned in
+//! a branch become results of the `if`, as does the branches' tail value
+//! (`let y = if c { a } else { b };`). The result types of an `if` are
+//! learned by translating each branch once into a region that is then
+//! dropped (its ops stay unreachable in the arena), so that a literal in one
+//! branch takes the dtype of the other. An `if` whose condition is a
+//! compile-time constant (`if BLOCK > 64`) translates only the branch taken.
+//! A tile condition is an error suggesting `select`.
+
+use super::{Translator, Val};
+use crate::diag::abort;
+use proc_macro2::TokenStream;
+use quote::ToTokens;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use syn::visit::Visit;
+use syn::{Block, Expr, ExprForLoop, ExprIf, RangeLimits};
+use tile_ir::builder::{BuildError, Builder};
+use tile_ir::{DType, Type, Value};
+
+/// The names assigned (`x = ..`, `x += ..`) anywhere in a piece of syntax,
+/// each with its last assignment (where a type change is reported).
+#[derive(Default)]
+pub(crate) struct Assigned(pub(crate) BTreeMap<String, TokenStream>);
+
+impl Assigned {
+    fn place(&mut self, e: &Expr, whole: &dyn ToTokens) {
+        match e {
+            Expr::Path(p) => {
+                if let Some(id) = p.path.get_ident() {
+                    self.0.insert(id.to_string(), whole.to_token_stream());
+                }
+            }
+            Expr::Tuple(t) => t.elems.iter().for_each(|x| self.place(x, whole)),
+            Expr::Paren(p) => self.place(&p.expr, whole),
+            _ => {}
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Assigned {
+    fn visit_expr_assign(&mut self, e: &'ast syn::ExprAssign) {
+        self.place(&e.left, e);
+        syn::visit::visit_expr_assign(self, e);
+    }
+    fn visit_expr_binary(&mut self, e: &'ast syn::ExprBinary) {
+        let compound = matches!(
+            e.op,
+            syn::BinOp::AddAssign(_)
+                | syn::BinOp::SubAssign(_)
+                | syn::BinOp::MulAssign(_)
+                | syn::BinOp::DivAssign(_)
+                | syn::BinOp::RemAssign(_)
+                | syn::BinOp::BitXorAssign(_)
+                | syn::BinOp::BitAndAssign(_)
+                | syn::BinOp::BitOrAssign(_)
+                | syn::BinOp::ShlAssign(_)
+                | syn::BinOp::ShrAssign(_)
+        );
+        if compound {
+            self.place(&e.left, e);
+        }
+        syn::visit::visit_expr_binary(self, e);
+    }
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+impl<'k> Translator<'k> {
+    /// The visible variables among those assigned in `nodes`, with their
+    /// values made IR values (so they can be carried or merged).
+    pub(crate) fn carried(
+        &mut self,
+        names: BTreeMap<String, TokenStream>,
+        what: &str,
+    ) -> syn::Result<Vec<(String, Value, TokenStream)>> {
+        let mut out = Vec::new();
+        for (name, node) in names {
+            let Some(b) = self.scopes.lookup(&name).cloned() else {
+                continue;
+            };
+            if !b.mutable {
+                continue;
+            }
+            let v = match &b.val {
+                Val::Ir(x) if self.ty(*x).is_data() => *x,
+                c if c.is_const() => self.data(c, None, &node)?,
+                other => {
+                    return Err(self.err(&node, format!("`{name}` is assigned in this {what} but holds {}; only scalars and tiles can change here", self.describe(other))))
+                }
+            };
+            self.scopes.set(&name, Val::Ir(v));
+            out.push((name, v, node));
+        }
+        Ok(out)
+    }
+
+    /// `v` made a value of type `want`: literals become constants, scalars
+    /// broadcast to tiles; anything else must already have the type.
+    pub(crate) fn coerce(
+        &mut self,
+        v: &Val,
+        want: &Type,
+        node: &dyn ToTokens,
+        what: &str,
+    ) -> syn::Result<Value> {
+        let x = self.data(v, Some(want.dtype()), node)?;
+        let have = self.ty(x);
+        if have == *want {
+            return Ok(x);
+        }
+        if let (Type::Scalar(d), Some(shape)) = (&have, want.tile_shape()) {
+            if *d == want.dtype() {
+                return self.broadcast_to_shape(x, shape, node);
+            }
+        }
+        Err(self.err(node, format!("{what} {want}, but this makes it {have}")))
+    }
+
+    /// Runs `body` on the real builder while `Builder::for_loop` or
+    /// `Builder::if_else` holds it, recording a front-end error.
+    pub(crate) fn nested<T>(
+        &mut self,
+        b: &mut Builder,
+        failure: &mut Option<syn::Error>,
+        body: impl FnOnce(&mut Self) -> syn::Result<T>,
+    ) -> Option<T> {
+        std::mem::swap(&mut self.b, b);
+        let r = body(self);
+        std::mem::swap(&mut self.b, b);
+        match r {
+            Ok(v) => Some(v),
+            Err(e) => {
+                *failure = Some(e);
+                None
+            }
+        }
+    }
+
+    pub(crate) fn for_loop(&mut self, f: &ExprForLoop) -> syn::Result<Val> {
+        if let Some(l) = &f.label {
+            return Err(self.err(l, "loop labels are not supported"));
+        }
+        let (range, step) = match &*f.expr {
+            Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
+                (strip_parens(&m.receiver), Some(&m.args[0]))
+            }
+            e => (strip_parens(e), None),
+        };
+        let Expr::Range(r) = range else {
+            let v = self.expr(&f.expr)?;
+            return Err(self.err(
+                &f.expr,
+                format!("cannot loop over {}: `for` iterates over an integer range with scalar bounds, `lo..hi` or `(lo..hi).step_by(s)`", self.describe(&v)),
+            ));
+        };
+        let (Some(lo_e), Some(hi_e), RangeLimits::HalfOpen(_)) = (&r.start, &r.end, &r.limits)
+        else {
+            return Err(self.err(
+                r,
+                "a loop range needs both bounds and an exclusive end: `lo..hi`",
+            ));
+        };
+        let lo = self.expr(lo_e)?;
+        let hi = self.expr(hi_e)?;
+        let st = match step {
+            Some(s) => self.expr(s)?,
+            None => Val::Int(1),
+        };
+        if let (Val::Int(s), Some(e)) = (&st, step) {
+            if *s <= 0 {
+                return Err(self.err(e, format!("the loop step must be positive, found {s}")));
+            }
+        }
+        let mut dtype: Option<DType> = None;
+        for (v, e) in [(&lo, &**lo_e), (&hi, &**hi_e)]
+            .into_iter()
+            .chain(step.map(|e| (&st, e)))
+        {
+            if let Val::Ir(x) = v {
+                let t = self.ty(*x);
+                match t {
+                    Type::Scalar(d) if d.is_int() => match dtype {
+                        Some(o) if o != d => {
+                            return Err(self
+                                .err(e, format!("loop bounds have mismatched dtypes {o} and {d}")))
+                        }
+                        _ => dtype = Some(d),
+                    },
+                    Type::Tile(_) => {
+                        return Err(self.err(
+                            e,
+                            format!("loop bounds must be scalars (block-uniform), found {t}"),
+                        ))
+                    }
+                    other => {
+                        return Err(self.err(
+                            e,
+                            format!("loop bounds must be integer scalars, found {other}"),
+                        ))
+                    }
+                }
+            } else if !matches!(v, Val::Int(_)) {
+                return Err(self.err(
+                    e,
+                    format!("loop bounds must be integers, found {}", self.describe(v)),
+                ));
+            }
+        }
+        let d = dtype.unwrap_or(DType::I32);
+        let lo = self.data(&lo, Some(d), lo_e)?;
+        let hi = self.data(&hi, Some(d), hi_e)?;
+        let st = self.data(
+            &st,
+            Some(d),
+            step.map_or(&f.expr as &dyn ToTokens, |s| s as &dyn ToTokens),
+        )?;
+        let mut names = Assigned::default();
+        names.visit_block(&f.body);
+        let carried = self.carried(names.0, "loop")?;
+        let init: Vec<Value> = carried.iter().map(|(_, v, _)| *v).collect();
+        let types: Vec<Type> = init.iter().map(|v| self.ty(*v)).collect();
+        let mut failure = None;
+        let mut b = std::mem::replace(&mut self.b, Builder::new(""));
+        let result = b.for_loop(lo, hi, st, &init, |inner, iv, args| {
+            self.nested(inner, &mut failure, |me| {
+                me.scopes.push();
+                me.bind(&f.pat, Val::Ir(iv), &f.pat)?;
+                for ((name, _, _), arg) in carried.iter().zip(args) {
+                    me.scopes.set(name, Val::Ir(*arg));
+                }
+                me.block(&f.body)?;
+                let mut next = Vec::new();
+                for ((name, _, at), ty) in carried.iter().zip(&types) {
+                    let v = me
+                        .scopes
+                        .lookup(name)
+                        .map(|b| b.val.clone())
+                        .unwrap_or(Val::Unit);
+                    next.push(me.coerce(&v, ty, at, &format!("the loop carries `{name}` as"))?);
+                }
+                me.scopes.pop();
+                Ok(next)
+            })
+            .ok_or_else(abort)
+        });
+        self.b = b;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        let results = self.ir_result(f, result)?;
+        for ((name, _, _), v) in carried.iter().zip(results) {
+            self.scopes.set(name, Val::Ir(v));
+        }
+        Ok(Val::Unit)
+    }
+
+    pub(crate) fn ir_result<T>(
+        &self,
+        node: &dyn ToTokens,
+        r: Result<T, tile_ir::builder::BuildError>,
+    ) -> syn::Result<T> {
+        r.map_err(|e| self.err(node, crate::diag::build_msg(e)))
+    }
+}
+
+pub(super) fn strip_parens(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip_parens(&p.expr),
+        other => other,
+    }
+}
+
+/// The branch of an `if` to translate.
+#[derive(Clone, Copy)]
+enum Branch<'e> {
+    Then(&'e Block),
+    Else(Option<&'e Expr>),
+}
+
+/// How a branch's tail value is made of leaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    Unit,
+    One,
+    Tuple(usize),
+}
+
+fn leaves(v: Val) -> (Form, Vec<Val>) {
+    match v {
+        Val::Unit => (Form::Unit, Vec::new()),
+        Val::Tuple(items) => (Form::Tuple(items.len()), items),
+        other => (Form::One, vec![other]),
+    }
+}
+
+fn has_tail(b: &Block) -> bool {
+    matches!(b.stmts.last(), Some(syn::Stmt::Expr(_, None)))
+}
+
+impl Translator<'_> {
+    pub(crate) fn if_expr(&mut self, i: &ExprIf) -> syn::Result<Val> {
+        let cond = self.expr(&i.cond)?;
+        let else_expr = i.else_branch.as_ref().map(|(_, e)| &**e);
+        let cond = match cond {
+            Val::Bool(true) => return self.branch(Branch::Then(&i.then_branch)),
+            Val::Bool(false) => return self.branch(Branch::Else(else_expr)),
+            Val::Ir(x) => match self.ty(x) {
+                Type::Scalar(DType::Bool) => x,
+                t @ Type::Tile(_) => {
+                    return Err(self.err(
+                        &i.cond,
+                        format!("an `if` condition must be a block-uniform bool scalar, found {t}: choose per element with `select(cond, a, b)` (alias `where_`)"),
+                    ))
+                }
+                other => return Err(self.err(&i.cond, format!("an `if` condition must be a bool scalar, found {other}"))),
+            },
+            other => return Err(self.err(&i.cond, format!("an `if` condition must be a bool scalar, found {}", self.describe(&other)))),
+        };
+        let mut names = Assigned::default();
+        names.visit_block(&i.then_branch);
+        if let Some(e) = else_expr {
+            names.visit_expr(e);
+        }
+        let merged: Vec<(String, Value)> = self
+            .carried(names.0, "`if`")?
+            .into_iter()
+            .map(|(n, v, _)| (n, v))
+            .collect();
+        let else_tail = match else_expr {
+            Some(Expr::Block(b)) => has_tail(&b.block),
+            Some(_) => true,
+            None => false,
+        };
+        let (form, mut types) = if has_tail(&i.then_branch) || else_tail {
+            self.tail_types(cond, i, else_expr, &merged)?
+        } else {
+            (Form::Unit, Vec::new())
+        };
+        let n_tail = types.len();
+        types.extend(merged.iter().map(|(_, v)| self.ty(*v)));
+        let mut b = std::mem::replace(&mut self.b, Builder::new(""));
+        let failure: RefCell<Option<syn::Error>> = RefCell::new(None);
+        let result = {
+            let me = RefCell::new(&mut *self);
+            let run = |inner: &mut Builder, branch: Branch| -> Result<Vec<Value>, BuildError> {
+                let mut guard = me.borrow_mut();
+                let mut fail = None;
+                let r = guard.nested(inner, &mut fail, |me| {
+                    me.branch_yield(branch, &types, n_tail, &merged, i)
+                });
+                if let Some(e) = fail {
+                    *failure.borrow_mut() = Some(e);
+                }
+                r.ok_or_else(abort)
+            };
+            b.if_else(
+                cond,
+                &types,
+                |inner| run(inner, Branch::Then(&i.then_branch)),
+                |inner| run(inner, Branch::Else(else_expr)),
+            )
+        };
+        self.b = b;
+        if let Some(e) = failure.into_inner() {
+            return Err(e);
+        }
+        let results = self.ir_result(i, result)?;
+        for ((name, _), v) in merged.iter().zip(&results[n_tail..]) {
+            self.scopes.set(name, Val::Ir(*v));
+        }
+        let tail: Vec<Val> = results[..n_tail].iter().map(|v| Val::Ir(*v)).collect();
+        Ok(match form {
+            Form::Unit => Val::Unit,
+            Form::One => tail.into_iter().next().unwrap_or(Val::Unit),
+            Form::Tuple(_) => Val::Tuple(tail),
+        })
+    }
+
+    /// Lowers a branch in its own scope and returns its value.
+    fn branch(&mut self, branch: Branch) -> syn::Result<Val> {
+        match branch {
+            Branch::Then(b) => self.block(b),
+            Branch::Else(None) => Ok(Val::Unit),
+            Branch::Else(Some(Expr::Block(b))) => self.block(&b.block),
+            Branch::Else(Some(Expr::If(i))) => self.if_expr(i),
+            Branch::Else(Some(other)) => {
+                Err(self.err(other, "expected a block or `if` after `else`"))
+            }
+        }
+    }
+
+    fn reset(&mut self, merged: &[(String, Value)]) {
+        for (name, v) in merged {
+            self.scopes.set(name, Val::Ir(*v));
+        }
+    }
+
+    /// Lowers a branch for real: its tail leaves and the merged variables,
+    /// coerced to the `if`'s result types.
+    fn branch_yield(
+        &mut self,
+        branch: Branch,
+        types: &[Type],
+        n_tail: usize,
+        merged: &[(String, Value)],
+        node: &ExprIf,
+    ) -> syn::Result<Vec<Value>> {
+        self.reset(merged);
+        let v = self.branch(branch)?;
+        let (_, tail) = leaves(v);
+        let at: &dyn ToTokens = match branch {
+            Branch::Then(b) => b,
+            Branch::Else(Some(e)) => e,
+            Branch::Else(None) => node,
+        };
+        let mut out = Vec::new();
+        for (leaf, ty) in tail.iter().zip(&types[..n_tail]) {
+            out.push(self.coerce(leaf, ty, at, "the `if` produces")?);
+        }
+        for ((name, _), ty) in merged.iter().zip(&types[n_tail..]) {
+            let v = self
+                .scopes
+                .lookup(name)
+                .map(|b| b.val.clone())
+                .unwrap_or(Val::Unit);
+            out.push(self.coerce(&v, ty, at, &format!("`{name}` is"))?);
+        }
+        self.reset(merged);
+        Ok(out)
+    }
+
+    /// Lowers a branch into a region that is dropped, to learn its value.
+    fn dry_run(
+        &mut self,
+        cond: Value,
+        branch: Branch,
+        merged: &[(String, Value)],
+    ) -> syn::Result<Val> {
+        let mut b = std::mem::replace(&mut self.b, Builder::new(""));
+        let mut fail = None;
+        let mut out = None;
+        let _ = b.if_else(
+            cond,
+            &[],
+            |inner| {
+                out = self.nested(inner, &mut fail, |me| {
+                    me.reset(merged);
+                    me.branch(branch)
+                });
+                Err(abort())
+            },
+            |_| Ok(Vec::new()),
+        );
+        self.b = b;
+        self.reset(merged);
+        match (fail, out) {
+            (Some(e), _) => Err(e),
+            (None, Some(v)) => Ok(v),
+            (None, None) => Ok(Val::Unit),
+        }
+    }
+
+    /// The form and leaf types of the `if`'s value, unified across branches.
+    fn tail_types(
+        &mut self,
+        cond: Value,
+        i: &ExprIf,
+        else_expr: Option<&Expr>,
+        merged: &[(String, Value)],
+    ) -> syn::Result<(Form, Vec<Type>)> {
+        let then = self.dry_run(cond, Branch::Then(&i.then_branch), merged)?;
+        let other = self.dry_run(cond, Branch::Else(else_expr), merged)?;
+        let (tf, tl) = leaves(then.clone());
+        let (ef, el) = leaves(other.clone());
+        if tf != ef {
+            let msg = if else_expr.is_none() {
+                format!(
+                    "an `if` without `else` cannot produce a value, found {}",
+                    self.describe(&then)
+                )
+            } else {
+                format!(
+                    "`if` and `else` have incompatible values: {} and {}",
+                    self.describe(&then),
+                    self.describe(&other)
+                )
+            };
+            return Err(self.err(i, msg));
+        }
+        let mut types = Vec::new();
+        for (a, b) in tl.iter().zip(&el) {
+            let ty = |me: &Self, v: &Val| match v {
+                Val::Ir(x) if me.ty(*x).is_data() => Ok(Some(me.ty(*x))),
+                c if c.is_const() => Ok(None),
+                other => Err(me.err(
+                    i,
+                    format!(
+                        "an `if` can only produce scalars and tiles, found {}",
+                        me.describe(other)
+                    ),
+                )),
+            };
+            let t = match (ty(self, a)?, ty(self, b)?) {
+                (Some(x), Some(y)) if x == y => x,
+                (Some(x), Some(y))
+                    if x.dtype() == y.dtype()
+                        && (x.tile_shape().is_none() || y.tile_shape().is_none()) =>
+                {
+                    if x.tile_shape().is_some() {
+                        x
+                    } else {
+                        y
+                    }
+                }
+                (Some(x), Some(y)) => {
+                    return Err(self.err(
+                        i,
+                        format!("`if` and `else` have different types: {x} and {y}"),
+                    ))
+                }
+                (Some(x), None) | (None, Some(x)) => x,
+                (None, None) => Type::Scalar(Self::default_dtype(a).unwrap_or(DType::I32)),
+            };
+            types.push(t);
+        }
+        Ok((tf, types))
+    }
+}

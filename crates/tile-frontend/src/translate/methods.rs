@@ -1,0 +1,313 @@
+//! Method calls: tensor extents, partition-view loads and stores, elementwise
+//! math, casts, reductions and scans, and movement.
+//!
+//! Naming: `x.max(y)` / `x.min(y)` are elementwise (as on Rust floats);
+//! the reductions along an axis are `x.max_along(axis)` / `x.min_along(axis)`,
+//! beside `x.sum(axis)`, `x.prod(axis)`, `x.argmax(axis)`, `x.argmin(axis)`,
+//! each with a `_keepdim` variant that keeps the reduced axis with extent 1.
+
+use super::ops::Bin;
+use super::{Translator, Val};
+use syn::{Expr, ExprMethodCall};
+use tile_ir::{ArgKind, BinaryOp, Padding, ReduceKind, ScanKind, Type, UnaryOp, Value};
+
+const TILE_METHODS: &str = "exp, exp2, ln/log, log2, sqrt, rsqrt, sin, cos, tanh, erf, abs, floor, ceil, max(y), min(y), powf(y), cast::<T>(), sum, prod, max_along, min_along, argmax, argmin (each also `_keepdim`), cumsum, cumprod, reshape, permute, transpose, expand, broadcast_to, flip, slice, pad";
+
+fn unary_of(name: &str) -> Option<UnaryOp> {
+    Some(match name {
+        "exp" => UnaryOp::Exp,
+        "exp2" => UnaryOp::Exp2,
+        "ln" | "log" => UnaryOp::Log,
+        "log2" => UnaryOp::Log2,
+        "sqrt" => UnaryOp::Sqrt,
+        "rsqrt" => UnaryOp::Rsqrt,
+        "sin" => UnaryOp::Sin,
+        "cos" => UnaryOp::Cos,
+        "tanh" => UnaryOp::Tanh,
+        "erf" => UnaryOp::Erf,
+        "abs" => UnaryOp::Abs,
+        "floor" => UnaryOp::Floor,
+        "ceil" => UnaryOp::Ceil,
+        _ => return None,
+    })
+}
+
+/// The elementwise methods of two operands, named as on Rust's floats.
+fn binary_method(name: &str) -> Option<BinaryOp> {
+    Some(match name {
+        "max" => BinaryOp::Max,
+        "min" => BinaryOp::Min,
+        "powf" => BinaryOp::Pow,
+        _ => return None,
+    })
+}
+
+enum Reduction {
+    Reduce(ReduceKind),
+    Arg(ArgKind),
+}
+
+fn reduction_of(name: &str) -> Option<(Reduction, bool)> {
+    let (base, keepdim) = match name.strip_suffix("_keepdim") {
+        Some(b) => (b, true),
+        None => (name, false),
+    };
+    let r = match base {
+        "sum" => Reduction::Reduce(ReduceKind::Sum),
+        "prod" => Reduction::Reduce(ReduceKind::Prod),
+        "max_along" => Reduction::Reduce(ReduceKind::Max),
+        "min_along" => Reduction::Reduce(ReduceKind::Min),
+        "argmax" => Reduction::Arg(ArgKind::ArgMax),
+        "argmin" => Reduction::Arg(ArgKind::ArgMin),
+        _ => return None,
+    };
+    Some((r, keepdim))
+}
+
+impl Translator<'_> {
+    pub(crate) fn method(&mut self, m: &ExprMethodCall) -> syn::Result<Val> {
+        let recv = self.expr(&m.receiver)?;
+        let name = m.method.to_string();
+        let args: Vec<&Expr> = m.args.iter().collect();
+        if m.turbofish.is_some() && name != "cast" {
+            return Err(self.err(&m.turbofish, format!("`{name}` takes no type arguments")));
+        }
+        if let Val::Ir(v) = recv {
+            match self.ty(v) {
+                Type::Tensor(t) => return self.tensor_method(v, t.rank, &name, &args, m),
+                Type::PartitionView(_) => return self.view_method(v, &name, &args, m),
+                Type::LayoutView(_) => return self.lview_method(v, &name, &args, m),
+                _ => {}
+            }
+        }
+        if matches!(recv, Val::Tuple(_) | Val::Unit) {
+            return Err(self.err(
+                &m.method,
+                format!("no method `{name}` on {}", self.describe(&recv)),
+            ));
+        }
+        self.data_method(recv, &name, &args, m)
+    }
+
+    fn tensor_method(
+        &mut self,
+        t: Value,
+        rank: usize,
+        name: &str,
+        args: &[&Expr],
+        m: &ExprMethodCall,
+    ) -> syn::Result<Val> {
+        match name {
+            "dim" | "shape" => {
+                let a = self.argn(args, 1, &format!("{name}(axis)"), m)?;
+                let axis = self.axis_arg(a[0], rank, "the tensor")?;
+                self.ir(m, |b| b.dim(t, axis)).map(Val::Ir)
+            }
+            _ => Err(self.err(
+                &m.method,
+                format!("no method `{name}` on a tensor; tensors have `dim(axis)`; to load or store, make a view with `partition_view(t, [shape])`"),
+            )),
+        }
+    }
+
+    /// Integer scalar operands; `what` names them in the error.
+    pub(crate) fn indices(&mut self, args: &[&Expr], what: &str) -> syn::Result<Vec<Value>> {
+        let mut out = Vec::new();
+        for a in args {
+            let v = self.expr(a)?;
+            let x = self.data(&v, None, *a)?;
+            match self.ty(x) {
+                Type::Scalar(d) if d.is_int() => out.push(x),
+                other => {
+                    return Err(self.err(
+                        *a,
+                        format!("{what} must be an integer scalar, found {other}"),
+                    ))
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn view_method(
+        &mut self,
+        view: Value,
+        name: &str,
+        args: &[&Expr],
+        m: &ExprMethodCall,
+    ) -> syn::Result<Val> {
+        let Type::PartitionView(vt) = self.ty(view) else {
+            return Err(self.err(&m.receiver, "expected a partition view"));
+        };
+        match name {
+            "load" | "load_masked" => {
+                let idx = self.indices(args, "a partition index")?;
+                let out = if name == "load" {
+                    self.ir(m, |b| b.load(view, &idx))?
+                } else {
+                    self.ir(m, |b| b.load_masked(view, &idx, Padding::Zero))?
+                };
+                Ok(Val::Ir(out))
+            }
+            "load_masked_with" => {
+                let Some((first, rest)) = args.split_first() else {
+                    return Err(self.err(m, "`load_masked_with(padding, index..)` needs a padding, e.g. `Padding::NegInf`"));
+                };
+                let padding = self.padding(first, vt.dtype)?;
+                let idx = self.indices(rest, "a partition index")?;
+                self.ir(m, |b| b.load_masked(view, &idx, padding)).map(Val::Ir)
+            }
+            "store" | "store_masked" => {
+                let Some((first, rest)) = args.split_first() else {
+                    return Err(self.err(m, format!("`{name}(tile, index..)` needs the tile to store")));
+                };
+                self.check_writable(view, m)?;
+                let v = self.expr(first)?;
+                let x = self.data(&v, Some(vt.dtype), *first)?;
+                let xt = self.ty(x);
+                if xt.dtype() != vt.dtype {
+                    return Err(self.err(
+                        *first,
+                        format!("the stored value is {} but the view holds {}: convert it with `.cast::<{}>()`", xt.dtype(), vt.dtype, vt.dtype),
+                    ));
+                }
+                let x = match xt.tile_shape() {
+                    None => self.broadcast_to_shape(x, &vt.tile, *first)?,
+                    Some(s) if *s == vt.tile => x,
+                    Some(s) => {
+                        return Err(self.err(*first, format!("the stored tile has shape {s}, but the view's tiles have shape {}", vt.tile)))
+                    }
+                };
+                let idx = self.indices(rest, "a partition index")?;
+                if name == "store" {
+                    self.ir(m, |b| b.store(x, view, &idx))?;
+                } else {
+                    self.ir(m, |b| b.store_masked(x, view, &idx))?;
+                }
+                Ok(Val::Unit)
+            }
+            _ => Err(self.err(
+                &m.method,
+                format!("no method `{name}` on a partition view; views have load, load_masked, load_masked_with, store, store_masked"),
+            )),
+        }
+    }
+
+    /// An error unless `view` is a view of a `&mut Tensor` parameter.
+    pub(crate) fn check_writable(&self, view: Value, m: &ExprMethodCall) -> syn::Result<()> {
+        match self.views.get(&view).and_then(|t| self.tensors.get(t)) {
+            Some((tname, false)) => Err(self.err(
+                &m.receiver,
+                format!("cannot store through a view of `{tname}`, a read-only `&Tensor`: declare the parameter `&mut Tensor<..>`"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    pub(crate) fn padding(&mut self, e: &Expr, dtype: tile_ir::DType) -> syn::Result<Padding> {
+        let named = |p: &syn::Path| -> Option<String> {
+            (p.segments.len() == 2 && p.segments[0].ident == "Padding")
+                .then(|| p.segments[1].ident.to_string())
+        };
+        match e {
+            Expr::Path(p) => match named(&p.path).as_deref() {
+                Some("Zero") => Ok(Padding::Zero),
+                Some("Nan") => Ok(Padding::Nan),
+                Some("PosInf") => Ok(Padding::PosInf),
+                Some("NegInf") => Ok(Padding::NegInf),
+                _ => Err(self.err(e, "expected a padding: `Padding::Zero`, `Padding::Nan`, `Padding::PosInf`, `Padding::NegInf` or `Padding::Value(c)`")),
+            },
+            Expr::Call(c) if matches!(&*c.func, Expr::Path(p) if named(&p.path).as_deref() == Some("Value")) && c.args.len() == 1 => {
+                let v = self.expr(&c.args[0])?;
+                if !v.is_const() {
+                    return Err(self.err(&c.args[0], "`Padding::Value(c)` takes a compile-time constant"));
+                }
+                Ok(Padding::Value(self.scalar_of(&v, dtype, &c.args[0])?))
+            }
+            _ => Err(self.err(e, "expected a padding: `Padding::Zero`, `Padding::Nan`, `Padding::PosInf`, `Padding::NegInf` or `Padding::Value(c)`")),
+        }
+    }
+
+    fn data_method(
+        &mut self,
+        recv: Val,
+        name: &str,
+        args: &[&Expr],
+        m: &ExprMethodCall,
+    ) -> syn::Result<Val> {
+        if let Some(op) = unary_of(name) {
+            self.argn(args, 0, &format!("{name}()"), m)?;
+            let x = self.data(&recv, None, &m.receiver)?;
+            return self.ir(m, |b| b.unary(op, x)).map(Val::Ir);
+        }
+        if let Some(op) = binary_method(name) {
+            let a = self.argn(args, 1, &format!("{name}(other)"), m)?;
+            let y = self.expr(a[0])?;
+            return self.binary(Bin::Arith(op), recv, y, m);
+        }
+        if name == "cast" {
+            self.argn(args, 0, "cast::<T>()", m)?;
+            let Some(d) = self.cast_target(m)? else {
+                return Err(self.err(&m.method, "write the target dtype: `.cast::<f16>()`"));
+            };
+            let x = self.data(&recv, None, &m.receiver)?;
+            if self.ty(x).dtype() == d {
+                return Ok(Val::Ir(x));
+            }
+            return self.ir(m, |b| b.cast(x, d)).map(Val::Ir);
+        }
+        let x = self.data(&recv, None, &m.receiver)?;
+        let ty = self.ty(x);
+        let Some(shape) = ty.tile_shape().cloned() else {
+            let known = reduction_of(name).is_some()
+                || super::movement::is_movement(name)
+                || name.starts_with("cum");
+            let msg = if known {
+                format!("`{name}` works on tiles, found the scalar {ty}")
+            } else {
+                format!("no method `{name}` on {ty}; the methods are {TILE_METHODS}")
+            };
+            return Err(self.err(&m.method, msg));
+        };
+        let of = format!("the tile {ty}");
+        if let Some((r, keepdim)) = reduction_of(name) {
+            let a = self.argn(args, 1, &format!("{name}(axis)"), m)?;
+            let axis = self.axis_arg(a[0], shape.rank(), &of)?;
+            return match r {
+                Reduction::Reduce(k) => self.ir(m, |b| b.reduce(k, x, axis, keepdim)),
+                Reduction::Arg(k) => self.ir(m, |b| b.arg_reduce(k, x, axis, keepdim)),
+            }
+            .map(Val::Ir);
+        }
+        if name == "cumsum" || name == "cumprod" {
+            let a = self.argn(args, 1, &format!("{name}(axis)"), m)?;
+            let axis = self.axis_arg(a[0], shape.rank(), &of)?;
+            let k = if name == "cumsum" {
+                ScanKind::CumSum
+            } else {
+                ScanKind::CumProd
+            };
+            return self.ir(m, |b| b.scan(k, x, axis)).map(Val::Ir);
+        }
+        if super::movement::is_movement(name) {
+            return self.movement(x, &shape, name, args, m);
+        }
+        Err(self.err(
+            &m.method,
+            format!("no method `{name}` on {ty}; the methods are {TILE_METHODS}"),
+        ))
+    }
+
+    fn cast_target(&self, m: &ExprMethodCall) -> syn::Result<Option<tile_ir::DType>> {
+        let Some(t) = &m.turbofish else {
+            return Ok(None);
+        };
+        let args = syn::AngleBracketedGenericArguments {
+            colon2_token: t.colon2_token,
+            lt_token: t.lt_token,
+            args: t.args.clone(),
+            gt_token: t.gt_token,
+        };
+        self.turbofish_dtype(Some(&args), m)
+    }
+}

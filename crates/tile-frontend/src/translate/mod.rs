@@ -1,0 +1,435 @@
+//! Translating a kernel body to tile IR through [`tile_ir::builder::Builder`].
+//!
+//! The body is walked once per specialization with the const parameters
+//! bound to their values, so shapes are plain numbers by the time an op is
+//! built and every typing rule is checked on the spot, at the span of the
+//! expression that broke it. The walk is split by expression family:
+//! `value` (literals and their typing), `ops` (operators, broadcasting,
+//! casts), `calls` (builtin functions and helper inlining), `methods`
+//! (method calls: math, reductions, views), `movement` (reshape, permute,
+//! slice, pad, ...), `lview` (layout views), `control` (`for`, `if`) and
+//! this module (statements, blocks and variables).
+
+mod calls;
+mod consts;
+mod control;
+mod lview;
+mod methods;
+mod movement;
+mod ops;
+mod scope;
+mod value;
+
+use crate::diag::{build_err, build_msg, err};
+use crate::signature::{KernelSig, ParamKind};
+use crate::spec::Specialization;
+use quote::ToTokens;
+use scope::Scopes;
+use std::collections::HashMap;
+use syn::{Block, Expr, ItemFn, Pat, Stmt};
+use tile_ir::builder::{BuildError, Builder};
+use tile_ir::{Function, TensorType, Type, Value};
+pub(crate) use value::Val;
+
+/// Lowers `item` (whose signature is `sig`) for one specialization.
+///
+/// `label` is appended to error messages when the kernel has several
+/// specializations, so an error that only one of them triggers says which.
+pub fn translate(
+    item: &ItemFn,
+    sig: &KernelSig,
+    spec: &Specialization,
+    label: Option<&str>,
+) -> syn::Result<Function> {
+    let mut b = Builder::new(sig.name.to_string());
+    let mut scopes = Scopes::default();
+    let mut tensors = HashMap::new();
+    for (name, value) in &spec.values {
+        scopes.define_global(name.clone(), Val::Int(*value));
+    }
+    for p in &sig.params {
+        let ty = match p.kind {
+            ParamKind::Tensor { rank, .. } => Type::Tensor(TensorType {
+                dtype: p.dtype,
+                rank,
+            }),
+            ParamKind::Scalar => Type::Scalar(p.dtype),
+        };
+        let v = b.param(p.name.to_string(), ty);
+        if let ParamKind::Tensor { mutable, .. } = p.kind {
+            tensors.insert(v, (p.name.to_string(), mutable));
+        }
+        scopes.define_global(p.name.to_string(), Val::Ir(v));
+    }
+    let mut translator = Translator {
+        b,
+        scopes,
+        helpers: HashMap::new(),
+        calls: Vec::new(),
+        label: label.map(str::to_string),
+        tensors,
+        views: HashMap::new(),
+    };
+    translator.collect_helpers(&item.block)?;
+    let tail = translator.block_stmts(&item.block.stmts, true)?;
+    if !matches!(tail, Val::Unit) {
+        if let Some(Stmt::Expr(e, None)) = item.block.stmts.last() {
+            return Err(translator.err(
+                e,
+                "a kernel returns nothing: end this expression with `;` or store it to a tensor",
+            ));
+        }
+    }
+    let Translator { b, label, .. } = translator;
+    b.finish()
+        .map_err(|e| label_err(label.as_deref(), build_err(&item.sig.ident, e)))
+}
+
+/// The state of one translation.
+pub(crate) struct Translator<'k> {
+    /// The builder of the kernel.
+    pub(crate) b: Builder,
+    /// The variables in scope.
+    pub(crate) scopes: Scopes,
+    /// The `#[tile_fn]` helpers defined in the kernel body, by name.
+    pub(crate) helpers: HashMap<String, &'k syn::ItemFn>,
+    /// The helpers being inlined, outermost first (to reject recursion).
+    pub(crate) calls: Vec<String>,
+    /// The specialization named in messages, if there are several.
+    pub(crate) label: Option<String>,
+    /// The tensor parameters: name and whether declared `&mut`.
+    pub(crate) tensors: HashMap<Value, (String, bool)>,
+    /// For each partition view, the tensor it views (to check stores).
+    pub(crate) views: HashMap<Value, Value>,
+}
+
+impl<'k> Translator<'k> {
+    /// An error at `node`, naming the specialization when there are several.
+    pub(crate) fn err(&self, node: &dyn ToTokens, message: impl std::fmt::Display) -> syn::Error {
+        match &self.label {
+            Some(label) => err(node, format!("{message} (in specialization {label})")),
+            None => err(node, message),
+        }
+    }
+
+    /// Adds the specialization label to an error built elsewhere.
+    pub(crate) fn with_label(&self, e: syn::Error) -> syn::Error {
+        label_err(self.label.as_deref(), e)
+    }
+
+    /// Runs a builder call, turning a broken typing rule into an error at
+    /// `node`.
+    pub(crate) fn ir<T>(
+        &mut self,
+        node: &dyn ToTokens,
+        f: impl FnOnce(&mut Builder) -> Result<T, BuildError>,
+    ) -> syn::Result<T> {
+        match f(&mut self.b) {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.err(node, build_msg(e))),
+        }
+    }
+
+    /// The type of an IR value.
+    pub(crate) fn ty(&self, v: Value) -> Type {
+        self.b.ty(v).clone()
+    }
+
+    /// Registers the `#[tile_fn]` helpers among the statements of `block`.
+    fn collect_helpers(&mut self, block: &'k Block) -> syn::Result<()> {
+        for stmt in &block.stmts {
+            if let Stmt::Item(syn::Item::Fn(f)) = stmt {
+                if !f.attrs.iter().any(|a| a.path().is_ident("tile_fn")) {
+                    return Err(self.err(
+                        &f.sig.ident,
+                        "a function inside a kernel must be marked `#[tile_fn]` to be inlined",
+                    ));
+                }
+                let name = f.sig.ident.to_string();
+                if self.helpers.insert(name.clone(), f).is_some() {
+                    return Err(self.err(
+                        &f.sig.ident,
+                        format!("the helper `{name}` is defined twice"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Lowers a block in a new scope and returns its value.
+    pub(crate) fn block(&mut self, block: &Block) -> syn::Result<Val> {
+        self.scopes.push();
+        let out = self.block_stmts(&block.stmts, false);
+        self.scopes.pop();
+        out
+    }
+
+    /// Lowers statements; the value is the tail expression's (or `()`).
+    /// `fn_body` allows a final `return` (helper bodies).
+    pub(crate) fn block_stmts(&mut self, stmts: &[Stmt], fn_body: bool) -> syn::Result<Val> {
+        let mut tail = Val::Unit;
+        for (i, stmt) in stmts.iter().enumerate() {
+            let last = i + 1 == stmts.len();
+            tail = Val::Unit;
+            match stmt {
+                Stmt::Local(local) => self.local(local)?,
+                Stmt::Item(syn::Item::Fn(f)) if fn_body && self.calls.is_empty() => {
+                    if !f.attrs.iter().any(|a| a.path().is_ident("tile_fn")) {
+                        return Err(self.err(&f.sig.ident, "a function inside a kernel must be marked `#[tile_fn]` to be inlined"));
+                    }
+                }
+                Stmt::Item(item) => {
+                    return Err(self.err(item, "items other than `#[tile_fn]` helpers at the top of the kernel body are not supported here"))
+                }
+                Stmt::Macro(m) => return Err(self.macro_err(&m.mac)),
+                Stmt::Expr(Expr::Return(r), _) => {
+                    if !(fn_body && last) || self.calls.is_empty() {
+                        return Err(self.err(r, "`return` is not supported here: kernels and helpers end with a tail expression (structured control flow); restructure with `if`/`else`"));
+                    }
+                    tail = match &r.expr {
+                        Some(e) => self.expr(e)?,
+                        None => Val::Unit,
+                    };
+                }
+                Stmt::Expr(e, semi) => {
+                    let v = self.expr(e)?;
+                    if semi.is_none() {
+                        tail = v;
+                    }
+                }
+            }
+        }
+        Ok(tail)
+    }
+
+    /// An error for a macro invocation.
+    pub(crate) fn macro_err(&self, mac: &syn::Macro) -> syn::Error {
+        let name = mac
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        self.err(mac, format!("macros (`{name}!`) are not supported in tile kernels: the body is translated to tile IR, not compiled as Rust"))
+    }
+
+    fn local(&mut self, local: &syn::Local) -> syn::Result<()> {
+        let Some(init) = &local.init else {
+            return Err(self.err(
+                local,
+                "a `let` needs a value: tile variables are SSA values",
+            ));
+        };
+        if let Some((_, diverge)) = &init.diverge {
+            return Err(self.err(diverge, "`let ... else` is not supported in tile kernels"));
+        }
+        let (pat, ty) = match &local.pat {
+            Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+            p => (p, None),
+        };
+        let mut v = self.expr(&init.expr)?;
+        if let Some(ty) = ty {
+            v = self.annotate(v, ty, &init.expr)?;
+        }
+        self.bind(pat, v, &init.expr)
+    }
+
+    /// Binds a pattern (a name, `mut name`, `_` or a tuple of those) to a value.
+    pub(crate) fn bind(&mut self, pat: &Pat, v: Val, value_node: &dyn ToTokens) -> syn::Result<()> {
+        match pat {
+            Pat::Ident(pi) => {
+                if pi.by_ref.is_some() || pi.subpat.is_some() {
+                    return Err(self.err(
+                        pat,
+                        "`ref` and `@` patterns are not supported; bind a plain name",
+                    ));
+                }
+                self.scopes
+                    .define(pi.ident.to_string(), v, pi.mutability.is_some());
+                Ok(())
+            }
+            Pat::Wild(_) => Ok(()),
+            Pat::Tuple(pt) => {
+                let Val::Tuple(items) = v else {
+                    return Err(self.err(
+                        value_node,
+                        format!(
+                            "cannot destructure {} into a tuple pattern",
+                            self.describe(&v)
+                        ),
+                    ));
+                };
+                if items.len() != pt.elems.len() {
+                    return Err(self.err(
+                        pat,
+                        format!(
+                            "the pattern has {} elements but the value is a tuple of {}",
+                            pt.elems.len(),
+                            items.len()
+                        ),
+                    ));
+                }
+                for (p, item) in pt.elems.iter().zip(items) {
+                    self.bind(p, item, value_node)?;
+                }
+                Ok(())
+            }
+            Pat::Paren(p) => self.bind(&p.pat, v, value_node),
+            other => Err(self.err(
+                other,
+                "unsupported pattern: bind a name, `mut name`, `_` or a tuple of those",
+            )),
+        }
+    }
+
+    /// Lowers an expression.
+    pub(crate) fn expr(&mut self, e: &Expr) -> syn::Result<Val> {
+        match e {
+            Expr::Lit(l) => self.literal(&l.lit),
+            Expr::Path(p) => self.path(p),
+            Expr::Paren(p) => self.expr(&p.expr),
+            Expr::Group(g) => self.expr(&g.expr),
+            Expr::Binary(bin) => self.binary_expr(bin),
+            Expr::Unary(u) => self.unary_expr(u),
+            Expr::Cast(c) => self.as_cast(c),
+            Expr::Call(c) => self.call(c),
+            Expr::MethodCall(m) => self.method(m),
+            Expr::Block(b) => {
+                if let Some(label) = &b.label {
+                    return Err(self.err(label, "block labels are not supported"));
+                }
+                self.block(&b.block)
+            }
+            Expr::If(i) => self.if_expr(i),
+            Expr::ForLoop(f) => self.for_loop(f),
+            Expr::Tuple(t) => {
+                let items = t.elems.iter().map(|x| self.expr(x)).collect::<syn::Result<Vec<_>>>()?;
+                Ok(if items.is_empty() { Val::Unit } else { Val::Tuple(items) })
+            }
+            Expr::Field(f) => self.tuple_field(f),
+            Expr::Assign(a) => self.assign(&a.left, &a.right, a),
+            Expr::While(w) => {
+                let cond = self.expr(&w.cond)?;
+                let on_tile = matches!(cond, Val::Ir(v) if matches!(self.ty(v), Type::Tile(_)));
+                Err(self.err(
+                    &w.cond,
+                    if on_tile {
+                        "`while` on a tile is not supported: a loop's trip count must be block-uniform; use `for i in lo..hi` and choose per element with `select`"
+                    } else {
+                        "`while` loops are not supported: loops in a tile kernel run a block-uniform trip count; use `for i in lo..hi`"
+                    },
+                ))
+            }
+            Expr::Loop(l) => Err(self.err(&l.loop_token, "`loop` is not supported: use `for i in lo..hi` with scalar bounds")),
+            Expr::Closure(c) => Err(self.err(c, "closures are not supported in tile kernels: define a `#[tile_fn]` helper inside the kernel instead")),
+            Expr::Reference(r) => Err(self.err(r, "references are not supported in tile kernels: tiles and scalars are values, pass them directly")),
+            Expr::Unsafe(u) => Err(self.err(&u.unsafe_token, "`unsafe` blocks are not supported in tile kernels: there is nothing unsafe to do")),
+            Expr::Macro(m) => Err(self.macro_err(&m.mac)),
+            Expr::Return(r) => Err(self.err(r, "`return` is not supported here: kernels and helpers end with a tail expression (structured control flow); restructure with `if`/`else`")),
+            Expr::Break(b) => Err(self.err(b, "`break` is not supported: loops run their whole range")),
+            Expr::Continue(c) => Err(self.err(c, "`continue` is not supported: use `if` inside the loop body")),
+            Expr::Index(i) => Err(self.err(i, "indexing is not supported: tiles are whole values; use `.slice(..)`, a partition view's `.load(..)`, or a tuple field `.0`")),
+            Expr::Array(a) => Err(self.err(a, "an array is a shape or axis list: it is only accepted as an argument, e.g. `zeros::<f32>([M, N])`")),
+            Expr::Range(r) => Err(self.err(r, "a range is only accepted as the iterable of a `for` loop or an argument of `.slice(..)`")),
+            Expr::Match(m) => Err(self.err(&m.match_token, "`match` is not supported: use `if`/`else` on a scalar, or `select` on tiles")),
+            Expr::Async(a) => Err(self.err(a, "`async` is not supported in tile kernels")),
+            Expr::Await(a) => Err(self.err(a, "`.await` is not supported in tile kernels")),
+            Expr::Struct(s) => Err(self.err(s, "struct literals are not supported in tile kernels: use tuples")),
+            Expr::Try(t) => Err(self.err(t, "the `?` operator is not supported in tile kernels")),
+            Expr::Let(l) => Err(self.err(l, "`let` in a condition is not supported")),
+            other => Err(self.err(other, "this expression is not supported in a tile kernel")),
+        }
+    }
+
+    /// A short description of a value for messages.
+    pub(crate) fn describe(&self, v: &Val) -> String {
+        match v {
+            Val::Ir(x) => self.ty(*x).to_string(),
+            Val::Int(i) => format!("the integer {i}"),
+            Val::Float(f) => format!("the float {f:?}"),
+            Val::Bool(b) => format!("the bool {b}"),
+            Val::Tuple(items) => format!("a tuple of {}", items.len()),
+            Val::Unit => "`()`".into(),
+        }
+    }
+
+    fn tuple_field(&mut self, f: &syn::ExprField) -> syn::Result<Val> {
+        let base = self.expr(&f.base)?;
+        let syn::Member::Unnamed(index) = &f.member else {
+            return Err(self.err(&f.member, "fields are not supported: only tuple fields `.0`, `.1`, ...; to call a method write `x.name(..)`"));
+        };
+        match base {
+            Val::Tuple(mut items) if (index.index as usize) < items.len() => {
+                Ok(items.swap_remove(index.index as usize))
+            }
+            other => Err(self.err(
+                f,
+                format!("no field `.{}` on {}", index.index, self.describe(&other)),
+            )),
+        }
+    }
+
+    fn assign(&mut self, left: &Expr, right: &Expr, node: &dyn ToTokens) -> syn::Result<Val> {
+        let v = self.expr(right)?;
+        self.assign_to(left, v, node)?;
+        Ok(Val::Unit)
+    }
+
+    /// Assigns a value to a place: a mutable variable or a tuple of places.
+    pub(crate) fn assign_to(
+        &mut self,
+        left: &Expr,
+        v: Val,
+        node: &dyn ToTokens,
+    ) -> syn::Result<()> {
+        match left {
+            Expr::Path(p) if p.path.get_ident().is_some() => {
+                let name = p.path.segments[0].ident.to_string();
+                match self.scopes.lookup(&name) {
+                    None => Err(self.err(left, format!("cannot find variable `{name}` in this scope"))),
+                    Some(b) if !b.mutable => Err(self.err(
+                        left,
+                        format!("cannot assign twice to immutable variable `{name}`: declare it with `let mut {name}`"),
+                    )),
+                    Some(_) => {
+                        self.scopes.set(&name, v);
+                        Ok(())
+                    }
+                }
+            }
+            Expr::Tuple(t) => {
+                let Val::Tuple(items) = v else {
+                    return Err(self.err(node, format!("cannot destructure {} into a tuple", self.describe(&v))));
+                };
+                if items.len() != t.elems.len() {
+                    return Err(self.err(node, format!("the tuple has {} places but the value has {} elements", t.elems.len(), items.len())));
+                }
+                for (place, item) in t.elems.iter().zip(items) {
+                    self.assign_to(place, item, node)?;
+                }
+                Ok(())
+            }
+            Expr::Paren(p) => self.assign_to(&p.expr, v, node),
+            Expr::Infer(_) => Ok(()),
+            other => Err(self.err(other, "only variables (and tuples of them) can be assigned: tiles are values; store to a tensor with a view's `.store(..)`")),
+        }
+    }
+}
+
+/// Appends "(in specialization ...)" to every message of `e`.
+fn label_err(label: Option<&str>, e: syn::Error) -> syn::Error {
+    let Some(label) = label else { return e };
+    if e.to_string().contains("(in specialization") {
+        return e;
+    }
+    let mut out: Option<syn::Error> = None;
+    for one in e {
+        let one = syn::Error::new(one.span(), format!("{one} (in specialization {label})"));
+        match &mut out {
+            Some(o) => o.combine(one),
+            None => out = Some(one),
+        }
+    }
+    out.unwrap_or_else(|| err(&proc_macro2::TokenStream::new(), label))
+}
