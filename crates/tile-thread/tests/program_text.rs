@@ -94,3 +94,75 @@ fn a_program_written_as_text_runs_and_a_missing_barrier_is_a_race() {
         "{error}"
     );
 }
+
+const SAMPLE: &str = "kernel k warps 1 (x: tensor<f32, 1>, n: i32)
+shared @s0: f32[64]
+{
+  %0 = thread_id : i32
+  %1 = const 1 : i32
+  %2 = param n : i32
+  %3 = cast %0 to i64 : i64
+  %4 = cmp lt %0, %2 : bool
+  %5 = const -inf : f32
+  // checked: the index is below `n`
+  %6 = ld.global.v1 x[%3] mask(%4) other(%5) : f32
+  st.shared @s0[%0], %6 mask(%4)
+  barrier
+  %7 = ld.shared @s0[%0] : f32
+  %8 = shfl.bfly %7, %1 width 32 : f32
+  bounds_check %4 [%3] \"%2 = load %0, %1 \\\"x\\\"\"
+  %9 = for %10 = %1 to %2 step %1 iter(%11 = %8) : f32 {
+    %12 = add %11, %7 : f32
+    yield %12
+  }
+  %13 = if %4 : f32 {
+    yield %9
+  } else {
+    yield %5
+  }
+  st.global.v1 x[%3], %13 mask(%4)
+}
+";
+
+#[test]
+fn print_parse_print_is_the_identity() {
+    let program = parse_program(SAMPLE).unwrap();
+    assert_eq!(program.to_string(), SAMPLE);
+    verify(&program).unwrap();
+}
+
+#[test]
+fn errors_name_the_place_and_what_was_expected() {
+    let error = |src: &str| parse_program(src).unwrap_err().to_string();
+    let head = "kernel k warps 1 ()\n{\n";
+    assert_eq!(
+        error(&format!("{head}  %0 = add %1, %1 : i32\n}}\n")),
+        "3:12: `%1` is not defined"
+    );
+    assert_eq!(
+        error(&format!(
+            "{head}  %0 = thread_id : i32\n  %0 = thread_id : i32\n}}\n"
+        )),
+        "4:3: `%0` is defined twice"
+    );
+    assert_eq!(
+        error(&format!("{head}  %0 = frob : i32\n}}\n")),
+        "3:8: unknown op `frob`"
+    );
+    assert_eq!(
+        error(&format!("{head}  %0 = const 300 : i8\n}}\n")),
+        "3:14: constant 300 is out of range for i8"
+    );
+    assert_eq!(
+        error(&format!("{head}  %0 = thread_id\n}}\n")),
+        "3:17: expected `:` and the result's dtype, found end of line"
+    );
+    assert_eq!(
+        error(&format!("{head}  %0 = ld.shared @s1[%0] : f32\n}}\n")),
+        "3:18: no shared allocation `@s1`"
+    );
+    assert_eq!(
+        error(&format!("{head}  barrier\n")),
+        "2:1: this `{` is never closed"
+    );
+}

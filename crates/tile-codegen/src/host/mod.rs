@@ -60,6 +60,7 @@
 //! elements to one offset (as the GPU lowering refuses it).
 
 mod alias;
+mod arg_reduce;
 mod check;
 mod compile;
 mod control;

@@ -21,7 +21,7 @@
 //! division and `sqrt` are the same as without the option. The fast `pow`
 //! is in `super::pow`, from this module's `log2` and `exp2`.
 
-use super::math::{self, sin_cos_series};
+use super::trig::{inverse_factorials, sin_cos_series};
 use super::ScalarEmitter;
 use crate::EmitError;
 use inkwell::values::{FloatValue, FunctionValue, IntValue};
@@ -102,7 +102,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
     /// e^r for |r| ≤ ln 2 / 2 in f32 (Taylor to degree 7: the truncation is
     /// below 2^-27 relative).
     fn fast_exp_reduced(&self, r: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
-        self.poly(r, &math::inverse_factorials(8))
+        self.poly(r, &inverse_factorials(8))
     }
 
     /// `y · 2^k` for an integral f32 `k` in [-160, 160]: two exact normal
@@ -316,7 +316,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         let u = b.build_float_mul(a, self.c32(2.0), "u")?;
         // Below 0.55: expm1(u) = u·Σ u^n/(n+1)! to degree 11 (truncation
         // below 2^-27 relative), tanh = expm1/(expm1 + 2).
-        let coefficients: Vec<f64> = math::inverse_factorials(13)[1..].to_vec();
+        let coefficients: Vec<f64> = inverse_factorials(13)[1..].to_vec();
         let em1 = b.build_float_mul(u, self.poly(u, &coefficients)?, "em1")?;
         let small = b.build_float_div(em1, b.build_float_add(em1, self.c32(2.0), "d")?, "ts")?;
         // Above: 1 − 2/(e^u + 1), and 1 from 9.01 on (the rounding of

@@ -22,6 +22,7 @@ mod fmod;
 mod math;
 mod pow;
 pub mod probe;
+mod trig;
 mod unary;
 mod values;
 

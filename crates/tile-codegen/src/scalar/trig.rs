@@ -1,0 +1,191 @@
+//! sin and cos of the exact library: Cody–Waite reduction by π/2 in four
+//! parts below 2^19, Payne–Hanek with 288 bits of 2/π above (accurate for
+//! |x| < 2^140; beyond, documented in docs/backends.md), Taylor polynomials
+//! of the reduced argument, and the quadrant's choice between them, which
+//! the fast library (`fast_math.rs`) shares.
+
+use super::ScalarEmitter;
+use crate::EmitError;
+use inkwell::values::{FloatValue, IntValue};
+use inkwell::{FloatPredicate, IntPredicate};
+
+/// 2/π in 24-bit chunks: chunk i weighs 2^(-24(i+1)); 288 bits reduce
+/// every argument below 2^140 exactly enough (Payne–Hanek).
+const TWO_OVER_PI: [u32; 12] = [
+    0xa2f983, 0x6e4e44, 0x1529fc, 0x2757d1, 0xf534dd, 0xc0db62, 0x95993c, 0x439041, 0xfe5163,
+    0xabdebb, 0xc561b7, 0x246e3a,
+];
+
+/// Arguments from this magnitude on use the Payne–Hanek reduction.
+const LARGE_ARGUMENT: f64 = 524_288.0;
+
+/// π/2 in four parts of 33 bits (fdlibm's pio2_1, pio2_2, pio2_3, pio2_3t):
+/// `k · part` is exact for |k| < 2^20.
+const PIO2: [u64; 4] = [
+    0x3ff9_21fb_5440_0000,
+    0x3dd0_b461_1a60_0000,
+    0x3ba3_198a_2e00_0000,
+    0x397b_839a_2520_49c1,
+];
+
+/// `1/n!` for `n` in `0..count`.
+pub(super) fn inverse_factorials(count: u32) -> Vec<f64> {
+    let mut out = Vec::new();
+    let mut factorial = 1.0f64;
+    for n in 0..count {
+        if n > 0 {
+            factorial *= f64::from(n);
+        }
+        out.push(1.0 / factorial);
+    }
+    out
+}
+
+/// The first `terms` coefficients of sin and cos as series in `r²`:
+/// sin r = r·Σ (-1)^i r^(2i)/(2i+1)!, cos r = Σ (-1)^i r^(2i)/(2i)!.
+pub(super) fn sin_cos_series(terms: usize) -> (Vec<f64>, Vec<f64>) {
+    let inverse = inverse_factorials(2 * terms as u32);
+    let term = |n: usize| {
+        if (n / 2).is_multiple_of(2) {
+            inverse[n]
+        } else {
+            -inverse[n]
+        }
+    };
+    (
+        (0..terms).map(|i| term(2 * i + 1)).collect(),
+        (0..terms).map(|i| term(2 * i)).collect(),
+    )
+}
+
+impl<'ctx> ScalarEmitter<'_, 'ctx> {
+    /// sin x or cos x.
+    pub(super) fn sin_cos(
+        &self,
+        x: FloatValue<'ctx>,
+        cos: bool,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        let b = &self.b;
+        let i64t = self.ctx.i64_type();
+        let k = self.float_intrinsic(
+            "llvm.rint",
+            &[b.build_float_mul(x, self.c(std::f64::consts::FRAC_2_PI), "xk")?],
+        )?;
+        let mut r = x;
+        for part in PIO2 {
+            r = self.fma3(k, self.c(-f64::from_bits(part)), r)?;
+        }
+        let (k_big, r_big) = self.reduce_large(x)?;
+        let large = self.fcmp(
+            FloatPredicate::OGE,
+            self.float_intrinsic("llvm.fabs", &[x])?,
+            self.c(LARGE_ARGUMENT),
+        )?;
+        let k = self.select_f(large, k_big, k)?;
+        let r = self.select_f(large, r_big, r)?;
+        let r2 = b.build_float_mul(r, r, "r2")?;
+        let (sin_c, cos_c) = sin_cos_series(10);
+        let s = b.build_float_mul(r, self.poly(r2, &sin_c)?, "sin")?;
+        let c = self.poly(r2, &cos_c)?;
+        // k mod 4, exact in f64 (a huge k is a multiple of 4).
+        let k4 = b.build_float_mul(
+            self.float_intrinsic("llvm.floor", &[b.build_float_mul(k, self.c(0.25), "k4")?])?,
+            self.c(4.0),
+            "k4f",
+        )?;
+        let ki = b.build_float_to_signed_int(b.build_float_sub(k, k4, "kmod")?, i64t, "ki")?;
+        let v = self.in_quadrant(ki, cos, s, c)?;
+        // sin(±0) = ±0; infinities and NaN give NaN.
+        let zero = self.fcmp(FloatPredicate::OEQ, x, self.c(0.0))?;
+        let v = if cos { v } else { self.select_f(zero, x, v)? };
+        let finite = self.fcmp(
+            FloatPredicate::OLT,
+            self.float_intrinsic("llvm.fabs", &[x])?,
+            self.c(f64::INFINITY),
+        )?;
+        self.select_f(finite, v, self.c(f64::NAN))
+    }
+
+    /// sin x (or cos x, `cos`) from `s = sin r` and `c = cos r` of the
+    /// reduced argument `r = x − k·π/2`, `k` an integer of any width: with
+    /// `q = k mod 4` (+1 for cos), 0 → s, 1 → c, 2 → −s, 3 → −c.
+    pub(super) fn in_quadrant(
+        &self,
+        k: IntValue<'ctx>,
+        cos: bool,
+        s: FloatValue<'ctx>,
+        c: FloatValue<'ctx>,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        let b = &self.b;
+        let it = k.get_type();
+        let q = if cos {
+            b.build_int_add(k, it.const_int(1, false), "kc")?
+        } else {
+            k
+        };
+        let bit = |mask: u64, name: &str| {
+            b.build_int_compare(
+                IntPredicate::NE,
+                b.build_and(q, it.const_int(mask, false), name)?,
+                it.const_zero(),
+                name,
+            )
+        };
+        let (odd, negate) = (bit(1, "odd")?, bit(2, "neg")?);
+        let v = self.select_f(odd, c, s)?;
+        let nv = b.build_float_neg(v, "nv")?;
+        self.select_f(negate, nv, v)
+    }
+
+    /// `x = k·π/2 + r` with |r| ≤ π/4 for large |x| (below 2^140): `x·2/π`
+    /// summed exactly mod 4 from products with 24-bit chunks of 2/π (`x`
+    /// split in halves of 26 bits so every product is exact), in
+    /// double-double.
+    fn reduce_large(
+        &self,
+        x: FloatValue<'ctx>,
+    ) -> Result<(FloatValue<'ctx>, FloatValue<'ctx>), EmitError> {
+        let b = &self.b;
+        let t = b.build_float_mul(x, self.c(134_217_729.0), "t")?;
+        let xh = b.build_float_sub(t, b.build_float_sub(t, x, "tx")?, "xh")?;
+        let xl = b.build_float_sub(x, xh, "xl")?;
+        // v minus a multiple of 4 toward zero: exact, |result| < 4 with v's
+        // sign (a floor would add 4 to small negative values and round).
+        let mod4 = |v: FloatValue<'ctx>| -> Result<FloatValue<'ctx>, EmitError> {
+            let q =
+                self.float_intrinsic("llvm.trunc", &[b.build_float_mul(v, self.c(0.25), "q")?])?;
+            self.fma3(q, self.c(-4.0), v)
+        };
+        let (mut hi, mut lo) = (self.c(0.0), self.c(0.0));
+        for (i, &chunk) in TWO_OVER_PI.iter().enumerate() {
+            let c = self.c(f64::from(chunk) * (2f64).powi(-24 * (i as i32 + 1)));
+            for part in [xh, xl] {
+                let q = mod4(b.build_float_mul(part, c, "p")?)?;
+                // TwoSum(hi, q).
+                let s = b.build_float_add(hi, q, "s")?;
+                let bb = b.build_float_sub(s, hi, "bb")?;
+                let err = b.build_float_add(
+                    b.build_float_sub(hi, b.build_float_sub(s, bb, "sb")?, "e1")?,
+                    b.build_float_sub(q, bb, "e2")?,
+                    "err",
+                )?;
+                hi = s;
+                lo = b.build_float_add(lo, err, "lo")?;
+            }
+        }
+        // |hi| < 96: k is an exact integer and hi - k exact; the caller
+        // takes k mod 4.
+        let k = self.float_intrinsic("llvm.rint", &[hi])?;
+        let f = b.build_float_add(b.build_float_sub(hi, k, "f")?, lo, "flo")?;
+        let r = self.fma3(
+            f,
+            self.c(f64::from_bits(PIO2[0])),
+            b.build_float_mul(
+                f,
+                self.c(f64::from_bits(PIO2[1]) + f64::from_bits(PIO2[2])),
+                "rl",
+            )?,
+        )?;
+        Ok((k, r))
+    }
+}

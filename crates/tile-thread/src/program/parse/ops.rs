@@ -1,0 +1,248 @@
+//! The middle of each op's line: its name and operands, up to its type or
+//! its region, one arm per op kind of [`ThreadOpKind`].
+
+use super::{Line, Parser};
+use crate::program::{ShuffleMode, ThreadOpKind};
+use tile_ir::text::{parse_scalar, ParseError, Token, TokenKind};
+use tile_ir::{BinaryOp, CmpPred, UnaryOp};
+
+impl<'a> Parser<'_, 'a> {
+    /// The op's name and operands, up to its type or its region.
+    pub(super) fn op_body(&mut self) -> Result<Line<'a>, ParseError> {
+        let name = self.match_ident("an op")?;
+        let mut region_args = Vec::new();
+        let (kind, operands) = match name.text {
+            "thread_id" => (ThreadOpKind::ThreadId, Vec::new()),
+            "lane_id" => (ThreadOpKind::LaneId, Vec::new()),
+            "warp_id" => (ThreadOpKind::WarpId, Vec::new()),
+            "barrier" => (ThreadOpKind::Barrier, Vec::new()),
+            "block_id" => (
+                ThreadOpKind::BlockId {
+                    axis: self.match_int("a grid axis")?,
+                },
+                Vec::new(),
+            ),
+            "grid_dim" => (
+                ThreadOpKind::GridDim {
+                    axis: self.match_int("a grid axis")?,
+                },
+                Vec::new(),
+            ),
+            "const" => return self.constant(),
+            "param" => (
+                ThreadOpKind::Param {
+                    index: self.match_param()?,
+                },
+                Vec::new(),
+            ),
+            "dim" | "stride" => {
+                let param = self.match_param()?;
+                self.match_token(TokenKind::Dot, "`.` and an axis")?;
+                let axis = self.match_int("an axis")?;
+                let kind = if name.text == "dim" {
+                    ThreadOpKind::TensorDim { param, axis }
+                } else {
+                    ThreadOpKind::TensorStride { param, axis }
+                };
+                (kind, Vec::new())
+            }
+            "align" => (
+                ThreadOpKind::TensorAlign {
+                    param: self.match_param()?,
+                },
+                Vec::new(),
+            ),
+            "cmp" => {
+                let pred = self.match_ident("a comparison")?;
+                let pred = CmpPred::from_name(pred.text).ok_or_else(|| {
+                    Self::error_at(&pred, format!("unknown comparison `{}`", pred.text))
+                })?;
+                (ThreadOpKind::Cmp(pred), self.match_regs()?)
+            }
+            "select" => (ThreadOpKind::Select, self.match_regs()?),
+            "fma" => (ThreadOpKind::Fma, self.match_regs()?),
+            "cast" => {
+                let x = self.match_reg()?;
+                self.match_keyword("to")?;
+                (
+                    ThreadOpKind::Cast {
+                        to: self.match_dtype()?,
+                    },
+                    vec![x],
+                )
+            }
+            "ld" | "st" => return self.memory(&name),
+            "bounds_check" => {
+                let ok = self.match_reg()?;
+                let mut operands = vec![ok];
+                operands.extend(self.match_reg_group(
+                    TokenKind::LBracket,
+                    TokenKind::RBracket,
+                    "`[`",
+                )?);
+                let op = self.match_token(TokenKind::Str, "the checked op in quotes")?;
+                let op = op
+                    .string_value()
+                    .ok_or_else(|| Self::error_at(&op, "a malformed escape in a string"))?;
+                (ThreadOpKind::BoundsCheck { op }, operands)
+            }
+            "shfl" => {
+                self.match_token(TokenKind::Dot, "`.` and a shuffle mode")?;
+                let mode = self.match_ident("a shuffle mode")?;
+                let mode = match mode.text {
+                    "idx" => ShuffleMode::Idx,
+                    "up" => ShuffleMode::Up,
+                    "down" => ShuffleMode::Down,
+                    "bfly" => ShuffleMode::Bfly,
+                    other => {
+                        return Err(Self::error_at(
+                            &mode,
+                            format!("unknown shuffle mode `{other}`"),
+                        ))
+                    }
+                };
+                let operands = self.match_regs()?;
+                self.match_keyword("width")?;
+                let width = self.match_int("the shuffle's width")?;
+                (ThreadOpKind::Shuffle { mode, width }, operands)
+            }
+            "for" => {
+                region_args.push(self.match_token(TokenKind::Value, "the induction variable")?);
+                self.match_token(TokenKind::Equals, "`=`")?;
+                let lo = self.match_reg()?;
+                self.match_keyword("to")?;
+                let hi = self.match_reg()?;
+                self.match_keyword("step")?;
+                let step = self.match_reg()?;
+                let mut operands = vec![lo, hi, step];
+                self.match_keyword("iter")?;
+                self.match_token(TokenKind::LParen, "`(`")?;
+                while self.peek().kind == TokenKind::Value {
+                    region_args.push(self.bump());
+                    self.match_token(TokenKind::Equals, "`=`")?;
+                    operands.push(self.match_reg()?);
+                    if !self.eat(&TokenKind::Comma) {
+                        break;
+                    }
+                }
+                self.match_token(TokenKind::RParen, "`)`")?;
+                (ThreadOpKind::For, operands)
+            }
+            "if" => (ThreadOpKind::If, vec![self.match_reg()?]),
+            "yield" => (ThreadOpKind::Yield, self.match_regs()?),
+            other => {
+                if let Some(op) = UnaryOp::from_name(other) {
+                    (ThreadOpKind::Unary(op), self.match_regs()?)
+                } else if let Some(op) = BinaryOp::from_name(other) {
+                    (ThreadOpKind::Binary(op), self.match_regs()?)
+                } else {
+                    return Err(Self::error_at(&name, format!("unknown op `{other}`")));
+                }
+            }
+        };
+        Ok(Line {
+            kind,
+            operands,
+            results: Vec::new(),
+            region_args,
+        })
+    }
+
+    /// `const <literal>`, its dtype read from the `: <dtype>` after it.
+    fn constant(&mut self) -> Result<Line<'a>, ParseError> {
+        let first = self.peek().clone();
+        let mut text = String::new();
+        if self.eat(&TokenKind::Minus) {
+            text.push('-');
+        }
+        let token = self.bump();
+        if !matches!(
+            token.kind,
+            TokenKind::Int | TokenKind::Float | TokenKind::Ident
+        ) {
+            return Err(Self::error_at(
+                &token,
+                format!("expected a constant, found {}", token.describe()),
+            ));
+        }
+        text.push_str(token.text);
+        // The dtype follows; read it ahead without consuming it.
+        let (colon, dtype) = (self.peek().clone(), self.tokens.get(self.pos + 1).cloned());
+        let dtype = match (colon.kind, dtype) {
+            (TokenKind::Colon, Some(d)) => Self::dtype_of(&d)?,
+            _ => return Err(self.expected("`:` and the constant's dtype")),
+        };
+        let value = parse_scalar(&text, dtype, first.line, first.column)?;
+        Ok(Line {
+            kind: ThreadOpKind::Const(value),
+            operands: Vec::new(),
+            results: Vec::new(),
+            region_args: Vec::new(),
+        })
+    }
+
+    /// The rest of `ld.global.v<w> ...`, `st.global.v<w> ...`,
+    /// `ld.shared ...` and `st.shared ...`.
+    fn memory(&mut self, name: &Token<'a>) -> Result<Line<'a>, ParseError> {
+        self.match_token(TokenKind::Dot, "`.global` or `.shared`")?;
+        let space = self.match_ident("`global` or `shared`")?;
+        let load = name.text == "ld";
+        let (kind, operands) = match (space.text, load) {
+            ("global", true) => {
+                let width = self.match_width()?;
+                let param = self.match_param()?;
+                let addr = self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
+                self.match_keyword("mask")?;
+                let masks = self.match_reg_group(TokenKind::LParen, TokenKind::RParen, "`(`")?;
+                self.match_keyword("other")?;
+                let others = self.match_reg_group(TokenKind::LParen, TokenKind::RParen, "`(`")?;
+                let operands = [addr, masks, others].concat();
+                (ThreadOpKind::LoadGlobal { param, width }, operands)
+            }
+            ("global", false) => {
+                let width = self.match_width()?;
+                let param = self.match_param()?;
+                let addr = self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
+                self.match_token(TokenKind::Comma, "`,`")?;
+                let values = self.match_regs()?;
+                self.match_keyword("mask")?;
+                let masks = self.match_reg_group(TokenKind::LParen, TokenKind::RParen, "`(`")?;
+                (
+                    ThreadOpKind::StoreGlobal { param, width },
+                    [addr, values, masks].concat(),
+                )
+            }
+            ("shared", true) => {
+                let alloc = self.match_shared()?;
+                let index =
+                    self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
+                (ThreadOpKind::LoadShared { alloc }, index)
+            }
+            ("shared", false) => {
+                let alloc = self.match_shared()?;
+                let index =
+                    self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
+                self.match_token(TokenKind::Comma, "`,`")?;
+                let value = self.match_reg()?;
+                self.match_keyword("mask")?;
+                let mask = self.match_reg_group(TokenKind::LParen, TokenKind::RParen, "`(`")?;
+                (
+                    ThreadOpKind::StoreShared { alloc },
+                    [index, vec![value], mask].concat(),
+                )
+            }
+            (other, _) => {
+                return Err(Self::error_at(
+                    &space,
+                    format!("unknown memory space `{other}`"),
+                ))
+            }
+        };
+        Ok(Line {
+            kind,
+            operands,
+            results: Vec::new(),
+            region_args: Vec::new(),
+        })
+    }
+}
