@@ -51,6 +51,12 @@ fn every_sample_assembles_with_ptxas_for_every_sm() {
                 "{} is not a kernel in the PTX for {sm}",
                 func.name
             );
+            let bounds = format!(".reqntid {}, 1, 1", 32 * warps);
+            assert!(
+                out.assembly.contains(&bounds),
+                "{} for {sm} lacks `{bounds}`",
+                func.name
+            );
             let cubin = tools::assemble_ptx(&out.assembly, sm)
                 .unwrap_or_else(|e| panic!("{} for {sm}: {e}", func.name));
             assert_eq!(&cubin[..4], b"\x7fELF", "{}: not a cubin", func.name);
@@ -79,7 +85,45 @@ fn every_sample_links_into_a_code_object_for_every_gfx() {
                 "{} for {gfx}: no kernel in\n{listing}",
                 func.name
             );
+            let bounds = format!(".max_flat_workgroup_size: {}", 32 * warps);
+            assert!(
+                out.assembly.contains(&bounds),
+                "{} for {gfx} lacks `{bounds}`",
+                func.name
+            );
+            // Barriers fence the workgroup, not the system: no L2 writeback
+            // or invalidation.
+            for cache in ["buffer_wbl2", "buffer_invl2", "buffer_wbinvl1"] {
+                assert!(!listing.contains(cache), "{} for {gfx}: {cache}", func.name);
+            }
         }
+    }
+}
+
+/// The layernorm of the examples, built for its block of threads, keeps
+/// every value in registers on CDNA: no scratch, no spills.
+#[test]
+fn layernorm_does_not_spill_on_cdna() {
+    require(Tool::LlvmObjdump);
+    let func = samples::layernorm(2, 384).unwrap();
+    for gfx in [Gfx::Gfx90a, Gfx::Gfx942] {
+        let out = emitted(&func, 4, Target::Amdgpu(gfx));
+        for zero in [
+            ".private_segment_fixed_size: 0",
+            ".vgpr_spill_count: 0",
+            ".sgpr_spill_count: 0",
+        ] {
+            assert!(
+                out.assembly.contains(zero),
+                "layernorm for {gfx} lacks `{zero}`"
+            );
+        }
+        let hsaco = out.code_object.expect("a code object");
+        let listing = tools::disassemble(&hsaco).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            !listing.contains("scratch_"),
+            "layernorm for {gfx} uses scratch"
+        );
     }
 }
 

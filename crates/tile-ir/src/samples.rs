@@ -3,8 +3,8 @@
 //! transpose.
 //!
 //! They are the shared inputs of the test suites of every stage (printer,
-//! passes, interpreter, and later the lowering and back ends) and of the demo
-//! until the `#[tile_kernel]` front end writes them from Rust. Tile sizes are
+//! passes, interpreter, the lowering and the back ends), written with the
+//! builder so that those tests need no front end. Tile sizes are
 //! parameters so that tests can try several specializations, including
 //! shapes that are not powers of two and grids that leave partial edge tiles.
 

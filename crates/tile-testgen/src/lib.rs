@@ -1,5 +1,6 @@
 //! Random well-typed tile programs, their inputs, a shrinker, and the
-//! differential harness (item 5 of the GPU-lowering issue).
+//! differential harness; [`inputs`] holds the deterministic inputs the
+//! tests of every stage share.
 //!
 //! # What is generated
 //!

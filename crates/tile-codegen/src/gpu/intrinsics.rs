@@ -14,8 +14,10 @@
 use super::GpuEmitter;
 use crate::target::{Gfx, Sm, Target};
 use crate::EmitError;
+use inkwell::attributes::AttributeLoc;
+use inkwell::memory_buffer::MemoryBuffer;
+use inkwell::module::Linkage;
 use inkwell::values::{FunctionValue, IntValue};
-use inkwell::AtomicOrdering;
 
 /// A GPU target of the emitter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +30,9 @@ pub enum GpuTarget {
 
 /// LLVM's `amdgpu_kernel` calling convention.
 const AMDGPU_KERNEL_CC: u32 = 91;
+
+/// The name of AMDGPU's workgroup barrier function in a module.
+const WORKGROUP_BARRIER: &str = "tile.workgroup.barrier";
 
 impl GpuTarget {
     /// The GPU target of `target`, or `None` for the host.
@@ -134,13 +139,48 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 self.b.build_call(f, &[], "")?;
             }
             GpuTarget::Amdgpu(_) => {
-                self.b.build_fence(AtomicOrdering::Release, false, "")?;
-                let f = self.intrinsic("llvm.amdgcn.s.barrier", &[])?;
+                let f = self.workgroup_barrier()?;
                 self.b.build_call(f, &[], "")?;
-                self.b.build_fence(AtomicOrdering::Acquire, false, "")?;
             }
         }
         Ok(())
+    }
+
+    /// AMDGPU's barrier between workgroup-scope fences, which order LDS and
+    /// global accesses among the workgroup's waves without the system-scope
+    /// cache writeback and invalidation a plain fence costs. LLVM's C API
+    /// cannot set a fence's scope, so the function is parsed from IR text
+    /// and linked into the module once.
+    fn workgroup_barrier(&self) -> Result<FunctionValue<'ctx>, EmitError> {
+        if let Some(f) = self.module.get_function(WORKGROUP_BARRIER) {
+            return Ok(f);
+        }
+        let text = format!(
+            "target datalayout = \"{}\"\ntarget triple = \"{}\"\n\
+             declare void @llvm.amdgcn.s.barrier()\n\
+             define void @{WORKGROUP_BARRIER}() alwaysinline {{\n\
+             fence syncscope(\"workgroup\") release\n\
+             call void @llvm.amdgcn.s.barrier()\n\
+             fence syncscope(\"workgroup\") acquire\n\
+             ret void\n}}\n",
+            self.module.get_data_layout().as_str().to_string_lossy(),
+            self.module.get_triple().as_str().to_string_lossy(),
+        );
+        let buffer = MemoryBuffer::create_from_memory_range_copy(text.as_bytes(), "barrier");
+        let helper = self
+            .ctx
+            .create_module_from_ir(buffer)
+            .map_err(|e| EmitError::Internal(format!("the workgroup barrier: {e}")))?;
+        self.module
+            .link_in_module(helper)
+            .map_err(|e| EmitError::Internal(format!("linking the workgroup barrier: {e}")))?;
+        let f = self
+            .module
+            .get_function(WORKGROUP_BARRIER)
+            .ok_or_else(|| EmitError::internal("the workgroup barrier is missing after linking"))?;
+        // Linked with external linkage, so the linker keeps it unused.
+        f.set_linkage(Linkage::Internal);
+        Ok(f)
     }
 
     fn void_fn(&self, name: &str) -> Result<FunctionValue<'ctx>, EmitError> {
@@ -150,21 +190,43 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         }))
     }
 
-    /// Makes `function` a kernel entry point.
-    pub(crate) fn mark_kernel(&self, function: FunctionValue<'ctx>) -> Result<(), EmitError> {
+    /// Makes `function` a kernel entry point for blocks of exactly
+    /// `block_threads` threads: on NVPTX `.entry` with `.reqntid`, on AMDGPU
+    /// the kernel calling convention with a flat workgroup size of exactly
+    /// that many work-items, so neither backend budgets registers for the
+    /// 1,024-thread blocks it assumes otherwise.
+    pub(crate) fn mark_kernel(
+        &self,
+        function: FunctionValue<'ctx>,
+        block_threads: u32,
+    ) -> Result<(), EmitError> {
         match self.gpu {
             GpuTarget::Nvptx(_) => {
-                let annotation = self.ctx.metadata_node(&[
-                    function.as_global_value().as_pointer_value().into(),
-                    self.ctx.metadata_string("kernel").into(),
-                    self.ctx.i32_type().const_int(1, false).into(),
-                ]);
-                self.module
-                    .add_global_metadata("nvvm.annotations", &annotation)
-                    .map_err(|e| EmitError::Internal(e.to_string()))
+                let annotate = |key: &str, value: u32| {
+                    let annotation = self.ctx.metadata_node(&[
+                        function.as_global_value().as_pointer_value().into(),
+                        self.ctx.metadata_string(key).into(),
+                        self.ctx
+                            .i32_type()
+                            .const_int(u64::from(value), false)
+                            .into(),
+                    ]);
+                    self.module
+                        .add_global_metadata("nvvm.annotations", &annotation)
+                        .map_err(|e| EmitError::Internal(e.to_string()))
+                };
+                annotate("kernel", 1)?;
+                annotate("reqntidx", block_threads)?;
+                annotate("reqntidy", 1)?;
+                annotate("reqntidz", 1)
             }
             GpuTarget::Amdgpu(_) => {
                 function.set_call_conventions(AMDGPU_KERNEL_CC);
+                let size = format!("{block_threads},{block_threads}");
+                let attribute = self
+                    .ctx
+                    .create_string_attribute("amdgpu-flat-work-group-size", &size);
+                function.add_attribute(AttributeLoc::Function, attribute);
                 Ok(())
             }
         }

@@ -65,7 +65,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         types.push(ptr.into());
         let fn_type = self.ctx.void_type().fn_type(&types, false);
         let function = self.module.add_function(&program.name, fn_type, None);
-        self.mark_kernel(function)?;
+        self.mark_kernel(function, program.block_threads())?;
         let written = written_params(program);
         let noalias = self
             .ctx
