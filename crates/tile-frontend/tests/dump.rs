@@ -153,5 +153,5 @@ fn loads_bounded_by_whole_tiles_are_proven_in_the_dumped_program() {
         .expect("thread.txt written");
     let _ = std::fs::remove_dir_all(&dir);
     assert!(thread.contains("// bounds: proven"), "{thread}");
-    assert!(!thread.contains("bounds_check"), "{thread}");
+    assert!(!thread.contains("check.bounds"), "{thread}");
 }

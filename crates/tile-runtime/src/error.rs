@@ -160,21 +160,19 @@ pub enum Error {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    /// A device-side bounds check of a GPU kernel failed: the status record
-    /// came back with a non-zero code.
-    #[error("kernel `{kernel}` failed on device {device}: bounds check {check} (`{op}`) failed at partition index {index:?} (status code {code})")]
-    BoundsCheck {
+    /// A run-time check of a GPU kernel failed: the status record came back
+    /// with a non-zero code.
+    #[error("kernel `{kernel}` failed on device {device}: check {check} (`{op}`): {fault}")]
+    DeviceCheck {
         /// The kernel's name.
         kernel: String,
         /// The device.
         device: String,
-        /// The status code (`tile_abi::FaultCode::OutsideTensor` for a failed check).
-        code: u32,
-        /// The check's position in the kernel's list of bounds checks.
+        /// The check's position in the kernel's list of checks.
         check: u32,
         /// The tile-IR op of the check.
         op: String,
-        /// The partition indices of the failing access (unused axes 0).
-        index: [i64; 4],
+        /// What failed, from the record's code and values.
+        fault: String,
     },
 }

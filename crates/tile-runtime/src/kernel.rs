@@ -29,7 +29,7 @@ pub struct KernelSpec {
 
 impl KernelSpec {
     /// A spec whose `images` run as the code of `ir`: `bounds_checks` names
-    /// the ops of the GPU images' bounds checks in the order their status
+    /// the ops of the GPU images' run-time checks in the order their status
     /// records count them, `host_checks` the checks of the host images.
     ///
     /// # Safety
@@ -103,7 +103,7 @@ impl KernelSpec {
         self.images
     }
 
-    /// The tile-IR ops of the kernel's device-side bounds checks, in program
+    /// The tile-IR ops of the kernel's device-side checks, in program
     /// order: a failed check reports its position in this list.
     pub fn bounds_checks(&self) -> &'static [&'static str] {
         self.bounds_checks

@@ -52,7 +52,7 @@ fn unmasked_accesses_in_bounds_pass_their_checks() {
     interp::run(&func, [2, 1, 1], &mut expected).unwrap();
     for warps in [1, 2] {
         let program = lower(&func, &LowerOptions::warps(warps)).unwrap();
-        assert_eq!(program.to_string().matches("bounds_check").count(), 2);
+        assert_eq!(program.to_string().matches("check.bounds").count(), 2);
         let mut actual = args(10);
         emulate::run(&program, [2, 1, 1], &mut actual).unwrap();
         assert_eq!(out(&actual), out(&expected));
@@ -88,7 +88,7 @@ fn an_out_of_range_unmasked_load_is_reported_and_not_executed() {
 fn an_out_of_range_unmasked_store_touches_nothing() {
     let func = copy("load_masked", "store");
     let program = lower(&func, &LowerOptions::warps(2)).unwrap();
-    assert_eq!(program.to_string().matches("bounds_check").count(), 1);
+    assert_eq!(program.to_string().matches("check.bounds").count(), 1);
     let mut actual = args(8);
     let err = emulate::run(&program, [2, 1, 1], &mut actual).unwrap_err();
     assert!(matches!(&*err.fault, EmuFault::BoundsCheck { index, .. } if index == &[1, 0]));

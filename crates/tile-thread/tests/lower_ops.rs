@@ -452,3 +452,59 @@ fn order_free_reductions_without_keepdim_stay_where_the_rows_were() {
         }
     }
 }
+
+/// `out[pid] = Σ i for i in 0..n step %s`, the step a parameter, or the
+/// constant 1 with `constant_step`.
+fn stepped_sum(constant_step: bool) -> tile_ir::Function {
+    let text = "kernel @k(%out: tensor<i32, 1>, %n: i32, %s: i32) {
+  %pid = program_id 0 : i32
+  %zero = constant 0 : i32
+  %one = constant 1 : i32
+  %sum = for %i = %zero to %n step %s iter(%acc = %zero) : i32 {
+    %next = add %acc, %i : i32
+    yield %next
+  }
+  %r = broadcast %sum to [1] : tile<1xi32>
+  %vo = partition_view %out [1] : view<i32, [1]>
+  store %r, %vo[%pid]
+}";
+    let text = if constant_step {
+        text.replace("step %s", "step %one")
+    } else {
+        text.to_string()
+    };
+    parse_function(&text).unwrap()
+}
+
+#[test]
+fn a_loop_step_that_is_not_positive_is_checked_before_the_loop() {
+    let func = stepped_sum(false);
+    let args = |step: i32| {
+        vec![
+            Arg::Tensor(HostTensor::from_vec(&[2], vec![0i32; 2]).unwrap()),
+            Arg::Scalar(Scalar::I32(10)),
+            Arg::Scalar(Scalar::I32(step)),
+        ]
+    };
+    let program = lower(&func, &LowerOptions::warps(1)).unwrap();
+    let text = program.to_string();
+    assert_eq!(text.matches("check.step").count(), 1, "{text}");
+    let mut expected = args(3);
+    interp::run(&func, [2, 1, 1], &mut expected).unwrap();
+    let mut actual = args(3);
+    emulate::run(&program, [2, 1, 1], &mut actual).unwrap();
+    assert_eq!(bits(&actual), bits(&expected));
+    for step in [0, -2] {
+        assert!(interp::run(&func, [2, 1, 1], &mut args(step)).is_err());
+        let err = emulate::run(&program, [2, 1, 1], &mut args(step)).unwrap_err();
+        assert_eq!(
+            err.fault.to_string(),
+            format!("loop step check failed in kernel `k`: `%3 = for %1, %n, %s, %1` has the step {step}, which is not positive")
+        );
+    }
+    // A constant positive step needs no check.
+    let text = lower(&stepped_sum(true), &LowerOptions::warps(1))
+        .unwrap()
+        .to_string();
+    assert!(!text.contains("check.step"), "{text}");
+}

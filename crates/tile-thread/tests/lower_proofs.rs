@@ -76,7 +76,7 @@ fn accesses_guarded_by_the_extents_are_proven_and_carry_no_check() {
     // guards skip them, so every access that runs lies inside.
     for (rows, cols, warps) in [(10, 21, 1), (13, 16, 2), (4, 8, 1), (3, 7, 1)] {
         let text = agrees(&func, warps, rows, cols, 5);
-        assert!(!text.contains("bounds_check"), "{text}");
+        assert!(!text.contains("check.bounds"), "{text}");
     }
     let text = agrees(&func, 1, 10, 21, 5);
     insta::assert_snapshot!("proven_full_tiles", text);
@@ -87,7 +87,7 @@ fn an_unguarded_axis_keeps_its_check_and_the_proven_one_drops_it() {
     // `pid ≥ 0` is no guard: the row axis stays checked, the columns proven.
     let func = full_tiles("ge %pid, %zero");
     let text = agrees(&func, 1, 12, 21, 3);
-    assert_eq!(text.matches("bounds_check").count(), 2, "{text}");
+    assert_eq!(text.matches("check.bounds").count(), 2, "{text}");
     assert!(
         text.contains("// bounds: axes [1] proven, [0] checked"),
         "{text}"
@@ -140,7 +140,7 @@ fn a_loop_to_one_tile_past_the_extent_is_not_proven() {
     )
     .map(|f| lower(&f, &LowerOptions::warps(1)).unwrap().to_string())
     .unwrap();
-    assert_eq!(text.matches("bounds_check").count(), 2, "{text}");
+    assert_eq!(text.matches("check.bounds").count(), 2, "{text}");
     assert!(!text.contains("proven"), "{text}");
 }
 
@@ -150,7 +150,7 @@ fn the_unsafe_mode_keeps_proofs_and_notes_the_unchecked_axes() {
     // SAFETY: the program is only printed, never launched.
     let options = unsafe { LowerOptions::warps(1).without_bounds_checks() };
     let text = lower(&func, &options).unwrap().to_string();
-    assert!(!text.contains("bounds_check"), "{text}");
+    assert!(!text.contains("check.bounds"), "{text}");
     assert!(
         text.contains("// bounds: axes [1] proven, [0] unchecked (unsafe)"),
         "{text}"

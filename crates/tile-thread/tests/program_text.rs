@@ -110,7 +110,7 @@ shared @s0: f32[64]
   barrier
   %7 = ld.shared @s0[%0] : f32
   %8 = shfl.bfly %7, %1 width 32 : f32
-  bounds_check %4 [%3] \"%2 = load %0, %1 \\\"x\\\"\"
+  check.bounds %4 [%3] \"%2 = load %0, %1 \\\"x\\\"\"
   %9 = for %10 = %1 to %2 step %1 iter(%11 = %8) : f32 {
     %12 = add %11, %7 : f32
     yield %12

@@ -77,7 +77,26 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         } else {
             IntPredicate::ULT
         };
-        let go = b.build_int_compare(pred, ivv, hi.into_int_value(), "go")?;
+        let below = b.build_int_compare(pred, ivv, hi.into_int_value(), "below")?;
+        // A step that is not positive runs no iteration (a check before the
+        // loop reports it), where the loop would otherwise never end.
+        let step_int = step.into_int_value();
+        let positive = if signed {
+            b.build_int_compare(
+                IntPredicate::SGT,
+                step_int,
+                step_int.get_type().const_zero(),
+                "up",
+            )?
+        } else {
+            b.build_int_compare(
+                IntPredicate::NE,
+                step_int,
+                step_int.get_type().const_zero(),
+                "up",
+            )?
+        };
+        let go = b.build_and(below, positive, "go")?;
         b.build_conditional_branch(go, body_bb, exit)?;
         b.position_at_end(body_bb);
         let args = &body.args;

@@ -11,8 +11,9 @@ use inkwell::types::{BasicMetadataTypeEnum, BasicType};
 use inkwell::values::{BasicValueEnum, FunctionValue, GlobalValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
 use std::collections::HashSet;
+use tile_abi::FaultCode;
 use tile_ir::DType;
-use tile_thread::program::{Op, ParamKind, Program, Reg, Region, ThreadOpKind};
+use tile_thread::program::{CheckKind, Op, ParamKind, Program, Reg, Region, ThreadOpKind};
 
 /// A tensor parameter's values: base pointer, extents and strides.
 pub(super) struct TensorArgs<'ctx> {
@@ -289,10 +290,14 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 self.when(k, x[2].into_int_value(), |s| s.store_elem(at, x[1], dt))?;
                 Ok(Vec::new())
             }
-            ThreadOpKind::BoundsCheck { op: checked } => {
+            ThreadOpKind::Check { kind, op: checked } => {
                 let position = k.checks.len();
                 k.checks.push(checked.clone());
-                self.bounds_check(k, position, &x)?;
+                let code = match kind {
+                    CheckKind::Bounds => FaultCode::OutsideTensor,
+                    CheckKind::Step => FaultCode::NonPositiveStep,
+                };
+                self.check(k, code, position, &x)?;
                 Ok(Vec::new())
             }
             ThreadOpKind::Barrier => {

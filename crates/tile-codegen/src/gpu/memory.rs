@@ -294,17 +294,18 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
     }
 
     /// A failed check (`x[0]` false) records itself in the status record:
-    /// the first failure sets `code` from 0 to
-    /// [`FaultCode::OutsideTensor`], then writes its position and indices.
-    pub(super) fn bounds_check(
+    /// the first failure sets `code` from 0 to `code`, then writes its
+    /// position and values.
+    pub(super) fn check(
         &self,
         k: &Kernel<'_, 'ctx>,
+        code: FaultCode,
         position: usize,
         x: &[BasicValueEnum<'ctx>],
     ) -> Result<(), EmitError> {
         let ok = x
             .first()
-            .ok_or_else(|| EmitError::internal("bounds_check without a predicate"))?
+            .ok_or_else(|| EmitError::internal("a check without a predicate"))?
             .into_int_value();
         let failed = self.b.build_not(ok, "failed")?;
         let (i32t, i64t) = (self.ctx.i32_type(), self.ctx.i64_type());
@@ -313,7 +314,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             let won = b.build_cmpxchg(
                 k.status,
                 i32t.const_zero(),
-                i32t.const_int(FaultCode::OutsideTensor as u64, false),
+                i32t.const_int(code as u64, false),
                 AtomicOrdering::Monotonic,
                 AtomicOrdering::Monotonic,
             )?;

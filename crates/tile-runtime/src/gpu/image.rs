@@ -4,11 +4,11 @@
 
 use crate::error::Error;
 use crate::kernel::{Image, ImageKind, KernelSpec};
-use tile_abi::Status;
+use tile_abi::{FaultCode, Status};
 
 /// The error `status` reports for `spec` on `device`, if any.
 pub(crate) fn status_error(status: &Status, spec: &KernelSpec, device: &str) -> Option<Error> {
-    if status.code == 0 {
+    if status.is_ok() {
         return None;
     }
     let op = usize::try_from(status.check)
@@ -23,13 +23,25 @@ pub(crate) fn status_error(status: &Status, spec: &KernelSpec, device: &str) -> 
             },
             |op| op.to_string(),
         );
-    Some(Error::BoundsCheck {
+    let fault = match FaultCode::from_u32(status.code) {
+        Some(FaultCode::NonPositiveStep) => {
+            format!("the step {} of a loop is not positive", status.index[0])
+        }
+        Some(FaultCode::OutsideTensor) => format!(
+            "partition index {:?} reaches outside the tensor",
+            status.index
+        ),
+        _ => format!(
+            "status code {} with values {:?}, which GPU code does not write",
+            status.code, status.index
+        ),
+    };
+    Some(Error::DeviceCheck {
         kernel: spec.name.to_string(),
         device: device.to_string(),
-        code: status.code,
         check: status.check,
         op,
-        index: status.index,
+        fault,
     })
 }
 
@@ -106,7 +118,6 @@ fn no_image(spec: &KernelSpec, device: &str, wanted: String, kind: ImageKind) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tile_abi::FaultCode;
 
     fn spec(images: &'static [Image]) -> KernelSpec {
         KernelSpec {
@@ -186,12 +197,24 @@ mod tests {
         };
         assert_eq!(
             status_error(&status, &spec, "cuda:0").unwrap().to_string(),
-            "kernel `vadd` failed on device cuda:0: bounds check 1 (`store`) failed at partition index [3, -1, 0, 0] (status code 6)"
+            "kernel `vadd` failed on device cuda:0: check 1 (`store`): partition index [3, -1, 0, 0] reaches outside the tensor"
         );
         status.check = 9;
         assert_eq!(
             status_error(&status, &spec, "hip:0").unwrap().to_string(),
-            "kernel `vadd` failed on device hip:0: bounds check 9 (`an unknown check (the kernel has 2)`) failed at partition index [3, -1, 0, 0] (status code 6)"
+            "kernel `vadd` failed on device hip:0: check 9 (`an unknown check (the kernel has 2)`): partition index [3, -1, 0, 0] reaches outside the tensor"
         );
+        status.code = FaultCode::NonPositiveStep as u32;
+        status.index = [0; 4];
+        status.check = 0;
+        assert_eq!(
+            status_error(&status, &spec, "cuda:0").unwrap().to_string(),
+            "kernel `vadd` failed on device cuda:0: check 0 (`load`): the step 0 of a loop is not positive"
+        );
+        status.code = 4;
+        assert!(status_error(&status, &spec, "cuda:0")
+            .unwrap()
+            .to_string()
+            .ends_with("status code 4 with values [0, 0, 0, 0], which GPU code does not write"));
     }
 }

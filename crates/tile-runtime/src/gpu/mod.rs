@@ -8,7 +8,7 @@
 //! writes), the parameters are packed per the kernel ABI (`tile_abi::params`), the
 //! status record is zeroed, the kernel runs with `32 · num_warps` threads per
 //! block, and after synchronizing a non-zero status becomes
-//! [`Error::BoundsCheck`]. A launch on a [`Queue`] (a stream) returns once
+//! [`Error::DeviceCheck`]. A launch on a [`Queue`] (a stream) returns once
 //! it is queued: its [`Pending`] record keeps the status record and every
 //! tensor's memory alive until the stream is synchronized. None of this has
 //! run on real hardware yet.

@@ -44,6 +44,16 @@ pub enum EmuFault {
         /// The partition index.
         index: Vec<i64>,
     },
+    /// A `for` whose step is not positive (the loop did not run).
+    #[error("loop step check failed in kernel `{kernel}`: `{op}` has the step {step}, which is not positive")]
+    NonPositiveStep {
+        /// The kernel's name.
+        kernel: String,
+        /// The tile-IR `for`.
+        op: String,
+        /// The step.
+        step: i64,
+    },
     /// A shared-memory index outside the allocation.
     #[error("shared-memory index {index} outside @s{alloc} of {len} elements")]
     SharedOutOfBounds {

@@ -29,7 +29,9 @@ mod shuffle;
 pub use banks::RunStats;
 pub use error::{EmuError, EmuFault};
 
-use crate::program::{Op, OpId, ParamKind, Program, Reg, Region, ThreadOpKind, WARP_SIZE};
+use crate::program::{
+    CheckKind, Op, OpId, ParamKind, Program, Reg, Region, ThreadOpKind, WARP_SIZE,
+};
 use memory::{Conflict, Global, Shared};
 use tile_ir::interp::Arg;
 use tile_ir::{eval, Scalar};
@@ -453,14 +455,22 @@ impl<'a> Emulator<'a> {
                 }
                 Vec::new()
             }
-            ThreadOpKind::BoundsCheck { op: checked } => {
+            ThreadOpKind::Check { kind, op: checked } => {
                 let ok = arg(0)?;
                 if let Some(t) = ok.iter().position(|v| *v != Scalar::Bool(true)) {
-                    let index = x[1..].iter().map(|i| address(i[t])).collect();
-                    let fault = EmuFault::BoundsCheck {
-                        kernel: self.program.name.clone(),
-                        op: checked.clone(),
-                        index,
+                    let kernel = self.program.name.clone();
+                    let op = checked.clone();
+                    let fault = match kind {
+                        CheckKind::Bounds => EmuFault::BoundsCheck {
+                            kernel,
+                            op,
+                            index: x[1..].iter().map(|i| address(i[t])).collect(),
+                        },
+                        CheckKind::Step => EmuFault::NonPositiveStep {
+                            kernel,
+                            op,
+                            step: x.get(1).map_or(0, |s| address(s[t])),
+                        },
                     };
                     return Err(self.error(Some(id), Some(t as u32), fault));
                 }

@@ -9,9 +9,9 @@
 
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::DistLayout;
-use crate::program::{Reg, Region, ThreadOpKind};
+use crate::program::{CheckKind, Reg, Region, ThreadOpKind};
 use std::rc::Rc;
-use tile_ir::{DType, OpId, Value};
+use tile_ir::{CmpPred, DType, OpId, OpKind, Scalar, Value};
 
 /// How one lowered value is laid out among flattened registers.
 #[derive(Clone)]
@@ -106,6 +106,9 @@ impl Lowerer<'_> {
             self.scalar(id, *hi)?,
             self.scalar(id, *step)?,
         ];
+        if !self.positive_constant(*step) {
+            self.check_step(id, bounds[2]);
+        }
         let (init_regs, slots) = self.flatten(id, inits)?;
         let Some((&iv, carried)) = body.args.split_first() else {
             return Err(self.invalid(id, "the body has no induction variable"));
@@ -142,6 +145,42 @@ impl Lowerer<'_> {
         let results = self.program.ops[thread_op].results.clone();
         self.unflatten(&op.results, &slots, &results);
         Ok(())
+    }
+
+    /// Whether `v` is a constant above zero (a step that needs no check).
+    fn positive_constant(&self, v: Value) -> bool {
+        let func = self.func;
+        func.defining_op(v)
+            .is_some_and(|op| match func.op(op).kind {
+                OpKind::Constant { value } => value.to_i128().is_some_and(|n| n > 0),
+                _ => false,
+            })
+    }
+
+    /// Checks that the `for` `id`'s step, `step`, is positive: the
+    /// interpreter reports a loop that is not, and a GPU would loop forever.
+    fn check_step(&mut self, id: OpId, step: Reg) {
+        let dtype = self.program.dtype(step);
+        let zero = self.constant(Scalar::zero(dtype));
+        let ok = self.emit(
+            ThreadOpKind::Cmp(CmpPred::Gt),
+            vec![step, zero],
+            DType::Bool,
+        );
+        let wide = self.emit(
+            ThreadOpKind::Cast { to: DType::I64 },
+            vec![step],
+            DType::I64,
+        );
+        let op = self.describe(id);
+        self.emit_op(
+            ThreadOpKind::Check {
+                kind: CheckKind::Step,
+                op,
+            },
+            vec![ok, wide],
+            &[],
+        );
     }
 
     /// Lowers `if`: the layouts of the results are those of the then branch.

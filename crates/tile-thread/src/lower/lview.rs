@@ -11,7 +11,7 @@
 
 use super::{Lowered, Lowerer};
 use crate::lower::LowerError;
-use crate::program::{Reg, ThreadOpKind};
+use crate::program::{CheckKind, Reg, ThreadOpKind};
 use std::collections::HashSet;
 use tile_ir::layout::Layout;
 use tile_ir::lview::derive::{derive, Shift};
@@ -312,7 +312,14 @@ impl Lowerer<'_> {
         }
         if !masked && self.bounds_checks {
             let op = self.describe(id);
-            self.emit_op(ThreadOpKind::BoundsCheck { op }, vec![all_ok, base], &[]);
+            self.emit_op(
+                ThreadOpKind::Check {
+                    kind: CheckKind::Bounds,
+                    op,
+                },
+                vec![all_ok, base],
+                &[],
+            );
         }
         Ok((addresses, masks))
     }

@@ -31,7 +31,7 @@
 
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::DistLayout;
-use crate::program::{Reg, Region, ThreadOpKind};
+use crate::program::{CheckKind, Reg, Region, ThreadOpKind};
 use tile_ir::{BinaryOp, CmpPred, DType, OpId, OpKind, Scalar, Value};
 
 /// Emits one access: `(lowerer, width, address, masks)` → the loaded
@@ -268,7 +268,7 @@ impl Lowerer<'_> {
 
     /// Addresses and masks of an access through `operands` = view, indices.
     /// A masked access masks elements outside the tensor; an unmasked one is
-    /// checked (see [`ThreadOpKind::BoundsCheck`]) unless checks are off.
+    /// checked (see [`ThreadOpKind::Check`]) unless checks are off.
     fn access(
         &mut self,
         id: OpId,
@@ -350,7 +350,14 @@ impl Lowerer<'_> {
             let mut check_operands = vec![all_ok];
             check_operands.extend(index_regs);
             let op = self.describe(id);
-            self.emit_op(ThreadOpKind::BoundsCheck { op }, check_operands, &[]);
+            self.emit_op(
+                ThreadOpKind::Check {
+                    kind: CheckKind::Bounds,
+                    op,
+                },
+                check_operands,
+                &[],
+            );
         }
         let note = bounds_note(&proven, masked, bounded);
         Ok(Access {

@@ -28,6 +28,26 @@ impl ShuffleMode {
     }
 }
 
+/// What a [`ThreadOpKind::Check`] checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CheckKind {
+    /// `bounds`: every element an unmasked access reaches lies inside the
+    /// tensor; the values are the partition index.
+    Bounds,
+    /// `step`: a loop's step is positive; the value is the step.
+    Step,
+}
+
+impl CheckKind {
+    /// The kind's name in the text form.
+    pub fn name(self) -> &'static str {
+        match self {
+            CheckKind::Bounds => "bounds",
+            CheckKind::Step => "step",
+        }
+    }
+}
+
 /// What a thread-level op does. Operands and results are listed per variant;
 /// all values are per-thread scalars.
 #[derive(Clone, Debug, PartialEq)]
@@ -125,15 +145,17 @@ pub enum ThreadOpKind {
         /// The allocation.
         alloc: SharedId,
     },
-    /// `bounds_check %ok [%i, ...] "<tile op>"`: the bounds check of an
-    /// unmasked access that the compiler could not prove in bounds. Operands:
-    /// `ok` (`bool`, false where one of the thread's elements lies outside
-    /// the tensor) and the partition indices (`i64`, for the message). If `ok`
-    /// is false in any thread the kernel fails with an error naming the
-    /// kernel, the tile op and the index (on a GPU: a device error flag). The
-    /// access that follows is masked by the same predicate, so a failed check
-    /// never touches memory.
-    BoundsCheck {
+    /// `check.<kind> %ok [%v, ...] "<tile op>"`: a run-time check of what
+    /// the compiler could not prove. Operands: `ok` (`bool`, false where the
+    /// check fails in this thread) and the values the failure reports
+    /// (`i64`). If `ok` is false in any thread the kernel fails with an
+    /// error naming the kernel, the tile op and the values (on a GPU: the
+    /// first failure in the status record). What follows cannot do harm:
+    /// a checked access is masked by the same predicate, and a `for` with a
+    /// non-positive step runs no iteration.
+    Check {
+        /// What is checked.
+        kind: CheckKind,
         /// The tile-IR op checked, as text.
         op: String,
     },
@@ -184,7 +206,7 @@ impl ThreadOpKind {
             ThreadOpKind::StoreGlobal { .. } => "st.global",
             ThreadOpKind::LoadShared { .. } => "ld.shared",
             ThreadOpKind::StoreShared { .. } => "st.shared",
-            ThreadOpKind::BoundsCheck { .. } => "bounds_check",
+            ThreadOpKind::Check { .. } => "check",
             ThreadOpKind::Barrier => "barrier",
             ThreadOpKind::Shuffle { .. } => "shfl",
             ThreadOpKind::For => "for",

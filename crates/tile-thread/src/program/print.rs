@@ -200,14 +200,15 @@ impl Program {
                 ),
                 _ => write!(text, "st.shared @s{} {}", alloc.index(), list(o)),
             },
-            ThreadOpKind::BoundsCheck { op: checked } => match o.split_first() {
-                Some((ok, index)) => write!(
+            ThreadOpKind::Check { kind, op: checked } => match o.split_first() {
+                Some((ok, values)) => write!(
                     text,
-                    "bounds_check {} [{}] {checked:?}",
+                    "check.{} {} [{}] {checked:?}",
+                    kind.name(),
                     reg(*ok),
-                    list(index)
+                    list(values)
                 ),
-                None => write!(text, "bounds_check {checked:?}"),
+                None => write!(text, "check.{} {checked:?}", kind.name()),
             },
             ThreadOpKind::Shuffle { mode, width } => {
                 write!(text, "shfl.{} {} width {width}", mode.name(), list(o))

@@ -213,7 +213,7 @@ impl Checker<'_> {
                     operands == [DType::I32, a.dtype, DType::Bool] && results.is_empty()
                 }
             }
-            ThreadOpKind::BoundsCheck { .. } => {
+            ThreadOpKind::Check { .. } => {
                 operands.first() == Some(&DType::Bool)
                     && operands[1..].iter().all(|&d| d == DType::I64)
                     && results.is_empty()

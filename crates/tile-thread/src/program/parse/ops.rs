@@ -2,7 +2,7 @@
 //! its region, one arm per op kind of [`ThreadOpKind`].
 
 use super::{Line, Parser};
-use crate::program::{ShuffleMode, ThreadOpKind};
+use crate::program::{CheckKind, ShuffleMode, ThreadOpKind};
 use tile_ir::text::{parse_scalar, ParseError, Token, TokenKind};
 use tile_ir::{BinaryOp, CmpPred, UnaryOp};
 
@@ -72,7 +72,14 @@ impl<'a> Parser<'_, 'a> {
                 )
             }
             "ld" | "st" => return self.memory(&name),
-            "bounds_check" => {
+            "check" => {
+                self.match_token(TokenKind::Dot, "`.` and a check kind")?;
+                let kind = self.match_ident("a check kind")?;
+                let kind = match kind.text {
+                    "bounds" => CheckKind::Bounds,
+                    "step" => CheckKind::Step,
+                    other => return Err(Self::error_at(&kind, format!("unknown check `{other}`"))),
+                };
                 let ok = self.match_reg()?;
                 let mut operands = vec![ok];
                 operands.extend(self.match_reg_group(
@@ -84,7 +91,7 @@ impl<'a> Parser<'_, 'a> {
                 let op = op
                     .string_value()
                     .ok_or_else(|| Self::error_at(&op, "a malformed escape in a string"))?;
-                (ThreadOpKind::BoundsCheck { op }, operands)
+                (ThreadOpKind::Check { kind, op }, operands)
             }
             "shfl" => {
                 self.match_token(TokenKind::Dot, "`.` and a shuffle mode")?;
