@@ -10,6 +10,7 @@
 use crate::error::Error;
 use libloading::{Library, Symbol};
 use std::ffi::{c_char, c_int, c_uint};
+use std::sync::OnceLock;
 
 /// A GPU programming interface the runtime can probe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,11 +30,14 @@ impl GpuApi {
         }
     }
 
-    /// The shared libraries tried, in order.
-    pub fn libraries(self) -> &'static [&'static str] {
+    /// The shared libraries tried, in order: for CUDA the names `cudarc`
+    /// tries, so the probe and `cudarc` open the same library.
+    pub fn libraries(self) -> Vec<String> {
         match self {
-            GpuApi::Cuda => &["libcuda.so.1", "libcuda.so"],
-            GpuApi::Hip => &["libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"],
+            GpuApi::Cuda => cudarc::get_lib_name_candidates("cuda"),
+            GpuApi::Hip => ["libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"]
+                .map(String::from)
+                .to_vec(),
         }
     }
 
@@ -73,23 +77,38 @@ type Count = unsafe extern "C" fn(*mut c_int) -> c_int;
 type Get = unsafe extern "C" fn(*mut c_int, c_int) -> c_int;
 type Name = unsafe extern "C" fn(*mut c_char, c_int, c_int) -> c_int;
 
-/// Loads the first library of `api` that opens.
-fn load(api: GpuApi) -> Result<Library, Error> {
+/// The first library of `api` that opens, loaded once per process and never
+/// unloaded: a driver keeps threads and state past its initialization, so
+/// closing it would pull code from under them.
+pub(crate) fn library(api: GpuApi) -> Result<&'static Library, Error> {
+    static CUDA: OnceLock<Result<Library, String>> = OnceLock::new();
+    static HIP: OnceLock<Result<Library, String>> = OnceLock::new();
+    let cell = match api {
+        GpuApi::Cuda => &CUDA,
+        GpuApi::Hip => &HIP,
+    };
+    cell.get_or_init(|| load(api))
+        .as_ref()
+        .map_err(|reason| Error::NoDriver {
+            api: api.name(),
+            tried: api.libraries().join(", "),
+            reason: reason.clone(),
+        })
+}
+
+/// Opens the first library of `api` that opens, or says why none did.
+fn load(api: GpuApi) -> Result<Library, String> {
     let mut reasons = Vec::new();
     for name in api.libraries() {
         // SAFETY: loading runs the library's initializers; these are the
         // vendors' driver libraries, which are designed to be loaded this
         // way, and nothing of ours runs concurrently inside them.
-        match unsafe { Library::new(name) } {
+        match unsafe { Library::new(&name) } {
             Ok(lib) => return Ok(lib),
             Err(e) => reasons.push(e.to_string()),
         }
     }
-    Err(Error::NoDriver {
-        api: api.name(),
-        tried: api.libraries().join(", "),
-        reason: reasons.join("; "),
-    })
+    Err(reasons.join("; "))
 }
 
 /// A symbol of `lib`, or a typed error naming it.
@@ -109,12 +128,12 @@ fn symbol<'l, T>(api: GpuApi, lib: &'l Library, name: &[u8]) -> Result<Symbol<'l
 /// Finds GPU `ordinal` of `api`: the driver must load and initialize and
 /// the ordinal must be below the device count.
 pub fn probe(api: GpuApi, ordinal: usize) -> Result<GpuInfo, Error> {
-    let lib = load(api)?;
+    let lib = library(api)?;
     let [init, count, get, name] = api.symbols();
-    let init = symbol::<Init>(api, &lib, init)?;
-    let count = symbol::<Count>(api, &lib, count)?;
-    let get = symbol::<Get>(api, &lib, get)?;
-    let name_of = symbol::<Name>(api, &lib, name)?;
+    let init = symbol::<Init>(api, lib, init)?;
+    let count = symbol::<Count>(api, lib, count)?;
+    let get = symbol::<Get>(api, lib, get)?;
+    let name_of = symbol::<Name>(api, lib, name)?;
     let failed = |call: &str, code: c_int| Error::DriverCall {
         api: api.name(),
         call: call.to_string(),

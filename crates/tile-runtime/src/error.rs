@@ -146,6 +146,18 @@ pub enum Error {
         /// The grid given.
         grid: [u32; 3],
     },
+    /// The grid has more blocks along an axis than the device launches.
+    #[error("kernel `{kernel}`: the grid {grid:?} exceeds what device {device} launches, at most {limit:?} blocks")]
+    GridTooLarge {
+        /// The kernel's name.
+        kernel: String,
+        /// The device.
+        device: String,
+        /// The grid given.
+        grid: [u32; 3],
+        /// The most blocks per axis.
+        limit: [u64; 3],
+    },
     /// The kernel failed while running: an out-of-bounds access, a partition
     /// index outside the view, or another runtime check.
     #[error("kernel `{kernel}` failed on device {device}: {source}")]

@@ -178,10 +178,33 @@ impl LoadedKernel {
     }
 }
 
-/// Kernels loaded on one device, keyed by their IR text.
+/// Kernels loaded on one device, keyed by everything that makes their code:
+/// the IR text, the block size, and the embedded images (whose bytes carry
+/// every other option, `fast_math` among them).
 #[derive(Debug, Default)]
 pub(crate) struct ModuleCache {
-    loaded: Mutex<HashMap<&'static str, Arc<LoadedKernel>>>,
+    loaded: Mutex<HashMap<CacheKey, Arc<LoadedKernel>>>,
+}
+
+/// What identifies a loaded kernel: two specs load the same code exactly
+/// when these agree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct CacheKey {
+    ir: &'static str,
+    num_warps: u32,
+    /// The address of the spec's embedded images: distinct compilations
+    /// embed distinct images.
+    images: usize,
+}
+
+impl CacheKey {
+    fn of(spec: &KernelSpec) -> CacheKey {
+        CacheKey {
+            ir: spec.ir,
+            num_warps: spec.num_warps,
+            images: spec.images.as_ptr() as usize,
+        }
+    }
 }
 
 impl ModuleCache {
@@ -194,11 +217,69 @@ impl ModuleCache {
         // A poisoned lock only means another launch panicked mid-insert; the
         // map itself is still consistent.
         let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(kernel) = loaded.get(spec.ir) {
+        let key = CacheKey::of(spec);
+        if let Some(kernel) = loaded.get(&key) {
             return Ok(Arc::clone(kernel));
         }
         let kernel = Arc::new(load()?);
-        loaded.insert(spec.ir, Arc::clone(&kernel));
+        loaded.insert(key, Arc::clone(&kernel));
         Ok(kernel)
+    }
+
+    /// How many kernels are loaded.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.loaded.lock().map_or(0, |l| l.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const IR: &str = "kernel @k() {\n}";
+
+    fn loaded() -> Result<LoadedKernel, String> {
+        let function = tile_ir::text::parse_function(IR).map_err(|e| e.to_string())?;
+        Ok(LoadedKernel {
+            function,
+            writes: Vec::new(),
+            host: None,
+            module: None,
+        })
+    }
+
+    #[test]
+    fn specs_that_differ_in_block_size_or_images_load_apart() {
+        static FAST: [Image; 1] = [Image {
+            kind: ImageKind::Ptx,
+            target: "sm_80",
+            bytes: b"fast",
+        }];
+        static EXACT: [Image; 1] = [Image {
+            kind: ImageKind::Ptx,
+            target: "sm_80",
+            bytes: b"exact",
+        }];
+        // SAFETY: these specs are never launched; only their keys are used.
+        let specs = unsafe {
+            [
+                KernelSpec::new("k", "default", IR, 4, &FAST, &[], &[]),
+                KernelSpec::new("k", "default", IR, 8, &FAST, &[], &[]),
+                KernelSpec::new("k", "default", IR, 4, &EXACT, &[], &[]),
+                KernelSpec::new("k", "default", IR, 4, &FAST, &[], &[]),
+            ]
+        };
+        let cache = ModuleCache::default();
+        let mut loads = 0;
+        for spec in &specs {
+            cache
+                .get_or_load(spec, || {
+                    loads += 1;
+                    loaded()
+                })
+                .unwrap();
+        }
+        assert_eq!((loads, cache.len()), (3, 3));
     }
 }

@@ -38,8 +38,8 @@ type LaunchKernel = unsafe extern "C" fn(
     *mut *mut c_void,
 ) -> HipResult;
 
-/// The entry points used, copied out of the library (valid while it is
-/// loaded, which the owning [`Hip`] guarantees).
+/// The entry points used, copied out of the library (valid for the rest of
+/// the process: `crate::driver::library` never unloads it).
 #[derive(Debug)]
 struct Api {
     init: unsafe extern "C" fn(c_uint) -> HipResult,
@@ -65,8 +65,6 @@ pub(crate) struct Hip {
     device: c_int,
     /// The device's `gcnArchName`, e.g. `gfx90a:sramecc+:xnack-`.
     pub(crate) arch: String,
-    /// Keeps the entry points in `api` valid; dropped last.
-    _library: Library,
 }
 
 // SAFETY: the HIP runtime is thread-safe; every call first selects the
@@ -102,8 +100,8 @@ fn check(call: &str, status: HipResult) -> Result<(), Error> {
 /// A function pointer of `T` named `name` from `library`.
 fn entry<T: Copy>(library: &Library, name: &str) -> Result<T, Error> {
     // SAFETY: every `T` requested in `Hip::open` is the C signature of
-    // `name` in the HIP headers; the pointer is copied out and used only
-    // while the library stays loaded (it lives in the same `Hip`).
+    // `name` in the HIP headers; the pointer is copied out, and the library
+    // stays loaded for the rest of the process.
     unsafe { library.get::<T>(name.as_bytes()) }
         .map(|symbol| *symbol)
         .map_err(|e| Error::NoDriver {
@@ -132,41 +130,24 @@ impl Hip {
     /// Opens device `ordinal` (already found by the probe) and reads its
     /// architecture name.
     pub(crate) fn open(ordinal: usize) -> Result<Hip, Error> {
-        let mut reasons = Vec::new();
-        let mut library = None;
-        for name in GpuApi::Hip.libraries() {
-            // SAFETY: loading the vendor's runtime library, as the probe did.
-            match unsafe { Library::new(name) } {
-                Ok(lib) => {
-                    library = Some(lib);
-                    break;
-                }
-                Err(e) => reasons.push(e.to_string()),
-            }
-        }
-        let library = library.ok_or_else(|| Error::NoDriver {
-            api: "HIP",
-            tried: GpuApi::Hip.libraries().join(", "),
-            reason: reasons.join("; "),
-        })?;
+        let library = crate::driver::library(GpuApi::Hip)?;
         let api = Api {
-            init: entry(&library, "hipInit")?,
-            set_device: entry(&library, "hipSetDevice")?,
-            malloc: entry(&library, "hipMalloc")?,
-            free: entry(&library, "hipFree")?,
-            memcpy: entry(&library, "hipMemcpy")?,
-            properties: entry(&library, "hipGetDeviceProperties")?,
-            load_data: entry(&library, "hipModuleLoadData")?,
-            get_function: entry(&library, "hipModuleGetFunction")?,
-            unload: entry(&library, "hipModuleUnload")?,
-            launch: entry(&library, "hipModuleLaunchKernel")?,
-            synchronize: entry(&library, "hipDeviceSynchronize")?,
-            stream_create: entry(&library, "hipStreamCreate")?,
-            stream_synchronize: entry(&library, "hipStreamSynchronize")?,
-            stream_destroy: entry(&library, "hipStreamDestroy")?,
+            init: entry(library, "hipInit")?,
+            set_device: entry(library, "hipSetDevice")?,
+            malloc: entry(library, "hipMalloc")?,
+            free: entry(library, "hipFree")?,
+            memcpy: entry(library, "hipMemcpy")?,
+            properties: entry(library, "hipGetDeviceProperties")?,
+            load_data: entry(library, "hipModuleLoadData")?,
+            get_function: entry(library, "hipModuleGetFunction")?,
+            unload: entry(library, "hipModuleUnload")?,
+            launch: entry(library, "hipModuleLaunchKernel")?,
+            synchronize: entry(library, "hipDeviceSynchronize")?,
+            stream_create: entry(library, "hipStreamCreate")?,
+            stream_synchronize: entry(library, "hipStreamSynchronize")?,
+            stream_destroy: entry(library, "hipStreamDestroy")?,
         };
-        // SAFETY: the documented signature; flags must be 0. (The probe's
-        // initialization may not outlive its own handle on the library.)
+        // SAFETY: the documented signature; flags must be 0.
         check("initialization", unsafe { (api.init)(0) })?;
         let device = c_int::try_from(ordinal).map_err(|_| Error::NoDevice {
             api: "HIP",
@@ -186,12 +167,7 @@ impl Hip {
             call: "finding the gcnArchName in the device properties".into(),
             code: 0,
         })?;
-        Ok(Hip {
-            api,
-            device,
-            arch,
-            _library: library,
-        })
+        Ok(Hip { api, device, arch })
     }
 
     fn select(&self) -> Result<(), Error> {

@@ -56,6 +56,11 @@ impl Context {
         &self.info.name
     }
 
+    /// The API the device is driven through.
+    pub(crate) fn api(&self) -> GpuApi {
+        self.info.api
+    }
+
     /// Waits for every launch on this device.
     pub(crate) fn synchronize(&self) -> Result<(), Error> {
         match &self.backend {
@@ -432,6 +437,38 @@ pub(crate) fn check_residency(
     Ok(())
 }
 
+/// The most blocks a grid may have along each axis on `api`'s devices; on
+/// HIP the work-items along x (blocks times `block` threads) must also fit
+/// the 32 bits of the dispatch packet's grid size.
+fn grid_limits(api: GpuApi, block: u32) -> [u64; 3] {
+    let x = match api {
+        GpuApi::Cuda => i32::MAX as u64,
+        GpuApi::Hip => (u64::from(u32::MAX) / u64::from(block.max(1))).min(i32::MAX as u64),
+    };
+    [x, 65_535, 65_535]
+}
+
+/// An error unless `grid` fits the limits of `api` for blocks of `block`
+/// threads: the driver would refuse it, or a HIP grid size would wrap.
+fn check_grid(
+    api: GpuApi,
+    spec: &KernelSpec,
+    device: &str,
+    grid: [u32; 3],
+    block: u32,
+) -> Result<(), Error> {
+    let limit = grid_limits(api, block);
+    if grid.iter().zip(&limit).any(|(&g, &l)| u64::from(g) > l) {
+        return Err(Error::GridTooLarge {
+            kernel: spec.name.to_string(),
+            device: device.to_string(),
+            grid,
+            limit,
+        });
+    }
+    Ok(())
+}
+
 /// Runs `kernel` on `context` and waits for it; the arguments have been
 /// checked against it (count, dtypes, ranks, mutability) and live on this
 /// device.
@@ -459,6 +496,8 @@ pub(crate) fn enqueue(
     args: &mut [LaunchArg<'_>],
 ) -> Result<Pending, Error> {
     let device = context.to_string();
+    let block = 32 * spec.num_warps;
+    check_grid(context.api(), spec, &device, grid, block)?;
     let module = kernel.module.as_ref().ok_or_else(|| Error::ModuleLoad {
         kernel: spec.name.to_string(),
         specialization: spec.specialization.to_string(),
@@ -494,7 +533,6 @@ pub(crate) fn enqueue(
         tensors.push(Arc::clone(&tensor.buffer));
     }
     packet.push_pointer(status.pointer);
-    let block = 32 * spec.num_warps;
     let wrong_api = || Error::ModuleLoad {
         kernel: spec.name.to_string(),
         specialization: spec.specialization.to_string(),
@@ -525,4 +563,28 @@ pub(crate) fn enqueue(
         status,
         _tensors: tensors,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grids_beyond_the_driver_limits_are_refused_before_launch() {
+        // SAFETY: never launched; only its name is read.
+        let spec = unsafe { KernelSpec::new("k", "default", "", 4, &[], &[], &[]) };
+        let ok = |api, grid| check_grid(api, &spec, "gpu:0", grid, 128).is_ok();
+        assert!(ok(GpuApi::Cuda, [i32::MAX as u32, 65_535, 65_535]));
+        assert!(!ok(GpuApi::Cuda, [i32::MAX as u32 + 1, 1, 1]));
+        assert!(!ok(GpuApi::Cuda, [1, 65_536, 1]));
+        assert!(!ok(GpuApi::Hip, [1, 1, 70_000]));
+        // 2^25 blocks of 128 work-items overflow HIP's 32-bit grid size.
+        assert!(ok(GpuApi::Hip, [(1 << 25) - 1, 1, 1]));
+        assert!(!ok(GpuApi::Hip, [1 << 25, 1, 1]));
+        let error = check_grid(GpuApi::Cuda, &spec, "cuda:0", [1, 1 << 20, 1], 128).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "kernel `k`: the grid [1, 1048576, 1] exceeds what device cuda:0 launches, at most [2147483647, 65535, 65535] blocks"
+        );
+    }
 }
