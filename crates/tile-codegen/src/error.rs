@@ -33,6 +33,17 @@ pub enum EmitError {
         /// LLVM's message.
         message: String,
     },
+    /// LLVM's backend reported an error (caught by `diagnostics.rs`, where
+    /// LLVM would otherwise exit the process).
+    #[error("LLVM rejected kernel `{kernel}` for {target}: {message}")]
+    Backend {
+        /// The kernel.
+        kernel: String,
+        /// The target.
+        target: Target,
+        /// LLVM's messages.
+        message: String,
+    },
     /// LLVM's optimization pipeline failed.
     #[error("LLVM's optimization pipeline failed for {target}: {message}")]
     Optimize {

@@ -19,6 +19,7 @@
 //! `docs/backends.md`).
 #![warn(missing_docs)]
 
+mod diagnostics;
 mod error;
 pub mod gpu;
 pub mod host;

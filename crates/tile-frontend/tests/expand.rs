@@ -238,3 +238,27 @@ fn a_specialization_can_be_limited_to_some_targets() {
         assert!(out.contains(message), "{message}: {out}");
     }
 }
+
+/// A kernel whose transpose goes through more shared memory than a block
+/// has is a compile error naming the amount and the target's limit.
+#[test]
+fn shared_memory_beyond_the_target_is_a_compile_error() {
+    let options = ExpandOptions {
+        env_targets: Some("sm_80,gfx942".into()),
+        ..ExpandOptions::default()
+    };
+    let kernel = quote! {
+        fn k<const B: usize>(x: &Tensor<f32, 2>, out: &mut Tensor<f32, 2>) {
+            let t = partition_view(x, [B, B]).load(0, 0);
+            partition_view(out, [B, B]).store(t.permute([1, 0]), 0, 0);
+        }
+    };
+    let out = tile_kernel(quote!(configs(B = 64)), kernel.clone(), &options).to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    let out = tile_kernel(quote!(configs(B = 256)), kernel, &options).to_string();
+    assert!(
+        out.contains("kernel `k` (B=256) needs")
+            && out.contains("bytes of shared memory per block, more than the 49152 of sm_80"),
+        "{out}"
+    );
+}

@@ -24,6 +24,7 @@ mod shuffle;
 
 pub use intrinsics::GpuTarget;
 
+use crate::diagnostics::Diagnostics;
 use crate::module;
 use crate::scalar::ScalarEmitter;
 use crate::target::{Machine, Target};
@@ -62,6 +63,7 @@ pub fn emit(
     let gpu = GpuTarget::of(target).ok_or(EmitError::NotGpu { target })?;
     let machine = Machine::new(target, options.opt_level)?;
     let ctx = Context::create();
+    let diagnostics = Diagnostics::install(&ctx);
     let module = ctx.create_module(&program.name);
     machine.configure(&module);
     let emitter = GpuEmitter {
@@ -73,10 +75,20 @@ pub fn emit(
     // Code generation rewrites the module (AMDGPU's control-flow
     // annotation, for one), so each output starts from its own copy.
     let assembly = machine.emit_assembly(&module.clone())?;
-    let code_object = match target {
-        Target::Amdgpu(_) => Some(tools::link_shared_object(&machine.emit_object(&module)?)?),
+    let object = match target {
+        Target::Amdgpu(_) => Some(machine.emit_object(&module)?),
         _ => None,
     };
+    if let Some(message) = diagnostics.take_errors() {
+        return Err(EmitError::Backend {
+            kernel: program.name.clone(),
+            target,
+            message,
+        });
+    }
+    let code_object = object
+        .map(|object| tools::link_shared_object(&object))
+        .transpose()?;
     Ok(Emitted {
         target,
         llvm_ir: text.llvm_ir,

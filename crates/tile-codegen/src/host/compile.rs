@@ -5,6 +5,7 @@
 use super::error::HostError;
 use super::kernel::HostKernel;
 use super::math;
+use crate::diagnostics::Diagnostics;
 use crate::module;
 use crate::target::{Machine, Target};
 use crate::tools;
@@ -40,6 +41,7 @@ pub fn compile(
 ) -> Result<HostImage, HostError> {
     tile_ir::verify::verify(func)?;
     let ctx = Context::create();
+    let diagnostics = Diagnostics::install(&ctx);
     let machine = Machine::new(Target::Host(isa), options.opt_level).map_err(EmitError::from)?;
     let module = ctx.create_module(&func.name);
     machine.configure(&module);
@@ -52,6 +54,14 @@ pub fn compile(
     frame.set_constant(true);
     let text = module::finish(&module, &machine, &func.name, options.opt_level)?;
     let object = machine.emit_object(&module).map_err(EmitError::from)?;
+    if let Some(message) = diagnostics.take_errors() {
+        return Err(EmitError::Backend {
+            kernel: func.name.clone(),
+            target: machine.target(),
+            message,
+        }
+        .into());
+    }
     let shared_object = tools::link_shared_object(&object)?;
     let checks = sites
         .into_iter()

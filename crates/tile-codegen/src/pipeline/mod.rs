@@ -18,6 +18,7 @@
 //! ```
 
 mod dump;
+mod resources;
 
 use crate::gpu::{self, Emitted};
 use crate::host::{self, HostError};
@@ -127,6 +128,34 @@ pub enum PipelineError {
         /// Why.
         error: Box<HostError>,
     },
+    /// A block needs more shared memory than the target has.
+    #[error("kernel `{kernel}` ({label}) needs {bytes} bytes of shared memory per block, more than the {limit} of {target}; use smaller tiles")]
+    SharedMemory {
+        /// The kernel.
+        kernel: String,
+        /// The specialization.
+        label: String,
+        /// The target.
+        target: Target,
+        /// The bytes needed.
+        bytes: usize,
+        /// The target's limit.
+        limit: usize,
+    },
+    /// A thread needs more registers than the target has.
+    #[error("kernel `{kernel}` ({label}) needs {registers} registers per thread, more than the {limit} of {target}")]
+    Registers {
+        /// The kernel.
+        kernel: String,
+        /// The specialization.
+        label: String,
+        /// The target.
+        target: Target,
+        /// The registers needed.
+        registers: usize,
+        /// The target's limit.
+        limit: usize,
+    },
     /// A stage could not be dumped.
     #[error("TILE_DUMP: {0}")]
     Dump(String),
@@ -187,6 +216,12 @@ pub fn compile(
             .map(|(_, a)| a.len * a.dtype.size_bytes())
             .sum();
         for &target in &gpus {
+            resources::check_shared_memory(
+                &func.name,
+                label,
+                target,
+                compiled.shared_memory_bytes,
+            )?;
             let out = gpu::emit(&program, target, &options.codegen).map_err(|error| {
                 let (kernel, label) = named(func);
                 PipelineError::Gpu {
@@ -197,6 +232,9 @@ pub fn compile(
                 }
             })?;
             dump.gpu(&out)?;
+            if let Target::Amdgpu(gfx) = target {
+                resources::check_amdgpu_registers(&func.name, label, gfx, &out.assembly)?;
+            }
             compiled.bounds_checks = out.bounds_checks.clone();
             compiled.images.push(gpu_image(out));
         }

@@ -1,0 +1,101 @@
+//! The resources a block needs, checked against each target's limits when
+//! the kernel is built, so a kernel that no device of the target could run
+//! is a compile error rather than a failed launch.
+//!
+//! * Shared memory per block: 48 KiB on NVIDIA, the most a kernel declares
+//!   statically (the runtime does not opt kernels into the larger dynamic
+//!   shared memory yet), and 64 KiB of LDS on AMD.
+//! * Registers per thread on AMD, from the code object's metadata: 512
+//!   VGPRs and AGPRs together on CDNA (gfx90a, gfx942), 256 VGPRs on RDNA 3.
+//!   On NVIDIA, the kernel's `.reqntid` makes `ptxas` fit the registers to
+//!   the block (spilling if it must), so a launch never lacks them.
+
+use super::PipelineError;
+use crate::target::{Gfx, Target};
+
+/// The shared memory one block may use on `target`, in bytes.
+pub(super) fn shared_memory_limit(target: Target) -> usize {
+    match target {
+        Target::Nvptx(_) => 48 * 1024,
+        _ => 64 * 1024,
+    }
+}
+
+/// An error unless `bytes` of shared memory per block fit `target`.
+pub(super) fn check_shared_memory(
+    kernel: &str,
+    label: &str,
+    target: Target,
+    bytes: usize,
+) -> Result<(), PipelineError> {
+    let limit = shared_memory_limit(target);
+    if bytes > limit {
+        return Err(PipelineError::SharedMemory {
+            kernel: kernel.to_string(),
+            label: label.to_string(),
+            target,
+            bytes,
+            limit,
+        });
+    }
+    Ok(())
+}
+
+/// An error unless the registers the AMDGPU code object's metadata (in
+/// `assembly`) reports fit `gfx`.
+pub(super) fn check_amdgpu_registers(
+    kernel: &str,
+    label: &str,
+    gfx: Gfx,
+    assembly: &str,
+) -> Result<(), PipelineError> {
+    let count = |key: &str| -> usize {
+        assembly
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(key))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    let (registers, limit) = match gfx {
+        Gfx::Gfx90a | Gfx::Gfx942 => (count(".vgpr_count:") + count(".agpr_count:"), 512),
+        Gfx::Gfx1100 => (count(".vgpr_count:"), 256),
+    };
+    if registers > limit {
+        return Err(PipelineError::Registers {
+            kernel: kernel.to_string(),
+            label: label.to_string(),
+            target: Target::Amdgpu(gfx),
+            registers,
+            limit,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::Sm;
+
+    #[test]
+    fn limits_name_the_amount_and_the_target() {
+        let sm80 = Target::Nvptx(Sm::Sm80);
+        assert!(check_shared_memory("k", "B=64", sm80, 49_152).is_ok());
+        let error = check_shared_memory("k", "B=64", sm80, 49_156).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "kernel `k` (B=64) needs 49156 bytes of shared memory per block, more than the 49152 of sm_80; use smaller tiles"
+        );
+        let gfx = Target::Amdgpu(Gfx::Gfx942);
+        assert!(check_shared_memory("k", "B=64", gfx, 65_536).is_ok());
+        assert!(check_shared_memory("k", "B=64", gfx, 65_537).is_err());
+        let metadata = "    .agpr_count:     64\n    .vgpr_count:     460\n";
+        let error = check_amdgpu_registers("k", "B=64", Gfx::Gfx90a, metadata).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "kernel `k` (B=64) needs 524 registers per thread, more than the 512 of gfx90a"
+        );
+        assert!(check_amdgpu_registers("k", "B=64", Gfx::Gfx1100, metadata).is_err());
+        assert!(check_amdgpu_registers("k", "B=64", Gfx::Gfx942, "    .vgpr_count: 453\n").is_ok());
+    }
+}
