@@ -1,20 +1,38 @@
 //! sin and cos of the exact library: Cody–Waite reduction by π/2 in four
-//! parts below 2^19, Payne–Hanek with 288 bits of 2/π above (accurate for
-//! |x| < 2^140; beyond, documented in docs/backends.md), Taylor polynomials
-//! of the reduced argument, and the quadrant's choice between them, which
-//! the fast library (`fast_math.rs`) shares.
+//! parts below 2^19, Payne–Hanek with 288 bits of 2/π up to 2^140 and with
+//! 1,200 bits beyond (in a function of its own, `tile.math.reduce_huge.f64`,
+//! so the common path does not pay for it), Taylor polynomials of the
+//! reduced argument, and the quadrant's choice between them, which the fast
+//! library (`fast_math.rs`) shares.
 
 use super::ScalarEmitter;
 use crate::EmitError;
+use inkwell::module::Linkage;
 use inkwell::values::{FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 
-/// 2/π in 24-bit chunks: chunk i weighs 2^(-24(i+1)); 288 bits reduce
-/// every argument below 2^140 exactly enough (Payne–Hanek).
-const TWO_OVER_PI: [u32; 12] = [
+/// 2/π in 24-bit chunks: chunk i weighs 2^(-24(i+1)). Computed exactly
+/// (Machin's formula in integers); the reduction of |x| < 2^e needs the
+/// chunks down to about 2^(e−180), so the first 12 (288 bits) serve every
+/// argument below 2^140 and all 50 (1,200 bits) every finite f64.
+const TWO_OVER_PI: [u32; 50] = [
     0xa2f983, 0x6e4e44, 0x1529fc, 0x2757d1, 0xf534dd, 0xc0db62, 0x95993c, 0x439041, 0xfe5163,
-    0xabdebb, 0xc561b7, 0x246e3a,
+    0xabdebb, 0xc561b7, 0x246e3a, 0x424dd2, 0xe00649, 0x2eea09, 0xd1921c, 0xfe1deb, 0x1cb129,
+    0xa73ee8, 0x8235f5, 0x2ebb44, 0x84e99c, 0x7026b4, 0x5f7e41, 0x3991d6, 0x398353, 0x39f49c,
+    0x845f8b, 0xbdf928, 0x3b1ff8, 0x97ffde, 0x05980f, 0xef2f11, 0x8b5a0a, 0x6d1f6d, 0x367ecf,
+    0x27cb09, 0xb74f46, 0x3f669e, 0x5fea2d, 0x7527ba, 0xc7ebe5, 0xf17b3d, 0x0739f7, 0x8a5292,
+    0xea6bfb, 0x5fb11f, 0x8d5d08, 0x560330, 0x46fc7b,
 ];
+
+/// How many chunks of [`TWO_OVER_PI`] reduce arguments below [`HUGE_ARGUMENT`].
+const LARGE_CHUNKS: usize = 12;
+
+/// Arguments from this magnitude (2^140) on take every chunk of 2/π.
+const HUGE_ARGUMENT: f64 = f64::from_bits(0x48b0_0000_0000_0000);
+
+/// The huge path scales `x` by 2^−HUGE_SCALE and the chunks by 2^HUGE_SCALE,
+/// so neither the split of `x` overflows nor the last chunk underflows.
+const HUGE_SCALE: i32 = 400;
 
 /// Arguments from this magnitude on use the Payne–Hanek reduction.
 const LARGE_ARGUMENT: f64 = 524_288.0;
@@ -75,14 +93,15 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         for part in PIO2 {
             r = self.fma3(k, self.c(-f64::from_bits(part)), r)?;
         }
-        let (k_big, r_big) = self.reduce_large(x)?;
-        let large = self.fcmp(
-            FloatPredicate::OGE,
-            self.float_intrinsic("llvm.fabs", &[x])?,
-            self.c(LARGE_ARGUMENT),
-        )?;
+        let magnitude = self.float_intrinsic("llvm.fabs", &[x])?;
+        let (k_big, r_big) = self.reduce_by_chunks(x, &TWO_OVER_PI[..LARGE_CHUNKS], 0)?;
+        let large = self.fcmp(FloatPredicate::OGE, magnitude, self.c(LARGE_ARGUMENT))?;
         let k = self.select_f(large, k_big, k)?;
         let r = self.select_f(large, r_big, r)?;
+        let (k_huge, r_huge) = self.reduce_huge(x)?;
+        let huge = self.fcmp(FloatPredicate::OGE, magnitude, self.c(HUGE_ARGUMENT))?;
+        let k = self.select_f(huge, k_huge, k)?;
+        let r = self.select_f(huge, r_huge, r)?;
         let r2 = b.build_float_mul(r, r, "r2")?;
         let (sin_c, cos_c) = sin_cos_series(10);
         let s = b.build_float_mul(r, self.poly(r2, &sin_c)?, "sin")?;
@@ -137,18 +156,77 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         self.select_f(negate, nv, v)
     }
 
-    /// `x = k·π/2 + r` with |r| ≤ π/4 for large |x| (below 2^140): `x·2/π`
-    /// summed exactly mod 4 from products with 24-bit chunks of 2/π (`x`
-    /// split in halves of 26 bits so every product is exact), in
-    /// double-double.
-    fn reduce_large(
+    /// `(k, r)` of [`Self::reduce_by_chunks`] with every chunk of 2/π, for
+    /// |x| ≥ 2^140 (other arguments give `(0, 0)`): a call of the module's
+    /// internal `tile.math.reduce_huge.f64`, which branches around the work.
+    fn reduce_huge(
         &self,
         x: FloatValue<'ctx>,
     ) -> Result<(FloatValue<'ctx>, FloatValue<'ctx>), EmitError> {
+        const NAME: &str = "tile.math.reduce_huge.f64";
+        let f64t = self.ctx.f64_type();
+        let pair = self.ctx.struct_type(&[f64t.into(), f64t.into()], false);
+        let f = match self.module.get_function(NAME) {
+            Some(f) => f,
+            None => {
+                let f = self.module.add_function(
+                    NAME,
+                    pair.fn_type(&[f64t.into()], false),
+                    Some(Linkage::Internal),
+                );
+                let e = self.nested();
+                let b = &e.b;
+                let entry = self.ctx.append_basic_block(f, "entry");
+                let work = self.ctx.append_basic_block(f, "huge");
+                let skip = self.ctx.append_basic_block(f, "skip");
+                b.position_at_end(entry);
+                let x = f
+                    .get_nth_param(0)
+                    .ok_or_else(|| EmitError::internal("reduce_huge parameter"))?
+                    .into_float_value();
+                let magnitude = e.float_intrinsic("llvm.fabs", &[x])?;
+                // Unordered: NaN skips too (its result is selected away).
+                let small = e.fcmp(FloatPredicate::ULT, magnitude, e.c(HUGE_ARGUMENT))?;
+                b.build_conditional_branch(small, skip, work)?;
+                b.position_at_end(skip);
+                b.build_return(Some(&pair.const_zero()))?;
+                b.position_at_end(work);
+                let (k, r) = e.reduce_by_chunks(x, &TWO_OVER_PI, HUGE_SCALE)?;
+                let v = b.build_insert_value(pair.get_undef(), k, 0, "k")?;
+                let v = b.build_insert_value(v, r, 1, "kr")?;
+                b.build_return(Some(&v))?;
+                f
+            }
+        };
+        let v = self
+            .b
+            .build_call(f, &[x.into()], "huge")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| EmitError::internal("reduce_huge returned nothing"))?
+            .into_struct_value();
+        let field = |i: u32, name: &str| -> Result<FloatValue<'ctx>, EmitError> {
+            Ok(self.b.build_extract_value(v, i, name)?.into_float_value())
+        };
+        Ok((field(0, "k_huge")?, field(1, "r_huge")?))
+    }
+
+    /// `x = k·π/2 + r` with |r| ≤ π/4 for large |x|: `x·2/π` summed exactly
+    /// mod 4 from products with the 24-bit `chunks` of 2/π (`x` split in
+    /// halves of 26 bits so every product is exact), in double-double. `x`
+    /// is scaled by 2^−scale and the chunks by 2^scale, which keeps the
+    /// products' values and every intermediate finite and normal.
+    fn reduce_by_chunks(
+        &self,
+        x: FloatValue<'ctx>,
+        chunks: &[u32],
+        scale: i32,
+    ) -> Result<(FloatValue<'ctx>, FloatValue<'ctx>), EmitError> {
         let b = &self.b;
-        let t = b.build_float_mul(x, self.c(134_217_729.0), "t")?;
-        let xh = b.build_float_sub(t, b.build_float_sub(t, x, "tx")?, "xh")?;
-        let xl = b.build_float_sub(x, xh, "xl")?;
+        let xs = b.build_float_mul(x, self.c((2f64).powi(-scale)), "xs")?;
+        let t = b.build_float_mul(xs, self.c(134_217_729.0), "t")?;
+        let xh = b.build_float_sub(t, b.build_float_sub(t, xs, "tx")?, "xh")?;
+        let xl = b.build_float_sub(xs, xh, "xl")?;
         // v minus a multiple of 4 toward zero: exact, |result| < 4 with v's
         // sign (a floor would add 4 to small negative values and round).
         let mod4 = |v: FloatValue<'ctx>| -> Result<FloatValue<'ctx>, EmitError> {
@@ -157,8 +235,9 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             self.fma3(q, self.c(-4.0), v)
         };
         let (mut hi, mut lo) = (self.c(0.0), self.c(0.0));
-        for (i, &chunk) in TWO_OVER_PI.iter().enumerate() {
-            let c = self.c(f64::from(chunk) * (2f64).powi(-24 * (i as i32 + 1)));
+        for (i, &chunk) in chunks.iter().enumerate() {
+            let weight = (2f64).powi(scale - 24 * (i as i32 + 1));
+            let c = self.c(f64::from(chunk) * weight);
             for part in [xh, xl] {
                 let q = mod4(b.build_float_mul(part, c, "p")?)?;
                 // TwoSum(hi, q).
@@ -173,7 +252,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                 lo = b.build_float_add(lo, err, "lo")?;
             }
         }
-        // |hi| < 96: k is an exact integer and hi - k exact; the caller
+        // |hi| < 4·2·chunks: k is an exact integer and hi - k exact; the caller
         // takes k mod 4.
         let k = self.float_intrinsic("llvm.rint", &[hi])?;
         let f = b.build_float_add(b.build_float_sub(hi, k, "f")?, lo, "flo")?;
