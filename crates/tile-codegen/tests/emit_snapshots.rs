@@ -40,7 +40,7 @@ fn normalized(text: &str) -> String {
 fn llvm_ir_and_ptx_for_sm_80() {
     for (name, func) in kernels() {
         let out = emitted(&func, Target::Nvptx(Sm::Sm80));
-        insta::assert_snapshot!(format!("{name}.sm_80.ll"), normalized(&out.llvm_ir));
+        insta::assert_snapshot!(format!("{name}.sm_80.ll"), normalized(&out.module.llvm_ir));
         insta::assert_snapshot!(format!("{name}.sm_80.ptx"), normalized(&out.assembly));
     }
 }

@@ -34,23 +34,34 @@ use inkwell::context::Context;
 use std::ops::Deref;
 use tile_thread::program::Program;
 
-/// The output of [`emit`] for one target.
+/// A kernel's LLVM module for a GPU target, before and after LLVM's
+/// optimization pipeline: what the PTX or the code object is generated
+/// from, and what the emulation target ([`crate::emulation`]) runs.
 #[derive(Clone, Debug)]
-pub struct Emitted {
+pub struct GpuModule {
+    /// The kernel's name.
+    pub kernel: String,
     /// The target.
     pub target: Target,
     /// The LLVM IR as emitted, before optimization.
     pub llvm_ir: String,
     /// The LLVM IR after LLVM's optimization pipeline.
     pub llvm_ir_opt: String,
+    /// The tile-IR ops of the program's bounds checks, in the order of the
+    /// status record's `check` field.
+    pub bounds_checks: Vec<String>,
+}
+
+/// The output of [`emit`] for one target.
+#[derive(Clone, Debug)]
+pub struct Emitted {
+    /// The module the code was generated from.
+    pub module: GpuModule,
     /// PTX (NVPTX) or AMDGPU assembly.
     pub assembly: String,
     /// The linked AMDGPU code object (HSACO); `None` for NVPTX, whose PTX
     /// the CUDA driver compiles.
     pub code_object: Option<Vec<u8>>,
-    /// The tile-IR ops of the program's bounds checks, in the order of the
-    /// status record's `check` field.
-    pub bounds_checks: Vec<String>,
 }
 
 /// Emits `program` for the GPU `target`: verified LLVM IR, optimized, then
@@ -60,6 +71,64 @@ pub fn emit(
     target: Target,
     options: &CodegenOptions,
 ) -> Result<Emitted, EmitError> {
+    let built = build(program, target, options, Code::Generate)?;
+    let code_object = built
+        .object
+        .map(|object| tools::link_shared_object(&object))
+        .transpose()?;
+    Ok(Emitted {
+        module: built.module,
+        assembly: built.assembly.unwrap_or_default(),
+        code_object,
+    })
+}
+
+/// Emits `program` for the GPU `target` up to the optimized module: what the
+/// emulation target needs. (NVPTX modules still pass through the PTX
+/// printer, see [`build`]; nothing is assembled or linked.)
+pub fn emit_module(
+    program: &Program,
+    target: Target,
+    options: &CodegenOptions,
+) -> Result<GpuModule, EmitError> {
+    build(program, target, options, Code::Skip).map(|built| built.module)
+}
+
+/// Whether [`build`] generates code from the optimized module.
+#[derive(Clone, Copy, PartialEq)]
+enum Code {
+    Generate,
+    Skip,
+}
+
+/// The optimized module and the code generated from it.
+struct Built {
+    module: GpuModule,
+    /// PTX or AMDGPU assembly; always made for NVPTX.
+    assembly: Option<String>,
+    /// The AMDGPU object file, before linking.
+    object: Option<Vec<u8>>,
+}
+
+/// Emits, verifies and optimizes `program`'s module for `target`, then
+/// generates its code if asked; a backend error reported meanwhile fails
+/// the whole.
+///
+/// An NVPTX module always ends in LLVM's PTX printer, even when its code is
+/// not wanted. LLVM 19's NVPTX back end caches every function's
+/// `nvvm.annotations` (its launch bounds) in a process-wide table keyed by
+/// the addresses of the module and the function, and only the PTX printer
+/// removes a module's entries. A module freed without passing through it
+/// leaves entries that a later module allocated at the same addresses reads
+/// as its own: optimized, and printed, for another kernel's block size. (The
+/// differential suite on the emulation target found it: about one program
+/// in a hundred ran with another's thread-id range.)
+fn build(
+    program: &Program,
+    target: Target,
+    options: &CodegenOptions,
+    code: Code,
+) -> Result<Built, EmitError> {
     let gpu = GpuTarget::of(target).ok_or(EmitError::NotGpu { target })?;
     let machine = Machine::new(target, options.opt_level)?;
     let ctx = Context::create();
@@ -72,12 +141,16 @@ pub fn emit(
     };
     let bounds_checks = emitter.kernel(program)?;
     let text = module::finish(&module, &machine, &program.name, options.opt_level)?;
-    // Code generation rewrites the module (AMDGPU's control-flow
-    // annotation, for one), so each output starts from its own copy.
-    let assembly = machine.emit_assembly(&module.clone())?;
-    let object = match target {
-        Target::Amdgpu(_) => Some(machine.emit_object(&module)?),
-        _ => None,
+    let (assembly, object) = match (gpu, code) {
+        // The module itself, never a copy: see above.
+        (GpuTarget::Nvptx(_), _) => (Some(machine.emit_assembly(&module)?), None),
+        // Code generation rewrites the module (AMDGPU's control-flow
+        // annotation, for one), so the assembly is made from a copy.
+        (GpuTarget::Amdgpu(_), Code::Generate) => (
+            Some(machine.emit_assembly(&module.clone())?),
+            Some(machine.emit_object(&module)?),
+        ),
+        (GpuTarget::Amdgpu(_), Code::Skip) => (None, None),
     };
     if let Some(message) = diagnostics.take_errors() {
         return Err(EmitError::Backend {
@@ -86,16 +159,17 @@ pub fn emit(
             message,
         });
     }
-    let code_object = object
-        .map(|object| tools::link_shared_object(&object))
-        .transpose()?;
-    Ok(Emitted {
+    let module = GpuModule {
+        kernel: program.name.clone(),
         target,
         llvm_ir: text.llvm_ir,
         llvm_ir_opt: text.llvm_ir_opt,
-        assembly,
-        code_object,
         bounds_checks,
+    };
+    Ok(Built {
+        module,
+        assembly,
+        object,
     })
 }
 

@@ -53,9 +53,9 @@ impl Dump {
         if !self.is_on() {
             return Ok(());
         }
-        let target = out.target;
-        self.text(&format!("{target}.ll"), &out.llvm_ir)?;
-        self.text(&format!("{target}.opt.ll"), &out.llvm_ir_opt)?;
+        let target = out.module.target;
+        self.text(&format!("{target}.ll"), &out.module.llvm_ir)?;
+        self.text(&format!("{target}.opt.ll"), &out.module.llvm_ir_opt)?;
         match target {
             Target::Nvptx(sm) => {
                 self.text(&format!("{target}.ptx"), &out.assembly)?;

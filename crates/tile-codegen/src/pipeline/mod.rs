@@ -235,7 +235,7 @@ pub fn compile(
             if let Target::Amdgpu(gfx) = target {
                 resources::check_amdgpu_registers(&func.name, label, gfx, &out.assembly)?;
             }
-            compiled.bounds_checks = out.bounds_checks.clone();
+            compiled.bounds_checks = out.module.bounds_checks.clone();
             compiled.images.push(gpu_image(out));
         }
     }
@@ -269,12 +269,12 @@ fn gpu_image(out: Emitted) -> Image {
     match out.code_object {
         Some(hsaco) => Image {
             kind: ImageKind::Hsaco,
-            target: out.target,
+            target: out.module.target,
             bytes: hsaco,
         },
         None => Image {
             kind: ImageKind::Ptx,
-            target: out.target,
+            target: out.module.target,
             bytes: out.assembly.into_bytes(),
         },
     }
