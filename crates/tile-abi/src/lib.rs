@@ -11,14 +11,20 @@
 //! * [`host`]: the symbols, entry point, math table and packet slots of
 //!   compiled host code;
 //! * [`isa`]: the instruction-set levels host code is compiled for;
-//! * [`image`]: the kinds of compiled images a kernel embeds;
+//! * [`emulation`]: GPU kernels moved to the host to run on the CPU: the
+//!   runtime calls that replace the targets' intrinsics, and the manifest
+//!   an emulation image carries;
+//! * [`image`]: the kinds of compiled images a kernel embeds, and
+//!   [`object`] how a compiled shared object is opened;
 //! * [`ParamKind`]: what a kernel parameter is, as `#[tile_kernel]`
 //!   describes it to the runtime.
 #![warn(missing_docs)]
 
+pub mod emulation;
 pub mod host;
 pub mod image;
 pub mod isa;
+pub mod object;
 pub mod params;
 pub mod status;
 

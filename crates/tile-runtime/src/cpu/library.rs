@@ -7,12 +7,8 @@ use super::math::MATH_TABLE;
 use super::packet::pack;
 use crate::launch::LaunchArg;
 use libloading::Library;
-use std::fs;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
 use tile_abi::host::{self as abi, HostEntry, MathTable};
-use tile_abi::{HostCheck, HostIsa};
+use tile_abi::{object, HostCheck, HostIsa};
 use tile_ir::Function;
 
 /// Why a kernel's shared object could not be loaded.
@@ -74,25 +70,19 @@ impl HostLibrary {
                 std::env::consts::ARCH
             )));
         }
-        make_libm_global();
-        let dir = PrivateDir::new().map_err(|e| error(e.to_string()))?;
-        let path = dir.0.join(format!("{}.so", func.name));
-        fs::write(&path, bytes).map_err(|e| error(format!("writing {}: {e}", path.display())))?;
         // SAFETY: the caller guarantees the object is host code compiled by
-        // tile; such objects have no initializers, so opening it runs no
-        // code, and it needs only C library functions.
-        let library = unsafe { Library::new(&path) }.map_err(|e| error(e.to_string()))?;
-        drop(dir);
+        // tile for `func`: no initializers, only C library imports.
+        let library = unsafe { object::open(bytes, &func.name) }.map_err(error)?;
         // SAFETY: compiled host code defines the entry with exactly the
         // type of `HostEntry`.
         let entry: HostEntry =
-            *unsafe { library.get::<HostEntry>(symbol(abi::ENTRY_SYMBOL).as_bytes()) }
+            *unsafe { library.get::<HostEntry>(object::symbol(abi::ENTRY_SYMBOL).as_bytes()) }
                 .map_err(|e| error(e.to_string()))?;
         // SAFETY: compiled host code defines the frame size as a `u64`
         // constant; reading it through its address is a plain load.
         let frame_bytes = unsafe {
             let at = library
-                .get::<*const u64>(symbol(abi::FRAME_BYTES_SYMBOL).as_bytes())
+                .get::<*const u64>(object::symbol(abi::FRAME_BYTES_SYMBOL).as_bytes())
                 .map_err(|e| error(e.to_string()))?;
             at.read()
         };
@@ -102,7 +92,7 @@ impl HostLibrary {
         // after this store.
         unsafe {
             let table = library
-                .get::<*mut MathTable>(symbol(abi::MATH_TABLE_SYMBOL).as_bytes())
+                .get::<*mut MathTable>(object::symbol(abi::MATH_TABLE_SYMBOL).as_bytes())
                 .map_err(|e| error(e.to_string()))?;
             table.write(MATH_TABLE);
         }
@@ -172,63 +162,5 @@ impl HostLibrary {
             None => Ok(()),
             Some((program, status)) => Err(failure(program, status, &self.checks)),
         }
-    }
-}
-
-/// Opens the C math library with its symbols global, once per process, so
-/// that the loader resolves the few functions LLVM calls where an ISA level
-/// has no instruction (`fmaf` on baseline x86-64, say) when it opens a
-/// kernel. Best effort: without it, a kernel that needs one fails to load
-/// with the loader's message.
-fn make_libm_global() {
-    static LIBM: OnceLock<Option<libloading::os::unix::Library>> = OnceLock::new();
-    LIBM.get_or_init(|| {
-        use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
-        // SAFETY: the system's C math library; its initializers are the C
-        // runtime's own, which every process already runs.
-        unsafe { Library::open(Some("libm.so.6"), RTLD_NOW | RTLD_GLOBAL) }.ok()
-    });
-}
-
-/// The symbol name as the loader looks it up (NUL-terminated).
-fn symbol(name: &str) -> String {
-    format!("{name}\0")
-}
-
-/// A directory only this user can read, removed with its files when dropped.
-struct PrivateDir(PathBuf);
-
-impl PrivateDir {
-    fn new() -> std::io::Result<PrivateDir> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let path = std::env::temp_dir().join(format!(
-            "tile-host-{}-{}-{nanos}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        create_private(&path)?;
-        Ok(PrivateDir(path))
-    }
-}
-
-#[cfg(unix)]
-fn create_private(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    fs::DirBuilder::new().mode(0o700).create(path)
-}
-
-#[cfg(not(unix))]
-fn create_private(path: &Path) -> std::io::Result<()> {
-    fs::create_dir(path)
-}
-
-impl Drop for PrivateDir {
-    fn drop(&mut self) {
-        // Best effort: a leftover directory is harmless.
-        let _ = fs::remove_dir_all(&self.0);
     }
 }

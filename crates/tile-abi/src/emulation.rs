@@ -1,0 +1,281 @@
+//! The contract of emulation images: GPU kernels moved to the host by
+//! `tile_codegen::emulation` and run on the CPU by `tile-emu`.
+//!
+//! An emulation image is a shared object made from the exact LLVM module a
+//! GPU target receives (after the pipeline its PTX or code object comes
+//! from), moved to the host's triple and data layout. Only the target's
+//! intrinsics are replaced, each by a call of the runtime's one entry point,
+//!
+//! ```text
+//! ptr tile_emu_runtime;   // u64 (*)(u32 op, u64 a, u64 b, u64 c, u64 d), set when loaded
+//! ```
+//!
+//! with an [`Op`] and its operands; every load and store of global or
+//! shared memory is preceded by an [`Op::Access`] call that checks it. The
+//! image exports:
+//!
+//! ```text
+//! void tile_emu_launch(const void *args);   // one GPU thread of the kernel
+//! u8   tile_emu_manifest[];                  // the Manifest, as text
+//! u64  tile_emu_manifest_len;
+//! ```
+//!
+//! `args` is what the driver hands a kernel: CUDA's `kernelParams` (one
+//! pointer per parameter) for NVPTX images, the kernarg segment for AMDGPU
+//! ones, read at the offsets the AMDGPU backend lays the parameters out at.
+
+use std::fmt;
+
+/// The entry point of one GPU thread.
+pub const LAUNCH_SYMBOL: &str = "tile_emu_launch";
+/// The runtime's entry point, a pointer the loader sets.
+pub const RUNTIME_SYMBOL: &str = "tile_emu_runtime";
+/// The manifest's bytes.
+pub const MANIFEST_SYMBOL: &str = "tile_emu_manifest";
+/// The manifest's length, a `u64`.
+pub const MANIFEST_LEN_SYMBOL: &str = "tile_emu_manifest_len";
+
+/// The runtime's entry point: `(op, a, b, c, d) -> result`.
+pub type RuntimeFn = extern "C" fn(u32, u64, u64, u64, u64) -> u64;
+
+/// The entry of one GPU thread: the kernel's arguments as the driver holds
+/// them.
+pub type LaunchFn = unsafe extern "C" fn(*const u8);
+
+/// What a call of the runtime asks for. Operands are listed per op; unused
+/// ones are 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Op {
+    /// The thread's index in its block along `a` (0, 1, 2).
+    ThreadId = 1,
+    /// The block's index in the grid along `a`.
+    BlockId = 2,
+    /// The grid's extent in blocks along `a`.
+    GridDim = 3,
+    /// The block's extent in threads along `a`.
+    BlockDim = 4,
+    /// A barrier of the block (`bar.sync 0`, `s_barrier`).
+    Barrier = 5,
+    /// PTX `shfl.sync` of the 32-bit `b` with mode `a` ([`ShuffleMode`]),
+    /// lane operand `c` and clamp/segment operand `d`; the member mask must
+    /// be full.
+    Shuffle = 6,
+    /// AMDGPU `ds_bpermute`: the 32-bit value `b` of the wave's lane
+    /// `(a / 4) mod wave size`.
+    Bpermute = 7,
+    /// The address of the AMDGPU dispatch packet (`hsa_kernel_dispatch_packet_t`).
+    DispatchPtr = 8,
+    /// A memory access about to happen: address `a`, `b` bytes, alignment
+    /// `c` (the instruction's `align`), and `d` the [`Access`] flags.
+    Access = 9,
+}
+
+impl Op {
+    /// Every op.
+    pub const ALL: [Op; 9] = [
+        Op::ThreadId,
+        Op::BlockId,
+        Op::GridDim,
+        Op::BlockDim,
+        Op::Barrier,
+        Op::Shuffle,
+        Op::Bpermute,
+        Op::DispatchPtr,
+        Op::Access,
+    ];
+
+    /// The op with code `code`.
+    pub fn from_u32(code: u32) -> Option<Op> {
+        Op::ALL.into_iter().find(|op| *op as u32 == code)
+    }
+}
+
+/// PTX `shfl.sync` modes, as [`Op::Shuffle`] passes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u64)]
+pub enum ShuffleMode {
+    /// `shfl.sync.up`.
+    Up = 0,
+    /// `shfl.sync.down`.
+    Down = 1,
+    /// `shfl.sync.bfly`.
+    Bfly = 2,
+    /// `shfl.sync.idx`.
+    Idx = 3,
+}
+
+impl ShuffleMode {
+    /// The mode encoded as `code`.
+    pub fn from_u64(code: u64) -> Option<ShuffleMode> {
+        [
+            ShuffleMode::Up,
+            ShuffleMode::Down,
+            ShuffleMode::Bfly,
+            ShuffleMode::Idx,
+        ]
+        .into_iter()
+        .find(|m| *m as u64 == code)
+    }
+}
+
+/// The flags of an [`Op::Access`].
+pub struct Access;
+
+impl Access {
+    /// The access writes (else it reads).
+    pub const STORE: u64 = 1;
+    /// The access is to shared memory (else to global memory).
+    pub const SHARED: u64 = 2;
+    /// The access is atomic (read and write).
+    pub const ATOMIC: u64 = 4;
+}
+
+/// How a kernel's arguments are passed to [`LAUNCH_SYMBOL`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgsAbi {
+    /// CUDA's `kernelParams`: one pointer per parameter to its bytes.
+    Pointers,
+    /// The AMDGPU kernarg segment: each parameter at its offset.
+    Kernarg,
+}
+
+/// One kernel parameter of an image: its offset in the kernarg segment
+/// (0 for [`ArgsAbi::Pointers`]) and its size in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamSlot {
+    /// The byte offset in the kernarg segment.
+    pub offset: usize,
+    /// The size in bytes.
+    pub size: usize,
+}
+
+/// A shared-memory allocation of an image: its exported symbol and size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedSlot {
+    /// The symbol of the allocation.
+    pub symbol: String,
+    /// Its size in bytes.
+    pub bytes: usize,
+}
+
+/// What an emulation image says about itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Manifest {
+    /// The kernel's name.
+    pub kernel: String,
+    /// The GPU target it was compiled for (`sm_80`, `gfx942`).
+    pub target: String,
+    /// The lanes of a warp or wave that shuffles and permutes span.
+    pub wave: u32,
+    /// How arguments are passed.
+    pub abi: ArgsAbi,
+    /// The kernel's parameters.
+    pub params: Vec<ParamSlot>,
+    /// The shared-memory allocations.
+    pub shared: Vec<SharedSlot>,
+}
+
+impl fmt::Display for Manifest {
+    /// One `key value...` line each: `kernel`, `target`, `wave`, `abi`
+    /// (`pointers` or `kernarg`), then a `param <offset> <size>` line per
+    /// parameter and a `shared <symbol> <bytes>` line per allocation.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "kernel {}", self.kernel)?;
+        writeln!(f, "target {}", self.target)?;
+        writeln!(f, "wave {}", self.wave)?;
+        let abi = match self.abi {
+            ArgsAbi::Pointers => "pointers",
+            ArgsAbi::Kernarg => "kernarg",
+        };
+        writeln!(f, "abi {abi}")?;
+        for p in &self.params {
+            writeln!(f, "param {} {}", p.offset, p.size)?;
+        }
+        for s in &self.shared {
+            writeln!(f, "shared {} {}", s.symbol, s.bytes)?;
+        }
+        Ok(())
+    }
+}
+
+impl Manifest {
+    /// Reads the text [`Display`](fmt::Display) writes.
+    pub fn parse(text: &str) -> Result<Manifest, String> {
+        let mut manifest = Manifest {
+            kernel: String::new(),
+            target: String::new(),
+            wave: 0,
+            abi: ArgsAbi::Pointers,
+            params: Vec::new(),
+            shared: Vec::new(),
+        };
+        for line in text.lines() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let number = |i: usize| -> Result<usize, String> {
+                words
+                    .get(i)
+                    .and_then(|w| w.parse().ok())
+                    .ok_or_else(|| format!("a number expected in `{line}`"))
+            };
+            match words.as_slice() {
+                ["kernel", name] => manifest.kernel = name.to_string(),
+                ["target", name] => manifest.target = name.to_string(),
+                ["wave", _] => manifest.wave = number(1)? as u32,
+                ["abi", "pointers"] => manifest.abi = ArgsAbi::Pointers,
+                ["abi", "kernarg"] => manifest.abi = ArgsAbi::Kernarg,
+                ["param", _, _] => manifest.params.push(ParamSlot {
+                    offset: number(1)?,
+                    size: number(2)?,
+                }),
+                ["shared", symbol, _] => manifest.shared.push(SharedSlot {
+                    symbol: symbol.to_string(),
+                    bytes: number(2)?,
+                }),
+                [] => {}
+                _ => return Err(format!("unknown manifest line `{line}`")),
+            }
+        }
+        if manifest.kernel.is_empty() || manifest.wave == 0 {
+            return Err("a manifest without its kernel or wave size".into());
+        }
+        Ok(manifest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_manifest_reads_back_as_written() {
+        let manifest = Manifest {
+            kernel: "softmax".into(),
+            target: "gfx942".into(),
+            wave: 64,
+            abi: ArgsAbi::Kernarg,
+            params: vec![
+                ParamSlot { offset: 0, size: 8 },
+                ParamSlot { offset: 8, size: 4 },
+            ],
+            shared: vec![SharedSlot {
+                symbol: "shared0".into(),
+                bytes: 512,
+            }],
+        };
+        let text = manifest.to_string();
+        assert_eq!(Manifest::parse(&text).unwrap(), manifest);
+        assert!(Manifest::parse("kernel k\nwave 32\nparam x 4\n").is_err());
+        assert!(Manifest::parse("target sm_80\n").is_err());
+    }
+
+    #[test]
+    fn ops_and_modes_decode_to_themselves() {
+        for op in Op::ALL {
+            assert_eq!(Op::from_u32(op as u32), Some(op));
+        }
+        assert_eq!(Op::from_u32(0), None);
+        assert_eq!(ShuffleMode::from_u64(2), Some(ShuffleMode::Bfly));
+        assert_eq!(ShuffleMode::from_u64(4), None);
+    }
+}
