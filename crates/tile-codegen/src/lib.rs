@@ -6,6 +6,8 @@
 //!   pipeline, the thread-level program (`tile-thread`), each target's code,
 //!   and the stage dumps of `TILE_DUMP`;
 //! * [`gpu`]: thread-level programs to PTX and AMDGPU code objects;
+//! * [`emulation`]: the module a GPU target receives, moved to the host so
+//!   that it runs on the CPU (`tile-emu` runs it);
 //! * [`host`]: tile IR compiled ahead of time for the CPU device, one shared
 //!   object per instruction-set level;
 //! * [`scalar`]: the scalar semantics of `tile_ir::eval` in LLVM IR, shared
@@ -20,6 +22,7 @@
 #![warn(missing_docs)]
 
 mod diagnostics;
+pub mod emulation;
 mod error;
 pub mod gpu;
 pub mod host;

@@ -1,0 +1,219 @@
+//! The GPU targets' intrinsics and what replaces each: a function of the
+//! same type that calls the runtime's entry point with an [`Op`].
+//!
+//! The replacement is made on the module's text, where an intrinsic is a
+//! unique symbol (`@llvm.nvvm.barrier0(`): every call is redirected to
+//! `@tile_emu.<name>`, the intrinsic's declaration is dropped, and the
+//! definitions are appended. An intrinsic of the targets' namespaces that is
+//! not in the table is an error: the emulation target must model every
+//! instruction a GPU receives.
+
+use crate::EmitError;
+use tile_abi::emulation::{Op, ShuffleMode, RUNTIME_SYMBOL};
+
+/// One replaced intrinsic.
+struct Replacement {
+    /// The intrinsic's name, without `@`.
+    intrinsic: String,
+    /// The return type in LLVM IR (`i32`, `void`, `ptr addrspace(4)`).
+    ret: &'static str,
+    /// The parameter types.
+    params: &'static [&'static str],
+    /// The op and its four operands.
+    op: Op,
+    operands: [Operand; 4],
+}
+
+/// An operand of a runtime call.
+#[derive(Clone, Copy)]
+enum Operand {
+    /// A constant.
+    Const(u64),
+    /// Parameter `i`, zero-extended.
+    Param(usize),
+    /// A shuffle's mode, with parameter `i` (the member mask) above bit 32.
+    ModeAndMask(ShuffleMode, usize),
+}
+
+/// The axes of the intrinsics that read a thread, block or grid index.
+const AXES: [(&str, u64); 3] = [("x", 0), ("y", 1), ("z", 2)];
+
+/// Every intrinsic the emulation target models.
+fn table() -> Vec<Replacement> {
+    use Operand::{Const, ModeAndMask, Param};
+    let index = |intrinsic: String, op: Op, axis: u64| Replacement {
+        intrinsic,
+        ret: "i32",
+        params: &[],
+        op,
+        operands: [Const(axis), Const(0), Const(0), Const(0)],
+    };
+    let mut table = Vec::new();
+    for (name, axis) in AXES {
+        for (sreg, op) in [
+            ("tid", Op::ThreadId),
+            ("ctaid", Op::BlockId),
+            ("nctaid", Op::GridDim),
+            ("ntid", Op::BlockDim),
+        ] {
+            table.push(index(
+                format!("llvm.nvvm.read.ptx.sreg.{sreg}.{name}"),
+                op,
+                axis,
+            ));
+        }
+        table.push(index(
+            format!("llvm.amdgcn.workitem.id.{name}"),
+            Op::ThreadId,
+            axis,
+        ));
+        table.push(index(
+            format!("llvm.amdgcn.workgroup.id.{name}"),
+            Op::BlockId,
+            axis,
+        ));
+    }
+    for barrier in ["llvm.nvvm.barrier0", "llvm.amdgcn.s.barrier"] {
+        table.push(Replacement {
+            intrinsic: barrier.to_string(),
+            ret: "void",
+            params: &[],
+            op: Op::Barrier,
+            operands: [Const(0), Const(0), Const(0), Const(0)],
+        });
+    }
+    for (mode, code) in [
+        ("up", ShuffleMode::Up),
+        ("down", ShuffleMode::Down),
+        ("bfly", ShuffleMode::Bfly),
+        ("idx", ShuffleMode::Idx),
+    ] {
+        table.push(Replacement {
+            intrinsic: format!("llvm.nvvm.shfl.sync.{mode}.i32"),
+            ret: "i32",
+            params: &["i32", "i32", "i32", "i32"],
+            op: Op::Shuffle,
+            operands: [ModeAndMask(code, 0), Param(1), Param(2), Param(3)],
+        });
+    }
+    table.push(Replacement {
+        intrinsic: "llvm.amdgcn.ds.bpermute".into(),
+        ret: "i32",
+        params: &["i32", "i32"],
+        op: Op::Bpermute,
+        operands: [Param(0), Param(1), Const(0), Const(0)],
+    });
+    table.push(Replacement {
+        intrinsic: "llvm.amdgcn.dispatch.ptr".into(),
+        ret: "ptr addrspace(4)",
+        params: &[],
+        op: Op::DispatchPtr,
+        operands: [Const(0), Const(0), Const(0), Const(0)],
+    });
+    table
+}
+
+/// `text` (a GPU module) with every target intrinsic replaced, the
+/// runtime's pointer and the replacements' definitions appended, and
+/// AMDGPU's kernel calling convention dropped.
+pub(super) fn replace(text: &str) -> Result<String, EmitError> {
+    let mut out = text.replace("define amdgpu_kernel ", "define ");
+    let mut definitions = format!("@{RUNTIME_SYMBOL} = protected global ptr null\n");
+    for r in table() {
+        let call = format!("@{}(", r.intrinsic);
+        if !out.contains(&call) {
+            continue;
+        }
+        let name = format!("tile_emu.{}", r.intrinsic.trim_start_matches("llvm."));
+        out = out
+            .lines()
+            .filter(|line| !(line.starts_with("declare ") && line.contains(&call)))
+            .collect::<Vec<_>>()
+            .join("\n");
+        out = out.replace(&call, &format!("@{name}("));
+        definitions.push_str(&definition(&name, &r));
+    }
+    for namespace in ["@llvm.nvvm.", "@llvm.amdgcn."] {
+        if let Some(at) = out.find(namespace) {
+            let name: String = out[at + 1..]
+                .chars()
+                .take_while(|&c| c.is_ascii_alphanumeric() || c == '.' || c == '_')
+                .collect();
+            return Err(EmitError::Unsupported {
+                what: format!("`{name}` on the emulation target"),
+            });
+        }
+    }
+    out.push('\n');
+    out.push_str(&definitions);
+    Ok(out)
+}
+
+/// The definition of `name`, replacing `r`.
+fn definition(name: &str, r: &Replacement) -> String {
+    let params: Vec<String> = r
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, ty)| format!("{ty} %p{i}"))
+        .collect();
+    let mut body = String::new();
+    for (i, ty) in r.params.iter().enumerate() {
+        body.push_str(&format!("  %z{i} = zext {ty} %p{i} to i64\n"));
+    }
+    let mut args = Vec::new();
+    for (i, operand) in r.operands.iter().enumerate() {
+        args.push(match *operand {
+            Operand::Const(v) => format!("i64 {v}"),
+            Operand::Param(p) => format!("i64 %z{p}"),
+            Operand::ModeAndMask(mode, p) => {
+                body.push_str(&format!("  %h{i} = shl i64 %z{p}, 32\n"));
+                body.push_str(&format!("  %a{i} = or i64 %h{i}, {}\n", mode as u64));
+                format!("i64 %a{i}")
+            }
+        });
+    }
+    body.push_str(&format!("  %f = load ptr, ptr @{RUNTIME_SYMBOL}\n"));
+    body.push_str(&format!(
+        "  %r = call i64 %f(i32 {}, {})\n",
+        r.op as u32,
+        args.join(", ")
+    ));
+    let ret = match r.ret {
+        "void" => "  ret void\n".to_string(),
+        "i32" => "  %t = trunc i64 %r to i32\n  ret i32 %t\n".to_string(),
+        ptr => format!("  %t = inttoptr i64 %r to {ptr}\n  ret {ptr} %t\n"),
+    };
+    format!(
+        "define internal {} @{name}({}) {{\n{body}{ret}}}\n",
+        r.ret,
+        params.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_are_redirected_and_declarations_replaced_by_definitions() {
+        let text = "define void @k() {\n  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  call void @llvm.nvvm.barrier0()\n  %s = call i32 @llvm.nvvm.shfl.sync.bfly.i32(i32 -1, i32 %t, i32 1, i32 31)\n  ret void\n}\ndeclare i32 @llvm.nvvm.read.ptx.sreg.tid.x() #0\ndeclare void @llvm.nvvm.barrier0() #1\ndeclare i32 @llvm.nvvm.shfl.sync.bfly.i32(i32, i32, i32, i32) #1";
+        let out = replace(text).unwrap();
+        assert!(!out.contains("@llvm.nvvm"), "{out}");
+        assert!(
+            out.contains("call i32 @tile_emu.nvvm.read.ptx.sreg.tid.x()"),
+            "{out}"
+        );
+        assert!(
+            out.contains("define internal void @tile_emu.nvvm.barrier0() {"),
+            "{out}"
+        );
+        assert!(out.contains(&format!("call i64 %f(i32 {}, i64 0", Op::Barrier as u32)));
+        assert!(out.contains("%a0 = or i64 %h0, 2"), "{out}");
+        let error = replace("call void @llvm.nvvm.wmma.m16n16k16.mma()").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the LLVM emitter does not support `llvm.nvvm.wmma.m16n16k16.mma` on the emulation target"
+        );
+    }
+}

@@ -1,0 +1,118 @@
+//! Every sample kernel, as the GPU targets receive it, run on the CPU
+//! through the emulation target: bit for bit the interpreter's results, for
+//! NVIDIA (sm_80, sm_90) and AMD in wave64 (gfx942) and wave32 (gfx1100).
+
+mod emulated;
+
+use tile_codegen::{Gfx, Sm, Target};
+use tile_ir::interp::{self, Arg};
+use tile_ir::{samples, DType, Function};
+use tile_testgen::inputs::{blocks, bytes, tensor, tensor_of, zeros};
+
+const TARGETS: [Target; 4] = [
+    Target::Nvptx(Sm::Sm80),
+    Target::Nvptx(Sm::Sm90),
+    Target::Amdgpu(Gfx::Gfx942),
+    Target::Amdgpu(Gfx::Gfx1100),
+];
+
+/// Runs `func` on every target and checks each against the interpreter.
+fn agrees(func: &Function, num_warps: u32, grid: [u32; 3], args: Vec<Arg>) {
+    let mut expected = args.clone();
+    interp::run(func, grid, &mut expected).unwrap_or_else(|e| panic!("interpreter: {e}"));
+    for target in TARGETS {
+        let mut actual = args.clone();
+        emulated::run(func, target, num_warps, grid, &mut actual)
+            .unwrap_or_else(|e| panic!("{} on {target}: {e}", func.name));
+        assert!(
+            bytes(&actual) == bytes(&expected),
+            "{} on {target} differs from the interpreter",
+            func.name
+        );
+    }
+}
+
+#[test]
+fn vector_add() {
+    let func = samples::vector_add(256).unwrap();
+    let n = 1000;
+    agrees(
+        &func,
+        4,
+        [blocks(n, 256), 1, 1],
+        vec![tensor(1, &[n]), tensor(2, &[n]), zeros(&[n])],
+    );
+}
+
+#[test]
+fn softmax() {
+    let (rows, cols) = (37, 200);
+    let func = samples::softmax(4, 256).unwrap();
+    agrees(
+        &func,
+        4,
+        [blocks(rows, 4), 1, 1],
+        vec![tensor(3, &[rows, cols]), zeros(&[rows, cols])],
+    );
+}
+
+#[test]
+fn layernorm() {
+    let (rows, cols) = (9, 300);
+    let func = samples::layernorm(2, 384).unwrap();
+    let args = vec![
+        tensor(4, &[rows, cols]),
+        tensor(5, &[cols]),
+        tensor(6, &[cols]),
+        zeros(&[rows, cols]),
+        Arg::Scalar(tile_ir::Scalar::F32(1e-5)),
+    ];
+    agrees(&func, 4, [blocks(rows, 2), 1, 1], args);
+}
+
+#[test]
+fn matmul_in_every_dtype() {
+    let (m, n, k) = (40, 36, 50);
+    for dtype in [DType::F32, DType::F16, DType::BF16] {
+        let func = samples::matmul(32, 32, 16, dtype).unwrap();
+        let args = vec![
+            tensor_of(7, &[m, k], dtype),
+            tensor_of(8, &[k, n], dtype),
+            tensor_of(9, &[m, n], DType::F32),
+        ];
+        agrees(&func, 4, [blocks(m, 32), blocks(n, 32), 1], args);
+    }
+}
+
+#[test]
+fn transpose() {
+    let (rows, cols) = (70, 45);
+    let func = samples::transpose(32, 32).unwrap();
+    agrees(
+        &func,
+        4,
+        [blocks(rows, 32), blocks(cols, 32), 1],
+        vec![tensor(10, &[rows, cols]), zeros(&[cols, rows])],
+    );
+}
+
+#[test]
+fn math_functions_of_the_exact_library() {
+    use tile_ir::UnaryOp;
+    let n = 300;
+    for op in [
+        UnaryOp::Exp,
+        UnaryOp::Log,
+        UnaryOp::Sin,
+        UnaryOp::Tanh,
+        UnaryOp::Erf,
+    ] {
+        let func = samples::unary(op, DType::F32, 128).unwrap();
+        agrees(
+            &func,
+            2,
+            [blocks(n, 128), 1, 1],
+            vec![tensor(11, &[n]), zeros(&[n])],
+        );
+    }
+}

@@ -1,0 +1,181 @@
+//! Runs a tile-IR kernel as a GPU target receives it, on the CPU: lowered,
+//! emitted for the target, moved to the host (`tile_codegen::emulation`)
+//! and run by `tile-emu` over the arguments' own buffers, passed the way the
+//! runtime passes them to a driver (`tile_abi::Packet`): CUDA's pointer per
+//! parameter, or the packed kernarg segment for AMDGPU, whose layout must be
+//! the one the image reads.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use tile_abi::emulation::ArgsAbi;
+use tile_abi::{FaultCode, Packet, Status};
+use tile_codegen::gpu::{emit_module, GpuModule};
+use tile_codegen::{emulation, CodegenOptions, Target};
+use tile_emu::EmulatedKernel;
+use tile_ir::interp::Arg;
+use tile_ir::Function;
+use tile_thread::lower::{lower, LowerOptions};
+
+/// Why an emulated run did not complete.
+#[derive(Debug)]
+pub enum Failure {
+    /// Lowering, emission or the move to the host failed.
+    Compile(String),
+    /// The emulator stopped the launch.
+    Emulator(tile_emu::EmuError),
+    /// The kernel's own checks failed: its status record.
+    Status(Status),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Compile(e) => write!(f, "compiling: {e}"),
+            Failure::Emulator(e) => write!(f, "emulator: {e}"),
+            Failure::Status(s) => write!(
+                f,
+                "status: {:?} at check {} with {:?}",
+                FaultCode::from_u32(s.code),
+                s.check,
+                s.index
+            ),
+        }
+    }
+}
+
+/// `func`'s optimized module for `target` with `num_warps` warps.
+pub fn module(
+    func: &Function,
+    target: Target,
+    num_warps: u32,
+    options: &CodegenOptions,
+) -> Result<GpuModule, Failure> {
+    let program = lower(func, &LowerOptions::warps(num_warps))
+        .map_err(|e| Failure::Compile(e.to_string()))?;
+    emit_module(&program, target, options).map_err(|e| Failure::Compile(e.to_string()))
+}
+
+/// Loads the emulation image of `module`.
+pub fn image(module: &GpuModule) -> Result<EmulatedKernel, Failure> {
+    let image = emulation::compile(module).map_err(|e| Failure::Compile(e.to_string()))?;
+    // SAFETY: the image is what `emulation::compile` just made.
+    unsafe { EmulatedKernel::load(&image.shared_object) }.map_err(Failure::Emulator)
+}
+
+/// Runs `kernel` over `grid` with blocks of `32 * num_warps` threads on
+/// `args` (tensors are read and written in place).
+pub fn launch(
+    kernel: &EmulatedKernel,
+    grid: [u32; 3],
+    num_warps: u32,
+    args: &mut [Arg],
+) -> Result<(), Failure> {
+    launch_reaching(kernel, grid, num_warps, args, &|_, bytes| bytes)
+}
+
+/// As [`launch`], with only `reach(i, bytes)` of the `bytes` of argument
+/// `i`'s buffer made reachable.
+pub fn launch_reaching(
+    kernel: &EmulatedKernel,
+    grid: [u32; 3],
+    num_warps: u32,
+    args: &mut [Arg],
+    reach: &dyn Fn(usize, u64) -> u64,
+) -> Result<(), Failure> {
+    let mut status = [0u8; tile_abi::status::STATUS_BYTES];
+    let mut packet = Packet::default();
+    let mut registered = Vec::new();
+    for (i, arg) in args.iter_mut().enumerate() {
+        match arg {
+            Arg::Scalar(s) => packet.push_scalar(*s),
+            Arg::Tensor(t) => {
+                let start = t.data_mut().as_mut_ptr() as u64;
+                let base = start + (t.offset() * t.dtype().size_bytes()) as u64;
+                tile_emu::register(start, reach(i, t.data().len() as u64));
+                registered.push(start);
+                packet.push_tensor(base, t.shape(), t.strides());
+            }
+        }
+    }
+    let status_at = status.as_mut_ptr() as u64;
+    tile_emu::register(status_at, status.len() as u64);
+    registered.push(status_at);
+    packet.push_pointer(status_at);
+    let manifest = kernel.manifest();
+    let result = match manifest.abi {
+        ArgsAbi::Pointers => {
+            let pointers = packet.pointers();
+            // SAFETY: CUDA's kernelParams: one pointer per parameter of the
+            // kernel ABI, alive for the launch; the tensors' buffers are
+            // registered.
+            unsafe { kernel.launch(grid, 32 * num_warps, pointers.as_ptr().cast()) }
+        }
+        ArgsAbi::Kernarg => {
+            let packed = packet.packed();
+            let offsets: Vec<usize> = packet_offsets(&packet);
+            let expected: Vec<usize> = manifest.params.iter().map(|p| p.offset).collect();
+            assert_eq!(
+                offsets, expected,
+                "the packed kernarg layout differs from the image's"
+            );
+            // SAFETY: the kernarg segment holds every parameter at the
+            // offset the image reads it from (checked above).
+            unsafe { kernel.launch(grid, 32 * num_warps, packed.as_ptr()) }
+        }
+    };
+    for start in registered {
+        tile_emu::unregister(start);
+    }
+    result.map_err(Failure::Emulator)?;
+    let status = Status::from_bytes(&status);
+    if status.is_ok() {
+        Ok(())
+    } else {
+        Err(Failure::Status(status))
+    }
+}
+
+/// The offset of each parameter in `packet.packed()`.
+fn packet_offsets(packet: &Packet) -> Vec<usize> {
+    let mut offset = 0usize;
+    packet
+        .params()
+        .iter()
+        .map(|p| {
+            offset = offset.next_multiple_of(p.len().max(1));
+            let at = offset;
+            offset += p.len();
+            at
+        })
+        .collect()
+}
+
+/// As [`run`], with the GPU module's text changed by `mutate` before it
+/// moves to the host: how the tests show that a broken module fails.
+pub fn run_mutated(
+    func: &Function,
+    target: Target,
+    num_warps: u32,
+    grid: [u32; 3],
+    args: &mut [Arg],
+    mutate: impl Fn(&str) -> String,
+) -> Result<(), Failure> {
+    let mut module = module(func, target, num_warps, &CodegenOptions::default())?;
+    let mutated = mutate(&module.llvm_ir_opt);
+    assert_ne!(mutated, module.llvm_ir_opt, "the mutation changed nothing");
+    module.llvm_ir_opt = mutated;
+    let kernel = image(&module)?;
+    launch(&kernel, grid, num_warps, args)
+}
+
+/// Runs `func` for `target` with `num_warps` warps over `grid` on `args`.
+pub fn run(
+    func: &Function,
+    target: Target,
+    num_warps: u32,
+    grid: [u32; 3],
+    args: &mut [Arg],
+) -> Result<(), Failure> {
+    let module = module(func, target, num_warps, &CodegenOptions::default())?;
+    let kernel = image(&module)?;
+    launch(&kernel, grid, num_warps, args)
+}

@@ -1,0 +1,441 @@
+//! One block of an emulated launch: a coroutine per GPU thread, run one at
+//! a time on this OS thread until each waits (at a barrier, a shuffle, a
+//! permute) or ends; a wait completes when every thread it needs has
+//! arrived, and the block ends when every thread has.
+//!
+//! The image's runtime calls arrive at [`runtime`], which finds the block in
+//! a thread-local and the calling GPU thread in it.
+
+use crate::error::{EmuError, Place};
+use crate::lanes::{bpermute_source, shuffle_source};
+use crate::memory;
+use crate::shadow::{Allocation, Conflict, SharedMemory};
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use std::cell::RefCell;
+use tile_abi::emulation::{Access, LaunchFn, Op, ShuffleMode};
+
+/// The stack of one GPU thread: its kernel's frames, which code compiled
+/// without optimization keeps large. Mapped lazily, so mostly never touched.
+const STACK_BYTES: usize = 4 << 20;
+
+/// The warp size of PTX's `shfl.sync`.
+const WARP: u32 = 32;
+
+/// What a GPU thread is doing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Wait {
+    /// Runnable.
+    Running,
+    /// At a barrier.
+    Barrier,
+    /// At a warp shuffle.
+    Shuffle {
+        mode: ShuffleMode,
+        value: u32,
+        b: u32,
+        c: u32,
+    },
+    /// At a wave permute.
+    Bpermute { address: u32, value: u32 },
+    /// Returned from the kernel.
+    Done,
+    /// Stopped at a failed check, never to resume.
+    Stopped,
+}
+
+impl Wait {
+    fn name(self) -> &'static str {
+        match self {
+            Wait::Running => "running",
+            Wait::Barrier => "a barrier",
+            Wait::Shuffle { .. } => "a shuffle",
+            Wait::Bpermute { .. } => "a permute",
+            Wait::Done => "the end",
+            Wait::Stopped => "a failed check",
+        }
+    }
+}
+
+/// The shape of a launch and what every block shares.
+pub(crate) struct Launch {
+    pub(crate) entry: LaunchFn,
+    pub(crate) args: *const u8,
+    pub(crate) grid: [u32; 3],
+    pub(crate) threads: u32,
+    pub(crate) wave: u32,
+    /// The image's shared allocations.
+    pub(crate) shared: Vec<Allocation>,
+}
+
+/// The state of the running block.
+struct Block {
+    block: [u32; 3],
+    grid: [u32; 3],
+    threads: u32,
+    wave: u32,
+    /// The thread the runtime's calls come from.
+    current: u32,
+    waits: Vec<Wait>,
+    /// What a completed wait returns to each thread.
+    results: Vec<u64>,
+    /// Each running thread's yielder, set when its coroutine starts.
+    yielders: Vec<*const Yielder<(), ()>>,
+    shared: SharedMemory,
+    /// The AMDGPU dispatch packet (`hsa_kernel_dispatch_packet_t`).
+    packet: Box<[u8; 64]>,
+    error: Option<EmuError>,
+}
+
+thread_local! {
+    static BLOCK: RefCell<Option<Block>> = const { RefCell::new(None) };
+}
+
+/// Runs block `block` of `launch` to its end.
+///
+/// # Safety
+///
+/// `launch.entry` and `launch.args` must be an image's entry and arguments
+/// its manifest describes, and the image's shared allocations must be the
+/// `launch.shared` regions, writable.
+pub(crate) unsafe fn run_block(launch: &Launch, block: [u32; 3]) -> Result<(), EmuError> {
+    for a in &launch.shared {
+        // SAFETY: the region is a writable global of the loaded image (the
+        // caller's contract), and no GPU thread runs.
+        unsafe { std::ptr::write_bytes(a.start as *mut u8, crate::shadow::POISON, a.len) };
+    }
+    let threads = launch.threads;
+    let mut packet = Box::new([0u8; 64]);
+    dispatch_packet(&mut packet, launch.grid, threads);
+    BLOCK.with(|b| {
+        *b.borrow_mut() = Some(Block {
+            block,
+            grid: launch.grid,
+            threads,
+            wave: launch.wave.min(threads),
+            current: 0,
+            waits: vec![Wait::Running; threads as usize],
+            results: vec![0; threads as usize],
+            yielders: vec![std::ptr::null(); threads as usize],
+            shared: SharedMemory::new(&launch.shared),
+            packet,
+            error: None,
+        })
+    });
+    let mut coroutines = Vec::with_capacity(threads as usize);
+    for t in 0..threads {
+        let stack = DefaultStack::new(STACK_BYTES).map_err(|e| EmuError::Launch {
+            kernel: String::new(),
+            reason: format!("a stack for thread {t}: {e}"),
+        })?;
+        let (entry, args) = (launch.entry, launch.args);
+        coroutines.push(Coroutine::with_stack(
+            stack,
+            move |yielder: &Yielder<(), ()>, ()| {
+                with_block(|b| b.yielders[t as usize] = yielder as *const _);
+                // SAFETY: the caller's contract: the image's entry with its
+                // arguments.
+                unsafe { entry(args) }
+            },
+        ));
+    }
+    let result = schedule(&mut coroutines);
+    for c in &mut coroutines {
+        if !c.done() {
+            // SAFETY: a suspended thread waits inside the runtime's calls or
+            // the image's code: neither holds anything that needs dropping
+            // (the runtime releases every borrow before suspending).
+            unsafe { c.force_reset() };
+        }
+    }
+    BLOCK.with(|b| b.borrow_mut().take());
+    result
+}
+
+/// Resumes runnable threads and completes waits until every thread ends,
+/// or one fails, or the threads diverge.
+fn schedule(coroutines: &mut [Coroutine<(), (), (), DefaultStack>]) -> Result<(), EmuError> {
+    loop {
+        for (t, c) in coroutines.iter_mut().enumerate() {
+            if with_block(|b| b.waits[t]) != Wait::Running {
+                continue;
+            }
+            with_block(|b| b.current = t as u32);
+            if let CoroutineResult::Return(()) = c.resume(()) {
+                with_block(|b| b.waits[t] = Wait::Done);
+            }
+            if let Some(error) = with_block(|b| b.error.take()) {
+                return Err(error);
+            }
+        }
+        match with_block(Block::complete) {
+            Progress::Finished => return Ok(()),
+            Progress::Resumed => continue,
+            Progress::Stuck(error) => return Err(error),
+        }
+    }
+}
+
+enum Progress {
+    Finished,
+    Resumed,
+    Stuck(EmuError),
+}
+
+/// Calls `f` on the running block.
+fn with_block<R>(f: impl FnOnce(&mut Block) -> R) -> R {
+    BLOCK.with(|b| {
+        let mut guard = b.borrow_mut();
+        // Only called while a block runs on this thread.
+        let block = guard.as_mut().expect("a block runs on this thread");
+        f(block)
+    })
+}
+
+impl Block {
+    fn place(&self, thread: Option<u32>) -> Place {
+        Place {
+            block: self.block,
+            thread,
+        }
+    }
+
+    /// Completes every wait whose threads have all arrived: the shuffles of
+    /// whole warps, the permutes of whole waves, then a barrier of all.
+    fn complete(&mut self) -> Progress {
+        if self.waits.iter().all(|w| *w == Wait::Done) {
+            return Progress::Finished;
+        }
+        let mut resumed = false;
+        for first in (0..self.threads).step_by(WARP as usize) {
+            resumed |= self.complete_shuffle(first, WARP.min(self.threads - first));
+        }
+        for first in (0..self.threads).step_by(self.wave as usize) {
+            resumed |= self.complete_bpermute(first, self.wave.min(self.threads - first));
+        }
+        if resumed {
+            return Progress::Resumed;
+        }
+        if self.waits.iter().all(|w| *w == Wait::Barrier) {
+            self.shared.barrier();
+            self.waits.fill(Wait::Running);
+            return Progress::Resumed;
+        }
+        Progress::Stuck(EmuError::Divergence {
+            place: self.place(None),
+            states: self.describe_waits(),
+        })
+    }
+
+    /// `first..first + lanes` as a warp at a shuffle, if all are.
+    fn complete_shuffle(&mut self, first: u32, lanes: u32) -> bool {
+        let range = first as usize..(first + lanes) as usize;
+        let requests: Vec<(ShuffleMode, u32, u32, u32)> = self.waits[range.clone()]
+            .iter()
+            .filter_map(|w| match *w {
+                Wait::Shuffle { mode, value, b, c } => Some((mode, value, b, c)),
+                _ => None,
+            })
+            .collect();
+        if requests.len() != lanes as usize {
+            return false;
+        }
+        for (lane, &(mode, _, b, c)) in requests.iter().enumerate() {
+            let source = shuffle_source(mode, lane as u32, b, c) as usize;
+            // A source past a partial warp reads the own value.
+            let value = requests.get(source).map_or(requests[lane].1, |r| r.1);
+            self.results[first as usize + lane] = u64::from(value);
+        }
+        self.waits[range].fill(Wait::Running);
+        true
+    }
+
+    /// `first..first + lanes` as a wave at a permute, if all are.
+    fn complete_bpermute(&mut self, first: u32, lanes: u32) -> bool {
+        let range = first as usize..(first + lanes) as usize;
+        let requests: Vec<(u32, u32)> = self.waits[range.clone()]
+            .iter()
+            .filter_map(|w| match *w {
+                Wait::Bpermute { address, value } => Some((address, value)),
+                _ => None,
+            })
+            .collect();
+        if requests.len() != lanes as usize {
+            return false;
+        }
+        for (lane, &(address, _)) in requests.iter().enumerate() {
+            let source = bpermute_source(address, self.wave) as usize;
+            // A lane past a partial wave is inactive: it reads as 0.
+            let value = requests.get(source).map_or(0, |r| r.1);
+            self.results[first as usize + lane] = u64::from(value);
+        }
+        self.waits[range].fill(Wait::Running);
+        true
+    }
+
+    /// The threads grouped by what they wait at: `0..63 at a barrier, 64..127 at the end`.
+    fn describe_waits(&self) -> String {
+        let mut groups: Vec<(u32, u32, &'static str)> = Vec::new();
+        for (t, w) in self.waits.iter().enumerate() {
+            let t = t as u32;
+            match groups.last_mut() {
+                Some((_, end, name)) if *name == w.name() && *end + 1 == t => *end = t,
+                _ => groups.push((t, t, w.name())),
+            }
+        }
+        groups
+            .iter()
+            .map(|(a, b, name)| format!("threads {a}..={b} at {name}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Checks an access of the current thread; the error, if it fails.
+    fn check_access(
+        &mut self,
+        address: u64,
+        bytes: u64,
+        align: u64,
+        flags: u64,
+    ) -> Option<EmuError> {
+        let thread = self.current;
+        let place = self.place(Some(thread));
+        let store = flags & Access::STORE != 0;
+        let kind = if store { "store" } else { "load" };
+        if align > 1 && !address.is_multiple_of(align) {
+            return Some(EmuError::Misaligned {
+                place,
+                kind,
+                address,
+                bytes,
+                align,
+            });
+        }
+        if flags & Access::SHARED == 0 {
+            return (!memory::reachable(address, bytes)).then_some(EmuError::OutOfBounds {
+                place,
+                kind,
+                address,
+                bytes,
+            });
+        }
+        let Some((region, offset)) = self.shared.locate(address, bytes) else {
+            return Some(EmuError::SharedOutOfBounds {
+                place,
+                kind,
+                address,
+                near: self.shared.describe(address),
+                bytes,
+            });
+        };
+        if flags & Access::ATOMIC != 0 {
+            return None;
+        }
+        match self
+            .shared
+            .access(region, offset, bytes as usize, thread, store)
+        {
+            Ok(()) => None,
+            Err(Conflict::Written(other)) => Some(EmuError::Race {
+                place,
+                kind,
+                address,
+                what: "a store",
+                other,
+            }),
+            Err(Conflict::Read(other)) => Some(EmuError::Race {
+                place,
+                kind,
+                address,
+                what: "a load",
+                other,
+            }),
+        }
+    }
+}
+
+/// Fills `packet` as the HSA runtime does for a dispatch of `grid` blocks
+/// of `threads` work-items: the workgroup size at bytes 4, 6, 8 and the
+/// grid size in work-items at 12, 16, 20.
+fn dispatch_packet(packet: &mut [u8; 64], grid: [u32; 3], threads: u32) {
+    let workgroup = [threads, 1, 1];
+    for axis in 0..3 {
+        let size = (workgroup[axis] as u16).to_le_bytes();
+        packet[4 + 2 * axis..6 + 2 * axis].copy_from_slice(&size);
+        let items = grid[axis].wrapping_mul(workgroup[axis]).to_le_bytes();
+        packet[12 + 4 * axis..16 + 4 * axis].copy_from_slice(&items);
+    }
+}
+
+/// Suspends the current thread in `wait` until the scheduler resumes it;
+/// returns what the completed wait left for it.
+fn suspend(wait: Wait) -> u64 {
+    let yielder = with_block(|b| {
+        let t = b.current as usize;
+        b.waits[t] = wait;
+        b.yielders[t]
+    });
+    // SAFETY: the yielder belongs to the coroutine running this call (set
+    // when it started, and alive while it runs); no borrow of the block is
+    // held across the switch.
+    unsafe { (*yielder).suspend(()) };
+    with_block(|b| b.results[b.current as usize])
+}
+
+/// Stops the current thread for good after `error`.
+fn stop(error: EmuError) -> u64 {
+    with_block(|b| b.error = Some(error));
+    suspend(Wait::Stopped)
+}
+
+/// The runtime's entry point, which every replaced intrinsic and every
+/// access check of an image calls ([`tile_abi::emulation::Op`]).
+pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64 {
+    let Some(op) = Op::from_u32(op) else {
+        let place = with_block(|blk| blk.place(Some(blk.current)));
+        return stop(EmuError::Malformed {
+            place,
+            what: format!("op {op}"),
+        });
+    };
+    let axis = a as usize;
+    match op {
+        Op::ThreadId => with_block(|blk| if axis == 0 { u64::from(blk.current) } else { 0 }),
+        Op::BlockId => with_block(|blk| blk.block.get(axis).map_or(0, |&v| u64::from(v))),
+        Op::GridDim => with_block(|blk| blk.grid.get(axis).map_or(1, |&v| u64::from(v))),
+        Op::BlockDim => with_block(|blk| if axis == 0 { u64::from(blk.threads) } else { 1 }),
+        Op::DispatchPtr => with_block(|blk| blk.packet.as_ptr() as u64),
+        Op::Barrier => suspend(Wait::Barrier),
+        Op::Shuffle => {
+            let mask = (a >> 32) as u32;
+            let mode = ShuffleMode::from_u64(a & 0xffff_ffff);
+            match mode {
+                Some(mode) if mask == u32::MAX => suspend(Wait::Shuffle {
+                    mode,
+                    value: b as u32,
+                    b: c as u32,
+                    c: d as u32,
+                }),
+                Some(_) => {
+                    let place = with_block(|blk| blk.place(Some(blk.current)));
+                    stop(EmuError::PartialMask { place, mask })
+                }
+                None => {
+                    let place = with_block(|blk| blk.place(Some(blk.current)));
+                    stop(EmuError::Malformed {
+                        place,
+                        what: format!("shuffle mode {a:#x}"),
+                    })
+                }
+            }
+        }
+        Op::Bpermute => suspend(Wait::Bpermute {
+            address: a as u32,
+            value: b as u32,
+        }),
+        Op::Access => match with_block(|blk| blk.check_access(a, b, c, d)) {
+            None => 0,
+            Some(error) => stop(error),
+        },
+    }
+}

@@ -1,0 +1,130 @@
+//! What an emulated launch reports.
+
+use std::fmt;
+
+/// Where a failure happened: the block and, when one thread caused it, the
+/// thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place {
+    /// The block's index in the grid.
+    pub block: [u32; 3],
+    /// The thread's index in the block.
+    pub thread: Option<u32>,
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [x, y, z] = self.block;
+        write!(f, "block ({x}, {y}, {z})")?;
+        if let Some(t) = self.thread {
+            write!(f, ", thread {t}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why an emulated launch failed. Hardware would fault, hang or compute
+/// garbage in each case; the emulator stops the launch instead, before the
+/// offending access touches memory.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EmuError {
+    /// The image could not be loaded.
+    #[error("cannot load the emulation image of kernel `{kernel}`: {reason}")]
+    Load {
+        /// The kernel.
+        kernel: String,
+        /// What failed.
+        reason: String,
+    },
+    /// The launch's shape does not fit the image.
+    #[error("cannot launch kernel `{kernel}`: {reason}")]
+    Launch {
+        /// The kernel.
+        kernel: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An access of global memory outside every allocation.
+    #[error("{place}: {kind} of {bytes} bytes at {address:#x} outside every allocation")]
+    OutOfBounds {
+        /// Where.
+        place: Place,
+        /// `load` or `store`.
+        kind: &'static str,
+        /// The address.
+        address: u64,
+        /// The bytes accessed.
+        bytes: u64,
+    },
+    /// An access of shared memory outside the block's allocations.
+    #[error("{place}: shared-memory {kind} of {bytes} bytes at {address:#x} ({near}), outside the block's allocations")]
+    SharedOutOfBounds {
+        /// Where.
+        place: Place,
+        /// `load` or `store`.
+        kind: &'static str,
+        /// The address.
+        address: u64,
+        /// The address relative to the closest allocation.
+        near: String,
+        /// The bytes accessed.
+        bytes: u64,
+    },
+    /// An access whose address is not a multiple of its alignment (a
+    /// misaligned vector access faults on hardware).
+    #[error(
+        "{place}: {kind} of {bytes} bytes at {address:#x}, which is not aligned to {align} bytes"
+    )]
+    Misaligned {
+        /// Where.
+        place: Place,
+        /// `load` or `store`.
+        kind: &'static str,
+        /// The address.
+        address: u64,
+        /// The bytes accessed.
+        bytes: u64,
+        /// The alignment the instruction claims.
+        align: u64,
+    },
+    /// A shared-memory race: two threads touch a byte between two barriers,
+    /// at least one of them writing.
+    #[error("{place}: shared-memory race at {address:#x}: {kind} after {what} by thread {other} with no barrier between")]
+    Race {
+        /// Where.
+        place: Place,
+        /// `load` or `store`.
+        kind: &'static str,
+        /// The address.
+        address: u64,
+        /// `a store` or `a load`.
+        what: &'static str,
+        /// The other thread.
+        other: u32,
+    },
+    /// Threads of a block wait at different points: a barrier some never
+    /// reach, or an exchange not every lane of the warp or wave joins.
+    #[error("{place}: threads diverge: {states}")]
+    Divergence {
+        /// Where.
+        place: Place,
+        /// What each group of threads waits at.
+        states: String,
+    },
+    /// A warp shuffle whose member mask is not the full warp.
+    #[error("{place}: shfl.sync with member mask {mask:#x}; the emulator models full warps only")]
+    PartialMask {
+        /// Where.
+        place: Place,
+        /// The mask.
+        mask: u32,
+    },
+    /// The image called the runtime with something it does not know.
+    #[error("{place}: the image called the runtime with {what}")]
+    Malformed {
+        /// Where.
+        place: Place,
+        /// What.
+        what: String,
+    },
+}

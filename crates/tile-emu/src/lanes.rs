@@ -1,0 +1,130 @@
+//! What a lane reads in a warp or wave exchange, from the instruction set
+//! manuals rather than from the compiler's lowering:
+//!
+//! * PTX `shfl.sync` (ISA 8.x, "Data Movement and Conversion
+//!   Instructions: shfl.sync"): with `c = (segmask << 8) | clamp`, a lane
+//!   computes `minLane = lane & segmask`, `maxLane = minLane | (clamp &
+//!   !segmask)`, its source `j` by mode (`up`: `lane - b`, valid when `j >=
+//!   maxLane`; `down`: `lane + b`, valid when `j <= maxLane`; `bfly`: `lane ^
+//!   b`, valid when `j <= maxLane`; `idx`: `minLane | (b & !segmask)`, valid
+//!   when `j <= maxLane`), and reads lane `j`'s value when valid, its own
+//!   otherwise;
+//! * AMDGPU `ds_bpermute_b32` (CDNA 3 ISA, "DS_BPERMUTE_B32"): a lane reads
+//!   the value of lane `(address >> 2) mod wave size`.
+
+use tile_abi::emulation::ShuffleMode;
+
+/// The lane `lane` reads in `shfl.sync` with `mode`, operand `b` and
+/// operand `c`.
+pub(crate) fn shuffle_source(mode: ShuffleMode, lane: u32, b: u32, c: u32) -> u32 {
+    let (b, clamp, segmask) = (b & 0x1f, c & 0x1f, (c >> 8) & 0x1f);
+    let min_lane = lane & segmask;
+    let max_lane = min_lane | (clamp & !segmask);
+    let (j, valid) = match mode {
+        ShuffleMode::Up => {
+            let j = lane as i64 - b as i64;
+            (j, j >= max_lane as i64)
+        }
+        ShuffleMode::Down => {
+            let j = (lane + b) as i64;
+            (j, j <= max_lane as i64)
+        }
+        ShuffleMode::Bfly => {
+            let j = (lane ^ b) as i64;
+            (j, j <= max_lane as i64)
+        }
+        ShuffleMode::Idx => {
+            let j = (min_lane | (b & !segmask)) as i64;
+            (j, j <= max_lane as i64)
+        }
+    };
+    if valid {
+        j as u32
+    } else {
+        lane
+    }
+}
+
+/// The lane of a wave of `wave` lanes that `ds_bpermute` with byte address
+/// `address` reads.
+pub(crate) fn bpermute_source(address: u32, wave: u32) -> u32 {
+    (address >> 2) % wave
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `c` operand of a shuffle over segments of `width` lanes, as CUDA's
+    /// `__shfl_*_sync(mask, v, b, width)` encodes it.
+    fn c_of(mode: ShuffleMode, width: u32) -> u32 {
+        let clamp = if mode == ShuffleMode::Up { 0 } else { 0x1f };
+        ((32 - width) << 8) | clamp
+    }
+
+    /// CUDA's documented results for `__shfl_*_sync` with a `width`:
+    /// sub-warps of `width` lanes, each its own shuffle.
+    fn cuda_reference(mode: ShuffleMode, lane: u32, b: u32, width: u32) -> u32 {
+        let base = lane / width * width;
+        let local = lane % width;
+        match mode {
+            ShuffleMode::Idx => base + b % width,
+            ShuffleMode::Up => {
+                if local >= b {
+                    lane - b
+                } else {
+                    lane
+                }
+            }
+            ShuffleMode::Down => {
+                if local + b < width {
+                    lane + b
+                } else {
+                    lane
+                }
+            }
+            ShuffleMode::Bfly => {
+                let j = lane ^ b;
+                if j / width == lane / width {
+                    j
+                } else {
+                    lane
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shuffles_match_cuda_for_every_width_mode_lane_and_operand() {
+        let modes = [
+            ShuffleMode::Up,
+            ShuffleMode::Down,
+            ShuffleMode::Bfly,
+            ShuffleMode::Idx,
+        ];
+        for mode in modes {
+            for width in [1, 2, 4, 8, 16, 32] {
+                for lane in 0..32 {
+                    for b in 0..32 {
+                        if mode == ShuffleMode::Bfly && b >= width {
+                            continue;
+                        }
+                        assert_eq!(
+                            shuffle_source(mode, lane, b, c_of(mode, width)),
+                            cuda_reference(mode, lane, b, width),
+                            "{mode:?} width {width} lane {lane} b {b}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bpermute_reads_the_addressed_lane_of_the_wave() {
+        assert_eq!(bpermute_source(4 * 5, 64), 5);
+        assert_eq!(bpermute_source(4 * 70, 64), 6);
+        assert_eq!(bpermute_source(4 * 33, 32), 1);
+        assert_eq!(bpermute_source(4 * 31 + 3, 32), 31);
+    }
+}

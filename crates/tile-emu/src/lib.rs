@@ -1,0 +1,32 @@
+//! Runs GPU kernels on the CPU: the emulation images of
+//! `tile_codegen::emulation`, which are the exact LLVM modules a GPU target
+//! receives, moved to the host with their intrinsics calling this runtime.
+//!
+//! * Every GPU thread of a block is a stackful coroutine; threads run one
+//!   at a time, in order, until each waits or ends, so a run is
+//!   deterministic. A barrier completes when every thread of the block has
+//!   arrived; a shuffle when every lane of the warp has, with PTX
+//!   `shfl.sync`'s semantics; a permute when every lane of the wave has
+//!   (wave64 on CDNA, wave32 on RDNA). Threads that wait at different
+//!   points are reported as divergence, not left to hang.
+//! * Blocks run one after another; each starts with its shared memory
+//!   poisoned (all ones) and a shadow that reports races: two threads
+//!   touching a byte between two barriers, one of them writing.
+//! * Global memory is what [`register`] made reachable: an access outside
+//!   every allocation, or not aligned as its instruction claims (a
+//!   misaligned `ld.v4` faults on hardware), stops the launch before it
+//!   touches memory.
+//!
+//! `lanes.rs` holds the lane semantics, checked against independent
+//! formulas; the rest of the ISA is the host's execution of the module.
+
+mod block;
+mod error;
+mod image;
+mod lanes;
+mod memory;
+mod shadow;
+
+pub use error::{EmuError, Place};
+pub use image::EmulatedKernel;
+pub use memory::{register, unregister};
