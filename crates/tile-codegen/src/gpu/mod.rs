@@ -84,8 +84,9 @@ pub fn emit(
 }
 
 /// Emits `program` for the GPU `target` up to the optimized module: what the
-/// emulation target needs. (NVPTX modules still pass through the PTX
-/// printer, see [`build`]; nothing is assembled or linked.)
+/// emulation target needs. Nothing is assembled or linked; an NVPTX module
+/// still passes through LLVM's PTX printer, the only code that clears LLVM
+/// 19's process-wide cache of its launch bounds.
 pub fn emit_module(
     program: &Program,
     target: Target,
