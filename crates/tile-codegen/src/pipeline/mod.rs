@@ -20,6 +20,7 @@
 mod dump;
 mod resources;
 
+use crate::emulation::{self, EmulationImage};
 use crate::gpu::{self, Emitted};
 use crate::host::{self, HostError};
 use crate::target::Target;
@@ -262,6 +263,46 @@ pub fn compile(
         dump.text("host-plan.txt", &host::plan(func).to_string())?;
     }
     Ok(compiled)
+}
+
+/// A GPU target's image of a specialization with its emulation image: what
+/// the driver stand-ins (`tile-standin`) run in place of the device image.
+#[derive(Clone, Debug)]
+pub struct Emulated {
+    /// The PTX or code object, as [`compile`] embeds it.
+    pub device: Image,
+    /// The same module moved to the host.
+    pub emulation: EmulationImage,
+}
+
+/// Compiles `func` (specialization `label`, its tile IR already through
+/// [`optimize`], as a kernel embeds it) for the GPU `target` with
+/// `options`, and moves the module to the host ([`crate::emulation`]).
+pub fn emulate(
+    func: &Function,
+    label: &str,
+    target: Target,
+    options: &Options,
+) -> Result<Emulated, PipelineError> {
+    let failed = |error: EmitError| PipelineError::Gpu {
+        kernel: func.name.clone(),
+        label: label.to_string(),
+        target,
+        error: Box::new(error),
+    };
+    let program = lower::lower(func, &LowerOptions::warps(options.num_warps)).map_err(|error| {
+        PipelineError::Lower {
+            kernel: func.name.clone(),
+            label: label.to_string(),
+            error: Box::new(error),
+        }
+    })?;
+    let out = gpu::emit(&program, target, &options.codegen).map_err(failed)?;
+    let emulation = emulation::compile(&out.module).map_err(failed)?;
+    Ok(Emulated {
+        device: gpu_image(out),
+        emulation,
+    })
 }
 
 /// The image of a GPU target's output: PTX text or the linked code object.
