@@ -1,0 +1,34 @@
+//! A stand-in for the CUDA driver library, for tests on machines without a
+//! GPU: built as a shared library that a test puts on `LD_LIBRARY_PATH`
+//! under the names `tile-runtime` opens (`libcuda.so`, ...), so the
+//! runtime's own CUDA code path runs unchanged.
+//!
+//! Each call checks its arguments as a real driver does and fails with the
+//! code a real driver returns: device ordinals, handles, memory ranges of
+//! copies against the allocations, a module's kernel names, and at launch
+//! the block size against the kernel's launch bounds (`.reqntid` in the
+//! PTX), the grid against the device limits and the shared memory against
+//! the device's. Launches run through the emulation target
+//! (`tile_codegen::emulation`, `tile-emu`): the stand-in cannot compile PTX
+//! or a code object itself, so a test builds the emulation image of each
+//! kernel beforehand and stores it in the directory named by
+//! [`IMAGES_ENV`], under the [`image_key`] of the device image it was made
+//! with. A launch that the emulator stops (an access outside every
+//! allocation, a misaligned access, threads that never meet) makes the
+//! context's error sticky, as a faulting kernel does on hardware: the next
+//! synchronization returns it, and the emulator's message goes to standard
+//! error.
+//!
+//! * `cuda`: the CUDA driver API calls `cudarc` makes for `tile-runtime`;
+//! * `ptx`: what a driver reads from PTX text (entries, parameters, launch
+//!   bounds, static shared memory, target);
+//! * `memory`: device allocations (host memory registered with `tile-emu`);
+//! * `images`: the emulation images, by key.
+
+mod images;
+mod memory;
+mod ptx;
+
+pub mod cuda;
+
+pub use images::{image_key, IMAGES_ENV};

@@ -1,0 +1,205 @@
+//! The runtime's CUDA path, unchanged, on a machine without a GPU: the
+//! driver stand-in (`tile-standin`) is put on `LD_LIBRARY_PATH` as
+//! `libcuda.so`, so `Device::best()` finds a "CUDA" device, and every
+//! example kernel runs through `tile-runtime`'s device memory, module
+//! loading, argument packing, launch and status record, its sm_80 PTX
+//! checked by the stand-in as a driver checks it and executed through the
+//! emulation target. The results must pass the examples' checks and equal
+//! the CPU device's bit for bit.
+//!
+//! The driver library is opened once per process, so the examples run in a
+//! child process (this test binary again, running the ignored test
+//! [`on_the_cuda_stand_in`]) with the environment set.
+
+#[path = "../examples/kernels/attention.rs"]
+mod attention;
+#[allow(dead_code)] // the examples' `main` helpers are not used here
+#[path = "../examples/common/mod.rs"]
+mod common;
+#[path = "../examples/kernels/layernorm.rs"]
+mod layernorm;
+#[path = "../examples/kernels/matmul.rs"]
+mod matmul;
+#[path = "../examples/kernels/softmax.rs"]
+mod softmax;
+#[path = "../examples/kernels/transpose.rs"]
+mod transpose;
+#[path = "../examples/kernels/vector_add.rs"]
+mod vector_add;
+
+use common::{Example, Inputs};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tile::meta::KernelInfo;
+use tile::{Device, KernelCode, Tensor};
+use tile_codegen::pipeline::{self, Options};
+use tile_codegen::{CodegenOptions, Sm, Target};
+
+/// The name of the child test.
+const CHILD: &str = "on_the_cuda_stand_in";
+
+/// The target the stand-in device reports (its default, `sm_80`).
+const SM: Sm = Sm::Sm80;
+
+/// Every kernel of the examples.
+fn kernels() -> [&'static KernelInfo; 8] {
+    [
+        &vector_add::vector_add::<1024>::INFO,
+        &softmax::softmax::<4, 256>::INFO,
+        &layernorm::layernorm::<8, 384>::INFO,
+        &matmul::matmul::<32, 32, 16>::INFO,
+        &matmul::matmul_f16::<32, 32, 16>::INFO,
+        &transpose::transpose::<32, 32>::INFO,
+        &transpose::transpose_lview::<224, 160, 32, 32>::INFO,
+        &attention::attention::<16, 16, 64>::INFO,
+    ]
+}
+
+/// A directory for the stand-in and the images, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Writes the emulation image of every specialization's PTX for [`SM`]
+/// into `dir`, under the key the stand-in looks it up by; returns how many.
+fn write_images(dir: &Path) -> usize {
+    let mut written = 0;
+    for info in kernels() {
+        for spec in info.specializations {
+            let Some(ptx) = spec.images.iter().find(|i| i.target == SM.name()) else {
+                continue;
+            };
+            let func = tile::ir::text::parse_function(spec.ir).expect("the embedded tile IR");
+            let options = Options {
+                targets: vec![Target::Nvptx(SM)],
+                num_warps: info.num_warps,
+                codegen: CodegenOptions::default(),
+                dump_dir: None,
+            };
+            let built = pipeline::emulate(&func, spec.label, Target::Nvptx(SM), &options)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                built.device.bytes == ptx.bytes,
+                "{} ({}): the PTX rebuilt from the embedded tile IR differs from the embedded PTX",
+                info.name,
+                spec.label
+            );
+            let key = tile_standin::image_key(ptx.bytes);
+            std::fs::write(
+                dir.join(format!("{key}.so")),
+                &built.emulation.shared_object,
+            )
+            .expect("writing an image");
+            written += 1;
+        }
+    }
+    written
+}
+
+#[test]
+fn the_examples_run_through_the_cuda_driver_stand_in() {
+    let exe = std::env::current_exe().expect("this test's path");
+    let standin = exe
+        .parent()
+        .expect("the deps directory")
+        .join("libtile_standin.so");
+    assert!(
+        standin.exists(),
+        "{} is missing: it is built with this test (tile-standin is a dev-dependency)",
+        standin.display()
+    );
+    let dir = Scratch(std::env::temp_dir().join(format!("tile-standin-{}", std::process::id())));
+    std::fs::create_dir_all(&dir.0).expect("a scratch directory");
+    for name in tile::runtime::driver::GpuApi::Cuda.libraries() {
+        std::fs::copy(&standin, dir.0.join(name)).expect("copying the stand-in");
+    }
+    let images = write_images(&dir.0);
+    assert_eq!(images, 9, "nine specializations have sm_80 PTX");
+    let out = Command::new(&exe)
+        .args([
+            CHILD,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("LD_LIBRARY_PATH", &dir.0)
+        .env(tile_standin::IMAGES_ENV, &dir.0)
+        .output()
+        .expect("running the child");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "the child failed:\n{text}");
+    assert!(text.contains("1 passed"), "the child did not run:\n{text}");
+    eprintln!("{text}");
+}
+
+/// Runs `launch` on both devices with the same inputs; their outputs must
+/// be equal bit for bit.
+fn same_on_both(kernel: &str, gpu: &Device, launch: impl Fn(&Device) -> Tensor<f32>) {
+    let read = |t: Tensor<f32>| t.to_vec().expect("read back");
+    let (on_gpu, on_cpu) = (read(launch(gpu)), read(launch(&Device::cpu())));
+    let differ = on_gpu
+        .iter()
+        .zip(&on_cpu)
+        .filter(|(a, b)| a.to_bits() != b.to_bits())
+        .count();
+    assert_eq!(
+        differ, 0,
+        "{kernel}: {differ} elements differ from the CPU device's"
+    );
+}
+
+#[test]
+#[ignore = "run by the_examples_run_through_the_cuda_driver_stand_in, with the stand-in as libcuda"]
+fn on_the_cuda_stand_in() {
+    let dev = Device::best().expect("a device");
+    assert_eq!(dev.to_string(), "cuda:0", "the stand-in is the best device");
+    let examples: [Example; 6] = [
+        vector_add::run,
+        softmax::run,
+        layernorm::run,
+        matmul::run,
+        transpose::run,
+        attention::run,
+    ];
+    let mut rows = Vec::new();
+    for run in examples {
+        rows.extend(run(&dev, &mut Inputs::default()).expect("the example runs"));
+    }
+    assert!(
+        common::print_table(&dev, &rows),
+        "an example's check failed"
+    );
+    for row in &rows {
+        assert_eq!(row.code, KernelCode::Gpu(SM.name()), "{}", row.kernel);
+    }
+
+    let mut rng = Inputs::default();
+    let (rows, cols) = (37, 200);
+    let xs = rng.take(rows * cols);
+    same_on_both("softmax", &dev, |d| {
+        let x = d.tensor_from_slice(&xs, &[rows, cols]).unwrap();
+        let mut out = d.zeros::<f32>(&[rows, cols]).unwrap();
+        let grid = [rows.div_ceil(4) as u32];
+        softmax::softmax::<4, 256>::launch(d, grid, (&x, &mut out)).unwrap();
+        out
+    });
+    let (m, n, k) = (70, 45, 50);
+    let (a, b) = (rng.take(m * k), rng.take(k * n));
+    same_on_both("matmul", &dev, |d| {
+        let a = d.tensor_from_slice(&a, &[m, k]).unwrap();
+        let b = d.tensor_from_slice(&b, &[k, n]).unwrap();
+        let mut c = d.zeros::<f32>(&[m, n]).unwrap();
+        let grid = [m.div_ceil(32) as u32, n.div_ceil(32) as u32];
+        matmul::matmul::<32, 32, 16>::launch(d, grid, (&a, &b, &mut c)).unwrap();
+        c
+    });
+}
