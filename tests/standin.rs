@@ -1,15 +1,16 @@
-//! The runtime's CUDA path, unchanged, on a machine without a GPU: the
-//! driver stand-in (`tile-standin`) is put on `LD_LIBRARY_PATH` as
-//! `libcuda.so`, so `Device::best()` finds a "CUDA" device, and every
-//! example kernel runs through `tile-runtime`'s device memory, module
-//! loading, argument packing, launch and status record, its sm_80 PTX
-//! checked by the stand-in as a driver checks it and executed through the
-//! emulation target. The results must pass the examples' checks and equal
-//! the CPU device's bit for bit.
+//! The runtime's CUDA and HIP paths, unchanged, on a machine without a GPU:
+//! the driver stand-ins (`tile-standin`) are put on `LD_LIBRARY_PATH` as
+//! `libcuda.so` and `libamdhip64.so`, so `Device::best()` finds a "CUDA"
+//! device and `Device::hip(0)` a "HIP" one, and every example kernel runs
+//! on each through `tile-runtime`'s device memory, module loading, argument
+//! packing, launch and status record: its sm_80 PTX and its gfx942 code
+//! object checked by the stand-ins as the drivers check them, and executed
+//! through the emulation target. The results must pass the examples' checks
+//! and equal the CPU device's bit for bit.
 //!
-//! The driver library is opened once per process, so the examples run in a
+//! Driver libraries are opened once per process, so the examples run in a
 //! child process (this test binary again, running the ignored test
-//! [`on_the_cuda_stand_in`]) with the environment set.
+//! [`on_the_stand_ins`]) with the environment set.
 
 #[path = "../examples/kernels/attention.rs"]
 mod attention;
@@ -33,13 +34,13 @@ use std::process::Command;
 use tile::meta::KernelInfo;
 use tile::{Device, KernelCode, Tensor};
 use tile_codegen::pipeline::{self, Options};
-use tile_codegen::{CodegenOptions, Sm, Target};
+use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
 
 /// The name of the child test.
-const CHILD: &str = "on_the_cuda_stand_in";
+const CHILD: &str = "on_the_stand_ins";
 
-/// The target the stand-in device reports (its default, `sm_80`).
-const SM: Sm = Sm::Sm80;
+/// The targets the stand-in devices report (their defaults).
+const TARGETS: [Target; 2] = [Target::Nvptx(Sm::Sm80), Target::Amdgpu(Gfx::Gfx942)];
 
 /// Every kernel of the examples.
 fn kernels() -> [&'static KernelInfo; 8] {
@@ -64,44 +65,48 @@ impl Drop for Scratch {
     }
 }
 
-/// Writes the emulation image of every specialization's PTX for [`SM`]
-/// into `dir`, under the key the stand-in looks it up by; returns how many.
+/// Writes the emulation image of every specialization's device image for
+/// each of [`TARGETS`] into `dir`, under the key the stand-ins look it up
+/// by; returns how many.
 fn write_images(dir: &Path) -> usize {
     let mut written = 0;
     for info in kernels() {
         for spec in info.specializations {
-            let Some(ptx) = spec.images.iter().find(|i| i.target == SM.name()) else {
-                continue;
-            };
-            let func = tile::ir::text::parse_function(spec.ir).expect("the embedded tile IR");
-            let options = Options {
-                targets: vec![Target::Nvptx(SM)],
-                num_warps: info.num_warps,
-                codegen: CodegenOptions::default(),
-                dump_dir: None,
-            };
-            let built = pipeline::emulate(&func, spec.label, Target::Nvptx(SM), &options)
-                .unwrap_or_else(|e| panic!("{e}"));
-            assert!(
-                built.device.bytes == ptx.bytes,
-                "{} ({}): the PTX rebuilt from the embedded tile IR differs from the embedded PTX",
-                info.name,
-                spec.label
-            );
-            let key = tile_standin::image_key(ptx.bytes);
-            std::fs::write(
-                dir.join(format!("{key}.so")),
-                &built.emulation.shared_object,
-            )
-            .expect("writing an image");
-            written += 1;
+            for target in TARGETS {
+                let name = target.to_string();
+                let Some(embedded) = spec.images.iter().find(|i| i.target == name) else {
+                    continue;
+                };
+                let func = tile::ir::text::parse_function(spec.ir).expect("the embedded tile IR");
+                let options = Options {
+                    targets: vec![target],
+                    num_warps: info.num_warps,
+                    codegen: CodegenOptions::default(),
+                    dump_dir: None,
+                };
+                let built = pipeline::emulate(&func, spec.label, target, &options)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                assert!(
+                    built.device.bytes == embedded.bytes,
+                    "{} ({}): the {name} image rebuilt from the embedded tile IR differs from the embedded one",
+                    info.name,
+                    spec.label
+                );
+                let key = tile_standin::image_key(embedded.bytes);
+                std::fs::write(
+                    dir.join(format!("{key}.so")),
+                    &built.emulation.shared_object,
+                )
+                .expect("writing an image");
+                written += 1;
+            }
         }
     }
     written
 }
 
 #[test]
-fn the_examples_run_through_the_cuda_driver_stand_in() {
+fn the_examples_run_through_the_driver_stand_ins() {
     let exe = std::env::current_exe().expect("this test's path");
     let standin = exe
         .parent()
@@ -114,11 +119,18 @@ fn the_examples_run_through_the_cuda_driver_stand_in() {
     );
     let dir = Scratch(std::env::temp_dir().join(format!("tile-standin-{}", std::process::id())));
     std::fs::create_dir_all(&dir.0).expect("a scratch directory");
-    for name in tile::runtime::driver::GpuApi::Cuda.libraries() {
+    use tile::runtime::driver::GpuApi;
+    for name in [GpuApi::Cuda, GpuApi::Hip]
+        .iter()
+        .flat_map(|api| api.libraries())
+    {
         std::fs::copy(&standin, dir.0.join(name)).expect("copying the stand-in");
     }
     let images = write_images(&dir.0);
-    assert_eq!(images, 9, "nine specializations have sm_80 PTX");
+    assert_eq!(
+        images, 18,
+        "nine specializations have sm_80 PTX and gfx942 code objects"
+    );
     let out = Command::new(&exe)
         .args([
             CHILD,
@@ -157,11 +169,9 @@ fn same_on_both(kernel: &str, gpu: &Device, launch: impl Fn(&Device) -> Tensor<f
     );
 }
 
-#[test]
-#[ignore = "run by the_examples_run_through_the_cuda_driver_stand_in, with the stand-in as libcuda"]
-fn on_the_cuda_stand_in() {
-    let dev = Device::best().expect("a device");
-    assert_eq!(dev.to_string(), "cuda:0", "the stand-in is the best device");
+/// Every example on `dev`, whose kernels must run as `target`'s image,
+/// passes its check; softmax and matmul equal the CPU device's results.
+fn examples_on(dev: &Device, target: Target) {
     let examples: [Example; 6] = [
         vector_add::run,
         softmax::run,
@@ -172,20 +182,26 @@ fn on_the_cuda_stand_in() {
     ];
     let mut rows = Vec::new();
     for run in examples {
-        rows.extend(run(&dev, &mut Inputs::default()).expect("the example runs"));
+        rows.extend(run(dev, &mut Inputs::default()).expect("the example runs"));
     }
     assert!(
-        common::print_table(&dev, &rows),
-        "an example's check failed"
+        common::print_table(dev, &rows),
+        "an example's check failed on {dev}"
     );
+    let name = target.to_string();
     for row in &rows {
-        assert_eq!(row.code, KernelCode::Gpu(SM.name()), "{}", row.kernel);
+        assert!(
+            matches!(row.code, KernelCode::Gpu(t) if t == name),
+            "{} ran as {}",
+            row.kernel,
+            row.code
+        );
     }
 
     let mut rng = Inputs::default();
     let (rows, cols) = (37, 200);
     let xs = rng.take(rows * cols);
-    same_on_both("softmax", &dev, |d| {
+    same_on_both("softmax", dev, |d| {
         let x = d.tensor_from_slice(&xs, &[rows, cols]).unwrap();
         let mut out = d.zeros::<f32>(&[rows, cols]).unwrap();
         let grid = [rows.div_ceil(4) as u32];
@@ -194,7 +210,7 @@ fn on_the_cuda_stand_in() {
     });
     let (m, n, k) = (70, 45, 50);
     let (a, b) = (rng.take(m * k), rng.take(k * n));
-    same_on_both("matmul", &dev, |d| {
+    same_on_both("matmul", dev, |d| {
         let a = d.tensor_from_slice(&a, &[m, k]).unwrap();
         let b = d.tensor_from_slice(&b, &[k, n]).unwrap();
         let mut c = d.zeros::<f32>(&[m, n]).unwrap();
@@ -202,4 +218,19 @@ fn on_the_cuda_stand_in() {
         matmul::matmul::<32, 32, 16>::launch(d, grid, (&a, &b, &mut c)).unwrap();
         c
     });
+}
+
+#[test]
+#[ignore = "run by the_examples_run_through_the_driver_stand_ins, with the stand-ins as the drivers"]
+fn on_the_stand_ins() {
+    let cuda = Device::best().expect("a device");
+    assert_eq!(
+        cuda.to_string(),
+        "cuda:0",
+        "the CUDA stand-in is the best device"
+    );
+    examples_on(&cuda, TARGETS[0]);
+    let hip = Device::hip(0).expect("the HIP stand-in");
+    assert_eq!(hip.to_string(), "hip:0");
+    examples_on(&hip, TARGETS[1]);
 }

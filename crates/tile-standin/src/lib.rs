@@ -1,14 +1,15 @@
-//! A stand-in for the CUDA driver library, for tests on machines without a
-//! GPU: built as a shared library that a test puts on `LD_LIBRARY_PATH`
-//! under the names `tile-runtime` opens (`libcuda.so`, ...), so the
-//! runtime's own CUDA code path runs unchanged.
+//! Stand-ins for the GPU driver libraries, for tests on machines without a
+//! GPU: built as one shared library that a test puts on `LD_LIBRARY_PATH`
+//! under the names `tile-runtime` opens (`libcuda.so`, `libamdhip64.so`,
+//! ...), so the runtime's own CUDA and HIP code paths run unchanged.
 //!
 //! Each call checks its arguments as a real driver does and fails with the
 //! code a real driver returns: device ordinals, handles, memory ranges of
-//! copies against the allocations, a module's kernel names, and at launch
-//! the block size against the kernel's launch bounds (`.reqntid` in the
-//! PTX), the grid against the device limits and the shared memory against
-//! the device's. Launches run through the emulation target
+//! copies against the allocations, a module's kernel names and target, and
+//! at launch the block size against the kernel's launch bounds (`.reqntid`
+//! in the PTX, `.max_flat_workgroup_size` in a code object's metadata), the
+//! argument buffer against the kernel's arguments, the grid against the
+//! device limits and the shared memory against the device's. Launches run through the emulation target
 //! (`tile_codegen::emulation`, `tile-emu`): the stand-in cannot compile PTX
 //! or a code object itself, so a test builds the emulation image of each
 //! kernel beforehand and stores it in the directory named by
@@ -19,16 +20,23 @@
 //! synchronization returns it, and the emulator's message goes to standard
 //! error.
 //!
-//! * `cuda`: the CUDA driver API calls `cudarc` makes for `tile-runtime`;
-//! * `ptx`: what a driver reads from PTX text (entries, parameters, launch
-//!   bounds, static shared memory, target);
+//! * [`cuda`]: the CUDA driver API calls `cudarc` makes for `tile-runtime`;
+//! * [`hip`]: the HIP runtime API calls `tile-runtime` makes;
+//! * `ptx`, `hsaco` (with `msgpack`): what a driver reads from PTX text and
+//!   from a code object (entries, arguments, launch bounds, shared memory,
+//!   target);
+//! * `driver`: handles, modules, the launch checks and the launch itself;
 //! * `memory`: device allocations (host memory registered with `tile-emu`);
 //! * `images`: the emulation images, by key.
 
+mod driver;
+mod hsaco;
 mod images;
 mod memory;
+mod msgpack;
 mod ptx;
 
 pub mod cuda;
+pub mod hip;
 
 pub use images::{image_key, IMAGES_ENV};

@@ -2,30 +2,16 @@
 //! target, each entry with its parameters and launch bounds, and the static
 //! shared memory.
 
+use crate::driver::Kernel;
 use tile_abi::params::ptx_param_sizes;
-
-/// A kernel of a PTX module.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Entry {
-    /// Its name.
-    pub(crate) name: String,
-    /// The size in bytes of each parameter.
-    pub(crate) params: Vec<usize>,
-    /// `.reqntid`: the only block shape it may be launched with.
-    pub(crate) reqntid: Option<[u32; 3]>,
-    /// `.maxntid`: the largest block shape.
-    pub(crate) maxntid: Option<[u32; 3]>,
-}
 
 /// A PTX module as the driver sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct PtxModule {
     /// The `sm_XX` number of `.target`.
     pub(crate) sm: u32,
-    /// The kernels.
-    pub(crate) entries: Vec<Entry>,
-    /// The bytes of the module's `.shared` variables.
-    pub(crate) static_shared: usize,
+    /// The kernels (each counted with all the module's `.shared` bytes).
+    pub(crate) kernels: Vec<Kernel>,
 }
 
 impl PtxModule {
@@ -38,7 +24,13 @@ impl PtxModule {
             .and_then(|t| t.trim().strip_prefix("sm_"))
             .and_then(|n| n.trim_end_matches(['a', 'f']).parse().ok())
             .ok_or("the PTX has no `.target sm_XX`")?;
-        let mut entries = Vec::new();
+        let static_shared = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with(".shared ") || l.contains(" .shared "))
+            .map(shared_bytes)
+            .sum::<Result<usize, String>>()?;
+        let mut kernels = Vec::new();
         for (at, _) in text.match_indices(".entry ") {
             let rest = &text[at + ".entry ".len()..];
             let name: String = rest
@@ -52,29 +44,17 @@ impl PtxModule {
             let body = rest[close..]
                 .find('{')
                 .map_or("", |b| &rest[close..close + b]);
-            entries.push(Entry {
-                reqntid: bounds(body, ".reqntid")?,
-                maxntid: bounds(body, ".maxntid")?,
+            kernels.push(Kernel {
+                required_block: bounds(body, ".reqntid")?,
+                max_block: bounds(body, ".maxntid")?,
+                max_threads: None,
+                static_shared,
+                kernarg: None,
                 name,
                 params,
             });
         }
-        let static_shared = text
-            .lines()
-            .map(str::trim)
-            .filter(|l| l.starts_with(".shared ") || l.contains(" .shared "))
-            .map(shared_bytes)
-            .sum::<Result<usize, String>>()?;
-        Ok(PtxModule {
-            sm,
-            entries,
-            static_shared,
-        })
-    }
-
-    /// The entry `name`.
-    pub(crate) fn entry(&self, name: &str) -> Option<&Entry> {
-        self.entries.iter().find(|e| e.name == name)
+        Ok(PtxModule { sm, kernels })
     }
 }
 
@@ -145,17 +125,18 @@ mod tests {
     fn entries_bounds_and_shared_memory_are_read() {
         let module = PtxModule::parse(PTX).unwrap();
         assert_eq!(module.sm, 80);
-        assert_eq!(module.static_shared, 1092);
         assert_eq!(
-            module.entry("softmax"),
-            Some(&Entry {
+            module.kernels,
+            [Kernel {
                 name: "softmax".into(),
                 params: vec![8, 4, 8],
-                reqntid: Some([128, 1, 1]),
-                maxntid: None,
-            })
+                required_block: Some([128, 1, 1]),
+                max_block: None,
+                max_threads: None,
+                static_shared: 1092,
+                kernarg: None,
+            }]
         );
-        assert!(module.entry("layernorm").is_none());
         let no_target = PTX.replace(".target sm_80\n", "");
         assert_eq!(
             PtxModule::parse(&no_target).unwrap_err(),

@@ -3,35 +3,15 @@
 //! computes, and a faulting one becomes the context's sticky error. One
 //! test, in order: the driver's state is per process.
 
+mod sample;
+
+use sample::{BLOCK, N};
 use std::ffi::{c_int, c_void, CString};
 use std::ptr::null_mut;
 use tile_abi::status::STATUS_BYTES;
 use tile_abi::{Packet, Status};
-use tile_codegen::pipeline::{self, Options};
-use tile_codegen::{CodegenOptions, Sm, Target};
+use tile_codegen::{Sm, Target};
 use tile_standin::cuda::{self, code, CUresult, Handle};
-
-/// Threads of the sample's blocks: 4 warps.
-const WARPS: u32 = 4;
-/// Elements per block.
-const BLOCK: usize = 256;
-/// Elements of the vectors.
-const N: usize = 1000;
-
-/// The sample vector add's PTX and its emulation image.
-fn vector_add() -> (String, Vec<u8>) {
-    let mut func = tile_ir::samples::vector_add(BLOCK).unwrap();
-    pipeline::optimize(&mut func).unwrap();
-    let options = Options {
-        targets: vec![Target::Nvptx(Sm::Sm80)],
-        num_warps: WARPS,
-        codegen: CodegenOptions::default(),
-        dump_dir: None,
-    };
-    let built = pipeline::emulate(&func, "BLOCK=256", Target::Nvptx(Sm::Sm80), &options).unwrap();
-    let ptx = String::from_utf8(built.device.bytes).unwrap();
-    (ptx, built.emulation.shared_object)
-}
 
 /// Loads `ptx`; the status and the JIT log.
 fn load(ptx: &str) -> (CUresult, Handle, String) {
@@ -112,10 +92,9 @@ fn launch(
 
 #[test]
 fn the_cuda_stand_in_checks_every_call_and_runs_launches() {
-    let (ptx, image) = vector_add();
-    let images = std::env::temp_dir().join(format!("tile-standin-calls-{}", std::process::id()));
-    std::fs::create_dir_all(&images).unwrap();
-    std::env::set_var(tile_standin::IMAGES_ENV, &images);
+    let (ptx, image) = sample::vector_add(Target::Nvptx(Sm::Sm80));
+    let ptx = String::from_utf8(ptx).unwrap();
+    let images = sample::images_dir("cuda");
 
     // SAFETY (every block below): valid out-pointers and buffers, as the
     // driver API requires; handles are the stand-in's own or deliberately
@@ -153,8 +132,7 @@ fn the_cuda_stand_in_checks_every_call_and_runs_launches() {
         log.starts_with("tile-standin: no emulation image for this device image"),
         "{log}"
     );
-    let key = tile_standin::image_key(ptx.as_bytes());
-    std::fs::write(images.join(format!("{key}.so")), &image).unwrap();
+    sample::store(&images, ptx.as_bytes(), &image);
     let newer = ptx.replace(".target sm_80", ".target sm_90");
     let (status, _, log) = load(&newer);
     assert_eq!(status, code::INVALID_PTX);
@@ -183,8 +161,7 @@ fn the_cuda_stand_in_checks_every_call_and_runs_launches() {
         );
 
         // Memory: copies stay inside one allocation.
-        let xs: Vec<f32> = (0..N).map(|i| i as f32).collect();
-        let ys: Vec<f32> = (0..N).map(|i| 0.5 * i as f32).collect();
+        let (xs, ys, sum) = sample::inputs();
         let (x, y, out) = (upload(&xs), upload(&ys), upload(&[0.0; N]));
         let status = upload(&[0.0; STATUS_BYTES / 4]);
         assert_eq!(
@@ -218,7 +195,7 @@ fn the_cuda_stand_in_checks_every_call_and_runs_launches() {
             cuda::cuMemcpyDtoH_v2(got.as_mut_ptr().cast(), out, 4 * N),
             code::SUCCESS
         );
-        assert!(got.iter().enumerate().all(|(i, &v)| v == 1.5 * i as f32));
+        assert_eq!(got, sum);
         let mut record = [0u8; STATUS_BYTES];
         assert_eq!(
             cuda::cuMemcpyDtoH_v2(record.as_mut_ptr().cast(), status, STATUS_BYTES),

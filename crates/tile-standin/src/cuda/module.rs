@@ -1,0 +1,222 @@
+//! Modules and launches: PTX read as the JIT reads it, paired with its
+//! emulation image; functions by name; launches checked against the
+//! kernel's bounds and the device's limits, then run.
+
+use super::{code, device_sm, fault_code, with_driver, CUresult, Handle, LIMITS};
+use crate::driver::{self, put, put_str, Loaded};
+use crate::ptx::PtxModule;
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+
+/// `CU_JIT_ERROR_LOG_BUFFER`: the option whose value is the log's address.
+const JIT_ERROR_LOG_BUFFER: c_int = 5;
+/// `CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES`: its size, passed by value.
+const JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_int = 6;
+
+/// Writes `message` into the JIT error log the options name, if any.
+///
+/// # Safety
+///
+/// `options` and `values` hold `count` entries; the log option's value is
+/// valid for writes of the size option's value.
+unsafe fn write_log(
+    count: c_uint,
+    options: *const c_int,
+    values: *const *mut c_void,
+    message: &str,
+) {
+    if options.is_null() || values.is_null() {
+        return;
+    }
+    let (mut buffer, mut size) = (std::ptr::null_mut::<u8>(), 0usize);
+    for i in 0..count as usize {
+        // SAFETY: `i < count` (the caller's contract).
+        let (option, value) = unsafe { (*options.add(i), *values.add(i)) };
+        match option {
+            JIT_ERROR_LOG_BUFFER => buffer = value.cast(),
+            // The size is passed by value in the pointer slot.
+            JIT_ERROR_LOG_BUFFER_SIZE_BYTES => size = value as usize,
+            _ => {}
+        }
+    }
+    // SAFETY: the buffer is null or holds `size` bytes (the caller's
+    // contract); without one there is no log to write.
+    unsafe { put_str(buffer, size, message) };
+}
+
+/// Reads a PTX image as the JIT would and finds its emulation image.
+fn load_module(image: &[u8]) -> Result<Loaded, (CUresult, String)> {
+    if image.starts_with(b"\x7fELF") {
+        return Err((
+            code::INVALID_IMAGE,
+            "the stand-in loads PTX only, not cubins".into(),
+        ));
+    }
+    let text = std::str::from_utf8(image).map_err(|e| (code::INVALID_PTX, e.to_string()))?;
+    let ptx = PtxModule::parse(text).map_err(|e| (code::INVALID_PTX, e))?;
+    let sm = device_sm();
+    if ptx.sm > sm {
+        return Err((
+            code::INVALID_PTX,
+            format!("the PTX targets sm_{}, above the device's sm_{sm}", ptx.sm),
+        ));
+    }
+    Loaded::new(ptx.kernels, image).map_err(|e| (code::INVALID_IMAGE, e))
+}
+
+/// `cuModuleLoadDataEx` of NUL-terminated PTX; a failure's reason goes to
+/// the JIT error log when the options name one.
+///
+/// # Safety
+///
+/// `image` is null or NUL-terminated; `options` and `values` hold `count`
+/// entries, and a log buffer is valid for its size.
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleLoadDataEx(
+    module: *mut Handle,
+    image: *const c_void,
+    count: c_uint,
+    options: *mut c_int,
+    values: *mut *mut c_void,
+) -> CUresult {
+    with_driver(true, |d| {
+        if image.is_null() || module.is_null() {
+            return code::INVALID_VALUE;
+        }
+        // SAFETY: a NUL-terminated image (the caller's contract).
+        let bytes = unsafe { CStr::from_ptr(image.cast()) }.to_bytes();
+        match load_module(bytes) {
+            Ok(loaded) => {
+                let handle = d.add_module(loaded);
+                // SAFETY: non-null, valid by the caller's contract.
+                unsafe { put(module, handle as Handle) }
+            }
+            Err((status, reason)) => {
+                // SAFETY: the caller's contract.
+                unsafe { write_log(count, options, values, &format!("tile-standin: {reason}")) };
+                status
+            }
+        }
+    })
+}
+
+/// `cuModuleGetFunction`: a kernel of the module by name.
+///
+/// # Safety
+///
+/// `name` is null or NUL-terminated; `function` null or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleGetFunction(
+    function: *mut Handle,
+    module: Handle,
+    name: *const c_char,
+) -> CUresult {
+    with_driver(true, |d| {
+        if name.is_null() || function.is_null() {
+            return code::INVALID_VALUE;
+        }
+        // SAFETY: NUL-terminated (the caller's contract).
+        let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+        match d.function(module as u64, &name) {
+            // SAFETY: non-null, valid by the caller's contract.
+            Ok(handle) => unsafe { put(function, handle as Handle) },
+            Err(None) => code::INVALID_HANDLE,
+            Err(Some(())) => code::NOT_FOUND,
+        }
+    })
+}
+
+/// `cuModuleUnload`: its functions become invalid handles.
+///
+/// # Safety
+///
+/// None: an unknown handle is refused.
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleUnload(module: Handle) -> CUresult {
+    with_driver(true, |d| {
+        if d.unload(module as u64) {
+            code::SUCCESS
+        } else {
+            code::INVALID_HANDLE
+        }
+    })
+}
+
+/// `cuLaunchKernel` with parameters by `kernel_params` (`extra` must be
+/// null). The launch runs before the call returns; a fault becomes the
+/// context's sticky error, reported from the next synchronization.
+///
+/// # Safety
+///
+/// `kernel_params` holds one pointer per parameter of the kernel, each to
+/// a value of the parameter's size, as the driver API requires.
+#[no_mangle]
+pub unsafe extern "C" fn cuLaunchKernel(
+    function: Handle,
+    grid_x: c_uint,
+    grid_y: c_uint,
+    grid_z: c_uint,
+    block_x: c_uint,
+    block_y: c_uint,
+    block_z: c_uint,
+    shared: c_uint,
+    stream: Handle,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CUresult {
+    let mut found = Err(code::INVALID_HANDLE);
+    let status = with_driver(true, |d| {
+        if !d.is_stream(stream as u64) {
+            return code::INVALID_HANDLE;
+        }
+        let Some(function) = d.functions.get(&(function as u64)).cloned() else {
+            return code::INVALID_HANDLE;
+        };
+        found = Ok(function);
+        d.sticky.map_or(code::SUCCESS, fault_code)
+    });
+    let (loaded, kernel) = match found {
+        Ok(f) if status == code::SUCCESS => f,
+        _ => return status,
+    };
+    let grid = [grid_x, grid_y, grid_z];
+    let block = [block_x, block_y, block_z];
+    if let Err(reason) = driver::check_shape(&kernel, &LIMITS, grid, block, shared) {
+        eprintln!("tile-standin: cuLaunchKernel refused: {reason}");
+        return code::INVALID_VALUE;
+    }
+    if !extra.is_null() {
+        eprintln!(
+            "tile-standin: cuLaunchKernel refused: parameters through `extra` are not modelled"
+        );
+        return code::INVALID_VALUE;
+    }
+    if !kernel.params.is_empty() {
+        if kernel_params.is_null() {
+            return code::INVALID_VALUE;
+        }
+        // SAFETY: one pointer per parameter (the caller's contract).
+        let params = unsafe { std::slice::from_raw_parts(kernel_params, kernel.params.len()) };
+        if params.iter().any(|p| p.is_null()) {
+            return code::INVALID_VALUE;
+        }
+    }
+    // SAFETY: `kernel_params` is CUDA's parameter array for this kernel
+    // (the caller's contract), whose parameters the PTX and the image's
+    // manifest agree on.
+    let ran = unsafe {
+        driver::run(
+            &loaded,
+            &kernel,
+            grid,
+            block_x,
+            kernel_params.cast_const().cast(),
+        )
+    };
+    if let Err(fault) = ran {
+        with_driver(false, |d| {
+            d.sticky.get_or_insert(fault);
+            code::SUCCESS
+        });
+    }
+    code::SUCCESS
+}

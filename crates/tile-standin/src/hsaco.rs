@@ -1,0 +1,193 @@
+//! What the HIP runtime reads from an AMDGPU code object (HSACO) before it
+//! runs a kernel: the object's length (the runtime is handed a pointer
+//! only), its target, and each kernel's arguments, workgroup bound and LDS
+//! from the `NT_AMDGPU_METADATA` note.
+
+use crate::driver::{Kernarg, Kernel};
+use crate::msgpack::{self, Value};
+
+/// An ELF64 header's size.
+const HEADER: usize = 64;
+/// `EM_AMDGPU`.
+const MACHINE_AMDGPU: u16 = 224;
+/// `SHT_NOTE`, `SHT_NOBITS`.
+const NOTE: u32 = 7;
+const NOBITS: u32 = 8;
+/// `NT_AMDGPU_METADATA`.
+const AMDGPU_METADATA: u32 = 32;
+
+/// A code object as the runtime reads it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct CodeObject {
+    /// The `gfx*` processor of `amdhsa.target`, without features.
+    pub(crate) gfx: String,
+    /// Its kernels.
+    pub(crate) kernels: Vec<Kernel>,
+}
+
+fn read<const N: usize>(bytes: &[u8], at: usize) -> Result<[u8; N], String> {
+    bytes
+        .get(at..at + N)
+        .and_then(|s| s.try_into().ok())
+        .ok_or_else(|| format!("the ELF file is truncated at byte {at}"))
+}
+
+fn u16_at(bytes: &[u8], at: usize) -> Result<u16, String> {
+    read(bytes, at).map(u16::from_le_bytes)
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> Result<u32, String> {
+    read(bytes, at).map(u32::from_le_bytes)
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> Result<usize, String> {
+    read(bytes, at).map(|b| u64::from_le_bytes(b) as usize)
+}
+
+/// A section header's type, file offset and size.
+struct Section {
+    kind: u32,
+    offset: usize,
+    size: usize,
+}
+
+/// The section headers of the little-endian ELF64 AMDGPU object that
+/// `header` starts.
+fn sections(header: &[u8]) -> Result<(usize, Vec<Section>), String> {
+    if !header.starts_with(b"\x7fELF") || header.get(4..6) != Some(&[2, 1]) {
+        return Err("not a little-endian ELF64 file".into());
+    }
+    if u16_at(header, 18)? != MACHINE_AMDGPU {
+        return Err("not an AMDGPU code object".into());
+    }
+    let table = u64_at(header, 0x28)?;
+    let entry = usize::from(u16_at(header, 0x3a)?);
+    let count = usize::from(u16_at(header, 0x3c)?);
+    let end = table + entry * count;
+    let sections = (0..count)
+        .map(|i| {
+            let at = table + i * entry;
+            Ok(Section {
+                kind: u32_at(header, at + 4)?,
+                offset: u64_at(header, at + 0x18)?,
+                size: u64_at(header, at + 0x20)?,
+            })
+        })
+        .collect::<Result<_, String>>()?;
+    Ok((end, sections))
+}
+
+/// The length of the code object starting at `start`: the end of its
+/// section header table or of its last section, whichever is later.
+///
+/// # Safety
+///
+/// `start` points at a complete code object (what `hipModuleLoadData`
+/// requires): its ELF header and every byte it describes are readable.
+pub(crate) unsafe fn length(start: *const u8) -> Result<usize, String> {
+    // SAFETY: a code object holds at least its header (the contract).
+    let header = unsafe { std::slice::from_raw_parts(start, HEADER) };
+    let table = u64_at(header, 0x28)?;
+    let entry = usize::from(u16_at(header, 0x3a)?);
+    let count = usize::from(u16_at(header, 0x3c)?);
+    // SAFETY: the header's section header table is part of the object.
+    let prefix = unsafe { std::slice::from_raw_parts(start, table + entry * count) };
+    let (end, sections) = sections(prefix)?;
+    Ok(sections
+        .iter()
+        .filter(|s| s.kind != NOBITS)
+        .map(|s| s.offset + s.size)
+        .fold(end.max(HEADER), usize::max))
+}
+
+impl CodeObject {
+    /// Reads a code object's metadata.
+    pub(crate) fn parse(bytes: &[u8]) -> Result<CodeObject, String> {
+        let (_, sections) = sections(bytes)?;
+        let metadata = sections
+            .iter()
+            .filter(|s| s.kind == NOTE)
+            .find_map(|s| metadata_note(bytes.get(s.offset..s.offset + s.size)?))
+            .ok_or("the code object has no AMDGPU metadata note")??;
+        let target = metadata
+            .get("amdhsa.target")
+            .and_then(Value::as_str)
+            .ok_or("the metadata names no amdhsa.target")?;
+        let gfx = target
+            .rsplit('-')
+            .next()
+            .and_then(|t| t.split(':').next())
+            .unwrap_or(target)
+            .to_string();
+        let kernels = metadata
+            .get("amdhsa.kernels")
+            .and_then(Value::as_array)
+            .ok_or("the metadata lists no amdhsa.kernels")?
+            .iter()
+            .map(kernel)
+            .collect::<Result<_, String>>()?;
+        Ok(CodeObject { gfx, kernels })
+    }
+}
+
+/// The decoded metadata of a note section, if it holds the AMDGPU one.
+fn metadata_note(notes: &[u8]) -> Option<Result<Value, String>> {
+    let mut at = 0;
+    while at + 12 <= notes.len() {
+        let name_size = u32_at(notes, at).ok()? as usize;
+        let desc_size = u32_at(notes, at + 4).ok()? as usize;
+        let kind = u32_at(notes, at + 8).ok()?;
+        let name_at = at + 12;
+        let desc_at = name_at + name_size.next_multiple_of(4);
+        let name = notes.get(name_at..name_at + name_size)?;
+        let desc = notes.get(desc_at..desc_at + desc_size)?;
+        if kind == AMDGPU_METADATA && name.starts_with(b"AMDGPU") {
+            return Some(msgpack::decode(desc));
+        }
+        at = desc_at + desc_size.next_multiple_of(4);
+    }
+    None
+}
+
+/// A kernel of `amdhsa.kernels`: its explicit arguments (the `hidden_*`
+/// ones are the runtime's), workgroup bound and LDS.
+fn kernel(entry: &Value) -> Result<Kernel, String> {
+    let field = |key: &str| {
+        entry
+            .get(key)
+            .and_then(Value::as_usize)
+            .ok_or_else(|| format!("a kernel's metadata lacks `{key}`"))
+    };
+    let name = entry
+        .get(".name")
+        .and_then(Value::as_str)
+        .ok_or("a kernel's metadata lacks `.name`")?
+        .to_string();
+    let mut params = Vec::new();
+    let mut offsets = Vec::new();
+    for arg in entry.get(".args").and_then(Value::as_array).unwrap_or(&[]) {
+        let kind = arg.get(".value_kind").and_then(Value::as_str).unwrap_or("");
+        if kind.starts_with("hidden_") {
+            continue;
+        }
+        let number = |key: &str| {
+            arg.get(key)
+                .and_then(Value::as_usize)
+                .ok_or_else(|| format!("an argument of `{name}` lacks `{key}`"))
+        };
+        offsets.push(number(".offset")?);
+        params.push(number(".size")?);
+    }
+    Ok(Kernel {
+        params,
+        required_block: None,
+        max_block: None,
+        max_threads: Some(field(".max_flat_workgroup_size")? as u32),
+        static_shared: field(".group_segment_fixed_size")?,
+        kernarg: Some(Kernarg {
+            offsets,
+            segment: field(".kernarg_segment_size")?,
+        }),
+        name,
+    })
+}
