@@ -32,7 +32,7 @@ use common::{Example, Inputs};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tile::meta::KernelInfo;
-use tile::{Device, KernelCode, Tensor};
+use tile::{tile_kernel, Device, Error, KernelCode, Tensor};
 use tile_codegen::pipeline::{self, Options};
 use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
 
@@ -42,9 +42,18 @@ const CHILD: &str = "on_the_stand_ins";
 /// The targets the stand-in devices report (their defaults).
 const TARGETS: [Target; 2] = [Target::Nvptx(Sm::Sm80), Target::Amdgpu(Gfx::Gfx942)];
 
-/// Every kernel of the examples.
-fn kernels() -> [&'static KernelInfo; 8] {
+/// A copy whose unmasked accesses carry bounds checks: a grid one block
+/// too long fails the check of the load.
+#[tile_kernel(configs(B = 4))]
+fn copy<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+    let pid = program_id(0);
+    partition_view(out, [B]).store(partition_view(x, [B]).load(pid), pid);
+}
+
+/// Every kernel of the examples, and [`copy`].
+fn kernels() -> [&'static KernelInfo; 9] {
     [
+        &copy::<4>::INFO,
         &vector_add::vector_add::<1024>::INFO,
         &softmax::softmax::<4, 256>::INFO,
         &layernorm::layernorm::<8, 384>::INFO,
@@ -128,8 +137,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     }
     let images = write_images(&dir.0);
     assert_eq!(
-        images, 18,
-        "nine specializations have sm_80 PTX and gfx942 code objects"
+        images, 20,
+        "ten specializations (the examples and `copy`) have sm_80 PTX and gfx942 code objects"
     );
     let out = Command::new(&exe)
         .args([
@@ -170,7 +179,8 @@ fn same_on_both(kernel: &str, gpu: &Device, launch: impl Fn(&Device) -> Tensor<f
 }
 
 /// Every example on `dev`, whose kernels must run as `target`'s image,
-/// passes its check; softmax and matmul equal the CPU device's results.
+/// passes its check; softmax and matmul equal the CPU device's results; a
+/// kernel's failed bounds check comes back from its status record.
 fn examples_on(dev: &Device, target: Target) {
     let examples: [Example; 6] = [
         vector_add::run,
@@ -218,6 +228,17 @@ fn examples_on(dev: &Device, target: Target) {
         matmul::matmul::<32, 32, 16>::launch(d, grid, (&a, &b, &mut c)).unwrap();
         c
     });
+
+    let x = dev
+        .tensor_from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[6])
+        .unwrap();
+    let mut out: Tensor<f32> = dev.zeros(&[6]).unwrap();
+    let err = copy::<4>::launch(dev, [2], (&x, &mut out)).unwrap_err();
+    assert!(matches!(err, Error::DeviceCheck { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!("kernel `copy` failed on device {dev}: check 0 (`%3 = load %2, %0`): partition index [1, 0, 0, 0] reaches outside the tensor")
+    );
 }
 
 #[test]
