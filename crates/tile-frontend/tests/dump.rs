@@ -43,6 +43,14 @@ fn dumps_every_specialization_before_and_after_passes() {
         let thread = std::fs::read_to_string(stage.join("thread.txt")).expect("thread.txt written");
         assert!(thread.starts_with("kernel scale warps 4 ("), "{thread}");
         assert!(thread.contains("ld.global"), "{thread}");
+        // Every GPU kernel carries its launch bounds: 4 warps.
+        let ptx = std::fs::read_to_string(stage.join("sm_80.ptx")).expect("sm_80.ptx written");
+        assert!(ptx.contains(".reqntid 128, 1, 1"), "{ptx}");
+        let ll = std::fs::read_to_string(stage.join("gfx90a.ll")).expect("gfx90a.ll written");
+        assert!(
+            ll.contains("\"amdgpu-flat-work-group-size\"=\"128,128\""),
+            "{ll}"
+        );
         // The host back end's decisions.
         let plan = std::fs::read_to_string(stage.join("host-plan.txt")).expect("host-plan.txt");
         assert!(plan.starts_with("host plan of `scale`"), "{plan}");
