@@ -233,6 +233,9 @@ fn examples_on(dev: &Device, target: Target) {
         .tensor_from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[6])
         .unwrap();
     let mut out: Tensor<f32> = dev.zeros(&[6]).unwrap();
+    // An empty grid runs nothing (the driver, which refuses one, is not
+    // asked).
+    copy::<4>::launch(dev, [0], (&x, &mut out)).unwrap();
     let err = copy::<4>::launch(dev, [2], (&x, &mut out)).unwrap_err();
     assert!(matches!(err, Error::DeviceCheck { .. }), "{err:?}");
     assert_eq!(

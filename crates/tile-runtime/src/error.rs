@@ -138,14 +138,6 @@ pub enum Error {
         /// The launch's device.
         device: String,
     },
-    /// The grid has an axis of extent zero.
-    #[error("kernel `{kernel}`: the grid {grid:?} has an empty axis")]
-    EmptyGrid {
-        /// The kernel's name.
-        kernel: String,
-        /// The grid given.
-        grid: [u32; 3],
-    },
     /// The grid has more blocks along an axis than the device launches.
     #[error("kernel `{kernel}`: the grid {grid:?} exceeds what device {device} launches, at most {limit:?} blocks")]
     GridTooLarge {

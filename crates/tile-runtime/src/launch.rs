@@ -69,13 +69,19 @@ impl<'a, T: Element> From<&'a mut Tensor<T>> for LaunchArg<'a> {
 /// The arguments are checked against the kernel's parameters first: their
 /// number, each scalar's dtype, each tensor's dtype and rank, and that every
 /// tensor the kernel writes is passed mutably. Nothing runs unless all match.
+/// A grid with an axis of extent zero has no programs: once the arguments
+/// are checked, the launch succeeds without running anything (as Triton's
+/// does; the CUDA and HIP drivers would refuse it).
 pub fn launch(
     device: &Device,
     kernel: &KernelSpec,
     grid: [u32; 3],
     args: &mut [LaunchArg<'_>],
 ) -> Result<(), Error> {
-    let loaded = prepare(device, kernel, grid, args)?;
+    let loaded = prepare(device, kernel, args)?;
+    if grid.contains(&0) {
+        return Ok(());
+    }
     match &device.gpu {
         Some(context) => gpu::launch(context, kernel, &loaded, grid, args),
         None => run_on_cpu(device, kernel, &loaded, grid, args),
@@ -85,7 +91,7 @@ pub fn launch(
 /// Queues `kernel` over `grid` on `stream` with `args`: checked as
 /// [`launch`] checks them, then, on a GPU, queued without waiting (the
 /// device's verdict comes from [`Stream::synchronize`]); on the CPU it runs
-/// before this returns.
+/// before this returns. An empty grid queues nothing, as in [`launch`].
 pub fn launch_on(
     stream: &Stream<'_>,
     kernel: &KernelSpec,
@@ -93,7 +99,10 @@ pub fn launch_on(
     args: &mut [LaunchArg<'_>],
 ) -> Result<(), Error> {
     let device = stream.device();
-    let loaded = prepare(device, kernel, grid, args)?;
+    let loaded = prepare(device, kernel, args)?;
+    if grid.contains(&0) {
+        return Ok(());
+    }
     match (&device.gpu, stream.queue()) {
         (Some(context), queue) => {
             stream.push(gpu::enqueue(context, queue, kernel, &loaded, grid, args)?);
@@ -104,11 +113,10 @@ pub fn launch_on(
 }
 
 /// Loads `kernel` on `device` (once) and checks a launch of it: the
-/// arguments against its parameters, their residence, and the grid.
+/// arguments against its parameters, and their residence.
 fn prepare(
     device: &Device,
     kernel: &KernelSpec,
-    grid: [u32; 3],
     args: &[LaunchArg<'_>],
 ) -> Result<Arc<LoadedKernel>, Error> {
     let loaded = device
@@ -116,12 +124,6 @@ fn prepare(
         .get_or_load(kernel, || load(device, kernel))?;
     check_args(device, kernel, &loaded, args)?;
     gpu::check_residency(&device.to_string(), kernel, &loaded.function, args)?;
-    if grid.contains(&0) {
-        return Err(Error::EmptyGrid {
-            kernel: kernel.name.to_string(),
-            grid,
-        });
-    }
     Ok(loaded)
 }
 
