@@ -161,6 +161,8 @@ pub(crate) struct LoadedKernel {
     pub(crate) function: Function,
     /// Per parameter: whether the kernel stores through it.
     pub(crate) writes: Vec<bool>,
+    /// Per grid axis: whether the kernel reads its `program_id`.
+    pub(crate) grid_axes: [bool; 3],
     /// The host code; without it the CPU device interprets `function`.
     pub(crate) host: Option<HostLibrary>,
     /// The loaded GPU module (`None` on the CPU).
@@ -244,6 +246,7 @@ mod tests {
         Ok(LoadedKernel {
             function,
             writes: Vec::new(),
+            grid_axes: [false; 3],
             host: None,
             module: None,
         })

@@ -159,6 +159,27 @@ fn a_scalar_of_the_wrong_dtype() {
 }
 
 #[test]
+fn programs_along_an_axis_the_kernel_never_reads_are_refused() {
+    let dev = Device::cpu();
+    let x = dev.tensor_from_slice(&[1.0f32; 8], &[8]).unwrap();
+    let mut out = dev.zeros::<f32>(&[8]).unwrap();
+    let msg = expect_err(launch(
+        &dev,
+        &vector_add(4),
+        [2, 3, 1],
+        &mut [(&x).into(), (&x).into(), (&mut out).into()],
+    ));
+    assert_eq!(
+        msg,
+        "kernel `vector_add`: the grid [2, 3, 1] has 3 programs along axis 1, but the kernel never reads `program_id(1)`, so they would all do the same work; use 1 there"
+    );
+    assert_eq!(out.to_vec().unwrap(), [0.0; 8], "nothing ran");
+    let args = &mut [(&x).into(), (&x).into(), (&mut out).into()];
+    launch(&dev, &vector_add(4), [2, 1, 1], args).unwrap();
+    assert_eq!(out.to_vec().unwrap(), [2.0; 8]);
+}
+
+#[test]
 fn an_empty_grid_runs_nothing_once_its_arguments_are_checked() {
     let dev = Device::cpu();
     let x = dev.tensor_from_slice(&[1.0f32; 4], &[4]).unwrap();
