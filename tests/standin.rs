@@ -114,6 +114,14 @@ fn write_images(dir: &Path) -> usize {
     written
 }
 
+/// `LD_LIBRARY_PATH` with `dir` first, so the stand-ins are found before
+/// any other library of their names, and the rest still found.
+fn library_path(dir: &Path) -> std::ffi::OsString {
+    let rest = std::env::var_os("LD_LIBRARY_PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&rest)))
+        .expect("a library path")
+}
+
 #[test]
 fn the_examples_run_through_the_driver_stand_ins() {
     let exe = std::env::current_exe().expect("this test's path");
@@ -148,7 +156,7 @@ fn the_examples_run_through_the_driver_stand_ins() {
             "--nocapture",
             "--test-threads=1",
         ])
-        .env("LD_LIBRARY_PATH", &dir.0)
+        .env("LD_LIBRARY_PATH", library_path(&dir.0))
         .env(tile_standin::IMAGES_ENV, &dir.0)
         .output()
         .expect("running the child");

@@ -9,10 +9,11 @@
 //! at launch the block size against the kernel's launch bounds (`.reqntid`
 //! in the PTX, `.max_flat_workgroup_size` in a code object's metadata), the
 //! argument buffer against the kernel's arguments, the grid against the
-//! device limits and the shared memory against the device's. Launches run through the emulation target
-//! (`tile_codegen::emulation`, `tile-emu`): the stand-in cannot compile PTX
-//! or a code object itself, so a test builds the emulation image of each
-//! kernel beforehand and stores it in the directory named by
+//! device limits and the shared memory against the device's. Launches run
+//! through the emulation target (`tile_codegen::emulation`, `tile-emu`):
+//! the stand-in cannot compile PTX or a code object itself, so a test
+//! builds the emulation image of each kernel beforehand and stores it in
+//! the directory named by
 //! [`IMAGES_ENV`], under the [`image_key`] of the device image it was made
 //! with. A launch that the emulator stops (an access outside every
 //! allocation, a misaligned access, threads that never meet) makes the
