@@ -70,3 +70,21 @@ fn launches_on_a_stream_run_in_order_and_a_cpu_stream_reports_at_once() {
     stream.synchronize().unwrap();
     assert_eq!(a.to_vec().unwrap(), before);
 }
+
+/// A crate with kernels is rebuilt when `TILE_TARGETS` or `TILE_DUMP`
+/// changes: rustc records both in this test's dep-info, which cargo checks
+/// before it reuses a build.
+#[test]
+fn the_build_depends_on_the_variables_the_macro_reads() {
+    let depinfo = std::env::current_exe().unwrap().with_extension("d");
+    let text =
+        std::fs::read_to_string(&depinfo).unwrap_or_else(|e| panic!("{}: {e}", depinfo.display()));
+    for variable in ["TILE_TARGETS", "TILE_DUMP"] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&format!("# env-dep:{variable}"))),
+            "{variable} is not in {}",
+            depinfo.display()
+        );
+    }
+}

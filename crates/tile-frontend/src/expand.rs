@@ -104,6 +104,7 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream, options: &ExpandOptions
         .as_ref()
         .map(syn::Error::to_compile_error)
         .unwrap_or_default();
+    out.extend(env_dependencies());
     out.extend(generate(
         &sig,
         attr.as_ref(),
@@ -112,6 +113,19 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream, options: &ExpandOptions
         error.is_some(),
     ));
     out
+}
+
+/// An item that makes cargo rebuild the crate when a variable the expansion
+/// reads (`TILE_TARGETS`, `TILE_DUMP`) changes: rustc records each variable
+/// `option_env!` reads in the crate's dep-info, and cargo compares their
+/// values before it reuses a build.
+fn env_dependencies() -> TokenStream {
+    quote! {
+        const _: [::core::option::Option<&str>; 2] = [
+            ::core::option_env!("TILE_TARGETS"),
+            ::core::option_env!("TILE_DUMP"),
+        ];
+    }
 }
 
 /// Lowers, optimizes, compiles device code for and dumps every
