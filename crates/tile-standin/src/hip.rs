@@ -70,6 +70,10 @@ const PROPERTIES_BYTES: usize = 1472;
 /// Where `gcnArchName` is written, after the 256-byte `name`.
 const ARCH_NAME_AT: usize = 1160;
 
+/// The largest kernarg segment built (real kernels take a few hundred
+/// bytes; the metadata of a corrupt code object may claim anything).
+const MAX_KERNARG: usize = 64 * 1024;
+
 /// The device's limits.
 const LIMITS: Limits = Limits {
     threads: 1024,
@@ -443,7 +447,13 @@ unsafe fn kernarg_segment(
         .as_ref()
         .ok_or("the kernel has no kernarg segment")?;
     let explicit = kernarg.explicit(&kernel.params);
-    let mut segment = vec![0u128; kernarg.segment.max(explicit).div_ceil(16)];
+    let total = kernarg.segment.max(explicit);
+    if total > MAX_KERNARG {
+        return Err(format!(
+            "a kernarg segment of {total} bytes, above the {MAX_KERNARG} the stand-in gives"
+        ));
+    }
+    let mut segment = vec![0u128; total.div_ceil(16)];
     let bytes: *mut u8 = segment.as_mut_ptr().cast();
     if !extra.is_null() {
         let (mut buffer, mut size) = (std::ptr::null::<u8>(), None);

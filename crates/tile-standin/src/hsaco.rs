@@ -44,6 +44,9 @@ fn u64_at(bytes: &[u8], at: usize) -> Result<usize, String> {
     read(bytes, at).map(|b| u64::from_le_bytes(b) as usize)
 }
 
+/// The largest code object read (a guard against a header that claims more).
+const MAX_BYTES: usize = 1 << 30;
+
 /// A section header's type, file offset and size.
 struct Section {
     kind: u32,
@@ -54,18 +57,13 @@ struct Section {
 /// The section headers of the little-endian ELF64 AMDGPU object that
 /// `header` starts.
 fn sections(header: &[u8]) -> Result<(usize, Vec<Section>), String> {
-    if !header.starts_with(b"\x7fELF") || header.get(4..6) != Some(&[2, 1]) {
-        return Err("not a little-endian ELF64 file".into());
-    }
-    if u16_at(header, 18)? != MACHINE_AMDGPU {
-        return Err("not an AMDGPU code object".into());
-    }
+    let end = table_end(header)?;
     let table = u64_at(header, 0x28)?;
     let entry = usize::from(u16_at(header, 0x3a)?);
     let count = usize::from(u16_at(header, 0x3c)?);
-    let end = table + entry * count;
     let sections = (0..count)
         .map(|i| {
+            // Below `end`, which did not overflow.
             let at = table + i * entry;
             Ok(Section {
                 kind: u32_at(header, at + 4)?,
@@ -87,17 +85,36 @@ fn sections(header: &[u8]) -> Result<(usize, Vec<Section>), String> {
 pub(crate) unsafe fn length(start: *const u8) -> Result<usize, String> {
     // SAFETY: a code object holds at least its header (the contract).
     let header = unsafe { std::slice::from_raw_parts(start, HEADER) };
+    let end = table_end(header)?;
+    // SAFETY: the header is an AMDGPU ELF64 header (checked), and the
+    // section header table it describes is part of the object.
+    let prefix = unsafe { std::slice::from_raw_parts(start, end) };
+    let (end, sections) = sections(prefix)?;
+    sections
+        .iter()
+        .filter(|s| s.kind != NOBITS)
+        .map(|s| s.offset.checked_add(s.size))
+        .try_fold(end.max(HEADER), |max, e| e.map(|e| max.max(e)))
+        .filter(|&len| len <= MAX_BYTES)
+        .ok_or_else(|| "a section reaches past the largest code object read".to_string())
+}
+
+/// The end of the section header table of the AMDGPU ELF64 object whose
+/// header `header` is, once the header is checked to be one.
+fn table_end(header: &[u8]) -> Result<usize, String> {
+    if !header.starts_with(b"\x7fELF") || header.get(4..6) != Some(&[2, 1]) {
+        return Err("not a little-endian ELF64 file".into());
+    }
+    if u16_at(header, 18)? != MACHINE_AMDGPU {
+        return Err("not an AMDGPU code object".into());
+    }
     let table = u64_at(header, 0x28)?;
     let entry = usize::from(u16_at(header, 0x3a)?);
     let count = usize::from(u16_at(header, 0x3c)?);
-    // SAFETY: the header's section header table is part of the object.
-    let prefix = unsafe { std::slice::from_raw_parts(start, table + entry * count) };
-    let (end, sections) = sections(prefix)?;
-    Ok(sections
-        .iter()
-        .filter(|s| s.kind != NOBITS)
-        .map(|s| s.offset + s.size)
-        .fold(end.max(HEADER), usize::max))
+    table
+        .checked_add(entry * count)
+        .filter(|&end| end <= MAX_BYTES)
+        .ok_or_else(|| "the section header table lies past the largest code object read".into())
 }
 
 impl CodeObject {
@@ -107,7 +124,7 @@ impl CodeObject {
         let metadata = sections
             .iter()
             .filter(|s| s.kind == NOTE)
-            .find_map(|s| metadata_note(bytes.get(s.offset..s.offset + s.size)?))
+            .find_map(|s| metadata_note(bytes.get(s.offset..s.offset.checked_add(s.size)?)?))
             .ok_or("the code object has no AMDGPU metadata note")??;
         let target = metadata
             .get("amdhsa.target")
@@ -190,4 +207,46 @@ fn kernel(entry: &Value) -> Result<Kernel, String> {
         }),
         name,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An AMDGPU ELF64 header whose section header table holds `count`
+    /// entries of 64 bytes at `table`.
+    fn header(table: u64, count: u16) -> Vec<u8> {
+        let mut h = vec![0u8; HEADER];
+        h[..4].copy_from_slice(b"\x7fELF");
+        h[4..6].copy_from_slice(&[2, 1]);
+        h[18..20].copy_from_slice(&MACHINE_AMDGPU.to_le_bytes());
+        h[0x28..0x30].copy_from_slice(&table.to_le_bytes());
+        h[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
+        h[0x3c..0x3e].copy_from_slice(&count.to_le_bytes());
+        h
+    }
+
+    #[test]
+    fn malformed_objects_are_refused_before_anything_past_them_is_read() {
+        let mut other = header(64, 0);
+        other[18] = 62; // x86-64
+        assert_eq!(table_end(&other).unwrap_err(), "not an AMDGPU code object");
+        assert_eq!(
+            table_end(b"not an ELF file, but long enough for a header: 64 bytes or more.")
+                .unwrap_err(),
+            "not a little-endian ELF64 file"
+        );
+        let far = header(1 << 40, 4);
+        assert!(table_end(&far).unwrap_err().contains("past the largest"));
+        // SAFETY: the header claims no sections, so only it is read.
+        assert_eq!(unsafe { length(header(64, 0).as_ptr()) }, Ok(HEADER));
+        // A table the bytes do not hold, and no metadata note.
+        assert!(CodeObject::parse(&header(64, 2))
+            .unwrap_err()
+            .contains("truncated"));
+        assert_eq!(
+            CodeObject::parse(&header(64, 0)).unwrap_err(),
+            "the code object has no AMDGPU metadata note"
+        );
+    }
 }
