@@ -110,6 +110,14 @@ pub(crate) enum Fault {
     Failed,
 }
 
+/// Why a launch does not start.
+pub(crate) enum Refused {
+    /// A function or stream handle the driver did not hand out.
+    Handle,
+    /// An earlier launch's fault, sticky.
+    Fault(Fault),
+}
+
 /// A driver's state: handles, modules, kernels, streams, sticky fault.
 #[derive(Default)]
 pub(crate) struct Driver {
@@ -158,6 +166,27 @@ impl Driver {
         self.functions
             .retain(|_, (owner, _)| !Arc::ptr_eq(owner, &loaded));
         true
+    }
+
+    /// The module and kernel of `function`, to launch on `stream`: unless a
+    /// handle is unknown, or a launch's fault is sticky.
+    pub(crate) fn launchable(
+        &self,
+        function: u64,
+        stream: u64,
+    ) -> Result<(Arc<Loaded>, Kernel), Refused> {
+        if !self.is_stream(stream) {
+            return Err(Refused::Handle);
+        }
+        let found = self
+            .functions
+            .get(&function)
+            .cloned()
+            .ok_or(Refused::Handle)?;
+        match self.sticky {
+            Some(fault) => Err(Refused::Fault(fault)),
+            None => Ok(found),
+        }
     }
 
     /// Whether `stream` is the null stream or a live one.

@@ -10,7 +10,7 @@
 //! reads it: its length from its ELF headers, its target, and its kernels'
 //! arguments, `.max_flat_workgroup_size` and LDS from the metadata note.
 
-use crate::driver::{self, put, put_str, Driver, Fault, Kernel, Limits, Loaded};
+use crate::driver::{self, put, put_str, Driver, Fault, Kernel, Limits, Loaded, Refused};
 use crate::hsaco::{self, CodeObject};
 use crate::memory;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
@@ -526,19 +526,15 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
     kernel_params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> HipError {
-    let mut found = None;
-    let status = with_driver(|d| {
-        if !d.is_stream(stream as u64) {
-            return code::INVALID_HANDLE;
-        }
-        let Some(function) = d.functions.get(&(function as u64)).cloned() else {
-            return code::INVALID_HANDLE;
-        };
-        found = Some(function);
-        d.sticky.map_or(code::SUCCESS, fault_code)
+    let mut found = Err(Refused::Handle);
+    with_driver(|d| {
+        found = d.launchable(function as u64, stream as u64);
+        code::SUCCESS
     });
-    let Some((loaded, kernel)) = found.filter(|_| status == code::SUCCESS) else {
-        return status;
+    let (loaded, kernel) = match found {
+        Ok(f) => f,
+        Err(Refused::Handle) => return code::INVALID_HANDLE,
+        Err(Refused::Fault(fault)) => return fault_code(fault),
     };
     let grid = [grid_x, grid_y, grid_z];
     let block = [block_x, block_y, block_z];

@@ -3,7 +3,7 @@
 //! kernel's bounds and the device's limits, then run.
 
 use super::{code, device_sm, fault_code, with_driver, CUresult, Handle, LIMITS};
-use crate::driver::{self, put, put_str, Loaded};
+use crate::driver::{self, put, put_str, Loaded, Refused};
 use crate::ptx::PtxModule;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
@@ -163,20 +163,19 @@ pub unsafe extern "C" fn cuLaunchKernel(
     kernel_params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CUresult {
-    let mut found = Err(code::INVALID_HANDLE);
+    let mut found = Err(Refused::Handle);
     let status = with_driver(true, |d| {
-        if !d.is_stream(stream as u64) {
-            return code::INVALID_HANDLE;
-        }
-        let Some(function) = d.functions.get(&(function as u64)).cloned() else {
-            return code::INVALID_HANDLE;
-        };
-        found = Ok(function);
-        d.sticky.map_or(code::SUCCESS, fault_code)
+        found = d.launchable(function as u64, stream as u64);
+        code::SUCCESS
     });
+    if status != code::SUCCESS {
+        // Not initialized, or no context current.
+        return status;
+    }
     let (loaded, kernel) = match found {
-        Ok(f) if status == code::SUCCESS => f,
-        _ => return status,
+        Ok(f) => f,
+        Err(Refused::Handle) => return code::INVALID_HANDLE,
+        Err(Refused::Fault(fault)) => return fault_code(fault),
     };
     let grid = [grid_x, grid_y, grid_z];
     let block = [block_x, block_y, block_z];
