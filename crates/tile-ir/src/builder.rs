@@ -23,7 +23,9 @@
 
 use crate::dtype::DType;
 use crate::function::{Function, Region, Value};
-use crate::ops::{ArgKind, BinaryOp, CmpPred, OpKind, Padding, ReduceKind, ScanKind, UnaryOp};
+use crate::ops::{
+    ArgKind, BinaryOp, CmpPred, DotPrecision, OpKind, Padding, ReduceKind, ScanKind, UnaryOp,
+};
 use crate::rules;
 use crate::scalar::Scalar;
 use crate::types::{Shape, Type};
@@ -297,9 +299,22 @@ impl Builder {
         self.op1(OpKind::Scan { kind, axis }, &[x])
     }
 
-    /// `a · b + c`.
+    /// `a · b + c` with the operands' default precision
+    /// ([`DotPrecision::default_for`]).
     pub fn dot(&mut self, a: Value, b: Value, c: Value) -> Result<Value, BuildError> {
-        self.op1(OpKind::Dot, &[a, b, c])
+        let precision = DotPrecision::default_for(self.ty(a).dtype(), self.ty(b).dtype());
+        self.dot_with(a, b, c, precision)
+    }
+
+    /// `a · b + c` summed as `precision` allows.
+    pub fn dot_with(
+        &mut self,
+        a: Value,
+        b: Value,
+        c: Value,
+        precision: DotPrecision,
+    ) -> Result<Value, BuildError> {
+        self.op1(OpKind::Dot { precision }, &[a, b, c])
     }
 
     /// The runtime extent of a tensor along `axis`.

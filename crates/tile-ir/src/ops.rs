@@ -151,8 +151,12 @@ pub enum OpKind {
         /// The scanned axis.
         axis: usize,
     },
-    /// `dot %a, %b, %c`: `a · b + c` for `a: [M, K]`, `b: [K, N]`, `c: [M, N]`.
-    Dot,
+    /// `dot <precision> %a, %b, %c`: `a · b + c` for `a: [M, K]`, `b: [K, N]`,
+    /// `c: [M, N]`, summed as the [`DotPrecision`] allows.
+    Dot {
+        /// The contract of the sum.
+        precision: DotPrecision,
+    },
     /// `dim %t axis <n>`: the runtime extent of a tensor along an axis, `i32`.
     Dim {
         /// The tensor axis.
@@ -312,6 +316,53 @@ pub enum ScanKind {
     CumProd,
 }
 
+/// How a `dot` may sum its products (`docs/semantics.md`, "dot").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DotPrecision {
+    /// `ieee`: each element is the in-order chain `acc = fma(a[m, k], b[k,
+    /// n], acc)` for `k` ascending from `c[m, n]`, one rounding per step:
+    /// bit for bit the same result on every device.
+    Ieee,
+    /// `tensor`: the products are exact and accumulate in `f32`, but the
+    /// device may sum them in any order and grouping (a tensor core's step
+    /// adds several products at once), within the bound of
+    /// [`DotPrecision::error_bound`]. The default for `f16`, `bf16` and FP8
+    /// operands.
+    Tensor,
+}
+
+impl DotPrecision {
+    /// The default precision of a `dot` of `a` and `b`: `tensor` for 16-bit
+    /// and FP8 floats, whose products are exact in the `f32` accumulator;
+    /// `ieee` for everything else.
+    pub fn default_for(a: DType, b: DType) -> DotPrecision {
+        let narrow = |d: DType| matches!(d, DType::F16 | DType::BF16) || d.is_f8();
+        if narrow(a) && narrow(b) {
+            DotPrecision::Tensor
+        } else {
+            DotPrecision::Ieee
+        }
+    }
+
+    /// The most a `tensor` dot's element may differ from the `ieee` one:
+    /// `2 · γ(K) · (|c| + Σ_k |a[m, k] · b[k, n]|)` with `γ(K) = K·u / (1 −
+    /// K·u)` and `u = 2⁻²³`. Each of the `K` additions of either order rounds
+    /// (or truncates, as tensor cores may) within `2⁻²³` of its result, whose
+    /// magnitude is at most the sum of magnitudes (Higham, *Accuracy and
+    /// Stability of Numerical Algorithms*, §4.2); the two results are each
+    /// within `γ(K)` of the exact sum. `abs_sum` is the sum of magnitudes;
+    /// an `ieee` dot's bound is 0.
+    pub fn error_bound(self, k: usize, abs_sum: f64) -> f64 {
+        match self {
+            DotPrecision::Ieee => 0.0,
+            DotPrecision::Tensor => {
+                let ku = k as f64 * f64::powi(2.0, -23);
+                2.0 * ku / (1.0 - ku) * abs_sum
+            }
+        }
+    }
+}
+
 /// The value of elements of a masked load that fall outside the tensor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Padding {
@@ -399,6 +450,7 @@ text_names!(CmpPred { Eq => "eq", Ne => "ne", Lt => "lt", Le => "le", Gt => "gt"
 text_names!(ReduceKind { Sum => "sum", Prod => "prod", Max => "max", Min => "min" });
 text_names!(ArgKind { ArgMax => "argmax", ArgMin => "argmin" });
 text_names!(ScanKind { CumSum => "cumsum", CumProd => "cumprod" });
+text_names!(DotPrecision { Ieee => "ieee", Tensor => "tensor" });
 
 /// The family of an op: which part of every stage handles it. The
 /// interpreter, the GPU lowering and the host back end dispatch on it, each
@@ -453,7 +505,7 @@ impl OpKind {
             OpKind::Reduce { .. } | OpKind::ArgReduce { .. } | OpKind::Scan { .. } => {
                 OpFamily::Reduction
             }
-            OpKind::Dot => OpFamily::Dot,
+            OpKind::Dot { .. } => OpFamily::Dot,
             OpKind::Dim { .. }
             | OpKind::PartitionView { .. }
             | OpKind::Load
@@ -490,7 +542,7 @@ impl OpKind {
             OpKind::Reduce { .. } => "reduce",
             OpKind::ArgReduce { .. } => "arg",
             OpKind::Scan { .. } => "scan",
-            OpKind::Dot => "dot",
+            OpKind::Dot { .. } => "dot",
             OpKind::Dim { .. } => "dim",
             OpKind::PartitionView { .. } => "partition_view",
             OpKind::Load => "load",

@@ -285,14 +285,16 @@ fn ill_formed_movement_and_reductions_are_errors() {
             axis: 5,
         },
         OpKind::Cat { axis: 1 },
-        OpKind::Dot,
+        OpKind::Dot {
+            precision: tile_ir::DotPrecision::Ieee,
+        },
     ];
     for kind in kinds {
         let mut f = Function::new("bad");
         let x = tile(&mut f, &[2, 2]);
         let operands = match kind {
             OpKind::Cat { .. } => vec![x, tile(&mut f, &[3, 2])],
-            OpKind::Dot => vec![x, x, x],
+            OpKind::Dot { .. } => vec![x, x, x],
             _ => vec![x],
         };
         push(

@@ -84,7 +84,7 @@ kernel @every_op(%x: tensor<f32, 2>, %n: i32, %flag: bool) {
   %22 = arg argmax %13 axis 0 : tile<4xi32>
   %23 = scan cumsum %3 axis 1 : tile<4x8xf32>
   %24 = full 1.0 : tile<8x8xf32>
-  %25 = dot %3, %24, %6 : tile<4x8xf32>
+  %25 = dot ieee %3, %24, %6 : tile<4x8xf32>
   %26 = dim %x axis 0 : i32
   %27 = partition_view %x [4, 8] : view<f32, [4, 8]>
   %28 = load %27[%0, %1] : tile<4x8xf32>

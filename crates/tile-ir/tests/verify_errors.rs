@@ -92,11 +92,13 @@ cases! {
         => "verifier: in kernel `k`, op `%1 = arg %0`: the result types must be (i32), found (f32)";
     scan_of_bools: ("", "%0 = full true : tile<8xbool>\n%1 = scan cumsum %0 axis 0 : tile<8xbool>")
         => "verifier: in kernel `k`, op `%1 = scan %0`: scan needs an integer or float dtype, found bool";
-    dot_inner_extents_differ: ("", "%0 = full 1.0 : tile<16x8xf16>\n%1 = full 1.0 : tile<16x16xf16>\n%2 = full 0.0 : tile<16x16xf32>\n%3 = dot %0, %1, %2 : tile<16x16xf32>")
+    dot_inner_extents_differ: ("", "%0 = full 1.0 : tile<16x8xf16>\n%1 = full 1.0 : tile<16x16xf16>\n%2 = full 0.0 : tile<16x16xf32>\n%3 = dot tensor %0, %1, %2 : tile<16x16xf32>")
         => "verifier: in kernel `k`, op `%3 = dot %0, %1, %2`: dot needs a: [M, K], b: [K, N], c: [M, N], found [16, 8], [16, 16] and [16, 16]";
-    dot_accumulator_dtype: ("", "%0 = full 1.0 : tile<16x16xf16>\n%1 = full 0.0 : tile<16x16xf16>\n%2 = dot %0, %0, %1 : tile<16x16xf16>")
+    dot_accumulator_dtype: ("", "%0 = full 1.0 : tile<16x16xf16>\n%1 = full 0.0 : tile<16x16xf16>\n%2 = dot tensor %0, %0, %1 : tile<16x16xf16>")
         => "verifier: in kernel `k`, op `%2 = dot %0, %0, %1`: dot of f16 and f16 accumulates in f32, but the accumulator is f16";
-    dot_of_rank_one_tiles: ("", "%0 = full 1.0 : tile<16xf32>\n%1 = dot %0, %0, %0 : tile<16xf32>")
+    dot_tensor_precision_of_f32: ("", "%0 = full 1.0 : tile<16x16xf32>\n%1 = dot tensor %0, %0, %0 : tile<16x16xf32>")
+        => "verifier: in kernel `k`, op `%1 = dot %0, %0, %0`: dot precision `tensor` needs f16, bf16 or FP8 operands, whose products are exact in the f32 accumulator; a dot of f32 and f32 is `ieee`";
+    dot_of_rank_one_tiles: ("", "%0 = full 1.0 : tile<16xf32>\n%1 = dot ieee %0, %0, %0 : tile<16xf32>")
         => "verifier: in kernel `k`, op `%1 = dot %0, %0, %0`: dot needs rank-2 tiles, found [16], [16] and [16]";
     dim_axis_out_of_range: (T2, "%0 = dim %t axis 2 : i32")
         => "verifier: in kernel `k`, op `%0 = dim %t`: axis 2 is out of range for rank 2";

@@ -79,7 +79,7 @@
 //! let case = generate(7, &GenConfig::default());
 //! let has_dot = |c: &tile_testgen::Case| {
 //!     let mut dot = false;
-//!     c.func.walk(&mut |op| dot |= c.func.op(op).kind == tile_ir::OpKind::Dot);
+//!     c.func.walk(&mut |op| dot |= matches!(c.func.op(op).kind, tile_ir::OpKind::Dot { .. }));
 //!     dot
 //! };
 //! let small = if has_dot(&case) { shrink(&case, has_dot) } else { case };
@@ -111,6 +111,7 @@ mod config;
 pub mod corpus;
 mod gen;
 pub mod inputs;
+pub mod products;
 mod regression;
 mod rng;
 mod shrink;

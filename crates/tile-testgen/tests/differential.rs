@@ -78,7 +78,7 @@ fn features(case: &Case, seen: &mut BTreeSet<String>) {
             OpKind::Cmp(p) => format!("cmp {p}"),
             OpKind::Reduce { keepdim, .. } => format!("reduce keepdim={keepdim}"),
             OpKind::ArgReduce { keepdim, .. } => format!("arg keepdim={keepdim}"),
-            OpKind::Dot => format!("dot {}x{}", dtype(0), dtype(1)),
+            OpKind::Dot { .. } => format!("dot {}x{}", dtype(0), dtype(1)),
             OpKind::Load | OpKind::LoadMasked { .. } => {
                 format!("load {}", func.ty(op.results[0]).dtype())
             }

@@ -13,7 +13,7 @@ fn ops(case: &Case) -> Vec<OpKind> {
 }
 
 fn has_dot(case: &Case) -> bool {
-    ops(case).contains(&OpKind::Dot)
+    ops(case).iter().any(|k| matches!(k, OpKind::Dot { .. }))
 }
 
 /// The first seed whose case satisfies `wanted`.

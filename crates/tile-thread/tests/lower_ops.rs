@@ -174,7 +174,7 @@ fn integers_iota_and_select() {
 fn dot_of_small_tiles() {
     let body = "  %p = permute %t [1, 0] : tile<6x5xf32>
   %c = full 0.5 : tile<5x5xf32>
-  %r = dot %t, %p, %c : tile<5x5xf32>";
+  %r = dot ieee %t, %p, %c : tile<5x5xf32>";
     check(&kernel("f32", body, "[5, 5]", 2), DType::F32, &[9, 5]);
 }
 
@@ -270,7 +270,7 @@ fn slice_layouts_meet_blocked_ones_in_loops_ifs_and_elementwise_ops() {
   %p = permute %d [1, 0] : tile<6x5xf32>
   %s = reduce sum %c axis 1 keepdim : tile<5x1xf32>
   %acc = broadcast %s to [5, 5] : tile<5x5xf32>
-  %r = dot %t, %p, %acc : tile<5x5xf32>";
+  %r = dot ieee %t, %p, %acc : tile<5x5xf32>";
     check(&kernel("f32", body, "[5, 5]", 2), DType::F32, &[9, 5]);
 }
 

@@ -5,10 +5,10 @@
 use super::ops::Bin;
 use super::{Translator, Val};
 use syn::{Expr, ExprCall, PathArguments};
-use tile_ir::{BinaryOp, DType, Scalar, Type};
+use tile_ir::{BinaryOp, DType, DotPrecision, Scalar, Type};
 
 /// The builtin functions, as listed in errors.
-const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, cat, select, fma, cdiv, min, max, pow";
+const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, cat, select, fma, cdiv, min, max, pow";
 
 impl<'k> Translator<'k> {
     /// The arguments of a call, checking their number.
@@ -118,14 +118,19 @@ impl<'k> Translator<'k> {
                 let d = dtype.unwrap_or(DType::I32);
                 self.ir(c, |b| b.iota(&shape, d)).map(Val::Ir)
             }
-            "dot" => {
-                let a = self.argn(&args, 3, "dot(a, b, acc)", c)?;
+            "dot" | "dot_ieee" => {
+                let a = self.argn(&args, 3, &format!("{name}(a, b, acc)"), c)?;
                 let mut v = Vec::new();
                 for x in a {
                     let val = self.expr(x)?;
                     v.push(self.data(&val, None, *x)?);
                 }
-                self.ir(c, |b| b.dot(v[0], v[1], v[2])).map(Val::Ir)
+                if name == "dot" {
+                    self.ir(c, |b| b.dot(v[0], v[1], v[2])).map(Val::Ir)
+                } else {
+                    self.ir(c, |b| b.dot_with(v[0], v[1], v[2], DotPrecision::Ieee))
+                        .map(Val::Ir)
+                }
             }
             "cat" => {
                 let a = self.argn(&args, 2, "cat([a, b, ...], axis)", c)?;

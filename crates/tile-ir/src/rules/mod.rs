@@ -9,7 +9,7 @@
 mod checks;
 
 use crate::dtype::DType;
-use crate::ops::{CmpPred, OpKind};
+use crate::ops::{CmpPred, DotPrecision, OpKind};
 use crate::types::{PartitionViewType, Shape, Type};
 use checks::*;
 
@@ -291,7 +291,7 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
             axis_in(*axis, t.shape.rank())?;
             one(Type::Tile(t.clone()))
         }
-        OpKind::Dot => {
+        OpKind::Dot { precision } => {
             arity(operands, 3)?;
             let (a, b, c) = (
                 tile_operand(operands[0])?,
@@ -321,6 +321,14 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
                 return Err(format!(
                     "dot of {} and {} accumulates in {acc}, but the accumulator is {}",
                     a.dtype, b.dtype, c.dtype
+                ));
+            }
+            let tensor_ok = DotPrecision::default_for(a.dtype, b.dtype) == DotPrecision::Tensor;
+            if *precision == DotPrecision::Tensor && !tensor_ok {
+                return Err(format!(
+                    "dot precision `tensor` needs f16, bf16 or FP8 operands, whose products are \
+                     exact in the f32 accumulator; a dot of {} and {} is `ieee`",
+                    a.dtype, b.dtype
                 ));
             }
             one(Type::Tile(c.clone()))

@@ -11,7 +11,9 @@ use super::literal::Literal;
 use super::parser::{article, Parser};
 use crate::function::Value;
 use crate::lview::LViewOp;
-use crate::ops::{ArgKind, BinaryOp, CmpPred, OpKind, Padding, ReduceKind, ScanKind, UnaryOp};
+use crate::ops::{
+    ArgKind, BinaryOp, CmpPred, DotPrecision, OpKind, Padding, ReduceKind, ScanKind, UnaryOp,
+};
 use crate::types::{Shape, Type};
 
 /// An op's kind as far as its line says; some attributes (a constant's dtype,
@@ -127,7 +129,12 @@ impl Parser<'_, '_> {
             }
             "select" => ready(OpKind::Select, self.match_operand_list()?),
             "fma" => ready(OpKind::Fma, self.match_operand_list()?),
-            "dot" => ready(OpKind::Dot, self.match_operand_list()?),
+            "dot" => {
+                let what = "dot precision";
+                let precision =
+                    self.match_name_of(what, DotPrecision::from_name, DotPrecision::ALL)?;
+                ready(OpKind::Dot { precision }, self.match_operand_list()?)
+            }
             "yield" => ready(OpKind::Yield, self.match_operand_list()?),
             "cast" => {
                 let x = self.match_operand("an operand")?;

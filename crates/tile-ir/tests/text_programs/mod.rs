@@ -31,7 +31,7 @@ kernel @every_op(%x: tensor<f32, 2>, %n: i32, %flag: bool) {
   %22 = arg argmax %13 axis 0 : tile<4xi32>
   %23 = scan cumsum %3 axis 1 : tile<4x8xf32>
   %24 = full 1.0 : tile<8x8xf32>
-  %25 = dot %3, %24, %6 : tile<4x8xf32>
+  %25 = dot ieee %3, %24, %6 : tile<4x8xf32>
   %26 = dim %x axis 0 : i32
   %27 = partition_view %x [4, 8] : view<f32, [4, 8]>
   %28 = load %27[%0, %1] : tile<4x8xf32>
@@ -140,7 +140,7 @@ kernel @matmul(%a: tensor<f16, 2>, %b: tensor<f16, 2>, %c: tensor<f32, 2>, %k: i
   %12 = for %13 = %6 to %11 step %7 iter(%14 = %5) : tile<64x64xf32> {
     %15 = load_masked %2[%0, %13] pad(zero) : tile<64x32xf16>
     %16 = load_masked %3[%13, %1] pad(zero) : tile<32x64xf16>
-    %17 = dot %15, %16, %14 : tile<64x64xf32>
+    %17 = dot ieee %15, %16, %14 : tile<64x64xf32>
     yield %17
   }
   store %12, %4[%0, %1]

@@ -2,7 +2,7 @@
 
 use super::{tile, Built, Gen};
 use tile_ir::builder::Builder;
-use tile_ir::{ArgKind, DType, ReduceKind, ScanKind, TileType, Type, Value};
+use tile_ir::{ArgKind, DType, DotPrecision, ReduceKind, ScanKind, TileType, Type, Value};
 
 /// The operand dtype pairs of `dot` for each accumulator dtype.
 fn dot_operands(acc: DType) -> &'static [(DType, DType)] {
@@ -119,6 +119,8 @@ impl Gen<'_> {
         let x = self.value(b, &tile(vec![m, k], da), depth)?;
         let y = self.value(b, &tile(vec![k, n], db), depth)?;
         let acc = self.value(b, &Type::Tile(t.clone()), depth)?;
-        b.dot(x, y, acc).map(Some)
+        // `ieee`: every path must agree bit for bit (`tensor` dots are
+        // compared within their bound by tests of their own).
+        b.dot_with(x, y, acc, DotPrecision::Ieee).map(Some)
     }
 }

@@ -1,0 +1,191 @@
+//! Matrix products to check `dot`s of precision `tensor` against, written
+//! from their definitions rather than from any lowering.
+//!
+//! A tensor core sums a step of products at once, so its `dot` is not the
+//! interpreter's in-order chain; it must lie within
+//! [`tile_ir::DotPrecision::error_bound`] of it. The emulators also fix one
+//! exact order (`tile_abi::mma`): each step of `step` consecutive `k`, the
+//! accumulator and the step's products summed in `f64` in ascending `k` and
+//! rounded once to `f32`. [`stepped`] computes that order from row-major
+//! matrices, with no lane layout in sight, so a lowering or an emulator that
+//! misplaces an element disagrees with it.
+
+use crate::rng::SplitMix64;
+use tile_ir::builder::Builder;
+use tile_ir::interp::{Arg, HostTensor};
+use tile_ir::{DType, DotPrecision, Function, Scalar, TensorType, Type};
+
+/// A random `dot` of precision `tensor`: one program computing
+/// `c + a·b` into `out`, with its arguments and their `f32` values.
+#[derive(Clone, Debug)]
+pub struct DotCase {
+    /// The kernel `(a, b, c, out)`.
+    pub func: Function,
+    /// The warps to lower it for.
+    pub warps: u32,
+    /// `(M, K, N)`: whole multiples of `mma.sync.m16n8k16`'s blocks.
+    pub dims: (usize, usize, usize),
+    /// The arguments: `a`, `b` (f16 or bf16), `c`, `out` (f32).
+    pub args: Vec<Arg>,
+    /// The values of `a`, `b` and `c`, row-major.
+    pub values: [Vec<f32>; 3],
+}
+
+/// The `tensor` dot of seed `seed`: f16 or bf16, `M`, `N`, `K` multiples of
+/// 16, 8 and 16 up to 64, 1 to 8 warps, operands of mixed signs and
+/// magnitudes `2^-6 .. 2^6` (so sums cancel and steps round) with some
+/// zeros, and a random accumulator.
+pub fn dot_case(seed: u64) -> DotCase {
+    let mut rng = SplitMix64::new(seed);
+    let dtype = rng.pick(&[DType::F16, DType::BF16]);
+    let warps = rng.pick(&[1u32, 2, 4, 8]);
+    let (m, k, n) = (
+        16 * rng.range(1, 4),
+        16 * rng.range(1, 4),
+        8 * rng.range(1, 8),
+    );
+    let value = |rng: &mut SplitMix64| -> f32 {
+        if rng.chance(0.05) {
+            return 0.0;
+        }
+        let magnitude = (1.0 + rng.unit()) * 2f64.powi(rng.range(0, 12) as i32 - 6);
+        let signed = if rng.chance(0.5) {
+            -magnitude
+        } else {
+            magnitude
+        };
+        signed as f32
+    };
+    let matrix = |rng: &mut SplitMix64, shape: [usize; 2], dtype: DType| -> (Arg, Vec<f32>) {
+        let scalars: Vec<Scalar> = (0..shape[0] * shape[1])
+            .map(|_| tile_ir::eval::cast(Scalar::F32(value(rng)), dtype))
+            .collect();
+        let values = scalars.iter().map(|s| s.to_f64() as f32).collect();
+        let tensor = HostTensor::from_scalars(dtype, &shape, &scalars).expect("a tensor");
+        (Arg::Tensor(tensor), values)
+    };
+    let (a, va) = matrix(&mut rng, [m, k], dtype);
+    let (b, vb) = matrix(&mut rng, [k, n], dtype);
+    let (c, vc) = matrix(&mut rng, [m, n], DType::F32);
+    let out = Arg::Tensor(HostTensor::from_vec(&[m, n], vec![0.0f32; m * n]).expect("a tensor"));
+    DotCase {
+        func: dot_kernel(dtype, (m, k, n)).expect("the dot kernel builds"),
+        warps,
+        dims: (m, k, n),
+        args: vec![a, b, c, out],
+        values: [va, vb, vc],
+    }
+}
+
+/// `out = c + a·b` in one program, with the operands' default precision.
+fn dot_kernel(
+    dtype: DType,
+    (m, k, n): (usize, usize, usize),
+) -> Result<Function, tile_ir::builder::BuildError> {
+    let tensor = |dtype| Type::Tensor(TensorType { dtype, rank: 2 });
+    let mut b = Builder::new("tensor_dot");
+    let pa = b.param("a", tensor(dtype));
+    let pb = b.param("b", tensor(dtype));
+    let pc = b.param("c", tensor(DType::F32));
+    let out = b.param("out", tensor(DType::F32));
+    let zero = b.constant(Scalar::I32(0))?;
+    let load = |b: &mut Builder, t, shape: &[usize]| -> Result<_, tile_ir::builder::BuildError> {
+        let view = b.partition_view(t, shape)?;
+        b.load(view, &[zero, zero])
+    };
+    let ta = load(&mut b, pa, &[m, k])?;
+    let tb = load(&mut b, pb, &[k, n])?;
+    let tc = load(&mut b, pc, &[m, n])?;
+    let r = b.dot(ta, tb, tc)?;
+    let view = b.partition_view(out, &[m, n])?;
+    b.store(r, view, &[zero, zero])?;
+    b.finish()
+}
+
+/// `c + a·b` for row-major `a: [m, k]`, `b: [k, n]` and `c: [m, n]`, summed
+/// in steps of `step` (the last one shorter if `step` does not divide `k`).
+pub fn stepped(
+    a: &[f32],
+    b: &[f32],
+    c: &[f32],
+    (m, k, n): (usize, usize, usize),
+    step: usize,
+) -> Vec<f32> {
+    let mut out = c.to_vec();
+    for row in 0..m {
+        for col in 0..n {
+            let acc = &mut out[row * n + col];
+            for start in (0..k).step_by(step.max(1)) {
+                let sum = (start..(start + step).min(k)).fold(f64::from(*acc), |s, kk| {
+                    s + f64::from(a[row * k + kk]) * f64::from(b[kk * n + col])
+                });
+                *acc = sum as f32;
+            }
+        }
+    }
+    out
+}
+
+/// Checks every element of `got` against `reference` (an `ieee` dot of the
+/// same operands) within the `tensor` bound for `k`; the first element
+/// outside it, with its figures, is the error.
+pub fn within_tensor_bound(
+    got: &[f32],
+    reference: &[f32],
+    a: &[f32],
+    b: &[f32],
+    c: &[f32],
+    (m, k, n): (usize, usize, usize),
+) -> Result<(), String> {
+    for row in 0..m {
+        for col in 0..n {
+            let i = row * n + col;
+            let magnitude = (0..k).fold(f64::from(c[i].abs()), |s, kk| {
+                s + (f64::from(a[row * k + kk]) * f64::from(b[kk * n + col])).abs()
+            });
+            let bound = DotPrecision::Tensor.error_bound(k, magnitude);
+            let error = (f64::from(got[i]) - f64::from(reference[i])).abs();
+            let apart = if reference[i].is_finite() {
+                // A NaN result of a finite reference is apart too.
+                error.is_nan() || error > bound
+            } else {
+                got[i] != reference[i] && !(got[i].is_nan() && reference[i].is_nan())
+            };
+            if apart {
+                return Err(format!(
+                    "element [{row}, {col}]: {} against {} (error {error:e}, bound {bound:e} for K = {k})",
+                    got[i], reference[i]
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_round_once_each() {
+        // 1 + 2⁻²⁴ + 2⁻²⁴: one step keeps both halves, steps of one lose them.
+        let tiny = 2f32.powi(-12);
+        let (a, b, c) = ([tiny, tiny], [tiny, tiny], [1.0]);
+        assert_eq!(stepped(&a, &b, &c, (1, 2, 1), 2), [1.0 + 2f32.powi(-23)]);
+        assert_eq!(stepped(&a, &b, &c, (1, 2, 1), 1), [1.0]);
+    }
+
+    #[test]
+    fn the_bound_admits_reordering_and_rejects_a_wrong_element() {
+        let (a, b, c) = (vec![0.5f32; 32], vec![0.25f32; 32], vec![0.0f32; 1]);
+        let one_step = stepped(&a, &b, &c, (1, 32, 1), 32);
+        let in_order = stepped(&a, &b, &c, (1, 32, 1), 1);
+        assert!(within_tensor_bound(&one_step, &in_order, &a, &b, &c, (1, 32, 1)).is_ok());
+        let wrong = [one_step[0] + 0.125];
+        let error = within_tensor_bound(&wrong, &in_order, &a, &b, &c, (1, 32, 1)).unwrap_err();
+        assert!(
+            error.starts_with("element [0, 0]: 4.125 against 4"),
+            "{error}"
+        );
+    }
+}
