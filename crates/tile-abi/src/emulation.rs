@@ -69,11 +69,21 @@ pub enum Op {
     /// A memory access about to happen: address `a`, `b` bytes, alignment
     /// `c` (the instruction's `align`), and `d` the [`Access`] flags.
     Access = 9,
+    /// A warp's tensor-core step ([`crate::mma`]) of instruction `b`
+    /// ([`MmaKind`](crate::mma::MmaKind) code): `a` is the address of the
+    /// lane's [`MMA_WORDS`] 32-bit words (its A, B and C fragments as the
+    /// instruction's registers), and the runtime writes the lane's D
+    /// fragment over the C words before returning.
+    Mma = 10,
 }
+
+/// The 32-bit words an [`Op::Mma`] buffer holds: 4 of A, 2 of B, 4 of C
+/// (the results D replace C).
+pub const MMA_WORDS: usize = 10;
 
 impl Op {
     /// Every op.
-    pub const ALL: [Op; 9] = [
+    pub const ALL: [Op; 10] = [
         Op::ThreadId,
         Op::BlockId,
         Op::GridDim,
@@ -83,6 +93,7 @@ impl Op {
         Op::Bpermute,
         Op::DispatchPtr,
         Op::Access,
+        Op::Mma,
     ];
 
     /// The op with code `code`.

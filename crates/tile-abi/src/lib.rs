@@ -14,6 +14,8 @@
 //! * [`emulation`]: GPU kernels moved to the host to run on the CPU: the
 //!   runtime calls that replace the targets' intrinsics, and the manifest
 //!   an emulation image carries;
+//! * [`mma`]: the tensor-core instructions as the emulators model them
+//!   (lane layouts and arithmetic);
 //! * [`image`]: the kinds of compiled images a kernel embeds, and
 //!   [`object`] how a compiled shared object is opened;
 //! * [`ParamKind`]: what a kernel parameter is, as `#[tile_kernel]`
@@ -24,6 +26,7 @@ pub mod emulation;
 pub mod host;
 pub mod image;
 pub mod isa;
+pub mod mma;
 pub mod object;
 pub mod params;
 pub mod status;

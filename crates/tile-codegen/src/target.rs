@@ -15,6 +15,7 @@
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Once;
+use tile_thread::TensorCores;
 
 use inkwell::module::Module;
 use inkwell::targets::{
@@ -166,6 +167,15 @@ impl Target {
     /// Whether this is a GPU target.
     pub fn is_gpu(&self) -> bool {
         !matches!(self, Target::Host(_))
+    }
+
+    /// The tensor-core instructions the lowering may use on this target:
+    /// `mma.sync.m16n8k16` from sm_80 on.
+    pub fn tensor_cores(&self) -> TensorCores {
+        match self {
+            Target::Nvptx(Sm::Sm75) | Target::Amdgpu(_) | Target::Host(_) => TensorCores::None,
+            Target::Nvptx(_) => TensorCores::MmaSync,
+        }
     }
 
     /// The LLVM target triple, e.g. `nvptx64-nvidia-cuda`.

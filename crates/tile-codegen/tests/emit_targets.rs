@@ -22,6 +22,7 @@ fn kernels() -> Vec<(Function, u32)> {
         (samples::matmul(32, 32, 16, DType::F32).unwrap(), 4),
         (samples::matmul(64, 64, 32, DType::F16).unwrap(), 8),
         (samples::matmul(16, 8, 3, DType::BF16).unwrap(), 2),
+        (samples::matmul(32, 32, 16, DType::BF16).unwrap(), 4),
         (samples::transpose(32, 32).unwrap(), 4),
         (samples::transpose(5, 7).unwrap(), 1),
     ]
@@ -34,8 +35,8 @@ fn require(tool: Tool) {
 }
 
 fn emitted(func: &Function, warps: u32, target: Target) -> Emitted {
-    let program =
-        lower(func, &LowerOptions::warps(warps)).unwrap_or_else(|e| panic!("{}: {e}", func.name));
+    let options = LowerOptions::warps(warps).with_tensor_cores(target.tensor_cores());
+    let program = lower(func, &options).unwrap_or_else(|e| panic!("{}: {e}", func.name));
     emit(&program, target, &CodegenOptions::default())
         .unwrap_or_else(|e| panic!("{} for {target}: {e}", func.name))
 }
@@ -153,6 +154,26 @@ fn reductions_use_shuffles_and_barriers() {
     );
     let asm = emitted(&func, 4, Target::Amdgpu(Gfx::Gfx90a)).assembly;
     assert!(asm.contains("ds_bpermute_b32"), "{asm}");
+}
+
+#[test]
+fn tensor_dots_issue_mma_sync_from_sm_80_on() {
+    require(Tool::Ptxas);
+    for (dtype, warps, mmas) in [(DType::F16, 8, 8), (DType::BF16, 4, 2)] {
+        let (bm, bk) = if dtype == DType::F16 {
+            (64, 32)
+        } else {
+            (32, 16)
+        };
+        let func = samples::matmul(bm, bm, bk, dtype).unwrap();
+        let instruction = format!("mma.sync.aligned.m16n8k16.row.col.f32.{dtype}.{dtype}.f32");
+        let ptx = emitted(&func, warps, Target::Nvptx(Sm::Sm80)).assembly;
+        assert_eq!(ptx.matches(&instruction).count(), mmas, "{dtype}:\n{ptx}");
+        let usage = tools::ptxas_resource_usage(&ptx, Sm::Sm80).unwrap();
+        assert!(usage.contains("0 bytes spill stores"), "{dtype}: {usage}");
+        let old = emitted(&func, warps, Target::Nvptx(Sm::Sm75)).assembly;
+        assert!(!old.contains("mma.sync"), "sm_75 has no m16n8k16");
+    }
 }
 
 #[test]

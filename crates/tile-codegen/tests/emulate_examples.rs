@@ -1,6 +1,8 @@
 //! Every sample kernel, as the GPU targets receive it, run on the CPU
 //! through the emulation target: bit for bit the interpreter's results, for
-//! NVIDIA (sm_80, sm_90) and AMD in wave64 (gfx942) and wave32 (gfx1100).
+//! NVIDIA (sm_80, sm_90) and AMD in wave64 (gfx942) and wave32 (gfx1100);
+//! `dot`s on tensor cores (`mma.sync` on sm_80 and later) bit for bit the
+//! instruction's steps and within their bound of the interpreter.
 
 mod emulated;
 
@@ -8,6 +10,8 @@ use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::interp::{self, Arg};
 use tile_ir::{samples, DType, Function};
 use tile_testgen::inputs::{blocks, bytes, tensor, tensor_of, zeros};
+use tile_testgen::products::{stepped, within_tensor_bound};
+use tile_thread::TensorCores;
 
 const TARGETS: [Target; 4] = [
     Target::Nvptx(Sm::Sm80),
@@ -80,7 +84,42 @@ fn matmul_in_every_dtype() {
             tensor_of(8, &[k, n], dtype),
             tensor_of(9, &[m, n], DType::F32),
         ];
-        agrees(&func, 4, [blocks(m, 32), blocks(n, 32), 1], args);
+        let grid = [blocks(m, 32), blocks(n, 32), 1];
+        if dtype == DType::F32 {
+            agrees(&func, 4, grid, args);
+            continue;
+        }
+        // f16 and bf16 dots are `tensor`: bit for bit the interpreter on the
+        // targets without tensor cores, the instruction's steps on the others.
+        let mut expected = args.clone();
+        interp::run(&func, grid, &mut expected).unwrap();
+        let (a, b) = (values(&args[0]), values(&args[1]));
+        let c = vec![0.0; m * n];
+        for target in TARGETS {
+            let mut actual = args.clone();
+            emulated::run(&func, target, 4, grid, &mut actual)
+                .unwrap_or_else(|e| panic!("{dtype} on {target}: {e}"));
+            let got = values(&actual[2]);
+            if target.tensor_cores() == TensorCores::None {
+                assert!(bytes(&actual) == bytes(&expected), "{dtype} on {target}");
+                continue;
+            }
+            assert_eq!(
+                got,
+                stepped(&a, &b, &c, (m, k, n), 16),
+                "{dtype} on {target}"
+            );
+            within_tensor_bound(&got, &values(&expected[2]), &a, &b, &c, (m, k, n))
+                .unwrap_or_else(|e| panic!("{dtype} on {target}: {e}"));
+        }
+    }
+}
+
+/// A tensor argument's elements as `f32`.
+fn values(arg: &Arg) -> Vec<f32> {
+    match arg {
+        Arg::Tensor(t) => t.to_scalars().iter().map(|s| s.to_f64() as f32).collect(),
+        Arg::Scalar(s) => vec![s.to_f64() as f32],
     }
 }
 

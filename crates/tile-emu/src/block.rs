@@ -13,7 +13,8 @@ use crate::shadow::{Allocation, Conflict, SharedMemory};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::RefCell;
-use tile_abi::emulation::{Access, LaunchFn, Op, ShuffleMode};
+use tile_abi::emulation::{Access, LaunchFn, Op, ShuffleMode, MMA_WORDS};
+use tile_abi::mma::MmaKind;
 
 /// The stack of one GPU thread: its kernel's frames, which code compiled
 /// without optimization keeps large. Mapped lazily, so mostly never touched.
@@ -38,6 +39,11 @@ enum Wait {
     },
     /// At a wave permute.
     Bpermute { address: u32, value: u32 },
+    /// At a tensor-core step, with the lane's registers.
+    Mma {
+        kind: MmaKind,
+        words: [u32; MMA_WORDS],
+    },
     /// Returned from the kernel.
     Done,
     /// Stopped at a failed check, never to resume.
@@ -51,6 +57,7 @@ impl Wait {
             Wait::Barrier => "a barrier",
             Wait::Shuffle { .. } => "a shuffle",
             Wait::Bpermute { .. } => "a permute",
+            Wait::Mma { .. } => "an mma",
             Wait::Done => "the end",
             Wait::Stopped => "a failed check",
         }
@@ -79,6 +86,8 @@ struct Block {
     waits: Vec<Wait>,
     /// What a completed wait returns to each thread.
     results: Vec<u64>,
+    /// What a completed tensor-core step returns to each thread: its D.
+    fragments: Vec<[u32; 4]>,
     /// Each running thread's yielder, set when its coroutine starts.
     yielders: Vec<*const Yielder<(), ()>>,
     shared: SharedMemory,
@@ -116,6 +125,7 @@ pub(crate) unsafe fn run_block(launch: &Launch, block: [u32; 3]) -> Result<(), E
             current: 0,
             waits: vec![Wait::Running; threads as usize],
             results: vec![0; threads as usize],
+            fragments: vec![[0; 4]; threads as usize],
             yielders: vec![std::ptr::null(); threads as usize],
             shared: SharedMemory::new(&launch.shared),
             packet,
@@ -213,6 +223,9 @@ impl Block {
         for first in (0..self.threads).step_by(self.wave as usize) {
             resumed |= self.complete_bpermute(first, self.wave.min(self.threads - first));
         }
+        for first in (0..self.threads).step_by(WARP as usize) {
+            resumed |= self.complete_mma(first, WARP.min(self.threads - first));
+        }
         if resumed {
             return Progress::Resumed;
         }
@@ -269,6 +282,27 @@ impl Block {
             let value = requests.get(source).map_or(0, |r| r.1);
             self.results[first as usize + lane] = u64::from(value);
         }
+        self.waits[range].fill(Wait::Running);
+        true
+    }
+
+    /// `first..first + lanes` as a whole warp at one tensor-core step, if
+    /// all are.
+    fn complete_mma(&mut self, first: u32, lanes: u32) -> bool {
+        let range = first as usize..(first + lanes) as usize;
+        let mut kinds = Vec::with_capacity(lanes as usize);
+        let mut words = Vec::with_capacity(lanes as usize);
+        for w in &self.waits[range.clone()] {
+            if let Wait::Mma { kind, words: lane } = *w {
+                kinds.push(kind);
+                words.push(lane);
+            }
+        }
+        if lanes != WARP || words.len() != WARP as usize || kinds.iter().any(|&k| k != kinds[0]) {
+            return false;
+        }
+        let d = crate::mma::complete(kinds[0], &words);
+        self.fragments[range.clone()].copy_from_slice(&d);
         self.waits[range].fill(Wait::Running);
         true
     }
@@ -433,6 +467,28 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
             address: a as u32,
             value: b as u32,
         }),
+        Op::Mma => match MmaKind::from_u64(b) {
+            Some(kind) => {
+                let buffer = a as *mut u32;
+                let mut words = [0u32; MMA_WORDS];
+                // SAFETY: the image's replacement of the mma intrinsic passes
+                // the address of its own MMA_WORDS-word stack buffer, alive
+                // and unaliased for this call (tile_abi::emulation::Op::Mma).
+                unsafe { std::ptr::copy_nonoverlapping(buffer, words.as_mut_ptr(), MMA_WORDS) };
+                suspend(Wait::Mma { kind, words });
+                let d = with_block(|blk| blk.fragments[blk.current as usize]);
+                // SAFETY: as above; D replaces the C words, inside the buffer.
+                unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), buffer.add(MMA_WORDS - 4), 4) };
+                0
+            }
+            None => {
+                let place = with_block(|blk| blk.place(Some(blk.current)));
+                stop(EmuError::Malformed {
+                    place,
+                    what: format!("mma kind {b}"),
+                })
+            }
+        },
         Op::Access => match with_block(|blk| blk.check_access(a, b, c, d)) {
             None => 0,
             Some(error) => stop(error),

@@ -17,6 +17,10 @@
 //!   misaligned `ld.v4` faults on hardware), stops the launch before it
 //!   touches memory.
 //!
+//! * A tensor-core step (`mma.sync`) completes when every lane of the
+//!   warp has arrived, multiplied by the instruction set's lane layouts
+//!   (`tile_abi::mma`).
+//!
 //! `lanes.rs` holds the lane semantics, checked against independent
 //! formulas; the rest of the ISA is the host's execution of the module.
 
@@ -25,6 +29,7 @@ mod error;
 mod image;
 mod lanes;
 mod memory;
+mod mma;
 mod shadow;
 
 pub use error::{EmuError, Place};

@@ -163,3 +163,52 @@ fn loads_bounded_by_whole_tiles_are_proven_in_the_dumped_program() {
     assert!(thread.contains("// bounds: proven"), "{thread}");
     assert!(!thread.contains("check.bounds"), "{thread}");
 }
+
+#[test]
+fn tensor_dots_dump_the_mma_program_beside_the_portable_one() {
+    let dir = std::env::temp_dir().join(format!("tile-dump-mma-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let attr = quote!(targets = "sm_80");
+    let item = quote! {
+        fn mm(a: &Tensor<f16, 2>, b: &Tensor<f16, 2>, c: &mut Tensor<f32, 2>) {
+            let acc = dot(
+                partition_view(a, [32, 16]).load(0, 0),
+                partition_view(b, [16, 32]).load(0, 0),
+                zeros::<f32>([32, 32]),
+            );
+            let exact = dot_ieee(
+                partition_view(a, [32, 16]).load(0, 0),
+                partition_view(b, [16, 32]).load(0, 0),
+                acc,
+            );
+            partition_view(c, [32, 32]).store(exact, 0, 0);
+        }
+    };
+    let options = ExpandOptions {
+        dump_dir: Some(dir.clone()),
+        ..ExpandOptions::default()
+    };
+    let out = tile_kernel(attr, item, &options).to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    let read = |file: &str| {
+        std::fs::read_to_string(dir.join("mm/default").join(file))
+            .unwrap_or_else(|e| panic!("{file}: {e}"))
+    };
+    let ir = read("tile-ir.txt");
+    assert!(
+        ir.contains("= dot tensor %") && ir.contains("= dot ieee %"),
+        "{ir}"
+    );
+    // The `tensor` dot: two mma per warp (4 warps, 2×2 of them, on 32×32).
+    let mma = read("thread.mma_sync.txt");
+    assert_eq!(mma.matches("mma.m16n8k16.f16 ").count(), 2, "{mma}");
+    assert!(!read("thread.txt").contains("mma."));
+    let ptx = read("sm_80.ptx");
+    assert_eq!(
+        ptx.matches("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+            .count(),
+        2,
+        "{ptx}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

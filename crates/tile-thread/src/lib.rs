@@ -3,10 +3,10 @@
 //! form and verifier, and the lockstep emulator.
 //!
 //! * [`layout_assign`]: distributed layouts of tile values (blocked layouts
-//!   and their slices, expressed with the CuTe layout algebra of
-//!   `tile_ir::layout`);
+//!   and their slices, tensor-core accumulators, expressed with the CuTe
+//!   layout algebra of `tile_ir::layout`);
 //! * [`program`]: the thread-level program ([`Program`]): per-thread
-//!   registers, global and shared memory, barriers, shuffles, uniform
+//!   registers, global and shared memory, barriers, shuffles, `mma`, uniform
 //!   `for`/`if`, with its text form (printer and parser) and verifier;
 //! * [`mod@lower`]: tile IR to the thread-level program, one file per op family;
 //! * [`emulate`]: runs a thread-level program on the CPU, all threads of a
@@ -22,7 +22,8 @@ pub mod layout_assign;
 pub mod lower;
 pub mod program;
 
-pub use lower::{lower, LowerError};
+pub use lower::{lower, LowerError, TensorCores};
 pub use program::{
-    parse_program, Op, OpId, Param, ParamKind, Program, Reg, Region, ShuffleMode, ThreadOpKind,
+    parse_program, MmaKind, Op, OpId, Param, ParamKind, Program, Reg, Region, ShuffleMode,
+    ThreadOpKind,
 };

@@ -9,7 +9,8 @@
 //! instruction a GPU receives.
 
 use crate::EmitError;
-use tile_abi::emulation::{Op, ShuffleMode, RUNTIME_SYMBOL};
+use tile_abi::emulation::{Op, ShuffleMode, MMA_WORDS, RUNTIME_SYMBOL};
+use tile_abi::mma::MmaKind;
 
 /// One replaced intrinsic.
 struct Replacement {
@@ -113,6 +114,59 @@ fn table() -> Vec<Replacement> {
     table
 }
 
+/// The tensor-core intrinsics: name, instruction, and the LLVM type of
+/// their pairs of 16-bit operands.
+const MMA_INTRINSICS: [(&str, MmaKind, &str); 2] = [
+    (
+        "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
+        MmaKind::F16M16N8K16,
+        "<2 x half>",
+    ),
+    (
+        "llvm.nvvm.mma.m16n8k16.row.col.bf16",
+        MmaKind::Bf16M16N8K16,
+        "i32",
+    ),
+];
+
+/// The definition of `name`, replacing the tensor-core intrinsic of `kind`
+/// whose pairs are `pair` values: the lane's registers go to a stack
+/// buffer of [`MMA_WORDS`] words, whose address an [`Op::Mma`] call passes;
+/// D comes back in the buffer's last four words.
+fn mma_definition(name: &str, kind: MmaKind, pair: &str) -> String {
+    let d = "{ float, float, float, float }";
+    let pairs = MMA_WORDS - 4;
+    let params: Vec<String> = (0..MMA_WORDS)
+        .map(|i| {
+            let ty = if i < pairs { pair } else { "float" };
+            format!("{ty} %p{i}")
+        })
+        .collect();
+    let mut body = format!("  %buf = alloca [{MMA_WORDS} x i32], align 4\n");
+    for (i, param) in params.iter().enumerate() {
+        body.push_str(&format!(
+            "  %w{i} = bitcast {param} to i32\n  %a{i} = getelementptr inbounds [{MMA_WORDS} x i32], ptr %buf, i64 0, i64 {i}\n  store i32 %w{i}, ptr %a{i}\n"
+        ));
+    }
+    body.push_str(&format!(
+        "  %addr = ptrtoint ptr %buf to i64\n  %f = load ptr, ptr @{RUNTIME_SYMBOL}\n  %r = call i64 %f(i32 {}, i64 %addr, i64 {}, i64 0, i64 0)\n",
+        Op::Mma as u32,
+        kind as u64
+    ));
+    let mut acc = "poison".to_string();
+    for j in 0..4 {
+        let i = pairs + j;
+        body.push_str(&format!(
+            "  %r{j} = load i32, ptr %a{i}\n  %f{j} = bitcast i32 %r{j} to float\n  %d{j} = insertvalue {d} {acc}, float %f{j}, {j}\n"
+        ));
+        acc = format!("%d{j}");
+    }
+    format!(
+        "define internal {d} @{name}({}) {{\n{body}  ret {d} {acc}\n}}\n",
+        params.join(", ")
+    )
+}
+
 /// `text` (a GPU module) with every target intrinsic replaced, the
 /// runtime's pointer and the replacements' definitions appended, and
 /// AMDGPU's kernel calling convention dropped.
@@ -120,18 +174,14 @@ pub(super) fn replace(text: &str) -> Result<String, EmitError> {
     let mut out = text.replace("define amdgpu_kernel ", "define ");
     let mut definitions = format!("@{RUNTIME_SYMBOL} = protected global ptr null\n");
     for r in table() {
-        let call = format!("@{}(", r.intrinsic);
-        if !out.contains(&call) {
-            continue;
+        if let Some(name) = redirect(&mut out, &r.intrinsic) {
+            definitions.push_str(&definition(&name, &r));
         }
-        let name = format!("tile_emu.{}", r.intrinsic.trim_start_matches("llvm."));
-        out = out
-            .lines()
-            .filter(|line| !(line.starts_with("declare ") && line.contains(&call)))
-            .collect::<Vec<_>>()
-            .join("\n");
-        out = out.replace(&call, &format!("@{name}("));
-        definitions.push_str(&definition(&name, &r));
+    }
+    for (intrinsic, kind, pair) in MMA_INTRINSICS {
+        if let Some(name) = redirect(&mut out, intrinsic) {
+            definitions.push_str(&mma_definition(&name, kind, pair));
+        }
     }
     for namespace in ["@llvm.nvvm.", "@llvm.amdgcn."] {
         if let Some(at) = out.find(namespace) {
@@ -147,6 +197,23 @@ pub(super) fn replace(text: &str) -> Result<String, EmitError> {
     out.push('\n');
     out.push_str(&definitions);
     Ok(out)
+}
+
+/// Redirects every call of `intrinsic` in `text` to `tile_emu.<name>` and
+/// drops its declaration; the new name, or `None` if nothing calls it.
+fn redirect(text: &mut String, intrinsic: &str) -> Option<String> {
+    let call = format!("@{intrinsic}(");
+    if !text.contains(&call) {
+        return None;
+    }
+    let name = format!("tile_emu.{}", intrinsic.trim_start_matches("llvm."));
+    *text = text
+        .lines()
+        .filter(|line| !(line.starts_with("declare ") && line.contains(&call)))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .replace(&call, &format!("@{name}("));
+    Some(name)
 }
 
 /// The definition of `name`, replacing `r`.

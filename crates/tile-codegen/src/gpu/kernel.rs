@@ -307,6 +307,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             ThreadOpKind::Shuffle { mode, width } => {
                 one(self.shuffle(k, *mode, *width, dtype(0)?, x[0], x[1].into_int_value())?)
             }
+            ThreadOpKind::Mma { kind } => self.mma(*kind, &x),
             ThreadOpKind::For => self.for_loop(k, op),
             ThreadOpKind::If => self.if_else(k, op),
             ThreadOpKind::Yield => Err(EmitError::internal("`yield` outside the end of a region")),

@@ -20,6 +20,7 @@ mod control;
 mod intrinsics;
 mod kernel;
 mod memory;
+mod mma;
 mod shuffle;
 
 pub use intrinsics::GpuTarget;

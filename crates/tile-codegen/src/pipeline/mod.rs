@@ -10,6 +10,7 @@
 //! <dump_dir>/<kernel>/<specialization>/
 //!   tile-ir.txt, tile-ir.opt.txt          the tile IR as lowered, and after the passes
 //!   thread.txt                            the thread-level program (GPU targets)
+//!   thread.mma_sync.txt                   the same with `mma.sync` (sm_80 and later)
 //!   <sm_*>.ll, .opt.ll, .ptx, .ptxas.txt  LLVM IR before and after LLVM's pipeline,
 //!                                         PTX and `ptxas -v`'s resource usage
 //!   <gfx*>.ll, .opt.ll, .s                LLVM IR and AMDGPU assembly
@@ -30,7 +31,8 @@ use std::path::PathBuf;
 use tile_abi::{HostCheck, ImageKind};
 use tile_ir::passes::PassManager;
 use tile_ir::Function;
-use tile_thread::lower::{self, LowerError, LowerOptions};
+use tile_thread::lower::{self, LowerError, LowerOptions, TensorCores};
+use tile_thread::Program;
 
 /// The most tile elements one GPU thread may hold in registers for one
 /// tile value (a GPU thread has at most 255 32-bit registers; beyond this
@@ -201,29 +203,38 @@ pub fn compile(
         }
     } else {
         check_registers(func, label, options.num_warps)?;
-        let program =
-            lower::lower(func, &LowerOptions::warps(options.num_warps)).map_err(|error| {
-                let (kernel, label) = named(func);
-                PipelineError::Lower {
-                    kernel,
-                    label,
-                    error: Box::new(error),
-                }
-            })?;
-        dump.text("thread.txt", &program.to_string())?;
-        compiled.shared_memory_bytes = program
-            .shared
-            .iter()
-            .map(|(_, a)| a.len * a.dtype.size_bytes())
-            .sum();
+        // One program per set of tensor cores the targets offer.
+        let mut programs: Vec<(TensorCores, Program, usize)> = Vec::new();
         for &target in &gpus {
-            resources::check_shared_memory(
-                &func.name,
-                label,
-                target,
-                compiled.shared_memory_bytes,
-            )?;
-            let out = gpu::emit(&program, target, &options.codegen).map_err(|error| {
+            let cores = target.tensor_cores();
+            if programs.iter().any(|(c, _, _)| *c == cores) {
+                continue;
+            }
+            let program = lower_for(func, label, options.num_warps, cores)?;
+            dump.text(&thread_file(cores), &program.to_string())?;
+            let bytes = program
+                .shared
+                .iter()
+                .map(|(_, a)| a.len * a.dtype.size_bytes())
+                .sum();
+            programs.push((cores, program, bytes));
+        }
+        // `thread.txt` is always the portable program, even when every
+        // target has tensor cores.
+        if dump.is_on() && !programs.iter().any(|(c, _, _)| *c == TensorCores::None) {
+            let program = lower_for(func, label, options.num_warps, TensorCores::None)?;
+            dump.text(&thread_file(TensorCores::None), &program.to_string())?;
+        }
+        for &target in &gpus {
+            let Some((_, program, bytes)) = programs
+                .iter()
+                .find(|(c, _, _)| *c == target.tensor_cores())
+            else {
+                continue;
+            };
+            compiled.shared_memory_bytes = compiled.shared_memory_bytes.max(*bytes);
+            resources::check_shared_memory(&func.name, label, target, *bytes)?;
+            let out = gpu::emit(program, target, &options.codegen).map_err(|error| {
                 let (kernel, label) = named(func);
                 PipelineError::Gpu {
                     kernel,
@@ -290,19 +301,38 @@ pub fn emulate(
         target,
         error: Box::new(error),
     };
-    let program = lower::lower(func, &LowerOptions::warps(options.num_warps)).map_err(|error| {
-        PipelineError::Lower {
-            kernel: func.name.clone(),
-            label: label.to_string(),
-            error: Box::new(error),
-        }
-    })?;
+    let program = lower_for(func, label, options.num_warps, target.tensor_cores())?;
     let out = gpu::emit(&program, target, &options.codegen).map_err(failed)?;
     let emulation = emulation::compile(&out.module).map_err(failed)?;
     Ok(Emulated {
         device: gpu_image(out),
         emulation,
     })
+}
+
+/// The thread-level program of `func` for `num_warps` warps and
+/// `tensor_cores`.
+pub fn lower_for(
+    func: &Function,
+    label: &str,
+    num_warps: u32,
+    tensor_cores: TensorCores,
+) -> Result<Program, PipelineError> {
+    let options = LowerOptions::warps(num_warps).with_tensor_cores(tensor_cores);
+    lower::lower(func, &options).map_err(|error| PipelineError::Lower {
+        kernel: func.name.clone(),
+        label: label.to_string(),
+        error: Box::new(error),
+    })
+}
+
+/// The `TILE_DUMP` file of the thread-level program for `tensor_cores`:
+/// `thread.txt` without, `thread.mma_sync.txt` with `mma.sync`.
+fn thread_file(tensor_cores: TensorCores) -> String {
+    match tensor_cores {
+        TensorCores::None => "thread.txt".into(),
+        TensorCores::MmaSync => "thread.mma_sync.txt".into(),
+    }
 }
 
 /// The image of a GPU target's output: PTX text or the linked code object.

@@ -42,15 +42,16 @@ impl std::fmt::Display for Failure {
     }
 }
 
-/// `func`'s optimized module for `target` with `num_warps` warps.
+/// `func`'s optimized module for `target` with `num_warps` warps (and the
+/// target's tensor cores).
 pub fn module(
     func: &Function,
     target: Target,
     num_warps: u32,
     options: &CodegenOptions,
 ) -> Result<GpuModule, Failure> {
-    let program = lower(func, &LowerOptions::warps(num_warps))
-        .map_err(|e| Failure::Compile(e.to_string()))?;
+    let lowering = LowerOptions::warps(num_warps).with_tensor_cores(target.tensor_cores());
+    let program = lower(func, &lowering).map_err(|e| Failure::Compile(e.to_string()))?;
     emit_module(&program, target, options).map_err(|e| Failure::Compile(e.to_string()))
 }
 

@@ -24,6 +24,7 @@ mod control;
 mod error;
 mod global;
 mod memory;
+mod mma;
 mod shuffle;
 
 pub use banks::RunStats;
@@ -496,6 +497,17 @@ impl<'a> Emulator<'a> {
                     let src = shuffle::source_lane(*mode, lane, b, width);
                     Ok(v[(t - lane + src) as usize])
                 })?]
+            }
+            ThreadOpKind::Mma { kind } => {
+                let want = op.operands.len();
+                if x.len() != want || !self.threads.is_multiple_of(WARP_SIZE) {
+                    return Err(self.error(
+                        Some(id),
+                        None,
+                        EmuFault::Malformed("`mma` without whole warps and operands".into()),
+                    ));
+                }
+                mma::run(*kind, &x, self.threads as usize)
             }
             ThreadOpKind::For => self.run_for(id, op, &x)?,
             ThreadOpKind::If => {

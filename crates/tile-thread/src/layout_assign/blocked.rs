@@ -31,6 +31,8 @@ use crate::program::WARP_SIZE;
 /// register (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DistLayout {
+    /// What the layout is made for.
+    pub kind: LayoutKind,
     /// The tile's shape `S`.
     pub shape: Vec<usize>,
     /// Consecutive elements per thread along each axis (the vector width on
@@ -52,6 +54,21 @@ pub struct DistLayout {
     /// registers (a *slice* of a parent layout, see [`DistLayout::slice`]):
     /// every holder along them has a copy of the element.
     pub replicated: Vec<usize>,
+}
+
+/// What a [`DistLayout`] is made for: its `thread` and `value` layouts
+/// alone say where each element lives; the kind says what the descriptive
+/// fields (`size_per_thread`, `threads_per_warp`, `warps_per_block`,
+/// `order`) mean.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LayoutKind {
+    /// A blocked layout (the module docs): the descriptive fields generate
+    /// it, and reductions may run as trees over its lanes and warps.
+    Blocked,
+    /// The accumulator of `mma.sync.m16n8k16` (`layout_assign::mma`):
+    /// `size_per_thread` counts the consecutive columns of a fragment,
+    /// `warps_per_block` the warps along M and N.
+    MmaAccumulator,
 }
 
 /// A layout that cannot be built (an empty or rank-0 tile, or one too large).
@@ -130,6 +147,7 @@ impl DistLayout {
                 .collect(),
         )?;
         Ok(DistLayout {
+            kind: LayoutKind::Blocked,
             shape: shape.to_vec(),
             size_per_thread: spt,
             threads_per_warp: tpw,
@@ -208,6 +226,7 @@ impl DistLayout {
             Layout::new(IntTuple::flat(&sizes), IntTuple::flat(&strides)).ok()
         };
         Some(DistLayout {
+            kind: self.kind,
             shape: without(&self.shape),
             size_per_thread: without(&self.size_per_thread),
             threads_per_warp: without(&self.threads_per_warp),
@@ -333,9 +352,13 @@ pub(crate) fn row_major(shape: &[usize]) -> Vec<usize> {
 /// `blocked<[3, 5] spt=[1, 1] tpw=[4, 8] wpb=[1, 1] order=[1, 0]> thread=… value=…`.
 impl fmt::Display for DistLayout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match self.kind {
+            LayoutKind::Blocked => "blocked",
+            LayoutKind::MmaAccumulator => "mma",
+        };
         write!(
             f,
-            "blocked<{:?} spt={:?} tpw={:?} wpb={:?} order={:?}",
+            "{name}<{:?} spt={:?} tpw={:?} wpb={:?} order={:?}",
             self.shape,
             self.size_per_thread,
             self.threads_per_warp,

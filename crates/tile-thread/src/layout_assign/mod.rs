@@ -11,6 +11,11 @@
 //! whose result element depends on other coordinates of its operand
 //! (movement, reduction, scan, dot) goes through shared memory.
 //!
+//! A `dot` that runs on tensor cores ([`mma_dot`]) gets the instruction's
+//! accumulator layout for its result, and so does the value its `c` comes
+//! from when that is a `full` or the carried value of a `for` started by
+//! one: the accumulator of a K loop stays in the instruction's registers.
+//!
 //! An order-free reduction without `keepdim` (see [`order_free`]) gets its
 //! operand's layout with the axis dropped ([`DistLayout::drop_axis`]).
 //!
@@ -24,12 +29,15 @@
 //! the later operand to the first's layout through shared memory.
 
 mod blocked;
+mod mma;
 
 pub(crate) use blocked::{copy_digits, row_major};
-pub use blocked::{DistLayout, LayoutBuildError};
+pub use blocked::{DistLayout, LayoutBuildError, LayoutKind};
+pub use mma::{mma_dot, MmaDot};
 
+use crate::lower::TensorCores;
 use std::collections::{BTreeMap, BTreeSet};
-use tile_ir::{DType, Function, OpKind, ReduceKind, Type, Value};
+use tile_ir::{DType, Function, OpId, OpKind, ReduceKind, Type, Value};
 
 /// The layouts of one function's tile values.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,8 +49,13 @@ pub struct LayoutPlan {
 }
 
 /// Assigns a layout to every tile value of `func` (results and region
-/// arguments) for blocks of `num_warps` warps.
-pub fn assign(func: &Function, num_warps: u32) -> Result<LayoutPlan, LayoutBuildError> {
+/// arguments) for blocks of `num_warps` warps on a target with
+/// `tensor_cores`.
+pub fn assign(
+    func: &Function,
+    num_warps: u32,
+    tensor_cores: TensorCores,
+) -> Result<LayoutPlan, LayoutBuildError> {
     let mut values = BTreeMap::new();
     for (value, info) in func.values.iter() {
         if let Type::Tile(t) = &info.ty {
@@ -53,8 +66,18 @@ pub fn assign(func: &Function, num_warps: u32) -> Result<LayoutPlan, LayoutBuild
             );
         }
     }
+    let mut mma_dots = Vec::new();
+    func.walk(&mut |id| {
+        if let Some(plan) = mma_dot(func, id, num_warps, tensor_cores) {
+            mma_dots.push((id, plan.layout));
+        }
+    });
+    for (id, layout) in &mma_dots {
+        values.insert(func.op(*id).results[0], layout.clone());
+    }
     // Reductions with keepdim produce the slice of their operand's layout,
-    // so that broadcasting the result back costs nothing.
+    // so that broadcasting the result back costs nothing (blocked layouts:
+    // the tree reductions walk their lanes and warps).
     func.walk(&mut |id| {
         let op = func.op(id);
         if let (
@@ -72,7 +95,10 @@ pub fn assign(func: &Function, num_warps: u32) -> Result<LayoutPlan, LayoutBuild
             [result],
         ) = (&op.kind, op.operands.as_slice(), op.results.as_slice())
         {
-            if let Some(parent) = values.get(operand) {
+            if let Some(parent) = values
+                .get(operand)
+                .filter(|p| p.kind == LayoutKind::Blocked)
+            {
                 let sliced = parent.slice(*axis);
                 values.insert(*result, sliced);
             }
@@ -89,7 +115,10 @@ pub fn assign(func: &Function, num_warps: u32) -> Result<LayoutPlan, LayoutBuild
             [result],
         ) = (&op.kind, op.operands.as_slice(), op.results.as_slice())
         {
-            let dropped = values.get(operand).and_then(|p| p.drop_axis(*axis));
+            let dropped = values
+                .get(operand)
+                .filter(|p| p.kind == LayoutKind::Blocked)
+                .and_then(|p| p.drop_axis(*axis));
             if let (true, Some(dropped)) = (order_free(*kind, func.ty(*operand).dtype()), dropped) {
                 values.insert(*result, dropped);
             }
@@ -97,7 +126,56 @@ pub fn assign(func: &Function, num_warps: u32) -> Result<LayoutPlan, LayoutBuild
     });
     fit_broadcast_sources(func, &mut values);
     propagate_to_flexible(func, &mut values);
+    for (id, layout) in &mma_dots {
+        accumulate_in_place(func, *id, layout, &mut values);
+    }
     Ok(LayoutPlan { num_warps, values })
+}
+
+/// Gives the source of the `c` operand of `dot` `id` the accumulator's
+/// `layout`: a `full` directly; a `for`'s carried value, its initial value
+/// (if a `full`) and the loop's result when the body yields this dot's result
+/// for it.
+fn accumulate_in_place(
+    func: &Function,
+    id: OpId,
+    layout: &DistLayout,
+    values: &mut BTreeMap<Value, DistLayout>,
+) {
+    let op = func.op(id);
+    let (Some(&c), Some(&result)) = (op.operands.get(2), op.results.first()) else {
+        return;
+    };
+    if flexible(func, c) {
+        values.insert(c, layout.clone());
+        return;
+    }
+    func.walk(&mut |for_id| {
+        let for_op = func.op(for_id);
+        let (OpKind::For, Some(body)) = (&for_op.kind, for_op.regions.first()) else {
+            return;
+        };
+        // Region arguments: the induction variable, then the carried values.
+        let Some(slot) = body.args.iter().skip(1).position(|&a| a == c) else {
+            return;
+        };
+        let yielded = body
+            .ops
+            .last()
+            .map(|&y| func.op(y))
+            .filter(|y| y.kind == OpKind::Yield)
+            .and_then(|y| y.operands.get(slot).copied());
+        let init = for_op.operands.get(3 + slot).copied();
+        if let (Some(init), Some(true)) = (init, yielded.map(|y| y == result)) {
+            if flexible(func, init) {
+                values.insert(init, layout.clone());
+                values.insert(c, layout.clone());
+                if let Some(&r) = for_op.results.get(slot) {
+                    values.insert(r, layout.clone());
+                }
+            }
+        }
+    });
 }
 
 /// Whether a reduction of `kind` on `dtype` gives the same bits in any

@@ -28,7 +28,7 @@ impl Lowerer<'_> {
     }
 
     /// `x <op> k` hoisted, folding the identities `x * 1`, `x / 1`, `x + 0`.
-    fn hoist_with_const(&mut self, op: BinaryOp, x: Reg, k: i64) -> Reg {
+    pub(super) fn hoist_with_const(&mut self, op: BinaryOp, x: Reg, k: i64) -> Reg {
         match (op, k) {
             (BinaryOp::Mul | BinaryOp::Div, 1) | (BinaryOp::Add, 0) => x,
             _ => {

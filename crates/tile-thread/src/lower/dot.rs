@@ -9,7 +9,8 @@
 //! bit-identical. For `i8` operands the step is `acc + a * b` in `i32`.
 
 use super::{LowerError, Lowered, Lowerer};
-use crate::program::{Reg, ThreadOpKind};
+use crate::layout_assign::{mma_dot, DistLayout};
+use crate::program::{Reg, SharedId, ThreadOpKind};
 use tile_ir::{BinaryOp, CmpPred, DType, OpId};
 
 impl Lowerer<'_> {
@@ -40,20 +41,58 @@ impl Lowerer<'_> {
         // The accumulator in the result's layout (a conversion only if `c`
         // comes in another one).
         let rc = self.convert(acc_dtype, &lc, &rc, &layout);
-        let (ca, cb) = (self.coords(&la), self.coords(&lb));
-        let size = |s: &[usize]| s.iter().product();
-        let (alloc_a, reused_a) = self.take_shared(da, size(&la.shape));
-        let (alloc_b, reused_b) = self.take_shared(db, size(&lb.shape));
-        if self.loop_depth > 0 || reused_a || reused_b {
+        let alloc_a = self.stage_operand(da, &la, &ra, true);
+        let alloc_b = self.stage_operand(db, &lb, &rb, false);
+        self.barrier();
+        let regs = match mma_dot(func, id, self.program.num_warps, self.tensor_cores) {
+            Some(plan) if plan.layout == *layout => {
+                self.mma_steps(&plan, [alloc_a, alloc_b], (k, n), &rc)
+            }
+            _ => self.fma_chain(
+                &layout,
+                [alloc_a, alloc_b],
+                [da, db, acc_dtype],
+                (k, n),
+                &rc,
+            ),
+        };
+        self.release_shared(alloc_a);
+        self.release_shared(alloc_b);
+        self.bind(id, Lowered::Tile { layout, regs })
+    }
+
+    /// Stages a `dot` operand in a fresh row-major shared allocation
+    /// (`first`: the first of the two, which waits for earlier readers of
+    /// reused memory); the caller places the barrier before reading it.
+    fn stage_operand(
+        &mut self,
+        dtype: DType,
+        layout: &DistLayout,
+        regs: &[Reg],
+        first: bool,
+    ) -> SharedId {
+        let coords = self.coords(layout);
+        let (alloc, reused) = self.take_shared(dtype, layout.shape.iter().product());
+        if first && (self.loop_depth > 0 || reused) {
             self.barrier();
         }
-        for (alloc, regs, coords) in [(alloc_a, &ra, &ca), (alloc_b, &rb, &cb)] {
-            for ((&v, &i), &owner) in regs.iter().zip(&coords.linear).zip(&coords.owner) {
-                self.emit_op(ThreadOpKind::StoreShared { alloc }, vec![i, v, owner], &[]);
-            }
+        for ((&v, &i), &owner) in regs.iter().zip(&coords.linear).zip(&coords.owner) {
+            self.emit_op(ThreadOpKind::StoreShared { alloc }, vec![i, v, owner], &[]);
         }
-        self.barrier();
-        let coords = self.coords(&layout);
+        alloc
+    }
+
+    /// The exact chain on CUDA cores (the module docs) from the staged
+    /// operands, into the accumulator registers `rc` in `layout`.
+    fn fma_chain(
+        &mut self,
+        layout: &DistLayout,
+        [alloc_a, alloc_b]: [SharedId; 2],
+        [da, db, acc_dtype]: [DType; 3],
+        (k, n): (usize, usize),
+        rc: &[Reg],
+    ) -> Vec<Reg> {
+        let coords = self.coords(layout);
         // Registers on one row share their `a` loads, on one column their `b`
         // loads: the row (column) of register v is the first register with the
         // same value-layout digit along axis 0 (1).
@@ -95,7 +134,7 @@ impl Lowerer<'_> {
                 ));
             }
         }
-        let mut acc = rc.clone();
+        let mut acc = rc.to_vec();
         for kk in 0..k {
             let mut a_vals = vec![None; count];
             let mut b_vals = vec![None; count];
@@ -133,9 +172,6 @@ impl Lowerer<'_> {
                 };
             }
         }
-        let regs = acc;
-        self.release_shared(alloc_a);
-        self.release_shared(alloc_b);
-        self.bind(id, Lowered::Tile { layout, regs })
+        acc
     }
 }

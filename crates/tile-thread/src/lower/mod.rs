@@ -27,6 +27,7 @@ mod dot;
 mod elementwise;
 mod lview;
 mod memory;
+mod mma;
 mod movement;
 mod proofs;
 mod reduce;
@@ -56,6 +57,18 @@ pub struct LowerOptions {
     /// `permute`) are XOR-swizzled against bank conflicts (true by default;
     /// false to measure what the swizzle saves).
     pub swizzle_shared: bool,
+    /// The tensor-core instructions `dot`s of precision `tensor` may use.
+    pub tensor_cores: TensorCores,
+}
+
+/// The tensor-core instructions a target offers the lowering.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TensorCores {
+    /// None: every `dot` is a chain of fused multiply-adds.
+    #[default]
+    None,
+    /// PTX `mma.sync.aligned.m16n8k16` on `f16` and `bf16` (sm_80 and later).
+    MmaSync,
 }
 
 impl LowerOptions {
@@ -65,6 +78,15 @@ impl LowerOptions {
             num_warps,
             bounds_checks: true,
             swizzle_shared: true,
+            tensor_cores: TensorCores::None,
+        }
+    }
+
+    /// These options with the tensor cores of a target.
+    pub fn with_tensor_cores(self, tensor_cores: TensorCores) -> LowerOptions {
+        LowerOptions {
+            tensor_cores,
+            ..self
         }
     }
 
@@ -131,7 +153,7 @@ pub enum LowerError {
 /// Lowers `func` (which must pass the tile IR's verifier) for one
 /// specialization.
 pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerError> {
-    let plan = assign(func, options.num_warps)?;
+    let plan = assign(func, options.num_warps, options.tensor_cores)?;
     let mut program = Program::new(func.name.clone(), options.num_warps);
     let mut env = HashMap::new();
     for (index, p) in func.params.iter().enumerate() {
@@ -170,6 +192,7 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         bounds_checks: options.bounds_checks,
         proofs: proofs::Proofs::analyze(func),
         swizzle_shared: options.swizzle_shared,
+        tensor_cores: options.tensor_cores,
         yield_targets: Vec::new(),
         free_shared: Vec::new(),
     };
@@ -254,6 +277,8 @@ struct Lowerer<'a> {
     proofs: proofs::Proofs,
     /// Whether cross-row stagings are swizzled ([`LowerOptions::swizzle_shared`]).
     swizzle_shared: bool,
+    /// The tensor-core instructions `dot` may use.
+    tensor_cores: TensorCores,
     /// Shared allocations whose last reads have been emitted, for reuse.
     free_shared: Vec<crate::program::SharedId>,
     /// Per enclosing region being lowered, the layouts its `yield` must

@@ -19,8 +19,8 @@
 //! path of `reduce_tree.rs` instead (in thread, shuffles, across warps).
 
 use super::{LowerError, Lowered, Lowerer};
-use crate::layout_assign::order_free;
 use crate::layout_assign::row_major;
+use crate::layout_assign::{order_free, LayoutKind};
 use crate::program::{Reg, ThreadOpKind};
 use tile_ir::{
     ArgKind, BinaryOp, CmpPred, DType, OpId, OpKind, ReduceKind, Scalar, ScanKind, Type, UnaryOp,
@@ -97,6 +97,7 @@ impl Lowerer<'_> {
                         .unwrap_or_else(|| src_layout.slice(axis))
                 };
                 if order_free(*kind, dtype)
+                    && src_layout.kind == LayoutKind::Blocked
                     && !src_layout.has_copies()
                     && src[axis] > 1
                     && layout == parallel

@@ -1,6 +1,7 @@
 //! The op kinds of the thread-level program and their operand conventions.
 
 use super::SharedId;
+pub use tile_abi::mma::MmaKind;
 use tile_ir::{BinaryOp, CmpPred, DType, Scalar, UnaryOp};
 
 /// The data movement of a warp shuffle, as PTX `shfl.sync.<mode>`.
@@ -172,6 +173,17 @@ pub enum ThreadOpKind {
         /// The segment width: a power of two from 1 to 32.
         width: u8,
     },
+    /// `mma.m16n8k16.<f16|bf16> %a0..%a7, %b0..%b3, %c0..%c3`: one warp's
+    /// tensor-core step `D = A·B + C` (PTX `mma.sync.aligned.m16n8k16.row.col`
+    /// with `f32` accumulators). Each lane passes the 8 elements of its A
+    /// fragment, the 4 of its B fragment (16-bit floats of the kind's dtype)
+    /// and the 4 `f32` of its C fragment, in the element order of
+    /// [`tile_abi::mma`]; the results are its 4 elements of D. Every lane of
+    /// the warp must execute it together.
+    Mma {
+        /// The instruction.
+        kind: MmaKind,
+    },
     /// `for %iv = %lo to %hi step %step iter(...)`: a uniform counted loop;
     /// operands as the tile IR's `for`, one region, results the final carried
     /// values.
@@ -209,6 +221,7 @@ impl ThreadOpKind {
             ThreadOpKind::Check { .. } => "check",
             ThreadOpKind::Barrier => "barrier",
             ThreadOpKind::Shuffle { .. } => "shfl",
+            ThreadOpKind::Mma { .. } => "mma",
             ThreadOpKind::For => "for",
             ThreadOpKind::If => "if",
             ThreadOpKind::Yield => "yield",

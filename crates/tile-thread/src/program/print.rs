@@ -213,6 +213,7 @@ impl Program {
             ThreadOpKind::Shuffle { mode, width } => {
                 write!(text, "shfl.{} {} width {width}", mode.name(), list(o))
             }
+            ThreadOpKind::Mma { kind } => write!(text, "mma.{} {}", kind.name(), list(o)),
             ThreadOpKind::For => {
                 let body = op.regions.first();
                 let args = body.map_or(&[][..], |r| &r.args[..]);

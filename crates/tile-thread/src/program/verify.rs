@@ -227,6 +227,17 @@ impl Checker<'_> {
                     && operands[1] == DType::I32
                     && results == operands[..1]
             }
+            ThreadOpKind::Mma { kind } => {
+                use tile_abi::mma::Fragment;
+                let (na, nb) = (kind.elements(Fragment::A), kind.elements(Fragment::B));
+                let nc = kind.elements(Fragment::C);
+                let d = kind.operand_dtype();
+                operands.len() == na + nb + nc
+                    && operands[..na + nb].iter().all(|&x| x == d)
+                    && operands[na + nb..].iter().all(|&x| x == DType::F32)
+                    && results.len() == nc
+                    && results.iter().all(|&x| x == DType::F32)
+            }
             ThreadOpKind::For => {
                 let ([lo, hi, step, inits @ ..], [body]) =
                     (operands.as_slice(), op.regions.as_slice())

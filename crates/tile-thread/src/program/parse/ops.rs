@@ -2,7 +2,7 @@
 //! its region, one arm per op kind of [`ThreadOpKind`].
 
 use super::{Line, Parser};
-use crate::program::{CheckKind, ShuffleMode, ThreadOpKind};
+use crate::program::{CheckKind, MmaKind, ShuffleMode, ThreadOpKind};
 use tile_ir::text::{parse_scalar, ParseError, Token, TokenKind};
 use tile_ir::{BinaryOp, CmpPred, UnaryOp};
 
@@ -112,6 +112,18 @@ impl<'a> Parser<'_, 'a> {
                 self.match_keyword("width")?;
                 let width = self.match_int("the shuffle's width")?;
                 (ThreadOpKind::Shuffle { mode, width }, operands)
+            }
+            "mma" => {
+                self.match_token(TokenKind::Dot, "`.` and an instruction shape")?;
+                let shape = self.match_ident("an instruction shape")?;
+                self.match_token(TokenKind::Dot, "`.` and the operands' dtype")?;
+                let dtype = self.match_dtype()?;
+                let name = format!("{}.{dtype}", shape.text);
+                let kind = MmaKind::ALL
+                    .into_iter()
+                    .find(|k| k.name() == name)
+                    .ok_or_else(|| Self::error_at(&shape, format!("unknown mma `{name}`")))?;
+                (ThreadOpKind::Mma { kind }, self.match_regs()?)
             }
             "for" => {
                 region_args.push(self.match_token(TokenKind::Value, "the induction variable")?);

@@ -1,0 +1,87 @@
+//! Random `dot`s of precision `tensor` (tile-testgen's `dot_case`) on
+//! sm_80's tensor cores, through the lockstep emulator and through the
+//! emulation target (the NVPTX module with its `mma.sync` intrinsics): both
+//! bit for bit the product summed in the instruction's steps
+//! (`products::stepped`, from plain row-major matrices) and within the
+//! `tensor` bound of the interpreter's in-order chain.
+
+mod emulated;
+
+use tile_codegen::{Sm, Target};
+use tile_ir::interp::{self, Arg};
+use tile_testgen::products::{dot_case, stepped, within_tensor_bound};
+use tile_thread::lower::{lower, LowerOptions, TensorCores};
+use tile_thread::ThreadOpKind;
+
+/// The number of random dots.
+const CASES: u64 = 24;
+
+fn values(arg: &Arg) -> Vec<f32> {
+    match arg {
+        Arg::Tensor(t) => t.to_scalars().iter().map(|s| s.to_f64() as f32).collect(),
+        Arg::Scalar(s) => vec![s.to_f64() as f32],
+    }
+}
+
+/// `got` is `want` bit for bit (any NaN equal to any NaN).
+fn same(got: &[f32], want: &[f32]) -> bool {
+    got.len() == want.len()
+        && got
+            .iter()
+            .zip(want)
+            .all(|(g, w)| g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()))
+}
+
+#[test]
+fn random_tensor_dots_on_mma_sync() {
+    let target = Target::Nvptx(Sm::Sm80);
+    let mut on_tensor_cores = 0;
+    for seed in 0..CASES {
+        let case = dot_case(seed);
+        let what = format!("seed {seed}: {:?} on {} warps", case.dims, case.warps);
+        let [a, b, c] = &case.values;
+        let want = stepped(a, b, c, case.dims, 16);
+        let mut reference = case.args.clone();
+        interp::run(&case.func, [1, 1, 1], &mut reference).unwrap();
+        let lowering = LowerOptions::warps(case.warps).with_tensor_cores(TensorCores::MmaSync);
+        let program = lower(&case.func, &lowering).unwrap();
+        let (m, k, n) = case.dims;
+        let blocks = (m / 16) * (n / 8);
+        let mmas = program
+            .ops
+            .iter()
+            .filter(|(_, op)| matches!(op.kind, ThreadOpKind::Mma { .. }))
+            .count();
+        // Every block once per k-step, shared by the warps when they can
+        // split the blocks evenly: the factors of two of the block counts
+        // must cover the warp count.
+        let twos = (m / 16).trailing_zeros() + (n / 8).trailing_zeros();
+        let expected = if twos >= case.warps.trailing_zeros() {
+            blocks * (k / 16) / case.warps as usize
+        } else {
+            0
+        };
+        assert_eq!(mmas, expected, "{what}");
+        on_tensor_cores += usize::from(mmas > 0);
+        let mut lockstep = case.args.clone();
+        tile_thread::emulate::run(&program, [1, 1, 1], &mut lockstep).unwrap();
+        let mut emulated = case.args.clone();
+        emulated::run(&case.func, target, case.warps, [1, 1, 1], &mut emulated)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        for (path, args) in [("lockstep", &lockstep), ("emulation target", &emulated)] {
+            let got = values(&args[3]);
+            if mmas > 0 {
+                assert!(
+                    same(&got, &want),
+                    "{what}: the {path} differs from the steps"
+                );
+            }
+            within_tensor_bound(&got, &values(&reference[3]), a, b, c, case.dims)
+                .unwrap_or_else(|e| panic!("{what}, {path}: {e}"));
+        }
+    }
+    assert!(
+        on_tensor_cores >= CASES as usize * 2 / 3,
+        "only {on_tensor_cores} of {CASES} dots ran on tensor cores"
+    );
+}

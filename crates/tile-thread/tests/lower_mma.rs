@@ -1,0 +1,123 @@
+//! `dot`s of precision `tensor` on `mma.sync.m16n8k16`: the lowering's
+//! choice of instruction and layout, and the lockstep emulator's results
+//! against a plain-Rust product summed in the instruction's steps (bit for
+//! bit) and against the interpreter's in-order chain (within the bound of
+//! `DotPrecision::Tensor`).
+
+use tile_abi::mma::Fragment;
+use tile_ir::interp::{self, Arg};
+use tile_ir::layout::{IntTuple, Layout};
+use tile_ir::{samples, DType};
+use tile_testgen::inputs::{blocks, tensor_of, zeros};
+use tile_testgen::products::{stepped, within_tensor_bound};
+use tile_thread::emulate;
+use tile_thread::lower::{lower, LowerOptions, TensorCores};
+use tile_thread::program::{MmaKind, ThreadOpKind};
+
+fn values(arg: &Arg) -> Vec<f32> {
+    match arg {
+        Arg::Tensor(t) => t.to_scalars().iter().map(|s| s.to_f64() as f32).collect(),
+        Arg::Scalar(s) => vec![s.to_f64() as f32],
+    }
+}
+
+fn count_mma(program: &tile_thread::Program) -> usize {
+    program
+        .ops
+        .iter()
+        .filter(|(_, op)| matches!(op.kind, ThreadOpKind::Mma { .. }))
+        .count()
+}
+
+/// An `[m, k] × [k, n]` matmul of `dtype` with `bm × bn × bk` tiles on
+/// `warps` warps: `mmas` instructions per K tile, the emulator's result the
+/// stepped product exactly and the interpreter's within the bound.
+fn matmul(dtype: DType, (bm, bn, bk): (usize, usize, usize), warps: u32, mmas: usize) {
+    let (m, n, k) = (2 * bm + 3, bn + 5, 3 * bk - 7);
+    let func = samples::matmul(bm, bn, bk, dtype).unwrap();
+    let options = LowerOptions::warps(warps).with_tensor_cores(TensorCores::MmaSync);
+    let program = lower(&func, &options).unwrap();
+    tile_thread::program::verify(&program).unwrap();
+    assert_eq!(count_mma(&program), mmas, "{bm}x{bn}x{bk} on {warps} warps");
+    let args = vec![
+        tensor_of(11, &[m, k], dtype),
+        tensor_of(12, &[k, n], dtype),
+        zeros(&[m, n]),
+    ];
+    let grid = [blocks(m, bm), blocks(n, bn), 1];
+    let mut emulated = args.clone();
+    emulate::run(&program, grid, &mut emulated).unwrap();
+    let mut reference = args.clone();
+    interp::run(&func, grid, &mut reference).unwrap();
+    let (a, b, c) = (values(&args[0]), values(&args[1]), values(&args[2]));
+    let got = values(&emulated[2]);
+    assert_eq!(
+        got,
+        stepped(&a, &b, &c, (m, k, n), 16),
+        "{dtype} {bm}x{bn}x{bk}"
+    );
+    within_tensor_bound(&got, &values(&reference[2]), &a, &b, &c, (m, k, n)).unwrap();
+    assert_ne!(
+        got,
+        values(&reference[2]),
+        "the inputs should tell the two orders apart"
+    );
+}
+
+#[test]
+fn matmul_f16_and_bf16_on_tensor_cores() {
+    for dtype in [DType::F16, DType::BF16] {
+        // 32×32 over 4 warps: 2×2 warps, each 1×2 blocks per k-step.
+        matmul(dtype, (32, 32, 16), 4, 2);
+        // 64×64×32 over 4 warps: each 2×4 blocks, two k-steps.
+        matmul(dtype, (64, 64, 32), 4, 16);
+        // One warp owns the whole 16×8 tile.
+        matmul(dtype, (16, 8, 16), 1, 1);
+        // 8 warps on 128×64: 4×2 warps, each 2×4 blocks.
+        matmul(dtype, (128, 64, 16), 8, 8);
+    }
+}
+
+#[test]
+fn other_dots_stay_fma_chains() {
+    let ieee = |dtype, tiles: (usize, usize, usize), warps: u32, cores| {
+        let func = samples::matmul(tiles.0, tiles.1, tiles.2, dtype).unwrap();
+        let options = LowerOptions::warps(warps).with_tensor_cores(cores);
+        count_mma(&lower(&func, &options).unwrap())
+    };
+    // f32 dots are `ieee`; no tensor cores on the target; K not a whole step;
+    // more warps than 16×8 blocks.
+    assert_eq!(ieee(DType::F32, (32, 32, 16), 4, TensorCores::MmaSync), 0);
+    assert_eq!(ieee(DType::F16, (32, 32, 16), 4, TensorCores::None), 0);
+    assert_eq!(ieee(DType::F16, (32, 32, 8), 4, TensorCores::MmaSync), 0);
+    assert_eq!(ieee(DType::F16, (16, 8, 16), 2, TensorCores::MmaSync), 0);
+}
+
+/// The fragment formulas of `tile_abi::mma` against CuTe's layouts of
+/// `SM80_16x8x16_F32F16F16F32_TN` (thread, value) → column-major index:
+/// `ALayout ((4,8),(2,2,2)):((32,1),(16,8,128))` into the 16×16 `A`,
+/// `BLayout ((4,8),(2,2)):((16,1),(8,64))` into `B` as `N × K`,
+/// `CLayout ((4,8),(2,2)):((32,1),(16,8))` into the 16×8 `C`.
+#[test]
+fn fragments_match_cute() {
+    let layout = |shape: &[i64], stride: &[i64]| {
+        Layout::new(IntTuple::flat(shape), IntTuple::flat(stride)).unwrap()
+    };
+    let a = layout(&[4, 8, 2, 2, 2], &[32, 1, 16, 8, 128]);
+    let b = layout(&[4, 8, 2, 2], &[16, 1, 8, 64]);
+    let c = layout(&[4, 8, 2, 2], &[32, 1, 16, 8]);
+    for kind in MmaKind::ALL {
+        for lane in 0..32 {
+            for i in 0..8 {
+                let (row, col) = kind.element(Fragment::A, lane, i);
+                assert_eq!(a.call((lane + 32 * i) as i64) as usize, row + 16 * col);
+            }
+            for i in 0..4 {
+                let (k, n) = kind.element(Fragment::B, lane, i);
+                assert_eq!(b.call((lane + 32 * i) as i64) as usize, n + 8 * k);
+                let (row, col) = kind.element(Fragment::C, lane, i);
+                assert_eq!(c.call((lane + 32 * i) as i64) as usize, row + 16 * col);
+            }
+        }
+    }
+}
