@@ -1,8 +1,9 @@
 //! Matrix multiply: a `BM x BN` block of C per program instance, accumulated
 //! over `BK`-wide slabs of A and B; f32 inputs, and f16 inputs accumulated in
-//! f32.
+//! f32 (on tensor cores where the device has them: `mma.sync` from sm_80).
 
 use crate::common::{max_error, timed, Inputs, Row};
+use tile::ir::DotPrecision;
 use tile::{f16, tile_kernel, Device, Error};
 
 #[tile_kernel(configs(BM = 32, BN = 32, BK = 16), configs(BM = 64, BN = 64, BK = 32))]
@@ -30,7 +31,8 @@ pub fn matmul_f16<const BM: usize, const BN: usize, const BK: usize>(
     let (va, vb) = (partition_view(a, [BM, BK]), partition_view(b, [BK, BN]));
     let mut acc = zeros::<f32>([BM, BN]);
     for kk in 0..cdiv(a.dim(1), BK) {
-        // f16 products are exact in f32; the sum accumulates in f32.
+        // f16 products are exact in f32; the sum accumulates in f32, in the
+        // order the device's tensor cores choose (precision `tensor`).
         acc = dot(va.load_masked(pid_m, kk), vb.load_masked(kk, pid_n), acc);
     }
     partition_view(c, [BM, BN]).store_masked(acc, pid_m, pid_n);
@@ -47,6 +49,20 @@ pub fn reference(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f64>
         }
     }
     want
+}
+
+/// The largest error a `tensor` dot may have against [`reference`] on any
+/// element ([`DotPrecision::error_bound`]); the CPU device's in-order sum has
+/// none.
+fn tensor_tolerance(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> f64 {
+    let magnitude = |i: usize, j: usize| {
+        (0..k)
+            .map(|kk| f64::from(a[i * k + kk] * b[kk * n + j]).abs())
+            .sum::<f64>()
+    };
+    (0..m * n)
+        .map(|e| DotPrecision::Tensor.error_bound(k, magnitude(e / n, e % n)))
+        .fold(0.0, f64::max)
 }
 
 /// Both kernels on a problem whose every extent leaves partial tiles.
@@ -77,13 +93,14 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     let mut c = dev.zeros::<f32>(&[m, n])?;
     let time = timed(|| matmul_f16::<32, 32, 16>::launch(dev, grid, (&a, &b, &mut c)))?;
     let widen = |v: &[f16]| v.iter().map(|x| x.to_f32()).collect::<Vec<f32>>();
-    let want = reference(&widen(&a16), &widen(&b16), m, n, k);
+    let (a32, b32) = (widen(&a16), widen(&b16));
+    let want = reference(&a32, &b32, m, n, k);
     let f16_row = Row {
         kernel: "matmul f16 -> f32".into(),
         code: dev.kernel_code(&matmul_f16::<32, 32, 16>::kernel_spec())?,
         shape,
         max_error: max_error(&c.to_vec()?, &want),
-        tolerance: 0.0,
+        tolerance: tensor_tolerance(&a32, &b32, m, n, k),
         time,
     };
     Ok(vec![f32_row, f16_row])
