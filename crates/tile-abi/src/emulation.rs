@@ -75,6 +75,12 @@ pub enum Op {
     /// instruction's registers), and the runtime writes the lane's D
     /// fragment over the C words before returning.
     Mma = 10,
+    /// A warp's `ldmatrix` ([`crate::mma::LdMatrix`] code `b`): `a` is the
+    /// shared-memory address the lane supplies (a row of 8 16-bit elements,
+    /// read if the lane is one of the instruction's address lanes), `c` the
+    /// address of the lane's 4 32-bit words, where the runtime writes its
+    /// registers before returning.
+    LdMatrix = 11,
 }
 
 /// The 32-bit words an [`Op::Mma`] buffer holds: 4 of A, 2 of B, 4 of C
@@ -83,7 +89,7 @@ pub const MMA_WORDS: usize = 10;
 
 impl Op {
     /// Every op.
-    pub const ALL: [Op; 10] = [
+    pub const ALL: [Op; 11] = [
         Op::ThreadId,
         Op::BlockId,
         Op::GridDim,
@@ -94,6 +100,7 @@ impl Op {
         Op::DispatchPtr,
         Op::Access,
         Op::Mma,
+        Op::LdMatrix,
     ];
 
     /// The op with code `code`.

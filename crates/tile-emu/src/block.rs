@@ -14,7 +14,7 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::RefCell;
 use tile_abi::emulation::{Access, LaunchFn, Op, ShuffleMode, MMA_WORDS};
-use tile_abi::mma::MmaKind;
+use tile_abi::mma::{LdMatrix, MmaKind};
 
 /// The stack of one GPU thread: its kernel's frames, which code compiled
 /// without optimization keeps large. Mapped lazily, so mostly never touched.
@@ -39,6 +39,8 @@ enum Wait {
     },
     /// At a wave permute.
     Bpermute { address: u32, value: u32 },
+    /// At an `ldmatrix`, with the row address the lane supplies.
+    LdMatrix { shape: LdMatrix, address: u64 },
     /// At a tensor-core step, with the lane's registers.
     Mma {
         kind: MmaKind,
@@ -58,6 +60,7 @@ impl Wait {
             Wait::Shuffle { .. } => "a shuffle",
             Wait::Bpermute { .. } => "a permute",
             Wait::Mma { .. } => "an mma",
+            Wait::LdMatrix { .. } => "an ldmatrix",
             Wait::Done => "the end",
             Wait::Stopped => "a failed check",
         }
@@ -86,7 +89,8 @@ struct Block {
     waits: Vec<Wait>,
     /// What a completed wait returns to each thread.
     results: Vec<u64>,
-    /// What a completed tensor-core step returns to each thread: its D.
+    /// What a completed tensor-core step or matrix load returns to each
+    /// thread: its D, or its `ldmatrix` registers.
     fragments: Vec<[u32; 4]>,
     /// Each running thread's yielder, set when its coroutine starts.
     yielders: Vec<*const Yielder<(), ()>>,
@@ -225,6 +229,7 @@ impl Block {
         }
         for first in (0..self.threads).step_by(WARP as usize) {
             resumed |= self.complete_mma(first, WARP.min(self.threads - first));
+            resumed |= self.complete_ldmatrix(first, WARP.min(self.threads - first));
         }
         if resumed {
             return Progress::Resumed;
@@ -303,6 +308,39 @@ impl Block {
         }
         let d = crate::mma::complete(kinds[0], &words);
         self.fragments[range.clone()].copy_from_slice(&d);
+        self.waits[range].fill(Wait::Running);
+        true
+    }
+
+    /// `first..first + lanes` as a whole warp at one `ldmatrix`, if all are:
+    /// the address lanes' rows (checked when each lane arrived) are read and
+    /// handed out by the instruction's layout.
+    fn complete_ldmatrix(&mut self, first: u32, lanes: u32) -> bool {
+        let range = first as usize..(first + lanes) as usize;
+        let mut shapes = Vec::with_capacity(lanes as usize);
+        let mut addresses = Vec::with_capacity(lanes as usize);
+        for w in &self.waits[range.clone()] {
+            if let Wait::LdMatrix { shape, address } = *w {
+                shapes.push(shape);
+                addresses.push(address);
+            }
+        }
+        if lanes != WARP || shapes.len() != WARP as usize || shapes.iter().any(|&s| s != shapes[0])
+        {
+            return false;
+        }
+        let shape = shapes[0];
+        let mut rows = vec![[0u16; 8]; WARP as usize];
+        for (row, &address) in rows.iter_mut().zip(&addresses).take(shape.address_lanes()) {
+            // SAFETY: the lane's access check accepted these 16 bytes of a
+            // shared allocation, 16-byte aligned, when it arrived.
+            *row = unsafe { std::ptr::read(address as *const [u16; 8]) };
+        }
+        for (lane, regs) in shape.distribute(&rows).into_iter().enumerate() {
+            let mut words = [0u32; 4];
+            words[..regs.len()].copy_from_slice(&regs);
+            self.fragments[first as usize + lane] = words;
+        }
         self.waits[range].fill(Wait::Running);
         true
     }
@@ -467,6 +505,38 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
             address: a as u32,
             value: b as u32,
         }),
+        Op::LdMatrix => match LdMatrix::from_code(b) {
+            Some(shape) => {
+                let lane = with_block(|blk| blk.current % WARP) as usize;
+                if lane < shape.address_lanes() {
+                    if let Some(error) =
+                        with_block(|blk| blk.check_access(a, 16, 16, Access::SHARED))
+                    {
+                        return stop(error);
+                    }
+                }
+                suspend(Wait::LdMatrix { shape, address: a });
+                let regs = with_block(|blk| blk.fragments[blk.current as usize]);
+                // SAFETY: the image's replacement of the ldmatrix intrinsic
+                // passes the address of its own 4-word stack buffer, alive
+                // and unaliased for this call (tile_abi::emulation::Op::LdMatrix).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        regs.as_ptr(),
+                        c as *mut u32,
+                        usize::from(shape.count),
+                    )
+                };
+                0
+            }
+            None => {
+                let place = with_block(|blk| blk.place(Some(blk.current)));
+                stop(EmuError::Malformed {
+                    place,
+                    what: format!("ldmatrix {b:#x}"),
+                })
+            }
+        },
         Op::Mma => match MmaKind::from_u64(b) {
             Some(kind) => {
                 let buffer = a as *mut u32;

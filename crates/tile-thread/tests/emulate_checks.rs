@@ -423,3 +423,117 @@ fn malformed_programs_are_errors_not_panics() {
     let err = emulate::run(&p, [1, 1, 1], &mut x(1)).unwrap_err();
     assert!(matches!(*err.fault, EmuFault::Malformed(_)), "{err}");
 }
+
+/// `ldmatrix` rows must start on 16 bytes, lie in the allocation and have
+/// been written; the lane that supplies a bad row is named.
+#[test]
+fn ldmatrix_rows_are_checked() {
+    use tile_thread::program::LdMatrix;
+    let (mut p, tid) = program();
+    let s = p.alloc_shared(DType::F16, 256);
+    let t = one(
+        &mut p,
+        ThreadOpKind::Const(Scalar::Bool(true)),
+        &[],
+        DType::Bool,
+    );
+    let zero = one(
+        &mut p,
+        ThreadOpKind::Const(Scalar::from_bits(DType::F16, 0)),
+        &[],
+        DType::F16,
+    );
+    // Every thread writes 8 elements: the whole allocation.
+    for i in 0..8 {
+        let eight = one(&mut p, ThreadOpKind::Const(Scalar::I32(8)), &[], DType::I32);
+        let base = one(
+            &mut p,
+            ThreadOpKind::Binary(BinaryOp::Mul),
+            &[tid, eight],
+            DType::I32,
+        );
+        let c = one(&mut p, ThreadOpKind::Const(Scalar::I32(i)), &[], DType::I32);
+        let at = one(
+            &mut p,
+            ThreadOpKind::Binary(BinaryOp::Add),
+            &[base, c],
+            DType::I32,
+        );
+        op(
+            &mut p,
+            ThreadOpKind::StoreShared { alloc: s },
+            &[at, zero, t],
+            &[],
+        );
+    }
+    op(&mut p, ThreadOpKind::Barrier, &[], &[]);
+    let load = |p: &mut Program, index: Reg| {
+        let shape = LdMatrix {
+            count: 4,
+            trans: false,
+        };
+        op(
+            p,
+            ThreadOpKind::LdMatrix { alloc: s, shape },
+            &[index],
+            &[DType::F16; 8],
+        );
+    };
+    // Row `tid·8 + 1`: every row one element past 16 bytes.
+    let eight = one(&mut p, ThreadOpKind::Const(Scalar::I32(8)), &[], DType::I32);
+    let row = one(
+        &mut p,
+        ThreadOpKind::Binary(BinaryOp::Mul),
+        &[tid, eight],
+        DType::I32,
+    );
+    let one_c = one(&mut p, ThreadOpKind::Const(Scalar::I32(1)), &[], DType::I32);
+    let misaligned = one(
+        &mut p,
+        ThreadOpKind::Binary(BinaryOp::Add),
+        &[row, one_c],
+        DType::I32,
+    );
+    load(&mut p, row);
+    emulate::run(&p, [1, 1, 1], &mut x(1)).unwrap();
+    let last = p.body.ops.pop().unwrap();
+    load(&mut p, misaligned);
+    let err = emulate::run(&p, [1, 1, 1], &mut x(1)).unwrap_err();
+    assert!(
+        matches!(
+            *err.fault,
+            EmuFault::MisalignedMatrixRow { alloc: 0, index: 1 }
+        ),
+        "{err}"
+    );
+    assert_eq!(err.thread, Some(0));
+    p.body.ops.pop();
+    p.body.ops.push(last);
+    // Past the end: rows 16 elements apart leave the allocation at lane 16.
+    let sixteen = one(
+        &mut p,
+        ThreadOpKind::Const(Scalar::I32(16)),
+        &[],
+        DType::I32,
+    );
+    let far = one(
+        &mut p,
+        ThreadOpKind::Binary(BinaryOp::Mul),
+        &[tid, sixteen],
+        DType::I32,
+    );
+    load(&mut p, far);
+    let err = emulate::run(&p, [1, 1, 1], &mut x(1)).unwrap_err();
+    assert!(
+        matches!(
+            *err.fault,
+            EmuFault::SharedOutOfBounds {
+                alloc: 0,
+                index: 256,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(err.thread, Some(16));
+}

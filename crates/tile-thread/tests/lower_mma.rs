@@ -12,7 +12,7 @@ use tile_testgen::inputs::{blocks, tensor_of, zeros};
 use tile_testgen::products::{stepped, within_tensor_bound};
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions, TensorCores};
-use tile_thread::program::{MmaKind, ThreadOpKind};
+use tile_thread::program::{LdMatrix, MmaKind, ThreadOpKind};
 
 fn values(arg: &Arg) -> Vec<f32> {
     match arg {
@@ -120,4 +120,80 @@ fn fragments_match_cute() {
             }
         }
     }
+}
+
+/// `ldmatrix`'s layout against CuTe's `SM75_U32x4_LDSM_N`: its `DstLayout
+/// (32,(32,4)):(32,(1,1024))` maps (thread, bit of register j) to a bit of
+/// the four row-major 8×8 matrices of 16-bit elements (1024 bits each).
+#[test]
+fn ldmatrix_matches_cute() {
+    let dst = Layout::new(IntTuple::flat(&[32, 32, 4]), IntTuple::flat(&[32, 1, 1024])).unwrap();
+    for trans in [false, true] {
+        let shape = LdMatrix { count: 4, trans };
+        for lane in 0..32 {
+            for reg in 0..4 {
+                for half in 0..2 {
+                    let bit = dst.call((lane + 32 * (16 * half) + 32 * 32 * reg) as i64) as usize;
+                    let (matrix, row, col) = (bit / 1024, bit % 1024 / 16 / 8, bit % 1024 / 16 % 8);
+                    // `.trans` reads the same registers from the transposed matrix.
+                    let want = if trans {
+                        (matrix, col, row)
+                    } else {
+                        (matrix, row, col)
+                    };
+                    assert_eq!(
+                        shape.element(lane, reg, half),
+                        want,
+                        "lane {lane} reg {reg}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The lowering loads every operand fragment with `ldmatrix`: an x4 per
+/// 16×16 block of A and an x2.trans per 16×8 block of B, no element loads.
+#[test]
+fn fragments_come_from_ldmatrix() {
+    let func = samples::matmul(64, 64, 32, DType::F16).unwrap();
+    let options = LowerOptions::warps(4).with_tensor_cores(TensorCores::MmaSync);
+    let program = lower(&func, &options).unwrap();
+    let count = |want: fn(&ThreadOpKind) -> bool| {
+        program.ops.iter().filter(|(_, op)| want(&op.kind)).count()
+    };
+    // 2×2 warps, each 2×4 blocks, two k-steps.
+    assert_eq!(
+        count(|k| matches!(
+            k,
+            ThreadOpKind::LdMatrix {
+                shape: LdMatrix {
+                    count: 4,
+                    trans: false
+                },
+                ..
+            }
+        )),
+        4
+    );
+    assert_eq!(
+        count(|k| matches!(
+            k,
+            ThreadOpKind::LdMatrix {
+                shape: LdMatrix {
+                    count: 2,
+                    trans: true
+                },
+                ..
+            }
+        )),
+        8
+    );
+    assert_eq!(count(|k| matches!(k, ThreadOpKind::LoadShared { .. })), 0);
+    let text = program.to_string();
+    assert!(
+        text.contains("ldmatrix.x4 @s0[") && text.contains("ldmatrix.x2.trans @s1["),
+        "{text}"
+    );
+    assert_eq!(tile_thread::parse_program(&text).unwrap().to_string(), text);
 }

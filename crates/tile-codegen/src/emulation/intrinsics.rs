@@ -10,7 +10,7 @@
 
 use crate::EmitError;
 use tile_abi::emulation::{Op, ShuffleMode, MMA_WORDS, RUNTIME_SYMBOL};
-use tile_abi::mma::MmaKind;
+use tile_abi::mma::{LdMatrix, MmaKind};
 
 /// One replaced intrinsic.
 struct Replacement {
@@ -167,6 +167,47 @@ fn mma_definition(name: &str, kind: MmaKind, pair: &str) -> String {
     )
 }
 
+/// The `ldmatrix` intrinsic of `shape`, overloaded on the shared pointer.
+fn ldmatrix_intrinsic(shape: LdMatrix) -> String {
+    format!(
+        "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{}{}.b16.p3",
+        shape.count,
+        if shape.trans { ".trans" } else { "" }
+    )
+}
+
+/// The definition of `name`, replacing the `ldmatrix` of `shape`: the lane
+/// passes its row's address and a stack buffer for its registers with an
+/// [`Op::LdMatrix`] call, then returns the registers the runtime wrote.
+fn ldmatrix_definition(name: &str, shape: LdMatrix) -> String {
+    let count = usize::from(shape.count);
+    let ret = if count == 1 {
+        "i32".to_string()
+    } else {
+        format!("{{ {} }}", vec!["i32"; count].join(", "))
+    };
+    let mut body = format!(
+        "  %buf = alloca [4 x i32], align 4\n  %addr = ptrtoint ptr addrspace(3) %p0 to i64\n  %out = ptrtoint ptr %buf to i64\n  %f = load ptr, ptr @{RUNTIME_SYMBOL}\n  %r = call i64 %f(i32 {}, i64 %addr, i64 {}, i64 %out, i64 0)\n",
+        Op::LdMatrix as u32,
+        shape.code()
+    );
+    let mut acc = "poison".to_string();
+    for j in 0..count {
+        body.push_str(&format!(
+            "  %a{j} = getelementptr inbounds [4 x i32], ptr %buf, i64 0, i64 {j}\n  %w{j} = load i32, ptr %a{j}\n"
+        ));
+        if count > 1 {
+            body.push_str(&format!(
+                "  %d{j} = insertvalue {ret} {acc}, i32 %w{j}, {j}\n"
+            ));
+            acc = format!("%d{j}");
+        } else {
+            acc = format!("%w{j}");
+        }
+    }
+    format!("define internal {ret} @{name}(ptr addrspace(3) %p0) {{\n{body}  ret {ret} {acc}\n}}\n")
+}
+
 /// `text` (a GPU module) with every target intrinsic replaced, the
 /// runtime's pointer and the replacements' definitions appended, and
 /// AMDGPU's kernel calling convention dropped.
@@ -181,6 +222,14 @@ pub(super) fn replace(text: &str) -> Result<String, EmitError> {
     for (intrinsic, kind, pair) in MMA_INTRINSICS {
         if let Some(name) = redirect(&mut out, intrinsic) {
             definitions.push_str(&mma_definition(&name, kind, pair));
+        }
+    }
+    for count in [1, 2, 4] {
+        for trans in [false, true] {
+            let shape = LdMatrix { count, trans };
+            if let Some(name) = redirect(&mut out, &ldmatrix_intrinsic(shape)) {
+                definitions.push_str(&ldmatrix_definition(&name, shape));
+            }
         }
     }
     for namespace in ["@llvm.nvvm.", "@llvm.amdgcn."] {

@@ -308,6 +308,11 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 one(self.shuffle(k, *mode, *width, dtype(0)?, x[0], x[1].into_int_value())?)
             }
             ThreadOpKind::Mma { kind } => self.mma(*kind, &x),
+            ThreadOpKind::LdMatrix { alloc, shape } => {
+                let dt = k.program.shared[*alloc].dtype;
+                let at = self.shared_at(k, alloc.index(), dt, x[0].into_int_value())?;
+                self.ldmatrix(*shape, at)
+            }
             ThreadOpKind::For => self.for_loop(k, op),
             ThreadOpKind::If => self.if_else(k, op),
             ThreadOpKind::Yield => Err(EmitError::internal("`yield` outside the end of a region")),

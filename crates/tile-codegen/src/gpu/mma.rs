@@ -6,14 +6,17 @@
 //! * bf16: `llvm.nvvm.mma.m16n8k16.row.col.bf16` on `i32` pairs.
 //!
 //! Two 16-bit elements pack into one 32-bit register, the lower-numbered in
-//! the low half. The intrinsics are not `convergent`: the program keeps
-//! every `mma` in block-uniform control flow, so all 32 lanes issue it.
+//! the low half. `ldmatrix` is `llvm.nvvm.ldmatrix.sync.aligned.m8n8.x<n>
+//! {.trans}.b16`, overloaded on the shared pointer (`.p3`), returning `n`
+//! such registers. The intrinsics are not `convergent`: the program keeps
+//! every `mma` and `ldmatrix` in block-uniform control flow, so all 32 lanes
+//! issue it.
 
 use super::{GpuEmitter, GpuTarget};
 use crate::EmitError;
 use inkwell::types::BasicTypeEnum;
-use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};
-use tile_thread::program::MmaKind;
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue};
+use tile_thread::program::{LdMatrix, MmaKind};
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
     /// `D = A·B + C` for one warp: `x` holds this lane's A, B and C fragment
@@ -67,6 +70,57 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         (0..4)
             .map(|i| Ok(self.b.build_extract_value(d, i, "d")?))
             .collect()
+    }
+
+    /// The lane's `2·count` elements of `ldmatrix` of `shape`, its row at
+    /// `at` in shared memory.
+    pub(super) fn ldmatrix(
+        &self,
+        shape: LdMatrix,
+        at: PointerValue<'ctx>,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
+        if !matches!(self.gpu, GpuTarget::Nvptx(_)) {
+            return Err(EmitError::Unsupported {
+                what: "`ldmatrix` on AMDGPU".into(),
+            });
+        }
+        let name = format!(
+            "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{}{}.b16",
+            shape.count,
+            if shape.trans { ".trans" } else { "" }
+        );
+        let f = self.intrinsic(&name, &[at.get_type().into()])?;
+        let call = self
+            .b
+            .build_call(f, &[at.into()], "ldmatrix")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| EmitError::internal("ldmatrix returned nothing"))?;
+        let words: Vec<IntValue> = if shape.count == 1 {
+            vec![call.into_int_value()]
+        } else {
+            (0..u32::from(shape.count))
+                .map(|j| {
+                    Ok(self
+                        .b
+                        .build_extract_value(call.into_struct_value(), j, "reg")?
+                        .into_int_value())
+                })
+                .collect::<Result<_, EmitError>>()?
+        };
+        let i16t = self.ctx.i16_type();
+        let mut out = Vec::with_capacity(2 * words.len());
+        for word in words {
+            let high = self.b.build_right_shift(
+                word,
+                word.get_type().const_int(16, false),
+                false,
+                "hi",
+            )?;
+            out.push(self.b.build_int_truncate(word, i16t, "lo")?.into());
+            out.push(self.b.build_int_truncate(high, i16t, "hi")?.into());
+        }
+        Ok(out)
     }
 
     /// `lo | hi << 16` of two 16-bit registers, as an `i32`.

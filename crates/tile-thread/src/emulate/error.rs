@@ -64,6 +64,14 @@ pub enum EmuFault {
         /// The allocation's length.
         len: usize,
     },
+    /// An `ldmatrix` row that does not start on 16 bytes.
+    #[error("ldmatrix row @s{alloc}[{index}] is not 16-byte aligned")]
+    MisalignedMatrixRow {
+        /// The allocation.
+        alloc: usize,
+        /// The row's first index.
+        index: i64,
+    },
     /// A shared-memory read of an element never written.
     #[error("read of uninitialized shared memory @s{alloc}[{index}]")]
     UninitializedShared {

@@ -1,10 +1,68 @@
-//! Tensor-core steps: each warp's fragments gathered into matrices by the
-//! lane layouts of the instruction set ([`tile_abi::mma`]), multiplied, and
-//! handed back by the same layouts.
+//! Tensor-core steps and matrix loads: each warp's fragments gathered into
+//! matrices by the lane layouts of the instruction set ([`tile_abi::mma`]),
+//! multiplied, and handed back by the same layouts; `ldmatrix` rows read
+//! from the lanes that supply them and handed out by its layout.
 
-use crate::program::{MmaKind, WARP_SIZE};
+use super::{address, EmuError, EmuFault, Emulator};
+use crate::program::{LdMatrix, MmaKind, OpId, SharedId, WARP_SIZE};
 use tile_abi::mma::{warp_mma, Fragment};
 use tile_ir::Scalar;
+
+impl Emulator<'_> {
+    /// The results of `ldmatrix` of `shape` from `alloc` for every thread,
+    /// each lane's row index in `index`: one `Vec` per result register.
+    pub(super) fn ldmatrix(
+        &mut self,
+        id: OpId,
+        alloc: SharedId,
+        shape: LdMatrix,
+        index: &[Scalar],
+    ) -> Result<Vec<Vec<Scalar>>, EmuError> {
+        let dtype = self.program.shared[alloc].dtype;
+        let threads = self.threads as usize;
+        let mut results = vec![vec![Scalar::zero(dtype); threads]; 2 * usize::from(shape.count)];
+        let bytes = self.shared_bytes(alloc.index());
+        for first in (0..threads).step_by(WARP_SIZE as usize) {
+            let mut rows = vec![[0u16; 8]; WARP_SIZE as usize];
+            for (lane, row) in rows.iter_mut().enumerate().take(shape.address_lanes()) {
+                let t = (first + lane) as u32;
+                let start = address(index[first + lane]);
+                if start.rem_euclid(8) != 0 {
+                    let fault = EmuFault::MisalignedMatrixRow {
+                        alloc: alloc.index(),
+                        index: start,
+                    };
+                    return Err(self.error(Some(id), Some(t), fault));
+                }
+                for (c, element) in row.iter_mut().enumerate() {
+                    let i = start + c as i64;
+                    let v = self
+                        .shared
+                        .load(alloc.index(), i, t, id)
+                        .map_err(|c| self.race(id, alloc.index(), i, t, false, c))?;
+                    *element = v.to_bits() as u16;
+                }
+            }
+            // One phase per matrix: its 8 rows of 8 elements.
+            for m in 0..usize::from(shape.count) {
+                let starts: Vec<i64> = (0..8).map(|r| address(index[first + 8 * m + r])).collect();
+                self.stats.access(
+                    bytes,
+                    starts.iter().flat_map(|&s| (0..8).map(move |c| s + c)),
+                );
+            }
+            for (lane, regs) in shape.distribute(&rows).into_iter().enumerate() {
+                for (j, word) in regs.into_iter().enumerate() {
+                    let half =
+                        |h: u32| Scalar::from_bits(dtype, u64::from((word >> (16 * h)) & 0xffff));
+                    results[2 * j][first + lane] = half(0);
+                    results[2 * j + 1][first + lane] = half(1);
+                }
+            }
+        }
+        Ok(results)
+    }
+}
 
 /// The results of `mma` for every thread of a block of `threads` threads
 /// (a whole number of warps): one `Vec` per result register. `operands`

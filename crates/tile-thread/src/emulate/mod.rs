@@ -498,6 +498,16 @@ impl<'a> Emulator<'a> {
                     Ok(v[(t - lane + src) as usize])
                 })?]
             }
+            ThreadOpKind::LdMatrix { alloc, shape } => {
+                if !self.threads.is_multiple_of(WARP_SIZE) {
+                    return Err(self.error(
+                        Some(id),
+                        None,
+                        EmuFault::Malformed("`ldmatrix` without whole warps".into()),
+                    ));
+                }
+                self.ldmatrix(id, *alloc, *shape, arg(0)?)?
+            }
             ThreadOpKind::Mma { kind } => {
                 let want = op.operands.len();
                 if x.len() != want || !self.threads.is_multiple_of(WARP_SIZE) {

@@ -4,14 +4,16 @@
 //! The operands are in shared memory, row-major (`a: [M, K]`, `b: [K, N]`),
 //! the accumulator in the instruction's layout (`layout_assign::mma`). Warp
 //! `w` owns the 16×8 blocks `(w / wn + wm·i, w % wn + wn·j)`; for each
-//! `k`-step of 16 it reads the A fragment of each of its block rows and the
-//! B fragment of each of its block columns (the element order of
-//! [`tile_abi::mma`]), then issues one `mma` per block. The sum of each step
+//! `k`-step of 16 it loads the A fragment of each of its block rows with one
+//! `ldmatrix.x4` (the four 8×8 quarters of the 16×16 block, in the A
+//! fragment's register order) and the B fragment of each of its block
+//! columns with one `ldmatrix.x2.trans` (B is staged `k`-major, the
+//! fragment wants `k` pairs per lane), then issues one `mma` per block. The sum of each step
 //! is the instruction's: precision `tensor` allows it.
 
 use super::Lowerer;
 use crate::layout_assign::MmaDot;
-use crate::program::{Reg, SharedId, ThreadOpKind};
+use crate::program::{LdMatrix, Reg, SharedId, ThreadOpKind};
 use tile_abi::mma::Fragment;
 use tile_ir::{BinaryOp, DType};
 
@@ -31,55 +33,43 @@ impl Lowerer<'_> {
         let [wm, wn] = plan.warps;
         let m = plan.layout.shape[0];
         let (rep_m, rep_n) = (m / (im * wm), n / (in_ * wn));
-        // Thread-dependent bases: lane `l` = 4g + t, warp `w` = wn·wm_i + wn_i.
+        // Lane `l` supplies row `l % 16` (A: of the block's 16 rows, its
+        // left or right 8 columns by `l / 16`; B: of the step's 16 `k`) to
+        // `ldmatrix`; warp `w` = wn·warp_m + warp_n.
         let tid = self.thread_id();
         let lane = self.hoist_with_const(BinaryOp::Rem, tid, 32);
         let warp = self.hoist_with_const(BinaryOp::Div, tid, 32);
-        let g = self.hoist_with_const(BinaryOp::Div, lane, 4);
-        let t = self.hoist_with_const(BinaryOp::Rem, lane, 4);
+        let row = self.hoist_with_const(BinaryOp::Rem, lane, 16);
+        let half = self.hoist_with_const(BinaryOp::Div, lane, 16);
         let warp_m = self.hoist_with_const(BinaryOp::Div, warp, wn as i64);
         let warp_n = self.hoist_with_const(BinaryOp::Rem, warp, wn as i64);
-        // A: row 16·warp_m + g, column 2t; B: row 2t, column 8·warp_n + g.
-        let base_a = self.linear(&[(warp_m, im * k), (g, k), (t, 2)]);
-        let base_b = self.linear(&[(t, 2 * n), (warp_n, in_), (g, 1)]);
-        // The offset of element `i` of lane 0's fragment from lane 0's base.
-        let offset = |fragment: Fragment, i: usize, stride: usize| {
-            let (row, col) = kind.element(fragment, 0, i);
-            row * stride + col
+        let base_a = self.linear(&[(warp_m, im * k), (row, k), (half, 8)]);
+        let base_b = self.linear(&[(row, n), (warp_n, in_)]);
+        // A: the four 8×8 quarters of a 16×16 block (element order of the
+        // A fragment); B: the two 8×8 halves of a 16×8 block, transposed.
+        let a_shape = LdMatrix {
+            count: 4,
+            trans: false,
+        };
+        let b_shape = LdMatrix {
+            count: 2,
+            trans: true,
         };
         let dtype = kind.operand_dtype();
         let mut acc = acc.to_vec();
         for step in 0..k / ik {
-            let mut a_frags = Vec::with_capacity(rep_m);
-            for rm in 0..rep_m {
-                let start = rm * im * wm * k + step * ik;
-                let frag: Vec<Reg> = (0..kind.elements(Fragment::A))
-                    .map(|i| {
-                        self.read_fragment(
-                            alloc_a,
-                            dtype,
-                            base_a,
-                            start + offset(Fragment::A, i, k),
-                        )
-                    })
-                    .collect();
-                a_frags.push(frag);
-            }
-            let mut b_frags = Vec::with_capacity(rep_n);
-            for rn in 0..rep_n {
-                let start = step * ik * n + rn * in_ * wn;
-                let frag: Vec<Reg> = (0..kind.elements(Fragment::B))
-                    .map(|i| {
-                        self.read_fragment(
-                            alloc_b,
-                            dtype,
-                            base_b,
-                            start + offset(Fragment::B, i, n),
-                        )
-                    })
-                    .collect();
-                b_frags.push(frag);
-            }
+            let a_frags: Vec<Vec<Reg>> = (0..rep_m)
+                .map(|rm| {
+                    let offset = rm * im * wm * k + step * ik;
+                    self.ldmatrix(alloc_a, a_shape, dtype, base_a, offset)
+                })
+                .collect();
+            let b_frags: Vec<Vec<Reg>> = (0..rep_n)
+                .map(|rn| {
+                    let offset = step * ik * n + rn * in_ * wn;
+                    self.ldmatrix(alloc_b, b_shape, dtype, base_b, offset)
+                })
+                .collect();
             let nc = kind.elements(Fragment::C);
             for (rm, a_frag) in a_frags.iter().enumerate() {
                 for (rn, b_frag) in b_frags.iter().enumerate() {
@@ -97,14 +87,28 @@ impl Lowerer<'_> {
         acc
     }
 
-    /// The element of `alloc` at `base + offset`.
-    fn read_fragment(&mut self, alloc: SharedId, dtype: DType, base: Reg, offset: usize) -> Reg {
+    /// The registers `ldmatrix` of `shape` gives each lane from `alloc`,
+    /// the lane's row at `base + offset`.
+    fn ldmatrix(
+        &mut self,
+        alloc: SharedId,
+        shape: LdMatrix,
+        dtype: DType,
+        base: Reg,
+        offset: usize,
+    ) -> Vec<Reg> {
         let index = if offset == 0 {
             base
         } else {
             let c = self.i32c(offset as i64);
             self.binary(BinaryOp::Add, base, c)
         };
-        self.emit(ThreadOpKind::LoadShared { alloc }, vec![index], dtype)
+        let results = vec![dtype; 2 * usize::from(shape.count)];
+        let op = self.emit_op(
+            ThreadOpKind::LdMatrix { alloc, shape },
+            vec![index],
+            &results,
+        );
+        self.program.ops[op].results.clone()
     }
 }

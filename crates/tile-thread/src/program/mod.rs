@@ -27,7 +27,7 @@ mod parse;
 mod print;
 mod verify;
 
-pub use ops::{CheckKind, MmaKind, ShuffleMode, ThreadOpKind};
+pub use ops::{CheckKind, LdMatrix, MmaKind, ShuffleMode, ThreadOpKind};
 pub use parse::parse_program;
 pub use verify::{verify, VerifyError};
 

@@ -1,7 +1,7 @@
 //! The op kinds of the thread-level program and their operand conventions.
 
 use super::SharedId;
-pub use tile_abi::mma::MmaKind;
+pub use tile_abi::mma::{LdMatrix, MmaKind};
 use tile_ir::{BinaryOp, CmpPred, DType, Scalar, UnaryOp};
 
 /// The data movement of a warp shuffle, as PTX `shfl.sync.<mode>`.
@@ -184,6 +184,19 @@ pub enum ThreadOpKind {
         /// The instruction.
         kind: MmaKind,
     },
+    /// `ldmatrix.x<count>[.trans] <alloc>[%index]`: one warp's PTX
+    /// `ldmatrix` of `count` 8×8 matrices of a 16-bit allocation: lane
+    /// `8j + r` passes the `i32` index of row `r` of matrix `j` (8
+    /// consecutive elements, 16-byte aligned; other lanes' indices are not
+    /// read). Results: the lane's `2·count` elements, in the order of
+    /// [`LdMatrix`]'s registers and halves. Every lane of the warp must
+    /// execute it together.
+    LdMatrix {
+        /// The allocation.
+        alloc: SharedId,
+        /// The instruction's matrices and transposition.
+        shape: LdMatrix,
+    },
     /// `for %iv = %lo to %hi step %step iter(...)`: a uniform counted loop;
     /// operands as the tile IR's `for`, one region, results the final carried
     /// values.
@@ -222,6 +235,7 @@ impl ThreadOpKind {
             ThreadOpKind::Barrier => "barrier",
             ThreadOpKind::Shuffle { .. } => "shfl",
             ThreadOpKind::Mma { .. } => "mma",
+            ThreadOpKind::LdMatrix { .. } => "ldmatrix",
             ThreadOpKind::For => "for",
             ThreadOpKind::If => "if",
             ThreadOpKind::Yield => "yield",

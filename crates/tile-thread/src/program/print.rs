@@ -214,6 +214,14 @@ impl Program {
                 write!(text, "shfl.{} {} width {width}", mode.name(), list(o))
             }
             ThreadOpKind::Mma { kind } => write!(text, "mma.{} {}", kind.name(), list(o)),
+            ThreadOpKind::LdMatrix { alloc, shape } => write!(
+                text,
+                "ldmatrix.x{}{} @s{}[{}]",
+                shape.count,
+                if shape.trans { ".trans" } else { "" },
+                alloc.index(),
+                list(o)
+            ),
             ThreadOpKind::For => {
                 let body = op.regions.first();
                 let args = body.map_or(&[][..], |r| &r.args[..]);

@@ -227,6 +227,15 @@ impl Checker<'_> {
                     && operands[1] == DType::I32
                     && results == operands[..1]
             }
+            ThreadOpKind::LdMatrix { alloc, shape } => {
+                let Some(a) = self.program.shared.get(*alloc) else {
+                    return bad(self, "an allocation outside the program");
+                };
+                a.dtype.size_bytes() == 2
+                    && operands == [DType::I32]
+                    && results.len() == 2 * usize::from(shape.count)
+                    && results.iter().all(|&d| d == a.dtype)
+            }
             ThreadOpKind::Mma { kind } => {
                 use tile_abi::mma::Fragment;
                 let (na, nb) = (kind.elements(Fragment::A), kind.elements(Fragment::B));

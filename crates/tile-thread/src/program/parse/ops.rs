@@ -2,7 +2,7 @@
 //! its region, one arm per op kind of [`ThreadOpKind`].
 
 use super::{Line, Parser};
-use crate::program::{CheckKind, MmaKind, ShuffleMode, ThreadOpKind};
+use crate::program::{CheckKind, LdMatrix, MmaKind, ShuffleMode, ThreadOpKind};
 use tile_ir::text::{parse_scalar, ParseError, Token, TokenKind};
 use tile_ir::{BinaryOp, CmpPred, UnaryOp};
 
@@ -112,6 +112,31 @@ impl<'a> Parser<'_, 'a> {
                 self.match_keyword("width")?;
                 let width = self.match_int("the shuffle's width")?;
                 (ThreadOpKind::Shuffle { mode, width }, operands)
+            }
+            "ldmatrix" => {
+                self.match_token(TokenKind::Dot, "`.` and the matrix count")?;
+                let count = self.match_ident("`x1`, `x2` or `x4`")?;
+                let count = match count.text {
+                    "x1" => 1,
+                    "x2" => 2,
+                    "x4" => 4,
+                    other => {
+                        return Err(Self::error_at(
+                            &count,
+                            format!("unknown matrix count `{other}`"),
+                        ))
+                    }
+                };
+                let trans = self.peek().kind == TokenKind::Dot;
+                if trans {
+                    self.bump();
+                    self.match_keyword("trans")?;
+                }
+                let alloc = self.match_shared()?;
+                let index =
+                    self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
+                let shape = LdMatrix { count, trans };
+                (ThreadOpKind::LdMatrix { alloc, shape }, index)
             }
             "mma" => {
                 self.match_token(TokenKind::Dot, "`.` and an instruction shape")?;
