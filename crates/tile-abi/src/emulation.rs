@@ -81,6 +81,16 @@ pub enum Op {
     /// address of the lane's 4 32-bit words, where the runtime writes its
     /// registers before returning.
     LdMatrix = 11,
+    /// PTX `cp.async.cg.shared.global` of 16 bytes: shared address `a`,
+    /// global address `b`, `c` bytes read from `b` (the rest of the 16
+    /// zero-filled). The copy joins the thread's open group and lands when a
+    /// [`Op::WaitAsync`] completes that group.
+    CopyAsync = 12,
+    /// `cp.async.commit_group`: the thread's open group of copies is closed.
+    CommitAsync = 13,
+    /// `cp.async.wait_group a`: every closed group of the thread but the `a`
+    /// most recent lands.
+    WaitAsync = 14,
 }
 
 /// The 32-bit words an [`Op::Mma`] buffer holds: 4 of A, 2 of B, 4 of C
@@ -89,7 +99,7 @@ pub const MMA_WORDS: usize = 10;
 
 impl Op {
     /// Every op.
-    pub const ALL: [Op; 11] = [
+    pub const ALL: [Op; 14] = [
         Op::ThreadId,
         Op::BlockId,
         Op::GridDim,
@@ -101,6 +111,9 @@ impl Op {
         Op::Access,
         Op::Mma,
         Op::LdMatrix,
+        Op::CopyAsync,
+        Op::CommitAsync,
+        Op::WaitAsync,
     ];
 
     /// The op with code `code`.

@@ -85,3 +85,28 @@ fn random_tensor_dots_on_mma_sync() {
         "only {on_tensor_cores} of {CASES} dots ran on tensor cores"
     );
 }
+
+/// The matmul sample on operands whose rows are padded to whole 16-byte
+/// chunks: the NVPTX module copies them with `cp.async` (the edge chunks
+/// partly, zero-filled), bit for bit the stepped product.
+#[test]
+fn padded_operands_are_copied_asynchronously() {
+    use tile_ir::{samples, DType};
+    use tile_testgen::inputs::{blocks, padded_rows, zeros};
+    for dtype in [DType::F16, DType::BF16] {
+        let func = samples::matmul(64, 32, 32, dtype).unwrap();
+        let (m, k, n) = (100, 75, 45);
+        let args = vec![
+            padded_rows(31, m, k, 80, dtype),
+            padded_rows(32, k, n, 48, dtype),
+            zeros(&[m, n]),
+        ];
+        let grid = [blocks(m, 64), blocks(n, 32), 1];
+        let mut emulated = args.clone();
+        emulated::run(&func, Target::Nvptx(Sm::Sm80), 4, grid, &mut emulated)
+            .unwrap_or_else(|e| panic!("{dtype}: {e}"));
+        let (a, b, c) = (values(&args[0]), values(&args[1]), values(&args[2]));
+        let got = values(&emulated[2]);
+        assert!(same(&got, &stepped(&a, &b, &c, (m, k, n), 16)), "{dtype}");
+    }
+}

@@ -6,6 +6,7 @@
 //! The image's runtime calls arrive at [`runtime`], which finds the block in
 //! a thread-local and the calling GPU thread in it.
 
+use crate::copies::{Copy, Groups};
 use crate::error::{EmuError, Place};
 use crate::lanes::{bpermute_source, shuffle_source};
 use crate::memory;
@@ -92,6 +93,8 @@ struct Block {
     /// What a completed tensor-core step or matrix load returns to each
     /// thread: its D, or its `ldmatrix` registers.
     fragments: Vec<[u32; 4]>,
+    /// Each thread's `cp.async` groups in flight.
+    copies: Vec<Groups>,
     /// Each running thread's yielder, set when its coroutine starts.
     yielders: Vec<*const Yielder<(), ()>>,
     shared: SharedMemory,
@@ -130,6 +133,7 @@ pub(crate) unsafe fn run_block(launch: &Launch, block: [u32; 3]) -> Result<(), E
             waits: vec![Wait::Running; threads as usize],
             results: vec![0; threads as usize],
             fragments: vec![[0; 4]; threads as usize],
+            copies: vec![Groups::default(); threads as usize],
             yielders: vec![std::ptr::null(); threads as usize],
             shared: SharedMemory::new(&launch.shared),
             packet,
@@ -505,6 +509,45 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
             address: a as u32,
             value: b as u32,
         }),
+        Op::CopyAsync => {
+            if c > 16 {
+                let place = with_block(|blk| blk.place(Some(blk.current)));
+                return stop(EmuError::Malformed {
+                    place,
+                    what: format!("cp.async of {c} bytes"),
+                });
+            }
+            let checked = with_block(|blk| {
+                let source = if c > 0 {
+                    blk.check_access(b, c, 16, 0)
+                } else {
+                    None
+                };
+                source.or_else(|| blk.check_access(a, 16, 16, Access::SHARED | Access::STORE))
+            });
+            match checked {
+                Some(error) => stop(error),
+                None => {
+                    let copy = Copy {
+                        dst: a,
+                        src: b,
+                        bytes: c,
+                    };
+                    with_block(|blk| blk.copies[blk.current as usize].issue(copy));
+                    0
+                }
+            }
+        }
+        Op::CommitAsync => {
+            with_block(|blk| blk.copies[blk.current as usize].commit());
+            0
+        }
+        Op::WaitAsync => {
+            // SAFETY: every copy was checked when issued, and the block's
+            // memory stays registered while the block runs.
+            with_block(|blk| unsafe { blk.copies[blk.current as usize].land(a as usize) });
+            0
+        }
         Op::LdMatrix => match LdMatrix::from_code(b) {
             Some(shape) => {
                 let lane = with_block(|blk| blk.current % WARP) as usize;

@@ -17,6 +17,8 @@
 //!   misaligned `ld.v4` faults on hardware), stops the launch before it
 //!   touches memory.
 //!
+//! * `cp.async` copies are checked when issued and carried out when a
+//!   `cp.async.wait_group` completes their group.
 //! * A tensor-core step (`mma.sync`) completes when every lane of the
 //!   warp has arrived, multiplied by the instruction set's lane layouts
 //!   (`tile_abi::mma`).
@@ -25,6 +27,7 @@
 //! formulas; the rest of the ISA is the host's execution of the module.
 
 mod block;
+mod copies;
 mod error;
 mod image;
 mod lanes;

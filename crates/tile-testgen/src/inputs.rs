@@ -27,6 +27,25 @@ pub fn tensor(seed: u64, shape: &[usize]) -> Arg {
     Arg::Tensor(HostTensor::from_vec(shape, values(seed, n)).unwrap())
 }
 
+/// A `rows × cols` matrix of `dtype` with [`values`] of `seed`, its rows
+/// `stride` elements apart (`stride ≥ cols`: padded rows, e.g. to whole
+/// 16-byte chunks).
+pub fn padded_rows(seed: u64, rows: usize, cols: usize, stride: usize, dtype: DType) -> Arg {
+    let size = dtype.size_bytes();
+    let mut bytes = vec![0u8; rows * stride * size];
+    for (i, v) in values(seed, rows * stride).into_iter().enumerate() {
+        let element = tile_ir::eval::cast(Scalar::F32(v), dtype);
+        element
+            .write_le(&mut bytes[i * size..])
+            .expect("room for the element");
+    }
+    let strides = [stride as isize, 1];
+    Arg::Tensor(
+        HostTensor::with_strides(dtype, &[rows, cols], &strides, 0, bytes)
+            .expect("the rows fit the buffer"),
+    )
+}
+
 /// A tensor of `dtype` and `shape` with [`values`] of `seed` cast to it.
 pub fn tensor_of(seed: u64, shape: &[usize], dtype: DType) -> Arg {
     let n = shape.iter().product();

@@ -8,7 +8,7 @@ use tile_abi::mma::Fragment;
 use tile_ir::interp::{self, Arg};
 use tile_ir::layout::{IntTuple, Layout};
 use tile_ir::{samples, DType};
-use tile_testgen::inputs::{blocks, tensor_of, zeros};
+use tile_testgen::inputs::{blocks, padded_rows, tensor_of, zeros};
 use tile_testgen::products::{stepped, within_tensor_bound};
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions, TensorCores};
@@ -196,4 +196,51 @@ fn fragments_come_from_ldmatrix() {
         "{text}"
     );
     assert_eq!(tile_thread::parse_program(&text).unwrap().to_string(), text);
+}
+
+/// With rows 16-byte aligned, the operands go straight from global to
+/// shared memory by `cp.async` (zero-filling the parts of edge chunks
+/// outside the tensor), bit for bit the stepped product; with unaligned
+/// rows the same program takes its `ld.global` path.
+#[test]
+fn operands_are_copied_asynchronously_when_rows_are_aligned() {
+    for dtype in [DType::F16, DType::BF16] {
+        for (bm, bn, bk, warps) in [(32, 32, 16, 4), (64, 64, 32, 4), (16, 8, 16, 1)] {
+            let func = samples::matmul(bm, bn, bk, dtype).unwrap();
+            let options = LowerOptions::warps(warps).with_tensor_cores(TensorCores::MmaSync);
+            let program = lower(&func, &options).unwrap();
+            let copies = program
+                .ops
+                .iter()
+                .filter(|(_, op)| matches!(op.kind, ThreadOpKind::CopyAsync { .. }))
+                .count();
+            // Each operand's chunks of 8 elements dealt out to the threads.
+            let threads = 32 * warps as usize;
+            let per_thread = |elements: usize| (elements / 8).div_ceil(threads);
+            assert_eq!(
+                copies,
+                per_thread(bm * bk) + per_thread(bk * bn),
+                "{bm}x{bn}x{bk}"
+            );
+            let (m, k, n) = (2 * bm + 3, 2 * bk + 5, bn + 3);
+            let args = vec![
+                padded_rows(21, m, k, k.next_multiple_of(8) + 8, dtype),
+                padded_rows(22, k, n, n.next_multiple_of(8), dtype),
+                zeros(&[m, n]),
+            ];
+            let grid = [blocks(m, bm), blocks(n, bn), 1];
+            let mut emulated = args.clone();
+            emulate::run(&program, grid, &mut emulated).unwrap();
+            let mut reference = args.clone();
+            interp::run(&func, grid, &mut reference).unwrap();
+            let (a, b, c) = (values(&args[0]), values(&args[1]), values(&args[2]));
+            let got = values(&emulated[2]);
+            assert_eq!(
+                got,
+                stepped(&a, &b, &c, (m, k, n), 16),
+                "{dtype} {bm}x{bn}x{bk}"
+            );
+            within_tensor_bound(&got, &values(&reference[2]), &a, &b, &c, (m, k, n)).unwrap();
+        }
+    }
 }

@@ -18,7 +18,8 @@ struct Replacement {
     intrinsic: String,
     /// The return type in LLVM IR (`i32`, `void`, `ptr addrspace(4)`).
     ret: &'static str,
-    /// The parameter types.
+    /// The parameter types (integers are zero-extended to the runtime's
+    /// `u64` operands, pointers converted to their address).
     params: &'static [&'static str],
     /// The op and its four operands.
     op: Op,
@@ -97,6 +98,27 @@ fn table() -> Vec<Replacement> {
             operands: [ModeAndMask(code, 0), Param(1), Param(2), Param(3)],
         });
     }
+    table.push(Replacement {
+        intrinsic: "llvm.nvvm.cp.async.cg.shared.global.16.s".into(),
+        ret: "void",
+        params: &["ptr addrspace(3)", "ptr addrspace(1)", "i32"],
+        op: Op::CopyAsync,
+        operands: [Param(0), Param(1), Param(2), Const(0)],
+    });
+    table.push(Replacement {
+        intrinsic: "llvm.nvvm.cp.async.commit.group".into(),
+        ret: "void",
+        params: &[],
+        op: Op::CommitAsync,
+        operands: [Const(0), Const(0), Const(0), Const(0)],
+    });
+    table.push(Replacement {
+        intrinsic: "llvm.nvvm.cp.async.wait.group".into(),
+        ret: "void",
+        params: &["i32"],
+        op: Op::WaitAsync,
+        operands: [Param(0), Const(0), Const(0), Const(0)],
+    });
     table.push(Replacement {
         intrinsic: "llvm.amdgcn.ds.bpermute".into(),
         ret: "i32",
@@ -275,7 +297,12 @@ fn definition(name: &str, r: &Replacement) -> String {
         .collect();
     let mut body = String::new();
     for (i, ty) in r.params.iter().enumerate() {
-        body.push_str(&format!("  %z{i} = zext {ty} %p{i} to i64\n"));
+        let cast = if ty.starts_with("ptr") {
+            "ptrtoint"
+        } else {
+            "zext"
+        };
+        body.push_str(&format!("  %z{i} = {cast} {ty} %p{i} to i64\n"));
     }
     let mut args = Vec::new();
     for (i, operand) in r.operands.iter().enumerate() {

@@ -308,6 +308,22 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 one(self.shuffle(k, *mode, *width, dtype(0)?, x[0], x[1].into_int_value())?)
             }
             ThreadOpKind::Mma { kind } => self.mma(*kind, &x),
+            ThreadOpKind::CopyAsync { param, alloc } => {
+                let [addr, index, count, mask] = x.as_slice() else {
+                    return Err(EmitError::internal("cp.async takes four operands"));
+                };
+                let ints = [addr, index, count, mask].map(|v| v.into_int_value());
+                self.copy_async(k, (*param, *alloc), ints)?;
+                Ok(Vec::new())
+            }
+            ThreadOpKind::CommitAsync => {
+                self.commit_async()?;
+                Ok(Vec::new())
+            }
+            ThreadOpKind::WaitAsync { pending } => {
+                self.wait_async(*pending)?;
+                Ok(Vec::new())
+            }
             ThreadOpKind::LdMatrix { alloc, shape } => {
                 let dt = k.program.shared[*alloc].dtype;
                 let at = self.shared_at(k, alloc.index(), dt, x[0].into_int_value())?;

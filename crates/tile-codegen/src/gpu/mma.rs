@@ -12,7 +12,7 @@
 //! every `mma` and `ldmatrix` in block-uniform control flow, so all 32 lanes
 //! issue it.
 
-use super::{GpuEmitter, GpuTarget};
+use super::GpuEmitter;
 use crate::EmitError;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue};
@@ -26,11 +26,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         kind: MmaKind,
         x: &[BasicValueEnum<'ctx>],
     ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
-        if !matches!(self.gpu, GpuTarget::Nvptx(_)) {
-            return Err(EmitError::Unsupported {
-                what: format!("`mma.{}` on AMDGPU", kind.name()),
-            });
-        }
+        self.require_nvptx(&format!("mma.{}", kind.name()))?;
         let (a, rest) = x.split_at(8.min(x.len()));
         let (b, c) = rest.split_at(4.min(rest.len()));
         if a.len() != 8 || b.len() != 4 || c.len() != 4 {
@@ -79,11 +75,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         shape: LdMatrix,
         at: PointerValue<'ctx>,
     ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
-        if !matches!(self.gpu, GpuTarget::Nvptx(_)) {
-            return Err(EmitError::Unsupported {
-                what: "`ldmatrix` on AMDGPU".into(),
-            });
-        }
+        self.require_nvptx("ldmatrix")?;
         let name = format!(
             "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{}{}.b16",
             shape.count,

@@ -17,6 +17,7 @@
 //! its partition indices.
 
 mod control;
+mod copies;
 mod intrinsics;
 mod kernel;
 mod memory;

@@ -64,6 +64,14 @@ pub enum EmuFault {
         /// The allocation's length.
         len: usize,
     },
+    /// A `cp.async` destination that does not start on 16 bytes.
+    #[error("cp.async into @s{alloc}[{index}], which is not 16-byte aligned")]
+    MisalignedCopy {
+        /// The allocation.
+        alloc: usize,
+        /// The first index written.
+        index: i64,
+    },
     /// An `ldmatrix` row that does not start on 16 bytes.
     #[error("ldmatrix row @s{alloc}[{index}] is not 16-byte aligned")]
     MisalignedMatrixRow {

@@ -21,6 +21,7 @@
 
 mod banks;
 mod control;
+mod copies;
 mod error;
 mod global;
 mod memory;
@@ -96,6 +97,7 @@ pub fn run_with_stats(
         shared: Shared::new(program),
         threads: program.block_threads(),
         stats: RunStats::default(),
+        copies: Vec::new(),
     };
     let result = machine.run_grid();
     let Emulator {
@@ -124,6 +126,8 @@ struct Emulator<'a> {
     shared: Shared,
     threads: u32,
     stats: RunStats,
+    /// Each thread's `cp.async` groups in flight.
+    copies: Vec<copies::Groups>,
 }
 
 impl<'a> Emulator<'a> {
@@ -137,6 +141,7 @@ impl<'a> Emulator<'a> {
                     self.block = [x, y, z];
                     self.regs = vec![None; self.program.regs.len()];
                     self.shared = Shared::new(self.program);
+                    self.copies = vec![copies::Groups::default(); self.threads as usize];
                     self.run_region(&self.program.body)?;
                 }
             }
@@ -497,6 +502,18 @@ impl<'a> Emulator<'a> {
                     let src = shuffle::source_lane(*mode, lane, b, width);
                     Ok(v[(t - lane + src) as usize])
                 })?]
+            }
+            ThreadOpKind::CopyAsync { param, alloc } => {
+                self.copy_async(id, *param, *alloc, &x)?;
+                Vec::new()
+            }
+            ThreadOpKind::CommitAsync => {
+                self.commit_async();
+                Vec::new()
+            }
+            ThreadOpKind::WaitAsync { pending } => {
+                self.wait_async(usize::from(*pending))?;
+                Vec::new()
             }
             ThreadOpKind::LdMatrix { alloc, shape } => {
                 if !self.threads.is_multiple_of(WARP_SIZE) {

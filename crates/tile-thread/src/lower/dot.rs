@@ -11,7 +11,7 @@
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::{mma_dot, DistLayout};
 use crate::program::{Reg, SharedId, ThreadOpKind};
-use tile_ir::{BinaryOp, CmpPred, DType, OpId};
+use tile_ir::{BinaryOp, CmpPred, DType, OpId, Value};
 
 impl Lowerer<'_> {
     /// Lowers `dot`.
@@ -21,15 +21,10 @@ impl Lowerer<'_> {
         let ([a, b, c], Some(&result)) = (op.operands.as_slice(), op.results.first()) else {
             return Err(self.invalid(id, "dot takes a, b and c"));
         };
-        let (la, ra) = self.tile(id, *a)?;
-        let (lb, rb) = self.tile(id, *b)?;
         let (lc, rc) = self.tile(id, *c)?;
-        let (k, n) = match (
-            la.shape.as_slice(),
-            lb.shape.as_slice(),
-            lc.shape.as_slice(),
-        ) {
-            (&[m, k], &[k2, n], &[m2, n2]) if k == k2 && m == m2 && n == n2 => (k, n),
+        let dims = |v: Value| func.ty(v).tile_shape().map_or(&[][..], |s| s.dims());
+        let (m, k, n) = match (dims(*a), dims(*b), lc.shape.as_slice()) {
+            (&[m, k], &[k2, n], &[m2, n2]) if k == k2 && m == m2 && n == n2 => (m, k, n),
             _ => return Err(self.invalid(id, "shapes are not [M, K], [K, N], [M, N]")),
         };
         let (da, db, acc_dtype) = (
@@ -41,9 +36,29 @@ impl Lowerer<'_> {
         // The accumulator in the result's layout (a conversion only if `c`
         // comes in another one).
         let rc = self.convert(acc_dtype, &lc, &rc, &layout);
-        let alloc_a = self.stage_operand(da, &la, &ra, true);
-        let alloc_b = self.stage_operand(db, &lb, &rb, false);
-        self.barrier();
+        // Both operands row-major in fresh allocations; earlier readers of
+        // reused memory (or of the last iteration's) must be done first.
+        let (alloc_a, reused_a) = self.take_shared(da, m * k);
+        let (alloc_b, reused_b) = self.take_shared(db, k * n);
+        if self.loop_depth > 0 || reused_a || reused_b {
+            self.barrier();
+        }
+        let mut copied = false;
+        for (v, alloc) in [(*a, alloc_a), (*b, alloc_b)] {
+            match self.get(id, v)? {
+                Lowered::Deferred { load } => {
+                    self.stage_deferred(load, alloc)?;
+                    copied = true;
+                }
+                Lowered::Tile { layout, regs } => self.store_tile(alloc, &layout, &regs),
+                _ => return Err(self.invalid(id, "an operand is not a tile")),
+            }
+        }
+        if copied {
+            self.land_copies();
+        } else {
+            self.barrier();
+        }
         let regs = match mma_dot(func, id, self.program.num_warps, self.tensor_cores) {
             Some(plan) if plan.layout == *layout => {
                 self.mma_steps(&plan, [alloc_a, alloc_b], (k, n), &rc)
@@ -61,25 +76,13 @@ impl Lowerer<'_> {
         self.bind(id, Lowered::Tile { layout, regs })
     }
 
-    /// Stages a `dot` operand in a fresh row-major shared allocation
-    /// (`first`: the first of the two, which waits for earlier readers of
-    /// reused memory); the caller places the barrier before reading it.
-    fn stage_operand(
-        &mut self,
-        dtype: DType,
-        layout: &DistLayout,
-        regs: &[Reg],
-        first: bool,
-    ) -> SharedId {
+    /// Stores a tile in `layout` into `alloc`, row-major (each element by
+    /// its owner); the caller places the barrier before reading it.
+    pub(super) fn store_tile(&mut self, alloc: SharedId, layout: &DistLayout, regs: &[Reg]) {
         let coords = self.coords(layout);
-        let (alloc, reused) = self.take_shared(dtype, layout.shape.iter().product());
-        if first && (self.loop_depth > 0 || reused) {
-            self.barrier();
-        }
         for ((&v, &i), &owner) in regs.iter().zip(&coords.linear).zip(&coords.owner) {
             self.emit_op(ThreadOpKind::StoreShared { alloc }, vec![i, v, owner], &[]);
         }
-        alloc
     }
 
     /// The exact chain on CUDA cores (the module docs) from the staged

@@ -40,12 +40,12 @@ trait EmitAccess: for<'l, 'a> FnMut(&'l mut Lowerer<'a>, usize, Reg, &[Reg]) -> 
 impl<F: for<'l, 'a> FnMut(&'l mut Lowerer<'a>, usize, Reg, &[Reg]) -> Vec<Reg>> EmitAccess for F {}
 
 /// The per-register addresses and masks of one access.
-struct Access {
+pub(super) struct Access {
     param: usize,
-    addresses: Vec<Reg>,
-    masks: Vec<Reg>,
+    pub(super) addresses: Vec<Reg>,
+    pub(super) masks: Vec<Reg>,
     /// How the access is kept in bounds, for the text form.
-    note: String,
+    pub(super) note: String,
 }
 
 impl Lowerer<'_> {
@@ -91,6 +91,9 @@ impl Lowerer<'_> {
                         tile: shape.clone(),
                     },
                 )
+            }
+            OpKind::Load | OpKind::LoadMasked { .. } if self.deferred.contains(&id) => {
+                self.bind(id, Lowered::Deferred { load: id })
             }
             OpKind::Load | OpKind::LoadMasked { .. } => {
                 let result = *op
@@ -225,7 +228,13 @@ impl Lowerer<'_> {
 
     /// The hoisted test that `width`-wide accesses to tensor `param` (of
     /// `rank` axes) are contiguous and aligned (see [`Self::vectorized`]).
-    fn contiguous(&mut self, param: usize, rank: usize, width: usize, dtype: DType) -> Reg {
+    pub(super) fn contiguous(
+        &mut self,
+        param: usize,
+        rank: usize,
+        width: usize,
+        dtype: DType,
+    ) -> Reg {
         if let Some(&r) = self.contiguity.get(&(param, width)) {
             return r;
         }
@@ -269,7 +278,7 @@ impl Lowerer<'_> {
     /// Addresses and masks of an access through `operands` = view, indices.
     /// A masked access masks elements outside the tensor; an unmasked one is
     /// checked (see [`ThreadOpKind::Check`]) unless checks are off.
-    fn access(
+    pub(super) fn access(
         &mut self,
         id: OpId,
         operands: &[Value],

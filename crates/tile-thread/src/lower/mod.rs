@@ -23,6 +23,7 @@
 
 mod control;
 mod coords;
+mod copies;
 mod dot;
 mod elementwise;
 mod lview;
@@ -193,9 +194,14 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         proofs: proofs::Proofs::analyze(func),
         swizzle_shared: options.swizzle_shared,
         tensor_cores: options.tensor_cores,
+        deferred: Default::default(),
         yield_targets: Vec::new(),
         free_shared: Vec::new(),
     };
+    if options.tensor_cores == TensorCores::MmaSync {
+        let deferred = copies::deferred_loads(func, |dot| lowerer.on_tensor_cores(dot));
+        lowerer.deferred = deferred;
+    }
     let body = lowerer.region(&func.body)?;
     let mut ops = std::mem::take(&mut lowerer.prologue);
     ops.extend(body);
@@ -217,6 +223,9 @@ enum Lowered {
     },
     /// A tensor parameter.
     Tensor { param: usize },
+    /// A load that the `dot` using it copies to shared memory itself
+    /// (`copies.rs`).
+    Deferred { load: OpId },
     /// A partition view of a tensor parameter.
     PartitionView { param: usize, tile: Shape },
     /// A layout view of a tensor parameter: its static layout and its base
@@ -279,6 +288,8 @@ struct Lowerer<'a> {
     swizzle_shared: bool,
     /// The tensor-core instructions `dot` may use.
     tensor_cores: TensorCores,
+    /// The loads their tensor-core `dot` copies itself (`copies.rs`).
+    deferred: std::collections::HashSet<OpId>,
     /// Shared allocations whose last reads have been emitted, for reuse.
     free_shared: Vec<crate::program::SharedId>,
     /// Per enclosing region being lowered, the layouts its `yield` must

@@ -197,6 +197,28 @@ pub enum ThreadOpKind {
         /// The instruction's matrices and transposition.
         shape: LdMatrix,
     },
+    /// `cp.async @s<alloc>[%index], <param>[%addr] count(%n) mask(%m)`: PTX
+    /// `cp.async.cg.shared.global` of 16 bytes: the `16 / size` elements of
+    /// the tensor parameter from element offset `addr` (`i64`) to the
+    /// allocation from `index` (`i32`, 16-byte aligned on both sides), of
+    /// which only the first `n` (`i32`) are read and the rest written as
+    /// zeros; nothing at all where `m` (`bool`) is false. Asynchronous: the
+    /// copy joins the thread's open group and lands only when a
+    /// `cp.async.wait` completes the group.
+    CopyAsync {
+        /// The tensor parameter read.
+        param: usize,
+        /// The allocation written.
+        alloc: SharedId,
+    },
+    /// `cp.async.commit`: closes the thread's open group of copies.
+    CommitAsync,
+    /// `cp.async.wait <pending>`: waits until at most `pending` of the
+    /// thread's closed groups are still in flight (the older ones land).
+    WaitAsync {
+        /// The groups that may stay in flight.
+        pending: u8,
+    },
     /// `for %iv = %lo to %hi step %step iter(...)`: a uniform counted loop;
     /// operands as the tile IR's `for`, one region, results the final carried
     /// values.
@@ -236,6 +258,9 @@ impl ThreadOpKind {
             ThreadOpKind::Shuffle { .. } => "shfl",
             ThreadOpKind::Mma { .. } => "mma",
             ThreadOpKind::LdMatrix { .. } => "ldmatrix",
+            ThreadOpKind::CopyAsync { .. } => "cp.async",
+            ThreadOpKind::CommitAsync => "cp.async.commit",
+            ThreadOpKind::WaitAsync { .. } => "cp.async.wait",
             ThreadOpKind::For => "for",
             ThreadOpKind::If => "if",
             ThreadOpKind::Yield => "yield",

@@ -214,6 +214,21 @@ impl Program {
                 write!(text, "shfl.{} {} width {width}", mode.name(), list(o))
             }
             ThreadOpKind::Mma { kind } => write!(text, "mma.{} {}", kind.name(), list(o)),
+            ThreadOpKind::CopyAsync { param, alloc } => match o.as_slice() {
+                [addr, index, n, mask] => write!(
+                    text,
+                    "cp.async @s{}[{}], {}[{}] count({}) mask({})",
+                    alloc.index(),
+                    reg(*index),
+                    self.param_name(*param),
+                    reg(*addr),
+                    reg(*n),
+                    reg(*mask)
+                ),
+                _ => write!(text, "cp.async @s{} {}", alloc.index(), list(o)),
+            },
+            ThreadOpKind::CommitAsync => write!(text, "cp.async.commit"),
+            ThreadOpKind::WaitAsync { pending } => write!(text, "cp.async.wait {pending}"),
             ThreadOpKind::LdMatrix { alloc, shape } => write!(
                 text,
                 "ldmatrix.x{}{} @s{}[{}]",

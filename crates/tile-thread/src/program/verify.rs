@@ -227,6 +227,22 @@ impl Checker<'_> {
                     && operands[1] == DType::I32
                     && results == operands[..1]
             }
+            ThreadOpKind::CopyAsync { param, alloc } => {
+                let Some(a) = self.program.shared.get(*alloc) else {
+                    return bad(self, "an allocation outside the program");
+                };
+                let tensor = match self.program.params.get(*param).map(|p| &p.kind) {
+                    Some(ParamKind::Tensor(t)) => *t,
+                    _ => return bad(self, "a parameter that is not a tensor"),
+                };
+                tensor.dtype == a.dtype
+                    && 16 % a.dtype.size_bytes().max(1) == 0
+                    && operands == [DType::I64, DType::I32, DType::I32, DType::Bool]
+                    && results.is_empty()
+            }
+            ThreadOpKind::CommitAsync | ThreadOpKind::WaitAsync { .. } => {
+                operands.is_empty() && results.is_empty()
+            }
             ThreadOpKind::LdMatrix { alloc, shape } => {
                 let Some(a) = self.program.shared.get(*alloc) else {
                     return bad(self, "an allocation outside the program");

@@ -113,6 +113,43 @@ impl<'a> Parser<'_, 'a> {
                 let width = self.match_int("the shuffle's width")?;
                 (ThreadOpKind::Shuffle { mode, width }, operands)
             }
+            "cp" => {
+                self.match_token(TokenKind::Dot, "`.async`")?;
+                self.match_keyword("async")?;
+                if self.peek().kind == TokenKind::Dot {
+                    self.bump();
+                    let what = self.match_ident("`commit` or `wait`")?;
+                    match what.text {
+                        "commit" => (ThreadOpKind::CommitAsync, vec![]),
+                        "wait" => {
+                            let pending = self.match_int("the groups left in flight")?;
+                            (ThreadOpKind::WaitAsync { pending }, vec![])
+                        }
+                        other => {
+                            return Err(Self::error_at(
+                                &what,
+                                format!("unknown `cp.async.{other}`"),
+                            ))
+                        }
+                    }
+                } else {
+                    let alloc = self.match_shared()?;
+                    let index =
+                        self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
+                    self.match_token(TokenKind::Comma, "`,`")?;
+                    let param = self.match_param()?;
+                    let addr =
+                        self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
+                    self.match_keyword("count")?;
+                    let n = self.match_reg_group(TokenKind::LParen, TokenKind::RParen, "`(`")?;
+                    self.match_keyword("mask")?;
+                    let m = self.match_reg_group(TokenKind::LParen, TokenKind::RParen, "`(`")?;
+                    (
+                        ThreadOpKind::CopyAsync { param, alloc },
+                        [addr, index, n, m].concat(),
+                    )
+                }
+            }
             "ldmatrix" => {
                 self.match_token(TokenKind::Dot, "`.` and the matrix count")?;
                 let count = self.match_ident("`x1`, `x2` or `x4`")?;
