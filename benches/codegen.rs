@@ -5,7 +5,10 @@
 //!   program → LLVM → PTX / HSACO), median of several runs;
 //! - PTX statistics of each example's embedded PTX per sm target: registers,
 //!   spills and stack from `ptxas -v`, and counts of vector loads and stores,
-//!   shuffles, barriers and FMAs in the PTX.
+//!   shuffles, barriers and FMAs in the PTX;
+//! - the f16 matmul of Triton's tutorial (128×128×64 tiles, 8 warps) for
+//!   sm_80 beside Triton's PTX of it (`../shared/tritonref/ptx`): registers
+//!   and spills from `ptxas -v`, tensor-core and async-copy instructions.
 //!
 //! `cargo bench --bench codegen` (see docs/benchmarks.md).
 
@@ -133,7 +136,7 @@ fn resources(report: &str) -> (u32, u32, u32) {
 fn ptx_statistics() {
     println!("\nPTX statistics of the embedded images: registers, stack and spill bytes from ptxas -v; instruction counts in the PTX");
     println!(
-        "{:<30} {:<6} {:>5} {:>6} {:>6} {:>8} {:>8} {:>6} {:>5} {:>5}",
+        "{:<30} {:<6} {:>5} {:>6} {:>6} {:>8} {:>8} {:>6} {:>5} {:>5} {:>5}",
         "kernel (specialization)",
         "sm",
         "regs",
@@ -143,9 +146,10 @@ fn ptx_statistics() {
         "st.v2/v4",
         "shfl",
         "bar",
-        "fma"
+        "fma",
+        "mma"
     );
-    let infos: [&KernelInfo; 8] = [
+    let infos: [&KernelInfo; 9] = [
         &vector_add::vector_add::<1024>::INFO,
         &softmax::softmax::<4, 256>::INFO,
         &layernorm::layernorm::<8, 384>::INFO,
@@ -154,6 +158,7 @@ fn ptx_statistics() {
         &transpose::transpose::<32, 32>::INFO,
         &transpose::transpose_lview::<224, 160, 32, 32>::INFO,
         &attention::attention::<16, 16, 64>::INFO,
+        &attention::attention_f16::<64, 32, 64>::INFO,
     ];
     for info in infos {
         for spec in info.specializations {
@@ -171,7 +176,7 @@ fn ptx_statistics() {
                     + count("ld.global.nc.v4");
                 let vector_stores = count("st.global.v2") + count("st.global.v4");
                 println!(
-                    "{:<30} {:<6} {:>5} {:>6} {:>6} {:>8} {:>8} {:>6} {:>5} {:>5}",
+                    "{:<30} {:<6} {:>5} {:>6} {:>6} {:>8} {:>8} {:>6} {:>5} {:>5} {:>5}",
                     format!("{} ({})", info.name, spec.label),
                     image.target,
                     regs,
@@ -181,10 +186,55 @@ fn ptx_statistics() {
                     vector_stores,
                     count("shfl.sync"),
                     count("bar.sync"),
-                    count("fma.rn")
+                    count("fma.rn"),
+                    count("mma.sync")
                 );
             }
         }
+    }
+}
+
+/// One row of the tensor-core comparison: `ptxas -v` figures and counts of
+/// the instructions that make a tensor-core matmul, in `ptx`.
+fn tensor_core_row(name: &str, ptx: &str) {
+    let report = tools::ptxas_resource_usage(ptx, Sm::Sm80).unwrap_or_else(|e| panic!("{e}"));
+    let (regs, _, spill) = resources(&report);
+    let count = |needle: &str| ptx.matches(needle).count();
+    println!(
+        "{:<34} {:>5} {:>6} {:>5} {:>8} {:>8} {:>9} {:>5}",
+        name,
+        regs,
+        spill,
+        count("mma.sync"),
+        count("ldmatrix"),
+        count("cp.async.cg") + count("cp.async.ca"),
+        count("ld.shared"),
+        count("bar.sync"),
+    );
+}
+
+/// Our PTX of the f16 matmul at Triton's tutorial configuration beside
+/// Triton's (3 pipeline stages), both assembled by the same ptxas.
+fn tensor_cores_against_triton() {
+    println!("\nf16 matmul 128x128x64, 8 warps, sm_80: ptxas -v registers and spill bytes; instruction counts in the PTX");
+    println!(
+        "{:<34} {:>5} {:>6} {:>5} {:>8} {:>8} {:>9} {:>5}",
+        "compiler", "regs", "spill", "mma", "ldmatrix", "cp.async", "ld.shared", "bar"
+    );
+    let func = tile::ir::samples::matmul(128, 128, 64, tile::ir::DType::F16).expect("the sample");
+    let target = tile_codegen::Target::Nvptx(Sm::Sm80);
+    let program = tile_codegen::pipeline::lower_for(&func, "tutorial", 8, target.tensor_cores())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ours = tile_codegen::gpu::emit(&program, target, &tile_codegen::CodegenOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    tensor_core_row("tile (no pipelining)", &ours.assembly);
+    let triton = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/tritonref/ptx/matmul_cuda_80.ptx"
+    );
+    match std::fs::read_to_string(triton) {
+        Ok(ptx) => tensor_core_row("Triton (3 stages)", &ptx),
+        Err(e) => println!("Triton's PTX: {triton}: {e}"),
     }
 }
 
@@ -196,4 +246,5 @@ fn main() {
     }
     compile_latency();
     ptx_statistics();
+    tensor_cores_against_triton();
 }

@@ -217,7 +217,7 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     use tile::meta::KernelInfo;
     use tile::ImageKind;
     use tile_codegen::tools;
-    let infos: [&KernelInfo; 8] = [
+    let infos: [&KernelInfo; 9] = [
         &vector_add::vector_add::<1024>::INFO,
         &softmax::softmax::<4, 256>::INFO,
         &layernorm::layernorm::<8, 384>::INFO,
@@ -226,6 +226,7 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
         &transpose::transpose::<32, 32>::INFO,
         &transpose::transpose_lview::<224, 160, 32, 32>::INFO,
         &attention::attention::<16, 16, 64>::INFO,
+        &attention::attention_f16::<64, 32, 64>::INFO,
     ];
     let levels: Vec<&str> = tile::runtime::cpu::HostIsa::for_this_architecture()
         .iter()
@@ -297,8 +298,8 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     }
     assert_eq!(
         checked,
-        9 * expected.len() + 2 * levels.len(),
-        "nine specializations for seven GPU targets and the host levels, two for the host"
+        10 * expected.len() + 2 * levels.len(),
+        "ten specializations for seven GPU targets and the host levels, two for the host"
     );
 }
 
@@ -352,7 +353,7 @@ fn every_example_on_the_host_back_end_equals_the_interpreter() {
     const K: usize = 50;
     // A kernel, its tensor shapes and the extents its grid covers.
     type Case = (&'static KernelInfo, Vec<&'static [usize]>, [usize; 2]);
-    let cases: [Case; 8] = [
+    let cases: [Case; 9] = [
         (
             &vector_add::vector_add::<1024>::INFO,
             vec![&[5000]; 3],
@@ -391,6 +392,11 @@ fn every_example_on_the_host_back_end_equals_the_interpreter() {
         ),
         (
             &attention::attention::<16, 16, 64>::INFO,
+            vec![&[SEQ, 64]; 4],
+            [SEQ, 1],
+        ),
+        (
+            &attention::attention_f16::<64, 32, 64>::INFO,
             vec![&[SEQ, 64]; 4],
             [SEQ, 1],
         ),
@@ -456,5 +462,5 @@ fn every_example_on_the_host_back_end_equals_the_interpreter() {
             }
         }
     }
-    assert_eq!(ran, 11, "every specialization of every example");
+    assert_eq!(ran, 12, "every specialization of every example");
 }

@@ -51,7 +51,7 @@ fn copy<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
 }
 
 /// Every kernel of the examples, and [`copy`].
-fn kernels() -> [&'static KernelInfo; 9] {
+fn kernels() -> [&'static KernelInfo; 10] {
     [
         &copy::<4>::INFO,
         &vector_add::vector_add::<1024>::INFO,
@@ -62,6 +62,7 @@ fn kernels() -> [&'static KernelInfo; 9] {
         &transpose::transpose::<32, 32>::INFO,
         &transpose::transpose_lview::<224, 160, 32, 32>::INFO,
         &attention::attention::<16, 16, 64>::INFO,
+        &attention::attention_f16::<64, 32, 64>::INFO,
     ]
 }
 
@@ -145,8 +146,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     }
     let images = write_images(&dir.0);
     assert_eq!(
-        images, 20,
-        "ten specializations (the examples and `copy`) have sm_80 PTX and gfx942 code objects"
+        images, 22,
+        "eleven specializations (the examples and `copy`) have sm_80 PTX and gfx942 code objects"
     );
     let out = Command::new(&exe)
         .args([

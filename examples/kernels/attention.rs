@@ -4,7 +4,7 @@
 //! an unnormalized output `acc`, rescaled whenever the maximum grows.
 
 use crate::common::{max_error, timed, Inputs, Row};
-use tile::{tile_kernel, Device, Error};
+use tile::{f16, tile_kernel, Device, Error};
 
 #[tile_kernel(configs(BM = 16, BN = 16, D = 64))]
 pub fn attention<const BM: usize, const BN: usize, const D: usize>(
@@ -31,6 +31,39 @@ pub fn attention<const BM: usize, const BN: usize, const D: usize>(
         let alpha = (m - m_new).exp();
         l = l * alpha + p.sum_keepdim(1);
         acc = dot(p, vv.load_masked(j, 0), acc * alpha);
+        m = m_new;
+    }
+    partition_view(out, [BM, D]).store_masked(acc / l, pid, 0);
+}
+
+/// The same in f16: both products are `tensor` dots (on `mma.sync` from
+/// sm_80 on), the scores and the running statistics in f32, the weights
+/// rounded to f16 for the second product. 64 query rows and 32 keys per
+/// block give both products whole 16×8 blocks for the 4 warps.
+#[tile_kernel(configs(BM = 64, BN = 32, D = 64))]
+pub fn attention_f16<const BM: usize, const BN: usize, const D: usize>(
+    q: &Tensor<f16, 2>,
+    k: &Tensor<f16, 2>,
+    v: &Tensor<f16, 2>,
+    out: &mut Tensor<f32, 2>,
+    scale: f32,
+) {
+    let pid = program_id(0);
+    let seq = k.dim(0);
+    let qt = partition_view(q, [BM, D]).load_masked(pid, 0);
+    let (vk, vv) = (partition_view(k, [BN, D]), partition_view(v, [BN, D]));
+    let mut m = full([BM, 1], f32::NEG_INFINITY);
+    let mut l = zeros::<f32>([BM, 1]);
+    let mut acc = zeros::<f32>([BM, D]);
+    for j in 0..cdiv(seq, BN) {
+        let s = dot(qt, vk.load_masked(j, 0).transpose(), zeros::<f32>([BM, BN])) * scale;
+        let key = iota::<i32>([BN]) + j * BN;
+        let s = select(key < seq, s, f32::NEG_INFINITY);
+        let m_new = m.max(s.max_along_keepdim(1));
+        let p = (s - m_new).exp();
+        let alpha = (m - m_new).exp();
+        l = l * alpha + p.sum_keepdim(1);
+        acc = dot(p.cast::<f16>(), vv.load_masked(j, 0), acc * alpha);
         m = m_new;
     }
     partition_view(out, [BM, D]).store_masked(acc / l, pid, 0);
@@ -70,12 +103,34 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     let mut out = dev.zeros::<f32>(&[seq, d])?;
     let grid = [seq.div_ceil(16) as u32];
     let time = timed(|| attention::<16, 16, 64>::launch(dev, grid, (&q, &k, &v, &mut out, scale)))?;
-    Ok(vec![Row {
+    let f32_row = Row {
         kernel: "attention".into(),
         code: dev.kernel_code(&attention::<16, 16, 64>::kernel_spec())?,
         shape: format!("seq {seq}, head {d}"),
         max_error: max_error(&out.to_vec()?, &reference(&qs, &ks, &vs, seq, d, scale)),
         tolerance: 1e-5,
         time,
-    }])
+    };
+    let half = |x: &[f32]| x.iter().map(|&v| f16::from_f32(v)).collect::<Vec<f16>>();
+    let (q16, k16, v16) = (half(&qs), half(&ks), half(&vs));
+    let q = dev.tensor_from_slice(&q16, &[seq, d])?;
+    let k = dev.tensor_from_slice(&k16, &[seq, d])?;
+    let v = dev.tensor_from_slice(&v16, &[seq, d])?;
+    let mut out = dev.zeros::<f32>(&[seq, d])?;
+    let grid = [seq.div_ceil(64) as u32];
+    let time =
+        timed(|| attention_f16::<64, 32, 64>::launch(dev, grid, (&q, &k, &v, &mut out, scale)))?;
+    let widen = |x: &[f16]| x.iter().map(|v| v.to_f32()).collect::<Vec<f32>>();
+    let want = reference(&widen(&q16), &widen(&k16), &widen(&v16), seq, d, scale);
+    let f16_row = Row {
+        kernel: "attention f16".into(),
+        code: dev.kernel_code(&attention_f16::<64, 32, 64>::kernel_spec())?,
+        shape: format!("seq {seq}, head {d}"),
+        // The weights are rounded to f16 (relative 2^-11) before the second
+        // product; the output is a weighted mean of v.
+        max_error: max_error(&out.to_vec()?, &want),
+        tolerance: 2e-3,
+        time,
+    };
+    Ok(vec![f32_row, f16_row])
 }
