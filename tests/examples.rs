@@ -236,19 +236,24 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
         "sm_80", "sm_86", "sm_89", "sm_90", "gfx90a", "gfx942", "gfx1100",
     ];
     expected.extend(&levels);
-    // The 8-row softmax and layernorm are built for the host only.
+    // The 8-row softmax and layernorm are built for the host only, the f16
+    // attention for the tensor-core targets and the host.
     let host_only = |name: &str, label: &str| {
         matches!(
             (name, label),
             ("softmax", "BR=8,BC=256") | ("layernorm", "BR=8,BC=384")
         )
     };
+    let mut tensor_cores: Vec<&str> = vec!["sm_80", "sm_86", "sm_89", "sm_90"];
+    tensor_cores.extend(&levels);
     let mut checked = 0;
     for info in infos {
         for spec in info.specializations {
             let targets: Vec<&str> = spec.images.iter().map(|i| i.target).collect();
             let want = if host_only(info.name, spec.label) {
                 &levels
+            } else if info.name == "attention_f16" {
+                &tensor_cores
             } else {
                 &expected
             };
@@ -298,8 +303,8 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     }
     assert_eq!(
         checked,
-        10 * expected.len() + 2 * levels.len(),
-        "ten specializations for seven GPU targets and the host levels, two for the host"
+        9 * expected.len() + tensor_cores.len() + 2 * levels.len(),
+        "nine specializations for seven GPU targets and the host levels, one for four, two for the host"
     );
 }
 
@@ -463,4 +468,22 @@ fn every_example_on_the_host_back_end_equals_the_interpreter() {
         }
     }
     assert_eq!(ran, 12, "every specialization of every example");
+}
+
+/// The f16 attention's sm_80 PTX computes both products on tensor cores:
+/// per k-step, 2×2 blocks per warp for the scores (64×32, four steps of
+/// D = 64) and 2×4 for the output (64×64, two steps of 32 keys).
+#[test]
+fn attention_f16_uses_tensor_cores_for_both_products() {
+    let info = &attention::attention_f16::<64, 32, 64>::INFO;
+    let spec = &info.specializations[0];
+    let ptx = spec
+        .images
+        .iter()
+        .find(|i| i.target == "sm_80")
+        .map(|i| std::str::from_utf8(i.bytes).expect("PTX is text"))
+        .expect("an sm_80 image");
+    let mma = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32";
+    assert_eq!(ptx.matches(mma).count(), 4 * 4 + 8 * 2);
+    assert!(ptx.contains("ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
 }
