@@ -16,6 +16,7 @@ use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::{mma_dot, DistLayout};
 use crate::program::{Region, SharedId, ThreadOpKind};
 use std::collections::{HashMap, HashSet};
+use tile_ir::layout::Swizzle;
 use tile_ir::{BinaryOp, Function, OpId, OpKind, Padding, Scalar, Value};
 
 /// The loads to defer: each the `a` or `b` of a `dot` for which
@@ -84,7 +85,12 @@ impl Lowerer<'_> {
     /// Stages the deferred `load` into `alloc`: `cp.async` copies when the
     /// tensor is contiguous and aligned, else the load as usual and
     /// `st.shared`.
-    pub(super) fn stage_deferred(&mut self, load: OpId, alloc: SharedId) -> Result<(), LowerError> {
+    pub(super) fn stage_deferred(
+        &mut self,
+        load: OpId,
+        alloc: SharedId,
+        swizzle: Option<Swizzle>,
+    ) -> Result<(), LowerError> {
         let func = self.func;
         let op = func.op(load);
         let result = op.results[0];
@@ -101,7 +107,7 @@ impl Lowerer<'_> {
         };
         // Whole chunks; threads past the tile hold dead ones, not copied.
         if chunks.size_per_thread.last() != Some(&width) || chunks.has_copies() {
-            return self.stage_loaded(load, alloc);
+            return self.stage_loaded(load, alloc, swizzle);
         }
         let contiguous = self.contiguous(param, shape.len(), width, dtype);
         let masked = matches!(op.kind, OpKind::LoadMasked { .. });
@@ -116,12 +122,8 @@ impl Lowerer<'_> {
                 count = self.binary(BinaryOp::Add, count, inside);
             }
             let first = g * width;
-            let operands = vec![
-                access.addresses[first],
-                coords.linear[first],
-                count,
-                coords.live[first],
-            ];
+            let at = self.swizzled(coords.linear[first], swizzle);
+            let operands = vec![access.addresses[first], at, count, coords.live[first]];
             let copy = self.emit_op(ThreadOpKind::CopyAsync { param, alloc }, operands, &[]);
             self.program.notes.insert(copy, access.note.clone());
         }
@@ -136,8 +138,9 @@ impl Lowerer<'_> {
             let loaded = self.emit_op(kind, operands, &[dtype]);
             self.program.notes.insert(loaded, access.note.clone());
             let value = self.program.ops[loaded].results[0];
+            let at = self.swizzled(coords.linear[v], swizzle);
             let store = ThreadOpKind::StoreShared { alloc };
-            self.emit_op(store, vec![coords.linear[v], value, coords.live[v]], &[]);
+            self.emit_op(store, vec![at, value, coords.live[v]], &[]);
         }
         self.emit_op(ThreadOpKind::Yield, vec![], &[]);
         let else_ops = std::mem::replace(&mut self.current, saved);
@@ -160,7 +163,12 @@ impl Lowerer<'_> {
 
     /// Lowers the deferred `load` where it is needed and stores its
     /// registers into `alloc`.
-    fn stage_loaded(&mut self, load: OpId, alloc: SharedId) -> Result<(), LowerError> {
+    fn stage_loaded(
+        &mut self,
+        load: OpId,
+        alloc: SharedId,
+        swizzle: Option<Swizzle>,
+    ) -> Result<(), LowerError> {
         let was_deferred = self.deferred.remove(&load);
         self.memory(load)?;
         if was_deferred {
@@ -168,7 +176,7 @@ impl Lowerer<'_> {
         }
         let result = self.func.op(load).results[0];
         let (layout, regs) = self.tile(load, result)?;
-        self.store_tile(alloc, &layout, &regs);
+        self.store_tile(alloc, &layout, &regs, swizzle);
         Ok(())
     }
 

@@ -8,9 +8,11 @@
 //! first — the interpreter's order and rounding, so the result is
 //! bit-identical. For `i8` operands the step is `acc + a * b` in `i32`.
 
+use super::operand_swizzle::operand_swizzle;
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::{mma_dot, DistLayout};
 use crate::program::{Reg, SharedId, ThreadOpKind};
+use tile_ir::layout::Swizzle;
 use tile_ir::{BinaryOp, CmpPred, DType, OpId, Value};
 
 impl Lowerer<'_> {
@@ -43,14 +45,22 @@ impl Lowerer<'_> {
         if self.loop_depth > 0 || reused_a || reused_b {
             self.barrier();
         }
+        // Tensor cores read swizzled operands (`operand_swizzle.rs`) unless
+        // stagings are not swizzled (`LowerOptions::swizzle_shared`).
+        let plan = mma_dot(func, id, self.program.num_warps, self.tensor_cores)
+            .filter(|plan| plan.layout == *layout);
+        let swizzles = match plan {
+            Some(_) if self.swizzle_shared => [operand_swizzle(k), operand_swizzle(n)],
+            _ => [None, None],
+        };
         let mut copied = false;
-        for (v, alloc) in [(*a, alloc_a), (*b, alloc_b)] {
+        for ((v, alloc), sw) in [(*a, alloc_a), (*b, alloc_b)].into_iter().zip(swizzles) {
             match self.get(id, v)? {
                 Lowered::Deferred { load } => {
-                    self.stage_deferred(load, alloc)?;
+                    self.stage_deferred(load, alloc, sw)?;
                     copied = true;
                 }
-                Lowered::Tile { layout, regs } => self.store_tile(alloc, &layout, &regs),
+                Lowered::Tile { layout, regs } => self.store_tile(alloc, &layout, &regs, sw),
                 _ => return Err(self.invalid(id, "an operand is not a tile")),
             }
         }
@@ -59,11 +69,9 @@ impl Lowerer<'_> {
         } else {
             self.barrier();
         }
-        let regs = match mma_dot(func, id, self.program.num_warps, self.tensor_cores) {
-            Some(plan) if plan.layout == *layout => {
-                self.mma_steps(&plan, [alloc_a, alloc_b], (k, n), &rc)
-            }
-            _ => self.fma_chain(
+        let regs = match plan {
+            Some(plan) => self.mma_steps(&plan, [alloc_a, alloc_b], (k, n), &rc, swizzles),
+            None => self.fma_chain(
                 &layout,
                 [alloc_a, alloc_b],
                 [da, db, acc_dtype],
@@ -76,12 +84,20 @@ impl Lowerer<'_> {
         self.bind(id, Lowered::Tile { layout, regs })
     }
 
-    /// Stores a tile in `layout` into `alloc`, row-major (each element by
-    /// its owner); the caller places the barrier before reading it.
-    pub(super) fn store_tile(&mut self, alloc: SharedId, layout: &DistLayout, regs: &[Reg]) {
+    /// Stores a tile in `layout` into `alloc`, row-major under `swizzle`
+    /// (each element by its owner); the caller places the barrier before
+    /// reading it.
+    pub(super) fn store_tile(
+        &mut self,
+        alloc: SharedId,
+        layout: &DistLayout,
+        regs: &[Reg],
+        swizzle: Option<Swizzle>,
+    ) {
         let coords = self.coords(layout);
         for ((&v, &i), &owner) in regs.iter().zip(&coords.linear).zip(&coords.owner) {
-            self.emit_op(ThreadOpKind::StoreShared { alloc }, vec![i, v, owner], &[]);
+            let at = self.swizzled(i, swizzle);
+            self.emit_op(ThreadOpKind::StoreShared { alloc }, vec![at, v, owner], &[]);
         }
     }
 

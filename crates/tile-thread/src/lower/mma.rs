@@ -15,6 +15,7 @@ use super::Lowerer;
 use crate::layout_assign::MmaDot;
 use crate::program::{LdMatrix, Reg, SharedId, ThreadOpKind};
 use tile_abi::mma::Fragment;
+use tile_ir::layout::Swizzle;
 use tile_ir::{BinaryOp, DType};
 
 impl Lowerer<'_> {
@@ -27,6 +28,7 @@ impl Lowerer<'_> {
         [alloc_a, alloc_b]: [SharedId; 2],
         (k, n): (usize, usize),
         acc: &[Reg],
+        [sw_a, sw_b]: [Option<Swizzle>; 2],
     ) -> Vec<Reg> {
         let kind = plan.kind;
         let (im, in_, ik) = kind.shape();
@@ -61,13 +63,13 @@ impl Lowerer<'_> {
             let a_frags: Vec<Vec<Reg>> = (0..rep_m)
                 .map(|rm| {
                     let offset = rm * im * wm * k + step * ik;
-                    self.ldmatrix(alloc_a, a_shape, dtype, base_a, offset)
+                    self.ldmatrix(alloc_a, a_shape, dtype, base_a, offset, sw_a)
                 })
                 .collect();
             let b_frags: Vec<Vec<Reg>> = (0..rep_n)
                 .map(|rn| {
                     let offset = step * ik * n + rn * in_ * wn;
-                    self.ldmatrix(alloc_b, b_shape, dtype, base_b, offset)
+                    self.ldmatrix(alloc_b, b_shape, dtype, base_b, offset, sw_b)
                 })
                 .collect();
             let nc = kind.elements(Fragment::C);
@@ -87,8 +89,8 @@ impl Lowerer<'_> {
         acc
     }
 
-    /// The registers `ldmatrix` of `shape` gives each lane from `alloc`,
-    /// the lane's row at `base + offset`.
+    /// The registers `ldmatrix` of `shape` gives each lane from `alloc`
+    /// (stored under `swizzle`), the lane's row at `base + offset`.
     fn ldmatrix(
         &mut self,
         alloc: SharedId,
@@ -96,6 +98,7 @@ impl Lowerer<'_> {
         dtype: DType,
         base: Reg,
         offset: usize,
+        swizzle: Option<Swizzle>,
     ) -> Vec<Reg> {
         let index = if offset == 0 {
             base
@@ -103,6 +106,7 @@ impl Lowerer<'_> {
             let c = self.i32c(offset as i64);
             self.binary(BinaryOp::Add, base, c)
         };
+        let index = self.swizzled(index, swizzle);
         let results = vec![dtype; 2 * usize::from(shape.count)];
         let op = self.emit_op(
             ThreadOpKind::LdMatrix { alloc, shape },

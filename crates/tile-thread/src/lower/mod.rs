@@ -30,6 +30,7 @@ mod lview;
 mod memory;
 mod mma;
 mod movement;
+mod operand_swizzle;
 mod proofs;
 mod reduce;
 mod reduce_tree;
