@@ -71,9 +71,10 @@ pub enum Op {
     Access = 9,
     /// A warp's tensor-core step ([`crate::mma`]) of instruction `b`
     /// ([`MmaKind`](crate::mma::MmaKind) code): `a` is the address of the
-    /// lane's [`MMA_WORDS`] 32-bit words (its A, B and C fragments as the
-    /// instruction's registers), and the runtime writes the lane's D
-    /// fragment over the C words before returning.
+    /// lane's [`MmaKind::words`](crate::mma::MmaKind::words) 32-bit words
+    /// (its A, B and C fragments as the instruction's registers), and the
+    /// runtime writes the lane's D fragment over the C words before
+    /// returning.
     Mma = 10,
     /// A warp's `ldmatrix` ([`crate::mma::LdMatrix`] code `b`): `a` is the
     /// shared-memory address the lane supplies (a row of 8 16-bit elements,
@@ -93,9 +94,9 @@ pub enum Op {
     WaitAsync = 14,
 }
 
-/// The 32-bit words an [`Op::Mma`] buffer holds: 4 of A, 2 of B, 4 of C
-/// (the results D replace C).
-pub const MMA_WORDS: usize = 10;
+/// The most 32-bit words an [`Op::Mma`] buffer holds (WMMA's 8 of A, 8 of
+/// B and 8 of C).
+pub const MMA_MAX_WORDS: usize = 24;
 
 impl Op {
     /// Every op.

@@ -16,6 +16,17 @@
 //! Two 16-bit elements share a `b32` register, element `2j` in the low half
 //! of register `j`.
 //!
+//! RDNA 3's WMMA in wave32 (`v_wmma_f32_16x16x16_{f16,bf16}`, the layouts
+//! of AMD's matrix instruction calculator): A and B are held twice, lanes
+//! `16..32` repeating lanes `0..16` (the instruction requires it; a warp
+//! that breaks it is an error here):
+//!
+//! | fragment | elements per lane | element `i` of lane `l` |
+//! |---|---|---|
+//! | A, 16×16 | 16 | row `l % 16`, column `i` |
+//! | B, 16×16 | 16 | row (k) `i`, column `l % 16` |
+//! | C and D, 16×16 | 8 × `f32` | row `2i + l / 16`, column `l % 16` |
+//!
 //! **Arithmetic.** The tile IR's `dot` with precision `tensor` lets a
 //! device sum a step's products in any order within a bound
 //! (`tile_ir::DotPrecision`). The emulators pick one exact order so that
@@ -32,6 +43,19 @@ pub enum MmaKind {
     F16M16N8K16 = 1,
     /// `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`.
     Bf16M16N8K16 = 2,
+    /// RDNA3's `v_wmma_f32_16x16x16_f16` in wave32.
+    WmmaF16M16N16K16 = 3,
+    /// RDNA3's `v_wmma_f32_16x16x16_bf16` in wave32.
+    WmmaBf16M16N16K16 = 4,
+}
+
+/// The instruction sets of [`MmaKind`]s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmaFamily {
+    /// NVIDIA's `mma.sync` (sm_80 and later).
+    MmaSync,
+    /// AMD RDNA3's WMMA (gfx11, wave32).
+    Wmma,
 }
 
 /// Which operand of an instruction a fragment belongs to.
@@ -47,7 +71,20 @@ pub enum Fragment {
 
 impl MmaKind {
     /// Every instruction.
-    pub const ALL: [MmaKind; 2] = [MmaKind::F16M16N8K16, MmaKind::Bf16M16N8K16];
+    pub const ALL: [MmaKind; 4] = [
+        MmaKind::F16M16N8K16,
+        MmaKind::Bf16M16N8K16,
+        MmaKind::WmmaF16M16N16K16,
+        MmaKind::WmmaBf16M16N16K16,
+    ];
+
+    /// The instruction set.
+    pub fn family(self) -> MmaFamily {
+        match self {
+            MmaKind::F16M16N8K16 | MmaKind::Bf16M16N8K16 => MmaFamily::MmaSync,
+            MmaKind::WmmaF16M16N16K16 | MmaKind::WmmaBf16M16N16K16 => MmaFamily::Wmma,
+        }
+    }
 
     /// The instruction encoded as `code`.
     pub fn from_u64(code: u64) -> Option<MmaKind> {
@@ -57,45 +94,66 @@ impl MmaKind {
     /// The dtype of the A and B elements.
     pub fn operand_dtype(self) -> tile_ir::DType {
         match self {
-            MmaKind::F16M16N8K16 => tile_ir::DType::F16,
-            MmaKind::Bf16M16N8K16 => tile_ir::DType::BF16,
+            MmaKind::F16M16N8K16 | MmaKind::WmmaF16M16N16K16 => tile_ir::DType::F16,
+            MmaKind::Bf16M16N8K16 | MmaKind::WmmaBf16M16N16K16 => tile_ir::DType::BF16,
         }
     }
 
-    /// The instruction for operands of `dtype`, if there is one.
-    pub fn for_operands(dtype: tile_ir::DType) -> Option<MmaKind> {
+    /// The instruction of `family` for operands of `dtype`, if there is one.
+    pub fn for_operands(family: MmaFamily, dtype: tile_ir::DType) -> Option<MmaKind> {
         MmaKind::ALL
             .into_iter()
-            .find(|k| k.operand_dtype() == dtype)
+            .find(|k| k.family() == family && k.operand_dtype() == dtype)
     }
 
-    /// The instruction's name in thread-level programs: `m16n8k16.f16`.
+    /// The instruction's name in thread-level programs: `m16n8k16.f16`,
+    /// `wmma16x16x16.f16`.
     pub fn name(self) -> String {
         let (m, n, k) = self.shape();
-        format!("m{m}n{n}k{k}.{}", self.operand_dtype())
+        match self.family() {
+            MmaFamily::MmaSync => format!("m{m}n{n}k{k}.{}", self.operand_dtype()),
+            MmaFamily::Wmma => format!("wmma{m}x{n}x{k}.{}", self.operand_dtype()),
+        }
     }
 
     /// The instruction's `(M, N, K)`.
     pub fn shape(self) -> (usize, usize, usize) {
-        (16, 8, 16)
+        match self.family() {
+            MmaFamily::MmaSync => (16, 8, 16),
+            MmaFamily::Wmma => (16, 16, 16),
+        }
     }
 
     /// The elements per lane of a fragment.
     pub fn elements(self, fragment: Fragment) -> usize {
-        match fragment {
-            Fragment::A => 8,
-            Fragment::B | Fragment::C => 4,
+        match (self.family(), fragment) {
+            (MmaFamily::MmaSync, Fragment::A) => 8,
+            (MmaFamily::MmaSync, Fragment::B | Fragment::C) => 4,
+            (MmaFamily::Wmma, Fragment::A | Fragment::B) => 16,
+            (MmaFamily::Wmma, Fragment::C) => 8,
         }
     }
 
+    /// The 32-bit registers a lane passes: its A and B elements two to a
+    /// register, then its C elements.
+    pub fn words(self) -> usize {
+        (self.elements(Fragment::A) + self.elements(Fragment::B)) / 2 + self.elements(Fragment::C)
+    }
+
     /// The `(row, column)` of the matrix element that element `i` of `lane`'s
-    /// `fragment` holds (see the module docs).
+    /// `fragment` holds (see the module docs). WMMA's A and B are held
+    /// twice: lanes `16..32` must hold what lanes `0..16` hold.
     pub fn element(self, fragment: Fragment, lane: usize, i: usize) -> (usize, usize) {
         let (g, t) = (lane / 4, lane % 4);
-        match fragment {
-            Fragment::A => (g + 8 * ((i / 2) % 2), 2 * t + i % 2 + 8 * (i / 4)),
-            Fragment::B => (2 * t + i % 2 + 8 * (i / 2), g),
-            Fragment::C => (g + 8 * (i / 2), 2 * t + i % 2),
+        match (self.family(), fragment) {
+            (MmaFamily::MmaSync, Fragment::A) => {
+                (g + 8 * ((i / 2) % 2), 2 * t + i % 2 + 8 * (i / 4))
+            }
+            (MmaFamily::MmaSync, Fragment::B) => (2 * t + i % 2 + 8 * (i / 2), g),
+            (MmaFamily::MmaSync, Fragment::C) => (g + 8 * (i / 2), 2 * t + i % 2),
+            (MmaFamily::Wmma, Fragment::A) => (lane % 16, i),
+            (MmaFamily::Wmma, Fragment::B) => (i, lane % 16),
+            (MmaFamily::Wmma, Fragment::C) => (2 * i + lane / 16, lane % 16),
         }
     }
 
@@ -118,9 +176,9 @@ impl MmaKind {
 
     /// The `f32` value of a 16-bit operand element with bits `bits`.
     pub fn widen(self, bits: u16) -> f32 {
-        match self {
-            MmaKind::F16M16N8K16 => half::f16::from_bits(bits).to_f32(),
-            MmaKind::Bf16M16N8K16 => half::bf16::from_bits(bits).to_f32(),
+        match self.operand_dtype() {
+            tile_ir::DType::BF16 => half::bf16::from_bits(bits).to_f32(),
+            _ => half::f16::from_bits(bits).to_f32(),
         }
     }
 }
@@ -195,28 +253,52 @@ impl LdMatrix {
 
 /// One warp's instruction, from the fragments of its 32 lanes: the `D`
 /// fragment of each lane. `a[l]`, `b[l]` and `c[l]` are lane `l`'s
-/// elements (16-bit operand bits, `f32` accumulators).
-pub fn warp_mma(kind: MmaKind, a: &[Vec<u16>], b: &[Vec<u16>], c: &[Vec<f32>]) -> Vec<Vec<f32>> {
+/// elements (16-bit operand bits, `f32` accumulators). An operand element
+/// that two lanes hold with different bits (WMMA's replication broken) is
+/// an error naming the lane.
+pub fn warp_mma(
+    kind: MmaKind,
+    a: &[Vec<u16>],
+    b: &[Vec<u16>],
+    c: &[Vec<f32>],
+) -> Result<Vec<Vec<f32>>, String> {
     let (m, n, k) = kind.shape();
-    let mut ma = vec![0.0f32; m * k];
-    let mut mb = vec![0.0f32; k * n];
+    let mut ma: Vec<Option<u16>> = vec![None; m * k];
+    let mut mb: Vec<Option<u16>> = vec![None; k * n];
     let mut mc = vec![0.0f32; m * n];
+    let place = |matrix: &mut [Option<u16>], at: usize, bits: u16, lane: usize, what: &str| {
+        match matrix[at] {
+            Some(held) if held != bits => Err(format!(
+                "lane {lane} holds {what} element {at} as {bits:#06x}, another lane as {held:#06x}"
+            )),
+            _ => {
+                matrix[at] = Some(bits);
+                Ok(())
+            }
+        }
+    };
     for lane in 0..32 {
         for (i, &bits) in a[lane].iter().enumerate() {
             let (row, col) = kind.element(Fragment::A, lane, i);
-            ma[row * k + col] = kind.widen(bits);
+            place(&mut ma, row * k + col, bits, lane, "A")?;
         }
         for (i, &bits) in b[lane].iter().enumerate() {
             let (row, col) = kind.element(Fragment::B, lane, i);
-            mb[row * n + col] = kind.widen(bits);
+            place(&mut mb, row * n + col, bits, lane, "B")?;
         }
         for (i, &v) in c[lane].iter().enumerate() {
             let (row, col) = kind.element(Fragment::C, lane, i);
             mc[row * n + col] = v;
         }
     }
-    let d = kind.step(&ma, &mb, &mc);
-    (0..32)
+    let widen = |matrix: Vec<Option<u16>>| -> Vec<f32> {
+        matrix
+            .into_iter()
+            .map(|b| kind.widen(b.unwrap_or(0)))
+            .collect()
+    };
+    let d = kind.step(&widen(ma), &widen(mb), &mc);
+    Ok((0..32)
         .map(|lane| {
             (0..kind.elements(Fragment::C))
                 .map(|i| {
@@ -225,14 +307,15 @@ pub fn warp_mma(kind: MmaKind, a: &[Vec<u16>], b: &[Vec<u16>], c: &[Vec<f32>]) -
                 })
                 .collect()
         })
-        .collect()
+        .collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Every element of every fragment is held by exactly one lane.
+    /// Every element of every fragment is held by exactly one lane (WMMA's
+    /// A and B by two: lanes `l` and `l + 16`).
     #[test]
     fn fragments_cover_their_matrices_once() {
         for kind in MmaKind::ALL {
@@ -249,7 +332,11 @@ mod tests {
                         seen[r * cols + c] += 1;
                     }
                 }
-                assert!(seen.iter().all(|&s| s == 1), "{kind:?} {fragment:?}");
+                let copies = match (kind.family(), fragment) {
+                    (MmaFamily::Wmma, Fragment::A | Fragment::B) => 2,
+                    _ => 1,
+                };
+                assert!(seen.iter().all(|&s| s == copies), "{kind:?} {fragment:?}");
             }
         }
     }
@@ -284,6 +371,26 @@ mod tests {
         }
         assert_eq!(LdMatrix::from_code(3), None);
         assert_eq!(LdMatrix::from_code(0x204), None);
+    }
+
+    /// WMMA needs lanes 16..32 to repeat lanes 0..16's A and B: a lane that
+    /// does not is an error, not an arbitrary result.
+    #[test]
+    fn wmma_rejects_operands_not_replicated() {
+        let kind = MmaKind::WmmaF16M16N16K16;
+        let one = half::f16::ONE.to_bits();
+        let a = vec![vec![one; 16]; 32];
+        let b = vec![vec![one; 16]; 32];
+        let c = vec![vec![0.0; 8]; 32];
+        let d = warp_mma(kind, &a, &b, &c).unwrap();
+        assert!(d.iter().flatten().all(|&v| v == 16.0));
+        let mut broken = a.clone();
+        broken[20][3] = 0;
+        let error = warp_mma(kind, &broken, &b, &c).unwrap_err();
+        assert_eq!(
+            error,
+            "lane 20 holds A element 67 as 0x0000, another lane as 0x3c00"
+        );
     }
 
     #[test]

@@ -131,6 +131,11 @@ impl Gfx {
             Gfx::Gfx1100 => "gfx1100",
         }
     }
+
+    /// Whether this is an RDNA 3 part (wave32, WMMA).
+    pub fn is_rdna3(self) -> bool {
+        self == Gfx::Gfx1100
+    }
 }
 
 impl fmt::Display for Gfx {
@@ -170,11 +175,14 @@ impl Target {
     }
 
     /// The tensor-core instructions the lowering may use on this target:
-    /// `mma.sync.m16n8k16` from sm_80 on.
+    /// `mma.sync.m16n8k16` from sm_80 on, WMMA on RDNA 3 (not yet MFMA on
+    /// CDNA).
     pub fn tensor_cores(&self) -> TensorCores {
         match self {
-            Target::Nvptx(Sm::Sm75) | Target::Amdgpu(_) | Target::Host(_) => TensorCores::None,
+            Target::Nvptx(Sm::Sm75) | Target::Host(_) => TensorCores::None,
             Target::Nvptx(_) => TensorCores::MmaSync,
+            Target::Amdgpu(gfx) if gfx.is_rdna3() => TensorCores::Wmma,
+            Target::Amdgpu(_) => TensorCores::None,
         }
     }
 

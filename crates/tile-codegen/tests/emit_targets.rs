@@ -176,6 +176,29 @@ fn tensor_dots_issue_mma_sync_from_sm_80_on() {
     }
 }
 
+/// On gfx1100 (RDNA 3, wave32) tensor dots are `v_wmma` instructions in
+/// the linked code object; CDNA still runs them as FMAs (no MFMA yet).
+#[test]
+fn tensor_dots_issue_wmma_on_rdna3() {
+    require(Tool::LdLld);
+    require(Tool::LlvmObjdump);
+    for dtype in [DType::F16, DType::BF16] {
+        let func = samples::matmul(64, 64, 32, dtype).unwrap();
+        let listing = |gfx| {
+            let out = emitted(&func, 4, Target::Amdgpu(gfx));
+            tools::disassemble(out.code_object.as_ref().expect("a code object")).unwrap()
+        };
+        let instruction = format!("v_wmma_f32_16x16x16_{dtype}");
+        // 2×2 warps, each 2×2 blocks, two k-steps.
+        assert_eq!(
+            listing(Gfx::Gfx1100).matches(&instruction).count(),
+            8,
+            "{dtype}"
+        );
+        assert!(!listing(Gfx::Gfx942).contains("v_wmma"));
+    }
+}
+
 #[test]
 fn the_host_is_not_a_gpu_target() {
     let program = lower(&samples::vector_add(64).unwrap(), &LowerOptions::warps(1)).unwrap();

@@ -14,8 +14,8 @@ use crate::shadow::{Allocation, Conflict, SharedMemory};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::RefCell;
-use tile_abi::emulation::{Access, LaunchFn, Op, ShuffleMode, MMA_WORDS};
-use tile_abi::mma::{LdMatrix, MmaKind};
+use tile_abi::emulation::{Access, LaunchFn, Op, ShuffleMode, MMA_MAX_WORDS};
+use tile_abi::mma::{Fragment, LdMatrix, MmaKind};
 
 /// The stack of one GPU thread: its kernel's frames, which code compiled
 /// without optimization keeps large. Mapped lazily, so mostly never touched.
@@ -45,7 +45,7 @@ enum Wait {
     /// At a tensor-core step, with the lane's registers.
     Mma {
         kind: MmaKind,
-        words: [u32; MMA_WORDS],
+        words: [u32; MMA_MAX_WORDS],
     },
     /// Returned from the kernel.
     Done,
@@ -92,7 +92,7 @@ struct Block {
     results: Vec<u64>,
     /// What a completed tensor-core step or matrix load returns to each
     /// thread: its D, or its `ldmatrix` registers.
-    fragments: Vec<[u32; 4]>,
+    fragments: Vec<[u32; 8]>,
     /// Each thread's `cp.async` groups in flight.
     copies: Vec<Groups>,
     /// Each running thread's yielder, set when its coroutine starts.
@@ -132,7 +132,7 @@ pub(crate) unsafe fn run_block(launch: &Launch, block: [u32; 3]) -> Result<(), E
             current: 0,
             waits: vec![Wait::Running; threads as usize],
             results: vec![0; threads as usize],
-            fragments: vec![[0; 4]; threads as usize],
+            fragments: vec![[0; 8]; threads as usize],
             copies: vec![Groups::default(); threads as usize],
             yielders: vec![std::ptr::null(); threads as usize],
             shared: SharedMemory::new(&launch.shared),
@@ -232,7 +232,10 @@ impl Block {
             resumed |= self.complete_bpermute(first, self.wave.min(self.threads - first));
         }
         for first in (0..self.threads).step_by(WARP as usize) {
-            resumed |= self.complete_mma(first, WARP.min(self.threads - first));
+            match self.complete_mma(first, WARP.min(self.threads - first)) {
+                Ok(done) => resumed |= done,
+                Err(error) => return Progress::Stuck(error),
+            }
             resumed |= self.complete_ldmatrix(first, WARP.min(self.threads - first));
         }
         if resumed {
@@ -296,8 +299,9 @@ impl Block {
     }
 
     /// `first..first + lanes` as a whole warp at one tensor-core step, if
-    /// all are.
-    fn complete_mma(&mut self, first: u32, lanes: u32) -> bool {
+    /// all are; an error if the lanes' operands break the instruction's
+    /// rules (WMMA's replicated halves differing).
+    fn complete_mma(&mut self, first: u32, lanes: u32) -> Result<bool, EmuError> {
         let range = first as usize..(first + lanes) as usize;
         let mut kinds = Vec::with_capacity(lanes as usize);
         let mut words = Vec::with_capacity(lanes as usize);
@@ -308,12 +312,15 @@ impl Block {
             }
         }
         if lanes != WARP || words.len() != WARP as usize || kinds.iter().any(|&k| k != kinds[0]) {
-            return false;
+            return Ok(false);
         }
-        let d = crate::mma::complete(kinds[0], &words);
+        let d = crate::mma::complete(kinds[0], &words).map_err(|what| EmuError::Malformed {
+            place: self.place(Some(first)),
+            what: format!("{}: {what}", kinds[0].name()),
+        })?;
         self.fragments[range.clone()].copy_from_slice(&d);
         self.waits[range].fill(Wait::Running);
-        true
+        Ok(true)
     }
 
     /// `first..first + lanes` as a whole warp at one `ldmatrix`, if all are:
@@ -341,7 +348,7 @@ impl Block {
             *row = unsafe { std::ptr::read(address as *const [u16; 8]) };
         }
         for (lane, regs) in shape.distribute(&rows).into_iter().enumerate() {
-            let mut words = [0u32; 4];
+            let mut words = [0u32; 8];
             words[..regs.len()].copy_from_slice(&regs);
             self.fragments[first as usize + lane] = words;
         }
@@ -583,15 +590,17 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
         Op::Mma => match MmaKind::from_u64(b) {
             Some(kind) => {
                 let buffer = a as *mut u32;
-                let mut words = [0u32; MMA_WORDS];
+                let (len, nc) = (kind.words(), kind.elements(Fragment::C));
+                let mut words = [0u32; MMA_MAX_WORDS];
                 // SAFETY: the image's replacement of the mma intrinsic passes
-                // the address of its own MMA_WORDS-word stack buffer, alive
-                // and unaliased for this call (tile_abi::emulation::Op::Mma).
-                unsafe { std::ptr::copy_nonoverlapping(buffer, words.as_mut_ptr(), MMA_WORDS) };
+                // the address of its own stack buffer of the kind's words,
+                // alive and unaliased for this call
+                // (tile_abi::emulation::Op::Mma).
+                unsafe { std::ptr::copy_nonoverlapping(buffer, words.as_mut_ptr(), len) };
                 suspend(Wait::Mma { kind, words });
                 let d = with_block(|blk| blk.fragments[blk.current as usize]);
                 // SAFETY: as above; D replaces the C words, inside the buffer.
-                unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), buffer.add(MMA_WORDS - 4), 4) };
+                unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), buffer.add(len - nc), nc) };
                 0
             }
             None => {

@@ -3,12 +3,16 @@
 //! element in the low half) and multiplied by [`tile_abi::mma::warp_mma`],
 //! which places each element by the instruction set's lane layouts.
 
-use tile_abi::emulation::MMA_WORDS;
+use tile_abi::emulation::MMA_MAX_WORDS;
 use tile_abi::mma::{warp_mma, Fragment, MmaKind};
 
 /// The D registers (`f32` bits) of each lane of a warp whose lanes passed
-/// `words` (A, B and C registers, [`MMA_WORDS`] each).
-pub(crate) fn complete(kind: MmaKind, words: &[[u32; MMA_WORDS]]) -> Vec<[u32; 4]> {
+/// `words` (A, B and C registers, [`MmaKind::words`] of them), or why the
+/// instruction has no result (WMMA operands not replicated).
+pub(crate) fn complete(
+    kind: MmaKind,
+    words: &[[u32; MMA_MAX_WORDS]],
+) -> Result<Vec<[u32; 8]>, String> {
     let halves = |regs: &[u32]| -> Vec<u16> {
         regs.iter()
             .flat_map(|&r| [r as u16, (r >> 16) as u16])
@@ -20,18 +24,24 @@ pub(crate) fn complete(kind: MmaKind, words: &[[u32; MMA_WORDS]]) -> Vec<[u32; 4
     );
     let a: Vec<Vec<u16>> = words.iter().map(|w| halves(&w[..ra])).collect();
     let b: Vec<Vec<u16>> = words.iter().map(|w| halves(&w[ra..ra + rb])).collect();
+    let nc = kind.elements(Fragment::C);
     let c: Vec<Vec<f32>> = words
         .iter()
-        .map(|w| w[ra + rb..].iter().map(|&x| f32::from_bits(x)).collect())
+        .map(|w| {
+            w[ra + rb..ra + rb + nc]
+                .iter()
+                .map(|&x| f32::from_bits(x))
+                .collect()
+        })
         .collect();
-    warp_mma(kind, &a, &b, &c)
+    Ok(warp_mma(kind, &a, &b, &c)?
         .into_iter()
         .map(|d| {
-            let mut out = [0u32; 4];
+            let mut out = [0u32; 8];
             for (o, v) in out.iter_mut().zip(d) {
                 *o = v.to_bits();
             }
             out
         })
-        .collect()
+        .collect())
 }

@@ -106,7 +106,7 @@ fn fragments_match_cute() {
     let a = layout(&[4, 8, 2, 2, 2], &[32, 1, 16, 8, 128]);
     let b = layout(&[4, 8, 2, 2], &[16, 1, 8, 64]);
     let c = layout(&[4, 8, 2, 2], &[32, 1, 16, 8]);
-    for kind in MmaKind::ALL {
+    for kind in [MmaKind::F16M16N8K16, MmaKind::Bf16M16N8K16] {
         for lane in 0..32 {
             for i in 0..8 {
                 let (row, col) = kind.element(Fragment::A, lane, i);
@@ -272,4 +272,66 @@ fn swizzled_operands_make_ldmatrix_conflict_free() {
     let (with, without) = (conflicts(true), conflicts(false));
     assert_eq!(with, 0);
     assert!(without > 0, "{without}");
+}
+
+/// `matmul` lowered for RDNA3's WMMA (gfx1100, wave32): one
+/// `wmma16x16x16` per 16×16 block and k-step, operands from element loads
+/// (no `ldmatrix`, no `cp.async` there), bit for bit the stepped product.
+#[test]
+fn matmul_on_wmma() {
+    for dtype in [DType::F16, DType::BF16] {
+        for (bm, bn, bk, warps, wmmas) in
+            [(32, 32, 16, 4, 1), (64, 64, 32, 4, 8), (16, 16, 16, 1, 1)]
+        {
+            let func = samples::matmul(bm, bn, bk, dtype).unwrap();
+            let options = LowerOptions::warps(warps).with_tensor_cores(TensorCores::Wmma);
+            let program = lower(&func, &options).unwrap();
+            tile_thread::program::verify(&program).unwrap();
+            assert_eq!(count_mma(&program), wmmas, "{bm}x{bn}x{bk}");
+            let text = program.to_string();
+            assert!(
+                text.contains(&format!("mma.wmma16x16x16.{dtype} ")),
+                "{text}"
+            );
+            assert!(!text.contains("ldmatrix") && !text.contains("cp.async"));
+            let (m, n, k) = (2 * bm + 3, bn + 5, 3 * bk - 7);
+            let args = vec![
+                tensor_of(13, &[m, k], dtype),
+                tensor_of(14, &[k, n], dtype),
+                zeros(&[m, n]),
+            ];
+            let grid = [blocks(m, bm), blocks(n, bn), 1];
+            let mut emulated = args.clone();
+            emulate::run(&program, grid, &mut emulated).unwrap();
+            let (a, b, c) = (values(&args[0]), values(&args[1]), values(&args[2]));
+            assert_eq!(
+                values(&emulated[2]),
+                stepped(&a, &b, &c, (m, k, n), 16),
+                "{dtype}"
+            );
+        }
+    }
+}
+
+/// The WMMA accumulator layout holds, in register `r + 8·block` of lane
+/// `l`, row `2r + l/16` and column `l % 16` of its warp's block (the AMD
+/// matrix instruction calculator's table for `v_wmma_f32_16x16x16_f16`,
+/// wave32).
+#[test]
+fn wmma_accumulator_is_the_calculators_layout() {
+    use tile_thread::layout_assign::DistLayout;
+    let kind = MmaKind::WmmaF16M16N16K16;
+    let layout = DistLayout::mma_accumulator(kind, 32, 64, [2, 2]).unwrap();
+    for t in 0..128 {
+        let (lane, warp) = (t % 32, t / 32);
+        let (warp_m, warp_n) = (warp / 2, warp % 2);
+        for v in 0..layout.registers() {
+            let (r, block) = (v % 8, v / 8);
+            let want = vec![
+                16 * warp_m + 2 * r + lane / 16,
+                16 * (warp_n + 2 * block) + lane % 16,
+            ];
+            assert_eq!(layout.coordinate(t, v), (want, true, true), "t{t} v{v}");
+        }
+    }
 }

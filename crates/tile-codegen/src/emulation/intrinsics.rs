@@ -9,8 +9,8 @@
 //! instruction a GPU receives.
 
 use crate::EmitError;
-use tile_abi::emulation::{Op, ShuffleMode, MMA_WORDS, RUNTIME_SYMBOL};
-use tile_abi::mma::{LdMatrix, MmaKind};
+use tile_abi::emulation::{Op, ShuffleMode, RUNTIME_SYMBOL};
+use tile_abi::mma::{Fragment, LdMatrix, MmaKind};
 
 /// One replaced intrinsic.
 struct Replacement {
@@ -136,56 +136,105 @@ fn table() -> Vec<Replacement> {
     table
 }
 
-/// The tensor-core intrinsics: name, instruction, and the LLVM type of
-/// their pairs of 16-bit operands.
-const MMA_INTRINSICS: [(&str, MmaKind, &str); 2] = [
-    (
-        "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
-        MmaKind::F16M16N8K16,
-        "<2 x half>",
-    ),
-    (
-        "llvm.nvvm.mma.m16n8k16.row.col.bf16",
-        MmaKind::Bf16M16N8K16,
-        "i32",
-    ),
+/// A tensor-core intrinsic: its name, instruction, parameter types with
+/// the 32-bit words each occupies (A and B registers, then C), and its
+/// return type (D, in C's words).
+struct MmaIntrinsic {
+    name: &'static str,
+    kind: MmaKind,
+    params: &'static [(&'static str, usize)],
+    ret: &'static str,
+}
+
+/// Every tensor-core intrinsic the emulation target models.
+const MMA_INTRINSICS: [MmaIntrinsic; 4] = [
+    MmaIntrinsic {
+        name: "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
+        kind: MmaKind::F16M16N8K16,
+        params: &[("<2 x half>", 1); 6],
+        ret: "{ float, float, float, float }",
+    },
+    MmaIntrinsic {
+        name: "llvm.nvvm.mma.m16n8k16.row.col.bf16",
+        kind: MmaKind::Bf16M16N8K16,
+        params: &[("i32", 1); 6],
+        ret: "{ float, float, float, float }",
+    },
+    MmaIntrinsic {
+        name: "llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v16f16",
+        kind: MmaKind::WmmaF16M16N16K16,
+        params: &[("<16 x half>", 8), ("<16 x half>", 8)],
+        ret: "<8 x float>",
+    },
+    MmaIntrinsic {
+        name: "llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v16i16",
+        kind: MmaKind::WmmaBf16M16N16K16,
+        params: &[("<16 x i16>", 8), ("<16 x i16>", 8)],
+        ret: "<8 x float>",
+    },
 ];
 
-/// The definition of `name`, replacing the tensor-core intrinsic of `kind`
-/// whose pairs are `pair` values: the lane's registers go to a stack
-/// buffer of [`MMA_WORDS`] words, whose address an [`Op::Mma`] call passes;
-/// D comes back in the buffer's last four words.
-fn mma_definition(name: &str, kind: MmaKind, pair: &str) -> String {
-    let d = "{ float, float, float, float }";
-    let pairs = MMA_WORDS - 4;
-    let params: Vec<String> = (0..MMA_WORDS)
-        .map(|i| {
-            let ty = if i < pairs { pair } else { "float" };
-            format!("{ty} %p{i}")
-        })
+/// The definition of `name`, replacing the tensor-core intrinsic `m`: the
+/// lane's registers (its operand parameters, then its accumulators: 4
+/// `float`s for `mma.sync`, an `<8 x float>` for WMMA) go to a stack
+/// buffer of the instruction's words, whose address an [`Op::Mma`] call
+/// passes; D comes back in the accumulators' words.
+fn mma_definition(name: &str, m: &MmaIntrinsic) -> String {
+    let words = m.kind.words();
+    let nc = m.kind.elements(Fragment::C);
+    let mut params: Vec<(String, usize)> = m
+        .params
+        .iter()
+        .map(|&(ty, w)| (ty.to_string(), w))
         .collect();
-    let mut body = format!("  %buf = alloca [{MMA_WORDS} x i32], align 4\n");
-    for (i, param) in params.iter().enumerate() {
+    if m.ret.starts_with('<') {
+        params.push((m.ret.to_string(), nc));
+    } else {
+        params.extend(std::iter::repeat_n(("float".to_string(), 1), nc));
+    }
+    let mut body = format!("  %buf = alloca [{words} x i32], align 4\n");
+    let mut at = 0;
+    for (i, (ty, w)) in params.iter().enumerate() {
+        let word_ty = if *w == 1 {
+            "i32".to_string()
+        } else {
+            format!("<{w} x i32>")
+        };
         body.push_str(&format!(
-            "  %w{i} = bitcast {param} to i32\n  %a{i} = getelementptr inbounds [{MMA_WORDS} x i32], ptr %buf, i64 0, i64 {i}\n  store i32 %w{i}, ptr %a{i}\n"
+            "  %w{i} = bitcast {ty} %p{i} to {word_ty}\n  %a{i} = getelementptr inbounds [{words} x i32], ptr %buf, i64 0, i64 {at}\n  store {word_ty} %w{i}, ptr %a{i}, align 4\n"
         ));
+        at += w;
     }
     body.push_str(&format!(
-        "  %addr = ptrtoint ptr %buf to i64\n  %f = load ptr, ptr @{RUNTIME_SYMBOL}\n  %r = call i64 %f(i32 {}, i64 %addr, i64 {}, i64 0, i64 0)\n",
+        "  %addr = ptrtoint ptr %buf to i64\n  %f = load ptr, ptr @{RUNTIME_SYMBOL}\n  %r = call i64 %f(i32 {}, i64 %addr, i64 {}, i64 0, i64 0)\n  %c = getelementptr inbounds [{words} x i32], ptr %buf, i64 0, i64 {}\n",
         Op::Mma as u32,
-        kind as u64
+        m.kind as u64,
+        words - nc
     ));
-    let mut acc = "poison".to_string();
-    for j in 0..4 {
-        let i = pairs + j;
-        body.push_str(&format!(
-            "  %r{j} = load i32, ptr %a{i}\n  %f{j} = bitcast i32 %r{j} to float\n  %d{j} = insertvalue {d} {acc}, float %f{j}, {j}\n"
-        ));
-        acc = format!("%d{j}");
-    }
+    let result = if m.ret.starts_with('<') {
+        body.push_str(&format!("  %d = load {}, ptr %c, align 4\n", m.ret));
+        "%d".to_string()
+    } else {
+        let mut acc = "poison".to_string();
+        for j in 0..nc {
+            body.push_str(&format!(
+                "  %c{j} = getelementptr inbounds float, ptr %c, i64 {j}\n  %f{j} = load float, ptr %c{j}, align 4\n  %d{j} = insertvalue {} {acc}, float %f{j}, {j}\n",
+                m.ret
+            ));
+            acc = format!("%d{j}");
+        }
+        acc
+    };
+    let list: Vec<String> = params
+        .iter()
+        .enumerate()
+        .map(|(i, (ty, _))| format!("{ty} %p{i}"))
+        .collect();
     format!(
-        "define internal {d} @{name}({}) {{\n{body}  ret {d} {acc}\n}}\n",
-        params.join(", ")
+        "define internal {} @{name}({}) {{\n{body}  ret {} {result}\n}}\n",
+        m.ret,
+        list.join(", "),
+        m.ret
     )
 }
 
@@ -241,9 +290,9 @@ pub(super) fn replace(text: &str) -> Result<String, EmitError> {
             definitions.push_str(&definition(&name, &r));
         }
     }
-    for (intrinsic, kind, pair) in MMA_INTRINSICS {
-        if let Some(name) = redirect(&mut out, intrinsic) {
-            definitions.push_str(&mma_definition(&name, kind, pair));
+    for m in &MMA_INTRINSICS {
+        if let Some(name) = redirect(&mut out, m.name) {
+            definitions.push_str(&mma_definition(&name, m));
         }
     }
     for count in [1, 2, 4] {

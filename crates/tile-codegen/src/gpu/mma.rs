@@ -12,10 +12,11 @@
 //! every `mma` and `ldmatrix` in block-uniform control flow, so all 32 lanes
 //! issue it.
 
-use super::GpuEmitter;
+use super::{GpuEmitter, GpuTarget};
 use crate::EmitError;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue};
+use tile_abi::mma::MmaFamily;
 use tile_thread::program::{LdMatrix, MmaKind};
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
@@ -26,6 +27,9 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         kind: MmaKind,
         x: &[BasicValueEnum<'ctx>],
     ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
+        if kind.family() == MmaFamily::Wmma {
+            return self.wmma(kind, x);
+        }
         self.require_nvptx(&format!("mma.{}", kind.name()))?;
         let (a, rest) = x.split_at(8.min(x.len()));
         let (b, c) = rest.split_at(4.min(rest.len()));
@@ -42,6 +46,9 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 "llvm.nvvm.mma.m16n8k16.row.col.bf16",
                 self.ctx.i32_type().into(),
             ),
+            MmaKind::WmmaF16M16N16K16 | MmaKind::WmmaBf16M16N16K16 => {
+                return Err(EmitError::internal("WMMA is not mma.sync"))
+            }
         };
         let mut values: Vec<BasicValueEnum> = Vec::with_capacity(10);
         for pair in a.chunks(2).chain(b.chunks(2)) {
@@ -65,6 +72,66 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             .into_struct_value();
         (0..4)
             .map(|i| Ok(self.b.build_extract_value(d, i, "d")?))
+            .collect()
+    }
+
+    /// RDNA3's `D = A·B + C` in wave32 (`llvm.amdgcn.wmma.f32.16x16x16.
+    /// {f16,bf16}`): the lane's 16 A and 16 B elements as `<16 x half>`
+    /// (`<16 x i16>` for bf16), its 8 accumulators as `<8 x float>`.
+    fn wmma(
+        &self,
+        kind: MmaKind,
+        x: &[BasicValueEnum<'ctx>],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
+        if !matches!(self.gpu, GpuTarget::Amdgpu(gfx) if gfx.is_rdna3()) {
+            return Err(EmitError::Unsupported {
+                what: format!("`mma.{}` outside RDNA3", kind.name()),
+            });
+        }
+        if x.len() != 16 + 16 + 8 {
+            return Err(EmitError::internal("wmma takes 16 + 16 + 8 operands"));
+        }
+        let bf16 = kind.operand_dtype() == tile_ir::DType::BF16;
+        let element: BasicTypeEnum = if bf16 {
+            self.ctx.i16_type().into()
+        } else {
+            self.ctx.f16_type().into()
+        };
+        let vector = |values: &[BasicValueEnum<'ctx>], ty: BasicTypeEnum<'ctx>| {
+            let vty = match ty {
+                BasicTypeEnum::FloatType(f) => f.vec_type(values.len() as u32),
+                BasicTypeEnum::IntType(i) => i.vec_type(values.len() as u32),
+                _ => return Err(EmitError::internal("a vector of another type")),
+            };
+            let mut v = vty.get_undef();
+            for (i, &value) in values.iter().enumerate() {
+                let value = self.b.build_bit_cast(value, ty, "e")?;
+                let at = self.ctx.i32_type().const_int(i as u64, false);
+                v = self.b.build_insert_element(v, value, at, "v")?;
+            }
+            Ok(v)
+        };
+        let a = vector(&x[..16], element)?;
+        let b = vector(&x[16..32], element)?;
+        let c = vector(&x[32..], self.ctx.f32_type().into())?;
+        let name = if bf16 {
+            "llvm.amdgcn.wmma.f32.16x16x16.bf16"
+        } else {
+            "llvm.amdgcn.wmma.f32.16x16x16.f16"
+        };
+        let f = self.intrinsic(name, &[c.get_type().into(), a.get_type().into()])?;
+        let d = self
+            .b
+            .build_call(f, &[a.into(), b.into(), c.into()], "wmma")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| EmitError::internal("wmma returned nothing"))?
+            .into_vector_value();
+        (0..8u64)
+            .map(|i| {
+                let at = self.ctx.i32_type().const_int(i, false);
+                Ok(self.b.build_extract_element(d, at, "d")?)
+            })
             .collect()
     }
 

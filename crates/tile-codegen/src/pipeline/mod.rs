@@ -11,6 +11,7 @@
 //!   tile-ir.txt, tile-ir.opt.txt          the tile IR as lowered, and after the passes
 //!   thread.txt                            the thread-level program (GPU targets)
 //!   thread.mma_sync.txt                   the same with `mma.sync` (sm_80 and later)
+//!   thread.wmma.txt                       the same with WMMA (gfx1100)
 //!   <sm_*>.ll, .opt.ll, .ptx, .ptxas.txt  LLVM IR before and after LLVM's pipeline,
 //!                                         PTX and `ptxas -v`'s resource usage
 //!   <gfx*>.ll, .opt.ll, .s                LLVM IR and AMDGPU assembly
@@ -332,6 +333,7 @@ fn thread_file(tensor_cores: TensorCores) -> String {
     match tensor_cores {
         TensorCores::None => "thread.txt".into(),
         TensorCores::MmaSync => "thread.mma_sync.txt".into(),
+        TensorCores::Wmma => "thread.wmma.txt".into(),
     }
 }
 

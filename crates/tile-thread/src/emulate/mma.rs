@@ -67,7 +67,11 @@ impl Emulator<'_> {
 /// The results of `mma` for every thread of a block of `threads` threads
 /// (a whole number of warps): one `Vec` per result register. `operands`
 /// holds, per operand register, every thread's value.
-pub(super) fn run(kind: MmaKind, operands: &[Vec<Scalar>], threads: usize) -> Vec<Vec<Scalar>> {
+pub(super) fn run(
+    kind: MmaKind,
+    operands: &[Vec<Scalar>],
+    threads: usize,
+) -> Result<Vec<Vec<Scalar>>, String> {
     let (na, nb) = (kind.elements(Fragment::A), kind.elements(Fragment::B));
     let nc = kind.elements(Fragment::C);
     let bits = |reg: &[Scalar], t: usize| reg[t].to_bits() as u16;
@@ -92,11 +96,11 @@ pub(super) fn run(kind: MmaKind, operands: &[Vec<Scalar>], threads: usize) -> Ve
                     .collect()
             })
             .collect();
-        for (lane, d) in warp_mma(kind, &a, &b, &c).into_iter().enumerate() {
+        for (lane, d) in warp_mma(kind, &a, &b, &c)?.into_iter().enumerate() {
             for (i, v) in d.into_iter().enumerate() {
                 results[i][first + lane] = Scalar::F32(v);
             }
         }
     }
-    results
+    Ok(results)
 }

@@ -534,7 +534,9 @@ impl<'a> Emulator<'a> {
                         EmuFault::Malformed("`mma` without whole warps and operands".into()),
                     ));
                 }
-                mma::run(*kind, &x, self.threads as usize)
+                mma::run(*kind, &x, self.threads as usize).map_err(|what| {
+                    self.error(Some(id), None, EmuFault::Malformed(format!("mma: {what}")))
+                })?
             }
             ThreadOpKind::For => self.run_for(id, op, &x)?,
             ThreadOpKind::If => {

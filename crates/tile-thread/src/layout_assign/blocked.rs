@@ -65,9 +65,10 @@ pub enum LayoutKind {
     /// A blocked layout (the module docs): the descriptive fields generate
     /// it, and reductions may run as trees over its lanes and warps.
     Blocked,
-    /// The accumulator of `mma.sync.m16n8k16` (`layout_assign::mma`):
-    /// `size_per_thread` counts the consecutive columns of a fragment,
-    /// `warps_per_block` the warps along M and N.
+    /// The accumulator of a tensor-core instruction (`mma.sync.m16n8k16`
+    /// or WMMA, `layout_assign::mma`): `size_per_thread` counts the
+    /// consecutive columns of a fragment, `warps_per_block` the warps along
+    /// M and N.
     MmaAccumulator,
 }
 

@@ -1,5 +1,5 @@
-//! Tensor-core accumulators: which `dot`s run on `mma.sync`, and the layout
-//! their accumulators take.
+//! Tensor-core accumulators: which `dot`s run on `mma.sync` or WMMA, and
+//! the layout their accumulators take.
 //!
 //! The accumulator of `mma.sync.m16n8k16` holds a 16×8 block per warp, lane
 //! `l` the elements at row `l/4 (+8)` and columns `2·(l%4) (+1)`
@@ -11,11 +11,17 @@
 //!   columns, `g = l/4` a row, then the warps;
 //! * `value = (2, 2, N/(8·wn), M/(16·wm)) : (1, 8·N, 8·wn, 16·wm·N)` —
 //!   register `i + 4·r` is element `i` of the fragment of repetition `r`.
+//!
+//! RDNA 3's WMMA (`v_wmma_f32_16x16x16`, wave32) holds a 16×16 block per
+//! warp, lane `l` the elements at column `l%16` and rows `l/16 + 2r`:
+//! `thread = (16, 2, wn, wm) : (1, N, 16, 16·N)`,
+//! `value = (8, N/(16·wn), M/(16·wm)) : (2·N, 16·wn, 16·wm·N)`.
 
 use super::blocked::row_major;
 use super::{DistLayout, LayoutKind};
 use crate::lower::TensorCores;
 use crate::program::MmaKind;
+use tile_abi::mma::MmaFamily;
 use tile_ir::layout::{IntTuple, Layout};
 use tile_ir::{DotPrecision, Function, OpId, OpKind};
 
@@ -44,11 +50,12 @@ pub fn mma_dot(
     let (OpKind::Dot { precision }, [a, b, _]) = (&op.kind, op.operands.as_slice()) else {
         return None;
     };
-    if tensor_cores != TensorCores::MmaSync || *precision != DotPrecision::Tensor {
+    let family = tensor_cores.family()?;
+    if *precision != DotPrecision::Tensor {
         return None;
     }
     let (da, db) = (func.ty(*a).dtype(), func.ty(*b).dtype());
-    let kind = MmaKind::for_operands(da).filter(|_| da == db)?;
+    let kind = MmaKind::for_operands(family, da).filter(|_| da == db)?;
     let (sa, sb) = (func.ty(*a).tile_shape()?, func.ty(*b).tile_shape()?);
     let (&[m, k], &[_, n]) = (sa.dims(), sb.dims()) else {
         return None;
@@ -58,7 +65,7 @@ pub fn mma_dot(
         return None;
     }
     let warps = split_warps(m / im, n / in_, num_warps as usize)?;
-    let layout = DistLayout::mma_accumulator(m, n, warps)?;
+    let layout = DistLayout::mma_accumulator(kind, m, n, warps)?;
     Some(MmaDot {
         kind,
         layout,
@@ -87,28 +94,49 @@ fn split_warps(bm: usize, bn: usize, warps: usize) -> Option<[usize; 2]> {
 }
 
 impl DistLayout {
-    /// The layout of an `[m, n]` accumulator of `mma.sync.m16n8k16` over
-    /// `warps = [wm, wn]` (see the module docs), or `None` if the warps do
-    /// not cut the tile into whole 16×8 blocks.
-    pub fn mma_accumulator(m: usize, n: usize, warps: [usize; 2]) -> Option<DistLayout> {
+    /// The layout of an `[m, n]` accumulator of `kind` over `warps = [wm,
+    /// wn]` (see the module docs), or `None` if the warps do not cut the
+    /// tile into whole blocks of the instruction.
+    pub fn mma_accumulator(
+        kind: MmaKind,
+        m: usize,
+        n: usize,
+        warps: [usize; 2],
+    ) -> Option<DistLayout> {
         let [wm, wn] = warps;
-        if wm == 0 || wn == 0 || !m.is_multiple_of(16 * wm) || !n.is_multiple_of(8 * wn) {
+        let (bm, bn, _) = kind.shape();
+        if wm == 0 || wn == 0 || !m.is_multiple_of(bm * wm) || !n.is_multiple_of(bn * wn) {
             return None;
         }
-        let (rep_m, rep_n) = (m / (16 * wm), n / (8 * wn));
+        let (rep_m, rep_n) = (m / (bm * wm), n / (bn * wn));
         let flat = |pairs: &[(usize, usize)]| -> Option<Layout> {
             let (s, d): (Vec<i64>, Vec<i64>) =
                 pairs.iter().map(|&(s, d)| (s as i64, d as i64)).unzip();
             Layout::new(IntTuple::flat(&s), IntTuple::flat(&d)).ok()
         };
-        let thread = flat(&[(4, 2), (8, n), (wn, 8), (wm, 16 * n)])?;
-        let value = flat(&[(2, 1), (2, 8 * n), (rep_n, 8 * wn), (rep_m, 16 * wm * n)])?;
+        let blocks = [(rep_n, bn * wn), (rep_m, bm * wm * n)];
+        let (thread, value, spt, tpw) = match kind.family() {
+            // Lane l: row l/4 (+8), columns 2(l%4) (+1).
+            MmaFamily::MmaSync => (
+                flat(&[(4, 2), (8, n), (wn, bn), (wm, bm * n)])?,
+                flat(&[&[(2, 1), (2, 8 * n)][..], &blocks].concat())?,
+                vec![1, 2],
+                vec![8, 4],
+            ),
+            // Lane l: column l%16, rows l/16 + 2r.
+            MmaFamily::Wmma => (
+                flat(&[(16, 1), (2, n), (wn, bn), (wm, bm * n)])?,
+                flat(&[&[(8, 2 * n)][..], &blocks].concat())?,
+                vec![1, 1],
+                vec![2, 16],
+            ),
+        };
         debug_assert_eq!(row_major(&[m, n]), vec![n, 1]);
         Some(DistLayout {
             kind: LayoutKind::MmaAccumulator,
             shape: vec![m, n],
-            size_per_thread: vec![1, 2],
-            threads_per_warp: vec![8, 4],
+            size_per_thread: spt,
+            threads_per_warp: tpw,
             warps_per_block: vec![wm, wn],
             order: vec![1, 0],
             padded: vec![m, n],
@@ -130,7 +158,7 @@ mod tests {
     fn accumulator_registers_are_the_fragments_of_the_manual() {
         let kind = MmaKind::F16M16N8K16;
         let (m, n, warps) = (64, 32, [2, 2]);
-        let layout = DistLayout::mma_accumulator(m, n, warps).unwrap();
+        let layout = DistLayout::mma_accumulator(kind, m, n, warps).unwrap();
         let rep_n = n / 16;
         for t in 0..128 {
             let (lane, warp) = (t % 32, t / 32);

@@ -12,6 +12,7 @@ use super::operand_swizzle::operand_swizzle;
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::{mma_dot, DistLayout};
 use crate::program::{Reg, SharedId, ThreadOpKind};
+use tile_abi::mma::MmaFamily;
 use tile_ir::layout::Swizzle;
 use tile_ir::{BinaryOp, CmpPred, DType, OpId, Value};
 
@@ -49,8 +50,10 @@ impl Lowerer<'_> {
         // stagings are not swizzled (`LowerOptions::swizzle_shared`).
         let plan = mma_dot(func, id, self.program.num_warps, self.tensor_cores)
             .filter(|plan| plan.layout == *layout);
-        let swizzles = match plan {
-            Some(_) if self.swizzle_shared => [operand_swizzle(k), operand_swizzle(n)],
+        let swizzles = match &plan {
+            Some(p) if self.swizzle_shared && p.kind.family() == MmaFamily::MmaSync => {
+                [operand_swizzle(k), operand_swizzle(n)]
+            }
             _ => [None, None],
         };
         let mut copied = false;

@@ -14,7 +14,7 @@
 use super::Lowerer;
 use crate::layout_assign::MmaDot;
 use crate::program::{LdMatrix, Reg, SharedId, ThreadOpKind};
-use tile_abi::mma::Fragment;
+use tile_abi::mma::{Fragment, MmaFamily};
 use tile_ir::layout::Swizzle;
 use tile_ir::{BinaryOp, DType};
 
@@ -45,8 +45,21 @@ impl Lowerer<'_> {
         let half = self.hoist_with_const(BinaryOp::Div, lane, 16);
         let warp_m = self.hoist_with_const(BinaryOp::Div, warp, wn as i64);
         let warp_n = self.hoist_with_const(BinaryOp::Rem, warp, wn as i64);
-        let base_a = self.linear(&[(warp_m, im * k), (row, k), (half, 8)]);
-        let base_b = self.linear(&[(row, n), (warp_n, in_)]);
+        let dtype = kind.operand_dtype();
+        let wmma = kind.family() == MmaFamily::Wmma;
+        let (base_a, base_b) = if wmma {
+            // WMMA: lane `l` holds row `l % 16` of A's block and column
+            // `l % 16` of B's, all 16 `k` of the step (lanes 16..32 the same).
+            (
+                self.linear(&[(warp_m, im * k), (row, k)]),
+                self.linear(&[(row, 1), (warp_n, in_)]),
+            )
+        } else {
+            (
+                self.linear(&[(warp_m, im * k), (row, k), (half, 8)]),
+                self.linear(&[(row, n), (warp_n, in_)]),
+            )
+        };
         // A: the four 8×8 quarters of a 16×16 block (element order of the
         // A fragment); B: the two 8×8 halves of a 16×8 block, transposed.
         let a_shape = LdMatrix {
@@ -57,19 +70,26 @@ impl Lowerer<'_> {
             count: 2,
             trans: true,
         };
-        let dtype = kind.operand_dtype();
         let mut acc = acc.to_vec();
         for step in 0..k / ik {
             let a_frags: Vec<Vec<Reg>> = (0..rep_m)
                 .map(|rm| {
                     let offset = rm * im * wm * k + step * ik;
-                    self.ldmatrix(alloc_a, a_shape, dtype, base_a, offset, sw_a)
+                    if wmma {
+                        self.elements(alloc_a, dtype, base_a, offset, 1)
+                    } else {
+                        self.ldmatrix(alloc_a, a_shape, dtype, base_a, offset, sw_a)
+                    }
                 })
                 .collect();
             let b_frags: Vec<Vec<Reg>> = (0..rep_n)
                 .map(|rn| {
                     let offset = step * ik * n + rn * in_ * wn;
-                    self.ldmatrix(alloc_b, b_shape, dtype, base_b, offset, sw_b)
+                    if wmma {
+                        self.elements(alloc_b, dtype, base_b, offset, n)
+                    } else {
+                        self.ldmatrix(alloc_b, b_shape, dtype, base_b, offset, sw_b)
+                    }
                 })
                 .collect();
             let nc = kind.elements(Fragment::C);
@@ -87,6 +107,25 @@ impl Lowerer<'_> {
             }
         }
         acc
+    }
+
+    /// The 16 elements of `alloc` at `base + offset + i·stride`: a WMMA
+    /// operand fragment.
+    fn elements(
+        &mut self,
+        alloc: SharedId,
+        dtype: DType,
+        base: Reg,
+        offset: usize,
+        stride: usize,
+    ) -> Vec<Reg> {
+        (0..16)
+            .map(|i| {
+                let c = self.i32c((offset + i * stride) as i64);
+                let index = self.binary(BinaryOp::Add, base, c);
+                self.emit(ThreadOpKind::LoadShared { alloc }, vec![index], dtype)
+            })
+            .collect()
     }
 
     /// The registers `ldmatrix` of `shape` gives each lane from `alloc`

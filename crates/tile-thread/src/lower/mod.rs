@@ -71,6 +71,20 @@ pub enum TensorCores {
     None,
     /// PTX `mma.sync.aligned.m16n8k16` on `f16` and `bf16` (sm_80 and later).
     MmaSync,
+    /// RDNA3's `v_wmma_f32_16x16x16` on `f16` and `bf16` in wave32 (gfx11).
+    Wmma,
+}
+
+impl TensorCores {
+    /// The instruction set, if any.
+    pub fn family(self) -> Option<tile_abi::mma::MmaFamily> {
+        use tile_abi::mma::MmaFamily;
+        match self {
+            TensorCores::None => None,
+            TensorCores::MmaSync => Some(MmaFamily::MmaSync),
+            TensorCores::Wmma => Some(MmaFamily::Wmma),
+        }
+    }
 }
 
 impl LowerOptions {
