@@ -1,16 +1,17 @@
 //! Random `dot`s of precision `tensor` (tile-testgen's `dot_case`) on
-//! sm_80's tensor cores, through the lockstep emulator and through the
-//! emulation target (the NVPTX module with its `mma.sync` intrinsics): both
+//! sm_80's and gfx1100's tensor cores, through the lockstep emulator and
+//! through the emulation target (the NVPTX module with its `mma.sync`
+//! intrinsics, the AMDGPU one with its WMMA): both
 //! bit for bit the product summed in the instruction's steps
 //! (`products::stepped`, from plain row-major matrices) and within the
 //! `tensor` bound of the interpreter's in-order chain.
 
 mod emulated;
 
-use tile_codegen::{Sm, Target};
+use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::interp::{self, Arg};
 use tile_testgen::products::{dot_case, stepped, within_tensor_bound};
-use tile_thread::lower::{lower, LowerOptions, TensorCores};
+use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::ThreadOpKind;
 
 /// The number of random dots.
@@ -34,7 +35,20 @@ fn same(got: &[f32], want: &[f32]) -> bool {
 
 #[test]
 fn random_tensor_dots_on_mma_sync() {
-    let target = Target::Nvptx(Sm::Sm80);
+    random_tensor_dots(Target::Nvptx(Sm::Sm80), 8, CASES as usize * 2 / 3);
+}
+
+/// The same on gfx1100's WMMA, whose blocks are 16 wide: the dots whose
+/// `N` is an odd multiple of 8 stay FMA chains there.
+#[test]
+fn random_tensor_dots_on_wmma() {
+    random_tensor_dots(Target::Amdgpu(Gfx::Gfx1100), 16, CASES as usize / 3);
+}
+
+/// Every [`dot_case`] on `target`, whose tensor cores take blocks
+/// `block_n` wide; at least `least` of them must use them.
+fn random_tensor_dots(target: Target, block_n: usize, least: usize) {
+    let cores = target.tensor_cores();
     let mut on_tensor_cores = 0;
     for seed in 0..CASES {
         let case = dot_case(seed);
@@ -43,10 +57,10 @@ fn random_tensor_dots_on_mma_sync() {
         let want = stepped(a, b, c, case.dims, 16);
         let mut reference = case.args.clone();
         interp::run(&case.func, [1, 1, 1], &mut reference).unwrap();
-        let lowering = LowerOptions::warps(case.warps).with_tensor_cores(TensorCores::MmaSync);
+        let lowering = LowerOptions::warps(case.warps).with_tensor_cores(cores);
         let program = lower(&case.func, &lowering).unwrap();
         let (m, k, n) = case.dims;
-        let blocks = (m / 16) * (n / 8);
+        let blocks = (m / 16) * (n / block_n);
         let mmas = program
             .ops
             .iter()
@@ -55,8 +69,8 @@ fn random_tensor_dots_on_mma_sync() {
         // Every block once per k-step, shared by the warps when they can
         // split the blocks evenly: the factors of two of the block counts
         // must cover the warp count.
-        let twos = (m / 16).trailing_zeros() + (n / 8).trailing_zeros();
-        let expected = if twos >= case.warps.trailing_zeros() {
+        let twos = (m / 16).trailing_zeros() + (n / block_n).trailing_zeros();
+        let expected = if n % block_n == 0 && twos >= case.warps.trailing_zeros() {
             blocks * (k / 16) / case.warps as usize
         } else {
             0
@@ -81,8 +95,8 @@ fn random_tensor_dots_on_mma_sync() {
         }
     }
     assert!(
-        on_tensor_cores >= CASES as usize * 2 / 3,
-        "only {on_tensor_cores} of {CASES} dots ran on tensor cores"
+        on_tensor_cores >= least,
+        "only {on_tensor_cores} of {CASES} dots ran on the tensor cores of {target}"
     );
 }
 
