@@ -149,12 +149,14 @@ fn ptx_statistics() {
         "fma",
         "mma"
     );
-    let infos: [&KernelInfo; 9] = [
+    let infos: [&KernelInfo; 11] = [
         &vector_add::vector_add::<1024>::INFO,
         &softmax::softmax::<4, 256>::INFO,
         &layernorm::layernorm::<8, 384>::INFO,
         &matmul::matmul::<32, 32, 16>::INFO,
         &matmul::matmul_f16::<32, 32, 16>::INFO,
+        &matmul::matmul_f16_large::<128, 128, 64>::INFO,
+        &matmul::matmul_bf16_large::<128, 128, 64>::INFO,
         &transpose::transpose::<32, 32>::INFO,
         &transpose::transpose_lview::<224, 160, 32, 32>::INFO,
         &attention::attention::<16, 16, 64>::INFO,

@@ -217,12 +217,14 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     use tile::meta::KernelInfo;
     use tile::ImageKind;
     use tile_codegen::tools;
-    let infos: [&KernelInfo; 9] = [
+    let infos: [&KernelInfo; 11] = [
         &vector_add::vector_add::<1024>::INFO,
         &softmax::softmax::<4, 256>::INFO,
         &layernorm::layernorm::<8, 384>::INFO,
         &matmul::matmul::<32, 32, 16>::INFO,
         &matmul::matmul_f16::<32, 32, 16>::INFO,
+        &matmul::matmul_f16_large::<128, 128, 64>::INFO,
+        &matmul::matmul_bf16_large::<128, 128, 64>::INFO,
         &transpose::transpose::<32, 32>::INFO,
         &transpose::transpose_lview::<224, 160, 32, 32>::INFO,
         &attention::attention::<16, 16, 64>::INFO,
@@ -246,6 +248,9 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     };
     let mut tensor_cores: Vec<&str> = vec!["sm_80", "sm_86", "sm_89", "sm_90"];
     tensor_cores.extend(&levels);
+    // The tutorial-sized matmuls: the GPU targets with tensor cores and the host.
+    let mut large: Vec<&str> = vec!["sm_80", "sm_86", "sm_89", "sm_90", "gfx1100"];
+    large.extend(&levels);
     let mut checked = 0;
     for info in infos {
         for spec in info.specializations {
@@ -254,6 +259,8 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
                 &levels
             } else if info.name == "attention_f16" {
                 &tensor_cores
+            } else if info.name.ends_with("_large") {
+                &large
             } else {
                 &expected
             };
@@ -303,8 +310,9 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     }
     assert_eq!(
         checked,
-        9 * expected.len() + tensor_cores.len() + 2 * levels.len(),
-        "nine specializations for seven GPU targets and the host levels, one for four, two for the host"
+        9 * expected.len() + tensor_cores.len() + 2 * large.len() + 2 * levels.len(),
+        "nine specializations for seven GPU targets and the host levels, one for four and \
+         the host, two for five and the host, two for the host"
     );
 }
 

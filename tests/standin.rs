@@ -51,7 +51,7 @@ fn copy<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
 }
 
 /// Every kernel of the examples, and [`copy`].
-fn kernels() -> [&'static KernelInfo; 10] {
+fn kernels() -> [&'static KernelInfo; 12] {
     [
         &copy::<4>::INFO,
         &vector_add::vector_add::<1024>::INFO,
@@ -59,6 +59,8 @@ fn kernels() -> [&'static KernelInfo; 10] {
         &layernorm::layernorm::<8, 384>::INFO,
         &matmul::matmul::<32, 32, 16>::INFO,
         &matmul::matmul_f16::<32, 32, 16>::INFO,
+        &matmul::matmul_f16_large::<128, 128, 64>::INFO,
+        &matmul::matmul_bf16_large::<128, 128, 64>::INFO,
         &transpose::transpose::<32, 32>::INFO,
         &transpose::transpose_lview::<224, 160, 32, 32>::INFO,
         &attention::attention::<16, 16, 64>::INFO,
@@ -146,9 +148,9 @@ fn the_examples_run_through_the_driver_stand_ins() {
     }
     let images = write_images(&dir.0);
     assert_eq!(
-        images, 21,
-        "eleven specializations (the examples and `copy`) have sm_80 PTX, all but the f16 \
-         attention gfx942 code objects"
+        images, 23,
+        "thirteen specializations (the examples and `copy`) have sm_80 PTX, all but the f16 \
+         attention and the large matmuls gfx942 code objects"
     );
     let out = Command::new(&exe)
         .args([

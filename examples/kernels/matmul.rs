@@ -4,7 +4,7 @@
 
 use crate::common::{max_error, timed, Inputs, Row};
 use tile::ir::DotPrecision;
-use tile::{f16, tile_kernel, Device, Error};
+use tile::{bf16, f16, tile_kernel, Device, Error};
 
 #[tile_kernel(configs(BM = 32, BN = 32, BK = 16), configs(BM = 64, BN = 64, BK = 32))]
 pub fn matmul<const BM: usize, const BN: usize, const BK: usize>(
@@ -33,6 +33,56 @@ pub fn matmul_f16<const BM: usize, const BN: usize, const BK: usize>(
     for kk in 0..cdiv(a.dim(1), BK) {
         // f16 products are exact in f32; the sum accumulates in f32, in the
         // order the device's tensor cores choose (precision `tensor`).
+        acc = dot(va.load_masked(pid_m, kk), vb.load_masked(kk, pid_n), acc);
+    }
+    partition_view(c, [BM, BN]).store_masked(acc, pid_m, pid_n);
+}
+
+/// The f16 matmul at the configuration of Triton's tutorial: 128×128×64
+/// tiles on 8 warps. Built for the GPU targets with tensor cores (as a chain
+/// of FMAs this tile is no use, and slow to compile) and the CPU.
+#[tile_kernel(
+    num_warps = 8,
+    configs(
+        BM = 128,
+        BN = 128,
+        BK = 64,
+        targets = "sm_80,sm_86,sm_89,sm_90,gfx1100,host"
+    )
+)]
+pub fn matmul_f16_large<const BM: usize, const BN: usize, const BK: usize>(
+    a: &Tensor<f16, 2>,
+    b: &Tensor<f16, 2>,
+    c: &mut Tensor<f32, 2>,
+) {
+    let (pid_m, pid_n) = (program_id(0), program_id(1));
+    let (va, vb) = (partition_view(a, [BM, BK]), partition_view(b, [BK, BN]));
+    let mut acc = zeros::<f32>([BM, BN]);
+    for kk in 0..cdiv(a.dim(1), BK) {
+        acc = dot(va.load_masked(pid_m, kk), vb.load_masked(kk, pid_n), acc);
+    }
+    partition_view(c, [BM, BN]).store_masked(acc, pid_m, pid_n);
+}
+
+/// The same in bf16.
+#[tile_kernel(
+    num_warps = 8,
+    configs(
+        BM = 128,
+        BN = 128,
+        BK = 64,
+        targets = "sm_80,sm_86,sm_89,sm_90,gfx1100,host"
+    )
+)]
+pub fn matmul_bf16_large<const BM: usize, const BN: usize, const BK: usize>(
+    a: &Tensor<bf16, 2>,
+    b: &Tensor<bf16, 2>,
+    c: &mut Tensor<f32, 2>,
+) {
+    let (pid_m, pid_n) = (program_id(0), program_id(1));
+    let (va, vb) = (partition_view(a, [BM, BK]), partition_view(b, [BK, BN]));
+    let mut acc = zeros::<f32>([BM, BN]);
+    for kk in 0..cdiv(a.dim(1), BK) {
         acc = dot(va.load_masked(pid_m, kk), vb.load_masked(kk, pid_n), acc);
     }
     partition_view(c, [BM, BN]).store_masked(acc, pid_m, pid_n);
@@ -103,5 +153,54 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
         tolerance: tensor_tolerance(&a32, &b32, m, n, k),
         time,
     };
-    Ok(vec![f32_row, f16_row])
+    let mut rows = vec![f32_row, f16_row];
+    // The tutorial-sized kernels, where the device has them.
+    let (a_bf, b_bf): (Vec<bf16>, Vec<bf16>) = (
+        a_host.iter().map(|&v| bf16::from_f32(v)).collect(),
+        b_host.iter().map(|&v| bf16::from_f32(v)).collect(),
+    );
+    let widen_bf = |v: &[bf16]| v.iter().map(|x| x.to_f32()).collect::<Vec<f32>>();
+    let (abf32, bbf32) = (widen_bf(&a_bf), widen_bf(&b_bf));
+    let grid = [m.div_ceil(128) as u32, n.div_ceil(128) as u32];
+    for bf in [false, true] {
+        let (kernel, spec) = if bf {
+            (
+                "matmul bf16 128x128x64",
+                matmul_bf16_large::<128, 128, 64>::kernel_spec(),
+            )
+        } else {
+            (
+                "matmul f16 128x128x64",
+                matmul_f16_large::<128, 128, 64>::kernel_spec(),
+            )
+        };
+        let code = match dev.kernel_code(&spec) {
+            Ok(code) => code,
+            Err(Error::NoImage { .. }) => {
+                println!("{kernel}: not built for {dev} (tensor-core GPUs and the CPU only)");
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let mut c = dev.zeros::<f32>(&[m, n])?;
+        let time = if bf {
+            let a = dev.tensor_from_slice(&a_bf, &[m, k])?;
+            let b = dev.tensor_from_slice(&b_bf, &[k, n])?;
+            timed(|| matmul_bf16_large::<128, 128, 64>::launch(dev, grid, (&a, &b, &mut c)))?
+        } else {
+            let a = dev.tensor_from_slice(&a16, &[m, k])?;
+            let b = dev.tensor_from_slice(&b16, &[k, n])?;
+            timed(|| matmul_f16_large::<128, 128, 64>::launch(dev, grid, (&a, &b, &mut c)))?
+        };
+        let (a_ref, b_ref) = if bf { (&abf32, &bbf32) } else { (&a32, &b32) };
+        rows.push(Row {
+            kernel: kernel.into(),
+            code,
+            shape: format!("[{m}, {k}] x [{k}, {n}]"),
+            max_error: max_error(&c.to_vec()?, &reference(a_ref, b_ref, m, n, k)),
+            tolerance: tensor_tolerance(a_ref, b_ref, m, n, k),
+            time,
+        });
+    }
+    Ok(rows)
 }
