@@ -75,6 +75,9 @@ fn matmul_f16_and_bf16_on_tensor_cores() {
         matmul(dtype, (16, 8, 16), 1, 1);
         // 8 warps on 128×64: 4×2 warps, each 2×4 blocks.
         matmul(dtype, (128, 64, 16), 8, 8);
+        // Three block columns for one warp: a pair of B fragments from one
+        // `ldmatrix.x4.trans`, the third from an `x2.trans`.
+        matmul(dtype, (16, 24, 16), 1, 3);
     }
 }
 
@@ -153,7 +156,8 @@ fn ldmatrix_matches_cute() {
 }
 
 /// The lowering loads every operand fragment with `ldmatrix`: an x4 per
-/// 16×16 block of A and an x2.trans per 16×8 block of B, no element loads.
+/// 16×16 block of A and an x4.trans per two 16×8 blocks of B, no element
+/// loads.
 #[test]
 fn fragments_come_from_ldmatrix() {
     let func = samples::matmul(64, 64, 32, DType::F16).unwrap();
@@ -181,21 +185,38 @@ fn fragments_come_from_ldmatrix() {
             k,
             ThreadOpKind::LdMatrix {
                 shape: LdMatrix {
-                    count: 2,
+                    count: 4,
                     trans: true
                 },
                 ..
             }
         )),
-        8
+        4
     );
     assert_eq!(count(|k| matches!(k, ThreadOpKind::LoadShared { .. })), 0);
     let text = program.to_string();
     assert!(
-        text.contains("ldmatrix.x4 @s0[") && text.contains("ldmatrix.x2.trans @s1["),
+        text.contains("ldmatrix.x4 @s0[") && text.contains("ldmatrix.x4.trans @s1["),
         "{text}"
     );
     assert_eq!(tile_thread::parse_program(&text).unwrap().to_string(), text);
+
+    // One warp, three block columns: a pair and a last odd one per k-step.
+    let func = samples::matmul(16, 24, 16, DType::F16).unwrap();
+    let program = lower(
+        &func,
+        &LowerOptions::warps(1).with_tensor_cores(TensorCores::MmaSync),
+    )
+    .unwrap();
+    let shapes: Vec<(u8, bool)> = program
+        .ops
+        .iter()
+        .filter_map(|(_, op)| match op.kind {
+            ThreadOpKind::LdMatrix { shape, .. } => Some((shape.count, shape.trans)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shapes, [(4, false), (4, true), (2, true)]);
 }
 
 /// With rows 16-byte aligned, the operands go straight from global to

@@ -6,10 +6,18 @@
 //! `w` owns the 16×8 blocks `(w / wn + wm·i, w % wn + wn·j)`; for each
 //! `k`-step of 16 it loads the A fragment of each of its block rows with one
 //! `ldmatrix.x4` (the four 8×8 quarters of the 16×16 block, in the A
-//! fragment's register order) and the B fragment of each of its block
-//! columns with one `ldmatrix.x2.trans` (B is staged `k`-major, the
-//! fragment wants `k` pairs per lane), then issues one `mma` per block. The sum of each step
-//! is the instruction's: precision `tensor` allows it.
+//! fragment's register order) and the B fragments of each two of its block
+//! columns with one `ldmatrix.x4.trans` (B is staged `k`-major, the
+//! fragment wants `k` pairs per lane; an `x2.trans` for a last odd column),
+//! then issues one `mma` per block. The sum of each step is the
+//! instruction's: precision `tensor` allows it.
+//!
+//! Addresses: each lane's `ldmatrix` row address is swizzled
+//! (`operand_swizzle.rs`), and the part of a block's offset that is a
+//! multiple of the swizzle's period (rows of 8, or whole `k`-steps of B) is
+//! added after the swizzle, where `ptxas` folds it into the instruction's
+//! immediate: a warp needs one swizzled register per `k`-step of A and per
+//! pair of block columns of B, not one per fragment.
 
 use super::Lowerer;
 use crate::layout_assign::MmaDot;
@@ -47,6 +55,10 @@ impl Lowerer<'_> {
         let warp_n = self.hoist_with_const(BinaryOp::Rem, warp, wn as i64);
         let dtype = kind.operand_dtype();
         let wmma = kind.family() == MmaFamily::Wmma;
+        // B: one `ldmatrix.x4.trans` per two blocks of a warp's columns
+        // (lanes 16..32 address the second block, `8·wn` columns further),
+        // an `x2.trans` for a last odd one.
+        let b_pairs = !wmma && rep_n >= 2;
         let (base_a, base_b) = if wmma {
             // WMMA: lane `l` holds row `l % 16` of A's block and column
             // `l % 16` of B's, all 16 `k` of the step (lanes 16..32 the same).
@@ -55,9 +67,10 @@ impl Lowerer<'_> {
                 self.linear(&[(row, 1), (warp_n, in_)]),
             )
         } else {
+            let second_block = if b_pairs { in_ * wn } else { 0 };
             (
                 self.linear(&[(warp_m, im * k), (row, k), (half, 8)]),
-                self.linear(&[(row, n), (warp_n, in_)]),
+                self.linear(&[(row, n), (warp_n, in_), (half, second_block)]),
             )
         };
         // A: the four 8×8 quarters of a 16×16 block (element order of the
@@ -66,10 +79,7 @@ impl Lowerer<'_> {
             count: 4,
             trans: false,
         };
-        let b_shape = LdMatrix {
-            count: 2,
-            trans: true,
-        };
+        let b_shape = |count| LdMatrix { count, trans: true };
         let mut acc = acc.to_vec();
         for step in 0..k / ik {
             let a_frags: Vec<Vec<Reg>> = (0..rep_m)
@@ -82,16 +92,25 @@ impl Lowerer<'_> {
                     }
                 })
                 .collect();
-            let b_frags: Vec<Vec<Reg>> = (0..rep_n)
-                .map(|rn| {
-                    let offset = step * ik * n + rn * in_ * wn;
-                    if wmma {
+            let b_frags: Vec<Vec<Reg>> = if wmma {
+                (0..rep_n)
+                    .map(|rn| {
+                        let offset = step * ik * n + rn * in_ * wn;
                         self.elements(alloc_b, dtype, base_b, offset, n)
-                    } else {
-                        self.ldmatrix(alloc_b, b_shape, dtype, base_b, offset, sw_b)
-                    }
-                })
-                .collect();
+                    })
+                    .collect()
+            } else {
+                let mut frags = Vec::new();
+                let mut rn = 0;
+                while rn < rep_n {
+                    let offset = step * ik * n + rn * in_ * wn;
+                    let count = if b_pairs && rn + 1 < rep_n { 4 } else { 2 };
+                    let regs = self.ldmatrix(alloc_b, b_shape(count), dtype, base_b, offset, sw_b);
+                    frags.extend(regs.chunks(4).map(<[Reg]>::to_vec));
+                    rn += usize::from(count) / 2;
+                }
+                frags
+            };
             let nc = kind.elements(Fragment::C);
             for (rm, a_frag) in a_frags.iter().enumerate() {
                 for (rn, b_frag) in b_frags.iter().enumerate() {
@@ -139,13 +158,26 @@ impl Lowerer<'_> {
         offset: usize,
         swizzle: Option<Swizzle>,
     ) -> Vec<Reg> {
-        let index = if offset == 0 {
+        // The part of the offset that is a multiple of the swizzle's period
+        // commutes with it: added after, as an immediate, so that the
+        // swizzled registers are few (one per distinct remainder).
+        let period = swizzle.map_or(1, |sw| {
+            1usize << (sw.base() + sw.shift().unsigned_abs() + sw.bits())
+        });
+        let (low, high) = (offset % period, offset - offset % period);
+        let index = if low == 0 {
             base
         } else {
-            let c = self.i32c(offset as i64);
+            let c = self.i32c(low as i64);
             self.binary(BinaryOp::Add, base, c)
         };
         let index = self.swizzled(index, swizzle);
+        let index = if high == 0 {
+            index
+        } else {
+            let c = self.i32c(high as i64);
+            self.binary(BinaryOp::Add, index, c)
+        };
         let results = vec![dtype; 2 * usize::from(shape.count)];
         let op = self.emit_op(
             ThreadOpKind::LdMatrix { alloc, shape },

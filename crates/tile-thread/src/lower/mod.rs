@@ -217,10 +217,7 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         let deferred = copies::deferred_loads(func, |dot| lowerer.on_tensor_cores(dot));
         lowerer.deferred = deferred;
     }
-    let body = lowerer.region(&func.body)?;
-    let mut ops = std::mem::take(&mut lowerer.prologue);
-    ops.extend(body);
-    lowerer.program.body.ops = ops;
+    lowerer.program.body.ops = lowerer.kernel_body(&func.body)?;
     Ok(lowerer.program)
 }
 
@@ -278,8 +275,9 @@ struct Lowerer<'a> {
     env: HashMap<Value, Lowered>,
     /// The ops of the region being built.
     current: Vec<ThreadOp>,
-    /// Uniform, side-effect-free ops hoisted to the start of the kernel
-    /// (constants, thread ids, coordinates, tensor extents and strides).
+    /// Uniform, side-effect-free ops (constants, thread ids, coordinates,
+    /// tensor extents and strides) hoisted out of the kernel-level op being
+    /// lowered, to be placed just before it (see [`Lowerer::kernel_body`]).
     prologue: Vec<ThreadOp>,
     consts: HashMap<(DType, u64), Reg>,
     coords: HashMap<DistLayout, Coords>,
@@ -313,6 +311,21 @@ struct Lowerer<'a> {
 }
 
 impl<'a> Lowerer<'a> {
+    /// Lowers the kernel's body: each op's thread-level ops, preceded by
+    /// the ops hoisted while lowering it. A hoisted value is computed once,
+    /// before the kernel-level op that first needs it (outside any loop),
+    /// and not earlier: the coordinates of an epilogue's stores are not
+    /// live across the main loop.
+    fn kernel_body(&mut self, body: &'a Region) -> Result<Vec<ThreadOp>, LowerError> {
+        let mut ops = Vec::new();
+        for &id in &body.ops {
+            self.op(id)?;
+            ops.append(&mut self.prologue);
+            ops.append(&mut self.current);
+        }
+        Ok(ops)
+    }
+
     /// Lowers the ops of `region`; returns the thread-level ops.
     fn region(&mut self, region: &'a Region) -> Result<Vec<ThreadOp>, LowerError> {
         let saved = std::mem::take(&mut self.current);
@@ -398,7 +411,6 @@ impl<'a> Lowerer<'a> {
         self.program.ops[op].results[0]
     }
 
-    /// Emits a one-result op into the prologue.
     /// Emits a one-result op into the prologue, or returns the register of
     /// an identical one already there (prologue ops are pure: this is common
     /// subexpression elimination, e.g. of the lane index of two layouts).
