@@ -225,11 +225,19 @@ fn tensor_cores_against_triton() {
     );
     let func = tile::ir::samples::matmul(128, 128, 64, tile::ir::DType::F16).expect("the sample");
     let target = tile_codegen::Target::Nvptx(Sm::Sm80);
-    let program = tile_codegen::pipeline::lower_for(&func, "tutorial", 8, target.tensor_cores())
-        .unwrap_or_else(|e| panic!("{e}"));
-    let ours = tile_codegen::gpu::emit(&program, target, &tile_codegen::CodegenOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    tensor_core_row("tile (no pipelining)", &ours.assembly);
+    for stages in [1, 2, 3] {
+        let cores = (target.tensor_cores(), stages);
+        let program = tile_codegen::pipeline::lower_for(&func, "tutorial", 8, cores)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let options = tile_codegen::CodegenOptions::default();
+        let ours =
+            tile_codegen::gpu::emit(&program, target, &options).unwrap_or_else(|e| panic!("{e}"));
+        let name = match stages {
+            1 => "tile (no pipelining)".to_string(),
+            n => format!("tile ({n} stages)"),
+        };
+        tensor_core_row(&name, &ours.assembly);
+    }
     let triton = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../shared/tritonref/ptx/matmul_cuda_80.ptx"

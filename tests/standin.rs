@@ -95,6 +95,7 @@ fn write_images(dir: &Path) -> usize {
                     num_warps: info.num_warps,
                     codegen: CodegenOptions::default(),
                     dump_dir: None,
+                    num_stages: info.num_stages,
                 };
                 let built = pipeline::emulate(&func, spec.label, target, &options)
                     .unwrap_or_else(|e| panic!("{e}"));

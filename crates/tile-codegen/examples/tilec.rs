@@ -2,7 +2,7 @@
 //! and prints what each GPU image costs, for the compiler's edit loop:
 //!
 //! ```text
-//! cargo run --release -p tile-codegen --example tilec -- FILE [--targets sm_80,gfx942] [--warps N] [--dump DIR]
+//! cargo run --release -p tile-codegen --example tilec -- FILE [--targets sm_80,gfx942] [--warps N] [--stages N] [--dump DIR]
 //! ```
 //!
 //! Each PTX image gets `ptxas -v`'s registers and spills and counts of its
@@ -19,12 +19,13 @@ struct Args {
     file: PathBuf,
     targets: Vec<Target>,
     warps: u32,
+    stages: Option<u32>,
     dump: Option<PathBuf>,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);
-    let (mut file, mut targets, mut warps, mut dump) = (None, None, 4, None);
+    let (mut file, mut targets, mut warps, mut stages, mut dump) = (None, None, 4, None, None);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} takes a value"));
         match arg.as_str() {
@@ -38,18 +39,27 @@ fn parse_args() -> Result<Args, String> {
                     .parse()
                     .map_err(|_| format!("--warps {n}: not a number"))?;
             }
+            "--stages" => {
+                let n = value("--stages")?;
+                stages = Some(
+                    n.parse()
+                        .map_err(|_| format!("--stages {n}: not a number"))?,
+                );
+            }
             "--dump" => dump = Some(PathBuf::from(value("--dump")?)),
             _ if arg.starts_with("--") => return Err(format!("unknown option {arg}")),
             _ => file = Some(PathBuf::from(arg)),
         }
     }
     Ok(Args {
-        file: file.ok_or("usage: tilec FILE [--targets LIST] [--warps N] [--dump DIR]")?,
+        file: file
+            .ok_or("usage: tilec FILE [--targets LIST] [--warps N] [--stages N] [--dump DIR]")?,
         targets: match targets {
             Some(t) => t,
             None => parse_targets("sm_80").map_err(|e| e.to_string())?,
         },
         warps,
+        stages,
         dump,
     })
 }
@@ -110,6 +120,7 @@ fn run() -> Result<(), String> {
         num_warps: args.warps,
         codegen: CodegenOptions::default(),
         dump_dir: args.dump,
+        num_stages: args.stages,
     };
     let compiled = pipeline::compile(&mut func, "tilec", &options).map_err(|e| e.to_string())?;
     for image in &compiled.images {

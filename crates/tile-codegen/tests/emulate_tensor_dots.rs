@@ -8,9 +8,10 @@
 
 mod emulated;
 
+use tile_codegen::CodegenOptions;
 use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::interp::{self, Arg};
-use tile_testgen::products::{dot_case, stepped, within_tensor_bound};
+use tile_testgen::products::{dot_case, loop_case, stepped, within_tensor_bound};
 use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::ThreadOpKind;
 
@@ -123,4 +124,82 @@ fn padded_operands_are_copied_asynchronously() {
         let got = values(&emulated[2]);
         assert!(same(&got, &stepped(&a, &b, &c, (m, k, n), 16)), "{dtype}");
     }
+}
+
+/// Random K-loop matmuls (`products::loop_case`: 1 to 4 stages, aligned
+/// and unaligned rows, partial tiles) on sm_80 through the emulation
+/// target: the stepped product bit for bit where the loop runs on the
+/// tensor cores, the interpreter's chain where it does not; no copy is
+/// touched while in flight.
+#[test]
+fn random_pipelined_matmuls_on_mma_sync() {
+    let target = Target::Nvptx(Sm::Sm80);
+    let mut pipelined = 0;
+    for seed in 0..16 {
+        let case = loop_case(seed);
+        let what = format!(
+            "seed {seed}: tiles {:?}, {:?} on {} warps, {} stages",
+            case.tiles, case.dims, case.warps, case.stages
+        );
+        let lowering = LowerOptions::warps(case.warps)
+            .with_tensor_cores(target.tensor_cores())
+            .with_stages(case.stages);
+        let module =
+            emulated::lowered_module(&case.func, target, &lowering, &CodegenOptions::default())
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let on_tensor_cores = module.llvm_ir_opt.contains("@llvm.nvvm.mma.");
+        if case.stages > 1 && module.llvm_ir_opt.contains("cp.async.wait.group(i32 ") {
+            let waits = format!("cp.async.wait.group(i32 {})", case.stages - 2);
+            pipelined += usize::from(module.llvm_ir_opt.contains(&waits));
+        }
+        let kernel = emulated::image(&module).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let mut args = case.args.clone();
+        emulated::launch(&kernel, case.grid, case.warps, &mut args)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let (m, k, n) = case.dims;
+        let want = if on_tensor_cores {
+            stepped(
+                &case.values[0],
+                &case.values[1],
+                &vec![0.0; m * n],
+                (m, k, n),
+                16,
+            )
+        } else {
+            let mut reference = case.args.clone();
+            interp::run(&case.func, case.grid, &mut reference).unwrap();
+            values(&reference[2])
+        };
+        assert!(same(&values(&args[2]), &want), "{what}");
+    }
+    assert!(pipelined >= 6, "{pipelined} of 16 loops pipelined");
+}
+
+/// A three-stage pipeline whose wait leaves one group too many in flight
+/// reads a stage before its copies land: the emulation target stops it.
+#[test]
+fn a_pipeline_that_waits_too_little_fails() {
+    use tile_ir::{samples, DType};
+    use tile_testgen::inputs::{tensor_of, zeros};
+    let target = Target::Nvptx(Sm::Sm80);
+    let func = samples::matmul(32, 32, 16, DType::F16).unwrap();
+    let lowering = LowerOptions::warps(4)
+        .with_tensor_cores(target.tensor_cores())
+        .with_stages(3);
+    let mut module =
+        emulated::lowered_module(&func, target, &lowering, &CodegenOptions::default()).unwrap();
+    let wait = "@llvm.nvvm.cp.async.wait.group(i32 1)";
+    assert!(module.llvm_ir_opt.contains(wait), "{}", module.llvm_ir_opt);
+    module.llvm_ir_opt = module
+        .llvm_ir_opt
+        .replace(wait, "@llvm.nvvm.cp.async.wait.group(i32 2)");
+    let kernel = emulated::image(&module).unwrap();
+    let (m, k, n) = (64, 80, 40);
+    let mut args = vec![
+        tensor_of(41, &[m, k], DType::F16),
+        tensor_of(42, &[k, n], DType::F16),
+        zeros(&[m, n]),
+    ];
+    let error = emulated::launch(&kernel, [2, 2, 1], 4, &mut args).unwrap_err();
+    assert!(error.to_string().contains("in flight"), "{error}");
 }

@@ -414,26 +414,46 @@ impl Block {
         if flags & Access::ATOMIC != 0 {
             return None;
         }
-        match self
-            .shared
+        self.shared
             .access(region, offset, bytes as usize, thread, store)
-        {
-            Ok(()) => None,
-            Err(Conflict::Written(other)) => Some(EmuError::Race {
-                place,
-                kind,
-                address,
-                what: "a store",
-                other,
-            }),
-            Err(Conflict::Read(other)) => Some(EmuError::Race {
-                place,
-                kind,
-                address,
-                what: "a load",
-                other,
-            }),
+            .err()
+            .map(|conflict| race(place, kind, address, conflict))
+    }
+
+    /// Checks the 16 destination bytes of the current thread's `cp.async`
+    /// at `address` (aligned, inside an allocation, no race) and marks
+    /// them in flight until the copy lands.
+    fn check_copy(&mut self, address: u64) -> Option<EmuError> {
+        if let Some(error) = self.check_access(address, 16, 16, Access::SHARED | Access::STORE) {
+            return Some(error);
         }
+        let thread = self.current;
+        let (region, offset) = self.shared.locate(address, 16)?;
+        self.shared.start_copy(region, offset, 16, thread);
+        None
+    }
+}
+
+/// The error of an access of `kind` at `address` that met `conflict`.
+fn race(place: Place, kind: &'static str, address: u64, conflict: Conflict) -> EmuError {
+    let (what, other) = match conflict {
+        Conflict::Written(other) => ("a store", other),
+        Conflict::Read(other) => ("a load", other),
+        Conflict::InFlight(other) => {
+            return EmuError::CopyInFlight {
+                place,
+                kind,
+                address,
+                other,
+            }
+        }
+    };
+    EmuError::Race {
+        place,
+        kind,
+        address,
+        what,
+        other,
     }
 }
 
@@ -530,7 +550,7 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
                 } else {
                     None
                 };
-                source.or_else(|| blk.check_access(a, 16, 16, Access::SHARED | Access::STORE))
+                source.or_else(|| blk.check_copy(a))
             });
             match checked {
                 Some(error) => stop(error),
@@ -550,10 +570,21 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
             0
         }
         Op::WaitAsync => {
-            // SAFETY: every copy was checked when issued, and the block's
-            // memory stays registered while the block runs.
-            with_block(|blk| unsafe { blk.copies[blk.current as usize].land(a as usize) });
-            0
+            let failed = with_block(|blk| {
+                let thread = blk.current;
+                // SAFETY: every copy was checked when issued, and the block's
+                // memory stays registered while the block runs.
+                let landed = unsafe { blk.copies[thread as usize].land(a as usize) };
+                landed.iter().find_map(|copy| {
+                    let conflict = blk.shared.land_copy(copy.dst, 16, thread).err()?;
+                    let place = blk.place(Some(thread));
+                    Some(race(place, "store", copy.dst, conflict))
+                })
+            });
+            match failed {
+                Some(error) => stop(error),
+                None => 0,
+            }
         }
         Op::LdMatrix => match LdMatrix::from_code(b) {
             Some(shape) => {

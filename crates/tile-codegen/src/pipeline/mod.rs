@@ -49,9 +49,18 @@ pub struct Options {
     pub num_warps: u32,
     /// What changes the code LLVM produces.
     pub codegen: CodegenOptions,
+    /// The stages of software-pipelined loops on targets with `cp.async`
+    /// (`#[tile_kernel(num_stages = n)]`); `None`: the most up to
+    /// [`DEFAULT_STAGES`] whose shared memory fits each target.
+    pub num_stages: Option<u32>,
     /// `TILE_DUMP`: the directory every stage is written under.
     pub dump_dir: Option<PathBuf>,
 }
+
+/// The stages of a software-pipelined loop when the kernel does not say
+/// (on targets with `cp.async`; fewer where the shared memory of three
+/// does not fit).
+pub const DEFAULT_STAGES: u32 = 3;
 
 /// One compiled image.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,6 +71,9 @@ pub struct Image {
     pub target: Target,
     /// The bytes (PTX as UTF-8 text).
     pub bytes: Vec<u8>,
+    /// The shared memory a block of this image needs, in bytes (0 for
+    /// host code).
+    pub shared_memory_bytes: usize,
 }
 
 /// A specialization compiled for its targets.
@@ -72,8 +84,6 @@ pub struct Compiled {
     /// The tile-IR ops of the GPU images' bounds checks, in the order their
     /// status records name them.
     pub bounds_checks: Vec<String>,
-    /// Shared memory per block on a GPU, in bytes (0 without GPU targets).
-    pub shared_memory_bytes: usize,
     /// The host images' checks, in the order their status records name
     /// them.
     pub host_checks: Vec<HostCheck>,
@@ -133,7 +143,7 @@ pub enum PipelineError {
         error: Box<HostError>,
     },
     /// A block needs more shared memory than the target has.
-    #[error("kernel `{kernel}` ({label}) needs {bytes} bytes of shared memory per block, more than the {limit} of {target}; use smaller tiles")]
+    #[error("kernel `{kernel}` ({label}) needs {bytes} bytes of shared memory per block, more than the {limit} of {target}; use smaller tiles or fewer `num_stages`")]
     SharedMemory {
         /// The kernel.
         kernel: String,
@@ -204,38 +214,36 @@ pub fn compile(
         }
     } else {
         check_registers(func, label, options.num_warps)?;
-        // One program per set of tensor cores the targets offer.
-        let mut programs: Vec<(TensorCores, Program, usize)> = Vec::new();
+        // One program per set of tensor cores and stages the targets need.
+        let mut programs = Programs::default();
+        let mut dumped: Vec<(TensorCores, u32)> = Vec::new();
         for &target in &gpus {
+            let (program, stages) = programs.for_target(func, label, options, target)?;
             let cores = target.tensor_cores();
-            if programs.iter().any(|(c, _, _)| *c == cores) {
+            if dumped.contains(&(cores, stages)) {
                 continue;
             }
-            let program = lower_for(func, label, options.num_warps, cores)?;
-            dump.text(&thread_file(cores), &program.to_string())?;
-            let bytes = program
-                .shared
-                .iter()
-                .map(|(_, a)| a.len * a.dtype.size_bytes())
-                .sum();
-            programs.push((cores, program, bytes));
+            // A second stage count for the same cores (a target with less
+            // shared memory) gets a file of its own.
+            let name = if dumped.iter().any(|(c, _)| *c == cores) {
+                format!("thread.{}.{stages}-stages.txt", cores_name(cores))
+            } else {
+                thread_file(cores)
+            };
+            dump.text(&name, &program.to_string())?;
+            dumped.push((cores, stages));
         }
         // `thread.txt` is always the portable program, even when every
         // target has tensor cores.
-        if dump.is_on() && !programs.iter().any(|(c, _, _)| *c == TensorCores::None) {
-            let program = lower_for(func, label, options.num_warps, TensorCores::None)?;
+        if dump.is_on() && gpus.iter().all(|t| t.tensor_cores() != TensorCores::None) {
+            let program = lower_for(func, label, options.num_warps, (TensorCores::None, 1))?;
             dump.text(&thread_file(TensorCores::None), &program.to_string())?;
         }
         for &target in &gpus {
-            let Some((_, program, bytes)) = programs
-                .iter()
-                .find(|(c, _, _)| *c == target.tensor_cores())
-            else {
-                continue;
-            };
-            compiled.shared_memory_bytes = compiled.shared_memory_bytes.max(*bytes);
-            resources::check_shared_memory(&func.name, label, target, *bytes)?;
-            let out = gpu::emit(program, target, &options.codegen).map_err(|error| {
+            let (program, _) = programs.for_target(func, label, options, target)?;
+            let bytes = gpu::shared_bytes(&program);
+            resources::check_shared_memory(&func.name, label, target, bytes)?;
+            let out = gpu::emit(&program, target, &options.codegen).map_err(|error| {
                 let (kernel, label) = named(func);
                 PipelineError::Gpu {
                     kernel,
@@ -249,7 +257,7 @@ pub fn compile(
                 resources::check_amdgpu_registers(&func.name, label, gfx, &out.assembly)?;
             }
             compiled.bounds_checks = out.module.bounds_checks.clone();
-            compiled.images.push(gpu_image(out));
+            compiled.images.push(gpu_image(out, bytes));
         }
     }
     for &target in &options.targets {
@@ -269,6 +277,7 @@ pub fn compile(
             kind: ImageKind::Host,
             target,
             bytes: image.shared_object().to_vec(),
+            shared_memory_bytes: 0,
         });
     }
     if dump.is_on() && options.targets.iter().any(|t| !t.is_gpu()) {
@@ -302,24 +311,80 @@ pub fn emulate(
         target,
         error: Box::new(error),
     };
-    let program = lower_for(func, label, options.num_warps, target.tensor_cores())?;
+    let (program, _) = Programs::default().for_target(func, label, options, target)?;
+    let bytes = gpu::shared_bytes(&program);
     let out = gpu::emit(&program, target, &options.codegen).map_err(failed)?;
     let emulation = emulation::compile(&out.module).map_err(failed)?;
     Ok(Emulated {
-        device: gpu_image(out),
+        device: gpu_image(out, bytes),
         emulation,
     })
 }
 
-/// The thread-level program of `func` for `num_warps` warps and
-/// `tensor_cores`.
+/// The thread-level programs of one specialization, by tensor cores and
+/// stages, lowered once each.
+#[derive(Default)]
+struct Programs {
+    lowered: Vec<((TensorCores, u32), Program)>,
+}
+
+impl Programs {
+    /// The program for the GPU `target` and its stages: `options.num_stages`
+    /// on a target with `cp.async` (1 elsewhere), or when the kernel does
+    /// not say, the most up to [`DEFAULT_STAGES`] whose shared memory fits
+    /// the target (a requested count that does not fit fails later, at the
+    /// shared-memory check, with the figures).
+    fn for_target(
+        &mut self,
+        func: &Function,
+        label: &str,
+        options: &Options,
+        target: Target,
+    ) -> Result<(Program, u32), PipelineError> {
+        let cores = target.tensor_cores();
+        let most = match (cores, options.num_stages) {
+            (TensorCores::MmaSync, Some(n)) => n.max(1),
+            (TensorCores::MmaSync, None) => DEFAULT_STAGES,
+            _ => 1,
+        };
+        let mut stages = most;
+        loop {
+            let program = self.lowered(func, label, options.num_warps, (cores, stages))?;
+            let fits = gpu::shared_bytes(&program) <= resources::shared_memory_limit(target);
+            if fits || stages == 1 || options.num_stages.is_some() {
+                return Ok((program, stages));
+            }
+            stages -= 1;
+        }
+    }
+
+    fn lowered(
+        &mut self,
+        func: &Function,
+        label: &str,
+        num_warps: u32,
+        key: (TensorCores, u32),
+    ) -> Result<Program, PipelineError> {
+        if let Some((_, program)) = self.lowered.iter().find(|(k, _)| *k == key) {
+            return Ok(program.clone());
+        }
+        let program = lower_for(func, label, num_warps, key)?;
+        self.lowered.push((key, program.clone()));
+        Ok(program)
+    }
+}
+
+/// The thread-level program of `func` for `num_warps` warps, with
+/// `tensor_cores` and `stages` stages of software pipelining.
 pub fn lower_for(
     func: &Function,
     label: &str,
     num_warps: u32,
-    tensor_cores: TensorCores,
+    (tensor_cores, stages): (TensorCores, u32),
 ) -> Result<Program, PipelineError> {
-    let options = LowerOptions::warps(num_warps).with_tensor_cores(tensor_cores);
+    let options = LowerOptions::warps(num_warps)
+        .with_tensor_cores(tensor_cores)
+        .with_stages(stages);
     lower::lower(func, &options).map_err(|error| PipelineError::Lower {
         kernel: func.name.clone(),
         label: label.to_string(),
@@ -332,23 +397,35 @@ pub fn lower_for(
 fn thread_file(tensor_cores: TensorCores) -> String {
     match tensor_cores {
         TensorCores::None => "thread.txt".into(),
-        TensorCores::MmaSync => "thread.mma_sync.txt".into(),
-        TensorCores::Wmma => "thread.wmma.txt".into(),
+        cores => format!("thread.{}.txt", cores_name(cores)),
     }
 }
 
-/// The image of a GPU target's output: PTX text or the linked code object.
-fn gpu_image(out: Emitted) -> Image {
+/// The name of a set of tensor cores in dump files.
+fn cores_name(tensor_cores: TensorCores) -> &'static str {
+    match tensor_cores {
+        TensorCores::None => "portable",
+        TensorCores::MmaSync => "mma_sync",
+        TensorCores::Wmma => "wmma",
+    }
+}
+
+/// The image of a GPU target's output, PTX text or the linked code
+/// object, whose blocks need `shared_memory_bytes`.
+fn gpu_image(out: Emitted, shared_memory_bytes: usize) -> Image {
+    let target = out.module.target;
     match out.code_object {
         Some(hsaco) => Image {
             kind: ImageKind::Hsaco,
-            target: out.module.target,
+            target,
             bytes: hsaco,
+            shared_memory_bytes,
         },
         None => Image {
             kind: ImageKind::Ptx,
-            target: out.module.target,
+            target,
             bytes: out.assembly.into_bytes(),
+            shared_memory_bytes,
         },
     }
 }

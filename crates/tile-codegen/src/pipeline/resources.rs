@@ -2,21 +2,26 @@
 //! the kernel is built, so a kernel that no device of the target could run
 //! is a compile error rather than a failed launch.
 //!
-//! * Shared memory per block: 48 KiB on NVIDIA, the most a kernel declares
-//!   statically (the runtime does not opt kernels into the larger dynamic
-//!   shared memory yet), and 64 KiB of LDS on AMD.
+//! * Shared memory per block: on NVIDIA the most a block may opt in to
+//!   (163 KiB on sm_80 and sm_87, 99 KiB on sm_86 and sm_89, 227 KiB on
+//!   sm_90, 64 KiB on sm_75; above 48 KiB a kernel declares it dynamically
+//!   and the runtime opts the function in, `tile_abi::image`), and 64 KiB of
+//!   LDS on AMD.
 //! * Registers per thread on AMD, from the code object's metadata: 512
 //!   VGPRs and AGPRs together on CDNA (gfx90a, gfx942), 256 VGPRs on RDNA 3.
 //!   On NVIDIA, the kernel's `.reqntid` makes `ptxas` fit the registers to
 //!   the block (spilling if it must), so a launch never lacks them.
 
 use super::PipelineError;
-use crate::target::{Gfx, Target};
+use crate::target::{Gfx, Sm, Target};
 
 /// The shared memory one block may use on `target`, in bytes.
 pub(super) fn shared_memory_limit(target: Target) -> usize {
     match target {
-        Target::Nvptx(_) => 48 * 1024,
+        Target::Nvptx(Sm::Sm75) => 64 * 1024,
+        Target::Nvptx(Sm::Sm80 | Sm::Sm87) => 163 * 1024,
+        Target::Nvptx(Sm::Sm86 | Sm::Sm89) => 99 * 1024,
+        Target::Nvptx(Sm::Sm90 | Sm::Sm90a) => 227 * 1024,
         _ => 64 * 1024,
     }
 }
@@ -75,17 +80,19 @@ pub(super) fn check_amdgpu_registers(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::Sm;
 
     #[test]
     fn limits_name_the_amount_and_the_target() {
         let sm80 = Target::Nvptx(Sm::Sm80);
-        assert!(check_shared_memory("k", "B=64", sm80, 49_152).is_ok());
-        let error = check_shared_memory("k", "B=64", sm80, 49_156).unwrap_err();
+        assert!(check_shared_memory("k", "B=64", sm80, 166_912).is_ok());
+        let error = check_shared_memory("k", "B=64", sm80, 166_928).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "kernel `k` (B=64) needs 49156 bytes of shared memory per block, more than the 49152 of sm_80; use smaller tiles"
+            "kernel `k` (B=64) needs 166928 bytes of shared memory per block, more than the 166912 of sm_80; use smaller tiles or fewer `num_stages`"
         );
+        let sm86 = Target::Nvptx(Sm::Sm86);
+        assert!(check_shared_memory("k", "B=64", sm86, 101_376).is_ok());
+        assert!(check_shared_memory("k", "B=64", sm86, 101_392).is_err());
         let gfx = Target::Amdgpu(Gfx::Gfx942);
         assert!(check_shared_memory("k", "B=64", gfx, 65_536).is_ok());
         assert!(check_shared_memory("k", "B=64", gfx, 65_537).is_err());

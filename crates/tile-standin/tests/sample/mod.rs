@@ -23,6 +23,7 @@ pub fn vector_add(target: Target) -> (Vec<u8>, Vec<u8>) {
         num_warps: WARPS,
         codegen: CodegenOptions::default(),
         dump_dir: None,
+        num_stages: None,
     };
     let built = pipeline::emulate(&func, "BLOCK=256", target, &options).unwrap();
     (built.device.bytes, built.emulation.shared_object)

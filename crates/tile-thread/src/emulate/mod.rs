@@ -286,6 +286,13 @@ impl<'a> Emulator<'a> {
         c: Result<Conflict, EmuFault>,
     ) -> EmuError {
         let fault = match c {
+            Ok(c) if c.in_flight => EmuFault::CopyInFlight {
+                alloc,
+                index: index as usize,
+                access: if write { "write" } else { "read" },
+                thread: c.thread,
+                op: self.program.op_text(c.op),
+            },
             Ok(c) => EmuFault::SharedRace {
                 alloc,
                 index: index as usize,

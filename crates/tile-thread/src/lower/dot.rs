@@ -8,13 +8,24 @@
 //! first — the interpreter's order and rounding, so the result is
 //! bit-identical. For `i8` operands the step is `acc + a * b` in `i32`.
 
-use super::operand_swizzle::operand_swizzle;
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::{mma_dot, DistLayout};
 use crate::program::{Reg, SharedId, ThreadOpKind};
 use tile_abi::mma::MmaFamily;
 use tile_ir::layout::Swizzle;
 use tile_ir::{BinaryOp, CmpPred, DType, OpId, Value};
+
+/// Where a tensor-core `dot`'s operands sit in shared memory.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct StagedOperands {
+    /// The allocations of `a` and `b`.
+    pub(super) allocs: [SharedId; 2],
+    /// Each operand's swizzle.
+    pub(super) swizzles: [Option<Swizzle>; 2],
+    /// Each operand's offset in its allocation (the stage of a pipelined
+    /// loop), added after the swizzle.
+    pub(super) offsets: [Option<Reg>; 2],
+}
 
 impl Lowerer<'_> {
     /// Lowers `dot`.
@@ -39,51 +50,75 @@ impl Lowerer<'_> {
         // The accumulator in the result's layout (a conversion only if `c`
         // comes in another one).
         let rc = self.convert(acc_dtype, &lc, &rc, &layout);
-        // Both operands row-major in fresh allocations; earlier readers of
-        // reused memory (or of the last iteration's) must be done first.
-        let (alloc_a, reused_a) = self.take_shared(da, m * k);
-        let (alloc_b, reused_b) = self.take_shared(db, k * n);
-        if self.loop_depth > 0 || reused_a || reused_b {
-            self.barrier();
-        }
-        // Tensor cores read swizzled operands (`operand_swizzle.rs`) unless
-        // stagings are not swizzled (`LowerOptions::swizzle_shared`).
         let plan = mma_dot(func, id, self.program.num_warps, self.tensor_cores)
             .filter(|plan| plan.layout == *layout);
-        let swizzles = match &plan {
-            Some(p) if self.swizzle_shared && p.kind.family() == MmaFamily::MmaSync => {
-                [operand_swizzle(k), operand_swizzle(n)]
-            }
-            _ => [None, None],
-        };
-        let mut copied = false;
-        for ((v, alloc), sw) in [(*a, alloc_a), (*b, alloc_b)].into_iter().zip(swizzles) {
-            match self.get(id, v)? {
-                Lowered::Deferred { load } => {
-                    self.stage_deferred(load, alloc, sw)?;
-                    copied = true;
+        let operands = [(*a, da, [m, k]), (*b, db, [k, n])];
+        // An operand a pipelined loop copied ahead is in its stage buffer
+        // already (`pipeline.rs`): the loop's barrier made it visible.
+        let lowered = [self.get(id, *a)?, self.get(id, *b)?];
+        let mut allocs = Vec::new();
+        let (mut swizzles, mut offsets) = ([None, None], [None, None]);
+        let mut taken = Vec::new();
+        for (i, ((_, dtype, shape), lowered)) in operands.iter().zip(&lowered).enumerate() {
+            match lowered {
+                Lowered::Staged { alloc, offset } => {
+                    allocs.push(*alloc);
+                    offsets[i] = Some(*offset);
                 }
-                Lowered::Tile { layout, regs } => self.store_tile(alloc, &layout, &regs, sw),
-                _ => return Err(self.invalid(id, "an operand is not a tile")),
+                _ => {
+                    let (alloc, reused) = self.take_shared(*dtype, shape[0] * shape[1]);
+                    allocs.push(alloc);
+                    taken.push((i, reused));
+                }
+            }
+            // Tensor cores read swizzled operands (`operand_swizzle.rs`)
+            // unless stagings are not swizzled (`LowerOptions::swizzle_shared`).
+            if plan
+                .as_ref()
+                .is_some_and(|p| p.kind.family() == MmaFamily::MmaSync)
+            {
+                swizzles[i] = self.operand_swizzle(shape);
             }
         }
-        if copied {
-            self.land_copies();
-        } else {
-            self.barrier();
+        let staged = StagedOperands {
+            allocs: [allocs[0], allocs[1]],
+            swizzles,
+            offsets,
+        };
+        if !taken.is_empty() {
+            // Fresh allocations; earlier readers of reused memory (or of the
+            // last iteration's) must be done first.
+            if self.loop_depth > 0 || taken.iter().any(|&(_, reused)| reused) {
+                self.barrier();
+            }
+            let mut copied = false;
+            for &(i, _) in &taken {
+                let (alloc, sw) = (staged.allocs[i], staged.swizzles[i]);
+                match &lowered[i] {
+                    Lowered::Deferred { load } => {
+                        self.stage_deferred(*load, alloc, sw)?;
+                        copied = true;
+                    }
+                    Lowered::Tile { layout, regs } => self.store_tile(alloc, layout, regs, sw),
+                    _ => return Err(self.invalid(id, "an operand is not a tile")),
+                }
+            }
+            if copied {
+                self.land_copies();
+            } else {
+                self.barrier();
+            }
         }
         let regs = match plan {
-            Some(plan) => self.mma_steps(&plan, [alloc_a, alloc_b], (k, n), &rc, swizzles),
-            None => self.fma_chain(
-                &layout,
-                [alloc_a, alloc_b],
-                [da, db, acc_dtype],
-                (k, n),
-                &rc,
-            ),
+            Some(plan) => self.mma_steps(&plan, &staged, (k, n), &rc),
+            None if staged.offsets.iter().all(Option::is_none) => {
+                self.fma_chain(&layout, staged.allocs, [da, db, acc_dtype], (k, n), &rc)
+            }
+            None => return Err(self.invalid(id, "a prefetched operand of a dot off tensor cores")),
         };
-        self.release_shared(alloc_a);
-        self.release_shared(alloc_b);
+        for &(i, _) in &taken {
+            self.release_shared(staged.allocs[i]);
+        }
         self.bind(id, Lowered::Tile { layout, regs })
     }
 

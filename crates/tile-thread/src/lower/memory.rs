@@ -95,6 +95,14 @@ impl Lowerer<'_> {
                 )
             }
             OpKind::Load | OpKind::LoadMasked { .. } if self.deferred.contains(&id) => {
+                // A load its loop copies ahead is bound to its stage already.
+                let staged = op
+                    .results
+                    .first()
+                    .is_some_and(|r| matches!(self.env.get(r), Some(Lowered::Staged { .. })));
+                if staged {
+                    return Ok(());
+                }
                 self.bind(id, Lowered::Deferred { load: id })
             }
             OpKind::Load | OpKind::LoadMasked { .. } => {

@@ -19,6 +19,7 @@
 //! immediate: a warp needs one swizzled register per `k`-step of A and per
 //! pair of block columns of B, not one per fragment.
 
+use super::dot::StagedOperands;
 use super::Lowerer;
 use crate::layout_assign::MmaDot;
 use crate::program::{LdMatrix, Reg, SharedId, ThreadOpKind};
@@ -28,16 +29,18 @@ use tile_ir::{BinaryOp, DType};
 
 impl Lowerer<'_> {
     /// The accumulator registers `acc` (in `plan.layout`) after every
-    /// `k`-step of `a · b`, for `a: [M, K]` and `b: [K, N]` staged in
-    /// `alloc_a` and `alloc_b`.
+    /// `k`-step of `a · b`, for `a: [M, K]` and `b: [K, N]` staged as
+    /// `staged` says.
     pub(super) fn mma_steps(
         &mut self,
         plan: &MmaDot,
-        [alloc_a, alloc_b]: [SharedId; 2],
+        staged: &StagedOperands,
         (k, n): (usize, usize),
         acc: &[Reg],
-        [sw_a, sw_b]: [Option<Swizzle>; 2],
     ) -> Vec<Reg> {
+        let [alloc_a, alloc_b] = staged.allocs;
+        let [sw_a, sw_b] = staged.swizzles;
+        let [stage_a, stage_b] = staged.offsets;
         let kind = plan.kind;
         let (im, in_, ik) = kind.shape();
         let [wm, wn] = plan.warps;
@@ -88,7 +91,7 @@ impl Lowerer<'_> {
                     if wmma {
                         self.elements(alloc_a, dtype, base_a, offset, 1)
                     } else {
-                        self.ldmatrix(alloc_a, a_shape, dtype, base_a, offset, sw_a)
+                        self.ldmatrix(alloc_a, a_shape, dtype, (base_a, offset, stage_a), sw_a)
                     }
                 })
                 .collect();
@@ -105,7 +108,8 @@ impl Lowerer<'_> {
                 while rn < rep_n {
                     let offset = step * ik * n + rn * in_ * wn;
                     let count = if b_pairs && rn + 1 < rep_n { 4 } else { 2 };
-                    let regs = self.ldmatrix(alloc_b, b_shape(count), dtype, base_b, offset, sw_b);
+                    let at = (base_b, offset, stage_b);
+                    let regs = self.ldmatrix(alloc_b, b_shape(count), dtype, at, sw_b);
                     frags.extend(regs.chunks(4).map(<[Reg]>::to_vec));
                     rn += usize::from(count) / 2;
                 }
@@ -148,22 +152,20 @@ impl Lowerer<'_> {
     }
 
     /// The registers `ldmatrix` of `shape` gives each lane from `alloc`
-    /// (stored under `swizzle`), the lane's row at `base + offset`.
+    /// (stored under `swizzle`), the lane's row at `base + offset` of the
+    /// stage at `stage` (a whole number of swizzle periods, or 0).
     fn ldmatrix(
         &mut self,
         alloc: SharedId,
         shape: LdMatrix,
         dtype: DType,
-        base: Reg,
-        offset: usize,
+        (base, offset, stage): (Reg, usize, Option<Reg>),
         swizzle: Option<Swizzle>,
     ) -> Vec<Reg> {
         // The part of the offset that is a multiple of the swizzle's period
         // commutes with it: added after, as an immediate, so that the
         // swizzled registers are few (one per distinct remainder).
-        let period = swizzle.map_or(1, |sw| {
-            1usize << (sw.base() + sw.shift().unsigned_abs() + sw.bits())
-        });
+        let period = swizzle.map_or(1, super::pipeline::swizzle_period);
         let (low, high) = (offset % period, offset - offset % period);
         let index = if low == 0 {
             base
@@ -172,6 +174,10 @@ impl Lowerer<'_> {
             self.binary(BinaryOp::Add, base, c)
         };
         let index = self.swizzled(index, swizzle);
+        let index = match stage {
+            Some(stage) => self.binary(BinaryOp::Add, index, stage),
+            None => index,
+        };
         let index = if high == 0 {
             index
         } else {

@@ -31,6 +31,7 @@ mod memory;
 mod mma;
 mod movement;
 mod operand_swizzle;
+mod pipeline;
 mod proofs;
 mod reduce;
 mod reduce_tree;
@@ -61,6 +62,11 @@ pub struct LowerOptions {
     pub swizzle_shared: bool,
     /// The tensor-core instructions `dot`s of precision `tensor` may use.
     pub tensor_cores: TensorCores,
+    /// The stages of a loop's software pipeline: a loop whose tensor-core
+    /// `dot`s load their operands by its induction variable copies them
+    /// `num_stages − 1` iterations ahead (`lower/pipeline.rs`); 1 copies
+    /// each iteration's operands in that iteration.
+    pub num_stages: u32,
 }
 
 /// The tensor-core instructions a target offers the lowering.
@@ -95,6 +101,16 @@ impl LowerOptions {
             bounds_checks: true,
             swizzle_shared: true,
             tensor_cores: TensorCores::None,
+            num_stages: 1,
+        }
+    }
+
+    /// These options with `num_stages` stages for pipelined loops (at
+    /// least 1).
+    pub fn with_stages(self, num_stages: u32) -> LowerOptions {
+        LowerOptions {
+            num_stages: num_stages.max(1),
+            ..self
         }
     }
 
@@ -210,11 +226,14 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         swizzle_shared: options.swizzle_shared,
         tensor_cores: options.tensor_cores,
         deferred: Default::default(),
+        prefetched: Default::default(),
+        num_stages: options.num_stages,
         yield_targets: Vec::new(),
         free_shared: Vec::new(),
     };
     if options.tensor_cores == TensorCores::MmaSync {
         let deferred = copies::deferred_loads(func, |dot| lowerer.on_tensor_cores(dot));
+        lowerer.prefetched = pipeline::prefetched_loads(func, &deferred);
         lowerer.deferred = deferred;
     }
     lowerer.program.body.ops = lowerer.kernel_body(&func.body)?;
@@ -238,6 +257,13 @@ enum Lowered {
     /// A load that the `dot` using it copies to shared memory itself
     /// (`copies.rs`).
     Deferred { load: OpId },
+    /// A load a pipelined loop copied ahead (`pipeline.rs`): its tile is
+    /// in `alloc` from element `offset` (an `i32` register) on, swizzled
+    /// as a tensor-core operand.
+    Staged {
+        alloc: crate::program::SharedId,
+        offset: Reg,
+    },
     /// A partition view of a tensor parameter.
     PartitionView { param: usize, tile: Shape },
     /// A layout view of a tensor parameter: its static layout and its base
@@ -303,6 +329,10 @@ struct Lowerer<'a> {
     tensor_cores: TensorCores,
     /// The loads their tensor-core `dot` copies itself (`copies.rs`).
     deferred: std::collections::HashSet<OpId>,
+    /// The loads each `for` prefetches (`pipeline.rs`).
+    prefetched: HashMap<OpId, pipeline::Prefetched>,
+    /// [`LowerOptions::num_stages`].
+    num_stages: u32,
     /// Shared allocations whose last reads have been emitted, for reuse.
     free_shared: Vec<crate::program::SharedId>,
     /// Per enclosing region being lowered, the layouts its `yield` must
