@@ -6,14 +6,15 @@
 //! share each `a[m, k]` load and those on one column each `b[k, n]` load) `acc = fma(a[m, k], b[k, n], acc)` for `k = 0, 1, …, K-1` from its
 //! own `c` register, the operands widened exactly to the accumulator dtype
 //! first — the interpreter's order and rounding, so the result is
-//! bit-identical. For `i8` operands the step is `acc + a * b` in `i32`.
+//! bit-identical. For `i8` operands the step is `acc + a * b` in `i32`; for
+//! precision `tf32` each operand element is first rounded to TF32.
 
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::{mma_dot, DistLayout};
 use crate::program::{Reg, SharedId, ThreadOpKind};
 use tile_abi::mma::MmaFamily;
 use tile_ir::layout::Swizzle;
-use tile_ir::{BinaryOp, CmpPred, DType, OpId, Value};
+use tile_ir::{BinaryOp, CmpPred, DType, DotPrecision, OpId, OpKind, UnaryOp, Value};
 
 /// Where a tensor-core `dot`'s operands sit in shared memory.
 #[derive(Clone, Copy, Debug)]
@@ -112,7 +113,14 @@ impl Lowerer<'_> {
         let regs = match plan {
             Some(plan) => self.mma_steps(&plan, &staged, (k, n), &rc),
             None if staged.offsets.iter().all(Option::is_none) => {
-                self.fma_chain(&layout, staged.allocs, [da, db, acc_dtype], (k, n), &rc)
+                let tf32 = matches!(
+                    op.kind,
+                    OpKind::Dot {
+                        precision: DotPrecision::Tf32
+                    }
+                );
+                let dtypes = ([da, db, acc_dtype], tf32);
+                self.fma_chain(&layout, staged.allocs, dtypes, (k, n), &rc)
             }
             None => return Err(self.invalid(id, "a prefetched operand of a dot off tensor cores")),
         };
@@ -140,12 +148,13 @@ impl Lowerer<'_> {
     }
 
     /// The exact chain on CUDA cores (the module docs) from the staged
-    /// operands, into the accumulator registers `rc` in `layout`.
+    /// operands, into the accumulator registers `rc` in `layout`; with
+    /// `tf32`, each operand rounded to TF32 first (precision `tf32`).
     fn fma_chain(
         &mut self,
         layout: &DistLayout,
         [alloc_a, alloc_b]: [SharedId; 2],
-        [da, db, acc_dtype]: [DType; 3],
+        ([da, db, acc_dtype], tf32): ([DType; 3], bool),
         (k, n): (usize, usize),
         rc: &[Reg],
     ) -> Vec<Reg> {
@@ -204,7 +213,7 @@ impl Lowerer<'_> {
                         self.binary(BinaryOp::Add, start, kc)
                     };
                     let x = self.emit(ThreadOpKind::LoadShared { alloc: alloc_a }, vec![index], da);
-                    a_vals[v] = Some(self.cast(x, acc_dtype));
+                    a_vals[v] = Some(self.operand(x, acc_dtype, tf32));
                 }
                 if let Some(c) = col[v] {
                     let index = if kk == 0 {
@@ -214,7 +223,7 @@ impl Lowerer<'_> {
                         self.binary(BinaryOp::Add, c, shift)
                     };
                     let y = self.emit(ThreadOpKind::LoadShared { alloc: alloc_b }, vec![index], db);
-                    b_vals[v] = Some(self.cast(y, acc_dtype));
+                    b_vals[v] = Some(self.operand(y, acc_dtype, tf32));
                 }
             }
             for v in 0..count {
@@ -230,5 +239,20 @@ impl Lowerer<'_> {
             }
         }
         acc
+    }
+
+    /// An operand element `x` of the chain: widened to the accumulator's
+    /// dtype, and rounded to TF32 for precision `tf32`.
+    fn operand(&mut self, x: Reg, acc_dtype: DType, tf32: bool) -> Reg {
+        let wide = self.cast(x, acc_dtype);
+        if tf32 {
+            self.emit(
+                ThreadOpKind::Unary(UnaryOp::RoundTf32),
+                vec![wide],
+                acc_dtype,
+            )
+        } else {
+            wide
+        }
     }
 }
