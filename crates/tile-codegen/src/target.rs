@@ -136,6 +136,11 @@ impl Gfx {
     pub fn is_rdna3(self) -> bool {
         self == Gfx::Gfx1100
     }
+
+    /// Whether this is a CDNA part (wave64, MFMA).
+    pub fn is_cdna(self) -> bool {
+        matches!(self, Gfx::Gfx90a | Gfx::Gfx942)
+    }
 }
 
 impl fmt::Display for Gfx {

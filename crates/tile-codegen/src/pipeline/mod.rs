@@ -12,6 +12,7 @@
 //!   thread.txt                            the thread-level program (GPU targets)
 //!   thread.mma_sync.txt                   the same with `mma.sync` (sm_80 and later)
 //!   thread.wmma.txt                       the same with WMMA (gfx1100)
+//!   thread.mfma.txt                       the same with MFMA (gfx90a, gfx942)
 //!   <sm_*>.ll, .opt.ll, .ptx, .ptxas.txt  LLVM IR before and after LLVM's pipeline,
 //!                                         PTX and `ptxas -v`'s resource usage
 //!   <gfx*>.ll, .opt.ll, .s                LLVM IR and AMDGPU assembly
@@ -328,12 +329,14 @@ pub fn lower_for(
 }
 
 /// The `TILE_DUMP` file of the thread-level program for `tensor_cores`:
-/// `thread.txt` without, `thread.mma_sync.txt` with `mma.sync`.
+/// `thread.txt` without, `thread.mma_sync.txt` with `mma.sync`,
+/// `thread.wmma.txt` and `thread.mfma.txt` with AMD's instructions.
 fn thread_file(tensor_cores: TensorCores) -> String {
     match tensor_cores {
         TensorCores::None => "thread.txt".into(),
         TensorCores::MmaSync => "thread.mma_sync.txt".into(),
         TensorCores::Wmma => "thread.wmma.txt".into(),
+        TensorCores::Mfma => "thread.mfma.txt".into(),
     }
 }
 

@@ -9,11 +9,12 @@
 //! fragment's register order) and the B fragment of each of its block
 //! columns with one `ldmatrix.x2.trans` (B is staged `k`-major, the
 //! fragment wants `k` pairs per lane), then issues one `mma` per block. The sum of each step
-//! is the instruction's: precision `tensor` allows it.
+//! is the instruction's: precision `tensor` allows it. WMMA and MFMA (whose
+//! warps are 64-lane waves) load their fragments element by element.
 
 use super::Lowerer;
 use crate::layout_assign::MmaDot;
-use crate::program::{LdMatrix, Reg, SharedId, ThreadOpKind};
+use crate::program::{LdMatrix, MmaKind, Reg, SharedId, ThreadOpKind};
 use tile_abi::mma::{Fragment, MmaFamily};
 use tile_ir::layout::Swizzle;
 use tile_ir::{BinaryOp, DType};
@@ -38,16 +39,24 @@ impl Lowerer<'_> {
         // Lane `l` supplies row `l % 16` (A: of the block's 16 rows, its
         // left or right 8 columns by `l / 16`; B: of the step's 16 `k`) to
         // `ldmatrix`; warp `w` = wn·warp_m + warp_n.
+        // MFMA: a 64-lane wave, lane `l` holds row `l % im` of A's block and
+        // column `l % im` of B's, `k` from `4·(l / im)` of the step on.
         let tid = self.thread_id();
-        let lane = self.hoist_with_const(BinaryOp::Rem, tid, 32);
-        let warp = self.hoist_with_const(BinaryOp::Div, tid, 32);
-        let row = self.hoist_with_const(BinaryOp::Rem, lane, 16);
-        let half = self.hoist_with_const(BinaryOp::Div, lane, 16);
+        let lanes = kind.lanes() as i64;
+        let lane = self.hoist_with_const(BinaryOp::Rem, tid, lanes);
+        let warp = self.hoist_with_const(BinaryOp::Div, tid, lanes);
+        let row = self.hoist_with_const(BinaryOp::Rem, lane, im as i64);
+        let half = self.hoist_with_const(BinaryOp::Div, lane, im as i64);
         let warp_m = self.hoist_with_const(BinaryOp::Div, warp, wn as i64);
         let warp_n = self.hoist_with_const(BinaryOp::Rem, warp, wn as i64);
         let dtype = kind.operand_dtype();
-        let wmma = kind.family() == MmaFamily::Wmma;
-        let (base_a, base_b) = if wmma {
+        let by_elements = kind.family() != MmaFamily::MmaSync;
+        let (base_a, base_b) = if kind.family() == MmaFamily::Mfma {
+            (
+                self.linear(&[(warp_m, im * k), (row, k), (half, 4)]),
+                self.linear(&[(half, 4 * n), (row, 1), (warp_n, in_)]),
+            )
+        } else if by_elements {
             // WMMA: lane `l` holds row `l % 16` of A's block and column
             // `l % 16` of B's, all 16 `k` of the step (lanes 16..32 the same).
             (
@@ -75,8 +84,8 @@ impl Lowerer<'_> {
             let a_frags: Vec<Vec<Reg>> = (0..rep_m)
                 .map(|rm| {
                     let offset = rm * im * wm * k + step * ik;
-                    if wmma {
-                        self.elements(alloc_a, dtype, base_a, offset, 1)
+                    if by_elements {
+                        self.elements(alloc_a, kind, base_a, offset, 1)
                     } else {
                         self.ldmatrix(alloc_a, a_shape, dtype, base_a, offset, sw_a)
                     }
@@ -85,8 +94,8 @@ impl Lowerer<'_> {
             let b_frags: Vec<Vec<Reg>> = (0..rep_n)
                 .map(|rn| {
                     let offset = step * ik * n + rn * in_ * wn;
-                    if wmma {
-                        self.elements(alloc_b, dtype, base_b, offset, n)
+                    if by_elements {
+                        self.elements(alloc_b, kind, base_b, offset, n)
                     } else {
                         self.ldmatrix(alloc_b, b_shape, dtype, base_b, offset, sw_b)
                     }
@@ -109,20 +118,21 @@ impl Lowerer<'_> {
         acc
     }
 
-    /// The 16 elements of `alloc` at `base + offset + i·stride`: a WMMA
-    /// operand fragment.
+    /// The 16 (MFMA: 4) elements of `alloc` at `base + offset + i·stride`:
+    /// a WMMA or MFMA operand fragment of `kind`.
     fn elements(
         &mut self,
         alloc: SharedId,
-        dtype: DType,
+        kind: MmaKind,
         base: Reg,
         offset: usize,
         stride: usize,
     ) -> Vec<Reg> {
-        (0..16)
+        (0..kind.elements(Fragment::A))
             .map(|i| {
                 let c = self.i32c((offset + i * stride) as i64);
                 let index = self.binary(BinaryOp::Add, base, c);
+                let dtype = kind.operand_dtype();
                 self.emit(ThreadOpKind::LoadShared { alloc }, vec![index], dtype)
             })
             .collect()
