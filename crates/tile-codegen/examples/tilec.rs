@@ -34,7 +34,9 @@ fn parse_args() -> Result<Args, String> {
             }
             "--warps" => {
                 let n = value("--warps")?;
-                warps = n.parse().map_err(|_| format!("--warps {n}: not a number"))?;
+                warps = n
+                    .parse()
+                    .map_err(|_| format!("--warps {n}: not a number"))?;
             }
             "--dump" => dump = Some(PathBuf::from(value("--dump")?)),
             _ if arg.starts_with("--") => return Err(format!("unknown option {arg}")),
@@ -88,7 +90,10 @@ fn report(image: &pipeline::Image) -> Result<String, String> {
                 image.bytes.len(),
                 count(&disassembly, &["v_mfma"]),
                 count(&disassembly, &["v_wmma"]),
-                count(&disassembly, &["scratch_", "buffer_store_dword v", "buffer_load_dword v"]),
+                count(
+                    &disassembly,
+                    &["scratch_", "buffer_store_dword v", "buffer_load_dword v"]
+                ),
             ))
         }
         Target::Host(_) => Ok(format!("{} bytes", image.bytes.len())),
@@ -97,8 +102,8 @@ fn report(image: &pipeline::Image) -> Result<String, String> {
 
 fn run() -> Result<(), String> {
     let args = parse_args()?;
-    let text = std::fs::read_to_string(&args.file)
-        .map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let text =
+        std::fs::read_to_string(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
     let mut func = tile_ir::text::parse_function(&text).map_err(|e| e.to_string())?;
     let options = Options {
         targets: args.targets,
