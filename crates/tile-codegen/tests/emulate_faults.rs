@@ -103,6 +103,38 @@ fn breaking_a_lane_exchange_fails() {
     assert_eq!(why, "results differ");
 }
 
+/// An MFMA whose broadcast controls are not 0 (here `cbsz = 1`: A taken
+/// from another block of lanes) is no instruction the emulators model:
+/// the launch stops, naming it.
+#[test]
+fn an_mfma_with_broadcast_controls_stops_the_launch() {
+    let dtype = tile_ir::DType::F16;
+    let func = samples::matmul(32, 32, 16, dtype).unwrap();
+    let mut args = vec![
+        tile_testgen::inputs::tensor_of(1, &[32, 16], dtype),
+        tile_testgen::inputs::tensor_of(2, &[16, 32], dtype),
+        zeros(&[32, 32]),
+    ];
+    let error = emulated::run_mutated(&func, AMD, 2, [1, 1, 1], &mut args, |t| {
+        t.lines()
+            .map(|l| {
+                if l.contains("call <16 x float> @llvm.amdgcn.mfma.") {
+                    l.replace("i32 0, i32 0, i32 0)", "i32 1, i32 0, i32 0)")
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+    .unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("mfma32x32x8.f16 with broadcast controls 0x1"),
+        "{message}"
+    );
+}
+
 #[test]
 fn an_access_outside_every_allocation_stops_the_launch() {
     let func = samples::vector_add(256).unwrap();
