@@ -44,6 +44,22 @@ fn mutated_softmax_fails(target: Target, mutate: impl Fn(&str) -> String) -> Str
     }
 }
 
+/// `text` with every line `l` replaced by `f(l)`.
+fn map_lines(text: &str, f: impl Fn(&str) -> String) -> String {
+    text.lines().map(f).collect::<Vec<_>>().join("\n")
+}
+
+/// `text` with `from` replaced by `to` in the lines that contain `what`.
+fn replace_in_lines(text: &str, what: &str, from: &str, to: &str) -> String {
+    map_lines(text, |l| {
+        if l.contains(what) {
+            l.replace(from, to)
+        } else {
+            l.to_string()
+        }
+    })
+}
+
 /// `text` without the lines that contain `what`.
 fn without_lines(text: &str, what: &str) -> String {
     text.lines()
@@ -88,17 +104,14 @@ fn breaking_a_lane_exchange_fails() {
     assert_eq!(why, "results differ");
     // Every lane reads lane 0 of its wave.
     let why = mutated_softmax_fails(AMD, |t| {
-        t.lines()
-            .map(|l| match l.find("@llvm.amdgcn.ds.bpermute(i32 ") {
-                Some(at) if l.contains(" = ") => {
-                    let start = at + "@llvm.amdgcn.ds.bpermute(i32 ".len();
-                    let end = start + l[start..].find(',').unwrap_or(0);
-                    format!("{}0{}", &l[..start], &l[end..])
-                }
-                _ => l.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        map_lines(t, |l| match l.find("@llvm.amdgcn.ds.bpermute(i32 ") {
+            Some(at) if l.contains(" = ") => {
+                let start = at + "@llvm.amdgcn.ds.bpermute(i32 ".len();
+                let end = start + l[start..].find(',').unwrap_or(0);
+                format!("{}0{}", &l[..start], &l[end..])
+            }
+            _ => l.to_string(),
+        })
     });
     assert_eq!(why, "results differ");
 }
@@ -116,16 +129,8 @@ fn an_mfma_with_broadcast_controls_stops_the_launch() {
         zeros(&[32, 32]),
     ];
     let error = emulated::run_mutated(&func, AMD, 2, [1, 1, 1], &mut args, |t| {
-        t.lines()
-            .map(|l| {
-                if l.contains("call <16 x float> @llvm.amdgcn.mfma.") {
-                    l.replace("i32 0, i32 0, i32 0)", "i32 1, i32 0, i32 0)")
-                } else {
-                    l.to_string()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        let call = "call <16 x float> @llvm.amdgcn.mfma.";
+        replace_in_lines(t, call, "i32 0, i32 0, i32 0)", "i32 1, i32 0, i32 0)")
     })
     .unwrap_err();
     let message = error.to_string();
@@ -175,16 +180,7 @@ fn a_misaligned_access_stops_the_launch() {
         HostTensor::with_strides(tile_ir::DType::F32, &[512], &[1], 1, vec![0; 4 * 520]).unwrap();
     let mut args = vec![Arg::Tensor(x), tensor(2, &[512]), zeros(&[512])];
     let error = emulated::run_mutated(&func, NVIDIA, 4, [2, 1, 1], &mut args, |t| {
-        t.lines()
-            .map(|l| {
-                if l.contains("load float, ptr addrspace(1)") {
-                    l.replace(", align 4", ", align 16")
-                } else {
-                    l.to_string()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        replace_in_lines(t, "load float, ptr addrspace(1)", ", align 4", ", align 16")
     })
     .unwrap_err();
     assert!(

@@ -61,34 +61,29 @@ fn expected_shape(
     })
 }
 
+/// `mma.sync.m16n8k16`.
+const MMA_SYNC: Instructions = Instructions {
+    shapes: &[(16, 8, 16)],
+    lanes: 32,
+};
+
 #[test]
 fn random_tensor_dots_on_mma_sync() {
-    let cores = Instructions {
-        shapes: &[(16, 8, 16)],
-        lanes: 32,
-    };
-    random_tensor_dots(
-        Target::Nvptx(Sm::Sm80),
-        &cores,
-        None,
-        CASES as usize * 2 / 3,
-    );
+    let least = CASES as usize * 2 / 3;
+    random_tensor_dots(Target::Nvptx(Sm::Sm80), &MMA_SYNC, None, least);
 }
 
-/// The same on gfx1100's WMMA, whose blocks are 16 wide: the dots whose
-/// `N` is an odd multiple of 8 stay FMA chains there.
+/// gfx1100's WMMA, whose blocks are 16 wide: the dots whose `N` is an odd
+/// multiple of 8 stay FMA chains there.
+const WMMA: Instructions = Instructions {
+    shapes: &[(16, 16, 16)],
+    lanes: 32,
+};
+
 #[test]
 fn random_tensor_dots_on_wmma() {
-    let cores = Instructions {
-        shapes: &[(16, 16, 16)],
-        lanes: 32,
-    };
-    random_tensor_dots(
-        Target::Amdgpu(Gfx::Gfx1100),
-        &cores,
-        None,
-        CASES as usize / 3,
-    );
+    let least = CASES as usize / 3;
+    random_tensor_dots(Target::Amdgpu(Gfx::Gfx1100), &WMMA, None, least);
 }
 
 /// The MFMA of CDNA: 32×32×8 where the blocks and waves allow it, else
@@ -101,10 +96,7 @@ const MFMA: Instructions = Instructions {
 
 #[test]
 fn random_tensor_dots_on_mfma_gfx942() {
-    let ran = random_tensor_dots(Target::Amdgpu(Gfx::Gfx942), &MFMA, None, CASES as usize / 4);
-    for shape in MFMA.shapes {
-        assert!(ran.contains(shape), "no dot ran on {shape:?}: {ran:?}");
-    }
+    random_tensor_dots_on_mfma(Gfx::Gfx942, None, CASES as usize / 4);
 }
 
 /// gfx90a's module has the same intrinsics (its code object other
@@ -112,9 +104,18 @@ fn random_tensor_dots_on_mfma_gfx942() {
 /// test short.
 #[test]
 fn random_tensor_dots_on_mfma_gfx90a() {
-    let ran = random_tensor_dots(Target::Amdgpu(Gfx::Gfx90a), &MFMA, Some(6), 6);
+    random_tensor_dots_on_mfma(Gfx::Gfx90a, Some(6), 6);
+}
+
+/// [`random_tensor_dots`] on `gfx`'s MFMA, which must have run dots on
+/// both instructions.
+fn random_tensor_dots_on_mfma(gfx: Gfx, only: Option<usize>, least: usize) {
+    let ran = random_tensor_dots(Target::Amdgpu(gfx), &MFMA, only, least);
     for shape in MFMA.shapes {
-        assert!(ran.contains(shape), "no dot ran on {shape:?}: {ran:?}");
+        assert!(
+            ran.contains(shape),
+            "{gfx}: no dot ran on {shape:?}: {ran:?}"
+        );
     }
 }
 

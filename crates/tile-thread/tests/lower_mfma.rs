@@ -5,20 +5,12 @@
 //! (bit for bit) and against the interpreter's in-order chain (within the
 //! bound of `DotPrecision::Tensor`).
 
-use tile_ir::interp::{self, Arg};
+mod tensor_check;
+
 use tile_ir::{samples, DType};
-use tile_testgen::inputs::{blocks, tensor_of, zeros};
-use tile_testgen::products::{stepped, within_tensor_bound};
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions, TensorCores};
 use tile_thread::program::{MmaKind, Program, ThreadOpKind};
-
-fn values(arg: &Arg) -> Vec<f32> {
-    match arg {
-        Arg::Tensor(t) => t.to_scalars().iter().map(|s| s.to_f64() as f32).collect(),
-        Arg::Scalar(s) => vec![s.to_f64() as f32],
-    }
-}
 
 /// The instructions of `program`'s `mma`s.
 fn mmas(program: &tile_thread::Program) -> Vec<MmaKind> {
@@ -63,30 +55,12 @@ fn matmul_on_mfma(
     );
     assert!(!text.contains("ldmatrix") && !text.contains("cp.async"));
     assert_eq!(tile_thread::parse_program(&text).unwrap().to_string(), text);
-    let (m, n, k) = (2 * bm + 3, bn + 5, 3 * bk - 7);
-    let args = vec![
-        tensor_of(15, &[m, k], dtype),
-        tensor_of(16, &[k, n], dtype),
-        zeros(&[m, n]),
-    ];
-    let grid = [blocks(m, bm), blocks(n, bn), 1];
-    let mut emulated = args.clone();
-    emulate::run(&program, grid, &mut emulated).unwrap();
-    let mut reference = args.clone();
-    interp::run(&func, grid, &mut reference).unwrap();
-    let (a, b, c) = (values(&args[0]), values(&args[1]), values(&args[2]));
-    let got = values(&emulated[2]);
-    assert_eq!(got, stepped(&a, &b, &c, (m, k, n), ik), "{what}");
-    within_tensor_bound(&got, &values(&reference[2]), &a, &b, &c, (m, k, n)).unwrap();
-    assert_ne!(
-        got,
-        values(&reference[2]),
-        "{what}: the inputs should tell the two orders apart"
-    );
+    let run = tensor_check::check(&func, &program, (bm, bn, bk), dtype, [15, 16], ik, &what);
     if ik == 8 {
+        let [a, b, c] = &run.operands;
         assert_ne!(
-            got,
-            stepped(&a, &b, &c, (m, k, n), 16),
+            run.got,
+            tile_testgen::products::stepped(a, b, c, run.dims, 16),
             "{what}: the inputs should tell steps of 8 from steps of 16"
         );
     }

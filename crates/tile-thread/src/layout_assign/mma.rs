@@ -204,23 +204,25 @@ mod tests {
     }
 
     /// MFMA: register `i + nc·r` of every thread holds element `i` of the
-    /// D fragment (`nc` registers) of its wave's block `r`, lane `t % 64`
-    /// of wave `t / 64`, for both instructions.
+    /// D fragment (`nc` registers) of its wave's block `r` (2×2 blocks a
+    /// wave, N first), lane `t % 64` of wave `t / 64`, for both
+    /// instructions.
     #[test]
     fn mfma_accumulator_registers_are_the_fragments_of_the_manual() {
         for kind in [MmaKind::MfmaF16M32N32K8, MmaKind::MfmaBf16M16N16K16] {
             let (bm, bn, _) = kind.shape();
             let nc = kind.elements(Fragment::C);
-            let (m, n, waves) = (4 * bm, 2 * bn, [2, 2]);
+            let (m, n, waves) = (4 * bm, 4 * bn, [2, 2]);
             let layout = DistLayout::mma_accumulator(kind, m, n, waves).unwrap();
-            assert_eq!(layout.registers(), 2 * nc);
+            assert_eq!(layout.registers(), 4 * nc);
             for t in 0..256 {
                 let (lane, wave) = (t % 64, t / 64);
                 let (wave_m, wave_n) = (wave / 2, wave % 2);
                 for v in 0..layout.registers() {
-                    let (i, rm) = (v % nc, v / nc);
+                    let (i, r) = (v % nc, v / nc);
+                    let (rn, rm) = (r % 2, r / 2);
                     let (row, col) = kind.element(Fragment::C, lane, i);
-                    let want = vec![bm * (wave_m + 2 * rm) + row, bn * wave_n + col];
+                    let want = vec![bm * (wave_m + 2 * rm) + row, bn * (wave_n + 2 * rn) + col];
                     assert_eq!(layout.coordinate(t, v), (want, true, true), "t{t} v{v}");
                 }
             }
