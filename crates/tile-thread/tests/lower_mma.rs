@@ -4,8 +4,11 @@
 //! bit) and against the interpreter's in-order chain (within the bound of
 //! `DotPrecision::Tensor`).
 
+mod tensor_check;
+
+use tensor_check::values;
 use tile_abi::mma::Fragment;
-use tile_ir::interp::{self, Arg};
+use tile_ir::interp;
 use tile_ir::layout::{IntTuple, Layout};
 use tile_ir::{samples, DType};
 use tile_testgen::inputs::{blocks, padded_rows, tensor_of, zeros};
@@ -13,13 +16,6 @@ use tile_testgen::products::{loop_case, stepped, within_tensor_bound};
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions, TensorCores};
 use tile_thread::program::{LdMatrix, MmaKind, ThreadOpKind};
-
-fn values(arg: &Arg) -> Vec<f32> {
-    match arg {
-        Arg::Tensor(t) => t.to_scalars().iter().map(|s| s.to_f64() as f32).collect(),
-        Arg::Scalar(s) => vec![s.to_f64() as f32],
-    }
-}
 
 fn count_mma(program: &tile_thread::Program) -> usize {
     program
@@ -44,7 +40,6 @@ fn matmul_in_stages(
     mmas: usize,
     stages: u32,
 ) {
-    let (m, n, k) = (2 * bm + 3, bn + 5, 3 * bk - 7);
     let func = samples::matmul(bm, bn, bk, dtype).unwrap();
     let options = LowerOptions::warps(warps)
         .with_tensor_cores(TensorCores::MmaSync)
@@ -52,29 +47,8 @@ fn matmul_in_stages(
     let program = lower(&func, &options).unwrap();
     tile_thread::program::verify(&program).unwrap();
     assert_eq!(count_mma(&program), mmas, "{bm}x{bn}x{bk} on {warps} warps");
-    let args = vec![
-        tensor_of(11, &[m, k], dtype),
-        tensor_of(12, &[k, n], dtype),
-        zeros(&[m, n]),
-    ];
-    let grid = [blocks(m, bm), blocks(n, bn), 1];
-    let mut emulated = args.clone();
-    emulate::run(&program, grid, &mut emulated).unwrap();
-    let mut reference = args.clone();
-    interp::run(&func, grid, &mut reference).unwrap();
-    let (a, b, c) = (values(&args[0]), values(&args[1]), values(&args[2]));
-    let got = values(&emulated[2]);
-    assert_eq!(
-        got,
-        stepped(&a, &b, &c, (m, k, n), 16),
-        "{dtype} {bm}x{bn}x{bk}"
-    );
-    within_tensor_bound(&got, &values(&reference[2]), &a, &b, &c, (m, k, n)).unwrap();
-    assert_ne!(
-        got,
-        values(&reference[2]),
-        "the inputs should tell the two orders apart"
-    );
+    let what = format!("{dtype} {bm}x{bn}x{bk}");
+    tensor_check::check(&func, &program, (bm, bn, bk), dtype, [11, 12], 16, &what);
 }
 
 #[test]

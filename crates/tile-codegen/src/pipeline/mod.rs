@@ -12,6 +12,7 @@
 //!   thread.txt                            the thread-level program (GPU targets)
 //!   thread.mma_sync.txt                   the same with `mma.sync` (sm_80 and later)
 //!   thread.wmma.txt                       the same with WMMA (gfx1100)
+//!   thread.mfma.txt                       the same with MFMA (gfx90a, gfx942)
 //!   <sm_*>.ll, .opt.ll, .ptx, .ptxas.txt  LLVM IR before and after LLVM's pipeline,
 //!                                         PTX and `ptxas -v`'s resource usage
 //!   <gfx*>.ll, .opt.ll, .s                LLVM IR and AMDGPU assembly
@@ -393,7 +394,8 @@ pub fn lower_for(
 }
 
 /// The `TILE_DUMP` file of the thread-level program for `tensor_cores`:
-/// `thread.txt` without, `thread.mma_sync.txt` with `mma.sync`.
+/// `thread.txt` without, `thread.mma_sync.txt` with `mma.sync`,
+/// `thread.wmma.txt` and `thread.mfma.txt` with AMD's instructions.
 fn thread_file(tensor_cores: TensorCores) -> String {
     match tensor_cores {
         TensorCores::None => "thread.txt".into(),
@@ -407,6 +409,7 @@ fn cores_name(tensor_cores: TensorCores) -> &'static str {
         TensorCores::None => "portable",
         TensorCores::MmaSync => "mma_sync",
         TensorCores::Wmma => "wmma",
+        TensorCores::Mfma => "mfma",
     }
 }
 

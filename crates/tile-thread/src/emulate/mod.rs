@@ -534,7 +534,7 @@ impl<'a> Emulator<'a> {
             }
             ThreadOpKind::Mma { kind } => {
                 let want = op.operands.len();
-                if x.len() != want || !self.threads.is_multiple_of(WARP_SIZE) {
+                if x.len() != want || !(self.threads as usize).is_multiple_of(kind.lanes()) {
                     return Err(self.error(
                         Some(id),
                         None,

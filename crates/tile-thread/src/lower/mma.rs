@@ -10,7 +10,8 @@
 //! columns with one `ldmatrix.x4.trans` (B is staged `k`-major, the
 //! fragment wants `k` pairs per lane; an `x2.trans` for a last odd column),
 //! then issues one `mma` per block. The sum of each step is the
-//! instruction's: precision `tensor` allows it.
+//! instruction's: precision `tensor` allows it. WMMA and MFMA (whose warps
+//! are 64-lane waves) load their fragments element by element.
 //!
 //! Addresses: each lane's `ldmatrix` row address is swizzled
 //! (`operand_swizzle.rs`), and the part of a block's offset that is a
@@ -22,7 +23,7 @@
 use super::dot::StagedOperands;
 use super::Lowerer;
 use crate::layout_assign::MmaDot;
-use crate::program::{LdMatrix, Reg, SharedId, ThreadOpKind};
+use crate::program::{LdMatrix, MmaKind, Reg, SharedId, ThreadOpKind};
 use tile_abi::mma::{Fragment, MmaFamily};
 use tile_ir::layout::Swizzle;
 use tile_ir::{BinaryOp, DType};
@@ -49,20 +50,28 @@ impl Lowerer<'_> {
         // Lane `l` supplies row `l % 16` (A: of the block's 16 rows, its
         // left or right 8 columns by `l / 16`; B: of the step's 16 `k`) to
         // `ldmatrix`; warp `w` = wn·warp_m + warp_n.
+        // MFMA: a 64-lane wave, lane `l` holds row `l % im` of A's block and
+        // column `l % im` of B's, `k` from `4·(l / im)` of the step on.
         let tid = self.thread_id();
-        let lane = self.hoist_with_const(BinaryOp::Rem, tid, 32);
-        let warp = self.hoist_with_const(BinaryOp::Div, tid, 32);
-        let row = self.hoist_with_const(BinaryOp::Rem, lane, 16);
-        let half = self.hoist_with_const(BinaryOp::Div, lane, 16);
+        let lanes = kind.lanes() as i64;
+        let lane = self.hoist_with_const(BinaryOp::Rem, tid, lanes);
+        let warp = self.hoist_with_const(BinaryOp::Div, tid, lanes);
+        let row = self.hoist_with_const(BinaryOp::Rem, lane, im as i64);
+        let half = self.hoist_with_const(BinaryOp::Div, lane, im as i64);
         let warp_m = self.hoist_with_const(BinaryOp::Div, warp, wn as i64);
         let warp_n = self.hoist_with_const(BinaryOp::Rem, warp, wn as i64);
         let dtype = kind.operand_dtype();
-        let wmma = kind.family() == MmaFamily::Wmma;
+        let by_elements = kind.family() != MmaFamily::MmaSync;
         // B: one `ldmatrix.x4.trans` per two blocks of a warp's columns
         // (lanes 16..32 address the second block, `8·wn` columns further),
         // an `x2.trans` for a last odd one.
-        let b_pairs = !wmma && rep_n >= 2;
-        let (base_a, base_b) = if wmma {
+        let b_pairs = !by_elements && rep_n >= 2;
+        let (base_a, base_b) = if kind.family() == MmaFamily::Mfma {
+            (
+                self.linear(&[(warp_m, im * k), (row, k), (half, 4)]),
+                self.linear(&[(half, 4 * n), (row, 1), (warp_n, in_)]),
+            )
+        } else if by_elements {
             // WMMA: lane `l` holds row `l % 16` of A's block and column
             // `l % 16` of B's, all 16 `k` of the step (lanes 16..32 the same).
             (
@@ -88,18 +97,18 @@ impl Lowerer<'_> {
             let a_frags: Vec<Vec<Reg>> = (0..rep_m)
                 .map(|rm| {
                     let offset = rm * im * wm * k + step * ik;
-                    if wmma {
-                        self.elements(alloc_a, dtype, base_a, offset, 1)
+                    if by_elements {
+                        self.elements(alloc_a, kind, base_a, offset, 1)
                     } else {
                         self.ldmatrix(alloc_a, a_shape, dtype, (base_a, offset, stage_a), sw_a)
                     }
                 })
                 .collect();
-            let b_frags: Vec<Vec<Reg>> = if wmma {
+            let b_frags: Vec<Vec<Reg>> = if by_elements {
                 (0..rep_n)
                     .map(|rn| {
                         let offset = step * ik * n + rn * in_ * wn;
-                        self.elements(alloc_b, dtype, base_b, offset, n)
+                        self.elements(alloc_b, kind, base_b, offset, n)
                     })
                     .collect()
             } else {
@@ -132,20 +141,21 @@ impl Lowerer<'_> {
         acc
     }
 
-    /// The 16 elements of `alloc` at `base + offset + i·stride`: a WMMA
-    /// operand fragment.
+    /// The 16 (MFMA: 4) elements of `alloc` at `base + offset + i·stride`:
+    /// a WMMA or MFMA operand fragment of `kind`.
     fn elements(
         &mut self,
         alloc: SharedId,
-        dtype: DType,
+        kind: MmaKind,
         base: Reg,
         offset: usize,
         stride: usize,
     ) -> Vec<Reg> {
-        (0..16)
+        (0..kind.elements(Fragment::A))
             .map(|i| {
                 let c = self.i32c((offset + i * stride) as i64);
                 let index = self.binary(BinaryOp::Add, base, c);
+                let dtype = kind.operand_dtype();
                 self.emit(ThreadOpKind::LoadShared { alloc }, vec![index], dtype)
             })
             .collect()

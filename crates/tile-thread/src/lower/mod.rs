@@ -79,6 +79,10 @@ pub enum TensorCores {
     MmaSync,
     /// RDNA3's `v_wmma_f32_16x16x16` on `f16` and `bf16` in wave32 (gfx11).
     Wmma,
+    /// CDNA's `v_mfma_f32_32x32x8` and `v_mfma_f32_16x16x16` on `f16` and
+    /// `bf16` in wave64 (gfx90a, gfx942): a wave is two of the program's
+    /// warps.
+    Mfma,
 }
 
 impl TensorCores {
@@ -89,6 +93,7 @@ impl TensorCores {
             TensorCores::None => None,
             TensorCores::MmaSync => Some(MmaFamily::MmaSync),
             TensorCores::Wmma => Some(MmaFamily::Wmma),
+            TensorCores::Mfma => Some(MmaFamily::Mfma),
         }
     }
 }
