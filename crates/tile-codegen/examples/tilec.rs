@@ -7,8 +7,9 @@
 //!
 //! Each PTX image gets `ptxas -v`'s registers and spills and counts of its
 //! tensor-core, async-copy and shared-memory instructions; each AMDGPU image
-//! its VGPRs, AGPRs, scratch and MFMA/WMMA counts. `--dump DIR` writes
-//! every stage as `TILE_DUMP` does (docs/backends.md).
+//! its size, MFMA/WMMA counts and scratch accesses in its disassembly (its
+//! register counts are in the dumped assembly's metadata). `--dump DIR`
+//! writes every stage as `TILE_DUMP` does (docs/backends.md).
 
 use std::path::PathBuf;
 use std::process::ExitCode;

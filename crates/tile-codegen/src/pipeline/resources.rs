@@ -8,7 +8,9 @@
 //!   and the runtime opts the function in, `tile_abi::image`), and 64 KiB of
 //!   LDS on AMD.
 //! * Registers per thread on AMD, from the code object's metadata: 512
-//!   VGPRs and AGPRs together on CDNA (gfx90a, gfx942), 256 VGPRs on RDNA 3.
+//!   on CDNA (gfx90a, gfx942), whose `.vgpr_count` is the unified file's
+//!   total (the AGPRs start at `.amdhsa_accum_offset`, inside it), 256
+//!   VGPRs on RDNA 3.
 //!   On NVIDIA, the kernel's `.reqntid` makes `ptxas` fit the registers to
 //!   the block (spilling if it must), so a launch never lacks them.
 
@@ -54,16 +56,15 @@ pub(super) fn check_amdgpu_registers(
     gfx: Gfx,
     assembly: &str,
 ) -> Result<(), PipelineError> {
-    let count = |key: &str| -> usize {
-        assembly
-            .lines()
-            .find_map(|l| l.trim().strip_prefix(key))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0)
-    };
-    let (registers, limit) = match gfx {
-        Gfx::Gfx90a | Gfx::Gfx942 => (count(".vgpr_count:") + count(".agpr_count:"), 512),
-        Gfx::Gfx1100 => (count(".vgpr_count:"), 256),
+    // A key may open its YAML list item (`  - .agpr_count: 189`).
+    let registers = assembly
+        .lines()
+        .find_map(|l| l.trim().trim_start_matches("- ").strip_prefix(".vgpr_count:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    let limit = match gfx {
+        Gfx::Gfx90a | Gfx::Gfx942 => 512,
+        Gfx::Gfx1100 => 256,
     };
     if registers > limit {
         return Err(PipelineError::Registers {
@@ -96,13 +97,15 @@ mod tests {
         let gfx = Target::Amdgpu(Gfx::Gfx942);
         assert!(check_shared_memory("k", "B=64", gfx, 65_536).is_ok());
         assert!(check_shared_memory("k", "B=64", gfx, 65_537).is_err());
-        let metadata = "    .agpr_count:     64\n    .vgpr_count:     460\n";
-        let error = check_amdgpu_registers("k", "B=64", Gfx::Gfx90a, metadata).unwrap_err();
+        // CDNA's `.vgpr_count` counts the AGPRs already (here 256 + 204).
+        let metadata = "  - .agpr_count:     204\n    .vgpr_count:     460\n";
+        assert!(check_amdgpu_registers("k", "B=64", Gfx::Gfx90a, metadata).is_ok());
+        assert!(check_amdgpu_registers("k", "B=64", Gfx::Gfx1100, metadata).is_err());
+        let full = "  - .vgpr_count:     524\n";
+        let error = check_amdgpu_registers("k", "B=64", Gfx::Gfx942, full).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "kernel `k` (B=64) needs 524 registers per thread, more than the 512 of gfx90a"
+            "kernel `k` (B=64) needs 524 registers per thread, more than the 512 of gfx942"
         );
-        assert!(check_amdgpu_registers("k", "B=64", Gfx::Gfx1100, metadata).is_err());
-        assert!(check_amdgpu_registers("k", "B=64", Gfx::Gfx942, "    .vgpr_count: 453\n").is_ok());
     }
 }
