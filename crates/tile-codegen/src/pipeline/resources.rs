@@ -59,7 +59,11 @@ pub(super) fn check_amdgpu_registers(
     // A key may open its YAML list item (`  - .agpr_count: 189`).
     let registers = assembly
         .lines()
-        .find_map(|l| l.trim().trim_start_matches("- ").strip_prefix(".vgpr_count:"))
+        .find_map(|l| {
+            l.trim()
+                .trim_start_matches("- ")
+                .strip_prefix(".vgpr_count:")
+        })
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0);
     let limit = match gfx {
