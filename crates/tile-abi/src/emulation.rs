@@ -93,6 +93,27 @@ pub enum Op {
     /// `cp.async.wait_group a`: every closed group of the thread but the `a`
     /// most recent lands.
     WaitAsync = 14,
+    /// A warpgroup's `wgmma.mma_async` ([`crate::wgmma`]) of instruction `d
+    /// & 0xffff_ffff` ([`WgmmaKind`](crate::wgmma::WgmmaKind) code), scaling
+    /// its accumulators by `d >> 32` (0: D = A·B, 1: D = A·B + C): `a` is
+    /// the address of the thread's [`WgmmaKind::accumulators`](
+    /// crate::wgmma::WgmmaKind::accumulators) `f32`s, which the runtime
+    /// overwrites with D before returning, `b` and `c` the matrix
+    /// descriptors of A and B.
+    Wgmma = 15,
+    /// `wgmma.fence.sync.aligned`: registers written before it are
+    /// visible to the warpgroup's next `wgmma`.
+    WgmmaFence = 16,
+    /// `wgmma.commit_group.sync.aligned`: the thread's `wgmma`s since the
+    /// last commit form a group.
+    WgmmaCommit = 17,
+    /// `wgmma.wait_group.sync.aligned a`: every group but the `a` most
+    /// recent has completed.
+    WgmmaWait = 18,
+    /// `fence.proxy.async.shared::cta`: the thread's earlier writes of
+    /// shared memory are visible to the asynchronous proxy (`wgmma`'s
+    /// operand reads).
+    FenceProxyAsync = 19,
 }
 
 /// The most 32-bit words an [`Op::Mma`] buffer holds (WMMA's 8 of A, 8 of
@@ -104,7 +125,7 @@ pub const MMA_MAX_RESULTS: usize = 16;
 
 impl Op {
     /// Every op.
-    pub const ALL: [Op; 14] = [
+    pub const ALL: [Op; 19] = [
         Op::ThreadId,
         Op::BlockId,
         Op::GridDim,
@@ -119,6 +140,11 @@ impl Op {
         Op::CopyAsync,
         Op::CommitAsync,
         Op::WaitAsync,
+        Op::Wgmma,
+        Op::WgmmaFence,
+        Op::WgmmaCommit,
+        Op::WgmmaWait,
+        Op::FenceProxyAsync,
     ];
 
     /// The op with code `code`.

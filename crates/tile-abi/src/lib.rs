@@ -15,7 +15,8 @@
 //!   runtime calls that replace the targets' intrinsics, and the manifest
 //!   an emulation image carries;
 //! * [`mma`]: the tensor-core instructions as the emulators model them
-//!   (lane layouts and arithmetic);
+//!   (lane layouts and arithmetic), and [`wgmma`] Hopper's warpgroup ones
+//!   (shared-memory descriptors, canonical layouts, accumulators);
 //! * [`image`]: the kinds of compiled images a kernel embeds, and
 //!   [`object`] how a compiled shared object is opened;
 //! * [`ParamKind`]: what a kernel parameter is, as `#[tile_kernel]`
@@ -30,6 +31,7 @@ pub mod mma;
 pub mod object;
 pub mod params;
 pub mod status;
+pub mod wgmma;
 
 pub use host::HostCheck;
 pub use image::ImageKind;

@@ -88,6 +88,21 @@ pub enum EmuFault {
         /// The index.
         index: usize,
     },
+    /// A `wgmma` read a shared element whose write no `fence.proxy.async`
+    /// made visible to the asynchronous proxy.
+    #[error("`wgmma` reads @s{alloc}[{index}], written by thread {writer} with no `fence.proxy.async` after the write: the asynchronous proxy may not see it")]
+    UnfencedAsyncRead {
+        /// The allocation.
+        alloc: usize,
+        /// The index.
+        index: usize,
+        /// The thread that wrote it.
+        writer: u32,
+    },
+    /// A `wgmma` whose operand indices differ between the threads of a
+    /// warpgroup, or whose operands leave the modelled layouts.
+    #[error("`wgmma`: {0}")]
+    Wgmma(String),
     /// A shared element a `cp.async` is still writing was accessed: the
     /// copy may land at any moment until its thread's `cp.async.wait`.
     #[error("shared-memory {access} of @s{alloc}[{index}] while a copy into it by thread {thread} in `{op}` is in flight (it lands at that thread's cp.async.wait)")]

@@ -141,6 +141,9 @@ pub(super) struct Shared {
     records: Vec<Vec<Record>>,
     /// Per element, the `cp.async` writing it that has not landed.
     in_flight: Vec<Vec<Option<Access>>>,
+    /// Per element, the thread whose write to it no `fence.proxy.async`
+    /// has made visible to the asynchronous proxy yet.
+    unfenced: Vec<Vec<Option<u32>>>,
     /// Incremented by each barrier; records of older intervals are stale.
     interval: u64,
 }
@@ -169,6 +172,11 @@ impl Shared {
                 .map(|(_, a)| vec![Record::default(); a.len])
                 .collect(),
             in_flight: program
+                .shared
+                .iter()
+                .map(|(_, a)| vec![None; a.len])
+                .collect(),
+            unfenced: program
                 .shared
                 .iter()
                 .map(|(_, a)| vec![None; a.len])
@@ -238,7 +246,24 @@ impl Shared {
         self.not_in_flight(alloc, i)?;
         self.record_write(alloc, i, thread, op)?;
         self.values[alloc][i] = Some(value);
+        self.unfenced[alloc][i] = Some(thread);
         Ok(())
+    }
+
+    /// `fence.proxy.async` in every thread: every earlier write is visible
+    /// to the asynchronous proxy after the next barrier.
+    pub fn fence_proxy(&mut self) {
+        for alloc in &mut self.unfenced {
+            alloc.fill(None);
+        }
+    }
+
+    /// The thread whose write to `alloc[index]` no `fence.proxy.async` has
+    /// covered, if any: an asynchronous-proxy read of it is not ordered
+    /// after the write.
+    pub fn unfenced_writer(&self, alloc: usize, index: i64) -> Option<u32> {
+        let i = usize::try_from(index).ok()?;
+        self.unfenced.get(alloc)?.get(i).copied().flatten()
     }
 
     /// A `cp.async` of `thread` in `op` starts writing `alloc[index]`: a

@@ -27,6 +27,7 @@ mod global;
 mod memory;
 mod mma;
 mod shuffle;
+mod wgmma;
 
 pub use banks::RunStats;
 pub use error::{EmuError, EmuFault};
@@ -544,6 +545,14 @@ impl<'a> Emulator<'a> {
                 mma::run(*kind, &x, self.threads as usize).map_err(|what| {
                     self.error(Some(id), None, EmuFault::Malformed(format!("mma: {what}")))
                 })?
+            }
+            ThreadOpKind::Wgmma { kind, a, b } => self.wgmma(id, (*kind, *a, *b), &x)?,
+            // `wgmma`'s results are final once computed; `wait` passes them on.
+            ThreadOpKind::WgmmaWait { .. } => x,
+            ThreadOpKind::WgmmaFence | ThreadOpKind::WgmmaCommit => Vec::new(),
+            ThreadOpKind::FenceProxyAsync => {
+                self.shared.fence_proxy();
+                Vec::new()
             }
             ThreadOpKind::For => self.run_for(id, op, &x)?,
             ThreadOpKind::If => {

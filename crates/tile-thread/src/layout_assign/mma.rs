@@ -94,7 +94,7 @@ pub fn mma_dot(
 /// Warps along M and N for a grid of `bm × bn` instruction blocks: each
 /// doubling goes to the axis with more blocks per warp left (M on ties),
 /// and every warp must get whole blocks.
-fn split_warps(bm: usize, bn: usize, warps: usize) -> Option<[usize; 2]> {
+pub(super) fn split_warps(bm: usize, bn: usize, warps: usize) -> Option<[usize; 2]> {
     let (mut wm, mut wn) = (1, 1);
     while wm * wn < warps {
         let (left_m, left_n) = (bm / wm, bn / wn);

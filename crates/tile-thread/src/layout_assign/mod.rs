@@ -30,10 +30,45 @@
 
 mod blocked;
 mod mma;
+mod wgmma;
 
 pub(crate) use blocked::{copy_digits, row_major};
 pub use blocked::{DistLayout, LayoutBuildError, LayoutKind};
 pub use mma::{mma_dot, MmaDot};
+pub use wgmma::{wgmma_dot, WgmmaDot, WGMMA_N};
+
+/// How a `dot` runs on tensor cores.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TensorDot {
+    /// On a warp-level instruction (`mma.sync`, WMMA, MFMA).
+    Mma(MmaDot),
+    /// On Hopper's warpgroup `wgmma`.
+    Wgmma(WgmmaDot),
+}
+
+impl TensorDot {
+    /// The layout of the accumulator (of `c` and the result).
+    pub fn layout(&self) -> &DistLayout {
+        match self {
+            TensorDot::Mma(plan) => &plan.layout,
+            TensorDot::Wgmma(plan) => &plan.layout,
+        }
+    }
+}
+
+/// How the `dot` `id` of `func` runs on `tensor_cores` with `num_warps`
+/// warps: `wgmma` where the target has it and the dot fits it, else a
+/// warp-level instruction ([`mma_dot`]), else `None` (a chain of FMAs).
+pub fn tensor_dot(
+    func: &Function,
+    id: OpId,
+    num_warps: u32,
+    tensor_cores: TensorCores,
+) -> Option<TensorDot> {
+    wgmma_dot(func, id, num_warps, tensor_cores)
+        .map(TensorDot::Wgmma)
+        .or_else(|| mma_dot(func, id, num_warps, tensor_cores).map(TensorDot::Mma))
+}
 
 use crate::lower::TensorCores;
 use std::collections::{BTreeMap, BTreeSet};
@@ -68,8 +103,8 @@ pub fn assign(
     }
     let mut mma_dots = Vec::new();
     func.walk(&mut |id| {
-        if let Some(plan) = mma_dot(func, id, num_warps, tensor_cores) {
-            mma_dots.push((id, plan.layout));
+        if let Some(plan) = tensor_dot(func, id, num_warps, tensor_cores) {
+            mma_dots.push((id, plan.layout().clone()));
         }
     });
     for (id, layout) in &mma_dots {

@@ -13,11 +13,11 @@
 //! prefix of the row) and writes zeros for the rest, the `zero` padding.
 
 use super::memory::bounds_note;
+use super::operand_swizzle::OperandLayout;
 use super::{LowerError, Lowered, Lowerer};
-use crate::layout_assign::{mma_dot, DistLayout};
+use crate::layout_assign::{tensor_dot, DistLayout, TensorDot};
 use crate::program::{CheckKind, Reg, Region, SharedId, ThreadOpKind};
 use std::collections::{HashMap, HashSet};
-use tile_ir::layout::Swizzle;
 use tile_ir::{BinaryOp, CmpPred, DType, Function, OpId, OpKind, Padding, Scalar, Shape, Value};
 
 /// The loads to defer: each the `a` or `b` of a `dot` for which
@@ -73,14 +73,15 @@ impl Lowerer<'_> {
     /// Whether `dot` runs on tensor cores with the layout its result was
     /// given.
     pub(super) fn on_tensor_cores(&self, dot: OpId) -> bool {
-        let result = self.func.op(dot).results.first();
-        match (
-            mma_dot(self.func, dot, self.program.num_warps, self.tensor_cores),
-            result,
-        ) {
-            (Some(plan), Some(r)) => self.plan.values.get(r) == Some(&plan.layout),
-            _ => false,
-        }
+        self.tensor_plan(dot).is_some()
+    }
+
+    /// How `dot` runs on tensor cores, if it does with the layout its
+    /// result was given.
+    pub(super) fn tensor_plan(&self, dot: OpId) -> Option<TensorDot> {
+        let result = self.func.op(dot).results.first()?;
+        tensor_dot(self.func, dot, self.program.num_warps, self.tensor_cores)
+            .filter(|plan| self.plan.values.get(result) == Some(plan.layout()))
     }
 
     /// The partition indices of the load or store `id` (`i64`, in order).
@@ -100,14 +101,14 @@ impl Lowerer<'_> {
         &mut self,
         load: OpId,
         alloc: SharedId,
-        swizzle: Option<Swizzle>,
+        place: OperandLayout,
     ) -> Result<(), LowerError> {
         match self.copy_chunks(load)? {
             Some(chunks) => {
                 let indices = self.partition_indices(load)?;
-                self.copy_partition(load, &chunks, &indices, (alloc, None), swizzle)
+                self.copy_partition(load, &chunks, &indices, (alloc, None), place)
             }
-            None => self.stage_loaded(load, alloc, swizzle),
+            None => self.stage_loaded(load, alloc, place),
         }
     }
 
@@ -131,8 +132,8 @@ impl Lowerer<'_> {
     }
 
     /// Copies the partition of the deferred `load` at `indices` (`i64`)
-    /// into `alloc`, at element `offset` (a uniform `i32` register, or 0)
-    /// under `swizzle`: each thread moves the chunks it holds in `chunks`,
+    /// into `alloc`, laid out as `place` and shifted by `offset` (a uniform
+    /// `i32` register, or 0): each thread moves the chunks it holds in `chunks`,
     /// with `cp.async` when the tensor's rows are contiguous and aligned,
     /// else element by element. Everything is computed per chunk, not per
     /// element: its address, and how many of its elements lie inside the
@@ -143,7 +144,7 @@ impl Lowerer<'_> {
         chunks: &DistLayout,
         indices: &[Reg],
         (alloc, offset): (SharedId, Option<Reg>),
-        swizzle: Option<Swizzle>,
+        place: OperandLayout,
     ) -> Result<(), LowerError> {
         let func = self.func;
         let op = func.op(load);
@@ -158,7 +159,9 @@ impl Lowerer<'_> {
         let count = chunks.registers() / width;
         let destinations: Vec<Reg> = (0..count)
             .map(|g| {
-                let at = self.swizzled(coords.linear[g * width], swizzle);
+                let first = g * width;
+                let position = (coords.axes[first][0], coords.axes[first][1]);
+                let at = self.operand_index(place, coords.linear[first], position);
                 match offset {
                     Some(o) => self.binary(BinaryOp::Add, at, o),
                     None => at,
@@ -185,7 +188,7 @@ impl Lowerer<'_> {
         // The same chunks element by element, in a loop per chunk (so that
         // no element's address is loop-invariant: LLVM would hoist them all
         // out of a main loop): element `e` lies `e` inner strides past the
-        // chunk's first and is inside when `e < count`; the swizzle keeps
+        // chunk's first and is inside when `e < count`; the layouts keep
         // chunks whole, so it lands `e` past the chunk's first.
         let inner = self.tensor_meta(param, tile.rank() - 1, true);
         for g in 0..count {
@@ -375,7 +378,7 @@ impl Lowerer<'_> {
         &mut self,
         load: OpId,
         alloc: SharedId,
-        swizzle: Option<Swizzle>,
+        place: OperandLayout,
     ) -> Result<(), LowerError> {
         let was_deferred = self.deferred.remove(&load);
         self.memory(load)?;
@@ -384,15 +387,8 @@ impl Lowerer<'_> {
         }
         let result = self.func.op(load).results[0];
         let (layout, regs) = self.tile(load, result)?;
-        self.store_tile(alloc, &layout, &regs, swizzle);
+        self.store_tile(alloc, &layout, &regs, place);
         Ok(())
-    }
-
-    /// Waits for this thread's copies, then for every thread's.
-    pub(super) fn land_copies(&mut self) {
-        self.emit_op(ThreadOpKind::CommitAsync, vec![], &[]);
-        self.emit_op(ThreadOpKind::WaitAsync { pending: 0 }, vec![], &[]);
-        self.barrier();
     }
 }
 

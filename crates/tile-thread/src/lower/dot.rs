@@ -9,11 +9,11 @@
 //! bit-identical. For `i8` operands the step is `acc + a * b` in `i32`; for
 //! precision `tf32` each operand element is first rounded to TF32.
 
+use super::operand_swizzle::OperandLayout;
 use super::{LowerError, Lowered, Lowerer};
-use crate::layout_assign::{mma_dot, DistLayout};
+use crate::layout_assign::{tensor_dot, DistLayout, TensorDot};
 use crate::program::{Reg, SharedId, ThreadOpKind};
 use tile_abi::mma::MmaFamily;
-use tile_ir::layout::Swizzle;
 use tile_ir::{BinaryOp, CmpPred, DType, DotPrecision, OpId, OpKind, UnaryOp, Value};
 
 /// Where a tensor-core `dot`'s operands sit in shared memory.
@@ -21,10 +21,10 @@ use tile_ir::{BinaryOp, CmpPred, DType, DotPrecision, OpId, OpKind, UnaryOp, Val
 pub(super) struct StagedOperands {
     /// The allocations of `a` and `b`.
     pub(super) allocs: [SharedId; 2],
-    /// Each operand's swizzle.
-    pub(super) swizzles: [Option<Swizzle>; 2],
+    /// How each operand is laid out there.
+    pub(super) layouts: [OperandLayout; 2],
     /// Each operand's offset in its allocation (the stage of a pipelined
-    /// loop), added after the swizzle.
+    /// loop), added after the layout's placement.
     pub(super) offsets: [Option<Reg>; 2],
 }
 
@@ -51,14 +51,16 @@ impl Lowerer<'_> {
         // The accumulator in the result's layout (a conversion only if `c`
         // comes in another one).
         let rc = self.convert(acc_dtype, &lc, &rc, &layout);
-        let plan = mma_dot(func, id, self.program.num_warps, self.tensor_cores)
-            .filter(|plan| plan.layout == *layout);
+        let plan = tensor_dot(func, id, self.program.num_warps, self.tensor_cores)
+            .filter(|plan| plan.layout() == &*layout);
         let operands = [(*a, da, [m, k]), (*b, db, [k, n])];
         // An operand a pipelined loop copied ahead is in its stage buffer
         // already (`pipeline.rs`): the loop's barrier made it visible.
         let lowered = [self.get(id, *a)?, self.get(id, *b)?];
         let mut allocs = Vec::new();
-        let (mut swizzles, mut offsets) = ([None, None], [None, None]);
+        let mut offsets = [None, None];
+        let layouts = [0, 1].map(|i| self.operand_layout(plan.as_ref(), operands[i].2));
+        let wgmma = matches!(plan, Some(TensorDot::Wgmma(_)));
         let mut taken = Vec::new();
         for (i, ((_, dtype, shape), lowered)) in operands.iter().zip(&lowered).enumerate() {
             match lowered {
@@ -67,23 +69,16 @@ impl Lowerer<'_> {
                     offsets[i] = Some(*offset);
                 }
                 _ => {
-                    let (alloc, reused) = self.take_shared(*dtype, shape[0] * shape[1]);
+                    let (alloc, reused) =
+                        self.take_operand_buffer(*dtype, shape[0] * shape[1], wgmma);
                     allocs.push(alloc);
                     taken.push((i, reused));
                 }
             }
-            // Tensor cores read swizzled operands (`operand_swizzle.rs`)
-            // unless stagings are not swizzled (`LowerOptions::swizzle_shared`).
-            if plan
-                .as_ref()
-                .is_some_and(|p| p.kind.family() == MmaFamily::MmaSync)
-            {
-                swizzles[i] = self.operand_swizzle(shape);
-            }
         }
         let staged = StagedOperands {
             allocs: [allocs[0], allocs[1]],
-            swizzles,
+            layouts,
             offsets,
         };
         if !taken.is_empty() {
@@ -94,24 +89,29 @@ impl Lowerer<'_> {
             }
             let mut copied = false;
             for &(i, _) in &taken {
-                let (alloc, sw) = (staged.allocs[i], staged.swizzles[i]);
+                let (alloc, place) = (staged.allocs[i], staged.layouts[i]);
                 match &lowered[i] {
                     Lowered::Deferred { load } => {
-                        self.stage_deferred(*load, alloc, sw)?;
+                        self.stage_deferred(*load, alloc, place)?;
                         copied = true;
                     }
-                    Lowered::Tile { layout, regs } => self.store_tile(alloc, layout, regs, sw),
+                    Lowered::Tile { layout, regs } => self.store_tile(alloc, layout, regs, place),
                     _ => return Err(self.invalid(id, "an operand is not a tile")),
                 }
             }
             if copied {
-                self.land_copies();
-            } else {
-                self.barrier();
+                self.emit_op(ThreadOpKind::CommitAsync, vec![], &[]);
+                self.emit_op(ThreadOpKind::WaitAsync { pending: 0 }, vec![], &[]);
             }
+            // `wgmma` reads through the asynchronous proxy.
+            if wgmma {
+                self.emit_op(ThreadOpKind::FenceProxyAsync, vec![], &[]);
+            }
+            self.barrier();
         }
         let regs = match plan {
-            Some(plan) => self.mma_steps(&plan, &staged, (k, n), &rc),
+            Some(TensorDot::Mma(plan)) => self.mma_steps(&plan, &staged, (k, n), &rc),
+            Some(TensorDot::Wgmma(plan)) => self.wgmma_steps(&plan, &staged, (k, n), &rc),
             None if staged.offsets.iter().all(Option::is_none) => {
                 let tf32 = matches!(
                     op.kind,
@@ -130,21 +130,62 @@ impl Lowerer<'_> {
         self.bind(id, Lowered::Tile { layout, regs })
     }
 
-    /// Stores a tile in `layout` into `alloc`, row-major under `swizzle`
-    /// (each element by its owner); the caller places the barrier before
-    /// reading it.
+    /// Stores a tile in `layout` into `alloc` as `place` lays it out (each
+    /// element by its owner); the caller places the barrier before reading
+    /// it.
     pub(super) fn store_tile(
         &mut self,
         alloc: SharedId,
         layout: &DistLayout,
         regs: &[Reg],
-        swizzle: Option<Swizzle>,
+        place: OperandLayout,
     ) {
         let coords = self.coords(layout);
-        for ((&v, &i), &owner) in regs.iter().zip(&coords.linear).zip(&coords.owner) {
-            let at = self.swizzled(i, swizzle);
-            self.emit_op(ThreadOpKind::StoreShared { alloc }, vec![at, v, owner], &[]);
+        for (v, &value) in regs.iter().enumerate() {
+            let position = (coords.axes[v][0], coords.axes[v][1]);
+            let at = self.operand_index(place, coords.linear[v], position);
+            let owner = coords.owner[v];
+            self.emit_op(
+                ThreadOpKind::StoreShared { alloc },
+                vec![at, value, owner],
+                &[],
+            );
         }
+    }
+
+    /// How an operand tile of `shape` is staged for `plan`: `wgmma`'s
+    /// 128-byte-swizzled blocks, `mma.sync`'s swizzled rows for
+    /// `ldmatrix` (`operand_swizzle.rs`, unless stagings are not swizzled:
+    /// `LowerOptions::swizzle_shared`), else plain rows.
+    pub(super) fn operand_layout(
+        &self,
+        plan: Option<&TensorDot>,
+        shape: [usize; 2],
+    ) -> OperandLayout {
+        match plan {
+            Some(TensorDot::Wgmma(_)) => OperandLayout::Blocks64 { rows: shape[0] },
+            Some(TensorDot::Mma(p)) if p.kind.family() == MmaFamily::MmaSync => {
+                OperandLayout::RowMajor(self.operand_swizzle(&shape))
+            }
+            _ => OperandLayout::RowMajor(None),
+        }
+    }
+
+    /// A fresh or reused allocation of `len` elements for an operand;
+    /// `wgmma`'s start on 1024-byte boundaries (its swizzle reads address
+    /// bits 7–9).
+    pub(super) fn take_operand_buffer(
+        &mut self,
+        dtype: DType,
+        len: usize,
+        wgmma: bool,
+    ) -> (SharedId, bool) {
+        let (alloc, reused) = self.take_shared(dtype, len);
+        if wgmma {
+            let entry = &mut self.program.shared[alloc];
+            entry.align = entry.align.max(1024);
+        }
+        (alloc, reused)
     }
 
     /// The exact chain on CUDA cores (the module docs) from the staged

@@ -21,6 +21,7 @@
 //! pair of block columns of B, not one per fragment.
 
 use super::dot::StagedOperands;
+use super::operand_swizzle::OperandLayout;
 use super::Lowerer;
 use crate::layout_assign::MmaDot;
 use crate::program::{LdMatrix, MmaKind, Reg, SharedId, ThreadOpKind};
@@ -40,7 +41,11 @@ impl Lowerer<'_> {
         acc: &[Reg],
     ) -> Vec<Reg> {
         let [alloc_a, alloc_b] = staged.allocs;
-        let [sw_a, sw_b] = staged.swizzles;
+        // `mma.sync`'s operands are swizzled rows; the others' plain rows.
+        let [sw_a, sw_b] = staged.layouts.map(|place| match place {
+            OperandLayout::RowMajor(sw) => sw,
+            OperandLayout::Blocks64 { .. } => None,
+        });
         let [stage_a, stage_b] = staged.offsets;
         let kind = plan.kind;
         let (im, in_, ik) = kind.shape();
@@ -175,7 +180,7 @@ impl Lowerer<'_> {
         // The part of the offset that is a multiple of the swizzle's period
         // commutes with it: added after, as an immediate, so that the
         // swizzled registers are few (one per distinct remainder).
-        let period = swizzle.map_or(1, super::pipeline::swizzle_period);
+        let period = swizzle.map_or(1, super::operand_swizzle::swizzle_period);
         let (low, high) = (offset % period, offset - offset % period);
         let index = if low == 0 {
             base

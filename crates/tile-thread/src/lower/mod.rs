@@ -38,6 +38,7 @@ mod reduce_tree;
 mod shared;
 mod shuffle_convert;
 mod swizzle;
+mod wgmma;
 
 use crate::layout_assign::{assign, DistLayout, LayoutBuildError, LayoutPlan};
 use crate::program::{OpId as ThreadOp, Param, ParamKind, Program, Reg, ThreadOpKind};
@@ -83,6 +84,10 @@ pub enum TensorCores {
     /// `bf16` in wave64 (gfx90a, gfx942): a wave is two of the program's
     /// warps.
     Mfma,
+    /// Hopper's `wgmma.mma_async.m64n64k16` on `f16` and `bf16` from shared
+    /// memory (sm_90a), for the dots whose tiles it fits; `mma.sync` for the
+    /// others.
+    Wgmma,
 }
 
 impl TensorCores {
@@ -94,6 +99,7 @@ impl TensorCores {
             TensorCores::MmaSync => Some(MmaFamily::MmaSync),
             TensorCores::Wmma => Some(MmaFamily::Wmma),
             TensorCores::Mfma => Some(MmaFamily::Mfma),
+            TensorCores::Wgmma => Some(MmaFamily::MmaSync),
         }
     }
 }
@@ -236,7 +242,11 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         yield_targets: Vec::new(),
         free_shared: Vec::new(),
     };
-    if options.tensor_cores == TensorCores::MmaSync {
+    // The targets with `cp.async` copy their tensor-core operands with it.
+    if matches!(
+        options.tensor_cores,
+        TensorCores::MmaSync | TensorCores::Wgmma
+    ) {
         let deferred = copies::deferred_loads(func, |dot| lowerer.on_tensor_cores(dot));
         lowerer.prefetched = pipeline::prefetched_loads(func, &deferred);
         lowerer.deferred = deferred;

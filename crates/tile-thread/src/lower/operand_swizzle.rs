@@ -17,7 +17,75 @@
 //! aligned. `C` must be a power of two of at least 16 (otherwise the
 //! operand is not swizzled).
 
+use super::Lowerer;
+use crate::program::Reg;
 use tile_ir::layout::Swizzle;
+use tile_ir::BinaryOp;
+
+/// How a tensor-core operand tile of `R × C` elements is stored in shared
+/// memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum OperandLayout {
+    /// Row-major, element `i` at `swizzle(i)`: `mma.sync`'s operands for
+    /// `ldmatrix` ([`operand_swizzle`]), or unswizzled.
+    RowMajor(Option<Swizzle>),
+    /// Blocks of 64 columns one after another, each row-major (rows of 128
+    /// bytes of 16-bit elements) under `Sw<3,3,3>`, which XORs a row's
+    /// 16-byte chunk with its row's index modulo 8: Hopper's canonical
+    /// 128-byte-swizzled layout (`tile_abi::wgmma`), K-major for A (columns
+    /// are `k`) and N-major for B (columns are `n`). Element `(r, c)` sits
+    /// at `(c / 64)·R·64 + Sw<3,3,3>(r·64 + c % 64)`.
+    Blocks64 {
+        /// `R`.
+        rows: usize,
+    },
+}
+
+impl OperandLayout {
+    /// The smallest offset that commutes with the layout: adding a multiple
+    /// of it to an index before placing it adds it after.
+    pub(super) fn period(self) -> usize {
+        match self {
+            OperandLayout::RowMajor(sw) => sw.map_or(1, swizzle_period),
+            OperandLayout::Blocks64 { .. } => 512,
+        }
+    }
+}
+
+/// The smallest offset that commutes with `swizzle`: adding a multiple of
+/// it changes none of the bits the swizzle reads or writes.
+pub(super) fn swizzle_period(swizzle: Swizzle) -> usize {
+    1usize << (swizzle.base() + swizzle.shift().unsigned_abs() + swizzle.bits())
+}
+
+/// `Sw<3,3,3>`: the 128-byte swizzle of 16-bit elements.
+fn swizzle_128b() -> Swizzle {
+    Swizzle::new(3, 3, 3).expect("Sw<3,3,3> is a swizzle")
+}
+
+impl Lowerer<'_> {
+    /// Where element `(row, col)` (`i32` registers; `linear` its row-major
+    /// index in the tile) of an operand laid out as `layout` is stored.
+    pub(super) fn operand_index(
+        &mut self,
+        layout: OperandLayout,
+        linear: Reg,
+        (row, col): (Reg, Reg),
+    ) -> Reg {
+        match layout {
+            OperandLayout::RowMajor(sw) => self.swizzled(linear, sw),
+            OperandLayout::Blocks64 { rows } => {
+                let block = self.hoist_with_const(BinaryOp::Shr, col, 6);
+                let block = self.hoist_with_const(BinaryOp::Mul, block, (rows * 64) as i64);
+                let within = self.hoist_with_const(BinaryOp::And, col, 63);
+                let r = self.hoist_with_const(BinaryOp::Mul, row, 64);
+                let at = self.binary(BinaryOp::Add, r, within);
+                let at = self.swizzled(at, Some(swizzle_128b()));
+                self.binary(BinaryOp::Add, block, at)
+            }
+        }
+    }
+}
 
 /// The swizzle of a tensor-core operand staged with rows of `cols` 16-bit
 /// elements (see the module docs): CuTe's `Sw<B, 3, s - 3>`, or `None`

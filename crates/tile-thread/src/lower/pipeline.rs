@@ -29,8 +29,9 @@
 //! Stage offsets are whole multiples of the operand swizzle's period, so a
 //! stage's elements are swizzled as the first stage's, shifted.
 
+use super::operand_swizzle::OperandLayout;
 use super::{LowerError, Lowered, Lowerer};
-use crate::layout_assign::DistLayout;
+use crate::layout_assign::{DistLayout, TensorDot};
 use crate::program::{Reg, Region, SharedId, ThreadOpKind};
 use std::collections::{HashMap, HashSet};
 use tile_ir::layout::Swizzle;
@@ -41,7 +42,8 @@ use tile_ir::{BinaryOp, CmpPred, DType, Function, OpId, Scalar, Value};
 #[derive(Clone, Debug)]
 pub(super) struct Prefetched {
     iv: Value,
-    loads: Vec<OpId>,
+    /// Each load, with the dot that reads it and which operand (0: `a`).
+    loads: Vec<(OpId, OpId, usize)>,
 }
 
 /// The loads each `for` prefetches, by the `for`'s op; loops with none are
@@ -66,7 +68,18 @@ pub(super) fn prefetched_loads(
         func.walk_region(body, &mut |o| {
             inside.extend(func.op(o).results.iter().copied())
         });
-        let loads: Vec<OpId> = body
+        // A deferred load's one use is a dot operand in the same region.
+        let reader = |load: OpId| {
+            let value = func.op(load).results[0];
+            body.ops.iter().find_map(|&dot| {
+                let operands = &func.op(dot).operands;
+                operands[..operands.len().min(2)]
+                    .iter()
+                    .position(|&v| v == value)
+                    .map(|which| (dot, which))
+            })
+        };
+        let loads: Vec<(OpId, OpId, usize)> = body
             .ops
             .iter()
             .copied()
@@ -78,6 +91,7 @@ pub(super) fn prefetched_loads(
                         .iter()
                         .all(|&i| i == iv || !inside.contains(&i))
             })
+            .filter_map(|load| reader(load).map(|(dot, which)| (load, dot, which)))
             .collect();
         if !loads.is_empty() {
             loops.insert(id, Prefetched { iv, loads });
@@ -96,12 +110,16 @@ struct Prefetch {
     alloc: SharedId,
     /// The elements of one stage.
     len: usize,
-    swizzle: Option<Swizzle>,
+    /// How the dot that reads it lays its operand out.
+    place: OperandLayout,
 }
 
 /// A `for` being pipelined.
 pub(super) struct Pipeline {
     prefetches: Vec<Prefetch>,
+    /// Whether a `wgmma` reads the stages: the copies then become visible
+    /// to the asynchronous proxy with a `fence.proxy.async`.
+    fence: bool,
     /// The loop's induction variable: the index the copies move ahead.
     iv: Value,
     stages: usize,
@@ -126,31 +144,34 @@ impl Lowerer<'_> {
             return Ok(None);
         }
         let mut planned = Vec::new();
-        for load in loads {
+        let mut fence = false;
+        for (load, dot, which) in loads {
             let Some(chunks) = self.copy_chunks(load)? else {
                 return Ok(None);
             };
-            let shape = chunks.shape.clone();
-            let len: usize = shape.iter().product();
-            let swizzle = self.operand_swizzle(&shape);
-            let period = swizzle.map_or(1, swizzle_period);
-            if !len.is_multiple_of(period) {
+            let shape = [chunks.shape[0], chunks.shape[1]];
+            let len = shape[0] * shape[1];
+            let plan = self.tensor_plan(dot);
+            let place = self.operand_layout(plan.as_ref(), shape);
+            let wgmma = matches!(plan, Some(TensorDot::Wgmma(_)));
+            fence |= wgmma;
+            if which > 1 || !len.is_multiple_of(place.period()) {
                 return Ok(None);
             }
-            planned.push((load, chunks, len, swizzle));
+            planned.push((load, chunks, len, place, wgmma));
         }
         let mut prefetches = Vec::new();
         let mut reused = false;
-        for (load, chunks, len, swizzle) in planned {
+        for (load, chunks, len, place, wgmma) in planned {
             let dtype = self.func.ty(self.func.op(load).results[0]).dtype();
-            let (alloc, was_reused) = self.take_shared(dtype, stages * len);
+            let (alloc, was_reused) = self.take_operand_buffer(dtype, stages * len, wgmma);
             reused |= was_reused;
             prefetches.push(Prefetch {
                 load,
                 chunks,
                 alloc,
                 len,
-                swizzle,
+                place,
             });
         }
         if reused {
@@ -160,6 +181,7 @@ impl Lowerer<'_> {
         Ok(Some(Pipeline {
             prefetches,
             iv,
+            fence,
             stages,
             bounds,
         }))
@@ -192,6 +214,9 @@ impl Lowerer<'_> {
         let saved = std::mem::take(&mut self.current);
         let pending = (p.stages - 2) as u8;
         self.emit_op(ThreadOpKind::WaitAsync { pending }, vec![], &[]);
+        if p.fence {
+            self.emit_op(ThreadOpKind::FenceProxyAsync, vec![], &[]);
+        }
         self.barrier();
         let [_, hi, step] = p.bounds;
         let iv = self.cast(iv, DType::I64);
@@ -267,7 +292,7 @@ impl Lowerer<'_> {
                 &f.chunks,
                 &indices,
                 (f.alloc, Some(offset)),
-                f.swizzle,
+                f.place,
             )?;
         }
         self.emit_op(ThreadOpKind::Yield, vec![], &[]);
@@ -293,8 +318,8 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// The swizzle of a tensor-core operand staged with `shape` (rows of
-    /// its innermost extent), as `dot` stages it.
+    /// The swizzle of `mma.sync`'s operand staged with `shape` (rows of
+    /// its innermost extent), unless stagings are not swizzled.
     pub(super) fn operand_swizzle(&self, shape: &[usize]) -> Option<Swizzle> {
         if !self.swizzle_shared {
             return None;
@@ -303,10 +328,4 @@ impl Lowerer<'_> {
             .last()
             .and_then(|&cols| super::operand_swizzle::operand_swizzle(cols))
     }
-}
-
-/// The smallest offset that commutes with `swizzle`: adding a multiple of
-/// it changes none of the bits the swizzle reads or writes.
-pub(super) fn swizzle_period(swizzle: Swizzle) -> usize {
-    1usize << (swizzle.base() + swizzle.shift().unsigned_abs() + swizzle.bits())
 }

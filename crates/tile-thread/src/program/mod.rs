@@ -27,7 +27,7 @@ mod parse;
 mod print;
 mod verify;
 
-pub use ops::{CheckKind, LdMatrix, MmaKind, ShuffleMode, ThreadOpKind};
+pub use ops::{CheckKind, LdMatrix, MmaKind, ShuffleMode, ThreadOpKind, WgmmaKind};
 pub use parse::parse_program;
 pub use verify::{verify, VerifyError};
 
@@ -97,7 +97,14 @@ pub struct SharedAlloc {
     pub dtype: DType,
     /// The number of elements.
     pub len: usize,
+    /// The alignment of its first element, in bytes: 16, or what an
+    /// instruction reading it needs (1024 for `wgmma`'s operands).
+    pub align: usize,
 }
+
+/// The alignment of every shared allocation unless an instruction needs
+/// more.
+pub const SHARED_ALIGN: usize = 16;
 
 /// A thread-level program: the code of one thread of a block of
 /// `32 * num_warps` threads.
@@ -174,6 +181,10 @@ impl Program {
 
     /// Adds a shared-memory allocation.
     pub fn alloc_shared(&mut self, dtype: DType, len: usize) -> SharedId {
-        self.shared.append(SharedAlloc { dtype, len })
+        self.shared.append(SharedAlloc {
+            dtype,
+            len,
+            align: SHARED_ALIGN,
+        })
     }
 }

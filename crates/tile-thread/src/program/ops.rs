@@ -2,6 +2,7 @@
 
 use super::SharedId;
 pub use tile_abi::mma::{LdMatrix, MmaKind};
+pub use tile_abi::wgmma::WgmmaKind;
 use tile_ir::{BinaryOp, CmpPred, DType, Scalar, UnaryOp};
 
 /// The data movement of a warp shuffle, as PTX `shfl.sync.<mode>`.
@@ -214,6 +215,42 @@ pub enum ThreadOpKind {
         /// The allocation written.
         alloc: SharedId,
     },
+    /// `wgmma.m64n<N>k16.<dtype> @s<a>[%ia], @s<b>[%ib], %c…`: one
+    /// warpgroup's (4 warps') `wgmma.mma_async`, `D = A·B + C`, with A
+    /// (64×16) K-major in allocation `a` and B (16×N) N-major in `b`, both in
+    /// the 128-byte-swizzled layout of [`tile_abi::wgmma`] with 1024 bytes
+    /// between groups of 8 rows, from element `ia` and `ib` (`i32`, the same
+    /// in every thread of the warpgroup; the allocations start on 1024-byte
+    /// boundaries). Operands: the two indices, then the thread's `N / 2`
+    /// accumulators (`f32`, in [`tile_abi::wgmma::accumulator_element`]'s
+    /// order); results: its elements of D. Asynchronous on a GPU: the
+    /// results are read, and the operands overwritten, only after a
+    /// `wgmma.wait` (which takes and gives the results).
+    Wgmma {
+        /// The instruction.
+        kind: WgmmaKind,
+        /// The allocation of A.
+        a: SharedId,
+        /// The allocation of B.
+        b: SharedId,
+    },
+    /// `wgmma.fence`: the warpgroup's accesses to accumulator registers
+    /// before it are ordered before the next `wgmma`.
+    WgmmaFence,
+    /// `wgmma.commit`: closes the thread's open group of `wgmma`s.
+    WgmmaCommit,
+    /// `%d… = wgmma.wait <pending> %r…`: waits until at most `pending` of
+    /// the thread's groups of `wgmma`s are in flight; its results are its
+    /// operands (the accumulators the completed groups wrote), so that no
+    /// use of them moves before it.
+    WgmmaWait {
+        /// The groups that may stay in flight.
+        pending: u8,
+    },
+    /// `fence.proxy.async`: the thread's earlier writes to shared memory
+    /// become visible to the asynchronous proxy (`wgmma`) of every thread
+    /// after the next barrier.
+    FenceProxyAsync,
     /// `cp.async.commit`: closes the thread's open group of copies.
     CommitAsync,
     /// `cp.async.wait <pending>`: waits until at most `pending` of the
@@ -262,6 +299,11 @@ impl ThreadOpKind {
             ThreadOpKind::Mma { .. } => "mma",
             ThreadOpKind::LdMatrix { .. } => "ldmatrix",
             ThreadOpKind::CopyAsync { .. } => "cp.async",
+            ThreadOpKind::Wgmma { .. } => "wgmma",
+            ThreadOpKind::WgmmaFence => "wgmma.fence",
+            ThreadOpKind::WgmmaCommit => "wgmma.commit",
+            ThreadOpKind::WgmmaWait { .. } => "wgmma.wait",
+            ThreadOpKind::FenceProxyAsync => "fence.proxy.async",
             ThreadOpKind::CommitAsync => "cp.async.commit",
             ThreadOpKind::WaitAsync { .. } => "cp.async.wait",
             ThreadOpKind::For => "for",

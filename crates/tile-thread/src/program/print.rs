@@ -35,7 +35,11 @@ impl fmt::Display for Program {
         }
         f.write_str(")\n")?;
         for (id, alloc) in self.shared.iter() {
-            writeln!(f, "shared @s{}: {}[{}]", id.index(), alloc.dtype, alloc.len)?;
+            write!(f, "shared @s{}: {}[{}]", id.index(), alloc.dtype, alloc.len)?;
+            if alloc.align != super::SHARED_ALIGN {
+                write!(f, " align {}", alloc.align)?;
+            }
+            writeln!(f)?;
         }
         f.write_str("{\n")?;
         self.print_region(f, &Names::new(self), &self.body, 1)?;
@@ -227,6 +231,26 @@ impl Program {
                 ),
                 _ => write!(text, "cp.async @s{} {}", alloc.index(), list(o)),
             },
+            ThreadOpKind::Wgmma { kind, a, b } => match o.split_first() {
+                Some((ia, rest)) => match rest.split_first() {
+                    Some((ib, acc)) => write!(
+                        text,
+                        "wgmma.{} @s{}[{}], @s{}[{}], {}",
+                        kind.name(),
+                        a.index(),
+                        reg(*ia),
+                        b.index(),
+                        reg(*ib),
+                        list(acc)
+                    ),
+                    None => write!(text, "wgmma.{} {}", kind.name(), list(o)),
+                },
+                None => write!(text, "wgmma.{}", kind.name()),
+            },
+            ThreadOpKind::WgmmaFence => write!(text, "wgmma.fence"),
+            ThreadOpKind::WgmmaCommit => write!(text, "wgmma.commit"),
+            ThreadOpKind::WgmmaWait { pending } => write!(text, "wgmma.wait {pending} {}", list(o)),
+            ThreadOpKind::FenceProxyAsync => write!(text, "fence.proxy.async"),
             ThreadOpKind::CommitAsync => write!(text, "cp.async.commit"),
             ThreadOpKind::WaitAsync { pending } => write!(text, "cp.async.wait {pending}"),
             ThreadOpKind::LdMatrix { alloc, shape } => write!(

@@ -240,8 +240,29 @@ impl Checker<'_> {
                     && operands == [DType::I64, DType::I32, DType::I32, DType::Bool]
                     && results.is_empty()
             }
-            ThreadOpKind::CommitAsync | ThreadOpKind::WaitAsync { .. } => {
-                operands.is_empty() && results.is_empty()
+            ThreadOpKind::CommitAsync
+            | ThreadOpKind::WaitAsync { .. }
+            | ThreadOpKind::WgmmaFence
+            | ThreadOpKind::WgmmaCommit
+            | ThreadOpKind::FenceProxyAsync => operands.is_empty() && results.is_empty(),
+            ThreadOpKind::WgmmaWait { .. } => {
+                operands == results && operands.iter().all(|&d| d == DType::F32)
+            }
+            ThreadOpKind::Wgmma { kind, a, b } => {
+                let dtypes = [a, b].map(|alloc| self.program.shared.get(*alloc).map(|s| s.dtype));
+                if dtypes.iter().any(|d| *d != Some(kind.dtype)) {
+                    return bad(self, "`wgmma` operands in allocations of another dtype");
+                }
+                if !(self.program.block_threads() as usize)
+                    .is_multiple_of(tile_abi::wgmma::WARPGROUP)
+                {
+                    return bad(self, "a `wgmma` in a block that is not whole warpgroups");
+                }
+                operands.len() == 2 + kind.accumulators()
+                    && operands[..2] == [DType::I32, DType::I32]
+                    && operands[2..].iter().all(|&x| x == DType::F32)
+                    && results.len() == kind.accumulators()
+                    && results.iter().all(|&x| x == DType::F32)
             }
             ThreadOpKind::LdMatrix { alloc, shape } => {
                 let Some(a) = self.program.shared.get(*alloc) else {

@@ -268,8 +268,15 @@ impl<'a> Parser<'_, 'a> {
             self.match_token(TokenKind::LBracket, "`[`")?;
             let len = self.match_int("the allocation's length")?;
             self.match_token(TokenKind::RBracket, "`]`")?;
+            let align = if self.peek().is_keyword("align") {
+                self.bump();
+                self.match_int("the allocation's alignment")?
+            } else {
+                super::SHARED_ALIGN
+            };
             self.match_line_end()?;
-            self.program.alloc_shared(dtype, len);
+            let alloc = self.program.alloc_shared(dtype, len);
+            self.program.shared[alloc].align = align;
         }
         let open = self.match_token(TokenKind::LBrace, "`{`")?;
         self.match_line_end()?;

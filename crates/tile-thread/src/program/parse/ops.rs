@@ -2,7 +2,7 @@
 //! its region, one arm per op kind of [`ThreadOpKind`].
 
 use super::{Line, Parser};
-use crate::program::{CheckKind, LdMatrix, MmaKind, ShuffleMode, ThreadOpKind};
+use crate::program::{CheckKind, LdMatrix, MmaKind, ShuffleMode, ThreadOpKind, WgmmaKind};
 use tile_ir::text::{parse_scalar, ParseError, Token, TokenKind};
 use tile_ir::{BinaryOp, CmpPred, UnaryOp};
 
@@ -174,6 +174,49 @@ impl<'a> Parser<'_, 'a> {
                     self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
                 let shape = LdMatrix { count, trans };
                 (ThreadOpKind::LdMatrix { alloc, shape }, index)
+            }
+            "wgmma" => {
+                self.match_token(TokenKind::Dot, "`.` and an instruction or `fence`")?;
+                let what = self.match_ident("an instruction shape, `fence`, `commit` or `wait`")?;
+                match what.text {
+                    "fence" => (ThreadOpKind::WgmmaFence, vec![]),
+                    "commit" => (ThreadOpKind::WgmmaCommit, vec![]),
+                    "wait" => {
+                        let pending = self.match_int("the groups left in flight")?;
+                        (ThreadOpKind::WgmmaWait { pending }, self.match_regs()?)
+                    }
+                    shape => {
+                        self.match_token(TokenKind::Dot, "`.` and the operands' dtype")?;
+                        let dtype = self.match_dtype()?;
+                        let n = shape
+                            .strip_prefix("m64n")
+                            .and_then(|s| s.strip_suffix("k16"))
+                            .and_then(|n| n.parse().ok());
+                        let kind = n.and_then(|n| WgmmaKind::new(dtype, n)).ok_or_else(|| {
+                            Self::error_at(&what, format!("unknown wgmma `{shape}.{dtype}`"))
+                        })?;
+                        let a = self.match_shared()?;
+                        let mut operands =
+                            self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
+                        self.match_token(TokenKind::Comma, "`,`")?;
+                        let b = self.match_shared()?;
+                        operands.extend(self.match_reg_group(
+                            TokenKind::LBracket,
+                            TokenKind::RBracket,
+                            "`[`",
+                        )?);
+                        self.match_token(TokenKind::Comma, "`,`")?;
+                        operands.extend(self.match_regs()?);
+                        (ThreadOpKind::Wgmma { kind, a, b }, operands)
+                    }
+                }
+            }
+            "fence" => {
+                self.match_token(TokenKind::Dot, "`.proxy.async`")?;
+                self.match_keyword("proxy")?;
+                self.match_token(TokenKind::Dot, "`.async`")?;
+                self.match_keyword("async")?;
+                (ThreadOpKind::FenceProxyAsync, vec![])
             }
             "mma" => {
                 self.match_token(TokenKind::Dot, "`.` and an instruction shape")?;

@@ -1,0 +1,401 @@
+//! Hopper's warpgroup matrix multiply-accumulate (`wgmma.mma_async`,
+//! sm_90a) as every emulator models it, written from the PTX ISA
+//! ("Asynchronous Warpgroup Level Matrix Multiply-Accumulate"): where its
+//! operands sit in shared memory, described by 64-bit matrix descriptors,
+//! and which accumulator element each of the warpgroup's 128 threads holds.
+//!
+//! **Descriptors** (PTX ISA, "Matrix Descriptor Format"):
+//!
+//! | bits | field |
+//! |---|---|
+//! | 0–13 | start address, `(addr & 0x3ffff) >> 4` |
+//! | 16–29 | leading-dimension byte offset `>> 4` (LBO) |
+//! | 32–45 | stride-dimension byte offset `>> 4` (SBO) |
+//! | 49–51 | base offset (0 when the swizzle pattern starts 1024-byte aligned) |
+//! | 62–63 | swizzle: 0 none, 1 = 128 bytes, 2 = 64, 3 = 32 |
+//!
+//! **Layouts.** The model knows the 128-byte swizzle, in which a matrix is
+//! made of atoms of 8 rows of 128 bytes, rows 128 bytes apart, and the
+//! 16-byte chunk `c` of row `r` of an atom sits at chunk `c ^ r`: the
+//! address bits 4–6 are XORed with bits 7–9, which is why the atoms start
+//! on 1024-byte boundaries. An operand is *K-major* (its rows run along M or
+//! N, its `K` elements contiguous within the 128 bytes) or *MN-major* (rows
+//! run along K, 128 bytes of M or N contiguous); the SBO is the distance
+//! between consecutive groups of 8 rows. Element `(mn, k)` of an operand of
+//! `e`-byte elements starting at `start`:
+//!
+//! ```text
+//! K-major:   a = start + (mn / 8)·SBO + (mn % 8)·128 + k·e        (k·e < 128)
+//! MN-major:  a = start + (k / 8)·SBO  + (k % 8)·128  + mn·e       (mn·e < 128)
+//! address  = a ^ (((a >> 7) & 7) << 4)
+//! ```
+//!
+//! An MN-major operand wider than one atom (128 bytes of M or N) would also
+//! use the LBO, whose reading this model does not commit to: it refuses
+//! such accesses, and the lowering issues one instruction per atom of N.
+//!
+//! **Accumulators** of `m64nNk16` (PTX ISA, "Matrix fragments for
+//! wgmma.m64nNk16"): thread `T` of the warpgroup (warp `w = T / 32`,
+//! `g = (T % 32) / 4`, `t = T % 4`) holds `N / 2` `f32`s; element `i` is
+//!
+//! ```text
+//! row = 16·w + g + 8·((i / 2) % 2),   column = 8·(i / 4) + 2·t + i % 2
+//! ```
+//!
+//! so each warp owns 16 rows and every 8 columns repeat `mma.sync`'s C
+//! layout. **Arithmetic** as [`crate::mma`]: each element of D is `c` and
+//! the 16 products of the step summed in `f64` in ascending `k`, rounded
+//! once to `f32`, a NaN canonical.
+
+use tile_ir::DType;
+
+/// The threads of a warpgroup.
+pub const WARPGROUP: usize = 128;
+
+/// The `K` of every `wgmma` on 16-bit operands.
+pub const K: usize = 16;
+
+/// The rows of A (and of D) of every `wgmma`.
+pub const M: usize = 64;
+
+/// A `wgmma.mma_async.sync.aligned.m64nNk16.f32.<dtype>.<dtype>` with A
+/// K-major and B MN-major in shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WgmmaKind {
+    /// The operands' dtype: `f16` or `bf16`.
+    pub dtype: DType,
+    /// `N`: a multiple of 8 up to 256.
+    pub n: usize,
+}
+
+impl WgmmaKind {
+    /// The instruction for `dtype` operands and `n` columns, if it exists.
+    pub fn new(dtype: DType, n: usize) -> Option<WgmmaKind> {
+        let valid = matches!(dtype, DType::F16 | DType::BF16)
+            && n.is_multiple_of(8)
+            && (8..=256).contains(&n);
+        valid.then_some(WgmmaKind { dtype, n })
+    }
+
+    /// The `f32` accumulators each thread holds: `N / 2`.
+    pub fn accumulators(self) -> usize {
+        self.n / 2
+    }
+
+    /// The instruction's code in an emulation call: the dtype's (1 for f16,
+    /// 2 for bf16) and `n << 8`.
+    pub fn code(self) -> u64 {
+        let dtype = if self.dtype == DType::BF16 { 2 } else { 1 };
+        dtype | ((self.n as u64) << 8)
+    }
+
+    /// The instruction of `code`, if it is one.
+    pub fn from_code(code: u64) -> Option<WgmmaKind> {
+        let dtype = match code & 0xff {
+            1 => DType::F16,
+            2 => DType::BF16,
+            _ => return None,
+        };
+        WgmmaKind::new(dtype, (code >> 8) as usize)
+    }
+
+    /// Its name in thread-level programs and PTX: `m64n64k16.f16`.
+    pub fn name(self) -> String {
+        format!("m64n{}k16.{}", self.n, self.dtype)
+    }
+
+    /// The `f32` value of an operand element with bits `bits`.
+    pub fn widen(self, bits: u16) -> f32 {
+        match self.dtype {
+            DType::BF16 => half::bf16::from_bits(bits).to_f32(),
+            _ => half::f16::from_bits(bits).to_f32(),
+        }
+    }
+}
+
+/// How an operand's rows run (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Major {
+    /// Rows along M (A) or N (B), `K` contiguous: `imm-trans = 0`.
+    K,
+    /// Rows along K, M or N contiguous: `imm-trans = 1`.
+    Mn,
+}
+
+/// The swizzle of a descriptor (bits 62–63).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Swizzle {
+    /// No swizzle (interleaved core matrices).
+    None,
+    /// 128-byte swizzle.
+    B128,
+    /// 64-byte swizzle.
+    B64,
+    /// 32-byte swizzle.
+    B32,
+}
+
+/// A shared-memory matrix descriptor, decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Descriptor {
+    /// The start address in shared memory, in bytes (16-byte aligned, below
+    /// 2¹⁸).
+    pub start: u32,
+    /// The leading-dimension byte offset (16-byte aligned).
+    pub lbo: u32,
+    /// The stride-dimension byte offset (16-byte aligned).
+    pub sbo: u32,
+    /// The base offset (bits 49–51).
+    pub base_offset: u8,
+    /// The swizzle.
+    pub swizzle: Swizzle,
+}
+
+impl Descriptor {
+    /// The 64-bit encoding.
+    pub fn encode(self) -> u64 {
+        let field = |bytes: u32| u64::from((bytes & 0x3ffff) >> 4);
+        let swizzle: u64 = match self.swizzle {
+            Swizzle::None => 0,
+            Swizzle::B128 => 1,
+            Swizzle::B64 => 2,
+            Swizzle::B32 => 3,
+        };
+        field(self.start)
+            | (field(self.lbo) << 16)
+            | (field(self.sbo) << 32)
+            | (u64::from(self.base_offset & 7) << 49)
+            | (swizzle << 62)
+    }
+
+    /// The descriptor of `bits`.
+    pub fn decode(bits: u64) -> Descriptor {
+        let field = |at: u32| (((bits >> at) & 0x3fff) as u32) << 4;
+        Descriptor {
+            start: field(0),
+            lbo: field(16),
+            sbo: field(32),
+            base_offset: ((bits >> 49) & 7) as u8,
+            swizzle: match bits >> 62 {
+                0 => Swizzle::None,
+                1 => Swizzle::B128,
+                2 => Swizzle::B64,
+                _ => Swizzle::B32,
+            },
+        }
+    }
+
+    /// The shared-memory byte address of element `(mn, k)` of an operand of
+    /// `elem_bytes`-byte elements laid out as `major` (see the module docs),
+    /// or why the model does not know it.
+    pub fn element_address(
+        self,
+        major: Major,
+        elem_bytes: usize,
+        (mn, k): (usize, usize),
+    ) -> Result<u32, String> {
+        if self.swizzle != Swizzle::B128 || self.base_offset != 0 {
+            return Err(format!(
+                "a descriptor with {:?} swizzle and base offset {} is not modelled (only 128-byte swizzle from 1024-byte boundaries)",
+                self.swizzle, self.base_offset
+            ));
+        }
+        let (row, column) = match major {
+            Major::K => (mn, k * elem_bytes),
+            Major::Mn => (k, mn * elem_bytes),
+        };
+        if column >= 128 {
+            return Err(format!(
+                "element ({mn}, {k}) lies {column} bytes into a {major:?}-major row: past one 128-byte atom"
+            ));
+        }
+        let unswizzled =
+            self.start as usize + (row / 8) * self.sbo as usize + (row % 8) * 128 + column;
+        let swizzled = unswizzled ^ (((unswizzled >> 7) & 7) << 4);
+        u32::try_from(swizzled).map_err(|_| format!("address {swizzled:#x} past shared memory"))
+    }
+}
+
+/// The bytes between consecutive groups of 8 rows of tile's operands:
+/// 8 rows of 128 bytes, atoms stacked without gaps.
+pub const OPERAND_SBO: u32 = 1024;
+
+/// The descriptor of an operand of tile's lowering starting at shared byte
+/// address `start`: the 128-byte swizzle, [`OPERAND_SBO`] between 8-row
+/// groups, and the same as LBO, which its layouts never use.
+pub fn operand_descriptor(start: u32) -> Descriptor {
+    Descriptor {
+        start,
+        lbo: OPERAND_SBO,
+        sbo: OPERAND_SBO,
+        base_offset: 0,
+        swizzle: Swizzle::B128,
+    }
+}
+
+/// The `(row, column)` of D that element `i` of warpgroup thread `thread`
+/// holds (see the module docs).
+pub fn accumulator_element(thread: usize, i: usize) -> (usize, usize) {
+    let (w, g, t) = (thread / 32, (thread % 32) / 4, thread % 4);
+    (16 * w + g + 8 * ((i / 2) % 2), 8 * (i / 4) + 2 * t + i % 2)
+}
+
+/// One warpgroup's instruction of `kind`: `a` (64×16) and `b` (16×N)
+/// row-major as read from shared memory, `c[T]` thread `T`'s accumulators;
+/// the D of each thread, with the arithmetic of the module docs.
+pub fn warpgroup_mma(
+    kind: WgmmaKind,
+    a: &[f32],
+    b: &[f32],
+    c: &[Vec<f32>],
+) -> Result<Vec<Vec<f32>>, String> {
+    let n = kind.n;
+    if a.len() != M * K || b.len() != K * n || c.len() != WARPGROUP {
+        return Err(format!(
+            "operands of {} and {} elements and {} threads for {}",
+            a.len(),
+            b.len(),
+            c.len(),
+            kind.name()
+        ));
+    }
+    let mut matrix_c = vec![0.0f32; M * n];
+    for (thread, regs) in c.iter().enumerate() {
+        if regs.len() != kind.accumulators() {
+            return Err(format!(
+                "thread {thread} passes {} accumulators, not {}",
+                regs.len(),
+                kind.accumulators()
+            ));
+        }
+        for (i, &v) in regs.iter().enumerate() {
+            let (row, col) = accumulator_element(thread, i);
+            matrix_c[row * n + col] = v;
+        }
+    }
+    let d: Vec<f32> = (0..M * n)
+        .map(|e| {
+            let (row, col) = (e / n, e % n);
+            let sum = (0..K).fold(f64::from(matrix_c[e]), |acc, kk| {
+                acc + f64::from(a[row * K + kk]) * f64::from(b[kk * n + col])
+            });
+            let rounded = sum as f32;
+            if rounded.is_nan() {
+                f32::NAN
+            } else {
+                rounded
+            }
+        })
+        .collect();
+    Ok((0..WARPGROUP)
+        .map(|thread| {
+            (0..kind.accumulators())
+                .map(|i| {
+                    let (row, col) = accumulator_element(thread, i);
+                    d[row * n + col]
+                })
+                .collect()
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptors_round_trip_and_match_the_manuals_example() {
+        // Triton's constant for a 128-byte swizzle with SBO = 1024 bytes.
+        let d = Descriptor {
+            start: 0,
+            lbo: 0,
+            sbo: 1024,
+            base_offset: 0,
+            swizzle: Swizzle::B128,
+        };
+        assert_eq!(d.encode(), (1 << 62) | (64 << 32));
+        let e = Descriptor {
+            start: 0x1_2340,
+            lbo: 0x400,
+            sbo: 0x800,
+            base_offset: 0,
+            swizzle: Swizzle::B64,
+        };
+        assert_eq!(Descriptor::decode(e.encode()), e);
+    }
+
+    /// The accumulators of the 64×N block are held once each, warp `w`
+    /// owning rows `16w..16w+16`, as CuTe's `CLayout_64xN`
+    /// (`((4,8,4),(2,2,N/8)):((128,1,16),(64,8,512))` into the column-major
+    /// 64×N block) has it.
+    #[test]
+    fn accumulators_cover_the_block_once_as_cute_lays_them_out() {
+        for n in [8, 64, 256] {
+            let mut seen = vec![0; M * n];
+            for thread in 0..WARPGROUP {
+                for i in 0..n / 2 {
+                    let (row, col) = accumulator_element(thread, i);
+                    seen[row * n + col] += 1;
+                    // CuTe: thread modes (4,8,4):(128,1,16), value modes
+                    // (2,2,N/8):(64,8,512), offset = row + 64·column.
+                    let (t, g, w) = (thread % 4, (thread / 4) % 8, thread / 32);
+                    let (v0, v1, v2) = (i % 2, (i / 2) % 2, i / 4);
+                    let offset = t * 128 + g + w * 16 + v0 * 64 + v1 * 8 + v2 * 512;
+                    assert_eq!((row, col), (offset % 64, offset / 64), "T{thread} i{i}");
+                }
+            }
+            assert!(seen.iter().all(|&s| s == 1), "n = {n}");
+        }
+    }
+
+    /// A K-major operand's 16-byte chunks trade places within their row by
+    /// the row's index in its atom, and stay whole.
+    #[test]
+    fn the_128_byte_swizzle_moves_whole_chunks_within_a_row() {
+        let d = Descriptor {
+            start: 2048,
+            lbo: 1024,
+            sbo: 1024,
+            base_offset: 0,
+            swizzle: Swizzle::B128,
+        };
+        let at = |mn, k| d.element_address(Major::K, 2, (mn, k)).unwrap();
+        assert_eq!(at(0, 0), 2048);
+        assert_eq!(at(0, 9), 2048 + 18);
+        // Row 3: chunk 1 goes to chunk 1 ^ 3 = 2.
+        assert_eq!(at(3, 8), 2048 + 3 * 128 + 2 * 16);
+        assert_eq!(at(3, 9), at(3, 8) + 2);
+        // Row 9 is row 1 of the next atom, SBO further.
+        assert_eq!(at(9, 0), 2048 + 1024 + 128 + 16);
+        // MN-major: rows run along K.
+        let mn = |mn, k| d.element_address(Major::Mn, 2, (mn, k)).unwrap();
+        assert_eq!(mn(5, 2), 2048 + 2 * 128 + (2 * 16) + 10);
+        assert!(d.element_address(Major::Mn, 2, (64, 0)).is_err());
+        let unswizzled = Descriptor {
+            swizzle: Swizzle::None,
+            ..d
+        };
+        assert!(unswizzled.element_address(Major::K, 2, (0, 0)).is_err());
+    }
+
+    #[test]
+    fn a_step_sums_sixteen_products_and_rounds_once() {
+        let kind = WgmmaKind::new(DType::F16, 8).unwrap();
+        let mut a = vec![0.0f32; M * K];
+        let mut b = vec![0.0f32; K * 8];
+        a[0] = 2f32.powi(-12);
+        a[1] = 2f32.powi(-12);
+        b[0] = 2f32.powi(-12);
+        b[8] = 2f32.powi(-12);
+        let c = vec![vec![1.0f32; 4]; WARPGROUP];
+        let d = warpgroup_mma(kind, &a, &b, &c).unwrap();
+        // Thread 0 element 0 is D[0][0]: 1 + 2⁻²⁴ + 2⁻²⁴ rounded once.
+        assert_eq!(d[0][0], 1.0 + 2f32.powi(-23));
+        assert_eq!(d[0][1], 1.0);
+        assert!(WgmmaKind::new(DType::F32, 64).is_none());
+        assert!(WgmmaKind::new(DType::F16, 12).is_none());
+        let kind = WgmmaKind::new(DType::BF16, 64).unwrap();
+        assert_eq!(WgmmaKind::from_code(kind.code()), Some(kind));
+        assert_eq!(kind.name(), "m64n64k16.bf16");
+    }
+}

@@ -1,0 +1,143 @@
+//! Hopper's warpgroup MMA: which `dot`s run on `wgmma.m64n64k16` and the
+//! layout of their accumulators.
+//!
+//! A warpgroup (4 warps, 128 threads) issues one instruction for a 64×64
+//! block of D from a 64×16 block of A and a 16×64 block of B in shared
+//! memory. A tile of `[M, N]` is cut among `gm × gn` warpgroups (all of the
+//! block's), each repeating its 64×64 block `M / (64·gm)` times down and
+//! `N / (64·gn)` times across. Thread `T` of a warpgroup (warp `w`, `g`,
+//! `t` of [`tile_abi::wgmma`]) holds element `i` of each repetition's 32 at
+//! row `16w + g + 8·((i/2) % 2)` and column `8·(i/4) + 2t + i%2`. As a
+//! [`DistLayout`] into the row-major `[M, N]` tile:
+//!
+//! * `thread = (4, 8, 4, gn, gm) : (2, N, 16·N, 64, 64·N)`;
+//! * `value = (2, 2, 8, N/(64·gn), M/(64·gm)) : (1, 8·N, 8, 64·gn, 64·gm·N)`.
+//!
+//! A dot takes it when its precision is `tensor`, its operands f16 or bf16,
+//! `M` and `N` multiples of 64 that the warpgroups can share and `K` a
+//! multiple of 64 (A's rows of 64 elements are the layout's 128-byte
+//! rows); other dots on sm_90a take `mma.sync`.
+
+use super::blocked::row_major;
+use super::mma::split_warps;
+use super::{DistLayout, LayoutKind};
+use crate::lower::TensorCores;
+use crate::program::WgmmaKind;
+use tile_ir::layout::{IntTuple, Layout};
+use tile_ir::{DotPrecision, Function, OpId, OpKind};
+
+/// The `N` of every `wgmma` the lowering issues: one 128-byte atom of B's
+/// rows (see `tile_abi::wgmma` on wider N-major operands).
+pub const WGMMA_N: usize = 64;
+
+/// How one `dot` runs on `wgmma`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WgmmaDot {
+    /// The instruction.
+    pub kind: WgmmaKind,
+    /// The accumulator's layout.
+    pub layout: DistLayout,
+    /// Warpgroups along M and along N.
+    pub groups: [usize; 2],
+}
+
+/// How the `dot` `id` of `func` runs on `wgmma` with `num_warps` warps, or
+/// `None` (see the module docs).
+pub fn wgmma_dot(
+    func: &Function,
+    id: OpId,
+    num_warps: u32,
+    tensor_cores: TensorCores,
+) -> Option<WgmmaDot> {
+    let op = func.op(id);
+    let (OpKind::Dot { precision }, [a, b, _]) = (&op.kind, op.operands.as_slice()) else {
+        return None;
+    };
+    if tensor_cores != TensorCores::Wgmma
+        || *precision != DotPrecision::Tensor
+        || !num_warps.is_multiple_of(4)
+    {
+        return None;
+    }
+    let (da, db) = (func.ty(*a).dtype(), func.ty(*b).dtype());
+    let kind = WgmmaKind::new(da, WGMMA_N).filter(|_| da == db)?;
+    let (sa, sb) = (func.ty(*a).tile_shape()?, func.ty(*b).tile_shape()?);
+    let (&[m, k], &[_, n]) = (sa.dims(), sb.dims()) else {
+        return None;
+    };
+    if m % 64 != 0 || n % WGMMA_N != 0 || k % 64 != 0 {
+        return None;
+    }
+    let groups = split_warps(m / 64, n / WGMMA_N, num_warps as usize / 4)?;
+    let layout = DistLayout::wgmma_accumulator(m, n, groups)?;
+    Some(WgmmaDot {
+        kind,
+        layout,
+        groups,
+    })
+}
+
+impl DistLayout {
+    /// The layout of an `[m, n]` accumulator of `wgmma.m64n64k16` over
+    /// `groups = [gm, gn]` warpgroups (see the module docs), or `None` if
+    /// they do not cut the tile into whole 64×64 blocks.
+    pub fn wgmma_accumulator(m: usize, n: usize, groups: [usize; 2]) -> Option<DistLayout> {
+        let [gm, gn] = groups;
+        if gm == 0 || gn == 0 || !m.is_multiple_of(64 * gm) || !n.is_multiple_of(WGMMA_N * gn) {
+            return None;
+        }
+        let (rep_m, rep_n) = (m / (64 * gm), n / (WGMMA_N * gn));
+        let flat = |pairs: &[(usize, usize)]| -> Option<Layout> {
+            let (s, d): (Vec<i64>, Vec<i64>) =
+                pairs.iter().map(|&(s, d)| (s as i64, d as i64)).unzip();
+            Layout::new(IntTuple::flat(&s), IntTuple::flat(&d)).ok()
+        };
+        let thread = flat(&[(4, 2), (8, n), (4, 16 * n), (gn, WGMMA_N), (gm, 64 * n)])?;
+        let value = flat(&[
+            (2, 1),
+            (2, 8 * n),
+            (WGMMA_N / 8, 8),
+            (rep_n, WGMMA_N * gn),
+            (rep_m, 64 * gm * n),
+        ])?;
+        debug_assert_eq!(row_major(&[m, n]), vec![n, 1]);
+        Some(DistLayout {
+            kind: LayoutKind::MmaAccumulator,
+            shape: vec![m, n],
+            size_per_thread: vec![1, 2],
+            threads_per_warp: vec![8, 4],
+            warps_per_block: vec![4 * gm, gn],
+            order: vec![1, 0],
+            padded: vec![m, n],
+            thread,
+            value,
+            replicated: Vec::new(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tile_abi::wgmma::{accumulator_element, WARPGROUP};
+
+    /// Register `i + 32·r` of every thread holds element `i` of repetition
+    /// `r` of its warpgroup's block, where `tile_abi::wgmma` puts it.
+    #[test]
+    fn accumulator_registers_are_the_manuals_fragments() {
+        let (m, n, groups) = (256, 128, [2, 1]);
+        let layout = DistLayout::wgmma_accumulator(m, n, groups).unwrap();
+        let rep_n = n / WGMMA_N;
+        for t in 0..256 {
+            let (within, group) = (t % WARPGROUP, t / WARPGROUP);
+            for v in 0..layout.registers() {
+                let (i, r) = (v % 32, v / 32);
+                let (rn, rm) = (r % rep_n, r / rep_n);
+                let (row, col) = accumulator_element(within, i);
+                let want = vec![64 * (group + 2 * rm) + row, WGMMA_N * rn + col];
+                assert_eq!(layout.coordinate(t, v), (want, true, true), "t{t} v{v}");
+            }
+        }
+        assert!(DistLayout::wgmma_accumulator(96, 64, [1, 1]).is_none());
+    }
+}
