@@ -3,30 +3,31 @@
 //! permute) or ends; a wait completes when every thread it needs has
 //! arrived, and the block ends when every thread has.
 //!
-//! The image's runtime calls arrive at [`runtime`], which finds the block in
-//! a thread-local and the calling GPU thread in it.
+//! The image's runtime calls arrive at `calls::runtime`, which finds the
+//! block in a thread-local and the calling GPU thread in it.
 
-use crate::copies::{Copy, Groups};
+use crate::copies::Groups;
 use crate::error::{EmuError, Place};
 use crate::lanes::{bpermute_source, shuffle_source};
 use crate::memory;
 use crate::shadow::{Allocation, Conflict, SharedMemory};
+use crate::wgmma::{Sequence, WgmmaCall};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::RefCell;
-use tile_abi::emulation::{Access, LaunchFn, Op, ShuffleMode, MMA_MAX_RESULTS, MMA_MAX_WORDS};
-use tile_abi::mma::{Fragment, LdMatrix, MmaKind};
+use tile_abi::emulation::{Access, LaunchFn, ShuffleMode, MMA_MAX_RESULTS, MMA_MAX_WORDS};
+use tile_abi::mma::{LdMatrix, MmaKind};
 
 /// The stack of one GPU thread: its kernel's frames, which code compiled
 /// without optimization keeps large. Mapped lazily, so mostly never touched.
 const STACK_BYTES: usize = 4 << 20;
 
 /// The warp size of PTX's `shfl.sync`.
-const WARP: u32 = 32;
+pub(crate) const WARP: u32 = 32;
 
 /// What a GPU thread is doing.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Wait {
+pub(crate) enum Wait {
     /// Runnable.
     Running,
     /// At a barrier.
@@ -47,6 +48,8 @@ enum Wait {
         kind: MmaKind,
         words: [u32; MMA_MAX_WORDS],
     },
+    /// At a warpgroup's `wgmma`.
+    Wgmma(WgmmaCall),
     /// Returned from the kernel.
     Done,
     /// Stopped at a failed check, never to resume.
@@ -62,6 +65,7 @@ impl Wait {
             Wait::Bpermute { .. } => "a permute",
             Wait::Mma { .. } => "an mma",
             Wait::LdMatrix { .. } => "an ldmatrix",
+            Wait::Wgmma(_) => "a wgmma",
             Wait::Done => "the end",
             Wait::Stopped => "a failed check",
         }
@@ -80,27 +84,29 @@ pub(crate) struct Launch {
 }
 
 /// The state of the running block.
-struct Block {
-    block: [u32; 3],
-    grid: [u32; 3],
-    threads: u32,
-    wave: u32,
+pub(crate) struct Block {
+    pub(crate) block: [u32; 3],
+    pub(crate) grid: [u32; 3],
+    pub(crate) threads: u32,
+    pub(crate) wave: u32,
     /// The thread the runtime's calls come from.
-    current: u32,
-    waits: Vec<Wait>,
+    pub(crate) current: u32,
+    pub(crate) waits: Vec<Wait>,
     /// What a completed wait returns to each thread.
-    results: Vec<u64>,
+    pub(crate) results: Vec<u64>,
     /// What a completed tensor-core step or matrix load returns to each
     /// thread: its D, or its `ldmatrix` registers.
-    fragments: Vec<[u32; MMA_MAX_RESULTS]>,
+    pub(crate) fragments: Vec<[u32; MMA_MAX_RESULTS]>,
     /// Each thread's `cp.async` groups in flight.
-    copies: Vec<Groups>,
+    pub(crate) copies: Vec<Groups>,
+    /// Each thread's place in the `wgmma` instruction sequence.
+    pub(crate) sequences: Vec<Sequence>,
     /// Each running thread's yielder, set when its coroutine starts.
-    yielders: Vec<*const Yielder<(), ()>>,
-    shared: SharedMemory,
+    pub(crate) yielders: Vec<*const Yielder<(), ()>>,
+    pub(crate) shared: SharedMemory,
     /// The AMDGPU dispatch packet (`hsa_kernel_dispatch_packet_t`).
-    packet: Box<[u8; 64]>,
-    error: Option<EmuError>,
+    pub(crate) packet: Box<[u8; 64]>,
+    pub(crate) error: Option<EmuError>,
 }
 
 thread_local! {
@@ -134,6 +140,7 @@ pub(crate) unsafe fn run_block(launch: &Launch, block: [u32; 3]) -> Result<(), E
             results: vec![0; threads as usize],
             fragments: vec![[0; MMA_MAX_RESULTS]; threads as usize],
             copies: vec![Groups::default(); threads as usize],
+            sequences: vec![Sequence::default(); threads as usize],
             yielders: vec![std::ptr::null(); threads as usize],
             shared: SharedMemory::new(&launch.shared),
             packet,
@@ -180,7 +187,13 @@ fn schedule(coroutines: &mut [Coroutine<(), (), (), DefaultStack>]) -> Result<()
             }
             with_block(|b| b.current = t as u32);
             if let CoroutineResult::Return(()) = c.resume(()) {
-                with_block(|b| b.waits[t] = Wait::Done);
+                with_block(|b| {
+                    b.waits[t] = Wait::Done;
+                    if let Some(what) = b.sequences[t].unfinished() {
+                        let place = b.place(Some(t as u32));
+                        b.error.get_or_insert(EmuError::Wgmma { place, what });
+                    }
+                });
             }
             if let Some(error) = with_block(|b| b.error.take()) {
                 return Err(error);
@@ -201,7 +214,7 @@ enum Progress {
 }
 
 /// Calls `f` on the running block.
-fn with_block<R>(f: impl FnOnce(&mut Block) -> R) -> R {
+pub(crate) fn with_block<R>(f: impl FnOnce(&mut Block) -> R) -> R {
     BLOCK.with(|b| {
         let mut guard = b.borrow_mut();
         // Only called while a block runs on this thread.
@@ -211,7 +224,7 @@ fn with_block<R>(f: impl FnOnce(&mut Block) -> R) -> R {
 }
 
 impl Block {
-    fn place(&self, thread: Option<u32>) -> Place {
+    pub(crate) fn place(&self, thread: Option<u32>) -> Place {
         Place {
             block: self.block,
             thread,
@@ -237,6 +250,12 @@ impl Block {
                 Err(error) => return Progress::Stuck(error),
             }
             resumed |= self.complete_ldmatrix(first, WARP.min(self.threads - first));
+        }
+        for first in (0..self.threads).step_by(tile_abi::wgmma::WARPGROUP) {
+            match self.complete_wgmma(first) {
+                Ok(done) => resumed |= done,
+                Err(error) => return Progress::Stuck(error),
+            }
         }
         if resumed {
             return Progress::Resumed;
@@ -392,7 +411,7 @@ impl Block {
     }
 
     /// Checks an access of the current thread; the error, if it fails.
-    fn check_access(
+    pub(crate) fn check_access(
         &mut self,
         address: u64,
         bytes: u64,
@@ -441,7 +460,7 @@ impl Block {
     /// Checks the 16 destination bytes of the current thread's `cp.async`
     /// at `address` (aligned, inside an allocation, no race) and marks
     /// them in flight until the copy lands.
-    fn check_copy(&mut self, address: u64) -> Option<EmuError> {
+    pub(crate) fn check_copy(&mut self, address: u64) -> Option<EmuError> {
         if let Some(error) = self.check_access(address, 16, 16, Access::SHARED | Access::STORE) {
             return Some(error);
         }
@@ -453,7 +472,7 @@ impl Block {
 }
 
 /// The error of an access of `kind` at `address` that met `conflict`.
-fn race(place: Place, kind: &'static str, address: u64, conflict: Conflict) -> EmuError {
+pub(crate) fn race(place: Place, kind: &'static str, address: u64, conflict: Conflict) -> EmuError {
     let (what, other) = match conflict {
         Conflict::Written(other) => ("a store", other),
         Conflict::Read(other) => ("a load", other),
@@ -490,7 +509,7 @@ fn dispatch_packet(packet: &mut [u8; 64], grid: [u32; 3], threads: u32) {
 
 /// Suspends the current thread in `wait` until the scheduler resumes it;
 /// returns what the completed wait left for it.
-fn suspend(wait: Wait) -> u64 {
+pub(crate) fn suspend(wait: Wait) -> u64 {
     let yielder = with_block(|b| {
         let t = b.current as usize;
         b.waits[t] = wait;
@@ -504,175 +523,7 @@ fn suspend(wait: Wait) -> u64 {
 }
 
 /// Stops the current thread for good after `error`.
-fn stop(error: EmuError) -> u64 {
+pub(crate) fn stop(error: EmuError) -> u64 {
     with_block(|b| b.error = Some(error));
     suspend(Wait::Stopped)
-}
-
-/// The runtime's entry point, which every replaced intrinsic and every
-/// access check of an image calls ([`tile_abi::emulation::Op`]).
-pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64 {
-    let Some(op) = Op::from_u32(op) else {
-        let place = with_block(|blk| blk.place(Some(blk.current)));
-        return stop(EmuError::Malformed {
-            place,
-            what: format!("op {op}"),
-        });
-    };
-    let axis = a as usize;
-    match op {
-        Op::ThreadId => with_block(|blk| if axis == 0 { u64::from(blk.current) } else { 0 }),
-        Op::BlockId => with_block(|blk| blk.block.get(axis).map_or(0, |&v| u64::from(v))),
-        Op::GridDim => with_block(|blk| blk.grid.get(axis).map_or(1, |&v| u64::from(v))),
-        Op::BlockDim => with_block(|blk| if axis == 0 { u64::from(blk.threads) } else { 1 }),
-        Op::DispatchPtr => with_block(|blk| blk.packet.as_ptr() as u64),
-        Op::Barrier => suspend(Wait::Barrier),
-        Op::Shuffle => {
-            let mask = (a >> 32) as u32;
-            let mode = ShuffleMode::from_u64(a & 0xffff_ffff);
-            match mode {
-                Some(mode) if mask == u32::MAX => suspend(Wait::Shuffle {
-                    mode,
-                    value: b as u32,
-                    b: c as u32,
-                    c: d as u32,
-                }),
-                Some(_) => {
-                    let place = with_block(|blk| blk.place(Some(blk.current)));
-                    stop(EmuError::PartialMask { place, mask })
-                }
-                None => {
-                    let place = with_block(|blk| blk.place(Some(blk.current)));
-                    stop(EmuError::Malformed {
-                        place,
-                        what: format!("shuffle mode {a:#x}"),
-                    })
-                }
-            }
-        }
-        Op::Bpermute => suspend(Wait::Bpermute {
-            address: a as u32,
-            value: b as u32,
-        }),
-        Op::CopyAsync => {
-            if c > 16 {
-                let place = with_block(|blk| blk.place(Some(blk.current)));
-                return stop(EmuError::Malformed {
-                    place,
-                    what: format!("cp.async of {c} bytes"),
-                });
-            }
-            let checked = with_block(|blk| {
-                let source = if c > 0 {
-                    blk.check_access(b, c, 16, 0)
-                } else {
-                    None
-                };
-                source.or_else(|| blk.check_copy(a))
-            });
-            match checked {
-                Some(error) => stop(error),
-                None => {
-                    let copy = Copy {
-                        dst: a,
-                        src: b,
-                        bytes: c,
-                    };
-                    with_block(|blk| blk.copies[blk.current as usize].issue(copy));
-                    0
-                }
-            }
-        }
-        Op::CommitAsync => {
-            with_block(|blk| blk.copies[blk.current as usize].commit());
-            0
-        }
-        Op::WaitAsync => {
-            let failed = with_block(|blk| {
-                let thread = blk.current;
-                // SAFETY: every copy was checked when issued, and the block's
-                // memory stays registered while the block runs.
-                let landed = unsafe { blk.copies[thread as usize].land(a as usize) };
-                landed.iter().find_map(|copy| {
-                    let conflict = blk.shared.land_copy(copy.dst, 16, thread).err()?;
-                    let place = blk.place(Some(thread));
-                    Some(race(place, "store", copy.dst, conflict))
-                })
-            });
-            match failed {
-                Some(error) => stop(error),
-                None => 0,
-            }
-        }
-        Op::LdMatrix => match LdMatrix::from_code(b) {
-            Some(shape) => {
-                let lane = with_block(|blk| blk.current % WARP) as usize;
-                if lane < shape.address_lanes() {
-                    if let Some(error) =
-                        with_block(|blk| blk.check_access(a, 16, 16, Access::SHARED))
-                    {
-                        return stop(error);
-                    }
-                }
-                suspend(Wait::LdMatrix { shape, address: a });
-                let regs = with_block(|blk| blk.fragments[blk.current as usize]);
-                // SAFETY: the image's replacement of the ldmatrix intrinsic
-                // passes the address of its own 4-word stack buffer, alive
-                // and unaliased for this call (tile_abi::emulation::Op::LdMatrix).
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        regs.as_ptr(),
-                        c as *mut u32,
-                        usize::from(shape.count),
-                    )
-                };
-                0
-            }
-            None => {
-                let place = with_block(|blk| blk.place(Some(blk.current)));
-                stop(EmuError::Malformed {
-                    place,
-                    what: format!("ldmatrix {b:#x}"),
-                })
-            }
-        },
-        Op::Mma => match MmaKind::from_u64(b) {
-            Some(kind) if c != 0 => {
-                let place = with_block(|blk| blk.place(Some(blk.current)));
-                stop(EmuError::Malformed {
-                    place,
-                    what: format!(
-                        "{} with broadcast controls {c:#x} (cbsz | abid << 8 | blgp << 16): only 0 is modelled",
-                        kind.name()
-                    ),
-                })
-            }
-            Some(kind) => {
-                let buffer = a as *mut u32;
-                let (len, nc) = (kind.words(), kind.elements(Fragment::C));
-                let mut words = [0u32; MMA_MAX_WORDS];
-                // SAFETY: the image's replacement of the mma intrinsic passes
-                // the address of its own stack buffer of the kind's words,
-                // alive and unaliased for this call
-                // (tile_abi::emulation::Op::Mma).
-                unsafe { std::ptr::copy_nonoverlapping(buffer, words.as_mut_ptr(), len) };
-                suspend(Wait::Mma { kind, words });
-                let d = with_block(|blk| blk.fragments[blk.current as usize]);
-                // SAFETY: as above; D replaces the C words, inside the buffer.
-                unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), buffer.add(len - nc), nc) };
-                0
-            }
-            None => {
-                let place = with_block(|blk| blk.place(Some(blk.current)));
-                stop(EmuError::Malformed {
-                    place,
-                    what: format!("mma kind {b}"),
-                })
-            }
-        },
-        Op::Access => match with_block(|blk| blk.check_access(a, b, c, d)) {
-            None => 0,
-            Some(error) => stop(error),
-        },
-    }
 }

@@ -115,6 +115,28 @@ pub enum EmuError {
         /// The other thread.
         other: u32,
     },
+    /// A `wgmma` operand read of shared memory that the thread which wrote
+    /// it has not fenced with `fence.proxy.async`: the asynchronous proxy
+    /// may not see the write.
+    #[error("{place}: wgmma reads shared memory at {address:#x}, written by thread {writer} with no fence.proxy.async of that thread since (the asynchronous proxy may not see the write)")]
+    UnfencedAsyncRead {
+        /// Where (the warpgroup's first thread).
+        place: Place,
+        /// The address read.
+        address: u64,
+        /// The thread that wrote it.
+        writer: u32,
+    },
+    /// A `wgmma` that breaks the instruction's rules: a warpgroup whose
+    /// threads disagree, a descriptor outside shared memory, no
+    /// `wgmma.fence` before it, groups never waited for.
+    #[error("{place}: {what}")]
+    Wgmma {
+        /// Where.
+        place: Place,
+        /// The rule broken.
+        what: String,
+    },
     /// Threads of a block wait at different points: a barrier some never
     /// reach, or an exchange not every lane of the warp or wave joins.
     #[error("{place}: threads diverge: {states}")]

@@ -1,6 +1,7 @@
 //! An emulation image loaded into this process.
 
-use crate::block::{run_block, runtime, Launch};
+use crate::block::{run_block, Launch};
+use crate::calls::runtime;
 use crate::error::EmuError;
 use crate::shadow::Allocation;
 use libloading::Library;

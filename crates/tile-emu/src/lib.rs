@@ -22,12 +22,15 @@
 //! * A tensor-core step (`mma.sync`, WMMA) completes when every lane of
 //!   the warp has arrived, an MFMA when every lane of the 64-lane wave
 //!   has, multiplied by the instruction set's lane layouts
-//!   (`tile_abi::mma`).
+//!   (`tile_abi::mma`); a `wgmma` when every thread of the 128-thread
+//!   warpgroup has, its operands read from shared memory through their
+//!   descriptors (`tile_abi::wgmma`).
 //!
 //! `lanes.rs` holds the lane semantics, checked against independent
 //! formulas; the rest of the ISA is the host's execution of the module.
 
 mod block;
+mod calls;
 mod copies;
 mod error;
 mod image;
@@ -35,6 +38,7 @@ mod lanes;
 mod memory;
 mod mma;
 mod shadow;
+mod wgmma;
 
 pub use error::{EmuError, Place};
 pub use image::EmulatedKernel;

@@ -12,6 +12,12 @@
 //! trap), and such a load's value goes unused. A kernel that does use it
 //! computes with the poison, all ones bits (NaN, or -1), which the
 //! comparison with the interpreter shows.
+//!
+//! A byte written by a thread's ordinary store (or landed `cp.async`)
+//! reaches `wgmma`'s operand reads, which go through the asynchronous
+//! proxy, only after that thread's `fence.proxy.async`: each write records
+//! how many fences its thread had issued, and the byte is *unfenced* until
+//! the writer issues one more.
 
 /// The byte every shared allocation holds before a block writes it.
 pub(crate) const POISON: u8 = 0xff;
@@ -32,6 +38,8 @@ pub(crate) enum Conflict {
 struct Byte {
     /// The last writer and the interval it wrote in.
     writer: Option<(u32, u64)>,
+    /// The writer's count of `fence.proxy.async` when it wrote.
+    fences: u64,
     /// A reader in the interval, and whether more than one thread read.
     reader: Option<(u32, u64)>,
     shared_read: bool,
@@ -57,6 +65,8 @@ struct Region {
 pub(crate) struct SharedMemory {
     regions: Vec<Region>,
     interval: u64,
+    /// Each thread's count of `fence.proxy.async`, by thread index.
+    fences: Vec<u64>,
 }
 
 impl SharedMemory {
@@ -71,7 +81,27 @@ impl SharedMemory {
                 })
                 .collect(),
             interval: 0,
+            fences: Vec::new(),
         }
+    }
+
+    /// `fence.proxy.async` of `thread`: its writes so far are visible to
+    /// the asynchronous proxy.
+    pub(crate) fn fence_proxy(&mut self, thread: u32) {
+        let t = thread as usize;
+        if self.fences.len() <= t {
+            self.fences.resize(t + 1, 0);
+        }
+        self.fences[t] += 1;
+    }
+
+    /// The thread whose write of byte `offset` of `region` no
+    /// `fence.proxy.async` of its own has followed yet, if any.
+    pub(crate) fn unfenced_writer(&self, region: usize, offset: usize) -> Option<u32> {
+        let cell = self.regions[region].bytes[offset];
+        let (writer, _) = cell.writer?;
+        let fences = self.fences.get(writer as usize).copied().unwrap_or(0);
+        (fences == cell.fences).then_some(writer)
     }
 
     /// A barrier: later accesses do not race with earlier ones.
@@ -88,6 +118,36 @@ impl SharedMemory {
                 address >= start && address.saturating_add(bytes) <= start + r.bytes.len() as u64
             })
             .map(|i| (i, (address - self.regions[i].allocation.start) as usize))
+    }
+
+    /// The address of the block's shared memory whose low 18 bits are
+    /// `low` (a `wgmma` descriptor's start), or why there is none or more
+    /// than one.
+    pub(crate) fn resolve(&self, low: u32) -> Result<u64, String> {
+        const WINDOW: u64 = 1 << 18;
+        let low = u64::from(low) % WINDOW;
+        let found: Vec<u64> = self
+            .regions
+            .iter()
+            .filter_map(|r| {
+                let start = r.allocation.start;
+                let mut candidate = (start & !(WINDOW - 1)) | low;
+                if candidate < start {
+                    candidate += WINDOW;
+                }
+                (candidate < start + r.bytes.len() as u64).then_some(candidate)
+            })
+            .collect();
+        match found.as_slice() {
+            [address] => Ok(*address),
+            [] => Err(format!(
+                "a descriptor's start {low:#x} names no byte of the block's shared memory"
+            )),
+            _ => Err(format!(
+                "a descriptor's start {low:#x} names a byte of {} shared allocations",
+                found.len()
+            )),
+        }
     }
 
     /// `address` relative to the allocation it is closest to:
@@ -146,9 +206,11 @@ impl SharedMemory {
                 }
             }
         }
+        let fences = self.fences.get(thread as usize).copied().unwrap_or(0);
         for cell in cells.iter_mut() {
             if store {
                 cell.writer = Some((thread, interval));
+                cell.fences = fences;
             } else {
                 cell.shared_read = match cell.reader {
                     Some((t, i)) if i == interval => cell.shared_read || t != thread,
@@ -244,5 +306,66 @@ mod tests {
         assert_eq!(shared.access(0, 0, 4, 2, false), Err(Conflict::Written(1)));
         shared.barrier();
         shared.access(0, 0, 4, 2, false).unwrap();
+    }
+
+    /// A descriptor's 18 address bits name the one byte of the block's
+    /// shared memory that has them.
+    #[test]
+    fn descriptor_starts_resolve_within_one_allocation() {
+        let shared = SharedMemory::new(&[
+            Allocation {
+                symbol: "shared0".into(),
+                start: 0x7_fffc_0400,
+                len: 0x800,
+            },
+            Allocation {
+                symbol: "shared1".into(),
+                start: 0x9_0000_0000,
+                len: 0x100,
+            },
+        ]);
+        assert_eq!(shared.resolve(0x0410), Ok(0x7_fffc_0410));
+        assert_eq!(shared.resolve(0x0050), Ok(0x9_0000_0050));
+        assert!(shared.resolve(0x2000).is_err());
+        let both = SharedMemory::new(&[
+            Allocation {
+                symbol: "shared0".into(),
+                start: 0x1_0000_0000,
+                len: 0x100,
+            },
+            Allocation {
+                symbol: "shared1".into(),
+                start: 0x2_0000_0000,
+                len: 0x100,
+            },
+        ]);
+        assert!(both
+            .resolve(0x10)
+            .unwrap_err()
+            .contains("2 shared allocations"));
+    }
+
+    /// A write stays unfenced, across barriers, until its own thread's
+    /// next `fence.proxy.async`; another thread's fence does not cover it.
+    #[test]
+    fn a_write_is_unfenced_until_its_writer_fences() {
+        let mut shared = SharedMemory::new(&[Allocation {
+            symbol: "shared0".into(),
+            start: 0x400,
+            len: 8,
+        }]);
+        assert_eq!(shared.unfenced_writer(0, 0), None);
+        shared.access(0, 0, 4, 3, true).unwrap();
+        shared.barrier();
+        assert_eq!(shared.unfenced_writer(0, 2), Some(3));
+        assert_eq!(shared.unfenced_writer(0, 4), None);
+        shared.fence_proxy(5);
+        assert_eq!(shared.unfenced_writer(0, 2), Some(3));
+        shared.fence_proxy(3);
+        assert_eq!(shared.unfenced_writer(0, 2), None);
+        shared.barrier();
+        shared.access(0, 0, 2, 3, true).unwrap();
+        assert_eq!(shared.unfenced_writer(0, 0), Some(3));
+        assert_eq!(shared.unfenced_writer(0, 2), None);
     }
 }

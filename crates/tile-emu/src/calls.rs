@@ -1,0 +1,222 @@
+//! The runtime's entry point: one arm per [`Op`] an emulation image calls,
+//! on the calling GPU thread of the running block.
+
+use crate::block::{race, stop, suspend, with_block, Wait, WARP};
+use crate::copies::Copy;
+use crate::error::EmuError;
+use crate::wgmma::WgmmaCall;
+use tile_abi::emulation::{Access, Op, ShuffleMode, MMA_MAX_WORDS};
+use tile_abi::mma::{Fragment, LdMatrix, MmaKind};
+use tile_abi::wgmma::WgmmaKind;
+
+/// The runtime's entry point, which every replaced intrinsic and every
+/// access check of an image calls ([`tile_abi::emulation::Op`]).
+pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64 {
+    let Some(op) = Op::from_u32(op) else {
+        let place = with_block(|blk| blk.place(Some(blk.current)));
+        return stop(EmuError::Malformed {
+            place,
+            what: format!("op {op}"),
+        });
+    };
+    let axis = a as usize;
+    match op {
+        Op::ThreadId => with_block(|blk| if axis == 0 { u64::from(blk.current) } else { 0 }),
+        Op::BlockId => with_block(|blk| blk.block.get(axis).map_or(0, |&v| u64::from(v))),
+        Op::GridDim => with_block(|blk| blk.grid.get(axis).map_or(1, |&v| u64::from(v))),
+        Op::BlockDim => with_block(|blk| if axis == 0 { u64::from(blk.threads) } else { 1 }),
+        Op::DispatchPtr => with_block(|blk| blk.packet.as_ptr() as u64),
+        Op::Barrier => suspend(Wait::Barrier),
+        Op::Shuffle => {
+            let mask = (a >> 32) as u32;
+            let mode = ShuffleMode::from_u64(a & 0xffff_ffff);
+            match mode {
+                Some(mode) if mask == u32::MAX => suspend(Wait::Shuffle {
+                    mode,
+                    value: b as u32,
+                    b: c as u32,
+                    c: d as u32,
+                }),
+                Some(_) => {
+                    let place = with_block(|blk| blk.place(Some(blk.current)));
+                    stop(EmuError::PartialMask { place, mask })
+                }
+                None => {
+                    let place = with_block(|blk| blk.place(Some(blk.current)));
+                    stop(EmuError::Malformed {
+                        place,
+                        what: format!("shuffle mode {a:#x}"),
+                    })
+                }
+            }
+        }
+        Op::Bpermute => suspend(Wait::Bpermute {
+            address: a as u32,
+            value: b as u32,
+        }),
+        Op::CopyAsync => {
+            if c > 16 {
+                let place = with_block(|blk| blk.place(Some(blk.current)));
+                return stop(EmuError::Malformed {
+                    place,
+                    what: format!("cp.async of {c} bytes"),
+                });
+            }
+            let checked = with_block(|blk| {
+                let source = if c > 0 {
+                    blk.check_access(b, c, 16, 0)
+                } else {
+                    None
+                };
+                source.or_else(|| blk.check_copy(a))
+            });
+            match checked {
+                Some(error) => stop(error),
+                None => {
+                    let copy = Copy {
+                        dst: a,
+                        src: b,
+                        bytes: c,
+                    };
+                    with_block(|blk| blk.copies[blk.current as usize].issue(copy));
+                    0
+                }
+            }
+        }
+        Op::CommitAsync => {
+            with_block(|blk| blk.copies[blk.current as usize].commit());
+            0
+        }
+        Op::WaitAsync => {
+            let failed = with_block(|blk| {
+                let thread = blk.current;
+                // SAFETY: every copy was checked when issued, and the block's
+                // memory stays registered while the block runs.
+                let landed = unsafe { blk.copies[thread as usize].land(a as usize) };
+                landed.iter().find_map(|copy| {
+                    let conflict = blk.shared.land_copy(copy.dst, 16, thread).err()?;
+                    let place = blk.place(Some(thread));
+                    Some(race(place, "store", copy.dst, conflict))
+                })
+            });
+            match failed {
+                Some(error) => stop(error),
+                None => 0,
+            }
+        }
+        Op::LdMatrix => match LdMatrix::from_code(b) {
+            Some(shape) => {
+                let lane = with_block(|blk| blk.current % WARP) as usize;
+                if lane < shape.address_lanes() {
+                    if let Some(error) =
+                        with_block(|blk| blk.check_access(a, 16, 16, Access::SHARED))
+                    {
+                        return stop(error);
+                    }
+                }
+                suspend(Wait::LdMatrix { shape, address: a });
+                let regs = with_block(|blk| blk.fragments[blk.current as usize]);
+                // SAFETY: the image's replacement of the ldmatrix intrinsic
+                // passes the address of its own 4-word stack buffer, alive
+                // and unaliased for this call (tile_abi::emulation::Op::LdMatrix).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        regs.as_ptr(),
+                        c as *mut u32,
+                        usize::from(shape.count),
+                    )
+                };
+                0
+            }
+            None => {
+                let place = with_block(|blk| blk.place(Some(blk.current)));
+                stop(EmuError::Malformed {
+                    place,
+                    what: format!("ldmatrix {b:#x}"),
+                })
+            }
+        },
+        Op::Mma => match MmaKind::from_u64(b) {
+            Some(kind) if c != 0 => {
+                let place = with_block(|blk| blk.place(Some(blk.current)));
+                stop(EmuError::Malformed {
+                    place,
+                    what: format!(
+                        "{} with broadcast controls {c:#x} (cbsz | abid << 8 | blgp << 16): only 0 is modelled",
+                        kind.name()
+                    ),
+                })
+            }
+            Some(kind) => {
+                let buffer = a as *mut u32;
+                let (len, nc) = (kind.words(), kind.elements(Fragment::C));
+                let mut words = [0u32; MMA_MAX_WORDS];
+                // SAFETY: the image's replacement of the mma intrinsic passes
+                // the address of its own stack buffer of the kind's words,
+                // alive and unaliased for this call
+                // (tile_abi::emulation::Op::Mma).
+                unsafe { std::ptr::copy_nonoverlapping(buffer, words.as_mut_ptr(), len) };
+                suspend(Wait::Mma { kind, words });
+                let d = with_block(|blk| blk.fragments[blk.current as usize]);
+                // SAFETY: as above; D replaces the C words, inside the buffer.
+                unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), buffer.add(len - nc), nc) };
+                0
+            }
+            None => {
+                let place = with_block(|blk| blk.place(Some(blk.current)));
+                stop(EmuError::Malformed {
+                    place,
+                    what: format!("mma kind {b}"),
+                })
+            }
+        },
+        Op::Wgmma => {
+            let (kind, scale) = (WgmmaKind::from_code(d & 0xffff_ffff), d >> 32);
+            let Some(kind) = kind.filter(|_| scale <= 1) else {
+                let place = with_block(|blk| blk.place(Some(blk.current)));
+                return stop(EmuError::Malformed {
+                    place,
+                    what: format!("wgmma {d:#x}"),
+                });
+            };
+            let issued = with_block(|blk| {
+                let place = blk.place(Some(blk.current));
+                let t = blk.current as usize;
+                blk.sequences[t]
+                    .issue()
+                    .map_err(|what| EmuError::Wgmma { place, what })
+            });
+            if let Err(error) = issued {
+                return stop(error);
+            }
+            suspend(Wait::Wgmma(WgmmaCall {
+                kind,
+                a: b,
+                b: c,
+                scale: scale == 1,
+                buffer: a,
+            }));
+            0
+        }
+        Op::WgmmaFence => with_block(|blk| {
+            blk.sequences[blk.current as usize].fence();
+            0
+        }),
+        Op::WgmmaCommit => with_block(|blk| {
+            blk.sequences[blk.current as usize].commit();
+            0
+        }),
+        Op::WgmmaWait => with_block(|blk| {
+            blk.sequences[blk.current as usize].wait(a);
+            0
+        }),
+        Op::FenceProxyAsync => with_block(|blk| {
+            blk.shared.fence_proxy(blk.current);
+            0
+        }),
+        Op::Access => match with_block(|blk| blk.check_access(a, b, c, d)) {
+            None => 0,
+            Some(error) => stop(error),
+        },
+    }
+}

@@ -1,0 +1,229 @@
+//! Hopper's `wgmma` on a warpgroup of 128 threads: each thread's call
+//! waits until the whole warpgroup has issued the same instruction with
+//! the same descriptors; then A (K-major) and B (N-major) are read from
+//! shared memory through the descriptors' 128-byte-swizzled layout, as
+//! the first thread's reads (race-checked, and each written byte must be
+//! fenced by its writer's `fence.proxy.async`), multiplied by
+//! [`tile_abi::wgmma::warpgroup_mma`], and D written over every thread's
+//! accumulators.
+//!
+//! The multiply happens at issue, so a kernel that read its accumulators
+//! before `wgmma.wait_group` would still see D here; the images carry the
+//! accumulators through the wait (they are tied operands of its inline
+//! assembly), which is what keeps a GPU from reading them early. What the
+//! emulator checks of the instruction sequence is each thread's: a
+//! `wgmma.fence` since its last `wgmma.wait_group` before a `wgmma`, and
+//! every committed group waited for by the time the thread ends.
+//!
+//! A descriptor holds 18 bits of the shared address (`tile_abi::wgmma`),
+//! which name one byte of the block's shared memory as long as a single
+//! allocation holds an address with those low bits.
+
+use crate::block::{Block, Wait};
+use crate::error::{EmuError, Place};
+use tile_abi::wgmma::{warpgroup_mma, Descriptor, Major, WgmmaKind, K, M, WARPGROUP};
+
+/// One thread's `wgmma`: the instruction, its descriptors, whether it
+/// accumulates into C, and the address of the thread's accumulators.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct WgmmaCall {
+    pub(crate) kind: WgmmaKind,
+    pub(crate) a: u64,
+    pub(crate) b: u64,
+    pub(crate) scale: bool,
+    pub(crate) buffer: u64,
+}
+
+impl WgmmaCall {
+    /// The same instruction on the same operands, wherever the
+    /// accumulators are.
+    fn agrees(&self, other: &WgmmaCall) -> bool {
+        (self.kind, self.a, self.b, self.scale) == (other.kind, other.a, other.b, other.scale)
+    }
+}
+
+/// A thread's place in the `wgmma` instruction sequence.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Sequence {
+    /// A `wgmma.fence` came after the last `wgmma.wait_group`.
+    fenced: bool,
+    /// `wgmma`s since the last commit.
+    uncommitted: u32,
+    /// Committed groups not yet waited for.
+    groups: u32,
+}
+
+impl Sequence {
+    /// `wgmma.fence.sync.aligned`.
+    pub(crate) fn fence(&mut self) {
+        self.fenced = true;
+    }
+
+    /// A `wgmma` issued: an error unless a fence came first.
+    pub(crate) fn issue(&mut self) -> Result<(), String> {
+        if !self.fenced {
+            return Err(
+                "wgmma.mma_async with no wgmma.fence since the thread's last wgmma.wait_group"
+                    .into(),
+            );
+        }
+        self.uncommitted += 1;
+        Ok(())
+    }
+
+    /// `wgmma.commit_group.sync.aligned`.
+    pub(crate) fn commit(&mut self) {
+        self.groups += 1;
+        self.uncommitted = 0;
+    }
+
+    /// `wgmma.wait_group.sync.aligned pending`.
+    pub(crate) fn wait(&mut self, pending: u64) {
+        self.groups = self.groups.min(u32::try_from(pending).unwrap_or(u32::MAX));
+        self.fenced = false;
+    }
+
+    /// Why the thread may not end here, if it may not: a `wgmma` it never
+    /// committed or waited for.
+    pub(crate) fn unfinished(&self) -> Option<String> {
+        (self.uncommitted > 0 || self.groups > 0).then(|| {
+            format!(
+                "the thread ends with {} wgmma not committed and {} group(s) not waited for: its accumulators are undefined",
+                self.uncommitted, self.groups
+            )
+        })
+    }
+}
+
+impl Block {
+    /// The warpgroup from thread `first` at one `wgmma`, if all its threads
+    /// are; an error if they disagree on it or the block holds no whole
+    /// warpgroup.
+    pub(crate) fn complete_wgmma(&mut self, first: u32) -> Result<bool, EmuError> {
+        let Wait::Wgmma(call) = self.waits[first as usize] else {
+            return Ok(false);
+        };
+        let place = self.place(Some(first));
+        let group = WARPGROUP as u32;
+        if first + group > self.threads {
+            return Err(EmuError::Wgmma {
+                place,
+                what: format!(
+                    "wgmma takes a warpgroup of {group} threads; the block has {}",
+                    self.threads
+                ),
+            });
+        }
+        let range = first as usize..(first + group) as usize;
+        let mut calls = Vec::with_capacity(WARPGROUP);
+        for w in &self.waits[range.clone()] {
+            match w {
+                Wait::Wgmma(c) => calls.push(*c),
+                _ => return Ok(false),
+            }
+        }
+        if let Some(t) = calls.iter().position(|c| !c.agrees(&call)) {
+            return Err(EmuError::Wgmma {
+                place,
+                what: format!(
+                    "the warpgroup's threads issue different wgmma: thread {first} {} with descriptors {:#x}, {:#x}; thread {} {} with {:#x}, {:#x}",
+                    call.kind.name(),
+                    call.a,
+                    call.b,
+                    first as usize + t,
+                    calls[t].kind.name(),
+                    calls[t].a,
+                    calls[t].b
+                ),
+            });
+        }
+        let kind = call.kind;
+        let a = self.operand(place, call.a, Major::K, M)?;
+        let b = self.operand(place, call.b, Major::Mn, kind.n)?;
+        // B is read as (n, k): row-major K × N for the multiply.
+        let b: Vec<f32> = (0..K * kind.n)
+            .map(|e| b[(e % kind.n) * K + e / kind.n])
+            .collect();
+        let c: Vec<Vec<f32>> = calls
+            .iter()
+            .map(|c| {
+                let mut acc = vec![0.0f32; kind.accumulators()];
+                if call.scale {
+                    // SAFETY: the image's replacement of wgmma passes the
+                    // address of its own stack buffer of the kind's
+                    // accumulators, alive and unaliased while its thread
+                    // waits in this call (tile_abi::emulation::Op::Wgmma).
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            c.buffer as *const f32,
+                            acc.as_mut_ptr(),
+                            acc.len(),
+                        )
+                    };
+                }
+                acc
+            })
+            .collect();
+        let d = warpgroup_mma(kind, &a, &b, &c).map_err(|what| EmuError::Wgmma { place, what })?;
+        for (c, d) in calls.iter().zip(d) {
+            // SAFETY: as above.
+            unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), c.buffer as *mut f32, d.len()) };
+        }
+        self.waits[range].fill(Wait::Running);
+        Ok(true)
+    }
+
+    /// The `rows × K` elements `(mn, k)`, row-major by `mn`, of the 16-bit
+    /// operand that `descriptor` describes as `major`, read by the thread
+    /// of `place`.
+    fn operand(
+        &mut self,
+        place: Place,
+        descriptor: u64,
+        major: Major,
+        rows: usize,
+    ) -> Result<Vec<f32>, EmuError> {
+        let thread = place.thread.unwrap_or(0);
+        let fault = |what: String| EmuError::Wgmma { place, what };
+        let d = Descriptor::decode(descriptor);
+        let start = self.shared.resolve(d.start).map_err(fault)?;
+        let kind = match self.waits[thread as usize] {
+            Wait::Wgmma(call) => call.kind,
+            _ => return Err(fault("not at a wgmma".into())),
+        };
+        let mut values = Vec::with_capacity(rows * K);
+        for mn in 0..rows {
+            for k in 0..K {
+                let at = d.element_address(major, 2, (mn, k)).map_err(fault)?;
+                let address = start
+                    .wrapping_add(u64::from(at))
+                    .wrapping_sub(u64::from(d.start));
+                let Some((region, offset)) = self.shared.locate(address, 2) else {
+                    return Err(fault(format!(
+                        "operand element ({mn}, {k}) of descriptor {descriptor:#x} lies at {address:#x} ({}), outside the block's shared memory",
+                        self.shared.describe(address)
+                    )));
+                };
+                for byte in offset..offset + 2 {
+                    if let Some(writer) = self.shared.unfenced_writer(region, byte) {
+                        return Err(EmuError::UnfencedAsyncRead {
+                            place,
+                            address,
+                            writer,
+                        });
+                    }
+                }
+                self.shared
+                    .access(region, offset, 2, thread, false)
+                    .map_err(|conflict| {
+                        crate::block::race(place, "wgmma load", address, conflict)
+                    })?;
+                // SAFETY: `locate` found the two bytes inside a shared
+                // allocation of the loaded image, alive while the block runs.
+                let bits = unsafe { std::ptr::read_unaligned(address as *const u16) };
+                values.push(kind.widen(bits));
+            }
+        }
+        Ok(values)
+    }
+}
