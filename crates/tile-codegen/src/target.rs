@@ -180,10 +180,12 @@ impl Target {
     }
 
     /// The tensor-core instructions the lowering may use on this target:
-    /// `mma.sync.m16n8k16` from sm_80 on, WMMA on RDNA 3, MFMA on CDNA.
+    /// `mma.sync.m16n8k16` from sm_80 on, `wgmma` on sm_90a, WMMA on RDNA
+    /// 3, MFMA on CDNA.
     pub fn tensor_cores(&self) -> TensorCores {
         match self {
             Target::Nvptx(Sm::Sm75) | Target::Host(_) => TensorCores::None,
+            Target::Nvptx(Sm::Sm90a) => TensorCores::Wgmma,
             Target::Nvptx(_) => TensorCores::MmaSync,
             Target::Amdgpu(Gfx::Gfx1100) => TensorCores::Wmma,
             Target::Amdgpu(Gfx::Gfx90a | Gfx::Gfx942) => TensorCores::Mfma,

@@ -45,7 +45,7 @@ fn emitted(func: &Function, warps: u32, target: Target) -> Emitted {
 fn every_sample_assembles_with_ptxas_for_every_sm() {
     require(Tool::Ptxas);
     for (func, warps) in kernels() {
-        for sm in [Sm::Sm80, Sm::Sm86, Sm::Sm89, Sm::Sm90] {
+        for sm in [Sm::Sm80, Sm::Sm86, Sm::Sm89, Sm::Sm90, Sm::Sm90a] {
             let out = emitted(&func, warps, Target::Nvptx(sm));
             assert!(
                 out.assembly.contains(&format!(".entry {}", func.name)),
@@ -173,6 +173,37 @@ fn tensor_dots_issue_mma_sync_from_sm_80_on() {
         assert!(usage.contains("0 bytes spill stores"), "{dtype}: {usage}");
         let old = emitted(&func, warps, Target::Nvptx(Sm::Sm75)).assembly;
         assert!(!old.contains("mma.sync"), "sm_75 has no m16n8k16");
+    }
+}
+
+/// On sm_90a tensor dots whose tiles `wgmma` fits are its inline PTX,
+/// which `ptxas` accepts, with their fences and groups: 128×128×64 on 8
+/// warps is two warpgroups, each two 64×64 blocks and four k-steps per K
+/// tile; the pipelined loop fences the proxy once per iteration.
+#[test]
+fn tensor_dots_issue_wgmma_on_sm_90a() {
+    require(Tool::Ptxas);
+    for dtype in [DType::F16, DType::BF16] {
+        let func = samples::matmul(128, 128, 64, dtype).unwrap();
+        let ptx = emitted(&func, 8, Target::Nvptx(Sm::Sm90a)).assembly;
+        let instruction = format!("wgmma.mma_async.sync.aligned.m64n64k16.f32.{dtype}.{dtype}");
+        assert_eq!(
+            ptx.matches(&instruction).count(),
+            8,
+            "{dtype}:
+{ptx}"
+        );
+        for (other, count) in [
+            ("wgmma.fence.sync.aligned;", 1),
+            ("wgmma.commit_group.sync.aligned;", 1),
+            ("wgmma.wait_group.sync.aligned 0;", 1),
+            ("fence.proxy.async.shared::cta;", 1),
+        ] {
+            assert_eq!(ptx.matches(other).count(), count, "{dtype}: {other}");
+        }
+        assert!(!ptx.contains("mma.sync"), "{dtype}");
+        let usage = tools::ptxas_resource_usage(&ptx, Sm::Sm90a).unwrap();
+        assert!(usage.contains("0 bytes spill stores"), "{dtype}: {usage}");
     }
 }
 

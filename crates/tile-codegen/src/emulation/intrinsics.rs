@@ -345,6 +345,7 @@ pub(super) fn replace(text: &str) -> Result<String, EmitError> {
             }
         }
     }
+    definitions.push_str(&super::asm::replace(&mut out)?);
     for namespace in ["@llvm.nvvm.", "@llvm.amdgcn."] {
         if let Some(at) = out.find(namespace) {
             let name: String = out[at + 1..]

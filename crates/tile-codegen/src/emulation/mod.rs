@@ -5,7 +5,8 @@
 //! makes it (the module after LLVM's optimization pipeline, from which
 //! [`crate::gpu::emit`] generates the PTX or the code object) and moves it to the host: the host's triple and data
 //! layout, the target's intrinsics replaced by calls of a small CPU runtime
-//! (`intrinsics.rs`, the contract in `tile_abi::emulation`), every access of
+//! (`intrinsics.rs`, the contract in `tile_abi::emulation`; inline PTX in
+//! `asm.rs`), every access of
 //! global or shared memory checked first (`instrument.rs`), the shared
 //! allocations exported so the runtime can reset them per block, and an
 //! entry that reads the parameters from what a driver hands the kernel
@@ -19,6 +20,7 @@
 //! allocation of the GPU backends, `ptxas`, the driver's JIT, and the GPU
 //! memory model beyond what barriers order (threads run one at a time).
 
+mod asm;
 mod entry;
 mod instrument;
 mod intrinsics;
@@ -113,15 +115,16 @@ pub fn compile(source: &GpuModule) -> Result<EmulationImage, EmitError> {
 }
 
 /// `text` with the kernel's dynamic shared memory (`tile_abi::image`), an
-/// external array of no size, defined with the `bytes` a launch gives it,
-/// so that it is exported and reset like the static allocations.
+/// external array of no size, defined with the `bytes` a launch gives it
+/// and the alignment it declares, so that it is exported and reset like
+/// the static allocations.
 fn define_dynamic_shared(text: &str, bytes: usize) -> String {
     let declaration = format!(
-        "@{} = external addrspace(3) global [0 x i8], align 16",
+        "@{} = external addrspace(3) global [0 x i8], align ",
         tile_abi::image::DYNAMIC_SHARED_SYMBOL
     );
     let definition = format!(
-        "@{} = addrspace(3) global [{bytes} x i8] zeroinitializer, align 16",
+        "@{} = addrspace(3) global [{bytes} x i8] zeroinitializer, align ",
         tile_abi::image::DYNAMIC_SHARED_SYMBOL
     );
     text.replace(&declaration, &definition)

@@ -3,6 +3,7 @@
 //! the file of its concern (`memory`, `control`, `shuffle`, the scalar
 //! emitter).
 
+use super::asm::Asm;
 use super::GpuEmitter;
 use crate::scalar::Nans;
 use crate::EmitError;
@@ -43,13 +44,14 @@ pub(super) struct Kernel<'p, 'ctx> {
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
     /// The start of each of `program`'s shared allocations: one internal
-    /// global each, 16-byte aligned; or, for an NVIDIA kernel needing more
-    /// than it may declare statically, consecutive 16-byte aligned places
-    /// in its one dynamic array (`tile_abi::image`).
+    /// global each, aligned as the allocation asks; or, for an NVIDIA
+    /// kernel needing more than it may declare statically, aligned places
+    /// in its one dynamic array (`tile_abi::image`), itself aligned to the
+    /// largest alignment asked for.
     fn shared_allocations(&self, program: &Program) -> Result<Vec<PointerValue<'ctx>>, EmitError> {
         let space = AddressSpace::from(self.gpu.shared_space());
-        let bytes = shared_bytes(program);
-        if self.dynamic_shared(bytes) > 0 {
+        let layout = SharedLayout::of(program);
+        if self.dynamic_shared(layout.bytes) > 0 {
             let i8t = self.ctx.i8_type();
             let array = self.module.add_global(
                 i8t.array_type(0),
@@ -57,16 +59,18 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 tile_abi::image::DYNAMIC_SHARED_SYMBOL,
             );
             array.set_linkage(inkwell::module::Linkage::External);
-            array.set_alignment(16);
-            let mut offset = 0u64;
-            let mut starts = Vec::new();
-            for (_, alloc) in program.shared.iter() {
-                let at = self.ctx.i64_type().const_int(offset, false);
-                // SAFETY (of the generated code): the offsets stay inside
-                // the `bytes` the launch passes as dynamic shared memory.
-                starts.push(unsafe { array.as_pointer_value().const_gep(i8t, &[at]) });
-                offset += padded_bytes(alloc.len * alloc.dtype.size_bytes()) as u64;
-            }
+            array.set_alignment(layout.align as u32);
+            let starts = layout
+                .offsets
+                .iter()
+                .map(|&offset| {
+                    let at = self.ctx.i64_type().const_int(offset as u64, false);
+                    // SAFETY (of the generated code): the offsets stay
+                    // inside the `bytes` the launch passes as dynamic
+                    // shared memory.
+                    unsafe { array.as_pointer_value().const_gep(i8t, &[at]) }
+                })
+                .collect();
             return Ok(starts);
         }
         let mut starts = Vec::new();
@@ -77,7 +81,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 .add_global(ty, Some(space), &format!("shared{}", i.index()));
             g.set_initializer(&ty.get_undef());
             g.set_linkage(inkwell::module::Linkage::Internal);
-            g.set_alignment(16);
+            g.set_alignment(alloc.align as u32);
             starts.push(g.as_pointer_value());
         }
         Ok(starts)
@@ -369,6 +373,18 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 let at = self.shared_at(k, alloc.index(), dt, x[0].into_int_value())?;
                 self.ldmatrix(*shape, at)
             }
+            ThreadOpKind::Wgmma { kind, a, b } => self.wgmma(k, (*kind, *a, *b), &x),
+            ThreadOpKind::WgmmaFence => self.inline_asm(Asm::WgmmaFence, &[]),
+            ThreadOpKind::WgmmaCommit => self.inline_asm(Asm::WgmmaCommit, &[]),
+            ThreadOpKind::WgmmaWait { pending } => {
+                let values = x.len();
+                let wait = Asm::WgmmaWait {
+                    pending: *pending,
+                    values,
+                };
+                self.inline_asm(wait, &x)
+            }
+            ThreadOpKind::FenceProxyAsync => self.inline_asm(Asm::FenceProxyAsync, &[]),
             ThreadOpKind::For => self.for_loop(k, op),
             ThreadOpKind::If => self.if_else(k, op),
             ThreadOpKind::Yield => Err(EmitError::internal("`yield` outside the end of a region")),
@@ -408,17 +424,35 @@ fn written_params(program: &Program) -> HashSet<usize> {
         .collect()
 }
 
-/// The bytes of `program`'s shared allocations, each padded to 16 bytes:
-/// what a block needs.
+/// The bytes of `program`'s shared allocations, each at its alignment and
+/// padded to 16 bytes: what a block needs.
 pub fn shared_bytes(program: &Program) -> usize {
-    program
-        .shared
-        .iter()
-        .map(|(_, a)| padded_bytes(a.len * a.dtype.size_bytes()))
-        .sum()
+    SharedLayout::of(program).bytes
 }
 
-/// `bytes` rounded up to whole 16-byte units (each allocation's alignment).
-fn padded_bytes(bytes: usize) -> usize {
-    bytes.next_multiple_of(16)
+/// Where a program's shared allocations sit, one after another.
+struct SharedLayout {
+    /// Each allocation's byte offset.
+    offsets: Vec<usize>,
+    /// The bytes of all, 16-byte padded.
+    bytes: usize,
+    /// The largest alignment of any.
+    align: usize,
+}
+
+impl SharedLayout {
+    fn of(program: &Program) -> SharedLayout {
+        let mut layout = SharedLayout {
+            offsets: Vec::new(),
+            bytes: 0,
+            align: 16,
+        };
+        for (_, a) in program.shared.iter() {
+            let at = layout.bytes.next_multiple_of(a.align.max(16));
+            layout.offsets.push(at);
+            layout.bytes = (at + a.len * a.dtype.size_bytes()).next_multiple_of(16);
+            layout.align = layout.align.max(a.align);
+        }
+        layout
+    }
 }

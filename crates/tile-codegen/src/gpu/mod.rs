@@ -7,7 +7,9 @@
 //! (`memory`), structured control flow (`control`), and scalar code from the
 //! scalar emitter ([`crate::scalar`]). What differs is mapped in one place
 //! per concern: thread and block ids, barriers and the kernel calling
-//! convention (`intrinsics`), and warp shuffles (`shuffle`).
+//! convention (`intrinsics`), and warp shuffles (`shuffle`). Tensor cores
+//! are `mma` (mma.sync, WMMA, MFMA), `copies` (cp.async) and `wgmma`
+//! (Hopper), the last through inline PTX (`asm`).
 //!
 //! The kernel ABI is `tile_abi::params`: the tile-IR parameters in order (a
 //! tensor of rank r as its base pointer, r `i32` extents and r `i64` strides
@@ -16,6 +18,7 @@
 //! `FaultCode::OutsideTensor`, its position among the kernel's checks and
 //! its partition indices.
 
+mod asm;
 mod control;
 mod copies;
 mod intrinsics;
@@ -23,7 +26,9 @@ mod kernel;
 mod memory;
 mod mma;
 mod shuffle;
+mod wgmma;
 
+pub(crate) use asm::Asm;
 pub use intrinsics::GpuTarget;
 pub use kernel::shared_bytes;
 

@@ -344,8 +344,8 @@ impl Programs {
     ) -> Result<(Program, u32), PipelineError> {
         let cores = target.tensor_cores();
         let most = match (cores, options.num_stages) {
-            (TensorCores::MmaSync, Some(n)) => n.max(1),
-            (TensorCores::MmaSync, None) => DEFAULT_STAGES,
+            (TensorCores::MmaSync | TensorCores::Wgmma, Some(n)) => n.max(1),
+            (TensorCores::MmaSync | TensorCores::Wgmma, None) => DEFAULT_STAGES,
             _ => 1,
         };
         let mut stages = most;
@@ -395,7 +395,8 @@ pub fn lower_for(
 
 /// The `TILE_DUMP` file of the thread-level program for `tensor_cores`:
 /// `thread.txt` without, `thread.mma_sync.txt` with `mma.sync`,
-/// `thread.wmma.txt` and `thread.mfma.txt` with AMD's instructions.
+/// `thread.wgmma.txt` with Hopper's `wgmma`, `thread.wmma.txt` and
+/// `thread.mfma.txt` with AMD's instructions.
 fn thread_file(tensor_cores: TensorCores) -> String {
     match tensor_cores {
         TensorCores::None => "thread.txt".into(),
@@ -410,6 +411,7 @@ fn cores_name(tensor_cores: TensorCores) -> &'static str {
         TensorCores::MmaSync => "mma_sync",
         TensorCores::Wmma => "wmma",
         TensorCores::Mfma => "mfma",
+        TensorCores::Wgmma => "wgmma",
     }
 }
 

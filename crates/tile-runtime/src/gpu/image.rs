@@ -46,7 +46,8 @@ pub(crate) fn status_error(status: &Status, spec: &KernelSpec, device: &str) -> 
 }
 
 /// The PTX image for a device of compute capability `major.minor`: the one
-/// for the highest `sm_XY` not above it.
+/// for the highest `sm_XY` not above it, an architecture-specific
+/// `sm_XYa` (which runs on that architecture only) before its `sm_XY`.
 pub(crate) fn choose_ptx(
     spec: &KernelSpec,
     device: &str,
@@ -57,7 +58,7 @@ pub(crate) fn choose_ptx(
         .iter()
         .filter(|image| image.kind == ImageKind::Ptx)
         .filter_map(|image| Some((sm_number(image.target)?, image)))
-        .filter(|&(sm, _)| sm <= capability)
+        .filter(|&((sm, specific), _)| sm == capability || (sm < capability && !specific))
         .max_by_key(|&(sm, _)| sm)
         .map(|(_, image)| image)
         .ok_or_else(|| {
@@ -92,9 +93,14 @@ pub(crate) fn choose_hsaco(
         })
 }
 
-/// `80` for `sm_80`.
-fn sm_number(target: &str) -> Option<u32> {
-    target.strip_prefix("sm_")?.parse().ok()
+/// `(80, false)` for `sm_80`, `(90, true)` for the architecture-specific
+/// `sm_90a`.
+fn sm_number(target: &str) -> Option<(u32, bool)> {
+    let number = target.strip_prefix("sm_")?;
+    match number.strip_suffix('a') {
+        Some(specific) => Some((specific.parse().ok()?, true)),
+        None => Some((number.parse().ok()?, false)),
+    }
 }
 
 fn no_image(spec: &KernelSpec, device: &str, wanted: String, kind: ImageKind) -> Error {
@@ -168,6 +174,24 @@ mod tests {
             choose_ptx(&empty, "cuda:1", (9, 0)).unwrap_err().to_string(),
             "kernel `vadd` has no image for device cuda:1 (compute capability 9.0); compiled targets: none"
         );
+    }
+
+    /// `sm_90a`'s image (`wgmma`) runs on compute capability 9.0 alone,
+    /// before `sm_90`'s; later devices take `sm_90`'s PTX.
+    #[test]
+    fn an_architecture_specific_image_runs_on_its_architecture_only() {
+        static WITH_90A: [Image; 3] = [
+            image(ImageKind::Ptx, "sm_80"),
+            image(ImageKind::Ptx, "sm_90a"),
+            image(ImageKind::Ptx, "sm_90"),
+        ];
+        let spec = spec(&WITH_90A);
+        let pick = |cc| choose_ptx(&spec, "cuda:0", cc).map(|i| i.target);
+        assert_eq!(pick((9, 0)).unwrap(), "sm_90a");
+        assert_eq!(pick((10, 0)).unwrap(), "sm_90");
+        assert_eq!(pick((8, 9)).unwrap(), "sm_80");
+        let only_90a = self::spec(&WITH_90A[1..2]);
+        assert!(choose_ptx(&only_90a, "cuda:0", (12, 0)).is_err());
     }
 
     #[test]

@@ -1,0 +1,160 @@
+//! The GPU module's inline PTX (`crate::gpu::asm`) and what replaces each
+//! snippet: a function of the same type that calls the runtime's entry
+//! point with an [`Op`].
+//!
+//! A call of inline assembly prints as `asm sideeffect "<template>",
+//! "<constraints>"(<args>)`; the two strings are read back into an [`Asm`]
+//! and the callee replaced by `@tile_emu.<name>`. Inline assembly that is
+//! not an [`Asm`] is an error: the emulation target must model every
+//! instruction a GPU receives.
+
+use crate::gpu::Asm;
+use crate::EmitError;
+use std::collections::BTreeMap;
+use tile_abi::emulation::{Op, RUNTIME_SYMBOL};
+
+/// How a call of inline assembly starts in LLVM's printed IR.
+const INLINE_ASM: &str = "asm sideeffect \"";
+
+/// `text` with every call of inline assembly redirected; the definitions
+/// of the replacements, to append to it.
+pub(super) fn replace(text: &mut String) -> Result<String, EmitError> {
+    let mut used = BTreeMap::new();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find(INLINE_ASM) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + INLINE_ASM.len()..];
+        let unreadable = || EmitError::Unsupported {
+            what: format!(
+                "inline assembly `{}` on the emulation target",
+                after.lines().next().unwrap_or_default()
+            ),
+        };
+        let (template, after) = after.split_once("\", \"").ok_or_else(unreadable)?;
+        let (constraints, after) = after.split_once('"').ok_or_else(unreadable)?;
+        let asm = Asm::parse(template, constraints).ok_or_else(unreadable)?;
+        let name = format!("tile_emu.{}", asm.name());
+        out.push('@');
+        out.push_str(&name);
+        used.insert(name, asm);
+        rest = after;
+    }
+    out.push_str(rest);
+    *text = out;
+    Ok(used
+        .iter()
+        .map(|(name, &asm)| definition(name, asm))
+        .collect())
+}
+
+/// The definition of `name`, replacing `asm`: its `f32` values go through
+/// a stack buffer whose address the runtime call passes (`wgmma`'s
+/// accumulators, which the runtime overwrites with D) or come back as they
+/// went in (`wgmma.wait_group`'s).
+fn definition(name: &str, asm: Asm) -> String {
+    let values = asm.values();
+    let mut params: Vec<String> = (0..values).map(|i| format!("float %v{i}")).collect();
+    let mut body = String::new();
+    let runtime = |body: &mut String, op: Op, operands: [&str; 4]| {
+        body.push_str(&format!(
+            "  %f = load ptr, ptr @{RUNTIME_SYMBOL}\n  %r = call i64 %f(i32 {}, i64 {}, i64 {}, i64 {}, i64 {})\n",
+            op as u32, operands[0], operands[1], operands[2], operands[3]
+        ));
+    };
+    let mut results: Vec<String> = (0..values).map(|i| format!("%v{i}")).collect();
+    match asm {
+        Asm::Wgmma(kind) => {
+            params.extend(["i64 %da".into(), "i64 %db".into(), "i32 %scale".into()]);
+            body.push_str(&format!("  %buf = alloca [{values} x float], align 4\n"));
+            for i in 0..values {
+                body.push_str(&format!(
+                    "  %a{i} = getelementptr inbounds [{values} x float], ptr %buf, i64 0, i64 {i}\n  store float %v{i}, ptr %a{i}, align 4\n"
+                ));
+            }
+            body.push_str(&format!(
+                "  %addr = ptrtoint ptr %buf to i64\n  %nz = icmp ne i32 %scale, 0\n  %s = zext i1 %nz to i64\n  %sh = shl i64 %s, 32\n  %code = or i64 %sh, {}\n",
+                kind.code()
+            ));
+            runtime(&mut body, Op::Wgmma, ["%addr", "%da", "%db", "%code"]);
+            for (i, r) in results.iter_mut().enumerate() {
+                body.push_str(&format!("  %d{i} = load float, ptr %a{i}, align 4\n"));
+                *r = format!("%d{i}");
+            }
+        }
+        Asm::WgmmaWait { pending, .. } => {
+            let pending = pending.to_string();
+            runtime(&mut body, Op::WgmmaWait, [&pending, "0", "0", "0"]);
+        }
+        Asm::WgmmaFence => runtime(&mut body, Op::WgmmaFence, ["0"; 4]),
+        Asm::WgmmaCommit => runtime(&mut body, Op::WgmmaCommit, ["0"; 4]),
+        Asm::FenceProxyAsync => runtime(&mut body, Op::FenceProxyAsync, ["0"; 4]),
+    }
+    if values == 0 {
+        return format!(
+            "define internal void @{name}({}) {{\n{body}  ret void\n}}\n",
+            params.join(", ")
+        );
+    }
+    let ret = format!("{{ {} }}", vec!["float"; values].join(", "));
+    let mut acc = "poison".to_string();
+    for (i, r) in results.iter().enumerate() {
+        body.push_str(&format!(
+            "  %s{i} = insertvalue {ret} {acc}, float {r}, {i}\n"
+        ));
+        acc = format!("%s{i}");
+    }
+    format!(
+        "define internal {ret} @{name}({}) {{\n{body}  ret {ret} {acc}\n}}\n",
+        params.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tile_abi::wgmma::WgmmaKind;
+    use tile_ir::DType;
+
+    #[test]
+    fn inline_assembly_is_redirected_and_unknown_assembly_refused() {
+        let wait = Asm::WgmmaWait {
+            pending: 0,
+            values: 2,
+        };
+        let mut text = format!(
+            "  call void asm sideeffect \"{}\", \"{}\"()\n  %w = call {{ float, float }} asm sideeffect \"{}\", \"{}\"(float %x, float %y) #3\n",
+            Asm::FenceProxyAsync.template(),
+            Asm::FenceProxyAsync.constraints(),
+            wait.template(),
+            wait.constraints()
+        );
+        let definitions = replace(&mut text).unwrap();
+        assert_eq!(
+            text,
+            "  call void @tile_emu.fence.proxy.async()\n  %w = call { float, float } @tile_emu.wgmma.wait.0.2(float %x, float %y) #3\n"
+        );
+        assert!(definitions.contains(&format!(
+            "call i64 %f(i32 {}, i64 0,",
+            Op::FenceProxyAsync as u32
+        )));
+        assert!(definitions.contains(
+            "define internal { float, float } @tile_emu.wgmma.wait.0.2(float %v0, float %v1) {"
+        ));
+        let kind = WgmmaKind::new(DType::BF16, 8).unwrap();
+        let wgmma = Asm::Wgmma(kind);
+        let mut text = format!(
+            "call asm sideeffect \"{}\", \"{}\"(",
+            wgmma.template(),
+            wgmma.constraints()
+        );
+        let definitions = replace(&mut text).unwrap();
+        assert_eq!(text, "call @tile_emu.wgmma.m64n8k16.bf16(");
+        assert!(definitions.contains(&format!("%code = or i64 %sh, {}", kind.code())));
+        let mut unknown = "call void asm sideeffect \"trap;\", \"\"()".to_string();
+        assert_eq!(
+            replace(&mut unknown).unwrap_err().to_string(),
+            "the LLVM emitter does not support inline assembly `trap;\", \"\"()` on the emulation target"
+        );
+    }
+}

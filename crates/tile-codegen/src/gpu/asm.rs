@@ -1,0 +1,216 @@
+//! Inline PTX for what LLVM 19's NVPTX back end has no intrinsic for
+//! (`../shared/reference/tensor-cores.md`, A3): Hopper's `wgmma` and its
+//! fences, and `fence.proxy.async`.
+//!
+//! Each snippet is an [`Asm`], which names its template and constraints
+//! once: the GPU emitter builds the call from them, and the emulation
+//! target recognizes the call by them (`Asm::parse` reads a template and
+//! constraints back only if they are exactly what [`Asm`] writes). Every
+//! snippet clobbers memory, so that LLVM keeps shared-memory accesses on
+//! their side of it; `wgmma`'s accumulators are tied operands, and
+//! `wgmma.wait_group` passes them through, so that no read of D moves above
+//! the wait.
+
+use super::GpuEmitter;
+use crate::EmitError;
+use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum};
+use inkwell::InlineAsmDialect;
+use tile_abi::wgmma::WgmmaKind;
+use tile_ir::DType;
+
+/// One inline-PTX snippet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Asm {
+    /// `wgmma.mma_async` of `kind`, A and B by descriptor, accumulating
+    /// when the scale operand is nonzero: `(acc…, desc_a: i64, desc_b: i64,
+    /// scale_d: i32) -> acc…`.
+    Wgmma(WgmmaKind),
+    /// `wgmma.fence.sync.aligned`.
+    WgmmaFence,
+    /// `wgmma.commit_group.sync.aligned`.
+    WgmmaCommit,
+    /// `wgmma.wait_group.sync.aligned pending`, passing `values` `f32`
+    /// accumulators through.
+    WgmmaWait {
+        /// The groups that may stay in flight.
+        pending: u8,
+        /// The accumulators passed through.
+        values: usize,
+    },
+    /// `fence.proxy.async.shared::cta`.
+    FenceProxyAsync,
+}
+
+/// The clobber every snippet carries.
+const MEMORY: &str = "~{memory}";
+
+impl Asm {
+    /// The PTX template, on one line.
+    pub(crate) fn template(self) -> String {
+        match self {
+            Asm::Wgmma(kind) => {
+                let n = kind.accumulators();
+                let d: Vec<String> = (0..n).map(|i| format!("${i}")).collect();
+                let (a, b, scale) = (2 * n, 2 * n + 1, 2 * n + 2);
+                format!(
+                    "{{ .reg .pred p; setp.ne.b32 p, ${scale}, 0; wgmma.mma_async.sync.aligned.m64n{}k16.f32.{t}.{t} {{{}}}, ${a}, ${b}, p, 1, 1, 0, 1; }}",
+                    kind.n,
+                    d.join(", "),
+                    t = kind.dtype,
+                )
+            }
+            Asm::WgmmaFence => "wgmma.fence.sync.aligned;".into(),
+            Asm::WgmmaCommit => "wgmma.commit_group.sync.aligned;".into(),
+            Asm::WgmmaWait { pending, .. } => format!("wgmma.wait_group.sync.aligned {pending};"),
+            Asm::FenceProxyAsync => "fence.proxy.async.shared::cta;".into(),
+        }
+    }
+
+    /// The constraint string: outputs, inputs (tied ones by the output's
+    /// number), clobbers.
+    pub(crate) fn constraints(self) -> String {
+        let tied = |n: usize, extra: &[&str]| {
+            let mut c: Vec<String> = vec!["=f".to_string(); n];
+            c.extend((0..n).map(|i| i.to_string()));
+            c.extend(extra.iter().map(|s| s.to_string()));
+            c.push(MEMORY.into());
+            c.join(",")
+        };
+        match self {
+            Asm::Wgmma(kind) => tied(kind.accumulators(), &["l", "l", "r"]),
+            Asm::WgmmaWait { values, .. } => tied(values, &[]),
+            Asm::WgmmaFence | Asm::WgmmaCommit | Asm::FenceProxyAsync => MEMORY.into(),
+        }
+    }
+
+    /// The snippet a template and constraints were written for, if one was.
+    pub(crate) fn parse(template: &str, constraints: &str) -> Option<Asm> {
+        let candidate = if let Some(rest) = template.strip_prefix("wgmma.wait_group.sync.aligned ")
+        {
+            let pending = rest.strip_suffix(';')?.parse().ok()?;
+            let values = constraints.split(',').filter(|c| *c == "=f").count();
+            Asm::WgmmaWait { pending, values }
+        } else if let Some(at) = template.find("wgmma.mma_async.sync.aligned.m64n") {
+            let rest = &template[at + "wgmma.mma_async.sync.aligned.m64n".len()..];
+            let (n, rest) = rest.split_once("k16.f32.")?;
+            let dtype = match rest.split_once('.')?.0 {
+                "f16" => DType::F16,
+                "bf16" => DType::BF16,
+                _ => return None,
+            };
+            Asm::Wgmma(WgmmaKind::new(dtype, n.parse().ok()?)?)
+        } else {
+            [Asm::WgmmaFence, Asm::WgmmaCommit, Asm::FenceProxyAsync]
+                .into_iter()
+                .find(|a| a.template() == template)?
+        };
+        (candidate.template() == template && candidate.constraints() == constraints)
+            .then_some(candidate)
+    }
+
+    /// The name of its replacement on the emulation target, after
+    /// `tile_emu.`.
+    pub(crate) fn name(self) -> String {
+        match self {
+            Asm::Wgmma(kind) => format!("wgmma.{}", kind.name()),
+            Asm::WgmmaFence => "wgmma.fence".into(),
+            Asm::WgmmaCommit => "wgmma.commit".into(),
+            Asm::WgmmaWait { pending, values } => format!("wgmma.wait.{pending}.{values}"),
+            Asm::FenceProxyAsync => "fence.proxy.async".into(),
+        }
+    }
+
+    /// The `f32` values it returns (and takes first).
+    pub(crate) fn values(self) -> usize {
+        match self {
+            Asm::Wgmma(kind) => kind.accumulators(),
+            Asm::WgmmaWait { values, .. } => values,
+            Asm::WgmmaFence | Asm::WgmmaCommit | Asm::FenceProxyAsync => 0,
+        }
+    }
+}
+
+impl<'ctx> GpuEmitter<'_, 'ctx> {
+    /// Calls `asm` with `args`; its results, one per returned value.
+    pub(super) fn inline_asm(
+        &self,
+        asm: Asm,
+        args: &[BasicValueEnum<'ctx>],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
+        self.require_nvptx(&asm.template())?;
+        let f32t = self.ctx.f32_type();
+        let values = asm.values();
+        let params: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
+        let fn_type = match values {
+            0 => self.ctx.void_type().fn_type(&params, false),
+            n => {
+                let fields: Vec<BasicTypeEnum> = vec![f32t.into(); n];
+                self.ctx.struct_type(&fields, false).fn_type(&params, false)
+            }
+        };
+        let callee = self.ctx.create_inline_asm(
+            fn_type,
+            asm.template(),
+            asm.constraints(),
+            true,
+            false,
+            Some(InlineAsmDialect::ATT),
+            false,
+        );
+        let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
+        let call = self.b.build_indirect_call(fn_type, callee, &args, "asm")?;
+        if values == 0 {
+            return Ok(Vec::new());
+        }
+        let d = call
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| EmitError::internal("inline assembly returned nothing"))?
+            .into_struct_value();
+        (0..values as u32)
+            .map(|i| Ok(self.b.build_extract_value(d, i, "d")?))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every snippet reads back from its own template and constraints, and
+    /// from nothing else.
+    #[test]
+    fn snippets_parse_back_exactly() {
+        let kinds = [
+            Asm::Wgmma(WgmmaKind::new(DType::F16, 64).unwrap()),
+            Asm::Wgmma(WgmmaKind::new(DType::BF16, 8).unwrap()),
+            Asm::WgmmaFence,
+            Asm::WgmmaCommit,
+            Asm::WgmmaWait {
+                pending: 1,
+                values: 64,
+            },
+            Asm::FenceProxyAsync,
+        ];
+        for asm in kinds {
+            assert_eq!(Asm::parse(&asm.template(), &asm.constraints()), Some(asm));
+        }
+        let wgmma = Asm::Wgmma(WgmmaKind::new(DType::F16, 64).unwrap());
+        assert!(wgmma
+            .template()
+            .contains("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, $1,"));
+        assert!(wgmma
+            .template()
+            .ends_with("$31}, $64, $65, p, 1, 1, 0, 1; }"));
+        assert!(wgmma.constraints().ends_with(",31,l,l,r,~{memory}"));
+        assert_eq!(Asm::parse("wgmma.fence.sync.aligned;", ""), None);
+        assert_eq!(
+            Asm::parse(
+                &wgmma.template().replace("$65", "$66"),
+                &wgmma.constraints()
+            ),
+            None
+        );
+    }
+}
