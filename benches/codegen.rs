@@ -7,8 +7,9 @@
 //!   spills and stack from `ptxas -v`, and counts of vector loads and stores,
 //!   shuffles, barriers and FMAs in the PTX;
 //! - the f16 matmul of Triton's tutorial (128×128×64 tiles, 8 warps) for
-//!   sm_80 beside Triton's PTX of it (`../shared/tritonref/ptx`): registers
-//!   and spills from `ptxas -v`, tensor-core and async-copy instructions;
+//!   sm_80 (`mma.sync`) and sm_90a (`wgmma`) beside Triton's PTX of it
+//!   (`../shared/tritonref/ptx`): registers and spills from `ptxas -v`,
+//!   tensor-core and async-copy instructions;
 //! - the same matmul (f16 and bf16) for gfx90a and gfx942 on MFMA:
 //!   registers and scratch from the code object's metadata, `v_mfma` and
 //!   `ds_read` counts, the time to lower, emit and link it.
@@ -140,7 +141,7 @@ fn resources(report: &str) -> (u32, u32, u32) {
 fn ptx_statistics() {
     println!("\nPTX statistics of the embedded images: registers, stack and spill bytes from ptxas -v; instruction counts in the PTX");
     println!(
-        "{:<30} {:<6} {:>5} {:>6} {:>6} {:>8} {:>8} {:>6} {:>5} {:>5} {:>5}",
+        "{:<30} {:<6} {:>5} {:>6} {:>6} {:>8} {:>8} {:>6} {:>5} {:>5} {:>5} {:>5}",
         "kernel (specialization)",
         "sm",
         "regs",
@@ -151,7 +152,8 @@ fn ptx_statistics() {
         "shfl",
         "bar",
         "fma",
-        "mma"
+        "mma",
+        "wgmma"
     );
     let infos: [&KernelInfo; 11] = [
         &vector_add::vector_add::<1024>::INFO,
@@ -182,7 +184,7 @@ fn ptx_statistics() {
                     + count("ld.global.nc.v4");
                 let vector_stores = count("st.global.v2") + count("st.global.v4");
                 println!(
-                    "{:<30} {:<6} {:>5} {:>6} {:>6} {:>8} {:>8} {:>6} {:>5} {:>5} {:>5}",
+                    "{:<30} {:<6} {:>5} {:>6} {:>6} {:>8} {:>8} {:>6} {:>5} {:>5} {:>5} {:>5}",
                     format!("{} ({})", info.name, spec.label),
                     image.target,
                     regs,
@@ -193,25 +195,27 @@ fn ptx_statistics() {
                     count("shfl.sync"),
                     count("bar.sync"),
                     count("fma.rn"),
-                    count("mma.sync")
+                    count("mma.sync"),
+                    count("wgmma.mma_async")
                 );
             }
         }
     }
 }
 
-/// One row of the tensor-core comparison: `ptxas -v` figures and counts of
-/// the instructions that make a tensor-core matmul, in `ptx`.
-fn tensor_core_row(name: &str, ptx: &str) {
-    let report = tools::ptxas_resource_usage(ptx, Sm::Sm80).unwrap_or_else(|e| panic!("{e}"));
+/// One row of the tensor-core comparison: `ptxas -v` figures for `sm` and
+/// counts of the instructions that make a tensor-core matmul, in `ptx`.
+fn tensor_core_row(name: &str, sm: Sm, ptx: &str) {
+    let report = tools::ptxas_resource_usage(ptx, sm).unwrap_or_else(|e| panic!("{e}"));
     let (regs, _, spill) = resources(&report);
     let count = |needle: &str| ptx.matches(needle).count();
     println!(
-        "{:<34} {:>5} {:>6} {:>5} {:>8} {:>8} {:>9} {:>5}",
+        "{:<34} {:>5} {:>6} {:>5} {:>6} {:>8} {:>8} {:>9} {:>5}",
         name,
         regs,
         spill,
         count("mma.sync"),
+        count("wgmma.mma_async"),
         count("ldmatrix"),
         count("cp.async.cg") + count("cp.async.ca"),
         count("ld.shared"),
@@ -220,35 +224,41 @@ fn tensor_core_row(name: &str, ptx: &str) {
 }
 
 /// Our PTX of the f16 matmul at Triton's tutorial configuration beside
-/// Triton's (3 pipeline stages), both assembled by the same ptxas.
+/// Triton's (3 pipeline stages), both assembled by the same ptxas: on
+/// sm_80 (`mma.sync`) and on sm_90a (`wgmma`).
 fn tensor_cores_against_triton() {
-    println!("\nf16 matmul 128x128x64, 8 warps, sm_80: ptxas -v registers and spill bytes; instruction counts in the PTX");
-    println!(
-        "{:<34} {:>5} {:>6} {:>5} {:>8} {:>8} {:>9} {:>5}",
-        "compiler", "regs", "spill", "mma", "ldmatrix", "cp.async", "ld.shared", "bar"
-    );
     let func = tile::ir::samples::matmul(128, 128, 64, tile::ir::DType::F16).expect("the sample");
-    let target = tile_codegen::Target::Nvptx(Sm::Sm80);
-    for stages in [1, 2, 3] {
-        let cores = (target.tensor_cores(), stages);
-        let program = tile_codegen::pipeline::lower_for(&func, "tutorial", 8, cores)
-            .unwrap_or_else(|e| panic!("{e}"));
-        let options = tile_codegen::CodegenOptions::default();
-        let ours =
-            tile_codegen::gpu::emit(&program, target, &options).unwrap_or_else(|e| panic!("{e}"));
-        let name = match stages {
-            1 => "tile (no pipelining)".to_string(),
-            n => format!("tile ({n} stages)"),
-        };
-        tensor_core_row(&name, &ours.assembly);
-    }
-    let triton = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/tritonref/ptx/matmul_cuda_80.ptx"
-    );
-    match std::fs::read_to_string(triton) {
-        Ok(ptx) => tensor_core_row("Triton (3 stages)", &ptx),
-        Err(e) => println!("Triton's PTX: {triton}: {e}"),
+    for (sm, reference) in [
+        (Sm::Sm80, "matmul_cuda_80.ptx"),
+        (Sm::Sm90a, "matmul_cuda_90.ptx"),
+    ] {
+        println!("\nf16 matmul 128x128x64, 8 warps, {sm}: ptxas -v registers and spill bytes; instruction counts in the PTX");
+        println!(
+            "{:<34} {:>5} {:>6} {:>5} {:>6} {:>8} {:>8} {:>9} {:>5}",
+            "compiler", "regs", "spill", "mma", "wgmma", "ldmatrix", "cp.async", "ld.shared", "bar"
+        );
+        let target = tile_codegen::Target::Nvptx(sm);
+        for stages in [1, 2, 3] {
+            let cores = (target.tensor_cores(), stages);
+            let program = tile_codegen::pipeline::lower_for(&func, "tutorial", 8, cores)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let options = tile_codegen::CodegenOptions::default();
+            let ours = tile_codegen::gpu::emit(&program, target, &options)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let name = match stages {
+                1 => "tile (no pipelining)".to_string(),
+                n => format!("tile ({n} stages)"),
+            };
+            tensor_core_row(&name, sm, &ours.assembly);
+        }
+        let triton = format!(
+            "{}/../shared/tritonref/ptx/{reference}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        match std::fs::read_to_string(&triton) {
+            Ok(ptx) => tensor_core_row("Triton (3 stages)", sm, &ptx),
+            Err(e) => println!("Triton's PTX: {triton}: {e}"),
+        }
     }
 }
 

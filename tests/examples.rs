@@ -239,8 +239,7 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     ];
     expected.extend(&levels);
     // The 8-row softmax and layernorm are built for the host only, the f16
-    // attention for every target but gfx1100; the tutorial-sized matmuls,
-    // every target having tensor cores, for all.
+    // attention for every target but gfx1100; the rest for all.
     let host_only = |name: &str, label: &str| {
         matches!(
             (name, label),
@@ -249,6 +248,9 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     };
     let mut tensor_cores: Vec<&str> = expected[..6].to_vec();
     tensor_cores.extend(&levels);
+    // The tutorial-sized matmuls add sm_90a, for wgmma.
+    let mut with_hopper = expected.clone();
+    with_hopper.insert(4, "sm_90a");
     let mut checked = 0;
     for info in infos {
         for spec in info.specializations {
@@ -257,6 +259,8 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
                 &levels
             } else if info.name == "attention_f16" {
                 &tensor_cores
+            } else if info.name.ends_with("_large") {
+                &with_hopper
             } else {
                 &expected
             };
@@ -306,9 +310,9 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     }
     assert_eq!(
         checked,
-        11 * expected.len() + tensor_cores.len() + 2 * levels.len(),
-        "eleven specializations for seven GPU targets and the host levels, one for six and \
-         the host, two for the host"
+        11 * expected.len() + 2 + tensor_cores.len() + 2 * levels.len(),
+        "eleven specializations for seven GPU targets and the host levels (two of them for \
+         sm_90a too), one for six and the host, two for the host"
     );
 }
 

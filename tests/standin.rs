@@ -8,9 +8,14 @@
 //! through the emulation target. The results must pass the examples' checks
 //! and equal the CPU device's bit for bit.
 //!
-//! Driver libraries are opened once per process, so the examples run in a
-//! child process (this test binary again, running the ignored test
-//! [`on_the_stand_ins`]) with the environment set.
+//! A second stand-in reports compute capability 9.0: the matmuls run its
+//! sm_90 PTX, and the tutorial-sized ones sm_90a's, on `wgmma`, through
+//! the same path.
+//!
+//! Driver libraries are opened once per process, so the examples run in
+//! child processes (this test binary again, running the ignored tests
+//! [`on_the_stand_ins`] and [`on_a_hopper_stand_in`]) with the environment
+//! set.
 
 #[path = "../examples/kernels/attention.rs"]
 mod attention;
@@ -41,6 +46,13 @@ const CHILD: &str = "on_the_stand_ins";
 
 /// The targets the stand-in devices report (their defaults).
 const TARGETS: [Target; 2] = [Target::Nvptx(Sm::Sm80), Target::Amdgpu(Gfx::Gfx942)];
+
+/// The targets a Hopper stand-in (`TILE_STANDIN_SM=90`) runs: sm_90's PTX,
+/// and sm_90a's (`wgmma`) for the kernels built for it.
+const HOPPER: [Target; 2] = [Target::Nvptx(Sm::Sm90), Target::Nvptx(Sm::Sm90a)];
+
+/// The name of the Hopper child test.
+const HOPPER_CHILD: &str = "on_a_hopper_stand_in";
 
 /// A copy whose unmasked accesses carry bounds checks: a grid one block
 /// too long fails the check of the load.
@@ -77,14 +89,24 @@ impl Drop for Scratch {
     }
 }
 
+/// The matmuls of the examples.
+fn matmuls() -> [&'static KernelInfo; 4] {
+    [
+        &matmul::matmul::<32, 32, 16>::INFO,
+        &matmul::matmul_f16::<32, 32, 16>::INFO,
+        &matmul::matmul_f16_large::<128, 128, 64>::INFO,
+        &matmul::matmul_bf16_large::<128, 128, 64>::INFO,
+    ]
+}
+
 /// Writes the emulation image of every specialization's device image for
-/// each of [`TARGETS`] into `dir`, under the key the stand-ins look it up
+/// each of `targets` into `dir`, under the key the stand-ins look it up
 /// by; returns how many.
-fn write_images(dir: &Path) -> usize {
+fn write_images(dir: &Path, kernels: &[&KernelInfo], targets: &[Target]) -> usize {
     let mut written = 0;
-    for info in kernels() {
+    for info in kernels {
         for spec in info.specializations {
-            for target in TARGETS {
+            for &target in targets {
                 let name = target.to_string();
                 let Some(embedded) = spec.images.iter().find(|i| i.target == name) else {
                     continue;
@@ -147,21 +169,34 @@ fn the_examples_run_through_the_driver_stand_ins() {
     {
         std::fs::copy(&standin, dir.0.join(name)).expect("copying the stand-in");
     }
-    let images = write_images(&dir.0);
+    let images = write_images(&dir.0, &kernels(), &TARGETS);
     assert_eq!(
         images, 26,
         "thirteen specializations (the examples and `copy`) have sm_80 PTX and gfx942 code objects"
     );
-    let out = Command::new(&exe)
+    let hopper = write_images(&dir.0, &matmuls(), &HOPPER);
+    assert_eq!(
+        hopper, 7,
+        "five matmul specializations have sm_90 PTX, the two tutorial-sized ones sm_90a PTX too"
+    );
+    run_child(&exe, &dir.0, CHILD, &[]);
+    run_child(&exe, &dir.0, HOPPER_CHILD, &[("TILE_STANDIN_SM", "90")]);
+}
+
+/// Runs the ignored test `child` of this binary with the stand-ins of
+/// `dir` as the drivers and `env` set; it must pass.
+fn run_child(exe: &Path, dir: &Path, child: &str, env: &[(&str, &str)]) {
+    let out = Command::new(exe)
         .args([
-            CHILD,
+            child,
             "--exact",
             "--ignored",
             "--nocapture",
             "--test-threads=1",
         ])
-        .env("LD_LIBRARY_PATH", library_path(&dir.0))
-        .env(tile_standin::IMAGES_ENV, &dir.0)
+        .env("LD_LIBRARY_PATH", library_path(dir))
+        .env(tile_standin::IMAGES_ENV, dir)
+        .envs(env.iter().copied())
         .output()
         .expect("running the child");
     let text = format!(
@@ -169,8 +204,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(out.status.success(), "the child failed:\n{text}");
-    assert!(text.contains("1 passed"), "the child did not run:\n{text}");
+    assert!(out.status.success(), "{child} failed:\n{text}");
+    assert!(text.contains("1 passed"), "{child} did not run:\n{text}");
     eprintln!("{text}");
 }
 
@@ -269,4 +304,24 @@ fn on_the_stand_ins() {
     let hip = Device::hip(0).expect("the HIP stand-in");
     assert_eq!(hip.to_string(), "hip:0");
     examples_on(&hip, TARGETS[1]);
+}
+
+#[test]
+#[ignore = "run by the_examples_run_through_the_driver_stand_ins, with a Hopper stand-in as the driver"]
+fn on_a_hopper_stand_in() {
+    let cuda = Device::best().expect("a device");
+    let rows = matmul::run(&cuda, &mut Inputs::default()).expect("the matmuls run");
+    assert!(
+        common::print_table(&cuda, &rows),
+        "a matmul's check failed on {cuda}"
+    );
+    let ran: Vec<String> = rows.iter().map(|r| r.code.to_string()).collect();
+    let want: Vec<String> = ["sm_90", "sm_90", "sm_90a", "sm_90a"]
+        .iter()
+        .map(|t| KernelCode::Gpu(t).to_string())
+        .collect();
+    assert_eq!(
+        ran, want,
+        "compute capability 9.0 runs wgmma's images where built"
+    );
 }

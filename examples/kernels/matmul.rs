@@ -41,15 +41,12 @@ pub fn matmul_f16<const BM: usize, const BN: usize, const BK: usize>(
 
 /// The f16 matmul at the configuration of Triton's tutorial: 128×128×64
 /// tiles on 8 warps. Built for the GPU targets with tensor cores (as a chain
-/// of FMAs this tile is no use, and slow to compile) and the CPU.
+/// of FMAs this tile is no use, and slow to compile), sm_90a's `wgmma`
+/// among them, and the CPU.
 #[tile_kernel(
     num_warps = 8,
-    configs(
-        BM = 128,
-        BN = 128,
-        BK = 64,
-        targets = "sm_80,sm_86,sm_89,sm_90,gfx90a,gfx942,gfx1100,host"
-    )
+    targets = "sm_80,sm_86,sm_89,sm_90,sm_90a,gfx90a,gfx942,gfx1100,host",
+    configs(BM = 128, BN = 128, BK = 64)
 )]
 pub fn matmul_f16_large<const BM: usize, const BN: usize, const BK: usize>(
     a: &Tensor<f16, 2>,
@@ -68,12 +65,8 @@ pub fn matmul_f16_large<const BM: usize, const BN: usize, const BK: usize>(
 /// The same in bf16.
 #[tile_kernel(
     num_warps = 8,
-    configs(
-        BM = 128,
-        BN = 128,
-        BK = 64,
-        targets = "sm_80,sm_86,sm_89,sm_90,gfx90a,gfx942,gfx1100,host"
-    )
+    targets = "sm_80,sm_86,sm_89,sm_90,sm_90a,gfx90a,gfx942,gfx1100,host",
+    configs(BM = 128, BN = 128, BK = 64)
 )]
 pub fn matmul_bf16_large<const BM: usize, const BN: usize, const BK: usize>(
     a: &Tensor<bf16, 2>,
