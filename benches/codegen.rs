@@ -39,6 +39,7 @@ use std::time::{Duration, Instant};
 use tile::meta::KernelInfo;
 use tile::ImageKind;
 use tile_codegen::{tools, Sm};
+use tile_frontend::attr::EnvTargets;
 use tile_frontend::expand::{tile_kernel, ExpandOptions};
 
 /// The `#[tile_kernel]` functions of an example file: (name, attribute
@@ -98,7 +99,7 @@ fn compile_latency() {
             let mut row = format!("{name:<18} ");
             for target in targets {
                 let options = ExpandOptions {
-                    env_targets: Some(target.to_string()),
+                    env_targets: Some(EnvTargets::tile_targets(target)),
                     ..ExpandOptions::default()
                 };
                 let t = median(5, || {

@@ -95,6 +95,8 @@ fn write_images(dir: &Path) -> usize {
                     num_warps: info.num_warps,
                     codegen: CodegenOptions::default(),
                     dump_dir: None,
+                    cache: None,
+                    max_threads: None,
                 };
                 let built = pipeline::emulate(&func, spec.label, target, &options)
                     .unwrap_or_else(|e| panic!("{e}"));

@@ -2,12 +2,13 @@
 //! what is still emitted next to a `compile_error!`.
 
 use quote::quote;
+use tile_frontend::attr::EnvTargets;
 use tile_frontend::expand::{tile_kernel, ExpandOptions};
 
 /// Expands for the host target only (no GPU code: fast).
 fn expand(attr: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> syn::File {
     let options = ExpandOptions {
-        env_targets: Some("host".into()),
+        env_targets: Some(EnvTargets::tile_targets("host")),
         ..ExpandOptions::default()
     };
     let out = tile_kernel(attr, item, &options);
@@ -148,7 +149,7 @@ fn a_bad_signature_still_emits_the_struct() {
 fn tile_targets_applies_when_the_attribute_names_none() {
     let with_env = |targets: &str, attr: proc_macro2::TokenStream| {
         let options = ExpandOptions {
-            env_targets: Some(targets.to_string()),
+            env_targets: Some(EnvTargets::tile_targets(targets)),
             ..ExpandOptions::default()
         };
         tile_kernel(attr, kernel(), &options).to_string()
@@ -182,7 +183,7 @@ fn square_fill() -> proc_macro2::TokenStream {
 fn a_specialization_can_be_limited_to_some_targets() {
     let expand_with = |env: Option<&str>, attr: proc_macro2::TokenStream| {
         let options = ExpandOptions {
-            env_targets: env.map(str::to_string),
+            env_targets: env.map(EnvTargets::tile_targets),
             ..ExpandOptions::default()
         };
         tile_kernel(attr, square_fill(), &options).to_string()
@@ -244,7 +245,7 @@ fn a_specialization_can_be_limited_to_some_targets() {
 #[test]
 fn shared_memory_beyond_the_target_is_a_compile_error() {
     let options = ExpandOptions {
-        env_targets: Some("sm_80,gfx942".into()),
+        env_targets: Some(EnvTargets::tile_targets("sm_80,gfx942")),
         ..ExpandOptions::default()
     };
     let kernel = quote! {

@@ -18,18 +18,33 @@
 //!   <host level>.ll, .opt.ll, .s          LLVM IR and the shared object's disassembly
 //!   host-plan.txt                         the host back end's decisions (`host::plan`)
 //! ```
+//!
+//! With [`Options::cache`], each target's output (its image, what the
+//! kernel embeds beside it, and its dump files) is looked up in the kernel
+//! cache ([`crate::cache`]) by the digest of the optimized tile IR and the
+//! options, before any lowering or LLVM work, and stored there when it had
+//! to be compiled. The targets that had to be compiled are compiled
+//! concurrently, each on its own thread with its own LLVM context, as many
+//! at once as the build's jobserver or the machine's cores allow
+//! (`parallel.rs`).
 
 mod dump;
+mod jobserver;
+mod output;
+mod parallel;
 mod resources;
 
+use crate::cache::{Cache, Digest, KeyInputs, Lookup};
 use crate::emulation::{self, EmulationImage};
 use crate::gpu::{self, Emitted};
 use crate::host::{self, HostError};
 use crate::target::Target;
 use crate::{CodegenOptions, EmitError};
-use dump::Dump;
+use dump::{Dump, DumpFile};
+use output::TargetOutput;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
-use tile_abi::{HostCheck, ImageKind};
+use tile_abi::{HostCheck, HostIsa, ImageKind};
 use tile_ir::passes::PassManager;
 use tile_ir::Function;
 use tile_thread::lower::{self, LowerError, LowerOptions, TensorCores};
@@ -51,6 +66,12 @@ pub struct Options {
     pub codegen: CodegenOptions,
     /// `TILE_DUMP`: the directory every stage is written under.
     pub dump_dir: Option<PathBuf>,
+    /// The kernel cache, if any.
+    pub cache: Option<Cache>,
+    /// The most threads that compile targets at once, the calling thread
+    /// among them (`None`: no bound of its own); the build's jobserver, or
+    /// without one the machine's cores, bound them too.
+    pub max_threads: Option<NonZeroUsize>,
 }
 
 /// One compiled image.
@@ -77,6 +98,12 @@ pub struct Compiled {
     /// The host images' checks, in the order their status records name
     /// them.
     pub host_checks: Vec<HostCheck>,
+    /// The targets whose output came from the kernel cache.
+    pub cached: Vec<Target>,
+    /// What went wrong with the kernel cache (an entry that could not be
+    /// used and was rebuilt, one that could not be stored); the compilation
+    /// went on without it.
+    pub cache_notes: Vec<String>,
 }
 
 /// Why a specialization could not be compiled. Each message names the
@@ -174,7 +201,9 @@ pub fn optimize(func: &mut Function) -> Result<(), PipelineError> {
 }
 
 /// Runs the pass pipeline on `func` (specialization `label`, see
-/// [`optimize`]), then compiles it for every target of `options`.
+/// [`optimize`]), then compiles it for every target of `options`: the GPU
+/// targets' images first, then the host levels', each in the order of
+/// [`Options::targets`].
 pub fn compile(
     func: &mut Function,
     label: &str,
@@ -183,98 +212,290 @@ pub fn compile(
     let dump = Dump::new(options.dump_dir.as_deref(), &func.name, label)?;
     dump.text("tile-ir.txt", &func.to_string())?;
     optimize(func)?;
-    dump.text("tile-ir.opt.txt", &func.to_string())?;
+    let ir = func.to_string();
+    dump.text("tile-ir.opt.txt", &ir)?;
     let func = &*func;
-    let named = |kernel: &Function| (kernel.name.clone(), label.to_string());
-    let mut compiled = Compiled::default();
-    let gpus: Vec<Target> = options
-        .targets
-        .iter()
-        .copied()
-        .filter(Target::is_gpu)
-        .collect();
-    if gpus.is_empty() {
-        // The thread-level program is still dumped, or why there is none.
-        if dump.is_on() {
-            let text = match lower::lower(func, &LowerOptions::warps(options.num_warps)) {
-                Ok(program) => program.to_string(),
-                Err(e) => format!("the GPU lowering failed: {e}\n"),
-            };
-            dump.text("thread.txt", &text)?;
-        }
-    } else {
+    let (gpus, hosts): (Vec<Target>, Vec<Target>) =
+        options.targets.iter().copied().partition(Target::is_gpu);
+    if !gpus.is_empty() {
         check_registers(func, label, options.num_warps)?;
-        // One program per set of tensor cores the targets offer.
-        let mut programs: Vec<(TensorCores, Program, usize)> = Vec::new();
-        for &target in &gpus {
-            let cores = target.tensor_cores();
-            if programs.iter().any(|(c, _, _)| *c == cores) {
-                continue;
-            }
-            let program = lower_for(func, label, options.num_warps, cores)?;
-            dump.text(&thread_file(cores), &program.to_string())?;
-            let bytes = program
-                .shared
-                .iter()
-                .map(|(_, a)| a.len * a.dtype.size_bytes())
-                .sum();
-            programs.push((cores, program, bytes));
-        }
-        // `thread.txt` is always the portable program, even when every
-        // target has tensor cores.
-        if dump.is_on() && !programs.iter().any(|(c, _, _)| *c == TensorCores::None) {
-            let program = lower_for(func, label, options.num_warps, TensorCores::None)?;
-            dump.text(&thread_file(TensorCores::None), &program.to_string())?;
-        }
-        for &target in &gpus {
-            let Some((_, program, bytes)) = programs
-                .iter()
-                .find(|(c, _, _)| *c == target.tensor_cores())
-            else {
-                continue;
-            };
-            compiled.shared_memory_bytes = compiled.shared_memory_bytes.max(*bytes);
-            resources::check_shared_memory(&func.name, label, target, *bytes)?;
-            let out = gpu::emit(program, target, &options.codegen).map_err(|error| {
-                let (kernel, label) = named(func);
-                PipelineError::Gpu {
-                    kernel,
-                    label,
-                    target,
-                    error: Box::new(error),
-                }
-            })?;
-            dump.gpu(&out)?;
-            if let Target::Amdgpu(gfx) = target {
-                resources::check_amdgpu_registers(&func.name, label, gfx, &out.assembly)?;
-            }
-            compiled.bounds_checks = out.module.bounds_checks.clone();
-            compiled.images.push(gpu_image(out));
-        }
     }
-    for &target in &options.targets {
-        let Target::Host(isa) = target else { continue };
-        let host_error = |error: HostError| {
-            let (kernel, label) = named(func);
-            PipelineError::Host {
-                kernel,
+    let targets: Vec<Target> = gpus.iter().chain(&hosts).copied().collect();
+    let mut compiled = Compiled::default();
+    let keys: Vec<Option<Digest>> = targets
+        .iter()
+        .map(|&target| {
+            let cache = options.cache.as_ref()?;
+            Some(cache.key(&KeyInputs {
+                ir: &ir,
                 label,
-                error: Box::new(error),
+                target,
+                num_warps: options.num_warps,
+                codegen: &options.codegen,
+                dumps: dump.is_on(),
+            }))
+        })
+        .collect();
+    let mut outputs: Vec<Option<TargetOutput>> = targets
+        .iter()
+        .zip(&keys)
+        .map(|(&target, key)| {
+            let (cache, key) = (options.cache.as_ref()?, key.as_ref()?);
+            let payload = match cache.store().get(key) {
+                Lookup::Hit(payload) => payload,
+                Lookup::Miss => return None,
+                Lookup::Unusable(why) => {
+                    compiled.cache_notes.push(unusable_note(&why));
+                    return None;
+                }
+            };
+            match TargetOutput::decode(&payload, target) {
+                Ok(output) => {
+                    compiled.cached.push(target);
+                    Some(output)
+                }
+                Err(why) => {
+                    let path = cache.store().path_of(key);
+                    compiled
+                        .cache_notes
+                        .push(unusable_note(&format!("{}: {why}", path.display())));
+                    None
+                }
             }
-        };
-        let image = host::compile(func, isa, &options.codegen).map_err(host_error)?;
-        dump.host(&image)?;
-        compiled.host_checks = image.checks().to_vec();
-        compiled.images.push(Image {
-            kind: ImageKind::Host,
-            target,
-            bytes: image.shared_object().to_vec(),
-        });
+        })
+        .collect();
+    let missing: Vec<usize> = (0..targets.len())
+        .filter(|&i| outputs[i].is_none())
+        .collect();
+    let programs = lower_missing(func, label, options, &dump, &missing, &targets)?;
+    // The slowest back ends first, so that they do not finish last alone.
+    let mut order = missing.clone();
+    order.sort_by_key(|&i| match targets[i] {
+        Target::Amdgpu(_) => 0,
+        Target::Host(_) => 1,
+        Target::Nvptx(_) => 2,
+    });
+    let built = parallel::run(
+        order.len(),
+        options.max_threads.unwrap_or(NonZeroUsize::MAX),
+        |job| {
+            compile_target(
+                func,
+                label,
+                targets[order[job]],
+                &programs,
+                options,
+                dump.is_on(),
+            )
+        },
+    );
+    let mut first_error: Option<(usize, PipelineError)> = None;
+    for (i, result) in order.into_iter().zip(built) {
+        match result {
+            Ok(output) => outputs[i] = Some(output),
+            Err(error) if first_error.as_ref().is_none_or(|(at, _)| i < *at) => {
+                first_error = Some((i, error))
+            }
+            Err(_) => {}
+        }
     }
-    if dump.is_on() && options.targets.iter().any(|t| !t.is_gpu()) {
+    if let Some(cache) = &options.cache {
+        store(cache, &missing, &keys, &outputs, &mut compiled.cache_notes);
+    }
+    for output in outputs.iter().flatten() {
+        for (name, contents) in &output.dumps {
+            dump.file(name, contents)?;
+        }
+    }
+    if let Some((_, error)) = first_error {
+        return Err(error);
+    }
+    if dump.is_on() && !hosts.is_empty() {
         dump.text("host-plan.txt", &host::plan(func).to_string())?;
     }
+    for output in outputs.into_iter().flatten() {
+        if output.image.target.is_gpu() {
+            compiled.shared_memory_bytes =
+                compiled.shared_memory_bytes.max(output.shared_memory_bytes);
+            compiled.bounds_checks = output.bounds_checks;
+        } else {
+            compiled.host_checks = output.host_checks;
+        }
+        compiled.images.push(output.image);
+    }
     Ok(compiled)
+}
+
+/// A note on a cache entry that could not be used.
+fn unusable_note(why: &str) -> String {
+    format!("the kernel cache entry {why}; it was rebuilt")
+}
+
+/// A thread-level program for one set of tensor cores, and the shared
+/// memory of a block.
+type Lowered = (TensorCores, Program, usize);
+
+/// The thread-level programs the GPU targets among `missing` (indices into
+/// `targets`) need, one per set of tensor cores, each dumped; with a dump,
+/// also the portable program (`thread.txt`), or when there is no GPU target
+/// at all, why the kernel cannot be lowered for one.
+fn lower_missing(
+    func: &Function,
+    label: &str,
+    options: &Options,
+    dump: &Dump,
+    missing: &[usize],
+    targets: &[Target],
+) -> Result<Vec<Lowered>, PipelineError> {
+    let mut programs: Vec<Lowered> = Vec::new();
+    for &i in missing {
+        let cores = targets[i].tensor_cores();
+        if !targets[i].is_gpu() || programs.iter().any(|(c, _, _)| *c == cores) {
+            continue;
+        }
+        let program = lower_for(func, label, options.num_warps, cores)?;
+        dump.text(&thread_file(cores), &program.to_string())?;
+        let bytes = program
+            .shared
+            .iter()
+            .map(|(_, a)| a.len * a.dtype.size_bytes())
+            .sum();
+        programs.push((cores, program, bytes));
+    }
+    let portable_target = targets
+        .iter()
+        .any(|t| t.is_gpu() && t.tensor_cores() == TensorCores::None);
+    if !dump.is_on() || portable_target {
+        return Ok(programs);
+    }
+    // `thread.txt` is always the portable program, even when every target
+    // has tensor cores, and says why there is none when lowering fails
+    // without GPU targets.
+    let portable = if targets.iter().any(Target::is_gpu) {
+        lower_for(func, label, options.num_warps, TensorCores::None)?.to_string()
+    } else {
+        match lower::lower(func, &LowerOptions::warps(options.num_warps)) {
+            Ok(program) => program.to_string(),
+            Err(e) => format!("the GPU lowering failed: {e}\n"),
+        }
+    };
+    dump.text(&thread_file(TensorCores::None), &portable)?;
+    Ok(programs)
+}
+
+/// Compiles `func` for `target`: for a GPU from its program among
+/// `programs`; with `dumps`, the output carries the target's dump files.
+fn compile_target(
+    func: &Function,
+    label: &str,
+    target: Target,
+    programs: &[Lowered],
+    options: &Options,
+    dumps: bool,
+) -> Result<TargetOutput, PipelineError> {
+    match target {
+        Target::Host(isa) => compile_host(func, label, isa, options, dumps),
+        _ => {
+            let lowered = programs
+                .iter()
+                .find(|(c, _, _)| *c == target.tensor_cores())
+                .expect("every GPU target that is compiled has its program");
+            compile_gpu(func, label, target, lowered, options, dumps)
+        }
+    }
+}
+
+/// A GPU target's output from its thread-level program, with the checks of
+/// its shared memory and registers.
+fn compile_gpu(
+    func: &Function,
+    label: &str,
+    target: Target,
+    (cores, program, bytes): &Lowered,
+    options: &Options,
+    dumps: bool,
+) -> Result<TargetOutput, PipelineError> {
+    resources::check_shared_memory(&func.name, label, target, *bytes)?;
+    let out = gpu::emit(program, target, &options.codegen).map_err(|error| PipelineError::Gpu {
+        kernel: func.name.clone(),
+        label: label.to_string(),
+        target,
+        error: Box::new(error),
+    })?;
+    let mut files: Vec<DumpFile> = Vec::new();
+    if dumps {
+        files.push((thread_file(*cores), program.to_string().into_bytes()));
+        files.extend(dump::gpu_files(&out)?);
+    }
+    if let Target::Amdgpu(gfx) = target {
+        resources::check_amdgpu_registers(&func.name, label, gfx, &out.assembly)?;
+    }
+    Ok(TargetOutput {
+        bounds_checks: out.module.bounds_checks.clone(),
+        image: gpu_image(out),
+        shared_memory_bytes: *bytes,
+        host_checks: Vec::new(),
+        dumps: files,
+    })
+}
+
+/// A host level's output.
+fn compile_host(
+    func: &Function,
+    label: &str,
+    isa: HostIsa,
+    options: &Options,
+    dumps: bool,
+) -> Result<TargetOutput, PipelineError> {
+    let image =
+        host::compile(func, isa, &options.codegen).map_err(|error| PipelineError::Host {
+            kernel: func.name.clone(),
+            label: label.to_string(),
+            error: Box::new(error),
+        })?;
+    let files = if dumps {
+        dump::host_files(&image)?
+    } else {
+        Vec::new()
+    };
+    Ok(TargetOutput {
+        image: Image {
+            kind: ImageKind::Host,
+            target: Target::Host(isa),
+            bytes: image.shared_object().to_vec(),
+        },
+        shared_memory_bytes: 0,
+        bounds_checks: Vec::new(),
+        host_checks: image.checks().to_vec(),
+        dumps: files,
+    })
+}
+
+/// Stores the outputs of the targets that were compiled (indices
+/// `compiled` into `keys` and `outputs`) in `cache`, then trims it to its
+/// bound; what fails becomes a note.
+fn store(
+    cache: &Cache,
+    compiled: &[usize],
+    keys: &[Option<Digest>],
+    outputs: &[Option<TargetOutput>],
+    notes: &mut Vec<String>,
+) {
+    let mut stored = false;
+    for &i in compiled {
+        let (Some(key), Some(output)) = (&keys[i], &outputs[i]) else {
+            continue;
+        };
+        match cache.store().put(key, &output.encode()) {
+            Ok(()) => stored = true,
+            Err(e) => notes.push(format!("the kernel cache could not store an entry: {e}")),
+        }
+    }
+    if stored {
+        if let Err(e) = cache.store().trim() {
+            notes.push(format!("the kernel cache could not be trimmed: {e}"));
+        }
+    }
 }
 
 /// A GPU target's image of a specialization with its emulation image: what
