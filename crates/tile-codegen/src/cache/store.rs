@@ -31,6 +31,11 @@ const FRAME_BYTES: usize = MAGIC.len() + 16 + 8 + 16;
 /// A temporary file older than this was left by a writer that died.
 const STALE_TEMPORARY: Duration = Duration::from_secs(3600);
 
+/// A remembered compiler digest older than this is forgotten (the next
+/// process of that compiler hashes it again), so that the digests of
+/// compilers long replaced do not pile up.
+const STALE_COMPILER: Duration = Duration::from_secs(7 * 24 * 3600);
+
 /// An open cache directory with its size bound.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Store {
@@ -124,16 +129,24 @@ impl Store {
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
-    /// Removes temporary files that writers left behind and, while the
-    /// entries hold more than the bound, the least recently used ones;
-    /// returns how many entries were removed. Entries that another process
-    /// removes meanwhile are skipped.
+    /// Removes temporary files that writers left behind, compiler digests
+    /// not written for a week and, while the entries hold more than the
+    /// bound, the least recently used entries; returns how many entries
+    /// were removed. Entries that another process removes meanwhile are
+    /// skipped.
     pub fn trim(&self) -> Result<usize, String> {
+        let now = SystemTime::now();
+        let compilers = fs::read_dir(self.compilers_dir()).into_iter().flatten();
+        for memo in compilers.flatten() {
+            let modified = memo.metadata().and_then(|m| m.modified());
+            if modified.is_ok_and(|t| now.duration_since(t).unwrap_or_default() > STALE_COMPILER) {
+                let _ = fs::remove_file(memo.path());
+            }
+        }
         let root = self.entries_dir();
         let listing_error =
             |dir: &Path, e: std::io::Error| format!("cannot list {}: {e}", dir.display());
         let mut entries: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
-        let now = SystemTime::now();
         for shard in fs::read_dir(&root).map_err(|e| listing_error(&root, e))? {
             let Ok(shard) = shard else { continue };
             let Ok(files) = fs::read_dir(shard.path()) else {
@@ -282,6 +295,48 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
     }
 
+    /// Writers replacing one entry again and again while readers read it:
+    /// every read finds no entry or one writer's whole payload.
+    #[test]
+    fn concurrent_writers_and_readers_see_whole_entries() {
+        let dir = scratch("concurrent");
+        let store = Store::open(&dir, 1 << 30).unwrap();
+        let key = Digest::of(b"contended");
+        // Each writer's payload is its own byte, 64 KiB of it: a torn file
+        // would mix them or end early.
+        let payload = |writer: u8| vec![writer; 64 << 10];
+        std::thread::scope(|scope| {
+            for writer in 0..4u8 {
+                let store = &store;
+                scope.spawn(move || {
+                    for _ in 0..50 {
+                        store.put(&key, &payload(writer)).unwrap();
+                    }
+                });
+            }
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    for _ in 0..200 {
+                        match store.get(&key) {
+                            Lookup::Miss => {}
+                            Lookup::Hit(bytes) => {
+                                assert!((0..4).any(|w| bytes == payload(w)), "a mixed payload")
+                            }
+                            Lookup::Unusable(why) => panic!("{why}"),
+                        }
+                    }
+                });
+            }
+        });
+        let shard = store.path_of(&key).parent().unwrap().to_path_buf();
+        assert_eq!(
+            fs::read_dir(shard).unwrap().count(),
+            1,
+            "no temporary file left"
+        );
+        let _ = fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn an_unwritable_directory_is_an_error_not_a_panic() {
         let dir = scratch("unwritable");
@@ -331,8 +386,24 @@ mod tests {
             .collect();
         assert_eq!(kept, [true, false, false, true, true]);
         assert!(!stale.exists() && fresh.exists());
-        // Within the bound, nothing goes.
+        // Compiler digests: a week-old one goes, a recent one stays.
+        fs::create_dir_all(store.compilers_dir()).unwrap();
+        let (old, recent) = (
+            store.compilers_dir().join("old"),
+            store.compilers_dir().join("recent"),
+        );
+        for path in [&old, &recent] {
+            fs::write(path, Digest::of(b"c").to_string()).unwrap();
+        }
+        File::options()
+            .append(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(start - STALE_COMPILER)
+            .unwrap();
+        // Within the bound, no entry goes.
         assert_eq!(store.trim(), Ok(0));
+        assert!(!old.exists() && recent.exists());
         let _ = fs::remove_dir_all(&dir);
     }
 }
