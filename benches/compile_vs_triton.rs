@@ -57,6 +57,22 @@ fn kernels() -> Vec<Kernel> {
             }
         },
     };
+    // Both layernorms: the parameters of tutorial 05's, and the row, its
+    // columns and their number as f32.
+    let layernorm_params = quote! {
+        x: &Tensor<f32, 2>,
+        y: &mut Tensor<f32, 2>,
+        w: &Tensor<f32>,
+        b: &Tensor<f32>,
+        mean_out: &mut Tensor<f32>,
+        rstd_out: &mut Tensor<f32>,
+        eps: f32,
+    };
+    let layernorm_start = quote! {
+        let row = program_id(0);
+        let cols = x.dim(1);
+        let n = cols.cast::<f32>();
+    };
     vec![
         Kernel {
             name: "vector_add",
@@ -92,18 +108,8 @@ fn kernels() -> Vec<Kernel> {
             warps: 4,
             configs: quote!(configs(BC = 1024)),
             item: quote! {
-                fn layernorm<const BC: usize>(
-                    x: &Tensor<f32, 2>,
-                    y: &mut Tensor<f32, 2>,
-                    w: &Tensor<f32>,
-                    b: &Tensor<f32>,
-                    mean_out: &mut Tensor<f32>,
-                    rstd_out: &mut Tensor<f32>,
-                    eps: f32,
-                ) {
-                    let row = program_id(0);
-                    let cols = x.dim(1);
-                    let n = cols.cast::<f32>();
+                fn layernorm<const BC: usize>(#layernorm_params) {
+                    #layernorm_start
                     let blocks = cdiv(cols, BC);
                     let vx = partition_view(x, [1, BC]);
                     let mut sum = zeros::<f32>([1, BC]);
@@ -134,18 +140,8 @@ fn kernels() -> Vec<Kernel> {
             warps: 4,
             configs: quote!(configs(BC = 1024)),
             item: quote! {
-                fn layernorm_1block<const BC: usize>(
-                    x: &Tensor<f32, 2>,
-                    y: &mut Tensor<f32, 2>,
-                    w: &Tensor<f32>,
-                    b: &Tensor<f32>,
-                    mean_out: &mut Tensor<f32>,
-                    rstd_out: &mut Tensor<f32>,
-                    eps: f32,
-                ) {
-                    let row = program_id(0);
-                    let cols = x.dim(1);
-                    let n = cols.cast::<f32>();
+                fn layernorm_1block<const BC: usize>(#layernorm_params) {
+                    #layernorm_start
                     let t = partition_view(x, [1, BC]).load_masked(row, 0);
                     let mean = t.sum_keepdim(1) / n;
                     let inside = iota::<i32>([1, BC]) < cols;

@@ -2,6 +2,8 @@
 # Rebuild latency of an example after `touch examples/<example>.rs` (its kernels unchanged), side by
 # side in one run, the ways of building alternating round by round (medians of the rounds):
 #   release, cache off         TILE_CACHE=off: every kernel expanded again for every default target
+#   release, cache off, -j1    the same with one job: no jobserver token, so each kernel's targets
+#                              compile one at a time
 #   release, cache warm        the same build with the kernel cache (what a user gets)
 #   dev, cache off             a debug build, every default target
 #   dev, TILE_DEV_TARGETS      the debug build for host and sm_80 only (docs/guide.md), cache off
@@ -39,16 +41,17 @@ say "warming up: $EXAMPLE in both profiles, which fills the cache"
 cargo build --quiet --release --example "$EXAMPLE"
 cargo build --quiet --example "$EXAMPLE"
 
-names=("release, cache off" "release, cache warm" "dev, cache off" "dev, TILE_DEV_TARGETS=host,sm_80"
-    "dev, cache warm")
-declare -a runs=("" "" "" "" "")
+names=("release, cache off" "release, cache off, -j1" "release, cache warm" "dev, cache off"
+    "dev, TILE_DEV_TARGETS=host,sm_80" "dev, cache warm")
+declare -a runs=("" "" "" "" "" "")
 for round in $(seq "$ROUNDS"); do
     say "round $round of $ROUNDS"
     runs[0]+=" $(timed_build --release TILE_CACHE=off)"
-    runs[1]+=" $(timed_build --release)"
-    runs[2]+=" $(timed_build TILE_CACHE=off)"
-    runs[3]+=" $(timed_build TILE_CACHE=off TILE_DEV_TARGETS=host,sm_80)"
-    runs[4]+=" $(timed_build)"
+    runs[1]+=" $(timed_build --release --jobs=1 TILE_CACHE=off)"
+    runs[2]+=" $(timed_build --release)"
+    runs[3]+=" $(timed_build TILE_CACHE=off)"
+    runs[4]+=" $(timed_build TILE_CACHE=off TILE_DEV_TARGETS=host,sm_80)"
+    runs[5]+=" $(timed_build)"
 done
 
 echo "rebuild after touch examples/$EXAMPLE.rs: cargo build [--release] --example $EXAMPLE, seconds"

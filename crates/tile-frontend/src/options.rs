@@ -47,7 +47,7 @@ pub enum CacheChoice {
 impl ExpandOptions {
     /// The options of a proc-macro run, from the environment and, for
     /// `TILE_DEV_TARGETS`, from whether the crate being compiled is a dev
-    /// build (rustc's command line, [`debug_assertions`]).
+    /// build (told from rustc's command line: debug assertions on).
     pub fn from_env() -> ExpandOptions {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let env_targets = match var("TILE_TARGETS") {

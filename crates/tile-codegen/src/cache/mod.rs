@@ -7,7 +7,7 @@
 //! optimized tile IR, which the front end produces cheaply, before any LLVM
 //! work; the value is the target's image with what the generated code
 //! embeds beside it (bounds checks, shared memory) and, when `TILE_DUMP` is
-//! on, the target's dump files. The files ([`store`]) are written
+//! on, the target's dump files. The files (`store.rs`, [`Store`]) are written
 //! atomically, checked when read (a damaged entry is rebuilt, never used),
 //! and trimmed to a size bound, least recently used first.
 //!
