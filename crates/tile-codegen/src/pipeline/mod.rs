@@ -23,28 +23,31 @@
 //! kernel embeds beside it, and its dump files) is looked up in the kernel
 //! cache ([`crate::cache`]) by the digest of the optimized tile IR and the
 //! options, before any lowering or LLVM work, and stored there when it had
-//! to be compiled. The targets that had to be compiled are compiled
-//! concurrently, each on its own thread with its own LLVM context, as many
-//! at once as the build's jobserver or the machine's cores allow
-//! (`parallel.rs`).
+//! to be compiled (`cached.rs`). The targets that had to be compiled
+//! (`targets.rs`) are compiled concurrently, each on its own thread with its
+//! own LLVM context, as many at once as the build's jobserver or the
+//! machine's cores allow (`parallel.rs`, `jobserver.rs`).
 
+mod cached;
 mod dump;
 mod jobserver;
 mod output;
 mod parallel;
 mod resources;
+mod targets;
 
-use crate::cache::{Cache, Digest, KeyInputs, Lookup};
+use crate::cache::{Cache, KeyInputs};
 use crate::emulation::{self, EmulationImage};
-use crate::gpu::{self, Emitted};
+use crate::gpu;
 use crate::host::{self, HostError};
 use crate::target::Target;
 use crate::{CodegenOptions, EmitError};
-use dump::{Dump, DumpFile};
-use output::TargetOutput;
+use cached::CachedTargets;
+use dump::Dump;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
-use tile_abi::{HostCheck, HostIsa, ImageKind};
+use targets::gpu_image;
+use tile_abi::{HostCheck, ImageKind};
 use tile_ir::passes::PassManager;
 use tile_ir::Function;
 use tile_thread::lower::{self, LowerError, LowerOptions, TensorCores};
@@ -222,92 +225,38 @@ pub fn compile(
     }
     let targets: Vec<Target> = gpus.iter().chain(&hosts).copied().collect();
     let mut compiled = Compiled::default();
-    let keys: Vec<Option<Digest>> = targets
-        .iter()
-        .map(|&target| {
-            let cache = options.cache.as_ref()?;
-            Some(cache.key(&KeyInputs {
-                ir: &ir,
-                label,
-                target,
-                num_warps: options.num_warps,
-                codegen: &options.codegen,
-                dumps: dump.is_on(),
-            }))
-        })
-        .collect();
-    let mut outputs: Vec<Option<TargetOutput>> = targets
-        .iter()
-        .zip(&keys)
-        .map(|(&target, key)| {
-            let (cache, key) = (options.cache.as_ref()?, key.as_ref()?);
-            let payload = match cache.store().get(key) {
-                Lookup::Hit(payload) => payload,
-                Lookup::Miss => return None,
-                Lookup::Unusable(why) => {
-                    compiled.cache_notes.push(unusable_note(&why));
-                    return None;
-                }
-            };
-            match TargetOutput::decode(&payload, target) {
-                Ok(output) => {
-                    compiled.cached.push(target);
-                    Some(output)
-                }
-                Err(why) => {
-                    let path = cache.store().path_of(key);
-                    compiled
-                        .cache_notes
-                        .push(unusable_note(&format!("{}: {why}", path.display())));
-                    None
-                }
-            }
-        })
-        .collect();
+    let cached = CachedTargets::new(options.cache.as_ref(), &targets, |target| KeyInputs {
+        ir: &ir,
+        label,
+        target,
+        num_warps: options.num_warps,
+        codegen: &options.codegen,
+        dumps: dump.is_on(),
+    });
+    let mut outputs = cached.look_up(&mut compiled);
     let missing: Vec<usize> = (0..targets.len())
         .filter(|&i| outputs[i].is_none())
         .collect();
-    let programs = lower_missing(func, label, options, &dump, &missing, &targets)?;
-    // The slowest back ends first, so that they do not finish last alone.
-    let mut order = missing.clone();
-    order.sort_by_key(|&i| match targets[i] {
-        Target::Amdgpu(_) => 0,
-        Target::Host(_) => 1,
-        Target::Nvptx(_) => 2,
-    });
-    let built = parallel::run(
-        order.len(),
-        options.max_threads.unwrap_or(NonZeroUsize::MAX),
-        |job| {
-            compile_target(
-                func,
-                label,
-                targets[order[job]],
-                &programs,
-                options,
-                dump.is_on(),
-            )
-        },
-    );
-    let mut first_error: Option<(usize, PipelineError)> = None;
-    for (i, result) in order.into_iter().zip(built) {
+    let programs = targets::lower_missing(func, label, options, &dump, &missing, &targets)?;
+    let mut first_error: Option<PipelineError> = None;
+    for (i, result) in
+        targets::compile_missing(func, label, options, &dump, &missing, &targets, &programs)
+    {
         match result {
             Ok(output) => outputs[i] = Some(output),
-            Err(error) if first_error.as_ref().is_none_or(|(at, _)| i < *at) => {
-                first_error = Some((i, error))
+            // Results come in target order: the first error is the first target's.
+            Err(error) => {
+                first_error.get_or_insert(error);
             }
-            Err(_) => {}
         }
     }
-    if let Some(cache) = &options.cache {
-        store(cache, &missing, &keys, &outputs, &mut compiled.cache_notes);
-    }
+    cached.store(&missing, &outputs, &mut compiled.cache_notes);
     for output in outputs.iter().flatten() {
         for (name, contents) in &output.dumps {
             dump.file(name, contents)?;
         }
     }
-    if let Some((_, error)) = first_error {
+    if let Some(error) = first_error {
         return Err(error);
     }
     if dump.is_on() && !hosts.is_empty() {
@@ -324,178 +273,6 @@ pub fn compile(
         compiled.images.push(output.image);
     }
     Ok(compiled)
-}
-
-/// A note on a cache entry that could not be used.
-fn unusable_note(why: &str) -> String {
-    format!("the kernel cache entry {why}; it was rebuilt")
-}
-
-/// A thread-level program for one set of tensor cores, and the shared
-/// memory of a block.
-type Lowered = (TensorCores, Program, usize);
-
-/// The thread-level programs the GPU targets among `missing` (indices into
-/// `targets`) need, one per set of tensor cores, each dumped; with a dump,
-/// also the portable program (`thread.txt`), or when there is no GPU target
-/// at all, why the kernel cannot be lowered for one.
-fn lower_missing(
-    func: &Function,
-    label: &str,
-    options: &Options,
-    dump: &Dump,
-    missing: &[usize],
-    targets: &[Target],
-) -> Result<Vec<Lowered>, PipelineError> {
-    let mut programs: Vec<Lowered> = Vec::new();
-    for &i in missing {
-        let cores = targets[i].tensor_cores();
-        if !targets[i].is_gpu() || programs.iter().any(|(c, _, _)| *c == cores) {
-            continue;
-        }
-        let program = lower_for(func, label, options.num_warps, cores)?;
-        dump.text(&thread_file(cores), &program.to_string())?;
-        let bytes = program
-            .shared
-            .iter()
-            .map(|(_, a)| a.len * a.dtype.size_bytes())
-            .sum();
-        programs.push((cores, program, bytes));
-    }
-    let portable_target = targets
-        .iter()
-        .any(|t| t.is_gpu() && t.tensor_cores() == TensorCores::None);
-    if !dump.is_on() || portable_target {
-        return Ok(programs);
-    }
-    // `thread.txt` is always the portable program, even when every target
-    // has tensor cores, and says why there is none when lowering fails
-    // without GPU targets.
-    let portable = if targets.iter().any(Target::is_gpu) {
-        lower_for(func, label, options.num_warps, TensorCores::None)?.to_string()
-    } else {
-        match lower::lower(func, &LowerOptions::warps(options.num_warps)) {
-            Ok(program) => program.to_string(),
-            Err(e) => format!("the GPU lowering failed: {e}\n"),
-        }
-    };
-    dump.text(&thread_file(TensorCores::None), &portable)?;
-    Ok(programs)
-}
-
-/// Compiles `func` for `target`: for a GPU from its program among
-/// `programs`; with `dumps`, the output carries the target's dump files.
-fn compile_target(
-    func: &Function,
-    label: &str,
-    target: Target,
-    programs: &[Lowered],
-    options: &Options,
-    dumps: bool,
-) -> Result<TargetOutput, PipelineError> {
-    match target {
-        Target::Host(isa) => compile_host(func, label, isa, options, dumps),
-        _ => {
-            let lowered = programs
-                .iter()
-                .find(|(c, _, _)| *c == target.tensor_cores())
-                .expect("every GPU target that is compiled has its program");
-            compile_gpu(func, label, target, lowered, options, dumps)
-        }
-    }
-}
-
-/// A GPU target's output from its thread-level program, with the checks of
-/// its shared memory and registers.
-fn compile_gpu(
-    func: &Function,
-    label: &str,
-    target: Target,
-    (cores, program, bytes): &Lowered,
-    options: &Options,
-    dumps: bool,
-) -> Result<TargetOutput, PipelineError> {
-    resources::check_shared_memory(&func.name, label, target, *bytes)?;
-    let out = gpu::emit(program, target, &options.codegen).map_err(|error| PipelineError::Gpu {
-        kernel: func.name.clone(),
-        label: label.to_string(),
-        target,
-        error: Box::new(error),
-    })?;
-    let mut files: Vec<DumpFile> = Vec::new();
-    if dumps {
-        files.push((thread_file(*cores), program.to_string().into_bytes()));
-        files.extend(dump::gpu_files(&out)?);
-    }
-    if let Target::Amdgpu(gfx) = target {
-        resources::check_amdgpu_registers(&func.name, label, gfx, &out.assembly)?;
-    }
-    Ok(TargetOutput {
-        bounds_checks: out.module.bounds_checks.clone(),
-        image: gpu_image(out),
-        shared_memory_bytes: *bytes,
-        host_checks: Vec::new(),
-        dumps: files,
-    })
-}
-
-/// A host level's output.
-fn compile_host(
-    func: &Function,
-    label: &str,
-    isa: HostIsa,
-    options: &Options,
-    dumps: bool,
-) -> Result<TargetOutput, PipelineError> {
-    let image =
-        host::compile(func, isa, &options.codegen).map_err(|error| PipelineError::Host {
-            kernel: func.name.clone(),
-            label: label.to_string(),
-            error: Box::new(error),
-        })?;
-    let files = if dumps {
-        dump::host_files(&image)?
-    } else {
-        Vec::new()
-    };
-    Ok(TargetOutput {
-        image: Image {
-            kind: ImageKind::Host,
-            target: Target::Host(isa),
-            bytes: image.shared_object().to_vec(),
-        },
-        shared_memory_bytes: 0,
-        bounds_checks: Vec::new(),
-        host_checks: image.checks().to_vec(),
-        dumps: files,
-    })
-}
-
-/// Stores the outputs of the targets that were compiled (indices
-/// `compiled` into `keys` and `outputs`) in `cache`, then trims it to its
-/// bound; what fails becomes a note.
-fn store(
-    cache: &Cache,
-    compiled: &[usize],
-    keys: &[Option<Digest>],
-    outputs: &[Option<TargetOutput>],
-    notes: &mut Vec<String>,
-) {
-    let mut stored = false;
-    for &i in compiled {
-        let (Some(key), Some(output)) = (&keys[i], &outputs[i]) else {
-            continue;
-        };
-        match cache.store().put(key, &output.encode()) {
-            Ok(()) => stored = true,
-            Err(e) => notes.push(format!("the kernel cache could not store an entry: {e}")),
-        }
-    }
-    if stored {
-        if let Err(e) = cache.store().trim() {
-            notes.push(format!("the kernel cache could not be trimmed: {e}"));
-        }
-    }
 }
 
 /// A GPU target's image of a specialization with its emulation image: what
@@ -546,32 +323,6 @@ pub fn lower_for(
         label: label.to_string(),
         error: Box::new(error),
     })
-}
-
-/// The `TILE_DUMP` file of the thread-level program for `tensor_cores`:
-/// `thread.txt` without, `thread.mma_sync.txt` with `mma.sync`.
-fn thread_file(tensor_cores: TensorCores) -> String {
-    match tensor_cores {
-        TensorCores::None => "thread.txt".into(),
-        TensorCores::MmaSync => "thread.mma_sync.txt".into(),
-        TensorCores::Wmma => "thread.wmma.txt".into(),
-    }
-}
-
-/// The image of a GPU target's output: PTX text or the linked code object.
-fn gpu_image(out: Emitted) -> Image {
-    match out.code_object {
-        Some(hsaco) => Image {
-            kind: ImageKind::Hsaco,
-            target: out.module.target,
-            bytes: hsaco,
-        },
-        None => Image {
-            kind: ImageKind::Ptx,
-            target: out.module.target,
-            bytes: out.assembly.into_bytes(),
-        },
-    }
 }
 
 /// An error unless every tile of `f` spreads over the block's threads with
