@@ -46,7 +46,7 @@ use cached::CachedTargets;
 use dump::Dump;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
-use targets::gpu_image;
+use targets::{gpu_image, Compilation};
 use tile_abi::{HostCheck, ImageKind};
 use tile_ir::passes::PassManager;
 use tile_ir::Function;
@@ -237,11 +237,16 @@ pub fn compile(
     let missing: Vec<usize> = (0..targets.len())
         .filter(|&i| outputs[i].is_none())
         .collect();
-    let programs = targets::lower_missing(func, label, options, &dump, &missing, &targets)?;
+    let compilation = Compilation {
+        func,
+        label,
+        options,
+        dump: &dump,
+        targets: &targets,
+    };
+    let programs = compilation.lower_missing(&missing)?;
     let mut first_error: Option<PipelineError> = None;
-    for (i, result) in
-        targets::compile_missing(func, label, options, &dump, &missing, &targets, &programs)
-    {
+    for (i, result) in compilation.compile_missing(&missing, &programs) {
         match result {
             Ok(output) => outputs[i] = Some(output),
             // Results come in target order: the first error is the first target's.

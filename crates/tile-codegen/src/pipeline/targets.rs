@@ -1,7 +1,7 @@
 //! One target's output of a specialization: the thread-level programs the
 //! GPU targets share (lowered once per set of tensor cores), then each
-//! target compiled on its own ([`compile_missing`] runs them concurrently,
-//! `parallel.rs`), with its resource checks and dump files.
+//! target compiled on its own ([`Compilation::compile_missing`] runs them
+//! concurrently, `parallel.rs`), with its resource checks and dump files.
 
 use super::dump::{self, Dump, DumpFile};
 use super::output::TargetOutput;
@@ -19,168 +19,158 @@ use tile_thread::Program;
 /// memory of a block.
 pub(super) type Lowered = (TensorCores, Program, usize);
 
-/// The thread-level programs the GPU targets among `missing` (indices into
-/// `targets`) need, one per set of tensor cores, each dumped; with a dump,
-/// also the portable program (`thread.txt`), or when there is no GPU target
-/// at all, why the kernel cannot be lowered for one.
-pub(super) fn lower_missing(
-    func: &Function,
-    label: &str,
-    options: &Options,
-    dump: &Dump,
-    missing: &[usize],
-    targets: &[Target],
-) -> Result<Vec<Lowered>, PipelineError> {
-    let mut programs: Vec<Lowered> = Vec::new();
-    for &i in missing {
-        let cores = targets[i].tensor_cores();
-        if !targets[i].is_gpu() || programs.iter().any(|(c, _, _)| *c == cores) {
-            continue;
-        }
-        let program = lower_for(func, label, options.num_warps, cores)?;
-        dump.text(&thread_file(cores), &program.to_string())?;
-        let bytes = program
-            .shared
-            .iter()
-            .map(|(_, a)| a.len * a.dtype.size_bytes())
-            .sum();
-        programs.push((cores, program, bytes));
-    }
-    let portable_target = targets
-        .iter()
-        .any(|t| t.is_gpu() && t.tensor_cores() == TensorCores::None);
-    if !dump.is_on() || portable_target {
-        return Ok(programs);
-    }
-    // `thread.txt` is always the portable program, even when every target
-    // has tensor cores, and says why there is none when lowering fails
-    // without GPU targets.
-    let portable = if targets.iter().any(Target::is_gpu) {
-        lower_for(func, label, options.num_warps, TensorCores::None)?.to_string()
-    } else {
-        match lower::lower(func, &LowerOptions::warps(options.num_warps)) {
-            Ok(program) => program.to_string(),
-            Err(e) => format!("the GPU lowering failed: {e}\n"),
-        }
-    };
-    dump.text(&thread_file(TensorCores::None), &portable)?;
-    Ok(programs)
+/// A specialization being compiled: its optimized tile IR, label, options,
+/// dump and targets (the GPU targets first).
+pub(super) struct Compilation<'a> {
+    /// The kernel after the passes.
+    pub(super) func: &'a Function,
+    /// The specialization's label.
+    pub(super) label: &'a str,
+    /// What to compile for, and how.
+    pub(super) options: &'a Options,
+    /// Where its stages are dumped, if anywhere.
+    pub(super) dump: &'a Dump,
+    /// Its targets.
+    pub(super) targets: &'a [Target],
 }
 
-/// Compiles `func` for each target of `targets` that `missing` indexes,
-/// concurrently, the slowest back ends first (so that they do not finish
-/// last alone); the results come back in the order of `missing`.
-pub(super) fn compile_missing(
-    func: &Function,
-    label: &str,
-    options: &Options,
-    dump: &Dump,
-    missing: &[usize],
-    targets: &[Target],
-    programs: &[Lowered],
-) -> Vec<(usize, Result<TargetOutput, PipelineError>)> {
-    let mut order = missing.to_vec();
-    order.sort_by_key(|&i| match targets[i] {
-        Target::Amdgpu(_) => 0,
-        Target::Host(_) => 1,
-        Target::Nvptx(_) => 2,
-    });
-    let max_threads = options.max_threads.unwrap_or(NonZeroUsize::MAX);
-    let built = parallel::run(order.len(), max_threads, |job| {
-        let target = targets[order[job]];
-        compile_target(func, label, target, programs, options, dump.is_on())
-    });
-    let mut results: Vec<_> = order.into_iter().zip(built).collect();
-    results.sort_by_key(|(i, _)| *i);
-    results
-}
-
-/// Compiles `func` for `target`: for a GPU from its program among
-/// `programs`; with `dumps`, the output carries the target's dump files.
-fn compile_target(
-    func: &Function,
-    label: &str,
-    target: Target,
-    programs: &[Lowered],
-    options: &Options,
-    dumps: bool,
-) -> Result<TargetOutput, PipelineError> {
-    match target {
-        Target::Host(isa) => compile_host(func, label, isa, options, dumps),
-        _ => {
-            let lowered = programs
+impl Compilation<'_> {
+    /// The thread-level programs the GPU targets among `missing` (indices
+    /// into the targets) need, one per set of tensor cores, each dumped;
+    /// with a dump, also the portable program (`thread.txt`), or when there
+    /// is no GPU target at all, why the kernel cannot be lowered for one.
+    pub(super) fn lower_missing(&self, missing: &[usize]) -> Result<Vec<Lowered>, PipelineError> {
+        let (func, label, warps) = (self.func, self.label, self.options.num_warps);
+        let mut programs: Vec<Lowered> = Vec::new();
+        for target in missing.iter().map(|&i| self.targets[i]) {
+            let cores = target.tensor_cores();
+            if !target.is_gpu() || programs.iter().any(|(c, _, _)| *c == cores) {
+                continue;
+            }
+            let program = lower_for(func, label, warps, cores)?;
+            self.dump.text(&thread_file(cores), &program.to_string())?;
+            let bytes = program
+                .shared
                 .iter()
-                .find(|(c, _, _)| *c == target.tensor_cores())
-                .expect("every GPU target that is compiled has its program");
-            compile_gpu(func, label, target, lowered, options, dumps)
+                .map(|(_, a)| a.len * a.dtype.size_bytes())
+                .sum();
+            programs.push((cores, program, bytes));
         }
+        let portable_target = self
+            .targets
+            .iter()
+            .any(|t| t.is_gpu() && t.tensor_cores() == TensorCores::None);
+        if !self.dump.is_on() || portable_target {
+            return Ok(programs);
+        }
+        // `thread.txt` is always the portable program, even when every
+        // target has tensor cores, and says why there is none when lowering
+        // fails without GPU targets.
+        let portable = if self.targets.iter().any(Target::is_gpu) {
+            lower_for(func, label, warps, TensorCores::None)?.to_string()
+        } else {
+            match lower::lower(func, &LowerOptions::warps(warps)) {
+                Ok(program) => program.to_string(),
+                Err(e) => format!("the GPU lowering failed: {e}\n"),
+            }
+        };
+        self.dump.text(&thread_file(TensorCores::None), &portable)?;
+        Ok(programs)
     }
-}
 
-/// A GPU target's output from its thread-level program, with the checks of
-/// its shared memory and registers.
-fn compile_gpu(
-    func: &Function,
-    label: &str,
-    target: Target,
-    (cores, program, bytes): &Lowered,
-    options: &Options,
-    dumps: bool,
-) -> Result<TargetOutput, PipelineError> {
-    resources::check_shared_memory(&func.name, label, target, *bytes)?;
-    let out = gpu::emit(program, target, &options.codegen).map_err(|error| PipelineError::Gpu {
-        kernel: func.name.clone(),
-        label: label.to_string(),
-        target,
-        error: Box::new(error),
-    })?;
-    let mut files: Vec<DumpFile> = Vec::new();
-    if dumps {
-        files.push((thread_file(*cores), program.to_string().into_bytes()));
-        files.extend(dump::gpu_files(&out)?);
+    /// Compiles the targets that `missing` indexes, from `programs`,
+    /// concurrently, the slowest back ends first (so that they do not
+    /// finish last alone); the results come back in the order of `missing`.
+    pub(super) fn compile_missing(
+        &self,
+        missing: &[usize],
+        programs: &[Lowered],
+    ) -> Vec<(usize, Result<TargetOutput, PipelineError>)> {
+        let mut order = missing.to_vec();
+        order.sort_by_key(|&i| match self.targets[i] {
+            Target::Amdgpu(_) => 0,
+            Target::Host(_) => 1,
+            Target::Nvptx(_) => 2,
+        });
+        let max_threads = self.options.max_threads.unwrap_or(NonZeroUsize::MAX);
+        let built = parallel::run(order.len(), max_threads, |job| {
+            let target = self.targets[order[job]];
+            match target {
+                Target::Host(isa) => self.compile_host(isa),
+                _ => {
+                    let lowered = programs
+                        .iter()
+                        .find(|(c, _, _)| *c == target.tensor_cores())
+                        .expect("every GPU target that is compiled has its program");
+                    self.compile_gpu(target, lowered)
+                }
+            }
+        });
+        let mut results: Vec<_> = order.into_iter().zip(built).collect();
+        results.sort_by_key(|(i, _)| *i);
+        results
     }
-    if let Target::Amdgpu(gfx) = target {
-        resources::check_amdgpu_registers(&func.name, label, gfx, &out.assembly)?;
-    }
-    Ok(TargetOutput {
-        bounds_checks: out.module.bounds_checks.clone(),
-        image: gpu_image(out),
-        shared_memory_bytes: *bytes,
-        host_checks: Vec::new(),
-        dumps: files,
-    })
-}
 
-/// A host level's output.
-fn compile_host(
-    func: &Function,
-    label: &str,
-    isa: HostIsa,
-    options: &Options,
-    dumps: bool,
-) -> Result<TargetOutput, PipelineError> {
-    let image =
-        host::compile(func, isa, &options.codegen).map_err(|error| PipelineError::Host {
-            kernel: func.name.clone(),
-            label: label.to_string(),
-            error: Box::new(error),
+    /// A GPU target's output from its thread-level program, with the checks
+    /// of its shared memory and registers.
+    fn compile_gpu(
+        &self,
+        target: Target,
+        (cores, program, bytes): &Lowered,
+    ) -> Result<TargetOutput, PipelineError> {
+        let (func, label) = (self.func, self.label);
+        resources::check_shared_memory(&func.name, label, target, *bytes)?;
+        let out = gpu::emit(program, target, &self.options.codegen).map_err(|error| {
+            PipelineError::Gpu {
+                kernel: func.name.clone(),
+                label: label.to_string(),
+                target,
+                error: Box::new(error),
+            }
         })?;
-    let files = if dumps {
-        dump::host_files(&image)?
-    } else {
-        Vec::new()
-    };
-    Ok(TargetOutput {
-        image: Image {
-            kind: ImageKind::Host,
-            target: Target::Host(isa),
-            bytes: image.shared_object().to_vec(),
-        },
-        shared_memory_bytes: 0,
-        bounds_checks: Vec::new(),
-        host_checks: image.checks().to_vec(),
-        dumps: files,
-    })
+        let mut files: Vec<DumpFile> = Vec::new();
+        if self.dump.is_on() {
+            files.push((thread_file(*cores), program.to_string().into_bytes()));
+            files.extend(dump::gpu_files(&out)?);
+        }
+        if let Target::Amdgpu(gfx) = target {
+            resources::check_amdgpu_registers(&func.name, label, gfx, &out.assembly)?;
+        }
+        Ok(TargetOutput {
+            bounds_checks: out.module.bounds_checks.clone(),
+            image: gpu_image(out),
+            shared_memory_bytes: *bytes,
+            host_checks: Vec::new(),
+            dumps: files,
+        })
+    }
+
+    /// A host level's output.
+    fn compile_host(&self, isa: HostIsa) -> Result<TargetOutput, PipelineError> {
+        let image = host::compile(self.func, isa, &self.options.codegen).map_err(|error| {
+            PipelineError::Host {
+                kernel: self.func.name.clone(),
+                label: self.label.to_string(),
+                error: Box::new(error),
+            }
+        })?;
+        let files = if self.dump.is_on() {
+            dump::host_files(&image)?
+        } else {
+            Vec::new()
+        };
+        Ok(TargetOutput {
+            image: Image {
+                kind: ImageKind::Host,
+                target: Target::Host(isa),
+                bytes: image.shared_object().to_vec(),
+            },
+            shared_memory_bytes: 0,
+            bounds_checks: Vec::new(),
+            host_checks: image.checks().to_vec(),
+            dumps: files,
+        })
+    }
 }
 
 /// The `TILE_DUMP` file of the thread-level program for `tensor_cores`:
