@@ -10,9 +10,13 @@
 //!   shuffles, barriers and FMAs in the PTX;
 //! - the f16 matmul of Triton's tutorial (128×128×64 tiles, 8 warps) for
 //!   sm_80 beside Triton's PTX of it (`../shared/tritonref/ptx`): registers
-//!   and spills from `ptxas -v`, tensor-core and async-copy instructions.
+//!   and spills from `ptxas -v`, tensor-core and async-copy instructions;
+//! - the same matmul (f16 and bf16) for gfx90a and gfx942 on MFMA:
+//!   registers and scratch from the code object's metadata, `v_mfma` and
+//!   `ds_read` counts, the time to lower, emit and link it.
 //!
-//! `cargo bench --bench codegen` (see docs/benchmarks.md).
+//! `cargo bench --bench codegen` (see docs/benchmarks.md); `-- latency`,
+//! `-- ptx`, `-- triton` or `-- mfma` runs only those sections.
 
 #[allow(dead_code)]
 #[path = "../examples/kernels/attention.rs"]
@@ -246,11 +250,19 @@ fn tensor_cores_against_triton() {
     );
     let func = tile::ir::samples::matmul(128, 128, 64, tile::ir::DType::F16).expect("the sample");
     let target = tile_codegen::Target::Nvptx(Sm::Sm80);
-    let program = tile_codegen::pipeline::lower_for(&func, "tutorial", 8, target.tensor_cores())
-        .unwrap_or_else(|e| panic!("{e}"));
-    let ours = tile_codegen::gpu::emit(&program, target, &tile_codegen::CodegenOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    tensor_core_row("tile (no pipelining)", &ours.assembly);
+    for stages in [1, 2, 3] {
+        let cores = (target.tensor_cores(), stages);
+        let program = tile_codegen::pipeline::lower_for(&func, "tutorial", 8, cores)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let options = tile_codegen::CodegenOptions::default();
+        let ours =
+            tile_codegen::gpu::emit(&program, target, &options).unwrap_or_else(|e| panic!("{e}"));
+        let name = match stages {
+            1 => "tile (no pipelining)".to_string(),
+            n => format!("tile ({n} stages)"),
+        };
+        tensor_core_row(&name, &ours.assembly);
+    }
     let triton = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../shared/tritonref/ptx/matmul_cuda_80.ptx"
@@ -261,13 +273,72 @@ fn tensor_cores_against_triton() {
     }
 }
 
+/// The f16 and bf16 matmuls at Triton's tutorial configuration for CDNA's
+/// MFMA: each code object's registers and scratch from its metadata, its
+/// `v_mfma` instructions, and how long lowering, LLVM and the link took.
+fn mfma_statistics() {
+    use tile_codegen::{Gfx, Target};
+    println!("\nmatmul 128x128x64, 8 warps (4 waves), CDNA: registers (vgpr: the unified file's total, agpr among them) and scratch bytes from the code object's metadata; instruction counts in its disassembly");
+    println!(
+        "{:<8} {:<7} {:>5} {:>5} {:>8} {:>7} {:>8} {:>9}",
+        "dtype", "target", "vgpr", "agpr", "scratch", "v_mfma", "ds_read", "compile"
+    );
+    for dtype in [tile::ir::DType::F16, tile::ir::DType::BF16] {
+        let func = tile::ir::samples::matmul(128, 128, 64, dtype).expect("the sample");
+        for gfx in [Gfx::Gfx90a, Gfx::Gfx942] {
+            let target = Target::Amdgpu(gfx);
+            let start = Instant::now();
+            let program =
+                tile_codegen::pipeline::lower_for(&func, "tutorial", 8, (target.tensor_cores(), 1))
+                    .unwrap_or_else(|e| panic!("{e}"));
+            let out =
+                tile_codegen::gpu::emit(&program, target, &tile_codegen::CodegenOptions::default())
+                    .unwrap_or_else(|e| panic!("{e}"));
+            let elapsed = start.elapsed();
+            // A key may open its YAML list item (`- .agpr_count: 189`).
+            let metadata = |key: &str| {
+                out.assembly
+                    .lines()
+                    .find_map(|l| l.trim().trim_start_matches("- ").strip_prefix(key))
+                    .map_or("?".to_string(), |v| v.trim().to_string())
+            };
+            let code = out.code_object.as_ref().expect("a code object");
+            let listing = tools::disassemble(code).unwrap_or_else(|e| panic!("{e}"));
+            println!(
+                "{:<8} {:<7} {:>5} {:>5} {:>8} {:>7} {:>8} {:>7.0}ms",
+                dtype.to_string(),
+                gfx.to_string(),
+                metadata(".vgpr_count:"),
+                metadata(".agpr_count:"),
+                metadata(".private_segment_fixed_size:"),
+                listing.matches("v_mfma").count(),
+                listing.matches("ds_read").count(),
+                elapsed.as_secs_f64() * 1e3,
+            );
+        }
+    }
+}
+
 fn main() {
     // `cargo test --all-targets` runs bench binaries too, without `--bench`.
     if !std::env::args().any(|a| a == "--bench") {
         println!("benchmarks run with `cargo bench --bench codegen`");
         return;
     }
-    compile_latency();
-    ptx_statistics();
-    tensor_cores_against_triton();
+    // `cargo bench --bench codegen -- mfma` runs only the sections named.
+    let named: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let sections: [(&str, fn()); 4] = [
+        ("latency", compile_latency),
+        ("ptx", ptx_statistics),
+        ("triton", tensor_cores_against_triton),
+        ("mfma", mfma_statistics),
+    ];
+    for (name, section) in sections {
+        if named.is_empty() || named.iter().any(|n| n == name) {
+            section();
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! Matrix multiply: a `BM x BN` block of C per program instance, accumulated
 //! over `BK`-wide slabs of A and B; f32 inputs, and f16 inputs accumulated in
-//! f32 (on tensor cores where the device has them: `mma.sync` from sm_80).
+//! f32 (on tensor cores where the device has them: `mma.sync` from sm_80,
+//! MFMA on gfx90a and gfx942, WMMA on gfx1100).
 
 use crate::common::{max_error, timed, Inputs, Row};
 use tile::ir::DotPrecision;
@@ -47,7 +48,7 @@ pub fn matmul_f16<const BM: usize, const BN: usize, const BK: usize>(
         BM = 128,
         BN = 128,
         BK = 64,
-        targets = "sm_80,sm_86,sm_89,sm_90,gfx1100,host"
+        targets = "sm_80,sm_86,sm_89,sm_90,gfx90a,gfx942,gfx1100,host"
     )
 )]
 pub fn matmul_f16_large<const BM: usize, const BN: usize, const BK: usize>(
@@ -71,7 +72,7 @@ pub fn matmul_f16_large<const BM: usize, const BN: usize, const BK: usize>(
         BM = 128,
         BN = 128,
         BK = 64,
-        targets = "sm_80,sm_86,sm_89,sm_90,gfx1100,host"
+        targets = "sm_80,sm_86,sm_89,sm_90,gfx90a,gfx942,gfx1100,host"
     )
 )]
 pub fn matmul_bf16_large<const BM: usize, const BN: usize, const BK: usize>(

@@ -69,12 +69,13 @@ pub enum Op {
     /// A memory access about to happen: address `a`, `b` bytes, alignment
     /// `c` (the instruction's `align`), and `d` the [`Access`] flags.
     Access = 9,
-    /// A warp's tensor-core step ([`crate::mma`]) of instruction `b`
-    /// ([`MmaKind`](crate::mma::MmaKind) code): `a` is the address of the
-    /// lane's [`MmaKind::words`](crate::mma::MmaKind::words) 32-bit words
-    /// (its A, B and C fragments as the instruction's registers), and the
-    /// runtime writes the lane's D fragment over the C words before
-    /// returning.
+    /// A warp's (MFMA: a wave's) tensor-core step ([`crate::mma`]) of
+    /// instruction `b` ([`MmaKind`](crate::mma::MmaKind) code): `a` is the
+    /// address of the lane's [`MmaKind::words`](crate::mma::MmaKind::words)
+    /// 32-bit words (its A, B and C fragments as the instruction's
+    /// registers), and the runtime writes the lane's D fragment over the C
+    /// words before returning. `c` holds MFMA's broadcast controls `cbsz |
+    /// abid << 8 | blgp << 16`, which the model knows only as 0.
     Mma = 10,
     /// A warp's `ldmatrix` ([`crate::mma::LdMatrix`] code `b`): `a` is the
     /// shared-memory address the lane supplies (a row of 8 16-bit elements,
@@ -97,6 +98,9 @@ pub enum Op {
 /// The most 32-bit words an [`Op::Mma`] buffer holds (WMMA's 8 of A, 8 of
 /// B and 8 of C).
 pub const MMA_MAX_WORDS: usize = 24;
+
+/// The most D registers an [`Op::Mma`] hands a lane (MFMA 32×32×8's 16).
+pub const MMA_MAX_RESULTS: usize = 16;
 
 impl Op {
     /// Every op.
@@ -278,6 +282,19 @@ impl Manifest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every instruction's registers fit the buffers the runtime keeps.
+    #[test]
+    fn every_mma_fits_the_runtimes_buffers() {
+        use crate::mma::{Fragment, MmaKind};
+        for kind in MmaKind::ALL {
+            assert!(kind.words() <= MMA_MAX_WORDS, "{kind:?}");
+            assert!(kind.elements(Fragment::C) <= MMA_MAX_RESULTS, "{kind:?}");
+        }
+        let most = |f: fn(MmaKind) -> usize| MmaKind::ALL.into_iter().map(f).max();
+        assert_eq!(most(MmaKind::words), Some(MMA_MAX_WORDS));
+        assert_eq!(most(|k| k.elements(Fragment::C)), Some(MMA_MAX_RESULTS));
+    }
 
     #[test]
     fn the_manifest_reads_back_as_written() {

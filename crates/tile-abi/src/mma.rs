@@ -27,6 +27,21 @@
 //! | B, 16×16 | 16 | row (k) `i`, column `l % 16` |
 //! | C and D, 16×16 | 8 × `f32` | row `2i + l / 16`, column `l % 16` |
 //!
+//! CDNA's MFMA in wave64 (`v_mfma_f32_32x32x8{f16,bf16_1k}` and
+//! `v_mfma_f32_16x16x16{f16,bf16_1k}` on gfx90a, the `_f16`/`_bf16` forms
+//! on gfx942; AMD's matrix instruction calculator): 64 lanes, each holding
+//! 4 consecutive `k` of one row of A and of one column of B, and a column of
+//! D:
+//!
+//! | instruction | fragment | elements per lane | element `i` of lane `l` |
+//! |---|---|---|---|
+//! | 32×32×8 | A, 32×8 | 4 | row `l % 32`, column `4·(l/32) + i` |
+//! | 32×32×8 | B, 8×32 | 4 | row (k) `4·(l/32) + i`, column `l % 32` |
+//! | 32×32×8 | C and D, 32×32 | 16 × `f32` | row `8·(i/4) + 4·(l/32) + i%4`, column `l % 32` |
+//! | 16×16×16 | A, 16×16 | 4 | row `l % 16`, column `4·(l/16) + i` |
+//! | 16×16×16 | B, 16×16 | 4 | row (k) `4·(l/16) + i`, column `l % 16` |
+//! | 16×16×16 | C and D, 16×16 | 4 × `f32` | row `4·(l/16) + i`, column `l % 16` |
+//!
 //! **Arithmetic.** The tile IR's `dot` with precision `tensor` lets a
 //! device sum a step's products in any order within a bound
 //! (`tile_ir::DotPrecision`). The emulators pick one exact order so that
@@ -47,6 +62,14 @@ pub enum MmaKind {
     WmmaF16M16N16K16 = 3,
     /// RDNA3's `v_wmma_f32_16x16x16_bf16` in wave32.
     WmmaBf16M16N16K16 = 4,
+    /// CDNA's `v_mfma_f32_32x32x8f16` in wave64.
+    MfmaF16M32N32K8 = 5,
+    /// CDNA's `v_mfma_f32_32x32x8bf16_1k` in wave64.
+    MfmaBf16M32N32K8 = 6,
+    /// CDNA's `v_mfma_f32_16x16x16f16` in wave64.
+    MfmaF16M16N16K16 = 7,
+    /// CDNA's `v_mfma_f32_16x16x16bf16_1k` in wave64.
+    MfmaBf16M16N16K16 = 8,
 }
 
 /// The instruction sets of [`MmaKind`]s.
@@ -56,6 +79,19 @@ pub enum MmaFamily {
     MmaSync,
     /// AMD RDNA3's WMMA (gfx11, wave32).
     Wmma,
+    /// AMD CDNA's MFMA (gfx90a, gfx942; wave64).
+    Mfma,
+}
+
+impl MmaFamily {
+    /// The lanes that issue one instruction together: a warp of 32, or
+    /// MFMA's wave of 64.
+    pub fn lanes(self) -> usize {
+        match self {
+            MmaFamily::MmaSync | MmaFamily::Wmma => 32,
+            MmaFamily::Mfma => 64,
+        }
+    }
 }
 
 /// Which operand of an instruction a fragment belongs to.
@@ -70,12 +106,17 @@ pub enum Fragment {
 }
 
 impl MmaKind {
-    /// Every instruction.
-    pub const ALL: [MmaKind; 4] = [
+    /// Every instruction, each family's in the order the lowering prefers
+    /// them (MFMA's 32×32 blocks before its 16×16 ones).
+    pub const ALL: [MmaKind; 8] = [
         MmaKind::F16M16N8K16,
         MmaKind::Bf16M16N8K16,
         MmaKind::WmmaF16M16N16K16,
         MmaKind::WmmaBf16M16N16K16,
+        MmaKind::MfmaF16M32N32K8,
+        MmaKind::MfmaBf16M32N32K8,
+        MmaKind::MfmaF16M16N16K16,
+        MmaKind::MfmaBf16M16N16K16,
     ];
 
     /// The instruction set.
@@ -83,7 +124,16 @@ impl MmaKind {
         match self {
             MmaKind::F16M16N8K16 | MmaKind::Bf16M16N8K16 => MmaFamily::MmaSync,
             MmaKind::WmmaF16M16N16K16 | MmaKind::WmmaBf16M16N16K16 => MmaFamily::Wmma,
+            MmaKind::MfmaF16M32N32K8
+            | MmaKind::MfmaBf16M32N32K8
+            | MmaKind::MfmaF16M16N16K16
+            | MmaKind::MfmaBf16M16N16K16 => MmaFamily::Mfma,
         }
+    }
+
+    /// The lanes that issue the instruction together (its family's).
+    pub fn lanes(self) -> usize {
+        self.family().lanes()
     }
 
     /// The instruction encoded as `code`.
@@ -94,43 +144,59 @@ impl MmaKind {
     /// The dtype of the A and B elements.
     pub fn operand_dtype(self) -> tile_ir::DType {
         match self {
-            MmaKind::F16M16N8K16 | MmaKind::WmmaF16M16N16K16 => tile_ir::DType::F16,
-            MmaKind::Bf16M16N8K16 | MmaKind::WmmaBf16M16N16K16 => tile_ir::DType::BF16,
+            MmaKind::F16M16N8K16
+            | MmaKind::WmmaF16M16N16K16
+            | MmaKind::MfmaF16M32N32K8
+            | MmaKind::MfmaF16M16N16K16 => tile_ir::DType::F16,
+            MmaKind::Bf16M16N8K16
+            | MmaKind::WmmaBf16M16N16K16
+            | MmaKind::MfmaBf16M32N32K8
+            | MmaKind::MfmaBf16M16N16K16 => tile_ir::DType::BF16,
         }
     }
 
-    /// The instruction of `family` for operands of `dtype`, if there is one.
-    pub fn for_operands(family: MmaFamily, dtype: tile_ir::DType) -> Option<MmaKind> {
+    /// The instructions of `family` for operands of `dtype`, in the order
+    /// the lowering prefers them.
+    pub fn for_operands(family: MmaFamily, dtype: tile_ir::DType) -> impl Iterator<Item = MmaKind> {
         MmaKind::ALL
             .into_iter()
-            .find(|k| k.family() == family && k.operand_dtype() == dtype)
+            .filter(move |k| k.family() == family && k.operand_dtype() == dtype)
     }
 
     /// The instruction's name in thread-level programs: `m16n8k16.f16`,
-    /// `wmma16x16x16.f16`.
+    /// `wmma16x16x16.f16`, `mfma32x32x8.bf16`.
     pub fn name(self) -> String {
         let (m, n, k) = self.shape();
         match self.family() {
             MmaFamily::MmaSync => format!("m{m}n{n}k{k}.{}", self.operand_dtype()),
             MmaFamily::Wmma => format!("wmma{m}x{n}x{k}.{}", self.operand_dtype()),
+            MmaFamily::Mfma => format!("mfma{m}x{n}x{k}.{}", self.operand_dtype()),
         }
     }
 
     /// The instruction's `(M, N, K)`.
     pub fn shape(self) -> (usize, usize, usize) {
-        match self.family() {
-            MmaFamily::MmaSync => (16, 8, 16),
-            MmaFamily::Wmma => (16, 16, 16),
+        match self {
+            MmaKind::F16M16N8K16 | MmaKind::Bf16M16N8K16 => (16, 8, 16),
+            MmaKind::MfmaF16M32N32K8 | MmaKind::MfmaBf16M32N32K8 => (32, 32, 8),
+            MmaKind::WmmaF16M16N16K16
+            | MmaKind::WmmaBf16M16N16K16
+            | MmaKind::MfmaF16M16N16K16
+            | MmaKind::MfmaBf16M16N16K16 => (16, 16, 16),
         }
     }
 
     /// The elements per lane of a fragment.
     pub fn elements(self, fragment: Fragment) -> usize {
+        let (m, n, _) = self.shape();
         match (self.family(), fragment) {
             (MmaFamily::MmaSync, Fragment::A) => 8,
             (MmaFamily::MmaSync, Fragment::B | Fragment::C) => 4,
             (MmaFamily::Wmma, Fragment::A | Fragment::B) => 16,
             (MmaFamily::Wmma, Fragment::C) => 8,
+            (MmaFamily::Mfma, Fragment::A | Fragment::B) => 4,
+            // The M×N block over the wave's 64 lanes: 16 or 4.
+            (MmaFamily::Mfma, Fragment::C) => m * n / 64,
         }
     }
 
@@ -154,6 +220,20 @@ impl MmaKind {
             (MmaFamily::Wmma, Fragment::A) => (lane % 16, i),
             (MmaFamily::Wmma, Fragment::B) => (i, lane % 16),
             (MmaFamily::Wmma, Fragment::C) => (2 * i + lane / 16, lane % 16),
+            (MmaFamily::Mfma, _) => self.mfma_element(fragment, lane, i),
+        }
+    }
+
+    /// [`element`](Self::element) for MFMA, the calculator's table of the
+    /// module docs.
+    fn mfma_element(self, fragment: Fragment, lane: usize, i: usize) -> (usize, usize) {
+        match (self.shape(), fragment) {
+            ((32, 32, 8), Fragment::A) => (lane % 32, 4 * (lane / 32) + i),
+            ((32, 32, 8), Fragment::B) => (4 * (lane / 32) + i, lane % 32),
+            ((32, 32, 8), Fragment::C) => (8 * (i / 4) + 4 * (lane / 32) + i % 4, lane % 32),
+            (_, Fragment::A) => (lane % 16, 4 * (lane / 16) + i),
+            (_, Fragment::B) => (4 * (lane / 16) + i, lane % 16),
+            (_, Fragment::C) => (4 * (lane / 16) + i, lane % 16),
         }
     }
 
@@ -251,11 +331,12 @@ impl LdMatrix {
     }
 }
 
-/// One warp's instruction, from the fragments of its 32 lanes: the `D`
-/// fragment of each lane. `a[l]`, `b[l]` and `c[l]` are lane `l`'s
-/// elements (16-bit operand bits, `f32` accumulators). An operand element
-/// that two lanes hold with different bits (WMMA's replication broken) is
-/// an error naming the lane.
+/// One warp's (MFMA: one wave's) instruction, from the fragments of its
+/// [`MmaKind::lanes`] lanes: the `D` fragment of each lane. `a[l]`, `b[l]`
+/// and `c[l]` are lane `l`'s elements (16-bit operand bits, `f32`
+/// accumulators). Fragments of another count than the instruction's, and
+/// an operand element that two lanes hold with different bits (WMMA's
+/// replication broken), are errors.
 pub fn warp_mma(
     kind: MmaKind,
     a: &[Vec<u16>],
@@ -263,6 +344,19 @@ pub fn warp_mma(
     c: &[Vec<f32>],
 ) -> Result<Vec<Vec<f32>>, String> {
     let (m, n, k) = kind.shape();
+    let lanes = kind.lanes();
+    for (what, fragment, counts) in [
+        ("A", Fragment::A, a.iter().map(Vec::len).collect::<Vec<_>>()),
+        ("B", Fragment::B, b.iter().map(Vec::len).collect()),
+        ("C", Fragment::C, c.iter().map(Vec::len).collect()),
+    ] {
+        let want = kind.elements(fragment);
+        if counts.len() != lanes || counts.iter().any(|&n| n != want) {
+            return Err(format!(
+                "{what} fragments of {counts:?} elements, not {lanes} lanes of {want}"
+            ));
+        }
+    }
     let mut ma: Vec<Option<u16>> = vec![None; m * k];
     let mut mb: Vec<Option<u16>> = vec![None; k * n];
     let mut mc = vec![0.0f32; m * n];
@@ -277,7 +371,7 @@ pub fn warp_mma(
             }
         }
     };
-    for lane in 0..32 {
+    for lane in 0..lanes {
         for (i, &bits) in a[lane].iter().enumerate() {
             let (row, col) = kind.element(Fragment::A, lane, i);
             place(&mut ma, row * k + col, bits, lane, "A")?;
@@ -298,7 +392,7 @@ pub fn warp_mma(
             .collect()
     };
     let d = kind.step(&widen(ma), &widen(mb), &mc);
-    Ok((0..32)
+    Ok((0..lanes)
         .map(|lane| {
             (0..kind.elements(Fragment::C))
                 .map(|i| {
@@ -314,8 +408,8 @@ pub fn warp_mma(
 mod tests {
     use super::*;
 
-    /// Every element of every fragment is held by exactly one lane (WMMA's
-    /// A and B by two: lanes `l` and `l + 16`).
+    /// Every element of every fragment is held by exactly one of the
+    /// instruction's lanes (WMMA's A and B by two: lanes `l` and `l + 16`).
     #[test]
     fn fragments_cover_their_matrices_once() {
         for kind in MmaKind::ALL {
@@ -326,7 +420,7 @@ mod tests {
                 (Fragment::C, m, n),
             ] {
                 let mut seen = vec![0; rows * cols];
-                for lane in 0..32 {
+                for lane in 0..kind.lanes() {
                     for i in 0..kind.elements(fragment) {
                         let (r, c) = kind.element(fragment, lane, i);
                         seen[r * cols + c] += 1;

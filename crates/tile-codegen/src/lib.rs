@@ -35,6 +35,7 @@ pub mod pipeline;
 pub mod scalar;
 pub mod target;
 pub mod tools;
+mod unroll;
 
 pub use error::EmitError;
 pub use inkwell;

@@ -136,6 +136,11 @@ impl Gfx {
     pub fn is_rdna3(self) -> bool {
         self == Gfx::Gfx1100
     }
+
+    /// Whether this is a CDNA part (wave64, MFMA).
+    pub fn is_cdna(self) -> bool {
+        matches!(self, Gfx::Gfx90a | Gfx::Gfx942)
+    }
 }
 
 impl fmt::Display for Gfx {
@@ -175,14 +180,13 @@ impl Target {
     }
 
     /// The tensor-core instructions the lowering may use on this target:
-    /// `mma.sync.m16n8k16` from sm_80 on, WMMA on RDNA 3 (not yet MFMA on
-    /// CDNA).
+    /// `mma.sync.m16n8k16` from sm_80 on, WMMA on RDNA 3, MFMA on CDNA.
     pub fn tensor_cores(&self) -> TensorCores {
         match self {
             Target::Nvptx(Sm::Sm75) | Target::Host(_) => TensorCores::None,
             Target::Nvptx(_) => TensorCores::MmaSync,
-            Target::Amdgpu(gfx) if gfx.is_rdna3() => TensorCores::Wmma,
-            Target::Amdgpu(_) => TensorCores::None,
+            Target::Amdgpu(Gfx::Gfx1100) => TensorCores::Wmma,
+            Target::Amdgpu(Gfx::Gfx90a | Gfx::Gfx942) => TensorCores::Mfma,
         }
     }
 

@@ -36,6 +36,7 @@ fn options(cache: Option<&Cache>) -> Options {
         dump_dir: None,
         cache: cache.cloned(),
         max_threads: None,
+        num_stages: None,
     }
 }
 
@@ -109,6 +110,12 @@ fn an_edited_kernel_or_a_changed_option_misses() {
     };
     // The host's code does not depend on warps: its entry hits.
     assert_eq!(compile(vector_add(), &warps).cached, [TARGETS[2]]);
+    // Nor on the stages of pipelined loops, which the GPU targets' do.
+    let stages = Options {
+        num_stages: Some(2),
+        ..base.clone()
+    };
+    assert_eq!(compile(vector_add(), &stages).cached, [TARGETS[2]]);
     // A target added to the list: the others hit, it misses.
     let more = Options {
         targets: [TARGETS.as_slice(), &[Target::Nvptx(Sm::Sm90)]].concat(),

@@ -177,7 +177,7 @@ fn tensor_dots_issue_mma_sync_from_sm_80_on() {
 }
 
 /// On gfx1100 (RDNA 3, wave32) tensor dots are `v_wmma` instructions in
-/// the linked code object; CDNA still runs them as FMAs (no MFMA yet).
+/// the linked code object; CDNA has none (it has MFMA, below).
 #[test]
 fn tensor_dots_issue_wmma_on_rdna3() {
     require(Tool::LdLld);
@@ -197,6 +197,82 @@ fn tensor_dots_issue_wmma_on_rdna3() {
         );
         assert!(!listing(Gfx::Gfx942).contains("v_wmma"));
     }
+}
+
+/// On gfx90a and gfx942 (CDNA, wave64) tensor dots are `v_mfma`
+/// instructions in the linked code object (gfx90a spells them
+/// `v_mfma_f32_32x32x8f16`, `..bf16_1k`; gfx942 `v_mfma_f32_32x32x8_f16`,
+/// `.._bf16`), with no scratch: the metadata's private segment is empty.
+#[test]
+fn tensor_dots_issue_mfma_on_cdna() {
+    require(Tool::LdLld);
+    require(Tool::LlvmObjdump);
+    // 64×64×32 on 8 warps: 2×2 waves, each one 32×32 block, four k-steps;
+    // 32×32×16 on 4 warps: 2×1 waves, each two 16×16 blocks, one k-step.
+    let cases = [
+        ((64, 64, 32), 8, "32x32x8", 4),
+        ((32, 32, 16), 4, "16x16x16", 2),
+    ];
+    for gfx in [Gfx::Gfx90a, Gfx::Gfx942] {
+        for dtype in [DType::F16, DType::BF16] {
+            for ((bm, bn, bk), warps, shape, mfmas) in cases {
+                let what = format!("{dtype} {bm}x{bn}x{bk} on {gfx}");
+                let func = samples::matmul(bm, bn, bk, dtype).unwrap();
+                let out = emitted(&func, warps, Target::Amdgpu(gfx));
+                let code = out.code_object.as_ref().expect("a code object");
+                let listing = tools::disassemble(code).unwrap();
+                let suffix = match (gfx, dtype) {
+                    (Gfx::Gfx90a, DType::BF16) => "bf16_1k".to_string(),
+                    (Gfx::Gfx90a, _) => dtype.to_string(),
+                    _ => format!("_{dtype}"),
+                };
+                let instruction = format!("v_mfma_f32_{shape}{suffix} ");
+                assert_eq!(listing.matches(&instruction).count(), mfmas, "{what}");
+                assert_eq!(listing.matches("v_mfma").count(), mfmas, "{what}");
+                assert!(!listing.contains("v_wmma"), "{what}");
+                assert!(
+                    out.assembly.contains(".private_segment_fixed_size: 0"),
+                    "{what}: scratch"
+                );
+            }
+        }
+    }
+}
+
+/// `TILE_DUMP` writes the MFMA program of gfx942 as `thread.mfma.txt`,
+/// next to the portable `thread.txt`, and gfx942's assembly with its
+/// `v_mfma`s.
+#[test]
+fn the_dump_holds_the_mfma_program() {
+    use tile_codegen::pipeline::{self, Options};
+    require(Tool::LdLld);
+    let dir = std::env::temp_dir().join(format!("tile-mfma-dump-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut func = samples::matmul(64, 64, 32, DType::BF16).unwrap();
+    let options = Options {
+        targets: vec![Target::Amdgpu(Gfx::Gfx942)],
+        num_warps: 8,
+        codegen: CodegenOptions::default(),
+        dump_dir: Some(dir.clone()),
+        num_stages: None,
+        cache: None,
+        max_threads: None,
+    };
+    pipeline::compile(&mut func, "default", &options).unwrap();
+    let read = |file: &str| {
+        std::fs::read_to_string(dir.join("matmul/default").join(file))
+            .unwrap_or_else(|e| panic!("{file}: {e}"))
+    };
+    let mfma = read("thread.mfma.txt");
+    assert!(mfma.starts_with("kernel matmul warps 8 ("), "{mfma}");
+    // 2×2 waves, each one 32×32 block, four k-steps.
+    assert_eq!(mfma.matches("mma.mfma32x32x8.bf16 ").count(), 4, "{mfma}");
+    assert!(!read("thread.txt").contains("mma."));
+    assert_eq!(
+        read("gfx942.s").matches("v_mfma_f32_32x32x8_bf16").count(),
+        4
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

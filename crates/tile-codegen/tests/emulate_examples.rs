@@ -1,8 +1,9 @@
 //! Every sample kernel, as the GPU targets receive it, run on the CPU
 //! through the emulation target: bit for bit the interpreter's results, for
 //! NVIDIA (sm_80, sm_90) and AMD in wave64 (gfx942) and wave32 (gfx1100);
-//! `dot`s on tensor cores (`mma.sync` on sm_80 and later) bit for bit the
-//! instruction's steps and within their bound of the interpreter.
+//! `dot`s on tensor cores (`mma.sync` on sm_80 and later, MFMA on gfx942,
+//! WMMA on gfx1100) bit for bit the instruction's steps and within their
+//! bound of the interpreter.
 
 mod emulated;
 
@@ -90,7 +91,9 @@ fn matmul_in_every_dtype() {
             continue;
         }
         // f16 and bf16 dots are `tensor`: bit for bit the interpreter on the
-        // targets without tensor cores, the instruction's steps on the others.
+        // targets without tensor cores, the instruction's steps on the others
+        // (16 `k` each: on gfx942 the 4 warps are 2 waves, which share the
+        // tile's 16×16 MFMA blocks, not its one 32×32 block).
         let mut expected = args.clone();
         interp::run(&func, grid, &mut expected).unwrap();
         let (a, b) = (values(&args[0]), values(&args[1]));

@@ -44,6 +44,22 @@ fn mutated_softmax_fails(target: Target, mutate: impl Fn(&str) -> String) -> Str
     }
 }
 
+/// `text` with every line `l` replaced by `f(l)`.
+fn map_lines(text: &str, f: impl Fn(&str) -> String) -> String {
+    text.lines().map(f).collect::<Vec<_>>().join("\n")
+}
+
+/// `text` with `from` replaced by `to` in the lines that contain `what`.
+fn replace_in_lines(text: &str, what: &str, from: &str, to: &str) -> String {
+    map_lines(text, |l| {
+        if l.contains(what) {
+            l.replace(from, to)
+        } else {
+            l.to_string()
+        }
+    })
+}
+
 /// `text` without the lines that contain `what`.
 fn without_lines(text: &str, what: &str) -> String {
     text.lines()
@@ -88,19 +104,40 @@ fn breaking_a_lane_exchange_fails() {
     assert_eq!(why, "results differ");
     // Every lane reads lane 0 of its wave.
     let why = mutated_softmax_fails(AMD, |t| {
-        t.lines()
-            .map(|l| match l.find("@llvm.amdgcn.ds.bpermute(i32 ") {
-                Some(at) if l.contains(" = ") => {
-                    let start = at + "@llvm.amdgcn.ds.bpermute(i32 ".len();
-                    let end = start + l[start..].find(',').unwrap_or(0);
-                    format!("{}0{}", &l[..start], &l[end..])
-                }
-                _ => l.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        map_lines(t, |l| match l.find("@llvm.amdgcn.ds.bpermute(i32 ") {
+            Some(at) if l.contains(" = ") => {
+                let start = at + "@llvm.amdgcn.ds.bpermute(i32 ".len();
+                let end = start + l[start..].find(',').unwrap_or(0);
+                format!("{}0{}", &l[..start], &l[end..])
+            }
+            _ => l.to_string(),
+        })
     });
     assert_eq!(why, "results differ");
+}
+
+/// An MFMA whose broadcast controls are not 0 (here `cbsz = 1`: A taken
+/// from another block of lanes) is no instruction the emulators model:
+/// the launch stops, naming it.
+#[test]
+fn an_mfma_with_broadcast_controls_stops_the_launch() {
+    let dtype = tile_ir::DType::F16;
+    let func = samples::matmul(32, 32, 16, dtype).unwrap();
+    let mut args = vec![
+        tile_testgen::inputs::tensor_of(1, &[32, 16], dtype),
+        tile_testgen::inputs::tensor_of(2, &[16, 32], dtype),
+        zeros(&[32, 32]),
+    ];
+    let error = emulated::run_mutated(&func, AMD, 2, [1, 1, 1], &mut args, |t| {
+        let call = "call <16 x float> @llvm.amdgcn.mfma.";
+        replace_in_lines(t, call, "i32 0, i32 0, i32 0)", "i32 1, i32 0, i32 0)")
+    })
+    .unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("mfma32x32x8.f16 with broadcast controls 0x1"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -143,16 +180,7 @@ fn a_misaligned_access_stops_the_launch() {
         HostTensor::with_strides(tile_ir::DType::F32, &[512], &[1], 1, vec![0; 4 * 520]).unwrap();
     let mut args = vec![Arg::Tensor(x), tensor(2, &[512]), zeros(&[512])];
     let error = emulated::run_mutated(&func, NVIDIA, 4, [2, 1, 1], &mut args, |t| {
-        t.lines()
-            .map(|l| {
-                if l.contains("load float, ptr addrspace(1)") {
-                    l.replace(", align 4", ", align 16")
-                } else {
-                    l.to_string()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        replace_in_lines(t, "load float, ptr addrspace(1)", ", align 4", ", align 16")
     })
     .unwrap_err();
     assert!(

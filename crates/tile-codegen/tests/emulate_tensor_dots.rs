@@ -1,16 +1,17 @@
 //! Random `dot`s of precision `tensor` (tile-testgen's `dot_case`) on
-//! sm_80's and gfx1100's tensor cores, through the lockstep emulator and
-//! through the emulation target (the NVPTX module with its `mma.sync`
-//! intrinsics, the AMDGPU one with its WMMA): both
-//! bit for bit the product summed in the instruction's steps
-//! (`products::stepped`, from plain row-major matrices) and within the
-//! `tensor` bound of the interpreter's in-order chain.
+//! sm_80's, gfx1100's, gfx942's and gfx90a's tensor cores, through the
+//! lockstep emulator and through the emulation target (the NVPTX module
+//! with its `mma.sync` intrinsics, the AMDGPU ones with their WMMA or
+//! MFMA): both bit for bit the product summed in the instruction's steps
+//! of `K` (`products::stepped`, from plain row-major matrices) and within
+//! the `tensor` bound of the interpreter's in-order chain.
 
 mod emulated;
 
+use tile_codegen::CodegenOptions;
 use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::interp::{self, Arg};
-use tile_testgen::products::{dot_case, stepped, within_tensor_bound};
+use tile_testgen::products::{dot_case, loop_case, stepped, within_tensor_bound};
 use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::ThreadOpKind;
 
@@ -33,50 +34,135 @@ fn same(got: &[f32], want: &[f32]) -> bool {
             .all(|(g, w)| g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()))
 }
 
+/// The instructions of a target the lowering may pick, in its order of
+/// preference: `(M, N, K)` and the lanes that issue one (docs/lowering.md).
+struct Instructions {
+    shapes: &'static [(usize, usize, usize)],
+    lanes: usize,
+}
+
+/// The instruction a dot of `dims` on `warps` warps runs on, restated from
+/// the documented rule rather than taken from the lowering: the first
+/// shape whose blocks tile `M × N × K` and can be split evenly among the
+/// block's warps (MFMA: its 64-lane waves), the factors of two of the
+/// block counts covering the warp count.
+fn expected_shape(
+    cores: &Instructions,
+    (m, k, n): (usize, usize, usize),
+    warps: u32,
+) -> Option<(usize, usize, usize)> {
+    let threads = 32 * warps as usize;
+    if !threads.is_multiple_of(cores.lanes) {
+        return None;
+    }
+    let units = threads / cores.lanes;
+    cores.shapes.iter().copied().find(|&(bm, bn, bk)| {
+        let tiles = m.is_multiple_of(bm) && n.is_multiple_of(bn) && k.is_multiple_of(bk);
+        tiles && (m / bm).trailing_zeros() + (n / bn).trailing_zeros() >= units.trailing_zeros()
+    })
+}
+
+/// `mma.sync.m16n8k16`.
+const MMA_SYNC: Instructions = Instructions {
+    shapes: &[(16, 8, 16)],
+    lanes: 32,
+};
+
 #[test]
 fn random_tensor_dots_on_mma_sync() {
-    random_tensor_dots(Target::Nvptx(Sm::Sm80), 8, CASES as usize * 2 / 3);
+    let least = CASES as usize * 2 / 3;
+    random_tensor_dots(Target::Nvptx(Sm::Sm80), &MMA_SYNC, None, least);
 }
 
-/// The same on gfx1100's WMMA, whose blocks are 16 wide: the dots whose
-/// `N` is an odd multiple of 8 stay FMA chains there.
+/// gfx1100's WMMA, whose blocks are 16 wide: the dots whose `N` is an odd
+/// multiple of 8 stay FMA chains there.
+const WMMA: Instructions = Instructions {
+    shapes: &[(16, 16, 16)],
+    lanes: 32,
+};
+
 #[test]
 fn random_tensor_dots_on_wmma() {
-    random_tensor_dots(Target::Amdgpu(Gfx::Gfx1100), 16, CASES as usize / 3);
+    let least = CASES as usize / 3;
+    random_tensor_dots(Target::Amdgpu(Gfx::Gfx1100), &WMMA, None, least);
 }
 
-/// Every [`dot_case`] on `target`, whose tensor cores take blocks
-/// `block_n` wide; at least `least` of them must use them.
-fn random_tensor_dots(target: Target, block_n: usize, least: usize) {
-    let cores = target.tensor_cores();
-    let mut on_tensor_cores = 0;
+/// The MFMA of CDNA: 32×32×8 where the blocks and waves allow it, else
+/// 16×16×16, each bit for bit the product stepped by its own `K`; one warp
+/// (half a wave) and `N` an odd multiple of 8 stay FMA chains.
+const MFMA: Instructions = Instructions {
+    shapes: &[(32, 32, 8), (16, 16, 16)],
+    lanes: 64,
+};
+
+#[test]
+fn random_tensor_dots_on_mfma_gfx942() {
+    random_tensor_dots_on_mfma(Gfx::Gfx942, None, CASES as usize / 4);
+}
+
+/// gfx90a's module has the same intrinsics (its code object other
+/// instruction names): the first 6 cases that run on MFMA, to keep the
+/// test short.
+#[test]
+fn random_tensor_dots_on_mfma_gfx90a() {
+    random_tensor_dots_on_mfma(Gfx::Gfx90a, Some(6), 6);
+}
+
+/// [`random_tensor_dots`] on `gfx`'s MFMA, which must have run dots on
+/// both instructions.
+fn random_tensor_dots_on_mfma(gfx: Gfx, only: Option<usize>, least: usize) {
+    let ran = random_tensor_dots(Target::Amdgpu(gfx), &MFMA, only, least);
+    for shape in MFMA.shapes {
+        assert!(
+            ran.contains(shape),
+            "{gfx}: no dot ran on {shape:?}: {ran:?}"
+        );
+    }
+}
+
+/// Every [`dot_case`] on `target` (with `Some(n)`, only the first `n` the
+/// tensor cores take), whose tensor cores are `cores`; at least `least` of
+/// them must use them. The shapes that ran, one per dot on tensor cores.
+fn random_tensor_dots(
+    target: Target,
+    cores: &Instructions,
+    only: Option<usize>,
+    least: usize,
+) -> Vec<(usize, usize, usize)> {
+    let lowering_cores = target.tensor_cores();
+    let mut ran = Vec::new();
     for seed in 0..CASES {
         let case = dot_case(seed);
+        let shape = expected_shape(cores, case.dims, case.warps);
+        if only.is_some_and(|n| shape.is_none() || ran.len() == n) {
+            continue;
+        }
         let what = format!("seed {seed}: {:?} on {} warps", case.dims, case.warps);
         let [a, b, c] = &case.values;
-        let want = stepped(a, b, c, case.dims, 16);
         let mut reference = case.args.clone();
         interp::run(&case.func, [1, 1, 1], &mut reference).unwrap();
-        let lowering = LowerOptions::warps(case.warps).with_tensor_cores(cores);
+        let lowering = LowerOptions::warps(case.warps).with_tensor_cores(lowering_cores);
         let program = lower(&case.func, &lowering).unwrap();
         let (m, k, n) = case.dims;
-        let blocks = (m / 16) * (n / block_n);
-        let mmas = program
+        let shapes: Vec<(usize, usize, usize)> = program
             .ops
             .iter()
-            .filter(|(_, op)| matches!(op.kind, ThreadOpKind::Mma { .. }))
-            .count();
-        // Every block once per k-step, shared by the warps when they can
-        // split the blocks evenly: the factors of two of the block counts
-        // must cover the warp count.
-        let twos = (m / 16).trailing_zeros() + (n / block_n).trailing_zeros();
-        let expected = if n % block_n == 0 && twos >= case.warps.trailing_zeros() {
-            blocks * (k / 16) / case.warps as usize
-        } else {
-            0
-        };
-        assert_eq!(mmas, expected, "{what}");
-        on_tensor_cores += usize::from(mmas > 0);
+            .filter_map(|(_, op)| match op.kind {
+                ThreadOpKind::Mma { kind } => Some(kind.shape()),
+                _ => None,
+            })
+            .collect();
+        // Every block once per k-step, shared by the warps (waves).
+        let expected = shape.map_or(0, |(bm, bn, bk)| {
+            let units = 32 * case.warps as usize / cores.lanes;
+            (m / bm) * (n / bn) * (k / bk) / units
+        });
+        assert_eq!(shapes.len(), expected, "{what}");
+        assert!(
+            shapes.iter().all(|s| Some(*s) == shape),
+            "{what}: {shapes:?}"
+        );
+        ran.extend(shape.filter(|_| expected > 0));
         let mut lockstep = case.args.clone();
         tile_thread::emulate::run(&program, [1, 1, 1], &mut lockstep).unwrap();
         let mut emulated = case.args.clone();
@@ -84,10 +170,10 @@ fn random_tensor_dots(target: Target, block_n: usize, least: usize) {
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         for (path, args) in [("lockstep", &lockstep), ("emulation target", &emulated)] {
             let got = values(&args[3]);
-            if mmas > 0 {
+            if let Some((_, _, bk)) = shape {
                 assert!(
-                    same(&got, &want),
-                    "{what}: the {path} differs from the steps"
+                    same(&got, &stepped(a, b, c, case.dims, bk)),
+                    "{what}: the {path} differs from the steps of {bk}"
                 );
             }
             within_tensor_bound(&got, &values(&reference[3]), a, b, c, case.dims)
@@ -95,9 +181,11 @@ fn random_tensor_dots(target: Target, block_n: usize, least: usize) {
         }
     }
     assert!(
-        on_tensor_cores >= least,
-        "only {on_tensor_cores} of {CASES} dots ran on the tensor cores of {target}"
+        ran.len() >= least,
+        "only {} dots ran on the tensor cores of {target}",
+        ran.len()
     );
+    ran
 }
 
 /// The matmul sample on operands whose rows are padded to whole 16-byte
@@ -122,5 +210,119 @@ fn padded_operands_are_copied_asynchronously() {
         let (a, b, c) = (values(&args[0]), values(&args[1]), values(&args[2]));
         let got = values(&emulated[2]);
         assert!(same(&got, &stepped(&a, &b, &c, (m, k, n), 16)), "{dtype}");
+    }
+}
+
+/// Random K-loop matmuls (`products::loop_case`: 1 to 4 stages, aligned
+/// and unaligned rows, partial tiles) on sm_80 through the emulation
+/// target: the stepped product bit for bit where the loop runs on the
+/// tensor cores, the interpreter's chain where it does not; no copy is
+/// touched while in flight.
+#[test]
+fn random_pipelined_matmuls_on_mma_sync() {
+    let target = Target::Nvptx(Sm::Sm80);
+    let mut pipelined = 0;
+    for seed in 0..16 {
+        let case = loop_case(seed);
+        let what = format!(
+            "seed {seed}: tiles {:?}, {:?} on {} warps, {} stages",
+            case.tiles, case.dims, case.warps, case.stages
+        );
+        let lowering = LowerOptions::warps(case.warps)
+            .with_tensor_cores(target.tensor_cores())
+            .with_stages(case.stages);
+        let module =
+            emulated::lowered_module(&case.func, target, &lowering, &CodegenOptions::default())
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let on_tensor_cores = module.llvm_ir_opt.contains("@llvm.nvvm.mma.");
+        if case.stages > 1 && module.llvm_ir_opt.contains("cp.async.wait.group(i32 ") {
+            let waits = format!("cp.async.wait.group(i32 {})", case.stages - 2);
+            pipelined += usize::from(module.llvm_ir_opt.contains(&waits));
+        }
+        let kernel = emulated::image(&module).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let mut args = case.args.clone();
+        emulated::launch(&kernel, case.grid, case.warps, &mut args)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let (m, k, n) = case.dims;
+        let want = if on_tensor_cores {
+            stepped(
+                &case.values[0],
+                &case.values[1],
+                &vec![0.0; m * n],
+                (m, k, n),
+                16,
+            )
+        } else {
+            let mut reference = case.args.clone();
+            interp::run(&case.func, case.grid, &mut reference).unwrap();
+            values(&reference[2])
+        };
+        assert!(same(&values(&args[2]), &want), "{what}");
+    }
+    assert!(pipelined >= 6, "{pipelined} of 16 loops pipelined");
+}
+
+/// A three-stage pipeline whose wait leaves one group too many in flight
+/// reads a stage before its copies land: the emulation target stops it.
+#[test]
+fn a_pipeline_that_waits_too_little_fails() {
+    use tile_ir::{samples, DType};
+    use tile_testgen::inputs::{tensor_of, zeros};
+    let target = Target::Nvptx(Sm::Sm80);
+    let func = samples::matmul(32, 32, 16, DType::F16).unwrap();
+    let lowering = LowerOptions::warps(4)
+        .with_tensor_cores(target.tensor_cores())
+        .with_stages(3);
+    let mut module =
+        emulated::lowered_module(&func, target, &lowering, &CodegenOptions::default()).unwrap();
+    let wait = "@llvm.nvvm.cp.async.wait.group(i32 1)";
+    assert!(module.llvm_ir_opt.contains(wait), "{}", module.llvm_ir_opt);
+    module.llvm_ir_opt = module
+        .llvm_ir_opt
+        .replace(wait, "@llvm.nvvm.cp.async.wait.group(i32 2)");
+    let kernel = emulated::image(&module).unwrap();
+    let (m, k, n) = (64, 80, 40);
+    let mut args = vec![
+        tensor_of(41, &[m, k], DType::F16),
+        tensor_of(42, &[k, n], DType::F16),
+        zeros(&[m, n]),
+    ];
+    let error = emulated::launch(&kernel, [2, 2, 1], 4, &mut args).unwrap_err();
+    assert!(error.to_string().contains("in flight"), "{error}");
+}
+
+/// The matmul sample on both MFMA instructions of gfx90a and gfx942,
+/// through the emulation target over a grid of partial tiles: 64×64×32 on
+/// 8 warps (2×2 waves of 32×32×8), 32×32×16 on 4 warps (2×1 waves of
+/// 16×16×16), bit for bit the product stepped by each instruction's `K`
+/// and within the bound of the interpreter.
+#[test]
+fn matmul_on_both_mfma_instructions() {
+    use tile_ir::{samples, DType};
+    use tile_testgen::inputs::{blocks, tensor_of, zeros};
+    for gfx in [Gfx::Gfx90a, Gfx::Gfx942] {
+        for dtype in [DType::F16, DType::BF16] {
+            for ((bm, bn, bk), warps, step) in [((64, 64, 32), 8, 8), ((32, 32, 16), 4, 16)] {
+                let what = format!("{dtype} {bm}x{bn}x{bk} on {gfx}");
+                let func = samples::matmul(bm, bn, bk, dtype).unwrap();
+                let (m, n, k) = (bm + 29, 2 * bn + 3, 2 * bk + 5);
+                let args = vec![
+                    tensor_of(51, &[m, k], dtype),
+                    tensor_of(52, &[k, n], dtype),
+                    zeros(&[m, n]),
+                ];
+                let grid = [blocks(m, bm), blocks(n, bn), 1];
+                let mut emulated = args.clone();
+                emulated::run(&func, Target::Amdgpu(gfx), warps, grid, &mut emulated)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let mut reference = args.clone();
+                interp::run(&func, grid, &mut reference).unwrap();
+                let (a, b, c) = (values(&args[0]), values(&args[1]), values(&args[2]));
+                let got = values(&emulated[2]);
+                assert!(same(&got, &stepped(&a, &b, &c, (m, k, n), step)), "{what}");
+                within_tensor_bound(&got, &values(&reference[2]), &a, &b, &c, (m, k, n))
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+            }
+        }
     }
 }

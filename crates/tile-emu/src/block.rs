@@ -14,7 +14,7 @@ use crate::shadow::{Allocation, Conflict, SharedMemory};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::RefCell;
-use tile_abi::emulation::{Access, LaunchFn, Op, ShuffleMode, MMA_MAX_WORDS};
+use tile_abi::emulation::{Access, LaunchFn, Op, ShuffleMode, MMA_MAX_RESULTS, MMA_MAX_WORDS};
 use tile_abi::mma::{Fragment, LdMatrix, MmaKind};
 
 /// The stack of one GPU thread: its kernel's frames, which code compiled
@@ -92,7 +92,7 @@ struct Block {
     results: Vec<u64>,
     /// What a completed tensor-core step or matrix load returns to each
     /// thread: its D, or its `ldmatrix` registers.
-    fragments: Vec<[u32; 8]>,
+    fragments: Vec<[u32; MMA_MAX_RESULTS]>,
     /// Each thread's `cp.async` groups in flight.
     copies: Vec<Groups>,
     /// Each running thread's yielder, set when its coroutine starts.
@@ -132,7 +132,7 @@ pub(crate) unsafe fn run_block(launch: &Launch, block: [u32; 3]) -> Result<(), E
             current: 0,
             waits: vec![Wait::Running; threads as usize],
             results: vec![0; threads as usize],
-            fragments: vec![[0; 8]; threads as usize],
+            fragments: vec![[0; MMA_MAX_RESULTS]; threads as usize],
             copies: vec![Groups::default(); threads as usize],
             yielders: vec![std::ptr::null(); threads as usize],
             shared: SharedMemory::new(&launch.shared),
@@ -232,7 +232,7 @@ impl Block {
             resumed |= self.complete_bpermute(first, self.wave.min(self.threads - first));
         }
         for first in (0..self.threads).step_by(WARP as usize) {
-            match self.complete_mma(first, WARP.min(self.threads - first)) {
+            match self.complete_mma(first) {
                 Ok(done) => resumed |= done,
                 Err(error) => return Progress::Stuck(error),
             }
@@ -298,10 +298,28 @@ impl Block {
         true
     }
 
-    /// `first..first + lanes` as a whole warp at one tensor-core step, if
-    /// all are; an error if the lanes' operands break the instruction's
-    /// rules (WMMA's replicated halves differing).
-    fn complete_mma(&mut self, first: u32, lanes: u32) -> Result<bool, EmuError> {
+    /// The warp (MFMA: the 64-lane wave) from thread `first` at one
+    /// tensor-core step, if all its lanes are; an error if the lanes'
+    /// operands break the instruction's rules (WMMA's replicated halves
+    /// differing) or the block holds no whole wave of them.
+    fn complete_mma(&mut self, first: u32) -> Result<bool, EmuError> {
+        let Wait::Mma { kind, .. } = self.waits[first as usize] else {
+            return Ok(false);
+        };
+        let lanes = kind.lanes() as u32;
+        if !first.is_multiple_of(lanes) {
+            return Ok(false);
+        }
+        if first + lanes > self.threads {
+            return Err(EmuError::Malformed {
+                place: self.place(Some(first)),
+                what: format!(
+                    "{} takes {lanes} lanes; the block has {} threads",
+                    kind.name(),
+                    self.threads
+                ),
+            });
+        }
         let range = first as usize..(first + lanes) as usize;
         let mut kinds = Vec::with_capacity(lanes as usize);
         let mut words = Vec::with_capacity(lanes as usize);
@@ -311,12 +329,12 @@ impl Block {
                 words.push(lane);
             }
         }
-        if lanes != WARP || words.len() != WARP as usize || kinds.iter().any(|&k| k != kinds[0]) {
+        if words.len() != lanes as usize || kinds.iter().any(|&k| k != kind) {
             return Ok(false);
         }
-        let d = crate::mma::complete(kinds[0], &words).map_err(|what| EmuError::Malformed {
+        let d = crate::mma::complete(kind, &words).map_err(|what| EmuError::Malformed {
             place: self.place(Some(first)),
-            what: format!("{}: {what}", kinds[0].name()),
+            what: format!("{}: {what}", kind.name()),
         })?;
         self.fragments[range.clone()].copy_from_slice(&d);
         self.waits[range].fill(Wait::Running);
@@ -348,7 +366,7 @@ impl Block {
             *row = unsafe { std::ptr::read(address as *const [u16; 8]) };
         }
         for (lane, regs) in shape.distribute(&rows).into_iter().enumerate() {
-            let mut words = [0u32; 8];
+            let mut words = [0u32; MMA_MAX_RESULTS];
             words[..regs.len()].copy_from_slice(&regs);
             self.fragments[first as usize + lane] = words;
         }
@@ -414,26 +432,46 @@ impl Block {
         if flags & Access::ATOMIC != 0 {
             return None;
         }
-        match self
-            .shared
+        self.shared
             .access(region, offset, bytes as usize, thread, store)
-        {
-            Ok(()) => None,
-            Err(Conflict::Written(other)) => Some(EmuError::Race {
-                place,
-                kind,
-                address,
-                what: "a store",
-                other,
-            }),
-            Err(Conflict::Read(other)) => Some(EmuError::Race {
-                place,
-                kind,
-                address,
-                what: "a load",
-                other,
-            }),
+            .err()
+            .map(|conflict| race(place, kind, address, conflict))
+    }
+
+    /// Checks the 16 destination bytes of the current thread's `cp.async`
+    /// at `address` (aligned, inside an allocation, no race) and marks
+    /// them in flight until the copy lands.
+    fn check_copy(&mut self, address: u64) -> Option<EmuError> {
+        if let Some(error) = self.check_access(address, 16, 16, Access::SHARED | Access::STORE) {
+            return Some(error);
         }
+        let thread = self.current;
+        let (region, offset) = self.shared.locate(address, 16)?;
+        self.shared.start_copy(region, offset, 16, thread);
+        None
+    }
+}
+
+/// The error of an access of `kind` at `address` that met `conflict`.
+fn race(place: Place, kind: &'static str, address: u64, conflict: Conflict) -> EmuError {
+    let (what, other) = match conflict {
+        Conflict::Written(other) => ("a store", other),
+        Conflict::Read(other) => ("a load", other),
+        Conflict::InFlight(other) => {
+            return EmuError::CopyInFlight {
+                place,
+                kind,
+                address,
+                other,
+            }
+        }
+    };
+    EmuError::Race {
+        place,
+        kind,
+        address,
+        what,
+        other,
     }
 }
 
@@ -530,7 +568,7 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
                 } else {
                     None
                 };
-                source.or_else(|| blk.check_access(a, 16, 16, Access::SHARED | Access::STORE))
+                source.or_else(|| blk.check_copy(a))
             });
             match checked {
                 Some(error) => stop(error),
@@ -550,10 +588,21 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
             0
         }
         Op::WaitAsync => {
-            // SAFETY: every copy was checked when issued, and the block's
-            // memory stays registered while the block runs.
-            with_block(|blk| unsafe { blk.copies[blk.current as usize].land(a as usize) });
-            0
+            let failed = with_block(|blk| {
+                let thread = blk.current;
+                // SAFETY: every copy was checked when issued, and the block's
+                // memory stays registered while the block runs.
+                let landed = unsafe { blk.copies[thread as usize].land(a as usize) };
+                landed.iter().find_map(|copy| {
+                    let conflict = blk.shared.land_copy(copy.dst, 16, thread).err()?;
+                    let place = blk.place(Some(thread));
+                    Some(race(place, "store", copy.dst, conflict))
+                })
+            });
+            match failed {
+                Some(error) => stop(error),
+                None => 0,
+            }
         }
         Op::LdMatrix => match LdMatrix::from_code(b) {
             Some(shape) => {
@@ -588,6 +637,16 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
             }
         },
         Op::Mma => match MmaKind::from_u64(b) {
+            Some(kind) if c != 0 => {
+                let place = with_block(|blk| blk.place(Some(blk.current)));
+                stop(EmuError::Malformed {
+                    place,
+                    what: format!(
+                        "{} with broadcast controls {c:#x} (cbsz | abid << 8 | blgp << 16): only 0 is modelled",
+                        kind.name()
+                    ),
+                })
+            }
             Some(kind) => {
                 let buffer = a as *mut u32;
                 let (len, nc) = (kind.words(), kind.elements(Fragment::C));

@@ -32,15 +32,17 @@ impl Groups {
         self.closed.push(open);
     }
 
-    /// Carries out every closed group but the `pending` most recent.
+    /// Carries out every closed group but the `pending` most recent;
+    /// returns the copies that landed.
     ///
     /// # Safety
     ///
     /// Every copy's source bytes and 16 destination bytes must have been
     /// checked as accesses of live memory when it was issued, and still be.
-    pub(crate) unsafe fn land(&mut self, pending: usize) {
+    pub(crate) unsafe fn land(&mut self, pending: usize) -> Vec<Copy> {
         let landing = self.closed.len().saturating_sub(pending);
-        for copy in self.closed.drain(..landing).flatten() {
+        let landed: Vec<Copy> = self.closed.drain(..landing).flatten().collect();
+        for &copy in &landed {
             let mut chunk = [0u8; 16];
             let read = (copy.bytes as usize).min(16);
             // SAFETY: the caller's contract: both ranges were checked when
@@ -50,5 +52,6 @@ impl Groups {
                 std::ptr::copy_nonoverlapping(chunk.as_ptr(), copy.dst as *mut u8, 16);
             }
         }
+        landed
     }
 }

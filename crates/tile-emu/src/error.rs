@@ -87,6 +87,19 @@ pub enum EmuError {
         /// The alignment the instruction claims.
         align: u64,
     },
+    /// An access to shared memory that a `cp.async` is still writing: it
+    /// may land at any moment until its thread's `cp.async.wait_group`.
+    #[error("{place}: {kind} of shared memory at {address:#x} while a cp.async of thread {other} into it is in flight (it lands at that thread's cp.async.wait_group)")]
+    CopyInFlight {
+        /// Where.
+        place: Place,
+        /// `load`, `store` or `cp.async`.
+        kind: &'static str,
+        /// The address.
+        address: u64,
+        /// The thread whose copy is in flight.
+        other: u32,
+    },
     /// A shared-memory race: two threads touch a byte between two barriers,
     /// at least one of them writing.
     #[error("{place}: shared-memory race at {address:#x}: {kind} after {what} by thread {other} with no barrier between")]

@@ -19,8 +19,9 @@
 //!
 //! * `cp.async` copies are checked when issued and carried out when a
 //!   `cp.async.wait_group` completes their group.
-//! * A tensor-core step (`mma.sync`) completes when every lane of the
-//!   warp has arrived, multiplied by the instruction set's lane layouts
+//! * A tensor-core step (`mma.sync`, WMMA) completes when every lane of
+//!   the warp has arrived, an MFMA when every lane of the 64-lane wave
+//!   has, multiplied by the instruction set's lane layouts
 //!   (`tile_abi::mma`).
 //!
 //! `lanes.rs` holds the lane semantics, checked against independent

@@ -1,9 +1,10 @@
-//! Tensor-core steps of a warp: the 32 lanes' registers unpacked into
-//! fragment elements (two 16-bit elements per `b32` register, the lower
-//! element in the low half) and multiplied by [`tile_abi::mma::warp_mma`],
-//! which places each element by the instruction set's lane layouts.
+//! Tensor-core steps of a warp (MFMA: a 64-lane wave): the lanes'
+//! registers unpacked into fragment elements (two 16-bit elements per
+//! `b32` register, the lower element in the low half) and multiplied by
+//! [`tile_abi::mma::warp_mma`], which places each element by the
+//! instruction set's lane layouts.
 
-use tile_abi::emulation::MMA_MAX_WORDS;
+use tile_abi::emulation::{MMA_MAX_RESULTS, MMA_MAX_WORDS};
 use tile_abi::mma::{warp_mma, Fragment, MmaKind};
 
 /// The D registers (`f32` bits) of each lane of a warp whose lanes passed
@@ -12,7 +13,7 @@ use tile_abi::mma::{warp_mma, Fragment, MmaKind};
 pub(crate) fn complete(
     kind: MmaKind,
     words: &[[u32; MMA_MAX_WORDS]],
-) -> Result<Vec<[u32; 8]>, String> {
+) -> Result<Vec<[u32; MMA_MAX_RESULTS]>, String> {
     let halves = |regs: &[u32]| -> Vec<u16> {
         regs.iter()
             .flat_map(|&r| [r as u16, (r >> 16) as u16])
@@ -37,7 +38,7 @@ pub(crate) fn complete(
     Ok(warp_mma(kind, &a, &b, &c)?
         .into_iter()
         .map(|d| {
-            let mut out = [0u32; 8];
+            let mut out = [0u32; MMA_MAX_RESULTS];
             for (o, v) in out.iter_mut().zip(d) {
                 *o = v.to_bits();
             }

@@ -23,6 +23,9 @@ pub(crate) enum Conflict {
     Written(u32),
     /// Another thread read the byte since the last barrier.
     Read(u32),
+    /// A `cp.async` of this thread is writing the byte: it may land at any
+    /// moment until its thread's `cp.async.wait_group` completes it.
+    InFlight(u32),
 }
 
 #[derive(Clone, Copy, Default)]
@@ -32,6 +35,8 @@ struct Byte {
     /// A reader in the interval, and whether more than one thread read.
     reader: Option<(u32, u64)>,
     shared_read: bool,
+    /// The thread whose `cp.async` into the byte has not landed yet.
+    in_flight: Option<u32>,
 }
 
 /// A shared allocation of a loaded image: its symbol, address and size.
@@ -125,6 +130,9 @@ impl SharedMemory {
         let interval = self.interval;
         let cells = &mut self.regions[region].bytes[offset..offset + bytes];
         for cell in cells.iter() {
+            if let Some(copier) = cell.in_flight {
+                return Err(Conflict::InFlight(copier));
+            }
             let now = |at: Option<(u32, u64)>| at.filter(|&(t, i)| t != thread && i == interval);
             if let Some((other, _)) = now(cell.writer) {
                 return Err(Conflict::Written(other));
@@ -150,6 +158,32 @@ impl SharedMemory {
             }
         }
         Ok(())
+    }
+
+    /// A `cp.async` of `thread` into `bytes` at `offset` of `region`,
+    /// checked as a store already (it may land at once): in flight from
+    /// now on, so that every access before it lands is a conflict.
+    pub(crate) fn start_copy(&mut self, region: usize, offset: usize, bytes: usize, thread: u32) {
+        for cell in &mut self.regions[region].bytes[offset..offset + bytes] {
+            cell.in_flight = Some(thread);
+        }
+    }
+
+    /// The copy of `thread` into `[address, address + bytes)` lands: no
+    /// longer in flight, a store of `thread` in the current interval.
+    pub(crate) fn land_copy(
+        &mut self,
+        address: u64,
+        bytes: usize,
+        thread: u32,
+    ) -> Result<(), Conflict> {
+        let Some((region, offset)) = self.locate(address, bytes as u64) else {
+            return Ok(());
+        };
+        for cell in &mut self.regions[region].bytes[offset..offset + bytes] {
+            cell.in_flight = None;
+        }
+        self.access(region, offset, bytes, thread, true)
     }
 }
 
@@ -185,5 +219,30 @@ mod tests {
         shared.barrier();
         shared.access(0, 0, 4, 2, true).unwrap();
         assert_eq!(shared.access(0, 0, 4, 4, true), Err(Conflict::Written(2)));
+    }
+
+    /// Bytes a `cp.async` is writing are off limits to every thread, its
+    /// own included and across barriers, until the copy lands; then they
+    /// are its thread's store in the landing interval.
+    #[test]
+    fn a_copy_in_flight_is_off_limits_until_it_lands() {
+        let mut shared = SharedMemory::new(&[Allocation {
+            symbol: "shared0".into(),
+            start: 0x100,
+            len: 32,
+        }]);
+        shared.access(0, 0, 16, 1, true).unwrap();
+        shared.start_copy(0, 0, 16, 1);
+        shared.barrier();
+        assert_eq!(shared.access(0, 4, 4, 2, false), Err(Conflict::InFlight(1)));
+        assert_eq!(shared.access(0, 0, 4, 1, false), Err(Conflict::InFlight(1)));
+        assert_eq!(shared.access(0, 8, 4, 3, true), Err(Conflict::InFlight(1)));
+        // Bytes beside it are free.
+        shared.access(0, 16, 16, 2, true).unwrap();
+        shared.land_copy(0x100, 16, 1).unwrap();
+        shared.access(0, 0, 4, 1, false).unwrap();
+        assert_eq!(shared.access(0, 0, 4, 2, false), Err(Conflict::Written(1)));
+        shared.barrier();
+        shared.access(0, 0, 4, 2, false).unwrap();
     }
 }

@@ -1,6 +1,7 @@
 //! The attribute's arguments: `configs(NAME = value, ...)` once per
 //! specialization (with an optional `targets = "..."` of its own),
-//! `num_warps = n`, `targets = "sm_80,host"` and `fast_math`.
+//! `num_warps = n`, `num_stages = n`, `targets = "sm_80,host"` and
+//! `fast_math`.
 
 use crate::diag::{err, err_at};
 use proc_macro2::{Span, TokenStream};
@@ -50,6 +51,10 @@ pub struct KernelAttr {
     pub configs: Vec<Config>,
     /// Warps per program instance.
     pub num_warps: u32,
+    /// The stages of software-pipelined loops (`num_stages = n`, 1 to 8),
+    /// or `None` for each target's default
+    /// (`tile_codegen::pipeline::DEFAULT_STAGES` where it fits).
+    pub num_stages: Option<u32>,
     /// The targets to compile for: when neither the attribute nor the
     /// environment (`TILE_TARGETS`, `TILE_DEV_TARGETS`) names any, every GPU
     /// architecture the code generator supports and the host
@@ -66,6 +71,7 @@ impl KernelAttr {
     pub fn parse(tokens: TokenStream, env_targets: Option<&EnvTargets>) -> syn::Result<KernelAttr> {
         let mut configs = Vec::new();
         let mut num_warps: Option<u32> = None;
+        let mut num_stages: Option<u32> = None;
         let mut targets: Option<Vec<Target>> = None;
         let mut fast_math = false;
         let parser = syn::meta::parser(|meta| {
@@ -86,6 +92,20 @@ impl KernelAttr {
                 }
                 num_warps = Some(n);
                 Ok(())
+            } else if meta.path.is_ident("num_stages") {
+                if num_stages.is_some() {
+                    return Err(meta.error("`num_stages` is given twice"));
+                }
+                let lit: LitInt = meta.value()?.parse()?;
+                let n: u32 = lit.base10_parse()?;
+                if !(1..=8).contains(&n) {
+                    return Err(err(
+                        &lit,
+                        format!("`num_stages` must be from 1 to 8, found {n}"),
+                    ));
+                }
+                num_stages = Some(n);
+                Ok(())
             } else if meta.path.is_ident("targets") {
                 if targets.is_some() {
                     return Err(meta.error("`targets` is given twice"));
@@ -104,7 +124,7 @@ impl KernelAttr {
                 Ok(())
             } else {
                 Err(meta.error(
-                    "unknown argument; `#[tile_kernel]` takes `configs(NAME = value, ...)`, `num_warps = n`, `targets = \"...\"` and `fast_math`",
+                    "unknown argument; `#[tile_kernel]` takes `configs(NAME = value, ...)`, `num_warps = n`, `num_stages = n`, `targets = \"...\"` and `fast_math`",
                 ))
             }
         });
@@ -118,6 +138,7 @@ impl KernelAttr {
         Ok(KernelAttr {
             configs,
             num_warps: num_warps.unwrap_or(DEFAULT_NUM_WARPS),
+            num_stages,
             targets,
             fast_math,
         })

@@ -136,6 +136,7 @@ fn compile(
             dump_dir: options.dump_dir.clone(),
             cache: cache.clone(),
             max_threads: options.max_threads,
+            num_stages: attr.num_stages,
         };
         let device = pipeline::compile(f, &s.label(), &pipeline)
             .map_err(|e| syn::Error::new(sig.name.span(), e.to_string()))?;
@@ -199,7 +200,6 @@ fn generate(
         let label = s.label();
         let values = s.values.iter().map(|(_, v)| *v);
         let ir = f.to_string();
-        let shared = d.shared_memory_bytes;
         let checks = &d.bounds_checks;
         let images = d.images.iter().map(|image| {
             let kind = match image.kind {
@@ -209,7 +209,8 @@ fn generate(
             };
             let target = image.target.to_string();
             let bytes = proc_macro2::Literal::byte_string(&image.bytes);
-            quote!(#rt::Image { kind: #kind, target: #target, bytes: #bytes })
+            let shared = image.shared_memory_bytes;
+            quote!(#rt::Image { kind: #kind, target: #target, bytes: #bytes, shared_memory_bytes: #shared })
         });
         let host_checks = d.host_checks.iter().map(|check| {
             let (op, values): (&str, u8) = (&check.op, check.values);
@@ -219,13 +220,16 @@ fn generate(
             label: #label,
             values: &[#(#values),*],
             ir: #ir,
-            shared_memory_bytes: #shared,
             images: &[#(#images),*],
             bounds_checks: &[#(#checks),*],
             host_checks: &[#(#host_checks),*],
         })
     });
     let num_warps = attr.map_or(crate::attr::DEFAULT_NUM_WARPS, |a| a.num_warps);
+    let num_stages = match attr.and_then(|a| a.num_stages) {
+        Some(n) => quote!(::core::option::Option::Some(#n)),
+        None => quote!(::core::option::Option::None),
+    };
     let targets: Vec<String> = attr.map_or_else(Vec::new, |a| {
         a.targets.iter().map(ToString::to_string).collect()
     });
@@ -282,6 +286,7 @@ fn generate(
                 const_params: &[#(#const_names),*],
                 params: &[#(#params),*],
                 num_warps: #num_warps,
+                num_stages: #num_stages,
                 targets: &[#(#targets),*],
                 specializations: &[#(#specs),*],
             };

@@ -260,7 +260,7 @@ fn shared_memory_beyond_the_target_is_a_compile_error() {
     let out = tile_kernel(quote!(configs(B = 256)), kernel, &options).to_string();
     assert!(
         out.contains("kernel `k` (B=256) needs")
-            && out.contains("bytes of shared memory per block, more than the 49152 of sm_80"),
+            && out.contains("bytes of shared memory per block, more than the 166912 of sm_80"),
         "{out}"
     );
 }

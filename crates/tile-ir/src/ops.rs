@@ -231,6 +231,12 @@ pub enum UnaryOp {
     Floor,
     /// `ceil`: rounds toward positive infinity.
     Ceil,
+    /// `round_tf32`: an `f32` rounded to TF32, the tensor cores' 19-bit
+    /// float (10 fraction bits): to nearest, ties away from zero (PTX
+    /// `cvt.rna.tf32.f32`), the low 13 bits of the result zero; infinities
+    /// stay, a NaN is the canonical NaN. What a `tf32` dot does to its
+    /// operands.
+    RoundTf32,
 }
 
 /// Elementwise operations of two operands of one type.
@@ -329,6 +335,11 @@ pub enum DotPrecision {
     /// [`DotPrecision::error_bound`]. The default for `f16`, `bf16` and FP8
     /// operands.
     Tensor,
+    /// `tf32`, for `f32` operands only: each operand rounded to TF32
+    /// ([`UnaryOp::RoundTf32`]), then as `tensor` (the products of TF32
+    /// values are exact in `f32`). Faster than `ieee` on tensor cores, less
+    /// accurate: the rounding drops 13 bits of each operand.
+    Tf32,
 }
 
 impl DotPrecision {
@@ -351,11 +362,12 @@ impl DotPrecision {
     /// magnitude is at most the sum of magnitudes (Higham, *Accuracy and
     /// Stability of Numerical Algorithms*, §4.2); the two results are each
     /// within `γ(K)` of the exact sum. `abs_sum` is the sum of magnitudes;
-    /// an `ieee` dot's bound is 0.
+    /// an `ieee` dot's bound is 0. A `tf32` dot has the same bound against
+    /// the `ieee` chain of its rounded operands (magnitudes of those).
     pub fn error_bound(self, k: usize, abs_sum: f64) -> f64 {
         match self {
             DotPrecision::Ieee => 0.0,
-            DotPrecision::Tensor => {
+            DotPrecision::Tensor | DotPrecision::Tf32 => {
                 let ku = k as f64 * f64::powi(2.0, -23);
                 2.0 * ku / (1.0 - ku) * abs_sum
             }
@@ -440,7 +452,7 @@ macro_rules! text_names {
 text_names!(UnaryOp {
     Neg => "neg", Not => "not", Exp => "exp", Exp2 => "exp2", Log => "log", Log2 => "log2",
     Sqrt => "sqrt", Rsqrt => "rsqrt", Sin => "sin", Cos => "cos", Tanh => "tanh", Erf => "erf",
-    Abs => "abs", Floor => "floor", Ceil => "ceil",
+    Abs => "abs", Floor => "floor", Ceil => "ceil", RoundTf32 => "round_tf32",
 });
 text_names!(BinaryOp {
     Add => "add", Sub => "sub", Mul => "mul", Div => "div", Rem => "rem", Min => "min",
@@ -450,7 +462,7 @@ text_names!(CmpPred { Eq => "eq", Ne => "ne", Lt => "lt", Le => "le", Gt => "gt"
 text_names!(ReduceKind { Sum => "sum", Prod => "prod", Max => "max", Min => "min" });
 text_names!(ArgKind { ArgMax => "argmax", ArgMin => "argmin" });
 text_names!(ScanKind { CumSum => "cumsum", CumProd => "cumprod" });
-text_names!(DotPrecision { Ieee => "ieee", Tensor => "tensor" });
+text_names!(DotPrecision { Ieee => "ieee", Tensor => "tensor", Tf32 => "tf32" });
 
 /// The family of an op: which part of every stage handles it. The
 /// interpreter, the GPU lowering and the host back end dispatch on it, each

@@ -474,3 +474,33 @@ fn ill_typed_operands_are_errors() {
     assert!(select(Scalar::I32(1), Scalar::I32(1), Scalar::I32(2)).is_err());
     assert!(select(Scalar::Bool(true), Scalar::I32(1), Scalar::U32(2)).is_err());
 }
+
+/// `round_tf32` keeps 10 fraction bits, rounding to nearest with ties away
+/// from zero (as `cvt.rna.tf32.f32`), overflowing to infinity; NaN is
+/// canonical; other dtypes are refused.
+#[test]
+fn round_tf32_rounds_ties_away_from_zero() {
+    let r = |v: f32| match unary(UnaryOp::RoundTf32, Scalar::F32(v)).unwrap() {
+        Scalar::F32(x) => x,
+        other => panic!("{other:?}"),
+    };
+    let ulp = 2f32.powi(-10);
+    // A tie at 1 + ulp/2 goes away from zero, either sign; just below stays.
+    assert_eq!(r(1.0 + ulp / 2.0), 1.0 + ulp);
+    assert_eq!(r(-(1.0 + ulp / 2.0)), -(1.0 + ulp));
+    assert_eq!(r(1.0 + ulp / 2.0 - 2f32.powi(-23)), 1.0);
+    assert_eq!(r(1.0 + 3.0 * ulp / 2.0), 1.0 + 2.0 * ulp);
+    // Every result has its 13 low bits clear.
+    for bits in [0x3f80_1000u32, 0x0000_0fff, 0x0080_1fff, 0x4049_0fdb] {
+        assert_eq!(r(f32::from_bits(bits)).to_bits() & 0x1fff, 0, "{bits:#x}");
+    }
+    assert_eq!(r(f32::MAX), f32::INFINITY);
+    assert_eq!(r(f32::NEG_INFINITY), f32::NEG_INFINITY);
+    assert_eq!(r(-0.0).to_bits(), (-0.0f32).to_bits());
+    // A NaN whose payload would carry into the sign stays a NaN.
+    assert_eq!(r(f32::from_bits(0x7fff_f000)).to_bits(), f32::NAN.to_bits());
+    assert!(matches!(
+        unary(UnaryOp::RoundTf32, Scalar::F64(1.0)),
+        Err(EvalError::Unsupported { .. })
+    ));
+}

@@ -141,3 +141,39 @@ fn every_op_kind_runs() {
     assert_eq!(*program, [0, 0, 0]);
     assert_eq!(op, "%28 = load %27, %0, %1");
 }
+
+/// A `tf32` dot rounds each operand to TF32 before the chain: `(1 + 2⁻¹¹)²`
+/// is `(1 + 2⁻¹⁰)²` there, not the `ieee` dot's `1 + 2⁻¹⁰ + 2⁻²²`.
+#[test]
+fn a_tf32_dot_rounds_its_operands() {
+    let kernel = |precision: &str| {
+        format!(
+            "kernel @d(%x: tensor<f32, 2>, %out: tensor<f32, 2>) {{
+  %zero = constant 0 : i32
+  %v = partition_view %x [1, 1] : view<f32, [1, 1]>
+  %a = load %v[%zero, %zero] : tile<1x1xf32>
+  %c = full 0.0 : tile<1x1xf32>
+  %d = dot {precision} %a, %a, %c : tile<1x1xf32>
+  %o = partition_view %out [1, 1] : view<f32, [1, 1]>
+  store %d, %o[%zero, %zero]
+}}"
+        )
+    };
+    let x = 1.0 + 2f32.powi(-11);
+    let run_with = |precision: &str| {
+        let func = parse_function(&kernel(precision)).unwrap();
+        verify::verify(&func).unwrap();
+        let mut args = vec![
+            Arg::Tensor(HostTensor::from_vec(&[1, 1], vec![x]).unwrap()),
+            Arg::Tensor(HostTensor::from_vec(&[1, 1], vec![0.0f32]).unwrap()),
+        ];
+        run(&func, [1, 1, 1], &mut args).unwrap();
+        match &args[1] {
+            Arg::Tensor(t) => t.get(&[0, 0]).unwrap(),
+            Arg::Scalar(s) => *s,
+        }
+    };
+    let rounded = 1.0 + 2f32.powi(-10);
+    assert_eq!(run_with("tf32"), Scalar::F32(rounded * rounded));
+    assert_eq!(run_with("ieee"), Scalar::F32(x * x));
+}

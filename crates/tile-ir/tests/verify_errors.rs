@@ -97,7 +97,11 @@ cases! {
     dot_accumulator_dtype: ("", "%0 = full 1.0 : tile<16x16xf16>\n%1 = full 0.0 : tile<16x16xf16>\n%2 = dot tensor %0, %0, %1 : tile<16x16xf16>")
         => "verifier: in kernel `k`, op `%2 = dot %0, %0, %1`: dot of f16 and f16 accumulates in f32, but the accumulator is f16";
     dot_tensor_precision_of_f32: ("", "%0 = full 1.0 : tile<16x16xf32>\n%1 = dot tensor %0, %0, %0 : tile<16x16xf32>")
-        => "verifier: in kernel `k`, op `%1 = dot %0, %0, %0`: dot precision `tensor` needs f16, bf16 or FP8 operands, whose products are exact in the f32 accumulator; a dot of f32 and f32 is `ieee`";
+        => "verifier: in kernel `k`, op `%1 = dot %0, %0, %0`: dot precision `tensor` needs f16, bf16 or FP8 operands, whose products are exact in the f32 accumulator; a dot of f32 and f32 is `ieee` (or `tf32` for f32)";
+    dot_tf32_precision_of_f16: ("", "%0 = full 1.0 : tile<16x16xf16>\n%1 = full 0.0 : tile<16x16xf32>\n%2 = dot tf32 %0, %0, %1 : tile<16x16xf32>")
+        => "verifier: in kernel `k`, op `%2 = dot %0, %0, %1`: dot precision `tf32` rounds f32 operands to TF32; a dot of f16 and f16 cannot have it";
+    round_tf32_of_f64: ("", "%0 = full 1.0 : tile<4xf64>\n%1 = round_tf32 %0 : tile<4xf64>")
+        => "verifier: in kernel `k`, op `%1 = round_tf32 %0`: round_tf32 needs f32, found f64";
     dot_of_rank_one_tiles: ("", "%0 = full 1.0 : tile<16xf32>\n%1 = dot ieee %0, %0, %0 : tile<16xf32>")
         => "verifier: in kernel `k`, op `%1 = dot %0, %0, %0`: dot needs rank-2 tiles, found [16], [16] and [16]";
     dim_axis_out_of_range: (T2, "%0 = dim %t axis 2 : i32")

@@ -129,6 +129,11 @@ pub struct Image {
     pub target: &'static str,
     /// The bytes (PTX text as UTF-8).
     pub bytes: &'static [u8],
+    /// The shared memory a block of this image needs, in bytes (0 for
+    /// host code); on NVIDIA, what the launch passes as dynamic shared
+    /// memory when it is more than a kernel declares statically
+    /// (`tile_abi::image`).
+    pub shared_memory_bytes: usize,
 }
 
 /// What runs a kernel on a device ([`crate::Device::kernel_code`]).
@@ -258,11 +263,13 @@ mod tests {
             kind: ImageKind::Ptx,
             target: "sm_80",
             bytes: b"fast",
+            shared_memory_bytes: 0,
         }];
         static EXACT: [Image; 1] = [Image {
             kind: ImageKind::Ptx,
             target: "sm_80",
             bytes: b"exact",
+            shared_memory_bytes: 0,
         }];
         // SAFETY: these specs are never launched; only their keys are used.
         let specs = unsafe {

@@ -29,9 +29,6 @@ pub struct SpecInfo {
     pub values: &'static [i128],
     /// The tile IR after the default pass pipeline, as text.
     pub ir: &'static str,
-    /// Shared memory per program instance on a GPU, in bytes (0 when the
-    /// kernel has no GPU target).
-    pub shared_memory_bytes: usize,
     /// The device code compiled for the kernel's GPU targets.
     pub images: &'static [crate::kernel::Image],
     /// The tile-IR ops of the GPU code's bounds checks, in program order.
@@ -51,6 +48,9 @@ pub struct KernelInfo {
     pub params: &'static [ParamInfo],
     /// Warps per program instance.
     pub num_warps: u32,
+    /// The stages of software-pipelined loops the attribute asks for
+    /// (`num_stages = n`), or `None` for each target's default.
+    pub num_stages: Option<u32>,
     /// The targets the kernel is built for.
     pub targets: &'static [&'static str],
     /// The compiled specializations.

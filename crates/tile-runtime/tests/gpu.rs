@@ -59,6 +59,7 @@ fn vector_add_on_cuda() {
         kind: ImageKind::Ptx,
         target: "sm_80",
         bytes: vector_add_ptx(),
+        shared_memory_bytes: 0,
     }]));
     let kernel = vector_add(images);
     let n = 5000;

@@ -24,6 +24,12 @@ pub(crate) struct Kernel {
     pub(crate) max_threads: Option<u32>,
     /// Its static shared memory (LDS) in bytes.
     pub(crate) static_shared: usize,
+    /// The dynamic shared memory its code addresses (the emulation image's
+    /// `tile_abi::image::DYNAMIC_SHARED_SYMBOL`), which a launch must give.
+    pub(crate) dynamic_needed: usize,
+    /// The most dynamic shared memory a launch may give: the driver's
+    /// default until `cuFuncSetAttribute` raises it.
+    pub(crate) dynamic_limit: usize,
     /// Where its parameters sit in its kernarg segment (AMDGPU).
     pub(crate) kernarg: Option<Kernarg>,
 }
@@ -57,8 +63,11 @@ pub(crate) struct Limits {
     pub(crate) block: [u32; 3],
     /// Blocks per grid along x, y, z.
     pub(crate) grid: [u32; 3],
-    /// Static plus dynamic shared memory per block.
+    /// Static plus dynamic shared memory per block, without opting in.
     pub(crate) shared: usize,
+    /// Static plus dynamic shared memory per block a function may opt in
+    /// to.
+    pub(crate) shared_optin: usize,
 }
 
 /// A loaded module: its kernels as the driver read them, and the emulation
@@ -84,7 +93,23 @@ impl Loaded {
                 "the emulation image of `{}` reads its parameters at offsets {offsets:?}, the code object has them at {:?}",
                 manifest.kernel, kernarg.offsets
             )),
-            Some(k) if k.params == sizes => Ok(Loaded { kernels, image }),
+            Some(k) if k.params == sizes => {
+                let dynamic = manifest
+                    .shared
+                    .iter()
+                    .find(|s| s.symbol == tile_abi::image::DYNAMIC_SHARED_SYMBOL)
+                    .map_or(0, |s| s.bytes);
+                let kernels = kernels
+                    .into_iter()
+                    .map(|mut k| {
+                        if k.name == manifest.kernel {
+                            k.dynamic_needed = dynamic;
+                        }
+                        k
+                    })
+                    .collect();
+                Ok(Loaded { kernels, image })
+            }
             Some(k) => Err(format!(
                 "the emulation image of `{}` takes parameters of {sizes:?} bytes, the device image {:?}",
                 manifest.kernel, k.params
@@ -309,11 +334,24 @@ pub(crate) fn check_shape(
             kernel.name
         ));
     }
-    let total = kernel.static_shared + dynamic_shared as usize;
-    if total > limits.shared {
+    let dynamic = dynamic_shared as usize;
+    if dynamic < kernel.dynamic_needed {
+        return Err(format!(
+            "`{}` addresses {} bytes of dynamic shared memory, the launch gives {dynamic}",
+            kernel.name, kernel.dynamic_needed
+        ));
+    }
+    if dynamic > kernel.dynamic_limit {
+        return Err(format!(
+            "{dynamic} bytes of dynamic shared memory, above the {} `{}` may use (raise it with cuFuncSetAttribute)",
+            kernel.dynamic_limit, kernel.name
+        ));
+    }
+    let total = kernel.static_shared + dynamic;
+    if total > limits.shared_optin {
         return Err(format!(
             "{total} bytes of shared memory, above the device's {}",
-            limits.shared
+            limits.shared_optin
         ));
     }
     if block[1] != 1 || block[2] != 1 {
@@ -357,4 +395,62 @@ pub(crate) unsafe fn run(
             _ => Fault::Failed,
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A launch must give a kernel the dynamic shared memory its code
+    /// addresses, no more than the function may use, and no more in all
+    /// than the device lets a block opt in to.
+    #[test]
+    fn dynamic_shared_memory_is_checked_at_launch() {
+        let kernel = Kernel {
+            name: "k".into(),
+            params: vec![],
+            required_block: None,
+            max_block: None,
+            max_threads: None,
+            static_shared: 1024,
+            dynamic_needed: 96 * 1024,
+            dynamic_limit: 47 * 1024,
+            kernarg: None,
+        };
+        let limits = Limits {
+            threads: 1024,
+            block: [1024, 1024, 64],
+            grid: [u32::MAX, 65_535, 65_535],
+            shared: 48 * 1024,
+            shared_optin: 99 * 1024,
+        };
+        let shape = |kernel: &Kernel, shared: u32| {
+            check_shape(kernel, &limits, [1, 1, 1], [128, 1, 1], shared)
+        };
+        assert_eq!(
+            shape(&kernel, 0).unwrap_err(),
+            "`k` addresses 98304 bytes of dynamic shared memory, the launch gives 0"
+        );
+        assert_eq!(
+            shape(&kernel, 96 * 1024).unwrap_err(),
+            "98304 bytes of dynamic shared memory, above the 48128 `k` may use (raise it with cuFuncSetAttribute)"
+        );
+        let opted = Kernel {
+            dynamic_limit: 98 * 1024,
+            ..kernel.clone()
+        };
+        assert!(shape(&opted, 96 * 1024).is_ok());
+        assert_eq!(
+            shape(&opted, 98 * 1024 + 16).unwrap_err(),
+            "100368 bytes of dynamic shared memory, above the 100352 `k` may use (raise it with cuFuncSetAttribute)"
+        );
+        let roomy = Kernel {
+            dynamic_limit: 200 * 1024,
+            ..kernel
+        };
+        assert_eq!(
+            shape(&roomy, 99 * 1024).unwrap_err(),
+            "102400 bytes of shared memory, above the device's 101376"
+        );
+    }
 }

@@ -79,7 +79,8 @@ const LIMITS: Limits = Limits {
     threads: 1024,
     block: [1024, 1024, 1024],
     grid: [i32::MAX as u32, 65_535, 65_535],
-    shared: 64 * 1024,
+    shared: crate::hsaco::LDS_BYTES,
+    shared_optin: crate::hsaco::LDS_BYTES,
 };
 
 static DRIVER: Mutex<Option<Driver>> = Mutex::new(None);

@@ -7,6 +7,9 @@ use crate::driver::{Kernarg, Kernel};
 use crate::msgpack::{self, Value};
 
 /// An ELF64 header's size.
+/// The LDS a workgroup may use on every AMD target of tile, in bytes.
+pub(crate) const LDS_BYTES: usize = 64 * 1024;
+
 const HEADER: usize = 64;
 /// `EM_AMDGPU`.
 const MACHINE_AMDGPU: u16 = 224;
@@ -195,12 +198,15 @@ fn kernel(entry: &Value) -> Result<Kernel, String> {
         offsets.push(number(".offset")?);
         params.push(number(".size")?);
     }
+    let static_shared = field(".group_segment_fixed_size")?;
     Ok(Kernel {
         params,
         required_block: None,
         max_block: None,
         max_threads: Some(field(".max_flat_workgroup_size")? as u32),
-        static_shared: field(".group_segment_fixed_size")?,
+        static_shared,
+        dynamic_needed: 0,
+        dynamic_limit: LDS_BYTES.saturating_sub(static_shared),
         kernarg: Some(Kernarg {
             offsets,
             segment: field(".kernarg_segment_size")?,

@@ -27,6 +27,7 @@ impl PtxModule {
         let static_shared = text
             .lines()
             .map(str::trim)
+            .filter(|l| !l.starts_with(".extern "))
             .filter(|l| l.starts_with(".shared ") || l.contains(" .shared "))
             .map(shared_bytes)
             .sum::<Result<usize, String>>()?;
@@ -49,6 +50,8 @@ impl PtxModule {
                 max_block: bounds(body, ".maxntid")?,
                 max_threads: None,
                 static_shared,
+                dynamic_needed: 0,
+                dynamic_limit: tile_abi::image::NVIDIA_STATIC_SHARED.saturating_sub(static_shared),
                 kernarg: None,
                 name,
                 params,
@@ -134,6 +137,8 @@ mod tests {
                 max_block: None,
                 max_threads: None,
                 static_shared: 1092,
+                dynamic_needed: 0,
+                dynamic_limit: 48 * 1024 - 1092,
                 kernarg: None,
             }]
         );

@@ -186,6 +186,37 @@ fn the_cuda_stand_in_checks_every_call_and_runs_launches() {
             launch(77 as Handle, grid, 128, 0, buffers, N),
             code::INVALID_HANDLE
         );
+        // More dynamic shared memory than 48 KiB takes an opt-in, up to the
+        // device's 163 KiB (sm_80) less the kernel's static shared memory.
+        const MAX_DYNAMIC_SHARED: c_int = 8;
+        let mut optin = 0;
+        assert_eq!(cuda::cuDeviceGetAttribute(&mut optin, 97, 0), code::SUCCESS);
+        assert_eq!(optin, 163 * 1024);
+        assert_eq!(
+            cuda::cuFuncSetAttribute(function, MAX_DYNAMIC_SHARED, optin + 1),
+            code::INVALID_VALUE
+        );
+        assert_eq!(
+            cuda::cuFuncSetAttribute(function, 4, 64),
+            code::INVALID_VALUE,
+            "only the dynamic shared memory is modelled"
+        );
+        assert_eq!(
+            cuda::cuFuncSetAttribute(77 as Handle, MAX_DYNAMIC_SHARED, 1024),
+            code::INVALID_HANDLE
+        );
+        assert_eq!(
+            cuda::cuFuncSetAttribute(function, MAX_DYNAMIC_SHARED, 96 * 1024),
+            code::SUCCESS
+        );
+        assert_eq!(
+            launch(function, grid, 128, 96 * 1024 + 16, buffers, N),
+            code::INVALID_VALUE
+        );
+        assert_eq!(
+            launch(function, grid, 128, 96 * 1024, buffers, N),
+            code::SUCCESS
+        );
 
         // A good launch computes.
         assert_eq!(launch(function, grid, 128, 0, buffers, N), code::SUCCESS);

@@ -11,6 +11,7 @@
 //! misplaces an element disagrees with it.
 
 use crate::rng::SplitMix64;
+use rand::RngCore;
 use tile_ir::builder::Builder;
 use tile_ir::interp::{Arg, HostTensor};
 use tile_ir::{DType, DotPrecision, Function, Scalar, TensorType, Type};
@@ -100,6 +101,84 @@ fn dot_kernel(
     let view = b.partition_view(out, &[m, n])?;
     b.store(r, view, &[zero, zero])?;
     b.finish()
+}
+
+/// A random tensor-core matmul with a K loop (`tile_ir::samples::matmul`):
+/// the kernel, how to lower and launch it, its arguments and their values.
+#[derive(Clone, Debug)]
+pub struct LoopCase {
+    /// The kernel `(a, b, c)`, `c = a·b`.
+    pub func: Function,
+    /// The warps to lower it for.
+    pub warps: u32,
+    /// The stages of its software pipeline (1: none).
+    pub stages: u32,
+    /// `(BM, BN, BK)`.
+    pub tiles: (usize, usize, usize),
+    /// `(M, K, N)`, with partial edge tiles.
+    pub dims: (usize, usize, usize),
+    /// The grid of programs.
+    pub grid: [u32; 3],
+    /// The arguments: `a`, `b` (f16 or bf16, rows contiguous and 16-byte
+    /// aligned or not, so that both the copies and their element-by-element
+    /// fallback run) and `c` (f32 zeros).
+    pub args: Vec<Arg>,
+    /// The values of `a` and `b`, row-major.
+    pub values: [Vec<f32>; 2],
+}
+
+/// The K-loop matmul of seed `seed`: f16 or bf16, tiles that are whole
+/// `mma.sync` blocks (`BM`, `BK` multiples of 16 up to 64, `BN` of 8 up to
+/// 64), extents with partial tiles, 1 to 8 warps, 1 to 4 stages, and rows
+/// of `a` and `b` padded to whole 16-byte chunks or by one element.
+pub fn loop_case(seed: u64) -> LoopCase {
+    let mut rng = SplitMix64::new(seed);
+    let dtype = rng.pick(&[DType::F16, DType::BF16]);
+    let warps = rng.pick(&[1u32, 2, 4, 8]);
+    let stages = rng.pick(&[1u32, 2, 3, 4]);
+    let tiles = (
+        16 * rng.range(1, 4),
+        8 * rng.range(1, 8),
+        16 * rng.range(1, 4),
+    );
+    let (bm, bn, bk) = tiles;
+    let (m, n, k) = (
+        bm * rng.range(1, 3) - rng.range(0, 7),
+        bn * rng.range(1, 3) - rng.range(0, 7).min(bn - 1),
+        bk * rng.range(1, 5) - rng.range(0, 15),
+    );
+    let aligned = rng.chance(0.5);
+    let mut matrix = |rows: usize, cols: usize| -> (Arg, Vec<f32>) {
+        let stride = if aligned {
+            cols.next_multiple_of(8)
+        } else {
+            cols + 1
+        };
+        let arg = crate::inputs::padded_rows(rng.next_u64(), rows, cols, stride, dtype);
+        let Arg::Tensor(t) = &arg else {
+            unreachable!("padded_rows makes a tensor")
+        };
+        let values = (0..rows * cols)
+            .map(|i| {
+                t.get(&[i / cols, i % cols])
+                    .map_or(f32::NAN, |v| v.to_f64() as f32)
+            })
+            .collect();
+        (arg, values)
+    };
+    let (a, va) = matrix(m, k);
+    let (b, vb) = matrix(k, n);
+    let c = Arg::Tensor(HostTensor::from_vec(&[m, n], vec![0.0f32; m * n]).expect("a tensor"));
+    LoopCase {
+        func: tile_ir::samples::matmul(bm, bn, bk, dtype).expect("the matmul builds"),
+        warps,
+        stages,
+        tiles,
+        dims: (m, k, n),
+        grid: [m.div_ceil(bm) as u32, n.div_ceil(bn) as u32, 1],
+        args: vec![a, b, c],
+        values: [va, vb],
+    }
 }
 
 /// `c + a·b` for row-major `a: [m, k]`, `b: [k, n]` and `c: [m, n]`, summed

@@ -4,22 +4,18 @@
 //! bit) and against the interpreter's in-order chain (within the bound of
 //! `DotPrecision::Tensor`).
 
+mod tensor_check;
+
+use tensor_check::values;
 use tile_abi::mma::Fragment;
-use tile_ir::interp::{self, Arg};
+use tile_ir::interp;
 use tile_ir::layout::{IntTuple, Layout};
 use tile_ir::{samples, DType};
 use tile_testgen::inputs::{blocks, padded_rows, tensor_of, zeros};
-use tile_testgen::products::{stepped, within_tensor_bound};
+use tile_testgen::products::{loop_case, stepped, within_tensor_bound};
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions, TensorCores};
 use tile_thread::program::{LdMatrix, MmaKind, ThreadOpKind};
-
-fn values(arg: &Arg) -> Vec<f32> {
-    match arg {
-        Arg::Tensor(t) => t.to_scalars().iter().map(|s| s.to_f64() as f32).collect(),
-        Arg::Scalar(s) => vec![s.to_f64() as f32],
-    }
-}
 
 fn count_mma(program: &tile_thread::Program) -> usize {
     program
@@ -33,35 +29,26 @@ fn count_mma(program: &tile_thread::Program) -> usize {
 /// `warps` warps: `mmas` instructions per K tile, the emulator's result the
 /// stepped product exactly and the interpreter's within the bound.
 fn matmul(dtype: DType, (bm, bn, bk): (usize, usize, usize), warps: u32, mmas: usize) {
-    let (m, n, k) = (2 * bm + 3, bn + 5, 3 * bk - 7);
+    matmul_in_stages(dtype, (bm, bn, bk), warps, mmas, 1);
+}
+
+/// [`matmul`] with its K loop pipelined over `stages` stages.
+fn matmul_in_stages(
+    dtype: DType,
+    (bm, bn, bk): (usize, usize, usize),
+    warps: u32,
+    mmas: usize,
+    stages: u32,
+) {
     let func = samples::matmul(bm, bn, bk, dtype).unwrap();
-    let options = LowerOptions::warps(warps).with_tensor_cores(TensorCores::MmaSync);
+    let options = LowerOptions::warps(warps)
+        .with_tensor_cores(TensorCores::MmaSync)
+        .with_stages(stages);
     let program = lower(&func, &options).unwrap();
     tile_thread::program::verify(&program).unwrap();
     assert_eq!(count_mma(&program), mmas, "{bm}x{bn}x{bk} on {warps} warps");
-    let args = vec![
-        tensor_of(11, &[m, k], dtype),
-        tensor_of(12, &[k, n], dtype),
-        zeros(&[m, n]),
-    ];
-    let grid = [blocks(m, bm), blocks(n, bn), 1];
-    let mut emulated = args.clone();
-    emulate::run(&program, grid, &mut emulated).unwrap();
-    let mut reference = args.clone();
-    interp::run(&func, grid, &mut reference).unwrap();
-    let (a, b, c) = (values(&args[0]), values(&args[1]), values(&args[2]));
-    let got = values(&emulated[2]);
-    assert_eq!(
-        got,
-        stepped(&a, &b, &c, (m, k, n), 16),
-        "{dtype} {bm}x{bn}x{bk}"
-    );
-    within_tensor_bound(&got, &values(&reference[2]), &a, &b, &c, (m, k, n)).unwrap();
-    assert_ne!(
-        got,
-        values(&reference[2]),
-        "the inputs should tell the two orders apart"
-    );
+    let what = format!("{dtype} {bm}x{bn}x{bk}");
+    tensor_check::check(&func, &program, (bm, bn, bk), dtype, [11, 12], 16, &what);
 }
 
 #[test]
@@ -75,6 +62,19 @@ fn matmul_f16_and_bf16_on_tensor_cores() {
         matmul(dtype, (16, 8, 16), 1, 1);
         // 8 warps on 128×64: 4×2 warps, each 2×4 blocks.
         matmul(dtype, (128, 64, 16), 8, 8);
+        // Three block columns for one warp: a pair of B fragments from one
+        // `ldmatrix.x4.trans`, the third from an `x2.trans`.
+        matmul(dtype, (16, 24, 16), 1, 3);
+    }
+}
+
+/// The K loop's operand copies run 1, 2 or 3 iterations ahead: the same
+/// results, from a ring of stage buffers.
+#[test]
+fn pipelined_k_loops_agree() {
+    for stages in [2, 3, 4] {
+        matmul_in_stages(DType::F16, (32, 32, 16), 4, 2, stages);
+        matmul_in_stages(DType::BF16, (64, 64, 32), 4, 16, stages);
     }
 }
 
@@ -153,7 +153,8 @@ fn ldmatrix_matches_cute() {
 }
 
 /// The lowering loads every operand fragment with `ldmatrix`: an x4 per
-/// 16×16 block of A and an x2.trans per 16×8 block of B, no element loads.
+/// 16×16 block of A and an x4.trans per two 16×8 blocks of B, no element
+/// loads.
 #[test]
 fn fragments_come_from_ldmatrix() {
     let func = samples::matmul(64, 64, 32, DType::F16).unwrap();
@@ -181,21 +182,38 @@ fn fragments_come_from_ldmatrix() {
             k,
             ThreadOpKind::LdMatrix {
                 shape: LdMatrix {
-                    count: 2,
+                    count: 4,
                     trans: true
                 },
                 ..
             }
         )),
-        8
+        4
     );
     assert_eq!(count(|k| matches!(k, ThreadOpKind::LoadShared { .. })), 0);
     let text = program.to_string();
     assert!(
-        text.contains("ldmatrix.x4 @s0[") && text.contains("ldmatrix.x2.trans @s1["),
+        text.contains("ldmatrix.x4 @s0[") && text.contains("ldmatrix.x4.trans @s1["),
         "{text}"
     );
     assert_eq!(tile_thread::parse_program(&text).unwrap().to_string(), text);
+
+    // One warp, three block columns: a pair and a last odd one per k-step.
+    let func = samples::matmul(16, 24, 16, DType::F16).unwrap();
+    let program = lower(
+        &func,
+        &LowerOptions::warps(1).with_tensor_cores(TensorCores::MmaSync),
+    )
+    .unwrap();
+    let shapes: Vec<(u8, bool)> = program
+        .ops
+        .iter()
+        .filter_map(|(_, op)| match op.kind {
+            ThreadOpKind::LdMatrix { shape, .. } => Some((shape.count, shape.trans)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shapes, [(4, false), (4, true), (2, true)]);
 }
 
 /// With rows 16-byte aligned, the operands go straight from global to
@@ -334,4 +352,83 @@ fn wmma_accumulator_is_the_calculators_layout() {
             assert_eq!(layout.coordinate(t, v), (want, true, true), "t{t} v{v}");
         }
     }
+}
+
+/// Random K-loop matmuls (`products::loop_case`: tiles, extents with
+/// partial tiles, warps, 1 to 4 stages, aligned rows copied by `cp.async`
+/// and unaligned ones element by element): the emulator's result is the
+/// stepped product exactly, and no copy is touched while in flight.
+#[test]
+fn random_pipelined_matmuls_agree() {
+    let mut pipelined = 0;
+    for seed in 0..24 {
+        let case = loop_case(seed);
+        let options = LowerOptions::warps(case.warps)
+            .with_tensor_cores(TensorCores::MmaSync)
+            .with_stages(case.stages);
+        let program = lower(&case.func, &options).unwrap();
+        tile_thread::program::verify(&program).unwrap();
+        let waits: Vec<u8> = program
+            .ops
+            .iter()
+            .filter_map(|(_, op)| match op.kind {
+                ThreadOpKind::WaitAsync { pending } => Some(pending),
+                _ => None,
+            })
+            .collect();
+        // Tiles too small for every thread's chunk, or for the warps to
+        // share, are copied in place or multiplied by FMAs.
+        if case.stages > 1 && waits.contains(&(case.stages as u8 - 2)) {
+            pipelined += 1;
+        }
+        let mut emulated = case.args.clone();
+        emulate::run(&program, case.grid, &mut emulated)
+            .unwrap_or_else(|e| panic!("seed {seed} ({:?}): {e}", case.tiles));
+        let (m, k, n) = case.dims;
+        let want = if count_mma(&program) > 0 {
+            stepped(
+                &case.values[0],
+                &case.values[1],
+                &vec![0.0; m * n],
+                (m, k, n),
+                16,
+            )
+        } else {
+            // FMA chains: the interpreter's order.
+            let mut reference = case.args.clone();
+            interp::run(&case.func, case.grid, &mut reference).unwrap();
+            values(&reference[2])
+        };
+        assert_eq!(values(&emulated[2]), want, "seed {seed}");
+    }
+    assert!(pipelined >= 10, "{pipelined} of 24 cases pipelined");
+}
+
+/// A pipeline that waits for one group too few reads a stage whose copies
+/// are still in flight: the emulator says so.
+#[test]
+fn a_pipeline_that_waits_too_little_is_caught() {
+    let func = samples::matmul(32, 32, 16, DType::F16).unwrap();
+    let options = LowerOptions::warps(4)
+        .with_tensor_cores(TensorCores::MmaSync)
+        .with_stages(3);
+    let mut program = lower(&func, &options).unwrap();
+    let wait = program
+        .ops
+        .iter()
+        .find(|(_, op)| op.kind == ThreadOpKind::WaitAsync { pending: 1 })
+        .map(|(id, _)| id)
+        .expect("the loop's wait");
+    program.ops[wait].kind = ThreadOpKind::WaitAsync { pending: 2 };
+    let (m, k, n) = (64, 80, 40);
+    let mut args = vec![
+        tensor_of(31, &[m, k], DType::F16),
+        tensor_of(32, &[k, n], DType::F16),
+        zeros(&[m, n]),
+    ];
+    let error = emulate::run(&program, [2, 2, 1], &mut args).unwrap_err();
+    assert!(
+        matches!(*error.fault, emulate::EmuFault::CopyInFlight { .. }),
+        "{error}"
+    );
 }

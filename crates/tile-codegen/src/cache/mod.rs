@@ -56,10 +56,14 @@ pub struct KeyInputs<'a> {
     /// The target.
     pub target: Target,
     /// Warps per program instance: GPU targets lower for it, host code does
-    /// not depend on it (and its keys leave it out).
+    /// not depend on it (and its keys leave it out, as they leave out the
+    /// stages).
     pub num_warps: u32,
     /// The options of code generation (optimization level, fast math).
     pub codegen: &'a CodegenOptions,
+    /// The stages of software-pipelined loops the kernel asks for
+    /// (`num_stages`), if it does: GPU targets lower for them.
+    pub num_stages: Option<u32>,
     /// Whether the entry holds the target's `TILE_DUMP` files.
     pub dumps: bool,
 }
@@ -101,6 +105,7 @@ impl Cache {
         key.field("label", inputs.label.as_bytes());
         if inputs.target.is_gpu() {
             key.field("num_warps", &inputs.num_warps.to_le_bytes());
+            key.field("num_stages", format!("{:?}", inputs.num_stages).as_bytes());
         }
         key.field("codegen", format!("{:?}", inputs.codegen).as_bytes());
         let mut tools = Vec::new();
@@ -143,6 +148,7 @@ mod tests {
             target: Target::Nvptx(Sm::Sm80),
             num_warps: 4,
             codegen: &codegen,
+            num_stages: None,
             dumps: false,
         };
         let key = cache.key(&base);
@@ -173,6 +179,10 @@ mod tests {
                 ..base
             },
             KeyInputs {
+                num_stages: Some(2),
+                ..base
+            },
+            KeyInputs {
                 dumps: true,
                 ..base
             },
@@ -180,16 +190,17 @@ mod tests {
         for variant in &variants {
             assert_ne!(cache.key(variant), key, "{variant:?}");
         }
-        // Host code does not depend on the warps.
+        // Host code depends on neither warps nor stages.
         let host = KeyInputs {
             target: Target::Host(HostIsa::X86_64),
             ..base
         };
-        let host_eight = KeyInputs {
+        let host_other = KeyInputs {
             num_warps: 8,
+            num_stages: Some(2),
             ..host
         };
-        assert_eq!(cache.key(&host), cache.key(&host_eight));
+        assert_eq!(cache.key(&host), cache.key(&host_other));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

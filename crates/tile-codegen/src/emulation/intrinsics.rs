@@ -137,48 +137,82 @@ fn table() -> Vec<Replacement> {
 }
 
 /// A tensor-core intrinsic: its name, instruction, parameter types with
-/// the 32-bit words each occupies (A and B registers, then C), and its
-/// return type (D, in C's words).
+/// the 32-bit words each occupies (A and B registers, then C), its return
+/// type (D, in C's words), and whether three `i32` controls follow C
+/// (MFMA's `cbsz`, `abid`, `blgp`).
 struct MmaIntrinsic {
     name: &'static str,
     kind: MmaKind,
     params: &'static [(&'static str, usize)],
     ret: &'static str,
+    controls: bool,
 }
 
 /// Every tensor-core intrinsic the emulation target models.
-const MMA_INTRINSICS: [MmaIntrinsic; 4] = [
+const MMA_INTRINSICS: [MmaIntrinsic; 8] = [
     MmaIntrinsic {
         name: "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
         kind: MmaKind::F16M16N8K16,
         params: &[("<2 x half>", 1); 6],
         ret: "{ float, float, float, float }",
+        controls: false,
     },
     MmaIntrinsic {
         name: "llvm.nvvm.mma.m16n8k16.row.col.bf16",
         kind: MmaKind::Bf16M16N8K16,
         params: &[("i32", 1); 6],
         ret: "{ float, float, float, float }",
+        controls: false,
     },
     MmaIntrinsic {
         name: "llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v16f16",
         kind: MmaKind::WmmaF16M16N16K16,
         params: &[("<16 x half>", 8), ("<16 x half>", 8)],
         ret: "<8 x float>",
+        controls: false,
     },
     MmaIntrinsic {
         name: "llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v16i16",
         kind: MmaKind::WmmaBf16M16N16K16,
         params: &[("<16 x i16>", 8), ("<16 x i16>", 8)],
         ret: "<8 x float>",
+        controls: false,
+    },
+    MmaIntrinsic {
+        name: "llvm.amdgcn.mfma.f32.32x32x8f16",
+        kind: MmaKind::MfmaF16M32N32K8,
+        params: &[("<4 x half>", 2), ("<4 x half>", 2)],
+        ret: "<16 x float>",
+        controls: true,
+    },
+    MmaIntrinsic {
+        name: "llvm.amdgcn.mfma.f32.32x32x8bf16.1k",
+        kind: MmaKind::MfmaBf16M32N32K8,
+        params: &[("<4 x i16>", 2), ("<4 x i16>", 2)],
+        ret: "<16 x float>",
+        controls: true,
+    },
+    MmaIntrinsic {
+        name: "llvm.amdgcn.mfma.f32.16x16x16f16",
+        kind: MmaKind::MfmaF16M16N16K16,
+        params: &[("<4 x half>", 2), ("<4 x half>", 2)],
+        ret: "<4 x float>",
+        controls: true,
+    },
+    MmaIntrinsic {
+        name: "llvm.amdgcn.mfma.f32.16x16x16bf16.1k",
+        kind: MmaKind::MfmaBf16M16N16K16,
+        params: &[("<4 x i16>", 2), ("<4 x i16>", 2)],
+        ret: "<4 x float>",
+        controls: true,
     },
 ];
 
 /// The definition of `name`, replacing the tensor-core intrinsic `m`: the
 /// lane's registers (its operand parameters, then its accumulators: 4
-/// `float`s for `mma.sync`, an `<8 x float>` for WMMA) go to a stack
+/// `float`s for `mma.sync`, a vector for WMMA and MFMA) go to a stack
 /// buffer of the instruction's words, whose address an [`Op::Mma`] call
-/// passes; D comes back in the accumulators' words.
+/// passes with MFMA's controls; D comes back in the accumulators' words.
 fn mma_definition(name: &str, m: &MmaIntrinsic) -> String {
     let words = m.kind.words();
     let nc = m.kind.elements(Fragment::C);
@@ -205,8 +239,21 @@ fn mma_definition(name: &str, m: &MmaIntrinsic) -> String {
         ));
         at += w;
     }
+    let mut list: Vec<String> = params
+        .iter()
+        .enumerate()
+        .map(|(i, (ty, _))| format!("{ty} %p{i}"))
+        .collect();
+    let controls = if m.controls {
+        // cbsz | abid << 8 | blgp << 16, for the runtime to check.
+        list.extend((0..3).map(|j| format!("i32 %q{j}")));
+        body.push_str("  %k0 = zext i32 %q0 to i64\n  %k1 = zext i32 %q1 to i64\n  %k2 = zext i32 %q2 to i64\n  %s1 = shl i64 %k1, 8\n  %s2 = shl i64 %k2, 16\n  %o1 = or i64 %k0, %s1\n  %ctl = or i64 %o1, %s2\n");
+        "%ctl"
+    } else {
+        "0"
+    };
     body.push_str(&format!(
-        "  %addr = ptrtoint ptr %buf to i64\n  %f = load ptr, ptr @{RUNTIME_SYMBOL}\n  %r = call i64 %f(i32 {}, i64 %addr, i64 {}, i64 0, i64 0)\n  %c = getelementptr inbounds [{words} x i32], ptr %buf, i64 0, i64 {}\n",
+        "  %addr = ptrtoint ptr %buf to i64\n  %f = load ptr, ptr @{RUNTIME_SYMBOL}\n  %r = call i64 %f(i32 {}, i64 %addr, i64 {}, i64 {controls}, i64 0)\n  %c = getelementptr inbounds [{words} x i32], ptr %buf, i64 0, i64 {}\n",
         Op::Mma as u32,
         m.kind as u64,
         words - nc
@@ -225,11 +272,6 @@ fn mma_definition(name: &str, m: &MmaIntrinsic) -> String {
         }
         acc
     };
-    let list: Vec<String> = params
-        .iter()
-        .enumerate()
-        .map(|(i, (ty, _))| format!("{ty} %p{i}"))
-        .collect();
     format!(
         "define internal {} @{name}({}) {{\n{body}  ret {} {result}\n}}\n",
         m.ret,

@@ -58,6 +58,7 @@ pub fn compile(source: &GpuModule) -> Result<EmulationImage, EmitError> {
     let host = Machine::new(Target::Host(isa), OptimizationLevel::None)?;
     let gpu = Machine::new(source.target, OptimizationLevel::None)?;
     let text = retarget(&intrinsics::replace(&source.llvm_ir_opt)?, &host);
+    let text = define_dynamic_shared(&text, source.dynamic_shared_bytes);
     let ctx = Context::create();
     let diagnostics = Diagnostics::install(&ctx);
     let buffer = MemoryBuffer::create_from_memory_range_copy(text.as_bytes(), &source.kernel);
@@ -109,6 +110,21 @@ pub fn compile(source: &GpuModule) -> Result<EmulationImage, EmitError> {
         llvm_ir,
         shared_object: tools::link_shared_object(&object)?,
     })
+}
+
+/// `text` with the kernel's dynamic shared memory (`tile_abi::image`), an
+/// external array of no size, defined with the `bytes` a launch gives it,
+/// so that it is exported and reset like the static allocations.
+fn define_dynamic_shared(text: &str, bytes: usize) -> String {
+    let declaration = format!(
+        "@{} = external addrspace(3) global [0 x i8], align 16",
+        tile_abi::image::DYNAMIC_SHARED_SYMBOL
+    );
+    let definition = format!(
+        "@{} = addrspace(3) global [{bytes} x i8] zeroinitializer, align 16",
+        tile_abi::image::DYNAMIC_SHARED_SYMBOL
+    );
+    text.replace(&declaration, &definition)
 }
 
 /// `text` with the triple and data layout of `host`.

@@ -108,22 +108,37 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             k.regs[a.index()] = Some(p.as_basic_value());
         }
         let yielded = self.region(k, body)?;
-        let name = if signed {
-            "llvm.sadd.with.overflow"
+        let step_int = step.into_int_value();
+        let latch;
+        let exits_from_latch = !cannot_overflow(hi.into_int_value(), step_int, signed);
+        let next = if !exits_from_latch {
+            // Constant bounds: the back edge is unconditional (a constant
+            // `br i1 false` would be folded, and its loop metadata lost).
+            let next = b.build_int_add(ivv, step_int, "iv.next")?;
+            latch = self.current_block()?;
+            let back = b.build_unconditional_branch(header)?;
+            crate::unroll::disable_unrolling(self.ctx, back);
+            next.into()
         } else {
-            "llvm.uadd.with.overflow"
+            let name = if signed {
+                "llvm.sadd.with.overflow"
+            } else {
+                "llvm.uadd.with.overflow"
+            };
+            let add = self.intrinsic(name, &[ivv.get_type().into()])?;
+            let sum = b
+                .build_call(add, &[ivv.into(), step_int.into()], "next")?
+                .try_as_basic_value()
+                .basic()
+                .ok_or_else(|| EmitError::internal("add.with.overflow"))?
+                .into_struct_value();
+            let next = b.build_extract_value(sum, 0, "iv.next")?;
+            let overflow = b.build_extract_value(sum, 1, "overflow")?.into_int_value();
+            latch = self.current_block()?;
+            let back = b.build_conditional_branch(overflow, exit, header)?;
+            crate::unroll::disable_unrolling(self.ctx, back);
+            next
         };
-        let add = self.intrinsic(name, &[ivv.get_type().into()])?;
-        let sum = b
-            .build_call(add, &[ivv.into(), step.into_int_value().into()], "next")?
-            .try_as_basic_value()
-            .basic()
-            .ok_or_else(|| EmitError::internal("add.with.overflow"))?
-            .into_struct_value();
-        let next = b.build_extract_value(sum, 0, "iv.next")?;
-        let overflow = b.build_extract_value(sum, 1, "overflow")?.into_int_value();
-        let latch = self.current_block()?;
-        b.build_conditional_branch(overflow, exit, header)?;
         iv.add_incoming(&[(&next, latch)]);
         if yielded.len() != carried.len() {
             return Err(EmitError::internal(
@@ -137,7 +152,10 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         let mut out = Vec::new();
         for (p, v) in carried.iter().zip(&yielded) {
             let r = b.build_phi(p.as_basic_value().get_type(), "result")?;
-            r.add_incoming(&[(&p.as_basic_value(), header), (v, latch)]);
+            r.add_incoming(&[(&p.as_basic_value(), header)]);
+            if exits_from_latch {
+                r.add_incoming(&[(v, latch)]);
+            }
             out.push(r.as_basic_value());
         }
         Ok(out)
@@ -177,5 +195,29 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             out.push(phi.as_basic_value());
         }
         Ok(out)
+    }
+}
+
+/// Whether `iv + step` cannot overflow for any `iv < hi`: both constants,
+/// and `hi + step` fits the type.
+fn cannot_overflow(hi: IntValue<'_>, step: IntValue<'_>, signed: bool) -> bool {
+    let bits = hi.get_type().get_bit_width();
+    let (Some(hi), Some(step)) = (constant(hi, signed), constant(step, signed)) else {
+        return false;
+    };
+    let max = if signed {
+        (1i128 << (bits - 1)) - 1
+    } else {
+        (1i128 << bits) - 1
+    };
+    hi + step <= max
+}
+
+/// The value of a constant integer, read as signed or unsigned.
+fn constant(v: IntValue<'_>, signed: bool) -> Option<i128> {
+    if signed {
+        v.get_sign_extended_constant().map(i128::from)
+    } else {
+        v.get_zero_extended_constant().map(i128::from)
     }
 }

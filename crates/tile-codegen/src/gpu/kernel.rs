@@ -8,10 +8,10 @@ use crate::scalar::Nans;
 use crate::EmitError;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType};
-use inkwell::values::{BasicValueEnum, FunctionValue, GlobalValue, IntValue, PointerValue};
+use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
 use std::collections::HashSet;
-use tile_abi::FaultCode;
+use tile_abi::{FaultCode, ImageKind};
 use tile_ir::DType;
 use tile_thread::program::{CheckKind, Op, ParamKind, Program, Reg, Region, ThreadOpKind};
 
@@ -34,13 +34,64 @@ pub(super) struct Kernel<'p, 'ctx> {
     pub(super) function: FunctionValue<'ctx>,
     pub(super) regs: Vec<Option<BasicValueEnum<'ctx>>>,
     pub(super) params: Vec<ParamArgs<'ctx>>,
-    pub(super) shared: Vec<GlobalValue<'ctx>>,
+    /// The start of each shared allocation.
+    pub(super) shared: Vec<PointerValue<'ctx>>,
     pub(super) status: PointerValue<'ctx>,
     pub(super) thread: IntValue<'ctx>,
     pub(super) checks: Vec<String>,
 }
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
+    /// The start of each of `program`'s shared allocations: one internal
+    /// global each, 16-byte aligned; or, for an NVIDIA kernel needing more
+    /// than it may declare statically, consecutive 16-byte aligned places
+    /// in its one dynamic array (`tile_abi::image`).
+    fn shared_allocations(&self, program: &Program) -> Result<Vec<PointerValue<'ctx>>, EmitError> {
+        let space = AddressSpace::from(self.gpu.shared_space());
+        let bytes = shared_bytes(program);
+        if self.dynamic_shared(bytes) > 0 {
+            let i8t = self.ctx.i8_type();
+            let array = self.module.add_global(
+                i8t.array_type(0),
+                Some(space),
+                tile_abi::image::DYNAMIC_SHARED_SYMBOL,
+            );
+            array.set_linkage(inkwell::module::Linkage::External);
+            array.set_alignment(16);
+            let mut offset = 0u64;
+            let mut starts = Vec::new();
+            for (_, alloc) in program.shared.iter() {
+                let at = self.ctx.i64_type().const_int(offset, false);
+                // SAFETY (of the generated code): the offsets stay inside
+                // the `bytes` the launch passes as dynamic shared memory.
+                starts.push(unsafe { array.as_pointer_value().const_gep(i8t, &[at]) });
+                offset += padded_bytes(alloc.len * alloc.dtype.size_bytes()) as u64;
+            }
+            return Ok(starts);
+        }
+        let mut starts = Vec::new();
+        for (i, alloc) in program.shared.iter() {
+            let ty = self.mem_type(alloc.dtype).array_type(alloc.len as u32);
+            let g = self
+                .module
+                .add_global(ty, Some(space), &format!("shared{}", i.index()));
+            g.set_initializer(&ty.get_undef());
+            g.set_linkage(inkwell::module::Linkage::Internal);
+            g.set_alignment(16);
+            starts.push(g.as_pointer_value());
+        }
+        Ok(starts)
+    }
+
+    /// The dynamic shared memory of a kernel needing `bytes` on this
+    /// target (0: it declares them).
+    pub(super) fn dynamic_shared(&self, bytes: usize) -> usize {
+        match self.gpu {
+            super::GpuTarget::Nvptx(_) => ImageKind::Ptx.dynamic_shared_bytes(bytes),
+            super::GpuTarget::Amdgpu(_) => 0,
+        }
+    }
+
     /// Emits the kernel of `program`; returns its bounds checks in order.
     pub(crate) fn kernel(&self, program: &Program) -> Result<Vec<String>, EmitError> {
         let global = AddressSpace::from(self.gpu.global_space());
@@ -130,18 +181,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         status.set_name("status");
         function.add_attribute(AttributeLoc::Param(next), noalias);
 
-        let shared_space = AddressSpace::from(self.gpu.shared_space());
-        let mut shared = Vec::new();
-        for (i, alloc) in program.shared.iter() {
-            let ty = self.mem_type(alloc.dtype).array_type(alloc.len as u32);
-            let g = self
-                .module
-                .add_global(ty, Some(shared_space), &format!("shared{}", i.index()));
-            g.set_initializer(&ty.get_undef());
-            g.set_linkage(inkwell::module::Linkage::Internal);
-            g.set_alignment(16);
-            shared.push(g);
-        }
+        let shared = self.shared_allocations(program)?;
         let thread = self.thread_id()?;
         let mut k = Kernel {
             program,
@@ -366,4 +406,19 @@ fn written_params(program: &Program) -> HashSet<usize> {
             _ => None,
         })
         .collect()
+}
+
+/// The bytes of `program`'s shared allocations, each padded to 16 bytes:
+/// what a block needs.
+pub fn shared_bytes(program: &Program) -> usize {
+    program
+        .shared
+        .iter()
+        .map(|(_, a)| padded_bytes(a.len * a.dtype.size_bytes()))
+        .sum()
+}
+
+/// `bytes` rounded up to whole 16-byte units (each allocation's alignment).
+fn padded_bytes(bytes: usize) -> usize {
+    bytes.next_multiple_of(16)
 }

@@ -74,7 +74,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         dtype: DType,
         index: IntValue<'ctx>,
     ) -> Result<PointerValue<'ctx>, EmitError> {
-        let g = k
+        let start = *k
             .shared
             .get(alloc)
             .ok_or_else(|| EmitError::internal("shared allocation"))?;
@@ -82,7 +82,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         // lowering's layouts, inside the allocation (the emulator checks).
         Ok(unsafe {
             self.b
-                .build_gep(self.mem_type(dtype), g.as_pointer_value(), &[index], "sat")?
+                .build_gep(self.mem_type(dtype), start, &[index], "sat")?
         })
     }
 

@@ -1,5 +1,6 @@
 //! Tensor-core steps: `mma` of the thread-level program as LLVM 19's NVPTX
-//! intrinsics (`../shared/reference/tensor-cores.md`, A1):
+//! intrinsics (`../shared/reference/tensor-cores.md`, A1; AMD's WMMA and
+//! MFMA, A4, in `amd_matrix`):
 //!
 //! * f16: `llvm.nvvm.mma.m16n8k16.row.col.f32.f32` on `<2 x half>` pairs
 //!   (the `.f32.f16` intrinsic is another instruction: C in f16);
@@ -16,7 +17,7 @@ use super::{GpuEmitter, GpuTarget};
 use crate::EmitError;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue};
-use tile_abi::mma::MmaFamily;
+use tile_abi::mma::{Fragment, MmaFamily};
 use tile_thread::program::{LdMatrix, MmaKind};
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
@@ -27,8 +28,8 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         kind: MmaKind,
         x: &[BasicValueEnum<'ctx>],
     ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
-        if kind.family() == MmaFamily::Wmma {
-            return self.wmma(kind, x);
+        if kind.family() != MmaFamily::MmaSync {
+            return self.amd_matrix(kind, x);
         }
         self.require_nvptx(&format!("mma.{}", kind.name()))?;
         let (a, rest) = x.split_at(8.min(x.len()));
@@ -46,8 +47,10 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 "llvm.nvvm.mma.m16n8k16.row.col.bf16",
                 self.ctx.i32_type().into(),
             ),
-            MmaKind::WmmaF16M16N16K16 | MmaKind::WmmaBf16M16N16K16 => {
-                return Err(EmitError::internal("WMMA is not mma.sync"))
+            _ => {
+                return Err(EmitError::internal(
+                    "an AMD matrix instruction is not mma.sync",
+                ))
             }
         };
         let mut values: Vec<BasicValueEnum> = Vec::with_capacity(10);
@@ -75,21 +78,39 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             .collect()
     }
 
-    /// RDNA3's `D = A·B + C` in wave32 (`llvm.amdgcn.wmma.f32.16x16x16.
-    /// {f16,bf16}`): the lane's 16 A and 16 B elements as `<16 x half>`
-    /// (`<16 x i16>` for bf16), its 8 accumulators as `<8 x float>`.
-    fn wmma(
+    /// AMD's `D = A·B + C`: RDNA3's WMMA in wave32
+    /// (`llvm.amdgcn.wmma.f32.16x16x16.{f16,bf16}`, the lane's 16 A and 16
+    /// B elements as `<16 x half>` or `<16 x i16>`, its 8 accumulators as
+    /// `<8 x float>`) or CDNA's MFMA in wave64
+    /// (`llvm.amdgcn.mfma.f32.{32x32x8,16x16x16}{f16,bf16.1k}`, 4 A and 4 B
+    /// elements as `<4 x half>` or `<4 x i16>`, 16 or 4 accumulators, the
+    /// broadcast controls `cbsz`, `abid`, `blgp` 0).
+    fn amd_matrix(
         &self,
         kind: MmaKind,
         x: &[BasicValueEnum<'ctx>],
     ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
-        if !matches!(self.gpu, GpuTarget::Amdgpu(gfx) if gfx.is_rdna3()) {
-            return Err(EmitError::Unsupported {
-                what: format!("`mma.{}` outside RDNA3", kind.name()),
-            });
+        let (family, name) = (kind.family(), kind.name());
+        match (family, self.gpu) {
+            (MmaFamily::Wmma, GpuTarget::Amdgpu(gfx)) if gfx.is_rdna3() => {}
+            (MmaFamily::Mfma, GpuTarget::Amdgpu(gfx)) if gfx.is_cdna() => {}
+            (MmaFamily::Wmma, _) => {
+                return Err(EmitError::Unsupported {
+                    what: format!("`mma.{name}` outside RDNA3"),
+                })
+            }
+            _ => {
+                return Err(EmitError::Unsupported {
+                    what: format!("`mma.{name}` outside CDNA (gfx90a, gfx942)"),
+                })
+            }
         }
-        if x.len() != 16 + 16 + 8 {
-            return Err(EmitError::internal("wmma takes 16 + 16 + 8 operands"));
+        let na = kind.elements(Fragment::A);
+        let nc = kind.elements(Fragment::C);
+        if x.len() != 2 * na + nc {
+            return Err(EmitError::Internal(format!(
+                "`mma.{name}` takes {na} + {na} + {nc} operands"
+            )));
         }
         let bf16 = kind.operand_dtype() == tile_ir::DType::BF16;
         let element: BasicTypeEnum = if bf16 {
@@ -111,23 +132,33 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             }
             Ok(v)
         };
-        let a = vector(&x[..16], element)?;
-        let b = vector(&x[16..32], element)?;
-        let c = vector(&x[32..], self.ctx.f32_type().into())?;
-        let name = if bf16 {
-            "llvm.amdgcn.wmma.f32.16x16x16.bf16"
+        let a = vector(&x[..na], element)?;
+        let b = vector(&x[na..2 * na], element)?;
+        let c = vector(&x[2 * na..], self.ctx.f32_type().into())?;
+        let mut args: Vec<BasicMetadataValueEnum> = vec![a.into(), b.into(), c.into()];
+        let f = if family == MmaFamily::Wmma {
+            let name = if bf16 {
+                "llvm.amdgcn.wmma.f32.16x16x16.bf16"
+            } else {
+                "llvm.amdgcn.wmma.f32.16x16x16.f16"
+            };
+            self.intrinsic(name, &[c.get_type().into(), a.get_type().into()])?
         } else {
-            "llvm.amdgcn.wmma.f32.16x16x16.f16"
+            let (m, n, k) = kind.shape();
+            let operands = if bf16 { "bf16.1k" } else { "f16" };
+            let name = format!("llvm.amdgcn.mfma.f32.{m}x{n}x{k}{operands}");
+            let zero: BasicMetadataValueEnum = self.ctx.i32_type().const_zero().into();
+            args.extend([zero; 3]);
+            self.intrinsic(&name, &[])?
         };
-        let f = self.intrinsic(name, &[c.get_type().into(), a.get_type().into()])?;
         let d = self
             .b
-            .build_call(f, &[a.into(), b.into(), c.into()], "wmma")?
+            .build_call(f, &args, "amd_mma")?
             .try_as_basic_value()
             .basic()
-            .ok_or_else(|| EmitError::internal("wmma returned nothing"))?
+            .ok_or_else(|| EmitError::internal("a matrix instruction returned nothing"))?
             .into_vector_value();
-        (0..8u64)
+        (0..nc as u64)
             .map(|i| {
                 let at = self.ctx.i32_type().const_int(i, false);
                 Ok(self.b.build_extract_element(d, at, "d")?)

@@ -25,6 +25,7 @@ mod mma;
 mod shuffle;
 
 pub use intrinsics::GpuTarget;
+pub use kernel::shared_bytes;
 
 use crate::diagnostics::Diagnostics;
 use crate::module;
@@ -52,6 +53,9 @@ pub struct GpuModule {
     /// The tile-IR ops of the program's bounds checks, in the order of the
     /// status record's `check` field.
     pub bounds_checks: Vec<String>,
+    /// The bytes of dynamic shared memory the kernel expects (0: its shared
+    /// memory is declared statically; `tile_abi::image`).
+    pub dynamic_shared_bytes: usize,
 }
 
 /// The output of [`emit`] for one target.
@@ -143,6 +147,7 @@ fn build(
         gpu,
     };
     let bounds_checks = emitter.kernel(program)?;
+    let dynamic_shared_bytes = emitter.dynamic_shared(shared_bytes(program));
     let text = module::finish(&module, &machine, &program.name, options.opt_level)?;
     let (assembly, object) = match (gpu, code) {
         // The module itself, never a copy: see above.
@@ -168,6 +173,7 @@ fn build(
         llvm_ir: text.llvm_ir,
         llvm_ir_opt: text.llvm_ir_opt,
         bounds_checks,
+        dynamic_shared_bytes,
     };
     Ok(Built {
         module,

@@ -1,7 +1,7 @@
 //! `dot a[M, K] · b[K, N] + c[M, N]` in the interpreter's order: for each
 //! `(m, n)`, `acc = c[m, n]` then `acc = fma(a[m, k], b[k, n], acc)` for `k`
 //! ascending, operands widened exactly to the accumulator dtype (i8: `acc +
-//! a · b` wrapping in i32).
+//! a · b` wrapping in i32), or for precision `tf32` rounded to TF32.
 //!
 //! Operands of a narrower dtype are widened once into frame tiles. Then a
 //! register-blocked micro-kernel computes the result in blocks of [`ROWS`]
@@ -20,7 +20,7 @@ use super::frame::TileRef;
 use super::kernel::{HostKernel, HostValue};
 use inkwell::types::{BasicTypeEnum, VectorType};
 use inkwell::values::{BasicValue, BasicValueEnum, IntValue, VectorValue};
-use tile_ir::{DType, OpId};
+use tile_ir::{DType, DotPrecision, OpId, OpKind};
 
 /// The rows of one block of the micro-kernel.
 const ROWS: usize = 4;
@@ -51,8 +51,17 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
         let acc = c.dtype;
         let out = self.place_of(self.result(id)?)?;
         self.copy(&out, &c)?;
-        let a = self.widened(a, acc)?;
-        let b = self.widened(b, acc)?;
+        let tf32 = matches!(
+            self.func.op(id).kind,
+            OpKind::Dot {
+                precision: DotPrecision::Tf32
+            }
+        );
+        let (a, b) = if tf32 {
+            (self.rounded_tf32(a)?, self.rounded_tf32(b)?)
+        } else {
+            (self.widened(a, acc)?, self.widened(b, acc)?)
+        };
         let d = Dot { a, b, out, k, n };
         let lanes = (VECTOR_BITS / acc.bits()) as usize;
         let whole_rows = m / ROWS * ROWS;
@@ -76,6 +85,19 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             })?;
         }
         self.define_result(id, HostValue::Tile(d.out))
+    }
+
+    /// A new tile of `t`'s `f32` elements rounded to TF32: the operands of
+    /// a `tf32` dot.
+    fn rounded_tf32(&mut self, t: TileRef) -> Result<TileRef, HostError> {
+        let rounded = self.place(&t.shape, DType::F32);
+        let n = self.i64(t.numel() as i64);
+        self.counted(n, &mut |l, i| {
+            let v = l.get(&t, i)?.into_float_value();
+            let v = l.e.round_tf32(v)?;
+            l.set(&rounded, i, v.into())
+        })?;
+        Ok(rounded)
     }
 
     /// `t` itself if it has `dtype`, else a new tile of its elements cast

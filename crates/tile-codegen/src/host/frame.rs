@@ -11,7 +11,7 @@
 use super::alias::Memory;
 use super::error::HostError;
 use super::kernel::HostKernel;
-use super::unroll;
+use crate::unroll;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValue, BasicValueEnum, InstructionValue, IntValue, PointerValue};
 use inkwell::IntPredicate;

@@ -82,7 +82,6 @@ mod prefetch;
 mod reduce;
 mod stream;
 mod transpose;
-mod unroll;
 
 pub use compile::{compile, HostImage};
 pub use error::HostError;

@@ -12,6 +12,7 @@
 //!   thread.txt                            the thread-level program (GPU targets)
 //!   thread.mma_sync.txt                   the same with `mma.sync` (sm_80 and later)
 //!   thread.wmma.txt                       the same with WMMA (gfx1100)
+//!   thread.mfma.txt                       the same with MFMA (gfx90a, gfx942)
 //!   <sm_*>.ll, .opt.ll, .ptx, .ptxas.txt  LLVM IR before and after LLVM's pipeline,
 //!                                         PTX and `ptxas -v`'s resource usage
 //!   <gfx*>.ll, .opt.ll, .s                LLVM IR and AMDGPU assembly
@@ -67,6 +68,10 @@ pub struct Options {
     pub num_warps: u32,
     /// What changes the code LLVM produces.
     pub codegen: CodegenOptions,
+    /// The stages of software-pipelined loops on targets with `cp.async`
+    /// (`#[tile_kernel(num_stages = n)]`); `None`: the most up to
+    /// [`DEFAULT_STAGES`] whose shared memory fits each target.
+    pub num_stages: Option<u32>,
     /// `TILE_DUMP`: the directory every stage is written under.
     pub dump_dir: Option<PathBuf>,
     /// The kernel cache, if any.
@@ -77,6 +82,11 @@ pub struct Options {
     pub max_threads: Option<NonZeroUsize>,
 }
 
+/// The stages of a software-pipelined loop when the kernel does not say
+/// (on targets with `cp.async`; fewer where the shared memory of three
+/// does not fit).
+pub const DEFAULT_STAGES: u32 = 3;
+
 /// One compiled image.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Image {
@@ -86,6 +96,9 @@ pub struct Image {
     pub target: Target,
     /// The bytes (PTX as UTF-8 text).
     pub bytes: Vec<u8>,
+    /// The shared memory a block of this image needs, in bytes (0 for
+    /// host code).
+    pub shared_memory_bytes: usize,
 }
 
 /// A specialization compiled for its targets.
@@ -96,8 +109,6 @@ pub struct Compiled {
     /// The tile-IR ops of the GPU images' bounds checks, in the order their
     /// status records name them.
     pub bounds_checks: Vec<String>,
-    /// Shared memory per block on a GPU, in bytes (0 without GPU targets).
-    pub shared_memory_bytes: usize,
     /// The host images' checks, in the order their status records name
     /// them.
     pub host_checks: Vec<HostCheck>,
@@ -163,7 +174,7 @@ pub enum PipelineError {
         error: Box<HostError>,
     },
     /// A block needs more shared memory than the target has.
-    #[error("kernel `{kernel}` ({label}) needs {bytes} bytes of shared memory per block, more than the {limit} of {target}; use smaller tiles")]
+    #[error("kernel `{kernel}` ({label}) needs {bytes} bytes of shared memory per block, more than the {limit} of {target}; use smaller tiles or fewer `num_stages`")]
     SharedMemory {
         /// The kernel.
         kernel: String,
@@ -231,6 +242,7 @@ pub fn compile(
         target,
         num_warps: options.num_warps,
         codegen: &options.codegen,
+        num_stages: options.num_stages,
         dumps: dump.is_on(),
     });
     let mut outputs = cached.look_up(&mut compiled);
@@ -269,8 +281,6 @@ pub fn compile(
     }
     for output in outputs.into_iter().flatten() {
         if output.image.target.is_gpu() {
-            compiled.shared_memory_bytes =
-                compiled.shared_memory_bytes.max(output.shared_memory_bytes);
             compiled.bounds_checks = output.bounds_checks;
         } else {
             compiled.host_checks = output.host_checks;
@@ -305,24 +315,80 @@ pub fn emulate(
         target,
         error: Box::new(error),
     };
-    let program = lower_for(func, label, options.num_warps, target.tensor_cores())?;
+    let (program, _) = Programs::default().for_target(func, label, options, target)?;
+    let bytes = gpu::shared_bytes(&program);
     let out = gpu::emit(&program, target, &options.codegen).map_err(failed)?;
     let emulation = emulation::compile(&out.module).map_err(failed)?;
     Ok(Emulated {
-        device: gpu_image(out),
+        device: gpu_image(out, bytes),
         emulation,
     })
 }
 
-/// The thread-level program of `func` for `num_warps` warps and
-/// `tensor_cores`.
+/// The thread-level programs of one specialization, by tensor cores and
+/// stages, lowered once each.
+#[derive(Default)]
+struct Programs {
+    lowered: Vec<((TensorCores, u32), Program)>,
+}
+
+impl Programs {
+    /// The program for the GPU `target` and its stages: `options.num_stages`
+    /// on a target with `cp.async` (1 elsewhere), or when the kernel does
+    /// not say, the most up to [`DEFAULT_STAGES`] whose shared memory fits
+    /// the target (a requested count that does not fit fails later, at the
+    /// shared-memory check, with the figures).
+    fn for_target(
+        &mut self,
+        func: &Function,
+        label: &str,
+        options: &Options,
+        target: Target,
+    ) -> Result<(Program, u32), PipelineError> {
+        let cores = target.tensor_cores();
+        let most = match (cores, options.num_stages) {
+            (TensorCores::MmaSync, Some(n)) => n.max(1),
+            (TensorCores::MmaSync, None) => DEFAULT_STAGES,
+            _ => 1,
+        };
+        let mut stages = most;
+        loop {
+            let program = self.lowered(func, label, options.num_warps, (cores, stages))?;
+            let fits = gpu::shared_bytes(&program) <= resources::shared_memory_limit(target);
+            if fits || stages == 1 || options.num_stages.is_some() {
+                return Ok((program, stages));
+            }
+            stages -= 1;
+        }
+    }
+
+    fn lowered(
+        &mut self,
+        func: &Function,
+        label: &str,
+        num_warps: u32,
+        key: (TensorCores, u32),
+    ) -> Result<Program, PipelineError> {
+        if let Some((_, program)) = self.lowered.iter().find(|(k, _)| *k == key) {
+            return Ok(program.clone());
+        }
+        let program = lower_for(func, label, num_warps, key)?;
+        self.lowered.push((key, program.clone()));
+        Ok(program)
+    }
+}
+
+/// The thread-level program of `func` for `num_warps` warps, with
+/// `tensor_cores` and `stages` stages of software pipelining.
 pub fn lower_for(
     func: &Function,
     label: &str,
     num_warps: u32,
-    tensor_cores: TensorCores,
+    (tensor_cores, stages): (TensorCores, u32),
 ) -> Result<Program, PipelineError> {
-    let options = LowerOptions::warps(num_warps).with_tensor_cores(tensor_cores);
+    let options = LowerOptions::warps(num_warps)
+        .with_tensor_cores(tensor_cores)
+        .with_stages(stages);
     lower::lower(func, &options).map_err(|error| PipelineError::Lower {
         kernel: func.name.clone(),
         label: label.to_string(),

@@ -1,7 +1,7 @@
 //! What compiling a specialization for one target gives, and its form as a
 //! kernel-cache payload.
 //!
-//! The payload is the image's kind and bytes, the shared memory of a block,
+//! The payload is the image's bytes and the shared memory of its blocks,
 //! the GPU bounds checks, the host checks, and the dump files, each as a
 //! length and bytes (integers little-endian). Decoding checks every length
 //! against what is left, the image's kind against the target's, and that
@@ -16,10 +16,8 @@ use tile_abi::{HostCheck, ImageKind};
 /// One target's output of a specialization.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct TargetOutput {
-    /// The image the kernel embeds.
+    /// The image the kernel embeds, with the shared memory of its blocks.
     pub image: Image,
-    /// Shared memory per block of the GPU program (0 for the host).
-    pub shared_memory_bytes: usize,
     /// The GPU image's bounds checks, in the order its status records name
     /// them (empty for the host).
     pub bounds_checks: Vec<String>,
@@ -43,7 +41,7 @@ impl TargetOutput {
     pub(crate) fn encode(&self) -> Vec<u8> {
         let mut out = Writer(Vec::new());
         out.bytes(&self.image.bytes);
-        out.u64(self.shared_memory_bytes as u64);
+        out.u64(self.image.shared_memory_bytes as u64);
         out.u64(self.bounds_checks.len() as u64);
         for check in &self.bounds_checks {
             out.bytes(check.as_bytes());
@@ -64,13 +62,15 @@ impl TargetOutput {
     /// The output for `target` that `payload` holds, or why it holds none.
     pub(crate) fn decode(payload: &[u8], target: Target) -> Result<TargetOutput, String> {
         let mut input = Reader(payload);
+        let bytes = input.bytes()?.to_vec();
+        let shared_memory_bytes = usize::try_from(input.u64()?)
+            .map_err(|_| "a shared memory size beyond usize".to_string())?;
         let image = Image {
             kind: image_kind(target),
             target,
-            bytes: input.bytes()?.to_vec(),
+            bytes,
+            shared_memory_bytes,
         };
-        let shared_memory_bytes = usize::try_from(input.u64()?)
-            .map_err(|_| "a shared memory size beyond usize".to_string())?;
         let bounds_checks = (0..input.count()?)
             .map(|_| input.text().map(str::to_string))
             .collect::<Result<_, _>>()?;
@@ -98,7 +98,6 @@ impl TargetOutput {
         }
         Ok(TargetOutput {
             image,
-            shared_memory_bytes,
             bounds_checks,
             host_checks,
             dumps,
@@ -169,8 +168,8 @@ mod tests {
                 kind: ImageKind::Hsaco,
                 target,
                 bytes: vec![0x7f, b'E', b'L', b'F', 0, 1],
+                shared_memory_bytes: 4096,
             },
-            shared_memory_bytes: 4096,
             bounds_checks: vec!["%3 = load_masked %1[%2]".into(), "%5 = store".into()],
             host_checks: Vec::new(),
             dumps: vec![
@@ -191,8 +190,8 @@ mod tests {
                 kind: ImageKind::Host,
                 target,
                 bytes: vec![1, 2, 3],
+                shared_memory_bytes: 0,
             },
-            shared_memory_bytes: 0,
             bounds_checks: Vec::new(),
             host_checks: vec![HostCheck {
                 op: Cow::Borrowed("%4 = load %1[%2]"),

@@ -1,11 +1,12 @@
 //! One target's output of a specialization: the thread-level programs the
-//! GPU targets share (lowered once per set of tensor cores), then each
+//! GPU targets share (lowered once per set of tensor cores and stages,
+//! [`Programs`]), then each
 //! target compiled on its own ([`Compilation::compile_missing`] runs them
 //! concurrently, `parallel.rs`), with its resource checks and dump files.
 
-use super::dump::{self, Dump, DumpFile};
+use super::dump::{self, Dump};
 use super::output::TargetOutput;
-use super::{lower_for, parallel, resources, Image, Options, PipelineError};
+use super::{lower_for, parallel, resources, Image, Options, PipelineError, Programs};
 use crate::gpu::{self, Emitted};
 use crate::host;
 use crate::target::Target;
@@ -14,10 +15,6 @@ use tile_abi::{HostIsa, ImageKind};
 use tile_ir::Function;
 use tile_thread::lower::{self, LowerOptions, TensorCores};
 use tile_thread::Program;
-
-/// A thread-level program for one set of tensor cores, and the shared
-/// memory of a block.
-pub(super) type Lowered = (TensorCores, Program, usize);
 
 /// A specialization being compiled: its optimized tile IR, label, options,
 /// dump and targets (the GPU targets first).
@@ -35,56 +32,79 @@ pub(super) struct Compilation<'a> {
 }
 
 impl Compilation<'_> {
-    /// The thread-level programs the GPU targets among `missing` (indices
-    /// into the targets) need, one per set of tensor cores, each dumped;
-    /// with a dump, also the portable program (`thread.txt`), or when there
-    /// is no GPU target at all, why the kernel cannot be lowered for one.
-    pub(super) fn lower_missing(&self, missing: &[usize]) -> Result<Vec<Lowered>, PipelineError> {
-        let (func, label, warps) = (self.func, self.label, self.options.num_warps);
-        let mut programs: Vec<Lowered> = Vec::new();
-        for target in missing.iter().map(|&i| self.targets[i]) {
-            let cores = target.tensor_cores();
-            if !target.is_gpu() || programs.iter().any(|(c, _, _)| *c == cores) {
-                continue;
-            }
-            let program = lower_for(func, label, warps, cores)?;
-            self.dump.text(&thread_file(cores), &program.to_string())?;
-            let bytes = program
-                .shared
-                .iter()
-                .map(|(_, a)| a.len * a.dtype.size_bytes())
-                .sum();
-            programs.push((cores, program, bytes));
+    /// The thread-level program of each GPU target among `missing`
+    /// (indices into the targets; `None` for the others), lowered once per
+    /// set of tensor cores and stages. With a dump, every GPU target's
+    /// program is dumped (hits too: lowering costs little beside LLVM), and
+    /// the portable one (`thread.txt`), or when there is no GPU target at
+    /// all, why the kernel cannot be lowered for one.
+    pub(super) fn lower_missing(
+        &self,
+        missing: &[usize],
+    ) -> Result<Vec<Option<Program>>, PipelineError> {
+        let (func, label, options) = (self.func, self.label, self.options);
+        let mut programs = Programs::default();
+        if self.dump.is_on() {
+            self.dump_programs(&mut programs)?;
         }
-        let portable_target = self
+        let mut lowered = vec![None; self.targets.len()];
+        for &i in missing {
+            if self.targets[i].is_gpu() {
+                let (program, _) = programs.for_target(func, label, options, self.targets[i])?;
+                lowered[i] = Some(program);
+            }
+        }
+        Ok(lowered)
+    }
+
+    /// Dumps the program of every GPU target, one file per set of tensor
+    /// cores and stages (a second stage count for the same cores, on a
+    /// target with less shared memory, gets a file of its own), and the
+    /// portable program.
+    fn dump_programs(&self, programs: &mut Programs) -> Result<(), PipelineError> {
+        let (func, label, warps) = (self.func, self.label, self.options.num_warps);
+        let gpus: Vec<Target> = self
             .targets
             .iter()
-            .any(|t| t.is_gpu() && t.tensor_cores() == TensorCores::None);
-        if !self.dump.is_on() || portable_target {
-            return Ok(programs);
+            .copied()
+            .filter(Target::is_gpu)
+            .collect();
+        let mut dumped: Vec<(TensorCores, u32)> = Vec::new();
+        for &target in &gpus {
+            let (program, stages) = programs.for_target(func, label, self.options, target)?;
+            let cores = target.tensor_cores();
+            if dumped.contains(&(cores, stages)) {
+                continue;
+            }
+            let name = if dumped.iter().any(|(c, _)| *c == cores) {
+                format!("thread.{}.{stages}-stages.txt", cores_name(cores))
+            } else {
+                thread_file(cores)
+            };
+            self.dump.text(&name, &program.to_string())?;
+            dumped.push((cores, stages));
         }
-        // `thread.txt` is always the portable program, even when every
-        // target has tensor cores, and says why there is none when lowering
-        // fails without GPU targets.
-        let portable = if self.targets.iter().any(Target::is_gpu) {
-            lower_for(func, label, warps, TensorCores::None)?.to_string()
-        } else {
+        let portable = if gpus.is_empty() {
             match lower::lower(func, &LowerOptions::warps(warps)) {
                 Ok(program) => program.to_string(),
                 Err(e) => format!("the GPU lowering failed: {e}\n"),
             }
+        } else if gpus.iter().all(|t| t.tensor_cores() != TensorCores::None) {
+            lower_for(func, label, warps, (TensorCores::None, 1))?.to_string()
+        } else {
+            return Ok(());
         };
-        self.dump.text(&thread_file(TensorCores::None), &portable)?;
-        Ok(programs)
+        self.dump.text(&thread_file(TensorCores::None), &portable)
     }
 
-    /// Compiles the targets that `missing` indexes, from `programs`,
-    /// concurrently, the slowest back ends first (so that they do not
-    /// finish last alone); the results come back in the order of `missing`.
+    /// Compiles the targets that `missing` indexes, the GPU targets from
+    /// their `programs`, concurrently, the slowest back ends first (so that
+    /// they do not finish last alone); the results come back in the order of
+    /// `missing`.
     pub(super) fn compile_missing(
         &self,
         missing: &[usize],
-        programs: &[Lowered],
+        programs: &[Option<Program>],
     ) -> Vec<(usize, Result<TargetOutput, PipelineError>)> {
         let mut order = missing.to_vec();
         order.sort_by_key(|&i| match self.targets[i] {
@@ -94,16 +114,11 @@ impl Compilation<'_> {
         });
         let max_threads = self.options.max_threads.unwrap_or(NonZeroUsize::MAX);
         let built = parallel::run(order.len(), max_threads, |job| {
-            let target = self.targets[order[job]];
-            match target {
-                Target::Host(isa) => self.compile_host(isa),
-                _ => {
-                    let lowered = programs
-                        .iter()
-                        .find(|(c, _, _)| *c == target.tensor_cores())
-                        .expect("every GPU target that is compiled has its program");
-                    self.compile_gpu(target, lowered)
-                }
+            let i = order[job];
+            match (self.targets[i], &programs[i]) {
+                (Target::Host(isa), _) => self.compile_host(isa),
+                (target, Some(program)) => self.compile_gpu(target, program),
+                (target, None) => unreachable!("{target} is compiled without its program"),
             }
         });
         let mut results: Vec<_> = order.into_iter().zip(built).collect();
@@ -116,10 +131,11 @@ impl Compilation<'_> {
     fn compile_gpu(
         &self,
         target: Target,
-        (cores, program, bytes): &Lowered,
+        program: &Program,
     ) -> Result<TargetOutput, PipelineError> {
         let (func, label) = (self.func, self.label);
-        resources::check_shared_memory(&func.name, label, target, *bytes)?;
+        let bytes = gpu::shared_bytes(program);
+        resources::check_shared_memory(&func.name, label, target, bytes)?;
         let out = gpu::emit(program, target, &self.options.codegen).map_err(|error| {
             PipelineError::Gpu {
                 kernel: func.name.clone(),
@@ -128,18 +144,17 @@ impl Compilation<'_> {
                 error: Box::new(error),
             }
         })?;
-        let mut files: Vec<DumpFile> = Vec::new();
-        if self.dump.is_on() {
-            files.push((thread_file(*cores), program.to_string().into_bytes()));
-            files.extend(dump::gpu_files(&out)?);
-        }
+        let files = if self.dump.is_on() {
+            dump::gpu_files(&out)?
+        } else {
+            Vec::new()
+        };
         if let Target::Amdgpu(gfx) = target {
             resources::check_amdgpu_registers(&func.name, label, gfx, &out.assembly)?;
         }
         Ok(TargetOutput {
             bounds_checks: out.module.bounds_checks.clone(),
-            image: gpu_image(out),
-            shared_memory_bytes: *bytes,
+            image: gpu_image(out, bytes),
             host_checks: Vec::new(),
             dumps: files,
         })
@@ -164,8 +179,8 @@ impl Compilation<'_> {
                 kind: ImageKind::Host,
                 target: Target::Host(isa),
                 bytes: image.shared_object().to_vec(),
+                shared_memory_bytes: 0,
             },
-            shared_memory_bytes: 0,
             bounds_checks: Vec::new(),
             host_checks: image.checks().to_vec(),
             dumps: files,
@@ -174,27 +189,41 @@ impl Compilation<'_> {
 }
 
 /// The `TILE_DUMP` file of the thread-level program for `tensor_cores`:
-/// `thread.txt` without, `thread.mma_sync.txt` with `mma.sync`.
+/// `thread.txt` without, `thread.mma_sync.txt` with `mma.sync`,
+/// `thread.wmma.txt` and `thread.mfma.txt` with AMD's instructions.
 fn thread_file(tensor_cores: TensorCores) -> String {
     match tensor_cores {
         TensorCores::None => "thread.txt".into(),
-        TensorCores::MmaSync => "thread.mma_sync.txt".into(),
-        TensorCores::Wmma => "thread.wmma.txt".into(),
+        cores => format!("thread.{}.txt", cores_name(cores)),
     }
 }
 
-/// The image of a GPU target's output: PTX text or the linked code object.
-pub(super) fn gpu_image(out: Emitted) -> Image {
+/// The name of a set of tensor cores in dump files.
+fn cores_name(tensor_cores: TensorCores) -> &'static str {
+    match tensor_cores {
+        TensorCores::None => "portable",
+        TensorCores::MmaSync => "mma_sync",
+        TensorCores::Wmma => "wmma",
+        TensorCores::Mfma => "mfma",
+    }
+}
+
+/// The image of a GPU target's output, PTX text or the linked code
+/// object, whose blocks need `shared_memory_bytes`.
+pub(super) fn gpu_image(out: Emitted, shared_memory_bytes: usize) -> Image {
+    let target = out.module.target;
     match out.code_object {
         Some(hsaco) => Image {
             kind: ImageKind::Hsaco,
-            target: out.module.target,
+            target,
             bytes: hsaco,
+            shared_memory_bytes,
         },
         None => Image {
             kind: ImageKind::Ptx,
-            target: out.module.target,
+            target,
             bytes: out.assembly.into_bytes(),
+            shared_memory_bytes,
         },
     }
 }

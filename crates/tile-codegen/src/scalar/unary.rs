@@ -79,9 +79,28 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                 let r = self.transcendental(op, self.to_f64(v)?)?;
                 return self.store_rounded_f64(r, dtype, nans);
             }
-            UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Not => return Err(unsupported()),
+            UnaryOp::RoundTf32 if dtype == DType::F32 => self.round_tf32(v)?,
+            UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Not | UnaryOp::RoundTf32 => {
+                return Err(unsupported())
+            }
         };
         self.store_float(r, dtype, nans)
+    }
+
+    /// An `f32` rounded to TF32 as `tile_ir::eval::round_tf32` does: half
+    /// of the dropped unit added to the bits, the 13 low bits cleared; a NaN
+    /// stays a NaN (its bits could carry into the sign).
+    pub(crate) fn round_tf32(&self, v: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
+        let b = &self.b;
+        let i32t = self.ctx.i32_type();
+        let bits = b.build_bit_cast(v, i32t, "bits")?.into_int_value();
+        let up = b.build_int_add(bits, i32t.const_int(0x1000, false), "up")?;
+        let cut = b.build_and(up, i32t.const_int(u64::from(!0x1fffu32), false), "tf32")?;
+        let rounded = b
+            .build_bit_cast(cut, v.get_type(), "rounded")?
+            .into_float_value();
+        let nan = b.build_float_compare(FloatPredicate::UNO, v, v, "nan")?;
+        Ok(b.build_select(nan, v, rounded, "round")?.into_float_value())
     }
 
     /// `neg` / `abs` on a float: flip or clear the sign bit; NaN → canonical.

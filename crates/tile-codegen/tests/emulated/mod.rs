@@ -51,7 +51,17 @@ pub fn module(
     options: &CodegenOptions,
 ) -> Result<GpuModule, Failure> {
     let lowering = LowerOptions::warps(num_warps).with_tensor_cores(target.tensor_cores());
-    let program = lower(func, &lowering).map_err(|e| Failure::Compile(e.to_string()))?;
+    lowered_module(func, target, &lowering, options)
+}
+
+/// `func`'s optimized module for `target`, lowered with `lowering`.
+pub fn lowered_module(
+    func: &Function,
+    target: Target,
+    lowering: &LowerOptions,
+    options: &CodegenOptions,
+) -> Result<GpuModule, Failure> {
+    let program = lower(func, lowering).map_err(|e| Failure::Compile(e.to_string()))?;
     emit_module(&program, target, options).map_err(|e| Failure::Compile(e.to_string()))
 }
 

@@ -8,7 +8,7 @@ use syn::{Expr, ExprCall, PathArguments};
 use tile_ir::{BinaryOp, DType, DotPrecision, Scalar, Type};
 
 /// The builtin functions, as listed in errors.
-const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, cat, select, fma, cdiv, min, max, pow";
+const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, dot_tf32, cat, select, fma, cdiv, min, max, pow";
 
 impl<'k> Translator<'k> {
     /// The arguments of a call, checking their number.
@@ -118,19 +118,20 @@ impl<'k> Translator<'k> {
                 let d = dtype.unwrap_or(DType::I32);
                 self.ir(c, |b| b.iota(&shape, d)).map(Val::Ir)
             }
-            "dot" | "dot_ieee" => {
+            "dot" | "dot_ieee" | "dot_tf32" => {
                 let a = self.argn(&args, 3, &format!("{name}(a, b, acc)"), c)?;
                 let mut v = Vec::new();
                 for x in a {
                     let val = self.expr(x)?;
                     v.push(self.data(&val, None, *x)?);
                 }
-                if name == "dot" {
-                    self.ir(c, |b| b.dot(v[0], v[1], v[2])).map(Val::Ir)
-                } else {
-                    self.ir(c, |b| b.dot_with(v[0], v[1], v[2], DotPrecision::Ieee))
-                        .map(Val::Ir)
-                }
+                let precision = match name.as_str() {
+                    "dot_ieee" => DotPrecision::Ieee,
+                    "dot_tf32" => DotPrecision::Tf32,
+                    _ => return self.ir(c, |b| b.dot(v[0], v[1], v[2])).map(Val::Ir),
+                };
+                self.ir(c, |b| b.dot_with(v[0], v[1], v[2], precision))
+                    .map(Val::Ir)
             }
             "cat" => {
                 let a = self.argn(&args, 2, "cat([a, b, ...], axis)", c)?;

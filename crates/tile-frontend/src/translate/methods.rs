@@ -11,7 +11,7 @@ use super::{Translator, Val};
 use syn::{Expr, ExprMethodCall};
 use tile_ir::{ArgKind, BinaryOp, Padding, ReduceKind, ScanKind, Type, UnaryOp, Value};
 
-const TILE_METHODS: &str = "exp, exp2, ln/log, log2, sqrt, rsqrt, sin, cos, tanh, erf, abs, floor, ceil, max(y), min(y), powf(y), cast::<T>(), sum, prod, max_along, min_along, argmax, argmin (each also `_keepdim`), cumsum, cumprod, reshape, permute, transpose, expand, broadcast_to, flip, slice, pad";
+const TILE_METHODS: &str = "exp, exp2, ln/log, log2, sqrt, rsqrt, sin, cos, tanh, erf, abs, floor, ceil, round_tf32, max(y), min(y), powf(y), cast::<T>(), sum, prod, max_along, min_along, argmax, argmin (each also `_keepdim`), cumsum, cumprod, reshape, permute, transpose, expand, broadcast_to, flip, slice, pad";
 
 fn unary_of(name: &str) -> Option<UnaryOp> {
     Some(match name {
@@ -28,6 +28,7 @@ fn unary_of(name: &str) -> Option<UnaryOp> {
         "abs" => UnaryOp::Abs,
         "floor" => UnaryOp::Floor,
         "ceil" => UnaryOp::Ceil,
+        "round_tf32" => UnaryOp::RoundTf32,
         _ => return None,
     })
 }

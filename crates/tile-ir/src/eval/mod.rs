@@ -24,7 +24,7 @@ pub use binary::{binary, fma};
 pub use cast::cast;
 pub use compare::{compare, select};
 pub use round::{canonical_nan, round_f64};
-pub use unary::unary;
+pub use unary::{round_tf32, unary};
 
 use crate::dtype::DType;
 

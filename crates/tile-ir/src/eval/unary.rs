@@ -33,10 +33,16 @@ pub fn unary(op: UnaryOp, x: Scalar) -> Result<Scalar, EvalError> {
         };
         return Ok(result);
     }
+    if op == UnaryOp::RoundTf32 {
+        return match x {
+            Scalar::F32(v) => Ok(Scalar::F32(round_tf32(v))),
+            _ => unsupported,
+        };
+    }
     let v = x.to_f64();
     let sign = 1u64 << (dtype.bits() - 1);
     let exact = match op {
-        UnaryOp::Not => return unsupported,
+        UnaryOp::Not | UnaryOp::RoundTf32 => return unsupported,
         // Sign operations: exact, so infinities stay infinite even in FP8.
         UnaryOp::Neg if !v.is_nan() => return Ok(Scalar::from_bits(dtype, x.to_bits() ^ sign)),
         UnaryOp::Abs if !v.is_nan() => return Ok(Scalar::from_bits(dtype, x.to_bits() & !sign)),
@@ -58,4 +64,16 @@ pub fn unary(op: UnaryOp, x: Scalar) -> Result<Scalar, EvalError> {
         op: op.name(),
         dtype,
     })
+}
+
+/// `v` rounded to TF32 (10 fraction bits) to nearest, ties away from zero,
+/// as PTX `cvt.rna.tf32.f32` rounds: half of the dropped unit is added to
+/// the magnitude's bits and the 13 low bits cleared, which carries into the
+/// exponent when the fraction overflows (to infinity above the largest
+/// TF32). A NaN is the canonical NaN.
+pub fn round_tf32(v: f32) -> f32 {
+    if v.is_nan() {
+        return f32::NAN;
+    }
+    f32::from_bits(v.to_bits().wrapping_add(0x1000) & !0x1fff)
 }

@@ -4,18 +4,21 @@
 //! starting from `c[m, n]`, with one fused multiply-add per step in the
 //! accumulator dtype: `acc = fma(a[m, k], b[k, n], acc)`, rounded once per
 //! step. The operands are first widened to the accumulator dtype, exactly
-//! (f16, bf16 and FP8 values are all `f32` values). For `i8` operands the
+//! (f16, bf16 and FP8 values are all `f32` values), and for precision
+//! `tf32` rounded to TF32. For `i8` operands the
 //! products and sums are exact `i32` arithmetic, wrapping on overflow.
 
 use super::value::{RtValue, Tile};
 use super::Fault;
 use crate::dtype::DType;
 use crate::eval;
+use crate::ops::{DotPrecision, UnaryOp};
 use crate::rules::dot_accumulator;
 use crate::scalar::Scalar;
 
-/// Runs a `dot`.
-pub(super) fn dot(operands: &[RtValue]) -> Result<RtValue, Fault> {
+/// Runs a `dot` of `precision`: `tf32` rounds the operands to TF32 first;
+/// every precision then takes the in-order chain (which `tensor` allows).
+pub(super) fn dot(precision: DotPrecision, operands: &[RtValue]) -> Result<RtValue, Fault> {
     let [a, b, c] = operands else {
         return Err(Fault::Type(format!(
             "`dot` takes three operands, found {}",
@@ -39,8 +42,15 @@ pub(super) fn dot(operands: &[RtValue]) -> Result<RtValue, Fault> {
             a.dtype, b.dtype, c.dtype
         )));
     }
-    let widen =
-        |t: &Tile| -> Vec<Scalar> { t.data.iter().map(|&x| eval::cast(x, acc_dtype)).collect() };
+    let widen = |t: &Tile| -> Vec<Scalar> {
+        let wide = t.data.iter().map(|&x| eval::cast(x, acc_dtype));
+        match precision {
+            DotPrecision::Tf32 => wide
+                .map(|x| eval::unary(UnaryOp::RoundTf32, x).unwrap_or(x))
+                .collect(),
+            DotPrecision::Ieee | DotPrecision::Tensor => wide.collect(),
+        }
+    };
     let (wa, wb) = (widen(a), widen(b));
     let data = match acc_dtype {
         // Native loops with exactly the semantics of `eval::fma` (a single

@@ -182,7 +182,7 @@ impl<'a> Interpreter<'a> {
             (OpFamily::Elementwise, _) => elementwise::run(kind, operands)?,
             (OpFamily::Movement, _) => movement::movement(kind, operands)?,
             (OpFamily::Reduction, _) => reduce::reduce(kind, operands)?,
-            (OpFamily::Dot, _) => dot::dot(operands)?,
+            (OpFamily::Dot, OpKind::Dot { precision }) => dot::dot(*precision, operands)?,
             (OpFamily::Memory, _) if kind.writes_memory() => {
                 memory::store(kind, operands, self.args)?;
                 return Ok(Vec::new());

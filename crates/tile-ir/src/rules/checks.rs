@@ -74,6 +74,8 @@ pub(super) fn unary_dtype(op: UnaryOp, dtype: DType) -> RuleResult<()> {
         Exp | Exp2 | Log | Log2 | Sqrt | Rsqrt | Sin | Cos | Tanh | Erf | Floor | Ceil => {
             float(dtype, op.name())
         }
+        RoundTf32 if dtype != DType::F32 => Err(format!("round_tf32 needs f32, found {dtype}")),
+        RoundTf32 => Ok(()),
     }
 }
 

@@ -327,7 +327,13 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
             if *precision == DotPrecision::Tensor && !tensor_ok {
                 return Err(format!(
                     "dot precision `tensor` needs f16, bf16 or FP8 operands, whose products are \
-                     exact in the f32 accumulator; a dot of {} and {} is `ieee`",
+                     exact in the f32 accumulator; a dot of {} and {} is `ieee` (or `tf32` for f32)",
+                    a.dtype, b.dtype
+                ));
+            }
+            if *precision == DotPrecision::Tf32 && (a.dtype, b.dtype) != (DType::F32, DType::F32) {
+                return Err(format!(
+                    "dot precision `tf32` rounds f32 operands to TF32; a dot of {} and {} cannot have it",
                     a.dtype, b.dtype
                 ));
             }

@@ -19,6 +19,8 @@ pub(crate) struct Cuda {
     context: sys::CUcontext,
     /// The compute capability, `(major, minor)`.
     pub(crate) capability: (u32, u32),
+    /// The most shared memory a block may opt in to, in bytes.
+    pub(crate) max_shared_optin: usize,
 }
 
 // SAFETY: a CUDA context and the device handle may be used from any thread;
@@ -32,6 +34,8 @@ unsafe impl Sync for Cuda {}
 pub(crate) struct CudaModule {
     module: sys::CUmodule,
     function: sys::CUfunction,
+    /// The dynamic shared memory each launch passes, in bytes.
+    dynamic_shared: u32,
 }
 
 // SAFETY: module and function handles are valid in every thread that makes
@@ -79,6 +83,8 @@ impl Cuda {
         };
         let major = attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let minor = attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        let optin =
+            attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
         // SAFETY: `device` is valid; the context is released on drop.
         let context = unsafe { result::primary_ctx::retain(device) }
             .map_err(failed("retaining the primary context"))?;
@@ -86,6 +92,7 @@ impl Cuda {
             device,
             context,
             capability: (major, minor),
+            max_shared_optin: optin as usize,
         })
     }
 
@@ -137,9 +144,24 @@ impl Cuda {
             .map_err(failed("copying on the device"))
     }
 
-    /// Loads PTX text and finds the kernel `name` in it; a failed load is
-    /// `Err` with the JIT's error log.
-    pub(crate) fn load(&self, ptx: &[u8], name: &str) -> Result<CudaModule, String> {
+    /// Loads PTX text and finds the kernel `name` in it, opted in to
+    /// `dynamic_shared` bytes of dynamic shared memory per block (when
+    /// above what any kernel gets); a failed load is `Err` with the JIT's
+    /// error log or the driver's refusal.
+    pub(crate) fn load(
+        &self,
+        ptx: &[u8],
+        name: &str,
+        dynamic_shared: usize,
+    ) -> Result<CudaModule, String> {
+        if dynamic_shared > self.max_shared_optin {
+            return Err(format!(
+                "the kernel needs {dynamic_shared} bytes of shared memory per block; the device allows at most {}",
+                self.max_shared_optin
+            ));
+        }
+        let dynamic_shared = u32::try_from(dynamic_shared)
+            .map_err(|_| format!("{dynamic_shared} bytes of shared memory"))?;
         self.current().map_err(|e| e.to_string())?;
         let ptx = CString::new(ptx.strip_suffix(b"\0").unwrap_or(ptx))
             .map_err(|e| format!("the PTX holds a NUL byte: {e}"))?;
@@ -167,14 +189,35 @@ impl Cuda {
         }
         let symbol = CString::new(name).map_err(|e| e.to_string())?;
         // SAFETY: `module` was just loaded.
-        match unsafe { result::module::get_function(module, symbol) } {
-            Ok(function) => Ok(CudaModule { module, function }),
+        let function = match unsafe { result::module::get_function(module, symbol) } {
+            Ok(function) => function,
             Err(e) => {
                 // SAFETY: the module is unloaded once, here.
                 let _ = unsafe { result::module::unload(module) };
-                Err(format!("the PTX has no kernel `{name}` ({e:?})"))
+                return Err(format!("the PTX has no kernel `{name}` ({e:?})"));
+            }
+        };
+        if dynamic_shared > 0 {
+            let attribute =
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+            // SAFETY: `function` belongs to the module just loaded; the
+            // value is within the device's opt-in limit (checked above).
+            let set = unsafe {
+                result::function::set_function_attribute(function, attribute, dynamic_shared as i32)
+            };
+            if let Err(e) = set {
+                // SAFETY: the module is unloaded once, here.
+                let _ = unsafe { result::module::unload(module) };
+                return Err(format!(
+                    "opting the kernel in to {dynamic_shared} bytes of shared memory failed ({e:?})"
+                ));
             }
         }
+        Ok(CudaModule {
+            module,
+            function,
+            dynamic_shared,
+        })
     }
 
     /// Unloads a module.
@@ -231,7 +274,7 @@ impl Cuda {
                 module.function,
                 (grid[0], grid[1], grid[2]),
                 (block, 1, 1),
-                0,
+                module.dynamic_shared,
                 stream,
                 &mut params,
             )

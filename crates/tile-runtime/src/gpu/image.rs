@@ -136,6 +136,7 @@ mod tests {
             kind,
             target,
             bytes: b"",
+            shared_memory_bytes: 0,
         }
     }
 

@@ -362,7 +362,10 @@ pub(crate) fn load(
             let ptx = std::str::from_utf8(image.bytes)
                 .map_err(|e| failed(format!("the {} PTX is not UTF-8: {e}", image.target)))?;
             tile_abi::params::check_ptx_signature(ptx, function).map_err(&failed)?;
-            let module = cuda.load(image.bytes, &function.name).map_err(failed)?;
+            let dynamic_shared = image.kind.dynamic_shared_bytes(image.shared_memory_bytes);
+            let module = cuda
+                .load(image.bytes, &function.name, dynamic_shared)
+                .map_err(failed)?;
             (image.target, ModuleHandle::Cuda(module))
         }
         Backend::Hip(hip) => {

@@ -15,7 +15,9 @@
 
 mod module;
 
-pub use module::{cuLaunchKernel, cuModuleGetFunction, cuModuleLoadDataEx, cuModuleUnload};
+pub use module::{
+    cuFuncSetAttribute, cuLaunchKernel, cuModuleGetFunction, cuModuleLoadDataEx, cuModuleUnload,
+};
 
 use crate::driver::{self, put, put_str, Driver, Fault, Limits};
 use crate::memory;
@@ -72,8 +74,24 @@ const LIMITS: Limits = Limits {
     threads: 1024,
     block: [1024, 1024, 64],
     grid: [i32::MAX as u32, 65_535, 65_535],
-    shared: 48 * 1024,
+    shared: tile_abi::image::NVIDIA_STATIC_SHARED,
+    shared_optin: 0,
 };
+
+/// The device's limits: [`LIMITS`] with the shared memory a block may opt
+/// in to on its architecture (`TILE_STANDIN_SM`).
+pub(super) fn limits() -> Limits {
+    let shared_optin = match device_sm() {
+        80 | 87 => 163 * 1024,
+        86 | 89 => 99 * 1024,
+        90 => 227 * 1024,
+        _ => 64 * 1024,
+    };
+    Limits {
+        shared_optin,
+        ..LIMITS
+    }
+}
 
 /// The device's compute capability: `sm_80` unless `TILE_STANDIN_SM` says.
 pub(super) fn device_sm() -> u32 {
@@ -195,6 +213,7 @@ pub unsafe extern "C" fn cuDeviceGetAttribute(
             2..=4 => LIMITS.block[(attribute - 2) as usize] as c_int,
             5..=7 => LIMITS.grid[(attribute - 5) as usize] as c_int,
             8 => LIMITS.shared as c_int,
+            97 => limits().shared_optin as c_int,
             10 => 32,
             16 => 1,
             75 => sm / 10,

@@ -2,7 +2,7 @@
 //! emulation image; functions by name; launches checked against the
 //! kernel's bounds and the device's limits, then run.
 
-use super::{code, device_sm, fault_code, with_driver, CUresult, Handle, LIMITS};
+use super::{code, device_sm, fault_code, limits, with_driver, CUresult, Handle};
 use crate::driver::{self, put, put_str, Loaded, Refused};
 use crate::ptx::PtxModule;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
@@ -141,6 +141,50 @@ pub unsafe extern "C" fn cuModuleUnload(module: Handle) -> CUresult {
     })
 }
 
+/// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`.
+const MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
+
+/// `cuFuncSetAttribute`: only the dynamic shared memory a function may use
+/// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`), up to what the
+/// device lets a block opt in to beside the function's static shared
+/// memory.
+///
+/// # Safety
+///
+/// None: an unknown handle is refused.
+#[no_mangle]
+pub unsafe extern "C" fn cuFuncSetAttribute(
+    function: Handle,
+    attribute: c_int,
+    value: c_int,
+) -> CUresult {
+    with_driver(true, |d| {
+        let Some((_, kernel)) = d.functions.get_mut(&(function as u64)) else {
+            return code::INVALID_HANDLE;
+        };
+        if attribute != MAX_DYNAMIC_SHARED_SIZE_BYTES {
+            eprintln!(
+                "tile-standin: cuFuncSetAttribute refused: attribute {attribute} is not modelled"
+            );
+            return code::INVALID_VALUE;
+        }
+        let allowed = limits().shared_optin.saturating_sub(kernel.static_shared);
+        match usize::try_from(value) {
+            Ok(bytes) if bytes <= allowed => {
+                kernel.dynamic_limit = bytes;
+                code::SUCCESS
+            }
+            _ => {
+                eprintln!(
+                    "tile-standin: cuFuncSetAttribute refused: {value} bytes of dynamic shared memory, above the {allowed} the device allows `{}`",
+                    kernel.name
+                );
+                code::INVALID_VALUE
+            }
+        }
+    })
+}
+
 /// `cuLaunchKernel` with parameters by `kernel_params` (`extra` must be
 /// null). The launch runs before the call returns; a fault becomes the
 /// context's sticky error, reported from the next synchronization.
@@ -179,7 +223,7 @@ pub unsafe extern "C" fn cuLaunchKernel(
     };
     let grid = [grid_x, grid_y, grid_z];
     let block = [block_x, block_y, block_z];
-    if let Err(reason) = driver::check_shape(&kernel, &LIMITS, grid, block, shared) {
+    if let Err(reason) = driver::check_shape(&kernel, &limits(), grid, block, shared) {
         eprintln!("tile-standin: cuLaunchKernel refused: {reason}");
         return code::INVALID_VALUE;
     }

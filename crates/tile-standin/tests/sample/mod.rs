@@ -25,6 +25,7 @@ pub fn vector_add(target: Target) -> (Vec<u8>, Vec<u8>) {
         dump_dir: None,
         cache: None,
         max_threads: None,
+        num_stages: None,
     };
     let built = pipeline::emulate(&func, "BLOCK=256", target, &options).unwrap();
     (built.device.bytes, built.emulation.shared_object)

@@ -16,6 +16,7 @@ fn unary_ops(dtype: DType) -> Vec<UnaryOp> {
             Neg => !dtype.is_bool(),
             Not => !dtype.is_float(),
             Abs => dtype.is_signed_int() || dtype.is_float(),
+            RoundTf32 => dtype == DType::F32,
             _ => dtype.is_float(),
         })
         .collect()

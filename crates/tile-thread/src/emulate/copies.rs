@@ -71,6 +71,11 @@ impl Emulator<'_> {
                 }
                 .map_err(|e| self.error(Some(id), thread, e))?;
             }
+            for i in 0..elements as i64 {
+                self.shared
+                    .start_copy(alloc.index(), start + i, t as u32, id)
+                    .map_err(|c| self.race(id, alloc.index(), start + i, t as u32, true, c))?;
+            }
             self.copies[t].open.push(Pending {
                 alloc,
                 index: start,
@@ -101,7 +106,7 @@ impl Emulator<'_> {
                 for (i, &v) in copy.values.iter().enumerate() {
                     let at = copy.index + i as i64;
                     self.shared
-                        .store(copy.alloc.index(), at, v, t as u32, copy.op)
+                        .land_copy(copy.alloc.index(), at, v, t as u32, copy.op)
                         .map_err(|c| {
                             self.race(copy.op, copy.alloc.index(), at, t as u32, true, c)
                         })?;

@@ -88,6 +88,21 @@ pub enum EmuFault {
         /// The index.
         index: usize,
     },
+    /// A shared element a `cp.async` is still writing was accessed: the
+    /// copy may land at any moment until its thread's `cp.async.wait`.
+    #[error("shared-memory {access} of @s{alloc}[{index}] while a copy into it by thread {thread} in `{op}` is in flight (it lands at that thread's cp.async.wait)")]
+    CopyInFlight {
+        /// The allocation.
+        alloc: usize,
+        /// The index.
+        index: usize,
+        /// This access: `read` or `write`.
+        access: &'static str,
+        /// The thread whose copy is in flight.
+        thread: u32,
+        /// The copy's op.
+        op: String,
+    },
     /// Two threads touched one shared address between the same two barriers,
     /// at least one of them writing.
     #[error("shared-memory race on @s{alloc}[{index}]: {access} after a {earlier_access} by thread {earlier_thread} in `{earlier_op}` with no barrier between")]

@@ -139,6 +139,8 @@ struct Record {
 pub(super) struct Shared {
     values: Vec<Vec<Option<Scalar>>>,
     records: Vec<Vec<Record>>,
+    /// Per element, the `cp.async` writing it that has not landed.
+    in_flight: Vec<Vec<Option<Access>>>,
     /// Incremented by each barrier; records of older intervals are stale.
     interval: u64,
 }
@@ -148,6 +150,8 @@ pub(super) struct Conflict {
     pub thread: u32,
     pub op: OpId,
     pub was_write: bool,
+    /// The earlier access is a `cp.async` still in flight.
+    pub in_flight: bool,
 }
 
 impl Shared {
@@ -163,6 +167,11 @@ impl Shared {
                 .shared
                 .iter()
                 .map(|(_, a)| vec![Record::default(); a.len])
+                .collect(),
+            in_flight: program
+                .shared
+                .iter()
+                .map(|(_, a)| vec![None; a.len])
                 .collect(),
             interval: 1,
         }
@@ -190,6 +199,7 @@ impl Shared {
         op: OpId,
     ) -> Result<Scalar, Result<Conflict, EmuFault>> {
         let i = self.slot(alloc, index).map_err(Err)?;
+        self.not_in_flight(alloc, i)?;
         let interval = self.interval;
         let record = &mut self.records[alloc][i];
         if record.interval != interval {
@@ -203,6 +213,7 @@ impl Shared {
                 thread: w.thread,
                 op: w.op,
                 was_write: true,
+                in_flight: false,
             }));
         }
         let me = Access { thread, op };
@@ -224,6 +235,66 @@ impl Shared {
         op: OpId,
     ) -> Result<(), Result<Conflict, EmuFault>> {
         let i = self.slot(alloc, index).map_err(Err)?;
+        self.not_in_flight(alloc, i)?;
+        self.record_write(alloc, i, thread, op)?;
+        self.values[alloc][i] = Some(value);
+        Ok(())
+    }
+
+    /// A `cp.async` of `thread` in `op` starts writing `alloc[index]`: a
+    /// write that may happen at once (checked as one now), and in flight
+    /// until [`Shared::land_copy`], every access before which conflicts.
+    pub fn start_copy(
+        &mut self,
+        alloc: usize,
+        index: i64,
+        thread: u32,
+        op: OpId,
+    ) -> Result<(), Result<Conflict, EmuFault>> {
+        let i = self.slot(alloc, index).map_err(Err)?;
+        self.not_in_flight(alloc, i)?;
+        self.record_write(alloc, i, thread, op)?;
+        self.in_flight[alloc][i] = Some(Access { thread, op });
+        Ok(())
+    }
+
+    /// The copy into `alloc[index]` lands with `value`: a write of its
+    /// thread in the current interval.
+    pub fn land_copy(
+        &mut self,
+        alloc: usize,
+        index: i64,
+        value: Scalar,
+        thread: u32,
+        op: OpId,
+    ) -> Result<(), Result<Conflict, EmuFault>> {
+        let i = self.slot(alloc, index).map_err(Err)?;
+        self.in_flight[alloc][i] = None;
+        self.store(alloc, index, value, thread, op)
+    }
+
+    /// A conflict if a copy into `alloc[i]` is in flight.
+    fn not_in_flight(&self, alloc: usize, i: usize) -> Result<(), Result<Conflict, EmuFault>> {
+        match self.in_flight[alloc][i] {
+            Some(copy) => Err(Ok(Conflict {
+                thread: copy.thread,
+                op: copy.op,
+                was_write: true,
+                in_flight: true,
+            })),
+            None => Ok(()),
+        }
+    }
+
+    /// Records a write of `alloc[i]` by `thread` in `op` in the current
+    /// interval, unless another thread touched it there.
+    fn record_write(
+        &mut self,
+        alloc: usize,
+        i: usize,
+        thread: u32,
+        op: OpId,
+    ) -> Result<(), Result<Conflict, EmuFault>> {
         let interval = self.interval;
         let record = &mut self.records[alloc][i];
         if record.interval != interval {
@@ -238,6 +309,7 @@ impl Shared {
                 thread: w.thread,
                 op: w.op,
                 was_write: true,
+                in_flight: false,
             }));
         }
         if let Some(r) = record.readers.iter().find_map(other) {
@@ -245,10 +317,10 @@ impl Shared {
                 thread: r.thread,
                 op: r.op,
                 was_write: false,
+                in_flight: false,
             }));
         }
         record.writer = Some(Access { thread, op });
-        self.values[alloc][i] = Some(value);
         Ok(())
     }
 }

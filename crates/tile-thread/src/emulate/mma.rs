@@ -1,7 +1,8 @@
-//! Tensor-core steps and matrix loads: each warp's fragments gathered into
-//! matrices by the lane layouts of the instruction set ([`tile_abi::mma`]),
-//! multiplied, and handed back by the same layouts; `ldmatrix` rows read
-//! from the lanes that supply them and handed out by its layout.
+//! Tensor-core steps and matrix loads: each warp's (MFMA: each 64-lane
+//! wave's) fragments gathered into matrices by the lane layouts of the
+//! instruction set ([`tile_abi::mma`]), multiplied, and handed back by the
+//! same layouts; `ldmatrix` rows read from the lanes that supply them and
+//! handed out by its layout.
 
 use super::{address, EmuError, EmuFault, Emulator};
 use crate::program::{LdMatrix, MmaKind, OpId, SharedId, WARP_SIZE};
@@ -65,8 +66,9 @@ impl Emulator<'_> {
 }
 
 /// The results of `mma` for every thread of a block of `threads` threads
-/// (a whole number of warps): one `Vec` per result register. `operands`
-/// holds, per operand register, every thread's value.
+/// (a whole number of the instruction's warps or waves): one `Vec` per
+/// result register. `operands` holds, per operand register, every thread's
+/// value.
 pub(super) fn run(
     kind: MmaKind,
     operands: &[Vec<Scalar>],
@@ -76,7 +78,7 @@ pub(super) fn run(
     let nc = kind.elements(Fragment::C);
     let bits = |reg: &[Scalar], t: usize| reg[t].to_bits() as u16;
     let mut results = vec![vec![Scalar::F32(0.0); threads]; nc];
-    let warp = WARP_SIZE as usize;
+    let warp = kind.lanes();
     for first in (0..threads).step_by(warp) {
         let lanes = first..first + warp;
         let a: Vec<Vec<u16>> = lanes

@@ -286,6 +286,13 @@ impl<'a> Emulator<'a> {
         c: Result<Conflict, EmuFault>,
     ) -> EmuError {
         let fault = match c {
+            Ok(c) if c.in_flight => EmuFault::CopyInFlight {
+                alloc,
+                index: index as usize,
+                access: if write { "write" } else { "read" },
+                thread: c.thread,
+                op: self.program.op_text(c.op),
+            },
             Ok(c) => EmuFault::SharedRace {
                 alloc,
                 index: index as usize,
@@ -527,7 +534,7 @@ impl<'a> Emulator<'a> {
             }
             ThreadOpKind::Mma { kind } => {
                 let want = op.operands.len();
-                if x.len() != want || !self.threads.is_multiple_of(WARP_SIZE) {
+                if x.len() != want || !(self.threads as usize).is_multiple_of(kind.lanes()) {
                     return Err(self.error(
                         Some(id),
                         None,

@@ -295,6 +295,28 @@ impl DistLayout {
         row_major(&self.padded)
     }
 
+    /// Whether every padded coordinate splits into a thread part and a
+    /// register part, `c_d(t, v) = c_d(T(t)) + c_d(V(v))`: true when, along
+    /// every axis, the largest thread part plus the largest register part
+    /// stays below `P[d]` (then `T(t) + V(v)` has no carry between axes).
+    /// Blocked and tensor-core layouts have it; the lowering then computes
+    /// a register's coordinate as the thread's plus a constant.
+    pub fn additive(&self) -> bool {
+        let ps = self.padded_strides();
+        let largest = |layout: &Layout| -> Vec<usize> {
+            let mut max = vec![0; self.padded.len()];
+            for i in 0..layout.size() {
+                let offset = layout.call(i) as usize;
+                for (d, m) in max.iter_mut().enumerate() {
+                    *m = (*m).max(offset / ps[d] % self.padded[d]);
+                }
+            }
+            max
+        };
+        let (t, v) = (largest(&self.thread), largest(&self.value));
+        (0..self.padded.len()).all(|d| t[d] + v[d] < self.padded[d])
+    }
+
     /// The coordinate in `P` of register `v` of thread `t`.
     pub fn padded_coordinate(&self, t: usize, v: usize) -> Vec<usize> {
         let offset = (self.thread.call(t as i64) + self.value.call(v as i64)) as usize;

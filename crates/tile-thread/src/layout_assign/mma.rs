@@ -1,5 +1,5 @@
-//! Tensor-core accumulators: which `dot`s run on `mma.sync` or WMMA, and
-//! the layout their accumulators take.
+//! Tensor-core accumulators: which `dot`s run on `mma.sync`, WMMA or MFMA,
+//! and the layout their accumulators take.
 //!
 //! The accumulator of `mma.sync.m16n8k16` holds a 16×8 block per warp, lane
 //! `l` the elements at row `l/4 (+8)` and columns `2·(l%4) (+1)`
@@ -16,11 +16,23 @@
 //! warp, lane `l` the elements at column `l%16` and rows `l/16 + 2r`:
 //! `thread = (16, 2, wn, wm) : (1, N, 16, 16·N)`,
 //! `value = (8, N/(16·wn), M/(16·wm)) : (2·N, 16·wn, 16·wm·N)`.
+//!
+//! CDNA's MFMA (wave64) is issued by a wave of 64 lanes, two warps of the
+//! program: the block's `wm × wn` units are its waves, `tid = l + 64·wave`.
+//! `v_mfma_f32_32x32x8` holds a 32×32 block per wave, lane `l` column
+//! `l%32` and rows `8·(r/4) + 4·(l/32) + r%4`:
+//! `thread = (32, 2, wn, wm) : (1, 4·N, 32, 32·N)`,
+//! `value = (4, 4, N/(32·wn), M/(32·wm)) : (N, 8·N, 32·wn, 32·wm·N)`;
+//! `v_mfma_f32_16x16x16` a 16×16 block, lane `l` column `l%16` and rows
+//! `4·(l/16) + r`: `thread = (16, 4, wn, wm) : (1, 4·N, 16, 16·N)`,
+//! `value = (4, N/(16·wn), M/(16·wm)) : (N, 16·wn, 16·wm·N)`. The 32×32×8
+//! instruction is chosen when the tile and the waves allow it (it loads
+//! half the operand elements of 16×16×16 per product), else 16×16×16.
 
 use super::blocked::row_major;
 use super::{DistLayout, LayoutKind};
 use crate::lower::TensorCores;
-use crate::program::MmaKind;
+use crate::program::{MmaKind, WARP_SIZE};
 use tile_abi::mma::MmaFamily;
 use tile_ir::layout::{IntTuple, Layout};
 use tile_ir::{DotPrecision, Function, OpId, OpKind};
@@ -32,14 +44,16 @@ pub struct MmaDot {
     pub kind: MmaKind,
     /// The accumulator's layout (of the `c` operand and the result).
     pub layout: DistLayout,
-    /// Warps along M and along N.
+    /// Warps (MFMA: 64-lane waves) along M and along N.
     pub warps: [usize; 2],
 }
 
 /// How the `dot` `id` of `func` runs on `tensor_cores` with `num_warps`
 /// warps, or `None` when it is a chain of fused multiply-adds: it must have
 /// precision `tensor`, operands of an instruction's dtype, and `M`, `N`, `K`
-/// whole multiples of the instruction's shape that the warps can share.
+/// whole multiples of the instruction's shape that the warps (MFMA: the
+/// block's whole 64-lane waves) can share. Of several instructions, the
+/// first of [`MmaKind::ALL`] that fits.
 pub fn mma_dot(
     func: &Function,
     id: OpId,
@@ -55,22 +69,26 @@ pub fn mma_dot(
         return None;
     }
     let (da, db) = (func.ty(*a).dtype(), func.ty(*b).dtype());
-    let kind = MmaKind::for_operands(family, da).filter(|_| da == db)?;
     let (sa, sb) = (func.ty(*a).tile_shape()?, func.ty(*b).tile_shape()?);
     let (&[m, k], &[_, n]) = (sa.dims(), sb.dims()) else {
         return None;
     };
-    let (im, in_, ik) = kind.shape();
-    if m % im != 0 || n % in_ != 0 || k % ik != 0 {
-        return None;
-    }
-    let warps = split_warps(m / im, n / in_, num_warps as usize)?;
-    let layout = DistLayout::mma_accumulator(kind, m, n, warps)?;
-    Some(MmaDot {
-        kind,
-        layout,
-        warps,
-    })
+    let threads = num_warps as usize * WARP_SIZE as usize;
+    MmaKind::for_operands(family, da)
+        .filter(|_| da == db && threads.is_multiple_of(family.lanes()))
+        .find_map(|kind| {
+            let (im, in_, ik) = kind.shape();
+            if m % im != 0 || n % in_ != 0 || k % ik != 0 {
+                return None;
+            }
+            let warps = split_warps(m / im, n / in_, threads / family.lanes())?;
+            let layout = DistLayout::mma_accumulator(kind, m, n, warps)?;
+            Some(MmaDot {
+                kind,
+                layout,
+                warps,
+            })
+        })
 }
 
 /// Warps along M and N for a grid of `bm × bn` instruction blocks: each
@@ -95,8 +113,8 @@ fn split_warps(bm: usize, bn: usize, warps: usize) -> Option<[usize; 2]> {
 
 impl DistLayout {
     /// The layout of an `[m, n]` accumulator of `kind` over `warps = [wm,
-    /// wn]` (see the module docs), or `None` if the warps do not cut the
-    /// tile into whole blocks of the instruction.
+    /// wn]` (MFMA: waves; see the module docs), or `None` if they do not
+    /// cut the tile into whole blocks of the instruction.
     pub fn mma_accumulator(
         kind: MmaKind,
         m: usize,
@@ -130,6 +148,18 @@ impl DistLayout {
                 vec![1, 1],
                 vec![2, 16],
             ),
+            // Lane l of a 64-lane wave: column l%bn, rows 4(l/bn) + r%4,
+            // plus 8 per group of 4 registers in 32×32 blocks.
+            MmaFamily::Mfma => {
+                let groups = kind.elements(tile_abi::mma::Fragment::C) / 4;
+                let lane_rows = 64 / bn;
+                (
+                    flat(&[(bn, 1), (lane_rows, 4 * n), (wn, bn), (wm, bm * n)])?,
+                    flat(&[&[(4, n), (groups, 8 * n)][..], &blocks].concat())?,
+                    vec![1, 1],
+                    vec![lane_rows, bn],
+                )
+            }
         };
         debug_assert_eq!(row_major(&[m, n]), vec![n, 1]);
         Some(DistLayout {
@@ -171,6 +201,69 @@ mod tests {
                 assert_eq!(layout.coordinate(t, v), (want, true, true), "t{t} v{v}");
             }
         }
+    }
+
+    /// MFMA: register `i + nc·r` of every thread holds element `i` of the
+    /// D fragment (`nc` registers) of its wave's block `r` (2×2 blocks a
+    /// wave, N first), lane `t % 64` of wave `t / 64`, for both
+    /// instructions.
+    #[test]
+    fn mfma_accumulator_registers_are_the_fragments_of_the_manual() {
+        for kind in [MmaKind::MfmaF16M32N32K8, MmaKind::MfmaBf16M16N16K16] {
+            let (bm, bn, _) = kind.shape();
+            let nc = kind.elements(Fragment::C);
+            let (m, n, waves) = (4 * bm, 4 * bn, [2, 2]);
+            let layout = DistLayout::mma_accumulator(kind, m, n, waves).unwrap();
+            assert_eq!(layout.registers(), 4 * nc);
+            for t in 0..256 {
+                let (lane, wave) = (t % 64, t / 64);
+                let (wave_m, wave_n) = (wave / 2, wave % 2);
+                for v in 0..layout.registers() {
+                    let (i, r) = (v % nc, v / nc);
+                    let (rn, rm) = (r % 2, r / 2);
+                    let (row, col) = kind.element(Fragment::C, lane, i);
+                    let want = vec![bm * (wave_m + 2 * rm) + row, bn * (wave_n + 2 * rn) + col];
+                    assert_eq!(layout.coordinate(t, v), (want, true, true), "t{t} v{v}");
+                }
+            }
+        }
+    }
+
+    /// MFMA takes 32×32×8 where the tile and the waves allow it, else
+    /// 16×16×16, and nothing without whole waves.
+    #[test]
+    fn mfma_prefers_32x32_blocks() {
+        let plan = |(m, n, k): (usize, usize, usize), warps: u32| {
+            let func = tile_ir::samples::matmul(m, n, k, tile_ir::DType::F16).unwrap();
+            let dot = func
+                .ops
+                .iter()
+                .find(|(_, op)| matches!(op.kind, OpKind::Dot { .. }))
+                .map(|(id, _)| id)
+                .unwrap();
+            mma_dot(&func, dot, warps, TensorCores::Mfma).map(|p| (p.kind, p.warps))
+        };
+        assert_eq!(
+            plan((128, 128, 64), 8),
+            Some((MmaKind::MfmaF16M32N32K8, [2, 2]))
+        );
+        // One 32×32 block cannot feed 2 waves; 2×2 16×16 blocks can.
+        assert_eq!(
+            plan((32, 32, 16), 4),
+            Some((MmaKind::MfmaF16M16N16K16, [2, 1]))
+        );
+        assert_eq!(
+            plan((32, 32, 16), 2),
+            Some((MmaKind::MfmaF16M32N32K8, [1, 1]))
+        );
+        // 48 rows are no whole 32-row blocks; K = 8 no 16×16×16 step.
+        assert_eq!(
+            plan((48, 32, 16), 2),
+            Some((MmaKind::MfmaF16M16N16K16, [1, 1]))
+        );
+        assert_eq!(plan((48, 32, 8), 2), None);
+        // One warp is half a wave.
+        assert_eq!(plan((32, 32, 16), 1), None);
     }
 
     #[test]

@@ -109,10 +109,16 @@ impl Lowerer<'_> {
         if !self.positive_constant(*step) {
             self.check_step(id, bounds[2]);
         }
-        let (init_regs, slots) = self.flatten(id, inits)?;
+        let (mut init_regs, slots) = self.flatten(id, inits)?;
         let Some((&iv, carried)) = body.args.split_first() else {
             return Err(self.invalid(id, "the body has no induction variable"));
         };
+        // A pipelined loop copies ahead and carries its stage (last).
+        let pipeline = self.pipeline(id, bounds)?;
+        if let Some(p) = &pipeline {
+            self.pipeline_prologue(p)?;
+            init_regs.push(self.i32c(0));
+        }
         let iv_reg = self.program.new_reg(self.program.dtype(bounds[0]));
         let arg_regs: Vec<Reg> = self
             .dtypes(&init_regs)
@@ -123,7 +129,27 @@ impl Lowerer<'_> {
         self.unflatten(carried, &slots, &arg_regs);
         self.loop_depth += 1;
         self.yield_targets.push(Some(slots.clone()));
-        let ops = self.region(body);
+        let start = match &pipeline {
+            Some(p) => {
+                let stage = *arg_regs.last().unwrap_or(&iv_reg);
+                self.pipeline_body_start(p, iv_reg, stage).map(Some)
+            }
+            None => Ok(None),
+        };
+        let ops = start.and_then(|start| {
+            let body_ops = self.region(body)?;
+            Ok(match start {
+                Some((mut ops, next_stage)) => {
+                    // The body's `yield` (its last op) carries the next stage.
+                    if let Some(&last) = body_ops.last() {
+                        self.program.ops[last].operands.push(next_stage);
+                    }
+                    ops.extend(body_ops);
+                    ops
+                }
+                None => body_ops,
+            })
+        });
         self.yield_targets.pop();
         self.loop_depth -= 1;
         let ops = ops?;
@@ -144,6 +170,9 @@ impl Lowerer<'_> {
         self.current.push(thread_op);
         let results = self.program.ops[thread_op].results.clone();
         self.unflatten(&op.results, &slots, &results);
+        if let Some(p) = &pipeline {
+            self.pipeline_end(p);
+        }
         Ok(())
     }
 

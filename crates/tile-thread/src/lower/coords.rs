@@ -107,6 +107,13 @@ impl Lowerer<'_> {
         }
         let ps = layout.padded_strides();
         let ss = row_major(&layout.shape);
+        // The thread's own coordinate per axis, when registers add a
+        // constant to it (`DistLayout::additive`).
+        let thread_coords: Option<Vec<Reg>> = layout.additive().then(|| {
+            (0..layout.shape.len())
+                .map(|d| self.coordinate_of(base, &ps, &layout.padded, d))
+                .collect()
+        });
         let truth = self.constant(Scalar::Bool(true));
         let mut coords = Coords {
             axes: Vec::new(),
@@ -127,7 +134,10 @@ impl Lowerer<'_> {
             let first = keys.iter().position(|k| *k == key).unwrap_or(v);
             keys.push(key);
             coords.representative.push(first);
-            let off = self.hoist_with_const(BinaryOp::Add, base, value_offset as i64);
+            let off = match thread_coords {
+                Some(_) => base,
+                None => self.hoist_with_const(BinaryOp::Add, base, value_offset as i64),
+            };
             let mut axes = Vec::new();
             let mut live = truth;
             let copy = copy_digits(&layout.value, v).any(|d| d != 0);
@@ -140,13 +150,11 @@ impl Lowerer<'_> {
             for d in 0..layout.shape.len() {
                 let c = if layout.padded[d] == 1 {
                     self.i32c(0)
+                } else if let Some(tc) = &thread_coords {
+                    let k = value_offset / ps[d] % layout.padded[d];
+                    self.hoist_with_const(BinaryOp::Add, tc[d], k as i64)
                 } else {
-                    let c = self.hoist_with_const(BinaryOp::Div, off, ps[d] as i64);
-                    if d == 0 {
-                        c
-                    } else {
-                        self.hoist_with_const(BinaryOp::Rem, c, layout.padded[d] as i64)
-                    }
+                    self.coordinate_of(off, &ps, &layout.padded, d)
                 };
                 if layout.replicated.contains(&d) {
                     if layout.padded[d] > 1 {
@@ -183,5 +191,16 @@ impl Lowerer<'_> {
         }
         self.coords.insert(layout.clone(), coords.clone());
         coords
+    }
+
+    /// Axis `d` of the padded coordinate of offset `off` (hoisted):
+    /// `(off / ps[d]) % P[d]`, without the remainder on the first axis.
+    fn coordinate_of(&mut self, off: Reg, ps: &[usize], padded: &[usize], d: usize) -> Reg {
+        let c = self.hoist_with_const(BinaryOp::Div, off, ps[d] as i64);
+        if d == 0 {
+            c
+        } else {
+            self.hoist_with_const(BinaryOp::Rem, c, padded[d] as i64)
+        }
     }
 }

@@ -12,12 +12,13 @@
 //! a masked load's chunk reads only its elements inside the tensor (a
 //! prefix of the row) and writes zeros for the rest, the `zero` padding.
 
+use super::memory::bounds_note;
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::{mma_dot, DistLayout};
-use crate::program::{Region, SharedId, ThreadOpKind};
+use crate::program::{CheckKind, Reg, Region, SharedId, ThreadOpKind};
 use std::collections::{HashMap, HashSet};
 use tile_ir::layout::Swizzle;
-use tile_ir::{BinaryOp, Function, OpId, OpKind, Padding, Scalar, Value};
+use tile_ir::{BinaryOp, CmpPred, DType, Function, OpId, OpKind, Padding, Scalar, Shape, Value};
 
 /// The loads to defer: each the `a` or `b` of a `dot` for which
 /// `on_tensor_cores` holds, in the same region, with no write to memory (or
@@ -82,18 +83,41 @@ impl Lowerer<'_> {
         }
     }
 
-    /// Stages the deferred `load` into `alloc`: `cp.async` copies when the
-    /// tensor is contiguous and aligned, else the load as usual and
-    /// `st.shared`.
+    /// The partition indices of the load or store `id` (`i64`, in order).
+    pub(super) fn partition_indices(&mut self, id: OpId) -> Result<Vec<Reg>, LowerError> {
+        let func = self.func;
+        let mut indices = Vec::new();
+        for &i in func.op(id).operands.iter().skip(1) {
+            let i = self.scalar(id, i)?;
+            indices.push(self.cast(i, DType::I64));
+        }
+        Ok(indices)
+    }
+
+    /// Stages the deferred `load` into `alloc` (see [`Self::copy_partition`]);
+    /// the caller lands the copies.
     pub(super) fn stage_deferred(
         &mut self,
         load: OpId,
         alloc: SharedId,
         swizzle: Option<Swizzle>,
     ) -> Result<(), LowerError> {
+        match self.copy_chunks(load)? {
+            Some(chunks) => {
+                let indices = self.partition_indices(load)?;
+                self.copy_partition(load, &chunks, &indices, (alloc, None), swizzle)
+            }
+            None => self.stage_loaded(load, alloc, swizzle),
+        }
+    }
+
+    /// The blocked layout of `load`'s tile whose registers, `16 / size`
+    /// per thread along the innermost axis, are the chunks its copies move
+    /// (16 bytes each), or `None` when the tile does not cut into whole
+    /// chunks held once (then the load is lowered as usual and stored).
+    pub(super) fn copy_chunks(&self, load: OpId) -> Result<Option<DistLayout>, LowerError> {
         let func = self.func;
-        let op = func.op(load);
-        let result = op.results[0];
+        let result = func.op(load).results[0];
         let dtype = func.ty(result).dtype();
         let shape = func
             .ty(result)
@@ -102,45 +126,75 @@ impl Lowerer<'_> {
             .unwrap_or_default();
         let width = 16 / dtype.size_bytes().max(1);
         let chunks = DistLayout::blocked(&shape, self.program.num_warps, width)?;
-        let Lowered::PartitionView { param, .. } = self.get(load, op.operands[0])? else {
+        let whole = chunks.size_per_thread.last() == Some(&width) && !chunks.has_copies();
+        Ok(whole.then_some(chunks))
+    }
+
+    /// Copies the partition of the deferred `load` at `indices` (`i64`)
+    /// into `alloc`, at element `offset` (a uniform `i32` register, or 0)
+    /// under `swizzle`: each thread moves the chunks it holds in `chunks`,
+    /// with `cp.async` when the tensor's rows are contiguous and aligned,
+    /// else element by element. Everything is computed per chunk, not per
+    /// element: its address, and how many of its elements lie inside the
+    /// tensor (a prefix of the row; the copy zero-fills the rest).
+    pub(super) fn copy_partition(
+        &mut self,
+        load: OpId,
+        chunks: &DistLayout,
+        indices: &[Reg],
+        (alloc, offset): (SharedId, Option<Reg>),
+        swizzle: Option<Swizzle>,
+    ) -> Result<(), LowerError> {
+        let func = self.func;
+        let op = func.op(load);
+        let Lowered::PartitionView { param, tile } = self.get(load, op.operands[0])? else {
             return Err(self.invalid(load, "the operand is not a partition view"));
         };
-        // Whole chunks; threads past the tile hold dead ones, not copied.
-        if chunks.size_per_thread.last() != Some(&width) || chunks.has_copies() {
-            return self.stage_loaded(load, alloc, swizzle);
-        }
-        let contiguous = self.contiguous(param, shape.len(), width, dtype);
+        let dtype = func.ty(op.results[0]).dtype();
+        let width = *chunks.size_per_thread.last().unwrap_or(&1);
         let masked = matches!(op.kind, OpKind::LoadMasked { .. });
-        let access = self.access(load, &op.operands, &chunks, masked, false)?;
-        let coords = self.coords(&chunks);
+        let access = self.chunk_access(load, (param, &tile), chunks, indices, masked)?;
+        let coords = self.coords(chunks);
+        let count = chunks.registers() / width;
+        let destinations: Vec<Reg> = (0..count)
+            .map(|g| {
+                let at = self.swizzled(coords.linear[g * width], swizzle);
+                match offset {
+                    Some(o) => self.binary(BinaryOp::Add, at, o),
+                    None => at,
+                }
+            })
+            .collect();
+        let contiguous = self.contiguous(param, tile.rank(), width, dtype);
         let saved = std::mem::take(&mut self.current);
-        let (one, zero) = (self.i32c(1), self.i32c(0));
-        for g in 0..chunks.registers() / width {
-            let mut count = zero;
-            for &mask in &access.masks[g * width..(g + 1) * width] {
-                let inside = self.select(mask, one, zero);
-                count = self.binary(BinaryOp::Add, count, inside);
-            }
-            let first = g * width;
-            let at = self.swizzled(coords.linear[first], swizzle);
-            let operands = vec![access.addresses[first], at, count, coords.live[first]];
+        let chunk = |g: usize| {
+            [
+                access.addresses[g],
+                destinations[g],
+                access.counts[g],
+                coords.live[g * width],
+            ]
+        };
+        for g in 0..count {
+            let operands = chunk(g).to_vec();
             let copy = self.emit_op(ThreadOpKind::CopyAsync { param, alloc }, operands, &[]);
             self.program.notes.insert(copy, access.note.clone());
         }
         self.emit_op(ThreadOpKind::Yield, vec![], &[]);
         let then_ops = std::mem::take(&mut self.current);
-        // The same chunks element by element, each stored as soon as it is
-        // loaded (few registers live): zeros outside the tensor.
-        let padding = self.constant(Scalar::zero(dtype));
-        for v in 0..chunks.registers() {
-            let kind = ThreadOpKind::LoadGlobal { param, width: 1 };
-            let operands = vec![access.addresses[v], access.masks[v], padding];
-            let loaded = self.emit_op(kind, operands, &[dtype]);
-            self.program.notes.insert(loaded, access.note.clone());
-            let value = self.program.ops[loaded].results[0];
-            let at = self.swizzled(coords.linear[v], swizzle);
-            let store = ThreadOpKind::StoreShared { alloc };
-            self.emit_op(store, vec![at, value, coords.live[v]], &[]);
+        // The same chunks element by element, in a loop per chunk (so that
+        // no element's address is loop-invariant: LLVM would hoist them all
+        // out of a main loop): element `e` lies `e` inner strides past the
+        // chunk's first and is inside when `e < count`; the swizzle keeps
+        // chunks whole, so it lands `e` past the chunk's first.
+        let inner = self.tensor_meta(param, tile.rank() - 1, true);
+        for g in 0..count {
+            self.element_copy(
+                (param, alloc, dtype),
+                chunk(g),
+                (inner, width),
+                &access.note,
+            );
         }
         self.emit_op(ThreadOpKind::Yield, vec![], &[]);
         let else_ops = std::mem::replace(&mut self.current, saved);
@@ -159,6 +213,160 @@ impl Lowerer<'_> {
             .create_op(ThreadOpKind::If, vec![contiguous], &[], regions);
         self.current.push(branch);
         Ok(())
+    }
+
+    /// `for e in 0..width`: element `e` of the chunk at tensor element
+    /// `address` (`e` strides of `inner` further), loaded if `e < count`
+    /// (zero otherwise), stored at `at + e` of `alloc` if `live`.
+    fn element_copy(
+        &mut self,
+        (param, alloc, dtype): (usize, SharedId, DType),
+        [address, at, count, live]: [Reg; 4],
+        (inner, width): (Reg, usize),
+        note: &str,
+    ) {
+        let (lo, hi, step) = (self.i32c(0), self.i32c(width as i64), self.i32c(1));
+        let padding = self.constant(Scalar::zero(dtype));
+        let e = self.program.new_reg(DType::I32);
+        let saved = std::mem::take(&mut self.current);
+        let wide = self.cast(e, DType::I64);
+        let offset = self.binary(BinaryOp::Mul, wide, inner);
+        let element = self.binary(BinaryOp::Add, address, offset);
+        let inside = self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![e, count], DType::Bool);
+        let kind = ThreadOpKind::LoadGlobal { param, width: 1 };
+        let loaded = self.emit_op(kind, vec![element, inside, padding], &[dtype]);
+        self.program.notes.insert(loaded, note.to_string());
+        let value = self.program.ops[loaded].results[0];
+        let index = self.binary(BinaryOp::Add, at, e);
+        self.emit_op(
+            ThreadOpKind::StoreShared { alloc },
+            vec![index, value, live],
+            &[],
+        );
+        self.emit_op(ThreadOpKind::Yield, vec![], &[]);
+        let ops = std::mem::replace(&mut self.current, saved);
+        let body = Region { args: vec![e], ops };
+        let op = self
+            .program
+            .create_op(ThreadOpKind::For, vec![lo, hi, step], &[], vec![body]);
+        self.current.push(op);
+    }
+
+    /// Per chunk of `chunks` (a tile of `view = (param, tile)` at
+    /// `indices`), the element offset of its first element and how many of
+    /// its elements the copy reads (`i32`): those inside the tensor for a
+    /// masked load, all of them for an unmasked one, which is checked as
+    /// [`Self::access`] checks it (its whole partition must lie inside).
+    /// Dead chunks read nothing.
+    fn chunk_access(
+        &mut self,
+        load: OpId,
+        (param, tile): (usize, &Shape),
+        chunks: &DistLayout,
+        indices: &[Reg],
+        masked: bool,
+    ) -> Result<ChunkAccess, LowerError> {
+        let rank = tile.rank();
+        if indices.len() != rank || tile.dims() != chunks.shape.as_slice() {
+            return Err(self.invalid(load, "indices or tile do not match the view"));
+        }
+        let width = *chunks.size_per_thread.last().unwrap_or(&1);
+        let proven: Vec<bool> = (0..rank).map(|d| self.proofs.proven(load, d)).collect();
+        let bounded = masked || self.bounds_checks;
+        let checked = bounded && !masked && proven.contains(&false);
+        let coords = self.coords(chunks);
+        let (zero, truth) = (
+            self.constant(Scalar::I64(0)),
+            self.constant(Scalar::Bool(true)),
+        );
+        let wide = self.constant(Scalar::I64(width as i64));
+        let mut index_ok = truth;
+        let mut origins = Vec::new();
+        for (d, &i) in indices.iter().enumerate() {
+            if bounded && !proven[d] {
+                let ok = self.emit(ThreadOpKind::Cmp(CmpPred::Ge), vec![i, zero], DType::Bool);
+                index_ok = self.and(index_ok, ok);
+            }
+            let extent = self.constant(Scalar::I64(tile.dims()[d] as i64));
+            origins.push(self.binary(BinaryOp::Mul, i, extent));
+        }
+        let (mut addresses, mut counts) = (Vec::new(), Vec::new());
+        let mut all_ok = truth;
+        for g in 0..chunks.registers() / width {
+            let first = g * width;
+            let mut address: Option<Reg> = None;
+            let mut outer_ok = index_ok;
+            let mut inner_count = wide;
+            for (d, &origin) in origins.iter().enumerate() {
+                let c = self.hoisted_cast(coords.axes[first][d], DType::I64);
+                let at = self.binary(BinaryOp::Add, origin, c);
+                if bounded && !proven[d] {
+                    let extent = self.tensor_meta(param, d, false);
+                    if d + 1 < rank {
+                        let lt = self.emit(
+                            ThreadOpKind::Cmp(CmpPred::Lt),
+                            vec![at, extent],
+                            DType::Bool,
+                        );
+                        outer_ok = self.and(outer_ok, lt);
+                    } else {
+                        // min(max(extent − at, 0), width)
+                        let left = self.binary(BinaryOp::Sub, extent, at);
+                        let left = self.binary(BinaryOp::Max, left, zero);
+                        inner_count = self.binary(BinaryOp::Min, left, wide);
+                    }
+                }
+                let stride = self.tensor_meta(param, d, true);
+                let term = self.binary(BinaryOp::Mul, at, stride);
+                address = Some(match address {
+                    Some(a) => self.binary(BinaryOp::Add, a, term),
+                    None => term,
+                });
+            }
+            let live = coords.live[first];
+            let reads = self.and(live, outer_ok);
+            if checked {
+                // Unmasked: the whole chunk must be inside.
+                let full = self.emit(
+                    ThreadOpKind::Cmp(CmpPred::Eq),
+                    vec![inner_count, wide],
+                    DType::Bool,
+                );
+                let inside = self.and(outer_ok, full);
+                let ok = if self.is_true(live) {
+                    inside
+                } else {
+                    self.select(live, inside, truth)
+                };
+                all_ok = self.and(all_ok, ok);
+            }
+            let count = self.cast(inner_count, DType::I32);
+            let none = self.i32c(0);
+            counts.push(if self.is_true(reads) {
+                count
+            } else {
+                self.select(reads, count, none)
+            });
+            addresses.push(address.unwrap_or(zero));
+        }
+        if checked {
+            let mut operands = vec![all_ok];
+            operands.extend(indices);
+            let op = self.describe(load);
+            self.emit_op(
+                ThreadOpKind::Check {
+                    kind: CheckKind::Bounds,
+                    op,
+                },
+                operands,
+                &[],
+            );
+        }
+        Ok(ChunkAccess {
+            addresses,
+            counts,
+            note: bounds_note(&proven, masked, bounded),
+        })
     }
 
     /// Lowers the deferred `load` where it is needed and stores its
@@ -186,4 +394,14 @@ impl Lowerer<'_> {
         self.emit_op(ThreadOpKind::WaitAsync { pending: 0 }, vec![], &[]);
         self.barrier();
     }
+}
+
+/// The chunks one thread copies: per chunk, the element offset of its
+/// first element in the tensor (`i64`) and how many elements it reads
+/// (`i32`, `0..=width`).
+struct ChunkAccess {
+    addresses: Vec<Reg>,
+    counts: Vec<Reg>,
+    /// How the access is kept in bounds, for the text form.
+    note: String,
 }

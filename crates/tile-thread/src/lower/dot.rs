@@ -6,15 +6,27 @@
 //! share each `a[m, k]` load and those on one column each `b[k, n]` load) `acc = fma(a[m, k], b[k, n], acc)` for `k = 0, 1, …, K-1` from its
 //! own `c` register, the operands widened exactly to the accumulator dtype
 //! first — the interpreter's order and rounding, so the result is
-//! bit-identical. For `i8` operands the step is `acc + a * b` in `i32`.
+//! bit-identical. For `i8` operands the step is `acc + a * b` in `i32`; for
+//! precision `tf32` each operand element is first rounded to TF32.
 
-use super::operand_swizzle::operand_swizzle;
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::{mma_dot, DistLayout};
 use crate::program::{Reg, SharedId, ThreadOpKind};
 use tile_abi::mma::MmaFamily;
 use tile_ir::layout::Swizzle;
-use tile_ir::{BinaryOp, CmpPred, DType, OpId, Value};
+use tile_ir::{BinaryOp, CmpPred, DType, DotPrecision, OpId, OpKind, UnaryOp, Value};
+
+/// Where a tensor-core `dot`'s operands sit in shared memory.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct StagedOperands {
+    /// The allocations of `a` and `b`.
+    pub(super) allocs: [SharedId; 2],
+    /// Each operand's swizzle.
+    pub(super) swizzles: [Option<Swizzle>; 2],
+    /// Each operand's offset in its allocation (the stage of a pipelined
+    /// loop), added after the swizzle.
+    pub(super) offsets: [Option<Reg>; 2],
+}
 
 impl Lowerer<'_> {
     /// Lowers `dot`.
@@ -39,51 +51,82 @@ impl Lowerer<'_> {
         // The accumulator in the result's layout (a conversion only if `c`
         // comes in another one).
         let rc = self.convert(acc_dtype, &lc, &rc, &layout);
-        // Both operands row-major in fresh allocations; earlier readers of
-        // reused memory (or of the last iteration's) must be done first.
-        let (alloc_a, reused_a) = self.take_shared(da, m * k);
-        let (alloc_b, reused_b) = self.take_shared(db, k * n);
-        if self.loop_depth > 0 || reused_a || reused_b {
-            self.barrier();
-        }
-        // Tensor cores read swizzled operands (`operand_swizzle.rs`) unless
-        // stagings are not swizzled (`LowerOptions::swizzle_shared`).
         let plan = mma_dot(func, id, self.program.num_warps, self.tensor_cores)
             .filter(|plan| plan.layout == *layout);
-        let swizzles = match &plan {
-            Some(p) if self.swizzle_shared && p.kind.family() == MmaFamily::MmaSync => {
-                [operand_swizzle(k), operand_swizzle(n)]
-            }
-            _ => [None, None],
-        };
-        let mut copied = false;
-        for ((v, alloc), sw) in [(*a, alloc_a), (*b, alloc_b)].into_iter().zip(swizzles) {
-            match self.get(id, v)? {
-                Lowered::Deferred { load } => {
-                    self.stage_deferred(load, alloc, sw)?;
-                    copied = true;
+        let operands = [(*a, da, [m, k]), (*b, db, [k, n])];
+        // An operand a pipelined loop copied ahead is in its stage buffer
+        // already (`pipeline.rs`): the loop's barrier made it visible.
+        let lowered = [self.get(id, *a)?, self.get(id, *b)?];
+        let mut allocs = Vec::new();
+        let (mut swizzles, mut offsets) = ([None, None], [None, None]);
+        let mut taken = Vec::new();
+        for (i, ((_, dtype, shape), lowered)) in operands.iter().zip(&lowered).enumerate() {
+            match lowered {
+                Lowered::Staged { alloc, offset } => {
+                    allocs.push(*alloc);
+                    offsets[i] = Some(*offset);
                 }
-                Lowered::Tile { layout, regs } => self.store_tile(alloc, &layout, &regs, sw),
-                _ => return Err(self.invalid(id, "an operand is not a tile")),
+                _ => {
+                    let (alloc, reused) = self.take_shared(*dtype, shape[0] * shape[1]);
+                    allocs.push(alloc);
+                    taken.push((i, reused));
+                }
+            }
+            // Tensor cores read swizzled operands (`operand_swizzle.rs`)
+            // unless stagings are not swizzled (`LowerOptions::swizzle_shared`).
+            if plan
+                .as_ref()
+                .is_some_and(|p| p.kind.family() == MmaFamily::MmaSync)
+            {
+                swizzles[i] = self.operand_swizzle(shape);
             }
         }
-        if copied {
-            self.land_copies();
-        } else {
-            self.barrier();
+        let staged = StagedOperands {
+            allocs: [allocs[0], allocs[1]],
+            swizzles,
+            offsets,
+        };
+        if !taken.is_empty() {
+            // Fresh allocations; earlier readers of reused memory (or of the
+            // last iteration's) must be done first.
+            if self.loop_depth > 0 || taken.iter().any(|&(_, reused)| reused) {
+                self.barrier();
+            }
+            let mut copied = false;
+            for &(i, _) in &taken {
+                let (alloc, sw) = (staged.allocs[i], staged.swizzles[i]);
+                match &lowered[i] {
+                    Lowered::Deferred { load } => {
+                        self.stage_deferred(*load, alloc, sw)?;
+                        copied = true;
+                    }
+                    Lowered::Tile { layout, regs } => self.store_tile(alloc, layout, regs, sw),
+                    _ => return Err(self.invalid(id, "an operand is not a tile")),
+                }
+            }
+            if copied {
+                self.land_copies();
+            } else {
+                self.barrier();
+            }
         }
         let regs = match plan {
-            Some(plan) => self.mma_steps(&plan, [alloc_a, alloc_b], (k, n), &rc, swizzles),
-            None => self.fma_chain(
-                &layout,
-                [alloc_a, alloc_b],
-                [da, db, acc_dtype],
-                (k, n),
-                &rc,
-            ),
+            Some(plan) => self.mma_steps(&plan, &staged, (k, n), &rc),
+            None if staged.offsets.iter().all(Option::is_none) => {
+                let tf32 = matches!(
+                    op.kind,
+                    OpKind::Dot {
+                        precision: DotPrecision::Tf32
+                    }
+                );
+                let dtypes = ([da, db, acc_dtype], tf32);
+                self.fma_chain(&layout, staged.allocs, dtypes, (k, n), &rc)
+            }
+            None => return Err(self.invalid(id, "a prefetched operand of a dot off tensor cores")),
         };
-        self.release_shared(alloc_a);
-        self.release_shared(alloc_b);
+        for &(i, _) in &taken {
+            self.release_shared(staged.allocs[i]);
+        }
         self.bind(id, Lowered::Tile { layout, regs })
     }
 
@@ -105,12 +148,13 @@ impl Lowerer<'_> {
     }
 
     /// The exact chain on CUDA cores (the module docs) from the staged
-    /// operands, into the accumulator registers `rc` in `layout`.
+    /// operands, into the accumulator registers `rc` in `layout`; with
+    /// `tf32`, each operand rounded to TF32 first (precision `tf32`).
     fn fma_chain(
         &mut self,
         layout: &DistLayout,
         [alloc_a, alloc_b]: [SharedId; 2],
-        [da, db, acc_dtype]: [DType; 3],
+        ([da, db, acc_dtype], tf32): ([DType; 3], bool),
         (k, n): (usize, usize),
         rc: &[Reg],
     ) -> Vec<Reg> {
@@ -169,7 +213,7 @@ impl Lowerer<'_> {
                         self.binary(BinaryOp::Add, start, kc)
                     };
                     let x = self.emit(ThreadOpKind::LoadShared { alloc: alloc_a }, vec![index], da);
-                    a_vals[v] = Some(self.cast(x, acc_dtype));
+                    a_vals[v] = Some(self.operand(x, acc_dtype, tf32));
                 }
                 if let Some(c) = col[v] {
                     let index = if kk == 0 {
@@ -179,7 +223,7 @@ impl Lowerer<'_> {
                         self.binary(BinaryOp::Add, c, shift)
                     };
                     let y = self.emit(ThreadOpKind::LoadShared { alloc: alloc_b }, vec![index], db);
-                    b_vals[v] = Some(self.cast(y, acc_dtype));
+                    b_vals[v] = Some(self.operand(y, acc_dtype, tf32));
                 }
             }
             for v in 0..count {
@@ -195,5 +239,20 @@ impl Lowerer<'_> {
             }
         }
         acc
+    }
+
+    /// An operand element `x` of the chain: widened to the accumulator's
+    /// dtype, and rounded to TF32 for precision `tf32`.
+    fn operand(&mut self, x: Reg, acc_dtype: DType, tf32: bool) -> Reg {
+        let wide = self.cast(x, acc_dtype);
+        if tf32 {
+            self.emit(
+                ThreadOpKind::Unary(UnaryOp::RoundTf32),
+                vec![wide],
+                acc_dtype,
+            )
+        } else {
+            wide
+        }
     }
 }

@@ -39,10 +39,12 @@ use tile_ir::{BinaryOp, CmpPred, DType, OpId, OpKind, Scalar, Value};
 trait EmitAccess: for<'l, 'a> FnMut(&'l mut Lowerer<'a>, usize, Reg, &[Reg]) -> Vec<Reg> {}
 impl<F: for<'l, 'a> FnMut(&'l mut Lowerer<'a>, usize, Reg, &[Reg]) -> Vec<Reg>> EmitAccess for F {}
 
-/// The per-register addresses and masks of one access.
+/// The per-register positions and masks of one access.
 pub(super) struct Access {
     param: usize,
-    pub(super) addresses: Vec<Reg>,
+    /// Per register, its element's index along each axis of the tensor
+    /// (`i64`); [`Lowerer::address`] makes the offset, where it is needed.
+    positions: Vec<Vec<Reg>>,
     pub(super) masks: Vec<Reg>,
     /// How the access is kept in bounds, for the text form.
     pub(super) note: String,
@@ -93,6 +95,14 @@ impl Lowerer<'_> {
                 )
             }
             OpKind::Load | OpKind::LoadMasked { .. } if self.deferred.contains(&id) => {
+                // A load its loop copies ahead is bound to its stage already.
+                let staged = op
+                    .results
+                    .first()
+                    .is_some_and(|r| matches!(self.env.get(r), Some(Lowered::Staged { .. })));
+                if staged {
+                    return Ok(());
+                }
                 self.bind(id, Lowered::Deferred { load: id })
             }
             OpKind::Load | OpKind::LoadMasked { .. } => {
@@ -188,8 +198,9 @@ impl Lowerer<'_> {
         }
         let scalar = |s: &mut Self, emit: &mut dyn EmitAccess| {
             let mut regs = Vec::new();
-            for (&a, &m) in access.addresses.iter().zip(&access.masks) {
-                regs.extend(emit(s, 1, a, &[m]));
+            for (v, &m) in access.masks.iter().enumerate() {
+                let address = s.address(access, v, false);
+                regs.extend(emit(s, 1, address, &[m]));
             }
             regs
         };
@@ -199,9 +210,11 @@ impl Lowerer<'_> {
         let contiguous = self.contiguous(access.param, layout.shape.len(), width, dtype);
         let saved = std::mem::take(&mut self.current);
         let mut vector_regs = Vec::new();
-        for g in 0..access.addresses.len() / width {
+        // Contiguous: the innermost stride is 1.
+        for g in 0..access.masks.len() / width {
             let masks = &access.masks[g * width..(g + 1) * width];
-            vector_regs.extend(emit(self, width, access.addresses[g * width], masks));
+            let address = self.address(access, g * width, true);
+            vector_regs.extend(emit(self, width, address, masks));
         }
         self.emit_op(ThreadOpKind::Yield, vector_regs.clone(), &[]);
         let then_ops = std::mem::take(&mut self.current);
@@ -318,11 +331,11 @@ impl Lowerer<'_> {
             let extent = self.constant(Scalar::I64(tile.dims()[d] as i64));
             origins.push(self.binary(BinaryOp::Mul, i, extent));
         }
-        let mut addresses = Vec::new();
+        let mut positions = Vec::new();
         let mut masks = Vec::new();
         let mut all_ok = truth;
         for v in 0..layout.registers() {
-            let mut address: Option<Reg> = None;
+            let mut position = Vec::new();
             let mut inside = index_ok;
             for (d, &origin) in origins.iter().enumerate() {
                 let c = self.hoisted_cast(coords.axes[v][d], DType::I64);
@@ -333,12 +346,7 @@ impl Lowerer<'_> {
                         self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![g, extent], DType::Bool);
                     inside = self.and(inside, lt);
                 }
-                let stride = self.tensor_meta(param, d, true);
-                let term = self.binary(BinaryOp::Mul, g, stride);
-                address = Some(match address {
-                    Some(a) => self.binary(BinaryOp::Add, a, term),
-                    None => term,
-                });
+                position.push(g);
             }
             let live = coords.live[v];
             if checked {
@@ -350,7 +358,7 @@ impl Lowerer<'_> {
                 };
                 all_ok = self.and(all_ok, ok);
             }
-            addresses.push(address.unwrap_or(zero));
+            positions.push(position);
             // Every copy loads; only the owner of an element stores it.
             let holder = if write { coords.owner[v] } else { live };
             masks.push(self.and(holder, inside));
@@ -371,10 +379,31 @@ impl Lowerer<'_> {
         let note = bounds_note(&proven, masked, bounded);
         Ok(Access {
             param,
-            addresses,
+            positions,
             masks,
             note,
         })
+    }
+
+    /// The element offset of register `v` of `access`: `Σ_d g_d ·
+    /// stride[d]`, with the innermost stride taken as 1 when `unit_inner`
+    /// (inside a contiguous access's branch), emitted where it is used.
+    fn address(&mut self, access: &Access, v: usize, unit_inner: bool) -> Reg {
+        let position = &access.positions[v];
+        let mut address: Option<Reg> = None;
+        for (d, &g) in position.iter().enumerate() {
+            let term = if unit_inner && d + 1 == position.len() {
+                g
+            } else {
+                let stride = self.tensor_meta(access.param, d, true);
+                self.binary(BinaryOp::Mul, g, stride)
+            };
+            address = Some(match address {
+                Some(a) => self.binary(BinaryOp::Add, a, term),
+                None => term,
+            });
+        }
+        address.unwrap_or_else(|| self.constant(Scalar::I64(0)))
     }
 
     /// `a ∧ b`, folding the constant `true`.

@@ -6,30 +6,42 @@
 //! `w` owns the 16×8 blocks `(w / wn + wm·i, w % wn + wn·j)`; for each
 //! `k`-step of 16 it loads the A fragment of each of its block rows with one
 //! `ldmatrix.x4` (the four 8×8 quarters of the 16×16 block, in the A
-//! fragment's register order) and the B fragment of each of its block
-//! columns with one `ldmatrix.x2.trans` (B is staged `k`-major, the
-//! fragment wants `k` pairs per lane), then issues one `mma` per block. The sum of each step
-//! is the instruction's: precision `tensor` allows it.
+//! fragment's register order) and the B fragments of each two of its block
+//! columns with one `ldmatrix.x4.trans` (B is staged `k`-major, the
+//! fragment wants `k` pairs per lane; an `x2.trans` for a last odd column),
+//! then issues one `mma` per block. The sum of each step is the
+//! instruction's: precision `tensor` allows it. WMMA and MFMA (whose warps
+//! are 64-lane waves) load their fragments element by element.
+//!
+//! Addresses: each lane's `ldmatrix` row address is swizzled
+//! (`operand_swizzle.rs`), and the part of a block's offset that is a
+//! multiple of the swizzle's period (rows of 8, or whole `k`-steps of B) is
+//! added after the swizzle, where `ptxas` folds it into the instruction's
+//! immediate: a warp needs one swizzled register per `k`-step of A and per
+//! pair of block columns of B, not one per fragment.
 
+use super::dot::StagedOperands;
 use super::Lowerer;
 use crate::layout_assign::MmaDot;
-use crate::program::{LdMatrix, Reg, SharedId, ThreadOpKind};
+use crate::program::{LdMatrix, MmaKind, Reg, SharedId, ThreadOpKind};
 use tile_abi::mma::{Fragment, MmaFamily};
 use tile_ir::layout::Swizzle;
 use tile_ir::{BinaryOp, DType};
 
 impl Lowerer<'_> {
     /// The accumulator registers `acc` (in `plan.layout`) after every
-    /// `k`-step of `a · b`, for `a: [M, K]` and `b: [K, N]` staged in
-    /// `alloc_a` and `alloc_b`.
+    /// `k`-step of `a · b`, for `a: [M, K]` and `b: [K, N]` staged as
+    /// `staged` says.
     pub(super) fn mma_steps(
         &mut self,
         plan: &MmaDot,
-        [alloc_a, alloc_b]: [SharedId; 2],
+        staged: &StagedOperands,
         (k, n): (usize, usize),
         acc: &[Reg],
-        [sw_a, sw_b]: [Option<Swizzle>; 2],
     ) -> Vec<Reg> {
+        let [alloc_a, alloc_b] = staged.allocs;
+        let [sw_a, sw_b] = staged.swizzles;
+        let [stage_a, stage_b] = staged.offsets;
         let kind = plan.kind;
         let (im, in_, ik) = kind.shape();
         let [wm, wn] = plan.warps;
@@ -38,16 +50,28 @@ impl Lowerer<'_> {
         // Lane `l` supplies row `l % 16` (A: of the block's 16 rows, its
         // left or right 8 columns by `l / 16`; B: of the step's 16 `k`) to
         // `ldmatrix`; warp `w` = wn·warp_m + warp_n.
+        // MFMA: a 64-lane wave, lane `l` holds row `l % im` of A's block and
+        // column `l % im` of B's, `k` from `4·(l / im)` of the step on.
         let tid = self.thread_id();
-        let lane = self.hoist_with_const(BinaryOp::Rem, tid, 32);
-        let warp = self.hoist_with_const(BinaryOp::Div, tid, 32);
-        let row = self.hoist_with_const(BinaryOp::Rem, lane, 16);
-        let half = self.hoist_with_const(BinaryOp::Div, lane, 16);
+        let lanes = kind.lanes() as i64;
+        let lane = self.hoist_with_const(BinaryOp::Rem, tid, lanes);
+        let warp = self.hoist_with_const(BinaryOp::Div, tid, lanes);
+        let row = self.hoist_with_const(BinaryOp::Rem, lane, im as i64);
+        let half = self.hoist_with_const(BinaryOp::Div, lane, im as i64);
         let warp_m = self.hoist_with_const(BinaryOp::Div, warp, wn as i64);
         let warp_n = self.hoist_with_const(BinaryOp::Rem, warp, wn as i64);
         let dtype = kind.operand_dtype();
-        let wmma = kind.family() == MmaFamily::Wmma;
-        let (base_a, base_b) = if wmma {
+        let by_elements = kind.family() != MmaFamily::MmaSync;
+        // B: one `ldmatrix.x4.trans` per two blocks of a warp's columns
+        // (lanes 16..32 address the second block, `8·wn` columns further),
+        // an `x2.trans` for a last odd one.
+        let b_pairs = !by_elements && rep_n >= 2;
+        let (base_a, base_b) = if kind.family() == MmaFamily::Mfma {
+            (
+                self.linear(&[(warp_m, im * k), (row, k), (half, 4)]),
+                self.linear(&[(half, 4 * n), (row, 1), (warp_n, in_)]),
+            )
+        } else if by_elements {
             // WMMA: lane `l` holds row `l % 16` of A's block and column
             // `l % 16` of B's, all 16 `k` of the step (lanes 16..32 the same).
             (
@@ -55,9 +79,10 @@ impl Lowerer<'_> {
                 self.linear(&[(row, 1), (warp_n, in_)]),
             )
         } else {
+            let second_block = if b_pairs { in_ * wn } else { 0 };
             (
                 self.linear(&[(warp_m, im * k), (row, k), (half, 8)]),
-                self.linear(&[(row, n), (warp_n, in_)]),
+                self.linear(&[(row, n), (warp_n, in_), (half, second_block)]),
             )
         };
         // A: the four 8×8 quarters of a 16×16 block (element order of the
@@ -66,32 +91,39 @@ impl Lowerer<'_> {
             count: 4,
             trans: false,
         };
-        let b_shape = LdMatrix {
-            count: 2,
-            trans: true,
-        };
+        let b_shape = |count| LdMatrix { count, trans: true };
         let mut acc = acc.to_vec();
         for step in 0..k / ik {
             let a_frags: Vec<Vec<Reg>> = (0..rep_m)
                 .map(|rm| {
                     let offset = rm * im * wm * k + step * ik;
-                    if wmma {
-                        self.elements(alloc_a, dtype, base_a, offset, 1)
+                    if by_elements {
+                        self.elements(alloc_a, kind, base_a, offset, 1)
                     } else {
-                        self.ldmatrix(alloc_a, a_shape, dtype, base_a, offset, sw_a)
+                        self.ldmatrix(alloc_a, a_shape, dtype, (base_a, offset, stage_a), sw_a)
                     }
                 })
                 .collect();
-            let b_frags: Vec<Vec<Reg>> = (0..rep_n)
-                .map(|rn| {
+            let b_frags: Vec<Vec<Reg>> = if by_elements {
+                (0..rep_n)
+                    .map(|rn| {
+                        let offset = step * ik * n + rn * in_ * wn;
+                        self.elements(alloc_b, kind, base_b, offset, n)
+                    })
+                    .collect()
+            } else {
+                let mut frags = Vec::new();
+                let mut rn = 0;
+                while rn < rep_n {
                     let offset = step * ik * n + rn * in_ * wn;
-                    if wmma {
-                        self.elements(alloc_b, dtype, base_b, offset, n)
-                    } else {
-                        self.ldmatrix(alloc_b, b_shape, dtype, base_b, offset, sw_b)
-                    }
-                })
-                .collect();
+                    let count = if b_pairs && rn + 1 < rep_n { 4 } else { 2 };
+                    let at = (base_b, offset, stage_b);
+                    let regs = self.ldmatrix(alloc_b, b_shape(count), dtype, at, sw_b);
+                    frags.extend(regs.chunks(4).map(<[Reg]>::to_vec));
+                    rn += usize::from(count) / 2;
+                }
+                frags
+            };
             let nc = kind.elements(Fragment::C);
             for (rm, a_frag) in a_frags.iter().enumerate() {
                 for (rn, b_frag) in b_frags.iter().enumerate() {
@@ -109,43 +141,59 @@ impl Lowerer<'_> {
         acc
     }
 
-    /// The 16 elements of `alloc` at `base + offset + i·stride`: a WMMA
-    /// operand fragment.
+    /// The 16 (MFMA: 4) elements of `alloc` at `base + offset + i·stride`:
+    /// a WMMA or MFMA operand fragment of `kind`.
     fn elements(
         &mut self,
         alloc: SharedId,
-        dtype: DType,
+        kind: MmaKind,
         base: Reg,
         offset: usize,
         stride: usize,
     ) -> Vec<Reg> {
-        (0..16)
+        (0..kind.elements(Fragment::A))
             .map(|i| {
                 let c = self.i32c((offset + i * stride) as i64);
                 let index = self.binary(BinaryOp::Add, base, c);
+                let dtype = kind.operand_dtype();
                 self.emit(ThreadOpKind::LoadShared { alloc }, vec![index], dtype)
             })
             .collect()
     }
 
     /// The registers `ldmatrix` of `shape` gives each lane from `alloc`
-    /// (stored under `swizzle`), the lane's row at `base + offset`.
+    /// (stored under `swizzle`), the lane's row at `base + offset` of the
+    /// stage at `stage` (a whole number of swizzle periods, or 0).
     fn ldmatrix(
         &mut self,
         alloc: SharedId,
         shape: LdMatrix,
         dtype: DType,
-        base: Reg,
-        offset: usize,
+        (base, offset, stage): (Reg, usize, Option<Reg>),
         swizzle: Option<Swizzle>,
     ) -> Vec<Reg> {
-        let index = if offset == 0 {
+        // The part of the offset that is a multiple of the swizzle's period
+        // commutes with it: added after, as an immediate, so that the
+        // swizzled registers are few (one per distinct remainder).
+        let period = swizzle.map_or(1, super::pipeline::swizzle_period);
+        let (low, high) = (offset % period, offset - offset % period);
+        let index = if low == 0 {
             base
         } else {
-            let c = self.i32c(offset as i64);
+            let c = self.i32c(low as i64);
             self.binary(BinaryOp::Add, base, c)
         };
         let index = self.swizzled(index, swizzle);
+        let index = match stage {
+            Some(stage) => self.binary(BinaryOp::Add, index, stage),
+            None => index,
+        };
+        let index = if high == 0 {
+            index
+        } else {
+            let c = self.i32c(high as i64);
+            self.binary(BinaryOp::Add, index, c)
+        };
         let results = vec![dtype; 2 * usize::from(shape.count)];
         let op = self.emit_op(
             ThreadOpKind::LdMatrix { alloc, shape },

@@ -31,6 +31,7 @@ mod memory;
 mod mma;
 mod movement;
 mod operand_swizzle;
+mod pipeline;
 mod proofs;
 mod reduce;
 mod reduce_tree;
@@ -61,6 +62,11 @@ pub struct LowerOptions {
     pub swizzle_shared: bool,
     /// The tensor-core instructions `dot`s of precision `tensor` may use.
     pub tensor_cores: TensorCores,
+    /// The stages of a loop's software pipeline: a loop whose tensor-core
+    /// `dot`s load their operands by its induction variable copies them
+    /// `num_stages − 1` iterations ahead (`lower/pipeline.rs`); 1 copies
+    /// each iteration's operands in that iteration.
+    pub num_stages: u32,
 }
 
 /// The tensor-core instructions a target offers the lowering.
@@ -73,6 +79,10 @@ pub enum TensorCores {
     MmaSync,
     /// RDNA3's `v_wmma_f32_16x16x16` on `f16` and `bf16` in wave32 (gfx11).
     Wmma,
+    /// CDNA's `v_mfma_f32_32x32x8` and `v_mfma_f32_16x16x16` on `f16` and
+    /// `bf16` in wave64 (gfx90a, gfx942): a wave is two of the program's
+    /// warps.
+    Mfma,
 }
 
 impl TensorCores {
@@ -83,6 +93,7 @@ impl TensorCores {
             TensorCores::None => None,
             TensorCores::MmaSync => Some(MmaFamily::MmaSync),
             TensorCores::Wmma => Some(MmaFamily::Wmma),
+            TensorCores::Mfma => Some(MmaFamily::Mfma),
         }
     }
 }
@@ -95,6 +106,16 @@ impl LowerOptions {
             bounds_checks: true,
             swizzle_shared: true,
             tensor_cores: TensorCores::None,
+            num_stages: 1,
+        }
+    }
+
+    /// These options with `num_stages` stages for pipelined loops (at
+    /// least 1).
+    pub fn with_stages(self, num_stages: u32) -> LowerOptions {
+        LowerOptions {
+            num_stages: num_stages.max(1),
+            ..self
         }
     }
 
@@ -210,17 +231,17 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         swizzle_shared: options.swizzle_shared,
         tensor_cores: options.tensor_cores,
         deferred: Default::default(),
+        prefetched: Default::default(),
+        num_stages: options.num_stages,
         yield_targets: Vec::new(),
         free_shared: Vec::new(),
     };
     if options.tensor_cores == TensorCores::MmaSync {
         let deferred = copies::deferred_loads(func, |dot| lowerer.on_tensor_cores(dot));
+        lowerer.prefetched = pipeline::prefetched_loads(func, &deferred);
         lowerer.deferred = deferred;
     }
-    let body = lowerer.region(&func.body)?;
-    let mut ops = std::mem::take(&mut lowerer.prologue);
-    ops.extend(body);
-    lowerer.program.body.ops = ops;
+    lowerer.program.body.ops = lowerer.kernel_body(&func.body)?;
     Ok(lowerer.program)
 }
 
@@ -241,6 +262,13 @@ enum Lowered {
     /// A load that the `dot` using it copies to shared memory itself
     /// (`copies.rs`).
     Deferred { load: OpId },
+    /// A load a pipelined loop copied ahead (`pipeline.rs`): its tile is
+    /// in `alloc` from element `offset` (an `i32` register) on, swizzled
+    /// as a tensor-core operand.
+    Staged {
+        alloc: crate::program::SharedId,
+        offset: Reg,
+    },
     /// A partition view of a tensor parameter.
     PartitionView { param: usize, tile: Shape },
     /// A layout view of a tensor parameter: its static layout and its base
@@ -278,8 +306,9 @@ struct Lowerer<'a> {
     env: HashMap<Value, Lowered>,
     /// The ops of the region being built.
     current: Vec<ThreadOp>,
-    /// Uniform, side-effect-free ops hoisted to the start of the kernel
-    /// (constants, thread ids, coordinates, tensor extents and strides).
+    /// Uniform, side-effect-free ops (constants, thread ids, coordinates,
+    /// tensor extents and strides) hoisted out of the kernel-level op being
+    /// lowered, to be placed just before it (see [`Lowerer::kernel_body`]).
     prologue: Vec<ThreadOp>,
     consts: HashMap<(DType, u64), Reg>,
     coords: HashMap<DistLayout, Coords>,
@@ -305,6 +334,10 @@ struct Lowerer<'a> {
     tensor_cores: TensorCores,
     /// The loads their tensor-core `dot` copies itself (`copies.rs`).
     deferred: std::collections::HashSet<OpId>,
+    /// The loads each `for` prefetches (`pipeline.rs`).
+    prefetched: HashMap<OpId, pipeline::Prefetched>,
+    /// [`LowerOptions::num_stages`].
+    num_stages: u32,
     /// Shared allocations whose last reads have been emitted, for reuse.
     free_shared: Vec<crate::program::SharedId>,
     /// Per enclosing region being lowered, the layouts its `yield` must
@@ -313,6 +346,21 @@ struct Lowerer<'a> {
 }
 
 impl<'a> Lowerer<'a> {
+    /// Lowers the kernel's body: each op's thread-level ops, preceded by
+    /// the ops hoisted while lowering it. A hoisted value is computed once,
+    /// before the kernel-level op that first needs it (outside any loop),
+    /// and not earlier: the coordinates of an epilogue's stores are not
+    /// live across the main loop.
+    fn kernel_body(&mut self, body: &'a Region) -> Result<Vec<ThreadOp>, LowerError> {
+        let mut ops = Vec::new();
+        for &id in &body.ops {
+            self.op(id)?;
+            ops.append(&mut self.prologue);
+            ops.append(&mut self.current);
+        }
+        Ok(ops)
+    }
+
     /// Lowers the ops of `region`; returns the thread-level ops.
     fn region(&mut self, region: &'a Region) -> Result<Vec<ThreadOp>, LowerError> {
         let saved = std::mem::take(&mut self.current);
@@ -398,7 +446,6 @@ impl<'a> Lowerer<'a> {
         self.program.ops[op].results[0]
     }
 
-    /// Emits a one-result op into the prologue.
     /// Emits a one-result op into the prologue, or returns the register of
     /// an identical one already there (prologue ops are pure: this is common
     /// subexpression elimination, e.g. of the lane index of two layouts).

@@ -179,7 +179,10 @@ pub enum ThreadOpKind {
     /// fragment, the 4 of its B fragment (16-bit floats of the kind's dtype)
     /// and the 4 `f32` of its C fragment, in the element order of
     /// [`tile_abi::mma`]; the results are its 4 elements of D. Every lane of
-    /// the warp must execute it together.
+    /// the warp must execute it together. `mma.wmma16x16x16.<dtype>` (RDNA3,
+    /// 16 + 16 + 8 registers) likewise; `mma.mfma32x32x8.<dtype>` and
+    /// `mma.mfma16x16x16.<dtype>` (CDNA, 4 + 4 + 16 or 4 registers) are
+    /// issued by a whole 64-lane wave, two warps.
     Mma {
         /// The instruction.
         kind: MmaKind,

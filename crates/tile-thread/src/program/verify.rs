@@ -257,6 +257,12 @@ impl Checker<'_> {
                 let (na, nb) = (kind.elements(Fragment::A), kind.elements(Fragment::B));
                 let nc = kind.elements(Fragment::C);
                 let d = kind.operand_dtype();
+                if !(self.program.block_threads() as usize).is_multiple_of(kind.lanes()) {
+                    return bad(
+                        self,
+                        "an `mma` whose lanes do not divide the block's threads",
+                    );
+                }
                 operands.len() == na + nb + nc
                     && operands[..na + nb].iter().all(|&x| x == d)
                     && operands[na + nb..].iter().all(|&x| x == DType::F32)

@@ -1,12 +1,18 @@
 //! Loop metadata that keeps LLVM from unrolling a loop.
 //!
-//! The host lowering emits every op on tiles as a loop nest with static trip
-//! counts, and `O3` unrolls such nests completely: attention's host code grew
-//! tenfold and took seconds to optimize. Loops that contain other loops are
-//! marked `llvm.loop.unroll.disable`, unless they are short (at most
-//! [`SHORT_TRIPS`] iterations, known statically: unrolling those is cheap and
-//! pays, as in layernorm's two rows); innermost loops stay unrolled and
-//! vectorized as `O3` sees fit.
+//! * Host code: the host lowering emits every op on tiles as a loop nest
+//!   with static trip counts, and `O3` unrolls such nests completely:
+//!   attention's host code grew tenfold and took seconds to optimize. Loops
+//!   that contain other loops are marked `llvm.loop.unroll.disable`, unless
+//!   they are short (at most [`SHORT_TRIPS`] iterations, known statically:
+//!   unrolling those is cheap and pays, as in layernorm's two rows);
+//!   innermost loops stay unrolled and vectorized as `O3` sees fit.
+//! * GPU code: a thread-level program is already unrolled over the
+//!   registers of its tiles; its loops are the kernel's own (a matmul's loop
+//!   over `K`) and element-by-element fallbacks. None is unrolled: a copy of
+//!   a loop body with 64 accumulators costs registers, and an unrolled
+//!   fallback's element addresses become loop invariants that LLVM hoists
+//!   out of the enclosing loop, where they stay live.
 
 use inkwell::context::Context;
 use inkwell::llvm_sys::core::{
@@ -18,11 +24,11 @@ use inkwell::values::{AsValueRef, InstructionValue};
 
 /// The most iterations of a loop nest's outer loop that LLVM may still
 /// unroll.
-pub(super) const SHORT_TRIPS: u64 = 4;
+pub(crate) const SHORT_TRIPS: u64 = 4;
 
 /// Attaches `!llvm.loop !{self, !{"llvm.loop.unroll.disable"}}` to
 /// `latch`, the branch that closes a loop.
-pub(super) fn disable_unrolling(ctx: &Context, latch: InstructionValue<'_>) {
+pub(crate) fn disable_unrolling(ctx: &Context, latch: InstructionValue<'_>) {
     const KIND: &str = "llvm.loop";
     const DISABLE: &str = "llvm.loop.unroll.disable";
     let ctx_ref = ctx.raw();

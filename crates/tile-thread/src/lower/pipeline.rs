@@ -1,0 +1,312 @@
+//! Software pipelining of tensor-core operand copies: a `for` whose body
+//! loads a `dot`'s operands by its induction variable copies them
+//! `stages − 1` iterations ahead, with `cp.async`, into a ring of `stages`
+//! shared buffers per operand, so that the copies of later iterations are
+//! in flight while this one's `mma`s run.
+//!
+//! A deferred load (`copies.rs`) in the loop's body is **prefetched** when
+//! its view and every partition index are defined outside the loop, or the
+//! index is the induction variable itself; the copies of iteration `j`
+//! then read the partition at `j`. With `S` stages:
+//!
+//! ```text
+//! for s in 0..S-1:  if lo + s·step < hi { copy iteration lo + s·step into stage s };  commit
+//! for iv = lo to hi step step, carrying (…, stage = 0):
+//!     wait_group(S − 2); barrier                     // iteration iv's copies have landed, for every thread
+//!     next = iv + (S−1)·step
+//!     if next < hi { copy iteration next into stage (stage + S − 1) % S };  commit
+//!     … the body; its dots read their prefetched operands from `stage` …
+//!     yield …, (stage + 1) % S
+//! ```
+//!
+//! `wait_group(S − 2)` leaves the `S − 2` most recent groups in flight: one
+//! group is committed per prologue stage and per iteration (empty ones
+//! too), so at the top of iteration `i` the group of iteration `i` is the
+//! `(S − 1)`-th most recent and lands. The stage written in iteration `i`
+//! is the one read in iteration `i − 1`, which every thread has finished
+//! once it passed the barrier. A copy's partition index `next` lies in
+//! `[lo, hi)` like `iv`, so the bounds proofs of the load hold for it too.
+//! Stage offsets are whole multiples of the operand swizzle's period, so a
+//! stage's elements are swizzled as the first stage's, shifted.
+
+use super::{LowerError, Lowered, Lowerer};
+use crate::layout_assign::DistLayout;
+use crate::program::{Reg, Region, SharedId, ThreadOpKind};
+use std::collections::{HashMap, HashSet};
+use tile_ir::layout::Swizzle;
+use tile_ir::{BinaryOp, CmpPred, DType, Function, OpId, Scalar, Value};
+
+/// The loads a `for` prefetches: its induction variable and the deferred
+/// loads of its body (see the module docs).
+#[derive(Clone, Debug)]
+pub(super) struct Prefetched {
+    iv: Value,
+    loads: Vec<OpId>,
+}
+
+/// The loads each `for` prefetches, by the `for`'s op; loops with none are
+/// absent.
+pub(super) fn prefetched_loads(
+    func: &Function,
+    deferred: &HashSet<OpId>,
+) -> HashMap<OpId, Prefetched> {
+    let mut loops = HashMap::new();
+    func.walk(&mut |id| {
+        let op = func.op(id);
+        if !matches!(op.kind, tile_ir::OpKind::For) {
+            return;
+        }
+        let Some(body) = op.regions.first() else {
+            return;
+        };
+        let Some(&iv) = body.args.first() else {
+            return;
+        };
+        let mut inside: HashSet<Value> = body.args.iter().copied().collect();
+        func.walk_region(body, &mut |o| {
+            inside.extend(func.op(o).results.iter().copied())
+        });
+        let loads: Vec<OpId> = body
+            .ops
+            .iter()
+            .copied()
+            .filter(|load| deferred.contains(load))
+            .filter(|&load| {
+                let operands = &func.op(load).operands;
+                operands.first().is_some_and(|v| !inside.contains(v))
+                    && operands[1..]
+                        .iter()
+                        .all(|&i| i == iv || !inside.contains(&i))
+            })
+            .collect();
+        if !loads.is_empty() {
+            loops.insert(id, Prefetched { iv, loads });
+        }
+    });
+    loops
+}
+
+/// One prefetched load of a pipelined loop.
+#[derive(Clone, Debug)]
+struct Prefetch {
+    load: OpId,
+    /// The chunks each thread copies (`copies.rs`).
+    chunks: DistLayout,
+    /// The ring of stage buffers.
+    alloc: SharedId,
+    /// The elements of one stage.
+    len: usize,
+    swizzle: Option<Swizzle>,
+}
+
+/// A `for` being pipelined.
+pub(super) struct Pipeline {
+    prefetches: Vec<Prefetch>,
+    /// The loop's induction variable: the index the copies move ahead.
+    iv: Value,
+    stages: usize,
+    /// The loop's bounds (`lo`, `hi`, `step`) widened to `i64`.
+    bounds: [Reg; 3],
+}
+
+impl Lowerer<'_> {
+    /// The pipeline of the `for` `id`, with its ring buffers allocated, if
+    /// it prefetches loads and there are at least two stages; `None` leaves
+    /// the loop's copies where their dots are.
+    pub(super) fn pipeline(
+        &mut self,
+        id: OpId,
+        bounds: [Reg; 3],
+    ) -> Result<Option<Pipeline>, LowerError> {
+        let stages = self.num_stages as usize;
+        let Some(Prefetched { iv, loads }) = self.prefetched.get(&id).cloned() else {
+            return Ok(None);
+        };
+        if stages < 2 {
+            return Ok(None);
+        }
+        let mut planned = Vec::new();
+        for load in loads {
+            let Some(chunks) = self.copy_chunks(load)? else {
+                return Ok(None);
+            };
+            let shape = chunks.shape.clone();
+            let len: usize = shape.iter().product();
+            let swizzle = self.operand_swizzle(&shape);
+            let period = swizzle.map_or(1, swizzle_period);
+            if !len.is_multiple_of(period) {
+                return Ok(None);
+            }
+            planned.push((load, chunks, len, swizzle));
+        }
+        let mut prefetches = Vec::new();
+        let mut reused = false;
+        for (load, chunks, len, swizzle) in planned {
+            let dtype = self.func.ty(self.func.op(load).results[0]).dtype();
+            let (alloc, was_reused) = self.take_shared(dtype, stages * len);
+            reused |= was_reused;
+            prefetches.push(Prefetch {
+                load,
+                chunks,
+                alloc,
+                len,
+                swizzle,
+            });
+        }
+        if reused {
+            self.barrier();
+        }
+        let bounds = bounds.map(|r| self.cast(r, DType::I64));
+        Ok(Some(Pipeline {
+            prefetches,
+            iv,
+            stages,
+            bounds,
+        }))
+    }
+
+    /// Before the loop: the copies of its first `stages − 1` iterations,
+    /// one group each.
+    pub(super) fn pipeline_prologue(&mut self, p: &Pipeline) -> Result<(), LowerError> {
+        let [lo, hi, step] = p.bounds;
+        for s in 0..p.stages - 1 {
+            let k = self.constant(Scalar::I64(s as i64));
+            let ahead = self.binary(BinaryOp::Mul, k, step);
+            let j = self.binary(BinaryOp::Add, lo, ahead);
+            let stage = self.i32c(s as i64);
+            self.copy_iteration(p, j, hi, stage)?;
+        }
+        Ok(())
+    }
+
+    /// At the top of the body: wait for this iteration's copies, issue
+    /// those `stages − 1` iterations ahead, and bind each prefetched load
+    /// to its stage buffer. Returns the ops and the next stage register
+    /// (for the body's `yield`).
+    pub(super) fn pipeline_body_start(
+        &mut self,
+        p: &Pipeline,
+        iv: Reg,
+        stage: Reg,
+    ) -> Result<(Vec<crate::program::OpId>, Reg), LowerError> {
+        let saved = std::mem::take(&mut self.current);
+        let pending = (p.stages - 2) as u8;
+        self.emit_op(ThreadOpKind::WaitAsync { pending }, vec![], &[]);
+        self.barrier();
+        let [_, hi, step] = p.bounds;
+        let iv = self.cast(iv, DType::I64);
+        let k = self.constant(Scalar::I64(p.stages as i64 - 1));
+        let ahead = self.binary(BinaryOp::Mul, k, step);
+        let next = self.binary(BinaryOp::Add, iv, ahead);
+        // (stage + S − 1) % S and (stage + 1) % S, without a division.
+        let (zero, last) = (self.i32c(0), self.i32c(p.stages as i64 - 1));
+        let one = self.i32c(1);
+        let first = self.emit(
+            ThreadOpKind::Cmp(CmpPred::Eq),
+            vec![stage, zero],
+            DType::Bool,
+        );
+        let before = self.binary(BinaryOp::Sub, stage, one);
+        let write = self.select(first, last, before);
+        self.copy_iteration(p, next, hi, write)?;
+        let at_last = self.emit(
+            ThreadOpKind::Cmp(CmpPred::Eq),
+            vec![stage, last],
+            DType::Bool,
+        );
+        let after = self.binary(BinaryOp::Add, stage, one);
+        let following = self.select(at_last, zero, after);
+        for f in &p.prefetches {
+            let len = self.i32c(f.len as i64);
+            let offset = self.binary(BinaryOp::Mul, stage, len);
+            self.env.insert(
+                self.func.op(f.load).results[0],
+                Lowered::Staged {
+                    alloc: f.alloc,
+                    offset,
+                },
+            );
+        }
+        let ops = std::mem::replace(&mut self.current, saved);
+        Ok((ops, following))
+    }
+
+    /// After the loop: the ring buffers may be reused.
+    pub(super) fn pipeline_end(&mut self, p: &Pipeline) {
+        for f in &p.prefetches {
+            self.release_shared(f.alloc);
+        }
+    }
+
+    /// `if j < hi { copy iteration j of every prefetched load into
+    /// stage }`, then `commit` (a group even when empty, so that groups
+    /// count iterations).
+    fn copy_iteration(
+        &mut self,
+        p: &Pipeline,
+        j: Reg,
+        hi: Reg,
+        stage: Reg,
+    ) -> Result<(), LowerError> {
+        let within = self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![j, hi], DType::Bool);
+        let saved = std::mem::take(&mut self.current);
+        for f in &p.prefetches {
+            let mut indices = Vec::new();
+            for &value in &self.func.op(f.load).operands[1..] {
+                indices.push(if value == p.iv {
+                    j
+                } else {
+                    let i = self.scalar(f.load, value)?;
+                    self.cast(i, DType::I64)
+                });
+            }
+            let len = self.i32c(f.len as i64);
+            let offset = self.binary(BinaryOp::Mul, stage, len);
+            self.copy_partition(
+                f.load,
+                &f.chunks,
+                &indices,
+                (f.alloc, Some(offset)),
+                f.swizzle,
+            )?;
+        }
+        self.emit_op(ThreadOpKind::Yield, vec![], &[]);
+        let then_ops = std::mem::replace(&mut self.current, saved);
+        let else_ops = vec![self
+            .program
+            .create_op(ThreadOpKind::Yield, vec![], &[], vec![])];
+        let regions = vec![
+            Region {
+                args: vec![],
+                ops: then_ops,
+            },
+            Region {
+                args: vec![],
+                ops: else_ops,
+            },
+        ];
+        let branch = self
+            .program
+            .create_op(ThreadOpKind::If, vec![within], &[], regions);
+        self.current.push(branch);
+        self.emit_op(ThreadOpKind::CommitAsync, vec![], &[]);
+        Ok(())
+    }
+
+    /// The swizzle of a tensor-core operand staged with `shape` (rows of
+    /// its innermost extent), as `dot` stages it.
+    pub(super) fn operand_swizzle(&self, shape: &[usize]) -> Option<Swizzle> {
+        if !self.swizzle_shared {
+            return None;
+        }
+        shape
+            .last()
+            .and_then(|&cols| super::operand_swizzle::operand_swizzle(cols))
+    }
+}
+
+/// The smallest offset that commutes with `swizzle`: adding a multiple of
+/// it changes none of the bits the swizzle reads or writes.
+pub(super) fn swizzle_period(swizzle: Swizzle) -> usize {
+    1usize << (swizzle.base() + swizzle.shift().unsigned_abs() + swizzle.bits())
+}

@@ -1,0 +1,70 @@
+//! The check the tensor-core lowering tests share: a lowered matmul sample
+//! run by the lockstep emulator on a problem of partial tiles, bit for bit
+//! the product stepped by the instruction's `K` (`products::stepped`, from
+//! plain row-major matrices) and within the `tensor` bound of the
+//! interpreter's in-order chain, from which the inputs tell it apart.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use tile_ir::interp::{self, Arg};
+use tile_ir::{DType, Function};
+use tile_testgen::inputs::{blocks, tensor_of, zeros};
+use tile_testgen::products::{stepped, within_tensor_bound};
+use tile_thread::{emulate, Program};
+
+/// A tensor argument's elements as `f32`.
+pub fn values(arg: &Arg) -> Vec<f32> {
+    match arg {
+        Arg::Tensor(t) => t.to_scalars().iter().map(|s| s.to_f64() as f32).collect(),
+        Arg::Scalar(s) => vec![s.to_f64() as f32],
+    }
+}
+
+/// A checked run: the emulated product and its row-major operands.
+pub struct Run {
+    /// The emulated `c`.
+    pub got: Vec<f32>,
+    /// `a`, `b` and the initial `c`.
+    pub operands: [Vec<f32>; 3],
+    /// `(M, K, N)`.
+    pub dims: (usize, usize, usize),
+}
+
+/// Runs `program` (`func`, the matmul sample with `bm × bn × bk` tiles of
+/// `dtype`, lowered) on an `[M, K] × [K, N]` problem of partial tiles, the
+/// operands from `seeds`, and checks it against the product stepped by
+/// `step` and the interpreter (`what` names the case in failures).
+pub fn check(
+    func: &Function,
+    program: &Program,
+    (bm, bn, bk): (usize, usize, usize),
+    dtype: DType,
+    seeds: [u64; 2],
+    step: usize,
+    what: &str,
+) -> Run {
+    let (m, n, k) = (2 * bm + 3, bn + 5, 3 * bk - 7);
+    let args = vec![
+        tensor_of(seeds[0], &[m, k], dtype),
+        tensor_of(seeds[1], &[k, n], dtype),
+        zeros(&[m, n]),
+    ];
+    let grid = [blocks(m, bm), blocks(n, bn), 1];
+    let mut emulated = args.clone();
+    emulate::run(program, grid, &mut emulated).unwrap();
+    let mut reference = args.clone();
+    interp::run(func, grid, &mut reference).unwrap();
+    let (a, b, c) = (values(&args[0]), values(&args[1]), values(&args[2]));
+    let got = values(&emulated[2]);
+    assert_eq!(got, stepped(&a, &b, &c, (m, k, n), step), "{what}");
+    within_tensor_bound(&got, &values(&reference[2]), &a, &b, &c, (m, k, n)).unwrap();
+    assert_ne!(
+        got,
+        values(&reference[2]),
+        "{what}: the inputs should tell the two orders apart"
+    );
+    Run {
+        got,
+        operands: [a, b, c],
+        dims: (m, k, n),
+    }
+}
