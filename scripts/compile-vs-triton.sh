@@ -4,8 +4,8 @@
 #      .tools/triton-venv, installed on first use;
 #   2. scripts/triton_compile_times.py: Triton compiles each kernel of kernels.py
 #      ($TRITONREF/kernels.py, default ../shared/tritonref) for cuda:80, cold caches;
-#   3. benches/compile_vs_triton.rs: tile compiles the same kernels for sm_80, gfx1100 and
-#      x86_64-v3 and prints both side by side.
+#   3. benches/compile_vs_triton.rs: tile compiles the same kernels for sm_80, gfx942, gfx1100
+#      and x86_64-v3 and prints both side by side.
 # usage: scripts/compile-vs-triton.sh [runs]    (default 5; the table goes to standard output)
 set -euo pipefail
 
