@@ -2,7 +2,9 @@
 //!
 //! - compile latency of each example kernel per target: the whole
 //!   `#[tile_kernel]` expansion (Rust → tile IR → passes → thread-level
-//!   program → LLVM → PTX / HSACO), median of several runs;
+//!   program → LLVM → PTX / HSACO), median of several runs; and for the
+//!   default targets, compiled one at a time and concurrently (the kernel
+//!   cache is off throughout);
 //! - PTX statistics of each example's embedded PTX per sm target: registers,
 //!   spills and stack from `ptxas -v`, and counts of vector loads and stores,
 //!   shuffles, barriers and FMAs in the PTX;
@@ -40,10 +42,12 @@ mod transpose;
 mod vector_add;
 
 use quote::ToTokens;
+use std::num::NonZeroUsize;
 use std::time::{Duration, Instant};
 use tile::meta::KernelInfo;
 use tile::ImageKind;
 use tile_codegen::{tools, Sm};
+use tile_frontend::attr::EnvTargets;
 use tile_frontend::expand::{tile_kernel, ExpandOptions};
 
 /// The `#[tile_kernel]` functions of an example file: (name, attribute
@@ -87,10 +91,22 @@ fn compile_latency() {
     let targets = ["host", "sm_80", "sm_90", "gfx90a", "gfx1100"];
     println!("compile latency (ms, median of 5): the #[tile_kernel] expansion per target");
     println!(
-        "{:<18} {}",
-        "kernel",
-        targets.map(|t| format!("{t:>9}")).join("")
+        "and for the default targets (median of 3), their targets one at a time and concurrently"
     );
+    println!(
+        "{:<18} {}{:>12}{:>12}",
+        "kernel",
+        targets.map(|t| format!("{t:>9}")).join(""),
+        "all, 1 by 1",
+        "all, ||"
+    );
+    let expand = |name: &str,
+                  attr: &proc_macro2::TokenStream,
+                  item: &proc_macro2::TokenStream,
+                  options: &ExpandOptions| {
+        let out = tile_kernel(attr.clone(), item.clone(), options).to_string();
+        assert!(!out.contains("compile_error"), "{name}: {out}");
+    };
     for file in [
         "vector_add",
         "softmax",
@@ -103,14 +119,19 @@ fn compile_latency() {
             let mut row = format!("{name:<18} ");
             for target in targets {
                 let options = ExpandOptions {
-                    env_targets: Some(target.to_string()),
+                    env_targets: Some(EnvTargets::tile_targets(target)),
                     ..ExpandOptions::default()
                 };
-                let t = median(5, || {
-                    let out = tile_kernel(attr.clone(), item.clone(), &options).to_string();
-                    assert!(!out.contains("compile_error"), "{name} for {target}: {out}");
-                });
+                let t = median(5, || expand(&name, &attr, &item, &options));
                 row.push_str(&format!("{:>9.1}", t.as_secs_f64() * 1e3));
+            }
+            for max_threads in [NonZeroUsize::new(1), None] {
+                let options = ExpandOptions {
+                    max_threads,
+                    ..ExpandOptions::default()
+                };
+                let t = median(3, || expand(&name, &attr, &item, &options));
+                row.push_str(&format!("{:>12.1}", t.as_secs_f64() * 1e3));
             }
             println!("{row}");
         }

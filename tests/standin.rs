@@ -117,6 +117,8 @@ fn write_images(dir: &Path, kernels: &[&KernelInfo], targets: &[Target]) -> usiz
                     num_warps: info.num_warps,
                     codegen: CodegenOptions::default(),
                     dump_dir: None,
+                    cache: None,
+                    max_threads: None,
                     num_stages: info.num_stages,
                 };
                 let built = pipeline::emulate(&func, spec.label, target, &options)

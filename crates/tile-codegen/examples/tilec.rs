@@ -122,6 +122,9 @@ fn run() -> Result<(), String> {
         codegen: CodegenOptions::default(),
         dump_dir: args.dump,
         num_stages: args.stages,
+        // The compiler's edit loop: every image compiled afresh.
+        cache: None,
+        max_threads: None,
     };
     let compiled = pipeline::compile(&mut func, "tilec", &options).map_err(|e| e.to_string())?;
     for image in &compiled.images {

@@ -3,8 +3,10 @@
 //! the pipeline that drives a kernel through every stage for every target.
 //!
 //! * [`pipeline`]: a kernel's tile IR to every image it embeds: the pass
-//!   pipeline, the thread-level program (`tile-thread`), each target's code,
-//!   and the stage dumps of `TILE_DUMP`;
+//!   pipeline, the thread-level program (`tile-thread`), each target's code
+//!   (targets compiled concurrently), and the stage dumps of `TILE_DUMP`;
+//! * [`cache`]: the kernel cache, each target's output on disk under the
+//!   digest of what it depends on;
 //! * [`gpu`]: thread-level programs to PTX and AMDGPU code objects;
 //! * [`emulation`]: the module a GPU target receives, moved to the host so
 //!   that it runs on the CPU (`tile-emu` runs it);
@@ -21,6 +23,7 @@
 //! `docs/backends.md`).
 #![warn(missing_docs)]
 
+pub mod cache;
 mod diagnostics;
 pub mod emulation;
 mod error;

@@ -286,6 +286,8 @@ fn the_dump_holds_the_mfma_program() {
         codegen: CodegenOptions::default(),
         dump_dir: Some(dir.clone()),
         num_stages: None,
+        cache: None,
+        max_threads: None,
     };
     pipeline::compile(&mut func, "default", &options).unwrap();
     let read = |file: &str| {

@@ -24,6 +24,26 @@ pub struct Config {
     pub span: Span,
 }
 
+/// Targets named by an environment variable, for the kernels whose
+/// attribute names none.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EnvTargets {
+    /// The variable, for errors: `TILE_TARGETS` or `TILE_DEV_TARGETS`.
+    pub variable: &'static str,
+    /// Its value, a comma-separated list of targets.
+    pub list: String,
+}
+
+impl EnvTargets {
+    /// The targets `TILE_TARGETS` names.
+    pub fn tile_targets(list: impl Into<String>) -> EnvTargets {
+        EnvTargets {
+            variable: "TILE_TARGETS",
+            list: list.into(),
+        }
+    }
+}
+
 /// The parsed attribute arguments.
 #[derive(Clone, Debug)]
 pub struct KernelAttr {
@@ -36,7 +56,7 @@ pub struct KernelAttr {
     /// (`tile_codegen::pipeline::DEFAULT_STAGES` where it fits).
     pub num_stages: Option<u32>,
     /// The targets to compile for: when neither the attribute nor the
-    /// `TILE_TARGETS` environment variable names any, every GPU
+    /// environment (`TILE_TARGETS`, `TILE_DEV_TARGETS`) names any, every GPU
     /// architecture the code generator supports and the host
     /// (`tile_codegen::default_targets`).
     pub targets: Vec<Target>,
@@ -46,9 +66,9 @@ pub struct KernelAttr {
 }
 
 impl KernelAttr {
-    /// Parses the tokens inside `#[tile_kernel(...)]`; `env_targets` is the
-    /// value of `TILE_TARGETS`, used when the attribute names no targets.
-    pub fn parse(tokens: TokenStream, env_targets: Option<&str>) -> syn::Result<KernelAttr> {
+    /// Parses the tokens inside `#[tile_kernel(...)]`; `env_targets` are
+    /// used when the attribute names no targets.
+    pub fn parse(tokens: TokenStream, env_targets: Option<&EnvTargets>) -> syn::Result<KernelAttr> {
         let mut configs = Vec::new();
         let mut num_warps: Option<u32> = None;
         let mut num_stages: Option<u32> = None;
@@ -111,8 +131,8 @@ impl KernelAttr {
         parser.parse2(tokens)?;
         let targets = match (targets, env_targets) {
             (Some(t), _) => t,
-            (None, Some(env)) => parse_targets(env, Span::call_site())
-                .map_err(|e| err_at(Span::call_site(), format!("in TILE_TARGETS: {e}")))?,
+            (None, Some(env)) => parse_targets(&env.list, Span::call_site())
+                .map_err(|e| err_at(Span::call_site(), format!("in {}: {e}", env.variable)))?,
             (None, None) => tile_codegen::default_targets(),
         };
         Ok(KernelAttr {

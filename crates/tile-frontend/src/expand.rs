@@ -17,38 +17,15 @@
 //! `compile_error!`, so the rest of the user's crate keeps compiling.
 
 use crate::attr::KernelAttr;
+pub use crate::options::{CacheChoice, ExpandOptions};
 use crate::signature::{KernelSig, ParamSig};
 use crate::spec::{self, Specialization};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
-use std::path::PathBuf;
 use syn::ItemFn;
 use tile_abi::{ImageKind, ParamKind};
 use tile_codegen::{pipeline, CodegenOptions};
 use tile_ir::Function;
-
-/// How to expand: read from the environment by the proc macro, set
-/// directly by tests.
-#[derive(Clone, Debug, Default)]
-pub struct ExpandOptions {
-    /// `TILE_DUMP`: where to write every stage.
-    pub dump_dir: Option<PathBuf>,
-    /// `TILE_TARGETS`: the targets when the attribute names none.
-    pub env_targets: Option<String>,
-}
-
-impl ExpandOptions {
-    /// The options of a proc-macro run: `TILE_DUMP` and `TILE_TARGETS` from
-    /// the environment.
-    pub fn from_env() -> ExpandOptions {
-        ExpandOptions {
-            dump_dir: std::env::var_os("TILE_DUMP")
-                .filter(|d| !d.is_empty())
-                .map(PathBuf::from),
-            env_targets: std::env::var("TILE_TARGETS").ok().filter(|t| !t.is_empty()),
-        }
-    }
-}
 
 /// The paths generated code uses, all through the facade crate `tile`.
 struct Paths {
@@ -90,7 +67,7 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream, options: &ExpandOptions
             return out;
         }
     };
-    let attr = KernelAttr::parse(attr, options.env_targets.as_deref());
+    let attr = KernelAttr::parse(attr, options.env_targets.as_ref());
     let compiled = attr
         .as_ref()
         .map_err(Clone::clone)
@@ -115,14 +92,17 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream, options: &ExpandOptions
     out
 }
 
-/// An item that makes cargo rebuild the crate when a variable the expansion
-/// reads (`TILE_TARGETS`, `TILE_DUMP`) changes: rustc records each variable
-/// `option_env!` reads in the crate's dep-info, and cargo compares their
-/// values before it reuses a build.
+/// An item that makes cargo rebuild the crate when a variable that changes
+/// what the expansion produces (`TILE_TARGETS`, `TILE_DEV_TARGETS`,
+/// `TILE_DUMP`) changes: rustc records each variable `option_env!` reads in
+/// the crate's dep-info, and cargo compares their values before it reuses a
+/// build. The cache's variables change where results are kept, not the
+/// results.
 fn env_dependencies() -> TokenStream {
     quote! {
-        const _: [::core::option::Option<&str>; 2] = [
+        const _: [::core::option::Option<&str>; 3] = [
             ::core::option_env!("TILE_TARGETS"),
+            ::core::option_env!("TILE_DEV_TARGETS"),
             ::core::option_env!("TILE_DUMP"),
         ];
     }
@@ -136,6 +116,11 @@ fn compile(
     attr: &KernelAttr,
     options: &ExpandOptions,
 ) -> syn::Result<Compiled> {
+    let cache = match &options.cache {
+        CacheChoice::Off => None,
+        CacheChoice::On(cache) => Some(cache.clone()),
+        CacheChoice::Invalid(e) => return Err(syn::Error::new(sig.name.span(), e)),
+    };
     let specs = spec::resolve(attr, sig)?;
     let mut out = crate::translate_specs(func, sig, &specs)?;
     let mut devices = Vec::new();
@@ -149,10 +134,15 @@ fn compile(
                 ..CodegenOptions::default()
             },
             dump_dir: options.dump_dir.clone(),
+            cache: cache.clone(),
+            max_threads: options.max_threads,
             num_stages: attr.num_stages,
         };
         let device = pipeline::compile(f, &s.label(), &pipeline)
             .map_err(|e| syn::Error::new(sig.name.span(), e.to_string()))?;
+        for message in &device.cache_notes {
+            crate::options::note(message);
+        }
         devices.push(device);
     }
     Ok((out, devices))

@@ -3,6 +3,7 @@
 
 use quote::quote;
 use std::time::Instant;
+use tile_frontend::attr::EnvTargets;
 use tile_frontend::expand::{tile_kernel, ExpandOptions};
 
 #[test]
@@ -20,7 +21,7 @@ fn a_million_element_kernel_expands_in_reasonable_time() {
         // A million-element tile is for the host: on a GPU it is a compile
         // error (see tests/expand.rs).
         &ExpandOptions {
-            env_targets: Some("host".into()),
+            env_targets: Some(EnvTargets::tile_targets("host")),
             ..ExpandOptions::default()
         },
     )

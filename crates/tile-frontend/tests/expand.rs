@@ -2,12 +2,14 @@
 //! what is still emitted next to a `compile_error!`.
 
 use quote::quote;
-use tile_frontend::expand::{tile_kernel, ExpandOptions};
+use tile_codegen::cache::Cache;
+use tile_frontend::attr::EnvTargets;
+use tile_frontend::expand::{tile_kernel, CacheChoice, ExpandOptions};
 
 /// Expands for the host target only (no GPU code: fast).
 fn expand(attr: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> syn::File {
     let options = ExpandOptions {
-        env_targets: Some("host".into()),
+        env_targets: Some(EnvTargets::tile_targets("host")),
         ..ExpandOptions::default()
     };
     let out = tile_kernel(attr, item, &options);
@@ -148,7 +150,7 @@ fn a_bad_signature_still_emits_the_struct() {
 fn tile_targets_applies_when_the_attribute_names_none() {
     let with_env = |targets: &str, attr: proc_macro2::TokenStream| {
         let options = ExpandOptions {
-            env_targets: Some(targets.to_string()),
+            env_targets: Some(EnvTargets::tile_targets(targets)),
             ..ExpandOptions::default()
         };
         tile_kernel(attr, kernel(), &options).to_string()
@@ -182,7 +184,7 @@ fn square_fill() -> proc_macro2::TokenStream {
 fn a_specialization_can_be_limited_to_some_targets() {
     let expand_with = |env: Option<&str>, attr: proc_macro2::TokenStream| {
         let options = ExpandOptions {
-            env_targets: env.map(str::to_string),
+            env_targets: env.map(EnvTargets::tile_targets),
             ..ExpandOptions::default()
         };
         tile_kernel(attr, square_fill(), &options).to_string()
@@ -244,7 +246,7 @@ fn a_specialization_can_be_limited_to_some_targets() {
 #[test]
 fn shared_memory_beyond_the_target_is_a_compile_error() {
     let options = ExpandOptions {
-        env_targets: Some("sm_80,gfx942".into()),
+        env_targets: Some(EnvTargets::tile_targets("sm_80,gfx942")),
         ..ExpandOptions::default()
     };
     let kernel = quote! {
@@ -259,6 +261,78 @@ fn shared_memory_beyond_the_target_is_a_compile_error() {
     assert!(
         out.contains("kernel `k` (B=256) needs")
             && out.contains("bytes of shared memory per block, more than the 166912 of sm_80"),
+        "{out}"
+    );
+}
+
+/// With the kernel cache, a second expansion takes every image from it and
+/// generates the very code the first did, and that the expansion without a
+/// cache generates.
+#[test]
+fn the_kernel_cache_gives_the_same_expansion() {
+    let dir = std::env::temp_dir().join(format!("tile-expand-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cache = Cache::open(&dir, 1 << 30).expect("a writable cache");
+    let with = |cache: CacheChoice| {
+        let options = ExpandOptions {
+            env_targets: Some(EnvTargets::tile_targets("sm_80,host")),
+            cache,
+            ..ExpandOptions::default()
+        };
+        tile_kernel(
+            quote!(configs(B = 128), configs(B = 256)),
+            kernel(),
+            &options,
+        )
+        .to_string()
+    };
+    let first = with(CacheChoice::On(cache.clone()));
+    assert!(!first.contains("compile_error"), "{first}");
+    let entries = || -> usize {
+        std::fs::read_dir(dir.join("v1/entries"))
+            .unwrap()
+            .map(|shard| std::fs::read_dir(shard.unwrap().path()).unwrap().count())
+            .sum()
+    };
+    // Two specializations for sm_80 and each host level.
+    let levels = tile_abi::HostIsa::for_this_architecture().len();
+    assert_eq!(entries(), 2 * (1 + levels));
+    let second = with(CacheChoice::On(cache));
+    assert_eq!(second, first);
+    assert_eq!(entries(), 2 * (1 + levels));
+    assert_eq!(with(CacheChoice::Off), first);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_bad_cache_setting_is_a_compile_error_at_the_kernel() {
+    let options = ExpandOptions {
+        env_targets: Some(EnvTargets::tile_targets("host")),
+        cache: CacheChoice::Invalid("TILE_CACHE is `on` or `off`, found `yes`".into()),
+        ..ExpandOptions::default()
+    };
+    let out = tile_kernel(quote!(configs(B = 128)), kernel(), &options).to_string();
+    assert!(out.contains("compile_error"), "{out}");
+    assert!(
+        out.contains("TILE_CACHE is `on` or `off`, found `yes`"),
+        "{out}"
+    );
+    // The struct is still emitted, so that uses of it do not add errors.
+    assert!(out.contains("struct axpy"), "{out}");
+}
+
+#[test]
+fn tile_dev_targets_errors_name_their_variable() {
+    let options = ExpandOptions {
+        env_targets: Some(EnvTargets {
+            variable: "TILE_DEV_TARGETS",
+            list: "host,sm_70".into(),
+        }),
+        ..ExpandOptions::default()
+    };
+    let out = tile_kernel(quote!(configs(B = 128)), kernel(), &options).to_string();
+    assert!(
+        out.contains("in TILE_DEV_TARGETS: unknown target `sm_70`"),
         "{out}"
     );
 }

@@ -8,6 +8,7 @@ mod common;
 use common::EXAMPLES;
 use proc_macro2::{TokenStream, TokenTree};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use tile_frontend::attr::EnvTargets;
 use tile_frontend::expand::{tile_kernel, ExpandOptions};
 
 /// Tokens inserted by mutations: operators, literals at the edges of their
@@ -168,7 +169,7 @@ fn run_one(attr: &str, src: &str) {
         // The front end on every mutant; device code (slow to build) on the
         // host target only, which skips the GPU back end.
         let options = ExpandOptions {
-            env_targets: Some("host".into()),
+            env_targets: Some(EnvTargets::tile_targets("host")),
             ..ExpandOptions::default()
         };
         let _ = tile_kernel(attr.clone(), item.clone(), &options);

@@ -1,6 +1,8 @@
 //! `TILE_DUMP`: the stages of one specialization written under
 //! `<dir>/<kernel>/<specialization>/` (the list is in the module doc of
-//! [`super`]).
+//! [`super`]). A target's files are made where it is compiled
+//! ([`gpu_files`], [`host_files`]) and kept with its output, so that a
+//! target whose output comes from the kernel cache writes them too.
 
 use super::PipelineError;
 use crate::gpu::Emitted;
@@ -38,49 +40,59 @@ impl Dump {
 
     /// Writes `text` as the file `name`.
     pub(super) fn text(&self, name: &str, text: &str) -> Result<(), PipelineError> {
+        self.file(name, text.as_bytes())
+    }
+
+    /// Writes `contents` as the file `name`.
+    pub(super) fn file(&self, name: &str, contents: &[u8]) -> Result<(), PipelineError> {
         let Some(dir) = &self.dir else {
             return Ok(());
         };
         let path = dir.join(name);
-        std::fs::write(&path, text)
+        std::fs::write(&path, contents)
             .map_err(|e| PipelineError::Dump(format!("cannot write {}: {e}", path.display())))
     }
+}
 
-    /// A GPU target's stages: LLVM IR before and after optimization, the
-    /// assembly, and for NVPTX the resource usage `ptxas -v` reports (when
-    /// ptxas is installed).
-    pub(super) fn gpu(&self, out: &Emitted) -> Result<(), PipelineError> {
-        if !self.is_on() {
-            return Ok(());
-        }
-        let target = out.module.target;
-        self.text(&format!("{target}.ll"), &out.module.llvm_ir)?;
-        self.text(&format!("{target}.opt.ll"), &out.module.llvm_ir_opt)?;
-        match target {
-            Target::Nvptx(sm) => {
-                self.text(&format!("{target}.ptx"), &out.assembly)?;
-                if Tool::Ptxas.find().is_ok() {
-                    let usage = tools::ptxas_resource_usage(&out.assembly, sm)
-                        .map_err(|e| PipelineError::Dump(e.to_string()))?;
-                    self.text(&format!("{target}.ptxas.txt"), &usage)?;
-                }
-                Ok(())
+/// A dump file: its name and contents.
+pub(super) type DumpFile = (String, Vec<u8>);
+
+fn text_file(name: String, text: &str) -> DumpFile {
+    (name, text.as_bytes().to_vec())
+}
+
+/// A GPU target's stages: LLVM IR before and after optimization, the
+/// assembly, and for NVPTX the resource usage `ptxas -v` reports (when
+/// ptxas is installed).
+pub(super) fn gpu_files(out: &Emitted) -> Result<Vec<DumpFile>, PipelineError> {
+    let target = out.module.target;
+    let mut files = vec![
+        text_file(format!("{target}.ll"), &out.module.llvm_ir),
+        text_file(format!("{target}.opt.ll"), &out.module.llvm_ir_opt),
+    ];
+    match target {
+        Target::Nvptx(sm) => {
+            files.push(text_file(format!("{target}.ptx"), &out.assembly));
+            if Tool::Ptxas.find().is_ok() {
+                let usage = tools::ptxas_resource_usage(&out.assembly, sm)
+                    .map_err(|e| PipelineError::Dump(e.to_string()))?;
+                files.push(text_file(format!("{target}.ptxas.txt"), &usage));
             }
-            _ => self.text(&format!("{target}.s"), &out.assembly),
         }
+        _ => files.push(text_file(format!("{target}.s"), &out.assembly)),
     }
+    Ok(files)
+}
 
-    /// A host level's stages: LLVM IR before and after optimization, and the
-    /// shared object's disassembly.
-    pub(super) fn host(&self, image: &HostImage) -> Result<(), PipelineError> {
-        if !self.is_on() {
-            return Ok(());
-        }
-        let isa = image.isa();
-        self.text(&format!("{isa}.ll"), image.llvm_ir())?;
-        self.text(&format!("{isa}.opt.ll"), image.llvm_ir_opt())?;
-        let listing = tools::disassemble(image.shared_object())
-            .map_err(|e| PipelineError::Dump(e.to_string()))?;
-        self.text(&format!("{isa}.s"), &listing)
-    }
+/// A host level's stages: LLVM IR before and after optimization, and the
+/// shared object's disassembly.
+pub(super) fn host_files(image: &HostImage) -> Result<Vec<DumpFile>, PipelineError> {
+    let isa = image.isa();
+    let listing = tools::disassemble(image.shared_object())
+        .map_err(|e| PipelineError::Dump(e.to_string()))?;
+    Ok(vec![
+        text_file(format!("{isa}.ll"), image.llvm_ir()),
+        text_file(format!("{isa}.opt.ll"), image.llvm_ir_opt()),
+        text_file(format!("{isa}.s"), &listing),
+    ])
 }

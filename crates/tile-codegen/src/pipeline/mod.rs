@@ -19,17 +19,35 @@
 //!   <host level>.ll, .opt.ll, .s          LLVM IR and the shared object's disassembly
 //!   host-plan.txt                         the host back end's decisions (`host::plan`)
 //! ```
+//!
+//! With [`Options::cache`], each target's output (its image, what the
+//! kernel embeds beside it, and its dump files) is looked up in the kernel
+//! cache ([`crate::cache`]) by the digest of the optimized tile IR and the
+//! options, before any lowering or LLVM work, and stored there when it had
+//! to be compiled (`cached.rs`). The targets that had to be compiled
+//! (`targets.rs`) are compiled concurrently, each on its own thread with its
+//! own LLVM context, as many at once as the build's jobserver or the
+//! machine's cores allow (`parallel.rs`, `jobserver.rs`).
 
+mod cached;
 mod dump;
+mod jobserver;
+mod output;
+mod parallel;
 mod resources;
+mod targets;
 
+use crate::cache::{Cache, KeyInputs};
 use crate::emulation::{self, EmulationImage};
-use crate::gpu::{self, Emitted};
+use crate::gpu;
 use crate::host::{self, HostError};
 use crate::target::Target;
 use crate::{CodegenOptions, EmitError};
+use cached::CachedTargets;
 use dump::Dump;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
+use targets::{gpu_image, Compilation};
 use tile_abi::{HostCheck, ImageKind};
 use tile_ir::passes::PassManager;
 use tile_ir::Function;
@@ -56,6 +74,12 @@ pub struct Options {
     pub num_stages: Option<u32>,
     /// `TILE_DUMP`: the directory every stage is written under.
     pub dump_dir: Option<PathBuf>,
+    /// The kernel cache, if any.
+    pub cache: Option<Cache>,
+    /// The most threads that compile targets at once, the calling thread
+    /// among them (`None`: no bound of its own); the build's jobserver, or
+    /// without one the machine's cores, bound them too.
+    pub max_threads: Option<NonZeroUsize>,
 }
 
 /// The stages of a software-pipelined loop when the kernel does not say
@@ -88,6 +112,12 @@ pub struct Compiled {
     /// The host images' checks, in the order their status records name
     /// them.
     pub host_checks: Vec<HostCheck>,
+    /// The targets whose output came from the kernel cache.
+    pub cached: Vec<Target>,
+    /// What went wrong with the kernel cache (an entry that could not be
+    /// used and was rebuilt, one that could not be stored); the compilation
+    /// went on without it.
+    pub cache_notes: Vec<String>,
 }
 
 /// Why a specialization could not be compiled. Each message names the
@@ -185,7 +215,9 @@ pub fn optimize(func: &mut Function) -> Result<(), PipelineError> {
 }
 
 /// Runs the pass pipeline on `func` (specialization `label`, see
-/// [`optimize`]), then compiles it for every target of `options`.
+/// [`optimize`]), then compiles it for every target of `options`: the GPU
+/// targets' images first, then the host levels', each in the order of
+/// [`Options::targets`].
 pub fn compile(
     func: &mut Function,
     label: &str,
@@ -194,95 +226,66 @@ pub fn compile(
     let dump = Dump::new(options.dump_dir.as_deref(), &func.name, label)?;
     dump.text("tile-ir.txt", &func.to_string())?;
     optimize(func)?;
-    dump.text("tile-ir.opt.txt", &func.to_string())?;
+    let ir = func.to_string();
+    dump.text("tile-ir.opt.txt", &ir)?;
     let func = &*func;
-    let named = |kernel: &Function| (kernel.name.clone(), label.to_string());
-    let mut compiled = Compiled::default();
-    let gpus: Vec<Target> = options
-        .targets
-        .iter()
-        .copied()
-        .filter(Target::is_gpu)
-        .collect();
-    if gpus.is_empty() {
-        // The thread-level program is still dumped, or why there is none.
-        if dump.is_on() {
-            let text = match lower::lower(func, &LowerOptions::warps(options.num_warps)) {
-                Ok(program) => program.to_string(),
-                Err(e) => format!("the GPU lowering failed: {e}\n"),
-            };
-            dump.text("thread.txt", &text)?;
-        }
-    } else {
+    let (gpus, hosts): (Vec<Target>, Vec<Target>) =
+        options.targets.iter().copied().partition(Target::is_gpu);
+    if !gpus.is_empty() {
         check_registers(func, label, options.num_warps)?;
-        // One program per set of tensor cores and stages the targets need.
-        let mut programs = Programs::default();
-        let mut dumped: Vec<(TensorCores, u32)> = Vec::new();
-        for &target in &gpus {
-            let (program, stages) = programs.for_target(func, label, options, target)?;
-            let cores = target.tensor_cores();
-            if dumped.contains(&(cores, stages)) {
-                continue;
+    }
+    let targets: Vec<Target> = gpus.iter().chain(&hosts).copied().collect();
+    let mut compiled = Compiled::default();
+    let cached = CachedTargets::new(options.cache.as_ref(), &targets, |target| KeyInputs {
+        ir: &ir,
+        label,
+        target,
+        num_warps: options.num_warps,
+        codegen: &options.codegen,
+        num_stages: options.num_stages,
+        dumps: dump.is_on(),
+    });
+    let mut outputs = cached.look_up(&mut compiled);
+    let missing: Vec<usize> = (0..targets.len())
+        .filter(|&i| outputs[i].is_none())
+        .collect();
+    let compilation = Compilation {
+        func,
+        label,
+        options,
+        dump: &dump,
+        targets: &targets,
+    };
+    let programs = compilation.lower_missing(&missing)?;
+    let mut first_error: Option<PipelineError> = None;
+    for (i, result) in compilation.compile_missing(&missing, &programs) {
+        match result {
+            Ok(output) => outputs[i] = Some(output),
+            // Results come in target order: the first error is the first target's.
+            Err(error) => {
+                first_error.get_or_insert(error);
             }
-            // A second stage count for the same cores (a target with less
-            // shared memory) gets a file of its own.
-            let name = if dumped.iter().any(|(c, _)| *c == cores) {
-                format!("thread.{}.{stages}-stages.txt", cores_name(cores))
-            } else {
-                thread_file(cores)
-            };
-            dump.text(&name, &program.to_string())?;
-            dumped.push((cores, stages));
-        }
-        // `thread.txt` is always the portable program, even when every
-        // target has tensor cores.
-        if dump.is_on() && gpus.iter().all(|t| t.tensor_cores() != TensorCores::None) {
-            let program = lower_for(func, label, options.num_warps, (TensorCores::None, 1))?;
-            dump.text(&thread_file(TensorCores::None), &program.to_string())?;
-        }
-        for &target in &gpus {
-            let (program, _) = programs.for_target(func, label, options, target)?;
-            let bytes = gpu::shared_bytes(&program);
-            resources::check_shared_memory(&func.name, label, target, bytes)?;
-            let out = gpu::emit(&program, target, &options.codegen).map_err(|error| {
-                let (kernel, label) = named(func);
-                PipelineError::Gpu {
-                    kernel,
-                    label,
-                    target,
-                    error: Box::new(error),
-                }
-            })?;
-            dump.gpu(&out)?;
-            if let Target::Amdgpu(gfx) = target {
-                resources::check_amdgpu_registers(&func.name, label, gfx, &out.assembly)?;
-            }
-            compiled.bounds_checks = out.module.bounds_checks.clone();
-            compiled.images.push(gpu_image(out, bytes));
         }
     }
-    for &target in &options.targets {
-        let Target::Host(isa) = target else { continue };
-        let host_error = |error: HostError| {
-            let (kernel, label) = named(func);
-            PipelineError::Host {
-                kernel,
-                label,
-                error: Box::new(error),
-            }
-        };
-        let image = host::compile(func, isa, &options.codegen).map_err(host_error)?;
-        dump.host(&image)?;
-        compiled.host_checks = image.checks().to_vec();
-        compiled.images.push(Image {
-            kind: ImageKind::Host,
-            target,
-            bytes: image.shared_object().to_vec(),
-            shared_memory_bytes: 0,
-        });
+    cached.store(&missing, &outputs, &mut compiled.cache_notes);
+    for output in outputs.iter().flatten() {
+        for (name, contents) in &output.dumps {
+            dump.file(name, contents)?;
+        }
     }
-    if dump.is_on() && options.targets.iter().any(|t| !t.is_gpu()) {
+    if let Some(error) = first_error {
+        return Err(error);
+    }
+    if dump.is_on() && !hosts.is_empty() {
         dump.text("host-plan.txt", &host::plan(func).to_string())?;
+    }
+    for output in outputs.into_iter().flatten() {
+        if output.image.target.is_gpu() {
+            compiled.bounds_checks = output.bounds_checks;
+        } else {
+            compiled.host_checks = output.host_checks;
+        }
+        compiled.images.push(output.image);
     }
     Ok(compiled)
 }
@@ -391,48 +394,6 @@ pub fn lower_for(
         label: label.to_string(),
         error: Box::new(error),
     })
-}
-
-/// The `TILE_DUMP` file of the thread-level program for `tensor_cores`:
-/// `thread.txt` without, `thread.mma_sync.txt` with `mma.sync`,
-/// `thread.wgmma.txt` with Hopper's `wgmma`, `thread.wmma.txt` and
-/// `thread.mfma.txt` with AMD's instructions.
-fn thread_file(tensor_cores: TensorCores) -> String {
-    match tensor_cores {
-        TensorCores::None => "thread.txt".into(),
-        cores => format!("thread.{}.txt", cores_name(cores)),
-    }
-}
-
-/// The name of a set of tensor cores in dump files.
-fn cores_name(tensor_cores: TensorCores) -> &'static str {
-    match tensor_cores {
-        TensorCores::None => "portable",
-        TensorCores::MmaSync => "mma_sync",
-        TensorCores::Wmma => "wmma",
-        TensorCores::Mfma => "mfma",
-        TensorCores::Wgmma => "wgmma",
-    }
-}
-
-/// The image of a GPU target's output, PTX text or the linked code
-/// object, whose blocks need `shared_memory_bytes`.
-fn gpu_image(out: Emitted, shared_memory_bytes: usize) -> Image {
-    let target = out.module.target;
-    match out.code_object {
-        Some(hsaco) => Image {
-            kind: ImageKind::Hsaco,
-            target,
-            bytes: hsaco,
-            shared_memory_bytes,
-        },
-        None => Image {
-            kind: ImageKind::Ptx,
-            target,
-            bytes: out.assembly.into_bytes(),
-            shared_memory_bytes,
-        },
-    }
 }
 
 /// An error unless every tile of `f` spreads over the block's threads with

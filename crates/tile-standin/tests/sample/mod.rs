@@ -23,6 +23,8 @@ pub fn vector_add(target: Target) -> (Vec<u8>, Vec<u8>) {
         num_warps: WARPS,
         codegen: CodegenOptions::default(),
         dump_dir: None,
+        cache: None,
+        max_threads: None,
         num_stages: None,
     };
     let built = pipeline::emulate(&func, "BLOCK=256", target, &options).unwrap();

@@ -1,0 +1,231 @@
+//! One target's output of a specialization: the thread-level programs the
+//! GPU targets share (lowered once per set of tensor cores and stages,
+//! [`Programs`]), then each
+//! target compiled on its own ([`Compilation::compile_missing`] runs them
+//! concurrently, `parallel.rs`), with its resource checks and dump files.
+
+use super::dump::{self, Dump};
+use super::output::TargetOutput;
+use super::{lower_for, parallel, resources, Image, Options, PipelineError, Programs};
+use crate::gpu::{self, Emitted};
+use crate::host;
+use crate::target::Target;
+use std::num::NonZeroUsize;
+use tile_abi::{HostIsa, ImageKind};
+use tile_ir::Function;
+use tile_thread::lower::{self, LowerOptions, TensorCores};
+use tile_thread::Program;
+
+/// A specialization being compiled: its optimized tile IR, label, options,
+/// dump and targets (the GPU targets first).
+pub(super) struct Compilation<'a> {
+    /// The kernel after the passes.
+    pub(super) func: &'a Function,
+    /// The specialization's label.
+    pub(super) label: &'a str,
+    /// What to compile for, and how.
+    pub(super) options: &'a Options,
+    /// Where its stages are dumped, if anywhere.
+    pub(super) dump: &'a Dump,
+    /// Its targets.
+    pub(super) targets: &'a [Target],
+}
+
+impl Compilation<'_> {
+    /// The thread-level program of each GPU target among `missing`
+    /// (indices into the targets; `None` for the others), lowered once per
+    /// set of tensor cores and stages. With a dump, every GPU target's
+    /// program is dumped (hits too: lowering costs little beside LLVM), and
+    /// the portable one (`thread.txt`), or when there is no GPU target at
+    /// all, why the kernel cannot be lowered for one.
+    pub(super) fn lower_missing(
+        &self,
+        missing: &[usize],
+    ) -> Result<Vec<Option<Program>>, PipelineError> {
+        let (func, label, options) = (self.func, self.label, self.options);
+        let mut programs = Programs::default();
+        if self.dump.is_on() {
+            self.dump_programs(&mut programs)?;
+        }
+        let mut lowered = vec![None; self.targets.len()];
+        for &i in missing {
+            if self.targets[i].is_gpu() {
+                let (program, _) = programs.for_target(func, label, options, self.targets[i])?;
+                lowered[i] = Some(program);
+            }
+        }
+        Ok(lowered)
+    }
+
+    /// Dumps the program of every GPU target, one file per set of tensor
+    /// cores and stages (a second stage count for the same cores, on a
+    /// target with less shared memory, gets a file of its own), and the
+    /// portable program.
+    fn dump_programs(&self, programs: &mut Programs) -> Result<(), PipelineError> {
+        let (func, label, warps) = (self.func, self.label, self.options.num_warps);
+        let gpus: Vec<Target> = self
+            .targets
+            .iter()
+            .copied()
+            .filter(Target::is_gpu)
+            .collect();
+        let mut dumped: Vec<(TensorCores, u32)> = Vec::new();
+        for &target in &gpus {
+            let (program, stages) = programs.for_target(func, label, self.options, target)?;
+            let cores = target.tensor_cores();
+            if dumped.contains(&(cores, stages)) {
+                continue;
+            }
+            let name = if dumped.iter().any(|(c, _)| *c == cores) {
+                format!("thread.{}.{stages}-stages.txt", cores_name(cores))
+            } else {
+                thread_file(cores)
+            };
+            self.dump.text(&name, &program.to_string())?;
+            dumped.push((cores, stages));
+        }
+        let portable = if gpus.is_empty() {
+            match lower::lower(func, &LowerOptions::warps(warps)) {
+                Ok(program) => program.to_string(),
+                Err(e) => format!("the GPU lowering failed: {e}\n"),
+            }
+        } else if gpus.iter().all(|t| t.tensor_cores() != TensorCores::None) {
+            lower_for(func, label, warps, (TensorCores::None, 1))?.to_string()
+        } else {
+            return Ok(());
+        };
+        self.dump.text(&thread_file(TensorCores::None), &portable)
+    }
+
+    /// Compiles the targets that `missing` indexes, the GPU targets from
+    /// their `programs`, concurrently, the slowest back ends first (so that
+    /// they do not finish last alone); the results come back in the order of
+    /// `missing`.
+    pub(super) fn compile_missing(
+        &self,
+        missing: &[usize],
+        programs: &[Option<Program>],
+    ) -> Vec<(usize, Result<TargetOutput, PipelineError>)> {
+        let mut order = missing.to_vec();
+        order.sort_by_key(|&i| match self.targets[i] {
+            Target::Amdgpu(_) => 0,
+            Target::Host(_) => 1,
+            Target::Nvptx(_) => 2,
+        });
+        let max_threads = self.options.max_threads.unwrap_or(NonZeroUsize::MAX);
+        let built = parallel::run(order.len(), max_threads, |job| {
+            let i = order[job];
+            match (self.targets[i], &programs[i]) {
+                (Target::Host(isa), _) => self.compile_host(isa),
+                (target, Some(program)) => self.compile_gpu(target, program),
+                (target, None) => unreachable!("{target} is compiled without its program"),
+            }
+        });
+        let mut results: Vec<_> = order.into_iter().zip(built).collect();
+        results.sort_by_key(|(i, _)| *i);
+        results
+    }
+
+    /// A GPU target's output from its thread-level program, with the checks
+    /// of its shared memory and registers.
+    fn compile_gpu(
+        &self,
+        target: Target,
+        program: &Program,
+    ) -> Result<TargetOutput, PipelineError> {
+        let (func, label) = (self.func, self.label);
+        let bytes = gpu::shared_bytes(program);
+        resources::check_shared_memory(&func.name, label, target, bytes)?;
+        let out = gpu::emit(program, target, &self.options.codegen).map_err(|error| {
+            PipelineError::Gpu {
+                kernel: func.name.clone(),
+                label: label.to_string(),
+                target,
+                error: Box::new(error),
+            }
+        })?;
+        let files = if self.dump.is_on() {
+            dump::gpu_files(&out)?
+        } else {
+            Vec::new()
+        };
+        if let Target::Amdgpu(gfx) = target {
+            resources::check_amdgpu_registers(&func.name, label, gfx, &out.assembly)?;
+        }
+        Ok(TargetOutput {
+            bounds_checks: out.module.bounds_checks.clone(),
+            image: gpu_image(out, bytes),
+            host_checks: Vec::new(),
+            dumps: files,
+        })
+    }
+
+    /// A host level's output.
+    fn compile_host(&self, isa: HostIsa) -> Result<TargetOutput, PipelineError> {
+        let image = host::compile(self.func, isa, &self.options.codegen).map_err(|error| {
+            PipelineError::Host {
+                kernel: self.func.name.clone(),
+                label: self.label.to_string(),
+                error: Box::new(error),
+            }
+        })?;
+        let files = if self.dump.is_on() {
+            dump::host_files(&image)?
+        } else {
+            Vec::new()
+        };
+        Ok(TargetOutput {
+            image: Image {
+                kind: ImageKind::Host,
+                target: Target::Host(isa),
+                bytes: image.shared_object().to_vec(),
+                shared_memory_bytes: 0,
+            },
+            bounds_checks: Vec::new(),
+            host_checks: image.checks().to_vec(),
+            dumps: files,
+        })
+    }
+}
+
+/// The `TILE_DUMP` file of the thread-level program for `tensor_cores`:
+/// `thread.txt` without, `thread.mma_sync.txt` with `mma.sync`,
+/// `thread.wgmma.txt` with Hopper's `wgmma`, `thread.wmma.txt` and
+/// `thread.mfma.txt` with AMD's instructions.
+fn thread_file(tensor_cores: TensorCores) -> String {
+    match tensor_cores {
+        TensorCores::None => "thread.txt".into(),
+        cores => format!("thread.{}.txt", cores_name(cores)),
+    }
+}
+
+/// The name of a set of tensor cores in dump files.
+fn cores_name(tensor_cores: TensorCores) -> &'static str {
+    match tensor_cores {
+        TensorCores::None => "portable",
+        TensorCores::MmaSync => "mma_sync",
+        TensorCores::Wmma => "wmma",
+        TensorCores::Mfma => "mfma",
+        TensorCores::Wgmma => "wgmma",
+    }
+}
+
+/// The image of a GPU target's output, PTX text or the linked code
+/// object, whose blocks need `shared_memory_bytes`.
+pub(super) fn gpu_image(out: Emitted, shared_memory_bytes: usize) -> Image {
+    let target = out.module.target;
+    match out.code_object {
+        Some(hsaco) => Image {
+            kind: ImageKind::Hsaco,
+            target,
+            bytes: hsaco,
+            shared_memory_bytes,
+        },
+        None => Image {
+            kind: ImageKind::Ptx,
+            target,
+            bytes: out.assembly.into_bytes(),
+            shared_memory_bytes,
+        },
+    }
+}

@@ -1,0 +1,274 @@
+//! How the expansion runs, and what the proc macro reads of it from its
+//! environment (docs/guide.md, "Environment variables"):
+//!
+//! | variable | effect |
+//! |----------|--------|
+//! | `TILE_DUMP` | where every stage is written |
+//! | `TILE_TARGETS` | the targets of kernels whose attribute names none |
+//! | `TILE_DEV_TARGETS` | the same in dev builds (debug assertions on), when `TILE_TARGETS` is unset |
+//! | `TILE_CACHE` | `off` turns the kernel cache off (`on`, the default, keeps it) |
+//! | `TILE_CACHE_DIR` | the kernel cache's directory (default: `tile-cache` in the target directory) |
+//! | `TILE_CACHE_SIZE` | the cache's bound: bytes, or with a `K`, `M` or `G` suffix (default 2G) |
+
+use crate::attr::EnvTargets;
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use tile_codegen::cache::{self, Cache};
+
+/// How to expand: read from the environment by the proc macro, set
+/// directly by tests.
+#[derive(Clone, Debug, Default)]
+pub struct ExpandOptions {
+    /// `TILE_DUMP`: where to write every stage.
+    pub dump_dir: Option<PathBuf>,
+    /// The targets when the attribute names none, and the variable that
+    /// named them (`TILE_TARGETS`, or `TILE_DEV_TARGETS` in a dev build).
+    pub env_targets: Option<EnvTargets>,
+    /// The kernel cache; its absence is no error.
+    pub cache: CacheChoice,
+    /// The most threads compiling one specialization's targets at once
+    /// (`None`: as many as the build's jobserver or the cores allow).
+    pub max_threads: Option<NonZeroUsize>,
+}
+
+/// Whether the expansion uses the kernel cache.
+#[derive(Clone, Debug, Default)]
+pub enum CacheChoice {
+    /// No cache: every target is compiled.
+    #[default]
+    Off,
+    /// This cache.
+    On(Cache),
+    /// A setting that is not valid, and why: a compile error at each kernel.
+    Invalid(String),
+}
+
+impl ExpandOptions {
+    /// The options of a proc-macro run, from the environment and, for
+    /// `TILE_DEV_TARGETS`, from whether the crate being compiled is a dev
+    /// build (told from rustc's command line: debug assertions on).
+    pub fn from_env() -> ExpandOptions {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let env_targets = match var("TILE_TARGETS") {
+            Some(list) => Some(EnvTargets::tile_targets(list)),
+            None => var("TILE_DEV_TARGETS")
+                .filter(|_| debug_assertions(&std::env::args().collect::<Vec<_>>()))
+                .map(|list| EnvTargets {
+                    variable: "TILE_DEV_TARGETS",
+                    list,
+                }),
+        };
+        ExpandOptions {
+            dump_dir: std::env::var_os("TILE_DUMP")
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from),
+            env_targets,
+            cache: cache_from_env().clone(),
+            max_threads: None,
+        }
+    }
+}
+
+/// The kernel cache the environment asks for, opened once per process; a
+/// cache that cannot be opened is off, with a note on standard error.
+fn cache_from_env() -> &'static CacheChoice {
+    static CHOICE: OnceLock<CacheChoice> = OnceLock::new();
+    CHOICE.get_or_init(|| {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let setting = CacheSetting::parse(
+            var("TILE_CACHE").as_deref(),
+            var("TILE_CACHE_DIR").map(PathBuf::from),
+            var("TILE_CACHE_SIZE").as_deref(),
+        );
+        match setting {
+            Err(e) => CacheChoice::Invalid(e),
+            Ok(None) => CacheChoice::Off,
+            Ok(Some(setting)) => match setting.open() {
+                Ok(cache) => CacheChoice::On(cache),
+                Err(e) => {
+                    note(&format!(
+                        "the tile kernel cache is off: {e} (set TILE_CACHE_DIR to a writable directory, or TILE_CACHE=off)"
+                    ));
+                    CacheChoice::Off
+                }
+            },
+        }
+    })
+}
+
+/// Writes `message` to standard error, which cargo shows with the
+/// crate's build output.
+pub(crate) fn note(message: &str) {
+    eprintln!("note: {message}");
+}
+
+/// The kernel cache's settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct CacheSetting {
+    /// `TILE_CACHE_DIR`, else the default.
+    dir: Option<PathBuf>,
+    /// `TILE_CACHE_SIZE`, else the default.
+    max_bytes: u64,
+}
+
+impl CacheSetting {
+    /// The setting of `TILE_CACHE`, `TILE_CACHE_DIR` and `TILE_CACHE_SIZE`;
+    /// `None` when the cache is off.
+    fn parse(
+        mode: Option<&str>,
+        dir: Option<PathBuf>,
+        size: Option<&str>,
+    ) -> Result<Option<CacheSetting>, String> {
+        match mode {
+            None | Some("on") => {}
+            Some("off") => return Ok(None),
+            Some(other) => return Err(format!("TILE_CACHE is `on` or `off`, found `{other}`")),
+        }
+        let max_bytes = match size {
+            None => cache::DEFAULT_MAX_BYTES,
+            Some(size) => parse_size(size).ok_or_else(|| {
+                format!("TILE_CACHE_SIZE is a number of bytes with an optional K, M or G suffix (`500M`), found `{size}`")
+            })?,
+        };
+        Ok(Some(CacheSetting { dir, max_bytes }))
+    }
+
+    /// The cache in its directory.
+    fn open(&self) -> Result<Cache, String> {
+        let dir = match &self.dir {
+            Some(dir) => dir.clone(),
+            None => Cache::default_dir()?,
+        };
+        Cache::open(&dir, self.max_bytes)
+    }
+}
+
+/// `123`, `500K`, `64M` or `2G` (powers of 1024) in bytes.
+fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, shift) = match text.char_indices().last()? {
+        (at, 'K' | 'k') => (&text[..at], 10),
+        (at, 'M' | 'm') => (&text[..at], 20),
+        (at, 'G' | 'g') => (&text[..at], 30),
+        _ => (text, 0),
+    };
+    digits.parse::<u64>().ok()?.checked_mul(1 << shift)
+}
+
+/// Whether rustc's command line `args` compiles with debug assertions (a
+/// dev or test profile): `-C debug-assertions` if given, else on exactly
+/// when the optimization level is 0, rustc's default (`-O` is level 2).
+/// The last of each option wins, as in rustc.
+fn debug_assertions(args: &[String]) -> bool {
+    let mut opt_level_zero = true;
+    let mut assertions: Option<bool> = None;
+    let mut args = args.iter().map(String::as_str);
+    while let Some(arg) = args.next() {
+        let option = match arg {
+            "-O" => {
+                opt_level_zero = false;
+                continue;
+            }
+            "-C" | "--codegen" => args.next().unwrap_or_default(),
+            _ => match arg
+                .strip_prefix("--codegen=")
+                .or_else(|| arg.strip_prefix("-C"))
+            {
+                Some(option) => option,
+                None => continue,
+            },
+        };
+        let (name, value) = option.split_once('=').unwrap_or((option, "yes"));
+        match name {
+            "opt-level" => opt_level_zero = value == "0",
+            "debug-assertions" => {
+                assertions = Some(matches!(value, "y" | "yes" | "on" | "true"));
+            }
+            _ => {}
+        }
+    }
+    assertions.unwrap_or(opt_level_zero)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn dev_builds_are_told_from_rustcs_command_line() {
+        // What cargo passes for the dev and release profiles.
+        assert!(debug_assertions(&args(
+            "rustc --crate-name demo --edition=2021 -C embed-bitcode=no -C debuginfo=2"
+        )));
+        assert!(!debug_assertions(&args(
+            "rustc --crate-name demo -C opt-level=3 -C embed-bitcode=no"
+        )));
+        // A release profile with debug assertions, a dev one without.
+        assert!(debug_assertions(&args(
+            "rustc -C opt-level=3 -C debug-assertions=on"
+        )));
+        assert!(!debug_assertions(&args("rustc -Cdebug-assertions=off")));
+        // The other spellings, and the last one winning.
+        assert!(!debug_assertions(&args("rustc -O")));
+        assert!(!debug_assertions(&args("rustc --codegen=opt-level=s")));
+        assert!(debug_assertions(&args(
+            "rustc -Copt-level=2 -Cdebug-assertions"
+        )));
+        assert!(debug_assertions(&args(
+            "rustc -C opt-level=3 --codegen opt-level=0"
+        )));
+        // A dangling `-C` is rustc's error to report; here it changes nothing.
+        assert!(debug_assertions(&args("rustc -C")));
+    }
+
+    #[test]
+    fn cache_settings_parse_or_say_what_is_wrong() {
+        let default = CacheSetting {
+            dir: None,
+            max_bytes: cache::DEFAULT_MAX_BYTES,
+        };
+        assert_eq!(
+            CacheSetting::parse(None, None, None),
+            Ok(Some(default.clone()))
+        );
+        assert_eq!(
+            CacheSetting::parse(Some("on"), None, None),
+            Ok(Some(default))
+        );
+        assert_eq!(
+            CacheSetting::parse(Some("off"), None, Some("junk")),
+            Ok(None)
+        );
+        assert_eq!(
+            CacheSetting::parse(None, Some("/c".into()), Some("500M")),
+            Ok(Some(CacheSetting {
+                dir: Some("/c".into()),
+                max_bytes: 500 << 20
+            }))
+        );
+        assert_eq!(
+            CacheSetting::parse(Some("yes"), None, None),
+            Err("TILE_CACHE is `on` or `off`, found `yes`".to_string())
+        );
+        let error = CacheSetting::parse(None, None, Some("2 GB")).unwrap_err();
+        assert!(error.contains("found `2 GB`"), "{error}");
+    }
+
+    #[test]
+    fn sizes_take_binary_suffixes() {
+        assert_eq!(parse_size("123"), Some(123));
+        assert_eq!(parse_size("4k"), Some(4096));
+        assert_eq!(parse_size("64M"), Some(64 << 20));
+        assert_eq!(parse_size(" 2G "), Some(2 << 30));
+        assert_eq!(parse_size("G"), None);
+        assert_eq!(parse_size("-1"), None);
+        assert_eq!(parse_size("1.5G"), None);
+        assert_eq!(parse_size("99999999999G"), None, "overflow");
+        assert_eq!(parse_size(""), None);
+    }
+}
