@@ -16,6 +16,17 @@
 //! Two 16-bit elements share a `b32` register, element `2j` in the low half
 //! of register `j`.
 //!
+//! `mma.m16n8k8` with `.tf32` operands (PTX ISA, "Matrix Fragments for
+//! `mma.m16n8k8`"): one 32-bit element per register; the instruction reads
+//! a TF32 value from each, its low 13 bits ignored (the lowering rounds each
+//! operand with `cvt.rna.tf32.f32` first):
+//!
+//! | fragment | elements per lane | element `i` of lane `l` |
+//! |---|---|---|
+//! | A, 16×8 | 4 × `b32` | row `g + 8·(i%2)`, column `t + 4·(i/2)` |
+//! | B, 8×8 | 2 × `b32` | row (k) `t + 4·i`, column `g` |
+//! | C and D, 16×8 | 4 × `f32` | as for `m16n8k16` |
+//!
 //! RDNA 3's WMMA in wave32 (`v_wmma_f32_16x16x16_{f16,bf16}`, the layouts
 //! of AMD's matrix instruction calculator): A and B are held twice, lanes
 //! `16..32` repeating lanes `0..16` (the instruction requires it; a warp
@@ -47,8 +58,8 @@
 //! (`tile_ir::DotPrecision`). The emulators pick one exact order so that
 //! they agree with each other bit for bit: each element of D is `c`
 //! followed by the step's `K` products in ascending `k`, summed in `f64`
-//! (the products of 16-bit floats are exact there) and rounded once to
-//! `f32`; a NaN result is the canonical `f32` NaN.
+//! (the products of 16-bit floats and of TF32 values are exact there) and
+//! rounded once to `f32`; a NaN result is the canonical `f32` NaN.
 
 /// A warp-wide matrix multiply-accumulate instruction the targets use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -58,6 +69,9 @@ pub enum MmaKind {
     F16M16N8K16 = 1,
     /// `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`.
     Bf16M16N8K16 = 2,
+    /// `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`: `f32`
+    /// operands read as TF32 (precision `tf32`).
+    Tf32M16N8K8 = 9,
     /// RDNA3's `v_wmma_f32_16x16x16_f16` in wave32.
     WmmaF16M16N16K16 = 3,
     /// RDNA3's `v_wmma_f32_16x16x16_bf16` in wave32.
@@ -108,9 +122,10 @@ pub enum Fragment {
 impl MmaKind {
     /// Every instruction, each family's in the order the lowering prefers
     /// them (MFMA's 32×32 blocks before its 16×16 ones).
-    pub const ALL: [MmaKind; 8] = [
+    pub const ALL: [MmaKind; 9] = [
         MmaKind::F16M16N8K16,
         MmaKind::Bf16M16N8K16,
+        MmaKind::Tf32M16N8K8,
         MmaKind::WmmaF16M16N16K16,
         MmaKind::WmmaBf16M16N16K16,
         MmaKind::MfmaF16M32N32K8,
@@ -122,7 +137,9 @@ impl MmaKind {
     /// The instruction set.
     pub fn family(self) -> MmaFamily {
         match self {
-            MmaKind::F16M16N8K16 | MmaKind::Bf16M16N8K16 => MmaFamily::MmaSync,
+            MmaKind::F16M16N8K16 | MmaKind::Bf16M16N8K16 | MmaKind::Tf32M16N8K8 => {
+                MmaFamily::MmaSync
+            }
             MmaKind::WmmaF16M16N16K16 | MmaKind::WmmaBf16M16N16K16 => MmaFamily::Wmma,
             MmaKind::MfmaF16M32N32K8
             | MmaKind::MfmaBf16M32N32K8
@@ -152,25 +169,54 @@ impl MmaKind {
             | MmaKind::WmmaBf16M16N16K16
             | MmaKind::MfmaBf16M32N32K8
             | MmaKind::MfmaBf16M16N16K16 => tile_ir::DType::BF16,
+            MmaKind::Tf32M16N8K8 => tile_ir::DType::F32,
         }
     }
 
-    /// The instructions of `family` for operands of `dtype`, in the order
-    /// the lowering prefers them.
-    pub fn for_operands(family: MmaFamily, dtype: tile_ir::DType) -> impl Iterator<Item = MmaKind> {
-        MmaKind::ALL
-            .into_iter()
-            .filter(move |k| k.family() == family && k.operand_dtype() == dtype)
+    /// The `dot` precision whose products the instruction computes:
+    /// `tf32` for the TF32 instruction, `tensor` for the others.
+    pub fn precision(self) -> tile_ir::DotPrecision {
+        match self {
+            MmaKind::Tf32M16N8K8 => tile_ir::DotPrecision::Tf32,
+            _ => tile_ir::DotPrecision::Tensor,
+        }
+    }
+
+    /// The instructions of `family` for a `dot` of `precision` on operands
+    /// of `dtype`, in the order the lowering prefers them.
+    pub fn for_dot(
+        family: MmaFamily,
+        precision: tile_ir::DotPrecision,
+        dtype: tile_ir::DType,
+    ) -> impl Iterator<Item = MmaKind> {
+        MmaKind::ALL.into_iter().filter(move |k| {
+            k.family() == family && k.operand_dtype() == dtype && k.precision() == precision
+        })
+    }
+
+    /// The operand elements one 32-bit register holds: two 16-bit ones, or
+    /// one TF32.
+    pub fn per_register(self) -> usize {
+        4 / self.operand_dtype().size_bytes()
+    }
+
+    /// The operands' type in the instruction's name: `f16`, `bf16`, `tf32`.
+    fn operand_name(self) -> String {
+        match self {
+            MmaKind::Tf32M16N8K8 => "tf32".into(),
+            _ => self.operand_dtype().to_string(),
+        }
     }
 
     /// The instruction's name in thread-level programs: `m16n8k16.f16`,
-    /// `wmma16x16x16.f16`, `mfma32x32x8.bf16`.
+    /// `m16n8k8.tf32`, `wmma16x16x16.f16`, `mfma32x32x8.bf16`.
     pub fn name(self) -> String {
         let (m, n, k) = self.shape();
+        let operands = self.operand_name();
         match self.family() {
-            MmaFamily::MmaSync => format!("m{m}n{n}k{k}.{}", self.operand_dtype()),
-            MmaFamily::Wmma => format!("wmma{m}x{n}x{k}.{}", self.operand_dtype()),
-            MmaFamily::Mfma => format!("mfma{m}x{n}x{k}.{}", self.operand_dtype()),
+            MmaFamily::MmaSync => format!("m{m}n{n}k{k}.{operands}"),
+            MmaFamily::Wmma => format!("wmma{m}x{n}x{k}.{operands}"),
+            MmaFamily::Mfma => format!("mfma{m}x{n}x{k}.{operands}"),
         }
     }
 
@@ -178,6 +224,7 @@ impl MmaKind {
     pub fn shape(self) -> (usize, usize, usize) {
         match self {
             MmaKind::F16M16N8K16 | MmaKind::Bf16M16N8K16 => (16, 8, 16),
+            MmaKind::Tf32M16N8K8 => (16, 8, 8),
             MmaKind::MfmaF16M32N32K8 | MmaKind::MfmaBf16M32N32K8 => (32, 32, 8),
             MmaKind::WmmaF16M16N16K16
             | MmaKind::WmmaBf16M16N16K16
@@ -188,10 +235,12 @@ impl MmaKind {
 
     /// The elements per lane of a fragment.
     pub fn elements(self, fragment: Fragment) -> usize {
-        let (m, n, _) = self.shape();
+        let (m, n, k) = self.shape();
         match (self.family(), fragment) {
-            (MmaFamily::MmaSync, Fragment::A) => 8,
-            (MmaFamily::MmaSync, Fragment::B | Fragment::C) => 4,
+            // The fragments over the warp's 32 lanes.
+            (MmaFamily::MmaSync, Fragment::A) => m * k / 32,
+            (MmaFamily::MmaSync, Fragment::B) => k * n / 32,
+            (MmaFamily::MmaSync, Fragment::C) => m * n / 32,
             (MmaFamily::Wmma, Fragment::A | Fragment::B) => 16,
             (MmaFamily::Wmma, Fragment::C) => 8,
             (MmaFamily::Mfma, Fragment::A | Fragment::B) => 4,
@@ -200,10 +249,21 @@ impl MmaKind {
         }
     }
 
-    /// The 32-bit registers a lane passes: its A and B elements two to a
-    /// register, then its C elements.
+    /// The 32-bit registers a lane passes: its A and B elements
+    /// ([`per_register`](Self::per_register) to a register), then its C
+    /// elements.
     pub fn words(self) -> usize {
-        (self.elements(Fragment::A) + self.elements(Fragment::B)) / 2 + self.elements(Fragment::C)
+        (self.elements(Fragment::A) + self.elements(Fragment::B)) / self.per_register()
+            + self.elements(Fragment::C)
+    }
+
+    /// The bits of each operand element in `regs`, 32-bit registers of A or
+    /// B: the low half first for 16-bit elements.
+    pub fn unpack(self, regs: &[u32]) -> Vec<u32> {
+        match self.per_register() {
+            1 => regs.to_vec(),
+            _ => regs.iter().flat_map(|&r| [r & 0xffff, r >> 16]).collect(),
+        }
     }
 
     /// The `(row, column)` of the matrix element that element `i` of `lane`'s
@@ -212,6 +272,10 @@ impl MmaKind {
     pub fn element(self, fragment: Fragment, lane: usize, i: usize) -> (usize, usize) {
         let (g, t) = (lane / 4, lane % 4);
         match (self.family(), fragment) {
+            (MmaFamily::MmaSync, Fragment::A) if self == MmaKind::Tf32M16N8K8 => {
+                (g + 8 * (i % 2), t + 4 * (i / 2))
+            }
+            (MmaFamily::MmaSync, Fragment::B) if self == MmaKind::Tf32M16N8K8 => (t + 4 * i, g),
             (MmaFamily::MmaSync, Fragment::A) => {
                 (g + 8 * ((i / 2) % 2), 2 * t + i % 2 + 8 * (i / 4))
             }
@@ -254,11 +318,14 @@ impl MmaKind {
         d
     }
 
-    /// The `f32` value of a 16-bit operand element with bits `bits`.
-    pub fn widen(self, bits: u16) -> f32 {
+    /// The value the instruction reads from an operand element with bits
+    /// `bits` (a 16-bit float in the low half, or a TF32 value: an `f32`
+    /// whose low 13 bits are not read).
+    pub fn operand_value(self, bits: u32) -> f32 {
         match self.operand_dtype() {
-            tile_ir::DType::BF16 => half::bf16::from_bits(bits).to_f32(),
-            _ => half::f16::from_bits(bits).to_f32(),
+            tile_ir::DType::BF16 => half::bf16::from_bits(bits as u16).to_f32(),
+            tile_ir::DType::F32 => f32::from_bits(bits & !0x1fff),
+            _ => half::f16::from_bits(bits as u16).to_f32(),
         }
     }
 }
@@ -333,14 +400,14 @@ impl LdMatrix {
 
 /// One warp's (MFMA: one wave's) instruction, from the fragments of its
 /// [`MmaKind::lanes`] lanes: the `D` fragment of each lane. `a[l]`, `b[l]`
-/// and `c[l]` are lane `l`'s elements (16-bit operand bits, `f32`
-/// accumulators). Fragments of another count than the instruction's, and
+/// and `c[l]` are lane `l`'s elements (operand bits as
+/// [`MmaKind::unpack`] gives them, `f32` accumulators). Fragments of another count than the instruction's, and
 /// an operand element that two lanes hold with different bits (WMMA's
 /// replication broken), are errors.
 pub fn warp_mma(
     kind: MmaKind,
-    a: &[Vec<u16>],
-    b: &[Vec<u16>],
+    a: &[Vec<u32>],
+    b: &[Vec<u32>],
     c: &[Vec<f32>],
 ) -> Result<Vec<Vec<f32>>, String> {
     let (m, n, k) = kind.shape();
@@ -357,10 +424,10 @@ pub fn warp_mma(
             ));
         }
     }
-    let mut ma: Vec<Option<u16>> = vec![None; m * k];
-    let mut mb: Vec<Option<u16>> = vec![None; k * n];
+    let mut ma: Vec<Option<u32>> = vec![None; m * k];
+    let mut mb: Vec<Option<u32>> = vec![None; k * n];
     let mut mc = vec![0.0f32; m * n];
-    let place = |matrix: &mut [Option<u16>], at: usize, bits: u16, lane: usize, what: &str| {
+    let place = |matrix: &mut [Option<u32>], at: usize, bits: u32, lane: usize, what: &str| {
         match matrix[at] {
             Some(held) if held != bits => Err(format!(
                 "lane {lane} holds {what} element {at} as {bits:#06x}, another lane as {held:#06x}"
@@ -385,10 +452,10 @@ pub fn warp_mma(
             mc[row * n + col] = v;
         }
     }
-    let widen = |matrix: Vec<Option<u16>>| -> Vec<f32> {
+    let widen = |matrix: Vec<Option<u32>>| -> Vec<f32> {
         matrix
             .into_iter()
-            .map(|b| kind.widen(b.unwrap_or(0)))
+            .map(|b| kind.operand_value(b.unwrap_or(0)))
             .collect()
     };
     let d = kind.step(&widen(ma), &widen(mb), &mc);
@@ -472,7 +539,7 @@ mod tests {
     #[test]
     fn wmma_rejects_operands_not_replicated() {
         let kind = MmaKind::WmmaF16M16N16K16;
-        let one = half::f16::ONE.to_bits();
+        let one = u32::from(half::f16::ONE.to_bits());
         let a = vec![vec![one; 16]; 32];
         let b = vec![vec![one; 16]; 32];
         let c = vec![vec![0.0; 8]; 32];
@@ -485,6 +552,52 @@ mod tests {
             error,
             "lane 20 holds A element 67 as 0x0000, another lane as 0x3c00"
         );
+    }
+
+    /// The TF32 fragments against CuTe's `SM80_16x8x8_F32TF32TF32F32_TN`
+    /// traits, an independent statement of the PTX ISA's table: `ALayout =
+    /// ((4,8),(2,2)):((16,1),(8,64))` into the column-major 16×8 A,
+    /// `BLayout = ((4,8),2):((8,1),32)` into the column-major 8×8 Bᵀ (`n +
+    /// 8·k`), lane `l = t + 4·g`.
+    #[test]
+    fn tf32_fragments_are_cutes() {
+        let kind = MmaKind::Tf32M16N8K8;
+        for lane in 0..32 {
+            let (t, g) = (lane % 4, lane / 4);
+            for i in 0..4 {
+                let index = 16 * t + g + 8 * (i % 2) + 64 * (i / 2);
+                let (row, col) = kind.element(Fragment::A, lane, i);
+                assert_eq!(row + 16 * col, index, "A lane {lane} element {i}");
+            }
+            for i in 0..2 {
+                let index = 8 * t + g + 32 * i;
+                let (k, n) = kind.element(Fragment::B, lane, i);
+                assert_eq!(n + 8 * k, index, "B lane {lane} element {i}");
+            }
+        }
+        assert_eq!(kind.words(), 10);
+        assert_eq!(kind.name(), "m16n8k8.tf32");
+        assert_eq!(kind.unpack(&[7, 9]), [7, 9]);
+        assert_eq!(MmaKind::F16M16N8K16.unpack(&[0x0002_0001]), [1, 2]);
+    }
+
+    /// The instruction reads TF32: the low 13 bits of an operand do not
+    /// count, so `1 + 2⁻¹¹` times 1 is 1, and `1 + 2⁻¹⁰` is itself.
+    #[test]
+    fn tf32_operands_drop_their_low_bits() {
+        let kind = MmaKind::Tf32M16N8K8;
+        let (m, n, k) = kind.shape();
+        let ones = |len| -> Vec<Vec<u32>> { vec![vec![1f32.to_bits(); len]; 32] };
+        let mut a = vec![vec![0u32; 4]; 32];
+        // Lane 0's element 0 is A[0][0]; B is all ones, C zero.
+        a[0][0] = (1.0 + 2f32.powi(-11)).to_bits();
+        a[1][0] = (1.0 + 2f32.powi(-10)).to_bits();
+        let c = vec![vec![0.0; 4]; 32];
+        let d = warp_mma(kind, &a, &ones(2), &c).unwrap();
+        // D[0][0], lane 0's first, sums row 0 of A: A[0][0] (lane 0's
+        // element 0) and A[0][1] (lane 1's).
+        assert_eq!(d[0][0], 2.0 + 2f32.powi(-10));
+        assert_eq!((m, n, k), (16, 8, 8));
     }
 
     #[test]

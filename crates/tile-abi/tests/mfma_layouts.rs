@@ -94,7 +94,7 @@ fn mfma_16x16x16_bf16_1k_is_composable_kernels() {
 #[test]
 fn mfma_takes_64_lanes() {
     let kind = MmaKind::MfmaF16M16N16K16;
-    let one = half::f16::ONE.to_bits();
+    let one = u32::from(half::f16::ONE.to_bits());
     let (a, c) = (vec![vec![one; 4]; 64], vec![vec![0.5; 4]; 64]);
     let d = warp_mma(kind, &a, &a, &c).unwrap();
     assert!(d.iter().flatten().all(|&v| v == 16.5));

@@ -8,7 +8,7 @@ use tile_codegen::gpu::{emit, Emitted};
 use tile_codegen::tools::{self, Tool};
 use tile_codegen::CodegenOptions;
 use tile_codegen::{Gfx, Sm, Target};
-use tile_ir::{samples, DType, Function};
+use tile_ir::{samples, DType, DotPrecision, Function};
 use tile_thread::lower::{lower, LowerOptions};
 
 /// The sample kernels with their specializations and warp counts.
@@ -174,6 +174,30 @@ fn tensor_dots_issue_mma_sync_from_sm_80_on() {
         let old = emitted(&func, warps, Target::Nvptx(Sm::Sm75)).assembly;
         assert!(!old.contains("mma.sync"), "sm_75 has no m16n8k16");
     }
+}
+
+/// Precision `tf32` on f32 operands: sm_80's `mma.sync.m16n8k8.tf32`, A
+/// through `ldmatrix` of 32-bit elements (`.x4`, never `.trans`), B element
+/// by element. 64×64 on 4 warps is 8 blocks of 16×8 a warp per k-step, 4
+/// k-steps per K tile of 32. Without precision `tf32` the same matmul has
+/// no `mma`.
+#[test]
+fn tf32_dots_issue_mma_sync_m16n8k8() {
+    require(Tool::Ptxas);
+    let func = samples::matmul_with(64, 64, 32, DType::F32, DotPrecision::Tf32).unwrap();
+    let ptx = emitted(&func, 4, Target::Nvptx(Sm::Sm80)).assembly;
+    let instruction = "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32";
+    assert_eq!(ptx.matches(instruction).count(), 32, "{ptx}");
+    assert!(
+        ptx.contains("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
+        "{ptx}"
+    );
+    assert!(!ptx.contains(".trans"), "{ptx}");
+    let usage = tools::ptxas_resource_usage(&ptx, Sm::Sm80).unwrap();
+    assert!(usage.contains("0 bytes spill stores"), "{usage}");
+    let ieee = samples::matmul(64, 64, 32, DType::F32).unwrap();
+    let ptx = emitted(&ieee, 4, Target::Nvptx(Sm::Sm80)).assembly;
+    assert!(!ptx.contains("mma.sync"), "an ieee dot is an FMA chain");
 }
 
 /// On sm_90a tensor dots whose tiles `wgmma` fits are its inline PTX,

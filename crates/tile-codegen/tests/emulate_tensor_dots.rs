@@ -1,5 +1,6 @@
 //! Random `dot`s of precision `tensor` (tile-testgen's `dot_case`) on
-//! sm_80's, gfx1100's, gfx942's and gfx90a's tensor cores, through the
+//! sm_80's, gfx1100's, gfx942's and gfx90a's tensor cores, and of precision
+//! `tf32` (`tf32_dot_case`) on sm_80's, through the
 //! lockstep emulator and through the emulation target (the NVPTX module
 //! with its `mma.sync` intrinsics, the AMDGPU ones with their WMMA or
 //! MFMA): both bit for bit the product summed in the instruction's steps
@@ -11,7 +12,9 @@ mod emulated;
 use tile_codegen::CodegenOptions;
 use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::interp::{self, Arg};
-use tile_testgen::products::{dot_case, loop_case, stepped, within_tensor_bound};
+use tile_testgen::products::{
+    dot_case, loop_case, stepped, tf32_dot_case, within_tensor_bound, DotCase,
+};
 use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::ThreadOpKind;
 
@@ -74,6 +77,28 @@ fn random_tensor_dots_on_mma_sync() {
     random_tensor_dots(Target::Nvptx(Sm::Sm80), &MMA_SYNC, None, least);
 }
 
+/// `mma.sync.m16n8k8.tf32`: `f32` operands, each rounded to TF32 (a
+/// program that did not round would be truncated by the instruction, and
+/// differ from the steps of the rounded values).
+const MMA_SYNC_TF32: Instructions = Instructions {
+    shapes: &[(16, 8, 8)],
+    lanes: 32,
+};
+
+/// (Smaller tiles than `dot_case`'s: more of them have fewer 16×8 blocks
+/// than warps, and stay FMA chains: 13 of the 24 run on the instruction.)
+#[test]
+fn random_tf32_dots_on_mma_sync() {
+    let least = CASES as usize / 2;
+    random_dots(
+        tf32_dot_case,
+        Target::Nvptx(Sm::Sm80),
+        &MMA_SYNC_TF32,
+        None,
+        least,
+    );
+}
+
 /// gfx1100's WMMA, whose blocks are 16 wide: the dots whose `N` is an odd
 /// multiple of 8 stay FMA chains there.
 const WMMA: Instructions = Instructions {
@@ -129,10 +154,21 @@ fn random_tensor_dots(
     only: Option<usize>,
     least: usize,
 ) -> Vec<(usize, usize, usize)> {
+    random_dots(dot_case, target, cores, only, least)
+}
+
+/// [`random_tensor_dots`] of the cases `cases` makes of each seed.
+fn random_dots(
+    cases: fn(u64) -> DotCase,
+    target: Target,
+    cores: &Instructions,
+    only: Option<usize>,
+    least: usize,
+) -> Vec<(usize, usize, usize)> {
     let lowering_cores = target.tensor_cores();
     let mut ran = Vec::new();
     for seed in 0..CASES {
-        let case = dot_case(seed);
+        let case = cases(seed);
         let shape = expected_shape(cores, case.dims, case.warps);
         if only.is_some_and(|n| shape.is_none() || ran.len() == n) {
             continue;

@@ -1,6 +1,7 @@
 //! Tensor-core steps of a warp (MFMA: a 64-lane wave): the lanes'
 //! registers unpacked into fragment elements (two 16-bit elements per
-//! `b32` register, the lower element in the low half) and multiplied by
+//! `b32` register, the lower element in the low half, or one TF32) and
+//! multiplied by
 //! [`tile_abi::mma::warp_mma`], which places each element by the
 //! instruction set's lane layouts.
 
@@ -14,17 +15,13 @@ pub(crate) fn complete(
     kind: MmaKind,
     words: &[[u32; MMA_MAX_WORDS]],
 ) -> Result<Vec<[u32; MMA_MAX_RESULTS]>, String> {
-    let halves = |regs: &[u32]| -> Vec<u16> {
-        regs.iter()
-            .flat_map(|&r| [r as u16, (r >> 16) as u16])
-            .collect()
-    };
+    let per_register = kind.per_register();
     let (ra, rb) = (
-        kind.elements(Fragment::A) / 2,
-        kind.elements(Fragment::B) / 2,
+        kind.elements(Fragment::A) / per_register,
+        kind.elements(Fragment::B) / per_register,
     );
-    let a: Vec<Vec<u16>> = words.iter().map(|w| halves(&w[..ra])).collect();
-    let b: Vec<Vec<u16>> = words.iter().map(|w| halves(&w[ra..ra + rb])).collect();
+    let a: Vec<Vec<u32>> = words.iter().map(|w| kind.unpack(&w[..ra])).collect();
+    let b: Vec<Vec<u32>> = words.iter().map(|w| kind.unpack(&w[ra..ra + rb])).collect();
     let nc = kind.elements(Fragment::C);
     let c: Vec<Vec<f32>> = words
         .iter()

@@ -11,7 +11,7 @@
 use crate::builder::{BuildError, Builder};
 use crate::dtype::DType;
 use crate::function::{Function, Value};
-use crate::ops::{BinaryOp, CmpPred, Padding, ReduceKind, UnaryOp};
+use crate::ops::{BinaryOp, CmpPred, DotPrecision, Padding, ReduceKind, UnaryOp};
 use crate::scalar::Scalar;
 use crate::types::{TensorType, Type};
 
@@ -135,8 +135,20 @@ pub fn layernorm(block_rows: usize, block_cols: usize) -> Result<Function, Build
 
 /// `c = a · b` for `a: [M, K]` and `b: [K, N]` of dtype `dtype` (f32, f16,
 /// bf16 or f8; the accumulator and `c` are f32), one `bm × bn` tile of `c` per
-/// program over a 2-D grid, stepping through K in blocks of `bk`.
+/// program over a 2-D grid, stepping through K in blocks of `bk`; the
+/// operands' default precision (`DotPrecision::default_for`).
 pub fn matmul(bm: usize, bn: usize, bk: usize, dtype: DType) -> Result<Function, BuildError> {
+    matmul_with(bm, bn, bk, dtype, DotPrecision::default_for(dtype, dtype))
+}
+
+/// [`matmul`] with its `dot`s of precision `precision` (`tf32` on f32, say).
+pub fn matmul_with(
+    bm: usize,
+    bn: usize,
+    bk: usize,
+    dtype: DType,
+    precision: DotPrecision,
+) -> Result<Function, BuildError> {
     let mut b = Builder::new("matmul");
     let a = b.param("a", tensor(dtype, 2));
     let bmat = b.param("b", tensor(dtype, 2));
@@ -158,7 +170,7 @@ pub fn matmul(bm: usize, bn: usize, bk: usize, dtype: DType) -> Result<Function,
     let acc = b.for_loop(zero, k_tiles, one, &[acc], |b, kk, carried| {
         let at = b.load_masked(va, &[pid_m, kk], Padding::Zero)?;
         let bt = b.load_masked(vb, &[kk, pid_n], Padding::Zero)?;
-        Ok(vec![b.dot(at, bt, carried[0])?])
+        Ok(vec![b.dot_with(at, bt, carried[0], precision)?])
     })?;
     b.store_masked(acc[0], vc, &[pid_m, pid_n])?;
     b.finish()

@@ -16,7 +16,7 @@ use tile_ir::builder::Builder;
 use tile_ir::interp::{Arg, HostTensor};
 use tile_ir::{DType, DotPrecision, Function, Scalar, TensorType, Type};
 
-/// A random `dot` of precision `tensor`: one program computing
+/// A random `dot` of precision `tensor` (or `tf32`): one program computing
 /// `c + a·b` into `out`, with its arguments and their `f32` values.
 #[derive(Clone, Debug)]
 pub struct DotCase {
@@ -24,11 +24,14 @@ pub struct DotCase {
     pub func: Function,
     /// The warps to lower it for.
     pub warps: u32,
-    /// `(M, K, N)`: whole multiples of `mma.sync.m16n8k16`'s blocks.
+    /// `(M, K, N)`: whole multiples of `mma.sync.m16n8k16`'s blocks
+    /// (`m16n8k8`'s for `tf32`).
     pub dims: (usize, usize, usize),
-    /// The arguments: `a`, `b` (f16 or bf16), `c`, `out` (f32).
+    /// The arguments: `a`, `b` (f16 or bf16; f32 for `tf32`), `c`, `out`
+    /// (f32).
     pub args: Vec<Arg>,
-    /// The values of `a`, `b` and `c`, row-major.
+    /// The values the product reads from `a`, `b` and `c`, row-major: for
+    /// `tf32`, `a`'s and `b`'s rounded to TF32.
     pub values: [Vec<f32>; 3],
 }
 
@@ -45,6 +48,31 @@ pub fn dot_case(seed: u64) -> DotCase {
         16 * rng.range(1, 4),
         8 * rng.range(1, 8),
     );
+    random_dot(rng, DotPrecision::Tensor, dtype, warps, (m, k, n))
+}
+
+/// The `tf32` dot of seed `seed`: f32 operands with all their mantissa
+/// bits (so rounding to TF32 matters), `M` a multiple of 16 up to 64, `K`
+/// and `N` of 8 up to 64, 1 to 8 warps, values as [`dot_case`]'s.
+pub fn tf32_dot_case(seed: u64) -> DotCase {
+    let mut rng = SplitMix64::new(seed);
+    let warps = rng.pick(&[1u32, 2, 4, 8]);
+    let (m, k, n) = (
+        16 * rng.range(1, 4),
+        8 * rng.range(1, 8),
+        8 * rng.range(1, 8),
+    );
+    random_dot(rng, DotPrecision::Tf32, DType::F32, warps, (m, k, n))
+}
+
+/// A dot of `precision` on random operands of `dtype`.
+fn random_dot(
+    mut rng: SplitMix64,
+    precision: DotPrecision,
+    dtype: DType,
+    warps: u32,
+    (m, k, n): (usize, usize, usize),
+) -> DotCase {
     let value = |rng: &mut SplitMix64| -> f32 {
         if rng.chance(0.05) {
             return 0.0;
@@ -68,9 +96,16 @@ pub fn dot_case(seed: u64) -> DotCase {
     let (a, va) = matrix(&mut rng, [m, k], dtype);
     let (b, vb) = matrix(&mut rng, [k, n], dtype);
     let (c, vc) = matrix(&mut rng, [m, n], DType::F32);
+    let read = |values: Vec<f32>| -> Vec<f32> {
+        match precision {
+            DotPrecision::Tf32 => values.into_iter().map(tile_ir::eval::round_tf32).collect(),
+            _ => values,
+        }
+    };
+    let (va, vb) = (read(va), read(vb));
     let out = Arg::Tensor(HostTensor::from_vec(&[m, n], vec![0.0f32; m * n]).expect("a tensor"));
     DotCase {
-        func: dot_kernel(dtype, (m, k, n)).expect("the dot kernel builds"),
+        func: dot_kernel(dtype, precision, (m, k, n)).expect("the dot kernel builds"),
         warps,
         dims: (m, k, n),
         args: vec![a, b, c, out],
@@ -78,9 +113,10 @@ pub fn dot_case(seed: u64) -> DotCase {
     }
 }
 
-/// `out = c + a·b` in one program, with the operands' default precision.
+/// `out = c + a·b` in one program, with precision `precision`.
 fn dot_kernel(
     dtype: DType,
+    precision: DotPrecision,
     (m, k, n): (usize, usize, usize),
 ) -> Result<Function, tile_ir::builder::BuildError> {
     let tensor = |dtype| Type::Tensor(TensorType { dtype, rank: 2 });
@@ -97,7 +133,7 @@ fn dot_kernel(
     let ta = load(&mut b, pa, &[m, k])?;
     let tb = load(&mut b, pb, &[k, n])?;
     let tc = load(&mut b, pc, &[m, n])?;
-    let r = b.dot(ta, tb, tc)?;
+    let r = b.dot_with(ta, tb, tc, precision)?;
     let view = b.partition_view(out, &[m, n])?;
     b.store(r, view, &[zero, zero])?;
     b.finish()

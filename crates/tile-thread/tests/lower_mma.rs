@@ -10,7 +10,7 @@ use tensor_check::values;
 use tile_abi::mma::Fragment;
 use tile_ir::interp;
 use tile_ir::layout::{IntTuple, Layout};
-use tile_ir::{samples, DType};
+use tile_ir::{samples, DType, DotPrecision};
 use tile_testgen::inputs::{blocks, padded_rows, tensor_of, zeros};
 use tile_testgen::products::{loop_case, stepped, within_tensor_bound};
 use tile_thread::emulate;
@@ -75,6 +75,58 @@ fn pipelined_k_loops_agree() {
     for stages in [2, 3, 4] {
         matmul_in_stages(DType::F16, (32, 32, 16), 4, 2, stages);
         matmul_in_stages(DType::BF16, (64, 64, 32), 4, 16, stages);
+    }
+}
+
+/// Precision `tf32` on f32 operands: `mma.m16n8k8.tf32` steps, A through
+/// `ldmatrix.x4` of 32-bit elements, B element by element, each operand
+/// rounded to TF32 before the step (the instruction would truncate it):
+/// bit for bit the product of the rounded operands stepped by 8, pipelined
+/// or not; the program prints and parses back.
+#[test]
+fn tf32_matmuls_on_mma_sync() {
+    // 32×32×16 on 4 warps: 2×2 warps, each 1×2 blocks per k-step, two
+    // k-steps; 64×64×32: 2×4 blocks, four k-steps; one warp, one block.
+    for ((bm, bn, bk), warps, mmas, stages) in [
+        ((32, 32, 16), 4, 4, 1),
+        ((64, 64, 32), 4, 32, 3),
+        ((16, 8, 8), 1, 1, 2),
+    ] {
+        let func = samples::matmul_with(bm, bn, bk, DType::F32, DotPrecision::Tf32).unwrap();
+        let options = LowerOptions::warps(warps)
+            .with_tensor_cores(TensorCores::MmaSync)
+            .with_stages(stages);
+        let program = lower(&func, &options).unwrap();
+        tile_thread::program::verify(&program).unwrap();
+        let what = format!("tf32 {bm}x{bn}x{bk} on {warps} warps, {stages} stages");
+        assert_eq!(count_mma(&program), mmas, "{what}");
+        let (mut ldmatrix, mut rounds) = (0, 0);
+        for (_, op) in program.ops.iter() {
+            match op.kind {
+                ThreadOpKind::Mma { kind } => assert_eq!(kind, MmaKind::Tf32M16N8K8),
+                ThreadOpKind::LdMatrix { shape, .. } => {
+                    assert_eq!((shape.count, shape.trans), (4, false), "{what}");
+                    ldmatrix += 1;
+                }
+                ThreadOpKind::Unary(tile_ir::UnaryOp::RoundTf32) => rounds += 1,
+                _ => {}
+            }
+        }
+        // Whether every operand is rounded, the stepped product below says.
+        assert!(ldmatrix > 0 && rounds > 0, "{what}");
+        let text = program.to_string();
+        assert!(text.contains("mma.m16n8k8.tf32"), "{what}");
+        let parsed = tile_thread::parse_program(&text).unwrap();
+        assert_eq!(parsed.to_string(), text, "{what}");
+        tensor_check::check_reading(
+            &func,
+            &program,
+            (bm, bn, bk),
+            (DType::F32, tile_ir::eval::round_tf32),
+            [21, 22],
+            8,
+            &what,
+        );
     }
 }
 
@@ -266,30 +318,44 @@ fn operands_are_copied_asynchronously_when_rows_are_aligned() {
 /// The operands' swizzle leaves every `ldmatrix` phase conflict-free (the
 /// lockstep emulator counts each phase's 8 rows as one warp access); the
 /// unswizzled staging has 8 rows of one 16-byte chunk in the same banks.
+/// On the 64×64×32 matmul on 4 warps: f16 through `ldmatrix` alone, TF32
+/// its A through `ldmatrix` and its B element by element (its own
+/// swizzle).
 #[test]
 fn swizzled_operands_make_ldmatrix_conflict_free() {
     let (bm, bn, bk) = (64, 64, 32);
-    let func = samples::matmul(bm, bn, bk, DType::F16).unwrap();
-    let (m, k, n) = (bm, bk, bn);
-    let args = vec![
-        padded_rows(41, m, k, k, DType::F16),
-        padded_rows(42, k, n, n, DType::F16),
-        zeros(&[m, n]),
+    // The operands' dtype, the dot's precision, the instruction's `K`, and
+    // how it reads an operand element.
+    type Case = (DType, DotPrecision, usize, fn(f32) -> f32);
+    let cases: [Case; 2] = [
+        (DType::F16, DotPrecision::Tensor, 16, |x| x),
+        (DType::F32, DotPrecision::Tf32, 8, tile_ir::eval::round_tf32),
     ];
-    let conflicts = |swizzle: bool| {
-        let options = LowerOptions::warps(4)
-            .with_tensor_cores(TensorCores::MmaSync)
-            .with_swizzle_shared(swizzle);
-        let program = lower(&func, &options).unwrap();
-        let mut out = args.clone();
-        let stats = emulate::run_with_stats(&program, [1, 1, 1], &mut out).unwrap();
-        let (a, b, c) = (values(&args[0]), values(&args[1]), values(&args[2]));
-        assert_eq!(values(&out[2]), stepped(&a, &b, &c, (m, k, n), 16));
-        stats.bank_conflicts
-    };
-    let (with, without) = (conflicts(true), conflicts(false));
-    assert_eq!(with, 0);
-    assert!(without > 0, "{without}");
+    for (dtype, precision, step, read) in cases {
+        let func = samples::matmul_with(bm, bn, bk, dtype, precision).unwrap();
+        let (m, k, n) = (bm, bk, bn);
+        let args = vec![
+            padded_rows(41, m, k, k, dtype),
+            padded_rows(42, k, n, n, dtype),
+            zeros(&[m, n]),
+        ];
+        let conflicts = |swizzle: bool| {
+            let options = LowerOptions::warps(4)
+                .with_tensor_cores(TensorCores::MmaSync)
+                .with_swizzle_shared(swizzle);
+            let program = lower(&func, &options).unwrap();
+            let mut out = args.clone();
+            let stats = emulate::run_with_stats(&program, [1, 1, 1], &mut out).unwrap();
+            let read_all = |v: Vec<f32>| -> Vec<f32> { v.into_iter().map(read).collect() };
+            let (a, b) = (read_all(values(&args[0])), read_all(values(&args[1])));
+            let c = values(&args[2]);
+            assert_eq!(values(&out[2]), stepped(&a, &b, &c, (m, k, n), step));
+            stats.bank_conflicts
+        };
+        let (with, without) = (conflicts(true), conflicts(false));
+        assert_eq!(with, 0, "{dtype}");
+        assert!(without > 0, "{dtype}: {without}");
+    }
 }
 
 /// `matmul` lowered for RDNA3's WMMA (gfx1100, wave32): one

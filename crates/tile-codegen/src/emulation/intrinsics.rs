@@ -149,7 +149,7 @@ struct MmaIntrinsic {
 }
 
 /// Every tensor-core intrinsic the emulation target models.
-const MMA_INTRINSICS: [MmaIntrinsic; 8] = [
+const MMA_INTRINSICS: [MmaIntrinsic; 9] = [
     MmaIntrinsic {
         name: "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
         kind: MmaKind::F16M16N8K16,
@@ -160,6 +160,13 @@ const MMA_INTRINSICS: [MmaIntrinsic; 8] = [
     MmaIntrinsic {
         name: "llvm.nvvm.mma.m16n8k16.row.col.bf16",
         kind: MmaKind::Bf16M16N8K16,
+        params: &[("i32", 1); 6],
+        ret: "{ float, float, float, float }",
+        controls: false,
+    },
+    MmaIntrinsic {
+        name: "llvm.nvvm.mma.m16n8k8.row.col.tf32",
+        kind: MmaKind::Tf32M16N8K8,
         params: &[("i32", 1); 6],
         ret: "{ float, float, float, float }",
         controls: false,

@@ -371,7 +371,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             ThreadOpKind::LdMatrix { alloc, shape } => {
                 let dt = k.program.shared[*alloc].dtype;
                 let at = self.shared_at(k, alloc.index(), dt, x[0].into_int_value())?;
-                self.ldmatrix(*shape, at)
+                self.ldmatrix(*shape, at, dt)
             }
             ThreadOpKind::Wgmma { kind, a, b } => self.wgmma(k, (*kind, *a, *b), &x),
             ThreadOpKind::WgmmaFence => self.inline_asm(Asm::WgmmaFence, &[]),

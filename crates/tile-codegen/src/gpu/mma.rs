@@ -4,12 +4,14 @@
 //!
 //! * f16: `llvm.nvvm.mma.m16n8k16.row.col.f32.f32` on `<2 x half>` pairs
 //!   (the `.f32.f16` intrinsic is another instruction: C in f16);
-//! * bf16: `llvm.nvvm.mma.m16n8k16.row.col.bf16` on `i32` pairs.
+//! * bf16: `llvm.nvvm.mma.m16n8k16.row.col.bf16` on `i32` pairs;
+//! * tf32: `llvm.nvvm.mma.m16n8k8.row.col.tf32` on the `i32` bits of each
+//!   `f32` operand (rounded to TF32 by the program before).
 //!
 //! Two 16-bit elements pack into one 32-bit register, the lower-numbered in
 //! the low half. `ldmatrix` is `llvm.nvvm.ldmatrix.sync.aligned.m8n8.x<n>
 //! {.trans}.b16`, overloaded on the shared pointer (`.p3`), returning `n`
-//! such registers. The intrinsics are not `convergent`: the program keeps
+//! such registers (of `f32` elements: one each). The intrinsics are not `convergent`: the program keeps
 //! every `mma` and `ldmatrix` in block-uniform control flow, so all 32 lanes
 //! issue it.
 
@@ -32,21 +34,24 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             return self.amd_matrix(kind, x);
         }
         self.require_nvptx(&format!("mma.{}", kind.name()))?;
-        let (a, rest) = x.split_at(8.min(x.len()));
-        let (b, c) = rest.split_at(4.min(rest.len()));
-        if a.len() != 8 || b.len() != 4 || c.len() != 4 {
-            return Err(EmitError::internal("mma takes 8 + 4 + 4 operands"));
+        let (na, nb) = (kind.elements(Fragment::A), kind.elements(Fragment::B));
+        let (a, rest) = x.split_at(na.min(x.len()));
+        let (b, c) = rest.split_at(nb.min(rest.len()));
+        if a.len() != na || b.len() != nb || c.len() != 4 {
+            return Err(EmitError::Internal(format!(
+                "`mma.{}` takes {na} + {nb} + 4 operands",
+                kind.name()
+            )));
         }
         let f32t = self.ctx.f32_type();
+        let i32t = self.ctx.i32_type();
         let (name, pair_type): (&str, BasicTypeEnum) = match kind {
             MmaKind::F16M16N8K16 => (
                 "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
                 self.ctx.f16_type().vec_type(2).into(),
             ),
-            MmaKind::Bf16M16N8K16 => (
-                "llvm.nvvm.mma.m16n8k16.row.col.bf16",
-                self.ctx.i32_type().into(),
-            ),
+            MmaKind::Bf16M16N8K16 => ("llvm.nvvm.mma.m16n8k16.row.col.bf16", i32t.into()),
+            MmaKind::Tf32M16N8K8 => ("llvm.nvvm.mma.m16n8k8.row.col.tf32", i32t.into()),
             _ => {
                 return Err(EmitError::internal(
                     "an AMD matrix instruction is not mma.sync",
@@ -54,9 +59,16 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             }
         };
         let mut values: Vec<BasicValueEnum> = Vec::with_capacity(10);
-        for pair in a.chunks(2).chain(b.chunks(2)) {
-            let packed = self.pack(pair[0].into_int_value(), pair[1].into_int_value())?;
-            values.push(self.b.build_bit_cast(packed, pair_type, "pair")?);
+        for register in a
+            .chunks(kind.per_register())
+            .chain(b.chunks(kind.per_register()))
+        {
+            let word = match register {
+                [lo, hi] => self.pack(lo.into_int_value(), hi.into_int_value())?.into(),
+                [element] => *element,
+                _ => return Err(EmitError::internal("an mma register of 1 or 2 elements")),
+            };
+            values.push(self.b.build_bit_cast(word, pair_type, "reg")?);
         }
         values.extend(c);
         let f = self.module.get_function(name).unwrap_or_else(|| {
@@ -166,12 +178,13 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             .collect()
     }
 
-    /// The lane's `2·count` elements of `ldmatrix` of `shape`, its row at
-    /// `at` in shared memory.
+    /// The lane's `2·count` elements of `ldmatrix` of `shape` (of `f32`
+    /// elements: `count`), its row at `at` in shared memory.
     pub(super) fn ldmatrix(
         &self,
         shape: LdMatrix,
         at: PointerValue<'ctx>,
+        dtype: tile_ir::DType,
     ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
         self.require_nvptx("ldmatrix")?;
         let name = format!(
@@ -198,6 +211,13 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 })
                 .collect::<Result<_, EmitError>>()?
         };
+        if dtype.size_bytes() == 4 {
+            let f32t = self.ctx.f32_type();
+            return words
+                .into_iter()
+                .map(|word| Ok(self.b.build_bit_cast(word, f32t, "element")?))
+                .collect();
+        }
         let i16t = self.ctx.i16_type();
         let mut out = Vec::with_capacity(2 * words.len());
         for word in words {

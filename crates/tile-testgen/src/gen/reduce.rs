@@ -121,13 +121,19 @@ impl Gen<'_> {
         let acc = self.value(b, &Type::Tile(t.clone()), depth)?;
         // `ieee`, or `tf32` for one f32 dot in five (chosen by shape, so the
         // random stream is the same as without it): every path without
-        // tensor cores computes both bit for bit (`tensor` dots are compared
-        // within their bound by tests of their own).
-        let precision = if (da, db) == (DType::F32, DType::F32) && (m + k + n).is_multiple_of(5) {
-            DotPrecision::Tf32
-        } else {
-            DotPrecision::Ieee
-        };
+        // tensor cores computes both bit for bit. A `tf32` dot whose shape
+        // is whole blocks of `mma.sync.m16n8k8` (16×8×8) may run on sm_80's
+        // tensor cores, which sum each step of 8 at once: those, like the
+        // `tensor` dots, are compared within their bound by tests of their
+        // own (`products::tf32_dot_case`), and not generated here.
+        let mma_blocks = m.is_multiple_of(16) && n.is_multiple_of(8) && k.is_multiple_of(8);
+        let precision =
+            if (da, db) == (DType::F32, DType::F32) && (m + k + n).is_multiple_of(5) && !mma_blocks
+            {
+                DotPrecision::Tf32
+            } else {
+                DotPrecision::Ieee
+            };
         b.dot_with(x, y, acc, precision).map(Some)
     }
 }

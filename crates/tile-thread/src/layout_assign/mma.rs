@@ -35,7 +35,7 @@ use crate::lower::TensorCores;
 use crate::program::{MmaKind, WARP_SIZE};
 use tile_abi::mma::MmaFamily;
 use tile_ir::layout::{IntTuple, Layout};
-use tile_ir::{DotPrecision, Function, OpId, OpKind};
+use tile_ir::{Function, OpId, OpKind};
 
 /// How one `dot` runs on tensor cores.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,7 +50,8 @@ pub struct MmaDot {
 
 /// How the `dot` `id` of `func` runs on `tensor_cores` with `num_warps`
 /// warps, or `None` when it is a chain of fused multiply-adds: it must have
-/// precision `tensor`, operands of an instruction's dtype, and `M`, `N`, `K`
+/// an instruction's precision and operand dtype (`tensor` on f16 or bf16,
+/// `tf32` on f32 for `mma.sync`'s TF32 instruction), and `M`, `N`, `K`
 /// whole multiples of the instruction's shape that the warps (MFMA: the
 /// block's whole 64-lane waves) can share. Of several instructions, the
 /// first of [`MmaKind::ALL`] that fits.
@@ -65,16 +66,13 @@ pub fn mma_dot(
         return None;
     };
     let family = tensor_cores.family()?;
-    if *precision != DotPrecision::Tensor {
-        return None;
-    }
     let (da, db) = (func.ty(*a).dtype(), func.ty(*b).dtype());
     let (sa, sb) = (func.ty(*a).tile_shape()?, func.ty(*b).tile_shape()?);
     let (&[m, k], &[_, n]) = (sa.dims(), sb.dims()) else {
         return None;
     };
     let threads = num_warps as usize * WARP_SIZE as usize;
-    MmaKind::for_operands(family, da)
+    MmaKind::for_dot(family, *precision, da)
         .filter(|_| da == db && threads.is_multiple_of(family.lanes()))
         .find_map(|kind| {
             let (im, in_, ik) = kind.shape();

@@ -59,7 +59,7 @@ impl Lowerer<'_> {
         let lowered = [self.get(id, *a)?, self.get(id, *b)?];
         let mut allocs = Vec::new();
         let mut offsets = [None, None];
-        let layouts = [0, 1].map(|i| self.operand_layout(plan.as_ref(), operands[i].2));
+        let layouts = [0, 1].map(|i| self.operand_layout(plan.as_ref(), operands[i].2, i));
         let wgmma = matches!(plan, Some(TensorDot::Wgmma(_)));
         let mut taken = Vec::new();
         for (i, ((_, dtype, shape), lowered)) in operands.iter().zip(&lowered).enumerate() {
@@ -153,19 +153,20 @@ impl Lowerer<'_> {
         }
     }
 
-    /// How an operand tile of `shape` is staged for `plan`: `wgmma`'s
-    /// 128-byte-swizzled blocks, `mma.sync`'s swizzled rows for
-    /// `ldmatrix` (`operand_swizzle.rs`, unless stagings are not swizzled:
-    /// `LowerOptions::swizzle_shared`), else plain rows.
+    /// How operand `which` (0 for A, 1 for B), a tile of `shape`, is staged
+    /// for `plan`: `wgmma`'s 128-byte-swizzled blocks, `mma.sync`'s
+    /// swizzled rows (`operand_swizzle.rs`, unless stagings are not
+    /// swizzled: `LowerOptions::swizzle_shared`), else plain rows.
     pub(super) fn operand_layout(
         &self,
         plan: Option<&TensorDot>,
         shape: [usize; 2],
+        which: usize,
     ) -> OperandLayout {
         match plan {
             Some(TensorDot::Wgmma(_)) => OperandLayout::Blocks64 { rows: shape[0] },
             Some(TensorDot::Mma(p)) if p.kind.family() == MmaFamily::MmaSync => {
-                OperandLayout::RowMajor(self.operand_swizzle(&shape))
+                OperandLayout::RowMajor(self.operand_swizzle(&shape, p.kind, which))
             }
             _ => OperandLayout::RowMajor(None),
         }

@@ -1,5 +1,5 @@
-//! `dot` on tensor cores: `mma.sync.m16n8k16` steps from the staged
-//! operands.
+//! `dot` on tensor cores: `mma.sync.m16n8k16` (`m16n8k8.tf32`) steps from
+//! the staged operands.
 //!
 //! The operands are in shared memory, row-major (`a: [M, K]`, `b: [K, N]`),
 //! the accumulator in the instruction's layout (`layout_assign::mma`). Warp
@@ -10,8 +10,12 @@
 //! columns with one `ldmatrix.x4.trans` (B is staged `k`-major, the
 //! fragment wants `k` pairs per lane; an `x2.trans` for a last odd column),
 //! then issues one `mma` per block. The sum of each step is the
-//! instruction's: precision `tensor` allows it. WMMA and MFMA (whose warps
-//! are 64-lane waves) load their fragments element by element.
+//! instruction's: precision `tensor` allows it. TF32 (`k`-steps of 8, 32-bit
+//! elements) loads A the same way (an 8×8 `b16` matrix is 8×4 `f32`, the A
+//! fragment's register order again), and B element by element (`.trans`
+//! would split 32-bit elements), each operand rounded to TF32 before the
+//! step. WMMA and MFMA (whose warps are 64-lane waves) load their fragments
+//! element by element.
 //!
 //! Addresses: each lane's `ldmatrix` row address is swizzled
 //! (`operand_swizzle.rs`), and the part of a block's offset that is a
@@ -27,7 +31,7 @@ use crate::layout_assign::MmaDot;
 use crate::program::{LdMatrix, MmaKind, Reg, SharedId, ThreadOpKind};
 use tile_abi::mma::{Fragment, MmaFamily};
 use tile_ir::layout::Swizzle;
-use tile_ir::{BinaryOp, DType};
+use tile_ir::{BinaryOp, DType, UnaryOp};
 
 impl Lowerer<'_> {
     /// The accumulator registers `acc` (in `plan.layout`) after every
@@ -67,10 +71,11 @@ impl Lowerer<'_> {
         let warp_n = self.hoist_with_const(BinaryOp::Rem, warp, wn as i64);
         let dtype = kind.operand_dtype();
         let by_elements = kind.family() != MmaFamily::MmaSync;
+        let tf32 = kind == MmaKind::Tf32M16N8K8;
         // B: one `ldmatrix.x4.trans` per two blocks of a warp's columns
         // (lanes 16..32 address the second block, `8·wn` columns further),
         // an `x2.trans` for a last odd one.
-        let b_pairs = !by_elements && rep_n >= 2;
+        let b_pairs = !by_elements && !tf32 && rep_n >= 2;
         let (base_a, base_b) = if kind.family() == MmaFamily::Mfma {
             (
                 self.linear(&[(warp_m, im * k), (row, k), (half, 4)]),
@@ -83,10 +88,19 @@ impl Lowerer<'_> {
                 self.linear(&[(warp_m, im * k), (row, k)]),
                 self.linear(&[(row, 1), (warp_n, in_)]),
             )
+        } else if tf32 {
+            // A as for 16-bit elements (lanes 16..32: the right 4 columns);
+            // B: lane `l` holds column `l / 4` at `k = l % 4` and `l % 4 + 4`.
+            let group = self.hoist_with_const(BinaryOp::Div, lane, 4);
+            let in_group = self.hoist_with_const(BinaryOp::Rem, lane, 4);
+            (
+                self.linear(&[(warp_m, im * k), (row, k), (half, ik / 2)]),
+                self.linear(&[(in_group, n), (group, 1), (warp_n, in_)]),
+            )
         } else {
             let second_block = if b_pairs { in_ * wn } else { 0 };
             (
-                self.linear(&[(warp_m, im * k), (row, k), (half, 8)]),
+                self.linear(&[(warp_m, im * k), (row, k), (half, ik / 2)]),
                 self.linear(&[(row, n), (warp_n, in_), (half, second_block)]),
             )
         };
@@ -109,7 +123,20 @@ impl Lowerer<'_> {
                     }
                 })
                 .collect();
-            let b_frags: Vec<Vec<Reg>> = if by_elements {
+            let b_frags: Vec<Vec<Reg>> = if tf32 {
+                (0..rep_n)
+                    .map(|rn| {
+                        (0..kind.elements(Fragment::B))
+                            .map(|i| {
+                                let offset = step * ik * n + rn * in_ * wn + 4 * i * n;
+                                let index = self.operand_address((base_b, offset, stage_b), sw_b);
+                                let load = ThreadOpKind::LoadShared { alloc: alloc_b };
+                                self.emit(load, vec![index], dtype)
+                            })
+                            .collect()
+                    })
+                    .collect()
+            } else if by_elements {
                 (0..rep_n)
                     .map(|rn| {
                         let offset = step * ik * n + rn * in_ * wn;
@@ -128,6 +155,25 @@ impl Lowerer<'_> {
                     rn += usize::from(count) / 2;
                 }
                 frags
+            };
+            // The instruction reads TF32: round to nearest, as `round_tf32`.
+            let (a_frags, b_frags) = if tf32 {
+                let mut round = |frags: Vec<Vec<Reg>>| -> Vec<Vec<Reg>> {
+                    frags
+                        .into_iter()
+                        .map(|regs| {
+                            regs.into_iter()
+                                .map(|r| {
+                                    let op = ThreadOpKind::Unary(UnaryOp::RoundTf32);
+                                    self.emit(op, vec![r], DType::F32)
+                                })
+                                .collect()
+                        })
+                        .collect()
+                };
+                (round(a_frags), round(b_frags))
+            } else {
+                (a_frags, b_frags)
             };
             let nc = kind.elements(Fragment::C);
             for (rm, a_frag) in a_frags.iter().enumerate() {
@@ -174,9 +220,29 @@ impl Lowerer<'_> {
         alloc: SharedId,
         shape: LdMatrix,
         dtype: DType,
-        (base, offset, stage): (Reg, usize, Option<Reg>),
+        at: (Reg, usize, Option<Reg>),
         swizzle: Option<Swizzle>,
     ) -> Vec<Reg> {
+        let index = self.operand_address(at, swizzle);
+        // Two 16-bit elements per register, or one 32-bit one.
+        let per_register = 4 / dtype.size_bytes();
+        let results = vec![dtype; per_register * usize::from(shape.count)];
+        let op = self.emit_op(
+            ThreadOpKind::LdMatrix { alloc, shape },
+            vec![index],
+            &results,
+        );
+        self.program.ops[op].results.clone()
+    }
+
+    /// Where element `base + offset` of an operand stored under `swizzle`
+    /// sits, in the stage at `stage` (a whole number of swizzle periods,
+    /// or 0).
+    fn operand_address(
+        &mut self,
+        (base, offset, stage): (Reg, usize, Option<Reg>),
+        swizzle: Option<Swizzle>,
+    ) -> Reg {
         // The part of the offset that is a multiple of the swizzle's period
         // commutes with it: added after, as an immediate, so that the
         // swizzled registers are few (one per distinct remainder).
@@ -193,18 +259,11 @@ impl Lowerer<'_> {
             Some(stage) => self.binary(BinaryOp::Add, index, stage),
             None => index,
         };
-        let index = if high == 0 {
+        if high == 0 {
             index
         } else {
             let c = self.i32c(high as i64);
             self.binary(BinaryOp::Add, index, c)
-        };
-        let results = vec![dtype; 2 * usize::from(shape.count)];
-        let op = self.emit_op(
-            ThreadOpKind::LdMatrix { alloc, shape },
-            vec![index],
-            &results,
-        );
-        self.program.ops[op].results.clone()
+        }
     }
 }

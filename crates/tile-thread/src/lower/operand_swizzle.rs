@@ -3,19 +3,28 @@
 //! `ldmatrix` phase reads (and the chunks `cp.async` writes) fall in 8
 //! different groups of 4 banks.
 //!
-//! An operand of `C` 16-bit columns is staged row-major, `R = C / 8`
-//! chunks per row; a 128-byte line of banks holds 64 elements. Element
-//! index `i` is stored at CuTe's `Sw<B, 3, s - 3>(i)` (`tile_ir::layout::Swizzle`):
+//! An operand of `C` columns of `b`-byte elements (16-bit ones, or TF32's
+//! 32-bit ones) is staged row-major, `e = 16 / b` elements to a chunk and
+//! `R = C / e` chunks per row; a 128-byte line of banks holds `L = 128 / b`
+//! elements. Element index `i` is stored at CuTe's `Sw<B, log2 e, s - log2
+//! e>(i)` (`tile_ir::layout::Swizzle`):
 //!
 //! ```text
-//! i ^ (((i >> s) & (2^B - 1)) << 3),   B = min(3, log2 R),  s = max(log2 C, 6)
+//! i ^ (((i >> s) & (2^B - 1)) << log2 e),   B = min(3, log2 R),  s = max(log2 C, log2 L)
 //! ```
 //!
-//! XORing the chunk bits with the row's bits (`C ≥ 64`: one row per line or
-//! more) or with the line's bits (`C < 64`: several rows per line). Whole
-//! chunks move, so a chunk's 8 elements stay consecutive and 16-byte
-//! aligned. `C` must be a power of two of at least 16 (otherwise the
-//! operand is not swizzled).
+//! XORing the chunk bits with the row's bits (`C ≥ L`: one row per line or
+//! more) or with the line's bits (`C < L`: several rows per line). Whole
+//! chunks move, so a chunk's elements stay consecutive and 16-byte
+//! aligned. `C` must be a power of two of at least two chunks (otherwise
+//! the operand is not swizzled).
+//!
+//! TF32's B is not read by `ldmatrix` but element by element: the 32 lanes
+//! read rows `t = 0..4` at 8 consecutive columns (two chunks, the first
+//! even). Its swizzle XORs chunk bits 1 and up with the row's position
+//! among the 4 rows' bank lines, `Sw<2 - log2 P, 3, s - 3>` (`P = max(1, L
+//! / C)` rows per line), so that the 4 rows × 2 chunks fall in 8 groups
+//! ([`tf32_b_swizzle`]).
 
 use super::Lowerer;
 use crate::program::Reg;
@@ -87,16 +96,33 @@ impl Lowerer<'_> {
     }
 }
 
-/// The swizzle of a tensor-core operand staged with rows of `cols` 16-bit
-/// elements (see the module docs): CuTe's `Sw<B, 3, s - 3>`, or `None`
-/// for rows of other lengths.
-pub(super) fn operand_swizzle(cols: usize) -> Option<Swizzle> {
-    let chunks = cols / 8;
+/// The swizzle of a tensor-core operand staged with rows of `cols`
+/// elements of `bytes` bytes (see the module docs): CuTe's `Sw<B, log2 e,
+/// s - log2 e>`, or `None` for rows of other lengths.
+pub(super) fn operand_swizzle(cols: usize, bytes: usize) -> Option<Swizzle> {
+    let chunk = 16 / bytes.clamp(1, 16);
+    let chunks = cols / chunk;
     if !cols.is_power_of_two() || chunks < 2 {
         return None;
     }
+    let base = chunk.trailing_zeros();
     let bits = chunks.trailing_zeros().min(3);
-    let shift = cols.trailing_zeros().max(6);
+    let shift = cols.trailing_zeros().max((128 / bytes).trailing_zeros());
+    Swizzle::new(bits, base, shift as i32 - base as i32).ok()
+}
+
+/// The swizzle of TF32's B operand staged with rows of `cols` 32-bit
+/// elements (see the module docs): `Sw<2 - log2 P, 3, s - 3>`, `P = max(1,
+/// 32 / cols)` rows per 128-byte line, `s = max(log2 cols, 5)`; `None` for
+/// rows of 8 elements (4 rows fall in 8 groups unswizzled) or of other
+/// lengths.
+pub(super) fn tf32_b_swizzle(cols: usize) -> Option<Swizzle> {
+    if !cols.is_power_of_two() || cols < 16 {
+        return None;
+    }
+    let per_line = (32 / cols).max(1);
+    let bits = 2 - per_line.trailing_zeros();
+    let shift = cols.trailing_zeros().max(5);
     Swizzle::new(bits, 3, shift as i32 - 3).ok()
 }
 
@@ -104,42 +130,84 @@ pub(super) fn operand_swizzle(cols: usize) -> Option<Swizzle> {
 mod tests {
     use super::*;
 
+    /// TF32's B fragment loads: lane `(g, t)` reads row `t` (and `t + 4`),
+    /// column `n0 + g`; every such request falls in 32 different banks,
+    /// and chunks stay whole.
+    #[test]
+    fn tf32_b_loads_are_conflict_free() {
+        for cols in [8, 16, 32, 64, 128, 256] {
+            let sw = tf32_b_swizzle(cols);
+            let place = |i: usize| sw.map_or(i, |s| s.apply(i as i64) as usize);
+            for row0 in [0, 4, 8] {
+                for n0 in (0..cols).step_by(8) {
+                    let mut banks: Vec<usize> = (0..32)
+                        .map(|lane| place((row0 + lane % 4) * cols + n0 + lane / 4) % 32)
+                        .collect();
+                    banks.sort_unstable();
+                    banks.dedup();
+                    assert_eq!(
+                        banks.len(),
+                        32,
+                        "{cols} columns, rows from {row0}, column {n0}"
+                    );
+                }
+            }
+            let mut seen = vec![false; 16 * cols];
+            for i in 0..16 * cols {
+                let j = place(i);
+                assert_eq!(j % 4, i % 4, "elements keep their chunk");
+                assert!(!seen[j], "a bijection");
+                seen[j] = true;
+            }
+        }
+        assert_eq!(tf32_b_swizzle(8), None);
+        assert_eq!(tf32_b_swizzle(16).unwrap().to_string(), "Sw<1,3,2>");
+        assert_eq!(tf32_b_swizzle(64).unwrap().to_string(), "Sw<2,3,3>");
+    }
+
     /// The banks (4-byte words mod 32) an `ldmatrix` phase reads: chunk
-    /// `chunk` of rows `0..8`, each 16 bytes.
-    fn phase_conflicts(cols: usize, chunk: usize) -> usize {
-        let sw = operand_swizzle(cols);
+    /// `chunk` of rows `0..8`, each 16 bytes of `bytes`-byte elements.
+    fn phase_conflicts(cols: usize, bytes: usize, chunk: usize) -> usize {
+        let sw = operand_swizzle(cols, bytes);
+        let per_chunk = 16 / bytes;
         let mut groups = std::collections::BTreeMap::<usize, usize>::new();
         for row in 0..8 {
-            let i = row * cols + 8 * chunk;
+            let i = row * cols + per_chunk * chunk;
             let at = sw.map_or(i, |s| s.apply(i as i64) as usize);
             // 16-byte chunk → its group of 4 banks.
-            *groups.entry(at * 2 / 16 % 8).or_default() += 1;
+            *groups.entry(at * bytes / 16 % 8).or_default() += 1;
         }
         groups.values().max().copied().unwrap_or(0) - 1
     }
 
     #[test]
     fn every_phase_is_conflict_free_and_chunks_stay_whole() {
-        for cols in [16, 32, 64, 128, 256] {
-            for chunk in 0..cols / 8 {
-                assert_eq!(
-                    phase_conflicts(cols, chunk),
-                    0,
-                    "{cols} columns, chunk {chunk}"
-                );
-            }
-            let sw = operand_swizzle(cols).unwrap();
-            let mut seen = vec![false; 16 * cols];
-            for i in 0..16 * cols {
-                let j = sw.apply(i as i64) as usize;
-                assert_eq!(j % 8, i % 8, "elements keep their place in a chunk");
-                assert!(!seen[j], "a bijection");
-                seen[j] = true;
+        for bytes in [2, 4] {
+            let per_chunk = 16 / bytes;
+            for cols in [2 * per_chunk, 32, 64, 128, 256] {
+                for chunk in 0..cols / per_chunk {
+                    assert_eq!(
+                        phase_conflicts(cols, bytes, chunk),
+                        0,
+                        "{cols} columns of {bytes} bytes, chunk {chunk}"
+                    );
+                }
+                let sw = operand_swizzle(cols, bytes).unwrap();
+                let mut seen = vec![false; 16 * cols];
+                for i in 0..16 * cols {
+                    let j = sw.apply(i as i64) as usize;
+                    assert_eq!(j % per_chunk, i % per_chunk, "elements keep their chunk");
+                    assert!(!seen[j], "a bijection");
+                    seen[j] = true;
+                }
             }
         }
-        assert_eq!(operand_swizzle(8), None);
-        assert_eq!(operand_swizzle(24), None);
-        assert_eq!(operand_swizzle(64).unwrap().to_string(), "Sw<3,3,3>");
-        assert_eq!(operand_swizzle(16).unwrap().to_string(), "Sw<1,3,3>");
+        assert_eq!(operand_swizzle(8, 2), None);
+        assert_eq!(operand_swizzle(24, 2), None);
+        assert_eq!(operand_swizzle(4, 4), None);
+        assert_eq!(operand_swizzle(64, 2).unwrap().to_string(), "Sw<3,3,3>");
+        assert_eq!(operand_swizzle(16, 2).unwrap().to_string(), "Sw<1,3,3>");
+        assert_eq!(operand_swizzle(32, 4).unwrap().to_string(), "Sw<3,2,3>");
+        assert_eq!(operand_swizzle(8, 4).unwrap().to_string(), "Sw<1,2,3>");
     }
 }

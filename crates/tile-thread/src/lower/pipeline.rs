@@ -32,7 +32,7 @@
 use super::operand_swizzle::OperandLayout;
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::{DistLayout, TensorDot};
-use crate::program::{Reg, Region, SharedId, ThreadOpKind};
+use crate::program::{MmaKind, Reg, Region, SharedId, ThreadOpKind};
 use std::collections::{HashMap, HashSet};
 use tile_ir::layout::Swizzle;
 use tile_ir::{BinaryOp, CmpPred, DType, Function, OpId, Scalar, Value};
@@ -152,7 +152,7 @@ impl Lowerer<'_> {
             let shape = [chunks.shape[0], chunks.shape[1]];
             let len = shape[0] * shape[1];
             let plan = self.tensor_plan(dot);
-            let place = self.operand_layout(plan.as_ref(), shape);
+            let place = self.operand_layout(plan.as_ref(), shape, which);
             let wgmma = matches!(plan, Some(TensorDot::Wgmma(_)));
             fence |= wgmma;
             if which > 1 || !len.is_multiple_of(place.period()) {
@@ -318,14 +318,21 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// The swizzle of `mma.sync`'s operand staged with `shape` (rows of
-    /// its innermost extent), unless stagings are not swizzled.
-    pub(super) fn operand_swizzle(&self, shape: &[usize]) -> Option<Swizzle> {
-        if !self.swizzle_shared {
-            return None;
+    /// The swizzle of operand `which` (0 for A, 1 for B) of `kind` staged
+    /// with `shape` (rows of its innermost extent), unless stagings are not
+    /// swizzled.
+    pub(super) fn operand_swizzle(
+        &self,
+        shape: &[usize],
+        kind: MmaKind,
+        which: usize,
+    ) -> Option<Swizzle> {
+        use super::operand_swizzle::{operand_swizzle, tf32_b_swizzle};
+        let &cols = shape.last()?;
+        match (self.swizzle_shared, kind, which) {
+            (false, ..) => None,
+            (true, MmaKind::Tf32M16N8K8, 1) => tf32_b_swizzle(cols),
+            (true, ..) => operand_swizzle(cols, kind.operand_dtype().size_bytes()),
         }
-        shape
-            .last()
-            .and_then(|&cols| super::operand_swizzle::operand_swizzle(cols))
     }
 }

@@ -189,12 +189,14 @@ pub enum ThreadOpKind {
         kind: MmaKind,
     },
     /// `ldmatrix.x<count>[.trans] <alloc>[%index]`: one warp's PTX
-    /// `ldmatrix` of `count` 8×8 matrices of a 16-bit allocation: lane
-    /// `8j + r` passes the `i32` index of row `r` of matrix `j` (8
-    /// consecutive elements, 16-byte aligned; other lanes' indices are not
-    /// read). Results: the lane's `2·count` elements, in the order of
-    /// [`LdMatrix`]'s registers and halves. Every lane of the warp must
-    /// execute it together.
+    /// `ldmatrix` of `count` 8×8 matrices of 16-bit elements: lane `8j + r`
+    /// passes the `i32` index of row `r` of matrix `j` (16 consecutive
+    /// bytes, 16-byte aligned; other lanes' indices are not read). Results:
+    /// the lane's `2·count` elements, in the order of [`LdMatrix`]'s
+    /// registers and halves. An allocation of 32-bit elements (TF32
+    /// operands) is read as pairs of halves: a row is 4 elements, and each
+    /// register one element (`count` results; not `.trans`). Every lane of
+    /// the warp must execute it together.
     LdMatrix {
         /// The allocation.
         alloc: SharedId,

@@ -268,9 +268,15 @@ impl Checker<'_> {
                 let Some(a) = self.program.shared.get(*alloc) else {
                     return bad(self, "an allocation outside the program");
                 };
-                a.dtype.size_bytes() == 2
-                    && operands == [DType::I32]
-                    && results.len() == 2 * usize::from(shape.count)
+                // Two 16-bit elements per register, or one 32-bit element
+                // (whose halves a transpose would split).
+                let per_register = match (a.dtype.size_bytes(), shape.trans) {
+                    (2, _) => 2,
+                    (4, false) => 1,
+                    _ => return bad(self, "`ldmatrix` of other than 16-bit elements, or a transposed one of 32-bit elements"),
+                };
+                operands == [DType::I32]
+                    && results.len() == per_register * usize::from(shape.count)
                     && results.iter().all(|&d| d == a.dtype)
             }
             ThreadOpKind::Mma { kind } => {

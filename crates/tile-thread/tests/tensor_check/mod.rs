@@ -36,8 +36,22 @@ pub struct Run {
 pub fn check(
     func: &Function,
     program: &Program,
-    (bm, bn, bk): (usize, usize, usize),
+    tiles: (usize, usize, usize),
     dtype: DType,
+    seeds: [u64; 2],
+    step: usize,
+    what: &str,
+) -> Run {
+    check_reading(func, program, tiles, (dtype, |x| x), seeds, step, what)
+}
+
+/// [`check`] of a program whose instruction reads each operand element `x`
+/// as `read(x)` (TF32's rounding), which the stepped product applies too.
+pub fn check_reading(
+    func: &Function,
+    program: &Program,
+    (bm, bn, bk): (usize, usize, usize),
+    (dtype, read): (DType, fn(f32) -> f32),
     seeds: [u64; 2],
     step: usize,
     what: &str,
@@ -53,7 +67,12 @@ pub fn check(
     emulate::run(program, grid, &mut emulated).unwrap();
     let mut reference = args.clone();
     interp::run(func, grid, &mut reference).unwrap();
-    let (a, b, c) = (values(&args[0]), values(&args[1]), values(&args[2]));
+    let read_all = |v: Vec<f32>| -> Vec<f32> { v.into_iter().map(read).collect() };
+    let (a, b, c) = (
+        read_all(values(&args[0])),
+        read_all(values(&args[1])),
+        values(&args[2]),
+    );
     let got = values(&emulated[2]);
     assert_eq!(got, stepped(&a, &b, &c, (m, k, n), step), "{what}");
     within_tensor_bound(&got, &values(&reference[2]), &a, &b, &c, (m, k, n)).unwrap();

@@ -221,9 +221,9 @@ impl<'a> Parser<'_, 'a> {
             "mma" => {
                 self.match_token(TokenKind::Dot, "`.` and an instruction shape")?;
                 let shape = self.match_ident("an instruction shape")?;
-                self.match_token(TokenKind::Dot, "`.` and the operands' dtype")?;
-                let dtype = self.match_dtype()?;
-                let name = format!("{}.{dtype}", shape.text);
+                self.match_token(TokenKind::Dot, "`.` and the operands' type")?;
+                let operands = self.match_ident("the operands' type (`f16`, `bf16`, `tf32`)")?;
+                let name = format!("{}.{}", shape.text, operands.text);
                 let kind = MmaKind::ALL
                     .into_iter()
                     .find(|k| k.name() == name)
