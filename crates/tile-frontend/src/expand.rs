@@ -109,7 +109,8 @@ fn env_dependencies() -> TokenStream {
 }
 
 /// Lowers, optimizes, compiles device code for and dumps every
-/// specialization.
+/// specialization; with [`ExpandOptions::check_only`], lowers, optimizes
+/// and checks them, with no device code.
 fn compile(
     func: &ItemFn,
     sig: &KernelSig,
@@ -138,8 +139,12 @@ fn compile(
             max_threads: options.max_threads,
             num_stages: attr.num_stages,
         };
-        let device = pipeline::compile(f, &s.label(), &pipeline)
-            .map_err(|e| syn::Error::new(sig.name.span(), e.to_string()))?;
+        let device = if options.check_only {
+            pipeline::check(f, &s.label(), &pipeline).map(|()| pipeline::Compiled::default())
+        } else {
+            pipeline::compile(f, &s.label(), &pipeline)
+        }
+        .map_err(|e| syn::Error::new(sig.name.span(), e.to_string()))?;
         for message in &device.cache_notes {
             crate::options::note(message);
         }

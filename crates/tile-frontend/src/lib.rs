@@ -12,6 +12,7 @@
 pub mod attr;
 mod diag;
 pub mod expand;
+mod invocation;
 mod options;
 pub mod signature;
 pub mod spec;

@@ -28,8 +28,12 @@
 //! (`targets.rs`) are compiled concurrently, each on its own thread with its
 //! own LLVM context, as many at once as the build's jobserver or the
 //! machine's cores allow (`parallel.rs`, `jobserver.rs`).
+//!
+//! [`check`] is what a build that produces no code runs instead: the passes
+//! and the checks that need no LLVM (`check.rs`).
 
 mod cached;
+mod check;
 mod dump;
 mod jobserver;
 mod output;
@@ -44,6 +48,7 @@ use crate::host::{self, HostError};
 use crate::target::Target;
 use crate::{CodegenOptions, EmitError};
 use cached::CachedTargets;
+pub use check::check;
 use dump::Dump;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
