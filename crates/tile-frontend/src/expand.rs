@@ -12,6 +12,8 @@
 //!   calls `tile_runtime::launch`, and `interpret(grid, (args...))`, which
 //!   runs the reference interpreter directly on host tensors.
 //!
+//! After them come the register warnings of the GPU images (`warnings.rs`).
+//!
 //! Every path to the user-facing crate goes through `Paths`. On any error
 //! the same items are emitted with no specialization next to the
 //! `compile_error!`, so the rest of the user's crate keeps compiling.
@@ -20,6 +22,7 @@ use crate::attr::KernelAttr;
 pub use crate::options::{CacheChoice, ExpandOptions};
 use crate::signature::{KernelSig, ParamSig};
 use crate::spec::{self, Specialization};
+use crate::warnings;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::ItemFn;
@@ -89,6 +92,16 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream, options: &ExpandOptions
         &devices,
         error.is_some(),
     ));
+    if let Some(attr) = &attr {
+        for ((spec, _), device) in compiled.iter().zip(&devices) {
+            out.extend(warnings::register_warnings(
+                &sig.name,
+                attr,
+                spec,
+                &device.registers,
+            ));
+        }
+    }
     out
 }
 

@@ -17,6 +17,7 @@ mod options;
 pub mod signature;
 pub mod spec;
 pub mod translate;
+mod warnings;
 
 pub use spec::Specialization;
 

@@ -38,6 +38,7 @@ mod dump;
 mod jobserver;
 mod output;
 mod parallel;
+mod registers;
 mod resources;
 mod targets;
 
@@ -50,6 +51,7 @@ use crate::{CodegenOptions, EmitError};
 use cached::CachedTargets;
 pub use check::check;
 use dump::Dump;
+pub use registers::{RegisterUsage, Spills};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use targets::{gpu_image, Compilation};
@@ -123,6 +125,10 @@ pub struct Compiled {
     /// used and was rebuilt, one that could not be stored); the compilation
     /// went on without it.
     pub cache_notes: Vec<String>,
+    /// The registers of the GPU images that were measured, in target
+    /// order: every AMD image (from its metadata) and the first `sm_*`
+    /// target's (from `ptxas -v`, when ptxas is installed).
+    pub registers: Vec<RegisterUsage>,
 }
 
 /// Why a specialization could not be compiled. Each message names the
@@ -285,6 +291,7 @@ pub fn compile(
         dump.text("host-plan.txt", &host::plan(func).to_string())?;
     }
     for output in outputs.into_iter().flatten() {
+        compiled.registers.extend(output.registers);
         if output.image.target.is_gpu() {
             compiled.bounds_checks = output.bounds_checks;
         } else {
