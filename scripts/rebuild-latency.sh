@@ -8,7 +8,10 @@
 #   dev, cache off             a debug build, every default target
 #   dev, TILE_DEV_TARGETS      the debug build for host and sm_80 only (docs/guide.md), cache off
 #   dev, cache warm            the debug build, every default target, with the cache
-# usage: scripts/rebuild-latency.sh [example] [rounds]    (default: matmul 3)
+#   check, cache off           `cargo check`: the front end and the checks without LLVM, no device
+#                              code (docs/guide.md, "Build time"), every default target
+# usage: scripts/rebuild-latency.sh [example] [rounds] [set]    (default: matmul 3 all)
+#   set: `all` (every way above), or `check` (the check and the dev builds, no release build)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,48 +20,63 @@ source "$ROOT/scripts/env.sh"
 cd "$ROOT"
 EXAMPLE="${1:-matmul}"
 ROUNDS="${2:-3}"
+SET="${3:-all}"
 unset TILE_TARGETS TILE_DEV_TARGETS TILE_CACHE TILE_DUMP
 
 say() { printf 'rebuild-latency: %s\n' "$*" >&2; }
 
-# Touches the example, builds it with the cargo flags and environment given
-# (`--release TILE_CACHE=off`, ...), and prints the build's seconds.
+# Touches the example, runs the cargo command (`build` or `check`) with the flags and environment
+# given (`--release TILE_CACHE=off`, ...) on it, and prints the milliseconds it took.
 timed_build() {
-    local flags=() vars=()
+    local command="$1" flags=() vars=()
+    shift
     for arg in "$@"; do
         if [[ "$arg" == --* ]]; then flags+=("$arg"); else vars+=("$arg"); fi
     done
     touch "examples/$EXAMPLE.rs"
     local start end
     start=$(date +%s%N)
-    env "${vars[@]}" cargo build --quiet "${flags[@]}" --example "$EXAMPLE" >/dev/null 2>&1 ||
-        { say "failed: ${vars[*]} cargo build ${flags[*]} --example $EXAMPLE"; exit 1; }
+    env "${vars[@]}" cargo "$command" --quiet "${flags[@]}" --example "$EXAMPLE" >/dev/null 2>&1 ||
+        { say "failed: ${vars[*]} cargo $command ${flags[*]} --example $EXAMPLE"; exit 1; }
     end=$(date +%s%N)
     echo $(((end - start) / 1000000))
 }
 
-say "warming up: $EXAMPLE in both profiles, which fills the cache"
-cargo build --quiet --release --example "$EXAMPLE"
-cargo build --quiet --example "$EXAMPLE"
+# Each way of building: its name, then the arguments of `timed_build`.
+ways=()
+if [[ "$SET" == all ]]; then
+    ways+=("release, cache off|build --release TILE_CACHE=off"
+        "release, cache off, -j1|build --release --jobs=1 TILE_CACHE=off"
+        "release, cache warm|build --release")
+elif [[ "$SET" != check ]]; then
+    say "unknown set \`$SET\`: \`all\` or \`check\`"
+    exit 2
+fi
+ways+=("dev, cache off|build TILE_CACHE=off"
+    "dev, TILE_DEV_TARGETS=host,sm_80|build TILE_CACHE=off TILE_DEV_TARGETS=host,sm_80"
+    "dev, cache warm|build"
+    "check, cache off|check TILE_CACHE=off")
 
-names=("release, cache off" "release, cache off, -j1" "release, cache warm" "dev, cache off"
-    "dev, TILE_DEV_TARGETS=host,sm_80" "dev, cache warm")
-declare -a runs=("" "" "" "" "" "")
+say "warming up: $EXAMPLE, which fills the cache"
+if [[ "$SET" == all ]]; then cargo build --quiet --release --example "$EXAMPLE"; fi
+cargo build --quiet --example "$EXAMPLE"
+cargo check --quiet --example "$EXAMPLE"
+
+runs=()
+for _ in "${ways[@]}"; do runs+=(""); done
 for round in $(seq "$ROUNDS"); do
     say "round $round of $ROUNDS"
-    runs[0]+=" $(timed_build --release TILE_CACHE=off)"
-    runs[1]+=" $(timed_build --release --jobs=1 TILE_CACHE=off)"
-    runs[2]+=" $(timed_build --release)"
-    runs[3]+=" $(timed_build TILE_CACHE=off)"
-    runs[4]+=" $(timed_build TILE_CACHE=off TILE_DEV_TARGETS=host,sm_80)"
-    runs[5]+=" $(timed_build)"
+    for i in "${!ways[@]}"; do
+        # shellcheck disable=SC2086
+        runs[i]+=" $(timed_build ${ways[i]#*|})"
+    done
 done
 
-echo "rebuild after touch examples/$EXAMPLE.rs: cargo build [--release] --example $EXAMPLE, seconds"
+echo "rebuild after touch examples/$EXAMPLE.rs: cargo build|check [--release] --example $EXAMPLE, seconds"
 printf '%-36s %8s   %s\n' "build" "median" "rounds"
-for i in "${!names[@]}"; do
+for i in "${!ways[@]}"; do
     # shellcheck disable=SC2086
     median=$(printf '%s\n' ${runs[$i]} | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)] / 1000}')
     rounds=$(printf '%s\n' ${runs[$i]} | awk '{printf "%.2f ", $1 / 1000}')
-    printf '%-36s %8.2f   %s\n' "${names[$i]}" "$median" "$rounds"
+    printf '%-36s %8.2f   %s\n' "${ways[$i]%%|*}" "$median" "$rounds"
 done

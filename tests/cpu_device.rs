@@ -1,7 +1,12 @@
 //! The CPU device runs a kernel's embedded host code: what it reports when
-//! the code is what runs, and how a failure inside it comes back.
+//! the code is what runs, how a failure inside it comes back, and the grid
+//! rules of the generated launchers (empty grids, zero-length tensors, axes
+//! the kernel never reads), which `interpret` keeps too.
 
+use tile::ir::interp::HostTensor;
+use tile::meta::InterpretError;
 use tile::runtime::cpu::HostIsa;
+use tile::runtime::UnreadGridAxis;
 use tile::{tile_kernel, Device, Error, KernelCode, Tensor};
 
 #[tile_kernel(configs(B = 4))]
@@ -69,6 +74,107 @@ fn launches_on_a_stream_run_in_order_and_a_cpu_stream_reports_at_once() {
     twice::<4>::launch_on(&stream, [0], (&x, &mut a)).unwrap();
     stream.synchronize().unwrap();
     assert_eq!(a.to_vec().unwrap(), before);
+}
+
+/// A zero-length problem launches the grid computed from its length, which
+/// is empty: nothing runs and the launch succeeds, on the host code and in
+/// the interpreter alike.
+#[test]
+fn zero_length_tensors_launch_an_empty_grid_that_runs_nothing() {
+    let dev = Device::cpu();
+    assert!(matches!(
+        dev.kernel_code(&twice::<4>::kernel_spec()).unwrap(),
+        KernelCode::Host(_)
+    ));
+    let n = 0usize;
+    let x = dev.tensor_from_slice::<f32>(&[], &[n]).unwrap();
+    let mut out: Tensor<f32> = dev.zeros(&[n]).unwrap();
+    let grid = [n.div_ceil(4) as u32];
+    twice::<4>::launch(&dev, grid, (&x, &mut out)).unwrap();
+    assert_eq!(out.shape(), [0]);
+    assert_eq!(out.to_vec().unwrap(), Vec::<f32>::new());
+    let stream = dev.stream().unwrap();
+    twice::<4>::launch_on(&stream, grid, (&x, &mut out)).unwrap();
+    stream.synchronize().unwrap();
+    // A 2-D problem with no rows: the grid's first axis is empty.
+    let (m, k, n) = (0usize, 8usize, 4usize);
+    let a = dev.tensor_from_slice::<f32>(&[], &[m, k]).unwrap();
+    let b = dev.zeros::<f32>(&[k, n]).unwrap();
+    let mut c: Tensor<f32> = dev.zeros(&[m, n]).unwrap();
+    let grid = [m.div_ceil(4) as u32, n.div_ceil(4) as u32];
+    rows_times::<4, 4, 8>::launch(&dev, grid, (&a, &b, &mut c)).unwrap();
+    assert_eq!(c.to_vec().unwrap(), Vec::<f32>::new());
+    // The interpreter, on host tensors of no elements.
+    let x = HostTensor::from_vec(&[0], Vec::<f32>::new()).unwrap();
+    let mut out = HostTensor::from_vec(&[0], Vec::<f32>::new()).unwrap();
+    twice::<4>::interpret([0], (&x, &mut out)).unwrap();
+    assert_eq!(out.shape(), [0]);
+}
+
+/// `a · b` tile by tile: a kernel over a 2-D grid.
+#[tile_kernel(configs(BM = 4, BN = 4, BK = 8))]
+fn rows_times<const BM: usize, const BN: usize, const BK: usize>(
+    a: &Tensor<f32, 2>,
+    b: &Tensor<f32, 2>,
+    c: &mut Tensor<f32, 2>,
+) {
+    let (pid_m, pid_n) = (program_id(0), program_id(1));
+    let ta = partition_view(a, [BM, BK]).load_masked(pid_m, 0);
+    let tb = partition_view(b, [BK, BN]).load_masked(0, pid_n);
+    let acc = dot(ta, tb, zeros::<f32>([BM, BN]));
+    partition_view(c, [BM, BN]).store_masked(acc, pid_m, pid_n);
+}
+
+/// Several programs along an axis the kernel never reads would repeat each
+/// other's work: the launcher refuses the grid before anything runs, naming
+/// the kernel, the axis and the grid, and `interpret` refuses it the same
+/// way; one program along it, or an empty grid, is fine.
+#[test]
+fn a_grid_axis_the_kernel_never_reads_is_refused_before_anything_runs() {
+    let dev = Device::cpu();
+    let x = dev.tensor_from_slice(&[1.0f32; 8], &[8]).unwrap();
+    let mut out: Tensor<f32> = dev.zeros(&[8]).unwrap();
+    let message = "kernel `twice`: the grid [2, 3, 1] has 3 programs along axis 1, but the kernel never reads `program_id(1)`, so they would all do the same work; use 1 there";
+    let err = twice::<4>::launch(&dev, [2, 3], (&x, &mut out)).unwrap_err();
+    let Error::UnreadGridAxis(unread) = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(
+        unread,
+        &UnreadGridAxis {
+            kernel: "twice".into(),
+            grid: [2, 3, 1],
+            axis: 1,
+            programs: 3
+        }
+    );
+    assert_eq!(err.to_string(), message);
+    let stream = dev.stream().unwrap();
+    let err = twice::<4>::launch_on(&stream, [2, 1, 5], (&x, &mut out)).unwrap_err();
+    assert!(err.to_string().contains("5 programs along axis 2"), "{err}");
+    assert_eq!(out.to_vec().unwrap(), [0.0; 8], "nothing ran");
+    // Axes of one program are no repetition, nor is an empty one.
+    twice::<4>::launch(&dev, [2, 1, 1], (&x, &mut out)).unwrap();
+    assert_eq!(out.to_vec().unwrap(), [2.0; 8]);
+    twice::<4>::launch(&dev, [2, 1, 0], (&x, &mut out)).unwrap();
+    // The rule does not depend on the data: an empty grid that would repeat
+    // its programs if it had any is refused too (a zero-length test input
+    // does not hide the mistake).
+    let err = twice::<4>::launch(&dev, [2, 0, 3], (&x, &mut out)).unwrap_err();
+    assert!(matches!(err, Error::UnreadGridAxis(_)), "{err:?}");
+    // A 2-D grid for a kernel that reads both axes.
+    let a = dev.tensor_from_slice(&[1.0f32; 8 * 8], &[8, 8]).unwrap();
+    let b = dev.tensor_from_slice(&[1.0f32; 8 * 8], &[8, 8]).unwrap();
+    let mut c: Tensor<f32> = dev.zeros(&[8, 8]).unwrap();
+    rows_times::<4, 4, 8>::launch(&dev, [2, 2], (&a, &b, &mut c)).unwrap();
+    assert_eq!(c.to_vec().unwrap(), [8.0; 64]);
+    // The interpreter keeps the rule.
+    let hx = HostTensor::from_vec(&[8], vec![1.0f32; 8]).unwrap();
+    let mut hout = HostTensor::from_vec(&[8], vec![0.0f32; 8]).unwrap();
+    let err = twice::<4>::interpret([2, 3], (&hx, &mut hout)).unwrap_err();
+    assert!(matches!(err, InterpretError::UnreadGridAxis(_)), "{err:?}");
+    assert_eq!(err.to_string(), message);
+    assert_eq!(hout.to_vec::<f32>().unwrap(), [0.0; 8], "nothing ran");
 }
 
 /// A crate with kernels is rebuilt when `TILE_TARGETS` or `TILE_DUMP`

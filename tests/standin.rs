@@ -283,8 +283,19 @@ fn examples_on(dev: &Device, target: Target) {
         .unwrap();
     let mut out: Tensor<f32> = dev.zeros(&[6]).unwrap();
     // An empty grid runs nothing (the driver, which refuses one, is not
-    // asked).
+    // asked), nor does the empty grid of a zero-length problem, whose
+    // tensors own no device memory.
     copy::<4>::launch(dev, [0], (&x, &mut out)).unwrap();
+    let empty = dev.tensor_from_slice::<f32>(&[], &[0]).unwrap();
+    let mut empty_out: Tensor<f32> = dev.zeros(&[0]).unwrap();
+    let grid = [empty.shape()[0].div_ceil(4) as u32];
+    copy::<4>::launch(dev, grid, (&empty, &mut empty_out)).unwrap();
+    assert_eq!(empty_out.to_vec().unwrap(), Vec::<f32>::new());
+    // Programs along an axis `copy` never reads are refused before the
+    // driver runs any (it would run this grid, in bounds on axis 0).
+    let err = copy::<4>::launch(dev, [1, 2], (&x, &mut out)).unwrap_err();
+    assert!(matches!(err, Error::UnreadGridAxis(_)), "{err:?}");
+    assert_eq!(out.to_vec().unwrap(), [0.0; 6], "nothing ran");
     let err = copy::<4>::launch(dev, [2], (&x, &mut out)).unwrap_err();
     assert!(matches!(err, Error::DeviceCheck { .. }), "{err:?}");
     assert_eq!(

@@ -1,7 +1,8 @@
 //! The attribute's arguments: `configs(NAME = value, ...)` once per
 //! specialization (with an optional `targets = "..."` of its own),
-//! `num_warps = n`, `num_stages = n`, `targets = "sm_80,host"` and
-//! `fast_math`.
+//! `num_warps = n`, `num_stages = n`, `targets = "sm_80,host"`,
+//! `fast_math`, and for the register warnings (`warnings.rs`)
+//! `register_budget = n` and `allow(spills)`.
 
 use crate::diag::{err, err_at};
 use proc_macro2::{Span, TokenStream};
@@ -63,6 +64,12 @@ pub struct KernelAttr {
     /// Whether math functions of f32 and narrower use the fast library
     /// (`tile_codegen::CodegenOptions::fast_math`).
     pub fast_math: bool,
+    /// The registers per thread a GPU image may use before the build warns
+    /// (`register_budget = n`); `None`: no budget.
+    pub register_budget: Option<u32>,
+    /// Whether a GPU image that spills registers goes without a warning
+    /// (`allow(spills)`).
+    pub allow_spills: bool,
 }
 
 impl KernelAttr {
@@ -74,6 +81,8 @@ impl KernelAttr {
         let mut num_stages: Option<u32> = None;
         let mut targets: Option<Vec<Target>> = None;
         let mut fast_math = false;
+        let mut register_budget: Option<u32> = None;
+        let mut allow_spills = false;
         let parser = syn::meta::parser(|meta| {
             if meta.path.is_ident("configs") {
                 configs.push(parse_config(&meta)?);
@@ -122,9 +131,33 @@ impl KernelAttr {
                 }
                 fast_math = true;
                 Ok(())
+            } else if meta.path.is_ident("register_budget") {
+                if register_budget.is_some() {
+                    return Err(meta.error("`register_budget` is given twice"));
+                }
+                let lit: LitInt = meta.value()?.parse()?;
+                let n: u32 = lit.base10_parse()?;
+                if n == 0 {
+                    return Err(err(
+                        &lit,
+                        "`register_budget` is a number of registers per thread, at least 1",
+                    ));
+                }
+                register_budget = Some(n);
+                Ok(())
+            } else if meta.path.is_ident("allow") {
+                meta.parse_nested_meta(|lint| {
+                    if !lint.path.is_ident("spills") {
+                        return Err(lint.error(
+                            "`allow(...)` takes `spills`: no warning when a GPU image spills registers",
+                        ));
+                    }
+                    allow_spills = true;
+                    Ok(())
+                })
             } else {
                 Err(meta.error(
-                    "unknown argument; `#[tile_kernel]` takes `configs(NAME = value, ...)`, `num_warps = n`, `num_stages = n`, `targets = \"...\"` and `fast_math`",
+                    "unknown argument; `#[tile_kernel]` takes `configs(NAME = value, ...)`, `num_warps = n`, `num_stages = n`, `targets = \"...\"`, `fast_math`, `register_budget = n` and `allow(spills)`",
                 ))
             }
         });
@@ -141,6 +174,8 @@ impl KernelAttr {
             num_stages,
             targets,
             fast_math,
+            register_budget,
+            allow_spills,
         })
     }
 

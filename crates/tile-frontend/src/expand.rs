@@ -12,6 +12,8 @@
 //!   calls `tile_runtime::launch`, and `interpret(grid, (args...))`, which
 //!   runs the reference interpreter directly on host tensors.
 //!
+//! After them come the register warnings of the GPU images (`warnings.rs`).
+//!
 //! Every path to the user-facing crate goes through `Paths`. On any error
 //! the same items are emitted with no specialization next to the
 //! `compile_error!`, so the rest of the user's crate keeps compiling.
@@ -20,6 +22,7 @@ use crate::attr::KernelAttr;
 pub use crate::options::{CacheChoice, ExpandOptions};
 use crate::signature::{KernelSig, ParamSig};
 use crate::spec::{self, Specialization};
+use crate::warnings;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::ItemFn;
@@ -89,6 +92,16 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream, options: &ExpandOptions
         &devices,
         error.is_some(),
     ));
+    if let Some(attr) = &attr {
+        for ((spec, _), device) in compiled.iter().zip(&devices) {
+            out.extend(warnings::register_warnings(
+                &sig.name,
+                attr,
+                spec,
+                &device.registers,
+            ));
+        }
+    }
     out
 }
 
@@ -109,7 +122,8 @@ fn env_dependencies() -> TokenStream {
 }
 
 /// Lowers, optimizes, compiles device code for and dumps every
-/// specialization.
+/// specialization; with [`ExpandOptions::check_only`], lowers, optimizes
+/// and checks them, with no device code.
 fn compile(
     func: &ItemFn,
     sig: &KernelSig,
@@ -138,8 +152,12 @@ fn compile(
             max_threads: options.max_threads,
             num_stages: attr.num_stages,
         };
-        let device = pipeline::compile(f, &s.label(), &pipeline)
-            .map_err(|e| syn::Error::new(sig.name.span(), e.to_string()))?;
+        let device = if options.check_only {
+            pipeline::check(f, &s.label(), &pipeline).map(|()| pipeline::Compiled::default())
+        } else {
+            pipeline::compile(f, &s.label(), &pipeline)
+        }
+        .map_err(|e| syn::Error::new(sig.name.span(), e.to_string()))?;
         for message in &device.cache_notes {
             crate::options::note(message);
         }

@@ -12,10 +12,12 @@
 pub mod attr;
 mod diag;
 pub mod expand;
+mod invocation;
 mod options;
 pub mod signature;
 pub mod spec;
 pub mod translate;
+mod warnings;
 
 pub use spec::Specialization;
 

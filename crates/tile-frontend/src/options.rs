@@ -9,8 +9,12 @@
 //! | `TILE_CACHE` | `off` turns the kernel cache off (`on`, the default, keeps it) |
 //! | `TILE_CACHE_DIR` | the kernel cache's directory (default: `tile-cache` in the target directory) |
 //! | `TILE_CACHE_SIZE` | the cache's bound: bytes, or with a `K`, `M` or `G` suffix (default 2G) |
+//!
+//! and, from the compiler's command line (`invocation.rs`), whether the
+//! build is a dev build and whether it produces code at all.
 
 use crate::attr::EnvTargets;
+use crate::invocation::Invocation;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -30,6 +34,11 @@ pub struct ExpandOptions {
     /// The most threads compiling one specialization's targets at once
     /// (`None`: as many as the build's jobserver or the cores allow).
     pub max_threads: Option<NonZeroUsize>,
+    /// The build produces no code (`cargo check`, `cargo clippy`, rustdoc,
+    /// rust-analyzer): the kernels go through the front end, the passes and
+    /// the checks that need no LLVM (`tile_codegen::pipeline::check`), and
+    /// embed no images; nothing is dumped.
+    pub check_only: bool,
 }
 
 /// Whether the expansion uses the kernel cache.
@@ -45,15 +54,17 @@ pub enum CacheChoice {
 }
 
 impl ExpandOptions {
-    /// The options of a proc-macro run, from the environment and, for
-    /// `TILE_DEV_TARGETS`, from whether the crate being compiled is a dev
-    /// build (told from rustc's command line: debug assertions on).
+    /// The options of a proc-macro run, from the environment and from the
+    /// command line of the compiler it runs in (`invocation.rs`): whether
+    /// the crate being compiled is a dev build (debug assertions on), for
+    /// `TILE_DEV_TARGETS`, and whether the build produces code.
     pub fn from_env() -> ExpandOptions {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let invocation = Invocation::current();
         let env_targets = match var("TILE_TARGETS") {
             Some(list) => Some(EnvTargets::tile_targets(list)),
             None => var("TILE_DEV_TARGETS")
-                .filter(|_| debug_assertions(&std::env::args().collect::<Vec<_>>()))
+                .filter(|_| invocation.debug_assertions())
                 .map(|list| EnvTargets {
                     variable: "TILE_DEV_TARGETS",
                     list,
@@ -66,6 +77,7 @@ impl ExpandOptions {
             env_targets,
             cache: cache_from_env().clone(),
             max_threads: None,
+            check_only: !invocation.produces_code(),
         }
     }
 }
@@ -156,75 +168,9 @@ fn parse_size(text: &str) -> Option<u64> {
     digits.parse::<u64>().ok()?.checked_mul(1 << shift)
 }
 
-/// Whether rustc's command line `args` compiles with debug assertions (a
-/// dev or test profile): `-C debug-assertions` if given, else on exactly
-/// when the optimization level is 0, rustc's default (`-O` is level 2).
-/// The last of each option wins, as in rustc.
-fn debug_assertions(args: &[String]) -> bool {
-    let mut opt_level_zero = true;
-    let mut assertions: Option<bool> = None;
-    let mut args = args.iter().map(String::as_str);
-    while let Some(arg) = args.next() {
-        let option = match arg {
-            "-O" => {
-                opt_level_zero = false;
-                continue;
-            }
-            "-C" | "--codegen" => args.next().unwrap_or_default(),
-            _ => match arg
-                .strip_prefix("--codegen=")
-                .or_else(|| arg.strip_prefix("-C"))
-            {
-                Some(option) => option,
-                None => continue,
-            },
-        };
-        let (name, value) = option.split_once('=').unwrap_or((option, "yes"));
-        match name {
-            "opt-level" => opt_level_zero = value == "0",
-            "debug-assertions" => {
-                assertions = Some(matches!(value, "y" | "yes" | "on" | "true"));
-            }
-            _ => {}
-        }
-    }
-    assertions.unwrap_or(opt_level_zero)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(line: &str) -> Vec<String> {
-        line.split_whitespace().map(str::to_string).collect()
-    }
-
-    #[test]
-    fn dev_builds_are_told_from_rustcs_command_line() {
-        // What cargo passes for the dev and release profiles.
-        assert!(debug_assertions(&args(
-            "rustc --crate-name demo --edition=2021 -C embed-bitcode=no -C debuginfo=2"
-        )));
-        assert!(!debug_assertions(&args(
-            "rustc --crate-name demo -C opt-level=3 -C embed-bitcode=no"
-        )));
-        // A release profile with debug assertions, a dev one without.
-        assert!(debug_assertions(&args(
-            "rustc -C opt-level=3 -C debug-assertions=on"
-        )));
-        assert!(!debug_assertions(&args("rustc -Cdebug-assertions=off")));
-        // The other spellings, and the last one winning.
-        assert!(!debug_assertions(&args("rustc -O")));
-        assert!(!debug_assertions(&args("rustc --codegen=opt-level=s")));
-        assert!(debug_assertions(&args(
-            "rustc -Copt-level=2 -Cdebug-assertions"
-        )));
-        assert!(debug_assertions(&args(
-            "rustc -C opt-level=3 --codegen opt-level=0"
-        )));
-        // A dangling `-C` is rustc's error to report; here it changes nothing.
-        assert!(debug_assertions(&args("rustc -C")));
-    }
 
     #[test]
     fn cache_settings_parse_or_say_what_is_wrong() {

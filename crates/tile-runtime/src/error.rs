@@ -140,17 +140,8 @@ pub enum Error {
     },
     /// The grid has several programs along an axis whose index the kernel
     /// never reads: they would all do the same work, racing on every store.
-    #[error("kernel `{kernel}`: the grid {grid:?} has {programs} programs along axis {axis}, but the kernel never reads `program_id({axis})`, so they would all do the same work; use 1 there")]
-    UnreadGridAxis {
-        /// The kernel's name.
-        kernel: String,
-        /// The grid given.
-        grid: [u32; 3],
-        /// The axis.
-        axis: usize,
-        /// The programs along it.
-        programs: u32,
-    },
+    #[error(transparent)]
+    UnreadGridAxis(#[from] crate::grid_axes::UnreadGridAxis),
     /// The grid has more blocks along an axis than the device launches.
     #[error("kernel `{kernel}`: the grid {grid:?} exceeds what device {device} launches, at most {limit:?} blocks")]
     GridTooLarge {

@@ -5,12 +5,13 @@ use crate::cpu::{HostIsa, HostLibrary};
 use crate::device::{Device, DeviceKind};
 use crate::error::Error;
 use crate::gpu::{self, GpuTensor};
+use crate::grid_axes;
 use crate::kernel::{ImageKind, KernelSpec, LoadedKernel};
 use crate::stream::Stream;
 use crate::tensor::{Storage, Tensor};
 use std::sync::Arc;
 use tile_ir::interp::{self, Arg, Element, HostTensor};
-use tile_ir::{Function, OpKind, Scalar, Type, ValueDef};
+use tile_ir::{Function, Scalar, Type, ValueDef};
 
 /// One argument of a launch.
 #[derive(Debug)]
@@ -82,7 +83,7 @@ pub fn launch(
     args: &mut [LaunchArg<'_>],
 ) -> Result<(), Error> {
     let loaded = prepare(device, kernel, args)?;
-    check_grid_axes(kernel, &loaded, grid)?;
+    grid_axes::check(kernel.name, loaded.grid_axes, grid)?;
     if grid.contains(&0) {
         return Ok(());
     }
@@ -104,7 +105,7 @@ pub fn launch_on(
 ) -> Result<(), Error> {
     let device = stream.device();
     let loaded = prepare(device, kernel, args)?;
-    check_grid_axes(kernel, &loaded, grid)?;
+    grid_axes::check(kernel.name, loaded.grid_axes, grid)?;
     if grid.contains(&0) {
         return Ok(());
     }
@@ -161,7 +162,7 @@ pub(crate) fn load(device: &Device, spec: &KernelSpec) -> Result<LoadedKernel, E
     let function = tile_ir::text::parse_function(spec.ir).map_err(|e| error(e.to_string()))?;
     tile_ir::verify::verify(&function).map_err(|e| error(e.to_string()))?;
     let writes = written_params(&function);
-    let grid_axes = grid_axes_read(&function);
+    let grid_axes = grid_axes::axes_read(&function);
     let host = match device.kind() {
         DeviceKind::Cpu => load_host_code(spec, &function).map_err(error)?,
         DeviceKind::Cuda | DeviceKind::Hip => None,
@@ -233,33 +234,6 @@ pub(crate) fn written_params(func: &Function) -> Vec<bool> {
         }
     });
     writes
-}
-
-/// Per grid axis, whether `func` reads its `program_id`.
-fn grid_axes_read(func: &Function) -> [bool; 3] {
-    let mut read = [false; 3];
-    func.walk(&mut |op| {
-        if let OpKind::ProgramId { axis } = func.op(op).kind {
-            if let Some(slot) = read.get_mut(usize::from(axis)) {
-                *slot = true;
-            }
-        }
-    });
-    read
-}
-
-/// An error if `grid` has several programs along an axis `kernel` never
-/// reads: they would repeat each other's work.
-fn check_grid_axes(spec: &KernelSpec, kernel: &LoadedKernel, grid: [u32; 3]) -> Result<(), Error> {
-    match (0..3).find(|&a| grid[a] > 1 && !kernel.grid_axes[a]) {
-        Some(axis) => Err(Error::UnreadGridAxis {
-            kernel: spec.name.to_string(),
-            grid,
-            axis,
-            programs: grid[axis],
-        }),
-        None => Ok(()),
-    }
 }
 
 fn check_args(

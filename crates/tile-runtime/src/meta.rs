@@ -2,6 +2,7 @@
 //! [`KernelInfo`] built at compile time, with every compiled specialization
 //! and its optimized tile IR text.
 
+use crate::grid_axes::{self, UnreadGridAxis};
 use std::fmt;
 use tile_ir::interp::{self, Arg, HostTensor, InterpError};
 use tile_ir::text::{parse_function, ParseError};
@@ -128,6 +129,9 @@ impl std::error::Error for NotCompiled {}
 pub enum InterpretError {
     /// The embedded IR did not parse back (a bug of the printer or parser).
     Parse(ParseError),
+    /// The grid has several programs along an axis the kernel never reads,
+    /// refused as a launch refuses it ([`crate::Error::UnreadGridAxis`]).
+    UnreadGridAxis(UnreadGridAxis),
     /// The interpreter rejected the arguments or faulted while running.
     Run(InterpError),
 }
@@ -136,6 +140,7 @@ impl fmt::Display for InterpretError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             InterpretError::Parse(e) => write!(f, "the embedded tile IR does not parse: {e}"),
+            InterpretError::UnreadGridAxis(e) => write!(f, "{e}"),
             InterpretError::Run(e) => write!(f, "{e}"),
         }
     }
@@ -144,14 +149,19 @@ impl fmt::Display for InterpretError {
 impl std::error::Error for InterpretError {}
 
 /// Runs a compiled specialization through the reference interpreter over a
-/// grid of one to three axes; the interpreter checks the arguments against
-/// the kernel's parameters (count, dtypes, ranks).
+/// grid of one to three axes, with the grid rules of a launch: several
+/// programs along an axis the kernel never reads are refused before
+/// anything runs, and a grid with an empty axis runs nothing. The
+/// interpreter checks the arguments against the kernel's parameters (count,
+/// dtypes, ranks).
 pub fn interpret(spec: &SpecInfo, grid: &[u32], args: &mut [Arg]) -> Result<(), InterpretError> {
     let func = parse_function(spec.ir).map_err(InterpretError::Parse)?;
     let mut grid3 = [1u32; 3];
     for (g, &v) in grid3.iter_mut().zip(grid) {
         *g = v;
     }
+    grid_axes::check(&func.name, grid_axes::axes_read(&func), grid3)
+        .map_err(InterpretError::UnreadGridAxis)?;
     interp::run(&func, grid3, args).map_err(InterpretError::Run)
 }
 

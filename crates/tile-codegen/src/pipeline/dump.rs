@@ -8,7 +8,7 @@ use super::PipelineError;
 use crate::gpu::Emitted;
 use crate::host::HostImage;
 use crate::target::Target;
-use crate::tools::{self, Tool};
+use crate::tools;
 use std::path::{Path, PathBuf};
 
 /// Where a specialization's stages go, if anywhere.
@@ -62,20 +62,21 @@ fn text_file(name: String, text: &str) -> DumpFile {
 }
 
 /// A GPU target's stages: LLVM IR before and after optimization, the
-/// assembly, and for NVPTX the resource usage `ptxas -v` reports (when
-/// ptxas is installed).
-pub(super) fn gpu_files(out: &Emitted) -> Result<Vec<DumpFile>, PipelineError> {
+/// assembly, and for NVPTX the resource usage `ptxas -v` reports
+/// (`ptxas_report`, when ptxas is installed).
+pub(super) fn gpu_files(
+    out: &Emitted,
+    ptxas_report: Option<String>,
+) -> Result<Vec<DumpFile>, PipelineError> {
     let target = out.module.target;
     let mut files = vec![
         text_file(format!("{target}.ll"), &out.module.llvm_ir),
         text_file(format!("{target}.opt.ll"), &out.module.llvm_ir_opt),
     ];
     match target {
-        Target::Nvptx(sm) => {
+        Target::Nvptx(_) => {
             files.push(text_file(format!("{target}.ptx"), &out.assembly));
-            if Tool::Ptxas.find().is_ok() {
-                let usage = tools::ptxas_resource_usage(&out.assembly, sm)
-                    .map_err(|e| PipelineError::Dump(e.to_string()))?;
+            if let Some(usage) = ptxas_report {
                 files.push(text_file(format!("{target}.ptxas.txt"), &usage));
             }
         }

@@ -28,12 +28,17 @@
 //! (`targets.rs`) are compiled concurrently, each on its own thread with its
 //! own LLVM context, as many at once as the build's jobserver or the
 //! machine's cores allow (`parallel.rs`, `jobserver.rs`).
+//!
+//! [`check`] is what a build that produces no code runs instead: the passes
+//! and the checks that need no LLVM (`check.rs`).
 
 mod cached;
+mod check;
 mod dump;
 mod jobserver;
 mod output;
 mod parallel;
+mod registers;
 mod resources;
 mod targets;
 
@@ -44,7 +49,9 @@ use crate::host::{self, HostError};
 use crate::target::Target;
 use crate::{CodegenOptions, EmitError};
 use cached::CachedTargets;
+pub use check::check;
 use dump::Dump;
+pub use registers::{RegisterUsage, Spills};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use targets::{gpu_image, Compilation};
@@ -118,6 +125,10 @@ pub struct Compiled {
     /// used and was rebuilt, one that could not be stored); the compilation
     /// went on without it.
     pub cache_notes: Vec<String>,
+    /// The registers of the GPU images that were measured, in target
+    /// order: every AMD image (from its metadata) and the first `sm_*`
+    /// target's (from `ptxas -v`, when ptxas is installed).
+    pub registers: Vec<RegisterUsage>,
 }
 
 /// Why a specialization could not be compiled. Each message names the
@@ -280,6 +291,7 @@ pub fn compile(
         dump.text("host-plan.txt", &host::plan(func).to_string())?;
     }
     for output in outputs.into_iter().flatten() {
+        compiled.registers.extend(output.registers);
         if output.image.target.is_gpu() {
             compiled.bounds_checks = output.bounds_checks;
         } else {

@@ -2,12 +2,14 @@
 //! kernel-cache payload.
 //!
 //! The payload is the image's bytes and the shared memory of its blocks,
-//! the GPU bounds checks, the host checks, and the dump files, each as a
-//! length and bytes (integers little-endian). Decoding checks every length
+//! the GPU bounds checks, the host checks, the dump files, each as a
+//! length and bytes, and the register usage (a tag, then three integers;
+//! integers little-endian). Decoding checks every length
 //! against what is left, the image's kind against the target's, and that
 //! every dump file is a plain name; anything else makes the payload
 //! unusable (the entry is rebuilt).
 
+use super::registers::{RegisterUsage, Spills};
 use super::Image;
 use crate::target::Target;
 use std::borrow::Cow;
@@ -25,6 +27,8 @@ pub(crate) struct TargetOutput {
     pub host_checks: Vec<HostCheck>,
     /// `TILE_DUMP`'s files of this target: name and contents.
     pub dumps: Vec<(String, Vec<u8>)>,
+    /// The GPU image's registers, when measured (`targets.rs` says when).
+    pub registers: Option<RegisterUsage>,
 }
 
 /// The kind of image each target's output holds.
@@ -55,6 +59,22 @@ impl TargetOutput {
         for (name, contents) in &self.dumps {
             out.bytes(name.as_bytes());
             out.bytes(contents);
+        }
+        let (tag, registers, a, b) = match self.registers {
+            None => (0, 0, 0, 0),
+            Some(RegisterUsage {
+                registers,
+                spills: Spills::Bytes { stores, loads },
+                ..
+            }) => (1, registers, stores, loads),
+            Some(RegisterUsage {
+                registers,
+                spills: Spills::Registers { vgprs, sgprs },
+                ..
+            }) => (2, registers, vgprs, sgprs),
+        };
+        for value in [tag, registers, a, b] {
+            out.u64(value.into());
         }
         out.0
     }
@@ -93,6 +113,7 @@ impl TargetOutput {
                 Ok((name, input.bytes()?.to_vec()))
             })
             .collect::<Result<_, String>>()?;
+        let registers = registers(&mut input, target)?;
         if !input.0.is_empty() {
             return Err(format!("{} bytes after the output", input.0.len()));
         }
@@ -101,8 +122,32 @@ impl TargetOutput {
             bounds_checks,
             host_checks,
             dumps,
+            registers,
         })
     }
+}
+
+/// The register usage `input` holds next, for `target`.
+fn registers(input: &mut Reader<'_>, target: Target) -> Result<Option<RegisterUsage>, String> {
+    let mut number = || {
+        let value = input.u64()?;
+        u32::try_from(value).map_err(|_| format!("a register figure of {value}"))
+    };
+    let (tag, registers, a, b) = (number()?, number()?, number()?, number()?);
+    let spills = match tag {
+        0 => return Ok(None),
+        1 => Spills::Bytes {
+            stores: a,
+            loads: b,
+        },
+        2 => Spills::Registers { vgprs: a, sgprs: b },
+        other => return Err(format!("a register usage of kind {other}")),
+    };
+    Ok(Some(RegisterUsage {
+        target,
+        registers,
+        spills,
+    }))
 }
 
 struct Writer(Vec<u8>);
@@ -176,6 +221,14 @@ mod tests {
                 ("gfx942.ll".into(), b"; ModuleID".to_vec()),
                 ("thread.txt".into(), Vec::new()),
             ],
+            registers: Some(RegisterUsage {
+                target,
+                registers: 512,
+                spills: Spills::Registers {
+                    vgprs: 66,
+                    sgprs: 36,
+                },
+            }),
         }
     }
 
@@ -198,6 +251,7 @@ mod tests {
                 values: 2,
             }],
             dumps: Vec::new(),
+            registers: None,
         };
         assert_eq!(TargetOutput::decode(&host.encode(), target).unwrap(), host);
     }
@@ -227,11 +281,16 @@ mod tests {
         escaping.dumps[0].0 = "../../etc/passwd".into();
         let error = TargetOutput::decode(&escaping.encode(), target).unwrap_err();
         assert!(error.contains("dump file named"), "{error}");
-        // The image takes the kind of the target it is decoded for.
+        // A register usage of an unknown kind is refused.
+        let mut unknown = payload.clone();
+        let tag = unknown.len() - 32;
+        unknown[tag] = 3;
+        let error = TargetOutput::decode(&unknown, target).unwrap_err();
+        assert!(error.contains("register usage of kind 3"), "{error}");
+        // The image and the registers take the target they are decoded for.
         let sm = Target::Nvptx(Sm::Sm80);
-        assert_eq!(
-            TargetOutput::decode(&payload, sm).unwrap().image.kind,
-            ImageKind::Ptx
-        );
+        let decoded = TargetOutput::decode(&payload, sm).unwrap();
+        assert_eq!(decoded.image.kind, ImageKind::Ptx);
+        assert_eq!(decoded.registers.unwrap().target, sm);
     }
 }

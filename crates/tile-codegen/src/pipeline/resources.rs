@@ -14,7 +14,7 @@
 //!   On NVIDIA, the kernel's `.reqntid` makes `ptxas` fit the registers to
 //!   the block (spilling if it must), so a launch never lacks them.
 
-use super::PipelineError;
+use super::{registers, PipelineError};
 use crate::target::{Gfx, Sm, Target};
 
 /// The shared memory one block may use on `target`, in bytes.
@@ -56,16 +56,7 @@ pub(super) fn check_amdgpu_registers(
     gfx: Gfx,
     assembly: &str,
 ) -> Result<(), PipelineError> {
-    // A key may open its YAML list item (`  - .agpr_count: 189`).
-    let registers = assembly
-        .lines()
-        .find_map(|l| {
-            l.trim()
-                .trim_start_matches("- ")
-                .strip_prefix(".vgpr_count:")
-        })
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0);
+    let registers = registers::metadata(assembly, ".vgpr_count").unwrap_or(0) as usize;
     let limit = match gfx {
         Gfx::Gfx90a | Gfx::Gfx942 => 512,
         Gfx::Gfx1100 => 256,

@@ -6,10 +6,12 @@
 
 use super::dump::{self, Dump};
 use super::output::TargetOutput;
+use super::registers::RegisterUsage;
 use super::{lower_for, parallel, resources, Image, Options, PipelineError, Programs};
 use crate::gpu::{self, Emitted};
 use crate::host;
 use crate::target::Target;
+use crate::tools::{self, Tool};
 use std::num::NonZeroUsize;
 use tile_abi::{HostIsa, ImageKind};
 use tile_ir::Function;
@@ -144,20 +146,54 @@ impl Compilation<'_> {
                 error: Box::new(error),
             }
         })?;
+        let report = self.ptxas_report(target, &out.assembly);
         let files = if self.dump.is_on() {
-            dump::gpu_files(&out)?
+            let report = report.clone().transpose().map_err(PipelineError::Dump)?;
+            dump::gpu_files(&out, report)?
         } else {
             Vec::new()
         };
-        if let Target::Amdgpu(gfx) = target {
-            resources::check_amdgpu_registers(&func.name, label, gfx, &out.assembly)?;
-        }
+        let registers = match target {
+            Target::Amdgpu(gfx) => {
+                resources::check_amdgpu_registers(&func.name, label, gfx, &out.assembly)?;
+                RegisterUsage::from_amdgpu(target, &out.assembly)
+            }
+            _ if self.is_first_nvptx(target) => report
+                .and_then(Result::ok)
+                .and_then(|text| RegisterUsage::from_ptxas(target, &text)),
+            _ => None,
+        };
         Ok(TargetOutput {
             bounds_checks: out.module.bounds_checks.clone(),
             image: gpu_image(out, bytes),
             host_checks: Vec::new(),
             dumps: files,
+            registers,
         })
+    }
+
+    /// Whether `target` is the first `sm_*` of the specialization's
+    /// targets: the one whose registers are measured (assembling the PTX of
+    /// every `sm_*` would cost a `ptxas` run each; the others use within a
+    /// few registers of it, docs/benchmarks.md).
+    fn is_first_nvptx(&self, target: Target) -> bool {
+        self.targets
+            .iter()
+            .find(|t| matches!(t, Target::Nvptx(_)))
+            .is_some_and(|&first| first == target)
+    }
+
+    /// `ptxas -v`'s report on the PTX of the NVPTX `target`, when a dump or
+    /// the register usage wants it and ptxas is installed.
+    fn ptxas_report(&self, target: Target, ptx: &str) -> Option<Result<String, String>> {
+        let Target::Nvptx(sm) = target else {
+            return None;
+        };
+        let wanted = self.dump.is_on() || self.is_first_nvptx(target);
+        if !wanted || Tool::Ptxas.find().is_err() {
+            return None;
+        }
+        Some(tools::ptxas_resource_usage(ptx, sm).map_err(|e| e.to_string()))
     }
 
     /// A host level's output.
@@ -184,6 +220,7 @@ impl Compilation<'_> {
             bounds_checks: Vec::new(),
             host_checks: image.checks().to_vec(),
             dumps: files,
+            registers: None,
         })
     }
 }
