@@ -308,11 +308,8 @@ impl MmaKind {
         let mut d = Vec::with_capacity(m * n);
         for row in 0..m {
             for col in 0..n {
-                let sum = (0..k).fold(f64::from(c[row * n + col]), |acc, kk| {
-                    acc + f64::from(a[row * k + kk]) * f64::from(b[kk * n + col])
-                });
-                let rounded = sum as f32;
-                d.push(if rounded.is_nan() { f32::NAN } else { rounded });
+                let products = (0..k).map(|kk| (a[row * k + kk], b[kk * n + col]));
+                d.push(step_sum(c[row * n + col], products));
             }
         }
         d
@@ -327,6 +324,23 @@ impl MmaKind {
             tile_ir::DType::F32 => f32::from_bits(bits & !0x1fff),
             _ => half::f16::from_bits(bits as u16).to_f32(),
         }
+    }
+}
+
+/// One element of a step's `D`, with the arithmetic of the module docs:
+/// `c` and the `products` (`a·b` pairs, in ascending `k`) summed in `f64`
+/// and rounded once to `f32`, a NaN result the canonical `f32` NaN. Every
+/// tensor-core instruction the emulators model (this module's and
+/// `wgmma`'s) computes its steps with it.
+pub fn step_sum(c: f32, products: impl IntoIterator<Item = (f32, f32)>) -> f32 {
+    let sum = products.into_iter().fold(f64::from(c), |acc, (x, y)| {
+        acc + f64::from(x) * f64::from(y)
+    });
+    let rounded = sum as f32;
+    if rounded.is_nan() {
+        f32::NAN
+    } else {
+        rounded
     }
 }
 

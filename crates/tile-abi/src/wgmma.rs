@@ -276,15 +276,8 @@ pub fn warpgroup_mma(
     let d: Vec<f32> = (0..M * n)
         .map(|e| {
             let (row, col) = (e / n, e % n);
-            let sum = (0..K).fold(f64::from(matrix_c[e]), |acc, kk| {
-                acc + f64::from(a[row * K + kk]) * f64::from(b[kk * n + col])
-            });
-            let rounded = sum as f32;
-            if rounded.is_nan() {
-                f32::NAN
-            } else {
-                rounded
-            }
+            let products = (0..K).map(|kk| (a[row * K + kk], b[kk * n + col]));
+            crate::mma::step_sum(matrix_c[e], products)
         })
         .collect();
     Ok((0..WARPGROUP)
