@@ -5,6 +5,7 @@
 
 pub use half::{bf16, f16};
 pub use tile_ir as ir;
+pub use tile_ir::f8::{F8E4M3 as f8e4m3, F8E5M2 as f8e5m2};
 pub use tile_macros::{tile_fn, tile_kernel};
 pub use tile_runtime as runtime;
 pub use tile_runtime::meta;
@@ -21,6 +22,7 @@ pub mod __private {
     pub use half::{bf16, f16};
     pub use tile_abi as abi;
     pub use tile_ir as ir;
+    pub use tile_ir::f8::{F8E4M3 as f8e4m3, F8E5M2 as f8e5m2};
     pub use tile_runtime as runtime;
     pub use tile_runtime::meta;
 }

@@ -1,11 +1,12 @@
 //! Matrix multiply: a `BM x BN` block of C per program instance, accumulated
-//! over `BK`-wide slabs of A and B; f32 inputs, and f16 inputs accumulated in
-//! f32 (on tensor cores where the device has them: `mma.sync` from sm_80,
-//! MFMA on gfx90a and gfx942, WMMA on gfx1100).
+//! over `BK`-wide slabs of A and B; f32 inputs, and f16, bf16 and FP8 inputs
+//! accumulated in f32 (on tensor cores where the device has them: `mma.sync`
+//! from sm_80, its FP8 form from sm_89, `wgmma` on sm_90a, MFMA on gfx90a
+//! and gfx942, WMMA on gfx1100).
 
 use crate::common::{max_error, timed, Inputs, Row};
 use tile::ir::DotPrecision;
-use tile::{bf16, f16, tile_kernel, Device, Error};
+use tile::{bf16, f16, f8e4m3, tile_kernel, Device, Error};
 
 #[tile_kernel(configs(BM = 32, BN = 32, BK = 16), configs(BM = 64, BN = 64, BK = 32))]
 pub fn matmul<const BM: usize, const BN: usize, const BK: usize>(
@@ -71,6 +72,27 @@ pub fn matmul_f16_large<const BM: usize, const BN: usize, const BK: usize>(
 pub fn matmul_bf16_large<const BM: usize, const BN: usize, const BK: usize>(
     a: &Tensor<bf16, 2>,
     b: &Tensor<bf16, 2>,
+    c: &mut Tensor<f32, 2>,
+) {
+    let (pid_m, pid_n) = (program_id(0), program_id(1));
+    let (va, vb) = (partition_view(a, [BM, BK]), partition_view(b, [BK, BN]));
+    let mut acc = zeros::<f32>([BM, BN]);
+    for kk in 0..cdiv(a.dim(1), BK) {
+        acc = dot(va.load_masked(pid_m, kk), vb.load_masked(kk, pid_n), acc);
+    }
+    partition_view(c, [BM, BN]).store_masked(acc, pid_m, pid_n);
+}
+
+/// FP8 (E4M3) inputs accumulated in f32: `mma.sync.m16n8k32` on sm_89 and
+/// later (sm_80 and the AMD targets have no FP8 form of their instruction,
+/// and this tile as a chain of FMAs is no use there), and the CPU.
+#[tile_kernel(
+    targets = "sm_89,sm_90,sm_90a,host",
+    configs(BM = 64, BN = 64, BK = 64)
+)]
+pub fn matmul_f8<const BM: usize, const BN: usize, const BK: usize>(
+    a: &Tensor<f8e4m3, 2>,
+    b: &Tensor<f8e4m3, 2>,
     c: &mut Tensor<f32, 2>,
 ) {
     let (pid_m, pid_n) = (program_id(0), program_id(1));
@@ -148,6 +170,7 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
         time,
     };
     let mut rows = vec![f32_row, f16_row];
+    rows.extend(run_f8(dev, (&a_host, &b_host), (m, n, k))?);
     // The tutorial-sized kernels, where the device has them.
     let (a_bf, b_bf): (Vec<bf16>, Vec<bf16>) = (
         a_host.iter().map(|&v| bf16::from_f32(v)).collect(),
@@ -197,4 +220,40 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
         });
     }
     Ok(rows)
+}
+
+/// The FP8 kernel on the inputs rounded to E4M3, where the device has it.
+fn run_f8(
+    dev: &Device,
+    (a_host, b_host): (&[f32], &[f32]),
+    (m, n, k): (usize, usize, usize),
+) -> Result<Vec<Row>, Error> {
+    let kernel = "matmul f8e4m3 64x64x64";
+    let spec = matmul_f8::<64, 64, 64>::kernel_spec();
+    let code = match dev.kernel_code(&spec) {
+        Ok(code) => code,
+        Err(Error::NoImage { .. }) => {
+            println!("{kernel}: not built for {dev} (sm_89 and later, and the CPU only)");
+            return Ok(Vec::new());
+        }
+        Err(e) => return Err(e),
+    };
+    let round =
+        |v: &[f32]| -> Vec<f8e4m3> { v.iter().map(|&x| f8e4m3::from_f64(x.into())).collect() };
+    let (a8, b8) = (round(a_host), round(b_host));
+    let a = dev.tensor_from_slice(&a8, &[m, k])?;
+    let b = dev.tensor_from_slice(&b8, &[k, n])?;
+    let mut c = dev.zeros::<f32>(&[m, n])?;
+    let grid = [m.div_ceil(64) as u32, n.div_ceil(64) as u32];
+    let time = timed(|| matmul_f8::<64, 64, 64>::launch(dev, grid, (&a, &b, &mut c)))?;
+    let widen = |v: &[f8e4m3]| v.iter().map(|x| x.to_f32()).collect::<Vec<f32>>();
+    let (a32, b32) = (widen(&a8), widen(&b8));
+    Ok(vec![Row {
+        kernel: kernel.into(),
+        code,
+        shape: format!("[{m}, {k}] x [{k}, {n}]"),
+        max_error: max_error(&c.to_vec()?, &reference(&a32, &b32, m, n, k)),
+        tolerance: tensor_tolerance(&a32, &b32, m, n, k),
+        time,
+    }])
 }

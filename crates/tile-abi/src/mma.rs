@@ -27,6 +27,16 @@
 //! | B, 8×8 | 2 × `b32` | row (k) `t + 4·i`, column `g` |
 //! | C and D, 16×8 | 4 × `f32` | as for `m16n8k16` |
 //!
+//! `mma.m16n8k32` with `.e4m3` or `.e5m2` operands (PTX ISA, "Matrix
+//! Fragments for `mma.m16n8k32`"; sm_89 and later, PTX 8.4): four 8-bit
+//! elements per register, element `4j` in the low byte of register `j`:
+//!
+//! | fragment | elements per lane | element `i` of lane `l` |
+//! |---|---|---|
+//! | A, 16×32 | 16 (4 × `b32`) | row `g + 8·((i/4) % 2)`, column `4t + i%4 + 16·(i/8)` |
+//! | B, 32×8 | 8 (2 × `b32`) | row (k) `4t + i%4 + 16·(i/4)`, column `g` |
+//! | C and D, 16×8 | 4 × `f32` | as for `m16n8k16` |
+//!
 //! RDNA 3's WMMA in wave32 (`v_wmma_f32_16x16x16_{f16,bf16}`, the layouts
 //! of AMD's matrix instruction calculator): A and B are held twice, lanes
 //! `16..32` repeating lanes `0..16` (the instruction requires it; a warp
@@ -59,7 +69,8 @@
 //! they agree with each other bit for bit: each element of D is `c`
 //! followed by the step's `K` products in ascending `k`, summed in `f64`
 //! (the products of 16-bit floats and of TF32 values are exact there) and
-//! rounded once to `f32`; a NaN result is the canonical `f32` NaN.
+//! rounded once to `f32`; a NaN result is the canonical `f32` NaN. (The
+//! products of FP8 values are exact in `f64` too.)
 
 /// A warp-wide matrix multiply-accumulate instruction the targets use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -72,6 +83,12 @@ pub enum MmaKind {
     /// `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`: `f32`
     /// operands read as TF32 (precision `tf32`).
     Tf32M16N8K8 = 9,
+    /// `mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32` (sm_89 and
+    /// later).
+    E4m3M16N8K32 = 10,
+    /// `mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32` (sm_89 and
+    /// later).
+    E5m2M16N8K32 = 11,
     /// RDNA3's `v_wmma_f32_16x16x16_f16` in wave32.
     WmmaF16M16N16K16 = 3,
     /// RDNA3's `v_wmma_f32_16x16x16_bf16` in wave32.
@@ -122,10 +139,12 @@ pub enum Fragment {
 impl MmaKind {
     /// Every instruction, each family's in the order the lowering prefers
     /// them (MFMA's 32×32 blocks before its 16×16 ones).
-    pub const ALL: [MmaKind; 9] = [
+    pub const ALL: [MmaKind; 11] = [
         MmaKind::F16M16N8K16,
         MmaKind::Bf16M16N8K16,
         MmaKind::Tf32M16N8K8,
+        MmaKind::E4m3M16N8K32,
+        MmaKind::E5m2M16N8K32,
         MmaKind::WmmaF16M16N16K16,
         MmaKind::WmmaBf16M16N16K16,
         MmaKind::MfmaF16M32N32K8,
@@ -137,9 +156,11 @@ impl MmaKind {
     /// The instruction set.
     pub fn family(self) -> MmaFamily {
         match self {
-            MmaKind::F16M16N8K16 | MmaKind::Bf16M16N8K16 | MmaKind::Tf32M16N8K8 => {
-                MmaFamily::MmaSync
-            }
+            MmaKind::F16M16N8K16
+            | MmaKind::Bf16M16N8K16
+            | MmaKind::Tf32M16N8K8
+            | MmaKind::E4m3M16N8K32
+            | MmaKind::E5m2M16N8K32 => MmaFamily::MmaSync,
             MmaKind::WmmaF16M16N16K16 | MmaKind::WmmaBf16M16N16K16 => MmaFamily::Wmma,
             MmaKind::MfmaF16M32N32K8
             | MmaKind::MfmaBf16M32N32K8
@@ -170,7 +191,15 @@ impl MmaKind {
             | MmaKind::MfmaBf16M32N32K8
             | MmaKind::MfmaBf16M16N16K16 => tile_ir::DType::BF16,
             MmaKind::Tf32M16N8K8 => tile_ir::DType::F32,
+            MmaKind::E4m3M16N8K32 => tile_ir::DType::F8E4M3,
+            MmaKind::E5m2M16N8K32 => tile_ir::DType::F8E5M2,
         }
+    }
+
+    /// Whether the instruction takes FP8 operands (and so needs sm_89 or
+    /// later, and PTX 8.4).
+    pub fn is_fp8(self) -> bool {
+        self.operand_dtype().is_f8()
     }
 
     /// The `dot` precision whose products the instruction computes:
@@ -194,22 +223,26 @@ impl MmaKind {
         })
     }
 
-    /// The operand elements one 32-bit register holds: two 16-bit ones, or
-    /// one TF32.
+    /// The operand elements one 32-bit register holds: four FP8 ones, two
+    /// 16-bit ones, or one TF32.
     pub fn per_register(self) -> usize {
         4 / self.operand_dtype().size_bytes()
     }
 
-    /// The operands' type in the instruction's name: `f16`, `bf16`, `tf32`.
-    fn operand_name(self) -> String {
+    /// The operands' type in the instruction's name: `f16`, `bf16`, `tf32`,
+    /// `e4m3`, `e5m2`.
+    pub fn operand_name(self) -> String {
         match self {
             MmaKind::Tf32M16N8K8 => "tf32".into(),
+            MmaKind::E4m3M16N8K32 => "e4m3".into(),
+            MmaKind::E5m2M16N8K32 => "e5m2".into(),
             _ => self.operand_dtype().to_string(),
         }
     }
 
     /// The instruction's name in thread-level programs: `m16n8k16.f16`,
-    /// `m16n8k8.tf32`, `wmma16x16x16.f16`, `mfma32x32x8.bf16`.
+    /// `m16n8k8.tf32`, `m16n8k32.e4m3`, `wmma16x16x16.f16`,
+    /// `mfma32x32x8.bf16`.
     pub fn name(self) -> String {
         let (m, n, k) = self.shape();
         let operands = self.operand_name();
@@ -225,6 +258,7 @@ impl MmaKind {
         match self {
             MmaKind::F16M16N8K16 | MmaKind::Bf16M16N8K16 => (16, 8, 16),
             MmaKind::Tf32M16N8K8 => (16, 8, 8),
+            MmaKind::E4m3M16N8K32 | MmaKind::E5m2M16N8K32 => (16, 8, 32),
             MmaKind::MfmaF16M32N32K8 | MmaKind::MfmaBf16M32N32K8 => (32, 32, 8),
             MmaKind::WmmaF16M16N16K16
             | MmaKind::WmmaBf16M16N16K16
@@ -258,12 +292,14 @@ impl MmaKind {
     }
 
     /// The bits of each operand element in `regs`, 32-bit registers of A or
-    /// B: the low half first for 16-bit elements.
+    /// B: the low half (byte) first for 16-bit (8-bit) elements.
     pub fn unpack(self, regs: &[u32]) -> Vec<u32> {
-        match self.per_register() {
-            1 => regs.to_vec(),
-            _ => regs.iter().flat_map(|&r| [r & 0xffff, r >> 16]).collect(),
-        }
+        let per = self.per_register();
+        let bits = 32 / per as u32;
+        let mask = u32::MAX >> (32 - bits);
+        regs.iter()
+            .flat_map(|&r| (0..per as u32).map(move |j| (r >> (j * bits)) & mask))
+            .collect()
     }
 
     /// The `(row, column)` of the matrix element that element `i` of `lane`'s
@@ -276,6 +312,10 @@ impl MmaKind {
                 (g + 8 * (i % 2), t + 4 * (i / 2))
             }
             (MmaFamily::MmaSync, Fragment::B) if self == MmaKind::Tf32M16N8K8 => (t + 4 * i, g),
+            (MmaFamily::MmaSync, Fragment::A) if self.is_fp8() => {
+                (g + 8 * ((i / 4) % 2), 4 * t + i % 4 + 16 * (i / 8))
+            }
+            (MmaFamily::MmaSync, Fragment::B) if self.is_fp8() => (4 * t + i % 4 + 16 * (i / 4), g),
             (MmaFamily::MmaSync, Fragment::A) => {
                 (g + 8 * ((i / 2) % 2), 2 * t + i % 2 + 8 * (i / 4))
             }
@@ -316,12 +356,15 @@ impl MmaKind {
     }
 
     /// The value the instruction reads from an operand element with bits
-    /// `bits` (a 16-bit float in the low half, or a TF32 value: an `f32`
-    /// whose low 13 bits are not read).
+    /// `bits` (a 16-bit or 8-bit float in the low bits, or a TF32 value: an
+    /// `f32` whose low 13 bits are not read).
     pub fn operand_value(self, bits: u32) -> f32 {
+        use tile_ir::f8::{F8E4M3, F8E5M2};
         match self.operand_dtype() {
             tile_ir::DType::BF16 => half::bf16::from_bits(bits as u16).to_f32(),
             tile_ir::DType::F32 => f32::from_bits(bits & !0x1fff),
+            tile_ir::DType::F8E4M3 => F8E4M3::from_bits(bits as u8).to_f32(),
+            tile_ir::DType::F8E5M2 => F8E5M2::from_bits(bits as u8).to_f32(),
             _ => half::f16::from_bits(bits as u16).to_f32(),
         }
     }
@@ -593,6 +636,48 @@ mod tests {
         assert_eq!(kind.name(), "m16n8k8.tf32");
         assert_eq!(kind.unpack(&[7, 9]), [7, 9]);
         assert_eq!(MmaKind::F16M16N8K16.unpack(&[0x0002_0001]), [1, 2]);
+    }
+
+    /// The FP8 fragments against CuTe's `SM89_16x8x32_F32E4M3E4M3F32_TN`
+    /// traits (those of `SM80_16x8x32_S32S8S8S32_TN`), an independent
+    /// statement of the PTX ISA's table: `ALayout =
+    /// ((4,8),(4,2,2)):((64,1),(16,8,256))` into the column-major 16×32 A,
+    /// `BLayout = ((4,8),(4,2)):((32,1),(8,128))` into the column-major
+    /// 8×32 Bᵀ (`n + 8·k`), lane `l = t + 4·g`.
+    #[test]
+    fn fp8_fragments_are_cutes() {
+        for kind in [MmaKind::E4m3M16N8K32, MmaKind::E5m2M16N8K32] {
+            for lane in 0..32 {
+                let (t, g) = (lane % 4, lane / 4);
+                for i in 0..16 {
+                    let index = 64 * t + g + 16 * (i % 4) + 8 * ((i / 4) % 2) + 256 * (i / 8);
+                    let (row, col) = kind.element(Fragment::A, lane, i);
+                    assert_eq!(row + 16 * col, index, "A lane {lane} element {i}");
+                }
+                for i in 0..8 {
+                    let index = 32 * t + g + 8 * (i % 4) + 128 * (i / 4);
+                    let (k, n) = kind.element(Fragment::B, lane, i);
+                    assert_eq!(n + 8 * k, index, "B lane {lane} element {i}");
+                }
+            }
+            assert_eq!(kind.words(), 4 + 2 + 4);
+            assert!(kind.is_fp8());
+        }
+        assert_eq!(MmaKind::E4m3M16N8K32.name(), "m16n8k32.e4m3");
+        assert_eq!(
+            MmaKind::E5m2M16N8K32.unpack(&[0x4433_2211]),
+            [0x11, 0x22, 0x33, 0x44]
+        );
+        // e4m3 0x38 is 1.0, 0x7e is 448; e5m2 0x3c is 1.0, 0x7c infinity.
+        assert_eq!(MmaKind::E4m3M16N8K32.operand_value(0x7e), 448.0);
+        assert_eq!(MmaKind::E5m2M16N8K32.operand_value(0x7c), f32::INFINITY);
+        // Thirty-two products 448 · 1 and 0.5 sum exactly.
+        let kind = MmaKind::E4m3M16N8K32;
+        let a = vec![vec![0x7e; 16]; 32];
+        let b = vec![vec![0x38; 8]; 32];
+        let c = vec![vec![0.5; 4]; 32];
+        let d = warp_mma(kind, &a, &b, &c).unwrap();
+        assert!(d.iter().flatten().all(|&v| v == 32.0 * 448.0 + 0.5));
     }
 
     /// The instruction reads TF32: the low 13 bits of an operand do not

@@ -180,12 +180,13 @@ impl Target {
     }
 
     /// The tensor-core instructions the lowering may use on this target:
-    /// `mma.sync.m16n8k16` from sm_80 on, `wgmma` on sm_90a, WMMA on RDNA
-    /// 3, MFMA on CDNA.
+    /// `mma.sync.m16n8k16` from sm_80 on, its FP8 form from sm_89 on,
+    /// `wgmma` on sm_90a, WMMA on RDNA 3, MFMA on CDNA.
     pub fn tensor_cores(&self) -> TensorCores {
         match self {
             Target::Nvptx(Sm::Sm75) | Target::Host(_) => TensorCores::None,
             Target::Nvptx(Sm::Sm90a) => TensorCores::Wgmma,
+            Target::Nvptx(Sm::Sm89 | Sm::Sm90) => TensorCores::MmaSyncFp8,
             Target::Nvptx(_) => TensorCores::MmaSync,
             Target::Amdgpu(Gfx::Gfx1100) => TensorCores::Wmma,
             Target::Amdgpu(Gfx::Gfx90a | Gfx::Gfx942) => TensorCores::Mfma,
@@ -214,8 +215,14 @@ impl Target {
     /// [`Sm::ptx_version`]), for AMDGPU none (the architecture's defaults), for the host the
     /// level's.
     pub fn features(&self) -> String {
+        self.features_with_ptx(0)
+    }
+
+    /// [`features`](Self::features) asking for PTX ISA version `min_ptx` (times ten) or
+    /// later on NVPTX: the version some instructions need (`mma.sync`'s FP8 form, 8.4).
+    pub fn features_with_ptx(&self, min_ptx: u32) -> String {
         match self {
-            Target::Nvptx(sm) => format!("+ptx{}", sm.ptx_version()),
+            Target::Nvptx(sm) => format!("+ptx{}", sm.ptx_version().max(min_ptx)),
             Target::Amdgpu(_) => String::new(),
             Target::Host(isa) => isa.llvm_features().to_owned(),
         }
@@ -411,6 +418,19 @@ impl Machine {
     /// Creates the machine for `target` (see [`create_target_machine`]).
     pub fn new(target: Target, level: OptimizationLevel) -> Result<Self, TargetError> {
         let llvm = create_target_machine(&target, level)?;
+        Ok(Machine { target, llvm })
+    }
+
+    /// The machine for `target` emitting PTX ISA version `min_ptx` (times ten) or later
+    /// (see [`Target::features_with_ptx`]); other targets ignore it.
+    pub fn with_min_ptx(
+        target: Target,
+        level: OptimizationLevel,
+        min_ptx: u32,
+    ) -> Result<Self, TargetError> {
+        initialize(&target);
+        let features = target.features_with_ptx(min_ptx);
+        let llvm = machine_for(&target, target.triple(), target.cpu(), &features, level)?;
         Ok(Machine { target, llvm })
     }
 

@@ -200,6 +200,41 @@ fn tf32_dots_issue_mma_sync_m16n8k8() {
     assert!(!ptx.contains("mma.sync"), "an ieee dot is an FMA chain");
 }
 
+/// FP8 `tensor` dots on sm_89, sm_90 and sm_90a: `mma.sync.m16n8k32` of
+/// `e4m3` or `e5m2` as inline PTX, in a module of PTX 8.4 that `ptxas`
+/// assembles without spills; A through `ldmatrix.x4` (never `.trans`).
+/// 64×64×64 on 4 warps is 8 blocks of 16×8 a warp per k-step, 2 k-steps.
+/// sm_80 has no FP8 form: the same dot is an FMA chain there, and the
+/// module keeps its oldest PTX version.
+#[test]
+fn fp8_dots_issue_mma_sync_m16n8k32() {
+    require(Tool::Ptxas);
+    for dtype in [DType::F8E4M3, DType::F8E5M2] {
+        let func = samples::matmul(64, 64, 64, dtype).unwrap();
+        let t = if dtype == DType::F8E4M3 {
+            "e4m3"
+        } else {
+            "e5m2"
+        };
+        let instruction = format!("mma.sync.aligned.m16n8k32.row.col.f32.{t}.{t}.f32");
+        for sm in [Sm::Sm89, Sm::Sm90, Sm::Sm90a] {
+            let ptx = emitted(&func, 4, Target::Nvptx(sm)).assembly;
+            assert_eq!(ptx.matches(&instruction).count(), 16, "{sm} {dtype}");
+            assert!(ptx.contains(".version 8.4"), "{sm} {dtype}");
+            assert!(
+                ptx.contains("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
+                "{sm} {dtype}"
+            );
+            assert!(!ptx.contains(".trans"), "{sm} {dtype}");
+            let usage = tools::ptxas_resource_usage(&ptx, sm).unwrap();
+            assert!(usage.contains("0 bytes spill stores"), "{sm}: {usage}");
+        }
+        let ptx = emitted(&func, 4, Target::Nvptx(Sm::Sm80)).assembly;
+        assert!(!ptx.contains("mma.sync"), "sm_80 has no FP8 mma");
+        assert!(ptx.contains(".version 7.0"), "sm_80 keeps PTX 7.0");
+    }
+}
+
 /// On sm_90a tensor dots whose tiles `wgmma` fits are its inline PTX,
 /// which `ptxas` accepts, with their fences and groups: 128×128×64 on 8
 /// warps is two warpgroups, each two 64×64 blocks and four k-steps per K

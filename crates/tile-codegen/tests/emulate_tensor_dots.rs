@@ -1,6 +1,7 @@
 //! Random `dot`s of precision `tensor` (tile-testgen's `dot_case`) on
 //! sm_80's, gfx1100's, gfx942's and gfx90a's tensor cores, and of precision
-//! `tf32` (`tf32_dot_case`) on sm_80's, through the
+//! `tf32` (`tf32_dot_case`) on sm_80's, and FP8 ones (`fp8_dot_case`) on
+//! sm_89's, through the
 //! lockstep emulator and through the emulation target (the NVPTX module
 //! with its `mma.sync` intrinsics, the AMDGPU ones with their WMMA or
 //! MFMA): both bit for bit the product summed in the instruction's steps
@@ -13,7 +14,7 @@ use tile_codegen::CodegenOptions;
 use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::interp::{self, Arg};
 use tile_testgen::products::{
-    dot_case, loop_case, stepped, tf32_dot_case, within_tensor_bound, DotCase,
+    dot_case, fp8_dot_case, loop_case, stepped, tf32_dot_case, within_tensor_bound, DotCase,
 };
 use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::ThreadOpKind;
@@ -94,6 +95,25 @@ fn random_tf32_dots_on_mma_sync() {
         tf32_dot_case,
         Target::Nvptx(Sm::Sm80),
         &MMA_SYNC_TF32,
+        None,
+        least,
+    );
+}
+
+/// `mma.sync.m16n8k32` on `e4m3` or `e5m2` (sm_89 and later), as inline
+/// PTX that the emulation target replaces.
+const MMA_SYNC_FP8: Instructions = Instructions {
+    shapes: &[(16, 8, 32)],
+    lanes: 32,
+};
+
+#[test]
+fn random_fp8_dots_on_mma_sync() {
+    let least = CASES as usize / 3;
+    random_dots(
+        fp8_dot_case,
+        Target::Nvptx(Sm::Sm89),
+        &MMA_SYNC_FP8,
         None,
         least,
     );

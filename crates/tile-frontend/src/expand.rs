@@ -37,6 +37,7 @@ struct Paths {
     ir: TokenStream,
     rt: TokenStream,
     half: TokenStream,
+    private: TokenStream,
 }
 
 impl Paths {
@@ -47,6 +48,7 @@ impl Paths {
             ir: quote!(::tile::__private::ir),
             rt: quote!(::tile::__private::runtime),
             half: quote!(::tile::__private::half),
+            private: quote!(::tile::__private),
         }
     }
 }
@@ -364,6 +366,10 @@ fn arg_type(p: &Paths, q: &ParamSig) -> TokenStream {
         "f16" | "bf16" => {
             let (half, e) = (&p.half, &q.elem);
             quote!(#half::#e)
+        }
+        "f8e4m3" | "f8e5m2" => {
+            let (private, e) = (&p.private, &q.elem);
+            quote!(#private::#e)
         }
         _ => {
             let e = &q.elem;

@@ -171,12 +171,15 @@ pub fn dtype_named(name: &str) -> Option<DType> {
         "bf16" => Some(DType::BF16),
         "f32" => Some(DType::F32),
         "f64" => Some(DType::F64),
+        "f8e4m3" => Some(DType::F8E4M3),
+        "f8e5m2" => Some(DType::F8E5M2),
         _ => None,
     }
 }
 
 /// The element types, as listed in errors.
-pub const ELEMENT_TYPES: &str = "bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64";
+pub const ELEMENT_TYPES: &str =
+    "bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2";
 
 fn elem_type(ty: &Type) -> syn::Result<(DType, Ident)> {
     if let Type::Path(p) = ty {

@@ -65,6 +65,22 @@ pub fn tf32_dot_case(seed: u64) -> DotCase {
     random_dot(rng, DotPrecision::Tf32, DType::F32, warps, (m, k, n))
 }
 
+/// The FP8 `tensor` dot of seed `seed`: both operands `f8e4m3` or both
+/// `f8e5m2`, `M` a multiple of 16 up to 64, `K` of 32 up to 96, `N` of 8
+/// up to 64, 1 to 8 warps, values as [`dot_case`]'s (rounded to the
+/// format).
+pub fn fp8_dot_case(seed: u64) -> DotCase {
+    let mut rng = SplitMix64::new(seed);
+    let dtype = rng.pick(&[DType::F8E4M3, DType::F8E5M2]);
+    let warps = rng.pick(&[1u32, 2, 4, 8]);
+    let (m, k, n) = (
+        16 * rng.range(1, 4),
+        32 * rng.range(1, 3),
+        8 * rng.range(1, 8),
+    );
+    random_dot(rng, DotPrecision::Tensor, dtype, warps, (m, k, n))
+}
+
 /// A dot of `precision` on random operands of `dtype`.
 fn random_dot(
     mut rng: SplitMix64,

@@ -130,6 +130,54 @@ fn tf32_matmuls_on_mma_sync() {
     }
 }
 
+/// Precision `tensor` on FP8 operands of one format, where the target has
+/// `mma.sync`'s FP8 form: `mma.m16n8k32` steps, A through `ldmatrix.x4`
+/// of 8-bit elements (16 to a row), B element by element; bit for bit the
+/// product stepped by 32, pipelined or not. Without the FP8 form (sm_80's
+/// `MmaSync`) the same dot stays a chain.
+#[test]
+fn fp8_matmuls_on_mma_sync() {
+    for (dtype, kind) in [
+        (DType::F8E4M3, MmaKind::E4m3M16N8K32),
+        (DType::F8E5M2, MmaKind::E5m2M16N8K32),
+    ] {
+        for ((bm, bn, bk), warps, mmas, stages) in [
+            ((32, 32, 32), 4, 2, 1),
+            ((64, 64, 64), 4, 16, 3),
+            ((16, 8, 32), 1, 1, 2),
+            ((16, 24, 32), 1, 3, 1),
+        ] {
+            let func = samples::matmul(bm, bn, bk, dtype).unwrap();
+            let options = LowerOptions::warps(warps)
+                .with_tensor_cores(TensorCores::MmaSyncFp8)
+                .with_stages(stages);
+            let program = lower(&func, &options).unwrap();
+            tile_thread::program::verify(&program).unwrap();
+            let what = format!("{dtype} {bm}x{bn}x{bk} on {warps} warps, {stages} stages");
+            assert_eq!(count_mma(&program), mmas, "{what}");
+            let mut ldmatrix = 0;
+            for (_, op) in program.ops.iter() {
+                match op.kind {
+                    ThreadOpKind::Mma { kind: k } => assert_eq!(k, kind, "{what}"),
+                    ThreadOpKind::LdMatrix { shape, .. } => {
+                        assert_eq!((shape.count, shape.trans), (4, false), "{what}");
+                        ldmatrix += 1;
+                    }
+                    _ => {}
+                }
+            }
+            assert!(ldmatrix > 0, "{what}");
+            let text = program.to_string();
+            assert!(text.contains(&format!("mma.{}", kind.name())), "{what}");
+            let parsed = tile_thread::parse_program(&text).unwrap();
+            assert_eq!(parsed.to_string(), text, "{what}");
+            tensor_check::check_stepped(&func, &program, (bm, bn, bk), dtype, [31, 32], 32, &what);
+            let sm80 = LowerOptions::warps(warps).with_tensor_cores(TensorCores::MmaSync);
+            assert_eq!(count_mma(&lower(&func, &sm80).unwrap()), 0, "{what}");
+        }
+    }
+}
+
 #[test]
 fn other_dots_stay_fma_chains() {
     let ieee = |dtype, tiles: (usize, usize, usize), warps: u32, cores| {
@@ -327,9 +375,10 @@ fn swizzled_operands_make_ldmatrix_conflict_free() {
     // The operands' dtype, the dot's precision, the instruction's `K`, and
     // how it reads an operand element.
     type Case = (DType, DotPrecision, usize, fn(f32) -> f32);
-    let cases: [Case; 2] = [
+    let cases: [Case; 3] = [
         (DType::F16, DotPrecision::Tensor, 16, |x| x),
         (DType::F32, DotPrecision::Tf32, 8, tile_ir::eval::round_tf32),
+        (DType::F8E4M3, DotPrecision::Tensor, 32, |x| x),
     ];
     for (dtype, precision, step, read) in cases {
         let func = samples::matmul_with(bm, bn, bk, dtype, precision).unwrap();
@@ -341,7 +390,7 @@ fn swizzled_operands_make_ldmatrix_conflict_free() {
         ];
         let conflicts = |swizzle: bool| {
             let options = LowerOptions::warps(4)
-                .with_tensor_cores(TensorCores::MmaSync)
+                .with_tensor_cores(TensorCores::MmaSyncFp8)
                 .with_swizzle_shared(swizzle);
             let program = lower(&func, &options).unwrap();
             let mut out = args.clone();

@@ -49,9 +49,9 @@ pub(super) fn replace(text: &mut String) -> Result<String, EmitError> {
 }
 
 /// The definition of `name`, replacing `asm`: its `f32` values go through
-/// a stack buffer whose address the runtime call passes (`wgmma`'s
-/// accumulators, which the runtime overwrites with D) or come back as they
-/// went in (`wgmma.wait_group`'s).
+/// a stack buffer whose address the runtime call passes (`wgmma`'s and FP8
+/// `mma.sync`'s accumulators, which the runtime overwrites with D) or come
+/// back as they went in (`wgmma.wait_group`'s).
 fn definition(name: &str, asm: Asm) -> String {
     let values = asm.values();
     let mut params: Vec<String> = (0..values).map(|i| format!("float %v{i}")).collect();
@@ -89,6 +89,33 @@ fn definition(name: &str, asm: Asm) -> String {
         Asm::WgmmaFence => runtime(&mut body, Op::WgmmaFence, ["0"; 4]),
         Asm::WgmmaCommit => runtime(&mut body, Op::WgmmaCommit, ["0"; 4]),
         Asm::FenceProxyAsync => runtime(&mut body, Op::FenceProxyAsync, ["0"; 4]),
+        Asm::MmaFp8(kind) => {
+            // The instruction's words, A and B registers then C, as an
+            // `Op::Mma` buffer (the one `mma.sync` intrinsics use); D comes
+            // back in C's words.
+            let words = kind.words();
+            let operands = words - values;
+            params.extend((0..operands).map(|i| format!("i32 %r{i}")));
+            body.push_str(&format!("  %buf = alloca [{words} x i32], align 4\n"));
+            for i in 0..operands {
+                body.push_str(&format!(
+                    "  %p{i} = getelementptr inbounds [{words} x i32], ptr %buf, i64 0, i64 {i}\n  store i32 %r{i}, ptr %p{i}, align 4\n"
+                ));
+            }
+            for i in 0..values {
+                body.push_str(&format!(
+                    "  %c{i} = getelementptr inbounds [{words} x i32], ptr %buf, i64 0, i64 {}\n  store float %v{i}, ptr %c{i}, align 4\n",
+                    operands + i
+                ));
+            }
+            body.push_str("  %addr = ptrtoint ptr %buf to i64\n");
+            let code = (kind as u64).to_string();
+            runtime(&mut body, Op::Mma, ["%addr", &code, "0", "0"]);
+            for (i, r) in results.iter_mut().enumerate() {
+                body.push_str(&format!("  %d{i} = load float, ptr %c{i}, align 4\n"));
+                *r = format!("%d{i}");
+            }
+        }
     }
     if values == 0 {
         return format!(

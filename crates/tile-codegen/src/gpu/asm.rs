@@ -1,21 +1,23 @@
 //! Inline PTX for what LLVM 19's NVPTX back end has no intrinsic for
 //! (`../shared/reference/tensor-cores.md`, A3): Hopper's `wgmma` and its
-//! fences, and `fence.proxy.async`.
+//! fences, `fence.proxy.async`, and `mma.sync`'s FP8 form (LLVM 19 has no
+//! `e4m3`/`e5m2` intrinsic).
 //!
 //! Each snippet is an [`Asm`], which names its template and constraints
 //! once: the GPU emitter builds the call from them, and the emulation
 //! target recognizes the call by them (`Asm::parse` reads a template and
 //! constraints back only if they are exactly what [`Asm`] writes). Every
-//! snippet clobbers memory, so that LLVM keeps shared-memory accesses on
-//! their side of it; `wgmma`'s accumulators are tied operands, and
-//! `wgmma.wait_group` passes them through, so that no read of D moves above
-//! the wait.
+//! snippet but `mma.sync` (which reads registers only) clobbers memory, so
+//! that LLVM keeps shared-memory accesses on their side of it; `wgmma`'s
+//! accumulators are tied operands, and `wgmma.wait_group` passes them
+//! through, so that no read of D moves above the wait.
 
 use super::GpuEmitter;
 use crate::EmitError;
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum};
 use inkwell::InlineAsmDialect;
+use tile_abi::mma::MmaKind;
 use tile_abi::wgmma::WgmmaKind;
 use tile_ir::DType;
 
@@ -40,6 +42,9 @@ pub(crate) enum Asm {
     },
     /// `fence.proxy.async.shared::cta`.
     FenceProxyAsync,
+    /// `mma.sync.aligned.m16n8k32` of an FP8 `kind`: `(c0..c3: f32, a0..a3:
+    /// i32, b0, b1: i32) -> d0..d3`, C tied to D.
+    MmaFp8(MmaKind),
 }
 
 /// The clobber every snippet carries.
@@ -64,22 +69,26 @@ impl Asm {
             Asm::WgmmaCommit => "wgmma.commit_group.sync.aligned;".into(),
             Asm::WgmmaWait { pending, .. } => format!("wgmma.wait_group.sync.aligned {pending};"),
             Asm::FenceProxyAsync => "fence.proxy.async.shared::cta;".into(),
+            Asm::MmaFp8(kind) => {
+                let t = kind.operand_name();
+                format!("mma.sync.aligned.m16n8k32.row.col.f32.{t}.{t}.f32 {{$0, $1, $2, $3}}, {{$8, $9, $10, $11}}, {{$12, $13}}, {{$4, $5, $6, $7}};")
+            }
         }
     }
 
     /// The constraint string: outputs, inputs (tied ones by the output's
     /// number), clobbers.
     pub(crate) fn constraints(self) -> String {
-        let tied = |n: usize, extra: &[&str]| {
+        let tied = |n: usize, extra: &[&str], clobbers: &[&str]| {
             let mut c: Vec<String> = vec!["=f".to_string(); n];
             c.extend((0..n).map(|i| i.to_string()));
-            c.extend(extra.iter().map(|s| s.to_string()));
-            c.push(MEMORY.into());
+            c.extend(extra.iter().chain(clobbers).map(|s| s.to_string()));
             c.join(",")
         };
         match self {
-            Asm::Wgmma(kind) => tied(kind.accumulators(), &["l", "l", "r"]),
-            Asm::WgmmaWait { values, .. } => tied(values, &[]),
+            Asm::Wgmma(kind) => tied(kind.accumulators(), &["l", "l", "r"], &[MEMORY]),
+            Asm::WgmmaWait { values, .. } => tied(values, &[], &[MEMORY]),
+            Asm::MmaFp8(_) => tied(4, &["r"; 6], &[]),
             Asm::WgmmaFence | Asm::WgmmaCommit | Asm::FenceProxyAsync => MEMORY.into(),
         }
     }
@@ -101,8 +110,13 @@ impl Asm {
             };
             Asm::Wgmma(WgmmaKind::new(dtype, n.parse().ok()?)?)
         } else {
+            let fp8 = MmaKind::ALL
+                .into_iter()
+                .filter(|k| k.is_fp8())
+                .map(Asm::MmaFp8);
             [Asm::WgmmaFence, Asm::WgmmaCommit, Asm::FenceProxyAsync]
                 .into_iter()
+                .chain(fp8)
                 .find(|a| a.template() == template)?
         };
         (candidate.template() == template && candidate.constraints() == constraints)
@@ -118,6 +132,7 @@ impl Asm {
             Asm::WgmmaCommit => "wgmma.commit".into(),
             Asm::WgmmaWait { pending, values } => format!("wgmma.wait.{pending}.{values}"),
             Asm::FenceProxyAsync => "fence.proxy.async".into(),
+            Asm::MmaFp8(kind) => format!("mma.{}", kind.name()),
         }
     }
 
@@ -126,6 +141,7 @@ impl Asm {
         match self {
             Asm::Wgmma(kind) => kind.accumulators(),
             Asm::WgmmaWait { values, .. } => values,
+            Asm::MmaFp8(_) => 4,
             Asm::WgmmaFence | Asm::WgmmaCommit | Asm::FenceProxyAsync => 0,
         }
     }
@@ -192,6 +208,8 @@ mod tests {
                 values: 64,
             },
             Asm::FenceProxyAsync,
+            Asm::MmaFp8(MmaKind::E4m3M16N8K32),
+            Asm::MmaFp8(MmaKind::E5m2M16N8K32),
         ];
         for asm in kinds {
             assert_eq!(Asm::parse(&asm.template(), &asm.constraints()), Some(asm));
@@ -205,6 +223,12 @@ mod tests {
             .ends_with("$31}, $64, $65, p, 1, 1, 0, 1; }"));
         assert!(wgmma.constraints().ends_with(",31,l,l,r,~{memory}"));
         assert_eq!(Asm::parse("wgmma.fence.sync.aligned;", ""), None);
+        let mma = Asm::MmaFp8(MmaKind::E5m2M16N8K32);
+        assert_eq!(
+            mma.template(),
+            "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {$0, $1, $2, $3}, {$8, $9, $10, $11}, {$12, $13}, {$4, $5, $6, $7};"
+        );
+        assert_eq!(mma.constraints(), "=f,=f,=f,=f,0,1,2,3,r,r,r,r,r,r");
         assert_eq!(
             Asm::parse(
                 &wgmma.template().replace("$65", "$66"),

@@ -6,15 +6,19 @@
 //!   (the `.f32.f16` intrinsic is another instruction: C in f16);
 //! * bf16: `llvm.nvvm.mma.m16n8k16.row.col.bf16` on `i32` pairs;
 //! * tf32: `llvm.nvvm.mma.m16n8k8.row.col.tf32` on the `i32` bits of each
-//!   `f32` operand (rounded to TF32 by the program before).
+//!   `f32` operand (rounded to TF32 by the program before);
+//! * e4m3 and e5m2: `mma.sync.aligned.m16n8k32` as inline PTX (`asm.rs`;
+//!   LLVM 19 has no intrinsic for it), which needs PTX 8.4 (`build` asks
+//!   for it when a program has one).
 //!
-//! Two 16-bit elements pack into one 32-bit register, the lower-numbered in
-//! the low half. `ldmatrix` is `llvm.nvvm.ldmatrix.sync.aligned.m8n8.x<n>
+//! Two 16-bit elements (four 8-bit ones) pack into one 32-bit register, the
+//! lower-numbered in the low half (byte). `ldmatrix` is `llvm.nvvm.ldmatrix.sync.aligned.m8n8.x<n>
 //! {.trans}.b16`, overloaded on the shared pointer (`.p3`), returning `n`
 //! such registers (of `f32` elements: one each). The intrinsics are not `convergent`: the program keeps
 //! every `mma` and `ldmatrix` in block-uniform control flow, so all 32 lanes
 //! issue it.
 
+use super::asm::Asm;
 use super::{GpuEmitter, GpuTarget};
 use crate::EmitError;
 use inkwell::types::BasicTypeEnum;
@@ -42,6 +46,13 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 "`mma.{}` takes {na} + {nb} + 4 operands",
                 kind.name()
             )));
+        }
+        if kind.is_fp8() {
+            let mut args: Vec<BasicValueEnum> = c.to_vec();
+            for register in a.chunks(4).chain(b.chunks(4)) {
+                args.push(self.pack_bytes(register)?.into());
+            }
+            return self.inline_asm(Asm::MmaFp8(kind), &args);
         }
         let f32t = self.ctx.f32_type();
         let i32t = self.ctx.i32_type();
@@ -179,7 +190,8 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
     }
 
     /// The lane's `2·count` elements of `ldmatrix` of `shape` (of `f32`
-    /// elements: `count`), its row at `at` in shared memory.
+    /// elements: `count`; of 8-bit ones: `4·count`), its row at `at` in
+    /// shared memory.
     pub(super) fn ldmatrix(
         &self,
         shape: LdMatrix,
@@ -218,19 +230,48 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 .map(|word| Ok(self.b.build_bit_cast(word, f32t, "element")?))
                 .collect();
         }
-        let i16t = self.ctx.i16_type();
-        let mut out = Vec::with_capacity(2 * words.len());
+        // Two 16-bit elements or four 8-bit ones per word, low first.
+        let bits = 8 * dtype.size_bytes() as u32;
+        let element = self.int_type(bits);
+        let mut out = Vec::with_capacity(words.len() * (32 / bits) as usize);
         for word in words {
-            let high = self.b.build_right_shift(
-                word,
-                word.get_type().const_int(16, false),
-                false,
-                "hi",
-            )?;
-            out.push(self.b.build_int_truncate(word, i16t, "lo")?.into());
-            out.push(self.b.build_int_truncate(high, i16t, "hi")?.into());
+            for j in 0..32 / bits {
+                let shifted = self.b.build_right_shift(
+                    word,
+                    word.get_type().const_int(u64::from(j * bits), false),
+                    false,
+                    "part",
+                )?;
+                out.push(
+                    self.b
+                        .build_int_truncate(shifted, element, "element")?
+                        .into(),
+                );
+            }
         }
         Ok(out)
+    }
+
+    /// The four 8-bit registers `bytes` as one `i32`, the first in the low
+    /// byte.
+    fn pack_bytes(&self, bytes: &[BasicValueEnum<'ctx>]) -> Result<IntValue<'ctx>, EmitError> {
+        let i32t = self.ctx.i32_type();
+        if bytes.len() != 4 {
+            return Err(EmitError::internal(
+                "an FP8 mma register of other than 4 bytes",
+            ));
+        }
+        let mut word = i32t.const_zero();
+        for (j, byte) in bytes.iter().enumerate() {
+            let byte = self
+                .b
+                .build_int_z_extend(byte.into_int_value(), i32t, "byte")?;
+            let shifted =
+                self.b
+                    .build_left_shift(byte, i32t.const_int(8 * j as u64, false), "byte")?;
+            word = self.b.build_or(word, shifted, "word")?;
+        }
+        Ok(word)
     }
 
     /// `lo | hi << 16` of two 16-bit registers, as an `i32`.

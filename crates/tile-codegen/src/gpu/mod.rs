@@ -40,7 +40,10 @@ use crate::tools;
 use crate::{CodegenOptions, EmitError};
 use inkwell::context::Context;
 use std::ops::Deref;
-use tile_thread::program::Program;
+use tile_thread::program::{Program, ThreadOpKind};
+
+/// The PTX ISA version (times ten) that introduced `mma.sync`'s FP8 form.
+const FP8_MMA_PTX: u32 = 84;
 
 /// A kernel's LLVM module for a GPU target, before and after LLVM's
 /// optimization pipeline: what the PTX or the code object is generated
@@ -142,7 +145,14 @@ fn build(
     code: Code,
 ) -> Result<Built, EmitError> {
     let gpu = GpuTarget::of(target).ok_or(EmitError::NotGpu { target })?;
-    let machine = Machine::new(target, options.opt_level)?;
+    // `mma.sync`'s FP8 form came with PTX 8.4; other programs keep the
+    // target's oldest version.
+    let fp8_mma = program
+        .ops
+        .iter()
+        .any(|(_, op)| matches!(op.kind, ThreadOpKind::Mma { kind } if kind.is_fp8()));
+    let min_ptx = if fp8_mma { FP8_MMA_PTX } else { 0 };
+    let machine = Machine::with_min_ptx(target, options.opt_level, min_ptx)?;
     let ctx = Context::create();
     let diagnostics = Diagnostics::install(&ctx);
     let module = ctx.create_module(&program.name);

@@ -357,11 +357,11 @@ impl Programs {
         options: &Options,
         target: Target,
     ) -> Result<(Program, u32), PipelineError> {
-        let cores = target.tensor_cores();
-        let most = match (cores, options.num_stages) {
-            (TensorCores::MmaSync | TensorCores::Wgmma, Some(n)) => n.max(1),
-            (TensorCores::MmaSync | TensorCores::Wgmma, None) => DEFAULT_STAGES,
-            _ => 1,
+        let cores = shared_cores(func, target.tensor_cores());
+        let most = match (cores.cp_async(), options.num_stages) {
+            (true, Some(n)) => n.max(1),
+            (true, None) => DEFAULT_STAGES,
+            (false, _) => 1,
         };
         let mut stages = most;
         loop {
@@ -387,6 +387,23 @@ impl Programs {
         let program = lower_for(func, label, num_warps, key)?;
         self.lowered.push((key, program.clone()));
         Ok(program)
+    }
+}
+
+/// `cores`, or `mma.sync` without its FP8 form when `func` has no FP8 `dot`
+/// for it: sm_89 and sm_90 then share sm_80's program, lowered once.
+pub(super) fn shared_cores(func: &Function, cores: TensorCores) -> TensorCores {
+    let fp8_dot = func.ops.iter().any(|(_, op)| {
+        matches!(op.kind, tile_ir::OpKind::Dot { .. })
+            && op
+                .operands
+                .iter()
+                .take(2)
+                .any(|&x| func.ty(x).dtype().is_f8())
+    });
+    match cores {
+        TensorCores::MmaSyncFp8 if !fp8_dot => TensorCores::MmaSync,
+        cores => cores,
     }
 }
 

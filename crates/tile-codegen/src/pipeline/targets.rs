@@ -74,7 +74,7 @@ impl Compilation<'_> {
         let mut dumped: Vec<(TensorCores, u32)> = Vec::new();
         for &target in &gpus {
             let (program, stages) = programs.for_target(func, label, self.options, target)?;
-            let cores = target.tensor_cores();
+            let cores = super::shared_cores(func, target.tensor_cores());
             if dumped.contains(&(cores, stages)) {
                 continue;
             }
@@ -226,7 +226,8 @@ impl Compilation<'_> {
 }
 
 /// The `TILE_DUMP` file of the thread-level program for `tensor_cores`:
-/// `thread.txt` without, `thread.mma_sync.txt` with `mma.sync`,
+/// `thread.txt` without, `thread.mma_sync.txt` with `mma.sync`
+/// (`thread.mma_sync_fp8.txt` with its FP8 form, for FP8 `dot`s),
 /// `thread.wgmma.txt` with Hopper's `wgmma`, `thread.wmma.txt` and
 /// `thread.mfma.txt` with AMD's instructions.
 fn thread_file(tensor_cores: TensorCores) -> String {
@@ -241,6 +242,7 @@ fn cores_name(tensor_cores: TensorCores) -> &'static str {
     match tensor_cores {
         TensorCores::None => "portable",
         TensorCores::MmaSync => "mma_sync",
+        TensorCores::MmaSyncFp8 => "mma_sync_fp8",
         TensorCores::Wmma => "wmma",
         TensorCores::Mfma => "mfma",
         TensorCores::Wgmma => "wgmma",

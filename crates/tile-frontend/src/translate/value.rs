@@ -92,6 +92,10 @@ impl Translator<'_> {
                 p.path.segments[1].ident.to_string(),
             );
             if let Some(d) = dtype_of(ty) {
+                if d == DType::F8E4M3 && name.contains("INFINITY") {
+                    let msg = "f8e4m3 has no infinity (its largest value is `f8e4m3::MAX`, 448)";
+                    return Err(self.err(p, msg));
+                }
                 let value = match (name.as_str(), d.is_float()) {
                     ("INFINITY", true) => Some(Val::Float(f64::INFINITY)),
                     ("NEG_INFINITY", true) => Some(Val::Float(f64::NEG_INFINITY)),
@@ -121,6 +125,8 @@ impl Translator<'_> {
                 f32::MIN.into()
             }),
             DType::F64 => Val::Float(if max { f64::MAX } else { f64::MIN }),
+            DType::F8E4M3 => Val::Float(if max { 448.0 } else { -448.0 }),
+            DType::F8E5M2 => Val::Float(if max { 57344.0 } else { -57344.0 }),
             _ => {
                 let bits = d.bits();
                 let (lo, hi) = if d.is_signed_int() {

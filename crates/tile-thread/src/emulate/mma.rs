@@ -20,10 +20,11 @@ impl Emulator<'_> {
         index: &[Scalar],
     ) -> Result<Vec<Vec<Scalar>>, EmuError> {
         let dtype = self.program.shared[alloc].dtype;
-        // A row is 16 bytes: 8 16-bit elements, or 4 32-bit ones, which the
-        // instruction moves as pairs of 16-bit halves (low half first).
-        let per_row = 16 / dtype.size_bytes();
-        let per_register = per_row / 4;
+        // A row is 16 bytes: 16 8-bit elements, 8 16-bit ones or 4 32-bit
+        // ones, which the instruction moves as 16-bit units, little-endian.
+        let size = dtype.size_bytes();
+        let per_row = 16 / size;
+        let per_register = 4 / size;
         let threads = self.threads as usize;
         let count = usize::from(shape.count);
         let mut results = vec![vec![Scalar::zero(dtype); threads]; per_register * count];
@@ -40,17 +41,18 @@ impl Emulator<'_> {
                     };
                     return Err(self.error(Some(id), Some(t), fault));
                 }
-                let halves_per_element = 8 / per_row;
+                let mut row_bytes = [0u8; 16];
                 for c in 0..per_row {
                     let i = start + c as i64;
                     let v = self
                         .shared
                         .load(alloc.index(), i, t, id)
                         .map_err(|c| self.race(id, alloc.index(), i, t, false, c))?;
-                    let bits = v.to_bits();
-                    for h in 0..halves_per_element {
-                        row[c * halves_per_element + h] = (bits >> (16 * h)) as u16;
-                    }
+                    let le = v.to_bits().to_le_bytes();
+                    row_bytes[c * size..(c + 1) * size].copy_from_slice(&le[..size]);
+                }
+                for (unit, pair) in row.iter_mut().zip(row_bytes.chunks_exact(2)) {
+                    *unit = u16::from_le_bytes([pair[0], pair[1]]);
                 }
             }
             // One phase per matrix: its 8 rows of 16 bytes.
@@ -63,16 +65,15 @@ impl Emulator<'_> {
                         .flat_map(|&s| (0..per_row as i64).map(move |c| s + c)),
                 );
             }
+            let bits = 8 * size as u32;
+            let mask = u32::MAX >> (32 - bits);
             for (lane, regs) in shape.distribute(&rows).into_iter().enumerate() {
                 for (j, word) in regs.into_iter().enumerate() {
-                    if per_register == 1 {
-                        results[j][first + lane] = Scalar::from_bits(dtype, u64::from(word));
-                        continue;
+                    for e in 0..per_register {
+                        let element = (word >> (bits * e as u32)) & mask;
+                        results[per_register * j + e][first + lane] =
+                            Scalar::from_bits(dtype, u64::from(element));
                     }
-                    let half =
-                        |h: u32| Scalar::from_bits(dtype, u64::from((word >> (16 * h)) & 0xffff));
-                    results[2 * j][first + lane] = half(0);
-                    results[2 * j + 1][first + lane] = half(1);
                 }
             }
         }

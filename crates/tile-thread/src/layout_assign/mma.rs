@@ -51,6 +51,7 @@ pub struct MmaDot {
 /// How the `dot` `id` of `func` runs on `tensor_cores` with `num_warps`
 /// warps, or `None` when it is a chain of fused multiply-adds: it must have
 /// an instruction's precision and operand dtype (`tensor` on f16 or bf16,
+/// and on FP8 of one format where the target has `mma.sync`'s FP8 form,
 /// `tf32` on f32 for `mma.sync`'s TF32 instruction), and `M`, `N`, `K`
 /// whole multiples of the instruction's shape that the warps (MFMA: the
 /// block's whole 64-lane waves) can share. Of several instructions, the
@@ -73,6 +74,7 @@ pub fn mma_dot(
     };
     let threads = num_warps as usize * WARP_SIZE as usize;
     MmaKind::for_dot(family, *precision, da)
+        .filter(|kind| !kind.is_fp8() || tensor_cores.fp8())
         .filter(|_| da == db && threads.is_multiple_of(family.lanes()))
         .find_map(|kind| {
             let (im, in_, ik) = kind.shape();

@@ -126,6 +126,11 @@ impl Lowerer<'_> {
             .map(|s| s.dims().to_vec())
             .unwrap_or_default();
         let width = 16 / dtype.size_bytes().max(1);
+        // Rows of a whole number of chunks (24 FP8 elements are one and a
+        // half: a chunk would run into the next row).
+        if shape.last().is_none_or(|&cols| !cols.is_multiple_of(width)) {
+            return Ok(None);
+        }
         let chunks = DistLayout::blocked(&shape, self.program.num_warps, width)?;
         let whole = chunks.size_per_thread.last() == Some(&width) && !chunks.has_copies();
         Ok(whole.then_some(chunks))

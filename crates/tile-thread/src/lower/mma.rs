@@ -14,8 +14,10 @@
 //! elements) loads A the same way (an 8×8 `b16` matrix is 8×4 `f32`, the A
 //! fragment's register order again), and B element by element (`.trans`
 //! would split 32-bit elements), each operand rounded to TF32 before the
-//! step. WMMA and MFMA (whose warps are 64-lane waves) load their fragments
-//! element by element.
+//! step. FP8 (`k`-steps of 32, 8-bit elements) loads A with `ldmatrix` too
+//! (an 8×8 `b16` matrix is 8×16 bytes, the A fragment's register order once
+//! more) and B element by element, as TF32 does. WMMA and MFMA (whose warps
+//! are 64-lane waves) load their fragments element by element.
 //!
 //! Addresses: each lane's `ldmatrix` row address is swizzled
 //! (`operand_swizzle.rs`), and the part of a block's offset that is a
@@ -72,10 +74,13 @@ impl Lowerer<'_> {
         let dtype = kind.operand_dtype();
         let by_elements = kind.family() != MmaFamily::MmaSync;
         let tf32 = kind == MmaKind::Tf32M16N8K8;
+        // TF32 and FP8 load B element by element: `.trans` would split or
+        // swap their elements.
+        let b_elements = tf32 || kind.is_fp8();
         // B: one `ldmatrix.x4.trans` per two blocks of a warp's columns
         // (lanes 16..32 address the second block, `8·wn` columns further),
         // an `x2.trans` for a last odd one.
-        let b_pairs = !by_elements && !tf32 && rep_n >= 2;
+        let b_pairs = !by_elements && !b_elements && rep_n >= 2;
         let (base_a, base_b) = if kind.family() == MmaFamily::Mfma {
             (
                 self.linear(&[(warp_m, im * k), (row, k), (half, 4)]),
@@ -88,14 +93,17 @@ impl Lowerer<'_> {
                 self.linear(&[(warp_m, im * k), (row, k)]),
                 self.linear(&[(row, 1), (warp_n, in_)]),
             )
-        } else if tf32 {
-            // A as for 16-bit elements (lanes 16..32: the right 4 columns);
-            // B: lane `l` holds column `l / 4` at `k = l % 4` and `l % 4 + 4`.
+        } else if b_elements {
+            // A as for 16-bit elements (lanes 16..32: the right 4 TF32 or
+            // 16 FP8 columns); B: lane `l` holds column `l / 4` at the `k`
+            // of its fragment's elements, which start at `k = l % 4`
+            // (TF32) or `4·(l % 4)` (FP8).
             let group = self.hoist_with_const(BinaryOp::Div, lane, 4);
             let in_group = self.hoist_with_const(BinaryOp::Rem, lane, 4);
+            let k_per_lane = kind.element(Fragment::B, 1, 0).0;
             (
                 self.linear(&[(warp_m, im * k), (row, k), (half, ik / 2)]),
-                self.linear(&[(in_group, n), (group, 1), (warp_n, in_)]),
+                self.linear(&[(in_group, k_per_lane * n), (group, 1), (warp_n, in_)]),
             )
         } else {
             let second_block = if b_pairs { in_ * wn } else { 0 };
@@ -123,12 +131,15 @@ impl Lowerer<'_> {
                     }
                 })
                 .collect();
-            let b_frags: Vec<Vec<Reg>> = if tf32 {
+            let b_frags: Vec<Vec<Reg>> = if b_elements {
                 (0..rep_n)
                     .map(|rn| {
                         (0..kind.elements(Fragment::B))
                             .map(|i| {
-                                let offset = step * ik * n + rn * in_ * wn + 4 * i * n;
+                                // Lane 0's `k` of element `i`; the lane's
+                                // own is in `base_b`.
+                                let k0 = kind.element(Fragment::B, 0, i).0;
+                                let offset = step * ik * n + rn * in_ * wn + k0 * n;
                                 let index = self.operand_address((base_b, offset, stage_b), sw_b);
                                 let load = ThreadOpKind::LoadShared { alloc: alloc_b };
                                 self.emit(load, vec![index], dtype)
@@ -224,7 +235,8 @@ impl Lowerer<'_> {
         swizzle: Option<Swizzle>,
     ) -> Vec<Reg> {
         let index = self.operand_address(at, swizzle);
-        // Two 16-bit elements per register, or one 32-bit one.
+        // Four 8-bit elements per register, two 16-bit ones, or one 32-bit
+        // one.
         let per_register = 4 / dtype.size_bytes();
         let results = vec![dtype; per_register * usize::from(shape.count)];
         let op = self.emit_op(

@@ -76,8 +76,12 @@ pub enum TensorCores {
     /// None: every `dot` is a chain of fused multiply-adds.
     #[default]
     None,
-    /// PTX `mma.sync.aligned.m16n8k16` on `f16` and `bf16` (sm_80 and later).
+    /// PTX `mma.sync.aligned.m16n8k16` on `f16` and `bf16`, and
+    /// `m16n8k8` on TF32 (sm_80 and later).
     MmaSync,
+    /// [`MmaSync`](Self::MmaSync) and its FP8 form, `m16n8k32` on `e4m3`
+    /// and `e5m2` (sm_89 and later).
+    MmaSyncFp8,
     /// RDNA3's `v_wmma_f32_16x16x16` on `f16` and `bf16` in wave32 (gfx11).
     Wmma,
     /// CDNA's `v_mfma_f32_32x32x8` and `v_mfma_f32_16x16x16` on `f16` and
@@ -85,8 +89,8 @@ pub enum TensorCores {
     /// warps.
     Mfma,
     /// Hopper's `wgmma.mma_async.m64n64k16` on `f16` and `bf16` from shared
-    /// memory (sm_90a), for the dots whose tiles it fits; `mma.sync` for the
-    /// others.
+    /// memory (sm_90a), for the dots whose tiles it fits; `mma.sync` (with
+    /// its FP8 form) for the others.
     Wgmma,
 }
 
@@ -96,11 +100,25 @@ impl TensorCores {
         use tile_abi::mma::MmaFamily;
         match self {
             TensorCores::None => None,
-            TensorCores::MmaSync => Some(MmaFamily::MmaSync),
+            TensorCores::MmaSync | TensorCores::MmaSyncFp8 => Some(MmaFamily::MmaSync),
             TensorCores::Wmma => Some(MmaFamily::Wmma),
             TensorCores::Mfma => Some(MmaFamily::Mfma),
             TensorCores::Wgmma => Some(MmaFamily::MmaSync),
         }
+    }
+
+    /// Whether `mma.sync`'s FP8 form is available.
+    pub fn fp8(self) -> bool {
+        matches!(self, TensorCores::MmaSyncFp8 | TensorCores::Wgmma)
+    }
+
+    /// Whether the target has `cp.async` (and so pipelines the copies of
+    /// tensor-core operands): the NVIDIA ones.
+    pub fn cp_async(self) -> bool {
+        matches!(
+            self,
+            TensorCores::MmaSync | TensorCores::MmaSyncFp8 | TensorCores::Wgmma
+        )
     }
 }
 
@@ -243,10 +261,7 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         free_shared: Vec::new(),
     };
     // The targets with `cp.async` copy their tensor-core operands with it.
-    if matches!(
-        options.tensor_cores,
-        TensorCores::MmaSync | TensorCores::Wgmma
-    ) {
+    if options.tensor_cores.cp_async() {
         let deferred = copies::deferred_loads(func, |dot| lowerer.on_tensor_cores(dot));
         lowerer.prefetched = pipeline::prefetched_loads(func, &deferred);
         lowerer.deferred = deferred;

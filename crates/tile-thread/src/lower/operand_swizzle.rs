@@ -3,7 +3,7 @@
 //! `ldmatrix` phase reads (and the chunks `cp.async` writes) fall in 8
 //! different groups of 4 banks.
 //!
-//! An operand of `C` columns of `b`-byte elements (16-bit ones, or TF32's
+//! An operand of `C` columns of `b`-byte elements (8-bit FP8, 16-bit, or TF32's
 //! 32-bit ones) is staged row-major, `e = 16 / b` elements to a chunk and
 //! `R = C / e` chunks per row; a 128-byte line of banks holds `L = 128 / b`
 //! elements. Element index `i` is stored at CuTe's `Sw<B, log2 e, s - log2
@@ -25,6 +25,13 @@
 //! among the 4 rows' bank lines, `Sw<2 - log2 P, 3, s - 3>` (`P = max(1, L
 //! / C)` rows per line), so that the 4 rows × 2 chunks fall in 8 groups
 //! ([`tf32_b_swizzle`]).
+//!
+//! FP8's B is read element by element too: the 32 lanes read rows `4t +
+//! j` (`t = 0..4`, one `j` per load) at 8 consecutive bytes. Rows 4 apart
+//! are `4C` bytes apart, the same banks once `C ≥ 32`; the swizzle XORs
+//! the chunk bits 0–1 with the row's bits 2–3 (`t`), `Sw<2, 4, log2 C -
+//! 2>`, so that the 4 rows' bytes fall in 4 different chunks of a line
+//! ([`fp8_b_swizzle`]).
 
 use super::Lowerer;
 use crate::program::Reg;
@@ -126,6 +133,16 @@ pub(super) fn tf32_b_swizzle(cols: usize) -> Option<Swizzle> {
     Swizzle::new(bits, 3, shift as i32 - 3).ok()
 }
 
+/// The swizzle of FP8's B operand staged with rows of `cols` bytes (see
+/// the module docs): `Sw<2, 4, log2 cols - 2>`; `None` for rows of fewer
+/// than 16 bytes or of other lengths than a power of two.
+pub(super) fn fp8_b_swizzle(cols: usize) -> Option<Swizzle> {
+    if !cols.is_power_of_two() || cols < 16 {
+        return None;
+    }
+    Swizzle::new(2, 4, cols.trailing_zeros() as i32 - 2).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,6 +182,36 @@ mod tests {
         assert_eq!(tf32_b_swizzle(64).unwrap().to_string(), "Sw<2,3,3>");
     }
 
+    /// FP8's B fragment loads: lane `(g, t)` reads byte column `n0 + g` of
+    /// row `4t + j`; the 8 words each such request touches fall in 8
+    /// different banks, and chunks stay whole.
+    #[test]
+    fn fp8_b_loads_are_conflict_free() {
+        for cols in [16, 32, 64, 128, 256] {
+            let sw = fp8_b_swizzle(cols).unwrap();
+            let place = |i: usize| sw.apply(i as i64) as usize;
+            for j in [0, 1, 2, 3, 16, 19] {
+                for n0 in (0..cols).step_by(8) {
+                    let mut banks: Vec<usize> = (0..32)
+                        .map(|lane| place((4 * (lane % 4) + j) * cols + n0 + lane / 4) / 4 % 32)
+                        .collect();
+                    banks.sort_unstable();
+                    banks.dedup();
+                    assert_eq!(banks.len(), 8, "{cols} columns, row {j}, column {n0}");
+                }
+            }
+            let mut seen = vec![false; 32 * cols];
+            for i in 0..32 * cols {
+                let j = place(i);
+                assert_eq!(j % 16, i % 16, "elements keep their chunk");
+                assert!(!seen[j], "a bijection");
+                seen[j] = true;
+            }
+        }
+        assert_eq!(fp8_b_swizzle(8), None);
+        assert_eq!(fp8_b_swizzle(64).unwrap().to_string(), "Sw<2,4,4>");
+    }
+
     /// The banks (4-byte words mod 32) an `ldmatrix` phase reads: chunk
     /// `chunk` of rows `0..8`, each 16 bytes of `bytes`-byte elements.
     fn phase_conflicts(cols: usize, bytes: usize, chunk: usize) -> usize {
@@ -182,7 +229,7 @@ mod tests {
 
     #[test]
     fn every_phase_is_conflict_free_and_chunks_stay_whole() {
-        for bytes in [2, 4] {
+        for bytes in [1, 2, 4] {
             let per_chunk = 16 / bytes;
             for cols in [2 * per_chunk, 32, 64, 128, 256] {
                 for chunk in 0..cols / per_chunk {

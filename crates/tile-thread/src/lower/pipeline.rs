@@ -327,11 +327,12 @@ impl Lowerer<'_> {
         kind: MmaKind,
         which: usize,
     ) -> Option<Swizzle> {
-        use super::operand_swizzle::{operand_swizzle, tf32_b_swizzle};
+        use super::operand_swizzle::{fp8_b_swizzle, operand_swizzle, tf32_b_swizzle};
         let &cols = shape.last()?;
         match (self.swizzle_shared, kind, which) {
             (false, ..) => None,
             (true, MmaKind::Tf32M16N8K8, 1) => tf32_b_swizzle(cols),
+            (true, _, 1) if kind.is_fp8() => fp8_b_swizzle(cols),
             (true, ..) => operand_swizzle(cols, kind.operand_dtype().size_bytes()),
         }
     }

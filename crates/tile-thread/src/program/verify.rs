@@ -268,12 +268,14 @@ impl Checker<'_> {
                 let Some(a) = self.program.shared.get(*alloc) else {
                     return bad(self, "an allocation outside the program");
                 };
-                // Two 16-bit elements per register, or one 32-bit element
-                // (whose halves a transpose would split).
+                // Two 16-bit elements per register, or one 32-bit element,
+                // or four 8-bit ones (whose pairs or halves a transpose
+                // would split or swap).
                 let per_register = match (a.dtype.size_bytes(), shape.trans) {
                     (2, _) => 2,
                     (4, false) => 1,
-                    _ => return bad(self, "`ldmatrix` of other than 16-bit elements, or a transposed one of 32-bit elements"),
+                    (1, false) => 4,
+                    _ => return bad(self, "`ldmatrix` of other than 8-, 16- or 32-bit elements, or a transposed one of 8- or 32-bit elements"),
                 };
                 operands == [DType::I32]
                     && results.len() == per_register * usize::from(shape.count)
