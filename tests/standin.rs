@@ -9,8 +9,8 @@
 //! and equal the CPU device's bit for bit.
 //!
 //! A second stand-in reports compute capability 9.0: the matmuls run its
-//! sm_90 PTX, and the tutorial-sized ones sm_90a's, on `wgmma`, through
-//! the same path.
+//! sm_90 PTX, and the tutorial-sized ones sm_90a's, on `wgmma`, and the
+//! FP8 one sm_90a's, on `mma.sync.m16n8k32`, through the same path.
 //!
 //! Driver libraries are opened once per process, so the examples run in
 //! child processes (this test binary again, running the ignored tests
@@ -90,10 +90,11 @@ impl Drop for Scratch {
 }
 
 /// The matmuls of the examples.
-fn matmuls() -> [&'static KernelInfo; 4] {
+fn matmuls() -> [&'static KernelInfo; 5] {
     [
         &matmul::matmul::<32, 32, 16>::INFO,
         &matmul::matmul_f16::<32, 32, 16>::INFO,
+        &matmul::matmul_f8::<64, 64, 64>::INFO,
         &matmul::matmul_f16_large::<128, 128, 64>::INFO,
         &matmul::matmul_bf16_large::<128, 128, 64>::INFO,
     ]
@@ -178,8 +179,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     );
     let hopper = write_images(&dir.0, &matmuls(), &HOPPER);
     assert_eq!(
-        hopper, 7,
-        "five matmul specializations have sm_90 PTX, the two tutorial-sized ones sm_90a PTX too"
+        hopper, 9,
+        "six matmul specializations have sm_90 PTX, the FP8 and the two tutorial-sized ones sm_90a PTX too"
     );
     run_child(&exe, &dir.0, CHILD, &[]);
     run_child(&exe, &dir.0, HOPPER_CHILD, &[("TILE_STANDIN_SM", "90")]);
@@ -329,7 +330,7 @@ fn on_a_hopper_stand_in() {
         "a matmul's check failed on {cuda}"
     );
     let ran: Vec<String> = rows.iter().map(|r| r.code.to_string()).collect();
-    let want: Vec<String> = ["sm_90", "sm_90", "sm_90a", "sm_90a"]
+    let want: Vec<String> = ["sm_90", "sm_90", "sm_90a", "sm_90a", "sm_90a"]
         .iter()
         .map(|t| KernelCode::Gpu(t).to_string())
         .collect();
