@@ -199,14 +199,9 @@ fn if_and_loops_with_tiles() {
     check(&kernel("f32", body, "[5, 6]", 2), DType::F32, &[9, 6]);
 }
 
-/// `x` drawn from a few values with NaNs, signed zeros and ties.
+/// An `[8, 6]` [`awkward_of`].
 fn awkward(seed: u64) -> Arg {
-    let pool = [0.0f32, -0.0, 1.0, f32::NAN, -1.0, 1.0, 0.0, -0.0, 2.0];
-    let v = values(seed, 48, DType::U32)
-        .into_iter()
-        .map(|s| pool[(s.to_bits() % pool.len() as u64) as usize])
-        .collect();
-    Arg::Tensor(HostTensor::from_vec(&[8, 6], v).unwrap())
+    awkward_of(seed, &[8, 6])
 }
 
 #[test]
@@ -507,4 +502,86 @@ fn a_loop_step_that_is_not_positive_is_checked_before_the_loop() {
         .unwrap()
         .to_string();
     assert!(!text.contains("check.step"), "{text}");
+}
+
+/// Lanes longer than the fold's unrolled limit (17 elements): the fold is
+/// a loop of 8 elements a turn and an unrolled tail, bit for bit the
+/// interpreter's order for sums, products, scans and arg reductions (on
+/// values with NaNs, signed zeros and ties), along either axis.
+#[test]
+fn long_lanes_fold_in_a_loop_in_order() {
+    for (rows, cols) in [(3, 18), (2, 100), (100, 2)] {
+        let view = format!("[{rows}, {cols}]");
+        let text = |body: &str, out_tile: &str| {
+            format!(
+                "kernel @k(%x: tensor<f32, 2>, %out: tensor<f32, 2>) {{
+  %pid = program_id 0 : i32
+  %zero = constant 0 : i32
+  %vx = partition_view %x {view} : view<f32, {view}>
+  %t = load_masked %vx[%pid, %zero] pad(zero) : tile<{rows}x{cols}xf32>
+{body}
+  %vo = partition_view %out {out_tile} : view<f32, {out_tile}>
+  store_masked %r, %vo[%pid, %zero]
+}}"
+            )
+        };
+        let (x_rows, x_cols) = (2 * rows - 1, cols);
+        for axis in [0, 1] {
+            let kept = if axis == 0 {
+                format!("1x{cols}")
+            } else {
+                format!("{rows}x1")
+            };
+            let out_tile = if axis == 0 {
+                format!("[1, {cols}]")
+            } else {
+                format!("[{rows}, 1]")
+            };
+            let out_shape = if axis == 0 { [2, cols] } else { [x_rows, 1] };
+            let mut bodies: Vec<String> = ["sum", "prod"]
+                .iter()
+                .map(|k| format!("  %r = reduce {k} %t axis {axis} keepdim : tile<{kept}xf32>"))
+                .collect();
+            for kind in ["argmax", "argmin"] {
+                bodies.push(format!(
+                    "  %a = arg {kind} %t axis {axis} keepdim : tile<{kept}xi32>
+  %r = cast %a to f32 : tile<{kept}xf32>"
+                ));
+            }
+            for body in bodies {
+                let text = text(&body, &out_tile);
+                let func = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+                let program = lower(&func, &LowerOptions::warps(1)).unwrap();
+                let loops = program
+                    .ops
+                    .iter()
+                    .filter(|(_, op)| matches!(op.kind, tile_thread::ThreadOpKind::For))
+                    .count();
+                let extent = if axis == 0 { rows } else { cols };
+                assert_eq!(loops > 0, extent > 17, "{text}");
+                let x = if body.contains("arg") {
+                    awkward_of(7, &[x_rows, x_cols])
+                } else {
+                    tensor(3, &[x_rows, x_cols], DType::F32)
+                };
+                check_with(&text, x, DType::F32, &out_shape);
+            }
+        }
+        // A scan keeps every partial sum in place.
+        let scan = format!("  %r = scan cumsum %t axis 1 : tile<{rows}x{cols}xf32>");
+        let x = tensor(4, &[x_rows, x_cols], DType::F32);
+        check_with(&text(&scan, &view), x, DType::F32, &[x_rows, x_cols]);
+    }
+}
+
+/// A tensor of `shape` drawn from a few values with NaNs, signed zeros
+/// and ties.
+fn awkward_of(seed: u64, shape: &[usize]) -> Arg {
+    let pool = [0.0f32, -0.0, 1.0, f32::NAN, -1.0, 1.0, 0.0, -0.0, 2.0];
+    let n = shape.iter().product();
+    let v = values(seed, n, DType::U32)
+        .into_iter()
+        .map(|s| pool[(s.to_bits() % pool.len() as u64) as usize])
+        .collect();
+    Arg::Tensor(HostTensor::from_vec(shape, v).unwrap())
 }

@@ -14,6 +14,11 @@
 //! (`acc = select(k ≤ c, acc ⊕ x[k], acc)`), which is the interpreter's
 //! `y[k] = y[k-1] ⊕ x[k]` at `k = c`.
 //!
+//! A long lane is folded in a counted loop over its elements, 8 a turn
+//! (all of a thread's lanes in one loop, in step), not unrolled whole: the
+//! program, and the LLVM module after it, stay the same size whatever the
+//! extent, and a GPU still has 8 loads in flight.
+//!
 //! Cost: `O(extent)` shared reads per result register. Reductions where any
 //! order gives the same bits (integers; float `max`/`min`) take the parallel
 //! path of `reduce_tree.rs` instead (in thread, shuffles, across warps).
@@ -21,10 +26,17 @@
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::row_major;
 use crate::layout_assign::{order_free, LayoutKind};
-use crate::program::{Reg, ThreadOpKind};
+use crate::program::{Reg, Region, SharedId, ThreadOpKind};
 use tile_ir::{
     ArgKind, BinaryOp, CmpPred, DType, OpId, OpKind, ReduceKind, Scalar, ScanKind, Type, UnaryOp,
 };
+
+/// The elements of each lane a loop iteration of a fold takes.
+const UNROLL: usize = 8;
+
+/// A staged reduction operand: its allocation and dtype, the extent of the
+/// folded axis, and the stride (in elements) between a lane's elements.
+type StagedLane = (SharedId, DType, usize, usize);
 
 /// How a lane is folded.
 #[derive(Clone, Copy)]
@@ -110,54 +122,24 @@ impl Lowerer<'_> {
             }
         }
         let alloc = self.stage_tile(dtype, &src_layout, &src_regs);
-        let extent = src[axis];
-        // Folds the lane starting at `base` (`limit`: a scan register's coordinate).
-        let fold = |s: &mut Self, base: Reg, limit: Option<Reg>| -> Reg {
-            let truth = s.constant(Scalar::Bool(true));
-            let lane: Vec<Reg> = (0..extent)
-                .map(|k| {
-                    let index = if k == 0 {
-                        base
-                    } else {
-                        let step = s.i32c((k * rs[axis]) as i64);
-                        s.binary(BinaryOp::Add, base, step)
-                    };
-                    s.read_shared(alloc, dtype, index, truth)
-                })
-                .collect();
-            match (fold_kind, limit) {
-                (Fold::Arg(kind), _) => s.arg_fold(kind, dtype, &lane),
-                (Fold::Scan(op), Some(c)) => {
-                    let mut acc = lane[0];
-                    for (k, &x) in lane.iter().enumerate().skip(1) {
-                        let next = s.emit(ThreadOpKind::Binary(op), vec![acc, x], dtype);
-                        let k = s.i32c(k as i64);
-                        let take = s.emit(ThreadOpKind::Cmp(CmpPred::Le), vec![k, c], DType::Bool);
-                        acc = s.select(take, next, acc);
-                    }
-                    acc
-                }
-                (Fold::Combine(op) | Fold::Scan(op), _) => {
-                    lane[1..].iter().fold(lane[0], |acc, &x| {
-                        s.emit(ThreadOpKind::Binary(op), vec![acc, x], dtype)
-                    })
-                }
-            }
-        };
+        let lane = (alloc, dtype, src[axis], rs[axis]);
         let lowered = match func.ty(result) {
             Type::Scalar(_) => {
                 let zero = self.i32c(0);
-                Lowered::Scalar(fold(self, zero, None))
+                Lowered::Scalar(self.fold_lanes(fold_kind, lane, &[(zero, None)])[0])
             }
             Type::Tile(_) => {
                 let layout = self.layout_of(id, result)?;
                 let coords = self.coords(&layout);
-                let mut regs = Vec::new();
+                // Each register's lane: where it starts and (a scan's) the
+                // register's coordinate along the axis; a copy in a slice
+                // layout folds the lane of its representative.
+                let mut lanes = Vec::new();
+                let mut lane_of = Vec::new();
                 for v in 0..layout.registers() {
                     let first = coords.representative[v];
                     if first != v {
-                        // A copy in a slice layout: the same lane, folded once.
-                        regs.push(regs[first]);
+                        lane_of.push(lane_of[first]);
                         continue;
                     }
                     let c = &coords.axes[v];
@@ -177,8 +159,11 @@ impl Lowerer<'_> {
                         self.select(live, base, zero)
                     };
                     let limit = matches!(fold_kind, Fold::Scan(_)).then(|| c[axis]);
-                    regs.push(fold(self, base, limit));
+                    lane_of.push(lanes.len());
+                    lanes.push((base, limit));
                 }
+                let folded = self.fold_lanes(fold_kind, lane, &lanes);
+                let regs = lane_of.into_iter().map(|i| folded[i]).collect();
                 Lowered::Tile { layout, regs }
             }
             _ => return Err(self.invalid(id, "the result is not a scalar or tile")),
@@ -187,41 +172,188 @@ impl Lowerer<'_> {
         self.bind(id, lowered)
     }
 
-    /// The interpreter's `arg`: `best = 0`; for `k = 1, 2, …`, stop once
-    /// `x[best]` is NaN, else take `k` if `x[k]` is NaN or strictly beyond
-    /// `x[best]` (for floats, `+0` is beyond `-0` for argmax and vice versa).
-    fn arg_fold(&mut self, kind: ArgKind, dtype: DType, lane: &[Reg]) -> Reg {
-        let mut best = self.i32c(0);
-        let mut best_value = lane[0];
-        for (k, &x) in lane.iter().enumerate().skip(1) {
-            let stopped = self.emit(
-                ThreadOpKind::Cmp(CmpPred::Ne),
-                vec![best_value, best_value],
-                DType::Bool,
-            );
-            let x_nan = self.emit(ThreadOpKind::Cmp(CmpPred::Ne), vec![x, x], DType::Bool);
-            let (low, high) = match kind {
-                ArgKind::ArgMax => (best_value, x),
-                ArgKind::ArgMin => (x, best_value),
-            };
-            let mut better =
-                self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![low, high], DType::Bool);
-            if dtype.is_float() {
-                let zeros = self.negative_then_positive_zero(dtype, low, high);
-                better = self.binary(BinaryOp::Or, better, zeros);
-            }
-            let better = self.binary(BinaryOp::Or, x_nan, better);
-            let go_on = self.emit(
-                ThreadOpKind::Unary(UnaryOp::Not),
-                vec![stopped],
-                DType::Bool,
-            );
-            let take = self.binary(BinaryOp::And, go_on, better);
-            let k = self.i32c(k as i64);
-            best = self.select(take, k, best);
-            best_value = self.select(take, x, best_value);
+    /// Folds the lanes `lanes` (each `(base, limit)`: the index of its
+    /// first element, and a scan register's coordinate along the axis) of
+    /// the staged operand `lane = (alloc, dtype, extent, stride)`: element
+    /// `k` of a lane at `base + k·stride`. Element 0 starts each fold; the
+    /// elements after it are folded by a counted loop taking [`UNROLL`]
+    /// elements of every lane per iteration (their loads first, then the
+    /// folds in order), carrying the accumulators (an `arg`'s index and
+    /// value), and the few left over after it unrolled; a short lane (at most
+    /// `2·UNROLL` elements after the first) is unrolled whole. So the
+    /// program stays small whatever the extent, each lane keeps the
+    /// interpreter's order, and a GPU has `UNROLL` loads in flight. The
+    /// folded value of each lane (an `arg`'s index).
+    fn fold_lanes(
+        &mut self,
+        fold: Fold,
+        lane: StagedLane,
+        lanes: &[(Reg, Option<Reg>)],
+    ) -> Vec<Reg> {
+        let (alloc, dtype, extent, _) = lane;
+        let truth = self.constant(Scalar::Bool(true));
+        let mut acc: Vec<Reg> = lanes
+            .iter()
+            .map(|&(base, _)| self.read_shared(alloc, dtype, base, truth))
+            .collect();
+        let arg = matches!(fold, Fold::Arg(_));
+        if arg {
+            // Each lane's best index, after its best value.
+            let zero = self.i32c(0);
+            acc.extend(lanes.iter().map(|_| zero));
         }
-        best
+        let rest = extent.saturating_sub(1);
+        let blocks = if rest > 2 * UNROLL { rest / UNROLL } else { 0 };
+        if blocks > 0 {
+            let lo = self.i32c(1);
+            let hi = self.i32c((1 + blocks * UNROLL) as i64);
+            let step = self.i32c(UNROLL as i64);
+            let k = self.program.new_reg(DType::I32);
+            let carried: Vec<Reg> = acc
+                .iter()
+                .map(|&r| {
+                    let d = self.program.dtype(r);
+                    self.program.new_reg(d)
+                })
+                .collect();
+            let saved = std::mem::take(&mut self.current);
+            let mut next = carried.clone();
+            self.fold_elements(fold, lane, lanes, &mut next, (Some(k), 0..UNROLL));
+            self.emit_op(ThreadOpKind::Yield, next, &[]);
+            let ops = std::mem::replace(&mut self.current, saved);
+            let mut args = vec![k];
+            args.extend(&carried);
+            let mut operands = vec![lo, hi, step];
+            operands.extend(&acc);
+            let types: Vec<DType> = acc.iter().map(|&r| self.program.dtype(r)).collect();
+            let op = self.program.create_op(
+                ThreadOpKind::For,
+                operands,
+                &types,
+                vec![Region { args, ops }],
+            );
+            self.current.push(op);
+            acc = self.program.ops[op].results.clone();
+        }
+        self.fold_elements(
+            fold,
+            lane,
+            lanes,
+            &mut acc,
+            (None, 1 + blocks * UNROLL..extent),
+        );
+        if arg {
+            acc.split_off(lanes.len())
+        } else {
+            acc
+        }
+    }
+
+    /// Folds elements `k0 + j` for `j` in `js` of every lane into `acc`
+    /// (as [`Self::fold_lanes`] carries it), `k0` the register `first` or
+    /// 0: all their loads, then the folds in ascending `j`.
+    fn fold_elements(
+        &mut self,
+        fold: Fold,
+        (alloc, dtype, _, stride): StagedLane,
+        lanes: &[(Reg, Option<Reg>)],
+        acc: &mut [Reg],
+        (first, js): (Option<Reg>, std::ops::Range<usize>),
+    ) {
+        let truth = self.constant(Scalar::Bool(true));
+        let start = first.map(|k0| {
+            if stride == 1 {
+                k0
+            } else {
+                let stride = self.i32c(stride as i64);
+                self.binary(BinaryOp::Mul, k0, stride)
+            }
+        });
+        let mut loaded = Vec::new();
+        for j in js.clone() {
+            let offset = self.i32c((j * stride) as i64);
+            let xs: Vec<Reg> = lanes
+                .iter()
+                .map(|&(base, _)| {
+                    let at = match start {
+                        Some(start) => self.binary(BinaryOp::Add, base, start),
+                        None => base,
+                    };
+                    let index = if j == 0 {
+                        at
+                    } else {
+                        self.binary(BinaryOp::Add, at, offset)
+                    };
+                    self.read_shared(alloc, dtype, index, truth)
+                })
+                .collect();
+            loaded.push(xs);
+        }
+        let n = lanes.len();
+        for (j, xs) in js.zip(loaded) {
+            let k = match first {
+                Some(k0) if j == 0 => k0,
+                Some(k0) => {
+                    let j = self.i32c(j as i64);
+                    self.binary(BinaryOp::Add, k0, j)
+                }
+                None => self.i32c(j as i64),
+            };
+            for (i, (&(_, limit), x)) in lanes.iter().zip(xs).enumerate() {
+                match (fold, limit) {
+                    (Fold::Arg(kind), _) => {
+                        let best = (acc[n + i], acc[i]);
+                        (acc[n + i], acc[i]) = self.arg_step(kind, dtype, best, (k, x));
+                    }
+                    (Fold::Scan(op), Some(c)) => {
+                        let folded = self.emit(ThreadOpKind::Binary(op), vec![acc[i], x], dtype);
+                        let take =
+                            self.emit(ThreadOpKind::Cmp(CmpPred::Le), vec![k, c], DType::Bool);
+                        acc[i] = self.select(take, folded, acc[i]);
+                    }
+                    (Fold::Combine(op) | Fold::Scan(op), _) => {
+                        acc[i] = self.emit(ThreadOpKind::Binary(op), vec![acc[i], x], dtype);
+                    }
+                }
+            }
+        }
+    }
+
+    /// One step of the interpreter's `arg` at index `k` (`i32`) with value
+    /// `x`, from `(best, best_value)`: stop once `best_value` is NaN, else
+    /// take `k` if `x` is NaN or strictly beyond `best_value` (for floats,
+    /// `+0` is beyond `-0` for argmax and vice versa). The new `(best,
+    /// best_value)`.
+    fn arg_step(
+        &mut self,
+        kind: ArgKind,
+        dtype: DType,
+        (best, best_value): (Reg, Reg),
+        (k, x): (Reg, Reg),
+    ) -> (Reg, Reg) {
+        let stopped = self.emit(
+            ThreadOpKind::Cmp(CmpPred::Ne),
+            vec![best_value, best_value],
+            DType::Bool,
+        );
+        let x_nan = self.emit(ThreadOpKind::Cmp(CmpPred::Ne), vec![x, x], DType::Bool);
+        let (low, high) = match kind {
+            ArgKind::ArgMax => (best_value, x),
+            ArgKind::ArgMin => (x, best_value),
+        };
+        let mut better = self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![low, high], DType::Bool);
+        if dtype.is_float() {
+            let zeros = self.negative_then_positive_zero(dtype, low, high);
+            better = self.binary(BinaryOp::Or, better, zeros);
+        }
+        let better = self.binary(BinaryOp::Or, x_nan, better);
+        let go_on = self.emit(
+            ThreadOpKind::Unary(UnaryOp::Not),
+            vec![stopped],
+            DType::Bool,
+        );
+        let take = self.binary(BinaryOp::And, go_on, better);
+        (self.select(take, k, best), self.select(take, x, best_value))
     }
 
     /// Whether `a` is `-0` and `b` is `+0`: both equal zero and `1 / a < 0 < 1 / b`
