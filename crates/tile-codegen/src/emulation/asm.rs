@@ -34,6 +34,14 @@ pub(super) fn replace(text: &mut String) -> Result<String, EmitError> {
         let (template, after) = after.split_once("\", \"").ok_or_else(unreadable)?;
         let (constraints, after) = after.split_once('"').ok_or_else(unreadable)?;
         let asm = Asm::parse(template, constraints).ok_or_else(unreadable)?;
+        if matches!(
+            asm,
+            Asm::MbarrierExpectTx | Asm::MbarrierTryWait | Asm::TmaLoad2d
+        ) {
+            return Err(EmitError::Unsupported {
+                what: "the TMA and its mbarriers on the emulation target".into(),
+            });
+        }
         let name = format!("tile_emu.{}", asm.name());
         out.push('@');
         out.push_str(&name);
@@ -89,6 +97,9 @@ fn definition(name: &str, asm: Asm) -> String {
         Asm::WgmmaFence => runtime(&mut body, Op::WgmmaFence, ["0"; 4]),
         Asm::WgmmaCommit => runtime(&mut body, Op::WgmmaCommit, ["0"; 4]),
         Asm::FenceProxyAsync => runtime(&mut body, Op::FenceProxyAsync, ["0"; 4]),
+        Asm::MbarrierExpectTx | Asm::MbarrierTryWait | Asm::TmaLoad2d => {
+            unreachable!("refused by `replace`")
+        }
         Asm::MmaFp8(kind) => {
             // The instruction's words, A and B registers then C, as an
             // `Op::Mma` buffer (the one `mma.sync` intrinsics use); D comes

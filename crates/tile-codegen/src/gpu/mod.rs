@@ -26,6 +26,7 @@ mod kernel;
 mod memory;
 mod mma;
 mod shuffle;
+mod tma;
 mod wgmma;
 
 pub(crate) use asm::Asm;
