@@ -38,6 +38,11 @@ impl Packet {
             .push(value.to_bits().to_le_bytes()[..size].to_vec());
     }
 
+    /// Appends a tensor map's bytes (passed by value, `tile_abi::tma`).
+    pub fn push_tensor_map(&mut self, map: [u8; crate::tma::MAP_BYTES]) {
+        self.params.push(map.to_vec());
+    }
+
     /// Appends a device pointer.
     pub fn push_pointer(&mut self, pointer: u64) {
         self.params.push(pointer.to_le_bytes().to_vec());

@@ -34,14 +34,6 @@ pub(super) fn replace(text: &mut String) -> Result<String, EmitError> {
         let (template, after) = after.split_once("\", \"").ok_or_else(unreadable)?;
         let (constraints, after) = after.split_once('"').ok_or_else(unreadable)?;
         let asm = Asm::parse(template, constraints).ok_or_else(unreadable)?;
-        if matches!(
-            asm,
-            Asm::MbarrierExpectTx | Asm::MbarrierTryWait | Asm::TmaLoad2d
-        ) {
-            return Err(EmitError::Unsupported {
-                what: "the TMA and its mbarriers on the emulation target".into(),
-            });
-        }
         let name = format!("tile_emu.{}", asm.name());
         out.push('@');
         out.push_str(&name);
@@ -97,8 +89,31 @@ fn definition(name: &str, asm: Asm) -> String {
         Asm::WgmmaFence => runtime(&mut body, Op::WgmmaFence, ["0"; 4]),
         Asm::WgmmaCommit => runtime(&mut body, Op::WgmmaCommit, ["0"; 4]),
         Asm::FenceProxyAsync => runtime(&mut body, Op::FenceProxyAsync, ["0"; 4]),
-        Asm::MbarrierExpectTx | Asm::MbarrierTryWait | Asm::TmaLoad2d => {
-            unreachable!("refused by `replace`")
+        Asm::MbarrierExpectTx => {
+            params.extend(["i64 %bar".into(), "i32 %bytes".into()]);
+            body.push_str("  %n = zext i32 %bytes to i64\n");
+            runtime(&mut body, Op::MbarrierExpectTx, ["%bar", "%n", "0", "0"]);
+        }
+        Asm::MbarrierTryWait => {
+            params.extend(["i64 %bar".into(), "i32 %parity".into()]);
+            body.push_str("  %p = zext i32 %parity to i64\n");
+            runtime(&mut body, Op::MbarrierTryWait, ["%bar", "%p", "0", "0"]);
+            body.push_str("  %ready = trunc i64 %r to i32\n");
+            return format!(
+                "define internal i32 @{name}({}) {{\n{body}  ret i32 %ready\n}}\n",
+                params.join(", ")
+            );
+        }
+        Asm::TmaLoad2d => {
+            params.extend([
+                "i64 %dst".into(),
+                "i64 %map".into(),
+                "i32 %c0".into(),
+                "i32 %c1".into(),
+                "i64 %bar".into(),
+            ]);
+            body.push_str("  %x = zext i32 %c0 to i64\n  %y0 = zext i32 %c1 to i64\n  %y = shl i64 %y0, 32\n  %xy = or i64 %x, %y\n");
+            runtime(&mut body, Op::TmaLoad, ["%dst", "%map", "%xy", "%bar"]);
         }
         Asm::MmaFp8(kind) => {
             // The instruction's words, A and B registers then C, as an

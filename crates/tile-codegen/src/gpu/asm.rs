@@ -46,15 +46,15 @@ pub(crate) enum Asm {
     /// `mma.sync.aligned.m16n8k32` of an FP8 `kind`: `(c0..c3: f32, a0..a3:
     /// i32, b0, b1: i32) -> d0..d3`, C tied to D.
     MmaFp8(MmaKind),
-    /// `mbarrier.arrive.expect_tx.shared::cta.b64`: `(bar: i32, bytes:
+    /// `mbarrier.arrive.expect_tx.shared::cta.b64`: `(bar: i64, bytes:
     /// i32)`, the barrier's shared address.
     MbarrierExpectTx,
-    /// `mbarrier.try_wait.parity.shared::cta.b64`: `(bar: i32, parity:
+    /// `mbarrier.try_wait.parity.shared::cta.b64`: `(bar: i64, parity:
     /// i32) -> i32`, 1 once the phase of that parity is over.
     MbarrierTryWait,
     /// `cp.async.bulk.tensor.2d.shared::cluster.global.tile
-    /// .mbarrier::complete_tx::bytes`: `(dst: i32, map: i64, c0: i32, c1:
-    /// i32, bar: i32)`, shared addresses and the tensor map's generic one.
+    /// .mbarrier::complete_tx::bytes`: `(dst: i64, map: i64, c0: i32, c1:
+    /// i32, bar: i64)`, shared addresses and the tensor map's generic one.
     TmaLoad2d,
 }
 
@@ -105,9 +105,9 @@ impl Asm {
             Asm::Wgmma(kind) => tied(kind.accumulators(), &["l", "l", "r"], &[MEMORY]),
             Asm::WgmmaWait { values, .. } => tied(values, &[], &[MEMORY]),
             Asm::MmaFp8(_) => tied(4, &["r"; 6], &[]),
-            Asm::MbarrierExpectTx => format!("r,r,{MEMORY}"),
-            Asm::MbarrierTryWait => format!("=r,r,r,{MEMORY}"),
-            Asm::TmaLoad2d => format!("r,l,r,r,r,{MEMORY}"),
+            Asm::MbarrierExpectTx => format!("l,r,{MEMORY}"),
+            Asm::MbarrierTryWait => format!("=r,l,r,{MEMORY}"),
+            Asm::TmaLoad2d => format!("l,l,r,r,l,{MEMORY}"),
             Asm::WgmmaFence | Asm::WgmmaCommit | Asm::FenceProxyAsync => MEMORY.into(),
         }
     }

@@ -5,7 +5,8 @@
 //! succeeds) and `cp.async.bulk.tensor.2d`, which reads the tensor map the
 //! kernel takes by value (a `__grid_constant__` parameter, see
 //! `kernel.rs`) at its generic address. Barriers and destinations are
-//! passed as 32-bit shared addresses.
+//! passed as shared addresses in 64-bit registers (as LLVM passes its own
+//! `mbarrier.init`'s, and as the emulation target's host addresses need).
 
 use super::asm::Asm;
 use super::kernel::Kernel;
@@ -16,7 +17,7 @@ use inkwell::IntPredicate;
 use tile_thread::program::SharedId;
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
-    /// The 32-bit shared address of element `index` of `alloc`.
+    /// The shared address of element `index` of `alloc`, as an `i64`.
     fn shared_address(
         &self,
         k: &Kernel<'_, 'ctx>,
@@ -25,7 +26,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
     ) -> Result<IntValue<'ctx>, EmitError> {
         let dtype = k.program.shared[alloc].dtype;
         let at = self.shared_at(k, alloc.index(), dtype, index)?;
-        Ok(self.b.build_ptr_to_int(at, self.ctx.i32_type(), "saddr")?)
+        Ok(self.b.build_ptr_to_int(at, self.ctx.i64_type(), "saddr")?)
     }
 
     /// `mbarrier.init` of the barrier at `index` of `alloc` with `count`
