@@ -124,6 +124,42 @@ pub struct TensorMap {
     pub tma_box: TmaBox,
 }
 
+/// How an NVPTX image says which tensor maps its kernel takes, after its
+/// other parameters: a line `// tile.tma_maps 0:128 1:64` (tensor
+/// parameter and box rows, in the order of the kernel's parameters).
+pub const MAPS_NOTE: &str = "// tile.tma_maps";
+
+/// The [`MAPS_NOTE`] line of `maps`, or nothing when there are none.
+pub fn maps_note(maps: &[(usize, u16)]) -> String {
+    if maps.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = maps.iter().map(|(p, r)| format!("{p}:{r}")).collect();
+    format!("{MAPS_NOTE} {}\n", list.join(" "))
+}
+
+/// The tensor maps the PTX `ptx` says its kernel takes ([`MAPS_NOTE`]),
+/// none without the line, or why the line cannot be read.
+pub fn maps_of_ptx(ptx: &str) -> Result<Vec<(usize, u16)>, String> {
+    let Some(line) = ptx.lines().find_map(|l| l.strip_prefix(MAPS_NOTE)) else {
+        return Ok(Vec::new());
+    };
+    line.split_whitespace()
+        .map(|entry| {
+            let (param, rows) = entry
+                .split_once(':')
+                .ok_or_else(|| format!("the tensor map `{entry}` is not `param:rows`"))?;
+            Ok((
+                param
+                    .parse()
+                    .map_err(|_| format!("the tensor map `{entry}`"))?,
+                rows.parse()
+                    .map_err(|_| format!("the tensor map `{entry}`"))?,
+            ))
+        })
+        .collect()
+}
+
 /// The first bytes of [`TensorMap::to_bytes`].
 const MAGIC: &[u8; 8] = b"tile.tma";
 
@@ -315,6 +351,18 @@ mod tests {
         );
         let f32_map = TensorMap::new(0, (DType::F32, &[4, 4], &[4, 1]), b);
         assert!(matches!(f32_map, Err(TmaRefusal::DType { .. })));
+    }
+
+    /// The note reads back; no note is no maps.
+    #[test]
+    fn images_say_which_maps_they_take() {
+        let note = maps_note(&[(0, 128), (1, 64)]);
+        assert_eq!(note, "// tile.tma_maps 0:128 1:64\n");
+        let ptx = format!(".version 8.0\n{note}.entry k(\n");
+        assert_eq!(maps_of_ptx(&ptx), Ok(vec![(0, 128), (1, 64)]));
+        assert_eq!(maps_of_ptx(".entry k("), Ok(vec![]));
+        assert!(maps_of_ptx("// tile.tma_maps 0-128").is_err());
+        assert_eq!(maps_note(&[]), "");
     }
 
     /// A box over the tensor's edge reads only what is inside.

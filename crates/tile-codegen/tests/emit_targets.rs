@@ -409,6 +409,12 @@ fn tma_copies_assemble_for_sm_90a() {
         assert!(ptx.contains(needle), "{needle}:\n{ptx}");
     }
     assert!(!ptx.contains("cp.async.cg"), "no cp.async is left");
+    // The image says which maps it takes, and its entry takes them.
+    assert_eq!(
+        tile_abi::tma::maps_of_ptx(&ptx),
+        Ok(vec![(0, 128), (1, 64)])
+    );
+    tile_abi::params::check_ptx_signature(&ptx, &func).unwrap();
     let usage = tools::ptxas_resource_usage(&ptx, Sm::Sm90a).unwrap();
     assert!(usage.contains("0 bytes spill stores"), "{usage}");
 }
