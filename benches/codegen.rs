@@ -261,7 +261,7 @@ fn tensor_cores_against_triton() {
         let target = tile_codegen::Target::Nvptx(sm);
         for stages in [1, 2, 3] {
             let cores = (target.tensor_cores(), stages);
-            let program = tile_codegen::pipeline::lower_for(&func, "tutorial", 8, cores)
+            let program = tile_codegen::pipeline::lower_for(&func, "tutorial", 8, cores, false)
                 .unwrap_or_else(|e| panic!("{e}"));
             let options = tile_codegen::CodegenOptions::default();
             let ours = tile_codegen::gpu::emit(&program, target, &options)
@@ -298,9 +298,14 @@ fn mfma_statistics() {
         for gfx in [Gfx::Gfx90a, Gfx::Gfx942] {
             let target = Target::Amdgpu(gfx);
             let start = Instant::now();
-            let program =
-                tile_codegen::pipeline::lower_for(&func, "tutorial", 8, (target.tensor_cores(), 1))
-                    .unwrap_or_else(|e| panic!("{e}"));
+            let program = tile_codegen::pipeline::lower_for(
+                &func,
+                "tutorial",
+                8,
+                (target.tensor_cores(), 1),
+                false,
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
             let out =
                 tile_codegen::gpu::emit(&program, target, &tile_codegen::CodegenOptions::default())
                     .unwrap_or_else(|e| panic!("{e}"));

@@ -9,8 +9,10 @@
 //! and equal the CPU device's bit for bit.
 //!
 //! A second stand-in reports compute capability 9.0: the matmuls run its
-//! sm_90 PTX, and the tutorial-sized ones sm_90a's, on `wgmma`, and the
-//! FP8 one sm_90a's, on `mma.sync.m16n8k32`, through the same path.
+//! sm_90 PTX, and the tutorial-sized ones sm_90a's, on `wgmma` (one with
+//! its operands copied by the TMA, through the tensor maps the runtime
+//! builds with the stand-in's `cuTensorMapEncodeTiled`), and the FP8 one
+//! sm_90a's, on `mma.sync.m16n8k32`, through the same path.
 //!
 //! Driver libraries are opened once per process, so the examples run in
 //! child processes (this test binary again, running the ignored tests
@@ -90,11 +92,12 @@ impl Drop for Scratch {
 }
 
 /// The matmuls of the examples.
-fn matmuls() -> [&'static KernelInfo; 5] {
+fn matmuls() -> [&'static KernelInfo; 6] {
     [
         &matmul::matmul::<32, 32, 16>::INFO,
         &matmul::matmul_f16::<32, 32, 16>::INFO,
         &matmul::matmul_f8::<64, 64, 64>::INFO,
+        &matmul::matmul_f16_tma::<128, 128, 64>::INFO,
         &matmul::matmul_f16_large::<128, 128, 64>::INFO,
         &matmul::matmul_bf16_large::<128, 128, 64>::INFO,
     ]
@@ -113,10 +116,19 @@ fn write_images(dir: &Path, kernels: &[&KernelInfo], targets: &[Target]) -> usiz
                     continue;
                 };
                 let func = tile::ir::text::parse_function(spec.ir).expect("the embedded tile IR");
+                // A kernel compiled with `tma` says so in its images: the
+                // tensor maps they take.
+                let ptx = std::str::from_utf8(embedded.bytes).unwrap_or_default();
+                let tma = !tile_abi::tma::maps_of_ptx(ptx)
+                    .unwrap_or_default()
+                    .is_empty();
                 let options = Options {
                     targets: vec![target],
                     num_warps: info.num_warps,
-                    codegen: CodegenOptions::default(),
+                    codegen: CodegenOptions {
+                        tma,
+                        ..CodegenOptions::default()
+                    },
                     dump_dir: None,
                     cache: None,
                     max_threads: None,
@@ -179,8 +191,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     );
     let hopper = write_images(&dir.0, &matmuls(), &HOPPER);
     assert_eq!(
-        hopper, 9,
-        "six matmul specializations have sm_90 PTX, the FP8 and the two tutorial-sized ones sm_90a PTX too"
+        hopper, 10,
+        "six matmul specializations have sm_90 PTX, the FP8, the TMA and the two tutorial-sized ones sm_90a PTX"
     );
     run_child(&exe, &dir.0, CHILD, &[]);
     run_child(&exe, &dir.0, HOPPER_CHILD, &[("TILE_STANDIN_SM", "90")]);
@@ -330,12 +342,24 @@ fn on_a_hopper_stand_in() {
         "a matmul's check failed on {cuda}"
     );
     let ran: Vec<String> = rows.iter().map(|r| r.code.to_string()).collect();
-    let want: Vec<String> = ["sm_90", "sm_90", "sm_90a", "sm_90a", "sm_90a"]
+    let want: Vec<String> = ["sm_90", "sm_90", "sm_90a", "sm_90a", "sm_90a", "sm_90a"]
         .iter()
         .map(|t| KernelCode::Gpu(t).to_string())
         .collect();
     assert_eq!(
         ran, want,
         "compute capability 9.0 runs wgmma's images where built"
+    );
+    // Rows of 90 f16 elements (180 bytes) are no tensor map's: the launch
+    // of the TMA kernel says which argument breaks which requirement, and
+    // runs nothing.
+    let a = cuda.zeros::<tile::f16>(&[130, 90]).unwrap();
+    let b = cuda.zeros::<tile::f16>(&[90, 72]).unwrap();
+    let mut c = cuda.zeros::<f32>(&[130, 72]).unwrap();
+    let error = matmul::matmul_f16_tma::<128, 128, 64>::launch(&cuda, [2, 1], (&a, &b, &mut c))
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "kernel `matmul_f16_tma`, argument `a` on device cuda:0: expected a tensor the TMA can copy from (the kernel's sm_90a image takes a tensor map of it), found f16 of shape [130, 90] and strides [90, 1]: the tensor's row stride is 180 bytes; a tensor map needs a positive multiple of 16 below 2^40"
     );
 }

@@ -83,6 +83,30 @@ pub fn matmul_bf16_large<const BM: usize, const BN: usize, const BK: usize>(
     partition_view(c, [BM, BN]).store_masked(acc, pid_m, pid_n);
 }
 
+/// The tutorial-sized f16 matmul with its operands copied by Hopper's TMA
+/// (`tma`): on sm_90a each stage's tiles are bulk copies through tensor
+/// maps the runtime builds at launch, which needs rows of 16-byte multiples
+/// (a launch with other tensors is an error naming them).
+#[tile_kernel(
+    num_warps = 8,
+    tma,
+    targets = "sm_90a,host",
+    configs(BM = 128, BN = 128, BK = 64)
+)]
+pub fn matmul_f16_tma<const BM: usize, const BN: usize, const BK: usize>(
+    a: &Tensor<f16, 2>,
+    b: &Tensor<f16, 2>,
+    c: &mut Tensor<f32, 2>,
+) {
+    let (pid_m, pid_n) = (program_id(0), program_id(1));
+    let (va, vb) = (partition_view(a, [BM, BK]), partition_view(b, [BK, BN]));
+    let mut acc = zeros::<f32>([BM, BN]);
+    for kk in 0..cdiv(a.dim(1), BK) {
+        acc = dot(va.load_masked(pid_m, kk), vb.load_masked(kk, pid_n), acc);
+    }
+    partition_view(c, [BM, BN]).store_masked(acc, pid_m, pid_n);
+}
+
 /// FP8 (E4M3) inputs accumulated in f32: `mma.sync.m16n8k32` on sm_89 and
 /// later (sm_80 and the AMD targets have no FP8 form of their instruction,
 /// and this tile as a chain of FMAs is no use there), and the CPU.
@@ -171,6 +195,7 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     };
     let mut rows = vec![f32_row, f16_row];
     rows.extend(run_f8(dev, (&a_host, &b_host), (m, n, k))?);
+    rows.extend(run_tma(dev, rng)?);
     // The tutorial-sized kernels, where the device has them.
     let (a_bf, b_bf): (Vec<bf16>, Vec<bf16>) = (
         a_host.iter().map(|&v| bf16::from_f32(v)).collect(),
@@ -248,6 +273,39 @@ fn run_f8(
     let time = timed(|| matmul_f8::<64, 64, 64>::launch(dev, grid, (&a, &b, &mut c)))?;
     let widen = |v: &[f8e4m3]| v.iter().map(|x| x.to_f32()).collect::<Vec<f32>>();
     let (a32, b32) = (widen(&a8), widen(&b8));
+    Ok(vec![Row {
+        kernel: kernel.into(),
+        code,
+        shape: format!("[{m}, {k}] x [{k}, {n}]"),
+        max_error: max_error(&c.to_vec()?, &reference(&a32, &b32, m, n, k)),
+        tolerance: tensor_tolerance(&a32, &b32, m, n, k),
+        time,
+    }])
+}
+
+/// The TMA kernel, where the device has it, on rows of 16-byte multiples
+/// (K = 96, N = 72) and partial tiles.
+fn run_tma(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
+    let kernel = "matmul f16 TMA 128x128x64";
+    let spec = matmul_f16_tma::<128, 128, 64>::kernel_spec();
+    let code = match dev.kernel_code(&spec) {
+        Ok(code) => code,
+        Err(Error::NoImage { .. }) => {
+            println!("{kernel}: not built for {dev} (sm_90a and the CPU only)");
+            return Ok(Vec::new());
+        }
+        Err(e) => return Err(e),
+    };
+    let (m, n, k) = (130, 72, 96);
+    let half = |v: Vec<f32>| -> Vec<f16> { v.into_iter().map(f16::from_f32).collect() };
+    let (a16, b16) = (half(rng.take(m * k)), half(rng.take(k * n)));
+    let a = dev.tensor_from_slice(&a16, &[m, k])?;
+    let b = dev.tensor_from_slice(&b16, &[k, n])?;
+    let mut c = dev.zeros::<f32>(&[m, n])?;
+    let grid = [m.div_ceil(128) as u32, n.div_ceil(128) as u32];
+    let time = timed(|| matmul_f16_tma::<128, 128, 64>::launch(dev, grid, (&a, &b, &mut c)))?;
+    let widen = |v: &[f16]| v.iter().map(|x| x.to_f32()).collect::<Vec<f32>>();
+    let (a32, b32) = (widen(&a16), widen(&b16));
     Ok(vec![Row {
         kernel: kernel.into(),
         code,

@@ -114,6 +114,21 @@ pub enum Op {
     /// shared memory are visible to the asynchronous proxy (`wgmma`'s
     /// operand reads).
     FenceProxyAsync = 19,
+    /// `mbarrier.init.shared.b64`: the barrier at shared address `a`
+    /// expects `b` arrivals a phase; its phase is 0.
+    MbarrierInit = 20,
+    /// `mbarrier.arrive.expect_tx.shared::cta.b64`: one arrival at the
+    /// barrier at shared address `a`, whose current phase also waits for
+    /// `b` bytes of bulk copies.
+    MbarrierExpectTx = 21,
+    /// `mbarrier.try_wait.parity.shared::cta.b64`: 1 once the phase of
+    /// parity `b` of the barrier at shared address `a` is over.
+    MbarrierTryWait = 22,
+    /// `cp.async.bulk.tensor.2d…mbarrier::complete_tx::bytes`
+    /// ([`crate::tma`]): the box at column `c & 0xffff_ffff`, row `c >>
+    /// 32` (signed 32-bit each) through the tensor map at address `b` into
+    /// shared address `a`, completing on the barrier at shared address `d`.
+    TmaLoad = 23,
 }
 
 /// The most 32-bit words an [`Op::Mma`] buffer holds (WMMA's 8 of A, 8 of
@@ -125,7 +140,7 @@ pub const MMA_MAX_RESULTS: usize = 16;
 
 impl Op {
     /// Every op.
-    pub const ALL: [Op; 19] = [
+    pub const ALL: [Op; 23] = [
         Op::ThreadId,
         Op::BlockId,
         Op::GridDim,
@@ -145,6 +160,10 @@ impl Op {
         Op::WgmmaCommit,
         Op::WgmmaWait,
         Op::FenceProxyAsync,
+        Op::MbarrierInit,
+        Op::MbarrierExpectTx,
+        Op::MbarrierTryWait,
+        Op::TmaLoad,
     ];
 
     /// The op with code `code`.

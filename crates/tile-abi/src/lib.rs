@@ -16,7 +16,8 @@
 //!   an emulation image carries;
 //! * [`mma`]: the tensor-core instructions as the emulators model them
 //!   (lane layouts and arithmetic), and [`wgmma`] Hopper's warpgroup ones
-//!   (shared-memory descriptors, canonical layouts, accumulators);
+//!   (shared-memory descriptors, canonical layouts, accumulators), and
+//!   [`tma`] its bulk tensor copies (boxes, tensor maps);
 //! * [`image`]: the kinds of compiled images a kernel embeds, and
 //!   [`object`] how a compiled shared object is opened;
 //! * [`ParamKind`]: what a kernel parameter is, as `#[tile_kernel]`
@@ -31,6 +32,7 @@ pub mod mma;
 pub mod object;
 pub mod params;
 pub mod status;
+pub mod tma;
 pub mod wgmma;
 
 pub use host::HostCheck;

@@ -38,6 +38,11 @@ impl Packet {
             .push(value.to_bits().to_le_bytes()[..size].to_vec());
     }
 
+    /// Appends a tensor map's bytes (passed by value, `tile_abi::tma`).
+    pub fn push_tensor_map(&mut self, map: [u8; crate::tma::MAP_BYTES]) {
+        self.params.push(map.to_vec());
+    }
+
     /// Appends a device pointer.
     pub fn push_pointer(&mut self, pointer: u64) {
         self.params.push(pointer.to_le_bytes().to_vec());
@@ -108,6 +113,9 @@ pub fn ptx_param_sizes(ptx: &str, name: &str) -> Result<Vec<usize>, String> {
         .map(str::trim)
         .filter(|decl| !decl.is_empty())
         .map(|decl| {
+            if let Some(bytes) = tensor_map_param(decl) {
+                return Ok(bytes);
+            }
             let ty = decl
                 .split_whitespace()
                 .find(|t| {
@@ -122,12 +130,24 @@ pub fn ptx_param_sizes(ptx: &str, name: &str) -> Result<Vec<usize>, String> {
         .collect()
 }
 
+/// The bytes of a by-value tensor-map parameter, `.param .align 64 .b8
+/// name[128]`, if `decl` is one.
+fn tensor_map_param(decl: &str) -> Option<usize> {
+    let rest = decl.strip_prefix(".param .align 64 .b8 ")?;
+    let (_, size) = rest.split_once('[')?;
+    let bytes: usize = size.strip_suffix(']')?.parse().ok()?;
+    (bytes == crate::tma::MAP_BYTES).then_some(bytes)
+}
+
 /// Checks that the PTX entry `name` takes exactly the parameters the kernel
-/// ABI gives `function`, so a launch never hands the kernel a mis-sized
-/// parameter list.
+/// ABI gives `function` (and the tensor maps the PTX says it takes,
+/// `crate::tma::MAPS_NOTE`), so a launch never hands the kernel a
+/// mis-sized parameter list.
 pub fn check_ptx_signature(ptx: &str, function: &Function) -> Result<(), String> {
     let found = ptx_param_sizes(ptx, &function.name)?;
-    let expected = param_sizes(function);
+    let mut expected = param_sizes(function);
+    let maps = crate::tma::maps_of_ptx(ptx)?;
+    expected.extend(maps.iter().map(|_| crate::tma::MAP_BYTES));
     if found != expected {
         return Err(format!(
             "the PTX entry `{}` takes parameters of {found:?} bytes, the kernel ABI of its tile IR {expected:?}",

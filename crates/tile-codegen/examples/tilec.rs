@@ -2,7 +2,7 @@
 //! and prints what each GPU image costs, for the compiler's edit loop:
 //!
 //! ```text
-//! cargo run --release -p tile-codegen --example tilec -- FILE [--targets sm_80,gfx942] [--warps N] [--stages N] [--dump DIR]
+//! cargo run --release -p tile-codegen --example tilec -- FILE [--targets sm_80,gfx942] [--warps N] [--stages N] [--tma] [--dump DIR]
 //! ```
 //!
 //! Each PTX image gets `ptxas -v`'s registers and spills and counts of its
@@ -21,12 +21,15 @@ struct Args {
     targets: Vec<Target>,
     warps: u32,
     stages: Option<u32>,
+    /// `--tma`: sm_90a's pipelined `wgmma` operands come by the TMA.
+    tma: bool,
     dump: Option<PathBuf>,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);
     let (mut file, mut targets, mut warps, mut stages, mut dump) = (None, None, 4, None, None);
+    let mut tma = false;
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} takes a value"));
         match arg.as_str() {
@@ -48,19 +51,22 @@ fn parse_args() -> Result<Args, String> {
                 );
             }
             "--dump" => dump = Some(PathBuf::from(value("--dump")?)),
+            "--tma" => tma = true,
             _ if arg.starts_with("--") => return Err(format!("unknown option {arg}")),
             _ => file = Some(PathBuf::from(arg)),
         }
     }
     Ok(Args {
-        file: file
-            .ok_or("usage: tilec FILE [--targets LIST] [--warps N] [--stages N] [--dump DIR]")?,
+        file: file.ok_or(
+            "usage: tilec FILE [--targets LIST] [--warps N] [--stages N] [--tma] [--dump DIR]",
+        )?,
         targets: match targets {
             Some(t) => t,
             None => parse_targets("sm_80").map_err(|e| e.to_string())?,
         },
         warps,
         stages,
+        tma,
         dump,
     })
 }
@@ -83,12 +89,13 @@ fn report(image: &pipeline::Image) -> Result<String, String> {
                 .map(str::trim)
                 .collect();
             Ok(format!(
-                "{}\n  mma {}  wgmma {}  ldmatrix {}  cp.async {}  ld.shared {}  st.shared {}  bar {}",
+                "{}\n  mma {}  wgmma {}  ldmatrix {}  cp.async {}  tma {}  ld.shared {}  st.shared {}  bar {}",
                 usage.join("\n  "),
                 count(&ptx, &["mma.sync"]),
                 count(&ptx, &["wgmma.mma_async"]),
                 count(&ptx, &["ldmatrix"]),
                 count(&ptx, &["cp.async.cg", "cp.async.ca"]),
+                count(&ptx, &["cp.async.bulk.tensor"]),
                 count(&ptx, &["ld.shared"]),
                 count(&ptx, &["st.shared"]),
                 count(&ptx, &["bar.sync", "barrier.sync"]),
@@ -119,7 +126,10 @@ fn run() -> Result<(), String> {
     let options = Options {
         targets: args.targets,
         num_warps: args.warps,
-        codegen: CodegenOptions::default(),
+        codegen: CodegenOptions {
+            tma: args.tma,
+            ..CodegenOptions::default()
+        },
         dump_dir: args.dump,
         num_stages: args.stages,
         // The compiler's edit loop: every image compiled afresh.

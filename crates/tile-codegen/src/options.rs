@@ -12,6 +12,12 @@ pub struct CodegenOptions {
     /// narrower floats use the fast f32 library (within a few ulps, see
     /// docs/backends.md) instead of the exact one (f64, rounded once).
     pub fast_math: bool,
+    /// Whether the sm_90a images of pipelined `wgmma` loops copy their
+    /// operands with the TMA (`tile_thread::lower::LowerOptions::tma`): the
+    /// kernel then takes a tensor map of each such operand's tensor, which
+    /// the runtime builds at launch, and those tensors must meet the TMA's
+    /// requirements (`tile_abi::tma`).
+    pub tma: bool,
 }
 
 impl Default for CodegenOptions {
@@ -19,6 +25,7 @@ impl Default for CodegenOptions {
         CodegenOptions {
             opt_level: OptimizationLevel::Aggressive,
             fast_math: false,
+            tma: false,
         }
     }
 }

@@ -375,3 +375,46 @@ fn the_host_is_not_a_gpu_target() {
         "`x86_64` is not a GPU target; thread-level programs are emitted for sm_* and gfx* targets"
     );
 }
+
+/// A pipelined `wgmma` loop whose operands the TMA copies: the kernel takes
+/// a tensor map per operand by value (`.param .align 64 .b8 …[128]`, a
+/// grid constant), one thread issues `cp.async.bulk.tensor.2d` boxes and
+/// `mbarrier.arrive.expect_tx`, every thread spins on
+/// `mbarrier.try_wait.parity`; `ptxas -arch=sm_90a` assembles it with no
+/// spill.
+#[test]
+fn tma_copies_assemble_for_sm_90a() {
+    require(Tool::Ptxas);
+    let func = samples::matmul(128, 128, 64, DType::F16).unwrap();
+    let options = LowerOptions::warps(8)
+        .with_tensor_cores(Target::Nvptx(Sm::Sm90a).tensor_cores())
+        .with_stages(3)
+        .with_tma(true);
+    let program = lower(&func, &options).unwrap();
+    let ptx = emit(
+        &program,
+        Target::Nvptx(Sm::Sm90a),
+        &CodegenOptions::default(),
+    )
+    .unwrap()
+    .assembly;
+    for needle in [
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+        "mbarrier.arrive.expect_tx.shared::cta.b64",
+        "mbarrier.try_wait.parity.shared::cta.b64",
+        "mbarrier.init.shared.b64",
+        ".param .align 64 .b8 matmul_param_16[128]",
+        ".param .align 64 .b8 matmul_param_17[128]",
+    ] {
+        assert!(ptx.contains(needle), "{needle}:\n{ptx}");
+    }
+    assert!(!ptx.contains("cp.async.cg"), "no cp.async is left");
+    // The image says which maps it takes, and its entry takes them.
+    assert_eq!(
+        tile_abi::tma::maps_of_ptx(&ptx),
+        Ok(vec![(0, 128), (1, 64)])
+    );
+    tile_abi::params::check_ptx_signature(&ptx, &func).unwrap();
+    let usage = tools::ptxas_resource_usage(&ptx, Sm::Sm90a).unwrap();
+    assert!(usage.contains("0 bytes spill stores"), "{usage}");
+}

@@ -461,3 +461,49 @@ fn wgmma_without_its_fences_fails() {
         assert!(error.to_string().contains(want), "{fence}: {error}");
     }
 }
+
+/// Pipelined `wgmma` loops whose operands the TMA copies, on sm_90a's
+/// module through the emulation target: the kernel reads tensor maps
+/// passed by value, one thread issues `cp.async.bulk.tensor` boxes onto the
+/// stages' mbarriers and every thread waits for their phases; bit for bit
+/// the product stepped by 16 and the lockstep emulator's result, on
+/// problems of partial tiles whose rows the TMA can describe.
+#[test]
+fn tma_matmuls_on_wgmma() {
+    use tile_ir::{samples, DType};
+    use tile_testgen::inputs::{blocks, tensor_of, zeros};
+    for (dtype, (bm, bn, bk), warps, stages) in [
+        (DType::F16, (128, 128, 64), 8, 3),
+        (DType::BF16, (64, 128, 128), 4, 2),
+    ] {
+        let what = format!("{dtype} {bm}x{bn}x{bk}, {stages} stages");
+        let func = samples::matmul(bm, bn, bk, dtype).unwrap();
+        let target = Target::Nvptx(tile_codegen::Sm::Sm90a);
+        let lowering = LowerOptions::warps(warps)
+            .with_tensor_cores(target.tensor_cores())
+            .with_stages(stages)
+            .with_tma(true);
+        let program = lower(&func, &lowering).unwrap();
+        let module = emulated::lowered_module(&func, target, &lowering, &CodegenOptions::default())
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let kernel = emulated::image(&module).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let (m, k, n) = (2 * bm + 24, 3 * bk - 8, bn + 40);
+        let args = vec![
+            tensor_of(81, &[m, k], dtype),
+            tensor_of(82, &[k, n], dtype),
+            zeros(&[m, n]),
+        ];
+        let grid = [blocks(m, bm), blocks(n, bn), 1];
+        let mut emulated = args.clone();
+        let maps = program.tma_maps();
+        assert_eq!(maps, [(0, bm as u16), (1, bk as u16)], "{what}");
+        emulated::launch_with_maps(&kernel, (grid, warps), &mut emulated, &|_, b| b, &maps)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let mut lockstep = args.clone();
+        tile_thread::emulate::run(&program, grid, &mut lockstep).unwrap();
+        let (a, b, c) = (values(&args[0]), values(&args[1]), values(&args[2]));
+        let got = values(&emulated[2]);
+        assert!(same(&got, &stepped(&a, &b, &c, (m, k, n), 16)), "{what}");
+        assert!(same(&got, &values(&lockstep[2])), "{what}");
+    }
+}

@@ -11,6 +11,7 @@ use crate::error::{EmuError, Place};
 use crate::lanes::{bpermute_source, shuffle_source};
 use crate::memory;
 use crate::shadow::{Allocation, Conflict, SharedMemory};
+use crate::tma::Mbarrier;
 use crate::wgmma::{Sequence, WgmmaCall};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
@@ -101,6 +102,9 @@ pub(crate) struct Block {
     pub(crate) copies: Vec<Groups>,
     /// Each thread's place in the `wgmma` instruction sequence.
     pub(crate) sequences: Vec<Sequence>,
+    /// The block's mbarriers by shared address, with the TMA copies
+    /// completing on them (`tma.rs`).
+    pub(crate) mbarriers: std::collections::HashMap<u64, Mbarrier>,
     /// Each running thread's yielder, set when its coroutine starts.
     pub(crate) yielders: Vec<*const Yielder<(), ()>>,
     pub(crate) shared: SharedMemory,
@@ -141,6 +145,7 @@ pub(crate) unsafe fn run_block(launch: &Launch, block: [u32; 3]) -> Result<(), E
             fragments: vec![[0; MMA_MAX_RESULTS]; threads as usize],
             copies: vec![Groups::default(); threads as usize],
             sequences: vec![Sequence::default(); threads as usize],
+            mbarriers: std::collections::HashMap::new(),
             yielders: vec![std::ptr::null(); threads as usize],
             shared: SharedMemory::new(&launch.shared),
             packet,

@@ -83,6 +83,32 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
                 }
             }
         }
+        Op::MbarrierInit => match with_block(|blk| blk.mbarrier_init(a, b)) {
+            Ok(()) => 0,
+            Err(error) => stop(error),
+        },
+        Op::MbarrierExpectTx => match with_block(|blk| blk.mbarrier_expect_tx(a, b)) {
+            Ok(()) => 0,
+            Err(error) => stop(error),
+        },
+        Op::MbarrierTryWait => match with_block(|blk| blk.mbarrier_try_wait(a, b)) {
+            Ok(ready) => ready,
+            Err(error) => stop(error),
+        },
+        Op::TmaLoad => {
+            let (c0, c1) = (
+                i64::from(c as u32 as i32),
+                i64::from((c >> 32) as u32 as i32),
+            );
+            // SAFETY: the image's replacement of the bulk copy passes the
+            // address of its by-value tensor-map parameter, the launch's
+            // argument bytes, alive while the block runs
+            // (tile_abi::emulation::Op::TmaLoad).
+            match with_block(|blk| unsafe { blk.tma_load(a, b, (c0, c1), d) }) {
+                Ok(()) => 0,
+                Err(error) => stop(error),
+            }
+        }
         Op::CommitAsync => {
             with_block(|blk| blk.copies[blk.current as usize].commit());
             0

@@ -137,6 +137,16 @@ pub enum EmuError {
         /// The rule broken.
         what: String,
     },
+    /// An mbarrier or a TMA copy against the rules: a barrier used before
+    /// its init or arrived at too often, a wait that would never return, a
+    /// tensor map that is not one, a box off its alignment.
+    #[error("{place}: {what}")]
+    Tma {
+        /// Where.
+        place: Place,
+        /// The rule broken.
+        what: String,
+    },
     /// Threads of a block wait at different points: a barrier some never
     /// reach, or an exchange not every lane of the warp or wave joins.
     #[error("{place}: threads diverge: {states}")]

@@ -25,6 +25,9 @@
 //!   (`tile_abi::mma`); a `wgmma` when every thread of the 128-thread
 //!   warpgroup has, its operands read from shared memory through their
 //!   descriptors (`tile_abi::wgmma`).
+//! * A TMA copy reads its box when issued, through the tensor map's
+//!   encoding of `tile_abi::tma`, and lands when a `try_wait` of its
+//!   mbarrier completes the phase it completes on (`tma.rs`).
 //!
 //! `lanes.rs` holds the lane semantics, checked against independent
 //! formulas; the rest of the ISA is the host's execution of the module.
@@ -38,6 +41,7 @@ mod lanes;
 mod memory;
 mod mma;
 mod shadow;
+mod tma;
 mod wgmma;
 
 pub use error::{EmuError, Place};

@@ -249,6 +249,26 @@ impl SharedMemory {
     }
 }
 
+impl SharedMemory {
+    /// The TMA's copy of `thread` into `[address, address + bytes)` lands:
+    /// as [`SharedMemory::land_copy`], but a write of the asynchronous
+    /// proxy, which `wgmma` reads with no `fence.proxy.async` between.
+    pub(crate) fn land_async_copy(
+        &mut self,
+        address: u64,
+        bytes: usize,
+        thread: u32,
+    ) -> Result<(), Conflict> {
+        self.land_copy(address, bytes, thread)?;
+        if let Some((region, offset)) = self.locate(address, bytes as u64) {
+            for cell in &mut self.regions[region].bytes[offset..offset + bytes] {
+                cell.fences = u64::MAX;
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -70,6 +70,9 @@ pub struct KernelAttr {
     /// Whether a GPU image that spills registers goes without a warning
     /// (`allow(spills)`).
     pub allow_spills: bool,
+    /// Whether sm_90a images copy the operands of pipelined `wgmma` loops
+    /// with the TMA (`tma`; `tile_codegen::CodegenOptions::tma`).
+    pub tma: bool,
 }
 
 impl KernelAttr {
@@ -83,6 +86,7 @@ impl KernelAttr {
         let mut fast_math = false;
         let mut register_budget: Option<u32> = None;
         let mut allow_spills = false;
+        let mut tma = false;
         let parser = syn::meta::parser(|meta| {
             if meta.path.is_ident("configs") {
                 configs.push(parse_config(&meta)?);
@@ -131,6 +135,15 @@ impl KernelAttr {
                 }
                 fast_math = true;
                 Ok(())
+            } else if meta.path.is_ident("tma") {
+                if tma {
+                    return Err(meta.error("`tma` is given twice"));
+                }
+                if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+                    return Err(meta.error("`tma` takes no value"));
+                }
+                tma = true;
+                Ok(())
             } else if meta.path.is_ident("register_budget") {
                 if register_budget.is_some() {
                     return Err(meta.error("`register_budget` is given twice"));
@@ -157,7 +170,7 @@ impl KernelAttr {
                 })
             } else {
                 Err(meta.error(
-                    "unknown argument; `#[tile_kernel]` takes `configs(NAME = value, ...)`, `num_warps = n`, `num_stages = n`, `targets = \"...\"`, `fast_math`, `register_budget = n` and `allow(spills)`",
+                    "unknown argument; `#[tile_kernel]` takes `configs(NAME = value, ...)`, `num_warps = n`, `num_stages = n`, `targets = \"...\"`, `fast_math`, `tma`, `register_budget = n` and `allow(spills)`",
                 ))
             }
         });
@@ -176,6 +189,7 @@ impl KernelAttr {
             fast_math,
             register_budget,
             allow_spills,
+            tma,
         })
     }
 

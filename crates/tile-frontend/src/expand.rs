@@ -147,6 +147,7 @@ fn compile(
             num_warps: attr.num_warps,
             codegen: CodegenOptions {
                 fast_math: attr.fast_math,
+                tma: attr.tma,
                 ..CodegenOptions::default()
             },
             dump_dir: options.dump_dir.clone(),

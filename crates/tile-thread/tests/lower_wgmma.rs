@@ -107,3 +107,142 @@ fn a_wgmma_without_the_proxy_fence_is_caught() {
         "{error}"
     );
 }
+
+/// The matmul sample on `warps` warps, `stages` stages, its pipelined
+/// operands copied by the TMA.
+fn tma_matmul(
+    dtype: DType,
+    (bm, bn, bk): (usize, usize, usize),
+    warps: u32,
+    stages: u32,
+) -> (tile_ir::Function, Program) {
+    let func = samples::matmul(bm, bn, bk, dtype).unwrap();
+    let options = LowerOptions::warps(warps)
+        .with_tensor_cores(TensorCores::Wgmma)
+        .with_stages(stages)
+        .with_tma(true);
+    let program = lower(&func, &options).unwrap();
+    tile_thread::program::verify(&program).unwrap();
+    (func, program)
+}
+
+/// The matmul's operands `[m, k]`, `[k, n]` and a zero `[m, n]`.
+fn operands(dtype: DType, (m, k, n): (usize, usize, usize)) -> Vec<tile_ir::interp::Arg> {
+    vec![
+        tensor_of(71, &[m, k], dtype),
+        tensor_of(72, &[k, n], dtype),
+        zeros(&[m, n]),
+    ]
+}
+
+/// Pipelined `wgmma` operands copied by the TMA: one thread issues a box
+/// of 64 columns per 128-byte block of each stage, and every thread waits
+/// on the stage's mbarrier; no `cp.async` is left. On problems of partial
+/// tiles whose rows the TMA can describe (16-byte multiples), bit for bit
+/// the product stepped by 16 and within the bound of the interpreter's; the
+/// program prints and parses back.
+#[test]
+fn pipelined_wgmma_operands_come_by_the_tma() {
+    use tile_testgen::products::{stepped, within_tensor_bound};
+    for (dtype, tiles, warps, stages, boxes) in [
+        (DType::F16, (128, 128, 64), 8, 3, 3),
+        (DType::BF16, (64, 128, 128), 4, 2, 4),
+    ] {
+        let (func, program) = tma_matmul(dtype, tiles, warps, stages);
+        let what = format!("{dtype} {tiles:?}, {stages} stages");
+        let loads = count(&program, |k| matches!(k, ThreadOpKind::TmaLoad { .. }));
+        // Each issue (the prologue's `stages − 1` and the loop's) copies
+        // `boxes` boxes: A's `bk / 64` and B's `bn / 64`.
+        assert_eq!(loads, stages as usize * boxes, "{what}");
+        assert_eq!(
+            count(&program, |k| matches!(k, ThreadOpKind::CopyAsync { .. })),
+            0
+        );
+        assert_eq!(
+            count(&program, |k| matches!(k, ThreadOpKind::MbarrierWait { .. })),
+            1
+        );
+        let text = program.to_string();
+        assert!(text.contains("tma.load @s"), "{what}");
+        assert_eq!(tile_thread::parse_program(&text).unwrap().to_string(), text);
+        let (bm, bn, bk) = tiles;
+        let (m, k, n) = (2 * bm + 24, 3 * bk - 8, bn + 40);
+        let args = operands(dtype, (m, k, n));
+        let grid = [m.div_ceil(bm) as u32, n.div_ceil(bn) as u32, 1];
+        let mut emulated = args.clone();
+        emulate::run(&program, grid, &mut emulated).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let mut reference = args.clone();
+        tile_ir::interp::run(&func, grid, &mut reference).unwrap();
+        let (a, b, c) = (
+            tensor_check::values(&args[0]),
+            tensor_check::values(&args[1]),
+            tensor_check::values(&args[2]),
+        );
+        let got = tensor_check::values(&emulated[2]);
+        assert_eq!(got, stepped(&a, &b, &c, (m, k, n), 16), "{what}");
+        within_tensor_bound(
+            &got,
+            &tensor_check::values(&reference[2]),
+            &a,
+            &b,
+            &c,
+            (m, k, n),
+        )
+        .unwrap();
+    }
+}
+
+/// A tensor no tensor map can describe (rows of 370 bytes): the emulator
+/// refuses it as the runtime would refuse to run the image with it.
+#[test]
+fn the_tma_needs_rows_of_16_byte_multiples() {
+    let (_, program) = tma_matmul(DType::F16, (64, 64, 64), 4, 2);
+    let mut args = operands(DType::F16, (64, 185, 64));
+    let error = emulate::run(&program, [1, 1, 1], &mut args).unwrap_err();
+    assert_eq!(
+        error.fault.to_string(),
+        "no tensor map for `a`: the tensor's row stride is 370 bytes; a tensor map needs a positive multiple of 16 below 2^40"
+    );
+}
+
+/// Without its mbarrier wait, or waiting for the other parity (a phase
+/// already over), a stage is read while its boxes are in flight; with fewer
+/// bytes expected than copied, the wait never returns (a GPU would hang):
+/// the emulator says so.
+#[test]
+fn tma_copies_are_read_only_after_their_phase() {
+    let (_, program) = tma_matmul(DType::F16, (64, 64, 64), 4, 2);
+    let find = |want: fn(&ThreadOpKind) -> bool| {
+        program
+            .ops
+            .iter()
+            .find(|(_, op)| want(&op.kind))
+            .map(|(id, _)| id)
+            .unwrap()
+    };
+    let wait = find(|k| matches!(k, ThreadOpKind::MbarrierWait { .. }));
+    let expect = find(|k| matches!(k, ThreadOpKind::MbarrierExpectTx { .. }));
+    let one = program.ops[find(|k| *k == ThreadOpKind::Const(tile_ir::Scalar::I32(1)))].results[0];
+    let run = |program: &Program| {
+        let mut args = operands(DType::F16, (64, 128, 64));
+        *emulate::run(program, [1, 1, 1], &mut args)
+            .unwrap_err()
+            .fault
+    };
+    let mut no_wait = program.clone();
+    no_wait.ops[wait].kind = ThreadOpKind::FenceProxyAsync;
+    no_wait.ops[wait].operands.clear();
+    assert!(matches!(run(&no_wait), EmuFault::CopyInFlight { .. }));
+    let mut other_parity = program.clone();
+    other_parity.ops[wait].operands[1] = one;
+    assert!(matches!(run(&other_parity), EmuFault::CopyInFlight { .. }));
+    let mut too_few = program.clone();
+    too_few.ops[expect].operands[1] = one;
+    match run(&too_few) {
+        EmuFault::Mbarrier(why) => assert_eq!(
+            why,
+            "the wait on @s2[0] for phase parity 0 never returns: 0 arrivals missing, 1 bytes expected and 16384 copied"
+        ),
+        other => panic!("{other}"),
+    }
+}

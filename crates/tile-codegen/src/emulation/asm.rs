@@ -89,6 +89,32 @@ fn definition(name: &str, asm: Asm) -> String {
         Asm::WgmmaFence => runtime(&mut body, Op::WgmmaFence, ["0"; 4]),
         Asm::WgmmaCommit => runtime(&mut body, Op::WgmmaCommit, ["0"; 4]),
         Asm::FenceProxyAsync => runtime(&mut body, Op::FenceProxyAsync, ["0"; 4]),
+        Asm::MbarrierExpectTx => {
+            params.extend(["i64 %bar".into(), "i32 %bytes".into()]);
+            body.push_str("  %n = zext i32 %bytes to i64\n");
+            runtime(&mut body, Op::MbarrierExpectTx, ["%bar", "%n", "0", "0"]);
+        }
+        Asm::MbarrierTryWait => {
+            params.extend(["i64 %bar".into(), "i32 %parity".into()]);
+            body.push_str("  %p = zext i32 %parity to i64\n");
+            runtime(&mut body, Op::MbarrierTryWait, ["%bar", "%p", "0", "0"]);
+            body.push_str("  %ready = trunc i64 %r to i32\n");
+            return format!(
+                "define internal i32 @{name}({}) {{\n{body}  ret i32 %ready\n}}\n",
+                params.join(", ")
+            );
+        }
+        Asm::TmaLoad2d => {
+            params.extend([
+                "i64 %dst".into(),
+                "i64 %map".into(),
+                "i32 %c0".into(),
+                "i32 %c1".into(),
+                "i64 %bar".into(),
+            ]);
+            body.push_str("  %x = zext i32 %c0 to i64\n  %y0 = zext i32 %c1 to i64\n  %y = shl i64 %y0, 32\n  %xy = or i64 %x, %y\n");
+            runtime(&mut body, Op::TmaLoad, ["%dst", "%map", "%xy", "%bar"]);
+        }
         Asm::MmaFp8(kind) => {
             // The instruction's words, A and B registers then C, as an
             // `Op::Mma` buffer (the one `mma.sync` intrinsics use); D comes

@@ -8,6 +8,7 @@
 //! which is what the code object's metadata lists (`.args[].offset`).
 
 use crate::EmitError;
+use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::targets::TargetData;
@@ -18,8 +19,24 @@ use tile_abi::emulation::{
     ArgsAbi, ParamSlot, LAUNCH_SYMBOL, MANIFEST_LEN_SYMBOL, MANIFEST_SYMBOL,
 };
 
+/// The `byval` attribute of parameter `i` of `kernel` (a tensor map's
+/// `byval([128 x i8])`), if it has one.
+fn byval(kernel: FunctionValue<'_>, i: usize) -> Option<Attribute> {
+    let kind = Attribute::get_named_enum_kind_id("byval");
+    kernel.get_enum_attribute(AttributeLoc::Param(i as u32), kind)
+}
+
+/// The alignment parameter `i` of `kernel` declares (1 without one).
+fn byval_align(kernel: FunctionValue<'_>, i: usize) -> u32 {
+    let kind = Attribute::get_named_enum_kind_id("align");
+    kernel
+        .get_enum_attribute(AttributeLoc::Param(i as u32), kind)
+        .map_or(1, |a| a.get_enum_value() as u32)
+}
+
 /// The parameter slots of `kernel` under `abi`; `gpu_data` is the data
-/// layout of the GPU target the module was made for.
+/// layout of the GPU target the module was made for. A by-value parameter
+/// takes the bytes it points to.
 pub(super) fn param_slots(
     kernel: FunctionValue<'_>,
     abi: ArgsAbi,
@@ -30,14 +47,20 @@ pub(super) fn param_slots(
         .get_type()
         .get_param_types()
         .iter()
-        .map(|ty| {
-            let ty = BasicTypeEnum::try_from(*ty).ok();
-            let (size, align) = ty.map_or((0, 1), |t| {
+        .enumerate()
+        .map(|(i, ty)| {
+            let of = |t: BasicTypeEnum| {
                 (
                     gpu_data.get_abi_size(&t),
                     u64::from(gpu_data.get_abi_alignment(&t)),
                 )
-            });
+            };
+            let (size, align) = match byval(kernel, i) {
+                Some(attribute) => BasicTypeEnum::try_from(attribute.get_type_value())
+                    .ok()
+                    .map_or((0, 1), of),
+                None => BasicTypeEnum::try_from(*ty).ok().map_or((0, 1), of),
+            };
             match abi {
                 ArgsAbi::Pointers => ParamSlot {
                     offset: 0,
@@ -102,6 +125,29 @@ pub(super) fn define_launch<'ctx>(
                 )?
             },
         };
+        if let Some(attribute) = byval(kernel, i) {
+            // A by-value parameter: its bytes, copied to a slot aligned as
+            // the callee's declaration says (the driver's buffer need not
+            // be), which the call passes by value.
+            let len = match attribute.get_type_value() {
+                inkwell::types::AnyTypeEnum::ArrayType(array) => array.len(),
+                _ => return Err(EmitError::internal("a by-value parameter not of bytes")),
+            };
+            let bytes = i8t.array_type(len);
+            let slot = b.build_alloca(bytes, "byval")?;
+            let align = byval_align(kernel, i);
+            slot.as_instruction_value()
+                .ok_or_else(|| EmitError::internal("an alloca"))?
+                .set_alignment(align)
+                .map_err(|e| EmitError::Internal(e.to_string()))?;
+            let size = bytes
+                .size_of()
+                .ok_or_else(|| EmitError::internal("a by-value parameter of no size"))?;
+            b.build_memcpy(slot, align, at, 1, size)
+                .map_err(|e| EmitError::Internal(e.to_string()))?;
+            values.push(slot.into());
+            continue;
+        }
         let value = b.build_load(ty, at, "arg")?;
         // The driver's buffers need not be aligned for the parameter.
         value
@@ -111,7 +157,21 @@ pub(super) fn define_launch<'ctx>(
             .map_err(|e| EmitError::Internal(e.to_string()))?;
         values.push(value.into());
     }
-    b.build_call(kernel, &values, "")?;
+    let call = b.build_call(kernel, &values, "")?;
+    // A by-value argument is passed as the callee's declaration says: the
+    // call site must say it too, alignment included, or the host ABI
+    // passes a plain pointer or places the copy elsewhere.
+    let align_kind = Attribute::get_named_enum_kind_id("align");
+    for i in 0..values.len() {
+        if let Some(byval) = byval(kernel, i) {
+            call.add_attribute(AttributeLoc::Param(i as u32), byval);
+            if let Some(align) =
+                kernel.get_enum_attribute(AttributeLoc::Param(i as u32), align_kind)
+            {
+                call.add_attribute(AttributeLoc::Param(i as u32), align);
+            }
+        }
+    }
     b.build_return(None)?;
     Ok(())
 }

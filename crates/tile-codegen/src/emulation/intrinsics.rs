@@ -106,6 +106,13 @@ fn table() -> Vec<Replacement> {
         operands: [Param(0), Param(1), Param(2), Const(0)],
     });
     table.push(Replacement {
+        intrinsic: "llvm.nvvm.mbarrier.init.shared".into(),
+        ret: "void",
+        params: &["ptr addrspace(3)", "i32"],
+        op: Op::MbarrierInit,
+        operands: [Param(0), Param(1), Const(0), Const(0)],
+    });
+    table.push(Replacement {
         intrinsic: "llvm.nvvm.cp.async.commit.group".into(),
         ret: "void",
         params: &[],

@@ -1,7 +1,8 @@
 //! Inline PTX for what LLVM 19's NVPTX back end has no intrinsic for
 //! (`../shared/reference/tensor-cores.md`, A3): Hopper's `wgmma` and its
-//! fences, `fence.proxy.async`, and `mma.sync`'s FP8 form (LLVM 19 has no
-//! `e4m3`/`e5m2` intrinsic).
+//! fences, `fence.proxy.async`, `mma.sync`'s FP8 form (LLVM 19 has no
+//! `e4m3`/`e5m2` intrinsic), and the TMA's bulk tensor copies with the
+//! mbarrier operations they complete on (`expect_tx`, `try_wait.parity`).
 //!
 //! Each snippet is an [`Asm`], which names its template and constraints
 //! once: the GPU emitter builds the call from them, and the emulation
@@ -45,6 +46,16 @@ pub(crate) enum Asm {
     /// `mma.sync.aligned.m16n8k32` of an FP8 `kind`: `(c0..c3: f32, a0..a3:
     /// i32, b0, b1: i32) -> d0..d3`, C tied to D.
     MmaFp8(MmaKind),
+    /// `mbarrier.arrive.expect_tx.shared::cta.b64`: `(bar: i64, bytes:
+    /// i32)`, the barrier's shared address.
+    MbarrierExpectTx,
+    /// `mbarrier.try_wait.parity.shared::cta.b64`: `(bar: i64, parity:
+    /// i32) -> i32`, 1 once the phase of that parity is over.
+    MbarrierTryWait,
+    /// `cp.async.bulk.tensor.2d.shared::cluster.global.tile
+    /// .mbarrier::complete_tx::bytes`: `(dst: i64, map: i64, c0: i32, c1:
+    /// i32, bar: i64)`, shared addresses and the tensor map's generic one.
+    TmaLoad2d,
 }
 
 /// The clobber every snippet carries.
@@ -73,6 +84,11 @@ impl Asm {
                 let t = kind.operand_name();
                 format!("mma.sync.aligned.m16n8k32.row.col.f32.{t}.{t}.f32 {{$0, $1, $2, $3}}, {{$8, $9, $10, $11}}, {{$12, $13}}, {{$4, $5, $6, $7}};")
             }
+            Asm::MbarrierExpectTx => {
+                "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;".into()
+            }
+            Asm::MbarrierTryWait => "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }".into(),
+            Asm::TmaLoad2d => "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];".into(),
         }
     }
 
@@ -89,6 +105,9 @@ impl Asm {
             Asm::Wgmma(kind) => tied(kind.accumulators(), &["l", "l", "r"], &[MEMORY]),
             Asm::WgmmaWait { values, .. } => tied(values, &[], &[MEMORY]),
             Asm::MmaFp8(_) => tied(4, &["r"; 6], &[]),
+            Asm::MbarrierExpectTx => format!("l,r,{MEMORY}"),
+            Asm::MbarrierTryWait => format!("=r,l,r,{MEMORY}"),
+            Asm::TmaLoad2d => format!("l,l,r,r,l,{MEMORY}"),
             Asm::WgmmaFence | Asm::WgmmaCommit | Asm::FenceProxyAsync => MEMORY.into(),
         }
     }
@@ -114,10 +133,17 @@ impl Asm {
                 .into_iter()
                 .filter(|k| k.is_fp8())
                 .map(Asm::MmaFp8);
-            [Asm::WgmmaFence, Asm::WgmmaCommit, Asm::FenceProxyAsync]
-                .into_iter()
-                .chain(fp8)
-                .find(|a| a.template() == template)?
+            [
+                Asm::WgmmaFence,
+                Asm::WgmmaCommit,
+                Asm::FenceProxyAsync,
+                Asm::MbarrierExpectTx,
+                Asm::MbarrierTryWait,
+                Asm::TmaLoad2d,
+            ]
+            .into_iter()
+            .chain(fp8)
+            .find(|a| a.template() == template)?
         };
         (candidate.template() == template && candidate.constraints() == constraints)
             .then_some(candidate)
@@ -133,6 +159,9 @@ impl Asm {
             Asm::WgmmaWait { pending, values } => format!("wgmma.wait.{pending}.{values}"),
             Asm::FenceProxyAsync => "fence.proxy.async".into(),
             Asm::MmaFp8(kind) => format!("mma.{}", kind.name()),
+            Asm::MbarrierExpectTx => "mbarrier.expect_tx".into(),
+            Asm::MbarrierTryWait => "mbarrier.try_wait".into(),
+            Asm::TmaLoad2d => "tma.load".into(),
         }
     }
 
@@ -142,13 +171,15 @@ impl Asm {
             Asm::Wgmma(kind) => kind.accumulators(),
             Asm::WgmmaWait { values, .. } => values,
             Asm::MmaFp8(_) => 4,
+            Asm::MbarrierExpectTx | Asm::MbarrierTryWait | Asm::TmaLoad2d => 0,
             Asm::WgmmaFence | Asm::WgmmaCommit | Asm::FenceProxyAsync => 0,
         }
     }
 }
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
-    /// Calls `asm` with `args`; its results, one per returned value.
+    /// Calls `asm` with `args`; its results, one per returned value (the
+    /// `f32` accumulators, or `try_wait`'s `i32`).
     pub(super) fn inline_asm(
         &self,
         asm: Asm,
@@ -158,9 +189,10 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         let f32t = self.ctx.f32_type();
         let values = asm.values();
         let params: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
-        let fn_type = match values {
-            0 => self.ctx.void_type().fn_type(&params, false),
-            n => {
+        let fn_type = match (asm, values) {
+            (Asm::MbarrierTryWait, _) => self.ctx.i32_type().fn_type(&params, false),
+            (_, 0) => self.ctx.void_type().fn_type(&params, false),
+            (_, n) => {
                 let fields: Vec<BasicTypeEnum> = vec![f32t.into(); n];
                 self.ctx.struct_type(&fields, false).fn_type(&params, false)
             }
@@ -176,17 +208,23 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         );
         let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
         let call = self.b.build_indirect_call(fn_type, callee, &args, "asm")?;
-        if values == 0 {
-            return Ok(Vec::new());
+        let result = call.try_as_basic_value().basic();
+        match (asm, values) {
+            (Asm::MbarrierTryWait, _) => {
+                Ok(vec![result.ok_or_else(|| {
+                    EmitError::internal("try_wait returned nothing")
+                })?])
+            }
+            (_, 0) => Ok(Vec::new()),
+            (_, n) => {
+                let d = result
+                    .ok_or_else(|| EmitError::internal("inline assembly returned nothing"))?
+                    .into_struct_value();
+                (0..n as u32)
+                    .map(|i| Ok(self.b.build_extract_value(d, i, "d")?))
+                    .collect()
+            }
         }
-        let d = call
-            .try_as_basic_value()
-            .basic()
-            .ok_or_else(|| EmitError::internal("inline assembly returned nothing"))?
-            .into_struct_value();
-        (0..values as u32)
-            .map(|i| Ok(self.b.build_extract_value(d, i, "d")?))
-            .collect()
     }
 }
 
@@ -210,6 +248,9 @@ mod tests {
             Asm::FenceProxyAsync,
             Asm::MmaFp8(MmaKind::E4m3M16N8K32),
             Asm::MmaFp8(MmaKind::E5m2M16N8K32),
+            Asm::MbarrierExpectTx,
+            Asm::MbarrierTryWait,
+            Asm::TmaLoad2d,
         ];
         for asm in kinds {
             assert_eq!(Asm::parse(&asm.template(), &asm.constraints()), Some(asm));

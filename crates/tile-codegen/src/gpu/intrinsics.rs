@@ -190,6 +190,28 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         }))
     }
 
+    /// Marks parameter `n` (0-based) of the NVPTX kernel `function` a
+    /// `__grid_constant__`: a by-value parameter whose address the kernel
+    /// takes and never writes through (a tensor map).
+    pub(crate) fn grid_constant(
+        &self,
+        function: FunctionValue<'ctx>,
+        n: u32,
+    ) -> Result<(), EmitError> {
+        let i32t = self.ctx.i32_type();
+        let index = self
+            .ctx
+            .metadata_node(&[i32t.const_int(u64::from(n) + 1, false).into()]);
+        let annotation = self.ctx.metadata_node(&[
+            function.as_global_value().as_pointer_value().into(),
+            self.ctx.metadata_string("grid_constant").into(),
+            index.into(),
+        ]);
+        self.module
+            .add_global_metadata("nvvm.annotations", &annotation)
+            .map_err(|e| EmitError::Internal(e.to_string()))
+    }
+
     /// Makes `function` a kernel entry point for blocks of exactly
     /// `block_threads` threads: on NVPTX `.entry` with `.reqntid`, on AMDGPU
     /// the kernel calling convention with a flat workgroup size of exactly

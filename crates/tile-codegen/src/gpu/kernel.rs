@@ -38,6 +38,8 @@ pub(super) struct Kernel<'p, 'ctx> {
     /// The start of each shared allocation.
     pub(super) shared: Vec<PointerValue<'ctx>>,
     pub(super) status: PointerValue<'ctx>,
+    /// The tensor maps the kernel takes, in [`Program::tma_maps`]' order.
+    pub(super) maps: Vec<PointerValue<'ctx>>,
     pub(super) thread: IntValue<'ctx>,
     pub(super) checks: Vec<String>,
 }
@@ -119,6 +121,10 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             }
         }
         types.push(ptr.into());
+        // The tensor maps, by value: `ptr byval([128 x i8]) align 64`.
+        let maps = program.tma_maps();
+        let generic = self.ctx.ptr_type(AddressSpace::default());
+        types.extend(maps.iter().map(|_| BasicMetadataTypeEnum::from(generic)));
         let fn_type = self.ctx.void_type().fn_type(&types, false);
         let function = self.module.add_function(&program.name, fn_type, None);
         self.mark_kernel(function, program.block_threads())?;
@@ -184,6 +190,26 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         let status = arg(next)?.into_pointer_value();
         status.set_name("status");
         function.add_attribute(AttributeLoc::Param(next), noalias);
+        let map_type = self
+            .ctx
+            .i8_type()
+            .array_type(tile_abi::tma::MAP_BYTES as u32);
+        let byval = self
+            .ctx
+            .create_type_attribute(Attribute::get_named_enum_kind_id("byval"), map_type.into());
+        let align = self
+            .ctx
+            .create_enum_attribute(Attribute::get_named_enum_kind_id("align"), 64);
+        let mut map_params = Vec::new();
+        for (i, (param, rows)) in maps.iter().enumerate() {
+            let n = next + 1 + i as u32;
+            let map = arg(n)?.into_pointer_value();
+            map.set_name(&format!("tmap.{}.{rows}", program.params[*param].name));
+            function.add_attribute(AttributeLoc::Param(n), byval);
+            function.add_attribute(AttributeLoc::Param(n), align);
+            self.grid_constant(function, n)?;
+            map_params.push(map);
+        }
 
         let shared = self.shared_allocations(program)?;
         let thread = self.thread_id()?;
@@ -194,6 +220,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             params,
             shared,
             status,
+            maps: map_params,
             thread,
             checks: Vec::new(),
         };
@@ -385,11 +412,48 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 self.inline_asm(wait, &x)
             }
             ThreadOpKind::FenceProxyAsync => self.inline_asm(Asm::FenceProxyAsync, &[]),
+            ThreadOpKind::MbarrierInit { alloc } => {
+                let [index, count, mask] = ints::<3>(&x)?;
+                self.mbarrier_init(k, *alloc, [index, count, mask])?;
+                Ok(Vec::new())
+            }
+            ThreadOpKind::MbarrierExpectTx { alloc } => {
+                self.mbarrier_expect_tx(k, *alloc, ints::<3>(&x)?)?;
+                Ok(Vec::new())
+            }
+            ThreadOpKind::MbarrierWait { alloc } => {
+                self.mbarrier_wait(k, *alloc, ints::<2>(&x)?)?;
+                Ok(Vec::new())
+            }
+            ThreadOpKind::TmaLoad {
+                param,
+                rows,
+                alloc,
+                bar,
+            } => {
+                let map = k
+                    .program
+                    .tma_maps()
+                    .iter()
+                    .position(|m| *m == (*param, *rows))
+                    .ok_or_else(|| EmitError::internal("a tma.load without its map"))?;
+                self.tma_load(k, (map, *alloc, *bar), ints::<5>(&x)?)?;
+                Ok(Vec::new())
+            }
             ThreadOpKind::For => self.for_loop(k, op),
             ThreadOpKind::If => self.if_else(k, op),
             ThreadOpKind::Yield => Err(EmitError::internal("`yield` outside the end of a region")),
         }
     }
+}
+
+/// The `N` operands `x` of an op, all integers.
+fn ints<'ctx, const N: usize>(
+    x: &[BasicValueEnum<'ctx>],
+) -> Result<[IntValue<'ctx>; N], EmitError> {
+    let ints: Vec<IntValue<'ctx>> = x.iter().map(|v| v.into_int_value()).collect();
+    ints.try_into()
+        .map_err(|_| EmitError::Internal(format!("an op of {} operands, not {N}", x.len())))
 }
 
 pub(super) fn get<'ctx>(k: &Kernel<'_, 'ctx>, r: Reg) -> Result<BasicValueEnum<'ctx>, EmitError> {

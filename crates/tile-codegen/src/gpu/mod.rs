@@ -26,6 +26,7 @@ mod kernel;
 mod memory;
 mod mma;
 mod shuffle;
+mod tma;
 mod wgmma;
 
 pub(crate) use asm::Asm;
@@ -166,7 +167,11 @@ fn build(
     let text = module::finish(&module, &machine, &program.name, options.opt_level)?;
     let (assembly, object) = match (gpu, code) {
         // The module itself, never a copy: see above.
-        (GpuTarget::Nvptx(_), _) => (Some(machine.emit_assembly(&module)?), None),
+        (GpuTarget::Nvptx(_), _) => {
+            // The tensor maps the kernel takes, for the runtime to build.
+            let note = tile_abi::tma::maps_note(&program.tma_maps());
+            (Some(machine.emit_assembly(&module)? + &note), None)
+        }
         // Code generation rewrites the module (AMDGPU's control-flow
         // annotation, for one), so the assembly is made from a copy.
         (GpuTarget::Amdgpu(_), Code::Generate) => (

@@ -365,7 +365,8 @@ impl Programs {
         };
         let mut stages = most;
         loop {
-            let program = self.lowered(func, label, options.num_warps, (cores, stages))?;
+            let at = (options.num_warps, options.codegen.tma);
+            let program = self.lowered(func, label, at, (cores, stages))?;
             let fits = gpu::shared_bytes(&program) <= resources::shared_memory_limit(target);
             if fits || stages == 1 || options.num_stages.is_some() {
                 return Ok((program, stages));
@@ -378,13 +379,14 @@ impl Programs {
         &mut self,
         func: &Function,
         label: &str,
-        num_warps: u32,
+        (num_warps, tma): (u32, bool),
         key: (TensorCores, u32),
     ) -> Result<Program, PipelineError> {
         if let Some((_, program)) = self.lowered.iter().find(|(k, _)| *k == key) {
             return Ok(program.clone());
         }
-        let program = lower_for(func, label, num_warps, key)?;
+        let tma = tma && key.0 == TensorCores::Wgmma;
+        let program = lower_for(func, label, num_warps, key, tma)?;
         self.lowered.push((key, program.clone()));
         Ok(program)
     }
@@ -408,16 +410,19 @@ pub(super) fn shared_cores(func: &Function, cores: TensorCores) -> TensorCores {
 }
 
 /// The thread-level program of `func` for `num_warps` warps, with
-/// `tensor_cores` and `stages` stages of software pipelining.
+/// `tensor_cores` and `stages` stages of software pipelining, and pipelined
+/// `wgmma` operands copied by the TMA if `tma`.
 pub fn lower_for(
     func: &Function,
     label: &str,
     num_warps: u32,
     (tensor_cores, stages): (TensorCores, u32),
+    tma: bool,
 ) -> Result<Program, PipelineError> {
     let options = LowerOptions::warps(num_warps)
         .with_tensor_cores(tensor_cores)
-        .with_stages(stages);
+        .with_stages(stages)
+        .with_tma(tma);
     lower::lower(func, &options).map_err(|error| PipelineError::Lower {
         kernel: func.name.clone(),
         label: label.to_string(),

@@ -92,7 +92,7 @@ impl Compilation<'_> {
                 Err(e) => format!("the GPU lowering failed: {e}\n"),
             }
         } else if gpus.iter().all(|t| t.tensor_cores() != TensorCores::None) {
-            lower_for(func, label, warps, (TensorCores::None, 1))?.to_string()
+            lower_for(func, label, warps, (TensorCores::None, 1), false)?.to_string()
         } else {
             return Ok(());
         };

@@ -92,6 +92,19 @@ pub fn launch_reaching(
     args: &mut [Arg],
     reach: &dyn Fn(usize, u64) -> u64,
 ) -> Result<(), Failure> {
+    launch_with_maps(kernel, (grid, num_warps), args, reach, &[])
+}
+
+/// As [`launch_reaching`], passing after the status pointer a tensor map
+/// (`tile_abi::tma`'s encoding, which the emulator reads) for each of
+/// `maps`: `(tensor argument, box rows)`, as `Program::tma_maps` lists them.
+pub fn launch_with_maps(
+    kernel: &EmulatedKernel,
+    (grid, num_warps): ([u32; 3], u32),
+    args: &mut [Arg],
+    reach: &dyn Fn(usize, u64) -> u64,
+    maps: &[(usize, u16)],
+) -> Result<(), Failure> {
     let mut status = [0u8; tile_abi::status::STATUS_BYTES];
     let mut packet = Packet::default();
     let mut registered = Vec::new();
@@ -111,6 +124,19 @@ pub fn launch_reaching(
     tile_emu::register(status_at, status.len() as u64);
     registered.push(status_at);
     packet.push_pointer(status_at);
+    for &(param, rows) in maps {
+        let Arg::Tensor(t) = &args[param] else {
+            return Err(Failure::Compile(format!(
+                "a tensor map of argument {param}, a scalar"
+            )));
+        };
+        let base = t.data().as_ptr() as u64 + (t.offset() * t.dtype().size_bytes()) as u64;
+        let tma_box = tile_abi::tma::TmaBox::new(t.dtype(), usize::from(rows))
+            .ok_or_else(|| Failure::Compile(format!("a box of {rows} rows")))?;
+        let map = tile_abi::tma::TensorMap::new(base, (t.dtype(), t.shape(), t.strides()), tma_box)
+            .map_err(|e| Failure::Compile(format!("no tensor map for argument {param}: {e}")))?;
+        packet.push_tensor_map(map.to_bytes());
+    }
     let manifest = kernel.manifest();
     let result = match manifest.abi {
         ArgsAbi::Pointers => {

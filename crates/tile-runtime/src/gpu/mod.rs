@@ -16,6 +16,7 @@
 mod cuda;
 mod hip;
 mod image;
+mod tensor_map;
 
 use crate::driver::{GpuApi, GpuInfo};
 use crate::error::Error;
@@ -356,28 +357,30 @@ pub(crate) fn load(
             spec.num_warps
         )));
     }
-    let (target, handle) = match &context.backend {
+    let (target, handle, maps) = match &context.backend {
         Backend::Cuda(cuda) => {
             let image = image::choose_ptx(spec, &device, cuda.capability)?;
             let ptx = std::str::from_utf8(image.bytes)
                 .map_err(|e| failed(format!("the {} PTX is not UTF-8: {e}", image.target)))?;
             tile_abi::params::check_ptx_signature(ptx, function).map_err(&failed)?;
+            let maps = tile_abi::tma::maps_of_ptx(ptx).map_err(&failed)?;
             let dynamic_shared = image.kind.dynamic_shared_bytes(image.shared_memory_bytes);
             let module = cuda
                 .load(image.bytes, &function.name, dynamic_shared)
                 .map_err(failed)?;
-            (image.target, ModuleHandle::Cuda(module))
+            (image.target, ModuleHandle::Cuda(module), maps)
         }
         Backend::Hip(hip) => {
             let image = image::choose_hsaco(spec, &device, &hip.arch)?;
             let module = hip.load(image.bytes, &function.name).map_err(failed)?;
-            (image.target, ModuleHandle::Hip(module))
+            (image.target, ModuleHandle::Hip(module), Vec::new())
         }
     };
     Ok(Module {
         context: Arc::clone(context),
         target,
         handle,
+        maps,
     })
 }
 
@@ -388,6 +391,9 @@ pub(crate) struct Module {
     /// The target of the image loaded, e.g. `sm_80`.
     pub(crate) target: &'static str,
     handle: ModuleHandle,
+    /// The tensor maps its kernel takes after its other parameters:
+    /// `(tensor parameter, box rows)` (`tile_abi::tma`).
+    maps: Vec<(usize, u16)>,
 }
 
 #[derive(Debug)]
@@ -536,6 +542,9 @@ pub(crate) fn enqueue(
         tensors.push(Arc::clone(&tensor.buffer));
     }
     packet.push_pointer(status.pointer);
+    for &(param, rows) in &module.maps {
+        packet.push_tensor_map(tensor_map(spec, kernel, (args, param, rows), &device)?);
+    }
     let wrong_api = || Error::ModuleLoad {
         kernel: spec.name.to_string(),
         specialization: spec.specialization.to_string(),
@@ -566,6 +575,50 @@ pub(crate) fn enqueue(
         status,
         _tensors: tensors,
     })
+}
+
+/// The tensor map of argument `param` for boxes of `rows` rows, encoded
+/// by the driver, or an error naming the argument, its layout and the
+/// requirement it breaks.
+fn tensor_map(
+    spec: &KernelSpec,
+    kernel: &LoadedKernel,
+    (args, param, rows): (&[LaunchArg<'_>], usize, u16),
+    device: &str,
+) -> Result<[u8; tile_abi::tma::MAP_BYTES], Error> {
+    let argument = kernel
+        .function
+        .params
+        .get(param)
+        .map_or_else(|| format!("#{param}"), |p| p.name.clone());
+    let mismatch = |found: String| Error::ArgumentMismatch {
+        kernel: spec.name.to_string(),
+        argument: argument.clone(),
+        device: device.to_string(),
+        expected:
+            "a tensor the TMA can copy from (the kernel's sm_90a image takes a tensor map of it)"
+                .into(),
+        found,
+    };
+    let tensor = match args.get(param) {
+        Some(LaunchArg::GpuTensor(t)) => &**t,
+        Some(LaunchArg::GpuTensorMut(t)) => &**t,
+        _ => return Err(mismatch("no device tensor".into())),
+    };
+    let dtype = tensor.dtype;
+    let layout = format!(
+        "{dtype} of shape {:?} and strides {:?}",
+        tensor.shape, tensor.strides
+    );
+    let tma_box = tile_abi::tma::TmaBox::new(dtype, usize::from(rows))
+        .ok_or_else(|| mismatch(format!("{layout}: no box of {rows} rows of it")))?;
+    let map = tile_abi::tma::TensorMap::new(
+        tensor.base(),
+        (dtype, &tensor.shape, &tensor.strides),
+        tma_box,
+    )
+    .map_err(|e| mismatch(format!("{layout}: {e}")))?;
+    tensor_map::encode(&map).map_err(|e| mismatch(format!("{layout}: {e}")))
 }
 
 #[cfg(test)]

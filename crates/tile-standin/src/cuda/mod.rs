@@ -1,7 +1,7 @@
 //! The CUDA driver API, as far as `tile-runtime` (through `cudarc`) calls
 //! it: initialization, the device and its attributes, the primary context,
 //! memory and copies, PTX modules and their functions, streams, launches
-//! and synchronization.
+//! and synchronization, and the TMA's tensor maps (`tensor_map.rs`).
 //!
 //! Handles are numbers the stand-in hands out; a call with one it did not
 //! hand out, or already took back, fails with `CUDA_ERROR_INVALID_HANDLE`
@@ -14,10 +14,12 @@
 //! per block, grids of 2^31 - 1 × 65,535 × 65,535 blocks.
 
 mod module;
+mod tensor_map;
 
 pub use module::{
     cuFuncSetAttribute, cuLaunchKernel, cuModuleGetFunction, cuModuleLoadDataEx, cuModuleUnload,
 };
+pub use tensor_map::cuTensorMapEncodeTiled;
 
 use crate::driver::{self, put, put_str, Driver, Fault, Limits};
 use crate::memory;

@@ -103,9 +103,23 @@ pub enum EmuFault {
     /// warpgroup, or whose operands leave the modelled layouts.
     #[error("`wgmma`: {0}")]
     Wgmma(String),
-    /// A shared element a `cp.async` is still writing was accessed: the
-    /// copy may land at any moment until its thread's `cp.async.wait`.
-    #[error("shared-memory {access} of @s{alloc}[{index}] while a copy into it by thread {thread} in `{op}` is in flight (it lands at that thread's cp.async.wait)")]
+    /// An mbarrier used against its rules: before its init, arrived at too
+    /// often, or waited on for a phase that can never finish.
+    #[error("mbarrier: {0}")]
+    Mbarrier(String),
+    /// A `tma.load` of a tensor the runtime could build no tensor map for
+    /// (it would not run this image with it).
+    #[error("no tensor map for `{param}`: {reason}")]
+    TensorMap {
+        /// The tensor parameter.
+        param: String,
+        /// The requirement it breaks.
+        reason: String,
+    },
+    /// A shared element a `cp.async` or `tma.load` is still writing was
+    /// accessed: the copy may land at any moment until its thread's
+    /// `cp.async.wait` (a `tma.load`: its mbarrier's wait).
+    #[error("shared-memory {access} of @s{alloc}[{index}] while a copy into it by thread {thread} in `{op}` is in flight (it lands at that thread's cp.async.wait, or a tma.load at its mbarrier's wait)")]
     CopyInFlight {
         /// The allocation.
         alloc: usize,

@@ -84,6 +84,18 @@ impl Global {
         usize::try_from(self.base as i64 + address).map_err(|_| fault())
     }
 
+    /// The address of element zero in a buffer at address 0 (device
+    /// buffers are 256-byte aligned, as `cudaMalloc`'s): what alignment
+    /// checks see.
+    pub fn base_address(&self) -> u64 {
+        (self.base * self.dtype.size_bytes()) as u64
+    }
+
+    /// The dtype, shape and strides (in elements).
+    pub fn layout(&self) -> (DType, &[usize], &[isize]) {
+        (self.dtype, &self.shape, &self.strides)
+    }
+
     /// The element at `address`.
     pub fn load(&self, address: i64) -> Result<Scalar, EmuFault> {
         let at = self.place(address, "load")?;
@@ -296,6 +308,23 @@ impl Shared {
         let i = self.slot(alloc, index).map_err(Err)?;
         self.in_flight[alloc][i] = None;
         self.store(alloc, index, value, thread, op)
+    }
+
+    /// The TMA's copy into `alloc[index]` lands with `value`: as
+    /// [`Shared::land_copy`], but a write of the asynchronous proxy, which
+    /// `wgmma` reads with no `fence.proxy.async` between.
+    pub fn land_async_copy(
+        &mut self,
+        alloc: usize,
+        index: i64,
+        value: Scalar,
+        thread: u32,
+        op: OpId,
+    ) -> Result<(), Result<Conflict, EmuFault>> {
+        self.land_copy(alloc, index, value, thread, op)?;
+        let i = self.slot(alloc, index).map_err(Err)?;
+        self.unfenced[alloc][i] = None;
+        Ok(())
     }
 
     /// A conflict if a copy into `alloc[i]` is in flight.

@@ -27,6 +27,7 @@ mod global;
 mod memory;
 mod mma;
 mod shuffle;
+mod tma;
 mod wgmma;
 
 pub use banks::RunStats;
@@ -99,6 +100,7 @@ pub fn run_with_stats(
         threads: program.block_threads(),
         stats: RunStats::default(),
         copies: Vec::new(),
+        mbarriers: tma::Mbarriers::new(),
     };
     let result = machine.run_grid();
     let Emulator {
@@ -129,6 +131,8 @@ struct Emulator<'a> {
     stats: RunStats,
     /// Each thread's `cp.async` groups in flight.
     copies: Vec<copies::Groups>,
+    /// The block's mbarriers and the TMA copies completing on them.
+    mbarriers: tma::Mbarriers,
 }
 
 impl<'a> Emulator<'a> {
@@ -143,6 +147,7 @@ impl<'a> Emulator<'a> {
                     self.regs = vec![None; self.program.regs.len()];
                     self.shared = Shared::new(self.program);
                     self.copies = vec![copies::Groups::default(); self.threads as usize];
+                    self.mbarriers.clear();
                     self.run_region(&self.program.body)?;
                 }
             }
@@ -517,6 +522,27 @@ impl<'a> Emulator<'a> {
             }
             ThreadOpKind::CommitAsync => {
                 self.commit_async();
+                Vec::new()
+            }
+            ThreadOpKind::MbarrierInit { alloc } => {
+                self.mbarrier_init(id, *alloc, &x)?;
+                Vec::new()
+            }
+            ThreadOpKind::MbarrierExpectTx { alloc } => {
+                self.mbarrier_expect_tx(id, *alloc, &x)?;
+                Vec::new()
+            }
+            ThreadOpKind::MbarrierWait { alloc } => {
+                self.mbarrier_wait(id, *alloc, &x)?;
+                Vec::new()
+            }
+            ThreadOpKind::TmaLoad {
+                param,
+                rows,
+                alloc,
+                bar,
+            } => {
+                self.tma_load(id, (*param, *rows), (*alloc, *bar), &x)?;
                 Vec::new()
             }
             ThreadOpKind::WaitAsync { pending } => {

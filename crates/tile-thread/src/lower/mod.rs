@@ -38,6 +38,7 @@ mod reduce_tree;
 mod shared;
 mod shuffle_convert;
 mod swizzle;
+mod tma;
 mod wgmma;
 
 use crate::layout_assign::{assign, DistLayout, LayoutBuildError, LayoutPlan};
@@ -68,6 +69,11 @@ pub struct LowerOptions {
     /// `num_stages − 1` iterations ahead (`lower/pipeline.rs`); 1 copies
     /// each iteration's operands in that iteration.
     pub num_stages: u32,
+    /// Whether a pipelined loop's `wgmma` operands are copied by the TMA
+    /// (`lower/tma.rs`) rather than `cp.async`: the program then needs a
+    /// tensor map for each tensor so copied, which the runtime can build
+    /// only for some tensors (`tile_abi::tma`).
+    pub tma: bool,
 }
 
 /// The tensor-core instructions a target offers the lowering.
@@ -131,7 +137,14 @@ impl LowerOptions {
             swizzle_shared: true,
             tensor_cores: TensorCores::None,
             num_stages: 1,
+            tma: false,
         }
+    }
+
+    /// These options with the TMA copying pipelined `wgmma` operands, or
+    /// not.
+    pub fn with_tma(self, tma: bool) -> LowerOptions {
+        LowerOptions { tma, ..self }
     }
 
     /// These options with `num_stages` stages for pipelined loops (at
@@ -257,6 +270,7 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         deferred: Default::default(),
         prefetched: Default::default(),
         num_stages: options.num_stages,
+        tma: options.tma,
         yield_targets: Vec::new(),
         free_shared: Vec::new(),
     };
@@ -363,6 +377,8 @@ struct Lowerer<'a> {
     prefetched: HashMap<OpId, pipeline::Prefetched>,
     /// [`LowerOptions::num_stages`].
     num_stages: u32,
+    /// [`LowerOptions::tma`].
+    tma: bool,
     /// Shared allocations whose last reads have been emitted, for reuse.
     free_shared: Vec<crate::program::SharedId>,
     /// Per enclosing region being lowered, the layouts its `yield` must

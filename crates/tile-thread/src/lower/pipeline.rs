@@ -30,6 +30,7 @@
 //! stage's elements are swizzled as the first stage's, shifted.
 
 use super::operand_swizzle::OperandLayout;
+use super::tma::{TmaCopy, TmaStages};
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::{DistLayout, TensorDot};
 use crate::program::{MmaKind, Reg, Region, SharedId, ThreadOpKind};
@@ -112,6 +113,8 @@ struct Prefetch {
     len: usize,
     /// How the dot that reads it lays its operand out.
     place: OperandLayout,
+    /// How the TMA copies it, in a pipeline whose copies it makes.
+    tma: Option<TmaCopy>,
 }
 
 /// A `for` being pipelined.
@@ -125,6 +128,9 @@ pub(super) struct Pipeline {
     stages: usize,
     /// The loop's bounds (`lo`, `hi`, `step`) widened to `i64`.
     bounds: [Reg; 3],
+    /// The barriers of a pipeline whose copies the TMA makes
+    /// (`lower/tma.rs`).
+    tma: Option<TmaStages>,
 }
 
 impl Lowerer<'_> {
@@ -158,11 +164,14 @@ impl Lowerer<'_> {
             if which > 1 || !len.is_multiple_of(place.period()) {
                 return Ok(None);
             }
-            planned.push((load, chunks, len, place, wgmma));
+            let tma = self.tma_copy(load, place)?;
+            planned.push((load, chunks, len, place, wgmma, tma));
         }
+        // The TMA copies all of a loop's operands, or none.
+        let by_tma = planned.iter().all(|p| p.5.is_some());
         let mut prefetches = Vec::new();
         let mut reused = false;
-        for (load, chunks, len, place, wgmma) in planned {
+        for (load, chunks, len, place, wgmma, tma) in planned {
             let dtype = self.func.ty(self.func.op(load).results[0]).dtype();
             let (alloc, was_reused) = self.take_operand_buffer(dtype, stages * len, wgmma);
             reused |= was_reused;
@@ -172,18 +181,21 @@ impl Lowerer<'_> {
                 alloc,
                 len,
                 place,
+                tma: tma.filter(|_| by_tma),
             });
         }
         if reused {
             self.barrier();
         }
         let bounds = bounds.map(|r| self.cast(r, DType::I64));
+        let tma = by_tma.then(|| self.tma_barriers(stages));
         Ok(Some(Pipeline {
             prefetches,
             iv,
             fence,
             stages,
             bounds,
+            tma,
         }))
     }
 
@@ -212,14 +224,18 @@ impl Lowerer<'_> {
         stage: Reg,
     ) -> Result<(Vec<crate::program::OpId>, Reg), LowerError> {
         let saved = std::mem::take(&mut self.current);
-        let pending = (p.stages - 2) as u8;
-        self.emit_op(ThreadOpKind::WaitAsync { pending }, vec![], &[]);
-        if p.fence {
-            self.emit_op(ThreadOpKind::FenceProxyAsync, vec![], &[]);
-        }
-        self.barrier();
-        let [_, hi, step] = p.bounds;
+        let [lo, hi, step] = p.bounds;
         let iv = self.cast(iv, DType::I64);
+        if let Some(tma) = p.tma {
+            self.tma_wait(tma, (iv, lo, step), (stage, p.stages));
+        } else {
+            let pending = (p.stages - 2) as u8;
+            self.emit_op(ThreadOpKind::WaitAsync { pending }, vec![], &[]);
+            if p.fence {
+                self.emit_op(ThreadOpKind::FenceProxyAsync, vec![], &[]);
+            }
+            self.barrier();
+        }
         let k = self.constant(Scalar::I64(p.stages as i64 - 1));
         let ahead = self.binary(BinaryOp::Mul, k, step);
         let next = self.binary(BinaryOp::Add, iv, ahead);
@@ -264,8 +280,8 @@ impl Lowerer<'_> {
     }
 
     /// `if j < hi { copy iteration j of every prefetched load into
-    /// stage }`, then `commit` (a group even when empty, so that groups
-    /// count iterations).
+    /// stage }`: with `cp.async`, then `commit` (a group even when empty, so
+    /// that groups count iterations); or by the TMA.
     fn copy_iteration(
         &mut self,
         p: &Pipeline,
@@ -275,6 +291,7 @@ impl Lowerer<'_> {
     ) -> Result<(), LowerError> {
         let within = self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![j, hi], DType::Bool);
         let saved = std::mem::take(&mut self.current);
+        let mut by_tma = Vec::new();
         for f in &p.prefetches {
             let mut indices = Vec::new();
             for &value in &self.func.op(f.load).operands[1..] {
@@ -287,13 +304,19 @@ impl Lowerer<'_> {
             }
             let len = self.i32c(f.len as i64);
             let offset = self.binary(BinaryOp::Mul, stage, len);
-            self.copy_partition(
-                f.load,
-                &f.chunks,
-                &indices,
-                (f.alloc, Some(offset)),
-                f.place,
-            )?;
+            match &f.tma {
+                Some(copy) => by_tma.push((copy, indices, f.alloc, offset)),
+                None => self.copy_partition(
+                    f.load,
+                    &f.chunks,
+                    &indices,
+                    (f.alloc, Some(offset)),
+                    f.place,
+                )?,
+            }
+        }
+        if let Some(tma) = p.tma {
+            self.tma_issue(tma, stage, &by_tma);
         }
         self.emit_op(ThreadOpKind::Yield, vec![], &[]);
         let then_ops = std::mem::replace(&mut self.current, saved);
@@ -314,7 +337,9 @@ impl Lowerer<'_> {
             .program
             .create_op(ThreadOpKind::If, vec![within], &[], regions);
         self.current.push(branch);
-        self.emit_op(ThreadOpKind::CommitAsync, vec![], &[]);
+        if p.tma.is_none() {
+            self.emit_op(ThreadOpKind::CommitAsync, vec![], &[]);
+        }
         Ok(())
     }
 

@@ -179,6 +179,21 @@ impl Program {
         })
     }
 
+    /// The tensor maps the program's `tma.load`s read, in the order of
+    /// their first op: `(tensor parameter, box rows)`. A kernel takes one
+    /// map per entry, after its other parameters.
+    pub fn tma_maps(&self) -> Vec<(usize, u16)> {
+        let mut maps = Vec::new();
+        for (_, op) in self.ops.iter() {
+            if let ThreadOpKind::TmaLoad { param, rows, .. } = op.kind {
+                if !maps.contains(&(param, rows)) {
+                    maps.push((param, rows));
+                }
+            }
+        }
+        maps
+    }
+
     /// Adds a shared-memory allocation.
     pub fn alloc_shared(&mut self, dtype: DType, len: usize) -> SharedId {
         self.shared.append(SharedAlloc {

@@ -253,6 +253,51 @@ pub enum ThreadOpKind {
     /// become visible to the asynchronous proxy (`wgmma`) of every thread
     /// after the next barrier.
     FenceProxyAsync,
+    /// `mbarrier.init @s<alloc>[%index], %count mask(%m)`: PTX
+    /// `mbarrier.init.shared::cta.b64`: the barrier at `index` (an
+    /// allocation of `u64`s) starts its phase 0 expecting `count` (`i32`)
+    /// arrivals; only where `m` (`bool`) holds (one thread). Other threads
+    /// use it after a barrier.
+    MbarrierInit {
+        /// The barriers' allocation.
+        alloc: SharedId,
+    },
+    /// `mbarrier.expect_tx @s<alloc>[%index], %bytes mask(%m)`: PTX
+    /// `mbarrier.arrive.expect_tx.shared::cta.b64`: where `m` holds, one
+    /// arrival at the barrier, whose current phase also waits for `bytes`
+    /// (`i32`) of asynchronous copies to complete on it.
+    MbarrierExpectTx {
+        /// The barriers' allocation.
+        alloc: SharedId,
+    },
+    /// `mbarrier.wait @s<alloc>[%index], %parity`: PTX
+    /// `mbarrier.try_wait.parity.shared::cta.b64` until it succeeds: every
+    /// thread waits until the barrier's phase of parity `parity` (`i32`, 0
+    /// or 1) has completed; the copies that completed on it are then
+    /// visible to the thread.
+    MbarrierWait {
+        /// The barriers' allocation.
+        alloc: SharedId,
+    },
+    /// `tma.load @s<alloc>[%index], <param> box <rows> [%c0, %c1],
+    /// @s<bar>[%b] mask(%m)`: PTX `cp.async.bulk.tensor.2d.shared::cluster
+    /// .global.tile.mbarrier::complete_tx::bytes` through the tensor map of
+    /// the 2-D tensor parameter for boxes of `rows` rows of 128 bytes
+    /// (`tile_abi::tma`): where `m` holds, copies the box at column `c0`,
+    /// row `c1` (`i32`) into the allocation from element `index` (`i32`, on
+    /// a 1024-byte boundary) under the 128-byte swizzle, zeros outside the
+    /// tensor, and completes its bytes on the barrier at `b`. Asynchronous:
+    /// the box is there only for threads that waited on the barrier's phase.
+    TmaLoad {
+        /// The tensor parameter read.
+        param: usize,
+        /// The box's rows.
+        rows: u16,
+        /// The allocation written.
+        alloc: SharedId,
+        /// The barriers' allocation.
+        bar: SharedId,
+    },
     /// `cp.async.commit`: closes the thread's open group of copies.
     CommitAsync,
     /// `cp.async.wait <pending>`: waits until at most `pending` of the
@@ -306,6 +351,10 @@ impl ThreadOpKind {
             ThreadOpKind::WgmmaCommit => "wgmma.commit",
             ThreadOpKind::WgmmaWait { .. } => "wgmma.wait",
             ThreadOpKind::FenceProxyAsync => "fence.proxy.async",
+            ThreadOpKind::MbarrierInit { .. } => "mbarrier.init",
+            ThreadOpKind::MbarrierExpectTx { .. } => "mbarrier.expect_tx",
+            ThreadOpKind::MbarrierWait { .. } => "mbarrier.wait",
+            ThreadOpKind::TmaLoad { .. } => "tma.load",
             ThreadOpKind::CommitAsync => "cp.async.commit",
             ThreadOpKind::WaitAsync { .. } => "cp.async.wait",
             ThreadOpKind::For => "for",

@@ -247,6 +247,49 @@ impl Program {
                 },
                 None => write!(text, "wgmma.{}", kind.name()),
             },
+            ThreadOpKind::MbarrierInit { alloc } | ThreadOpKind::MbarrierExpectTx { alloc } => {
+                match o.as_slice() {
+                    [index, value, mask] => write!(
+                        text,
+                        "{name} @s{}[{}], {} mask({})",
+                        alloc.index(),
+                        reg(*index),
+                        reg(*value),
+                        reg(*mask)
+                    ),
+                    _ => write!(text, "{name} @s{} {}", alloc.index(), list(o)),
+                }
+            }
+            ThreadOpKind::MbarrierWait { alloc } => match o.as_slice() {
+                [index, parity] => write!(
+                    text,
+                    "mbarrier.wait @s{}[{}], {}",
+                    alloc.index(),
+                    reg(*index),
+                    reg(*parity)
+                ),
+                _ => write!(text, "mbarrier.wait @s{} {}", alloc.index(), list(o)),
+            },
+            ThreadOpKind::TmaLoad {
+                param,
+                rows,
+                alloc,
+                bar,
+            } => match o.as_slice() {
+                [index, c0, c1, b, mask] => write!(
+                    text,
+                    "tma.load @s{}[{}], {} box {rows} [{}, {}], @s{}[{}] mask({})",
+                    alloc.index(),
+                    reg(*index),
+                    self.param_name(*param),
+                    reg(*c0),
+                    reg(*c1),
+                    bar.index(),
+                    reg(*b),
+                    reg(*mask)
+                ),
+                _ => write!(text, "tma.load @s{} {}", alloc.index(), list(o)),
+            },
             ThreadOpKind::WgmmaFence => write!(text, "wgmma.fence"),
             ThreadOpKind::WgmmaCommit => write!(text, "wgmma.commit"),
             ThreadOpKind::WgmmaWait { pending } => write!(text, "wgmma.wait {pending} {}", list(o)),

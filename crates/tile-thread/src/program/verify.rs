@@ -240,6 +240,53 @@ impl Checker<'_> {
                     && operands == [DType::I64, DType::I32, DType::I32, DType::Bool]
                     && results.is_empty()
             }
+            ThreadOpKind::MbarrierInit { alloc }
+            | ThreadOpKind::MbarrierExpectTx { alloc }
+            | ThreadOpKind::MbarrierWait { alloc } => {
+                if self.program.shared.get(*alloc).map(|a| a.dtype) != Some(DType::U64) {
+                    return bad(self, "an mbarrier outside an allocation of `u64`s");
+                }
+                let want: &[DType] = if matches!(op.kind, ThreadOpKind::MbarrierWait { .. }) {
+                    &[DType::I32, DType::I32]
+                } else {
+                    &[DType::I32, DType::I32, DType::Bool]
+                };
+                operands == want && results.is_empty()
+            }
+            ThreadOpKind::TmaLoad {
+                param,
+                rows,
+                alloc,
+                bar,
+            } => {
+                let Some(a) = self.program.shared.get(*alloc) else {
+                    return bad(self, "an allocation outside the program");
+                };
+                let tensor = match self.program.params.get(*param).map(|p| &p.kind) {
+                    Some(ParamKind::Tensor(t)) => *t,
+                    _ => return bad(self, "a parameter that is not a tensor"),
+                };
+                if tensor.rank != 2 || tensor.dtype != a.dtype {
+                    return bad(
+                        self,
+                        "`tma.load` of other than a 2-D tensor of its allocation's dtype",
+                    );
+                }
+                if tile_abi::tma::TmaBox::new(a.dtype, usize::from(*rows)).is_none() {
+                    return bad(self, "a box the TMA cannot move");
+                }
+                if a.align < 1024 {
+                    return bad(
+                        self,
+                        "`tma.load` into an allocation not on a 1024-byte boundary",
+                    );
+                }
+                if self.program.shared.get(*bar).map(|b| b.dtype) != Some(DType::U64) {
+                    return bad(self, "an mbarrier outside an allocation of `u64`s");
+                }
+                operands == [DType::I32, DType::I32, DType::I32, DType::I32, DType::Bool]
+                    && results.is_empty()
+            }
             ThreadOpKind::CommitAsync
             | ThreadOpKind::WaitAsync { .. }
             | ThreadOpKind::WgmmaFence

@@ -211,6 +211,68 @@ impl<'a> Parser<'_, 'a> {
                     }
                 }
             }
+            "mbarrier" => {
+                self.match_token(TokenKind::Dot, "`.init`, `.expect_tx` or `.wait`")?;
+                let what = self.match_ident("`init`, `expect_tx` or `wait`")?;
+                let alloc = self.match_shared()?;
+                let mut operands =
+                    self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
+                self.match_token(TokenKind::Comma, "`,`")?;
+                operands.push(self.match_reg()?);
+                let kind = match what.text {
+                    "init" => ThreadOpKind::MbarrierInit { alloc },
+                    "expect_tx" => ThreadOpKind::MbarrierExpectTx { alloc },
+                    "wait" => ThreadOpKind::MbarrierWait { alloc },
+                    other => {
+                        return Err(Self::error_at(&what, format!("unknown `mbarrier.{other}`")))
+                    }
+                };
+                if !matches!(kind, ThreadOpKind::MbarrierWait { .. }) {
+                    self.match_keyword("mask")?;
+                    operands.extend(self.match_reg_group(
+                        TokenKind::LParen,
+                        TokenKind::RParen,
+                        "`(`",
+                    )?);
+                }
+                (kind, operands)
+            }
+            "tma" => {
+                self.match_token(TokenKind::Dot, "`.load`")?;
+                self.match_keyword("load")?;
+                let alloc = self.match_shared()?;
+                let mut operands =
+                    self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
+                self.match_token(TokenKind::Comma, "`,`")?;
+                let param = self.match_param()?;
+                self.match_keyword("box")?;
+                let rows = self.match_int("the box's rows")?;
+                operands.extend(self.match_reg_group(
+                    TokenKind::LBracket,
+                    TokenKind::RBracket,
+                    "`[`",
+                )?);
+                self.match_token(TokenKind::Comma, "`,`")?;
+                let bar = self.match_shared()?;
+                operands.extend(self.match_reg_group(
+                    TokenKind::LBracket,
+                    TokenKind::RBracket,
+                    "`[`",
+                )?);
+                self.match_keyword("mask")?;
+                operands.extend(self.match_reg_group(
+                    TokenKind::LParen,
+                    TokenKind::RParen,
+                    "`(`",
+                )?);
+                let kind = ThreadOpKind::TmaLoad {
+                    param,
+                    rows,
+                    alloc,
+                    bar,
+                };
+                (kind, operands)
+            }
             "fence" => {
                 self.match_token(TokenKind::Dot, "`.proxy.async`")?;
                 self.match_keyword("proxy")?;

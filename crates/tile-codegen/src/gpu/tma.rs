@@ -1,0 +1,113 @@
+//! The TMA and its mbarriers (sm_90a; `../shared/reference/tensor-cores.md`,
+//! A3): `mbarrier.init` through LLVM's `llvm.nvvm.mbarrier.init.shared`,
+//! the rest as inline PTX ([`super::asm`]), which LLVM 19 has no intrinsics
+//! for: `arrive.expect_tx`, `try_wait.parity` (in a loop until it
+//! succeeds) and `cp.async.bulk.tensor.2d`, which reads the tensor map the
+//! kernel takes by value (a `__grid_constant__` parameter, see
+//! `kernel.rs`) at its generic address. Barriers and destinations are
+//! passed as shared addresses in 64-bit registers (as LLVM passes its own
+//! `mbarrier.init`'s, and as the emulation target's host addresses need).
+
+use super::asm::Asm;
+use super::kernel::Kernel;
+use super::GpuEmitter;
+use crate::EmitError;
+use inkwell::values::{BasicValueEnum, IntValue};
+use inkwell::IntPredicate;
+use tile_thread::program::SharedId;
+
+impl<'ctx> GpuEmitter<'_, 'ctx> {
+    /// The shared address of element `index` of `alloc`, as an `i64`.
+    fn shared_address(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        alloc: SharedId,
+        index: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>, EmitError> {
+        let dtype = k.program.shared[alloc].dtype;
+        let at = self.shared_at(k, alloc.index(), dtype, index)?;
+        Ok(self.b.build_ptr_to_int(at, self.ctx.i64_type(), "saddr")?)
+    }
+
+    /// `mbarrier.init` of the barrier at `index` of `alloc` with `count`
+    /// arrivals, where `mask`.
+    pub(super) fn mbarrier_init(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        alloc: SharedId,
+        [index, count, mask]: [IntValue<'ctx>; 3],
+    ) -> Result<(), EmitError> {
+        self.require_nvptx("mbarrier.init")?;
+        let at = self.shared_at(k, alloc.index(), k.program.shared[alloc].dtype, index)?;
+        let f = self.intrinsic("llvm.nvvm.mbarrier.init.shared", &[])?;
+        self.when(k, mask, |s| {
+            s.b.build_call(f, &[at.into(), count.into()], "")?;
+            Ok(())
+        })
+    }
+
+    /// `mbarrier.arrive.expect_tx` of `bytes` on the barrier at `index` of
+    /// `alloc`, where `mask`.
+    pub(super) fn mbarrier_expect_tx(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        alloc: SharedId,
+        [index, bytes, mask]: [IntValue<'ctx>; 3],
+    ) -> Result<(), EmitError> {
+        let bar = self.shared_address(k, alloc, index)?;
+        self.when(k, mask, |s| {
+            s.inline_asm(Asm::MbarrierExpectTx, &[bar.into(), bytes.into()])
+                .map(drop)
+        })
+    }
+
+    /// Waits until the phase of parity `parity` of the barrier at `index`
+    /// of `alloc` is over: `try_wait.parity` until it says so.
+    pub(super) fn mbarrier_wait(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        alloc: SharedId,
+        [index, parity]: [IntValue<'ctx>; 2],
+    ) -> Result<(), EmitError> {
+        let bar = self.shared_address(k, alloc, index)?;
+        let spin = self.ctx.append_basic_block(k.function, "mbar.wait");
+        let done = self.ctx.append_basic_block(k.function, "mbar.done");
+        self.b.build_unconditional_branch(spin)?;
+        self.b.position_at_end(spin);
+        let ready = self.inline_asm(Asm::MbarrierTryWait, &[bar.into(), parity.into()])?;
+        let ready = ready
+            .first()
+            .ok_or_else(|| EmitError::internal("try_wait's result"))?
+            .into_int_value();
+        let over = self.b.build_int_compare(
+            IntPredicate::NE,
+            ready,
+            ready.get_type().const_zero(),
+            "over",
+        )?;
+        self.b.build_conditional_branch(over, done, spin)?;
+        self.b.position_at_end(done);
+        Ok(())
+    }
+
+    /// The bulk copy of the box at `(c0, c1)` through tensor map `map` into
+    /// element `index` of `alloc`, completing on the barrier at `b` of
+    /// `bar`, where `mask`.
+    pub(super) fn tma_load(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        (map, alloc, bar): (usize, SharedId, SharedId),
+        [index, c0, c1, b, mask]: [IntValue<'ctx>; 5],
+    ) -> Result<(), EmitError> {
+        let dst = self.shared_address(k, alloc, index)?;
+        let barrier = self.shared_address(k, bar, b)?;
+        let map = k
+            .maps
+            .get(map)
+            .ok_or_else(|| EmitError::internal("a tensor map the kernel does not take"))?;
+        let map = self.b.build_ptr_to_int(*map, self.ctx.i64_type(), "tmap")?;
+        let args: [BasicValueEnum; 5] =
+            [dst.into(), map.into(), c0.into(), c1.into(), barrier.into()];
+        self.when(k, mask, |s| s.inline_asm(Asm::TmaLoad2d, &args).map(drop))
+    }
+}

@@ -1,0 +1,254 @@
+//! The TMA's bulk tensor copies and the mbarriers they complete on (sm_90a),
+//! modelled from the PTX ISA ("mbarrier", "cp.async.bulk.tensor"):
+//!
+//! * `mbarrier.init` gives the barrier its arrival count; its phase is 0.
+//!   The init is a shared-memory write of its thread: other threads use the
+//!   barrier only after a block barrier (the shadow checks it).
+//! * `mbarrier.expect_tx` is one arrival, and adds the bytes the phase also
+//!   waits for.
+//! * `tma.load` reads its box now (through the tensor map the runtime would
+//!   build, `tile_abi::tma`, which must exist for the tensor) and starts
+//!   writing it: every element is in flight, so any access before it lands
+//!   is an error, as for `cp.async`.
+//! * `mbarrier.wait` of parity `p` returns at once when the phase of parity
+//!   `p` is over; otherwise the current phase must be able to finish: no
+//!   arrival missing and its copies exactly the bytes expected. Then they
+//!   land, the phase advances, and (every thread waiting together) the
+//!   landed elements are visible to all threads: the wait counts as a
+//!   block barrier. A phase that could never finish is an error: on a GPU
+//!   the block would hang.
+
+use super::{address, EmuError, EmuFault, Emulator};
+use crate::program::{OpId, SharedId};
+use std::collections::HashMap;
+use tile_abi::tma::{TensorMap, TmaBox};
+use tile_ir::Scalar;
+
+/// One mbarrier's state.
+#[derive(Clone, Debug)]
+pub(super) struct Mbarrier {
+    /// The arrivals a phase needs.
+    count: i64,
+    /// The arrivals the current phase still needs.
+    pending: i64,
+    /// The bytes the current phase expects.
+    tx: i64,
+    /// The current phase (0, 1, 2, …).
+    phase: u64,
+    /// The copies completing on the current phase.
+    copies: Vec<Landing>,
+}
+
+/// A bulk copy in flight: the elements it writes, with their values.
+#[derive(Clone, Debug)]
+struct Landing {
+    alloc: SharedId,
+    elements: Vec<(i64, Scalar)>,
+    bytes: i64,
+    thread: u32,
+    op: OpId,
+}
+
+/// The block's mbarriers, by allocation and element.
+pub(super) type Mbarriers = HashMap<(usize, i64), Mbarrier>;
+
+impl Emulator<'_> {
+    /// The operands of thread `t` where its mask holds.
+    fn masked(x: &[Vec<Scalar>], t: usize) -> bool {
+        x.last().is_some_and(|m| m[t] == Scalar::Bool(true))
+    }
+
+    /// `mbarrier.init` where the mask holds: operands `[index, count, mask]`.
+    pub(super) fn mbarrier_init(
+        &mut self,
+        id: OpId,
+        alloc: SharedId,
+        x: &[Vec<Scalar>],
+    ) -> Result<(), EmuError> {
+        for t in 0..self.threads as usize {
+            if !Self::masked(x, t) {
+                continue;
+            }
+            let (index, count) = (address(x[0][t]), address(x[1][t]));
+            self.shared
+                .store(alloc.index(), index, Scalar::U64(0), t as u32, id)
+                .map_err(|c| self.race(id, alloc.index(), index, t as u32, true, c))?;
+            let barrier = Mbarrier {
+                count,
+                pending: count,
+                tx: 0,
+                phase: 0,
+                copies: Vec::new(),
+            };
+            self.mbarriers.insert((alloc.index(), index), barrier);
+        }
+        Ok(())
+    }
+
+    /// The barrier at `index` of `alloc` as thread `t` sees it: initialized,
+    /// and the init ordered before this use.
+    fn barrier_of(
+        &mut self,
+        id: OpId,
+        (alloc, index): (SharedId, i64),
+        t: u32,
+    ) -> Result<&mut Mbarrier, EmuError> {
+        self.shared
+            .load(alloc.index(), index, t, id)
+            .map_err(|c| self.race(id, alloc.index(), index, t, false, c))?;
+        let uninit = self.error(
+            Some(id),
+            Some(t),
+            EmuFault::Mbarrier(format!(
+                "@s{}[{index}] is used before its init",
+                alloc.index()
+            )),
+        );
+        self.mbarriers
+            .get_mut(&(alloc.index(), index))
+            .ok_or(uninit)
+    }
+
+    /// `mbarrier.expect_tx` where the mask holds: operands `[index, bytes,
+    /// mask]`.
+    pub(super) fn mbarrier_expect_tx(
+        &mut self,
+        id: OpId,
+        alloc: SharedId,
+        x: &[Vec<Scalar>],
+    ) -> Result<(), EmuError> {
+        for t in 0..self.threads as usize {
+            if !Self::masked(x, t) {
+                continue;
+            }
+            let (index, bytes) = (address(x[0][t]), address(x[1][t]));
+            let barrier = self.barrier_of(id, (alloc, index), t as u32)?;
+            barrier.pending -= 1;
+            barrier.tx += bytes;
+            if barrier.pending < 0 {
+                let fault = EmuFault::Mbarrier(format!(
+                    "@s{}[{index}] arrived at more often than its count",
+                    alloc.index()
+                ));
+                return Err(self.error(Some(id), Some(t as u32), fault));
+            }
+        }
+        Ok(())
+    }
+
+    /// `tma.load` of boxes of `rows` rows from tensor `param` into `alloc`,
+    /// completing on `bar`, where the mask holds: operands `[index, c0, c1,
+    /// b, mask]`.
+    pub(super) fn tma_load(
+        &mut self,
+        id: OpId,
+        (param, rows): (usize, u16),
+        (alloc, bar): (SharedId, SharedId),
+        x: &[Vec<Scalar>],
+    ) -> Result<(), EmuError> {
+        let g = self.global(id, param)?;
+        let dtype = self.program.shared[alloc].dtype;
+        let size = dtype.size_bytes() as u64;
+        let malformed = |what: String| EmuFault::Malformed(what);
+        let tma_box = TmaBox::new(dtype, usize::from(rows)).ok_or_else(|| {
+            self.error(Some(id), None, malformed(format!("a box of {rows} rows")))
+        })?;
+        let map = {
+            let global = self.globals[g].as_ref().expect("checked by `global`");
+            TensorMap::new(global.base_address(), global.layout(), tma_box).map_err(|e| {
+                let fault = EmuFault::TensorMap {
+                    param: global.name.clone(),
+                    reason: e.to_string(),
+                };
+                self.error(Some(id), None, fault)
+            })?
+        };
+        for t in 0..self.threads as usize {
+            if !Self::masked(x, t) {
+                continue;
+            }
+            let thread = Some(t as u32);
+            let [index, c0, c1, b] = [0, 1, 2, 3].map(|i| address(x[i][t]));
+            if !(index as u64 * size).is_multiple_of(1024) {
+                let fault = malformed(format!(
+                    "a box into @s{}[{index}], off a 1024-byte boundary",
+                    alloc.index()
+                ));
+                return Err(self.error(Some(id), thread, fault));
+            }
+            let mut elements = Vec::with_capacity(tma_box.rows * tma_box.cols);
+            for (at, source) in map.box_elements(c0, c1) {
+                let value = match source {
+                    Some(offset) => {
+                        let global = self.globals[g].as_ref().expect("checked by `global`");
+                        global
+                            .load((offset / size) as i64)
+                            .map_err(|e| self.error(Some(id), thread, e))?
+                    }
+                    None => Scalar::zero(dtype),
+                };
+                let i = index + (at as u64 / size) as i64;
+                self.shared
+                    .start_copy(alloc.index(), i, t as u32, id)
+                    .map_err(|c| self.race(id, alloc.index(), i, t as u32, true, c))?;
+                elements.push((i, value));
+            }
+            let landing = Landing {
+                alloc,
+                elements,
+                bytes: tma_box.bytes() as i64,
+                thread: t as u32,
+                op: id,
+            };
+            self.barrier_of(id, (bar, b), t as u32)?
+                .copies
+                .push(landing);
+        }
+        Ok(())
+    }
+
+    /// `mbarrier.wait` in every thread: operands `[index, parity]`, both
+    /// the same in every thread.
+    pub(super) fn mbarrier_wait(
+        &mut self,
+        id: OpId,
+        alloc: SharedId,
+        x: &[Vec<Scalar>],
+    ) -> Result<(), EmuError> {
+        let index = address(self.uniform(id, "the mbarrier", &x[0])?);
+        let parity = address(self.uniform(id, "the parity", &x[1])?);
+        for t in 0..self.threads {
+            self.barrier_of(id, (alloc, index), t)?;
+        }
+        let barrier = self
+            .mbarriers
+            .get_mut(&(alloc.index(), index))
+            .expect("checked above");
+        if barrier.phase % 2 != parity as u64 {
+            return Ok(());
+        }
+        let copied: i64 = barrier.copies.iter().map(|c| c.bytes).sum();
+        if barrier.pending != 0 || copied != barrier.tx {
+            let fault = EmuFault::Mbarrier(format!(
+                "the wait on @s{}[{index}] for phase parity {parity} never returns: {} arrivals missing, {} bytes expected and {copied} copied",
+                alloc.index(),
+                barrier.pending,
+                barrier.tx
+            ));
+            return Err(self.error(Some(id), None, fault));
+        }
+        let landing = std::mem::take(&mut barrier.copies);
+        barrier.phase += 1;
+        barrier.pending = barrier.count;
+        barrier.tx = 0;
+        for copy in landing {
+            for (i, v) in copy.elements {
+                self.shared
+                    .land_async_copy(copy.alloc.index(), i, v, copy.thread, copy.op)
+                    .map_err(|c| self.race(copy.op, copy.alloc.index(), i, copy.thread, true, c))?;
+            }
+        }
+        self.shared.barrier();
+        Ok(())
+    }
+}

@@ -1,0 +1,194 @@
+//! The TMA in a pipelined loop (`pipeline.rs`) whose `dot`s run on `wgmma`
+//! (sm_90a, [`super::LowerOptions::tma`]): each stage's operand tiles are
+//! copied by one thread with `cp.async.bulk.tensor`, box by box, instead of
+//! by every thread with `cp.async`, and each stage has an mbarrier that the
+//! copies complete on.
+//!
+//! A tile `[R, C]` of a 2-D tensor of 16-bit elements is staged in
+//! `wgmma`'s layout (`OperandLayout::Blocks64`): `C / 64` blocks of `R`
+//! rows of 128 bytes under the 128-byte swizzle, which is exactly what a
+//! TMA box of `R` rows of 64 elements writes (`tile_abi::tma`). So the
+//! partition at `(i, j)` is `C / 64` boxes, box `b` at column `C·j + 64·b`
+//! of row `R·i`, landing at element `b·R·64` of the stage. Boxes over
+//! the tensor's edge (or at negative coordinates) are zero-filled, which is
+//! `load_masked`'s `zero` padding; unmasked loads keep `cp.async` (their
+//! bounds checks stay where they are).
+//!
+//! ```text
+//! before the loop:  if tid == 0 { mbarrier.init(bar[s], 1) for every stage s };  fence.proxy.async;  barrier
+//!                   for s in 0..S-1: if lo + s·step < hi { issue iteration lo + s·step into stage s }
+//! iteration i:      mbarrier.wait(bar[i % S], parity (i / S) % 2);  barrier
+//!                   if next < hi { issue iteration next into stage (i + S − 1) % S }
+//! issue:            if tid == 0 { mbarrier.expect_tx(bar[stage], bytes of the stage); tma.load each box }
+//! ```
+//!
+//! A stage's barrier completes one phase per use, so the `k`-th use of
+//! stage `s` (iteration `s + k·S`) waits for parity `k % 2`. The barrier
+//! after the wait keeps a stage from being refilled while a thread still
+//! reads it (the `wgmma`s of the last iteration were waited for by every
+//! thread before it). The barriers' allocation is never reused for data (an
+//! mbarrier's memory must be invalidated first).
+
+use super::operand_swizzle::OperandLayout;
+use super::{LowerError, Lowered, Lowerer};
+use crate::program::{Reg, SharedId, ThreadOpKind};
+use tile_abi::tma::TmaBox;
+use tile_ir::{BinaryOp, CmpPred, DType, OpId, OpKind, Padding, Scalar};
+
+/// The columns of one box: a 128-byte row of 16-bit elements.
+const BOX_COLS: usize = 64;
+
+/// How one prefetched operand is copied by the TMA.
+#[derive(Clone, Debug)]
+pub(super) struct TmaCopy {
+    /// The tensor parameter.
+    param: usize,
+    /// The tile's rows and columns.
+    tile: [usize; 2],
+}
+
+impl TmaCopy {
+    /// The bytes one stage of it holds.
+    fn bytes(&self) -> usize {
+        self.tile[0] * self.tile[1] * 2
+    }
+}
+
+/// A pipeline's TMA state: a barrier per stage, and the register that
+/// tells thread 0, which issues the copies.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct TmaStages {
+    bars: SharedId,
+    elected: Reg,
+}
+
+impl Lowerer<'_> {
+    /// How the deferred `load`, staged as `place`, is copied by the TMA, if
+    /// it can be: a `load_masked` with `zero` padding of a partition view
+    /// of a 2-D tensor of 16-bit elements into `wgmma`'s blocks, whose
+    /// tile has a multiple of 8 rows (at most 256) and of 64 columns.
+    pub(super) fn tma_copy(
+        &mut self,
+        load: OpId,
+        place: OperandLayout,
+    ) -> Result<Option<TmaCopy>, LowerError> {
+        let op = self.func.op(load);
+        let masked_zero = matches!(
+            op.kind,
+            OpKind::LoadMasked {
+                padding: Padding::Zero
+            }
+        );
+        if !self.tma || !masked_zero || !matches!(place, OperandLayout::Blocks64 { .. }) {
+            return Ok(None);
+        }
+        let Lowered::PartitionView { param, tile } = self.get(load, op.operands[0])? else {
+            return Ok(None);
+        };
+        let dtype = self.func.ty(op.results[0]).dtype();
+        let &[rows, cols] = tile.dims() else {
+            return Ok(None);
+        };
+        let fits = TmaBox::new(dtype, rows).is_some_and(|b| b.cols == BOX_COLS)
+            && rows.is_multiple_of(8)
+            && cols.is_multiple_of(BOX_COLS);
+        Ok(fits.then_some(TmaCopy {
+            param,
+            tile: [rows, cols],
+        }))
+    }
+
+    /// Before a loop whose copies go through the TMA: an mbarrier per stage
+    /// (a fresh allocation), initialized by thread 0 and visible to every
+    /// thread and to the asynchronous proxy after the barrier.
+    pub(super) fn tma_barriers(&mut self, stages: usize) -> TmaStages {
+        let bars = self.program.alloc_shared(DType::U64, stages);
+        let tid = self.thread_id();
+        let zero = self.i32c(0);
+        let elected = self.emit(ThreadOpKind::Cmp(CmpPred::Eq), vec![tid, zero], DType::Bool);
+        let one = self.i32c(1);
+        for s in 0..stages {
+            let index = self.i32c(s as i64);
+            self.emit_op(
+                ThreadOpKind::MbarrierInit { alloc: bars },
+                vec![index, one, elected],
+                &[],
+            );
+        }
+        self.emit_op(ThreadOpKind::FenceProxyAsync, vec![], &[]);
+        self.barrier();
+        TmaStages { bars, elected }
+    }
+
+    /// Thread 0's copies of one stage: `expect_tx` of all their bytes on
+    /// the stage's barrier, then every box of every operand, `copies[n]` of
+    /// the partition at `indices[n]` (`i64`) into `allocs[n]` from element
+    /// `offsets[n]`.
+    pub(super) fn tma_issue(
+        &mut self,
+        TmaStages { bars, elected }: TmaStages,
+        stage: Reg,
+        copies: &[(&TmaCopy, Vec<Reg>, SharedId, Reg)],
+    ) {
+        let bytes: usize = copies.iter().map(|(c, ..)| c.bytes()).sum();
+        let bytes = self.i32c(bytes as i64);
+        self.emit_op(
+            ThreadOpKind::MbarrierExpectTx { alloc: bars },
+            vec![stage, bytes, elected],
+            &[],
+        );
+        for (copy, indices, alloc, offset) in copies {
+            let [rows, cols] = copy.tile;
+            let [i, j] = [0, 1].map(|d| {
+                let extent = self.constant(Scalar::I64(copy.tile[d] as i64));
+                let origin = self.binary(BinaryOp::Mul, indices[d], extent);
+                self.cast(origin, DType::I32)
+            });
+            for b in 0..cols / BOX_COLS {
+                let column = if b == 0 {
+                    j
+                } else {
+                    let shift = self.i32c((b * BOX_COLS) as i64);
+                    self.binary(BinaryOp::Add, j, shift)
+                };
+                let at = if b == 0 {
+                    *offset
+                } else {
+                    let block = self.i32c((b * rows * BOX_COLS) as i64);
+                    self.binary(BinaryOp::Add, *offset, block)
+                };
+                let kind = ThreadOpKind::TmaLoad {
+                    param: copy.param,
+                    rows: rows as u16,
+                    alloc: *alloc,
+                    bar: bars,
+                };
+                self.emit_op(kind, vec![at, column, i, stage, elected], &[]);
+            }
+        }
+    }
+
+    /// At the top of iteration `iv` (`i64`) of a loop from `lo` by `step`
+    /// (`i64`) over `stages` stages: every thread waits for the stage's
+    /// copies, then the barrier.
+    pub(super) fn tma_wait(
+        &mut self,
+        TmaStages { bars, .. }: TmaStages,
+        (iv, lo, step): (Reg, Reg, Reg),
+        (stage, stages): (Reg, usize),
+    ) {
+        let done = self.binary(BinaryOp::Sub, iv, lo);
+        let iteration = self.binary(BinaryOp::Div, done, step);
+        let s = self.constant(Scalar::I64(stages as i64));
+        let uses = self.binary(BinaryOp::Div, iteration, s);
+        let one = self.constant(Scalar::I64(1));
+        let parity = self.binary(BinaryOp::And, uses, one);
+        let parity = self.cast(parity, DType::I32);
+        self.emit_op(
+            ThreadOpKind::MbarrierWait { alloc: bars },
+            vec![stage, parity],
+            &[],
+        );
+        self.barrier();
+    }
+}
