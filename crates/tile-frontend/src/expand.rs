@@ -10,7 +10,10 @@
 //!   compiled ones) and `try_spec()`, its run-time counterpart;
 //! - `launch(&device, grid, (args...))`, typed by the signature, which
 //!   calls `tile_runtime::launch`, and `interpret(grid, (args...))`, which
-//!   runs the reference interpreter directly on host tensors.
+//!   runs the reference interpreter directly on host tensors;
+//! - `ir()`, `thread_program(target)`, `ptx(target)` and `asm(target)`: the
+//!   specialization's stages as text (every text once, as a `const` in
+//!   `INFO`'s block, however many targets share it).
 //!
 //! After them come the register warnings of the GPU images (`warnings.rs`).
 //!
@@ -24,7 +27,7 @@ use crate::signature::{KernelSig, ParamSig};
 use crate::spec::{self, Specialization};
 use crate::warnings;
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, ToTokens};
 use syn::ItemFn;
 use tile_abi::{ImageKind, ParamKind};
 use tile_codegen::{pipeline, CodegenOptions};
@@ -213,36 +216,13 @@ fn generate(
         };
         quote!(#meta::ParamInfo { name: #pname, dtype: #d, kind: #kind })
     });
-    let (rt, abi) = (&p.rt, &p.abi);
-    let specs = compiled.iter().zip(devices).map(|((s, f), d)| {
-        let label = s.label();
-        let values = s.values.iter().map(|(_, v)| *v);
-        let ir = f.to_string();
-        let checks = &d.bounds_checks;
-        let images = d.images.iter().map(|image| {
-            let kind = match image.kind {
-                ImageKind::Ptx => quote!(#abi::ImageKind::Ptx),
-                ImageKind::Hsaco => quote!(#abi::ImageKind::Hsaco),
-                ImageKind::Host => quote!(#abi::ImageKind::Host),
-            };
-            let target = image.target.to_string();
-            let bytes = proc_macro2::Literal::byte_string(&image.bytes);
-            let shared = image.shared_memory_bytes;
-            quote!(#rt::Image { kind: #kind, target: #target, bytes: #bytes, shared_memory_bytes: #shared })
-        });
-        let host_checks = d.host_checks.iter().map(|check| {
-            let (op, values): (&str, u8) = (&check.op, check.values);
-            quote!(#abi::HostCheck { op: ::std::borrow::Cow::Borrowed(#op), values: #values })
-        });
-        quote!(#meta::SpecInfo {
-            label: #label,
-            values: &[#(#values),*],
-            ir: #ir,
-            images: &[#(#images),*],
-            bounds_checks: &[#(#checks),*],
-            host_checks: &[#(#host_checks),*],
-        })
-    });
+    let mut texts = Texts::default();
+    let specs: Vec<TokenStream> = compiled
+        .iter()
+        .zip(devices)
+        .map(|((s, f), d)| spec_info(&p, s, f, d, &mut texts))
+        .collect();
+    let text_consts = texts.items();
     let num_warps = attr.map_or(crate::attr::DEFAULT_NUM_WARPS, |a| a.num_warps);
     let num_stages = match attr.and_then(|a| a.num_stages) {
         Some(n) => quote!(::core::option::Option::Some(#n)),
@@ -284,6 +264,7 @@ fn generate(
     };
     let mut launcher = TokenStream::new();
     if !failed {
+        launcher.extend(stage_fns(&p, &bound));
         launcher.extend(launcher_fn(&p, sig, &bound));
         launcher.extend(interpreter(&p, sig, &bound));
     }
@@ -299,14 +280,17 @@ fn generate(
 
         impl<#(const #const_idents: #const_types),*> #name<#(#const_idents),*> {
             /// The kernel's parameters, options and compiled specializations.
-            pub const INFO: #meta::KernelInfo = #meta::KernelInfo {
-                name: #name_str,
-                const_params: &[#(#const_names),*],
-                params: &[#(#params),*],
-                num_warps: #num_warps,
-                num_stages: #num_stages,
-                targets: &[#(#targets),*],
-                specializations: &[#(#specs),*],
+            pub const INFO: #meta::KernelInfo = {
+                #text_consts
+                #meta::KernelInfo {
+                    name: #name_str,
+                    const_params: &[#(#const_names),*],
+                    params: &[#(#params),*],
+                    num_warps: #num_warps,
+                    num_stages: #num_stages,
+                    targets: &[#(#targets),*],
+                    specializations: &[#(#specs),*],
+                }
             };
 
             /// The index in `INFO.specializations` of these const arguments;
@@ -327,6 +311,146 @@ fn generate(
 
             #launcher
         }
+    }
+}
+
+/// The `SpecInfo` of one specialization: its label, values, IR, images
+/// and the text of their stages, whose strings go through `texts`.
+fn spec_info(
+    p: &Paths,
+    s: &Specialization,
+    f: &Function,
+    d: &pipeline::Compiled,
+    texts: &mut Texts,
+) -> TokenStream {
+    let (meta, rt, abi) = (&p.meta, &p.rt, &p.abi);
+    let label = s.label();
+    let values = s.values.iter().map(|(_, v)| *v);
+    let ir = f.to_string();
+    let checks = &d.bounds_checks;
+    let images = d.images.iter().map(|image| {
+        let kind = match image.kind {
+            ImageKind::Ptx => quote!(#abi::ImageKind::Ptx),
+            ImageKind::Hsaco => quote!(#abi::ImageKind::Hsaco),
+            ImageKind::Host => quote!(#abi::ImageKind::Host),
+        };
+        let target = image.target.to_string();
+        // PTX is text: the image's bytes are those of its `asm()`.
+        let bytes = match std::str::from_utf8(&image.bytes) {
+            Ok(ptx) if image.kind == ImageKind::Ptx => {
+                let ptx = texts.name(ptx);
+                quote!(#ptx.as_bytes())
+            }
+            _ => proc_macro2::Literal::byte_string(&image.bytes).into_token_stream(),
+        };
+        let shared = image.shared_memory_bytes;
+        quote!(#rt::Image { kind: #kind, target: #target, bytes: #bytes, shared_memory_bytes: #shared })
+    }).collect::<Vec<_>>();
+    let target_texts = d.images.iter().zip(&d.texts).map(|(image, text)| {
+        let target = text.target.to_string();
+        let thread_program = texts.optional(text.thread_program.as_deref());
+        let assembly = match (&text.amdgpu_assembly, image.kind) {
+            (Some(assembly), _) => texts.optional(Some(assembly)),
+            (None, ImageKind::Ptx) => texts.optional(std::str::from_utf8(&image.bytes).ok()),
+            (None, _) => texts.optional(None),
+        };
+        quote!(#meta::TargetText { target: #target, thread_program: #thread_program, assembly: #assembly })
+    });
+    let host_checks = d.host_checks.iter().map(|check| {
+        let (op, values): (&str, u8) = (&check.op, check.values);
+        quote!(#abi::HostCheck { op: ::std::borrow::Cow::Borrowed(#op), values: #values })
+    });
+    quote!(#meta::SpecInfo {
+        label: #label,
+        values: &[#(#values),*],
+        ir: #ir,
+        images: &[#(#images),*],
+        texts: &[#(#target_texts),*],
+        bounds_checks: &[#(#checks),*],
+        host_checks: &[#(#host_checks),*],
+    })
+}
+
+/// The texts `INFO` embeds (thread-level programs, PTX, assembly), each
+/// once as a `const` however many targets share it.
+#[derive(Default)]
+struct Texts {
+    texts: Vec<String>,
+}
+
+impl Texts {
+    /// The name of the constant holding `text`.
+    fn name(&mut self, text: &str) -> syn::Ident {
+        let index = match self.texts.iter().position(|t| t == text) {
+            Some(index) => index,
+            None => {
+                self.texts.push(text.to_string());
+                self.texts.len() - 1
+            }
+        };
+        format_ident!("__TILE_TEXT_{}", index, span = Span::mixed_site())
+    }
+
+    /// `Some(constant)` for a text, `None` without one.
+    fn optional(&mut self, text: Option<&str>) -> TokenStream {
+        match text {
+            Some(text) => {
+                let name = self.name(text);
+                quote!(::core::option::Option::Some(#name))
+            }
+            None => quote!(::core::option::Option::None),
+        }
+    }
+
+    /// The constants.
+    fn items(&self) -> TokenStream {
+        let items = self.texts.iter().enumerate().map(|(i, text)| {
+            let name = format_ident!("__TILE_TEXT_{}", i, span = Span::mixed_site());
+            quote!(const #name: &str = #text;)
+        });
+        quote!(#(#items)*)
+    }
+}
+
+/// `ir()`, `thread_program(target)`, `ptx(target)` and `asm(target)`: the
+/// embedded stages of the specialization as text, for reading and for
+/// snapshot tests.
+fn stage_fns(p: &Paths, bound: &TokenStream) -> TokenStream {
+    let meta = &p.meta;
+    let stage = |name: &str, stage: TokenStream, doc: &str| {
+        let name = format_ident!("{}", name);
+        quote! {
+            #[doc = #doc]
+            pub fn #name(target: &str) -> ::core::result::Result<&'static str, #meta::NoStage> #bound {
+                Self::INFO.stage(Self::spec(), #stage, target)
+            }
+        }
+    };
+    let thread = stage(
+        "thread_program",
+        quote!(#meta::Stage::ThreadProgram),
+        "The thread-level program this specialization's image for the GPU `target` (`\"sm_80\"`, `\"gfx942\"`) was compiled from, as text; an error names the targets that have one.",
+    );
+    let ptx = stage(
+        "ptx",
+        quote!(#meta::Stage::Ptx),
+        "The PTX of this specialization for the NVIDIA `target` (`\"sm_80\"`); an error names the targets that have one.",
+    );
+    let asm = stage(
+        "asm",
+        quote!(#meta::Stage::Assembly),
+        "The assembly of this specialization for the GPU `target`: PTX for `sm_*`, AMDGPU assembly for `gfx*` (host code is embedded as a shared object only); an error names the targets that have one.",
+    );
+    quote! {
+        /// The tile IR of this specialization after the pass pipeline, as
+        /// text: what every target compiles, and what `interpret` runs.
+        pub fn ir() -> &'static str #bound {
+            Self::spec().ir
+        }
+
+        #thread
+        #ptx
+        #asm
     }
 }
 

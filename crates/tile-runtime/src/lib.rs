@@ -18,6 +18,7 @@ mod grid_axes;
 mod kernel;
 mod launch;
 pub mod meta;
+mod stages;
 mod stream;
 mod tensor;
 
