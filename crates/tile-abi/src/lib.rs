@@ -18,7 +18,7 @@
 //!   (lane layouts and arithmetic), and [`wgmma`] Hopper's warpgroup ones
 //!   (shared-memory descriptors, canonical layouts, accumulators);
 //! * [`image`]: the kinds of compiled images a kernel embeds, and
-//!   [`object`] how a compiled shared object is opened;
+//!   `object` (feature `object`) how a compiled shared object is opened;
 //! * [`ParamKind`]: what a kernel parameter is, as `#[tile_kernel]`
 //!   describes it to the runtime.
 #![warn(missing_docs)]
@@ -28,6 +28,7 @@ pub mod host;
 pub mod image;
 pub mod isa;
 pub mod mma;
+#[cfg(feature = "object")]
 pub mod object;
 pub mod params;
 pub mod status;
