@@ -22,28 +22,29 @@
 //! `compile_error!`, so the rest of the user's crate keeps compiling.
 
 use crate::attr::KernelAttr;
+use crate::embed::{spec_info, stage_fns, Texts};
 pub use crate::options::{CacheChoice, ExpandOptions};
 use crate::signature::{KernelSig, ParamSig};
 use crate::spec::{self, Specialization};
 use crate::warnings;
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, ToTokens};
+use quote::{format_ident, quote};
 use syn::ItemFn;
-use tile_abi::{ImageKind, ParamKind};
+use tile_abi::ParamKind;
 use tile_codegen::{pipeline, CodegenOptions};
 use tile_ir::Function;
 
 /// The paths generated code uses, all through the facade crate `tile`.
-struct Paths {
-    abi: TokenStream,
-    meta: TokenStream,
-    ir: TokenStream,
-    rt: TokenStream,
-    half: TokenStream,
+pub(crate) struct Paths {
+    pub(crate) abi: TokenStream,
+    pub(crate) meta: TokenStream,
+    pub(crate) ir: TokenStream,
+    pub(crate) rt: TokenStream,
+    pub(crate) half: TokenStream,
 }
 
 impl Paths {
-    fn new() -> Paths {
+    pub(crate) fn new() -> Paths {
         Paths {
             abi: quote!(::tile::__private::abi),
             meta: quote!(::tile::__private::meta),
@@ -222,7 +223,7 @@ fn generate(
         .zip(devices)
         .map(|((s, f), d)| spec_info(&p, s, f, d, &mut texts))
         .collect();
-    let text_consts = texts.items();
+    let text_consts = texts.items(&p);
     let num_warps = attr.map_or(crate::attr::DEFAULT_NUM_WARPS, |a| a.num_warps);
     let num_stages = match attr.and_then(|a| a.num_stages) {
         Some(n) => quote!(::core::option::Option::Some(#n)),
@@ -311,146 +312,6 @@ fn generate(
 
             #launcher
         }
-    }
-}
-
-/// The `SpecInfo` of one specialization: its label, values, IR, images
-/// and the text of their stages, whose strings go through `texts`.
-fn spec_info(
-    p: &Paths,
-    s: &Specialization,
-    f: &Function,
-    d: &pipeline::Compiled,
-    texts: &mut Texts,
-) -> TokenStream {
-    let (meta, rt, abi) = (&p.meta, &p.rt, &p.abi);
-    let label = s.label();
-    let values = s.values.iter().map(|(_, v)| *v);
-    let ir = f.to_string();
-    let checks = &d.bounds_checks;
-    let images = d.images.iter().map(|image| {
-        let kind = match image.kind {
-            ImageKind::Ptx => quote!(#abi::ImageKind::Ptx),
-            ImageKind::Hsaco => quote!(#abi::ImageKind::Hsaco),
-            ImageKind::Host => quote!(#abi::ImageKind::Host),
-        };
-        let target = image.target.to_string();
-        // PTX is text: the image's bytes are those of its `asm()`.
-        let bytes = match std::str::from_utf8(&image.bytes) {
-            Ok(ptx) if image.kind == ImageKind::Ptx => {
-                let ptx = texts.name(ptx);
-                quote!(#ptx.as_bytes())
-            }
-            _ => proc_macro2::Literal::byte_string(&image.bytes).into_token_stream(),
-        };
-        let shared = image.shared_memory_bytes;
-        quote!(#rt::Image { kind: #kind, target: #target, bytes: #bytes, shared_memory_bytes: #shared })
-    }).collect::<Vec<_>>();
-    let target_texts = d.images.iter().zip(&d.texts).map(|(image, text)| {
-        let target = text.target.to_string();
-        let thread_program = texts.optional(text.thread_program.as_deref());
-        let assembly = match (&text.amdgpu_assembly, image.kind) {
-            (Some(assembly), _) => texts.optional(Some(assembly)),
-            (None, ImageKind::Ptx) => texts.optional(std::str::from_utf8(&image.bytes).ok()),
-            (None, _) => texts.optional(None),
-        };
-        quote!(#meta::TargetText { target: #target, thread_program: #thread_program, assembly: #assembly })
-    });
-    let host_checks = d.host_checks.iter().map(|check| {
-        let (op, values): (&str, u8) = (&check.op, check.values);
-        quote!(#abi::HostCheck { op: ::std::borrow::Cow::Borrowed(#op), values: #values })
-    });
-    quote!(#meta::SpecInfo {
-        label: #label,
-        values: &[#(#values),*],
-        ir: #ir,
-        images: &[#(#images),*],
-        texts: &[#(#target_texts),*],
-        bounds_checks: &[#(#checks),*],
-        host_checks: &[#(#host_checks),*],
-    })
-}
-
-/// The texts `INFO` embeds (thread-level programs, PTX, assembly), each
-/// once as a `const` however many targets share it.
-#[derive(Default)]
-struct Texts {
-    texts: Vec<String>,
-}
-
-impl Texts {
-    /// The name of the constant holding `text`.
-    fn name(&mut self, text: &str) -> syn::Ident {
-        let index = match self.texts.iter().position(|t| t == text) {
-            Some(index) => index,
-            None => {
-                self.texts.push(text.to_string());
-                self.texts.len() - 1
-            }
-        };
-        format_ident!("__TILE_TEXT_{}", index, span = Span::mixed_site())
-    }
-
-    /// `Some(constant)` for a text, `None` without one.
-    fn optional(&mut self, text: Option<&str>) -> TokenStream {
-        match text {
-            Some(text) => {
-                let name = self.name(text);
-                quote!(::core::option::Option::Some(#name))
-            }
-            None => quote!(::core::option::Option::None),
-        }
-    }
-
-    /// The constants.
-    fn items(&self) -> TokenStream {
-        let items = self.texts.iter().enumerate().map(|(i, text)| {
-            let name = format_ident!("__TILE_TEXT_{}", i, span = Span::mixed_site());
-            quote!(const #name: &str = #text;)
-        });
-        quote!(#(#items)*)
-    }
-}
-
-/// `ir()`, `thread_program(target)`, `ptx(target)` and `asm(target)`: the
-/// embedded stages of the specialization as text, for reading and for
-/// snapshot tests.
-fn stage_fns(p: &Paths, bound: &TokenStream) -> TokenStream {
-    let meta = &p.meta;
-    let stage = |name: &str, stage: TokenStream, doc: &str| {
-        let name = format_ident!("{}", name);
-        quote! {
-            #[doc = #doc]
-            pub fn #name(target: &str) -> ::core::result::Result<&'static str, #meta::NoStage> #bound {
-                Self::INFO.stage(Self::spec(), #stage, target)
-            }
-        }
-    };
-    let thread = stage(
-        "thread_program",
-        quote!(#meta::Stage::ThreadProgram),
-        "The thread-level program this specialization's image for the GPU `target` (`\"sm_80\"`, `\"gfx942\"`) was compiled from, as text; an error names the targets that have one.",
-    );
-    let ptx = stage(
-        "ptx",
-        quote!(#meta::Stage::Ptx),
-        "The PTX of this specialization for the NVIDIA `target` (`\"sm_80\"`); an error names the targets that have one.",
-    );
-    let asm = stage(
-        "asm",
-        quote!(#meta::Stage::Assembly),
-        "The assembly of this specialization for the GPU `target`: PTX for `sm_*`, AMDGPU assembly for `gfx*` (host code is embedded as a shared object only); an error names the targets that have one.",
-    );
-    quote! {
-        /// The tile IR of this specialization after the pass pipeline, as
-        /// text: what every target compiles, and what `interpret` runs.
-        pub fn ir() -> &'static str #bound {
-            Self::spec().ir
-        }
-
-        #thread
-        #ptx
-        #asm
     }
 }
 

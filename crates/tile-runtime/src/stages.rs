@@ -2,6 +2,34 @@
 //! embeds it: what `kernel::<..>::ir()`, `thread_program(target)`,
 //! `ptx(target)` and `asm(target)` return, for reading and for snapshot
 //! tests (`insta::assert_snapshot!(kernel::<64>::ptx("sm_80")?)`).
+//!
+//! The tile IR and the PTX are always there (they are what runs). The
+//! thread-level programs and the AMDGPU assembly are extra text, as large
+//! as the images for the examples: `tile`'s `stage-texts` feature (on by
+//! default) keeps them; without it [`__stage_text!`](crate::__stage_text)
+//! drops them from the generated code and they are `None`.
+
+/// `Some(text)`, or `None` without the `stage-texts` feature so that the
+/// text stays out of the binary; for the code `#[tile_kernel]` generates.
+#[cfg(feature = "stage-texts")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __stage_text {
+    ($text:literal) => {
+        ::core::option::Option::Some($text)
+    };
+}
+
+/// `Some(text)`, or `None` without the `stage-texts` feature so that the
+/// text stays out of the binary; for the code `#[tile_kernel]` generates.
+#[cfg(not(feature = "stage-texts"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __stage_text {
+    ($text:literal) => {
+        ::core::option::Option::None
+    };
+}
 
 use crate::meta::{KernelInfo, SpecInfo};
 use std::fmt;
@@ -13,11 +41,12 @@ pub struct TargetText {
     /// `x86_64-v3`).
     pub target: &'static str,
     /// The thread-level program the GPU image was compiled from (`None`
-    /// for host code).
+    /// for host code, and without `tile`'s `stage-texts` feature).
     pub thread_program: Option<&'static str>,
     /// The assembly: the PTX of an `sm_*` target (the same text as its
-    /// image), the AMDGPU assembly of a `gfx*` one; `None` for host code,
-    /// which is embedded as a shared object only.
+    /// image), the AMDGPU assembly of a `gfx*` one (`None` without `tile`'s
+    /// `stage-texts` feature); `None` for host code, which is embedded as a
+    /// shared object only.
     pub assembly: Option<&'static str>,
 }
 
@@ -112,25 +141,28 @@ impl fmt::Display for NoStage {
             let compiled = list(&self.compiled);
             return write!(f, ": it was not compiled for it (its targets: {compiled}; `targets = \"...\"` in the attribute or `TILE_TARGETS` choose them)");
         }
+        let gpu = target.starts_with("sm_") || target.starts_with("gfx");
+        if gpu && stage != Stage::Ptx {
+            // Every GPU image has both texts unless they were left out.
+            return write!(f, ": the kernel's crate was built with `tile`'s `stage-texts` feature off, which leaves thread-level programs and AMDGPU assembly out of the binary (the feature is on by default)");
+        }
         if self.available.is_empty() {
             write!(f, "; none of its targets has one, a {stage} is embedded for GPU targets only (add one with `targets = \"...\"`)")?;
         } else {
             write!(f, "; the targets with one are: {}", list(&self.available))?;
         }
-        if target.starts_with("gfx") {
+        if gpu {
             write!(f, "; a `gfx*` target's text is its `asm`")
-        } else if stage == Stage::ThreadProgram && !target.starts_with("sm_") {
+        } else if stage == Stage::ThreadProgram {
             write!(
                 f,
                 "; host code is compiled from the tile IR (`ir()`), with no thread-level program"
             )
-        } else if !target.starts_with("sm_") {
+        } else {
             write!(
                 f,
                 "; host code is embedded as a shared object (`TILE_DUMP` writes its disassembly)"
             )
-        } else {
-            Ok(())
         }
     }
 }
@@ -214,6 +246,27 @@ mod tests {
         assert_eq!(
             error(Stage::Ptx, "sm_90"),
             "kernel `copy` (BLOCK=64) has no PTX for `sm_90`: it was not compiled for it (its targets: sm_80, gfx942, x86_64-v3; `targets = \"...\"` in the attribute or `TILE_TARGETS` choose them)"
+        );
+    }
+
+    #[test]
+    fn texts_left_out_name_the_feature() {
+        const LEFT_OUT: [TargetText; 1] = [TargetText {
+            target: "sm_80",
+            thread_program: None,
+            assembly: Some("ptx sm_80"),
+        }];
+        let spec = SpecInfo {
+            texts: &LEFT_OUT,
+            ..SPEC
+        };
+        assert_eq!(INFO.stage(&spec, Stage::Ptx, "sm_80"), Ok("ptx sm_80"));
+        let error = INFO
+            .stage(&spec, Stage::ThreadProgram, "sm_80")
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "kernel `copy` (BLOCK=64) has no thread-level program for `sm_80`: the kernel's crate was built with `tile`'s `stage-texts` feature off, which leaves thread-level programs and AMDGPU assembly out of the binary (the feature is on by default)"
         );
     }
 
