@@ -7,6 +7,7 @@ pub use half::{bf16, f16};
 pub use tile_ir as ir;
 pub use tile_macros::{tile_fn, tile_kernel};
 pub use tile_runtime as runtime;
+pub use tile_runtime::autotune;
 pub use tile_runtime::meta;
 pub use tile_runtime::{
     launch, launch_on, Device, DeviceKind, Element, Error, Image, ImageKind, KernelCode,

@@ -9,6 +9,7 @@
 //! embedded PTX or HSACO through their drivers (untested on real hardware so
 //! far).
 
+pub mod autotune;
 pub mod cpu;
 mod device;
 pub mod driver;
