@@ -1,8 +1,10 @@
 //! Finds LLVM 19 and links its shared library, so that a crate depending on
 //! `tile` builds with no configuration where LLVM 19 is installed the usual
-//! way. `llvm-sys` is built with `no-llvm-linking` (and without its C
-//! wrappers, which need `llvm-config` to compile): this script is the one
-//! place LLVM is looked for.
+//! way. `llvm-sys` is built with `no-llvm-linking` and without its C
+//! wrappers (which it compiles only when it finds LLVM itself): this script
+//! is the one place LLVM is looked for, and it compiles the wrappers
+//! (`build/targets.c`, the `LLVM_Initialize*` functions inkwell refers to)
+//! against the headers of the LLVM it found.
 //!
 //! The first `llvm-config` that reports version 19 wins, in this order:
 //! `$LLVM_SYS_191_PREFIX/bin/llvm-config` when that variable is set (then
@@ -60,6 +62,11 @@ fn main() {
     // wonders which LLVM was linked.
     println!("llvm-config: {}", config.display());
     let libdir = run(&["--libdir"]);
+    println!("cargo:rerun-if-changed=build/targets.c");
+    cc::Build::new()
+        .file("build/targets.c")
+        .include(run(&["--includedir"]))
+        .compile("tile_llvm_targets");
     let libnames = output(&config, &["--link-shared", "--libnames"]).unwrap_or_else(|e| {
         fail(&format!(
             "the LLVM {MAJOR} of `{}` has no shared library, which tile links ({e}); install \
