@@ -9,4 +9,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 # shellcheck source=scripts/env.sh
 source scripts/env.sh
+# cargo unpacks the packages it verifies against into $CARGO_HOME/registry/src/-<digest>/ (a
+# local registry's directory) and reuses an unpacked one of the same version on the next run,
+# so a second run would verify against the first run's sources: remove this project's.
+for unpacked in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/tile-*; do
+    [[ -d "$unpacked" ]] && rm -rf "$unpacked"
+done
 cargo publish --workspace --dry-run --exclude tile-standin "$@"
