@@ -512,6 +512,56 @@ fn bench_attention(dev: &Device, rng: &mut Inputs) -> Result<Line, Error> {
     })
 }
 
+/// A kernel that does next to nothing: `out = x + 1` on 16 elements per
+/// program, to time what a launch costs beside the kernel's work.
+#[tile_kernel(configs(B = 16), targets = "host")]
+fn tiny<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+    let pid = program_id(0);
+    let v = partition_view(x, [B]).load(pid);
+    partition_view(out, [B]).store(v + 1.0, pid);
+}
+
+/// The launch overhead of the CPU device: the tiny kernel launched on grids
+/// of 1, the cores and 64 programs (what `launch` costs, checks and
+/// argument packing included), beside what starting and joining a thread
+/// per extra worker costs (what every launch paid on top when the CPU device
+/// started its threads per launch).
+fn bench_launch(dev: &Device) -> Result<(), Error> {
+    let runs = 2001;
+    println!("launch overhead of a tiny kernel (16 f32 per program), median of {runs} launches:");
+    println!(
+        "{:<10} {:>14} {:>34}",
+        "programs", "launch (us)", "start + join of its helpers (us)"
+    );
+    for programs in [1, cores(), 64] {
+        let n = 16 * programs;
+        let x = dev.tensor_from_slice(&vec![1.0f32; n], &[n])?;
+        let mut out = dev.zeros::<f32>(&[n])?;
+        let mut result = Ok(());
+        let launch = median(runs, || {
+            result = tiny::<16>::launch(dev, [programs as u32], (&x, &mut out));
+        });
+        result?;
+        check("tiny", &out.to_vec()?, &vec![2.0; n], 0.0);
+        let helpers = cores().min(programs) - 1;
+        let spawn = median(runs, || {
+            std::thread::scope(|s| {
+                for _ in 0..helpers {
+                    s.spawn(|| std::hint::black_box(0));
+                }
+            })
+        });
+        let micros = |t: Duration| t.as_secs_f64() * 1e6;
+        println!(
+            "{programs:<10} {:>14.1} {:>34.1}",
+            micros(launch),
+            micros(spawn)
+        );
+    }
+    println!();
+    Ok(())
+}
+
 /// One benchmark: the kernel's name and the function that measures it.
 type Bench = (
     &'static str,
@@ -526,7 +576,7 @@ fn main() -> Result<(), Error> {
         return Ok(());
     }
     // `cargo bench --bench cpu -- softmax layernorm` runs only the kernels
-    // whose names contain one of the words.
+    // whose names contain one of the words (`launch`: the launch overhead).
     let words: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let benches: [Bench; 7] = [
         ("vector_add", bench_vector_add),
@@ -538,13 +588,21 @@ fn main() -> Result<(), Error> {
         ("attention", |dev, rng, _| bench_attention(dev, rng)),
     ];
     let dev = Device::cpu();
+    if words.is_empty() || words.iter().any(|w| "launch".contains(w.as_str())) {
+        bench_launch(&dev)?;
+    }
+    let chosen: Vec<Bench> = benches
+        .into_iter()
+        .filter(|(name, _)| words.is_empty() || words.iter().any(|w| name.contains(w.as_str())))
+        .collect();
+    if chosen.is_empty() {
+        return Ok(());
+    }
     let mut rng = Inputs::default();
     let mut copy = CopyProbe::new(256 << 20);
     let mut lines = Vec::new();
-    for (name, bench) in benches {
-        if words.is_empty() || words.iter().any(|w| name.contains(w.as_str())) {
-            lines.push(bench(&dev, &mut rng, &mut copy)?);
-        }
+    for (_, bench) in chosen {
+        lines.push(bench(&dev, &mut rng, &mut copy)?);
     }
     print(&lines, copy.median());
     Ok(())

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # One-time (and idempotent) set-up of the tools that tile needs to build and test:
-#   * LLVM 19 and lld 19 from Debian's packages (inkwell/llvm-sys link against libLLVM-19.so);
+#   * LLVM 19 and lld 19 from Debian's packages (tile-codegen's build script links
+#     libLLVM-19.so for inkwell);
 #   * ptxas from the PyPI package nvidia-cuda-nvcc, installed into .tools/cuda (project-local)
 #     and exposed as .tools/bin/ptxas.
 # It prints nothing when everything is already present. Afterwards, `source scripts/env.sh`
-# puts the tools on PATH and sets LLVM_SYS_191_PREFIX (plain `cargo build` also works thanks to
-# .cargo/config.toml).
+# puts the tools on PATH and sets LLVM_SYS_191_PREFIX (plain `cargo build` also works:
+# .cargo/config.toml sets it too, and without it tile-codegen's build script looks for LLVM 19
+# on PATH and in /usr/lib/llvm-19).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

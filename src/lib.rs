@@ -8,6 +8,7 @@ pub use tile_ir as ir;
 pub use tile_ir::f8::{F8E4M3 as f8e4m3, F8E5M2 as f8e5m2};
 pub use tile_macros::{tile_fn, tile_kernel};
 pub use tile_runtime as runtime;
+pub use tile_runtime::autotune;
 pub use tile_runtime::meta;
 pub use tile_runtime::{
     launch, launch_on, Device, DeviceKind, Element, Error, Image, ImageKind, KernelCode,

@@ -8,6 +8,9 @@
 //! through the emulation target. The results must pass the examples' checks
 //! and equal the CPU device's bit for bit.
 //!
+//! The autotuner runs there too: it times `copy`'s two specializations on
+//! each stand-in device, from copies of the output in device memory.
+//!
 //! A second stand-in reports compute capability 9.0: the matmuls run its
 //! sm_90 PTX, and the tutorial-sized ones sm_90a's, on `wgmma` (one with
 //! its operands copied by the TMA, through the tensor maps the runtime
@@ -57,8 +60,9 @@ const HOPPER: [Target; 2] = [Target::Nvptx(Sm::Sm90), Target::Nvptx(Sm::Sm90a)];
 const HOPPER_CHILD: &str = "on_a_hopper_stand_in";
 
 /// A copy whose unmasked accesses carry bounds checks: a grid one block
-/// too long fails the check of the load.
-#[tile_kernel(configs(B = 4))]
+/// too long fails the check of the load. Its two specializations are the
+/// autotuner's candidates on the stand-ins.
+#[tile_kernel(configs(B = 4), configs(B = 8))]
 fn copy<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
     let pid = program_id(0);
     partition_view(out, [B]).store(partition_view(x, [B]).load(pid), pid);
@@ -186,8 +190,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     }
     let images = write_images(&dir.0, &kernels(), &TARGETS);
     assert_eq!(
-        images, 26,
-        "thirteen specializations (the examples and `copy`) have sm_80 PTX and gfx942 code objects"
+        images, 28,
+        "fourteen specializations (the examples and `copy`'s two) have sm_80 PTX and gfx942 code objects"
     );
     let hopper = write_images(&dir.0, &matmuls(), &HOPPER);
     assert_eq!(
@@ -327,9 +331,44 @@ fn on_the_stand_ins() {
         "the CUDA stand-in is the best device"
     );
     examples_on(&cuda, TARGETS[0]);
+    autotune_on(&cuda);
     let hip = Device::hip(0).expect("the HIP stand-in");
     assert_eq!(hip.to_string(), "hip:0");
     examples_on(&hip, TARGETS[1]);
+    autotune_on(&hip);
+}
+
+/// The autotuner on a GPU: both of `copy`'s specializations are timed from
+/// the output as it was (sevens, in device memory), the chosen one then
+/// writes it once, and the choice is reused without timing.
+fn autotune_on(dev: &Device) {
+    use tile::autotune::{Autotuner, Candidate};
+    let dir = Scratch(std::env::temp_dir().join(format!(
+        "tile-standin-autotune-{dev}-{}",
+        std::process::id()
+    )));
+    let tuner = Autotuner::in_dir(&dir.0).with_progress(|_| {});
+    let candidates = [
+        Candidate {
+            spec: copy::<4>::kernel_spec(),
+            grid: [16, 1, 1],
+        },
+        Candidate {
+            spec: copy::<8>::kernel_spec(),
+            grid: [8, 1, 1],
+        },
+    ];
+    let values: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    let x = dev.tensor_from_slice(&values, &[64]).expect("x");
+    for timed in [2, 2] {
+        let mut out = dev.tensor_from_slice(&[7.0f32; 64], &[64]).expect("out");
+        let mut args = [(&x).into(), (&mut out).into()];
+        tuner
+            .launch(dev, &[64], &candidates, &mut args)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(out.to_vec().expect("read back"), values, "{dev}");
+        assert_eq!(tuner.timed(), timed, "{dev}: timed once, then reused");
+    }
 }
 
 #[test]

@@ -19,7 +19,7 @@
 //!   (shared-memory descriptors, canonical layouts, accumulators), and
 //!   [`tma`] its bulk tensor copies (boxes, tensor maps);
 //! * [`image`]: the kinds of compiled images a kernel embeds, and
-//!   [`object`] how a compiled shared object is opened;
+//!   `object` (feature `object`) how a compiled shared object is opened;
 //! * [`ParamKind`]: what a kernel parameter is, as `#[tile_kernel]`
 //!   describes it to the runtime.
 #![warn(missing_docs)]
@@ -29,6 +29,7 @@ pub mod host;
 pub mod image;
 pub mod isa;
 pub mod mma;
+#[cfg(feature = "object")]
 pub mod object;
 pub mod params;
 pub mod status;

@@ -83,6 +83,16 @@ fn a_second_compilation_hits_every_target_and_gives_the_same_images() {
     assert_eq!(products(&first), fresh);
     assert_eq!(products(&second), fresh);
     assert!(!fresh.bounds_checks.is_empty() || !fresh.host_checks.is_empty());
+    // The texts of the stages come from the cache with the images: a
+    // thread-level program for each GPU target, the assembly of the AMD one.
+    let texts = &second.texts;
+    assert!(texts[0].thread_program.is_some() && texts[1].thread_program.is_some());
+    assert!(texts[1]
+        .amdgpu_assembly
+        .as_ref()
+        .unwrap()
+        .contains("s_endpgm"));
+    assert!(texts[0].amdgpu_assembly.is_none() && texts[2].thread_program.is_none());
     let _ = fs::remove_dir_all(&dir);
 }
 

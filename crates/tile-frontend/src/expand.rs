@@ -10,7 +10,10 @@
 //!   compiled ones) and `try_spec()`, its run-time counterpart;
 //! - `launch(&device, grid, (args...))`, typed by the signature, which
 //!   calls `tile_runtime::launch`, and `interpret(grid, (args...))`, which
-//!   runs the reference interpreter directly on host tensors.
+//!   runs the reference interpreter directly on host tensors;
+//! - `ir()`, `thread_program(target)`, `ptx(target)` and `asm(target)`: the
+//!   specialization's stages as text (every text once, as a `const` in
+//!   `INFO`'s block, however many targets share it).
 //!
 //! After them come the register warnings of the GPU images (`warnings.rs`).
 //!
@@ -19,6 +22,7 @@
 //! `compile_error!`, so the rest of the user's crate keeps compiling.
 
 use crate::attr::KernelAttr;
+use crate::embed::{spec_info, stage_fns, Texts};
 pub use crate::options::{CacheChoice, ExpandOptions};
 use crate::signature::{KernelSig, ParamSig};
 use crate::spec::{self, Specialization};
@@ -26,22 +30,22 @@ use crate::warnings;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::ItemFn;
-use tile_abi::{ImageKind, ParamKind};
+use tile_abi::ParamKind;
 use tile_codegen::{pipeline, CodegenOptions};
 use tile_ir::Function;
 
 /// The paths generated code uses, all through the facade crate `tile`.
-struct Paths {
-    abi: TokenStream,
-    meta: TokenStream,
-    ir: TokenStream,
-    rt: TokenStream,
-    half: TokenStream,
-    private: TokenStream,
+pub(crate) struct Paths {
+    pub(crate) abi: TokenStream,
+    pub(crate) meta: TokenStream,
+    pub(crate) ir: TokenStream,
+    pub(crate) rt: TokenStream,
+    pub(crate) half: TokenStream,
+    pub(crate) private: TokenStream,
 }
 
 impl Paths {
-    fn new() -> Paths {
+    pub(crate) fn new() -> Paths {
         Paths {
             abi: quote!(::tile::__private::abi),
             meta: quote!(::tile::__private::meta),
@@ -216,36 +220,13 @@ fn generate(
         };
         quote!(#meta::ParamInfo { name: #pname, dtype: #d, kind: #kind })
     });
-    let (rt, abi) = (&p.rt, &p.abi);
-    let specs = compiled.iter().zip(devices).map(|((s, f), d)| {
-        let label = s.label();
-        let values = s.values.iter().map(|(_, v)| *v);
-        let ir = f.to_string();
-        let checks = &d.bounds_checks;
-        let images = d.images.iter().map(|image| {
-            let kind = match image.kind {
-                ImageKind::Ptx => quote!(#abi::ImageKind::Ptx),
-                ImageKind::Hsaco => quote!(#abi::ImageKind::Hsaco),
-                ImageKind::Host => quote!(#abi::ImageKind::Host),
-            };
-            let target = image.target.to_string();
-            let bytes = proc_macro2::Literal::byte_string(&image.bytes);
-            let shared = image.shared_memory_bytes;
-            quote!(#rt::Image { kind: #kind, target: #target, bytes: #bytes, shared_memory_bytes: #shared })
-        });
-        let host_checks = d.host_checks.iter().map(|check| {
-            let (op, values): (&str, u8) = (&check.op, check.values);
-            quote!(#abi::HostCheck { op: ::std::borrow::Cow::Borrowed(#op), values: #values })
-        });
-        quote!(#meta::SpecInfo {
-            label: #label,
-            values: &[#(#values),*],
-            ir: #ir,
-            images: &[#(#images),*],
-            bounds_checks: &[#(#checks),*],
-            host_checks: &[#(#host_checks),*],
-        })
-    });
+    let mut texts = Texts::default();
+    let specs: Vec<TokenStream> = compiled
+        .iter()
+        .zip(devices)
+        .map(|((s, f), d)| spec_info(&p, s, f, d, &mut texts))
+        .collect();
+    let text_consts = texts.items(&p);
     let num_warps = attr.map_or(crate::attr::DEFAULT_NUM_WARPS, |a| a.num_warps);
     let num_stages = match attr.and_then(|a| a.num_stages) {
         Some(n) => quote!(::core::option::Option::Some(#n)),
@@ -287,6 +268,7 @@ fn generate(
     };
     let mut launcher = TokenStream::new();
     if !failed {
+        launcher.extend(stage_fns(&p, &bound));
         launcher.extend(launcher_fn(&p, sig, &bound));
         launcher.extend(interpreter(&p, sig, &bound));
     }
@@ -302,14 +284,17 @@ fn generate(
 
         impl<#(const #const_idents: #const_types),*> #name<#(#const_idents),*> {
             /// The kernel's parameters, options and compiled specializations.
-            pub const INFO: #meta::KernelInfo = #meta::KernelInfo {
-                name: #name_str,
-                const_params: &[#(#const_names),*],
-                params: &[#(#params),*],
-                num_warps: #num_warps,
-                num_stages: #num_stages,
-                targets: &[#(#targets),*],
-                specializations: &[#(#specs),*],
+            pub const INFO: #meta::KernelInfo = {
+                #text_consts
+                #meta::KernelInfo {
+                    name: #name_str,
+                    const_params: &[#(#const_names),*],
+                    params: &[#(#params),*],
+                    num_warps: #num_warps,
+                    num_stages: #num_stages,
+                    targets: &[#(#targets),*],
+                    specializations: &[#(#specs),*],
+                }
             };
 
             /// The index in `INFO.specializations` of these const arguments;

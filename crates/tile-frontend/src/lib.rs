@@ -11,6 +11,7 @@
 
 pub mod attr;
 mod diag;
+mod embed;
 pub mod expand;
 mod invocation;
 mod options;

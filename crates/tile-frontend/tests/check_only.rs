@@ -20,16 +20,27 @@ fn expand(attr: TokenStream, item: TokenStream, targets: &str, check_only: bool)
 }
 
 /// `tokens` with the lists of what a build compiles emptied: the images
-/// and the bounds and host checks that come with them (`images: &[..]`,
-/// `bounds_checks: &[..]`, `host_checks: &[..]`).
+/// and what comes with them (`images: &[..]`, `texts: &[..]`,
+/// `bounds_checks: &[..]`, `host_checks: &[..]`), and without the
+/// constants holding the stages' texts (`const __TILE_..: .. = ..;`).
 fn without_images(tokens: TokenStream) -> TokenStream {
     let trees: Vec<TokenTree> = tokens.into_iter().collect();
     let mut out = Vec::with_capacity(trees.len());
+    let mut skipping = false;
     for (i, tree) in trees.iter().enumerate() {
+        let text_const = matches!(
+            (tree, trees.get(i + 1)),
+            (TokenTree::Ident(k), Some(TokenTree::Ident(name)))
+                if k == "const" && name.to_string().starts_with("__TILE_")
+        );
+        if text_const || skipping {
+            skipping = !matches!(tree, TokenTree::Punct(p) if p.as_char() == ';');
+            continue;
+        }
         let emptied = match (tree, i.checked_sub(3).map(|at| &trees[at])) {
             (TokenTree::Group(g), Some(TokenTree::Ident(field)))
                 if g.delimiter() == Delimiter::Bracket
-                    && ["images", "bounds_checks", "host_checks"]
+                    && ["images", "texts", "bounds_checks", "host_checks"]
                         .contains(&field.to_string().as_str()) =>
             {
                 let mut empty = Group::new(Delimiter::Bracket, TokenStream::new());

@@ -168,6 +168,10 @@ pub enum Error {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// The autotuner could not choose: no candidates, candidates whose
+    /// outputs disagree, or its choices could not be cleared.
+    #[error("autotuning: {0}")]
+    Autotune(String),
     /// A run-time check of a GPU kernel failed: the status record came back
     /// with a non-zero code.
     #[error("kernel `{kernel}` failed on device {device}: check {check} (`{op}`): {fault}")]

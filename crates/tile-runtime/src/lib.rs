@@ -9,6 +9,7 @@
 //! embedded PTX or HSACO through their drivers (untested on real hardware so
 //! far).
 
+pub mod autotune;
 pub mod cpu;
 mod device;
 pub mod driver;
@@ -18,6 +19,7 @@ mod grid_axes;
 mod kernel;
 mod launch;
 pub mod meta;
+mod stages;
 mod stream;
 mod tensor;
 

@@ -1,6 +1,7 @@
 //! Kernel metadata as the generated code exposes it: `KERNEL::INFO` is a
-//! [`KernelInfo`] built at compile time, with every compiled specialization
-//! and its optimized tile IR text.
+//! [`KernelInfo`] built at compile time, with every compiled specialization,
+//! its optimized tile IR text and the text of each target's stages
+//! ([`TargetText`]).
 
 use crate::grid_axes::{self, UnreadGridAxis};
 use std::fmt;
@@ -8,6 +9,7 @@ use tile_ir::interp::{self, Arg, HostTensor, InterpError};
 use tile_ir::text::{parse_function, ParseError};
 use tile_ir::DType;
 
+pub use crate::stages::{NoStage, Stage, TargetText};
 pub use tile_abi::ParamKind;
 
 /// One runtime parameter of a kernel.
@@ -32,6 +34,8 @@ pub struct SpecInfo {
     pub ir: &'static str,
     /// The device code compiled for the kernel's GPU targets.
     pub images: &'static [crate::kernel::Image],
+    /// The text of each image's stages, in the order of the images.
+    pub texts: &'static [TargetText],
     /// The tile-IR ops of the GPU code's bounds checks, in program order.
     pub bounds_checks: &'static [&'static str],
     /// The run-time checks of the host images, in status-record order.

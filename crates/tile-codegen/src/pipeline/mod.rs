@@ -108,11 +108,27 @@ pub struct Image {
     pub shared_memory_bytes: usize,
 }
 
+/// One target's stages as text, beside its image: what a kernel embeds
+/// for its `thread_program(target)` and `asm(target)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TargetText {
+    /// The target.
+    pub target: Target,
+    /// The thread-level program the GPU image was compiled from (`None`
+    /// for host code, which is compiled from the tile IR).
+    pub thread_program: Option<String>,
+    /// The AMDGPU assembly of a code object (`None` for the other targets:
+    /// a PTX image is its own text, a host image is a shared object).
+    pub amdgpu_assembly: Option<String>,
+}
+
 /// A specialization compiled for its targets.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Compiled {
     /// One image per target, in the order of [`Options::targets`].
     pub images: Vec<Image>,
+    /// The text of each image's stages, in the order of the images.
+    pub texts: Vec<TargetText>,
     /// The tile-IR ops of the GPU images' bounds checks, in the order their
     /// status records name them.
     pub bounds_checks: Vec<String>,
@@ -298,6 +314,7 @@ pub fn compile(
             compiled.host_checks = output.host_checks;
         }
         compiled.images.push(output.image);
+        compiled.texts.push(output.text);
     }
     Ok(compiled)
 }

@@ -2,6 +2,7 @@
 //! kernel-cache payload.
 //!
 //! The payload is the image's bytes and the shared memory of its blocks,
+//! the texts of its stages (each a presence byte, then a length and bytes),
 //! the GPU bounds checks, the host checks, the dump files, each as a
 //! length and bytes, and the register usage (a tag, then three integers;
 //! integers little-endian). Decoding checks every length
@@ -10,7 +11,7 @@
 //! unusable (the entry is rebuilt).
 
 use super::registers::{RegisterUsage, Spills};
-use super::Image;
+use super::{Image, TargetText};
 use crate::target::Target;
 use std::borrow::Cow;
 use tile_abi::{HostCheck, ImageKind};
@@ -20,6 +21,8 @@ use tile_abi::{HostCheck, ImageKind};
 pub(crate) struct TargetOutput {
     /// The image the kernel embeds, with the shared memory of its blocks.
     pub image: Image,
+    /// The text of its stages the kernel embeds.
+    pub text: TargetText,
     /// The GPU image's bounds checks, in the order its status records name
     /// them (empty for the host).
     pub bounds_checks: Vec<String>,
@@ -46,6 +49,8 @@ impl TargetOutput {
         let mut out = Writer(Vec::new());
         out.bytes(&self.image.bytes);
         out.u64(self.image.shared_memory_bytes as u64);
+        out.optional_text(self.text.thread_program.as_deref());
+        out.optional_text(self.text.amdgpu_assembly.as_deref());
         out.u64(self.bounds_checks.len() as u64);
         for check in &self.bounds_checks {
             out.bytes(check.as_bytes());
@@ -91,6 +96,11 @@ impl TargetOutput {
             bytes,
             shared_memory_bytes,
         };
+        let text = TargetText {
+            target,
+            thread_program: input.optional_text()?,
+            amdgpu_assembly: input.optional_text()?,
+        };
         let bounds_checks = (0..input.count()?)
             .map(|_| input.text().map(str::to_string))
             .collect::<Result<_, _>>()?;
@@ -119,6 +129,7 @@ impl TargetOutput {
         }
         Ok(TargetOutput {
             image,
+            text,
             bounds_checks,
             host_checks,
             dumps,
@@ -161,6 +172,16 @@ impl Writer {
         self.u64(bytes.len() as u64);
         self.0.extend_from_slice(bytes);
     }
+
+    fn optional_text(&mut self, text: Option<&str>) {
+        match text {
+            None => self.0.push(0),
+            Some(text) => {
+                self.0.push(1);
+                self.bytes(text.as_bytes());
+            }
+        }
+    }
 }
 
 struct Reader<'a>(&'a [u8]);
@@ -198,6 +219,14 @@ impl<'a> Reader<'a> {
     fn text(&mut self) -> Result<&'a str, String> {
         std::str::from_utf8(self.bytes()?).map_err(|e| format!("text that is not UTF-8: {e}"))
     }
+
+    fn optional_text(&mut self) -> Result<Option<String>, String> {
+        match self.take(1)?[0] {
+            0 => Ok(None),
+            1 => Ok(Some(self.text()?.to_string())),
+            other => Err(format!("a text of presence {other}")),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -214,6 +243,11 @@ mod tests {
                 target,
                 bytes: vec![0x7f, b'E', b'L', b'F', 0, 1],
                 shared_memory_bytes: 4096,
+            },
+            text: TargetText {
+                target,
+                thread_program: Some("kernel copy(...) {\n}\n".into()),
+                amdgpu_assembly: Some("\ts_endpgm\n".into()),
             },
             bounds_checks: vec!["%3 = load_masked %1[%2]".into(), "%5 = store".into()],
             host_checks: Vec::new(),
@@ -244,6 +278,11 @@ mod tests {
                 target,
                 bytes: vec![1, 2, 3],
                 shared_memory_bytes: 0,
+            },
+            text: TargetText {
+                target,
+                thread_program: None,
+                amdgpu_assembly: None,
             },
             bounds_checks: Vec::new(),
             host_checks: vec![HostCheck {
@@ -287,10 +326,19 @@ mod tests {
         unknown[tag] = 3;
         let error = TargetOutput::decode(&unknown, target).unwrap_err();
         assert!(error.contains("register usage of kind 3"), "{error}");
-        // The image and the registers take the target they are decoded for.
+        // A text is present or absent, nothing else.
+        let mut presence = payload.clone();
+        let at = 8 + gpu.image.bytes.len() + 8;
+        assert_eq!(presence[at], 1);
+        presence[at] = 2;
+        let error = TargetOutput::decode(&presence, target).unwrap_err();
+        assert!(error.contains("text of presence 2"), "{error}");
+        // The image, its text and the registers take the target they are
+        // decoded for.
         let sm = Target::Nvptx(Sm::Sm80);
         let decoded = TargetOutput::decode(&payload, sm).unwrap();
         assert_eq!(decoded.image.kind, ImageKind::Ptx);
+        assert_eq!(decoded.text.target, sm);
         assert_eq!(decoded.registers.unwrap().target, sm);
     }
 }

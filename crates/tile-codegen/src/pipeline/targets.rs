@@ -7,7 +7,7 @@
 use super::dump::{self, Dump};
 use super::output::TargetOutput;
 use super::registers::RegisterUsage;
-use super::{lower_for, parallel, resources, Image, Options, PipelineError, Programs};
+use super::{lower_for, parallel, resources, Image, Options, PipelineError, Programs, TargetText};
 use crate::gpu::{self, Emitted};
 use crate::host;
 use crate::target::Target;
@@ -163,9 +163,18 @@ impl Compilation<'_> {
                 .and_then(|text| RegisterUsage::from_ptxas(target, &text)),
             _ => None,
         };
+        let text = TargetText {
+            target,
+            thread_program: Some(program.to_string()),
+            amdgpu_assembly: match target {
+                Target::Amdgpu(_) => Some(out.assembly.clone()),
+                _ => None,
+            },
+        };
         Ok(TargetOutput {
             bounds_checks: out.module.bounds_checks.clone(),
             image: gpu_image(out, bytes),
+            text,
             host_checks: Vec::new(),
             dumps: files,
             registers,
@@ -216,6 +225,11 @@ impl Compilation<'_> {
                 target: Target::Host(isa),
                 bytes: image.shared_object().to_vec(),
                 shared_memory_bytes: 0,
+            },
+            text: TargetText {
+                target: Target::Host(isa),
+                thread_program: None,
+                amdgpu_assembly: None,
             },
             bounds_checks: Vec::new(),
             host_checks: image.checks().to_vec(),

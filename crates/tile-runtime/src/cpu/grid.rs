@@ -1,4 +1,5 @@
-//! Running every program instance of a grid on all cores.
+//! Running every program instance of a grid on all cores, with the CPU
+//! device's persistent workers (`pool.rs`).
 //!
 //! Workers claim runs of consecutive program ids (in the interpreter's
 //! order, x fastest), a share of what is left each time (guided
@@ -7,8 +8,10 @@
 //! those, not ids dealt out one by one to alternate cores — and the cores
 //! still finish together.
 
+use super::pool;
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use tile_abi::host::HostEntry;
 use tile_abi::Status;
 
@@ -16,10 +19,11 @@ use tile_abi::Status;
 const SHARE: usize = 4;
 
 /// Runs `entry` for every program instance of `grid` (each axis at least 1
-/// and at most `i32::MAX`), spread over the available cores, each worker
-/// with its own frame of `frame_bytes`. Returns the first failing instance
-/// in the interpreter's order (x fastest, then y, then z) and its status;
-/// instances after it may or may not have run.
+/// and at most `i32::MAX`), spread over the available cores (the workers of
+/// `pool.rs` and the calling thread), each worker with its own frame of
+/// `frame_bytes`. Returns the first failing instance in the interpreter's
+/// order (x fastest, then y, then z) and its status; instances after it may
+/// or may not have run.
 ///
 /// # Safety
 /// `entry` must be a compiled kernel that, given `packet`, reads and writes
@@ -33,77 +37,106 @@ pub(super) unsafe fn run_grid(
 ) -> Option<([u32; 3], Status)> {
     let [gx, gy, gz] = grid.map(|g| g as usize);
     let programs = gx * gy * gz;
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(programs);
-    let next = AtomicUsize::new(0);
-    // The lowest failing id so far: ids above it need not run, every id
-    // below it does (runs are claimed in ascending order, and each is run
-    // in order up to it), so the lowest failing id of all is the one found.
-    let failed = AtomicUsize::new(usize::MAX);
-    let first: Mutex<Option<(usize, Status)>> = Mutex::new(None);
-    let claim = || {
-        let mut start = next.load(Ordering::Relaxed);
+    let workers = pool::threads().min(programs);
+    let run = Arc::new(GridRun {
+        entry,
+        frame_bytes,
+        grid: [gx, gy, gz],
+        programs,
+        workers,
+        packet: packet.to_vec(),
+        next: AtomicUsize::new(0),
+        failed: AtomicUsize::new(usize::MAX),
+        first: Mutex::new(None),
+    });
+    let shared = run.clone();
+    // `broadcast` returns once no thread runs the grid any more, so every
+    // call of `entry` happens while the caller's guarantee holds.
+    pool::broadcast(workers - 1, move || shared.work());
+    let first = run.first.lock().unwrap_or_else(|e| e.into_inner()).take();
+    first.map(|(p, status)| {
+        let program = [p % gx, p / gx % gy, p / (gx * gy)].map(|v| v as u32);
+        (program, status)
+    })
+}
+
+/// One launch's grid, shared by the threads that run it.
+struct GridRun {
+    entry: HostEntry,
+    frame_bytes: usize,
+    grid: [usize; 3],
+    programs: usize,
+    workers: usize,
+    /// A copy of the packet: the addresses of the caller's memory.
+    packet: Vec<u64>,
+    /// The first id not yet claimed.
+    next: AtomicUsize,
+    /// The lowest failing id so far: ids above it need not run, every id
+    /// below it does (runs are claimed in ascending order, and each is run
+    /// in order up to it), so the lowest failing id of all is the one found.
+    failed: AtomicUsize,
+    /// The lowest failing id and its status.
+    first: Mutex<Option<(usize, Status)>>,
+}
+
+impl GridRun {
+    /// The next run of ids (empty when all are claimed).
+    fn claim(&self) -> Range<usize> {
+        let mut start = self.next.load(Ordering::Relaxed);
         loop {
-            let len = ((programs.saturating_sub(start)) / (SHARE * workers)).max(1);
-            match next.compare_exchange_weak(
+            let len = ((self.programs.saturating_sub(start)) / (SHARE * self.workers)).max(1);
+            match self.next.compare_exchange_weak(
                 start,
                 start + len,
                 Ordering::Relaxed,
                 Ordering::Relaxed,
             ) {
-                Ok(_) => return start..(start + len).min(programs),
+                Ok(_) => return start..(start + len).min(self.programs),
                 Err(now) => start = now,
             }
         }
-    };
-    let worker = || {
+    }
+
+    /// One thread's share: runs of ids until none is left or one failed.
+    fn work(&self) {
+        let [gx, gy, gz] = self.grid;
         // Eight-byte words, so that every frame place is aligned.
-        let mut frame = vec![0u64; frame_bytes.div_ceil(8).max(1)];
+        let mut frame = vec![0u64; self.frame_bytes.div_ceil(8).max(1)];
         'claims: loop {
-            let run = claim();
+            let run = self.claim();
             if run.is_empty() {
                 break;
             }
             for p in run {
-                if p > failed.load(Ordering::Relaxed) {
+                if p > self.failed.load(Ordering::Relaxed) {
                     break 'claims;
                 }
                 let ids = [p % gx, p / gx % gy, p / (gx * gy), gx, gy, gz].map(|v| v as i32);
                 let mut status = Status::default();
-                // SAFETY: the caller guarantees `entry` stays within the memory
-                // of `packet`'s pointers and of a frame of `frame_bytes`, which
-                // `frame` provides to this thread alone; `ids` and `status` are
-                // live locals of the types the entry takes.
+                // SAFETY: `run_grid`'s caller guarantees `entry` stays within
+                // the memory of the packet's pointers (copied here, and alive
+                // until `run_grid` returns, which waits for this call) and of
+                // a frame of `frame_bytes`, which `frame` provides to this
+                // thread alone; `ids` and `status` are live locals of the
+                // types the entry takes.
                 let code = unsafe {
-                    entry(
-                        packet.as_ptr(),
+                    (self.entry)(
+                        self.packet.as_ptr(),
                         ids.as_ptr(),
                         frame.as_mut_ptr().cast::<u8>(),
                         &mut status,
                     )
                 };
                 if code != 0 {
-                    failed.fetch_min(p, Ordering::Relaxed);
-                    let mut first = first.lock().unwrap_or_else(|e| e.into_inner());
+                    self.failed.fetch_min(p, Ordering::Relaxed);
+                    let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
                     if first.as_ref().is_none_or(|(q, _)| p < *q) {
                         *first = Some((p, status));
                     }
                 }
             }
         }
-    };
-    std::thread::scope(|s| {
-        for _ in 1..workers {
-            s.spawn(worker);
-        }
-        worker();
-    });
-    let first = first.into_inner().unwrap_or_else(|e| e.into_inner());
-    first.map(|(p, status)| {
-        let program = [p % gx, p / gx % gy, p / (gx * gy)].map(|v| v as u32);
-        (program, status)
-    })
+    }
 }
 
 #[cfg(test)]

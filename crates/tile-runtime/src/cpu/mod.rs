@@ -30,7 +30,8 @@
 //!   transparent huge pages before its first write.
 //!
 //! [`HostLibrary::run`] checks the arguments, packs them, runs every program
-//! instance of the grid on all cores and turns the first failing instance's
+//! instance of the grid on all cores (`grid.rs`, on worker threads started
+//! once per process, `pool.rs`) and turns the first failing instance's
 //! status record into a [`RunError`].
 
 mod cache;
@@ -40,6 +41,7 @@ mod library;
 mod math;
 mod packet;
 pub(crate) mod pages;
+mod pool;
 
 pub use cache::default_stream_threshold;
 pub use fault::{HostFault, RunError};

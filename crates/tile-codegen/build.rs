@@ -1,0 +1,143 @@
+//! Finds LLVM 19 and links its shared library, so that a crate depending on
+//! `tile` builds with no configuration where LLVM 19 is installed the usual
+//! way. `llvm-sys` is built with `no-llvm-linking` and without its C
+//! wrappers (which it compiles only when it finds LLVM itself): this script
+//! is the one place LLVM is looked for, and it compiles the wrappers
+//! (`build/targets.c`, the `LLVM_Initialize*` functions inkwell refers to)
+//! against the headers of the LLVM it found.
+//!
+//! The first `llvm-config` that reports version 19 wins, in this order:
+//! `$LLVM_SYS_191_PREFIX/bin/llvm-config` when that variable is set (then
+//! nothing else is tried: the user chose), `llvm-config-19` and
+//! `llvm-config` on `PATH`, then the usual install prefixes ([`PREFIXES`]).
+//! Without one, the build fails with a message that lists what was tried
+//! and names the packages to install.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The LLVM major version `tile` is built against (inkwell's `llvm19-1`).
+const MAJOR: &str = "19";
+
+/// Where LLVM 19 lives when its `llvm-config` is not on `PATH`: Debian and
+/// Ubuntu (`llvm-19-dev`), Fedora (`llvm19-devel`), Homebrew on Apple
+/// silicon and on Intel (`llvm@19`).
+const PREFIXES: [&str; 4] = [
+    "/usr/lib/llvm-19",
+    "/usr/lib64/llvm19",
+    "/opt/homebrew/opt/llvm@19",
+    "/usr/local/opt/llvm@19",
+];
+
+const PREFIX_VAR: &str = "LLVM_SYS_191_PREFIX";
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    // Not `PATH`: a build from a shell with another `PATH` (an editor's)
+    // would rebuild every crate with kernels. A failed run is rerun anyway,
+    // so installing LLVM after the error needs nothing more.
+    println!("cargo:rerun-if-env-changed={PREFIX_VAR}");
+    let mut tried = Vec::new();
+    let Some(config) = find_llvm_config(&mut tried) else {
+        fail(&format!(
+            "tile-codegen needs LLVM {MAJOR} (its shared library and `llvm-config`) and found none.\n\
+             Tried:\n{}\n\
+             Install LLVM {MAJOR}: on Debian or Ubuntu `apt install llvm-19-dev` (from apt.llvm.org \
+             where the release has none), on Fedora `dnf install llvm19-devel`, with Homebrew \
+             `brew install llvm@19`; or set {PREFIX_VAR} to the prefix of an LLVM {MAJOR} install \
+             (the directory whose `bin/llvm-config` reports {MAJOR}.x).",
+            tried.join("\n")
+        ));
+    };
+    let run = |args: &[&str]| {
+        output(&config, args).unwrap_or_else(|e| {
+            fail(&format!(
+                "`{} {}` failed: {e}",
+                config.display(),
+                args.join(" ")
+            ))
+        })
+    };
+    // Not a `cargo:` line: kept in the script's output file, for whoever
+    // wonders which LLVM was linked.
+    println!("llvm-config: {}", config.display());
+    let libdir = run(&["--libdir"]);
+    println!("cargo:rerun-if-changed=build/targets.c");
+    cc::Build::new()
+        .file("build/targets.c")
+        .include(run(&["--includedir"]))
+        .compile("tile_llvm_targets");
+    let libnames = output(&config, &["--link-shared", "--libnames"]).unwrap_or_else(|e| {
+        fail(&format!(
+            "the LLVM {MAJOR} of `{}` has no shared library, which tile links ({e}); install \
+             a build with libLLVM (Debian's llvm-19-dev has one)",
+            config.display()
+        ))
+    });
+    println!("cargo:rustc-link-search=native={libdir}");
+    for name in libnames.split_whitespace() {
+        println!("cargo:rustc-link-lib=dylib={}", link_name(name));
+    }
+    for flag in run(&["--link-shared", "--system-libs"]).split_whitespace() {
+        if let Some(lib) = flag.strip_prefix("-l") {
+            println!("cargo:rustc-link-lib=dylib={lib}");
+        }
+    }
+}
+
+/// The first `llvm-config` of version [`MAJOR`], each candidate and why it
+/// was passed over recorded in `tried`.
+fn find_llvm_config(tried: &mut Vec<String>) -> Option<PathBuf> {
+    let candidates: Vec<PathBuf> = match std::env::var_os(PREFIX_VAR) {
+        Some(prefix) => vec![Path::new(&prefix).join("bin/llvm-config")],
+        None => {
+            tried.push(format!("  {PREFIX_VAR}: not set"));
+            let on_path = [format!("llvm-config-{MAJOR}"), "llvm-config".to_string()]
+                .into_iter()
+                .map(PathBuf::from);
+            let prefixes = PREFIXES
+                .iter()
+                .map(|prefix| Path::new(prefix).join("bin/llvm-config"));
+            on_path.chain(prefixes).collect()
+        }
+    };
+    for candidate in candidates {
+        match output(&candidate, &["--version"]) {
+            Ok(version) if version.split('.').next() == Some(MAJOR) => return Some(candidate),
+            Ok(version) => tried.push(format!("  `{}`: version {version}", candidate.display())),
+            Err(e) => tried.push(format!("  `{}`: {e}", candidate.display())),
+        }
+    }
+    None
+}
+
+/// What `program args` prints, trimmed, or why it could not run or failed.
+fn output(program: &Path, args: &[&str]) -> Result<String, String> {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(format!("{} ({})", out.status, stderr.trim()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The name the linker takes for a library file `llvm-config` names:
+/// `libLLVM-19.so`, `libLLVM.so.19.1` and `libLLVM.dylib` are `LLVM-19`,
+/// `LLVM` and `LLVM`.
+fn link_name(file: &str) -> &str {
+    let stem = file.strip_prefix("lib").unwrap_or(file);
+    [".so", ".dylib", ".dll", ".lib"]
+        .iter()
+        .find_map(|ext| stem.find(ext).map(|end| &stem[..end]))
+        .unwrap_or(stem)
+}
+
+/// Stops the build with `message` (cargo shows a build script's output
+/// when it fails).
+fn fail(message: &str) -> ! {
+    eprintln!("error: {message}");
+    std::process::exit(1)
+}
