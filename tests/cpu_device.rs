@@ -194,3 +194,30 @@ fn the_build_depends_on_the_variables_the_macro_reads() {
         );
     }
 }
+
+/// Rust's float constants, by their `std`/`core` paths (or `f32::consts`),
+/// rounded once to the dtype named; an unknown one is a compile error
+/// listing the others (`tile-macros`' ui tests).
+#[tile_kernel(configs(B = 4))]
+fn circles<const B: usize>(r: &Tensor<f32>, out: &mut Tensor<f32>) {
+    let pid = program_id(0);
+    let r = partition_view(r, [B]).load_masked(pid);
+    let area = r * r * std::f32::consts::PI + core::f32::consts::E * f32::consts::FRAC_1_SQRT_2;
+    partition_view(out, [B]).store_masked(area, pid);
+}
+
+#[test]
+fn float_constants_are_rusts() {
+    let dev = Device::cpu();
+    let rs = [0.0f32, 1.0, 2.5, 10.0, 0.125];
+    let r = dev.tensor_from_slice(&rs, &[rs.len()]).unwrap();
+    let mut out: Tensor<f32> = dev.zeros(&[rs.len()]).unwrap();
+    circles::<4>::launch(&dev, [2], (&r, &mut out)).unwrap();
+    let want: Vec<f32> = rs
+        .iter()
+        .map(|&r| {
+            r * r * std::f32::consts::PI + std::f32::consts::E * std::f32::consts::FRAC_1_SQRT_2
+        })
+        .collect();
+    assert_eq!(out.to_vec().unwrap(), want);
+}

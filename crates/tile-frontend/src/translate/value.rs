@@ -86,6 +86,9 @@ impl Translator<'_> {
                 None => Err(self.err(p, format!("cannot find value `{name}` in this kernel"))),
             };
         }
+        if let Some(value) = self.float_const(p)? {
+            return Ok(Val::Ir(value));
+        }
         if p.path.segments.len() == 2 && p.qself.is_none() {
             let (ty, name) = (
                 &p.path.segments[0].ident,
@@ -108,7 +111,46 @@ impl Translator<'_> {
                 }
             }
         }
-        Err(self.err(p, "unknown path: a tile kernel names variables, parameters, const parameters and constants like `f32::INFINITY`"))
+        Err(self.err(p, "unknown path: a tile kernel names variables, parameters, const parameters and constants like `f32::INFINITY` and `std::f32::consts::PI`"))
+    }
+
+    /// A mathematical constant of `f32` or `f64`, as Rust names it:
+    /// `std::f32::consts::PI`, `core::f64::consts::E` (or, shorter,
+    /// `f32::consts::TAU`); `None` for other paths, an error for an unknown
+    /// name.
+    fn float_const(&mut self, p: &syn::ExprPath) -> syn::Result<Option<Value>> {
+        let names: Vec<String> = p
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        let tail = match names.as_slice() {
+            [root, ty, consts, name] if (root == "std" || root == "core") && consts == "consts" => {
+                (ty, name)
+            }
+            [ty, consts, name] if consts == "consts" => (ty, name),
+            _ => return Ok(None),
+        };
+        let dtype = match tail.0.as_str() {
+            "f32" => DType::F32,
+            "f64" => DType::F64,
+            _ => return Ok(None),
+        };
+        let value = match FLOAT_CONSTS.iter().find(|(n, _)| n == tail.1) {
+            Some(&(_, v)) => v,
+            None => {
+                let known: Vec<&str> = FLOAT_CONSTS.iter().map(|(n, _)| *n).collect();
+                let msg = format!(
+                    "no constant `{}` in `{}::consts`; it has {}",
+                    tail.1,
+                    tail.0,
+                    known.join(", ")
+                );
+                return Err(self.err(p, msg));
+            }
+        };
+        self.typed_const(Val::Float(value), dtype, p).map(Some)
     }
 
     fn extreme(&self, d: DType, max: bool) -> Val {
@@ -268,3 +310,27 @@ pub(crate) fn describe_type(ty: &Type) -> String {
         other => other.to_string(),
     }
 }
+
+/// The constants of Rust's `f32::consts` and `f64::consts`, as `f64`s
+/// (rounded once to the dtype named).
+const FLOAT_CONSTS: [(&str, f64); 19] = [
+    ("PI", std::f64::consts::PI),
+    ("TAU", std::f64::consts::TAU),
+    ("E", std::f64::consts::E),
+    ("SQRT_2", std::f64::consts::SQRT_2),
+    ("LN_2", std::f64::consts::LN_2),
+    ("LN_10", std::f64::consts::LN_10),
+    ("LOG2_E", std::f64::consts::LOG2_E),
+    ("LOG10_E", std::f64::consts::LOG10_E),
+    ("LOG2_10", std::f64::consts::LOG2_10),
+    ("LOG10_2", std::f64::consts::LOG10_2),
+    ("FRAC_PI_2", std::f64::consts::FRAC_PI_2),
+    ("FRAC_PI_3", std::f64::consts::FRAC_PI_3),
+    ("FRAC_PI_4", std::f64::consts::FRAC_PI_4),
+    ("FRAC_PI_6", std::f64::consts::FRAC_PI_6),
+    ("FRAC_PI_8", std::f64::consts::FRAC_PI_8),
+    ("FRAC_1_PI", std::f64::consts::FRAC_1_PI),
+    ("FRAC_2_PI", std::f64::consts::FRAC_2_PI),
+    ("FRAC_2_SQRT_PI", std::f64::consts::FRAC_2_SQRT_PI),
+    ("FRAC_1_SQRT_2", std::f64::consts::FRAC_1_SQRT_2),
+];
