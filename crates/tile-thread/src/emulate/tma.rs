@@ -96,17 +96,12 @@ impl Emulator<'_> {
         self.shared
             .load(alloc.index(), index, t, id)
             .map_err(|c| self.race(id, alloc.index(), index, t, false, c))?;
-        let uninit = self.error(
-            Some(id),
-            Some(t),
-            EmuFault::Mbarrier(format!(
-                "@s{}[{index}] is used before its init",
-                alloc.index()
-            )),
-        );
-        self.mbarriers
-            .get_mut(&(alloc.index(), index))
-            .ok_or(uninit)
+        let key = (alloc.index(), index);
+        if !self.mbarriers.contains_key(&key) {
+            let what = format!("@s{}[{index}] is used before its init", alloc.index());
+            return Err(self.error(Some(id), Some(t), EmuFault::Mbarrier(what)));
+        }
+        Ok(self.mbarriers.get_mut(&key).expect("checked above"))
     }
 
     /// `mbarrier.expect_tx` where the mask holds: operands `[index, bytes,
