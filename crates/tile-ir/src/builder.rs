@@ -366,6 +366,16 @@ impl Builder {
             .map(drop)
     }
 
+    /// An atomic update of `tensor` at the elements `(indices[0][j], ...)`
+    /// where `mask[j]` holds, returning the old values ([`OpKind::Atomic`]);
+    /// `cmp` is the compared tile of `cas` (`None` for the other updates).
+    pub fn atomic(&mut self, kind: OpKind, access: AtomicAccess<'_>) -> Result<Value, BuildError> {
+        let mut operands = prepend(&[access.tensor], access.indices);
+        operands.extend(access.cmp);
+        operands.extend([access.value, access.mask]);
+        self.op1(kind, &operands)
+    }
+
     /// A counted loop `for iv in (lo..hi).step_by(step)` carrying `init`.
     ///
     /// `body` receives the builder, the induction variable and the carried
@@ -472,6 +482,21 @@ impl Builder {
         }
         self.func.op(op).results.clone()
     }
+}
+
+/// The operands of [`Builder::atomic`].
+#[derive(Clone, Copy, Debug)]
+pub struct AtomicAccess<'a> {
+    /// The tensor updated.
+    pub tensor: Value,
+    /// One integer index tile per tensor axis.
+    pub indices: &'a [Value],
+    /// The compared tile of `cas`.
+    pub cmp: Option<Value>,
+    /// The operand of the update.
+    pub value: Value,
+    /// Which elements take part.
+    pub mask: Value,
 }
 
 fn prepend(head: &[Value], tail: &[Value]) -> Vec<Value> {

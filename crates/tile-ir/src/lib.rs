@@ -35,8 +35,8 @@ pub use function::{Function, Op, OpId, Param, Region, Value, ValueDef, ValueInfo
 pub use lview::LViewOp;
 pub use names::ValueNames;
 pub use ops::{
-    ArgKind, BinaryOp, CmpPred, DotPrecision, OpFamily, OpKind, Padding, ReduceKind, ScanKind,
-    UnaryOp,
+    ArgKind, AtomicOp, BinaryOp, CmpPred, DotPrecision, MemOrder, MemScope, OpFamily, OpKind,
+    Padding, ReduceKind, ScanKind, UnaryOp,
 };
 pub use scalar::Scalar;
 pub use types::{LayoutViewType, PartitionViewType, Shape, TensorType, TileType, Type};

@@ -182,6 +182,24 @@ pub enum OpKind {
     /// `store_masked %x, %v[%i, ...]`: as `store`, skipping elements outside
     /// the tensor.
     StoreMasked,
+    /// `atomic <op> <order> <scope> %t[%i0, ...], [%cmp,] %value, %mask`:
+    /// for each element `j` of the tiles, in no defined order between
+    /// elements, programs and threads, where `mask[j]` holds: reads the
+    /// tensor element at `(i0[j], ...)`, writes `op(old, value[j])` (for
+    /// `cas`: `value[j]` if `old` equals `cmp[j]` bit for bit) as one
+    /// indivisible step, and returns `old` at `j` (the dtype's zero where
+    /// the mask is false). Operands: the tensor, one integer index tile per
+    /// tensor axis, `cmp` for `cas` only, the value and the `bool` mask, all
+    /// tiles of one shape. An element whose mask holds must lie in the
+    /// tensor; elements may share an address.
+    Atomic {
+        /// The update.
+        op: AtomicOp,
+        /// How the update orders the program's other memory accesses.
+        order: MemOrder,
+        /// Which threads the ordering is promised to.
+        scope: MemScope,
+    },
     /// `for %iv = %lo to %hi step %step iter(%a = %init, ...)`: a counted loop.
     /// Operands: lower bound, upper bound, step (one integer dtype, step > 0),
     /// then the initial values of the loop-carried values. One region whose
@@ -320,6 +338,81 @@ pub enum ScanKind {
     CumSum,
     /// `cumprod`: inclusive prefix product.
     CumProd,
+}
+
+/// The update of an [`OpKind::Atomic`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    /// `add`: `old + value` (wrapping for integers; rounded for floats).
+    Add,
+    /// `max`: the larger of `old` and `value` (NaN if either is NaN).
+    Max,
+    /// `min`: the smaller of `old` and `value` (NaN if either is NaN).
+    Min,
+    /// `and`: bitwise and of integers.
+    And,
+    /// `or`: bitwise or of integers.
+    Or,
+    /// `xor`: bitwise xor of integers.
+    Xor,
+    /// `xchg`: `value`, whatever `old` was.
+    Xchg,
+    /// `cas`: `value` if `old` equals `cmp` bit for bit, else `old`.
+    Cas,
+}
+
+impl AtomicOp {
+    /// The dtypes the update is defined for: 32- and 64-bit integers for
+    /// every update; `f32` and `f64` for `add`, `max`, `min`, `xchg` and
+    /// `cas`; `f16` and `bf16` for `add` only.
+    pub fn supports(self, dtype: DType) -> bool {
+        use DType::*;
+        let wide_int = matches!(dtype, I32 | U32 | I64 | U64);
+        let wide_float = matches!(dtype, F32 | F64);
+        match self {
+            AtomicOp::Add => wide_int || wide_float || matches!(dtype, F16 | BF16),
+            AtomicOp::Max | AtomicOp::Min | AtomicOp::Xchg | AtomicOp::Cas => {
+                wide_int || wide_float
+            }
+            AtomicOp::And | AtomicOp::Or | AtomicOp::Xor => wide_int,
+        }
+    }
+
+    /// The dtypes [`AtomicOp::supports`] accepts, for messages.
+    pub fn supported_text(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "i32, u32, i64, u64, f16, bf16, f32 and f64",
+            AtomicOp::Max | AtomicOp::Min | AtomicOp::Xchg | AtomicOp::Cas => {
+                "i32, u32, i64, u64, f32 and f64"
+            }
+            AtomicOp::And | AtomicOp::Or | AtomicOp::Xor => "i32, u32, i64 and u64",
+        }
+    }
+}
+
+/// The memory ordering of an atomic update (C++'s, and PTX's `.sem`):
+/// what the program's other accesses may not be reordered across.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemOrder {
+    /// `relaxed`: the update alone is indivisible; nothing else is ordered.
+    Relaxed,
+    /// `acquire`: later accesses of the thread stay after the update.
+    Acquire,
+    /// `release`: earlier accesses of the thread stay before the update.
+    Release,
+    /// `acq_rel`: both (the default, as Triton's).
+    AcqRel,
+}
+
+/// The threads an atomic's ordering is promised to (PTX's `.scope`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemScope {
+    /// `cta`: the threads of the program's block.
+    Cta,
+    /// `gpu`: every thread of the device (the default).
+    Gpu,
+    /// `sys`: the device and the host.
+    Sys,
 }
 
 /// How a `dot` may sum its products (`docs/semantics.md`, "dot").
@@ -462,6 +555,12 @@ text_names!(CmpPred { Eq => "eq", Ne => "ne", Lt => "lt", Le => "le", Gt => "gt"
 text_names!(ReduceKind { Sum => "sum", Prod => "prod", Max => "max", Min => "min" });
 text_names!(ArgKind { ArgMax => "argmax", ArgMin => "argmin" });
 text_names!(ScanKind { CumSum => "cumsum", CumProd => "cumprod" });
+text_names!(AtomicOp {
+    Add => "add", Max => "max", Min => "min", And => "and", Or => "or", Xor => "xor",
+    Xchg => "xchg", Cas => "cas",
+});
+text_names!(MemOrder { Relaxed => "relaxed", Acquire => "acquire", Release => "release", AcqRel => "acq_rel" });
+text_names!(MemScope { Cta => "cta", Gpu => "gpu", Sys => "sys" });
 text_names!(DotPrecision { Ieee => "ieee", Tensor => "tensor", Tf32 => "tf32" });
 
 /// The family of an op: which part of every stage handles it. The
@@ -484,7 +583,7 @@ pub enum OpFamily {
     /// `dot`: a matrix product.
     Dot,
     /// `dim`, `partition_view`, `load`, `load_masked`, `store`,
-    /// `store_masked`: tensors and their partition views.
+    /// `store_masked`, `atomic`: tensors and their partition views.
     Memory,
     /// `for`, `if`, `yield`: structured control flow.
     Control,
@@ -523,7 +622,8 @@ impl OpKind {
             | OpKind::Load
             | OpKind::LoadMasked { .. }
             | OpKind::Store
-            | OpKind::StoreMasked => OpFamily::Memory,
+            | OpKind::StoreMasked
+            | OpKind::Atomic { .. } => OpFamily::Memory,
             OpKind::For | OpKind::If | OpKind::Yield => OpFamily::Control,
             OpKind::LView(_) => OpFamily::LayoutView,
         }
@@ -561,6 +661,7 @@ impl OpKind {
             OpKind::LoadMasked { .. } => "load_masked",
             OpKind::Store => "store",
             OpKind::StoreMasked => "store_masked",
+            OpKind::Atomic { .. } => "atomic",
             OpKind::For => "for",
             OpKind::If => "if",
             OpKind::Yield => "yield",
@@ -574,10 +675,11 @@ impl OpKind {
         matches!(self, OpKind::Yield | OpKind::For | OpKind::If) || self.writes_memory()
     }
 
-    /// Whether the op itself writes memory (a store of either kind).
+    /// Whether the op itself writes memory (a store of either kind, an
+    /// atomic).
     pub fn writes_memory(&self) -> bool {
         match self {
-            OpKind::Store | OpKind::StoreMasked => true,
+            OpKind::Store | OpKind::StoreMasked | OpKind::Atomic { .. } => true,
             OpKind::LView(op) => op.writes_memory(),
             _ => false,
         }
@@ -587,7 +689,7 @@ impl OpKind {
     /// across a store).
     pub fn reads_memory(&self) -> bool {
         match self {
-            OpKind::Load | OpKind::LoadMasked { .. } => true,
+            OpKind::Load | OpKind::LoadMasked { .. } | OpKind::Atomic { .. } => true,
             OpKind::LView(op) => op.reads_memory(),
             _ => false,
         }

@@ -14,12 +14,14 @@
 //! The functions never panic: an ill-typed combination (an `exp` of an
 //! integer, a shift of floats, operands of two dtypes) is an [`EvalError`].
 
+mod atomic;
 mod binary;
 mod cast;
 mod compare;
 mod round;
 mod unary;
 
+pub use atomic::atomic;
 pub use binary::{binary, fma};
 pub use cast::cast;
 pub use compare::{compare, select};

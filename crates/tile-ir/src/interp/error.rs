@@ -113,6 +113,17 @@ pub enum Fault {
         /// The shared element offset.
         offset: i128,
     },
+    /// An atomic element whose mask holds but whose index lies outside the
+    /// tensor.
+    #[error("element {element:?} of the atomic updates index {index:?}, outside the tensor of extents {extents:?} (mask it off)")]
+    AtomicOutside {
+        /// The element's coordinate in the operand tiles.
+        element: Vec<usize>,
+        /// Its tensor index.
+        index: Vec<i128>,
+        /// The tensor's extents.
+        extents: Vec<usize>,
+    },
     /// A `for` whose step is zero or negative.
     #[error("the step must be positive, found {step}")]
     NonPositiveStep {

@@ -13,6 +13,7 @@
 //! reports IR that did not pass the verifier as [`Fault::Type`].
 
 mod args;
+mod atomic;
 mod buffer;
 mod control;
 mod dot;
@@ -183,6 +184,9 @@ impl<'a> Interpreter<'a> {
             (OpFamily::Movement, _) => movement::movement(kind, operands)?,
             (OpFamily::Reduction, _) => reduce::reduce(kind, operands)?,
             (OpFamily::Dot, OpKind::Dot { precision }) => dot::dot(*precision, operands)?,
+            (OpFamily::Memory, OpKind::Atomic { op, .. }) => {
+                atomic::atomic(*op, operands, self.args)?
+            }
             (OpFamily::Memory, _) if kind.writes_memory() => {
                 memory::store(kind, operands, self.args)?;
                 return Ok(Vec::new());

@@ -9,7 +9,7 @@
 mod checks;
 
 use crate::dtype::DType;
-use crate::ops::{CmpPred, DotPrecision, OpKind};
+use crate::ops::{AtomicOp, CmpPred, DotPrecision, OpKind};
 use crate::types::{PartitionViewType, Shape, Type};
 use checks::*;
 
@@ -396,6 +396,7 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
             }
             Ok(Some(Vec::new()))
         }
+        OpKind::Atomic { op, .. } => atomic(*op, operands),
         OpKind::For => {
             if operands.len() < 3 {
                 return Err(format!(
@@ -429,6 +430,71 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
         OpKind::Yield => Ok(Some(Vec::new())),
         OpKind::LView(op) => crate::lview::rules::infer(op, operands).map(Some),
     }
+}
+
+/// The result of an `atomic`: the old values, a tile like the value.
+fn atomic(op: AtomicOp, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>> {
+    let Some(Type::Tensor(t)) = operands.first() else {
+        return Err(match operands.first() {
+            Some(other) => format!("operand 0 must be a tensor, found {other}"),
+            None => "expected a tensor as operand 0".into(),
+        });
+    };
+    let trailing = if op == AtomicOp::Cas { 3 } else { 2 };
+    let want = 1 + t.rank + trailing;
+    if operands.len() != want {
+        return Err(format!(
+            "atomic {op} on a tensor of rank {} needs {want} operands (the tensor, {} index tile(s), {}the value and the mask), found {}",
+            t.rank,
+            t.rank,
+            if op == AtomicOp::Cas { "the compared value, " } else { "" },
+            operands.len()
+        ));
+    }
+    if !op.supports(t.dtype) {
+        return Err(format!(
+            "atomic {op} supports {}, the tensor is {}",
+            op.supported_text(),
+            t.dtype
+        ));
+    }
+    let value = tile_operand(operands[want - 2]).map_err(|_| {
+        format!(
+            "the value must be a tile of {}, found {}",
+            t.dtype,
+            operands[want - 2]
+        )
+    })?;
+    let result = tile(value.shape.clone(), t.dtype);
+    if *operands[want - 2] != result {
+        return Err(format!(
+            "the value must have type {result} (the tensor's dtype), found {}",
+            operands[want - 2]
+        ));
+    }
+    if op == AtomicOp::Cas && *operands[want - 3] != result {
+        return Err(format!(
+            "the compared value must have type {result}, found {}",
+            operands[want - 3]
+        ));
+    }
+    let mask = tile(value.shape.clone(), DType::Bool);
+    if *operands[want - 1] != mask {
+        return Err(format!(
+            "the mask must have type {mask}, found {}",
+            operands[want - 1]
+        ));
+    }
+    for (axis, index) in operands[1..=t.rank].iter().enumerate() {
+        let ok = matches!(index, Type::Tile(i) if i.shape == value.shape && i.dtype.is_int());
+        if !ok {
+            return Err(format!(
+                "index {axis} must be an integer tile of shape {}, found {index}",
+                value.shape
+            ));
+        }
+    }
+    Ok(Some(vec![result]))
 }
 
 /// The accumulator dtype of `dot` for operands of dtypes `a` and `b`.

@@ -12,7 +12,8 @@ use super::parser::{article, Parser};
 use crate::function::Value;
 use crate::lview::LViewOp;
 use crate::ops::{
-    ArgKind, BinaryOp, CmpPred, DotPrecision, OpKind, Padding, ReduceKind, ScanKind, UnaryOp,
+    ArgKind, AtomicOp, BinaryOp, CmpPred, DotPrecision, MemOrder, MemScope, OpKind, Padding,
+    ReduceKind, ScanKind, UnaryOp,
 };
 use crate::types::{Shape, Type};
 
@@ -248,6 +249,15 @@ impl Parser<'_, '_> {
                     _ => OpKind::StoreMasked,
                 };
                 ready(kind, operands)
+            }
+            "atomic" => {
+                let op = self.match_name_of("atomic update", AtomicOp::from_name, AtomicOp::ALL)?;
+                let order = self.match_name_of("memory order", MemOrder::from_name, MemOrder::ALL)?;
+                let scope = self.match_name_of("memory scope", MemScope::from_name, MemScope::ALL)?;
+                let mut operands = self.match_view_access()?;
+                self.match_token(TokenKind::Comma, "`,` after the indices")?;
+                operands.extend(self.match_operand_list()?);
+                ready(OpKind::Atomic { op, order, scope }, operands)
             }
             other => return Err(Self::error_at(name, format!("unknown op `{other}`"))),
         })

@@ -162,6 +162,19 @@ impl Printer<'_> {
                 self.operand(op, 1),
                 self.operands_from(op, 2)
             ),
+            OpKind::Atomic { op: atomic, order, scope } => {
+                let rank = match op.operands.first().map(|&t| self.func.ty(t)) {
+                    Some(crate::types::Type::Tensor(t)) => t.rank,
+                    _ => 0,
+                };
+                let names: Vec<String> = op.operands.iter().map(|&v| self.names.name(v)).collect();
+                let split = (1 + rank).min(names.len());
+                format!(
+                    "atomic {atomic} {order} {scope} {x}[{}], {}",
+                    names[1..split].join(", "),
+                    names[split..].join(", ")
+                )
+            }
             OpKind::LView(lview) => {
                 let names: Vec<String> = op.operands.iter().map(|&v| self.names.name(v)).collect();
                 super::lview::print_body(lview, &names)

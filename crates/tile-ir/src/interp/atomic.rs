@@ -1,0 +1,84 @@
+//! `atomic`: indivisible read-modify-writes of tensor elements at index
+//! tiles.
+//!
+//! The interpreter runs one program at a time and a tile's elements in
+//! row-major order, so its updates happen in that order; a device may
+//! order them otherwise (docs/semantics.md, "Atomics"), which changes the
+//! old values returned and, for float `add`, the rounding of the sum, but
+//! not which updates happen.
+
+use super::memory::tensor_arg;
+use super::value::{RtValue, Tile};
+use super::{Arg, Fault};
+use crate::eval;
+use crate::ops::AtomicOp;
+use crate::scalar::Scalar;
+
+/// Runs `atomic op` on its operands: the tensor, one index tile per axis,
+/// `cmp` for `cas`, the value and the mask. Returns the old values.
+pub(super) fn atomic(
+    op: AtomicOp,
+    operands: &[RtValue],
+    args: &mut [Arg],
+) -> Result<RtValue, Fault> {
+    let Some(RtValue::Tensor(arg)) = operands.first() else {
+        return Err(Fault::Type("an atomic needs a tensor operand".into()));
+    };
+    let rank = tensor_arg(*arg, args)?.shape().len();
+    let trailing = if op == AtomicOp::Cas { 3 } else { 2 };
+    if operands.len() != 1 + rank + trailing {
+        return Err(Fault::Type(format!(
+            "atomic {op} on a tensor of rank {rank} with {} operands",
+            operands.len()
+        )));
+    }
+    let tiles = operands[1..]
+        .iter()
+        .map(|v| v.tile("an atomic operand"))
+        .collect::<Result<Vec<&Tile>, _>>()?;
+    let (indices, rest) = tiles.split_at(rank);
+    let (cmp, value, mask) = match rest {
+        [cmp, value, mask] => (Some(*cmp), *value, *mask),
+        [value, mask] => (None, *value, *mask),
+        _ => return Err(Fault::Type("atomic operands".into())),
+    };
+    if tiles.iter().any(|t| t.shape != value.shape) {
+        return Err(Fault::Type("atomic operands of different shapes".into()));
+    }
+    let Some(Arg::Tensor(t)) = args.get_mut(*arg) else {
+        return Err(Fault::Type(format!("argument {arg} is not a tensor")));
+    };
+    let mut old = Vec::with_capacity(value.data.len());
+    for j in 0..value.data.len() {
+        if mask.data[j] != Scalar::Bool(true) {
+            old.push(Scalar::zero(value.dtype));
+            continue;
+        }
+        let index = indices
+            .iter()
+            .map(|i| i.data[j].to_i128().ok_or_else(|| Fault::Type("an index".into())))
+            .collect::<Result<Vec<i128>, _>>()?;
+        let place = index
+            .iter()
+            .map(|&i| usize::try_from(i).ok())
+            .collect::<Option<Vec<usize>>>()
+            .and_then(|at| t.element_offset(&at));
+        let Some(at) = place else {
+            return Err(Fault::AtomicOutside {
+                element: Tile::unravel(j, &value.shape),
+                index,
+                extents: t.shape().to_vec(),
+            });
+        };
+        let outside = || Fault::Type(format!("element offset {at} outside the buffer"));
+        let before = t.read(at).ok_or_else(outside)?;
+        let after = eval::atomic(op, before, value.data[j], cmp.map(|c| c.data[j]))?;
+        t.write(at, after).ok_or_else(outside)?;
+        old.push(before);
+    }
+    Ok(RtValue::Tile(Tile {
+        shape: value.shape.clone(),
+        dtype: value.dtype,
+        data: old,
+    }))
+}
