@@ -84,17 +84,21 @@ pub enum FaultCode {
     /// tensor (the GPU code's per-thread bounds check); the values are the
     /// partition index.
     OutsideTensor = 6,
+    /// An atomic element whose mask holds at an index outside the tensor;
+    /// the values are the tensor index.
+    AtomicOutside = 7,
 }
 
 impl FaultCode {
     /// Every code, in order.
-    pub const ALL: [FaultCode; 6] = [
+    pub const ALL: [FaultCode; 7] = [
         FaultCode::IndexSpace,
         FaultCode::PartialPartition,
         FaultCode::NonPositiveStep,
         FaultCode::IterationLimit,
         FaultCode::LViewOutside,
         FaultCode::OutsideTensor,
+        FaultCode::AtomicOutside,
     ];
 
     /// The code written as `code`, if it is one.

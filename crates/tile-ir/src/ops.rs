@@ -404,15 +404,15 @@ pub enum MemOrder {
     AcqRel,
 }
 
-/// The threads an atomic's ordering is promised to (PTX's `.scope`).
+/// The threads an atomic's ordering is promised to (PTX's `.scope`). A
+/// target may keep a wider promise than asked (docs/semantics.md,
+/// "Atomics"). Tensors live in device memory, so no scope reaches the host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MemScope {
     /// `cta`: the threads of the program's block.
     Cta,
     /// `gpu`: every thread of the device (the default).
     Gpu,
-    /// `sys`: the device and the host.
-    Sys,
 }
 
 /// How a `dot` may sum its products (`docs/semantics.md`, "dot").
@@ -560,7 +560,7 @@ text_names!(AtomicOp {
     Xchg => "xchg", Cas => "cas",
 });
 text_names!(MemOrder { Relaxed => "relaxed", Acquire => "acquire", Release => "release", AcqRel => "acq_rel" });
-text_names!(MemScope { Cta => "cta", Gpu => "gpu", Sys => "sys" });
+text_names!(MemScope { Cta => "cta", Gpu => "gpu" });
 text_names!(DotPrecision { Ieee => "ieee", Tensor => "tensor", Tf32 => "tf32" });
 
 /// The family of an op: which part of every stage handles it. The

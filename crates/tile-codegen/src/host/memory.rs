@@ -134,6 +134,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
                     self.store_part(&part, base, &tile, &whole, stream)
                 }
             }
+            OpKind::Atomic { op, order, .. } => self.atomic(id, *op, *order),
             other => Err(HostError::internal(format!(
                 "`{}` is not a memory op",
                 other.name()

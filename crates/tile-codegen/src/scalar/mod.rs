@@ -15,6 +15,7 @@
 //! NaN policy of a result) is an argument of the op.
 
 mod arith;
+mod atomic;
 mod cast;
 mod fast_math;
 mod float;

@@ -8,7 +8,7 @@ use syn::{Expr, ExprCall, PathArguments};
 use tile_ir::{BinaryOp, DType, DotPrecision, Scalar, Type};
 
 /// The builtin functions, as listed in errors.
-const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, dot_tf32, cat, select, fma, cdiv, min, max, pow";
+const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, dot_tf32, cat, select, fma, cdiv, min, max, pow, atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas";
 
 impl<'k> Translator<'k> {
     /// The arguments of a call, checking their number.
@@ -60,6 +60,9 @@ impl<'k> Translator<'k> {
             return Err(self.err(seg, format!("`{name}` takes no type arguments")));
         }
         let dtype = self.turbofish_dtype(turbofish, seg)?;
+        if let Some((op, "")) = super::atomic::atomic_name(&name) {
+            return self.atomic_call(op, c, &args);
+        }
         match name.as_str() {
             "program_id" | "num_programs" => {
                 let a = self.argn(&args, 1, &format!("{name}(axis)"), c)?;

@@ -140,6 +140,9 @@ impl Translator<'_> {
         let Type::PartitionView(vt) = self.ty(view) else {
             return Err(self.err(&m.receiver, "expected a partition view"));
         };
+        if let Some((op, tail)) = super::atomic::atomic_name(name) {
+            return self.view_atomic(view, (op, tail == "_masked"), args, m);
+        }
         match name {
             "load" | "load_masked" => {
                 let idx = self.indices(args, "a partition index")?;
@@ -189,7 +192,7 @@ impl Translator<'_> {
             }
             _ => Err(self.err(
                 &m.method,
-                format!("no method `{name}` on a partition view; views have load, load_masked, load_masked_with, store, store_masked"),
+                format!("no method `{name}` on a partition view; views have load, load_masked, load_masked_with, store, store_masked and atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg (each also `_masked`)"),
             )),
         }
     }

@@ -10,6 +10,7 @@
 //! slice, pad, ...), `lview` (layout views), `control` (`for`, `if`) and
 //! this module (statements, blocks and variables).
 
+mod atomic;
 mod calls;
 mod consts;
 mod control;

@@ -26,6 +26,12 @@ pub enum HostFault {
         /// The view's base offset.
         base: i64,
     },
+    /// An atomic element whose mask holds at an index outside the tensor.
+    #[error("an atomic updates index {index:?}, outside the tensor (mask it off)")]
+    AtomicOutside {
+        /// The tensor index (its first four axes).
+        index: Vec<i64>,
+    },
     /// A `for` whose step is not positive.
     #[error("the step {step} of a loop is not positive")]
     NonPositiveStep {
@@ -114,6 +120,7 @@ pub(super) fn failure(program: [u32; 3], status: Status, checks: &[HostCheck]) -
             limit: FaultCode::iteration_limit(),
         },
         Some(FaultCode::LViewOutside) => HostFault::LViewOutside { base: values[0] },
+        Some(FaultCode::AtomicOutside) => HostFault::AtomicOutside { index },
         // Host code has no per-thread checks.
         Some(FaultCode::OutsideTensor) | None => {
             return RunError::Internal(format!("status code {}", status.code))

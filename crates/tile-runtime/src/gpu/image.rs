@@ -31,6 +31,10 @@ pub(crate) fn status_error(status: &Status, spec: &KernelSpec, device: &str) -> 
             "partition index {:?} reaches outside the tensor",
             status.index
         ),
+        Some(FaultCode::AtomicOutside) => format!(
+            "an atomic updates index {:?}, outside the tensor (mask it off)",
+            status.index
+        ),
         _ => format!(
             "status code {} with values {:?}, which GPU code does not write",
             status.code, status.index
