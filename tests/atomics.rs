@@ -11,7 +11,7 @@
 use tile::ir::interp::HostTensor;
 use tile::{tile_kernel, Device, Element, Tensor};
 
-#[tile_kernel(configs(B = 64), targets = "host")]
+#[tile_kernel(configs(B = 64))]
 fn histogram<const B: usize>(x: &Tensor<i32>, hist: &mut Tensor<i32>) {
     let pid = program_id(0);
     let bins = partition_view(x, [B]).load_masked(pid);

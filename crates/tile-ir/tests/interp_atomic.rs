@@ -110,7 +110,9 @@ fn an_unmasked_index_outside_the_tensor_is_an_error() {
     ];
     let err = run(&func, [1, 1, 1], &mut args).unwrap_err().to_string();
     assert!(
-        err.contains("element [4] of the atomic updates index [4], outside the tensor of extents [4]"),
+        err.contains(
+            "element [4] of the atomic updates index [4], outside the tensor of extents [4]"
+        ),
         "{err}"
     );
 }
@@ -154,7 +156,10 @@ kernel @k(%t: tensor<i32, 2>) {
   %o = atomic max acq_rel gpu %t[%i], %v, %m : tile<4xi32>
 }";
     let err = verify_error(missing_index);
-    assert!(err.contains("atomic max on a tensor of rank 2 needs 5 operands"), "{err}");
+    assert!(
+        err.contains("atomic max on a tensor of rank 2 needs 5 operands"),
+        "{err}"
+    );
     let float_index = "
 kernel @k(%t: tensor<i32, 1>) {
   %i = iota : tile<4xf32>

@@ -346,6 +346,19 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 self.store_global(k, *param, usize::from(*width), dt, &x)?;
                 Ok(Vec::new())
             }
+            ThreadOpKind::AtomicGlobal {
+                param,
+                op: update,
+                order,
+                ..
+            } => {
+                let dt = op
+                    .results
+                    .first()
+                    .map(|&r| k.program.dtype(r))
+                    .ok_or_else(|| EmitError::internal("atom.global without a result"))?;
+                one(self.atomic_global(k, *param, (*update, *order), dt, &x)?)
+            }
             ThreadOpKind::LoadShared { alloc } => {
                 let dt = op
                     .results
@@ -367,6 +380,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 let code = match kind {
                     CheckKind::Bounds => FaultCode::OutsideTensor,
                     CheckKind::Step => FaultCode::NonPositiveStep,
+                    CheckKind::Atomic => FaultCode::AtomicOutside,
                 };
                 self.check(k, code, position, &x)?;
                 Ok(Vec::new())
@@ -476,13 +490,15 @@ pub(super) fn tensor<'a, 'ctx>(
     }
 }
 
-/// The tensor parameters some `st.global` writes.
+/// The tensor parameters some `st.global` or `atom.global` writes.
 fn written_params(program: &Program) -> HashSet<usize> {
     program
         .ops
         .iter()
         .filter_map(|(_, op)| match op.kind {
-            ThreadOpKind::StoreGlobal { param, .. } => Some(param),
+            ThreadOpKind::StoreGlobal { param, .. } | ThreadOpKind::AtomicGlobal { param, .. } => {
+                Some(param)
+            }
             _ => None,
         })
         .collect()

@@ -11,7 +11,7 @@ use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PointerValue};
 use inkwell::{AtomicOrdering, IntPredicate};
 use tile_abi::status::{STATUS_CHECK, STATUS_INDEX};
 use tile_abi::FaultCode;
-use tile_ir::DType;
+use tile_ir::{AtomicOp, DType, MemOrder, Scalar};
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
     /// Loads an element of `dtype` at `at` as a register value.
@@ -373,4 +373,38 @@ pub(super) fn set_alignment(v: BasicValueEnum<'_>, bytes: u32) -> Result<(), Emi
         .ok_or_else(|| EmitError::internal("a load that is not an instruction"))?
         .set_alignment(bytes)
         .map_err(|e| EmitError::Internal(e.to_string()))
+}
+
+impl<'ctx> GpuEmitter<'_, 'ctx> {
+    /// `atom.global`: the update where the mask holds
+    /// (`ScalarEmitter::atomic`), the dtype's zero elsewhere.
+    pub(super) fn atomic_global(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        param: usize,
+        (op, order): (AtomicOp, MemOrder),
+        dtype: DType,
+        x: &[BasicValueEnum<'ctx>],
+    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        let (cmp, value, mask) = match (x, op == AtomicOp::Cas) {
+            ([_, cmp, value, mask], true) => (Some(*cmp), *value, *mask),
+            ([_, value, mask], false) => (None, *value, *mask),
+            _ => return Err(EmitError::internal("atom.global operands")),
+        };
+        let at = self.global_at(k, param, dtype, x[0].into_int_value())?;
+        let from = self.current_block()?;
+        let then = self.ctx.append_basic_block(k.function, "atom");
+        let done = self.ctx.append_basic_block(k.function, "atom.done");
+        self.b
+            .build_conditional_branch(mask.into_int_value(), then, done)?;
+        self.b.position_at_end(then);
+        let old = self.atomic(op, order, dtype, at, value, cmp)?;
+        let updated = self.current_block()?;
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(done);
+        let phi = self.b.build_phi(self.reg_type(dtype), "old")?;
+        let zero = self.constant(Scalar::zero(dtype))?;
+        phi.add_incoming(&[(&old, updated), (&zero, from)]);
+        Ok(phi.as_basic_value())
+    }
 }

@@ -15,7 +15,12 @@ use tile_ir::{AtomicOp, MemOrder, OpId, Scalar};
 
 impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     /// Emits `atomic op` (op `id`).
-    pub(super) fn atomic(&mut self, id: OpId, op: AtomicOp, order: MemOrder) -> Result<(), HostError> {
+    pub(super) fn atomic(
+        &mut self,
+        id: OpId,
+        op: AtomicOp,
+        order: MemOrder,
+    ) -> Result<(), HostError> {
         let operands = self.operands(id);
         let HostValue::Tensor(param) = self.value(operands[0])? else {
             return Err(HostError::internal("an atomic on a non-tensor"));

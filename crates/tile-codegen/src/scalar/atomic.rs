@@ -60,8 +60,11 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         match op {
             AtomicOp::Xchg => native(AtomicRMWBinOp::Xchg),
             AtomicOp::Cas => {
-                let cmp = cmp.ok_or_else(|| EmitError::Internal("cas without a compared value".into()))?;
-                let pair = self.b.build_cmpxchg(ptr, to_bits(cmp)?, to_bits(value)?, success, failure)?;
+                let cmp =
+                    cmp.ok_or_else(|| EmitError::Internal("cas without a compared value".into()))?;
+                let pair =
+                    self.b
+                        .build_cmpxchg(ptr, to_bits(cmp)?, to_bits(value)?, success, failure)?;
                 let old = self.b.build_extract_value(pair, 0, "old")?.into_int_value();
                 from_bits(old)
             }

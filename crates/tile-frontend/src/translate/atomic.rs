@@ -38,8 +38,15 @@ impl Translator<'_> {
         };
         let (mut seen_order, mut seen_scope) = (false, false);
         while let Some(Expr::Path(p)) = args.last() {
-            let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-            let [.., kind, name] = segments.as_slice() else { break };
+            let segments: Vec<String> = p
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            let [.., kind, name] = segments.as_slice() else {
+                break;
+            };
             match kind.as_str() {
                 "Ordering" if !seen_order => {
                     ordering.order = match name.as_str() {
@@ -86,7 +93,11 @@ impl Translator<'_> {
         if args.len() != fixed && args.len() != fixed + 1 {
             return Err(self.err(
                 c,
-                format!("`{usage}` takes {fixed} or {} arguments before the order and scope, found {}", fixed + 1, args.len()),
+                format!(
+                    "`{usage}` takes {fixed} or {} arguments before the order and scope, found {}",
+                    fixed + 1,
+                    args.len()
+                ),
             ));
         }
         let tensor = self.atomic_tensor(args[0])?;
@@ -97,7 +108,12 @@ impl Translator<'_> {
         if index_exprs.len() != tt.rank {
             return Err(self.err(
                 args[1],
-                format!("the tensor has rank {}, so an element index has {} entries, found {}", tt.rank, tt.rank, index_exprs.len()),
+                format!(
+                    "the tensor has rank {}, so an element index has {} entries, found {}",
+                    tt.rank,
+                    tt.rank,
+                    index_exprs.len()
+                ),
             ));
         }
         let mut indices = Vec::new();
@@ -105,7 +121,13 @@ impl Translator<'_> {
             let v = self.expr(e)?;
             let x = self.data(&v, Some(DType::I32), e)?;
             if !self.ty(x).dtype().is_int() {
-                return Err(self.err(e, format!("an element index must be an integer scalar or tile, found {}", self.ty(x))));
+                return Err(self.err(
+                    e,
+                    format!(
+                        "an element index must be an integer scalar or tile, found {}",
+                        self.ty(x)
+                    ),
+                ));
             }
             indices.push((x, e));
         }
@@ -114,11 +136,21 @@ impl Translator<'_> {
             let x = s.data(&v, Some(tt.dtype), e)?;
             let d = s.ty(x).dtype();
             if d != tt.dtype {
-                return Err(s.err(e, format!("{what} is {d} but the tensor holds {}: convert it with `.cast::<{}>()`", tt.dtype, tt.dtype)));
+                return Err(s.err(
+                    e,
+                    format!(
+                        "{what} is {d} but the tensor holds {}: convert it with `.cast::<{}>()`",
+                        tt.dtype, tt.dtype
+                    ),
+                ));
             }
             Ok(x)
         };
-        let cmp = if cas { Some((operand(self, args[2], "the compared value")?, args[2])) } else { None };
+        let cmp = if cas {
+            Some((operand(self, args[2], "the compared value")?, args[2]))
+        } else {
+            None
+        };
         let at = fixed - 1;
         let value = (operand(self, args[at], "the value")?, args[at]);
         let mask = match args.get(fixed) {
@@ -126,7 +158,9 @@ impl Translator<'_> {
                 let v = self.expr(e)?;
                 let x = self.data(&v, Some(DType::Bool), *e)?;
                 if self.ty(x).dtype() != DType::Bool {
-                    return Err(self.err(*e, format!("the mask must be bool, found {}", self.ty(x))));
+                    return Err(
+                        self.err(*e, format!("the mask must be bool, found {}", self.ty(x)))
+                    );
                 }
                 Some((x, *e))
             }
@@ -161,13 +195,25 @@ impl Translator<'_> {
             Some(m) => spread(self, m)?,
             None => self.ir(c, |b| b.full(Scalar::Bool(true), shape.dims()))?,
         };
-        let kind = OpKind::Atomic { op, order: ordering.order, scope: ordering.scope };
-        let access = AtomicAccess { tensor, indices: &indices, cmp, value, mask };
+        let kind = OpKind::Atomic {
+            op,
+            order: ordering.order,
+            scope: ordering.scope,
+        };
+        let access = AtomicAccess {
+            tensor,
+            indices: &indices,
+            cmp,
+            value,
+            mask,
+        };
         let old = self.ir(c, |b| b.atomic(kind, access))?;
         if scalar {
             // The one element of the tile: a max over one element is the
             // element itself, bit for bit (NaNs and -0 included).
-            return self.ir(c, |b| b.reduce(ReduceKind::Max, old, 0, false)).map(Val::Ir);
+            return self
+                .ir(c, |b| b.reduce(ReduceKind::Max, old, 0, false))
+                .map(Val::Ir);
         }
         Ok(Val::Ir(old))
     }
@@ -194,27 +240,65 @@ impl Translator<'_> {
         let mut args = args.to_vec();
         let ordering = self.ordering(&mut args)?;
         let Some((first, rest)) = args.split_first() else {
-            return Err(self.err(m, format!("`{name}(tile, index..)` needs the tile to combine")));
+            return Err(self.err(
+                m,
+                format!("`{name}(tile, index..)` needs the tile to combine"),
+            ));
         };
         let v = self.expr(first)?;
         let x = self.data(&v, Some(vt.dtype), *first)?;
         let d = self.ty(x).dtype();
         if d != vt.dtype {
-            return Err(self.err(*first, format!("the value is {d} but the view holds {}: convert it with `.cast::<{}>()`", vt.dtype, vt.dtype)));
+            return Err(self.err(
+                *first,
+                format!(
+                    "the value is {d} but the view holds {}: convert it with `.cast::<{}>()`",
+                    vt.dtype, vt.dtype
+                ),
+            ));
         }
         let value = match self.ty(x).tile_shape() {
             None => self.broadcast_to_shape(x, &vt.tile, *first)?,
             Some(s) if *s == vt.tile => x,
-            Some(s) => return Err(self.err(*first, format!("the tile has shape {s}, but the view's tiles have shape {}", vt.tile))),
+            Some(s) => {
+                return Err(self.err(
+                    *first,
+                    format!(
+                        "the tile has shape {s}, but the view's tiles have shape {}",
+                        vt.tile
+                    ),
+                ))
+            }
         };
         let idx = self.indices(rest, "a partition index")?;
         if idx.len() != vt.tile.rank() {
-            return Err(self.err(m, format!("a view of rank {} needs {} partition indices, found {}", vt.tile.rank(), vt.tile.rank(), idx.len())));
+            return Err(self.err(
+                m,
+                format!(
+                    "a view of rank {} needs {} partition indices, found {}",
+                    vt.tile.rank(),
+                    vt.tile.rank(),
+                    idx.len()
+                ),
+            ));
         }
-        let tensor = *self.views.get(&view).ok_or_else(|| self.err(&m.receiver, "expected a view of a tensor parameter"))?;
+        let tensor = *self
+            .views
+            .get(&view)
+            .ok_or_else(|| self.err(&m.receiver, "expected a view of a tensor parameter"))?;
         let (indices, mask) = self.partition_elements(tensor, &vt.tile, &idx, masked, m)?;
-        let kind = OpKind::Atomic { op, order: ordering.order, scope: ordering.scope };
-        let access = AtomicAccess { tensor, indices: &indices, cmp: None, value, mask };
+        let kind = OpKind::Atomic {
+            op,
+            order: ordering.order,
+            scope: ordering.scope,
+        };
+        let access = AtomicAccess {
+            tensor,
+            indices: &indices,
+            cmp: None,
+            value,
+            mask,
+        };
         self.ir(m, |b| b.atomic(kind, access)).map(Val::Ir)
     }
 
@@ -266,7 +350,15 @@ impl Translator<'_> {
         let v = self.expr(e)?;
         let tensor = match v {
             Val::Ir(t) if matches!(self.ty(t), Type::Tensor(_)) => t,
-            other => return Err(self.err(e, format!("an atomic updates a tensor parameter, found {}", self.describe(&other)))),
+            other => {
+                return Err(self.err(
+                    e,
+                    format!(
+                        "an atomic updates a tensor parameter, found {}",
+                        self.describe(&other)
+                    ),
+                ))
+            }
         };
         if let Some((name, false)) = self.tensors.get(&tensor) {
             return Err(self.err(e, format!("cannot update `{name}`, a read-only `&Tensor`: declare the parameter `&mut Tensor<..>`")));

@@ -65,13 +65,24 @@ mod tests {
             .is_nan());
         assert_eq!(atomic(AtomicOp::Min, f(-0.0), f(0.0), None), Ok(f(-0.0)));
         assert_eq!(
-            atomic(AtomicOp::Xor, Scalar::U32(0b1100), Scalar::U32(0b1010), None),
+            atomic(
+                AtomicOp::Xor,
+                Scalar::U32(0b1100),
+                Scalar::U32(0b1010),
+                None
+            ),
             Ok(Scalar::U32(0b0110))
         );
         assert_eq!(atomic(AtomicOp::Xchg, f(1.0), f(7.0), None), Ok(f(7.0)));
         // `cas` compares bits: -0 is not +0, and a NaN matches itself.
-        assert_eq!(atomic(AtomicOp::Cas, f(-0.0), f(5.0), Some(f(0.0))), Ok(f(-0.0)));
-        assert_eq!(atomic(AtomicOp::Cas, f(2.0), f(5.0), Some(f(2.0))), Ok(f(5.0)));
+        assert_eq!(
+            atomic(AtomicOp::Cas, f(-0.0), f(5.0), Some(f(0.0))),
+            Ok(f(-0.0))
+        );
+        assert_eq!(
+            atomic(AtomicOp::Cas, f(2.0), f(5.0), Some(f(2.0))),
+            Ok(f(5.0))
+        );
         let nan = f(f32::NAN);
         assert_eq!(atomic(AtomicOp::Cas, nan, f(5.0), Some(nan)), Ok(f(5.0)));
     }

@@ -56,7 +56,11 @@ pub(super) fn atomic(
         }
         let index = indices
             .iter()
-            .map(|i| i.data[j].to_i128().ok_or_else(|| Fault::Type("an index".into())))
+            .map(|i| {
+                i.data[j]
+                    .to_i128()
+                    .ok_or_else(|| Fault::Type("an index".into()))
+            })
             .collect::<Result<Vec<i128>, _>>()?;
         let place = index
             .iter()

@@ -252,8 +252,10 @@ impl Parser<'_, '_> {
             }
             "atomic" => {
                 let op = self.match_name_of("atomic update", AtomicOp::from_name, AtomicOp::ALL)?;
-                let order = self.match_name_of("memory order", MemOrder::from_name, MemOrder::ALL)?;
-                let scope = self.match_name_of("memory scope", MemScope::from_name, MemScope::ALL)?;
+                let order =
+                    self.match_name_of("memory order", MemOrder::from_name, MemOrder::ALL)?;
+                let scope =
+                    self.match_name_of("memory scope", MemScope::from_name, MemScope::ALL)?;
                 let mut operands = self.match_view_access()?;
                 self.match_token(TokenKind::Comma, "`,` after the indices")?;
                 operands.extend(self.match_operand_list()?);

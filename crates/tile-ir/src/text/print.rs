@@ -162,7 +162,11 @@ impl Printer<'_> {
                 self.operand(op, 1),
                 self.operands_from(op, 2)
             ),
-            OpKind::Atomic { op: atomic, order, scope } => {
+            OpKind::Atomic {
+                op: atomic,
+                order,
+                scope,
+            } => {
                 let rank = match op.operands.first().map(|&t| self.func.ty(t)) {
                     Some(crate::types::Type::Tensor(t)) => t.rank,
                     _ => 0,

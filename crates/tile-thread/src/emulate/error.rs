@@ -44,6 +44,16 @@ pub enum EmuFault {
         /// The partition index.
         index: Vec<i64>,
     },
+    /// A failed check of an atomic's index (no memory was touched).
+    #[error("atomic check failed in kernel `{kernel}`: `{op}` updates index {index:?}, outside the tensor")]
+    AtomicCheck {
+        /// The kernel's name.
+        kernel: String,
+        /// The checked tile-IR op.
+        op: String,
+        /// The element's tensor index.
+        index: Vec<i64>,
+    },
     /// A `for` whose step is not positive (the loop did not run).
     #[error("loop step check failed in kernel `{kernel}`: `{op}` has the step {step}, which is not positive")]
     NonPositiveStep {

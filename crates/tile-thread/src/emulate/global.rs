@@ -3,7 +3,7 @@
 
 use super::{address, EmuError, EmuFault, Emulator};
 use crate::program::OpId;
-use tile_ir::Scalar;
+use tile_ir::{eval, AtomicOp, Scalar};
 
 impl Emulator<'_> {
     // Indexing by thread across the operand columns reads clearer than zips.
@@ -71,5 +71,51 @@ impl Emulator<'_> {
             }
         }
         Ok(())
+    }
+}
+
+impl Emulator<'_> {
+    /// `atom.global`: the threads' updates one after another, in thread
+    /// order (any order is a valid execution of the block's atomics).
+    pub(super) fn atomic_global(
+        &mut self,
+        id: OpId,
+        param: usize,
+        op: AtomicOp,
+        x: &[Vec<Scalar>],
+    ) -> Result<Vec<Vec<Scalar>>, EmuError> {
+        let g = self.global(id, param)?;
+        let cas = op == AtomicOp::Cas;
+        let malformed = |s: &Self| {
+            s.error(
+                Some(id),
+                None,
+                EmuFault::Malformed("atom.global operands".into()),
+            )
+        };
+        let (addr, rest) = x.split_first().ok_or_else(|| malformed(self))?;
+        let (cmp, value, mask) = match (rest, cas) {
+            ([cmp, value, mask], true) => (Some(cmp), value, mask),
+            ([value, mask], false) => (None, value, mask),
+            _ => return Err(malformed(self)),
+        };
+        let mut out = Vec::with_capacity(self.threads as usize);
+        for t in 0..self.threads as usize {
+            if mask[t] != Scalar::Bool(true) {
+                out.push(Scalar::zero(value[t].dtype()));
+                continue;
+            }
+            let at = address(addr[t]);
+            let result = match self.globals[g].as_mut() {
+                Some(global) => global.load(at).and_then(|old| {
+                    let new = eval::atomic(op, old, value[t], cmp.map(|c| c[t]))
+                        .map_err(EmuFault::Eval)?;
+                    global.store(at, new).map(|()| old)
+                }),
+                None => Err(EmuFault::Malformed("no tensor".into())),
+            };
+            out.push(result.map_err(|e| self.error(Some(id), Some(t as u32), e))?);
+        }
+        Ok(vec![out])
     }
 }

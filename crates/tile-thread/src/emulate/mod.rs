@@ -435,6 +435,9 @@ impl<'a> Emulator<'a> {
                 self.store_global(id, *param, usize::from(*width), &x)?;
                 Vec::new()
             }
+            ThreadOpKind::AtomicGlobal { param, op, .. } => {
+                self.atomic_global(id, *param, *op, &x)?
+            }
             ThreadOpKind::LoadShared { alloc } => {
                 let index = arg(0)?;
                 let mut out = Vec::with_capacity(self.threads as usize);
@@ -481,6 +484,11 @@ impl<'a> Emulator<'a> {
                     let op = checked.clone();
                     let fault = match kind {
                         CheckKind::Bounds => EmuFault::BoundsCheck {
+                            kernel,
+                            op,
+                            index: x[1..].iter().map(|i| address(i[t])).collect(),
+                        },
+                        CheckKind::Atomic => EmuFault::AtomicCheck {
                             kernel,
                             op,
                             index: x[1..].iter().map(|i| address(i[t])).collect(),

@@ -165,6 +165,7 @@ impl Lowerer<'_> {
                 });
                 Ok(())
             }
+            OpKind::Atomic { op, order, scope } => self.atomic(id, (*op, *order, *scope)),
             _ => Err(self.invalid(id, "not a memory op")),
         }
     }

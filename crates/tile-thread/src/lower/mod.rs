@@ -21,6 +21,7 @@
 //! Every op of the tile IR is lowered; errors are for unverified input
 //! ([`LowerError::Invalid`]) and tiles without a layout.
 
+mod atomic;
 mod control;
 mod coords;
 mod copies;

@@ -3,7 +3,7 @@
 use super::SharedId;
 pub use tile_abi::mma::{LdMatrix, MmaKind};
 pub use tile_abi::wgmma::WgmmaKind;
-use tile_ir::{BinaryOp, CmpPred, DType, Scalar, UnaryOp};
+use tile_ir::{AtomicOp, BinaryOp, CmpPred, DType, MemOrder, MemScope, Scalar, UnaryOp};
 
 /// The data movement of a warp shuffle, as PTX `shfl.sync.<mode>`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -38,6 +38,9 @@ pub enum CheckKind {
     Bounds,
     /// `step`: a loop's step is positive; the value is the step.
     Step,
+    /// `atomic`: an atomic element whose mask holds lies inside the
+    /// tensor; the values are its tensor index.
+    Atomic,
 }
 
 impl CheckKind {
@@ -46,6 +49,7 @@ impl CheckKind {
         match self {
             CheckKind::Bounds => "bounds",
             CheckKind::Step => "step",
+            CheckKind::Atomic => "atomic",
         }
     }
 }
@@ -135,6 +139,23 @@ pub enum ThreadOpKind {
         param: usize,
         /// The number of consecutive elements.
         width: u8,
+    },
+    /// `atom.global.<op>.<order>.<scope> <param>[%addr], [%cmp,] %value
+    /// mask(%m)`: where the mask is true, the atomic update of the element
+    /// at offset `addr` (`i64`) from the tensor's element zero
+    /// ([`tile_ir::eval::atomic`]); the result is the element's old value,
+    /// or the dtype's zero where the mask is false (no memory is touched
+    /// there). Operands: the address, `cmp` for `cas` only, the value and
+    /// the mask.
+    AtomicGlobal {
+        /// The tensor parameter's position.
+        param: usize,
+        /// The update.
+        op: AtomicOp,
+        /// Its memory order.
+        order: MemOrder,
+        /// Its scope.
+        scope: MemScope,
     },
     /// `ld.shared <alloc>[%index]`: the element at `i32` index `index`.
     LoadShared {
@@ -338,6 +359,7 @@ impl ThreadOpKind {
             ThreadOpKind::Cast { .. } => "cast",
             ThreadOpKind::LoadGlobal { .. } => "ld.global",
             ThreadOpKind::StoreGlobal { .. } => "st.global",
+            ThreadOpKind::AtomicGlobal { .. } => "atom.global",
             ThreadOpKind::LoadShared { .. } => "ld.shared",
             ThreadOpKind::StoreShared { .. } => "st.shared",
             ThreadOpKind::Check { .. } => "check",

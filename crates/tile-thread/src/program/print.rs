@@ -190,6 +190,24 @@ impl Program {
                     list(masks)
                 )
             }
+            ThreadOpKind::AtomicGlobal {
+                param,
+                op: update,
+                order,
+                scope,
+            } => {
+                let (addr, rest) = o
+                    .split_first()
+                    .map_or((String::new(), &o[..]), |(a, r)| (reg(*a), r));
+                let (values, mask) = rest.split_at(rest.len().saturating_sub(1));
+                write!(
+                    text,
+                    "atom.global.{update}.{order}.{scope} {}[{addr}], {} mask({})",
+                    self.param_name(*param),
+                    list(values),
+                    list(mask)
+                )
+            }
             ThreadOpKind::LoadShared { alloc } => {
                 write!(text, "ld.shared @s{}[{}]", alloc.index(), list(o))
             }

@@ -203,6 +203,17 @@ impl Checker<'_> {
                     && operands[1 + w..].iter().all(|&d| d == DType::Bool)
                     && results.is_empty()
             }
+            ThreadOpKind::AtomicGlobal {
+                param, op: update, ..
+            } => {
+                let t = tensor(self, *param)?;
+                let mut want = vec![DType::I64];
+                if *update == tile_ir::AtomicOp::Cas {
+                    want.push(t.dtype);
+                }
+                want.extend([t.dtype, DType::Bool]);
+                update.supports(t.dtype) && operands == want && results == [t.dtype]
+            }
             ThreadOpKind::LoadShared { alloc } | ThreadOpKind::StoreShared { alloc } => {
                 let Some(a) = self.program.shared.get(*alloc) else {
                     return bad(self, "an allocation outside the program");

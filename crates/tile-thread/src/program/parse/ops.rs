@@ -4,7 +4,7 @@
 use super::{Line, Parser};
 use crate::program::{CheckKind, LdMatrix, MmaKind, ShuffleMode, ThreadOpKind, WgmmaKind};
 use tile_ir::text::{parse_scalar, ParseError, Token, TokenKind};
-use tile_ir::{BinaryOp, CmpPred, UnaryOp};
+use tile_ir::{AtomicOp, BinaryOp, CmpPred, MemOrder, MemScope, UnaryOp};
 
 impl<'a> Parser<'_, 'a> {
     /// The op's name and operands, up to its type or its region.
@@ -72,12 +72,54 @@ impl<'a> Parser<'_, 'a> {
                 )
             }
             "ld" | "st" => return self.memory(&name),
+            "atom" => {
+                self.match_token(TokenKind::Dot, "`.global`")?;
+                self.match_keyword("global")?;
+                let word = |p: &mut Self, what: &str| -> Result<Token<'a>, ParseError> {
+                    p.match_token(TokenKind::Dot, &format!("`.` and {what}"))?;
+                    p.match_ident(what)
+                };
+                let update = word(self, "an atomic update")?;
+                let op = AtomicOp::from_name(update.text).ok_or_else(|| {
+                    Self::error_at(&update, format!("unknown atomic update `{}`", update.text))
+                })?;
+                let order_word = word(self, "a memory order")?;
+                let order = MemOrder::from_name(order_word.text).ok_or_else(|| {
+                    Self::error_at(
+                        &order_word,
+                        format!("unknown memory order `{}`", order_word.text),
+                    )
+                })?;
+                let scope_word = word(self, "a memory scope")?;
+                let scope = MemScope::from_name(scope_word.text).ok_or_else(|| {
+                    Self::error_at(
+                        &scope_word,
+                        format!("unknown memory scope `{}`", scope_word.text),
+                    )
+                })?;
+                let param = self.match_param()?;
+                let addr = self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
+                self.match_token(TokenKind::Comma, "`,`")?;
+                let values = self.match_regs()?;
+                self.match_keyword("mask")?;
+                let mask = self.match_reg_group(TokenKind::LParen, TokenKind::RParen, "`(`")?;
+                (
+                    ThreadOpKind::AtomicGlobal {
+                        param,
+                        op,
+                        order,
+                        scope,
+                    },
+                    [addr, values, mask].concat(),
+                )
+            }
             "check" => {
                 self.match_token(TokenKind::Dot, "`.` and a check kind")?;
                 let kind = self.match_ident("a check kind")?;
                 let kind = match kind.text {
                     "bounds" => CheckKind::Bounds,
                     "step" => CheckKind::Step,
+                    "atomic" => CheckKind::Atomic,
                     other => return Err(Self::error_at(&kind, format!("unknown check `{other}`"))),
                 };
                 let ok = self.match_reg()?;

@@ -1,0 +1,133 @@
+//! `atomic`: each element's update issued once, by the thread that owns
+//! it.
+//!
+//! The operands are brought to the result's layout. For each register `v`
+//! with tensor index `(i_0, …)`:
+//!
+//! ```text
+//! inside = ∧_d 0 ≤ i_d < dim[d]                     (i64)
+//! on     = owner_v ∧ mask_v
+//! check.atomic (¬on ∨ inside) [i_0, …]             (the index of a failure)
+//! old_v  = atom.global.<op> [Σ_d i_d · stride[d]], value_v mask(on ∧ inside)
+//! ```
+//!
+//! A replicated layout (more threads than elements) keeps each element in
+//! several threads, of which only the owner updates memory; when the old
+//! values are used, the owners stage them in shared memory and every copy
+//! reads its element back.
+
+use super::shared::Source;
+use super::{LowerError, Lowered, Lowerer};
+use crate::program::{CheckKind, ThreadOpKind};
+use tile_ir::{AtomicOp, BinaryOp, CmpPred, DType, MemOrder, MemScope, OpId, Scalar, Type};
+
+impl Lowerer<'_> {
+    /// Lowers `atomic op` (op `id`).
+    pub(super) fn atomic(
+        &mut self,
+        id: OpId,
+        (op, order, scope): (AtomicOp, MemOrder, MemScope),
+    ) -> Result<(), LowerError> {
+        let func = self.func;
+        let ir = func.op(id);
+        let result = *ir
+            .results
+            .first()
+            .ok_or_else(|| self.invalid(id, "no result"))?;
+        let layout = self.layout_of(id, result)?;
+        let dtype = func.ty(result).dtype();
+        let (tensor, rest) = ir
+            .operands
+            .split_first()
+            .ok_or_else(|| self.invalid(id, "no operands"))?;
+        let Type::Tensor(t) = func.ty(*tensor) else {
+            return Err(self.invalid(id, "the operand is not a tensor"));
+        };
+        let param = match self.get(id, *tensor)? {
+            Lowered::Tensor { param } => param,
+            _ => return Err(self.invalid(id, "the operand is not a tensor parameter")),
+        };
+        let mut columns = Vec::new();
+        for &v in rest {
+            let (from, regs) = self.tile(id, v)?;
+            if from.shape != layout.shape {
+                return Err(self.invalid(id, "operands of different shapes"));
+            }
+            columns.push(self.convert(func.ty(v).dtype(), &from, &regs, &layout));
+        }
+        if columns.len() != t.rank + if op == AtomicOp::Cas { 3 } else { 2 } {
+            return Err(self.invalid(id, "atomic operands"));
+        }
+        let (indices, rest) = columns.split_at(t.rank);
+        let coords = self.coords(&layout);
+        let zero = self.constant(Scalar::I64(0));
+        let truth = self.constant(Scalar::Bool(true));
+        let described = self.describe(id);
+        let mut old = Vec::with_capacity(layout.registers());
+        for v in 0..layout.registers() {
+            let mut inside = truth;
+            let mut at: Option<_> = None;
+            let mut index = Vec::with_capacity(t.rank);
+            for (d, column) in indices.iter().enumerate() {
+                let i = self.cast(column[v], DType::I64);
+                let extent = self.tensor_meta(param, d, false);
+                let low = self.emit(ThreadOpKind::Cmp(CmpPred::Ge), vec![i, zero], DType::Bool);
+                let high = self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![i, extent], DType::Bool);
+                inside = self.and(inside, low);
+                inside = self.and(inside, high);
+                let stride = self.tensor_meta(param, d, true);
+                let term = self.binary(BinaryOp::Mul, i, stride);
+                at = Some(match at {
+                    Some(a) => self.binary(BinaryOp::Add, a, term),
+                    None => term,
+                });
+                index.push(i);
+            }
+            let at = at.unwrap_or(zero);
+            let mask = rest[rest.len() - 1][v];
+            let on = self.and(coords.owner[v], mask);
+            let off = self.emit(
+                ThreadOpKind::Unary(tile_ir::UnaryOp::Not),
+                vec![on],
+                DType::Bool,
+            );
+            let ok = self.binary(BinaryOp::Or, off, inside);
+            let mut check = vec![ok];
+            check.extend(index);
+            self.emit_op(
+                ThreadOpKind::Check {
+                    kind: CheckKind::Atomic,
+                    op: described.clone(),
+                },
+                check,
+                &[],
+            );
+            let mut operands = vec![at];
+            operands.extend(rest[..rest.len() - 1].iter().map(|c| c[v]));
+            operands.push(self.and(on, inside));
+            let kind = ThreadOpKind::AtomicGlobal {
+                param,
+                op,
+                order,
+                scope,
+            };
+            old.push(self.emit(kind, operands, dtype));
+        }
+        let replicated = coords.owner != coords.live;
+        let used = {
+            let mut used = false;
+            func.walk(&mut |user| used |= func.op(user).operands.contains(&result));
+            used
+        };
+        if replicated && used {
+            // The owners' old values, read back by every copy.
+            let alloc = self.stage_tile(dtype, &layout, &old);
+            old = self.gather(alloc, dtype, &layout, None, |_, _, linear| Source {
+                index: linear,
+                inside: None,
+            });
+            self.release_shared(alloc);
+        }
+        self.bind(id, Lowered::Tile { layout, regs: old })
+    }
+}
