@@ -16,7 +16,7 @@ use super::{check, entry, HipResult};
 use crate::error::Error;
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
-use std::mem::{offset_of, size_of, MaybeUninit};
+use std::mem::MaybeUninit;
 
 /// `hipGetDeviceProperties*(prop, deviceId)`, of either layout.
 type GetProperties = unsafe extern "C" fn(*mut c_void, c_int) -> HipResult;
@@ -36,7 +36,7 @@ struct Uuid {
 type DeviceArch = c_uint;
 
 /// ROCm 5's `hipDeviceProp_t` (ROCm 6's `hipDeviceProp_tR0000`), field by
-/// field up to `gcnArchName`; the fields after it are an opaque tail.
+/// field.
 #[repr(C)]
 struct PropertiesR0000 {
     name: [c_char; NAME_BYTES],
@@ -68,16 +68,42 @@ struct PropertiesR0000 {
     can_map_host_memory: c_int,
     gcn_arch: c_int,
     gcn_arch_name: [c_char; NAME_BYTES],
-    /// From `integrated` to `pageableMemoryAccessUsesHostPageTables`.
-    tail: [u8; 140],
+    integrated: c_int,
+    cooperative_launch: c_int,
+    cooperative_multi_device_launch: c_int,
+    max_texture_1d_linear: c_int,
+    max_texture_1d: c_int,
+    max_texture_2d: [c_int; 2],
+    max_texture_3d: [c_int; 3],
+    hdp_mem_flush_cntl: *mut c_uint,
+    hdp_reg_flush_cntl: *mut c_uint,
+    mem_pitch: usize,
+    texture_alignment: usize,
+    texture_pitch_alignment: usize,
+    kernel_exec_timeout_enabled: c_int,
+    ecc_enabled: c_int,
+    tcc_driver: c_int,
+    cooperative_multi_device_unmatched_func: c_int,
+    cooperative_multi_device_unmatched_grid_dim: c_int,
+    cooperative_multi_device_unmatched_block_dim: c_int,
+    cooperative_multi_device_unmatched_shared_mem: c_int,
+    is_large_bar: c_int,
+    asic_revision: c_int,
+    managed_memory: c_int,
+    direct_managed_mem_access_from_host: c_int,
+    concurrent_managed_access: c_int,
+    pageable_memory_access: c_int,
+    pageable_memory_access_uses_host_page_tables: c_int,
 }
 
-// The header's layout: `gcnArchName` at byte 396 of 792.
-const _: () = assert!(offset_of!(PropertiesR0000, gcn_arch_name) == 396);
-const _: () = assert!(size_of::<PropertiesR0000>() == 792);
+// The header's layout on 64-bit targets (ROCm's only ones; the mirror
+// follows the header's types on any): `gcnArchName` at byte 396 of 792.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::offset_of!(PropertiesR0000, gcn_arch_name) == 396);
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<PropertiesR0000>() == 792);
 
-/// ROCm 6's `hipDeviceProp_tR0600`, field by field up to `gcnArchName`;
-/// the fields after it are an opaque tail.
+/// ROCm 6's `hipDeviceProp_tR0600`, field by field.
 #[repr(C)]
 struct PropertiesR0600 {
     name: [c_char; NAME_BYTES],
@@ -176,20 +202,32 @@ struct PropertiesR0600 {
     reserved: [c_int; 63],
     hip_reserved: [c_int; 32],
     gcn_arch_name: [c_char; NAME_BYTES],
-    /// From `maxSharedMemoryPerMultiProcessor` to `asicRevision`.
-    tail: [u8; 56],
+    max_shared_memory_per_multi_processor: usize,
+    clock_instruction_rate: c_int,
+    arch: DeviceArch,
+    hdp_mem_flush_cntl: *mut c_uint,
+    hdp_reg_flush_cntl: *mut c_uint,
+    cooperative_multi_device_unmatched_func: c_int,
+    cooperative_multi_device_unmatched_grid_dim: c_int,
+    cooperative_multi_device_unmatched_block_dim: c_int,
+    cooperative_multi_device_unmatched_shared_mem: c_int,
+    is_large_bar: c_int,
+    asic_revision: c_int,
 }
 
-// The header's layout: `gcnArchName` at byte 1,160 of 1,472.
-const _: () = assert!(offset_of!(PropertiesR0600, gcn_arch_name) == 1160);
-const _: () = assert!(size_of::<PropertiesR0600>() == 1472);
+// The header's layout on 64-bit targets: `gcnArchName` at byte 1,160 of
+// 1,472.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::offset_of!(PropertiesR0600, gcn_arch_name) == 1160);
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<PropertiesR0600>() == 1472);
 
 /// A `hipDeviceProp_t` layout and the entry point that fills it.
 ///
 /// # Safety
 ///
-/// The type is a `#[repr(C)]` mirror, at least as large, of the struct
-/// [`Layout::SYMBOL`] fills, and all-zero bytes are a value of it.
+/// The type is a `#[repr(C)]` mirror of the struct [`Layout::SYMBOL`]
+/// fills, and all-zero bytes are a value of it.
 unsafe trait Layout: Sized {
     /// The entry point filling this layout.
     const SYMBOL: &'static str;
@@ -200,7 +238,7 @@ unsafe trait Layout: Sized {
 
 // SAFETY: the mirror of ROCm 5's `hipDeviceProp_t` (checked above against
 // the header's offset and size), which the old symbol fills in ROCm 5 and
-// 6; its fields are integers, arrays of them, and bytes.
+// 6; its fields are integers, arrays of them, and raw pointers.
 unsafe impl Layout for PropertiesR0000 {
     const SYMBOL: &'static str = "hipGetDeviceProperties";
 
@@ -211,7 +249,7 @@ unsafe impl Layout for PropertiesR0000 {
 
 // SAFETY: the mirror of `hipDeviceProp_tR0600` (checked above against the
 // header's offset and size); its fields are integers, arrays of them, and
-// bytes.
+// raw pointers.
 unsafe impl Layout for PropertiesR0600 {
     const SYMBOL: &'static str = "hipGetDevicePropertiesR0600";
 
@@ -262,7 +300,7 @@ impl Properties {
 fn query<L: Layout>(get: GetProperties, ordinal: c_int) -> Result<L, Error> {
     let mut properties = MaybeUninit::<L>::zeroed();
     // SAFETY: `get` is `L::SYMBOL` (its C signature is `GetProperties`),
-    // which writes at most an `L` (the `Layout` contract) through a pointer
+    // which writes an `L` (the `Layout` contract) through a pointer
     // to a whole, aligned `L`; `ordinal` is below the probed device count.
     let status = unsafe { get(properties.as_mut_ptr().cast(), ordinal) };
     check(
@@ -320,7 +358,7 @@ mod tests {
         p.reserved = [0x0078_6667; 63]; // "gfx\0", little-endian
         p.max_texture_1d = 0x0078_6667;
         put(&mut p.gcn_arch_name, arch);
-        p.tail = [b'g'; 56];
+        p.asic_revision = 0x0078_6667;
         p
     }
 
@@ -331,7 +369,7 @@ mod tests {
         p.gcn_arch = 0x0078_6667;
         p.pci_device_id = 0x0078_6667;
         put(&mut p.gcn_arch_name, arch);
-        p.tail = [b'g'; 140];
+        p.asic_revision = 0x0078_6667;
         p
     }
 
