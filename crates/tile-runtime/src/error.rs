@@ -35,6 +35,21 @@ pub enum Error {
         /// The driver's status code.
         code: i32,
     },
+    /// A driver call succeeded but what it returned cannot be used (e.g. a
+    /// device's architecture name that is not NUL-terminated text).
+    #[error("{api} driver call {call} for device {device} returned an unusable {reply}: {reason}")]
+    DriverReply {
+        /// `CUDA` or `HIP`.
+        api: &'static str,
+        /// The entry point called, e.g. `hipGetDevicePropertiesR0600`.
+        call: String,
+        /// The device, as `hip:0`.
+        device: String,
+        /// What it returned, e.g. `gcnArchName`.
+        reply: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A tensor was created from data whose length does not match its shape.
     #[error(
         "tensor of shape {shape:?} needs {expected} elements, found {found} (device {device})"

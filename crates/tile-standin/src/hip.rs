@@ -9,6 +9,12 @@
 //! `hipSetDevice` says otherwise. A code object is read as the runtime
 //! reads it: its length from its ELF headers, its target, and its kernels'
 //! arguments, `.max_flat_workgroup_size` and LDS from the metadata note.
+//!
+//! The library is ROCm 6's: `hipGetDevicePropertiesR0600` fills
+//! `hipDeviceProp_tR0600`, and `hipGetDeviceProperties` ROCm 5's
+//! `hipDeviceProp_t`, as ROCm 6 keeps it for programs built against ROCm 5.
+//! [`as_rocm5`] makes a copy of the library without the ROCm 6 symbol, as
+//! ROCm 5's is.
 
 use crate::driver::{self, put, put_str, Driver, Fault, Kernel, Limits, Loaded, Refused};
 use crate::hsaco::{self, CodeObject};
@@ -65,10 +71,30 @@ const PARAM_BUFFER_POINTER: usize = 1;
 const PARAM_BUFFER_SIZE: usize = 2;
 const PARAM_END: usize = 3;
 
-/// The bytes of the properties written: `hipDeviceProp_t` of ROCm 6.
-const PROPERTIES_BYTES: usize = 1472;
-/// Where `gcnArchName` is written, after the 256-byte `name`.
-const ARCH_NAME_AT: usize = 1160;
+/// A layout of `hipDeviceProp_t`, as its header declares it on 64-bit
+/// targets: its size and the offset of `gcnArchName` (`char[256]`); both
+/// start with `name` (`char[256]`).
+struct Layout {
+    /// The struct's bytes.
+    bytes: usize,
+    /// The offset of `gcnArchName`.
+    arch_name_at: usize,
+}
+
+/// ROCm 6's `hipDeviceProp_tR0600`.
+const R0600: Layout = Layout {
+    bytes: 1472,
+    arch_name_at: 1160,
+};
+
+/// ROCm 5's `hipDeviceProp_t` (ROCm 6's `hipDeviceProp_tR0000`).
+const R0000: Layout = Layout {
+    bytes: 792,
+    arch_name_at: 396,
+};
+
+/// The name of the entry point filling [`R0600`], which ROCm 5 lacks.
+const R0600_SYMBOL: &[u8] = b"hipGetDevicePropertiesR0600";
 
 /// The largest kernarg segment built (real kernels take a few hundred
 /// bytes; the metadata of a corrupt code object may claim anything).
@@ -177,18 +203,14 @@ pub unsafe extern "C" fn hipSetDevice(device: c_int) -> HipError {
     }
 }
 
-/// `hipGetDeviceProperties`: the name, and `gcnArchName` with the
-/// processor's features (`gfx942:sramecc+:xnack-`); other fields zero.
+/// Fills `layout` at `properties` for device `device`: its name, and
+/// `gcnArchName` with the processor's features (`gfx942:sramecc+:xnack-`);
+/// other fields zero.
 ///
 /// # Safety
 ///
-/// `properties` is null or valid for writes of a `hipDeviceProp_t`
-/// (1,472 bytes in ROCm 6, the largest).
-#[no_mangle]
-pub unsafe extern "C" fn hipGetDeviceProperties(
-    properties: *mut c_void,
-    device: c_int,
-) -> HipError {
+/// `properties` is null or valid for writes of `layout.bytes`.
+unsafe fn fill_properties(properties: *mut c_void, device: c_int, layout: &Layout) -> HipError {
     if device != 0 {
         return code::INVALID_DEVICE;
     }
@@ -198,17 +220,68 @@ pub unsafe extern "C" fn hipGetDeviceProperties(
     let out: *mut u8 = properties.cast();
     let gfx = device_gfx();
     // SAFETY: the struct's bytes (the caller's contract); both strings fit
-    // their fields.
+    // their 256-byte fields.
     unsafe {
-        std::ptr::write_bytes(out, 0, PROPERTIES_BYTES);
+        std::ptr::write_bytes(out, 0, layout.bytes);
         put_str(out, 256, &format!("tile stand-in ({gfx})"));
         put_str(
-            out.add(ARCH_NAME_AT),
+            out.add(layout.arch_name_at),
             256,
             &format!("{gfx}:sramecc+:xnack-"),
         );
     }
     code::SUCCESS
+}
+
+/// `hipGetDevicePropertiesR0600`: ROCm 6's `hipDeviceProp_tR0600`.
+///
+/// # Safety
+///
+/// `properties` is null or valid for writes of a `hipDeviceProp_tR0600`
+/// (1,472 bytes).
+#[no_mangle]
+pub unsafe extern "C" fn hipGetDevicePropertiesR0600(
+    properties: *mut c_void,
+    device: c_int,
+) -> HipError {
+    // SAFETY: the caller's contract.
+    unsafe { fill_properties(properties, device, &R0600) }
+}
+
+/// `hipGetDeviceProperties`: ROCm 5's `hipDeviceProp_t`, which ROCm 6
+/// fills under this name (its headers map the name to
+/// `hipGetDevicePropertiesR0600`).
+///
+/// # Safety
+///
+/// `properties` is null or valid for writes of ROCm 5's `hipDeviceProp_t`
+/// (792 bytes).
+#[no_mangle]
+pub unsafe extern "C" fn hipGetDeviceProperties(
+    properties: *mut c_void,
+    device: c_int,
+) -> HipError {
+    // SAFETY: the caller's contract.
+    unsafe { fill_properties(properties, device, &R0000) }
+}
+
+/// The bytes of a copy of the stand-in's shared library, `library`, that
+/// acts as ROCm 5's runtime: it exports no `hipGetDevicePropertiesR0600`
+/// (the name is overwritten wherever it occurs, the string table of its
+/// dynamic symbols among them, by one of the same length no caller asks
+/// for). `None` if `library` does not hold that name.
+pub fn as_rocm5(library: &[u8]) -> Option<Vec<u8>> {
+    let starts: Vec<usize> = library
+        .windows(R0600_SYMBOL.len())
+        .enumerate()
+        .filter_map(|(at, window)| (window == R0600_SYMBOL).then_some(at))
+        .collect();
+    let mut copy = library.to_vec();
+    for start in &starts {
+        // `hipGetDevicePropertiesR0600` becomes `...X0600`.
+        copy[start + R0600_SYMBOL.len() - 5] = b'X';
+    }
+    (!starts.is_empty()).then_some(copy)
 }
 
 /// `hipMalloc`: zeroed memory, 256-byte aligned; 0 bytes give null.

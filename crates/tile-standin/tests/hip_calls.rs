@@ -2,7 +2,9 @@
 //! included: each refused call returns the code the runtime returns, a
 //! launch computes with its arguments packed through `extra` or passed by
 //! pointer, and a faulting one becomes the sticky error. One test, in
-//! order: the runtime's state is per process.
+//! order: the runtime's state is per process. The device properties (no
+//! state) are written in the layout of each entry point, and a copy of the
+//! library made to act as ROCm 5's lacks the ROCm 6 entry point.
 
 mod sample;
 
@@ -227,4 +229,65 @@ fn the_hip_stand_in_checks_every_call_and_runs_launches() {
         assert_eq!(hip::hipModuleUnload(module), code::INVALID_HANDLE);
     }
     std::fs::remove_dir_all(&images).unwrap();
+}
+
+/// The bytes `get` writes for device 0 into a buffer of `bytes` and 64
+/// more, all `0xAA` before the call.
+fn properties(get: unsafe extern "C" fn(*mut c_void, i32) -> HipError, bytes: usize) -> Vec<u8> {
+    let mut buffer = vec![0xAAu8; bytes + 64];
+    // SAFETY: the buffer is larger than the struct `get` fills.
+    assert_eq!(unsafe { get(buffer.as_mut_ptr().cast(), 0) }, code::SUCCESS);
+    // SAFETY: device 1 does not exist; null is refused: nothing is written.
+    unsafe {
+        assert_eq!(get(buffer.as_mut_ptr().cast(), 1), code::INVALID_DEVICE);
+        assert_eq!(get(null_mut(), 0), code::INVALID_VALUE);
+    }
+    buffer
+}
+
+/// The NUL-terminated text at the start of `bytes`.
+fn text(bytes: &[u8]) -> &str {
+    let end = bytes.iter().position(|&b| b == 0).expect("a NUL");
+    std::str::from_utf8(&bytes[..end]).expect("UTF-8")
+}
+
+#[test]
+fn the_properties_are_written_in_each_entry_points_layout() {
+    // (entry point, struct bytes, gcnArchName offset), from the headers.
+    let layouts: [(
+        unsafe extern "C" fn(*mut c_void, i32) -> HipError,
+        usize,
+        usize,
+    ); 2] = [
+        (hip::hipGetDevicePropertiesR0600, 1472, 1160),
+        (hip::hipGetDeviceProperties, 792, 396),
+    ];
+    for (get, bytes, arch_at) in layouts {
+        let written = properties(get, bytes);
+        assert_eq!(text(&written), "tile stand-in (gfx942)");
+        assert_eq!(text(&written[arch_at..]), "gfx942:sramecc+:xnack-");
+        let name_end = "tile stand-in (gfx942)".len();
+        let arch_end = arch_at + "gfx942:sramecc+:xnack-".len();
+        for (at, &byte) in written[..bytes].iter().enumerate() {
+            if !(..name_end).contains(&at) && !(arch_at..arch_end).contains(&at) {
+                assert_eq!(byte, 0, "byte {at} of {bytes}");
+            }
+        }
+        assert!(
+            written[bytes..].iter().all(|&b| b == 0xAA),
+            "past the struct"
+        );
+    }
+}
+
+#[test]
+fn a_copy_acting_as_rocm_5_lacks_the_rocm_6_entry_point() {
+    let library =
+        b"..hipGetDevicePropertiesR0600\0hipGetDeviceProperties\0..hipGetDevicePropertiesR0600";
+    let rocm5 = hip::as_rocm5(library).expect("the name is there");
+    assert_eq!(
+        rocm5,
+        b"..hipGetDevicePropertiesX0600\0hipGetDeviceProperties\0..hipGetDevicePropertiesX0600"
+    );
+    assert_eq!(hip::as_rocm5(&rocm5), None);
 }

@@ -1,9 +1,21 @@
 //! HIP devices through the HIP runtime loaded with `libloading`: memory,
 //! HSACO modules, streams, and launches on the null stream or a stream.
+//!
+//! The entry points are declared here rather than taken from the `hip-sys`
+//! crate (0.1.0 to 0.1.2): the build script of its `hip-runtime-sys`
+//! dependency panics unless it finds ROCm's `hip/hip_runtime_api.h`, and
+//! links `libamdhip64`, so building would need ROCm, while this runtime
+//! loads the library at run time and builds anywhere; its bindings are also
+//! ROCm 5.4's only, without ROCm 6's `hipDeviceProp_tR0600`. The
+//! signatures, constants and property layouts ([`properties`]) follow
+//! `hip_runtime_api.h` of ROCm 5 and 6 instead.
+
+mod properties;
 
 use crate::driver::GpuApi;
 use crate::error::Error;
 use libloading::Library;
+use properties::Properties;
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use tile_abi::Packet;
 
@@ -47,7 +59,6 @@ struct Api {
     malloc: unsafe extern "C" fn(*mut HipPtr, usize) -> HipResult,
     free: unsafe extern "C" fn(HipPtr) -> HipResult,
     memcpy: unsafe extern "C" fn(HipPtr, *const c_void, usize, c_int) -> HipResult,
-    properties: unsafe extern "C" fn(*mut c_void, c_int) -> HipResult,
     load_data: unsafe extern "C" fn(*mut HipPtr, *const c_void) -> HipResult,
     get_function: unsafe extern "C" fn(*mut HipPtr, HipPtr, *const c_char) -> HipResult,
     unload: unsafe extern "C" fn(HipPtr) -> HipResult,
@@ -99,9 +110,9 @@ fn check(call: &str, status: HipResult) -> Result<(), Error> {
 
 /// A function pointer of `T` named `name` from `library`.
 fn entry<T: Copy>(library: &Library, name: &str) -> Result<T, Error> {
-    // SAFETY: every `T` requested in `Hip::open` is the C signature of
-    // `name` in the HIP headers; the pointer is copied out, and the library
-    // stays loaded for the rest of the process.
+    // SAFETY: every `T` requested (in `Hip::open` and `Properties::find`)
+    // is the C signature of `name` in the HIP headers; the pointer is copied
+    // out, and the library stays loaded for the rest of the process.
     unsafe { library.get::<T>(name.as_bytes()) }
         .map(|symbol| *symbol)
         .map_err(|e| Error::NoDriver {
@@ -109,21 +120,6 @@ fn entry<T: Copy>(library: &Library, name: &str) -> Result<T, Error> {
             tried: GpuApi::Hip.libraries().join(", "),
             reason: format!("{name}: {e}"),
         })
-}
-
-/// The first NUL-terminated string starting with `gfx` after the 256-byte
-/// `name` field of a `hipDeviceProp_t`: its `gcnArchName`. Scanning rather
-/// than reading a fixed offset works with the layouts of ROCm 5 and 6.
-fn arch_name(properties: &[u8]) -> Option<String> {
-    let fields = properties.get(256..)?;
-    (1..fields.len()).find_map(|at| {
-        let rest = &fields[at..];
-        if fields[at - 1] != 0 || !rest.starts_with(b"gfx") {
-            return None;
-        }
-        let end = rest.iter().position(|&b| b == 0)?;
-        Some(String::from_utf8_lossy(&rest[..end]).into_owned())
-    })
 }
 
 impl Hip {
@@ -137,7 +133,6 @@ impl Hip {
             malloc: entry(library, "hipMalloc")?,
             free: entry(library, "hipFree")?,
             memcpy: entry(library, "hipMemcpy")?,
-            properties: entry(library, "hipGetDeviceProperties")?,
             load_data: entry(library, "hipModuleLoadData")?,
             get_function: entry(library, "hipModuleGetFunction")?,
             unload: entry(library, "hipModuleUnload")?,
@@ -154,19 +149,14 @@ impl Hip {
             ordinal,
             available: 0,
         })?;
-        // Larger than `hipDeviceProp_t` of every ROCm release, and aligned.
-        let mut properties = vec![0u64; 1024];
-        // SAFETY: the buffer is zeroed, 8-byte aligned and larger than the
-        // struct the call fills; `device` is below the probed count.
-        check("reading the device properties", unsafe {
-            (api.properties)(properties.as_mut_ptr().cast(), device)
-        })?;
-        let bytes: Vec<u8> = properties.iter().flat_map(|w| w.to_ne_bytes()).collect();
-        let arch = arch_name(&bytes).ok_or_else(|| Error::DriverCall {
-            api: "HIP",
-            call: "finding the gcnArchName in the device properties".into(),
-            code: 0,
-        })?;
+        let properties = Properties::find(library)?;
+        let arch = properties.arch_name(device, &format!("hip:{ordinal}"))?;
+        tracing::debug!(
+            ordinal,
+            call = properties.symbol(),
+            arch,
+            "read a HIP device's gcnArchName"
+        );
         Ok(Hip { api, device, arch })
     }
 
@@ -348,20 +338,5 @@ impl Hip {
         self.select()?;
         // SAFETY: no arguments.
         check("synchronizing", unsafe { (self.api.synchronize)() })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::arch_name;
-
-    #[test]
-    fn the_arch_name_is_the_first_gfx_string_after_the_name() {
-        let mut props = vec![0u8; 1024];
-        props[..20].copy_from_slice(b"gfx-like device name");
-        props[300..304].copy_from_slice(&7u32.to_ne_bytes());
-        props[600..622].copy_from_slice(b"gfx90a:sramecc+:xnack-");
-        assert_eq!(arch_name(&props).as_deref(), Some("gfx90a:sramecc+:xnack-"));
-        assert_eq!(arch_name(&[0u8; 512]), None);
     }
 }
