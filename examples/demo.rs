@@ -6,6 +6,8 @@
 //! `cargo build` compiles them, and their launchers run them on the device.
 //! Each also runs alone: `cargo run --release --example attention`.
 
+#[path = "kernels/atomics.rs"]
+mod atomics;
 #[path = "kernels/attention.rs"]
 mod attention;
 mod common;
@@ -28,5 +30,6 @@ fn main() -> Result<(), tile::Error> {
         matmul::run,
         transpose::run,
         attention::run,
+        atomics::run,
     ])
 }

@@ -1,6 +1,8 @@
 //! Every example kernel on the CPU device equals the reference interpreter
 //! bit for bit, and passes its check against plain Rust.
 
+#[path = "../examples/kernels/atomics.rs"]
+mod atomics;
 #[path = "../examples/kernels/attention.rs"]
 mod attention;
 #[allow(dead_code)] // the examples' `main` helpers are not used here
@@ -65,6 +67,7 @@ fn every_example_passes_its_reference_check() {
         matmul::run,
         transpose::run,
         attention::run,
+        atomics::run,
     ] {
         assert_checks_pass(run);
     }

@@ -22,6 +22,8 @@
 //! [`on_the_stand_ins`] and [`on_a_hopper_stand_in`]) with the environment
 //! set.
 
+#[path = "../examples/kernels/atomics.rs"]
+mod atomics;
 #[path = "../examples/kernels/attention.rs"]
 mod attention;
 #[allow(dead_code)] // the examples' `main` helpers are not used here
@@ -69,8 +71,12 @@ fn copy<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
 }
 
 /// Every kernel of the examples, and [`copy`].
-fn kernels() -> [&'static KernelInfo; 12] {
+fn kernels() -> [&'static KernelInfo; 16] {
     [
+        &atomics::histogram::<256>::INFO,
+        &atomics::matmul_split_k::<32, 32, 16, 4>::INFO,
+        &atomics::embedding::<32>::INFO,
+        &atomics::embedding_backward::<32>::INFO,
         &copy::<4>::INFO,
         &vector_add::vector_add::<1024>::INFO,
         &softmax::softmax::<4, 256>::INFO,
@@ -248,13 +254,14 @@ fn same_on_both(kernel: &str, gpu: &Device, launch: impl Fn(&Device) -> Tensor<f
 /// passes its check; softmax and matmul equal the CPU device's results; a
 /// kernel's failed bounds check comes back from its status record.
 fn examples_on(dev: &Device, target: Target) {
-    let examples: [Example; 6] = [
+    let examples: [Example; 7] = [
         vector_add::run,
         softmax::run,
         layernorm::run,
         matmul::run,
         transpose::run,
         attention::run,
+        atomics::run,
     ];
     let mut rows = Vec::new();
     for run in examples {

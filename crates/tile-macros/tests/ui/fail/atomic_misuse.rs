@@ -20,7 +20,7 @@ fn system_scope(hist: &mut Tensor<i32>, x: &Tensor<i32>) {
 }
 
 #[tile_kernel]
-fn index_count(out: &mut Tensor<f32>, x: &Tensor<i32>) {
+fn index_count(out: &mut Tensor<f32, 2>, x: &Tensor<i32>) {
     let rows = partition_view(x, [16]).load(program_id(0));
     atomic_add(out, [rows], 1.0);
 }
