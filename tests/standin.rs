@@ -196,8 +196,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     }
     let images = write_images(&dir.0, &kernels(), &TARGETS);
     assert_eq!(
-        images, 28,
-        "fourteen specializations (the examples and `copy`'s two) have sm_80 PTX and gfx942 code objects"
+        images, 36,
+        "eighteen specializations (the examples and `copy`'s two) have sm_80 PTX and gfx942 code objects"
     );
     let hopper = write_images(&dir.0, &matmuls(), &HOPPER);
     assert_eq!(

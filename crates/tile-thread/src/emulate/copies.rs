@@ -4,7 +4,7 @@
 //! uninitialized or stale elements, which the shadow reports or the oracle
 //! comparison catches.
 
-use super::{address, EmuError, EmuFault, Emulator};
+use super::{address, EmuError, EmuFault, Emulator, Touch};
 use crate::program::{OpId, SharedId};
 use tile_ir::Scalar;
 
@@ -64,9 +64,13 @@ impl Emulator<'_> {
                 return Err(self.error(Some(id), thread, fault));
             }
             let mut values = vec![Scalar::zero(dtype); elements];
+            let block = self.block_linear();
             for (i, v) in values.iter_mut().enumerate().take(n as usize) {
-                *v = match self.globals[g].as_ref() {
-                    Some(global) => global.load(at + i as i64),
+                let element = at + i as i64;
+                *v = match self.globals[g].as_mut() {
+                    Some(global) => global
+                        .touch(element, block, Touch::Read)
+                        .and_then(|()| global.load(element)),
                     None => Err(EmuFault::Malformed("no tensor".into())),
                 }
                 .map_err(|e| self.error(Some(id), thread, e))?;

@@ -34,6 +34,22 @@ pub enum EmuFault {
         /// The highest reachable offset.
         high: i64,
     },
+    /// A global element that two blocks of one launch access without
+    /// atomics, at least one of them writing (or one block atomically and
+    /// another plainly): blocks are not ordered, so its value is undefined.
+    #[error("global race on `{param}` at element offset {address}: {access} after {earlier} by {} in the same launch (blocks are not ordered: only atomics may meet at one element)", other.map_or("another block".to_string(), |b| format!("block {b} (linear index)")))]
+    GlobalRace {
+        /// The tensor parameter's name.
+        param: String,
+        /// The offset from the tensor's element zero.
+        address: i64,
+        /// This access: `a load`, `a store` or `an atomic update`.
+        access: &'static str,
+        /// The earlier access it races with.
+        earlier: &'static str,
+        /// The linear index of the earlier access's block, when one block.
+        other: Option<u64>,
+    },
     /// A failed bounds check of an unmasked access (no memory was touched).
     #[error("bounds check failed in kernel `{kernel}`: `{op}` at partition index {index:?} reaches outside the tensor")]
     BoundsCheck {

@@ -1,7 +1,7 @@
 //! Global loads and stores of the emulator: per thread, per vector element,
 //! touching memory only where the element's mask is true.
 
-use super::{address, EmuError, EmuFault, Emulator};
+use super::{address, EmuError, EmuFault, Emulator, Touch};
 use crate::program::OpId;
 use tile_ir::{eval, AtomicOp, Scalar};
 
@@ -9,7 +9,7 @@ impl Emulator<'_> {
     // Indexing by thread across the operand columns reads clearer than zips.
     #[allow(clippy::needless_range_loop)]
     pub(super) fn load_global(
-        &self,
+        &mut self,
         id: OpId,
         param: usize,
         width: usize,
@@ -23,15 +23,19 @@ impl Emulator<'_> {
                 EmuFault::Malformed("ld.global operands".into()),
             ));
         }
-        let global = self.globals[g].as_ref();
+        let block = self.block_linear();
         let mut out = vec![Vec::with_capacity(self.threads as usize); width];
         for t in 0..self.threads as usize {
             for (i, column) in out.iter_mut().enumerate() {
                 let v = if x[1 + i][t] == Scalar::Bool(true) {
                     let at = address(x[0][t]) + i as i64;
-                    global
-                        .map_or(Err(EmuFault::Malformed("no tensor".into())), |g| g.load(at))
-                        .map_err(|e| self.error(Some(id), Some(t as u32), e))?
+                    let loaded = match self.globals[g].as_mut() {
+                        Some(global) => global
+                            .touch(at, block, Touch::Read)
+                            .and_then(|()| global.load(at)),
+                        None => Err(EmuFault::Malformed("no tensor".into())),
+                    };
+                    loaded.map_err(|e| self.error(Some(id), Some(t as u32), e))?
                 } else {
                     x[1 + width + i][t]
                 };
@@ -57,6 +61,7 @@ impl Emulator<'_> {
                 EmuFault::Malformed("st.global operands".into()),
             ));
         }
+        let block = self.block_linear();
         for t in 0..self.threads as usize {
             for i in 0..width {
                 if x[1 + width + i][t] != Scalar::Bool(true) {
@@ -64,7 +69,9 @@ impl Emulator<'_> {
                 }
                 let at = address(x[0][t]) + i as i64;
                 let result = match self.globals[g].as_mut() {
-                    Some(global) => global.store(at, x[1 + i][t]),
+                    Some(global) => global
+                        .touch(at, block, Touch::Write)
+                        .and_then(|()| global.store(at, x[1 + i][t])),
                     None => Err(EmuFault::Malformed("no tensor".into())),
                 };
                 result.map_err(|e| self.error(Some(id), Some(t as u32), e))?;
@@ -99,6 +106,7 @@ impl Emulator<'_> {
             ([value, mask], false) => (None, value, mask),
             _ => return Err(malformed(self)),
         };
+        let block = self.block_linear();
         let mut out = Vec::with_capacity(self.threads as usize);
         for t in 0..self.threads as usize {
             if mask[t] != Scalar::Bool(true) {
@@ -107,11 +115,14 @@ impl Emulator<'_> {
             }
             let at = address(addr[t]);
             let result = match self.globals[g].as_mut() {
-                Some(global) => global.load(at).and_then(|old| {
-                    let new = eval::atomic(op, old, value[t], cmp.map(|c| c[t]))
-                        .map_err(EmuFault::Eval)?;
-                    global.store(at, new).map(|()| old)
-                }),
+                Some(global) => global
+                    .touch(at, block, Touch::Atomic)
+                    .and_then(|()| global.load(at))
+                    .and_then(|old| {
+                        let new = eval::atomic(op, old, value[t], cmp.map(|c| c[t]))
+                            .map_err(EmuFault::Eval)?;
+                        global.store(at, new).map(|()| old)
+                    }),
                 None => Err(EmuFault::Malformed("no tensor".into())),
             };
             out.push(result.map_err(|e| self.error(Some(id), Some(t as u32), e))?);

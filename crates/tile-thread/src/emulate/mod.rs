@@ -36,7 +36,7 @@ pub use error::{EmuError, EmuFault};
 use crate::program::{
     CheckKind, Op, OpId, ParamKind, Program, Reg, Region, ThreadOpKind, WARP_SIZE,
 };
-use memory::{Conflict, Global, Shared};
+use memory::{Conflict, Global, Shared, Touch};
 use tile_ir::interp::Arg;
 use tile_ir::{eval, Scalar};
 
@@ -153,6 +153,14 @@ impl<'a> Emulator<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The current block's linear index (x fastest), for the race check of
+    /// global memory.
+    fn block_linear(&self) -> u64 {
+        let [x, y, z] = self.block.map(u64::from);
+        let [gx, gy, _] = self.grid.map(u64::from);
+        x + gx * (y + gy * z)
     }
 
     /// The element size in bytes of a shared allocation.

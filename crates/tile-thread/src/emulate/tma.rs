@@ -18,7 +18,7 @@
 //!   block barrier. A phase that could never finish is an error: on a GPU
 //!   the block would hang.
 
-use super::{address, EmuError, EmuFault, Emulator};
+use super::{address, EmuError, EmuFault, Emulator, Touch};
 use crate::program::{OpId, SharedId};
 use std::collections::HashMap;
 use tile_abi::tma::{TensorMap, TmaBox};
@@ -175,9 +175,12 @@ impl Emulator<'_> {
             for (at, source) in map.box_elements(c0, c1) {
                 let value = match source {
                     Some(offset) => {
-                        let global = self.globals[g].as_ref().expect("checked by `global`");
+                        let block = self.block_linear();
+                        let global = self.globals[g].as_mut().expect("checked by `global`");
+                        let element = (offset / size) as i64;
                         global
-                            .load((offset / size) as i64)
+                            .touch(element, block, Touch::Read)
+                            .and_then(|()| global.load(element))
                             .map_err(|e| self.error(Some(id), thread, e))?
                     }
                     None => Scalar::zero(dtype),
