@@ -208,7 +208,9 @@ impl Access {
     pub const STORE: u64 = 1;
     /// The access is to shared memory (else to global memory).
     pub const SHARED: u64 = 2;
-    /// The access is atomic (read and write).
+    /// The access is atomic: a read-modify-write or compare-exchange (with
+    /// `STORE`), or an atomic load or store. Atomics race with no other
+    /// atomic.
     pub const ATOMIC: u64 = 4;
 }
 

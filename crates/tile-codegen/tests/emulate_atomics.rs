@@ -355,3 +355,35 @@ fn atomics_assemble_for_every_sm_and_link_for_every_gfx() {
         }
     }
 }
+
+/// Every program stores its tile to partition 0 with a plain store.
+const SAME_PARTITION: &str = "
+kernel @same(%out: tensor<i32, 1>) {
+  %zero = constant 0 : i32
+  %pid = program_id 0 : i32
+  %v = broadcast %pid to [4] : tile<4xi32>
+  %vo = partition_view %out [4] : view<i32, [4]>
+  store %v, %vo[%zero]
+}";
+
+#[test]
+fn plain_stores_of_two_blocks_to_one_element_race_on_every_target() {
+    let func = parse_function(SAME_PARTITION).unwrap();
+    for target in TARGETS {
+        let mut args = vec![Arg::Tensor(HostTensor::zeros(DType::I32, &[4]))];
+        match emulated::run(&func, target, 1, [2, 1, 1], &mut args) {
+            Err(emulated::Failure::Emulator(e)) => {
+                let text = e.to_string();
+                assert!(
+                    text.contains("global-memory race")
+                        && text.contains("a store after a store by block (0, 0, 0)"),
+                    "{target}: {text}"
+                );
+            }
+            other => panic!("{target}: {other:?}"),
+        }
+        // One block alone does not race with itself.
+        let mut args = vec![Arg::Tensor(HostTensor::zeros(DType::I32, &[4]))];
+        emulated::run(&func, target, 1, [1, 1, 1], &mut args).unwrap();
+    }
+}

@@ -8,6 +8,7 @@
 
 use crate::copies::Groups;
 use crate::error::{EmuError, Place};
+use crate::global::{GlobalShadow, Touch};
 use crate::lanes::{bpermute_source, shuffle_source};
 use crate::memory;
 use crate::shadow::{Allocation, Conflict, SharedMemory};
@@ -108,6 +109,8 @@ pub(crate) struct Block {
     /// Each running thread's yielder, set when its coroutine starts.
     pub(crate) yielders: Vec<*const Yielder<(), ()>>,
     pub(crate) shared: SharedMemory,
+    /// Who touched which bytes of global memory in the launch so far.
+    pub(crate) global: GlobalShadow,
     /// The AMDGPU dispatch packet (`hsa_kernel_dispatch_packet_t`).
     pub(crate) packet: Box<[u8; 64]>,
     pub(crate) error: Option<EmuError>,
@@ -124,7 +127,11 @@ thread_local! {
 /// `launch.entry` and `launch.args` must be an image's entry and arguments
 /// its manifest describes, and the image's shared allocations must be the
 /// `launch.shared` regions, writable.
-pub(crate) unsafe fn run_block(launch: &Launch, block: [u32; 3]) -> Result<(), EmuError> {
+pub(crate) unsafe fn run_block(
+    launch: &Launch,
+    block: [u32; 3],
+    global: &mut GlobalShadow,
+) -> Result<(), EmuError> {
     for a in &launch.shared {
         // SAFETY: the region is a writable global of the loaded image (the
         // caller's contract), and no GPU thread runs.
@@ -148,6 +155,7 @@ pub(crate) unsafe fn run_block(launch: &Launch, block: [u32; 3]) -> Result<(), E
             mbarriers: std::collections::HashMap::new(),
             yielders: vec![std::ptr::null(); threads as usize],
             shared: SharedMemory::new(&launch.shared),
+            global: std::mem::take(global),
             packet,
             error: None,
         })
@@ -178,7 +186,9 @@ pub(crate) unsafe fn run_block(launch: &Launch, block: [u32; 3]) -> Result<(), E
             unsafe { c.force_reset() };
         }
     }
-    BLOCK.with(|b| b.borrow_mut().take());
+    if let Some(b) = BLOCK.with(|b| b.borrow_mut().take()) {
+        *global = b.global;
+    }
     result
 }
 
@@ -437,12 +447,32 @@ impl Block {
             });
         }
         if flags & Access::SHARED == 0 {
-            return (!memory::reachable(address, bytes)).then_some(EmuError::OutOfBounds {
-                place,
-                kind,
-                address,
-                bytes,
-            });
+            if !memory::reachable(address, bytes) {
+                return Some(EmuError::OutOfBounds {
+                    place,
+                    kind,
+                    address,
+                    bytes,
+                });
+            }
+            let touch = match (flags & Access::ATOMIC != 0, store) {
+                (true, _) => Touch::Atomic,
+                (false, true) => Touch::Write,
+                (false, false) => Touch::Read,
+            };
+            let [x, y, z] = self.block.map(u64::from);
+            let [gx, gy, _] = self.grid.map(u64::from);
+            let linear = x + gx * (y + gy * z);
+            return self.global.touch(address, bytes, linear, touch).err().map(
+                |(earlier, other)| EmuError::GlobalRace {
+                    place,
+                    access: touch.described(),
+                    address,
+                    earlier: earlier.described(),
+                    other: other
+                        .map(|b| [(b % gx) as u32, (b / gx % gy) as u32, (b / gx / gy) as u32]),
+                },
+            );
         }
         let Some((region, offset)) = self.shared.locate(address, bytes) else {
             return Some(EmuError::SharedOutOfBounds {

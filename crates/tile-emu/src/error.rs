@@ -100,6 +100,21 @@ pub enum EmuError {
         /// The thread whose copy is in flight.
         other: u32,
     },
+    /// A global-memory race: two blocks of the launch touch a byte, not both
+    /// atomically, at least one of them writing.
+    #[error("{place}: global-memory race at {address:#x}: {access} after {earlier} by {} in the same launch (blocks are not ordered: only atomics may meet at one element)", other.map_or("another block".to_string(), |[x, y, z]| format!("block ({x}, {y}, {z})")))]
+    GlobalRace {
+        /// Where.
+        place: Place,
+        /// This access: `a load`, `a store` or `an atomic update`.
+        access: &'static str,
+        /// The address.
+        address: u64,
+        /// The earlier access it races with.
+        earlier: &'static str,
+        /// The earlier access's block, when one is remembered.
+        other: Option<[u32; 3]>,
+    },
     /// A shared-memory race: two threads touch a byte between two barriers,
     /// at least one of them writing.
     #[error("{place}: shared-memory race at {address:#x}: {kind} after {what} by thread {other} with no barrier between")]

@@ -143,12 +143,13 @@ impl EmulatedKernel {
             wave: self.manifest.wave,
             shared: self.shared.clone(),
         };
+        let mut global = crate::global::GlobalShadow::default();
         for z in 0..grid[2] {
             for y in 0..grid[1] {
                 for x in 0..grid[0] {
                     // SAFETY: the image's own entry, shared allocations and
                     // (the caller's contract) arguments.
-                    unsafe { run_block(&launch, [x, y, z]) }.map_err(|e| match e {
+                    unsafe { run_block(&launch, [x, y, z], &mut global) }.map_err(|e| match e {
                         EmuError::Launch { reason, .. } => refuse(reason),
                         other => other,
                     })?;

@@ -15,7 +15,8 @@
 //! * Global memory is what [`register`] made reachable: an access outside
 //!   every allocation, or not aligned as its instruction claims (a
 //!   misaligned `ld.v4` faults on hardware), stops the launch before it
-//!   touches memory.
+//!   touches memory. Two blocks that meet at one byte race unless both
+//!   update it atomically (`global.rs`): the launch stops there too.
 //!
 //! * `cp.async` copies are checked when issued and carried out when a
 //!   `cp.async.wait_group` completes their group.
@@ -36,6 +37,7 @@ mod block;
 mod calls;
 mod copies;
 mod error;
+mod global;
 mod image;
 mod lanes;
 mod memory;

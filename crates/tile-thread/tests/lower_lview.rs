@@ -104,21 +104,35 @@ fn every_view_deriving_op_matches_the_interpreter() {
         ),
     ];
     for (name, derive) in cases {
-        let mut b = Builder::new(name);
-        let (x, out) = (f32_tensor(&mut b, "x", 2), f32_tensor(&mut b, "out", 1));
-        let vx = b.layout_view(x, &layout("(8,12):(12,1)")).unwrap();
-        let view = derive(&mut b, vx);
-        let t = b.lview_load(view).unwrap();
-        let dims: Vec<i64> = match b.ty(t) {
-            Type::Tile(tile) => tile.shape.dims().iter().map(|&d| d as i64).collect(),
-            other => panic!("{name}: loaded {other}"),
-        };
-        let row_major = Layout::row_major(IntTuple::flat(&dims)).unwrap();
-        let vo = b.layout_view(out, &row_major).unwrap();
-        b.lview_store(t, vo).unwrap();
-        let func = b.finish().unwrap_or_else(|e| panic!("{name}: {e}"));
-        for pid in [0u32, 3] {
-            check(&func, [pid + 1, 1, 1], vec![iota(&[8, 12]), zeros(&[96])]);
+        // Launched with 1 and 4 programs; each program stores to a slab of
+        // its own (blocks that store one element would race).
+        for programs in [1usize, 4] {
+            let mut b = Builder::new(name);
+            let (x, out) = (f32_tensor(&mut b, "x", 2), f32_tensor(&mut b, "out", 1));
+            let vx = b.layout_view(x, &layout("(8,12):(12,1)")).unwrap();
+            let view = derive(&mut b, vx);
+            let t = b.lview_load(view).unwrap();
+            let dims: Vec<usize> = match b.ty(t) {
+                Type::Tile(tile) => tile.shape.dims().to_vec(),
+                other => panic!("{name}: loaded {other}"),
+            };
+            let mut slabs: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+            slabs[0] *= programs as i64;
+            let row_major = Layout::row_major(IntTuple::flat(&slabs)).unwrap();
+            let vo = b.layout_view(out, &row_major).unwrap();
+            let pid = b.program_id(0).unwrap();
+            let zero = b.constant(Scalar::I32(0)).unwrap();
+            let mut at = vec![zero; dims.len()];
+            at[0] = pid;
+            let mine = b.lview_tile(vo, &dims, &at).unwrap();
+            b.lview_store(t, mine).unwrap();
+            let func = b.finish().unwrap_or_else(|e| panic!("{name}: {e}"));
+            let len = programs * dims.iter().product::<usize>();
+            check(
+                &func,
+                [programs as u32, 1, 1],
+                vec![iota(&[8, 12]), zeros(&[len])],
+            );
         }
     }
 }

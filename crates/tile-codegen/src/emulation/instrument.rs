@@ -2,9 +2,10 @@
 //! store, atomic read-modify-write and compare-exchange through a pointer
 //! of address space 1 (global) or 3 (shared), a call of the runtime's
 //! [`Op::Access`] with the address, the bytes, the instruction's alignment
-//! and whether it writes. The runtime refuses an access outside every
-//! allocation, or misaligned (as hardware refuses a misaligned `ld.v4`), and
-//! tracks shared memory for races; a refused access never happens.
+//! and whether it writes or is atomic. The runtime refuses an access
+//! outside every allocation, or misaligned (as hardware refuses a
+//! misaligned `ld.v4`), and tracks shared memory and, between blocks,
+//! global memory for races; a refused access never happens.
 
 use crate::EmitError;
 use inkwell::builder::Builder;
@@ -13,7 +14,7 @@ use inkwell::module::Module;
 use inkwell::targets::TargetData;
 use inkwell::types::{AnyTypeEnum, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, FunctionValue, InstructionOpcode, InstructionValue};
-use inkwell::AddressSpace;
+use inkwell::{AddressSpace, AtomicOrdering};
 use tile_abi::emulation::{Access, Op, RUNTIME_SYMBOL};
 
 /// LLVM's address space of global memory on both GPU targets.
@@ -72,9 +73,21 @@ fn access_of<'ctx>(
     inst: &InstructionValue<'ctx>,
     data: &TargetData,
 ) -> Result<Option<MemoryAccess<'ctx>>, EmitError> {
+    // An atomic load or store (the first read of a compare-and-swap loop)
+    // is an atomic access: it races with no other atomic.
+    let atomic = |inst: &InstructionValue<'ctx>| {
+        let ordering = inst
+            .get_atomic_ordering()
+            .unwrap_or(AtomicOrdering::NotAtomic);
+        if ordering == AtomicOrdering::NotAtomic {
+            0
+        } else {
+            Access::ATOMIC
+        }
+    };
     let (pointer_at, value_type, flags) = match inst.get_opcode() {
-        InstructionOpcode::Load => (0, basic(inst.get_type())?, 0),
-        InstructionOpcode::Store => (1, operand_type(inst, 0)?, Access::STORE),
+        InstructionOpcode::Load => (0, basic(inst.get_type())?, atomic(inst)),
+        InstructionOpcode::Store => (1, operand_type(inst, 0)?, Access::STORE | atomic(inst)),
         InstructionOpcode::AtomicRMW => (0, operand_type(inst, 1)?, Access::ATOMIC | Access::STORE),
         InstructionOpcode::AtomicCmpXchg => {
             (0, operand_type(inst, 1)?, Access::ATOMIC | Access::STORE)
