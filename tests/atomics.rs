@@ -195,3 +195,49 @@ fn view_atomics_combine_partitions_and_an_unmasked_edge_is_an_error() {
         "{text}"
     );
 }
+
+/// CUDA tiles' atomic accesses of a partition and its index space: each
+/// program stores its tile atomically, loads it back atomically, and
+/// records how many tiles the view has.
+#[tile_kernel(configs(B = 8))]
+fn round_trip<const B: usize>(
+    x: &Tensor<f32>,
+    out: &mut Tensor<f32>,
+    back: &mut Tensor<f32>,
+    tiles: &mut Tensor<i32>,
+) {
+    let pid = program_id(0);
+    let (vx, vo) = (partition_view(x, [B]), partition_view(out, [B]));
+    vo.atomic_store_masked(vx.load_masked(pid) * 2.0, pid, Ordering::Release);
+    let seen = vo.atomic_load_masked(pid, Ordering::Acquire, Scope::Cta);
+    partition_view(back, [B]).store_masked(seen + 1.0, pid);
+    partition_view(tiles, [1]).store(vx.num_tiles(0), pid);
+}
+
+#[test]
+fn partition_views_load_and_store_atomically_and_count_their_tiles() {
+    let dev = Device::cpu();
+    let n = 19;
+    let xs: Vec<f32> = (0..n).map(|i| i as f32 - 4.5).collect();
+    let x = device(&dev, &[n], &xs);
+    let mut out = device(&dev, &[n], &vec![0.0f32; n]);
+    let mut back = device(&dev, &[n], &vec![0.0f32; n]);
+    let mut tiles = device(&dev, &[3], &[0i32; 3]);
+    round_trip::<8>::launch(&dev, [3], (&x, &mut out, &mut back, &mut tiles)).unwrap();
+    let doubled: Vec<f32> = xs.iter().map(|v| v * 2.0).collect();
+    assert_eq!(out.to_vec().unwrap(), doubled);
+    let plus_one: Vec<f32> = doubled.iter().map(|v| v + 1.0).collect();
+    assert_eq!(back.to_vec().unwrap(), plus_one);
+    assert_eq!(tiles.to_vec().unwrap(), [3, 3, 3]);
+    let mut want = [n, n, 3].map(|len| host(&[len], &vec![0.0f32; len]));
+    let [want_out, want_back, _] = &mut want;
+    let mut want_tiles = host(&[3], &[0i32; 3]);
+    round_trip::<8>::interpret(
+        [3, 1, 1],
+        (&host(&[n], &xs), want_out, want_back, &mut want_tiles),
+    )
+    .unwrap();
+    same(&out, want_out);
+    same(&back, want_back);
+    same(&tiles, &want_tiles);
+}

@@ -31,6 +31,9 @@ pub struct GenConfig {
     /// random payload, an infinity, `-0.0`, the largest finite value or the
     /// smallest subnormal).
     pub special_rate: f64,
+    /// The probability that a result of a dtype atomics take is combined
+    /// into a tensor with an atomic update instead of stored.
+    pub atomic_rate: f64,
 }
 
 impl Default for GenConfig {
@@ -46,6 +49,7 @@ impl Default for GenConfig {
             max_nesting: 2,
             max_inputs: 4,
             special_rate: 0.03,
+            atomic_rate: 0.2,
         }
     }
 }

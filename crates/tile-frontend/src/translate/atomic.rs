@@ -31,7 +31,7 @@ struct Ordering {
 
 impl Translator<'_> {
     /// Strips the trailing order and scope arguments of an atomic call.
-    fn ordering<'e>(&self, args: &mut Vec<&'e Expr>) -> syn::Result<Ordering> {
+    fn ordering(&self, args: &mut Vec<&Expr>) -> syn::Result<Ordering> {
         let mut ordering = Ordering {
             order: MemOrder::AcqRel,
             scope: MemScope::Gpu,
@@ -183,7 +183,7 @@ impl Translator<'_> {
             }
         }
         let scalar = shape.is_none();
-        let shape = shape.unwrap_or_else(|| Shape::new(&[1]));
+        let shape = shape.unwrap_or_else(|| Shape::new([1]));
         let spread = |s: &mut Self, (x, e): (Value, &Expr)| s.broadcast_to_shape(x, &shape, e);
         let indices = indices
             .into_iter()
@@ -216,6 +216,148 @@ impl Translator<'_> {
                 .map(Val::Ir);
         }
         Ok(Val::Ir(old))
+    }
+
+    /// `view.atomic_load[_masked](i, ..[, order][, scope])` and
+    /// `view.atomic_store[_masked](tile, i, ..[, order][, scope])` (CUDA
+    /// tiles' atomic accesses of a partition): a load is a `cas` of zero
+    /// for zero, which returns each element and writes only the bits it
+    /// read; a store is an `xchg` whose old values are dropped.
+    pub(crate) fn view_atomic_access(
+        &mut self,
+        view: Value,
+        (store, masked): (bool, bool),
+        args: &[&Expr],
+        m: &ExprMethodCall,
+    ) -> syn::Result<Val> {
+        let Type::PartitionView(vt) = self.ty(view) else {
+            return Err(self.err(&m.receiver, "expected a partition view"));
+        };
+        let name = m.method.to_string();
+        let mut args = args.to_vec();
+        let ordering = self.ordering(&mut args)?;
+        let (allowed, what) = if store {
+            (
+                [MemOrder::Relaxed, MemOrder::Release],
+                "a store's order is `Ordering::Relaxed` or `Ordering::Release`",
+            )
+        } else {
+            (
+                [MemOrder::Relaxed, MemOrder::Acquire],
+                "a load's order is `Ordering::Relaxed` or `Ordering::Acquire`",
+            )
+        };
+        if !allowed.contains(&ordering.order) {
+            return Err(self.err(m, format!("`{name}`: {what}")));
+        }
+        let op = if store { AtomicOp::Xchg } else { AtomicOp::Cas };
+        if !op.supports(vt.dtype) {
+            return Err(self.err(
+                m,
+                format!(
+                    "`{name}` needs a view of {}, found {}",
+                    op.supported_text(),
+                    vt.dtype
+                ),
+            ));
+        }
+        let tensor = *self
+            .views
+            .get(&view)
+            .ok_or_else(|| self.err(&m.receiver, "expected a view of a tensor parameter"))?;
+        let (value, rest) = if store {
+            self.check_writable(view, m)?;
+            let Some((first, rest)) = args.split_first() else {
+                return Err(self.err(
+                    m,
+                    format!("`{name}(tile, index..)` needs the tile to store"),
+                ));
+            };
+            (
+                self.view_tile_operand(first, &vt.tile, vt.dtype)?,
+                rest.to_vec(),
+            )
+        } else {
+            (
+                self.ir(m, |b| b.full(Scalar::zero(vt.dtype), vt.tile.dims()))?,
+                args,
+            )
+        };
+        let idx = self.indices(&rest, "a partition index")?;
+        if idx.len() != vt.tile.rank() {
+            return Err(self.err(
+                m,
+                format!(
+                    "a view of rank {} needs {} partition indices, found {}",
+                    vt.tile.rank(),
+                    vt.tile.rank(),
+                    idx.len()
+                ),
+            ));
+        }
+        let (indices, mask) = self.partition_elements(tensor, &vt.tile, &idx, masked, m)?;
+        let kind = OpKind::Atomic {
+            op,
+            order: ordering.order,
+            scope: ordering.scope,
+        };
+        let cmp = (!store).then_some(value);
+        let access = AtomicAccess {
+            tensor,
+            indices: &indices,
+            cmp,
+            value,
+            mask,
+        };
+        let old = self.ir(m, |b| b.atomic(kind, access))?;
+        Ok(if store { Val::Unit } else { Val::Ir(old) })
+    }
+
+    /// The tile operand of a view method: of the view's dtype, a scalar
+    /// broadcast to the view's tile shape.
+    fn view_tile_operand(&mut self, e: &Expr, tile: &Shape, dtype: DType) -> syn::Result<Value> {
+        let v = self.expr(e)?;
+        let x = self.data(&v, Some(dtype), e)?;
+        let d = self.ty(x).dtype();
+        if d != dtype {
+            return Err(self.err(e, format!("the value is {d} but the view holds {dtype}: convert it with `.cast::<{dtype}>()`")));
+        }
+        match self.ty(x).tile_shape() {
+            None => self.broadcast_to_shape(x, tile, e),
+            Some(s) if s == tile => Ok(x),
+            Some(s) => Err(self.err(
+                e,
+                format!("the tile has shape {s}, but the view's tiles have shape {tile}"),
+            )),
+        }
+    }
+
+    /// `view.num_tiles(axis)`: the extent of the view's index space along
+    /// `axis`, `⌈dim(axis) / tile[axis]⌉` (`i32`).
+    pub(crate) fn view_num_tiles(
+        &mut self,
+        view: Value,
+        args: &[&Expr],
+        m: &ExprMethodCall,
+    ) -> syn::Result<Val> {
+        let Type::PartitionView(vt) = self.ty(view) else {
+            return Err(self.err(&m.receiver, "expected a partition view"));
+        };
+        let a = self.argn(args, 1, "num_tiles(axis)", m)?;
+        let axis = self.axis_arg(a[0], vt.tile.rank(), "the view")?;
+        let tensor = *self
+            .views
+            .get(&view)
+            .ok_or_else(|| self.err(&m.receiver, "expected a view of a tensor parameter"))?;
+        let extent = vt.tile.dims()[axis] as i32;
+        let count = self.ir(m, |b| {
+            let dim = b.dim(tensor, axis)?;
+            let up = b.constant(Scalar::I32(extent - 1))?;
+            let step = b.constant(Scalar::I32(extent))?;
+            let sum = b.binary(BinaryOp::Add, dim, up)?;
+            b.binary(BinaryOp::Div, sum, step)
+        })?;
+        Ok(Val::Ir(count))
     }
 
     /// `view.atomic_<op>[_masked](tile, i, ..[, order][, scope])`: the

@@ -144,6 +144,14 @@ impl Translator<'_> {
             return self.view_atomic(view, (op, tail == "_masked"), args, m);
         }
         match name {
+            "atomic_load" | "atomic_load_masked" | "atomic_store" | "atomic_store_masked" => {
+                let access = (name.starts_with("atomic_store"), name.ends_with("_masked"));
+                return self.view_atomic_access(view, access, args, m);
+            }
+            "num_tiles" => return self.view_num_tiles(view, args, m),
+            _ => {}
+        }
+        match name {
             "load" | "load_masked" => {
                 let idx = self.indices(args, "a partition index")?;
                 let out = if name == "load" {
@@ -192,7 +200,7 @@ impl Translator<'_> {
             }
             _ => Err(self.err(
                 &m.method,
-                format!("no method `{name}` on a partition view; views have load, load_masked, load_masked_with, store, store_masked and atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg (each also `_masked`)"),
+                format!("no method `{name}` on a partition view; views have load, load_masked, load_masked_with, store, store_masked, num_tiles, and atomic_load, atomic_store, atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg (each also `_masked`)"),
             )),
         }
     }

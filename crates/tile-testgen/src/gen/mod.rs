@@ -77,6 +77,9 @@ const FAMILIES: [(Family, u32); 20] = [
     (Family::For, 2),
 ];
 
+/// Mixed into the seed for the stream that picks atomic outputs.
+const ATOMIC_STREAM: u64 = 0xa70d_1c5e_ed5a_17c3;
+
 /// The state of one generation.
 pub(crate) struct Gen<'c> {
     /// The random stream of the seed.
@@ -116,10 +119,18 @@ pub(crate) fn generate(seed: u64, cfg: &GenConfig) -> Case {
     };
     let mut b = Builder::new(format!("gen_{seed}"));
     let outputs = g.rng.range(1, cfg.max_outputs.max(1));
+    // Which outputs are atomic comes from a stream of its own, so that a
+    // case without atomics is the one this seed gave before they existed.
+    let mut atomics = SplitMix64::new(seed ^ ATOMIC_STREAM);
     for _ in 0..outputs {
         let ty = g.random_tile_type(None);
-        g.output(&mut b, &ty)
-            .unwrap_or_else(|e| panic!("the generator broke a typing rule (seed {seed}): {e}"));
+        let built = match &ty {
+            Type::Tile(t) if Gen::atomic_dtype(t.dtype) && atomics.chance(cfg.atomic_rate) => {
+                g.atomic_output(&mut b, t)
+            }
+            _ => g.output(&mut b, &ty),
+        };
+        built.unwrap_or_else(|e| panic!("the generator broke a typing rule (seed {seed}): {e}"));
     }
     let func = b
         .finish()

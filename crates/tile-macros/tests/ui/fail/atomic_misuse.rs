@@ -47,4 +47,15 @@ fn no_such_update(out: &mut Tensor<i32>) {
     atomic_nand(out, [iota::<i32>([16])], 1);
 }
 
+#[tile_kernel]
+fn load_with_release(out: &mut Tensor<i32>) {
+    let v = partition_view(out, [16]).atomic_load(program_id(0), Ordering::Release);
+    partition_view(out, [16]).store(v, program_id(0));
+}
+
+#[tile_kernel]
+fn atomic_store_of_f16(out: &mut Tensor<f16>) {
+    partition_view(out, [16]).atomic_store(zeros::<f16>([16]), program_id(0));
+}
+
 fn main() {}
