@@ -7,8 +7,9 @@
 //! `value` (literals and their typing), `ops` (operators, broadcasting,
 //! casts), `calls` (builtin functions and helper inlining), `methods`
 //! (method calls: math, reductions, views), `movement` (reshape, permute,
-//! slice, pad, ...), `lview` (layout views), `control` (`for`, `if`) and
-//! this module (statements, blocks and variables).
+//! slice, pad, ...), `random` (Philox random numbers), `lview` (layout
+//! views), `control` (`for`, `if`) and this module (statements, blocks and
+//! variables).
 
 mod atomic;
 mod calls;
@@ -18,6 +19,7 @@ mod lview;
 mod methods;
 mod movement;
 mod ops;
+mod random;
 mod scope;
 mod value;
 
