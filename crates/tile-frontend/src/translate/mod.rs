@@ -7,9 +7,9 @@
 //! `value` (literals and their typing), `ops` (operators, broadcasting,
 //! casts), `calls` (builtin functions and helper inlining), `methods`
 //! (method calls: math, reductions, views), `movement` (reshape, permute,
-//! slice, pad, ...), `random` (Philox random numbers), `lview` (layout
-//! views), `control` (`for`, `if`) and this module (statements, blocks and
-//! variables).
+//! slice, pad, ...), `sort` (the bitonic sort), `random` (Philox random
+//! numbers), `lview` (layout views), `control` (`for`, `if`) and this module
+//! (statements, blocks and variables).
 
 mod atomic;
 mod calls;
@@ -21,6 +21,7 @@ mod movement;
 mod ops;
 mod random;
 mod scope;
+mod sort;
 mod value;
 
 use crate::diag::{build_err, build_msg, err};
