@@ -54,7 +54,10 @@ impl Translator<'_> {
             ));
         }
         let dims = shape.dims();
-        let n = dims.last().copied().unwrap_or(1);
+        let Some(last) = dims.len().checked_sub(1) else {
+            return Ok(Val::Ir(x));
+        };
+        let n = dims[last];
         if !n.is_power_of_two() {
             return Err(self.err(
                 &m.method,
@@ -69,7 +72,6 @@ impl Translator<'_> {
             }
         }
         if name == "sort_descending" {
-            let last = dims.len() - 1;
             out = self.ir(m, |b| b.flip(out, &[last]))?;
         }
         Ok(Val::Ir(out))
@@ -86,11 +88,13 @@ impl Translator<'_> {
         mirror: bool,
         node: &dyn ToTokens,
     ) -> syn::Result<Value> {
-        let (lead, n) = dims.split_at(dims.len() - 1);
+        let Some((&n, lead)) = dims.split_last() else {
+            return Ok(x);
+        };
         let half = block / 2;
         let inner: Vec<usize> = if mirror { vec![block] } else { vec![2, half] };
         let mut view_shape = lead.to_vec();
-        view_shape.push(n[0] / block);
+        view_shape.push(n / block);
         view_shape.extend(&inner);
         let axis = view_shape.len() - inner.len();
         let view = self.ir(node, |b| b.reshape(x, &view_shape))?;
@@ -115,7 +119,7 @@ impl Translator<'_> {
         let Ok(half) = i32::try_from(half) else {
             return Err(self.err(
                 node,
-                format!("a block of {half} elements is too large to sort"),
+                format!("a last extent of {} is too large to sort", 2 * half),
             ));
         };
         let index = self.ir(node, |b| b.iota(inner, DType::I32))?;
