@@ -3,10 +3,16 @@
 //! from the algorithm and checked first on the Random123 known-answer
 //! vectors; the random builtins then equal it bit for bit (`randn` within
 //! the rounding of `ln`, `sqrt` and `cos`, and bit for bit between the two
-//! devices). The sorts equal `slice::sort_by` with NaNs last.
+//! devices). The sorts equal `slice::sort_by` with NaNs last. Every kernel
+//! also runs as the GPU targets lower it, on the lockstep emulator, and
+//! compiles for every default target.
 
-use tile::ir::interp::HostTensor;
+use tile::ir::interp::{self, Arg, HostTensor};
+use tile::ir::text::parse_function;
+use tile::ir::Scalar;
 use tile::{tile_kernel, Device, Element, Tensor};
+use tile_thread::emulate;
+use tile_thread::lower::{lower, LowerOptions};
 
 /// The high and low words of the 64-bit product `m * x`.
 fn mul_hi_lo(m: u32, x: u32) -> (u32, u32) {
@@ -395,5 +401,65 @@ fn every_kernel_here_compiles_for_every_default_target() {
                     .unwrap_or_else(|e| panic!("{} ({}): {e}", info.name, spec.label));
             }
         }
+    }
+}
+
+/// Runs the tile IR `ir` in the interpreter and as the GPU targets lower it
+/// (the thread-level program for 4 warps, on the lockstep emulator), and
+/// asserts that every tensor ends with the same bytes.
+fn gpu_lowering_agrees(name: &str, ir: &str, grid: [u32; 3], args: Vec<Arg>) {
+    let func = parse_function(ir).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut want = args.clone();
+    interp::run(&func, grid, &mut want).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let program = lower(&func, &LowerOptions::warps(4)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut got = args;
+    emulate::run(&program, grid, &mut got).unwrap_or_else(|e| panic!("{name}: {e}"));
+    for (g, w) in got.iter().zip(&want) {
+        if let (Arg::Tensor(g), Arg::Tensor(w)) = (g, w) {
+            assert_eq!(
+                g.data(),
+                w.data(),
+                "{name}: the lowering differs from the interpreter"
+            );
+        }
+    }
+}
+
+/// A tensor argument.
+fn tensor<T: Element>(shape: &[usize], values: &[T]) -> Arg {
+    Arg::Tensor(host(shape, values))
+}
+
+#[test]
+fn the_gpu_lowering_of_every_kernel_here_runs_like_the_interpreter() {
+    let n = 200;
+    let (u, f) = (vec![0u32; n], vec![0f32; n]);
+    let args = vec![
+        Arg::Scalar(Scalar::U64(0xdead_beef_0bad_f00d)),
+        tensor(&[n], &u),
+        tensor(&[n], &f),
+        tensor(&[n], &f),
+    ];
+    gpu_lowering_agrees("draws", draws::<64>::ir(), [4, 1, 1], args);
+    let args = vec![Arg::Scalar(Scalar::I32(-3)), tensor(&[n], &u)];
+    gpu_lowering_agrees("wide", wide::<32>::ir(), [7, 1, 1], args);
+    let args = vec![tensor(&[4, 8], &u[..32]), tensor(&[1], &f[..1])];
+    gpu_lowering_agrees("fixed", fixed::<4, 8>::ir(), [1, 1, 1], args);
+    for (ir, r, n) in [
+        (sort_rows::<4, 16>::ir(), 4, 16),
+        (sort_rows::<2, 64>::ir(), 2, 64),
+        (sort_rows::<2, 1>::ir(), 2, 1),
+    ] {
+        let rows = 2 * r;
+        let zero = vec![0f32; rows * n];
+        let x = tensor(&[rows, n], &floats(rows * n, n as u32));
+        let args = vec![x, tensor(&[rows, n], &zero), tensor(&[rows, n], &zero)];
+        gpu_lowering_agrees(&format!("sort_rows [{r}, {n}]"), ir, [2, 1, 1], args);
+    }
+    for (ir, n) in [(sort_vec::<8>::ir(), 8), (sort_vec::<32>::ir(), 32)] {
+        let xs: Vec<i32> = values(n, n as u32).into_iter().map(|v| v as i32).collect();
+        let zero = vec![0i32; n];
+        let args = vec![tensor(&[n], &xs), tensor(&[n], &zero), tensor(&[n], &zero)];
+        gpu_lowering_agrees(&format!("sort_vec [{n}]"), ir, [1, 1, 1], args);
     }
 }
