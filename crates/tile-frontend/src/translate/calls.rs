@@ -8,7 +8,7 @@ use syn::{Expr, ExprCall, PathArguments};
 use tile_ir::{BinaryOp, DType, DotPrecision, Scalar, Type};
 
 /// The builtin functions, as listed in errors.
-const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, dot_tf32, cat, select, fma, cdiv, min, max, pow, atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas";
+const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, dot_tf32, cat, select, fma, cdiv, min, max, pow, rand, randint, randn, atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas";
 
 impl<'k> Translator<'k> {
     /// The arguments of a call, checking their number.
@@ -181,6 +181,7 @@ impl<'k> Translator<'k> {
                 let (x, _) = self.broadcast_pair(x, y, "fma", c)?;
                 self.ir(c, |b| b.fma(x, y, z)).map(Val::Ir)
             }
+            "rand" | "randint" | "randn" => self.random_call(&name, c, &args),
             "cdiv" => {
                 let a = self.argn(&args, 2, "cdiv(a, b)", c)?;
                 let x = self.expr(a[0])?;

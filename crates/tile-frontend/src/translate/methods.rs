@@ -1,5 +1,5 @@
 //! Method calls: tensor extents, partition-view loads and stores, elementwise
-//! math, casts, reductions and scans, and movement.
+//! math, casts, reductions and scans, sorts, and movement.
 //!
 //! Naming: `x.max(y)` / `x.min(y)` are elementwise (as on Rust floats);
 //! the reductions along an axis are `x.max_along(axis)` / `x.min_along(axis)`,
@@ -11,7 +11,7 @@ use super::{Translator, Val};
 use syn::{Expr, ExprMethodCall};
 use tile_ir::{ArgKind, BinaryOp, Padding, ReduceKind, ScanKind, Type, UnaryOp, Value};
 
-const TILE_METHODS: &str = "exp, exp2, ln/log, log2, sqrt, rsqrt, sin, cos, tanh, erf, abs, floor, ceil, round_tf32, max(y), min(y), powf(y), cast::<T>(), sum, prod, max_along, min_along, argmax, argmin (each also `_keepdim`), cumsum, cumprod, reshape, permute, transpose, expand, broadcast_to, flip, slice, pad";
+const TILE_METHODS: &str = "exp, exp2, ln/log, log2, sqrt, rsqrt, sin, cos, tanh, erf, abs, floor, ceil, round_tf32, max(y), min(y), powf(y), cast::<T>(), sum, prod, max_along, min_along, argmax, argmin (each also `_keepdim`), cumsum, cumprod, sort, sort_descending, reshape, permute, transpose, expand, broadcast_to, flip, slice, pad";
 
 fn unary_of(name: &str) -> Option<UnaryOp> {
     Some(match name {
@@ -273,7 +273,8 @@ impl Translator<'_> {
         let Some(shape) = ty.tile_shape().cloned() else {
             let known = reduction_of(name).is_some()
                 || super::movement::is_movement(name)
-                || name.starts_with("cum");
+                || name.starts_with("cum")
+                || super::sort::is_sort(name);
             let msg = if known {
                 format!("`{name}` works on tiles, found the scalar {ty}")
             } else {
@@ -300,6 +301,9 @@ impl Translator<'_> {
                 ScanKind::CumProd
             };
             return self.ir(m, |b| b.scan(k, x, axis)).map(Val::Ir);
+        }
+        if super::sort::is_sort(name) {
+            return self.sort(x, &shape, name, args, m);
         }
         if super::movement::is_movement(name) {
             return self.movement(x, &shape, name, args, m);

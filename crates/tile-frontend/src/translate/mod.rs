@@ -7,8 +7,9 @@
 //! `value` (literals and their typing), `ops` (operators, broadcasting,
 //! casts), `calls` (builtin functions and helper inlining), `methods`
 //! (method calls: math, reductions, views), `movement` (reshape, permute,
-//! slice, pad, ...), `lview` (layout views), `control` (`for`, `if`) and
-//! this module (statements, blocks and variables).
+//! slice, pad, ...), `sort` (the bitonic sort), `random` (Philox random
+//! numbers), `lview` (layout views), `control` (`for`, `if`) and this module
+//! (statements, blocks and variables).
 
 mod atomic;
 mod calls;
@@ -18,7 +19,9 @@ mod lview;
 mod methods;
 mod movement;
 mod ops;
+mod random;
 mod scope;
+mod sort;
 mod value;
 
 use crate::diag::{build_err, build_msg, err};
