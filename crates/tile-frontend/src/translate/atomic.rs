@@ -27,6 +27,8 @@ pub(crate) fn atomic_name(name: &str) -> Option<(AtomicOp, &str)> {
 struct Ordering {
     order: MemOrder,
     scope: MemScope,
+    /// Whether the call named the order (else `order` is the default).
+    order_given: bool,
 }
 
 impl Translator<'_> {
@@ -35,8 +37,9 @@ impl Translator<'_> {
         let mut ordering = Ordering {
             order: MemOrder::AcqRel,
             scope: MemScope::Gpu,
+            order_given: false,
         };
-        let (mut seen_order, mut seen_scope) = (false, false);
+        let mut seen_scope = false;
         while let Some(Expr::Path(p)) = args.last() {
             let segments: Vec<String> = p
                 .path
@@ -48,7 +51,7 @@ impl Translator<'_> {
                 break;
             };
             match kind.as_str() {
-                "Ordering" if !seen_order => {
+                "Ordering" if !ordering.order_given => {
                     ordering.order = match name.as_str() {
                         "Relaxed" => MemOrder::Relaxed,
                         "Acquire" => MemOrder::Acquire,
@@ -57,7 +60,7 @@ impl Translator<'_> {
                         "SeqCst" => return Err(self.err(p, "atomics in kernels have no `SeqCst`: use `Ordering::AcqRel` (the default), and a barrier or a fence where a total order is needed")),
                         other => return Err(self.err(p, format!("unknown ordering `{other}`: use Relaxed, Acquire, Release or AcqRel"))),
                     };
-                    seen_order = true;
+                    ordering.order_given = true;
                 }
                 "Scope" if !seen_scope => {
                     ordering.scope = match name.as_str() {
@@ -235,7 +238,15 @@ impl Translator<'_> {
         };
         let name = m.method.to_string();
         let mut args = args.to_vec();
-        let ordering = self.ordering(&mut args)?;
+        let mut ordering = self.ordering(&mut args)?;
+        if !ordering.order_given {
+            // A store releases and a load acquires by default.
+            ordering.order = if store {
+                MemOrder::Release
+            } else {
+                MemOrder::Acquire
+            };
+        }
         let (allowed, what) = if store {
             (
                 [MemOrder::Relaxed, MemOrder::Release],

@@ -8,7 +8,7 @@ use syn::{Expr, ExprCall, PathArguments};
 use tile_ir::{BinaryOp, DType, DotPrecision, Scalar, Type};
 
 /// The builtin functions, as listed in errors.
-const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, dot_tf32, cat, select, fma, cdiv, min, max, pow, rand, randint, randn, atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas";
+const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, dot_tf32, cat, stack, select, fma, cdiv, min, max, pow, rand, randint, randn, atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas";
 
 impl<'k> Translator<'k> {
     /// The arguments of a call, checking their number.
@@ -136,6 +136,7 @@ impl<'k> Translator<'k> {
                 self.ir(c, |b| b.dot_with(v[0], v[1], v[2], precision))
                     .map(Val::Ir)
             }
+            "stack" => self.stack_call(c, &args),
             "cat" => {
                 let a = self.argn(&args, 2, "cat([a, b, ...], axis)", c)?;
                 let parts = self.array_elems(a[0], "the tiles to concatenate")?;

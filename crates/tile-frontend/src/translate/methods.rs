@@ -11,7 +11,7 @@ use super::{Translator, Val};
 use syn::{Expr, ExprMethodCall};
 use tile_ir::{ArgKind, BinaryOp, Padding, ReduceKind, ScanKind, Type, UnaryOp, Value};
 
-const TILE_METHODS: &str = "exp, exp2, ln/log, log2, sqrt, rsqrt, sin, cos, tanh, erf, abs, floor, ceil, round_tf32, max(y), min(y), powf(y), cast::<T>(), sum, prod, max_along, min_along, argmax, argmin (each also `_keepdim`), cumsum, cumprod, sort, sort_descending, reshape, permute, transpose, expand, broadcast_to, flip, slice, pad";
+const TILE_METHODS: &str = "exp, exp2, ln/log, log2, sqrt, rsqrt, sin, cos, tanh, erf, abs, floor, ceil, round_tf32, max(y), min(y), powf(y), cast::<T>(), sum, prod, max_along, min_along, argmax, argmin (each also `_keepdim`), cumsum, cumprod, sort, sort_descending, reshape, permute, transpose, expand, broadcast_to, flip, slice, pad, squeeze, unsqueeze, flatten, unflatten, repeat, repeat_interleave, roll, split, chunk";
 
 fn unary_of(name: &str) -> Option<UnaryOp> {
     Some(match name {
@@ -273,6 +273,7 @@ impl Translator<'_> {
         let Some(shape) = ty.tile_shape().cloned() else {
             let known = reduction_of(name).is_some()
                 || super::movement::is_movement(name)
+                || super::reshaping::is_reshaping(name)
                 || name.starts_with("cum")
                 || super::sort::is_sort(name);
             let msg = if known {
@@ -307,6 +308,9 @@ impl Translator<'_> {
         }
         if super::movement::is_movement(name) {
             return self.movement(x, &shape, name, args, m);
+        }
+        if super::reshaping::is_reshaping(name) {
+            return self.reshaping(x, &shape, name, args, m);
         }
         Err(self.err(
             &m.method,

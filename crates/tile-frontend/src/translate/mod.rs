@@ -20,6 +20,7 @@ mod methods;
 mod movement;
 mod ops;
 mod random;
+mod reshaping;
 mod scope;
 mod sort;
 mod value;
