@@ -11,7 +11,7 @@ use super::{Translator, Val};
 use syn::{Expr, ExprMethodCall};
 use tile_ir::{ArgKind, BinaryOp, Padding, ReduceKind, ScanKind, Type, UnaryOp, Value};
 
-const TILE_METHODS: &str = "exp, exp2, ln/log, log2, sqrt, rsqrt, sin, cos, tanh, erf, abs, floor, ceil, round_tf32, max(y), min(y), powf(y), cast::<T>(), sum, prod, max_along, min_along, argmax, argmin (each also `_keepdim`), cumsum, cumprod, sort, sort_descending, reshape, permute, transpose, expand, broadcast_to, flip, slice, pad, squeeze, unsqueeze, flatten, unflatten, repeat, repeat_interleave, roll, split, chunk";
+const TILE_METHODS: &str = "exp, exp2, ln/log, log2, sqrt, rsqrt, sin, cos, tanh, erf, abs, floor, ceil, round_tf32, max(y), min(y), powf(y), cast::<T>(), cast_nonsaturating::<T>(), sum, prod, max_along, min_along, argmax, argmin (each also `_keepdim`), cumsum, cumprod, sort, sort_descending, reshape, permute, transpose, expand, broadcast_to, flip, slice, pad, squeeze, unsqueeze, flatten, unflatten, repeat, repeat_interleave, roll, split, chunk";
 
 fn unary_of(name: &str) -> Option<UnaryOp> {
     Some(match name {
@@ -70,7 +70,7 @@ impl Translator<'_> {
         let recv = self.expr(&m.receiver)?;
         let name = m.method.to_string();
         let args: Vec<&Expr> = m.args.iter().collect();
-        if m.turbofish.is_some() && name != "cast" {
+        if m.turbofish.is_some() && name != "cast" && name != "cast_nonsaturating" {
             return Err(self.err(&m.turbofish, format!("`{name}` takes no type arguments")));
         }
         if let Val::Ir(v) = recv {
@@ -256,6 +256,17 @@ impl Translator<'_> {
             let a = self.argn(args, 1, &format!("{name}(other)"), m)?;
             let y = self.expr(a[0])?;
             return self.binary(Bin::Arith(op), recv, y, m);
+        }
+        if name == "cast_nonsaturating" {
+            self.argn(args, 0, "cast_nonsaturating::<T>()", m)?;
+            let Some(d) = self.cast_target(m)? else {
+                return Err(self.err(
+                    &m.method,
+                    "write the target dtype: `.cast_nonsaturating::<f8e4m3>()`",
+                ));
+            };
+            let x = self.data(&recv, None, &m.receiver)?;
+            return self.cast_nonsaturating(x, d, m);
         }
         if name == "cast" {
             self.argn(args, 0, "cast::<T>()", m)?;

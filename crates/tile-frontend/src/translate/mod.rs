@@ -13,6 +13,7 @@
 
 mod atomic;
 mod calls;
+mod cast;
 mod consts;
 mod control;
 mod lview;
