@@ -145,6 +145,6 @@ mod tests {
             assert_eq!(FaultCode::from_u32(code as u32), Some(code));
         }
         assert_eq!(FaultCode::from_u32(0), None);
-        assert_eq!(FaultCode::from_u32(7), None);
+        assert_eq!(FaultCode::from_u32(8), None);
     }
 }
