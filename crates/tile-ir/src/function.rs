@@ -2,6 +2,7 @@
 //! that own every op and value.
 
 use crate::arena::{Arena, Handle};
+use crate::location::Location;
 use crate::ops::OpKind;
 use crate::types::Type;
 
@@ -62,6 +63,8 @@ pub struct Op {
     pub results: Vec<Value>,
     /// Nested regions (`for`: one; `if`: then and else).
     pub regions: Vec<Region>,
+    /// The source expression it comes from, if known.
+    pub loc: Option<Location>,
 }
 
 /// A kernel parameter.
@@ -158,6 +161,7 @@ impl Function {
             operands,
             results: Vec::new(),
             regions,
+            loc: None,
         });
         let results = result_types
             .into_iter()
