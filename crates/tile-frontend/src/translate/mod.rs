@@ -15,6 +15,7 @@ mod atomic;
 mod calls;
 mod consts;
 mod control;
+mod location;
 mod lview;
 mod methods;
 mod movement;
@@ -122,13 +123,22 @@ impl<'k> Translator<'k> {
     }
 
     /// Runs a builder call, turning a broken typing rule into an error at
-    /// `node`.
+    /// `node`; the ops it builds get `node`'s source location (when its
+    /// tokens have one).
     pub(crate) fn ir<T>(
         &mut self,
         node: &dyn ToTokens,
         f: impl FnOnce(&mut Builder) -> Result<T, BuildError>,
     ) -> syn::Result<T> {
-        match f(&mut self.b) {
+        let outer = match location::location(node) {
+            Some(loc) => Some(self.b.set_location(Some(loc))),
+            None => None,
+        };
+        let result = f(&mut self.b);
+        if let Some(outer) = outer {
+            self.b.set_location(outer);
+        }
+        match result {
             Ok(v) => Ok(v),
             Err(e) => Err(self.err(node, build_msg(e))),
         }
