@@ -177,6 +177,16 @@ impl Function {
         op
     }
 
+    /// The same kernel without source locations: what depends on its code
+    /// only (the kernel cache's key, compiled images) is made from it.
+    pub fn without_locations(&self) -> Function {
+        let mut plain = self.clone();
+        for op in plain.ops.values_mut() {
+            op.loc = None;
+        }
+        plain
+    }
+
     /// Calls `visit` on every op reachable from the body, parents before the
     /// ops of their regions, in execution order.
     pub fn walk(&self, visit: &mut impl FnMut(OpId)) {
