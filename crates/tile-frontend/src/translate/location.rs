@@ -42,27 +42,13 @@ fn position(span: Span) -> Option<(String, u32, u32)> {
     Some((file, line, column))
 }
 
-/// The span of the method name when `tokens` end as a method call:
-/// `. name (args)` or `. name :: < .. > (args)`.
+/// The span of the method name when `tokens` are a method call (`recv.name(..)`,
+/// `recv.name::<T>(..)`), not merely end with one (`a + b.name(..)`).
 fn method_span(tokens: &[TokenTree]) -> Option<Span> {
-    let (TokenTree::Group(args), rest) = tokens.split_last()? else {
-        return None;
-    };
-    if args.delimiter() != Delimiter::Parenthesis {
-        return None;
-    }
-    let dot = rest.iter().rposition(|t| is_punct(t, '.'))?;
-    match rest.get(dot + 1) {
-        Some(TokenTree::Ident(name)) if dot + 2 == rest.len() || is_punct(&rest[dot + 2], ':') => {
-            Some(name.span())
-        }
-        _ => None,
-    }
-}
-
-/// Whether `token` is the punctuation `c`.
-fn is_punct(token: &TokenTree, c: char) -> bool {
-    matches!(token, TokenTree::Punct(p) if p.as_char() == c)
+    let stream: TokenStream = tokens.iter().cloned().collect();
+    syn::parse2::<syn::ExprMethodCall>(stream)
+        .ok()
+        .map(|call| call.method.span())
 }
 
 /// `tokens` as short Rust text on one line: the arguments of calls and the
@@ -206,6 +192,19 @@ mod tests {
             of("aaaaaaaaaa + bbbbbbbbbb + cccccccccc + dddddddddd + eeeeeeeeee + ffffffffff");
         assert_eq!(long.chars().count(), MAX_SNIPPET);
         assert!(long.ends_with(".."), "{long}");
+    }
+
+    #[test]
+    fn a_method_call_is_located_at_its_name_and_a_binary_expression_is_not() {
+        let at = |src: &str| {
+            let expr: syn::Expr = syn::parse_str(src).unwrap();
+            let tokens: Vec<TokenTree> = expr.to_token_stream().into_iter().collect();
+            method_span(&tokens).map(|span| span.start().column)
+        };
+        assert_eq!(at("partition_view(x, [B]).load(pid)"), Some(23));
+        assert_eq!(at("x.sum::<f32>(1)"), Some(2));
+        assert_eq!(at("a * b + y.load(pid)"), None);
+        assert_eq!(at("(a + b).exp()"), Some(8));
     }
 
     #[test]
