@@ -130,10 +130,7 @@ impl<'k> Translator<'k> {
         node: &dyn ToTokens,
         f: impl FnOnce(&mut Builder) -> Result<T, BuildError>,
     ) -> syn::Result<T> {
-        let outer = match location::location(node) {
-            Some(loc) => Some(self.b.set_location(Some(loc))),
-            None => None,
-        };
+        let outer = location::location(node).map(|loc| self.b.set_location(Some(loc)));
         let result = f(&mut self.b);
         if let Some(outer) = outer {
             self.b.set_location(outer);
