@@ -38,11 +38,35 @@ fn a_failing_access_in_host_code_is_an_execution_error_and_writes_nothing_past_i
     let mut out: Tensor<f32> = dev.zeros(&[6]).unwrap();
     let err = copy::<4>::launch(&dev, [2], (&x, &mut out)).unwrap_err();
     assert!(matches!(err, Error::Execution { .. }), "{err:?}");
+    // The error leads with the Rust expression, where it is (the `load` of
+    // `copy` above) and the tensor parameter, then the op of the tile IR.
     assert_eq!(
         err.to_string(),
-        "kernel `copy` failed on device cpu: program (1, 0, 0): `%3 = load %2, %0`: partition [1] is partially outside the tensor (use the masked form)"
+        "kernel `copy` failed on device cpu: program (1, 0, 0): `partition_view(..).load(..)` at tests/cpu_device.rs:15:59 (`%3 = load %2, %0`, a view of `x`): partition [1] is partially outside the tensor (use the masked form)"
     );
     assert_eq!(out.to_vec().unwrap(), [1.0, 2.0, 3.0, 4.0, 0.0, 0.0]);
+}
+
+#[test]
+fn the_interpreter_names_the_same_rust_location_and_parameter() {
+    let hx = HostTensor::from_vec(&[6], vec![1.0f32; 6]).unwrap();
+    let mut hout = HostTensor::from_vec(&[6], vec![0.0f32; 6]).unwrap();
+    let err = copy::<4>::interpret([2], (&hx, &mut hout)).unwrap_err();
+    assert!(matches!(err, InterpretError::Run(_)), "{err:?}");
+    assert!(
+        err.to_string().starts_with(
+            "program (1, 0, 0): `partition_view(..).load(..)` at tests/cpu_device.rs:15:59 (`%3 = load %2, %0`, a view of `x`): partition [1] (tile [4]) is partially outside the tensor"
+        ),
+        "{err}"
+    );
+    // The embedded IR carries the locations, in the text form's `loc(..)`.
+    assert!(
+        copy::<4>::ir().contains(
+            r#"%3 = load %2[%0] : tile<4xf32> loc("tests/cpu_device.rs":15:59, "partition_view(..).load(..)")"#
+        ),
+        "{}",
+        copy::<4>::ir()
+    );
 }
 
 #[tile_kernel(configs(B = 4))]

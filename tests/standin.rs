@@ -324,7 +324,7 @@ fn examples_on(dev: &Device, target: Target) {
     assert!(matches!(err, Error::DeviceCheck { .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
-        format!("kernel `copy` failed on device {dev}: check 0 (`%3 = load %2, %0`): partition index [1, 0, 0, 0] reaches outside the tensor")
+        format!("kernel `copy` failed on device {dev}: check 0: `partition_view(..).load(..)` at tests/standin.rs:70:59 (`%3 = load %2, %0`, a view of `x`): partition index [1, 0, 0, 0] reaches outside the tensor")
     );
 }
 

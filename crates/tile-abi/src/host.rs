@@ -69,7 +69,7 @@ pub const MATH_TABLE_SLOTS: usize = POW_SLOT + 1;
 /// status record's `check` names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostCheck {
-    /// The op, as `tile_ir::ValueNames::describe_op` writes it.
+    /// The op, as `tile_ir::ValueNames::describe_site` writes it.
     pub op: Cow<'static, str>,
     /// How many values its failures record (at most four).
     pub values: u8,

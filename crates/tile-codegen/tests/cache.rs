@@ -13,7 +13,7 @@ use tile_abi::HostIsa;
 use tile_codegen::cache::Cache;
 use tile_codegen::pipeline::{self, Compiled, Options};
 use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
-use tile_ir::Function;
+use tile_ir::{Function, Location};
 
 const TARGETS: [Target; 3] = [
     Target::Nvptx(Sm::Sm80),
@@ -93,6 +93,52 @@ fn a_second_compilation_hits_every_target_and_gives_the_same_images() {
         .unwrap()
         .contains("s_endpgm"));
     assert!(texts[0].amdgpu_assembly.is_none() && texts[2].thread_program.is_none());
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// `vector_add` with a location on every op, its lines from `first_line`
+/// on (the kernel moved in its file when `first_line` changes).
+fn located_vector_add(first_line: u32) -> Function {
+    let mut func = vector_add();
+    let mut ops = Vec::new();
+    func.walk(&mut |op| ops.push(op));
+    for (line, op) in (first_line..).zip(ops) {
+        func.ops[op].loc = Some(Location {
+            file: "src/kernels.rs".into(),
+            line,
+            column: 5,
+            snippet: Some("expr(..)".into()),
+        });
+    }
+    func
+}
+
+#[test]
+fn a_moved_kernel_hits_and_its_checks_name_its_new_lines() {
+    let dir = scratch("moved");
+    let cache = Cache::open(&dir, 1 << 30).unwrap();
+    let first = compile(located_vector_add(10), &options(Some(&cache)));
+    assert!(first.cached.is_empty());
+    let moved = compile(located_vector_add(20), &options(Some(&cache)));
+    assert_eq!(moved.cached, TARGETS, "{:?}", moved.cache_notes);
+    let checks: Vec<String> = moved
+        .bounds_checks
+        .iter()
+        .cloned()
+        .chain(moved.host_checks.iter().map(|c| c.op.to_string()))
+        .collect();
+    assert!(!checks.is_empty());
+    for check in &checks {
+        assert!(
+            check.starts_with("`expr(..)` at src/kernels.rs:2"),
+            "{check}"
+        );
+    }
+    assert_eq!(
+        moved.images,
+        compile(vector_add(), &options(None)).images,
+        "locations change no image"
+    );
     let _ = fs::remove_dir_all(&dir);
 }
 

@@ -78,7 +78,7 @@ fn a_check_expands_to_the_build_without_its_images() {
     // The build has images and bounds checks to leave out.
     assert!(build.contains("ImageKind :: Ptx"), "{build}");
     assert!(build.contains("ImageKind :: Host"), "{build}");
-    assert!(build.contains("bounds_checks : & [\"%"), "{build}");
+    assert!(build.contains("bounds_checks : & [\"`%"), "{build}");
     let check = expand(attr, axpy(), "sm_80,host", true);
     let check_text = check.to_string();
     assert!(!check_text.contains("ImageKind ::"), "{check_text}");

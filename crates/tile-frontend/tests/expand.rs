@@ -40,7 +40,10 @@ fn gpu_targets_embed_ptx_and_code_objects_with_their_bounds_checks() {
     );
     // The unmasked load and store are checked: their ops are listed.
     assert!(
-        out.contains("bounds_checks : & [\"%3 = load %2, %0\" , \"store %3, %1, %0\"]"),
+        out.contains(
+            "bounds_checks : & [\"`%3 = load %2, %0` (a view of `x`)\" , \
+             \"`store %3, %1, %0` (a view of `out`)\"]"
+        ),
         "{out}"
     );
 }

@@ -23,6 +23,7 @@
 
 use crate::dtype::DType;
 use crate::function::{Function, Region, Value};
+use crate::location::Location;
 use crate::ops::{
     ArgKind, BinaryOp, CmpPred, DotPrecision, OpKind, Padding, ReduceKind, ScanKind, UnaryOp,
 };
@@ -55,6 +56,8 @@ pub struct Builder {
     func: Function,
     /// The regions being filled, innermost last; the bottom one is the body.
     open: Vec<Region>,
+    /// The location given to the ops built from now on.
+    loc: Option<Location>,
 }
 
 impl Builder {
@@ -63,7 +66,14 @@ impl Builder {
         Builder {
             func: Function::new(name),
             open: vec![Region::default()],
+            loc: None,
         }
+    }
+
+    /// Gives the ops built from now on the location `loc` and returns the
+    /// one they had (to restore it).
+    pub fn set_location(&mut self, loc: Option<Location>) -> Option<Location> {
+        std::mem::replace(&mut self.loc, loc)
     }
 
     /// Adds a kernel parameter.
@@ -477,6 +487,7 @@ impl Builder {
         regions: Vec<Region>,
     ) -> Vec<Value> {
         let op = self.func.create_op(kind, operands, types, regions);
+        self.func.ops[op].loc = self.loc.clone();
         if let Some(region) = self.open.last_mut() {
             region.ops.push(op);
         }

@@ -2,6 +2,7 @@
 //! that own every op and value.
 
 use crate::arena::{Arena, Handle};
+use crate::location::Location;
 use crate::ops::OpKind;
 use crate::types::Type;
 
@@ -62,6 +63,8 @@ pub struct Op {
     pub results: Vec<Value>,
     /// Nested regions (`for`: one; `if`: then and else).
     pub regions: Vec<Region>,
+    /// The source expression it comes from, if known.
+    pub loc: Option<Location>,
 }
 
 /// A kernel parameter.
@@ -158,6 +161,7 @@ impl Function {
             operands,
             results: Vec::new(),
             regions,
+            loc: None,
         });
         let results = result_types
             .into_iter()
@@ -171,6 +175,16 @@ impl Function {
             .collect();
         self.ops[op].results = results;
         op
+    }
+
+    /// The same kernel without source locations: what depends on its code
+    /// only (the kernel cache's key, compiled images) is made from it.
+    pub fn without_locations(&self) -> Function {
+        let mut plain = self.clone();
+        for op in plain.ops.values_mut() {
+            op.loc = None;
+        }
+        plain
     }
 
     /// Calls `visit` on every op reachable from the body, parents before the

@@ -19,6 +19,7 @@ pub mod f8;
 pub mod function;
 pub mod interp;
 pub mod layout;
+pub mod location;
 pub mod lview;
 pub mod names;
 pub mod ops;
@@ -32,6 +33,7 @@ pub mod verify;
 
 pub use dtype::DType;
 pub use function::{Function, Op, OpId, Param, Region, Value, ValueDef, ValueInfo};
+pub use location::Location;
 pub use lview::LViewOp;
 pub use names::ValueNames;
 pub use ops::{

@@ -193,7 +193,7 @@ fn unmasked_load_of_a_partial_partition_is_an_error() {
     let err = run(&copy_kernel(false), [4, 3, 1], &mut args).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "program (3, 0, 0): `%4 = load %2, %0, %1`: partition [3, 0] (tile [3, 5]) is partially \
+        "program (3, 0, 0): `%4 = load %2, %0, %1` (a view of `x`): partition [3, 0] (tile [3, 5]) is partially \
          outside the tensor of extents [10, 13]: element [10, 0] is out of bounds (use the masked form)"
     );
     let InterpError::Op { program, fault, .. } = err else {
@@ -224,7 +224,7 @@ fn unmasked_store_of_a_partial_partition_is_an_error() {
     let err = run(&func, [1, 1, 1], &mut args).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "program (0, 0, 0): `store %1, %0, %2`: partition [2] (tile [4]) is partially outside the \
+        "program (0, 0, 0): `store %1, %0, %2` (a view of `out`): partition [2] (tile [4]) is partially outside the \
          tensor of extents [10]: element [10] is out of bounds (use the masked form)"
     );
     // Nothing was written: the check precedes every write.
@@ -258,7 +258,7 @@ fn partition_indices_outside_the_index_space_are_errors_even_when_masked() {
     let err = run_probe(&masked, x(), &[3, 5], -1, 0).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "program (0, 0, 0): `%1 = load_masked %0, %i, %j`: partition index [-1, 0] is outside the \
+        "program (0, 0, 0): `%1 = load_masked %0, %i, %j` (a view of `x`): partition index [-1, 0] is outside the \
          index space of the view (tile [3, 5] over extents [10, 13]: needs 0 <= i_k and i_k * tile_k < extent_k)"
     );
 }

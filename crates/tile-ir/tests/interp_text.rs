@@ -139,7 +139,7 @@ fn every_op_kind_runs() {
         panic!("{err:?}")
     };
     assert_eq!(*program, [0, 0, 0]);
-    assert_eq!(op, "%28 = load %27, %0, %1");
+    assert_eq!(op, "`%28 = load %27, %0, %1` (a view of `x`)");
 }
 
 /// A `tf32` dot rounds each operand to TF32 before the chain: `(1 + 2⁻¹¹)²`

@@ -117,21 +117,21 @@ fn run_error(len: usize, body: &str) -> String {
 fn unmasked_accesses_outside_the_element_space_are_errors() {
     assert_eq!(
         run_error(10, "  %x = lview_load %v : tile<4x4xf32>"),
-        "program (0, 0, 0): `%2 = lview_load %0`: element [2, 2] of the layout view (4,4):(4,1) (base 0) is at offset 10, outside the tensor's element space [0, 10) (use the masked form)"
+        "program (0, 0, 0): `%2 = lview_load %0` (a view of `src`): element [2, 2] of the layout view (4,4):(4,1) (base 0) is at offset 10, outside the tensor's element space [0, 10) (use the masked form)"
     );
     assert_eq!(
         run_error(16, "  %x = lview_load %v : tile<4x4xf32>\n  %s = lview_tile %w [2, 2] [%i, %i] : lview<f32, (2,2):(4,1)>\n  %y = lview_load %v : tile<4x4xf32>\n  %z = slice %y [0:2:1, 0:2:1] : tile<2x2xf32>\n  lview_store %z, %s"),
-        "program (0, 0, 0): `lview_store %5, %3`: element [0, 0] of the layout view (2,2):(4,1) (base -10) is at offset -10, outside the tensor's element space [0, 16) (use the masked form)"
+        "program (0, 0, 0): `lview_store %5, %3` (a view of `dst`): element [0, 0] of the layout view (2,2):(4,1) (base -10) is at offset -10, outside the tensor's element space [0, 16) (use the masked form)"
     );
     // A tile coordinate past the grid moves the base past the tensor.
     assert_eq!(
         run_error(16, "  %c2 = constant 2 : i32\n  %c0 = constant 0 : i32\n  %s = lview_tile %v [2, 2] [%c2, %c0] : lview<f32, (2,2):(4,1)>\n  %x = lview_load %s : tile<2x2xf32>"),
-        "program (0, 0, 0): `%5 = lview_load %4`: element [0, 0] of the layout view (2,2):(4,1) (base 16) is at offset 16, outside the tensor's element space [0, 16) (use the masked form)"
+        "program (0, 0, 0): `%5 = lview_load %4` (a view of `src`): element [0, 0] of the layout view (2,2):(4,1) (base 16) is at offset 16, outside the tensor's element space [0, 16) (use the masked form)"
     );
     // Index arithmetic saturates instead of wrapping back into the tensor.
     assert_eq!(
         run_error(16, "  %m = constant 9223372036854775807 : i64\n  %s = lview_tile %v [1, 1] [%m, %m] : lview<f32, (1,1):(4,1)>\n  %x = lview_load %s : tile<1x1xf32>"),
-        "program (0, 0, 0): `%4 = lview_load %3`: element [0, 0] of the layout view (1,1):(4,1) (base 46116860184273879035) is at offset 46116860184273879035, outside the tensor's element space [0, 16) (use the masked form)"
+        "program (0, 0, 0): `%4 = lview_load %3` (a view of `src`): element [0, 0] of the layout view (1,1):(4,1) (base 46116860184273879035) is at offset 46116860184273879035, outside the tensor's element space [0, 16) (use the masked form)"
     );
 }
 
@@ -139,7 +139,7 @@ fn unmasked_accesses_outside_the_element_space_are_errors() {
 fn a_store_through_a_non_injective_layout_is_an_error() {
     assert_eq!(
         run_error(16, "  %x = full 1.0 : tile<4x2xf32>\n  %b = layout_view %dst <(4,2):(1,0)> : lview<f32, (4,2):(1,0)>\n  lview_store_masked %x, %b"),
-        "program (0, 0, 0): `lview_store_masked %2, %3`: elements [0, 0] and [0, 1] of the layout view (4,2):(1,0) are both at offset 0: a store needs an injective layout"
+        "program (0, 0, 0): `lview_store_masked %2, %3` (a view of `dst`): elements [0, 0] and [0, 1] of the layout view (4,2):(1,0) are both at offset 0: a store needs an injective layout"
     );
 }
 
@@ -161,7 +161,7 @@ fn unverified_views_are_errors_not_panics_or_allocations() {
   %x = lview_load %v : tile<1099511627776x2xf32>
 }"
         ),
-        "program (0, 0, 0): `%1 = lview_load %0`: malformed IR: a tile of shape [1099511627776, 2] holds more than 1048576 elements"
+        "program (0, 0, 0): `%1 = lview_load %0` (a view of `t`): malformed IR: a tile of shape [1099511627776, 2] holds more than 1048576 elements"
     );
     assert_eq!(
         unverified_error(
@@ -169,7 +169,7 @@ fn unverified_views_are_errors_not_panics_or_allocations() {
   %x = lview_load %t : tile<4xf32>
 }"
         ),
-        "program (0, 0, 0): `%0 = lview_load %t`: malformed IR: expected a layout view operand"
+        "program (0, 0, 0): `%0 = lview_load %t` (`t`): malformed IR: expected a layout view operand"
     );
     assert_eq!(
         unverified_error(
@@ -178,6 +178,6 @@ fn unverified_views_are_errors_not_panics_or_allocations() {
   %w = lview_tile %v [3, 4] [] : lview<f32, (4,4):(4,1)>
 }"
         ),
-        "program (0, 0, 0): `%1 = lview_tile %0`: malformed IR: mode 0 of (4,4):(4,1) has size 4, which the extent 3 does not divide"
+        "program (0, 0, 0): `%1 = lview_tile %0` (a view of `t`): malformed IR: mode 0 of (4,4):(4,1) has size 4, which the extent 3 does not divide"
     );
 }

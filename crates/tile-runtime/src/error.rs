@@ -189,7 +189,7 @@ pub enum Error {
     Autotune(String),
     /// A run-time check of a GPU kernel failed: the status record came back
     /// with a non-zero code.
-    #[error("kernel `{kernel}` failed on device {device}: check {check} (`{op}`): {fault}")]
+    #[error("kernel `{kernel}` failed on device {device}: check {check}: {op}: {fault}")]
     DeviceCheck {
         /// The kernel's name.
         kernel: String,
@@ -197,7 +197,9 @@ pub enum Error {
         device: String,
         /// The check's position in the kernel's list of checks.
         check: u32,
-        /// The tile-IR op of the check.
+        /// The tile-IR op of the check, as `tile_ir::ValueNames::describe_site`
+        /// writes it: where it is in the kernel's source, the tensors it
+        /// touches, its text.
         op: String,
         /// What failed, from the record's code and values.
         fault: String,

@@ -202,13 +202,13 @@ fn an_empty_grid_runs_nothing_once_its_arguments_are_checked() {
 #[test]
 fn an_out_of_bounds_access_is_an_error_and_writes_nothing() {
     let dev = Device::cpu();
-    let ir = "kernel @copy(%x: tensor<f32, 1>, %out: tensor<f32, 1>) {
+    let ir = r#"kernel @copy(%x: tensor<f32, 1>, %out: tensor<f32, 1>) {
   %0 = program_id 0 : i32
   %1 = partition_view %x [4] : view<f32, [4]>
   %2 = partition_view %out [4] : view<f32, [4]>
-  %3 = load %1[%0] : tile<4xf32>
+  %3 = load %1[%0] : tile<4xf32> loc("tests/copy.rs":5:40, "x.load(..)")
   store %3, %2[%0]
-}";
+}"#;
     let kernel = spec("copy", ir.to_string());
     let x = dev.tensor_from_slice(&[1.0f32; 6], &[6]).unwrap();
     let mut out = dev.zeros::<f32>(&[6]).unwrap();
@@ -220,7 +220,7 @@ fn an_out_of_bounds_access_is_an_error_and_writes_nothing() {
     ));
     assert_eq!(
         msg,
-        "kernel `copy` failed on device cpu: program (1, 0, 0): `%3 = load %1, %0`: partition [1] (tile [4]) is partially outside the tensor of extents [6]: element [6] is out of bounds (use the masked form)"
+        "kernel `copy` failed on device cpu: program (1, 0, 0): `x.load(..)` at tests/copy.rs:5:40 (`%3 = load %1, %0`, a view of `x`): partition [1] (tile [4]) is partially outside the tensor of extents [6]: element [6] is out of bounds (use the masked form)"
     );
     assert_eq!(out.to_vec().unwrap(), vec![0.0; 6]);
 }

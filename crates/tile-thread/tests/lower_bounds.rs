@@ -72,8 +72,8 @@ fn an_out_of_range_unmasked_load_is_reported_and_not_executed() {
     assert_eq!((err.block, err.thread), ([1, 0, 0], Some(12)));
     assert_eq!(
         err.fault.to_string(),
-        "bounds check failed in kernel `copy`: `%4 = load %2, %0, %1` at partition \
-         index [1, 0] reaches outside the tensor"
+        "bounds check failed in kernel `copy`: `%4 = load %2, %0, %1` (a view of `x`): \
+         partition index [1, 0] reaches outside the tensor"
     );
     // Block 0 copied its rows; block 1 stopped before its load and store.
     let copied = out(&actual);

@@ -494,7 +494,7 @@ fn a_loop_step_that_is_not_positive_is_checked_before_the_loop() {
         let err = emulate::run(&program, [2, 1, 1], &mut args(step)).unwrap_err();
         assert_eq!(
             err.fault.to_string(),
-            format!("loop step check failed in kernel `k`: `%3 = for %1, %n, %s, %1` has the step {step}, which is not positive")
+            format!("loop step check failed in kernel `k`: `%3 = for %1, %n, %s, %1`: the step {step} of a loop is not positive")
         );
     }
     // A constant positive step needs no check.

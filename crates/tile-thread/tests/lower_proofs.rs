@@ -97,7 +97,9 @@ fn an_unguarded_axis_keeps_its_check_and_the_proven_one_drops_it() {
     let mut actual = args(12, 21);
     let err = emulate::run(&program, [4, 1, 1], &mut actual).unwrap_err();
     assert!(
-        err.fault.to_string().contains("at partition index [3, 0]"),
+        err.fault
+            .to_string()
+            .contains(": partition index [3, 0] reaches outside"),
         "{err}"
     );
 }
@@ -114,7 +116,9 @@ fn a_guard_that_proves_too_little_proves_nothing() {
     let program = lower(&func, &LowerOptions::warps(1)).unwrap();
     let err = emulate::run(&program, [4, 1, 1], &mut args(12, 16)).unwrap_err();
     assert!(
-        err.fault.to_string().contains("at partition index [3, 0]"),
+        err.fault
+            .to_string()
+            .contains(": partition index [3, 0] reaches outside"),
         "{err}"
     );
 }

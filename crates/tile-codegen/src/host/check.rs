@@ -14,7 +14,8 @@ pub(super) use tile_abi::FaultCode as Code;
 pub(super) struct CheckSite {
     /// The op.
     pub(super) op: OpId,
-    /// The op as `ValueNames::describe_op` writes it.
+    /// The op as `ValueNames::describe_site` writes it: its source location
+    /// and tensor parameters, and its text form.
     pub(super) describe: String,
     /// How many values its failures record.
     pub(super) values: usize,
@@ -37,7 +38,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             None => {
                 self.checks.push(CheckSite {
                     op: id,
-                    describe: self.names.describe_op(self.func, id),
+                    describe: self.names.describe_site(self.func, id),
                     values: values.len().min(4),
                 });
                 self.checks.len() - 1

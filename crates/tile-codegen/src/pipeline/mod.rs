@@ -40,6 +40,7 @@ mod output;
 mod parallel;
 mod registers;
 mod resources;
+mod sites;
 mod targets;
 
 use crate::cache::{Cache, KeyInputs};
@@ -52,6 +53,7 @@ use cached::CachedTargets;
 pub use check::check;
 use dump::Dump;
 pub use registers::{RegisterUsage, Spills};
+use sites::Sites;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use targets::{gpu_image, Compilation};
@@ -253,9 +255,13 @@ pub fn compile(
     let dump = Dump::new(options.dump_dir.as_deref(), &func.name, label)?;
     dump.text("tile-ir.txt", &func.to_string())?;
     optimize(func)?;
-    let ir = func.to_string();
-    dump.text("tile-ir.opt.txt", &ir)?;
-    let func = &*func;
+    dump.text("tile-ir.opt.txt", &func.to_string())?;
+    // Compiled and keyed without source locations; the checks get them back
+    // at the end (`sites.rs`).
+    let plain = func.without_locations();
+    let sites = Sites::new(func, &plain);
+    let ir = plain.to_string();
+    let func = &plain;
     let (gpus, hosts): (Vec<Target>, Vec<Target>) =
         options.targets.iter().copied().partition(Target::is_gpu);
     if !gpus.is_empty() {
@@ -309,9 +315,20 @@ pub fn compile(
     for output in outputs.into_iter().flatten() {
         compiled.registers.extend(output.registers);
         if output.image.target.is_gpu() {
-            compiled.bounds_checks = output.bounds_checks;
+            compiled.bounds_checks = output
+                .bounds_checks
+                .iter()
+                .map(|c| sites.locate(c))
+                .collect();
         } else {
-            compiled.host_checks = output.host_checks;
+            compiled.host_checks = output
+                .host_checks
+                .iter()
+                .map(|c| HostCheck {
+                    op: sites.locate(&c.op).into(),
+                    values: c.values,
+                })
+                .collect();
         }
         compiled.images.push(output.image);
         compiled.texts.push(output.text);

@@ -225,6 +225,7 @@ impl<'k> Translator<'k> {
         let types: Vec<Type> = init.iter().map(|v| self.ty(*v)).collect();
         let mut failure = None;
         let mut b = std::mem::replace(&mut self.b, Builder::new(""));
+        let outer = super::location::location(f).map(|loc| b.set_location(Some(loc)));
         let result = b.for_loop(lo, hi, st, &init, |inner, iv, args| {
             self.nested(inner, &mut failure, |me| {
                 me.scopes.push();
@@ -247,6 +248,9 @@ impl<'k> Translator<'k> {
             })
             .ok_or_else(abort)
         });
+        if let Some(outer) = outer {
+            b.set_location(outer);
+        }
         self.b = b;
         if let Some(e) = failure {
             return Err(e);

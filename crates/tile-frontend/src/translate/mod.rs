@@ -16,6 +16,7 @@ mod calls;
 mod cast;
 mod consts;
 mod control;
+mod location;
 mod lview;
 mod methods;
 mod movement;
@@ -124,13 +125,19 @@ impl<'k> Translator<'k> {
     }
 
     /// Runs a builder call, turning a broken typing rule into an error at
-    /// `node`.
+    /// `node`; the ops it builds get `node`'s source location (when its
+    /// tokens have one).
     pub(crate) fn ir<T>(
         &mut self,
         node: &dyn ToTokens,
         f: impl FnOnce(&mut Builder) -> Result<T, BuildError>,
     ) -> syn::Result<T> {
-        match f(&mut self.b) {
+        let outer = location::location(node).map(|loc| self.b.set_location(Some(loc)));
+        let result = f(&mut self.b);
+        if let Some(outer) = outer {
+            self.b.set_location(outer);
+        }
+        match result {
             Ok(v) => Ok(v),
             Err(e) => Err(self.err(node, build_msg(e))),
         }

@@ -41,11 +41,12 @@ pub enum InterpError {
         op: usize,
     },
     /// An op of one program instance broke a rule.
-    #[error("program ({}, {}, {}): `{op}`: {fault}", program[0], program[1], program[2])]
+    #[error("program ({}, {}, {}): {op}: {fault}", program[0], program[1], program[2])]
     Op {
         /// The program instance `(x, y, z)`.
         program: [u32; 3],
-        /// The op, as [`crate::ValueNames::describe_op`] writes it.
+        /// The op, as [`crate::ValueNames::describe_site`] writes it: its
+        /// source location and tensor parameters, and the op text.
         op: String,
         /// The broken rule (boxed: it carries the offending values).
         fault: Box<Fault>,

@@ -288,7 +288,7 @@ impl<'a> Interpreter<'a> {
     fn error(&self, id: OpId, fault: Fault) -> InterpError {
         InterpError::Op {
             program: self.program,
-            op: self.names.describe_op(self.func, id),
+            op: self.names.describe_site(self.func, id),
             fault: Box::new(fault),
         }
     }

@@ -62,6 +62,7 @@ fn rewrite_region(
                 for (result, value) in results.into_iter().zip(rewrite.values) {
                     subst.replace(result, value);
                 }
+                inherit_location(func, id, &rewrite.ops);
                 ops.extend(rewrite.ops);
                 // A replaced op stays (unused, for dce) unless it was control
                 // flow whose regions were inlined or dropped.
@@ -75,6 +76,18 @@ fn rewrite_region(
     Region {
         args: region.args,
         ops,
+    }
+}
+
+/// Gives the ops of a rewrite that have no location the location of the op
+/// they replace.
+fn inherit_location(func: &mut Function, replaced: OpId, ops: &[OpId]) {
+    let loc = func.op(replaced).loc.clone();
+    for &op in ops {
+        let op = &mut func.ops[op];
+        if op.loc.is_none() {
+            op.loc.clone_from(&loc);
+        }
     }
 }
 

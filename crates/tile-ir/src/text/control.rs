@@ -47,6 +47,7 @@ impl<'a> Parser<'_, 'a> {
                 ),
             ));
         }
+        let loc = self.parse_location()?;
         let open = self.match_token(TokenKind::LBrace, "`{` to open the loop body")?;
         let iv_type = self.func.ty(lo).clone();
         let mut args = vec![self.func.new_region_arg(0, iv_type)];
@@ -60,9 +61,11 @@ impl<'a> Parser<'_, 'a> {
         let ops = self.parse_region_ops(&open)?;
         self.scopes.pop();
         let body = Region { args, ops };
-        Ok(self
+        let op = self
             .func
-            .create_op(OpKind::For, operands, types, vec![body]))
+            .create_op(OpKind::For, operands, types, vec![body]);
+        self.func.ops[op].loc = loc;
+        Ok(op)
     }
 
     /// `if %cond [: types] {` ops `} else {` ops `}`; the cursor is after
@@ -70,17 +73,20 @@ impl<'a> Parser<'_, 'a> {
     pub fn parse_if(&mut self, defs: &[Token<'a>]) -> Result<OpId, ParseError> {
         let cond = self.match_operand("the condition")?;
         let types = self.parse_result_types(defs)?;
+        let loc = self.parse_location()?;
         let open = self.match_token(TokenKind::LBrace, "`{` to open the then-region")?;
         let then_region = self.parse_scoped_region(&open)?;
         self.match_keyword("else", "`else` after the then-region of `if`")?;
         let open = self.match_token(TokenKind::LBrace, "`{` to open the else-region")?;
         let else_region = self.parse_scoped_region(&open)?;
-        Ok(self.func.create_op(
+        let op = self.func.create_op(
             OpKind::If,
             vec![cond],
             types,
             vec![then_region, else_region],
-        ))
+        );
+        self.func.ops[op].loc = loc;
+        Ok(op)
     }
 
     /// A region without arguments, in its own scope.

@@ -9,6 +9,7 @@ use super::error::ParseError;
 use super::lexer::{lex, Token, TokenKind};
 use super::scope::Scopes;
 use crate::function::{Function, OpId, Value};
+use crate::location::Location;
 use crate::types::Type;
 
 /// How deeply regions may nest before the parser gives up (it recurses once
@@ -353,7 +354,55 @@ impl<'t, 'a> Parser<'t, 'a> {
         let (attrs, operands) = self.parse_op_body(name)?;
         let types = self.parse_result_types(defs)?;
         let kind = attrs.finish(name, &types)?;
-        Ok(self.func.create_op(kind, operands, types, Vec::new()))
+        let loc = self.parse_location()?;
+        let op = self.func.create_op(kind, operands, types, Vec::new());
+        self.func.ops[op].loc = loc;
+        Ok(op)
+    }
+
+    /// An optional `loc("file":line:column[, "snippet"])` after an op's
+    /// result types.
+    pub fn parse_location(&mut self) -> Result<Option<Location>, ParseError> {
+        if !self.eat_keyword("loc") {
+            return Ok(None);
+        }
+        self.match_token(TokenKind::LParen, "`(` after `loc`")?;
+        let file = self.match_string("the file name of `loc`, in quotes")?;
+        self.match_token(TokenKind::Colon, "`:` after the file name")?;
+        let line = self.match_u32("a line number")?;
+        self.match_token(TokenKind::Colon, "`:` after the line number")?;
+        let column = self.match_u32("a column number")?;
+        let snippet = if self.eat(&TokenKind::Comma) {
+            Some(self.match_string("the snippet of `loc`, in quotes")?)
+        } else {
+            None
+        };
+        self.match_token(TokenKind::RParen, "`)` to close `loc`")?;
+        Ok(Some(Location {
+            file,
+            line,
+            column,
+            snippet,
+        }))
+    }
+
+    /// Consumes a string in double quotes and returns its value.
+    pub fn match_string(&mut self, expected: &str) -> Result<String, ParseError> {
+        let token = self.match_token(TokenKind::Str, expected)?;
+        token
+            .string_value()
+            .ok_or_else(|| Self::error_at(&token, format!("malformed escape in {}", token.text)))
+    }
+
+    /// Consumes a non-negative integer that fits a `u32`.
+    pub fn match_u32(&mut self, expected: &str) -> Result<u32, ParseError> {
+        let token = self.match_token(TokenKind::Int, expected)?;
+        token.text.parse().map_err(|_| {
+            Self::error_at(
+                &token,
+                format!("`{}` is too large for {expected}", token.text),
+            )
+        })
     }
 
     /// `: type, ...` when the op has result names (required) or a `:` follows

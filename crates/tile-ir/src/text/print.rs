@@ -86,7 +86,7 @@ impl Printer<'_> {
             OpKind::If => return self.if_op(f, op, depth),
             kind => f.write_str(&self.body(op, kind))?,
         }
-        writeln!(f, "{}", self.result_types(op))
+        writeln!(f, "{}{}", self.result_types(op), loc_suffix(op))
     }
 
     /// The text between the `=` and the result types of an op without
@@ -213,14 +213,20 @@ impl Printer<'_> {
                 .collect();
             write!(line, " iter({})", pairs.join(", "))?;
         }
-        writeln!(f, "{line}{} {{", self.result_types(op))?;
+        writeln!(f, "{line}{}{} {{", self.result_types(op), loc_suffix(op))?;
         self.region_ops(f, body, depth + 1)?;
         writeln!(f, "{}}}", "  ".repeat(depth))
     }
 
     /// `if %c : types {` ... `} else {` ... `}`
     fn if_op(&self, f: &mut fmt::Formatter<'_>, op: &Op, depth: usize) -> fmt::Result {
-        writeln!(f, "if {}{} {{", self.operand(op, 0), self.result_types(op))?;
+        writeln!(
+            f,
+            "if {}{}{} {{",
+            self.operand(op, 0),
+            self.result_types(op),
+            loc_suffix(op)
+        )?;
         let indent = "  ".repeat(depth);
         for (i, region) in op.regions.iter().enumerate() {
             if i > 0 {
@@ -230,6 +236,13 @@ impl Printer<'_> {
         }
         writeln!(f, "{indent}}}")
     }
+}
+
+/// ` loc(...)` for an op with a location, nothing otherwise.
+fn loc_suffix(op: &Op) -> String {
+    op.loc
+        .as_ref()
+        .map_or_else(String::new, |loc| format!(" {}", loc.attribute()))
 }
 
 /// The padding of a masked load as written inside `pad(...)`.

@@ -86,11 +86,12 @@ pub enum RunError {
     },
     /// An op failed in a program instance (the first in the interpreter's
     /// order that failed).
-    #[error("program ({}, {}, {}): `{op}`: {fault}", program[0], program[1], program[2])]
+    #[error("program ({}, {}, {}): {op}: {fault}", program[0], program[1], program[2])]
     Op {
         /// The program instance.
         program: [u32; 3],
-        /// The op, as `tile_ir::ValueNames::describe_op` writes it.
+        /// The op, as `tile_ir::ValueNames::describe_site` writes it: where
+        /// it is in the kernel's source, the tensors it touches, its text.
         op: String,
         /// What failed.
         fault: HostFault,
@@ -147,7 +148,13 @@ mod tests {
 
     #[test]
     fn a_status_record_names_its_check_and_values() {
-        let checks = [check("%2 = load %0, %1", 1), check("%5 = store %3, %4", 2)];
+        let checks = [
+            check("`%2 = load %0, %1` (a view of `x`)", 1),
+            check(
+                "`y.store(..)` at src/k.rs:4:9 (`store %3, %4, %5`, a view of `y`)",
+                2,
+            ),
+        ];
         let status = Status {
             code: FaultCode::PartialPartition as u32,
             check: 1,
@@ -156,7 +163,7 @@ mod tests {
         let err = failure([2, 0, 1], status, &checks);
         assert_eq!(
             err.to_string(),
-            "program (2, 0, 1): `%5 = store %3, %4`: partition [3, 4] is partially outside the tensor (use the masked form)"
+            "program (2, 0, 1): `y.store(..)` at src/k.rs:4:9 (`store %3, %4, %5`, a view of `y`): partition [3, 4] is partially outside the tensor (use the masked form)"
         );
         let status = Status {
             code: FaultCode::IterationLimit as u32,
@@ -166,7 +173,7 @@ mod tests {
         assert_eq!(
             failure([0, 0, 0], status, &checks).to_string(),
             format!(
-                "program (0, 0, 0): `%2 = load %0, %1`: the loop would run 1073741824 iterations, more than the limit of {}",
+                "program (0, 0, 0): `%2 = load %0, %1` (a view of `x`): the loop would run 1073741824 iterations, more than the limit of {}",
                 FaultCode::iteration_limit()
             )
         );

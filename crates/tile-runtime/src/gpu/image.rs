@@ -136,7 +136,10 @@ mod tests {
             ir: "",
             num_warps: 4,
             images,
-            bounds_checks: &["load", "store"],
+            bounds_checks: &[
+                "`%2 = load %1, %0` (a view of `x`)",
+                "`out.store(..)` at src/vadd.rs:9:30 (`store %5, %4, %0`, a view of `out`)",
+            ],
             host_checks: &[],
         }
     }
@@ -226,19 +229,19 @@ mod tests {
         };
         assert_eq!(
             status_error(&status, &spec, "cuda:0").unwrap().to_string(),
-            "kernel `vadd` failed on device cuda:0: check 1 (`store`): partition index [3, -1, 0, 0] reaches outside the tensor"
+            "kernel `vadd` failed on device cuda:0: check 1: `out.store(..)` at src/vadd.rs:9:30 (`store %5, %4, %0`, a view of `out`): partition index [3, -1, 0, 0] reaches outside the tensor"
         );
         status.check = 9;
         assert_eq!(
             status_error(&status, &spec, "hip:0").unwrap().to_string(),
-            "kernel `vadd` failed on device hip:0: check 9 (`an unknown check (the kernel has 2)`): partition index [3, -1, 0, 0] reaches outside the tensor"
+            "kernel `vadd` failed on device hip:0: check 9: an unknown check (the kernel has 2): partition index [3, -1, 0, 0] reaches outside the tensor"
         );
         status.code = FaultCode::NonPositiveStep as u32;
         status.index = [0; 4];
         status.check = 0;
         assert_eq!(
             status_error(&status, &spec, "cuda:0").unwrap().to_string(),
-            "kernel `vadd` failed on device cuda:0: check 0 (`load`): the step 0 of a loop is not positive"
+            "kernel `vadd` failed on device cuda:0: check 0: `%2 = load %1, %0` (a view of `x`): the step 0 of a loop is not positive"
         );
         status.code = 4;
         assert!(status_error(&status, &spec, "cuda:0")

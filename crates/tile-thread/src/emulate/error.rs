@@ -51,31 +51,31 @@ pub enum EmuFault {
         other: Option<u64>,
     },
     /// A failed bounds check of an unmasked access (no memory was touched).
-    #[error("bounds check failed in kernel `{kernel}`: `{op}` at partition index {index:?} reaches outside the tensor")]
+    #[error("bounds check failed in kernel `{kernel}`: {op}: partition index {index:?} reaches outside the tensor")]
     BoundsCheck {
         /// The kernel's name.
         kernel: String,
-        /// The checked tile-IR op.
+        /// The checked tile-IR op, as `ValueNames::describe_site` writes it.
         op: String,
         /// The partition index.
         index: Vec<i64>,
     },
     /// A failed check of an atomic's index (no memory was touched).
-    #[error("atomic check failed in kernel `{kernel}`: `{op}` updates index {index:?}, outside the tensor")]
+    #[error("atomic check failed in kernel `{kernel}`: {op}: an atomic updates index {index:?}, outside the tensor")]
     AtomicCheck {
         /// The kernel's name.
         kernel: String,
-        /// The checked tile-IR op.
+        /// The checked tile-IR op, as `ValueNames::describe_site` writes it.
         op: String,
         /// The element's tensor index.
         index: Vec<i64>,
     },
     /// A `for` whose step is not positive (the loop did not run).
-    #[error("loop step check failed in kernel `{kernel}`: `{op}` has the step {step}, which is not positive")]
+    #[error("loop step check failed in kernel `{kernel}`: {op}: the step {step} of a loop is not positive")]
     NonPositiveStep {
         /// The kernel's name.
         kernel: String,
-        /// The tile-IR `for`.
+        /// The tile-IR `for`, as `ValueNames::describe_site` writes it.
         op: String,
         /// The step.
         step: i64,

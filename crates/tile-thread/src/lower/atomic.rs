@@ -62,7 +62,7 @@ impl Lowerer<'_> {
         let coords = self.coords(&layout);
         let zero = self.constant(Scalar::I64(0));
         let truth = self.constant(Scalar::Bool(true));
-        let described = self.describe(id);
+        let described = self.check_site(id);
         let mut old = Vec::with_capacity(layout.registers());
         for v in 0..layout.registers() {
             let mut inside = truth;

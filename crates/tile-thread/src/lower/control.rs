@@ -201,7 +201,7 @@ impl Lowerer<'_> {
             vec![step],
             DType::I64,
         );
-        let op = self.describe(id);
+        let op = self.check_site(id);
         self.emit_op(
             ThreadOpKind::Check {
                 kind: CheckKind::Step,

@@ -360,7 +360,7 @@ impl Lowerer<'_> {
         if checked {
             let mut operands = vec![all_ok];
             operands.extend(indices);
-            let op = self.describe(load);
+            let op = self.check_site(load);
             self.emit_op(
                 ThreadOpKind::Check {
                     kind: CheckKind::Bounds,

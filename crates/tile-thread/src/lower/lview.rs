@@ -311,7 +311,7 @@ impl Lowerer<'_> {
             masks.push(self.and(holder, inside));
         }
         if !masked && self.bounds_checks {
-            let op = self.describe(id);
+            let op = self.check_site(id);
             self.emit_op(
                 ThreadOpKind::Check {
                     kind: CheckKind::Bounds,

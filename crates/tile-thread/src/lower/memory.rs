@@ -367,7 +367,7 @@ impl Lowerer<'_> {
         if checked {
             let mut check_operands = vec![all_ok];
             check_operands.extend(index_regs);
-            let op = self.describe(id);
+            let op = self.check_site(id);
             self.emit_op(
                 ThreadOpKind::Check {
                     kind: CheckKind::Bounds,

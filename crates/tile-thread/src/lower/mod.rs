@@ -412,8 +412,15 @@ impl<'a> Lowerer<'a> {
         Ok(std::mem::replace(&mut self.current, saved))
     }
 
+    /// The op as compile-time errors name it: its text form.
     fn describe(&self, id: OpId) -> String {
         self.names.describe_op(self.func, id)
+    }
+
+    /// The op as a run-time check names it: its source location and tensor
+    /// parameters, and its text form (`ValueNames::describe_site`).
+    fn check_site(&self, id: OpId) -> String {
+        self.names.describe_site(self.func, id)
     }
 
     fn invalid(&self, id: OpId, reason: impl Into<String>) -> LowerError {
