@@ -171,7 +171,7 @@ impl Translator<'_> {
                 // last one shorter, and fewer pieces when they run out.
                 let size = dims[axis].div_ceil(chunks);
                 let mut sizes = vec![size; dims[axis] / size];
-                if dims[axis] % size != 0 {
+                if !dims[axis].is_multiple_of(size) {
                     sizes.push(dims[axis] % size);
                 }
                 self.pieces(x, dims, axis, &sizes, m)
