@@ -4,6 +4,7 @@ use crate::error::Error;
 use crate::gpu::GpuTensor;
 use std::marker::PhantomData;
 use tile_ir::interp::{Element, HostTensor};
+use tile_tensor::descriptor::{StrideOrder, TensorDescriptor};
 
 /// A tensor of elements `T` on a device.
 #[derive(Clone, Debug)]
@@ -69,6 +70,23 @@ impl<T: Element> Tensor<T> {
             Storage::Host(h) => h.strides(),
             Storage::Gpu(g) => g.strides(),
         }
+    }
+
+    /// The tensor's layout as Composable Kernel's descriptor: its lengths
+    /// and strides (`tile_tensor::descriptor`, explicit strides), from which
+    /// [`TensorDescriptor::element_space_size`] and offsets follow. A layout
+    /// CK cannot describe (a negative stride, made by
+    /// [`crate::Device::tensor_with_strides`]) is an
+    /// [`Error::InvalidTensor`] naming the shape, the reason and the device.
+    pub fn descriptor(&self) -> Result<TensorDescriptor, Error> {
+        let strides: Vec<i64> = self.strides().iter().map(|&s| s as i64).collect();
+        TensorDescriptor::with_strides(self.shape(), &strides, StrideOrder::Bypass).map_err(|e| {
+            Error::InvalidTensor {
+                shape: self.shape().to_vec(),
+                reason: format!("no CK descriptor for strides {:?}: {e}", self.strides()),
+                device: self.device(),
+            }
+        })
     }
 
     /// The device the tensor lives on, as `cpu` or `cuda:0`.

@@ -144,3 +144,26 @@ fn descriptors_lay_out_tensors_row_and_column_major() {
     let c = dev.tensor_from_descriptor(&wider, &pitched).unwrap();
     assert_eq!(c.to_vec().unwrap(), [0.0, 1.0, 2.0, 4.0, 5.0, 6.0]);
 }
+
+#[test]
+fn a_tensor_carries_its_ck_descriptor() {
+    use tile_tensor::descriptor::{StrideOrder, TensorDescriptor};
+    let dev = Device::cpu();
+    let (m, n) = (5, 9);
+    let row_major = dev.zeros::<f32>(&[m, n]).unwrap();
+    let d = row_major.descriptor().unwrap();
+    assert_eq!(d, TensorDescriptor::packed(&[m, n], StrideOrder::RowMajor).unwrap());
+    // A column-major tensor made from a descriptor gives that descriptor back.
+    let column = TensorDescriptor::packed(&[m, n], StrideOrder::ColumnMajor).unwrap();
+    let t = dev
+        .tensor_from_descriptor(&vec![1.0f32; column.element_space_size()], &column)
+        .unwrap();
+    assert_eq!(t.descriptor().unwrap(), column);
+    assert_eq!(t.descriptor().unwrap().element_space_size(), m * n);
+    // A reversed axis has no CK descriptor.
+    let reversed = dev
+        .tensor_with_strides(&[1.0f32, 2.0, 3.0], &[3], &[-1], 2)
+        .unwrap();
+    let err = reversed.descriptor().unwrap_err().to_string();
+    assert!(err.contains("no CK descriptor for strides [-1]") && err.contains("cpu"), "{err}");
+}
