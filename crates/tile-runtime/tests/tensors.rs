@@ -152,7 +152,10 @@ fn a_tensor_carries_its_ck_descriptor() {
     let (m, n) = (5, 9);
     let row_major = dev.zeros::<f32>(&[m, n]).unwrap();
     let d = row_major.descriptor().unwrap();
-    assert_eq!(d, TensorDescriptor::packed(&[m, n], StrideOrder::RowMajor).unwrap());
+    assert_eq!(
+        d,
+        TensorDescriptor::packed(&[m, n], StrideOrder::RowMajor).unwrap()
+    );
     // A column-major tensor made from a descriptor gives that descriptor back.
     let column = TensorDescriptor::packed(&[m, n], StrideOrder::ColumnMajor).unwrap();
     let t = dev
@@ -165,5 +168,8 @@ fn a_tensor_carries_its_ck_descriptor() {
         .tensor_with_strides(&[1.0f32, 2.0, 3.0], &[3], &[-1], 2)
         .unwrap();
     let err = reversed.descriptor().unwrap_err().to_string();
-    assert!(err.contains("no CK descriptor for strides [-1]") && err.contains("cpu"), "{err}");
+    assert!(
+        err.contains("no CK descriptor for strides [-1]") && err.contains("cpu"),
+        "{err}"
+    );
 }
