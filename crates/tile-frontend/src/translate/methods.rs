@@ -187,7 +187,8 @@ impl Translator<'_> {
                     None => self.broadcast_to_shape(x, &vt.tile, *first)?,
                     Some(s) if *s == vt.tile => x,
                     Some(s) => {
-                        return Err(self.err(*first, format!("the stored tile has shape {s}, but the view's tiles have shape {}", vt.tile)))
+                        let hint = keepdim_hint(s.dims(), vt.tile.dims());
+                        return Err(self.err(*first, format!("the stored tile has shape {s}, but the view's tiles have shape {}{hint}", vt.tile)))
                     }
                 };
                 let idx = self.indices(rest, "a partition index")?;
@@ -340,5 +341,21 @@ impl Translator<'_> {
             gt_token: t.gt_token,
         };
         self.turbofish_dtype(Some(&args), m)
+    }
+}
+
+/// A hint for a tile of shape `got` stored where `want` is expected, when
+/// `want` is `got` with one more axis of extent 1: what a reduction without
+/// `_keepdim` leaves.
+fn keepdim_hint(got: &[usize], want: &[usize]) -> String {
+    let axis = (0..want.len()).find(|&a| {
+        want[a] == 1
+            && want.len() == got.len() + 1
+            && want[..a] == got[..a]
+            && want[a + 1..] == got[a..]
+    });
+    match axis {
+        Some(a) => format!("; a reduction drops its axis: `sum_keepdim({a})` (or `max_along_keepdim`, ...) keeps it with extent 1, as does `.unsqueeze({a})`"),
+        None => String::new(),
     }
 }
