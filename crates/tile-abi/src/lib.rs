@@ -18,6 +18,8 @@
 //!   (lane layouts and arithmetic), and [`wgmma`] Hopper's warpgroup ones
 //!   (shared-memory descriptors, canonical layouts, accumulators), and
 //!   [`tma`] its bulk tensor copies (boxes, tensor maps);
+//! * [`races`]: the race rule of global memory between blocks, which both
+//!   emulators apply;
 //! * [`image`]: the kinds of compiled images a kernel embeds, and
 //!   `object` (feature `object`) how a compiled shared object is opened;
 //! * [`ParamKind`]: what a kernel parameter is, as `#[tile_kernel]`
@@ -32,6 +34,7 @@ pub mod mma;
 #[cfg(feature = "object")]
 pub mod object;
 pub mod params;
+pub mod races;
 pub mod status;
 pub mod tma;
 pub mod wgmma;

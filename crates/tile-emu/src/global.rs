@@ -1,72 +1,9 @@
-//! Races in global memory between the blocks of a launch. Blocks are not
-//! ordered (they run one after another here, at once on a GPU), so two of
-//! them that meet at one byte race unless both update it atomically: a
-//! store races with any other block's access, a load with another block's
-//! store or atomic, an atomic with another block's plain load or store.
+//! Races in global memory between the blocks of a launch, by byte, under
+//! the rule of `tile_abi::races`.
 
 use std::collections::HashMap;
-
-/// How an access touches its bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Touch {
-    /// A plain load.
-    Read,
-    /// A plain store.
-    Write,
-    /// An atomic read-modify-write or compare-exchange.
-    Atomic,
-}
-
-impl Touch {
-    /// The access with its article, for a sentence.
-    pub(crate) fn described(self) -> &'static str {
-        match self {
-            Touch::Read => "a load",
-            Touch::Write => "a store",
-            Touch::Atomic => "an atomic update",
-        }
-    }
-}
-
-/// The blocks (linear indices) that touched a byte one way: the first, and
-/// whether another did.
-#[derive(Clone, Copy, Debug, Default)]
-struct Blocks {
-    first: Option<u64>,
-    more: bool,
-}
-
-impl Blocks {
-    fn add(&mut self, block: u64) {
-        match self.first {
-            None => self.first = Some(block),
-            Some(b) if b != block => self.more = true,
-            Some(_) => {}
-        }
-    }
-
-    /// A block other than `block` in the set (`None` inside: one not
-    /// remembered), if there is one.
-    fn other_than(&self, block: u64) -> Option<Option<u64>> {
-        match self.first {
-            Some(b) if b != block => Some(Some(b)),
-            Some(_) if self.more => Some(None),
-            _ => None,
-        }
-    }
-}
-
-/// Who read, wrote and updated one byte.
-#[derive(Clone, Copy, Debug, Default)]
-struct Touches {
-    read: Blocks,
-    written: Blocks,
-    updated: Blocks,
-}
-
-/// An earlier access of another block that an access races with: what it
-/// was, and its block's linear index when known.
-pub(crate) type Earlier = (Touch, Option<u64>);
+pub(crate) use tile_abi::races::Touch;
+use tile_abi::races::{Earlier, Touches};
 
 /// The bytes of global memory a launch touched, and by whom.
 #[derive(Debug, Default)]
@@ -85,32 +22,14 @@ impl GlobalShadow {
         block: u64,
         touch: Touch,
     ) -> Result<(), Earlier> {
-        for byte in address..address.saturating_add(len) {
-            if let Some(t) = self.bytes.get(&byte) {
-                let check = |blocks: &Blocks, kind| blocks.other_than(block).map(|b| (kind, b));
-                let earlier = match touch {
-                    Touch::Read => {
-                        check(&t.written, Touch::Write).or(check(&t.updated, Touch::Atomic))
-                    }
-                    Touch::Write => check(&t.written, Touch::Write)
-                        .or(check(&t.updated, Touch::Atomic))
-                        .or(check(&t.read, Touch::Read)),
-                    Touch::Atomic => {
-                        check(&t.written, Touch::Write).or(check(&t.read, Touch::Read))
-                    }
-                };
-                if let Some(earlier) = earlier {
-                    return Err(earlier);
-                }
+        let bytes = address..address.saturating_add(len);
+        for byte in bytes.clone() {
+            if let Some(earlier) = self.bytes.get(&byte).and_then(|t| t.conflict(touch, block)) {
+                return Err(earlier);
             }
         }
-        for byte in address..address.saturating_add(len) {
-            let t = self.bytes.entry(byte).or_default();
-            match touch {
-                Touch::Read => t.read.add(block),
-                Touch::Write => t.written.add(block),
-                Touch::Atomic => t.updated.add(block),
-            }
+        for byte in bytes {
+            self.bytes.entry(byte).or_default().add(touch, block);
         }
         Ok(())
     }

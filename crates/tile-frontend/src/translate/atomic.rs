@@ -272,10 +272,7 @@ impl Translator<'_> {
                 ),
             ));
         }
-        let tensor = *self
-            .views
-            .get(&view)
-            .ok_or_else(|| self.err(&m.receiver, "expected a view of a tensor parameter"))?;
+        let tensor = self.viewed_tensor(view, m)?;
         let (value, rest) = if store {
             self.check_writable(view, m)?;
             let Some((first, rest)) = args.split_first() else {
@@ -294,19 +291,7 @@ impl Translator<'_> {
                 args,
             )
         };
-        let idx = self.indices(&rest, "a partition index")?;
-        if idx.len() != vt.tile.rank() {
-            return Err(self.err(
-                m,
-                format!(
-                    "a view of rank {} needs {} partition indices, found {}",
-                    vt.tile.rank(),
-                    vt.tile.rank(),
-                    idx.len()
-                ),
-            ));
-        }
-        let (indices, mask) = self.partition_elements(tensor, &vt.tile, &idx, masked, m)?;
+        let (indices, mask) = self.view_elements(view, &rest, masked, m)?;
         let kind = OpKind::Atomic {
             op,
             order: ordering.order,
@@ -356,10 +341,7 @@ impl Translator<'_> {
         };
         let a = self.argn(args, 1, "num_tiles(axis)", m)?;
         let axis = self.axis_arg(a[0], vt.tile.rank(), "the view")?;
-        let tensor = *self
-            .views
-            .get(&view)
-            .ok_or_else(|| self.err(&m.receiver, "expected a view of a tensor parameter"))?;
+        let tensor = self.viewed_tensor(view, m)?;
         let extent = vt.tile.dims()[axis] as i32;
         let count = self.ir(m, |b| {
             let dim = b.dim(tensor, axis)?;
@@ -398,48 +380,9 @@ impl Translator<'_> {
                 format!("`{name}(tile, index..)` needs the tile to combine"),
             ));
         };
-        let v = self.expr(first)?;
-        let x = self.data(&v, Some(vt.dtype), *first)?;
-        let d = self.ty(x).dtype();
-        if d != vt.dtype {
-            return Err(self.err(
-                *first,
-                format!(
-                    "the value is {d} but the view holds {}: convert it with `.cast::<{}>()`",
-                    vt.dtype, vt.dtype
-                ),
-            ));
-        }
-        let value = match self.ty(x).tile_shape() {
-            None => self.broadcast_to_shape(x, &vt.tile, *first)?,
-            Some(s) if *s == vt.tile => x,
-            Some(s) => {
-                return Err(self.err(
-                    *first,
-                    format!(
-                        "the tile has shape {s}, but the view's tiles have shape {}",
-                        vt.tile
-                    ),
-                ))
-            }
-        };
-        let idx = self.indices(rest, "a partition index")?;
-        if idx.len() != vt.tile.rank() {
-            return Err(self.err(
-                m,
-                format!(
-                    "a view of rank {} needs {} partition indices, found {}",
-                    vt.tile.rank(),
-                    vt.tile.rank(),
-                    idx.len()
-                ),
-            ));
-        }
-        let tensor = *self
-            .views
-            .get(&view)
-            .ok_or_else(|| self.err(&m.receiver, "expected a view of a tensor parameter"))?;
-        let (indices, mask) = self.partition_elements(tensor, &vt.tile, &idx, masked, m)?;
+        let value = self.view_tile_operand(first, &vt.tile, vt.dtype)?;
+        let tensor = self.viewed_tensor(view, m)?;
+        let (indices, mask) = self.view_elements(view, rest, masked, m)?;
         let kind = OpKind::Atomic {
             op,
             order: ordering.order,
@@ -453,6 +396,42 @@ impl Translator<'_> {
             mask,
         };
         self.ir(m, |b| b.atomic(kind, access)).map(Val::Ir)
+    }
+
+    /// The tensor parameter `view` is a partition view of.
+    fn viewed_tensor(&self, view: Value, m: &ExprMethodCall) -> syn::Result<Value> {
+        self.views
+            .get(&view)
+            .copied()
+            .ok_or_else(|| self.err(&m.receiver, "expected a view of a tensor parameter"))
+    }
+
+    /// The index tiles and mask of the partition of `view` at the partition
+    /// index `args` (one integer scalar per axis; see
+    /// [`Self::partition_elements`]).
+    fn view_elements(
+        &mut self,
+        view: Value,
+        args: &[&Expr],
+        masked: bool,
+        m: &ExprMethodCall,
+    ) -> syn::Result<(Vec<Value>, Value)> {
+        let Type::PartitionView(vt) = self.ty(view) else {
+            return Err(self.err(&m.receiver, "expected a partition view"));
+        };
+        let rank = vt.tile.rank();
+        let idx = self.indices(args, "a partition index")?;
+        if idx.len() != rank {
+            return Err(self.err(
+                m,
+                format!(
+                    "a view of rank {rank} needs {rank} partition indices, found {}",
+                    idx.len()
+                ),
+            ));
+        }
+        let tensor = self.viewed_tensor(view, m)?;
+        self.partition_elements(tensor, &vt.tile, &idx, masked, m)
     }
 
     /// The `i32` tensor index tiles of the partition at `idx`

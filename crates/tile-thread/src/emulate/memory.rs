@@ -3,6 +3,8 @@
 
 use super::error::EmuFault;
 use crate::program::{OpId, Program};
+pub(super) use tile_abi::races::Touch;
+use tile_abi::races::Touches;
 use tile_ir::interp::HostTensor;
 use tile_ir::{DType, Scalar};
 
@@ -22,101 +24,6 @@ pub(super) struct Global {
     /// Per buffer element, the blocks that read, wrote and atomically
     /// updated it during the launch (empty until the first access).
     touches: Vec<Touches>,
-}
-
-/// How a global access touches its element, for the race check.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Touch {
-    /// A plain load.
-    Read,
-    /// A plain store.
-    Write,
-    /// An atomic update.
-    Atomic,
-}
-
-impl Touch {
-    /// The access as an error message names it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Touch::Read => "load",
-            Touch::Write => "store",
-            Touch::Atomic => "atomic",
-        }
-    }
-
-    /// The access with its article, for a sentence.
-    pub fn described(self) -> &'static str {
-        match self {
-            Touch::Read => "a load",
-            Touch::Write => "a store",
-            Touch::Atomic => "an atomic update",
-        }
-    }
-}
-
-/// The blocks (linear indices) that touched an element one way: the first,
-/// and whether any other did.
-#[derive(Clone, Copy, Debug, Default)]
-struct Blocks {
-    first: Option<u64>,
-    more: bool,
-}
-
-impl Blocks {
-    fn add(&mut self, block: u64) {
-        match self.first {
-            None => self.first = Some(block),
-            Some(b) if b != block => self.more = true,
-            Some(_) => {}
-        }
-    }
-
-    /// A block other than `block` in the set, if there is one.
-    fn other_than(&self, block: u64) -> Option<u64> {
-        match self.first {
-            Some(b) if b != block => Some(b),
-            // `more`: some block besides the first, which is `block`.
-            Some(_) if self.more => Some(u64::MAX),
-            _ => None,
-        }
-    }
-}
-
-/// Who read, wrote and updated one element.
-#[derive(Clone, Copy, Debug, Default)]
-struct Touches {
-    read: Blocks,
-    written: Blocks,
-    updated: Blocks,
-}
-
-impl Touches {
-    /// The earlier access of another block that `touch` by `block` races
-    /// with: blocks of a launch are not ordered, so a store races with
-    /// every other block's access, a load with other blocks' stores and
-    /// atomics, and an atomic with other blocks' plain loads and stores
-    /// (atomics of many blocks on one element do not race).
-    fn conflict(&self, touch: Touch, block: u64) -> Option<(Touch, u64)> {
-        let check = |blocks: &Blocks, kind| blocks.other_than(block).map(|b| (kind, b));
-        match touch {
-            Touch::Read => {
-                check(&self.written, Touch::Write).or(check(&self.updated, Touch::Atomic))
-            }
-            Touch::Write => check(&self.written, Touch::Write)
-                .or(check(&self.updated, Touch::Atomic))
-                .or(check(&self.read, Touch::Read)),
-            Touch::Atomic => check(&self.written, Touch::Write).or(check(&self.read, Touch::Read)),
-        }
-    }
-
-    fn add(&mut self, touch: Touch, block: u64) {
-        match touch {
-            Touch::Read => self.read.add(block),
-            Touch::Write => self.written.add(block),
-            Touch::Atomic => self.updated.add(block),
-        }
-    }
 }
 
 impl Global {
@@ -164,7 +71,7 @@ impl Global {
                 address,
                 access: touch.described(),
                 earlier: earlier.described(),
-                other: (other != u64::MAX).then_some(other),
+                other,
             });
         }
         element.add(touch, block);
