@@ -88,9 +88,6 @@ fn launches_on_a_stream_run_in_order_and_a_cpu_stream_reports_at_once() {
     assert_eq!(stream.device().kind(), dev.kind());
     twice::<4>::launch_on(&stream, [2], (&x, &mut a)).unwrap();
     twice::<4>::launch_on(&stream, [2], (&a, &mut b)).unwrap();
-    // On the CPU the failing launch reports at once, and nothing is pending.
-    let err = copy::<4>::launch_on(&stream, [2], (&x, &mut a)).unwrap_err();
-    assert!(matches!(err, Error::Execution { .. }), "{err:?}");
     stream.synchronize().unwrap();
     assert_eq!(b.to_vec().unwrap(), [4.0, 8.0, 12.0, 16.0, 20.0, 24.0]);
     // An empty grid queues nothing.
@@ -98,6 +95,26 @@ fn launches_on_a_stream_run_in_order_and_a_cpu_stream_reports_at_once() {
     twice::<4>::launch_on(&stream, [0], (&x, &mut a)).unwrap();
     stream.synchronize().unwrap();
     assert_eq!(a.to_vec().unwrap(), before);
+    // On the CPU the failing launch reports at once; then the stream runs
+    // nothing more, and says why.
+    let err = copy::<4>::launch_on(&stream, [2], (&x, &mut a)).unwrap_err();
+    assert!(matches!(err, Error::Execution { .. }), "{err:?}");
+    let first = err.to_string();
+    let err = twice::<4>::launch_on(&stream, [2], (&x, &mut b)).unwrap_err();
+    assert!(matches!(err, Error::StreamFailed { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!("kernel `twice` not launched on device cpu: an earlier launch on this stream failed ({first}); the stream runs nothing more, create a new one")
+    );
+    assert_eq!(b.to_vec().unwrap(), [4.0, 8.0, 12.0, 16.0, 20.0, 24.0]);
+    assert!(matches!(
+        stream.synchronize(),
+        Err(Error::StreamFailed { refused, .. }) if refused == "synchronize"
+    ));
+    // A new stream runs.
+    let fresh = dev.stream().unwrap();
+    twice::<4>::launch_on(&fresh, [2], (&x, &mut b)).unwrap();
+    fresh.synchronize().unwrap();
 }
 
 /// A zero-length problem launches the grid computed from its length, which

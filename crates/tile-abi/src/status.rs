@@ -1,20 +1,23 @@
 //! The status record: how compiled code reports a failed run-time check.
 //!
 //! Every kernel (GPU or host) receives a pointer to a record
-//! `{ u32 code; u32 check; i64 index[4]; }` (40 bytes, little-endian). It
-//! stays zero while every check passes; the first failure writes the code of
-//! what failed ([`FaultCode`]), the failing op's position among the kernel's
-//! checks, and up to four values (partition indices, a loop step or trip
-//! count).
+//! `{ u32 code; u32 check; i64 index[4]; u32 program[3]; u32 pad; }` (56
+//! bytes, little-endian). It stays zero while every check passes; the first
+//! failure writes the code of what failed ([`FaultCode`]), the failing op's
+//! position among the kernel's checks, up to four values (partition
+//! indices, a loop step or trip count, an assertion's number and values)
+//! and the program (block) that failed.
 
 use tile_ir::interp::Options;
 
 /// The size of the status record in bytes.
-pub const STATUS_BYTES: usize = 40;
+pub const STATUS_BYTES: usize = 56;
 /// The byte offset of [`Status::check`], as compiled code writes it.
 pub const STATUS_CHECK: u64 = 4;
 /// The byte offset of [`Status::index`], as compiled code writes it.
 pub const STATUS_INDEX: u64 = 8;
+/// The byte offset of [`Status::program`], as compiled code writes it.
+pub const STATUS_PROGRAM: u64 = 40;
 
 /// The status record of one kernel run.
 #[repr(C)]
@@ -26,6 +29,10 @@ pub struct Status {
     pub check: u32,
     /// The failure's values (unused ones 0).
     pub index: [i64; 4],
+    /// The program instance (block) that failed, `(x, y, z)`.
+    pub program: [u32; 3],
+    /// Zero: pads the record to a multiple of 8 bytes.
+    pub pad: u32,
 }
 
 impl Status {
@@ -41,10 +48,13 @@ impl Status {
             b.copy_from_slice(&bytes[at..at + 8]);
             *slot = i64::from_le_bytes(b);
         }
+        let program = [0, 1, 2].map(|i| word(STATUS_PROGRAM as usize + 4 * i));
         Status {
             code: word(0),
             check: word(STATUS_CHECK as usize),
             index,
+            program,
+            pad: word(STATUS_PROGRAM as usize + 12),
         }
     }
 
@@ -56,6 +66,10 @@ impl Status {
         for (i, v) in self.index.iter().enumerate() {
             let at = STATUS_INDEX as usize + 8 * i;
             bytes[at..at + 8].copy_from_slice(&v.to_le_bytes());
+        }
+        for (i, v) in self.program.iter().chain([&self.pad]).enumerate() {
+            let at = STATUS_PROGRAM as usize + 4 * i;
+            bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
         }
         bytes
     }
@@ -87,11 +101,15 @@ pub enum FaultCode {
     /// An atomic element whose mask holds at an index outside the tensor;
     /// the values are the tensor index.
     AtomicOutside = 7,
+    /// A `device_assert!` whose condition is false; the values are the
+    /// assertion's number, then the bits of the values its message formats
+    /// (`tile_ir::assertion`).
+    Assert = 8,
 }
 
 impl FaultCode {
     /// Every code, in order.
-    pub const ALL: [FaultCode; 7] = [
+    pub const ALL: [FaultCode; 8] = [
         FaultCode::IndexSpace,
         FaultCode::PartialPartition,
         FaultCode::NonPositiveStep,
@@ -99,6 +117,7 @@ impl FaultCode {
         FaultCode::LViewOutside,
         FaultCode::OutsideTensor,
         FaultCode::AtomicOutside,
+        FaultCode::Assert,
     ];
 
     /// The code written as `code`, if it is one.
@@ -121,6 +140,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<Status>(), STATUS_BYTES);
         assert_eq!(std::mem::offset_of!(Status, check) as u64, STATUS_CHECK);
         assert_eq!(std::mem::offset_of!(Status, index) as u64, STATUS_INDEX);
+        assert_eq!(std::mem::offset_of!(Status, program) as u64, STATUS_PROGRAM);
     }
 
     #[test]
@@ -129,12 +149,16 @@ mod tests {
             code: 2,
             check: 1,
             index: [3, -1, 0, i64::MIN],
+            program: [7, 0, 65536],
+            pad: 0,
         };
         let bytes = status.to_bytes();
         assert_eq!(bytes[0], 2);
         assert_eq!(bytes[4], 1);
         assert_eq!(bytes[8..16], 3i64.to_le_bytes());
         assert_eq!(bytes[16..24], (-1i64).to_le_bytes());
+        assert_eq!(bytes[40..44], 7u32.to_le_bytes());
+        assert_eq!(bytes[48..52], 65536u32.to_le_bytes());
         assert_eq!(Status::from_bytes(&bytes), status);
         assert!(Status::from_bytes(&[0; STATUS_BYTES]).is_ok());
     }
@@ -145,6 +169,6 @@ mod tests {
             assert_eq!(FaultCode::from_u32(code as u32), Some(code));
         }
         assert_eq!(FaultCode::from_u32(0), None);
-        assert_eq!(FaultCode::from_u32(8), None);
+        assert_eq!(FaultCode::from_u32(9), None);
     }
 }

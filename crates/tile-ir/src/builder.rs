@@ -376,6 +376,22 @@ impl Builder {
             .map(drop)
     }
 
+    /// Fails the program where `cond` (a `bool` scalar or tile) is false,
+    /// with `message` formatting `values` ([`OpKind::Assert`]).
+    pub fn assert(
+        &mut self,
+        id: u32,
+        message: &str,
+        cond: Value,
+        values: &[Value],
+    ) -> Result<(), BuildError> {
+        let kind = OpKind::Assert {
+            id,
+            message: message.to_string(),
+        };
+        self.op(kind, &prepend(&[cond], values)).map(drop)
+    }
+
     /// An atomic update of `tensor` at the elements `(indices[0][j], ...)`
     /// where `mask[j]` holds, returning the old values ([`OpKind::Atomic`]);
     /// `cmp` is the compared tile of `cas` (`None` for the other updates).

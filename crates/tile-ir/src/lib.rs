@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod arena;
+pub mod assertion;
 pub mod builder;
 pub mod dtype;
 pub mod eval;

@@ -200,6 +200,20 @@ pub enum OpKind {
         /// Which threads the ordering is promised to.
         scope: MemScope,
     },
+    /// `assert <id> "<message>" %cond, %a, ...`: a check the kernel's author
+    /// wrote (`device_assert!`). The program fails where any element of
+    /// `cond` (a `bool` scalar or tile) is false, with `message`, whose `{}`
+    /// placeholders take the values of the scalar operands `a, ...` in
+    /// order ([`crate::assertion::format`]; at most
+    /// [`crate::assertion::MAX_VALUES`]). `id` names the assertion in what
+    /// compiled code reports: every `assert` of one id in a function has
+    /// the same message and operand dtypes. No results.
+    Assert {
+        /// The assertion's number in its function.
+        id: u32,
+        /// The message, with a `{}` per value operand.
+        message: String,
+    },
     /// `for %iv = %lo to %hi step %step iter(%a = %init, ...)`: a counted loop.
     /// Operands: lower bound, upper bound, step (one integer dtype, step > 0),
     /// then the initial values of the loop-carried values. One region whose
@@ -587,6 +601,8 @@ pub enum OpFamily {
     Memory,
     /// `for`, `if`, `yield`: structured control flow.
     Control,
+    /// `assert`: checks the kernel's author wrote.
+    Debug,
     /// The layout-view ops (`tile_ir::lview`).
     LayoutView,
 }
@@ -625,6 +641,7 @@ impl OpKind {
             | OpKind::StoreMasked
             | OpKind::Atomic { .. } => OpFamily::Memory,
             OpKind::For | OpKind::If | OpKind::Yield => OpFamily::Control,
+            OpKind::Assert { .. } => OpFamily::Debug,
             OpKind::LView(_) => OpFamily::LayoutView,
         }
     }
@@ -662,6 +679,7 @@ impl OpKind {
             OpKind::Store => "store",
             OpKind::StoreMasked => "store_masked",
             OpKind::Atomic { .. } => "atomic",
+            OpKind::Assert { .. } => "assert",
             OpKind::For => "for",
             OpKind::If => "if",
             OpKind::Yield => "yield",
@@ -669,10 +687,13 @@ impl OpKind {
         }
     }
 
-    /// Whether the op writes memory or ends a region, so that it must stay even
-    /// when its results are unused.
+    /// Whether the op writes memory, checks something or ends a region, so
+    /// that it must stay even when its results are unused.
     pub fn has_side_effects(&self) -> bool {
-        matches!(self, OpKind::Yield | OpKind::For | OpKind::If) || self.writes_memory()
+        matches!(
+            self,
+            OpKind::Yield | OpKind::For | OpKind::If | OpKind::Assert { .. }
+        ) || self.writes_memory()
     }
 
     /// Whether the op itself writes memory (a store of either kind, an

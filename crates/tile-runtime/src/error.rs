@@ -183,18 +183,32 @@ pub enum Error {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A launch on a stream on which an earlier launch failed while
+    /// running: like a GPU context after a device-side assertion, the
+    /// stream runs nothing more (create a new one).
+    #[error("{refused} on device {device}: an earlier launch on this stream failed ({first}); the stream runs nothing more, create a new one")]
+    StreamFailed {
+        /// What was refused: ``kernel `k` not launched``, or `synchronize`.
+        refused: String,
+        /// The device.
+        device: String,
+        /// The first failure on the stream, as its error wrote it.
+        first: String,
+    },
     /// The autotuner could not choose: no candidates, candidates whose
     /// outputs disagree, or its choices could not be cleared.
     #[error("autotuning: {0}")]
     Autotune(String),
     /// A run-time check of a GPU kernel failed: the status record came back
     /// with a non-zero code.
-    #[error("kernel `{kernel}` failed on device {device}: check {check}: {op}: {fault}")]
+    #[error("kernel `{kernel}` failed on device {device}: program ({}, {}, {}): check {check}: {op}: {fault}", program[0], program[1], program[2])]
     DeviceCheck {
         /// The kernel's name.
         kernel: String,
         /// The device.
         device: String,
+        /// The program instance (block) that failed first.
+        program: [u32; 3],
         /// The check's position in the kernel's list of checks.
         check: u32,
         /// The tile-IR op of the check, as `tile_ir::ValueNames::describe_site`

@@ -97,12 +97,15 @@ pub fn launch(
 /// [`launch`] checks them, then, on a GPU, queued without waiting (the
 /// device's verdict comes from [`Stream::synchronize`]); on the CPU it runs
 /// before this returns. An empty grid queues nothing, as in [`launch`].
+/// After a launch on the stream has failed while running, nothing more is
+/// queued ([`Error::StreamFailed`]; see [`Stream`]).
 pub fn launch_on(
     stream: &Stream<'_>,
     kernel: &KernelSpec,
     grid: [u32; 3],
     args: &mut [LaunchArg<'_>],
 ) -> Result<(), Error> {
+    stream.usable(|| format!("kernel `{}` not launched", kernel.name))?;
     let device = stream.device();
     let loaded = prepare(device, kernel, args)?;
     grid_axes::check(kernel.name, loaded.grid_axes, grid)?;
@@ -114,7 +117,7 @@ pub fn launch_on(
             stream.push(gpu::enqueue(context, queue, kernel, &loaded, grid, args)?);
             Ok(())
         }
-        (None, _) => run_on_cpu(device, kernel, &loaded, grid, args),
+        (None, _) => stream.record(run_on_cpu(device, kernel, &loaded, grid, args)),
     }
 }
 

@@ -25,6 +25,18 @@ use std::sync::{Mutex, PoisonError};
 ///
 /// On the CPU a launch runs to completion before `launch_on` returns, as
 /// [`launch`](crate::launch) does, and reports its errors there.
+///
+/// **A failure stops the stream.** Once a launch has failed while running
+/// (a `device_assert!` whose condition is false, or another run-time
+/// check: [`Error::Execution`], [`Error::DeviceCheck`]), every later
+/// `launch_on` and `synchronize` on the stream returns
+/// [`Error::StreamFailed`] naming the first failure, and nothing more
+/// runs, as a GPU context refuses work after a device-side assertion. An
+/// argument error found before anything runs does not stop the stream. On
+/// the CPU the failing launch is known when `launch_on` returns, so
+/// nothing after it runs. On a GPU it is known at the next `synchronize`:
+/// launches queued behind it before then have run on the device (they are
+/// not cancelled; their outputs are whatever they computed).
 #[derive(Debug)]
 pub struct Stream<'d> {
     device: &'d Device,
@@ -32,6 +44,8 @@ pub struct Stream<'d> {
     queue: Option<Queue>,
     /// Launches queued since the last synchronization, in order.
     pending: Mutex<Vec<Pending>>,
+    /// The first failure of a launch while running, as its error wrote it.
+    failed: Mutex<Option<String>>,
 }
 
 impl<'d> Stream<'d> {
@@ -45,6 +59,7 @@ impl<'d> Stream<'d> {
             device,
             queue,
             pending: Mutex::new(Vec::new()),
+            failed: Mutex::new(None),
         })
     }
 
@@ -66,10 +81,37 @@ impl<'d> Stream<'d> {
             .push(launch);
     }
 
+    /// `Ok` while no launch on the stream has failed while running; else
+    /// the [`Error::StreamFailed`] that refuses what `refused` says.
+    pub(crate) fn usable(&self, refused: impl FnOnce() -> String) -> Result<(), Error> {
+        match &*self.failed.lock().unwrap_or_else(PoisonError::into_inner) {
+            None => Ok(()),
+            Some(first) => Err(Error::StreamFailed {
+                refused: refused(),
+                device: self.device.to_string(),
+                first: first.clone(),
+            }),
+        }
+    }
+
+    /// Passes `result` on, first stopping the stream if it is the failure
+    /// of a launch while running (the first such failure is kept).
+    pub(crate) fn record<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
+        if let Err(e @ (Error::Execution { .. } | Error::DeviceCheck { .. })) = &result {
+            self.failed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get_or_insert_with(|| e.to_string());
+        }
+        result
+    }
+
     /// Waits for every launch queued so far, then reports the first that
     /// failed on the device (the others' failures are logged); `Ok` at
-    /// once on the CPU.
+    /// once on the CPU. Once a launch on the stream has failed, every
+    /// later call returns [`Error::StreamFailed`].
     pub fn synchronize(&self) -> Result<(), Error> {
+        self.usable(|| "synchronize".to_string())?;
         let Some(queue) = &self.queue else {
             return Ok(());
         };
@@ -87,7 +129,7 @@ impl<'d> Stream<'d> {
                 }
             }
         }
-        first.map_or(Ok(()), Err)
+        self.record(first.map_or(Ok(()), Err))
     }
 }
 

@@ -49,8 +49,8 @@
 //! [`GenConfig`]: `dtypes` (stored, cast, compared and loaded dtypes),
 //! `max_outputs`, `max_depth` (of each stored expression), `max_ops` (ops
 //! grown by choice), `max_rank`, `max_tile_elements`, `max_programs` (grid
-//! size), `max_nesting` (of `for`/`if`), `max_inputs`, `special_rate` and
-//! `atomic_rate`.
+//! size), `max_nesting` (of `for`/`if`), `max_inputs`, `special_rate`,
+//! `atomic_rate` and `assert_rate` (asserts whose conditions always hold).
 //! `GenConfig::default()` is the configuration of the differential suite.
 //!
 //! # Reproducing a seed

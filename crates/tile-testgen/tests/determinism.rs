@@ -129,3 +129,40 @@ fn unusual_configurations_give_valid_runnable_cases() {
         }
     }
 }
+
+/// Atomics and asserts come from streams of their own: about their rates
+/// of cases have them, and turning them off leaves the rest of each case.
+#[test]
+fn atomics_and_asserts_appear_at_their_rates_without_moving_other_cases() {
+    let has = |case: &tile_testgen::Case, pred: &dyn Fn(&OpKind) -> bool| {
+        let mut found = false;
+        case.func
+            .walk(&mut |id| found |= pred(&case.func.op(id).kind));
+        found
+    };
+    let cfg = GenConfig::default();
+    let off = GenConfig {
+        atomic_rate: 0.0,
+        assert_rate: 0.0,
+        ..GenConfig::default()
+    };
+    let (mut atomics, mut asserts) = (0, 0);
+    for seed in 0..400 {
+        let case = generate(seed, &cfg);
+        let atomic = has(&case, &|k| matches!(k, OpKind::Atomic { .. }));
+        let assert = has(&case, &|k| matches!(k, OpKind::Assert { .. }));
+        atomics += usize::from(atomic);
+        asserts += usize::from(assert);
+        if !atomic && !assert {
+            assert_eq!(bytes(&case), bytes(&generate(seed, &off)), "seed {seed}");
+        }
+    }
+    assert!(
+        (20..120).contains(&atomics),
+        "{atomics} of 400 cases have atomics"
+    );
+    assert!(
+        (30..100).contains(&asserts),
+        "{asserts} of 400 cases assert"
+    );
+}

@@ -381,6 +381,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     CheckKind::Bounds => FaultCode::OutsideTensor,
                     CheckKind::Step => FaultCode::NonPositiveStep,
                     CheckKind::Atomic => FaultCode::AtomicOutside,
+                    CheckKind::Assert => FaultCode::Assert,
                 };
                 self.check(k, code, position, &x)?;
                 Ok(Vec::new())

@@ -9,7 +9,7 @@ use crate::EmitError;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PointerValue};
 use inkwell::{AtomicOrdering, IntPredicate};
-use tile_abi::status::{STATUS_CHECK, STATUS_INDEX};
+use tile_abi::status::{STATUS_CHECK, STATUS_INDEX, STATUS_PROGRAM};
 use tile_abi::FaultCode;
 use tile_ir::{AtomicOp, DType, MemOrder, Scalar};
 
@@ -295,7 +295,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
 
     /// A failed check (`x[0]` false) records itself in the status record:
     /// the first failure sets `code` from 0 to `code`, then writes its
-    /// position and values.
+    /// position, values and block.
     pub(super) fn check(
         &self,
         k: &Kernel<'_, 'ctx>,
@@ -342,13 +342,17 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                             "index",
                         )?
                     };
-                    let v = v.into_int_value();
-                    let v = if v.get_type().get_bit_width() < 64 {
-                        b.build_int_s_extend(v, i64t, "ix")?
-                    } else {
-                        v
-                    };
+                    let v = s.value_bits(*v)?;
                     b.build_store(at, v)?;
+                }
+                for axis in 0..3u8 {
+                    let offset = STATUS_PROGRAM + 4 * u64::from(axis);
+                    // SAFETY (of the generated code): as above; `program`
+                    // is three `u32` at `STATUS_PROGRAM`.
+                    let at = unsafe {
+                        b.build_gep(i8t, k.status, &[i64t.const_int(offset, false)], "program")?
+                    };
+                    b.build_store(at, s.block_id(axis)?)?;
                 }
                 Ok(())
             })

@@ -279,6 +279,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             (OpFamily::Control, OpKind::For) => self.emit_for(id),
             (OpFamily::Control, OpKind::If) => self.emit_if(id),
             (OpFamily::LayoutView, _) => self.lview(id),
+            (OpFamily::Debug, OpKind::Assert { id: n, .. }) => self.assert(id, *n),
             (_, kind) => Err(HostError::internal(format!(
                 "`{}` outside its place",
                 kind.name()

@@ -6,7 +6,7 @@ use super::float::Format;
 use super::{Nans, ScalarEmitter};
 use crate::EmitError;
 use inkwell::types::BasicTypeEnum;
-use inkwell::values::{BasicValueEnum, FloatValue};
+use inkwell::values::{BasicValueEnum, FloatValue, IntValue};
 use inkwell::FloatPredicate;
 use tile_ir::{DType, Scalar};
 
@@ -27,6 +27,23 @@ pub(super) fn domain(dtype: DType) -> Domain {
 }
 
 impl<'ctx> ScalarEmitter<'_, 'ctx> {
+    /// The bit pattern of register `v` as an `i64`: integers (and the
+    /// narrow floats' bits) sign-extended, `float`/`double` bit-cast first.
+    /// The low bits are the value's (`tile_ir::Scalar::from_bits` reads
+    /// them back).
+    pub(crate) fn value_bits(&self, v: BasicValueEnum<'ctx>) -> Result<IntValue<'ctx>, EmitError> {
+        let i64t = self.ctx.i64_type();
+        let int = match v {
+            BasicValueEnum::IntValue(i) => i,
+            BasicValueEnum::FloatValue(f) => {
+                let int = self.int_type(f.get_type().get_bit_width());
+                self.b.build_bit_cast(f, int, "bits")?.into_int_value()
+            }
+            _ => return Err(EmitError::internal("the bits of a non-scalar")),
+        };
+        Ok(self.b.build_int_s_extend_or_bit_cast(int, i64t, "bits64")?)
+    }
+
     /// The memory type of an element of `dtype` (bool is one byte).
     pub(crate) fn mem_type(&self, dtype: DType) -> BasicTypeEnum<'ctx> {
         match dtype {

@@ -8,7 +8,7 @@
 //! casts), `calls` (builtin functions and helper inlining), `methods`
 //! (method calls: math, reductions, views), `movement` (reshape, permute,
 //! slice, pad, ...), `sort` (the bitonic sort), `random` (Philox random
-//! numbers), `lview` (layout views), `control` (`for`, `if`) and this module
+//! numbers), `lview` (layout views), `control` (`for`, `if`), `debug` (`device_assert!`) and this module
 //! (statements, blocks and variables).
 
 mod atomic;
@@ -16,6 +16,7 @@ mod calls;
 mod cast;
 mod consts;
 mod control;
+mod debug;
 mod location;
 mod lview;
 mod methods;
@@ -76,6 +77,7 @@ pub fn translate(
         label: label.map(str::to_string),
         tensors,
         views: HashMap::new(),
+        assertions: 0,
     };
     translator.collect_helpers(&item.block)?;
     let tail = translator.block_stmts(&item.block.stmts, true)?;
@@ -108,6 +110,8 @@ pub(crate) struct Translator<'k> {
     pub(crate) tensors: HashMap<Value, (String, bool)>,
     /// For each partition view, the tensor it views (to check stores).
     pub(crate) views: HashMap<Value, Value>,
+    /// The number of the next `device_assert!`.
+    pub(crate) assertions: u32,
 }
 
 impl<'k> Translator<'k> {
@@ -195,7 +199,7 @@ impl<'k> Translator<'k> {
                 Stmt::Item(item) => {
                     return Err(self.err(item, "items other than `#[tile_fn]` helpers at the top of the kernel body are not supported here"))
                 }
-                Stmt::Macro(m) => return Err(self.macro_err(&m.mac)),
+                Stmt::Macro(m) => self.macro_stmt(&m.mac)?,
                 Stmt::Expr(Expr::Return(r), _) => {
                     if !(fn_body && last) || self.calls.is_empty() {
                         return Err(self.err(r, "`return` is not supported here: kernels and helpers end with a tail expression (structured control flow); restructure with `if`/`else`"));
@@ -214,17 +218,6 @@ impl<'k> Translator<'k> {
             }
         }
         Ok(tail)
-    }
-
-    /// An error for a macro invocation.
-    pub(crate) fn macro_err(&self, mac: &syn::Macro) -> syn::Error {
-        let name = mac
-            .path
-            .segments
-            .last()
-            .map(|s| s.ident.to_string())
-            .unwrap_or_default();
-        self.err(mac, format!("macros (`{name}!`) are not supported in tile kernels: the body is translated to tile IR, not compiled as Rust"))
     }
 
     fn local(&mut self, local: &syn::Local) -> syn::Result<()> {
@@ -338,7 +331,7 @@ impl<'k> Translator<'k> {
             Expr::Closure(c) => Err(self.err(c, "closures are not supported in tile kernels: define a `#[tile_fn]` helper inside the kernel instead")),
             Expr::Reference(r) => Err(self.err(r, "references are not supported in tile kernels: tiles and scalars are values, pass them directly")),
             Expr::Unsafe(u) => Err(self.err(&u.unsafe_token, "`unsafe` blocks are not supported in tile kernels: there is nothing unsafe to do")),
-            Expr::Macro(m) => Err(self.macro_err(&m.mac)),
+            Expr::Macro(m) => self.macro_stmt(&m.mac).map(|()| Val::Unit),
             Expr::Return(r) => Err(self.err(r, "`return` is not supported here: kernels and helpers end with a tail expression (structured control flow); restructure with `if`/`else`")),
             Expr::Break(b) => Err(self.err(b, "`break` is not supported: loops run their whole range")),
             Expr::Continue(c) => Err(self.err(c, "`continue` is not supported: use `if` inside the loop body")),

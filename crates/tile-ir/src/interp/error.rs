@@ -125,6 +125,16 @@ pub enum Fault {
         /// The tensor's extents.
         extents: Vec<usize>,
     },
+    /// An `assert` whose condition is false somewhere.
+    #[error("assertion failed{}: {message}", element.as_ref().map(|e| format!(" at element {e:?}")).unwrap_or_default())]
+    Assert {
+        /// The assertion's number in its function.
+        id: u32,
+        /// The message with its values.
+        message: String,
+        /// The first false element of a tile condition (row-major).
+        element: Option<Vec<usize>>,
+    },
     /// A `for` whose step is zero or negative.
     #[error("the step must be positive, found {step}")]
     NonPositiveStep {

@@ -13,6 +13,7 @@
 //! reports IR that did not pass the verifier as [`Fault::Type`].
 
 mod args;
+mod assert;
 mod atomic;
 mod buffer;
 mod control;
@@ -184,6 +185,10 @@ impl<'a> Interpreter<'a> {
             (OpFamily::Movement, _) => movement::movement(kind, operands)?,
             (OpFamily::Reduction, _) => reduce::reduce(kind, operands)?,
             (OpFamily::Dot, OpKind::Dot { precision }) => dot::dot(*precision, operands)?,
+            (OpFamily::Debug, OpKind::Assert { id, message }) => {
+                assert::assert(*id, message, operands)?;
+                return Ok(Vec::new());
+            }
             (OpFamily::Memory, OpKind::Atomic { op, .. }) => {
                 atomic::atomic(*op, operands, self.args)?
             }

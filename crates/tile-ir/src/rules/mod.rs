@@ -397,6 +397,7 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
             Ok(Some(Vec::new()))
         }
         OpKind::Atomic { op, .. } => atomic(*op, operands),
+        OpKind::Assert { message, .. } => assertion(message, operands),
         OpKind::For => {
             if operands.len() < 3 {
                 return Err(format!(
@@ -430,6 +431,41 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
         OpKind::Yield => Ok(Some(Vec::new())),
         OpKind::LView(op) => crate::lview::rules::infer(op, operands).map(Some),
     }
+}
+
+/// An `assert`: a `bool` condition, then one scalar per placeholder of
+/// the message; no results.
+fn assertion(message: &str, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>> {
+    let Some((cond, values)) = operands.split_first() else {
+        return Err("assert needs a condition".into());
+    };
+    if !matches!(cond, Type::Scalar(DType::Bool))
+        && !matches!(cond, Type::Tile(t) if t.dtype == DType::Bool)
+    {
+        return Err(format!(
+            "the condition must be a bool scalar or tile, found {cond}"
+        ));
+    }
+    let wanted = crate::assertion::placeholders(message)?;
+    if values.len() != wanted {
+        return Err(format!(
+            "the message formats {wanted} value(s), found {}",
+            values.len()
+        ));
+    }
+    if values.len() > crate::assertion::MAX_VALUES {
+        return Err(format!(
+            "an assertion formats at most {} values, found {}",
+            crate::assertion::MAX_VALUES,
+            values.len()
+        ));
+    }
+    if let Some(tile) = values.iter().find(|t| !matches!(t, Type::Scalar(_))) {
+        return Err(format!(
+            "the formatted values must be scalars, found {tile}"
+        ));
+    }
+    Ok(Some(Vec::new()))
 }
 
 /// The result of an `atomic`: the old values, a tile like the value.

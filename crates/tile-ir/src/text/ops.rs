@@ -261,6 +261,11 @@ impl Parser<'_, '_> {
                 operands.extend(self.match_operand_list()?);
                 ready(OpKind::Atomic { op, order, scope }, operands)
             }
+            "assert" => {
+                let id = self.match_u32("the assertion's number")?;
+                let message = self.match_string("the assertion's message")?;
+                ready(OpKind::Assert { id, message }, self.match_operand_list()?)
+            }
             other => return Err(Self::error_at(name, format!("unknown op `{other}`"))),
         })
     }

@@ -179,6 +179,9 @@ impl Printer<'_> {
                     names[split..].join(", ")
                 )
             }
+            OpKind::Assert { id, message } => {
+                format!("assert {id} {message:?} {}", self.operands_from(op, 0))
+            }
             OpKind::LView(lview) => {
                 let names: Vec<String> = op.operands.iter().map(|&v| self.names.name(v)).collect();
                 super::lview::print_body(lview, &names)

@@ -2,6 +2,8 @@
 //! becomes an error.
 
 use tile_abi::{FaultCode, HostCheck, Status};
+use tile_ir::assertion::Assertion;
+use tile_ir::Function;
 
 /// What failed in a program instance: the faults of the interpreter's
 /// `Fault` that compiled code checks.
@@ -31,6 +33,12 @@ pub enum HostFault {
     AtomicOutside {
         /// The tensor index (its first four axes).
         index: Vec<i64>,
+    },
+    /// A `device_assert!` whose condition is false.
+    #[error("assertion failed: {message}")]
+    Assert {
+        /// The assertion's message with its values.
+        message: String,
     },
     /// A `for` whose step is not positive.
     #[error("the step {step} of a loop is not positive")]
@@ -102,8 +110,14 @@ pub enum RunError {
     Internal(String),
 }
 
-/// The error of `program` that returned `status`, given the kernel's checks.
-pub(super) fn failure(program: [u32; 3], status: Status, checks: &[HostCheck]) -> RunError {
+/// The error of `program` that returned `status`, given the kernel's
+/// function and checks.
+pub(super) fn failure(
+    program: [u32; 3],
+    status: Status,
+    func: &Function,
+    checks: &[HostCheck],
+) -> RunError {
     let Some(site) = checks.get(status.check as usize) else {
         return RunError::Internal(format!(
             "status {status:?} names no check (the kernel has {})",
@@ -122,6 +136,17 @@ pub(super) fn failure(program: [u32; 3], status: Status, checks: &[HostCheck]) -
         },
         Some(FaultCode::LViewOutside) => HostFault::LViewOutside { base: values[0] },
         Some(FaultCode::AtomicOutside) => HostFault::AtomicOutside { index },
+        Some(FaultCode::Assert) => {
+            let Some(assertion) = u32::try_from(values[0])
+                .ok()
+                .and_then(|id| Assertion::find(func, id))
+            else {
+                return RunError::Internal(format!("assertion {} is not in the kernel", values[0]));
+            };
+            HostFault::Assert {
+                message: assertion.report(&values[1..]),
+            }
+        }
         // Host code has no per-thread checks.
         Some(FaultCode::OutsideTensor) | None => {
             return RunError::Internal(format!("status code {}", status.code))
@@ -146,6 +171,44 @@ mod tests {
         }
     }
 
+    /// A kernel with one assertion, number 4.
+    fn func() -> Function {
+        tile_ir::text::parse_function(
+            r#"kernel @k(%x: f32) {
+  %c = full false : tile<2xbool>
+  %i = program_id 0 : i32
+  assert 4 "x = {}, i = {}" %c, %x, %i
+}"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn an_assertion_is_reported_with_its_message_and_values() {
+        let checks = [check(
+            "`device_assert!(..)` at src/k.rs:3:5 (`assert ...`)",
+            3,
+        )];
+        let status = Status {
+            code: FaultCode::Assert as u32,
+            check: 0,
+            index: [4, i64::from((-1.5f32).to_bits()), -2, 0],
+            ..Status::default()
+        };
+        assert_eq!(
+            failure([5, 0, 0], status, &func(), &checks).to_string(),
+            "program (5, 0, 0): `device_assert!(..)` at src/k.rs:3:5 (`assert ...`): assertion failed: x = -1.5, i = -2"
+        );
+        let status = Status {
+            index: [3, 0, 0, 0],
+            ..status
+        };
+        assert!(matches!(
+            failure([0; 3], status, &func(), &checks),
+            RunError::Internal(m) if m == "assertion 3 is not in the kernel"
+        ));
+    }
+
     #[test]
     fn a_status_record_names_its_check_and_values() {
         let checks = [
@@ -159,8 +222,9 @@ mod tests {
             code: FaultCode::PartialPartition as u32,
             check: 1,
             index: [3, 4, 99, 99],
+            ..Status::default()
         };
-        let err = failure([2, 0, 1], status, &checks);
+        let err = failure([2, 0, 1], status, &func(), &checks);
         assert_eq!(
             err.to_string(),
             "program (2, 0, 1): `y.store(..)` at src/k.rs:4:9 (`store %3, %4, %5`, a view of `y`): partition [3, 4] is partially outside the tensor (use the masked form)"
@@ -169,9 +233,10 @@ mod tests {
             code: FaultCode::IterationLimit as u32,
             check: 0,
             index: [1 << 30, 0, 0, 0],
+            ..Status::default()
         };
         assert_eq!(
-            failure([0, 0, 0], status, &checks).to_string(),
+            failure([0, 0, 0], status, &func(), &checks).to_string(),
             format!(
                 "program (0, 0, 0): `%2 = load %0, %1` (a view of `x`): the loop would run 1073741824 iterations, more than the limit of {}",
                 FaultCode::iteration_limit()
@@ -183,20 +248,20 @@ mod tests {
     fn a_status_record_that_cannot_happen_is_an_internal_error() {
         let checks = [check("%2 = load %0, %1", 1)];
         let status = Status {
-            code: 9,
+            code: 99,
             check: 0,
-            index: [0; 4],
+            ..Status::default()
         };
         assert!(
-            matches!(failure([0; 3], status, &checks), RunError::Internal(m) if m == "status code 9")
+            matches!(failure([0; 3], status, &func(), &checks), RunError::Internal(m) if m == "status code 99")
         );
         let status = Status {
             code: 1,
             check: 7,
-            index: [0; 4],
+            ..Status::default()
         };
         assert!(
-            matches!(failure([0; 3], status, &checks), RunError::Internal(m) if m.contains("names no check"))
+            matches!(failure([0; 3], status, &func(), &checks), RunError::Internal(m) if m.contains("names no check"))
         );
     }
 }

@@ -160,7 +160,7 @@ impl HostLibrary {
         let failed = unsafe { run_grid(self.entry, self.frame_bytes, grid, &packet) };
         match failed {
             None => Ok(()),
-            Some((program, status)) => Err(failure(program, status, &self.checks)),
+            Some((program, status)) => Err(failure(program, status, &self.func, &self.checks)),
         }
     }
 }

@@ -5,6 +5,7 @@
 use crate::error::Error;
 use crate::kernel::{Image, ImageKind, KernelSpec};
 use tile_abi::{FaultCode, Status};
+use tile_ir::assertion::Assertion;
 
 /// The error `status` reports for `spec` on `device`, if any.
 pub(crate) fn status_error(status: &Status, spec: &KernelSpec, device: &str) -> Option<Error> {
@@ -35,6 +36,7 @@ pub(crate) fn status_error(status: &Status, spec: &KernelSpec, device: &str) -> 
             "an atomic updates index {:?}, outside the tensor (mask it off)",
             status.index
         ),
+        Some(FaultCode::Assert) => assertion_failure(status, spec),
         _ => format!(
             "status code {} with values {:?}, which GPU code does not write",
             status.code, status.index
@@ -43,10 +45,25 @@ pub(crate) fn status_error(status: &Status, spec: &KernelSpec, device: &str) -> 
     Some(Error::DeviceCheck {
         kernel: spec.name.to_string(),
         device: device.to_string(),
+        program: status.program,
         check: status.check,
         op,
         fault,
     })
+}
+
+/// What a failed `device_assert!` says: its message with the values the
+/// record carries (its number first), from the kernel's IR.
+fn assertion_failure(status: &Status, spec: &KernelSpec) -> String {
+    let [id, values @ ..] = status.index;
+    let assertion = tile_ir::text::parse_function(spec.ir)
+        .ok()
+        .zip(u32::try_from(id).ok())
+        .and_then(|(func, id)| Assertion::find(&func, id));
+    match assertion {
+        Some(a) => format!("assertion failed: {}", a.report(&values)),
+        None => format!("assertion {id} failed, which the kernel's IR does not have"),
+    }
 }
 
 /// The PTX image for a device of compute capability `major.minor`: the one
@@ -133,7 +150,7 @@ mod tests {
         KernelSpec {
             name: "vadd",
             specialization: "BLOCK=1024",
-            ir: "",
+            ir: "kernel @vadd(%n: i32) {\n  %c = full false : tile<4xbool>\n  assert 0 \"n = {}\" %c, %n\n}",
             num_warps: 4,
             images,
             bounds_checks: &[
@@ -226,23 +243,37 @@ mod tests {
             code: FaultCode::OutsideTensor as u32,
             check: 1,
             index: [3, -1, 0, 0],
+            program: [2, 0, 0],
+            pad: 0,
         };
         assert_eq!(
             status_error(&status, &spec, "cuda:0").unwrap().to_string(),
-            "kernel `vadd` failed on device cuda:0: check 1: `out.store(..)` at src/vadd.rs:9:30 (`store %5, %4, %0`, a view of `out`): partition index [3, -1, 0, 0] reaches outside the tensor"
+            "kernel `vadd` failed on device cuda:0: program (2, 0, 0): check 1: `out.store(..)` at src/vadd.rs:9:30 (`store %5, %4, %0`, a view of `out`): partition index [3, -1, 0, 0] reaches outside the tensor"
         );
         status.check = 9;
         assert_eq!(
             status_error(&status, &spec, "hip:0").unwrap().to_string(),
-            "kernel `vadd` failed on device hip:0: check 9: an unknown check (the kernel has 2): partition index [3, -1, 0, 0] reaches outside the tensor"
+            "kernel `vadd` failed on device hip:0: program (2, 0, 0): check 9: an unknown check (the kernel has 2): partition index [3, -1, 0, 0] reaches outside the tensor"
         );
         status.code = FaultCode::NonPositiveStep as u32;
         status.index = [0; 4];
         status.check = 0;
         assert_eq!(
             status_error(&status, &spec, "cuda:0").unwrap().to_string(),
-            "kernel `vadd` failed on device cuda:0: check 0: `%2 = load %1, %0` (a view of `x`): the step 0 of a loop is not positive"
+            "kernel `vadd` failed on device cuda:0: program (2, 0, 0): check 0: `%2 = load %1, %0` (a view of `x`): the step 0 of a loop is not positive"
         );
+        status.code = FaultCode::Assert as u32;
+        status.index = [0, -7, 0, 0];
+        assert!(status_error(&status, &spec, "cuda:0")
+            .unwrap()
+            .to_string()
+            .ends_with(": assertion failed: n = -7"));
+        status.index = [1, -7, 0, 0];
+        assert!(status_error(&status, &spec, "cuda:0")
+            .unwrap()
+            .to_string()
+            .ends_with(": assertion 1 failed, which the kernel's IR does not have"));
+        status.index = [0; 4];
         status.code = 4;
         assert!(status_error(&status, &spec, "cuda:0")
             .unwrap()

@@ -21,7 +21,7 @@ use crate::values::{random_scalar, Place};
 use crate::Case;
 use tile_ir::builder::{BuildError, Builder};
 use tile_ir::interp::Arg;
-use tile_ir::{DType, Scalar, Shape, TileType, Type, Value};
+use tile_ir::{BinaryOp, CmpPred, DType, Scalar, Shape, TileType, Type, Value};
 
 use memory::ParamPlan;
 
@@ -80,6 +80,9 @@ const FAMILIES: [(Family, u32); 20] = [
 /// Mixed into the seed for the stream that picks atomic outputs.
 const ATOMIC_STREAM: u64 = 0xa70d_1c5e_ed5a_17c3;
 
+/// Mixed into the seed for the stream that picks the asserted values.
+const ASSERT_STREAM: u64 = 0x5a55_e47d_0b5e_c0de;
+
 /// The state of one generation.
 pub(crate) struct Gen<'c> {
     /// The random stream of the seed.
@@ -132,6 +135,13 @@ pub(crate) fn generate(seed: u64, cfg: &GenConfig) -> Case {
         };
         built.unwrap_or_else(|e| panic!("the generator broke a typing rule (seed {seed}): {e}"));
     }
+    // Asserts, too, come from a stream of their own.
+    let mut asserts = SplitMix64::new(seed ^ ASSERT_STREAM);
+    if !g.pool.is_empty() && asserts.chance(cfg.assert_rate) {
+        let v = g.pool[asserts.range(0, g.pool.len() - 1)];
+        g.assert_holds(&mut b, v)
+            .unwrap_or_else(|e| panic!("the generator broke a typing rule (seed {seed}): {e}"));
+    }
     let func = b
         .finish()
         .unwrap_or_else(|e| panic!("the generator built an invalid kernel (seed {seed}): {e}"));
@@ -153,6 +163,18 @@ fn random_grid(rng: &mut SplitMix64, max: u32) -> [u32; 3] {
 }
 
 impl Gen<'_> {
+    /// An `assert` on `v` that holds whatever its elements are (`v == v or
+    /// v != v`, true for NaNs too), formatting the program id: it must not
+    /// change what any stage computes.
+    fn assert_holds(&mut self, b: &mut Builder, v: Value) -> Built<()> {
+        let same = b.cmp(CmpPred::Eq, v, v)?;
+        let differ = b.cmp(CmpPred::Ne, v, v)?;
+        let ok = b.binary(BinaryOp::Or, same, differ)?;
+        let pid = b.program_id(0)?;
+        b.assert(0, "program {} asserted", ok, &[pid])?;
+        Ok(())
+    }
+
     /// A value of type `ty` (a scalar or a tile), built to at most `depth`
     /// levels of ops.
     pub(crate) fn value(&mut self, b: &mut Builder, ty: &Type, depth: usize) -> Built<Value> {

@@ -70,6 +70,19 @@ pub enum EmuFault {
         /// The element's tensor index.
         index: Vec<i64>,
     },
+    /// A `device_assert!` whose condition is false.
+    #[error("assertion {id} failed in kernel `{kernel}`: {op}: values {values:?}")]
+    Assert {
+        /// The kernel's name.
+        kernel: String,
+        /// The checked tile-IR op, as `ValueNames::describe_site` writes it.
+        op: String,
+        /// The assertion's number (`tile_ir::assertion::Assertion::find`
+        /// gives its message).
+        id: i64,
+        /// The values its message formats.
+        values: Vec<tile_ir::Scalar>,
+    },
     /// A `for` whose step is not positive (the loop did not run).
     #[error("loop step check failed in kernel `{kernel}`: {op}: the step {step} of a loop is not positive")]
     NonPositiveStep {

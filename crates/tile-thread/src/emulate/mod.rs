@@ -501,6 +501,12 @@ impl<'a> Emulator<'a> {
                             op,
                             index: x[1..].iter().map(|i| address(i[t])).collect(),
                         },
+                        CheckKind::Assert => EmuFault::Assert {
+                            kernel,
+                            op,
+                            id: x.get(1).map_or(-1, |s| address(s[t])),
+                            values: x.iter().skip(2).map(|v| v[t]).collect(),
+                        },
                         CheckKind::Step => EmuFault::NonPositiveStep {
                             kernel,
                             op,

@@ -21,6 +21,7 @@
 //! Every op of the tile IR is lowered; errors are for unverified input
 //! ([`LowerError::Invalid`]) and tiles without a layout.
 
+mod assert;
 mod atomic;
 mod control;
 mod coords;
@@ -567,6 +568,7 @@ impl<'a> Lowerer<'a> {
             (OpFamily::Control, OpKind::If) => self.lower_if(id),
             (OpFamily::Control, _) => self.lower_yield(id),
             (OpFamily::LayoutView, OpKind::LView(lview)) => self.lview(id, lview),
+            (OpFamily::Debug, OpKind::Assert { id: n, .. }) => self.assert(id, *n),
             (family, kind) => Err(LowerError::Invalid {
                 op: kind.name().to_string(),
                 reason: format!("not an op of the {family:?} family"),

@@ -41,6 +41,9 @@ pub enum CheckKind {
     /// `atomic`: an atomic element whose mask holds lies inside the
     /// tensor; the values are its tensor index.
     Atomic,
+    /// `assert`: a `device_assert!` holds; the values are the assertion's
+    /// number and the values its message formats (any scalar dtypes).
+    Assert,
 }
 
 impl CheckKind {
@@ -50,6 +53,7 @@ impl CheckKind {
             CheckKind::Bounds => "bounds",
             CheckKind::Step => "step",
             CheckKind::Atomic => "atomic",
+            CheckKind::Assert => "assert",
         }
     }
 }
@@ -171,7 +175,7 @@ pub enum ThreadOpKind {
     /// `check.<kind> %ok [%v, ...] "<tile op>"`: a run-time check of what
     /// the compiler could not prove. Operands: `ok` (`bool`, false where the
     /// check fails in this thread) and the values the failure reports
-    /// (`i64`). If `ok` is false in any thread the kernel fails with an
+    /// (`i64`; an assertion's values keep their dtypes). If `ok` is false in any thread the kernel fails with an
     /// error naming the kernel, the tile op and the values (on a GPU: the
     /// first failure in the status record). What follows cannot do harm:
     /// a checked access is masked by the same predicate, and a `for` with a

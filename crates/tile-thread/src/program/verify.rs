@@ -9,7 +9,7 @@
 //! `for`, its carried values). Uniformity of control flow is a property of
 //! values, left to the emulator.
 
-use super::{Op, OpId, ParamKind, Program, Reg, Region, ThreadOpKind, WARP_SIZE};
+use super::{CheckKind, Op, OpId, ParamKind, Program, Reg, Region, ThreadOpKind, WARP_SIZE};
 use tile_ir::DType;
 
 /// A broken rule of the thread-level program, naming the op.
@@ -224,9 +224,12 @@ impl Checker<'_> {
                     operands == [DType::I32, a.dtype, DType::Bool] && results.is_empty()
                 }
             }
-            ThreadOpKind::Check { .. } => {
+            // An assertion's values keep their dtypes; other checks report
+            // indices and steps as `i64`.
+            ThreadOpKind::Check { kind, .. } => {
                 operands.first() == Some(&DType::Bool)
-                    && operands[1..].iter().all(|&d| d == DType::I64)
+                    && (*kind == CheckKind::Assert
+                        || operands[1..].iter().all(|&d| d == DType::I64))
                     && results.is_empty()
             }
             ThreadOpKind::Barrier => operands.is_empty() && results.is_empty(),

@@ -120,6 +120,7 @@ impl<'a> Parser<'_, 'a> {
                     "bounds" => CheckKind::Bounds,
                     "step" => CheckKind::Step,
                     "atomic" => CheckKind::Atomic,
+                    "assert" => CheckKind::Assert,
                     other => return Err(Self::error_at(&kind, format!("unknown check `{other}`"))),
                 };
                 let ok = self.match_reg()?;
