@@ -10,6 +10,8 @@
 mod atomics;
 #[path = "kernels/attention.rs"]
 mod attention;
+#[path = "kernels/checked.rs"]
+mod checked;
 mod common;
 #[path = "kernels/layernorm.rs"]
 mod layernorm;
@@ -31,5 +33,6 @@ fn main() -> Result<(), tile::Error> {
         transpose::run,
         attention::run,
         atomics::run,
+        checked::run,
     ])
 }

@@ -5,6 +5,8 @@
 mod atomics;
 #[path = "../examples/kernels/attention.rs"]
 mod attention;
+#[path = "../examples/kernels/checked.rs"]
+mod checked;
 #[allow(dead_code)] // the examples' `main` helpers are not used here
 #[path = "../examples/common/mod.rs"]
 mod common;
@@ -68,6 +70,7 @@ fn every_example_passes_its_reference_check() {
         transpose::run,
         attention::run,
         atomics::run,
+        checked::run,
     ] {
         assert_checks_pass(run);
     }

@@ -26,6 +26,8 @@
 mod atomics;
 #[path = "../examples/kernels/attention.rs"]
 mod attention;
+#[path = "../examples/kernels/checked.rs"]
+mod checked;
 #[allow(dead_code)] // the examples' `main` helpers are not used here
 #[path = "../examples/common/mod.rs"]
 mod common;
@@ -71,12 +73,14 @@ fn copy<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
 }
 
 /// Every kernel of the examples, and [`copy`].
-fn kernels() -> [&'static KernelInfo; 16] {
+fn kernels() -> [&'static KernelInfo; 18] {
     [
         &atomics::histogram::<256>::INFO,
         &atomics::matmul_split_k::<32, 32, 16, 4>::INFO,
         &atomics::embedding::<32>::INFO,
         &atomics::embedding_backward::<32>::INFO,
+        &checked::normalize_rows::<4, 128>::INFO,
+        &checked::embedding_checked::<32>::INFO,
         &copy::<4>::INFO,
         &vector_add::vector_add::<1024>::INFO,
         &softmax::softmax::<4, 256>::INFO,
@@ -196,8 +200,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     }
     let images = write_images(&dir.0, &kernels(), &TARGETS);
     assert_eq!(
-        images, 36,
-        "eighteen specializations (the examples and `copy`'s two) have sm_80 PTX and gfx942 code objects"
+        images, 40,
+        "twenty specializations (the examples and `copy`'s two) have sm_80 PTX and gfx942 code objects"
     );
     let hopper = write_images(&dir.0, &matmuls(), &HOPPER);
     assert_eq!(
@@ -254,7 +258,7 @@ fn same_on_both(kernel: &str, gpu: &Device, launch: impl Fn(&Device) -> Tensor<f
 /// passes its check; softmax and matmul equal the CPU device's results; a
 /// kernel's failed bounds check comes back from its status record.
 fn examples_on(dev: &Device, target: Target) {
-    let examples: [Example; 7] = [
+    let examples: [Example; 8] = [
         vector_add::run,
         softmax::run,
         layernorm::run,
@@ -262,6 +266,7 @@ fn examples_on(dev: &Device, target: Target) {
         transpose::run,
         attention::run,
         atomics::run,
+        checked::run,
     ];
     let mut rows = Vec::new();
     for run in examples {
@@ -324,7 +329,7 @@ fn examples_on(dev: &Device, target: Target) {
     assert!(matches!(err, Error::DeviceCheck { .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
-        format!("kernel `copy` failed on device {dev}: check 0: `partition_view(..).load(..)` at tests/standin.rs:70:59 (`%3 = load %2, %0`, a view of `x`): partition index [1, 0, 0, 0] reaches outside the tensor")
+        format!("kernel `copy` failed on device {dev}: program (1, 0, 0): check 0: `partition_view(..).load(..)` at tests/standin.rs:72:59 (`%3 = load %2, %0`, a view of `x`): partition index [1, 0, 0, 0] reaches outside the tensor")
     );
 }
 
