@@ -373,7 +373,7 @@ fn arg_type(p: &Paths, q: &ParamSig) -> TokenStream {
 /// `interpret(grid, (args...))`: runs the kernel through the reference
 /// interpreter on host tensors, writing the `&mut` ones back.
 fn interpreter(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
-    let (ir, meta) = (&p.ir, &p.meta);
+    let (ir, meta, rt) = (&p.ir, &p.meta, &p.rt);
     let count = sig.params.len();
     let mut types = Vec::new();
     let mut names = Vec::new();
@@ -404,14 +404,14 @@ fn interpreter(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
     }
     quote! {
         /// Runs the kernel through the reference interpreter over `grid`
-        /// (one to three axes) on host tensors; the `&mut` tensors receive
-        /// the results. Dtypes and ranks are checked against the
-        /// parameters.
+        /// (one to three axes, see `tile::Grid`) on host tensors; the
+        /// `&mut` tensors receive the results. Dtypes and ranks are checked
+        /// against the parameters.
         pub fn interpret<const G: usize>(
             grid: [u32; G],
             args: (#(#types,)*),
-        ) -> ::core::result::Result<(), #meta::InterpretError> #bound {
-            const { ::core::assert!(G >= 1 && G <= 3, "a grid has one to three axes") };
+        ) -> ::core::result::Result<(), #meta::InterpretError>
+        #bound, [u32; G]: #rt::Grid {
             let (#(#names,)*) = args;
             let mut run_args: [#ir::interp::Arg; #count] = [#(#conv),*];
             #meta::interpret(Self::spec(), &grid, &mut run_args)?;
@@ -437,10 +437,8 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
     // What both launchers do first: the kernel, the grid as three axes and
     // the arguments converted.
     let prologue = quote! {
-        const { ::core::assert!(G >= 1 && G <= 3, "a grid has one to three axes") };
         let kernel = Self::kernel_spec();
-        let mut grid3 = [1u32; 3];
-        grid3[..G].copy_from_slice(&grid);
+        let grid3 = #rt::Grid::axes(grid);
         let (#(#names,)*) = args;
         let mut launch_args: [#rt::LaunchArg<'_>; #count] = [#(#conv),*];
     };
@@ -464,14 +462,16 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
             }
         }
 
-        /// Launches the kernel over `grid` (one to three axes) on `device`
-        /// and waits for it. Argument count, element types and mutability
-        /// are checked by the argument tuple's type; tensor ranks at launch.
+        /// Launches the kernel over `grid` (one to three axes, see
+        /// `tile::Grid`) on `device` and waits for it. Argument count,
+        /// element types and mutability are checked by the argument tuple's
+        /// type; tensor ranks at launch.
         pub fn launch<'a, const G: usize>(
             device: &#rt::Device,
             grid: [u32; G],
             args: (#(#types,)*),
-        ) -> ::core::result::Result<(), #rt::Error> #bound {
+        ) -> ::core::result::Result<(), #rt::Error>
+        #bound, [u32; G]: #rt::Grid {
             #prologue
             #rt::launch(device, &kernel, grid3, &mut launch_args)
         }
@@ -484,7 +484,8 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
             stream: &#rt::Stream<'_>,
             grid: [u32; G],
             args: (#(#types,)*),
-        ) -> ::core::result::Result<(), #rt::Error> #bound {
+        ) -> ::core::result::Result<(), #rt::Error>
+        #bound, [u32; G]: #rt::Grid {
             #prologue
             #rt::launch_on(stream, &kernel, grid3, &mut launch_args)
         }
