@@ -28,7 +28,7 @@ use crate::signature::{KernelSig, ParamSig};
 use crate::spec::{self, Specialization};
 use crate::warnings;
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::ItemFn;
 use tile_abi::ParamKind;
 use tile_codegen::{pipeline, CodegenOptions};
@@ -275,10 +275,15 @@ fn generate(
     let doc = format!(
         "The tile kernel `{name_str}`: its metadata is `INFO`; run it with `launch` (or `interpret`)."
     );
+    // The struct is spanned at the kernel's name, where rustc's notes about
+    // it (an uncompiled specialization) point.
+    let item = quote_spanned! {name.span()=>
+        #vis struct #name<#(const #const_idents: #const_types),*>;
+    };
     quote! {
         #[doc = #doc]
         #[allow(non_camel_case_types)]
-        #vis struct #name<#(const #const_idents: #const_types),*>;
+        #item
 
         #compiled_trait
 
@@ -319,8 +324,14 @@ fn generate(
 }
 
 /// A hidden trait implemented by the compiled specializations, and the
-/// `where` clause that requires it: using an uncompiled one is an error at
-/// the use, whose message lists the compiled ones.
+/// `where` clause that requires it: using an uncompiled one is an error
+/// at the use whose first lines say which specialization is missing and the
+/// `configs(...)` that compiles it.
+///
+/// The trait takes the kernel's const parameters as its own, so its
+/// `on_unimplemented` message can name the values asked for; its impls are
+/// `do_not_recommend`, so rustc does not list them after the message (the
+/// note lists the compiled specializations).
 fn compiled_bound(
     sig: &KernelSig,
     compiled: &[(Specialization, Function)],
@@ -328,23 +339,47 @@ fn compiled_bound(
 ) -> (TokenStream, TokenStream) {
     let (name, vis) = (&sig.name, &sig.vis);
     let tr = format_ident!("__tile_compiled_{}", name);
-    let message = format!("kernel `{name}` was not compiled for `{{Self}}`");
-    let note = format!("the compiled specializations of `{name}` are: {compiled_list}; add a `configs(...)` to its attribute to compile another");
+    let const_idents: Vec<&syn::Ident> = sig.consts.iter().map(|c| &c.name).collect();
+    let const_types: Vec<&syn::Ident> = sig.consts.iter().map(|c| &c.ty).collect();
+    let asked = const_idents
+        .iter()
+        .map(|c| format!("{c}={{{c}}}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let configs = const_idents
+        .iter()
+        .map(|c| format!("{c} = {{{c}}}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let message = format!("kernel `{name}` was not compiled for {asked}");
+    let label =
+        format!("add `configs({configs})` to the `#[tile_kernel]` of `{name}` to compile it");
+    let note = format!("`{name}` is compiled for: {compiled_list}");
     let impls = compiled.iter().map(|(s, _)| {
-        let args = s.values.iter().map(|(_, v)| {
-            let lit = proc_macro2::Literal::i128_unsuffixed(*v);
-            quote!({ #lit })
-        });
-        quote!(impl #tr for #name<#(#args),*> {})
+        let args: Vec<TokenStream> = s
+            .values
+            .iter()
+            .map(|(_, v)| {
+                let lit = proc_macro2::Literal::i128_unsuffixed(*v);
+                quote!({ #lit })
+            })
+            .collect();
+        quote! {
+            #[diagnostic::do_not_recommend]
+            impl #tr<#(#args),*> for #name<#(#args),*> {}
+        }
     });
     let defs = quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types)]
-        #[diagnostic::on_unimplemented(message = #message, label = "not a compiled specialization", note = #note)]
-        #vis trait #tr {}
+        #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+        #vis trait #tr<#(const #const_idents: #const_types),*> {}
         #(#impls)*
     };
-    (defs, quote!(where Self: #tr))
+    (
+        defs,
+        quote_spanned!(name.span()=> where Self: #tr<#(#const_idents),*>),
+    )
 }
 
 fn arg_type(p: &Paths, q: &ParamSig) -> TokenStream {
