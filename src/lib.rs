@@ -11,7 +11,7 @@ pub use tile_runtime as runtime;
 pub use tile_runtime::autotune;
 pub use tile_runtime::meta;
 pub use tile_runtime::{
-    launch, launch_on, Device, DeviceKind, Element, Error, Image, ImageKind, KernelCode,
+    launch, launch_on, Device, DeviceKind, Element, Error, Grid, Image, ImageKind, KernelCode,
     KernelSpec, LaunchArg, Stream, Tensor,
 };
 pub use tile_tensor::descriptor::{StrideOrder, TensorDescriptor};

@@ -40,3 +40,25 @@ pub(crate) fn abort() -> BuildError {
         message: "aborted after an error".into(),
     }
 }
+
+/// The message of [`poisoned`].
+const POISONED: &str = "a value whose error is already reported";
+
+/// The error of an expression that reads a variable whose own statement
+/// failed: its error is already reported, so this one is not (the
+/// translator drops it where it recovers, `translate/recover.rs`).
+pub(crate) fn poisoned() -> syn::Error {
+    syn::Error::new(Span::call_site(), POISONED)
+}
+
+/// Whether `e` is [`poisoned`]'s error.
+pub(crate) fn is_poisoned(e: &syn::Error) -> bool {
+    e.to_string() == POISONED
+}
+
+/// What tells two errors apart: the message and where it starts. The same
+/// syntax lowered twice (a helper called twice, an `if` branch lowered once
+/// to learn its type and once for real) fails with equal keys.
+pub(crate) fn key(e: &syn::Error) -> (String, String) {
+    (e.to_string(), format!("{:?}", e.span()))
+}

@@ -28,7 +28,7 @@ use crate::signature::{KernelSig, ParamSig};
 use crate::spec::{self, Specialization};
 use crate::warnings;
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::ItemFn;
 use tile_abi::ParamKind;
 use tile_codegen::{pipeline, CodegenOptions};
@@ -275,10 +275,15 @@ fn generate(
     let doc = format!(
         "The tile kernel `{name_str}`: its metadata is `INFO`; run it with `launch` (or `interpret`)."
     );
+    // The struct is spanned at the kernel's name, where rustc's notes about
+    // it (an uncompiled specialization) point.
+    let item = quote_spanned! {name.span()=>
+        #vis struct #name<#(const #const_idents: #const_types),*>;
+    };
     quote! {
         #[doc = #doc]
         #[allow(non_camel_case_types)]
-        #vis struct #name<#(const #const_idents: #const_types),*>;
+        #item
 
         #compiled_trait
 
@@ -319,8 +324,14 @@ fn generate(
 }
 
 /// A hidden trait implemented by the compiled specializations, and the
-/// `where` clause that requires it: using an uncompiled one is an error at
-/// the use, whose message lists the compiled ones.
+/// `where` clause that requires it: using an uncompiled one is an error
+/// at the use whose first lines say which specialization is missing and the
+/// `configs(...)` that compiles it.
+///
+/// The trait takes the kernel's const parameters as its own, so its
+/// `on_unimplemented` message can name the values asked for; its impls are
+/// `do_not_recommend`, so rustc does not list them after the message (the
+/// note lists the compiled specializations).
 fn compiled_bound(
     sig: &KernelSig,
     compiled: &[(Specialization, Function)],
@@ -328,23 +339,47 @@ fn compiled_bound(
 ) -> (TokenStream, TokenStream) {
     let (name, vis) = (&sig.name, &sig.vis);
     let tr = format_ident!("__tile_compiled_{}", name);
-    let message = format!("kernel `{name}` was not compiled for `{{Self}}`");
-    let note = format!("the compiled specializations of `{name}` are: {compiled_list}; add a `configs(...)` to its attribute to compile another");
+    let const_idents: Vec<&syn::Ident> = sig.consts.iter().map(|c| &c.name).collect();
+    let const_types: Vec<&syn::Ident> = sig.consts.iter().map(|c| &c.ty).collect();
+    let asked = const_idents
+        .iter()
+        .map(|c| format!("{c}={{{c}}}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let configs = const_idents
+        .iter()
+        .map(|c| format!("{c} = {{{c}}}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let message = format!("kernel `{name}` was not compiled for {asked}");
+    let label =
+        format!("add `configs({configs})` to the `#[tile_kernel]` of `{name}` to compile it");
+    let note = format!("`{name}` is compiled for: {compiled_list}");
     let impls = compiled.iter().map(|(s, _)| {
-        let args = s.values.iter().map(|(_, v)| {
-            let lit = proc_macro2::Literal::i128_unsuffixed(*v);
-            quote!({ #lit })
-        });
-        quote!(impl #tr for #name<#(#args),*> {})
+        let args: Vec<TokenStream> = s
+            .values
+            .iter()
+            .map(|(_, v)| {
+                let lit = proc_macro2::Literal::i128_unsuffixed(*v);
+                quote!({ #lit })
+            })
+            .collect();
+        quote! {
+            #[diagnostic::do_not_recommend]
+            impl #tr<#(#args),*> for #name<#(#args),*> {}
+        }
     });
     let defs = quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types)]
-        #[diagnostic::on_unimplemented(message = #message, label = "not a compiled specialization", note = #note)]
-        #vis trait #tr {}
+        #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+        #vis trait #tr<#(const #const_idents: #const_types),*> {}
         #(#impls)*
     };
-    (defs, quote!(where Self: #tr))
+    (
+        defs,
+        quote_spanned!(name.span()=> where Self: #tr<#(#const_idents),*>),
+    )
 }
 
 fn arg_type(p: &Paths, q: &ParamSig) -> TokenStream {
@@ -373,7 +408,7 @@ fn arg_type(p: &Paths, q: &ParamSig) -> TokenStream {
 /// `interpret(grid, (args...))`: runs the kernel through the reference
 /// interpreter on host tensors, writing the `&mut` ones back.
 fn interpreter(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
-    let (ir, meta) = (&p.ir, &p.meta);
+    let (ir, meta, rt) = (&p.ir, &p.meta, &p.rt);
     let count = sig.params.len();
     let mut types = Vec::new();
     let mut names = Vec::new();
@@ -404,14 +439,14 @@ fn interpreter(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
     }
     quote! {
         /// Runs the kernel through the reference interpreter over `grid`
-        /// (one to three axes) on host tensors; the `&mut` tensors receive
-        /// the results. Dtypes and ranks are checked against the
-        /// parameters.
+        /// (one to three axes, see `tile::Grid`) on host tensors; the
+        /// `&mut` tensors receive the results. Dtypes and ranks are checked
+        /// against the parameters.
         pub fn interpret<const G: usize>(
             grid: [u32; G],
             args: (#(#types,)*),
-        ) -> ::core::result::Result<(), #meta::InterpretError> #bound {
-            const { ::core::assert!(G >= 1 && G <= 3, "a grid has one to three axes") };
+        ) -> ::core::result::Result<(), #meta::InterpretError>
+        #bound, [u32; G]: #rt::Grid {
             let (#(#names,)*) = args;
             let mut run_args: [#ir::interp::Arg; #count] = [#(#conv),*];
             #meta::interpret(Self::spec(), &grid, &mut run_args)?;
@@ -437,10 +472,8 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
     // What both launchers do first: the kernel, the grid as three axes and
     // the arguments converted.
     let prologue = quote! {
-        const { ::core::assert!(G >= 1 && G <= 3, "a grid has one to three axes") };
         let kernel = Self::kernel_spec();
-        let mut grid3 = [1u32; 3];
-        grid3[..G].copy_from_slice(&grid);
+        let grid3 = #rt::Grid::axes(grid);
         let (#(#names,)*) = args;
         let mut launch_args: [#rt::LaunchArg<'_>; #count] = [#(#conv),*];
     };
@@ -464,14 +497,16 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
             }
         }
 
-        /// Launches the kernel over `grid` (one to three axes) on `device`
-        /// and waits for it. Argument count, element types and mutability
-        /// are checked by the argument tuple's type; tensor ranks at launch.
+        /// Launches the kernel over `grid` (one to three axes, see
+        /// `tile::Grid`) on `device` and waits for it. Argument count,
+        /// element types and mutability are checked by the argument tuple's
+        /// type; tensor ranks at launch.
         pub fn launch<'a, const G: usize>(
             device: &#rt::Device,
             grid: [u32; G],
             args: (#(#types,)*),
-        ) -> ::core::result::Result<(), #rt::Error> #bound {
+        ) -> ::core::result::Result<(), #rt::Error>
+        #bound, [u32; G]: #rt::Grid {
             #prologue
             #rt::launch(device, &kernel, grid3, &mut launch_args)
         }
@@ -484,7 +519,8 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
             stream: &#rt::Stream<'_>,
             grid: [u32; G],
             args: (#(#types,)*),
-        ) -> ::core::result::Result<(), #rt::Error> #bound {
+        ) -> ::core::result::Result<(), #rt::Error>
+        #bound, [u32; G]: #rt::Grid {
             #prologue
             #rt::launch_on(stream, &kernel, grid3, &mut launch_args)
         }

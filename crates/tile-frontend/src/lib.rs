@@ -43,9 +43,9 @@ pub fn translate_kernel(
 
 /// Lowers `item` for each of `specs`.
 ///
-/// An error that every specialization hits is reported once, as is; errors
-/// that only some specializations hit are reported for each of them, with
-/// "(in specialization ...)" appended.
+/// The errors of every specialization are reported together: an error that
+/// every specialization hits once, as is; one that only some hit, for each
+/// of them, with "(in specialization ...)" appended.
 pub fn translate_specs(
     item: &ItemFn,
     sig: &KernelSig,
@@ -62,26 +62,36 @@ pub fn translate_specs(
     let Some((_, first)) = failed.first() else {
         return Ok(out);
     };
-    let same = failed
+    let keys: Vec<Vec<(String, String)>> = failed
         .iter()
-        .all(|(_, e)| e.to_string() == first.to_string());
-    if failed.len() == specs.len() && same {
-        return Err(first.clone());
-    }
-    let mut combined: Option<syn::Error> = None;
-    for (s, unlabeled) in failed {
-        // Lowering is deterministic: the labeled run fails at the same place.
+        .map(|(_, e)| e.clone().into_iter().map(|one| diag::key(&one)).collect())
+        .collect();
+    let everywhere = |k: &(String, String)| {
+        failed.len() == specs.len() && keys.iter().all(|of_spec| of_spec.contains(k))
+    };
+    let mut errors: Vec<syn::Error> = first
+        .clone()
+        .into_iter()
+        .filter(|one| everywhere(&diag::key(one)))
+        .collect();
+    for ((s, unlabeled), of_spec) in failed.iter().zip(&keys) {
+        if of_spec.iter().all(everywhere) {
+            continue;
+        }
+        // Lowering is deterministic: the labeled run fails with the same
+        // errors, in the same order.
         let label = s.label();
-        let e = translate::translate(item, sig, s, Some(&label))
+        let labeled = translate::translate(item, sig, s, Some(&label))
             .err()
-            .unwrap_or(unlabeled);
-        match &mut combined {
-            Some(c) => c.combine(e),
-            None => combined = Some(e),
+            .unwrap_or_else(|| unlabeled.clone());
+        for (one, k) in labeled.into_iter().zip(of_spec) {
+            if !everywhere(k) {
+                errors.push(one);
+            }
         }
     }
-    match combined {
-        Some(e) => Err(e),
-        None => Ok(out),
-    }
+    let mut errors = errors.into_iter();
+    let mut combined = errors.next().unwrap_or_else(|| first.clone());
+    combined.extend(errors);
+    Err(combined)
 }

@@ -2,7 +2,9 @@
 //! rustc's command line, sees a build that produces no code and compiles no
 //! device code (its kernel cache stays empty, where a build stores an entry
 //! per kernel, specialization and target), while the launchers type-check as
-//! in a build and a kernel's error is reported at its line and column.
+//! in a build, a kernel's error is reported at its line and column, and so is
+//! a launch grid of four axes (a type error, not a const evaluation that only
+//! a build would make).
 //!
 //! The fixture crate is written under the test target's scratch directory
 //! and checked with a target directory of its own there, kept between runs:
@@ -28,8 +30,9 @@ opt-level = 1
 "#;
 
 /// Two kernels for the default targets, a launch of the first (whose
-/// arguments type-check only against the generated launcher) and a dtype
-/// error in the second, at line 17, column 13.
+/// arguments type-check only against the generated launcher), a dtype error
+/// in the second, at line 17, column 13, and a launch of the first over a
+/// grid of four axes, at line 22, column 36.
 const LIB: &str = r#"use tile::{tile_kernel, Device, Tensor};
 
 #[tile_kernel(configs(BLOCK = 1024), configs(BLOCK = 256))]
@@ -48,6 +51,10 @@ fn scale(x: &Tensor<f32>, out: &mut Tensor<f32>) {
     let t = partition_view(x, [128]).load(program_id(0));
     let u = t * 2.0f16;
     partition_view(out, [128]).store(u, program_id(0));
+}
+
+pub fn add4(dev: &Device, x: &Tensor<f32>, y: &Tensor<f32>, out: &mut Tensor<f32>) -> Result<(), tile::Error> {
+    vector_add::<256>::launch(dev, [1, 1, 1, 1], (x, y, out))
 }
 "#;
 
@@ -81,17 +88,22 @@ fn cargo_check_compiles_no_device_code_and_reports_errors_at_their_span() {
         .expect("cargo runs");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stderr}");
-    // The one error, at the multiplication, and no other (the launch
-    // type-checks, the failed kernel's items too).
+    // The two errors, at the multiplication and at the grid, and no other
+    // (the good launch type-checks, the failed kernel's items too).
     let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).collect();
     assert_eq!(
         errors[0],
         "src/lib.rs:17:13: error: mismatched dtypes f32 and f16 in `*`: convert one side, e.g. `.cast::<f32>()`",
         "{stderr}"
     );
+    assert_eq!(
+        errors[1],
+        "src/lib.rs:22:36: error[E0277]: a grid has one to three axes, but this one is `[u32; 4]`: expected `[x]`, `[x, y]` or `[x, y, z]`",
+        "{stderr}"
+    );
     assert!(
-        errors[1].contains("could not compile `check-fixture`")
-            && errors[1].contains("1 previous error"),
+        errors[2].contains("could not compile `check-fixture`")
+            && errors[2].contains("2 previous errors"),
         "{stderr}"
     );
     // No device code was compiled: the kernel cache holds no entry.

@@ -12,7 +12,7 @@
 //! A tile condition is an error suggesting `select`.
 
 use super::{Translator, Val};
-use crate::diag::abort;
+use crate::diag::{abort, poisoned};
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 use std::cell::RefCell;
@@ -88,6 +88,7 @@ impl<'k> Translator<'k> {
             let v = match &b.val {
                 Val::Ir(x) if self.ty(*x).is_data() => *x,
                 c if c.is_const() => self.data(c, None, &node)?,
+                Val::Poisoned => return Err(poisoned()),
                 other => {
                     return Err(self.err(&node, format!("`{name}` is assigned in this {what} but holds {}; only scalars and tiles can change here", self.describe(other))))
                 }
@@ -476,8 +477,18 @@ impl Translator<'_> {
         else_expr: Option<&Expr>,
         merged: &[(String, Value)],
     ) -> syn::Result<(Form, Vec<Type>)> {
-        let then = self.dry_run(cond, Branch::Then(&i.then_branch), merged)?;
-        let other = self.dry_run(cond, Branch::Else(else_expr), merged)?;
+        // Both branches are lowered, so that the errors of both are reported.
+        let then = self.dry_run(cond, Branch::Then(&i.then_branch), merged);
+        let other = self.dry_run(cond, Branch::Else(else_expr), merged);
+        let (then, other) = match (then, other) {
+            (Ok(then), Ok(other)) => (then, other),
+            (then, other) => {
+                for e in [then.err(), other.err()].into_iter().flatten() {
+                    self.report(e);
+                }
+                return Err(poisoned());
+            }
+        };
         let (tf, tl) = leaves(then.clone());
         let (ef, el) = leaves(other.clone());
         if tf != ef {

@@ -8,8 +8,9 @@
 //! casts), `calls` (builtin functions and helper inlining), `methods`
 //! (method calls: math, reductions, views), `movement` (reshape, permute,
 //! slice, pad, ...), `sort` (the bitonic sort), `random` (Philox random
-//! numbers), `lview` (layout views), `control` (`for`, `if`), `debug` (`device_assert!`) and this module
-//! (statements, blocks and variables).
+//! numbers), `lview` (layout views), `control` (`for`, `if`), `debug`
+//! (`device_assert!`), `recover` (going on after an error, so that a build
+//! reports them all) and this module (statements, blocks and variables).
 
 mod atomic;
 mod calls;
@@ -23,12 +24,13 @@ mod methods;
 mod movement;
 mod ops;
 mod random;
+mod recover;
 mod reshaping;
 mod scope;
 mod sort;
 mod value;
 
-use crate::diag::{build_err, build_msg, err};
+use crate::diag::{build_err, build_msg, err, poisoned};
 use crate::signature::{KernelSig, ParamKind};
 use crate::spec::Specialization;
 use quote::ToTokens;
@@ -39,7 +41,8 @@ use tile_ir::builder::{BuildError, Builder};
 use tile_ir::{Function, TensorType, Type, Value};
 pub(crate) use value::Val;
 
-/// Lowers `item` (whose signature is `sig`) for one specialization.
+/// Lowers `item` (whose signature is `sig`) for one specialization; on
+/// failure, the error holds every independent error of the body.
 ///
 /// `label` is appended to error messages when the kernel has several
 /// specializations, so an error that only one of them triggers says which.
@@ -78,17 +81,23 @@ pub fn translate(
         tensors,
         views: HashMap::new(),
         assertions: 0,
+        errors: Vec::new(),
     };
     translator.collect_helpers(&item.block)?;
-    let tail = translator.block_stmts(&item.block.stmts, true)?;
-    if !matches!(tail, Val::Unit) {
-        if let Some(Stmt::Expr(e, None)) = item.block.stmts.last() {
-            return Err(translator.err(
-                e,
-                "a kernel returns nothing: end this expression with `;` or store it to a tensor",
-            ));
+    match translator.block_stmts(&item.block.stmts, true) {
+        Ok(Val::Unit) => {}
+        Ok(_) => {
+            if let Some(Stmt::Expr(e, None)) = item.block.stmts.last() {
+                let e = translator.err(
+                    e,
+                    "a kernel returns nothing: end this expression with `;` or store it to a tensor",
+                );
+                translator.report(e);
+            }
         }
+        Err(e) => translator.report(e),
     }
+    translator.recorded()?;
     let Translator { b, label, .. } = translator;
     b.finish()
         .map_err(|e| label_err(label.as_deref(), build_err(&item.sig.ident, e)))
@@ -112,6 +121,8 @@ pub(crate) struct Translator<'k> {
     pub(crate) views: HashMap<Value, Value>,
     /// The number of the next `device_assert!`.
     pub(crate) assertions: u32,
+    /// The errors recorded so far (`recover.rs`).
+    pub(crate) errors: Vec<syn::Error>,
 }
 
 impl<'k> Translator<'k> {
@@ -183,41 +194,59 @@ impl<'k> Translator<'k> {
     }
 
     /// Lowers statements; the value is the tail expression's (or `()`).
-    /// `fn_body` allows a final `return` (helper bodies).
+    /// `fn_body` allows a final `return` (helper bodies). A failed
+    /// statement is recorded and the next one lowered (`recover.rs`); a
+    /// failed tail fails the block with an error that is not reported.
     pub(crate) fn block_stmts(&mut self, stmts: &[Stmt], fn_body: bool) -> syn::Result<Val> {
         let mut tail = Val::Unit;
         for (i, stmt) in stmts.iter().enumerate() {
             let last = i + 1 == stmts.len();
-            tail = Val::Unit;
-            match stmt {
-                Stmt::Local(local) => self.local(local)?,
-                Stmt::Item(syn::Item::Fn(f)) if fn_body && self.calls.is_empty() => {
-                    if !f.attrs.iter().any(|a| a.path().is_ident("tile_fn")) {
-                        return Err(self.err(&f.sig.ident, "a function inside a kernel must be marked `#[tile_fn]` to be inlined"));
+            tail = match self.stmt(stmt, last, fn_body) {
+                Ok(v) => v,
+                Err(e) => {
+                    self.recover(stmt, e);
+                    if last && matches!(stmt, Stmt::Expr(Expr::Return(_), _) | Stmt::Expr(_, None))
+                    {
+                        return Err(poisoned());
                     }
+                    Val::Unit
                 }
-                Stmt::Item(item) => {
-                    return Err(self.err(item, "items other than `#[tile_fn]` helpers at the top of the kernel body are not supported here"))
+            };
+        }
+        Ok(tail)
+    }
+
+    /// Lowers one statement; its value is that of an expression without `;`
+    /// (or of the final `return` of a helper), `()` otherwise.
+    fn stmt(&mut self, stmt: &Stmt, last: bool, fn_body: bool) -> syn::Result<Val> {
+        match stmt {
+            Stmt::Local(local) => self.local(local)?,
+            Stmt::Item(syn::Item::Fn(f)) if fn_body && self.calls.is_empty() => {
+                if !f.attrs.iter().any(|a| a.path().is_ident("tile_fn")) {
+                    return Err(self.err(&f.sig.ident, "a function inside a kernel must be marked `#[tile_fn]` to be inlined"));
                 }
-                Stmt::Macro(m) => self.macro_stmt(&m.mac)?,
-                Stmt::Expr(Expr::Return(r), _) => {
-                    if !(fn_body && last) || self.calls.is_empty() {
-                        return Err(self.err(r, "`return` is not supported here: kernels and helpers end with a tail expression (structured control flow); restructure with `if`/`else`"));
-                    }
-                    tail = match &r.expr {
-                        Some(e) => self.expr(e)?,
-                        None => Val::Unit,
-                    };
+            }
+            Stmt::Item(item) => {
+                return Err(self.err(item, "items other than `#[tile_fn]` helpers at the top of the kernel body are not supported here"))
+            }
+            Stmt::Macro(m) => self.macro_stmt(&m.mac)?,
+            Stmt::Expr(Expr::Return(r), _) => {
+                if !(fn_body && last) || self.calls.is_empty() {
+                    return Err(self.err(r, "`return` is not supported here: kernels and helpers end with a tail expression (structured control flow); restructure with `if`/`else`"));
                 }
-                Stmt::Expr(e, semi) => {
-                    let v = self.expr(e)?;
-                    if semi.is_none() {
-                        tail = v;
-                    }
+                return match &r.expr {
+                    Some(e) => self.expr(e),
+                    None => Ok(Val::Unit),
+                };
+            }
+            Stmt::Expr(e, semi) => {
+                let v = self.expr(e)?;
+                if semi.is_none() {
+                    return Ok(v);
                 }
             }
         }
-        Ok(tail)
+        Ok(Val::Unit)
     }
 
     fn local(&mut self, local: &syn::Local) -> syn::Result<()> {
@@ -357,6 +386,7 @@ impl<'k> Translator<'k> {
             Val::Bool(b) => format!("the bool {b}"),
             Val::Tuple(items) => format!("a tuple of {}", items.len()),
             Val::Unit => "`()`".into(),
+            Val::Poisoned => "a value whose error is reported".into(),
         }
     }
 

@@ -6,6 +6,7 @@
 //! with a suffix (`2.0f16`, `3i64`) are typed at once.
 
 use super::Translator;
+use crate::diag::poisoned;
 use crate::signature::{dtype_named, dtype_of};
 use quote::ToTokens;
 use tile_ir::eval::round_f64;
@@ -27,6 +28,9 @@ pub(crate) enum Val {
     Tuple(Vec<Val>),
     /// `()`.
     Unit,
+    /// What a variable holds after the statement that would have defined
+    /// it failed (`recover.rs`); reading it fails without a new error.
+    Poisoned,
 }
 
 impl Val {
@@ -79,6 +83,7 @@ impl Translator<'_> {
         if let Some(id) = p.path.get_ident() {
             let name = id.to_string();
             return match self.scopes.lookup(&name) {
+                Some(b) if matches!(b.val, Val::Poisoned) => Err(poisoned()),
                 Some(b) => Ok(b.val.clone()),
                 None if self.helpers.contains_key(&name) => {
                     Err(self.err(p, format!("`{name}` is a helper: call it, `{name}(..)`")))
@@ -253,6 +258,7 @@ impl Translator<'_> {
                     ),
                 )),
             },
+            Val::Poisoned => Err(poisoned()),
             c if c.is_const() => {
                 let d = match want {
                     Some(d) => d,
