@@ -8,6 +8,9 @@
 //! through the emulation target. The results must pass the examples' checks
 //! and equal the CPU device's bit for bit.
 //!
+//! A kernel that prints (`show`) gives the CPU device's lines on each, read
+//! back from the print area after its status record.
+//!
 //! The autotuner runs there too: it times `copy`'s two specializations on
 //! each stand-in device, from copies of the output in device memory.
 //!
@@ -72,9 +75,19 @@ fn copy<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
     partition_view(out, [B]).store(partition_view(x, [B]).load(pid), pid);
 }
 
-/// Every kernel of the examples, and [`copy`].
-fn kernels() -> [&'static KernelInfo; 18] {
+/// A kernel that prints a line per program and one per element: on a GPU
+/// its lines come back from the print area after the status record.
+#[tile_kernel(configs(B = 8))]
+fn show<const B: usize>(x: &Tensor<f32>) {
+    let pid = program_id(0);
+    device_print!("program {} of {}", pid, num_programs(0));
+    device_print!("x = {}", partition_view(x, [B]).load(pid));
+}
+
+/// Every kernel of the examples, [`copy`] and [`show`].
+fn kernels() -> [&'static KernelInfo; 19] {
     [
+        &show::<8>::INFO,
         &atomics::histogram::<256>::INFO,
         &atomics::matmul_split_k::<32, 32, 16, 4>::INFO,
         &atomics::embedding::<32>::INFO,
@@ -200,8 +213,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     }
     let images = write_images(&dir.0, &kernels(), &TARGETS);
     assert_eq!(
-        images, 40,
-        "twenty specializations (the examples and `copy`'s two) have sm_80 PTX and gfx942 code objects"
+        images, 42,
+        "twenty-one specializations (the examples, `copy`'s two and `show`) have sm_80 PTX and gfx942 code objects"
     );
     let hopper = write_images(&dir.0, &matmuls(), &HOPPER);
     assert_eq!(
@@ -307,6 +320,10 @@ fn examples_on(dev: &Device, target: Target) {
         c
     });
 
+    let printed = lines_of_show(dev);
+    assert_eq!(printed.len(), 3 * 9, "{printed:?}");
+    assert_eq!(printed, lines_of_show(&Device::cpu()));
+
     let x = dev
         .tensor_from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[6])
         .unwrap();
@@ -331,6 +348,20 @@ fn examples_on(dev: &Device, target: Target) {
         err.to_string(),
         format!("kernel `copy` failed on device {dev}: program (1, 0, 0): check 0: `partition_view(..).load(..)` at tests/standin.rs:72:59 (`%3 = load %2, %0`, a view of `x`): partition index [1, 0, 0, 0] reaches outside the tensor")
     );
+}
+
+/// The lines [`show`] prints on `dev` over three programs, sorted (a GPU's
+/// threads write one print's lines in any order).
+fn lines_of_show(dev: &Device) -> Vec<String> {
+    let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&lines);
+    dev.on_print(move |line| sink.lock().unwrap().push(line.to_string()));
+    let values: Vec<f32> = (0..24).map(|i| i as f32 * 0.25).collect();
+    let x = dev.tensor_from_slice(&values, &[24]).unwrap();
+    show::<8>::launch(dev, [3], (&x,)).unwrap();
+    let mut lines = lines.lock().unwrap().clone();
+    lines.sort();
+    lines
 }
 
 #[test]

@@ -82,7 +82,9 @@ pub struct HostCheck {
 /// (the address of element zero), r extents and r strides in elements; a
 /// scalar is its bits, zero-extended (bool 0 or 1, f16/bf16/FP8 their bits).
 /// The slot after the parameters ([`threshold_slot`]) holds the streaming
-/// threshold in bytes, from which an output tensor gets non-temporal stores.
+/// threshold in bytes, from which an output tensor gets non-temporal stores;
+/// the next ([`print_slot`]) the address of the print area
+/// ([`crate::print`]), or 0 when the kernel does not print.
 pub fn slots(func: &Function) -> Vec<u64> {
     let mut next = 0;
     func.params
@@ -98,6 +100,11 @@ pub fn slots(func: &Function) -> Vec<u64> {
 /// The slot of the streaming threshold: the one after the parameters'.
 pub fn threshold_slot(func: &Function) -> u64 {
     func.params.iter().map(|p| width(func, p)).sum()
+}
+
+/// The slot of the print area's address: the one after the threshold.
+pub fn print_slot(func: &Function) -> u64 {
+    threshold_slot(func) + 1
 }
 
 /// The slots of parameter `p`.
@@ -130,5 +137,6 @@ mod tests {
         let layernorm = tile_ir::samples::layernorm(2, 8).unwrap();
         assert_eq!(slots(&layernorm), [0, 5, 8, 11, 16]);
         assert_eq!(threshold_slot(&layernorm), 17);
+        assert_eq!(print_slot(&layernorm), 18);
     }
 }

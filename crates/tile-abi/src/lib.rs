@@ -6,6 +6,8 @@
 //!
 //! * [`status`]: the status record every compiled kernel (GPU or host)
 //!   writes when a run-time check fails, and the codes of its failures;
+//! * [`print`]: the area compiled code appends `device_print!`'s lines
+//!   to, and its records;
 //! * [`params`]: the kernel ABI of the GPU targets, parameter by parameter,
 //!   and the bytes a launch passes;
 //! * [`host`]: the symbols, entry point, math table and packet slots of
@@ -34,6 +36,7 @@ pub mod mma;
 #[cfg(feature = "object")]
 pub mod object;
 pub mod params;
+pub mod print;
 pub mod races;
 pub mod status;
 pub mod tma;

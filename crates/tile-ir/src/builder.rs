@@ -392,6 +392,16 @@ impl Builder {
         self.op(kind, &prepend(&[cond], values)).map(drop)
     }
 
+    /// A line per program, or per element of the tiles among `values` (all
+    /// of one shape), of `message` formatting `values` ([`OpKind::Print`]).
+    pub fn print(&mut self, id: u32, message: &str, values: &[Value]) -> Result<(), BuildError> {
+        let kind = OpKind::Print {
+            id,
+            message: message.to_string(),
+        };
+        self.op(kind, values).map(drop)
+    }
+
     /// An atomic update of `tensor` at the elements `(indices[0][j], ...)`
     /// where `mask[j]` holds, returning the old values ([`OpKind::Atomic`]);
     /// `cmp` is the compared tile of `cas` (`None` for the other updates).

@@ -25,6 +25,7 @@ pub mod lview;
 pub mod names;
 pub mod ops;
 pub mod passes;
+pub mod prints;
 pub mod rules;
 pub mod samples;
 pub mod scalar;

@@ -214,6 +214,19 @@ pub enum OpKind {
         /// The message, with a `{}` per value operand.
         message: String,
     },
+    /// `print <id> "<message>" %a, ...`: a line the kernel's author asked
+    /// for (`device_print!`): `message` with its `{}` placeholders filled by
+    /// the operands in order (at most [`crate::prints::MAX_VALUES`]), once
+    /// per program for scalars, once per element when some operands are
+    /// tiles (all of one shape; scalars repeat). `id` names the print in
+    /// what compiled code records: every `print` of one id in a function has
+    /// the same message and operand types. No results.
+    Print {
+        /// The print's number in its function.
+        id: u32,
+        /// The message, with a `{}` per operand.
+        message: String,
+    },
     /// `for %iv = %lo to %hi step %step iter(%a = %init, ...)`: a counted loop.
     /// Operands: lower bound, upper bound, step (one integer dtype, step > 0),
     /// then the initial values of the loop-carried values. One region whose
@@ -601,7 +614,7 @@ pub enum OpFamily {
     Memory,
     /// `for`, `if`, `yield`: structured control flow.
     Control,
-    /// `assert`: checks the kernel's author wrote.
+    /// `assert`, `print`: checks and lines the kernel's author wrote.
     Debug,
     /// The layout-view ops (`tile_ir::lview`).
     LayoutView,
@@ -641,7 +654,7 @@ impl OpKind {
             | OpKind::StoreMasked
             | OpKind::Atomic { .. } => OpFamily::Memory,
             OpKind::For | OpKind::If | OpKind::Yield => OpFamily::Control,
-            OpKind::Assert { .. } => OpFamily::Debug,
+            OpKind::Assert { .. } | OpKind::Print { .. } => OpFamily::Debug,
             OpKind::LView(_) => OpFamily::LayoutView,
         }
     }
@@ -680,6 +693,7 @@ impl OpKind {
             OpKind::StoreMasked => "store_masked",
             OpKind::Atomic { .. } => "atomic",
             OpKind::Assert { .. } => "assert",
+            OpKind::Print { .. } => "print",
             OpKind::For => "for",
             OpKind::If => "if",
             OpKind::Yield => "yield",
@@ -687,13 +701,17 @@ impl OpKind {
         }
     }
 
-    /// Whether the op writes memory, checks something or ends a region, so
-    /// that it must stay even when its results are unused.
+    /// Whether the op writes memory, checks or prints something, or ends a
+    /// region, so that it must stay even when its results are unused.
     pub fn has_side_effects(&self) -> bool {
-        matches!(
-            self,
-            OpKind::Yield | OpKind::For | OpKind::If | OpKind::Assert { .. }
-        ) || self.writes_memory()
+        matches!(self, OpKind::Yield | OpKind::For | OpKind::If) || self.is_observable()
+    }
+
+    /// Whether running the op can be seen from outside the kernel: it
+    /// writes memory, checks something or prints. A loop or `if` whose
+    /// regions hold such an op must stay.
+    pub fn is_observable(&self) -> bool {
+        matches!(self, OpKind::Assert { .. } | OpKind::Print { .. }) || self.writes_memory()
     }
 
     /// Whether the op itself writes memory (a store of either kind, an

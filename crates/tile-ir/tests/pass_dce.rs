@@ -41,3 +41,48 @@ fn removes_unused_pure_ops_and_loops_without_stores_but_keeps_effects() {
     }
     ");
 }
+
+#[test]
+fn keeps_loops_and_ifs_that_only_assert_or_print() {
+    insta::assert_snapshot!(after(&["dce"],
+        r#"kernel @k(%n: i32) {
+  %0 = program_id 0 : i32
+  %1 = constant 0 : i32
+  %2 = constant 1 : i32
+  for %3 = %1 to %n step %2 {
+    print 0 "step {}" %3
+    yield
+  }
+  %4 = cmp lt %0, %n : bool
+  if %4 {
+    %5 = cmp gt %0, %1 : bool
+    assert 0 "program {}" %5, %0
+    yield
+  } else {
+    yield
+  }
+  for %6 = %1 to %n step %2 {
+    %7 = add %6, %2 : i32
+    yield
+  }
+}"#
+    ), @r#"
+    kernel @k(%n: i32) {
+      %0 = program_id 0 : i32
+      %1 = constant 0 : i32
+      %2 = constant 1 : i32
+      for %3 = %1 to %n step %2 {
+        print 0 "step {}" %3
+        yield
+      }
+      %4 = cmp lt %0, %n : bool
+      if %4 {
+        %5 = cmp gt %0, %1 : bool
+        assert 0 "program {}" %5, %0
+        yield
+      } else {
+        yield
+      }
+    }
+    "#);
+}

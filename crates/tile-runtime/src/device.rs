@@ -5,6 +5,7 @@ use crate::driver::{probe, GpuApi};
 use crate::error::Error;
 use crate::gpu::{Context, GpuTensor};
 use crate::kernel::{KernelCode, KernelSpec, ModuleCache};
+use crate::prints::PrintSink;
 use crate::stream::Stream;
 use crate::tensor::{Storage, Tensor};
 use std::fmt;
@@ -32,6 +33,8 @@ pub struct Device {
     pub(crate) modules: ModuleCache,
     /// The opened GPU (`None` for the CPU).
     pub(crate) gpu: Option<Arc<Context>>,
+    /// Where the lines of `device_print!` go.
+    pub(crate) prints: PrintSink,
 }
 
 impl Device {
@@ -41,6 +44,7 @@ impl Device {
             kind: DeviceKind::Cpu,
             modules: ModuleCache::default(),
             gpu: None,
+            prints: PrintSink::default(),
         }
     }
 
@@ -72,7 +76,17 @@ impl Device {
             },
             modules: ModuleCache::default(),
             gpu: Some(Arc::new(context)),
+            prints: PrintSink::default(),
         })
+    }
+
+    /// Sends the lines kernels print with `device_print!` on this device to
+    /// `sink` instead of standard output. Each launch's lines come when it
+    /// is done (on a GPU, when its stream is synchronized), in program
+    /// order (x fastest); one program's lines in the order it printed them
+    /// (on a GPU, the threads of a block in any order).
+    pub fn on_print(&self, sink: impl FnMut(&tile_ir::prints::Printed) + Send + 'static) {
+        self.prints.set(Box::new(sink));
     }
 
     /// A new [`Stream`] on this device, for launches that run in order

@@ -88,7 +88,7 @@ pub fn launch(
         return Ok(());
     }
     match &device.gpu {
-        Some(context) => gpu::launch(context, kernel, &loaded, grid, args),
+        Some(context) => gpu::launch((context, &device.prints), kernel, &loaded, grid, args),
         None => run_on_cpu(device, kernel, &loaded, grid, args),
     }
 }
@@ -114,7 +114,8 @@ pub fn launch_on(
     }
     match (&device.gpu, stream.queue()) {
         (Some(context), queue) => {
-            stream.push(gpu::enqueue(context, queue, kernel, &loaded, grid, args)?);
+            let sink = (context, &device.prints);
+            stream.push(gpu::enqueue(sink, queue, kernel, &loaded, grid, args)?);
             Ok(())
         }
         (None, _) => stream.record(run_on_cpu(device, kernel, &loaded, grid, args)),
@@ -145,7 +146,13 @@ fn run_on_cpu(
     args: &mut [LaunchArg<'_>],
 ) -> Result<(), Error> {
     match &loaded.host {
-        Some(host) => host.run(grid, args).map_err(|e| Error::Execution {
+        Some(host) => {
+            let mut lines = Vec::new();
+            let run = host.run_printing(grid, args, &mut |line| lines.push(line.clone()));
+            device.prints.send(&lines);
+            run
+        }
+        .map_err(|e| Error::Execution {
             kernel: kernel.name.to_string(),
             device: device.to_string(),
             source: Box::new(e),
@@ -366,7 +373,13 @@ fn run_interpreted(
             tensor_device,
             device: device.to_string(),
         })?;
-    interp::run(func, grid, &mut interp_args).map_err(|e| Error::Execution {
+    let mut lines = Vec::new();
+    let options = interp::Options::default();
+    let run = interp::run_printing(func, grid, &mut interp_args, &options, &mut |line| {
+        lines.push(line)
+    });
+    device.prints.send(&lines);
+    run.map_err(|e| Error::Execution {
         kernel: spec.name.to_string(),
         device: device.to_string(),
         source: Box::new(e),

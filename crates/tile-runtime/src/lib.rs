@@ -20,6 +20,7 @@ mod grid_axes;
 mod kernel;
 mod launch;
 pub mod meta;
+mod prints;
 mod stages;
 mod stream;
 mod tensor;

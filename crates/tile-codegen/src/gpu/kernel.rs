@@ -386,6 +386,10 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 self.check(k, code, position, &x)?;
                 Ok(Vec::new())
             }
+            ThreadOpKind::Print { id } => {
+                self.print(k, *id, &x)?;
+                Ok(Vec::new())
+            }
             ThreadOpKind::Barrier => {
                 self.barrier()?;
                 Ok(Vec::new())

@@ -5,10 +5,12 @@
 
 use super::kernel::{tensor, Kernel};
 use super::GpuEmitter;
+use crate::scalar::Record;
 use crate::EmitError;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PointerValue};
 use inkwell::{AtomicOrdering, IntPredicate};
+use tile_abi::print::GPU_AREA_OFFSET;
 use tile_abi::status::{STATUS_CHECK, STATUS_INDEX, STATUS_PROGRAM};
 use tile_abi::FaultCode;
 use tile_ir::{AtomicOp, DType, MemOrder, Scalar};
@@ -291,6 +293,45 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             all = self.b.build_and(all, m, "all")?;
         }
         Ok(all)
+    }
+
+    /// `print id`: where `x[0]` holds, appends a record of element `x[1]`
+    /// with the values `x[2..]` to the print area, which follows the
+    /// status record.
+    pub(super) fn print(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        id: u32,
+        x: &[BasicValueEnum<'ctx>],
+    ) -> Result<(), EmitError> {
+        let [on, element, values @ ..] = x else {
+            return Err(EmitError::internal(
+                "a print without its predicate and element",
+            ));
+        };
+        let i64t = self.ctx.i64_type();
+        self.when(k, on.into_int_value(), |s| {
+            // SAFETY (of the generated code): a kernel that prints gets a
+            // print area after its status record (`tile_abi::print`).
+            let area = unsafe {
+                s.b.build_gep(
+                    s.ctx.i8_type(),
+                    k.status,
+                    &[i64t.const_int(GPU_AREA_OFFSET, false)],
+                    "print_area",
+                )?
+            };
+            let record = Record {
+                id,
+                program: [s.block_id(0)?, s.block_id(1)?, s.block_id(2)?],
+                element: element.into_int_value(),
+                values: values
+                    .iter()
+                    .map(|&v| s.value_bits(v))
+                    .collect::<Result<_, _>>()?,
+            };
+            s.print_record(area, &record)
+        })
     }
 
     /// A failed check (`x[0]` false) records itself in the status record:

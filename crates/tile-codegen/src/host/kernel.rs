@@ -71,6 +71,8 @@ pub(super) struct HostKernel<'a, 'ctx> {
     pub(super) frame: PointerValue<'ctx>,
     pub(super) status: PointerValue<'ctx>,
     ids: PointerValue<'ctx>,
+    /// The print area, when the kernel prints (`print.rs`).
+    pub(super) print_area: Option<PointerValue<'ctx>>,
     values: HashMap<Value, HostValue<'ctx>>,
     pub(super) tensors: HashMap<usize, TensorArg<'ctx>>,
     /// The end of the places in use.
@@ -135,6 +137,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             frame: param(2)?,
             status: param(3)?,
             ids: param(1)?,
+            print_area: None,
             values: HashMap::new(),
             tensors: HashMap::new(),
             frame_top: 0,
@@ -146,6 +149,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             scopes: AliasScopes::new(ctx),
         };
         let threshold = l.parameters(param(0)?)?;
+        l.print_area = l.print_area_of(param(0)?)?;
         l.streaming = Streaming::new(&l.plan, isa, threshold);
         if l.streaming.is_some() {
             stream::declare_fence(module);
@@ -280,11 +284,22 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             (OpFamily::Control, OpKind::If) => self.emit_if(id),
             (OpFamily::LayoutView, _) => self.lview(id),
             (OpFamily::Debug, OpKind::Assert { id: n, .. }) => self.assert(id, *n),
+            (OpFamily::Debug, OpKind::Print { id: n, .. }) => self.print(id, *n),
             (_, kind) => Err(HostError::internal(format!(
                 "`{}` outside its place",
                 kind.name()
             ))),
         }
+    }
+
+    /// The program's ids, `(x, y, z)` as `i32`.
+    pub(super) fn program_ids(&self) -> Result<[IntValue<'ctx>; 3], HostError> {
+        let i32t = self.e.ctx.i32_type();
+        let id = |axis: u64| -> Result<IntValue<'ctx>, HostError> {
+            let at = self.gep(i32t.into(), self.ids, i32t.const_int(axis, false))?;
+            Ok(self.e.b.build_load(i32t, at, "id")?.into_int_value())
+        };
+        Ok([id(0)?, id(1)?, id(2)?])
     }
 
     /// Entry `axis` of `ids`' program id (`row` 0) or grid (`row` 1).

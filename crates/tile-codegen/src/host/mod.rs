@@ -81,6 +81,7 @@ mod movement;
 mod nan;
 mod plan;
 mod prefetch;
+mod print;
 mod reduce;
 mod stream;
 mod transpose;

@@ -22,10 +22,13 @@ mod float;
 mod fmod;
 mod math;
 mod pow;
+mod print;
 pub mod probe;
 mod trig;
 mod unary;
 mod values;
+
+pub(crate) use print::Record;
 
 use crate::EmitError;
 use inkwell::builder::Builder;

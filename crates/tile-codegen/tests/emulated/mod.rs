@@ -105,7 +105,39 @@ pub fn launch_with_maps(
     reach: &dyn Fn(usize, u64) -> u64,
     maps: &[(usize, u16)],
 ) -> Result<(), Failure> {
-    let mut status = [0u8; tile_abi::status::STATUS_BYTES];
+    launch_printing(
+        kernel,
+        (grid, num_warps),
+        args,
+        reach,
+        maps,
+        &mut Vec::new(),
+    )
+}
+
+/// The records of the print area a launch gets after its status record.
+const PRINT_CAPACITY: u32 = 4096;
+
+/// As [`launch_with_maps`], appending the records the kernel's `print` ops
+/// left in the print area to `prints`.
+pub fn launch_printing(
+    kernel: &EmulatedKernel,
+    (grid, num_warps): ([u32; 3], u32),
+    args: &mut [Arg],
+    reach: &dyn Fn(usize, u64) -> u64,
+    maps: &[(usize, u16)],
+    prints: &mut Vec<tile_abi::print::PrintRecord>,
+) -> Result<(), Failure> {
+    // The status record and the print area after it, in 8-byte words so
+    // that the atomics on them are aligned.
+    let bytes: Vec<u8> = [0u8; tile_abi::status::STATUS_BYTES]
+        .into_iter()
+        .chain(tile_abi::print::empty_area(PRINT_CAPACITY))
+        .collect();
+    let mut status: Vec<u64> = bytes
+        .chunks(8)
+        .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
+        .collect();
     let mut packet = Packet::default();
     let mut registered = Vec::new();
     for (i, arg) in args.iter_mut().enumerate() {
@@ -121,7 +153,7 @@ pub fn launch_with_maps(
         }
     }
     let status_at = status.as_mut_ptr() as u64;
-    tile_emu::register(status_at, status.len() as u64);
+    tile_emu::register(status_at, 8 * status.len() as u64);
     registered.push(status_at);
     packet.push_pointer(status_at);
     for &(param, rows) in maps {
@@ -162,8 +194,18 @@ pub fn launch_with_maps(
     for start in registered {
         tile_emu::unregister(start);
     }
+    let bytes: Vec<u8> = status.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let (records, dropped) =
+        tile_abi::print::records(&bytes[tile_abi::print::GPU_AREA_OFFSET as usize..]);
+    assert_eq!(
+        dropped, 0,
+        "prints beyond the area's {PRINT_CAPACITY} records"
+    );
+    prints.extend(records);
     result.map_err(Failure::Emulator)?;
-    let status = Status::from_bytes(&status);
+    let mut record = [0u8; tile_abi::status::STATUS_BYTES];
+    record.copy_from_slice(&bytes[..tile_abi::status::STATUS_BYTES]);
+    let status = Status::from_bytes(&record);
     if status.is_ok() {
         Ok(())
     } else {
@@ -202,6 +244,24 @@ pub fn run_mutated(
     module.llvm_ir_opt = mutated;
     let kernel = image(&module)?;
     launch(&kernel, grid, num_warps, args)
+}
+
+/// As [`run`], also returning the records of the kernel's `print` ops.
+pub fn run_printing(
+    func: &Function,
+    target: Target,
+    num_warps: u32,
+    grid: [u32; 3],
+    args: &mut [Arg],
+) -> (Vec<tile_abi::print::PrintRecord>, Result<(), Failure>) {
+    let mut prints = Vec::new();
+    let result = module(func, target, num_warps, &CodegenOptions::default())
+        .and_then(|module| image(&module))
+        .and_then(|kernel| {
+            let reach = |_: usize, len: u64| len;
+            launch_printing(&kernel, (grid, num_warps), args, &reach, &[], &mut prints)
+        });
+    (prints, result)
 }
 
 /// Runs `func` for `target` with `num_warps` warps over `grid` on `args`.

@@ -1,5 +1,6 @@
 //! Debugging macros in kernels: `device_assert!(cond)` and
-//! `device_assert!(cond, "format", args..)`, which become `assert` ops.
+//! `device_assert!(cond, "format", args..)`, which become `assert` ops, and
+//! `device_print!("format", args..)`, which becomes a `print` op.
 //!
 //! The message follows Rust's format strings as far as a scalar needs:
 //! `{}` and `{:?}` take the next argument, `{name}` and `{name:?}` a
@@ -14,7 +15,8 @@ use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::{Expr, LitStr, Token};
 use tile_ir::assertion::MAX_VALUES;
-use tile_ir::{DType, Type, Value};
+use tile_ir::prints::MAX_VALUES as PRINT_VALUES;
+use tile_ir::{DType, Shape, Type, Value};
 
 /// A message converted to the IR's form (`{}` only), with what each
 /// placeholder takes in order: a captured variable, or (`None`) the next
@@ -29,6 +31,7 @@ impl Translator<'_> {
     pub(crate) fn macro_stmt(&mut self, mac: &syn::Macro) -> syn::Result<()> {
         match macro_name(mac).as_str() {
             "device_assert" => self.device_assert(mac),
+            "device_print" => self.device_print(mac),
             _ => Err(self.macro_err(mac)),
         }
     }
@@ -40,9 +43,12 @@ impl Translator<'_> {
             "assert" | "debug_assert" | "assert_eq" | "assert_ne" => {
                 "; write `device_assert!(cond, \"message {}\", value)`, which checks on the device"
             }
+            "println" | "print" | "eprintln" | "eprint" | "dbg" => {
+                "; write `device_print!(\"x = {}\", x)`, which prints from the device"
+            }
             _ => "",
         };
-        self.err(mac, format!("macros (`{name}!`) are not supported in tile kernels: the body is translated to tile IR, not compiled as Rust (the kernel macros are `device_assert!`){hint}"))
+        self.err(mac, format!("macros (`{name}!`) are not supported in tile kernels: the body is translated to tile IR, not compiled as Rust (the kernel macros are `device_assert!` and `device_print!`){hint}"))
     }
 
     /// `device_assert!(cond[, "format", args..])`.
@@ -72,24 +78,7 @@ impl Translator<'_> {
                     slots: Vec::new(),
                 },
             };
-        let mut given: Vec<Expr> = parts.collect();
-        let positional = message.slots.iter().filter(|s| s.is_none()).count();
-        if given.len() != positional {
-            return Err(self.err(
-                mac,
-                format!(
-                    "the message has {positional} `{{}}` placeholder(s) but {} argument(s) follow it",
-                    given.len()
-                ),
-            ));
-        }
-        given.reverse();
-        let args: Vec<Expr> = message
-            .slots
-            .into_iter()
-            .map(|slot| slot.or_else(|| given.pop()))
-            .collect::<Option<_>>()
-            .ok_or_else(|| self.err(mac, "the message's placeholders and arguments disagree"))?;
+        let args = self.arguments(mac, message.slots, parts.collect())?;
         if let Some(extra) = args.get(MAX_VALUES) {
             return Err(self.err(
                 extra,
@@ -117,6 +106,90 @@ impl Translator<'_> {
         let id = self.assertions;
         self.assertions += 1;
         self.ir(mac, |b| b.assert(id, &message.text, cond, &values))
+    }
+
+    /// `device_print!("format", args..)`.
+    fn device_print(&mut self, mac: &syn::Macro) -> syn::Result<()> {
+        let parts = Punctuated::<Expr, Token![,]>::parse_terminated
+            .parse2(mac.tokens.clone())
+            .map_err(|e| self.with_label(e))?;
+        let mut parts = parts.into_iter();
+        let message = match parts.next() {
+            Some(Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(lit),
+                ..
+            })) => self.message(&lit)?,
+            Some(other) => {
+                return Err(self.err(
+                    &other,
+                    "`device_print!` takes a string literal first (a format string)",
+                ))
+            }
+            None => {
+                return Err(self.err(
+                    mac,
+                    "`device_print!` needs a message: `device_print!(\"x = {}\", x)`",
+                ))
+            }
+        };
+        let args = self.arguments(mac, message.slots, parts.collect())?;
+        if let Some(extra) = args.get(PRINT_VALUES) {
+            return Err(self.err(
+                extra,
+                format!("`device_print!` formats at most {PRINT_VALUES} values"),
+            ));
+        }
+        let mut values = Vec::with_capacity(args.len());
+        let mut shape: Option<Shape> = None;
+        for e in &args {
+            let v = self.expr(e)?;
+            let x = self.data(&v, None, e)?;
+            if let Some(s) = self.ty(x).tile_shape().cloned() {
+                shape = Some(match shape {
+                    None => s,
+                    Some(prev) => super::ops::broadcast_shapes(prev.dims(), s.dims())
+                        .map(Shape)
+                        .map_err(|(p, q)| self.err(e, format!("the printed tiles do not broadcast: shapes {prev} and {s} (extents {p} and {q} differ and neither is 1)")))?,
+                });
+            }
+            values.push((x, e));
+        }
+        let mut operands = Vec::with_capacity(values.len());
+        for (x, e) in values {
+            operands.push(match (&shape, self.ty(x).tile_shape()) {
+                (Some(s), Some(_)) => self.broadcast_to_shape(x, s, e)?,
+                _ => x,
+            });
+        }
+        let id = self.prints;
+        self.prints += 1;
+        self.ir(mac, |b| b.print(id, &message.text, &operands))
+    }
+
+    /// The expressions a message's placeholders take in order: captured
+    /// variables, and `given` (the arguments after the message) for `{}`.
+    fn arguments(
+        &self,
+        mac: &syn::Macro,
+        slots: Vec<Option<Expr>>,
+        mut given: Vec<Expr>,
+    ) -> syn::Result<Vec<Expr>> {
+        let positional = slots.iter().filter(|s| s.is_none()).count();
+        if given.len() != positional {
+            return Err(self.err(
+                mac,
+                format!(
+                    "the message has {positional} `{{}}` placeholder(s) but {} argument(s) follow it",
+                    given.len()
+                ),
+            ));
+        }
+        given.reverse();
+        slots
+            .into_iter()
+            .map(|slot| slot.or_else(|| given.pop()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| self.err(mac, "the message's placeholders and arguments disagree"))
     }
 
     /// The condition as a `bool` scalar or tile.

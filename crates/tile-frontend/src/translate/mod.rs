@@ -9,7 +9,7 @@
 //! (method calls: math, reductions, views), `movement` (reshape, permute,
 //! slice, pad, ...), `sort` (the bitonic sort), `random` (Philox random
 //! numbers), `lview` (layout views), `control` (`for`, `if`), `debug`
-//! (`device_assert!`), `recover` (going on after an error, so that a build
+//! (`device_assert!`, `device_print!`), `recover` (going on after an error, so that a build
 //! reports them all) and this module (statements, blocks and variables).
 
 mod atomic;
@@ -81,6 +81,7 @@ pub fn translate(
         tensors,
         views: HashMap::new(),
         assertions: 0,
+        prints: 0,
         errors: Vec::new(),
     };
     translator.collect_helpers(&item.block)?;
@@ -121,6 +122,8 @@ pub(crate) struct Translator<'k> {
     pub(crate) views: HashMap<Value, Value>,
     /// The number of the next `device_assert!`.
     pub(crate) assertions: u32,
+    /// The number of the next `device_print!`.
+    pub(crate) prints: u32,
     /// The errors recorded so far (`recover.rs`).
     pub(crate) errors: Vec<syn::Error>,
 }

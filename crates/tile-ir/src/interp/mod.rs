@@ -23,6 +23,7 @@ mod error;
 mod lview;
 mod memory;
 mod movement;
+mod print;
 mod reduce;
 pub mod tensor;
 mod value;
@@ -30,6 +31,7 @@ mod value;
 pub use buffer::HostBuffer;
 pub use error::{Fault, InterpError};
 pub use tensor::{Element, HostTensor, TensorError};
+pub(crate) use value::Tile;
 
 use crate::function::{Function, Op, OpId, Region, Value};
 use crate::names::ValueNames;
@@ -86,6 +88,18 @@ pub fn run_with(
     args: &mut [Arg],
     options: &Options,
 ) -> Result<(), InterpError> {
+    run_printing(func, grid, args, options, &mut |line| println!("{line}"))
+}
+
+/// [`run_with`], handing the lines of the kernel's `print` ops to `print`
+/// (in the order the programs run them) instead of standard output.
+pub fn run_printing(
+    func: &Function,
+    grid: [u32; 3],
+    args: &mut [Arg],
+    options: &Options,
+    print: &mut dyn FnMut(crate::prints::Printed),
+) -> Result<(), InterpError> {
     check_launch(func, grid, args)?;
     check_handles(func, &func.body)?;
     let names = ValueNames::new(func);
@@ -97,6 +111,7 @@ pub fn run_with(
         grid,
         program: [0; 3],
         env: Vec::new(),
+        print,
     };
     for z in 0..grid[2] {
         for y in 0..grid[1] {
@@ -143,6 +158,8 @@ struct Interpreter<'a> {
     program: [u32; 3],
     /// The value of each SSA value (by arena index) defined so far.
     env: Vec<Option<RtValue>>,
+    /// Where the lines of `print` ops go.
+    print: &'a mut dyn FnMut(crate::prints::Printed),
 }
 
 impl<'a> Interpreter<'a> {
@@ -187,6 +204,10 @@ impl<'a> Interpreter<'a> {
             (OpFamily::Dot, OpKind::Dot { precision }) => dot::dot(*precision, operands)?,
             (OpFamily::Debug, OpKind::Assert { id, message }) => {
                 assert::assert(*id, message, operands)?;
+                return Ok(Vec::new());
+            }
+            (OpFamily::Debug, OpKind::Print { message, .. }) => {
+                print::print(message, operands, self.program, &mut *self.print)?;
                 return Ok(Vec::new());
             }
             (OpFamily::Memory, OpKind::Atomic { op, .. }) => {

@@ -62,18 +62,19 @@ fn is_dead(func: &Function, id: OpId, used: &HashSet<Value>) -> bool {
         return false;
     }
     match op.kind {
-        OpKind::For | OpKind::If => !writes_memory(func, id),
+        OpKind::For | OpKind::If => !observable_inside(func, id),
         ref kind => !kind.has_side_effects(),
     }
 }
 
-/// Whether a store runs anywhere inside `op`'s regions.
-fn writes_memory(func: &Function, op: OpId) -> bool {
-    let mut writes = false;
+/// Whether a store, an assertion or a print runs anywhere inside `op`'s
+/// regions.
+fn observable_inside(func: &Function, op: OpId) -> bool {
+    let mut observable = false;
     for region in &func.op(op).regions {
         func.walk_region(region, &mut |inner| {
-            writes |= func.op(inner).kind.writes_memory();
+            observable |= func.op(inner).kind.is_observable();
         });
     }
-    writes
+    observable
 }

@@ -398,6 +398,7 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
         }
         OpKind::Atomic { op, .. } => atomic(*op, operands),
         OpKind::Assert { message, .. } => assertion(message, operands),
+        OpKind::Print { message, .. } => print(message, operands),
         OpKind::For => {
             if operands.len() < 3 {
                 return Err(format!(
@@ -464,6 +465,42 @@ fn assertion(message: &str, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
         return Err(format!(
             "the formatted values must be scalars, found {tile}"
         ));
+    }
+    Ok(Some(Vec::new()))
+}
+
+/// A `print`: one scalar or tile per placeholder of the message, the tiles
+/// of one shape; no results.
+fn print(message: &str, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>> {
+    let wanted = crate::assertion::placeholders(message)?;
+    if operands.len() != wanted {
+        return Err(format!(
+            "the message formats {wanted} value(s), found {}",
+            operands.len()
+        ));
+    }
+    if operands.len() > crate::prints::MAX_VALUES {
+        return Err(format!(
+            "a print formats at most {} values, found {}",
+            crate::prints::MAX_VALUES,
+            operands.len()
+        ));
+    }
+    let mut shape: Option<&Shape> = None;
+    for t in operands {
+        match t {
+            Type::Scalar(_) => {}
+            Type::Tile(tile) => match shape {
+                Some(s) if *s != tile.shape => {
+                    return Err(format!(
+                        "the printed tiles must have one shape, found {s} and {}",
+                        tile.shape
+                    ))
+                }
+                _ => shape = Some(&tile.shape),
+            },
+            other => return Err(format!("a print formats scalars and tiles, found {other}")),
+        }
     }
     Ok(Some(Vec::new()))
 }

@@ -266,6 +266,11 @@ impl Parser<'_, '_> {
                 let message = self.match_string("the assertion's message")?;
                 ready(OpKind::Assert { id, message }, self.match_operand_list()?)
             }
+            "print" => {
+                let id = self.match_u32("the print's number")?;
+                let message = self.match_string("the print's message")?;
+                ready(OpKind::Print { id, message }, self.match_operand_list()?)
+            }
             other => return Err(Self::error_at(name, format!("unknown op `{other}`"))),
         })
     }

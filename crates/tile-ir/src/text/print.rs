@@ -182,6 +182,9 @@ impl Printer<'_> {
             OpKind::Assert { id, message } => {
                 format!("assert {id} {message:?} {}", self.operands_from(op, 0))
             }
+            OpKind::Print { id, message } => {
+                format!("print {id} {message:?} {}", self.operands_from(op, 0))
+            }
             OpKind::LView(lview) => {
                 let names: Vec<String> = op.operands.iter().map(|&v| self.names.name(v)).collect();
                 super::lview::print_body(lview, &names)

@@ -6,9 +6,12 @@ use super::grid::run_grid;
 use super::math::MATH_TABLE;
 use super::packet::pack;
 use crate::launch::LaunchArg;
+use crate::prints::deliver;
 use libloading::Library;
 use tile_abi::host::{self as abi, HostEntry, MathTable};
+use tile_abi::print::{empty_area, DEFAULT_CAPACITY};
 use tile_abi::{object, HostCheck, HostIsa};
+use tile_ir::prints::{prints, Printed};
 use tile_ir::Function;
 
 /// Why a kernel's shared object could not be loaded.
@@ -142,11 +145,33 @@ impl HostLibrary {
     /// interpreter's order (x fastest, then y, then z), whose failing access
     /// touched no memory; instances after it may or may not have run. As on
     /// a GPU, two instances that store one element race.
+    /// The lines of the kernel's `device_print!`s go to standard output.
     pub fn run(&self, grid: [u32; 3], args: &mut [LaunchArg<'_>]) -> Result<(), RunError> {
+        self.run_printing(grid, args, &mut |line| println!("{line}"))
+    }
+
+    /// [`run`](Self::run), handing the lines of the kernel's
+    /// `device_print!`s to `print` (each program's in order, the programs in
+    /// the interpreter's order), also when the run fails.
+    pub fn run_printing(
+        &self,
+        grid: [u32; 3],
+        args: &mut [LaunchArg<'_>],
+        print: &mut dyn FnMut(&Printed),
+    ) -> Result<(), RunError> {
         if grid.iter().any(|&g| i32::try_from(g).is_err()) {
             return Err(RunError::Grid { grid });
         }
-        let packet = pack(&self.func, args, self.stream_threshold)?;
+        // The area in 8-byte words, so that its cursor is aligned for the
+        // atomic add that claims records.
+        let mut area: Option<Vec<u64>> = prints(&self.func).then(|| {
+            empty_area(DEFAULT_CAPACITY)
+                .chunks(8)
+                .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
+                .collect()
+        });
+        let address = area.as_mut().map_or(0, |a| a.as_mut_ptr() as u64);
+        let packet = pack(&self.func, args, self.stream_threshold, address)?;
         if grid.contains(&0) {
             return Ok(());
         }
@@ -157,7 +182,14 @@ impl HostLibrary {
         // access against those extents before making it, needs a frame of
         // `frame_bytes`, and keeps no state between calls. `args` stays
         // borrowed, mutably for the tensors it writes, for the whole run.
+        // The print area, when there is one, is `area`'s memory, alive and
+        // unaliased for the whole run; its header holds its capacity, which
+        // compiled code checks each record against.
         let failed = unsafe { run_grid(self.entry, self.frame_bytes, grid, &packet) };
+        if let Some(words) = area {
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            deliver(&self.func, &bytes, print);
+        }
         match failed {
             None => Ok(()),
             Some((program, status)) => Err(failure(program, status, &self.func, &self.checks)),

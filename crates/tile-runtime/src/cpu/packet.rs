@@ -4,8 +4,10 @@
 //! GPU kernel ABI (docs/backends.md): a tensor of rank r is its base pointer
 //! (the address of element zero), r extents and r strides in elements; a
 //! scalar is its bits, zero-extended (bool 0 or 1, f16/bf16/FP8 their bits).
-//! One slot follows the parameters: the streaming threshold in bytes
-//! (`cache.rs`), from which an output tensor gets non-temporal stores.
+//! Two slots follow the parameters: the streaming threshold in bytes
+//! (`cache.rs`), from which an output tensor gets non-temporal stores, and
+//! the address of the print area (`tile_abi::print`; 0 when the kernel
+//! does not print).
 
 use super::fault::RunError;
 use crate::launch::{written_params, LaunchArg};
@@ -17,12 +19,13 @@ use tile_ir::{Function, Type};
 /// and extents (at most `i32::MAX`), that a tensor the kernel writes is
 /// passed mutably, and that no tensor reaches one address through two
 /// indices. Base pointers point into the tensors' buffers, which the caller
-/// keeps borrowed for as long as the packet is used. The last slot is
-/// `stream_threshold`.
+/// keeps borrowed for as long as the packet is used. The last two slots
+/// are `stream_threshold` and `print_area`.
 pub(super) fn pack(
     func: &Function,
     args: &mut [LaunchArg<'_>],
     stream_threshold: u64,
+    print_area: u64,
 ) -> Result<Vec<u64>, RunError> {
     if args.len() != func.params.len() {
         return Err(RunError::Argument {
@@ -66,6 +69,7 @@ pub(super) fn pack(
         }
     }
     packet.push(stream_threshold);
+    packet.push(print_area);
     Ok(packet)
 }
 
@@ -183,7 +187,7 @@ mod tests {
             LaunchArg::Scalar(Scalar::I32(-7)),
             LaunchArg::TensorMut(&mut out),
         ];
-        let packet = pack(&func, &mut args, 1 << 20).unwrap();
+        let packet = pack(&func, &mut args, 1 << 20, 0x5000).unwrap();
         assert_eq!(
             packet,
             [
@@ -198,7 +202,8 @@ mod tests {
                 4,
                 4,
                 1,
-                1 << 20
+                1 << 20,
+                0x5000
             ]
         );
     }
@@ -208,7 +213,7 @@ mod tests {
         let func = copy();
         let x = HostTensor::zeros(DType::F32, &[2, 4]);
         let mut out = HostTensor::zeros(DType::F32, &[2, 4]);
-        let err = pack(&func, &mut [LaunchArg::Tensor(&x)], 0).unwrap_err();
+        let err = pack(&func, &mut [LaunchArg::Tensor(&x)], 0, 0).unwrap_err();
         assert_eq!(
             err.to_string(),
             "argument 1 (``): expected 3 arguments, found 1 arguments"
@@ -221,6 +226,7 @@ mod tests {
                 LaunchArg::Scalar(Scalar::I32(0)),
                 LaunchArg::Tensor(&out_shared),
             ],
+            0,
             0,
         )
         .unwrap_err();
@@ -236,6 +242,7 @@ mod tests {
                 LaunchArg::TensorMut(&mut out),
             ],
             0,
+            0,
         )
         .unwrap_err();
         assert_eq!(err.to_string(), "argument 1 (`n`): expected i32, found i64");
@@ -248,6 +255,7 @@ mod tests {
                 LaunchArg::Scalar(Scalar::I32(0)),
                 LaunchArg::TensorMut(&mut out),
             ],
+            0,
             0,
         )
         .unwrap_err();

@@ -22,8 +22,10 @@ use crate::driver::{GpuApi, GpuInfo};
 use crate::error::Error;
 use crate::kernel::{KernelSpec, LoadedKernel};
 use crate::launch::LaunchArg;
+use crate::prints::{deliver, PrintSink};
 use std::fmt;
 use std::sync::Arc;
+use tile_abi::print;
 use tile_abi::status::STATUS_BYTES;
 use tile_abi::{Packet, Status};
 use tile_ir::interp::{HostBuffer, HostTensor};
@@ -177,24 +179,40 @@ impl Drop for Queue {
     }
 }
 
-/// A queued launch: its status record, and the memory of every tensor it
-/// uses, kept alive until the launch is done.
+/// A queued launch: its status record (with the print area after it when
+/// the kernel prints), and the memory of every tensor it uses, kept alive
+/// until the launch is done.
 #[derive(Debug)]
 pub(crate) struct Pending {
     spec: KernelSpec,
     status: Buffer,
+    /// The kernel and where its lines go, when it prints.
+    prints: Option<(Arc<LoadedKernel>, PrintSink)>,
     _tensors: Vec<Arc<Buffer>>,
 }
 
 impl Pending {
-    /// The launch's outcome; call once its stream is synchronized.
+    /// The launch's outcome; call once its stream is synchronized. The
+    /// lines the kernel printed go to the device's sink first, also when
+    /// the launch failed.
     pub(crate) fn finish(self) -> Result<(), Error> {
         let device = self.status.context.to_string();
-        let mut bytes = [0u8; STATUS_BYTES];
+        let mut bytes = vec![0u8; self.status.bytes];
         self.status
             .context
             .download(self.status.pointer, &mut bytes)?;
-        match image::status_error(&Status::from_bytes(&bytes), &self.spec, &device) {
+        if let Some((kernel, sink)) = &self.prints {
+            let mut lines = Vec::new();
+            deliver(
+                &kernel.function,
+                &bytes[print::GPU_AREA_OFFSET as usize..],
+                &mut |line| lines.push(line.clone()),
+            );
+            sink.send(&lines);
+        }
+        let mut record = [0u8; STATUS_BYTES];
+        record.copy_from_slice(&bytes[..STATUS_BYTES]);
+        match image::status_error(&Status::from_bytes(&record), &self.spec, &device) {
             Some(error) => Err(error),
             None => Ok(()),
         }
@@ -482,25 +500,27 @@ fn check_grid(
 /// checked against it (count, dtypes, ranks, mutability) and live on this
 /// device.
 pub(crate) fn launch(
-    context: &Arc<Context>,
+    (context, sink): (&Arc<Context>, &PrintSink),
     spec: &KernelSpec,
-    kernel: &LoadedKernel,
+    kernel: &Arc<LoadedKernel>,
     grid: [u32; 3],
     args: &mut [LaunchArg<'_>],
 ) -> Result<(), Error> {
-    let pending = enqueue(context, None, spec, kernel, grid, args)?;
+    let pending = enqueue((context, sink), None, spec, kernel, grid, args)?;
     context.synchronize()?;
     pending.finish()
 }
 
 /// Queues `kernel` on `queue` (`None`: the default stream), as [`launch`]
 /// but without waiting: the outcome is the returned record's, once the
-/// stream is synchronized.
+/// stream is synchronized. A kernel that prints gets a print area of
+/// [`print::DEFAULT_CAPACITY`] records after its status record, whose lines
+/// go to `sink` when the launch is finished.
 pub(crate) fn enqueue(
-    context: &Arc<Context>,
+    (context, sink): (&Arc<Context>, &PrintSink),
     queue: Option<&Queue>,
     spec: &KernelSpec,
-    kernel: &LoadedKernel,
+    kernel: &Arc<LoadedKernel>,
     grid: [u32; 3],
     args: &mut [LaunchArg<'_>],
 ) -> Result<Pending, Error> {
@@ -518,7 +538,12 @@ pub(crate) fn enqueue(
             t.make_unique()?;
         }
     }
-    let status = Buffer::upload(context, &[0u8; STATUS_BYTES])?;
+    let prints = tile_ir::prints::prints(&kernel.function);
+    let mut record = vec![0u8; STATUS_BYTES];
+    if prints {
+        record.extend(print::empty_area(print::DEFAULT_CAPACITY));
+    }
+    let status = Buffer::upload(context, &record)?;
     let mut packet = Packet::default();
     let mut tensors = Vec::new();
     for (param, arg) in kernel.function.params.iter().zip(args.iter()) {
@@ -573,6 +598,7 @@ pub(crate) fn enqueue(
     Ok(Pending {
         spec: *spec,
         status,
+        prints: prints.then(|| (Arc::clone(kernel), sink.clone())),
         _tensors: tensors,
     })
 }

@@ -37,6 +37,7 @@ use crate::program::{
     CheckKind, Op, OpId, ParamKind, Program, Reg, Region, ThreadOpKind, WARP_SIZE,
 };
 use memory::{Conflict, Global, Shared, Touch};
+use tile_abi::print::PrintRecord;
 use tile_ir::interp::Arg;
 use tile_ir::{eval, Scalar};
 
@@ -55,6 +56,29 @@ pub fn run_with_stats(
     program: &Program,
     grid: [u32; 3],
     args: &mut [Arg],
+) -> Result<RunStats, EmuError> {
+    run_printing(program, grid, args).1
+}
+
+/// As [`run_with_stats`], also returning the records of the program's
+/// `print` ops (`tile_abi::print`), in the order the blocks and their
+/// threads wrote them, also when the run fails.
+pub fn run_printing(
+    program: &Program,
+    grid: [u32; 3],
+    args: &mut [Arg],
+) -> (Vec<PrintRecord>, Result<RunStats, EmuError>) {
+    let mut prints = Vec::new();
+    let result = run_into(program, grid, args, &mut prints);
+    (prints, result)
+}
+
+/// [`run_printing`], appending the print records to `prints`.
+fn run_into(
+    program: &Program,
+    grid: [u32; 3],
+    args: &mut [Arg],
+    prints: &mut Vec<PrintRecord>,
 ) -> Result<RunStats, EmuError> {
     let at_start = |fault| EmuError {
         block: [0; 3],
@@ -101,6 +125,7 @@ pub fn run_with_stats(
         stats: RunStats::default(),
         copies: Vec::new(),
         mbarriers: tma::Mbarriers::new(),
+        prints,
     };
     let result = machine.run_grid();
     let Emulator {
@@ -133,6 +158,8 @@ struct Emulator<'a> {
     copies: Vec<copies::Groups>,
     /// The block's mbarriers and the TMA copies completing on them.
     mbarriers: tma::Mbarriers,
+    /// The records of `print` ops so far.
+    prints: &'a mut Vec<PrintRecord>,
 }
 
 impl<'a> Emulator<'a> {
@@ -514,6 +541,23 @@ impl<'a> Emulator<'a> {
                         },
                     };
                     return Err(self.error(Some(id), Some(t as u32), fault));
+                }
+                Vec::new()
+            }
+            ThreadOpKind::Print { id } => {
+                let on = arg(0)?;
+                let element = arg(1)?;
+                for t in (0..on.len()).filter(|&t| on[t] == Scalar::Bool(true)) {
+                    let mut values = [0i64; tile_abi::print::MAX_VALUES];
+                    for (slot, v) in values.iter_mut().zip(&x[2..]) {
+                        *slot = v[t].to_bits() as i64;
+                    }
+                    self.prints.push(PrintRecord {
+                        id: *id,
+                        program: self.block,
+                        element: address(element[t]) as u32,
+                        values,
+                    });
                 }
                 Vec::new()
             }

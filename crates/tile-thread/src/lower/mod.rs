@@ -34,6 +34,7 @@ mod mma;
 mod movement;
 mod operand_swizzle;
 mod pipeline;
+mod print;
 mod proofs;
 mod reduce;
 mod reduce_tree;
@@ -569,6 +570,7 @@ impl<'a> Lowerer<'a> {
             (OpFamily::Control, _) => self.lower_yield(id),
             (OpFamily::LayoutView, OpKind::LView(lview)) => self.lview(id, lview),
             (OpFamily::Debug, OpKind::Assert { id: n, .. }) => self.assert(id, *n),
+            (OpFamily::Debug, OpKind::Print { id: n, .. }) => self.print(id, *n),
             (family, kind) => Err(LowerError::Invalid {
                 op: kind.name().to_string(),
                 reason: format!("not an op of the {family:?} family"),

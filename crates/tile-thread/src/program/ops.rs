@@ -186,6 +186,15 @@ pub enum ThreadOpKind {
         /// The tile-IR op checked, as text.
         op: String,
     },
+    /// `print <id> %on, %element [%v, ...]`: where `on` holds in this
+    /// thread, appends a record of print `id` (the tile-IR `print`'s
+    /// number) to the print area: the block, the `i32` row-major `element`
+    /// and the values (any scalar dtypes), whose message the runtime
+    /// formats (`tile_abi::print`).
+    Print {
+        /// The print's number.
+        id: u32,
+    },
     /// `barrier`: every thread of the block waits for all others
     /// (`bar.sync 0`).
     Barrier,
@@ -367,6 +376,7 @@ impl ThreadOpKind {
             ThreadOpKind::LoadShared { .. } => "ld.shared",
             ThreadOpKind::StoreShared { .. } => "st.shared",
             ThreadOpKind::Check { .. } => "check",
+            ThreadOpKind::Print { .. } => "print",
             ThreadOpKind::Barrier => "barrier",
             ThreadOpKind::Shuffle { .. } => "shfl",
             ThreadOpKind::Mma { .. } => "mma",

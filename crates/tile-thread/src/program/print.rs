@@ -232,6 +232,16 @@ impl Program {
                 ),
                 None => write!(text, "check.{} {checked:?}", kind.name()),
             },
+            ThreadOpKind::Print { id } => match o.as_slice() {
+                [on, element, values @ ..] => write!(
+                    text,
+                    "print {id} {}, {} [{}]",
+                    reg(*on),
+                    reg(*element),
+                    list(values)
+                ),
+                _ => write!(text, "print {id} {}", list(o)),
+            },
             ThreadOpKind::Shuffle { mode, width } => {
                 write!(text, "shfl.{} {} width {width}", mode.name(), list(o))
             }

@@ -232,6 +232,11 @@ impl Checker<'_> {
                         || operands[1..].iter().all(|&d| d == DType::I64))
                     && results.is_empty()
             }
+            ThreadOpKind::Print { .. } => {
+                operands.len() >= 2
+                    && operands[..2] == [DType::Bool, DType::I32]
+                    && results.is_empty()
+            }
             ThreadOpKind::Barrier => operands.is_empty() && results.is_empty(),
             ThreadOpKind::Shuffle { width, .. } => {
                 let w = u32::from(*width);

@@ -136,6 +136,19 @@ impl<'a> Parser<'_, 'a> {
                     .ok_or_else(|| Self::error_at(&op, "a malformed escape in a string"))?;
                 (ThreadOpKind::Check { kind, op }, operands)
             }
+            "print" => {
+                let id = self.match_int("the print's number")?;
+                let on = self.match_reg()?;
+                self.match_token(TokenKind::Comma, "`,` after the predicate")?;
+                let element = self.match_reg()?;
+                let mut operands = vec![on, element];
+                operands.extend(self.match_reg_group(
+                    TokenKind::LBracket,
+                    TokenKind::RBracket,
+                    "`[`",
+                )?);
+                (ThreadOpKind::Print { id }, operands)
+            }
             "shfl" => {
                 self.match_token(TokenKind::Dot, "`.` and a shuffle mode")?;
                 let mode = self.match_ident("a shuffle mode")?;
