@@ -1,7 +1,7 @@
 //! Layout views: `layout_view(t, shape, stride)` and the methods of the view
 //! it returns (Mojo `LayoutTensor`'s `tile`, `split`, `vectorize`, `slice`,
-//! `transpose`, `reshape`, `composition`, `coalesce`, `distribute`, and the
-//! loads and stores). Layouts are written as CuTe shape and stride int-tuples:
+//! `transpose`, `reshape`, `composition`, `coalesce`, `distribute`, the
+//! loads and stores, `fill` and `copy_from`). Layouts are written as CuTe shape and stride int-tuples:
 //! nested tuples or arrays of compile-time integers, `((4, 2), 8)`.
 
 use super::{Translator, Val};
@@ -10,7 +10,7 @@ use tile_ir::layout::{IntTuple, Layout};
 use tile_ir::{Padding, Type, Value};
 
 /// The methods of a layout view, as listed in errors.
-const LVIEW_METHODS: &str = "tile, split, vectorize, slice, transpose, permute, reshape, compose, coalesce, distribute, load, load_masked, load_masked_with, store, store_masked";
+const LVIEW_METHODS: &str = "tile, split, vectorize, slice, transpose, permute, reshape, compose, coalesce, distribute, load, load_masked, load_masked_with, store, store_masked, fill, copy_from";
 
 impl Translator<'_> {
     /// `layout_view(tensor, shape, stride)`.
@@ -190,10 +190,108 @@ impl Translator<'_> {
                 }
                 Ok(Val::Unit)
             }
+            "fill" => {
+                // Mojo's `fill(val)`: a store of a constant tile.
+                let a = self.argn(args, 1, "fill(value)", m)?;
+                self.check_writable(view, m)?;
+                let dtype = self.ty(view).dtype();
+                let v = self.expr(a[0])?;
+                let x = self.data(&v, Some(dtype), a[0])?;
+                if !matches!(self.ty(x), Type::Scalar(_)) {
+                    return Err(self.err(
+                        a[0],
+                        format!(
+                            "`fill` takes a scalar, found {}: store a tile with `store(tile)`",
+                            self.ty(x)
+                        ),
+                    ));
+                }
+                let shape = self.lview_shape(view, m)?;
+                let tile = self.ir(m, |b| b.broadcast(x, &shape))?;
+                self.ir(m, |b| b.lview_store(tile, view))?;
+                Ok(Val::Unit)
+            }
+            "copy_from" => self.lview_copy_from(view, args, m),
             _ => Err(self.err(
                 &m.method,
                 format!("no method `{name}` on a layout view; layout views have {LVIEW_METHODS}"),
             )),
+        }
+    }
+
+    /// Mojo's `dst.copy_from(src)`: every element of layout view `src`
+    /// stored to `view` at the same index in CuTe's colexicographic order
+    /// (so views of different shapes and equal sizes copy element `i` to
+    /// element `i`); a load and a store, with a permute and reshapes
+    /// between them when the shapes differ.
+    fn lview_copy_from(
+        &mut self,
+        view: Value,
+        args: &[&Expr],
+        m: &ExprMethodCall,
+    ) -> syn::Result<Val> {
+        let a = self.argn(args, 1, "copy_from(view)", m)?;
+        self.check_writable(view, m)?;
+        let src = match self.expr(a[0])? {
+            Val::Ir(v) if matches!(self.ty(v), Type::LayoutView(_)) => v,
+            other => {
+                let found = self.describe(&other);
+                return Err(self.err(
+                    a[0],
+                    format!("`copy_from` copies from a layout view, found {found}"),
+                ));
+            }
+        };
+        let (from, to) = (self.ty(src).dtype(), self.ty(view).dtype());
+        if from != to {
+            return Err(self.err(
+                a[0],
+                format!("`copy_from` copies between views of one dtype: the source holds {from}, this view {to}"),
+            ));
+        }
+        let (src_shape, dst_shape) = (self.lview_shape(src, m)?, self.lview_shape(view, m)?);
+        let (n, want) = (
+            src_shape.iter().product::<usize>(),
+            dst_shape.iter().product::<usize>(),
+        );
+        if n != want {
+            return Err(self.err(
+                a[0],
+                format!("`copy_from` copies between views of one size: the source has {n} elements ({src_shape:?}), this view {want} ({dst_shape:?})"),
+            ));
+        }
+        let mut tile = self.ir(m, |b| b.lview_load(src))?;
+        if src_shape != dst_shape {
+            // Colexicographic order is row-major order of the reversed axes.
+            let reversed = |shape: &[usize]| -> (Vec<usize>, Vec<usize>) {
+                (
+                    (0..shape.len()).rev().collect(),
+                    shape.iter().rev().copied().collect(),
+                )
+            };
+            let (perm, _) = reversed(&src_shape);
+            let (back, dst_reversed) = reversed(&dst_shape);
+            tile = self.ir(m, |b| {
+                let t = b.permute(tile, &perm)?;
+                let t = b.reshape(t, &dst_reversed)?;
+                b.permute(t, &back)
+            })?;
+        }
+        self.ir(m, |b| b.lview_store(tile, view))?;
+        Ok(Val::Unit)
+    }
+
+    /// The shape of the tile a load of layout view `view` gives: its modes'
+    /// sizes.
+    fn lview_shape(&self, view: Value, m: &ExprMethodCall) -> syn::Result<Vec<usize>> {
+        match self.ty(view) {
+            Type::LayoutView(t) => Ok(t
+                .layout
+                .modes()
+                .iter()
+                .map(|mode| usize::try_from(mode.size()).unwrap_or(0))
+                .collect()),
+            other => Err(self.err(m, format!("expected a layout view, found {other}"))),
         }
     }
 
