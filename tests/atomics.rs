@@ -191,7 +191,7 @@ fn view_atomics_combine_partitions_and_an_unmasked_edge_is_an_error() {
     let err = view_max::<8>::launch(&dev, [1], (&x, &mut out, &mut short)).unwrap_err();
     let text = err.to_string();
     assert!(
-        text.contains("an atomic updates index [6], outside the tensor (mask it off)"),
+        text.contains("index [6] is outside the tensor (mask it off)"),
         "{text}"
     );
 }

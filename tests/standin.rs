@@ -346,7 +346,7 @@ fn examples_on(dev: &Device, target: Target) {
     assert!(matches!(err, Error::DeviceCheck { .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
-        format!("kernel `copy` failed on device {dev}: program (1, 0, 0): check 0: `partition_view(..).load(..)` at tests/standin.rs:72:59 (`%3 = load %2, %0`, a view of `x`): partition index [1, 0, 0, 0] reaches outside the tensor")
+        format!("kernel `copy` failed on device {dev}: program (1, 0, 0): check 0: `partition_view(..).load(..)` at tests/standin.rs:75:59 (`%3 = load %2, %0`, a view of `x`): partition index [1, 0, 0, 0] reaches outside the tensor")
     );
 }
 

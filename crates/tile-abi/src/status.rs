@@ -98,9 +98,9 @@ pub enum FaultCode {
     /// tensor (the GPU code's per-thread bounds check); the values are the
     /// partition index.
     OutsideTensor = 6,
-    /// An atomic element whose mask holds at an index outside the tensor;
-    /// the values are the tensor index.
-    AtomicOutside = 7,
+    /// An element of an atomic or a gather whose mask holds at an index
+    /// outside the tensor; the values are the tensor index.
+    IndexOutside = 7,
     /// A `device_assert!` whose condition is false; the values are the
     /// assertion's number, then the bits of the values its message formats
     /// (`tile_ir::assertion`).
@@ -116,7 +116,7 @@ impl FaultCode {
         FaultCode::IterationLimit,
         FaultCode::LViewOutside,
         FaultCode::OutsideTensor,
-        FaultCode::AtomicOutside,
+        FaultCode::IndexOutside,
         FaultCode::Assert,
     ];
 

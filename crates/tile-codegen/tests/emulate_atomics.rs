@@ -274,19 +274,18 @@ fn an_index_outside_the_tensor_fails_the_check_everywhere() {
     let err = interp::run(&func, [1, 1, 1], &mut outside_args()).unwrap_err();
     assert!(
         err.to_string()
-            .contains("updates index [24], outside the tensor of extents [24]"),
+            .contains("reaches index [24], outside the tensor of extents [24]"),
         "{err}"
     );
     let program = lower(&func, &LowerOptions::warps(1)).unwrap();
     let err = emulate::run(&program, [1, 1, 1], &mut outside_args()).unwrap_err();
     assert!(
         err.to_string()
-            .contains("atomic check failed in kernel `atomic_add`"),
+            .contains("index check failed in kernel `atomic_add`"),
         "{err}"
     );
     assert!(
-        err.to_string()
-            .contains("updates index [24], outside the tensor"),
+        err.to_string().contains("index [24] is outside the tensor"),
         "{err}"
     );
     for target in TARGETS {
@@ -295,7 +294,7 @@ fn an_index_outside_the_tensor_fails_the_check_everywhere() {
             emulated::Failure::Status(status) => {
                 assert_eq!(
                     status.code,
-                    tile_abi::FaultCode::AtomicOutside as u32,
+                    tile_abi::FaultCode::IndexOutside as u32,
                     "{target}"
                 );
                 assert_eq!(status.index[0], SLOTS as i64, "{target}");

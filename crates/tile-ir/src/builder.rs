@@ -402,6 +402,20 @@ impl Builder {
         self.op(kind, values).map(drop)
     }
 
+    /// The elements of `tensor` at `(indices[0][j], ...)` where `mask[j]`
+    /// holds, `other[j]` elsewhere ([`OpKind::Gather`]).
+    pub fn gather(
+        &mut self,
+        tensor: Value,
+        indices: &[Value],
+        mask: Value,
+        other: Value,
+    ) -> Result<Value, BuildError> {
+        let mut operands = prepend(&[tensor], indices);
+        operands.extend([mask, other]);
+        self.op1(OpKind::Gather, &operands)
+    }
+
     /// An atomic update of `tensor` at the elements `(indices[0][j], ...)`
     /// where `mask[j]` holds, returning the old values ([`OpKind::Atomic`]);
     /// `cmp` is the compared tile of `cas` (`None` for the other updates).

@@ -200,6 +200,14 @@ pub enum OpKind {
         /// Which threads the ordering is promised to.
         scope: MemScope,
     },
+    /// `gather %t[%i0, ...], %mask, %other`: reads the tensor element at
+    /// `(i0[j], ...)` for each element `j` of the tiles where `mask[j]`
+    /// holds, and `other[j]` where it does not (no memory is touched
+    /// there). Operands: the tensor, one integer index tile per tensor
+    /// axis, the `bool` mask and `other` (a tile of the tensor's dtype), all
+    /// of one shape; the result is a tile of that shape. An element whose
+    /// mask holds must lie in the tensor; elements may share an address.
+    Gather,
     /// `assert <id> "<message>" %cond, %a, ...`: a check the kernel's author
     /// wrote (`device_assert!`). The program fails where any element of
     /// `cond` (a `bool` scalar or tile) is false, with `message`, whose `{}`
@@ -652,7 +660,8 @@ impl OpKind {
             | OpKind::LoadMasked { .. }
             | OpKind::Store
             | OpKind::StoreMasked
-            | OpKind::Atomic { .. } => OpFamily::Memory,
+            | OpKind::Atomic { .. }
+            | OpKind::Gather => OpFamily::Memory,
             OpKind::For | OpKind::If | OpKind::Yield => OpFamily::Control,
             OpKind::Assert { .. } | OpKind::Print { .. } => OpFamily::Debug,
             OpKind::LView(_) => OpFamily::LayoutView,
@@ -692,6 +701,7 @@ impl OpKind {
             OpKind::Store => "store",
             OpKind::StoreMasked => "store_masked",
             OpKind::Atomic { .. } => "atomic",
+            OpKind::Gather => "gather",
             OpKind::Assert { .. } => "assert",
             OpKind::Print { .. } => "print",
             OpKind::For => "for",
@@ -728,7 +738,9 @@ impl OpKind {
     /// across a store).
     pub fn reads_memory(&self) -> bool {
         match self {
-            OpKind::Load | OpKind::LoadMasked { .. } | OpKind::Atomic { .. } => true,
+            OpKind::Load | OpKind::LoadMasked { .. } | OpKind::Atomic { .. } | OpKind::Gather => {
+                true
+            }
             OpKind::LView(op) => op.reads_memory(),
             _ => false,
         }

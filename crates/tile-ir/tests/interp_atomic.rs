@@ -110,9 +110,7 @@ fn an_unmasked_index_outside_the_tensor_is_an_error() {
     ];
     let err = run(&func, [1, 1, 1], &mut args).unwrap_err().to_string();
     assert!(
-        err.contains(
-            "element [4] of the atomic updates index [4], outside the tensor of extents [4]"
-        ),
+        err.contains("element [4] reaches index [4], outside the tensor of extents [4]"),
         "{err}"
     );
 }

@@ -37,6 +37,9 @@ pub struct GenConfig {
     /// The probability that a case asserts something of one of its values
     /// (a condition that always holds, so the outputs stay the same).
     pub assert_rate: f64,
+    /// The probability that a tile read from an input is a `gather` at
+    /// scattered index tiles instead of a partition's load.
+    pub gather_rate: f64,
 }
 
 impl Default for GenConfig {
@@ -54,6 +57,7 @@ impl Default for GenConfig {
             special_rate: 0.03,
             atomic_rate: 0.2,
             assert_rate: 0.15,
+            gather_rate: 0.1,
         }
     }
 }

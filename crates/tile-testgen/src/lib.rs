@@ -50,7 +50,8 @@
 //! `max_outputs`, `max_depth` (of each stored expression), `max_ops` (ops
 //! grown by choice), `max_rank`, `max_tile_elements`, `max_programs` (grid
 //! size), `max_nesting` (of `for`/`if`), `max_inputs`, `special_rate`,
-//! `atomic_rate` and `assert_rate` (asserts whose conditions always hold).
+//! `atomic_rate`, `assert_rate` (asserts whose conditions always hold) and
+//! `gather_rate` (inputs read at scattered index tiles).
 //! `GenConfig::default()` is the configuration of the differential suite.
 //!
 //! # Reproducing a seed

@@ -130,10 +130,11 @@ fn unusual_configurations_give_valid_runnable_cases() {
     }
 }
 
-/// Atomics and asserts come from streams of their own: about their rates
-/// of cases have them, and turning them off leaves the rest of each case.
+/// Atomics, asserts and gathers come from streams of their own: about
+/// their rates of cases have them, and turning them off leaves the rest of
+/// each case.
 #[test]
-fn atomics_and_asserts_appear_at_their_rates_without_moving_other_cases() {
+fn atomics_asserts_and_gathers_appear_at_their_rates_without_moving_other_cases() {
     let has = |case: &tile_testgen::Case, pred: &dyn Fn(&OpKind) -> bool| {
         let mut found = false;
         case.func
@@ -144,16 +145,19 @@ fn atomics_and_asserts_appear_at_their_rates_without_moving_other_cases() {
     let off = GenConfig {
         atomic_rate: 0.0,
         assert_rate: 0.0,
+        gather_rate: 0.0,
         ..GenConfig::default()
     };
-    let (mut atomics, mut asserts) = (0, 0);
+    let (mut atomics, mut asserts, mut gathers) = (0, 0, 0);
     for seed in 0..400 {
         let case = generate(seed, &cfg);
         let atomic = has(&case, &|k| matches!(k, OpKind::Atomic { .. }));
         let assert = has(&case, &|k| matches!(k, OpKind::Assert { .. }));
+        let gather = has(&case, &|k| matches!(k, OpKind::Gather));
         atomics += usize::from(atomic);
         asserts += usize::from(assert);
-        if !atomic && !assert {
+        gathers += usize::from(gather);
+        if !atomic && !assert && !gather {
             assert_eq!(bytes(&case), bytes(&generate(seed, &off)), "seed {seed}");
         }
     }
@@ -164,5 +168,9 @@ fn atomics_and_asserts_appear_at_their_rates_without_moving_other_cases() {
     assert!(
         (30..100).contains(&asserts),
         "{asserts} of 400 cases assert"
+    );
+    assert!(
+        (20..150).contains(&gathers),
+        "{gathers} of 400 cases gather"
     );
 }

@@ -380,7 +380,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 let code = match kind {
                     CheckKind::Bounds => FaultCode::OutsideTensor,
                     CheckKind::Step => FaultCode::NonPositiveStep,
-                    CheckKind::Atomic => FaultCode::AtomicOutside,
+                    CheckKind::Index => FaultCode::IndexOutside,
                     CheckKind::Assert => FaultCode::Assert,
                 };
                 self.check(k, code, position, &x)?;

@@ -1,5 +1,5 @@
 //! `atomic`: one update per element whose mask holds, in row-major order,
-//! each checked to lie in the tensor first (`FaultCode::AtomicOutside`,
+//! each checked to lie in the tensor first (`FaultCode::IndexOutside`,
 //! with the tensor index); masked-off elements return zero. The programs
 //! of a launch run on several cores at once, so the updates are the
 //! hardware's atomics (`ScalarEmitter::atomic`); tensor elements are
@@ -8,7 +8,8 @@
 
 use super::check::Code;
 use super::error::HostError;
-use super::kernel::{HostKernel, HostValue};
+use super::frame::TileRef;
+use super::kernel::{HostKernel, HostValue, TensorArg};
 use inkwell::values::IntValue;
 use inkwell::IntPredicate;
 use tile_ir::{AtomicOp, MemOrder, OpId, Scalar};
@@ -49,29 +50,12 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
         let out = self.place(&value.shape, dtype);
         let zero = self.e.constant(Scalar::zero(dtype))?;
         let n = self.i64(value.numel() as i64);
-        let i64t = self.e.ctx.i64_type();
         self.counted(n, &mut |l, j| {
             let on = l.get(&mask, j)?.into_int_value();
             l.either(
                 on,
                 &mut |l| {
-                    let mut index: Vec<IntValue<'ctx>> = Vec::new();
-                    for tile in indices {
-                        let x = l.get(tile, j)?.into_int_value();
-                        index.push(match tile.dtype {
-                            d if d.bits() == 64 => x,
-                            d if d.is_signed_int() => l.e.b.build_int_s_extend(x, i64t, "i")?,
-                            _ => l.e.b.build_int_z_extend(x, i64t, "i")?,
-                        });
-                    }
-                    let mut inside = l.e.ctx.bool_type().const_all_ones();
-                    for (&i, &e) in index.iter().zip(&t.extents) {
-                        // Unsigned `i < e` is also `0 <= i`.
-                        let ok = l.e.b.build_int_compare(IntPredicate::ULT, i, e, "in")?;
-                        inside = l.e.b.build_and(inside, ok, "inside")?;
-                    }
-                    l.check(inside, id, Code::AtomicOutside, &index)?;
-                    let at = l.strided(&index, &t.strides)?;
+                    let at = l.indexed_element(id, &t, indices, j)?;
                     let ptr = l.gep(l.e.mem_type(dtype), t.base, at)?;
                     let v = l.get(&value, j)?;
                     let c = cmp.as_ref().map(|c| l.get(c, j)).transpose()?;
@@ -82,5 +66,35 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             )
         })?;
         self.define_result(id, HostValue::Tile(out))
+    }
+
+    /// The element offset of element `j`'s tensor index (`indices[d][j]`
+    /// along axis `d` of `t`), checked to lie in the tensor first
+    /// (`FaultCode::IndexOutside`, with the index): `atomic`, `gather`.
+    pub(super) fn indexed_element(
+        &mut self,
+        id: OpId,
+        t: &TensorArg<'ctx>,
+        indices: &[TileRef],
+        j: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>, HostError> {
+        let i64t = self.e.ctx.i64_type();
+        let mut index: Vec<IntValue<'ctx>> = Vec::new();
+        for tile in indices {
+            let x = self.get(tile, j)?.into_int_value();
+            index.push(match tile.dtype {
+                d if d.bits() == 64 => x,
+                d if d.is_signed_int() => self.e.b.build_int_s_extend(x, i64t, "i")?,
+                _ => self.e.b.build_int_z_extend(x, i64t, "i")?,
+            });
+        }
+        let mut inside = self.e.ctx.bool_type().const_all_ones();
+        for (&i, &e) in index.iter().zip(&t.extents) {
+            // Unsigned `i < e` is also `0 <= i`.
+            let ok = self.e.b.build_int_compare(IntPredicate::ULT, i, e, "in")?;
+            inside = self.e.b.build_and(inside, ok, "inside")?;
+        }
+        self.check(inside, id, Code::IndexOutside, &index)?;
+        self.strided(&index, &t.strides)
     }
 }

@@ -72,6 +72,7 @@ mod error;
 mod exp;
 mod frame;
 mod fuse;
+mod gather;
 mod kernel;
 mod lazy;
 mod lview;

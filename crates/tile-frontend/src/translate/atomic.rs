@@ -107,33 +107,7 @@ impl Translator<'_> {
         let Type::Tensor(tt) = self.ty(tensor) else {
             return Err(self.err(args[0], "expected a tensor"));
         };
-        let index_exprs = self.array_elems(args[1], "the element index")?;
-        if index_exprs.len() != tt.rank {
-            return Err(self.err(
-                args[1],
-                format!(
-                    "the tensor has rank {}, so an element index has {} entries, found {}",
-                    tt.rank,
-                    tt.rank,
-                    index_exprs.len()
-                ),
-            ));
-        }
-        let mut indices = Vec::new();
-        for e in index_exprs {
-            let v = self.expr(e)?;
-            let x = self.data(&v, Some(DType::I32), e)?;
-            if !self.ty(x).dtype().is_int() {
-                return Err(self.err(
-                    e,
-                    format!(
-                        "an element index must be an integer scalar or tile, found {}",
-                        self.ty(x)
-                    ),
-                ));
-            }
-            indices.push((x, e));
-        }
+        let indices = self.element_index(tt.rank, args[1])?;
         let operand = |s: &mut Self, e: &Expr, what: &str| -> syn::Result<Value> {
             let v = s.expr(e)?;
             let x = s.data(&v, Some(tt.dtype), e)?;
@@ -156,35 +130,13 @@ impl Translator<'_> {
         };
         let at = fixed - 1;
         let value = (operand(self, args[at], "the value")?, args[at]);
-        let mask = match args.get(fixed) {
-            Some(e) => {
-                let v = self.expr(e)?;
-                let x = self.data(&v, Some(DType::Bool), *e)?;
-                if self.ty(x).dtype() != DType::Bool {
-                    return Err(
-                        self.err(*e, format!("the mask must be bool, found {}", self.ty(x)))
-                    );
-                }
-                Some((x, *e))
-            }
-            None => None,
-        };
+        let mask = args.get(fixed).map(|e| self.mask_arg(e)).transpose()?;
         // Every operand broadcast to one shape; all scalars make a 1-tile.
         let mut all: Vec<(Value, &Expr)> = indices.clone();
         all.extend(cmp);
         all.push(value);
         all.extend(mask);
-        let mut shape: Option<Shape> = None;
-        for &(x, e) in &all {
-            if let Some(s) = self.ty(x).tile_shape().cloned() {
-                shape = Some(match shape {
-                    None => s,
-                    Some(prev) => super::ops::broadcast_shapes(prev.dims(), s.dims())
-                        .map(Shape)
-                        .map_err(|(p, q)| self.err(e, format!("the operands of `atomic_{op}` do not broadcast: shapes {prev} and {s} (extents {p} and {q} differ and neither is 1)")))?,
-                });
-            }
-        }
+        let shape = self.common_shape(&all, &format!("atomic_{op}"))?;
         let scalar = shape.is_none();
         let shape = shape.unwrap_or_else(|| Shape::new([1]));
         let spread = |s: &mut Self, (x, e): (Value, &Expr)| s.broadcast_to_shape(x, &shape, e);
@@ -478,6 +430,72 @@ impl Translator<'_> {
     }
 
     /// The tensor operand of an atomic: a `&mut Tensor` parameter.
+    /// The entries of an element index `[i, j, ..]` of a tensor of `rank`:
+    /// integer scalars or tiles (`atomic_*`, `gather`).
+    pub(crate) fn element_index<'e>(
+        &mut self,
+        rank: usize,
+        e: &'e Expr,
+    ) -> syn::Result<Vec<(Value, &'e Expr)>> {
+        let index_exprs = self.array_elems(e, "the element index")?;
+        if index_exprs.len() != rank {
+            return Err(self.err(
+                e,
+                format!(
+                    "the tensor has rank {rank}, so an element index has {rank} entries, found {}",
+                    index_exprs.len()
+                ),
+            ));
+        }
+        let mut indices = Vec::new();
+        for e in index_exprs {
+            let v = self.expr(e)?;
+            let x = self.data(&v, Some(DType::I32), e)?;
+            if !self.ty(x).dtype().is_int() {
+                return Err(self.err(
+                    e,
+                    format!(
+                        "an element index must be an integer scalar or tile, found {}",
+                        self.ty(x)
+                    ),
+                ));
+            }
+            indices.push((x, e));
+        }
+        Ok(indices)
+    }
+
+    /// A `bool` scalar or tile given as a mask.
+    pub(crate) fn mask_arg<'e>(&mut self, e: &'e Expr) -> syn::Result<(Value, &'e Expr)> {
+        let v = self.expr(e)?;
+        let x = self.data(&v, Some(DType::Bool), e)?;
+        if self.ty(x).dtype() != DType::Bool {
+            return Err(self.err(e, format!("the mask must be bool, found {}", self.ty(x))));
+        }
+        Ok((x, e))
+    }
+
+    /// The shape the tiles among `operands` broadcast to (`None`: all are
+    /// scalars), or an error at the first that does not, naming `call`.
+    pub(crate) fn common_shape(
+        &self,
+        operands: &[(Value, &Expr)],
+        call: &str,
+    ) -> syn::Result<Option<Shape>> {
+        let mut shape: Option<Shape> = None;
+        for &(x, e) in operands {
+            if let Some(s) = self.ty(x).tile_shape().cloned() {
+                shape = Some(match shape {
+                    None => s,
+                    Some(prev) => super::ops::broadcast_shapes(prev.dims(), s.dims())
+                        .map(Shape)
+                        .map_err(|(p, q)| self.err(e, format!("the operands of `{call}` do not broadcast: shapes {prev} and {s} (extents {p} and {q} differ and neither is 1)")))?,
+                });
+            }
+        }
+        Ok(shape)
+    }
+
     fn atomic_tensor(&mut self, e: &Expr) -> syn::Result<Value> {
         let v = self.expr(e)?;
         let tensor = match v {

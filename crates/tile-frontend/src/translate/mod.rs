@@ -8,8 +8,9 @@
 //! casts), `calls` (builtin functions and helper inlining), `methods`
 //! (method calls: math, reductions, views), `movement` (reshape, permute,
 //! slice, pad, ...), `sort` (the bitonic sort), `random` (Philox random
-//! numbers), `lview` (layout views), `control` (`for`, `if`), `debug`
-//! (`device_assert!`, `device_print!`), `recover` (going on after an error, so that a build
+//! numbers), `atomic` (atomics), `gather` (reads at index tiles), `lview`
+//! (layout views), `control` (`for`, `if`), `debug` (`device_assert!`,
+//! `device_print!`), `recover` (going on after an error, so that a build
 //! reports them all) and this module (statements, blocks and variables).
 
 mod atomic;
@@ -18,6 +19,7 @@ mod cast;
 mod consts;
 mod control;
 mod debug;
+mod gather;
 mod location;
 mod lview;
 mod methods;

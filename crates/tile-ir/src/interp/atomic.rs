@@ -1,5 +1,5 @@
 //! `atomic`: indivisible read-modify-writes of tensor elements at index
-//! tiles.
+//! tiles; `gather`: reads of tensor elements at index tiles.
 //!
 //! The interpreter runs one program at a time and a tile's elements in
 //! row-major order, so its updates happen in that order; a device may
@@ -9,7 +9,7 @@
 
 use super::memory::tensor_arg;
 use super::value::{RtValue, Tile};
-use super::{Arg, Fault};
+use super::{Arg, Fault, HostTensor};
 use crate::eval;
 use crate::ops::AtomicOp;
 use crate::scalar::Scalar;
@@ -54,26 +54,7 @@ pub(super) fn atomic(
             old.push(Scalar::zero(value.dtype));
             continue;
         }
-        let index = indices
-            .iter()
-            .map(|i| {
-                i.data[j]
-                    .to_i128()
-                    .ok_or_else(|| Fault::Type("an index".into()))
-            })
-            .collect::<Result<Vec<i128>, _>>()?;
-        let place = index
-            .iter()
-            .map(|&i| usize::try_from(i).ok())
-            .collect::<Option<Vec<usize>>>()
-            .and_then(|at| t.element_offset(&at));
-        let Some(at) = place else {
-            return Err(Fault::AtomicOutside {
-                element: Tile::unravel(j, &value.shape),
-                index,
-                extents: t.shape().to_vec(),
-            });
-        };
+        let at = element_at(t, indices, j, &value.shape)?;
         let outside = || Fault::Type(format!("element offset {at} outside the buffer"));
         let before = t.read(at).ok_or_else(outside)?;
         let after = eval::atomic(op, before, value.data[j], cmp.map(|c| c.data[j]))?;
@@ -85,4 +66,74 @@ pub(super) fn atomic(
         dtype: value.dtype,
         data: old,
     }))
+}
+
+/// Runs `gather` on its operands: the tensor, one index tile per axis, the
+/// mask and the other values.
+pub(super) fn gather(operands: &[RtValue], args: &[Arg]) -> Result<RtValue, Fault> {
+    let Some(RtValue::Tensor(arg)) = operands.first() else {
+        return Err(Fault::Type("a gather needs a tensor operand".into()));
+    };
+    let t = tensor_arg(*arg, args)?;
+    let rank = t.shape().len();
+    if operands.len() != rank + 3 {
+        return Err(Fault::Type(format!(
+            "gather from a tensor of rank {rank} with {} operands",
+            operands.len()
+        )));
+    }
+    let tiles = operands[1..]
+        .iter()
+        .map(|v| v.tile("a gather operand"))
+        .collect::<Result<Vec<&Tile>, _>>()?;
+    let (indices, rest) = tiles.split_at(rank);
+    let [mask, other] = rest else {
+        return Err(Fault::Type("gather operands".into()));
+    };
+    if tiles.iter().any(|x| x.shape != other.shape) {
+        return Err(Fault::Type("gather operands of different shapes".into()));
+    }
+    let data = (0..other.data.len())
+        .map(|j| {
+            if mask.data[j] != Scalar::Bool(true) {
+                return Ok(other.data[j]);
+            }
+            let at = element_at(t, indices, j, &other.shape)?;
+            t.read(at)
+                .ok_or_else(|| Fault::Type(format!("element offset {at} outside the buffer")))
+        })
+        .collect::<Result<Vec<Scalar>, Fault>>()?;
+    Ok(RtValue::Tile(Tile {
+        shape: other.shape.clone(),
+        dtype: other.dtype,
+        data,
+    }))
+}
+
+/// The offset of the tensor element that element `j` of the index tiles
+/// names, or [`Fault::IndexOutside`].
+fn element_at(
+    t: &HostTensor,
+    indices: &[&Tile],
+    j: usize,
+    shape: &[usize],
+) -> Result<usize, Fault> {
+    let index = indices
+        .iter()
+        .map(|i| {
+            i.data[j]
+                .to_i128()
+                .ok_or_else(|| Fault::Type("an index".into()))
+        })
+        .collect::<Result<Vec<i128>, _>>()?;
+    index
+        .iter()
+        .map(|&i| usize::try_from(i).ok())
+        .collect::<Option<Vec<usize>>>()
+        .and_then(|at| t.element_offset(&at))
+        .ok_or_else(|| Fault::IndexOutside {
+            element: Tile::unravel(j, shape),
+            index,
+            extents: t.shape().to_vec(),
+        })
 }

@@ -114,10 +114,10 @@ pub enum Fault {
         /// The shared element offset.
         offset: i128,
     },
-    /// An atomic element whose mask holds but whose index lies outside the
-    /// tensor.
-    #[error("element {element:?} of the atomic updates index {index:?}, outside the tensor of extents {extents:?} (mask it off)")]
-    AtomicOutside {
+    /// An element of an atomic or a gather whose mask holds but whose index
+    /// lies outside the tensor.
+    #[error("element {element:?} reaches index {index:?}, outside the tensor of extents {extents:?} (mask it off)")]
+    IndexOutside {
         /// The element's coordinate in the operand tiles.
         element: Vec<usize>,
         /// Its tensor index.

@@ -213,6 +213,7 @@ impl<'a> Interpreter<'a> {
             (OpFamily::Memory, OpKind::Atomic { op, .. }) => {
                 atomic::atomic(*op, operands, self.args)?
             }
+            (OpFamily::Memory, OpKind::Gather) => atomic::gather(operands, self.args)?,
             (OpFamily::Memory, _) if kind.writes_memory() => {
                 memory::store(kind, operands, self.args)?;
                 return Ok(Vec::new());

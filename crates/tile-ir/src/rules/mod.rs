@@ -397,6 +397,7 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
             Ok(Some(Vec::new()))
         }
         OpKind::Atomic { op, .. } => atomic(*op, operands),
+        OpKind::Gather => gather(operands),
         OpKind::Assert { message, .. } => assertion(message, operands),
         OpKind::Print { message, .. } => print(message, operands),
         OpKind::For => {
@@ -503,6 +504,52 @@ fn print(message: &str, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>> {
         }
     }
     Ok(Some(Vec::new()))
+}
+
+/// The result of a `gather`: a tile of the tensor's dtype, of the index
+/// tiles' shape.
+fn gather(operands: &[&Type]) -> RuleResult<Option<Vec<Type>>> {
+    let Some(Type::Tensor(t)) = operands.first() else {
+        return Err(match operands.first() {
+            Some(other) => format!("operand 0 must be a tensor, found {other}"),
+            None => "expected a tensor as operand 0".into(),
+        });
+    };
+    let want = 1 + t.rank + 2;
+    if operands.len() != want {
+        return Err(format!(
+            "gather from a tensor of rank {} needs {want} operands (the tensor, {} index tile(s), the mask and the other values), found {}",
+            t.rank,
+            t.rank,
+            operands.len()
+        ));
+    }
+    let other = operands[want - 1];
+    let shape = match other {
+        Type::Tile(o) if o.dtype == t.dtype => o.shape.clone(),
+        _ => {
+            return Err(format!(
+                "the other values must be a tile of {}, found {other}",
+                t.dtype
+            ))
+        }
+    };
+    let mask = tile(shape.clone(), DType::Bool);
+    if *operands[want - 2] != mask {
+        return Err(format!(
+            "the mask must have type {mask}, found {}",
+            operands[want - 2]
+        ));
+    }
+    for (axis, index) in operands[1..=t.rank].iter().enumerate() {
+        let ok = matches!(index, Type::Tile(i) if i.shape == shape && i.dtype.is_int());
+        if !ok {
+            return Err(format!(
+                "index {axis} must be an integer tile of shape {shape}, found {index}"
+            ));
+        }
+    }
+    Ok(Some(vec![other.clone()]))
 }
 
 /// The result of an `atomic`: the old values, a tile like the value.

@@ -261,6 +261,12 @@ impl Parser<'_, '_> {
                 operands.extend(self.match_operand_list()?);
                 ready(OpKind::Atomic { op, order, scope }, operands)
             }
+            "gather" => {
+                let mut operands = self.match_view_access()?;
+                self.match_token(TokenKind::Comma, "`,` after the indices")?;
+                operands.extend(self.match_operand_list()?);
+                ready(OpKind::Gather, operands)
+            }
             "assert" => {
                 let id = self.match_u32("the assertion's number")?;
                 let message = self.match_string("the assertion's message")?;

@@ -166,19 +166,11 @@ impl Printer<'_> {
                 op: atomic,
                 order,
                 scope,
-            } => {
-                let rank = match op.operands.first().map(|&t| self.func.ty(t)) {
-                    Some(crate::types::Type::Tensor(t)) => t.rank,
-                    _ => 0,
-                };
-                let names: Vec<String> = op.operands.iter().map(|&v| self.names.name(v)).collect();
-                let split = (1 + rank).min(names.len());
-                format!(
-                    "atomic {atomic} {order} {scope} {x}[{}], {}",
-                    names[1..split].join(", "),
-                    names[split..].join(", ")
-                )
-            }
+            } => format!(
+                "atomic {atomic} {order} {scope} {}",
+                self.indexed_access(op)
+            ),
+            OpKind::Gather => format!("gather {}", self.indexed_access(op)),
             OpKind::Assert { id, message } => {
                 format!("assert {id} {message:?} {}", self.operands_from(op, 0))
             }
@@ -192,6 +184,23 @@ impl Printer<'_> {
             // Their lines open regions; `Printer::op` prints them whole.
             OpKind::For | OpKind::If => name.to_string(),
         }
+    }
+
+    /// `%t[%i0, ...], %a, ...`: a tensor operand, one index per tensor axis,
+    /// then the other operands (`atomic`, `gather`).
+    fn indexed_access(&self, op: &Op) -> String {
+        let rank = match op.operands.first().map(|&t| self.func.ty(t)) {
+            Some(crate::types::Type::Tensor(t)) => t.rank,
+            _ => 0,
+        };
+        let names: Vec<String> = op.operands.iter().map(|&v| self.names.name(v)).collect();
+        let split = (1 + rank).min(names.len());
+        format!(
+            "{}[{}], {}",
+            names.first().map_or("", String::as_str),
+            names[1.min(split)..split].join(", "),
+            names[split..].join(", ")
+        )
     }
 
     /// `for %iv = %lo to %hi step %s iter(%a = %init, ...) : types {` ... `}`

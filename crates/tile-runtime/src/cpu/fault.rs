@@ -28,9 +28,10 @@ pub enum HostFault {
         /// The view's base offset.
         base: i64,
     },
-    /// An atomic element whose mask holds at an index outside the tensor.
-    #[error("an atomic updates index {index:?}, outside the tensor (mask it off)")]
-    AtomicOutside {
+    /// An element of an atomic or a gather whose mask holds at an index
+    /// outside the tensor.
+    #[error("index {index:?} is outside the tensor (mask it off)")]
+    IndexOutside {
         /// The tensor index (its first four axes).
         index: Vec<i64>,
     },
@@ -135,7 +136,7 @@ pub(super) fn failure(
             limit: FaultCode::iteration_limit(),
         },
         Some(FaultCode::LViewOutside) => HostFault::LViewOutside { base: values[0] },
-        Some(FaultCode::AtomicOutside) => HostFault::AtomicOutside { index },
+        Some(FaultCode::IndexOutside) => HostFault::IndexOutside { index },
         Some(FaultCode::Assert) => {
             let Some(assertion) = u32::try_from(values[0])
                 .ok()

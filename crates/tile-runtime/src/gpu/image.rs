@@ -32,8 +32,8 @@ pub(crate) fn status_error(status: &Status, spec: &KernelSpec, device: &str) -> 
             "partition index {:?} reaches outside the tensor",
             status.index
         ),
-        Some(FaultCode::AtomicOutside) => format!(
-            "an atomic updates index {:?}, outside the tensor (mask it off)",
+        Some(FaultCode::IndexOutside) => format!(
+            "index {:?} is outside the tensor (mask it off)",
             status.index
         ),
         Some(FaultCode::Assert) => assertion_failure(status, spec),

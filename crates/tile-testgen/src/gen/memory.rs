@@ -90,6 +90,9 @@ impl Gen<'_> {
             return Ok(None);
         }
         self.inputs += 1;
+        if self.gathers.chance(self.cfg.gather_rate) {
+            return self.gather(b, t).map(Some);
+        }
         let masked = self.rng.chance(0.6);
         let dims = t.shape.dims();
         let extents: Vec<usize> = dims
@@ -117,6 +120,35 @@ impl Gen<'_> {
         } else {
             b.load(view, &index).map(Some)
         }
+    }
+
+    /// A tile of type `t` gathered from a new 1-D input of `len` elements at
+    /// `(a · j + p) % (len + extra)` (`j` the element's row-major position,
+    /// `p` the linear program id), masked to the indices below `len`, with
+    /// a generated value where the mask is off: reads at scattered and
+    /// repeated addresses, and out-of-range indices masked off.
+    fn gather(&mut self, b: &mut Builder, t: &TileType) -> Built<Value> {
+        let dims = t.shape.dims().to_vec();
+        let numel: usize = dims.iter().product();
+        let len = self.rng.range(1, 2 * numel);
+        let extra = self.rng.range(0, 3);
+        let stride = self.rng.range(1, 5);
+        let tensor = self.tensor_param(b, t.dtype, vec![len]);
+        let pid = self.linear_program(b)?;
+        let j = b.iota(&dims, DType::I32)?;
+        let stride = self.int_constant(b, DType::I32, stride as i128)?;
+        let stride = b.broadcast(stride, &dims)?;
+        let pid = b.broadcast(pid, &dims)?;
+        let spread = b.binary(BinaryOp::Mul, j, stride)?;
+        let spread = b.binary(BinaryOp::Add, spread, pid)?;
+        let modulus = self.int_constant(b, DType::I32, (len + extra) as i128)?;
+        let modulus = b.broadcast(modulus, &dims)?;
+        let index = b.binary(BinaryOp::Rem, spread, modulus)?;
+        let len = self.int_constant(b, DType::I32, len as i128)?;
+        let len = b.broadcast(len, &dims)?;
+        let mask = b.cmp(CmpPred::Lt, index, len)?;
+        let other = self.leaf(b, &Type::Tile(t.clone()))?;
+        b.gather(tensor, &[index], mask, other)
     }
 
     /// `if term_d < dim_d / s_d for every axis d { load view[term] } else {

@@ -83,6 +83,9 @@ const ATOMIC_STREAM: u64 = 0xa70d_1c5e_ed5a_17c3;
 /// Mixed into the seed for the stream that picks the asserted values.
 const ASSERT_STREAM: u64 = 0x5a55_e47d_0b5e_c0de;
 
+/// Mixed into the seed for the stream that picks the gathered inputs.
+const GATHER_STREAM: u64 = 0x6a7e_e25c_a77e_12ed;
+
 /// The state of one generation.
 pub(crate) struct Gen<'c> {
     /// The random stream of the seed.
@@ -103,6 +106,9 @@ pub(crate) struct Gen<'c> {
     pub(crate) inputs: usize,
     /// Induction variables in scope (never negative).
     pub(crate) ivs: Vec<Value>,
+    /// The stream that picks which inputs are gathered, so that a case
+    /// without gathers is the one its seed gave before they existed.
+    pub(crate) gathers: SplitMix64,
 }
 
 /// Generates the case of `seed` (see [`crate::generate`]).
@@ -119,6 +125,7 @@ pub(crate) fn generate(seed: u64, cfg: &GenConfig) -> Case {
         params: Vec::new(),
         inputs: 0,
         ivs: Vec::new(),
+        gathers: SplitMix64::new(seed ^ GATHER_STREAM),
     };
     let mut b = Builder::new(format!("gen_{seed}"));
     let outputs = g.rng.range(1, cfg.max_outputs.max(1));
@@ -232,7 +239,7 @@ impl Gen<'_> {
 
     /// A value of `ty` without growing the op tree: a visible value, a load,
     /// a constant, an `iota` or a parameter.
-    fn leaf(&mut self, b: &mut Builder, ty: &Type) -> Built<Value> {
+    pub(super) fn leaf(&mut self, b: &mut Builder, ty: &Type) -> Built<Value> {
         let visible: Vec<Value> = self
             .pool
             .iter()

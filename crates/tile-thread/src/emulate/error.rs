@@ -60,9 +60,12 @@ pub enum EmuFault {
         /// The partition index.
         index: Vec<i64>,
     },
-    /// A failed check of an atomic's index (no memory was touched).
-    #[error("atomic check failed in kernel `{kernel}`: {op}: an atomic updates index {index:?}, outside the tensor")]
-    AtomicCheck {
+    /// A failed check of an atomic's or a gather's index (no memory was
+    /// touched).
+    #[error(
+        "index check failed in kernel `{kernel}`: {op}: index {index:?} is outside the tensor"
+    )]
+    IndexCheck {
         /// The kernel's name.
         kernel: String,
         /// The checked tile-IR op, as `ValueNames::describe_site` writes it.

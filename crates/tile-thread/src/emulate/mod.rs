@@ -523,7 +523,7 @@ impl<'a> Emulator<'a> {
                             op,
                             index: x[1..].iter().map(|i| address(i[t])).collect(),
                         },
-                        CheckKind::Atomic => EmuFault::AtomicCheck {
+                        CheckKind::Index => EmuFault::IndexCheck {
                             kernel,
                             op,
                             index: x[1..].iter().map(|i| address(i[t])).collect(),

@@ -7,7 +7,7 @@
 //! ```text
 //! inside = ∧_d 0 ≤ i_d < dim[d]                     (i64)
 //! on     = owner_v ∧ mask_v
-//! check.atomic (¬on ∨ inside) [i_0, …]             (the index of a failure)
+//! check.index (¬on ∨ inside) [i_0, …]             (the index of a failure)
 //! old_v  = atom.global.<op> [Σ_d i_d · stride[d]], value_v mask(on ∧ inside)
 //! ```
 //!
@@ -18,7 +18,7 @@
 
 use super::shared::Source;
 use super::{LowerError, Lowered, Lowerer};
-use crate::program::{CheckKind, ThreadOpKind};
+use crate::program::{CheckKind, Reg, ThreadOpKind};
 use tile_ir::{AtomicOp, BinaryOp, CmpPred, DType, MemOrder, MemScope, OpId, Scalar, Type};
 
 impl Lowerer<'_> {
@@ -60,48 +60,12 @@ impl Lowerer<'_> {
         }
         let (indices, rest) = columns.split_at(t.rank);
         let coords = self.coords(&layout);
-        let zero = self.constant(Scalar::I64(0));
-        let truth = self.constant(Scalar::Bool(true));
         let described = self.check_site(id);
         let mut old = Vec::with_capacity(layout.registers());
         for v in 0..layout.registers() {
-            let mut inside = truth;
-            let mut at: Option<_> = None;
-            let mut index = Vec::with_capacity(t.rank);
-            for (d, column) in indices.iter().enumerate() {
-                let i = self.cast(column[v], DType::I64);
-                let extent = self.tensor_meta(param, d, false);
-                let low = self.emit(ThreadOpKind::Cmp(CmpPred::Ge), vec![i, zero], DType::Bool);
-                let high = self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![i, extent], DType::Bool);
-                inside = self.and(inside, low);
-                inside = self.and(inside, high);
-                let stride = self.tensor_meta(param, d, true);
-                let term = self.binary(BinaryOp::Mul, i, stride);
-                at = Some(match at {
-                    Some(a) => self.binary(BinaryOp::Add, a, term),
-                    None => term,
-                });
-                index.push(i);
-            }
-            let at = at.unwrap_or(zero);
             let mask = rest[rest.len() - 1][v];
-            let on = self.and(coords.owner[v], mask);
-            let off = self.emit(
-                ThreadOpKind::Unary(tile_ir::UnaryOp::Not),
-                vec![on],
-                DType::Bool,
-            );
-            let ok = self.binary(BinaryOp::Or, off, inside);
-            let mut check = vec![ok];
-            check.extend(index);
-            self.emit_op(
-                ThreadOpKind::Check {
-                    kind: CheckKind::Atomic,
-                    op: described.clone(),
-                },
-                check,
-                &[],
-            );
+            let (at, on, inside) =
+                self.indexed_element(param, indices, v, (coords.owner[v], mask), &described);
             let mut operands = vec![at];
             operands.extend(rest[..rest.len() - 1].iter().map(|c| c[v]));
             operands.push(self.and(on, inside));
@@ -129,5 +93,64 @@ impl Lowerer<'_> {
             self.release_shared(alloc);
         }
         self.bind(id, Lowered::Tile { layout, regs: old })
+    }
+
+    /// The element offset `at` of register `v`'s tensor index
+    /// (`indices[d][v]` along axis `d` of tensor parameter `param`), whether
+    /// the thread accesses it (`on`: it holds the element and its mask) and
+    /// whether it lies in the tensor, after a `check.index` that fails where
+    /// `on` holds and the index is outside (`atomic`, `gather`):
+    ///
+    /// ```text
+    /// inside = ∧_d 0 ≤ i_d < dim[d]                     (i64)
+    /// at     = Σ_d i_d · stride[d]
+    /// on     = holds_v ∧ mask_v
+    /// check.index (¬on ∨ inside) [i_0, …]
+    /// ```
+    pub(super) fn indexed_element(
+        &mut self,
+        param: usize,
+        indices: &[Vec<Reg>],
+        v: usize,
+        (holds, mask): (Reg, Reg),
+        described: &str,
+    ) -> (Reg, Reg, Reg) {
+        let zero = self.constant(Scalar::I64(0));
+        let mut inside = self.constant(Scalar::Bool(true));
+        let mut at: Option<Reg> = None;
+        let mut index = Vec::with_capacity(indices.len());
+        for (d, column) in indices.iter().enumerate() {
+            let i = self.cast(column[v], DType::I64);
+            let extent = self.tensor_meta(param, d, false);
+            let low = self.emit(ThreadOpKind::Cmp(CmpPred::Ge), vec![i, zero], DType::Bool);
+            let high = self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![i, extent], DType::Bool);
+            inside = self.and(inside, low);
+            inside = self.and(inside, high);
+            let stride = self.tensor_meta(param, d, true);
+            let term = self.binary(BinaryOp::Mul, i, stride);
+            at = Some(match at {
+                Some(a) => self.binary(BinaryOp::Add, a, term),
+                None => term,
+            });
+            index.push(i);
+        }
+        let on = self.and(holds, mask);
+        let off = self.emit(
+            ThreadOpKind::Unary(tile_ir::UnaryOp::Not),
+            vec![on],
+            DType::Bool,
+        );
+        let ok = self.binary(BinaryOp::Or, off, inside);
+        let mut check = vec![ok];
+        check.extend(index);
+        self.emit_op(
+            ThreadOpKind::Check {
+                kind: CheckKind::Index,
+                op: described.to_string(),
+            },
+            check,
+            &[],
+        );
+        (at.unwrap_or(zero), on, inside)
     }
 }

@@ -166,6 +166,7 @@ impl Lowerer<'_> {
                 Ok(())
             }
             OpKind::Atomic { op, order, scope } => self.atomic(id, (*op, *order, *scope)),
+            OpKind::Gather => self.gather_elements(id),
             _ => Err(self.invalid(id, "not a memory op")),
         }
     }

@@ -28,6 +28,7 @@ mod coords;
 mod copies;
 mod dot;
 mod elementwise;
+mod gather;
 mod lview;
 mod memory;
 mod mma;

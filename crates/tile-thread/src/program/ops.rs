@@ -38,9 +38,9 @@ pub enum CheckKind {
     Bounds,
     /// `step`: a loop's step is positive; the value is the step.
     Step,
-    /// `atomic`: an atomic element whose mask holds lies inside the
-    /// tensor; the values are its tensor index.
-    Atomic,
+    /// `index`: an element of an atomic or a gather whose mask holds lies
+    /// inside the tensor; the values are its tensor index.
+    Index,
     /// `assert`: a `device_assert!` holds; the values are the assertion's
     /// number and the values its message formats (any scalar dtypes).
     Assert,
@@ -52,7 +52,7 @@ impl CheckKind {
         match self {
             CheckKind::Bounds => "bounds",
             CheckKind::Step => "step",
-            CheckKind::Atomic => "atomic",
+            CheckKind::Index => "index",
             CheckKind::Assert => "assert",
         }
     }

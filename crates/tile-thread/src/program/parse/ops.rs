@@ -119,7 +119,7 @@ impl<'a> Parser<'_, 'a> {
                 let kind = match kind.text {
                     "bounds" => CheckKind::Bounds,
                     "step" => CheckKind::Step,
-                    "atomic" => CheckKind::Atomic,
+                    "index" => CheckKind::Index,
                     "assert" => CheckKind::Assert,
                     other => return Err(Self::error_at(&kind, format!("unknown check `{other}`"))),
                 };

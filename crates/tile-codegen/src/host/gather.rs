@@ -1,0 +1,52 @@
+//! `gather`: each element whose mask holds read from the tensor at its
+//! index tiles, in row-major order, each checked to lie in the tensor
+//! first (`FaultCode::IndexOutside`, with the tensor index); elements whose
+//! mask does not hold take the other values and touch no memory.
+
+use super::error::HostError;
+use super::kernel::{HostKernel, HostValue};
+use tile_ir::OpId;
+
+impl<'a, 'ctx> HostKernel<'a, 'ctx> {
+    /// Emits `gather` (op `id`).
+    pub(super) fn gather(&mut self, id: OpId) -> Result<(), HostError> {
+        let operands = self.operands(id);
+        let HostValue::Tensor(param) = self.value(operands[0])? else {
+            return Err(HostError::internal("a gather from a non-tensor"));
+        };
+        let t = self
+            .tensors
+            .get(&param)
+            .cloned()
+            .ok_or_else(|| HostError::internal("an unknown tensor parameter"))?;
+        let tiles = operands[1..]
+            .iter()
+            .map(|&v| self.tile(v))
+            .collect::<Result<Vec<_>, _>>()?;
+        let [indices @ .., mask, other] = tiles.as_slice() else {
+            return Err(HostError::internal("gather operands"));
+        };
+        if indices.len() != t.extents.len() {
+            return Err(HostError::internal("gather operands"));
+        }
+        let dtype = other.dtype;
+        let out = self.place(&other.shape, dtype);
+        let n = self.i64(other.numel() as i64);
+        self.counted(n, &mut |l, j| {
+            let on = l.get(mask, j)?.into_int_value();
+            l.either(
+                on,
+                &mut |l| {
+                    let at = l.indexed_element(id, &t, indices, j)?;
+                    let v = l.read_global(t.base, dtype, at)?;
+                    l.set(&out, j, v)
+                },
+                &mut |l| {
+                    let v = l.get(other, j)?;
+                    l.set(&out, j, v)
+                },
+            )
+        })?;
+        self.define_result(id, HostValue::Tile(out))
+    }
+}

@@ -1,0 +1,86 @@
+//! `gather(t, [i, j], mask, other)`: the elements of a tensor parameter at
+//! index tiles (Triton's `tl.load(ptr + offsets, mask, other)`), for
+//! stencils' shifted reads, lookups and any access that is not a whole
+//! partition.
+
+use super::{Translator, Val};
+use syn::{Expr, ExprCall};
+use tile_ir::{ReduceKind, Scalar, Shape, Type, Value};
+
+impl Translator<'_> {
+    /// `gather(tensor, [i, ..][, mask[, other]])`.
+    pub(crate) fn gather_call(&mut self, c: &ExprCall, args: &[&Expr]) -> syn::Result<Val> {
+        if !(2..=4).contains(&args.len()) {
+            return Err(self.err(
+                c,
+                format!(
+                    "`gather(tensor, [index, ..][, mask[, other]])` takes 2 to 4 arguments, found {}",
+                    args.len()
+                ),
+            ));
+        }
+        let v = self.expr(args[0])?;
+        let tensor = match v {
+            Val::Ir(t) if matches!(self.ty(t), Type::Tensor(_)) => t,
+            other => {
+                let found = self.describe(&other);
+                return Err(self.err(
+                    args[0],
+                    format!("`gather` reads a tensor parameter, found {found}"),
+                ));
+            }
+        };
+        let Type::Tensor(tt) = self.ty(tensor).clone() else {
+            return Err(self.err(args[0], "expected a tensor"));
+        };
+        let indices = self.element_index(tt.rank, args[1])?;
+        let mask = args.get(2).map(|e| self.mask_arg(e)).transpose()?;
+        let other = match args.get(3) {
+            Some(e) => {
+                let v = self.expr(e)?;
+                let x = self.data(&v, Some(tt.dtype), e)?;
+                let d = self.ty(x).dtype();
+                if d != tt.dtype {
+                    return Err(self.err(
+                        *e,
+                        format!(
+                            "the other value is {d} but the tensor holds {}: convert it with `.cast::<{}>()`",
+                            tt.dtype, tt.dtype
+                        ),
+                    ));
+                }
+                Some((x, *e))
+            }
+            None => None,
+        };
+        let mut all: Vec<(Value, &Expr)> = indices.clone();
+        all.extend(mask);
+        all.extend(other);
+        let found = self.common_shape(&all, "gather")?;
+        let scalar = found.is_none();
+        // All scalars read one element: a tile of one, then its element.
+        let shape = found.unwrap_or_else(|| Shape::new([1]));
+        let spread = |s: &mut Self, (x, e): (Value, &Expr)| s.broadcast_to_shape(x, &shape, e);
+        let indices = indices
+            .into_iter()
+            .map(|i| spread(self, i))
+            .collect::<syn::Result<Vec<_>>>()?;
+        let mask = match mask {
+            Some(m) => spread(self, m)?,
+            None => self.ir(c, |b| b.full(Scalar::Bool(true), shape.dims()))?,
+        };
+        let other = match other {
+            Some(o) => spread(self, o)?,
+            None => self.ir(c, |b| b.full(Scalar::zero(tt.dtype), shape.dims()))?,
+        };
+        let read = self.ir(c, |b| b.gather(tensor, &indices, mask, other))?;
+        if scalar {
+            // A max over one element is the element itself, bit for bit
+            // (NaNs and -0 included).
+            return self
+                .ir(c, |b| b.reduce(ReduceKind::Max, read, 0, false))
+                .map(Val::Ir);
+        }
+        Ok(Val::Ir(read))
+    }
+}

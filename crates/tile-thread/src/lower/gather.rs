@@ -1,0 +1,65 @@
+//! `gather`: each element read by every thread that holds it.
+//!
+//! The index tiles, the mask and the other values are brought to the
+//! result's layout. For each register `v` (replicas read too: reads do not
+//! race):
+//!
+//! ```text
+//! on    = live_v ∧ mask_v
+//! check.index (¬on ∨ inside) [i_0, …]            (`indexed_element`)
+//! r_v   = ld.global.v1 [Σ_d i_d · stride[d]] mask(on ∧ inside) other(other_v)
+//! ```
+
+use super::{LowerError, Lowered, Lowerer};
+use crate::program::ThreadOpKind;
+use tile_ir::{OpId, Type};
+
+impl Lowerer<'_> {
+    /// Lowers `gather` (op `id`).
+    pub(super) fn gather_elements(&mut self, id: OpId) -> Result<(), LowerError> {
+        let func = self.func;
+        let ir = func.op(id);
+        let result = *ir
+            .results
+            .first()
+            .ok_or_else(|| self.invalid(id, "no result"))?;
+        let layout = self.layout_of(id, result)?;
+        let dtype = func.ty(result).dtype();
+        let (tensor, rest) = ir
+            .operands
+            .split_first()
+            .ok_or_else(|| self.invalid(id, "no operands"))?;
+        let Type::Tensor(t) = func.ty(*tensor) else {
+            return Err(self.invalid(id, "the operand is not a tensor"));
+        };
+        let param = match self.get(id, *tensor)? {
+            Lowered::Tensor { param } => param,
+            _ => return Err(self.invalid(id, "the operand is not a tensor parameter")),
+        };
+        let mut columns = Vec::new();
+        for &v in rest {
+            let (from, regs) = self.tile(id, v)?;
+            if from.shape != layout.shape {
+                return Err(self.invalid(id, "operands of different shapes"));
+            }
+            columns.push(self.convert(func.ty(v).dtype(), &from, &regs, &layout));
+        }
+        let [indices @ .., mask, other] = columns.as_slice() else {
+            return Err(self.invalid(id, "gather operands"));
+        };
+        if indices.len() != t.rank {
+            return Err(self.invalid(id, "gather operands"));
+        }
+        let coords = self.coords(&layout);
+        let described = self.check_site(id);
+        let mut regs = Vec::with_capacity(layout.registers());
+        for v in 0..layout.registers() {
+            let (at, on, inside) =
+                self.indexed_element(param, indices, v, (coords.live[v], mask[v]), &described);
+            let read = self.and(on, inside);
+            let kind = ThreadOpKind::LoadGlobal { param, width: 1 };
+            regs.push(self.emit(kind, vec![at, read, other[v]], dtype));
+        }
+        self.bind(id, Lowered::Tile { layout, regs })
+    }
+}
