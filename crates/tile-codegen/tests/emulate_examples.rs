@@ -3,7 +3,9 @@
 //! NVIDIA (sm_80, sm_90) and AMD in wave64 (gfx942) and wave32 (gfx1100);
 //! `dot`s on tensor cores (`mma.sync` on sm_80 and later, MFMA on gfx942,
 //! WMMA on gfx1100) bit for bit the instruction's steps and within their
-//! bound of the interpreter.
+//! bound of the interpreter; copies through layout views whose offsets are
+//! consecutive, read and written as vectors where aligned and as scalars
+//! where not.
 
 mod emulated;
 
@@ -136,6 +138,40 @@ fn transpose() {
         [blocks(rows, 32), blocks(cols, 32), 1],
         vec![tensor(10, &[rows, cols]), zeros(&[cols, rows])],
     );
+}
+
+/// `out` (`8 × 64`) from the window of `x` (`8 × cols`, row-major) that
+/// starts at column `start`, through layout views.
+fn lview_window(cols: usize, start: usize) -> Function {
+    use tile_testgen::inputs::{f32_tensor, layout};
+    let mut b = tile_ir::builder::Builder::new("window");
+    let (x, out) = (f32_tensor(&mut b, "x", 1), f32_tensor(&mut b, "out", 1));
+    let vx = b
+        .layout_view(x, &layout(&format!("(8,{cols}):({cols},1)")))
+        .unwrap();
+    let vx = b.lview_slice(vx, &[(0, 8), (start, start + 64)]).unwrap();
+    let t = b.lview_load(vx).unwrap();
+    let vo = b.layout_view(out, &layout("(8,64):(64,1)")).unwrap();
+    b.lview_store(t, vo).unwrap();
+    b.finish().unwrap()
+}
+
+#[test]
+fn layout_view_copies_with_vectors_and_without() {
+    // Rows of 68 from column 0: vectors of 4 on both sides; from column 1
+    // the base is misaligned and x is read by the scalar branch; rows of 66
+    // are read in pairs, rows of 65 by scalars.
+    for (cols, start) in [(68, 0), (68, 1), (66, 0), (65, 0)] {
+        let func = lview_window(cols, start);
+        for warps in [1, 2] {
+            agrees(
+                &func,
+                warps,
+                [1, 1, 1],
+                vec![tensor(11, &[8 * cols]), zeros(&[8 * 64])],
+            );
+        }
+    }
 }
 
 #[test]

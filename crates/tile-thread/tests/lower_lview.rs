@@ -196,3 +196,88 @@ fn the_thread_level_program_of_the_transpose() {
     let program = lower(&transpose_views(), &LowerOptions::warps(1)).unwrap();
     insta::assert_snapshot!(program.to_string());
 }
+
+/// `out` (`rows × 64`, row-major) from the window of `x` (`rows × cols`,
+/// row-major) that starts at column `start` (through `slice`).
+fn window(rows: usize, cols: usize, start: usize) -> Function {
+    let mut b = Builder::new("window");
+    let (x, out) = (f32_tensor(&mut b, "x", 1), f32_tensor(&mut b, "out", 1));
+    let vx = b
+        .layout_view(x, &layout(&format!("({rows},{cols}):({cols},1)")))
+        .unwrap();
+    let vx = b
+        .lview_slice(vx, &[(0, rows), (start, start + 64)])
+        .unwrap();
+    let t = b.lview_load(vx).unwrap();
+    let vo = b
+        .layout_view(out, &layout(&format!("({rows},64):(64,1)")))
+        .unwrap();
+    b.lview_store(t, vo).unwrap();
+    b.finish().unwrap()
+}
+
+/// The widths of the program's global accesses, as `ld.global.v<w>` and
+/// `st.global.v<w>` in its text.
+fn widths(func: &Function) -> Vec<String> {
+    let text = lower(func, &LowerOptions::warps(1)).unwrap().to_string();
+    let mut found: Vec<String> = text
+        .split_whitespace()
+        .filter(|w| w.starts_with("ld.global.v") || w.starts_with("st.global.v"))
+        .map(str::to_string)
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+#[test]
+fn consecutive_offsets_are_vector_accesses_behind_an_alignment_test() {
+    // Rows of 68 elements: both sides are vectors of 4 (and scalars in the
+    // other branch of the alignment test).
+    let aligned = window(8, 68, 0);
+    let both = [
+        "ld.global.v1",
+        "ld.global.v4",
+        "st.global.v1",
+        "st.global.v4",
+    ];
+    assert_eq!(widths(&aligned), both);
+    check(&aligned, [1, 1, 1], vec![iota(&[8 * 68]), zeros(&[8 * 64])]);
+    // From column 1 the view's base is not a multiple of 4: the same code,
+    // whose runtime test takes the scalar branch for x.
+    let shifted = window(8, 68, 1);
+    assert_eq!(widths(&shifted), both);
+    check(&shifted, [1, 1, 1], vec![iota(&[8 * 68]), zeros(&[8 * 64])]);
+    // Rows of 66: a vector of 4 would straddle row starts that are not
+    // multiples of 4, so x is read by pairs; rows of 65 by scalars alone.
+    let pairs = window(8, 66, 0);
+    assert_eq!(
+        widths(&pairs),
+        [
+            "ld.global.v1",
+            "ld.global.v2",
+            "st.global.v1",
+            "st.global.v4"
+        ]
+    );
+    check(&pairs, [1, 1, 1], vec![iota(&[8 * 66]), zeros(&[8 * 64])]);
+    let odd = window(8, 65, 0);
+    assert_eq!(
+        widths(&odd),
+        ["ld.global.v1", "st.global.v1", "st.global.v4"]
+    );
+    check(&odd, [1, 1, 1], vec![iota(&[8 * 65]), zeros(&[8 * 64])]);
+    // A column of a row-major view: its offsets are not consecutive.
+    let mut b = Builder::new("column");
+    let (x, out) = (f32_tensor(&mut b, "x", 1), f32_tensor(&mut b, "out", 1));
+    let vx = b.layout_view(x, &layout("(64,4):(1,64)")).unwrap();
+    let t = b.lview_load(vx).unwrap();
+    let vo = b.layout_view(out, &layout("(64,4):(4,1)")).unwrap();
+    b.lview_store(t, vo).unwrap();
+    let func = b.finish().unwrap();
+    assert_eq!(
+        widths(&func),
+        ["ld.global.v1", "st.global.v1", "st.global.v4"]
+    );
+    check(&func, [1, 1, 1], vec![iota(&[256]), zeros(&[256])]);
+}

@@ -6,8 +6,12 @@
 //! division. A load or store gives each register of the tile's layout the
 //! offset `base + L(c)` of its coordinate `c`, masked (or, unmasked,
 //! bounds-checked) by the tensor's element space
-//! `[0, 1 + Σ (e_k − 1)·max(s_k, 0))`; accesses are scalar, since a
-//! layout's offsets need not be consecutive.
+//! `[0, 1 + Σ (e_k − 1)·max(s_k, 0))`. Accesses are scalar, unless the
+//! layout's offsets are consecutive where a thread holds consecutive
+//! elements ([`vector_width`]): then they are vectors of up to 16 bytes,
+//! behind the uniform runtime test that the view's base and the tensor's
+//! element zero are aligned to the vector, with the scalar accesses as the
+//! other branch.
 
 use super::{Lowered, Lowerer};
 use crate::lower::LowerError;
@@ -61,13 +65,30 @@ impl Lowerer<'_> {
                 };
                 let other = self.constant(other);
                 let note = self.lview_note(masked);
-                let mut regs = Vec::new();
-                for (addr, mask) in addresses.into_iter().zip(masks) {
-                    let kind = ThreadOpKind::LoadGlobal { param, width: 1 };
-                    let load = self.emit_op(kind, vec![addr, mask, other], &[dtype]);
-                    self.program.notes.insert(load, note.clone());
-                    regs.extend(self.program.ops[load].results.clone());
-                }
+                let width = vector_width(&layout, &tile, dtype);
+                let load = |s: &mut Self, width: usize| {
+                    let mut regs = Vec::new();
+                    for g in 0..addresses.len() / width {
+                        let group = &masks[g * width..(g + 1) * width];
+                        let mut operands = vec![addresses[g * width]];
+                        operands.extend(group);
+                        operands.extend(vec![other; width]);
+                        let kind = ThreadOpKind::LoadGlobal {
+                            param,
+                            width: width as u8,
+                        };
+                        let load = s.emit_op(kind, operands, &vec![dtype; width]);
+                        s.program.notes.insert(load, note.clone());
+                        regs.extend(s.program.ops[load].results.clone());
+                    }
+                    regs
+                };
+                let regs = if width > 1 {
+                    let aligned = self.lview_aligned(param, base, width, dtype);
+                    self.vector_or_scalar(aligned, &mut |s| load(s, width), &mut |s| load(s, 1))
+                } else {
+                    load(self, 1)
+                };
                 self.bind(id, Lowered::Tile { layout: tile, regs })
             }
             LViewOp::Store | LViewOp::StoreMasked => {
@@ -88,10 +109,28 @@ impl Lowerer<'_> {
                 let (addresses, masks) =
                     self.lview_access(id, param, &layout, base, &tile, masked, true)?;
                 let note = self.lview_note(masked);
-                for ((addr, mask), reg) in addresses.into_iter().zip(masks).zip(regs) {
-                    let kind = ThreadOpKind::StoreGlobal { param, width: 1 };
-                    let store = self.emit_op(kind, vec![addr, reg, mask], &[]);
-                    self.program.notes.insert(store, note.clone());
+                let dtype = func.ty(*value).dtype();
+                let width = vector_width(&layout, &tile, dtype);
+                let store = |s: &mut Self, width: usize| {
+                    for g in 0..addresses.len() / width {
+                        let span = g * width..(g + 1) * width;
+                        let mut operands = vec![addresses[g * width]];
+                        operands.extend(&regs[span.clone()]);
+                        operands.extend(&masks[span]);
+                        let kind = ThreadOpKind::StoreGlobal {
+                            param,
+                            width: width as u8,
+                        };
+                        let store = s.emit_op(kind, operands, &[]);
+                        s.program.notes.insert(store, note.clone());
+                    }
+                    Vec::new()
+                };
+                if width > 1 {
+                    let aligned = self.lview_aligned(param, base, width, dtype);
+                    self.vector_or_scalar(aligned, &mut |s| store(s, width), &mut |s| store(s, 1));
+                } else {
+                    store(self, 1);
                 }
                 Ok(())
             }
@@ -259,6 +298,30 @@ impl Lowerer<'_> {
         Ok(self.hoist(ThreadOpKind::Select, vec![empty, zero, space], DType::I64))
     }
 
+    /// The uniform test that `width`-element vectors of `dtype` at offsets
+    /// `base + L(c)` are aligned, where [`vector_width`] has found every
+    /// vector's `L(c)` a multiple of `width`: `base` is a multiple of
+    /// `width` and the tensor's element zero of `width` elements' bytes.
+    fn lview_aligned(&mut self, param: usize, base: Reg, width: usize, dtype: DType) -> Reg {
+        let zero = self.constant(Scalar::I64(0));
+        let w = self.constant(Scalar::I64(width as i64));
+        let bytes = self.constant(Scalar::I64((width * dtype.size_bytes()) as i64));
+        let align = self.hoist(ThreadOpKind::TensorAlign { param }, vec![], DType::I64);
+        let rem = self.hoist(
+            ThreadOpKind::Binary(BinaryOp::Rem),
+            vec![align, bytes],
+            DType::I64,
+        );
+        let zero_aligned = self.hoist(ThreadOpKind::Cmp(CmpPred::Eq), vec![rem, zero], DType::Bool);
+        let shift = self.binary(BinaryOp::Rem, base, w);
+        let base_aligned = self.emit(
+            ThreadOpKind::Cmp(CmpPred::Eq),
+            vec![shift, zero],
+            DType::Bool,
+        );
+        self.and(zero_aligned, base_aligned)
+    }
+
     /// The note of an access through a layout view (no proofs: its offsets
     /// are checked against the tensor's element space).
     fn lview_note(&self, masked: bool) -> String {
@@ -323,6 +386,42 @@ impl Lowerer<'_> {
         }
         Ok((addresses, masks))
     }
+}
+
+/// The elements per vector of an access of `dtype` through `layout` with
+/// the tile layout `tile`: the largest `w ≤ 16 bytes / size` dividing the
+/// run of consecutive elements each thread holds along the innermost axis
+/// and that axis' extent, such that the innermost mode maps `j + k` to
+/// `L(j) + k` for every `j` that is a multiple of `w` and `k < w`, and
+/// every vector's first offset (each mode's offsets at those `j`) is a
+/// multiple of `w`; 1 when none is.
+fn vector_width(layout: &Layout, tile: &super::DistLayout, dtype: DType) -> usize {
+    let modes = layout.modes();
+    let (Some(inner), Some(&run), Some(&extent)) =
+        (modes.last(), tile.size_per_thread.last(), tile.shape.last())
+    else {
+        return 1;
+    };
+    if modes.len() != tile.shape.len() || extent as i64 != inner.size() {
+        return 1;
+    }
+    let fits = |w: usize| {
+        let w = w as i64;
+        let consecutive = (0..extent as i64).step_by(w as usize).all(|j| {
+            let start = inner.call(j);
+            start % w == 0 && (1..w).all(|k| inner.call(j + k) == start + k)
+        });
+        consecutive
+            && modes[..modes.len() - 1]
+                .iter()
+                .all(|m| (0..m.size()).all(|c| m.call(c) % w == 0))
+    };
+    let mut width = run.min(16 / dtype.size_bytes().max(1));
+    while width > 1 && (!run.is_multiple_of(width) || !extent.is_multiple_of(width) || !fits(width))
+    {
+        width -= 1;
+    }
+    width.max(1)
 }
 
 /// Whether `layout` sends its tile's elements to distinct offsets.

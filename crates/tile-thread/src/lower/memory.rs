@@ -210,17 +210,37 @@ impl Lowerer<'_> {
             return scalar(self, &mut emit);
         }
         let contiguous = self.contiguous(access.param, layout.shape.len(), width, dtype);
+        let emit = std::cell::RefCell::new(emit);
+        self.vector_or_scalar(
+            contiguous,
+            &mut |s| {
+                // Contiguous: the innermost stride is 1.
+                let mut regs = Vec::new();
+                for g in 0..access.masks.len() / width {
+                    let masks = &access.masks[g * width..(g + 1) * width];
+                    let address = s.address(access, g * width, true);
+                    regs.extend((emit.borrow_mut())(s, width, address, masks));
+                }
+                regs
+            },
+            &mut |s| scalar(s, &mut *emit.borrow_mut()),
+        )
+    }
+
+    /// `if contiguous { vector() } else { scalar() }`: a thread-level `if`
+    /// whose results are the registers either branch yields (the same
+    /// number, of the same dtypes; none for a store).
+    pub(super) fn vector_or_scalar(
+        &mut self,
+        contiguous: Reg,
+        vector: &mut dyn FnMut(&mut Self) -> Vec<Reg>,
+        scalar: &mut dyn FnMut(&mut Self) -> Vec<Reg>,
+    ) -> Vec<Reg> {
         let saved = std::mem::take(&mut self.current);
-        let mut vector_regs = Vec::new();
-        // Contiguous: the innermost stride is 1.
-        for g in 0..access.masks.len() / width {
-            let masks = &access.masks[g * width..(g + 1) * width];
-            let address = self.address(access, g * width, true);
-            vector_regs.extend(emit(self, width, address, masks));
-        }
+        let vector_regs = vector(self);
         self.emit_op(ThreadOpKind::Yield, vector_regs.clone(), &[]);
         let then_ops = std::mem::take(&mut self.current);
-        let scalar_regs = scalar(self, &mut emit);
+        let scalar_regs = scalar(self);
         self.emit_op(ThreadOpKind::Yield, scalar_regs, &[]);
         let else_ops = std::mem::replace(&mut self.current, saved);
         let types: Vec<DType> = vector_regs.iter().map(|&r| self.program.dtype(r)).collect();
