@@ -1,7 +1,7 @@
 //! Emulator self-tests: planted out-of-bounds accesses, races, a missing
-//! barrier, uninitialized shared memory and non-uniform control flow are
-//! caught with messages naming op, block, thread and address; shuffles follow
-//! PTX `shfl.sync`.
+//! barrier, uninitialized shared memory, a misaligned vector and
+//! non-uniform control flow are caught with messages naming op, block,
+//! thread and address; shuffles follow PTX `shfl.sync`.
 
 use tile_ir::interp::{Arg, HostTensor};
 use tile_ir::{BinaryOp, DType, Scalar, TensorType};
@@ -75,6 +75,76 @@ fn planted_out_of_bounds_load() {
     );
     // Masked off, the same access touches nothing.
     emulate::run(&load_by_thread(false), [2, 1, 1], &mut x(20)).unwrap();
+}
+
+/// Thread t loads the 4 elements from x[4t + shift] as one vector, the
+/// last under `mask`.
+fn vector_load(shift: i32, mask: bool) -> Program {
+    let (mut p, tid) = program();
+    let four = one(&mut p, ThreadOpKind::Const(Scalar::I32(4)), &[], DType::I32);
+    let shift = one(
+        &mut p,
+        ThreadOpKind::Const(Scalar::I32(shift)),
+        &[],
+        DType::I32,
+    );
+    let at = one(
+        &mut p,
+        ThreadOpKind::Binary(BinaryOp::Mul),
+        &[tid, four],
+        DType::I32,
+    );
+    let at = one(
+        &mut p,
+        ThreadOpKind::Binary(BinaryOp::Add),
+        &[at, shift],
+        DType::I32,
+    );
+    let addr = one(
+        &mut p,
+        ThreadOpKind::Cast { to: DType::I64 },
+        &[at],
+        DType::I64,
+    );
+    let off = one(
+        &mut p,
+        ThreadOpKind::Const(Scalar::Bool(false)),
+        &[],
+        DType::Bool,
+    );
+    let m = one(
+        &mut p,
+        ThreadOpKind::Const(Scalar::Bool(mask)),
+        &[],
+        DType::Bool,
+    );
+    let z = one(
+        &mut p,
+        ThreadOpKind::Const(Scalar::F32(0.0)),
+        &[],
+        DType::F32,
+    );
+    let load = ThreadOpKind::LoadGlobal { param: 0, width: 4 };
+    op(
+        &mut p,
+        load,
+        &[addr, off, off, off, m, z, z, z, z],
+        &[DType::F32; 4],
+    );
+    p
+}
+
+#[test]
+fn planted_misaligned_vector_load() {
+    emulate::run(&vector_load(0, true), [1, 1, 1], &mut x(129)).unwrap();
+    let err = emulate::run(&vector_load(1, true), [1, 1, 1], &mut x(129)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "block (0, 0, 0) thread 0: `%9, %10, %11, %12 = ld.global.v4 x[%5] mask(%6, %6, %6, %7) other(%8, %8, %8, %8) : f32`: \
+         a 4-element load of `x` at element offset 1 is not aligned to 16 bytes"
+    );
+    // Masked off whole, the vector touches nothing and needs no alignment.
+    emulate::run(&vector_load(1, false), [1, 1, 1], &mut x(129)).unwrap();
 }
 
 #[test]

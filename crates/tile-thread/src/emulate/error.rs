@@ -106,6 +106,21 @@ pub enum EmuFault {
         /// The allocation's length.
         len: usize,
     },
+    /// A vector access of global memory (`ld.global.v<w>`, `st.global.v<w>`)
+    /// whose first element is not aligned to the vector's size.
+    #[error("a {width}-element {access} of `{param}` at element offset {address} is not aligned to {bytes} bytes")]
+    MisalignedVector {
+        /// `load` or `store`.
+        access: &'static str,
+        /// The tensor parameter's name.
+        param: String,
+        /// The vector's elements.
+        width: usize,
+        /// The first element's offset from the tensor's element zero.
+        address: i64,
+        /// The vector's size in bytes.
+        bytes: usize,
+    },
     /// A `cp.async` destination that does not start on 16 bytes.
     #[error("cp.async into @s{alloc}[{index}], which is not 16-byte aligned")]
     MisalignedCopy {

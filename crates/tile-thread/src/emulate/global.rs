@@ -26,6 +26,8 @@ impl Emulator<'_> {
         let block = self.block_linear();
         let mut out = vec![Vec::with_capacity(self.threads as usize); width];
         for t in 0..self.threads as usize {
+            let masks = x[1..=width].iter().map(|m| m[t]);
+            self.aligned_vector(id, g, (width, "load"), t, address(x[0][t]), masks)?;
             for (i, column) in out.iter_mut().enumerate() {
                 let v = if x[1 + i][t] == Scalar::Bool(true) {
                     let at = address(x[0][t]) + i as i64;
@@ -63,6 +65,8 @@ impl Emulator<'_> {
         }
         let block = self.block_linear();
         for t in 0..self.threads as usize {
+            let masks = x[1 + width..].iter().map(|m| m[t]);
+            self.aligned_vector(id, g, (width, "store"), t, address(x[0][t]), masks)?;
             for i in 0..width {
                 if x[1 + width + i][t] != Scalar::Bool(true) {
                     continue;
@@ -82,6 +86,41 @@ impl Emulator<'_> {
 }
 
 impl Emulator<'_> {
+    /// Checks that thread `t`'s vector of `width` elements from element
+    /// offset `at` of global `g` is aligned to its size (buffers are
+    /// 256-byte aligned, `Global::base_address`), when any of its
+    /// `masks` holds: hardware faults on a misaligned vector access.
+    fn aligned_vector(
+        &self,
+        id: OpId,
+        g: usize,
+        (width, access): (usize, &'static str),
+        t: usize,
+        at: i64,
+        mut masks: impl Iterator<Item = Scalar>,
+    ) -> Result<(), EmuError> {
+        if width < 2 || !masks.any(|m| m == Scalar::Bool(true)) {
+            return Ok(());
+        }
+        let Some(global) = self.globals[g].as_ref() else {
+            return Ok(());
+        };
+        let (dtype, _, _) = global.layout();
+        let bytes = width * dtype.size_bytes();
+        let first = global.base_address() as i64 + at * dtype.size_bytes() as i64;
+        if first.rem_euclid(bytes as i64) == 0 {
+            return Ok(());
+        }
+        let fault = EmuFault::MisalignedVector {
+            access,
+            param: global.name.clone(),
+            width,
+            address: at,
+            bytes,
+        };
+        Err(self.error(Some(id), Some(t as u32), fault))
+    }
+
     /// `atom.global`: the threads' updates one after another, in thread
     /// order (any order is a valid execution of the block's atomics).
     pub(super) fn atomic_global(
