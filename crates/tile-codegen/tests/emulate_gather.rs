@@ -192,3 +192,69 @@ fn gathers_assemble_for_every_sm_and_link_for_every_gfx() {
         assert!(out.code_object.is_some(), "{gfx}: no code object");
     }
 }
+
+/// Program `p` reads the scalar `x[r, c + p]` (`other` -1 past column 9)
+/// and stores it to its 8 elements of `y`.
+const PICK: &str = r#"kernel @pick(%x: tensor<f32, 2>, %y: tensor<f32, 1>, %r: i32, %c: i32) {
+  %pid = program_id 0 : i32
+  %cp = add %c, %pid : i32
+  %ten = constant 10 : i32
+  %m = cmp lt %cp, %ten : bool
+  %o = constant -1.0 : f32
+  %v = gather %x[%r, %cp], %m, %o : f32
+  %b = broadcast %v to [8] : tile<8xf32>
+  %vy = partition_view %y [8] : view<f32, [8]>
+  store %b, %vy[%pid]
+}"#;
+
+#[test]
+fn a_gather_of_scalars_is_one_uniform_read() {
+    let func = parse_function(PICK).unwrap();
+    verify::verify(&func).unwrap();
+    let pick_args = |c: i32| {
+        let x: Vec<f32> = (0..ROWS * COLS).map(|i| i as f32 * 0.5).collect();
+        vec![
+            Arg::Tensor(HostTensor::from_vec(&[ROWS, COLS], x).unwrap()),
+            Arg::Tensor(HostTensor::zeros(DType::F32, &[8 * 12])),
+            Arg::Scalar(Scalar::I32(2)),
+            Arg::Scalar(Scalar::I32(c)),
+        ]
+    };
+    let mut want = pick_args(0);
+    interp::run(&func, [12, 1, 1], &mut want).unwrap();
+    let want = output(&want);
+    // Programs 10 and 11 read past the row: masked, -1.
+    assert_eq!(f32::from_bits(want[8 * 11] as u32), -1.0);
+    assert_eq!(f32::from_bits(want[8 * 3] as u32), 11.5);
+    let program = lower(&func, &LowerOptions::warps(2)).unwrap();
+    let text = program.to_string();
+    assert!(
+        !text.contains("shfl") && !text.contains("st.shared"),
+        "a scalar read exchanges nothing between threads:\n{text}"
+    );
+    let mut got = pick_args(0);
+    emulate::run(&program, [12, 1, 1], &mut got).unwrap();
+    assert_eq!(output(&got), want, "lockstep");
+    for target in TARGETS {
+        let mut got = pick_args(0);
+        emulated::run(&func, target, 2, [12, 1, 1], &mut got)
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        assert_eq!(output(&got), want, "{target}");
+    }
+    // A negative column whose mask holds fails the check.
+    let err = interp::run(&func, [1, 1, 1], &mut pick_args(-1)).unwrap_err();
+    assert!(err.to_string().contains("reaches index [2, -1]"), "{err}");
+    for target in TARGETS {
+        match emulated::run(&func, target, 2, [1, 1, 1], &mut pick_args(-1)).unwrap_err() {
+            emulated::Failure::Status(status) => {
+                assert_eq!(
+                    status.code,
+                    tile_abi::FaultCode::IndexOutside as u32,
+                    "{target}"
+                );
+                assert_eq!(status.index[..2], [2, -1], "{target}");
+            }
+            other => panic!("{target}: {other}"),
+        }
+    }
+}

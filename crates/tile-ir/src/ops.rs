@@ -205,8 +205,10 @@ pub enum OpKind {
     /// holds, and `other[j]` where it does not (no memory is touched
     /// there). Operands: the tensor, one integer index tile per tensor
     /// axis, the `bool` mask and `other` (a tile of the tensor's dtype), all
-    /// of one shape; the result is a tile of that shape. An element whose
-    /// mask holds must lie in the tensor; elements may share an address.
+    /// of one shape; the result is a tile of that shape. With scalars for
+    /// all of them, it reads one element and the result is a scalar. An
+    /// element whose mask holds must lie in the tensor; elements may share
+    /// an address.
     Gather,
     /// `assert <id> "<message>" %cond, %a, ...`: a check the kernel's author
     /// wrote (`device_assert!`). The program fails where any element of

@@ -136,7 +136,7 @@ fn malformed_gathers_are_verifier_errors_naming_the_op() {
         ("%g = gather %x[%i], %m : tile<4xf32>", "needs 4 operands"),
         (
             "%g = gather %x[%i], %m, %wrong : tile<4xf32>",
-            "other values must be a tile of f32",
+            "other values must be a tile or scalar of f32",
         ),
         (
             "%g = gather %x[%f], %m, %o : tile<4xf32>",
@@ -145,6 +145,14 @@ fn malformed_gathers_are_verifier_errors_naming_the_op() {
         (
             "%g = gather %x[%i], %i, %o : tile<4xf32>",
             "the mask must have type tile<4xbool>",
+        ),
+        (
+            "%g = gather %x[%i], %m, %z : f32",
+            "the mask must have type bool",
+        ),
+        (
+            "%g = gather %x[%i], %t, %z : f32",
+            "index 0 must be an integer scalar",
         ),
     ];
     for (line, want) in cases {
@@ -155,6 +163,8 @@ fn malformed_gathers_are_verifier_errors_naming_the_op() {
   %m = full true : tile<4xbool>
   %o = full 0.0 : tile<4xf32>
   %wrong = full 0 : tile<4xi32>
+  %t = constant true : bool
+  %z = constant 0.0 : f32
   {line}
 }}"
         );
@@ -166,4 +176,40 @@ fn malformed_gathers_are_verifier_errors_naming_the_op() {
             "{line}: {err}"
         );
     }
+}
+
+#[test]
+fn a_gather_of_scalars_reads_one_element() {
+    let func = parse_function(
+        "kernel @pick(%x: tensor<i32, 2>, %y: tensor<i32, 1>, %r: i32, %c: i32) {
+  %zero = constant 0 : i32
+  %four = constant 4 : i32
+  %in = cmp lt %c, %four : bool
+  %o = constant -7 : i32
+  %v = gather %x[%r, %c], %in, %o : i32
+  %t = broadcast %v to [2] : tile<2xi32>
+  %vy = partition_view %y [2] : view<i32, [2]>
+  store %t, %vy[%zero]
+}",
+    )
+    .unwrap();
+    verify::verify(&func).unwrap();
+    let run_at = |c: i32| {
+        let x = HostTensor::from_vec(&[3, 4], (0..12).collect::<Vec<i32>>()).unwrap();
+        let mut args = vec![
+            Arg::Tensor(x),
+            Arg::Tensor(HostTensor::zeros(DType::I32, &[2])),
+            Arg::Scalar(tile_ir::Scalar::I32(1)),
+            Arg::Scalar(tile_ir::Scalar::I32(c)),
+        ];
+        run(&func, [1, 1, 1], &mut args).map(|()| tensor(&args[1]).to_vec::<i32>().unwrap())
+    };
+    assert_eq!(run_at(2).unwrap(), [6, 6]);
+    // Past the row the mask is off: the other value, no read.
+    assert_eq!(run_at(9).unwrap(), [-7, -7]);
+    let err = run_at(-1).unwrap_err().to_string();
+    assert!(
+        err.contains("reaches index [1, -1], outside the tensor of extents [3, 4]"),
+        "{err}"
+    );
 }

@@ -1,7 +1,8 @@
 //! `gather`: each element whose mask holds read from the tensor at its
 //! index tiles, in row-major order, each checked to lie in the tensor
 //! first (`FaultCode::IndexOutside`, with the tensor index); elements whose
-//! mask does not hold take the other values and touch no memory.
+//! mask does not hold take the other values and touch no memory. A gather
+//! of scalars runs as one of one-element tiles in the frame.
 
 use super::error::HostError;
 use super::kernel::{HostKernel, HostValue};
@@ -19,10 +20,22 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             .get(&param)
             .cloned()
             .ok_or_else(|| HostError::internal("an unknown tensor parameter"))?;
-        let tiles = operands[1..]
-            .iter()
-            .map(|&v| self.tile(v))
-            .collect::<Result<Vec<_>, _>>()?;
+        let scalar = matches!(
+            self.value(operands[operands.len() - 1])?,
+            HostValue::Scalar(_)
+        );
+        let mut tiles = Vec::with_capacity(operands.len() - 1);
+        for &v in &operands[1..] {
+            tiles.push(match self.value(v)? {
+                HostValue::Tile(t) => t,
+                HostValue::Scalar(x) => {
+                    let one = self.place(&[1], self.func.ty(v).dtype());
+                    self.set(&one, self.i64(0), x)?;
+                    one
+                }
+                _ => return Err(HostError::internal("a gather operand")),
+            });
+        }
         let [indices @ .., mask, other] = tiles.as_slice() else {
             return Err(HostError::internal("gather operands"));
         };
@@ -47,6 +60,10 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
                 },
             )
         })?;
+        if scalar {
+            let read = self.get(&out, self.i64(0))?;
+            return self.define_result(id, HostValue::Scalar(read));
+        }
         self.define_result(id, HostValue::Tile(out))
     }
 }

@@ -5,7 +5,7 @@
 
 use super::{Translator, Val};
 use syn::{Expr, ExprCall};
-use tile_ir::{ReduceKind, Scalar, Shape, Type, Value};
+use tile_ir::{Scalar, Type, Value};
 
 impl Translator<'_> {
     /// `gather(tensor, [i, ..][, mask[, other]])`.
@@ -56,10 +56,21 @@ impl Translator<'_> {
         let mut all: Vec<(Value, &Expr)> = indices.clone();
         all.extend(mask);
         all.extend(other);
-        let found = self.common_shape(&all, "gather")?;
-        let scalar = found.is_none();
-        // All scalars read one element: a tile of one, then its element.
-        let shape = found.unwrap_or_else(|| Shape::new([1]));
+        let Some(shape) = self.common_shape(&all, "gather")? else {
+            // All scalars read one element, as a scalar.
+            let indices: Vec<Value> = indices.iter().map(|&(x, _)| x).collect();
+            let mask = match mask {
+                Some((m, _)) => m,
+                None => self.ir(c, |b| b.constant(Scalar::Bool(true)))?,
+            };
+            let other = match other {
+                Some((o, _)) => o,
+                None => self.ir(c, |b| b.constant(Scalar::zero(tt.dtype)))?,
+            };
+            return self
+                .ir(c, |b| b.gather(tensor, &indices, mask, other))
+                .map(Val::Ir);
+        };
         let spread = |s: &mut Self, (x, e): (Value, &Expr)| s.broadcast_to_shape(x, &shape, e);
         let indices = indices
             .into_iter()
@@ -73,14 +84,7 @@ impl Translator<'_> {
             Some(o) => spread(self, o)?,
             None => self.ir(c, |b| b.full(Scalar::zero(tt.dtype), shape.dims()))?,
         };
-        let read = self.ir(c, |b| b.gather(tensor, &indices, mask, other))?;
-        if scalar {
-            // A max over one element is the element itself, bit for bit
-            // (NaNs and -0 included).
-            return self
-                .ir(c, |b| b.reduce(ReduceKind::Max, read, 0, false))
-                .map(Val::Ir);
-        }
-        Ok(Val::Ir(read))
+        self.ir(c, |b| b.gather(tensor, &indices, mask, other))
+            .map(Val::Ir)
     }
 }

@@ -82,6 +82,28 @@ pub(super) fn gather(operands: &[RtValue], args: &[Arg]) -> Result<RtValue, Faul
             operands.len()
         )));
     }
+    if let Some(RtValue::Scalar(other)) = operands.last() {
+        // One element: the operands as one-element tiles.
+        let tiles: Vec<RtValue> = operands[1..]
+            .iter()
+            .map(|v| match v {
+                RtValue::Scalar(s) => Ok(RtValue::Tile(Tile {
+                    shape: vec![1],
+                    dtype: s.dtype(),
+                    data: vec![*s],
+                })),
+                _ => Err(Fault::Type("a gather of scalars and tiles".into())),
+            })
+            .collect::<Result<_, _>>()?;
+        let mut all = vec![operands[0].clone()];
+        all.extend(tiles);
+        let RtValue::Tile(read) = gather(&all, args)? else {
+            return Err(Fault::Type("a gather".into()));
+        };
+        return Ok(RtValue::Scalar(
+            read.data.first().copied().unwrap_or(*other),
+        ));
+    }
     let tiles = operands[1..]
         .iter()
         .map(|v| v.tile("a gather operand"))

@@ -526,15 +526,21 @@ fn gather(operands: &[&Type]) -> RuleResult<Option<Vec<Type>>> {
     }
     let other = operands[want - 1];
     let shape = match other {
-        Type::Tile(o) if o.dtype == t.dtype => o.shape.clone(),
+        Type::Tile(o) if o.dtype == t.dtype => Some(o.shape.clone()),
+        Type::Scalar(d) if *d == t.dtype => None,
         _ => {
             return Err(format!(
-                "the other values must be a tile of {}, found {other}",
+                "the other values must be a tile or scalar of {}, found {other}",
                 t.dtype
             ))
         }
     };
-    let mask = tile(shape.clone(), DType::Bool);
+    // A read of one element has scalars throughout, else tiles of one shape.
+    let like = |dtype: DType| match &shape {
+        Some(s) => tile(s.clone(), dtype),
+        None => Type::Scalar(dtype),
+    };
+    let mask = like(DType::Bool);
     if *operands[want - 2] != mask {
         return Err(format!(
             "the mask must have type {mask}, found {}",
@@ -542,11 +548,17 @@ fn gather(operands: &[&Type]) -> RuleResult<Option<Vec<Type>>> {
         ));
     }
     for (axis, index) in operands[1..=t.rank].iter().enumerate() {
-        let ok = matches!(index, Type::Tile(i) if i.shape == shape && i.dtype.is_int());
+        let ok = match (index, &shape) {
+            (Type::Tile(i), Some(s)) => i.shape == *s && i.dtype.is_int(),
+            (Type::Scalar(d), None) => d.is_int(),
+            _ => false,
+        };
         if !ok {
-            return Err(format!(
-                "index {axis} must be an integer tile of shape {shape}, found {index}"
-            ));
+            let want = match &shape {
+                Some(s) => format!("an integer tile of shape {s}"),
+                None => "an integer scalar".to_string(),
+            };
+            return Err(format!("index {axis} must be {want}, found {index}"));
         }
     }
     Ok(Some(vec![other.clone()]))

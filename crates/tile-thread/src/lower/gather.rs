@@ -9,6 +9,9 @@
 //! check.index (¬on ∨ inside) [i_0, …]            (`indexed_element`)
 //! r_v   = ld.global.v1 [Σ_d i_d · stride[d]] mask(on ∧ inside) other(other_v)
 //! ```
+//!
+//! A gather of scalars is the same single read in every thread: a uniform
+//! register, with no exchange between threads.
 
 use super::{LowerError, Lowered, Lowerer};
 use crate::program::ThreadOpKind;
@@ -23,7 +26,6 @@ impl Lowerer<'_> {
             .results
             .first()
             .ok_or_else(|| self.invalid(id, "no result"))?;
-        let layout = self.layout_of(id, result)?;
         let dtype = func.ty(result).dtype();
         let (tensor, rest) = ir
             .operands
@@ -36,6 +38,24 @@ impl Lowerer<'_> {
             Lowered::Tensor { param } => param,
             _ => return Err(self.invalid(id, "the operand is not a tensor parameter")),
         };
+        if !matches!(func.ty(result), Type::Tile(_)) {
+            let mut scalars = Vec::with_capacity(rest.len());
+            for &v in rest {
+                scalars.push(vec![self.scalar(id, v)?]);
+            }
+            let [indices @ .., mask, other] = scalars.as_slice() else {
+                return Err(self.invalid(id, "gather operands"));
+            };
+            let everyone = self.constant(tile_ir::Scalar::Bool(true));
+            let described = self.check_site(id);
+            let (at, on, inside) =
+                self.indexed_element(param, indices, 0, (everyone, mask[0]), &described);
+            let read = self.and(on, inside);
+            let kind = ThreadOpKind::LoadGlobal { param, width: 1 };
+            let r = self.emit(kind, vec![at, read, other[0]], dtype);
+            return self.bind(id, Lowered::Scalar(r));
+        }
+        let layout = self.layout_of(id, result)?;
         let mut columns = Vec::new();
         for &v in rest {
             let (from, regs) = self.tile(id, v)?;
