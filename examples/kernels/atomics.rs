@@ -52,7 +52,7 @@ pub fn embedding<const D: usize>(
     out: &mut Tensor<f32, 2>,
 ) {
     let t = program_id(0);
-    let row = partition_view(ids, [1]).load(t).sum(0);
+    let row = gather(ids, [t]);
     let (vw, vo) = (partition_view(weight, [1, D]), partition_view(out, [1, D]));
     for j in 0..cdiv(weight.dim(1), D) {
         vo.store_masked(vw.load_masked(row, j), t, j);
@@ -68,7 +68,7 @@ pub fn embedding_backward<const D: usize>(
     dweight: &mut Tensor<f32, 2>,
 ) {
     let t = program_id(0);
-    let row = partition_view(ids, [1]).load(t).sum(0);
+    let row = gather(ids, [t]);
     let (vd, vw) = (
         partition_view(dout, [1, D]),
         partition_view(dweight, [1, D]),

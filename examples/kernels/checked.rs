@@ -38,7 +38,7 @@ pub fn embedding_checked<const D: usize>(
     out: &mut Tensor<f32, 2>,
 ) {
     let t = program_id(0);
-    let id = partition_view(ids, [1]).load(t).sum(0);
+    let id = gather(ids, [t]);
     let vocab = weight.dim(0);
     device_assert!(
         (id >= 0) & (id < vocab),
