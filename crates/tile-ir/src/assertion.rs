@@ -98,20 +98,18 @@ impl Assertion {
     /// The assertion numbered `id` in `func`, if an `assert` of `func` has
     /// that number.
     pub fn find(func: &Function, id: u32) -> Option<Assertion> {
-        let mut found = None;
-        func.walk(&mut |op| {
-            let op = func.op(op);
-            if let OpKind::Assert { id: n, message } = &op.kind {
-                if *n == id && found.is_none() {
-                    let values = op.operands.iter().skip(1);
-                    found = Some(Assertion {
-                        message: message.clone(),
-                        dtypes: values.map(|&v| func.ty(v).dtype()).collect(),
-                    });
-                }
-            }
-        });
-        found
+        func.find_op(|op| match &op.kind {
+            OpKind::Assert { id: n, message } if *n == id => Some(Assertion {
+                message: message.clone(),
+                dtypes: op
+                    .operands
+                    .iter()
+                    .skip(1)
+                    .map(|&v| func.ty(v).dtype())
+                    .collect(),
+            }),
+            _ => None,
+        })
     }
 
     /// The message with the values compiled code reported as bits (each the

@@ -193,6 +193,18 @@ impl Function {
         self.walk_region(&self.body, visit);
     }
 
+    /// The first op reachable from the body, in [`Function::walk`]'s order,
+    /// for which `pick` gives something, and what it gave.
+    pub fn find_op<T>(&self, mut pick: impl FnMut(&Op) -> Option<T>) -> Option<T> {
+        let mut found = None;
+        self.walk(&mut |id| {
+            if found.is_none() {
+                found = pick(self.op(id));
+            }
+        });
+        found
+    }
+
     /// Every value an op reachable from the body reads.
     pub fn used_values(&self) -> std::collections::HashSet<Value> {
         let mut used = std::collections::HashSet::new();

@@ -55,24 +55,20 @@ pub struct PrintSpec {
 impl PrintSpec {
     /// The print numbered `id` in `func`, if a `print` of `func` has it.
     pub fn find(func: &Function, id: u32) -> Option<PrintSpec> {
-        let mut found = None;
-        func.walk(&mut |op| {
-            let op = func.op(op);
-            if let OpKind::Print { id: n, message } = &op.kind {
-                if *n == id && found.is_none() {
-                    let types = op.operands.iter().map(|&v| func.ty(v));
-                    found = Some(PrintSpec {
-                        message: message.clone(),
-                        dtypes: types.clone().map(Type::dtype).collect(),
-                        shape: types
-                            .filter_map(|t| t.tile_shape())
-                            .next()
-                            .map(|s| s.0.clone()),
-                    });
-                }
+        func.find_op(|op| match &op.kind {
+            OpKind::Print { id: n, message } if *n == id => {
+                let types = op.operands.iter().map(|&v| func.ty(v));
+                Some(PrintSpec {
+                    message: message.clone(),
+                    dtypes: types.clone().map(Type::dtype).collect(),
+                    shape: types
+                        .filter_map(|t| t.tile_shape())
+                        .next()
+                        .map(|s| s.0.clone()),
+                })
             }
-        });
-        found
+            _ => None,
+        })
     }
 
     /// The line of `program` about row-major element `element` whose values
@@ -95,7 +91,6 @@ impl PrintSpec {
 
 /// Whether `func` has a `print` op (and so needs a print area).
 pub fn prints(func: &Function) -> bool {
-    let mut any = false;
-    func.walk(&mut |op| any |= matches!(func.op(op).kind, OpKind::Print { .. }));
-    any
+    func.find_op(|op| matches!(op.kind, OpKind::Print { .. }).then_some(()))
+        .is_some()
 }

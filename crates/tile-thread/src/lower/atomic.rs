@@ -21,7 +21,7 @@ use super::{LowerError, Lowered, Lowerer};
 use crate::program::{CheckKind, Reg, ThreadOpKind};
 use tile_ir::{AtomicOp, BinaryOp, CmpPred, DType, MemOrder, MemScope, OpId, Scalar, Type};
 
-impl Lowerer<'_> {
+impl<'a> Lowerer<'a> {
     /// Lowers `atomic op` (op `id`).
     pub(super) fn atomic(
         &mut self,
@@ -36,29 +36,12 @@ impl Lowerer<'_> {
             .ok_or_else(|| self.invalid(id, "no result"))?;
         let layout = self.layout_of(id, result)?;
         let dtype = func.ty(result).dtype();
-        let (tensor, rest) = ir
-            .operands
-            .split_first()
-            .ok_or_else(|| self.invalid(id, "no operands"))?;
-        let Type::Tensor(t) = func.ty(*tensor) else {
-            return Err(self.invalid(id, "the operand is not a tensor"));
-        };
-        let param = match self.get(id, *tensor)? {
-            Lowered::Tensor { param } => param,
-            _ => return Err(self.invalid(id, "the operand is not a tensor parameter")),
-        };
-        let mut columns = Vec::new();
-        for &v in rest {
-            let (from, regs) = self.tile(id, v)?;
-            if from.shape != layout.shape {
-                return Err(self.invalid(id, "operands of different shapes"));
-            }
-            columns.push(self.convert(func.ty(v).dtype(), &from, &regs, &layout));
-        }
-        if columns.len() != t.rank + if op == AtomicOp::Cas { 3 } else { 2 } {
+        let (param, rank, rest) = self.indexed_tensor(id)?;
+        let columns = self.tiles_in(id, rest, &layout)?;
+        if columns.len() != rank + if op == AtomicOp::Cas { 3 } else { 2 } {
             return Err(self.invalid(id, "atomic operands"));
         }
-        let (indices, rest) = columns.split_at(t.rank);
+        let (indices, rest) = columns.split_at(rank);
         let coords = self.coords(&layout);
         let described = self.check_site(id);
         let mut old = Vec::with_capacity(layout.registers());
@@ -93,6 +76,45 @@ impl Lowerer<'_> {
             self.release_shared(alloc);
         }
         self.bind(id, Lowered::Tile { layout, regs: old })
+    }
+
+    /// The tensor parameter and rank of an op at index tiles (`atomic`,
+    /// `gather`: its first operand), and its other operands.
+    pub(super) fn indexed_tensor(
+        &mut self,
+        id: OpId,
+    ) -> Result<(usize, usize, &'a [tile_ir::Value]), LowerError> {
+        let func = self.func;
+        let (tensor, rest) = func
+            .op(id)
+            .operands
+            .split_first()
+            .ok_or_else(|| self.invalid(id, "no operands"))?;
+        let Type::Tensor(t) = func.ty(*tensor) else {
+            return Err(self.invalid(id, "the operand is not a tensor"));
+        };
+        match self.get(id, *tensor)? {
+            Lowered::Tensor { param } => Ok((param, t.rank, rest)),
+            _ => Err(self.invalid(id, "the operand is not a tensor parameter")),
+        }
+    }
+
+    /// The tile operands `values` of op `id`, each brought to `layout`.
+    pub(super) fn tiles_in(
+        &mut self,
+        id: OpId,
+        values: &[tile_ir::Value],
+        layout: &super::DistLayout,
+    ) -> Result<Vec<Vec<Reg>>, LowerError> {
+        let mut columns = Vec::with_capacity(values.len());
+        for &v in values {
+            let (from, regs) = self.tile(id, v)?;
+            if from.shape != layout.shape {
+                return Err(self.invalid(id, "operands of different shapes"));
+            }
+            columns.push(self.convert(self.func.ty(v).dtype(), &from, &regs, layout));
+        }
+        Ok(columns)
     }
 
     /// The element offset `at` of register `v`'s tensor index

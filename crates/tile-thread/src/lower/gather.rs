@@ -27,17 +27,7 @@ impl Lowerer<'_> {
             .first()
             .ok_or_else(|| self.invalid(id, "no result"))?;
         let dtype = func.ty(result).dtype();
-        let (tensor, rest) = ir
-            .operands
-            .split_first()
-            .ok_or_else(|| self.invalid(id, "no operands"))?;
-        let Type::Tensor(t) = func.ty(*tensor) else {
-            return Err(self.invalid(id, "the operand is not a tensor"));
-        };
-        let param = match self.get(id, *tensor)? {
-            Lowered::Tensor { param } => param,
-            _ => return Err(self.invalid(id, "the operand is not a tensor parameter")),
-        };
+        let (param, rank, rest) = self.indexed_tensor(id)?;
         if !matches!(func.ty(result), Type::Tile(_)) {
             let mut scalars = Vec::with_capacity(rest.len());
             for &v in rest {
@@ -46,6 +36,9 @@ impl Lowerer<'_> {
             let [indices @ .., mask, other] = scalars.as_slice() else {
                 return Err(self.invalid(id, "gather operands"));
             };
+            if indices.len() != rank {
+                return Err(self.invalid(id, "gather operands"));
+            }
             let everyone = self.constant(tile_ir::Scalar::Bool(true));
             let described = self.check_site(id);
             let (at, on, inside) =
@@ -56,18 +49,11 @@ impl Lowerer<'_> {
             return self.bind(id, Lowered::Scalar(r));
         }
         let layout = self.layout_of(id, result)?;
-        let mut columns = Vec::new();
-        for &v in rest {
-            let (from, regs) = self.tile(id, v)?;
-            if from.shape != layout.shape {
-                return Err(self.invalid(id, "operands of different shapes"));
-            }
-            columns.push(self.convert(func.ty(v).dtype(), &from, &regs, &layout));
-        }
+        let columns = self.tiles_in(id, rest, &layout)?;
         let [indices @ .., mask, other] = columns.as_slice() else {
             return Err(self.invalid(id, "gather operands"));
         };
-        if indices.len() != t.rank {
+        if indices.len() != rank {
             return Err(self.invalid(id, "gather operands"));
         }
         let coords = self.coords(&layout);
