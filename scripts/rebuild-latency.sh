@@ -10,8 +10,11 @@
 #   dev, cache warm            the debug build, every default target, with the cache
 #   check, cache off           `cargo check`: the front end and the checks without LLVM, no device
 #                              code (docs/guide.md, "Build time"), every default target
+#   dev, TILE_TARGETS=<t>      (set `targets`) the debug build for one default target alone, cache
+#                              off, for each target: the per-target split of `dev, cache off`
 # usage: scripts/rebuild-latency.sh [example] [rounds] [set]    (default: matmul 3 all)
-#   set: `all` (every way above), or `check` (the check and the dev builds, no release build)
+#   set: `all` (every way above but the per-target ones), `check` (the check and the dev
+#   builds, no release build), or `targets` (dev, cache off, then each target alone)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -48,14 +51,21 @@ if [[ "$SET" == all ]]; then
     ways+=("release, cache off|build --release TILE_CACHE=off"
         "release, cache off, -j1|build --release --jobs=1 TILE_CACHE=off"
         "release, cache warm|build --release")
+elif [[ "$SET" == targets ]]; then
+    ways+=("dev, cache off|build TILE_CACHE=off")
+    for target in sm_80 sm_86 sm_89 sm_90 gfx90a gfx942 gfx1100 host; do
+        ways+=("dev, TILE_TARGETS=$target|build TILE_CACHE=off TILE_TARGETS=$target")
+    done
 elif [[ "$SET" != check ]]; then
-    say "unknown set \`$SET\`: \`all\` or \`check\`"
+    say "unknown set \`$SET\`: \`all\`, \`check\` or \`targets\`"
     exit 2
 fi
-ways+=("dev, cache off|build TILE_CACHE=off"
-    "dev, TILE_DEV_TARGETS=host,sm_80|build TILE_CACHE=off TILE_DEV_TARGETS=host,sm_80"
-    "dev, cache warm|build"
-    "check, cache off|check TILE_CACHE=off")
+if [[ "$SET" != targets ]]; then
+    ways+=("dev, cache off|build TILE_CACHE=off"
+        "dev, TILE_DEV_TARGETS=host,sm_80|build TILE_CACHE=off TILE_DEV_TARGETS=host,sm_80"
+        "dev, cache warm|build"
+        "check, cache off|check TILE_CACHE=off")
+fi
 
 say "warming up: $EXAMPLE, which fills the cache"
 if [[ "$SET" == all ]]; then cargo build --quiet --release --example "$EXAMPLE"; fi
