@@ -6,7 +6,7 @@
 //!
 //! * [`status`]: the status record every compiled kernel (GPU or host)
 //!   writes when a run-time check fails, and the codes of its failures;
-//! * [`print`]: the area compiled code appends `device_print!`'s lines
+//! * [`print`](mod@print): the area compiled code appends `device_print!`'s lines
 //!   to, and its records;
 //! * [`params`]: the kernel ABI of the GPU targets, parameter by parameter,
 //!   and the bytes a launch passes;
