@@ -24,6 +24,7 @@ pub mod __private {
     pub use tile_abi as abi;
     pub use tile_ir as ir;
     pub use tile_ir::f8::{F8E4M3 as f8e4m3, F8E5M2 as f8e5m2};
+    pub use tile_macros::__tile_kernel_with as tile_kernel_with;
     pub use tile_runtime as runtime;
     pub use tile_runtime::meta;
 }

@@ -59,6 +59,16 @@ impl Paths {
 
 /// Expands `#[tile_kernel(attr)] item`.
 pub fn tile_kernel(attr: TokenStream, item: TokenStream, options: &ExpandOptions) -> TokenStream {
+    if let Some((uses, rest)) = crate::helpers::split_uses(&attr) {
+        return match uses {
+            Ok(uses) => crate::helpers::chain(&uses, rest, item),
+            Err(e) => {
+                let mut out = e.to_compile_error();
+                out.extend(tile_kernel(rest, item, options));
+                out
+            }
+        };
+    }
     let func: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(e) => {
@@ -525,18 +535,4 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
             #rt::launch_on(stream, &kernel, grid3, &mut launch_args)
         }
     }
-}
-
-/// `#[tile_fn]` met outside a kernel (a kernel consumes the `#[tile_fn]`
-/// helpers in its body before they expand): an error at the helper's name.
-pub fn tile_fn_outside(item: TokenStream) -> TokenStream {
-    let span = match syn::parse2::<ItemFn>(item.clone()) {
-        Ok(f) => f.sig.ident.span(),
-        Err(_) => Span::call_site(),
-    };
-    syn::Error::new(
-        span,
-        "`#[tile_fn]` helpers are defined inside the body of the `#[tile_kernel]` that calls them; move this function there",
-    )
-    .to_compile_error()
 }

@@ -13,6 +13,7 @@ pub mod attr;
 mod diag;
 mod embed;
 pub mod expand;
+pub mod helpers;
 mod invocation;
 mod options;
 pub mod signature;

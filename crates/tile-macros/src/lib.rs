@@ -36,11 +36,20 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     tile_frontend::expand::tile_kernel(attr.into(), item.into(), &options).into()
 }
 
-/// Marks a helper function inside a kernel's body; the kernel inlines it at
-/// every call. Outside a kernel it is an error: a proc macro cannot carry a
-/// function's body to another item, so helpers are defined in the kernel
-/// that calls them.
+/// Marks a helper function that kernels inline at every call: inside a
+/// kernel's body, for that kernel; at module level, for the kernels of the
+/// crate that name it in `#[tile_kernel(uses(name, crate::path::other))]`.
 #[proc_macro_attribute]
 pub fn tile_fn(_attr: TokenStream, item: TokenStream) -> TokenStream {
-    tile_frontend::expand::tile_fn_outside(item.into()).into()
+    tile_frontend::helpers::tile_fn(item.into()).into()
+}
+
+/// The last step of a kernel that names helpers in `uses(..)`: the kernel
+/// expanded with the helpers the chain of their macros collected. Generated
+/// code calls it; it is not written by hand.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __tile_kernel_with(input: TokenStream) -> TokenStream {
+    let options = tile_frontend::expand::ExpandOptions::from_env();
+    tile_frontend::helpers::tile_kernel_with(input.into(), &options).into()
 }

@@ -205,7 +205,7 @@ impl<'k> Translator<'k> {
             }
             _ => Err(self.err(
                 &c.func,
-                format!("unknown function `{name}`: not a tile builtin ({BUILTINS}) nor a `#[tile_fn]` helper defined in this kernel"),
+                format!("unknown function `{name}`: not a tile builtin ({BUILTINS}) nor a `#[tile_fn]` helper defined in this kernel or named in its `uses(..)`"),
             )),
         }
     }
