@@ -35,7 +35,10 @@ fn activated(t: Tile) -> Tile {
     twice_plus(relu_squared(t), 1.0)
 }
 
-#[tile_kernel(configs(B = 16), uses(activations::relu_squared, twice_plus, activated))]
+#[tile_kernel(
+    configs(B = 16),
+    uses(activations::relu_squared, twice_plus, activated)
+)]
 fn activate<const B: usize>(x: &Tensor<f32>, y: &mut Tensor<f32>) {
     let pid = program_id(0);
     let t = partition_view(x, [B]).load(pid);
