@@ -10,9 +10,7 @@
 
 mod emulated;
 
-use tile_codegen::gpu::emit;
-use tile_codegen::tools;
-use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
+use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::assertion::Assertion;
 use tile_ir::interp::{self, Arg, Fault, HostTensor, InterpError};
 use tile_ir::text::parse_function;
@@ -155,15 +153,5 @@ fn a_false_scalar_condition_fails_every_stage() {
 #[test]
 fn assertions_assemble_for_every_sm_and_link_for_every_gfx() {
     let func = kernel(512);
-    let program = lower(&func, &LowerOptions::warps(4)).unwrap();
-    for sm in [Sm::Sm80, Sm::Sm86, Sm::Sm89, Sm::Sm90, Sm::Sm90a] {
-        let out = emit(&program, Target::Nvptx(sm), &CodegenOptions::default())
-            .unwrap_or_else(|e| panic!("{sm}: {e}"));
-        tools::assemble_ptx(&out.assembly, sm).unwrap_or_else(|e| panic!("{sm}: {e}"));
-    }
-    for gfx in Gfx::ALL {
-        let out = emit(&program, Target::Amdgpu(gfx), &CodegenOptions::default())
-            .unwrap_or_else(|e| panic!("{gfx}: {e}"));
-        assert!(out.code_object.is_some(), "{gfx}: no code object");
-    }
+    emulated::assembles_and_links(&func, 4);
 }

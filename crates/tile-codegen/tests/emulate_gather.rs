@@ -12,9 +12,7 @@
 
 mod emulated;
 
-use tile_codegen::gpu::emit;
-use tile_codegen::tools;
-use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
+use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
 use tile_ir::{verify, DType, Function, Scalar};
@@ -180,17 +178,7 @@ fn an_index_outside_the_tensor_fails_the_check_everywhere() {
 #[test]
 fn gathers_assemble_for_every_sm_and_link_for_every_gfx() {
     let func = kernel(DType::F16, 512);
-    let program = lower(&func, &LowerOptions::warps(4)).unwrap();
-    for sm in [Sm::Sm80, Sm::Sm86, Sm::Sm89, Sm::Sm90, Sm::Sm90a] {
-        let out = emit(&program, Target::Nvptx(sm), &CodegenOptions::default())
-            .unwrap_or_else(|e| panic!("{sm}: {e}"));
-        tools::assemble_ptx(&out.assembly, sm).unwrap_or_else(|e| panic!("{sm}: {e}"));
-    }
-    for gfx in Gfx::ALL {
-        let out = emit(&program, Target::Amdgpu(gfx), &CodegenOptions::default())
-            .unwrap_or_else(|e| panic!("{gfx}: {e}"));
-        assert!(out.code_object.is_some(), "{gfx}: no code object");
-    }
+    emulated::assembles_and_links(&func, 4);
 }
 
 /// Program `p` reads the scalar `x[r, c + p]` (`other` -1 past column 9)

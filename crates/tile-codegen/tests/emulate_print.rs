@@ -8,9 +8,7 @@
 
 mod emulated;
 
-use tile_codegen::gpu::emit;
-use tile_codegen::tools;
-use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
+use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::interp::{self, Arg, HostTensor, Options};
 use tile_ir::prints::PrintSpec;
 use tile_ir::text::parse_function;
@@ -103,15 +101,5 @@ fn every_stage_prints_the_interpreters_lines() {
 #[test]
 fn prints_assemble_for_every_sm_and_link_for_every_gfx() {
     let func = kernel(512);
-    let program = lower(&func, &LowerOptions::warps(4)).unwrap();
-    for sm in [Sm::Sm80, Sm::Sm86, Sm::Sm89, Sm::Sm90, Sm::Sm90a] {
-        let out = emit(&program, Target::Nvptx(sm), &CodegenOptions::default())
-            .unwrap_or_else(|e| panic!("{sm}: {e}"));
-        tools::assemble_ptx(&out.assembly, sm).unwrap_or_else(|e| panic!("{sm}: {e}"));
-    }
-    for gfx in Gfx::ALL {
-        let out = emit(&program, Target::Amdgpu(gfx), &CodegenOptions::default())
-            .unwrap_or_else(|e| panic!("{gfx}: {e}"));
-        assert!(out.code_object.is_some(), "{gfx}: no code object");
-    }
+    emulated::assembles_and_links(&func, 4);
 }

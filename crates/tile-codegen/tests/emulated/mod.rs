@@ -9,7 +9,7 @@
 use tile_abi::emulation::ArgsAbi;
 use tile_abi::{FaultCode, Packet, Status};
 use tile_codegen::gpu::{emit_module, GpuModule};
-use tile_codegen::{emulation, CodegenOptions, Target};
+use tile_codegen::{emulation, tools, CodegenOptions, Gfx, Sm, Target};
 use tile_emu::EmulatedKernel;
 use tile_ir::interp::Arg;
 use tile_ir::Function;
@@ -275,4 +275,27 @@ pub fn run(
     let module = module(func, target, num_warps, &CodegenOptions::default())?;
     let kernel = image(&module)?;
     launch(&kernel, grid, num_warps, args)
+}
+
+/// Emits `func` lowered with `num_warps` warps for every `sm_*` and `gfx*`
+/// target: ptxas must assemble each PTX file and ld.lld link each code
+/// object.
+pub fn assembles_and_links(func: &Function, num_warps: u32) {
+    let program = lower(func, &LowerOptions::warps(num_warps)).unwrap();
+    for sm in [Sm::Sm80, Sm::Sm86, Sm::Sm89, Sm::Sm90, Sm::Sm90a] {
+        let out = tile_codegen::gpu::emit(&program, Target::Nvptx(sm), &CodegenOptions::default())
+            .unwrap_or_else(|e| panic!("{}, {sm}: {e}", func.name));
+        tools::assemble_ptx(&out.assembly, sm)
+            .unwrap_or_else(|e| panic!("{}, {sm}: {e}", func.name));
+    }
+    for gfx in Gfx::ALL {
+        let out =
+            tile_codegen::gpu::emit(&program, Target::Amdgpu(gfx), &CodegenOptions::default())
+                .unwrap_or_else(|e| panic!("{}, {gfx}: {e}", func.name));
+        assert!(
+            out.code_object.is_some(),
+            "{}, {gfx}: no code object",
+            func.name
+        );
+    }
 }
