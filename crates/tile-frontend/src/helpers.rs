@@ -101,9 +101,8 @@ pub fn split_uses(attr: &TokenStream) -> Option<(syn::Result<Vec<Path>>, TokenSt
 /// macros, ending in [`tile_kernel_with`] with the attribute (without
 /// `uses`) and the kernel.
 pub fn chain(uses: &[Path], attr: TokenStream, item: TokenStream) -> TokenStream {
-    let (first, others) = match uses.split_first() {
-        Some(split) => split,
-        None => return tile_kernel_with_parts(Vec::new(), attr, item),
+    let Some((first, others)) = uses.split_first() else {
+        return tile_kernel(attr, item, &ExpandOptions::from_env());
     };
     let attr = Group::new(Delimiter::Brace, attr);
     let item = Group::new(Delimiter::Brace, item);
@@ -136,20 +135,6 @@ pub fn tile_kernel_with(input: TokenStream, options: &ExpandOptions) -> TokenStr
     let (attr, item) = (attr.stream(), item.stream());
     match inject(helpers, item) {
         Ok(item) => tile_kernel(attr, item, options),
-        Err(e) => e.to_compile_error(),
-    }
-}
-
-/// As [`tile_kernel_with`], from the parts themselves (a `uses()` that
-/// names nothing).
-fn tile_kernel_with_parts(
-    helpers: Vec<ItemFn>,
-    attr: TokenStream,
-    item: TokenStream,
-) -> TokenStream {
-    let options = ExpandOptions::from_env();
-    match inject(helpers, item) {
-        Ok(item) => tile_kernel(attr, item, &options),
         Err(e) => e.to_compile_error(),
     }
 }
