@@ -453,6 +453,40 @@ impl Builder {
         Ok(self.append(OpKind::For, operands, types, vec![region]))
     }
 
+    /// A loop `while cond(carried) { carried = body(carried) }` carrying
+    /// `init`.
+    ///
+    /// `cond` receives the builder and the carried values and returns a
+    /// `bool` scalar; `body` receives them too and returns the next carried
+    /// values. The loop's results are the carried values when `cond` first
+    /// gives false.
+    pub fn while_loop(
+        &mut self,
+        init: &[Value],
+        cond: impl FnOnce(&mut Builder, &[Value]) -> Result<Value, BuildError>,
+        body: impl FnOnce(&mut Builder, &[Value]) -> Result<Vec<Value>, BuildError>,
+    ) -> Result<Vec<Value>, BuildError> {
+        let types = self.infer(&OpKind::While, init)?;
+        let carried = self.open_loop_region(&types);
+        let yielded = cond(self, &carried).map(|c| vec![c]);
+        let cond_region = self.close_region(yielded, carried)?;
+        let carried = self.open_loop_region(&types);
+        let yielded = body(self, &carried);
+        let body_region = self.close_region(yielded, carried)?;
+        let regions = vec![cond_region, body_region];
+        Ok(self.append(OpKind::While, init.to_vec(), types, regions))
+    }
+
+    /// Opens a region whose arguments are values of `types`, returning them.
+    fn open_loop_region(&mut self, types: &[Type]) -> Vec<Value> {
+        self.open.push(Region::default());
+        types
+            .iter()
+            .enumerate()
+            .map(|(i, ty)| self.func.new_region_arg(i, ty.clone()))
+            .collect()
+    }
+
     /// `if cond { then } else { otherwise }`, both branches yielding values of
     /// the types `result_types`.
     pub fn if_else(

@@ -244,10 +244,20 @@ pub enum OpKind {
     /// with `yield` of the next carried values. Results: the final carried
     /// values.
     For,
+    /// `while iter(%a = %init, ...) { cond } do(%b, ...) { body }`: a loop
+    /// that runs while a block-uniform condition holds. Operands: the
+    /// initial values of the loop-carried values. Two regions, both taking
+    /// the carried values as arguments: the condition region ends with
+    /// `yield` of a `bool` scalar, the body with `yield` of the next carried
+    /// values. The condition is computed before every iteration, and once
+    /// more at the end; the results are the carried values it last saw
+    /// false.
+    While,
     /// `if %cond`: operand a `bool` scalar; two regions (then, else), each
     /// ending with `yield` of the results.
     If,
-    /// `yield %a, ...`: ends a region of `for` or `if`, giving its values.
+    /// `yield %a, ...`: ends a region of `for`, `while` or `if`, giving its
+    /// values.
     Yield,
     /// A layout-view op (`layout_view`, `lview_*`): see [`LViewOp`].
     LView(LViewOp),
@@ -622,7 +632,7 @@ pub enum OpFamily {
     /// `dim`, `partition_view`, `load`, `load_masked`, `store`,
     /// `store_masked`, `atomic`: tensors and their partition views.
     Memory,
-    /// `for`, `if`, `yield`: structured control flow.
+    /// `for`, `while`, `if`, `yield`: structured control flow.
     Control,
     /// `assert`, `print`: checks and lines the kernel's author wrote.
     Debug,
@@ -664,7 +674,7 @@ impl OpKind {
             | OpKind::StoreMasked
             | OpKind::Atomic { .. }
             | OpKind::Gather => OpFamily::Memory,
-            OpKind::For | OpKind::If | OpKind::Yield => OpFamily::Control,
+            OpKind::For | OpKind::While | OpKind::If | OpKind::Yield => OpFamily::Control,
             OpKind::Assert { .. } | OpKind::Print { .. } => OpFamily::Debug,
             OpKind::LView(_) => OpFamily::LayoutView,
         }
@@ -707,6 +717,7 @@ impl OpKind {
             OpKind::Assert { .. } => "assert",
             OpKind::Print { .. } => "print",
             OpKind::For => "for",
+            OpKind::While => "while",
             OpKind::If => "if",
             OpKind::Yield => "yield",
             OpKind::LView(op) => op.name(),
@@ -716,7 +727,10 @@ impl OpKind {
     /// Whether the op writes memory, checks or prints something, or ends a
     /// region, so that it must stay even when its results are unused.
     pub fn has_side_effects(&self) -> bool {
-        matches!(self, OpKind::Yield | OpKind::For | OpKind::If) || self.is_observable()
+        matches!(
+            self,
+            OpKind::Yield | OpKind::For | OpKind::While | OpKind::If
+        ) || self.is_observable()
     }
 
     /// Whether running the op can be seen from outside the kernel: it

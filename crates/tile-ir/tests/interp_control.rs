@@ -1,4 +1,4 @@
-//! `for` and `if`, program ids over a 3-D grid, argument checking, and the
+//! `for`, `while` and `if`, program ids over a 3-D grid, argument checking, and the
 //! errors of loops.
 
 mod interp_support;
@@ -104,6 +104,101 @@ fn loops_beyond_the_iteration_limit_are_errors() {
         panic!("{err:?}")
     };
     assert_eq!(**fault, Fault::IterationLimit { limit: 100 });
+}
+
+/// `out[0]` = the Collatz steps of `n` (`while n != 1`, halving an even
+/// `n` and taking `3n + 1` of an odd one in an `if`), `out[1]` = the last
+/// `n` (1 unless `n` started below 1, when the loop does not run).
+fn collatz_kernel() -> Function {
+    let mut b = Builder::new("collatz");
+    let out = b.param("out", tensor_ty(DType::I64, 1));
+    let n = b.param("n", Type::Scalar(DType::I64));
+    let zero = b.constant(Scalar::I64(0)).unwrap();
+    let results = b
+        .while_loop(
+            &[n, zero],
+            |b, carried| {
+                let one = b.constant(Scalar::I64(1))?;
+                b.cmp(CmpPred::Gt, carried[0], one)
+            },
+            |b, carried| {
+                let (one, two) = (b.constant(Scalar::I64(1))?, b.constant(Scalar::I64(2))?);
+                let parity = b.binary(BinaryOp::Rem, carried[0], two)?;
+                let even = b.cmp(CmpPred::Eq, parity, zero)?;
+                let next = b.if_else(
+                    even,
+                    &[Type::Scalar(DType::I64)],
+                    |b| Ok(vec![b.binary(BinaryOp::Div, carried[0], two)?]),
+                    |b| {
+                        let three = b.constant(Scalar::I64(3))?;
+                        let triple = b.binary(BinaryOp::Mul, carried[0], three)?;
+                        Ok(vec![b.binary(BinaryOp::Add, triple, one)?])
+                    },
+                )?;
+                let steps = b.binary(BinaryOp::Add, carried[1], one)?;
+                Ok(vec![next[0], steps])
+            },
+        )
+        .unwrap();
+    let s = b.broadcast(results[1], &[1]).unwrap();
+    let last = b.broadcast(results[0], &[1]).unwrap();
+    let both = b.cat(&[s, last], 0).unwrap();
+    let v = b.partition_view(out, &[2]).unwrap();
+    let idx = zero_index(&mut b, 1).unwrap();
+    b.store(both, v, &idx).unwrap();
+    b.finish().unwrap()
+}
+
+fn run_collatz(n: i64, options: &Options) -> Result<Vec<i64>, InterpError> {
+    let mut args = vec![
+        Arg::Tensor(HostTensor::zeros(DType::I64, &[2])),
+        Arg::Scalar(Scalar::I64(n)),
+    ];
+    run_with(&collatz_kernel(), [1, 1, 1], &mut args, options)?;
+    let Arg::Tensor(t) = &args[0] else {
+        unreachable!()
+    };
+    Ok(t.to_vec::<i64>().unwrap())
+}
+
+fn collatz_reference(mut n: i64) -> Vec<i64> {
+    let mut steps = 0;
+    while n > 1 {
+        n = if n % 2 == 0 { n / 2 } else { 3 * n + 1 };
+        steps += 1;
+    }
+    vec![steps, n]
+}
+
+#[test]
+fn while_loops_run_until_the_condition_fails() {
+    let options = Options::default();
+    for n in [1, 2, 3, 6, 7, 27, 97, 871] {
+        assert_eq!(
+            run_collatz(n, &options).unwrap(),
+            collatz_reference(n),
+            "n = {n}"
+        );
+    }
+    // 27 takes 111 steps; a condition false at the start runs nothing.
+    assert_eq!(run_collatz(27, &options).unwrap()[0], 111);
+    assert_eq!(run_collatz(-4, &options).unwrap(), [0, -4]);
+}
+
+#[test]
+fn while_loops_beyond_the_iteration_limit_are_errors() {
+    let options = Options {
+        max_loop_iterations: 111,
+    };
+    assert_eq!(run_collatz(27, &options).unwrap()[0], 111);
+    let options = Options {
+        max_loop_iterations: 110,
+    };
+    let err = run_collatz(27, &options).unwrap_err();
+    let InterpError::Op { fault, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(**fault, Fault::IterationLimit { limit: 110 });
 }
 
 /// `out[pid] = if x[pid] > 0 { x[pid] * 2 } else { -x[pid] }` per element,

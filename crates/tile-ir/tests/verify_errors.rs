@@ -129,7 +129,13 @@ cases! {
     if_branches_yield_different_types: ("", "%0 = constant true : bool\n%1 = constant 1.0 : f32\n%2 = constant 1 : i32\n%3 = if %0 : f32 {\n  yield %1\n} else {\n  yield %2\n}")
         => "verifier: in kernel `k`, op `%3 = if %0`: the else branch must yield (f32), found (i32)";
     yield_in_the_kernel_body: ("", "%0 = constant 1 : i32\nyield %0")
-        => "verifier: in kernel `k`, op `yield %0`: `yield` may only end a region of `for` or `if`";
+        => "verifier: in kernel `k`, op `yield %0`: `yield` may only end a region of `for`, `while` or `if`";
+    while_on_a_tile: ("", "%0 = constant 1 : i32\n%1 = while iter(%2 = %0) : i32 {\n  %4 = full true : tile<4xbool>\n  yield %4\n} do(%3) {\n  yield %3\n}")
+        => "verifier: in kernel `k`, op `%1 = while %0`: the loop condition must yield (bool), found (tile<4xbool>)";
+    while_body_yield_type_mismatch: ("", "%0 = constant 1.0 : f32\n%1 = while iter(%2 = %0) : f32 {\n  %4 = constant false : bool\n  yield %4\n} do(%3) {\n  %5 = cast %3 to f16 : f16\n  yield %5\n}")
+        => "verifier: in kernel `k`, op `%1 = while %0`: the loop body must yield (f32), found (f16)";
+    while_result_types_unlike_its_initial_values: ("", "%0 = constant 1 : i32\n%1 = while iter(%2 = %0) : i64 {\n  %4 = constant false : bool\n  yield %4\n} do(%3) {\n  yield %3\n}")
+        => "verifier: in kernel `k`, op `%1 = while %0`: the result types must be (i32), found (i64)";
     tile_with_zero_extent: ("", "%0 = full 1.0 : tile<0x4xf32>")
         => "verifier: in kernel `k`, op `%0 = full`: tile extents must be positive, found 0 at axis 0 of [0, 4]";
     tile_too_large: ("", "%0 = full 1.0 : tile<2048x1024xf32>")

@@ -40,6 +40,9 @@ pub struct GenConfig {
     /// The probability that a tile read from an input is a `gather` at
     /// scattered index tiles instead of a partition's load.
     pub gather_rate: f64,
+    /// The probability that a counted loop is written as a `while` over a
+    /// carried counter instead of a `for`.
+    pub while_rate: f64,
 }
 
 impl Default for GenConfig {
@@ -58,6 +61,7 @@ impl Default for GenConfig {
             atomic_rate: 0.2,
             assert_rate: 0.15,
             gather_rate: 0.1,
+            while_rate: 0.3,
         }
     }
 }

@@ -76,10 +76,11 @@ enum Edit {
     Grid { axis: usize, extent: u32 },
     /// Removes a store.
     DropStore(OpId),
-    /// Replaces an `if` by the ops of one branch, or a `for` by one run of
-    /// its body with the induction variable at the lower bound.
+    /// Replaces an `if` by the ops of one branch, a `for` by one run of its
+    /// body with the induction variable at the lower bound, or a `while` by
+    /// one run of its body (branch 1) on the initial values.
     Inline { op: OpId, branch: usize },
-    /// Replaces each result by an operand of its type: for a `for`, its
+    /// Replaces each result by an operand of its type: for a loop, its
     /// initial values; otherwise the single result by the operand at this
     /// position.
     ToOperand(OpId, usize),
@@ -129,6 +130,7 @@ fn edits(case: &Case) -> Vec<Edit> {
                 edits.push(Edit::Inline { op, branch: 1 });
             }
             OpKind::For => edits.push(Edit::Inline { op, branch: 0 }),
+            OpKind::While => edits.push(Edit::Inline { op, branch: 1 }),
             _ => {}
         }
     }
@@ -213,11 +215,18 @@ fn apply(case: &Case, edit: &Edit) -> Option<Case> {
             let terminator = taken.ops.pop()?;
             let mut yielded = out.func.op(terminator).operands.clone();
             let results = out.func.op(op).results.clone();
-            if out.func.op(op).kind == OpKind::For {
-                // The body once: iv = lo, carried values = initial values.
-                let operands = out.func.op(op).operands.clone();
-                let mut entry = vec![operands[0]];
-                entry.extend_from_slice(&operands[3..]);
+            let operands = out.func.op(op).operands.clone();
+            // A loop's body once: iv = lo, carried values = initial values.
+            let entry = match out.func.op(op).kind {
+                OpKind::For => {
+                    let mut entry = vec![operands[0]];
+                    entry.extend_from_slice(&operands[3..]);
+                    Some(entry)
+                }
+                OpKind::While => Some(operands),
+                _ => None,
+            };
+            if let Some(entry) = entry {
                 for (arg, value) in taken.args.clone().into_iter().zip(entry) {
                     replace_uses(&mut out.func, arg, value);
                     for y in &mut yielded {
@@ -244,7 +253,13 @@ fn apply(case: &Case, edit: &Edit) -> Option<Case> {
                     .copied()
                     .zip(o.operands[3..].iter().copied())
                     .collect(),
-                OpKind::For => return None,
+                OpKind::While if index == 0 && !o.results.is_empty() => o
+                    .results
+                    .iter()
+                    .copied()
+                    .zip(o.operands.iter().copied())
+                    .collect(),
+                OpKind::For | OpKind::While => return None,
                 _ => {
                     let result = *o.results.first().filter(|_| o.results.len() == 1)?;
                     let operand = *o.operands.get(index)?;

@@ -130,11 +130,11 @@ fn unusual_configurations_give_valid_runnable_cases() {
     }
 }
 
-/// Atomics, asserts and gathers come from streams of their own: about
-/// their rates of cases have them, and turning them off leaves the rest of
-/// each case.
+/// Atomics, asserts, gathers and `while` loops come from streams of their
+/// own: about their rates of cases have them, and turning them off leaves
+/// the rest of each case.
 #[test]
-fn atomics_asserts_and_gathers_appear_at_their_rates_without_moving_other_cases() {
+fn atomics_asserts_gathers_and_whiles_appear_at_their_rates_without_moving_other_cases() {
     let has = |case: &tile_testgen::Case, pred: &dyn Fn(&OpKind) -> bool| {
         let mut found = false;
         case.func
@@ -146,9 +146,10 @@ fn atomics_asserts_and_gathers_appear_at_their_rates_without_moving_other_cases(
         atomic_rate: 0.0,
         assert_rate: 0.0,
         gather_rate: 0.0,
+        while_rate: 0.0,
         ..GenConfig::default()
     };
-    let (mut atomics, mut asserts, mut gathers) = (0, 0, 0);
+    let (mut atomics, mut asserts, mut gathers, mut whiles) = (0, 0, 0, 0);
     for seed in 0..400 {
         let case = generate(seed, &cfg);
         let atomic = has(&case, &|k| matches!(k, OpKind::Atomic { .. }));
@@ -156,8 +157,10 @@ fn atomics_asserts_and_gathers_appear_at_their_rates_without_moving_other_cases(
         let gather = has(&case, &|k| matches!(k, OpKind::Gather));
         atomics += usize::from(atomic);
         asserts += usize::from(assert);
+        let whiled = has(&case, &|k| matches!(k, OpKind::While));
         gathers += usize::from(gather);
-        if !atomic && !assert && !gather {
+        whiles += usize::from(whiled);
+        if !atomic && !assert && !gather && !whiled {
             assert_eq!(bytes(&case), bytes(&generate(seed, &off)), "seed {seed}");
         }
     }
@@ -172,5 +175,9 @@ fn atomics_asserts_and_gathers_appear_at_their_rates_without_moving_other_cases(
     assert!(
         (20..150).contains(&gathers),
         "{gathers} of 400 cases gather"
+    );
+    assert!(
+        (15..150).contains(&whiles),
+        "{whiles} of 400 cases have a `while`"
     );
 }

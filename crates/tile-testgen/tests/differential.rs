@@ -125,6 +125,7 @@ fn expected_features() -> BTreeSet<String> {
         "store",
         "store_masked",
         "for",
+        "while",
         "if",
         "yield",
     ]

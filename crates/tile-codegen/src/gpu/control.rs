@@ -1,6 +1,7 @@
 //! Structured control flow: a uniform `for` as a counted loop with its
-//! carried values in phis, a uniform `if` with its results merged, and
-//! code guarded by a predicate.
+//! carried values in phis, a uniform `while` testing its condition at the
+//! loop's head, a uniform `if` with its results merged, and code guarded by
+//! a predicate.
 
 use super::kernel::{get, Kernel};
 use super::GpuEmitter;
@@ -159,6 +160,67 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             out.push(r.as_basic_value());
         }
         Ok(out)
+    }
+
+    /// A uniform `while`: the header holds the carried values in phis and
+    /// computes the condition; the body branches back to it; the results
+    /// are the header's values when the condition fails.
+    pub(super) fn while_loop(
+        &self,
+        k: &mut Kernel<'_, 'ctx>,
+        op: &Op,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
+        let b = &self.b;
+        let [cond, body] = op.regions.as_slice() else {
+            return Err(EmitError::internal("`while` without two regions"));
+        };
+        let inits: Vec<BasicValueEnum> = op
+            .operands
+            .iter()
+            .map(|&r| get(k, r))
+            .collect::<Result<_, _>>()?;
+        let pre = self.current_block()?;
+        let header = self.ctx.append_basic_block(k.function, "while");
+        let body_bb = self.ctx.append_basic_block(k.function, "while.body");
+        let exit = self.ctx.append_basic_block(k.function, "while.exit");
+        b.build_unconditional_branch(header)?;
+        b.position_at_end(header);
+        let carried: Vec<_> = inits
+            .iter()
+            .map(|v| b.build_phi(v.get_type(), "carried"))
+            .collect::<Result<_, _>>()?;
+        for (p, v) in carried.iter().zip(&inits) {
+            p.add_incoming(&[(v, pre)]);
+        }
+        let values: Vec<BasicValueEnum> = carried.iter().map(|p| p.as_basic_value()).collect();
+        if cond.args.len() != values.len() || body.args.len() != values.len() {
+            return Err(EmitError::internal("`while` region arity"));
+        }
+        for (&a, &v) in cond.args.iter().zip(&values) {
+            k.regs[a.index()] = Some(v);
+        }
+        let [go] = self.region(k, cond)?[..] else {
+            return Err(EmitError::internal("the `while` condition yields one bool"));
+        };
+        b.build_conditional_branch(go.into_int_value(), body_bb, exit)?;
+        b.position_at_end(body_bb);
+        for (&a, &v) in body.args.iter().zip(&values) {
+            k.regs[a.index()] = Some(v);
+        }
+        let yielded = self.region(k, body)?;
+        if yielded.len() != carried.len() {
+            return Err(EmitError::internal(
+                "`while` yields the wrong number of values",
+            ));
+        }
+        let latch = self.current_block()?;
+        let back = b.build_unconditional_branch(header)?;
+        crate::unroll::disable_unrolling(self.ctx, back);
+        for (p, v) in carried.iter().zip(&yielded) {
+            p.add_incoming(&[(v, latch)]);
+        }
+        b.position_at_end(exit);
+        Ok(values)
     }
 
     /// A uniform branch with two regions ending in `yield`.

@@ -265,7 +265,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         let i32t = self.ctx.i32_type();
         let x: Vec<BasicValueEnum<'ctx>> = match op.kind {
             // Region ops read their operands themselves.
-            ThreadOpKind::For | ThreadOpKind::If => Vec::new(),
+            ThreadOpKind::For | ThreadOpKind::While | ThreadOpKind::If => Vec::new(),
             _ => op
                 .operands
                 .iter()
@@ -460,6 +460,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 Ok(Vec::new())
             }
             ThreadOpKind::For => self.for_loop(k, op),
+            ThreadOpKind::While => self.while_loop(k, op),
             ThreadOpKind::If => self.if_else(k, op),
             ThreadOpKind::Yield => Err(EmitError::internal("`yield` outside the end of a region")),
         }

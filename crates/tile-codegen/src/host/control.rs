@@ -1,11 +1,14 @@
-//! `for` and `if`.
+//! `for`, `while` and `if`.
 //!
-//! Values carried by a `for` and the results of an `if` have fixed homes: a
+//! Values carried by a loop and the results of an `if` have fixed homes: a
 //! stack slot for a scalar (LLVM turns it into a register) and a frame place
 //! for a tile. The loop runs a counter `k` over its trip count, computed
 //! before the first iteration as the interpreter defines the loop:
 //! `iv = lo + k · step` while `iv < hi`, exactly. A non-positive step and a
-//! count over the iteration limit fail before the loop starts.
+//! count over the iteration limit fail before the loop starts. A `while`
+//! tests its condition at the loop's head and counts its iterations, failing
+//! where the interpreter does: when the condition holds once more after the
+//! limit.
 
 use super::check::Code;
 use super::error::HostError;
@@ -98,6 +101,54 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
                 l.assign(&homes, &yielded)
             })
         })?;
+        self.enter(&homes, &op.results)
+    }
+
+    /// Emits a `while`.
+    pub(super) fn emit_while(&mut self, id: OpId) -> Result<(), HostError> {
+        let op = self.func.op(id);
+        let [cond, body] = op.regions.as_slice() else {
+            return Err(HostError::internal("`while` needs two regions"));
+        };
+        let homes = self.homes(&op.results)?;
+        self.assign(&homes, &op.operands)?;
+        let i64t = self.e.ctx.i64_type();
+        let count = self.local(i64t.into())?;
+        self.e.b.build_store(count, self.i64(0))?;
+        let ctx = self.e.ctx;
+        let (header, inside, exit) = (
+            ctx.append_basic_block(self.f, "while"),
+            ctx.append_basic_block(self.f, "while.body"),
+            ctx.append_basic_block(self.f, "while.exit"),
+        );
+        self.e.b.build_unconditional_branch(header)?;
+        self.e.b.position_at_end(header);
+        self.enter(&homes, &cond.args)?;
+        let mut go = None;
+        self.scoped(&mut |l| {
+            go = l.region(cond)?.first().copied();
+            Ok(())
+        })?;
+        let go = match go.map(|c| self.scalar(c)) {
+            Some(c) => c?.into_int_value(),
+            None => return Err(HostError::internal("the loop condition yields nothing")),
+        };
+        self.e.b.build_conditional_branch(go, inside, exit)?;
+        self.e.b.position_at_end(inside);
+        let b = &self.e.b;
+        let done = b.build_load(i64t, count, "count")?.into_int_value();
+        let next = b.build_int_add(done, self.i64(1), "count")?;
+        b.build_store(count, next)?;
+        let limit = Code::iteration_limit() as i64;
+        let within = b.build_int_compare(IntPredicate::ULE, next, self.i64(limit), "within")?;
+        self.check(within, id, Code::IterationLimit, &[next])?;
+        self.enter(&homes, &body.args)?;
+        self.scoped(&mut |l| {
+            let yielded = l.region(body)?;
+            l.assign(&homes, &yielded)
+        })?;
+        self.e.b.build_unconditional_branch(header)?;
+        self.e.b.position_at_end(exit);
         self.enter(&homes, &op.results)
     }
 

@@ -1,8 +1,10 @@
 //! Structured control flow: `for` over integer ranges with scalar
-//! (block-uniform) bounds, and `if`/`else` on block-uniform bool scalars.
+//! (block-uniform) bounds, `while` on a block-uniform bool scalar, and
+//! `if`/`else` on block-uniform bool scalars.
 //!
-//! Variables declared before a `for` and assigned in its body become the
-//! loop's carried values; variables declared before an `if` and assigned in
+//! Variables declared before a loop and assigned in its body become the
+//! loop's carried values (a `while` condition reads them and may not assign
+//! any); variables declared before an `if` and assigned in
 //! a branch become results of the `if`, as does the branches' tail value
 //! (`let y = if c { a } else { b };`). The result types of an `if` are
 //! learned by translating each branch once into a region that is then
@@ -18,7 +20,7 @@ use quote::ToTokens;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use syn::visit::Visit;
-use syn::{Block, Expr, ExprForLoop, ExprIf, RangeLimits};
+use syn::{Block, Expr, ExprForLoop, ExprIf, ExprWhile, RangeLimits};
 use tile_ir::builder::{BuildError, Builder};
 use tile_ir::{DType, Type, Value};
 
@@ -235,15 +237,7 @@ impl<'k> Translator<'k> {
                     me.scopes.set(name, Val::Ir(*arg));
                 }
                 me.block(&f.body)?;
-                let mut next = Vec::new();
-                for ((name, _, at), ty) in carried.iter().zip(&types) {
-                    let v = me
-                        .scopes
-                        .lookup(name)
-                        .map(|b| b.val.clone())
-                        .unwrap_or(Val::Unit);
-                    next.push(me.coerce(&v, ty, at, &format!("the loop carries `{name}` as"))?);
-                }
+                let next = me.carried_next(&carried, &types)?;
                 me.scopes.pop();
                 Ok(next)
             })
@@ -261,6 +255,126 @@ impl<'k> Translator<'k> {
             self.scopes.set(name, Val::Ir(v));
         }
         Ok(Val::Unit)
+    }
+
+    /// `while cond { body }`: the condition is translated into the loop's
+    /// condition region, the body into its body region, both seeing the
+    /// carried variables.
+    pub(crate) fn while_loop(&mut self, w: &ExprWhile) -> syn::Result<Val> {
+        if let Some(l) = &w.label {
+            return Err(self.err(l, "loop labels are not supported"));
+        }
+        if let Expr::Let(l) = strip_parens(&w.cond) {
+            return Err(self.err(
+                l,
+                "`while let` is not supported: write `while` with a bool scalar condition",
+            ));
+        }
+        let mut in_cond = Assigned::default();
+        in_cond.visit_expr(&w.cond);
+        if let Some((name, node)) = in_cond.0.into_iter().next() {
+            return Err(self.err(
+                &node,
+                format!("the condition of a `while` may not assign `{name}`: assign it in the loop body"),
+            ));
+        }
+        let mut names = Assigned::default();
+        names.visit_block(&w.body);
+        let carried = self.carried(names.0, "loop")?;
+        let init: Vec<Value> = carried.iter().map(|(_, v, _)| *v).collect();
+        let types: Vec<Type> = init.iter().map(|v| self.ty(*v)).collect();
+        let mut b = std::mem::replace(&mut self.b, Builder::new(""));
+        let outer = super::location::location(w).map(|loc| b.set_location(Some(loc)));
+        let failure: RefCell<Option<syn::Error>> = RefCell::new(None);
+        let result = {
+            let me = RefCell::new(&mut *self);
+            let run = |inner: &mut Builder,
+                       args: &[Value],
+                       part: &dyn Fn(&mut Self) -> syn::Result<Vec<Value>>|
+             -> Result<Vec<Value>, BuildError> {
+                let mut guard = me.borrow_mut();
+                let mut fail = None;
+                let r = guard.nested(inner, &mut fail, |me| {
+                    me.scopes.push();
+                    for ((name, _, _), arg) in carried.iter().zip(args) {
+                        me.scopes.set(name, Val::Ir(*arg));
+                    }
+                    let values = part(me)?;
+                    me.scopes.pop();
+                    Ok(values)
+                });
+                if let Some(e) = fail {
+                    *failure.borrow_mut() = Some(e);
+                }
+                r.ok_or_else(abort)
+            };
+            b.while_loop(
+                &init,
+                |inner, args| {
+                    let go = run(inner, args, &|me| Ok(vec![me.while_condition(&w.cond)?]))?;
+                    go.first().copied().ok_or_else(abort)
+                },
+                |inner, args| {
+                    run(inner, args, &|me| {
+                        me.block(&w.body)?;
+                        me.carried_next(&carried, &types)
+                    })
+                },
+            )
+        };
+        if let Some(outer) = outer {
+            b.set_location(outer);
+        }
+        self.b = b;
+        if let Some(e) = failure.into_inner() {
+            return Err(e);
+        }
+        let results = self.ir_result(w, result)?;
+        for ((name, _, _), v) in carried.iter().zip(results) {
+            self.scopes.set(name, Val::Ir(v));
+        }
+        Ok(Val::Unit)
+    }
+
+    /// The condition of a `while`: a `bool` scalar.
+    fn while_condition(&mut self, cond: &Expr) -> syn::Result<Value> {
+        let c = self.expr(cond)?;
+        if let Val::Ir(v) = c {
+            match self.ty(v) {
+                Type::Scalar(DType::Bool) => return Ok(v),
+                Type::Tile(_) => return Err(self.err(cond, "`while` on a tile is not supported: a loop's condition must be block-uniform; reduce it to a scalar (`t.max_along(0)`, `t.sum(0)`, ..) or choose per element with `select`")),
+                _ => {}
+            }
+        }
+        if matches!(c, Val::Bool(_)) {
+            return self.data(&c, Some(DType::Bool), cond);
+        }
+        Err(self.err(
+            cond,
+            format!(
+                "a `while` condition must be a bool scalar, found {}",
+                self.describe(&c)
+            ),
+        ))
+    }
+
+    /// The values a loop body leaves in its carried variables, each of the
+    /// type the loop carries it as.
+    fn carried_next(
+        &mut self,
+        carried: &[(String, Value, TokenStream)],
+        types: &[Type],
+    ) -> syn::Result<Vec<Value>> {
+        let mut next = Vec::new();
+        for ((name, _, at), ty) in carried.iter().zip(types) {
+            let v = self
+                .scopes
+                .lookup(name)
+                .map(|b| b.val.clone())
+                .unwrap_or(Val::Unit);
+            next.push(self.coerce(&v, ty, at, &format!("the loop carries `{name}` as"))?);
+        }
+        Ok(next)
     }
 
     pub(crate) fn ir_result<T>(

@@ -349,25 +349,14 @@ impl<'k> Translator<'k> {
             }
             Expr::Field(f) => self.tuple_field(f),
             Expr::Assign(a) => self.assign(&a.left, &a.right, a),
-            Expr::While(w) => {
-                let cond = self.expr(&w.cond)?;
-                let on_tile = matches!(cond, Val::Ir(v) if matches!(self.ty(v), Type::Tile(_)));
-                Err(self.err(
-                    &w.cond,
-                    if on_tile {
-                        "`while` on a tile is not supported: a loop's trip count must be block-uniform; use `for i in lo..hi` and choose per element with `select`"
-                    } else {
-                        "`while` loops are not supported: loops in a tile kernel run a block-uniform trip count; use `for i in lo..hi`"
-                    },
-                ))
-            }
-            Expr::Loop(l) => Err(self.err(&l.loop_token, "`loop` is not supported: use `for i in lo..hi` with scalar bounds")),
+            Expr::While(w) => self.while_loop(w),
+            Expr::Loop(l) => Err(self.err(&l.loop_token, "`loop` is not supported: use `while` with a scalar condition, or `for i in lo..hi`")),
             Expr::Closure(c) => Err(self.err(c, "closures are not supported in tile kernels: define a `#[tile_fn]` helper inside the kernel instead")),
             Expr::Reference(r) => Err(self.err(r, "references are not supported in tile kernels: tiles and scalars are values, pass them directly")),
             Expr::Unsafe(u) => Err(self.err(&u.unsafe_token, "`unsafe` blocks are not supported in tile kernels: there is nothing unsafe to do")),
             Expr::Macro(m) => self.macro_stmt(&m.mac).map(|()| Val::Unit),
             Expr::Return(r) => Err(self.err(r, "`return` is not supported here: kernels and helpers end with a tail expression (structured control flow); restructure with `if`/`else`")),
-            Expr::Break(b) => Err(self.err(b, "`break` is not supported: loops run their whole range")),
+            Expr::Break(b) => Err(self.err(b, "`break` is not supported: end a `while` loop through its condition")),
             Expr::Continue(c) => Err(self.err(c, "`continue` is not supported: use `if` inside the loop body")),
             Expr::Index(i) => Err(self.err(i, "indexing is not supported: tiles are whole values; use `.slice(..)`, a partition view's `.load(..)`, or a tuple field `.0`")),
             Expr::Array(a) => Err(self.err(a, "an array is a shape or axis list: it is only accepted as an argument, e.g. `zeros::<f32>([M, N])`")),

@@ -1,4 +1,4 @@
-//! `for` and `if`: structured control flow on block-uniform scalars.
+//! `for`, `while` and `if`: structured control flow on block-uniform scalars.
 
 use super::value::RtValue;
 use super::{Fault, InterpError, Interpreter};
@@ -51,6 +51,51 @@ impl<'a> Interpreter<'a> {
             iv += header.step;
         }
         Ok(carried)
+    }
+
+    /// `while iter(init...)`: runs the condition region on the carried
+    /// values, and while it gives true the body, whose `yield` gives the
+    /// next carried values; the results are the carried values the
+    /// condition last saw.
+    pub(super) fn run_while(
+        &mut self,
+        id: OpId,
+        op: &'a Op,
+        operands: &[RtValue],
+    ) -> Result<Vec<RtValue>, InterpError> {
+        let [cond, body] = op.regions.as_slice() else {
+            let fault = Fault::Type("`while` needs two regions".into());
+            return Err(self.error(id, fault));
+        };
+        let limit = self.options.max_loop_iterations;
+        let mut carried = operands.to_vec();
+        let mut iterations = 0u64;
+        loop {
+            self.bind_values(&cond.args, carried.clone(), "loop argument")
+                .map_err(|f| self.error(id, f))?;
+            let go = match self.run_region(cond)?.as_deref() {
+                Some([RtValue::Scalar(Scalar::Bool(go))]) => *go,
+                _ => {
+                    let fault = Fault::Type("the loop condition must yield a bool scalar".into());
+                    return Err(self.error(id, fault));
+                }
+            };
+            if !go {
+                return Ok(carried);
+            }
+            if iterations == limit {
+                return Err(self.error(id, Fault::IterationLimit { limit }));
+            }
+            iterations += 1;
+            self.bind_values(&body.args, carried, "loop argument")
+                .map_err(|f| self.error(id, f))?;
+            carried = self.run_region(body)?.ok_or_else(|| {
+                self.error(
+                    id,
+                    Fault::Type("the loop body does not end with `yield`".into()),
+                )
+            })?;
+        }
     }
 
     /// `if %cond`: runs the then region when `cond` is true, else the else

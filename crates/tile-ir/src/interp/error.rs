@@ -141,7 +141,8 @@ pub enum Fault {
         /// The step.
         step: i128,
     },
-    /// A `for` that ran more iterations than the configured limit.
+    /// A `for` or `while` that ran more iterations than the configured
+    /// limit.
     #[error("the loop ran more than {limit} iterations (see Options::max_loop_iterations)")]
     IterationLimit {
         /// The limit.

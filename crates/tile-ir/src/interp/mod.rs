@@ -183,6 +183,7 @@ impl<'a> Interpreter<'a> {
         let results = match &op.kind {
             OpKind::Yield => return Ok(Some(operands)),
             OpKind::For => self.run_for(id, op, &operands)?,
+            OpKind::While => self.run_while(id, op, &operands)?,
             OpKind::If => self.run_if(id, op, &operands)?,
             kind => self
                 .compute(kind, &operands)

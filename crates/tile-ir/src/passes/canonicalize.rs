@@ -66,7 +66,7 @@ fn rewrite_region(
                 ops.extend(rewrite.ops);
                 // A replaced op stays (unused, for dce) unless it was control
                 // flow whose regions were inlined or dropped.
-                if !matches!(func.op(id).kind, OpKind::If | OpKind::For) {
+                if !matches!(func.op(id).kind, OpKind::If | OpKind::For | OpKind::While) {
                     ops.push(id);
                 }
             }

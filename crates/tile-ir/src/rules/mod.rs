@@ -420,6 +420,12 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
             }
             Ok(Some(operands[3..].iter().map(|t| (*t).clone()).collect()))
         }
+        OpKind::While => {
+            for carried in operands {
+                data(carried, "a carried value")?;
+            }
+            Ok(Some(operands.iter().map(|t| (*t).clone()).collect()))
+        }
         OpKind::If => {
             arity(operands, 1)?;
             if *operands[0] != Type::Scalar(DType::Bool) {

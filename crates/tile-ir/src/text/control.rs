@@ -1,10 +1,13 @@
-//! The structured control-flow ops, whose lines open regions: `for` and `if`.
+//! The structured control-flow ops, whose lines open regions: `for`,
+//! `while` and `if`.
 
 use super::error::ParseError;
 use super::lexer::{Token, TokenKind};
 use super::parser::{count, Parser};
 use crate::function::{OpId, Region};
 use crate::ops::OpKind;
+use crate::types::Type;
+use crate::Value;
 
 impl<'a> Parser<'_, 'a> {
     /// `for %iv = %lo to %hi step %step [iter(%a = %init, ...)] [: types] {`
@@ -22,20 +25,8 @@ impl<'a> Parser<'_, 'a> {
         let hi = self.match_operand("the upper bound")?;
         self.match_keyword("step", "`step` after the upper bound")?;
         let step = self.match_operand("the step")?;
-        let mut carried = Vec::new();
         let mut operands = vec![lo, hi, step];
-        if self.eat_keyword("iter") {
-            self.match_token(TokenKind::LParen, "`(` after `iter`")?;
-            loop {
-                carried.push(self.match_token(TokenKind::Value, "a carried value name")?);
-                self.match_token(TokenKind::Equals, "`=` after a carried value name")?;
-                operands.push(self.match_operand("the initial value")?);
-                if self.eat(&TokenKind::RParen) {
-                    break;
-                }
-                self.match_token(TokenKind::Comma, "`,` or `)` after a carried value")?;
-            }
-        }
+        let carried = self.parse_iter(&mut operands)?;
         let types = self.parse_result_types(defs)?;
         if carried.len() != types.len() {
             return Err(Self::error_at(
@@ -49,23 +40,110 @@ impl<'a> Parser<'_, 'a> {
         }
         let loc = self.parse_location()?;
         let open = self.match_token(TokenKind::LBrace, "`{` to open the loop body")?;
-        let iv_type = self.func.ty(lo).clone();
-        let mut args = vec![self.func.new_region_arg(0, iv_type)];
-        for (index, ty) in types.iter().enumerate() {
-            args.push(self.func.new_region_arg(index + 1, ty.clone()));
-        }
-        self.scopes.push();
-        for (token, &value) in std::iter::once(&iv).chain(&carried).zip(&args) {
-            self.scopes.define(token, value)?;
-        }
-        let ops = self.parse_region_ops(&open)?;
-        self.scopes.pop();
-        let body = Region { args, ops };
+        let names: Vec<Token<'a>> = std::iter::once(iv).chain(carried).collect();
+        let mut arg_types = vec![self.func.ty(lo).clone()];
+        arg_types.extend(types.iter().cloned());
+        let body = self.parse_carried_region(&open, &names, &arg_types)?;
         let op = self
             .func
             .create_op(OpKind::For, operands, types, vec![body]);
         self.func.ops[op].loc = loc;
         Ok(op)
+    }
+
+    /// `while [iter(%a = %init, ...)] [: types] {` ops `} do[(%b, ...)] {`
+    /// ops `}`; the cursor is after `while`. Both regions' arguments have
+    /// the loop's result types.
+    pub fn parse_while(
+        &mut self,
+        defs: &[Token<'a>],
+        keyword: &Token<'_>,
+    ) -> Result<OpId, ParseError> {
+        let mut operands = Vec::new();
+        let carried = self.parse_iter(&mut operands)?;
+        let types = self.parse_result_types(defs)?;
+        if carried.len() != types.len() {
+            return Err(Self::error_at(
+                keyword,
+                format!(
+                    "`while` carries {} but has {}",
+                    count(carried.len(), "value"),
+                    count(types.len(), "result type")
+                ),
+            ));
+        }
+        let loc = self.parse_location()?;
+        let open = self.match_token(TokenKind::LBrace, "`{` to open the loop condition")?;
+        let cond = self.parse_carried_region(&open, &carried, &types)?;
+        self.match_keyword("do", "`do` after the condition of `while`")?;
+        let mut names = Vec::new();
+        if self.eat(&TokenKind::LParen) {
+            loop {
+                names.push(self.match_token(TokenKind::Value, "a carried value name")?);
+                if self.eat(&TokenKind::RParen) {
+                    break;
+                }
+                self.match_token(TokenKind::Comma, "`,` or `)` after a carried value")?;
+            }
+        }
+        if names.len() != types.len() {
+            return Err(Self::error_at(
+                keyword,
+                format!(
+                    "the body of `while` takes {} but the loop carries {}",
+                    count(names.len(), "value"),
+                    count(types.len(), "value")
+                ),
+            ));
+        }
+        let open = self.match_token(TokenKind::LBrace, "`{` to open the loop body")?;
+        let body = self.parse_carried_region(&open, &names, &types)?;
+        let op = self
+            .func
+            .create_op(OpKind::While, operands, types, vec![cond, body]);
+        self.func.ops[op].loc = loc;
+        Ok(op)
+    }
+
+    /// `[iter(%a = %init, ...)]`: the carried values' names, their initial
+    /// values appended to `operands`.
+    fn parse_iter(&mut self, operands: &mut Vec<Value>) -> Result<Vec<Token<'a>>, ParseError> {
+        let mut carried = Vec::new();
+        if self.eat_keyword("iter") {
+            self.match_token(TokenKind::LParen, "`(` after `iter`")?;
+            loop {
+                carried.push(self.match_token(TokenKind::Value, "a carried value name")?);
+                self.match_token(TokenKind::Equals, "`=` after a carried value name")?;
+                operands.push(self.match_operand("the initial value")?);
+                if self.eat(&TokenKind::RParen) {
+                    break;
+                }
+                self.match_token(TokenKind::Comma, "`,` or `)` after a carried value")?;
+            }
+        }
+        Ok(carried)
+    }
+
+    /// A region whose arguments, named `names`, have `types`, in its own
+    /// scope.
+    fn parse_carried_region(
+        &mut self,
+        open: &Token<'_>,
+        names: &[Token<'a>],
+        types: &[Type],
+    ) -> Result<Region, ParseError> {
+        let args: Vec<_> = types
+            .iter()
+            .enumerate()
+            .map(|(index, ty)| self.func.new_region_arg(index, ty.clone()))
+            .collect();
+        self.scopes.push();
+        for (token, &value) in names.iter().zip(&args) {
+            self.scopes.define(token, value)?;
+        }
+        let ops = self.parse_region_ops(open)?;
+        self.scopes.pop();
+        Ok(Region { args, ops })
     }
 
     /// `if %cond [: types] {` ops `} else {` ops `}`; the cursor is after

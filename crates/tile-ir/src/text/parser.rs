@@ -334,6 +334,7 @@ impl<'t, 'a> Parser<'t, 'a> {
         let name = self.match_ident("an op name")?;
         let op = match name.text {
             "for" => self.parse_for(&defs, &name)?,
+            "while" => self.parse_while(&defs, &name)?,
             "if" => self.parse_if(&defs)?,
             _ => self.parse_simple_op(&defs, &name)?,
         };

@@ -83,6 +83,7 @@ impl Printer<'_> {
         }
         match &op.kind {
             OpKind::For => return self.for_op(f, op, depth),
+            OpKind::While => return self.while_op(f, op, depth),
             OpKind::If => return self.if_op(f, op, depth),
             kind => f.write_str(&self.body(op, kind))?,
         }
@@ -182,7 +183,7 @@ impl Printer<'_> {
                 super::lview::print_body(lview, &names)
             }
             // Their lines open regions; `Printer::op` prints them whole.
-            OpKind::For | OpKind::If => name.to_string(),
+            OpKind::For | OpKind::While | OpKind::If => name.to_string(),
         }
     }
 
@@ -231,6 +232,40 @@ impl Printer<'_> {
         writeln!(f, "{line}{}{} {{", self.result_types(op), loc_suffix(op))?;
         self.region_ops(f, body, depth + 1)?;
         writeln!(f, "{}}}", "  ".repeat(depth))
+    }
+
+    /// `while iter(%a = %init, ...) : types {` ... `} do(%b, ...) {` ...
+    /// `}`: the condition region, then the body.
+    fn while_op(&self, f: &mut fmt::Formatter<'_>, op: &Op, depth: usize) -> fmt::Result {
+        let empty = Region::default();
+        let cond = op.regions.first().unwrap_or(&empty);
+        let body = op.regions.get(1).unwrap_or(&empty);
+        let mut line = "while".to_string();
+        if !op.operands.is_empty() {
+            let pairs: Vec<String> = op
+                .operands
+                .iter()
+                .enumerate()
+                .map(|(i, &init)| {
+                    let arg = cond
+                        .args
+                        .get(i)
+                        .map_or_else(|| "%?".to_string(), |&v| self.names.name(v));
+                    format!("{arg} = {}", self.names.name(init))
+                })
+                .collect();
+            write!(line, " iter({})", pairs.join(", "))?;
+        }
+        writeln!(f, "{line}{}{} {{", self.result_types(op), loc_suffix(op))?;
+        self.region_ops(f, cond, depth + 1)?;
+        let indent = "  ".repeat(depth);
+        if body.args.is_empty() {
+            writeln!(f, "{indent}}} do {{")?;
+        } else {
+            writeln!(f, "{indent}}} do({}) {{", self.list(&body.args))?;
+        }
+        self.region_ops(f, body, depth + 1)?;
+        writeln!(f, "{indent}}}")
     }
 
     /// `if %c : types {` ... `} else {` ... `}`

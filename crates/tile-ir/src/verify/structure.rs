@@ -110,9 +110,10 @@ impl Structure<'_> {
     fn op(&mut self, id: OpId, terminator_slot: bool) -> Result<(), VerifyError> {
         let op = self.func.op(id);
         if op.kind == OpKind::Yield && !terminator_slot {
-            return Err(self
-                .report
-                .op(id, "`yield` may only end a region of `for` or `if`"));
+            return Err(self.report.op(
+                id,
+                "`yield` may only end a region of `for`, `while` or `if`",
+            ));
         }
         for (i, &operand) in op.operands.iter().enumerate() {
             if self.func.values.get(operand).is_none() {
@@ -129,7 +130,7 @@ impl Structure<'_> {
         }
         let expected_regions = match op.kind {
             OpKind::For => 1,
-            OpKind::If => 2,
+            OpKind::While | OpKind::If => 2,
             _ => 0,
         };
         if op.regions.len() != expected_regions {

@@ -1,6 +1,7 @@
 //! Type checks: value types, each op's rule, and region signatures.
 
 use super::{Reporter, VerifyError};
+use crate::dtype::DType;
 use crate::function::{Function, OpId, Region};
 use crate::names::ValueNames;
 use crate::ops::OpKind;
@@ -67,6 +68,27 @@ fn check_op(func: &Function, id: OpId, report: &Reporter) -> Result<(), VerifyEr
                 ));
             }
             check_yield(func, id, region, &declared, "the loop body", report)
+        }
+        OpKind::While => {
+            let cond = [&Type::Scalar(DType::Bool)];
+            for (region, which, yields) in [
+                (&op.regions[0], "the loop condition", &cond[..]),
+                (&op.regions[1], "the loop body", &declared[..]),
+            ] {
+                let args: Vec<&Type> = region.args.iter().map(|&v| func.ty(v)).collect();
+                if args != declared {
+                    return Err(report.op(
+                        id,
+                        format!(
+                            "the arguments of {which} must be the carried values, of types ({}), found ({})",
+                            list(&declared),
+                            list(&args)
+                        ),
+                    ));
+                }
+                check_yield(func, id, region, yields, which, report)?;
+            }
+            Ok(())
         }
         OpKind::If => {
             for (region, which) in op

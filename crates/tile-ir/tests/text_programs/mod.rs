@@ -173,6 +173,27 @@ kernel @nested(%x: tensor<i32, 1>, %n: i32) {
   store %4, %2[%0]
 }";
 
+/// A `while` carrying a tile and a counter, its condition a reduction of the
+/// tile (block-uniform).
+pub const WHILE: &str = "\
+kernel @halve(%x: tensor<f32, 1>, %limit: f32) {
+  %0 = constant 0 : i32
+  %1 = partition_view %x [16] : view<f32, [16]>
+  %2 = load %1[%0] : tile<16xf32>
+  %3, %4 = while iter(%5 = %2, %6 = %0) : tile<16xf32>, i32 {
+    %9 = reduce max %5 axis 0 : f32
+    %10 = cmp gt %9, %limit : bool
+    yield %10
+  } do(%7, %8) {
+    %11 = full 0.5 : tile<16xf32>
+    %12 = mul %7, %11 : tile<16xf32>
+    %13 = constant 1 : i32
+    %14 = add %8, %13 : i32
+    yield %12, %14
+  }
+  store %3, %1[%4]
+}";
+
 /// Every variant of every attribute enum (unary and binary ops, comparison
 /// predicates, reductions with and without `keepdim`, scans, paddings) and a
 /// cast to every dtype, generated from the enums' `ALL` lists so that a new
@@ -262,6 +283,7 @@ pub fn all() -> Vec<(&'static str, String)> {
         ("softmax", SOFTMAX.to_string()),
         ("matmul", MATMUL.to_string()),
         ("nested", NESTED.to_string()),
+        ("while", WHILE.to_string()),
         ("every_variant", every_variant()),
     ]
 }

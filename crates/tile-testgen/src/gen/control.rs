@@ -1,12 +1,13 @@
-//! `if`/`else` on scalar conditions and counted `for` loops with carried
-//! values. Both regions of an `if` build their own values; a loop body
-//! combines each carried value with a new one so that every iteration
-//! counts, and may index loads by the induction variable.
+//! `if`/`else` on scalar conditions and counted loops with carried values,
+//! as a `for` or as a `while` over a carried counter (`while i < hi`, the
+//! body yielding `i + step`). Both regions of an `if` build their own
+//! values; a loop body combines each carried value with a new one so that
+//! every iteration counts, and may index loads by the induction variable.
 
 use super::{Built, Gen};
 use std::cell::RefCell;
 use tile_ir::builder::Builder;
-use tile_ir::{DType, Scalar, Type, Value};
+use tile_ir::{BinaryOp, CmpPred, DType, Scalar, Type, Value};
 
 /// The integer dtypes of loop bounds (the induction variable's dtype).
 const LOOP_DTYPES: [DType; 5] = [DType::I32, DType::I32, DType::I64, DType::U32, DType::I16];
@@ -58,8 +59,9 @@ impl Gen<'_> {
         for _ in 0..carried {
             init.push(self.value(b, ty, depth)?);
         }
-        let results = b.for_loop(lo, hi, step, &init, |b, iv, carried| {
-            self.scoped(|g| {
+        let as_while = self.whiles.chance(self.cfg.while_rate);
+        let body = |g: &mut Self, b: &mut Builder, iv: Value, carried: &[Value]| {
+            g.scoped(|g| {
                 g.ivs.push(iv);
                 g.expose(iv);
                 for &c in carried {
@@ -72,7 +74,25 @@ impl Gen<'_> {
                 }
                 Ok(next)
             })
-        })?;
+        };
+        let results = if as_while {
+            let mut counted = vec![lo];
+            counted.extend(init);
+            let results = b.while_loop(
+                &counted,
+                |b, args| b.cmp(CmpPred::Lt, args[0], hi),
+                |b, args| {
+                    let mut next = vec![b.binary(BinaryOp::Add, args[0], step)?];
+                    next.extend(body(self, b, args[0], &args[1..])?);
+                    Ok(next)
+                },
+            )?;
+            results[1..].to_vec()
+        } else {
+            b.for_loop(lo, hi, step, &init, |b, iv, carried| {
+                body(self, b, iv, carried)
+            })?
+        };
         match results.as_slice() {
             [one] => Ok(Some(*one)),
             [first, second] => self.combine(b, *first, *second).map(Some),

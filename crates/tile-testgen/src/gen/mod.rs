@@ -86,6 +86,10 @@ const ASSERT_STREAM: u64 = 0x5a55_e47d_0b5e_c0de;
 /// Mixed into the seed for the stream that picks the gathered inputs.
 const GATHER_STREAM: u64 = 0x6a7e_e25c_a77e_12ed;
 
+/// Mixed into the seed for the stream that picks the loops written as
+/// `while`.
+const WHILE_STREAM: u64 = 0x3b11_e5a1_7f0c_9d24;
+
 /// The state of one generation.
 pub(crate) struct Gen<'c> {
     /// The random stream of the seed.
@@ -109,6 +113,9 @@ pub(crate) struct Gen<'c> {
     /// The stream that picks which inputs are gathered, so that a case
     /// without gathers is the one its seed gave before they existed.
     pub(crate) gathers: SplitMix64,
+    /// The stream that picks which loops are `while` loops (with the same
+    /// counter, bounds and body as the `for` their seed gave before).
+    pub(crate) whiles: SplitMix64,
 }
 
 /// Generates the case of `seed` (see [`crate::generate`]).
@@ -126,6 +133,7 @@ pub(crate) fn generate(seed: u64, cfg: &GenConfig) -> Case {
         inputs: 0,
         ivs: Vec::new(),
         gathers: SplitMix64::new(seed ^ GATHER_STREAM),
+        whiles: SplitMix64::new(seed ^ WHILE_STREAM),
     };
     let mut b = Builder::new(format!("gen_{seed}"));
     let outputs = g.rng.range(1, cfg.max_outputs.max(1));

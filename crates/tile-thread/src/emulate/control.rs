@@ -1,4 +1,4 @@
-//! Uniform loops in the emulator (an `if` is in `run_op`).
+//! Uniform loops (`for`, `while`) in the emulator (an `if` is in `run_op`).
 
 use super::{EmuError, EmuFault, Emulator, MAX_LOOP_ITERATIONS};
 use crate::program::{Op, OpId};
@@ -65,5 +65,54 @@ impl Emulator<'_> {
             i += s;
         }
         Ok(carried)
+    }
+
+    /// Runs a `while` whose condition is uniform across the block; returns
+    /// the final carried values.
+    pub(super) fn run_while(
+        &mut self,
+        id: OpId,
+        op: &Op,
+        inits: &[Vec<Scalar>],
+    ) -> Result<Vec<Vec<Scalar>>, EmuError> {
+        let [cond, body] = op.regions.as_slice() else {
+            return Err(self.error(
+                Some(id),
+                None,
+                EmuFault::Malformed("`while` needs a condition and a body".into()),
+            ));
+        };
+        let mut carried = inits.to_vec();
+        let mut count = 0u64;
+        loop {
+            for (&a, v) in cond.args.iter().zip(&carried) {
+                self.define(id, a, v.clone())?;
+            }
+            let yielded = self.run_region(cond)?.unwrap_or_default();
+            let Some(go) = yielded.first() else {
+                return Err(self.error(
+                    Some(id),
+                    None,
+                    EmuFault::Malformed("the loop condition yields nothing".into()),
+                ));
+            };
+            if self.uniform(id, "the loop condition", go)? != Scalar::Bool(true) {
+                return Ok(carried);
+            }
+            count += 1;
+            if count > MAX_LOOP_ITERATIONS {
+                return Err(self.error(
+                    Some(id),
+                    None,
+                    EmuFault::IterationLimit {
+                        limit: MAX_LOOP_ITERATIONS,
+                    },
+                ));
+            }
+            for (&a, v) in body.args.iter().zip(carried) {
+                self.define(id, a, v)?;
+            }
+            carried = self.run_region(body)?.unwrap_or_default();
+        }
     }
 }

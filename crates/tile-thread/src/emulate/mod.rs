@@ -647,6 +647,7 @@ impl<'a> Emulator<'a> {
                 Vec::new()
             }
             ThreadOpKind::For => self.run_for(id, op, &x)?,
+            ThreadOpKind::While => self.run_while(id, op, &x)?,
             ThreadOpKind::If => {
                 let c = self.uniform(id, "the condition", arg(0)?)?;
                 let branch = if c == Scalar::Bool(true) { 0 } else { 1 };

@@ -1,4 +1,4 @@
-//! Structured, uniform control flow: `for`, `if` and `yield`.
+//! Structured, uniform control flow: `for`, `while`, `if` and `yield`.
 //!
 //! Loop bounds and branch conditions are scalars of the tile IR, so they are
 //! uniform registers and the thread-level `for`/`if` stay block-uniform. A
@@ -173,6 +173,42 @@ impl Lowerer<'_> {
         if let Some(p) = &pipeline {
             self.pipeline_end(p);
         }
+        Ok(())
+    }
+
+    /// Lowers `while`: the flattened carried registers, laid out as the
+    /// initial values in both regions and in the results.
+    pub(super) fn lower_while(&mut self, id: OpId) -> Result<(), LowerError> {
+        let func = self.func;
+        let op = func.op(id);
+        let [cond, body] = op.regions.as_slice() else {
+            return Err(self.invalid(id, "`while` needs two regions"));
+        };
+        let (init_regs, slots) = self.flatten(id, &op.operands)?;
+        let types = self.dtypes(&init_regs);
+        self.loop_depth += 1;
+        let mut regions = Vec::with_capacity(2);
+        for (region, yields) in [(cond, None), (body, Some(slots.clone()))] {
+            let args: Vec<Reg> = types.iter().map(|&d| self.program.new_reg(d)).collect();
+            self.unflatten(&region.args, &slots, &args);
+            self.yield_targets.push(yields);
+            let ops = self.region(region);
+            self.yield_targets.pop();
+            match ops {
+                Ok(ops) => regions.push(Region { args, ops }),
+                Err(e) => {
+                    self.loop_depth -= 1;
+                    return Err(e);
+                }
+            }
+        }
+        self.loop_depth -= 1;
+        let thread_op = self
+            .program
+            .create_op(ThreadOpKind::While, init_regs, &types, regions);
+        self.current.push(thread_op);
+        let results = self.program.ops[thread_op].results.clone();
+        self.unflatten(&op.results, &slots, &results);
         Ok(())
     }
 

@@ -567,6 +567,7 @@ impl<'a> Lowerer<'a> {
             (OpFamily::Dot, _) => self.dot(id),
             (OpFamily::Memory, _) => self.memory(id),
             (OpFamily::Control, OpKind::For) => self.lower_for(id),
+            (OpFamily::Control, OpKind::While) => self.lower_while(id),
             (OpFamily::Control, OpKind::If) => self.lower_if(id),
             (OpFamily::Control, _) => self.lower_yield(id),
             (OpFamily::LayoutView, OpKind::LView(lview)) => self.lview(id, lview),

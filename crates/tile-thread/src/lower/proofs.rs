@@ -196,6 +196,7 @@ impl Analysis<'_> {
                 self.access(id, op.operands.get(1..).unwrap_or_default(), facts)
             }
             OpKind::For => self.for_loop(op, facts),
+            OpKind::While => self.while_loop(op, facts),
             OpKind::If => {
                 if let (Some(&cond), [then, otherwise]) = (op.operands.first(), &op.regions[..]) {
                     for (region, truth) in [(then, true), (otherwise, false)] {
@@ -334,6 +335,27 @@ impl Analysis<'_> {
                 // iv < hi < f implies iv < f − 1.
                 range.add_below(hi.strict_uppers().into_iter().map(|f| f.shifted(-1)));
                 inner.insert(iv, range);
+            }
+        }
+        self.region(body, &mut inner);
+    }
+
+    /// A `while` body runs only where its condition held on the same carried
+    /// values, so what the condition implies for its arguments holds for
+    /// the body's.
+    fn while_loop(&mut self, op: &tile_ir::Op, facts: &Facts) {
+        let [cond, body] = &op.regions[..] else {
+            return;
+        };
+        let mut inner = facts.clone();
+        self.region(cond, &mut inner);
+        let yielded = cond.ops.last().map(|&y| &self.func.op(y).operands);
+        if let Some(&[go]) = yielded.map(Vec::as_slice) {
+            self.assume(go, true, &mut inner);
+            for (a, b) in cond.args.iter().zip(&body.args) {
+                if let Some(range) = inner.get(a).cloned() {
+                    inner.insert(*b, range);
+                }
             }
         }
         self.region(body, &mut inner);

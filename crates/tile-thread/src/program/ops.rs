@@ -344,6 +344,11 @@ pub enum ThreadOpKind {
     /// operands as the tile IR's `for`, one region, results the final carried
     /// values.
     For,
+    /// `while iter(%a = %init, ...) { cond } do(%b, ...) { body }`: a
+    /// uniform loop; operands and regions as the tile IR's `while` (the
+    /// condition region yields a uniform `bool`), results the final carried
+    /// values.
+    While,
     /// `if %cond`: a uniform branch; two regions ending in `yield`.
     If,
     /// `yield %a, ...`: ends a nested region.
@@ -394,6 +399,7 @@ impl ThreadOpKind {
             ThreadOpKind::CommitAsync => "cp.async.commit",
             ThreadOpKind::WaitAsync { .. } => "cp.async.wait",
             ThreadOpKind::For => "for",
+            ThreadOpKind::While => "while",
             ThreadOpKind::If => "if",
             ThreadOpKind::Yield => "yield",
         }

@@ -356,6 +356,16 @@ impl Program {
                     _ => write!(text, "for {}", list(o)),
                 }
             }
+            ThreadOpKind::While => {
+                let args = op.regions.first().map_or(&[][..], |r| &r.args[..]);
+                let iters = args
+                    .iter()
+                    .zip(o)
+                    .map(|(a, i)| format!("{} = {}", reg(*a), reg(*i)))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                write!(text, "while iter({iters})")
+            }
             _ if o.is_empty() => write!(text, "{name}"),
             _ => write!(text, "{name} {}", list(o)),
         };
@@ -364,10 +374,13 @@ impl Program {
             write!(f, " : {}", self.dtype(first))?;
         }
         match op.kind {
-            ThreadOpKind::For | ThreadOpKind::If => {
+            ThreadOpKind::For | ThreadOpKind::While | ThreadOpKind::If => {
                 f.write_str(" {\n")?;
                 for (i, region) in op.regions.iter().enumerate() {
-                    if i > 0 {
+                    if i > 0 && op.kind == ThreadOpKind::While {
+                        let args: Vec<String> = region.args.iter().map(|&a| reg(a)).collect();
+                        writeln!(f, "{pad}}} do({}) {{", args.join(", "))?;
+                    } else if i > 0 {
                         writeln!(f, "{pad}}} else {{")?;
                     }
                     self.print_region(f, names, region, depth + 1)?;

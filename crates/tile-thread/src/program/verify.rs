@@ -386,6 +386,23 @@ impl Checker<'_> {
                 self.region(body, scope, Some(inits))?;
                 true
             }
+            ThreadOpKind::While => {
+                let [cond, body] = op.regions.as_slice() else {
+                    return bad(self, "`while` needs two regions");
+                };
+                if results != operands
+                    || self.dtypes(&cond.args) != operands
+                    || self.dtypes(&body.args) != operands
+                {
+                    return bad(
+                        self,
+                        "`while` regions take the carried values and give results like its initial values",
+                    );
+                }
+                self.region(cond, scope, Some(&[DType::Bool]))?;
+                self.region(body, scope, Some(&operands))?;
+                true
+            }
             ThreadOpKind::If => {
                 let [then, otherwise] = op.regions.as_slice() else {
                     return bad(self, "`if` needs two regions");

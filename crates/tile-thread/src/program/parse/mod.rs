@@ -53,7 +53,8 @@ struct Line<'a> {
     operands: Vec<Reg>,
     /// The names the line defines, with their tokens.
     results: Vec<Token<'a>>,
-    /// For `for`: the names of the induction variable and carried values.
+    /// For `for`: the names of the induction variable and carried values;
+    /// for `while`, of the carried values in the condition region.
     region_args: Vec<Token<'a>>,
 }
 
@@ -394,7 +395,9 @@ impl<'a> Parser<'_, 'a> {
             None
         };
         let id = match line.kind {
-            ThreadOpKind::For | ThreadOpKind::If => self.structured(line, &start)?,
+            ThreadOpKind::For | ThreadOpKind::While | ThreadOpKind::If => {
+                self.structured(line, &start)?
+            }
             _ => {
                 let dtype = match (printed, line.results.is_empty()) {
                     (Some(d), false) => d,
@@ -419,7 +422,8 @@ impl<'a> Parser<'_, 'a> {
         Ok(id)
     }
 
-    /// A `for` or `if` with its regions, its results typed from them.
+    /// A `for`, `while` or `if` with its regions, its results typed from
+    /// them.
     fn structured(&mut self, line: Line<'a>, start: &Token<'_>) -> Result<OpId, ParseError> {
         let open = self.match_token(TokenKind::LBrace, "`{`")?;
         let mut regions = Vec::new();
@@ -441,6 +445,49 @@ impl<'a> Parser<'_, 'a> {
             regions.push(self.region(args, &open)?);
             self.bump();
             types[3..].to_vec()
+        } else if line.kind == ThreadOpKind::While {
+            let types: Vec<DType> = line
+                .operands
+                .iter()
+                .map(|&r| self.program.dtype(r))
+                .collect();
+            let args = line
+                .region_args
+                .iter()
+                .zip(&types)
+                .map(|(t, &d)| (t.clone(), self.program.new_reg(d)))
+                .collect();
+            regions.push(self.region(args, &open)?);
+            self.bump();
+            self.match_keyword("do")?;
+            self.match_token(TokenKind::LParen, "`(`")?;
+            let mut names = Vec::new();
+            while self.peek().kind == TokenKind::Value {
+                names.push(self.bump());
+                if !self.eat(&TokenKind::Comma) {
+                    break;
+                }
+            }
+            self.match_token(TokenKind::RParen, "`)`")?;
+            if names.len() != types.len() {
+                return Err(Self::error_at(
+                    start,
+                    format!(
+                        "the body of `while` takes {} values but the loop carries {}",
+                        names.len(),
+                        types.len()
+                    ),
+                ));
+            }
+            let args = names
+                .into_iter()
+                .zip(&types)
+                .map(|(t, &d)| (t, self.program.new_reg(d)))
+                .collect();
+            let open = self.match_token(TokenKind::LBrace, "`{`")?;
+            regions.push(self.region(args, &open)?);
+            self.bump();
+            types
         } else {
             regions.push(self.region(Vec::new(), &open)?);
             self.bump();

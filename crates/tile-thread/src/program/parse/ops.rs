@@ -2,7 +2,7 @@
 //! its region, one arm per op kind of [`ThreadOpKind`].
 
 use super::{Line, Parser};
-use crate::program::{CheckKind, LdMatrix, MmaKind, ShuffleMode, ThreadOpKind, WgmmaKind};
+use crate::program::{CheckKind, LdMatrix, MmaKind, Reg, ShuffleMode, ThreadOpKind, WgmmaKind};
 use tile_ir::text::{parse_scalar, ParseError, Token, TokenKind};
 use tile_ir::{AtomicOp, BinaryOp, CmpPred, MemOrder, MemScope, UnaryOp};
 
@@ -357,18 +357,13 @@ impl<'a> Parser<'_, 'a> {
                 self.match_keyword("step")?;
                 let step = self.match_reg()?;
                 let mut operands = vec![lo, hi, step];
-                self.match_keyword("iter")?;
-                self.match_token(TokenKind::LParen, "`(`")?;
-                while self.peek().kind == TokenKind::Value {
-                    region_args.push(self.bump());
-                    self.match_token(TokenKind::Equals, "`=`")?;
-                    operands.push(self.match_reg()?);
-                    if !self.eat(&TokenKind::Comma) {
-                        break;
-                    }
-                }
-                self.match_token(TokenKind::RParen, "`)`")?;
+                self.carried(&mut region_args, &mut operands)?;
                 (ThreadOpKind::For, operands)
+            }
+            "while" => {
+                let mut operands = Vec::new();
+                self.carried(&mut region_args, &mut operands)?;
+                (ThreadOpKind::While, operands)
             }
             "if" => (ThreadOpKind::If, vec![self.match_reg()?]),
             "yield" => (ThreadOpKind::Yield, self.match_regs()?),
@@ -486,5 +481,26 @@ impl<'a> Parser<'_, 'a> {
             results: Vec::new(),
             region_args: Vec::new(),
         })
+    }
+
+    /// `iter(%a = %init, ...)` of a loop: the carried values' names pushed
+    /// to `names`, their initial registers to `operands`.
+    fn carried(
+        &mut self,
+        names: &mut Vec<Token<'a>>,
+        operands: &mut Vec<Reg>,
+    ) -> Result<(), ParseError> {
+        self.match_keyword("iter")?;
+        self.match_token(TokenKind::LParen, "`(`")?;
+        while self.peek().kind == TokenKind::Value {
+            names.push(self.bump());
+            self.match_token(TokenKind::Equals, "`=`")?;
+            operands.push(self.match_reg()?);
+            if !self.eat(&TokenKind::Comma) {
+                break;
+            }
+        }
+        self.match_token(TokenKind::RParen, "`)`")?;
+        Ok(())
     }
 }
