@@ -1,5 +1,6 @@
 //! Static bounds proofs: unmasked accesses whose partition index is proven in
-//! bounds (from `dim`, `for` ranges, `if` guards) carry no check, partially
+//! bounds (from `dim`, `for` ranges, `while` conditions, `if` guards) carry
+//! no check, partially
 //! proven ones check only the other axes, and the emulator (which faults on
 //! any global access outside a tensor) agrees with the interpreter on shapes
 //! that leave partial edge tiles.
@@ -15,6 +16,16 @@ use tile_thread::lower::{lower, LowerOptions};
 /// (`guard`), and loops over the column tiles below
 /// `min(cols(x), cols(out)) / 8`.
 fn full_tiles(guard: &str) -> Function {
+    let column_loop = "    for %k = %zero to %col_tiles step %one {
+      %t = load %vx[%pid, %k] : tile<4x8xf32>
+      store %t, %vo[%pid, %k]
+      yield
+    }";
+    tiles_in_rows(guard, column_loop)
+}
+
+/// The kernel of [`full_tiles`] with `column_loop` inside the row guard.
+fn tiles_in_rows(guard: &str, column_loop: &str) -> Function {
     parse_function(&format!(
         "kernel @full_tiles(%x: tensor<f32, 2>, %out: tensor<f32, 2>) {{
   %pid = program_id 0 : i32
@@ -34,11 +45,7 @@ fn full_tiles(guard: &str) -> Function {
   %vo = partition_view %out [4, 8] : view<f32, [4, 8]>
   %inside = cmp {guard} : bool
   if %inside {{
-    for %k = %zero to %col_tiles step %one {{
-      %t = load %vx[%pid, %k] : tile<4x8xf32>
-      store %t, %vo[%pid, %k]
-      yield
-    }}
+{column_loop}
     yield
   }} else {{
     yield
@@ -46,6 +53,24 @@ fn full_tiles(guard: &str) -> Function {
 }}"
     ))
     .unwrap()
+}
+
+/// As [`full_tiles`] with the column loop a `while` over a carried `%kc`
+/// whose condition is `cond` and whose body steps it by `step` (`add` or
+/// `sub` 1).
+fn full_tiles_while(cond: &str, step: &str) -> Function {
+    let column_loop = format!(
+        "    %kend = while iter(%kc = %zero) : i32 {{
+      %go = cmp {cond} : bool
+      yield %go
+    }} do(%kb) {{
+      %t = load %vx[%pid, %kb] : tile<4x8xf32>
+      store %t, %vo[%pid, %kb]
+      %kn = {step} %kb, %one : i32
+      yield %kn
+    }}"
+    );
+    tiles_in_rows("lt %pid, %row_tiles", &column_loop)
 }
 
 fn args(rows: usize, cols: usize) -> Vec<Arg> {
@@ -80,6 +105,28 @@ fn accesses_guarded_by_the_extents_are_proven_and_carry_no_check() {
     }
     let text = agrees(&func, 1, 10, 21, 5);
     insta::assert_snapshot!("proven_full_tiles", text);
+}
+
+#[test]
+fn a_while_condition_proves_the_body_its_guards() {
+    let func = full_tiles_while("lt %kc, %col_tiles", "add");
+    for (rows, cols, warps) in [(10, 21, 1), (13, 16, 2), (3, 7, 1)] {
+        let text = agrees(&func, warps, rows, cols, 5);
+        assert!(text.contains("while iter("), "{text}");
+        assert!(!text.contains("check.bounds"), "{text}");
+    }
+    insta::assert_snapshot!("proven_while_tiles", agrees(&func, 1, 10, 21, 5));
+    // `kc ≤ col_tiles` admits one column tile too many, and a counter
+    // that steps down does not keep its initial lower bound (the induction
+    // fails): the columns stay checked.
+    for (cond, step) in [("le %kc, %col_tiles", "add"), ("lt %kc, %col_tiles", "sub")] {
+        let func = full_tiles_while(cond, step);
+        let text = lower(&func, &LowerOptions::warps(1)).unwrap().to_string();
+        assert!(
+            text.contains("// bounds: axes [0] proven, [1] checked"),
+            "{cond}, {step}: {text}"
+        );
+    }
 }
 
 #[test]

@@ -342,23 +342,59 @@ impl Analysis<'_> {
 
     /// A `while` body runs only where its condition held on the same carried
     /// values, so what the condition implies for its arguments holds for
-    /// the body's.
+    /// the body's. A carried integer is also assumed to keep the lower bound
+    /// of its initial value, an induction that is checked on what the body
+    /// yields: where it fails, the loop is analyzed again without it (and
+    /// the accesses proven under it are forgotten).
     fn while_loop(&mut self, op: &tile_ir::Op, facts: &Facts) {
         let [cond, body] = &op.regions[..] else {
             return;
         };
-        let mut inner = facts.clone();
-        self.region(cond, &mut inner);
-        let yielded = cond.ops.last().map(|&y| &self.func.op(y).operands);
-        if let Some(&[go]) = yielded.map(Vec::as_slice) {
-            self.assume(go, true, &mut inner);
+        let mut kept: Vec<Option<i128>> = op
+            .operands
+            .iter()
+            .map(|&v| self.range(v, facts).map(|r| r.lower))
+            .collect();
+        loop {
+            let before = self.proofs.proven.clone();
+            let mut inner = facts.clone();
+            for (&arg, lower) in cond.args.iter().zip(&kept) {
+                let whole = self.int_dtype(arg).and_then(Range::of);
+                if let (Some(lower), Some(whole)) = (lower, whole) {
+                    inner.insert(arg, Range::interval(*lower, whole.upper));
+                }
+            }
+            self.region(cond, &mut inner);
+            let go = cond.ops.last().map(|&y| &self.func.op(y).operands);
+            if let Some(&[go]) = go.map(Vec::as_slice) {
+                self.assume(go, true, &mut inner);
+            }
             for (a, b) in cond.args.iter().zip(&body.args) {
                 if let Some(range) = inner.get(a).cloned() {
                     inner.insert(*b, range);
                 }
             }
+            self.region(body, &mut inner);
+            let yielded = body.ops.last().map(|&y| self.func.op(y).operands.clone());
+            let mut broken = false;
+            for (k, lower) in kept.iter_mut().enumerate() {
+                let Some(bound) = *lower else {
+                    continue;
+                };
+                let next = yielded.as_ref().and_then(|y| y.get(k).copied());
+                let holds = next
+                    .and_then(|v| self.range(v, &inner))
+                    .is_some_and(|r| r.lower >= bound);
+                if !holds {
+                    *lower = None;
+                    broken = true;
+                }
+            }
+            if !broken {
+                return;
+            }
+            self.proofs.proven = before;
         }
-        self.region(body, &mut inner);
     }
 
     /// Adds to `facts` what holds when the bool `cond` is `truth`.
