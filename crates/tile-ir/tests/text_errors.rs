@@ -342,3 +342,27 @@ fn load_without_indices() {
         "3:16: expected `[` to start a list of indices, found `:`",
     );
 }
+
+#[test]
+fn while_carries_fewer_values_than_types() {
+    check(
+        "  %0 = while : f32 {\n    yield\n  } do {\n    yield\n  }",
+        "2:8: `while` carries 0 values but has 1 result type",
+    );
+}
+
+#[test]
+fn while_needs_do_before_its_body() {
+    check(
+        "  %0 = while iter(%1 = %n) : i32 {\n    %2 = constant true : bool\n    yield %2\n  } {\n    yield %1\n  }",
+        "5:5: expected `do` after the condition of `while`, found `{`",
+    );
+}
+
+#[test]
+fn while_body_names_as_many_values_as_it_carries() {
+    check(
+        "  %0 = while iter(%1 = %n) : i32 {\n    %2 = constant true : bool\n    yield %2\n  } do {\n    yield %n\n  }",
+        "2:8: the body of `while` takes 0 values but the loop carries 1 value",
+    );
+}

@@ -27,17 +27,7 @@ impl<'a> Parser<'_, 'a> {
         let step = self.match_operand("the step")?;
         let mut operands = vec![lo, hi, step];
         let carried = self.parse_iter(&mut operands)?;
-        let types = self.parse_result_types(defs)?;
-        if carried.len() != types.len() {
-            return Err(Self::error_at(
-                keyword,
-                format!(
-                    "`for` carries {} but has {}",
-                    count(carried.len(), "value"),
-                    count(types.len(), "result type")
-                ),
-            ));
-        }
+        let types = self.parse_carried_types(defs, keyword, &carried)?;
         let loc = self.parse_location()?;
         let open = self.match_token(TokenKind::LBrace, "`{` to open the loop body")?;
         let names: Vec<Token<'a>> = std::iter::once(iv).chain(carried).collect();
@@ -61,17 +51,7 @@ impl<'a> Parser<'_, 'a> {
     ) -> Result<OpId, ParseError> {
         let mut operands = Vec::new();
         let carried = self.parse_iter(&mut operands)?;
-        let types = self.parse_result_types(defs)?;
-        if carried.len() != types.len() {
-            return Err(Self::error_at(
-                keyword,
-                format!(
-                    "`while` carries {} but has {}",
-                    count(carried.len(), "value"),
-                    count(types.len(), "result type")
-                ),
-            ));
-        }
+        let types = self.parse_carried_types(defs, keyword, &carried)?;
         let loc = self.parse_location()?;
         let open = self.match_token(TokenKind::LBrace, "`{` to open the loop condition")?;
         let cond = self.parse_carried_region(&open, &carried, &types)?;
@@ -122,6 +102,29 @@ impl<'a> Parser<'_, 'a> {
             }
         }
         Ok(carried)
+    }
+
+    /// The result types of a loop that carries the values `carried`: as
+    /// many as there are.
+    fn parse_carried_types(
+        &mut self,
+        defs: &[Token<'a>],
+        keyword: &Token<'_>,
+        carried: &[Token<'a>],
+    ) -> Result<Vec<Type>, ParseError> {
+        let types = self.parse_result_types(defs)?;
+        if carried.len() != types.len() {
+            return Err(Self::error_at(
+                keyword,
+                format!(
+                    "`{}` carries {} but has {}",
+                    keyword.text,
+                    count(carried.len(), "value"),
+                    count(types.len(), "result type")
+                ),
+            ));
+        }
+        Ok(types)
     }
 
     /// A region whose arguments, named `names`, have `types`, in its own

@@ -40,16 +40,7 @@ impl Emulator<'_> {
         let mut carried = inits.to_vec();
         let mut count = 0u64;
         while i < end {
-            count += 1;
-            if count > MAX_LOOP_ITERATIONS {
-                return Err(self.error(
-                    Some(id),
-                    None,
-                    EmuFault::IterationLimit {
-                        limit: MAX_LOOP_ITERATIONS,
-                    },
-                ));
-            }
+            self.count_iteration(id, &mut count)?;
             let iv = Scalar::wrapping_from_i128(lo.dtype(), i).ok_or_else(|| {
                 self.error(
                     Some(id),
@@ -99,20 +90,26 @@ impl Emulator<'_> {
             if self.uniform(id, "the loop condition", go)? != Scalar::Bool(true) {
                 return Ok(carried);
             }
-            count += 1;
-            if count > MAX_LOOP_ITERATIONS {
-                return Err(self.error(
-                    Some(id),
-                    None,
-                    EmuFault::IterationLimit {
-                        limit: MAX_LOOP_ITERATIONS,
-                    },
-                ));
-            }
+            self.count_iteration(id, &mut count)?;
             for (&a, v) in body.args.iter().zip(carried) {
                 self.define(id, a, v)?;
             }
             carried = self.run_region(body)?.unwrap_or_default();
         }
+    }
+
+    /// Counts one more iteration of loop `id`, failing past the limit.
+    fn count_iteration(&self, id: OpId, count: &mut u64) -> Result<(), EmuError> {
+        *count += 1;
+        if *count > MAX_LOOP_ITERATIONS {
+            return Err(self.error(
+                Some(id),
+                None,
+                EmuFault::IterationLimit {
+                    limit: MAX_LOOP_ITERATIONS,
+                },
+            ));
+        }
+        Ok(())
     }
 }
