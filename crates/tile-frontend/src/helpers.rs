@@ -15,6 +15,12 @@
 //! pub(crate) use __tile_fn_name as name;
 //! ```
 //!
+//! A `pub` helper is for other crates too: its macro is `#[macro_export]`ed
+//! (under a name made unique by the helper's position in its file, since
+//! every exported macro lives at the crate's root) and re-exported as
+//! `pub use __tile_fn_name_1f2e3d4c as name;`, so that a kernel in another
+//! crate names it `uses(other_crate::module::name)`.
+//!
 //! A kernel that names helpers in `uses(a, crate::m::b)` expands to a chain
 //! of them: `a! { [] crate::m::b, ::tile::__private::tile_kernel_with, {attr} {item} }`;
 //! each appends its function and calls the next, and the last
@@ -37,10 +43,16 @@ pub fn tile_fn(item: TokenStream) -> TokenStream {
         }
     };
     let name = &func.sig.ident;
-    let carrier = format_ident!("__tile_fn_{}", name);
-    let visibility = match &func.vis {
-        Visibility::Inherited => quote!(),
-        _ => quote!(pub(crate)),
+    let exported = matches!(func.vis, Visibility::Public(_));
+    let carrier = if exported {
+        exported_name(name)
+    } else {
+        format_ident!("__tile_fn_{}", name)
+    };
+    let (visibility, export) = match &func.vis {
+        Visibility::Inherited => (quote!(), quote!()),
+        Visibility::Public(_) => (quote!(pub), quote!(#[macro_export])),
+        _ => (quote!(pub(crate)), quote!()),
     };
     let mut helper = func.clone();
     helper.vis = Visibility::Inherited;
@@ -50,6 +62,7 @@ pub fn tile_fn(item: TokenStream) -> TokenStream {
     quote! {
         #[doc(hidden)]
         #[allow(unused_macros)]
+        #export
         macro_rules! #carrier {
             ([$($done:tt)*] $next:path, $($rest:tt)*) => {
                 $next! { [$($done)* #[tile_fn] #helper] $($rest)* }
@@ -59,6 +72,22 @@ pub fn tile_fn(item: TokenStream) -> TokenStream {
         #[allow(unused_imports)]
         #visibility use #carrier as #name;
     }
+}
+
+/// The name of an exported helper's macro: `__tile_fn_<name>_<hash>`, the
+/// hash of the file, line and column of the helper's name (when the span
+/// knows them), so that helpers of one name in two modules do not collide
+/// at the crate's root.
+fn exported_name(name: &syn::Ident) -> syn::Ident {
+    let Some((file, line, column)) = crate::translate::location::position(name.span()) else {
+        return format_ident!("__tile_fn_{}", name);
+    };
+    // FNV-1a: stable across builds and toolchains, unlike `DefaultHasher`.
+    let mut hash: u32 = 0x811c_9dc5;
+    for byte in format!("{file}:{line}:{column}").bytes() {
+        hash = (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193);
+    }
+    format_ident!("__tile_fn_{}_{:08x}", name, hash)
 }
 
 /// The helpers a kernel's attribute names in `uses(..)` (or the error of a

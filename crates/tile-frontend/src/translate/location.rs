@@ -31,7 +31,7 @@ pub(crate) fn location(node: &dyn ToTokens) -> Option<Location> {
 }
 
 /// The file, line (from 1) and column (from 1) of `span`, if it has a file.
-fn position(span: Span) -> Option<(String, u32, u32)> {
+pub(crate) fn position(span: Span) -> Option<(String, u32, u32)> {
     let file = span.file();
     let start = span.start();
     if file.is_empty() || file.starts_with('<') || start.line == 0 {

@@ -20,7 +20,7 @@ mod consts;
 mod control;
 mod debug;
 mod gather;
-mod location;
+pub(crate) mod location;
 mod lview;
 mod methods;
 mod movement;
