@@ -25,7 +25,8 @@ use crate::dtype::DType;
 use crate::function::{Function, Region, Value};
 use crate::location::Location;
 use crate::ops::{
-    ArgKind, BinaryOp, CmpPred, DotPrecision, OpKind, Padding, ReduceKind, ScanKind, UnaryOp,
+    ArgKind, BinaryOp, CmpPred, DotPrecision, OpFamily, OpKind, Padding, ReduceKind, ScanKind,
+    UnaryOp,
 };
 use crate::rules;
 use crate::scalar::Scalar;
@@ -451,6 +452,49 @@ impl Builder {
         let yielded = body(self, iv, &carried);
         let region = self.close_region(yielded, prepend(&[iv], &carried))?;
         Ok(self.append(OpKind::For, operands, types, vec![region]))
+    }
+
+    /// `reduce_with` (`keepdim` given) or `scan_with` (`None`) of the tiles
+    /// `xs` along `axis`, folded by `combine`: it receives the builder, the
+    /// accumulated values and the next elements (scalars of the tiles'
+    /// dtypes) and returns the new accumulated values.
+    pub fn combine(
+        &mut self,
+        xs: &[Value],
+        axis: usize,
+        keepdim: Option<bool>,
+        combine: impl FnOnce(&mut Builder, &[Value], &[Value]) -> Result<Vec<Value>, BuildError>,
+    ) -> Result<Vec<Value>, BuildError> {
+        let kind = match keepdim {
+            Some(keepdim) => OpKind::ReduceWith { axis, keepdim },
+            None => OpKind::ScanWith { axis },
+        };
+        let types = self.infer(&kind, xs)?;
+        let elements: Vec<Type> = xs
+            .iter()
+            .map(|&x| Type::Scalar(self.ty(x).dtype()))
+            .collect();
+        let arg_types: Vec<Type> = elements.iter().chain(&elements).cloned().collect();
+        let args = self.open_loop_region(&arg_types);
+        let (acc, next) = args.split_at(xs.len());
+        let yielded = combine(self, acc, next);
+        let region = self.close_region(yielded, args.clone())?;
+        for &inner in &region.ops {
+            let inner = &self.func.op(inner).kind;
+            let allowed = matches!(inner.family(), OpFamily::Constant | OpFamily::Elementwise)
+                || *inner == OpKind::Yield;
+            if !allowed {
+                return Err(BuildError::Rule {
+                    op: if keepdim.is_some() { "reduce" } else { "scan" },
+                    operands: String::new(),
+                    message: format!(
+                        "a combine function computes on scalars with operators, elementwise functions and `select`, not with `{}`",
+                        inner.name()
+                    ),
+                });
+            }
+        }
+        Ok(self.append(kind, xs.to_vec(), types, vec![region]))
     }
 
     /// A loop `while cond(carried) { carried = body(carried) }` carrying

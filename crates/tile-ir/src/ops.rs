@@ -151,6 +151,28 @@ pub enum OpKind {
         /// The scanned axis.
         axis: usize,
     },
+    /// `reduce_with %x, ... axis <n> [keepdim] combine(%a, ..., %b, ...)`:
+    /// the lanes of the tiles `x, ...` (of one shape, any dtypes) folded left
+    /// to right by the op's region, a user's combine function. The region
+    /// takes the accumulated values `a, ...` (one per operand) and the next
+    /// elements `b, ...`, scalars of the operands' dtypes, and yields the new
+    /// accumulated values; it holds only constants and elementwise ops.
+    /// Results: one per operand, of the operand's dtype, the axis removed
+    /// (kept with extent 1 under `keepdim`; a scalar for a rank-1 operand
+    /// without it).
+    ReduceWith {
+        /// The reduced axis.
+        axis: usize,
+        /// Whether the reduced axis stays as an axis of extent 1.
+        keepdim: bool,
+    },
+    /// `scan_with %x, ... axis <n> combine(%a, ..., %b, ...)`: the inclusive
+    /// scan of [`OpKind::ReduceWith`]: element `k` of each result is the
+    /// fold of its lane's elements `0..=k`.
+    ScanWith {
+        /// The scanned axis.
+        axis: usize,
+    },
     /// `dot <precision> %a, %b, %c`: `a · b + c` for `a: [M, K]`, `b: [K, N]`,
     /// `c: [M, N]`, summed as the [`DotPrecision`] allows.
     Dot {
@@ -662,9 +684,11 @@ impl OpKind {
             | OpKind::Slice { .. }
             | OpKind::Pad { .. }
             | OpKind::Cat { .. } => OpFamily::Movement,
-            OpKind::Reduce { .. } | OpKind::ArgReduce { .. } | OpKind::Scan { .. } => {
-                OpFamily::Reduction
-            }
+            OpKind::Reduce { .. }
+            | OpKind::ArgReduce { .. }
+            | OpKind::Scan { .. }
+            | OpKind::ReduceWith { .. }
+            | OpKind::ScanWith { .. } => OpFamily::Reduction,
             OpKind::Dot { .. } => OpFamily::Dot,
             OpKind::Dim { .. }
             | OpKind::PartitionView { .. }
@@ -705,6 +729,8 @@ impl OpKind {
             OpKind::Reduce { .. } => "reduce",
             OpKind::ArgReduce { .. } => "arg",
             OpKind::Scan { .. } => "scan",
+            OpKind::ReduceWith { .. } => "reduce_with",
+            OpKind::ScanWith { .. } => "scan_with",
             OpKind::Dot { .. } => "dot",
             OpKind::Dim { .. } => "dim",
             OpKind::PartitionView { .. } => "partition_view",

@@ -1,5 +1,6 @@
-//! Reductions, arg-reductions and scans: results and the sequential
-//! left-to-right order of accumulation, against plain Rust folds.
+//! Reductions, arg-reductions, scans and folds by combine functions:
+//! results and the sequential left-to-right order of accumulation, against
+//! plain Rust folds.
 
 mod interp_support;
 
@@ -200,4 +201,92 @@ fn scans_are_inclusive_and_sequential() {
     let x = HostTensor::from_vec(&[4], vec![1u8, 200, 100, 3]).unwrap();
     let out = apply(&x, |b, t| b.scan(ScanKind::CumSum, t, 0));
     assert_eq!(out.to_vec::<u8>().unwrap(), vec![1, 201, 45, 48]);
+}
+
+/// `reduce_with` and `scan_with` of a `[2, 3]` tile with `acc · 10 + x`
+/// (neither associative nor commutative: the digits show the order), a
+/// two-tile fold, and a rank-1 fold to a scalar.
+#[test]
+fn combine_functions_fold_left_to_right() {
+    use tile_ir::builder::{BuildError, Builder};
+    use tile_ir::interp::{run, Arg};
+    use tile_ir::{BinaryOp, DType, Scalar, UnaryOp, Value};
+    let digits = |b: &mut Builder, acc: Value, next: Value| -> Result<Value, BuildError> {
+        let ten = b.constant(Scalar::I64(10))?;
+        let shifted = b.binary(BinaryOp::Mul, acc, ten)?;
+        b.binary(BinaryOp::Add, shifted, next)
+    };
+    let mut b = Builder::new("digits");
+    let x = b.param("x", interp_support::tensor_ty(DType::I64, 2));
+    let outs: Vec<(Value, Vec<usize>)> = [
+        ("rows", vec![2, 1]),
+        ("scanned", vec![2, 3]),
+        ("columns", vec![1, 3]),
+        ("differences", vec![1, 3]),
+        ("all", vec![1]),
+    ]
+    .into_iter()
+    .map(|(name, shape)| {
+        (
+            b.param(name, interp_support::tensor_ty(DType::I64, shape.len())),
+            shape,
+        )
+    })
+    .collect();
+    let zero = b.constant(Scalar::I32(0)).unwrap();
+    let vx = b.partition_view(x, &[2, 3]).unwrap();
+    let t = b.load(vx, &[zero, zero]).unwrap();
+    let negated = b.unary(UnaryOp::Neg, t).unwrap();
+    let flat = b.reshape(t, &[6]).unwrap();
+    let mut results = Vec::new();
+    results.extend(
+        b.combine(&[t], 1, Some(true), |b, a, n| {
+            Ok(vec![digits(b, a[0], n[0])?])
+        })
+        .unwrap(),
+    );
+    results.extend(
+        b.combine(&[t], 1, None, |b, a, n| Ok(vec![digits(b, a[0], n[0])?]))
+            .unwrap(),
+    );
+    results.extend(
+        b.combine(&[t, negated], 0, Some(true), |b, a, n| {
+            Ok(vec![
+                digits(b, a[0], n[0])?,
+                b.binary(BinaryOp::Sub, a[1], n[1])?,
+            ])
+        })
+        .unwrap(),
+    );
+    let all = b
+        .combine(&[flat], 0, Some(false), |b, a, n| {
+            Ok(vec![digits(b, a[0], n[0])?])
+        })
+        .unwrap()[0];
+    results.push(b.broadcast(all, &[1]).unwrap());
+    for (result, (out, shape)) in results.into_iter().zip(&outs) {
+        let v = b.partition_view(*out, shape).unwrap();
+        let index = vec![zero; shape.len()];
+        b.store(result, v, &index).unwrap();
+    }
+    let func = b.finish().unwrap();
+    let mut args = vec![Arg::Tensor(
+        HostTensor::from_vec(&[2, 3], vec![1i64, 2, 3, 4, 5, 6]).unwrap(),
+    )];
+    for (_, shape) in &outs {
+        args.push(Arg::Tensor(HostTensor::zeros(DType::I64, shape)));
+    }
+    run(&func, [1, 1, 1], &mut args).unwrap();
+    let got: Vec<Vec<i64>> = args[1..]
+        .iter()
+        .map(|a| match a {
+            Arg::Tensor(t) => t.to_vec::<i64>().unwrap(),
+            Arg::Scalar(_) => unreachable!(),
+        })
+        .collect();
+    assert_eq!(got[0], [123, 456]);
+    assert_eq!(got[1], [1, 12, 123, 4, 45, 456]);
+    assert_eq!(got[2], [14, 25, 36]);
+    assert_eq!(got[3], [3, 3, 3]);
+    assert_eq!(got[4], [123456]);
 }

@@ -129,7 +129,13 @@ cases! {
     if_branches_yield_different_types: ("", "%0 = constant true : bool\n%1 = constant 1.0 : f32\n%2 = constant 1 : i32\n%3 = if %0 : f32 {\n  yield %1\n} else {\n  yield %2\n}")
         => "verifier: in kernel `k`, op `%3 = if %0`: the else branch must yield (f32), found (i32)";
     yield_in_the_kernel_body: ("", "%0 = constant 1 : i32\nyield %0")
-        => "verifier: in kernel `k`, op `yield %0`: `yield` may only end a region of `for`, `while` or `if`";
+        => "verifier: in kernel `k`, op `yield %0`: `yield` may only end a region of `for`, `while`, `if` or a combine";
+    combine_with_a_load: ("%t: tensor<f32, 1>", "%0 = full 1.0 : tile<4xf32>\n%1 = constant 0 : i32\n%2 = partition_view %t [4] : view<f32, [4]>\n%3 = reduce_with %0 axis 0 combine(%4, %5) : f32 {\n  %6 = load %2[%1] : tile<4xf32>\n  yield %4\n}")
+        => "verifier: in kernel `k`, op `%3 = reduce_with %0`: a combine function holds only constants and elementwise ops, found `load`";
+    combine_of_two_shapes: ("", "%0 = full 1.0 : tile<4xf32>\n%1 = full 1 : tile<8xi32>\n%2, %3 = reduce_with %0, %1 axis 0 combine(%4, %5, %6, %7) : f32, i32 {\n  yield %4, %5\n}")
+        => "verifier: in kernel `k`, op `%2, %3 = reduce_with %0, %1`: the operands must have one shape, found tile<4xf32> and tile<8xi32>";
+    combine_yielding_the_wrong_dtype: ("", "%0 = full 1.0 : tile<4xf32>\n%1 = reduce_with %0 axis 0 combine(%2, %3) : f32 {\n  %4 = cast %2 to f16 : f16\n  yield %4\n}")
+        => "verifier: in kernel `k`, op `%1 = reduce_with %0`: the combine function must yield (f32), found (f16)";
     while_on_a_tile: ("", "%0 = constant 1 : i32\n%1 = while iter(%2 = %0) : i32 {\n  %4 = full true : tile<4xbool>\n  yield %4\n} do(%3) {\n  yield %3\n}")
         => "verifier: in kernel `k`, op `%1 = while %0`: the loop condition must yield (bool), found (tile<4xbool>)";
     while_body_yield_type_mismatch: ("", "%0 = constant 1.0 : f32\n%1 = while iter(%2 = %0) : f32 {\n  %4 = constant false : bool\n  yield %4\n} do(%3) {\n  %5 = cast %3 to f16 : f16\n  yield %5\n}")

@@ -43,6 +43,9 @@ pub struct GenConfig {
     /// The probability that a counted loop is written as a `while` over a
     /// carried counter instead of a `for`.
     pub while_rate: f64,
+    /// The probability that a reduction or scan is written with a combine
+    /// function (`reduce_with`, `scan_with`) instead of its builtin kind.
+    pub combine_rate: f64,
 }
 
 impl Default for GenConfig {
@@ -62,6 +65,7 @@ impl Default for GenConfig {
             assert_rate: 0.15,
             gather_rate: 0.1,
             while_rate: 0.3,
+            combine_rate: 0.25,
         }
     }
 }

@@ -49,9 +49,11 @@
 //! [`GenConfig`]: `dtypes` (stored, cast, compared and loaded dtypes),
 //! `max_outputs`, `max_depth` (of each stored expression), `max_ops` (ops
 //! grown by choice), `max_rank`, `max_tile_elements`, `max_programs` (grid
-//! size), `max_nesting` (of `for`/`if`), `max_inputs`, `special_rate`,
-//! `atomic_rate`, `assert_rate` (asserts whose conditions always hold) and
-//! `gather_rate` (inputs read at scattered index tiles).
+//! size), `max_nesting` (of loops and `if`), `max_inputs`, `special_rate`,
+//! `atomic_rate`, `assert_rate` (asserts whose conditions always hold),
+//! `gather_rate` (inputs read at scattered index tiles), `while_rate`
+//! (counted loops written as `while`) and `combine_rate` (reductions and
+//! scans written with a combine function).
 //! `GenConfig::default()` is the configuration of the differential suite.
 //!
 //! # Reproducing a seed

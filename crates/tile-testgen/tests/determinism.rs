@@ -130,11 +130,11 @@ fn unusual_configurations_give_valid_runnable_cases() {
     }
 }
 
-/// Atomics, asserts, gathers and `while` loops come from streams of their
-/// own: about their rates of cases have them, and turning them off leaves
-/// the rest of each case.
+/// Atomics, asserts, gathers, `while` loops and combine functions come from
+/// streams of their own: about their rates of cases have them, and turning
+/// them off leaves the rest of each case.
 #[test]
-fn atomics_asserts_gathers_and_whiles_appear_at_their_rates_without_moving_other_cases() {
+fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_cases() {
     let has = |case: &tile_testgen::Case, pred: &dyn Fn(&OpKind) -> bool| {
         let mut found = false;
         case.func
@@ -147,9 +147,10 @@ fn atomics_asserts_gathers_and_whiles_appear_at_their_rates_without_moving_other
         assert_rate: 0.0,
         gather_rate: 0.0,
         while_rate: 0.0,
+        combine_rate: 0.0,
         ..GenConfig::default()
     };
-    let (mut atomics, mut asserts, mut gathers, mut whiles) = (0, 0, 0, 0);
+    let (mut atomics, mut asserts, mut gathers, mut whiles, mut combines) = (0, 0, 0, 0, 0);
     for seed in 0..400 {
         let case = generate(seed, &cfg);
         let atomic = has(&case, &|k| matches!(k, OpKind::Atomic { .. }));
@@ -158,9 +159,13 @@ fn atomics_asserts_gathers_and_whiles_appear_at_their_rates_without_moving_other
         atomics += usize::from(atomic);
         asserts += usize::from(assert);
         let whiled = has(&case, &|k| matches!(k, OpKind::While));
+        let combined = has(&case, &|k| {
+            matches!(k, OpKind::ReduceWith { .. } | OpKind::ScanWith { .. })
+        });
+        combines += usize::from(combined);
         gathers += usize::from(gather);
         whiles += usize::from(whiled);
-        if !atomic && !assert && !gather && !whiled {
+        if !atomic && !assert && !gather && !whiled && !combined {
             assert_eq!(bytes(&case), bytes(&generate(seed, &off)), "seed {seed}");
         }
     }
@@ -179,5 +184,9 @@ fn atomics_asserts_gathers_and_whiles_appear_at_their_rates_without_moving_other
     assert!(
         (15..150).contains(&whiles),
         "{whiles} of 400 cases have a `while`"
+    );
+    assert!(
+        (15..150).contains(&combines),
+        "{combines} of 400 cases have a combine function"
     );
 }

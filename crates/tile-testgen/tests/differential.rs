@@ -118,6 +118,8 @@ fn expected_features() -> BTreeSet<String> {
         "arg keepdim=true",
         "arg keepdim=false",
         "scan",
+        "reduce_with",
+        "scan_with",
         "dim",
         "partition_view",
         "load",

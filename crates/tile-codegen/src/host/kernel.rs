@@ -277,6 +277,9 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             }
             (OpFamily::Elementwise, _) => self.elementwise(id),
             (OpFamily::Movement, _) => self.movement(id),
+            (OpFamily::Reduction, OpKind::ReduceWith { .. } | OpKind::ScanWith { .. }) => {
+                self.combine(id)
+            }
             (OpFamily::Reduction, _) => self.reduce(id),
             (OpFamily::Dot, _) => self.dot(id),
             (OpFamily::Memory, _) => self.memory(id),

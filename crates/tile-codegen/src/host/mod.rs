@@ -64,6 +64,7 @@ mod arg_reduce;
 mod assert;
 mod atomic;
 mod check;
+mod combine;
 mod compile;
 mod control;
 mod dot;

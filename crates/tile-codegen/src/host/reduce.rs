@@ -117,7 +117,11 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     }
 
     /// Defines `result` as the reduction stored in `out`.
-    fn define_reduction(&mut self, result: Value, out: TileRef) -> Result<(), HostError> {
+    pub(super) fn define_reduction(
+        &mut self,
+        result: Value,
+        out: TileRef,
+    ) -> Result<(), HostError> {
         let value = match self.func.ty(result) {
             Type::Scalar(_) => HostValue::Scalar(self.get(&out, self.i64(0))?),
             Type::Tile(t) => HostValue::Tile(TileRef {
@@ -160,7 +164,12 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     }
 
     /// `out[o, i] = x[o, 0, i]` for every lane.
-    fn first_of_lanes(&mut self, x: &TileRef, out: &TileRef, d: Dims) -> Result<(), HostError> {
+    pub(super) fn first_of_lanes(
+        &mut self,
+        x: &TileRef,
+        out: &TileRef,
+        d: Dims,
+    ) -> Result<(), HostError> {
         let (xs, os) = ([(d.extent * d.inner) as i64, 1], [d.inner as i64, 1]);
         self.copy_affine(&[d.outer, d.inner], out, 0, &os, x, 0, &xs)
     }

@@ -8,7 +8,7 @@ use syn::{Expr, ExprCall, PathArguments};
 use tile_ir::{BinaryOp, DType, DotPrecision, Scalar, Type};
 
 /// The builtin functions, as listed in errors.
-const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, dot_tf32, cat, stack, select, fma, cdiv, min, max, pow, rand, randint, randn, gather, atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas";
+const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, dot_tf32, cat, stack, select, fma, cdiv, min, max, pow, rand, randint, randn, gather, reduce, reduce_keepdim, scan, atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas";
 
 impl<'k> Translator<'k> {
     /// The arguments of a call, checking their number.
@@ -62,6 +62,9 @@ impl<'k> Translator<'k> {
         let dtype = self.turbofish_dtype(turbofish, seg)?;
         if let Some((op, "")) = super::atomic::atomic_name(&name) {
             return self.atomic_call(op, c, &args);
+        }
+        if super::combine::is_combine(&name) {
+            return self.combine_call(&name, &args, c);
         }
         match name.as_str() {
             "gather" => self.gather_call(c, &args),
@@ -273,7 +276,7 @@ impl<'k> Translator<'k> {
         result
     }
 
-    fn helper_body(&mut self, f: &'k syn::ItemFn, args: Vec<Val>) -> syn::Result<Val> {
+    pub(crate) fn helper_body(&mut self, f: &'k syn::ItemFn, args: Vec<Val>) -> syn::Result<Val> {
         for (input, v) in f.sig.inputs.iter().zip(args) {
             let syn::FnArg::Typed(pt) = input else {
                 return Err(self.err(input, "a helper is a free function; it takes no `self`"));

@@ -11,7 +11,7 @@ use super::{Translator, Val};
 use syn::{Expr, ExprMethodCall};
 use tile_ir::{ArgKind, BinaryOp, Padding, ReduceKind, ScanKind, Type, UnaryOp, Value};
 
-const TILE_METHODS: &str = "exp, exp2, ln/log, log2, sqrt, rsqrt, sin, cos, tanh, erf, abs, floor, ceil, round_tf32, max(y), min(y), powf(y), cast::<T>(), cast_nonsaturating::<T>(), sum, prod, max_along, min_along, argmax, argmin (each also `_keepdim`), cumsum, cumprod, sort, sort_descending, reshape, permute, transpose, expand, broadcast_to, flip, slice, pad, squeeze, unsqueeze, flatten, unflatten, repeat, repeat_interleave, roll, split, chunk";
+const TILE_METHODS: &str = "exp, exp2, ln/log, log2, sqrt, rsqrt, sin, cos, tanh, erf, abs, floor, ceil, round_tf32, max(y), min(y), powf(y), cast::<T>(), cast_nonsaturating::<T>(), sum, prod, max_along, min_along, argmax, argmin (each also `_keepdim`), cumsum, cumprod, reduce(axis, |a, b| ..), reduce_keepdim, scan, sort, sort_descending, reshape, permute, transpose, expand, broadcast_to, flip, slice, pad, squeeze, unsqueeze, flatten, unflatten, repeat, repeat_interleave, roll, split, chunk";
 
 fn unary_of(name: &str) -> Option<UnaryOp> {
     Some(match name {
@@ -287,6 +287,7 @@ impl Translator<'_> {
                 || super::movement::is_movement(name)
                 || super::reshaping::is_reshaping(name)
                 || name.starts_with("cum")
+                || super::combine::is_combine(name)
                 || super::sort::is_sort(name);
             let msg = if known {
                 format!("`{name}` works on tiles, found the scalar {ty}")
@@ -304,6 +305,9 @@ impl Translator<'_> {
                 Reduction::Arg(k) => self.ir(m, |b| b.arg_reduce(k, x, axis, keepdim)),
             }
             .map(Val::Ir);
+        }
+        if super::combine::is_combine(name) {
+            return self.combine_method(x, name, args, m);
         }
         if name == "cumsum" || name == "cumprod" {
             let a = self.argn(args, 1, &format!("{name}(axis)"), m)?;

@@ -16,6 +16,7 @@
 mod atomic;
 mod calls;
 mod cast;
+mod combine;
 mod consts;
 mod control;
 mod debug;

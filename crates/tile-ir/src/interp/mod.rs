@@ -16,6 +16,7 @@ mod args;
 mod assert;
 mod atomic;
 mod buffer;
+mod combine;
 mod control;
 mod dot;
 mod elementwise;
@@ -184,6 +185,9 @@ impl<'a> Interpreter<'a> {
             OpKind::Yield => return Ok(Some(operands)),
             OpKind::For => self.run_for(id, op, &operands)?,
             OpKind::While => self.run_while(id, op, &operands)?,
+            OpKind::ReduceWith { .. } | OpKind::ScanWith { .. } => {
+                self.run_combine(id, op, &operands)?
+            }
             OpKind::If => self.run_if(id, op, &operands)?,
             kind => self
                 .compute(kind, &operands)

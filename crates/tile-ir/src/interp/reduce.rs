@@ -78,7 +78,7 @@ pub(super) fn reduce(kind: &OpKind, operands: &[RtValue]) -> Result<RtValue, Fau
 }
 
 /// The positions (row-major linear indices) of every lane along one axis.
-struct Lanes {
+pub(super) struct Lanes {
     /// The product of the extents before the axis.
     outer: usize,
     /// The extent of the axis.
@@ -88,7 +88,7 @@ struct Lanes {
 }
 
 impl Lanes {
-    fn new(shape: &[usize], axis: usize) -> Self {
+    pub(super) fn new(shape: &[usize], axis: usize) -> Self {
         Lanes {
             outer: shape[..axis].iter().product(),
             extent: shape[axis],
@@ -102,7 +102,7 @@ impl Lanes {
 
     /// Each lane's positions in axis order; lanes in row-major order of the
     /// remaining axes.
-    fn iter(&self) -> impl Iterator<Item = Vec<usize>> + '_ {
+    pub(super) fn iter(&self) -> impl Iterator<Item = Vec<usize>> + '_ {
         (0..self.count()).map(move |lane| {
             let base = (lane / self.inner) * self.extent * self.inner + lane % self.inner;
             (0..self.extent).map(|k| base + k * self.inner).collect()

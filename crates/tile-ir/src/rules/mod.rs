@@ -291,6 +291,8 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
             axis_in(*axis, t.shape.rank())?;
             one(Type::Tile(t.clone()))
         }
+        OpKind::ReduceWith { axis, keepdim } => combined(operands, *axis, Some(*keepdim)),
+        OpKind::ScanWith { axis } => combined(operands, *axis, None),
         OpKind::Dot { precision } => {
             arity(operands, 3)?;
             let (a, b, c) = (
@@ -439,6 +441,35 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
         OpKind::Yield => Ok(Some(Vec::new())),
         OpKind::LView(op) => crate::lview::rules::infer(op, operands).map(Some),
     }
+}
+
+/// The results of `reduce_with` (`keepdim` given) or `scan_with`: tiles of
+/// one shape, each reduced along `axis` (or kept, for a scan).
+fn combined(
+    operands: &[&Type],
+    axis: usize,
+    keepdim: Option<bool>,
+) -> RuleResult<Option<Vec<Type>>> {
+    let Some(first) = operands.first() else {
+        return Err("a combine needs at least one operand".into());
+    };
+    let shape = &tile_operand(first)?.shape;
+    let mut results = Vec::with_capacity(operands.len());
+    for operand in operands {
+        let t = tile_operand(operand)?;
+        if t.shape != *shape {
+            return Err(format!(
+                "the operands must have one shape, found {} and {}",
+                first, operand
+            ));
+        }
+        axis_in(axis, t.shape.rank())?;
+        results.push(match keepdim {
+            Some(keepdim) => reduced(t, axis, keepdim, t.dtype)?,
+            None => Type::Tile(t.clone()),
+        });
+    }
+    Ok(Some(results))
 }
 
 /// An `assert`: a `bool` condition, then one scalar per placeholder of

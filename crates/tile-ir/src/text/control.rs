@@ -85,6 +85,67 @@ impl<'a> Parser<'_, 'a> {
         Ok(op)
     }
 
+    /// `reduce_with %x, ... axis n [keepdim] combine(%a, ..., %b, ...)
+    /// [: types] {` ops `}` and `scan_with` (without `keepdim`); the cursor
+    /// is after the op's name. The region's arguments are scalars of the
+    /// operands' dtypes, twice.
+    pub fn parse_combine(
+        &mut self,
+        defs: &[Token<'a>],
+        keyword: &Token<'_>,
+    ) -> Result<OpId, ParseError> {
+        let mut operands = vec![self.match_operand("a combined tile")?];
+        while self.eat(&TokenKind::Comma) {
+            operands.push(self.match_operand("a combined tile")?);
+        }
+        self.match_keyword("axis", "`axis` after the combined tiles")?;
+        let axis = self.match_usize("the axis")?;
+        let kind = if keyword.text == "scan_with" {
+            OpKind::ScanWith { axis }
+        } else {
+            OpKind::ReduceWith {
+                axis,
+                keepdim: self.eat_keyword("keepdim"),
+            }
+        };
+        self.match_keyword(
+            "combine",
+            "`combine(..)` naming the combine function's arguments",
+        )?;
+        self.match_token(TokenKind::LParen, "`(` after `combine`")?;
+        let mut names = Vec::new();
+        loop {
+            names.push(self.match_token(TokenKind::Value, "an argument name")?);
+            if self.eat(&TokenKind::RParen) {
+                break;
+            }
+            self.match_token(TokenKind::Comma, "`,` or `)` after an argument")?;
+        }
+        if names.len() != 2 * operands.len() {
+            return Err(Self::error_at(
+                keyword,
+                format!(
+                    "a combine of {} takes {} but names {}",
+                    count(operands.len(), "tile"),
+                    count(2 * operands.len(), "argument"),
+                    names.len()
+                ),
+            ));
+        }
+        let types = self.parse_result_types(defs)?;
+        let loc = self.parse_location()?;
+        let open = self.match_token(TokenKind::LBrace, "`{` to open the combine function")?;
+        let elements: Vec<Type> = operands
+            .iter()
+            .map(|&v| Type::Scalar(self.func.ty(v).dtype()))
+            .collect();
+        let arg_types: Vec<Type> = elements.iter().chain(&elements).cloned().collect();
+        let region = self.parse_carried_region(&open, &names, &arg_types)?;
+        let op = self.func.create_op(kind, operands, types, vec![region]);
+        self.func.ops[op].loc = loc;
+        Ok(op)
+    }
+
     /// `[iter(%a = %init, ...)]`: the carried values' names, their initial
     /// values appended to `operands`.
     fn parse_iter(&mut self, operands: &mut Vec<Value>) -> Result<Vec<Token<'a>>, ParseError> {

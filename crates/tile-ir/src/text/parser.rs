@@ -335,6 +335,7 @@ impl<'t, 'a> Parser<'t, 'a> {
         let op = match name.text {
             "for" => self.parse_for(&defs, &name)?,
             "while" => self.parse_while(&defs, &name)?,
+            "reduce_with" | "scan_with" => self.parse_combine(&defs, &name)?,
             "if" => self.parse_if(&defs)?,
             _ => self.parse_simple_op(&defs, &name)?,
         };

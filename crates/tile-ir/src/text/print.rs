@@ -84,6 +84,9 @@ impl Printer<'_> {
         match &op.kind {
             OpKind::For => return self.for_op(f, op, depth),
             OpKind::While => return self.while_op(f, op, depth),
+            OpKind::ReduceWith { .. } | OpKind::ScanWith { .. } => {
+                return self.combine_op(f, op, depth)
+            }
             OpKind::If => return self.if_op(f, op, depth),
             kind => f.write_str(&self.body(op, kind))?,
         }
@@ -183,7 +186,11 @@ impl Printer<'_> {
                 super::lview::print_body(lview, &names)
             }
             // Their lines open regions; `Printer::op` prints them whole.
-            OpKind::For | OpKind::While | OpKind::If => name.to_string(),
+            OpKind::For
+            | OpKind::While
+            | OpKind::If
+            | OpKind::ReduceWith { .. }
+            | OpKind::ScanWith { .. } => name.to_string(),
         }
     }
 
@@ -266,6 +273,30 @@ impl Printer<'_> {
         }
         self.region_ops(f, body, depth + 1)?;
         writeln!(f, "{indent}}}")
+    }
+
+    /// `reduce_with %x, ... axis n [keepdim] combine(%a, ..., %b, ...) :
+    /// types {` ... `}` (and `scan_with`, without `keepdim`).
+    fn combine_op(&self, f: &mut fmt::Formatter<'_>, op: &Op, depth: usize) -> fmt::Result {
+        let (axis, keepdim) = match op.kind {
+            OpKind::ReduceWith { axis, keepdim } => (axis, keepdim),
+            OpKind::ScanWith { axis } => (axis, false),
+            _ => (0, false),
+        };
+        let empty = Region::default();
+        let region = op.regions.first().unwrap_or(&empty);
+        writeln!(
+            f,
+            "{} {} axis {axis}{} combine({}){}{} {{",
+            op.kind.name(),
+            self.list(&op.operands),
+            keepdim_suffix(keepdim),
+            self.list(&region.args),
+            self.result_types(op),
+            loc_suffix(op)
+        )?;
+        self.region_ops(f, region, depth + 1)?;
+        writeln!(f, "{}}}", "  ".repeat(depth))
     }
 
     /// `if %c : types {` ... `} else {` ... `}`

@@ -112,7 +112,7 @@ impl Structure<'_> {
         if op.kind == OpKind::Yield && !terminator_slot {
             return Err(self.report.op(
                 id,
-                "`yield` may only end a region of `for`, `while` or `if`",
+                "`yield` may only end a region of `for`, `while`, `if` or a combine",
             ));
         }
         for (i, &operand) in op.operands.iter().enumerate() {
@@ -129,7 +129,7 @@ impl Structure<'_> {
             }
         }
         let expected_regions = match op.kind {
-            OpKind::For => 1,
+            OpKind::For | OpKind::ReduceWith { .. } | OpKind::ScanWith { .. } => 1,
             OpKind::While | OpKind::If => 2,
             _ => 0,
         };

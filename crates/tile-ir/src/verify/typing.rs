@@ -90,6 +90,43 @@ fn check_op(func: &Function, id: OpId, report: &Reporter) -> Result<(), VerifyEr
             }
             Ok(())
         }
+        OpKind::ReduceWith { .. } | OpKind::ScanWith { .. } => {
+            let region = &op.regions[0];
+            let elements: Vec<Type> = operand_types
+                .iter()
+                .map(|t| Type::Scalar(t.dtype()))
+                .collect();
+            let expected: Vec<&Type> = elements.iter().chain(&elements).collect();
+            let args: Vec<&Type> = region.args.iter().map(|&v| func.ty(v)).collect();
+            if args != expected {
+                return Err(report.op(
+                    id,
+                    format!(
+                        "the combine function's arguments must be the accumulated values and the next elements, of types ({}), found ({})",
+                        list(&expected),
+                        list(&args)
+                    ),
+                ));
+            }
+            for &inner in &region.ops {
+                let kind = &func.op(inner).kind;
+                let allowed = matches!(
+                    kind.family(),
+                    crate::ops::OpFamily::Constant | crate::ops::OpFamily::Elementwise
+                ) || *kind == OpKind::Yield;
+                if !allowed {
+                    return Err(report.op(
+                        id,
+                        format!(
+                            "a combine function holds only constants and elementwise ops, found `{}`",
+                            kind.name()
+                        ),
+                    ));
+                }
+            }
+            let elements: Vec<&Type> = elements.iter().collect();
+            check_yield(func, id, region, &elements, "the combine function", report)
+        }
         OpKind::If => {
             for (region, which) in op
                 .regions

@@ -194,6 +194,28 @@ kernel @halve(%x: tensor<f32, 1>, %limit: f32) {
   store %3, %1[%4]
 }";
 
+/// Reductions and scans with a combine function: a row's maximum and its
+/// first index (two tiles), and a decayed running sum.
+pub const COMBINE: &str = "\
+kernel @combine(%x: tensor<f32, 2>, %decay: f32) {
+  %0 = constant 0 : i32
+  %1 = partition_view %x [4, 8] : view<f32, [4, 8]>
+  %2 = load %1[%0, %0] : tile<4x8xf32>
+  %3 = iota : tile<4x8xi32>
+  %4, %5 = reduce_with %2, %3 axis 1 keepdim combine(%6, %7, %8, %9) : tile<4x1xf32>, tile<4x1xi32> {
+    %10 = cmp gt %8, %6 : bool
+    %11 = select %10, %8, %6 : f32
+    %12 = select %10, %9, %7 : i32
+    yield %11, %12
+  }
+  %13 = scan_with %2 axis 1 combine(%14, %15) : tile<4x8xf32> {
+    %16 = mul %14, %decay : f32
+    %17 = add %16, %15 : f32
+    yield %17
+  }
+  store %13, %1[%0, %0]
+}";
+
 /// Every variant of every attribute enum (unary and binary ops, comparison
 /// predicates, reductions with and without `keepdim`, scans, paddings) and a
 /// cast to every dtype, generated from the enums' `ALL` lists so that a new
@@ -284,6 +306,7 @@ pub fn all() -> Vec<(&'static str, String)> {
         ("matmul", MATMUL.to_string()),
         ("nested", NESTED.to_string()),
         ("while", WHILE.to_string()),
+        ("combine", COMBINE.to_string()),
         ("every_variant", every_variant()),
     ]
 }

@@ -90,6 +90,10 @@ const GATHER_STREAM: u64 = 0x6a7e_e25c_a77e_12ed;
 /// `while`.
 const WHILE_STREAM: u64 = 0x3b11_e5a1_7f0c_9d24;
 
+/// Mixed into the seed for the stream that picks the reductions and scans
+/// written with a combine function.
+const COMBINE_STREAM: u64 = 0xc0b1_4e5f_2a93_7d61;
+
 /// The state of one generation.
 pub(crate) struct Gen<'c> {
     /// The random stream of the seed.
@@ -116,6 +120,9 @@ pub(crate) struct Gen<'c> {
     /// The stream that picks which loops are `while` loops (with the same
     /// counter, bounds and body as the `for` their seed gave before).
     pub(crate) whiles: SplitMix64,
+    /// The stream that picks which reductions and scans take a combine
+    /// function.
+    pub(crate) combines: SplitMix64,
 }
 
 /// Generates the case of `seed` (see [`crate::generate`]).
@@ -134,6 +141,7 @@ pub(crate) fn generate(seed: u64, cfg: &GenConfig) -> Case {
         ivs: Vec::new(),
         gathers: SplitMix64::new(seed ^ GATHER_STREAM),
         whiles: SplitMix64::new(seed ^ WHILE_STREAM),
+        combines: SplitMix64::new(seed ^ COMBINE_STREAM),
     };
     let mut b = Builder::new(format!("gen_{seed}"));
     let outputs = g.rng.range(1, cfg.max_outputs.max(1));

@@ -1,8 +1,14 @@
-//! Reductions, arg-reductions, scans and `dot`.
+//! Reductions, arg-reductions, scans and `dot`. A reduction or scan may be
+//! written with a combine function (`reduce_with`, `scan_with`) computing
+//! the same op, alone or beside a second copy of its operand folded by a
+//! first-minimum step, both results merged by `max`; the choice comes from
+//! a stream of its own.
 
 use super::{tile, Built, Gen};
 use tile_ir::builder::Builder;
-use tile_ir::{ArgKind, DType, DotPrecision, ReduceKind, ScanKind, TileType, Type, Value};
+use tile_ir::{
+    ArgKind, BinaryOp, CmpPred, DType, DotPrecision, ReduceKind, ScanKind, TileType, Type, Value,
+};
 
 /// The operand dtype pairs of `dot` for each accumulator dtype.
 fn dot_operands(acc: DType) -> &'static [(DType, DType)] {
@@ -64,6 +70,15 @@ impl Gen<'_> {
         };
         let kind = self.rng.pick(ReduceKind::ALL);
         let x = self.value(b, &tile(from, ty.dtype()), depth)?;
+        if self.combines.chance(self.cfg.combine_rate) {
+            let op = match kind {
+                ReduceKind::Sum => BinaryOp::Add,
+                ReduceKind::Prod => BinaryOp::Mul,
+                ReduceKind::Max => BinaryOp::Max,
+                ReduceKind::Min => BinaryOp::Min,
+            };
+            return self.custom_fold(b, x, axis, Some(keepdim), op).map(Some);
+        }
         b.reduce(kind, x, axis, keepdim).map(Some)
     }
 
@@ -100,7 +115,42 @@ impl Gen<'_> {
         let kind = self.rng.pick(ScanKind::ALL);
         let axis = self.rng.range(0, t.shape.rank() - 1);
         let x = self.value(b, &Type::Tile(t.clone()), depth)?;
+        if self.combines.chance(self.cfg.combine_rate) {
+            let op = match kind {
+                ScanKind::CumSum => BinaryOp::Add,
+                ScanKind::CumProd => BinaryOp::Mul,
+            };
+            return self.custom_fold(b, x, axis, None, op).map(Some);
+        }
         b.scan(kind, x, axis).map(Some)
+    }
+
+    /// The reduction (`keepdim` given) or scan of `x` along `axis` by a
+    /// combine function applying `op`; from the combine stream, half the
+    /// time beside a copy of `x` folded by "the first of the smallest"
+    /// (`select(b < a, b, a)`), the two results merged by `max`.
+    fn custom_fold(
+        &mut self,
+        b: &mut Builder,
+        x: Value,
+        axis: usize,
+        keepdim: Option<bool>,
+        op: BinaryOp,
+    ) -> Built<Value> {
+        let pair = self.combines.chance(0.5);
+        let xs = if pair { vec![x, x] } else { vec![x] };
+        let results = b.combine(&xs, axis, keepdim, |b, acc, next| {
+            let mut out = vec![b.binary(op, acc[0], next[0])?];
+            if pair {
+                let smaller = b.cmp(CmpPred::Lt, next[1], acc[1])?;
+                out.push(b.select(smaller, next[1], acc[1])?);
+            }
+            Ok(out)
+        })?;
+        match results.as_slice() {
+            [one, other] => b.binary(BinaryOp::Max, *one, *other),
+            _ => Ok(results[0]),
+        }
     }
 
     pub(super) fn dot(

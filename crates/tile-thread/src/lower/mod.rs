@@ -23,6 +23,7 @@
 
 mod assert;
 mod atomic;
+mod combine;
 mod control;
 mod coords;
 mod copies;
@@ -563,6 +564,9 @@ impl<'a> Lowerer<'a> {
             }
             (OpFamily::Constant | OpFamily::Elementwise, _) => self.elementwise(id),
             (OpFamily::Movement, _) => self.movement(id),
+            (OpFamily::Reduction, OpKind::ReduceWith { .. } | OpKind::ScanWith { .. }) => {
+                self.combine(id)
+            }
             (OpFamily::Reduction, _) => self.reduce(id),
             (OpFamily::Dot, _) => self.dot(id),
             (OpFamily::Memory, _) => self.memory(id),

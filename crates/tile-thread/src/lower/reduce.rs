@@ -29,6 +29,7 @@ use crate::layout_assign::{order_free, LayoutKind};
 use crate::program::{Reg, Region, SharedId, ThreadOpKind};
 use tile_ir::{
     ArgKind, BinaryOp, CmpPred, DType, OpId, OpKind, ReduceKind, Scalar, ScanKind, Type, UnaryOp,
+    Value,
 };
 
 /// The elements of each lane a loop iteration of a fold takes.
@@ -37,6 +38,31 @@ const UNROLL: usize = 8;
 /// A staged reduction operand: its allocation and dtype, the extent of the
 /// folded axis, and the stride (in elements) between a lane's elements.
 type StagedLane = (SharedId, DType, usize, usize);
+
+/// The lanes of a reduction's or scan's result (see
+/// [`Lowerer::result_lanes`]).
+pub(super) struct ResultLanes {
+    /// The result's layout; `None` for a scalar.
+    pub(super) layout: Option<std::rc::Rc<crate::layout_assign::DistLayout>>,
+    /// Each folded lane's first element and (a scan's) the register's
+    /// coordinate along the axis.
+    pub(super) starts: Vec<(Reg, Option<Reg>)>,
+    /// The folded lane of each register of the result.
+    pub(super) lane_of: Vec<usize>,
+}
+
+impl ResultLanes {
+    /// The result whose lanes folded to `folded` (one register per lane).
+    pub(super) fn lowered(&self, folded: &[Reg]) -> Lowered {
+        match &self.layout {
+            None => Lowered::Scalar(folded[0]),
+            Some(layout) => Lowered::Tile {
+                layout: layout.clone(),
+                regs: self.lane_of.iter().map(|&i| folded[i]).collect(),
+            },
+        }
+    }
+}
 
 /// How a lane is folded.
 #[derive(Clone, Copy)]
@@ -123,53 +149,69 @@ impl Lowerer<'_> {
         }
         let alloc = self.stage_tile(dtype, &src_layout, &src_regs);
         let lane = (alloc, dtype, src[axis], rs[axis]);
-        let lowered = match func.ty(result) {
-            Type::Scalar(_) => {
-                let zero = self.i32c(0);
-                Lowered::Scalar(self.fold_lanes(fold_kind, lane, &[(zero, None)])[0])
-            }
-            Type::Tile(_) => {
-                let layout = self.layout_of(id, result)?;
-                let coords = self.coords(&layout);
-                // Each register's lane: where it starts and (a scan's) the
-                // register's coordinate along the axis; a copy in a slice
-                // layout folds the lane of its representative.
-                let mut lanes = Vec::new();
-                let mut lane_of = Vec::new();
-                for v in 0..layout.registers() {
-                    let first = coords.representative[v];
-                    if first != v {
-                        lane_of.push(lane_of[first]);
-                        continue;
-                    }
-                    let c = &coords.axes[v];
-                    // The operand axis of each result axis.
-                    let terms: Vec<(Reg, usize)> = (0..c.len())
-                        .map(|j| if keepdim || j < axis { j } else { j + 1 })
-                        .zip(c.iter().copied())
-                        .filter(|&(d, _)| d != axis)
-                        .map(|(d, r)| (r, rs[d]))
-                        .collect();
-                    let base = self.linear(&terms);
-                    let live = coords.live[v];
-                    let base = if self.is_true(live) {
-                        base
-                    } else {
-                        let zero = self.i32c(0);
-                        self.select(live, base, zero)
-                    };
-                    let limit = matches!(fold_kind, Fold::Scan(_)).then(|| c[axis]);
-                    lane_of.push(lanes.len());
-                    lanes.push((base, limit));
-                }
-                let folded = self.fold_lanes(fold_kind, lane, &lanes);
-                let regs = lane_of.into_iter().map(|i| folded[i]).collect();
-                Lowered::Tile { layout, regs }
-            }
-            _ => return Err(self.invalid(id, "the result is not a scalar or tile")),
-        };
+        let scan = matches!(fold_kind, Fold::Scan(_));
+        let lanes = self.result_lanes(id, result, (axis, keepdim, scan), &rs)?;
+        let folded = self.fold_lanes(fold_kind, lane, &lanes.starts);
+        let lowered = lanes.lowered(&folded);
         self.release_shared(alloc);
         self.bind(id, lowered)
+    }
+
+    /// The lanes a reduction or scan of the operand (row-major strides `rs`)
+    /// along `axis` folds for `result`: one per register of the result's
+    /// layout (a copy in a slice layout folds the lane of its
+    /// representative), or one for a scalar result, folded by every thread.
+    pub(super) fn result_lanes(
+        &mut self,
+        id: OpId,
+        result: Value,
+        (axis, keepdim, scan): (usize, bool, bool),
+        rs: &[usize],
+    ) -> Result<ResultLanes, LowerError> {
+        if let Type::Scalar(_) = self.func.ty(result) {
+            let zero = self.i32c(0);
+            return Ok(ResultLanes {
+                layout: None,
+                starts: vec![(zero, None)],
+                lane_of: vec![0],
+            });
+        }
+        let layout = self.layout_of(id, result)?;
+        let coords = self.coords(&layout);
+        // Each register's lane: where it starts and (a scan's) the
+        // register's coordinate along the axis.
+        let mut starts = Vec::new();
+        let mut lane_of = Vec::new();
+        for v in 0..layout.registers() {
+            let first = coords.representative[v];
+            if first != v {
+                lane_of.push(lane_of[first]);
+                continue;
+            }
+            let c = &coords.axes[v];
+            // The operand axis of each result axis.
+            let terms: Vec<(Reg, usize)> = (0..c.len())
+                .map(|j| if keepdim || j < axis { j } else { j + 1 })
+                .zip(c.iter().copied())
+                .filter(|&(d, _)| d != axis)
+                .map(|(d, r)| (r, rs[d]))
+                .collect();
+            let base = self.linear(&terms);
+            let live = coords.live[v];
+            let base = if self.is_true(live) {
+                base
+            } else {
+                let zero = self.i32c(0);
+                self.select(live, base, zero)
+            };
+            lane_of.push(starts.len());
+            starts.push((base, scan.then(|| c[axis])));
+        }
+        Ok(ResultLanes {
+            layout: Some(layout),
+            starts,
+            lane_of,
+        })
     }
 
     /// Folds the lanes `lanes` (each `(base, limit)`: the index of its
