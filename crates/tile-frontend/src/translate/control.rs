@@ -147,6 +147,13 @@ impl<'k> Translator<'k> {
         if let Some(l) = &f.label {
             return Err(self.err(l, "loop labels are not supported"));
         }
+        if super::tile_iter::is_tile_walk(&f.expr) {
+            let walk = self.tile_walk(&f.expr)?;
+            let n = self.walk_steps(&walk, &f.expr)?;
+            let zero = self.data(&Val::Int(0), Some(DType::I32), &f.expr)?;
+            let one = self.data(&Val::Int(1), Some(DType::I32), &f.expr)?;
+            return self.counted_loop(f, (zero, n, one), Some(&walk));
+        }
         let (range, step) = match &*f.expr {
             Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
                 (strip_parens(&m.receiver), Some(&m.args[0]))
@@ -221,6 +228,17 @@ impl<'k> Translator<'k> {
             Some(d),
             step.map_or(&f.expr as &dyn ToTokens, |s| s as &dyn ToTokens),
         )?;
+        self.counted_loop(f, (lo, hi, st), None)
+    }
+
+    /// The loop `f` over `lo..hi` by `st`; its pattern binds the counter,
+    /// or the views of `walk`'s step at the counter.
+    fn counted_loop(
+        &mut self,
+        f: &ExprForLoop,
+        (lo, hi, st): (Value, Value, Value),
+        walk: Option<&super::tile_iter::TileWalk>,
+    ) -> syn::Result<Val> {
         let mut names = Assigned::default();
         names.visit_block(&f.body);
         let carried = self.carried(names.0, "loop")?;
@@ -232,7 +250,11 @@ impl<'k> Translator<'k> {
         let result = b.for_loop(lo, hi, st, &init, |inner, iv, args| {
             self.nested(inner, &mut failure, |me| {
                 me.scopes.push();
-                me.bind(&f.pat, Val::Ir(iv), &f.pat)?;
+                let item = match walk {
+                    Some(walk) => me.walk_item(walk, iv, &f.expr)?,
+                    None => Val::Ir(iv),
+                };
+                me.bind(&f.pat, item, &f.pat)?;
                 for ((name, _, _), arg) in carried.iter().zip(args) {
                     me.scopes.set(name, Val::Ir(*arg));
                 }

@@ -145,6 +145,12 @@ impl Translator<'_> {
                 let tid = self.indices(&a[2..], "a layout-view index")?[0];
                 self.ir(m, |b| b.lview_distribute(view, &threads, tid))?
             }
+            "tiled_iterator" => {
+                return Err(self.err(
+                    &m.method,
+                    "a `tiled_iterator` is walked by a `for` loop: `for t in v.tiled_iterator([extents], axis, coords..) { .. }`",
+                ))
+            }
             _ => return self.lview_access(view, name, args, m),
         };
         if let Some(tensor) = self.views.get(&view).copied() {

@@ -31,6 +31,7 @@ mod recover;
 mod reshaping;
 mod scope;
 mod sort;
+mod tile_iter;
 mod value;
 
 use crate::diag::{build_err, build_msg, err, poisoned};
