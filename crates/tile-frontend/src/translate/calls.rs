@@ -8,7 +8,7 @@ use syn::{Expr, ExprCall, PathArguments};
 use tile_ir::{BinaryOp, DType, DotPrecision, Scalar, Type};
 
 /// The builtin functions, as listed in errors.
-const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, dot_tf32, cat, stack, select, fma, cdiv, min, max, pow, rand, randint, randn, gather, reduce, reduce_keepdim, scan, atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas";
+const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, dot_tf32, cat, stack, select, fma, cdiv, min, max, pow, rand, randint, randn, gather, reduce, reduce_keepdim, scan, make_layout and the layout algebra (row_major, col_major, composition, complement, coalesce, right_inverse, left_inverse, logical_product, blocked_product, raked_product, logical_divide, zipped_divide, tiled_divide, upcast, downcast), atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas";
 
 impl<'k> Translator<'k> {
     /// The arguments of a call, checking their number.
@@ -62,6 +62,9 @@ impl<'k> Translator<'k> {
         let dtype = self.turbofish_dtype(turbofish, seg)?;
         if let Some((op, "")) = super::atomic::atomic_name(&name) {
             return self.atomic_call(op, c, &args);
+        }
+        if super::layout_fns::is_layout_fn(&name) {
+            return self.layout_call(&name, c, &args);
         }
         if super::combine::is_combine(&name) {
             return self.combine_call(&name, &args, c);

@@ -13,9 +13,14 @@ use tile_ir::{Padding, Type, Value};
 const LVIEW_METHODS: &str = "tile, split, vectorize, slice, transpose, permute, reshape, compose, coalesce, distribute, load, load_masked, load_masked_with, store, store_masked, fill, copy_from";
 
 impl Translator<'_> {
-    /// `layout_view(tensor, shape, stride)`.
+    /// `layout_view(tensor, shape, stride)` or `layout_view(tensor, layout)`.
     pub(crate) fn layout_view_call(&mut self, c: &ExprCall, args: &[&Expr]) -> syn::Result<Val> {
-        let a = self.argn(args, 3, "layout_view(tensor, shape, stride)", c)?;
+        let usage = "layout_view(tensor, shape, stride) or layout_view(tensor, layout)";
+        let a = if args.len() == 2 {
+            args
+        } else {
+            self.argn(args, 3, usage, c)?
+        };
         let tensor = match self.expr(a[0])? {
             Val::Ir(v) if matches!(self.ty(v), Type::Tensor(_)) => v,
             other => {
@@ -28,14 +33,17 @@ impl Translator<'_> {
                 ))
             }
         };
-        let layout = self.layout_arg(a[1], a[2], c)?;
+        let layout = match a {
+            [_, layout] => self.layout_value(layout)?,
+            _ => self.layout_arg(a[1], a[2], c)?,
+        };
         let view = self.ir(c, |b| b.layout_view(tensor, &layout))?;
         self.views.insert(view, tensor);
         Ok(Val::Ir(view))
     }
 
     /// A layout from shape and stride int-tuple expressions.
-    fn layout_arg(
+    pub(crate) fn layout_arg(
         &mut self,
         shape: &Expr,
         stride: &Expr,
@@ -48,7 +56,7 @@ impl Translator<'_> {
 
     /// A CuTe int-tuple: a compile-time integer, or a tuple or array of
     /// int-tuples.
-    fn int_tuple(&mut self, e: &Expr, what: &str) -> syn::Result<IntTuple> {
+    pub(crate) fn int_tuple(&mut self, e: &Expr, what: &str) -> syn::Result<IntTuple> {
         let items: Vec<&Expr> = match e {
             Expr::Tuple(t) => t.elems.iter().collect(),
             Expr::Array(a) => a.elems.iter().collect(),
@@ -126,8 +134,13 @@ impl Translator<'_> {
                 self.ir(m, |b| b.lview_reshape(view, &shape))?
             }
             "compose" => {
-                let a = self.argn(args, 2, "compose(shape, stride)", m)?;
-                let layout = self.layout_arg(a[0], a[1], m)?;
+                let layout = match args {
+                    [layout] => self.layout_value(layout)?,
+                    _ => {
+                        let a = self.argn(args, 2, "compose(shape, stride) or compose(layout)", m)?;
+                        self.layout_arg(a[0], a[1], m)?
+                    }
+                };
                 self.ir(m, |b| b.lview_compose(view, &layout))?
             }
             "coalesce" => {
@@ -135,14 +148,19 @@ impl Translator<'_> {
                 self.ir(m, |b| b.lview_coalesce(view))?
             }
             "distribute" => {
-                let a = self.argn(
-                    args,
-                    3,
-                    "distribute(thread_shape, thread_stride, thread_id)",
-                    m,
-                )?;
-                let threads = self.layout_arg(a[0], a[1], m)?;
-                let tid = self.indices(&a[2..], "a layout-view index")?[0];
+                let (threads, tid) = match args {
+                    [layout, tid] => (self.layout_value(layout)?, *tid),
+                    _ => {
+                        let a = self.argn(
+                            args,
+                            3,
+                            "distribute(thread_shape, thread_stride, thread_id) or distribute(thread_layout, thread_id)",
+                            m,
+                        )?;
+                        (self.layout_arg(a[0], a[1], m)?, a[2])
+                    }
+                };
+                let tid = self.indices(&[tid], "a layout-view index")?[0];
                 self.ir(m, |b| b.lview_distribute(view, &threads, tid))?
             }
             "tiled_iterator" => {

@@ -68,6 +68,9 @@ fn reduction_of(name: &str) -> Option<(Reduction, bool)> {
 impl Translator<'_> {
     pub(crate) fn method(&mut self, m: &ExprMethodCall) -> syn::Result<Val> {
         let recv = self.expr(&m.receiver)?;
+        if let Val::Layout(l) = &recv {
+            return self.layout_method(l, m);
+        }
         let name = m.method.to_string();
         let args: Vec<&Expr> = m.args.iter().collect();
         if m.turbofish.is_some() && name != "cast" && name != "cast_nonsaturating" {

@@ -21,6 +21,7 @@ mod consts;
 mod control;
 mod debug;
 mod gather;
+mod layout_fns;
 pub(crate) mod location;
 mod lview;
 mod methods;
@@ -381,6 +382,7 @@ impl<'k> Translator<'k> {
             Val::Float(f) => format!("the float {f:?}"),
             Val::Bool(b) => format!("the bool {b}"),
             Val::Tuple(items) => format!("a tuple of {}", items.len()),
+            Val::Layout(l) => format!("the layout {l}"),
             Val::Unit => "`()`".into(),
             Val::Poisoned => "a value whose error is reported".into(),
         }

@@ -26,6 +26,9 @@ pub(crate) enum Val {
     Bool(bool),
     /// A tuple.
     Tuple(Vec<Val>),
+    /// A compile-time CuTe layout (`make_layout(..)` and the algebra's
+    /// functions, `layout_fns.rs`).
+    Layout(tile_ir::layout::Layout),
     /// `()`.
     Unit,
     /// What a variable holds after the statement that would have defined
