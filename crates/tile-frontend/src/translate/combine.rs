@@ -122,14 +122,7 @@ impl<'k> Translator<'k> {
             })
             .ok_or_else(abort)
         });
-        if let Some(outer) = outer {
-            b.set_location(outer);
-        }
-        self.b = b;
-        if let Some(e) = failure {
-            return Err(e);
-        }
-        let results = self.ir_result(f_e, result)?;
+        let results = self.restore_builder(b, outer, failure, (f_e, result))?;
         Ok(if tuple {
             Val::Tuple(results.into_iter().map(Val::Ir).collect())
         } else {

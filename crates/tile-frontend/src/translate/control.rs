@@ -265,14 +265,7 @@ impl<'k> Translator<'k> {
             })
             .ok_or_else(abort)
         });
-        if let Some(outer) = outer {
-            b.set_location(outer);
-        }
-        self.b = b;
-        if let Some(e) = failure {
-            return Err(e);
-        }
-        let results = self.ir_result(f, result)?;
+        let results = self.restore_builder(b, outer, failure, (f, result))?;
         for ((name, _, _), v) in carried.iter().zip(results) {
             self.scopes.set(name, Val::Ir(v));
         }
@@ -344,14 +337,7 @@ impl<'k> Translator<'k> {
                 },
             )
         };
-        if let Some(outer) = outer {
-            b.set_location(outer);
-        }
-        self.b = b;
-        if let Some(e) = failure.into_inner() {
-            return Err(e);
-        }
-        let results = self.ir_result(w, result)?;
+        let results = self.restore_builder(b, outer, failure.into_inner(), (w, result))?;
         for ((name, _, _), v) in carried.iter().zip(results) {
             self.scopes.set(name, Val::Ir(v));
         }
@@ -397,6 +383,26 @@ impl<'k> Translator<'k> {
             next.push(self.coerce(&v, ty, at, &format!("the loop carries `{name}` as"))?);
         }
         Ok(next)
+    }
+
+    /// Puts back the builder `b` that held a region op being built (its
+    /// location restored to `outer`), then gives the front end's recorded
+    /// `failure` or the op's results.
+    pub(crate) fn restore_builder<T>(
+        &mut self,
+        mut b: Builder,
+        outer: Option<Option<tile_ir::Location>>,
+        failure: Option<syn::Error>,
+        (node, result): (&dyn ToTokens, Result<T, BuildError>),
+    ) -> syn::Result<T> {
+        if let Some(outer) = outer {
+            b.set_location(outer);
+        }
+        self.b = b;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        self.ir_result(node, result)
     }
 
     pub(crate) fn ir_result<T>(

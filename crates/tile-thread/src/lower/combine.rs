@@ -13,7 +13,7 @@
 use super::reduce::ResultLanes;
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::row_major;
-use crate::program::{Reg, Region, SharedId, ThreadOpKind};
+use crate::program::{Reg, SharedId, ThreadOpKind};
 use tile_ir::{CmpPred, DType, OpId, OpKind, Scalar};
 
 impl Lowerer<'_> {
@@ -87,35 +87,9 @@ impl Lowerer<'_> {
         }
         if extent > 1 {
             let bounds = [self.i32c(1), self.i32c(extent as i64), self.i32c(1)];
-            let k = self.program.new_reg(DType::I32);
-            let carried: Vec<Reg> = acc
-                .iter()
-                .map(|&r| {
-                    let d = self.program.dtype(r);
-                    self.program.new_reg(d)
-                })
-                .collect();
-            let saved = std::mem::take(&mut self.current);
-            let body = self.combine_steps(id, region, staged, (k, stride), lanes, &carried);
-            let ops = std::mem::replace(&mut self.current, saved);
-            let next = body?;
-            let mut ops = ops;
-            ops.push(
-                self.program
-                    .create_op(ThreadOpKind::Yield, next, &[], vec![]),
-            );
-            let mut args = vec![k];
-            args.extend(&carried);
-            let operands = bounds.iter().chain(&acc).copied().collect();
-            let types: Vec<DType> = acc.iter().map(|&r| self.program.dtype(r)).collect();
-            let op = self.program.create_op(
-                ThreadOpKind::For,
-                operands,
-                &types,
-                vec![Region { args, ops }],
-            );
-            self.current.push(op);
-            acc = self.program.ops[op].results.clone();
+            acc = self.counted_for(bounds, &acc, |me, k, carried| {
+                me.combine_steps(id, region, staged, (k, stride), lanes, carried)
+            })?;
         }
         Ok((0..n)
             .map(|i| acc.iter().skip(i).step_by(n).copied().collect())

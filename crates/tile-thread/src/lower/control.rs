@@ -212,6 +212,39 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// A thread-level `for k = lo to hi step s` (`bounds`, `i32`) carrying
+    /// `init`: `body` receives the counter and the carried registers and
+    /// returns the next ones, emitting the loop body's ops. The loop's
+    /// results.
+    pub(super) fn counted_for(
+        &mut self,
+        bounds: [Reg; 3],
+        init: &[Reg],
+        body: impl FnOnce(&mut Self, Reg, &[Reg]) -> Result<Vec<Reg>, LowerError>,
+    ) -> Result<Vec<Reg>, LowerError> {
+        let k = self.program.new_reg(DType::I32);
+        let types = self.dtypes(init);
+        let carried: Vec<Reg> = types.iter().map(|&d| self.program.new_reg(d)).collect();
+        let saved = std::mem::take(&mut self.current);
+        let next = body(self, k, &carried);
+        let mut ops = std::mem::replace(&mut self.current, saved);
+        ops.push(
+            self.program
+                .create_op(ThreadOpKind::Yield, next?, &[], vec![]),
+        );
+        let mut args = vec![k];
+        args.extend(&carried);
+        let operands = bounds.iter().chain(init).copied().collect();
+        let op = self.program.create_op(
+            ThreadOpKind::For,
+            operands,
+            &types,
+            vec![Region { args, ops }],
+        );
+        self.current.push(op);
+        Ok(self.program.ops[op].results.clone())
+    }
+
     /// Whether `v` is a constant above zero (a step that needs no check).
     fn positive_constant(&self, v: Value) -> bool {
         let func = self.func;

@@ -26,7 +26,7 @@
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::row_major;
 use crate::layout_assign::{order_free, LayoutKind};
-use crate::program::{Reg, Region, SharedId, ThreadOpKind};
+use crate::program::{Reg, SharedId, ThreadOpKind};
 use tile_ir::{
     ArgKind, BinaryOp, CmpPred, DType, OpId, OpKind, ReduceKind, Scalar, ScanKind, Type, UnaryOp,
     Value,
@@ -151,7 +151,7 @@ impl Lowerer<'_> {
         let lane = (alloc, dtype, src[axis], rs[axis]);
         let scan = matches!(fold_kind, Fold::Scan(_));
         let lanes = self.result_lanes(id, result, (axis, keepdim, scan), &rs)?;
-        let folded = self.fold_lanes(fold_kind, lane, &lanes.starts);
+        let folded = self.fold_lanes(fold_kind, lane, &lanes.starts)?;
         let lowered = lanes.lowered(&folded);
         self.release_shared(alloc);
         self.bind(id, lowered)
@@ -231,7 +231,7 @@ impl Lowerer<'_> {
         fold: Fold,
         lane: StagedLane,
         lanes: &[(Reg, Option<Reg>)],
-    ) -> Vec<Reg> {
+    ) -> Result<Vec<Reg>, LowerError> {
         let (alloc, dtype, extent, _) = lane;
         let truth = self.constant(Scalar::Bool(true));
         let mut acc: Vec<Reg> = lanes
@@ -247,35 +247,16 @@ impl Lowerer<'_> {
         let rest = extent.saturating_sub(1);
         let blocks = if rest > 2 * UNROLL { rest / UNROLL } else { 0 };
         if blocks > 0 {
-            let lo = self.i32c(1);
-            let hi = self.i32c((1 + blocks * UNROLL) as i64);
-            let step = self.i32c(UNROLL as i64);
-            let k = self.program.new_reg(DType::I32);
-            let carried: Vec<Reg> = acc
-                .iter()
-                .map(|&r| {
-                    let d = self.program.dtype(r);
-                    self.program.new_reg(d)
-                })
-                .collect();
-            let saved = std::mem::take(&mut self.current);
-            let mut next = carried.clone();
-            self.fold_elements(fold, lane, lanes, &mut next, (Some(k), 0..UNROLL));
-            self.emit_op(ThreadOpKind::Yield, next, &[]);
-            let ops = std::mem::replace(&mut self.current, saved);
-            let mut args = vec![k];
-            args.extend(&carried);
-            let mut operands = vec![lo, hi, step];
-            operands.extend(&acc);
-            let types: Vec<DType> = acc.iter().map(|&r| self.program.dtype(r)).collect();
-            let op = self.program.create_op(
-                ThreadOpKind::For,
-                operands,
-                &types,
-                vec![Region { args, ops }],
-            );
-            self.current.push(op);
-            acc = self.program.ops[op].results.clone();
+            let bounds = [
+                self.i32c(1),
+                self.i32c((1 + blocks * UNROLL) as i64),
+                self.i32c(UNROLL as i64),
+            ];
+            acc = self.counted_for(bounds, &acc, |me, k, carried| {
+                let mut next = carried.to_vec();
+                me.fold_elements(fold, lane, lanes, &mut next, (Some(k), 0..UNROLL));
+                Ok(next)
+            })?;
         }
         self.fold_elements(
             fold,
@@ -284,11 +265,7 @@ impl Lowerer<'_> {
             &mut acc,
             (None, 1 + blocks * UNROLL..extent),
         );
-        if arg {
-            acc.split_off(lanes.len())
-        } else {
-            acc
-        }
+        Ok(if arg { acc.split_off(lanes.len()) } else { acc })
     }
 
     /// Folds elements `k0 + j` for `j` in `js` of every lane into `acc`
