@@ -22,24 +22,11 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
         d: Dims,
         kind: ArgKind,
     ) -> Result<(), HostError> {
-        if d.extent < 2 {
-            return Ok(());
-        }
         let dtype = x.dtype;
-        let (lane, along) = ((d.extent * d.inner) as i64, d.inner as i64);
-        let bounds = [
-            self.i64(d.outer as i64),
-            self.i64(d.extent as i64 - 1),
-            self.i64(d.inner as i64),
-        ];
-        self.nest(&bounds, &mut |l, c| {
-            let (o, k1, i) = (c[0], c[1], c[2]);
-            let b = &l.e.b;
-            let k = b.build_int_nsw_add(k1, l.i64(1), "k")?;
-            let from = l.linear(&[o, k, i], &[lane, along, 1], 0)?;
-            let at = l.linear(&[o, i], &[along, 1], 0)?;
+        self.lane_steps(d, false, &mut |l, step| {
+            let (k, at) = (step.k, step.read);
             let current = l.get(best, at)?;
-            let v = l.get(x, from)?;
+            let v = l.get(x, step.from)?;
             let (before, after) = match kind {
                 ArgKind::ArgMax => (current, v),
                 ArgKind::ArgMin => (v, current),

@@ -51,41 +51,24 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             };
             outs.push(out);
         }
-        if extent > 1 {
-            let (lane, along) = ((d.extent * d.inner) as i64, d.inner as i64);
-            let bounds = [
-                self.i64(d.outer as i64),
-                self.i64(d.extent as i64 - 1),
-                self.i64(d.inner as i64),
-            ];
-            self.nest(&bounds, &mut |l, c| {
-                let (o, k1, i) = (c[0], c[1], c[2]);
-                let k = l.e.b.build_int_nsw_add(k1, l.i64(1), "k")?;
-                let from = l.linear(&[o, k, i], &[lane, along, 1], 0)?;
-                let (read, write) = if scan {
-                    (l.linear(&[o, k1, i], &[lane, along, 1], 0)?, from)
-                } else {
-                    let at = l.linear(&[o, i], &[along, 1], 0)?;
-                    (at, at)
-                };
-                let mut args = Vec::with_capacity(2 * outs.len());
-                for out in &outs {
-                    args.push(l.get(out, read)?);
-                }
-                for x in &xs {
-                    args.push(l.get(x, from)?);
-                }
-                for (&arg, value) in region.args.iter().zip(args) {
-                    l.define(arg, HostValue::Scalar(value));
-                }
-                let yielded = l.region(region)?;
-                for (out, v) in outs.iter().zip(yielded) {
-                    let value = l.scalar(v)?;
-                    l.set(out, write, value)?;
-                }
-                Ok(())
-            })?;
-        }
+        self.lane_steps(d, scan, &mut |l, step| {
+            let mut args = Vec::with_capacity(2 * outs.len());
+            for out in &outs {
+                args.push(l.get(out, step.read)?);
+            }
+            for x in &xs {
+                args.push(l.get(x, step.from)?);
+            }
+            for (&arg, value) in region.args.iter().zip(args) {
+                l.define(arg, HostValue::Scalar(value));
+            }
+            let yielded = l.region(region)?;
+            for (out, v) in outs.iter().zip(yielded) {
+                let value = l.scalar(v)?;
+                l.set(out, step.write, value)?;
+            }
+            Ok(())
+        })?;
         let results = op.results.clone();
         for (result, out) in results.into_iter().zip(outs) {
             self.define_reduction(result, out)?;

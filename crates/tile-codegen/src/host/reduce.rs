@@ -116,6 +116,46 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
         self.define_reduction(result, out)
     }
 
+    /// Runs `body` for `k = 1 … extent − 1` of every lane of `d`, lanes
+    /// outermost then `k` then the inner axis, with the positions of the
+    /// step ([`LaneStep`]; a scan's accumulator is its result at `k − 1`).
+    pub(super) fn lane_steps(
+        &mut self,
+        d: Dims,
+        scan: bool,
+        body: &mut dyn FnMut(&mut Self, LaneStep<'ctx>) -> Result<(), HostError>,
+    ) -> Result<(), HostError> {
+        if d.extent < 2 {
+            return Ok(());
+        }
+        let (lane, along) = ((d.extent * d.inner) as i64, d.inner as i64);
+        let bounds = [
+            self.i64(d.outer as i64),
+            self.i64(d.extent as i64 - 1),
+            self.i64(d.inner as i64),
+        ];
+        self.nest(&bounds, &mut |l, c| {
+            let (o, k1, i) = (c[0], c[1], c[2]);
+            let k = l.e.b.build_int_nsw_add(k1, l.i64(1), "k")?;
+            let from = l.linear(&[o, k, i], &[lane, along, 1], 0)?;
+            let (read, write) = if scan {
+                (l.linear(&[o, k1, i], &[lane, along, 1], 0)?, from)
+            } else {
+                let at = l.linear(&[o, i], &[along, 1], 0)?;
+                (at, at)
+            };
+            body(
+                l,
+                LaneStep {
+                    k,
+                    from,
+                    read,
+                    write,
+                },
+            )
+        })
+    }
+
     /// Defines `result` as the reduction stored in `out`.
     pub(super) fn define_reduction(
         &mut self,
@@ -509,6 +549,21 @@ enum Rows<'e, 'ctx> {
 fn in_row_blocks(d: Dims) -> bool {
     let side = BLOCK as usize;
     d.inner == 1 && d.outer.is_multiple_of(side) && d.extent.is_multiple_of(side) && d.extent > 0
+}
+
+/// One step of a fold along a lane of `[outer, extent, inner]`: element
+/// `k` (from 1) of lane `(o, i)` (`i64` positions).
+pub(super) struct LaneStep<'ctx> {
+    /// The element's index along the axis.
+    pub(super) k: IntValue<'ctx>,
+    /// Where the element is in the operand.
+    pub(super) from: IntValue<'ctx>,
+    /// Where the accumulator is read: `[o, i]` of a reduction's result, or
+    /// the scan's result at `k - 1`.
+    pub(super) read: IntValue<'ctx>,
+    /// Where the new accumulator is written: `[o, i]`, or the scan's result
+    /// at `k`.
+    pub(super) write: IntValue<'ctx>,
 }
 
 /// The operand of a reduction as `[outer, extent, inner]`.

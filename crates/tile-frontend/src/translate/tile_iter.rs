@@ -59,18 +59,25 @@ pub(crate) fn is_tile_walk(e: &Expr) -> bool {
 impl Translator<'_> {
     /// The walk of the `tiled_iterator` chain `e` (see [`is_tile_walk`]).
     pub(crate) fn tile_walk(&mut self, e: &Expr) -> syn::Result<TileWalk> {
-        let mut walk = TileWalk {
-            iters: Vec::new(),
-            items: TileItems::One(0),
-            takes: Vec::new(),
-        };
-        walk.items = self.walk_items(e, &mut walk)?;
-        Ok(walk)
+        let (mut iters, mut takes) = (Vec::new(), Vec::new());
+        let items = self.walk_items(e, &mut iters, &mut takes)?;
+        Ok(TileWalk {
+            iters,
+            items,
+            takes,
+        })
     }
 
-    fn walk_items(&mut self, e: &Expr, walk: &mut TileWalk) -> syn::Result<TileItems> {
+    /// The items of the chain `e`, its iterators pushed to `iters` and its
+    /// `take` bounds to `takes`.
+    fn walk_items(
+        &mut self,
+        e: &Expr,
+        iters: &mut Vec<TileIter>,
+        takes: &mut Vec<Value>,
+    ) -> syn::Result<TileItems> {
         match e {
-            Expr::Paren(p) => self.walk_items(&p.expr, walk),
+            Expr::Paren(p) => self.walk_items(&p.expr, iters, takes),
             Expr::MethodCall(m) if m.method == "take" => {
                 let args: Vec<&Expr> = m.args.iter().collect();
                 let a = self.argn(&args, 1, "take(n)", m)?;
@@ -85,8 +92,8 @@ impl Translator<'_> {
                         ),
                     ));
                 }
-                walk.takes.push(n);
-                self.walk_items(&m.receiver, walk)
+                takes.push(n);
+                self.walk_items(&m.receiver, iters, takes)
             }
             Expr::MethodCall(m) if m.method == "zip" => {
                 let args: Vec<&Expr> = m.args.iter().collect();
@@ -97,14 +104,14 @@ impl Translator<'_> {
                         "`zip` pairs tiled iterators: `va.tiled_iterator(..).zip(vb.tiled_iterator(..))`",
                     ));
                 }
-                let left = self.walk_items(&m.receiver, walk)?;
-                let right = self.walk_items(a[0], walk)?;
+                let left = self.walk_items(&m.receiver, iters, takes)?;
+                let right = self.walk_items(a[0], iters, takes)?;
                 Ok(TileItems::Pair(Box::new(left), Box::new(right)))
             }
             Expr::MethodCall(m) => {
                 let iter = self.tiled_iterator(m)?;
-                walk.iters.push(iter);
-                Ok(TileItems::One(walk.iters.len() - 1))
+                iters.push(iter);
+                Ok(TileItems::One(iters.len() - 1))
             }
             other => Err(self.err(other, "expected `v.tiled_iterator(..)`")),
         }
