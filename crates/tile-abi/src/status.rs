@@ -105,11 +105,14 @@ pub enum FaultCode {
     /// assertion's number, then the bits of the values its message formats
     /// (`tile_ir::assertion`).
     Assert = 8,
+    /// An unmasked access to a layout view that is an edge tile not whole;
+    /// the values are the mode and the view's extent along it.
+    LViewPastEdge = 9,
 }
 
 impl FaultCode {
     /// Every code, in order.
-    pub const ALL: [FaultCode; 8] = [
+    pub const ALL: [FaultCode; 9] = [
         FaultCode::IndexSpace,
         FaultCode::PartialPartition,
         FaultCode::NonPositiveStep,
@@ -118,6 +121,7 @@ impl FaultCode {
         FaultCode::OutsideTensor,
         FaultCode::IndexOutside,
         FaultCode::Assert,
+        FaultCode::LViewPastEdge,
     ];
 
     /// The code written as `code`, if it is one.

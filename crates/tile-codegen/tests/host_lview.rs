@@ -3,7 +3,9 @@
 //! view-deriving op (with program ids and with negative indices, which the
 //! view arithmetic divides Euclidean-wise), masked accesses past the element
 //! space; an unmasked access past it fails and touches nothing, and a store
-//! through a non-injective layout is refused.
+//! through a non-injective layout is refused. Edge tiles (masked views)
+//! through every op they take, and the fault of an unmasked access to a
+//! partial one.
 
 mod common;
 
@@ -154,6 +156,40 @@ fn an_unmasked_access_past_the_element_space_fails_and_touches_nothing() {
         "{err}"
     );
     assert!(bytes(&actual) == bytes(&args), "the output was touched");
+}
+
+#[test]
+fn edge_tiles_match_the_interpreter() {
+    for case in tile_testgen::edges::edge_copies()
+        .into_iter()
+        .chain([tile_testgen::edges::edge_pad()])
+    {
+        host_agrees(&case.func, case.grid, case.args);
+    }
+}
+
+#[test]
+fn an_unmasked_access_to_a_partial_edge_tile_fails_naming_the_mode() {
+    let whole = tile_testgen::edges::edge_unmasked(1, 1);
+    host_agrees(&whole.func, whole.grid, whole.args);
+    for (i, j, mode, extent) in [(0, 2, 1, 1), (2, 2, 0, 2), (3, 0, 0, 0)] {
+        let case = tile_testgen::edges::edge_unmasked(i, j);
+        assert!(interp::run(&case.func, case.grid, &mut case.args.clone()).is_err());
+        let mut actual = case.args.clone();
+        let err = run_host(&case.func, case.grid, &mut actual).unwrap_err();
+        assert!(
+            matches!(&err, HostRun::Run(RunError::Op { op, fault: HostFault::LViewPastEdge { mode: m, extent: e }, .. }) if op.contains("lview_load") && *m == mode && *e == extent),
+            "tile ({i}, {j}): {err}"
+        );
+        assert!(
+            err.to_string().contains(&format!("the layout view is an edge tile of {extent} element(s) along mode {mode}, not the whole tile an unmasked access needs (use the masked form)")),
+            "{err}"
+        );
+        assert!(
+            bytes(&actual) == bytes(&case.args),
+            "the output was touched"
+        );
+    }
 }
 
 #[test]

@@ -183,8 +183,8 @@ fn layout_view_errors_name_the_problem() {
             "`layout_view` takes a tensor parameter, found the integer 1",
         ),
         (
-            "fn k(x: &Tensor<f32>) { let v = layout_view(x, (4, 4), (4, 1)).tile([3, 4], 0, 0); }",
-            "lview_tile",
+            "fn k(x: &Tensor<f32>) { let v = layout_view(x, ((2, 2), 4), ((1, 4), 8)).tile([3, 4], 0, 0); }",
+            "`lview_tile`: mode 0 of ((2,2),4):((1,4),8) is (2,2):(1,4), which the extent 3 does not divide: an edge tile needs a mode of one stride",
         ),
     ];
     for (src, want) in cases {

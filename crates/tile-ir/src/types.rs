@@ -92,6 +92,11 @@ pub struct LayoutViewType {
     pub dtype: DType,
     /// The layout: natural coordinate to element offset (from the view's base).
     pub layout: Layout,
+    /// Whether the view is *masked* (Mojo's `masked`): an edge tile, or a
+    /// view derived from one, whose value also holds a runtime extent per
+    /// top-level mode, at most the mode's size; elements past it are not in
+    /// the view.
+    pub masked: bool,
 }
 
 /// The type of an IR value.
@@ -162,13 +167,15 @@ impl Type {
             Type::LayoutView(v) => Type::LayoutView(LayoutViewType {
                 dtype,
                 layout: v.layout.clone(),
+                masked: v.masked,
             }),
         }
     }
 }
 
 /// Types print as `f32`, `tile<128x64xf32>`, `tensor<f32, 2>` and
-/// `view<f32, [64, 64]>`; layout views as `lview<f32, (4,8):(8,1)>`.
+/// `view<f32, [64, 64]>`; layout views as `lview<f32, (4,8):(8,1)>`, and
+/// masked ones as `lview<f32, (4,8):(8,1), masked>`.
 impl fmt::Display for Type {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -182,6 +189,9 @@ impl fmt::Display for Type {
             }
             Type::Tensor(t) => write!(f, "tensor<{}, {}>", t.dtype, t.rank),
             Type::PartitionView(v) => write!(f, "view<{}, {}>", v.dtype, v.tile),
+            Type::LayoutView(v) if v.masked => {
+                write!(f, "lview<{}, {}, masked>", v.dtype, v.layout)
+            }
             Type::LayoutView(v) => write!(f, "lview<{}, {}>", v.dtype, v.layout),
         }
     }

@@ -43,7 +43,8 @@ fn every_typing_rule_broken_once() {
         ("%r = layout_view %n <4:1> : lview<f32, 4:1>", "layout_view takes one tensor operand, found i32"),
         ("%r = layout_view %t <(2048,1024):(1,2048)> : lview<f32, (2048,1024):(1,2048)>", "a tile holds at most 1048576 elements, [2048, 1024] holds more"),
         ("%r = layout_view %t <():()> : lview<f32, ():()>", "a layout view needs at least one mode, found ():()"),
-        ("%r = lview_tile %v [3, 2] [%n, %n] : lview<f32, (3,2):(4,1)>", "mode 0 of (4,4):(4,1) has size 4, which the extent 3 does not divide"),
+        ("%r = lview_tile %v [0, 2] [%n, %n] : lview<f32, (1,2):(4,1)>", "mode 0 of (4,4):(4,1) has size 4, which the extent 0 does not divide"),
+        (&hierarchical("%r = lview_tile %w [2, 3] [%n, %n] : lview<f32, (2,3):(8,1), masked>"), "mode 1 of (3,(2,2)):(8,(1,4)) is (2,2):(1,4), which the extent 3 does not divide: an edge tile needs a mode of one stride"),
         ("%r = lview_tile %v [2, 2] [%n] : lview<f32, (2,2):(4,1)>", "lview_tile needs 2 index operand(s) after the view, found 1"),
         ("%r = lview_tile %v [2, 2] [%n, %f] : lview<f32, (2,2):(4,1)>", "index operand 1 must be an integer scalar, found f32"),
         ("%r = lview_split %v axis 2 parts 2 [%n] : lview<f32, (2,4):(4,1)>", "axis 2 is out of range for the 2 mode(s) of (4,4):(4,1)"),
@@ -175,9 +176,9 @@ fn unverified_views_are_errors_not_panics_or_allocations() {
         unverified_error(
             "kernel @k(%t: tensor<f32, 1>) {
   %v = layout_view %t <(4,4):(4,1)> : lview<f32, (4,4):(4,1)>
-  %w = lview_tile %v [3, 4] [] : lview<f32, (4,4):(4,1)>
+  %w = lview_tile %v [0, 4] [] : lview<f32, (4,4):(4,1)>
 }"
         ),
-        "program (0, 0, 0): `%1 = lview_tile %0` (a view of `t`): malformed IR: mode 0 of (4,4):(4,1) has size 4, which the extent 3 does not divide"
+        "program (0, 0, 0): `%1 = lview_tile %0` (a view of `t`): malformed IR: mode 0 of (4,4):(4,1) has size 4, which the extent 0 does not divide"
     );
 }

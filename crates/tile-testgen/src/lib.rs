@@ -113,6 +113,7 @@
 mod check;
 mod config;
 pub mod corpus;
+pub mod edges;
 mod gen;
 pub mod inputs;
 pub mod products;

@@ -1,7 +1,9 @@
 //! Layout views through the lowering and the lockstep emulator, equal bit
 //! for bit to the interpreter: the tiled transpose through views alone, every
 //! view-deriving op, masked accesses past the element space, and the bounds
-//! check of an unmasked one; and the thread-level program of the transpose.
+//! check of an unmasked one; edge tiles (masked views) through every op they
+//! take, and the bounds check of an unmasked access to a partial one; and
+//! the thread-level program of the transpose.
 
 use tile_testgen::inputs::{f32_tensor, iota, layout, zeros};
 
@@ -175,6 +177,49 @@ fn an_unmasked_access_past_the_element_space_is_a_reported_bounds_check() {
         bits(&[zeros(&[16])])[0],
         "the output was not touched"
     );
+}
+
+#[test]
+fn edge_tiles_match_the_interpreter() {
+    for case in tile_testgen::edges::edge_copies()
+        .into_iter()
+        .chain([tile_testgen::edges::edge_pad()])
+    {
+        if case.name == "wide" {
+            let vectors = [
+                "ld.global.v1",
+                "ld.global.v4",
+                "st.global.v1",
+                "st.global.v4",
+            ];
+            assert_eq!(widths(&case.func), vectors, "the edge cuts vectors of 4");
+        }
+        check(&case.func, case.grid, case.args);
+    }
+}
+
+#[test]
+fn an_unmasked_access_to_a_partial_edge_tile_is_a_reported_bounds_check() {
+    let whole = tile_testgen::edges::edge_unmasked(1, 1);
+    check(&whole.func, whole.grid, whole.args);
+    for (i, j) in [(0, 2), (2, 0), (3, 1)] {
+        let case = tile_testgen::edges::edge_unmasked(i, j);
+        let mut args = case.args.clone();
+        assert!(interp::run(&case.func, case.grid, &mut args.clone()).is_err());
+        let program = lower(&case.func, &LowerOptions::warps(1)).unwrap();
+        let err = emulate::run(&program, case.grid, &mut args)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("bounds check") && err.contains("lview_load"),
+            "tile ({i}, {j}): {err}"
+        );
+        assert_eq!(
+            bits(&args)[1],
+            bits(&case.args)[1],
+            "the output was not touched"
+        );
+    }
 }
 
 #[test]

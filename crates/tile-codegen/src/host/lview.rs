@@ -10,7 +10,10 @@
 //! shapes. Tile element `j` is at `base + Σ_k mode_k(j_k)`, which must lie in
 //! the tensor's element space `[0, 1 + Σ (e_k − 1) · max(s_k, 0))`. An
 //! unmasked access checks the lowest and highest offsets of the tile (static
-//! relative to the base) once; a masked one tests each element. A store
+//! relative to the base) once; a masked one tests each element. A masked
+//! view (an edge tile) also carries its runtime extent along each mode: an
+//! unmasked access first checks that every extent is the whole mode, a
+//! masked one skips the elements past an extent. A store
 //! through a layout that sends two elements to one offset is refused when
 //! compiling, as the GPU lowering refuses it.
 
@@ -20,7 +23,7 @@ use super::kernel::{HostKernel, HostValue};
 use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::IntPredicate;
 use tile_ir::layout::Layout;
-use tile_ir::lview::derive::{derive, tile_shape, Shift};
+use tile_ir::lview::derive::{derive, tile_shape, Derived, Shift, Start};
 use tile_ir::{DType, LViewOp, OpId, OpKind, Value};
 
 /// A runtime integer as an `i64` and whether its bits are unsigned (a `u64`
@@ -39,6 +42,8 @@ pub(super) struct LViewRef<'ctx> {
     layout: Layout,
     /// The base offset, an `i128`.
     base: IntValue<'ctx>,
+    /// A masked view's extent along each mode (`i64`).
+    extents: Option<Vec<IntValue<'ctx>>>,
 }
 
 impl<'a, 'ctx> HostKernel<'a, 'ctx> {
@@ -63,6 +68,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
                         dtype,
                         layout: layout.clone(),
                         base,
+                        extents: None,
                     }),
                 )
             }
@@ -82,13 +88,14 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
                 };
                 let space = self.element_space(&view)?;
                 if !masked {
+                    self.check_whole(id, &view)?;
                     self.check_inside(id, &view, space)?;
                 }
                 let strides = out.strides();
                 self.nest_static(&shape, &mut |l, j| {
                     let at = l.view_offset(&view, j)?;
                     let to = l.linear(j, &strides, 0)?;
-                    l.when_inside(masked, at, space, &mut |l, at| {
+                    l.when_inside(masked, &view, j, at, space, &mut |l, at| {
                         let v = l.read_element(view.tensor, view.dtype, at)?;
                         l.set(&out, to, v)
                     })
@@ -113,13 +120,14 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
                 let masked = matches!(op, LViewOp::StoreMasked);
                 let space = self.element_space(&view)?;
                 if !masked {
+                    self.check_whole(id, &view)?;
                     self.check_inside(id, &view, space)?;
                 }
                 let strides = tile.strides();
                 self.nest_static(&shape, &mut |l, j| {
                     let at = l.view_offset(&view, j)?;
                     let from = l.linear(j, &strides, 0)?;
-                    l.when_inside(masked, at, space, &mut |l, at| {
+                    l.when_inside(masked, &view, j, at, space, &mut |l, at| {
                         let v = l.get(&tile, from)?;
                         l.write_element(view.tensor, view.dtype, at, v)
                     })
@@ -134,14 +142,8 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
                     .iter()
                     .map(|&v| self.index(v))
                     .collect::<Result<Vec<_>, _>>()?;
-                let shift = match &d.shift {
-                    Shift::None => None,
-                    Shift::Static(n) => Some(self.e.ctx.i128_type().const_int(*n as u64, true)),
-                    Shift::Indexed(layout) => Some(self.at_coordinate(layout, &indices)?),
-                    Shift::Thread { threads, tile } => {
-                        let [tid] = indices[..] else {
-                            return Err(HostError::internal("distribute takes one thread id"));
-                        };
+                let coordinate = match (&d.shift, &indices[..]) {
+                    (Shift::Thread { threads, .. }, &[tid]) => {
                         let mut coordinate = Vec::new();
                         for m in threads.modes() {
                             let n = m.shape().as_int().unwrap_or(1).max(1);
@@ -150,23 +152,114 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
                             let (_, c) = self.div_rem(q, n)?;
                             coordinate.push(c);
                         }
-                        Some(self.at_coordinate(tile, &coordinate)?)
+                        coordinate
                     }
+                    (Shift::Thread { .. }, _) => {
+                        return Err(HostError::internal("distribute takes one thread id"))
+                    }
+                    _ => Vec::new(),
+                };
+                let shift = match &d.shift {
+                    Shift::None => None,
+                    Shift::Static(n) => Some(self.e.ctx.i128_type().const_int(*n as u64, true)),
+                    Shift::Indexed(layout) => Some(self.at_coordinate(layout, &indices)?),
+                    Shift::Thread { tile, .. } => Some(self.at_coordinate(tile, &coordinate)?),
                 };
                 let base = match shift {
                     Some(s) => self.e.b.build_int_add(view.base, s, "base")?,
                     None => view.base,
+                };
+                let extents = if view.extents.is_some() || d.edge {
+                    Some(self.derived_extents(&view, &d, &indices, &coordinate)?)
+                } else {
+                    None
                 };
                 self.define_result(
                     id,
                     HostValue::LView(LViewRef {
                         layout: d.layout,
                         base,
+                        extents,
                         ..view
                     }),
                 )
             }
         }
+    }
+
+    /// The extents of the view `d` derived from `view`
+    /// (`tile_ir::lview::derive::derived_extent` in code): per mode,
+    /// `min(⌈max(extent − start, 0) / step⌉, size)` from the operand's
+    /// extents (its mode sizes when it is not masked). Indices past `i64`
+    /// are not a concern: an extent stays in `[0, size]`, and an index
+    /// that large leaves an empty extent either way.
+    fn derived_extents(
+        &self,
+        view: &LViewRef<'ctx>,
+        d: &Derived,
+        indices: &[Index<'ctx>],
+        coordinate: &[Index<'ctx>],
+    ) -> Result<Vec<IntValue<'ctx>>, HostError> {
+        let maps = d
+            .modes
+            .as_ref()
+            .ok_or_else(|| HostError::internal("a regrouping op on a masked layout view"))?;
+        let operand: Vec<IntValue<'ctx>> = match &view.extents {
+            Some(e) => e.clone(),
+            None => view
+                .layout
+                .modes()
+                .iter()
+                .map(|m| self.i64(m.size()))
+                .collect(),
+        };
+        let b = &self.e.b;
+        let mut extents = Vec::with_capacity(maps.len());
+        for (map, mode) in maps.iter().zip(d.layout.modes()) {
+            let extent = *operand
+                .get(map.source)
+                .ok_or_else(|| HostError::internal("a mode map past the operand's modes"))?;
+            let start = match map.start {
+                Start::Static(n) => Index {
+                    value: self.i64(n),
+                    unsigned: false,
+                },
+                Start::Index { operand, scale } => {
+                    let i = *indices
+                        .get(operand)
+                        .ok_or_else(|| HostError::internal("a mode map past the indices"))?;
+                    Index {
+                        value: b.build_int_mul(i.value, self.i64(scale), "start")?,
+                        unsigned: i.unsigned,
+                    }
+                }
+                Start::Thread { mode } => *coordinate
+                    .get(mode)
+                    .ok_or_else(|| HostError::internal("a mode map past the thread coordinate"))?,
+            };
+            // An unsigned start above `i64::MAX` is past every extent.
+            let huge = if start.unsigned {
+                b.build_int_compare(IntPredicate::SLT, start.value, self.i64(0), "huge")?
+            } else {
+                self.e.ctx.bool_type().const_zero()
+            };
+            let rest = b.build_int_sub(extent, start.value, "rest")?;
+            let short = b.build_int_compare(IntPredicate::SLT, rest, self.i64(0), "short")?;
+            let none = b.build_or(huge, short, "none")?;
+            let rest = b
+                .build_select(none, self.i64(0), rest, "rest")?
+                .into_int_value();
+            let rest = if map.step > 1 {
+                let up = b.build_int_add(rest, self.i64(map.step - 1), "up")?;
+                b.build_int_unsigned_div(up, self.i64(map.step), "rest")?
+            } else {
+                rest
+            };
+            let size = self.i64(mode.size());
+            let over = b.build_int_compare(IntPredicate::SGT, rest, size, "over")?;
+            extents.push(b.build_select(over, size, rest, "extent")?.into_int_value());
+        }
+        Ok(extents)
     }
 
     /// The layout view `v` names.
@@ -337,11 +430,34 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
         self.check(ok, id, Code::LViewOutside, &[base])
     }
 
-    /// Runs `body` with the offset as an `i64` where it lies in `[0, space)`
-    /// (only there when `masked`; unmasked accesses were checked whole).
+    /// Checks that a masked `view` is whole: its extent along each mode,
+    /// in order, is the mode's size (the values recorded are the mode and
+    /// its extent).
+    fn check_whole(&mut self, id: OpId, view: &LViewRef<'ctx>) -> Result<(), HostError> {
+        let Some(extents) = &view.extents else {
+            return Ok(());
+        };
+        for (k, (&extent, mode)) in extents.iter().zip(view.layout.modes()).enumerate() {
+            let whole = self.e.b.build_int_compare(
+                IntPredicate::SGE,
+                extent,
+                self.i64(mode.size()),
+                "whole",
+            )?;
+            let k = self.i64(k as i64);
+            self.check(whole, id, Code::LViewPastEdge, &[k, extent])?;
+        }
+        Ok(())
+    }
+
+    /// Runs `body` with the offset as an `i64` where element `j` of `view`
+    /// is within its extents and its offset `at` lies in `[0, space)` (only
+    /// there when `masked`; unmasked accesses were checked whole).
     fn when_inside(
         &mut self,
         masked: bool,
+        view: &LViewRef<'ctx>,
+        j: &[IntValue<'ctx>],
         at: IntValue<'ctx>,
         space: IntValue<'ctx>,
         body: &mut dyn FnMut(&mut Self, IntValue<'ctx>) -> Result<(), HostError>,
@@ -355,7 +471,11 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
         let zero = at.get_type().const_zero();
         let from = b.build_int_compare(IntPredicate::SGE, at, zero, "from")?;
         let to = b.build_int_compare(IntPredicate::SLT, at, space, "to")?;
-        let inside = b.build_and(from, to, "inside")?;
+        let mut inside = b.build_and(from, to, "inside")?;
+        for (&j, &extent) in j.iter().zip(view.extents.iter().flatten()) {
+            let within = b.build_int_compare(IntPredicate::SLT, j, extent, "within")?;
+            inside = b.build_and(inside, within, "inside")?;
+        }
         let ctx = self.e.ctx;
         let (yes, done) = (
             ctx.append_basic_block(self.f, "inside"),

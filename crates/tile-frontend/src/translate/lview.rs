@@ -215,7 +215,8 @@ impl Translator<'_> {
                 Ok(Val::Unit)
             }
             "fill" => {
-                // Mojo's `fill(val)`: a store of a constant tile.
+                // Mojo's `fill(val)`: a store of a constant tile (masked for
+                // an edge tile: its elements past the edge are not in it).
                 let a = self.argn(args, 1, "fill(value)", m)?;
                 self.check_writable(view, m)?;
                 let dtype = self.ty(view).dtype();
@@ -232,7 +233,7 @@ impl Translator<'_> {
                 }
                 let shape = self.lview_shape(view, m)?;
                 let tile = self.ir(m, |b| b.broadcast(x, &shape))?;
-                self.ir(m, |b| b.lview_store(tile, view))?;
+                self.store_view(tile, view, m)?;
                 Ok(Val::Unit)
             }
             "copy_from" => self.lview_copy_from(view, args, m),
@@ -284,7 +285,18 @@ impl Translator<'_> {
                 format!("`copy_from` copies between views of one size: the source has {n} elements ({src_shape:?}), this view {want} ({dst_shape:?})"),
             ));
         }
-        let mut tile = self.ir(m, |b| b.lview_load(src))?;
+        let edge = self.is_masked(src) || self.is_masked(view);
+        if edge && src_shape != dst_shape {
+            return Err(self.err(
+                a[0],
+                format!("`copy_from` between views of different shapes ({src_shape:?} and {dst_shape:?}) copies element `i` to element `i`, which an edge tile (a masked view) does not keep: copy between views of one shape"),
+            ));
+        }
+        let mut tile = if self.is_masked(src) {
+            self.ir(m, |b| b.lview_load_masked(src, Padding::Zero))?
+        } else {
+            self.ir(m, |b| b.lview_load(src))?
+        };
         if src_shape != dst_shape {
             // Colexicographic order is row-major order of the reversed axes.
             let reversed = |shape: &[usize]| -> (Vec<usize>, Vec<usize>) {
@@ -301,8 +313,23 @@ impl Translator<'_> {
                 b.permute(t, &back)
             })?;
         }
-        self.ir(m, |b| b.lview_store(tile, view))?;
+        self.store_view(tile, view, m)?;
         Ok(Val::Unit)
+    }
+
+    /// Whether `view`'s type is a masked layout view (an edge tile).
+    fn is_masked(&self, view: Value) -> bool {
+        matches!(self.ty(view), Type::LayoutView(t) if t.masked)
+    }
+
+    /// Stores `tile` to every element of `view`: of an edge tile, to the
+    /// elements in it (a masked store).
+    fn store_view(&mut self, tile: Value, view: Value, m: &ExprMethodCall) -> syn::Result<()> {
+        if self.is_masked(view) {
+            self.ir(m, |b| b.lview_store_masked(tile, view))
+        } else {
+            self.ir(m, |b| b.lview_store(tile, view))
+        }
     }
 
     /// The shape of the tile a load of layout view `view` gives: its modes'

@@ -8,8 +8,9 @@
 //!
 //! `v.tiled_iterator([extents], axis, coords..)` yields the views
 //! `v.tile([extents], coords)` with the coordinate along `axis` counting up
-//! from its start, until the last tile of the view along that axis (the
-//! extent must divide the mode, as `tile` requires). `.zip(other)` walks two
+//! from its start, until the last tile of the view along that axis (an
+//! edge tile, masked, when the extent does not divide the mode, as `tile`
+//! gives). `.zip(other)` walks two
 //! in step and `.take(n)` stops after `n` tiles; the loop runs the fewest
 //! of their counts. It lowers to a counted `for` whose body derives each
 //! view from the counter: no IR op of its own.
@@ -151,14 +152,20 @@ impl Translator<'_> {
         let axis = self.axis_arg(args[1], rank, "the layout view")?;
         let start = self.indices(&args[2..], "a tile coordinate")?;
         let mode = vt.layout.mode(axis).map_or(0, |l| l.size());
-        let extent = shape.get(axis).copied().unwrap_or(0) as i64;
-        if extent == 0 || mode % extent != 0 {
+        let Some(&extent) = shape.get(axis) else {
             return Err(self.err(
                 args[0],
-                format!("the tile extent {extent} along axis {axis} must divide the view's mode of {mode}"),
+                format!(
+                    "`tiled_iterator` takes one tile extent per mode ({rank}), found {}",
+                    shape.len()
+                ),
             ));
-        }
-        let tiles = self.data(&Val::Int(i128::from(mode / extent)), Some(DType::I32), m)?;
+        };
+        // Positive (`shape_arg`); the last tile is an edge tile when the
+        // extent does not divide the mode.
+        let extent = extent as i64;
+        let tiles = (mode + extent - 1) / extent;
+        let tiles = self.data(&Val::Int(i128::from(tiles)), Some(DType::I32), m)?;
         let first = self.cast_index(start[axis], DType::I32, m)?;
         let count = self.ir(m, |b| b.binary(BinaryOp::Sub, tiles, first))?;
         Ok(TileIter {

@@ -102,6 +102,19 @@ pub enum Fault {
         /// The size of the tensor's element space.
         space: i128,
     },
+    /// An unmasked access to an element of a masked layout view (an edge
+    /// tile) past its extent along a mode.
+    #[error("element {coordinate:?} of the layout view {layout} is past the edge tile's extent {extent} along mode {mode} (use the masked form)")]
+    LViewPastEdge {
+        /// The tile coordinate of the first such element.
+        coordinate: Vec<usize>,
+        /// The view's layout.
+        layout: String,
+        /// The mode it is past the extent of.
+        mode: usize,
+        /// The view's extent along that mode.
+        extent: i128,
+    },
     /// A layout-view store whose layout sends two elements to one offset.
     #[error("elements {first:?} and {second:?} of the layout view {layout} are both at offset {offset}: a store needs an injective layout")]
     LViewAliasing {

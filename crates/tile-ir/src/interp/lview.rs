@@ -9,13 +9,18 @@
 //! Unmasked accesses outside it fail with [`Fault::LViewOutside`]; masked
 //! loads pad and masked stores skip. A store through a layout that sends two
 //! elements to one offset fails with [`Fault::LViewAliasing`].
+//!
+//! A masked view (an edge tile) also holds a runtime extent per mode: its
+//! elements past an extent are not in the view. Masked loads pad them and
+//! masked stores skip them; an unmasked access to one fails with
+//! [`Fault::LViewPastEdge`].
 
 use super::memory::{padding_value, tensor_arg};
 use super::tensor::HostTensor;
 use super::value::{numel, LView, RtValue, Tile};
 use super::{Arg, Fault};
 use crate::layout::Layout;
-use crate::lview::derive::{derive, tile_shape, Shift};
+use crate::lview::derive::{derive, derived_extent, thread_coordinate, tile_shape, Shift, Start};
 use crate::lview::LViewOp;
 
 /// Runs a layout-view op: the derived view or loaded tile, or `None` after a
@@ -36,6 +41,7 @@ pub(super) fn run(
                 dtype: t.dtype(),
                 layout: layout.clone(),
                 base: 0,
+                extents: None,
             })))
         }
         LViewOp::Load | LViewOp::LoadMasked { .. } => {
@@ -99,33 +105,67 @@ pub(super) fn run(
                 .iter()
                 .map(|v| v.integer("an index operand"))
                 .collect::<Result<Vec<_>, _>>()?;
+            let coordinate = match (&derived.shift, &indices[..]) {
+                (Shift::Thread { threads, .. }, &[tid]) => thread_coordinate(threads, tid),
+                (Shift::Thread { .. }, _) => {
+                    return Err(Fault::Type("distribute takes one thread id".into()))
+                }
+                _ => Vec::new(),
+            };
             let shift = match &derived.shift {
                 Shift::None => 0,
                 Shift::Static(n) => i128::from(*n),
                 Shift::Indexed(layout) => at_coordinate(layout, &indices)?,
-                Shift::Thread { threads, tile } => {
-                    let [tid] = indices[..] else {
-                        return Err(Fault::Type("distribute takes one thread id".into()));
-                    };
-                    let coordinate = threads
-                        .modes()
-                        .iter()
-                        .map(|m| {
-                            let n = i128::from(m.shape().as_int().unwrap_or(1).max(1));
-                            let d = i128::from(m.stride().as_int().unwrap_or(1).max(1));
-                            tid.div_euclid(d).rem_euclid(n)
-                        })
-                        .collect::<Vec<_>>();
-                    at_coordinate(tile, &coordinate)?
-                }
+                Shift::Thread { tile, .. } => at_coordinate(tile, &coordinate)?,
+            };
+            let extents = if view.extents.is_some() || derived.edge {
+                let maps = derived
+                    .modes
+                    .as_ref()
+                    .ok_or_else(|| Fault::Type(format!("{} of a masked layout view", op.name())))?;
+                let operand = extents_of(view);
+                let sizes: Vec<i64> = derived.layout.modes().iter().map(Layout::size).collect();
+                let extents = maps
+                    .iter()
+                    .zip(sizes)
+                    .map(|(map, size)| {
+                        let start = match map.start {
+                            Start::Static(n) => i128::from(n),
+                            Start::Index { operand, scale } => indices
+                                .get(operand)
+                                .map_or(0, |&i| i.saturating_mul(i128::from(scale))),
+                            Start::Thread { mode } => coordinate.get(mode).copied().unwrap_or(0),
+                        };
+                        let extent = operand.get(map.source).copied().unwrap_or(0);
+                        derived_extent(extent, start, map.step, size)
+                    })
+                    .collect();
+                Some(extents)
+            } else {
+                None
             };
             Ok(Some(RtValue::LView(LView {
                 arg: view.arg,
                 dtype: view.dtype,
                 layout: derived.layout,
                 base: view.base.saturating_add(shift),
+                extents,
             })))
         }
+    }
+}
+
+/// A view's extent along each mode: its runtime extents if masked, else
+/// the mode sizes.
+fn extents_of(view: &LView) -> Vec<i128> {
+    match &view.extents {
+        Some(e) => e.clone(),
+        None => view
+            .layout
+            .modes()
+            .iter()
+            .map(|m| i128::from(m.size()))
+            .collect(),
     }
 }
 
@@ -183,8 +223,10 @@ fn element_space(t: &HostTensor) -> i128 {
 }
 
 /// The buffer offset of every tile element of `view` (row-major over
-/// `shape`), `None` outside the element space; with `strict` the first such
-/// element is a fault instead.
+/// `shape`), `None` past the view's extents or outside the element space.
+/// With `strict` these are faults instead: first a view not whole along its
+/// first short mode (at its first element past the extent there), then the
+/// first element outside the element space.
 fn places(
     view: &LView,
     t: &HostTensor,
@@ -200,9 +242,30 @@ fn places(
         .zip(shape)
         .map(|(m, &n)| (0..n).map(|j| mode_offset(m, j as i128)).collect())
         .collect();
+    let extents = extents_of(view);
+    if strict {
+        let short = shape
+            .iter()
+            .zip(&extents)
+            .position(|(&n, &extent)| extent < n as i128);
+        if let Some(mode) = short {
+            let mut coordinate = vec![0; shape.len()];
+            coordinate[mode] = usize::try_from(extents[mode]).unwrap_or(0);
+            return Err(Fault::LViewPastEdge {
+                coordinate,
+                layout: view.layout.to_string(),
+                mode,
+                extent: extents[mode],
+            });
+        }
+    }
     let mut out = Vec::with_capacity(count);
     for linear in 0..count {
         let index = Tile::unravel(linear, shape);
+        if index.iter().zip(&extents).any(|(&j, &e)| j as i128 >= e) {
+            out.push(None);
+            continue;
+        }
         let offset = index
             .iter()
             .zip(&tables)

@@ -108,6 +108,10 @@ pub(crate) struct LView {
     /// The element offset added to every layout offset; `i128` so that no
     /// index arithmetic wraps (it saturates far outside any element space).
     pub base: i128,
+    /// A masked view's extent along each top-level mode (at most the mode's
+    /// size): tile element `J` is in the view when `J_k < extents_k` for
+    /// every `k`. `None` for a view that is not masked: all of each mode.
+    pub extents: Option<Vec<i128>>,
 }
 
 /// The value of an SSA value in one program instance.

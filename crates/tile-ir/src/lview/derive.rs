@@ -1,5 +1,6 @@
-//! The layout of each derived view, computed with the layout algebra, and
-//! how the derived view's runtime base moves.
+//! The layout of each derived view, computed with the layout algebra, how
+//! the derived view's runtime base moves, and where its indices fall in the
+//! operand's (which gives a masked view's extents).
 //!
 //! One function, [`fn@derive`], serves both the typing rules (which keep the
 //! layout) and the interpreter (which also applies the [`Shift`]), so the
@@ -30,13 +31,80 @@ pub enum Shift {
     },
 }
 
-/// A derived view: its layout and the move of its base.
+/// Where the 1-D indices of one mode of a derived view fall in the
+/// operand's: index `j` is index `start + step·j` of operand mode `source`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModeMap {
+    /// The operand's mode.
+    pub source: usize,
+    /// The operand index of the mode's index 0.
+    pub start: Start,
+    /// The operand indices between consecutive indices (at least 1).
+    pub step: i64,
+}
+
+/// The start of a [`ModeMap`], known when compiling or at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// A constant.
+    Static(i64),
+    /// Index operand `operand` of the op times `scale`.
+    Index {
+        /// Which index operand (0 for the first after the view).
+        operand: usize,
+        /// Its factor.
+        scale: i64,
+    },
+    /// The thread coordinate along mode `mode` of `distribute`'s thread
+    /// layout.
+    Thread {
+        /// The thread layout's mode.
+        mode: usize,
+    },
+}
+
+/// A derived view: its layout, the move of its base and how its modes map
+/// to the operand's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Derived {
     /// The derived view's layout.
     pub layout: Layout,
     /// How its base differs from the operand's.
     pub shift: Shift,
+    /// Per mode of the derived view, where its indices fall in the
+    /// operand's; `None` for the ops that regroup elements across modes
+    /// (`vectorize`, `reshape`, `compose`, `coalesce`), which a masked view
+    /// therefore does not take.
+    pub modes: Option<Vec<ModeMap>>,
+    /// Whether a tile extent does not divide its mode (an edge tile), so the
+    /// derived view is masked even when the operand is not.
+    pub edge: bool,
+}
+
+/// The extent of a derived mode whose [`ModeMap`] has `start` and `step`,
+/// from the operand mode's extent: `⌈(extent − start) / step⌉`, clamped to
+/// `[0, size]` for the derived mode's `size`.
+pub fn derived_extent(extent: i128, start: i128, step: i64, size: i64) -> i128 {
+    let step = i128::from(step.max(1));
+    let rest = extent.saturating_sub(start).max(0);
+    rest.saturating_add(step - 1)
+        .div_euclid(step)
+        .min(i128::from(size))
+}
+
+/// The thread coordinate of thread `tid` in the thread layout `threads` of
+/// `distribute` (every mode integral): `(tid / stride_k) mod shape_k`,
+/// Euclidean.
+pub fn thread_coordinate(threads: &Layout, tid: i128) -> Vec<i128> {
+    threads
+        .modes()
+        .iter()
+        .map(|m| {
+            let n = i128::from(m.shape().as_int().unwrap_or(1).max(1));
+            let d = i128::from(m.stride().as_int().unwrap_or(1).max(1));
+            tid.div_euclid(d).rem_euclid(n)
+        })
+        .collect()
 }
 
 /// The shape of the tile a view of `layout` loads and stores: the size of
@@ -53,37 +121,66 @@ pub fn tile_shape(layout: &Layout) -> Result<Shape, String> {
 /// The view derived by `op` (a view-deriving op: not `layout_view`, a load or
 /// a store) from a view of `layout`, or the broken rule.
 pub fn derive(op: &LViewOp, layout: &Layout) -> Result<Derived, String> {
-    let keep = |layout: Layout| {
+    let regroup = |layout: Layout| {
         Ok(Derived {
             layout,
             shift: Shift::None,
+            modes: None,
+            edge: false,
         })
     };
     match op {
         LViewOp::Tile { shape } => {
-            let (tile, rest) = divide(layout, shape)?;
+            let (tile, rest, edge) = divide(layout, shape, true)?;
+            let modes = shape
+                .iter()
+                .enumerate()
+                .map(|(k, &t)| ModeMap {
+                    source: k,
+                    start: Start::Index {
+                        operand: k,
+                        scale: i64::try_from(t).unwrap_or(i64::MAX),
+                    },
+                    step: 1,
+                })
+                .collect();
             Ok(Derived {
                 layout: tile,
                 shift: Shift::Indexed(rest),
+                modes: Some(modes),
+                edge,
             })
         }
         LViewOp::Split { axis, parts } => split(layout, *axis, *parts),
         LViewOp::Vectorize { shape } => {
-            let (tile, rest) = divide(layout, shape)?;
+            let (tile, rest, _) = divide(layout, shape, false)?;
             let mut modes = rest.modes();
             modes.extend(tile.modes());
-            keep(Layout::concat(&modes))
+            regroup(Layout::concat(&modes))
         }
         LViewOp::Slice { ranges } => slice(layout, ranges),
         LViewOp::Transpose { perm } => {
             check_perm(perm, layout)?;
-            keep(layout.select(perm).map_err(|e| e.to_string())?)
+            Ok(Derived {
+                layout: layout.select(perm).map_err(|e| e.to_string())?,
+                shift: Shift::None,
+                modes: Some(
+                    perm.iter()
+                        .map(|&source| ModeMap {
+                            source,
+                            start: Start::Static(0),
+                            step: 1,
+                        })
+                        .collect(),
+                ),
+                edge: false,
+            })
         }
-        LViewOp::Reshape { shape } => reshape(layout, shape),
+        LViewOp::Reshape { shape } => regroup(reshape(layout, shape)?),
         LViewOp::Compose { layout: rhs } => {
-            keep(composition(layout, rhs).map_err(|e| e.to_string())?)
+            regroup(composition(layout, rhs).map_err(|e| e.to_string())?)
         }
-        LViewOp::Coalesce => keep(coalesce(layout)),
+        LViewOp::Coalesce => regroup(coalesce(layout)),
         LViewOp::Distribute { threads } => distribute(layout, threads),
         LViewOp::Make { .. }
         | LViewOp::Load
@@ -93,9 +190,16 @@ pub fn derive(op: &LViewOp, layout: &Layout) -> Result<Derived, String> {
     }
 }
 
-/// `zipped_divide` by one extent per mode, each dividing its mode: the tile
-/// layout and the rest layout, each with one mode per mode of `layout`.
-fn divide(layout: &Layout, extents: &[usize]) -> Result<(Layout, Layout), String> {
+/// `zipped_divide` by one extent per mode: the tile layout, the rest layout
+/// (each with one mode per mode of `layout`) and whether an extent does not
+/// divide its mode. Each extent must divide its mode, unless `edges`
+/// allows edge tiles: then a mode it does not divide must be of one stride
+/// `n:d`, and is divided as `⌈n/t⌉·t : d`, its last tile reaching past it.
+fn divide(
+    layout: &Layout,
+    extents: &[usize],
+    edges: bool,
+) -> Result<(Layout, Layout, bool), String> {
     if extents.len() != layout.rank() {
         return Err(format!(
             "{} extent(s) for the {} mode(s) of {layout}",
@@ -104,21 +208,41 @@ fn divide(layout: &Layout, extents: &[usize]) -> Result<(Layout, Layout), String
         ));
     }
     let mut tilers = Vec::with_capacity(extents.len());
+    let mut modes = Vec::with_capacity(extents.len());
+    let mut edge = false;
     for (k, (&t, mode)) in extents.iter().zip(layout.modes()).enumerate() {
         let t = i64::try_from(t).unwrap_or(i64::MAX);
-        if t < 1 || mode.size() % t != 0 {
+        let size = mode.size();
+        if t < 1 || (size % t != 0 && !edges) {
             return Err(format!(
-                "mode {k} of {layout} has size {}, which the extent {t} does not divide",
-                mode.size()
+                "mode {k} of {layout} has size {size}, which the extent {t} does not divide"
             ));
+        }
+        if size % t == 0 {
+            modes.push(mode);
+        } else {
+            let flat = coalesce(&mode);
+            let Some(d) = flat
+                .stride()
+                .as_int()
+                .filter(|_| flat.shape().as_int().is_some())
+            else {
+                return Err(format!(
+                    "mode {k} of {layout} is {mode}, which the extent {t} does not divide: an edge tile needs a mode of one stride"
+                ));
+            };
+            let padded = size.saturating_add(t - 1) / t * t;
+            modes.push(Layout::strided(padded, d).map_err(|e| e.to_string())?);
+            edge = true;
         }
         tilers.push(Tiler::Layout(
             Layout::strided(t, 1).map_err(|e| e.to_string())?,
         ));
     }
-    let zipped = zipped_divide(layout, &Tiler::Modes(tilers)).map_err(|e| e.to_string())?;
+    let padded = Layout::concat(&modes);
+    let zipped = zipped_divide(&padded, &Tiler::Modes(tilers)).map_err(|e| e.to_string())?;
     match (zipped.mode(0), zipped.mode(1)) {
-        (Some(tile), Some(rest)) => Ok((tile, rest)),
+        (Some(tile), Some(rest)) => Ok((tile, rest, edge)),
         _ => Err(format!("zipped_divide of {layout} gave {zipped}")),
     }
 }
@@ -148,11 +272,29 @@ fn split(layout: &Layout, axis: usize, parts: usize) -> Result<Derived, String> 
             usize::try_from(s).unwrap_or(usize::MAX)
         })
         .collect();
-    let (tile, rest) = divide(layout, &extents)?;
+    let (tile, rest, _) = divide(layout, &extents, false)?;
     let part = rest.select(&[axis]).map_err(|e| e.to_string())?;
+    let modes = extents
+        .iter()
+        .enumerate()
+        .map(|(k, &e)| ModeMap {
+            source: k,
+            start: if k == axis {
+                Start::Index {
+                    operand: 0,
+                    scale: i64::try_from(e).unwrap_or(i64::MAX),
+                }
+            } else {
+                Start::Static(0)
+            },
+            step: 1,
+        })
+        .collect();
     Ok(Derived {
         layout: tile,
         shift: Shift::Indexed(part),
+        modes: Some(modes),
+        edge: false,
     })
 }
 
@@ -168,6 +310,7 @@ fn slice(layout: &Layout, ranges: &[(usize, usize)]) -> Result<Derived, String> 
         ));
     }
     let mut modes = Vec::with_capacity(ranges.len());
+    let mut maps = Vec::with_capacity(ranges.len());
     let mut offset = 0i64;
     for (k, (&(s, e), mode)) in ranges.iter().zip(layout.modes()).enumerate() {
         let size = mode.size();
@@ -180,6 +323,11 @@ fn slice(layout: &Layout, ranges: &[(usize, usize)]) -> Result<Derived, String> 
                 "range {s}:{e} of mode {k} (size {size}) must satisfy start < stop <= size"
             ));
         }
+        maps.push(ModeMap {
+            source: k,
+            start: Start::Static(s),
+            step: 1,
+        });
         if s == 0 && e == size {
             modes.push(mode);
             continue;
@@ -196,6 +344,8 @@ fn slice(layout: &Layout, ranges: &[(usize, usize)]) -> Result<Derived, String> 
     Ok(Derived {
         layout: Layout::concat(&modes),
         shift: Shift::Static(offset),
+        modes: Some(maps),
+        edge: false,
     })
 }
 
@@ -218,7 +368,7 @@ fn check_perm(perm: &[usize], layout: &Layout) -> Result<(), String> {
 /// `composition(reverse(L), row_major(shape))`: reversing the modes makes the
 /// 1-D index of `L` row-major over its modes, and the row-major layout of
 /// `shape` maps each new coordinate to that index.
-fn reshape(layout: &Layout, shape: &Shape) -> Result<Derived, String> {
+fn reshape(layout: &Layout, shape: &Shape) -> Result<Layout, String> {
     let size = layout.size();
     let wanted = shape
         .dims()
@@ -242,10 +392,7 @@ fn reshape(layout: &Layout, shape: &Shape) -> Result<Derived, String> {
             "{layout} read in row-major order as {shape} is not one layout: composition gave {result}"
         ));
     }
-    Ok(Derived {
-        layout: result,
-        shift: Shift::None,
-    })
+    Ok(result)
 }
 
 /// Mojo's `distribute`: divide each mode by the thread layout's extent on
@@ -270,12 +417,23 @@ fn distribute(layout: &Layout, threads: &Layout) -> Result<Derived, String> {
             }
         }
     }
-    let (tile, rest) = divide(layout, &extents)?;
+    let (tile, rest, _) = divide(layout, &extents, false)?;
+    let modes = extents
+        .iter()
+        .enumerate()
+        .map(|(k, &n)| ModeMap {
+            source: k,
+            start: Start::Thread { mode: k },
+            step: i64::try_from(n).unwrap_or(i64::MAX),
+        })
+        .collect();
     Ok(Derived {
         layout: rest,
         shift: Shift::Thread {
             threads: threads.clone(),
             tile,
         },
+        modes: Some(modes),
+        edge: false,
     })
 }

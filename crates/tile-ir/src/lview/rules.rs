@@ -31,6 +31,7 @@ pub fn infer(op: &LViewOp, operands: &[&Type]) -> RuleResult<Vec<Type>> {
             Ok(vec![Type::LayoutView(LayoutViewType {
                 dtype: t.dtype,
                 layout: layout.clone(),
+                masked: false,
             })])
         }
         LViewOp::Load | LViewOp::LoadMasked { .. } => {
@@ -88,10 +89,16 @@ pub fn infer(op: &LViewOp, operands: &[&Type]) -> RuleResult<Vec<Type>> {
                 }
             }
             let derived = derive(op, &view.layout)?;
+            if view.masked && derived.modes.is_none() {
+                return Err(
+                    "a masked view (an edge tile, with a runtime extent per mode) does not take an op that regroups elements across modes: derive this view before the edge tile".into(),
+                );
+            }
             check_layout(&derived.layout)?;
             Ok(vec![Type::LayoutView(LayoutViewType {
                 dtype: view.dtype,
                 layout: derived.layout,
+                masked: view.masked || derived.edge,
             })])
         }
     }

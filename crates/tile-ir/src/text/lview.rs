@@ -2,7 +2,8 @@
 //!
 //! A layout is written in CuTe's text form between `<` and `>`:
 //! `layout_view %t <(4,8):(8,1)>`; the type of a view is
-//! `lview<f32, (4,8):(8,1)>`.
+//! `lview<f32, (4,8):(8,1)>`, of a masked view (an edge tile)
+//! `lview<f32, (4,8):(100,1), masked>`.
 
 use super::error::ParseError;
 use super::lexer::{Token, TokenKind};
@@ -118,11 +119,27 @@ impl Parser<'_, '_> {
     /// The layout text up to and including the next `>` (the `<` before it
     /// already consumed), parsed with [`Layout`]'s `FromStr`.
     pub fn match_layout_until_rangle(&mut self, open: &Token<'_>) -> Result<Layout, ParseError> {
+        let text = self.layout_text()?;
+        parse_layout(open, &text)
+    }
+
+    /// A layout view type's layout and whether it ends in `, masked`, up to
+    /// and including the closing `>`.
+    pub fn match_view_layout(&mut self, open: &Token<'_>) -> Result<(Layout, bool), ParseError> {
+        let text = self.layout_text()?;
+        match text.strip_suffix(",masked") {
+            Some(layout) => Ok((parse_layout(open, layout)?, true)),
+            None => Ok((parse_layout(open, &text)?, false)),
+        }
+    }
+
+    /// The tokens up to the next `>`, which is consumed, joined.
+    fn layout_text(&mut self) -> Result<String, ParseError> {
         let mut text = String::new();
         loop {
             if self.peek_is(&TokenKind::RAngle) {
                 self.bump();
-                break;
+                return Ok(text);
             }
             if matches!(
                 self.peek().kind,
@@ -132,9 +149,13 @@ impl Parser<'_, '_> {
             }
             text.push_str(self.bump().text);
         }
-        text.parse::<Layout>()
-            .map_err(|e| Self::error_at(open, format!("bad layout `{text}`: {e}")))
     }
+}
+
+/// `text` parsed as a layout, an error at `open` if it is not one.
+fn parse_layout(open: &Token<'_>, text: &str) -> Result<Layout, ParseError> {
+    text.parse::<Layout>()
+        .map_err(|e| Parser::error_at(open, format!("bad layout `{text}`: {e}")))
 }
 
 /// The text of a layout-view op between the `=` and the result types, given

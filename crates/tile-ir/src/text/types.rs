@@ -49,8 +49,12 @@ impl Parser<'_, '_> {
                 let open = self.match_token(TokenKind::LAngle, "`<` after `lview`")?;
                 let dtype = self.match_dtype()?;
                 self.match_token(TokenKind::Comma, "`,` after the layout view's dtype")?;
-                let layout = self.match_layout_until_rangle(&open)?;
-                Ok(Type::LayoutView(LayoutViewType { dtype, layout }))
+                let (layout, masked) = self.match_view_layout(&open)?;
+                Ok(Type::LayoutView(LayoutViewType {
+                    dtype,
+                    layout,
+                    masked,
+                }))
             }
             name => name
                 .parse()

@@ -28,6 +28,14 @@ pub enum HostFault {
         /// The view's base offset.
         base: i64,
     },
+    /// An unmasked access to a layout view that is an edge tile not whole.
+    #[error("the layout view is an edge tile of {extent} element(s) along mode {mode}, not the whole tile an unmasked access needs (use the masked form)")]
+    LViewPastEdge {
+        /// The first mode the tile is short along.
+        mode: i64,
+        /// The view's extent along it.
+        extent: i64,
+    },
     /// An element of an atomic or a gather whose mask holds at an index
     /// outside the tensor.
     #[error("index {index:?} is outside the tensor (mask it off)")]
@@ -136,6 +144,10 @@ pub(super) fn failure(
             limit: FaultCode::iteration_limit(),
         },
         Some(FaultCode::LViewOutside) => HostFault::LViewOutside { base: values[0] },
+        Some(FaultCode::LViewPastEdge) => HostFault::LViewPastEdge {
+            mode: values[0],
+            extent: values[1],
+        },
         Some(FaultCode::IndexOutside) => HostFault::IndexOutside { index },
         Some(FaultCode::Assert) => {
             let Some(assertion) = u32::try_from(values[0])

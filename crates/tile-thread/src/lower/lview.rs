@@ -6,7 +6,8 @@
 //! division. A load or store gives each register of the tile's layout the
 //! offset `base + L(c)` of its coordinate `c`, masked (or, unmasked,
 //! bounds-checked) by the tensor's element space
-//! `[0, 1 + Σ (e_k − 1)·max(s_k, 0))`. Accesses are scalar, unless the
+//! `[0, 1 + Σ (e_k − 1)·max(s_k, 0))` and, for a masked view (an edge
+//! tile), by its runtime extent along each mode, `c_k < extent_k`. Accesses are scalar, unless the
 //! layout's offsets are consecutive where a thread holds consecutive
 //! elements ([`vector_width`]): then they are vectors of up to 16 bytes,
 //! behind the uniform runtime test that the view's base and the tensor's
@@ -18,7 +19,7 @@ use crate::lower::LowerError;
 use crate::program::{CheckKind, Reg, ThreadOpKind};
 use std::collections::HashSet;
 use tile_ir::layout::Layout;
-use tile_ir::lview::derive::{derive, Shift};
+use tile_ir::lview::derive::{derive, Derived, Shift, Start};
 use tile_ir::lview::LViewOp;
 use tile_ir::{BinaryOp, CmpPred, DType, OpId, Scalar};
 
@@ -42,11 +43,18 @@ impl Lowerer<'_> {
                         param,
                         layout: layout.clone(),
                         base,
+                        extents: None,
                     },
                 )
             }
             LViewOp::Load | LViewOp::LoadMasked { .. } => {
-                let (param, layout, base) = self.view(id, operands.first().copied())?;
+                let view = self.view(id, operands.first().copied())?;
+                let ViewRegs {
+                    param,
+                    ref layout,
+                    base,
+                    ..
+                } = view;
                 let result = *func
                     .op(id)
                     .results
@@ -55,8 +63,7 @@ impl Lowerer<'_> {
                 let dtype = func.ty(result).dtype();
                 let tile = self.layout_of(id, result)?;
                 let masked = matches!(op, LViewOp::LoadMasked { .. });
-                let (addresses, masks) =
-                    self.lview_access(id, param, &layout, base, &tile, masked, false)?;
+                let (addresses, masks) = self.lview_access(id, &view, &tile, masked, false)?;
                 let other = match op {
                     LViewOp::LoadMasked { padding } => padding.value(dtype).ok_or_else(|| {
                         self.invalid(id, format!("padding {padding:?} for {dtype}"))
@@ -65,7 +72,7 @@ impl Lowerer<'_> {
                 };
                 let other = self.constant(other);
                 let note = self.lview_note(masked);
-                let width = vector_width(&layout, &tile, dtype);
+                let width = vector_width(layout, &tile, dtype);
                 let load = |s: &mut Self, width: usize| {
                     let mut regs = Vec::new();
                     for g in 0..addresses.len() / width {
@@ -95,8 +102,14 @@ impl Lowerer<'_> {
                 let [value, view] = operands.as_slice() else {
                     return Err(self.invalid(id, "a store takes a tile and a view"));
                 };
-                let (param, layout, base) = self.view(id, Some(*view))?;
-                if !injective(&layout) {
+                let view = self.view(id, Some(*view))?;
+                let ViewRegs {
+                    param,
+                    ref layout,
+                    base,
+                    ..
+                } = view;
+                if !injective(layout) {
                     return Err(LowerError::Unsupported {
                         op: format!(
                             "{} (a store through {layout}, which sends two elements to one offset)",
@@ -106,11 +119,10 @@ impl Lowerer<'_> {
                 }
                 let (tile, regs) = self.tile(id, *value)?;
                 let masked = matches!(op, LViewOp::StoreMasked);
-                let (addresses, masks) =
-                    self.lview_access(id, param, &layout, base, &tile, masked, true)?;
+                let (addresses, masks) = self.lview_access(id, &view, &tile, masked, true)?;
                 let note = self.lview_note(masked);
                 let dtype = func.ty(*value).dtype();
-                let width = vector_width(&layout, &tile, dtype);
+                let width = vector_width(layout, &tile, dtype);
                 let store = |s: &mut Self, width: usize| {
                     for g in 0..addresses.len() / width {
                         let span = g * width..(g + 1) * width;
@@ -135,63 +147,137 @@ impl Lowerer<'_> {
                 Ok(())
             }
             derived_op => {
-                let (param, layout, base) = self.view(id, operands.first().copied())?;
-                let derived = derive(derived_op, &layout).map_err(|e| self.invalid(id, e))?;
+                let view = self.view(id, operands.first().copied())?;
+                let derived = derive(derived_op, &view.layout).map_err(|e| self.invalid(id, e))?;
                 let mut indices = Vec::new();
                 for &v in operands.get(1..).unwrap_or_default() {
                     let r = self.scalar(id, v)?;
                     indices.push(self.cast(r, DType::I64));
                 }
-                let shift = match &derived.shift {
-                    Shift::None => None,
-                    Shift::Static(n) => Some(self.constant(Scalar::I64(*n))),
-                    Shift::Indexed(l) => Some(self.at_coordinate(id, l, &indices)?),
-                    Shift::Thread { threads, tile } => {
-                        let [tid] = indices.as_slice() else {
-                            return Err(self.invalid(id, "distribute takes one thread id"));
-                        };
+                let coordinate = match (&derived.shift, indices.as_slice()) {
+                    (Shift::Thread { threads, .. }, &[tid]) => {
                         let mut coordinate = Vec::new();
                         for m in threads.modes() {
                             let n = m.shape().as_int().unwrap_or(1).max(1);
                             let d = m.stride().as_int().unwrap_or(1).max(1);
-                            let (q, _) = self.div_euclid(*tid, d);
+                            let (q, _) = self.div_euclid(tid, d);
                             let (_, c) = self.div_euclid(q, n);
                             coordinate.push(c);
                         }
+                        coordinate
+                    }
+                    (Shift::Thread { .. }, _) => {
+                        return Err(self.invalid(id, "distribute takes one thread id"))
+                    }
+                    _ => Vec::new(),
+                };
+                let shift = match &derived.shift {
+                    Shift::None => None,
+                    Shift::Static(n) => Some(self.constant(Scalar::I64(*n))),
+                    Shift::Indexed(l) => Some(self.at_coordinate(id, l, &indices)?),
+                    Shift::Thread { tile, .. } => {
                         Some(self.at_coordinate(id, tile, &coordinate)?)
                     }
                 };
                 let base = match shift {
-                    Some(s) => self.binary(BinaryOp::Add, base, s),
-                    None => base,
+                    Some(s) => self.binary(BinaryOp::Add, view.base, s),
+                    None => view.base,
+                };
+                let extents = if view.extents.is_some() || derived.edge {
+                    Some(self.derived_extents(id, &view, &derived, &indices, &coordinate)?)
+                } else {
+                    None
                 };
                 self.bind(
                     id,
                     Lowered::LView {
-                        param,
+                        param: view.param,
                         layout: derived.layout,
                         base,
+                        extents,
                     },
                 )
             }
         }
     }
 
-    /// The tensor, layout and base register of a layout-view operand.
-    fn view(
-        &mut self,
-        id: OpId,
-        v: Option<tile_ir::Value>,
-    ) -> Result<(usize, Layout, Reg), LowerError> {
+    /// The layout-view operand `v`.
+    fn view(&mut self, id: OpId, v: Option<tile_ir::Value>) -> Result<ViewRegs, LowerError> {
         let v = v.ok_or_else(|| self.invalid(id, "no view operand"))?;
         match self.get(id, v)? {
             Lowered::LView {
                 param,
                 layout,
                 base,
-            } => Ok((param, layout, base)),
+                extents,
+            } => Ok(ViewRegs {
+                param,
+                layout,
+                base,
+                extents,
+            }),
             _ => Err(self.invalid(id, "the operand is not a layout view")),
         }
+    }
+
+    /// The extents of the view `derived` from `view`
+    /// (`tile_ir::lview::derive::derived_extent` on registers): per mode,
+    /// `min(⌈max(extent − start, 0) / step⌉, size)`, from the operand's
+    /// extents (its mode sizes when it is not masked).
+    fn derived_extents(
+        &mut self,
+        id: OpId,
+        view: &ViewRegs,
+        derived: &Derived,
+        indices: &[Reg],
+        coordinate: &[Reg],
+    ) -> Result<Vec<Reg>, LowerError> {
+        let maps = derived
+            .modes
+            .as_ref()
+            .ok_or_else(|| self.invalid(id, "a regrouping op on a masked layout view"))?;
+        let operand = match &view.extents {
+            Some(e) => e.clone(),
+            None => view
+                .layout
+                .modes()
+                .iter()
+                .map(|m| self.constant(Scalar::I64(m.size())))
+                .collect(),
+        };
+        let zero = self.constant(Scalar::I64(0));
+        let mut extents = Vec::with_capacity(maps.len());
+        for (map, mode) in maps.iter().zip(derived.layout.modes()) {
+            let extent = *operand
+                .get(map.source)
+                .ok_or_else(|| self.invalid(id, "a mode map past the operand's modes"))?;
+            let start = match map.start {
+                Start::Static(n) => self.constant(Scalar::I64(n)),
+                Start::Index { operand, scale } => {
+                    let i = *indices
+                        .get(operand)
+                        .ok_or_else(|| self.invalid(id, "a mode map past the indices"))?;
+                    let scale = self.constant(Scalar::I64(scale));
+                    self.binary(BinaryOp::Mul, i, scale)
+                }
+                Start::Thread { mode } => *coordinate
+                    .get(mode)
+                    .ok_or_else(|| self.invalid(id, "a mode map past the thread coordinate"))?,
+            };
+            let rest = self.binary(BinaryOp::Sub, extent, start);
+            let rest = self.binary(BinaryOp::Max, rest, zero);
+            let rest = if map.step > 1 {
+                let up = self.constant(Scalar::I64(map.step - 1));
+                let step = self.constant(Scalar::I64(map.step));
+                let rest = self.binary(BinaryOp::Add, rest, up);
+                self.binary(BinaryOp::Div, rest, step)
+            } else {
+                rest
+            };
+            let size = self.constant(Scalar::I64(mode.size()));
+            extents.push(self.binary(BinaryOp::Min, rest, size));
+        }
+        Ok(extents)
     }
 
     /// `(x div d, x mod d)`, Euclidean, for a constant `d > 0` (`x` i64).
@@ -329,20 +415,23 @@ impl Lowerer<'_> {
     }
 
     /// The address and mask of every register of `tile` for an access
-    /// through the view `(layout, base)` of tensor `param`: stores mask by
-    /// the owning copy, loads by liveness; unmasked accesses get one bounds
-    /// check (its index operand is the view's base).
-    #[allow(clippy::too_many_arguments)]
+    /// through `view`: stores mask by the owning copy, loads by liveness,
+    /// both by the element space and the view's extents; unmasked accesses
+    /// get one bounds check (its index operand is the view's base).
     fn lview_access(
         &mut self,
         id: OpId,
-        param: usize,
-        layout: &Layout,
-        base: Reg,
+        view: &ViewRegs,
         tile: &super::DistLayout,
         masked: bool,
         write: bool,
     ) -> Result<(Vec<Reg>, Vec<Reg>), LowerError> {
+        let ViewRegs {
+            param,
+            ref layout,
+            base,
+            ref extents,
+        } = *view;
         let coords = self.coords(tile);
         let space = self.element_space(param)?;
         let zero = self.constant(Scalar::I64(0));
@@ -359,7 +448,12 @@ impl Lowerer<'_> {
             let at = self.binary(BinaryOp::Add, base, local);
             let above = self.emit(ThreadOpKind::Cmp(CmpPred::Ge), vec![at, zero], DType::Bool);
             let below = self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![at, space], DType::Bool);
-            let inside = self.and(above, below);
+            let mut inside = self.and(above, below);
+            for (&j, &extent) in c.iter().zip(extents.iter().flatten()) {
+                let within =
+                    self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![j, extent], DType::Bool);
+                inside = self.and(inside, within);
+            }
             let live = coords.live[v];
             if !masked && self.bounds_checks {
                 let ok = if self.is_true(live) {
@@ -386,6 +480,18 @@ impl Lowerer<'_> {
         }
         Ok((addresses, masks))
     }
+}
+
+/// A layout-view operand's registers.
+struct ViewRegs {
+    /// The viewed tensor parameter.
+    param: usize,
+    /// The view's layout.
+    layout: Layout,
+    /// Its base offset (`i64`).
+    base: Reg,
+    /// A masked view's extent per mode (`i64`).
+    extents: Option<Vec<Reg>>,
 }
 
 /// The elements per vector of an access of `dtype` through `layout` with

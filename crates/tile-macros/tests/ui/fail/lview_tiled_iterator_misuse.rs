@@ -11,8 +11,8 @@ fn on_a_partition_view(x: &Tensor<f32, 2>) {
 }
 
 #[tile_kernel]
-fn extent_not_dividing(x: &Tensor<f32, 2>) {
-    for t in layout_view(x, (8, 8), (8, 1)).tiled_iterator([4, 3], 1, 0, 0) {}
+fn one_extent_for_two_modes(x: &Tensor<f32, 2>) {
+    for t in layout_view(x, (8, 8), (8, 1)).tiled_iterator([4], 1, 0, 0) {}
 }
 
 #[tile_kernel]
