@@ -71,6 +71,8 @@ fi
     manual_help "$LLVM_SYS_191_PREFIX/bin/llvm-config not found after installing ${APT_PACKAGES[*]}"
 [[ -x "$LLVM_SYS_191_PREFIX/bin/ld.lld" ]] ||
     manual_help "$LLVM_SYS_191_PREFIX/bin/ld.lld not found after installing lld-19"
+[[ -x "$LLVM_SYS_191_PREFIX/bin/llvm-mc" ]] ||
+    manual_help "$LLVM_SYS_191_PREFIX/bin/llvm-mc not found after installing llvm-19-dev (it comes with llvm-19)"
 
 # --- ptxas from PyPI, project-local ------------------------------------------------------------
 if ((need_ptxas)); then

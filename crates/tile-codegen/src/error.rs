@@ -55,7 +55,8 @@ pub enum EmitError {
     /// Setting up the target or generating code failed.
     #[error(transparent)]
     Target(#[from] TargetError),
-    /// `ld.lld` failed to link the AMDGPU code object.
+    /// `llvm-mc` or `ld.lld` failed to assemble or link the AMDGPU code
+    /// object.
     #[error(transparent)]
     Tool(#[from] ToolError),
     /// A malformed program or an emitter bug.

@@ -1,12 +1,14 @@
 //! Finding and running the external tools that finish what LLVM starts: `ptxas` (PTX to
-//! cubin), `ld.lld` (AMDGPU object to HSA code object, host object to shared object) and `llvm-objdump` (disassembly).
+//! cubin), `llvm-mc` (AMDGPU assembly to object), `ld.lld` (AMDGPU object to HSA code object,
+//! host object to shared object) and `llvm-objdump` (disassembly).
 //!
-//! `scripts/setup.sh` installs all three. Each tool is looked up, first to last:
+//! `scripts/setup.sh` installs all four. Each tool is looked up, first to last:
 //!
 //! | tool           | environment override | then                                                        |
 //! |----------------|----------------------|-------------------------------------------------------------|
 //! | `ptxas`        | `TILE_PTXAS`         | `ptxas` on `PATH`, `<workspace>/.tools/bin/ptxas`             |
 //! | `ld.lld`       | `TILE_LD_LLD`        | `ld.lld-19` on `PATH`, `$LLVM_SYS_191_PREFIX/bin`, `/usr/lib/llvm-19/bin`, `ld.lld` on `PATH` |
+//! | `llvm-mc`      | `TILE_LLVM_MC`       | like `ld.lld`                                               |
 //! | `llvm-objdump` | `TILE_LLVM_OBJDUMP`  | like `ld.lld`                                               |
 //!
 //! The workspace root is `$CARGO_WORKSPACE_DIR` if set, else the nearest directory above this
@@ -21,7 +23,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::target::Sm;
+use crate::target::{Gfx, Sm};
 
 /// The LLVM install prefix used when `LLVM_SYS_191_PREFIX` is not set (Debian's `llvm-19-dev`).
 pub const DEFAULT_LLVM_PREFIX: &str = "/usr/lib/llvm-19";
@@ -33,6 +35,8 @@ pub enum Tool {
     Ptxas,
     /// LLVM's ELF linker, from Debian's `lld-19`.
     LdLld,
+    /// LLVM's machine-code assembler, from Debian's `llvm-19`.
+    LlvmMc,
     /// LLVM's disassembler, from Debian's `llvm-19`.
     LlvmObjdump,
 }
@@ -43,6 +47,7 @@ impl Tool {
         match self {
             Tool::Ptxas => "ptxas",
             Tool::LdLld => "ld.lld",
+            Tool::LlvmMc => "llvm-mc",
             Tool::LlvmObjdump => "llvm-objdump",
         }
     }
@@ -52,6 +57,7 @@ impl Tool {
         match self {
             Tool::Ptxas => "TILE_PTXAS",
             Tool::LdLld => "TILE_LD_LLD",
+            Tool::LlvmMc => "TILE_LLVM_MC",
             Tool::LlvmObjdump => "TILE_LLVM_OBJDUMP",
         }
     }
@@ -69,7 +75,7 @@ impl Tool {
                     out.push(Candidate::Path(root.join(".tools/bin/ptxas")));
                 }
             }
-            Tool::LdLld | Tool::LlvmObjdump => {
+            Tool::LdLld | Tool::LlvmMc | Tool::LlvmObjdump => {
                 let name = self.name();
                 out.push(Candidate::OnPath(format!("{name}-19")));
                 if let Some(prefix) = std::env::var_os("LLVM_SYS_191_PREFIX") {
@@ -324,6 +330,31 @@ pub fn assemble_ptx(ptx: &str, sm: Sm) -> Result<Vec<u8>, ToolError> {
         || numbered(ptx),
     )?;
     dir.read(tool, "kernel.cubin")
+}
+
+/// Assembles AMDGPU assembly text for `gfx` into an ELF object with `llvm-mc`: the assembly
+/// LLVM's AMDGPU back end prints (kernel descriptors and metadata included) holds everything
+/// its object file would, so one code generation gives both.
+///
+/// On failure the error holds `llvm-mc`'s messages and the assembly, with line numbers.
+pub fn assemble_amdgpu(assembly: &str, gfx: Gfx) -> Result<Vec<u8>, ToolError> {
+    let tool = Tool::LlvmMc;
+    let dir = ScratchDir::new(tool)?;
+    let input = dir.write(tool, "kernel.s", assembly.as_bytes())?;
+    let output = dir.0.join("kernel.o");
+    run(
+        tool,
+        [
+            OsStr::new("-triple=amdgcn-amd-amdhsa"),
+            OsStr::new(&format!("-mcpu={}", gfx.name())),
+            OsStr::new("-filetype=obj"),
+            OsStr::new("-o"),
+            output.as_os_str(),
+            input.as_os_str(),
+        ],
+        || numbered(assembly),
+    )?;
+    dir.read(tool, "kernel.o")
 }
 
 /// Links an ELF object file into a shared object with `ld.lld -shared`: an HSA code object

@@ -206,6 +206,17 @@ fn ld_lld_failures_carry_its_message() {
 }
 
 #[test]
+fn llvm_mc_failures_carry_its_message_and_the_assembly() {
+    require(Tool::LlvmMc);
+    let err = tools::assemble_amdgpu("\ts_nop 0\n\tv_bogus v0, v1\n", Gfx::Gfx942)
+        .expect_err("llvm-mc assembled an unknown instruction");
+    let message = err.to_string();
+    assert!(message.contains("llvm-mc failed"), "{message}");
+    assert!(message.contains("invalid instruction"), "{message}");
+    assert!(message.contains("    2 | \tv_bogus v0, v1"), "{message}");
+}
+
+#[test]
 fn host_kernel_emits_an_object_file() {
     require(Tool::LlvmObjdump);
     let isa = tile_abi::HostIsa::best_here().expect("host code runs here");
@@ -226,4 +237,6 @@ fn tool_versions() {
     assert!(ptxas.contains("Cuda compilation tools"), "{ptxas}");
     let lld = tools::version(Tool::LdLld).unwrap_or_else(|e| panic!("{e}"));
     assert!(lld.contains("LLD 19."), "{lld}");
+    let mc = tools::version(Tool::LlvmMc).unwrap_or_else(|e| panic!("{e}"));
+    assert!(mc.contains("LLVM version 19."), "{mc}");
 }

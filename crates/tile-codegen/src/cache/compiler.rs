@@ -149,11 +149,12 @@ pub fn llvm_version() -> String {
 /// (a missing tool fails the compilation that needs it, which is then not
 /// cached).
 pub fn tool_version(tool: Tool) -> &'static str {
-    static VERSIONS: [OnceLock<String>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    static VERSIONS: [OnceLock<String>; 4] = [const { OnceLock::new() }; 4];
     let slot = match tool {
         Tool::Ptxas => 0,
         Tool::LdLld => 1,
-        Tool::LlvmObjdump => 2,
+        Tool::LlvmMc => 2,
+        Tool::LlvmObjdump => 3,
     };
     VERSIONS[slot].get_or_init(|| tools::version(tool).unwrap_or_else(|e| e.to_string()))
 }

@@ -92,7 +92,8 @@ impl Cache {
     /// The key of `inputs`' output. Besides the inputs it covers the
     /// compiler's identity (the digest of its code, [`Compiler`]), the
     /// version of the LLVM library in the process, the `ld.lld` that links
-    /// AMDGPU code objects and host shared objects, and, for entries with
+    /// AMDGPU code objects and host shared objects, the `llvm-mc` that
+    /// assembles AMDGPU objects, and, for entries with
     /// dumps, the tools that make dump files (`ptxas -v` for NVPTX,
     /// `llvm-objdump` for host levels). The list of targets is not in it: a
     /// target's output does not depend on the others'.
@@ -111,6 +112,9 @@ impl Cache {
         let mut tools = Vec::new();
         if !matches!(inputs.target, Target::Nvptx(_)) {
             tools.push(Tool::LdLld);
+        }
+        if matches!(inputs.target, Target::Amdgpu(_)) {
+            tools.push(Tool::LlvmMc);
         }
         key.field("dumps", &[u8::from(inputs.dumps)]);
         if inputs.dumps {

@@ -172,12 +172,14 @@ fn build(
             let note = tile_abi::tma::maps_note(&program.tma_maps());
             (Some(machine.emit_assembly(&module)? + &note), None)
         }
-        // Code generation rewrites the module (AMDGPU's control-flow
-        // annotation, for one), so the assembly is made from a copy.
-        (GpuTarget::Amdgpu(_), Code::Generate) => (
-            Some(machine.emit_assembly(&module.clone())?),
-            Some(machine.emit_object(&module)?),
-        ),
+        // One code generation: the object is assembled from the assembly
+        // text (which holds the kernel descriptors and metadata), not
+        // generated a second time.
+        (GpuTarget::Amdgpu(gfx), Code::Generate) => {
+            let assembly = machine.emit_assembly(&module)?;
+            let object = tools::assemble_amdgpu(&assembly, gfx)?;
+            (Some(assembly), Some(object))
+        }
         (GpuTarget::Amdgpu(_), Code::Skip) => (None, None),
     };
     if let Some(message) = diagnostics.take_errors() {
