@@ -1,9 +1,9 @@
 //! Edge tiles of layout views (Mojo's masked `tile`) in kernels: tile
 //! extents that do not divide the view, on the CPU device and in the
 //! interpreter, against plain Rust. A transpose in 32×32 tiles of a 70×45
-//! matrix, `fill` and `copy_from` on edge tiles, a matmul whose K loop
-//! walks a `tiled_iterator` to a partial last tile, and the error of an
-//! unmasked load of a partial tile.
+//! matrix, `fill` and `copy_from` on edge tiles, and the error of an
+//! unmasked load of a partial tile (a `tiled_iterator` that ends in edge
+//! tiles is in `tests/lview_tiled_iterator.rs`).
 
 use tile::ir::interp::HostTensor;
 use tile::{tile_kernel, Device, Tensor};
@@ -42,36 +42,6 @@ fn fill_and_copy<const M: usize, const N: usize>(
     layout_view(copy, (M, N), (N, 1))
         .tile([4, 4], pm, pn)
         .copy_from(layout_view(x, (M, N), (N, 1)).tile([4, 4], pm, pn));
-}
-
-/// `c = a · b` for `a: [M, K]`, `b: [K, N]` row-major; the K loop walks
-/// tiles of 16 of a K of 50, the last one partial and padded with zeros.
-#[tile_kernel(configs(M = 32, N = 16, K = 50, BM = 16, BN = 16, BK = 16))]
-fn matmul<
-    const M: usize,
-    const N: usize,
-    const K: usize,
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
->(
-    a: &Tensor<f32, 2>,
-    b: &Tensor<f32, 2>,
-    c: &mut Tensor<f32, 2>,
-) {
-    let (pm, pn) = (program_id(0), program_id(1));
-    let va = layout_view(a, (M, K), (K, 1));
-    let vb = layout_view(b, (K, N), (N, 1));
-    let mut acc = zeros::<f32>([BM, BN]);
-    for (ta, tb) in va
-        .tiled_iterator([BM, BK], 1, pm, 0)
-        .zip(vb.tiled_iterator([BK, BN], 0, 0, pn))
-    {
-        acc = dot_ieee(ta.load_masked(), tb.load_masked(), acc);
-    }
-    layout_view(c, (M, N), (N, 1))
-        .tile([BM, BN], pm, pn)
-        .store(acc);
 }
 
 /// Tile `(i, j)` of 4×4 of a 10×7 `x` loaded unmasked into `out`.
@@ -140,39 +110,6 @@ fn fill_and_copy_from_stop_at_the_edge() {
     fill_and_copy::<10, 7>::interpret([3, 2, 1], (&xt, &mut out, &mut copy)).unwrap();
     assert_eq!(out.to_vec::<f32>().unwrap(), fill_want);
     assert_eq!(copy.to_vec::<f32>().unwrap(), copy_want);
-}
-
-#[test]
-fn a_tiled_iterator_ends_in_a_partial_tile() {
-    let (m, n, k) = (32, 16, 50);
-    let a: Vec<f32> = (0..m * k)
-        .map(|i| ((i * 7) % 13) as f32 * 0.25 - 1.0)
-        .collect();
-    let b: Vec<f32> = (0..k * n)
-        .map(|i| ((i * 5) % 11) as f32 * 0.5 - 2.0)
-        .collect();
-    let mut want = vec![0.0f32; m * n];
-    for i in 0..m {
-        for j in 0..n {
-            want[i * n + j] = (0..k).fold(0.0f32, |acc, p| a[i * k + p].mul_add(b[p * n + j], acc));
-        }
-    }
-    let dev = Device::cpu();
-    let (at, bt) = (
-        dev.tensor_from_slice(&a, &[m, k]).unwrap(),
-        dev.tensor_from_slice(&b, &[k, n]).unwrap(),
-    );
-    let mut c: Tensor<f32> = dev.zeros(&[m, n]).unwrap();
-    matmul::<32, 16, 50, 16, 16, 16>::launch(&dev, [2, 1], (&at, &bt, &mut c)).unwrap();
-    assert_eq!(c.to_vec().unwrap(), want);
-
-    let (at, bt) = (
-        HostTensor::from_vec(&[m, k], a).unwrap(),
-        HostTensor::from_vec(&[k, n], b).unwrap(),
-    );
-    let mut c = HostTensor::zeros(tile::ir::DType::F32, &[m, n]);
-    matmul::<32, 16, 50, 16, 16, 16>::interpret([2, 1, 1], (&at, &bt, &mut c)).unwrap();
-    assert_eq!(c.to_vec::<f32>().unwrap(), want);
 }
 
 #[test]

@@ -1,15 +1,20 @@
 //! Mojo's `tiled_iterator` on layout views, walked by `for`: a matmul whose
-//! K loop zips the tiles of `a`'s row and `b`'s column, and a sum of the
-//! first tiles of each row (`take`), on the CPU device and in the
-//! interpreter, against plain Rust.
+//! K loop zips the tiles of `a`'s row and `b`'s column (for a K its tiles
+//! divide, and one whose last tiles are edge tiles), and a sum of the first
+//! tiles of each row (`take`), on the CPU device and in the interpreter,
+//! against plain Rust.
 
 use tile::ir::interp::HostTensor;
 use tile::{tile_kernel, Device, Tensor};
 
 /// `c = a · b` for `a: [M, K]`, `b: [K, N]` row-major, one `[BM, BN]` tile
 /// of `c` per program; the K loop walks `a`'s tiles along its columns and
-/// `b`'s along its rows in step.
-#[tile_kernel(configs(M = 32, N = 48, K = 64, BM = 16, BN = 16, BK = 16))]
+/// `b`'s along its rows in step. With a K of 50 the last tiles are edge
+/// tiles, whose padding zeros add nothing.
+#[tile_kernel(
+    configs(M = 32, N = 48, K = 64, BM = 16, BN = 16, BK = 16),
+    configs(M = 32, N = 16, K = 50, BM = 16, BN = 16, BK = 16)
+)]
 fn matmul<
     const M: usize,
     const N: usize,
@@ -30,7 +35,7 @@ fn matmul<
         .tiled_iterator([BM, BK], 1, pm, 0)
         .zip(vb.tiled_iterator([BK, BN], 0, 0, pn))
     {
-        acc = dot_ieee(ta.load(), tb.load(), acc);
+        acc = dot_ieee(ta.load_masked(), tb.load_masked(), acc);
     }
     layout_view(c, (M, N), (N, 1))
         .tile([BM, BN], pm, pn)
@@ -70,10 +75,14 @@ fn matmul_reference(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize)) -> V
     c
 }
 
-#[test]
-fn a_zipped_walk_drives_a_matmuls_k_loop() {
+/// `a` and `b` of `(m, n, k)`, their product on the CPU device and in the
+/// interpreter by `launch` and `interpret`, and the reference product.
+fn check_matmul(
+    (m, n, k): (usize, usize, usize),
+    launch: impl Fn(&Device, &Tensor<f32>, &Tensor<f32>, &mut Tensor<f32>),
+    interpret: impl Fn(&HostTensor, &HostTensor, &mut HostTensor),
+) {
     let dev = Device::cpu();
-    let (m, n, k) = (32, 48, 64);
     let a: Vec<f32> = (0..m * k)
         .map(|i| ((i * 7) % 13) as f32 * 0.25 - 1.0)
         .collect();
@@ -84,13 +93,39 @@ fn a_zipped_walk_drives_a_matmuls_k_loop() {
     let at = dev.tensor_from_slice(&a, &[m, k]).unwrap();
     let bt = dev.tensor_from_slice(&b, &[k, n]).unwrap();
     let mut c: Tensor<f32> = dev.zeros(&[m, n]).unwrap();
-    matmul::<32, 48, 64, 16, 16, 16>::launch(&dev, [2, 3], (&at, &bt, &mut c)).unwrap();
-    assert_eq!(c.to_vec().unwrap(), want);
+    launch(&dev, &at, &bt, &mut c);
+    assert_eq!(c.to_vec().unwrap(), want, "{m}x{n}x{k} on the CPU device");
     let ah = HostTensor::from_vec(&[m, k], a).unwrap();
     let bh = HostTensor::from_vec(&[k, n], b).unwrap();
     let mut ch = HostTensor::zeros(tile::ir::DType::F32, &[m, n]);
-    matmul::<32, 48, 64, 16, 16, 16>::interpret([2, 3], (&ah, &bh, &mut ch)).unwrap();
-    assert_eq!(ch.to_vec::<f32>().unwrap(), want);
+    interpret(&ah, &bh, &mut ch);
+    assert_eq!(ch.to_vec::<f32>().unwrap(), want, "{m}x{n}x{k} interpreted");
+}
+
+#[test]
+fn a_zipped_walk_drives_a_matmuls_k_loop() {
+    check_matmul(
+        (32, 48, 64),
+        |dev, a, b, c| {
+            matmul::<32, 48, 64, 16, 16, 16>::launch(dev, [2, 3], (a, b, c)).unwrap();
+        },
+        |a, b, c| {
+            matmul::<32, 48, 64, 16, 16, 16>::interpret([2, 3], (a, b, c)).unwrap();
+        },
+    );
+}
+
+#[test]
+fn a_walk_ends_in_edge_tiles() {
+    check_matmul(
+        (32, 16, 50),
+        |dev, a, b, c| {
+            matmul::<32, 16, 50, 16, 16, 16>::launch(dev, [2, 1], (a, b, c)).unwrap();
+        },
+        |a, b, c| {
+            matmul::<32, 16, 50, 16, 16, 16>::interpret([2, 1], (a, b, c)).unwrap();
+        },
+    );
 }
 
 #[test]

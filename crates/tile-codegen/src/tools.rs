@@ -311,25 +311,41 @@ pub fn version(tool: Tool) -> Result<String, ToolError> {
     run(tool, ["--version"], String::new).map(|(stdout, _)| stdout)
 }
 
+/// Runs `tool` on `input` written to a scratch file named `input_name`, with the arguments
+/// `args(input path, output path)`, and returns the file it wrote; `describe` tells a failure
+/// what the input was.
+fn file_to_file(
+    tool: Tool,
+    (input_name, input): (&str, &[u8]),
+    output_name: &str,
+    args: impl FnOnce(&Path, &Path) -> Vec<std::ffi::OsString>,
+    describe: impl FnOnce() -> String,
+) -> Result<Vec<u8>, ToolError> {
+    let dir = ScratchDir::new(tool)?;
+    let input = dir.write(tool, input_name, input)?;
+    let output = dir.0.join(output_name);
+    run(tool, args(&input, &output), describe)?;
+    dir.read(tool, output_name)
+}
+
 /// Assembles PTX text for `sm` with `ptxas -arch=sm_XX` and returns the cubin (an ELF file).
 ///
 /// On failure the error holds `ptxas`'s messages and the PTX, with line numbers.
 pub fn assemble_ptx(ptx: &str, sm: Sm) -> Result<Vec<u8>, ToolError> {
-    let tool = Tool::Ptxas;
-    let dir = ScratchDir::new(tool)?;
-    let input = dir.write(tool, "kernel.ptx", ptx.as_bytes())?;
-    let output = dir.0.join("kernel.cubin");
-    run(
-        tool,
-        [
-            OsStr::new(&format!("-arch={}", sm.name())),
-            OsStr::new("-o"),
-            output.as_os_str(),
-            input.as_os_str(),
-        ],
+    file_to_file(
+        Tool::Ptxas,
+        ("kernel.ptx", ptx.as_bytes()),
+        "kernel.cubin",
+        |input, output| {
+            vec![
+                format!("-arch={}", sm.name()).into(),
+                "-o".into(),
+                output.into(),
+                input.into(),
+            ]
+        },
         || numbered(ptx),
-    )?;
-    dir.read(tool, "kernel.cubin")
+    )
 }
 
 /// Assembles AMDGPU assembly text for `gfx` into an ELF object with `llvm-mc`: the assembly
@@ -338,43 +354,34 @@ pub fn assemble_ptx(ptx: &str, sm: Sm) -> Result<Vec<u8>, ToolError> {
 ///
 /// On failure the error holds `llvm-mc`'s messages and the assembly, with line numbers.
 pub fn assemble_amdgpu(assembly: &str, gfx: Gfx) -> Result<Vec<u8>, ToolError> {
-    let tool = Tool::LlvmMc;
-    let dir = ScratchDir::new(tool)?;
-    let input = dir.write(tool, "kernel.s", assembly.as_bytes())?;
-    let output = dir.0.join("kernel.o");
-    run(
-        tool,
-        [
-            OsStr::new("-triple=amdgcn-amd-amdhsa"),
-            OsStr::new(&format!("-mcpu={}", gfx.name())),
-            OsStr::new("-filetype=obj"),
-            OsStr::new("-o"),
-            output.as_os_str(),
-            input.as_os_str(),
-        ],
+    file_to_file(
+        Tool::LlvmMc,
+        ("kernel.s", assembly.as_bytes()),
+        "kernel.o",
+        |input, output| {
+            vec![
+                "-triple=amdgcn-amd-amdhsa".into(),
+                format!("-mcpu={}", gfx.name()).into(),
+                "-filetype=obj".into(),
+                "-o".into(),
+                output.into(),
+                input.into(),
+            ]
+        },
         || numbered(assembly),
-    )?;
-    dir.read(tool, "kernel.o")
+    )
 }
 
 /// Links an ELF object file into a shared object with `ld.lld -shared`: an HSA code object
 /// (`.hsaco`) for AMDGPU, a `.so` of host code for the CPU device.
 pub fn link_shared_object(object: &[u8]) -> Result<Vec<u8>, ToolError> {
-    let tool = Tool::LdLld;
-    let dir = ScratchDir::new(tool)?;
-    let input = dir.write(tool, "kernel.o", object)?;
-    let output = dir.0.join("kernel.so");
-    run(
-        tool,
-        [
-            OsStr::new("-shared"),
-            input.as_os_str(),
-            OsStr::new("-o"),
-            output.as_os_str(),
-        ],
+    file_to_file(
+        Tool::LdLld,
+        ("kernel.o", object),
+        "kernel.so",
+        |input, output| vec!["-shared".into(), input.into(), "-o".into(), output.into()],
         || format!("an object file of {} bytes", object.len()),
-    )?;
-    dir.read(tool, "kernel.so")
+    )
 }
 
 /// Disassembles an ELF object file or code object (host or AMDGPU) with `llvm-objdump -d` and

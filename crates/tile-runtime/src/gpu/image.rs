@@ -28,6 +28,11 @@ pub(crate) fn status_error(status: &Status, spec: &KernelSpec, device: &str) -> 
         Some(FaultCode::NonPositiveStep) => {
             format!("the step {} of a loop is not positive", status.index[0])
         }
+        // A layout view's check records its base, not a partition index.
+        Some(FaultCode::OutsideTensor) if op.contains("lview_") => format!(
+            "the layout view at base {} reaches outside the tensor's element space or past an edge tile's extent (use the masked form)",
+            status.index[0]
+        ),
         Some(FaultCode::OutsideTensor) => format!(
             "partition index {:?} reaches outside the tensor",
             status.index
@@ -156,6 +161,7 @@ mod tests {
             bounds_checks: &[
                 "`%2 = load %1, %0` (a view of `x`)",
                 "`out.store(..)` at src/vadd.rs:9:30 (`store %5, %4, %0`, a view of `out`)",
+                "`%3 = lview_load %2` (a view of `x`)",
             ],
             host_checks: &[],
         }
@@ -253,7 +259,12 @@ mod tests {
         status.check = 9;
         assert_eq!(
             status_error(&status, &spec, "hip:0").unwrap().to_string(),
-            "kernel `vadd` failed on device hip:0: program (2, 0, 0): check 9: an unknown check (the kernel has 2): partition index [3, -1, 0, 0] reaches outside the tensor"
+            "kernel `vadd` failed on device hip:0: program (2, 0, 0): check 9: an unknown check (the kernel has 3): partition index [3, -1, 0, 0] reaches outside the tensor"
+        );
+        status.check = 2;
+        assert_eq!(
+            status_error(&status, &spec, "cuda:0").unwrap().to_string(),
+            "kernel `vadd` failed on device cuda:0: program (2, 0, 0): check 2: `%3 = lview_load %2` (a view of `x`): the layout view at base 3 reaches outside the tensor's element space or past an edge tile's extent (use the masked form)"
         );
         status.code = FaultCode::NonPositiveStep as u32;
         status.index = [0; 4];
