@@ -1,7 +1,7 @@
-//! Edge tiles of layout views (masked views) through every GPU stage,
-//! against the interpreter: the emulation target runs the LLVM IR an sm_80,
-//! gfx942 and gfx1100 receive on every copy and the padded load of
-//! `tile_testgen::edges`; an unmasked access to a partial edge tile fails
+//! Edge tiles of layout views (masked views) and swizzled views through
+//! every GPU stage, against the interpreter: the emulation target runs the
+//! LLVM IR an sm_80, gfx942 and gfx1100 receive on every copy and the padded
+//! load of `tile_testgen::edges`; an unmasked access to a partial edge tile fails
 //! the kernel's bounds check and writes nothing past the edge; and ptxas
 //! and ld.lld
 //! accept the code of every target.
@@ -11,7 +11,7 @@ mod emulated;
 use tile_abi::FaultCode;
 use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::interp::{self, Arg};
-use tile_testgen::edges::{edge_copies, edge_pad, edge_unmasked};
+use tile_testgen::edges::{edge_copies, edge_pad, edge_unmasked, swizzled_copies};
 
 /// The emulation targets: NVIDIA, CDNA (wave64) and RDNA (wave32).
 const TARGETS: [Target; 3] = [
@@ -34,7 +34,11 @@ fn output(args: &[Arg]) -> Vec<u32> {
 
 #[test]
 fn edge_tiles_on_every_target_match_the_interpreter() {
-    for case in edge_copies().into_iter().chain([edge_pad()]) {
+    for case in edge_copies()
+        .into_iter()
+        .chain([edge_pad()])
+        .chain(swizzled_copies())
+    {
         let mut want = case.args.clone();
         interp::run(&case.func, case.grid, &mut want).unwrap();
         for target in TARGETS {
@@ -92,7 +96,7 @@ fn an_unmasked_access_to_a_partial_edge_tile_fails_its_check() {
 
 #[test]
 fn edge_tiles_assemble_for_every_sm_and_link_for_every_gfx() {
-    for case in edge_copies() {
+    for case in edge_copies().into_iter().chain(swizzled_copies()) {
         emulated::assembles_and_links(&case.func, 4);
     }
     emulated::assembles_and_links(&edge_unmasked(0, 0).func, 1);

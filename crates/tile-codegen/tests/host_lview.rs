@@ -5,7 +5,7 @@
 //! space; an unmasked access past it fails and touches nothing, and a store
 //! through a non-injective layout is refused. Edge tiles (masked views)
 //! through every op they take, and the fault of an unmasked access to a
-//! partial one.
+//! partial one; swizzled views.
 
 mod common;
 
@@ -38,8 +38,9 @@ fn the_tiled_transpose_through_views_matches_the_interpreter() {
 type Derive = Box<dyn Fn(&mut Builder, tile_ir::Value, tile_ir::Value) -> tile_ir::Value>;
 
 /// Kernels loading a view derived by `derive` (masked, padding with -inf)
-/// and storing it row-major into a flat output, on every program id up to
-/// 3 and for `i` in -5 … 5.
+/// and storing it row-major into a flat output, each program to a block of
+/// its own (programs run in parallel on the CPU device: a shared block
+/// would be a race), on every program id up to 3 and for `i` in -5 … 5.
 fn check_derived(name: &str, derive: Derive) {
     let mut b = Builder::new(name);
     let (x, out) = (f32_tensor(&mut b, "x", 2), f32_tensor(&mut b, "out", 1));
@@ -53,11 +54,22 @@ fn check_derived(name: &str, derive: Derive) {
     };
     let row_major = Layout::row_major(IntTuple::flat(&dims)).unwrap();
     let vo = b.layout_view(out, &row_major).unwrap();
+    // Block `pid` of the output: tile (pid, 0, ..) of the whole extents.
+    let p = b.program_id(0).unwrap();
+    let zero = b.constant(Scalar::I32(0)).unwrap();
+    let mut block = vec![zero; dims.len()];
+    block[0] = p;
+    let whole: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
+    let vo = b.lview_tile(vo, &whole, &block).unwrap();
     b.lview_store_masked(t, vo).unwrap();
     let func = b.finish().unwrap_or_else(|e| panic!("{name}: {e}"));
     for pid in [0u32, 3] {
         for i in [-5i64, -1, 0, 2, 5] {
-            let args = vec![iota(&[8, 12]), zeros(&[96]), Arg::Scalar(Scalar::I64(i))];
+            let args = vec![
+                iota(&[8, 12]),
+                zeros(&[4 * 96]),
+                Arg::Scalar(Scalar::I64(i)),
+            ];
             host_agrees(&func, [pid + 1, 1, 1], args);
         }
     }
@@ -163,6 +175,7 @@ fn edge_tiles_match_the_interpreter() {
     for case in tile_testgen::edges::edge_copies()
         .into_iter()
         .chain([tile_testgen::edges::edge_pad()])
+        .chain(tile_testgen::edges::swizzled_copies())
     {
         host_agrees(&case.func, case.grid, case.args);
     }
@@ -189,6 +202,41 @@ fn an_unmasked_access_to_a_partial_edge_tile_fails_naming_the_mode() {
             bytes(&actual) == bytes(&case.args),
             "the output was touched"
         );
+    }
+}
+
+#[test]
+fn an_unmasked_swizzled_access_checks_every_offset_first() {
+    // Sw<1,3,-1> sends offset 8 of a 16-element tensor to 24; Sw<1,0,1>
+    // keeps every offset inside.
+    for (swizzle, inside) in [("Sw<1,3,-1>", false), ("Sw<1,0,1>", true)] {
+        let mut b = Builder::new("swizzled");
+        let (x, out) = (f32_tensor(&mut b, "x", 1), f32_tensor(&mut b, "out", 1));
+        let vx = b.layout_view(x, &layout("16:1")).unwrap();
+        let vs = b.lview_swizzle(vx, swizzle.parse().unwrap()).unwrap();
+        let t = b.lview_load(vs).unwrap();
+        let vo = b.layout_view(out, &layout("16:1")).unwrap();
+        b.lview_store(t, vo).unwrap();
+        let func = b.finish().unwrap();
+        let args = vec![iota(&[16]), zeros(&[16])];
+        if inside {
+            host_agrees(&func, [1, 1, 1], args);
+            continue;
+        }
+        assert!(interp::run(&func, [1, 1, 1], &mut args.clone()).is_err());
+        let mut actual = args.clone();
+        let err = run_host(&func, [1, 1, 1], &mut actual).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                HostRun::Run(RunError::Op {
+                    fault: HostFault::LViewOutside { base: 0 },
+                    ..
+                })
+            ),
+            "{err}"
+        );
+        assert!(bytes(&actual) == bytes(&args), "the output was touched");
     }
 }
 

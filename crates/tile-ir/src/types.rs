@@ -1,7 +1,7 @@
 //! The types of IR values: scalars, tiles, global tensors and partition views.
 
 use crate::dtype::DType;
-use crate::layout::Layout;
+use crate::layout::{Layout, Swizzle};
 use std::fmt;
 
 /// The static shape of a tile: one positive extent per axis, outermost first
@@ -97,6 +97,10 @@ pub struct LayoutViewType {
     /// top-level mode, at most the mode's size; elements past it are not in
     /// the view.
     pub masked: bool,
+    /// A swizzle of the view's offsets (CuTe's `Swizzle<B,M,S>` outside
+    /// the layout): the element at natural coordinate `c` is at
+    /// `swizzle(base + layout(c))`.
+    pub swizzle: Option<Swizzle>,
 }
 
 /// The type of an IR value.
@@ -168,14 +172,16 @@ impl Type {
                 dtype,
                 layout: v.layout.clone(),
                 masked: v.masked,
+                swizzle: v.swizzle,
             }),
         }
     }
 }
 
 /// Types print as `f32`, `tile<128x64xf32>`, `tensor<f32, 2>` and
-/// `view<f32, [64, 64]>`; layout views as `lview<f32, (4,8):(8,1)>`, and
-/// masked ones as `lview<f32, (4,8):(8,1), masked>`.
+/// `view<f32, [64, 64]>`; layout views as `lview<f32, (4,8):(8,1)>`,
+/// swizzled ones as `lview<f32, Sw<1,2,3> o (4,8):(8,1)>` and masked ones
+/// as `lview<f32, (4,8):(8,1), masked>`.
 impl fmt::Display for Type {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -189,10 +195,14 @@ impl fmt::Display for Type {
             }
             Type::Tensor(t) => write!(f, "tensor<{}, {}>", t.dtype, t.rank),
             Type::PartitionView(v) => write!(f, "view<{}, {}>", v.dtype, v.tile),
-            Type::LayoutView(v) if v.masked => {
-                write!(f, "lview<{}, {}, masked>", v.dtype, v.layout)
+            Type::LayoutView(v) => {
+                write!(f, "lview<{}, ", v.dtype)?;
+                if let Some(swizzle) = v.swizzle {
+                    write!(f, "{swizzle} o ")?;
+                }
+                write!(f, "{}", v.layout)?;
+                f.write_str(if v.masked { ", masked>" } else { ">" })
             }
-            Type::LayoutView(v) => write!(f, "lview<{}, {}>", v.dtype, v.layout),
         }
     }
 }

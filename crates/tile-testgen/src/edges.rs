@@ -1,8 +1,8 @@
-//! Edge tiles of layout views (Mojo's masked `tile`), as kernels the tests
-//! of every stage run against the interpreter: copies of a row-major tensor
-//! whose tile extents do not divide it, through every op a masked view
-//! takes, a masked load's padding, and unmasked accesses to whole and
-//! partial edge tiles.
+//! Edge tiles of layout views (Mojo's masked `tile`) and swizzled views, as
+//! kernels the tests of every stage run against the interpreter: copies of
+//! a row-major tensor whose tile extents do not divide it, through every op
+//! a masked view takes, a masked load's padding, unmasked accesses to whole
+//! and partial edge tiles, and copies through swizzles.
 
 use crate::inputs::{f32_tensor, layout};
 use tile_ir::builder::Builder;
@@ -167,4 +167,46 @@ pub fn edge_unmasked(i: i32, j: i32) -> EdgeCase {
             Arg::Scalar(Scalar::I32(j)),
         ],
     }
+}
+
+/// Copies through swizzled views of a 16×16 row-major tensor, in 8×8 tiles
+/// (and, for `edge`, 8×6 edge tiles of a 16×14 view): `x` seen through
+/// `Sw<2,0,3>` (a run of 1 is all it keeps), `Sw<2,2,3>` (runs of 4, so GPUs
+/// access vectors) and `Sw<2,4,-3>` (a left shift) stored to a plain view of
+/// `out`, and the swizzle on the stored side instead.
+pub fn swizzled_copies() -> Vec<EdgeCase> {
+    let swizzles = [
+        ("sw203", "Sw<2,0,3>", false, 16),
+        ("sw223", "Sw<2,2,3>", false, 16),
+        ("sw24m3", "Sw<2,4,-3>", false, 16),
+        ("stored", "Sw<2,2,3>", true, 16),
+        ("edge", "Sw<1,1,2>", false, 14),
+    ];
+    swizzles
+        .into_iter()
+        .map(|(name, swizzle, stored, cols)| {
+            let sw: tile_ir::layout::Swizzle = swizzle.parse().unwrap();
+            let mut b = Builder::new(name);
+            let (x, out) = (f32_tensor(&mut b, "x", 2), f32_tensor(&mut b, "out", 2));
+            let (p0, p1) = (b.program_id(0).unwrap(), b.program_id(1).unwrap());
+            let whole = layout(&format!("(16,{cols}):(16,1)"));
+            let vx = b.layout_view(x, &whole).unwrap();
+            let vo = b.layout_view(out, &whole).unwrap();
+            let (vx, vo) = if stored {
+                (vx, b.lview_swizzle(vo, sw).unwrap())
+            } else {
+                (b.lview_swizzle(vx, sw).unwrap(), vo)
+            };
+            let tx = b.lview_tile(vx, &[8, 8], &[p0, p1]).unwrap();
+            let to = b.lview_tile(vo, &[8, 8], &[p0, p1]).unwrap();
+            let t = b.lview_load_masked(tx, Padding::Zero).unwrap();
+            b.lview_store_masked(t, to).unwrap();
+            EdgeCase {
+                name,
+                func: b.finish().unwrap(),
+                grid: [2, 2, 1],
+                args: vec![counting(16, 16), zeros(16, 16)],
+            }
+        })
+        .collect()
 }

@@ -2,8 +2,9 @@
 //! for bit to the interpreter: the tiled transpose through views alone, every
 //! view-deriving op, masked accesses past the element space, and the bounds
 //! check of an unmasked one; edge tiles (masked views) through every op they
-//! take, and the bounds check of an unmasked access to a partial one; and
-//! the thread-level program of the transpose.
+//! take, and the bounds check of an unmasked access to a partial one;
+//! swizzled views (vectors where the swizzle keeps runs); and the
+//! thread-level program of the transpose.
 
 use tile_testgen::inputs::{f32_tensor, iota, layout, zeros};
 
@@ -184,15 +185,16 @@ fn edge_tiles_match_the_interpreter() {
     for case in tile_testgen::edges::edge_copies()
         .into_iter()
         .chain([tile_testgen::edges::edge_pad()])
+        .chain(tile_testgen::edges::swizzled_copies())
     {
-        if case.name == "wide" {
+        if case.name == "wide" || case.name == "sw223" {
             let vectors = [
                 "ld.global.v1",
                 "ld.global.v4",
                 "st.global.v1",
                 "st.global.v4",
             ];
-            assert_eq!(widths(&case.func), vectors, "the edge cuts vectors of 4");
+            assert_eq!(widths(&case.func), vectors, "{}: vectors of 4", case.name);
         }
         check(&case.func, case.grid, case.args);
     }

@@ -13,7 +13,9 @@
 //! relative to the base) once; a masked one tests each element. A masked
 //! view (an edge tile) also carries its runtime extent along each mode: an
 //! unmasked access first checks that every extent is the whole mode, a
-//! masked one skips the elements past an extent. A store
+//! masked one skips the elements past an extent. A swizzled view's offsets
+//! are `swizzle(base + L(j))`: not static relative to the base, so its
+//! unmasked accesses check every offset in a first pass. A store
 //! through a layout that sends two elements to one offset is refused when
 //! compiling, as the GPU lowering refuses it.
 
@@ -22,7 +24,7 @@ use super::error::HostError;
 use super::kernel::{HostKernel, HostValue};
 use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::IntPredicate;
-use tile_ir::layout::Layout;
+use tile_ir::layout::{Layout, Swizzle};
 use tile_ir::lview::derive::{derive, tile_shape, Derived, Shift, Start};
 use tile_ir::{DType, LViewOp, OpId, OpKind, Value};
 
@@ -44,6 +46,8 @@ pub(super) struct LViewRef<'ctx> {
     base: IntValue<'ctx>,
     /// A masked view's extent along each mode (`i64`).
     extents: Option<Vec<IntValue<'ctx>>>,
+    /// Its swizzle.
+    swizzle: Option<Swizzle>,
 }
 
 impl<'a, 'ctx> HostKernel<'a, 'ctx> {
@@ -69,6 +73,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
                         layout: layout.clone(),
                         base,
                         extents: None,
+                        swizzle: None,
                     }),
                 )
             }
@@ -174,12 +179,17 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
                 } else {
                     None
                 };
+                let swizzle = match derived {
+                    LViewOp::Swizzle { swizzle } => Some(*swizzle),
+                    _ => view.swizzle,
+                };
                 self.define_result(
                     id,
                     HostValue::LView(LViewRef {
                         layout: d.layout,
                         base,
                         extents,
+                        swizzle,
                         ..view
                     }),
                 )
@@ -371,7 +381,22 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             })
             .collect();
         let within = self.at_coordinate(&view.layout, &coordinate)?;
-        Ok(self.e.b.build_int_add(view.base, within, "offset")?)
+        let at = self.e.b.build_int_add(view.base, within, "offset")?;
+        let Some(sw) = view.swizzle else {
+            return Ok(at);
+        };
+        // `at ^ ((at & yyy) >> shift)`; a negative offset stays negative.
+        let b = &self.e.b;
+        let i128t = self.e.ctx.i128_type();
+        let yyy = i128t.const_int(sw.yyy_mask() as u64, false);
+        let by = i128t.const_int(u64::from(sw.shift().unsigned_abs()), false);
+        let high = b.build_and(at, yyy, "yyy")?;
+        let moved = if sw.shift() >= 0 {
+            b.build_right_shift(high, by, false, "moved")?
+        } else {
+            b.build_left_shift(high, by, "moved")?
+        };
+        Ok(b.build_xor(at, moved, "swizzled")?)
     }
 
     /// The element space of `view`'s tensor, `1 + Σ (e_k − 1) · max(s_k, 0)`
@@ -406,13 +431,17 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     }
 
     /// Checks that every offset of `view`'s tile lies in `[0, space)`: its
-    /// lowest and highest offsets, static relative to the base.
+    /// lowest and highest offsets, static relative to the base; under a
+    /// swizzle, each offset in a pass of its own.
     fn check_inside(
         &mut self,
         id: OpId,
         view: &LViewRef<'ctx>,
         space: IntValue<'ctx>,
     ) -> Result<(), HostError> {
+        if view.swizzle.is_some() {
+            return self.check_each_inside(id, view, space);
+        }
         let (mut low, mut high) = (0i64, 0i64);
         for mode in view.layout.modes() {
             let offsets = (0..mode.size()).map(|j| mode.call(j));
@@ -427,6 +456,37 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
         let to = b.build_int_compare(IntPredicate::SLT, high, space, "to")?;
         let ok = b.build_and(from, to, "inside")?;
         let base = b.build_int_truncate(view.base, self.e.ctx.i64_type(), "base")?;
+        self.check(ok, id, Code::LViewOutside, &[base])
+    }
+
+    /// Checks each offset of `view`'s tile against `[0, space)`, before any
+    /// access: the failures are counted in a loop over the tile.
+    fn check_each_inside(
+        &mut self,
+        id: OpId,
+        view: &LViewRef<'ctx>,
+        space: IntValue<'ctx>,
+    ) -> Result<(), HostError> {
+        let shape = tile_shape(&view.layout).map_err(HostError::internal)?.0;
+        let i64t = self.e.ctx.i64_type();
+        let outside = self.local(i64t.into())?;
+        self.e.b.build_store(outside, self.i64(0))?;
+        self.nest_static(&shape, &mut |l, j| {
+            let at = l.view_offset(view, j)?;
+            let b = &l.e.b;
+            let zero = at.get_type().const_zero();
+            let from = b.build_int_compare(IntPredicate::SGE, at, zero, "from")?;
+            let to = b.build_int_compare(IntPredicate::SLT, at, space, "to")?;
+            let inside = b.build_and(from, to, "inside")?;
+            let miss = b.build_int_z_extend(b.build_not(inside, "miss")?, i64t, "miss")?;
+            let count = b.build_load(i64t, outside, "count")?.into_int_value();
+            b.build_store(outside, b.build_int_add(count, miss, "count")?)?;
+            Ok(())
+        })?;
+        let b = &self.e.b;
+        let count = b.build_load(i64t, outside, "count")?.into_int_value();
+        let ok = b.build_int_compare(IntPredicate::EQ, count, self.i64(0), "inside")?;
+        let base = b.build_int_truncate(view.base, i64t, "base")?;
         self.check(ok, id, Code::LViewOutside, &[base])
     }
 

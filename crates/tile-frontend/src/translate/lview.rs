@@ -1,16 +1,16 @@
 //! Layout views: `layout_view(t, shape, stride)` and the methods of the view
 //! it returns (Mojo `LayoutTensor`'s `tile`, `split`, `vectorize`, `slice`,
 //! `transpose`, `reshape`, `composition`, `coalesce`, `distribute`, the
-//! loads and stores, `fill` and `copy_from`). Layouts are written as CuTe shape and stride int-tuples:
+//! loads and stores, `fill` and `copy_from`, and CuTe's `swizzle`). Layouts are written as CuTe shape and stride int-tuples:
 //! nested tuples or arrays of compile-time integers, `((4, 2), 8)`.
 
 use super::{Translator, Val};
 use syn::{Expr, ExprCall, ExprMethodCall};
-use tile_ir::layout::{IntTuple, Layout};
+use tile_ir::layout::{IntTuple, Layout, Swizzle};
 use tile_ir::{Padding, Type, Value};
 
 /// The methods of a layout view, as listed in errors.
-const LVIEW_METHODS: &str = "tile, split, vectorize, slice, transpose, permute, reshape, compose, coalesce, distribute, load, load_masked, load_masked_with, store, store_masked, fill, copy_from";
+const LVIEW_METHODS: &str = "tile, split, vectorize, slice, transpose, permute, reshape, compose, coalesce, distribute, swizzle, load, load_masked, load_masked_with, store, store_masked, fill, copy_from";
 
 impl Translator<'_> {
     /// `layout_view(tensor, shape, stride)` or `layout_view(tensor, layout)`.
@@ -162,6 +162,20 @@ impl Translator<'_> {
                 };
                 let tid = self.indices(&[tid], "a layout-view index")?[0];
                 self.ir(m, |b| b.lview_distribute(view, &threads, tid))?
+            }
+            "swizzle" => {
+                let a = self.argn(args, 3, "swizzle(bits, base, shift)", m)?;
+                let bits = self.const_usize(a[0], "a swizzle's bits")?;
+                let base = self.const_usize(a[1], "a swizzle's base")?;
+                let shift = self.const_int(a[2], "a swizzle's shift")?;
+                let swizzle = u32::try_from(bits)
+                    .ok()
+                    .zip(u32::try_from(base).ok())
+                    .zip(i32::try_from(shift).ok())
+                    .ok_or_else(|| format!("Sw<{bits},{base},{shift}> does not fit"))
+                    .and_then(|((b, m), s)| Swizzle::new(b, m, s).map_err(|e| e.to_string()))
+                    .map_err(|e| self.err(m, format!("invalid swizzle: {e}")))?;
+                self.ir(m, |b| b.lview_swizzle(view, swizzle))?
             }
             "tiled_iterator" => {
                 return Err(self.err(

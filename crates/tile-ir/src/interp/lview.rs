@@ -13,7 +13,9 @@
 //! A masked view (an edge tile) also holds a runtime extent per mode: its
 //! elements past an extent are not in the view. Masked loads pad them and
 //! masked stores skip them; an unmasked access to one fails with
-//! [`Fault::LViewPastEdge`].
+//! [`Fault::LViewPastEdge`]. A swizzled view's element is at
+//! `swizzle(base + Σ_k mode_k(J_k))` (a negative offset is left alone: it
+//! is outside either way).
 
 use super::memory::{padding_value, tensor_arg};
 use super::tensor::HostTensor;
@@ -42,6 +44,7 @@ pub(super) fn run(
                 layout: layout.clone(),
                 base: 0,
                 extents: None,
+                swizzle: None,
             })))
         }
         LViewOp::Load | LViewOp::LoadMasked { .. } => {
@@ -144,12 +147,17 @@ pub(super) fn run(
             } else {
                 None
             };
+            let swizzle = match op {
+                LViewOp::Swizzle { swizzle } => Some(*swizzle),
+                _ => view.swizzle,
+            };
             Ok(Some(RtValue::LView(LView {
                 arg: view.arg,
                 dtype: view.dtype,
                 layout: derived.layout,
                 base: view.base.saturating_add(shift),
                 extents,
+                swizzle,
             })))
         }
     }
@@ -270,6 +278,10 @@ fn places(
             .iter()
             .zip(&tables)
             .fold(view.base, |acc, (&j, table)| acc.saturating_add(table[j]));
+        let offset = match (view.swizzle, i64::try_from(offset)) {
+            (Some(sw), Ok(o)) if o >= 0 => i128::from(sw.apply(o)),
+            _ => offset,
+        };
         if (0..space).contains(&offset) {
             out.push(usize::try_from(offset + t.offset() as i128).ok());
         } else if strict {

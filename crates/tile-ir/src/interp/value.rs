@@ -112,6 +112,9 @@ pub(crate) struct LView {
     /// size): tile element `J` is in the view when `J_k < extents_k` for
     /// every `k`. `None` for a view that is not masked: all of each mode.
     pub extents: Option<Vec<i128>>,
+    /// The swizzle of its offsets, if any: element `c` is at
+    /// `swizzle(base + layout(c))`.
+    pub swizzle: Option<crate::layout::Swizzle>,
 }
 
 /// The value of an SSA value in one program instance.

@@ -4,7 +4,7 @@
 use super::LViewOp;
 use crate::builder::{BuildError, Builder};
 use crate::function::Value;
-use crate::layout::Layout;
+use crate::layout::{Layout, Swizzle};
 use crate::ops::{OpKind, Padding};
 use crate::types::Shape;
 
@@ -75,6 +75,11 @@ impl Builder {
     pub fn lview_compose(&mut self, view: Value, layout: &Layout) -> Result<Value, BuildError> {
         let layout = layout.clone();
         self.lview1(LViewOp::Compose { layout }, &[view])
+    }
+
+    /// `lview_swizzle`: the view with its offsets swizzled.
+    pub fn lview_swizzle(&mut self, view: Value, swizzle: Swizzle) -> Result<Value, BuildError> {
+        self.lview1(LViewOp::Swizzle { swizzle }, &[view])
     }
 
     /// `lview_coalesce`: the view's layout coalesced.

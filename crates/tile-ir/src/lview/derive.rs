@@ -182,6 +182,22 @@ pub fn derive(op: &LViewOp, layout: &Layout) -> Result<Derived, String> {
         }
         LViewOp::Coalesce => regroup(coalesce(layout)),
         LViewOp::Distribute { threads } => distribute(layout, threads),
+        // The swizzle is the view's, outside its layout (the rules and the
+        // accesses apply it): the layout and every index stay.
+        LViewOp::Swizzle { .. } => Ok(Derived {
+            layout: layout.clone(),
+            shift: Shift::None,
+            modes: Some(
+                (0..layout.rank())
+                    .map(|source| ModeMap {
+                        source,
+                        start: Start::Static(0),
+                        step: 1,
+                    })
+                    .collect(),
+            ),
+            edge: false,
+        }),
         LViewOp::Make { .. }
         | LViewOp::Load
         | LViewOp::LoadMasked { .. }

@@ -1,7 +1,8 @@
 //! Layout views: the memory of a tensor parameter seen through a static CuTe
 //! [`Layout`], and the ops that derive, load and store them (Mojo
 //! `LayoutTensor`'s `tile`, `split`, `vectorize`, `slice`, `transpose`,
-//! `reshape`, `composition`, `coalesce` and `distribute`).
+//! `reshape`, `composition`, `coalesce` and `distribute`, and CuTe's
+//! swizzled layouts).
 //!
 //! A view value is a tensor argument, a static layout (in its type, see
 //! [`crate::types::LayoutViewType`]) and a runtime base offset: the element
@@ -15,7 +16,7 @@ pub mod derive;
 pub mod rules;
 
 use crate::function::{Function, Value, ValueDef};
-use crate::layout::Layout;
+use crate::layout::{Layout, Swizzle};
 use crate::ops::{OpKind, Padding};
 use crate::types::Shape;
 
@@ -82,6 +83,13 @@ pub enum LViewOp {
         /// The thread layout: thread coordinate to thread id.
         threads: Layout,
     },
+    /// `lview_swizzle %v Sw<b,m,s>` (CuTe's swizzled layout,
+    /// `ComposedLayout(swizzle, base, layout)`): the same view with its
+    /// offsets swizzled, the element at `c` at `swizzle(base + layout(c))`.
+    Swizzle {
+        /// The swizzle.
+        swizzle: Swizzle,
+    },
     /// `lview_load %v`: every element of the view, as a tile.
     Load,
     /// `lview_load_masked %v pad(<padding>)`: as `lview_load`, elements
@@ -111,6 +119,7 @@ impl LViewOp {
             LViewOp::Compose { .. } => "lview_compose",
             LViewOp::Coalesce => "lview_coalesce",
             LViewOp::Distribute { .. } => "lview_distribute",
+            LViewOp::Swizzle { .. } => "lview_swizzle",
             LViewOp::Load => "lview_load",
             LViewOp::LoadMasked { .. } => "lview_load_masked",
             LViewOp::Store => "lview_store",

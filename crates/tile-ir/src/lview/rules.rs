@@ -32,6 +32,7 @@ pub fn infer(op: &LViewOp, operands: &[&Type]) -> RuleResult<Vec<Type>> {
                 dtype: t.dtype,
                 layout: layout.clone(),
                 masked: false,
+                swizzle: None,
             })])
         }
         LViewOp::Load | LViewOp::LoadMasked { .. } => {
@@ -95,10 +96,20 @@ pub fn infer(op: &LViewOp, operands: &[&Type]) -> RuleResult<Vec<Type>> {
                 );
             }
             check_layout(&derived.layout)?;
+            let swizzle = match (op, view.swizzle) {
+                (LViewOp::Swizzle { .. }, Some(had)) => {
+                    return Err(format!(
+                        "a view takes one swizzle, and this one has {had} already"
+                    ))
+                }
+                (LViewOp::Swizzle { swizzle }, None) => Some(*swizzle),
+                (_, had) => had,
+            };
             Ok(vec![Type::LayoutView(LayoutViewType {
                 dtype: view.dtype,
                 layout: derived.layout,
                 masked: view.masked || derived.edge,
+                swizzle,
             })])
         }
     }

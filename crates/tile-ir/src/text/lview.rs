@@ -3,7 +3,8 @@
 //! A layout is written in CuTe's text form between `<` and `>`:
 //! `layout_view %t <(4,8):(8,1)>`; the type of a view is
 //! `lview<f32, (4,8):(8,1)>`, of a masked view (an edge tile)
-//! `lview<f32, (4,8):(100,1), masked>`.
+//! `lview<f32, (4,8):(100,1), masked>`, of a swizzled one
+//! `lview<f32, Sw<1,2,3> o (4,8):(8,1)>`.
 
 use super::error::ParseError;
 use super::lexer::{Token, TokenKind};
@@ -11,7 +12,7 @@ use super::ops::Attrs;
 use super::parser::Parser;
 use super::print::padding_text;
 use crate::function::Value;
-use crate::layout::Layout;
+use crate::layout::{Layout, Swizzle};
 use crate::lview::LViewOp;
 use crate::ops::OpKind;
 use crate::types::Shape;
@@ -90,6 +91,10 @@ impl Parser<'_, '_> {
                 ready(LViewOp::Compose { layout }, vec![x])
             }
             "lview_coalesce" => ready(LViewOp::Coalesce, vec![x]),
+            "lview_swizzle" => {
+                let swizzle = self.match_swizzle()?;
+                ready(LViewOp::Swizzle { swizzle }, vec![x])
+            }
             "lview_distribute" => {
                 let threads = self.match_layout()?;
                 let tid = self.match_operand("a thread id")?;
@@ -131,6 +136,15 @@ impl Parser<'_, '_> {
             Some(layout) => Ok((parse_layout(open, layout)?, true)),
             None => Ok((parse_layout(open, &text)?, false)),
         }
+    }
+
+    /// A swizzle, `Sw<bits,base,shift>`.
+    pub fn match_swizzle(&mut self) -> Result<Swizzle, ParseError> {
+        let sw = self.match_keyword("Sw", "a swizzle `Sw<bits,base,shift>`")?;
+        self.match_token(TokenKind::LAngle, "`<` after `Sw`")?;
+        let text = format!("Sw<{}>", self.layout_text()?);
+        text.parse::<Swizzle>()
+            .map_err(|e| Self::error_at(&sw, format!("bad swizzle `{text}`: {e}")))
     }
 
     /// The tokens up to the next `>`, which is consumed, joined.
@@ -181,6 +195,7 @@ pub(super) fn print_body(op: &LViewOp, operands: &[String]) -> String {
         LViewOp::Transpose { perm } => format!("{name} {x} {}", list(perm)),
         LViewOp::Reshape { shape } => format!("{name} {x} {shape}"),
         LViewOp::Coalesce | LViewOp::Load => format!("{name} {x}"),
+        LViewOp::Swizzle { swizzle } => format!("{name} {x} {swizzle}"),
         LViewOp::Distribute { threads } => format!("{name} {x} <{threads}> {}", at(1)),
         LViewOp::LoadMasked { padding } => format!("{name} {x} pad({})", padding_text(padding)),
         LViewOp::Store | LViewOp::StoreMasked => format!("{name} {x}, {}", at(1)),

@@ -49,11 +49,19 @@ impl Parser<'_, '_> {
                 let open = self.match_token(TokenKind::LAngle, "`<` after `lview`")?;
                 let dtype = self.match_dtype()?;
                 self.match_token(TokenKind::Comma, "`,` after the layout view's dtype")?;
+                let swizzle = if self.peek().is_keyword("Sw") {
+                    let swizzle = self.match_swizzle()?;
+                    self.match_keyword("o", "`o` between the swizzle and the layout")?;
+                    Some(swizzle)
+                } else {
+                    None
+                };
                 let (layout, masked) = self.match_view_layout(&open)?;
                 Ok(Type::LayoutView(LayoutViewType {
                     dtype,
                     layout,
                     masked,
+                    swizzle,
                 }))
             }
             name => name

@@ -7,7 +7,9 @@
 //! offset `base + L(c)` of its coordinate `c`, masked (or, unmasked,
 //! bounds-checked) by the tensor's element space
 //! `[0, 1 + Σ (e_k − 1)·max(s_k, 0))` and, for a masked view (an edge
-//! tile), by its runtime extent along each mode, `c_k < extent_k`. Accesses are scalar, unless the
+//! tile), by its runtime extent along each mode, `c_k < extent_k`. A
+//! swizzled view's offsets are `swizzle(base + L(c))`, computed with a mask,
+//! a shift and an exclusive or. Accesses are scalar, unless the
 //! layout's offsets are consecutive where a thread holds consecutive
 //! elements ([`vector_width`]): then they are vectors of up to 16 bytes,
 //! behind the uniform runtime test that the view's base and the tensor's
@@ -18,7 +20,7 @@ use super::{Lowered, Lowerer};
 use crate::lower::LowerError;
 use crate::program::{CheckKind, Reg, ThreadOpKind};
 use std::collections::HashSet;
-use tile_ir::layout::Layout;
+use tile_ir::layout::{Layout, Swizzle};
 use tile_ir::lview::derive::{derive, Derived, Shift, Start};
 use tile_ir::lview::LViewOp;
 use tile_ir::{BinaryOp, CmpPred, DType, OpId, Scalar};
@@ -44,6 +46,7 @@ impl Lowerer<'_> {
                         layout: layout.clone(),
                         base,
                         extents: None,
+                        swizzle: None,
                     },
                 )
             }
@@ -72,7 +75,7 @@ impl Lowerer<'_> {
                 };
                 let other = self.constant(other);
                 let note = self.lview_note(masked);
-                let width = vector_width(layout, &tile, dtype);
+                let width = vector_width(layout, view.swizzle, &tile, dtype);
                 let load = |s: &mut Self, width: usize| {
                     let mut regs = Vec::new();
                     for g in 0..addresses.len() / width {
@@ -122,7 +125,7 @@ impl Lowerer<'_> {
                 let (addresses, masks) = self.lview_access(id, &view, &tile, masked, true)?;
                 let note = self.lview_note(masked);
                 let dtype = func.ty(*value).dtype();
-                let width = vector_width(layout, &tile, dtype);
+                let width = vector_width(layout, view.swizzle, &tile, dtype);
                 let store = |s: &mut Self, width: usize| {
                     for g in 0..addresses.len() / width {
                         let span = g * width..(g + 1) * width;
@@ -188,6 +191,10 @@ impl Lowerer<'_> {
                 } else {
                     None
                 };
+                let swizzle = match derived_op {
+                    LViewOp::Swizzle { swizzle } => Some(*swizzle),
+                    _ => view.swizzle,
+                };
                 self.bind(
                     id,
                     Lowered::LView {
@@ -195,6 +202,7 @@ impl Lowerer<'_> {
                         layout: derived.layout,
                         base,
                         extents,
+                        swizzle,
                     },
                 )
             }
@@ -210,11 +218,13 @@ impl Lowerer<'_> {
                 layout,
                 base,
                 extents,
+                swizzle,
             } => Ok(ViewRegs {
                 param,
                 layout,
                 base,
                 extents,
+                swizzle,
             }),
             _ => Err(self.invalid(id, "the operand is not a layout view")),
         }
@@ -431,6 +441,7 @@ impl Lowerer<'_> {
             ref layout,
             base,
             ref extents,
+            swizzle,
         } = *view;
         let coords = self.coords(tile);
         let space = self.element_space(param)?;
@@ -446,6 +457,7 @@ impl Lowerer<'_> {
                 .collect();
             let local = self.at_coordinate(id, layout, &c)?;
             let at = self.binary(BinaryOp::Add, base, local);
+            let at = self.swizzled(at, swizzle);
             let above = self.emit(ThreadOpKind::Cmp(CmpPred::Ge), vec![at, zero], DType::Bool);
             let below = self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![at, space], DType::Bool);
             let mut inside = self.and(above, below);
@@ -492,6 +504,8 @@ struct ViewRegs {
     base: Reg,
     /// A masked view's extent per mode (`i64`).
     extents: Option<Vec<Reg>>,
+    /// Its swizzle.
+    swizzle: Option<Swizzle>,
 }
 
 /// The elements per vector of an access of `dtype` through `layout` with
@@ -500,8 +514,15 @@ struct ViewRegs {
 /// and that axis' extent, such that the innermost mode maps `j + k` to
 /// `L(j) + k` for every `j` that is a multiple of `w` and `k < w`, and
 /// every vector's first offset (each mode's offsets at those `j`) is a
-/// multiple of `w`; 1 when none is.
-fn vector_width(layout: &Layout, tile: &super::DistLayout, dtype: DType) -> usize {
+/// multiple of `w`, and, under a swizzle, `w ≤ 2^base` (the swizzle leaves
+/// the low `base` bits alone, so an aligned run of `w` stays one); 1 when
+/// none is.
+fn vector_width(
+    layout: &Layout,
+    swizzle: Option<Swizzle>,
+    tile: &super::DistLayout,
+    dtype: DType,
+) -> usize {
     let modes = layout.modes();
     let (Some(inner), Some(&run), Some(&extent)) =
         (modes.last(), tile.size_per_thread.last(), tile.shape.last())
@@ -522,7 +543,8 @@ fn vector_width(layout: &Layout, tile: &super::DistLayout, dtype: DType) -> usiz
                 .iter()
                 .all(|m| (0..m.size()).all(|c| m.call(c) % w == 0))
     };
-    let mut width = run.min(16 / dtype.size_bytes().max(1));
+    let unswizzled = swizzle.map_or(usize::MAX, |sw| 1usize << sw.base().min(16));
+    let mut width = run.min(16 / dtype.size_bytes().max(1)).min(unswizzled);
     while width > 1 && (!run.is_multiple_of(width) || !extent.is_multiple_of(width) || !fits(width))
     {
         width -= 1;

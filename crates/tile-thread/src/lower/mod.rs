@@ -316,13 +316,14 @@ enum Lowered {
     /// A partition view of a tensor parameter.
     PartitionView { param: usize, tile: Shape },
     /// A layout view of a tensor parameter: its static layout, its base
-    /// offset (an `i64` register, uniform) and, when masked, its extent
-    /// along each mode (`i64` registers, uniform).
+    /// offset (an `i64` register, uniform), when masked its extent along
+    /// each mode (`i64` registers, uniform), and its swizzle.
     LView {
         param: usize,
         layout: tile_ir::layout::Layout,
         base: Reg,
         extents: Option<Vec<Reg>>,
+        swizzle: Option<tile_ir::layout::Swizzle>,
     },
 }
 

@@ -23,7 +23,7 @@
 use super::Lowerer;
 use crate::program::{Reg, ThreadOpKind};
 use tile_ir::layout::Swizzle;
-use tile_ir::{BinaryOp, DType};
+use tile_ir::{BinaryOp, DType, Scalar};
 
 /// The swizzle of a staging of a tile of `dtype` and `shape`, and the
 /// allocation length it needs; `None` for tiles of rank below 2 or of at
@@ -53,19 +53,27 @@ impl Lowerer<'_> {
             .flatten()
     }
 
-    /// `index` through the swizzle, if any: `i ^ ((i & yyy) >> shift)`.
+    /// `index` (an `i32` or `i64` register) through the swizzle, if any:
+    /// `i ^ ((i & yyy) >> shift)`, a left shift for a negative `shift`. A
+    /// negative `i64` offset stays negative: the masks are below bit 62.
     pub(super) fn swizzled(&mut self, index: Reg, swizzle: Option<Swizzle>) -> Reg {
         let Some(sw) = swizzle else {
             return index;
         };
-        let yyy = self.i32c(sw.yyy_mask());
+        let dtype = self.program.dtype(index);
+        let constant = |s: &mut Self, v: i64| match dtype {
+            DType::I64 => s.constant(Scalar::I64(v)),
+            _ => s.i32c(v),
+        };
+        let yyy = constant(self, sw.yyy_mask());
         let high = self.binary(BinaryOp::And, index, yyy);
-        let shift = self.i32c(i64::from(sw.shift()));
-        let moved = self.emit(
-            ThreadOpKind::Binary(BinaryOp::Shr),
-            vec![high, shift],
-            DType::I32,
-        );
+        let shift = constant(self, i64::from(sw.shift().abs()));
+        let direction = if sw.shift() >= 0 {
+            BinaryOp::Shr
+        } else {
+            BinaryOp::Shl
+        };
+        let moved = self.emit(ThreadOpKind::Binary(direction), vec![high, shift], dtype);
         self.binary(BinaryOp::Xor, index, moved)
     }
 }
