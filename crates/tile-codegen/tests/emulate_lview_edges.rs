@@ -11,7 +11,7 @@ mod emulated;
 use tile_abi::FaultCode;
 use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::interp::{self, Arg};
-use tile_testgen::edges::{edge_copies, edge_pad, edge_unmasked, swizzled_copies};
+use tile_testgen::edges::{all_copies, edge_copies, edge_unmasked, swizzled_copies};
 
 /// The emulation targets: NVIDIA, CDNA (wave64) and RDNA (wave32).
 const TARGETS: [Target; 3] = [
@@ -34,11 +34,7 @@ fn output(args: &[Arg]) -> Vec<u32> {
 
 #[test]
 fn edge_tiles_on_every_target_match_the_interpreter() {
-    for case in edge_copies()
-        .into_iter()
-        .chain([edge_pad()])
-        .chain(swizzled_copies())
-    {
+    for case in all_copies() {
         let mut want = case.args.clone();
         interp::run(&case.func, case.grid, &mut want).unwrap();
         for target in TARGETS {

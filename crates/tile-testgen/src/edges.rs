@@ -26,13 +26,17 @@ pub struct EdgeCase {
 type Derive = fn(&mut Builder, Value) -> Value;
 
 /// Tile `(pid0, pid1)` of extents `tile` of the `rows`×`cols` views (rows
-/// `pitch` elements apart) of both `x` and `out`, each derived by `derive`,
-/// copied from one to the other by a masked load and a masked store.
+/// `pitch` elements apart) of `x` and `out`, derived by `derive_x` and
+/// `derive_out`, copied from one to the other by a masked load and a
+/// masked store.
 fn edge_copy(
     name: &str,
     [rows, cols, pitch]: [i64; 3],
     tile: [usize; 2],
-    derive: Derive,
+    (derive_x, derive_out): (
+        &dyn Fn(&mut Builder, Value) -> Value,
+        &dyn Fn(&mut Builder, Value) -> Value,
+    ),
 ) -> Function {
     let mut b = Builder::new(name);
     let (x, out) = (f32_tensor(&mut b, "x", 2), f32_tensor(&mut b, "out", 2));
@@ -42,7 +46,7 @@ fn edge_copy(
     let vo = b.layout_view(out, &whole).unwrap();
     let tx = b.lview_tile(vx, &tile, &[p0, p1]).unwrap();
     let to = b.lview_tile(vo, &tile, &[p0, p1]).unwrap();
-    let (dx, dout) = (derive(&mut b, tx), derive(&mut b, to));
+    let (dx, dout) = (derive_x(&mut b, tx), derive_out(&mut b, to));
     let t = b.lview_load_masked(dx, Padding::Zero).unwrap();
     b.lview_store_masked(t, dout).unwrap();
     b.finish().unwrap()
@@ -107,14 +111,14 @@ pub fn edge_copies() -> Vec<EdgeCase> {
         .into_iter()
         .map(|(name, derive, z)| EdgeCase {
             name,
-            func: edge_copy(name, [10, 7, 7], [4, 3], derive),
+            func: edge_copy(name, [10, 7, 7], [4, 3], (&derive, &derive)),
             grid: [3, 3, z],
             args: vec![counting(10, 7), zeros(10, 7)],
         })
         .collect();
     out.push(EdgeCase {
         name: "wide",
-        func: edge_copy("wide", [10, 70, 72], [4, 32], |_, v| v),
+        func: edge_copy("wide", [10, 70, 72], [4, 32], (&|_, v| v, &|_, v| v)),
         grid: [3, 3, 1],
         args: vec![counting(10, 72), zeros(10, 72)],
     });
@@ -170,9 +174,10 @@ pub fn edge_unmasked(i: i32, j: i32) -> EdgeCase {
 }
 
 /// Copies through swizzled views of a 16×16 row-major tensor, in 8×8 tiles
-/// (and, for `edge`, 8×6 edge tiles of a 16×14 view): `x` seen through
-/// `Sw<2,0,3>` (a run of 1 is all it keeps), `Sw<2,2,3>` (runs of 4, so GPUs
-/// access vectors) and `Sw<2,4,-3>` (a left shift) stored to a plain view of
+/// (and, for `edge`, 8×6 edge tiles of a 16×14 view): `x`'s tiles seen
+/// through `Sw<2,0,3>` (a run of 1 is all it keeps), `Sw<2,2,3>` (runs of 4,
+/// so GPUs access vectors) and `Sw<2,4,-3>` (a left shift, which sends some
+/// offsets outside: the masked load pads them) stored to plain tiles of
 /// `out`, and the swizzle on the stored side instead.
 pub fn swizzled_copies() -> Vec<EdgeCase> {
     let swizzles = [
@@ -186,27 +191,31 @@ pub fn swizzled_copies() -> Vec<EdgeCase> {
         .into_iter()
         .map(|(name, swizzle, stored, cols)| {
             let sw: tile_ir::layout::Swizzle = swizzle.parse().unwrap();
-            let mut b = Builder::new(name);
-            let (x, out) = (f32_tensor(&mut b, "x", 2), f32_tensor(&mut b, "out", 2));
-            let (p0, p1) = (b.program_id(0).unwrap(), b.program_id(1).unwrap());
-            let whole = layout(&format!("(16,{cols}):(16,1)"));
-            let vx = b.layout_view(x, &whole).unwrap();
-            let vo = b.layout_view(out, &whole).unwrap();
-            let (vx, vo) = if stored {
-                (vx, b.lview_swizzle(vo, sw).unwrap())
+            let swizzled = move |b: &mut Builder, v: Value| b.lview_swizzle(v, sw).unwrap();
+            let plain = |_: &mut Builder, v: Value| v;
+            let derive: (
+                &dyn Fn(&mut Builder, Value) -> Value,
+                &dyn Fn(&mut Builder, Value) -> Value,
+            ) = if stored {
+                (&plain, &swizzled)
             } else {
-                (b.lview_swizzle(vx, sw).unwrap(), vo)
+                (&swizzled, &plain)
             };
-            let tx = b.lview_tile(vx, &[8, 8], &[p0, p1]).unwrap();
-            let to = b.lview_tile(vo, &[8, 8], &[p0, p1]).unwrap();
-            let t = b.lview_load_masked(tx, Padding::Zero).unwrap();
-            b.lview_store_masked(t, to).unwrap();
             EdgeCase {
                 name,
-                func: b.finish().unwrap(),
+                func: edge_copy(name, [16, cols, 16], [8, 8], derive),
                 grid: [2, 2, 1],
                 args: vec![counting(16, 16), zeros(16, 16)],
             }
         })
         .collect()
+}
+
+/// Every copy of this module, the padded load and the swizzled copies: the
+/// cases that each stage runs against the interpreter.
+pub fn all_copies() -> Vec<EdgeCase> {
+    let mut cases = edge_copies();
+    cases.push(edge_pad());
+    cases.extend(swizzled_copies());
+    cases
 }

@@ -182,11 +182,7 @@ fn an_unmasked_access_past_the_element_space_is_a_reported_bounds_check() {
 
 #[test]
 fn edge_tiles_match_the_interpreter() {
-    for case in tile_testgen::edges::edge_copies()
-        .into_iter()
-        .chain([tile_testgen::edges::edge_pad()])
-        .chain(tile_testgen::edges::swizzled_copies())
-    {
+    for case in tile_testgen::edges::all_copies() {
         if case.name == "wide" || case.name == "sw223" {
             let vectors = [
                 "ld.global.v1",

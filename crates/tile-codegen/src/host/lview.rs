@@ -473,11 +473,8 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
         self.e.b.build_store(outside, self.i64(0))?;
         self.nest_static(&shape, &mut |l, j| {
             let at = l.view_offset(view, j)?;
+            let inside = l.in_space(at, space)?;
             let b = &l.e.b;
-            let zero = at.get_type().const_zero();
-            let from = b.build_int_compare(IntPredicate::SGE, at, zero, "from")?;
-            let to = b.build_int_compare(IntPredicate::SLT, at, space, "to")?;
-            let inside = b.build_and(from, to, "inside")?;
             let miss = b.build_int_z_extend(b.build_not(inside, "miss")?, i64t, "miss")?;
             let count = b.build_load(i64t, outside, "count")?.into_int_value();
             b.build_store(outside, b.build_int_add(count, miss, "count")?)?;
@@ -488,6 +485,19 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
         let ok = b.build_int_compare(IntPredicate::EQ, count, self.i64(0), "inside")?;
         let base = b.build_int_truncate(view.base, i64t, "base")?;
         self.check(ok, id, Code::LViewOutside, &[base])
+    }
+
+    /// Whether the offset `at` (an `i128`) lies in `[0, space)`.
+    fn in_space(
+        &self,
+        at: IntValue<'ctx>,
+        space: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>, HostError> {
+        let b = &self.e.b;
+        let from =
+            b.build_int_compare(IntPredicate::SGE, at, at.get_type().const_zero(), "from")?;
+        let to = b.build_int_compare(IntPredicate::SLT, at, space, "to")?;
+        Ok(b.build_and(from, to, "inside")?)
     }
 
     /// Checks that a masked `view` is whole: its extent along each mode,
@@ -527,11 +537,8 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
         if !masked {
             return body(self, at64);
         }
+        let mut inside = self.in_space(at, space)?;
         let b = &self.e.b;
-        let zero = at.get_type().const_zero();
-        let from = b.build_int_compare(IntPredicate::SGE, at, zero, "from")?;
-        let to = b.build_int_compare(IntPredicate::SLT, at, space, "to")?;
-        let mut inside = b.build_and(from, to, "inside")?;
         for (&j, &extent) in j.iter().zip(view.extents.iter().flatten()) {
             let within = b.build_int_compare(IntPredicate::SLT, j, extent, "within")?;
             inside = b.build_and(inside, within, "inside")?;
