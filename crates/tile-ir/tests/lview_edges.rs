@@ -40,6 +40,10 @@ fn tensor_param(b: &mut Builder, name: &str) -> Value {
 /// function on the source's and the destination's tile.
 type Derive = fn(&mut Builder, Value) -> Value;
 
+/// Which elements of the 10×7 tensor a copy moves: `(row, column)` to
+/// whether it is copied.
+type Keep = fn(usize, usize) -> bool;
+
 /// A kernel that takes tile `(pid0, pid1)` of both `x` and `out` (10×7,
 /// row-major), derives a view from each with `derive`, and copies one to
 /// the other with a masked load and a masked store.
@@ -95,7 +99,7 @@ fn an_edge_tile_copies_exactly_the_elements_of_the_tensor() {
 
 #[test]
 fn every_op_a_masked_view_takes_keeps_its_extents() {
-    let cases: Vec<(&str, Derive, u32, fn(usize, usize) -> bool)> = vec![
+    let cases: Vec<(&str, Derive, u32, Keep)> = vec![
         (
             "transpose",
             |b, v| b.lview_transpose(v, &[1, 0]).unwrap(),

@@ -25,6 +25,9 @@ pub struct EdgeCase {
 /// function on the source's tile and the destination's.
 type Derive = fn(&mut Builder, Value) -> Value;
 
+/// A derivation of one side of a copy.
+type Side<'a> = &'a dyn Fn(&mut Builder, Value) -> Value;
+
 /// Tile `(pid0, pid1)` of extents `tile` of the `rows`×`cols` views (rows
 /// `pitch` elements apart) of `x` and `out`, derived by `derive_x` and
 /// `derive_out`, copied from one to the other by a masked load and a
@@ -33,10 +36,7 @@ fn edge_copy(
     name: &str,
     [rows, cols, pitch]: [i64; 3],
     tile: [usize; 2],
-    (derive_x, derive_out): (
-        &dyn Fn(&mut Builder, Value) -> Value,
-        &dyn Fn(&mut Builder, Value) -> Value,
-    ),
+    (derive_x, derive_out): (Side<'_>, Side<'_>),
 ) -> Function {
     let mut b = Builder::new(name);
     let (x, out) = (f32_tensor(&mut b, "x", 2), f32_tensor(&mut b, "out", 2));
@@ -193,10 +193,7 @@ pub fn swizzled_copies() -> Vec<EdgeCase> {
             let sw: tile_ir::layout::Swizzle = swizzle.parse().unwrap();
             let swizzled = move |b: &mut Builder, v: Value| b.lview_swizzle(v, sw).unwrap();
             let plain = |_: &mut Builder, v: Value| v;
-            let derive: (
-                &dyn Fn(&mut Builder, Value) -> Value,
-                &dyn Fn(&mut Builder, Value) -> Value,
-            ) = if stored {
+            let derive: (Side<'_>, Side<'_>) = if stored {
                 (&plain, &swizzled)
             } else {
                 (&swizzled, &plain)
