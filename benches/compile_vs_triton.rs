@@ -10,7 +10,9 @@
 //! time to PTX and by Triton's whole compile (which ends in ptxas; the sm_80
 //! expansion also runs `ptxas -v` once, for the build's register warnings).
 //!
-//! `cargo bench --bench compile_vs_triton -- --triton-times FILE`.
+//! `cargo bench --bench compile_vs_triton -- --triton-times FILE [--runs N]
+//! [--kernels a,b] [--targets t,u]`: the last two keep only the kernels and
+//! targets named (for profiling one of them).
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -19,28 +21,59 @@ use tile_frontend::attr::EnvTargets;
 use tile_frontend::expand::{tile_kernel, ExpandOptions};
 
 /// A kernel of kernels.py as a tile kernel: its name there, its warps, the
-/// attribute's `configs(...)` and the function.
+/// attribute's `configs(...)`, whether it is compiled with `fast_math`, and
+/// the function.
+#[derive(Clone)]
 struct Kernel {
     name: &'static str,
     warps: u32,
     configs: TokenStream,
+    fast_math: bool,
     item: TokenStream,
 }
 
 impl Kernel {
     fn attr(&self) -> TokenStream {
         let (warps, configs) = (self.warps, &self.configs);
-        quote!(num_warps = #warps, #configs)
+        let fast_math = self.fast_math.then(|| quote!(fast_math,));
+        quote!(num_warps = #warps, #fast_math #configs)
+    }
+
+    /// The row's name: kernels.py's, with `+fast_math` for the twin.
+    fn label(&self) -> String {
+        match self.fast_math {
+            true => format!("{}+fast_math", self.name),
+            false => self.name.to_string(),
+        }
     }
 }
 
-/// The kernels of kernels.py's SPECS, at the same shapes and warps.
+/// The kernels of kernels.py's SPECS, and twins with `fast_math` of those
+/// that call exp or rsqrt: Triton compiles both to approximate instructions
+/// (`ex2.approx`, `rsqrt.approx`), tile's default to the exact functions of
+/// its interpreter, and `fast_math` to a library within a few ulps (docs/
+/// guide.md), the like for like.
 fn kernels() -> Vec<Kernel> {
+    let exact = specs();
+    let twins: Vec<Kernel> = exact
+        .iter()
+        .filter(|k| k.name.starts_with("softmax") || k.name.starts_with("layernorm"))
+        .map(|k| Kernel {
+            fast_math: true,
+            ..k.clone()
+        })
+        .collect();
+    exact.into_iter().chain(twins).collect()
+}
+
+/// The kernels of kernels.py's SPECS, at the same shapes and warps.
+fn specs() -> Vec<Kernel> {
     let matmul = |warps: u32| Kernel {
         name: if warps == 8 { "matmul" } else { "matmul_w4" },
         warps,
         // Tutorial 03: f16 in, f32 accumulation, f16 out; 128×128×64.
         configs: quote!(configs(BM = 128, BN = 128, BK = 64)),
+        fast_math: false,
         item: quote! {
             fn matmul<const BM: usize, const BN: usize, const BK: usize>(
                 a: &Tensor<f16, 2>,
@@ -78,6 +111,7 @@ fn kernels() -> Vec<Kernel> {
             name: "vector_add",
             warps: 4,
             configs: quote!(configs(BLOCK = 1024)),
+            fast_math: false,
             item: quote! {
                 fn vector_add<const BLOCK: usize>(x: &Tensor<f32>, y: &Tensor<f32>, out: &mut Tensor<f32>) {
                     let pid = program_id(0);
@@ -91,6 +125,7 @@ fn kernels() -> Vec<Kernel> {
             name: "softmax",
             warps: 4,
             configs: quote!(configs(BC = 1024)),
+            fast_math: false,
             item: quote! {
                 fn softmax<const BC: usize>(x: &Tensor<f32, 2>, out: &mut Tensor<f32, 2>) {
                     let row = program_id(0);
@@ -107,6 +142,7 @@ fn kernels() -> Vec<Kernel> {
             name: "layernorm",
             warps: 4,
             configs: quote!(configs(BC = 1024)),
+            fast_math: false,
             item: quote! {
                 fn layernorm<const BC: usize>(#layernorm_params) {
                     #layernorm_start
@@ -139,6 +175,7 @@ fn kernels() -> Vec<Kernel> {
             name: "layernorm_1block",
             warps: 4,
             configs: quote!(configs(BC = 1024)),
+            fast_math: false,
             item: quote! {
                 fn layernorm_1block<const BC: usize>(#layernorm_params) {
                     #layernorm_start
@@ -216,7 +253,7 @@ fn expansion_time(kernel: &Kernel, target: &str, runs: usize) -> Duration {
             assert!(
                 !out.contains("compile_error"),
                 "{} for {target}: {out}",
-                kernel.name
+                kernel.label()
             );
             time
         })
@@ -246,43 +283,70 @@ fn main() {
         .unwrap_or(5)
         .max(1);
     let (header, triton) = read_triton_times(path);
+    // `--kernels`/`--targets`: the names given, in the order of the lists above.
+    let chosen =
+        |flag: &str, name: &str| value(flag).is_none_or(|list| list.split(',').any(|n| n == name));
+    let targets: Vec<&str> = TARGETS
+        .into_iter()
+        .filter(|t| chosen("--targets", t))
+        .collect();
+    let all_kernels = kernels();
+    let kernels: Vec<&Kernel> = all_kernels
+        .iter()
+        .filter(|k| chosen("--kernels", &k.label()))
+        .collect();
+    if targets.is_empty() || kernels.is_empty() {
+        let all: Vec<String> = all_kernels.iter().map(Kernel::label).collect();
+        eprintln!(
+            "no kernel or no target left: the kernels are {}; the targets {}",
+            all.join(", "),
+            TARGETS.join(", ")
+        );
+        std::process::exit(2);
+    }
+    let columns = |width: usize, suffix: &str| -> String {
+        targets
+            .iter()
+            .map(|t| format!("{:>width$}", format!("{t}{suffix}")))
+            .collect()
+    };
     // LLVM's targets are initialized once per process, by the first kernel.
-    expansion_time(&kernels()[0], &TARGETS.join(","), 1);
+    expansion_time(kernels[0], &targets.join(","), 1);
     println!("compile time (ms), one kernel for one target, cold caches, medians of {runs} in a warm process");
     println!("Triton: {header}; \"to PTX\" leaves out its ptxas and its cache writes");
     println!("tile: the #[tile_kernel] expansion (Rust source to PTX / code object / shared object), its cache off; /PTX: over Triton's time to PTX; /Triton: over its whole compile");
     println!(
-        "{:<18} {:>5} {:>10} {:>7} {:>7} {}  {} {}",
+        "{:<26} {:>5} {:>10} {:>7} {:>7} {}  {} {}",
         "kernel",
         "warps",
         "Triton 1st",
         "Triton",
         "to PTX",
-        TARGETS.map(|t| format!("{t:>10}")).join(""),
-        TARGETS
-            .map(|t| format!("{:>11}", format!("{t}/PTX")))
-            .join(""),
-        TARGETS
-            .map(|t| format!("{:>14}", format!("{t}/Triton")))
-            .join(""),
+        columns(10, ""),
+        columns(11, "/PTX"),
+        columns(14, "/Triton"),
     );
     let ms = |seconds: f64| seconds * 1e3;
-    for kernel in kernels() {
+    for &kernel in &kernels {
         let Some((_, times)) = triton.iter().find(|(name, _)| name == kernel.name) else {
-            println!("{:<18} (not in {path})", kernel.name);
+            println!("{:<26} (not in {path})", kernel.label());
             continue;
         };
-        let ours = TARGETS.map(|target| expansion_time(&kernel, target, runs).as_secs_f64());
+        let ours: Vec<f64> = targets
+            .iter()
+            .map(|target| expansion_time(kernel, target, runs).as_secs_f64())
+            .collect();
+        let row = |f: &dyn Fn(f64) -> String| ours.iter().map(|&t| f(t)).collect::<String>();
         println!(
-            "{:<18} {:>5} {:>10.1} {:>7.1} {:>7.1} {}  {} {}",
-            kernel.name,
+            "{:<26} {:>5} {:>10.1} {:>7.1} {:>7.1} {}  {} {}",
+            kernel.label(),
             kernel.warps,
             ms(times.first),
             ms(times.median),
             ms(times.to_ptx),
-            ours.map(|t| format!("{:>10.1}", ms(t))).join(""),
-            ours.map(|t| format!("{:>11.2}", t / times.to_ptx)).join(""),
-            ours.map(|t| format!("{:>14.2}", t / times.median)).join(""),
+            row(&|t| format!("{:>10.1}", ms(t))),
+            row(&|t| format!("{:>11.2}", t / times.to_ptx)),
+            row(&|t| format!("{:>14.2}", t / times.median)),
         );
     }
 }
