@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One-time (and idempotent) set-up of the tools that tile needs to build and test:
 #   * LLVM 19 and lld 19 from Debian's packages (tile-codegen's build script links
-#     libLLVM-19.so for inkwell);
+#     libLLVM-19.so for inkwell, and lld's static libraries, compiling its C++ with g++;
+#     the tests compare its in-process assembler and linker with llvm-mc and ld.lld);
 #   * ptxas from the PyPI package nvidia-cuda-nvcc, installed into .tools/cuda (project-local)
 #     and exposed as .tools/bin/ptxas.
 # It prints nothing when everything is already present. Afterwards, `source scripts/env.sh`
@@ -14,7 +15,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=scripts/env.sh
 source "$ROOT/scripts/env.sh"
 
-APT_PACKAGES=(llvm-19-dev lld-19)
+APT_PACKAGES=(llvm-19-dev lld-19 liblld-19-dev g++)
 NVCC_PIP_SPEC="${TILE_NVCC_PIP_SPEC:-nvidia-cuda-nvcc==13.5.37}"
 CUDA_DIR="$ROOT/.tools/cuda"
 BIN_DIR="$ROOT/.tools/bin"
@@ -33,7 +34,7 @@ MSG
     exit 1
 }
 
-# --- Debian packages: LLVM 19, lld 19 --------------------------------------------------------
+# --- Debian packages: LLVM 19, lld 19 and its libraries, a C++ compiler ------------------------
 ptxas_ok() { [[ -x "$BIN_DIR/ptxas" ]] && "$BIN_DIR/ptxas" --version >/dev/null 2>&1; }
 need_ptxas=0
 if ! ptxas_ok || [[ "$(cat "$STAMP" 2>/dev/null || true)" != "$NVCC_PIP_SPEC" ]]; then
@@ -69,6 +70,9 @@ if ((${#missing[@]})); then
 fi
 [[ -x "$LLVM_SYS_191_PREFIX/bin/llvm-config" ]] ||
     manual_help "$LLVM_SYS_191_PREFIX/bin/llvm-config not found after installing ${APT_PACKAGES[*]}"
+[[ -f "$LLVM_SYS_191_PREFIX/lib/liblldELF.a" ]] ||
+    manual_help "$LLVM_SYS_191_PREFIX/lib/liblldELF.a not found after installing liblld-19-dev"
+command -v c++ >/dev/null 2>&1 || manual_help "no C++ compiler (c++) after installing g++"
 [[ -x "$LLVM_SYS_191_PREFIX/bin/ld.lld" ]] ||
     manual_help "$LLVM_SYS_191_PREFIX/bin/ld.lld not found after installing lld-19"
 [[ -x "$LLVM_SYS_191_PREFIX/bin/llvm-mc" ]] ||

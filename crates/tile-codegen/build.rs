@@ -4,7 +4,10 @@
 //! wrappers (which it compiles only when it finds LLVM itself): this script
 //! is the one place LLVM is looked for, and it compiles the wrappers
 //! (`build/targets.c`, the `LLVM_Initialize*` functions inkwell refers to)
-//! against the headers of the LLVM it found.
+//! against the headers of the LLVM it found. It also compiles the C++ that
+//! runs LLVM's machine-code assembler and lld's ELF linker in the compiler's
+//! process (`build/assemble.cpp`, `build/link.cpp`; src/native.rs), and
+//! links lld's static libraries.
 //!
 //! The first `llvm-config` that reports version 19 wins, in this order:
 //! `$LLVM_SYS_191_PREFIX/bin/llvm-config` when that variable is set (then
@@ -62,11 +65,13 @@ fn main() {
     // wonders which LLVM was linked.
     println!("llvm-config: {}", config.display());
     let libdir = run(&["--libdir"]);
+    let includedir = run(&["--includedir"]);
     println!("cargo:rerun-if-changed=build/targets.c");
     cc::Build::new()
         .file("build/targets.c")
-        .include(run(&["--includedir"]))
+        .include(&includedir)
         .compile("tile_llvm_targets");
+    native(&run(&["--cxxflags"]), &libdir, &includedir);
     let libnames = output(&config, &["--link-shared", "--libnames"]).unwrap_or_else(|e| {
         fail(&format!(
             "the LLVM {MAJOR} of `{}` has no shared library, which tile links ({e}); install \
@@ -82,6 +87,55 @@ fn main() {
         if let Some(lib) = flag.strip_prefix("-l") {
             println!("cargo:rustc-link-lib=dylib={lib}");
         }
+    }
+}
+
+/// The C++ half of the back end (`build/assemble.cpp`, the machine-code
+/// assembler, and `build/link.cpp`, lld's ELF linker, both run in the
+/// compiler's process): compiled with LLVM's C++ flags, and linked with
+/// lld's static libraries, which come with LLVM's (Debian's
+/// `liblld-19-dev`).
+fn native(cxxflags: &str, libdir: &str, includedir: &str) {
+    let libraries = ["lldELF", "lldCommon"];
+    let missing: Vec<String> = libraries
+        .iter()
+        .map(|name| Path::new(libdir).join(format!("lib{name}.a")))
+        .filter(|archive| !archive.exists())
+        .map(|archive| archive.display().to_string())
+        .collect();
+    if !missing.is_empty() || !Path::new(includedir).join("lld/Common/Driver.h").exists() {
+        fail(&format!(
+            "tile-codegen links lld's ELF linker (its static libraries and headers, beside \
+             LLVM {MAJOR}'s in {libdir}) and found no {}. Install them: on Debian or Ubuntu \
+             `apt install liblld-19-dev`, on Fedora `dnf install lld19-devel`, with Homebrew \
+             `brew install lld@19`.",
+            if missing.is_empty() {
+                format!("{includedir}/lld/Common/Driver.h")
+            } else {
+                missing.join(", ")
+            }
+        ));
+    }
+    for file in ["build/native.h", "build/assemble.cpp", "build/link.cpp"] {
+        println!("cargo:rerun-if-changed={file}");
+    }
+    let mut build = cc::Build::new();
+    build
+        .cpp(true)
+        .files(["build/assemble.cpp", "build/link.cpp"]);
+    // `-I…`, `-std=c++17`, `-fno-exceptions`, `-D…`: as LLVM was built.
+    for flag in cxxflags.split_whitespace() {
+        build.flag(flag);
+    }
+    // LLVM's headers are not warning-clean under every compiler's defaults.
+    build.warnings(false).compile("tile_native");
+    for name in libraries {
+        println!("cargo:rustc-link-lib=static={name}");
+    }
+    // lld compresses sections with zlib and zstd when asked; it calls them
+    // directly, not through libLLVM.
+    for name in ["z", "zstd"] {
+        println!("cargo:rustc-link-lib=dylib={name}");
     }
 }
 

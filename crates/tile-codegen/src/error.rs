@@ -55,8 +55,8 @@ pub enum EmitError {
     /// Setting up the target or generating code failed.
     #[error(transparent)]
     Target(#[from] TargetError),
-    /// `llvm-mc` or `ld.lld` failed to assemble or link the AMDGPU code
-    /// object.
+    /// The assembler or lld (both in this process) failed to assemble or
+    /// link the AMDGPU code object.
     #[error(transparent)]
     Tool(#[from] ToolError),
     /// A malformed program or an emitter bug.

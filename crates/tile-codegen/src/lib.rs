@@ -16,7 +16,9 @@
 //!   by both, with the exact and the fast math library;
 //! * [`target`]: the targets (NVPTX `sm_*`, AMDGPU `gfx*`, host levels), their
 //!   LLVM triples, CPUs and features, and LLVM 19 target machines;
-//! * [`tools`]: finding and running `ptxas`, `ld.lld` and `llvm-objdump`.
+//! * [`tools`]: finding and running `ptxas` and `llvm-objdump`; assembling
+//!   AMDGPU objects and linking shared objects with LLVM's assembler and lld,
+//!   in this process.
 //!
 //! LLVM 19 comes from Debian's `llvm-19-dev` and `ptxas` from PyPI's
 //! `nvidia-cuda-nvcc`; `scripts/setup.sh` installs both (see
@@ -30,6 +32,7 @@ mod error;
 pub mod gpu;
 pub mod host;
 mod module;
+mod native;
 mod options;
 pub mod pipeline;
 pub mod scalar;

@@ -154,10 +154,11 @@ impl fmt::Display for Gfx {
 pub enum Target {
     /// An NVIDIA GPU: LLVM's NVPTX backend emits PTX, which `ptxas` assembles.
     Nvptx(Sm),
-    /// An AMD GPU: LLVM's AMDGPU backend emits an object that `ld.lld` links to a code object.
+    /// An AMD GPU: LLVM's AMDGPU backend emits assembly, assembled into an object that lld
+    /// links to a code object (both in this process).
     Amdgpu(Gfx),
-    /// The CPU device at one instruction-set level: LLVM emits an object that `ld.lld` links to
-    /// a shared object.
+    /// The CPU device at one instruction-set level: LLVM emits an object that lld (in this
+    /// process) links to a shared object.
     Host(HostIsa),
 }
 
@@ -343,7 +344,8 @@ pub enum TargetError {
     },
 }
 
-fn initialize(target: &Target) {
+/// Initializes LLVM's back end for `target` (once per process).
+pub(crate) fn initialize(target: &Target) {
     static NVPTX: Once = Once::new();
     static AMDGPU: Once = Once::new();
     static X86: Once = Once::new();

@@ -1,15 +1,15 @@
-//! Finding and running the external tools that finish what LLVM starts: `ptxas` (PTX to
-//! cubin), `llvm-mc` (AMDGPU assembly to object), `ld.lld` (AMDGPU object to HSA code object,
-//! host object to shared object) and `llvm-objdump` (disassembly).
+//! What finishes what LLVM's code generation starts: the external tools `ptxas` (PTX to cubin,
+//! and `ptxas -v`'s register report) and `llvm-objdump` (disassembly), and, inside this
+//! process ([`crate::native`]), LLVM's machine-code assembler (AMDGPU assembly to object, as
+//! `llvm-mc` would) and lld's ELF linker (AMDGPU object to HSA code object, host object to
+//! shared object, as `ld.lld` would).
 //!
-//! `scripts/setup.sh` installs all four. Each tool is looked up, first to last:
+//! `scripts/setup.sh` installs both tools. Each is looked up, first to last:
 //!
 //! | tool           | environment override | then                                                        |
 //! |----------------|----------------------|-------------------------------------------------------------|
 //! | `ptxas`        | `TILE_PTXAS`         | `ptxas` on `PATH`, `<workspace>/.tools/bin/ptxas`             |
-//! | `ld.lld`       | `TILE_LD_LLD`        | `ld.lld-19` on `PATH`, `$LLVM_SYS_191_PREFIX/bin`, `/usr/lib/llvm-19/bin`, `ld.lld` on `PATH` |
-//! | `llvm-mc`      | `TILE_LLVM_MC`       | like `ld.lld`                                               |
-//! | `llvm-objdump` | `TILE_LLVM_OBJDUMP`  | like `ld.lld`                                               |
+//! | `llvm-objdump` | `TILE_LLVM_OBJDUMP`  | `llvm-objdump-19` on `PATH`, `$LLVM_SYS_191_PREFIX/bin`, `/usr/lib/llvm-19/bin`, `llvm-objdump` on `PATH` |
 //!
 //! The workspace root is `$CARGO_WORKSPACE_DIR` if set, else the nearest directory above this
 //! crate's manifest whose `Cargo.toml` has a `[workspace]` table.
@@ -23,7 +23,8 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::target::{Gfx, Sm};
+use crate::native;
+use crate::target::{self, Gfx, Sm, Target};
 
 /// The LLVM install prefix used when `LLVM_SYS_191_PREFIX` is not set (Debian's `llvm-19-dev`).
 pub const DEFAULT_LLVM_PREFIX: &str = "/usr/lib/llvm-19";
@@ -33,10 +34,6 @@ pub const DEFAULT_LLVM_PREFIX: &str = "/usr/lib/llvm-19";
 pub enum Tool {
     /// NVIDIA's PTX assembler, from the PyPI package `nvidia-cuda-nvcc`.
     Ptxas,
-    /// LLVM's ELF linker, from Debian's `lld-19`.
-    LdLld,
-    /// LLVM's machine-code assembler, from Debian's `llvm-19`.
-    LlvmMc,
     /// LLVM's disassembler, from Debian's `llvm-19`.
     LlvmObjdump,
 }
@@ -46,8 +43,6 @@ impl Tool {
     pub fn name(self) -> &'static str {
         match self {
             Tool::Ptxas => "ptxas",
-            Tool::LdLld => "ld.lld",
-            Tool::LlvmMc => "llvm-mc",
             Tool::LlvmObjdump => "llvm-objdump",
         }
     }
@@ -56,8 +51,6 @@ impl Tool {
     pub fn env_override(self) -> &'static str {
         match self {
             Tool::Ptxas => "TILE_PTXAS",
-            Tool::LdLld => "TILE_LD_LLD",
-            Tool::LlvmMc => "TILE_LLVM_MC",
             Tool::LlvmObjdump => "TILE_LLVM_OBJDUMP",
         }
     }
@@ -75,7 +68,7 @@ impl Tool {
                     out.push(Candidate::Path(root.join(".tools/bin/ptxas")));
                 }
             }
-            Tool::LdLld | Tool::LlvmMc | Tool::LlvmObjdump => {
+            Tool::LlvmObjdump => {
                 let name = self.name();
                 out.push(Candidate::OnPath(format!("{name}-19")));
                 if let Some(prefix) = std::env::var_os("LLVM_SYS_191_PREFIX") {
@@ -209,13 +202,41 @@ pub enum ToolError {
         /// The input it was given: the text itself, or a description of binary input.
         input: String,
     },
+    /// The assembler or the linker, which run inside this process, failed.
+    #[error("{what} failed:\n{messages}\n--- input ---\n{input}")]
+    InProcess {
+        /// Which of them.
+        what: InProcess,
+        /// What it reported.
+        messages: String,
+        /// The input it was given: the text itself, or a description of binary input.
+        input: String,
+    },
+}
+
+/// What [`ToolError::InProcess`] failed to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InProcess {
+    /// Assembling AMDGPU assembly into an object (LLVM's machine-code layer).
+    Assembler,
+    /// Linking an object into a shared object (lld's ELF linker).
+    Linker,
+}
+
+impl fmt::Display for InProcess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            InProcess::Assembler => "LLVM's assembler",
+            InProcess::Linker => "lld's ELF linker",
+        })
+    }
 }
 
 /// A scratch directory, removed with everything in it when dropped.
 struct ScratchDir(PathBuf);
 
 impl ScratchDir {
-    fn new(tool: Tool) -> Result<Self, ToolError> {
+    fn new(tool: &'static str) -> Result<Self, ToolError> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -227,27 +248,27 @@ impl ScratchDir {
             COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
         fs::create_dir(&dir).map_err(|source| ToolError::Io {
-            tool: tool.name(),
+            tool,
             what: format!("creating scratch directory {}", dir.display()),
             source,
         })?;
         Ok(ScratchDir(dir))
     }
 
-    fn write(&self, tool: Tool, name: &str, bytes: &[u8]) -> Result<PathBuf, ToolError> {
+    fn write(&self, tool: &'static str, name: &str, bytes: &[u8]) -> Result<PathBuf, ToolError> {
         let path = self.0.join(name);
         fs::write(&path, bytes).map_err(|source| ToolError::Io {
-            tool: tool.name(),
+            tool,
             what: format!("writing {}", path.display()),
             source,
         })?;
         Ok(path)
     }
 
-    fn read(&self, tool: Tool, name: &str) -> Result<Vec<u8>, ToolError> {
+    fn read(&self, tool: &'static str, name: &str) -> Result<Vec<u8>, ToolError> {
         let path = self.0.join(name);
         fs::read(&path).map_err(|source| ToolError::Io {
-            tool: tool.name(),
+            tool,
             what: format!("reading its output {}", path.display()),
             source,
         })
@@ -311,85 +332,84 @@ pub fn version(tool: Tool) -> Result<String, ToolError> {
     run(tool, ["--version"], String::new).map(|(stdout, _)| stdout)
 }
 
-/// Runs `tool` on `input` written to a scratch file named `input_name`, with the arguments
-/// `args(input path, output path)`, and returns the file it wrote; `describe` tells a failure
-/// what the input was.
-fn file_to_file(
-    tool: Tool,
-    (input_name, input): (&str, &[u8]),
-    output_name: &str,
-    args: impl FnOnce(&Path, &Path) -> Vec<std::ffi::OsString>,
-    describe: impl FnOnce() -> String,
-) -> Result<Vec<u8>, ToolError> {
-    let dir = ScratchDir::new(tool)?;
-    let input = dir.write(tool, input_name, input)?;
-    let output = dir.0.join(output_name);
-    run(tool, args(&input, &output), describe)?;
-    dir.read(tool, output_name)
-}
-
 /// Assembles PTX text for `sm` with `ptxas -arch=sm_XX` and returns the cubin (an ELF file).
 ///
 /// On failure the error holds `ptxas`'s messages and the PTX, with line numbers.
 pub fn assemble_ptx(ptx: &str, sm: Sm) -> Result<Vec<u8>, ToolError> {
-    file_to_file(
-        Tool::Ptxas,
-        ("kernel.ptx", ptx.as_bytes()),
-        "kernel.cubin",
-        |input, output| {
-            vec![
-                format!("-arch={}", sm.name()).into(),
-                "-o".into(),
-                output.into(),
-                input.into(),
-            ]
-        },
-        || numbered(ptx),
-    )
+    let tool = Tool::Ptxas;
+    let dir = ScratchDir::new(tool.name())?;
+    let input = dir.write(tool.name(), "kernel.ptx", ptx.as_bytes())?;
+    let output = dir.0.join("kernel.cubin");
+    let arch = format!("-arch={}", sm.name());
+    let args = [
+        OsStr::new(&arch),
+        OsStr::new("-o"),
+        output.as_os_str(),
+        input.as_os_str(),
+    ];
+    run(tool, args, || numbered(ptx))?;
+    dir.read(tool.name(), "kernel.cubin")
 }
 
-/// Assembles AMDGPU assembly text for `gfx` into an ELF object with `llvm-mc`: the assembly
-/// LLVM's AMDGPU back end prints (kernel descriptors and metadata included) holds everything
-/// its object file would, so one code generation gives both.
+/// Assembles AMDGPU assembly text for `gfx` into an ELF object, inside this process, as
+/// `llvm-mc -filetype=obj` would: the assembly LLVM's AMDGPU back end prints (kernel
+/// descriptors and metadata included) holds everything its object file would, so one code
+/// generation gives both.
 ///
-/// On failure the error holds `llvm-mc`'s messages and the assembly, with line numbers.
+/// On failure the error holds the assembler's messages and the assembly, with line numbers.
 pub fn assemble_amdgpu(assembly: &str, gfx: Gfx) -> Result<Vec<u8>, ToolError> {
-    file_to_file(
-        Tool::LlvmMc,
-        ("kernel.s", assembly.as_bytes()),
-        "kernel.o",
-        |input, output| {
-            vec![
-                "-triple=amdgcn-amd-amdhsa".into(),
-                format!("-mcpu={}", gfx.name()).into(),
-                "-filetype=obj".into(),
-                "-o".into(),
-                output.into(),
-                input.into(),
-            ]
-        },
-        || numbered(assembly),
-    )
+    target::initialize(&Target::Amdgpu(gfx));
+    native::assemble("amdgcn-amd-amdhsa", gfx.name(), assembly).map_err(|messages| {
+        ToolError::InProcess {
+            what: InProcess::Assembler,
+            messages,
+            input: numbered(assembly),
+        }
+    })
 }
 
-/// Links an ELF object file into a shared object with `ld.lld -shared`: an HSA code object
-/// (`.hsaco`) for AMDGPU, a `.so` of host code for the CPU device.
+/// Links an ELF object file into a shared object, inside this process, as `ld.lld -shared`
+/// would: an HSA code object (`.hsaco`) for AMDGPU, a `.so` of host code for the CPU device.
+/// lld reads and writes files, in a scratch directory.
 pub fn link_shared_object(object: &[u8]) -> Result<Vec<u8>, ToolError> {
-    file_to_file(
-        Tool::LdLld,
-        ("kernel.o", object),
-        "kernel.so",
-        |input, output| vec!["-shared".into(), input.into(), "-o".into(), output.into()],
-        || format!("an object file of {} bytes", object.len()),
-    )
+    const LINKER: &str = "lld";
+    let dir = ScratchDir::new(LINKER)?;
+    let input = dir.write(LINKER, "kernel.o", object)?;
+    let output = dir.0.join("kernel.so");
+    let path = |p: &Path| {
+        p.to_str().map(str::to_owned).ok_or_else(|| ToolError::Io {
+            tool: LINKER,
+            what: format!("passing the path {} to lld", p.display()),
+            source: io::Error::new(io::ErrorKind::InvalidInput, "not UTF-8"),
+        })
+    };
+    let (input, output) = (path(&input)?, path(&output)?);
+    let failed = |messages: String| ToolError::InProcess {
+        what: InProcess::Linker,
+        messages,
+        input: format!("an object file of {} bytes", object.len()),
+    };
+    // One thread: a kernel's link is too small to share out.
+    let args = [
+        "-shared",
+        "--threads=1",
+        input.as_str(),
+        "-o",
+        output.as_str(),
+    ];
+    let linked = native::lld(&args).map_err(failed)?;
+    if !linked.ok {
+        return Err(failed(linked.messages));
+    }
+    dir.read(LINKER, "kernel.so")
 }
 
 /// Disassembles an ELF object file or code object (host or AMDGPU) with `llvm-objdump -d` and
 /// returns the listing.
 pub fn disassemble(object: &[u8]) -> Result<String, ToolError> {
     let tool = Tool::LlvmObjdump;
-    let dir = ScratchDir::new(tool)?;
-    let input = dir.write(tool, "object.o", object)?;
+    let dir = ScratchDir::new(tool.name())?;
+    let input = dir.write(tool.name(), "object.o", object)?;
     run(tool, [OsStr::new("-d"), input.as_os_str()], || {
         format!("an object file of {} bytes", object.len())
     })
@@ -400,8 +420,8 @@ pub fn disassemble(object: &[u8]) -> Result<String, ToolError> {
 /// `llvm-objdump -T`, sorted.
 pub fn undefined_dynamic_symbols(object: &[u8]) -> Result<Vec<String>, ToolError> {
     let tool = Tool::LlvmObjdump;
-    let dir = ScratchDir::new(tool)?;
-    let input = dir.write(tool, "object.so", object)?;
+    let dir = ScratchDir::new(tool.name())?;
+    let input = dir.write(tool.name(), "object.so", object)?;
     let (listing, _) = run(tool, [OsStr::new("-T"), input.as_os_str()], || {
         format!("a shared object of {} bytes", object.len())
     })?;
@@ -420,8 +440,8 @@ pub fn undefined_dynamic_symbols(object: &[u8]) -> Result<Vec<String>, ToolError
 /// stack and shared memory, one `ptxas info` block per kernel.
 pub fn ptxas_resource_usage(ptx: &str, sm: Sm) -> Result<String, ToolError> {
     let tool = Tool::Ptxas;
-    let dir = ScratchDir::new(tool)?;
-    let input = dir.write(tool, "kernel.ptx", ptx.as_bytes())?;
+    let dir = ScratchDir::new(tool.name())?;
+    let input = dir.write(tool.name(), "kernel.ptx", ptx.as_bytes())?;
     let output = dir.0.join("kernel.cubin");
     let (_, stderr) = run(
         tool,

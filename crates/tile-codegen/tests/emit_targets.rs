@@ -1,10 +1,11 @@
 //! Every sample kernel, for several specializations and warp counts, lowered
 //! and emitted for every GPU target: LLVM verifies each module, `ptxas
-//! -arch=<sm>` assembles every PTX with no error, `llvm-mc` assembles every
-//! AMDGPU assembly into the object LLVM would have generated from the module
-//! (the same code object, byte for byte), which `ld.lld` links into a code
-//! object that `llvm-objdump` disassembles. A tool's failure shows its
-//! message and the offending text.
+//! -arch=<sm>` assembles every PTX with no error, LLVM's assembler (in this
+//! process, as `llvm-mc` would) assembles every AMDGPU assembly into the
+//! object LLVM would have generated from the module (the same code object,
+//! byte for byte), which lld (in this process too) links into a code object
+//! that `llvm-objdump` disassembles. A tool's failure shows its message and
+//! the offending text.
 
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
@@ -71,7 +72,7 @@ fn every_sample_assembles_with_ptxas_for_every_sm() {
 
 /// The code objects of `out`'s optimized module read back from its text
 /// (which need not generate `out`'s code: the text keeps no use-list
-/// order), linked by `ld.lld`: from its assembly assembled by `llvm-mc`, as
+/// order), linked by lld: from its assembly assembled by LLVM's assembler, as
 /// `emit` makes them, and from the object file LLVM generates itself.
 fn both_ways(out: &Emitted, gfx: Gfx) -> (Vec<u8>, Vec<u8>) {
     let level = CodegenOptions::default().opt_level;
@@ -117,7 +118,7 @@ fn section<'a>(elf: &'a [u8], name: &str) -> (usize, &'a [u8]) {
         .unwrap_or_else(|| panic!("no {name} section"))
 }
 
-/// The code object from `llvm-mc`'s object equals the one from LLVM's own,
+/// The code object from the assembler's object equals the one from LLVM's own,
 /// byte for byte, but for one field on RDNA: LLVM 19's object writer fills
 /// the kernel descriptor's GRANULATED_WAVEFRONT_SGPR_COUNT (bits 6–9 of
 /// COMPUTE_PGM_RSRC1, at byte 0x30 of the descriptor in `.rodata`), which GFX10
@@ -138,7 +139,7 @@ fn same_code_object(mc: &[u8], direct: &[u8], gfx: Gfx, kernel: &str) {
         }
         assert!(
             gfx == Gfx::Gfx1100 && (a ^ b) & !field(at) == 0,
-            "{kernel} for {gfx}: byte {at:#x} (.rodata at {rodata:#x}) is {a:#04x} from llvm-mc, {b:#04x} from LLVM"
+            "{kernel} for {gfx}: byte {at:#x} (.rodata at {rodata:#x}) is {a:#04x} from the assembler, {b:#04x} from LLVM"
         );
     }
     if gfx == Gfx::Gfx1100 {
@@ -149,8 +150,6 @@ fn same_code_object(mc: &[u8], direct: &[u8], gfx: Gfx, kernel: &str) {
 
 #[test]
 fn every_sample_links_into_a_code_object_for_every_gfx() {
-    require(Tool::LlvmMc);
-    require(Tool::LdLld);
     require(Tool::LlvmObjdump);
     for (func, warps) in kernels() {
         for gfx in Gfx::ALL {
@@ -182,6 +181,23 @@ fn every_sample_links_into_a_code_object_for_every_gfx() {
             for cache in ["buffer_wbl2", "buffer_invl2", "buffer_wbinvl1"] {
                 assert!(!listing.contains(cache), "{} for {gfx}: {cache}", func.name);
             }
+        }
+    }
+}
+
+/// The assembler runs in this process, many times in one: each run gives the
+/// same object. (Destroying its streamer before its parser once made a few
+/// runs in a hundred differ.)
+#[test]
+fn assembling_again_gives_the_same_object() {
+    let func = samples::transpose(32, 32).unwrap();
+    for gfx in [Gfx::Gfx90a, Gfx::Gfx1100] {
+        let out = emitted(&func, 4, Target::Amdgpu(gfx));
+        let first = tools::assemble_amdgpu(&out.assembly, gfx).unwrap_or_else(|e| panic!("{e}"));
+        for run in 1..200 {
+            let again =
+                tools::assemble_amdgpu(&out.assembly, gfx).unwrap_or_else(|e| panic!("{e}"));
+            assert!(again == first, "{gfx}: run {run} differs from the first");
         }
     }
 }
@@ -355,7 +371,6 @@ fn tensor_dots_issue_wgmma_on_sm_90a() {
 /// the linked code object; CDNA has none (it has MFMA, below).
 #[test]
 fn tensor_dots_issue_wmma_on_rdna3() {
-    require(Tool::LdLld);
     require(Tool::LlvmObjdump);
     for dtype in [DType::F16, DType::BF16] {
         let func = samples::matmul(64, 64, 32, dtype).unwrap();
@@ -380,7 +395,6 @@ fn tensor_dots_issue_wmma_on_rdna3() {
 /// `.._bf16`), with no scratch: the metadata's private segment is empty.
 #[test]
 fn tensor_dots_issue_mfma_on_cdna() {
-    require(Tool::LdLld);
     require(Tool::LlvmObjdump);
     // 64×64×32 on 8 warps: 2×2 waves, each one 32×32 block, four k-steps;
     // 32×32×16 on 4 warps: 2×1 waves, each two 16×16 blocks, one k-step.
@@ -420,7 +434,6 @@ fn tensor_dots_issue_mfma_on_cdna() {
 #[test]
 fn the_dump_holds_the_mfma_program() {
     use tile_codegen::pipeline::{self, Options};
-    require(Tool::LdLld);
     let dir = std::env::temp_dir().join(format!("tile-mfma-dump-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let mut func = samples::matmul(64, 64, 32, DType::BF16).unwrap();

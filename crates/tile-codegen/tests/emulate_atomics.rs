@@ -327,7 +327,6 @@ fn require(tool: Tool) {
 #[test]
 fn atomics_assemble_for_every_sm_and_link_for_every_gfx() {
     require(Tool::Ptxas);
-    require(Tool::LdLld);
     require(Tool::LlvmObjdump);
     for (op, dtype) in cases() {
         let func = kernel(op, dtype, 128);

@@ -160,7 +160,6 @@ fn ptxas_failures_carry_its_message_and_the_ptx() {
 
 #[test]
 fn amdgpu_kernels_link_to_code_objects_that_disassemble() {
-    require(Tool::LdLld);
     require(Tool::LlvmObjdump);
     for gfx in Gfx::ALL {
         let machine = machine(Target::Amdgpu(gfx));
@@ -197,23 +196,135 @@ fn amdgpu_kernels_link_to_code_objects_that_disassemble() {
 }
 
 #[test]
-fn ld_lld_failures_carry_its_message() {
-    require(Tool::LdLld);
-    let err = tools::link_shared_object(b"not an object").expect_err("ld.lld linked garbage");
+fn link_failures_carry_lld_message_and_later_links_still_work() {
+    let err = tools::link_shared_object(b"not an object").expect_err("lld linked garbage");
     let message = err.to_string();
-    assert!(message.contains("ld.lld failed"), "{message}");
+    assert!(message.contains("lld's ELF linker failed"), "{message}");
+    assert!(message.contains("error: "), "{message}");
     assert!(message.contains("an object file of 13 bytes"), "{message}");
+    // lld runs in this process: a failed link must leave it usable.
+    let machine = machine(Target::Amdgpu(Gfx::Gfx942));
+    let context = Context::create();
+    let object = machine
+        .emit_object(&build_vadd(&context, &machine))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let hsaco = tools::link_shared_object(&object).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(&hsaco[..4], b"\x7fELF");
 }
 
 #[test]
-fn llvm_mc_failures_carry_its_message_and_the_assembly() {
-    require(Tool::LlvmMc);
+fn assembler_failures_carry_its_message_and_the_assembly() {
     let err = tools::assemble_amdgpu("\ts_nop 0\n\tv_bogus v0, v1\n", Gfx::Gfx942)
-        .expect_err("llvm-mc assembled an unknown instruction");
+        .expect_err("an unknown instruction assembled");
     let message = err.to_string();
-    assert!(message.contains("llvm-mc failed"), "{message}");
-    assert!(message.contains("invalid instruction"), "{message}");
+    assert!(message.contains("LLVM's assembler failed"), "{message}");
+    assert!(
+        message.contains("kernel.s:2:2: error: invalid instruction"),
+        "{message}"
+    );
     assert!(message.contains("    2 | \tv_bogus v0, v1"), "{message}");
+}
+
+/// An LLVM 19 tool of `name` (`ld.lld`, `llvm-mc`), where scripts/setup.sh
+/// installs it.
+fn llvm_tool(name: &str) -> std::path::PathBuf {
+    let prefix = std::env::var_os("LLVM_SYS_191_PREFIX")
+        .unwrap_or_else(|| tools::DEFAULT_LLVM_PREFIX.into());
+    let path = std::path::Path::new(&prefix).join("bin").join(name);
+    assert!(
+        path.exists(),
+        "no {} (run scripts/setup.sh)",
+        path.display()
+    );
+    path
+}
+
+/// What `tool args… input -o output` writes, `input` holding `bytes`.
+fn tool_output(tool: &str, args: &[&str], bytes: &[u8]) -> Vec<u8> {
+    let dir = std::env::temp_dir().join(format!("tile-toolchain-{tool}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (input, output) = (dir.join("input"), dir.join("output"));
+    std::fs::write(&input, bytes).unwrap();
+    let status = std::process::Command::new(llvm_tool(tool))
+        .args(args)
+        .arg(&input)
+        .arg("-o")
+        .arg(&output)
+        .status()
+        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+    assert!(status.success(), "{tool} {args:?} failed");
+    let out = std::fs::read(&output).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    out
+}
+
+/// The assembler and linker in this process write what the `llvm-mc` and
+/// `ld.lld` programs write, byte for byte: LLVM's and lld's code, run the
+/// same way.
+#[test]
+fn in_process_assembler_and_linker_match_llvm_mc_and_ld_lld() {
+    for gfx in Gfx::ALL {
+        let machine = machine(Target::Amdgpu(gfx));
+        let context = Context::create();
+        let assembly = machine
+            .emit_assembly(&build_vadd(&context, &machine))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let object = tools::assemble_amdgpu(&assembly, gfx).unwrap_or_else(|e| panic!("{e}"));
+        let cpu = format!("-mcpu={gfx}");
+        let mc_args = ["-triple=amdgcn-amd-amdhsa", cpu.as_str(), "-filetype=obj"];
+        let mc = tool_output("llvm-mc", &mc_args, assembly.as_bytes());
+        assert!(object == mc, "{gfx}: the object differs from llvm-mc's");
+        let hsaco = tools::link_shared_object(&object).unwrap_or_else(|e| panic!("{e}"));
+        let lld = tool_output("ld.lld", &["-shared"], &object);
+        assert!(hsaco == lld, "{gfx}: the code object differs from ld.lld's");
+    }
+    let isa = tile_abi::HostIsa::best_here().expect("host code runs here");
+    let machine = machine(Target::Host(isa));
+    let context = Context::create();
+    let object = machine
+        .emit_object(&build_vadd(&context, &machine))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let shared = tools::link_shared_object(&object).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        shared == tool_output("ld.lld", &["-shared"], &object),
+        "host: differs from ld.lld's"
+    );
+}
+
+/// lld keeps its state in globals: links from several threads at once are
+/// serialized, and each gets its own output.
+#[test]
+fn links_from_several_threads_at_once() {
+    let objects: Vec<(Gfx, Vec<u8>)> = Gfx::ALL
+        .into_iter()
+        .map(|gfx| {
+            let machine = machine(Target::Amdgpu(gfx));
+            let context = Context::create();
+            let object = machine
+                .emit_object(&build_vadd(&context, &machine))
+                .unwrap_or_else(|e| panic!("{e}"));
+            (gfx, object)
+        })
+        .collect();
+    let alone: Vec<Vec<u8>> = objects
+        .iter()
+        .map(|(_, o)| tools::link_shared_object(o).unwrap_or_else(|e| panic!("{e}")))
+        .collect();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .flat_map(|_| objects.iter().zip(&alone))
+            .map(|((gfx, object), expected)| {
+                scope.spawn(move || {
+                    let linked =
+                        tools::link_shared_object(object).unwrap_or_else(|e| panic!("{e}"));
+                    assert!(&linked == expected, "{gfx}: a concurrent link differs");
+                })
+            })
+            .collect();
+        for handle in handles {
+            handle.join().expect("a linking thread panicked");
+        }
+    });
 }
 
 #[test]
@@ -235,8 +346,6 @@ fn host_kernel_emits_an_object_file() {
 fn tool_versions() {
     let ptxas = tools::version(Tool::Ptxas).unwrap_or_else(|e| panic!("{e}"));
     assert!(ptxas.contains("Cuda compilation tools"), "{ptxas}");
-    let lld = tools::version(Tool::LdLld).unwrap_or_else(|e| panic!("{e}"));
-    assert!(lld.contains("LLD 19."), "{lld}");
-    let mc = tools::version(Tool::LlvmMc).unwrap_or_else(|e| panic!("{e}"));
-    assert!(mc.contains("LLVM version 19."), "{mc}");
+    let objdump = tools::version(Tool::LlvmObjdump).unwrap_or_else(|e| panic!("{e}"));
+    assert!(objdump.contains("LLVM version 19."), "{objdump}");
 }

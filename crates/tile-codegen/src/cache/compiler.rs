@@ -149,12 +149,10 @@ pub fn llvm_version() -> String {
 /// (a missing tool fails the compilation that needs it, which is then not
 /// cached).
 pub fn tool_version(tool: Tool) -> &'static str {
-    static VERSIONS: [OnceLock<String>; 4] = [const { OnceLock::new() }; 4];
+    static VERSIONS: [OnceLock<String>; 2] = [const { OnceLock::new() }; 2];
     let slot = match tool {
         Tool::Ptxas => 0,
-        Tool::LdLld => 1,
-        Tool::LlvmMc => 2,
-        Tool::LlvmObjdump => 3,
+        Tool::LlvmObjdump => 1,
     };
     VERSIONS[slot].get_or_init(|| tools::version(tool).unwrap_or_else(|e| e.to_string()))
 }

@@ -90,10 +90,10 @@ impl Cache {
     }
 
     /// The key of `inputs`' output. Besides the inputs it covers the
-    /// compiler's identity (the digest of its code, [`Compiler`]), the
-    /// version of the LLVM library in the process, the `ld.lld` that links
-    /// AMDGPU code objects and host shared objects, the `llvm-mc` that
-    /// assembles AMDGPU objects, and, for entries with
+    /// compiler's identity (the digest of its code, [`Compiler`], which
+    /// holds the lld that links AMDGPU code objects and host shared objects),
+    /// the version of the LLVM library in the process (whose machine-code
+    /// layer assembles AMDGPU objects), and, for entries with
     /// dumps, the tools that make dump files (`ptxas -v` for NVPTX,
     /// `llvm-objdump` for host levels). The list of targets is not in it: a
     /// target's output does not depend on the others'.
@@ -109,22 +109,13 @@ impl Cache {
             key.field("num_stages", format!("{:?}", inputs.num_stages).as_bytes());
         }
         key.field("codegen", format!("{:?}", inputs.codegen).as_bytes());
-        let mut tools = Vec::new();
-        if !matches!(inputs.target, Target::Nvptx(_)) {
-            tools.push(Tool::LdLld);
-        }
-        if matches!(inputs.target, Target::Amdgpu(_)) {
-            tools.push(Tool::LlvmMc);
-        }
         key.field("dumps", &[u8::from(inputs.dumps)]);
-        if inputs.dumps {
-            match inputs.target {
-                Target::Nvptx(_) => tools.push(Tool::Ptxas),
-                Target::Host(_) => tools.push(Tool::LlvmObjdump),
-                Target::Amdgpu(_) => {}
-            }
-        }
-        for tool in tools {
+        let dump_tool = match inputs.target {
+            Target::Nvptx(_) => Some(Tool::Ptxas),
+            Target::Host(_) => Some(Tool::LlvmObjdump),
+            Target::Amdgpu(_) => None,
+        };
+        if let Some(tool) = dump_tool.filter(|_| inputs.dumps) {
             key.field(tool.name(), tool_version(tool).as_bytes());
         }
         key.finish()

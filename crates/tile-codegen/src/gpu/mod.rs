@@ -80,7 +80,7 @@ pub struct Emitted {
 }
 
 /// Emits `program` for the GPU `target`: verified LLVM IR, optimized, then
-/// PTX or AMDGPU assembly, and for AMDGPU the code object linked by `ld.lld`.
+/// PTX or AMDGPU assembly, and for AMDGPU the code object linked by lld.
 pub fn emit(
     program: &Program,
     target: Target,

@@ -1,6 +1,6 @@
 //! Compiling a kernel for the host: the module, LLVM's `O3` pipeline for an
 //! instruction-set level, an object file and a shared object linked by
-//! `ld.lld`.
+//! lld, in this process.
 
 use super::error::HostError;
 use super::kernel::HostKernel;

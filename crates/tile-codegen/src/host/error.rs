@@ -20,7 +20,7 @@ pub enum HostError {
     /// LLVM failed to build, verify, optimize or compile the module.
     #[error(transparent)]
     Emit(#[from] EmitError),
-    /// `ld.lld` failed to link the shared object.
+    /// lld failed to link the shared object.
     #[error(transparent)]
     Link(#[from] ToolError),
     /// The host back end could not finish its own work (a back-end bug).

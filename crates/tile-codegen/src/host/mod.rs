@@ -48,7 +48,7 @@
 //! * **Compile** (`compile`): [`compile`] optimizes the module with `O3`
 //!   for one `tile_abi::HostIsa` (x86-64-v3, baseline x86-64, aarch64: fixed
 //!   levels, not the building CPU, so the code runs wherever the runtime
-//!   detects its level), emits an object and links it with `ld.lld -shared`.
+//!   detects its level), emits an object and links it with lld (`-shared`).
 //!   The runtime (`tile_runtime::cpu::HostLibrary`) loads the
 //!   [`HostImage`], checks and packs the arguments (refusing tensors whose
 //!   strides may make two elements share an address), runs the program

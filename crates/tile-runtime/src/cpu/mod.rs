@@ -2,7 +2,7 @@
 //! and this module loads and runs.
 //!
 //! A kernel compiled for the host is a shared object (ELF, linked by
-//! `ld.lld -shared`) with three symbols (`tile_abi::host`):
+//! lld's `-shared`) with three symbols (`tile_abi::host`):
 //!
 //! ```text
 //! u32  tile_host_kernel(const u64 *packet, const i32 ids[6], u8 *frame, Status *status);
