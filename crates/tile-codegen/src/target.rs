@@ -180,6 +180,16 @@ impl Target {
         !matches!(self, Target::Host(_))
     }
 
+    /// Whether the target rounds an f32 to f16 in one instruction, to
+    /// nearest even, subnormals and overflow to infinity included: PTX's
+    /// `cvt.rn.f16.f32`, AMDGPU's `v_cvt_f16_f32` (kernels keep f16
+    /// denormals), x86-64-v3's F16C `vcvtps2ph` and AArch64's `fcvt`. Baseline
+    /// x86-64 has none: LLVM would call a runtime function that a host
+    /// shared object must not need.
+    pub fn converts_f16(&self) -> bool {
+        !matches!(self, Target::Host(HostIsa::X86_64))
+    }
+
     /// The tensor-core instructions the lowering may use on this target:
     /// `mma.sync.m16n8k16` from sm_80 on, its FP8 form from sm_89 on,
     /// `wgmma` on sm_90a, WMMA on RDNA 3, MFMA on CDNA.

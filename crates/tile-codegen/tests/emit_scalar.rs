@@ -293,6 +293,45 @@ fn casts_match_the_oracle() {
     }
 }
 
+/// f32 → f16 where rounding decides: every f16 value's f32 neighbourhood
+/// (itself, the midpoints to the next f16 and one f32 ulp either side of
+/// them), across subnormals, the overflow threshold and NaN payloads. Most
+/// targets round with an instruction here (`Target::converts_f16`).
+#[test]
+fn f32_to_f16_rounds_like_the_oracle_at_every_boundary() {
+    let mut xs: Vec<u64> = Vec::new();
+    for h in 0u16..0x7c00 {
+        let (lo, hi) = (half_to_f32(h), half_to_f32(h + 1));
+        let mid = f32::midpoint(lo, hi).to_bits();
+        for bits in [lo.to_bits(), mid - 1, mid, mid + 1] {
+            xs.extend([u64::from(bits), u64::from(bits | 0x8000_0000)]);
+        }
+    }
+    xs.extend([
+        0x7f80_0000,
+        0x7f80_0001,
+        0x7fc0_0000,
+        0xffc1_2345,
+        0x7fbf_ffff,
+    ]);
+    let inputs: Vec<[u64; 3]> = xs.iter().map(|&x| [x, 0, 0]).collect();
+    let cast = ThreadOpKind::Cast { to: DType::F16 };
+    let got = run_probe(&cast, &[DType::F32], &inputs, false).expect("casts are total");
+    for (&x, &got) in xs.iter().zip(&got) {
+        let want = eval::cast(Scalar::from_bits(DType::F32, x), DType::F16).to_bits();
+        assert_eq!(got, want, "cast {x:#010x} from f32 to f16");
+    }
+}
+
+/// The f16 of `bits` as an f32 (exact; `bits` is finite).
+fn half_to_f32(bits: u16) -> f32 {
+    let (exp, man) = (i32::from(bits >> 10), f32::from(bits & 0x3ff));
+    match exp {
+        0 => man * 2f32.powi(-24),
+        _ => (1.0 + man / 1024.0) * 2f32.powi(exp - 15),
+    }
+}
+
 #[test]
 fn math_functions_on_dense_f32_and_f64_samples() {
     let ops = [

@@ -159,7 +159,7 @@ fn build(
     let module = ctx.create_module(&program.name);
     machine.configure(&module);
     let emitter = GpuEmitter {
-        s: ScalarEmitter::new(&ctx, &module, options.fast_math),
+        s: ScalarEmitter::new(&ctx, &module, target, options.fast_math),
         gpu,
     };
     let bounds_checks = emitter.kernel(program)?;

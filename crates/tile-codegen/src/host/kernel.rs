@@ -11,6 +11,7 @@ use super::lview::LViewRef;
 use super::plan::{plan, HostPlan};
 use super::stream::{self, Streaming};
 use crate::scalar::{Nans, ScalarEmitter};
+use crate::Target;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::module::Module;
@@ -125,7 +126,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
         allocas.position_at_end(entry);
         // Without `fast_math` the host computes what the interpreter does,
         // bit for bit.
-        let e = ScalarEmitter::new(ctx, module, fast_math);
+        let e = ScalarEmitter::new(ctx, module, Target::Host(isa), fast_math);
         e.b.position_at_end(start);
         let mut l = HostKernel {
             e,

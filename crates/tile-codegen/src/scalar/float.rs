@@ -11,7 +11,7 @@
 use super::ScalarEmitter;
 use crate::EmitError;
 use inkwell::values::{FloatValue, IntValue};
-use inkwell::IntPredicate;
+use inkwell::{FloatPredicate, IntPredicate};
 use tile_ir::DType;
 
 /// A binary floating-point format described by its field widths.
@@ -228,6 +228,12 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         format: Format,
     ) -> Result<IntValue<'ctx>, EmitError> {
         let b = &self.b;
+        if self.converts_f16
+            && Format::of(DType::F16) == Some(format)
+            && x.get_type() == self.ctx.f32_type()
+        {
+            return self.narrow_f32_to_f16(x);
+        }
         let src = if x.get_type() == self.ctx.f64_type() {
             Format::of(DType::F64)
         } else {
@@ -309,6 +315,26 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             "narrow",
         )?
         .into_int_value())
+    }
+
+    /// [`Self::narrow`] of an f32 to f16 by the target's instruction
+    /// ([`crate::Target::converts_f16`]): the same rounding, a third of the
+    /// code (a 128×128 f16 matmul stores 128 results a thread), and the
+    /// canonical NaN chosen here, since the instructions make other NaNs
+    /// (PTX's is 0x7fff).
+    fn narrow_f32_to_f16(&self, x: FloatValue<'ctx>) -> Result<IntValue<'ctx>, EmitError> {
+        let b = &self.b;
+        let i16t = self.ctx.i16_type();
+        let half = b.build_float_trunc(x, self.ctx.f16_type(), "half")?;
+        let bits = b.build_bit_cast(half, i16t, "hbits")?.into_int_value();
+        let is_nan = b.build_float_compare(FloatPredicate::UNO, x, x, "nan")?;
+        let nan = Format::of(DType::F16)
+            .ok_or_else(|| EmitError::internal("f16 has a format"))?
+            .canonical_nan();
+        Ok(
+            b.build_select(is_nan, i16t.const_int(nan, false), bits, "narrow")?
+                .into_int_value(),
+        )
     }
 
     /// `x >> amount` rounded to nearest even on the bits shifted out

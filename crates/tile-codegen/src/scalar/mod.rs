@@ -30,7 +30,7 @@ mod values;
 
 pub(crate) use print::Record;
 
-use crate::EmitError;
+use crate::{EmitError, Target};
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::intrinsics::Intrinsic;
@@ -56,23 +56,36 @@ pub(crate) struct ScalarEmitter<'a, 'ctx> {
     /// Whether math functions of f32 and narrower use the fast library
     /// ([`crate::CodegenOptions::fast_math`]).
     pub(crate) fast_math: bool,
+    /// Whether f32 → f16 rounds with the target's instruction
+    /// ([`crate::Target::converts_f16`]) rather than integer arithmetic.
+    pub(crate) converts_f16: bool,
 }
 
 impl<'a, 'ctx> ScalarEmitter<'a, 'ctx> {
-    /// An emitter into `module` with a builder of its own.
-    pub(crate) fn new(ctx: &'ctx Context, module: &'a Module<'ctx>, fast_math: bool) -> Self {
+    /// An emitter into `module`, compiled for `target`, with a builder of
+    /// its own.
+    pub(crate) fn new(
+        ctx: &'ctx Context,
+        module: &'a Module<'ctx>,
+        target: Target,
+        fast_math: bool,
+    ) -> Self {
         ScalarEmitter {
             ctx,
             module,
             b: ctx.create_builder(),
             fast_math,
+            converts_f16: target.converts_f16(),
         }
     }
 
     /// An emitter for the same module with a builder of its own, for
     /// defining helper functions in the middle of another one.
     pub(crate) fn nested(&self) -> Self {
-        ScalarEmitter::new(self.ctx, self.module, self.fast_math)
+        ScalarEmitter {
+            b: self.ctx.create_builder(),
+            ..*self
+        }
     }
 
     /// The integer type of `bits` bits (1, 8, 16, 32, 64 or 128).

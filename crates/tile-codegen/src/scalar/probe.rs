@@ -41,7 +41,7 @@ pub fn math_probe<'ctx>(
     let machine = Machine::new(target, OptimizationLevel::Default)?;
     let module = ctx.create_module("probe");
     machine.configure(&module);
-    let e = ScalarEmitter::new(ctx, &module, fast_math);
+    let e = ScalarEmitter::new(ctx, &module, target, fast_math);
     let i64t = ctx.i64_type();
     let f = module.add_function(
         PROBE,
