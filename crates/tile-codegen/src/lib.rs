@@ -32,6 +32,7 @@ mod error;
 pub mod gpu;
 pub mod host;
 mod module;
+mod nans;
 mod native;
 mod options;
 pub mod pipeline;

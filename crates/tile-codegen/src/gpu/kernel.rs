@@ -4,6 +4,7 @@
 //! emitter).
 
 use super::asm::Asm;
+use super::nan;
 use super::GpuEmitter;
 use crate::scalar::Nans;
 use crate::EmitError;
@@ -14,7 +15,7 @@ use inkwell::{AddressSpace, IntPredicate};
 use std::collections::HashSet;
 use tile_abi::{FaultCode, ImageKind};
 use tile_ir::DType;
-use tile_thread::program::{CheckKind, Op, ParamKind, Program, Reg, Region, ThreadOpKind};
+use tile_thread::program::{CheckKind, Op, OpId, ParamKind, Program, Reg, Region, ThreadOpKind};
 
 /// A tensor parameter's values: base pointer, extents and strides.
 pub(super) struct TensorArgs<'ctx> {
@@ -42,6 +43,9 @@ pub(super) struct Kernel<'p, 'ctx> {
     pub(super) maps: Vec<PointerValue<'ctx>>,
     pub(super) thread: IntValue<'ctx>,
     pub(super) checks: Vec<String>,
+    /// The ops whose NaN results no use observes (`gpu/nan.rs`): emitted
+    /// without canonicalizing them.
+    pub(super) free_nans: HashSet<OpId>,
 }
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
@@ -223,6 +227,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             maps: map_params,
             thread,
             checks: Vec::new(),
+            free_nans: nan::unobserved_nans(program),
         };
         self.region(&mut k, &program.body)?;
         self.b.build_return(None)?;
@@ -240,7 +245,11 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             if let ThreadOpKind::Yield = op.kind {
                 return op.operands.iter().map(|&r| get(k, r)).collect();
             }
-            let results = self.op(k, op)?;
+            let nans = match k.free_nans.contains(&id) {
+                true => Nans::AsComputed,
+                false => Nans::Canonical,
+            };
+            let results = self.op(k, op, nans)?;
             if results.len() != op.results.len() {
                 return Err(EmitError::Internal(format!(
                     "`{}` computed {} results for {}",
@@ -256,10 +265,12 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         Ok(Vec::new())
     }
 
+    /// Emits `op`, its computed floats' NaNs as `nans` says.
     fn op(
         &self,
         k: &mut Kernel<'_, 'ctx>,
         op: &Op,
+        nans: Nans,
     ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
         let b = &self.b;
         let i32t = self.ctx.i32_type();
@@ -325,14 +336,12 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 )?;
                 one(b.build_select(big, cap, low, "align")?)
             }
-            ThreadOpKind::Unary(u) => one(self.unary(*u, dtype(0)?, x[0], Nans::Canonical)?),
-            ThreadOpKind::Binary(o) => {
-                one(self.binary(*o, dtype(0)?, x[0], x[1], Nans::Canonical)?)
-            }
+            ThreadOpKind::Unary(u) => one(self.unary(*u, dtype(0)?, x[0], nans)?),
+            ThreadOpKind::Binary(o) => one(self.binary(*o, dtype(0)?, x[0], x[1], nans)?),
             ThreadOpKind::Cmp(p) => one(self.compare(*p, dtype(0)?, x[0], x[1])?),
             ThreadOpKind::Select => one(self.select(x[0], x[1], x[2])?),
-            ThreadOpKind::Fma => one(self.fma(dtype(0)?, x[0], x[1], x[2], Nans::Canonical)?),
-            ThreadOpKind::Cast { to } => one(self.cast(x[0], dtype(0)?, *to, Nans::Canonical)?),
+            ThreadOpKind::Fma => one(self.fma(dtype(0)?, x[0], x[1], x[2], nans)?),
+            ThreadOpKind::Cast { to } => one(self.cast(x[0], dtype(0)?, *to, nans)?),
             ThreadOpKind::LoadGlobal { param, width } => {
                 let dt = op
                     .results

@@ -25,6 +25,7 @@ mod intrinsics;
 mod kernel;
 mod memory;
 mod mma;
+mod nan;
 mod shuffle;
 mod tma;
 mod wgmma;

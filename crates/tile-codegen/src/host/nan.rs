@@ -1,20 +1,8 @@
-//! Which ops may leave their NaN results as the hardware makes them.
-//!
-//! The interpreter gives every computed f32/f64 NaN the canonical bits
-//! (docs/semantics.md), and the scalar emitter canonicalizes each computed
-//! result: a compare and a select per element and op. A NaN's payload is
-//! only seen where its bits leave the arithmetic, though: in a store, a
-//! bitcast, a scan, a `dot`, a `for`'s carried values. Every op that
-//! computes from a float — unary and binary ops, `cmp`, `fma`, a cast to
-//! another dtype, an `arg` reduction — gives the same result whatever the
-//! payload of a NaN operand: loads already hand such ops NaNs of any
-//! payload, and the host code agrees with the interpreter bit for bit on
-//! them. So an op's result may keep the hardware's NaN when each of its uses
-//! computes from it, or passes it on unchanged (the values of a `select`, a
-//! `broadcast` or `expand`, a `reduce`) to a result whose NaN may itself be
-//! left so. Such an op is emitted without its canonicalization
-//! (`crate::scalar::Nans::AsComputed`); the first op that observes the value computes it
-//! from canonical operands or canonicalizes itself.
+//! Which ops of a tile IR function may leave their NaN results as the
+//! hardware makes them (`crate::nans` explains why that is safe). Besides
+//! the thread-level program's, the tile IR passes NaNs on through
+//! `broadcast`, `expand` and `reduce`, and an `arg` reduction computes from
+//! its operand.
 //!
 //! Layernorm's `x - mean` (selected, then squared and scaled), its squares
 //! (summed, then divided) and `centered · rstd` (the operand of an `fma`)
@@ -39,27 +27,9 @@ pub(super) fn unobserved_nans(func: &Function) -> HashSet<OpId> {
             candidates.insert(id);
         }
     });
-    // Start from every candidate and drop those with an observing use until
-    // none is left: a use by a passing op observes once that op is dropped.
-    loop {
-        let observed: Vec<OpId> = candidates
-            .iter()
-            .copied()
-            .filter(|&id| {
-                let result = func.op(id).results[0];
-                uses.get(&result)
-                    .into_iter()
-                    .flatten()
-                    .any(|&(user, at)| observes(func, user, at, &candidates))
-            })
-            .collect();
-        if observed.is_empty() {
-            return candidates;
-        }
-        for id in observed {
-            candidates.remove(&id);
-        }
-    }
+    let result = |id: OpId| func.op(id).results[0];
+    let observing = |user, at, left: &HashSet<OpId>| observes(func, user, at, left);
+    crate::nans::unobserved(candidates, result, &uses, observing)
 }
 
 /// Whether op `user` sees the NaN payload of its operand number `at`, given

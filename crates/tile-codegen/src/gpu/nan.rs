@@ -1,0 +1,130 @@
+//! Which ops of a thread-level program may leave their NaN results as the
+//! hardware makes them (`crate::nans` explains why that is safe): the
+//! arithmetic whose results only feed more arithmetic, such as the centered
+//! and squared values of a layernorm before they are summed through shared
+//! memory. Every use that is not arithmetic or a `select` (stores,
+//! shuffles, shared memory, `mma`, a loop's carried values) observes.
+
+use std::collections::{HashMap, HashSet};
+use tile_ir::DType;
+use tile_thread::program::{OpId, Program, Reg, ThreadOpKind};
+
+/// The ops of `program` whose results' NaN payloads no use observes.
+pub(super) fn unobserved_nans(program: &Program) -> HashSet<OpId> {
+    let mut uses: HashMap<Reg, Vec<(OpId, usize)>> = HashMap::new();
+    let mut candidates = HashSet::new();
+    for (id, op) in program.ops.iter() {
+        for (at, &r) in op.operands.iter().enumerate() {
+            uses.entry(r).or_default().push((id, at));
+        }
+        let float = |r: Reg| matches!(program.dtype(r), DType::F32 | DType::F64);
+        if matches!(op.results.as_slice(), [r] if float(*r))
+            && (computes(&op.kind) || matches!(op.kind, ThreadOpKind::Select))
+        {
+            candidates.insert(id);
+        }
+    }
+    let result = |id: OpId| program.ops[id].results[0];
+    let observing = |user, at, left: &HashSet<OpId>| observes(program, user, at, left);
+    crate::nans::unobserved(candidates, result, &uses, observing)
+}
+
+/// Whether op `user` sees the NaN payload of its operand number `at`, given
+/// the ops whose NaN payloads are still taken as unobserved.
+fn observes(program: &Program, user: OpId, at: usize, unobserved: &HashSet<OpId>) -> bool {
+    let op = &program.ops[user];
+    match &op.kind {
+        // The condition is a bool; the values are passed on.
+        ThreadOpKind::Select => at != 0 && !unobserved.contains(&user),
+        // A cast to the operand's own dtype is the operand itself.
+        ThreadOpKind::Cast { to } => op
+            .operands
+            .first()
+            .is_some_and(|&r| program.dtype(r) == *to),
+        kind => !computes(kind),
+    }
+}
+
+/// Whether an op of `kind` computes its result from its operands' values,
+/// so that a NaN operand's payload does not change it.
+fn computes(kind: &ThreadOpKind) -> bool {
+    matches!(
+        kind,
+        ThreadOpKind::Unary(_)
+            | ThreadOpKind::Binary(_)
+            | ThreadOpKind::Cmp(_)
+            | ThreadOpKind::Fma
+            | ThreadOpKind::Cast { .. }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unobserved_nans;
+    use tile_thread::program::Program;
+
+    /// The names of the ops whose NaN payloads are unobserved in a one-warp
+    /// kernel over `x` and `out` (f32) whose body is `body`, sorted; `%0` is
+    /// a thread's element index (i64), `%1` true and `%z` 0.0.
+    fn unobserved(body: &str) -> Vec<String> {
+        let text = format!(
+            "kernel k warps 1 (x: tensor<f32, 1>, out: tensor<f32, 1>)
+{{
+  %t = thread_id : i32
+  %0 = cast %t to i64 : i64
+  %1 = const true : bool
+  %z = const 0.0 : f32
+{body}
+}}
+"
+        );
+        let program: Program =
+            tile_thread::parse_program(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let mut out: Vec<String> = unobserved_nans(&program)
+            .into_iter()
+            .map(|id| program.ops[id].kind.name().to_string())
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn arithmetic_canonicalizes_only_where_its_value_is_stored() {
+        let body = "  %a = ld.global.v1 x[%0] mask(%1) other(%z) : f32
+  %b = mul %a, %a : f32
+  %c = sqrt %b : f32
+  %d = add %c, %a : f32
+  st.global.v1 out[%0], %d mask(%1)";
+        assert_eq!(unobserved(body), ["mul", "sqrt"]);
+    }
+
+    #[test]
+    fn shuffles_observe_and_selects_pass_on() {
+        // `%m` goes through a select into arithmetic: unobserved; `%n` is
+        // shuffled: observed; `%s` is selected into a store: observed.
+        let body = "  %a = ld.global.v1 x[%0] mask(%1) other(%z) : f32
+  %c = cmp lt %a, %a : bool
+  %m = sub %a, %a : f32
+  %sm = select %c, %m, %a : f32
+  %q = mul %sm, %sm : f32
+  %n = add %q, %a : f32
+  %lane = const 1 : i32
+  %r = shfl.bfly %n, %lane width 32 : f32
+  %s = select %c, %r, %a : f32
+  st.global.v1 out[%0], %s mask(%1)";
+        assert_eq!(unobserved(body), ["mul", "select", "sub"]);
+    }
+
+    #[test]
+    fn a_cast_to_the_same_dtype_passes_its_operand_on() {
+        let body = "  %a = ld.global.v1 x[%0] mask(%1) other(%z) : f32
+  %b = mul %a, %a : f32
+  %c = cast %b to f32 : f32
+  %d = abs %a : f32
+  %e = cast %d to f64 : f64
+  %f = cast %e to f32 : f32
+  st.global.v1 out[%0], %c mask(%1)
+  st.global.v1 out[%0], %f mask(%1)";
+        assert_eq!(unobserved(body), ["abs", "cast"]);
+    }
+}
