@@ -1,8 +1,8 @@
 //! What finishes what LLVM's code generation starts: the external tools `ptxas` (PTX to cubin,
 //! and `ptxas -v`'s register report) and `llvm-objdump` (disassembly), and, inside this
-//! process ([`crate::native`]), LLVM's machine-code assembler (AMDGPU assembly to object, as
-//! `llvm-mc` would) and lld's ELF linker (AMDGPU object to HSA code object, host object to
-//! shared object, as `ld.lld` would).
+//! process (`native.rs`, over `build/*.cpp`), LLVM's machine-code assembler (AMDGPU assembly
+//! to object, as `llvm-mc` would) and lld's ELF linker (AMDGPU object to HSA code object, host
+//! object to shared object, as `ld.lld` would).
 //!
 //! `scripts/setup.sh` installs both tools. Each is looked up, first to last:
 //!
