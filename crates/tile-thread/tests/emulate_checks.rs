@@ -77,9 +77,10 @@ fn planted_out_of_bounds_load() {
     emulate::run(&load_by_thread(false), [2, 1, 1], &mut x(20)).unwrap();
 }
 
-/// Thread t loads the 4 elements from x[4t + shift] as one vector, the
-/// last under `mask`.
-fn vector_load(shift: i32, mask: bool) -> Program {
+/// Thread t loads the 4 elements from x[4t + shift] as one vector, all
+/// under `mask`, each lane's own offset `spread` elements after the one
+/// before (1: the vector's elements).
+fn vector_load(shift: i32, mask: bool, spread: i64) -> Program {
     let (mut p, tid) = program();
     let four = one(&mut p, ThreadOpKind::Const(Scalar::I32(4)), &[], DType::I32);
     let shift = one(
@@ -106,12 +107,27 @@ fn vector_load(shift: i32, mask: bool) -> Program {
         &[at],
         DType::I64,
     );
-    let off = one(
+    let ok = one(
         &mut p,
-        ThreadOpKind::Const(Scalar::Bool(false)),
+        ThreadOpKind::Const(Scalar::Bool(true)),
         &[],
         DType::Bool,
     );
+    let mut lanes = Vec::new();
+    for i in 0..4 {
+        let step = one(
+            &mut p,
+            ThreadOpKind::Const(Scalar::I64(i * spread)),
+            &[],
+            DType::I64,
+        );
+        lanes.push(one(
+            &mut p,
+            ThreadOpKind::Binary(BinaryOp::Add),
+            &[addr, step],
+            DType::I64,
+        ));
+    }
     let m = one(
         &mut p,
         ThreadOpKind::Const(Scalar::Bool(mask)),
@@ -125,26 +141,35 @@ fn vector_load(shift: i32, mask: bool) -> Program {
         DType::F32,
     );
     let load = ThreadOpKind::LoadGlobal { param: 0, width: 4 };
-    op(
-        &mut p,
-        load,
-        &[addr, off, off, off, m, z, z, z, z],
-        &[DType::F32; 4],
-    );
+    let mut operands = vec![addr, ok];
+    operands.extend(lanes);
+    operands.extend([m; 4]);
+    operands.extend([z; 4]);
+    op(&mut p, load, &operands, &[DType::F32; 4]);
     p
 }
 
 #[test]
 fn planted_misaligned_vector_load() {
-    emulate::run(&vector_load(0, true), [1, 1, 1], &mut x(129)).unwrap();
-    let err = emulate::run(&vector_load(1, true), [1, 1, 1], &mut x(129)).unwrap_err();
+    emulate::run(&vector_load(0, true, 1), [1, 1, 1], &mut x(129)).unwrap();
+    let err = emulate::run(&vector_load(1, true, 1), [1, 1, 1], &mut x(129)).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "block (0, 0, 0) thread 0: `%9, %10, %11, %12 = ld.global.v4 x[%5] mask(%6, %6, %6, %7) other(%8, %8, %8, %8) : f32`: \
+        "block (0, 0, 0) thread 0: `%17, %18, %19, %20 = ld.global.v4 x[%5] if(%6) else[%8, %10, %12, %14] mask(%15, %15, %15, %15) other(%16, %16, %16, %16) : f32`: \
          a 4-element load of `x` at element offset 1 is not aligned to 16 bytes"
     );
-    // Masked off whole, the vector touches nothing and needs no alignment.
-    emulate::run(&vector_load(1, false), [1, 1, 1], &mut x(129)).unwrap();
+    // Masked off, the vector touches nothing and needs no alignment.
+    emulate::run(&vector_load(1, false, 1), [1, 1, 1], &mut x(129)).unwrap();
+}
+
+#[test]
+fn a_vector_whose_lanes_are_not_its_elements_is_malformed() {
+    let err = emulate::run(&vector_load(0, true, 2), [1, 1, 1], &mut x(129)).unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with("malformed program: load lane 1 at offset 2 in a vector access at 0"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -2,19 +2,33 @@
 //! snippet: a function of the same type that calls the runtime's entry
 //! point with an [`Op`].
 //!
-//! A call of inline assembly prints as `asm sideeffect "<template>",
+//! A call of inline assembly prints as `asm [sideeffect] "<template>",
 //! "<constraints>"(<args>)`; the two strings are read back into an [`Asm`]
-//! and the callee replaced by `@tile_emu.<name>`. Inline assembly that is
-//! not an [`Asm`] is an error: the emulation target must model every
-//! instruction a GPU receives.
+//! and the callee replaced by its [`Asm::replacement`]. Inline assembly
+//! that is not an [`Asm`] is an error: the emulation target must model
+//! every instruction a GPU receives.
+//!
+//! A predicated global access becomes a branch around an ordinary load or
+//! store of the same address space, bytes and alignment, which the
+//! emulation's access checks then see like any other.
 
 use crate::gpu::Asm;
 use crate::EmitError;
 use std::collections::BTreeMap;
 use tile_abi::emulation::{Op, RUNTIME_SYMBOL};
 
-/// How a call of inline assembly starts in LLVM's printed IR.
-const INLINE_ASM: &str = "asm sideeffect \"";
+/// How a call of inline assembly starts in LLVM's printed IR, with side
+/// effects and without.
+const INLINE_ASM: [&str; 2] = ["asm sideeffect \"", "asm \""];
+
+/// Where the next call of inline assembly in `text` starts, and the length
+/// of its start.
+fn next_inline_asm(text: &str) -> Option<(usize, usize)> {
+    INLINE_ASM
+        .iter()
+        .filter_map(|start| text.find(start).map(|at| (at, start.len())))
+        .min()
+}
 
 /// `text` with every call of inline assembly redirected; the definitions
 /// of the replacements, to append to it.
@@ -22,9 +36,9 @@ pub(super) fn replace(text: &mut String) -> Result<String, EmitError> {
     let mut used = BTreeMap::new();
     let mut out = String::with_capacity(text.len());
     let mut rest = text.as_str();
-    while let Some(at) = rest.find(INLINE_ASM) {
+    while let Some((at, len)) = next_inline_asm(rest) {
         out.push_str(&rest[..at]);
-        let after = &rest[at + INLINE_ASM.len()..];
+        let after = &rest[at + len..];
         let unreadable = || EmitError::Unsupported {
             what: format!(
                 "inline assembly `{}` on the emulation target",
@@ -34,7 +48,7 @@ pub(super) fn replace(text: &mut String) -> Result<String, EmitError> {
         let (template, after) = after.split_once("\", \"").ok_or_else(unreadable)?;
         let (constraints, after) = after.split_once('"').ok_or_else(unreadable)?;
         let asm = Asm::parse(template, constraints).ok_or_else(unreadable)?;
-        let name = format!("tile_emu.{}", asm.name());
+        let name = asm.replacement();
         out.push('@');
         out.push_str(&name);
         used.insert(name, asm);
@@ -64,6 +78,8 @@ fn definition(name: &str, asm: Asm) -> String {
     };
     let mut results: Vec<String> = (0..values).map(|i| format!("%v{i}")).collect();
     match asm {
+        Asm::LoadGlobal { bits, .. } => return access_definition(name, bits, false),
+        Asm::StoreGlobal { bits } => return access_definition(name, bits, true),
         Asm::Wgmma(kind) => {
             params.extend(["i64 %da".into(), "i64 %db".into(), "i32 %scale".into()]);
             body.push_str(&format!("  %buf = alloca [{values} x float], align 4\n"));
@@ -163,6 +179,34 @@ fn definition(name: &str, asm: Asm) -> String {
     )
 }
 
+/// The definition of `name`, replacing a predicated global access: a
+/// branch around the load (yielding `other` where the predicate is false)
+/// or the store. A byte travels in a 16-bit register, as in PTX.
+fn access_definition(name: &str, bits: u8, store: bool) -> String {
+    let memory = format!("i{bits}");
+    let register = format!("i{}", bits.max(16));
+    let align = bits / 8;
+    let (widen, narrow) = match bits {
+        8 => (
+            "  %v = zext i8 %m to i16\n",
+            "  %m = trunc i16 %value to i8\n",
+        ),
+        _ => ("", ""),
+    };
+    let (loaded, stored) = match bits {
+        8 => ("%v", "%m"),
+        _ => ("%m", "%value"),
+    };
+    match store {
+        true => format!(
+            "define internal void @{name}(i1 %p, ptr addrspace(1) %at, {register} %value) {{\nentry:\n  br i1 %p, label %st, label %done\nst:\n{narrow}  store {memory} {stored}, ptr addrspace(1) %at, align {align}\n  br label %done\ndone:\n  ret void\n}}\n"
+        ),
+        false => format!(
+            "define internal {register} @{name}(ptr addrspace(1) %at, i1 %p, {register} %other) {{\nentry:\n  br i1 %p, label %ld, label %done\nld:\n  %m = load {memory}, ptr addrspace(1) %at, align {align}\n{widen}  br label %done\ndone:\n  %r = phi {register} [ {loaded}, %ld ], [ %other, %entry ]\n  ret {register} %r\n}}\n"
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,6 +248,24 @@ mod tests {
         let definitions = replace(&mut text).unwrap();
         assert_eq!(text, "call @tile_emu.wgmma.m64n8k16.bf16(");
         assert!(definitions.contains(&format!("%code = or i64 %sh, {}", kind.code())));
+        // A load of read-only memory has no side effects; its replacement
+        // is a branch around an ordinary load, which the access checks see.
+        let load = Asm::LoadGlobal { bits: 8, nc: true };
+        let mut text = format!(
+            "%v = call i16 asm \"{}\", \"{}\"(ptr addrspace(1) %at, i1 %m, i16 0)",
+            load.template(),
+            load.constraints()
+        );
+        let definitions = replace(&mut text).unwrap();
+        assert_eq!(
+            text,
+            "%v = call i16 @tile_ptx.ld.global.nc.b8(ptr addrspace(1) %at, i1 %m, i16 0)"
+        );
+        assert!(definitions.contains(
+            "define internal i16 @tile_ptx.ld.global.nc.b8(ptr addrspace(1) %at, i1 %p, i16 %other)"
+        ));
+        assert!(definitions
+            .contains("  %m = load i8, ptr addrspace(1) %at, align 1\n  %v = zext i8 %m to i16\n"));
         let mut unknown = "call void asm sideeffect \"trap;\", \"\"()".to_string();
         assert_eq!(
             replace(&mut unknown).unwrap_err().to_string(),

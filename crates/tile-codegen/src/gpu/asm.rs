@@ -2,20 +2,25 @@
 //! (`../shared/reference/tensor-cores.md`, A3): Hopper's `wgmma` and its
 //! fences, `fence.proxy.async`, `mma.sync`'s FP8 form (LLVM 19 has no
 //! `e4m3`/`e5m2` intrinsic), and the TMA's bulk tensor copies with the
-//! mbarrier operations they complete on (`expect_tx`, `try_wait.parity`).
+//! mbarrier operations they complete on (`expect_tx`, `try_wait.parity`);
+//! and, as Triton writes them, masked global loads and stores as one
+//! predicated instruction each (`@p ld.global`, `@p st.global`), where
+//! LLVM would branch around the access.
 //!
 //! Each snippet is an [`Asm`], which names its template and constraints
 //! once: the GPU emitter builds the call from them, and the emulation
 //! target recognizes the call by them (`Asm::parse` reads a template and
 //! constraints back only if they are exactly what [`Asm`] writes). Every
-//! snippet but `mma.sync` (which reads registers only) clobbers memory, so
+//! snippet but `mma.sync` (which reads registers only) and the load of a
+//! tensor the kernel never writes (`ld.global.nc`) clobbers memory, so
 //! that LLVM keeps shared-memory accesses on their side of it; `wgmma`'s
 //! accumulators are tied operands, and `wgmma.wait_group` passes them
 //! through, so that no read of D moves above the wait.
 
 use super::GpuEmitter;
 use crate::EmitError;
-use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum};
 use inkwell::InlineAsmDialect;
 use tile_abi::mma::MmaKind;
@@ -56,6 +61,43 @@ pub(crate) enum Asm {
     /// .mbarrier::complete_tx::bytes`: `(dst: i64, map: i64, c0: i32, c1:
     /// i32, bar: i64)`, shared addresses and the tensor map's generic one.
     TmaLoad2d,
+    /// `@p ld.global[.nc]` of one `bits`-bit element: `(at: ptr, p: i1,
+    /// other) -> value`, `other` where `p` is false (tied to the result).
+    /// 8-bit elements travel in 16-bit registers. `.nc` (through the
+    /// read-only data cache) is for tensors the kernel never writes: such
+    /// a load has no side effects and clobbers nothing.
+    LoadGlobal {
+        /// The element's bits: 8, 16, 32 or 64.
+        bits: u8,
+        /// Whether through the read-only data cache.
+        nc: bool,
+    },
+    /// `@p st.global` of one `bits`-bit element: `(p: i1, at: ptr, value)`.
+    StoreGlobal {
+        /// The element's bits: 8, 16, 32 or 64.
+        bits: u8,
+    },
+}
+
+/// The element sizes of [`Asm::LoadGlobal`] and [`Asm::StoreGlobal`].
+const ACCESS_BITS: [u8; 4] = [8, 16, 32, 64];
+
+/// The PTX type of a `bits`-bit access (`u8`: a byte zero-extended into its
+/// 16-bit register).
+fn access_type(bits: u8) -> String {
+    match bits {
+        8 => "u8".into(),
+        b => format!("b{b}"),
+    }
+}
+
+/// The constraint of a `bits`-bit access's register.
+fn access_register(bits: u8) -> &'static str {
+    match bits {
+        8 | 16 => "h",
+        32 => "r",
+        _ => "l",
+    }
 }
 
 /// The clobber every snippet carries.
@@ -89,6 +131,12 @@ impl Asm {
             }
             Asm::MbarrierTryWait => "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }".into(),
             Asm::TmaLoad2d => "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];".into(),
+            Asm::LoadGlobal { bits, nc } => format!(
+                "@$2 ld.global{}.{} $0, [$1];",
+                if nc { ".nc" } else { "" },
+                access_type(bits)
+            ),
+            Asm::StoreGlobal { bits } => format!("@$0 st.global.{} [$1], $2;", access_type(bits)),
         }
     }
 
@@ -109,7 +157,18 @@ impl Asm {
             Asm::MbarrierTryWait => format!("=r,l,r,{MEMORY}"),
             Asm::TmaLoad2d => format!("l,l,r,r,l,{MEMORY}"),
             Asm::WgmmaFence | Asm::WgmmaCommit | Asm::FenceProxyAsync => MEMORY.into(),
+            Asm::LoadGlobal { bits, nc: true } => format!("={},l,b,0", access_register(bits)),
+            Asm::LoadGlobal { bits, nc: false } => {
+                format!("={},l,b,0,{MEMORY}", access_register(bits))
+            }
+            Asm::StoreGlobal { bits } => format!("b,l,{},{MEMORY}", access_register(bits)),
         }
+    }
+
+    /// Whether LLVM must keep the snippet where it is and as often as it
+    /// runs: all but a load of read-only memory.
+    pub(crate) fn has_side_effects(self) -> bool {
+        !matches!(self, Asm::LoadGlobal { nc: true, .. })
     }
 
     /// The snippet a template and constraints were written for, if one was.
@@ -133,6 +192,13 @@ impl Asm {
                 .into_iter()
                 .filter(|k| k.is_fp8())
                 .map(Asm::MmaFp8);
+            let accesses = ACCESS_BITS.into_iter().flat_map(|bits| {
+                [
+                    Asm::LoadGlobal { bits, nc: true },
+                    Asm::LoadGlobal { bits, nc: false },
+                    Asm::StoreGlobal { bits },
+                ]
+            });
             [
                 Asm::WgmmaFence,
                 Asm::WgmmaCommit,
@@ -143,15 +209,27 @@ impl Asm {
             ]
             .into_iter()
             .chain(fp8)
+            .chain(accesses)
             .find(|a| a.template() == template)?
         };
         (candidate.template() == template && candidate.constraints() == constraints)
             .then_some(candidate)
     }
 
-    /// The name of its replacement on the emulation target, after
-    /// `tile_emu.`.
-    pub(crate) fn name(self) -> String {
+    /// The name of its replacement on the emulation target. The
+    /// replacements of global accesses are `tile_ptx.*`, whose loads and
+    /// stores the emulation's access checks see, as they see the kernel's
+    /// own; the others, which call the emulation's runtime, `tile_emu.*`.
+    pub(crate) fn replacement(self) -> String {
+        match self {
+            Asm::LoadGlobal { .. } | Asm::StoreGlobal { .. } => {
+                format!("tile_ptx.{}", self.name())
+            }
+            _ => format!("tile_emu.{}", self.name()),
+        }
+    }
+
+    fn name(self) -> String {
         match self {
             Asm::Wgmma(kind) => format!("wgmma.{}", kind.name()),
             Asm::WgmmaFence => "wgmma.fence".into(),
@@ -162,6 +240,10 @@ impl Asm {
             Asm::MbarrierExpectTx => "mbarrier.expect_tx".into(),
             Asm::MbarrierTryWait => "mbarrier.try_wait".into(),
             Asm::TmaLoad2d => "tma.load".into(),
+            Asm::LoadGlobal { bits, nc } => {
+                format!("ld.global{}.b{bits}", if nc { ".nc" } else { "" })
+            }
+            Asm::StoreGlobal { bits } => format!("st.global.b{bits}"),
         }
     }
 
@@ -173,6 +255,7 @@ impl Asm {
             Asm::MmaFp8(_) => 4,
             Asm::MbarrierExpectTx | Asm::MbarrierTryWait | Asm::TmaLoad2d => 0,
             Asm::WgmmaFence | Asm::WgmmaCommit | Asm::FenceProxyAsync => 0,
+            Asm::LoadGlobal { .. } | Asm::StoreGlobal { .. } => 0,
         }
     }
 }
@@ -185,30 +268,17 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         asm: Asm,
         args: &[BasicValueEnum<'ctx>],
     ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
-        self.require_nvptx(&asm.template())?;
         let f32t = self.ctx.f32_type();
         let values = asm.values();
-        let params: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
-        let fn_type = match (asm, values) {
-            (Asm::MbarrierTryWait, _) => self.ctx.i32_type().fn_type(&params, false),
-            (_, 0) => self.ctx.void_type().fn_type(&params, false),
+        let returns: Option<BasicTypeEnum> = match (asm, values) {
+            (Asm::MbarrierTryWait, _) => Some(self.ctx.i32_type().into()),
+            (_, 0) => None,
             (_, n) => {
                 let fields: Vec<BasicTypeEnum> = vec![f32t.into(); n];
-                self.ctx.struct_type(&fields, false).fn_type(&params, false)
+                Some(self.ctx.struct_type(&fields, false).into())
             }
         };
-        let callee = self.ctx.create_inline_asm(
-            fn_type,
-            asm.template(),
-            asm.constraints(),
-            true,
-            false,
-            Some(InlineAsmDialect::ATT),
-            false,
-        );
-        let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
-        let call = self.b.build_indirect_call(fn_type, callee, &args, "asm")?;
-        let result = call.try_as_basic_value().basic();
+        let result = self.call_asm(asm, returns, args)?;
         match (asm, values) {
             (Asm::MbarrierTryWait, _) => {
                 Ok(vec![result.ok_or_else(|| {
@@ -226,7 +296,49 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             }
         }
     }
+
+    /// Calls `asm` with `args`, returning a value of type `returns`, if
+    /// any. A snippet without side effects reads memory only: LLVM may
+    /// move, merge or drop it as it would a load.
+    pub(super) fn call_asm(
+        &self,
+        asm: Asm,
+        returns: Option<BasicTypeEnum<'ctx>>,
+        args: &[BasicValueEnum<'ctx>],
+    ) -> Result<Option<BasicValueEnum<'ctx>>, EmitError> {
+        self.require_nvptx(&asm.template())?;
+        let params: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
+        let fn_type = match returns {
+            Some(t) => t.fn_type(&params, false),
+            None => self.ctx.void_type().fn_type(&params, false),
+        };
+        let callee = self.ctx.create_inline_asm(
+            fn_type,
+            asm.template(),
+            asm.constraints(),
+            asm.has_side_effects(),
+            false,
+            Some(InlineAsmDialect::ATT),
+            false,
+        );
+        let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
+        let call = self.b.build_indirect_call(fn_type, callee, &args, "asm")?;
+        if !asm.has_side_effects() {
+            for (name, value) in [("nounwind", 0), ("willreturn", 0), ("memory", READ_ONLY)] {
+                let kind = Attribute::get_named_enum_kind_id(name);
+                call.add_attribute(
+                    AttributeLoc::Function,
+                    self.ctx.create_enum_attribute(kind, value),
+                );
+            }
+        }
+        Ok(call.try_as_basic_value().basic())
+    }
 }
+
+/// LLVM's encoding of `memory(read)`: reading, not writing, each kind of
+/// location (two bits each: argument memory, inaccessible memory, other).
+const READ_ONLY: u64 = 0b01_01_01;
 
 #[cfg(test)]
 mod tests {
@@ -251,6 +363,12 @@ mod tests {
             Asm::MbarrierExpectTx,
             Asm::MbarrierTryWait,
             Asm::TmaLoad2d,
+            Asm::LoadGlobal { bits: 8, nc: true },
+            Asm::LoadGlobal {
+                bits: 64,
+                nc: false,
+            },
+            Asm::StoreGlobal { bits: 16 },
         ];
         for asm in kinds {
             assert_eq!(Asm::parse(&asm.template(), &asm.constraints()), Some(asm));
@@ -264,6 +382,30 @@ mod tests {
             .ends_with("$31}, $64, $65, p, 1, 1, 0, 1; }"));
         assert!(wgmma.constraints().ends_with(",31,l,l,r,~{memory}"));
         assert_eq!(Asm::parse("wgmma.fence.sync.aligned;", ""), None);
+        let byte = Asm::LoadGlobal { bits: 8, nc: true };
+        assert_eq!(byte.template(), "@$2 ld.global.nc.u8 $0, [$1];");
+        assert_eq!(byte.constraints(), "=h,l,b,0");
+        assert!(!byte.has_side_effects());
+        let load = Asm::LoadGlobal {
+            bits: 32,
+            nc: false,
+        };
+        assert_eq!(load.template(), "@$2 ld.global.b32 $0, [$1];");
+        assert_eq!(load.constraints(), "=r,l,b,0,~{memory}");
+        assert!(load.has_side_effects());
+        let store = Asm::StoreGlobal { bits: 64 };
+        assert_eq!(store.template(), "@$0 st.global.b64 [$1], $2;");
+        assert_eq!(store.constraints(), "b,l,l,~{memory}");
+        assert_eq!(store.replacement(), "tile_ptx.st.global.b64");
+        // The `.nc` form's template with the other form's constraints is
+        // neither.
+        assert_eq!(
+            Asm::parse(
+                &byte.template(),
+                &Asm::LoadGlobal { bits: 8, nc: false }.constraints()
+            ),
+            None
+        );
         let mma = Asm::MmaFp8(MmaKind::E5m2M16N8K32);
         assert_eq!(
             mma.template(),

@@ -15,13 +15,17 @@ use inkwell::{AddressSpace, IntPredicate};
 use std::collections::HashSet;
 use tile_abi::{FaultCode, ImageKind};
 use tile_ir::DType;
-use tile_thread::program::{CheckKind, Op, OpId, ParamKind, Program, Reg, Region, ThreadOpKind};
+use tile_thread::program::{
+    CheckKind, GlobalOperands, Op, OpId, ParamKind, Program, Reg, Region, ThreadOpKind,
+};
 
 /// A tensor parameter's values: base pointer, extents and strides.
 pub(super) struct TensorArgs<'ctx> {
     pub(super) base: PointerValue<'ctx>,
     pub(super) dims: Vec<IntValue<'ctx>>,
     pub(super) strides: Vec<IntValue<'ctx>>,
+    /// Whether the kernel never writes the tensor.
+    pub(super) read_only: bool,
 }
 
 /// A lowered kernel parameter.
@@ -155,7 +159,8 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     let base = arg(next)?.into_pointer_value();
                     base.set_name(&p.name);
                     function.add_attribute(AttributeLoc::Param(next), noalias);
-                    if !written.contains(&index) {
+                    let read_only = !written.contains(&index);
+                    if read_only {
                         function.add_attribute(AttributeLoc::Param(next), readonly);
                     }
                     next += 1;
@@ -173,6 +178,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                         base,
                         dims,
                         strides,
+                        read_only,
                     }));
                 }
                 ParamKind::Scalar(d) => {
@@ -351,7 +357,9 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 self.load_global(k, *param, usize::from(*width), dt, &x)
             }
             ThreadOpKind::StoreGlobal { param, width } => {
-                let dt = dtype(1)?;
+                let dt = GlobalOperands::store(&op.operands, usize::from(*width))
+                    .and_then(|o| o.values.first().map(|&r| k.program.dtype(r)))
+                    .ok_or_else(|| EmitError::internal("st.global without values"))?;
                 self.store_global(k, *param, usize::from(*width), dt, &x)?;
                 Ok(Vec::new())
             }

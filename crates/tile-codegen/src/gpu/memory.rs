@@ -3,8 +3,9 @@
 //! shared memory, and the bounds checks of unproven accesses, which record
 //! the first failure in the status record.
 
+use super::asm::Asm;
 use super::kernel::{tensor, Kernel};
-use super::GpuEmitter;
+use super::{GpuEmitter, GpuTarget};
 use crate::scalar::Record;
 use crate::EmitError;
 use inkwell::types::BasicTypeEnum;
@@ -14,6 +15,7 @@ use tile_abi::print::GPU_AREA_OFFSET;
 use tile_abi::status::{STATUS_CHECK, STATUS_INDEX, STATUS_PROGRAM};
 use tile_abi::FaultCode;
 use tile_ir::{AtomicOp, DType, MemOrder, Scalar};
+use tile_thread::program::GlobalOperands;
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
     /// Loads an element of `dtype` at `at` as a register value.
@@ -23,14 +25,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         dtype: DType,
     ) -> Result<BasicValueEnum<'ctx>, EmitError> {
         let v = self.b.build_load(self.mem_type(dtype), at, "ld")?;
-        if dtype.is_bool() {
-            let i = v.into_int_value();
-            return Ok(self
-                .b
-                .build_int_compare(IntPredicate::NE, i, i.get_type().const_zero(), "b")?
-                .into());
-        }
-        Ok(v)
+        self.register_value(v, dtype)
     }
 
     /// Stores the register value `v` of `dtype` at `at`.
@@ -40,15 +35,41 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         v: BasicValueEnum<'ctx>,
         dtype: DType,
     ) -> Result<(), EmitError> {
-        let v = if dtype.is_bool() {
-            self.b
-                .build_int_z_extend(v.into_int_value(), self.ctx.i8_type(), "b8")?
-                .into()
-        } else {
-            v
-        };
-        self.b.build_store(at, v)?;
+        self.b.build_store(at, self.memory_value(v, dtype)?)?;
         Ok(())
+    }
+
+    /// The register value of `dtype` held by the memory value `v`: a bool's
+    /// byte compared with zero, any other value as it is.
+    fn register_value(
+        &self,
+        v: BasicValueEnum<'ctx>,
+        dtype: DType,
+    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        if !dtype.is_bool() {
+            return Ok(v);
+        }
+        let i = v.into_int_value();
+        Ok(self
+            .b
+            .build_int_compare(IntPredicate::NE, i, i.get_type().const_zero(), "b")?
+            .into())
+    }
+
+    /// The memory value of the register value `v` of `dtype`: a bool as a
+    /// byte, any other value as it is.
+    fn memory_value(
+        &self,
+        v: BasicValueEnum<'ctx>,
+        dtype: DType,
+    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        if !dtype.is_bool() {
+            return Ok(v);
+        }
+        Ok(self
+            .b
+            .build_int_z_extend(v.into_int_value(), self.ctx.i8_type(), "b8")?
+            .into())
     }
 
     /// The address of element `index` (i64) of tensor parameter `param`.
@@ -88,32 +109,9 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         })
     }
 
-    /// Loads `value` at `at` where `mask`, else yields `other`.
-    pub(super) fn masked_load(
-        &self,
-        k: &Kernel<'_, 'ctx>,
-        at: PointerValue<'ctx>,
-        dtype: DType,
-        mask: IntValue<'ctx>,
-        other: BasicValueEnum<'ctx>,
-    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
-        let from = self.current_block()?;
-        let then = self.ctx.append_basic_block(k.function, "ld");
-        let done = self.ctx.append_basic_block(k.function, "ld.done");
-        self.b.build_conditional_branch(mask, then, done)?;
-        self.b.position_at_end(then);
-        let v = self.load_elem(at, dtype)?;
-        let loaded = self.current_block()?;
-        self.b.build_unconditional_branch(done)?;
-        self.b.position_at_end(done);
-        let phi = self.b.build_phi(self.reg_type(dtype), "v")?;
-        phi.add_incoming(&[(&v, loaded), (&other, from)]);
-        Ok(phi.as_basic_value())
-    }
-
-    /// `ld.global`: one vector load when every lane's mask holds (the
-    /// lowering guarantees the alignment of `width`-wide accesses), else a
-    /// load per enabled lane.
+    /// `ld.global` ([`GlobalOperands`]): one vector load where the vector
+    /// condition and every mask hold (the lowering guarantees the
+    /// alignment then), else a masked load per element at its own address.
     pub(super) fn load_global(
         &self,
         k: &Kernel<'_, 'ctx>,
@@ -122,28 +120,20 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         dtype: DType,
         x: &[BasicValueEnum<'ctx>],
     ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
-        if x.len() != 1 + 2 * width {
-            return Err(EmitError::internal("ld.global operands"));
-        }
-        let addr = x[0].into_int_value();
-        let masks: Vec<IntValue> = x[1..=width].iter().map(|m| m.into_int_value()).collect();
-        let others = &x[1 + width..];
-        let lane_at = |i: usize| -> Result<PointerValue<'ctx>, EmitError> {
-            let idx =
-                self.b
-                    .build_int_add(addr, self.ctx.i64_type().const_int(i as u64, false), "i")?;
-            self.global_at(k, param, dtype, idx)
+        let o = GlobalOperands::load(x, width)
+            .ok_or_else(|| EmitError::internal("ld.global operands"))?;
+        let masks: Vec<IntValue> = o.masks.iter().map(|m| m.into_int_value()).collect();
+        let lane = |i: usize| -> Result<BasicValueEnum<'ctx>, EmitError> {
+            let at = self.global_at(k, param, dtype, o.lanes[i].into_int_value())?;
+            let other = self.memory_value(o.others[i], dtype)?;
+            self.masked_load_mem(k, param, at, dtype, masks[i], other)
         };
-        if width == 1 {
-            return Ok(vec![self.masked_load(
-                k,
-                lane_at(0)?,
-                dtype,
-                masks[0],
-                others[0],
-            )?]);
-        }
-        let all = self.all(&masks)?;
+        let Some(ok) = o.vector_ok else {
+            return Ok(vec![self.register_value(lane(0)?, dtype)?]);
+        };
+        let mut conditions = vec![ok.into_int_value()];
+        conditions.extend(&masks);
+        let all = self.all(&conditions)?;
         let vector = self.ctx.append_basic_block(k.function, "ldv");
         let lanes = self.ctx.append_basic_block(k.function, "ldl");
         let done = self.ctx.append_basic_block(k.function, "ldv.done");
@@ -153,25 +143,17 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         self.b.position_at_end(vector);
         let elem = self.mem_type(dtype);
         let vty = vector_type(elem, width as u32)?;
-        let load = self.b.build_load(vty, lane_at(0)?, "vec")?;
+        let at = self.global_at(k, param, dtype, o.addr.into_int_value())?;
+        let load = self.b.build_load(vty, at, "vec")?;
         set_alignment(load, width as u32 * dtype.size_bytes() as u32)?;
         let fast_end = self.current_block()?;
         self.b.build_unconditional_branch(done)?;
-        // Slow path: lane by lane.
         self.b.position_at_end(lanes);
         let mut slow = vty.get_undef();
         for i in 0..width {
-            let other = if dtype.is_bool() {
-                self.b
-                    .build_int_z_extend(others[i].into_int_value(), self.ctx.i8_type(), "o8")?
-                    .into()
-            } else {
-                others[i]
-            };
-            let v = self.masked_load_mem(k, lane_at(i)?, elem, masks[i], other)?;
             slow = self.b.build_insert_element(
                 slow,
-                v,
+                lane(i)?,
                 self.ctx.i32_type().const_int(i as u64, false),
                 "lane",
             )?;
@@ -189,28 +171,39 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 self.ctx.i32_type().const_int(i as u64, false),
                 "e",
             )?;
-            out.push(if dtype.is_bool() {
-                let i = e.into_int_value();
-                self.b
-                    .build_int_compare(IntPredicate::NE, i, i.get_type().const_zero(), "b")?
-                    .into()
-            } else {
-                e
-            });
+            out.push(self.register_value(e, dtype)?);
         }
         Ok(out)
     }
 
-    /// Loads the memory value of type `elem` at `at` where `mask`, else
-    /// yields `other` (a memory value too).
-    pub(super) fn masked_load_mem(
+    /// Loads the memory value of `dtype` at `at`, an address in tensor
+    /// parameter `param`, where `mask`, else yields `other` (a memory value
+    /// too). On NVIDIA's targets, one predicated `ld.global` (no branch;
+    /// `.nc` when the kernel never writes the tensor); on AMD's, a branch
+    /// around the load.
+    fn masked_load_mem(
         &self,
         k: &Kernel<'_, 'ctx>,
+        param: usize,
         at: PointerValue<'ctx>,
-        elem: BasicTypeEnum<'ctx>,
+        dtype: DType,
         mask: IntValue<'ctx>,
         other: BasicValueEnum<'ctx>,
     ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        let elem = self.mem_type(dtype);
+        if let GpuTarget::Nvptx(_) = self.gpu {
+            let bits = access_bits(dtype);
+            let nc = tensor(k, param)?.read_only;
+            let word = self.access_word(other, bits)?;
+            let loaded = self
+                .call_asm(
+                    Asm::LoadGlobal { bits, nc },
+                    Some(word.get_type().into()),
+                    &[at.into(), mask.into(), word.into()],
+                )?
+                .ok_or_else(|| EmitError::internal("ld.global returned nothing"))?;
+            return self.memory_of_word(loaded.into_int_value(), elem, bits);
+        }
         let from = self.current_block()?;
         let then = self.ctx.append_basic_block(k.function, "ld");
         let done = self.ctx.append_basic_block(k.function, "ld.done");
@@ -224,8 +217,62 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         Ok(phi.as_basic_value())
     }
 
-    /// `st.global`: one vector store when every lane's mask holds, else a
-    /// store per enabled lane.
+    /// Stores the register value `v` of `dtype` at `at` where `mask`: on
+    /// NVIDIA's targets one predicated `st.global`, on AMD's a branch
+    /// around the store.
+    fn masked_store(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        at: PointerValue<'ctx>,
+        v: BasicValueEnum<'ctx>,
+        dtype: DType,
+        mask: IntValue<'ctx>,
+    ) -> Result<(), EmitError> {
+        if let GpuTarget::Nvptx(_) = self.gpu {
+            let bits = access_bits(dtype);
+            let word = self.access_word(self.memory_value(v, dtype)?, bits)?;
+            self.call_asm(
+                Asm::StoreGlobal { bits },
+                None,
+                &[mask.into(), at.into(), word.into()],
+            )?;
+            return Ok(());
+        }
+        self.when(k, mask, |s| s.store_elem(at, v, dtype))
+    }
+
+    /// The memory value `v` as the integer register of a `bits`-bit
+    /// predicated access: its bits, a byte widened to 16.
+    fn access_word(&self, v: BasicValueEnum<'ctx>, bits: u8) -> Result<IntValue<'ctx>, EmitError> {
+        let int = self.int_type(u32::from(bits));
+        let word = self.b.build_bit_cast(v, int, "bits")?.into_int_value();
+        if bits == 8 {
+            return Ok(self
+                .b
+                .build_int_z_extend(word, self.ctx.i16_type(), "w16")?);
+        }
+        Ok(word)
+    }
+
+    /// The memory value of type `elem` in the register of a `bits`-bit
+    /// predicated access.
+    fn memory_of_word(
+        &self,
+        word: IntValue<'ctx>,
+        elem: BasicTypeEnum<'ctx>,
+        bits: u8,
+    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        let word = if bits == 8 {
+            self.b.build_int_truncate(word, self.ctx.i8_type(), "w8")?
+        } else {
+            word
+        };
+        Ok(self.b.build_bit_cast(word, elem, "v")?)
+    }
+
+    /// `st.global` ([`GlobalOperands`]): one vector store where the
+    /// vector condition and every mask hold, else a masked store per
+    /// element at its own address.
     pub(super) fn store_global(
         &self,
         k: &Kernel<'_, 'ctx>,
@@ -234,22 +281,19 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         dtype: DType,
         x: &[BasicValueEnum<'ctx>],
     ) -> Result<(), EmitError> {
-        if x.len() != 1 + 2 * width {
-            return Err(EmitError::internal("st.global operands"));
-        }
-        let addr = x[0].into_int_value();
-        let values = &x[1..=width];
-        let masks: Vec<IntValue> = x[1 + width..].iter().map(|m| m.into_int_value()).collect();
-        let lane_at = |i: usize| -> Result<PointerValue<'ctx>, EmitError> {
-            let idx =
-                self.b
-                    .build_int_add(addr, self.ctx.i64_type().const_int(i as u64, false), "i")?;
-            self.global_at(k, param, dtype, idx)
+        let o = GlobalOperands::store(x, width)
+            .ok_or_else(|| EmitError::internal("st.global operands"))?;
+        let masks: Vec<IntValue> = o.masks.iter().map(|m| m.into_int_value()).collect();
+        let lane = |i: usize| -> Result<(), EmitError> {
+            let at = self.global_at(k, param, dtype, o.lanes[i].into_int_value())?;
+            self.masked_store(k, at, o.values[i], dtype, masks[i])
         };
-        if width == 1 {
-            return self.when(k, masks[0], |s| s.store_elem(lane_at(0)?, values[0], dtype));
-        }
-        let all = self.all(&masks)?;
+        let Some(ok) = o.vector_ok else {
+            return lane(0);
+        };
+        let mut conditions = vec![ok.into_int_value()];
+        conditions.extend(&masks);
+        let all = self.all(&conditions)?;
         let vector = self.ctx.append_basic_block(k.function, "stv");
         let lanes = self.ctx.append_basic_block(k.function, "stl");
         let done = self.ctx.append_basic_block(k.function, "stv.done");
@@ -257,29 +301,23 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         self.b.position_at_end(vector);
         let elem = self.mem_type(dtype);
         let mut vec = vector_type(elem, width as u32)?.get_undef();
-        for (i, &v) in values.iter().enumerate() {
-            let v = if dtype.is_bool() {
-                self.b
-                    .build_int_z_extend(v.into_int_value(), self.ctx.i8_type(), "b8")?
-                    .into()
-            } else {
-                v
-            };
+        for (i, &v) in o.values.iter().enumerate() {
             vec = self.b.build_insert_element(
                 vec,
-                v,
+                self.memory_value(v, dtype)?,
                 self.ctx.i32_type().const_int(i as u64, false),
                 "v",
             )?;
         }
-        let store = self.b.build_store(lane_at(0)?, vec)?;
+        let at = self.global_at(k, param, dtype, o.addr.into_int_value())?;
+        let store = self.b.build_store(at, vec)?;
         store
             .set_alignment(width as u32 * dtype.size_bytes() as u32)
             .map_err(|e| EmitError::Internal(e.to_string()))?;
         self.b.build_unconditional_branch(done)?;
         self.b.position_at_end(lanes);
         for i in 0..width {
-            self.when(k, masks[i], |s| s.store_elem(lane_at(i)?, values[i], dtype))?;
+            lane(i)?;
         }
         self.b.build_unconditional_branch(done)?;
         self.b.position_at_end(done);
@@ -400,6 +438,11 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         })?;
         Ok(())
     }
+}
+
+/// The bits of one element of `dtype` in memory.
+fn access_bits(dtype: DType) -> u8 {
+    (dtype.size_bytes() * 8) as u8
 }
 
 pub(super) fn vector_type(

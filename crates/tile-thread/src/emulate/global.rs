@@ -2,12 +2,13 @@
 //! touching memory only where the element's mask is true.
 
 use super::{address, EmuError, EmuFault, Emulator, Touch};
-use crate::program::OpId;
+use crate::program::{GlobalOperands, OpId};
 use tile_ir::{eval, AtomicOp, Scalar};
 
 impl Emulator<'_> {
-    // Indexing by thread across the operand columns reads clearer than zips.
-    #[allow(clippy::needless_range_loop)]
+    /// `ld.global`: per thread, the elements its masks enable, as one
+    /// vector access or element by element ([`GlobalOperands`]); `other`
+    /// where masked off.
     pub(super) fn load_global(
         &mut self,
         id: OpId,
@@ -16,30 +17,29 @@ impl Emulator<'_> {
         x: &[Vec<Scalar>],
     ) -> Result<Vec<Vec<Scalar>>, EmuError> {
         let g = self.global(id, param)?;
-        if x.len() != 1 + 2 * width {
-            return Err(self.error(
+        let o = GlobalOperands::load(x, width).ok_or_else(|| {
+            self.error(
                 Some(id),
                 None,
                 EmuFault::Malformed("ld.global operands".into()),
-            ));
-        }
+            )
+        })?;
         let block = self.block_linear();
         let mut out = vec![Vec::with_capacity(self.threads as usize); width];
         for t in 0..self.threads as usize {
-            let masks = x[1..=width].iter().map(|m| m[t]);
-            self.aligned_vector(id, g, (width, "load"), t, address(x[0][t]), masks)?;
+            let at = self.element_offsets(id, g, (&o, "load"), t)?;
             for (i, column) in out.iter_mut().enumerate() {
-                let v = if x[1 + i][t] == Scalar::Bool(true) {
-                    let at = address(x[0][t]) + i as i64;
-                    let loaded = match self.globals[g].as_mut() {
-                        Some(global) => global
-                            .touch(at, block, Touch::Read)
-                            .and_then(|()| global.load(at)),
-                        None => Err(EmuFault::Malformed("no tensor".into())),
-                    };
-                    loaded.map_err(|e| self.error(Some(id), Some(t as u32), e))?
-                } else {
-                    x[1 + width + i][t]
+                let v = match at[i] {
+                    Some(at) => {
+                        let loaded = match self.globals[g].as_mut() {
+                            Some(global) => global
+                                .touch(at, block, Touch::Read)
+                                .and_then(|()| global.load(at)),
+                            None => Err(EmuFault::Malformed("no tensor".into())),
+                        };
+                        loaded.map_err(|e| self.error(Some(id), Some(t as u32), e))?
+                    }
+                    None => o.others[i][t],
                 };
                 column.push(v);
             }
@@ -47,7 +47,8 @@ impl Emulator<'_> {
         Ok(out)
     }
 
-    #[allow(clippy::needless_range_loop)]
+    /// `st.global`: per thread, the values its masks enable, addressed as
+    /// `ld.global`'s.
     pub(super) fn store_global(
         &mut self,
         id: OpId,
@@ -56,26 +57,22 @@ impl Emulator<'_> {
         x: &[Vec<Scalar>],
     ) -> Result<(), EmuError> {
         let g = self.global(id, param)?;
-        if x.len() != 1 + 2 * width {
-            return Err(self.error(
+        let o = GlobalOperands::store(x, width).ok_or_else(|| {
+            self.error(
                 Some(id),
                 None,
                 EmuFault::Malformed("st.global operands".into()),
-            ));
-        }
+            )
+        })?;
         let block = self.block_linear();
         for t in 0..self.threads as usize {
-            let masks = x[1 + width..].iter().map(|m| m[t]);
-            self.aligned_vector(id, g, (width, "store"), t, address(x[0][t]), masks)?;
-            for i in 0..width {
-                if x[1 + width + i][t] != Scalar::Bool(true) {
-                    continue;
-                }
-                let at = address(x[0][t]) + i as i64;
+            let at = self.element_offsets(id, g, (&o, "store"), t)?;
+            for (i, at) in at.into_iter().enumerate() {
+                let Some(at) = at else { continue };
                 let result = match self.globals[g].as_mut() {
                     Some(global) => global
                         .touch(at, block, Touch::Write)
-                        .and_then(|()| global.store(at, x[1 + i][t])),
+                        .and_then(|()| global.store(at, o.values[i][t])),
                     None => Err(EmuFault::Malformed("no tensor".into())),
                 };
                 result.map_err(|e| self.error(Some(id), Some(t as u32), e))?;
@@ -83,13 +80,47 @@ impl Emulator<'_> {
         }
         Ok(())
     }
-}
 
-impl Emulator<'_> {
+    /// The element offset each element of thread `t`'s access touches
+    /// (`None` where masked off). A vector access (every mask and the
+    /// vector condition true) must be aligned to its size, as hardware
+    /// faults on a misaligned one, and its lanes must be the consecutive
+    /// offsets from its address: otherwise the lowering broke the
+    /// access's rule, and the kernel is malformed.
+    fn element_offsets(
+        &self,
+        id: OpId,
+        g: usize,
+        (o, access): (&GlobalOperands<'_, Vec<Scalar>>, &'static str),
+        t: usize,
+    ) -> Result<Vec<Option<i64>>, EmuError> {
+        let enabled = |m: &Vec<Scalar>| m[t] == Scalar::Bool(true);
+        let vector = o.vector_ok.is_some_and(enabled) && o.masks.iter().all(enabled);
+        if !vector {
+            return Ok(o
+                .lanes
+                .iter()
+                .zip(o.masks)
+                .map(|(lane, m)| enabled(m).then(|| address(lane[t])))
+                .collect());
+        }
+        let at = address(o.addr[t]);
+        let width = o.lanes.len();
+        self.aligned_vector(id, g, (width, access), t, at)?;
+        if let Some(i) = (0..width).find(|&i| address(o.lanes[i][t]) != at + i as i64) {
+            let message = format!(
+                "{access} lane {i} at offset {} in a vector access at {at}",
+                address(o.lanes[i][t])
+            );
+            return Err(self.error(Some(id), Some(t as u32), EmuFault::Malformed(message)));
+        }
+        Ok((0..width).map(|i| Some(at + i as i64)).collect())
+    }
+
     /// Checks that thread `t`'s vector of `width` elements from element
     /// offset `at` of global `g` is aligned to its size (buffers are
-    /// 256-byte aligned, `Global::base_address`), when any of its
-    /// `masks` holds: hardware faults on a misaligned vector access.
+    /// 256-byte aligned, `Global::base_address`): hardware faults on a
+    /// misaligned vector access.
     fn aligned_vector(
         &self,
         id: OpId,
@@ -97,11 +128,7 @@ impl Emulator<'_> {
         (width, access): (usize, &'static str),
         t: usize,
         at: i64,
-        mut masks: impl Iterator<Item = Scalar>,
     ) -> Result<(), EmuError> {
-        if width < 2 || !masks.any(|m| m == Scalar::Bool(true)) {
-            return Ok(());
-        }
         let Some(global) = self.globals[g].as_ref() else {
             return Ok(());
         };
@@ -120,7 +147,6 @@ impl Emulator<'_> {
         };
         Err(self.error(Some(id), Some(t as u32), fault))
     }
-
     /// `atom.global`: the threads' updates one after another, in thread
     /// order (any order is a valid execution of the block's atomics).
     pub(super) fn atomic_global(

@@ -76,29 +76,21 @@ impl Lowerer<'_> {
                 let other = self.constant(other);
                 let note = self.lview_note(masked);
                 let width = vector_width(layout, view.swizzle, &tile, dtype);
-                let load = |s: &mut Self, width: usize| {
-                    let mut regs = Vec::new();
-                    for g in 0..addresses.len() / width {
-                        let group = &masks[g * width..(g + 1) * width];
-                        let mut operands = vec![addresses[g * width]];
-                        operands.extend(group);
-                        operands.extend(vec![other; width]);
-                        let kind = ThreadOpKind::LoadGlobal {
-                            param,
-                            width: width as u8,
-                        };
-                        let load = s.emit_op(kind, operands, &vec![dtype; width]);
-                        s.program.notes.insert(load, note.clone());
-                        regs.extend(s.program.ops[load].results.clone());
-                    }
-                    regs
-                };
-                let regs = if width > 1 {
-                    let aligned = self.lview_aligned(param, base, width, dtype);
-                    self.vector_or_scalar(aligned, &mut |s| load(s, width), &mut |s| load(s, 1))
-                } else {
-                    load(self, 1)
-                };
+                let aligned = (width > 1).then(|| self.lview_aligned(param, base, width, dtype));
+                let mut regs = Vec::new();
+                for g in 0..addresses.len() / width {
+                    let span = g * width..(g + 1) * width;
+                    let mut operands = lview_addressing(&addresses[span.clone()], aligned);
+                    operands.extend(&masks[span]);
+                    operands.extend(vec![other; width]);
+                    let kind = ThreadOpKind::LoadGlobal {
+                        param,
+                        width: width as u8,
+                    };
+                    let load = self.emit_op(kind, operands, &vec![dtype; width]);
+                    self.program.notes.insert(load, note.clone());
+                    regs.extend(self.program.ops[load].results.clone());
+                }
                 self.bind(id, Lowered::Tile { layout: tile, regs })
             }
             LViewOp::Store | LViewOp::StoreMasked => {
@@ -126,26 +118,18 @@ impl Lowerer<'_> {
                 let note = self.lview_note(masked);
                 let dtype = func.ty(*value).dtype();
                 let width = vector_width(layout, view.swizzle, &tile, dtype);
-                let store = |s: &mut Self, width: usize| {
-                    for g in 0..addresses.len() / width {
-                        let span = g * width..(g + 1) * width;
-                        let mut operands = vec![addresses[g * width]];
-                        operands.extend(&regs[span.clone()]);
-                        operands.extend(&masks[span]);
-                        let kind = ThreadOpKind::StoreGlobal {
-                            param,
-                            width: width as u8,
-                        };
-                        let store = s.emit_op(kind, operands, &[]);
-                        s.program.notes.insert(store, note.clone());
-                    }
-                    Vec::new()
-                };
-                if width > 1 {
-                    let aligned = self.lview_aligned(param, base, width, dtype);
-                    self.vector_or_scalar(aligned, &mut |s| store(s, width), &mut |s| store(s, 1));
-                } else {
-                    store(self, 1);
+                let aligned = (width > 1).then(|| self.lview_aligned(param, base, width, dtype));
+                for g in 0..addresses.len() / width {
+                    let span = g * width..(g + 1) * width;
+                    let mut operands = lview_addressing(&addresses[span.clone()], aligned);
+                    operands.extend(&regs[span.clone()]);
+                    operands.extend(&masks[span]);
+                    let kind = ThreadOpKind::StoreGlobal {
+                        param,
+                        width: width as u8,
+                    };
+                    let store = self.emit_op(kind, operands, &[]);
+                    self.program.notes.insert(store, note.clone());
                 }
                 Ok(())
             }
@@ -506,6 +490,19 @@ struct ViewRegs {
     extents: Option<Vec<Reg>>,
     /// Its swizzle.
     swizzle: Option<Swizzle>,
+}
+
+/// The leading operands of an access of the elements at `addresses`: the
+/// first's address, and for a vector access the test that it is
+/// `aligned` and every element's address (consecutive, by
+/// [`vector_width`]).
+fn lview_addressing(addresses: &[Reg], aligned: Option<Reg>) -> Vec<Reg> {
+    let mut operands = vec![addresses[0]];
+    if let Some(ok) = aligned {
+        operands.push(ok);
+        operands.extend(addresses);
+    }
+    operands
 }
 
 /// The elements per vector of an access of `dtype` through `layout` with

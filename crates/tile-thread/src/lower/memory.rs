@@ -13,9 +13,10 @@
 //!
 //! and issues one `ld.global`/`st.global` per register, or, when the layout
 //! gives a thread `w` consecutive elements of a row, one `w`-wide access per
-//! `w` registers behind a runtime contiguity test (see
-//! `Lowerer::vectorized`): strides and base addresses are runtime values, so
-//! the specialization is checked, not assumed. Masked-off elements of a load take
+//! `w` registers, vector when a runtime contiguity test holds and element
+//! by element otherwise (see `Lowerer::vectorized`): strides and base
+//! addresses are runtime values, so the specialization is checked, not
+//! assumed. Masked-off elements of a load take
 //! the padding value; dead registers are always masked off.
 //!
 //! An axis whose partition index the analysis of `proofs.rs` proves in
@@ -31,13 +32,15 @@
 
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::DistLayout;
-use crate::program::{CheckKind, Reg, Region, ThreadOpKind};
+use crate::program::{CheckKind, Reg, ThreadOpKind};
 use tile_ir::{BinaryOp, CmpPred, DType, OpId, OpKind, Scalar, Value};
 
-/// Emits one access: `(lowerer, width, address, masks)` → the loaded
-/// registers (none for a store).
-trait EmitAccess: for<'l, 'a> FnMut(&'l mut Lowerer<'a>, usize, Reg, &[Reg]) -> Vec<Reg> {}
-impl<F: for<'l, 'a> FnMut(&'l mut Lowerer<'a>, usize, Reg, &[Reg]) -> Vec<Reg>> EmitAccess for F {}
+/// Emits one access of `masks.len()` elements: `(lowerer, addressing,
+/// masks)` → the loaded registers (none for a store), where `addressing`
+/// is the access's leading operands, `[%addr]` or `[%addr, %ok, %lane...]`
+/// ([`crate::program::GlobalOperands`]).
+trait EmitAccess: for<'l, 'a> FnMut(&'l mut Lowerer<'a>, &[Reg], &[Reg]) -> Vec<Reg> {}
+impl<F: for<'l, 'a> FnMut(&'l mut Lowerer<'a>, &[Reg], &[Reg]) -> Vec<Reg>> EmitAccess for F {}
 
 /// The per-register positions and masks of one access.
 pub(super) struct Access {
@@ -121,8 +124,9 @@ impl Lowerer<'_> {
                     _ => Scalar::zero(dtype),
                 };
                 let other = self.constant(other);
-                let regs = self.vectorized(&access, &layout, dtype, |s, width, addr, masks| {
-                    let mut operands = vec![addr];
+                let regs = self.vectorized(&access, &layout, dtype, |s, addressing, masks| {
+                    let width = masks.len();
+                    let mut operands = addressing.to_vec();
                     operands.extend(masks);
                     operands.extend(vec![other; masks.len()]);
                     let kind = ThreadOpKind::LoadGlobal {
@@ -150,8 +154,9 @@ impl Lowerer<'_> {
                 )?;
                 let dtype = func.ty(*value).dtype();
                 let mut next = 0;
-                self.vectorized(&access, &layout, dtype, |s, width, addr, masks| {
-                    let mut operands = vec![addr];
+                self.vectorized(&access, &layout, dtype, |s, addressing, masks| {
+                    let width = masks.len();
+                    let mut operands = addressing.to_vec();
                     operands.extend(&regs[next..next + width]);
                     operands.extend(masks);
                     next = (next + width) % regs.len().max(1);
@@ -171,15 +176,15 @@ impl Lowerer<'_> {
         }
     }
 
-    /// Emits the accesses of `access` through `emit(self, width, address,
-    /// masks)` (which returns the loaded registers, or none for a store):
-    /// with width 1 per register, or — when the layout holds `w > 1`
-    /// consecutive elements per thread along the innermost axis — as
-    /// `if contiguous { w-wide accesses } else { 1-wide accesses }`, where
-    /// `contiguous` is the uniform runtime test that the innermost stride is
-    /// 1, every other stride a multiple of `w`, and element zero aligned to
-    /// `w` elements. Vector `g` covers registers `g·w .. g·w + w`, whose
-    /// elements are then consecutive in memory and aligned.
+    /// Emits the accesses of `access` through `emit`: one per register,
+    /// or — when the layout holds `w > 1` consecutive elements per thread
+    /// along the innermost axis — one `w`-wide access per `w` registers,
+    /// a vector access where `contiguous` (the uniform runtime test that
+    /// the innermost stride is 1, every other stride a multiple of `w`,
+    /// and element zero aligned to `w` elements) and every mask hold, and
+    /// element by element at their strided offsets otherwise. Vector `g`
+    /// covers registers `g·w .. g·w + w`, whose elements are then
+    /// consecutive in memory and aligned.
     fn vectorized(
         &mut self,
         access: &Access,
@@ -198,67 +203,29 @@ impl Lowerer<'_> {
         while width > 1 && (!run.is_multiple_of(width) || !extent.is_multiple_of(width)) {
             width -= 1;
         }
-        let scalar = |s: &mut Self, emit: &mut dyn EmitAccess| {
-            let mut regs = Vec::new();
-            for (v, &m) in access.masks.iter().enumerate() {
-                let address = s.address(access, v, false);
-                regs.extend(emit(s, 1, address, &[m]));
-            }
-            regs
-        };
+        let mut regs = Vec::new();
         if width <= 1 {
-            return scalar(self, &mut emit);
+            for (v, &m) in access.masks.iter().enumerate() {
+                let address = self.address(access, v, false);
+                regs.extend(emit(self, &[address], &[m]));
+            }
+            return regs;
         }
         let contiguous = self.contiguous(access.param, layout.shape.len(), width, dtype);
-        let emit = std::cell::RefCell::new(emit);
-        self.vector_or_scalar(
-            contiguous,
-            &mut |s| {
-                // Contiguous: the innermost stride is 1.
-                let mut regs = Vec::new();
-                for g in 0..access.masks.len() / width {
-                    let masks = &access.masks[g * width..(g + 1) * width];
-                    let address = s.address(access, g * width, true);
-                    regs.extend((emit.borrow_mut())(s, width, address, masks));
-                }
-                regs
-            },
-            &mut |s| scalar(s, &mut *emit.borrow_mut()),
-        )
-    }
-
-    /// `if contiguous { vector() } else { scalar() }`: a thread-level `if`
-    /// whose results are the registers either branch yields (the same
-    /// number, of the same dtypes; none for a store).
-    pub(super) fn vector_or_scalar(
-        &mut self,
-        contiguous: Reg,
-        vector: &mut dyn FnMut(&mut Self) -> Vec<Reg>,
-        scalar: &mut dyn FnMut(&mut Self) -> Vec<Reg>,
-    ) -> Vec<Reg> {
-        let saved = std::mem::take(&mut self.current);
-        let vector_regs = vector(self);
-        self.emit_op(ThreadOpKind::Yield, vector_regs.clone(), &[]);
-        let then_ops = std::mem::take(&mut self.current);
-        let scalar_regs = scalar(self);
-        self.emit_op(ThreadOpKind::Yield, scalar_regs, &[]);
-        let else_ops = std::mem::replace(&mut self.current, saved);
-        let types: Vec<DType> = vector_regs.iter().map(|&r| self.program.dtype(r)).collect();
-        let regions = vec![
-            Region {
-                args: vec![],
-                ops: then_ops,
-            },
-            Region {
-                args: vec![],
-                ops: else_ops,
-            },
-        ];
-        let op = self
-            .program
-            .create_op(ThreadOpKind::If, vec![contiguous], &types, regions);
-        self.current.push(op);
-        self.program.ops[op].results.clone()
+        for g in 0..access.masks.len() / width {
+            // The vector's address takes the innermost stride as 1 (its
+            // test); each lane's, every stride.
+            let mut addressing = vec![self.address(access, g * width, true), contiguous];
+            for v in g * width..(g + 1) * width {
+                addressing.push(self.address(access, v, false));
+            }
+            regs.extend(emit(
+                self,
+                &addressing,
+                &access.masks[g * width..(g + 1) * width],
+            ));
+        }
+        regs
     }
 
     /// The hoisted test that `width`-wide accesses to tensor `param` (of

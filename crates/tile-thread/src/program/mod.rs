@@ -22,11 +22,13 @@
 //! The text form is the `Display` of [`Program`] (`print.rs`), and
 //! [`parse_program`] reads it back: print → parse → print is the identity.
 
+mod global;
 mod ops;
 mod parse;
 mod print;
 mod verify;
 
+pub use global::GlobalOperands;
 pub use ops::{CheckKind, LdMatrix, MmaKind, ShuffleMode, ThreadOpKind, WgmmaKind};
 pub use parse::parse_program;
 pub use verify::{verify, VerifyError};

@@ -124,24 +124,27 @@ pub enum ThreadOpKind {
         /// The result's dtype.
         to: DType,
     },
-    /// `ld.global.v<width> <param>[%addr] mask(%m...) other(%o...)`: reads
-    /// `width` consecutive elements at element offsets `addr + i` (`i64`) from
-    /// the tensor parameter's element zero. Operands: the address, `width`
-    /// masks (`bool`), `width` values used where the mask is false (no memory
-    /// is touched there). Results: the `width` elements.
+    /// `ld.global.v1 <param>[%addr] mask(%m) other(%o)`: reads the element
+    /// at element offset `addr` (`i64`) from the tensor parameter's element
+    /// zero where the mask (`bool`) holds, else yields `other` (no memory is
+    /// touched). `ld.global.v<w> <param>[%addr] if(%ok) else[%l...]
+    /// mask(%m...) other(%o...)`: `w` elements, one vector access of
+    /// `addr + i` where `ok` and every mask hold, else element `i` at
+    /// `l_i` where its mask holds ([`super::GlobalOperands`]). Results: the
+    /// elements.
     LoadGlobal {
         /// The tensor parameter's position.
         param: usize,
-        /// The number of consecutive elements.
+        /// The number of elements.
         width: u8,
     },
-    /// `st.global.v<width> <param>[%addr], %v... mask(%m...)`: writes the
-    /// `width` values to `addr + i` where their masks are true. Operands: the
-    /// address, `width` values, `width` masks.
+    /// `st.global.v1 <param>[%addr], %v mask(%m)`, `st.global.v<w>
+    /// <param>[%addr] if(%ok) else[%l...], %v... mask(%m...)`: writes the
+    /// values where their masks hold, addressed as `ld.global`'s.
     StoreGlobal {
         /// The tensor parameter's position.
         param: usize,
-        /// The number of consecutive elements.
+        /// The number of elements.
         width: u8,
     },
     /// `atom.global.<op>.<order>.<scope> <param>[%addr], [%cmp,] %value

@@ -18,7 +18,7 @@
 //! Registers print as `%<n>`, numbered in text order, allocations as `@s<index>`, and every op that
 //! defines a register ends with ` : <dtype>` of its first result.
 
-use super::{Op, ParamKind, Program, Reg, Region, ThreadOpKind};
+use super::{GlobalOperands, Op, ParamKind, Program, Reg, Region, ThreadOpKind};
 use std::fmt::{self, Write};
 
 impl fmt::Display for Program {
@@ -138,6 +138,11 @@ impl Program {
     fn print_op(&self, f: &mut dyn Write, names: &Names, op: &Op, depth: usize) -> fmt::Result {
         let reg = |r: Reg| names.reg(r);
         let list = |regs: &[Reg]| names.list(regs);
+        // `[%addr]`, with the vector condition and the lanes of a wide access.
+        let global_address = |g: &GlobalOperands<'_, Reg>| match g.vector_ok {
+            None => format!("[{}]", reg(*g.addr)),
+            Some(&ok) => format!("[{}] if({}) else[{}]", reg(*g.addr), reg(ok), list(g.lanes)),
+        };
         let pad = "  ".repeat(depth);
         f.write_str(&pad)?;
         if !op.results.is_empty() {
@@ -163,32 +168,30 @@ impl Program {
             ThreadOpKind::Cmp(pred) => write!(text, "cmp {pred} {}", list(o)),
             ThreadOpKind::Cast { to } => write!(text, "cast {} to {to}", list(o)),
             ThreadOpKind::LoadGlobal { param, width } => {
-                let w = usize::from(*width);
-                let (addr, rest) = o
-                    .split_first()
-                    .map_or((String::new(), &o[..]), |(a, r)| (reg(*a), r));
-                let (masks, others) = rest.split_at(w.min(rest.len()));
-                write!(
-                    text,
-                    "ld.global.v{w} {}[{addr}] mask({}) other({})",
-                    self.param_name(*param),
-                    list(masks),
-                    list(others)
-                )
+                match GlobalOperands::load(o, usize::from(*width)) {
+                    Some(g) => write!(
+                        text,
+                        "ld.global.v{width} {}{} mask({}) other({})",
+                        self.param_name(*param),
+                        global_address(&g),
+                        list(g.masks),
+                        list(g.others)
+                    ),
+                    None => write!(text, "ld.global.v{width} ({})", list(o)),
+                }
             }
             ThreadOpKind::StoreGlobal { param, width } => {
-                let w = usize::from(*width);
-                let (addr, rest) = o
-                    .split_first()
-                    .map_or((String::new(), &o[..]), |(a, r)| (reg(*a), r));
-                let (values, masks) = rest.split_at(w.min(rest.len()));
-                write!(
-                    text,
-                    "st.global.v{w} {}[{addr}], {} mask({})",
-                    self.param_name(*param),
-                    list(values),
-                    list(masks)
-                )
+                match GlobalOperands::store(o, usize::from(*width)) {
+                    Some(g) => write!(
+                        text,
+                        "st.global.v{width} {}{}, {} mask({})",
+                        self.param_name(*param),
+                        global_address(&g),
+                        list(g.values),
+                        list(g.masks)
+                    ),
+                    None => write!(text, "st.global.v{width} ({})", list(o)),
+                }
             }
             ThreadOpKind::AtomicGlobal {
                 param,

@@ -9,7 +9,9 @@
 //! `for`, its carried values). Uniformity of control flow is a property of
 //! values, left to the emulator.
 
-use super::{CheckKind, Op, OpId, ParamKind, Program, Reg, Region, ThreadOpKind, WARP_SIZE};
+use super::{
+    CheckKind, GlobalOperands, Op, OpId, ParamKind, Program, Reg, Region, ThreadOpKind, WARP_SIZE,
+};
 use tile_ir::DType;
 
 /// A broken rule of the thread-level program, naming the op.
@@ -185,23 +187,19 @@ impl Checker<'_> {
             ThreadOpKind::Cast { to } => operands.len() == 1 && results == [*to],
             ThreadOpKind::LoadGlobal { param, width } => {
                 let t = tensor(self, *param)?;
-                let w = usize::from(*width);
-                w > 0
-                    && operands.len() == 1 + 2 * w
-                    && operands[0] == DType::I64
-                    && operands[1..=w].iter().all(|&d| d == DType::Bool)
-                    && operands[1 + w..].iter().all(|&d| d == t.dtype)
-                    && results == vec![t.dtype; w]
+                GlobalOperands::load(&operands, usize::from(*width)).is_some_and(|o| {
+                    global_addressing(&o)
+                        && o.masks.iter().all(|&d| d == DType::Bool)
+                        && o.others.iter().all(|&d| d == t.dtype)
+                }) && results == vec![t.dtype; usize::from(*width)]
             }
             ThreadOpKind::StoreGlobal { param, width } => {
                 let t = tensor(self, *param)?;
-                let w = usize::from(*width);
-                w > 0
-                    && operands.len() == 1 + 2 * w
-                    && operands[0] == DType::I64
-                    && operands[1..=w].iter().all(|&d| d == t.dtype)
-                    && operands[1 + w..].iter().all(|&d| d == DType::Bool)
-                    && results.is_empty()
+                GlobalOperands::store(&operands, usize::from(*width)).is_some_and(|o| {
+                    global_addressing(&o)
+                        && o.values.iter().all(|&d| d == t.dtype)
+                        && o.masks.iter().all(|&d| d == DType::Bool)
+                }) && results.is_empty()
             }
             ThreadOpKind::AtomicGlobal {
                 param, op: update, ..
@@ -431,4 +429,12 @@ impl Checker<'_> {
         }
         Ok(())
     }
+}
+
+/// Whether a global access's address and lanes are `i64` offsets and its
+/// vector condition a `bool`.
+fn global_addressing(o: &GlobalOperands<'_, DType>) -> bool {
+    *o.addr == DType::I64
+        && o.lanes.iter().all(|&d| d == DType::I64)
+        && o.vector_ok.is_none_or(|&d| d == DType::Bool)
 }

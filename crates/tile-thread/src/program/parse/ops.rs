@@ -418,6 +418,18 @@ impl<'a> Parser<'_, 'a> {
         })
     }
 
+    /// A global access's `[%addr]`, and a wide one's `if(%ok) else[%l...]`.
+    fn match_global_address(&mut self) -> Result<Vec<Reg>, ParseError> {
+        let mut regs = self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
+        if self.peek().is_keyword("if") {
+            self.bump();
+            regs.extend(self.match_reg_group(TokenKind::LParen, TokenKind::RParen, "`(`")?);
+            self.match_keyword("else")?;
+            regs.extend(self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?);
+        }
+        Ok(regs)
+    }
+
     /// The rest of `ld.global.v<w> ...`, `st.global.v<w> ...`,
     /// `ld.shared ...` and `st.shared ...`.
     fn memory(&mut self, name: &Token<'a>) -> Result<Line<'a>, ParseError> {
@@ -428,25 +440,25 @@ impl<'a> Parser<'_, 'a> {
             ("global", true) => {
                 let width = self.match_width()?;
                 let param = self.match_param()?;
-                let addr = self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
+                let addressing = self.match_global_address()?;
                 self.match_keyword("mask")?;
                 let masks = self.match_reg_group(TokenKind::LParen, TokenKind::RParen, "`(`")?;
                 self.match_keyword("other")?;
                 let others = self.match_reg_group(TokenKind::LParen, TokenKind::RParen, "`(`")?;
-                let operands = [addr, masks, others].concat();
+                let operands = [addressing, masks, others].concat();
                 (ThreadOpKind::LoadGlobal { param, width }, operands)
             }
             ("global", false) => {
                 let width = self.match_width()?;
                 let param = self.match_param()?;
-                let addr = self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
+                let addressing = self.match_global_address()?;
                 self.match_token(TokenKind::Comma, "`,`")?;
                 let values = self.match_regs()?;
                 self.match_keyword("mask")?;
                 let masks = self.match_reg_group(TokenKind::LParen, TokenKind::RParen, "`(`")?;
                 (
                     ThreadOpKind::StoreGlobal { param, width },
-                    [addr, values, masks].concat(),
+                    [addressing, values, masks].concat(),
                 )
             }
             ("shared", true) => {
