@@ -185,15 +185,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     let v = arg(next)?;
                     v.set_name(&p.name);
                     next += 1;
-                    let v = if d.is_bool() {
-                        let i = v.into_int_value();
-                        self.b
-                            .build_int_compare(IntPredicate::NE, i, i.get_type().const_zero(), "b")?
-                            .into()
-                    } else {
-                        v
-                    };
-                    params.push(ParamArgs::Scalar(v));
+                    params.push(ParamArgs::Scalar(self.register_value(v, *d)?));
                 }
             }
         }

@@ -10,7 +10,7 @@ use crate::scalar::Record;
 use crate::EmitError;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PointerValue};
-use inkwell::{AtomicOrdering, IntPredicate};
+use inkwell::AtomicOrdering;
 use tile_abi::print::GPU_AREA_OFFSET;
 use tile_abi::status::{STATUS_CHECK, STATUS_INDEX, STATUS_PROGRAM};
 use tile_abi::FaultCode;
@@ -37,39 +37,6 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
     ) -> Result<(), EmitError> {
         self.b.build_store(at, self.memory_value(v, dtype)?)?;
         Ok(())
-    }
-
-    /// The register value of `dtype` held by the memory value `v`: a bool's
-    /// byte compared with zero, any other value as it is.
-    fn register_value(
-        &self,
-        v: BasicValueEnum<'ctx>,
-        dtype: DType,
-    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
-        if !dtype.is_bool() {
-            return Ok(v);
-        }
-        let i = v.into_int_value();
-        Ok(self
-            .b
-            .build_int_compare(IntPredicate::NE, i, i.get_type().const_zero(), "b")?
-            .into())
-    }
-
-    /// The memory value of the register value `v` of `dtype`: a bool as a
-    /// byte, any other value as it is.
-    fn memory_value(
-        &self,
-        v: BasicValueEnum<'ctx>,
-        dtype: DType,
-    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
-        if !dtype.is_bool() {
-            return Ok(v);
-        }
-        Ok(self
-            .b
-            .build_int_z_extend(v.into_int_value(), self.ctx.i8_type(), "b8")?
-            .into())
     }
 
     /// The address of element `index` (i64) of tensor parameter `param`.

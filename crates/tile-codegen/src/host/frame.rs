@@ -126,7 +126,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
         let at = self.element(tile, index)?;
         let v = self.e.b.build_load(self.e.mem_type(tile.dtype), at, "el")?;
         self.mark(v.as_instruction_value(), Memory::Frame)?;
-        self.loaded(v, tile.dtype)
+        Ok(self.e.register_value(v, tile.dtype)?)
     }
 
     /// Writes `v` (in its register type) to element `index` of `tile`.
@@ -137,44 +137,9 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
         v: BasicValueEnum<'ctx>,
     ) -> Result<(), HostError> {
         let at = self.element(tile, index)?;
-        let v = self.stored(v, tile.dtype)?;
+        let v = self.e.memory_value(v, tile.dtype)?;
         let store = self.e.b.build_store(at, v)?;
         self.mark(Some(store), Memory::Frame)
-    }
-
-    /// A loaded element as a register (bool: any non-zero byte is true).
-    pub(super) fn loaded(
-        &self,
-        v: BasicValueEnum<'ctx>,
-        dtype: DType,
-    ) -> Result<BasicValueEnum<'ctx>, HostError> {
-        if !dtype.is_bool() {
-            return Ok(v);
-        }
-        let v = v.into_int_value();
-        let zero = v.get_type().const_zero();
-        Ok(self
-            .e
-            .b
-            .build_int_compare(IntPredicate::NE, v, zero, "bool")?
-            .into())
-    }
-
-    /// A register as the element stored (bool as the byte 0 or 1).
-    pub(super) fn stored(
-        &self,
-        v: BasicValueEnum<'ctx>,
-        dtype: DType,
-    ) -> Result<BasicValueEnum<'ctx>, HostError> {
-        if !dtype.is_bool() {
-            return Ok(v);
-        }
-        let byte = self.e.ctx.i8_type();
-        Ok(self
-            .e
-            .b
-            .build_int_z_extend(v.into_int_value(), byte, "byte")?
-            .into())
     }
 
     /// Marks `access` (a load or store, `None` if it is not an

@@ -447,7 +447,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
         let v = self.e.b.build_load(ty, ptr, "g")?;
         unaligned(v.as_instruction_value())?;
         self.mark(v.as_instruction_value(), Memory::Tensor)?;
-        self.loaded(v, dtype)
+        Ok(self.e.register_value(v, dtype)?)
     }
 
     /// Writes `v` to element `at` of a tensor from `base`.
@@ -460,7 +460,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     ) -> Result<(), HostError> {
         let ty = self.e.mem_type(dtype);
         let ptr = self.gep(ty, base, at)?;
-        let v = self.stored(v, dtype)?;
+        let v = self.e.memory_value(v, dtype)?;
         let store = self.e.b.build_store(ptr, v)?;
         unaligned(Some(store))?;
         self.mark(Some(store), Memory::Tensor)

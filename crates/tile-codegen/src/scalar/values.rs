@@ -7,7 +7,7 @@ use super::{Nans, ScalarEmitter};
 use crate::EmitError;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, FloatValue, IntValue};
-use inkwell::FloatPredicate;
+use inkwell::{FloatPredicate, IntPredicate};
 use tile_ir::{DType, Scalar};
 
 /// How a value of a dtype is computed on: as an integer, or as an f32/f64
@@ -50,6 +50,40 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             DType::Bool => self.ctx.i8_type().into(),
             d => self.reg_type(d),
         }
+    }
+
+    /// The register value of `dtype` held by the memory value `v`: a
+    /// bool's byte compared with zero (any non-zero byte is true), any
+    /// other value as it is.
+    pub(crate) fn register_value(
+        &self,
+        v: BasicValueEnum<'ctx>,
+        dtype: DType,
+    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        if !dtype.is_bool() {
+            return Ok(v);
+        }
+        let i = v.into_int_value();
+        Ok(self
+            .b
+            .build_int_compare(IntPredicate::NE, i, i.get_type().const_zero(), "bool")?
+            .into())
+    }
+
+    /// The memory value of the register value `v` of `dtype`: a bool as
+    /// the byte 0 or 1, any other value as it is.
+    pub(crate) fn memory_value(
+        &self,
+        v: BasicValueEnum<'ctx>,
+        dtype: DType,
+    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        if !dtype.is_bool() {
+            return Ok(v);
+        }
+        Ok(self
+            .b
+            .build_int_z_extend(v.into_int_value(), self.ctx.i8_type(), "byte")?
+            .into())
     }
 
     /// The LLVM type of a register of `dtype`: `i1` for bool, `iN` for
