@@ -77,10 +77,10 @@ fn planted_out_of_bounds_load() {
     emulate::run(&load_by_thread(false), [2, 1, 1], &mut x(20)).unwrap();
 }
 
-/// Thread t loads the 4 elements from x[4t + shift] as one vector, all
-/// under `mask`, each lane's own offset `spread` elements after the one
-/// before (1: the vector's elements).
-fn vector_load(shift: i32, mask: bool, spread: i64) -> Program {
+/// Thread t loads the 4 elements from x[4t + shift], as one vector where
+/// `vector`, all under `mask`, each lane's own offset `spread` elements
+/// after the one before (1: the vector's elements).
+fn vector_load(shift: i32, (vector, mask): (bool, bool), spread: i64) -> Program {
     let (mut p, tid) = program();
     let four = one(&mut p, ThreadOpKind::Const(Scalar::I32(4)), &[], DType::I32);
     let shift = one(
@@ -109,7 +109,7 @@ fn vector_load(shift: i32, mask: bool, spread: i64) -> Program {
     );
     let ok = one(
         &mut p,
-        ThreadOpKind::Const(Scalar::Bool(true)),
+        ThreadOpKind::Const(Scalar::Bool(vector)),
         &[],
         DType::Bool,
     );
@@ -151,25 +151,34 @@ fn vector_load(shift: i32, mask: bool, spread: i64) -> Program {
 
 #[test]
 fn planted_misaligned_vector_load() {
-    emulate::run(&vector_load(0, true, 1), [1, 1, 1], &mut x(129)).unwrap();
-    let err = emulate::run(&vector_load(1, true, 1), [1, 1, 1], &mut x(129)).unwrap_err();
+    emulate::run(&vector_load(0, (true, true), 1), [1, 1, 1], &mut x(129)).unwrap();
+    let err = emulate::run(&vector_load(1, (true, true), 1), [1, 1, 1], &mut x(129)).unwrap_err();
     assert_eq!(
         err.to_string(),
         "block (0, 0, 0) thread 0: `%17, %18, %19, %20 = ld.global.v4 x[%5] if(%6) else[%8, %10, %12, %14] mask(%15, %15, %15, %15) other(%16, %16, %16, %16) : f32`: \
          a 4-element load of `x` at element offset 1 is not aligned to 16 bytes"
     );
-    // Masked off, the vector touches nothing and needs no alignment.
-    emulate::run(&vector_load(1, false, 1), [1, 1, 1], &mut x(129)).unwrap();
+    // Element by element, the same offsets need no alignment.
+    emulate::run(&vector_load(1, (false, true), 1), [1, 1, 1], &mut x(129)).unwrap();
 }
 
 #[test]
 fn a_vector_whose_lanes_are_not_its_elements_is_malformed() {
-    let err = emulate::run(&vector_load(0, true, 2), [1, 1, 1], &mut x(129)).unwrap_err();
+    let err = emulate::run(&vector_load(0, (true, true), 2), [1, 1, 1], &mut x(129)).unwrap_err();
     assert!(
         err.to_string()
             .ends_with("malformed program: load lane 1 at offset 2 in a vector access at 0"),
         "{err}"
     );
+    // Its condition must imply every mask.
+    let err = emulate::run(&vector_load(0, (true, false), 1), [1, 1, 1], &mut x(129)).unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with("malformed program: load lane 0 masked off in a vector access at 0"),
+        "{err}"
+    );
+    // Masked off element by element, it touches nothing.
+    emulate::run(&vector_load(0, (false, false), 2), [1, 1, 1], &mut x(4)).unwrap();
 }
 
 #[test]

@@ -77,8 +77,8 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
     }
 
     /// `ld.global` ([`GlobalOperands`]): one vector load where the vector
-    /// condition and every mask hold (the lowering guarantees the
-    /// alignment then), else a masked load per element at its own address.
+    /// condition holds (the lowering guarantees the alignment and the
+    /// masks then), else a masked load per element at its own address.
     pub(super) fn load_global(
         &self,
         k: &Kernel<'_, 'ctx>,
@@ -98,13 +98,11 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         let Some(ok) = o.vector_ok else {
             return Ok(vec![self.register_value(lane(0)?, dtype)?]);
         };
-        let mut conditions = vec![ok.into_int_value()];
-        conditions.extend(&masks);
-        let all = self.all(&conditions)?;
         let vector = self.ctx.append_basic_block(k.function, "ldv");
         let lanes = self.ctx.append_basic_block(k.function, "ldl");
         let done = self.ctx.append_basic_block(k.function, "ldv.done");
-        self.b.build_conditional_branch(all, vector, lanes)?;
+        self.b
+            .build_conditional_branch(ok.into_int_value(), vector, lanes)?;
         // Both paths meet in a phi of the vector (so LLVM keeps the wide
         // load instead of scalarizing it), which is then split into lanes.
         self.b.position_at_end(vector);
@@ -238,8 +236,8 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
     }
 
     /// `st.global` ([`GlobalOperands`]): one vector store where the
-    /// vector condition and every mask hold, else a masked store per
-    /// element at its own address.
+    /// vector condition holds, else a masked store per element at its own
+    /// address.
     pub(super) fn store_global(
         &self,
         k: &Kernel<'_, 'ctx>,
@@ -258,13 +256,11 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         let Some(ok) = o.vector_ok else {
             return lane(0);
         };
-        let mut conditions = vec![ok.into_int_value()];
-        conditions.extend(&masks);
-        let all = self.all(&conditions)?;
         let vector = self.ctx.append_basic_block(k.function, "stv");
         let lanes = self.ctx.append_basic_block(k.function, "stl");
         let done = self.ctx.append_basic_block(k.function, "stv.done");
-        self.b.build_conditional_branch(all, vector, lanes)?;
+        self.b
+            .build_conditional_branch(ok.into_int_value(), vector, lanes)?;
         self.b.position_at_end(vector);
         let elem = self.mem_type(dtype);
         let mut vec = vector_type(elem, width as u32)?.get_undef();
@@ -289,15 +285,6 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         self.b.build_unconditional_branch(done)?;
         self.b.position_at_end(done);
         Ok(())
-    }
-
-    /// The conjunction of `masks`.
-    pub(super) fn all(&self, masks: &[IntValue<'ctx>]) -> Result<IntValue<'ctx>, EmitError> {
-        let mut all = masks[0];
-        for &m in &masks[1..] {
-            all = self.b.build_and(all, m, "all")?;
-        }
-        Ok(all)
     }
 
     /// `print id`: where `x[0]` holds, appends a record of element `x[1]`

@@ -82,11 +82,11 @@ impl Emulator<'_> {
     }
 
     /// The element offset each element of thread `t`'s access touches
-    /// (`None` where masked off). A vector access (every mask and the
-    /// vector condition true) must be aligned to its size, as hardware
-    /// faults on a misaligned one, and its lanes must be the consecutive
-    /// offsets from its address: otherwise the lowering broke the
-    /// access's rule, and the kernel is malformed.
+    /// (`None` where masked off). A vector access (the vector condition
+    /// true) must be aligned to its size, as hardware faults on a
+    /// misaligned one; every mask must hold and its lanes must be the
+    /// consecutive offsets from its address, or the lowering broke the
+    /// access's rule and the kernel is malformed.
     fn element_offsets(
         &self,
         id: OpId,
@@ -95,8 +95,7 @@ impl Emulator<'_> {
         t: usize,
     ) -> Result<Vec<Option<i64>>, EmuError> {
         let enabled = |m: &Vec<Scalar>| m[t] == Scalar::Bool(true);
-        let vector = o.vector_ok.is_some_and(enabled) && o.masks.iter().all(enabled);
-        if !vector {
+        if !o.vector_ok.is_some_and(enabled) {
             return Ok(o
                 .lanes
                 .iter()
@@ -107,6 +106,10 @@ impl Emulator<'_> {
         let at = address(o.addr[t]);
         let width = o.lanes.len();
         self.aligned_vector(id, g, (width, access), t, at)?;
+        if let Some(i) = (0..width).find(|&i| !enabled(&o.masks[i])) {
+            let message = format!("{access} lane {i} masked off in a vector access at {at}");
+            return Err(self.error(Some(id), Some(t as u32), EmuFault::Malformed(message)));
+        }
         if let Some(i) = (0..width).find(|&i| address(o.lanes[i][t]) != at + i as i64) {
             let message = format!(
                 "{access} lane {i} at offset {} in a vector access at {at}",

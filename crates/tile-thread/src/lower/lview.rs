@@ -80,7 +80,11 @@ impl Lowerer<'_> {
                 let mut regs = Vec::new();
                 for g in 0..addresses.len() / width {
                     let span = g * width..(g + 1) * width;
-                    let mut operands = lview_addressing(&addresses[span.clone()], aligned);
+                    let mut operands = self.lview_addressing(
+                        &addresses[span.clone()],
+                        &masks[span.clone()],
+                        aligned,
+                    );
                     operands.extend(&masks[span]);
                     operands.extend(vec![other; width]);
                     let kind = ThreadOpKind::LoadGlobal {
@@ -121,7 +125,11 @@ impl Lowerer<'_> {
                 let aligned = (width > 1).then(|| self.lview_aligned(param, base, width, dtype));
                 for g in 0..addresses.len() / width {
                     let span = g * width..(g + 1) * width;
-                    let mut operands = lview_addressing(&addresses[span.clone()], aligned);
+                    let mut operands = self.lview_addressing(
+                        &addresses[span.clone()],
+                        &masks[span.clone()],
+                        aligned,
+                    );
                     operands.extend(&regs[span.clone()]);
                     operands.extend(&masks[span]);
                     let kind = ThreadOpKind::StoreGlobal {
@@ -378,6 +386,25 @@ impl Lowerer<'_> {
         Ok(self.hoist(ThreadOpKind::Select, vec![empty, zero, space], DType::I64))
     }
 
+    /// The leading operands of an access of the elements at `addresses`
+    /// under `masks`: the first's address, and for a vector access the
+    /// condition that it is `aligned` and every mask holds, and every
+    /// element's address (consecutive, by [`vector_width`]).
+    fn lview_addressing(
+        &mut self,
+        addresses: &[Reg],
+        masks: &[Reg],
+        aligned: Option<Reg>,
+    ) -> Vec<Reg> {
+        let mut operands = vec![addresses[0]];
+        if let Some(aligned) = aligned {
+            let vector = masks.iter().fold(aligned, |all, &m| self.and(all, m));
+            operands.push(vector);
+            operands.extend(addresses);
+        }
+        operands
+    }
+
     /// The uniform test that `width`-element vectors of `dtype` at offsets
     /// `base + L(c)` are aligned, where [`vector_width`] has found every
     /// vector's `L(c)` a multiple of `width`: `base` is a multiple of
@@ -490,19 +517,6 @@ struct ViewRegs {
     extents: Option<Vec<Reg>>,
     /// Its swizzle.
     swizzle: Option<Swizzle>,
-}
-
-/// The leading operands of an access of the elements at `addresses`: the
-/// first's address, and for a vector access the test that it is
-/// `aligned` and every element's address (consecutive, by
-/// [`vector_width`]).
-fn lview_addressing(addresses: &[Reg], aligned: Option<Reg>) -> Vec<Reg> {
-    let mut operands = vec![addresses[0]];
-    if let Some(ok) = aligned {
-        operands.push(ok);
-        operands.extend(addresses);
-    }
-    operands
 }
 
 /// The elements per vector of an access of `dtype` through `layout` with

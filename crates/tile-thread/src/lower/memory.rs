@@ -49,6 +49,11 @@ pub(super) struct Access {
     /// (`i64`); [`Lowerer::address`] makes the offset, where it is needed.
     positions: Vec<Vec<Reg>>,
     pub(super) masks: Vec<Reg>,
+    /// Per register, the part of its mask that keeps it inside the
+    /// tensor, and the part that says its thread accesses it (the mask is
+    /// their conjunction).
+    inside: Vec<Reg>,
+    holders: Vec<Reg>,
     /// How the access is kept in bounds, for the text form.
     pub(super) note: String,
 }
@@ -181,8 +186,9 @@ impl Lowerer<'_> {
     /// along the innermost axis — one `w`-wide access per `w` registers,
     /// a vector access where `contiguous` (the uniform runtime test that
     /// the innermost stride is 1, every other stride a multiple of `w`,
-    /// and element zero aligned to `w` elements) and every mask hold, and
-    /// element by element at their strided offsets otherwise. Vector `g`
+    /// and element zero aligned to `w` elements) and every mask hold (one
+    /// condition, computed here), and element by element at their strided
+    /// offsets otherwise. Vector `g`
     /// covers registers `g·w .. g·w + w`, whose elements are then
     /// consecutive in memory and aligned.
     fn vectorized(
@@ -213,9 +219,17 @@ impl Lowerer<'_> {
         }
         let contiguous = self.contiguous(access.param, layout.shape.len(), width, dtype);
         for g in 0..access.masks.len() / width {
+            // The group's elements are consecutive along the innermost axis
+            // and share the other coordinates: all are inside the tensor
+            // when the last is.
+            let last = (g + 1) * width - 1;
+            let mut vector = self.and(contiguous, access.inside[last]);
+            for v in g * width..=last {
+                vector = self.and(vector, access.holders[v]);
+            }
             // The vector's address takes the innermost stride as 1 (its
             // test); each lane's, every stride.
-            let mut addressing = vec![self.address(access, g * width, true), contiguous];
+            let mut addressing = vec![self.address(access, g * width, true), vector];
             for v in g * width..(g + 1) * width {
                 addressing.push(self.address(access, v, false));
             }
@@ -322,6 +336,8 @@ impl Lowerer<'_> {
         }
         let mut positions = Vec::new();
         let mut masks = Vec::new();
+        let mut insides = Vec::new();
+        let mut holders = Vec::new();
         let mut all_ok = truth;
         for v in 0..layout.registers() {
             let mut position = Vec::new();
@@ -351,6 +367,8 @@ impl Lowerer<'_> {
             // Every copy loads; only the owner of an element stores it.
             let holder = if write { coords.owner[v] } else { live };
             masks.push(self.and(holder, inside));
+            insides.push(inside);
+            holders.push(holder);
         }
         if checked {
             let mut check_operands = vec![all_ok];
@@ -370,6 +388,8 @@ impl Lowerer<'_> {
             param,
             positions,
             masks,
+            inside: insides,
+            holders,
             note,
         })
     }

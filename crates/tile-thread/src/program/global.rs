@@ -9,10 +9,11 @@
 //! ```
 //!
 //! (values for a store, others for a load). A wide access is one vector
-//! access at `%addr` where `%ok` (the uniform test that the tensor is
-//! contiguous and aligned for it) and every mask hold; otherwise element
-//! `i` is accessed at its own offset `%lane_i` where its mask holds. Where
-//! the vector access is taken, `%lane_i = %addr + i`.
+//! access at `%addr` where `%ok` holds; otherwise element `i` is accessed
+//! at its own offset `%lane_i` where its mask holds. The lowering computes
+//! `%ok` as the test that the tensor is contiguous and aligned for the
+//! vector, and that every mask holds; where it holds, `%lane_i = %addr +
+//! i`. (The emulator checks both promises.)
 
 /// The operands of one global access, by role.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -20,7 +21,8 @@ pub struct GlobalOperands<'a, T> {
     /// The element offset of element 0 of the vector access (of the only
     /// element at width 1).
     pub addr: &'a T,
-    /// At width > 1, the condition (with every mask) for the vector access.
+    /// At width > 1, the condition for the vector access (which implies
+    /// every mask).
     pub vector_ok: Option<&'a T>,
     /// Each element's own offset (at width 1, `addr`).
     pub lanes: &'a [T],

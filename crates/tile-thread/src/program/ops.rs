@@ -127,20 +127,22 @@ pub enum ThreadOpKind {
     /// `ld.global.v1 <param>[%addr] mask(%m) other(%o)`: reads the element
     /// at element offset `addr` (`i64`) from the tensor parameter's element
     /// zero where the mask (`bool`) holds, else yields `other` (no memory is
-    /// touched). `ld.global.v<w> <param>[%addr] if(%ok) else[%l...]
-    /// mask(%m...) other(%o...)`: `w` elements, one vector access of
-    /// `addr + i` where `ok` and every mask hold, else element `i` at
-    /// `l_i` where its mask holds ([`super::GlobalOperands`]). Results: the
-    /// elements.
+    /// touched).
+    ///
+    /// `ld.global.v<w> <param>[%addr] if(%ok) else[%l...] mask(%m...) other(%o...)`:
+    /// `w` elements, one vector access of `addr + i` where `ok` holds
+    /// (every mask holds there), else element `i` at `l_i` where its mask
+    /// holds ([`super::GlobalOperands`]). Results: the elements.
     LoadGlobal {
         /// The tensor parameter's position.
         param: usize,
         /// The number of elements.
         width: u8,
     },
-    /// `st.global.v1 <param>[%addr], %v mask(%m)`, `st.global.v<w>
-    /// <param>[%addr] if(%ok) else[%l...], %v... mask(%m...)`: writes the
-    /// values where their masks hold, addressed as `ld.global`'s.
+    /// `st.global.v1 <param>[%addr], %v mask(%m)`, and
+    /// `st.global.v<w> <param>[%addr] if(%ok) else[%l...], %v... mask(%m...)`:
+    /// writes the values where their masks hold, addressed as
+    /// `ld.global`'s.
     StoreGlobal {
         /// The tensor parameter's position.
         param: usize,
