@@ -516,3 +516,49 @@ fn tma_copies_assemble_for_sm_90a() {
     let usage = tools::ptxas_resource_usage(&ptx, Sm::Sm90a).unwrap();
     assert!(usage.contains("0 bytes spill stores"), "{usage}");
 }
+
+/// Rows of `x` times the row vector `w`, 1024 columns at a time in a loop,
+/// masked: a wide access's element-by-element path sits in the loop.
+fn scale_rows() -> Function {
+    tile_ir::text::parse_function(
+        "kernel @scale_rows(%x: tensor<f32, 2>, %w: tensor<f32, 2>, %y: tensor<f32, 2>) {
+  %row = program_id 0 : i32
+  %cols = dim %x axis 1 : i32
+  %block = constant 1024 : i32
+  %one = constant 1 : i32
+  %zero = constant 0 : i32
+  %last = sub %block, %one : i32
+  %padded = add %cols, %last : i32
+  %blocks = div %padded, %block : i32
+  %vx = partition_view %x [1, 1024] : view<f32, [1, 1024]>
+  %vw = partition_view %w [1, 1024] : view<f32, [1, 1024]>
+  %vy = partition_view %y [1, 1024] : view<f32, [1, 1024]>
+  for %c = %zero to %blocks step %one {
+    %a = load_masked %vx[%row, %c] pad(zero) : tile<1x1024xf32>
+    %b = load_masked %vw[%zero, %c] pad(zero) : tile<1x1024xf32>
+    %p = mul %a, %b : tile<1x1024xf32>
+    store_masked %p, %vy[%row, %c]
+  }
+}",
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_loop_keeps_no_address_per_element_in_registers() {
+    // Each thread's eight elements of x, w and y have a vector path and an
+    // element-by-element one; LLVM's loop strength reduction made each
+    // element's address of the latter an induction variable of the loop
+    // (64 bits each: 96 registers) until the lowering hid their origin
+    // (`opaque`: 53).
+    require(Tool::Ptxas);
+    let out = emitted(&scale_rows(), 4, Target::Nvptx(Sm::Sm80));
+    let usage = tools::ptxas_resource_usage(&out.assembly, Sm::Sm80).unwrap();
+    let registers: u32 = usage
+        .split("Used ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no register count in {usage}"));
+    assert!(registers <= 64, "{usage}");
+}

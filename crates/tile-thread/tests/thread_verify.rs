@@ -158,3 +158,27 @@ fn registers_are_defined_once() {
     let _ = r;
     assert_eq!(verify(&p).unwrap_err().rule, "a register is defined twice");
 }
+
+#[test]
+fn opaque_passes_an_i32_or_i64_on() {
+    let mut p = program();
+    let f = op(
+        &mut p,
+        ThreadOpKind::Const(Scalar::F32(1.0)),
+        &[],
+        &[DType::F32],
+    )[0];
+    let i = op(
+        &mut p,
+        ThreadOpKind::Const(Scalar::I64(1)),
+        &[],
+        &[DType::I64],
+    )[0];
+    op(&mut p, ThreadOpKind::Opaque, &[i], &[DType::I64]);
+    verify(&p).unwrap();
+    op(&mut p, ThreadOpKind::Opaque, &[f], &[DType::F32]);
+    assert_eq!(
+        verify(&p).unwrap_err().to_string(),
+        "`%3 = opaque %0 : f32`: operands [F32] and results [F32] break the rule of `opaque`"
+    );
+}

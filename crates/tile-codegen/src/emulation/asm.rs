@@ -80,6 +80,11 @@ fn definition(name: &str, asm: Asm) -> String {
     match asm {
         Asm::LoadGlobal { bits, .. } => return access_definition(name, bits, false),
         Asm::StoreGlobal { bits } => return access_definition(name, bits, true),
+        Asm::Opaque { bits, .. } => {
+            return format!(
+                "define internal i{bits} @{name}(i{bits} %x) {{\n  ret i{bits} %x\n}}\n"
+            )
+        }
         Asm::Wgmma(kind) => {
             params.extend(["i64 %da".into(), "i64 %db".into(), "i32 %scale".into()]);
             body.push_str(&format!("  %buf = alloca [{values} x float], align 4\n"));

@@ -5,7 +5,9 @@
 //! mbarrier operations they complete on (`expect_tx`, `try_wait.parity`);
 //! and, as Triton writes them, masked global loads and stores as one
 //! predicated instruction each (`@p ld.global`, `@p st.global`), where
-//! LLVM would branch around the access.
+//! LLVM would branch around the access. One snippet serves AMDGPU too: the
+//! optimization barrier of the thread-level `opaque`, an assembler comment
+//! whose operand is tied to its result.
 //!
 //! Each snippet is an [`Asm`], which names its template and constraints
 //! once: the GPU emitter builds the call from them, and the emulation
@@ -17,11 +19,11 @@
 //! accumulators are tied operands, and `wgmma.wait_group` passes them
 //! through, so that no read of D moves above the wait.
 
-use super::GpuEmitter;
+use super::{GpuEmitter, GpuTarget};
 use crate::EmitError;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
-use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};
 use inkwell::InlineAsmDialect;
 use tile_abi::mma::MmaKind;
 use tile_abi::wgmma::WgmmaKind;
@@ -76,6 +78,16 @@ pub(crate) enum Asm {
     StoreGlobal {
         /// The element's bits: 8, 16, 32 or 64.
         bits: u8,
+    },
+    /// A `bits`-bit integer passed through unchanged, as an optimization
+    /// barrier (the thread-level `opaque`): an assembler comment, its
+    /// operand tied to its result. The one snippet for AMDGPU too (`amd`:
+    /// a VGPR, and AMDGPU's comment syntax).
+    Opaque {
+        /// 32 or 64.
+        bits: u8,
+        /// Whether for AMDGPU.
+        amd: bool,
     },
 }
 
@@ -137,6 +149,8 @@ impl Asm {
                 access_type(bits)
             ),
             Asm::StoreGlobal { bits } => format!("@$0 st.global.{} [$1], $2;", access_type(bits)),
+            Asm::Opaque { bits, amd: true } => format!("; opaque b{bits}"),
+            Asm::Opaque { bits, amd: false } => format!("// opaque b{bits}"),
         }
     }
 
@@ -162,13 +176,15 @@ impl Asm {
                 format!("={},l,b,0,{MEMORY}", access_register(bits))
             }
             Asm::StoreGlobal { bits } => format!("b,l,{},{MEMORY}", access_register(bits)),
+            Asm::Opaque { amd: true, .. } => "=v,0".into(),
+            Asm::Opaque { bits, amd: false } => format!("={},0", access_register(bits)),
         }
     }
 
     /// Whether LLVM must keep the snippet where it is and as often as it
     /// runs: all but a load of read-only memory.
     pub(crate) fn has_side_effects(self) -> bool {
-        !matches!(self, Asm::LoadGlobal { nc: true, .. })
+        !matches!(self, Asm::LoadGlobal { nc: true, .. } | Asm::Opaque { .. })
     }
 
     /// The snippet a template and constraints were written for, if one was.
@@ -199,6 +215,9 @@ impl Asm {
                     Asm::StoreGlobal { bits },
                 ]
             });
+            let opaque = [32, 64]
+                .into_iter()
+                .flat_map(|bits| [false, true].map(|amd| Asm::Opaque { bits, amd }));
             [
                 Asm::WgmmaFence,
                 Asm::WgmmaCommit,
@@ -210,6 +229,7 @@ impl Asm {
             .into_iter()
             .chain(fp8)
             .chain(accesses)
+            .chain(opaque)
             .find(|a| a.template() == template)?
         };
         (candidate.template() == template && candidate.constraints() == constraints)
@@ -244,6 +264,7 @@ impl Asm {
                 format!("ld.global{}.b{bits}", if nc { ".nc" } else { "" })
             }
             Asm::StoreGlobal { bits } => format!("st.global.b{bits}"),
+            Asm::Opaque { bits, .. } => format!("opaque.b{bits}"),
         }
     }
 
@@ -255,7 +276,7 @@ impl Asm {
             Asm::MmaFp8(_) => 4,
             Asm::MbarrierExpectTx | Asm::MbarrierTryWait | Asm::TmaLoad2d => 0,
             Asm::WgmmaFence | Asm::WgmmaCommit | Asm::FenceProxyAsync => 0,
-            Asm::LoadGlobal { .. } | Asm::StoreGlobal { .. } => 0,
+            Asm::LoadGlobal { .. } | Asm::StoreGlobal { .. } | Asm::Opaque { .. } => 0,
         }
     }
 }
@@ -306,7 +327,9 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         returns: Option<BasicTypeEnum<'ctx>>,
         args: &[BasicValueEnum<'ctx>],
     ) -> Result<Option<BasicValueEnum<'ctx>>, EmitError> {
-        self.require_nvptx(&asm.template())?;
+        if !matches!(asm, Asm::Opaque { .. }) {
+            self.require_nvptx(&asm.template())?;
+        }
         let params: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
         let fn_type = match returns {
             Some(t) => t.fn_type(&params, false),
@@ -324,7 +347,11 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
         let call = self.b.build_indirect_call(fn_type, callee, &args, "asm")?;
         if !asm.has_side_effects() {
-            for (name, value) in [("nounwind", 0), ("willreturn", 0), ("memory", READ_ONLY)] {
+            let memory = match asm {
+                Asm::Opaque { .. } => 0,
+                _ => READ_ONLY,
+            };
+            for (name, value) in [("nounwind", 0), ("willreturn", 0), ("memory", memory)] {
                 let kind = Attribute::get_named_enum_kind_id(name);
                 call.add_attribute(
                     AttributeLoc::Function,
@@ -333,6 +360,21 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             }
         }
         Ok(call.try_as_basic_value().basic())
+    }
+}
+
+impl<'ctx> GpuEmitter<'_, 'ctx> {
+    /// `x` through [`Asm::Opaque`]: the same value, which LLVM cannot see
+    /// through.
+    pub(super) fn opaque(&self, x: IntValue<'ctx>) -> Result<IntValue<'ctx>, EmitError> {
+        let asm = Asm::Opaque {
+            bits: x.get_type().get_bit_width() as u8,
+            amd: matches!(self.gpu, GpuTarget::Amdgpu(_)),
+        };
+        Ok(self
+            .call_asm(asm, Some(x.get_type().into()), &[x.into()])?
+            .ok_or_else(|| EmitError::internal("opaque returned nothing"))?
+            .into_int_value())
     }
 }
 
@@ -363,6 +405,14 @@ mod tests {
             Asm::MbarrierExpectTx,
             Asm::MbarrierTryWait,
             Asm::TmaLoad2d,
+            Asm::Opaque {
+                bits: 64,
+                amd: false,
+            },
+            Asm::Opaque {
+                bits: 32,
+                amd: true,
+            },
             Asm::LoadGlobal { bits: 8, nc: true },
             Asm::LoadGlobal {
                 bits: 64,
@@ -397,6 +447,15 @@ mod tests {
         assert_eq!(store.template(), "@$0 st.global.b64 [$1], $2;");
         assert_eq!(store.constraints(), "b,l,l,~{memory}");
         assert_eq!(store.replacement(), "tile_ptx.st.global.b64");
+        let opaque = Asm::Opaque {
+            bits: 64,
+            amd: true,
+        };
+        assert_eq!(
+            (opaque.template(), opaque.constraints()),
+            ("; opaque b64".to_string(), "=v,0".to_string())
+        );
+        assert_eq!(opaque.replacement(), "tile_emu.opaque.b64");
         // The `.nc` form's template with the other form's constraints is
         // neither.
         assert_eq!(

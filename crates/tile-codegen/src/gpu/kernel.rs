@@ -339,6 +339,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             ThreadOpKind::Cmp(p) => one(self.compare(*p, dtype(0)?, x[0], x[1])?),
             ThreadOpKind::Select => one(self.select(x[0], x[1], x[2])?),
             ThreadOpKind::Fma => one(self.fma(dtype(0)?, x[0], x[1], x[2], nans)?),
+            ThreadOpKind::Opaque => one(self.opaque(x[0].into_int_value())?.into()),
             ThreadOpKind::Cast { to } => one(self.cast(x[0], dtype(0)?, *to, nans)?),
             ThreadOpKind::LoadGlobal { param, width } => {
                 let dt = op

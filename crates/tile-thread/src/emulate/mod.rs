@@ -459,6 +459,7 @@ impl<'a> Emulator<'a> {
                     Ok(eval::fma(a[t], b[t], c[t])?)
                 })?]
             }
+            ThreadOpKind::Opaque => vec![arg(0)?.clone()],
             ThreadOpKind::Cast { to } => {
                 let a = arg(0)?;
                 vec![self.per_thread(id, |t| Ok(eval::cast(a[t as usize], *to)))?]

@@ -48,6 +48,11 @@ pub(super) struct Access {
     /// Per register, its element's index along each axis of the tensor
     /// (`i64`); [`Lowerer::address`] makes the offset, where it is needed.
     positions: Vec<Vec<Reg>>,
+    /// Per axis, the index of the partition's first element (`i64`), and
+    /// per register its coordinate in the partition: a position is their
+    /// sum.
+    origins: Vec<Reg>,
+    coordinates: Vec<Vec<Reg>>,
     pub(super) masks: Vec<Reg>,
     /// Per register, the part of its mask that keeps it inside the
     /// tensor, and the part that says its thread accesses it (the mask is
@@ -218,6 +223,14 @@ impl Lowerer<'_> {
             return regs;
         }
         let contiguous = self.contiguous(access.param, layout.shape.len(), width, dtype);
+        // The element-by-element path's offsets start from the partition's
+        // origin hidden from LLVM (`opaque`): computed from it where that
+        // path runs, they are no induction variables of an enclosing loop.
+        let hidden: Vec<Reg> = access
+            .origins
+            .iter()
+            .map(|&o| self.emit(ThreadOpKind::Opaque, vec![o], DType::I64))
+            .collect();
         for g in 0..access.masks.len() / width {
             // The group's elements are consecutive along the innermost axis
             // and share the other coordinates: all are inside the tensor
@@ -228,10 +241,20 @@ impl Lowerer<'_> {
                 vector = self.and(vector, access.holders[v]);
             }
             // The vector's address takes the innermost stride as 1 (its
-            // test); each lane's, every stride.
+            // test); each lane's, every stride: the first lane's plus `i`
+            // innermost strides (a uniform product).
             let mut addressing = vec![self.address(access, g * width, true), vector];
-            for v in g * width..(g + 1) * width {
-                addressing.push(self.address(access, v, false));
+            let first = self.fallback_address(access, &hidden, g * width);
+            addressing.push(first);
+            let stride = self.tensor_meta(access.param, inner, true);
+            for i in 1..width {
+                let i = self.constant(Scalar::I64(i as i64));
+                let step = self.hoist(
+                    ThreadOpKind::Binary(BinaryOp::Mul),
+                    vec![i, stride],
+                    DType::I64,
+                );
+                addressing.push(self.binary(BinaryOp::Add, first, step));
             }
             regs.extend(emit(
                 self,
@@ -335,15 +358,18 @@ impl Lowerer<'_> {
             origins.push(self.binary(BinaryOp::Mul, i, extent));
         }
         let mut positions = Vec::new();
+        let mut coordinates = Vec::new();
         let mut masks = Vec::new();
         let mut insides = Vec::new();
         let mut holders = Vec::new();
         let mut all_ok = truth;
         for v in 0..layout.registers() {
             let mut position = Vec::new();
+            let mut coordinate = Vec::new();
             let mut inside = index_ok;
             for (d, &origin) in origins.iter().enumerate() {
                 let c = self.hoisted_cast(coords.axes[v][d], DType::I64);
+                coordinate.push(c);
                 let g = self.binary(BinaryOp::Add, origin, c);
                 if bounded && !proven[d] {
                     let extent = self.tensor_meta(param, d, false);
@@ -364,6 +390,7 @@ impl Lowerer<'_> {
                 all_ok = self.and(all_ok, ok);
             }
             positions.push(position);
+            coordinates.push(coordinate);
             // Every copy loads; only the owner of an element stores it.
             let holder = if write { coords.owner[v] } else { live };
             masks.push(self.and(holder, inside));
@@ -387,6 +414,8 @@ impl Lowerer<'_> {
         Ok(Access {
             param,
             positions,
+            origins,
+            coordinates,
             masks,
             inside: insides,
             holders,
@@ -398,13 +427,19 @@ impl Lowerer<'_> {
     /// stride[d]`, with the innermost stride taken as 1 when `unit_inner`
     /// (inside a contiguous access's branch), emitted where it is used.
     fn address(&mut self, access: &Access, v: usize, unit_inner: bool) -> Reg {
-        let position = &access.positions[v];
+        let position = access.positions[v].clone();
+        self.offset(access.param, &position, unit_inner)
+    }
+
+    /// `Σ_d position[d] · stride[d]` of tensor `param`, the innermost
+    /// stride taken as 1 when `unit_inner`.
+    fn offset(&mut self, param: usize, position: &[Reg], unit_inner: bool) -> Reg {
         let mut address: Option<Reg> = None;
         for (d, &g) in position.iter().enumerate() {
             let term = if unit_inner && d + 1 == position.len() {
                 g
             } else {
-                let stride = self.tensor_meta(access.param, d, true);
+                let stride = self.tensor_meta(param, d, true);
                 self.binary(BinaryOp::Mul, g, stride)
             };
             address = Some(match address {
@@ -413,6 +448,17 @@ impl Lowerer<'_> {
             });
         }
         address.unwrap_or_else(|| self.constant(Scalar::I64(0)))
+    }
+
+    /// The element offset of register `v` of `access` from the hidden
+    /// origins `hidden` (see [`Self::vectorized`]), with every stride.
+    fn fallback_address(&mut self, access: &Access, hidden: &[Reg], v: usize) -> Reg {
+        let position: Vec<Reg> = hidden
+            .iter()
+            .zip(&access.coordinates[v])
+            .map(|(&origin, &c)| self.binary(BinaryOp::Add, origin, c))
+            .collect();
+        self.offset(access.param, &position, false)
     }
 
     /// `a ∧ b`, folding the constant `true`.

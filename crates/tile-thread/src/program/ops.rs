@@ -119,6 +119,14 @@ pub enum ThreadOpKind {
     Select,
     /// `fma %a, %b, %c`: one rounding.
     Fma,
+    /// `opaque %x`: `x` (`i32` or `i64`), unchanged, which the GPU emitter
+    /// hides from LLVM's optimizer (an empty inline-assembly identity), so
+    /// that what is computed from it is computed where it is used. The
+    /// lowering computes the element-by-element offsets of a wide access
+    /// from its partition index through it: otherwise LLVM's loop strength
+    /// reduction keeps an address induction variable per element alive
+    /// across a loop, in registers, for a path only edges take.
+    Opaque,
     /// `cast %x to <dtype>` ([`tile_ir::eval::cast`]).
     Cast {
         /// The result's dtype.
@@ -379,6 +387,7 @@ impl ThreadOpKind {
             ThreadOpKind::Cmp(_) => "cmp",
             ThreadOpKind::Select => "select",
             ThreadOpKind::Fma => "fma",
+            ThreadOpKind::Opaque => "opaque",
             ThreadOpKind::Cast { .. } => "cast",
             ThreadOpKind::LoadGlobal { .. } => "ld.global",
             ThreadOpKind::StoreGlobal { .. } => "st.global",

@@ -185,6 +185,9 @@ impl Checker<'_> {
                     && results == operands[1..2]
             }
             ThreadOpKind::Cast { to } => operands.len() == 1 && results == [*to],
+            ThreadOpKind::Opaque => {
+                matches!(operands.as_slice(), [DType::I32 | DType::I64]) && results == operands
+            }
             ThreadOpKind::LoadGlobal { param, width } => {
                 let t = tensor(self, *param)?;
                 GlobalOperands::load(&operands, usize::from(*width)).is_some_and(|o| {

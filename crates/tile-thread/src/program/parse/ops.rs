@@ -61,6 +61,7 @@ impl<'a> Parser<'_, 'a> {
             }
             "select" => (ThreadOpKind::Select, self.match_regs()?),
             "fma" => (ThreadOpKind::Fma, self.match_regs()?),
+            "opaque" => (ThreadOpKind::Opaque, self.match_regs()?),
             "cast" => {
                 let x = self.match_reg()?;
                 self.match_keyword("to")?;
