@@ -190,6 +190,27 @@ impl Target {
         !matches!(self, Target::Host(HostIsa::X86_64))
     }
 
+    /// Whether the target has IEEE 754-2019 `minimum`/`maximum` of f32 as one
+    /// instruction (a NaN if either operand is one, `-0 < +0`): PTX's
+    /// `min.NaN.f32`/`max.NaN.f32` from sm_80 on, which LLVM's NVPTX back
+    /// end selects for `llvm.minimum.f32`/`llvm.maximum.f32`. Elsewhere
+    /// LLVM would expand the intrinsics into compares and selects, as the
+    /// scalar emitter writes them itself.
+    pub fn has_ieee_min_max(&self) -> bool {
+        matches!(self, Target::Nvptx(sm) if sm.number() >= 80)
+    }
+
+    /// Whether the exact math library's functions (f64, `exp` to `pow`)
+    /// stay calls instead of being inlined at every use: on NVPTX, where
+    /// `ptxas` then compiles each function once. The library computes in
+    /// f64, which GPUs run at 1/2 to 1/64 of the f32 rate, so the call costs
+    /// little beside the function itself (docs/backends.md, "The math
+    /// libraries"). AMDGPU calls need a stack frame and host code
+    /// vectorizes inlined calls, so both inline them.
+    pub fn outlines_exact_math(&self) -> bool {
+        matches!(self, Target::Nvptx(_))
+    }
+
     /// The tensor-core instructions the lowering may use on this target:
     /// `mma.sync.m16n8k16` from sm_80 on, its FP8 form from sm_89 on,
     /// `wgmma` on sm_90a, WMMA on RDNA 3, MFMA on CDNA.

@@ -8,7 +8,8 @@
 
 mod probe;
 
-use probe::{run_probe, ulps};
+use probe::{run_probe, run_probe_as, ulps};
+use tile_codegen::{Sm, Target};
 use tile_ir::eval;
 use tile_ir::{BinaryOp, CmpPred, DType, Scalar, UnaryOp};
 use tile_thread::program::ThreadOpKind;
@@ -180,13 +181,27 @@ fn binary_ops_match_the_oracle() {
                 inputs.push([x, ys[i], 0]);
                 inputs.push([x, xs[(i * 7 + 3) % xs.len()], 0]);
             }
-            let got = run_probe(&ThreadOpKind::Binary(op), &[dtype, dtype], &inputs, false);
+            let kind = ThreadOpKind::Binary(op);
+            let got = run_probe(&kind, &[dtype, dtype], &inputs, false);
+            // sm_80's min/max are other instructions (`llvm.maximum`).
+            let like_sm80 = matches!(op, BinaryOp::Min | BinaryOp::Max)
+                .then(|| run_probe_as(&kind, &[dtype, dtype], &inputs, Target::Nvptx(Sm::Sm80)));
             for (i, inp) in inputs.iter().enumerate() {
                 let want = eval::binary(
                     op,
                     Scalar::from_bits(dtype, inp[0]),
                     Scalar::from_bits(dtype, inp[1]),
                 );
+                if let (Some(Some(g)), Ok(w)) = (&like_sm80, &want) {
+                    assert_eq!(
+                        g[i],
+                        w.to_bits(),
+                        "{} {dtype} of {:#x}, {:#x} as on sm_80",
+                        op.name(),
+                        inp[0],
+                        inp[1]
+                    );
+                }
                 match (&got, want) {
                     (None, Err(_)) => break,
                     (Some(g), Ok(w)) => assert_eq!(

@@ -562,3 +562,26 @@ fn a_loop_keeps_no_address_per_element_in_registers() {
         .unwrap_or_else(|| panic!("no register count in {usage}"));
     assert!(registers <= 64, "{usage}");
 }
+
+#[test]
+fn the_exact_library_is_one_function_on_nvptx_and_inlined_on_amdgpu() {
+    // softmax(4, 256) on 4 warps: eight `exp`s per thread. ptxas compiles
+    // the f64 function once and the kernel calls it eight times; AMDGPU
+    // code has no call.
+    require(Tool::Ptxas);
+    let func = samples::softmax(4, 256).unwrap();
+    let ptx = emitted(&func, 4, Target::Nvptx(Sm::Sm80)).assembly;
+    let defined = ptx
+        .lines()
+        .filter(|l| l.starts_with(".func") && l.contains("tile_$_math_$_exp_$_f64("))
+        .count();
+    let calls = ptx.matches("call.uni").count();
+    assert_eq!((defined, calls), (1, 8), "{ptx}");
+    // Max is one `max.NaN.f32` each: no compare-and-select sequence.
+    assert!(ptx.contains("max.NaN.f32"), "{ptx}");
+    assert!(!ptx.contains("setp.geu.f32"), "{ptx}");
+    let usage = tools::ptxas_resource_usage(&ptx, Sm::Sm80).unwrap();
+    assert!(usage.contains("0 bytes spill stores"), "{usage}");
+    let amd = emitted(&func, 4, Target::Amdgpu(Gfx::Gfx942)).assembly;
+    assert!(!amd.contains("s_swappc_b64"), "AMDGPU calls the library");
+}

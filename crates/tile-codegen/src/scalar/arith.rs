@@ -155,6 +155,17 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                 let r = self.pow(self.to_f64(x)?, self.to_f64(y)?)?;
                 return self.store_rounded_f64(r, dtype, nans);
             }
+            BinaryOp::Min | BinaryOp::Max if self.ieee_min_max && dtype == DType::F32 => {
+                // One instruction of the same semantics (`min.NaN.f32`).
+                // Narrower floats keep the selects, which return an
+                // operand's own bits: rounding the f32 result back would
+                // saturate an FP8 infinity.
+                let name = match op {
+                    BinaryOp::Min => "llvm.minimum",
+                    _ => "llvm.maximum",
+                };
+                self.float_intrinsic(name, &[x, y])?
+            }
             BinaryOp::Min | BinaryOp::Max => {
                 // IEEE minimum/maximum: NaN if either is NaN, -0 < +0; the
                 // chosen operand's bits are kept.

@@ -21,6 +21,7 @@
 //! division and `sqrt` are the same as without the option. The fast `pow`
 //! is in `super::pow`, from this module's `log2` and `exp2`.
 
+use super::math::Library;
 use super::trig::{inverse_factorials, sin_cos_series};
 use super::ScalarEmitter;
 use crate::EmitError;
@@ -64,7 +65,8 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         x: FloatValue<'ctx>,
     ) -> Result<FloatValue<'ctx>, EmitError> {
         let name = format!("tile.math.{}.fast.f32", op.name());
-        self.call_unary_function(&name, op.name(), x, |m, f, x| m.fast_body(op, f, x))
+        let body = |m: &Self, f, params: &[FloatValue<'ctx>]| m.fast_body(op, f, params[0]);
+        self.call_math_function(Library::Fast, &name, op.name(), &[x], body)
     }
 
     /// The body of the fast f32 function of `op` (in `f`, on its parameter

@@ -21,6 +21,7 @@
 
 use super::ScalarEmitter;
 use crate::EmitError;
+use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::Linkage;
 use inkwell::values::{FloatValue, FunctionValue, IntValue};
 use inkwell::FloatPredicate;
@@ -30,6 +31,16 @@ use tile_ir::UnaryOp;
 /// `k · LN2_HI` is exact for |k| < 2^21.
 pub(super) const LN2_HI: u64 = 0x3fe6_2e42_fee0_0000;
 pub(super) const LN2_LO: u64 = 0x3dea_39ef_3579_3c76;
+
+/// Which math library a function belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Library {
+    /// The exact library: f64, rounded once by the caller.
+    Exact,
+    /// The fast f32 library (`fast_math`).
+    Fast,
+}
+
 impl<'ctx> ScalarEmitter<'_, 'ctx> {
     /// Calls the f64 math function of `op` on `x`.
     pub(crate) fn transcendental(
@@ -38,32 +49,19 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         x: FloatValue<'ctx>,
     ) -> Result<FloatValue<'ctx>, EmitError> {
         let name = format!("tile.math.{}.f64", op.name());
-        self.call_unary_function(&name, op.name(), x, |m, f, x| m.exact_body(op, f, x))
+        let body = |m: &Self, f, params: &[FloatValue<'ctx>]| m.exact_body(op, f, params[0]);
+        self.call_math_function(Library::Exact, &name, op.name(), &[x], body)
     }
 
-    /// Calls the module's internal function `name` from the type of `x` to
-    /// itself on `x`, defining it first (once per module) with `body(emitter
-    /// positioned in its entry block, the function, its parameter)`.
-    pub(super) fn call_unary_function(
-        &self,
-        name: &str,
-        label: &str,
-        x: FloatValue<'ctx>,
-        body: impl FnOnce(
-            &Self,
-            FunctionValue<'ctx>,
-            FloatValue<'ctx>,
-        ) -> Result<FloatValue<'ctx>, EmitError>,
-    ) -> Result<FloatValue<'ctx>, EmitError> {
-        self.call_math_function(name, label, &[x], |m, f, params| body(m, f, params[0]))
-    }
-
-    /// Calls the module's internal function `name` from `args.len()` values
-    /// of the type of `args[0]` to that type, defining it first (once per
-    /// module) with `body(emitter positioned in its entry block, the
-    /// function, its parameters)`.
+    /// Calls the module's internal function `name` of `library` from
+    /// `args.len()` values of the type of `args[0]` to that type, defining it
+    /// first (once per module) with `body(emitter positioned in its entry
+    /// block, the function, its parameters)`. An exact function is
+    /// `noinline` where the target outlines the exact library
+    /// ([`crate::Target::outlines_exact_math`]).
     pub(super) fn call_math_function(
         &self,
+        library: Library,
         name: &str,
         label: &str,
         args: &[FloatValue<'ctx>],
@@ -86,6 +84,13 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                     ty.fn_type(&params, false),
                     Some(Linkage::Internal),
                 );
+                if library == Library::Exact && self.outline_exact_math {
+                    let noinline = Attribute::get_named_enum_kind_id("noinline");
+                    f.add_attribute(
+                        AttributeLoc::Function,
+                        self.ctx.create_enum_attribute(noinline, 0),
+                    );
+                }
                 let m = self.nested();
                 let entry = self.ctx.append_basic_block(f, "entry");
                 m.b.position_at_end(entry);

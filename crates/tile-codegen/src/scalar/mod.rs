@@ -59,6 +59,13 @@ pub(crate) struct ScalarEmitter<'a, 'ctx> {
     /// Whether f32 → f16 rounds with the target's instruction
     /// ([`crate::Target::converts_f16`]) rather than integer arithmetic.
     pub(crate) converts_f16: bool,
+    /// Whether f32 `min`/`max` are LLVM's `llvm.minimum`/`llvm.maximum`
+    /// ([`crate::Target::has_ieee_min_max`]) rather than compares and
+    /// selects.
+    pub(crate) ieee_min_max: bool,
+    /// Whether the exact library's functions stay calls
+    /// ([`crate::Target::outlines_exact_math`]) rather than being inlined.
+    pub(crate) outline_exact_math: bool,
 }
 
 impl<'a, 'ctx> ScalarEmitter<'a, 'ctx> {
@@ -76,6 +83,8 @@ impl<'a, 'ctx> ScalarEmitter<'a, 'ctx> {
             b: ctx.create_builder(),
             fast_math,
             converts_f16: target.converts_f16(),
+            ieee_min_max: target.has_ieee_min_max(),
+            outline_exact_math: target.outlines_exact_math(),
         }
     }
 

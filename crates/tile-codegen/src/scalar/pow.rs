@@ -21,7 +21,7 @@
 //! `pow(±1, ±∞) = 1`; `|x| < 1` to `+∞` is `+0` and to `-∞` is `+∞`, and
 //! the reverse for `|x| > 1`.
 
-use super::math::{LN2_HI, LN2_LO};
+use super::math::{Library, LN2_HI, LN2_LO};
 use super::ScalarEmitter;
 use crate::EmitError;
 use inkwell::values::{FloatValue, IntValue};
@@ -38,12 +38,18 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         x: FloatValue<'ctx>,
         y: FloatValue<'ctx>,
     ) -> Result<FloatValue<'ctx>, EmitError> {
-        self.call_math_function("tile.math.pow.f64", "pow", &[x, y], |m, _, p| {
-            let ax = m.float_intrinsic("llvm.fabs", &[p[0]])?;
-            let (hi, lo) = m.log_double_double(ax)?;
-            let magnitude = m.exp_of_product(p[1], hi, lo)?;
-            m.pow_special_values(p[0], p[1], magnitude)
-        })
+        self.call_math_function(
+            Library::Exact,
+            "tile.math.pow.f64",
+            "pow",
+            &[x, y],
+            |m, _, p| {
+                let ax = m.float_intrinsic("llvm.fabs", &[p[0]])?;
+                let (hi, lo) = m.log_double_double(ax)?;
+                let magnitude = m.exp_of_product(p[1], hi, lo)?;
+                m.pow_special_values(p[0], p[1], magnitude)
+            },
+        )
     }
 
     /// Calls the fast f32 `pow` on `x` and `y` (f32 values).
@@ -52,13 +58,19 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         x: FloatValue<'ctx>,
         y: FloatValue<'ctx>,
     ) -> Result<FloatValue<'ctx>, EmitError> {
-        self.call_math_function("tile.math.pow.fast.f32", "pow", &[x, y], |m, _, p| {
-            let ax = m.float_intrinsic("llvm.fabs", &[p[0]])?;
-            let l = m.fast_log(ax, true)?;
-            let t = m.b.build_float_mul(p[1], l, "ylog2")?;
-            let magnitude = m.fast_exp2(t)?;
-            m.pow_special_values(p[0], p[1], magnitude)
-        })
+        self.call_math_function(
+            Library::Fast,
+            "tile.math.pow.fast.f32",
+            "pow",
+            &[x, y],
+            |m, _, p| {
+                let ax = m.float_intrinsic("llvm.fabs", &[p[0]])?;
+                let l = m.fast_log(ax, true)?;
+                let t = m.b.build_float_mul(p[1], l, "ylog2")?;
+                let magnitude = m.fast_exp2(t)?;
+                m.pow_special_values(p[0], p[1], magnitude)
+            },
+        )
     }
 
     /// `ln a` for a positive finite `a`, as `hi + lo` (|lo| ≤ ulp(hi)/2).

@@ -38,10 +38,28 @@ pub fn math_probe<'ctx>(
     fast_math: bool,
 ) -> Result<Module<'ctx>, EmitError> {
     let target = Target::Host(probe_isa()?);
+    probe_as(ctx, op, operands, fast_math, target)
+}
+
+/// [`math_probe`] with the instructions the emitter chooses for `like`
+/// (`llvm.minimum`/`llvm.maximum` where [`Target::has_ieee_min_max`], calls
+/// of the exact library where [`Target::outlines_exact_math`]), still
+/// compiled for the host: so that tests run a GPU target's own LLVM IR for
+/// the op.
+pub fn probe_as<'ctx>(
+    ctx: &'ctx Context,
+    op: &ThreadOpKind,
+    operands: &[DType],
+    fast_math: bool,
+    like: Target,
+) -> Result<Module<'ctx>, EmitError> {
+    let target = Target::Host(probe_isa()?);
     let machine = Machine::new(target, OptimizationLevel::Default)?;
     let module = ctx.create_module("probe");
     machine.configure(&module);
-    let e = ScalarEmitter::new(ctx, &module, target, fast_math);
+    let mut e = ScalarEmitter::new(ctx, &module, target, fast_math);
+    e.ieee_min_max = like.has_ieee_min_max();
+    e.outline_exact_math = like.outlines_exact_math();
     let i64t = ctx.i64_type();
     let f = module.add_function(
         PROBE,

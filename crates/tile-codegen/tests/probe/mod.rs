@@ -3,9 +3,10 @@
 
 use inkwell::context::Context;
 use inkwell::execution_engine::JitFunction;
+use inkwell::module::Module;
 use inkwell::OptimizationLevel;
 use tile_codegen::gpu::emit;
-use tile_codegen::scalar::probe::{math_probe, PROBE};
+use tile_codegen::scalar::probe::{math_probe, probe_as, PROBE};
 use tile_codegen::tools::{self, Tool};
 use tile_codegen::{CodegenOptions, EmitError};
 use tile_codegen::{Gfx, Sm, Target};
@@ -22,8 +23,34 @@ pub fn run_probe(
     inputs: &[[u64; 3]],
     fast_math: bool,
 ) -> Option<Vec<u64>> {
+    run_probe_with(op, dtypes, inputs, |ctx| {
+        math_probe(ctx, op, dtypes, fast_math)
+    })
+}
+
+/// [`run_probe`] with the exact library and the instructions the emitter
+/// chooses for `like` (`probe_as`).
+#[allow(dead_code)] // only emit_scalar.rs uses it
+pub fn run_probe_as(
+    op: &ThreadOpKind,
+    dtypes: &[DType],
+    inputs: &[[u64; 3]],
+    like: Target,
+) -> Option<Vec<u64>> {
+    run_probe_with(op, dtypes, inputs, |ctx| {
+        probe_as(ctx, op, dtypes, false, like)
+    })
+}
+
+/// Runs the probe module `build` makes on each input triple.
+fn run_probe_with(
+    op: &ThreadOpKind,
+    dtypes: &[DType],
+    inputs: &[[u64; 3]],
+    build: impl for<'c> FnOnce(&'c Context) -> Result<Module<'c>, EmitError>,
+) -> Option<Vec<u64>> {
     let ctx = Context::create();
-    let module = match math_probe(&ctx, op, dtypes, fast_math) {
+    let module = match build(&ctx) {
         Ok(m) => m,
         Err(EmitError::Unsupported { .. }) => return None,
         Err(e) => panic!("{} on {dtypes:?}: {e}", op.name()),
