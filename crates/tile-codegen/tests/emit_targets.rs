@@ -577,6 +577,9 @@ fn the_exact_library_is_one_function_on_nvptx_and_inlined_on_amdgpu() {
         .count();
     let calls = ptx.matches("call.uni").count();
     assert_eq!((defined, calls), (1, 8), "{ptx}");
+    // LLVM numbers call sequences process-wide; the image does not.
+    let again = emitted(&func, 4, Target::Nvptx(Sm::Sm80)).assembly;
+    assert_eq!(again, ptx, "the same kernel compiled twice");
     // Max is one `max.NaN.f32` each: no compare-and-select sequence.
     assert!(ptx.contains("max.NaN.f32"), "{ptx}");
     assert!(!ptx.contains("setp.geu.f32"), "{ptx}");

@@ -41,6 +41,7 @@ use crate::target::{Machine, Target};
 use crate::tools;
 use crate::{CodegenOptions, EmitError};
 use inkwell::context::Context;
+use std::collections::HashMap;
 use std::ops::Deref;
 use tile_thread::program::{Program, ThreadOpKind};
 
@@ -171,7 +172,8 @@ fn build(
         (GpuTarget::Nvptx(_), _) => {
             // The tensor maps the kernel takes, for the runtime to build.
             let note = tile_abi::tma::maps_note(&program.tma_maps());
-            (Some(machine.emit_assembly(&module)? + &note), None)
+            let ptx = renumber_call_sequences(&machine.emit_assembly(&module)?);
+            (Some(ptx + &note), None)
         }
         // One code generation: the object is assembled from the assembly
         // text (which holds the kernel descriptors and metadata), not
@@ -205,6 +207,32 @@ fn build(
     })
 }
 
+/// `ptx` with the numbers of its call sequences (the comments `{ //
+/// callseq N, 0` and `} // callseq N` around each call) counted from 0 in
+/// order. LLVM's NVPTX back end numbers them with one counter for the whole
+/// process, so the same kernel would print differently after other calls
+/// were compiled, and an image would depend on what the process built
+/// before it.
+fn renumber_call_sequences(ptx: &str) -> String {
+    const MARK: &str = "// callseq ";
+    let mut numbers: HashMap<&str, usize> = HashMap::new();
+    let mut out = String::with_capacity(ptx.len());
+    let mut rest = ptx;
+    while let Some(at) = rest.find(MARK) {
+        let start = at + MARK.len();
+        out.push_str(&rest[..start]);
+        let digits = rest[start..]
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len() - start);
+        let old = &rest[start..start + digits];
+        let next = numbers.len();
+        out.push_str(&numbers.entry(old).or_insert(next).to_string());
+        rest = &rest[start + digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The scalar emitter with the GPU target it emits for.
 pub(crate) struct GpuEmitter<'a, 'ctx> {
     s: ScalarEmitter<'a, 'ctx>,
@@ -216,5 +244,20 @@ impl<'a, 'ctx> Deref for GpuEmitter<'a, 'ctx> {
 
     fn deref(&self) -> &Self::Target {
         &self.s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::renumber_call_sequences;
+
+    #[test]
+    fn call_sequences_are_numbered_from_zero_in_order() {
+        let ptx = "\t{ // callseq 88, 0\n\tcall.uni f;\n\t} // callseq 88\n\t{ // callseq 89, 0\n\t} // callseq 89\n\tret;\n";
+        assert_eq!(
+            renumber_call_sequences(ptx),
+            "\t{ // callseq 0, 0\n\tcall.uni f;\n\t} // callseq 0\n\t{ // callseq 1, 0\n\t} // callseq 1\n\tret;\n"
+        );
+        assert_eq!(renumber_call_sequences("ret; // callseq"), "ret; // callseq");
     }
 }
