@@ -258,6 +258,9 @@ mod tests {
             renumber_call_sequences(ptx),
             "\t{ // callseq 0, 0\n\tcall.uni f;\n\t} // callseq 0\n\t{ // callseq 1, 0\n\t} // callseq 1\n\tret;\n"
         );
-        assert_eq!(renumber_call_sequences("ret; // callseq"), "ret; // callseq");
+        assert_eq!(
+            renumber_call_sequences("ret; // callseq"),
+            "ret; // callseq"
+        );
     }
 }

@@ -2,8 +2,9 @@
 //! hardware makes them (`crate::nans` explains why that is safe): the
 //! arithmetic whose results only feed more arithmetic, such as the centered
 //! and squared values of a layernorm before they are summed through shared
-//! memory. Every use that is not arithmetic or a `select` (stores,
-//! shuffles, shared memory, `mma`, a loop's carried values) observes.
+//! memory. A `select` and a shuffle pass a value on unchanged: the value is
+//! observed where their result is. Every other use that is not arithmetic
+//! (stores, shared memory, `mma`, a loop's carried values) observes.
 
 use std::collections::{HashMap, HashSet};
 use tile_ir::DType;
@@ -19,7 +20,7 @@ pub(super) fn unobserved_nans(program: &Program) -> HashSet<OpId> {
         }
         let float = |r: Reg| matches!(program.dtype(r), DType::F32 | DType::F64);
         if matches!(op.results.as_slice(), [r] if float(*r))
-            && (computes(&op.kind) || matches!(op.kind, ThreadOpKind::Select))
+            && (computes(&op.kind) || passes_on(&op.kind))
         {
             candidates.insert(id);
         }
@@ -36,6 +37,8 @@ fn observes(program: &Program, user: OpId, at: usize, unobserved: &HashSet<OpId>
     match &op.kind {
         // The condition is a bool; the values are passed on.
         ThreadOpKind::Select => at != 0 && !unobserved.contains(&user),
+        // The value (operand 0) moves to another lane bit for bit.
+        ThreadOpKind::Shuffle { .. } => at != 0 || !unobserved.contains(&user),
         // A cast to the operand's own dtype is the operand itself.
         ThreadOpKind::Cast { to } => op
             .operands
@@ -43,6 +46,12 @@ fn observes(program: &Program, user: OpId, at: usize, unobserved: &HashSet<OpId>
             .is_some_and(|&r| program.dtype(r) == *to),
         kind => !computes(kind),
     }
+}
+
+/// Whether an op of `kind` passes one of its operands on as its result,
+/// bits unchanged: a `select`, a shuffle.
+fn passes_on(kind: &ThreadOpKind) -> bool {
+    matches!(kind, ThreadOpKind::Select | ThreadOpKind::Shuffle { .. })
 }
 
 /// Whether an op of `kind` computes its result from its operands' values,
@@ -99,9 +108,10 @@ mod tests {
     }
 
     #[test]
-    fn shuffles_observe_and_selects_pass_on() {
+    fn shuffles_and_selects_pass_on() {
         // `%m` goes through a select into arithmetic: unobserved; `%n` is
-        // shuffled: observed; `%s` is selected into a store: observed.
+        // shuffled into a select into a store: observed, as are the
+        // shuffle and the select.
         let body = "  %a = ld.global.v1 x[%0] mask(%1) other(%z) : f32
   %c = cmp lt %a, %a : bool
   %m = sub %a, %a : f32
@@ -113,6 +123,19 @@ mod tests {
   %s = select %c, %r, %a : f32
   st.global.v1 out[%0], %s mask(%1)";
         assert_eq!(unobserved(body), ["mul", "select", "sub"]);
+    }
+
+    #[test]
+    fn a_shuffle_into_arithmetic_observes_nothing() {
+        // A reduction's step: the partial maximum `%m` and its shuffle feed
+        // the next maximum, which is stored.
+        let body = "  %a = ld.global.v1 x[%0] mask(%1) other(%z) : f32
+  %m = mul %a, %a : f32
+  %lane = const 1 : i32
+  %r = shfl.bfly %m, %lane width 32 : f32
+  %n = max %m, %r : f32
+  st.global.v1 out[%0], %n mask(%1)";
+        assert_eq!(unobserved(body), ["mul", "shfl"]);
     }
 
     #[test]

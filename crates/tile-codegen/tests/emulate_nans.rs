@@ -1,0 +1,154 @@
+//! NaN payloads, signed zeros and infinities through reductions, on every
+//! GPU stage: the lockstep emulator and the LLVM IR an sm_80, gfx942 and
+//! gfx1100 receive (on the emulation target) must store the interpreter's
+//! bits. The GPU code leaves a NaN as the hardware makes it wherever no use
+//! sees its bits (`gpu/nan.rs`: through arithmetic, selects and shuffles)
+//! and canonicalizes it where a use does; sm_80's f32 `max`/`min` are
+//! `max.NaN.f32`/`min.NaN.f32`, whose NaN is not the interpreter's.
+
+mod emulated;
+
+use tile_codegen::{Gfx, Sm, Target};
+use tile_ir::interp::{self, Arg, HostTensor};
+use tile_ir::text::parse_function;
+use tile_ir::{samples, verify, DType, Function};
+use tile_thread::emulate;
+use tile_thread::lower::{lower, LowerOptions};
+
+/// The emulation targets: NVIDIA, CDNA (wave64) and RDNA (wave32).
+const TARGETS: [Target; 3] = [
+    Target::Nvptx(Sm::Sm80),
+    Target::Amdgpu(Gfx::Gfx942),
+    Target::Amdgpu(Gfx::Gfx1100),
+];
+
+/// Each row's maximum, minimum and sum, and the maximum of each row's
+/// squares (whose NaN the squaring makes, then the shuffles move).
+const ROWS: &str = r#"kernel @rows(%x: tensor<f32, 2>, %hi: tensor<f32, 2>, %lo: tensor<f32, 2>, %sum: tensor<f32, 2>, %sq: tensor<f32, 2>) {
+  %pid = program_id 0 : i32
+  %zero = constant 0 : i32
+  %vx = partition_view %x [4, 64] : view<f32, [4, 64]>
+  %t = load %vx[%pid, %zero] : tile<4x64xf32>
+  %m = reduce max %t axis 1 keepdim : tile<4x1xf32>
+  %n = reduce min %t axis 1 keepdim : tile<4x1xf32>
+  %s = reduce sum %t axis 1 keepdim : tile<4x1xf32>
+  %t2 = mul %t, %t : tile<4x64xf32>
+  %q = reduce max %t2 axis 1 keepdim : tile<4x1xf32>
+  %vhi = partition_view %hi [4, 1] : view<f32, [4, 1]>
+  store %m, %vhi[%pid, %zero]
+  %vlo = partition_view %lo [4, 1] : view<f32, [4, 1]>
+  store %n, %vlo[%pid, %zero]
+  %vs = partition_view %sum [4, 1] : view<f32, [4, 1]>
+  store %s, %vs[%pid, %zero]
+  %vq = partition_view %sq [4, 1] : view<f32, [4, 1]>
+  store %q, %vq[%pid, %zero]
+}"#;
+
+/// Eight rows of 64: plain values, then in row 1 a quiet NaN with a
+/// payload, in row 2 a negative signalling-pattern NaN, in row 3 both
+/// zeros only, in row 4 ±∞ (whose sum is a NaN), in row 5 -0 beside
+/// negatives, in row 6 a NaN in the last column, in row 7 +∞ and a NaN.
+fn input() -> Vec<f32> {
+    let mut x: Vec<f32> = (0..8 * 64)
+        .map(|i| ((i * 37 + 11) % 97) as f32 * 0.25 - 9.0)
+        .collect();
+    let nan = |bits: u32| f32::from_bits(bits);
+    x[64 + 17] = nan(0x7fc0_1234);
+    x[2 * 64 + 40] = nan(0xff80_0001);
+    for (i, v) in x[3 * 64..4 * 64].iter_mut().enumerate() {
+        *v = if i % 3 == 0 { -0.0 } else { 0.0 };
+    }
+    x[4 * 64 + 5] = f32::INFINITY;
+    x[4 * 64 + 50] = f32::NEG_INFINITY;
+    for (i, v) in x[5 * 64..6 * 64].iter_mut().enumerate() {
+        *v = if i == 30 { -0.0 } else { -1.0 - i as f32 };
+    }
+    x[6 * 64 + 63] = nan(0x7f80_4321);
+    x[7 * 64] = f32::INFINITY;
+    x[7 * 64 + 9] = nan(0xffc0_0000);
+    x
+}
+
+/// The first output element whose bits differ, as (output, index, got,
+/// want), if any.
+fn first_difference(got: &[Vec<u32>], want: &[Vec<u32>]) -> Option<(usize, usize, u32, u32)> {
+    got.iter().zip(want).enumerate().find_map(|(o, (g, w))| {
+        g.iter()
+            .zip(w)
+            .position(|(a, b)| a != b)
+            .map(|i| (o, i, g[i], w[i]))
+    })
+}
+
+fn run_all(func: &Function, args: impl Fn() -> Vec<Arg>, grid: [u32; 3]) {
+    verify::verify(func).unwrap();
+    let bits = |args: &[Arg]| -> Vec<Vec<u32>> {
+        args[1..]
+            .iter()
+            .map(|a| match a {
+                Arg::Tensor(t) => t
+                    .to_vec::<f32>()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.to_bits())
+                    .collect(),
+                Arg::Scalar(_) => panic!("the outputs are tensors"),
+            })
+            .collect()
+    };
+    let mut want = args();
+    interp::run(func, grid, &mut want).unwrap();
+    let want = bits(&want);
+    for warps in [1, 4] {
+        let program = lower(func, &LowerOptions::warps(warps)).unwrap();
+        let mut got = args();
+        emulate::run(&program, grid, &mut got).unwrap();
+        let diff = first_difference(&bits(&got), &want);
+        assert_eq!(diff, None, "{}: lockstep, {warps} warps", func.name);
+        for target in TARGETS {
+            let mut got = args();
+            emulated::run(func, target, warps, grid, &mut got)
+                .unwrap_or_else(|e| panic!("{}: {target}, {warps} warps: {e}", func.name));
+            let diff = first_difference(&bits(&got), &want);
+            assert_eq!(diff, None, "{}: {target}, {warps} warps", func.name);
+        }
+    }
+}
+
+#[test]
+fn row_reductions_store_the_interpreters_nans_and_zeros() {
+    let func = parse_function(ROWS).unwrap();
+    let args = || {
+        let mut a = vec![Arg::Tensor(
+            HostTensor::from_vec(&[8, 64], input()).unwrap(),
+        )];
+        a.extend((0..4).map(|_| Arg::Tensor(HostTensor::zeros(DType::F32, &[8, 1]))));
+        a
+    };
+    // The interpreter's own answers for the rows that test something.
+    let mut want = args();
+    interp::run(&func, [2, 1, 1], &mut want).unwrap();
+    let col = |i: usize| match &want[i] {
+        Arg::Tensor(t) => t.to_vec::<f32>().unwrap(),
+        Arg::Scalar(_) => unreachable!(),
+    };
+    let (hi, lo, sum) = (col(1), col(2), col(3));
+    assert_eq!(hi[1].to_bits(), 0x7fc0_0000, "a NaN's maximum is canonical");
+    assert_eq!(lo[3].to_bits(), (-0.0f32).to_bits(), "-0 is below +0");
+    assert_eq!(hi[3].to_bits(), 0.0f32.to_bits(), "+0 is above -0");
+    assert_eq!(hi[5].to_bits(), (-0.0f32).to_bits());
+    assert_eq!(sum[4].to_bits(), 0x7fc0_0000, "∞ - ∞");
+    run_all(&func, args, [2, 1, 1]);
+}
+
+#[test]
+fn softmax_of_rows_with_nans_stores_the_interpreters_bits() {
+    let func = samples::softmax(4, 64).unwrap();
+    let args = || {
+        vec![
+            Arg::Tensor(HostTensor::from_vec(&[8, 64], input()).unwrap()),
+            Arg::Tensor(HostTensor::zeros(DType::F32, &[8, 64])),
+        ]
+    };
+    run_all(&func, args, [2, 1, 1]);
+}
