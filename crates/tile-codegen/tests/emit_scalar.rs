@@ -105,6 +105,16 @@ fn check_unary(op: UnaryOp, dtype: DType) -> u64 {
     let xs = samples(dtype, 0x1234 + op as u64);
     let inputs: Vec<[u64; 3]> = xs.iter().map(|&x| [x, 0, 0]).collect();
     let got = run_probe(&ThreadOpKind::Unary(op), &[dtype], &inputs, false);
+    // sm_80 calls the f32 functions as `tile.math.<op>.f32`: the same bits.
+    if dtype == DType::F32 {
+        let like_sm80 = run_probe_as(
+            &ThreadOpKind::Unary(op),
+            &[dtype],
+            &inputs,
+            Target::Nvptx(Sm::Sm80),
+        );
+        assert_eq!(like_sm80, got, "{} f32 as on sm_80", op.name());
+    }
     let transcendental = matches!(
         op,
         UnaryOp::Exp

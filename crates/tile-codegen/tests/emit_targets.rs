@@ -566,14 +566,14 @@ fn a_loop_keeps_no_address_per_element_in_registers() {
 #[test]
 fn the_exact_library_is_one_function_on_nvptx_and_inlined_on_amdgpu() {
     // softmax(4, 256) on 4 warps: eight `exp`s per thread. ptxas compiles
-    // the f64 function once and the kernel calls it eight times; AMDGPU
-    // code has no call.
+    // the function (f32 in and out, f64 inside) once and the kernel calls
+    // it eight times; AMDGPU code has no call.
     require(Tool::Ptxas);
     let func = samples::softmax(4, 256).unwrap();
     let ptx = emitted(&func, 4, Target::Nvptx(Sm::Sm80)).assembly;
     let defined = ptx
         .lines()
-        .filter(|l| l.starts_with(".func") && l.contains("tile_$_math_$_exp_$_f64("))
+        .filter(|l| l.starts_with(".func") && l.contains("tile_$_math_$_exp_$_f32("))
         .count();
     let calls = ptx.matches("call.uni").count();
     assert_eq!((defined, calls), (1, 8), "{ptx}");

@@ -19,7 +19,7 @@
 //! `2/√π · e^(−x²) · Σ 2ⁿ x^(2n+1)/(2n+1)!!`, above it `1 − erfc` with
 //! erfc's continued fraction.
 
-use super::ScalarEmitter;
+use super::{Nans, ScalarEmitter};
 use crate::EmitError;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::Linkage;
@@ -50,6 +50,25 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
     ) -> Result<FloatValue<'ctx>, EmitError> {
         let name = format!("tile.math.{}.f64", op.name());
         let body = |m: &Self, f, params: &[FloatValue<'ctx>]| m.exact_body(op, f, params[0]);
+        self.call_math_function(Library::Exact, &name, op.name(), &[x], body)
+    }
+
+    /// The exact function of `op` on the f32 `x` as one call of
+    /// `tile.math.<op>.f32`, which widens `x`, computes in f64, rounds once
+    /// to f32 and canonicalizes a NaN: where the target outlines the exact
+    /// library, so that the kernel passes and receives an f32 and the
+    /// conversions are compiled once.
+    pub(crate) fn transcendental_f32(
+        &self,
+        op: UnaryOp,
+        x: FloatValue<'ctx>,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        let name = format!("tile.math.{}.f32", op.name());
+        let body = |m: &Self, f, params: &[FloatValue<'ctx>]| {
+            let r = m.exact_body(op, f, m.to_f64(params[0])?)?;
+            let narrowed = m.b.build_float_trunc(r, m.ctx.f32_type(), "f32")?;
+            m.canonicalize(narrowed, Nans::Canonical)
+        };
         self.call_math_function(Library::Exact, &name, op.name(), &[x], body)
     }
 

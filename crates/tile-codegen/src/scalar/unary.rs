@@ -76,6 +76,9 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             | UnaryOp::Cos
             | UnaryOp::Tanh
             | UnaryOp::Erf => {
+                if dtype == DType::F32 && self.outline_exact_math {
+                    return Ok(self.transcendental_f32(op, v)?.into());
+                }
                 let r = self.transcendental(op, self.to_f64(v)?)?;
                 return self.store_rounded_f64(r, dtype, nans);
             }
