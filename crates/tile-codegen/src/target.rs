@@ -201,14 +201,14 @@ impl Target {
     }
 
     /// Whether the exact math library's functions (f64, `exp` to `pow`)
-    /// stay calls instead of being inlined at every use: on NVPTX, where
-    /// `ptxas` then compiles each function once. The library computes in
-    /// f64, which GPUs run at 1/2 to 1/64 of the f32 rate, so the call costs
-    /// little beside the function itself (docs/backends.md, "The math
-    /// libraries"). AMDGPU calls need a stack frame and host code
-    /// vectorizes inlined calls, so both inline them.
+    /// stay calls instead of being inlined at every use: on the GPUs, where
+    /// `ptxas` or LLVM's AMDGPU back end then compiles each function once.
+    /// The library computes in f64, which GPUs run at 1/2 to 1/64 of the
+    /// f32 rate, so a call costs little beside the function itself
+    /// (docs/backends.md, "Math library"). Host code vectorizes inlined
+    /// calls, so it inlines them.
     pub fn outlines_exact_math(&self) -> bool {
-        matches!(self, Target::Nvptx(_))
+        self.is_gpu()
     }
 
     /// The tensor-core instructions the lowering may use on this target:

@@ -564,10 +564,10 @@ fn a_loop_keeps_no_address_per_element_in_registers() {
 }
 
 #[test]
-fn the_exact_library_is_one_function_on_nvptx_and_inlined_on_amdgpu() {
-    // softmax(4, 256) on 4 warps: eight `exp`s per thread. ptxas compiles
-    // the function (f32 in and out, f64 inside) once and the kernel calls
-    // it eight times; AMDGPU code has no call.
+fn the_exact_library_is_one_function_on_gpus() {
+    // softmax(4, 256) on 4 warps: eight `exp`s per thread. ptxas (and
+    // LLVM's AMDGPU back end) compiles the function (f32 in and out, f64
+    // inside) once and the kernel calls it eight times.
     require(Tool::Ptxas);
     let func = samples::softmax(4, 256).unwrap();
     let ptx = emitted(&func, 4, Target::Nvptx(Sm::Sm80)).assembly;
@@ -585,6 +585,13 @@ fn the_exact_library_is_one_function_on_nvptx_and_inlined_on_amdgpu() {
     assert!(!ptx.contains("setp.geu.f32"), "{ptx}");
     let usage = tools::ptxas_resource_usage(&ptx, Sm::Sm80).unwrap();
     assert!(usage.contains("0 bytes spill stores"), "{usage}");
-    let amd = emitted(&func, 4, Target::Amdgpu(Gfx::Gfx942)).assembly;
-    assert!(!amd.contains("s_swappc_b64"), "AMDGPU calls the library");
+    // The AMDGPU calls need no stack: the kernel has no private segment.
+    for gfx in [Gfx::Gfx942, Gfx::Gfx1100] {
+        let amd = emitted(&func, 4, Target::Amdgpu(gfx)).assembly;
+        assert_eq!(amd.matches("s_swappc_b64").count(), 8, "{gfx}:\n{amd}");
+        assert!(
+            amd.contains(".amdhsa_private_segment_fixed_size 0"),
+            "{gfx}:\n{amd}"
+        );
+    }
 }
