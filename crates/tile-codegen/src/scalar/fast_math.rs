@@ -118,7 +118,9 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         let i32t = self.ctx.i32_type();
         let f32t = self.ctx.f32_type();
         let ki = b.build_float_to_signed_int(k, i32t, "k")?;
-        let half = b.build_int_signed_div(ki, i32t.const_int(2, false), "k1")?;
+        // ⌊k/2⌋ and the rest: y·2^⌊k/2⌋ is exact, and the second product
+        // rounds once.
+        let half = b.build_right_shift(ki, i32t.const_int(1, false), true, "k1")?;
         let rest = b.build_int_sub(ki, half, "k2")?;
         let pow = |e: IntValue<'ctx>| -> Result<FloatValue<'ctx>, EmitError> {
             let biased = b.build_int_add(e, i32t.const_int(127, false), "be")?;
@@ -146,24 +148,15 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         self.select_f(nan, x, y)
     }
 
-    /// `x` clamped to [lo, hi] (a NaN becomes `hi`; callers restore it), so
-    /// that no float-to-int conversion sees a NaN or an infinity.
-    fn clamp32(
-        &self,
-        x: FloatValue<'ctx>,
-        lo: f32,
-        hi: f32,
-    ) -> Result<FloatValue<'ctx>, EmitError> {
-        let x = self.float_intrinsic("llvm.maxnum", &[x, self.c32(lo)])?;
-        self.float_intrinsic("llvm.minnum", &[x, self.c32(hi)])
-    }
-
+    // `exp` and `exp2` compute from `x` unclamped: outside the limits (and
+    // for a NaN) the float-to-int conversion of `k` is poison, and so is
+    // the scaled result, but `fast_exp_limits` then selects ±∞, 0 or the
+    // NaN instead; inside them, |k| ≤ 150 and every step is defined.
     fn fast_exp(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
         let b = &self.b;
-        let xc = self.clamp32(x, -104.0, 89.0)?;
-        let xl = b.build_float_mul(xc, self.c32(std::f32::consts::LOG2_E), "xl")?;
+        let xl = b.build_float_mul(x, self.c32(std::f32::consts::LOG2_E), "xl")?;
         let k = self.float_intrinsic("llvm.rint", &[xl])?;
-        let r = self.fma3(k, self.c32(-f32::from_bits(LN2_HI)), xc)?;
+        let r = self.fma3(k, self.c32(-f32::from_bits(LN2_HI)), x)?;
         let r = self.fma3(k, self.c32(-f32::from_bits(LN2_LO)), r)?;
         let y = self.fast_scale(self.fast_exp_reduced(r)?, k)?;
         self.fast_exp_limits(x, y, 88.722_84, -103.972_08)
@@ -171,9 +164,8 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
 
     pub(super) fn fast_exp2(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
         let b = &self.b;
-        let xc = self.clamp32(x, -151.0, 129.0)?;
-        let k = self.float_intrinsic("llvm.rint", &[xc])?;
-        let frac = b.build_float_sub(xc, k, "frac")?;
+        let k = self.float_intrinsic("llvm.rint", &[x])?;
+        let frac = b.build_float_sub(x, k, "frac")?;
         let r = b.build_float_mul(frac, self.c32(std::f32::consts::LN_2), "r")?;
         let y = self.fast_scale(self.fast_exp_reduced(r)?, k)?;
         self.fast_exp_limits(x, y, 128.0, -150.0)
