@@ -10,20 +10,14 @@
 
 mod emulated;
 
-use tile_codegen::{Gfx, Sm, Target};
+use emulated::TARGETS;
+
 use tile_ir::assertion::Assertion;
 use tile_ir::interp::{self, Arg, Fault, HostTensor, InterpError};
 use tile_ir::text::parse_function;
 use tile_ir::{verify, DType, Function, Scalar};
 use tile_thread::emulate::{self, EmuFault};
 use tile_thread::lower::{lower, LowerOptions};
-
-/// The emulation targets: NVIDIA, CDNA (wave64) and RDNA (wave32).
-const TARGETS: [Target; 3] = [
-    Target::Nvptx(Sm::Sm80),
-    Target::Amdgpu(Gfx::Gfx942),
-    Target::Amdgpu(Gfx::Gfx1100),
-];
 
 /// Each program checks that its `block` values lie below `%limit` (a tile
 /// condition, reporting the program, its largest value and a `u8`), and

@@ -15,6 +15,8 @@
 
 mod emulated;
 
+use emulated::TARGETS;
+
 use tile_codegen::gpu::emit;
 use tile_codegen::tools::{self, Tool};
 use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
@@ -23,13 +25,6 @@ use tile_ir::text::parse_function;
 use tile_ir::{verify, AtomicOp, DType, Function, Scalar};
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions};
-
-/// The emulation targets: NVIDIA, CDNA (wave64) and RDNA (wave32).
-const TARGETS: [Target; 3] = [
-    Target::Nvptx(Sm::Sm80),
-    Target::Amdgpu(Gfx::Gfx942),
-    Target::Amdgpu(Gfx::Gfx1100),
-];
 
 /// Elements of the updated tensor.
 const SLOTS: usize = 24;

@@ -12,19 +12,13 @@
 
 mod emulated;
 
-use tile_codegen::{Gfx, Sm, Target};
+use emulated::TARGETS;
+
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
 use tile_ir::{verify, DType, Function, Scalar};
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions};
-
-/// The emulation targets: NVIDIA, CDNA (wave64) and RDNA (wave32).
-const TARGETS: [Target; 3] = [
-    Target::Nvptx(Sm::Sm80),
-    Target::Amdgpu(Gfx::Gfx942),
-    Target::Amdgpu(Gfx::Gfx1100),
-];
 
 const KERNEL: &str = r#"kernel @combine(%x: tensor<f32, 2>, %best: tensor<f32, 2>, %at: tensor<i32, 2>, %decay: tensor<f32, 2>, %total: tensor<f32, 1>) {
   %pid = program_id 0 : i32

@@ -8,17 +8,11 @@
 
 mod emulated;
 
+use emulated::TARGETS;
+
 use tile_abi::FaultCode;
-use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::interp::{self, Arg};
 use tile_testgen::edges::{all_copies, edge_copies, edge_unmasked, swizzled_copies};
-
-/// The emulation targets: NVIDIA, CDNA (wave64) and RDNA (wave32).
-const TARGETS: [Target; 3] = [
-    Target::Nvptx(Sm::Sm80),
-    Target::Amdgpu(Gfx::Gfx942),
-    Target::Amdgpu(Gfx::Gfx1100),
-];
 
 fn output(args: &[Arg]) -> Vec<u32> {
     match &args[1] {

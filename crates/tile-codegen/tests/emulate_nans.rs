@@ -8,19 +8,13 @@
 
 mod emulated;
 
-use tile_codegen::{Gfx, Sm, Target};
+use emulated::TARGETS;
+
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
 use tile_ir::{samples, verify, DType, Function};
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions};
-
-/// The emulation targets: NVIDIA, CDNA (wave64) and RDNA (wave32).
-const TARGETS: [Target; 3] = [
-    Target::Nvptx(Sm::Sm80),
-    Target::Amdgpu(Gfx::Gfx942),
-    Target::Amdgpu(Gfx::Gfx1100),
-];
 
 /// Each row's maximum, minimum and sum, and the maximum of each row's
 /// squares (whose NaN the squaring makes, then the shuffles move).

@@ -8,20 +8,14 @@
 
 mod emulated;
 
-use tile_codegen::{Gfx, Sm, Target};
+use emulated::TARGETS;
+
 use tile_ir::interp::{self, Arg, HostTensor, Options};
 use tile_ir::prints::PrintSpec;
 use tile_ir::text::parse_function;
 use tile_ir::{verify, Function, Scalar};
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions};
-
-/// The emulation targets: NVIDIA, CDNA (wave64) and RDNA (wave32).
-const TARGETS: [Target; 3] = [
-    Target::Nvptx(Sm::Sm80),
-    Target::Amdgpu(Gfx::Gfx942),
-    Target::Amdgpu(Gfx::Gfx1100),
-];
 
 /// Each program prints a line of scalars, then a line per element of its
 /// `block` values with their index (an `f32` and an `i32` tile) and a

@@ -11,19 +11,13 @@
 
 mod emulated;
 
-use tile_codegen::{Gfx, Sm, Target};
+use emulated::TARGETS;
+
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
 use tile_ir::{verify, DType, Function, Scalar};
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions};
-
-/// The emulation targets: NVIDIA, CDNA (wave64) and RDNA (wave32).
-const TARGETS: [Target; 3] = [
-    Target::Nvptx(Sm::Sm80),
-    Target::Amdgpu(Gfx::Gfx942),
-    Target::Amdgpu(Gfx::Gfx1100),
-];
 
 /// Program `p` runs `r = (r + x / r) / 2` from `r = x + 1` on its block of
 /// `%x` while the block's largest `|r² − x|` exceeds `%tol` and fewer than

@@ -15,6 +15,13 @@ use tile_ir::interp::Arg;
 use tile_ir::Function;
 use tile_thread::lower::{lower, LowerOptions};
 
+/// The emulation targets: NVIDIA, CDNA (wave64) and RDNA (wave32).
+pub const TARGETS: [Target; 3] = [
+    Target::Nvptx(Sm::Sm80),
+    Target::Amdgpu(Gfx::Gfx942),
+    Target::Amdgpu(Gfx::Gfx1100),
+];
+
 /// Why an emulated run did not complete.
 #[derive(Debug)]
 pub enum Failure {
