@@ -10,7 +10,8 @@
 //! so an f32 (or narrower) result equals the oracle's except where the exact
 //! value lies within a few f64 ulps of a rounding boundary of the dtype.
 //! Each function is defined once per module as an internal
-//! `tile.math.<name>.f64`.
+//! `tile.math.<name>.f64`; on the GPUs it is `noinline`, and an f32
+//! operand's is `tile.math.<name>.f32` (widen, compute, round once).
 //!
 //! Methods: `exp`: Cody–Waite reduction by ln 2 and a degree-13 Taylor
 //! polynomial; `exp2` through `exp`; `log`: reduction to [√½, √2) and the
