@@ -14,7 +14,7 @@ use probe::{check_fast_math_gpu_code, run_probe, ulps};
 use tile_codegen::host;
 use tile_codegen::CodegenOptions;
 use tile_ir::interp::{Arg, HostTensor};
-use tile_ir::{eval, samples, DType, Scalar, UnaryOp};
+use tile_ir::{eval, samples, BinaryOp, DType, Scalar, UnaryOp};
 use tile_runtime::cpu::HostIsa;
 use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::program::ThreadOpKind;
@@ -127,6 +127,79 @@ fn narrow_floats_through_the_fast_library_are_within_one_ulp() {
         for op in FAST {
             worst(op, dtype, &xs, 1);
         }
+    }
+}
+
+/// The fast `x / y` of `dtype` on `pairs` against the oracle's correctly
+/// rounded quotient; returns the largest distance in ulps (between bit
+/// patterns of one sign: the largest finite value is one ulp from ∞, the
+/// smallest subnormal one from 0). A NaN must be one.
+fn worst_division(dtype: DType, pairs: &[(u64, u64)], limit: u64) -> u64 {
+    let inputs: Vec<[u64; 3]> = pairs.iter().map(|&(x, y)| [x, y, 0]).collect();
+    let div = ThreadOpKind::Binary(BinaryOp::Div);
+    let got = run_probe(&div, &[dtype, dtype], &inputs, true).expect("division");
+    let mut worst = 0;
+    for (&g, &(x, y)) in got.iter().zip(pairs) {
+        let (xv, yv) = (Scalar::from_bits(dtype, x), Scalar::from_bits(dtype, y));
+        let w = eval::binary(BinaryOp::Div, xv, yv)
+            .expect("the oracle")
+            .to_bits();
+        let wv = Scalar::from_bits(dtype, w);
+        let special = wv.is_nan() || Scalar::from_bits(dtype, g).is_nan();
+        let d = match (g == w, special) {
+            (true, _) => 0,
+            (false, true) => u64::MAX,
+            (false, false) => ulps(dtype, g, w),
+        };
+        assert!(
+            d <= limit,
+            "fast {dtype} {} / {}: got {g:#x}, the oracle {w:#x}",
+            xv.to_f64(),
+            yv.to_f64()
+        );
+        worst = worst.max(d);
+    }
+    worst
+}
+
+#[test]
+fn fast_division_is_within_two_ulps() {
+    // Every dense sample over a divisor of every exponent (subnormal,
+    // above 2^126, zeros, infinities, NaN), and quotients near overflow
+    // and underflow.
+    let xs = f32_samples();
+    let mut pairs: Vec<(u64, u64)> = xs
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| (x, xs[(i * 7919 + 13) % xs.len()]))
+        .collect();
+    let edges = [
+        f32::MAX,
+        -f32::MAX,
+        f32::MIN_POSITIVE,
+        1e-45,
+        2f32.powi(126),
+        2f32.powi(127) * 1.75,
+        2f32.powi(-127),
+        3.0,
+        0.1,
+        1.0,
+        -0.0,
+        f32::INFINITY,
+    ];
+    for x in edges {
+        for y in edges {
+            pairs.push((u64::from(x.to_bits()), u64::from(y.to_bits())));
+        }
+    }
+    let seen = worst_division(DType::F32, &pairs, 2);
+    println!(
+        "fast div   f32: {} pairs, max {seen} ulp (bound 2)",
+        pairs.len()
+    );
+    let narrow: Vec<(u64, u64)> = (0..1u64 << 16).map(|i| (i, (i * 40503) & 0xffff)).collect();
+    for dtype in [DType::F16, DType::BF16] {
+        worst_division(dtype, &narrow, 1);
     }
 }
 

@@ -17,9 +17,11 @@
 //! parts for |x| ≤ 2^17 and degree-9/10 Taylor polynomials, larger arguments
 //! (and NaN, ±∞) through the exact f64 function; `tanh` — `expm1(2|x|)/(
 //! expm1(2|x|) + 2)` with a degree-11 `expm1` polynomial below 0.55 and
-//! `1 − 2/(e^(2|x|) + 1)` above; `rsqrt` — `1/sqrt(x)` in f32. `erf`,
-//! division and `sqrt` are the same as without the option. The fast `pow`
-//! is in `super::pow`, from this module's `log2` and `exp2`.
+//! `1 − 2/(e^(2|x|) + 1)` above; `rsqrt` — `1/sqrt(x)` in f32. `erf`
+//! and `sqrt` are the same as without the option. The fast `pow`
+//! is in `super::pow`, from this module's `log2` and `exp2`. Division of
+//! f32 (and narrower) is `x · (1/y)` with the reciprocal correctly rounded
+//! (`fast_div`), within 2 ulps.
 
 use super::math::Library;
 use super::trig::{inverse_factorials, sin_cos_series};
@@ -146,6 +148,29 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         let y = self.select_f(small, self.c32(0.0), y)?;
         let nan = self.fcmp(FloatPredicate::UNO, x, x)?;
         self.select_f(nan, x, y)
+    }
+
+    /// `x / y` of f32 values as `x · (1/y)`: the reciprocal and the product
+    /// each rounded once (within 2 ulps of the quotient; LLVM computes the
+    /// reciprocal of a broadcast divisor once for all its quotients). Both
+    /// operands are scaled first by 2^24 when |y| < 2^-126 and by 2^-2 when
+    /// |y| > 2^126, exactly or where the quotient is out of range anyway,
+    /// so that 1/y is a normal number.
+    pub(crate) fn fast_div(
+        &self,
+        x: FloatValue<'ctx>,
+        y: FloatValue<'ctx>,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        let b = &self.b;
+        let magnitude = self.float_intrinsic("llvm.fabs", &[y])?;
+        let small = self.fcmp(FloatPredicate::OLT, magnitude, self.c32(f32::MIN_POSITIVE))?;
+        let big = self.fcmp(FloatPredicate::OGT, magnitude, self.c32(2f32.powi(126)))?;
+        let down = self.select_f(big, self.c32(0.25), self.c32(1.0))?;
+        let scale = self.select_f(small, self.c32(16_777_216.0), down)?;
+        let reciprocal =
+            b.build_float_div(self.c32(1.0), b.build_float_mul(y, scale, "ys")?, "recip")?;
+        let xs = b.build_float_mul(x, scale, "xs")?;
+        Ok(b.build_float_mul(xs, reciprocal, "quot")?)
     }
 
     // `exp` and `exp2` compute from `x` unclamped: outside the limits (and
