@@ -15,15 +15,7 @@ use tile_ir::interp::{self, Arg};
 use tile_testgen::edges::{all_copies, edge_copies, edge_unmasked, swizzled_copies};
 
 fn output(args: &[Arg]) -> Vec<u32> {
-    match &args[1] {
-        Arg::Tensor(t) => t
-            .to_vec::<f32>()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits())
-            .collect(),
-        other => panic!("the output is {other:?}"),
-    }
+    emulated::f32_bits(&args[1])
 }
 
 #[test]

@@ -76,20 +76,8 @@ fn first_difference(got: &[Vec<u32>], want: &[Vec<u32>]) -> Option<(usize, usize
 
 fn run_all(func: &Function, args: impl Fn() -> Vec<Arg>, grid: [u32; 3]) {
     verify::verify(func).unwrap();
-    let bits = |args: &[Arg]| -> Vec<Vec<u32>> {
-        args[1..]
-            .iter()
-            .map(|a| match a {
-                Arg::Tensor(t) => t
-                    .to_vec::<f32>()
-                    .unwrap()
-                    .iter()
-                    .map(|v| v.to_bits())
-                    .collect(),
-                Arg::Scalar(_) => panic!("the outputs are tensors"),
-            })
-            .collect()
-    };
+    let bits =
+        |args: &[Arg]| -> Vec<Vec<u32>> { args[1..].iter().map(emulated::f32_bits).collect() };
     let mut want = args();
     interp::run(func, grid, &mut want).unwrap();
     let want = bits(&want);

@@ -15,6 +15,19 @@ use tile_ir::interp::Arg;
 use tile_ir::Function;
 use tile_thread::lower::{lower, LowerOptions};
 
+/// The bits of the f32 tensor argument `arg`.
+pub fn f32_bits(arg: &Arg) -> Vec<u32> {
+    match arg {
+        Arg::Tensor(t) => t
+            .to_vec::<f32>()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect(),
+        other => panic!("not an f32 tensor: {other:?}"),
+    }
+}
+
 /// The emulation targets: NVIDIA, CDNA (wave64) and RDNA (wave32).
 pub const TARGETS: [Target; 3] = [
     Target::Nvptx(Sm::Sm80),
