@@ -187,12 +187,7 @@ fn aliasing_tensors_are_refused() {
 fn fold_rows(rows: usize, cols: usize, reduce: tile_ir::ReduceKind) -> Function {
     use tile_ir::builder::Builder;
     use tile_ir::{Padding, ScanKind, TensorType, Type};
-    let ty = |rank| {
-        Type::Tensor(TensorType {
-            dtype: DType::F32,
-            rank,
-        })
-    };
+    let ty = |rank| Type::Tensor(TensorType::new(DType::F32, rank));
     let mut b = Builder::new("fold_rows");
     let x = b.param("x", ty(2));
     let out = b.param("out", ty(2));

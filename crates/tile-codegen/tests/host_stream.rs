@@ -15,7 +15,7 @@ use tile_ir::{samples, BinaryOp, DType, Function, Padding, TensorType, Type};
 use tile_runtime::cpu::HostIsa;
 
 fn tensor_type(dtype: DType, rank: usize) -> Type {
-    Type::Tensor(TensorType { dtype, rank })
+    Type::Tensor(TensorType::new(dtype, rank))
 }
 
 /// `out[i] = cast(x[i])` over 1-D tensors, `block` elements per program.

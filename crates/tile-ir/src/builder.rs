@@ -6,7 +6,7 @@
 //! use tile_ir::{BinaryOp, DType, Padding, TensorType, Type};
 //!
 //! let mut b = Builder::new("vector_add");
-//! let tensor = Type::Tensor(TensorType { dtype: DType::F32, rank: 1 });
+//! let tensor = Type::Tensor(TensorType::new(DType::F32, 1));
 //! let (x, y, out) = (b.param("x", tensor.clone()), b.param("y", tensor.clone()), b.param("out", tensor));
 //! let pid = b.program_id(0)?;
 //! let (vx, vy, vo) = (b.partition_view(x, &[1024])?, b.partition_view(y, &[1024])?, b.partition_view(out, &[1024])?);

@@ -16,7 +16,7 @@ use crate::scalar::Scalar;
 use crate::types::{TensorType, Type};
 
 fn tensor(dtype: DType, rank: usize) -> Type {
-    Type::Tensor(TensorType { dtype, rank })
+    Type::Tensor(TensorType::new(dtype, rank))
 }
 
 fn i32_const(b: &mut Builder, v: i32) -> Result<Value, BuildError> {

@@ -71,6 +71,82 @@ pub struct TensorType {
     pub dtype: DType,
     /// The number of axes.
     pub rank: usize,
+    /// Whether every argument is promised [aligned](TensorType::misalignment):
+    /// code may then access its rows in 16-byte vectors without testing
+    /// (`tensor<f32, 2, aligned>`; `#[tile_kernel(aligned(x))]`).
+    pub aligned: bool,
+}
+
+/// The bytes an aligned tensor's start, row strides and row length are
+/// multiples of.
+pub const TENSOR_ALIGNMENT: usize = 16;
+
+/// What an aligned tensor is, as error messages say it.
+pub const ALIGNED_TENSOR: &str =
+    "contiguous rows, and its start, row strides and row length multiples of 16 bytes";
+
+impl TensorType {
+    /// A tensor type with no alignment promise.
+    pub fn new(dtype: DType, rank: usize) -> TensorType {
+        TensorType {
+            dtype,
+            rank,
+            aligned: false,
+        }
+    }
+
+    /// Why an argument of `shape` and `strides` (in elements) whose element
+    /// zero lies `offset` elements into a [`TENSOR_ALIGNMENT`]-aligned
+    /// buffer breaks this type's alignment promise, if it does. An aligned
+    /// tensor has contiguous rows (innermost stride 1), and its start,
+    /// every other stride and its innermost extent are multiples of
+    /// [`TENSOR_ALIGNMENT`] bytes (Triton's `divisibility=16` of pointers,
+    /// strides and sizes). A tensor without the promise, or without
+    /// elements, is never misaligned.
+    pub fn misalignment(
+        &self,
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+    ) -> Option<String> {
+        if !self.aligned {
+            return None;
+        }
+        let size = self.dtype.size_bytes().max(1);
+        let multiple = |elements: usize| (elements * size).is_multiple_of(TENSOR_ALIGNMENT);
+        let inner = shape.len().checked_sub(1)?;
+        if shape.contains(&0) {
+            // No element is ever accessed.
+            return None;
+        }
+        if strides.get(inner) != Some(&1) {
+            return Some(format!(
+                "its rows are not contiguous: the innermost stride is {}, not 1",
+                strides.get(inner).copied().unwrap_or_default()
+            ));
+        }
+        if let Some(&extent) = shape.get(inner).filter(|&&e| !multiple(e)) {
+            return Some(format!(
+                "its rows are {extent} elements ({} bytes), not a multiple of {TENSOR_ALIGNMENT} bytes",
+                extent * size
+            ));
+        }
+        for (axis, &stride) in strides[..inner].iter().enumerate() {
+            if !multiple(stride.unsigned_abs()) {
+                return Some(format!(
+                    "the stride of axis {axis} is {stride} elements ({} bytes), not a multiple of {TENSOR_ALIGNMENT} bytes",
+                    stride.unsigned_abs() * size
+                ));
+            }
+        }
+        if !multiple(offset) {
+            return Some(format!(
+                "its start is {} bytes into its buffer, not a multiple of {TENSOR_ALIGNMENT}",
+                offset * size
+            ));
+        }
+        None
+    }
 }
 
 /// A partition view: a tensor cut into tiles of a static shape (see
@@ -160,10 +236,7 @@ impl Type {
                 shape: t.shape.clone(),
                 dtype,
             }),
-            Type::Tensor(t) => Type::Tensor(TensorType {
-                dtype,
-                rank: t.rank,
-            }),
+            Type::Tensor(t) => Type::Tensor(TensorType { dtype, ..*t }),
             Type::PartitionView(v) => Type::PartitionView(PartitionViewType {
                 dtype,
                 tile: v.tile.clone(),
@@ -193,7 +266,10 @@ impl fmt::Display for Type {
                 }
                 write!(f, "{}>", t.dtype)
             }
-            Type::Tensor(t) => write!(f, "tensor<{}, {}>", t.dtype, t.rank),
+            Type::Tensor(t) => {
+                write!(f, "tensor<{}, {}", t.dtype, t.rank)?;
+                f.write_str(if t.aligned { ", aligned>" } else { ">" })
+            }
             Type::PartitionView(v) => write!(f, "view<{}, {}>", v.dtype, v.tile),
             Type::LayoutView(v) => {
                 write!(f, "lview<{}, ", v.dtype)?;
@@ -204,5 +280,36 @@ impl fmt::Display for Type {
                 f.write_str(if v.masked { ", masked>" } else { ">" })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_promise_is_in_bytes_and_holds_for_empty_tensors() {
+        let aligned = |dtype| TensorType {
+            aligned: true,
+            ..TensorType::new(dtype, 2)
+        };
+        // Rows of 8 f16 (16 bytes) 24 apart, starting 8 elements in.
+        assert_eq!(aligned(DType::F16).misalignment(&[3, 8], &[24, 1], 8), None);
+        assert!(aligned(DType::F16)
+            .misalignment(&[3, 8], &[20, 1], 0)
+            .is_some());
+        assert!(aligned(DType::F64)
+            .misalignment(&[3, 2], &[2, 1], 1)
+            .is_some());
+        assert_eq!(aligned(DType::F64).misalignment(&[3, 2], &[2, 1], 2), None);
+        // No element is accessed: any layout.
+        assert_eq!(aligned(DType::F32).misalignment(&[0, 3], &[3, 7], 1), None);
+        // Without the promise nothing is required.
+        let plain = TensorType::new(DType::F32, 2);
+        assert_eq!(plain.misalignment(&[3, 3], &[3, 7], 1), None);
+        assert_eq!(
+            Type::Tensor(aligned(DType::F32)).to_string(),
+            "tensor<f32, 2, aligned>"
+        );
     }
 }

@@ -161,13 +161,7 @@ fn dangling_op_handles_and_misplaced_ops_are_errors() {
 #[test]
 fn type_confusions_in_memory_ops_are_errors() {
     let mut f = Function::new("bad");
-    let t = f.add_param(
-        "t",
-        Type::Tensor(TensorType {
-            dtype: DType::F32,
-            rank: 1,
-        }),
-    );
+    let t = f.add_param("t", Type::Tensor(TensorType::new(DType::F32, 1)));
     let view_ty = Type::PartitionView(tile_ir::PartitionViewType {
         dtype: DType::F32,
         tile: Shape::new([2]),
@@ -217,13 +211,7 @@ fn type_confusions_in_memory_ops_are_errors() {
     assert!(matches!(fault(&f, &mut []), Fault::Type(_)));
     // A partition shape of the wrong rank.
     let mut f = Function::new("bad");
-    let t = f.add_param(
-        "t",
-        Type::Tensor(TensorType {
-            dtype: DType::F32,
-            rank: 1,
-        }),
-    );
+    let t = f.add_param("t", Type::Tensor(TensorType::new(DType::F32, 1)));
     let view_ty = Type::PartitionView(tile_ir::PartitionViewType {
         dtype: DType::F32,
         tile: Shape::new([2, 2]),

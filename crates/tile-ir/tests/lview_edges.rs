@@ -27,13 +27,7 @@ fn layout(text: &str) -> Layout {
 }
 
 fn tensor_param(b: &mut Builder, name: &str) -> Value {
-    b.param(
-        name,
-        Type::Tensor(TensorType {
-            dtype: DType::F32,
-            rank: 2,
-        }),
-    )
+    b.param(name, Type::Tensor(TensorType::new(DType::F32, 2)))
 }
 
 /// How a test derives the view it accesses from the edge tile: the same
@@ -266,13 +260,7 @@ fn ops_that_regroup_modes_refuse_a_masked_view() {
 #[test]
 fn an_edge_tile_needs_a_mode_of_one_stride() {
     let mut b = Builder::new("k");
-    let x = b.param(
-        "x",
-        Type::Tensor(TensorType {
-            dtype: DType::F32,
-            rank: 1,
-        }),
-    );
+    let x = b.param("x", Type::Tensor(TensorType::new(DType::F32, 1)));
     let zero = b.constant(Scalar::I32(0)).unwrap();
     // A hierarchical mode of two strides: 6 elements at 0, 1, 2, 10, 11, 12.
     let v = b.layout_view(x, &layout("((3,2)):((1,10))")).unwrap();

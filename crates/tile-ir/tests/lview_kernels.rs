@@ -10,10 +10,7 @@ use tile_ir::text::parse_function;
 use tile_ir::{samples, verify, DType, Function, TensorType, Type};
 
 fn f32_tensor(rank: usize) -> Type {
-    Type::Tensor(TensorType {
-        dtype: DType::F32,
-        rank,
-    })
+    Type::Tensor(TensorType::new(DType::F32, rank))
 }
 
 fn layout(text: &str) -> Layout {

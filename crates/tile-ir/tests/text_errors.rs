@@ -366,3 +366,11 @@ fn while_body_names_as_many_values_as_it_carries() {
         "2:8: the body of `while` takes 0 values but the loop carries 1 value",
     );
 }
+
+#[test]
+fn unknown_tensor_promise() {
+    assert_eq!(
+        error("kernel @k(%x: tensor<f32, 2, packed>) {\n}"),
+        "1:30: expected `aligned` or `>` after the tensor's rank, found `packed`"
+    );
+}

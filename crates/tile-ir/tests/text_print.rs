@@ -20,13 +20,7 @@ fn push(func: &mut Function, kind: OpKind, operands: Vec<Value>, ty: Type) -> Va
 fn build_raw() -> Function {
     let tile = Type::tile([4, 8], DType::F32);
     let mut func = Function::new("row_block_sum");
-    let x = func.add_param(
-        "x",
-        Type::Tensor(TensorType {
-            dtype: DType::F32,
-            rank: 2,
-        }),
-    );
+    let x = func.add_param("x", Type::Tensor(TensorType::new(DType::F32, 2)));
     let n = func.add_param("n", Type::Scalar(DType::I32));
     let i32_ty = Type::Scalar(DType::I32);
     let pid = push(

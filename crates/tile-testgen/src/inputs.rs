@@ -92,11 +92,5 @@ pub fn layout(text: &str) -> Layout {
 
 /// A new f32 tensor parameter of `rank` axes.
 pub fn f32_tensor(b: &mut Builder, name: &str, rank: usize) -> Value {
-    b.param(
-        name,
-        Type::Tensor(TensorType {
-            dtype: DType::F32,
-            rank,
-        }),
-    )
+    b.param(name, Type::Tensor(TensorType::new(DType::F32, rank)))
 }

@@ -135,7 +135,7 @@ fn dot_kernel(
     precision: DotPrecision,
     (m, k, n): (usize, usize, usize),
 ) -> Result<Function, tile_ir::builder::BuildError> {
-    let tensor = |dtype| Type::Tensor(TensorType { dtype, rank: 2 });
+    let tensor = |dtype| Type::Tensor(TensorType::new(dtype, 2));
     let mut b = Builder::new("tensor_dot");
     let pa = b.param("a", tensor(dtype));
     let pb = b.param("b", tensor(dtype));

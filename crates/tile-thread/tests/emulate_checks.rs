@@ -24,10 +24,7 @@ fn program() -> (Program, Reg) {
     let mut p = Program::new("k", 1);
     p.params.push(Param {
         name: "x".into(),
-        kind: ParamKind::Tensor(TensorType {
-            dtype: DType::F32,
-            rank: 1,
-        }),
+        kind: ParamKind::Tensor(TensorType::new(DType::F32, 1)),
     });
     let tid = one(&mut p, ThreadOpKind::ThreadId, &[], DType::I32);
     (p, tid)

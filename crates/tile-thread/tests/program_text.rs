@@ -3,7 +3,7 @@
 //! same, and programs written as text run through the emulator.
 
 use tile_ir::interp::{Arg, HostTensor};
-use tile_ir::{samples, DType, Function};
+use tile_ir::{samples, DType, Function, Type};
 use tile_testgen::{generate, GenConfig};
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions};
@@ -35,6 +35,17 @@ fn every_example_program_reads_back_as_printed() {
             assert!(round_trips(func, warps), "{} lowers", func.name);
         }
     }
+    // A tensor promised aligned reads back as one.
+    let mut aligned = samples::softmax(4, 64).unwrap();
+    let x = aligned.params[0].value;
+    if let Type::Tensor(t) = &mut aligned.values[x].ty {
+        t.aligned = true;
+    }
+    assert!(round_trips(&aligned, 4));
+    let text = lower(&aligned, &LowerOptions::warps(4))
+        .unwrap()
+        .to_string();
+    assert!(text.contains("x: tensor<f32, 2, aligned>"), "{text}");
 }
 
 #[test]

@@ -14,10 +14,7 @@ fn program() -> Program {
     let mut p = Program::new("k", 1);
     p.params.push(Param {
         name: "x".into(),
-        kind: ParamKind::Tensor(TensorType {
-            dtype: DType::F32,
-            rank: 1,
-        }),
+        kind: ParamKind::Tensor(TensorType::new(DType::F32, 1)),
     });
     p
 }

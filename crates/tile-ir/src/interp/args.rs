@@ -2,11 +2,12 @@
 
 use super::{Arg, InterpError};
 use crate::function::Function;
-use crate::types::Type;
+use crate::types::{Type, ALIGNED_TENSOR};
 
 /// Checks the count, and each argument against its parameter: a scalar of
 /// the parameter's dtype, or a tensor of its dtype and rank whose extents fit
-/// the `i32` that `dim` returns.
+/// the `i32` that `dim` returns, and aligned where the type promises it
+/// ([`crate::TensorType::misalignment`]).
 pub(super) fn check(func: &Function, args: &[Arg]) -> Result<(), InterpError> {
     if args.len() != func.params.len() {
         return Err(InterpError::ArgCount {
@@ -34,6 +35,18 @@ pub(super) fn check(func: &Function, args: &[Arg]) -> Result<(), InterpError> {
                         Type::Tensor(*t),
                         i32::MAX
                     )));
+                }
+                if let Some(reason) = t.misalignment(h.shape(), h.strides(), h.offset()) {
+                    return Err(InterpError::Arg {
+                        index,
+                        param: param.name.clone(),
+                        expected: format!("{} ({ALIGNED_TENSOR})", Type::Tensor(*t)),
+                        found: format!(
+                            "{} with strides {:?}: {reason}",
+                            describe(arg),
+                            h.strides()
+                        ),
+                    });
                 }
             }
             (Some(ty @ (Type::Scalar(_) | Type::Tensor(_))), _) => {

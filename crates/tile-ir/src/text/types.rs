@@ -1,4 +1,5 @@
-//! The syntax of types: `f32`, `tile<4x8xf32>`, `tensor<f32, 2>` and
+//! The syntax of types: `f32`, `tile<4x8xf32>`, `tensor<f32, 2>` (or
+//! `tensor<f32, 2, aligned>`) and
 //! `view<f32, [4, 8]>` (as [`crate::Type`]'s `Display` prints them).
 
 use super::error::ParseError;
@@ -34,8 +35,17 @@ impl Parser<'_, '_> {
                 let dtype = self.match_dtype()?;
                 self.match_token(TokenKind::Comma, "`,` after the tensor's dtype")?;
                 let rank = self.match_usize("a tensor rank")?;
+                let aligned = self.peek_is(&TokenKind::Comma);
+                if aligned {
+                    self.bump();
+                    self.match_keyword("aligned", "`aligned` or `>` after the tensor's rank")?;
+                }
                 self.match_token(TokenKind::RAngle, "`>` to close the tensor type")?;
-                Ok(Type::Tensor(TensorType { dtype, rank }))
+                Ok(Type::Tensor(TensorType {
+                    dtype,
+                    rank,
+                    aligned,
+                }))
             }
             "view" => {
                 self.match_token(TokenKind::LAngle, "`<` after `view`")?;

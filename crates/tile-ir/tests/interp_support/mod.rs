@@ -9,7 +9,7 @@ use tile_ir::{DType, Function, Scalar, TensorType, Type, Value};
 
 /// The type of a tensor parameter.
 pub fn tensor_ty(dtype: DType, rank: usize) -> Type {
-    Type::Tensor(TensorType { dtype, rank })
+    Type::Tensor(TensorType::new(dtype, rank))
 }
 
 /// One `i32` zero constant per axis: the index of a tensor's first partition.

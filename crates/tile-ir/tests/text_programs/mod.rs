@@ -106,7 +106,7 @@ kernel @vector_add(%x: tensor<f32, 1>, %y: tensor<f32, 1>, %out: tensor<f32, 1>)
 
 /// A numerically stable softmax of one row per program.
 pub const SOFTMAX: &str = "\
-kernel @softmax(%x: tensor<f32, 2>, %out: tensor<f32, 2>) {
+kernel @softmax(%x: tensor<f32, 2>, %out: tensor<f32, 2, aligned>) {
   %0 = program_id 0 : i32
   %1 = constant 0 : i32
   %2 = partition_view %x [1, 1024] : view<f32, [1, 1024]>

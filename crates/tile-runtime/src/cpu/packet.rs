@@ -140,10 +140,7 @@ mod tests {
     use tile_ir::{DType, Scalar, TensorType};
 
     fn tensor_type(rank: usize) -> Type {
-        Type::Tensor(TensorType {
-            dtype: DType::F32,
-            rank,
-        })
+        Type::Tensor(TensorType::new(DType::F32, rank))
     }
 
     fn tensor(shape: &[usize], strides: &[isize]) -> HostTensor {

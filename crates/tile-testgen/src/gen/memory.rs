@@ -67,10 +67,7 @@ impl Gen<'_> {
     /// A new tensor parameter.
     fn tensor_param(&mut self, b: &mut Builder, dtype: DType, extents: Vec<usize>) -> Value {
         let name = format!("t{}", self.params.len());
-        let ty = Type::Tensor(TensorType {
-            dtype,
-            rank: extents.len(),
-        });
+        let ty = Type::Tensor(TensorType::new(dtype, extents.len()));
         self.params.push(ParamPlan::Tensor { dtype, extents });
         b.param(name, ty)
     }

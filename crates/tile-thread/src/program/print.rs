@@ -20,6 +20,7 @@
 
 use super::{GlobalOperands, Op, ParamKind, Program, Reg, Region, ThreadOpKind};
 use std::fmt::{self, Write};
+use tile_ir::Type;
 
 impl fmt::Display for Program {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -29,7 +30,7 @@ impl fmt::Display for Program {
                 f.write_str(", ")?;
             }
             match &p.kind {
-                ParamKind::Tensor(t) => write!(f, "{}: tensor<{}, {}>", p.name, t.dtype, t.rank)?,
+                ParamKind::Tensor(t) => write!(f, "{}: {}", p.name, Type::Tensor(*t))?,
                 ParamKind::Scalar(d) => write!(f, "{}: {d}", p.name)?,
             }
         }

@@ -290,7 +290,8 @@ impl<'a> Parser<'_, 'a> {
         Ok(())
     }
 
-    /// `<name>: tensor<<dtype>, <rank>>` or `<name>: <dtype>`.
+    /// `<name>: tensor<<dtype>, <rank>>` (or `tensor<<dtype>, <rank>,
+    /// aligned>`) or `<name>: <dtype>`.
     fn param(&mut self) -> Result<Param, ParseError> {
         let name = self.match_ident("a parameter name")?.text.to_string();
         self.match_token(TokenKind::Colon, "`:`")?;
@@ -300,8 +301,16 @@ impl<'a> Parser<'_, 'a> {
             let dtype = self.match_dtype()?;
             self.match_token(TokenKind::Comma, "`,`")?;
             let rank = self.match_int("the tensor's rank")?;
+            let aligned = self.eat(&TokenKind::Comma);
+            if aligned {
+                self.match_keyword("aligned")?;
+            }
             self.match_token(TokenKind::RAngle, "`>`")?;
-            ParamKind::Tensor(TensorType { dtype, rank })
+            ParamKind::Tensor(TensorType {
+                dtype,
+                rank,
+                aligned,
+            })
         } else {
             ParamKind::Scalar(self.match_dtype()?)
         };
