@@ -78,7 +78,9 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
 
     /// `ld.global` ([`GlobalOperands`]): one vector load where the vector
     /// condition holds (the lowering guarantees the alignment and the
-    /// masks then), else a masked load per element at its own address.
+    /// masks then), else a masked load per element at its own address —
+    /// or, when every element's mask is the vector condition itself (a
+    /// tensor promised aligned), no load: each element is then masked off.
     pub(super) fn load_global(
         &self,
         k: &Kernel<'_, 'ctx>,
@@ -98,6 +100,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         let Some(ok) = o.vector_ok else {
             return Ok(vec![self.register_value(lane(0)?, dtype)?]);
         };
+        let whole = o.masks.iter().all(|m| m == ok);
         let vector = self.ctx.append_basic_block(k.function, "ldv");
         let lanes = self.ctx.append_basic_block(k.function, "ldl");
         let done = self.ctx.append_basic_block(k.function, "ldv.done");
@@ -116,9 +119,14 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         self.b.position_at_end(lanes);
         let mut slow = vty.get_undef();
         for i in 0..width {
+            let element = if whole {
+                self.memory_value(o.others[i], dtype)?
+            } else {
+                lane(i)?
+            };
             slow = self.b.build_insert_element(
                 slow,
-                lane(i)?,
+                element,
                 self.ctx.i32_type().const_int(i as u64, false),
                 "lane",
             )?;
@@ -237,7 +245,8 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
 
     /// `st.global` ([`GlobalOperands`]): one vector store where the
     /// vector condition holds, else a masked store per element at its own
-    /// address.
+    /// address — or none when every element's mask is the vector
+    /// condition itself (see [`Self::load_global`]).
     pub(super) fn store_global(
         &self,
         k: &Kernel<'_, 'ctx>,
@@ -256,6 +265,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         let Some(ok) = o.vector_ok else {
             return lane(0);
         };
+        let whole = o.masks.iter().all(|m| m == ok);
         let vector = self.ctx.append_basic_block(k.function, "stv");
         let lanes = self.ctx.append_basic_block(k.function, "stl");
         let done = self.ctx.append_basic_block(k.function, "stv.done");
@@ -279,8 +289,10 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             .map_err(|e| EmitError::Internal(e.to_string()))?;
         self.b.build_unconditional_branch(done)?;
         self.b.position_at_end(lanes);
-        for i in 0..width {
-            lane(i)?;
+        if !whole {
+            for i in 0..width {
+                lane(i)?;
+            }
         }
         self.b.build_unconditional_branch(done)?;
         self.b.position_at_end(done);

@@ -16,7 +16,9 @@
 //! `w` registers, vector when a runtime contiguity test holds and element
 //! by element otherwise (see `Lowerer::vectorized`): strides and base
 //! addresses are runtime values, so the specialization is checked, not
-//! assumed. Masked-off elements of a load take
+//! assumed. A tensor promised aligned (`tensor<f32, 2, aligned>`, which the
+//! launch checks) needs no test: its vectors are whole, each masked as
+//! one, with no element-by-element path. Masked-off elements of a load take
 //! the padding value; dead registers are always masked off.
 //!
 //! An axis whose partition index the analysis of `proofs.rs` proves in
@@ -32,7 +34,8 @@
 
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::DistLayout;
-use crate::program::{CheckKind, Reg, ThreadOpKind};
+use crate::program::{CheckKind, ParamKind, Reg, ThreadOpKind};
+use tile_ir::types::TENSOR_ALIGNMENT;
 use tile_ir::{BinaryOp, CmpPred, DType, OpId, OpKind, Scalar, Value};
 
 /// Emits one access of `masks.len()` elements: `(lowerer, addressing,
@@ -222,6 +225,11 @@ impl Lowerer<'_> {
             }
             return regs;
         }
+        if self.promised_aligned(access.param, width, dtype) {
+            if let Some(regs) = self.whole_vectors(access, width, &mut emit) {
+                return regs;
+            }
+        }
         let contiguous = self.contiguous(access.param, layout.shape.len(), width, dtype);
         // The element-by-element path's offsets start from the partition's
         // origin hidden from LLVM (`opaque`): computed from it where that
@@ -265,8 +273,57 @@ impl Lowerer<'_> {
         regs
     }
 
+    /// The accesses of [`Self::vectorized`] for a tensor promised aligned
+    /// ([`Self::promised_aligned`]), when each group's registers have one
+    /// holder: a group then starts at a multiple of `width` elements along
+    /// rows that are contiguous, aligned and a whole number of groups
+    /// long, so its elements are all inside the tensor or all outside. Its
+    /// vector access is masked by its last register's mask, which is every
+    /// register's, and has no element-by-element path to fall back on.
+    /// `None` when some group's registers have different holders.
+    fn whole_vectors(
+        &mut self,
+        access: &Access,
+        width: usize,
+        emit: &mut impl EmitAccess,
+    ) -> Option<Vec<Reg>> {
+        let groups = access.masks.len() / width;
+        let one_holder = (0..groups).all(|g| {
+            let holders = &access.holders[g * width..(g + 1) * width];
+            holders.iter().all(|&h| h == holders[0])
+        });
+        if !one_holder {
+            return None;
+        }
+        let mut regs = Vec::new();
+        for g in 0..groups {
+            let mask = access.masks[(g + 1) * width - 1];
+            let first = self.address(access, g * width, true);
+            let mut addressing = vec![first, mask, first];
+            for i in 1..width {
+                let i = self.constant(Scalar::I64(i as i64));
+                addressing.push(self.binary(BinaryOp::Add, first, i));
+            }
+            regs.extend(emit(self, &addressing, &vec![mask; width]));
+        }
+        Some(regs)
+    }
+
+    /// Whether tensor parameter `param` is promised aligned
+    /// (`tile_ir::TensorType::aligned`) and `width` elements of `dtype`
+    /// divide the promised [`TENSOR_ALIGNMENT`] bytes: its `width`-wide
+    /// accesses along rows are then contiguous and aligned with no test.
+    fn promised_aligned(&self, param: usize, width: usize, dtype: DType) -> bool {
+        let promised = matches!(
+            self.program.params.get(param).map(|p| &p.kind),
+            Some(ParamKind::Tensor(t)) if t.aligned
+        );
+        promised && (TENSOR_ALIGNMENT / dtype.size_bytes().max(1)).is_multiple_of(width)
+    }
+
     /// The hoisted test that `width`-wide accesses to tensor `param` (of
-    /// `rank` axes) are contiguous and aligned (see [`Self::vectorized`]).
+    /// `rank` axes) are contiguous and aligned (see [`Self::vectorized`]):
+    /// the constant `true` for a tensor promised aligned.
     pub(super) fn contiguous(
         &mut self,
         param: usize,
@@ -276,6 +333,11 @@ impl Lowerer<'_> {
     ) -> Reg {
         if let Some(&r) = self.contiguity.get(&(param, width)) {
             return r;
+        }
+        if self.promised_aligned(param, width, dtype) {
+            let truth = self.constant(Scalar::Bool(true));
+            self.contiguity.insert((param, width), truth);
+            return truth;
         }
         let one = self.constant(Scalar::I64(1));
         let zero = self.constant(Scalar::I64(0));
