@@ -1,7 +1,8 @@
 //! The attribute's arguments: `configs(NAME = value, ...)` once per
 //! specialization (with an optional `targets = "..."` of its own),
 //! `num_warps = n`, `num_stages = n`, `targets = "sm_80,host"`,
-//! `fast_math`, and for the register warnings (`warnings.rs`)
+//! `fast_math`, `tma`, `aligned(x, ...)`, and for the register warnings
+//! (`warnings.rs`)
 //! `register_budget = n` and `allow(spills)`.
 
 use crate::diag::{err, err_at};
@@ -73,6 +74,10 @@ pub struct KernelAttr {
     /// Whether sm_90a images copy the operands of pipelined `wgmma` loops
     /// with the TMA (`tma`; `tile_codegen::CodegenOptions::tma`).
     pub tma: bool,
+    /// The tensor parameters promised aligned (`aligned(x, out)`, in the
+    /// order written; `tile_ir::TensorType::aligned`), checked against the
+    /// signature by [`crate::signature::KernelSig::mark_aligned`].
+    pub aligned: Vec<Ident>,
 }
 
 impl KernelAttr {
@@ -87,6 +92,7 @@ impl KernelAttr {
         let mut register_budget: Option<u32> = None;
         let mut allow_spills = false;
         let mut tma = false;
+        let mut aligned: Option<Vec<Ident>> = None;
         let parser = syn::meta::parser(|meta| {
             if meta.path.is_ident("configs") {
                 configs.push(parse_config(&meta)?);
@@ -144,6 +150,30 @@ impl KernelAttr {
                 }
                 tma = true;
                 Ok(())
+            } else if meta.path.is_ident("aligned") {
+                if aligned.is_some() {
+                    return Err(meta.error(
+                        "`aligned` is given twice; name every aligned tensor in one `aligned(...)`",
+                    ));
+                }
+                let usage = "`aligned(...)` names the tensor parameters promised aligned, e.g. `aligned(x, out)`";
+                if !meta.input.peek(syn::token::Paren) {
+                    return Err(meta.error(usage));
+                }
+                let content;
+                syn::parenthesized!(content in meta.input);
+                if content.is_empty() {
+                    return Err(meta.error(usage));
+                }
+                let names: Vec<Ident> =
+                    syn::punctuated::Punctuated::<Ident, syn::Token![,]>::parse_terminated(
+                        &content,
+                    )
+                    .map_err(|e| syn::Error::new(e.span(), usage))?
+                    .into_iter()
+                    .collect();
+                aligned = Some(names);
+                Ok(())
             } else if meta.path.is_ident("register_budget") {
                 if register_budget.is_some() {
                     return Err(meta.error("`register_budget` is given twice"));
@@ -170,7 +200,7 @@ impl KernelAttr {
                 })
             } else {
                 Err(meta.error(
-                    "unknown argument; `#[tile_kernel]` takes `configs(NAME = value, ...)`, `num_warps = n`, `num_stages = n`, `targets = \"...\"`, `fast_math`, `tma`, `register_budget = n` and `allow(spills)`",
+                    "unknown argument; `#[tile_kernel]` takes `configs(NAME = value, ...)`, `num_warps = n`, `num_stages = n`, `targets = \"...\"`, `fast_math`, `tma`, `aligned(x, ...)`, `register_budget = n` and `allow(spills)`",
                 ))
             }
         });
@@ -190,6 +220,7 @@ impl KernelAttr {
             register_budget,
             allow_spills,
             tma,
+            aligned: aligned.unwrap_or_default(),
         })
     }
 

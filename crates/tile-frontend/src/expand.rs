@@ -152,7 +152,9 @@ fn compile(
         CacheChoice::Invalid(e) => return Err(syn::Error::new(sig.name.span(), e)),
     };
     let specs = spec::resolve(attr, sig)?;
-    let mut out = crate::translate_specs(func, sig, &specs)?;
+    let mut sig = sig.clone();
+    sig.mark_aligned(&attr.aligned)?;
+    let mut out = crate::translate_specs(func, &sig, &specs)?;
     let mut devices = Vec::new();
     // `resolve` gives one specialization per `configs(...)`, in order.
     for (config, (s, f)) in out.iter_mut().enumerate() {

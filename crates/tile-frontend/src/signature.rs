@@ -33,6 +33,9 @@ pub struct ParamSig {
     pub elem: Ident,
     /// Tensor or scalar.
     pub kind: ParamKind,
+    /// Whether the attribute promises this tensor aligned (`aligned(...)`,
+    /// [`KernelSig::mark_aligned`]).
+    pub aligned: bool,
 }
 
 /// The signature of a `#[tile_kernel]` function.
@@ -139,6 +142,7 @@ impl KernelSig {
                 dtype,
                 elem,
                 kind,
+                aligned: false,
             });
         }
         Ok(KernelSig {
@@ -147,6 +151,35 @@ impl KernelSig {
             consts,
             params,
         })
+    }
+
+    /// Marks the tensor parameters `names` (from `aligned(...)`) aligned;
+    /// an error at the name that is no tensor parameter, or is named twice.
+    pub fn mark_aligned(&mut self, names: &[Ident]) -> syn::Result<()> {
+        for name in names {
+            let kernel = &self.name;
+            let param = self
+                .params
+                .iter_mut()
+                .find(|p| p.name == *name)
+                .ok_or_else(|| {
+                    err(
+                        name,
+                        format!("`aligned` names `{name}`, which is not a parameter of `{kernel}`"),
+                    )
+                })?;
+            if param.kind == ParamKind::Scalar {
+                return Err(err(
+                    name,
+                    format!("`aligned` takes tensor parameters; `{name}` is a scalar"),
+                ));
+            }
+            if param.aligned {
+                return Err(err(name, format!("`{name}` is named twice in `aligned`")));
+            }
+            param.aligned = true;
+        }
+        Ok(())
     }
 }
 

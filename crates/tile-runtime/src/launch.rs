@@ -11,6 +11,7 @@ use crate::stream::Stream;
 use crate::tensor::{Storage, Tensor};
 use std::sync::Arc;
 use tile_ir::interp::{self, Arg, Element, HostTensor};
+use tile_ir::types::ALIGNED_TENSOR;
 use tile_ir::{Function, Scalar, Type, ValueDef};
 
 /// One argument of a launch.
@@ -68,8 +69,9 @@ impl<'a, T: Element> From<&'a mut Tensor<T>> for LaunchArg<'a> {
 /// Runs `kernel` over `grid` on `device` with `args`, and waits for it.
 ///
 /// The arguments are checked against the kernel's parameters first: their
-/// number, each scalar's dtype, each tensor's dtype and rank, and that every
-/// tensor the kernel writes is passed mutably. Nothing runs unless all match.
+/// number, each scalar's dtype, each tensor's dtype and rank, that every
+/// tensor the kernel writes is passed mutably, and that every tensor the
+/// kernel promises aligned (`aligned(...)`) is. Nothing runs unless all match.
 /// A grid with several programs along an axis whose `program_id` the
 /// kernel never reads is refused ([`Error::UnreadGridAxis`]): those
 /// programs would repeat each other's work. A grid with an axis of extent
@@ -284,6 +286,24 @@ fn check_args(
             }
             _ => false,
         };
+        let placement = match arg {
+            LaunchArg::Tensor(h) => Some((h.shape(), h.strides(), h.offset())),
+            LaunchArg::TensorMut(h) => Some((h.shape(), h.strides(), h.offset())),
+            LaunchArg::GpuTensor(g) => Some((g.shape(), g.strides(), g.offset())),
+            LaunchArg::GpuTensorMut(g) => Some((g.shape(), g.strides(), g.offset())),
+            LaunchArg::Scalar(_) => None,
+        };
+        if let (Type::Tensor(t), true, Some((shape, strides, offset))) = (ty, matches, placement) {
+            if let Some(reason) = t.misalignment(shape, strides, offset) {
+                return Err(Error::ArgumentMismatch {
+                    kernel: spec.name.to_string(),
+                    argument: param.name.clone(),
+                    device: device.to_string(),
+                    expected: format!("{ty} ({ALIGNED_TENSOR})"),
+                    found: format!("shape {shape:?} and strides {strides:?}: {reason}"),
+                });
+            }
+        }
         let layout = match arg {
             LaunchArg::TensorMut(h) => Some((h.shape(), h.strides())),
             LaunchArg::GpuTensorMut(g) => Some((g.shape(), g.strides())),

@@ -68,6 +68,7 @@ pub fn translate(
             ParamKind::Tensor { rank, .. } => Type::Tensor(TensorType {
                 dtype: p.dtype,
                 rank,
+                aligned: p.aligned,
             }),
             ParamKind::Scalar => Type::Scalar(p.dtype),
         };

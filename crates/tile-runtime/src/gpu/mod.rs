@@ -327,6 +327,12 @@ impl GpuTensor {
         &self.strides
     }
 
+    /// Where element `[0, .., 0]` lies in the tensor's buffer, in
+    /// elements (the drivers align buffers to at least 256 bytes).
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
     /// The device the tensor lives on, as `cuda:0`.
     pub fn device(&self) -> String {
         self.buffer.context.to_string()
