@@ -21,22 +21,25 @@ use tile_frontend::attr::EnvTargets;
 use tile_frontend::expand::{tile_kernel, ExpandOptions};
 
 /// A kernel of kernels.py as a tile kernel: its name there, its warps, the
-/// attribute's `configs(...)`, whether it is compiled with `fast_math`, and
-/// the function.
+/// attribute's `configs(...)` and `aligned(...)`, whether it is compiled
+/// with `fast_math`, and the function.
 #[derive(Clone)]
 struct Kernel {
     name: &'static str,
     warps: u32,
     configs: TokenStream,
+    /// The tensors promised aligned: those whose pointer, strides and row
+    /// length kernels.py's SPECS declare divisible by 16 for Triton.
+    aligned: TokenStream,
     fast_math: bool,
     item: TokenStream,
 }
 
 impl Kernel {
     fn attr(&self) -> TokenStream {
-        let (warps, configs) = (self.warps, &self.configs);
+        let (warps, configs, aligned) = (self.warps, &self.configs, &self.aligned);
         let fast_math = self.fast_math.then(|| quote!(fast_math,));
-        quote!(num_warps = #warps, #fast_math #configs)
+        quote!(num_warps = #warps, #fast_math aligned(#aligned), #configs)
     }
 
     /// The row's name: kernels.py's, with `+fast_math` for the twin.
@@ -73,6 +76,7 @@ fn specs() -> Vec<Kernel> {
         warps,
         // Tutorial 03: f16 in, f32 accumulation, f16 out; 128×128×64.
         configs: quote!(configs(BM = 128, BN = 128, BK = 64)),
+        aligned: quote!(a, b, c),
         fast_math: false,
         item: quote! {
             fn matmul<const BM: usize, const BN: usize, const BK: usize>(
@@ -111,6 +115,7 @@ fn specs() -> Vec<Kernel> {
             name: "vector_add",
             warps: 4,
             configs: quote!(configs(BLOCK = 1024)),
+            aligned: quote!(x, y, out),
             fast_math: false,
             item: quote! {
                 fn vector_add<const BLOCK: usize>(x: &Tensor<f32>, y: &Tensor<f32>, out: &mut Tensor<f32>) {
@@ -125,6 +130,7 @@ fn specs() -> Vec<Kernel> {
             name: "softmax",
             warps: 4,
             configs: quote!(configs(BC = 1024)),
+            aligned: quote!(x, out),
             fast_math: false,
             item: quote! {
                 fn softmax<const BC: usize>(x: &Tensor<f32, 2>, out: &mut Tensor<f32, 2>) {
@@ -142,6 +148,9 @@ fn specs() -> Vec<Kernel> {
             name: "layernorm",
             warps: 4,
             configs: quote!(configs(BC = 1024)),
+            // Not `mean_out` and `rstd_out`: kernels.py declares no row
+            // count divisible by 16.
+            aligned: quote!(x, y, w, b),
             fast_math: false,
             item: quote! {
                 fn layernorm<const BC: usize>(#layernorm_params) {
@@ -175,6 +184,9 @@ fn specs() -> Vec<Kernel> {
             name: "layernorm_1block",
             warps: 4,
             configs: quote!(configs(BC = 1024)),
+            // Not `mean_out` and `rstd_out`: kernels.py declares no row
+            // count divisible by 16.
+            aligned: quote!(x, y, w, b),
             fast_math: false,
             item: quote! {
                 fn layernorm_1block<const BC: usize>(#layernorm_params) {
