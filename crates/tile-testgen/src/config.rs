@@ -46,6 +46,10 @@ pub struct GenConfig {
     /// The probability that a reduction or scan is written with a combine
     /// function (`reduce_with`, `scan_with`) instead of its builtin kind.
     pub combine_rate: f64,
+    /// The probability that a tensor whose innermost extent allows it is
+    /// promised aligned (`tensor<f32, 2, aligned>`; its argument then has
+    /// a random aligned layout).
+    pub aligned_rate: f64,
 }
 
 impl Default for GenConfig {
@@ -66,6 +70,7 @@ impl Default for GenConfig {
             gather_rate: 0.1,
             while_rate: 0.3,
             combine_rate: 0.25,
+            aligned_rate: 0.4,
         }
     }
 }

@@ -5,6 +5,7 @@
 use crate::rng::SplitMix64;
 use crate::values::{random_scalar, Place};
 use tile_ir::interp::HostTensor;
+use tile_ir::types::TENSOR_ALIGNMENT;
 use tile_ir::DType;
 
 /// A tensor of `extents` with a random layout and random contents.
@@ -45,6 +46,54 @@ pub(crate) fn random_tensor(
     // reach is added to the offset), so this cannot fail.
     HostTensor::with_strides(dtype, extents, &strides, offset, data)
         .unwrap_or_else(|e| panic!("a generated layout is invalid: {e}"))
+}
+
+/// The elements of `t` in a random layout that keeps the alignment promise
+/// (`tile_ir::TensorType::misalignment`): contiguous rows, the outer axes
+/// in a random order with strides padded by whole 16-byte units and
+/// perhaps one reversed, and a start a whole number of units into the
+/// buffer, whose gaps hold random values. `t`'s innermost extent is a
+/// multiple of 16 bytes.
+pub(crate) fn aligned_copy(rng: &mut SplitMix64, t: &HostTensor, special: f64) -> HostTensor {
+    let (dtype, extents) = (t.dtype(), t.shape());
+    let size = dtype.size_bytes();
+    let unit = (TENSOR_ALIGNMENT / size).max(1);
+    let inner = extents.len() - 1;
+    let mut order: Vec<usize> = rng.permutation(inner);
+    order.push(inner);
+    let mut strides = vec![0isize; extents.len()];
+    let mut span = 1usize;
+    for &axis in order.iter().rev() {
+        strides[axis] = span as isize;
+        let pad = if axis == inner {
+            0
+        } else {
+            unit * rng.range(0, 2)
+        };
+        span *= extents[axis] + pad;
+    }
+    let mut offset = unit * rng.range(0, 2);
+    if inner > 0 && rng.chance(0.15) {
+        let axis = rng.range(0, inner - 1);
+        offset += (extents[axis] - 1) * strides[axis].unsigned_abs();
+        strides[axis] = -strides[axis];
+    }
+    let mut data = vec![0u8; (offset + span) * size];
+    for chunk in data.chunks_exact_mut(size) {
+        random_scalar(rng, dtype, special, Place::Memory).write_le(chunk);
+    }
+    // Element `i` (row-major) at its offset in the new layout.
+    for (i, value) in t.to_scalars().into_iter().enumerate() {
+        let mut rest = i;
+        let mut at = offset as isize;
+        for axis in (0..extents.len()).rev() {
+            at += (rest % extents[axis]) as isize * strides[axis];
+            rest /= extents[axis];
+        }
+        value.write_le(&mut data[at as usize * size..]);
+    }
+    HostTensor::with_strides(dtype, extents, &strides, offset, data)
+        .unwrap_or_else(|e| panic!("a generated aligned layout is invalid: {e}"))
 }
 
 /// A row-major contiguous tensor with the same dtype, extents and elements.

@@ -130,8 +130,8 @@ fn unusual_configurations_give_valid_runnable_cases() {
     }
 }
 
-/// Atomics, asserts, gathers, `while` loops and combine functions come from
-/// streams of their own: about their rates of cases have them, and turning
+/// Atomics, asserts, gathers, `while` loops, combine functions and tensors
+/// promised aligned come from streams of their own: about their rates of cases have them, and turning
 /// them off leaves the rest of each case.
 #[test]
 fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_cases() {
@@ -148,9 +148,11 @@ fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_case
         gather_rate: 0.0,
         while_rate: 0.0,
         combine_rate: 0.0,
+        aligned_rate: 0.0,
         ..GenConfig::default()
     };
     let (mut atomics, mut asserts, mut gathers, mut whiles, mut combines) = (0, 0, 0, 0, 0);
+    let mut aligned_cases = 0;
     for seed in 0..400 {
         let case = generate(seed, &cfg);
         let atomic = has(&case, &|k| matches!(k, OpKind::Atomic { .. }));
@@ -165,8 +167,32 @@ fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_case
         combines += usize::from(combined);
         gathers += usize::from(gather);
         whiles += usize::from(whiled);
-        if !atomic && !assert && !gather && !whiled && !combined {
+        let aligned = case
+            .func
+            .params
+            .iter()
+            .any(|p| matches!(case.func.ty(p.value), Type::Tensor(t) if t.aligned));
+        aligned_cases += usize::from(aligned);
+        if !atomic && !assert && !gather && !whiled && !combined && !aligned {
             assert_eq!(bytes(&case), bytes(&generate(seed, &off)), "seed {seed}");
+        }
+        if !atomic && !assert && !gather && !whiled && !combined && aligned {
+            // The same kernel but for the promises, and the same elements
+            // in each argument (an aligned one in another layout).
+            let plain = generate(seed, &off);
+            let text = case.func.to_string().replace(", aligned>", ">");
+            assert_eq!(text, plain.func.to_string(), "seed {seed}");
+            for (a, b) in case.args.iter().zip(&plain.args) {
+                match (a, b) {
+                    (Arg::Tensor(a), Arg::Tensor(b)) => {
+                        let bits = |t: &tile_ir::interp::HostTensor| -> Vec<u64> {
+                            t.to_scalars().iter().map(|s| s.to_bits()).collect()
+                        };
+                        assert_eq!(bits(a), bits(b), "seed {seed}");
+                    }
+                    _ => assert_eq!(a, b, "seed {seed}"),
+                }
+            }
         }
     }
     assert!(
@@ -188,5 +214,9 @@ fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_case
     assert!(
         (15..150).contains(&combines),
         "{combines} of 400 cases have a combine function"
+    );
+    assert!(
+        (30..250).contains(&aligned_cases),
+        "{aligned_cases} of 400 cases promise a tensor aligned"
     );
 }

@@ -17,11 +17,12 @@
 use super::{Built, Gen};
 use crate::config::GenConfig;
 use crate::rng::SplitMix64;
-use crate::tensors::random_tensor;
+use crate::tensors::{aligned_copy, random_tensor};
 use crate::values::{random_scalar, Place};
 use std::cell::RefCell;
 use tile_ir::builder::{AtomicAccess, Builder};
 use tile_ir::interp::Arg;
+use tile_ir::types::TENSOR_ALIGNMENT;
 use tile_ir::{
     AtomicOp, BinaryOp, CmpPred, DType, MemOrder, MemScope, OpKind, Padding, Scalar, TensorType,
     TileType, Type, Value,
@@ -36,6 +37,9 @@ pub(crate) enum ParamPlan {
         dtype: DType,
         /// The extents.
         extents: Vec<usize>,
+        /// Whether the kernel promises it aligned (its layout is then a
+        /// random aligned one).
+        aligned: bool,
     },
     /// A scalar of this value.
     Scalar(Scalar),
@@ -43,10 +47,25 @@ pub(crate) enum ParamPlan {
 
 impl ParamPlan {
     /// The argument: the scalar, or a tensor with a random layout and values.
-    pub(crate) fn arg(&self, rng: &mut SplitMix64, cfg: &GenConfig) -> Arg {
+    /// An aligned tensor holds the elements a tensor of any layout would
+    /// (from `rng`), in an aligned layout drawn from `aligns`: the other
+    /// arguments are the ones the seed gave before alignment existed.
+    pub(crate) fn arg(
+        &self,
+        (rng, aligns): (&mut SplitMix64, &mut SplitMix64),
+        cfg: &GenConfig,
+    ) -> Arg {
         match self {
-            ParamPlan::Tensor { dtype, extents } => {
-                Arg::Tensor(random_tensor(rng, *dtype, extents, cfg.special_rate))
+            ParamPlan::Tensor {
+                dtype,
+                extents,
+                aligned,
+            } => {
+                let t = random_tensor(rng, *dtype, extents, cfg.special_rate);
+                Arg::Tensor(match aligned {
+                    true => aligned_copy(aligns, &t, cfg.special_rate),
+                    false => t,
+                })
             }
             ParamPlan::Scalar(s) => Arg::Scalar(*s),
         }
@@ -64,11 +83,23 @@ const INDEX_DTYPES: [DType; 6] = [
 ];
 
 impl Gen<'_> {
-    /// A new tensor parameter.
+    /// A new tensor parameter, promised aligned by chance where its
+    /// innermost extent is a multiple of 16 bytes.
     fn tensor_param(&mut self, b: &mut Builder, dtype: DType, extents: Vec<usize>) -> Value {
         let name = format!("t{}", self.params.len());
-        let ty = Type::Tensor(TensorType::new(dtype, extents.len()));
-        self.params.push(ParamPlan::Tensor { dtype, extents });
+        let aligned = extents
+            .last()
+            .is_some_and(|&e| (e * dtype.size_bytes()).is_multiple_of(TENSOR_ALIGNMENT))
+            && self.aligns.chance(self.cfg.aligned_rate);
+        let ty = Type::Tensor(TensorType {
+            aligned,
+            ..TensorType::new(dtype, extents.len())
+        });
+        self.params.push(ParamPlan::Tensor {
+            dtype,
+            extents,
+            aligned,
+        });
         b.param(name, ty)
     }
 

@@ -94,6 +94,10 @@ const WHILE_STREAM: u64 = 0x3b11_e5a1_7f0c_9d24;
 /// written with a combine function.
 const COMBINE_STREAM: u64 = 0xc0b1_4e5f_2a93_7d61;
 
+/// Mixed into the seed for the stream that picks the tensors promised
+/// aligned.
+const ALIGN_STREAM: u64 = 0x16a1_19ed_0b17_e5aa;
+
 /// The state of one generation.
 pub(crate) struct Gen<'c> {
     /// The random stream of the seed.
@@ -123,6 +127,8 @@ pub(crate) struct Gen<'c> {
     /// The stream that picks which reductions and scans take a combine
     /// function.
     pub(crate) combines: SplitMix64,
+    /// The stream that picks which tensors are promised aligned.
+    pub(crate) aligns: SplitMix64,
 }
 
 /// Generates the case of `seed` (see [`crate::generate`]).
@@ -142,6 +148,7 @@ pub(crate) fn generate(seed: u64, cfg: &GenConfig) -> Case {
         gathers: SplitMix64::new(seed ^ GATHER_STREAM),
         whiles: SplitMix64::new(seed ^ WHILE_STREAM),
         combines: SplitMix64::new(seed ^ COMBINE_STREAM),
+        aligns: SplitMix64::new(seed ^ ALIGN_STREAM),
     };
     let mut b = Builder::new(format!("gen_{seed}"));
     let outputs = g.rng.range(1, cfg.max_outputs.max(1));
@@ -169,7 +176,10 @@ pub(crate) fn generate(seed: u64, cfg: &GenConfig) -> Case {
         .finish()
         .unwrap_or_else(|e| panic!("the generator built an invalid kernel (seed {seed}): {e}"));
     let params = std::mem::take(&mut g.params);
-    let args: Vec<Arg> = params.iter().map(|p| p.arg(&mut g.rng, cfg)).collect();
+    let args: Vec<Arg> = params
+        .iter()
+        .map(|p| p.arg((&mut g.rng, &mut g.aligns), cfg))
+        .collect();
     Case { func, grid, args }
 }
 
