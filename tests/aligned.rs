@@ -109,6 +109,21 @@ fn a_launch_with_a_misaligned_tensor_is_an_error_naming_it() {
 }
 
 #[test]
+fn the_kernel_info_says_which_tensors_are_promised_aligned() {
+    let aligned: Vec<(&str, bool)> = by_row_max::<16>::INFO
+        .params
+        .iter()
+        .map(|p| (p.name, p.aligned))
+        .collect();
+    assert_eq!(aligned, [("x", true), ("out", true), ("scale", false)]);
+    let ir = by_row_max::<16>::ir();
+    assert!(
+        ir.starts_with("kernel @by_row_max(%x: tensor<f32, 2, aligned>, %out: tensor<f32, 2, aligned>, %scale: tensor<f32, 1>)"),
+        "{ir}"
+    );
+}
+
+#[test]
 fn interpret_checks_the_promise_too() {
     let hx = HostTensor::from_vec(&[2, 18], values(36)).unwrap();
     let hs = HostTensor::from_vec(&[1], vec![1.0f32]).unwrap();

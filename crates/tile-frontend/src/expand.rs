@@ -230,7 +230,10 @@ fn generate(
             }
             ParamKind::Scalar => quote!(#meta::ParamKind::Scalar),
         };
-        quote!(#meta::ParamInfo { name: #pname, dtype: #d, kind: #kind })
+        // Only a valid attribute compiles anything; without one, nothing
+        // is promised.
+        let aligned = attr.is_some_and(|a| a.aligned.contains(&q.name));
+        quote!(#meta::ParamInfo { name: #pname, dtype: #d, kind: #kind, aligned: #aligned })
     });
     let mut texts = Texts::default();
     let specs: Vec<TokenStream> = compiled

@@ -21,6 +21,10 @@ pub struct ParamInfo {
     pub dtype: DType,
     /// Tensor (with rank and mutability) or scalar.
     pub kind: ParamKind,
+    /// Whether the kernel promises this tensor aligned (`aligned(...)`):
+    /// contiguous rows, and a start, row strides and row length that are
+    /// multiples of 16 bytes, which every launch checks.
+    pub aligned: bool,
 }
 
 /// One compiled specialization.
