@@ -12,6 +12,10 @@ use tile_thread::lower::{lower, LowerOptions};
 fn kernels() -> Vec<(&'static str, Function)> {
     vec![
         ("vector_add", samples::vector_add(1024).unwrap()),
+        (
+            "vector_add_aligned",
+            samples::with_aligned_tensors(samples::vector_add(1024).unwrap()),
+        ),
         ("softmax", samples::softmax(4, 256).unwrap()),
         ("layernorm", samples::layernorm(2, 384).unwrap()),
         ("matmul", samples::matmul(32, 32, 16, DType::F32).unwrap()),

@@ -12,19 +12,9 @@ use emulated::TARGETS;
 
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
-use tile_ir::{eval, samples, verify, DType, Function, Scalar, Type};
+use tile_ir::{eval, samples, verify, DType, Function, Scalar};
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions};
-
-/// `func` with every tensor parameter promised aligned.
-fn promised(mut func: Function) -> Function {
-    for p in func.params.clone() {
-        if let Type::Tensor(t) = &mut func.values[p.value].ty {
-            t.aligned = true;
-        }
-    }
-    func
-}
 
 /// A `rows` × `cols` tensor of `dtype` whose rows are `pitch` elements
 /// apart and whose element zero lies `offset` elements into its buffer,
@@ -104,7 +94,7 @@ fn agrees(func: &Function, args: impl Fn() -> Vec<Arg>, outputs: usize, grid: [u
 fn an_aligned_softmax_over_padded_rows_agrees_on_every_stage() {
     // Rows of 36 columns (a multiple of 16 bytes) in tiles of 64: the last
     // vectors of each row are masked off as wholes; 5 rows in tiles of 2.
-    let func = promised(samples::softmax(2, 64).unwrap());
+    let func = samples::with_aligned_tensors(samples::softmax(2, 64).unwrap());
     let args = || {
         vec![
             Arg::Tensor(padded(DType::F32, (5, 36), (40, 8), |i| {
@@ -121,7 +111,7 @@ fn an_aligned_softmax_over_padded_rows_agrees_on_every_stage() {
 fn an_aligned_tensor_core_matmul_agrees_on_every_stage() {
     // sm_80 copies the operands with `cp.async` and no element-by-element
     // path; K = 24 ends in half a block of 16.
-    let func = promised(samples::matmul(32, 32, 16, DType::F16).unwrap());
+    let func = samples::with_aligned_tensors(samples::matmul(32, 32, 16, DType::F16).unwrap());
     let small = |i: usize| (i % 7) as f64 - 3.0;
     let args = || {
         vec![
@@ -170,7 +160,7 @@ fn aligned_vectors_of_every_width_agree_on_every_stage() {
 
 #[test]
 fn aligned_accesses_have_no_test_and_no_element_path() {
-    let aligned = promised(samples::softmax(2, 64).unwrap());
+    let aligned = samples::with_aligned_tensors(samples::softmax(2, 64).unwrap());
     let plain = samples::softmax(2, 64).unwrap();
     let text = |f: &Function| lower(f, &LowerOptions::warps(4)).unwrap().to_string();
     let (aligned, plain) = (text(&aligned), text(&plain));

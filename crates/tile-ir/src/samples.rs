@@ -23,6 +23,18 @@ fn i32_const(b: &mut Builder, v: i32) -> Result<Value, BuildError> {
     b.constant(Scalar::I32(v))
 }
 
+/// `func` with every tensor parameter promised aligned
+/// ([`TensorType::aligned`]): an example as `#[tile_kernel(aligned(..))]`
+/// naming all its tensors would build it.
+pub fn with_aligned_tensors(mut func: Function) -> Function {
+    for p in &func.params {
+        if let Type::Tensor(t) = &mut func.values[p.value].ty {
+            t.aligned = true;
+        }
+    }
+    func
+}
+
 /// `out[i] = x[i] + y[i]` over 1-D f32 tensors, one tile of `block` elements
 /// per program; launch `ceil(n / block)` programs.
 pub fn vector_add(block: usize) -> Result<Function, BuildError> {

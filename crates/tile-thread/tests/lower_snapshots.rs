@@ -165,6 +165,15 @@ fn vector_add_program() {
     insta::assert_snapshot!(program.to_string());
 }
 
+/// Whole vectors of tensors promised aligned: no `align`, no `opaque`, no
+/// per-element offsets, every lane masked by the vector's condition.
+#[test]
+fn vector_add_aligned_program() {
+    let func = samples::with_aligned_tensors(samples::vector_add(256).unwrap());
+    let program = lower(&func, &LowerOptions::warps(1)).unwrap();
+    insta::assert_snapshot!(program.to_string());
+}
+
 #[test]
 fn softmax_program() {
     let program = lower(&samples::softmax(1, 3).unwrap(), &LowerOptions::warps(1)).unwrap();

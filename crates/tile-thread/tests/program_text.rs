@@ -3,7 +3,7 @@
 //! same, and programs written as text run through the emulator.
 
 use tile_ir::interp::{Arg, HostTensor};
-use tile_ir::{samples, DType, Function, Type};
+use tile_ir::{samples, DType, Function};
 use tile_testgen::{generate, GenConfig};
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions};
@@ -36,11 +36,7 @@ fn every_example_program_reads_back_as_printed() {
         }
     }
     // A tensor promised aligned reads back as one.
-    let mut aligned = samples::softmax(4, 64).unwrap();
-    let x = aligned.params[0].value;
-    if let Type::Tensor(t) = &mut aligned.values[x].ty {
-        t.aligned = true;
-    }
+    let aligned = samples::with_aligned_tensors(samples::softmax(4, 64).unwrap());
     assert!(round_trips(&aligned, 4));
     let text = lower(&aligned, &LowerOptions::warps(4))
         .unwrap()
