@@ -304,12 +304,8 @@ fn check_args(
                 });
             }
         }
-        let layout = match arg {
-            LaunchArg::TensorMut(h) => Some((h.shape(), h.strides())),
-            LaunchArg::GpuTensorMut(g) => Some((g.shape(), g.strides())),
-            _ => None,
-        };
-        if let (true, Some((shape, strides))) = (matches && written, layout) {
+        // A written tensor that matches was passed `&mut`.
+        if let (true, Some((shape, strides, _))) = (matches && written, placement) {
             if let Some(reason) = overlap(shape, strides) {
                 return Err(Error::OverlappingOutput {
                     kernel: spec.name.to_string(),
