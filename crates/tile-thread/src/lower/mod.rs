@@ -227,6 +227,10 @@ pub enum LowerError {
         /// The op's description.
         op: String,
     },
+    /// A lowered program that breaks a rule of the thread-level program:
+    /// a defect of the lowering, reported instead of emitted.
+    #[error("the lowered program breaks a rule: {0}")]
+    Verify(#[from] crate::program::VerifyError),
 }
 
 /// Lowers `func` (which must pass the tile IR's verifier) for one
@@ -286,6 +290,7 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         lowerer.deferred = deferred;
     }
     lowerer.program.body.ops = lowerer.kernel_body(&func.body)?;
+    crate::program::verify(&lowerer.program)?;
     Ok(lowerer.program)
 }
 

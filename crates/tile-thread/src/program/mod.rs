@@ -17,12 +17,17 @@
 //!   an `if` have the same value in every thread of a block;
 //! * global memory is reached only through the tensor parameters, by element
 //!   offsets from the tensor's element zero; shared memory only through the
-//!   program's [`SharedAlloc`]s.
+//!   program's [`SharedAlloc`]s;
+//! * two shared-memory accesses of one allocation that different threads
+//!   may make, one of them a write, are ordered by a barrier on every path
+//!   between them (`hazards.rs`; asynchronous copies and `wgmma`s count
+//!   from their issue to their wait).
 //!
 //! The text form is the `Display` of [`Program`] (`print.rs`), and
 //! [`parse_program`] reads it back: print → parse → print is the identity.
 
 mod global;
+mod hazards;
 mod ops;
 mod parse;
 mod print;

@@ -6,7 +6,9 @@
 //! defined once; the operand count and dtypes of every op kind (as documented
 //! on [`ThreadOpKind`]); parameter references name a parameter of the right
 //! kind; regions end with a `yield` that matches the op's results (and, for a
-//! `for`, its carried values). Uniformity of control flow is a property of
+//! `for`, its carried values); then that a barrier orders every pair of
+//! shared-memory accesses of different threads that may meet, one of them a
+//! write (`hazards.rs`). Uniformity of control flow is a property of
 //! values, left to the emulator.
 
 use super::{
@@ -37,7 +39,8 @@ pub fn verify(program: &Program) -> Result<(), VerifyError> {
         defined: vec![false; program.regs.len()],
     };
     let mut scope = Vec::new();
-    checker.region(&program.body, &mut scope, None)
+    checker.region(&program.body, &mut scope, None)?;
+    super::hazards::check(program)
 }
 
 struct Checker<'a> {
