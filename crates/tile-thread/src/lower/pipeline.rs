@@ -10,6 +10,7 @@
 //! then read the partition at `j`. With `S` stages:
 //!
 //! ```text
+//! barrier                                            // inside another loop, or on reused buffers
 //! for s in 0..S-1:  if lo + s·step < hi { copy iteration lo + s·step into stage s };  commit
 //! for iv = lo to hi step step, carrying (…, stage = 0):
 //!     wait_group(S − 2); barrier                     // iteration iv's copies have landed, for every thread
@@ -24,7 +25,10 @@
 //! too), so at the top of iteration `i` the group of iteration `i` is the
 //! `(S − 1)`-th most recent and lands. The stage written in iteration `i`
 //! is the one read in iteration `i − 1`, which every thread has finished
-//! once it passed the barrier. A copy's partition index `next` lies in
+//! once it passed the barrier. The prologue's stages were last read by the
+//! previous run of the loop when an enclosing loop runs it again (or by
+//! the op whose buffers the stages reuse): the barrier before it orders
+//! those reads first. A copy's partition index `next` lies in
 //! `[lo, hi)` like `iv`, so the bounds proofs of the load hold for it too.
 //! Stage offsets are whole multiples of the operand swizzle's period, so a
 //! stage's elements are swizzled as the first stage's, shifted.
@@ -184,7 +188,10 @@ impl Lowerer<'_> {
                 tma: tma.filter(|_| by_tma),
             });
         }
-        if reused {
+        // The prologue overwrites the stages: every earlier reader of them
+        // must be done, whether the buffers were another op's before or
+        // this loop's own in an earlier iteration of an enclosing loop.
+        if reused || self.loop_depth > 0 {
             self.barrier();
         }
         let bounds = bounds.map(|r| self.cast(r, DType::I64));
