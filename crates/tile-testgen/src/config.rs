@@ -50,6 +50,18 @@ pub struct GenConfig {
     /// promised aligned (`tensor<f32, 2, aligned>`; its argument then has
     /// a random aligned layout).
     pub aligned_rate: f64,
+    /// The probability that a case also computes a matrix product of
+    /// `tensor` precision whose `K` loop a GPU lowering software-pipelines,
+    /// inside a loop, an `if` or after other users of shared memory
+    /// (integer operands, so that every order of summation is exact). Only
+    /// where `dtypes` hold `f32` and `f16` or `bf16`, `max_rank` is at least
+    /// 2 and a 16×16 tile fits `max_pipeline_tile_elements`; its inputs
+    /// come on top of `max_inputs`.
+    pub pipeline_rate: f64,
+    /// The most elements of one tile of a pipelined product (its blocks are
+    /// 16 to 64 along each axis, larger than most generated tiles, as the
+    /// blocks of real kernels are).
+    pub max_pipeline_tile_elements: usize,
 }
 
 impl Default for GenConfig {
@@ -71,6 +83,8 @@ impl Default for GenConfig {
             while_rate: 0.3,
             combine_rate: 0.25,
             aligned_rate: 0.4,
+            pipeline_rate: 0.15,
+            max_pipeline_tile_elements: 64 * 64,
         }
     }
 }

@@ -4,9 +4,10 @@
 
 use crate::rng::SplitMix64;
 use crate::values::{random_scalar, Place};
+use tile_ir::eval::round_f64;
 use tile_ir::interp::HostTensor;
 use tile_ir::types::TENSOR_ALIGNMENT;
-use tile_ir::DType;
+use tile_ir::{DType, Scalar};
 
 /// A tensor of `extents` with a random layout and random contents.
 pub(crate) fn random_tensor(
@@ -14,6 +15,37 @@ pub(crate) fn random_tensor(
     dtype: DType,
     extents: &[usize],
     special: f64,
+) -> HostTensor {
+    tensor_of(rng, dtype, extents, |rng| {
+        random_scalar(rng, dtype, special, Place::Memory)
+    })
+}
+
+/// A tensor of `extents` with a random layout whose every buffer element is
+/// an integer of magnitude at most `magnitude` (of a float or signed
+/// integer `dtype` that holds them exactly).
+pub(crate) fn integer_tensor(
+    rng: &mut SplitMix64,
+    dtype: DType,
+    extents: &[usize],
+    magnitude: i64,
+) -> HostTensor {
+    tensor_of(rng, dtype, extents, |rng| {
+        let v = rng.range(0, 2 * magnitude as usize) as i64 - magnitude;
+        match dtype.is_float() {
+            true => round_f64(v as f64, dtype),
+            false => Scalar::wrapping_from_i128(dtype, i128::from(v)),
+        }
+        .unwrap_or(Scalar::zero(dtype))
+    })
+}
+
+/// A tensor of `extents` with a random layout, its buffer filled by `value`.
+fn tensor_of(
+    rng: &mut SplitMix64,
+    dtype: DType,
+    extents: &[usize],
+    mut value: impl FnMut(&mut SplitMix64) -> Scalar,
 ) -> HostTensor {
     let rank = extents.len();
     // Axis order, outermost first; the last axis listed has stride 1.
@@ -40,7 +72,7 @@ pub(crate) fn random_tensor(
     let len = offset + span + if padded { rng.range(0, 3) } else { 0 };
     let mut data = vec![0u8; len * dtype.size_bytes()];
     for chunk in data.chunks_exact_mut(dtype.size_bytes()) {
-        random_scalar(rng, dtype, special, Place::Memory).write_le(chunk);
+        value(rng).write_le(chunk);
     }
     // Every element lies in the buffer by construction (the reversed axis's
     // reach is added to the offset), so this cannot fail.

@@ -9,7 +9,14 @@ use tile_testgen::{generate, GenConfig};
 fn bytes(case: &tile_testgen::Case) -> Vec<u8> {
     let mut out = case.func.to_string().into_bytes();
     out.extend(case.grid.iter().flat_map(|g| g.to_le_bytes()));
-    for arg in &case.args {
+    out.extend(bytes_of(&case.args));
+    out
+}
+
+/// The layout and every byte of each argument.
+fn bytes_of(args: &[Arg]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for arg in args {
         match arg {
             Arg::Scalar(s) => out.extend(s.to_bits().to_le_bytes()),
             Arg::Tensor(t) => {
@@ -48,6 +55,7 @@ fn the_configuration_bounds_ranks_tiles_grids_inputs_and_dtypes() {
         max_tile_elements: 64,
         max_programs: 2,
         max_inputs: 2,
+        max_pipeline_tile_elements: 64,
         ..GenConfig::default()
     };
     for seed in 0..200 {
@@ -149,12 +157,41 @@ fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_case
         while_rate: 0.0,
         combine_rate: 0.0,
         aligned_rate: 0.0,
+        pipeline_rate: 0.0,
         ..GenConfig::default()
     };
     let (mut atomics, mut asserts, mut gathers, mut whiles, mut combines) = (0, 0, 0, 0, 0);
-    let mut aligned_cases = 0;
+    let (mut aligned_cases, mut pipelined_cases) = (0, 0);
     for seed in 0..400 {
         let case = generate(seed, &cfg);
+        let pipelined = has(&case, &|k| {
+            matches!(
+                k,
+                OpKind::Dot {
+                    precision: tile_ir::DotPrecision::Tensor
+                }
+            )
+        });
+        pipelined_cases += usize::from(pipelined);
+        if pipelined {
+            // The case without its product: the same parameters and
+            // arguments up to the product's own, which come last.
+            let without = generate(
+                seed,
+                &GenConfig {
+                    pipeline_rate: 0.0,
+                    ..cfg.clone()
+                },
+            );
+            let names = |c: &tile_testgen::Case| -> Vec<String> {
+                c.func.params.iter().map(|p| p.name.clone()).collect()
+            };
+            assert!(names(&case).starts_with(&names(&without)), "seed {seed}");
+            let prefix = &case.args[..without.args.len()];
+            assert_eq!(bytes_of(prefix), bytes_of(&without.args), "seed {seed}");
+            assert_eq!(case.grid, without.grid, "seed {seed}");
+            continue;
+        }
         let atomic = has(&case, &|k| matches!(k, OpKind::Atomic { .. }));
         let assert = has(&case, &|k| matches!(k, OpKind::Assert { .. }));
         let gather = has(&case, &|k| matches!(k, OpKind::Gather));
@@ -218,5 +255,9 @@ fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_case
     assert!(
         (30..250).contains(&aligned_cases),
         "{aligned_cases} of 400 cases promise a tensor aligned"
+    );
+    assert!(
+        (30..100).contains(&pipelined_cases),
+        "{pipelined_cases} of 400 cases have a pipelined product"
     );
 }

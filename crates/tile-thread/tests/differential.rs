@@ -1,5 +1,8 @@
 //! The differential suite: generated programs (tile-testgen) through the
 //! lowering and the lockstep emulator, against the interpreter, bit for bit.
+//! Programs are lowered for sm_80's tensor cores (`mma.sync`, `cp.async`)
+//! with software pipelines of 2 or 3 stages ([`options`]), so that the
+//! generator's pipelined products run pipelined.
 //!
 //! A seed that disagrees is shrunk on the spot and saved as a case file in
 //! `tests/regressions/` (the failure message names it); every saved case is
@@ -12,22 +15,31 @@ use tile_ir::interp::{self};
 use tile_testgen::corpus::{load_cases, save_case};
 use tile_testgen::{generate, shrink, Case, GenConfig};
 use tile_thread::emulate;
-use tile_thread::lower::{lower, LowerOptions};
+use tile_thread::lower::{lower, LowerOptions, TensorCores};
 
 /// The number of generated programs checked.
 const CASES: u64 = 1000;
 
 /// The fewest seeds of each half with an access proven in bounds (guarded
-/// or looped unmasked loads of the generator: 88 and 94 today), so that the proofs
+/// or looped unmasked loads of the generator: 89 and 89 today), so that the proofs
 /// are exercised.
 const PROVEN_FLOOR: usize = 60;
+
+/// How a case is lowered for `warps`: sm_80's tensor cores, and 2 stages
+/// with 2 warps, 3 otherwise (a saved case records only its warps).
+fn options(warps: u32) -> LowerOptions {
+    let stages = if warps == 2 { 2 } else { 3 };
+    LowerOptions::warps(warps)
+        .with_tensor_cores(TensorCores::MmaSync)
+        .with_stages(stages)
+}
 
 /// Why `case` lowered for `warps` disagrees with the interpreter, if it does
 /// (`None` too when the interpreter itself rejects the case).
 fn disagreement(case: &Case, warps: u32) -> Option<String> {
     let mut expected = case.args.clone();
     interp::run(&case.func, case.grid, &mut expected).ok()?;
-    let program = match lower(&case.func, &LowerOptions::warps(warps)) {
+    let program = match lower(&case.func, &options(warps)) {
         Ok(p) => p,
         Err(e) => return Some(format!("lowering failed: {e}")),
     };
@@ -65,23 +77,34 @@ fn regressions() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions")
 }
 
-/// Whether `case` lowered for `warps` has an access proven in bounds (its
-/// check dropped, so the emulator's own bounds check on every global access
-/// is what validates the proof).
-fn proves_an_access(case: &Case, warps: u32) -> bool {
-    lower(&case.func, &LowerOptions::warps(warps))
-        .is_ok_and(|program| program.to_string().contains("// bounds: proven"))
+/// The fewest seeds of each half whose program has a software-pipelined
+/// loop (the generator's pipelined products: 69 and 71 today).
+const PIPELINED_FLOOR: usize = 40;
+
+/// What the lowered program of `case` exercises: an access proven in
+/// bounds (its check dropped, so the emulator's own bounds check on every
+/// global access is what validates the proof), and a software pipeline.
+fn coverage(case: &Case, warps: u32) -> (bool, bool) {
+    lower(&case.func, &options(warps)).map_or((false, false), |program| {
+        let text = program.to_string();
+        (
+            text.contains("// bounds: proven"),
+            text.contains("cp.async.wait"),
+        )
+    })
 }
 
 /// Checks the seeds of `range`; returns how many of them have an access
-/// proven in bounds.
-fn check_seeds(range: std::ops::Range<u64>) -> usize {
+/// proven in bounds, and how many a software pipeline.
+fn check_seeds(range: std::ops::Range<u64>) -> (usize, usize) {
     let mut failures = Vec::new();
-    let mut proven = 0;
+    let (mut proven, mut pipelined) = (0, 0);
     for seed in range {
         let case = generate(seed, &GenConfig::default());
         let warps = [1, 2, 4][(seed % 3) as usize];
-        proven += usize::from(proves_an_access(&case, warps));
+        let (proves, pipelines) = coverage(&case, warps);
+        proven += usize::from(proves);
+        pipelined += usize::from(pipelines);
         if let Some(why) = disagreement(&case, warps) {
             let (path, _) = shrink_and_save(
                 &case,
@@ -103,24 +126,34 @@ fn check_seeds(range: std::ops::Range<u64>) -> usize {
         failures.len(),
         failures.join("\n")
     );
-    proven
+    (proven, pipelined)
 }
 
 #[test]
 fn first_half_of_the_seeds_agree_with_the_interpreter() {
-    let proven = check_seeds(0..CASES / 2);
+    let (proven, pipelined) = check_seeds(0..CASES / 2);
+    eprintln!("{proven} seeds prove an access, {pipelined} pipeline a loop");
     assert!(
         proven >= PROVEN_FLOOR,
         "only {proven} seeds prove an access"
+    );
+    assert!(
+        pipelined >= PIPELINED_FLOOR,
+        "only {pipelined} seeds pipeline a loop"
     );
 }
 
 #[test]
 fn second_half_of_the_seeds_agree_with_the_interpreter() {
-    let proven = check_seeds(CASES / 2..CASES);
+    let (proven, pipelined) = check_seeds(CASES / 2..CASES);
+    eprintln!("{proven} seeds prove an access, {pipelined} pipeline a loop");
     assert!(
         proven >= PROVEN_FLOOR,
         "only {proven} seeds prove an access"
+    );
+    assert!(
+        pipelined >= PIPELINED_FLOOR,
+        "only {pipelined} seeds pipeline a loop"
     );
 }
 

@@ -297,6 +297,23 @@ pub fn run(
     launch(&kernel, grid, num_warps, args)
 }
 
+/// As [`run`], with software pipelines of `stages` stages on the targets
+/// with `cp.async`.
+pub fn run_staged(
+    func: &Function,
+    target: Target,
+    (num_warps, stages): (u32, u32),
+    grid: [u32; 3],
+    args: &mut [Arg],
+) -> Result<(), Failure> {
+    let lowering = LowerOptions::warps(num_warps)
+        .with_tensor_cores(target.tensor_cores())
+        .with_stages(stages);
+    let module = lowered_module(func, target, &lowering, &CodegenOptions::default())?;
+    let kernel = image(&module)?;
+    launch(&kernel, grid, num_warps, args)
+}
+
 /// Emits `func` lowered with `num_warps` warps for every `sm_*` and `gfx*`
 /// target: ptxas must assemble each PTX file and ld.lld link each code
 /// object.

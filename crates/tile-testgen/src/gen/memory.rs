@@ -17,7 +17,7 @@
 use super::{Built, Gen};
 use crate::config::GenConfig;
 use crate::rng::SplitMix64;
-use crate::tensors::{aligned_copy, random_tensor};
+use crate::tensors::{aligned_copy, integer_tensor, random_tensor};
 use crate::values::{random_scalar, Place};
 use std::cell::RefCell;
 use tile_ir::builder::{AtomicAccess, Builder};
@@ -40,6 +40,16 @@ pub(crate) enum ParamPlan {
         /// Whether the kernel promises it aligned (its layout is then a
         /// random aligned one).
         aligned: bool,
+    },
+    /// A tensor of this dtype and these extents, with a random layout and
+    /// integer values of at most `magnitude` (exact in any dtype it fits).
+    Integers {
+        /// The element type.
+        dtype: DType,
+        /// The extents.
+        extents: Vec<usize>,
+        /// The largest magnitude of an element.
+        magnitude: i64,
     },
     /// A scalar of this value.
     Scalar(Scalar),
@@ -67,6 +77,11 @@ impl ParamPlan {
                     false => t,
                 })
             }
+            ParamPlan::Integers {
+                dtype,
+                extents,
+                magnitude,
+            } => Arg::Tensor(integer_tensor(rng, *dtype, extents, *magnitude)),
             ParamPlan::Scalar(s) => Arg::Scalar(*s),
         }
     }
@@ -326,7 +341,7 @@ impl Gen<'_> {
     }
 
     /// `x + y * nx + z * nx * ny`: the linear index of this program.
-    fn linear_program(&mut self, b: &mut Builder) -> Built<Value> {
+    pub(super) fn linear_program(&mut self, b: &mut Builder) -> Built<Value> {
         let mut linear = b.program_id(0)?;
         let mut stride = b.num_programs(0)?;
         for axis in 1..3 {

@@ -13,6 +13,7 @@ mod control;
 mod elementwise;
 mod memory;
 mod movement;
+mod pipelined;
 mod reduce;
 
 use crate::config::GenConfig;
@@ -98,6 +99,10 @@ const COMBINE_STREAM: u64 = 0xc0b1_4e5f_2a93_7d61;
 /// aligned.
 const ALIGN_STREAM: u64 = 0x16a1_19ed_0b17_e5aa;
 
+/// Mixed into the seed for the stream that adds a pipelined matrix
+/// product and chooses its shape.
+const PIPELINE_STREAM: u64 = 0x919e_11ed_d07c_0a57;
+
 /// The state of one generation.
 pub(crate) struct Gen<'c> {
     /// The random stream of the seed.
@@ -164,6 +169,12 @@ pub(crate) fn generate(seed: u64, cfg: &GenConfig) -> Case {
             _ => g.output(&mut b, &ty),
         };
         built.unwrap_or_else(|e| panic!("the generator broke a typing rule (seed {seed}): {e}"));
+    }
+    // So does a pipelined product, stored to outputs of its own.
+    let mut pipelines = SplitMix64::new(seed ^ PIPELINE_STREAM);
+    if pipelines.chance(cfg.pipeline_rate) {
+        g.pipelined_output(&mut b, &mut pipelines)
+            .unwrap_or_else(|e| panic!("the generator broke a typing rule (seed {seed}): {e}"));
     }
     // Asserts, too, come from a stream of their own.
     let mut asserts = SplitMix64::new(seed ^ ASSERT_STREAM);
