@@ -37,6 +37,7 @@ pub fn verify(program: &Program) -> Result<(), VerifyError> {
     let mut checker = Checker {
         program,
         defined: vec![false; program.regs.len()],
+        visible: vec![false; program.regs.len()],
     };
     let mut scope = Vec::new();
     checker.region(&program.body, &mut scope, None)?;
@@ -47,6 +48,9 @@ struct Checker<'a> {
     program: &'a Program,
     /// Registers defined so far anywhere (each is defined once).
     defined: Vec<bool>,
+    /// Registers in the scope at hand (defined earlier in its region or an
+    /// enclosing one): the registers `scope` lists.
+    visible: Vec<bool>,
 }
 
 impl Checker<'_> {
@@ -67,6 +71,7 @@ impl Checker<'_> {
         match self.defined.get_mut(r.index()) {
             Some(seen) if !*seen => {
                 *seen = true;
+                self.visible[r.index()] = true;
                 scope.push(r);
                 Ok(())
             }
@@ -93,7 +98,8 @@ impl Checker<'_> {
                 .ops
                 .get(id)
                 .ok_or_else(|| self.fail(None, "an op outside the program"))?;
-            if let Some(&r) = op.operands.iter().find(|r| !scope.contains(r)) {
+            let visible = |r: &Reg| self.visible.get(r.index()).copied().unwrap_or(false);
+            if let Some(&r) = op.operands.iter().find(|r| !visible(r)) {
                 return Err(self.fail(
                     Some(id),
                     format!("operand %?{} is not defined before its use", r.index()),
@@ -124,7 +130,9 @@ impl Checker<'_> {
         if region.ops.is_empty() && expected.is_some() {
             return Err(self.fail(None, "an empty nested region"));
         }
-        scope.truncate(depth);
+        for r in scope.drain(depth..) {
+            self.visible[r.index()] = false;
+        }
         Ok(())
     }
 
