@@ -262,3 +262,9 @@ fn float_constants_are_rusts() {
         .collect();
     assert_eq!(out.to_vec().unwrap(), want);
 }
+
+#[test]
+fn the_cpu_device_runs_one_program_per_thread_at_once() {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(Device::cpu().multiprocessors() as usize, threads);
+}

@@ -158,6 +158,17 @@ impl Device {
         self.kind
     }
 
+    /// How many program instances run at once at most, one per processor:
+    /// the streaming multiprocessors of a CUDA device, the compute units of
+    /// a HIP device, the threads the CPU runs in parallel. A persistent
+    /// kernel launches this many programs and loops over its tiles.
+    pub fn multiprocessors(&self) -> u32 {
+        match &self.gpu {
+            Some(context) => context.multiprocessors(),
+            None => crate::cpu::parallelism(),
+        }
+    }
+
     /// A tensor of `shape` (row-major) holding `data`.
     pub fn tensor_from_slice<T: Element>(
         &self,

@@ -79,18 +79,22 @@ struct Layout {
     bytes: usize,
     /// The offset of `gcnArchName`.
     arch_name_at: usize,
+    /// The offset of `multiProcessorCount`.
+    multiprocessors_at: usize,
 }
 
 /// ROCm 6's `hipDeviceProp_tR0600`.
 const R0600: Layout = Layout {
     bytes: 1472,
     arch_name_at: 1160,
+    multiprocessors_at: 388,
 };
 
 /// ROCm 5's `hipDeviceProp_t` (ROCm 6's `hipDeviceProp_tR0000`).
 const R0000: Layout = Layout {
     bytes: 792,
     arch_name_at: 396,
+    multiprocessors_at: 336,
 };
 
 /// The name of the entry point filling [`R0600`], which ROCm 5 lacks.
@@ -203,9 +207,12 @@ pub unsafe extern "C" fn hipSetDevice(device: c_int) -> HipError {
     }
 }
 
-/// Fills `layout` at `properties` for device `device`: its name, and
-/// `gcnArchName` with the processor's features (`gfx942:sramecc+:xnack-`);
-/// other fields zero.
+/// The compute units the stand-in reports.
+const MULTIPROCESSORS: c_int = 2;
+
+/// Fills `layout` at `properties` for device `device`: its name,
+/// `gcnArchName` with the processor's features (`gfx942:sramecc+:xnack-`)
+/// and [`MULTIPROCESSORS`] compute units; other fields zero.
 ///
 /// # Safety
 ///
@@ -228,6 +235,12 @@ unsafe fn fill_properties(properties: *mut c_void, device: c_int, layout: &Layou
             out.add(layout.arch_name_at),
             256,
             &format!("{gfx}:sramecc+:xnack-"),
+        );
+        let units = MULTIPROCESSORS.to_ne_bytes();
+        std::ptr::copy_nonoverlapping(
+            units.as_ptr(),
+            out.add(layout.multiprocessors_at),
+            units.len(),
         );
     }
     code::SUCCESS

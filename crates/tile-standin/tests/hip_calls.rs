@@ -253,23 +253,30 @@ fn text(bytes: &[u8]) -> &str {
 
 #[test]
 fn the_properties_are_written_in_each_entry_points_layout() {
-    // (entry point, struct bytes, gcnArchName offset), from the headers.
+    // (entry point, struct bytes, gcnArchName and multiProcessorCount
+    // offsets), from the headers.
     let layouts: [(
         unsafe extern "C" fn(*mut c_void, i32) -> HipError,
         usize,
         usize,
+        usize,
     ); 2] = [
-        (hip::hipGetDevicePropertiesR0600, 1472, 1160),
-        (hip::hipGetDeviceProperties, 792, 396),
+        (hip::hipGetDevicePropertiesR0600, 1472, 1160, 388),
+        (hip::hipGetDeviceProperties, 792, 396, 336),
     ];
-    for (get, bytes, arch_at) in layouts {
+    for (get, bytes, arch_at, units_at) in layouts {
         let written = properties(get, bytes);
         assert_eq!(text(&written), "tile stand-in (gfx942)");
         assert_eq!(text(&written[arch_at..]), "gfx942:sramecc+:xnack-");
+        let units = &written[units_at..units_at + 4];
+        assert_eq!(i32::from_ne_bytes(units.try_into().unwrap()), 2);
         let name_end = "tile stand-in (gfx942)".len();
         let arch_end = arch_at + "gfx942:sramecc+:xnack-".len();
         for (at, &byte) in written[..bytes].iter().enumerate() {
-            if !(..name_end).contains(&at) && !(arch_at..arch_end).contains(&at) {
+            let set = (..name_end).contains(&at)
+                || (arch_at..arch_end).contains(&at)
+                || (units_at..units_at + 4).contains(&at);
+            if !set {
                 assert_eq!(byte, 0, "byte {at} of {bytes}");
             }
         }

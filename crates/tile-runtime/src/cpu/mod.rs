@@ -47,6 +47,7 @@ pub use cache::default_stream_threshold;
 pub use fault::{HostFault, RunError};
 pub use library::{HostLibrary, LoadError};
 pub use pages::{huge_page_buffer, HUGE_PAGE_THRESHOLD};
+pub(crate) use pool::parallelism;
 /// The instruction-set levels of host code, which the CPU device chooses
 /// among (defined with the rest of the host ABI in `tile_abi`).
 pub use tile_abi::HostIsa;

@@ -42,6 +42,12 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The threads that run a launch's programs at once: the pool's workers and
+/// the calling thread, one per core.
+pub(crate) fn parallelism() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX))
+}
+
 /// The process's pool: one worker per core beside the calling thread,
 /// started on first use.
 fn pool() -> &'static Pool {
@@ -50,7 +56,7 @@ fn pool() -> &'static Pool {
     let pool = POOL.get_or_init(|| Pool {
         queue: Mutex::new(VecDeque::new()),
         ready: Condvar::new(),
-        workers: std::thread::available_parallelism().map_or(1, |n| n.get()) - 1,
+        workers: parallelism() as usize - 1,
     });
     STARTED.get_or_init(|| {
         for i in 0..pool.workers {

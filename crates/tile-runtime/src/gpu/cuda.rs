@@ -21,6 +21,8 @@ pub(crate) struct Cuda {
     pub(crate) capability: (u32, u32),
     /// The most shared memory a block may opt in to, in bytes.
     pub(crate) max_shared_optin: usize,
+    /// Its streaming multiprocessors.
+    pub(crate) multiprocessors: u32,
 }
 
 // SAFETY: a CUDA context and the device handle may be used from any thread;
@@ -58,7 +60,8 @@ const LOG_BYTES: usize = 16 * 1024;
 
 impl Cuda {
     /// Opens device `ordinal` (already found by the probe): retains its
-    /// primary context and reads its compute capability.
+    /// primary context and reads its compute capability, shared memory and
+    /// multiprocessors.
     pub(crate) fn open(ordinal: usize) -> Result<Cuda, Error> {
         // SAFETY: only tries to open the driver library with `libloading`.
         if !unsafe { sys::is_culib_present() } {
@@ -78,13 +81,15 @@ impl Cuda {
         let attribute = |a: CUdevice_attribute| {
             // SAFETY: `device` is a valid handle from `cuDeviceGet`.
             unsafe { result::device::get_attribute(device, a) }
-                .map_err(failed("reading the compute capability"))
+                .map_err(failed("reading the device's attributes"))
                 .map(|v| v.max(0) as u32)
         };
         let major = attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let minor = attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
         let optin =
             attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+        let multiprocessors =
+            attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?.max(1);
         // SAFETY: `device` is valid; the context is released on drop.
         let context = unsafe { result::primary_ctx::retain(device) }
             .map_err(failed("retaining the primary context"))?;
@@ -93,6 +98,7 @@ impl Cuda {
             context,
             capability: (major, minor),
             max_shared_optin: optin as usize,
+            multiprocessors,
         })
     }
 

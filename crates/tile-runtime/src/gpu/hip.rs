@@ -76,6 +76,8 @@ pub(crate) struct Hip {
     device: c_int,
     /// The device's `gcnArchName`, e.g. `gfx90a:sramecc+:xnack-`.
     pub(crate) arch: String,
+    /// Its compute units.
+    pub(crate) multiprocessors: u32,
 }
 
 // SAFETY: the HIP runtime is thread-safe; every call first selects the
@@ -150,14 +152,20 @@ impl Hip {
             available: 0,
         })?;
         let properties = Properties::find(library)?;
-        let arch = properties.arch_name(device, &format!("hip:{ordinal}"))?;
+        let (arch, multiprocessors) = properties.describe(device, &format!("hip:{ordinal}"))?;
         tracing::debug!(
             ordinal,
             call = properties.symbol(),
             arch,
-            "read a HIP device's gcnArchName"
+            multiprocessors,
+            "read a HIP device's gcnArchName and compute units"
         );
-        Ok(Hip { api, device, arch })
+        Ok(Hip {
+            api,
+            device,
+            arch,
+            multiprocessors,
+        })
     }
 
     fn select(&self) -> Result<(), Error> {

@@ -64,6 +64,15 @@ impl Context {
         self.info.api
     }
 
+    /// The device's streaming multiprocessors (CUDA) or compute units
+    /// (HIP).
+    pub(crate) fn multiprocessors(&self) -> u32 {
+        match &self.backend {
+            Backend::Cuda(c) => c.multiprocessors,
+            Backend::Hip(h) => h.multiprocessors,
+        }
+    }
+
     /// Waits for every launch on this device.
     pub(crate) fn synchronize(&self) -> Result<(), Error> {
         match &self.backend {

@@ -194,6 +194,9 @@ pub unsafe extern "C" fn cuDeviceGetName(
     })
 }
 
+/// The streaming multiprocessors the stand-in reports.
+const MULTIPROCESSORS: c_int = 2;
+
 /// `cuDeviceGetAttribute` for the attributes a launch depends on.
 ///
 /// # Safety
@@ -217,7 +220,7 @@ pub unsafe extern "C" fn cuDeviceGetAttribute(
             8 => LIMITS.shared as c_int,
             97 => limits().shared_optin as c_int,
             10 => 32,
-            16 => 1,
+            16 => MULTIPROCESSORS,
             75 => sm / 10,
             76 => sm % 10,
             _ => return code::INVALID_VALUE,

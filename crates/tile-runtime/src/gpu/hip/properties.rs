@@ -101,6 +101,8 @@ struct PropertiesR0000 {
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(std::mem::offset_of!(PropertiesR0000, gcn_arch_name) == 396);
 #[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::offset_of!(PropertiesR0000, multi_processor_count) == 336);
+#[cfg(target_pointer_width = "64")]
 const _: () = assert!(std::mem::size_of::<PropertiesR0000>() == 792);
 
 /// ROCm 6's `hipDeviceProp_tR0600`, field by field.
@@ -220,6 +222,8 @@ struct PropertiesR0600 {
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(std::mem::offset_of!(PropertiesR0600, gcn_arch_name) == 1160);
 #[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::offset_of!(PropertiesR0600, multi_processor_count) == 388);
+#[cfg(target_pointer_width = "64")]
 const _: () = assert!(std::mem::size_of::<PropertiesR0600>() == 1472);
 
 /// A `hipDeviceProp_t` layout and the entry point that fills it.
@@ -234,6 +238,9 @@ unsafe trait Layout: Sized {
 
     /// The `gcnArchName` field.
     fn gcn_arch_name(&self) -> &[c_char; NAME_BYTES];
+
+    /// The `multiProcessorCount` field: the device's compute units.
+    fn multi_processor_count(&self) -> c_int;
 }
 
 // SAFETY: the mirror of ROCm 5's `hipDeviceProp_t` (checked above against
@@ -245,6 +252,10 @@ unsafe impl Layout for PropertiesR0000 {
     fn gcn_arch_name(&self) -> &[c_char; NAME_BYTES] {
         &self.gcn_arch_name
     }
+
+    fn multi_processor_count(&self) -> c_int {
+        self.multi_processor_count
+    }
 }
 
 // SAFETY: the mirror of `hipDeviceProp_tR0600` (checked above against the
@@ -255,6 +266,10 @@ unsafe impl Layout for PropertiesR0600 {
 
     fn gcn_arch_name(&self) -> &[c_char; NAME_BYTES] {
         &self.gcn_arch_name
+    }
+
+    fn multi_processor_count(&self) -> c_int {
+        self.multi_processor_count
     }
 }
 
@@ -286,11 +301,12 @@ impl Properties {
         }
     }
 
-    /// The `gcnArchName` of device `ordinal` (`device` names it in errors).
-    pub(super) fn arch_name(self, ordinal: c_int, device: &str) -> Result<String, Error> {
+    /// The `gcnArchName` and compute units of device `ordinal` (`device`
+    /// names it in errors).
+    pub(super) fn describe(self, ordinal: c_int, device: &str) -> Result<(String, u32), Error> {
         match self {
-            Properties::R0600(get) => arch_name(&query::<PropertiesR0600>(get, ordinal)?, device),
-            Properties::R0000(get) => arch_name(&query::<PropertiesR0000>(get, ordinal)?, device),
+            Properties::R0600(get) => describe(&query::<PropertiesR0600>(get, ordinal)?, device),
+            Properties::R0000(get) => describe(&query::<PropertiesR0000>(get, ordinal)?, device),
         }
     }
 }
@@ -310,6 +326,12 @@ fn query<L: Layout>(get: GetProperties, ordinal: c_int) -> Result<L, Error> {
     // SAFETY: the bytes were zeroed, a value of `L` (the `Layout`
     // contract), and the driver wrote a value of the struct `L` mirrors.
     Ok(unsafe { properties.assume_init() })
+}
+
+/// The `gcnArchName` of `properties` and its compute units (at least 1).
+fn describe<L: Layout>(properties: &L, device: &str) -> Result<(String, u32), Error> {
+    let units = u32::try_from(properties.multi_processor_count().max(1)).unwrap_or(1);
+    Ok((arch_name(properties, device)?, units))
 }
 
 /// The `gcnArchName` of `properties`, read through `L::SYMBOL` for
@@ -415,30 +437,37 @@ mod tests {
     }
 
     /// A `hipGetDevicePropertiesR0600` writing `gfx942` at the header's byte
-    /// offset of `gcnArchName`, 1,160, and `gfx` text in `name`.
+    /// offset of `gcnArchName`, 1,160, 104 compute units at that of
+    /// `multiProcessorCount`, 388, and `gfx` text in `name`.
     unsafe extern "C" fn fake_r0600(properties: *mut c_void, _device: c_int) -> HipResult {
         // SAFETY: the caller passes a whole `hipDeviceProp_tR0600`.
-        unsafe { fill(properties.cast(), 1160) };
+        unsafe { fill(properties.cast(), 1160, 388) };
         0
     }
 
     /// A `hipGetDeviceProperties` writing `gfx942` at the header's byte
-    /// offset of ROCm 5's `gcnArchName`, 396, and `gfx` text in `name`.
+    /// offset of ROCm 5's `gcnArchName`, 396, 104 compute units at that of
+    /// its `multiProcessorCount`, 336, and `gfx` text in `name`.
     unsafe extern "C" fn fake_r0000(properties: *mut c_void, _device: c_int) -> HipResult {
         // SAFETY: the caller passes a whole ROCm 5 `hipDeviceProp_t`.
-        unsafe { fill(properties.cast(), 396) };
+        unsafe { fill(properties.cast(), 396, 336) };
         0
     }
 
-    /// Writes `gfx1100 lookalike` at `out` and `gfx942` at `arch_at`, each
-    /// NUL-terminated.
+    /// Writes `gfx1100 lookalike` at `out`, `gfx942` at `arch_at`, each
+    /// NUL-terminated, and the `int` 104 at `units_at`.
     ///
     /// # Safety
     ///
-    /// `out` is valid for writes of `arch_at + 7` bytes, above 18.
-    unsafe fn fill(out: *mut u8, arch_at: usize) {
-        for (at, text) in [(0, c"gfx1100 lookalike"), (arch_at, c"gfx942")] {
-            let bytes = text.to_bytes_with_nul();
+    /// `out` is valid for writes of `arch_at + 7` and `units_at + 4` bytes,
+    /// both above 18.
+    unsafe fn fill(out: *mut u8, arch_at: usize, units_at: usize) {
+        let units = 104 as c_int;
+        for (at, bytes) in [
+            (0, c"gfx1100 lookalike".to_bytes_with_nul()),
+            (arch_at, c"gfx942".to_bytes_with_nul()),
+            (units_at, &units.to_ne_bytes()[..]),
+        ] {
             // SAFETY: inside the caller's bytes (the contract).
             unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.add(at), bytes.len()) };
         }
@@ -452,11 +481,12 @@ mod tests {
     #[test]
     fn each_entry_point_is_read_at_its_layouts_offset() {
         for properties in [Properties::R0600(fake_r0600), Properties::R0000(fake_r0000)] {
-            assert_eq!(properties.arch_name(0, "hip:0").unwrap(), "gfx942");
+            assert_eq!(
+                properties.describe(0, "hip:0").unwrap(),
+                ("gfx942".to_string(), 104)
+            );
         }
-        let error = Properties::R0600(failing)
-            .arch_name(0, "hip:0")
-            .unwrap_err();
+        let error = Properties::R0600(failing).describe(0, "hip:0").unwrap_err();
         assert_eq!(
             error.to_string(),
             "HIP driver call failed while reading the device properties (hipGetDevicePropertiesR0600) (error code 101)"
