@@ -17,6 +17,8 @@ mod common;
 mod layernorm;
 #[path = "kernels/matmul.rs"]
 mod matmul;
+#[path = "kernels/persistent.rs"]
+mod persistent;
 #[path = "kernels/softmax.rs"]
 mod softmax;
 #[path = "kernels/transpose.rs"]
@@ -30,6 +32,7 @@ fn main() -> Result<(), tile::Error> {
         softmax::run,
         layernorm::run,
         matmul::run,
+        persistent::run,
         transpose::run,
         attention::run,
         atomics::run,

@@ -14,6 +14,8 @@ mod common;
 mod layernorm;
 #[path = "../examples/kernels/matmul.rs"]
 mod matmul;
+#[path = "../examples/kernels/persistent.rs"]
+mod persistent;
 #[path = "../examples/kernels/softmax.rs"]
 mod softmax;
 #[path = "../examples/kernels/transpose.rs"]
@@ -67,6 +69,7 @@ fn every_example_passes_its_reference_check() {
         softmax::run,
         layernorm::run,
         matmul::run,
+        persistent::run,
         transpose::run,
         attention::run,
         atomics::run,
@@ -223,7 +226,7 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     use tile::meta::KernelInfo;
     use tile::ImageKind;
     use tile_codegen::tools;
-    let infos: [&KernelInfo; 11] = [
+    let infos: [&KernelInfo; 12] = [
         &vector_add::vector_add::<1024>::INFO,
         &softmax::softmax::<4, 256>::INFO,
         &layernorm::layernorm::<8, 384>::INFO,
@@ -231,6 +234,7 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
         &matmul::matmul_f16::<32, 32, 16>::INFO,
         &matmul::matmul_f16_large::<128, 128, 64>::INFO,
         &matmul::matmul_bf16_large::<128, 128, 64>::INFO,
+        &persistent::matmul_persistent::<64, 64, 32, 4>::INFO,
         &transpose::transpose::<32, 32>::INFO,
         &transpose::transpose_lview::<224, 160, 32, 32>::INFO,
         &attention::attention::<16, 16, 64>::INFO,
@@ -254,7 +258,7 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     };
     let mut tensor_cores: Vec<&str> = expected[..6].to_vec();
     tensor_cores.extend(&levels);
-    // The tutorial-sized matmuls add sm_90a, for wgmma.
+    // The tutorial-sized and persistent matmuls add sm_90a, for wgmma.
     let mut with_hopper = expected.clone();
     with_hopper.insert(4, "sm_90a");
     let mut checked = 0;
@@ -265,7 +269,7 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
                 &levels
             } else if info.name == "attention_f16" {
                 &tensor_cores
-            } else if info.name.ends_with("_large") {
+            } else if info.name.ends_with("_large") || info.name == "matmul_persistent" {
                 &with_hopper
             } else {
                 &expected
@@ -316,8 +320,8 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     }
     assert_eq!(
         checked,
-        11 * expected.len() + 2 + tensor_cores.len() + 2 * levels.len(),
-        "eleven specializations for seven GPU targets and the host levels (two of them for \
+        12 * expected.len() + 3 + tensor_cores.len() + 2 * levels.len(),
+        "twelve specializations for seven GPU targets and the host levels (three of them for \
          sm_90a too), one for six and the host, two for the host"
     );
 }

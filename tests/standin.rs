@@ -38,6 +38,8 @@ mod common;
 mod layernorm;
 #[path = "../examples/kernels/matmul.rs"]
 mod matmul;
+#[path = "../examples/kernels/persistent.rs"]
+mod persistent;
 #[path = "../examples/kernels/softmax.rs"]
 mod softmax;
 #[path = "../examples/kernels/transpose.rs"]
@@ -85,7 +87,7 @@ fn show<const B: usize>(x: &Tensor<f32>) {
 }
 
 /// Every kernel of the examples, [`copy`] and [`show`].
-fn kernels() -> [&'static KernelInfo; 19] {
+fn kernels() -> [&'static KernelInfo; 20] {
     [
         &show::<8>::INFO,
         &atomics::histogram::<256>::INFO,
@@ -102,6 +104,7 @@ fn kernels() -> [&'static KernelInfo; 19] {
         &matmul::matmul_f16::<32, 32, 16>::INFO,
         &matmul::matmul_f16_large::<128, 128, 64>::INFO,
         &matmul::matmul_bf16_large::<128, 128, 64>::INFO,
+        &persistent::matmul_persistent::<64, 64, 32, 4>::INFO,
         &transpose::transpose::<32, 32>::INFO,
         &transpose::transpose_lview::<224, 160, 32, 32>::INFO,
         &attention::attention::<16, 16, 64>::INFO,
@@ -119,7 +122,7 @@ impl Drop for Scratch {
 }
 
 /// The matmuls of the examples.
-fn matmuls() -> [&'static KernelInfo; 6] {
+fn matmuls() -> [&'static KernelInfo; 7] {
     [
         &matmul::matmul::<32, 32, 16>::INFO,
         &matmul::matmul_f16::<32, 32, 16>::INFO,
@@ -127,6 +130,7 @@ fn matmuls() -> [&'static KernelInfo; 6] {
         &matmul::matmul_f16_tma::<128, 128, 64>::INFO,
         &matmul::matmul_f16_large::<128, 128, 64>::INFO,
         &matmul::matmul_bf16_large::<128, 128, 64>::INFO,
+        &persistent::matmul_persistent::<64, 64, 32, 4>::INFO,
     ]
 }
 
@@ -213,13 +217,13 @@ fn the_examples_run_through_the_driver_stand_ins() {
     }
     let images = write_images(&dir.0, &kernels(), &TARGETS);
     assert_eq!(
-        images, 42,
-        "twenty-one specializations (the examples, `copy`'s two and `show`) have sm_80 PTX and gfx942 code objects"
+        images, 44,
+        "twenty-two specializations (the examples, `copy`'s two and `show`) have sm_80 PTX and gfx942 code objects"
     );
     let hopper = write_images(&dir.0, &matmuls(), &HOPPER);
     assert_eq!(
-        hopper, 10,
-        "six matmul specializations have sm_90 PTX, the FP8, the TMA and the two tutorial-sized ones sm_90a PTX"
+        hopper, 12,
+        "seven matmul specializations have sm_90 PTX, the FP8, the TMA, the two tutorial-sized and the persistent ones sm_90a PTX"
     );
     run_child(&exe, &dir.0, CHILD, &[]);
     run_child(&exe, &dir.0, HOPPER_CHILD, &[("TILE_STANDIN_SM", "90")]);
@@ -271,16 +275,20 @@ fn same_on_both(kernel: &str, gpu: &Device, launch: impl Fn(&Device) -> Tensor<f
 /// passes its check; softmax and matmul equal the CPU device's results; a
 /// kernel's failed bounds check comes back from its status record.
 fn examples_on(dev: &Device, target: Target) {
-    let examples: [Example; 8] = [
+    let examples: [Example; 9] = [
         vector_add::run,
         softmax::run,
         layernorm::run,
         matmul::run,
+        persistent::run,
         transpose::run,
         attention::run,
         atomics::run,
         checked::run,
     ];
+    // The stand-ins report two multiprocessors (CUDA's attribute, HIP's
+    // `multiProcessorCount`): the persistent matmul's grid.
+    assert_eq!(dev.multiprocessors(), 2, "{dev}");
     let mut rows = Vec::new();
     for run in examples {
         rows.extend(run(dev, &mut Inputs::default()).expect("the example runs"));
@@ -346,7 +354,7 @@ fn examples_on(dev: &Device, target: Target) {
     assert!(matches!(err, Error::DeviceCheck { .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
-        format!("kernel `copy` failed on device {dev}: program (1, 0, 0): check 0: `partition_view(..).load(..)` at tests/standin.rs:75:59 (`%3 = load %2, %0`, a view of `x`): partition index [1, 0, 0, 0] reaches outside the tensor")
+        format!("kernel `copy` failed on device {dev}: program (1, 0, 0): check 0: `partition_view(..).load(..)` at tests/standin.rs:77:59 (`%3 = load %2, %0`, a view of `x`): partition index [1, 0, 0, 0] reaches outside the tensor")
     );
 }
 
@@ -432,6 +440,12 @@ fn on_a_hopper_stand_in() {
         ran, want,
         "compute capability 9.0 runs wgmma's images where built"
     );
+    // The persistent matmul loops over its tiles on wgmma, one program per
+    // multiprocessor the stand-in reports.
+    let rows = persistent::run(&cuda, &mut Inputs::default()).expect("the matmul runs");
+    assert!(common::print_table(&cuda, &rows), "its check failed");
+    assert_eq!(rows[0].code, KernelCode::Gpu("sm_90a"));
+    assert!(rows[0].shape.ends_with("grid 2"), "{}", rows[0].shape);
     // Rows of 90 f16 elements (180 bytes) are no tensor map's: the launch
     // of the TMA kernel says which argument breaks which requirement, and
     // runs nothing.
