@@ -538,6 +538,7 @@ fn scale_rows() -> Function {
     %b = load_masked %vw[%zero, %c] pad(zero) : tile<1x1024xf32>
     %p = mul %a, %b : tile<1x1024xf32>
     store_masked %p, %vy[%row, %c]
+    yield
   }
 }",
     )

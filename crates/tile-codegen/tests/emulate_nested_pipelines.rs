@@ -2,7 +2,7 @@
 //! kernels put around it: a loop over output tiles (`for`, `while`, with
 //! the `K` loop behind an `if`), a persistent loop over all tiles, two `K`
 //! loops in sequence, a `K` loop after a reduction that used shared
-//! memory. Each runs the loop's prologue again after the last stages were
+//! memory, and a `K` loop that carries nothing. Each runs the loop's prologue again after the last stages were
 //! read, so the lowering must order those reads first (a barrier); the
 //! verifier checks that it did (`tile_thread::program::verify`), and here
 //! the lockstep emulator and the emulation targets (sm_80 and sm_90 on
@@ -29,15 +29,18 @@ enum Shape {
     Persistent,
     TwoLoops,
     AfterReduction,
+    /// A `K` loop that carries nothing and stores each slab's product.
+    Uncarried,
 }
 
-const SHAPES: [Shape; 6] = [
+const SHAPES: [Shape; 7] = [
     Shape::ForTiles,
     Shape::WhileTiles,
     Shape::GuardedTiles,
     Shape::Persistent,
     Shape::TwoLoops,
     Shape::AfterReduction,
+    Shape::Uncarried,
 ];
 
 /// `%{out} = for k { acc = dot(a[row, k], b[k, col], acc) }` from `init`.
@@ -121,6 +124,16 @@ yield
             k_loop("r", ("%row", "%zero"), "%start", block),
             store("r", "%zero")
         ),
+        Shape::Uncarried => format!(
+            "for %k = %zero to %kt step %one {{
+%ta = load_masked %va[%row, %k] pad(zero) : tile<{bm}x{bk}xf16>
+%tb = load_masked %vb[%k, %zero] pad(zero) : tile<{bk}x{bn}xf16>
+%d = dot tensor %ta, %tb, %zeros : tile<{bm}x{bn}xf32>
+store_masked %d, %vc[%row, %k]
+yield
+}}
+"
+        ),
     };
     let text = format!(
         "kernel @nested(%a: tensor<f16, 2>, %b: tensor<f16, 2>, %c: tensor<f32, 2>, %x: tensor<f32, 2>) {{
@@ -164,7 +177,8 @@ fn integers(seed: usize, [m, n]: [usize; 2], dtype: DType) -> Arg {
     Arg::Tensor(HostTensor::from_scalars(dtype, &[m, n], &scalars).unwrap())
 }
 
-/// The arguments of a problem `M × N × K` whose edges are partial tiles.
+/// The arguments of a problem `M × N × K` whose edges are partial tiles
+/// (3 tiles along `N` and along `K`).
 fn arguments(block: [usize; 3], grid: usize) -> Vec<Arg> {
     let [bm, bn, bk] = block;
     let (m, n, k) = (grid * bm - 3, 2 * bn + 8, 2 * bk + 8);

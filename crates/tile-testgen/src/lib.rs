@@ -37,6 +37,12 @@
 //!   body of a `for` (each iteration stores; the last one stays). Output
 //!   tensors start with random contents, so elements a store skips are
 //!   compared too.
+//! - **Pipelined products:** some cases also compute a matrix product of
+//!   `tensor` precision over `f16`/`bf16` integers, whose `K` loop a GPU
+//!   lowering software-pipelines, inside a loop over output tiles (`for` or
+//!   `while`), a persistent loop, a repeat into one accumulator or an `if`,
+//!   after a reduction or a first product (`gen/pipelined.rs`): the shapes
+//!   where a pipeline's prologue refills stages another iteration read.
 //! - **Values** stay tame: small integers and quarter-integer floats, `exp`
 //!   mostly of `tanh`/`sin`/`cos`, `log`/`sqrt` mostly of `abs`; with
 //!   probability [`GenConfig::special_rate`] an input element is a NaN with a
@@ -52,8 +58,10 @@
 //! size), `max_nesting` (of loops and `if`), `max_inputs`, `special_rate`,
 //! `atomic_rate`, `assert_rate` (asserts whose conditions always hold),
 //! `gather_rate` (inputs read at scattered index tiles), `while_rate`
-//! (counted loops written as `while`) and `combine_rate` (reductions and
-//! scans written with a combine function).
+//! (counted loops written as `while`), `combine_rate` (reductions and
+//! scans written with a combine function), `aligned_rate` (tensors promised
+//! aligned), `pipeline_rate` and `max_pipeline_tile_elements` (pipelined
+//! products).
 //! `GenConfig::default()` is the configuration of the differential suite.
 //!
 //! # Reproducing a seed
