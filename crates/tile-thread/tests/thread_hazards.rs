@@ -36,6 +36,12 @@ fn check(body: &str) -> String {
     }
 }
 
+/// `body("")` breaks the rule with `error`, and `body(barrier)` keeps it.
+fn fixed_by_a_barrier(body: impl Fn(&str) -> String, barrier: &str, error: &str) {
+    assert_eq!(check(&body("")), error);
+    assert_eq!(check(&body(barrier)), "ok");
+}
+
 /// A pipeline's prologue inside an outer loop: the copies of the first
 /// stage, then the `K` loop reading it. `guard` goes before the prologue.
 fn nested_pipeline(guard: &str) -> String {
@@ -57,12 +63,12 @@ fn nested_pipeline(guard: &str) -> String {
 
 #[test]
 fn an_outer_loop_around_a_pipeline_needs_a_barrier_before_its_prologue() {
-    assert_eq!(
-        check(&nested_pipeline("")),
+    fixed_by_a_barrier(
+        nested_pipeline,
+        "    barrier\n",
         "`cp.async @s0[%4], x[%5] count(%6) mask(%3)`: may overwrite what was read by \
-         `%10, %11 = ldmatrix.x1 @s0[%4] : f16` in another thread, with no barrier between"
+         `%10, %11 = ldmatrix.x1 @s0[%4] : f16` in another thread, with no barrier between",
     );
-    assert_eq!(check(&nested_pipeline("    barrier\n")), "ok");
 }
 
 #[test]
@@ -78,12 +84,12 @@ fn a_loop_back_edge_carries_reads_to_the_next_iteration() {
 "
         )
     };
-    assert_eq!(
-        check(&body("")),
+    fixed_by_a_barrier(
+        body,
+        "    barrier\n",
         "`st.shared @s0[%4], %7 mask(%3)`: may overwrite what was read by \
-         `%9 = ld.shared @s0[%4] : f16` in another thread, with no barrier between"
+         `%9 = ld.shared @s0[%4] : f16` in another thread, with no barrier between",
     );
-    assert_eq!(check(&body("    barrier\n")), "ok");
 }
 
 #[test]
@@ -103,12 +109,12 @@ fn a_while_loop_back_edge_is_followed_too() {
 "
         )
     };
-    assert_eq!(
-        check(&body("")),
+    fixed_by_a_barrier(
+        body,
+        "    barrier\n",
         "`st.shared @s1[%4], %7 mask(%3)`: may overwrite what was read by \
-         `%12 = ld.shared @s1[%4] : f16` in another thread, with no barrier between"
+         `%12 = ld.shared @s1[%4] : f16` in another thread, with no barrier between",
     );
-    assert_eq!(check(&body("    barrier\n")), "ok");
 }
 
 #[test]
@@ -116,12 +122,12 @@ fn a_read_after_a_store_needs_a_barrier() {
     let body = |guard: &str| {
         format!("  st.shared @s0[%4], %7 mask(%3)\n{guard}  %8 = ld.shared @s0[%0] : f16\n")
     };
-    assert_eq!(
-        check(&body("")),
+    fixed_by_a_barrier(
+        body,
+        "  barrier\n",
         "`%8 = ld.shared @s0[%0] : f16`: may read what was written by \
-         `st.shared @s0[%4], %7 mask(%3)` in another thread, with no barrier between"
+         `st.shared @s0[%4], %7 mask(%3)` in another thread, with no barrier between",
     );
-    assert_eq!(check(&body("  barrier\n")), "ok");
     // Other allocations are other bytes.
     assert_eq!(
         check("  st.shared @s0[%4], %7 mask(%3)\n  %8 = ld.shared @s1[%0] : f16\n"),
@@ -160,12 +166,12 @@ fn a_barrier_on_one_branch_orders_nothing_after_the_if() {
 "
         )
     };
-    assert_eq!(
-        check(&body("")),
+    fixed_by_a_barrier(
+        body,
+        "    barrier\n",
         "`st.shared @s0[%4], %7 mask(%3)`: may overwrite what was read by \
-         `%8 = ld.shared @s0[%4] : f16` in another thread, with no barrier between"
+         `%8 = ld.shared @s0[%4] : f16` in another thread, with no barrier between",
     );
-    assert_eq!(check(&body("    barrier\n")), "ok");
 }
 
 #[test]

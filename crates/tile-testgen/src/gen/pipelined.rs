@@ -217,26 +217,40 @@ impl Gen<'_> {
 
     /// A tensor parameter of small integers (see the module docs).
     fn integer_param(&mut self, b: &mut Builder, dtype: DType, extents: Vec<usize>) -> Value {
-        let name = format!("t{}", self.params.len());
-        let rank = extents.len();
-        self.params.push(ParamPlan::Integers {
-            dtype,
-            extents,
-            magnitude: MAGNITUDE,
-        });
-        b.param(name, Type::Tensor(TensorType::new(dtype, rank)))
+        let ty = TensorType::new(dtype, extents.len());
+        let magnitude = MAGNITUDE;
+        self.own_param(
+            b,
+            ty,
+            ParamPlan::Integers {
+                dtype,
+                extents,
+                magnitude,
+            },
+        )
     }
 
     /// A tensor parameter of random values and layout, promising nothing.
     fn plain_param(&mut self, b: &mut Builder, dtype: DType, extents: Vec<usize>) -> Value {
+        let ty = TensorType::new(dtype, extents.len());
+        let aligned = false;
+        self.own_param(
+            b,
+            ty,
+            ParamPlan::Tensor {
+                dtype,
+                extents,
+                aligned,
+            },
+        )
+    }
+
+    /// A tensor parameter of the product's own, of type `ty` with the
+    /// argument `plan`, drawing nothing from the case's other streams.
+    fn own_param(&mut self, b: &mut Builder, ty: TensorType, plan: ParamPlan) -> Value {
         let name = format!("t{}", self.params.len());
-        let rank = extents.len();
-        self.params.push(ParamPlan::Tensor {
-            dtype,
-            extents,
-            aligned: false,
-        });
-        b.param(name, Type::Tensor(TensorType::new(dtype, rank)))
+        self.params.push(plan);
+        b.param(name, Type::Tensor(ty))
     }
 }
 
