@@ -2,14 +2,16 @@
 //! kernels put around it: a loop over output tiles (`for`, `while`, with
 //! the `K` loop behind an `if`), a persistent loop over all tiles, two `K`
 //! loops in sequence, a `K` loop after a reduction that used shared
-//! memory, and a `K` loop that carries nothing. Each runs the loop's prologue again after the last stages were
-//! read, so the lowering must order those reads first (a barrier); the
-//! verifier checks that it did (`tile_thread::program::verify`), and here
-//! the lockstep emulator and the emulation targets (sm_80 and sm_90 on
-//! `mma.sync`, sm_90a on `wgmma` with `cp.async` and with the TMA, gfx942
-//! on MFMA, gfx1100 on WMMA) run them against the interpreter, bit for
-//! bit: the operands are small integers, so every order of summation gives
-//! the same `f32`.
+//! memory, and a `K` loop that carries nothing. Each runs the loop's
+//! prologue again after the last stages were read, so the lowering must
+//! order those reads first (a barrier); the verifier checks that it did
+//! (`tile_thread::program::verify`), and here the lockstep emulator and
+//! the emulation targets run them against the interpreter, bit for bit:
+//! sm_80 and sm_90 on `mma.sync`, sm_90a on `wgmma` (with `cp.async`, and
+//! with the TMA asked for: inside another loop its stages are copied with
+//! `cp.async`, a loop at the top keeps the TMA), gfx942 on MFMA, gfx1100
+//! on WMMA. The operands are small integers, so every order of summation
+//! gives the same `f32`.
 
 mod emulated;
 
@@ -244,6 +246,12 @@ fn nested_pipelines_agree_with_the_interpreter_on_every_target() {
                 let text = program.to_string();
                 let pipelined = text.contains("cp.async.wait") || text.contains("mbarrier.wait");
                 assert!(pipelined, "{what}: no pipeline");
+                // The TMA copies the stages of a `K` loop at the top only.
+                let top = matches!(
+                    shape,
+                    Shape::TwoLoops | Shape::AfterReduction | Shape::Uncarried
+                );
+                assert_eq!(text.contains("tma.load"), c.tma && top, "{what}");
             }
             let mut lockstep = args.clone();
             tile_thread::emulate::run(&program, [grid as u32, 1, 1], &mut lockstep)

@@ -50,10 +50,16 @@ impl Block {
         }
     }
 
-    /// `mbarrier.init` of the barrier at `address` with `count` arrivals.
+    /// `mbarrier.init` of the barrier at `address` with `count` arrivals;
+    /// a barrier already valid may not be initialized again.
     pub(crate) fn mbarrier_init(&mut self, address: u64, count: u64) -> Result<(), EmuError> {
         if let Some(error) = self.check_access(address, 8, 8, Access::SHARED | Access::STORE) {
             return Err(error);
+        }
+        if self.mbarriers.contains_key(&address) {
+            return Err(self.tma_error(format!(
+                "the mbarrier at {address:#x} is initialized again while valid (the PTX ISA makes that undefined: an mbarrier is invalidated first)"
+            )));
         }
         let barrier = Mbarrier {
             count,

@@ -246,3 +246,32 @@ fn tma_copies_are_read_only_after_their_phase() {
         other => panic!("{other}"),
     }
 }
+
+/// An mbarrier initialized again while it is valid (undefined in the PTX
+/// ISA, which invalidates it first) is an error of the emulator.
+#[test]
+fn an_mbarrier_is_initialized_once() {
+    let (_, mut program) = tma_matmul(DType::F16, (64, 64, 64), 4, 2);
+    let (position, init) = program
+        .body
+        .ops
+        .iter()
+        .enumerate()
+        .find(|(_, &id)| matches!(program.ops[id].kind, ThreadOpKind::MbarrierInit { .. }))
+        .map(|(position, &id)| (position, id))
+        .expect("the pipeline initializes its mbarriers");
+    let (kind, inputs) = (
+        program.ops[init].kind.clone(),
+        program.ops[init].operands.clone(),
+    );
+    let again = program.create_op(kind, inputs, &[], Vec::new());
+    program.body.ops.insert(position + 1, again);
+    let mut args = operands(DType::F16, (64, 128, 64));
+    match *emulate::run(&program, [1, 1, 1], &mut args).unwrap_err().fault {
+        EmuFault::Mbarrier(why) => assert_eq!(
+            why,
+            "@s2[0] is initialized again while valid (the PTX ISA makes that undefined: an mbarrier is invalidated first)"
+        ),
+        other => panic!("{other}"),
+    }
+}

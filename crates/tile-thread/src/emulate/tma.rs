@@ -2,6 +2,8 @@
 //! modelled from the PTX ISA ("mbarrier", "cp.async.bulk.tensor"):
 //!
 //! * `mbarrier.init` gives the barrier its arrival count; its phase is 0.
+//!   Initializing a barrier that is already valid is an error (undefined in
+//!   the PTX ISA, which invalidates an mbarrier before it is reused).
 //!   The init is a shared-memory write of its thread: other threads use the
 //!   barrier only after a block barrier (the shadow checks it).
 //! * `mbarrier.expect_tx` is one arrival, and adds the bytes the phase also
@@ -70,6 +72,13 @@ impl Emulator<'_> {
                 continue;
             }
             let (index, count) = (address(x[0][t]), address(x[1][t]));
+            if self.mbarriers.contains_key(&(alloc.index(), index)) {
+                let what = format!(
+                    "@s{}[{index}] is initialized again while valid (the PTX ISA makes that undefined: an mbarrier is invalidated first)",
+                    alloc.index()
+                );
+                return Err(self.error(Some(id), Some(t as u32), EmuFault::Mbarrier(what)));
+            }
             self.shared
                 .store(alloc.index(), index, Scalar::U64(0), t as u32, id)
                 .map_err(|c| self.race(id, alloc.index(), index, t as u32, true, c))?;

@@ -171,8 +171,11 @@ impl Lowerer<'_> {
             let tma = self.tma_copy(load, place)?;
             planned.push((load, chunks, len, place, wgmma, tma));
         }
-        // The TMA copies all of a loop's operands, or none.
-        let by_tma = planned.iter().all(|p| p.5.is_some());
+        // The TMA copies all of a loop's operands, or none; and none in a
+        // loop inside another: its mbarriers would be initialized again on
+        // each run of the enclosing loop while valid, which the PTX ISA
+        // leaves undefined (`cp.async` stages need no such state).
+        let by_tma = self.loop_depth == 0 && planned.iter().all(|p| p.5.is_some());
         let mut prefetches = Vec::new();
         let mut reused = false;
         for (load, chunks, len, place, wgmma, tma) in planned {
