@@ -7,6 +7,7 @@
 //!
 //! | file | ops |
 //! |---|---|
+//! | `options.rs` | `LowerOptions`: warps, bounds checks, swizzle, tensor cores, stages, TMA |
 //! | `coords.rs` | the coordinates of each register, computed once per layout |
 //! | `elementwise.rs` | constants, `full`, `iota`, unary, binary, `cmp`, `select`, `fma`, `cast`, scalar `broadcast` |
 //! | `memory.rs` | `dim`, `partition_view`, `load`, `load_masked`, `store`, `store_masked` |
@@ -35,6 +36,7 @@ mod memory;
 mod mma;
 mod movement;
 mod operand_swizzle;
+mod options;
 mod pipeline;
 mod print;
 mod proofs;
@@ -48,164 +50,12 @@ mod wgmma;
 
 use crate::layout_assign::{assign, DistLayout, LayoutBuildError, LayoutPlan};
 use crate::program::{OpId as ThreadOp, Param, ParamKind, Program, Reg, ThreadOpKind};
+pub use options::{LowerOptions, TensorCores};
 use std::collections::HashMap;
 use std::rc::Rc;
 use tile_ir::{
     DType, Function, OpFamily, OpId, OpKind, Region, Scalar, Shape, Type, Value, ValueNames,
 };
-
-/// LowerOptions of one specialization.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LowerOptions {
-    /// Warps per block (a power of two); a block has `32 * num_warps` threads.
-    pub num_warps: u32,
-    /// Whether unmasked loads and stores that are not proven in bounds get a
-    /// `bounds_check` (private: only [`LowerOptions::without_bounds_checks`],
-    /// which is `unsafe`, turns it off).
-    bounds_checks: bool,
-    /// Whether shared-memory stagings read across rows (layout conversions,
-    /// `permute`) are XOR-swizzled against bank conflicts (true by default;
-    /// false to measure what the swizzle saves).
-    pub swizzle_shared: bool,
-    /// The tensor-core instructions `dot`s of precision `tensor` may use.
-    pub tensor_cores: TensorCores,
-    /// The stages of a loop's software pipeline: a loop whose tensor-core
-    /// `dot`s load their operands by its induction variable copies them
-    /// `num_stages − 1` iterations ahead (`lower/pipeline.rs`); 1 copies
-    /// each iteration's operands in that iteration.
-    pub num_stages: u32,
-    /// Whether a pipelined loop's `wgmma` operands are copied by the TMA
-    /// (`lower/tma.rs`) rather than `cp.async`: the program then needs a
-    /// tensor map for each tensor so copied, which the runtime can build
-    /// only for some tensors (`tile_abi::tma`).
-    pub tma: bool,
-}
-
-/// The tensor-core instructions a target offers the lowering.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum TensorCores {
-    /// None: every `dot` is a chain of fused multiply-adds.
-    #[default]
-    None,
-    /// PTX `mma.sync.aligned.m16n8k16` on `f16` and `bf16`, and
-    /// `m16n8k8` on TF32 (sm_80 and later).
-    MmaSync,
-    /// [`MmaSync`](Self::MmaSync) and its FP8 form, `m16n8k32` on `e4m3`
-    /// and `e5m2` (sm_89 and later).
-    MmaSyncFp8,
-    /// RDNA3's `v_wmma_f32_16x16x16` on `f16` and `bf16` in wave32 (gfx11).
-    Wmma,
-    /// CDNA's `v_mfma_f32_32x32x8` and `v_mfma_f32_16x16x16` on `f16` and
-    /// `bf16` in wave64 (gfx90a, gfx942): a wave is two of the program's
-    /// warps.
-    Mfma,
-    /// Hopper's `wgmma.mma_async.m64n64k16` on `f16` and `bf16` from shared
-    /// memory (sm_90a), for the dots whose tiles it fits; `mma.sync` (with
-    /// its FP8 form) for the others.
-    Wgmma,
-}
-
-impl TensorCores {
-    /// The instruction set, if any.
-    pub fn family(self) -> Option<tile_abi::mma::MmaFamily> {
-        use tile_abi::mma::MmaFamily;
-        match self {
-            TensorCores::None => None,
-            TensorCores::MmaSync | TensorCores::MmaSyncFp8 => Some(MmaFamily::MmaSync),
-            TensorCores::Wmma => Some(MmaFamily::Wmma),
-            TensorCores::Mfma => Some(MmaFamily::Mfma),
-            TensorCores::Wgmma => Some(MmaFamily::MmaSync),
-        }
-    }
-
-    /// Whether `mma.sync`'s FP8 form is available.
-    pub fn fp8(self) -> bool {
-        matches!(self, TensorCores::MmaSyncFp8 | TensorCores::Wgmma)
-    }
-
-    /// Whether the target has `cp.async` (and so pipelines the copies of
-    /// tensor-core operands): the NVIDIA ones.
-    pub fn cp_async(self) -> bool {
-        matches!(
-            self,
-            TensorCores::MmaSync | TensorCores::MmaSyncFp8 | TensorCores::Wgmma
-        )
-    }
-}
-
-impl LowerOptions {
-    /// Safe options for `num_warps` warps.
-    pub fn warps(num_warps: u32) -> LowerOptions {
-        LowerOptions {
-            num_warps,
-            bounds_checks: true,
-            swizzle_shared: true,
-            tensor_cores: TensorCores::None,
-            num_stages: 1,
-            tma: false,
-        }
-    }
-
-    /// These options with the TMA copying pipelined `wgmma` operands, or
-    /// not.
-    pub fn with_tma(self, tma: bool) -> LowerOptions {
-        LowerOptions { tma, ..self }
-    }
-
-    /// These options with `num_stages` stages for pipelined loops (at
-    /// least 1).
-    pub fn with_stages(self, num_stages: u32) -> LowerOptions {
-        LowerOptions {
-            num_stages: num_stages.max(1),
-            ..self
-        }
-    }
-
-    /// These options with the tensor cores of a target.
-    pub fn with_tensor_cores(self, tensor_cores: TensorCores) -> LowerOptions {
-        LowerOptions {
-            tensor_cores,
-            ..self
-        }
-    }
-
-    /// These options with the swizzle of shared-memory stagings on or off.
-    pub fn with_swizzle_shared(self, swizzle_shared: bool) -> LowerOptions {
-        LowerOptions {
-            swizzle_shared,
-            ..self
-        }
-    }
-
-    /// These options without the bounds checks of unmasked accesses that are
-    /// not proven in bounds (the `unsafe` mode; proven accesses never carry
-    /// a check and masked ones stay masked).
-    ///
-    /// # Safety
-    ///
-    /// A program lowered with these options reads and writes wherever its
-    /// unmasked accesses point: launching it is undefined behaviour unless
-    /// the caller guarantees that every unmasked load and store lies inside
-    /// its tensor for the shapes and grid of that launch.
-    pub unsafe fn without_bounds_checks(self) -> LowerOptions {
-        LowerOptions {
-            bounds_checks: false,
-            ..self
-        }
-    }
-
-    /// Whether unproven unmasked accesses are checked (true unless built by
-    /// [`LowerOptions::without_bounds_checks`]).
-    pub fn checks_bounds(&self) -> bool {
-        self.bounds_checks
-    }
-}
-
-impl Default for LowerOptions {
-    fn default() -> Self {
-        LowerOptions::warps(4)
-    }
-}
 
 /// Why a function could not be lowered.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -272,7 +122,7 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         contiguity: HashMap::new(),
         thread_id: None,
         loop_depth: 0,
-        bounds_checks: options.bounds_checks,
+        bounds_checks: options.checks_bounds(),
         proofs: proofs::Proofs::analyze(func),
         swizzle_shared: options.swizzle_shared,
         tensor_cores: options.tensor_cores,
