@@ -25,8 +25,8 @@ use crate::dtype::DType;
 use crate::function::{Function, Region, Value};
 use crate::location::Location;
 use crate::ops::{
-    ArgKind, BinaryOp, CmpPred, DotPrecision, OpFamily, OpKind, Padding, ReduceKind, ScanKind,
-    UnaryOp,
+    ArgKind, BinaryOp, CmpPred, DotPrecision, MemOrder, MemScope, OpFamily, OpKind, Padding,
+    ReduceKind, ScanKind, UnaryOp,
 };
 use crate::rules;
 use crate::scalar::Scalar;
@@ -401,6 +401,16 @@ impl Builder {
             message: message.to_string(),
         };
         self.op(kind, values).map(drop)
+    }
+
+    /// A fence of `order` for the threads of `scope` ([`OpKind::Fence`]).
+    pub fn fence(&mut self, order: MemOrder, scope: MemScope) -> Result<(), BuildError> {
+        self.op(OpKind::Fence { order, scope }, &[]).map(drop)
+    }
+
+    /// A barrier of the program's threads ([`OpKind::Barrier`]).
+    pub fn barrier(&mut self) -> Result<(), BuildError> {
+        self.op(OpKind::Barrier, &[]).map(drop)
     }
 
     /// The elements of `tensor` at `(indices[0][j], ...)` where `mask[j]`

@@ -222,6 +222,23 @@ pub enum OpKind {
         /// Which threads the ordering is promised to.
         scope: MemScope,
     },
+    /// `fence <order> <scope>`: the program's memory accesses before the
+    /// fence and after it are ordered as `order` says (`acquire`,
+    /// `release`, `acq_rel` or `seq_cst`) for the threads of `scope`; a
+    /// later relaxed atomic update releases what a release fence ordered
+    /// before it, and an acquire fence acquires what earlier relaxed
+    /// atomic reads found released (`docs/semantics.md`, "The memory
+    /// model"). No operands, no results.
+    Fence {
+        /// What the fence orders.
+        order: MemOrder,
+        /// Which threads the ordering is promised to.
+        scope: MemScope,
+    },
+    /// `barrier`: every access of the program before it happens before
+    /// every access after it, for all the program's threads (Triton's
+    /// `debug_barrier`). No operands, no results.
+    Barrier,
     /// `gather %t[%i0, ...], %mask, %other`: reads the tensor element at
     /// `(i0[j], ...)` for each element `j` of the tiles where `mask[j]`
     /// holds, and `other[j]` where it does not (no memory is touched
@@ -409,81 +426,6 @@ pub enum ScanKind {
     CumProd,
 }
 
-/// The update of an [`OpKind::Atomic`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AtomicOp {
-    /// `add`: `old + value` (wrapping for integers; rounded for floats).
-    Add,
-    /// `max`: the larger of `old` and `value` (NaN if either is NaN).
-    Max,
-    /// `min`: the smaller of `old` and `value` (NaN if either is NaN).
-    Min,
-    /// `and`: bitwise and of integers.
-    And,
-    /// `or`: bitwise or of integers.
-    Or,
-    /// `xor`: bitwise xor of integers.
-    Xor,
-    /// `xchg`: `value`, whatever `old` was.
-    Xchg,
-    /// `cas`: `value` if `old` equals `cmp` bit for bit, else `old`.
-    Cas,
-}
-
-impl AtomicOp {
-    /// The dtypes the update is defined for: 32- and 64-bit integers for
-    /// every update; `f32` and `f64` for `add`, `max`, `min`, `xchg` and
-    /// `cas`; `f16` and `bf16` for `add` only.
-    pub fn supports(self, dtype: DType) -> bool {
-        use DType::*;
-        let wide_int = matches!(dtype, I32 | U32 | I64 | U64);
-        let wide_float = matches!(dtype, F32 | F64);
-        match self {
-            AtomicOp::Add => wide_int || wide_float || matches!(dtype, F16 | BF16),
-            AtomicOp::Max | AtomicOp::Min | AtomicOp::Xchg | AtomicOp::Cas => {
-                wide_int || wide_float
-            }
-            AtomicOp::And | AtomicOp::Or | AtomicOp::Xor => wide_int,
-        }
-    }
-
-    /// The dtypes [`AtomicOp::supports`] accepts, for messages.
-    pub fn supported_text(self) -> &'static str {
-        match self {
-            AtomicOp::Add => "i32, u32, i64, u64, f16, bf16, f32 and f64",
-            AtomicOp::Max | AtomicOp::Min | AtomicOp::Xchg | AtomicOp::Cas => {
-                "i32, u32, i64, u64, f32 and f64"
-            }
-            AtomicOp::And | AtomicOp::Or | AtomicOp::Xor => "i32, u32, i64 and u64",
-        }
-    }
-}
-
-/// The memory ordering of an atomic update (C++'s, and PTX's `.sem`):
-/// what the program's other accesses may not be reordered across.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MemOrder {
-    /// `relaxed`: the update alone is indivisible; nothing else is ordered.
-    Relaxed,
-    /// `acquire`: later accesses of the thread stay after the update.
-    Acquire,
-    /// `release`: earlier accesses of the thread stay before the update.
-    Release,
-    /// `acq_rel`: both (the default, as Triton's).
-    AcqRel,
-}
-
-/// The threads an atomic's ordering is promised to (PTX's `.scope`). A
-/// target may keep a wider promise than asked (docs/semantics.md,
-/// "Atomics"). Tensors live in device memory, so no scope reaches the host.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MemScope {
-    /// `cta`: the threads of the program's block.
-    Cta,
-    /// `gpu`: every thread of the device (the default).
-    Gpu,
-}
-
 /// How a `dot` may sum its products (`docs/semantics.md`, "dot").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DotPrecision {
@@ -624,13 +566,10 @@ text_names!(CmpPred { Eq => "eq", Ne => "ne", Lt => "lt", Le => "le", Gt => "gt"
 text_names!(ReduceKind { Sum => "sum", Prod => "prod", Max => "max", Min => "min" });
 text_names!(ArgKind { ArgMax => "argmax", ArgMin => "argmin" });
 text_names!(ScanKind { CumSum => "cumsum", CumProd => "cumprod" });
-text_names!(AtomicOp {
-    Add => "add", Max => "max", Min => "min", And => "and", Or => "or", Xor => "xor",
-    Xchg => "xchg", Cas => "cas",
-});
-text_names!(MemOrder { Relaxed => "relaxed", Acquire => "acquire", Release => "release", AcqRel => "acq_rel" });
-text_names!(MemScope { Cta => "cta", Gpu => "gpu" });
 text_names!(DotPrecision { Ieee => "ieee", Tensor => "tensor", Tf32 => "tf32" });
+
+mod atomic;
+pub use atomic::{AtomicOp, MemOrder, MemScope};
 
 /// The family of an op: which part of every stage handles it. The
 /// interpreter, the GPU lowering and the host back end dispatch on it, each
@@ -658,6 +597,8 @@ pub enum OpFamily {
     Control,
     /// `assert`, `print`: checks and lines the kernel's author wrote.
     Debug,
+    /// `fence`, `barrier`: ordering between the program's memory accesses.
+    Sync,
     /// The layout-view ops (`tile_ir::lview`).
     LayoutView,
 }
@@ -700,6 +641,7 @@ impl OpKind {
             | OpKind::Gather => OpFamily::Memory,
             OpKind::For | OpKind::While | OpKind::If | OpKind::Yield => OpFamily::Control,
             OpKind::Assert { .. } | OpKind::Print { .. } => OpFamily::Debug,
+            OpKind::Fence { .. } | OpKind::Barrier => OpFamily::Sync,
             OpKind::LView(_) => OpFamily::LayoutView,
         }
     }
@@ -742,6 +684,8 @@ impl OpKind {
             OpKind::Gather => "gather",
             OpKind::Assert { .. } => "assert",
             OpKind::Print { .. } => "print",
+            OpKind::Fence { .. } => "fence",
+            OpKind::Barrier => "barrier",
             OpKind::For => "for",
             OpKind::While => "while",
             OpKind::If => "if",
@@ -757,6 +701,13 @@ impl OpKind {
             self,
             OpKind::Yield | OpKind::For | OpKind::While | OpKind::If
         ) || self.is_observable()
+            || self.orders_memory()
+    }
+
+    /// Whether the op orders memory accesses across it (`fence`,
+    /// `barrier`): no access may move over it.
+    pub fn orders_memory(&self) -> bool {
+        matches!(self, OpKind::Fence { .. } | OpKind::Barrier)
     }
 
     /// Whether running the op can be seen from outside the kernel: it

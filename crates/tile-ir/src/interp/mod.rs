@@ -215,6 +215,9 @@ impl<'a> Interpreter<'a> {
                 print::print(message, operands, self.program, &mut *self.print)?;
                 return Ok(Vec::new());
             }
+            // The interpreter runs one program at a time, each in order:
+            // nothing to order.
+            (OpFamily::Sync, _) => return Ok(Vec::new()),
             (OpFamily::Memory, OpKind::Atomic { op, .. }) => {
                 atomic::atomic(*op, operands, self.args)?
             }

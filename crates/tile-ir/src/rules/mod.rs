@@ -9,7 +9,7 @@
 mod checks;
 
 use crate::dtype::DType;
-use crate::ops::{AtomicOp, CmpPred, DotPrecision, OpKind};
+use crate::ops::{AtomicOp, CmpPred, DotPrecision, MemOrder, OpKind};
 use crate::types::{PartitionViewType, Shape, Type};
 use checks::*;
 
@@ -398,7 +398,23 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
             }
             Ok(Some(Vec::new()))
         }
-        OpKind::Atomic { op, .. } => atomic(*op, operands),
+        OpKind::Atomic { op, order, .. } => {
+            if *order == MemOrder::SeqCst {
+                return Err("an atomic's order is relaxed, acquire, release or acq_rel: seq_cst is for fences".into());
+            }
+            atomic(*op, operands)
+        }
+        OpKind::Fence { order, .. } => {
+            arity(operands, 0)?;
+            if *order == MemOrder::Relaxed {
+                return Err("a fence's order is acquire, release, acq_rel or seq_cst: a relaxed fence orders nothing".into());
+            }
+            Ok(Some(Vec::new()))
+        }
+        OpKind::Barrier => {
+            arity(operands, 0)?;
+            Ok(Some(Vec::new()))
+        }
         OpKind::Gather => gather(operands),
         OpKind::Assert { message, .. } => assertion(message, operands),
         OpKind::Print { message, .. } => print(message, operands),

@@ -261,6 +261,14 @@ impl Parser<'_, '_> {
                 operands.extend(self.match_operand_list()?);
                 ready(OpKind::Atomic { op, order, scope }, operands)
             }
+            "fence" => {
+                let order =
+                    self.match_name_of("memory order", MemOrder::from_name, MemOrder::ALL)?;
+                let scope =
+                    self.match_name_of("memory scope", MemScope::from_name, MemScope::ALL)?;
+                ready(OpKind::Fence { order, scope }, Vec::new())
+            }
+            "barrier" => ready(OpKind::Barrier, Vec::new()),
             "gather" => {
                 let mut operands = self.match_view_access()?;
                 self.match_token(TokenKind::Comma, "`,` after the indices")?;

@@ -175,6 +175,8 @@ impl Printer<'_> {
                 self.indexed_access(op)
             ),
             OpKind::Gather => format!("gather {}", self.indexed_access(op)),
+            OpKind::Fence { order, scope } => format!("fence {order} {scope}"),
+            OpKind::Barrier => "barrier".to_string(),
             OpKind::Assert { id, message } => {
                 format!("assert {id} {message:?} {}", self.operands_from(op, 0))
             }

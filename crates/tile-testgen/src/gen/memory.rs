@@ -493,7 +493,7 @@ impl Gen<'_> {
         } else {
             self.rng.pick(&shared)
         };
-        let order = self.rng.pick(MemOrder::ALL);
+        let order = self.rng.pick(&MemOrder::ATOMIC);
         let scope = self.rng.pick(MemScope::ALL);
         let tensor = self.tensor_param(b, t.dtype, vec![len]);
         let ty = Type::Tile(t.clone());
