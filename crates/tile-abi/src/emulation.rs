@@ -25,6 +25,7 @@
 //! ones, read at the offsets the AMDGPU backend lays the parameters out at.
 
 use std::fmt;
+use tile_ir::{MemOrder, MemScope};
 
 /// The entry point of one GPU thread.
 pub const LAUNCH_SYMBOL: &str = "tile_emu_launch";
@@ -129,6 +130,12 @@ pub enum Op {
     /// 32` (signed 32-bit each) through the tensor map at address `b` into
     /// shared address `a`, completing on the barrier at shared address `d`.
     TmaLoad = 23,
+    /// An atomic access of global memory at address `a` has happened, with
+    /// the order and scope [`Ordering::encode`] wrote into `b`; `c` is 1 if
+    /// it wrote (an update, or a compare-and-swap that swapped), else 0.
+    Atomic = 24,
+    /// A fence with the order and scope [`Ordering::encode`] wrote into `a`.
+    Fence = 25,
 }
 
 /// The most 32-bit words an [`Op::Mma`] buffer holds (WMMA's 8 of A, 8 of
@@ -140,7 +147,7 @@ pub const MMA_MAX_RESULTS: usize = 16;
 
 impl Op {
     /// Every op.
-    pub const ALL: [Op; 23] = [
+    pub const ALL: [Op; 25] = [
         Op::ThreadId,
         Op::BlockId,
         Op::GridDim,
@@ -164,6 +171,8 @@ impl Op {
         Op::MbarrierExpectTx,
         Op::MbarrierTryWait,
         Op::TmaLoad,
+        Op::Atomic,
+        Op::Fence,
     ];
 
     /// The op with code `code`.
@@ -212,6 +221,51 @@ impl Access {
     /// `STORE`), or an atomic load or store. Atomics race with no other
     /// atomic.
     pub const ATOMIC: u64 = 4;
+}
+
+/// The order and scope of an [`Op::Atomic`] or [`Op::Fence`], as one
+/// operand.
+pub struct Ordering;
+
+impl Ordering {
+    /// Later accesses stay after it.
+    pub const ACQUIRE: u64 = 1;
+    /// Earlier accesses stay before it.
+    pub const RELEASE: u64 = 2;
+    /// Promised to the block's threads only (else to the device's).
+    pub const CTA: u64 = 4;
+
+    /// The operand of `order` at `scope`.
+    pub fn encode(order: MemOrder, scope: MemScope) -> u64 {
+        let order = match order {
+            MemOrder::Relaxed => 0,
+            MemOrder::Acquire => Ordering::ACQUIRE,
+            MemOrder::Release => Ordering::RELEASE,
+            // The emulators model `seq_cst` (fences only) as `acq_rel`.
+            MemOrder::AcqRel | MemOrder::SeqCst => Ordering::ACQUIRE | Ordering::RELEASE,
+        };
+        let scope = match scope {
+            MemScope::Cta => Ordering::CTA,
+            MemScope::Gpu => 0,
+        };
+        order | scope
+    }
+
+    /// The order and scope `flags` encode.
+    pub fn decode(flags: u64) -> (MemOrder, MemScope) {
+        let order = match flags & (Ordering::ACQUIRE | Ordering::RELEASE) {
+            0 => MemOrder::Relaxed,
+            Ordering::ACQUIRE => MemOrder::Acquire,
+            Ordering::RELEASE => MemOrder::Release,
+            _ => MemOrder::AcqRel,
+        };
+        let scope = if flags & Ordering::CTA != 0 {
+            MemScope::Cta
+        } else {
+            MemScope::Gpu
+        };
+        (order, scope)
+    }
 }
 
 /// How a kernel's arguments are passed to [`LAUNCH_SYMBOL`].

@@ -20,8 +20,9 @@
 //!   (lane layouts and arithmetic), and [`wgmma`] Hopper's warpgroup ones
 //!   (shared-memory descriptors, canonical layouts, accumulators), and
 //!   [`tma`] its bulk tensor copies (boxes, tensor maps);
-//! * [`races`]: the race rule of global memory between blocks, which both
-//!   emulators apply;
+//! * [`happens`]: happens-before between a launch's threads (barriers,
+//!   atomics and fences with their orders and scopes), and [`races`] the
+//!   race rule of global memory built on it, which both emulators apply;
 //! * [`image`]: the kinds of compiled images a kernel embeds, and
 //!   `object` (feature `object`) how a compiled shared object is opened;
 //! * [`ParamKind`]: what a kernel parameter is, as `#[tile_kernel]`
@@ -29,6 +30,7 @@
 #![warn(missing_docs)]
 
 pub mod emulation;
+pub mod happens;
 pub mod host;
 pub mod image;
 pub mod isa;

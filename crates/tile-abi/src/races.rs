@@ -1,9 +1,10 @@
-//! The race rule both emulators apply to global memory between the blocks
-//! of a launch. Blocks are not ordered (they run one after another in an
-//! emulator, at once on a GPU), so two of them that meet at one element or
-//! byte race unless both update it atomically: a store races with any other
-//! block's access, a load with another block's store or atomic, an atomic
-//! with another block's plain load or store.
+//! The race rule both emulators apply to global memory. Two accesses of
+//! one element (or byte) by threads of different blocks race unless one
+//! is ordered before the other (`happens`) or both are atomic: a plain
+//! store races with any unordered access, a plain load with an unordered
+//! store or atomic, an atomic with an unordered plain load or store.
+
+use crate::happens::{Stamp, Sync, ThreadId};
 
 /// How an access touches its memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,93 +37,154 @@ impl Touch {
     }
 }
 
-/// The blocks (linear indices) that touched a place one way: the first,
-/// and whether another did.
-#[derive(Clone, Copy, Debug, Default)]
-struct Blocks {
-    first: Option<u64>,
-    more: bool,
+/// An earlier access that a later one races with: what it was, and by
+/// whom.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Earlier {
+    /// The earlier access.
+    pub touch: Touch,
+    /// Its thread.
+    pub who: ThreadId,
 }
 
-impl Blocks {
-    fn add(&mut self, block: u64) {
-        match self.first {
-            None => self.first = Some(block),
-            Some(b) if b != block => self.more = true,
-            Some(_) => {}
+/// Accesses of one kind that a conflicting access must all follow. A
+/// stamp that a later one covers is dropped (`Stamp::covered_by`), so a
+/// block keeps at most its threads of its latest generation.
+#[derive(Clone, Debug, Default)]
+enum Stamps {
+    #[default]
+    None,
+    One(Stamp),
+    Many(Vec<Stamp>),
+}
+
+impl Stamps {
+    fn as_slice(&self) -> &[Stamp] {
+        match self {
+            Stamps::None => &[],
+            Stamps::One(s) => std::slice::from_ref(s),
+            Stamps::Many(v) => v,
         }
     }
 
-    /// A block other than `block` in the set (`None` inside: one not
-    /// remembered), if there is one.
-    fn other_than(&self, block: u64) -> Option<Option<u64>> {
-        match self.first {
-            Some(b) if b != block => Some(Some(b)),
-            Some(_) if self.more => Some(None),
-            _ => None,
-        }
-    }
-}
-
-/// An earlier access of another block that an access races with: what it
-/// was, and its block's linear index when remembered.
-pub type Earlier = (Touch, Option<u64>);
-
-/// Who read, wrote and updated one place (an element or a byte).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Touches {
-    read: Blocks,
-    written: Blocks,
-    updated: Blocks,
-}
-
-impl Touches {
-    /// The earlier access of another block that `touch` by `block` races
-    /// with, if any.
-    pub fn conflict(&self, touch: Touch, block: u64) -> Option<Earlier> {
-        let check = |blocks: &Blocks, kind| blocks.other_than(block).map(|b| (kind, b));
-        match touch {
-            Touch::Read => {
-                check(&self.written, Touch::Write).or(check(&self.updated, Touch::Atomic))
+    fn add(&mut self, stamp: Stamp) {
+        match self {
+            Stamps::None => *self = Stamps::One(stamp),
+            Stamps::One(s) if s.covered_by(&stamp) => *s = stamp,
+            Stamps::One(s) => *self = Stamps::Many(vec![*s, stamp]),
+            Stamps::Many(v) => {
+                v.retain(|s| !s.covered_by(&stamp));
+                v.push(stamp);
             }
-            Touch::Write => check(&self.written, Touch::Write)
-                .or(check(&self.updated, Touch::Atomic))
-                .or(check(&self.read, Touch::Read)),
-            Touch::Atomic => check(&self.written, Touch::Write).or(check(&self.read, Touch::Read)),
         }
     }
+}
 
-    /// Records `touch` by `block`.
-    pub fn add(&mut self, touch: Touch, block: u64) {
-        match touch {
-            Touch::Read => self.read.add(block),
-            Touch::Write => self.written.add(block),
-            Touch::Atomic => self.updated.add(block),
+/// Who touched one place (an element or a byte) and when: the last plain
+/// store, and the plain loads and the atomic accesses since.
+#[derive(Clone, Debug, Default)]
+pub struct Place {
+    write: Option<Stamp>,
+    reads: Stamps,
+    atomics: Stamps,
+}
+
+impl Place {
+    /// Records `touch` by `who` at its time in `sync`, or returns the
+    /// earlier access it races with (recording nothing).
+    pub fn access(&mut self, sync: &Sync, who: ThreadId, touch: Touch) -> Result<(), Earlier> {
+        let unordered = |stamps: &[Stamp], kind: Touch| {
+            stamps
+                .iter()
+                .find(|s| !sync.knows(who, s))
+                .map(|s| Earlier {
+                    touch: kind,
+                    who: s.who,
+                })
+        };
+        let write = self.write.as_slice();
+        let race = match touch {
+            Touch::Read => unordered(write, Touch::Write)
+                .or_else(|| unordered(self.atomics.as_slice(), Touch::Atomic)),
+            Touch::Write => unordered(write, Touch::Write)
+                .or_else(|| unordered(self.atomics.as_slice(), Touch::Atomic))
+                .or_else(|| unordered(self.reads.as_slice(), Touch::Read)),
+            Touch::Atomic => unordered(write, Touch::Write)
+                .or_else(|| unordered(self.reads.as_slice(), Touch::Read)),
+        };
+        if let Some(earlier) = race {
+            return Err(earlier);
         }
+        let now = sync.stamp(who);
+        match touch {
+            Touch::Read => self.reads.add(now),
+            Touch::Atomic => self.atomics.add(now),
+            Touch::Write => {
+                *self = Place {
+                    write: Some(now),
+                    ..Place::default()
+                }
+            }
+        }
+        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::happens::AtomicSync;
+    use tile_ir::{MemOrder, MemScope};
+
+    fn at(block: u64, thread: u32) -> ThreadId {
+        ThreadId { block, thread }
+    }
 
     #[test]
-    fn only_atomics_of_many_blocks_meet_at_a_place() {
-        let mut t = Touches::default();
-        t.add(Touch::Atomic, 0);
-        assert_eq!(t.conflict(Touch::Atomic, 1), None);
-        t.add(Touch::Atomic, 1);
-        assert_eq!(t.conflict(Touch::Read, 2), Some((Touch::Atomic, Some(0))));
-        // Block 0 meets its own atomic, but block 1's too.
-        assert_eq!(t.conflict(Touch::Write, 0), Some((Touch::Atomic, None)));
-        let mut r = Touches::default();
-        r.add(Touch::Read, 3);
-        r.add(Touch::Read, 4);
-        assert_eq!(r.conflict(Touch::Read, 5), None);
-        assert_eq!(r.conflict(Touch::Write, 3), Some((Touch::Read, None)));
-        let mut w = Touches::default();
-        w.add(Touch::Write, 5);
-        assert_eq!(w.conflict(Touch::Read, 5), None);
-        assert_eq!(w.conflict(Touch::Atomic, 7), Some((Touch::Write, Some(5))));
+    fn only_atomics_of_unordered_threads_meet_at_a_place() {
+        let s = Sync::new();
+        let mut p = Place::default();
+        p.access(&s, at(0, 0), Touch::Atomic).unwrap();
+        p.access(&s, at(1, 0), Touch::Atomic).unwrap();
+        let read = p.access(&s, at(2, 0), Touch::Read);
+        assert_eq!(
+            read,
+            Err(Earlier {
+                touch: Touch::Atomic,
+                who: at(0, 0)
+            })
+        );
+        let mut r = Place::default();
+        r.access(&s, at(3, 0), Touch::Read).unwrap();
+        r.access(&s, at(4, 0), Touch::Read).unwrap();
+        r.access(&s, at(3, 0), Touch::Write).unwrap_err();
+        let mut w = Place::default();
+        w.access(&s, at(5, 1), Touch::Write).unwrap();
+        w.access(&s, at(5, 1), Touch::Read).unwrap();
+        // Another thread of the block, with no barrier between.
+        let sibling = w.access(&s, at(5, 2), Touch::Read);
+        assert_eq!(sibling.map_err(|e| e.who), Err(at(5, 1)));
+        let other_block = w.access(&s, at(6, 2), Touch::Read);
+        assert_eq!(other_block.map_err(|e| e.who), Err(at(5, 1)));
+    }
+
+    #[test]
+    fn a_release_after_a_barrier_orders_plain_accesses_of_blocks() {
+        let mut s = Sync::new();
+        let mut p = Place::default();
+        p.access(&s, at(0, 1), Touch::Write).unwrap();
+        s.barrier(0);
+        p.access(&s, at(0, 2), Touch::Read).unwrap();
+        s.barrier(0);
+        let sync = |order| AtomicSync {
+            order,
+            scope: MemScope::Gpu,
+            wrote: true,
+        };
+        s.atomic(at(0, 0), 0x10, sync(MemOrder::Release));
+        s.atomic(at(1, 0), 0x10, sync(MemOrder::Acquire));
+        p.access(&s, at(1, 0), Touch::Write).unwrap();
+        let unordered = p.access(&s, at(2, 1), Touch::Read);
+        assert_eq!(unordered.map_err(|e| e.touch), Err(Touch::Write));
     }
 }
