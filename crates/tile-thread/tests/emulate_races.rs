@@ -1,6 +1,7 @@
 //! The lockstep emulator's check of global memory between blocks: blocks of
-//! a launch are not ordered, so two blocks that meet at one element race
-//! unless both update it atomically.
+//! a launch are ordered only by their acquires and releases, so two blocks
+//! that meet at one element race unless both update it atomically or one's
+//! access happens before the other's.
 
 use tile_ir::interp::{Arg, HostTensor};
 use tile_ir::text::parse_function;
@@ -33,7 +34,7 @@ kernel @same(%out: tensor<i32, 1>) {
 fn two_blocks_storing_one_element_race() {
     let err = run(SAME_PARTITION, 2, &mut [tensor(4)]).unwrap_err();
     assert!(
-        err.contains("global race on `out` at element offset 0: a store after a store by block 0 (linear index) in the same launch"),
+        err.contains("global race on `out` at element offset 0: a store after a store by thread 0 of block 0 (linear index), and nothing orders them"),
         "{err}"
     );
     // One block alone does not race with itself.
@@ -75,7 +76,7 @@ fn atomics_of_many_blocks_on_one_element_do_not_race() {
 fn a_load_of_an_element_another_block_updates_races() {
     let err = run(&counting(true), 2, &mut [tensor(4), tensor(8)]).unwrap_err();
     assert!(
-        err.contains("global race on `out` at element offset 0: an atomic update after a load by block 0 (linear index)"),
+        err.contains("global race on `out` at element offset 0: an atomic update after a load by thread 0 of block 0 (linear index)"),
         "{err}"
     );
 }

@@ -64,13 +64,13 @@ impl Emulator<'_> {
                 return Err(self.error(Some(id), thread, fault));
             }
             let mut values = vec![Scalar::zero(dtype); elements];
-            let block = self.block_linear();
+            let who = self.who(t as u32);
             for (i, v) in values.iter_mut().enumerate().take(n as usize) {
                 let element = at + i as i64;
                 *v = match self.globals[g].as_mut() {
                     Some(global) => global
-                        .touch(element, block, Touch::Read)
-                        .and_then(|()| global.load(element)),
+                        .touch(element, (&self.sync, who), Touch::Read)
+                        .and_then(|_| global.load(element)),
                     None => Err(EmuFault::Malformed("no tensor".into())),
                 }
                 .map_err(|e| self.error(Some(id), thread, e))?;

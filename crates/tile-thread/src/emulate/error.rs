@@ -34,10 +34,11 @@ pub enum EmuFault {
         /// The highest reachable offset.
         high: i64,
     },
-    /// A global element that two blocks of one launch access without
-    /// atomics, at least one of them writing (or one block atomically and
-    /// another plainly): blocks are not ordered, so its value is undefined.
-    #[error("global race on `{param}` at element offset {address}: {access} after {earlier} by {} in the same launch (blocks are not ordered: only atomics may meet at one element)", other.map_or("another block".to_string(), |b| format!("block {b} (linear index)")))]
+    /// A global element that two threads of one launch access, not both
+    /// atomically and at least one of them writing, with nothing ordering
+    /// them (no barrier of their block between, no release the later one
+    /// acquired): its value is undefined.
+    #[error("global race on `{param}` at element offset {address}: {access} after {earlier} by thread {} of block {} (linear index), and nothing orders them (a barrier of one block, or a release the later thread acquired)", other.thread, other.block)]
     GlobalRace {
         /// The tensor parameter's name.
         param: String,
@@ -47,8 +48,8 @@ pub enum EmuFault {
         access: &'static str,
         /// The earlier access it races with.
         earlier: &'static str,
-        /// The linear index of the earlier access's block, when one block.
-        other: Option<u64>,
+        /// The earlier access's thread.
+        other: tile_abi::happens::ThreadId,
     },
     /// A failed bounds check of an unmasked access (no memory was touched).
     #[error("bounds check failed in kernel `{kernel}`: {op}: partition index {index:?} reaches outside the tensor")]

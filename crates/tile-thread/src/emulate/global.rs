@@ -3,7 +3,14 @@
 
 use super::{address, EmuError, EmuFault, Emulator, Touch};
 use crate::program::{GlobalOperands, OpId};
-use tile_ir::{eval, AtomicOp, Scalar};
+use tile_abi::happens::AtomicSync;
+use tile_ir::{eval, AtomicOp, MemOrder, MemScope, Scalar};
+
+/// The key of global element `at` (in the buffer) of global `g`, for the
+/// release sequences of `tile_abi::happens::Sync`.
+fn location(g: usize, at: usize) -> u64 {
+    ((g as u64) << 40) | at as u64
+}
 
 impl Emulator<'_> {
     /// `ld.global`: per thread, the elements its masks enable, as one
@@ -24,17 +31,17 @@ impl Emulator<'_> {
                 EmuFault::Malformed("ld.global operands".into()),
             )
         })?;
-        let block = self.block_linear();
         let mut out = vec![Vec::with_capacity(self.threads as usize); width];
         for t in 0..self.threads as usize {
+            let who = self.who(t as u32);
             let at = self.element_offsets(id, g, (&o, "load"), t)?;
             for (i, column) in out.iter_mut().enumerate() {
                 let v = match at[i] {
                     Some(at) => {
                         let loaded = match self.globals[g].as_mut() {
                             Some(global) => global
-                                .touch(at, block, Touch::Read)
-                                .and_then(|()| global.load(at)),
+                                .touch(at, (&self.sync, who), Touch::Read)
+                                .and_then(|_| global.load(at)),
                             None => Err(EmuFault::Malformed("no tensor".into())),
                         };
                         loaded.map_err(|e| self.error(Some(id), Some(t as u32), e))?
@@ -64,18 +71,19 @@ impl Emulator<'_> {
                 EmuFault::Malformed("st.global operands".into()),
             )
         })?;
-        let block = self.block_linear();
         for t in 0..self.threads as usize {
+            let who = self.who(t as u32);
             let at = self.element_offsets(id, g, (&o, "store"), t)?;
             for (i, at) in at.into_iter().enumerate() {
                 let Some(at) = at else { continue };
                 let result = match self.globals[g].as_mut() {
                     Some(global) => global
-                        .touch(at, block, Touch::Write)
-                        .and_then(|()| global.store(at, o.values[i][t])),
+                        .touch(at, (&self.sync, who), Touch::Write)
+                        .and_then(|place| global.store(at, o.values[i][t]).map(|()| place)),
                     None => Err(EmuFault::Malformed("no tensor".into())),
                 };
-                result.map_err(|e| self.error(Some(id), Some(t as u32), e))?;
+                let place = result.map_err(|e| self.error(Some(id), Some(t as u32), e))?;
+                self.sync.plain_store(location(g, place));
             }
         }
         Ok(())
@@ -151,12 +159,13 @@ impl Emulator<'_> {
         Err(self.error(Some(id), Some(t as u32), fault))
     }
     /// `atom.global`: the threads' updates one after another, in thread
-    /// order (any order is a valid execution of the block's atomics).
+    /// order (any order is a valid execution of the block's atomics), each
+    /// acquiring and releasing as its order and scope say.
     pub(super) fn atomic_global(
         &mut self,
         id: OpId,
         param: usize,
-        op: AtomicOp,
+        (op, order, scope): (AtomicOp, MemOrder, MemScope),
         x: &[Vec<Scalar>],
     ) -> Result<Vec<Vec<Scalar>>, EmuError> {
         let g = self.global(id, param)?;
@@ -174,26 +183,36 @@ impl Emulator<'_> {
             ([value, mask], false) => (None, value, mask),
             _ => return Err(malformed(self)),
         };
-        let block = self.block_linear();
         let mut out = Vec::with_capacity(self.threads as usize);
         for t in 0..self.threads as usize {
             if mask[t] != Scalar::Bool(true) {
                 out.push(Scalar::zero(value[t].dtype()));
                 continue;
             }
+            let who = self.who(t as u32);
             let at = address(addr[t]);
+            let compared = cmp.map(|c| c[t]);
             let result = match self.globals[g].as_mut() {
                 Some(global) => global
-                    .touch(at, block, Touch::Atomic)
-                    .and_then(|()| global.load(at))
-                    .and_then(|old| {
-                        let new = eval::atomic(op, old, value[t], cmp.map(|c| c[t]))
-                            .map_err(EmuFault::Eval)?;
-                        global.store(at, new).map(|()| old)
+                    .touch(at, (&self.sync, who), Touch::Atomic)
+                    .and_then(|place| Ok((place, global.load(at)?)))
+                    .and_then(|(place, old)| {
+                        let new =
+                            eval::atomic(op, old, value[t], compared).map_err(EmuFault::Eval)?;
+                        global.store(at, new).map(|()| (place, old))
                     }),
                 None => Err(EmuFault::Malformed("no tensor".into())),
             };
-            out.push(result.map_err(|e| self.error(Some(id), Some(t as u32), e))?);
+            let (place, old) = result.map_err(|e| self.error(Some(id), Some(t as u32), e))?;
+            // A compare-and-swap that finds another value only reads.
+            let wrote = compared.is_none_or(|c| c.to_bits() == old.to_bits());
+            let sync = AtomicSync {
+                order,
+                scope,
+                wrote,
+            };
+            self.sync.atomic(who, location(g, place), sync);
+            out.push(old);
         }
         Ok(vec![out])
     }

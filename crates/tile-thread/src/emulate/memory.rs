@@ -3,8 +3,9 @@
 
 use super::error::EmuFault;
 use crate::program::{OpId, Program};
+use tile_abi::happens::{Sync, ThreadId};
+use tile_abi::races::Place;
 pub(super) use tile_abi::races::Touch;
-use tile_abi::races::Touches;
 use tile_ir::interp::HostTensor;
 use tile_ir::{DType, Scalar};
 
@@ -21,9 +22,10 @@ pub(super) struct Global {
     /// The lowest and highest element offsets reachable from element zero.
     low: i64,
     high: i64,
-    /// Per buffer element, the blocks that read, wrote and atomically
-    /// updated it during the launch (empty until the first access).
-    touches: Vec<Touches>,
+    /// Per buffer element, the threads that read, wrote and atomically
+    /// updated it during the launch, and when (empty until the first
+    /// access).
+    touches: Vec<Place>,
 }
 
 impl Global {
@@ -52,30 +54,35 @@ impl Global {
         }
     }
 
-    /// Records that `block` (its linear index) touches the element at
-    /// `address`; an error if that races with another block's access.
-    pub fn touch(&mut self, address: i64, block: u64, touch: Touch) -> Result<(), EmuFault> {
+    /// Records that `who` touches the element at `address` now (in
+    /// `sync`); an error if that races with an earlier access. Returns the
+    /// element's place in the buffer.
+    pub fn touch(
+        &mut self,
+        address: i64,
+        (sync, who): (&Sync, ThreadId),
+        touch: Touch,
+    ) -> Result<usize, EmuFault> {
         let at = self.place(address, touch.name())?;
         if self.touches.is_empty() {
             let elements = self.data.len() / self.dtype.size_bytes().max(1);
-            self.touches = vec![Touches::default(); elements];
+            self.touches = vec![Place::default(); elements];
         }
         let Some(element) = self.touches.get_mut(at) else {
             return Err(EmuFault::Malformed(format!(
                 "element {at} outside the buffer"
             )));
         };
-        if let Some((earlier, other)) = element.conflict(touch, block) {
-            return Err(EmuFault::GlobalRace {
+        element
+            .access(sync, who, touch)
+            .map_err(|earlier| EmuFault::GlobalRace {
                 param: self.name.clone(),
                 address,
                 access: touch.described(),
-                earlier: earlier.described(),
-                other,
-            });
-        }
-        element.add(touch, block);
-        Ok(())
+                earlier: earlier.touch.described(),
+                other: earlier.who,
+            })?;
+        Ok(at)
     }
 
     /// The tensor's extent along `axis`, as the `i32` the program sees.

@@ -13,6 +13,9 @@
 //!   never written;
 //! * a shared-memory race: two threads touching one address between the same
 //!   pair of barriers, at least one writing;
+//! * a global-memory race: threads of two blocks touching one element, at
+//!   least one writing and not both atomically, with neither access
+//!   happening before the other (`tile_abi::happens`);
 //! * control flow that is not uniform across the block;
 //! * a failed `bounds_check` (as a GPU's device error flag would).
 //!
@@ -20,12 +23,14 @@
 //! accesses and their bank conflicts (see `banks.rs`).
 
 mod banks;
+mod checks;
 mod control;
 mod copies;
 mod error;
 mod global;
 mod memory;
 mod mma;
+mod shared;
 mod shuffle;
 mod tma;
 mod wgmma;
@@ -33,10 +38,9 @@ mod wgmma;
 pub use banks::RunStats;
 pub use error::{EmuError, EmuFault};
 
-use crate::program::{
-    CheckKind, Op, OpId, ParamKind, Program, Reg, Region, ThreadOpKind, WARP_SIZE,
-};
-use memory::{Conflict, Global, Shared, Touch};
+use crate::program::{Op, OpId, ParamKind, Program, Reg, Region, ThreadOpKind, WARP_SIZE};
+use memory::{Global, Shared, Touch};
+use tile_abi::happens::{Sync, ThreadId};
 use tile_abi::print::PrintRecord;
 use tile_ir::interp::Arg;
 use tile_ir::{eval, Scalar};
@@ -126,6 +130,7 @@ fn run_into(
         copies: Vec::new(),
         mbarriers: tma::Mbarriers::new(),
         prints,
+        sync: Sync::new(),
     };
     let result = machine.run_grid();
     let Emulator {
@@ -160,6 +165,8 @@ struct Emulator<'a> {
     mbarriers: tma::Mbarriers,
     /// The records of `print` ops so far.
     prints: &'a mut Vec<PrintRecord>,
+    /// Happens-before between the launch's threads, for global races.
+    sync: Sync,
 }
 
 impl<'a> Emulator<'a> {
@@ -190,13 +197,12 @@ impl<'a> Emulator<'a> {
         x + gx * (y + gy * z)
     }
 
-    /// The element size in bytes of a shared allocation.
-    fn shared_bytes(&self, alloc: usize) -> usize {
-        self.program
-            .shared
-            .iter()
-            .nth(alloc)
-            .map_or(4, |(_, a)| a.dtype.size_bytes().max(1))
+    /// Thread `thread` of the current block, as happens-before names it.
+    fn who(&self, thread: u32) -> ThreadId {
+        ThreadId {
+            block: self.block_linear(),
+            thread,
+        }
     }
 
     fn error(&self, op: Option<OpId>, thread: Option<u32>, fault: EmuFault) -> EmuError {
@@ -315,36 +321,6 @@ impl<'a> Emulator<'a> {
                 EmuFault::Malformed(format!("parameter {param} is not a tensor")),
             )),
         }
-    }
-
-    fn race(
-        &self,
-        id: OpId,
-        alloc: usize,
-        index: i64,
-        thread: u32,
-        write: bool,
-        c: Result<Conflict, EmuFault>,
-    ) -> EmuError {
-        let fault = match c {
-            Ok(c) if c.in_flight => EmuFault::CopyInFlight {
-                alloc,
-                index: index as usize,
-                access: if write { "write" } else { "read" },
-                thread: c.thread,
-                op: self.program.op_text(c.op),
-            },
-            Ok(c) => EmuFault::SharedRace {
-                alloc,
-                index: index as usize,
-                access: if write { "write" } else { "read" },
-                earlier_access: if c.was_write { "write" } else { "read" },
-                earlier_thread: c.thread,
-                earlier_op: self.program.op_text(c.op),
-            },
-            Err(fault) => fault,
-        };
-        self.error(Some(id), Some(thread), fault)
     }
 
     fn run_op(&mut self, id: OpId, op: &Op) -> Result<(), EmuError> {
@@ -471,99 +447,36 @@ impl<'a> Emulator<'a> {
                 self.store_global(id, *param, usize::from(*width), &x)?;
                 Vec::new()
             }
-            ThreadOpKind::AtomicGlobal { param, op, .. } => {
-                self.atomic_global(id, *param, *op, &x)?
-            }
+            ThreadOpKind::AtomicGlobal {
+                param,
+                op,
+                order,
+                scope,
+            } => self.atomic_global(id, *param, (*op, *order, *scope), &x)?,
             ThreadOpKind::LoadShared { alloc } => {
-                let index = arg(0)?;
-                let mut out = Vec::with_capacity(self.threads as usize);
-                for t in 0..self.threads {
-                    let i = address(index[t as usize]);
-                    let v = self
-                        .shared
-                        .load(alloc.index(), i, t, id)
-                        .map_err(|c| self.race(id, alloc.index(), i, t, false, c))?;
-                    out.push(v);
-                }
-                let bytes = self.shared_bytes(alloc.index());
-                for lanes in index.chunks(WARP_SIZE as usize) {
-                    self.stats.access(bytes, lanes.iter().map(|&i| address(i)));
-                }
-                vec![out]
+                vec![self.load_shared(id, alloc.index(), arg(0)?)?]
             }
             ThreadOpKind::StoreShared { alloc } => {
-                let (index, value, mask) = (arg(0)?, arg(1)?, arg(2)?);
-                for t in 0..self.threads as usize {
-                    if mask[t] != Scalar::Bool(true) {
-                        continue;
-                    }
-                    let i = address(index[t]);
-                    self.shared
-                        .store(alloc.index(), i, value[t], t as u32, id)
-                        .map_err(|c| self.race(id, alloc.index(), i, t as u32, true, c))?;
-                }
-                let bytes = self.shared_bytes(alloc.index());
-                for (lanes, masks) in index
-                    .chunks(WARP_SIZE as usize)
-                    .zip(mask.chunks(WARP_SIZE as usize))
-                {
-                    let active = lanes.iter().zip(masks);
-                    let active = active.filter(|(_, m)| **m == Scalar::Bool(true));
-                    self.stats.access(bytes, active.map(|(&i, _)| address(i)));
-                }
+                self.store_shared(id, alloc.index(), (arg(0)?, arg(1)?, arg(2)?))?;
                 Vec::new()
             }
             ThreadOpKind::Check { kind, op: checked } => {
-                let ok = arg(0)?;
-                if let Some(t) = ok.iter().position(|v| *v != Scalar::Bool(true)) {
-                    let kernel = self.program.name.clone();
-                    let op = checked.clone();
-                    let fault = match kind {
-                        CheckKind::Bounds => EmuFault::BoundsCheck {
-                            kernel,
-                            op,
-                            index: x[1..].iter().map(|i| address(i[t])).collect(),
-                        },
-                        CheckKind::Index => EmuFault::IndexCheck {
-                            kernel,
-                            op,
-                            index: x[1..].iter().map(|i| address(i[t])).collect(),
-                        },
-                        CheckKind::Assert => EmuFault::Assert {
-                            kernel,
-                            op,
-                            id: x.get(1).map_or(-1, |s| address(s[t])),
-                            values: x.iter().skip(2).map(|v| v[t]).collect(),
-                        },
-                        CheckKind::Step => EmuFault::NonPositiveStep {
-                            kernel,
-                            op,
-                            step: x.get(1).map_or(0, |s| address(s[t])),
-                        },
-                    };
-                    return Err(self.error(Some(id), Some(t as u32), fault));
-                }
+                self.check(id, (*kind, checked), &x)?;
                 Vec::new()
             }
-            ThreadOpKind::Print { id } => {
-                let on = arg(0)?;
-                let element = arg(1)?;
-                for t in (0..on.len()).filter(|&t| on[t] == Scalar::Bool(true)) {
-                    let mut values = [0i64; tile_abi::print::MAX_VALUES];
-                    for (slot, v) in values.iter_mut().zip(&x[2..]) {
-                        *slot = v[t].to_bits() as i64;
-                    }
-                    self.prints.push(PrintRecord {
-                        id: *id,
-                        program: self.block,
-                        element: address(element[t]) as u32,
-                        values,
-                    });
-                }
+            ThreadOpKind::Print { id: print } => {
+                self.print(id, *print, &x)?;
                 Vec::new()
             }
             ThreadOpKind::Barrier => {
                 self.shared.barrier();
+                self.sync.barrier(self.block_linear());
+                Vec::new()
+            }
+            ThreadOpKind::Fence { order, scope } => {
+                for t in 0..self.threads {
+                    self.sync.fence(self.who(t), *order, *scope);
+                }
                 Vec::new()
             }
             ThreadOpKind::Shuffle { mode, width } => {

@@ -184,12 +184,12 @@ impl Emulator<'_> {
             for (at, source) in map.box_elements(c0, c1) {
                 let value = match source {
                     Some(offset) => {
-                        let block = self.block_linear();
+                        let who = self.who(t as u32);
                         let global = self.globals[g].as_mut().expect("checked by `global`");
                         let element = (offset / size) as i64;
                         global
-                            .touch(element, block, Touch::Read)
-                            .and_then(|()| global.load(element))
+                            .touch(element, (&self.sync, who), Touch::Read)
+                            .and_then(|_| global.load(element))
                             .map_err(|e| self.error(Some(id), thread, e))?
                     }
                     None => Scalar::zero(dtype),

@@ -15,6 +15,13 @@
 //! several threads, of which only the owner updates memory; when the old
 //! values are used, the owners stage them in shared memory and every copy
 //! reads its element back.
+//!
+//! An order is the program's, not one thread's: a release (`release`,
+//! `acq_rel`) follows a barrier, so that what every thread of the block
+//! did before it is released with it, and an acquire (`acquire`,
+//! `acq_rel`) is followed by one, so that what it acquired happens before
+//! every thread's later accesses (docs/semantics.md, "The memory model").
+//! A `relaxed` atomic has neither.
 
 use super::shared::Source;
 use super::{LowerError, Lowered, Lowerer};
@@ -44,6 +51,10 @@ impl<'a> Lowerer<'a> {
         let (indices, rest) = columns.split_at(rank);
         let coords = self.coords(&layout);
         let described = self.check_site(id);
+        if order.releases() {
+            // Every thread's earlier accesses happen before each update.
+            self.barrier();
+        }
         let mut old = Vec::with_capacity(layout.registers());
         for v in 0..layout.registers() {
             let mask = rest[rest.len() - 1][v];
@@ -59,6 +70,10 @@ impl<'a> Lowerer<'a> {
                 scope,
             };
             old.push(self.emit(kind, operands, dtype));
+        }
+        if order.acquires() {
+            // Each update happens before every thread's later accesses.
+            self.barrier();
         }
         let replicated = coords.owner != coords.live;
         let used = {

@@ -58,7 +58,7 @@ pub(super) fn deferred_loads(
                 };
                 let writes_between = region.ops[from + 1..at].iter().any(|&o| {
                     let kind = &func.op(o).kind;
-                    kind.writes_memory() || !func.op(o).regions.is_empty()
+                    kind.writes_memory() || kind.orders_memory() || !func.op(o).regions.is_empty()
                 });
                 if eligible && !writes_between && uses.get(&operand) == Some(&1) {
                     deferred.insert(load);

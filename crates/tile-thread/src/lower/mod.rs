@@ -31,6 +31,7 @@ mod copies;
 mod dot;
 mod elementwise;
 mod gather;
+mod global_order;
 mod lview;
 mod memory;
 mod mma;
@@ -132,6 +133,7 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         tma: options.tma,
         yield_targets: Vec::new(),
         free_shared: Vec::new(),
+        origins: Vec::new(),
     };
     // The targets with `cp.async` copy their tensor-core operands with it.
     if options.tensor_cores.cp_async() {
@@ -140,6 +142,7 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         lowerer.deferred = deferred;
     }
     lowerer.program.body.ops = lowerer.kernel_body(&func.body)?;
+    global_order::order_global_accesses(func, &mut lowerer.program, &lowerer.origins);
     crate::program::verify(&lowerer.program)?;
     Ok(lowerer.program)
 }
@@ -247,6 +250,9 @@ struct Lowerer<'a> {
     /// Per enclosing region being lowered, the layouts its `yield` must
     /// produce (`None`: any, for a then branch).
     yield_targets: Vec<Option<Vec<control::Slot>>>,
+    /// The tile-IR op each thread-level op was lowered from, by index
+    /// (`global_order.rs` tells the accesses of different ops apart).
+    origins: Vec<Option<OpId>>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -410,8 +416,35 @@ impl<'a> Lowerer<'a> {
         self.emit_op(ThreadOpKind::Barrier, vec![], &[]);
     }
 
-    /// Lowers one op, by its family.
+    /// A fence of the program: every thread's, after a barrier when it
+    /// releases (so that it orders what every thread did before it) and
+    /// before one when it acquires (so that it orders what every thread
+    /// does after it), as an atomic's order is the program's (`atomic.rs`).
+    fn fence(&mut self, order: tile_ir::MemOrder, scope: tile_ir::MemScope) {
+        if order.releases() {
+            self.barrier();
+        }
+        self.emit_op(ThreadOpKind::Fence { order, scope }, vec![], &[]);
+        if order.acquires() {
+            self.barrier();
+        }
+    }
+
+    /// Lowers one op, noting it as the origin of the thread-level ops it
+    /// creates (those of the ops nested in it keep their own).
     fn op(&mut self, id: OpId) -> Result<(), LowerError> {
+        let first = self.program.ops.len();
+        self.lower_op(id)?;
+        let end = self.program.ops.len();
+        self.origins.resize(end, None);
+        for origin in &mut self.origins[first..end] {
+            origin.get_or_insert(id);
+        }
+        Ok(())
+    }
+
+    /// Lowers one op, by its family.
+    fn lower_op(&mut self, id: OpId) -> Result<(), LowerError> {
         let kind = &self.func.op(id).kind;
         match (kind.family(), kind) {
             (OpFamily::Grid, OpKind::ProgramId { axis }) => {
@@ -435,6 +468,14 @@ impl<'a> Lowerer<'a> {
             (OpFamily::LayoutView, OpKind::LView(lview)) => self.lview(id, lview),
             (OpFamily::Debug, OpKind::Assert { id: n, .. }) => self.assert(id, *n),
             (OpFamily::Debug, OpKind::Print { id: n, .. }) => self.print(id, *n),
+            (OpFamily::Sync, OpKind::Barrier) => {
+                self.barrier();
+                Ok(())
+            }
+            (OpFamily::Sync, OpKind::Fence { order, scope }) => {
+                self.fence(*order, *scope);
+                Ok(())
+            }
             (family, kind) => Err(LowerError::Invalid {
                 op: kind.name().to_string(),
                 reason: format!("not an op of the {family:?} family"),

@@ -211,6 +211,15 @@ pub enum ThreadOpKind {
     /// `barrier`: every thread of the block waits for all others
     /// (`bar.sync 0`).
     Barrier,
+    /// `fence.<order>.<scope>`: the thread's fence (PTX `fence.acq_rel` or
+    /// `fence.sc` at `.cta` or `.gpu`, AMDGPU `fence syncscope`), for its
+    /// own accesses; `tile_abi::happens` has what it orders.
+    Fence {
+        /// What the fence orders.
+        order: MemOrder,
+        /// Which threads the ordering is promised to.
+        scope: MemScope,
+    },
     /// `shfl.<mode> %value, %b width <w>`: PTX `shfl.sync` over all 32 lanes
     /// with segments of `width` lanes (`c = ((32 - width) << 8) | clamp`). Reads
     /// `value` from the source lane of the mode, or keeps the own value when
@@ -397,6 +406,7 @@ impl ThreadOpKind {
             ThreadOpKind::Check { .. } => "check",
             ThreadOpKind::Print { .. } => "print",
             ThreadOpKind::Barrier => "barrier",
+            ThreadOpKind::Fence { .. } => "fence",
             ThreadOpKind::Shuffle { .. } => "shfl",
             ThreadOpKind::Mma { .. } => "mma",
             ThreadOpKind::LdMatrix { .. } => "ldmatrix",

@@ -167,6 +167,7 @@ impl Program {
                 write!(text, "align {}", self.param_name(*param))
             }
             ThreadOpKind::Cmp(pred) => write!(text, "cmp {pred} {}", list(o)),
+            ThreadOpKind::Fence { order, scope } => write!(text, "fence.{order}.{scope}"),
             ThreadOpKind::Cast { to } => write!(text, "cast {} to {to}", list(o)),
             ThreadOpKind::LoadGlobal { param, width } => {
                 match GlobalOperands::load(o, usize::from(*width)) {

@@ -250,6 +250,9 @@ impl Checker<'_> {
                     && results.is_empty()
             }
             ThreadOpKind::Barrier => operands.is_empty() && results.is_empty(),
+            ThreadOpKind::Fence { order, .. } => {
+                *order != tile_ir::MemOrder::Relaxed && operands.is_empty() && results.is_empty()
+            }
             ThreadOpKind::Shuffle { width, .. } => {
                 let w = u32::from(*width);
                 w.is_power_of_two()

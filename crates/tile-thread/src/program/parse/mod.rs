@@ -66,6 +66,14 @@ impl<'a> Parser<'_, 'a> {
         &self.tokens[self.pos.min(self.tokens.len() - 1)]
     }
 
+    /// The word after the next token when that is a `.` (which of the
+    /// `fence` ops a line holds).
+    fn peek_ident_after_dot(&self) -> Option<&'a str> {
+        let dot = self.tokens.get(self.pos)?;
+        let word = self.tokens.get(self.pos + 1)?;
+        (dot.kind == TokenKind::Dot && word.kind == TokenKind::Ident).then_some(word.text)
+    }
+
     fn bump(&mut self) -> Token<'a> {
         let token = self.peek().clone();
         if !matches!(token.kind, TokenKind::Eof | TokenKind::Error(_)) {

@@ -84,20 +84,7 @@ impl<'a> Parser<'_, 'a> {
                 let op = AtomicOp::from_name(update.text).ok_or_else(|| {
                     Self::error_at(&update, format!("unknown atomic update `{}`", update.text))
                 })?;
-                let order_word = word(self, "a memory order")?;
-                let order = MemOrder::from_name(order_word.text).ok_or_else(|| {
-                    Self::error_at(
-                        &order_word,
-                        format!("unknown memory order `{}`", order_word.text),
-                    )
-                })?;
-                let scope_word = word(self, "a memory scope")?;
-                let scope = MemScope::from_name(scope_word.text).ok_or_else(|| {
-                    Self::error_at(
-                        &scope_word,
-                        format!("unknown memory scope `{}`", scope_word.text),
-                    )
-                })?;
+                let (order, scope) = self.order_and_scope()?;
                 let param = self.match_param()?;
                 let addr = self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
                 self.match_token(TokenKind::Comma, "`,`")?;
@@ -330,12 +317,16 @@ impl<'a> Parser<'_, 'a> {
                 };
                 (kind, operands)
             }
-            "fence" => {
+            "fence" if self.peek_ident_after_dot() == Some("proxy") => {
                 self.match_token(TokenKind::Dot, "`.proxy.async`")?;
                 self.match_keyword("proxy")?;
                 self.match_token(TokenKind::Dot, "`.async`")?;
                 self.match_keyword("async")?;
                 (ThreadOpKind::FenceProxyAsync, vec![])
+            }
+            "fence" => {
+                let (order, scope) = self.order_and_scope()?;
+                (ThreadOpKind::Fence { order, scope }, Vec::new())
             }
             "mma" => {
                 self.match_token(TokenKind::Dot, "`.` and an instruction shape")?;
@@ -515,5 +506,26 @@ impl<'a> Parser<'_, 'a> {
         }
         self.match_token(TokenKind::RParen, "`)`")?;
         Ok(())
+    }
+
+    /// `.<order>.<scope>` of an atomic or a fence.
+    fn order_and_scope(&mut self) -> Result<(MemOrder, MemScope), ParseError> {
+        self.match_token(TokenKind::Dot, "`.` and a memory order")?;
+        let order_word = self.match_ident("a memory order")?;
+        let order = MemOrder::from_name(order_word.text).ok_or_else(|| {
+            Self::error_at(
+                &order_word,
+                format!("unknown memory order `{}`", order_word.text),
+            )
+        })?;
+        self.match_token(TokenKind::Dot, "`.` and a memory scope")?;
+        let scope_word = self.match_ident("a memory scope")?;
+        let scope = MemScope::from_name(scope_word.text).ok_or_else(|| {
+            Self::error_at(
+                &scope_word,
+                format!("unknown memory scope `{}`", scope_word.text),
+            )
+        })?;
+        Ok((order, scope))
     }
 }

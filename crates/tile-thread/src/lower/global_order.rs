@@ -1,0 +1,240 @@
+//! Barriers that keep one program's global-memory accesses in program
+//! order across its threads.
+//!
+//! A tile program is one sequence of ops, so a later access of a tensor
+//! sees what an earlier one did. Lowered, an element may be read by one
+//! thread and written by another (a load and a store in different layouts,
+//! a scalar every thread reads and its owner updates), and threads run
+//! apart until a barrier. So a pass over the lowered program puts a
+//! `barrier` before every global access of a tensor that may conflict with
+//! one since the last barrier, on any path, loop back edges included:
+//!
+//! - a plain read after a plain write or an atomic of the tensor;
+//! - a plain write after any access of it;
+//! - an atomic after a plain read or write of it (atomics do not conflict
+//!   with each other).
+//!
+//! `cp.async` and `tma.load` read their tensor as plain reads. Tensors are
+//! told apart by parameter: a launch never passes one tensor twice where
+//! either is written. The accesses one tile-IR op lowers to do not
+//! conflict with each other (a store writes each element once, from the
+//! thread that owns it). The same op's accesses in an earlier iteration of
+//! a loop are another op's, except a partition-view store's: partitions
+//! are disjoint and the op's layout is fixed, so an address it writes again
+//! is written by the same owner thread. A loop or `if` whose accesses conflict with those
+//! before it gets its barrier in front, not inside (an element-by-element
+//! copy loop need not be uniform); a conflict between iterations gets one
+//! inside the loop, where only uniform loops (those of the tile program)
+//! hold global writes.
+
+use crate::program::{OpId, Program, Region, ThreadOpKind};
+use std::collections::{BTreeMap, BTreeSet};
+use tile_ir::{Function, OpKind};
+
+/// The tile-IR op an access was lowered from; `None` for one of an earlier
+/// loop iteration, which conflicts with every op.
+type Origin = Option<tile_ir::OpId>;
+
+/// Per tensor parameter, the origins of its accesses of one kind.
+type Accesses = BTreeMap<usize, BTreeSet<Origin>>;
+
+/// The accesses since the last barrier, by kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Pending {
+    reads: Accesses,
+    writes: Accesses,
+    atomics: Accesses,
+}
+
+/// How an op touches global memory.
+#[derive(Clone, Copy)]
+enum Access {
+    Read(usize),
+    Write(usize),
+    Atomic(usize),
+}
+
+impl Pending {
+    fn join(&mut self, other: &Pending) {
+        for (mine, theirs) in [
+            (&mut self.reads, &other.reads),
+            (&mut self.writes, &other.writes),
+            (&mut self.atomics, &other.atomics),
+        ] {
+            for (&param, origins) in theirs {
+                mine.entry(param).or_default().extend(origins);
+            }
+        }
+    }
+
+    fn conflicts(&self, access: Access, origin: Origin) -> bool {
+        let other = |a: &Accesses, param: usize| {
+            a.get(&param)
+                .is_some_and(|origins| origins.iter().any(|&o| o.is_none() || o != origin))
+        };
+        match access {
+            Access::Read(p) => other(&self.writes, p) || other(&self.atomics, p),
+            Access::Write(p) => {
+                other(&self.reads, p) || other(&self.writes, p) || other(&self.atomics, p)
+            }
+            Access::Atomic(p) => other(&self.reads, p) || other(&self.writes, p),
+        }
+    }
+
+    fn add(&mut self, access: Access, origin: Origin) {
+        let (kind, param) = match access {
+            Access::Read(p) => (&mut self.reads, p),
+            Access::Write(p) => (&mut self.writes, p),
+            Access::Atomic(p) => (&mut self.atomics, p),
+        };
+        kind.entry(param).or_default().insert(origin);
+    }
+}
+
+fn access(kind: &ThreadOpKind) -> Option<Access> {
+    match *kind {
+        ThreadOpKind::LoadGlobal { param, .. }
+        | ThreadOpKind::CopyAsync { param, .. }
+        | ThreadOpKind::TmaLoad { param, .. } => Some(Access::Read(param)),
+        ThreadOpKind::StoreGlobal { param, .. } => Some(Access::Write(param)),
+        ThreadOpKind::AtomicGlobal { param, .. } => Some(Access::Atomic(param)),
+        _ => None,
+    }
+}
+
+/// Puts the barriers the module docs describe into `program`.
+pub(super) fn order_global_accesses(func: &Function, program: &mut Program, origins: &[Origin]) {
+    let mut body = std::mem::take(&mut program.body);
+    let mut pass = Pass {
+        func,
+        program,
+        origins,
+    };
+    pass.region(&mut body, &mut Pending::default());
+    program.body = body;
+}
+
+struct Pass<'a> {
+    func: &'a Function,
+    program: &'a mut Program,
+    origins: &'a [Origin],
+}
+
+impl Pass<'_> {
+    fn origin(&self, id: OpId) -> Origin {
+        self.origins.get(id.index()).copied().flatten()
+    }
+
+    /// The accesses of `state` as a later iteration of a loop sees them:
+    /// another op's, but for the writes of partition-view stores.
+    fn seen_from_next_iteration(&self, state: &Pending) -> Pending {
+        let keeps = |origin: &Origin| {
+            origin.is_some_and(|o| {
+                matches!(self.func.op(o).kind, OpKind::Store | OpKind::StoreMasked)
+            })
+        };
+        let forget = |a: &Accesses, keep: bool| -> Accesses {
+            a.iter()
+                .map(|(&param, origins)| {
+                    let seen = origins
+                        .iter()
+                        .map(|o| if keep && keeps(o) { *o } else { None })
+                        .collect();
+                    (param, seen)
+                })
+                .collect()
+        };
+        Pending {
+            reads: forget(&state.reads, false),
+            writes: forget(&state.writes, true),
+            atomics: forget(&state.atomics, false),
+        }
+    }
+
+    /// Whether any access in `id` (with its regions) conflicts with
+    /// `state`.
+    fn touches(&self, id: OpId, state: &Pending) -> bool {
+        let op = &self.program.ops[id];
+        access(&op.kind).is_some_and(|a| state.conflicts(a, self.origin(id)))
+            || op
+                .regions
+                .iter()
+                .flat_map(|r| &r.ops)
+                .any(|&inner| self.touches(inner, state))
+    }
+
+    fn region(&mut self, region: &mut Region, state: &mut Pending) {
+        let mut i = 0;
+        while i < region.ops.len() {
+            let id = region.ops[i];
+            if self.touches(id, state) {
+                let barrier =
+                    self.program
+                        .create_op(ThreadOpKind::Barrier, Vec::new(), &[], Vec::new());
+                region.ops.insert(i, barrier);
+                *state = Pending::default();
+                i += 1;
+            }
+            self.op(id, state);
+            i += 1;
+        }
+    }
+
+    /// Runs a loop's iteration `once` from the loop's head until the state
+    /// there holds what every later iteration brings back; returns the
+    /// state where the loop is left, which `once` gives for the last run.
+    fn iterate(
+        &mut self,
+        state: &Pending,
+        mut once: impl FnMut(&mut Self, &mut Pending) -> Pending,
+    ) -> Pending {
+        let entry = state.clone();
+        let mut head = entry.clone();
+        loop {
+            let mut s = head.clone();
+            let leaving = once(self, &mut s);
+            let mut next = self.seen_from_next_iteration(&s);
+            next.join(&entry);
+            if next == head {
+                return leaving;
+            }
+            head = next;
+        }
+    }
+
+    /// The state after `id`, whose conflicts with `state` are resolved.
+    fn op(&mut self, id: OpId, state: &mut Pending) {
+        if let Some(a) = access(&self.program.ops[id].kind) {
+            state.add(a, self.origin(id));
+            return;
+        }
+        let kind = self.program.ops[id].kind.clone();
+        let mut regions = std::mem::take(&mut self.program.ops[id].regions);
+        match (&kind, regions.as_mut_slice()) {
+            (ThreadOpKind::Barrier, _) => *state = Pending::default(),
+            (ThreadOpKind::If, [then, otherwise]) => {
+                let mut other = state.clone();
+                self.region(then, state);
+                self.region(otherwise, &mut other);
+                state.join(&other);
+            }
+            (ThreadOpKind::For, [body]) => {
+                *state = self.iterate(state, |pass, s| {
+                    let head = s.clone();
+                    pass.region(body, s);
+                    head
+                });
+            }
+            (ThreadOpKind::While, [cond, body]) => {
+                *state = self.iterate(state, |pass, s| {
+                    pass.region(cond, s);
+                    let leaving = s.clone();
+                    pass.region(body, s);
+                    leaving
+                });
+            }
+            _ => {}
+        }
+        self.program.ops[id].regions = regions;
+    }
+}
