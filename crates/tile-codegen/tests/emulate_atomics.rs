@@ -15,7 +15,7 @@
 
 mod emulated;
 
-use emulated::TARGETS;
+use emulated::{require, TARGETS};
 
 use tile_codegen::gpu::emit;
 use tile_codegen::tools::{self, Tool};
@@ -183,6 +183,8 @@ fn order_free(op: AtomicOp) -> bool {
 /// The supported (update, dtype) pairs.
 fn cases() -> Vec<(AtomicOp, DType)> {
     let dtypes = [
+        DType::I16,
+        DType::U16,
         DType::I32,
         DType::U32,
         DType::I64,
@@ -313,12 +315,6 @@ fn outside_args_masked() -> Vec<Arg> {
     args
 }
 
-fn require(tool: Tool) {
-    if let Err(e) = tool.find() {
-        panic!("{e}\n(these tests need {tool}: run scripts/setup.sh first)");
-    }
-}
-
 #[test]
 fn atomics_assemble_for_every_sm_and_link_for_every_gfx() {
     require(Tool::Ptxas);
@@ -369,7 +365,9 @@ fn plain_stores_of_two_blocks_to_one_element_race_on_every_target() {
                 let text = e.to_string();
                 assert!(
                     text.contains("global-memory race")
-                        && text.contains("a store after a store by block (0, 0, 0)"),
+                        && text.contains(
+                            "a store after a store by thread 0 of block (0, 0, 0), and nothing orders them"
+                        ),
                     "{target}: {text}"
                 );
             }

@@ -18,6 +18,7 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::RefCell;
 use tile_abi::emulation::{Access, LaunchFn, ShuffleMode, MMA_MAX_RESULTS, MMA_MAX_WORDS};
+use tile_abi::happens::ThreadId;
 use tile_abi::mma::{LdMatrix, MmaKind};
 
 /// The stack of one GPU thread: its kernel's frames, which code compiled
@@ -239,6 +240,16 @@ pub(crate) fn with_block<R>(f: impl FnOnce(&mut Block) -> R) -> R {
 }
 
 impl Block {
+    /// The current thread, as happens-before names it.
+    pub(crate) fn who(&self) -> ThreadId {
+        let [x, y, z] = self.block.map(u64::from);
+        let [gx, gy, _] = self.grid.map(u64::from);
+        ThreadId {
+            block: x + gx * (y + gy * z),
+            thread: self.current,
+        }
+    }
+
     pub(crate) fn place(&self, thread: Option<u32>) -> Place {
         Place {
             block: self.block,
@@ -277,6 +288,8 @@ impl Block {
         }
         if self.waits.iter().all(|w| *w == Wait::Barrier) {
             self.shared.barrier();
+            let block = self.who().block;
+            self.global.barrier(block);
             self.waits.fill(Wait::Running);
             return Progress::Resumed;
         }
@@ -460,19 +473,23 @@ impl Block {
                 (false, true) => Touch::Write,
                 (false, false) => Touch::Read,
             };
-            let [x, y, z] = self.block.map(u64::from);
+            let who = self.who();
             let [gx, gy, _] = self.grid.map(u64::from);
-            let linear = x + gx * (y + gy * z);
-            return self.global.touch(address, bytes, linear, touch).err().map(
-                |(earlier, other)| EmuError::GlobalRace {
+            return self
+                .global
+                .touch(address, bytes, who, touch)
+                .err()
+                .map(|earlier| EmuError::GlobalRace {
                     place,
                     access: touch.described(),
                     address,
-                    earlier: earlier.described(),
-                    other: other
-                        .map(|b| [(b % gx) as u32, (b / gx % gy) as u32, (b / gx / gy) as u32]),
-                },
-            );
+                    earlier: earlier.touch.described(),
+                    block: {
+                        let b = earlier.who.block;
+                        [(b % gx) as u32, (b / gx % gy) as u32, (b / gx / gy) as u32]
+                    },
+                    thread: earlier.who.thread,
+                });
         }
         let Some((region, offset)) = self.shared.locate(address, bytes) else {
             return Some(EmuError::SharedOutOfBounds {

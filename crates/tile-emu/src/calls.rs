@@ -5,7 +5,8 @@ use crate::block::{race, stop, suspend, with_block, Wait, WARP};
 use crate::copies::Copy;
 use crate::error::EmuError;
 use crate::wgmma::WgmmaCall;
-use tile_abi::emulation::{Access, Op, ShuffleMode, MMA_MAX_WORDS};
+use tile_abi::emulation::{Access, Op, Ordering, ShuffleMode, MMA_MAX_WORDS};
+use tile_abi::happens::AtomicSync;
 use tile_abi::mma::{Fragment, LdMatrix, MmaKind};
 use tile_abi::wgmma::WgmmaKind;
 
@@ -108,6 +109,27 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
                 Ok(()) => 0,
                 Err(error) => stop(error),
             }
+        }
+        Op::Atomic => {
+            let (order, scope) = Ordering::decode(b);
+            with_block(|blk| {
+                let who = blk.who();
+                let sync = AtomicSync {
+                    order,
+                    scope,
+                    wrote: c != 0,
+                };
+                blk.global.atomic(who, a, sync);
+            });
+            0
+        }
+        Op::Fence => {
+            let (order, scope) = Ordering::decode(a);
+            with_block(|blk| {
+                let who = blk.who();
+                blk.global.fence(who, order, scope);
+            });
+            0
         }
         Op::CommitAsync => {
             with_block(|blk| blk.copies[blk.current as usize].commit());

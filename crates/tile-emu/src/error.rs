@@ -100,9 +100,10 @@ pub enum EmuError {
         /// The thread whose copy is in flight.
         other: u32,
     },
-    /// A global-memory race: two blocks of the launch touch a byte, not both
-    /// atomically, at least one of them writing.
-    #[error("{place}: global-memory race at {address:#x}: {access} after {earlier} by {} in the same launch (blocks are not ordered: only atomics may meet at one element)", other.map_or("another block".to_string(), |[x, y, z]| format!("block ({x}, {y}, {z})")))]
+    /// A global-memory race: two threads of the launch touch a byte, not
+    /// both atomically, at least one of them writing, and nothing orders
+    /// them.
+    #[error("{place}: global-memory race at {address:#x}: {access} after {earlier} by thread {thread} of block ({}, {}, {}), and nothing orders them (a barrier of one block, or a release the later thread acquired)", block[0], block[1], block[2])]
     GlobalRace {
         /// Where.
         place: Place,
@@ -112,8 +113,10 @@ pub enum EmuError {
         address: u64,
         /// The earlier access it races with.
         earlier: &'static str,
-        /// The earlier access's block, when one is remembered.
-        other: Option<[u32; 3]>,
+        /// The earlier access's block.
+        block: [u32; 3],
+        /// The earlier access's thread.
+        thread: u32,
     },
     /// A shared-memory race: two threads touch a byte between two barriers,
     /// at least one of them writing.

@@ -15,8 +15,12 @@
 //! * Global memory is what [`register`] made reachable: an access outside
 //!   every allocation, or not aligned as its instruction claims (a
 //!   misaligned `ld.v4` faults on hardware), stops the launch before it
-//!   touches memory. Two blocks that meet at one byte race unless both
-//!   update it atomically (`global.rs`): the launch stops there too.
+//!   touches memory. Two threads of different blocks that meet at one
+//!   byte race unless both update it atomically or one's access happens
+//!   before the other's (`global.rs`, `tile_abi::happens`: barriers, and
+//!   acquire/release atomics and fences at `cta` or `gpu` scope, as the
+//!   image reports them through `Op::Atomic` and `Op::Fence`): the launch
+//!   stops there too.
 //!
 //! * `cp.async` copies are checked when issued and carried out when a
 //!   `cp.async.wait_group` completes their group.

@@ -15,7 +15,8 @@
 use crate::gpu::Asm;
 use crate::EmitError;
 use std::collections::BTreeMap;
-use tile_abi::emulation::{Op, RUNTIME_SYMBOL};
+use tile_abi::emulation::{Op, Ordering, RUNTIME_SYMBOL};
+use tile_ir::{MemOrder, MemScope};
 
 /// How a call of inline assembly starts in LLVM's printed IR, with side
 /// effects and without.
@@ -110,6 +111,12 @@ fn definition(name: &str, asm: Asm) -> String {
         Asm::WgmmaFence => runtime(&mut body, Op::WgmmaFence, ["0"; 4]),
         Asm::WgmmaCommit => runtime(&mut body, Op::WgmmaCommit, ["0"; 4]),
         Asm::FenceProxyAsync => runtime(&mut body, Op::FenceProxyAsync, ["0"; 4]),
+        Asm::Fence { gpu, .. } => {
+            // `fence.sc` is `fence.acq_rel` to the emulators' model.
+            let scope = if gpu { MemScope::Gpu } else { MemScope::Cta };
+            let flags = Ordering::encode(MemOrder::AcqRel, scope).to_string();
+            runtime(&mut body, Op::Fence, [&flags, "0", "0", "0"]);
+        }
         Asm::MbarrierExpectTx => {
             params.extend(["i64 %bar".into(), "i32 %bytes".into()]);
             body.push_str("  %n = zext i32 %bytes to i64\n");

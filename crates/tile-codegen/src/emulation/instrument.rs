@@ -6,16 +6,30 @@
 //! outside every allocation, or misaligned (as hardware refuses a
 //! misaligned `ld.v4`), and tracks shared memory and, between blocks,
 //! global memory for races; a refused access never happens.
+//!
+//! After every atomic access of global memory, a call of [`Op::Atomic`]
+//! with its address, order and scope and whether it wrote (a
+//! compare-and-swap: whether it swapped); after every `fence`, one of
+//! [`Op::Fence`]: the runtime's happens-before follows them. The scope is
+//! the instruction's `syncscope` (`workgroup`, `wavefront`, `singlethread`
+//! are the block's; none, `agent` and `one-as` variants the device's), which
+//! the C API of LLVM 19 does not expose: it is read from the printed
+//! instruction.
 
 use crate::EmitError;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
+use inkwell::llvm_sys::core::LLVMGetCmpXchgSuccessOrdering;
 use inkwell::module::Module;
 use inkwell::targets::TargetData;
 use inkwell::types::{AnyTypeEnum, BasicTypeEnum};
-use inkwell::values::{BasicMetadataValueEnum, FunctionValue, InstructionOpcode, InstructionValue};
+use inkwell::values::{
+    AnyValue, AsValueRef, BasicMetadataValueEnum, BasicValueEnum, FunctionValue, InstructionOpcode,
+    InstructionValue, IntValue,
+};
 use inkwell::{AddressSpace, AtomicOrdering};
-use tile_abi::emulation::{Access, Op, RUNTIME_SYMBOL};
+use tile_abi::emulation::{Access, Op, Ordering, RUNTIME_SYMBOL};
+use tile_ir::{MemOrder, MemScope};
 
 /// LLVM's address space of global memory on both GPU targets.
 const GLOBAL: u16 = 1;
@@ -51,9 +65,28 @@ fn instrument_function<'ctx>(
         let mut next = block.get_first_instruction();
         while let Some(inst) = next {
             next = inst.get_next_instruction();
+            let after = inst.get_next_instruction();
             if let Some(access) = access_of(&inst, data)? {
+                let pointer = access.pointer;
+                let atomic_global =
+                    access.flags & (Access::ATOMIC | Access::SHARED) == Access::ATOMIC;
                 b.position_before(&inst);
                 call_check(ctx, module, b, access)?;
+                if let (true, Some(after)) = (atomic_global, after) {
+                    b.position_before(&after);
+                    let i64t = ctx.i64_type();
+                    let address = b.build_ptr_to_int(pointer, i64t, "address")?;
+                    let flags = i64t.const_int(ordering_of(&inst), false);
+                    let wrote = wrote(ctx, b, &inst)?;
+                    let zero = i64t.const_zero();
+                    call_runtime(ctx, module, b, Op::Atomic, [address, flags, wrote, zero])?;
+                }
+            } else if let (InstructionOpcode::Fence, Some(after)) = (inst.get_opcode(), after) {
+                b.position_before(&after);
+                let i64t = ctx.i64_type();
+                let flags = i64t.const_int(ordering_of(&inst), false);
+                let zero = i64t.const_zero();
+                call_runtime(ctx, module, b, Op::Fence, [flags, zero, zero, zero])?;
             }
         }
     }
@@ -139,6 +172,57 @@ fn operand_type<'ctx>(
         .ok_or_else(|| EmitError::internal("a memory access without its value"))
 }
 
+/// The [`Ordering`] operand of an atomic instruction or a fence: its order
+/// (sequential consistency as `acq_rel`, the strongest tile's model has)
+/// and its `syncscope`.
+fn ordering_of(inst: &InstructionValue<'_>) -> u64 {
+    let ordering = if inst.get_opcode() == InstructionOpcode::AtomicCmpXchg {
+        // SAFETY: `inst` is a live cmpxchg instruction.
+        unsafe { LLVMGetCmpXchgSuccessOrdering(inst.as_value_ref()) }.into()
+    } else {
+        inst.get_atomic_ordering()
+            .unwrap_or(AtomicOrdering::Monotonic)
+    };
+    let order = match ordering {
+        AtomicOrdering::Acquire => MemOrder::Acquire,
+        AtomicOrdering::Release => MemOrder::Release,
+        AtomicOrdering::AcquireRelease | AtomicOrdering::SequentiallyConsistent => MemOrder::AcqRel,
+        _ => MemOrder::Relaxed,
+    };
+    let text = inst.print_to_string().to_string();
+    let block = ["\"workgroup", "\"wavefront", "\"singlethread"];
+    let scope = if block
+        .iter()
+        .any(|s| text.contains(&format!("syncscope({s}")))
+    {
+        MemScope::Cta
+    } else {
+        MemScope::Gpu
+    };
+    Ordering::encode(order, scope)
+}
+
+/// Whether atomic `inst` wrote, as an `i64` after it: 1 for an update or a
+/// store, 0 for a load, a compare-and-swap's success bit.
+fn wrote<'ctx>(
+    ctx: &'ctx Context,
+    b: &Builder<'ctx>,
+    inst: &InstructionValue<'ctx>,
+) -> Result<IntValue<'ctx>, EmitError> {
+    let i64t = ctx.i64_type();
+    match inst.get_opcode() {
+        InstructionOpcode::AtomicCmpXchg => {
+            let pair = BasicValueEnum::try_from(inst.as_any_value_enum())
+                .map_err(|_| EmitError::internal("a cmpxchg of no value"))?
+                .into_struct_value();
+            let swapped = b.build_extract_value(pair, 1, "swapped")?.into_int_value();
+            Ok(b.build_int_z_extend(swapped, i64t, "wrote")?)
+        }
+        InstructionOpcode::Load => Ok(i64t.const_zero()),
+        _ => Ok(i64t.const_int(1, false)),
+    }
+}
+
 /// `runtime(Access, address, bytes, align, flags)` before the builder's
 /// position.
 fn call_check<'ctx>(
@@ -146,6 +230,25 @@ fn call_check<'ctx>(
     module: &Module<'ctx>,
     b: &Builder<'ctx>,
     access: MemoryAccess<'ctx>,
+) -> Result<(), EmitError> {
+    let i64t = ctx.i64_type();
+    let address = b.build_ptr_to_int(access.pointer, i64t, "address")?;
+    let operands = [
+        address,
+        i64t.const_int(access.bytes, false),
+        i64t.const_int(u64::from(access.align), false),
+        i64t.const_int(access.flags, false),
+    ];
+    call_runtime(ctx, module, b, Op::Access, operands)
+}
+
+/// `runtime(op, a, b, c, d)` at the builder's position.
+fn call_runtime<'ctx>(
+    ctx: &'ctx Context,
+    module: &Module<'ctx>,
+    b: &Builder<'ctx>,
+    op: Op,
+    operands: [IntValue<'ctx>; 4],
 ) -> Result<(), EmitError> {
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
@@ -155,13 +258,13 @@ fn call_check<'ctx>(
     let f = b
         .build_load(ptr, runtime.as_pointer_value(), "runtime")?
         .into_pointer_value();
-    let address = b.build_ptr_to_int(access.pointer, i64t, "address")?;
+    let [a, bb, c, d] = operands;
     let args: [BasicMetadataValueEnum; 5] = [
-        i32t.const_int(Op::Access as u64, false).into(),
-        address.into(),
-        i64t.const_int(access.bytes, false).into(),
-        i64t.const_int(u64::from(access.align), false).into(),
-        i64t.const_int(access.flags, false).into(),
+        i32t.const_int(op as u64, false).into(),
+        a.into(),
+        bb.into(),
+        c.into(),
+        d.into(),
     ];
     let ty = i64t.fn_type(
         &[
@@ -173,6 +276,6 @@ fn call_check<'ctx>(
         ],
         false,
     );
-    b.build_indirect_call(ty, f, &args, "check")?;
+    b.build_indirect_call(ty, f, &args, "runtime.call")?;
     Ok(())
 }

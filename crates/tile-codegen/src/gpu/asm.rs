@@ -50,6 +50,14 @@ pub(crate) enum Asm {
     },
     /// `fence.proxy.async.shared::cta`.
     FenceProxyAsync,
+    /// `fence.acq_rel.<scope>` (or `fence.sc` when `sc`), at `.gpu` when
+    /// `gpu` else `.cta`: PTX has no acquire-only or release-only fence.
+    Fence {
+        /// Sequentially consistent.
+        sc: bool,
+        /// At the device's scope.
+        gpu: bool,
+    },
     /// `mma.sync.aligned.m16n8k32` of an FP8 `kind`: `(c0..c3: f32, a0..a3:
     /// i32, b0, b1: i32) -> d0..d3`, C tied to D.
     MmaFp8(MmaKind),
@@ -134,6 +142,11 @@ impl Asm {
             Asm::WgmmaCommit => "wgmma.commit_group.sync.aligned;".into(),
             Asm::WgmmaWait { pending, .. } => format!("wgmma.wait_group.sync.aligned {pending};"),
             Asm::FenceProxyAsync => "fence.proxy.async.shared::cta;".into(),
+            Asm::Fence { sc, gpu } => format!(
+                "fence.{}.{};",
+                if sc { "sc" } else { "acq_rel" },
+                if gpu { "gpu" } else { "cta" }
+            ),
             Asm::MmaFp8(kind) => {
                 let t = kind.operand_name();
                 format!("mma.sync.aligned.m16n8k32.row.col.f32.{t}.{t}.f32 {{$0, $1, $2, $3}}, {{$8, $9, $10, $11}}, {{$12, $13}}, {{$4, $5, $6, $7}};")
@@ -170,7 +183,9 @@ impl Asm {
             Asm::MbarrierExpectTx => format!("l,r,{MEMORY}"),
             Asm::MbarrierTryWait => format!("=r,l,r,{MEMORY}"),
             Asm::TmaLoad2d => format!("l,l,r,r,l,{MEMORY}"),
-            Asm::WgmmaFence | Asm::WgmmaCommit | Asm::FenceProxyAsync => MEMORY.into(),
+            Asm::WgmmaFence | Asm::WgmmaCommit | Asm::FenceProxyAsync | Asm::Fence { .. } => {
+                MEMORY.into()
+            }
             Asm::LoadGlobal { bits, nc: true } => format!("={},l,b,0", access_register(bits)),
             Asm::LoadGlobal { bits, nc: false } => {
                 format!("={},l,b,0,{MEMORY}", access_register(bits))
@@ -218,6 +233,9 @@ impl Asm {
             let opaque = [32, 64]
                 .into_iter()
                 .flat_map(|bits| [false, true].map(|amd| Asm::Opaque { bits, amd }));
+            let fences = [false, true]
+                .into_iter()
+                .flat_map(|sc| [false, true].map(|gpu| Asm::Fence { sc, gpu }));
             [
                 Asm::WgmmaFence,
                 Asm::WgmmaCommit,
@@ -230,6 +248,7 @@ impl Asm {
             .chain(fp8)
             .chain(accesses)
             .chain(opaque)
+            .chain(fences)
             .find(|a| a.template() == template)?
         };
         (candidate.template() == template && candidate.constraints() == constraints)
@@ -256,6 +275,11 @@ impl Asm {
             Asm::WgmmaCommit => "wgmma.commit".into(),
             Asm::WgmmaWait { pending, values } => format!("wgmma.wait.{pending}.{values}"),
             Asm::FenceProxyAsync => "fence.proxy.async".into(),
+            Asm::Fence { sc, gpu } => format!(
+                "fence.{}.{}",
+                if sc { "sc" } else { "acq_rel" },
+                if gpu { "gpu" } else { "cta" }
+            ),
             Asm::MmaFp8(kind) => format!("mma.{}", kind.name()),
             Asm::MbarrierExpectTx => "mbarrier.expect_tx".into(),
             Asm::MbarrierTryWait => "mbarrier.try_wait".into(),
@@ -275,7 +299,7 @@ impl Asm {
             Asm::WgmmaWait { values, .. } => values,
             Asm::MmaFp8(_) => 4,
             Asm::MbarrierExpectTx | Asm::MbarrierTryWait | Asm::TmaLoad2d => 0,
-            Asm::WgmmaFence | Asm::WgmmaCommit | Asm::FenceProxyAsync => 0,
+            Asm::WgmmaFence | Asm::WgmmaCommit | Asm::FenceProxyAsync | Asm::Fence { .. } => 0,
             Asm::LoadGlobal { .. } | Asm::StoreGlobal { .. } | Asm::Opaque { .. } => 0,
         }
     }

@@ -11,13 +11,14 @@
 //! wave64 (gfx90a, gfx942) or whole wave32s (gfx1100), and the source lane of
 //! a shuffle is computed with `shfl.sync`'s rules inside the 32-lane warp.
 
-use super::GpuEmitter;
+use super::{Asm, GpuEmitter};
 use crate::target::{Gfx, Sm, Target};
 use crate::EmitError;
 use inkwell::attributes::AttributeLoc;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Linkage;
 use inkwell::values::{FunctionValue, IntValue};
+use tile_ir::{MemOrder, MemScope};
 
 /// A GPU target of the emitter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,36 +149,80 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
 
     /// AMDGPU's barrier between workgroup-scope fences, which order LDS and
     /// global accesses among the workgroup's waves without the system-scope
-    /// cache writeback and invalidation a plain fence costs. LLVM's C API
-    /// cannot set a fence's scope, so the function is parsed from IR text
-    /// and linked into the module once.
+    /// cache writeback and invalidation a plain fence costs.
     fn workgroup_barrier(&self) -> Result<FunctionValue<'ctx>, EmitError> {
-        if let Some(f) = self.module.get_function(WORKGROUP_BARRIER) {
+        self.ir_helper(
+            WORKGROUP_BARRIER,
+            "declare void @llvm.amdgcn.s.barrier()\n",
+            "fence syncscope(\"workgroup\") release\n\
+             call void @llvm.amdgcn.s.barrier()\n\
+             fence syncscope(\"workgroup\") acquire\n",
+        )
+    }
+
+    /// A fence of this thread: on NVPTX `fence.acq_rel` or `fence.sc` at
+    /// `.cta` or `.gpu` (inline PTX: PTX has no acquire-only or
+    /// release-only fence, and LLVM 19's `fence` is always `.sys`); on
+    /// AMDGPU LLVM's `fence` at `syncscope("workgroup")` or `("agent")`.
+    pub(crate) fn fence(&self, order: MemOrder, scope: MemScope) -> Result<(), EmitError> {
+        match self.gpu {
+            GpuTarget::Nvptx(_) => {
+                let asm = Asm::Fence {
+                    sc: order == MemOrder::SeqCst,
+                    gpu: scope == MemScope::Gpu,
+                };
+                self.inline_asm(asm, &[]).map(drop)
+            }
+            GpuTarget::Amdgpu(_) => {
+                let ordering = match order {
+                    MemOrder::Acquire => "acquire",
+                    MemOrder::Release => "release",
+                    MemOrder::SeqCst => "seq_cst",
+                    MemOrder::AcqRel | MemOrder::Relaxed => "acq_rel",
+                };
+                let syncscope = match scope {
+                    MemScope::Cta => "workgroup",
+                    MemScope::Gpu => "agent",
+                };
+                let name = format!("tile.fence.{ordering}.{syncscope}");
+                let body = format!("fence syncscope(\"{syncscope}\") {ordering}\n");
+                let f = self.ir_helper(&name, "", &body)?;
+                self.b.build_call(f, &[], "")?;
+                Ok(())
+            }
+        }
+    }
+
+    /// The `void @name()` of `body` (after the `declarations`), parsed from
+    /// IR text and linked into the module once: LLVM's C API cannot set a
+    /// fence's scope.
+    fn ir_helper(
+        &self,
+        name: &str,
+        declarations: &str,
+        body: &str,
+    ) -> Result<FunctionValue<'ctx>, EmitError> {
+        if let Some(f) = self.module.get_function(name) {
             return Ok(f);
         }
         let text = format!(
-            "target datalayout = \"{}\"\ntarget triple = \"{}\"\n\
-             declare void @llvm.amdgcn.s.barrier()\n\
-             define void @{WORKGROUP_BARRIER}() alwaysinline {{\n\
-             fence syncscope(\"workgroup\") release\n\
-             call void @llvm.amdgcn.s.barrier()\n\
-             fence syncscope(\"workgroup\") acquire\n\
-             ret void\n}}\n",
+            "target datalayout = \"{}\"\ntarget triple = \"{}\"\n{declarations}\
+             define void @{name}() alwaysinline {{\n{body}ret void\n}}\n",
             self.module.get_data_layout().as_str().to_string_lossy(),
             self.module.get_triple().as_str().to_string_lossy(),
         );
-        let buffer = MemoryBuffer::create_from_memory_range_copy(text.as_bytes(), "barrier");
+        let buffer = MemoryBuffer::create_from_memory_range_copy(text.as_bytes(), name);
         let helper = self
             .ctx
             .create_module_from_ir(buffer)
-            .map_err(|e| EmitError::Internal(format!("the workgroup barrier: {e}")))?;
+            .map_err(|e| EmitError::Internal(format!("`{name}`: {e}")))?;
         self.module
             .link_in_module(helper)
-            .map_err(|e| EmitError::Internal(format!("linking the workgroup barrier: {e}")))?;
+            .map_err(|e| EmitError::Internal(format!("linking `{name}`: {e}")))?;
         let f = self
             .module
-            .get_function(WORKGROUP_BARRIER)
-            .ok_or_else(|| EmitError::internal("the workgroup barrier is missing after linking"))?;
+            .get_function(name)
+            .ok_or_else(|| EmitError::Internal(format!("`{name}` is missing after linking")))?;
         // Linked with external linkage, so the linker keeps it unused.
         f.set_linkage(Linkage::Internal);
         Ok(f)

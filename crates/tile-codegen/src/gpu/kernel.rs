@@ -404,6 +404,10 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 self.barrier()?;
                 Ok(Vec::new())
             }
+            ThreadOpKind::Fence { order, scope } => {
+                self.fence(*order, *scope)?;
+                Ok(Vec::new())
+            }
             ThreadOpKind::Shuffle { mode, width } => {
                 one(self.shuffle(k, *mode, *width, dtype(0)?, x[0], x[1].into_int_value())?)
             }

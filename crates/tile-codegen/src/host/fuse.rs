@@ -94,7 +94,7 @@ fn lazy_in(
         }
         let writes = region.ops[at + 1..root].iter().any(|&between| {
             let op = func.op(between);
-            op.kind.writes_memory() || !op.regions.is_empty()
+            op.kind.writes_memory() || op.kind.orders_memory() || !op.regions.is_empty()
         });
         if writes {
             lazy.remove(&id);

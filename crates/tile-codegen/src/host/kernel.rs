@@ -16,10 +16,13 @@ use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
+use inkwell::AtomicOrdering;
 use std::collections::HashMap;
 use tile_abi::host as abi;
 use tile_abi::HostIsa;
-use tile_ir::{DType, Function, OpFamily, OpId, OpKind, Region, Type, Value, ValueNames};
+use tile_ir::{
+    DType, Function, MemOrder, MemScope, OpFamily, OpId, OpKind, Region, Type, Value, ValueNames,
+};
 
 /// The name of the kernel function in the host module.
 pub(super) const KERNEL: &str = "tile_host_kernel";
@@ -297,6 +300,18 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             (OpFamily::LayoutView, _) => self.lview(id),
             (OpFamily::Debug, OpKind::Assert { id: n, .. }) => self.assert(id, *n),
             (OpFamily::Debug, OpKind::Print { id: n, .. }) => self.print(id, *n),
+            (OpFamily::Sync, OpKind::Fence { order, scope }) if *scope == MemScope::Gpu => {
+                let ordering = if *order == MemOrder::SeqCst {
+                    AtomicOrdering::SequentiallyConsistent
+                } else {
+                    AtomicOrdering::AcquireRelease
+                };
+                self.e.b.build_fence(ordering, false, "")?;
+                Ok(())
+            }
+            // One host thread runs the whole program: a barrier or a fence
+            // of the block's scope orders nothing more.
+            (OpFamily::Sync, _) => Ok(()),
             (_, kind) => Err(HostError::internal(format!(
                 "`{}` outside its place",
                 kind.name()

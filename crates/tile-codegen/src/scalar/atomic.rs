@@ -23,6 +23,11 @@ fn orderings(order: MemOrder) -> (AtomicOrdering, AtomicOrdering) {
         MemOrder::Acquire => (AtomicOrdering::Acquire, AtomicOrdering::Acquire),
         MemOrder::Release => (AtomicOrdering::Release, AtomicOrdering::Monotonic),
         MemOrder::AcqRel => (AtomicOrdering::AcquireRelease, AtomicOrdering::Acquire),
+        // The verifier keeps `seq_cst` to fences.
+        MemOrder::SeqCst => (
+            AtomicOrdering::SequentiallyConsistent,
+            AtomicOrdering::SequentiallyConsistent,
+        ),
     }
 }
 

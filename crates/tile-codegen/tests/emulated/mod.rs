@@ -9,6 +9,7 @@
 use tile_abi::emulation::ArgsAbi;
 use tile_abi::{FaultCode, Packet, Status};
 use tile_codegen::gpu::{emit_module, GpuModule};
+use tile_codegen::tools::Tool;
 use tile_codegen::{emulation, tools, CodegenOptions, Gfx, Sm, Target};
 use tile_emu::EmulatedKernel;
 use tile_ir::interp::Arg;
@@ -25,6 +26,13 @@ pub fn f32_bits(arg: &Arg) -> Vec<u32> {
             .map(|v| v.to_bits())
             .collect(),
         other => panic!("not an f32 tensor: {other:?}"),
+    }
+}
+
+/// Panics, saying how to install it, unless `tool` is found.
+pub fn require(tool: Tool) {
+    if let Err(e) = tool.find() {
+        panic!("{e}\n(these tests need {tool}: run scripts/setup.sh first)");
     }
 }
 
