@@ -32,6 +32,7 @@ mod recover;
 mod reshaping;
 mod scope;
 mod sort;
+mod sync;
 mod tile_iter;
 mod value;
 

@@ -54,8 +54,25 @@ fn load_with_release(out: &mut Tensor<i32>) {
 }
 
 #[tile_kernel]
-fn atomic_store_of_f16(out: &mut Tensor<f16>) {
-    partition_view(out, [16]).atomic_store(zeros::<f16>([16]), program_id(0));
+fn atomic_store_of_u8(out: &mut Tensor<u8>) {
+    partition_view(out, [16]).atomic_store(zeros::<u8>([16]), program_id(0));
+}
+
+// A relaxed fence orders nothing.
+#[tile_kernel]
+fn relaxed_fence(out: &mut Tensor<i32>) {
+    fence(Ordering::Relaxed, Scope::Gpu);
+}
+
+// A fence takes an order and a scope, nothing else.
+#[tile_kernel]
+fn fence_of_a_value(out: &mut Tensor<i32>) {
+    fence(Ordering::AcqRel, 3);
+}
+
+#[tile_kernel]
+fn debug_barrier_with_arguments(out: &mut Tensor<i32>) {
+    debug_barrier(Scope::Cta);
 }
 
 fn main() {}
