@@ -15,6 +15,8 @@ mod checked;
 mod common;
 #[path = "kernels/layernorm.rs"]
 mod layernorm;
+#[path = "kernels/layernorm_backward.rs"]
+mod layernorm_backward;
 #[path = "kernels/matmul.rs"]
 mod matmul;
 #[path = "kernels/persistent.rs"]
@@ -31,6 +33,7 @@ fn main() -> Result<(), tile::Error> {
         vector_add::run,
         softmax::run,
         layernorm::run,
+        layernorm_backward::run,
         matmul::run,
         persistent::run,
         transpose::run,

@@ -12,6 +12,8 @@ mod checked;
 mod common;
 #[path = "../examples/kernels/layernorm.rs"]
 mod layernorm;
+#[path = "../examples/kernels/layernorm_backward.rs"]
+mod layernorm_backward;
 #[path = "../examples/kernels/matmul.rs"]
 mod matmul;
 #[path = "../examples/kernels/persistent.rs"]
@@ -68,6 +70,7 @@ fn every_example_passes_its_reference_check() {
         vector_add::run,
         softmax::run,
         layernorm::run,
+        layernorm_backward::run,
         matmul::run,
         persistent::run,
         transpose::run,
@@ -226,10 +229,12 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     use tile::meta::KernelInfo;
     use tile::ImageKind;
     use tile_codegen::tools;
-    let infos: [&KernelInfo; 12] = [
+    let infos: [&KernelInfo; 14] = [
         &vector_add::vector_add::<1024>::INFO,
         &softmax::softmax::<4, 256>::INFO,
         &layernorm::layernorm::<8, 384>::INFO,
+        &layernorm_backward::layernorm_backward::<256, 4>::INFO,
+        &layernorm_backward::layernorm_backward_dwdb::<4, 256>::INFO,
         &matmul::matmul::<32, 32, 16>::INFO,
         &matmul::matmul_f16::<32, 32, 16>::INFO,
         &matmul::matmul_f16_large::<128, 128, 64>::INFO,
@@ -320,8 +325,8 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     }
     assert_eq!(
         checked,
-        12 * expected.len() + 3 + tensor_cores.len() + 2 * levels.len(),
-        "twelve specializations for seven GPU targets and the host levels (three of them for \
+        14 * expected.len() + 3 + tensor_cores.len() + 2 * levels.len(),
+        "fourteen specializations for seven GPU targets and the host levels (three of them for \
          sm_90a too), one for six and the host, two for the host"
     );
 }

@@ -36,6 +36,8 @@ mod checked;
 mod common;
 #[path = "../examples/kernels/layernorm.rs"]
 mod layernorm;
+#[path = "../examples/kernels/layernorm_backward.rs"]
+mod layernorm_backward;
 #[path = "../examples/kernels/matmul.rs"]
 mod matmul;
 #[path = "../examples/kernels/persistent.rs"]
@@ -87,7 +89,7 @@ fn show<const B: usize>(x: &Tensor<f32>) {
 }
 
 /// Every kernel of the examples, [`copy`] and [`show`].
-fn kernels() -> [&'static KernelInfo; 20] {
+fn kernels() -> [&'static KernelInfo; 22] {
     [
         &show::<8>::INFO,
         &atomics::histogram::<256>::INFO,
@@ -100,6 +102,8 @@ fn kernels() -> [&'static KernelInfo; 20] {
         &vector_add::vector_add::<1024>::INFO,
         &softmax::softmax::<4, 256>::INFO,
         &layernorm::layernorm::<8, 384>::INFO,
+        &layernorm_backward::layernorm_backward::<256, 4>::INFO,
+        &layernorm_backward::layernorm_backward_dwdb::<4, 256>::INFO,
         &matmul::matmul::<32, 32, 16>::INFO,
         &matmul::matmul_f16::<32, 32, 16>::INFO,
         &matmul::matmul_f16_large::<128, 128, 64>::INFO,
@@ -217,8 +221,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     }
     let images = write_images(&dir.0, &kernels(), &TARGETS);
     assert_eq!(
-        images, 44,
-        "twenty-two specializations (the examples, `copy`'s two and `show`) have sm_80 PTX and gfx942 code objects"
+        images, 48,
+        "twenty-four specializations (the examples, `copy`'s two and `show`) have sm_80 PTX and gfx942 code objects"
     );
     let hopper = write_images(&dir.0, &matmuls(), &HOPPER);
     assert_eq!(
@@ -275,10 +279,11 @@ fn same_on_both(kernel: &str, gpu: &Device, launch: impl Fn(&Device) -> Tensor<f
 /// passes its check; softmax and matmul equal the CPU device's results; a
 /// kernel's failed bounds check comes back from its status record.
 fn examples_on(dev: &Device, target: Target) {
-    let examples: [Example; 9] = [
+    let examples: [Example; 10] = [
         vector_add::run,
         softmax::run,
         layernorm::run,
+        layernorm_backward::run,
         matmul::run,
         persistent::run,
         transpose::run,
@@ -354,7 +359,7 @@ fn examples_on(dev: &Device, target: Target) {
     assert!(matches!(err, Error::DeviceCheck { .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
-        format!("kernel `copy` failed on device {dev}: program (1, 0, 0): check 0: `partition_view(..).load(..)` at tests/standin.rs:77:59 (`%3 = load %2, %0`, a view of `x`): partition index [1, 0, 0, 0] reaches outside the tensor")
+        format!("kernel `copy` failed on device {dev}: program (1, 0, 0): check 0: `partition_view(..).load(..)` at tests/standin.rs:79:59 (`%3 = load %2, %0`, a view of `x`): partition index [1, 0, 0, 0] reaches outside the tensor")
     );
 }
 
