@@ -5,11 +5,17 @@
 //! The kernels (in `examples/kernels/`) are written with `#[tile_kernel]`:
 //! `cargo build` compiles them, and their launchers run them on the device.
 //! Each also runs alone: `cargo run --release --example attention`.
+//!
+//! `demo --check [--json FILE]` is the GPU bundle's correctness check
+//! (`scripts/gpu-bundle.sh`): every example on the best GPU and on the CPU
+//! device of the same process, pass or fail per item.
 
 #[path = "kernels/atomics.rs"]
 mod atomics;
 #[path = "kernels/attention.rs"]
 mod attention;
+#[path = "common/check.rs"]
+mod check;
 #[path = "kernels/checked.rs"]
 mod checked;
 mod common;
@@ -28,17 +34,40 @@ mod transpose;
 #[path = "kernels/vector_add.rs"]
 mod vector_add;
 
-fn main() -> Result<(), tile::Error> {
-    common::run_examples(&[
-        vector_add::run,
-        softmax::run,
-        layernorm::run,
-        layernorm_backward::run,
-        matmul::run,
-        persistent::run,
-        transpose::run,
-        attention::run,
-        atomics::run,
-        checked::run,
-    ])
+use common::Example;
+use std::process::ExitCode;
+
+/// The examples by name, in the table's order.
+const EXAMPLES: [(&str, Example); 10] = [
+    ("vector_add", vector_add::run),
+    ("softmax", softmax::run),
+    ("layernorm", layernorm::run),
+    ("layernorm_backward", layernorm_backward::run),
+    ("matmul", matmul::run),
+    ("persistent", persistent::run),
+    ("transpose", transpose::run),
+    ("attention", attention::run),
+    ("atomics", atomics::run),
+    ("checked", checked::run),
+];
+
+fn main() -> Result<ExitCode, tile::Error> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [] => {
+            let runs: Vec<Example> = EXAMPLES.iter().map(|&(_, run)| run).collect();
+            common::run_examples(&runs).map(|()| ExitCode::SUCCESS)
+        }
+        ["--check"] => Ok(check::check(&EXAMPLES, None)),
+        ["--check", "--json", file] => Ok(check::check(&EXAMPLES, Some(file))),
+        _ => {
+            eprintln!("usage: demo [--check [--json FILE]]");
+            Ok(ExitCode::from(2))
+        }
+    }
 }

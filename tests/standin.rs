@@ -44,28 +44,23 @@ mod matmul;
 mod persistent;
 #[path = "../examples/kernels/softmax.rs"]
 mod softmax;
+#[path = "../examples/common/standin_images.rs"]
+mod standin_images;
 #[path = "../examples/kernels/transpose.rs"]
 mod transpose;
 #[path = "../examples/kernels/vector_add.rs"]
 mod vector_add;
 
 use common::{Example, Inputs};
+use standin_images::{matmuls, write_images, HOPPER, TARGETS};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tile::meta::KernelInfo;
 use tile::{tile_kernel, Device, Error, KernelCode, Tensor};
-use tile_codegen::pipeline::{self, Options};
-use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
+use tile_codegen::Target;
 
 /// The name of the child test.
 const CHILD: &str = "on_the_stand_ins";
-
-/// The targets the stand-in devices report (their defaults).
-const TARGETS: [Target; 2] = [Target::Nvptx(Sm::Sm80), Target::Amdgpu(Gfx::Gfx942)];
-
-/// The targets a Hopper stand-in (`TILE_STANDIN_SM=90`) runs: sm_90's PTX,
-/// and sm_90a's (`wgmma`) for the kernels built for it.
-const HOPPER: [Target; 2] = [Target::Nvptx(Sm::Sm90), Target::Nvptx(Sm::Sm90a)];
 
 /// The name of the Hopper child test.
 const HOPPER_CHILD: &str = "on_a_hopper_stand_in";
@@ -89,31 +84,10 @@ fn show<const B: usize>(x: &Tensor<f32>) {
 }
 
 /// Every kernel of the examples, [`copy`] and [`show`].
-fn kernels() -> [&'static KernelInfo; 22] {
-    [
-        &show::<8>::INFO,
-        &atomics::histogram::<256>::INFO,
-        &atomics::matmul_split_k::<32, 32, 16, 4>::INFO,
-        &atomics::embedding::<32>::INFO,
-        &atomics::embedding_backward::<32>::INFO,
-        &checked::normalize_rows::<4, 128>::INFO,
-        &checked::embedding_checked::<32>::INFO,
-        &copy::<4>::INFO,
-        &vector_add::vector_add::<1024>::INFO,
-        &softmax::softmax::<4, 256>::INFO,
-        &layernorm::layernorm::<8, 384>::INFO,
-        &layernorm_backward::layernorm_backward::<256, 4>::INFO,
-        &layernorm_backward::layernorm_backward_dwdb::<4, 256>::INFO,
-        &matmul::matmul::<32, 32, 16>::INFO,
-        &matmul::matmul_f16::<32, 32, 16>::INFO,
-        &matmul::matmul_f16_large::<128, 128, 64>::INFO,
-        &matmul::matmul_bf16_large::<128, 128, 64>::INFO,
-        &persistent::matmul_persistent::<64, 64, 32, 4>::INFO,
-        &transpose::transpose::<32, 32>::INFO,
-        &transpose::transpose_lview::<224, 160, 32, 32>::INFO,
-        &attention::attention::<16, 16, 64>::INFO,
-        &attention::attention_f16::<64, 32, 64>::INFO,
-    ]
+fn kernels() -> Vec<&'static KernelInfo> {
+    let mut all = standin_images::example_kernels();
+    all.extend([&show::<8>::INFO, &copy::<4>::INFO]);
+    all
 }
 
 /// A directory for the stand-in and the images, removed when dropped.
@@ -123,71 +97,6 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-/// The matmuls of the examples.
-fn matmuls() -> [&'static KernelInfo; 7] {
-    [
-        &matmul::matmul::<32, 32, 16>::INFO,
-        &matmul::matmul_f16::<32, 32, 16>::INFO,
-        &matmul::matmul_f8::<64, 64, 64>::INFO,
-        &matmul::matmul_f16_tma::<128, 128, 64>::INFO,
-        &matmul::matmul_f16_large::<128, 128, 64>::INFO,
-        &matmul::matmul_bf16_large::<128, 128, 64>::INFO,
-        &persistent::matmul_persistent::<64, 64, 32, 4>::INFO,
-    ]
-}
-
-/// Writes the emulation image of every specialization's device image for
-/// each of `targets` into `dir`, under the key the stand-ins look it up
-/// by; returns how many.
-fn write_images(dir: &Path, kernels: &[&KernelInfo], targets: &[Target]) -> usize {
-    let mut written = 0;
-    for info in kernels {
-        for spec in info.specializations {
-            for &target in targets {
-                let name = target.to_string();
-                let Some(embedded) = spec.images.iter().find(|i| i.target == name) else {
-                    continue;
-                };
-                let func = tile::ir::text::parse_function(spec.ir).expect("the embedded tile IR");
-                // A kernel compiled with `tma` says so in its images: the
-                // tensor maps they take.
-                let ptx = std::str::from_utf8(embedded.bytes).unwrap_or_default();
-                let tma = !tile_abi::tma::maps_of_ptx(ptx)
-                    .unwrap_or_default()
-                    .is_empty();
-                let options = Options {
-                    targets: vec![target],
-                    num_warps: info.num_warps,
-                    codegen: CodegenOptions {
-                        tma,
-                        ..CodegenOptions::default()
-                    },
-                    dump_dir: None,
-                    cache: None,
-                    max_threads: None,
-                    num_stages: info.num_stages,
-                };
-                let built = pipeline::emulate(&func, spec.label, target, &options)
-                    .unwrap_or_else(|e| panic!("{e}"));
-                assert!(
-                    built.device.bytes == embedded.bytes,
-                    "{} ({}): the {name} image rebuilt from the embedded tile IR differs from the embedded one",
-                    info.name,
-                    spec.label
-                );
-                let key = tile_standin::image_key(embedded.bytes);
-                std::fs::write(
-                    dir.join(format!("{key}.so")),
-                    &built.emulation.shared_object,
-                )
-                .expect("writing an image");
-                written += 1;
-            }
-        }
-    }
-    written
 }
 
 /// `LD_LIBRARY_PATH` with `dir` first, so the stand-ins are found before
@@ -359,7 +268,7 @@ fn examples_on(dev: &Device, target: Target) {
     assert!(matches!(err, Error::DeviceCheck { .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
-        format!("kernel `copy` failed on device {dev}: program (1, 0, 0): check 0: `partition_view(..).load(..)` at tests/standin.rs:79:59 (`%3 = load %2, %0`, a view of `x`): partition index [1, 0, 0, 0] reaches outside the tensor")
+        format!("kernel `copy` failed on device {dev}: program (1, 0, 0): check 0: `partition_view(..).load(..)` at tests/standin.rs:74:59 (`%3 = load %2, %0`, a view of `x`): partition index [1, 0, 0, 0] reaches outside the tensor")
     );
 }
 

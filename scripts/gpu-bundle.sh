@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Builds the GPU bundle: a directory (default target/gpu-bundle/) holding everything a machine
+# with a GPU but without Rust, LLVM or a network needs to check tile on its device. Its one entry
+# point is run.sh; its README.md says what each part measures. The bundle is at most 48 MiB
+# (checked here); its smoke run (`run.sh --smoke`) uses the driver stand-ins it also carries.
+#
+#   bash scripts/gpu-bundle.sh [DIR]
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+OUT="${1:-$ROOT/target/gpu-bundle}"
+LIMIT=$((48 * 1024 * 1024))
+# shellcheck source=scripts/env.sh
+source scripts/env.sh
+
+# Release binaries: they link no LLVM (the kernels were compiled by `cargo build`).
+cargo build --release --example demo
+# The driver stand-ins and the emulation images of the examples' sm_80 and gfx942 images, for
+# the smoke run (writing the images needs LLVM, so it happens here).
+cargo build --release -p tile-standin
+rm -rf "$OUT"
+mkdir -p "$OUT/bin" "$OUT/smoke/images"
+cp target/release/examples/demo "$OUT/bin/"
+cp target/release/libtile_standin.so "$OUT/smoke/"
+cargo run --quiet --release --example standin_images -- "$OUT/smoke/images"
+cp scripts/gpu-bundle/run.sh scripts/gpu-bundle/README.md "$OUT/"
+chmod +x "$OUT/run.sh" "$OUT/bin/"*
+
+bytes=$(du -sb "$OUT" | cut -f1)
+awk -v out="$OUT" -v b="$bytes" -v l="$LIMIT" \
+    'BEGIN { printf "gpu bundle: %s, %.1f MiB (at most %d MiB)\n", out, b / 1048576, l / 1048576 }'
+if ((bytes > LIMIT)); then
+    echo "gpu bundle: over the limit" >&2
+    exit 1
+fi

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The GPU bundle's entry point (README.md beside it says what it runs and needs).
+#
+#   ./run.sh [--out DIR] [--smoke]
+#
+# --out DIR  where the results go (default: results/ beside this script): at most 8 files.
+# --smoke    run against the driver stand-ins in smoke/ instead of a GPU driver (how the
+#            bundle is checked where it is built); no sanitizers.
+set -uo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+OUT="$HERE/results"
+SMOKE=0
+while (($#)); do
+    case "$1" in
+        --out) OUT="$2"; shift 2 ;;
+        --smoke) SMOKE=1; shift ;;
+        *) echo "usage: run.sh [--out DIR] [--smoke]" >&2; exit 2 ;;
+    esac
+done
+mkdir -p "$OUT"
+LOG="$OUT/run.log"
+: >"$LOG"
+say() { echo "$*" | tee -a "$LOG"; }
+
+if ((SMOKE)); then
+    export LD_LIBRARY_PATH="$HERE/smoke${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export TILE_STANDIN_IMAGES="$HERE/smoke/images"
+    for lib in libcuda.so libamdhip64.so; do
+        ln -sf libtile_standin.so "$HERE/smoke/$lib"
+    done
+    say "run.sh: smoke run against the driver stand-ins in $HERE/smoke"
+fi
+say "run.sh: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)"
+if command -v nvidia-smi >/dev/null 2>&1; then
+    say "run.sh: NVIDIA driver found: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
+else
+    say "run.sh: no nvidia-smi (no NVIDIA driver tools)"
+fi
+if command -v rocminfo >/dev/null 2>&1; then
+    say "run.sh: ROCm found: $(rocminfo 2>/dev/null | grep -m1 -o 'gfx[0-9a-f]*')"
+else
+    say "run.sh: no rocminfo (no ROCm)"
+fi
+
+status=0
+say "== correctness: every example on the device and on the CPU device"
+"$HERE/bin/demo" --check --json "$OUT/check.json" 2>&1 | tee "$OUT/check.txt" | tee -a "$LOG" >/dev/null
+check=${PIPESTATUS[0]}
+cat "$OUT/check.txt"
+((check == 0)) || status=1
+
+if ((!SMOKE)) && command -v compute-sanitizer >/dev/null 2>&1; then
+    say "== sanitizers: the examples under compute-sanitizer"
+    for tool in memcheck racecheck synccheck; do
+        compute-sanitizer --tool "$tool" --error-exitcode 1 "$HERE/bin/demo" >>"$OUT/sanitizers.txt" 2>&1
+        code=$?
+        say "compute-sanitizer --tool $tool: exit $code"
+        ((code == 0)) || status=1
+    done
+else
+    say "== sanitizers: skipped ($( ((SMOKE)) && echo 'smoke run' || echo 'no compute-sanitizer'))"
+fi
+
+say "run.sh: done, exit $status; results in $OUT"
+exit "$status"
