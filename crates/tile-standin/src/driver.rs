@@ -1,10 +1,13 @@
 //! What both stand-ins hold and check: handles, loaded modules and their
-//! kernels, streams, the sticky error of a faulted launch, the launch-shape
+//! kernels, streams and events (`streams.rs`), captures and graphs
+//! (`capture.rs`), the sticky error of a faulted launch, the launch-shape
 //! checks against a kernel's bounds and a device's limits, and the launch
 //! itself through the emulation target.
 
+use crate::capture::{Capture, Op};
 use crate::memory;
-use std::collections::{HashMap, HashSet};
+use crate::streams::{Event, Stream};
+use std::collections::HashMap;
 use std::ffi::c_int;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tile_emu::{EmuError, EmulatedKernel};
@@ -143,21 +146,36 @@ pub(crate) enum Refused {
     Fault(Fault),
 }
 
-/// A driver's state: handles, modules, kernels, streams, sticky fault.
+/// A driver's state: handles, modules, kernels, streams, events,
+/// captures, graphs, sticky fault.
 #[derive(Default)]
 pub(crate) struct Driver {
     next_handle: u64,
     pub(crate) modules: HashMap<u64, Arc<Loaded>>,
     pub(crate) functions: HashMap<u64, (Arc<Loaded>, Kernel)>,
-    pub(crate) streams: HashSet<u64>,
+    /// The streams created, by handle.
+    pub(crate) streams: HashMap<u64, Stream>,
+    /// The per-thread default stream (one for all threads).
+    pub(crate) per_thread: Stream,
+    pub(crate) events: HashMap<u64, Event>,
+    /// The open captures, by id.
+    pub(crate) captures: HashMap<u64, Capture>,
+    /// Graphs, and executable graphs: their operations.
+    pub(crate) graphs: HashMap<u64, Arc<[Op]>>,
+    pub(crate) execs: HashMap<u64, Arc<[Op]>>,
     /// The fault of a launch, reported from then on.
     pub(crate) sticky: Option<Fault>,
 }
 
+/// The first handle handed out: above the streams the driver knows by
+/// number (0, 1, 2), and recognizable in a log.
+const FIRST_HANDLE: u64 = 0x1001;
+
 impl Driver {
-    /// A fresh handle (never 0).
+    /// A fresh handle, of any kind (module, function, stream, event,
+    /// graph), never one handed out before.
     pub(crate) fn handle(&mut self) -> u64 {
-        self.next_handle += 1;
+        self.next_handle = self.next_handle.max(FIRST_HANDLE - 1) + 1;
         self.next_handle
     }
 
@@ -213,11 +231,6 @@ impl Driver {
             None => Ok(found),
         }
     }
-
-    /// Whether `stream` is the null stream or a live one.
-    pub(crate) fn is_stream(&self, stream: u64) -> bool {
-        stream == 0 || self.streams.contains(&stream)
-    }
 }
 
 /// Success, in both APIs' numbering.
@@ -267,25 +280,64 @@ pub(crate) fn lock(state: &'static Mutex<Option<Driver>>) -> MutexGuard<'static,
     state.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A copy of `bytes` from `from` to `to` after a driver's checks: the
-/// `device` ends lie inside one allocation each, host pointers are non-null.
+/// Whether a copy of `bytes` from `from` to `to` passes a driver's checks:
+/// the `device` ends lie inside one allocation the device addresses each,
+/// host pointers are non-null.
+pub(crate) fn copyable(to: u64, from: u64, bytes: usize, device: [bool; 2]) -> bool {
+    bytes == 0
+        || [(to, device[0]), (from, device[1])]
+            .into_iter()
+            .all(|(address, on_device)| {
+                if on_device {
+                    memory::contains(address, bytes)
+                } else {
+                    address != 0
+                }
+            })
+}
+
+/// A copy of `bytes` from `from` to `to` after a driver's checks
+/// ([`copyable`]).
 pub(crate) fn copy(to: u64, from: u64, bytes: usize, device: [bool; 2]) -> Result<(), ()> {
-    if bytes == 0 {
-        return Ok(());
+    if !copyable(to, from, bytes, device) {
+        return Err(());
     }
-    for (address, on_device) in [(to, device[0]), (from, device[1])] {
-        let fine = if on_device {
-            memory::contains(address, bytes)
+    if bytes > 0 {
+        // SAFETY: device ranges lie inside live allocations (checked);
+        // host ranges are the caller's, valid by the driver API's contract.
+        unsafe { std::ptr::copy(from as *const u8, to as *mut u8, bytes) };
+    }
+    Ok(())
+}
+
+/// Whether a fill of `count` values of `width` bytes at `to` passes a
+/// driver's checks: the range lies inside one allocation the device
+/// addresses.
+pub(crate) fn fillable(to: u64, width: usize, count: usize) -> bool {
+    match count.checked_mul(width) {
+        Some(0) => true,
+        Some(bytes) => memory::contains(to, bytes),
+        None => false,
+    }
+}
+
+/// A fill of `count` values of `width` bytes (1 or 4, the lowest of
+/// `value`) at `to`, after a driver's checks ([`fillable`]).
+pub(crate) fn fill(to: u64, value: u32, width: usize, count: usize) -> Result<(), ()> {
+    if !fillable(to, width, count) {
+        return Err(());
+    }
+    // SAFETY: the range lies inside a live allocation (checked).
+    unsafe {
+        if width == 1 {
+            std::ptr::write_bytes(to as *mut u8, value as u8, count);
         } else {
-            address != 0
-        };
-        if !fine {
-            return Err(());
+            let values = to as *mut u32;
+            for i in 0..count {
+                values.add(i).write_unaligned(value);
+            }
         }
     }
-    // SAFETY: device ranges lie inside live allocations (checked); host
-    // ranges are the caller's, valid by the driver API's contract.
-    unsafe { std::ptr::copy(from as *const u8, to as *mut u8, bytes) };
     Ok(())
 }
 

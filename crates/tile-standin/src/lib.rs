@@ -21,22 +21,35 @@
 //! synchronization returns it, and the emulator's message goes to standard
 //! error.
 //!
-//! * [`cuda`]: the CUDA driver API calls `cudarc` makes for `tile-runtime`;
+//!
+//! Streams and events are modelled as far as a runtime's correctness
+//! depends on them: which streams are non-blocking, the events' records
+//! and times, graph capture (`capture.rs`) and the implicit
+//! synchronization rules, which [`calls`] reports for every call.
+//!
+//! * [`cuda`]: the CUDA driver API calls `tile-runtime` makes through its
+//!   own bindings;
 //! * [`hip`]: the HIP runtime API calls `tile-runtime` makes;
+//! * [`calls`]: the log of every call, which the library exports;
 //! * `ptx`, `hsaco` (with `msgpack`): what a driver reads from PTX text and
 //!   from a code object (entries, arguments, launch bounds, shared memory,
 //!   target);
 //! * `driver`: handles, modules, the launch checks and the launch itself;
-//! * `memory`: device allocations (host memory registered with `tile-emu`);
+//! * `streams`: streams and events; `capture`: stream capture and graphs;
+//! * `memory`: device and pinned host allocations (host memory registered
+//!   with `tile-emu`);
 //! * `images`: the emulation images, by key.
 
+mod capture;
 mod driver;
 mod hsaco;
 mod images;
 mod memory;
 mod msgpack;
 mod ptx;
+mod streams;
 
+pub mod calls;
 pub mod cuda;
 pub mod hip;
 

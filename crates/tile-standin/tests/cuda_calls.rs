@@ -1,7 +1,7 @@
-//! The CUDA stand-in called as `cudarc` calls the driver, misuse included:
-//! each refused call returns the code a real driver returns, a good launch
-//! computes, and a faulting one becomes the context's sticky error. One
-//! test, in order: the driver's state is per process.
+//! The CUDA stand-in called as `tile-runtime` calls the driver, misuse
+//! included: each refused call returns the code a real driver returns, a
+//! good launch computes, and a faulting one becomes the context's sticky
+//! error. One test, in order: the driver's state is per process.
 
 mod sample;
 

@@ -1,28 +1,61 @@
-//! The CUDA driver API, as far as `tile-runtime` (through `cudarc`) calls
-//! it: initialization, the device and its attributes, the primary context,
-//! memory and copies, PTX modules and their functions, streams, launches
-//! and synchronization, and the TMA's tensor maps (`tensor_map.rs`).
+//! The CUDA driver API, as far as `tile-runtime` calls it through its own
+//! bindings: initialization, the device and its attributes, the primary
+//! context, device and pinned host memory (`memory.rs`, `host.rs`), copies
+//! and fills, synchronous and asynchronous, PTX modules and their
+//! functions (`module.rs`), streams (`stream.rs`), events (`event.rs`),
+//! launches and synchronization, stream capture and graphs (`graph.rs`),
+//! and the TMA's tensor maps (`tensor_map.rs`).
 //!
 //! Handles are numbers the stand-in hands out; a call with one it did not
 //! hand out, or already took back, fails with `CUDA_ERROR_INVALID_HANDLE`
-//! instead of touching memory. Launches run synchronously on the calling
-//! thread; a fault inside one becomes the context's sticky error, returned
-//! by the next synchronization or copy, as on hardware.
+//! instead of touching memory. Besides its own, every call taking a stream
+//! takes 0 (the legacy NULL stream), `CU_STREAM_LEGACY` (1) and
+//! `CU_STREAM_PER_THREAD` (2). Launches, copies and fills run on the
+//! calling thread before the call returns, asynchronous ones included, so
+//! streams are always idle and recorded events complete; a fault inside a
+//! launch becomes the context's sticky error, returned by the next
+//! synchronization, copy or launch, as on hardware. Every call is logged
+//! ([`crate::calls`]).
 //!
 //! The device is an `sm_80` (`TILE_STANDIN_SM=90` makes it an `sm_90`) with
 //! the limits of the real one: 1,024 threads and 48 KiB of shared memory
-//! per block, grids of 2^31 - 1 × 65,535 × 65,535 blocks.
+//! per block, grids of 2^31 - 1 × 65,535 × 65,535 blocks; its clocks and
+//! memory bus are an A100's (an H100's as an `sm_90`), with 16 GiB of
+//! memory and unified addressing.
 
+mod event;
+mod graph;
+mod host;
+mod memory;
 mod module;
+mod stream;
 mod tensor_map;
 
+pub use event::{
+    cuEventCreate, cuEventDestroy_v2, cuEventElapsedTime, cuEventQuery, cuEventRecord,
+    cuEventSynchronize,
+};
+pub use graph::{
+    cuGraphDestroy, cuGraphExecDestroy, cuGraphInstantiateWithFlags, cuGraphLaunch,
+    cuStreamBeginCapture_v2, cuStreamEndCapture, cuStreamIsCapturing,
+};
+pub use host::{cuMemFreeHost, cuMemHostAlloc, cuMemHostGetDevicePointer_v2};
+pub use memory::{
+    cuMemAlloc_v2, cuMemFree_v2, cuMemcpyDtoDAsync_v2, cuMemcpyDtoD_v2, cuMemcpyDtoHAsync_v2,
+    cuMemcpyDtoH_v2, cuMemcpyHtoDAsync_v2, cuMemcpyHtoD_v2, cuMemsetD32Async, cuMemsetD8Async,
+    cuMemsetD8_v2,
+};
 pub use module::{
     cuFuncSetAttribute, cuLaunchKernel, cuModuleGetFunction, cuModuleLoadDataEx, cuModuleUnload,
 };
+pub use stream::{
+    cuStreamCreate, cuStreamDestroy_v2, cuStreamQuery, cuStreamSynchronize, cuStreamWaitEvent,
+};
 pub use tensor_map::cuTensorMapEncodeTiled;
 
+use crate::calls::{self, CallKind, On};
+use crate::capture::Use;
 use crate::driver::{self, put, put_str, Driver, Fault, Limits};
-use crate::memory;
 use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -34,7 +67,7 @@ pub type CUresult = c_int;
 pub type CUdevice = c_int;
 /// A device address.
 pub type CUdeviceptr = u64;
-/// An opaque handle (context, module, function, stream).
+/// An opaque handle (context, module, function, stream, event, graph).
 pub type Handle = *mut c_void;
 
 /// The codes this stand-in returns, as `cuda.h` numbers them.
@@ -56,10 +89,16 @@ pub mod code {
     pub const INVALID_CONTEXT: CUresult = 201;
     /// The PTX JIT rejected the PTX.
     pub const INVALID_PTX: CUresult = 218;
-    /// A handle the driver did not hand out.
+    /// A handle the driver did not hand out; an event without timing, or
+    /// never recorded, to `cuEventElapsedTime`.
     pub const INVALID_HANDLE: CUresult = 400;
+    /// The stream is not in the state the call needs: ending a capture
+    /// that is not open, beginning one twice.
+    pub const ILLEGAL_STATE: CUresult = crate::capture::ILLEGAL_STATE;
     /// No kernel of that name in the module.
     pub const NOT_FOUND: CUresult = 500;
+    /// Work is not complete (never, here: work runs at the call).
+    pub const NOT_READY: CUresult = 600;
     /// A kernel accessed memory outside every allocation.
     pub const ILLEGAL_ADDRESS: CUresult = 700;
     /// A kernel's threads never met (on hardware: the watchdog).
@@ -68,6 +107,25 @@ pub mod code {
     pub const MISALIGNED_ADDRESS: CUresult = 716;
     /// A kernel failed otherwise.
     pub const LAUNCH_FAILED: CUresult = 719;
+    /// The call is not permitted while the stream, or some stream,
+    /// captures.
+    pub const STREAM_CAPTURE_UNSUPPORTED: CUresult = crate::capture::UNSUPPORTED;
+    /// An earlier error invalidated the stream's capture.
+    pub const STREAM_CAPTURE_INVALIDATED: CUresult = crate::capture::INVALIDATED;
+    /// The call would merge two captures.
+    pub const STREAM_CAPTURE_MERGE: CUresult = crate::capture::MERGE;
+    /// The capture did not begin on this stream.
+    pub const STREAM_CAPTURE_UNMATCHED: CUresult = crate::capture::UNMATCHED;
+    /// A stream that joined the capture has work not joined back.
+    pub const STREAM_CAPTURE_UNJOINED: CUresult = crate::capture::UNJOINED;
+    /// A capture would depend on work outside it.
+    pub const STREAM_CAPTURE_ISOLATION: CUresult = crate::capture::ISOLATION;
+    /// The legacy stream would depend on a capturing blocking stream.
+    pub const STREAM_CAPTURE_IMPLICIT: CUresult = crate::capture::IMPLICIT;
+    /// The event was last recorded in a capture still open.
+    pub const CAPTURED_EVENT: CUresult = crate::capture::CAPTURED_EVENT;
+    /// A capture not begun `RELAXED` ended on another thread.
+    pub const STREAM_CAPTURE_WRONG_THREAD: CUresult = crate::capture::WRONG_THREAD;
 }
 
 /// The device's limits: 1,024 threads and 48 KiB of shared memory per
@@ -131,6 +189,22 @@ fn with_driver(needs_context: bool, f: impl FnOnce(&mut Driver) -> CUresult) -> 
     f(driver::lock(&DRIVER).get_or_insert_with(Driver::default))
 }
 
+/// Logs a call of `name` ([`crate::calls`]), its stream and serialization
+/// read from the driver's streams.
+fn log(name: &'static str, kind: CallKind, on: On) {
+    calls::record(
+        driver::lock(&DRIVER).get_or_insert_with(Driver::default),
+        name,
+        kind,
+        on,
+    );
+}
+
+/// The sticky error of a faulted launch, or success.
+fn sticky(d: &Driver) -> CUresult {
+    d.sticky.map_or(code::SUCCESS, fault_code)
+}
+
 /// `cuInit`: flags must be 0.
 ///
 /// # Safety
@@ -138,11 +212,29 @@ fn with_driver(needs_context: bool, f: impl FnOnce(&mut Driver) -> CUresult) -> 
 /// None: safe to call with any value.
 #[no_mangle]
 pub unsafe extern "C" fn cuInit(flags: c_uint) -> CUresult {
+    log("cuInit", CallKind::Other, On::Nothing);
     if flags != 0 {
         return code::INVALID_VALUE;
     }
     INITIALIZED.store(true, Ordering::Release);
     code::SUCCESS
+}
+
+/// The driver version reported: CUDA 12.8's.
+const DRIVER_VERSION: c_int = 12080;
+/// The device memory reported: 16 GiB.
+const TOTAL_MEMORY: usize = 16 << 30;
+
+/// `cuDriverGetVersion`: 12080 (CUDA 12.8); needs no `cuInit`.
+///
+/// # Safety
+///
+/// `version` is null or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CUresult {
+    log("cuDriverGetVersion", CallKind::Other, On::Nothing);
+    // SAFETY: the caller's contract.
+    unsafe { put(version, DRIVER_VERSION) }
 }
 
 /// `cuDeviceGetCount`: one device.
@@ -152,6 +244,7 @@ pub unsafe extern "C" fn cuInit(flags: c_uint) -> CUresult {
 /// `count` is null or valid for a write.
 #[no_mangle]
 pub unsafe extern "C" fn cuDeviceGetCount(count: *mut c_int) -> CUresult {
+    log("cuDeviceGetCount", CallKind::Other, On::Nothing);
     // SAFETY: the caller's contract.
     with_driver(false, |_| unsafe { put(count, 1) })
 }
@@ -163,6 +256,7 @@ pub unsafe extern "C" fn cuDeviceGetCount(count: *mut c_int) -> CUresult {
 /// `device` is null or valid for a write.
 #[no_mangle]
 pub unsafe extern "C" fn cuDeviceGet(device: *mut CUdevice, ordinal: c_int) -> CUresult {
+    log("cuDeviceGet", CallKind::Other, On::Nothing);
     with_driver(false, |_| {
         if ordinal != 0 {
             return code::INVALID_DEVICE;
@@ -184,6 +278,7 @@ pub unsafe extern "C" fn cuDeviceGetName(
     len: c_int,
     device: CUdevice,
 ) -> CUresult {
+    log("cuDeviceGetName", CallKind::Other, On::Nothing);
     with_driver(false, |_| {
         if device != 0 {
             return code::INVALID_DEVICE;
@@ -194,10 +289,29 @@ pub unsafe extern "C" fn cuDeviceGetName(
     })
 }
 
+/// `cuDeviceTotalMem_v2`: 16 GiB.
+///
+/// # Safety
+///
+/// `bytes` is null or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, device: CUdevice) -> CUresult {
+    log("cuDeviceTotalMem_v2", CallKind::Other, On::Nothing);
+    with_driver(false, |_| {
+        if device != 0 {
+            return code::INVALID_DEVICE;
+        }
+        // SAFETY: the caller's contract.
+        unsafe { put(bytes, TOTAL_MEMORY) }
+    })
+}
+
 /// The streaming multiprocessors the stand-in reports.
 const MULTIPROCESSORS: c_int = 2;
 
-/// `cuDeviceGetAttribute` for the attributes a launch depends on.
+/// `cuDeviceGetAttribute` for the attributes a launch depends on, the
+/// clocks and memory bus (an A100's, an H100's as an `sm_90`), and host
+/// memory mapping and unified addressing (both supported).
 ///
 /// # Safety
 ///
@@ -208,11 +322,13 @@ pub unsafe extern "C" fn cuDeviceGetAttribute(
     attribute: c_int,
     device: CUdevice,
 ) -> CUresult {
+    log("cuDeviceGetAttribute", CallKind::Other, On::Nothing);
     with_driver(false, |_| {
         if device != 0 {
             return code::INVALID_DEVICE;
         }
         let sm = device_sm() as c_int;
+        let hopper = sm >= 90;
         let v = match attribute {
             1 => LIMITS.threads as c_int,
             2..=4 => LIMITS.block[(attribute - 2) as usize] as c_int,
@@ -221,6 +337,15 @@ pub unsafe extern "C" fn cuDeviceGetAttribute(
             97 => limits().shared_optin as c_int,
             10 => 32,
             16 => MULTIPROCESSORS,
+            // CLOCK_RATE and MEMORY_CLOCK_RATE, in kHz.
+            13 if hopper => 1_980_000,
+            13 => 1_410_000,
+            36 if hopper => 2_619_000,
+            36 => 1_215_000,
+            // GLOBAL_MEMORY_BUS_WIDTH, in bits.
+            37 => 5120,
+            // CAN_MAP_HOST_MEMORY, UNIFIED_ADDRESSING.
+            19 | 41 => 1,
             75 => sm / 10,
             76 => sm % 10,
             _ => return code::INVALID_VALUE,
@@ -240,6 +365,7 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(
     context: *mut Handle,
     device: CUdevice,
 ) -> CUresult {
+    log("cuDevicePrimaryCtxRetain", CallKind::Other, On::Nothing);
     with_driver(false, |_| {
         if device != 0 {
             return code::INVALID_DEVICE;
@@ -260,6 +386,7 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(
 /// None: safe to call with any value.
 #[no_mangle]
 pub unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(device: CUdevice) -> CUresult {
+    log("cuDevicePrimaryCtxRelease_v2", CallKind::Other, On::Nothing);
     with_driver(false, |_| {
         if device != 0 {
             return code::INVALID_DEVICE;
@@ -281,6 +408,7 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(device: CUdevice) -> CUres
 /// None: the handle is compared, never dereferenced.
 #[no_mangle]
 pub unsafe extern "C" fn cuCtxSetCurrent(context: Handle) -> CUresult {
+    log("cuCtxSetCurrent", CallKind::Other, On::Nothing);
     with_driver(false, |_| {
         let current = if context.is_null() {
             false
@@ -302,147 +430,43 @@ pub unsafe extern "C" fn cuCtxSetCurrent(context: Handle) -> CUresult {
 /// None.
 #[no_mangle]
 pub unsafe extern "C" fn cuCtxSynchronize() -> CUresult {
-    with_driver(true, |d| d.sticky.map_or(code::SUCCESS, fault_code))
-}
-
-/// `cuMemAlloc_v2`: zeroed memory, 256-byte aligned.
-///
-/// # Safety
-///
-/// `pointer` is null or valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn cuMemAlloc_v2(pointer: *mut CUdeviceptr, bytes: usize) -> CUresult {
-    with_driver(true, |_| {
-        if bytes == 0 || pointer.is_null() {
-            return code::INVALID_VALUE;
-        }
-        match memory::alloc(bytes) {
-            // SAFETY: the caller's contract.
-            Some(address) => unsafe { put(pointer, address) },
-            None => code::OUT_OF_MEMORY,
-        }
+    log("cuCtxSynchronize", CallKind::Sync, On::Waits(0));
+    with_driver(true, |d| match d.admit(Use::WaitAll) {
+        Err(refused) => refused,
+        Ok(_) => sticky(d),
     })
 }
 
-/// `cuMemFree_v2`: an address `cuMemAlloc_v2` returned, once.
+/// `cuCtxGetCurrent`: the primary context if it is current on this
+/// thread, else null.
 ///
 /// # Safety
 ///
-/// None: an unknown address is refused.
+/// `context` is null or valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn cuMemFree_v2(pointer: CUdeviceptr) -> CUresult {
-    with_driver(true, |_| {
-        if memory::free(pointer) {
-            code::SUCCESS
+pub unsafe extern "C" fn cuCtxGetCurrent(context: *mut Handle) -> CUresult {
+    log("cuCtxGetCurrent", CallKind::Other, On::Nothing);
+    with_driver(false, |_| {
+        let current = if CURRENT.with(Cell::get) {
+            context_handle()
         } else {
-            code::INVALID_VALUE
-        }
-    })
-}
-
-/// A copy after the driver's checks; a faulted launch's error first.
-fn copy(d: &Driver, to: u64, from: u64, bytes: usize, device: [bool; 2]) -> CUresult {
-    match d.sticky {
-        Some(fault) => fault_code(fault),
-        None => {
-            driver::copy(to, from, bytes, device).map_or(code::INVALID_VALUE, |()| code::SUCCESS)
-        }
-    }
-}
-
-/// `cuMemcpyHtoD_v2`.
-///
-/// # Safety
-///
-/// `source` is valid for reads of `bytes`.
-#[no_mangle]
-pub unsafe extern "C" fn cuMemcpyHtoD_v2(
-    destination: CUdeviceptr,
-    source: *const c_void,
-    bytes: usize,
-) -> CUresult {
-    with_driver(true, |d| {
-        copy(d, destination, source as u64, bytes, [true, false])
-    })
-}
-
-/// `cuMemcpyDtoH_v2`.
-///
-/// # Safety
-///
-/// `destination` is valid for writes of `bytes`.
-#[no_mangle]
-pub unsafe extern "C" fn cuMemcpyDtoH_v2(
-    destination: *mut c_void,
-    source: CUdeviceptr,
-    bytes: usize,
-) -> CUresult {
-    with_driver(true, |d| {
-        copy(d, destination as u64, source, bytes, [false, true])
-    })
-}
-
-/// `cuMemcpyDtoD_v2`.
-///
-/// # Safety
-///
-/// None: both ranges are checked.
-#[no_mangle]
-pub unsafe extern "C" fn cuMemcpyDtoD_v2(
-    destination: CUdeviceptr,
-    source: CUdeviceptr,
-    bytes: usize,
-) -> CUresult {
-    with_driver(true, |d| copy(d, destination, source, bytes, [true, true]))
-}
-
-/// `cuStreamCreate`.
-///
-/// # Safety
-///
-/// `stream` is null or valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn cuStreamCreate(stream: *mut Handle, _flags: c_uint) -> CUresult {
-    with_driver(true, |d| {
-        let handle = d.handle();
+            std::ptr::null_mut()
+        };
         // SAFETY: the caller's contract.
-        let status = unsafe { put(stream, handle as Handle) };
-        if status == code::SUCCESS {
-            d.streams.insert(handle);
-        }
-        status
+        unsafe { put(context, current) }
     })
 }
 
-/// `cuStreamDestroy_v2`.
+/// `cuCtxGetDevice`: device 0, the current context's.
 ///
 /// # Safety
 ///
-/// None: an unknown handle is refused.
+/// `device` is null or valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn cuStreamDestroy_v2(stream: Handle) -> CUresult {
-    with_driver(true, |d| {
-        if d.streams.remove(&(stream as u64)) {
-            code::SUCCESS
-        } else {
-            code::INVALID_HANDLE
-        }
-    })
-}
-
-/// `cuStreamSynchronize`: the null stream or one of `cuStreamCreate`.
-///
-/// # Safety
-///
-/// None: an unknown handle is refused.
-#[no_mangle]
-pub unsafe extern "C" fn cuStreamSynchronize(stream: Handle) -> CUresult {
-    with_driver(true, |d| {
-        if !d.is_stream(stream as u64) {
-            return code::INVALID_HANDLE;
-        }
-        d.sticky.map_or(code::SUCCESS, fault_code)
-    })
+pub unsafe extern "C" fn cuCtxGetDevice(device: *mut CUdevice) -> CUresult {
+    log("cuCtxGetDevice", CallKind::Other, On::Nothing);
+    // SAFETY: the caller's contract.
+    with_driver(true, |_| unsafe { put(device, 0) })
 }
 
 /// The driver's code for a faulted launch.

@@ -1,9 +1,12 @@
 //! Modules and launches: PTX read as the JIT reads it, paired with its
 //! emulation image; functions by name; launches checked against the
-//! kernel's bounds and the device's limits, then run.
+//! kernel's bounds and the device's limits, then run, or recorded with a
+//! copy of their parameters if the stream captures.
 
-use super::{code, device_sm, fault_code, limits, with_driver, CUresult, Handle};
-use crate::driver::{self, put, put_str, Loaded, Refused};
+use super::{code, device_sm, fault_code, limits, log, with_driver, CUresult, Handle};
+use crate::calls::{CallKind, On};
+use crate::capture::{Op, Use};
+use crate::driver::{self, put, put_str, Kernel, Loaded, Refused};
 use crate::ptx::PtxModule;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
@@ -78,6 +81,7 @@ pub unsafe extern "C" fn cuModuleLoadDataEx(
     options: *mut c_int,
     values: *mut *mut c_void,
 ) -> CUresult {
+    log("cuModuleLoadDataEx", CallKind::Other, On::Nothing);
     with_driver(true, |d| {
         if image.is_null() || module.is_null() {
             return code::INVALID_VALUE;
@@ -110,6 +114,7 @@ pub unsafe extern "C" fn cuModuleGetFunction(
     module: Handle,
     name: *const c_char,
 ) -> CUresult {
+    log("cuModuleGetFunction", CallKind::Other, On::Nothing);
     with_driver(true, |d| {
         if name.is_null() || function.is_null() {
             return code::INVALID_VALUE;
@@ -125,14 +130,22 @@ pub unsafe extern "C" fn cuModuleGetFunction(
     })
 }
 
-/// `cuModuleUnload`: its functions become invalid handles.
+/// `cuModuleUnload`: its functions become invalid handles (graphs that
+/// launch them keep them); not while a capture forbids it to this thread.
 ///
 /// # Safety
 ///
 /// None: an unknown handle is refused.
 #[no_mangle]
 pub unsafe extern "C" fn cuModuleUnload(module: Handle) -> CUresult {
+    log("cuModuleUnload", CallKind::Other, On::Nothing);
     with_driver(true, |d| {
+        if !d.modules.contains_key(&(module as u64)) {
+            return code::INVALID_HANDLE;
+        }
+        if let Err(refused) = d.admit(Use::Unsafe) {
+            return refused;
+        }
         if d.unload(module as u64) {
             code::SUCCESS
         } else {
@@ -158,6 +171,7 @@ pub unsafe extern "C" fn cuFuncSetAttribute(
     attribute: c_int,
     value: c_int,
 ) -> CUresult {
+    log("cuFuncSetAttribute", CallKind::Other, On::Nothing);
     with_driver(true, |d| {
         let Some((_, kernel)) = d.functions.get_mut(&(function as u64)) else {
             return code::INVALID_HANDLE;
@@ -187,7 +201,9 @@ pub unsafe extern "C" fn cuFuncSetAttribute(
 
 /// `cuLaunchKernel` with parameters by `kernel_params` (`extra` must be
 /// null). The launch runs before the call returns; a fault becomes the
-/// context's sticky error, reported from the next synchronization.
+/// context's sticky error, reported from the next synchronization. On a
+/// capturing stream the launch is recorded instead, with a copy of its
+/// parameters' bytes.
 ///
 /// # Safety
 ///
@@ -207,6 +223,11 @@ pub unsafe extern "C" fn cuLaunchKernel(
     kernel_params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CUresult {
+    log(
+        "cuLaunchKernel",
+        CallKind::Launch,
+        On::Stream(stream as u64),
+    );
     let mut found = Err(Refused::Handle);
     let status = with_driver(true, |d| {
         found = d.launchable(function as u64, stream as u64);
@@ -243,6 +264,29 @@ pub unsafe extern "C" fn cuLaunchKernel(
             return code::INVALID_VALUE;
         }
     }
+    let mut recorded = false;
+    let status = with_driver(true, |d| match d.admit(Use::Enqueue(stream as u64)) {
+        Err(refused) => refused,
+        Ok(None) => code::SUCCESS,
+        Ok(Some(capture)) => {
+            // SAFETY: one pointer per parameter, each to a value of the
+            // parameter's size (the caller's contract, checked non-null).
+            let params = unsafe { copy_params(&kernel, kernel_params) };
+            let op = Op::Launch {
+                loaded: loaded.clone(),
+                kernel: kernel.clone(),
+                grid,
+                threads: block_x,
+                params,
+            };
+            d.record_op(capture, stream as u64, op);
+            recorded = true;
+            code::SUCCESS
+        }
+    });
+    if status != code::SUCCESS || recorded {
+        return status;
+    }
     // SAFETY: `kernel_params` is CUDA's parameter array for this kernel
     // (the caller's contract), whose parameters the PTX and the image's
     // manifest agree on.
@@ -262,4 +306,28 @@ pub unsafe extern "C" fn cuLaunchKernel(
         });
     }
     code::SUCCESS
+}
+
+/// A copy of the values of `kernel`'s parameters, each in a buffer of its
+/// own, 16-byte aligned, as a driver copies them at capture.
+///
+/// # Safety
+///
+/// `params` holds one non-null pointer per parameter, each to a value of
+/// the parameter's size.
+unsafe fn copy_params(kernel: &Kernel, params: *mut *mut c_void) -> Vec<Vec<u128>> {
+    kernel
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, &size)| {
+            let mut buffer = vec![0u128; size.div_ceil(16)];
+            // SAFETY: the caller's contract; the buffer holds `size` bytes.
+            unsafe {
+                let value = *params.add(i);
+                std::ptr::copy_nonoverlapping(value.cast::<u8>(), buffer.as_mut_ptr().cast(), size);
+            }
+            buffer
+        })
+        .collect()
 }

@@ -5,6 +5,7 @@
 //! driver writes its own, which only the hardware reads.
 
 use super::{code, CUresult};
+use crate::calls::{CallKind, On};
 use std::ffi::c_void;
 use tile_abi::tma::{TensorMap, TmaBox, MAP_BYTES};
 use tile_ir::DType;
@@ -54,6 +55,7 @@ pub unsafe extern "C" fn cuTensorMapEncodeTiled(
     _l2_promotion: u32,
     oob_fill: u32,
 ) -> CUresult {
+    super::log("cuTensorMapEncodeTiled", CallKind::Other, On::Nothing);
     if map.is_null() || dims.is_null() || strides.is_null() || box_dims.is_null() {
         return code::INVALID_VALUE;
     }
