@@ -11,8 +11,8 @@ pub use tile_runtime as runtime;
 pub use tile_runtime::autotune;
 pub use tile_runtime::meta;
 pub use tile_runtime::{
-    launch, launch_on, Device, DeviceKind, Element, Error, Grid, Image, ImageKind, KernelCode,
-    KernelSpec, LaunchArg, Stream, Tensor,
+    launch, launch_on, Device, DeviceInfo, DeviceKind, Element, Error, Event, GpuArch, Graph, Grid,
+    Image, ImageKind, KernelCode, KernelSpec, LaunchArg, Owner, Stream, Tensor,
 };
 pub use tile_tensor::descriptor::{StrideOrder, TensorDescriptor};
 

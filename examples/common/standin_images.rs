@@ -1,15 +1,15 @@
-//! Emulation images of the examples' GPU images for the driver stand-ins
-//! (`tile-standin`), which run a launch through the emulation image stored
-//! under the key of the image the runtime loaded: each rebuilt from its
-//! specialization's embedded tile IR, checked to equal the embedded image,
-//! and written into a directory. `tests/standin.rs` and the GPU bundle's
-//! smoke run (`examples/standin_images.rs`) use it; it needs LLVM, so it
-//! runs where `tile` builds.
+//! The examples' kernels the driver stand-ins (`tile-standin`) run, with
+//! the targets of the stand-in devices; their emulation images are
+//! written by `emulation_images.rs`. `tests/standin.rs` and the GPU
+//! bundle's smoke run (`examples/standin_images.rs`) use it; it needs
+//! LLVM, so it runs where `tile` builds.
 
-use std::path::Path;
+#[path = "emulation_images.rs"]
+mod emulation_images;
+
+pub use emulation_images::write_images;
 use tile::meta::KernelInfo;
-use tile_codegen::pipeline::{self, Options};
-use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
+use tile_codegen::{Gfx, Sm, Target};
 
 /// The targets the stand-in devices report (their defaults).
 pub const TARGETS: [Target; 2] = [Target::Nvptx(Sm::Sm80), Target::Amdgpu(Gfx::Gfx942)];
@@ -56,56 +56,4 @@ pub fn matmuls() -> [&'static KernelInfo; 7] {
         &crate::matmul::matmul_bf16_large::<128, 128, 64>::INFO,
         &crate::persistent::matmul_persistent::<64, 64, 32, 4>::INFO,
     ]
-}
-
-/// Writes the emulation image of every specialization's device image for
-/// each of `targets` into `dir`, under the key the stand-ins look it up
-/// by; returns how many.
-pub fn write_images(dir: &Path, kernels: &[&KernelInfo], targets: &[Target]) -> usize {
-    let mut written = 0;
-    for info in kernels {
-        for spec in info.specializations {
-            for &target in targets {
-                let name = target.to_string();
-                let Some(embedded) = spec.images.iter().find(|i| i.target == name) else {
-                    continue;
-                };
-                let func = tile::ir::text::parse_function(spec.ir).expect("the embedded tile IR");
-                // A kernel compiled with `tma` says so in its images: the
-                // tensor maps they take.
-                let ptx = std::str::from_utf8(embedded.bytes).unwrap_or_default();
-                let tma = !tile_abi::tma::maps_of_ptx(ptx)
-                    .unwrap_or_default()
-                    .is_empty();
-                let options = Options {
-                    targets: vec![target],
-                    num_warps: info.num_warps,
-                    codegen: CodegenOptions {
-                        tma,
-                        ..CodegenOptions::default()
-                    },
-                    dump_dir: None,
-                    cache: None,
-                    max_threads: None,
-                    num_stages: info.num_stages,
-                };
-                let built = pipeline::emulate(&func, spec.label, target, &options)
-                    .unwrap_or_else(|e| panic!("{e}"));
-                assert!(
-                    built.device.bytes == embedded.bytes,
-                    "{} ({}): the {name} image rebuilt from the embedded tile IR differs from the embedded one",
-                    info.name,
-                    spec.label
-                );
-                let key = tile_standin::image_key(embedded.bytes);
-                std::fs::write(
-                    dir.join(format!("{key}.so")),
-                    &built.emulation.shared_object,
-                )
-                .expect("writing an image");
-                written += 1;
-            }
-        }
-    }
-    written
 }

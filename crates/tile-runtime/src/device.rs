@@ -3,7 +3,7 @@
 use crate::cpu::pages;
 use crate::driver::{probe, GpuApi};
 use crate::error::Error;
-use crate::gpu::{Context, GpuTensor};
+use crate::gpu::{Context, GpuTensor, Queue};
 use crate::kernel::{KernelCode, KernelSpec, ModuleCache};
 use crate::prints::PrintSink;
 use crate::stream::Stream;
@@ -33,6 +33,8 @@ pub struct Device {
     pub(crate) modules: ModuleCache,
     /// The opened GPU (`None` for the CPU).
     pub(crate) gpu: Option<Arc<Context>>,
+    /// The GPU's stream for [`crate::launch`], the runtime's own.
+    pub(crate) queue: Option<Arc<Queue>>,
     /// Where the lines of `device_print!` go.
     pub(crate) prints: PrintSink,
 }
@@ -44,12 +46,14 @@ impl Device {
             kind: DeviceKind::Cpu,
             modules: ModuleCache::default(),
             gpu: None,
+            queue: None,
             prints: PrintSink::default(),
         }
     }
 
     /// CUDA device `ordinal`, through the driver loaded at run time (its
-    /// primary context; launches go to the context's default stream).
+    /// primary context; [`crate::launch`] runs on a non-blocking stream of
+    /// the runtime's).
     ///
     /// Without a driver this is [`Error::NoDriver`], without that device
     /// [`Error::NoDevice`], and a failing driver call [`Error::DriverCall`].
@@ -67,15 +71,25 @@ impl Device {
 
     fn gpu(api: GpuApi, ordinal: usize) -> Result<Device, Error> {
         let info = probe(api, ordinal)?;
-        let context = Context::open(info)?;
+        Self::on(Context::open(info)?)
+    }
+
+    /// The device of an opened GPU context.
+    pub(crate) fn on(context: Context) -> Result<Device, Error> {
+        let api = context.api();
         tracing::info!(device = %context, name = context.name(), "opened a {} device", api.name());
+        let context = Arc::new(context);
+        // SAFETY: the context's own stream lives as long as the context,
+        // which the queue holds.
+        let queue = unsafe { Queue::borrowed(&context, context.own_stream()) };
         Ok(Device {
             kind: match api {
                 GpuApi::Cuda => DeviceKind::Cuda,
                 GpuApi::Hip => DeviceKind::Hip,
             },
             modules: ModuleCache::default(),
-            gpu: Some(Arc::new(context)),
+            gpu: Some(context),
+            queue: Some(Arc::new(queue)),
             prints: PrintSink::default(),
         })
     }
@@ -126,17 +140,26 @@ impl Device {
         }
     }
 
-    /// The best device on this machine: CUDA device 0, then HIP device 0,
-    /// then the CPU. Why each GPU was passed over is logged (`tracing`, at
-    /// info level), and the choice too.
+    /// The best device on this machine: of every GPU the drivers report
+    /// ([`Device::enumerate`]), the one with the most multiprocessors
+    /// times clock (CUDA before HIP, then the lower ordinal, on a tie);
+    /// the CPU when no GPU opens. Why each API or device was passed over
+    /// is logged (`tracing`, at info level), and the choice too.
     pub fn best() -> Result<Device, Error> {
-        for api in [GpuApi::Cuda, GpuApi::Hip] {
-            match Self::gpu(api, 0) {
+        let mut candidates = Self::enumerate();
+        candidates.sort_by_key(|d| {
+            let clock = u64::from(d.clock_khz.max(1));
+            std::cmp::Reverse(u64::from(d.multiprocessors) * clock)
+        });
+        for info in candidates {
+            match Self::gpu(info.api, info.ordinal) {
                 Ok(device) => {
-                    tracing::info!(device = %device, "Device::best chose a {} device", api.name());
+                    tracing::info!(device = %info, "Device::best chose a {} device", info.api.name());
                     return Ok(device);
                 }
-                Err(why) => tracing::info!(reason = %why, "Device::best skipped {}", api.name()),
+                Err(why) => {
+                    tracing::info!(device = %info, reason = %why, "Device::best skipped a device")
+                }
             }
         }
         tracing::info!("Device::best chose the CPU");
@@ -263,17 +286,39 @@ impl Device {
         self.tensor_from_slice(&data, array.shape())
     }
 
-    /// A tensor of `shape` (row-major) filled with zeros.
+    /// A tensor of `shape` (row-major) filled with zeros: on a GPU, new
+    /// memory zeroed on the device (nothing is copied from the host).
     pub fn zeros<T: Element>(&self, shape: &[usize]) -> Result<Tensor<T>, Error> {
         let bytes = numel(shape, self)?
             .checked_mul(T::DTYPE.size_bytes())
             .ok_or_else(|| self.invalid(shape, "the number of bytes overflows".into()))?;
+        if let Some(context) = &self.gpu {
+            let tensor = GpuTensor::zeros(context, T::DTYPE, shape)?;
+            return Ok(Tensor::new(Storage::Gpu(tensor)));
+        }
         let host = HostTensor::from_buffer(T::DTYPE, shape, self.host_buffer(bytes))
             .map_err(|e| self.invalid(shape, e.to_string()))?;
         self.place(host)
     }
 
-    fn invalid(&self, shape: &[usize], reason: String) -> Error {
+    /// A tensor of `shape` (row-major) for a kernel to write: on a GPU,
+    /// new memory that nothing initializes (its values are whatever the
+    /// memory held, until written), so making it costs one allocation; on
+    /// the CPU, zeros.
+    pub fn empty<T: Element>(&self, shape: &[usize]) -> Result<Tensor<T>, Error> {
+        let Some(context) = &self.gpu else {
+            return self.zeros(shape);
+        };
+        let bytes = numel(shape, self)?
+            .checked_mul(T::DTYPE.size_bytes())
+            .ok_or_else(|| self.invalid(shape, "the number of bytes overflows".into()))?;
+        let buffer = crate::gpu::Buffer::new(context, bytes)?;
+        let strides = crate::gpu::row_major(shape);
+        let tensor = GpuTensor::over(buffer, T::DTYPE, (shape, &strides, 0));
+        Ok(Tensor::new(Storage::Gpu(tensor)))
+    }
+
+    pub(crate) fn invalid(&self, shape: &[usize], reason: String) -> Error {
         Error::InvalidTensor {
             shape: shape.to_vec(),
             reason,
@@ -284,7 +329,7 @@ impl Device {
 
 /// The number of elements of `shape`, or an error for a shape a kernel
 /// cannot take (no axes, or more than `i32::MAX` along an axis).
-fn numel(shape: &[usize], device: &Device) -> Result<usize, Error> {
+pub(crate) fn numel(shape: &[usize], device: &Device) -> Result<usize, Error> {
     if shape.is_empty() {
         return Err(device.invalid(shape, "a tensor needs at least one axis".into()));
     }

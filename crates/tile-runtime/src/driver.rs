@@ -30,11 +30,13 @@ impl GpuApi {
         }
     }
 
-    /// The shared libraries tried, in order: for CUDA the names `cudarc`
-    /// tries, so the probe and `cudarc` open the same library.
+    /// The shared libraries tried, in order: the driver's versioned name
+    /// first (what a driver installation always has, and what a process
+    /// linked against `libcuda` has loaded already, so both share one
+    /// instance), then the development symlink.
     pub fn libraries(self) -> Vec<String> {
         match self {
-            GpuApi::Cuda => cudarc::get_lib_name_candidates("cuda"),
+            GpuApi::Cuda => ["libcuda.so.1", "libcuda.so"].map(String::from).to_vec(),
             GpuApi::Hip => ["libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"]
                 .map(String::from)
                 .to_vec(),
@@ -96,19 +98,23 @@ pub(crate) fn library(api: GpuApi) -> Result<&'static Library, Error> {
         })
 }
 
-/// Opens the first library of `api` that opens, or says why none did.
+/// Opens the first library of `api` that opens, or says why the first
+/// one did not (the others fail the same way on a machine without the
+/// driver).
 fn load(api: GpuApi) -> Result<Library, String> {
-    let mut reasons = Vec::new();
+    let mut first = None;
     for name in api.libraries() {
         // SAFETY: loading runs the library's initializers; these are the
         // vendors' driver libraries, which are designed to be loaded this
         // way, and nothing of ours runs concurrently inside them.
         match unsafe { Library::new(&name) } {
             Ok(lib) => return Ok(lib),
-            Err(e) => reasons.push(e.to_string()),
+            Err(e) => {
+                first.get_or_insert_with(|| e.to_string());
+            }
         }
     }
-    Err(reasons.join("; "))
+    Err(first.unwrap_or_else(|| "no library names".into()))
 }
 
 /// A symbol of `lib`, or a typed error naming it.
@@ -125,32 +131,35 @@ fn symbol<'l, T>(api: GpuApi, lib: &'l Library, name: &[u8]) -> Result<Symbol<'l
     })
 }
 
-/// Finds GPU `ordinal` of `api`: the driver must load and initialize and
-/// the ordinal must be below the device count.
-pub fn probe(api: GpuApi, ordinal: usize) -> Result<GpuInfo, Error> {
+/// The number of GPUs of `api`: the driver must load and initialize.
+pub fn count(api: GpuApi) -> Result<usize, Error> {
     let lib = library(api)?;
-    let [init, count, get, name] = api.symbols();
+    let [init, count, _, _] = api.symbols();
     let init = symbol::<Init>(api, lib, init)?;
     let count = symbol::<Count>(api, lib, count)?;
-    let get = symbol::<Get>(api, lib, get)?;
-    let name_of = symbol::<Name>(api, lib, name)?;
-    let failed = |call: &str, code: c_int| Error::DriverCall {
-        api: api.name(),
-        call: call.to_string(),
-        code,
-    };
     // SAFETY: the documented signature; flags must be 0.
     let status = unsafe { init(0) };
     if status != 0 {
-        return Err(failed("initialization", status));
+        return Err(Error::driver_call(api, "initialization", status));
     }
     let mut devices: c_int = 0;
     // SAFETY: the out-pointer is a valid, aligned `int`.
     let status = unsafe { count(&mut devices) };
     if status != 0 {
-        return Err(failed("counting devices", status));
+        return Err(Error::driver_call(api, "counting devices", status));
     }
-    let available = usize::try_from(devices).unwrap_or(0);
+    Ok(usize::try_from(devices).unwrap_or(0))
+}
+
+/// Finds GPU `ordinal` of `api`: the driver must load and initialize and
+/// the ordinal must be below the device count.
+pub fn probe(api: GpuApi, ordinal: usize) -> Result<GpuInfo, Error> {
+    let available = count(api)?;
+    let lib = library(api)?;
+    let [_, _, get, name] = api.symbols();
+    let get = symbol::<Get>(api, lib, get)?;
+    let name_of = symbol::<Name>(api, lib, name)?;
+    let failed = |call: &str, code: c_int| Error::driver_call(api, call, code);
     let index = c_int::try_from(ordinal)
         .ok()
         .filter(|_| ordinal < available)

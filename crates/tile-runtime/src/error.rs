@@ -26,7 +26,7 @@ pub enum Error {
         available: usize,
     },
     /// A driver call failed.
-    #[error("{api} driver call failed while {call} (error code {code})")]
+    #[error("{api} driver call failed while {call}: {name} ({code})")]
     DriverCall {
         /// `CUDA` or `HIP`.
         api: &'static str,
@@ -34,6 +34,8 @@ pub enum Error {
         call: String,
         /// The driver's status code.
         code: i32,
+        /// The code's symbolic name, e.g. `CUDA_ERROR_ILLEGAL_ADDRESS`.
+        name: &'static str,
     },
     /// A driver call succeeded but what it returned cannot be used (e.g. a
     /// device's architecture name that is not NUL-terminated text).
@@ -195,6 +197,26 @@ pub enum Error {
         /// The first failure on the stream, as its error wrote it.
         first: String,
     },
+    /// Two things that must be of one device are not (two events timed
+    /// against each other, a stream waiting for another's event).
+    #[error("{what}: {first} and {second} are different devices")]
+    DeviceMismatch {
+        /// What was asked.
+        what: String,
+        /// The device of the first.
+        first: String,
+        /// The device of the second.
+        second: String,
+    },
+    /// What was asked is not something the device does (capturing a graph
+    /// on the CPU).
+    #[error("{what} is not supported on device {device}")]
+    Unsupported {
+        /// What was asked.
+        what: String,
+        /// The device.
+        device: String,
+    },
     /// The autotuner could not choose: no candidates, candidates whose
     /// outputs disagree, or its choices could not be cleared.
     #[error("autotuning: {0}")]
@@ -218,4 +240,17 @@ pub enum Error {
         /// What failed, from the record's code and values.
         fault: String,
     },
+}
+
+impl Error {
+    /// The [`Error::DriverCall`] of `api`'s status `code` while `call`,
+    /// with the code's symbolic name.
+    pub(crate) fn driver_call(api: crate::driver::GpuApi, call: &str, code: i32) -> Error {
+        Error::DriverCall {
+            api: api.name(),
+            call: call.to_string(),
+            code,
+            name: crate::driver_names::name(api, code),
+        }
+    }
 }

@@ -89,8 +89,8 @@ pub fn launch(
     if grid.contains(&0) {
         return Ok(());
     }
-    match &device.gpu {
-        Some(context) => gpu::launch((context, &device.prints), kernel, &loaded, grid, args),
+    match &device.queue {
+        Some(queue) => gpu::launch((queue, &device.prints), kernel, &loaded, grid, args),
         None => run_on_cpu(device, kernel, &loaded, grid, args),
     }
 }
@@ -114,13 +114,13 @@ pub fn launch_on(
     if grid.contains(&0) {
         return Ok(());
     }
-    match (&device.gpu, stream.queue()) {
-        (Some(context), queue) => {
-            let sink = (context, &device.prints);
-            stream.push(gpu::enqueue(sink, queue, kernel, &loaded, grid, args)?);
+    match stream.queue() {
+        Some(queue) => {
+            let sink = (queue, &device.prints);
+            stream.push(gpu::enqueue(sink, kernel, &loaded, grid, args)?);
             Ok(())
         }
-        (None, _) => stream.record(run_on_cpu(device, kernel, &loaded, grid, args)),
+        None => stream.record_outcome(run_on_cpu(device, kernel, &loaded, grid, args)),
     }
 }
 

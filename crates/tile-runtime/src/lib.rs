@@ -12,8 +12,11 @@
 pub mod autotune;
 pub mod cpu;
 mod device;
+mod discovery;
 pub mod driver;
+mod driver_names;
 mod error;
+mod foreign;
 mod gpu;
 mod grid;
 mod grid_axes;
@@ -27,7 +30,7 @@ mod tensor;
 
 pub use device::{Device, DeviceKind};
 pub use error::Error;
-pub use gpu::GpuTensor;
+pub use gpu::{DeviceInfo, Event, GpuArch, GpuTensor, Graph, Owner};
 pub use grid::Grid;
 pub use grid_axes::UnreadGridAxis;
 pub use kernel::{Image, ImageKind, KernelCode, KernelSpec};

@@ -3,8 +3,9 @@
 
 use crate::device::Device;
 use crate::error::Error;
-use crate::gpu::{Pending, Queue};
-use std::sync::{Mutex, PoisonError};
+use crate::gpu::{Captured, Event, Graph, Pending, Queue, Queued};
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// An in-order queue of kernel launches on one device.
 ///
@@ -16,12 +17,20 @@ use std::sync::{Mutex, PoisonError};
 /// bounds check — comes from [`Stream::synchronize`], which waits for every
 /// queued launch and returns the first such error in launch order.
 ///
+/// A GPU stream is non-blocking: it does not wait for, nor hold up, the
+/// work of other streams (the legacy default stream included), so
+/// launches on two streams may overlap. A steady-state launch is one
+/// driver call: its status record comes from a slab of mapped pinned
+/// memory the stream owns and reuses (`gpu/queue.rs`).
+///
 /// Safe by construction: a queued launch keeps the memory of its tensors
-/// alive until it is done, even if the tensors are dropped, and every copy
-/// between host and device (`Tensor::to_vec`, `Device::tensor_from_slice`,
-/// the copy a write to a shared tensor makes) waits for the stream's launches first. Dropping the
-/// stream waits for its launches; errors nobody asked for are logged
-/// (`tracing`, warning level).
+/// alive until it is done, even if the tensors are dropped; reading a
+/// tensor back or writing into one (`Tensor::to_vec`,
+/// `Tensor::copy_from_slice`) first waits for the whole device, so it sees
+/// every queued launch's writes. Dropping the stream waits for its
+/// launches; errors nobody asked for are logged (`tracing`, warning
+/// level). Ordering launches on two streams is the caller's, with
+/// [`Stream::record`] and [`Stream::wait`].
 ///
 /// On the CPU a launch runs to completion before `launch_on` returns, as
 /// [`launch`](crate::launch) does, and reports its errors there.
@@ -41,9 +50,12 @@ use std::sync::{Mutex, PoisonError};
 pub struct Stream<'d> {
     device: &'d Device,
     /// The GPU stream (`None` on the CPU).
-    queue: Option<Queue>,
-    /// Launches queued since the last synchronization, in order.
-    pending: Mutex<Vec<Pending>>,
+    queue: Option<Arc<Queue>>,
+    /// Launches and graph replays queued since the last synchronization,
+    /// in order.
+    pending: Mutex<Vec<Queued>>,
+    /// The launches of a capture under way.
+    captured: Mutex<Option<Vec<Pending>>>,
     /// The first failure of a launch while running, as its error wrote it.
     failed: Mutex<Option<String>>,
 }
@@ -52,15 +64,21 @@ impl<'d> Stream<'d> {
     /// A new stream on `device`.
     pub(crate) fn new(device: &'d Device) -> Result<Stream<'d>, Error> {
         let queue = match &device.gpu {
-            Some(context) => Some(Queue::new(context)?),
+            Some(context) => Some(Arc::new(Queue::new(context)?)),
             None => None,
         };
-        Ok(Stream {
+        Ok(Self::with(device, queue))
+    }
+
+    /// A stream on `device` over `queue`.
+    pub(crate) fn with(device: &'d Device, queue: Option<Arc<Queue>>) -> Stream<'d> {
+        Stream {
             device,
             queue,
             pending: Mutex::new(Vec::new()),
+            captured: Mutex::new(None),
             failed: Mutex::new(None),
-        })
+        }
     }
 
     /// The device the stream belongs to.
@@ -69,16 +87,106 @@ impl<'d> Stream<'d> {
     }
 
     /// The GPU stream, if the device is a GPU.
-    pub(crate) fn queue(&self) -> Option<&Queue> {
+    pub(crate) fn queue(&self) -> Option<&Arc<Queue>> {
         self.queue.as_ref()
     }
 
-    /// Records a queued launch.
+    /// The driver's stream (`CUstream`, `hipStream_t`), for passing to
+    /// other libraries; `None` on the CPU. It stays valid while this
+    /// `Stream` lives.
+    pub fn as_raw(&self) -> Option<*mut c_void> {
+        self.queue.as_ref().map(|q| q.raw)
+    }
+
+    /// An event after everything queued on the stream so far: wait for it
+    /// ([`Event::synchronize`]), make another stream wait for it
+    /// ([`Stream::wait`]), or time the work between two events
+    /// ([`Event::elapsed_ms`], on the device).
+    pub fn record(&self) -> Result<Event, Error> {
+        match &self.queue {
+            Some(queue) => Event::record(&queue.context, queue.raw),
+            None => Ok(Event::cpu()),
+        }
+    }
+
+    /// Makes the work queued on this stream from now on wait until
+    /// `event`'s work has run, without blocking the host. The event must
+    /// be of this stream's device ([`Error::DeviceMismatch`]).
+    pub fn wait(&self, event: &Event) -> Result<(), Error> {
+        match (&self.queue, event.gpu()) {
+            (None, None) => Ok(()),
+            (Some(queue), Some((context, raw))) if Arc::ptr_eq(&queue.context, context) => {
+                queue.context.backend_wait(queue.raw, raw)
+            }
+            (_, gpu) => Err(Error::DeviceMismatch {
+                what: "a stream waiting for an event".into(),
+                first: self.device.to_string(),
+                second: gpu.map_or_else(|| "cpu".into(), |(c, _)| c.to_string()),
+            }),
+        }
+    }
+
+    /// Records a queued launch (into the graph, while capturing).
     pub(crate) fn push(&self, launch: Pending) {
-        self.pending
+        let mut captured = self.captured.lock().unwrap_or_else(PoisonError::into_inner);
+        match captured.as_mut() {
+            Some(launches) => launches.push(launch),
+            None => self
+                .pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(Queued::Launch(launch)),
+        }
+    }
+
+    /// Captures the launches `body` queues on this stream into a
+    /// [`Graph`] instead of running them: replaying the graph
+    /// ([`Graph::launch`]) then queues all of them with one driver call.
+    /// The launches are checked as `launch_on` checks them when captured,
+    /// and each replay's device checks are reported by the
+    /// synchronization of the stream it was queued on. The graph keeps the
+    /// memory of the tensors the launches use alive. A GPU only
+    /// ([`Error::Unsupported`] on the CPU, whose launches run at once).
+    pub fn capture(
+        &self,
+        body: impl FnOnce(&Stream<'d>) -> Result<(), Error>,
+    ) -> Result<Graph, Error> {
+        self.usable(|| "capture".to_string())?;
+        let Some(queue) = &self.queue else {
+            return Err(Error::Unsupported {
+                what: "capturing a graph".into(),
+                device: self.device.to_string(),
+            });
+        };
+        let backend = &queue.context;
+        backend.capture_begin(queue.raw)?;
+        *self.captured.lock().unwrap_or_else(PoisonError::into_inner) = Some(Vec::new());
+        let ran = body(self);
+        let launches = self
+            .captured
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .push(launch);
+            .take()
+            .unwrap_or_default();
+        let ended = backend.capture_end(queue.raw);
+        let release = |launches: Vec<Pending>| launches.into_iter().for_each(Pending::release);
+        match (ran, ended) {
+            (Ok(()), Ok(exec)) => Ok(Graph {
+                inner: Arc::new(Captured::new(&queue.context, exec, launches)),
+            }),
+            (Err(e), ended) => {
+                if let Ok(exec) = ended {
+                    // The graph of a failed capture is destroyed unused.
+                    drop(Captured::new(&queue.context, exec, Vec::new()));
+                }
+                release(launches);
+                Err(e)
+            }
+            (Ok(()), Err(e)) => {
+                release(launches);
+                Err(e)
+            }
+        }
     }
 
     /// `Ok` while no launch on the stream has failed while running; else
@@ -96,7 +204,7 @@ impl<'d> Stream<'d> {
 
     /// Passes `result` on, first stopping the stream if it is the failure
     /// of a launch while running (the first such failure is kept).
-    pub(crate) fn record<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
+    pub(crate) fn record_outcome<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
         if let Err(e @ (Error::Execution { .. } | Error::DeviceCheck { .. })) = &result {
             self.failed
                 .lock()
@@ -129,7 +237,33 @@ impl<'d> Stream<'d> {
                 }
             }
         }
-        self.record(first.map_or(Ok(()), Err))
+        self.record_outcome(first.map_or(Ok(()), Err))
+    }
+}
+
+impl Graph {
+    /// Queues a replay of the graph's launches on `stream`, a stream of
+    /// the device it was captured on ([`Error::DeviceMismatch`]), which
+    /// reports the replay's device checks when synchronized.
+    pub fn launch(&self, stream: &Stream<'_>) -> Result<(), Error> {
+        stream.usable(|| "graph not launched".to_string())?;
+        let context = &self.inner.context;
+        match stream.queue() {
+            Some(queue) if Arc::ptr_eq(&queue.context, context) => {
+                self.inner.launch(queue.raw)?;
+                stream
+                    .pending
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(Queued::Graph(Arc::clone(&self.inner)));
+                Ok(())
+            }
+            _ => Err(Error::DeviceMismatch {
+                what: "a graph launched on a stream".into(),
+                first: context.to_string(),
+                second: stream.device.to_string(),
+            }),
+        }
     }
 }
 

@@ -108,6 +108,33 @@ impl<T: Element> Tensor<T> {
         })
     }
 
+    /// Overwrites the tensor's elements with `data`, in row-major order,
+    /// in place (no new memory; on a GPU, once every queued launch on the
+    /// device is done). `data` must hold one value per element
+    /// ([`Error::DataLength`]); clones made before keep their values.
+    pub fn copy_from_slice(&mut self, data: &[T]) -> Result<(), Error> {
+        let expected: usize = self.shape().iter().product();
+        if data.len() != expected {
+            return Err(Error::DataLength {
+                shape: self.shape().to_vec(),
+                expected,
+                found: data.len(),
+                device: self.device(),
+            });
+        }
+        let mut bytes = vec![0u8; data.len() * T::DTYPE.size_bytes()];
+        T::write_le_slice(data, &mut bytes);
+        match &mut self.storage {
+            Storage::Gpu(g) => g.write(&bytes),
+            Storage::Host(h) => {
+                let layout = (h.shape().to_vec(), h.strides().to_vec(), h.offset());
+                let size = h.dtype().size_bytes();
+                crate::gpu::scatter(h.data_mut(), &bytes, (&layout.0, &layout.1, layout.2), size);
+                Ok(())
+            }
+        }
+    }
+
     /// The elements in row-major order, copied to the host.
     pub fn to_vec(&self) -> Result<Vec<T>, Error> {
         let downloaded;

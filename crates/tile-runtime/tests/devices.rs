@@ -75,9 +75,10 @@ fn gpu_errors_read_well() {
         api: "HIP",
         call: "initialization".into(),
         code: 100,
+        name: "hipErrorNoDevice",
     };
     assert_eq!(
         call.to_string(),
-        "HIP driver call failed while initialization (error code 100)"
+        "HIP driver call failed while initialization: hipErrorNoDevice (100)"
     );
 }

@@ -24,6 +24,7 @@ use crate::device::Device;
 use crate::error::Error;
 use crate::kernel::KernelSpec;
 use crate::launch::{launch, LaunchArg};
+use crate::stream::Stream;
 use outputs::Saved;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -346,7 +347,10 @@ impl Autotuner {
                     ))
                 })?,
             }
-            let time = median_launch(|| launch(device, &candidate.spec, candidate.grid, args))?;
+            let stream = device.stream()?;
+            let time = median_launch(&stream, |s| {
+                crate::launch_on(s, &candidate.spec, candidate.grid, args)
+            })?;
             *self.timed.lock().unwrap_or_else(|e| e.into_inner()) += 1;
             if best.is_none_or(|(_, t)| time < t) {
                 best = Some((index, time));
@@ -356,15 +360,23 @@ impl Autotuner {
     }
 }
 
-/// The median time of `launch`: at least 5 launches and 20 ms, at most 100
-/// launches.
-fn median_launch(mut launch: impl FnMut() -> Result<(), Error>) -> Result<Duration, Error> {
+/// The median time of `launch` on `stream`, measured between events
+/// recorded around it (on a GPU, on the device): at least 5 launches and
+/// 20 ms, at most 100 launches.
+fn median_launch(
+    stream: &Stream<'_>,
+    mut launch: impl FnMut(&Stream<'_>) -> Result<(), Error>,
+) -> Result<Duration, Error> {
     let started = Instant::now();
     let mut times = Vec::new();
     while times.len() < 100 && (times.len() < 5 || started.elapsed() < Duration::from_millis(20)) {
-        let start = Instant::now();
-        launch()?;
-        times.push(start.elapsed());
+        let start = stream.record()?;
+        launch(stream)?;
+        let end = stream.record()?;
+        stream.synchronize()?;
+        times.push(Duration::from_secs_f64(
+            f64::from(end.elapsed_ms(&start)?) / 1e3,
+        ));
     }
     times.sort();
     Ok(times[times.len() / 2])

@@ -1,28 +1,30 @@
-//! CUDA devices through the driver API of `cudarc` (loaded at run time):
-//! the device's primary context, memory, PTX modules through the driver's
-//! JIT, streams, and launches on the context's default stream or a stream.
-//!
-//! `cudarc` panics when it cannot open `libcuda`, so [`Cuda::open`] runs only
-//! after [`crate::driver::probe`] found the driver, and checks once more that
-//! `cudarc` finds it too before its first call.
+//! CUDA devices through the driver API, bound by the runtime itself
+//! (`sys.rs`): the device's primary context (or a context the caller
+//! owns), memory, mapped pinned memory, PTX modules through the driver's
+//! JIT, non-blocking streams, events, and copies and launches queued on
+//! them.
 
+mod sys;
+
+use super::backend::{Backend, Function, Raw};
+use super::info::{DeviceInfo, GpuArch};
+use crate::driver::GpuApi;
 use crate::error::Error;
-use cudarc::driver::sys::{self, CUdevice_attribute, CUjit_option};
-use cudarc::driver::{result, DriverError};
-use std::ffi::{c_uint, c_void, CString};
+use std::ffi::{c_char, c_int, c_uint, c_void, CString};
+use sys::{attribute, Api, CuDevice, CuResult, Handle};
 use tile_abi::Packet;
 
-/// A CUDA device with its retained primary context.
+/// A CUDA device with its context.
 #[derive(Debug)]
 pub(crate) struct Cuda {
-    device: sys::CUdevice,
-    context: sys::CUcontext,
-    /// The compute capability, `(major, minor)`.
-    pub(crate) capability: (u32, u32),
+    api: &'static Api,
+    device: CuDevice,
+    context: Handle,
+    /// Whether `context` is the device's primary context, retained here
+    /// and released on drop (else the caller's, borrowed).
+    retained: bool,
     /// The most shared memory a block may opt in to, in bytes.
-    pub(crate) max_shared_optin: usize,
-    /// Its streaming multiprocessors.
-    pub(crate) multiprocessors: u32,
+    max_shared_optin: usize,
 }
 
 // SAFETY: a CUDA context and the device handle may be used from any thread;
@@ -31,135 +33,351 @@ unsafe impl Send for Cuda {}
 // SAFETY: as above; the driver API is thread-safe.
 unsafe impl Sync for Cuda {}
 
-/// A loaded PTX module and its kernel function.
-#[derive(Debug)]
-pub(crate) struct CudaModule {
-    module: sys::CUmodule,
-    function: sys::CUfunction,
-    /// The dynamic shared memory each launch passes, in bytes.
-    dynamic_shared: u32,
-}
-
-// SAFETY: module and function handles are valid in every thread that makes
-// their context current, which every use does.
-unsafe impl Send for CudaModule {}
-// SAFETY: as above.
-unsafe impl Sync for CudaModule {}
-
-/// The typed error of a failed driver call.
-fn failed(call: &str) -> impl FnOnce(DriverError) -> Error + '_ {
-    move |e| Error::DriverCall {
-        api: "CUDA",
-        call: call.to_string(),
-        code: e.0 as i32,
+/// `Ok` for `CUDA_SUCCESS`, else the [`Error::DriverCall`] of `call`.
+fn check(call: &str, status: CuResult) -> Result<(), Error> {
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(Error::driver_call(GpuApi::Cuda, call, status))
     }
 }
 
 /// The size of the JIT's error log buffer.
 const LOG_BYTES: usize = 16 * 1024;
 
-impl Cuda {
-    /// Opens device `ordinal` (already found by the probe): retains its
-    /// primary context and reads its compute capability, shared memory and
-    /// multiprocessors.
-    pub(crate) fn open(ordinal: usize) -> Result<Cuda, Error> {
-        // SAFETY: only tries to open the driver library with `libloading`.
-        if !unsafe { sys::is_culib_present() } {
-            return Err(Error::NoDriver {
-                api: "CUDA",
-                tried: "cudarc's list of libcuda names".into(),
-                reason: "the probe found a driver that cudarc cannot open".into(),
-            });
-        }
-        result::init().map_err(failed("initialization"))?;
-        let index = i32::try_from(ordinal).map_err(|_| Error::NoDevice {
+/// Initializes the driver (once per process is enough; repeating is
+/// harmless) and returns its entry points.
+fn initialized() -> Result<&'static Api, Error> {
+    let api = sys::api()?;
+    // SAFETY: the documented signature; flags must be 0.
+    check("initialization", unsafe { (api.init)(0) })?;
+    Ok(api)
+}
+
+/// Reads the properties of device `ordinal` without creating a context.
+pub(crate) fn describe(ordinal: usize) -> Result<DeviceInfo, Error> {
+    let api = initialized()?;
+    let device = device_of(api, ordinal)?;
+    properties(api, device, ordinal)
+}
+
+/// The `CUdevice` of `ordinal`, or [`Error::NoDevice`].
+fn device_of(api: &Api, ordinal: usize) -> Result<CuDevice, Error> {
+    let mut count: c_int = 0;
+    // SAFETY: the out-pointer is a valid `int`.
+    check("counting devices", unsafe {
+        (api.device_count)(&mut count)
+    })?;
+    let available = usize::try_from(count).unwrap_or(0);
+    let index = c_int::try_from(ordinal)
+        .ok()
+        .filter(|_| ordinal < available)
+        .ok_or(Error::NoDevice {
             api: "CUDA",
             ordinal,
-            available: 0,
+            available,
         })?;
-        let device = result::device::get(index).map_err(failed("getting the device"))?;
-        let attribute = |a: CUdevice_attribute| {
-            // SAFETY: `device` is a valid handle from `cuDeviceGet`.
-            unsafe { result::device::get_attribute(device, a) }
-                .map_err(failed("reading the device's attributes"))
-                .map(|v| v.max(0) as u32)
-        };
-        let major = attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
-        let minor = attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
-        let optin =
-            attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
-        let multiprocessors =
-            attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?.max(1);
+    let mut device: CuDevice = 0;
+    // SAFETY: the out-pointer is valid; `index` is below the count.
+    check("getting the device", unsafe {
+        (api.device_get)(&mut device, index)
+    })?;
+    Ok(device)
+}
+
+fn attribute(api: &Api, device: CuDevice, which: c_int) -> Result<u32, Error> {
+    let mut value: c_int = 0;
+    // SAFETY: `device` is a valid handle from `cuDeviceGet`; the
+    // out-pointer is a valid `int`.
+    check("reading the device's attributes", unsafe {
+        (api.device_attribute)(&mut value, which, device)
+    })?;
+    Ok(value.max(0) as u32)
+}
+
+/// The name, compute capability, multiprocessors, memory and clocks of
+/// `device`.
+fn properties(api: &Api, device: CuDevice, ordinal: usize) -> Result<DeviceInfo, Error> {
+    let mut buffer = [0 as c_char; 256];
+    // SAFETY: the buffer holds `len` bytes, which the call NUL-terminates.
+    check("naming the device", unsafe {
+        (api.device_name)(buffer.as_mut_ptr(), buffer.len() as c_int, device)
+    })?;
+    let bytes: Vec<u8> = buffer
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    let mut memory = 0usize;
+    // SAFETY: the out-pointer is a valid `size_t`.
+    check("reading the device's memory", unsafe {
+        (api.device_total_mem)(&mut memory, device)
+    })?;
+    let read = |which| attribute(api, device, which);
+    let major = read(attribute::CAPABILITY_MAJOR)?;
+    let minor = read(attribute::CAPABILITY_MINOR)?;
+    Ok(DeviceInfo {
+        api: GpuApi::Cuda,
+        ordinal,
+        name: String::from_utf8_lossy(&bytes).into_owned(),
+        arch: GpuArch::Cuda { major, minor },
+        multiprocessors: read(attribute::MULTIPROCESSORS)?.max(1),
+        memory_bytes: memory as u64,
+        clock_khz: read(attribute::CLOCK_RATE_KHZ)?,
+        memory_clock_khz: read(attribute::MEMORY_CLOCK_KHZ)?,
+        memory_bus_bits: read(attribute::MEMORY_BUS_BITS)?,
+    })
+}
+
+impl Cuda {
+    /// Opens device `ordinal` through its primary context (retained until
+    /// drop), with its properties.
+    pub(crate) fn open(ordinal: usize) -> Result<(Cuda, DeviceInfo), Error> {
+        let api = initialized()?;
+        let device = device_of(api, ordinal)?;
+        let properties = properties(api, device, ordinal)?;
+        let mut context: Handle = std::ptr::null_mut();
         // SAFETY: `device` is valid; the context is released on drop.
-        let context = unsafe { result::primary_ctx::retain(device) }
-            .map_err(failed("retaining the primary context"))?;
-        Ok(Cuda {
+        check("retaining the primary context", unsafe {
+            (api.primary_retain)(&mut context, device)
+        })?;
+        let cuda = Cuda {
+            api,
             device,
             context,
-            capability: (major, minor),
-            max_shared_optin: optin as usize,
-            multiprocessors,
+            retained: true,
+            max_shared_optin: attribute(api, device, attribute::MAX_SHARED_OPTIN)? as usize,
+        };
+        Ok((cuda, properties))
+    }
+
+    /// Drives the device of `context`, a context the caller owns and keeps
+    /// alive (see `Device::from_raw_cuda_context`).
+    pub(crate) fn borrow(context: Handle) -> Result<(Cuda, DeviceInfo), Error> {
+        let api = initialized()?;
+        // SAFETY: the caller's contract: a live context.
+        check("making the context current", unsafe {
+            (api.ctx_set_current)(context)
+        })?;
+        let mut device: CuDevice = 0;
+        // SAFETY: the out-pointer is valid; a context is current.
+        check("reading the context's device", unsafe {
+            (api.ctx_get_device)(&mut device)
+        })?;
+        let ordinal = usize::try_from(device).unwrap_or(0);
+        let properties = properties(api, device, ordinal)?;
+        let cuda = Cuda {
+            api,
+            device,
+            context,
+            retained: false,
+            max_shared_optin: attribute(api, device, attribute::MAX_SHARED_OPTIN)? as usize,
+        };
+        Ok((cuda, properties))
+    }
+
+    /// Makes the context current on this thread, unless it is (asking the
+    /// driver, since another library may have changed it; the query is a
+    /// thread-local read, far cheaper than setting it).
+    fn current(&self) -> Result<(), Error> {
+        let mut now: Handle = std::ptr::null_mut();
+        // SAFETY: the out-pointer is valid.
+        check("reading the current context", unsafe {
+            (self.api.ctx_get_current)(&mut now)
+        })?;
+        if now == self.context {
+            return Ok(());
+        }
+        // SAFETY: the context is retained until `self` drops, or the
+        // caller keeps it alive.
+        check("making the context current", unsafe {
+            (self.api.ctx_set_current)(self.context)
         })
     }
 
-    /// Makes the context current on this thread.
-    fn current(&self) -> Result<(), Error> {
-        // SAFETY: the context is retained until `self` drops.
-        unsafe { result::ctx::set_current(self.context) }
-            .map_err(failed("making the context current"))
+    /// Makes the context current, then runs `call` and checks its status.
+    fn run(&self, what: &str, call: impl FnOnce(&Api) -> CuResult) -> Result<(), Error> {
+        self.current()?;
+        check(what, call(self.api))
+    }
+}
+
+impl Backend for Cuda {
+    fn alloc(&self, bytes: usize) -> Result<u64, Error> {
+        let mut pointer = 0u64;
+        // SAFETY: the out-pointer is valid; the memory is freed by `free`.
+        self.run("allocating device memory", |api| unsafe {
+            (api.mem_alloc)(&mut pointer, bytes)
+        })?;
+        Ok(pointer)
     }
 
-    /// Allocates `bytes` (> 0) of device memory.
-    pub(crate) fn alloc(&self, bytes: usize) -> Result<u64, Error> {
-        self.current()?;
-        // SAFETY: the context is current; the memory is freed by `free`.
-        unsafe { result::malloc_sync(bytes) }.map_err(failed("allocating device memory"))
-    }
-
-    /// Frees memory from [`Cuda::alloc`].
-    pub(crate) fn free(&self, pointer: u64) -> Result<(), Error> {
-        self.current()?;
+    fn free(&self, pointer: u64) -> Result<(), Error> {
         // SAFETY: `pointer` came from `alloc` and is freed once (by the
         // owning buffer's drop).
-        unsafe { result::free_sync(pointer) }.map_err(failed("freeing device memory"))
+        self.run("freeing device memory", |api| unsafe {
+            (api.mem_free)(pointer)
+        })
     }
 
-    /// Copies `data` to device memory at `pointer` (which holds at least
-    /// `data.len()` bytes).
-    pub(crate) fn upload(&self, pointer: u64, data: &[u8]) -> Result<(), Error> {
-        self.current()?;
-        // SAFETY: the destination holds `data.len()` bytes (the caller's
-        // buffer), the source is a live slice.
-        unsafe { result::memcpy_htod_sync(pointer, data) }.map_err(failed("copying to the device"))
+    fn host_alloc(&self, bytes: usize) -> Result<(*mut u8, u64), Error> {
+        let mut host: *mut c_void = std::ptr::null_mut();
+        // SAFETY: the out-pointer is valid; freed by `host_free`.
+        self.run("allocating pinned host memory", |api| unsafe {
+            (api.host_alloc)(&mut host, bytes, sys::HOST_ALLOC_MAPPED)
+        })?;
+        let mut device = 0u64;
+        // SAFETY: `host` is a mapped pinned allocation just made; flags
+        // must be 0.
+        let mapped = self.run("mapping pinned host memory", |api| unsafe {
+            (api.host_device_pointer)(&mut device, host, 0)
+        });
+        if let Err(e) = mapped {
+            // SAFETY: freed once, here.
+            unsafe { (self.api.host_free)(host) };
+            return Err(e);
+        }
+        Ok((host.cast(), device))
     }
 
-    /// Copies device memory at `pointer` into `data`.
-    pub(crate) fn download(&self, pointer: u64, data: &mut [u8]) -> Result<(), Error> {
-        self.current()?;
-        // SAFETY: the source holds `data.len()` bytes, the destination is a
-        // live, exclusively borrowed slice.
-        unsafe { result::memcpy_dtoh_sync(data, pointer) }
-            .map_err(failed("copying from the device"))
+    fn host_free(&self, host: *mut u8) -> Result<(), Error> {
+        // SAFETY: `host` came from `host_alloc` and is freed once.
+        self.run("freeing pinned host memory", |api| unsafe {
+            (api.host_free)(host.cast())
+        })
     }
 
-    /// Copies `bytes` between two device buffers of at least that size.
-    pub(crate) fn copy(&self, to: u64, from: u64, bytes: usize) -> Result<(), Error> {
-        self.current()?;
-        // SAFETY: both buffers are live allocations of at least `bytes`.
-        unsafe { result::memcpy_dtod_sync(to, from, bytes) }
-            .map_err(failed("copying on the device"))
-    }
-
-    /// Loads PTX text and finds the kernel `name` in it, opted in to
-    /// `dynamic_shared` bytes of dynamic shared memory per block (when
-    /// above what any kernel gets); a failed load is `Err` with the JIT's
-    /// error log or the driver's refusal.
-    pub(crate) fn load(
+    unsafe fn upload(
         &self,
-        ptx: &[u8],
-        name: &str,
-        dynamic_shared: usize,
-    ) -> Result<CudaModule, String> {
+        to: u64,
+        from: *const u8,
+        bytes: usize,
+        stream: Raw,
+    ) -> Result<(), Error> {
+        // SAFETY: the caller's contract.
+        self.run("copying to the device", |api| unsafe {
+            (api.copy_htod)(to, from.cast(), bytes, stream)
+        })
+    }
+
+    unsafe fn download(
+        &self,
+        to: *mut u8,
+        from: u64,
+        bytes: usize,
+        stream: Raw,
+    ) -> Result<(), Error> {
+        // SAFETY: the caller's contract.
+        self.run("copying from the device", |api| unsafe {
+            (api.copy_dtoh)(to.cast(), from, bytes, stream)
+        })
+    }
+
+    fn copy(&self, to: u64, from: u64, bytes: usize, stream: Raw) -> Result<(), Error> {
+        // SAFETY: both are live device buffers of at least `bytes` (the
+        // callers' buffers), kept alive until the stream has run the copy.
+        self.run("copying on the device", |api| unsafe {
+            (api.copy_dtod)(to, from, bytes, stream)
+        })
+    }
+
+    fn zero(&self, to: u64, bytes: usize, stream: Raw) -> Result<(), Error> {
+        // SAFETY: `to` is a live device buffer of at least `bytes`.
+        self.run("filling device memory", |api| unsafe {
+            (api.memset_d8)(to, 0, bytes, stream)
+        })
+    }
+
+    fn stream_create(&self) -> Result<Raw, Error> {
+        let mut stream: Handle = std::ptr::null_mut();
+        // SAFETY: the out-pointer is valid; destroyed by `stream_destroy`.
+        self.run("creating a stream", |api| unsafe {
+            (api.stream_create)(&mut stream, sys::STREAM_NON_BLOCKING)
+        })?;
+        Ok(stream)
+    }
+
+    fn stream_synchronize(&self, stream: Raw) -> Result<(), Error> {
+        // SAFETY: `stream` is live (its owner destroys it on drop).
+        self.run("synchronizing a stream", |api| unsafe {
+            (api.stream_synchronize)(stream)
+        })
+    }
+
+    fn stream_destroy(&self, stream: Raw) -> Result<(), Error> {
+        // SAFETY: `stream` came from `stream_create`, destroyed once.
+        self.run("destroying a stream", |api| unsafe {
+            (api.stream_destroy)(stream)
+        })
+    }
+
+    fn stream_wait(&self, stream: Raw, event: Raw) -> Result<(), Error> {
+        // SAFETY: both are live; flags must be 0.
+        self.run("making a stream wait for an event", |api| unsafe {
+            (api.stream_wait_event)(stream, event, 0)
+        })
+    }
+
+    fn event_create(&self, timing: bool) -> Result<Raw, Error> {
+        let mut event: Handle = std::ptr::null_mut();
+        let flags: c_uint = if timing { 0 } else { sys::EVENT_DISABLE_TIMING };
+        // SAFETY: the out-pointer is valid; destroyed by `event_destroy`.
+        self.run("creating an event", |api| unsafe {
+            (api.event_create)(&mut event, flags)
+        })?;
+        Ok(event)
+    }
+
+    fn event_record(&self, event: Raw, stream: Raw) -> Result<(), Error> {
+        // SAFETY: both are live.
+        self.run("recording an event", |api| unsafe {
+            (api.event_record)(event, stream)
+        })
+    }
+
+    fn event_done(&self, event: Raw) -> Result<bool, Error> {
+        self.current()?;
+        // SAFETY: `event` is live.
+        match unsafe { (self.api.event_query)(event) } {
+            0 => Ok(true),
+            sys::NOT_READY => Ok(false),
+            status => Err(Error::driver_call(
+                GpuApi::Cuda,
+                "querying an event",
+                status,
+            )),
+        }
+    }
+
+    fn event_synchronize(&self, event: Raw) -> Result<(), Error> {
+        // SAFETY: `event` is live.
+        self.run("waiting for an event", |api| unsafe {
+            (api.event_synchronize)(event)
+        })
+    }
+
+    fn event_elapsed(&self, start: Raw, end: Raw) -> Result<f32, Error> {
+        let mut ms = 0f32;
+        // SAFETY: both events are live; the out-pointer is valid.
+        self.run("reading the time between two events", |api| unsafe {
+            (api.event_elapsed)(&mut ms, start, end)
+        })?;
+        Ok(ms)
+    }
+
+    fn event_destroy(&self, event: Raw) -> Result<(), Error> {
+        // SAFETY: `event` came from `event_create`, destroyed once.
+        self.run("destroying an event", |api| unsafe {
+            (api.event_destroy)(event)
+        })
+    }
+
+    fn synchronize(&self) -> Result<(), Error> {
+        // SAFETY: no arguments; a context is current.
+        self.run("synchronizing", |api| unsafe { (api.ctx_synchronize)() })
+    }
+
+    fn load(&self, ptx: &[u8], name: &str, dynamic_shared: usize) -> Result<Function, String> {
         if dynamic_shared > self.max_shared_optin {
             return Err(format!(
                 "the kernel needs {dynamic_shared} bytes of shared memory per block; the device allows at most {}",
@@ -173,16 +391,16 @@ impl Cuda {
             .map_err(|e| format!("the PTX holds a NUL byte: {e}"))?;
         let mut log = vec![0u8; LOG_BYTES];
         let mut options = [
-            CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
-            CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+            sys::JIT_ERROR_LOG_BUFFER,
+            sys::JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
         ];
         let mut values: [*mut c_void; 2] = [log.as_mut_ptr().cast(), LOG_BYTES as *mut c_void];
-        let mut module: sys::CUmodule = std::ptr::null_mut();
+        let mut module: Handle = std::ptr::null_mut();
         // SAFETY: the image is NUL-terminated PTX text; the options name a
         // log buffer of `LOG_BYTES` bytes that outlives the call, and its size
         // is passed by value in the pointer slot, as the driver API defines.
         let status = unsafe {
-            sys::cuModuleLoadDataEx(
+            (self.api.module_load)(
                 &mut module,
                 ptx.as_ptr().cast(),
                 options.len() as c_uint,
@@ -190,126 +408,164 @@ impl Cuda {
                 values.as_mut_ptr(),
             )
         };
-        if status != sys::CUresult::CUDA_SUCCESS {
+        if status != 0 {
             return Err(jit_failure(status, &log));
         }
-        let symbol = CString::new(name).map_err(|e| e.to_string())?;
-        // SAFETY: `module` was just loaded.
-        let function = match unsafe { result::module::get_function(module, symbol) } {
-            Ok(function) => function,
-            Err(e) => {
-                // SAFETY: the module is unloaded once, here.
-                let _ = unsafe { result::module::unload(module) };
-                return Err(format!("the PTX has no kernel `{name}` ({e:?})"));
-            }
+        let unload = |why: String| {
+            // SAFETY: the module was just loaded and is unloaded once, here.
+            unsafe { (self.api.module_unload)(module) };
+            why
         };
+        let symbol = CString::new(name).map_err(|e| unload(e.to_string()))?;
+        let mut function: Handle = std::ptr::null_mut();
+        // SAFETY: `module` was just loaded; `symbol` is NUL-terminated.
+        let status = unsafe { (self.api.module_function)(&mut function, module, symbol.as_ptr()) };
+        if status != 0 {
+            return Err(unload(format!(
+                "the PTX has no kernel `{name}` ({})",
+                crate::driver_names::name(GpuApi::Cuda, status)
+            )));
+        }
         if dynamic_shared > 0 {
-            let attribute =
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
             // SAFETY: `function` belongs to the module just loaded; the
             // value is within the device's opt-in limit (checked above).
-            let set = unsafe {
-                result::function::set_function_attribute(function, attribute, dynamic_shared as i32)
+            let status = unsafe {
+                (self.api.function_attribute)(
+                    function,
+                    sys::FUNC_MAX_DYNAMIC_SHARED,
+                    dynamic_shared as c_int,
+                )
             };
-            if let Err(e) = set {
-                // SAFETY: the module is unloaded once, here.
-                let _ = unsafe { result::module::unload(module) };
-                return Err(format!(
-                    "opting the kernel in to {dynamic_shared} bytes of shared memory failed ({e:?})"
-                ));
+            if status != 0 {
+                return Err(unload(format!(
+                    "opting the kernel in to {dynamic_shared} bytes of shared memory failed ({})",
+                    crate::driver_names::name(GpuApi::Cuda, status)
+                )));
             }
         }
-        Ok(CudaModule {
+        Ok(Function {
             module,
             function,
             dynamic_shared,
         })
     }
 
-    /// Unloads a module.
-    pub(crate) fn unload(&self, module: &CudaModule) -> Result<(), Error> {
-        self.current()?;
+    fn unload(&self, function: &Function) -> Result<(), Error> {
         // SAFETY: the module is live and unloaded once (its owner's drop).
-        unsafe { result::module::unload(module.module) }.map_err(failed("unloading a module"))
+        self.run("unloading a module", |api| unsafe {
+            (api.module_unload)(function.module)
+        })
     }
 
-    /// Creates a stream that synchronizes with the default stream (whose
-    /// copies therefore wait for the stream's launches).
-    pub(crate) fn create_stream(&self) -> Result<sys::CUstream, Error> {
-        self.current()?;
-        result::stream::create(result::stream::StreamKind::Default)
-            .map_err(failed("creating a stream"))
-    }
-
-    /// Waits for every launch on `stream`.
-    pub(crate) fn synchronize_stream(&self, stream: sys::CUstream) -> Result<(), Error> {
-        self.current()?;
-        // SAFETY: `stream` came from `create_stream` and is not destroyed
-        // yet (its owner destroys it on drop).
-        unsafe { result::stream::synchronize(stream) }.map_err(failed("synchronizing a stream"))
-    }
-
-    /// Destroys a stream from [`Cuda::create_stream`].
-    pub(crate) fn destroy_stream(&self, stream: sys::CUstream) -> Result<(), Error> {
-        self.current()?;
-        // SAFETY: `stream` came from `create_stream` and is destroyed once
-        // (its owner's drop), after synchronizing it.
-        unsafe { result::stream::destroy(stream) }.map_err(failed("destroying a stream"))
-    }
-
-    /// Launches `module`'s kernel on `stream` (null: the default stream),
-    /// asynchronously.
-    pub(crate) fn launch(
+    unsafe fn launch(
         &self,
-        module: &CudaModule,
+        function: &Function,
         grid: [u32; 3],
         block: u32,
         packet: &mut Packet,
-        stream: sys::CUstream,
+        stream: Raw,
     ) -> Result<(), Error> {
-        self.current()?;
         let mut params = packet.pointers();
-        // SAFETY: the function is live; `params` holds one pointer per kernel
-        // parameter to bytes of its ABI type (checked against the kernel's
-        // signature by the caller), alive until the call returns (the driver
-        // copies them); every tensor pointer is a live allocation of this
-        // context covering the tensor's reachable elements, kept alive until
-        // the launch is known to be done; `stream` is null or live.
-        unsafe {
-            result::launch_kernel(
-                module.function,
-                (grid[0], grid[1], grid[2]),
-                (block, 1, 1),
-                module.dynamic_shared,
+        // SAFETY: the function is live; `params` holds one pointer per
+        // kernel parameter to bytes of its ABI type, alive until the call
+        // returns (the driver copies them); the addresses in them are the
+        // caller's contract; `stream` is null or live.
+        self.run("launching the kernel", |api| unsafe {
+            (api.launch_kernel)(
+                function.function,
+                grid[0],
+                grid[1],
+                grid[2],
+                block,
+                1,
+                1,
+                function.dynamic_shared,
                 stream,
-                &mut params,
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
             )
-        }
-        .map_err(failed("launching the kernel"))
+        })
     }
 
-    /// Waits for everything launched on the context.
-    pub(crate) fn synchronize(&self) -> Result<(), Error> {
-        self.current()?;
-        result::ctx::synchronize().map_err(failed("synchronizing"))
+    fn capture_begin(&self, stream: Raw) -> Result<(), Error> {
+        let graphs = self.graphs()?;
+        // SAFETY: `stream` is live and not the legacy stream.
+        self.run("beginning a stream capture", |_| unsafe {
+            (graphs.begin_capture)(stream, sys::CAPTURE_RELAXED)
+        })
+    }
+
+    fn capture_end(&self, stream: Raw) -> Result<Raw, Error> {
+        let graphs = self.graphs()?;
+        let mut graph: Handle = std::ptr::null_mut();
+        // SAFETY: `stream` is capturing; the out-pointer is valid.
+        self.run("ending a stream capture", |_| unsafe {
+            (graphs.end_capture)(stream, &mut graph)
+        })?;
+        let mut exec: Handle = std::ptr::null_mut();
+        // SAFETY: `graph` was just captured; the out-pointer is valid.
+        let instantiated = self.run("instantiating a graph", |_| unsafe {
+            (graphs.instantiate)(&mut exec, graph, 0)
+        });
+        // SAFETY: the executable graph does not need its template; the
+        // graph is destroyed once, here.
+        let destroyed = self.run("destroying a graph", |_| unsafe { (graphs.destroy)(graph) });
+        instantiated.and(destroyed)?;
+        Ok(exec)
+    }
+
+    fn graph_launch(&self, graph: Raw, stream: Raw) -> Result<(), Error> {
+        let graphs = self.graphs()?;
+        // SAFETY: both are live.
+        self.run("launching a graph", |_| unsafe {
+            (graphs.launch)(graph, stream)
+        })
+    }
+
+    fn graph_destroy(&self, graph: Raw) -> Result<(), Error> {
+        let graphs = self.graphs()?;
+        // SAFETY: `graph` came from `capture_end`, destroyed once.
+        self.run("destroying a graph", |_| unsafe {
+            (graphs.exec_destroy)(graph)
+        })
+    }
+}
+
+impl Cuda {
+    /// The graph entry points, or an error saying the driver lacks them.
+    fn graphs(&self) -> Result<&'static sys::Graphs, Error> {
+        self.api.graphs.as_ref().ok_or_else(|| Error::NoDriver {
+            api: "CUDA",
+            tried: GpuApi::Cuda.libraries().join(", "),
+            reason: "the driver has no graph capture (CUDA 11.4 or later)".into(),
+        })
     }
 }
 
 /// Why a PTX load failed: the driver's status and the JIT's error log (the
 /// buffer up to its first NUL).
-fn jit_failure(status: sys::CUresult, log: &[u8]) -> String {
+fn jit_failure(status: CuResult, log: &[u8]) -> String {
     let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
     format!(
-        "cuModuleLoadDataEx failed ({status:?}); JIT log: {}",
+        "cuModuleLoadDataEx failed ({}); JIT log: {}",
+        crate::driver_names::name(GpuApi::Cuda, status),
         String::from_utf8_lossy(&log[..end]).trim_end()
     )
 }
 
 impl Drop for Cuda {
     fn drop(&mut self) {
+        if !self.retained {
+            return;
+        }
         // SAFETY: the primary context was retained once in `open`.
-        if let Err(e) = unsafe { result::primary_ctx::release(self.device) } {
-            tracing::warn!(code = e.0 as i32, "releasing a CUDA primary context failed");
+        let status = unsafe { (self.api.primary_release)(self.device) };
+        if status != 0 {
+            tracing::warn!(
+                code = status,
+                name = crate::driver_names::name(GpuApi::Cuda, status),
+                "releasing a CUDA primary context failed"
+            );
         }
     }
 }
@@ -323,7 +579,7 @@ mod tests {
         let mut log = vec![0u8; 64];
         let text = b"ptxas application ptx input, line 9; error   : Unknown symbol 'x'\n";
         log.splice(..0, text.iter().copied());
-        let reason = jit_failure(sys::CUresult::CUDA_ERROR_INVALID_PTX, &log);
+        let reason = jit_failure(218, &log);
         let error = Error::ModuleLoad {
             kernel: "vadd".into(),
             specialization: "BLOCK=1024".into(),

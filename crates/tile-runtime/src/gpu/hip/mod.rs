@@ -1,5 +1,6 @@
 //! HIP devices through the HIP runtime loaded with `libloading`: memory,
-//! HSACO modules, streams, and launches on the null stream or a stream.
+//! mapped pinned memory, HSACO modules, non-blocking streams, events,
+//! copies and launches queued on them.
 //!
 //! The entry points are declared here rather than taken from the `hip-sys`
 //! crate (0.1.0 to 0.1.2): the build script of its `hip-runtime-sys`
@@ -11,73 +12,22 @@
 //! `hip_runtime_api.h` of ROCm 5 and 6 instead.
 
 mod properties;
+mod sys;
 
+use super::backend::{Backend, Function, Raw};
+use super::info::{DeviceInfo, GpuArch};
 use crate::driver::GpuApi;
 use crate::error::Error;
-use libloading::Library;
 use properties::Properties;
-use std::ffi::{c_char, c_int, c_uint, c_void, CString};
+use std::ffi::{c_int, c_void, CString};
+use sys::{Api, HipPtr, HipResult};
 use tile_abi::Packet;
-
-/// A `hipError_t`: 0 for success.
-type HipResult = c_int;
-/// An opaque HIP object: a module, function, stream or device pointer.
-pub(crate) type HipPtr = *mut c_void;
-
-/// `hipMemcpyKind` values.
-const HOST_TO_DEVICE: c_int = 1;
-const DEVICE_TO_HOST: c_int = 2;
-const DEVICE_TO_DEVICE: c_int = 3;
-
-/// `HIP_LAUNCH_PARAM_*` markers of `hipModuleLaunchKernel`'s `extra`.
-const PARAM_BUFFER_POINTER: usize = 1;
-const PARAM_BUFFER_SIZE: usize = 2;
-const PARAM_END: usize = 3;
-
-/// `hipModuleLaunchKernel(f, grid xyz, block xyz, shared bytes, stream,
-/// kernelParams, extra)`.
-type LaunchKernel = unsafe extern "C" fn(
-    HipPtr,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    HipPtr,
-    *mut *mut c_void,
-    *mut *mut c_void,
-) -> HipResult;
-
-/// The entry points used, copied out of the library (valid for the rest of
-/// the process: `crate::driver::library` never unloads it).
-#[derive(Debug)]
-struct Api {
-    init: unsafe extern "C" fn(c_uint) -> HipResult,
-    set_device: unsafe extern "C" fn(c_int) -> HipResult,
-    malloc: unsafe extern "C" fn(*mut HipPtr, usize) -> HipResult,
-    free: unsafe extern "C" fn(HipPtr) -> HipResult,
-    memcpy: unsafe extern "C" fn(HipPtr, *const c_void, usize, c_int) -> HipResult,
-    load_data: unsafe extern "C" fn(*mut HipPtr, *const c_void) -> HipResult,
-    get_function: unsafe extern "C" fn(*mut HipPtr, HipPtr, *const c_char) -> HipResult,
-    unload: unsafe extern "C" fn(HipPtr) -> HipResult,
-    launch: LaunchKernel,
-    synchronize: unsafe extern "C" fn() -> HipResult,
-    stream_create: unsafe extern "C" fn(*mut HipPtr) -> HipResult,
-    stream_synchronize: unsafe extern "C" fn(HipPtr) -> HipResult,
-    stream_destroy: unsafe extern "C" fn(HipPtr) -> HipResult,
-}
 
 /// A HIP device and the runtime library it is driven through.
 #[derive(Debug)]
 pub(crate) struct Hip {
-    api: Api,
+    api: &'static Api,
     device: c_int,
-    /// The device's `gcnArchName`, e.g. `gfx90a:sramecc+:xnack-`.
-    pub(crate) arch: String,
-    /// Its compute units.
-    pub(crate) multiprocessors: u32,
 }
 
 // SAFETY: the HIP runtime is thread-safe; every call first selects the
@@ -86,163 +36,282 @@ unsafe impl Send for Hip {}
 // SAFETY: as above.
 unsafe impl Sync for Hip {}
 
-/// A loaded code object and its kernel function.
-#[derive(Debug)]
-pub(crate) struct HipModule {
-    module: HipPtr,
-    function: HipPtr,
-}
-
-// SAFETY: module handles are process-wide in HIP.
-unsafe impl Send for HipModule {}
-// SAFETY: as above.
-unsafe impl Sync for HipModule {}
-
+/// `Ok` for `hipSuccess`, else the [`Error::DriverCall`] of `call`.
 fn check(call: &str, status: HipResult) -> Result<(), Error> {
     if status == 0 {
         Ok(())
     } else {
-        Err(Error::DriverCall {
-            api: "HIP",
-            call: call.to_string(),
-            code: status,
-        })
+        Err(Error::driver_call(GpuApi::Hip, call, status))
     }
 }
 
-/// A function pointer of `T` named `name` from `library`.
-fn entry<T: Copy>(library: &Library, name: &str) -> Result<T, Error> {
-    // SAFETY: every `T` requested (in `Hip::open` and `Properties::find`)
-    // is the C signature of `name` in the HIP headers; the pointer is copied
-    // out, and the library stays loaded for the rest of the process.
-    unsafe { library.get::<T>(name.as_bytes()) }
-        .map(|symbol| *symbol)
-        .map_err(|e| Error::NoDriver {
-            api: "HIP",
-            tried: GpuApi::Hip.libraries().join(", "),
-            reason: format!("{name}: {e}"),
-        })
+/// Reads the properties of device `ordinal` (`name` as the probe read
+/// it).
+pub(crate) fn describe(ordinal: usize, name: &str) -> Result<DeviceInfo, Error> {
+    let library = crate::driver::library(GpuApi::Hip)?;
+    let api = sys::api()?;
+    // SAFETY: the documented signature; flags must be 0.
+    check("initialization", unsafe { (api.init)(0) })?;
+    let device = c_int::try_from(ordinal).map_err(|_| Error::NoDevice {
+        api: "HIP",
+        ordinal,
+        available: 0,
+    })?;
+    let properties = Properties::find(library)?;
+    let (arch, multiprocessors) = properties.describe(device, &format!("hip:{ordinal}"))?;
+    tracing::debug!(
+        ordinal,
+        call = properties.symbol(),
+        arch,
+        multiprocessors,
+        "read a HIP device's gcnArchName and compute units"
+    );
+    let mut memory = 0usize;
+    // SAFETY: the out-pointer is a valid `size_t`; `device` is an ordinal
+    // below the probed count.
+    check("reading the device's memory", unsafe {
+        (api.total_mem)(&mut memory, device)
+    })?;
+    Ok(DeviceInfo {
+        api: GpuApi::Hip,
+        ordinal,
+        name: name.to_string(),
+        arch: GpuArch::Hip(arch),
+        multiprocessors,
+        memory_bytes: memory as u64,
+        clock_khz: 0,
+        memory_clock_khz: 0,
+        memory_bus_bits: 0,
+    })
 }
 
 impl Hip {
-    /// Opens device `ordinal` (already found by the probe) and reads its
-    /// architecture name.
-    pub(crate) fn open(ordinal: usize) -> Result<Hip, Error> {
-        let library = crate::driver::library(GpuApi::Hip)?;
-        let api = Api {
-            init: entry(library, "hipInit")?,
-            set_device: entry(library, "hipSetDevice")?,
-            malloc: entry(library, "hipMalloc")?,
-            free: entry(library, "hipFree")?,
-            memcpy: entry(library, "hipMemcpy")?,
-            load_data: entry(library, "hipModuleLoadData")?,
-            get_function: entry(library, "hipModuleGetFunction")?,
-            unload: entry(library, "hipModuleUnload")?,
-            launch: entry(library, "hipModuleLaunchKernel")?,
-            synchronize: entry(library, "hipDeviceSynchronize")?,
-            stream_create: entry(library, "hipStreamCreate")?,
-            stream_synchronize: entry(library, "hipStreamSynchronize")?,
-            stream_destroy: entry(library, "hipStreamDestroy")?,
+    /// Opens device `ordinal` (already found by the probe, named `name`),
+    /// with its properties.
+    pub(crate) fn open(ordinal: usize, name: &str) -> Result<(Hip, DeviceInfo), Error> {
+        let properties = describe(ordinal, name)?;
+        let hip = Hip {
+            api: sys::api()?,
+            device: ordinal as c_int,
         };
-        // SAFETY: the documented signature; flags must be 0.
-        check("initialization", unsafe { (api.init)(0) })?;
-        let device = c_int::try_from(ordinal).map_err(|_| Error::NoDevice {
-            api: "HIP",
-            ordinal,
-            available: 0,
-        })?;
-        let properties = Properties::find(library)?;
-        let (arch, multiprocessors) = properties.describe(device, &format!("hip:{ordinal}"))?;
-        tracing::debug!(
-            ordinal,
-            call = properties.symbol(),
-            arch,
-            multiprocessors,
-            "read a HIP device's gcnArchName and compute units"
-        );
-        Ok(Hip {
-            api,
-            device,
-            arch,
-            multiprocessors,
-        })
+        Ok((hip, properties))
     }
 
-    fn select(&self) -> Result<(), Error> {
+    /// Selects the device on this thread, then runs `call` and checks its
+    /// status.
+    fn run(&self, what: &str, call: impl FnOnce(&Api) -> HipResult) -> Result<(), Error> {
         // SAFETY: `device` is a valid ordinal.
         check("selecting the device", unsafe {
             (self.api.set_device)(self.device)
-        })
+        })?;
+        check(what, call(self.api))
     }
+}
 
-    /// Allocates `bytes` (> 0) of device memory.
-    pub(crate) fn alloc(&self, bytes: usize) -> Result<u64, Error> {
-        self.select()?;
+impl Backend for Hip {
+    fn alloc(&self, bytes: usize) -> Result<u64, Error> {
         let mut pointer: HipPtr = std::ptr::null_mut();
         // SAFETY: the out-pointer is valid; the memory is freed by `free`.
-        check("allocating device memory", unsafe {
-            (self.api.malloc)(&mut pointer, bytes)
+        self.run("allocating device memory", |api| unsafe {
+            (api.malloc)(&mut pointer, bytes)
         })?;
         Ok(pointer as u64)
     }
 
-    /// Frees memory from [`Hip::alloc`].
-    pub(crate) fn free(&self, pointer: u64) -> Result<(), Error> {
-        self.select()?;
+    fn free(&self, pointer: u64) -> Result<(), Error> {
         // SAFETY: `pointer` came from `alloc` and is freed once.
-        check("freeing device memory", unsafe {
-            (self.api.free)(pointer as HipPtr)
+        self.run("freeing device memory", |api| unsafe {
+            (api.free)(pointer as HipPtr)
         })
     }
 
-    /// Copies `data` to device memory at `pointer` (at least as large).
-    pub(crate) fn upload(&self, pointer: u64, data: &[u8]) -> Result<(), Error> {
-        self.select()?;
-        // SAFETY: the destination holds `data.len()` bytes; the source is a
-        // live slice.
-        check("copying to the device", unsafe {
-            (self.api.memcpy)(
-                pointer as HipPtr,
-                data.as_ptr().cast(),
-                data.len(),
-                HOST_TO_DEVICE,
+    fn host_alloc(&self, bytes: usize) -> Result<(*mut u8, u64), Error> {
+        let mut host: HipPtr = std::ptr::null_mut();
+        // SAFETY: the out-pointer is valid; freed by `host_free`.
+        self.run("allocating pinned host memory", |api| unsafe {
+            (api.host_malloc)(&mut host, bytes, sys::HOST_ALLOC_MAPPED)
+        })?;
+        let mut device: HipPtr = std::ptr::null_mut();
+        // SAFETY: `host` is a mapped pinned allocation just made; flags
+        // must be 0.
+        let mapped = self.run("mapping pinned host memory", |api| unsafe {
+            (api.host_device_pointer)(&mut device, host, 0)
+        });
+        if let Err(e) = mapped {
+            // SAFETY: freed once, here.
+            unsafe { (self.api.host_free)(host) };
+            return Err(e);
+        }
+        Ok((host.cast(), device as u64))
+    }
+
+    fn host_free(&self, host: *mut u8) -> Result<(), Error> {
+        // SAFETY: `host` came from `host_alloc` and is freed once.
+        self.run("freeing pinned host memory", |api| unsafe {
+            (api.host_free)(host.cast())
+        })
+    }
+
+    unsafe fn upload(
+        &self,
+        to: u64,
+        from: *const u8,
+        bytes: usize,
+        stream: Raw,
+    ) -> Result<(), Error> {
+        // SAFETY: the caller's contract.
+        self.run("copying to the device", |api| unsafe {
+            (api.memcpy_async)(
+                to as HipPtr,
+                from.cast(),
+                bytes,
+                sys::HOST_TO_DEVICE,
+                stream,
             )
         })
     }
 
-    /// Copies device memory at `pointer` into `data`.
-    pub(crate) fn download(&self, pointer: u64, data: &mut [u8]) -> Result<(), Error> {
-        self.select()?;
-        // SAFETY: the source holds `data.len()` bytes; the destination is a
-        // live, exclusively borrowed slice.
-        check("copying from the device", unsafe {
-            (self.api.memcpy)(
-                data.as_mut_ptr().cast(),
-                pointer as *const c_void,
-                data.len(),
-                DEVICE_TO_HOST,
+    unsafe fn download(
+        &self,
+        to: *mut u8,
+        from: u64,
+        bytes: usize,
+        stream: Raw,
+    ) -> Result<(), Error> {
+        // SAFETY: the caller's contract.
+        self.run("copying from the device", |api| unsafe {
+            (api.memcpy_async)(
+                to.cast(),
+                from as *const c_void,
+                bytes,
+                sys::DEVICE_TO_HOST,
+                stream,
             )
         })
     }
 
-    /// Copies `bytes` between two device buffers of at least that size.
-    pub(crate) fn copy(&self, to: u64, from: u64, bytes: usize) -> Result<(), Error> {
-        self.select()?;
-        // SAFETY: both buffers are live allocations of at least `bytes`.
-        check("copying on the device", unsafe {
-            (self.api.memcpy)(to as HipPtr, from as *const c_void, bytes, DEVICE_TO_DEVICE)
+    fn copy(&self, to: u64, from: u64, bytes: usize, stream: Raw) -> Result<(), Error> {
+        // SAFETY: both are live device buffers of at least `bytes`, kept
+        // alive until the stream has run the copy.
+        self.run("copying on the device", |api| unsafe {
+            (api.memcpy_async)(
+                to as HipPtr,
+                from as *const c_void,
+                bytes,
+                sys::DEVICE_TO_DEVICE,
+                stream,
+            )
         })
     }
 
-    /// Loads a code object and finds the kernel `name` in it.
-    pub(crate) fn load(&self, hsaco: &[u8], name: &str) -> Result<HipModule, String> {
-        self.select().map_err(|e| e.to_string())?;
+    fn zero(&self, to: u64, bytes: usize, stream: Raw) -> Result<(), Error> {
+        // SAFETY: `to` is a live device buffer of at least `bytes`.
+        self.run("filling device memory", |api| unsafe {
+            (api.memset_async)(to as HipPtr, 0, bytes, stream)
+        })
+    }
+
+    fn stream_create(&self) -> Result<Raw, Error> {
+        let mut stream: HipPtr = std::ptr::null_mut();
+        // SAFETY: the out-pointer is valid; destroyed by `stream_destroy`.
+        self.run("creating a stream", |api| unsafe {
+            (api.stream_create)(&mut stream, sys::STREAM_NON_BLOCKING)
+        })?;
+        Ok(stream)
+    }
+
+    fn stream_synchronize(&self, stream: Raw) -> Result<(), Error> {
+        // SAFETY: `stream` is live.
+        self.run("synchronizing a stream", |api| unsafe {
+            (api.stream_synchronize)(stream)
+        })
+    }
+
+    fn stream_destroy(&self, stream: Raw) -> Result<(), Error> {
+        // SAFETY: `stream` came from `stream_create`, destroyed once.
+        self.run("destroying a stream", |api| unsafe {
+            (api.stream_destroy)(stream)
+        })
+    }
+
+    fn stream_wait(&self, stream: Raw, event: Raw) -> Result<(), Error> {
+        // SAFETY: both are live; flags must be 0.
+        self.run("making a stream wait for an event", |api| unsafe {
+            (api.stream_wait_event)(stream, event, 0)
+        })
+    }
+
+    fn event_create(&self, timing: bool) -> Result<Raw, Error> {
+        let mut event: HipPtr = std::ptr::null_mut();
+        let flags = if timing { 0 } else { sys::EVENT_DISABLE_TIMING };
+        // SAFETY: the out-pointer is valid; destroyed by `event_destroy`.
+        self.run("creating an event", |api| unsafe {
+            (api.event_create)(&mut event, flags)
+        })?;
+        Ok(event)
+    }
+
+    fn event_record(&self, event: Raw, stream: Raw) -> Result<(), Error> {
+        // SAFETY: both are live.
+        self.run("recording an event", |api| unsafe {
+            (api.event_record)(event, stream)
+        })
+    }
+
+    fn event_done(&self, event: Raw) -> Result<bool, Error> {
+        let mut status = 0;
+        // SAFETY: `event` is live.
+        self.run("selecting the device", |api| {
+            status = unsafe { (api.event_query)(event) };
+            0
+        })?;
+        match status {
+            0 => Ok(true),
+            sys::NOT_READY => Ok(false),
+            status => Err(Error::driver_call(GpuApi::Hip, "querying an event", status)),
+        }
+    }
+
+    fn event_synchronize(&self, event: Raw) -> Result<(), Error> {
+        // SAFETY: `event` is live.
+        self.run("waiting for an event", |api| unsafe {
+            (api.event_synchronize)(event)
+        })
+    }
+
+    fn event_elapsed(&self, start: Raw, end: Raw) -> Result<f32, Error> {
+        let mut ms = 0f32;
+        // SAFETY: both events are live; the out-pointer is valid.
+        self.run("reading the time between two events", |api| unsafe {
+            (api.event_elapsed)(&mut ms, start, end)
+        })?;
+        Ok(ms)
+    }
+
+    fn event_destroy(&self, event: Raw) -> Result<(), Error> {
+        // SAFETY: `event` came from `event_create`, destroyed once.
+        self.run("destroying an event", |api| unsafe {
+            (api.event_destroy)(event)
+        })
+    }
+
+    fn synchronize(&self) -> Result<(), Error> {
+        // SAFETY: no arguments.
+        self.run("synchronizing", |api| unsafe { (api.synchronize)() })
+    }
+
+    fn load(&self, hsaco: &[u8], name: &str, _dynamic_shared: usize) -> Result<Function, String> {
+        self.run("selecting the device", |_| 0)
+            .map_err(|e| e.to_string())?;
         let mut module: HipPtr = std::ptr::null_mut();
         // SAFETY: the image is a complete code object held in memory for
         // the duration of the call.
         let status = unsafe { (self.api.load_data)(&mut module, hsaco.as_ptr().cast()) };
         if status != 0 {
-            return Err(format!("hipModuleLoadData failed (error code {status})"));
+            return Err(format!(
+                "hipModuleLoadData failed ({})",
+                crate::driver_names::name(GpuApi::Hip, status)
+            ));
         }
         let symbol = CString::new(name).map_err(|e| e.to_string())?;
         let mut function: HipPtr = std::ptr::null_mut();
@@ -252,81 +321,48 @@ impl Hip {
             // SAFETY: the module is unloaded once, here.
             unsafe { (self.api.unload)(module) };
             return Err(format!(
-                "the code object has no kernel `{name}` (error code {status})"
+                "the code object has no kernel `{name}` ({})",
+                crate::driver_names::name(GpuApi::Hip, status)
             ));
         }
-        Ok(HipModule { module, function })
+        Ok(Function {
+            module,
+            function,
+            dynamic_shared: 0,
+        })
     }
 
-    /// Unloads a module.
-    pub(crate) fn unload(&self, module: &HipModule) -> Result<(), Error> {
-        self.select()?;
+    fn unload(&self, function: &Function) -> Result<(), Error> {
         // SAFETY: the module is live and unloaded once (its owner's drop).
-        check("unloading a module", unsafe {
-            (self.api.unload)(module.module)
+        self.run("unloading a module", |api| unsafe {
+            (api.unload)(function.module)
         })
     }
 
-    /// Creates a blocking stream (the null stream's copies wait for its
-    /// launches).
-    pub(crate) fn create_stream(&self) -> Result<HipPtr, Error> {
-        self.select()?;
-        let mut stream: HipPtr = std::ptr::null_mut();
-        // SAFETY: the out-pointer is valid; the stream is destroyed by
-        // `destroy_stream`.
-        check("creating a stream", unsafe {
-            (self.api.stream_create)(&mut stream)
-        })?;
-        Ok(stream)
-    }
-
-    /// Waits for every launch on `stream`.
-    pub(crate) fn synchronize_stream(&self, stream: HipPtr) -> Result<(), Error> {
-        self.select()?;
-        // SAFETY: `stream` came from `create_stream` and is not destroyed yet.
-        check("synchronizing a stream", unsafe {
-            (self.api.stream_synchronize)(stream)
-        })
-    }
-
-    /// Destroys a stream from [`Hip::create_stream`].
-    pub(crate) fn destroy_stream(&self, stream: HipPtr) -> Result<(), Error> {
-        self.select()?;
-        // SAFETY: `stream` came from `create_stream` and is destroyed once.
-        check("destroying a stream", unsafe {
-            (self.api.stream_destroy)(stream)
-        })
-    }
-
-    /// Launches `module`'s kernel on `stream` (null: the null stream),
-    /// asynchronously, with the parameters packed into one buffer.
-    pub(crate) fn launch(
+    unsafe fn launch(
         &self,
-        module: &HipModule,
+        function: &Function,
         grid: [u32; 3],
         block: u32,
-        packet: &Packet,
-        stream: HipPtr,
+        packet: &mut Packet,
+        stream: Raw,
     ) -> Result<(), Error> {
-        self.select()?;
         let mut buffer = packet.packed();
         let mut size = buffer.len();
         let mut extra: [*mut c_void; 5] = [
-            PARAM_BUFFER_POINTER as *mut c_void,
+            sys::PARAM_BUFFER_POINTER as *mut c_void,
             buffer.as_mut_ptr().cast(),
-            PARAM_BUFFER_SIZE as *mut c_void,
+            sys::PARAM_BUFFER_SIZE as *mut c_void,
             (&mut size as *mut usize).cast(),
-            PARAM_END as *mut c_void,
+            sys::PARAM_END as *mut c_void,
         ];
         // SAFETY: the function is live; `extra` names a buffer laid out as
-        // the kernel's parameters (checked against its signature by the
-        // caller) and its size, both alive until the call returns; every
-        // tensor pointer is a live allocation covering the tensor's elements,
-        // kept alive until the launch is known to be done; `stream` is null
-        // or live.
-        check("launching the kernel", unsafe {
-            (self.api.launch)(
-                module.function,
+        // the kernel's parameters and its size, both alive until the call
+        // returns; the addresses in it are the caller's contract; `stream`
+        // is null or live.
+        self.run("launching the kernel", |api| unsafe {
+            (api.launch)(
+                function.function,
                 grid[0],
                 grid[1],
                 grid[2],
@@ -341,10 +377,57 @@ impl Hip {
         })
     }
 
-    /// Waits for everything launched on the device.
-    pub(crate) fn synchronize(&self) -> Result<(), Error> {
-        self.select()?;
-        // SAFETY: no arguments.
-        check("synchronizing", unsafe { (self.api.synchronize)() })
+    fn capture_begin(&self, stream: Raw) -> Result<(), Error> {
+        let graphs = self.graphs()?;
+        // SAFETY: `stream` is live and not the null stream.
+        self.run("beginning a stream capture", |_| unsafe {
+            (graphs.begin_capture)(stream, sys::CAPTURE_RELAXED)
+        })
+    }
+
+    fn capture_end(&self, stream: Raw) -> Result<Raw, Error> {
+        let graphs = self.graphs()?;
+        let mut graph: HipPtr = std::ptr::null_mut();
+        // SAFETY: `stream` is capturing; the out-pointer is valid.
+        self.run("ending a stream capture", |_| unsafe {
+            (graphs.end_capture)(stream, &mut graph)
+        })?;
+        let mut exec: HipPtr = std::ptr::null_mut();
+        // SAFETY: `graph` was just captured; the out-pointer is valid.
+        let instantiated = self.run("instantiating a graph", |_| unsafe {
+            (graphs.instantiate)(&mut exec, graph, 0)
+        });
+        // SAFETY: the executable graph does not need its template; the
+        // graph is destroyed once, here.
+        let destroyed = self.run("destroying a graph", |_| unsafe { (graphs.destroy)(graph) });
+        instantiated.and(destroyed)?;
+        Ok(exec)
+    }
+
+    fn graph_launch(&self, graph: Raw, stream: Raw) -> Result<(), Error> {
+        let graphs = self.graphs()?;
+        // SAFETY: both are live.
+        self.run("launching a graph", |_| unsafe {
+            (graphs.launch)(graph, stream)
+        })
+    }
+
+    fn graph_destroy(&self, graph: Raw) -> Result<(), Error> {
+        let graphs = self.graphs()?;
+        // SAFETY: `graph` came from `capture_end`, destroyed once.
+        self.run("destroying a graph", |_| unsafe {
+            (graphs.exec_destroy)(graph)
+        })
+    }
+}
+
+impl Hip {
+    /// The graph entry points, or an error saying the runtime lacks them.
+    fn graphs(&self) -> Result<&'static sys::Graphs, Error> {
+        self.api.graphs.as_ref().ok_or_else(|| Error::NoDriver {
+            api: "HIP",
+            tried: GpuApi::Hip.libraries().join(", "),
+            reason: "the runtime has no graph capture".into(),
+        })
     }
 }

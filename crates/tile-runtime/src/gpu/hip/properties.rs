@@ -12,7 +12,8 @@
 //! `hipGetDeviceProperties` otherwise, and reads each struct as its header
 //! declares it (64-bit targets; `size_t` is `usize`).
 
-use super::{check, entry, HipResult};
+use super::check;
+use super::sys::{entry, HipResult};
 use crate::error::Error;
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
@@ -489,7 +490,7 @@ mod tests {
         let error = Properties::R0600(failing).describe(0, "hip:0").unwrap_err();
         assert_eq!(
             error.to_string(),
-            "HIP driver call failed while reading the device properties (hipGetDevicePropertiesR0600) (error code 101)"
+            "HIP driver call failed while reading the device properties (hipGetDevicePropertiesR0600): hipErrorInvalidDevice (101)"
         );
     }
 }
