@@ -10,13 +10,36 @@
 use std::ffi::c_void;
 use tile_ir::{Function, Scalar, Type};
 
-/// The parameters of one launch, each as its little-endian bytes.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// The parameters of one launch, each as its little-endian bytes, in one
+/// buffer (each at a multiple of 8 bytes), so packing a launch allocates
+/// twice at most, whatever its parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Packet {
-    params: Vec<Vec<u8>>,
+    bytes: Vec<u8>,
+    /// Each parameter's offset in `bytes` and length.
+    spans: Vec<(usize, usize)>,
+}
+
+/// Room for the parameters of most kernels: a handful of rank-2 tensors,
+/// scalars and the status pointer.
+impl Default for Packet {
+    fn default() -> Packet {
+        Packet {
+            bytes: Vec::with_capacity(256),
+            spans: Vec::with_capacity(32),
+        }
+    }
 }
 
 impl Packet {
+    /// Appends one parameter's bytes.
+    fn push(&mut self, param: &[u8]) {
+        let at = self.bytes.len().next_multiple_of(8);
+        self.bytes.resize(at, 0);
+        self.bytes.extend_from_slice(param);
+        self.spans.push((at, param.len()));
+    }
+
     /// Appends a tensor: its base pointer, extents and strides. Extents
     /// above `i32::MAX` are clamped (the runtime refuses such tensors before
     /// packing them).
@@ -24,42 +47,45 @@ impl Packet {
         self.push_pointer(base);
         for &extent in shape {
             let extent = i32::try_from(extent).unwrap_or(i32::MAX);
-            self.params.push(extent.to_le_bytes().to_vec());
+            self.push(&extent.to_le_bytes());
         }
         for &stride in strides {
-            self.params.push((stride as i64).to_le_bytes().to_vec());
+            self.push(&(stride as i64).to_le_bytes());
         }
     }
 
     /// Appends a scalar in its memory type.
     pub fn push_scalar(&mut self, value: Scalar) {
         let size = value.dtype().size_bytes();
-        self.params
-            .push(value.to_bits().to_le_bytes()[..size].to_vec());
+        self.push(&value.to_bits().to_le_bytes()[..size]);
     }
 
     /// Appends a tensor map's bytes (passed by value, `tile_abi::tma`).
     pub fn push_tensor_map(&mut self, map: [u8; crate::tma::MAP_BYTES]) {
-        self.params.push(map.to_vec());
+        self.push(&map);
     }
 
     /// Appends a device pointer.
     pub fn push_pointer(&mut self, pointer: u64) {
-        self.params.push(pointer.to_le_bytes().to_vec());
+        self.push(&pointer.to_le_bytes());
     }
 
     /// Each parameter's bytes, in order.
-    pub fn params(&self) -> &[Vec<u8>] {
-        &self.params
+    pub fn params(&self) -> Vec<&[u8]> {
+        self.spans
+            .iter()
+            .map(|&(at, len)| &self.bytes[at..at + len])
+            .collect()
     }
 
     /// One pointer per parameter to its bytes, as CUDA's `kernelParams`
     /// takes them. The pointers are valid while `self` is neither moved nor
     /// changed.
     pub fn pointers(&mut self) -> Vec<*mut c_void> {
-        self.params
-            .iter_mut()
-            .map(|p| p.as_mut_ptr().cast::<c_void>())
+        let base = self.bytes.as_mut_ptr();
+        self.spans
+            .iter()
+            .map(|&(at, _)| base.wrapping_add(at).cast::<c_void>())
             .collect()
     }
 
@@ -69,7 +95,7 @@ impl Packet {
     /// kernel reads from its kernarg segment.
     pub fn packed(&self) -> Vec<u8> {
         let mut buffer = Vec::new();
-        for param in &self.params {
+        for param in self.params() {
             let align = param.len().max(1);
             buffer.resize(buffer.len().next_multiple_of(align), 0);
             buffer.extend_from_slice(param);
@@ -169,20 +195,20 @@ mod tests {
         assert_eq!(
             packet.params(),
             [
-                0x7000_0000_1000u64.to_le_bytes().to_vec(),
-                5i32.to_le_bytes().to_vec(),
-                1i64.to_le_bytes().to_vec(),
+                &0x7000_0000_1000u64.to_le_bytes()[..],
+                &5i32.to_le_bytes(),
+                &1i64.to_le_bytes(),
             ]
         );
         let mut packet = Packet::default();
         packet.push_tensor(0x10, &[3, 4], &[4, 1]);
-        let sizes: Vec<usize> = packet.params().iter().map(Vec::len).collect();
+        let sizes: Vec<usize> = packet.params().iter().map(|p| p.len()).collect();
         assert_eq!(sizes, [8, 4, 4, 8, 8]);
         assert_eq!(packet.params()[2], 4i32.to_le_bytes());
         assert_eq!(packet.params()[3], 4i64.to_le_bytes());
         let mut packet = Packet::default();
         packet.push_tensor(0x20, &[2, 3, 4], &[-12, 1, 3]);
-        let sizes: Vec<usize> = packet.params().iter().map(Vec::len).collect();
+        let sizes: Vec<usize> = packet.params().iter().map(|p| p.len()).collect();
         assert_eq!(sizes, [8, 4, 4, 4, 8, 8, 8]);
         assert_eq!(packet.params()[4], (-12i64).to_le_bytes());
         assert_eq!(packet.params()[6], 3i64.to_le_bytes());
@@ -203,7 +229,7 @@ mod tests {
         for (value, bytes) in cases {
             let mut packet = Packet::default();
             packet.push_scalar(value);
-            assert_eq!(packet.params(), [bytes], "{value:?}");
+            assert_eq!(packet.params(), [&bytes[..]], "{value:?}");
         }
     }
 

@@ -168,6 +168,9 @@ pub(crate) struct LoadedKernel {
     pub(crate) writes: Vec<bool>,
     /// Per grid axis: whether the kernel reads its `program_id`.
     pub(crate) grid_axes: [bool; 3],
+    /// Whether it prints (`device_print!`), so a GPU launch gives it a
+    /// print area.
+    pub(crate) prints: bool,
     /// The host code; without it the CPU device interprets `function`.
     pub(crate) host: Option<HostLibrary>,
     /// The loaded GPU module (`None` on the CPU).
@@ -193,11 +196,13 @@ pub(crate) struct ModuleCache {
     loaded: Mutex<HashMap<CacheKey, Arc<LoadedKernel>>>,
 }
 
-/// What identifies a loaded kernel: two specs load the same code exactly
-/// when these agree.
+/// What identifies a loaded kernel: two specs load the same code when
+/// these agree. The IR text is known by its address and length (the same
+/// address holds the same text), so a launch's lookup hashes a few words,
+/// not the text; two copies of one text at two addresses load twice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct CacheKey {
-    ir: &'static str,
+    ir: (usize, usize),
     num_warps: u32,
     /// The address of the spec's embedded images: distinct compilations
     /// embed distinct images.
@@ -207,7 +212,7 @@ struct CacheKey {
 impl CacheKey {
     fn of(spec: &KernelSpec) -> CacheKey {
         CacheKey {
-            ir: spec.ir,
+            ir: (spec.ir.as_ptr() as usize, spec.ir.len()),
             num_warps: spec.num_warps,
             images: spec.images.as_ptr() as usize,
         }
@@ -252,6 +257,7 @@ mod tests {
             function,
             writes: Vec::new(),
             grid_axes: [false; 3],
+            prints: false,
             host: None,
             module: None,
         })

@@ -102,7 +102,7 @@ pub fn launch(
 /// After a launch on the stream has failed while running, nothing more is
 /// queued ([`Error::StreamFailed`]; see [`Stream`]).
 pub fn launch_on(
-    stream: &Stream<'_>,
+    stream: &Stream,
     kernel: &KernelSpec,
     grid: [u32; 3],
     args: &mut [LaunchArg<'_>],
@@ -135,7 +135,7 @@ fn prepare(
         .modules
         .get_or_load(kernel, || load(device, kernel))?;
     check_args(device, kernel, &loaded, args)?;
-    gpu::check_residency(&device.to_string(), kernel, &loaded.function, args)?;
+    gpu::check_residency(device, kernel, &loaded.function, args)?;
     Ok(loaded)
 }
 
@@ -175,6 +175,7 @@ pub(crate) fn load(device: &Device, spec: &KernelSpec) -> Result<LoadedKernel, E
     tile_ir::verify::verify(&function).map_err(|e| error(e.to_string()))?;
     let writes = written_params(&function);
     let grid_axes = grid_axes::axes_read(&function);
+    let prints = tile_ir::prints::prints(&function);
     let host = match device.kind() {
         DeviceKind::Cpu => load_host_code(spec, &function).map_err(error)?,
         DeviceKind::Cuda | DeviceKind::Hip => None,
@@ -187,6 +188,7 @@ pub(crate) fn load(device: &Device, spec: &KernelSpec) -> Result<LoadedKernel, E
         function,
         writes,
         grid_axes,
+        prints,
         host,
         module,
     })

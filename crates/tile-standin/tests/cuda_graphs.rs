@@ -142,7 +142,7 @@ fn add(function: Handle, stream: Handle, [x, y, out, status]: [u64; 4]) -> CUres
     packet.push_tensor(y, &[N], &[1]);
     packet.push_tensor(out, &[N], &[1]);
     packet.push_pointer(status);
-    let mut values: Vec<Vec<u8>> = packet.params().to_vec();
+    let mut values: Vec<Vec<u8>> = packet.params().iter().map(|p| p.to_vec()).collect();
     let mut pointers: Vec<*mut c_void> = values.iter_mut().map(|v| v.as_mut_ptr().cast()).collect();
     let grid = N.div_ceil(BLOCK) as u32;
     // SAFETY: one pointer per kernel parameter, alive for the call.

@@ -4,6 +4,7 @@
 
 use super::queue::{Queue, Slot};
 use super::{Context, GpuTensor};
+use crate::device::Device;
 use crate::driver::GpuApi;
 use crate::error::Error;
 use crate::kernel::{KernelSpec, LoadedKernel};
@@ -78,21 +79,40 @@ fn residence(arg: &LaunchArg<'_>) -> Option<String> {
     }
 }
 
-/// Checks that every tensor argument lives on `device` (printed as
-/// `cpu`, `cuda:0`, ...).
+/// Whether a tensor argument's memory is `gpu`'s (`None`: the CPU's),
+/// compared by identity: the cheap test each launch makes before the
+/// names are compared.
+fn at_home(arg: &LaunchArg<'_>, gpu: Option<&Arc<Context>>) -> bool {
+    let tensor: &GpuTensor = match arg {
+        LaunchArg::Scalar(_) => return true,
+        LaunchArg::Tensor(_) | LaunchArg::TensorMut(_) => return gpu.is_none(),
+        LaunchArg::GpuTensor(t) => t,
+        LaunchArg::GpuTensorMut(t) => t,
+    };
+    gpu.is_some_and(|c| Arc::ptr_eq(&tensor.buffer.context, c))
+}
+
+/// Checks that every tensor argument lives on `device`: its memory is the
+/// device's, or of a device of the same name (two `Device`s of one GPU
+/// share its memory).
 pub(crate) fn check_residency(
-    device: &str,
+    device: &Device,
     spec: &KernelSpec,
     function: &Function,
     args: &[LaunchArg<'_>],
 ) -> Result<(), Error> {
+    let gpu = device.gpu.as_ref();
+    if args.iter().all(|arg| at_home(arg, gpu)) {
+        return Ok(());
+    }
+    let device = device.to_string();
     for (param, arg) in function.params.iter().zip(args) {
-        if let Some(home) = residence(arg).filter(|home| home != device) {
+        if let Some(home) = residence(arg).filter(|home| *home != device) {
             return Err(Error::WrongDevice {
                 kernel: spec.name.to_string(),
                 argument: param.name.clone(),
                 tensor_device: home,
-                device: device.to_string(),
+                device,
             });
         }
     }
@@ -115,7 +135,7 @@ fn grid_limits(api: GpuApi, block: u32) -> [u64; 3] {
 fn check_grid(
     api: GpuApi,
     spec: &KernelSpec,
-    device: &str,
+    device: &dyn std::fmt::Display,
     grid: [u32; 3],
     block: u32,
 ) -> Result<(), Error> {
@@ -159,13 +179,13 @@ pub(crate) fn enqueue(
     args: &mut [LaunchArg<'_>],
 ) -> Result<Pending, Error> {
     let context: &Arc<Context> = &queue.context;
-    let device = context.to_string();
+    let device = || context.to_string();
     let block = 32 * spec.num_warps;
-    check_grid(context.api(), spec, &device, grid, block)?;
+    check_grid(context.api(), spec, context.as_ref(), grid, block)?;
     let module = kernel.module.as_ref().ok_or_else(|| Error::ModuleLoad {
         kernel: spec.name.to_string(),
         specialization: spec.specialization.to_string(),
-        device: device.clone(),
+        device: device(),
         reason: "the kernel was loaded for another device".into(),
     })?;
     for arg in args.iter_mut() {
@@ -173,9 +193,9 @@ pub(crate) fn enqueue(
             t.make_unique(queue.raw)?;
         }
     }
-    let prints = tile_ir::prints::prints(&kernel.function);
+    let prints = kernel.prints;
     let mut packet = Packet::default();
-    let mut tensors = Vec::new();
+    let mut tensors = Vec::with_capacity(args.len());
     for (param, arg) in kernel.function.params.iter().zip(args.iter()) {
         let tensor: &GpuTensor = match arg {
             LaunchArg::GpuTensor(t) => t,
@@ -189,7 +209,7 @@ pub(crate) fn enqueue(
                     kernel: spec.name.to_string(),
                     argument: param.name.clone(),
                     tensor_device: "cpu".into(),
-                    device,
+                    device: device(),
                 })
             }
         };
@@ -199,7 +219,7 @@ pub(crate) fn enqueue(
     let slot = queue.take(prints)?;
     packet.push_pointer(slot.device);
     for &(param, rows) in &module.maps {
-        match tensor_map(spec, kernel, (args, param, rows), &device) {
+        match tensor_map(spec, kernel, (args, param, rows), &device()) {
             Ok(map) => packet.push_tensor_map(map),
             Err(e) => {
                 queue.give_back(slot);
@@ -283,7 +303,7 @@ mod tests {
     fn grids_beyond_the_driver_limits_are_refused_before_launch() {
         // SAFETY: never launched; only its name is read.
         let spec = unsafe { KernelSpec::new("k", "default", "", 4, &[], &[], &[]) };
-        let ok = |api, grid| check_grid(api, &spec, "gpu:0", grid, 128).is_ok();
+        let ok = |api, grid| check_grid(api, &spec, &"gpu:0", grid, 128).is_ok();
         assert!(ok(GpuApi::Cuda, [i32::MAX as u32, 65_535, 65_535]));
         assert!(!ok(GpuApi::Cuda, [i32::MAX as u32 + 1, 1, 1]));
         assert!(!ok(GpuApi::Cuda, [1, 65_536, 1]));
@@ -291,7 +311,7 @@ mod tests {
         // 2^25 blocks of 128 work-items overflow HIP's 32-bit grid size.
         assert!(ok(GpuApi::Hip, [(1 << 25) - 1, 1, 1]));
         assert!(!ok(GpuApi::Hip, [1 << 25, 1, 1]));
-        let error = check_grid(GpuApi::Cuda, &spec, "cuda:0", [1, 1 << 20, 1], 128).unwrap_err();
+        let error = check_grid(GpuApi::Cuda, &spec, &"cuda:0", [1, 1 << 20, 1], 128).unwrap_err();
         assert_eq!(
             error.to_string(),
             "kernel `k`: the grid [1, 1048576, 1] exceeds what device cuda:0 launches, at most [2147483647, 65535, 65535] blocks"
