@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up the toolchain (scripts/setup.sh), then runs every test of the workspace: unit,
-# integration, example and bench targets, then the doc tests. Exits non-zero on any failure.
+# integration, example and bench targets, then the doc tests, then builds the crate graphs of
+# tests/crate-graphs (scripts/crate-graphs.sh). Exits non-zero on any failure.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -9,3 +10,5 @@ bash scripts/setup.sh
 source scripts/env.sh
 cargo test --workspace --all-targets "$@"
 cargo test --workspace --doc "$@"
+# Crate graphs holding the runtime beside cudarc as candle and cubecl set it up.
+bash scripts/crate-graphs.sh

@@ -10,6 +10,8 @@
 //! * kernels run on device memory and a stream the caller made with the
 //!   driver directly (`tensor_from_raw`, `stream_from_raw`), and the
 //!   result is read back with the driver, without the runtime's copies;
+//! * copies queued on a stream go through its pinned staging memory: one
+//!   async copy call each once warm, in order with its launches;
 //! * events order two streams and time their work; two launches captured
 //!   into a graph replay with one call; discovery lists the stand-in with
 //!   its properties; a driver error says its name.
@@ -154,6 +156,7 @@ fn engine_on_the_stand_in() {
     foreign_memory_and_stream(&device, &driver);
     events(&device);
     graphs(&device, &driver);
+    copies(&device, &driver);
 }
 
 /// One launch call per launch once a stream is warm; nothing serializes
@@ -351,5 +354,55 @@ fn graphs(device: &Device, driver: &Driver) {
     assert_eq!(
         on_cpu.capture(|_| Ok(())).unwrap_err().to_string(),
         "capturing a graph is not supported on device cpu"
+    );
+}
+
+/// Uploads and downloads queued on a stream, in order with its launches:
+/// once its staging memory exists, each is one async copy call.
+fn copies(device: &Device, driver: &Driver) {
+    let n = 64;
+    let mut x = device.empty::<f32>(&[n]).expect("x");
+    let mut out = device.empty::<f32>(&[n]).expect("out");
+    let stream = device.stream().expect("a stream");
+    let first: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    // The first round makes the stream's status records and staging
+    // buffers.
+    stream.upload(&mut x, &first).expect("warm-up upload");
+    twice::<32>::launch_on(&stream, [2], (&x, &mut out)).expect("warm-up launch");
+    let warm = stream.download(&out).expect("warm-up download");
+    assert_eq!(
+        warm.wait().expect("warm"),
+        first.iter().map(|v| v * 2.0).collect::<Vec<_>>()
+    );
+    driver.calls();
+    for round in 0..3 {
+        let values: Vec<f32> = (0..n).map(|i| (i + round) as f32).collect();
+        stream.upload(&mut x, &values).expect("an upload");
+        twice::<32>::launch_on(&stream, [2], (&x, &mut out)).expect("a launch");
+        let back = stream.download(&out).expect("a download");
+        let queued = driver.calls();
+        assert_eq!(
+            names(&queued),
+            [
+                "cuCtxGetCurrent",
+                "cuMemcpyHtoDAsync_v2",
+                "cuCtxGetCurrent",
+                "cuLaunchKernel",
+                "cuCtxGetCurrent",
+                "cuMemcpyDtoHAsync_v2"
+            ],
+            "{queued:?}"
+        );
+        assert!(queued.iter().all(|c| !c.serializes), "{queued:?}");
+        let doubled: Vec<f32> = values.iter().map(|v| v * 2.0).collect();
+        assert_eq!(back.wait().expect("the values"), doubled);
+        driver.calls();
+    }
+    let strided = device
+        .tensor_with_strides(&[0f32; 4], &[2, 2], &[1, 2], 0)
+        .expect("a column-major tensor");
+    assert_eq!(
+        stream.download(&strided).map(|_| ()).unwrap_err().to_string(),
+        "invalid tensor of shape [2, 2] on device cuda:0: an asynchronous copy needs a row-major tensor, not strides [1, 2]"
     );
 }

@@ -531,7 +531,7 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
         /// `synchronize` reports what failed on the device), with the checks
         /// of `launch`.
         pub fn launch_on<'a, const G: usize>(
-            stream: &#rt::Stream<'_>,
+            stream: &#rt::Stream,
             grid: [u32; G],
             args: (#(#types,)*),
         ) -> ::core::result::Result<(), #rt::Error>

@@ -26,11 +26,14 @@ pub enum DeviceKind {
 }
 
 /// A device with its module cache (each kernel specialization is loaded
-/// once per device).
-#[derive(Debug)]
+/// once per device). Clones are handles to the same device: they share
+/// its opened GPU, its loaded kernels, its own stream and where its
+/// prints go, so a `Device` can be stored beside the [`Stream`]s made
+/// from it.
+#[derive(Clone, Debug)]
 pub struct Device {
     kind: DeviceKind,
-    pub(crate) modules: ModuleCache,
+    pub(crate) modules: Arc<ModuleCache>,
     /// The opened GPU (`None` for the CPU).
     pub(crate) gpu: Option<Arc<Context>>,
     /// The GPU's stream for [`crate::launch`], the runtime's own.
@@ -44,7 +47,7 @@ impl Device {
     pub fn cpu() -> Device {
         Device {
             kind: DeviceKind::Cpu,
-            modules: ModuleCache::default(),
+            modules: Arc::default(),
             gpu: None,
             queue: None,
             prints: PrintSink::default(),
@@ -87,7 +90,7 @@ impl Device {
                 GpuApi::Cuda => DeviceKind::Cuda,
                 GpuApi::Hip => DeviceKind::Hip,
             },
-            modules: ModuleCache::default(),
+            modules: Arc::default(),
             gpu: Some(context),
             queue: Some(Arc::new(queue)),
             prints: PrintSink::default(),
@@ -105,7 +108,7 @@ impl Device {
 
     /// A new [`Stream`] on this device, for launches that run in order
     /// while the host goes on.
-    pub fn stream(&self) -> Result<Stream<'_>, Error> {
+    pub fn stream(&self) -> Result<Stream, Error> {
         Stream::new(self)
     }
 

@@ -41,7 +41,7 @@ impl Device {
         (shape, strides): (&[usize], &[isize]),
         owner: Option<Owner>,
     ) -> Result<Tensor<T>, Error> {
-        let context = self.gpu_context("a tensor over device memory")?;
+        let context = self.gpu_context("a tensor over device memory", shape)?;
         numel(shape, self)?;
         let size = T::DTYPE.size_bytes();
         let invalid = |reason: String| self.invalid(shape, reason);
@@ -87,8 +87,8 @@ impl Device {
     ///
     /// `raw` is a stream of this device (its context, for CUDA) that stays
     /// valid until the returned `Stream` is dropped (which waits for it).
-    pub unsafe fn stream_from_raw(&self, raw: *mut c_void) -> Result<Stream<'_>, Error> {
-        let context = self.gpu_context("a stream from a raw handle")?;
+    pub unsafe fn stream_from_raw(&self, raw: *mut c_void) -> Result<Stream, Error> {
+        let context = self.gpu_context("a stream from a raw handle", &[])?;
         // SAFETY: the caller's contract.
         let queue = unsafe { Queue::borrowed(context, raw) };
         Ok(Stream::with(self, Some(Arc::new(queue))))
@@ -105,17 +105,23 @@ impl Device {
     /// and every tensor, stream and event made on it, are dropped.
     pub unsafe fn from_raw_cuda_context(context: *mut c_void) -> Result<Device, Error> {
         // SAFETY: the caller's contract.
-        let context = unsafe { Context::borrow_cuda(context)? };
+        let context = unsafe { Context::borrow_cuda(context, None)? };
         Device::on(context)
     }
 
-    /// The opened GPU, or an error saying `what` needs one.
-    fn gpu_context(&self, what: &str) -> Result<&Arc<Context>, Error> {
-        self.gpu.as_ref().ok_or_else(|| Error::InvalidTensor {
-            shape: Vec::new(),
-            reason: format!("{what} needs a GPU device"),
-            device: self.to_string(),
-        })
+    /// The opened GPU, or an error saying `what` (of `shape`, for a
+    /// tensor) needs one.
+    fn gpu_context(&self, what: &str, shape: &[usize]) -> Result<&Arc<Context>, Error> {
+        let Some(context) = &self.gpu else {
+            return Err(match shape {
+                [] => Error::Unsupported {
+                    what: what.to_string(),
+                    device: self.to_string(),
+                },
+                _ => self.invalid(shape, format!("{what} needs a GPU device")),
+            });
+        };
+        Ok(context)
     }
 }
 

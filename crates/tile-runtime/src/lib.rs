@@ -10,7 +10,10 @@
 //! far).
 
 pub mod autotune;
+mod copies;
 pub mod cpu;
+#[cfg(feature = "cudarc")]
+pub mod cudarc;
 mod device;
 mod discovery;
 pub mod driver;
@@ -28,6 +31,7 @@ mod stages;
 mod stream;
 mod tensor;
 
+pub use copies::Download;
 pub use device::{Device, DeviceKind};
 pub use error::Error;
 pub use gpu::{DeviceInfo, Event, GpuArch, GpuTensor, Graph, Owner};

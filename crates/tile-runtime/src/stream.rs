@@ -47,8 +47,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// launches queued behind it before then have run on the device (they are
 /// not cancelled; their outputs are whatever they computed).
 #[derive(Debug)]
-pub struct Stream<'d> {
-    device: &'d Device,
+pub struct Stream {
+    device: Device,
     /// The GPU stream (`None` on the CPU).
     queue: Option<Arc<Queue>>,
     /// Launches and graph replays queued since the last synchronization,
@@ -60,9 +60,9 @@ pub struct Stream<'d> {
     failed: Mutex<Option<String>>,
 }
 
-impl<'d> Stream<'d> {
+impl Stream {
     /// A new stream on `device`.
-    pub(crate) fn new(device: &'d Device) -> Result<Stream<'d>, Error> {
+    pub(crate) fn new(device: &Device) -> Result<Stream, Error> {
         let queue = match &device.gpu {
             Some(context) => Some(Arc::new(Queue::new(context)?)),
             None => None,
@@ -71,9 +71,9 @@ impl<'d> Stream<'d> {
     }
 
     /// A stream on `device` over `queue`.
-    pub(crate) fn with(device: &'d Device, queue: Option<Arc<Queue>>) -> Stream<'d> {
+    pub(crate) fn with(device: &Device, queue: Option<Arc<Queue>>) -> Stream {
         Stream {
-            device,
+            device: device.clone(),
             queue,
             pending: Mutex::new(Vec::new()),
             captured: Mutex::new(None),
@@ -82,8 +82,8 @@ impl<'d> Stream<'d> {
     }
 
     /// The device the stream belongs to.
-    pub fn device(&self) -> &'d Device {
-        self.device
+    pub fn device(&self) -> &Device {
+        &self.device
     }
 
     /// The GPU stream, if the device is a GPU.
@@ -126,6 +126,22 @@ impl<'d> Stream<'d> {
         }
     }
 
+    /// Whether a graph capture is under way.
+    pub(crate) fn capturing(&self) -> bool {
+        self.captured
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+
+    /// Adds a record to what the stream finishes when synchronized.
+    pub(crate) fn queue_record(&self, record: Queued) {
+        self.pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(record);
+    }
+
     /// Records a queued launch (into the graph, while capturing).
     pub(crate) fn push(&self, launch: Pending) {
         let mut captured = self.captured.lock().unwrap_or_else(PoisonError::into_inner);
@@ -147,10 +163,7 @@ impl<'d> Stream<'d> {
     /// synchronization of the stream it was queued on. The graph keeps the
     /// memory of the tensors the launches use alive. A GPU only
     /// ([`Error::Unsupported`] on the CPU, whose launches run at once).
-    pub fn capture(
-        &self,
-        body: impl FnOnce(&Stream<'d>) -> Result<(), Error>,
-    ) -> Result<Graph, Error> {
+    pub fn capture(&self, body: impl FnOnce(&Stream) -> Result<(), Error>) -> Result<Graph, Error> {
         self.usable(|| "capture".to_string())?;
         let Some(queue) = &self.queue else {
             return Err(Error::Unsupported {
@@ -245,7 +258,7 @@ impl Graph {
     /// Queues a replay of the graph's launches on `stream`, a stream of
     /// the device it was captured on ([`Error::DeviceMismatch`]), which
     /// reports the replay's device checks when synchronized.
-    pub fn launch(&self, stream: &Stream<'_>) -> Result<(), Error> {
+    pub fn launch(&self, stream: &Stream) -> Result<(), Error> {
         stream.usable(|| "graph not launched".to_string())?;
         let context = &self.inner.context;
         match stream.queue() {
@@ -267,7 +280,7 @@ impl Graph {
     }
 }
 
-impl Drop for Stream<'_> {
+impl Drop for Stream {
     fn drop(&mut self) {
         if let Err(e) = self.synchronize() {
             tracing::warn!(device = %self.device, error = %e, "a launch on a dropped stream failed");

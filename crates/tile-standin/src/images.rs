@@ -7,6 +7,18 @@ use tile_emu::EmulatedKernel;
 /// The environment variable naming the directory of emulation images.
 pub const IMAGES_ENV: &str = "TILE_STANDIN_IMAGES";
 
+/// The environment variable that, set to `check`, makes launches be
+/// checked (every refusal as usual) but not run: what a measurement of the
+/// host's cost per launch wants (`benches/launch_overhead.rs`), where
+/// emulating the kernel would dwarf it.
+pub const LAUNCH_ENV: &str = "TILE_STANDIN_LAUNCH";
+
+/// Whether launches run (unless [`LAUNCH_ENV`] is `check`); read once.
+pub(crate) fn launches_run() -> bool {
+    static RUN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *RUN.get_or_init(|| std::env::var(LAUNCH_ENV).map_or(true, |v| v != "check"))
+}
+
 /// The key of a device image's bytes (without a trailing NUL, which PTX
 /// handed to a driver carries): 16 hex digits of their FNV-1a hash. The
 /// emulation image made with it is `<key>.so` in [`IMAGES_ENV`].

@@ -53,4 +53,4 @@ pub mod calls;
 pub mod cuda;
 pub mod hip;
 
-pub use images::{image_key, IMAGES_ENV};
+pub use images::{image_key, IMAGES_ENV, LAUNCH_ENV};

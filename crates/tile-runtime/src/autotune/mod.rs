@@ -364,8 +364,8 @@ impl Autotuner {
 /// recorded around it (on a GPU, on the device): at least 5 launches and
 /// 20 ms, at most 100 launches.
 fn median_launch(
-    stream: &Stream<'_>,
-    mut launch: impl FnMut(&Stream<'_>) -> Result<(), Error>,
+    stream: &Stream,
+    mut launch: impl FnMut(&Stream) -> Result<(), Error>,
 ) -> Result<Duration, Error> {
     let started = Instant::now();
     let mut times = Vec::new();

@@ -115,6 +115,11 @@ pub(crate) trait Backend: fmt::Debug + Send + Sync {
         packet: &mut Packet,
         stream: Raw,
     ) -> Result<(), Error>;
+    /// The CUDA context used (`None` for HIP).
+    #[cfg(feature = "cudarc")]
+    fn cuda_context(&self) -> Option<Raw> {
+        None
+    }
     /// Starts capturing `stream`'s work into a graph instead of running it
     /// (relaxed mode: other threads' calls are not affected).
     fn capture_begin(&self, stream: Raw) -> Result<(), Error>;

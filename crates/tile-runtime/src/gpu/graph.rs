@@ -76,13 +76,16 @@ impl Drop for Captured {
     }
 }
 
-/// What a stream has queued and checks when synchronized.
+/// What a stream has queued and checks (or releases) when synchronized.
 #[derive(Debug)]
 pub(crate) enum Queued {
     /// One launch.
     Launch(Pending),
     /// A replay of a graph.
     Graph(Arc<Captured>),
+    /// An asynchronous copy: its staging buffer and device memory, kept
+    /// until it is done.
+    Copy(Copying),
 }
 
 impl Queued {
@@ -91,6 +94,25 @@ impl Queued {
         match self {
             Queued::Launch(pending) => pending.finish(),
             Queued::Graph(graph) => graph.outcome(),
+            Queued::Copy(copying) => {
+                copying.release();
+                Ok(())
+            }
         }
+    }
+}
+
+/// An asynchronous copy in flight: what must live until it is done.
+#[derive(Debug)]
+pub(crate) struct Copying {
+    pub(crate) queue: Arc<super::Queue>,
+    pub(crate) staging: super::queue::Staging,
+    pub(crate) _buffer: Arc<super::Buffer>,
+}
+
+impl Copying {
+    /// Returns the staging buffer to its queue (the copy is done).
+    pub(crate) fn release(self) {
+        self.queue.give_back_staging(self.staging);
     }
 }

@@ -27,7 +27,7 @@ mod tensor_map;
 
 pub use event::Event;
 pub use graph::Graph;
-pub(crate) use graph::{Captured, Queued};
+pub(crate) use graph::{Captured, Copying, Queued};
 pub use info::{DeviceInfo, GpuArch};
 pub(crate) use launch::{check_residency, enqueue, launch, Pending};
 pub(crate) use memory::{row_major, scatter, Buffer};
@@ -50,6 +50,8 @@ pub(crate) struct Context {
     info: DeviceInfo,
     /// A non-blocking stream of the runtime's, for copies and fills.
     own: Raw,
+    /// What keeps a borrowed context alive (another library's handle).
+    _keep: Option<Owner>,
 }
 
 // SAFETY: the stream handle may be used from any thread (the backend makes
@@ -79,15 +81,29 @@ impl Context {
     /// # Safety
     ///
     /// `context` is a live `CUcontext` that outlives the returned context
-    /// and everything made on it.
-    pub(crate) unsafe fn borrow_cuda(context: Raw) -> Result<Context, Error> {
+    /// and everything made on it (`keep`, when given, is what keeps it
+    /// alive).
+    pub(crate) unsafe fn borrow_cuda(context: Raw, keep: Option<Owner>) -> Result<Context, Error> {
         let (cuda, info) = cuda::Cuda::borrow(context)?;
-        Self::with(Box::new(cuda), info)
+        let mut context = Self::with(Box::new(cuda), info)?;
+        context._keep = keep;
+        Ok(context)
     }
 
     fn with(backend: Box<dyn Backend>, info: DeviceInfo) -> Result<Context, Error> {
         let own = backend.stream_create()?;
-        Ok(Context { backend, info, own })
+        Ok(Context {
+            backend,
+            info,
+            own,
+            _keep: None,
+        })
+    }
+
+    /// The CUDA context the device is driven through (`None` for HIP).
+    #[cfg(feature = "cudarc")]
+    pub(crate) fn cuda_context(&self) -> Option<Raw> {
+        self.backend.cuda_context()
     }
 
     /// What the device is.
@@ -129,6 +145,40 @@ impl Context {
     /// Ends the capture of `stream`: the instantiated graph.
     pub(crate) fn capture_end(&self, stream: Raw) -> Result<Raw, Error> {
         self.backend.capture_end(stream)
+    }
+
+    /// Queues a copy of `bytes` from host memory to device memory on
+    /// `stream`.
+    ///
+    /// # Safety
+    ///
+    /// As [`Backend::upload`].
+    pub(crate) unsafe fn upload(
+        &self,
+        to: u64,
+        from: *const u8,
+        bytes: usize,
+        stream: Raw,
+    ) -> Result<(), Error> {
+        // SAFETY: the caller's contract.
+        unsafe { self.backend.upload(to, from, bytes, stream) }
+    }
+
+    /// Queues a copy of `bytes` from device memory to host memory on
+    /// `stream`.
+    ///
+    /// # Safety
+    ///
+    /// As [`Backend::download`].
+    pub(crate) unsafe fn download(
+        &self,
+        to: *mut u8,
+        from: u64,
+        bytes: usize,
+        stream: Raw,
+    ) -> Result<(), Error> {
+        // SAFETY: the caller's contract.
+        unsafe { self.backend.download(to, from, bytes, stream) }
     }
 
     /// Makes `stream` wait for `event` (both of this device).

@@ -76,7 +76,30 @@ struct Slab {
     chunks: Vec<*mut u8>,
     records: Vec<Slot>,
     print_areas: Vec<Slot>,
+    /// Staging buffers of asynchronous copies not in use.
+    staging: Vec<Staging>,
 }
+
+/// Pinned host memory an asynchronous copy goes through, owned by its
+/// queue's slab and reused.
+#[derive(Debug)]
+pub(crate) struct Staging {
+    host: *mut u8,
+    bytes: usize,
+}
+
+// SAFETY: as for `Slot`: memory of the slab, one user at a time.
+unsafe impl Send for Staging {}
+
+impl Staging {
+    /// Its host address, of at least the bytes asked for.
+    pub(crate) fn host(&self) -> *mut u8 {
+        self.host
+    }
+}
+
+/// The smallest staging buffer, so small copies share sizes.
+const MIN_STAGING: usize = 64 * 1024;
 
 /// A stream of one GPU: the runtime's own (non-blocking, destroyed on
 /// drop) or one the caller lends.
@@ -87,6 +110,8 @@ pub(crate) struct Queue {
     /// Whether the runtime created the stream (and destroys it).
     owned: bool,
     slab: Mutex<Slab>,
+    /// What keeps a borrowed stream alive (another library's handle).
+    _keep: Option<super::Owner>,
 }
 
 // SAFETY: CUDA and HIP stream handles may be used from any thread; every
@@ -113,12 +138,20 @@ impl Queue {
         Self::with(context, raw, false)
     }
 
+    /// The queue, keeping `owner` alive as long as it lives.
+    #[cfg(feature = "cudarc")]
+    pub(crate) fn keeping(mut self, owner: super::Owner) -> Queue {
+        self._keep = Some(owner);
+        self
+    }
+
     fn with(context: &Arc<Context>, raw: Raw, owned: bool) -> Queue {
         Queue {
             context: Arc::clone(context),
             raw,
             owned,
             slab: Mutex::new(Slab::default()),
+            _keep: None,
         }
     }
 
@@ -165,6 +198,29 @@ impl Queue {
         };
         free.extend(slots);
         Ok(slot)
+    }
+
+    /// A staging buffer of at least `bytes` (> 0), not in use: a free one
+    /// large enough, or new pinned memory (a power of two of at least
+    /// 64 KiB).
+    pub(crate) fn staging(&self, bytes: usize) -> Result<Staging, Error> {
+        let mut slab = self.slab.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(i) = slab.staging.iter().position(|s| s.bytes >= bytes) {
+            return Ok(slab.staging.swap_remove(i));
+        }
+        let size = bytes.next_power_of_two().max(MIN_STAGING);
+        let (host, _device) = self.context.backend.host_alloc(size)?;
+        slab.chunks.push(host);
+        Ok(Staging { host, bytes: size })
+    }
+
+    /// Returns a staging buffer whose copy is done.
+    pub(crate) fn give_back_staging(&self, staging: Staging) {
+        self.slab
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .staging
+            .push(staging);
     }
 
     /// Returns a slot whose launch is done, reset for the next.

@@ -346,6 +346,9 @@ pub unsafe extern "C" fn cuDeviceGetAttribute(
             37 => 5120,
             // CAN_MAP_HOST_MEMORY, UNIFIED_ADDRESSING.
             19 | 41 => 1,
+            // MEMORY_POOLS_SUPPORTED: no stream-ordered allocator (so a
+            // library allocating through the driver uses cuMemAlloc).
+            115 => 0,
             75 => sm / 10,
             76 => sm % 10,
             _ => return code::INVALID_VALUE,

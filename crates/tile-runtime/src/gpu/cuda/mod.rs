@@ -203,6 +203,11 @@ impl Cuda {
 }
 
 impl Backend for Cuda {
+    #[cfg(feature = "cudarc")]
+    fn cuda_context(&self) -> Option<Raw> {
+        Some(self.context)
+    }
+
     fn alloc(&self, bytes: usize) -> Result<u64, Error> {
         let mut pointer = 0u64;
         // SAFETY: the out-pointer is valid; the memory is freed by `free`.

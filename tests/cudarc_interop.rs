@@ -1,0 +1,141 @@
+//! `tile` kernels on cudarc's memory and streams, without copies, on the
+//! CUDA driver stand-in (`tile-standin`, on `LD_LIBRARY_PATH` as
+//! `libcuda.so.1` with `libcuda.so` linked to it, the names cudarc and the
+//! runtime open, so both share one driver instance): cudarc allocates and
+//! fills the input, the runtime launches a kernel on it on cudarc's
+//! stream, and cudarc reads the result back; a `tile` tensor's memory is
+//! read by cudarc as a slice, and a `tile` stream used as cudarc's.
+//!
+//! Driver libraries are opened once per process, so the checks run in a
+//! child process (this test binary again, running the ignored test
+//! [`cudarc_on_the_stand_in`]) with the environment set.
+
+#[path = "../examples/common/emulation_images.rs"]
+mod emulation_images;
+
+use cudarc::driver::CudaContext;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+use tile::runtime::driver::GpuApi;
+use tile::{tile_kernel, Device};
+use tile_codegen::{Sm, Target};
+
+/// The name of the child test.
+const CHILD: &str = "cudarc_on_the_stand_in";
+
+/// `out = x + 1`, one tile per program.
+#[tile_kernel(configs(B = 32))]
+fn plus_one<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+    let pid = program_id(0);
+    partition_view(out, [B]).store(partition_view(x, [B]).load(pid) + 1.0, pid);
+}
+
+/// A directory removed when dropped.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn tile_kernels_run_on_cudarc_memory_and_streams() {
+    let exe = std::env::current_exe().expect("this test's path");
+    let standin = exe
+        .parent()
+        .expect("the deps directory")
+        .join("libtile_standin.so");
+    let dir = Scratch(std::env::temp_dir().join(format!("tile-cudarc-{}", std::process::id())));
+    std::fs::create_dir_all(&dir.0).expect("a scratch directory");
+    let [versioned, plain] = [0, 1].map(|i| GpuApi::Cuda.libraries()[i].clone());
+    std::fs::copy(&standin, dir.0.join(&versioned)).expect("copying the stand-in");
+    std::os::unix::fs::symlink(&versioned, dir.0.join(plain)).expect("linking the plain name");
+    let written = emulation_images::write_images(
+        &dir.0,
+        &[&plus_one::<32>::INFO],
+        &[Target::Nvptx(Sm::Sm80)],
+    );
+    assert_eq!(written, 1, "`plus_one` has sm_80 PTX");
+    let rest = std::env::var_os("LD_LIBRARY_PATH").unwrap_or_default();
+    let path =
+        std::env::join_paths(std::iter::once(dir.0.clone()).chain(std::env::split_paths(&rest)))
+            .expect("a library path");
+    let out = Command::new(&exe)
+        .args([
+            CHILD,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("LD_LIBRARY_PATH", path)
+        .env(tile_standin::IMAGES_ENV, &dir.0)
+        .output()
+        .expect("running the child");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{CHILD} failed:\n{text}");
+    assert!(text.contains("1 passed"), "{CHILD} did not run:\n{text}");
+}
+
+#[test]
+#[ignore = "run by tile_kernels_run_on_cudarc_memory_and_streams, with the stand-in as the driver"]
+fn cudarc_on_the_stand_in() {
+    let context = CudaContext::new(0).expect("cudarc's context on the stand-in");
+    let theirs = context.new_stream().expect("a cudarc stream");
+    let device = Device::from_cudarc(&context).expect("the device of cudarc's context");
+    assert_eq!(device.to_string(), "cuda:0");
+    let n = 128;
+    let xs: Vec<f32> = (0..n).map(|i| i as f32 * 0.25).collect();
+    let input = Arc::new(theirs.clone_htod(&xs).expect("cudarc uploads"));
+    let output = Arc::new(theirs.alloc_zeros::<f32>(n).expect("cudarc allocates"));
+    let x = device
+        .tensor_from_cudarc(Arc::clone(&input), &[n])
+        .expect("x over cudarc's slice");
+    let mut out = device
+        .tensor_from_cudarc(Arc::clone(&output), &[n])
+        .expect("out over cudarc's slice");
+    let stream = device.stream_from_cudarc(&theirs).expect("cudarc's stream");
+    assert_eq!(stream.as_raw(), Some(theirs.cu_stream().cast()));
+    plus_one::<32>::launch_on(&stream, [n as u32 / 32], (&x, &mut out)).expect("a launch");
+    stream.synchronize().expect("done");
+    let want: Vec<f32> = xs.iter().map(|v| v + 1.0).collect();
+    assert_eq!(
+        theirs.clone_dtoh(&*output).expect("cudarc reads back"),
+        want
+    );
+
+    // A tile tensor read by cudarc, and a tile stream used by cudarc.
+    let ones = device
+        .tensor_from_slice(&vec![1.0f32; n], &[n])
+        .expect("ones");
+    let mut twos = device.empty::<f32>(&[n]).expect("twos");
+    let ours = device.stream().expect("a tile stream");
+    plus_one::<32>::launch_on(&ours, [n as u32 / 32], (&ones, &mut twos)).expect("a launch");
+    // SAFETY: used only while `ours` lives (in this scope).
+    let as_theirs = unsafe { ours.to_cudarc(&context) }.expect("cudarc's view of our stream");
+    let view = twos
+        .as_cudarc(&as_theirs)
+        .expect("cudarc's view of our tensor");
+    assert_eq!(
+        as_theirs.clone_dtoh(&*view).expect("cudarc reads"),
+        vec![2.0f32; n]
+    );
+    drop(view);
+    assert_eq!(twos.to_vec().expect("still ours"), vec![2.0f32; n]);
+
+    // A stream or slice of another context is refused by name.
+    let cpu = Device::cpu();
+    assert_eq!(
+        cpu.stream_from_cudarc(&theirs)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string(),
+        "a cudarc stream used on a device: cuda:0 (cudarc) and cpu are different devices"
+    );
+}
