@@ -14,13 +14,13 @@ LIMIT=$((48 * 1024 * 1024))
 source scripts/env.sh
 
 # Release binaries: they link no LLVM (the kernels were compiled by `cargo build`).
-cargo build --release --example demo
+cargo build --release --example demo --example launch_overhead
 # The driver stand-ins and the emulation images of the examples' sm_80 and gfx942 images, for
 # the smoke run (writing the images needs LLVM, so it happens here).
 cargo build --release -p tile-standin
 rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/smoke/images"
-cp target/release/examples/demo "$OUT/bin/"
+cp target/release/examples/demo target/release/examples/launch_overhead "$OUT/bin/"
 cp target/release/libtile_standin.so "$OUT/smoke/"
 cargo run --quiet --release --example standin_images -- "$OUT/smoke/images"
 cp scripts/gpu-bundle/run.sh scripts/gpu-bundle/README.md "$OUT/"

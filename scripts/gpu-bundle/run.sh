@@ -25,7 +25,7 @@ say() { echo "$*" | tee -a "$LOG"; }
 if ((SMOKE)); then
     export LD_LIBRARY_PATH="$HERE/smoke${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     export TILE_STANDIN_IMAGES="$HERE/smoke/images"
-    for lib in libcuda.so libamdhip64.so; do
+    for lib in libcuda.so.1 libcuda.so libamdhip64.so; do
         ln -sf libtile_standin.so "$HERE/smoke/$lib"
     done
     say "run.sh: smoke run against the driver stand-ins in $HERE/smoke"
@@ -60,6 +60,17 @@ if ((!SMOKE)) && command -v compute-sanitizer >/dev/null 2>&1; then
 else
     say "== sanitizers: skipped ($( ((SMOKE)) && echo 'smoke run' || echo 'no compute-sanitizer'))"
 fi
+
+say "== launch overhead: tile's launch against a raw cuLaunchKernel, host time"
+if ((SMOKE)); then
+    # The stand-in checks launches without running them, as the bench does.
+    export TILE_STANDIN_LAUNCH=check
+fi
+"$HERE/bin/launch_overhead" >"$OUT/launch.txt" 2>&1
+code=$?
+cat "$OUT/launch.txt" | tee -a "$LOG"
+say "launch_overhead: exit $code"
+((code == 0)) || status=1
 
 say "run.sh: done, exit $status; results in $OUT"
 exit "$status"

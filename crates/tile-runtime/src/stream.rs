@@ -280,10 +280,28 @@ impl Graph {
     }
 }
 
+/// Dropping a stream waits for its work, then releases what its queued
+/// launches and copies held (also after a failure, when `synchronize`
+/// stops early: the memory is released only once the device is done).
 impl Drop for Stream {
     fn drop(&mut self) {
         if let Err(e) = self.synchronize() {
             tracing::warn!(device = %self.device, error = %e, "a launch on a dropped stream failed");
+        }
+        if let Some(queue) = &self.queue {
+            if let Err(e) = queue.synchronize() {
+                tracing::warn!(device = %self.device, error = %e, "waiting for a dropped stream failed");
+            }
+        }
+        let left = std::mem::take(
+            self.pending
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        for record in left {
+            if let Err(e) = record.finish() {
+                tracing::warn!(error = %e, "a launch on a dropped, failed stream failed too");
+            }
         }
     }
 }
