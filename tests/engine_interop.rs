@@ -12,6 +12,9 @@
 //!   result is read back with the driver, without the runtime's copies;
 //! * copies queued on a stream go through its pinned staging memory: one
 //!   async copy call each once warm, in order with its launches;
+//! * a kernel that waits for its grid dependency (`gdc_wait`) is launched
+//!   to overlap the launch before it on a Hopper stand-in
+//!   (`cuLaunchKernelEx`), plainly on an sm_80 one, with the same results;
 //! * events order two streams and time their work; two launches captured
 //!   into a graph replay with one call; discovery lists the stand-in with
 //!   its properties; a driver error says its name.
@@ -28,7 +31,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use tile::runtime::driver::GpuApi;
 use tile::{tile_kernel, Device, GpuArch};
-use tile_codegen::Target;
+use tile_codegen::{Sm, Target};
 use tile_standin::calls::{Call, CallKind};
 
 /// The name of the child test.
@@ -39,6 +42,18 @@ const CHILD: &str = "engine_on_the_stand_in";
 fn twice<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
     let pid = program_id(0);
     partition_view(out, [B]).store(partition_view(x, [B]).load(pid) * 2.0, pid);
+}
+
+/// `out = 2 x` as the second of two dependent launches: it waits for the
+/// launch before it on its stream only where it reads that launch's
+/// output, and lets the next launch start once it has stored.
+#[tile_kernel(configs(B = 32))]
+fn twice_after<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+    let pid = program_id(0);
+    gdc_wait();
+    let v = partition_view(x, [B]).load(pid) * 2.0;
+    partition_view(out, [B]).store(v, pid);
+    gdc_launch_dependents();
 }
 
 /// A directory removed when dropped.
@@ -64,33 +79,95 @@ fn engines_use_the_runtime_through_the_cuda_stand_in() {
     }
     let written = emulation_images::write_images(
         &dir.0,
-        &[&twice::<32>::INFO],
-        &[Target::Nvptx(tile_codegen::Sm::Sm80)],
+        &[&twice::<32>::INFO, &twice_after::<32>::INFO],
+        &[Target::Nvptx(Sm::Sm80), Target::Nvptx(Sm::Sm90)],
     );
-    assert_eq!(written, 1, "`twice` has sm_80 PTX");
+    assert_eq!(
+        written, 4,
+        "`twice` and `twice_after` have sm_80 and sm_90 PTX"
+    );
     let rest = std::env::var_os("LD_LIBRARY_PATH").unwrap_or_default();
     let path =
         std::env::join_paths(std::iter::once(dir.0.clone()).chain(std::env::split_paths(&rest)))
             .expect("a library path");
-    let out = Command::new(&exe)
-        .args([
-            CHILD,
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("LD_LIBRARY_PATH", path)
-        .env(tile_standin::IMAGES_ENV, &dir.0)
-        .output()
-        .expect("running the child");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    for (child, sm) in [(CHILD, "80"), (HOPPER_CHILD, "90")] {
+        let out = Command::new(&exe)
+            .args([
+                child,
+                "--exact",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("LD_LIBRARY_PATH", &path)
+            .env(tile_standin::IMAGES_ENV, &dir.0)
+            .env("TILE_STANDIN_SM", sm)
+            .output()
+            .expect("running the child");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{child} failed:\n{text}");
+        assert!(text.contains("1 passed"), "{child} did not run:\n{text}");
+    }
+}
+
+/// The name of the child test on a Hopper stand-in.
+const HOPPER_CHILD: &str = "dependent_launches_on_a_hopper_stand_in";
+
+/// Two dependent launches of `twice_after`: on sm_90 each is a launch
+/// that may overlap the one before it (`cuLaunchKernelEx` with
+/// programmatic stream serialization), elsewhere a plain launch; the
+/// results are the same.
+fn dependent_launches(device: &Device, driver: &Driver, overlapping: bool) {
+    let xs: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    let x = device.tensor_from_slice(&xs, &[64]).expect("x");
+    let mut mid = device.empty::<f32>(&[64]).expect("mid");
+    let mut out = device.empty::<f32>(&[64]).expect("out");
+    let stream = device.stream().expect("a stream");
+    twice_after::<32>::launch_on(&stream, [2], (&x, &mut mid)).expect("warm-up");
+    stream.synchronize().expect("warm");
+    driver.calls();
+    twice_after::<32>::launch_on(&stream, [2], (&x, &mut mid)).expect("the first");
+    twice_after::<32>::launch_on(&stream, [2], (&mid, &mut out)).expect("the second");
+    let calls = driver.calls();
+    let launches: Vec<&str> = names(&calls)
+        .into_iter()
+        .filter(|n| n.starts_with("cuLaunch"))
+        .collect();
+    let launch = if overlapping {
+        "cuLaunchKernelEx"
+    } else {
+        "cuLaunchKernel"
+    };
+    assert_eq!(launches, [launch; 2]);
+    stream.synchronize().expect("done");
+    let quadrupled: Vec<f32> = xs.iter().map(|v| v * 4.0).collect();
+    assert_eq!(out.to_vec().expect("out"), quadrupled);
+}
+
+#[test]
+#[ignore = "run by engines_use_the_runtime_through_the_cuda_stand_in, with a Hopper stand-in as the driver"]
+fn dependent_launches_on_a_hopper_stand_in() {
+    let device = Device::cuda(0).expect("the Hopper stand-in");
+    assert_eq!(
+        device.info().map(|i| i.arch.to_string()).as_deref(),
+        Some("sm_90")
     );
-    assert!(out.status.success(), "{CHILD} failed:\n{text}");
-    assert!(text.contains("1 passed"), "{CHILD} did not run:\n{text}");
+    dependent_launches(&device, &Driver::open(), true);
+    let ptx = twice_after::<32>::ptx("sm_90").expect("sm_90 PTX");
+    assert!(ptx.contains("griddepcontrol.wait;"), "{ptx}");
+    assert!(ptx.contains("griddepcontrol.launch_dependents;"), "{ptx}");
+    let older = twice_after::<32>::ptx("sm_80").expect("sm_80 PTX");
+    assert!(!older.contains("griddepcontrol"), "{older}");
+    // The CPU runs the kernel as well (its launches never overlap).
+    let cpu = Device::cpu();
+    let x = cpu.tensor_from_slice(&[1.5f32; 32], &[32]).expect("x");
+    let mut out = cpu.empty::<f32>(&[32]).expect("out");
+    twice_after::<32>::launch(&cpu, [1], (&x, &mut out)).expect("on the CPU");
+    assert_eq!(out.to_vec().expect("out"), [3.0f32; 32]);
 }
 
 /// The stand-in loaded as the driver, for its call log and for calling it
@@ -157,6 +234,7 @@ fn engine_on_the_stand_in() {
     events(&device);
     graphs(&device, &driver);
     copies(&device, &driver);
+    dependent_launches(&device, &driver, false);
 }
 
 /// One launch call per launch once a stream is warm; nothing serializes

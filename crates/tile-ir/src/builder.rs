@@ -413,6 +413,17 @@ impl Builder {
         self.op(OpKind::Barrier, &[]).map(drop)
     }
 
+    /// A wait for the grids the launch depends on ([`OpKind::GridWait`]).
+    pub fn grid_wait(&mut self) -> Result<(), BuildError> {
+        self.op(OpKind::GridWait, &[]).map(drop)
+    }
+
+    /// A signal that dependent launches may start
+    /// ([`OpKind::GridLaunchDependents`]).
+    pub fn grid_launch_dependents(&mut self) -> Result<(), BuildError> {
+        self.op(OpKind::GridLaunchDependents, &[]).map(drop)
+    }
+
     /// The elements of `tensor` at `(indices[0][j], ...)` where `mask[j]`
     /// holds, `other[j]` elsewhere ([`OpKind::Gather`]).
     pub fn gather(

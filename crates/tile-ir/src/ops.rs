@@ -239,6 +239,19 @@ pub enum OpKind {
     /// every access after it, for all the program's threads (Triton's
     /// `debug_barrier`). No operands, no results.
     Barrier,
+    /// `gdc_wait`: waits until the grids this launch depends on (the
+    /// kernels queued before it on its stream) have finished and their
+    /// writes are visible; no access of the program moves above it. Only a
+    /// launch with programmatic dependent launch (sm_90+) can start before
+    /// those grids finish, so elsewhere it has nothing to wait for. No
+    /// operands, no results.
+    GridWait,
+    /// `gdc_launch_dependents`: the program is done with what the next
+    /// launch on its stream may overlap (on sm_90+, that launch may start
+    /// once every program has passed this or finished; it still waits for
+    /// this grid's writes at its own `gdc_wait`). A scheduling hint
+    /// elsewhere. No operands, no results.
+    GridLaunchDependents,
     /// `gather %t[%i0, ...], %mask, %other`: reads the tensor element at
     /// `(i0[j], ...)` for each element `j` of the tiles where `mask[j]`
     /// holds, and `other[j]` where it does not (no memory is touched
@@ -641,7 +654,10 @@ impl OpKind {
             | OpKind::Gather => OpFamily::Memory,
             OpKind::For | OpKind::While | OpKind::If | OpKind::Yield => OpFamily::Control,
             OpKind::Assert { .. } | OpKind::Print { .. } => OpFamily::Debug,
-            OpKind::Fence { .. } | OpKind::Barrier => OpFamily::Sync,
+            OpKind::Fence { .. }
+            | OpKind::Barrier
+            | OpKind::GridWait
+            | OpKind::GridLaunchDependents => OpFamily::Sync,
             OpKind::LView(_) => OpFamily::LayoutView,
         }
     }
@@ -686,6 +702,8 @@ impl OpKind {
             OpKind::Print { .. } => "print",
             OpKind::Fence { .. } => "fence",
             OpKind::Barrier => "barrier",
+            OpKind::GridWait => "gdc_wait",
+            OpKind::GridLaunchDependents => "gdc_launch_dependents",
             OpKind::For => "for",
             OpKind::While => "while",
             OpKind::If => "if",
@@ -705,9 +723,15 @@ impl OpKind {
     }
 
     /// Whether the op orders memory accesses across it (`fence`,
-    /// `barrier`): no access may move over it.
+    /// `barrier`, the grid dependency ops): no access may move over it.
     pub fn orders_memory(&self) -> bool {
-        matches!(self, OpKind::Fence { .. } | OpKind::Barrier)
+        matches!(
+            self,
+            OpKind::Fence { .. }
+                | OpKind::Barrier
+                | OpKind::GridWait
+                | OpKind::GridLaunchDependents
+        )
     }
 
     /// Whether running the op can be seen from outside the kernel: it

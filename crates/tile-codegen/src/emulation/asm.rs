@@ -111,6 +111,9 @@ fn definition(name: &str, asm: Asm) -> String {
         Asm::WgmmaFence => runtime(&mut body, Op::WgmmaFence, ["0"; 4]),
         Asm::WgmmaCommit => runtime(&mut body, Op::WgmmaCommit, ["0"; 4]),
         Asm::FenceProxyAsync => runtime(&mut body, Op::FenceProxyAsync, ["0"; 4]),
+        // Grids run one after another on the emulation target: the grids a
+        // launch depends on are done before it starts.
+        Asm::GridDepControl { .. } => {}
         Asm::Fence { gpu, .. } => {
             // `fence.sc` is `fence.acq_rel` to the emulators' model.
             let scope = if gpu { MemScope::Gpu } else { MemScope::Cta };

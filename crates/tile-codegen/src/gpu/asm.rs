@@ -50,6 +50,12 @@ pub(crate) enum Asm {
     },
     /// `fence.proxy.async.shared::cta`.
     FenceProxyAsync,
+    /// `griddepcontrol.wait` (`wait`) or `griddepcontrol.launch_dependents`
+    /// (sm_90+).
+    GridDepControl {
+        /// Which of the two.
+        wait: bool,
+    },
     /// `fence.acq_rel.<scope>` (or `fence.sc` when `sc`), at `.gpu` when
     /// `gpu` else `.cta`: PTX has no acquire-only or release-only fence.
     Fence {
@@ -142,6 +148,8 @@ impl Asm {
             Asm::WgmmaCommit => "wgmma.commit_group.sync.aligned;".into(),
             Asm::WgmmaWait { pending, .. } => format!("wgmma.wait_group.sync.aligned {pending};"),
             Asm::FenceProxyAsync => "fence.proxy.async.shared::cta;".into(),
+            Asm::GridDepControl { wait: true } => "griddepcontrol.wait;".into(),
+            Asm::GridDepControl { wait: false } => "griddepcontrol.launch_dependents;".into(),
             Asm::Fence { sc, gpu } => format!(
                 "fence.{}.{};",
                 if sc { "sc" } else { "acq_rel" },
@@ -183,9 +191,11 @@ impl Asm {
             Asm::MbarrierExpectTx => format!("l,r,{MEMORY}"),
             Asm::MbarrierTryWait => format!("=r,l,r,{MEMORY}"),
             Asm::TmaLoad2d => format!("l,l,r,r,l,{MEMORY}"),
-            Asm::WgmmaFence | Asm::WgmmaCommit | Asm::FenceProxyAsync | Asm::Fence { .. } => {
-                MEMORY.into()
-            }
+            Asm::WgmmaFence
+            | Asm::WgmmaCommit
+            | Asm::FenceProxyAsync
+            | Asm::Fence { .. }
+            | Asm::GridDepControl { .. } => MEMORY.into(),
             Asm::LoadGlobal { bits, nc: true } => format!("={},l,b,0", access_register(bits)),
             Asm::LoadGlobal { bits, nc: false } => {
                 format!("={},l,b,0,{MEMORY}", access_register(bits))
@@ -240,6 +250,8 @@ impl Asm {
                 Asm::WgmmaFence,
                 Asm::WgmmaCommit,
                 Asm::FenceProxyAsync,
+                Asm::GridDepControl { wait: true },
+                Asm::GridDepControl { wait: false },
                 Asm::MbarrierExpectTx,
                 Asm::MbarrierTryWait,
                 Asm::TmaLoad2d,
@@ -275,6 +287,8 @@ impl Asm {
             Asm::WgmmaCommit => "wgmma.commit".into(),
             Asm::WgmmaWait { pending, values } => format!("wgmma.wait.{pending}.{values}"),
             Asm::FenceProxyAsync => "fence.proxy.async".into(),
+            Asm::GridDepControl { wait: true } => "griddepcontrol.wait".into(),
+            Asm::GridDepControl { wait: false } => "griddepcontrol.launch_dependents".into(),
             Asm::Fence { sc, gpu } => format!(
                 "fence.{}.{}",
                 if sc { "sc" } else { "acq_rel" },
@@ -299,7 +313,11 @@ impl Asm {
             Asm::WgmmaWait { values, .. } => values,
             Asm::MmaFp8(_) => 4,
             Asm::MbarrierExpectTx | Asm::MbarrierTryWait | Asm::TmaLoad2d => 0,
-            Asm::WgmmaFence | Asm::WgmmaCommit | Asm::FenceProxyAsync | Asm::Fence { .. } => 0,
+            Asm::WgmmaFence
+            | Asm::WgmmaCommit
+            | Asm::FenceProxyAsync
+            | Asm::Fence { .. }
+            | Asm::GridDepControl { .. } => 0,
             Asm::LoadGlobal { .. } | Asm::StoreGlobal { .. } | Asm::Opaque { .. } => 0,
         }
     }

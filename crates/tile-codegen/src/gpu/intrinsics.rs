@@ -17,7 +17,7 @@ use crate::EmitError;
 use inkwell::attributes::AttributeLoc;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Linkage;
-use inkwell::values::{FunctionValue, IntValue};
+use inkwell::values::{BasicValueEnum, FunctionValue, IntValue};
 use tile_ir::{MemOrder, MemScope};
 
 /// A GPU target of the emitter.
@@ -190,6 +190,22 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 self.b.build_call(f, &[], "")?;
                 Ok(())
             }
+        }
+    }
+
+    /// `griddepcontrol.wait` (`wait`) or `.launch_dependents`: PTX on sm_90
+    /// and later, where a launch may overlap the one before it; nothing
+    /// elsewhere (earlier NVIDIA targets and AMDGPU start a launch only
+    /// once the one before it has finished).
+    pub(crate) fn grid_dep_control(
+        &self,
+        wait: bool,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
+        match self.gpu {
+            GpuTarget::Nvptx(sm) if sm.number() >= 90 => {
+                self.inline_asm(Asm::GridDepControl { wait }, &[])
+            }
+            GpuTarget::Nvptx(_) | GpuTarget::Amdgpu(_) => Ok(Vec::new()),
         }
     }
 

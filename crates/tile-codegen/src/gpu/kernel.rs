@@ -445,6 +445,8 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 self.inline_asm(wait, &x)
             }
             ThreadOpKind::FenceProxyAsync => self.inline_asm(Asm::FenceProxyAsync, &[]),
+            ThreadOpKind::GridWait => self.grid_dep_control(true),
+            ThreadOpKind::GridLaunchDependents => self.grid_dep_control(false),
             ThreadOpKind::MbarrierInit { alloc } => {
                 let [index, count, mask] = ints::<3>(&x)?;
                 self.mbarrier_init(k, *alloc, [index, count, mask])?;

@@ -3,12 +3,13 @@
 //! are inlined.
 
 use super::ops::Bin;
+use super::sync::GridCall;
 use super::{Translator, Val};
 use syn::{Expr, ExprCall, PathArguments};
 use tile_ir::{BinaryOp, DType, DotPrecision, Scalar, Type};
 
 /// The builtin functions, as listed in errors.
-const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, dot_tf32, cat, stack, select, fma, cdiv, min, max, pow, rand, randint, randn, gather, reduce, reduce_keepdim, scan, make_layout and the layout algebra (row_major, col_major, composition, complement, coalesce, right_inverse, left_inverse, logical_product, blocked_product, raked_product, logical_divide, zipped_divide, tiled_divide, upcast, downcast), atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas, fence, debug_barrier";
+const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, dot_tf32, cat, stack, select, fma, cdiv, min, max, pow, rand, randint, randn, gather, reduce, reduce_keepdim, scan, make_layout and the layout algebra (row_major, col_major, composition, complement, coalesce, right_inverse, left_inverse, logical_product, blocked_product, raked_product, logical_divide, zipped_divide, tiled_divide, upcast, downcast), atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas, fence, debug_barrier, gdc_wait, gdc_launch_dependents";
 
 impl<'k> Translator<'k> {
     /// The arguments of a call, checking their number.
@@ -73,6 +74,8 @@ impl<'k> Translator<'k> {
             "gather" => self.gather_call(c, &args),
             "fence" => self.fence_call(c, &args),
             "debug_barrier" => self.debug_barrier_call(c, &args),
+            "gdc_wait" => self.grid_call(c, &args, GridCall::Wait),
+            "gdc_launch_dependents" => self.grid_call(c, &args, GridCall::LaunchDependents),
             "program_id" | "num_programs" => {
                 let a = self.argn(&args, 1, &format!("{name}(axis)"), c)?;
                 let axis = self.const_int(a[0], "a grid axis")?;

@@ -1,5 +1,6 @@
-//! Ordering between a program's memory accesses: `fence(order, scope)` and
-//! `debug_barrier()`.
+//! Ordering between a program's memory accesses: `fence(order, scope)`,
+//! `debug_barrier()`, and the grid dependency calls of programmatic
+//! dependent launch, `gdc_wait()` and `gdc_launch_dependents()`.
 
 use super::{Translator, Val};
 use syn::{Expr, ExprCall};
@@ -66,4 +67,35 @@ impl Translator<'_> {
         self.ir(c, |b| b.barrier())?;
         Ok(Val::Unit)
     }
+
+    /// `gdc_wait()` or `gdc_launch_dependents()`: the grid dependency
+    /// calls of programmatic dependent launch (Triton's
+    /// `tl.extra.cuda.gdc_wait`/`gdc_launch_dependents`).
+    pub(crate) fn grid_call(
+        &mut self,
+        c: &ExprCall,
+        args: &[&Expr],
+        which: GridCall,
+    ) -> syn::Result<Val> {
+        match which {
+            GridCall::Wait => {
+                self.argn(args, 0, "gdc_wait()", c)?;
+                self.ir(c, |b| b.grid_wait())?;
+            }
+            GridCall::LaunchDependents => {
+                self.argn(args, 0, "gdc_launch_dependents()", c)?;
+                self.ir(c, |b| b.grid_launch_dependents())?;
+            }
+        }
+        Ok(Val::Unit)
+    }
+}
+
+/// Which grid dependency call.
+#[derive(Clone, Copy)]
+pub(crate) enum GridCall {
+    /// `gdc_wait()`.
+    Wait,
+    /// `gdc_launch_dependents()`.
+    LaunchDependents,
 }

@@ -411,7 +411,7 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
             }
             Ok(Some(Vec::new()))
         }
-        OpKind::Barrier => {
+        OpKind::Barrier | OpKind::GridWait | OpKind::GridLaunchDependents => {
             arity(operands, 0)?;
             Ok(Some(Vec::new()))
         }

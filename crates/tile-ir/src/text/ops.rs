@@ -269,6 +269,8 @@ impl Parser<'_, '_> {
                 ready(OpKind::Fence { order, scope }, Vec::new())
             }
             "barrier" => ready(OpKind::Barrier, Vec::new()),
+            "gdc_wait" => ready(OpKind::GridWait, Vec::new()),
+            "gdc_launch_dependents" => ready(OpKind::GridLaunchDependents, Vec::new()),
             "gather" => {
                 let mut operands = self.match_view_access()?;
                 self.match_token(TokenKind::Comma, "`,` after the indices")?;

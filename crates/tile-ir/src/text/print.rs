@@ -177,6 +177,8 @@ impl Printer<'_> {
             OpKind::Gather => format!("gather {}", self.indexed_access(op)),
             OpKind::Fence { order, scope } => format!("fence {order} {scope}"),
             OpKind::Barrier => "barrier".to_string(),
+            OpKind::GridWait => "gdc_wait".to_string(),
+            OpKind::GridLaunchDependents => "gdc_launch_dependents".to_string(),
             OpKind::Assert { id, message } => {
                 format!("assert {id} {message:?} {}", self.operands_from(op, 0))
             }

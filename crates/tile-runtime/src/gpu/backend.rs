@@ -24,6 +24,10 @@ pub(crate) struct Function {
     pub(crate) function: Raw,
     /// The dynamic shared memory each launch passes, in bytes.
     pub(crate) dynamic_shared: u32,
+    /// Whether a launch may start before the one before it on its stream
+    /// finishes (programmatic dependent launch: the kernel waits for it at
+    /// `gdc_wait`, sm_90+).
+    pub(crate) overlap: bool,
 }
 
 /// One GPU API driving one device.

@@ -254,10 +254,11 @@ pub(crate) fn load(
             tile_abi::params::check_ptx_signature(ptx, function).map_err(&failed)?;
             let maps = tile_abi::tma::maps_of_ptx(ptx).map_err(&failed)?;
             let dynamic_shared = image.kind.dynamic_shared_bytes(image.shared_memory_bytes);
-            let loaded = context
+            let mut loaded = context
                 .backend
                 .load(image.bytes, &function.name, dynamic_shared)
                 .map_err(failed)?;
+            loaded.overlap = waits_for_its_grid(function) && hopper_or_later(image.target);
             (image.target, loaded, maps)
         }
         GpuArch::Hip(arch) => {
@@ -301,4 +302,22 @@ impl Drop for Module {
             tracing::warn!(device = %self.context, error = %e, "unloading a module failed");
         }
     }
+}
+
+/// Whether `function` waits for the grids its launch depends on
+/// (`gdc_wait`): only then may its launch overlap the one before it.
+fn waits_for_its_grid(function: &IrFunction) -> bool {
+    let mut waits = false;
+    function.walk(&mut |op| waits |= function.op(op).kind == tile_ir::OpKind::GridWait);
+    waits
+}
+
+/// Whether PTX of `target` (`sm_90a`) is for compute capability 9.0 or
+/// later, where `griddepcontrol` exists.
+fn hopper_or_later(target: &str) -> bool {
+    target
+        .strip_prefix("sm_")
+        .map(|n| n.trim_end_matches(|c: char| c.is_ascii_alphabetic()))
+        .and_then(|n| n.parse::<u32>().ok())
+        .is_some_and(|n| n >= 90)
 }

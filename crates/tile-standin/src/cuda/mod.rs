@@ -26,6 +26,7 @@
 mod event;
 mod graph;
 mod host;
+mod launch_ex;
 mod memory;
 mod module;
 mod stream;
@@ -40,6 +41,7 @@ pub use graph::{
     cuStreamBeginCapture_v2, cuStreamEndCapture, cuStreamIsCapturing,
 };
 pub use host::{cuMemFreeHost, cuMemHostAlloc, cuMemHostGetDevicePointer_v2};
+pub use launch_ex::{cuLaunchKernelEx, LaunchAttribute, LaunchConfig};
 pub use memory::{
     cuMemAlloc_v2, cuMemFree_v2, cuMemcpyDtoDAsync_v2, cuMemcpyDtoD_v2, cuMemcpyDtoHAsync_v2,
     cuMemcpyDtoH_v2, cuMemcpyHtoDAsync_v2, cuMemcpyHtoD_v2, cuMemsetD32Async, cuMemsetD8Async,

@@ -223,11 +223,51 @@ pub unsafe extern "C" fn cuLaunchKernel(
     kernel_params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CUresult {
-    log(
-        "cuLaunchKernel",
-        CallKind::Launch,
-        On::Stream(stream as u64),
-    );
+    let shape = Shape {
+        grid: [grid_x, grid_y, grid_z],
+        block: [block_x, block_y, block_z],
+        shared,
+    };
+    // SAFETY: the caller's contract.
+    unsafe {
+        launch(
+            "cuLaunchKernel",
+            function,
+            shape,
+            stream,
+            (kernel_params, extra),
+        )
+    }
+}
+
+/// A launch's grid, block and dynamic shared memory.
+#[derive(Clone, Copy)]
+pub(super) struct Shape {
+    pub(super) grid: [c_uint; 3],
+    pub(super) block: [c_uint; 3],
+    pub(super) shared: c_uint,
+}
+
+/// A launch by `name` (`cuLaunchKernel`, `cuLaunchKernelEx`): checked,
+/// then run (or recorded on a capturing stream).
+///
+/// # Safety
+///
+/// As [`cuLaunchKernel`]'s `kernel_params`.
+pub(super) unsafe fn launch(
+    name: &'static str,
+    function: Handle,
+    shape: Shape,
+    stream: Handle,
+    (kernel_params, extra): (*mut *mut c_void, *mut *mut c_void),
+) -> CUresult {
+    let Shape {
+        grid,
+        block,
+        shared,
+    } = shape;
+    let block_x = block[0];
+    log(name, CallKind::Launch, On::Stream(stream as u64));
     let mut found = Err(Refused::Handle);
     let status = with_driver(true, |d| {
         found = d.launchable(function as u64, stream as u64);
@@ -242,16 +282,12 @@ pub unsafe extern "C" fn cuLaunchKernel(
         Err(Refused::Handle) => return code::INVALID_HANDLE,
         Err(Refused::Fault(fault)) => return fault_code(fault),
     };
-    let grid = [grid_x, grid_y, grid_z];
-    let block = [block_x, block_y, block_z];
     if let Err(reason) = driver::check_shape(&kernel, &limits(), grid, block, shared) {
-        eprintln!("tile-standin: cuLaunchKernel refused: {reason}");
+        eprintln!("tile-standin: {name} refused: {reason}");
         return code::INVALID_VALUE;
     }
     if !extra.is_null() {
-        eprintln!(
-            "tile-standin: cuLaunchKernel refused: parameters through `extra` are not modelled"
-        );
+        eprintln!("tile-standin: {name} refused: parameters through `extra` are not modelled");
         return code::INVALID_VALUE;
     }
     if !kernel.params.is_empty() {

@@ -560,6 +560,9 @@ impl<'a> Emulator<'a> {
                 self.shared.fence_proxy();
                 Vec::new()
             }
+            // Grids run one after another here: the grids a launch depends
+            // on are done before it starts.
+            ThreadOpKind::GridWait | ThreadOpKind::GridLaunchDependents => Vec::new(),
             ThreadOpKind::For => self.run_for(id, op, &x)?,
             ThreadOpKind::While => self.run_while(id, op, &x)?,
             ThreadOpKind::If => {

@@ -476,6 +476,14 @@ impl<'a> Lowerer<'a> {
                 self.fence(*order, *scope);
                 Ok(())
             }
+            (OpFamily::Sync, OpKind::GridWait) => {
+                self.emit_op(ThreadOpKind::GridWait, vec![], &[]);
+                Ok(())
+            }
+            (OpFamily::Sync, OpKind::GridLaunchDependents) => {
+                self.emit_op(ThreadOpKind::GridLaunchDependents, vec![], &[]);
+                Ok(())
+            }
             (family, kind) => Err(LowerError::Invalid {
                 op: kind.name().to_string(),
                 reason: format!("not an op of the {family:?} family"),

@@ -309,6 +309,14 @@ pub enum ThreadOpKind {
     /// become visible to the asynchronous proxy (`wgmma`) of every thread
     /// after the next barrier.
     FenceProxyAsync,
+    /// `griddepcontrol.wait`: the thread waits until the grids its launch
+    /// depends on have finished and their writes are visible (PTX
+    /// `griddepcontrol.wait` on sm_90+; nothing to wait for elsewhere).
+    GridWait,
+    /// `griddepcontrol.launch_dependents`: the thread's program lets the
+    /// dependent launch start (PTX `griddepcontrol.launch_dependents` on
+    /// sm_90+; nothing elsewhere).
+    GridLaunchDependents,
     /// `mbarrier.init @s<alloc>[%index], %count mask(%m)`: PTX
     /// `mbarrier.init.shared::cta.b64`: the barrier at `index` (an
     /// allocation of `u64`s) starts its phase 0 expecting `count` (`i32`)
@@ -416,6 +424,8 @@ impl ThreadOpKind {
             ThreadOpKind::WgmmaCommit => "wgmma.commit",
             ThreadOpKind::WgmmaWait { .. } => "wgmma.wait",
             ThreadOpKind::FenceProxyAsync => "fence.proxy.async",
+            ThreadOpKind::GridWait => "griddepcontrol.wait",
+            ThreadOpKind::GridLaunchDependents => "griddepcontrol.launch_dependents",
             ThreadOpKind::MbarrierInit { .. } => "mbarrier.init",
             ThreadOpKind::MbarrierExpectTx { .. } => "mbarrier.expect_tx",
             ThreadOpKind::MbarrierWait { .. } => "mbarrier.wait",

@@ -327,6 +327,8 @@ impl Program {
             ThreadOpKind::WgmmaCommit => write!(text, "wgmma.commit"),
             ThreadOpKind::WgmmaWait { pending } => write!(text, "wgmma.wait {pending} {}", list(o)),
             ThreadOpKind::FenceProxyAsync => write!(text, "fence.proxy.async"),
+            ThreadOpKind::GridWait => write!(text, "griddepcontrol.wait"),
+            ThreadOpKind::GridLaunchDependents => write!(text, "griddepcontrol.launch_dependents"),
             ThreadOpKind::CommitAsync => write!(text, "cp.async.commit"),
             ThreadOpKind::WaitAsync { pending } => write!(text, "cp.async.wait {pending}"),
             ThreadOpKind::LdMatrix { alloc, shape } => write!(

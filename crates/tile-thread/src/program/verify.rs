@@ -325,7 +325,9 @@ impl Checker<'_> {
             | ThreadOpKind::WaitAsync { .. }
             | ThreadOpKind::WgmmaFence
             | ThreadOpKind::WgmmaCommit
-            | ThreadOpKind::FenceProxyAsync => operands.is_empty() && results.is_empty(),
+            | ThreadOpKind::FenceProxyAsync
+            | ThreadOpKind::GridWait
+            | ThreadOpKind::GridLaunchDependents => operands.is_empty() && results.is_empty(),
             ThreadOpKind::WgmmaWait { .. } => {
                 operands == results && operands.iter().all(|&d| d == DType::F32)
             }

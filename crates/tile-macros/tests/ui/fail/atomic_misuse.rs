@@ -75,4 +75,14 @@ fn debug_barrier_with_arguments(out: &mut Tensor<i32>) {
     debug_barrier(Scope::Cta);
 }
 
+#[tile_kernel]
+fn gdc_wait_with_arguments(out: &mut Tensor<i32>) {
+    gdc_wait(0);
+}
+
+#[tile_kernel]
+fn gdc_launch_dependents_with_arguments(out: &mut Tensor<i32>) {
+    gdc_launch_dependents(true);
+}
+
 fn main() {}

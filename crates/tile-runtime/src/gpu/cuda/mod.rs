@@ -452,6 +452,7 @@ impl Backend for Cuda {
             module,
             function,
             dynamic_shared,
+            overlap: false,
         })
     }
 
@@ -471,6 +472,33 @@ impl Backend for Cuda {
         stream: Raw,
     ) -> Result<(), Error> {
         let mut params = packet.pointers();
+        if let (true, Some(launch_ex)) = (function.overlap, self.api.launch_kernel_ex) {
+            let mut value = [0u64; 8];
+            value[0] = 1;
+            let mut attribute = sys::LaunchAttribute {
+                id: sys::ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+                pad: [0; 4],
+                value,
+            };
+            let config = sys::LaunchConfig {
+                grid,
+                block: [block, 1, 1],
+                shared: function.dynamic_shared,
+                stream,
+                attrs: &mut attribute,
+                num_attrs: 1,
+            };
+            // SAFETY: as below; `config` and its one attribute live until
+            // the call returns.
+            return self.run("launching the kernel", |_| unsafe {
+                launch_ex(
+                    &config,
+                    function.function,
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            });
+        }
         // SAFETY: the function is live; `params` holds one pointer per
         // kernel parameter to bytes of its ABI type, alive until the call
         // returns (the driver copies them); the addresses in them are the

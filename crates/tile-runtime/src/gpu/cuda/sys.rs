@@ -6,7 +6,8 @@
 //! 3.2 and 4.0.
 //!
 //! Every required entry point exists in every driver since CUDA 11.4;
-//! the graph ones may be absent, and using them then says so.
+//! the graph ones may be absent, and using them then says so, and so may
+//! `cuLaunchKernelEx` (CUDA 12.0), without which launches do not overlap.
 
 use crate::driver::GpuApi;
 use crate::error::Error;
@@ -79,6 +80,39 @@ pub(crate) type LaunchKernel = unsafe extern "C" fn(
     *mut *mut c_void,
 ) -> CuResult;
 
+/// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`: the launch
+/// may start before the one before it on its stream has finished, and
+/// waits for it at `griddepcontrol.wait` (programmatic dependent launch).
+pub(crate) const ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: u32 = 6;
+
+/// `CUlaunchAttribute`: an id, padding to 8 bytes, a 64-byte value union.
+#[repr(C)]
+pub(crate) struct LaunchAttribute {
+    pub(crate) id: u32,
+    pub(crate) pad: [u8; 4],
+    /// `CUlaunchAttributeValue`; an `int` flag in its first 4 bytes.
+    pub(crate) value: [u64; 8],
+}
+
+/// `CUlaunchConfig`.
+#[repr(C)]
+pub(crate) struct LaunchConfig {
+    pub(crate) grid: [c_uint; 3],
+    pub(crate) block: [c_uint; 3],
+    pub(crate) shared: c_uint,
+    pub(crate) stream: Handle,
+    pub(crate) attrs: *mut LaunchAttribute,
+    pub(crate) num_attrs: c_uint,
+}
+
+/// `cuLaunchKernelEx(config, f, params, extra)` (CUDA 12.0).
+pub(crate) type LaunchKernelEx = unsafe extern "C" fn(
+    *const LaunchConfig,
+    Handle,
+    *mut *mut c_void,
+    *mut *mut c_void,
+) -> CuResult;
+
 /// `cuModuleLoadDataEx(module, image, options, option kinds, values)`.
 pub(crate) type ModuleLoadDataEx = unsafe extern "C" fn(
     *mut Handle,
@@ -130,6 +164,9 @@ pub(crate) struct Api {
     pub(crate) event_elapsed: unsafe extern "C" fn(*mut f32, Handle, Handle) -> CuResult,
     pub(crate) event_destroy: unsafe extern "C" fn(Handle) -> CuResult,
     pub(crate) launch_kernel: LaunchKernel,
+    /// Launches with attributes (CUDA 12.0+), for programmatic dependent
+    /// launch.
+    pub(crate) launch_kernel_ex: Option<LaunchKernelEx>,
     /// Graph capture (absent from old drivers).
     pub(crate) graphs: Option<Graphs>,
 }
@@ -208,6 +245,7 @@ impl Api {
             event_elapsed: entry(library, "cuEventElapsedTime")?,
             event_destroy: entry(library, "cuEventDestroy_v2")?,
             launch_kernel: entry(library, "cuLaunchKernel")?,
+            launch_kernel_ex: entry(library, "cuLaunchKernelEx").ok(),
             graphs,
         })
     }

@@ -329,6 +329,7 @@ impl Backend for Hip {
             module,
             function,
             dynamic_shared: 0,
+            overlap: false,
         })
     }
 

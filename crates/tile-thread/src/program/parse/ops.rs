@@ -16,6 +16,16 @@ impl<'a> Parser<'_, 'a> {
             "lane_id" => (ThreadOpKind::LaneId, Vec::new()),
             "warp_id" => (ThreadOpKind::WarpId, Vec::new()),
             "barrier" => (ThreadOpKind::Barrier, Vec::new()),
+            "griddepcontrol" => {
+                self.match_token(TokenKind::Dot, "`.wait` or `.launch_dependents`")?;
+                if self.peek().is_keyword("wait") {
+                    self.match_keyword("wait")?;
+                    (ThreadOpKind::GridWait, Vec::new())
+                } else {
+                    self.match_keyword("launch_dependents")?;
+                    (ThreadOpKind::GridLaunchDependents, Vec::new())
+                }
+            }
             "block_id" => (
                 ThreadOpKind::BlockId {
                     axis: self.match_int("a grid axis")?,
