@@ -234,6 +234,7 @@ fn engine_on_the_stand_in() {
     events(&device);
     graphs(&device, &driver);
     copies(&device, &driver);
+    fills_and_slices(&device, &driver);
     dependent_launches(&device, &driver, false);
 }
 
@@ -483,4 +484,37 @@ fn copies(device: &Device, driver: &Driver) {
         stream.download(&strided).map(|_| ()).unwrap_err().to_string(),
         "invalid tensor of shape [2, 2] on device cuda:0: an asynchronous copy needs a row-major tensor, not strides [1, 2]"
     );
+}
+
+/// `full` and `fill` are one device fill (by word, by byte) where one
+/// writes the value, else a copy from the host; a slice is a launch's
+/// argument without a copy.
+fn fills_and_slices(device: &Device, driver: &Driver) {
+    driver.calls();
+    let mut t = device.full(&[64], 1.5f32).expect("a full tensor");
+    let filled = driver.calls();
+    assert!(names(&filled).contains(&"cuMemsetD32Async"), "{filled:?}");
+    assert!(
+        filled.iter().all(|c| !c.name.starts_with("cuMemcpy")),
+        "{filled:?}"
+    );
+    assert_eq!(t.to_vec().expect("t"), vec![1.5f32; 64]);
+    t.fill(0.0).expect("zeros");
+    assert!(names(&driver.calls()).contains(&"cuMemsetD8Async"));
+    assert_eq!(t.to_vec().expect("t"), vec![0.0f32; 64]);
+    let mut h = device
+        .full(&[3], tile::f16::from_f32(1.0))
+        .expect("6 bytes of f16");
+    assert!(names(&driver.calls()).contains(&"cuMemcpyHtoDAsync_v2"));
+    assert_eq!(h.to_vec().expect("h"), vec![tile::f16::from_f32(1.0); 3]);
+    h.fill(tile::f16::from_f32(-2.0)).expect("again");
+    assert_eq!(h.to_vec().expect("h"), vec![tile::f16::from_f32(-2.0); 3]);
+    let xs: Vec<f32> = (0..128).map(|i| i as f32).collect();
+    let x = device.tensor_from_slice(&xs, &[128]).expect("x");
+    let second_half = x.slice(0, 64..128).expect("a slice");
+    assert_eq!(second_half.device_ptr(), x.device_ptr().map(|p| p + 64 * 4));
+    let mut out = device.empty::<f32>(&[64]).expect("out");
+    twice::<32>::launch(device, [2], (&second_half, &mut out)).expect("a launch on a slice");
+    let doubled: Vec<f32> = xs[64..].iter().map(|v| v * 2.0).collect();
+    assert_eq!(out.to_vec().expect("out"), doubled);
 }

@@ -304,6 +304,15 @@ impl Device {
         self.place(host)
     }
 
+    /// A tensor of `shape` (row-major) with every element `value`: on a GPU
+    /// new memory filled on the device where a fill writes the value
+    /// ([`Tensor::fill`]).
+    pub fn full<T: Element>(&self, shape: &[usize], value: T) -> Result<Tensor<T>, Error> {
+        let mut tensor = self.empty(shape)?;
+        tensor.fill(value)?;
+        Ok(tensor)
+    }
+
     /// A tensor of `shape` (row-major) for a kernel to write: on a GPU,
     /// new memory that nothing initializes (its values are whatever the
     /// memory held, until written), so making it costs one allocation; on

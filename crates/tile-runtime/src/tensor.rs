@@ -135,6 +135,70 @@ impl<T: Element> Tensor<T> {
         }
     }
 
+    /// Sets every element to `value`, in place: on a GPU a fill queued on
+    /// the device (once every queued launch is done) where one writes the
+    /// value's bytes, which holds for every row-major tensor of 1- or
+    /// 4-byte elements; otherwise through the host. Clones made before
+    /// keep their values.
+    pub fn fill(&mut self, value: T) -> Result<(), Error> {
+        let mut element = vec![0u8; T::DTYPE.size_bytes()];
+        T::write_le_slice(&[value], &mut element);
+        match &mut self.storage {
+            Storage::Gpu(g) => g.fill(&element),
+            Storage::Host(_) => {
+                let n: usize = self.shape().iter().product();
+                self.copy_from_slice(&vec![value; n])
+            }
+        }
+    }
+
+    /// The elements `range` along `axis`, as a tensor over the same memory
+    /// (no copy): its extent along `axis` is the range's length and its
+    /// first element the range's start. As with a clone, a launch that
+    /// writes the slice or the tensor gives the written one its own copy
+    /// first, so neither sees the other's later writes. An axis or range
+    /// outside the shape is [`Error::InvalidTensor`].
+    pub fn slice(&self, axis: usize, range: std::ops::Range<usize>) -> Result<Tensor<T>, Error> {
+        let shape = self.shape();
+        let invalid = |reason: String| Error::InvalidTensor {
+            shape: shape.to_vec(),
+            reason,
+            device: self.device(),
+        };
+        let extent = *shape
+            .get(axis)
+            .ok_or_else(|| invalid(format!("no axis {axis} to slice")))?;
+        if range.start > range.end || range.end > extent {
+            return Err(invalid(format!(
+                "the range {range:?} of axis {axis} is not within 0..{extent}"
+            )));
+        }
+        let mut sliced = shape.to_vec();
+        sliced[axis] = range.len();
+        let strides = self.strides().to_vec();
+        let storage = match &self.storage {
+            Storage::Gpu(g) => Storage::Gpu(g.slice(axis, range.start, &sliced)),
+            Storage::Host(h) => {
+                let shift = range.start as isize * strides[axis];
+                let offset = usize::try_from(h.offset() as isize + shift)
+                    .map_err(|_| invalid("the slice starts before the buffer".into()))?;
+                let mut buffer = crate::cpu::pages::huge_page_buffer(h.data().len());
+                buffer.copy_from_slice(h.data());
+                Storage::Host(
+                    HostTensor::from_buffer_with_strides(
+                        h.dtype(),
+                        &sliced,
+                        &strides,
+                        offset,
+                        buffer,
+                    )
+                    .map_err(|e| invalid(e.to_string()))?,
+                )
+            }
+        };
+        Ok(Tensor::new(storage))
+    }
+
     /// The elements in row-major order, copied to the host.
     pub fn to_vec(&self) -> Result<Vec<T>, Error> {
         let downloaded;

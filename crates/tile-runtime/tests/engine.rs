@@ -128,3 +128,28 @@ fn copies_on_a_cpu_stream_are_done_when_they_return() {
         "tensor of shape [3] needs 3 elements, found 1 (device cpu)"
     );
 }
+
+#[test]
+fn slices_view_a_range_of_an_axis_and_fills_set_every_element() {
+    let device = Device::cpu();
+    let xs: Vec<f32> = (0..12).map(|i| i as f32).collect();
+    let t = device.tensor_from_slice(&xs, &[3, 4]).unwrap();
+    let rows = t.slice(0, 1..3).unwrap();
+    assert_eq!(rows.shape(), [2, 4]);
+    assert_eq!(rows.to_vec().unwrap(), xs[4..].to_vec());
+    let cols = t.slice(1, 1..3).unwrap();
+    assert_eq!(cols.to_vec().unwrap(), [1.0, 2.0, 5.0, 6.0, 9.0, 10.0]);
+    assert_eq!(t.slice(1, 2..2).unwrap().shape(), [3, 0]);
+    assert_eq!(
+        t.slice(2, 0..1).map(|_| ()).unwrap_err().to_string(),
+        "invalid tensor of shape [3, 4] on device cpu: no axis 2 to slice"
+    );
+    assert_eq!(
+        t.slice(1, 3..5).map(|_| ()).unwrap_err().to_string(),
+        "invalid tensor of shape [3, 4] on device cpu: the range 3..5 of axis 1 is not within 0..4"
+    );
+    let mut filled = device.full(&[2, 3], 2.5f32).unwrap();
+    assert_eq!(filled.to_vec().unwrap(), [2.5; 6]);
+    filled.fill(-1.0).unwrap();
+    assert_eq!(filled.to_vec().unwrap(), [-1.0; 6]);
+}

@@ -239,6 +239,18 @@ fn pinned_memory_is_mapped_and_asynchronous_copies_are_checked() {
         let mut expected = [0x34u8; 64];
         expected[..8].fill(7);
         assert_eq!(back, expected);
+        // Words: at a 4-byte aligned address, inside the allocation.
+        let word = device.cast::<u8>().wrapping_add(8).cast();
+        assert_eq!(
+            hip::hipMemsetD32Async(word, 0x0102_0304, 2, s),
+            code::SUCCESS
+        );
+        let odd = device.cast::<u8>().wrapping_add(2).cast();
+        assert_eq!(hip::hipMemsetD32Async(odd, 1, 1, s), code::INVALID_VALUE);
+        assert_eq!(hip::hipMemsetD32Async(word, 1, 15, s), code::INVALID_VALUE);
+        assert_eq!(hip::hipMemcpy(to, device, 64, TO_HOST), code::SUCCESS);
+        expected[8..16].copy_from_slice(&[4, 3, 2, 1, 4, 3, 2, 1]);
+        assert_eq!(back, expected);
 
         assert_eq!(hip::hipHostFree(inside), code::INVALID_VALUE);
         assert_eq!(hip::hipFree(pinned), code::INVALID_VALUE);

@@ -15,6 +15,35 @@ use tile_abi::Packet;
 /// module, a function, a graph. Null is the legacy default stream.
 pub(crate) type Raw = *mut c_void;
 
+/// What a fill writes: `count` copies of a byte, or of a 32-bit word (at
+/// a 4-byte aligned address).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pattern {
+    /// `count` bytes of `value`.
+    Bytes { value: u8, count: usize },
+    /// `count` words of `value`, little-endian.
+    Words { value: u32, count: usize },
+}
+
+impl Pattern {
+    /// The pattern that writes `bytes` bytes as repeats of `element` (1,
+    /// 2, 4 or 8 bytes) starting at `address`, if a byte or word fill can.
+    pub(crate) fn of(element: &[u8], bytes: usize, address: u64) -> Option<Pattern> {
+        if element.iter().all(|&b| b == element[0]) {
+            return Some(Pattern::Bytes {
+                value: element[0],
+                count: bytes,
+            });
+        }
+        let word: Vec<u8> = element.iter().copied().cycle().take(4).collect();
+        let periodic = element.len() <= 4 || element[..4] == element[4..];
+        (periodic && bytes.is_multiple_of(4) && address.is_multiple_of(4)).then(|| Pattern::Words {
+            value: u32::from_le_bytes([word[0], word[1], word[2], word[3]]),
+            count: bytes / 4,
+        })
+    }
+}
+
 /// A kernel function loaded in a module.
 #[derive(Debug)]
 pub(crate) struct Function {
@@ -73,8 +102,8 @@ pub(crate) trait Backend: fmt::Debug + Send + Sync {
     /// Queues a copy of `bytes` between device buffers of at least that
     /// size on `stream`.
     fn copy(&self, to: u64, from: u64, bytes: usize, stream: Raw) -> Result<(), Error>;
-    /// Queues zeroing `bytes` of device memory at `to` on `stream`.
-    fn zero(&self, to: u64, bytes: usize, stream: Raw) -> Result<(), Error>;
+    /// Queues filling device memory at `to` with `pattern` on `stream`.
+    fn fill(&self, to: u64, pattern: Pattern, stream: Raw) -> Result<(), Error>;
     /// A new stream that does not synchronize with the legacy default
     /// stream.
     fn stream_create(&self) -> Result<Raw, Error>;
@@ -133,4 +162,31 @@ pub(crate) trait Backend: fmt::Debug + Send + Sync {
     fn graph_launch(&self, graph: Raw, stream: Raw) -> Result<(), Error>;
     /// Destroys an instantiated graph.
     fn graph_destroy(&self, graph: Raw) -> Result<(), Error>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Pattern;
+
+    #[test]
+    fn a_fill_is_by_byte_or_by_word_where_one_writes_the_value() {
+        let bytes = |value, count| Some(Pattern::Bytes { value, count });
+        let words = |value, count| Some(Pattern::Words { value, count });
+        assert_eq!(Pattern::of(&0f32.to_le_bytes(), 40, 0x100), bytes(0, 40));
+        assert_eq!(Pattern::of(&[0xff; 8], 16, 0x100), bytes(0xff, 16));
+        assert_eq!(
+            Pattern::of(&1.5f32.to_le_bytes(), 40, 0x100),
+            words(0x3fc0_0000, 10)
+        );
+        // An f16 pattern repeats in a word when the bytes are a whole number of words.
+        assert_eq!(Pattern::of(&[0x00, 0x3c], 8, 0x100), words(0x3c00_3c00, 2));
+        assert_eq!(Pattern::of(&[0x00, 0x3c], 6, 0x100), None);
+        assert_eq!(Pattern::of(&[0x00, 0x3c], 8, 0x102), None);
+        // An 8-byte value fills by words only when its halves agree.
+        assert_eq!(Pattern::of(&1.5f64.to_le_bytes(), 16, 0x100), None);
+        assert_eq!(
+            Pattern::of(&[1, 2, 3, 4, 1, 2, 3, 4], 16, 0x100),
+            words(0x0403_0201, 4)
+        );
+    }
 }

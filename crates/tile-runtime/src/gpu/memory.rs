@@ -8,6 +8,7 @@
 //! the launch was on; a new buffer is filled on the device's own stream,
 //! which is synchronized before the tensor is handed out.
 
+use super::backend::Pattern;
 use super::Context;
 use crate::error::Error;
 use std::any::Any;
@@ -191,7 +192,11 @@ impl GpuTensor {
         let buffer = Buffer::new(context, elements * dtype.size_bytes())?;
         if buffer.bytes > 0 {
             let queue = context.own_stream();
-            context.backend.zero(buffer.pointer, buffer.bytes, queue)?;
+            let zeros = Pattern::Bytes {
+                value: 0,
+                count: buffer.bytes,
+            };
+            context.backend.fill(buffer.pointer, zeros, queue)?;
             context.backend.stream_synchronize(queue)?;
         }
         let strides = row_major(shape);
@@ -243,6 +248,41 @@ impl GpuTensor {
             image
         };
         self.buffer.write(&image)
+    }
+
+    /// Sets every element to `element` (its bytes), in place: with a
+    /// fill on the device when the tensor is row-major and a byte or word
+    /// fill writes the value (every 1- and 4-byte value, 2- and 8-byte ones
+    /// whose halves repeat), else through the host.
+    pub(crate) fn fill(&mut self, element: &[u8]) -> Result<(), Error> {
+        let elements: usize = self.shape.iter().product();
+        let bytes = elements * element.len();
+        let pattern = Pattern::of(element, bytes, self.base());
+        if self.strides != row_major(&self.shape) || pattern.is_none() {
+            let data: Vec<u8> = element.iter().copied().cycle().take(bytes).collect();
+            return self.write(&data);
+        }
+        let context = Arc::clone(&self.buffer.context);
+        self.make_unique(context.own_stream())?;
+        if let Some(pattern) = pattern.filter(|_| bytes > 0) {
+            // No launch may still read what this overwrites.
+            context.backend.synchronize()?;
+            let queue = context.own_stream();
+            context.backend.fill(self.base(), pattern, queue)?;
+            context.backend.stream_synchronize(queue)?;
+        }
+        Ok(())
+    }
+
+    /// The tensor's elements from `start` on along `axis`, `shape` in all:
+    /// a clone over the same buffer (the layout stays inside it: `start`
+    /// and the new extent lie within the old one).
+    pub(crate) fn slice(&self, axis: usize, start: usize, shape: &[usize]) -> GpuTensor {
+        let mut view = self.clone();
+        let offset = self.offset as isize + start as isize * self.strides[axis];
+        view.offset = usize::try_from(offset).unwrap_or(self.offset);
+        view.shape = shape.to_vec();
+        view
     }
 
     /// The element type.

@@ -190,6 +190,37 @@ pub unsafe extern "C" fn hipMemsetD8Async(
     with_driver(|d| unsafe { enqueue(d, stream, op) })
 }
 
+/// `hipMemsetD32Async`: `count` 32-bit words of `value`, at a 4-byte
+/// aligned address.
+///
+/// # Safety
+///
+/// None: the range is checked.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemsetD32Async(
+    destination: HipPtr,
+    value: c_int,
+    count: usize,
+    stream: HipPtr,
+) -> HipError {
+    log(
+        "hipMemsetD32Async",
+        CallKind::Copy,
+        On::Stream(stream as u64),
+    );
+    if !(destination as u64).is_multiple_of(4) {
+        return crate::driver::INVALID_VALUE;
+    }
+    let op = Op::Fill {
+        to: destination as u64,
+        value: value as u32,
+        width: 4,
+        count,
+    };
+    // SAFETY: no host end.
+    with_driver(|d| unsafe { enqueue(d, stream, op) })
+}
+
 /// `hipHostMalloc*` flags: `Portable`, `Mapped`, `WriteCombined`,
 /// `NumaUser`, `Coherent`, `NonCoherent` (not both of the last two).
 const PORTABLE: c_uint = 0x1;

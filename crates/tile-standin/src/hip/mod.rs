@@ -39,7 +39,7 @@ pub use event::{
 };
 pub use memory::{
     hipFree, hipHostFree, hipHostGetDevicePointer, hipHostMalloc, hipMalloc, hipMemcpy,
-    hipMemcpyAsync, hipMemsetAsync, hipMemsetD8Async,
+    hipMemcpyAsync, hipMemsetAsync, hipMemsetD32Async, hipMemsetD8Async,
 };
 pub use module::{hipModuleGetFunction, hipModuleLaunchKernel, hipModuleLoadData, hipModuleUnload};
 pub use stream::{

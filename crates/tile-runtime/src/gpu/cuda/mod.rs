@@ -6,7 +6,7 @@
 
 mod sys;
 
-use super::backend::{Backend, Function, Raw};
+use super::backend::{Backend, Function, Pattern, Raw};
 use super::info::{DeviceInfo, GpuArch};
 use crate::driver::GpuApi;
 use crate::error::Error;
@@ -286,10 +286,14 @@ impl Backend for Cuda {
         })
     }
 
-    fn zero(&self, to: u64, bytes: usize, stream: Raw) -> Result<(), Error> {
-        // SAFETY: `to` is a live device buffer of at least `bytes`.
+    fn fill(&self, to: u64, pattern: Pattern, stream: Raw) -> Result<(), Error> {
+        // SAFETY: `to` is a live device buffer holding what the pattern
+        // writes (the caller's), aligned for words.
         self.run("filling device memory", |api| unsafe {
-            (api.memset_d8)(to, 0, bytes, stream)
+            match pattern {
+                Pattern::Bytes { value, count } => (api.memset_d8)(to, value, count, stream),
+                Pattern::Words { value, count } => (api.memset_d32)(to, value, count, stream),
+            }
         })
     }
 

@@ -148,6 +148,7 @@ pub(crate) struct Api {
     pub(crate) copy_dtoh: unsafe extern "C" fn(*mut c_void, CuPtr, usize, Handle) -> CuResult,
     pub(crate) copy_dtod: unsafe extern "C" fn(CuPtr, CuPtr, usize, Handle) -> CuResult,
     pub(crate) memset_d8: unsafe extern "C" fn(CuPtr, u8, usize, Handle) -> CuResult,
+    pub(crate) memset_d32: unsafe extern "C" fn(CuPtr, c_uint, usize, Handle) -> CuResult,
     pub(crate) module_load: ModuleLoadDataEx,
     pub(crate) module_function:
         unsafe extern "C" fn(*mut Handle, Handle, *const c_char) -> CuResult,
@@ -230,6 +231,7 @@ impl Api {
             copy_dtoh: entry(library, "cuMemcpyDtoHAsync_v2")?,
             copy_dtod: entry(library, "cuMemcpyDtoDAsync_v2")?,
             memset_d8: entry(library, "cuMemsetD8Async")?,
+            memset_d32: entry(library, "cuMemsetD32Async")?,
             module_load: entry(library, "cuModuleLoadDataEx")?,
             module_function: entry(library, "cuModuleGetFunction")?,
             module_unload: entry(library, "cuModuleUnload")?,

@@ -14,7 +14,7 @@
 mod properties;
 mod sys;
 
-use super::backend::{Backend, Function, Raw};
+use super::backend::{Backend, Function, Pattern, Raw};
 use super::info::{DeviceInfo, GpuArch};
 use crate::driver::GpuApi;
 use crate::error::Error;
@@ -204,10 +204,18 @@ impl Backend for Hip {
         })
     }
 
-    fn zero(&self, to: u64, bytes: usize, stream: Raw) -> Result<(), Error> {
-        // SAFETY: `to` is a live device buffer of at least `bytes`.
+    fn fill(&self, to: u64, pattern: Pattern, stream: Raw) -> Result<(), Error> {
+        // SAFETY: `to` is a live device buffer holding what the pattern
+        // writes (the caller's), aligned for words.
         self.run("filling device memory", |api| unsafe {
-            (api.memset_async)(to as HipPtr, 0, bytes, stream)
+            match pattern {
+                Pattern::Bytes { value, count } => {
+                    (api.memset_async)(to as HipPtr, c_int::from(value), count, stream)
+                }
+                Pattern::Words { value, count } => {
+                    (api.memset_d32)(to as HipPtr, value as c_int, count, stream)
+                }
+            }
         })
     }
 

@@ -64,6 +64,7 @@ pub(crate) struct Api {
     pub(crate) memcpy_async:
         unsafe extern "C" fn(HipPtr, *const c_void, usize, c_int, HipPtr) -> HipResult,
     pub(crate) memset_async: unsafe extern "C" fn(HipPtr, c_int, usize, HipPtr) -> HipResult,
+    pub(crate) memset_d32: unsafe extern "C" fn(HipPtr, c_int, usize, HipPtr) -> HipResult,
     pub(crate) load_data: unsafe extern "C" fn(*mut HipPtr, *const c_void) -> HipResult,
     pub(crate) get_function: unsafe extern "C" fn(*mut HipPtr, HipPtr, *const c_char) -> HipResult,
     pub(crate) unload: unsafe extern "C" fn(HipPtr) -> HipResult,
@@ -144,6 +145,7 @@ impl Api {
             host_free: find(library, "hipHostFree")?,
             memcpy_async: find(library, "hipMemcpyAsync")?,
             memset_async: find(library, "hipMemsetAsync")?,
+            memset_d32: find(library, "hipMemsetD32Async")?,
             load_data: find(library, "hipModuleLoadData")?,
             get_function: find(library, "hipModuleGetFunction")?,
             unload: find(library, "hipModuleUnload")?,
