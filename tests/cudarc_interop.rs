@@ -2,8 +2,9 @@
 //! CUDA driver stand-in (`tile-standin`, on `LD_LIBRARY_PATH` as
 //! `libcuda.so.1` with `libcuda.so` linked to it, the names cudarc and the
 //! runtime open, so both share one driver instance): cudarc allocates and
-//! fills the input, the runtime launches a kernel on it on cudarc's
-//! stream, and cudarc reads the result back; a `tile` tensor's memory is
+//! fills the input, the runtime launches a kernel on it (and on a
+//! `CudaView` of part of it) on cudarc's stream, and cudarc reads the
+//! result back; a `tile` tensor's memory is
 //! read by cudarc as a slice, and a `tile` stream used as cudarc's.
 //!
 //! Driver libraries are opened once per process, so the checks run in a
@@ -109,6 +110,16 @@ fn cudarc_on_the_stand_in() {
         theirs.clone_dtoh(&*output).expect("cudarc reads back"),
         want
     );
+
+    // A cudarc view of part of a slice, borrowed.
+    let part = input.slice(32..96);
+    // SAFETY: `input` outlives the launch, which is done before it drops
+    // (the stream is synchronized below).
+    let x_part = unsafe { device.tensor_from_cudarc_borrowed(&part, &[64]) }.expect("a view");
+    let mut y_part = device.empty::<f32>(&[64]).expect("y");
+    plus_one::<32>::launch_on(&stream, [2], (&x_part, &mut y_part)).expect("on a view");
+    stream.synchronize().expect("done");
+    assert_eq!(y_part.to_vec().expect("y"), want[32..96].to_vec());
 
     // A tile tensor read by cudarc, and a tile stream used by cudarc.
     let ones = device

@@ -59,13 +59,13 @@ impl Device {
     ) -> Result<Tensor<T>, Error> {
         let owner: Owner = Arc::clone(&slice) as Owner;
         // SAFETY: the tensor keeps the slice alive (`owner`).
-        unsafe { self.over_cudarc(&slice, shape, Some(owner)) }
+        unsafe { self.over_cudarc(&*slice, shape, Some(owner)) }
     }
 
-    /// A tensor of `shape` (row-major) over a cudarc slice the caller keeps
-    /// (as a candle `CustomOp` gets its input: `&CudaSlice`), without a
-    /// copy. The slice must hold exactly the shape's elements
-    /// ([`Error::DataLength`]).
+    /// A tensor of `shape` (row-major) over cudarc memory the caller keeps
+    /// (a `CudaSlice`, as a candle `CustomOp` gets its input, or a
+    /// `CudaView`/`CudaViewMut` of part of one), without a copy. It must
+    /// hold exactly the shape's elements ([`Error::DataLength`]).
     ///
     /// # Safety
     ///
@@ -74,9 +74,9 @@ impl Device {
     /// frees on the slice's stream, so launches queued before on that
     /// stream are), and nothing writes it meanwhile except through work
     /// ordered with those launches.
-    pub unsafe fn tensor_from_cudarc_borrowed<T: Element>(
+    pub unsafe fn tensor_from_cudarc_borrowed<T: Element, S: DevicePtr<T>>(
         &self,
-        slice: &CudaSlice<T>,
+        slice: &S,
         shape: &[usize],
     ) -> Result<Tensor<T>, Error> {
         // SAFETY: the caller's contract.
@@ -90,13 +90,13 @@ impl Device {
     ///
     /// As [`Device::tensor_from_cudarc_borrowed`], unless `owner` holds the
     /// slice.
-    unsafe fn over_cudarc<T: Element>(
+    unsafe fn over_cudarc<T: Element, S: DevicePtr<T>>(
         &self,
-        slice: &CudaSlice<T>,
+        slice: &S,
         shape: &[usize],
         owner: Option<Owner>,
     ) -> Result<Tensor<T>, Error> {
-        self.same_context(slice.context(), "a cudarc slice")?;
+        self.same_context(slice.stream().context(), "a cudarc slice")?;
         let expected = crate::device::numel(shape, self)?;
         if slice.len() != expected {
             return Err(Error::DataLength {
