@@ -24,6 +24,8 @@ mod layernorm_backward;
 mod matmul;
 #[path = "kernels/persistent.rs"]
 mod persistent;
+#[path = "common/runtime_checks.rs"]
+mod runtime_checks;
 #[path = "kernels/softmax.rs"]
 mod softmax;
 #[path = "common/standin_images.rs"]
@@ -45,7 +47,8 @@ fn main() -> ExitCode {
         eprintln!("creating {}: {e}", dir.display());
         return ExitCode::from(2);
     }
-    let kernels = standin_images::example_kernels();
+    let mut kernels = standin_images::example_kernels();
+    kernels.extend(runtime_checks::kernels());
     let written = standin_images::write_images(&dir, &kernels, &standin_images::TARGETS)
         + standin_images::write_images(&dir, &standin_images::matmuls(), &standin_images::HOPPER);
     println!("{written} emulation images in {}", dir.display());

@@ -1,5 +1,6 @@
 //! The demo's check mode (`demo --check`), run by the GPU bundle (`scripts/gpu-bundle.sh`):
-//! every example on the best device and on the CPU device of one process.
+//! every example, and the runtime's own checks (`runtime_checks.rs`), on the best device
+//! and on the CPU device of one process.
 
 use crate::common::{Example, Inputs};
 use std::fmt::Write as _;
@@ -39,7 +40,11 @@ pub fn check(examples: &[(&str, Example)], json: Option<&str>) -> ExitCode {
     devices.push(Device::cpu());
     let items: Vec<Item> = devices
         .iter()
-        .flat_map(|dev| check_examples(dev, examples))
+        .flat_map(|dev| {
+            let mut items = check_examples(dev, examples);
+            items.extend(check_runtime(dev));
+            items
+        })
         .collect();
     let failed = items.iter().filter(|i| !i.ok).count();
     print_table(&items);
@@ -92,13 +97,26 @@ fn check_examples(dev: &Device, examples: &[(&str, Example)]) -> Vec<Item> {
     items
 }
 
+/// The runtime's own checks on `dev` (`runtime_checks.rs`).
+fn check_runtime(dev: &Device) -> Vec<Item> {
+    crate::runtime_checks::run(dev)
+        .into_iter()
+        .map(|(name, outcome)| Item {
+            name: format!("runtime: {name}"),
+            device: dev.to_string(),
+            ok: outcome.is_ok(),
+            detail: outcome.unwrap_or_else(|why| why),
+        })
+        .collect()
+}
+
 fn print_table(items: &[Item]) {
-    println!("\n{:<26} {:<10} {:<6} detail", "item", "device", "result");
+    println!("\n{:<32} {:<10} {:<6} detail", "item", "device", "result");
     for item in items {
         let verdict = if item.ok { "ok" } else { "FAILED" };
         let first_line = item.detail.lines().next().unwrap_or_default();
         println!(
-            "{:<26} {:<10} {:<6} {first_line}",
+            "{:<32} {:<10} {:<6} {first_line}",
             item.name, item.device, verdict
         );
     }
