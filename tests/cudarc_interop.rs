@@ -13,10 +13,10 @@
 
 #[path = "../examples/common/emulation_images.rs"]
 mod emulation_images;
+#[path = "support/standin_child.rs"]
+mod standin_child;
 
 use cudarc::driver::CudaContext;
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Arc;
 use tile::runtime::driver::GpuApi;
 use tile::{tile_kernel, Device};
@@ -32,56 +32,16 @@ fn plus_one<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
     partition_view(out, [B]).store(partition_view(x, [B]).load(pid) + 1.0, pid);
 }
 
-/// A directory removed when dropped.
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 #[test]
 fn tile_kernels_run_on_cudarc_memory_and_streams() {
-    let exe = std::env::current_exe().expect("this test's path");
-    let standin = exe
-        .parent()
-        .expect("the deps directory")
-        .join("libtile_standin.so");
-    let dir = Scratch(std::env::temp_dir().join(format!("tile-cudarc-{}", std::process::id())));
-    std::fs::create_dir_all(&dir.0).expect("a scratch directory");
-    let [versioned, plain] = [0, 1].map(|i| GpuApi::Cuda.libraries()[i].clone());
-    std::fs::copy(&standin, dir.0.join(&versioned)).expect("copying the stand-in");
-    std::os::unix::fs::symlink(&versioned, dir.0.join(plain)).expect("linking the plain name");
+    let dir = standin_child::standin_dir("cudarc", &[GpuApi::Cuda]);
     let written = emulation_images::write_images(
         &dir.0,
         &[&plus_one::<32>::INFO],
         &[Target::Nvptx(Sm::Sm80)],
     );
     assert_eq!(written, 1, "`plus_one` has sm_80 PTX");
-    let rest = std::env::var_os("LD_LIBRARY_PATH").unwrap_or_default();
-    let path =
-        std::env::join_paths(std::iter::once(dir.0.clone()).chain(std::env::split_paths(&rest)))
-            .expect("a library path");
-    let out = Command::new(&exe)
-        .args([
-            CHILD,
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("LD_LIBRARY_PATH", path)
-        .env(tile_standin::IMAGES_ENV, &dir.0)
-        .output()
-        .expect("running the child");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{CHILD} failed:\n{text}");
-    assert!(text.contains("1 passed"), "{CHILD} did not run:\n{text}");
+    standin_child::run_child(&dir.0, CHILD, &[]);
 }
 
 #[test]

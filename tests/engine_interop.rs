@@ -25,10 +25,10 @@
 
 #[path = "../examples/common/emulation_images.rs"]
 mod emulation_images;
+#[path = "support/standin_child.rs"]
+mod standin_child;
 
 use std::ffi::c_void;
-use std::path::PathBuf;
-use std::process::Command;
 use tile::runtime::driver::GpuApi;
 use tile::{tile_kernel, Device, GpuArch};
 use tile_codegen::{Sm, Target};
@@ -56,27 +56,9 @@ fn twice_after<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
     gdc_launch_dependents();
 }
 
-/// A directory removed when dropped.
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 #[test]
 fn engines_use_the_runtime_through_the_cuda_stand_in() {
-    let exe = std::env::current_exe().expect("this test's path");
-    let standin = exe
-        .parent()
-        .expect("the deps directory")
-        .join("libtile_standin.so");
-    let dir = Scratch(std::env::temp_dir().join(format!("tile-engine-{}", std::process::id())));
-    std::fs::create_dir_all(&dir.0).expect("a scratch directory");
-    for name in GpuApi::Cuda.libraries() {
-        std::fs::copy(&standin, dir.0.join(name)).expect("copying the stand-in");
-    }
+    let dir = standin_child::standin_dir("engine", &[GpuApi::Cuda]);
     let written = emulation_images::write_images(
         &dir.0,
         &[&twice::<32>::INFO, &twice_after::<32>::INFO],
@@ -86,32 +68,8 @@ fn engines_use_the_runtime_through_the_cuda_stand_in() {
         written, 4,
         "`twice` and `twice_after` have sm_80 and sm_90 PTX"
     );
-    let rest = std::env::var_os("LD_LIBRARY_PATH").unwrap_or_default();
-    let path =
-        std::env::join_paths(std::iter::once(dir.0.clone()).chain(std::env::split_paths(&rest)))
-            .expect("a library path");
-    for (child, sm) in [(CHILD, "80"), (HOPPER_CHILD, "90")] {
-        let out = Command::new(&exe)
-            .args([
-                child,
-                "--exact",
-                "--ignored",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("LD_LIBRARY_PATH", &path)
-            .env(tile_standin::IMAGES_ENV, &dir.0)
-            .env("TILE_STANDIN_SM", sm)
-            .output()
-            .expect("running the child");
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(out.status.success(), "{child} failed:\n{text}");
-        assert!(text.contains("1 passed"), "{child} did not run:\n{text}");
-    }
+    standin_child::run_child(&dir.0, CHILD, &[]);
+    standin_child::run_child(&dir.0, HOPPER_CHILD, &[("TILE_STANDIN_SM", "90")]);
 }
 
 /// The name of the child test on a Hopper stand-in.

@@ -44,6 +44,8 @@ mod matmul;
 mod persistent;
 #[path = "../examples/kernels/softmax.rs"]
 mod softmax;
+#[path = "support/standin_child.rs"]
+mod standin_child;
 #[path = "../examples/common/standin_images.rs"]
 mod standin_images;
 #[path = "../examples/kernels/transpose.rs"]
@@ -53,8 +55,6 @@ mod vector_add;
 
 use common::{Example, Inputs};
 use standin_images::{matmuls, write_images, HOPPER, TARGETS};
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use tile::meta::KernelInfo;
 use tile::{tile_kernel, Device, Error, KernelCode, Tensor};
 use tile_codegen::Target;
@@ -90,44 +90,10 @@ fn kernels() -> Vec<&'static KernelInfo> {
     all
 }
 
-/// A directory for the stand-in and the images, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// `LD_LIBRARY_PATH` with `dir` first, so the stand-ins are found before
-/// any other library of their names, and the rest still found.
-fn library_path(dir: &Path) -> std::ffi::OsString {
-    let rest = std::env::var_os("LD_LIBRARY_PATH").unwrap_or_default();
-    std::env::join_paths(std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&rest)))
-        .expect("a library path")
-}
-
 #[test]
 fn the_examples_run_through_the_driver_stand_ins() {
-    let exe = std::env::current_exe().expect("this test's path");
-    let standin = exe
-        .parent()
-        .expect("the deps directory")
-        .join("libtile_standin.so");
-    assert!(
-        standin.exists(),
-        "{} is missing: it is built with this test (tile-standin is a dev-dependency)",
-        standin.display()
-    );
-    let dir = Scratch(std::env::temp_dir().join(format!("tile-standin-{}", std::process::id())));
-    std::fs::create_dir_all(&dir.0).expect("a scratch directory");
     use tile::runtime::driver::GpuApi;
-    for name in [GpuApi::Cuda, GpuApi::Hip]
-        .iter()
-        .flat_map(|api| api.libraries())
-    {
-        std::fs::copy(&standin, dir.0.join(name)).expect("copying the stand-in");
-    }
+    let dir = standin_child::standin_dir("standin", &[GpuApi::Cuda, GpuApi::Hip]);
     let images = write_images(&dir.0, &kernels(), &TARGETS);
     assert_eq!(
         images, 48,
@@ -138,34 +104,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
         hopper, 12,
         "seven matmul specializations have sm_90 PTX, the FP8, the TMA, the two tutorial-sized and the persistent ones sm_90a PTX"
     );
-    run_child(&exe, &dir.0, CHILD, &[]);
-    run_child(&exe, &dir.0, HOPPER_CHILD, &[("TILE_STANDIN_SM", "90")]);
-}
-
-/// Runs the ignored test `child` of this binary with the stand-ins of
-/// `dir` as the drivers and `env` set; it must pass.
-fn run_child(exe: &Path, dir: &Path, child: &str, env: &[(&str, &str)]) {
-    let out = Command::new(exe)
-        .args([
-            child,
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("LD_LIBRARY_PATH", library_path(dir))
-        .env(tile_standin::IMAGES_ENV, dir)
-        .envs(env.iter().copied())
-        .output()
-        .expect("running the child");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{child} failed:\n{text}");
-    assert!(text.contains("1 passed"), "{child} did not run:\n{text}");
-    eprintln!("{text}");
+    standin_child::run_child(&dir.0, CHILD, &[]);
+    standin_child::run_child(&dir.0, HOPPER_CHILD, &[("TILE_STANDIN_SM", "90")]);
 }
 
 /// Runs `launch` on both devices with the same inputs; their outputs must
@@ -308,7 +248,7 @@ fn on_the_stand_ins() {
 /// writes it once, and the choice is reused without timing.
 fn autotune_on(dev: &Device) {
     use tile::autotune::{Autotuner, Candidate};
-    let dir = Scratch(std::env::temp_dir().join(format!(
+    let dir = standin_child::Scratch(std::env::temp_dir().join(format!(
         "tile-standin-autotune-{dev}-{}",
         std::process::id()
     )));
