@@ -268,3 +268,32 @@ fn the_cpu_device_runs_one_program_per_thread_at_once() {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     assert_eq!(Device::cpu().multiprocessors() as usize, threads);
 }
+
+/// A kernel whose const parameter is called `G`, as a group size often is:
+/// the launchers' own const parameter (the grid's rank) must not clash.
+#[tile_kernel(configs(G = 2))]
+fn scaled<const G: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+    let pid = program_id(0);
+    let t = partition_view(x, [G]).load(pid) * G as f32;
+    partition_view(out, [G]).store(t, pid);
+}
+
+#[test]
+fn a_const_parameter_may_share_a_name_with_the_launchers_generics() {
+    let dev = Device::cpu();
+    let x = dev
+        .tensor_from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4])
+        .unwrap();
+    let mut out: Tensor<f32> = dev.zeros(&[4]).unwrap();
+    scaled::<2>::launch(&dev, [2], (&x, &mut out)).unwrap();
+    assert_eq!(out.to_vec().unwrap(), [2.0, 4.0, 6.0, 8.0]);
+    let mut queued: Tensor<f32> = dev.zeros(&[4]).unwrap();
+    let stream = dev.stream().unwrap();
+    scaled::<2>::launch_on(&stream, [2], (&x, &mut queued)).unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(queued.to_vec().unwrap(), [2.0, 4.0, 6.0, 8.0]);
+    let hx = HostTensor::from_vec(&[4], vec![1.0f32; 4]).unwrap();
+    let mut hout = HostTensor::from_vec(&[4], vec![0.0f32; 4]).unwrap();
+    scaled::<2>::interpret([2], (&hx, &mut hout)).unwrap();
+    assert_eq!(hout.to_vec::<f32>().unwrap(), [2.0; 4]);
+}

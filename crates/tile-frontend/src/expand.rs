@@ -243,6 +243,7 @@ fn generate(
         .collect();
     let text_consts = texts.items(&p);
     let num_warps = attr.map_or(crate::attr::DEFAULT_NUM_WARPS, |a| a.num_warps);
+    let fast_math = attr.is_some_and(|a| a.fast_math);
     let num_stages = match attr.and_then(|a| a.num_stages) {
         Some(n) => quote!(::core::option::Option::Some(#n)),
         None => quote!(::core::option::Option::None),
@@ -312,6 +313,7 @@ fn generate(
                     params: &[#(#params),*],
                     num_warps: #num_warps,
                     num_stages: #num_stages,
+                    fast_math: #fast_math,
                     targets: &[#(#targets),*],
                     specializations: &[#(#specs),*],
                 }
@@ -457,11 +459,11 @@ fn interpreter(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
         /// (one to three axes, see `tile::Grid`) on host tensors; the
         /// `&mut` tensors receive the results. Dtypes and ranks are checked
         /// against the parameters.
-        pub fn interpret<const G: usize>(
-            grid: [u32; G],
+        pub fn interpret<const __TILE_AXES: usize>(
+            grid: [u32; __TILE_AXES],
             args: (#(#types,)*),
         ) -> ::core::result::Result<(), #meta::InterpretError>
-        #bound, [u32; G]: #rt::Grid {
+        #bound, [u32; __TILE_AXES]: #rt::Grid {
             let (#(#names,)*) = args;
             let mut run_args: [#ir::interp::Arg; #count] = [#(#conv),*];
             #meta::interpret(Self::spec(), &grid, &mut run_args)?;
@@ -484,6 +486,9 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
         ParamKind::Scalar => quote!(#rt::LaunchArg::scalar(#n)),
         ParamKind::Tensor { .. } => quote!(#rt::LaunchArg::from(#n)),
     });
+    // The grid's rank is each launcher's own const parameter, named so that
+    // it cannot collide with the kernel's const parameters (`G` is a common
+    // name for a group size); `interpret` does the same.
     // What both launchers do first: the kernel, the grid as three axes and
     // the arguments converted.
     let prologue = quote! {
@@ -516,12 +521,12 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
         /// `tile::Grid`) on `device` and waits for it. Argument count,
         /// element types and mutability are checked by the argument tuple's
         /// type; tensor ranks at launch.
-        pub fn launch<'a, const G: usize>(
+        pub fn launch<'a, const __TILE_AXES: usize>(
             device: &#rt::Device,
-            grid: [u32; G],
+            grid: [u32; __TILE_AXES],
             args: (#(#types,)*),
         ) -> ::core::result::Result<(), #rt::Error>
-        #bound, [u32; G]: #rt::Grid {
+        #bound, [u32; __TILE_AXES]: #rt::Grid {
             #prologue
             #rt::launch(device, &kernel, grid3, &mut launch_args)
         }
@@ -530,12 +535,12 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
         /// on a GPU it runs while the host goes on, and the stream's
         /// `synchronize` reports what failed on the device), with the checks
         /// of `launch`.
-        pub fn launch_on<'a, const G: usize>(
+        pub fn launch_on<'a, const __TILE_AXES: usize>(
             stream: &#rt::Stream,
-            grid: [u32; G],
+            grid: [u32; __TILE_AXES],
             args: (#(#types,)*),
         ) -> ::core::result::Result<(), #rt::Error>
-        #bound, [u32; G]: #rt::Grid {
+        #bound, [u32; __TILE_AXES]: #rt::Grid {
             #prologue
             #rt::launch_on(stream, &kernel, grid3, &mut launch_args)
         }
