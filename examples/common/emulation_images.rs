@@ -34,6 +34,7 @@ pub fn write_images(dir: &Path, kernels: &[&KernelInfo], targets: &[Target]) -> 
                     num_warps: info.num_warps,
                     codegen: CodegenOptions {
                         tma,
+                        fast_math: info.fast_math,
                         ..CodegenOptions::default()
                     },
                     dump_dir: None,

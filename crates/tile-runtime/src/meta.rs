@@ -60,6 +60,8 @@ pub struct KernelInfo {
     /// The stages of software-pipelined loops the attribute asks for
     /// (`num_stages = n`), or `None` for each target's default.
     pub num_stages: Option<u32>,
+    /// Whether its images compute with the fast f32 library (`fast_math`).
+    pub fast_math: bool,
     /// The targets the kernel is built for.
     pub targets: &'static [&'static str],
     /// The compiled specializations.

@@ -215,6 +215,7 @@ mod tests {
         params: &[],
         num_warps: 4,
         num_stages: None,
+        fast_math: false,
         targets: &[],
         specializations: &[SPEC],
     };
