@@ -1,5 +1,6 @@
 //! Writes the emulation images the driver stand-ins need to run every
-//! example kernel (`examples/common/standin_images.rs`) into a directory:
+//! example kernel (`examples/common/standin_images.rs`) and every benchmark
+//! kernel of `gpu_bench` (`examples/bench/`) into a directory:
 //! what the GPU bundle's smoke run (`scripts/gpu-bundle.sh`) carries. It
 //! links LLVM, so it runs where `tile` builds, not on the GPU machine.
 //!
@@ -12,6 +13,8 @@
 mod atomics;
 #[path = "kernels/attention.rs"]
 mod attention;
+#[path = "bench/mod.rs"]
+mod bench;
 #[path = "kernels/checked.rs"]
 mod checked;
 #[allow(dead_code)] // the examples' `main` helpers are not used here
@@ -49,8 +52,11 @@ fn main() -> ExitCode {
     }
     let mut kernels = standin_images::example_kernels();
     kernels.extend(runtime_checks::kernels());
+    kernels.extend(bench::kernels());
     let written = standin_images::write_images(&dir, &kernels, &standin_images::TARGETS)
-        + standin_images::write_images(&dir, &standin_images::matmuls(), &standin_images::HOPPER);
+        + standin_images::write_images(&dir, &standin_images::matmuls(), &standin_images::HOPPER)
+        // The benchmarks run on the default CUDA stand-in only.
+        + standin_images::write_images(&dir, &bench::kernels(), &standin_images::TARGETS[..1]);
     println!("{written} emulation images in {}", dir.display());
     ExitCode::SUCCESS
 }

@@ -14,13 +14,22 @@ LIMIT=$((48 * 1024 * 1024))
 source scripts/env.sh
 
 # Release binaries: they link no LLVM (the kernels were compiled by `cargo build`).
-cargo build --release --example demo --example launch_overhead
+cargo build --release --example demo --example launch_overhead --example gpu_bench
 # The driver stand-ins and the emulation images of the examples' sm_80 and gfx942 images, for
 # the smoke run (writing the images needs LLVM, so it happens here).
 cargo build --release -p tile-standin
 rm -rf "$OUT"
-mkdir -p "$OUT/bin" "$OUT/smoke/images"
-cp target/release/examples/demo target/release/examples/launch_overhead "$OUT/bin/"
+mkdir -p "$OUT/bin" "$OUT/smoke/images" "$OUT/reference"
+cp target/release/examples/demo target/release/examples/launch_overhead \
+    target/release/examples/gpu_bench "$OUT/bin/"
+# The comparison with PyTorch and Triton: the script, and Triton's tutorial kernels where the
+# checkout has them beside it (../shared/tritonref; without them Triton's columns stay empty).
+cp scripts/gpu-bundle/reference.py "$OUT/reference/"
+if [[ -f ../shared/tritonref/kernels.py ]]; then
+    cp ../shared/tritonref/kernels.py "$OUT/reference/triton_kernels.py"
+else
+    echo "gpu bundle: no ../shared/tritonref/kernels.py, the benchmarks will not run Triton" >&2
+fi
 cp target/release/libtile_standin.so "$OUT/smoke/"
 cargo run --quiet --release --example standin_images -- "$OUT/smoke/images"
 cp scripts/gpu-bundle/run.sh scripts/gpu-bundle/README.md "$OUT/"

@@ -11,6 +11,8 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 OUT="$HERE/results"
 SMOKE=0
 SANITIZER_SECONDS="${SANITIZER_SECONDS:-150}"
+# The benchmarks' time limit; what they measured before it stays in the results.
+BENCH_SECONDS="${BENCH_SECONDS:-1200}"
 while (($#)); do
     case "$1" in
         --out) OUT="$2"; shift 2 ;;
@@ -79,6 +81,34 @@ code=$?
 cat "$OUT/launch.txt" | tee -a "$LOG"
 say "launch_overhead: exit $code"
 ((code == 0)) || status=1
+
+say "== benchmarks: tile at the autotuner's configurations, then PyTorch and Triton on the same problems"
+if ((SMOKE)); then
+    unset TILE_STANDIN_LAUNCH
+    bench_args=(--smoke)
+else
+    bench_args=()
+fi
+timeout "$BENCH_SECONDS" "$HERE/bin/gpu_bench" "${bench_args[@]}" --tsv "$OUT/bench.tsv" \
+    >"$OUT/bench.txt" 2>&1
+code=$?
+((code == 124)) && echo "gpu_bench: stopped after ${BENCH_SECONDS}s" >>"$OUT/bench.txt"
+cat "$OUT/bench.txt" | tee -a "$LOG"
+say "gpu_bench: exit $code"
+((code == 0)) || status=1
+if command -v python3 >/dev/null 2>&1; then
+    echo >>"$OUT/bench.txt"
+    python3 "$HERE/reference/reference.py" "$OUT/bench.tsv" "$HERE/reference/triton_kernels.py" \
+        >"$OUT/compare.tmp" 2>&1
+    code=$?
+    cat "$OUT/compare.tmp" >>"$OUT/bench.txt"
+    cat "$OUT/compare.tmp" | tee -a "$LOG"
+    rm -f "$OUT/compare.tmp"
+    say "reference.py: exit $code"
+    ((code == 0)) || status=1
+else
+    say "reference.py: skipped (no python3)"
+fi
 
 say "run.sh: done, exit $status; results in $OUT"
 exit "$status"
