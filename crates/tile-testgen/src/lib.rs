@@ -118,6 +118,7 @@
 //! followed by the interpreter again, whose arguments must be bit-identical
 //! (every buffer byte). `tests/differential.rs` runs it on 1,000 seeds.
 
+pub mod agreement;
 mod check;
 mod config;
 pub mod corpus;
