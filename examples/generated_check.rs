@@ -28,7 +28,6 @@ mod generated_run;
 
 use generated_bundle::Manifest;
 use generated_run::Outcome;
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tile::{Device, DeviceKind};
@@ -165,15 +164,18 @@ fn run(args: &Args) -> Result<bool, String> {
     }
     let started = std::time::Instant::now();
     let mut done = 0usize;
+    let mut failed = 0usize;
     let total = seeds.len() * here.len();
     let mut progress = |record: &generated_run::Record| {
         done += 1;
         if matches!(record.outcome, Outcome::Failed(_)) {
-            println!("FAILED: seed {} on {}", record.seed, record.target);
+            failed += 1;
+            if failed <= 20 {
+                println!("  FAILED: seed {} on {}", record.seed, record.target);
+            }
         }
-        if done.is_multiple_of(200) || done == total {
-            print!("  {done} of {total} checked\r");
-            let _ = std::io::stdout().flush();
+        if done.is_multiple_of(250) || done == total {
+            println!("  {done} of {total} checked, {failed} failed");
         }
     };
     let records = generated_run::check(
@@ -185,7 +187,7 @@ fn run(args: &Args) -> Result<bool, String> {
         &mut progress,
     )?;
     println!(
-        "\n{}",
+        "{}",
         generated_report::table(&records, &here, &not_here).trim_end()
     );
     println!("({:.1} s)", started.elapsed().as_secs_f64());
