@@ -4,12 +4,10 @@
 //! sm_80 and for gfx942 (wave64); a sample of them for gfx1100 (wave32).
 //! On sm_80 the `K` loops of the generator's pipelined products are
 //! software-pipelined over 2 stages (2 warps) or 3 (1 and 4 warps).
-//! The GPU targets compute with the exact math library (docs/backends.md):
-//! its f64 results are within 8 ulps of the oracle's (erf's bound; the
-//! others' are 2 to 4), and f32 and narrower results are the oracle's
-//! except within a few f64 ulps of a rounding boundary, where they may be
-//! an ulp off. Those are the bounds accepted here: 8 ulps in an f64
-//! result, 1 in a narrower float, none in an integer.
+//! The results are judged by `tile_testgen::agreement`, with the bounds of
+//! the exact math library the GPU targets compute with: 8 ulps in an f64
+//! result, 1 in a narrower float, none in an integer (the GPU bundle judges
+//! the same programs on a device with the same function).
 //!
 //! Beside them, masked loads and stores of every element size, over
 //! aligned, misaligned and strided tensors: predicated PTX that ptxas
@@ -22,6 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::interp::{self, Arg};
 use tile_ir::DType;
+use tile_testgen::agreement::{agreement, warps_and_stages, Agreement};
 use tile_testgen::{generate, GenConfig};
 
 /// The number of generated programs per target.
@@ -35,15 +34,10 @@ struct Counts {
     near: AtomicUsize,
 }
 
-/// The ulps an f64 result may differ by: the largest bound of the f64 math
-/// library (docs/backends.md).
-const F64_ULPS: u64 = 8;
-
 /// Why seed `seed` on `target` disagrees with the interpreter, if it does.
 fn disagreement(seed: u64, target: Target, counts: &Counts) -> Option<String> {
     let case = generate(seed, &GenConfig::default());
-    let warps = [1, 2, 4][(seed % 3) as usize];
-    let stages = if warps == 2 { 2 } else { 3 };
+    let (warps, stages) = warps_and_stages(seed);
     let mut expected = case.args.clone();
     let oracle = interp::run(&case.func, case.grid, &mut expected);
     let mut actual = case.args.clone();
@@ -52,13 +46,13 @@ fn disagreement(seed: u64, target: Target, counts: &Counts) -> Option<String> {
     match (oracle, emulated) {
         (Ok(()), Ok(())) => {
             counts.ran.fetch_add(1, Ordering::Relaxed);
-            match compare(&actual, &expected) {
-                Comparison::Identical => None,
-                Comparison::WithinBounds => {
+            match agreement(&actual, &expected) {
+                Agreement::Identical => None,
+                Agreement::WithinBounds => {
                     counts.near.fetch_add(1, Ordering::Relaxed);
                     None
                 }
-                Comparison::Apart(what) => Some(format!("seed {seed} ({warps} warps): {what}")),
+                Agreement::Apart(what) => Some(format!("seed {seed} ({warps} warps): {what}")),
             }
         }
         // The interpreter rejects the case: the GPU code's own checks must
@@ -72,58 +66,6 @@ fn disagreement(seed: u64, target: Target, counts: &Counts) -> Option<String> {
             emulated.err().map_or("ok".to_string(), |e| e.to_string())
         )),
     }
-}
-
-/// How the emulated results compare with the interpreter's.
-enum Comparison {
-    Identical,
-    /// Some float differs, within the math library's bound.
-    WithinBounds,
-    /// The first element that differs by more, or an integer that differs.
-    Apart(String),
-}
-
-fn compare(actual: &[Arg], expected: &[Arg]) -> Comparison {
-    let mut near = false;
-    for (i, (a, e)) in actual.iter().zip(expected).enumerate() {
-        let (Arg::Tensor(a), Arg::Tensor(e)) = (a, e) else {
-            continue;
-        };
-        let dtype = a.dtype();
-        let (a, e) = (a.to_scalars(), e.to_scalars());
-        for (k, (x, y)) in a.iter().zip(&e).enumerate() {
-            let (xb, yb) = (x.to_bits(), y.to_bits());
-            if xb == yb {
-                continue;
-            }
-            let bound = if dtype == DType::F64 { F64_ULPS } else { 1 };
-            if dtype.is_float() && ulps(dtype.bits(), xb, yb) <= bound {
-                near = true;
-            } else {
-                return Comparison::Apart(format!(
-                    "argument {i} element {k}: {x} against the interpreter's {y}"
-                ));
-            }
-        }
-    }
-    if near {
-        Comparison::WithinBounds
-    } else {
-        Comparison::Identical
-    }
-}
-
-/// The distance in ulps of two floats of `bits` bits.
-fn ulps(bits: u32, a: u64, b: u64) -> u64 {
-    let key = |x: u64| -> i128 {
-        let magnitude = i128::from(x & ((1u64 << (bits - 1)) - 1));
-        if (x >> (bits - 1)) & 1 == 1 {
-            -magnitude
-        } else {
-            magnitude
-        }
-    };
-    (key(a) - key(b)).unsigned_abs() as u64
 }
 
 /// Checks `seeds` on `target` on both cores; returns how many ran to the
@@ -249,7 +191,7 @@ fn masked_accesses_of_every_size_agree_with_the_interpreter() {
                 let mut actual = args.clone();
                 emulated::run(&func, target, 2, [3, 1, 1], &mut actual)
                     .unwrap_or_else(|e| panic!("{dtype} on {target}: {e}"));
-                if let Comparison::Apart(what) = compare(&actual, &expected) {
+                if let Agreement::Apart(what) = agreement(&actual, &expected) {
                     panic!("{dtype} on {target}, stride {stride}, offset {offset}: {what}");
                 }
             }

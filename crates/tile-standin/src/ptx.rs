@@ -81,13 +81,17 @@ fn bounds(directives: &str, name: &str) -> Result<Option<[u32; 3]>, String> {
     Ok(Some(extents))
 }
 
-/// The bytes of a `.shared .align 16 .b8 name[1024];` declaration.
+/// The bytes of a `.shared .align 16 .b8 name[1024];` declaration, of any
+/// element type (LLVM declares a shared scalar it demoted into the kernel
+/// with its own type: `.shared .align 16 .f32 shared0_$_0;`).
 fn shared_bytes(line: &str) -> Result<usize, String> {
     let unreadable = || format!("unreadable shared variable `{line}`");
     let element = line
         .split_whitespace()
         .find_map(|t| {
-            let bits = t.strip_prefix(".b").or_else(|| t.strip_prefix(".u"))?;
+            let bits = [".b", ".u", ".s", ".f"]
+                .iter()
+                .find_map(|kind| t.strip_prefix(kind))?;
             bits.parse::<usize>().ok()
         })
         .ok_or_else(unreadable)?;
@@ -142,6 +146,12 @@ mod tests {
                 kernarg: None,
             }]
         );
+        let demoted = PTX.replace(
+            "{\n\tret;",
+            "{\n\t.shared .align 16 .f64 shared0_$_0;\n\t.shared .align 4 .s16 s[3];\n\tret;",
+        );
+        let module = PtxModule::parse(&demoted).unwrap();
+        assert_eq!(module.kernels[0].static_shared, 1092 + 8 + 6);
         let no_target = PTX.replace(".target sm_80\n", "");
         assert_eq!(
             PtxModule::parse(&no_target).unwrap_err(),

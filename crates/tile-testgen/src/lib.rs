@@ -117,7 +117,13 @@
 //! print, the reference interpreter, and `PassManager::default_pipeline()`
 //! followed by the interpreter again, whose arguments must be bit-identical
 //! (every buffer byte). `tests/differential.rs` runs it on 1,000 seeds.
+//!
+//! [`agreement`] judges a GPU path's results against the interpreter's
+//! within the math library's bounds: tile-codegen's suite on the emulation
+//! target and the GPU bundle's check on a device (`examples/generated_check.rs`)
+//! share it.
 
+pub mod agreement;
 mod check;
 mod config;
 pub mod corpus;
