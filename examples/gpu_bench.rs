@@ -104,7 +104,7 @@ fn row(dev: &Device, b: &Bench) -> String {
         .map_or("—".to_string(), |f| format!("{:.0}%", f * 100.0));
     let check = if b.passed() { "ok" } else { "FAILED" };
     format!(
-        "{:<26} {:<36} {:>10.4} {:>9.1} {:<7} {:>6} {check} (error {:.1e}, at most {:.0e}) {}",
+        "{:<26} {:<36} {:>10.4} {:>9.1} {:<7} {:>6} {check} (error {:.1e}, at most {:.0e}) {} (of {})",
         b.case.name,
         shape_text(&b.case.params),
         b.ms,
@@ -113,7 +113,8 @@ fn row(dev: &Device, b: &Bench) -> String {
         peak,
         b.error,
         b.tolerance,
-        format!("{} (of {})", b.config, b.candidates),
+        b.config,
+        b.candidates,
     )
 }
 

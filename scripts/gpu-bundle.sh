@@ -14,7 +14,8 @@ LIMIT=$((48 * 1024 * 1024))
 source scripts/env.sh
 
 # Release binaries: they link no LLVM (the kernels were compiled by `cargo build`).
-cargo build --release --example demo --example launch_overhead --example gpu_bench
+cargo build --release --example demo --example launch_overhead --example gpu_bench \
+    --example generated_check --example generated_images
 # The driver stand-ins and the emulation images of the examples' sm_80 and gfx942 images, for
 # the smoke run (writing the images needs LLVM, so it happens here).
 cargo build --release -p tile-standin
@@ -32,6 +33,14 @@ else
 fi
 cp target/release/libtile_standin.so "$OUT/smoke/"
 cargo run --quiet --release --example standin_images -- "$OUT/smoke/images"
+# The differential suite's 1,000 generated programs compiled for sm_80 and sm_90 (through the
+# kernel cache: a rebuild by the same compiler takes seconds), stored compressed, with the
+# emulation images of seeds 0..6 for the smoke run.
+cp target/release/examples/generated_check "$OUT/bin/"
+generated="$(mktemp -d)"
+target/release/examples/generated_images "$generated/generated" --emulation "$OUT/smoke/images"
+tar czf "$OUT/generated.tar.gz" -C "$generated" generated
+rm -rf "$generated"
 cp scripts/gpu-bundle/run.sh scripts/gpu-bundle/README.md "$OUT/"
 chmod +x "$OUT/run.sh" "$OUT/bin/"*
 

@@ -8,8 +8,33 @@ use super::{Bench, Case, Inputs, Peak, Problem};
 use tile::autotune::Candidate;
 use tile::{bf16, f16, f8e4m3, tile_kernel, Device, Error, LaunchArg};
 
+/// What every matmul below computes: the tile of C that program `pid` owns,
+/// in grouped order, and its product in f32.
+mod product {
+    use tile::tile_fn;
+
+    /// `(A · B for the tile, its row of tiles, its column of tiles)`, for the
+    /// calling kernel's `BM`, `BN`, `BK` and `G`.
+    #[tile_fn]
+    pub(crate) fn grouped_product(a: Tensor, b: Tensor) -> (Tile, i32, i32) {
+        let pid = program_id(0);
+        let (tiles_m, tiles_n) = (cdiv(a.dim(0), BM), cdiv(b.dim(1), BN));
+        let group = G * tiles_n;
+        let first_m = pid / group * G;
+        let rows = min(tiles_m - first_m, G);
+        let (pid_m, pid_n) = (first_m + pid % group % rows, pid % group / rows);
+        let (va, vb) = (partition_view(a, [BM, BK]), partition_view(b, [BK, BN]));
+        let mut acc = zeros::<f32>([BM, BN]);
+        for kk in 0..cdiv(a.dim(1), BK) {
+            acc = dot(va.load_masked(pid_m, kk), vb.load_masked(kk, pid_n), acc);
+        }
+        (acc, pid_m, pid_n)
+    }
+}
+
 #[tile_kernel(
     num_warps = 8,
+    uses(product::grouped_product),
     targets = "sm_80,sm_90a,gfx942",
     aligned(a, b, c),
     configs(BM = 128, BN = 128, BK = 64, G = 8),
@@ -20,23 +45,14 @@ pub fn matmul_f16<const BM: usize, const BN: usize, const BK: usize, const G: us
     b: &Tensor<f16, 2>,
     c: &mut Tensor<f16, 2>,
 ) {
-    let pid = program_id(0);
-    let (tiles_m, tiles_n) = (cdiv(a.dim(0), BM), cdiv(b.dim(1), BN));
-    let group = G * tiles_n;
-    let first_m = pid / group * G;
-    let rows = min(tiles_m - first_m, G);
-    let (pid_m, pid_n) = (first_m + pid % group % rows, pid % group / rows);
-    let (va, vb) = (partition_view(a, [BM, BK]), partition_view(b, [BK, BN]));
-    let mut acc = zeros::<f32>([BM, BN]);
-    for kk in 0..cdiv(a.dim(1), BK) {
-        acc = dot(va.load_masked(pid_m, kk), vb.load_masked(kk, pid_n), acc);
-    }
+    let (acc, pid_m, pid_n) = grouped_product(a, b);
     partition_view(c, [BM, BN]).store_masked(acc.cast::<f16>(), pid_m, pid_n);
 }
 
 /// The same with its operands copied by Hopper's TMA.
 #[tile_kernel(
     num_warps = 8,
+    uses(product::grouped_product),
     tma,
     targets = "sm_90a",
     aligned(a, b, c),
@@ -48,23 +64,14 @@ pub fn matmul_f16_tma<const BM: usize, const BN: usize, const BK: usize, const G
     b: &Tensor<f16, 2>,
     c: &mut Tensor<f16, 2>,
 ) {
-    let pid = program_id(0);
-    let (tiles_m, tiles_n) = (cdiv(a.dim(0), BM), cdiv(b.dim(1), BN));
-    let group = G * tiles_n;
-    let first_m = pid / group * G;
-    let rows = min(tiles_m - first_m, G);
-    let (pid_m, pid_n) = (first_m + pid % group % rows, pid % group / rows);
-    let (va, vb) = (partition_view(a, [BM, BK]), partition_view(b, [BK, BN]));
-    let mut acc = zeros::<f32>([BM, BN]);
-    for kk in 0..cdiv(a.dim(1), BK) {
-        acc = dot(va.load_masked(pid_m, kk), vb.load_masked(kk, pid_n), acc);
-    }
+    let (acc, pid_m, pid_n) = grouped_product(a, b);
     partition_view(c, [BM, BN]).store_masked(acc.cast::<f16>(), pid_m, pid_n);
 }
 
 /// The bf16 matmul.
 #[tile_kernel(
     num_warps = 8,
+    uses(product::grouped_product),
     targets = "sm_80,sm_90a,gfx942",
     aligned(a, b, c),
     configs(BM = 128, BN = 128, BK = 64, G = 8),
@@ -75,23 +82,33 @@ pub fn matmul_bf16<const BM: usize, const BN: usize, const BK: usize, const G: u
     b: &Tensor<bf16, 2>,
     c: &mut Tensor<bf16, 2>,
 ) {
-    let pid = program_id(0);
-    let (tiles_m, tiles_n) = (cdiv(a.dim(0), BM), cdiv(b.dim(1), BN));
-    let group = G * tiles_n;
-    let first_m = pid / group * G;
-    let rows = min(tiles_m - first_m, G);
-    let (pid_m, pid_n) = (first_m + pid % group % rows, pid % group / rows);
-    let (va, vb) = (partition_view(a, [BM, BK]), partition_view(b, [BK, BN]));
-    let mut acc = zeros::<f32>([BM, BN]);
-    for kk in 0..cdiv(a.dim(1), BK) {
-        acc = dot(va.load_masked(pid_m, kk), vb.load_masked(kk, pid_n), acc);
-    }
+    let (acc, pid_m, pid_n) = grouped_product(a, b);
+    partition_view(c, [BM, BN]).store_masked(acc.cast::<bf16>(), pid_m, pid_n);
+}
+
+/// The bf16 matmul with its operands copied by Hopper's TMA.
+#[tile_kernel(
+    num_warps = 8,
+    uses(product::grouped_product),
+    tma,
+    targets = "sm_90a",
+    aligned(a, b, c),
+    configs(BM = 128, BN = 128, BK = 64, G = 8),
+    configs(BM = 128, BN = 256, BK = 64, G = 8)
+)]
+pub fn matmul_bf16_tma<const BM: usize, const BN: usize, const BK: usize, const G: usize>(
+    a: &Tensor<bf16, 2>,
+    b: &Tensor<bf16, 2>,
+    c: &mut Tensor<bf16, 2>,
+) {
+    let (acc, pid_m, pid_n) = grouped_product(a, b);
     partition_view(c, [BM, BN]).store_masked(acc.cast::<bf16>(), pid_m, pid_n);
 }
 
 /// The FP8 matmul (E4M3 in, f16 out), on the GPUs with an FP8 `mma`.
 #[tile_kernel(
     num_warps = 8,
+    uses(product::grouped_product),
     targets = "sm_90a",
     aligned(a, b, c),
     configs(BM = 128, BN = 128, BK = 64, G = 8),
@@ -102,17 +119,7 @@ pub fn matmul_f8<const BM: usize, const BN: usize, const BK: usize, const G: usi
     b: &Tensor<f8e4m3, 2>,
     c: &mut Tensor<f16, 2>,
 ) {
-    let pid = program_id(0);
-    let (tiles_m, tiles_n) = (cdiv(a.dim(0), BM), cdiv(b.dim(1), BN));
-    let group = G * tiles_n;
-    let first_m = pid / group * G;
-    let rows = min(tiles_m - first_m, G);
-    let (pid_m, pid_n) = (first_m + pid % group % rows, pid % group / rows);
-    let (va, vb) = (partition_view(a, [BM, BK]), partition_view(b, [BK, BN]));
-    let mut acc = zeros::<f32>([BM, BN]);
-    for kk in 0..cdiv(a.dim(1), BK) {
-        acc = dot(va.load_masked(pid_m, kk), vb.load_masked(kk, pid_n), acc);
-    }
+    let (acc, pid_m, pid_n) = grouped_product(a, b);
     partition_view(c, [BM, BN]).store_masked(acc.cast::<f16>(), pid_m, pid_n);
 }
 
@@ -204,6 +211,16 @@ pub fn bench(dev: &Device, dtype: Dtype, size: usize) -> Result<Option<Bench>, E
             );
             let mut c = dev.zeros::<bf16>(&[m, n])?;
             let candidates = [
+                candidate(
+                    matmul_bf16_tma::<128, 128, 64, 8>::kernel_spec(),
+                    (m, n),
+                    (128, 128),
+                ),
+                candidate(
+                    matmul_bf16_tma::<128, 256, 64, 8>::kernel_spec(),
+                    (m, n),
+                    (128, 256),
+                ),
                 candidate(
                     matmul_bf16::<128, 128, 64, 8>::kernel_spec(),
                     (m, n),

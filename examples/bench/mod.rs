@@ -24,6 +24,7 @@ pub fn kernels() -> Vec<&'static tile::meta::KernelInfo> {
         &matmul::matmul_f16::<128, 128, 64, 8>::INFO,
         &matmul::matmul_f16_tma::<128, 128, 64, 8>::INFO,
         &matmul::matmul_bf16::<128, 128, 64, 8>::INFO,
+        &matmul::matmul_bf16_tma::<128, 128, 64, 8>::INFO,
         &matmul::matmul_f8::<128, 128, 64, 8>::INFO,
         &attention::attention_fwd::<64, 32, 64>::INFO,
         &attention_backward::attention_delta::<64, 64>::INFO,

@@ -13,6 +13,8 @@ SMOKE=0
 SANITIZER_SECONDS="${SANITIZER_SECONDS:-150}"
 # The benchmarks' time limit; what they measured before it stays in the results.
 BENCH_SECONDS="${BENCH_SECONDS:-1200}"
+# The generated programs' time limit (the driver compiles 2,000 PTX modules one by one).
+GENERATED_SECONDS="${GENERATED_SECONDS:-1200}"
 while (($#)); do
     case "$1" in
         --out) OUT="$2"; shift 2 ;;
@@ -52,6 +54,23 @@ check=${PIPESTATUS[0]}
 cat "$OUT/check.txt"
 ((check == 0)) || status=1
 
+say "== generated programs: the differential suite's 1,000 programs on the device against the interpreter"
+GENERATED="$(mktemp -d)"
+trap 'rm -rf "$GENERATED"' EXIT
+tar xzf "$HERE/generated.tar.gz" -C "$GENERATED"
+if ((SMOKE)); then
+    # The seeds whose emulation images smoke/images holds, on a Hopper stand-in (which runs
+    # sm_80's and sm_90's PTX, as an H200 does).
+    TILE_STANDIN_SM=90 "$HERE/bin/generated_check" --images "$GENERATED/generated" --seeds 0..6 \
+        --json "$OUT/generated.json" 2>&1 | tee -a "$LOG"
+else
+    timeout "$GENERATED_SECONDS" "$HERE/bin/generated_check" --images "$GENERATED/generated" \
+        --json "$OUT/generated.json" 2>&1 | tee -a "$LOG"
+fi
+code=${PIPESTATUS[0]}
+say "generated_check: exit $code"
+((code == 0)) || status=1
+
 if ((!SMOKE)) && command -v compute-sanitizer >/dev/null 2>&1; then
     say "== sanitizers: the examples under compute-sanitizer"
     for tool in memcheck racecheck synccheck; do
@@ -65,6 +84,12 @@ if ((!SMOKE)) && command -v compute-sanitizer >/dev/null 2>&1; then
         else
             say "compute-sanitizer --tool $tool: exit $code"
         fi
+        timeout "$SANITIZER_SECONDS" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+            "$HERE/bin/generated_check" --images "$GENERATED/generated" --sample 50 \
+            >>"$OUT/sanitizers.txt" 2>&1
+        code=$?
+        say "compute-sanitizer --tool $tool, 50 generated programs: exit $code"
+        ((code == 0)) || status=1
         ((code == 0)) || status=1
     done
 else
