@@ -348,6 +348,35 @@ fn f32_to_f16_rounds_like_the_oracle_at_every_boundary() {
     }
 }
 
+/// f32 → bf16 where rounding decides: every bf16 value's f32 neighbourhood
+/// (itself, the midpoint to the next bf16 and one f32 ulp either side of
+/// it), across subnormals, the overflow threshold and NaN payloads.
+#[test]
+fn f32_to_bf16_rounds_like_the_oracle_at_every_boundary() {
+    let mut xs: Vec<u64> = Vec::new();
+    for h in 0u32..0x7f80 {
+        let (lo, mid) = (h << 16, h << 16 | 0x8000);
+        for bits in [lo, mid - 1, mid, mid + 1] {
+            xs.extend([u64::from(bits), u64::from(bits | 0x8000_0000)]);
+        }
+    }
+    xs.extend([
+        0x7f80_0000,
+        0x7f80_0001,
+        0x7fc0_0000,
+        0xffc1_2345,
+        0x7fbf_ffff,
+        0x7fff_ffff,
+    ]);
+    let inputs: Vec<[u64; 3]> = xs.iter().map(|&x| [x, 0, 0]).collect();
+    let cast = ThreadOpKind::Cast { to: DType::BF16 };
+    let got = run_probe(&cast, &[DType::F32], &inputs, false).expect("casts are total");
+    for (&x, &got) in xs.iter().zip(&got) {
+        let want = eval::cast(Scalar::from_bits(DType::F32, x), DType::BF16).to_bits();
+        assert_eq!(got, want, "cast {x:#010x} from f32 to bf16");
+    }
+}
+
 /// The f16 of `bits` as an f32 (exact; `bits` is finite).
 fn half_to_f32(bits: u16) -> f32 {
     let (exp, man) = (i32::from(bits >> 10), f32::from(bits & 0x3ff));
