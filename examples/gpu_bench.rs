@@ -4,11 +4,13 @@
 //! the device (printed), timed with device events, with sampled outputs
 //! checked against f64 and the rate as a fraction of the device's peak.
 //!
-//! `gpu_bench [--smoke] [--tsv FILE]`: `--smoke` runs tiny shapes (the
-//! bundle's smoke run on the driver stand-ins); `--tsv` writes one line per
-//! benchmark, which the bundle's `reference.py` reads to time the same
-//! problems through PyTorch and Triton and print them side by side. The
-//! exit status is 1 when a benchmark failed or its check did.
+//! `gpu_bench [--smoke] [--tsv FILE] [--only TEXT]`: `--smoke` runs tiny
+//! shapes (the bundle's smoke run on the driver stand-ins); `--tsv` writes
+//! one line per benchmark, which the bundle's `reference.py` reads to time
+//! the same problems through PyTorch and Triton and print them side by
+//! side; `--only` keeps the benchmarks whose label contains `TEXT` (e.g.
+//! `matmul Bf16`, `attention fwd`). The exit status is 1 when a benchmark
+//! failed or its check did.
 
 #[path = "bench/mod.rs"]
 mod bench;
@@ -148,6 +150,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut smoke = false;
     let mut tsv_file = None;
+    let mut only: Option<String> = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match (arg.as_str(), it.clone().next()) {
@@ -156,8 +159,12 @@ fn main() -> ExitCode {
                 tsv_file = Some(file.clone());
                 it.next();
             }
+            ("--only", Some(text)) => {
+                only = Some(text.clone());
+                it.next();
+            }
             _ => {
-                eprintln!("usage: gpu_bench [--smoke] [--tsv FILE]");
+                eprintln!("usage: gpu_bench [--smoke] [--tsv FILE] [--only TEXT]");
                 return ExitCode::from(2);
             }
         }
@@ -207,7 +214,11 @@ fn main() -> ExitCode {
     let mut failed = 0;
     let full = bench::full_size(&dev, smoke);
     bench::set_quick(!full);
-    for (label, run) in runs(full) {
+    let chosen = runs(full).into_iter().filter(|(label, _)| {
+        only.as_ref()
+            .is_none_or(|text| label.contains(text.as_str()))
+    });
+    for (label, run) in chosen {
         match run(&dev) {
             Ok(Some(b)) => {
                 println!("{}", row(&dev, &b));
