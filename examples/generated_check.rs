@@ -5,12 +5,12 @@
 //! needs no LLVM.
 //!
 //! ```text
-//! generated_check --images DIR [--seeds A..B | --sample N] [--targets sm_80,sm_90]
+//! generated_check --images DIR [--seeds A..B | --sample N] [--targets sm_80,sm_90a]
 //!                 [--device best|cuda|hip] [--json FILE] [--threads N]
 //! ```
 //!
 //! On a CUDA device it runs every NVIDIA image the device can run (sm_80
-//! and sm_90 PTX on an sm_90 device), on a HIP device its own `gfx`'s. It
+//! and sm_90a PTX on an sm_90 device), on a HIP device its own `gfx`'s. It
 //! prints a table per target and the first failure's whole message, and
 //! exits with 1 when a case failed, 2 when it could not check (no GPU, no
 //! bundle, a bad option).

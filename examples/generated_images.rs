@@ -6,14 +6,18 @@
 //! `tile` builds (`scripts/gpu-bundle.sh`).
 //!
 //! ```text
-//! generated_images DIR [--seeds A..B] [--targets sm_80,sm_90,..] [--threads N]
+//! generated_images DIR [--seeds A..B] [--targets sm_80,sm_90a,..] [--threads N]
 //!                      [--emulation DIR2 [--emulation-seeds A..B]]
 //! ```
 //!
-//! Defaults: seeds 0..1000, targets sm_80 and sm_90, the machine's cores;
-//! emulation images of seeds 0..6 for sm_80, sm_90 and gfx942 (the
-//! stand-ins' devices) where those are among the targets. The AMD targets
-//! (`--targets sm_80,sm_90,gfx942,gfx1100`) are not compiled by default:
+//! Defaults: seeds 0..1000, targets sm_80 and sm_90a, the machine's cores;
+//! emulation images of seeds 0..6 for sm_80, sm_90a and gfx942 (the
+//! stand-ins' devices) where those are among the targets. sm_80's PTX runs
+//! on every NVIDIA GPU since Ampere (the driver compiles it for the device;
+//! sm_86's to sm_90's PTX of these programs differ from it only in their
+//! `.target` line), and sm_90a's is Hopper's own code (`wgmma` for the
+//! pipelined products). The AMD targets
+//! (`--targets sm_80,sm_90a,gfx942,gfx1100`) are not compiled by default:
 //! LLVM's AMDGPU back end takes about 20 times as long as NVPTX on these
 //! programs (a minute for some), and the GPU machines lent so far are
 //! NVIDIA's. Compiling goes through the kernel cache (`TILE_CACHE`,
@@ -29,13 +33,15 @@ use std::process::ExitCode;
 use tile_codegen::{Gfx, Sm, Target};
 
 /// The targets compiled when `--targets` is not given.
-const TARGETS: [Target; 2] = [Target::Nvptx(Sm::Sm80), Target::Nvptx(Sm::Sm90)];
+const TARGETS: [Target; 2] = [Target::Nvptx(Sm::Sm80), Target::Nvptx(Sm::Sm90a)];
 
-/// The targets of the stand-ins' devices: their defaults, and sm_90 (a
-/// Hopper stand-in, `TILE_STANDIN_SM=90`, runs sm_80's and sm_90's PTX).
-const STANDIN_TARGETS: [Target; 3] = [
+/// The targets of the stand-ins' devices: their defaults, and sm_90 and
+/// sm_90a (a Hopper stand-in, `TILE_STANDIN_SM=90`, runs sm_80's to
+/// sm_90a's PTX).
+const STANDIN_TARGETS: [Target; 4] = [
     Target::Nvptx(Sm::Sm80),
     Target::Nvptx(Sm::Sm90),
+    Target::Nvptx(Sm::Sm90a),
     Target::Amdgpu(Gfx::Gfx942),
 ];
 

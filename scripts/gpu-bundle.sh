@@ -33,7 +33,7 @@ else
 fi
 cp target/release/libtile_standin.so "$OUT/smoke/"
 cargo run --quiet --release --example standin_images -- "$OUT/smoke/images"
-# The differential suite's 1,000 generated programs compiled for sm_80 and sm_90 (through the
+# The differential suite's 1,000 generated programs compiled for sm_80 and sm_90a (through the
 # kernel cache: a rebuild by the same compiler takes seconds), stored compressed, with the
 # emulation images of seeds 0..6 for the smoke run.
 cp target/release/examples/generated_check "$OUT/bin/"

@@ -1,7 +1,7 @@
 //! The GPU bundle's check of the generated programs
 //! (`examples/generated_images.rs` builds, `examples/generated_check.rs`
 //! checks), end to end through the CUDA driver stand-in: a few seeds
-//! compiled for sm_80 and sm_90, launched through the runtime on a Hopper
+//! compiled for sm_80 and sm_90a, launched through the runtime on a Hopper
 //! stand-in (which runs both) and judged against the interpreter; and a
 //! device that computes a wrong result (an emulation image of the kernel
 //! with a store dropped, run in place of the genuine PTX) reported as a
@@ -33,7 +33,7 @@ const IMAGES: &str = "TILE_TEST_GENERATED_IMAGES";
 /// What the child expects: `pass` or `fail:<seed>`.
 const EXPECT: &str = "TILE_TEST_GENERATED_EXPECT";
 
-const TARGETS: [Target; 2] = [Target::Nvptx(Sm::Sm80), Target::Nvptx(Sm::Sm90)];
+const TARGETS: [Target; 2] = [Target::Nvptx(Sm::Sm80), Target::Nvptx(Sm::Sm90a)];
 
 /// Seeds whose programs are small enough to emulate quickly.
 const SEEDS: [u64; 3] = [0, 1, 2];
@@ -73,7 +73,7 @@ fn a_wrong_result_on_the_device_is_a_failure() {
     let seed = SEEDS[0];
     let dir = standin_child::standin_dir("generated-wrong", &[GpuApi::Cuda]);
     let images = build(&dir.0, &[seed]);
-    // The device runs, in place of the genuine sm_80 and sm_90 PTX, the
+    // The device runs, in place of the genuine sm_80 and sm_90a PTX, the
     // kernel without its first store: that output keeps its input.
     let mut func = tile_testgen::generate(seed, &Default::default()).func;
     tile_codegen::pipeline::optimize(&mut func).expect("the passes");
@@ -113,7 +113,7 @@ fn child_checks_the_images() {
     let manifest = Manifest::read(&images).expect("the manifest");
     let targets: Vec<String> = TARGETS.iter().map(Target::to_string).collect();
     let (here, not_here) = generated_run::runnable(&dev, &targets);
-    assert_eq!(here, targets, "a Hopper stand-in runs sm_80 and sm_90 PTX");
+    assert_eq!(here, targets, "a Hopper stand-in runs sm_80 and sm_90a PTX");
     let seeds: Vec<u64> = manifest.cases.keys().copied().collect();
     let records = generated_run::check(&dev, (&images, &manifest), &seeds, &here, 2, &mut |_| {})
         .unwrap_or_else(|e| panic!("{e}"));

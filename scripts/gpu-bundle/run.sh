@@ -60,7 +60,7 @@ trap 'rm -rf "$GENERATED"' EXIT
 tar xzf "$HERE/generated.tar.gz" -C "$GENERATED"
 if ((SMOKE)); then
     # The seeds whose emulation images smoke/images holds, on a Hopper stand-in (which runs
-    # sm_80's and sm_90's PTX, as an H200 does).
+    # sm_80's and sm_90a's PTX, as an H200 does).
     TILE_STANDIN_SM=90 "$HERE/bin/generated_check" --images "$GENERATED/generated" --seeds 0..6 \
         --json "$OUT/generated.json" 2>&1 | tee -a "$LOG"
 else
