@@ -459,11 +459,11 @@ fn interpreter(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
         /// (one to three axes, see `tile::Grid`) on host tensors; the
         /// `&mut` tensors receive the results. Dtypes and ranks are checked
         /// against the parameters.
-        pub fn interpret<const __TILE_AXES: usize>(
-            grid: [u32; __TILE_AXES],
+        pub fn interpret<const __GRID_AXES: usize>(
+            grid: [u32; __GRID_AXES],
             args: (#(#types,)*),
         ) -> ::core::result::Result<(), #meta::InterpretError>
-        #bound, [u32; __TILE_AXES]: #rt::Grid {
+        #bound, [u32; __GRID_AXES]: #rt::Grid {
             let (#(#names,)*) = args;
             let mut run_args: [#ir::interp::Arg; #count] = [#(#conv),*];
             #meta::interpret(Self::spec(), &grid, &mut run_args)?;
@@ -521,12 +521,12 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
         /// `tile::Grid`) on `device` and waits for it. Argument count,
         /// element types and mutability are checked by the argument tuple's
         /// type; tensor ranks at launch.
-        pub fn launch<'a, const __TILE_AXES: usize>(
+        pub fn launch<'a, const __GRID_AXES: usize>(
             device: &#rt::Device,
-            grid: [u32; __TILE_AXES],
+            grid: [u32; __GRID_AXES],
             args: (#(#types,)*),
         ) -> ::core::result::Result<(), #rt::Error>
-        #bound, [u32; __TILE_AXES]: #rt::Grid {
+        #bound, [u32; __GRID_AXES]: #rt::Grid {
             #prologue
             #rt::launch(device, &kernel, grid3, &mut launch_args)
         }
@@ -535,12 +535,12 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
         /// on a GPU it runs while the host goes on, and the stream's
         /// `synchronize` reports what failed on the device), with the checks
         /// of `launch`.
-        pub fn launch_on<'a, const __TILE_AXES: usize>(
+        pub fn launch_on<'a, const __GRID_AXES: usize>(
             stream: &#rt::Stream,
-            grid: [u32; __TILE_AXES],
+            grid: [u32; __GRID_AXES],
             args: (#(#types,)*),
         ) -> ::core::result::Result<(), #rt::Error>
-        #bound, [u32; __TILE_AXES]: #rt::Grid {
+        #bound, [u32; __GRID_AXES]: #rt::Grid {
             #prologue
             #rt::launch_on(stream, &kernel, grid3, &mut launch_args)
         }
