@@ -15,8 +15,9 @@
 //! stand-ins' devices) where those are among the targets. sm_80's PTX runs
 //! on every NVIDIA GPU since Ampere (the driver compiles it for the device;
 //! sm_86's to sm_90's PTX of these programs differ from it only in their
-//! `.target` line), and sm_90a's is Hopper's own code (`wgmma` for the
-//! pipelined products). The AMD targets
+//! `.target` line), and sm_90a's is what a Hopper GPU loads (LLVM selects
+//! some instructions differently for it; the generated products are too
+//! small for `wgmma` and stay on `mma.sync`). The AMD targets
 //! (`--targets sm_80,sm_90a,gfx942,gfx1100`) are not compiled by default:
 //! LLVM's AMDGPU back end takes about 20 times as long as NVPTX on these
 //! programs (a minute for some), and the GPU machines lent so far are
