@@ -6,7 +6,7 @@
 
 use super::{Bench, Case, Inputs, Peak, Problem};
 use tile::autotune::Candidate;
-use tile::{bf16, f16, f8e4m3, tile_kernel, Device, Error, LaunchArg};
+use tile::{bf16, f16, f8e4m3, tile_kernel, Device, Element, Error, KernelSpec, LaunchArg};
 
 /// What every matmul below computes: the tile of C that program `pid` owns,
 /// in grouped order, and its product in f32.
@@ -134,153 +134,132 @@ pub enum Dtype {
     F8,
 }
 
-/// A candidate of an `[m, k] · [k, n]` problem: its spec, and a grid of one
-/// program per tile of C.
-fn candidate(
-    spec: tile::KernelSpec,
-    (m, n): (usize, usize),
-    (bm, bn): (usize, usize),
-) -> Candidate {
-    let tiles = m.div_ceil(bm) * n.div_ceil(bn);
-    Candidate {
-        spec,
-        grid: [tiles as u32, 1, 1],
-    }
+/// The candidates of an `[m, k] · [k, n]` problem: each spec with its tile
+/// of C, and a grid of one program per tile.
+fn candidates((m, n): (usize, usize), specs: &[(KernelSpec, (usize, usize))]) -> Vec<Candidate> {
+    specs
+        .iter()
+        .map(|&(spec, (bm, bn))| Candidate {
+            spec,
+            grid: [(m.div_ceil(bm) * n.div_ceil(bn)) as u32, 1, 1],
+        })
+        .collect()
 }
 
 /// The matmul of a square problem of side `size` in `dtype`.
 pub fn bench(dev: &Device, dtype: Dtype, size: usize) -> Result<Option<Bench>, Error> {
     let (m, n, k) = (size, size, size);
     let mut rng = Inputs::default();
-    let (a32, b32) = (rng.take(m * k), rng.take(k * n));
-    let case = |name: &str, peak| Case {
+    let inputs = (rng.take(m * k), rng.take(k * n));
+    let (kind, name, peak) = match dtype {
+        Dtype::F16 => ("matmul_f16", "matmul f16", Peak::Half),
+        Dtype::Bf16 => ("matmul_bf16", "matmul bf16", Peak::Half),
+        Dtype::F8 => ("matmul_fp8", "matmul fp8 e4m3", Peak::Fp8),
+    };
+    let case = Case {
         name: name.into(),
-        kind: match dtype {
-            Dtype::F16 => "matmul_f16",
-            Dtype::Bf16 => "matmul_bf16",
-            Dtype::F8 => "matmul_fp8",
-        },
+        kind,
         params: vec![("m", m), ("n", n), ("k", k)],
         problem: Problem::Flops(2.0 * (m * n * k) as f64, peak),
     };
-    // The inputs as the kernel sees them, widened back for the reference.
-    let (bench, a_in, b_in, got) = match dtype {
+    let measured = match dtype {
         Dtype::F16 => {
-            let (a, b) = (half(&a32), half(&b32));
-            let (at, bt) = (
-                dev.tensor_from_slice(&a, &[m, k])?,
-                dev.tensor_from_slice(&b, &[k, n])?,
-            );
-            let mut c = dev.zeros::<f16>(&[m, n])?;
-            let candidates = [
-                candidate(
-                    matmul_f16_tma::<128, 128, 64, 8>::kernel_spec(),
-                    (m, n),
-                    (128, 128),
-                ),
-                candidate(
-                    matmul_f16_tma::<128, 256, 64, 8>::kernel_spec(),
-                    (m, n),
-                    (128, 256),
-                ),
-                candidate(
-                    matmul_f16::<128, 128, 64, 8>::kernel_spec(),
-                    (m, n),
-                    (128, 128),
-                ),
-                candidate(
-                    matmul_f16::<128, 256, 64, 8>::kernel_spec(),
-                    (m, n),
-                    (128, 256),
-                ),
+            let specs = [
+                (matmul_f16_tma::<128, 128, 64, 8>::kernel_spec(), (128, 128)),
+                (matmul_f16_tma::<128, 256, 64, 8>::kernel_spec(), (128, 256)),
+                (matmul_f16::<128, 128, 64, 8>::kernel_spec(), (128, 128)),
+                (matmul_f16::<128, 256, 64, 8>::kernel_spec(), (128, 256)),
             ];
-            let args: Vec<LaunchArg<'_>> = vec![(&at).into(), (&bt).into(), (&mut c).into()];
-            let Some(bench) = Bench::run(dev, case("matmul f16", Peak::Half), &candidates, args)?
-            else {
-                return Ok(None);
-            };
-            let got = c.to_vec()?.iter().map(|v| v.to_f32()).collect::<Vec<_>>();
-            (bench, widen(&a, f16::to_f32), widen(&b, f16::to_f32), got)
+            let formats: Formats<f16, f16> = (f16::from_f32, f16::to_f32, f16::to_f32);
+            measure(
+                dev,
+                case,
+                (m, n, k),
+                &inputs,
+                formats,
+                &candidates((m, n), &specs),
+            )?
         }
         Dtype::Bf16 => {
-            let a: Vec<bf16> = a32.iter().map(|&v| bf16::from_f32(v)).collect();
-            let b: Vec<bf16> = b32.iter().map(|&v| bf16::from_f32(v)).collect();
-            let (at, bt) = (
-                dev.tensor_from_slice(&a, &[m, k])?,
-                dev.tensor_from_slice(&b, &[k, n])?,
-            );
-            let mut c = dev.zeros::<bf16>(&[m, n])?;
-            let candidates = [
-                candidate(
+            let specs = [
+                (
                     matmul_bf16_tma::<128, 128, 64, 8>::kernel_spec(),
-                    (m, n),
                     (128, 128),
                 ),
-                candidate(
+                (
                     matmul_bf16_tma::<128, 256, 64, 8>::kernel_spec(),
-                    (m, n),
                     (128, 256),
                 ),
-                candidate(
-                    matmul_bf16::<128, 128, 64, 8>::kernel_spec(),
-                    (m, n),
-                    (128, 128),
-                ),
-                candidate(
-                    matmul_bf16::<128, 256, 64, 8>::kernel_spec(),
-                    (m, n),
-                    (128, 256),
-                ),
+                (matmul_bf16::<128, 128, 64, 8>::kernel_spec(), (128, 128)),
+                (matmul_bf16::<128, 256, 64, 8>::kernel_spec(), (128, 256)),
             ];
-            let args: Vec<LaunchArg<'_>> = vec![(&at).into(), (&bt).into(), (&mut c).into()];
-            let Some(bench) = Bench::run(dev, case("matmul bf16", Peak::Half), &candidates, args)?
-            else {
-                return Ok(None);
-            };
-            let got = c.to_vec()?.iter().map(|v| v.to_f32()).collect::<Vec<_>>();
-            (bench, widen(&a, bf16::to_f32), widen(&b, bf16::to_f32), got)
+            let formats: Formats<bf16, bf16> = (bf16::from_f32, bf16::to_f32, bf16::to_f32);
+            measure(
+                dev,
+                case,
+                (m, n, k),
+                &inputs,
+                formats,
+                &candidates((m, n), &specs),
+            )?
         }
         Dtype::F8 => {
-            let round = |v: &[f32]| -> Vec<f8e4m3> {
-                v.iter().map(|&x| f8e4m3::from_f64(x.into())).collect()
-            };
-            let (a, b) = (round(&a32), round(&b32));
-            let (at, bt) = (
-                dev.tensor_from_slice(&a, &[m, k])?,
-                dev.tensor_from_slice(&b, &[k, n])?,
-            );
-            let mut c = dev.zeros::<f16>(&[m, n])?;
-            let candidates = [
-                candidate(
-                    matmul_f8::<128, 128, 64, 8>::kernel_spec(),
-                    (m, n),
-                    (128, 128),
-                ),
-                candidate(
-                    matmul_f8::<64, 128, 128, 8>::kernel_spec(),
-                    (m, n),
-                    (64, 128),
-                ),
+            let specs = [
+                (matmul_f8::<128, 128, 64, 8>::kernel_spec(), (128, 128)),
+                (matmul_f8::<64, 128, 128, 8>::kernel_spec(), (64, 128)),
             ];
-            let args: Vec<LaunchArg<'_>> = vec![(&at).into(), (&bt).into(), (&mut c).into()];
-            let Some(bench) =
-                Bench::run(dev, case("matmul fp8 e4m3", Peak::Fp8), &candidates, args)?
-            else {
-                return Ok(None);
-            };
-            let got = c.to_vec()?.iter().map(|v| v.to_f32()).collect::<Vec<_>>();
-            (
-                bench,
-                widen(&a, f8e4m3::to_f32),
-                widen(&b, f8e4m3::to_f32),
-                got,
-            )
+            let formats: Formats<f8e4m3, f16> =
+                (|x| f8e4m3::from_f64(x.into()), f8e4m3::to_f32, f16::to_f32);
+            measure(
+                dev,
+                case,
+                (m, n, k),
+                &inputs,
+                formats,
+                &candidates((m, n), &specs),
+            )?
         }
     };
-    let mut bench = bench;
-    // Sampled elements against the f64 sum over k of the rounded inputs,
-    // relative to 1 + |want|: the f16 or bf16 rounding of the output
-    // dominates (2^-9 relative for bf16).
+    let Some(mut bench) = measured else {
+        return Ok(None);
+    };
+    bench.tolerance = if dtype == Dtype::Bf16 { 4e-3 } else { 1e-3 };
+    Ok(Some(bench))
+}
+
+/// How a matmul's inputs are rounded from f32 and widened back, and how its
+/// output is widened.
+type Formats<I, O> = (fn(f32) -> I, fn(I) -> f32, fn(O) -> f32);
+
+/// Runs an `[m, k] · [k, n]` matmul of `inputs` rounded to `I` into an `O`
+/// output (autotuned and timed by [`Bench::run`]), and fills in the error of
+/// sampled elements against the f64 sum over k of the rounded inputs,
+/// relative to 1 + |want| (the output's rounding dominates: 2^-9 relative
+/// for bf16).
+fn measure<I: Element, O: Element>(
+    dev: &Device,
+    case: Case,
+    (m, n, k): (usize, usize, usize),
+    (a32, b32): &(Vec<f32>, Vec<f32>),
+    (round, widen_in, widen_out): Formats<I, O>,
+    candidates: &[Candidate],
+) -> Result<Option<Bench>, Error> {
+    let (a, b): (Vec<I>, Vec<I>) = (
+        a32.iter().map(|&x| round(x)).collect(),
+        b32.iter().map(|&x| round(x)).collect(),
+    );
+    let at = dev.tensor_from_slice(&a, &[m, k])?;
+    let bt = dev.tensor_from_slice(&b, &[k, n])?;
+    let mut c = dev.zeros::<O>(&[m, n])?;
+    let args: Vec<LaunchArg<'_>> = vec![(&at).into(), (&bt).into(), (&mut c).into()];
+    let Some(mut bench) = Bench::run(dev, case, candidates, args)? else {
+        return Ok(None);
+    };
+    let got: Vec<f32> = c.to_vec()?.into_iter().map(widen_out).collect();
+    let (a_in, b_in): (Vec<f32>, Vec<f32>) = (
+        a.into_iter().map(widen_in).collect(),
+        b.into_iter().map(widen_in).collect(),
+    );
     bench.error = super::sampled_rows(m, |i| {
         (0..n)
             .step_by((n / 8).max(1))
@@ -292,16 +271,5 @@ pub fn bench(dev: &Device, dtype: Dtype, size: usize) -> Result<Option<Bench>, E
             })
             .fold(0.0, f64::max)
     });
-    bench.tolerance = if dtype == Dtype::Bf16 { 4e-3 } else { 1e-3 };
     Ok(Some(bench))
-}
-
-/// Rounds to f16.
-fn half(v: &[f32]) -> Vec<f16> {
-    v.iter().map(|&x| f16::from_f32(x)).collect()
-}
-
-/// Widens to f32.
-fn widen<T: Copy>(v: &[T], f: fn(T) -> f32) -> Vec<f32> {
-    v.iter().map(|&x| f(x)).collect()
 }

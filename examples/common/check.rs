@@ -2,6 +2,8 @@
 //! every example, and the runtime's own checks (`runtime_checks.rs`), on the best device
 //! and on the CPU device of one process.
 
+#[path = "json.rs"]
+mod json;
 use crate::common::{Example, Inputs};
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -130,31 +132,12 @@ fn to_json(items: &[Item]) -> String {
         let _ = writeln!(
             out,
             "  {{\"item\": {}, \"device\": {}, \"ok\": {}, \"detail\": {}}}{comma}",
-            json_string(&item.name),
-            json_string(&item.device),
+            json::string(&item.name),
+            json::string(&item.device),
             item.ok,
-            json_string(&item.detail)
+            json::string(&item.detail)
         );
     }
     out.push_str("]\n");
-    out
-}
-
-/// `s` as a JSON string literal.
-fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if u32::from(c) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
     out
 }

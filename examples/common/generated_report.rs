@@ -3,6 +3,8 @@
 //! compiled, failed), the first failure's whole message, and a JSON file
 //! of every record.
 
+#[path = "json.rs"]
+mod json;
 use crate::generated_run::{Outcome, Record};
 use std::fmt::Write as _;
 
@@ -85,14 +87,17 @@ pub fn json(
     targets: &[String],
     not_here: &[(String, String)],
 ) -> String {
-    let mut out = format!("{{\n  \"device\": {},\n  \"targets\": [\n", string(device));
+    let mut out = format!(
+        "{{\n  \"device\": {},\n  \"targets\": [\n",
+        json::string(device)
+    );
     for (i, target) in targets.iter().enumerate() {
         let c = counts(records, target);
         let comma = if i + 1 < targets.len() { "," } else { "" };
         let _ = writeln!(
             out,
             "    {{\"target\": {}, \"ran\": {}, \"identical\": {}, \"within_bounds\": {}, \"rejected_by_both\": {}, \"not_compiled\": {}, \"failed\": {}}}{comma}",
-            string(target), c.ran, c.identical, c.within_bounds, c.rejected_by_both, c.not_compiled, c.failed
+            json::string(target), c.ran, c.identical, c.within_bounds, c.rejected_by_both, c.not_compiled, c.failed
         );
     }
     out.push_str("  ],\n  \"not_run\": [\n");
@@ -101,8 +106,8 @@ pub fn json(
         let _ = writeln!(
             out,
             "    {{\"target\": {}, \"why\": {}}}{comma}",
-            string(target),
-            string(why)
+            json::string(target),
+            json::string(why)
         );
     }
     out.push_str("  ],\n  \"cases\": [\n");
@@ -110,7 +115,7 @@ pub fn json(
         let comma = if i + 1 < records.len() { "," } else { "" };
         let detail = match &record.outcome {
             Outcome::NotCompiled(why) | Outcome::Failed(why) => {
-                format!(", \"detail\": {}", string(why))
+                format!(", \"detail\": {}", json::string(why))
             }
             _ => String::new(),
         };
@@ -118,29 +123,10 @@ pub fn json(
             out,
             "    {{\"seed\": {}, \"target\": {}, \"outcome\": {}{detail}}}{comma}",
             record.seed,
-            string(&record.target),
-            string(record.outcome.name())
+            json::string(&record.target),
+            json::string(record.outcome.name())
         );
     }
     out.push_str("  ]\n}\n");
-    out
-}
-
-/// `s` as a JSON string literal.
-fn string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if u32::from(c) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
     out
 }
