@@ -1,8 +1,11 @@
 //! Layout choices and shared-memory reuse, pinned by counting the shared
 //! allocations and barriers of each sample.
 
-use tile_ir::{samples, DType, Function};
-use tile_thread::lower::{lower, LowerOptions};
+use tile_ir::interp::{self, Arg, HostTensor};
+use tile_ir::{samples, DType, Function, Scalar};
+use tile_testgen::inputs::blocks;
+use tile_thread::emulate;
+use tile_thread::lower::{lower, LowerOptions, TensorCores};
 
 /// (allocations, barriers) of `func` lowered for 2 warps.
 fn counts(func: Function) -> (usize, usize) {
@@ -50,4 +53,78 @@ fn dot_registers_share_operand_loads() {
         program.to_string().matches("ld.shared").count(),
         4 * (1 + 4)
     );
+}
+
+/// `c = leaky_relu(a × b)` in f16: an `[M, K] × [K, N]` K loop of `bm × bn ×
+/// bk` f16 tiles, then `select(acc > 0, acc, acc * 0.01)` cast to f16. The
+/// comparison's zero is the accumulator's initial `full` (one value, as CSE
+/// leaves it).
+fn matmul_leaky_relu(bm: usize, bn: usize, bk: usize) -> Function {
+    use tile_ir::{BinaryOp, CmpPred, Padding, TensorType, Type};
+    let mut b = tile_ir::builder::Builder::new("matmul_leaky_relu");
+    let f16_tensor = || Type::Tensor(TensorType::new(DType::F16, 2));
+    let (a, bmat, c) = (
+        b.param("a", f16_tensor()),
+        b.param("b", f16_tensor()),
+        b.param("c", f16_tensor()),
+    );
+    let build = |b: &mut tile_ir::builder::Builder| -> Result<(), tile_ir::builder::BuildError> {
+        let (pid_m, pid_n) = (b.program_id(0)?, b.program_id(1)?);
+        let va = b.partition_view(a, &[bm, bk])?;
+        let vb = b.partition_view(bmat, &[bk, bn])?;
+        let vc = b.partition_view(c, &[bm, bn])?;
+        let k = b.dim(a, 1)?;
+        let k_tiles = b.constant(Scalar::I32(bk as i32 - 1))?;
+        let k_tiles = b.binary(BinaryOp::Add, k, k_tiles)?;
+        let bk_value = b.constant(Scalar::I32(bk as i32))?;
+        let k_tiles = b.binary(BinaryOp::Div, k_tiles, bk_value)?;
+        let (zero, one) = (b.constant(Scalar::I32(0))?, b.constant(Scalar::I32(1))?);
+        let init = b.full(Scalar::F32(0.0), &[bm, bn])?;
+        let acc = b.for_loop(zero, k_tiles, one, &[init], |b, kk, carried| {
+            let at = b.load_masked(va, &[pid_m, kk], Padding::Zero)?;
+            let bt = b.load_masked(vb, &[kk, pid_n], Padding::Zero)?;
+            Ok(vec![b.dot(at, bt, carried[0])?])
+        })?[0];
+        let positive = b.cmp(CmpPred::Gt, acc, init)?;
+        let slope = b.full(Scalar::F32(0.01), &[bm, bn])?;
+        let leak = b.binary(BinaryOp::Mul, acc, slope)?;
+        let out = b.select(positive, acc, leak)?;
+        let out = b.cast(out, DType::F16)?;
+        b.store_masked(out, vc, &[pid_m, pid_n])
+    };
+    build(&mut b).unwrap();
+    b.finish().unwrap()
+}
+
+/// An f16 tensor of `shape` holding small integers (every product and sum
+/// of a short K loop is exact, in any order).
+fn small_integers(seed: u64, shape: &[usize]) -> Arg {
+    let n = shape.iter().product();
+    let scalars: Vec<Scalar> = tile_testgen::inputs::values(seed, n)
+        .into_iter()
+        .map(|v| tile_ir::eval::cast(Scalar::F32(v.round()), DType::F16))
+        .collect();
+    Arg::Tensor(HostTensor::from_scalars(DType::F16, shape, &scalars).unwrap())
+}
+
+#[test]
+fn elementwise_epilogue_of_an_accumulator_stays_in_its_registers() {
+    let (bm, bn, bk) = (64, 64, 32);
+    let func = matmul_leaky_relu(bm, bn, bk);
+    let options = LowerOptions::warps(4).with_tensor_cores(TensorCores::MmaSync);
+    let program = lower(&func, &options).unwrap();
+    tile_thread::program::verify(&program).unwrap();
+    // The operands' stage buffers only: no conversion of the accumulator.
+    assert_eq!(program.shared.len(), 2, "{program}");
+    let (m, n, k) = (2 * bm + 3, bn + 5, 3 * bk - 7);
+    let args = vec![
+        small_integers(3, &[m, k]),
+        small_integers(4, &[k, n]),
+        Arg::Tensor(HostTensor::zeros(DType::F16, &[m, n])),
+    ];
+    let grid = [blocks(m, bm), blocks(n, bn), 1];
+    let (mut emulated, mut reference) = (args.clone(), args);
+    emulate::run(&program, grid, &mut emulated).unwrap();
+    interp::run(&func, grid, &mut reference).unwrap();
+    assert_eq!(emulated[2], reference[2]);
 }

@@ -159,11 +159,13 @@ pub fn assign(
             }
         }
     });
-    fit_broadcast_sources(func, &mut values);
-    propagate_to_flexible(func, &mut values);
+    // The accumulators first: the loop results they decide anchor the
+    // elementwise epilogue (`select(acc > 0, acc, ..)`) that follows.
     for (id, layout) in &mma_dots {
         accumulate_in_place(func, *id, layout, &mut values);
     }
+    fit_broadcast_sources(func, &mut values);
+    propagate_to_flexible(func, &mut values);
     Ok(LayoutPlan { num_warps, values })
 }
 
