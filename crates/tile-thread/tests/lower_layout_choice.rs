@@ -1,8 +1,11 @@
 //! Layout choices and shared-memory reuse, pinned by counting the shared
 //! allocations and barriers of each sample.
 
+use tile_ir::builder::{BuildError, Builder};
 use tile_ir::interp::{self, Arg, HostTensor};
-use tile_ir::{samples, DType, Function, Scalar};
+use tile_ir::{
+    samples, BinaryOp, CmpPred, DType, Function, Padding, Scalar, TensorType, Type, Value,
+};
 use tile_testgen::inputs::blocks;
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions, TensorCores};
@@ -55,20 +58,22 @@ fn dot_registers_share_operand_loads() {
     );
 }
 
-/// `c = leaky_relu(a × b)` in f16: an `[M, K] × [K, N]` K loop of `bm × bn ×
-/// bk` f16 tiles, then `select(acc > 0, acc, acc * 0.01)` cast to f16. The
-/// comparison's zero is the accumulator's initial `full` (one value, as CSE
-/// leaves it).
-fn matmul_leaky_relu(bm: usize, bn: usize, bk: usize) -> Function {
-    use tile_ir::{BinaryOp, CmpPred, Padding, TensorType, Type};
-    let mut b = tile_ir::builder::Builder::new("matmul_leaky_relu");
-    let f16_tensor = || Type::Tensor(TensorType::new(DType::F16, 2));
+/// The epilogue of [`matmul_then`]: the accumulator, its initial zeros and
+/// the block's column index to the tile stored.
+type Epilogue = fn(&mut Builder, Value, Value, Value) -> Result<Value, BuildError>;
+
+/// `c = epilogue(a × b)`: an `[M, K] × [K, N]` K loop of `bm × bn × bk`
+/// f16 tiles, the accumulator then passed through `epilogue` and stored to
+/// `c` of `out` dtype.
+fn matmul_then(bm: usize, bn: usize, bk: usize, out: DType, epilogue: Epilogue) -> Function {
+    let mut b = Builder::new("matmul_then");
+    let tensor = |dtype| Type::Tensor(TensorType::new(dtype, 2));
     let (a, bmat, c) = (
-        b.param("a", f16_tensor()),
-        b.param("b", f16_tensor()),
-        b.param("c", f16_tensor()),
+        b.param("a", tensor(DType::F16)),
+        b.param("b", tensor(DType::F16)),
+        b.param("c", tensor(out)),
     );
-    let build = |b: &mut tile_ir::builder::Builder| -> Result<(), tile_ir::builder::BuildError> {
+    let build = |b: &mut Builder| -> Result<(), BuildError> {
         let (pid_m, pid_n) = (b.program_id(0)?, b.program_id(1)?);
         let va = b.partition_view(a, &[bm, bk])?;
         let vb = b.partition_view(bmat, &[bk, bn])?;
@@ -85,15 +90,54 @@ fn matmul_leaky_relu(bm: usize, bn: usize, bk: usize) -> Function {
             let bt = b.load_masked(vb, &[kk, pid_n], Padding::Zero)?;
             Ok(vec![b.dot(at, bt, carried[0])?])
         })?[0];
-        let positive = b.cmp(CmpPred::Gt, acc, init)?;
-        let slope = b.full(Scalar::F32(0.01), &[bm, bn])?;
-        let leak = b.binary(BinaryOp::Mul, acc, slope)?;
-        let out = b.select(positive, acc, leak)?;
-        let out = b.cast(out, DType::F16)?;
-        b.store_masked(out, vc, &[pid_m, pid_n])
+        let result = epilogue(b, acc, init, pid_n)?;
+        b.store_masked(result, vc, &[pid_m, pid_n])
     };
     build(&mut b).unwrap();
     b.finish().unwrap()
+}
+
+/// `select(acc > 0, acc, acc * 0.01)` cast to f16; the comparison's zero is
+/// the accumulator's initial `full` (one value, as CSE leaves it).
+fn leaky_relu_f16(b: &mut Builder, acc: Value, init: Value, _: Value) -> Result<Value, BuildError> {
+    let dims = match b.ty(acc) {
+        Type::Tile(t) => t.shape.dims().to_vec(),
+        _ => unreachable!("the accumulator is a tile"),
+    };
+    let positive = b.cmp(CmpPred::Gt, acc, init)?;
+    let slope = b.full(Scalar::F32(0.01), &dims)?;
+    let leak = b.binary(BinaryOp::Mul, acc, slope)?;
+    let out = b.select(positive, acc, leak)?;
+    b.cast(out, DType::F16)
+}
+
+/// The accumulator with its even global columns zeroed, by a `[BN]` mask
+/// computed from an `iota` and broadcast over the rows (attention's `key <
+/// seq`).
+fn odd_columns(
+    b: &mut Builder,
+    acc: Value,
+    init: Value,
+    pid_n: Value,
+) -> Result<Value, BuildError> {
+    let dims = match b.ty(acc) {
+        Type::Tile(t) => t.shape.dims().to_vec(),
+        _ => unreachable!("the accumulator is a tile"),
+    };
+    let bn = dims[1];
+    let columns = b.iota(&[bn], DType::I32)?;
+    let width = b.constant(Scalar::I32(bn as i32))?;
+    let first = b.binary(BinaryOp::Mul, pid_n, width)?;
+    let first = b.broadcast(first, &[bn])?;
+    let columns = b.binary(BinaryOp::Add, columns, first)?;
+    let two = b.constant(Scalar::I32(2))?;
+    let two = b.broadcast(two, &[bn])?;
+    let parity = b.binary(BinaryOp::Rem, columns, two)?;
+    let zero = b.constant(Scalar::I32(0))?;
+    let zero = b.broadcast(zero, &[bn])?;
+    let odd = b.cmp(CmpPred::Ne, parity, zero)?;
+    let odd = b.broadcast(odd, &dims)?;
+    b.select(odd, acc, init)
 }
 
 /// An f16 tensor of `shape` holding small integers (every product and sum
@@ -107,24 +151,42 @@ fn small_integers(seed: u64, shape: &[usize]) -> Arg {
     Arg::Tensor(HostTensor::from_scalars(DType::F16, shape, &scalars).unwrap())
 }
 
-#[test]
-fn elementwise_epilogue_of_an_accumulator_stays_in_its_registers() {
-    let (bm, bn, bk) = (64, 64, 32);
-    let func = matmul_leaky_relu(bm, bn, bk);
+/// Lowers `func` (a [`matmul_then`] of `bm × bn × bk` tiles) on `mma.sync`
+/// for 4 warps, asserts that its only shared memory is the operands' stage
+/// buffers (nothing converts the accumulator), and that the emulator's
+/// output is the interpreter's on a problem of partial tiles.
+fn check_in_accumulator_layout(func: &Function, (bm, bn, bk): (usize, usize, usize)) {
     let options = LowerOptions::warps(4).with_tensor_cores(TensorCores::MmaSync);
-    let program = lower(&func, &options).unwrap();
+    let program = lower(func, &options).unwrap();
     tile_thread::program::verify(&program).unwrap();
-    // The operands' stage buffers only: no conversion of the accumulator.
     assert_eq!(program.shared.len(), 2, "{program}");
     let (m, n, k) = (2 * bm + 3, bn + 5, 3 * bk - 7);
+    let out = match func.ty(func.params[2].value) {
+        Type::Tensor(t) => t.dtype,
+        _ => unreachable!("c is a tensor"),
+    };
     let args = vec![
         small_integers(3, &[m, k]),
         small_integers(4, &[k, n]),
-        Arg::Tensor(HostTensor::zeros(DType::F16, &[m, n])),
+        Arg::Tensor(HostTensor::zeros(out, &[m, n])),
     ];
     let grid = [blocks(m, bm), blocks(n, bn), 1];
     let (mut emulated, mut reference) = (args.clone(), args);
     emulate::run(&program, grid, &mut emulated).unwrap();
-    interp::run(&func, grid, &mut reference).unwrap();
+    interp::run(func, grid, &mut reference).unwrap();
     assert_eq!(emulated[2], reference[2]);
+}
+
+#[test]
+fn elementwise_epilogue_of_an_accumulator_stays_in_its_registers() {
+    let tiles = (64, 64, 32);
+    let func = matmul_then(tiles.0, tiles.1, tiles.2, DType::F16, leaky_relu_f16);
+    check_in_accumulator_layout(&func, tiles);
+}
+
+#[test]
+fn masks_from_iotas_are_computed_in_the_accumulator_layout() {
+    let tiles = (64, 64, 32);
+    let func = matmul_then(tiles.0, tiles.1, tiles.2, DType::F32, odd_columns);
+    check_in_accumulator_layout(&func, tiles);
 }

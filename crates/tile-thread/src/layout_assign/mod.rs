@@ -23,8 +23,11 @@
 //! operand's layout ([`DistLayout::slice`]), so that the usual
 //! `reduce → broadcast → elementwise with the operand` (softmax, layernorm)
 //! broadcasts in registers. A value that is computed alike in any layout (a
-//! `full`, an `iota`, a broadcast scalar) takes the layout of the elementwise
-//! op that uses it. Where two layouts still meet in one op (an elementwise
+//! `full`, an `iota`, a broadcast scalar, and what elementwise ops and
+//! broadcasts compute from them only, like a mask `iota + j * BN < seq`)
+//! takes the layout of the elementwise op that uses it, the layout pushed
+//! back through its computation: the accumulator's, say, so that the
+//! epilogue of a `dot` runs in the instruction's registers. Where two layouts still meet in one op (an elementwise
 //! op, a carried or yielded value, a `dot` accumulator) the lowering converts
 //! the later operand to the first's layout through shared memory.
 
@@ -277,46 +280,123 @@ fn flexible(func: &Function, v: Value) -> bool {
     }
 }
 
-/// In program order, gives each flexible operand (at its first use) of an elementwise op the
-/// layout of the op's first other tile operand (and the result that layout
-/// too), so that `sum / broadcast(n)` computes `broadcast(n)` directly in
-/// the reduction's slice layout instead of converting it.
+/// Whether `v` is computed alike in any layout, from nothing but scalars,
+/// `full`s and `iota`s through broadcasts and elementwise ops (attention's
+/// `key < seq` mask, `iota + j * BN`): such a value takes the layout of the
+/// elementwise op that uses it, computed right there instead of converted.
+fn recomputable(func: &Function, v: Value, memo: &mut BTreeMap<Value, bool>) -> bool {
+    if !matches!(func.ty(v), Type::Tile(_)) {
+        return true;
+    }
+    if let Some(&known) = memo.get(&v) {
+        return known;
+    }
+    let answer = match func.defining_op(v).map(|id| func.op(id)) {
+        Some(op) => match op.kind {
+            OpKind::Full { .. } | OpKind::Iota { .. } => true,
+            OpKind::Broadcast { .. } | OpKind::Expand { .. } => {
+                op.operands.iter().all(|&x| recomputable(func, x, memo))
+            }
+            _ if elementwise(&op.kind) => op.operands.iter().all(|&x| recomputable(func, x, memo)),
+            _ => false,
+        },
+        None => false,
+    };
+    memo.insert(v, answer);
+    answer
+}
+
+/// Whether ops of `kind` compute each result element from the operands'
+/// elements at the same coordinates.
+fn elementwise(kind: &OpKind) -> bool {
+    matches!(
+        kind,
+        OpKind::Unary(_)
+            | OpKind::Binary(_)
+            | OpKind::Cmp(_)
+            | OpKind::Select
+            | OpKind::Fma
+            | OpKind::Cast { .. }
+    )
+}
+
+/// In program order, gives each [`recomputable`] operand of an elementwise
+/// op (at its first use) the layout of the op's first operand that is not,
+/// and pushes that layout back through the broadcasts and elementwise ops
+/// that compute it ([`DistLayout::fit`] at each broadcast); the op's results
+/// take the layout too. So `sum / broadcast(n)` computes `broadcast(n)` in
+/// the reduction's slice layout, and a mask built from an `iota` is built in
+/// the layout of the scores it selects from, instead of converted.
 fn propagate_to_flexible(func: &Function, values: &mut BTreeMap<Value, DistLayout>) {
     // The first user decides; later users of another layout convert.
     let mut decided = BTreeSet::new();
+    let mut memo = BTreeMap::new();
     func.walk(&mut |id| {
         let op = func.op(id);
-        let elementwise = matches!(
-            op.kind,
-            OpKind::Unary(_)
-                | OpKind::Binary(_)
-                | OpKind::Cmp(_)
-                | OpKind::Select
-                | OpKind::Fma
-                | OpKind::Cast { .. }
-        );
-        if !elementwise {
+        if !elementwise(&op.kind) {
+            return;
+        }
+        // A recomputable result is placed by its own users.
+        if op.results.iter().all(|&r| recomputable(func, r, &mut memo)) {
             return;
         }
         let anchor = op
             .operands
             .iter()
-            .find(|&&v| !flexible(func, v))
+            .find(|&&v| !recomputable(func, v, &mut memo))
             .or(op.operands.first())
             .and_then(|v| values.get(v))
             .cloned();
         let Some(anchor) = anchor else {
             return;
         };
-        for &v in op.operands.iter().filter(|&&v| flexible(func, v)) {
-            if values.get(&v).is_some_and(|l| l.shape == anchor.shape) && decided.insert(v) {
-                values.insert(v, anchor.clone());
+        for &v in &op.operands {
+            if recomputable(func, v, &mut memo)
+                && values.get(&v).is_some_and(|l| l.shape == anchor.shape)
+            {
+                place(func, v, &anchor, values, &mut decided);
             }
         }
         for &r in &op.results {
             values.insert(r, anchor.clone());
         }
     });
+}
+
+/// Gives the recomputable value `v` (unless decided already) `layout`, and
+/// its operands the layouts that compute it in place: the same for an
+/// elementwise op, the fit for a broadcast's source.
+fn place(
+    func: &Function,
+    v: Value,
+    layout: &DistLayout,
+    values: &mut BTreeMap<Value, DistLayout>,
+    decided: &mut BTreeSet<Value>,
+) {
+    if !matches!(func.ty(v), Type::Tile(_)) || !decided.insert(v) {
+        return;
+    }
+    values.insert(v, layout.clone());
+    let Some(op) = func.defining_op(v).map(|id| func.op(id)) else {
+        return;
+    };
+    match op.kind {
+        OpKind::Broadcast { .. } | OpKind::Expand { .. } => {
+            for &x in &op.operands {
+                if let Type::Tile(t) = func.ty(x) {
+                    if let Some(fitted) = layout.fit(t.shape.dims()) {
+                        place(func, x, &fitted, values, decided);
+                    }
+                }
+            }
+        }
+        _ if elementwise(&op.kind) => {
+            for &x in &op.operands {
+                place(func, x, layout, values, decided);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The elements per thread along the innermost axis of a tile of `shape`:
