@@ -212,3 +212,51 @@ fn tensor_dots_dump_the_mma_program_beside_the_portable_one() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The dumped sm_80 thread program of a row softmax, with or without
+/// `fast_math`.
+fn softmax_program(fast_math: bool) -> String {
+    let dir =
+        std::env::temp_dir().join(format!("tile-dump-sums-{fast_math}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let attr = if fast_math {
+        quote!(targets = "sm_80", fast_math)
+    } else {
+        quote!(targets = "sm_80")
+    };
+    let item = quote! {
+        fn softmax(x: &Tensor<f32, 2>, out: &mut Tensor<f32, 2>) {
+            let pid = program_id(0);
+            let t = partition_view(x, [2, 256]).load_masked_with(Padding::NegInf, pid, 0);
+            let e = (t - t.max_along_keepdim(1)).exp();
+            partition_view(out, [2, 256]).store_masked(e / e.sum_keepdim(1), pid, 0);
+        }
+    };
+    let options = ExpandOptions {
+        dump_dir: Some(dir.clone()),
+        ..ExpandOptions::default()
+    };
+    let out = tile_kernel(attr, item, &options).to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    let program = std::fs::read_to_string(dir.join("softmax/default/thread.txt"))
+        .unwrap_or_else(|e| panic!("thread.txt dumped: {e}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    program
+}
+
+#[test]
+fn fast_math_sums_rows_as_trees() {
+    // In order, the sum stages its operand and folds each row from shared
+    // memory in a loop; under `fast_math` it is a tree like the max, whose
+    // only shared memory holds the 4 warps' totals of each row.
+    let count = |program: &str, what: &str| program.matches(what).count();
+    let (in_order, any_order) = (softmax_program(false), softmax_program(true));
+    assert_eq!(count(&in_order, "shared @s0: f32[512]"), 1, "{in_order}");
+    assert!(count(&in_order, " for ") > 0, "{in_order}");
+    assert_eq!(count(&any_order, " for "), 0, "{any_order}");
+    assert_eq!(
+        count(&any_order, "shfl.bfly"),
+        2 * count(&in_order, "shfl.bfly"),
+        "{any_order}"
+    );
+}

@@ -96,7 +96,13 @@ fn costs(p: &Program) -> (usize, usize, usize) {
 /// layouts (so that the `add` converts one of them).
 fn layouts_differ(text: &str, warps: u32) -> bool {
     let func = parse_function(text).unwrap();
-    let plan = assign(&func, warps, tile_thread::TensorCores::None).unwrap();
+    let plan = assign(
+        &func,
+        warps,
+        tile_thread::TensorCores::None,
+        Default::default(),
+    )
+    .unwrap();
     let mut columns: Vec<_> = plan.values.values().filter(|l| l.shape[1] == 1).collect();
     columns.sort_by_key(|l| l.to_string());
     columns.dedup();

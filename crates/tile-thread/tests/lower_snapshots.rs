@@ -149,7 +149,7 @@ fn row_major(shape: &[usize]) -> Vec<usize> {
 #[test]
 fn layout_plan_of_softmax() {
     let func = samples::softmax(2, 12).unwrap();
-    let plan = assign(&func, 2, tile_thread::TensorCores::None).unwrap();
+    let plan = assign(&func, 2, tile_thread::TensorCores::None, Default::default()).unwrap();
     let names = ValueNames::new(&func);
     let text: Vec<String> = plan
         .values

@@ -91,6 +91,14 @@ pub struct Options {
     pub max_threads: Option<NonZeroUsize>,
 }
 
+impl Options {
+    /// The lowering options every target's start from: the warps, and float
+    /// sums reassociated under `fast_math`.
+    pub fn lowering(&self) -> LowerOptions {
+        LowerOptions::warps(self.num_warps).with_reassociated_sums(self.codegen.fast_math)
+    }
+}
+
 /// The stages of a software-pipelined loop when the kernel does not say
 /// (on targets with `cp.async`; fewer where the shared memory of three
 /// does not fit).
@@ -399,8 +407,7 @@ impl Programs {
         };
         let mut stages = most;
         loop {
-            let at = (options.num_warps, options.codegen.tma);
-            let program = self.lowered(func, label, at, (cores, stages))?;
+            let program = self.lowered(func, label, options, (cores, stages))?;
             let fits = gpu::shared_bytes(&program) <= resources::shared_memory_limit(target);
             if fits || stages == 1 || options.num_stages.is_some() {
                 return Ok((program, stages));
@@ -413,14 +420,19 @@ impl Programs {
         &mut self,
         func: &Function,
         label: &str,
-        (num_warps, tma): (u32, bool),
+        options: &Options,
         key: (TensorCores, u32),
     ) -> Result<Program, PipelineError> {
         if let Some((_, program)) = self.lowered.iter().find(|(k, _)| *k == key) {
             return Ok(program.clone());
         }
-        let tma = tma && key.0 == TensorCores::Wgmma;
-        let program = lower_for(func, label, num_warps, key, tma)?;
+        let (cores, stages) = key;
+        let lowering = options
+            .lowering()
+            .with_tensor_cores(cores)
+            .with_stages(stages)
+            .with_tma(options.codegen.tma && cores == TensorCores::Wgmma);
+        let program = lower_for(func, label, &lowering)?;
         self.lowered.push((key, program.clone()));
         Ok(program)
     }
@@ -443,21 +455,14 @@ pub(super) fn shared_cores(func: &Function, cores: TensorCores) -> TensorCores {
     }
 }
 
-/// The thread-level program of `func` for `num_warps` warps, with
-/// `tensor_cores` and `stages` stages of software pipelining, and pipelined
-/// `wgmma` operands copied by the TMA if `tma`.
+/// The thread-level program of `func` (the specialization `label`) lowered
+/// with `options`.
 pub fn lower_for(
     func: &Function,
     label: &str,
-    num_warps: u32,
-    (tensor_cores, stages): (TensorCores, u32),
-    tma: bool,
+    options: &LowerOptions,
 ) -> Result<Program, PipelineError> {
-    let options = LowerOptions::warps(num_warps)
-        .with_tensor_cores(tensor_cores)
-        .with_stages(stages)
-        .with_tma(tma);
-    lower::lower(func, &options).map_err(|error| PipelineError::Lower {
+    lower::lower(func, options).map_err(|error| PipelineError::Lower {
         kernel: func.name.clone(),
         label: label.to_string(),
         error: Box::new(error),

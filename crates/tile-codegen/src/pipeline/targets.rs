@@ -15,7 +15,7 @@ use crate::tools::{self, Tool};
 use std::num::NonZeroUsize;
 use tile_abi::{HostIsa, ImageKind};
 use tile_ir::Function;
-use tile_thread::lower::{self, LowerOptions, TensorCores};
+use tile_thread::lower::{self, TensorCores};
 use tile_thread::Program;
 
 /// A specialization being compiled: its optimized tile IR, label, options,
@@ -64,7 +64,7 @@ impl Compilation<'_> {
     /// target with less shared memory, gets a file of its own), and the
     /// portable program.
     fn dump_programs(&self, programs: &mut Programs) -> Result<(), PipelineError> {
-        let (func, label, warps) = (self.func, self.label, self.options.num_warps);
+        let (func, label) = (self.func, self.label);
         let gpus: Vec<Target> = self
             .targets
             .iter()
@@ -87,12 +87,12 @@ impl Compilation<'_> {
             dumped.push((cores, stages));
         }
         let portable = if gpus.is_empty() {
-            match lower::lower(func, &LowerOptions::warps(warps)) {
+            match lower::lower(func, &self.options.lowering()) {
                 Ok(program) => program.to_string(),
                 Err(e) => format!("the GPU lowering failed: {e}\n"),
             }
         } else if gpus.iter().all(|t| t.tensor_cores() != TensorCores::None) {
-            lower_for(func, label, warps, (TensorCores::None, 1), false)?.to_string()
+            lower_for(func, label, &self.options.lowering())?.to_string()
         } else {
             return Ok(());
         };

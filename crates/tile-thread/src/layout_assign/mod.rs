@@ -86,13 +86,25 @@ pub struct LayoutPlan {
     pub values: BTreeMap<Value, DistLayout>,
 }
 
+/// The order in which a float `reduce sum` may combine its elements.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SumOrder {
+    /// The interpreter's: left to right, bit for bit.
+    #[default]
+    InOrder,
+    /// Any order and grouping (`fast_math`), within docs/semantics.md §6's
+    /// bound: a tree, as for `max`.
+    Any,
+}
+
 /// Assigns a layout to every tile value of `func` (results and region
 /// arguments) for blocks of `num_warps` warps on a target with
-/// `tensor_cores`.
+/// `tensor_cores`, float sums combined in `sums` order.
 pub fn assign(
     func: &Function,
     num_warps: u32,
     tensor_cores: TensorCores,
+    sums: SumOrder,
 ) -> Result<LayoutPlan, LayoutBuildError> {
     let mut values = BTreeMap::new();
     for (value, info) in func.values.iter() {
@@ -157,7 +169,9 @@ pub fn assign(
                 .get(operand)
                 .filter(|p| p.kind == LayoutKind::Blocked)
                 .and_then(|p| p.drop_axis(*axis));
-            if let (true, Some(dropped)) = (order_free(*kind, func.ty(*operand).dtype()), dropped) {
+            if let (true, Some(dropped)) =
+                (order_free(*kind, func.ty(*operand).dtype(), sums), dropped)
+            {
                 values.insert(*result, dropped);
             }
         }
@@ -218,13 +232,16 @@ fn accumulate_in_place(
     });
 }
 
-/// Whether a reduction of `kind` on `dtype` gives the same bits in any
-/// combination order: integers (wrapping), and float `max`/`min`, which the
-/// interpreter defines NaN-propagating with a canonical NaN and with `-0`
-/// below `+0`, so they are commutative and associative bit for bit. Such
-/// reductions run as trees (in thread, shuffles, across warps).
-pub fn order_free(kind: ReduceKind, dtype: DType) -> bool {
-    dtype.is_int() || (dtype.is_float() && matches!(kind, ReduceKind::Max | ReduceKind::Min))
+/// Whether a reduction of `kind` on `dtype` may combine in any order:
+/// integers (wrapping), and float `max`/`min`, which the interpreter
+/// defines NaN-propagating with a canonical NaN and with `-0` below `+0`,
+/// so they are commutative and associative bit for bit; and float sums
+/// when `sums` is [`SumOrder::Any`]. Such reductions run as trees (in
+/// thread, shuffles, across warps).
+pub fn order_free(kind: ReduceKind, dtype: DType, sums: SumOrder) -> bool {
+    dtype.is_int()
+        || (dtype.is_float() && matches!(kind, ReduceKind::Max | ReduceKind::Min))
+        || (dtype.is_float() && kind == ReduceKind::Sum && sums == SumOrder::Any)
 }
 
 /// Gives each load, `full` or `iota` that is broadcast (at its first

@@ -49,7 +49,7 @@ mod swizzle;
 mod tma;
 mod wgmma;
 
-use crate::layout_assign::{assign, DistLayout, LayoutBuildError, LayoutPlan};
+use crate::layout_assign::{assign, DistLayout, LayoutBuildError, LayoutPlan, SumOrder};
 use crate::program::{OpId as ThreadOp, Param, ParamKind, Program, Reg, ThreadOpKind};
 pub use options::{LowerOptions, TensorCores};
 use std::collections::HashMap;
@@ -87,7 +87,12 @@ pub enum LowerError {
 /// Lowers `func` (which must pass the tile IR's verifier) for one
 /// specialization.
 pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerError> {
-    let plan = assign(func, options.num_warps, options.tensor_cores)?;
+    let sums = if options.reassociate_sums {
+        SumOrder::Any
+    } else {
+        SumOrder::InOrder
+    };
+    let plan = assign(func, options.num_warps, options.tensor_cores, sums)?;
     let mut program = Program::new(func.name.clone(), options.num_warps);
     let mut env = HashMap::new();
     for (index, p) in func.params.iter().enumerate() {
@@ -131,6 +136,7 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         prefetched: Default::default(),
         num_stages: options.num_stages,
         tma: options.tma,
+        sums,
         yield_targets: Vec::new(),
         free_shared: Vec::new(),
         origins: Vec::new(),
@@ -245,6 +251,8 @@ struct Lowerer<'a> {
     num_stages: u32,
     /// [`LowerOptions::tma`].
     tma: bool,
+    /// The order float sums may combine in.
+    sums: SumOrder,
     /// Shared allocations whose last reads have been emitted, for reuse.
     free_shared: Vec<crate::program::SharedId>,
     /// Per enclosing region being lowered, the layouts its `yield` must

@@ -1,6 +1,6 @@
 //! The options of one specialization's lowering: warps, bounds checks,
 //! the shared-memory swizzle, the tensor-core instructions a target offers,
-//! software-pipeline stages and the TMA.
+//! software-pipeline stages, the TMA and the order of float sums.
 
 /// LowerOptions of one specialization.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,6 +27,12 @@ pub struct LowerOptions {
     /// tensor map for each tensor so copied, which the runtime can build
     /// only for some tensors (`tile_abi::tma`).
     pub tma: bool,
+    /// Whether float `reduce sum`s may combine their elements in any order
+    /// and grouping (`fast_math`): then they run as trees (in thread,
+    /// shuffles, across warps; `lower/reduce_tree.rs`) instead of the
+    /// interpreter's left-to-right fold, within the bound of
+    /// docs/semantics.md §6.
+    pub reassociate_sums: bool,
 }
 
 /// The tensor-core instructions a target offers the lowering.
@@ -91,6 +97,15 @@ impl LowerOptions {
             tensor_cores: TensorCores::None,
             num_stages: 1,
             tma: false,
+            reassociate_sums: false,
+        }
+    }
+
+    /// These options with float sums reassociated (as trees), or not.
+    pub fn with_reassociated_sums(self, reassociate_sums: bool) -> LowerOptions {
+        LowerOptions {
+            reassociate_sums,
+            ..self
         }
     }
 

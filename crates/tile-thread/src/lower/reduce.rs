@@ -20,8 +20,10 @@
 //! extent, and a GPU still has 8 loads in flight.
 //!
 //! Cost: `O(extent)` shared reads per result register. Reductions where any
-//! order gives the same bits (integers; float `max`/`min`) take the parallel
-//! path of `reduce_tree.rs` instead (in thread, shuffles, across warps).
+//! order gives the same bits (integers; float `max`/`min`), and float sums
+//! that may reassociate (`LowerOptions::reassociate_sums`, from
+//! `fast_math`), take the parallel path of `reduce_tree.rs` instead (in
+//! thread, shuffles, across warps).
 
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::row_major;
@@ -134,7 +136,7 @@ impl Lowerer<'_> {
                         .drop_axis(axis)
                         .unwrap_or_else(|| src_layout.slice(axis))
                 };
-                if order_free(*kind, dtype)
+                if order_free(*kind, dtype, self.sums)
                     && src_layout.kind == LayoutKind::Blocked
                     && !src_layout.has_copies()
                     && src[axis] > 1

@@ -1,14 +1,17 @@
-//! Parallel reductions where the order cannot change the result.
+//! Parallel reductions: where the order cannot change the result, and
+//! float sums where the kernel allows any order (`fast_math`).
 //!
 //! Wrapping `add`/`mul` and `min`/`max` of integers, and `min`/`max` of
 //! floats (NaN-propagating with a canonical NaN, `-0` below `+0`), are
-//! associative and commutative bit for bit, so such a `reduce … keepdim` of
+//! associative and commutative bit for bit; a float sum in any order stays
+//! within docs/semantics.md §6's bound. Such a `reduce … keepdim` of
 //! an operand without copies along axis `a` is combined as on a GPU, into the slice
 //! layout (with `keepdim`) or the layout with the axis dropped (without):
 //!
 //! 1. **in thread**: the registers of one row (equal coordinates off `a`)
 //!    fold into one partial; dead registers contribute the identity
-//!    (0, 1, the dtype's minimum or maximum, ∓inf);
+//!    (0, 1, the dtype's minimum or maximum, ∓inf; `-0.0` for a float sum,
+//!    since `x + -0.0` is `x` for every `x`, `+0.0` and `-0.0` included);
 //! 2. **across lanes**: for each of the `log2(tpw[a])` lane bits of axis `a`,
 //!    `partial ⊕= shfl.bfly(partial, mask)` — afterwards every lane along `a`
 //!    holds the warp's total;
@@ -16,8 +19,9 @@
 //!    writes its total to shared memory at `row · wpb[a] + warp_a`; after a
 //!    barrier every thread folds its row's `wpb[a]` totals.
 //!
-//! Float sums and products keep the sequential path of `reduce.rs`: a tree
-//! combines in another order and gives other bits than the interpreter.
+//! Float products, and float sums of kernels without `fast_math`, keep the
+//! sequential path of `reduce.rs`: a tree combines in another order and
+//! gives other bits than the interpreter.
 
 use super::Lowerer;
 use crate::layout_assign::DistLayout;
@@ -25,10 +29,13 @@ use crate::program::{Reg, ShuffleMode, ThreadOpKind, WARP_SIZE};
 use tile_ir::eval::round_f64;
 use tile_ir::{BinaryOp, CmpPred, DType, Scalar};
 
-/// The identity of `op` on `dtype`: for floats `-inf` for `max` and `+inf`
-/// for `min` (±448 for `f8e4m3`, which has no infinity: its extreme finite
-/// values).
+/// The identity of `op` on `dtype`: for floats `-0.0` for `add`, `-inf`
+/// for `max` and `+inf` for `min` (±448 for `f8e4m3`, which has no
+/// infinity: its extreme finite values).
 fn identity(op: BinaryOp, dtype: DType) -> Option<Scalar> {
+    if dtype.is_float() && op == BinaryOp::Add {
+        return round_f64(-0.0, dtype);
+    }
     if dtype.is_float() {
         let sign = if op == BinaryOp::Max { -1.0 } else { 1.0 };
         return match dtype {
