@@ -4,11 +4,13 @@
 use tile_ir::builder::{BuildError, Builder};
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::{
-    samples, BinaryOp, CmpPred, DType, Function, Padding, Scalar, TensorType, Type, Value,
+    samples, BinaryOp, CmpPred, DType, Function, Padding, ReduceKind, Scalar, TensorType, Type,
+    Value,
 };
 use tile_testgen::inputs::blocks;
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions, TensorCores};
+use tile_thread::Program;
 
 /// (allocations, barriers) of `func` lowered for 2 warps.
 fn counts(func: Function) -> (usize, usize) {
@@ -140,6 +142,55 @@ fn odd_columns(
     b.select(odd, acc, init)
 }
 
+/// The accumulator where the global column is at most the global row, else
+/// zero: a causal mask from `[1, BN]` and `[BM, 1]` reshapes of `iota`s.
+fn causal(b: &mut Builder, acc: Value, init: Value, pid_n: Value) -> Result<Value, BuildError> {
+    let dims = match b.ty(acc) {
+        Type::Tile(t) => t.shape.dims().to_vec(),
+        _ => unreachable!("the accumulator is a tile"),
+    };
+    let (bm, bn) = (dims[0], dims[1]);
+    let pid_m = b.program_id(0)?;
+    let offset = |b: &mut Builder, pid: Value, extent: usize| -> Result<Value, BuildError> {
+        let width = b.constant(Scalar::I32(extent as i32))?;
+        let first = b.binary(BinaryOp::Mul, pid, width)?;
+        let first = b.broadcast(first, &[extent])?;
+        let index = b.iota(&[extent], DType::I32)?;
+        b.binary(BinaryOp::Add, index, first)
+    };
+    let rows = offset(b, pid_m, bm)?;
+    let rows = b.reshape(rows, &[bm, 1])?;
+    let rows = b.broadcast(rows, &dims)?;
+    let columns = offset(b, pid_n, bn)?;
+    let columns = b.reshape(columns, &[1, bn])?;
+    let columns = b.broadcast(columns, &dims)?;
+    let below = b.cmp(CmpPred::Le, columns, rows)?;
+    b.select(below, acc, init)
+}
+
+/// `acc − max(acc)` along `axis` (`keepdim`, broadcast back): a softmax's
+/// shift, on the accumulator.
+fn shift_by_max(b: &mut Builder, acc: Value, axis: usize) -> Result<Value, BuildError> {
+    let dims = match b.ty(acc) {
+        Type::Tile(t) => t.shape.dims().to_vec(),
+        _ => unreachable!("the accumulator is a tile"),
+    };
+    let max = b.reduce(ReduceKind::Max, acc, axis, true)?;
+    let max = b.broadcast(max, &dims)?;
+    b.binary(BinaryOp::Sub, acc, max)
+}
+
+/// `acc · Σ acc` along the rows (`keepdim`, broadcast back).
+fn scale_by_row_sum(b: &mut Builder, acc: Value, _: Value, _: Value) -> Result<Value, BuildError> {
+    let dims = match b.ty(acc) {
+        Type::Tile(t) => t.shape.dims().to_vec(),
+        _ => unreachable!("the accumulator is a tile"),
+    };
+    let sum = b.reduce(ReduceKind::Sum, acc, 1, true)?;
+    let sum = b.broadcast(sum, &dims)?;
+    b.binary(BinaryOp::Mul, acc, sum)
+}
+
 /// An f16 tensor of `shape` holding small integers (every product and sum
 /// of a short K loop is exact, in any order).
 fn small_integers(seed: u64, shape: &[usize]) -> Arg {
@@ -155,11 +206,18 @@ fn small_integers(seed: u64, shape: &[usize]) -> Arg {
 /// for 4 warps, asserts that its only shared memory is the operands' stage
 /// buffers (nothing converts the accumulator), and that the emulator's
 /// output is the interpreter's on a problem of partial tiles.
-fn check_in_accumulator_layout(func: &Function, (bm, bn, bk): (usize, usize, usize)) {
+fn check_in_accumulator_layout(func: &Function, tiles: (usize, usize, usize)) {
     let options = LowerOptions::warps(4).with_tensor_cores(TensorCores::MmaSync);
     let program = lower(func, &options).unwrap();
-    tile_thread::program::verify(&program).unwrap();
     assert_eq!(program.shared.len(), 2, "{program}");
+    check_emulated(func, &program, tiles);
+}
+
+/// The emulator's run of `program` (`func` lowered) agrees with the
+/// interpreter's bit for bit on a problem of partial tiles of small integers
+/// (every sum exact, in any order).
+fn check_emulated(func: &Function, program: &Program, (bm, bn, bk): (usize, usize, usize)) {
+    tile_thread::program::verify(program).unwrap();
     let (m, n, k) = (2 * bm + 3, bn + 5, 3 * bk - 7);
     let out = match func.ty(func.params[2].value) {
         Type::Tensor(t) => t.dtype,
@@ -172,7 +230,7 @@ fn check_in_accumulator_layout(func: &Function, (bm, bn, bk): (usize, usize, usi
     ];
     let grid = [blocks(m, bm), blocks(n, bn), 1];
     let (mut emulated, mut reference) = (args.clone(), args);
-    emulate::run(&program, grid, &mut emulated).unwrap();
+    emulate::run(program, grid, &mut emulated).unwrap();
     interp::run(func, grid, &mut reference).unwrap();
     assert_eq!(emulated[2], reference[2]);
 }
@@ -188,5 +246,39 @@ fn elementwise_epilogue_of_an_accumulator_stays_in_its_registers() {
 fn masks_from_iotas_are_computed_in_the_accumulator_layout() {
     let tiles = (64, 64, 32);
     let func = matmul_then(tiles.0, tiles.1, tiles.2, DType::F32, odd_columns);
+    check_in_accumulator_layout(&func, tiles);
+}
+
+#[test]
+fn reductions_of_an_accumulator_are_shuffle_trees_in_its_layout() {
+    let tiles = (64, 64, 32);
+    let row_max: Epilogue = |b, acc, _, _| shift_by_max(b, acc, 1);
+    let column_max: Epilogue = |b, acc, _, _| shift_by_max(b, acc, 0);
+    for (name, epilogue, sums) in [
+        ("row max", row_max, false),
+        ("column max", column_max, false),
+        ("row sum", scale_by_row_sum as Epilogue, true),
+    ] {
+        let func = matmul_then(tiles.0, tiles.1, tiles.2, DType::F32, epilogue);
+        let options = LowerOptions::warps(4)
+            .with_tensor_cores(TensorCores::MmaSync)
+            .with_reassociated_sums(sums);
+        let program = lower(&func, &options).unwrap();
+        let text = program.to_string();
+        // The operands' stages, and the warps' totals of the 2 × 2 warps:
+        // no staging of the accumulator, no sequential fold.
+        assert_eq!(program.shared.len(), 3, "{name}: {text}");
+        assert!(text.contains("shfl.bfly"), "{name}: {text}");
+        // The K loop is the only loop: no lane is folded in one.
+        let loops = text.lines().filter(|l| l.contains(" = for ")).count();
+        assert_eq!(loops, 1, "{name}: {text}");
+        check_emulated(&func, &program, tiles);
+    }
+}
+
+#[test]
+fn reshaped_iota_masks_are_computed_in_the_accumulator_layout() {
+    let tiles = (64, 64, 32);
+    let func = matmul_then(tiles.0, tiles.1, tiles.2, DType::F32, causal);
     check_in_accumulator_layout(&func, tiles);
 }

@@ -17,27 +17,37 @@
 //! one: the accumulator of a K loop stays in the instruction's registers.
 //!
 //! An order-free reduction without `keepdim` (see [`order_free`]) gets its
-//! operand's layout with the axis dropped ([`DistLayout::drop_axis`]).
+//! operand's layout with the axis dropped ([`DistLayout::drop_axis`]), and a
+//! reduction with `keepdim` the **slice** of its operand's layout
+//! ([`DistLayout::slice`]), so that the usual `reduce → broadcast →
+//! elementwise with the operand` (softmax, layernorm) broadcasts in
+//! registers; for an accumulator's layout too, whose rows then reduce by
+//! quad shuffles (`lower/reduce_tree.rs`).
 //!
-//! The exception: a reduction with `keepdim` gets the **slice** of its
-//! operand's layout ([`DistLayout::slice`]), so that the usual
-//! `reduce → broadcast → elementwise with the operand` (softmax, layernorm)
-//! broadcasts in registers. A value that is computed alike in any layout (a
-//! `full`, an `iota`, a broadcast scalar, and what elementwise ops and
-//! broadcasts compute from them only, like a mask `iota + j * BN < seq`)
-//! takes the layout of the elementwise op that uses it, the layout pushed
-//! back through its computation: the accumulator's, say, so that the
-//! epilogue of a `dot` runs in the instruction's registers. Where two layouts still meet in one op (an elementwise
-//! op, a carried or yielded value, a `dot` accumulator) the lowering converts
-//! the later operand to the first's layout through shared memory.
+//! Then layouts follow their users (`propagate.rs`): an elementwise op
+//! computes in the layout of its weightiest operand (a `dot`'s result, a
+//! load, a reduction before a broadcast, before a loop-carried value started
+//! by a `full`, before what is computed from `full`s and `iota`s alone), and
+//! the lighter operands take that layout instead of being converted to it:
+//! a mask `iota + j * BN < seq` is computed in it, a broadcast broadcasts
+//! into it; a loop-carried value started by a `full` (attention's running
+//! maximum and sum, an accumulator rescaled before its `dot`) takes the
+//! layout of what the loop yields for it. Both steps run twice, since each
+//! feeds the other (the scores' `select` takes the accumulator's layout
+//! before their maximum can take its slice). Where two layouts still meet in
+//! one op (an elementwise op, a carried or yielded value, a `dot`
+//! accumulator) the lowering converts the later operand to the first's
+//! layout through shared memory.
 
 mod blocked;
 mod mma;
+mod propagate;
 mod wgmma;
 
 pub(crate) use blocked::{copy_digits, row_major};
 pub use blocked::{DistLayout, LayoutBuildError, LayoutKind};
 pub use mma::{mma_dot, MmaDot};
+pub(crate) use propagate::unit_axis_inserted;
 pub use wgmma::{wgmma_dot, WgmmaDot, WGMMA_N};
 
 /// How a `dot` runs on tensor cores.
@@ -122,12 +132,32 @@ pub fn assign(
             mma_dots.push((id, plan.layout().clone()));
         }
     });
+    // The accumulators first: the loop results they decide anchor the
+    // reductions and the elementwise epilogue (`select(acc > 0, acc, ..)`)
+    // that follow.
     for (id, layout) in &mma_dots {
         values.insert(func.op(*id).results[0], layout.clone());
+        accumulate_in_place(func, *id, layout, &mut values);
     }
-    // Reductions with keepdim produce the slice of their operand's layout,
-    // so that broadcasting the result back costs nothing (blocked layouts:
-    // the tree reductions walk their lanes and warps).
+    // Twice: the second pass places the reductions, broadcasts and loop-carried
+    // values of the first's decisions (a softmax's scores take the accumulator's
+    // layout only once their `select` has, and the running maximum its slice
+    // only once the loop carries it).
+    for _ in 0..2 {
+        place_reductions(func, sums, &mut values);
+        fit_broadcast_sources(func, &mut values);
+        propagate::propagate(func, &mut values);
+        propagate::carry_through_loops(func, &mut values);
+    }
+    Ok(LayoutPlan { num_warps, values })
+}
+
+/// Reductions with keepdim produce the slice of their operand's layout, so
+/// that broadcasting the result back costs nothing (the tree reductions walk
+/// its lanes and warps); an order-free reduction without keepdim leaves each
+/// row's result where the row was: the operand's layout with the axis
+/// dropped.
+fn place_reductions(func: &Function, sums: SumOrder, values: &mut BTreeMap<Value, DistLayout>) {
     func.walk(&mut |id| {
         let op = func.op(id);
         if let (
@@ -147,14 +177,12 @@ pub fn assign(
         {
             if let Some(parent) = values
                 .get(operand)
-                .filter(|p| p.kind == LayoutKind::Blocked)
+                .filter(|p| p.kind == LayoutKind::Blocked || !p.has_copies())
             {
                 let sliced = parent.slice(*axis);
                 values.insert(*result, sliced);
             }
         }
-        // An order-free reduction without keepdim leaves each row's result
-        // where the row was: the operand's layout with the axis dropped.
         if let (
             OpKind::Reduce {
                 kind,
@@ -167,7 +195,7 @@ pub fn assign(
         {
             let dropped = values
                 .get(operand)
-                .filter(|p| p.kind == LayoutKind::Blocked)
+                .filter(|p| p.kind == LayoutKind::Blocked || !p.has_copies())
                 .and_then(|p| p.drop_axis(*axis));
             if let (true, Some(dropped)) =
                 (order_free(*kind, func.ty(*operand).dtype(), sums), dropped)
@@ -176,14 +204,6 @@ pub fn assign(
             }
         }
     });
-    // The accumulators first: the loop results they decide anchor the
-    // elementwise epilogue (`select(acc > 0, acc, ..)`) that follows.
-    for (id, layout) in &mma_dots {
-        accumulate_in_place(func, *id, layout, &mut values);
-    }
-    fit_broadcast_sources(func, &mut values);
-    propagate_to_flexible(func, &mut values);
-    Ok(LayoutPlan { num_warps, values })
 }
 
 /// Gives the source of the `c` operand of `dot` `id` the accumulator's
@@ -294,125 +314,6 @@ fn flexible(func: &Function, v: Value) -> bool {
             .first()
             .is_some_and(|&x| matches!(func.ty(x), Type::Scalar(_))),
         _ => false,
-    }
-}
-
-/// Whether `v` is computed alike in any layout, from nothing but scalars,
-/// `full`s and `iota`s through broadcasts and elementwise ops (attention's
-/// `key < seq` mask, `iota + j * BN`): such a value takes the layout of the
-/// elementwise op that uses it, computed right there instead of converted.
-fn recomputable(func: &Function, v: Value, memo: &mut BTreeMap<Value, bool>) -> bool {
-    if !matches!(func.ty(v), Type::Tile(_)) {
-        return true;
-    }
-    if let Some(&known) = memo.get(&v) {
-        return known;
-    }
-    let answer = match func.defining_op(v).map(|id| func.op(id)) {
-        Some(op) => match op.kind {
-            OpKind::Full { .. } | OpKind::Iota { .. } => true,
-            OpKind::Broadcast { .. } | OpKind::Expand { .. } => {
-                op.operands.iter().all(|&x| recomputable(func, x, memo))
-            }
-            _ if elementwise(&op.kind) => op.operands.iter().all(|&x| recomputable(func, x, memo)),
-            _ => false,
-        },
-        None => false,
-    };
-    memo.insert(v, answer);
-    answer
-}
-
-/// Whether ops of `kind` compute each result element from the operands'
-/// elements at the same coordinates.
-fn elementwise(kind: &OpKind) -> bool {
-    matches!(
-        kind,
-        OpKind::Unary(_)
-            | OpKind::Binary(_)
-            | OpKind::Cmp(_)
-            | OpKind::Select
-            | OpKind::Fma
-            | OpKind::Cast { .. }
-    )
-}
-
-/// In program order, gives each [`recomputable`] operand of an elementwise
-/// op (at its first use) the layout of the op's first operand that is not,
-/// and pushes that layout back through the broadcasts and elementwise ops
-/// that compute it ([`DistLayout::fit`] at each broadcast); the op's results
-/// take the layout too. So `sum / broadcast(n)` computes `broadcast(n)` in
-/// the reduction's slice layout, and a mask built from an `iota` is built in
-/// the layout of the scores it selects from, instead of converted.
-fn propagate_to_flexible(func: &Function, values: &mut BTreeMap<Value, DistLayout>) {
-    // The first user decides; later users of another layout convert.
-    let mut decided = BTreeSet::new();
-    let mut memo = BTreeMap::new();
-    func.walk(&mut |id| {
-        let op = func.op(id);
-        if !elementwise(&op.kind) {
-            return;
-        }
-        // A recomputable result is placed by its own users.
-        if op.results.iter().all(|&r| recomputable(func, r, &mut memo)) {
-            return;
-        }
-        let anchor = op
-            .operands
-            .iter()
-            .find(|&&v| !recomputable(func, v, &mut memo))
-            .or(op.operands.first())
-            .and_then(|v| values.get(v))
-            .cloned();
-        let Some(anchor) = anchor else {
-            return;
-        };
-        for &v in &op.operands {
-            if recomputable(func, v, &mut memo)
-                && values.get(&v).is_some_and(|l| l.shape == anchor.shape)
-            {
-                place(func, v, &anchor, values, &mut decided);
-            }
-        }
-        for &r in &op.results {
-            values.insert(r, anchor.clone());
-        }
-    });
-}
-
-/// Gives the recomputable value `v` (unless decided already) `layout`, and
-/// its operands the layouts that compute it in place: the same for an
-/// elementwise op, the fit for a broadcast's source.
-fn place(
-    func: &Function,
-    v: Value,
-    layout: &DistLayout,
-    values: &mut BTreeMap<Value, DistLayout>,
-    decided: &mut BTreeSet<Value>,
-) {
-    if !matches!(func.ty(v), Type::Tile(_)) || !decided.insert(v) {
-        return;
-    }
-    values.insert(v, layout.clone());
-    let Some(op) = func.defining_op(v).map(|id| func.op(id)) else {
-        return;
-    };
-    match op.kind {
-        OpKind::Broadcast { .. } | OpKind::Expand { .. } => {
-            for &x in &op.operands {
-                if let Type::Tile(t) = func.ty(x) {
-                    if let Some(fitted) = layout.fit(t.shape.dims()) {
-                        place(func, x, &fitted, values, decided);
-                    }
-                }
-            }
-        }
-        _ if elementwise(&op.kind) => {
-            for &x in &op.operands {
-                place(func, x, layout, values, decided);
-            }
-        }
-        _ => {}
     }
 }
 

@@ -22,7 +22,7 @@ use tile_ir::{BinaryOp, CmpPred, DType, Scalar};
 
 impl Lowerer<'_> {
     /// `a <op> b` hoisted into the prologue.
-    fn hoist_binary(&mut self, op: BinaryOp, a: Reg, b: Reg) -> Reg {
+    pub(super) fn hoist_binary(&mut self, op: BinaryOp, a: Reg, b: Reg) -> Reg {
         let d = self.program.dtype(a);
         self.hoist(ThreadOpKind::Binary(op), vec![a, b], d)
     }

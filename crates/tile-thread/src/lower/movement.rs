@@ -2,7 +2,9 @@
 //!
 //! A scalar broadcast is replication: every register of the result is the
 //! scalar's register; a `broadcast` or `expand` of a tile whose layout fits
-//! the result's (a slice, or dropped leading axes) keeps its registers. Every
+//! the result's (a slice, or dropped leading axes) keeps its registers, and
+//! so does a `reshape` that only inserts an axis of extent 1 into an operand
+//! held as the result is without that axis. Every
 //! other movement op is a stage and a gather through shared memory (see
 //! `shared.rs`) with a map per op; a `permute`'s staging is swizzled against
 //! bank conflicts (`swizzle.rs`).
@@ -87,6 +89,22 @@ impl Lowerer<'_> {
                     regs: src_regs,
                 },
             );
+        }
+        if let (OpKind::Reshape { .. }, Some(axis)) = (
+            &op.kind,
+            crate::layout_assign::unit_axis_inserted(func, operand, result),
+        ) {
+            if layout.drop_axis(axis).as_ref() == Some(&src_layout) {
+                // Only an axis of extent 1 inserted, and the operand already held
+                // as the result is without it: the same registers.
+                return self.bind(
+                    id,
+                    Lowered::Tile {
+                        layout,
+                        regs: src_regs,
+                    },
+                );
+            }
         }
         let src = src_layout.shape.clone();
         let fits = match op.kind {

@@ -25,9 +25,10 @@
 //! `fast_math`), take the parallel path of `reduce_tree.rs` instead (in
 //! thread, shuffles, across warps).
 
+use super::reduce_tree::AxisBits;
 use super::{LowerError, Lowered, Lowerer};
+use crate::layout_assign::order_free;
 use crate::layout_assign::row_major;
-use crate::layout_assign::{order_free, LayoutKind};
 use crate::program::{Reg, SharedId, ThreadOpKind};
 use tile_ir::{
     ArgKind, BinaryOp, CmpPred, DType, OpId, OpKind, ReduceKind, Scalar, ScanKind, Type, UnaryOp,
@@ -137,7 +138,7 @@ impl Lowerer<'_> {
                         .unwrap_or_else(|| src_layout.slice(axis))
                 };
                 if order_free(*kind, dtype, self.sums)
-                    && src_layout.kind == LayoutKind::Blocked
+                    && AxisBits::of(&src_layout, axis).is_some()
                     && !src_layout.has_copies()
                     && src[axis] > 1
                     && layout == parallel

@@ -63,36 +63,81 @@ fn identity(op: BinaryOp, dtype: DType) -> Option<Scalar> {
     Scalar::wrapping_from_i128(dtype, value)
 }
 
-impl Lowerer<'_> {
-    /// The thread's coordinate along `axis` among the lanes (`warp: false`)
-    /// or the warps (`warp: true`) of `layout`, hoisted.
-    fn thread_digit(&mut self, layout: &DistLayout, axis: usize, warp: bool) -> Reg {
-        let tid = self.thread_id();
-        let mut prefix = if warp { WARP_SIZE as i64 } else { 1 };
-        for &d in layout.order.iter().take_while(|&&d| d != axis) {
-            prefix *= if warp {
-                layout.warps_per_block[d]
-            } else {
-                layout.threads_per_warp[d]
-            } as i64;
-        }
-        let extent = if warp {
-            layout.warps_per_block[axis]
-        } else {
-            layout.threads_per_warp[axis]
+/// Which bits of the thread index move a thread along the reduced axis:
+/// those of the lanes (shuffled across) and of the warps (combined through
+/// shared memory).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct AxisBits {
+    /// Thread-index bits below 5 whose flip moves along the axis only.
+    pub(crate) lanes: Vec<u32>,
+    /// Thread-index bits from 5 on whose flip moves along the axis only.
+    pub(crate) warps: Vec<u32>,
+}
+
+impl AxisBits {
+    /// The bits of `layout`'s thread index along `axis`, for any layout
+    /// (blocked, or a tensor-core accumulator): each mode of the thread
+    /// layout of power-of-two size contributes one bit per factor of 2,
+    /// moving the thread by `stride · 2^j` in the padded tile. `None` when a
+    /// mode is not a power of two, or when a bit moves along `axis` and
+    /// another axis at once (no tree runs along the axis alone then).
+    pub(crate) fn of(layout: &DistLayout, axis: usize) -> Option<AxisBits> {
+        let ps = layout.padded_strides();
+        let (along, extent) = (*ps.get(axis)? as i64, *layout.padded.get(axis)? as i64);
+        let mut bits = AxisBits {
+            lanes: Vec::new(),
+            warps: Vec::new(),
         };
-        let prefix_reg = self.i32c(prefix);
-        let extent_reg = self.i32c(extent as i64);
-        let q = self.hoist(
-            ThreadOpKind::Binary(BinaryOp::Div),
-            vec![tid, prefix_reg],
-            DType::I32,
-        );
-        self.hoist(
-            ThreadOpKind::Binary(BinaryOp::Rem),
-            vec![q, extent_reg],
-            DType::I32,
-        )
+        let mut bit = 0u32;
+        let shapes = layout.thread.shape().leaves();
+        let strides = layout.thread.stride().leaves();
+        for (&size, &stride) in shapes.iter().zip(&strides) {
+            if size < 1 || (size as u64).count_ones() != 1 {
+                return None;
+            }
+            for j in 0..size.trailing_zeros() {
+                let delta = stride << j;
+                let coordinate = (delta / along) % extent;
+                let on_axis = coordinate * along;
+                if coordinate != 0 && on_axis != delta {
+                    return None;
+                }
+                if coordinate != 0 {
+                    let to = if bit < WARP_SIZE.trailing_zeros() {
+                        &mut bits.lanes
+                    } else {
+                        &mut bits.warps
+                    };
+                    to.push(bit);
+                }
+                bit += 1;
+            }
+        }
+        Some(bits)
+    }
+}
+
+impl Lowerer<'_> {
+    /// The thread's bits `bits` of its index, packed in order into an
+    /// integer (`Σ_k ((tid >> bits[k]) & 1) << k`), hoisted.
+    fn packed_bits(&mut self, bits: &[u32]) -> Reg {
+        let tid = self.thread_id();
+        let contiguous = bits.windows(2).all(|w| w[1] == w[0] + 1);
+        if let (true, Some(&first)) = (contiguous, bits.first()) {
+            let shifted = self.hoist_with_const(BinaryOp::Div, tid, 1 << first);
+            return self.hoist_with_const(BinaryOp::Rem, shifted, 1 << bits.len());
+        }
+        let mut packed: Option<Reg> = None;
+        for (k, &b) in bits.iter().enumerate() {
+            let shifted = self.hoist_with_const(BinaryOp::Div, tid, 1 << b);
+            let digit = self.hoist_with_const(BinaryOp::Rem, shifted, 2);
+            let term = self.hoist_with_const(BinaryOp::Mul, digit, 1 << k);
+            packed = Some(match packed {
+                Some(p) => self.hoist_binary(BinaryOp::Add, p, term),
+                None => term,
+            });
+        }
+        packed.unwrap_or_else(|| self.i32c(0))
     }
 
     /// Reduces `regs` (in the layout `from`, without copies) along `axis`
@@ -127,16 +172,9 @@ impl Lowerer<'_> {
             }
         }
         // 2. Across the lanes along `axis`.
-        let lanes = from.threads_per_warp[axis];
-        let lane_prefix: usize = from
-            .order
-            .iter()
-            .take_while(|&&d| d != axis)
-            .map(|&d| from.threads_per_warp[d])
-            .product();
-        let mut bit = 1;
-        while bit < lanes {
-            let mask = self.i32c((lane_prefix * bit) as i64);
+        let bits = AxisBits::of(from, axis).expect("the caller checked the axis bits");
+        for &bit in &bits.lanes {
+            let mask = self.i32c(1 << bit);
             for (_, acc) in partials.iter_mut() {
                 let kind = ThreadOpKind::Shuffle {
                     mode: ShuffleMode::Bfly,
@@ -145,18 +183,17 @@ impl Lowerer<'_> {
                 let other = self.emit(kind, vec![*acc, mask], dtype);
                 *acc = combine(self, *acc, other);
             }
-            bit *= 2;
         }
         // 3. Across the warps along `axis`.
-        let warps = from.warps_per_block[axis];
+        let warps = 1usize << bits.warps.len();
         if warps > 1 {
             let len = to.shape.iter().product::<usize>() * warps;
             let (alloc, reused) = self.take_shared(dtype, len);
             if self.loop_depth > 0 || reused {
                 self.barrier();
             }
-            let lane = self.thread_digit(from, axis, false);
-            let warp = self.thread_digit(from, axis, true);
+            let lane = self.packed_bits(&bits.lanes);
+            let warp = self.packed_bits(&bits.warps);
             let zero = self.i32c(0);
             let first_lane = self.hoist(
                 ThreadOpKind::Cmp(CmpPred::Eq),
