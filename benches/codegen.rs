@@ -49,6 +49,7 @@ use tile::ImageKind;
 use tile_codegen::{tools, Sm};
 use tile_frontend::attr::EnvTargets;
 use tile_frontend::expand::{tile_kernel, ExpandOptions};
+use tile_thread::lower::LowerOptions;
 
 /// The `#[tile_kernel]` functions of an example file: (name, attribute
 /// arguments, the function without the attribute).
@@ -260,8 +261,10 @@ fn tensor_cores_against_triton() {
         );
         let target = tile_codegen::Target::Nvptx(sm);
         for stages in [1, 2, 3] {
-            let cores = (target.tensor_cores(), stages);
-            let program = tile_codegen::pipeline::lower_for(&func, "tutorial", 8, cores, false)
+            let lowering = LowerOptions::warps(8)
+                .with_tensor_cores(target.tensor_cores())
+                .with_stages(stages);
+            let program = tile_codegen::pipeline::lower_for(&func, "tutorial", &lowering)
                 .unwrap_or_else(|e| panic!("{e}"));
             let options = tile_codegen::CodegenOptions::default();
             let ours = tile_codegen::gpu::emit(&program, target, &options)
@@ -298,14 +301,9 @@ fn mfma_statistics() {
         for gfx in [Gfx::Gfx90a, Gfx::Gfx942] {
             let target = Target::Amdgpu(gfx);
             let start = Instant::now();
-            let program = tile_codegen::pipeline::lower_for(
-                &func,
-                "tutorial",
-                8,
-                (target.tensor_cores(), 1),
-                false,
-            )
-            .unwrap_or_else(|e| panic!("{e}"));
+            let lowering = LowerOptions::warps(8).with_tensor_cores(target.tensor_cores());
+            let program = tile_codegen::pipeline::lower_for(&func, "tutorial", &lowering)
+                .unwrap_or_else(|e| panic!("{e}"));
             let out =
                 tile_codegen::gpu::emit(&program, target, &tile_codegen::CodegenOptions::default())
                     .unwrap_or_else(|e| panic!("{e}"));

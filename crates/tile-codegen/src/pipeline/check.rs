@@ -5,7 +5,6 @@
 //! reports the same errors as a real one but for those of LLVM's stages.
 
 use super::{check_registers, optimize, resources, Options, PipelineError, Programs};
-use crate::gpu;
 use crate::target::Target;
 use tile_ir::Function;
 
@@ -31,8 +30,7 @@ pub fn check(func: &mut Function, label: &str, options: &Options) -> Result<(), 
     let mut programs = Programs::default();
     for target in gpus {
         let (program, _) = programs.for_target(func, label, options, target)?;
-        let bytes = gpu::shared_bytes(&program);
-        resources::check_shared_memory(&func.name, label, target, bytes)?;
+        resources::check_shared_memory(&func.name, label, target, &program)?;
     }
     Ok(())
 }

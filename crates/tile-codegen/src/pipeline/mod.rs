@@ -211,7 +211,7 @@ pub enum PipelineError {
         error: Box<HostError>,
     },
     /// A block needs more shared memory than the target has.
-    #[error("kernel `{kernel}` ({label}) needs {bytes} bytes of shared memory per block, more than the {limit} of {target}; use smaller tiles or fewer `num_stages`")]
+    #[error("kernel `{kernel}` ({label}) needs {bytes} bytes of shared memory per block, more than the {limit} of {target}; the largest buffers (`TILE_DUMP`'s thread program shows their uses): {largest}; {advice}")]
     SharedMemory {
         /// The kernel.
         kernel: String,
@@ -223,6 +223,10 @@ pub enum PipelineError {
         bytes: usize,
         /// The target's limit.
         limit: usize,
+        /// The largest buffers, with their bytes.
+        largest: String,
+        /// What would make the block fit.
+        advice: &'static str,
     },
     /// A thread needs more registers than the target has.
     #[error("kernel `{kernel}` ({label}) needs {registers} registers per thread, more than the {limit} of {target}")]

@@ -15,7 +15,9 @@
 //!   the block (spilling if it must), so a launch never lacks them.
 
 use super::{registers, PipelineError};
+use crate::gpu;
 use crate::target::{Gfx, Sm, Target};
+use tile_thread::{Program, ThreadOpKind};
 
 /// The shared memory one block may use on `target`, in bytes.
 pub(super) fn shared_memory_limit(target: Target) -> usize {
@@ -28,24 +30,51 @@ pub(super) fn shared_memory_limit(target: Target) -> usize {
     }
 }
 
-/// An error unless `bytes` of shared memory per block fit `target`.
+/// An error unless the shared memory of `program`'s blocks fits `target`,
+/// naming its largest buffers; fewer `num_stages` is advised only where a
+/// pipeline's stages hold some of them.
 pub(super) fn check_shared_memory(
     kernel: &str,
     label: &str,
     target: Target,
-    bytes: usize,
+    program: &Program,
 ) -> Result<(), PipelineError> {
-    let limit = shared_memory_limit(target);
-    if bytes > limit {
-        return Err(PipelineError::SharedMemory {
-            kernel: kernel.to_string(),
-            label: label.to_string(),
-            target,
-            bytes,
-            limit,
-        });
+    let (bytes, limit) = (gpu::shared_bytes(program), shared_memory_limit(target));
+    if bytes <= limit {
+        return Ok(());
     }
-    Ok(())
+    let mut buffers: Vec<(usize, String)> = program
+        .shared
+        .iter()
+        .map(|(id, a)| {
+            let size = a.len * a.dtype.size_bytes();
+            (
+                size,
+                format!("@s{} {}[{}] ({size} bytes)", id.index(), a.dtype, a.len),
+            )
+        })
+        .collect();
+    buffers.sort_by_key(|(size, _)| std::cmp::Reverse(*size));
+    let largest: Vec<String> = buffers.into_iter().take(3).map(|(_, b)| b).collect();
+    let pipelined = program.ops.iter().any(|(_, op)| {
+        matches!(
+            op.kind,
+            ThreadOpKind::CopyAsync { .. } | ThreadOpKind::TmaLoad { .. }
+        )
+    });
+    Err(PipelineError::SharedMemory {
+        kernel: kernel.to_string(),
+        label: label.to_string(),
+        target,
+        bytes,
+        limit,
+        largest: largest.join(", "),
+        advice: if pipelined {
+            "use smaller tiles or fewer `num_stages`"
+        } else {
+            "use smaller tiles"
+        },
+    })
 }
 
 /// An error unless the registers the AMDGPU code object's metadata (in
@@ -77,21 +106,30 @@ pub(super) fn check_amdgpu_registers(
 mod tests {
     use super::*;
 
+    /// A program whose blocks need `bytes` (a multiple of 16) of shared
+    /// memory: one f32 buffer of that size, and one of 16 bytes.
+    fn needing(bytes: usize) -> Program {
+        let mut program = Program::new("k", 4);
+        program.alloc_shared(tile_ir::DType::F32, (bytes - 16) / 4);
+        program.alloc_shared(tile_ir::DType::F16, 8);
+        program
+    }
+
     #[test]
-    fn limits_name_the_amount_and_the_target() {
+    fn limits_name_the_amount_the_target_and_the_buffers() {
         let sm80 = Target::Nvptx(Sm::Sm80);
-        assert!(check_shared_memory("k", "B=64", sm80, 166_912).is_ok());
-        let error = check_shared_memory("k", "B=64", sm80, 166_928).unwrap_err();
+        assert!(check_shared_memory("k", "B=64", sm80, &needing(166_912)).is_ok());
+        let error = check_shared_memory("k", "B=64", sm80, &needing(166_928)).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "kernel `k` (B=64) needs 166928 bytes of shared memory per block, more than the 166912 of sm_80; use smaller tiles or fewer `num_stages`"
+            "kernel `k` (B=64) needs 166928 bytes of shared memory per block, more than the 166912 of sm_80; the largest buffers (`TILE_DUMP`'s thread program shows their uses): @s0 f32[41728] (166912 bytes), @s1 f16[8] (16 bytes); use smaller tiles"
         );
         let sm86 = Target::Nvptx(Sm::Sm86);
-        assert!(check_shared_memory("k", "B=64", sm86, 101_376).is_ok());
-        assert!(check_shared_memory("k", "B=64", sm86, 101_392).is_err());
+        assert!(check_shared_memory("k", "B=64", sm86, &needing(101_376)).is_ok());
+        assert!(check_shared_memory("k", "B=64", sm86, &needing(101_392)).is_err());
         let gfx = Target::Amdgpu(Gfx::Gfx942);
-        assert!(check_shared_memory("k", "B=64", gfx, 65_536).is_ok());
-        assert!(check_shared_memory("k", "B=64", gfx, 65_537).is_err());
+        assert!(check_shared_memory("k", "B=64", gfx, &needing(65_536)).is_ok());
+        assert!(check_shared_memory("k", "B=64", gfx, &needing(65_552)).is_err());
         // CDNA's `.vgpr_count` counts the AGPRs already (here 256 + 204).
         let metadata = "  - .agpr_count:     204\n    .vgpr_count:     460\n";
         assert!(check_amdgpu_registers("k", "B=64", Gfx::Gfx90a, metadata).is_ok());

@@ -136,8 +136,8 @@ impl Compilation<'_> {
         program: &Program,
     ) -> Result<TargetOutput, PipelineError> {
         let (func, label) = (self.func, self.label);
+        resources::check_shared_memory(&func.name, label, target, program)?;
         let bytes = gpu::shared_bytes(program);
-        resources::check_shared_memory(&func.name, label, target, bytes)?;
         let out = gpu::emit(program, target, &self.options.codegen).map_err(|error| {
             PipelineError::Gpu {
                 kernel: func.name.clone(),
