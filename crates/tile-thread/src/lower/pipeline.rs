@@ -6,8 +6,10 @@
 //!
 //! A deferred load (`copies.rs`) in the loop's body is **prefetched** when
 //! its view and every partition index are defined outside the loop, or the
-//! index is the induction variable itself; the copies of iteration `j`
-//! then read the partition at `j`. With `S` stages:
+//! index is the induction variable itself, or the induction variable plus a
+//! value defined outside (`first_key + j`: a block of keys of one head); the
+//! copies of iteration `j` then read the partition at `j` (at `c + j`, the
+//! `i32` addition of the index). With `S` stages:
 //!
 //! ```text
 //! barrier                                            // inside another loop, or on reused buffers
@@ -49,6 +51,8 @@ pub(super) struct Prefetched {
     iv: Value,
     /// Each load, with the dot that reads it and which operand (0: `a`).
     loads: Vec<(OpId, OpId, usize)>,
+    /// The partition indices `iv + c` of the loads, with their `c`.
+    offsets: HashMap<Value, Value>,
 }
 
 /// The loads each `for` prefetches, by the `for`'s op; loops with none are
@@ -92,17 +96,39 @@ pub(super) fn prefetched_loads(
             .filter(|&load| {
                 let operands = &func.op(load).operands;
                 operands.first().is_some_and(|v| !inside.contains(v))
-                    && operands[1..]
-                        .iter()
-                        .all(|&i| i == iv || !inside.contains(&i))
+                    && operands[1..].iter().all(|&i| {
+                        i == iv || !inside.contains(&i) || offset_of(func, i, iv, &inside).is_some()
+                    })
             })
             .filter_map(|load| reader(load).map(|(dot, which)| (load, dot, which)))
             .collect();
         if !loads.is_empty() {
-            loops.insert(id, Prefetched { iv, loads });
+            let offsets = loads
+                .iter()
+                .flat_map(|&(load, ..)| func.op(load).operands[1..].iter().copied())
+                .filter(|i| *i != iv && inside.contains(i))
+                .filter_map(|i| offset_of(func, i, iv, &inside).map(|c| (i, c)))
+                .collect();
+            loops.insert(id, Prefetched { iv, loads, offsets });
         }
     });
     loops
+}
+
+/// The value `c` defined outside the loop (not in `inside`) when `index` is
+/// `iv + c` or `c + iv`.
+fn offset_of(func: &Function, index: Value, iv: Value, inside: &HashSet<Value>) -> Option<Value> {
+    let op = func.op(func.defining_op(index)?);
+    let (tile_ir::OpKind::Binary(BinaryOp::Add), [a, b]) = (&op.kind, op.operands.as_slice())
+    else {
+        return None;
+    };
+    let offset = match (*a == iv, *b == iv) {
+        (true, false) => *b,
+        (false, true) => *a,
+        _ => return None,
+    };
+    (!inside.contains(&offset)).then_some(offset)
 }
 
 /// One prefetched load of a pipelined loop.
@@ -129,6 +155,8 @@ pub(super) struct Pipeline {
     fence: bool,
     /// The loop's induction variable: the index the copies move ahead.
     iv: Value,
+    /// [`Prefetched::offsets`].
+    offsets: HashMap<Value, Value>,
     stages: usize,
     /// The loop's bounds (`lo`, `hi`, `step`) widened to `i64`.
     bounds: [Reg; 3],
@@ -147,7 +175,7 @@ impl Lowerer<'_> {
         bounds: [Reg; 3],
     ) -> Result<Option<Pipeline>, LowerError> {
         let stages = self.num_stages as usize;
-        let Some(Prefetched { iv, loads }) = self.prefetched.get(&id).cloned() else {
+        let Some(Prefetched { iv, loads, offsets }) = self.prefetched.get(&id).cloned() else {
             return Ok(None);
         };
         if stages < 2 {
@@ -202,6 +230,7 @@ impl Lowerer<'_> {
         Ok(Some(Pipeline {
             prefetches,
             iv,
+            offsets,
             fence,
             stages,
             bounds,
@@ -305,8 +334,16 @@ impl Lowerer<'_> {
         for f in &p.prefetches {
             let mut indices = Vec::new();
             for &value in &self.func.op(f.load).operands[1..] {
+                let offset = p.offsets.get(&value).copied();
                 indices.push(if value == p.iv {
                     j
+                } else if let Some(offset) = offset {
+                    // `j < hi` here, so `j` fits the index's `i32`; the
+                    // sum wraps as the body's `add` does.
+                    let j32 = self.cast(j, DType::I32);
+                    let c = self.scalar(f.load, offset)?;
+                    let sum = self.binary(BinaryOp::Add, j32, c);
+                    self.cast(sum, DType::I64)
                 } else {
                     let i = self.scalar(f.load, value)?;
                     self.cast(i, DType::I64)
