@@ -12,10 +12,13 @@ use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions, TensorCores};
 use tile_thread::program::ThreadOpKind;
 
-/// `c = a[:, BK:] × b[BK:, :]` in f16: a K loop whose loads index the K
-/// tile as `kk + 1` (A) and `1 + kk` (B), an offset the loop does not
-/// change, like attention's `first_key + j`.
-fn matmul_past_the_first_tile(bm: usize, bn: usize, bk: usize) -> tile_ir::Function {
+/// `c = a[:, BK:] × b[BK:, :]` in f16: a K loop, its counter of `counter`
+/// dtype, whose loads index the K tile as `kk + 1` (A) and `1 + kk` (B), an
+/// offset the loop does not change, like attention's `first_key + j`.
+fn matmul_past_the_first_tile(
+    (bm, bn, bk): (usize, usize, usize),
+    counter: DType,
+) -> tile_ir::Function {
     use tile_ir::builder::{BuildError, Builder};
     use tile_ir::{BinaryOp, Padding, Scalar, TensorType, Type};
     let mut b = Builder::new("matmul_past_the_first_tile");
@@ -28,9 +31,11 @@ fn matmul_past_the_first_tile(bm: usize, bn: usize, bk: usize) -> tile_ir::Funct
         let vb = b.partition_view(bmat, &[bk, bn])?;
         let vc = b.partition_view(c, &[bm, bn])?;
         let k = b.dim(a, 1)?;
-        let bk_value = b.constant(Scalar::I32(bk as i32))?;
+        let k = b.cast(k, counter)?;
+        let int = |v: i64| tile_ir::eval::cast(Scalar::I64(v), counter);
+        let bk_value = b.constant(int(bk as i64))?;
         let k_tiles = b.binary(BinaryOp::Div, k, bk_value)?;
-        let (zero, one) = (b.constant(Scalar::I32(0))?, b.constant(Scalar::I32(1))?);
+        let (zero, one) = (b.constant(int(0))?, b.constant(int(1))?);
         let rest = b.binary(BinaryOp::Sub, k_tiles, one)?;
         let init = b.full(Scalar::F32(0.0), &[bm, bn])?;
         let acc = b.for_loop(zero, rest, one, &[init], |b, kk, carried| {
@@ -69,8 +74,15 @@ fn small_integer_rows(seed: u64, rows: usize, cols: usize, stride: usize) -> int
 
 #[test]
 fn loads_at_an_offset_from_the_induction_variable_are_pipelined() {
+    // An i64 counter too: the copies add the offset in the counter's dtype.
+    for counter in [DType::I32, DType::I64] {
+        offset_loads_are_pipelined(counter);
+    }
+}
+
+fn offset_loads_are_pipelined(counter: DType) {
     let (bm, bn, bk) = (64, 64, 32);
-    let func = matmul_past_the_first_tile(bm, bn, bk);
+    let func = matmul_past_the_first_tile((bm, bn, bk), counter);
     let copies = |stages: u32| {
         let options = LowerOptions::warps(4)
             .with_tensor_cores(TensorCores::MmaSync)

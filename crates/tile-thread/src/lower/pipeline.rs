@@ -9,7 +9,7 @@
 //! index is the induction variable itself, or the induction variable plus a
 //! value defined outside (`first_key + j`: a block of keys of one head); the
 //! copies of iteration `j` then read the partition at `j` (at `c + j`, the
-//! `i32` addition of the index). With `S` stages:
+//! addition in the counter's dtype, as the body's). With `S` stages:
 //!
 //! ```text
 //! barrier                                            // inside another loop, or on reused buffers
@@ -338,11 +338,12 @@ impl Lowerer<'_> {
                 indices.push(if value == p.iv {
                     j
                 } else if let Some(offset) = offset {
-                    // `j < hi` here, so `j` fits the index's `i32`; the
-                    // sum wraps as the body's `add` does.
-                    let j32 = self.cast(j, DType::I32);
+                    // `j < hi` here, so `j` fits the counter's dtype; the
+                    // sum wraps and widens as the body's `add` and index do.
+                    let counter = self.func.ty(p.iv).dtype();
+                    let j = self.cast(j, counter);
                     let c = self.scalar(f.load, offset)?;
-                    let sum = self.binary(BinaryOp::Add, j32, c);
+                    let sum = self.binary(BinaryOp::Add, j, c);
                     self.cast(sum, DType::I64)
                 } else {
                     let i = self.scalar(f.load, value)?;
