@@ -2,9 +2,9 @@
 //!
 //! Every tile value of shape `S` gets the default
 //! blocked layout of `S` ([`DistLayout::blocked`]) for the specialization's
-//! warp count, with [`vector_width`]`(S)` consecutive elements per thread
-//! along the innermost axis, so that a load or store can move them in one
-//! vector access. Whether it may is a runtime question (the tensor's strides
+//! warp count, with consecutive elements per thread along the innermost
+//! axis so that a load or store can move them in one 16-byte vector access
+//! (`vectors.rs`: 8 for the values of bf16 and f16 accesses, 4 for f32). Whether it may is a runtime question (the tensor's strides
 //! and base address are runtime values): the lowering emits both forms behind
 //! a uniform contiguity and alignment test. Because two values of one shape
 //! mostly share a layout, elementwise ops rarely need a conversion; every op
@@ -42,6 +42,7 @@
 mod blocked;
 mod mma;
 mod propagate;
+mod vectors;
 mod wgmma;
 
 pub(crate) use blocked::{copy_digits, row_major};
@@ -117,12 +118,11 @@ pub fn assign(
     sums: SumOrder,
 ) -> Result<LayoutPlan, LayoutBuildError> {
     let mut values = BTreeMap::new();
-    for (value, info) in func.values.iter() {
-        if let Type::Tile(t) = &info.ty {
-            let dims = t.shape.dims();
+    for (value, width) in vectors::vector_widths(func) {
+        if let Type::Tile(t) = func.ty(value) {
             values.insert(
                 value,
-                DistLayout::blocked(dims, num_warps, vector_width(dims))?,
+                DistLayout::blocked(t.shape.dims(), num_warps, width)?,
             );
         }
     }
@@ -314,18 +314,5 @@ fn flexible(func: &Function, v: Value) -> bool {
             .first()
             .is_some_and(|&x| matches!(func.ty(x), Type::Scalar(_))),
         _ => false,
-    }
-}
-
-/// The elements per thread along the innermost axis of a tile of `shape`:
-/// 4 (16 bytes of f32) when the innermost extent is a multiple of 4, else 2
-/// when it is even, else 1. The extent must be a multiple so that every
-/// partition's first element, hence every vector, is aligned when the
-/// tensor's rows are.
-pub fn vector_width(shape: &[usize]) -> usize {
-    match shape.last() {
-        Some(n) if n % 4 == 0 => 4,
-        Some(n) if n % 2 == 0 => 2,
-        _ => 1,
     }
 }

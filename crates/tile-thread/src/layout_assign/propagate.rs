@@ -69,7 +69,7 @@ pub(crate) fn unit_axis_inserted(func: &Function, source: Value, result: Value) 
 
 /// Whether ops of `kind` compute each result element from the operands'
 /// elements at the same coordinates.
-fn elementwise(kind: &OpKind) -> bool {
+pub(super) fn elementwise(kind: &OpKind) -> bool {
     matches!(
         kind,
         OpKind::Unary(_)
