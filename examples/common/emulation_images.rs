@@ -35,6 +35,7 @@ pub fn write_images(dir: &Path, kernels: &[&KernelInfo], targets: &[Target]) -> 
                     codegen: CodegenOptions {
                         tma,
                         fast_math: info.fast_math,
+                        approx_math: info.approx_math,
                         ..CodegenOptions::default()
                     },
                     dump_dir: None,

@@ -136,6 +136,10 @@ pub enum Op {
     Atomic = 24,
     /// A fence with the order and scope [`Ordering::encode`] wrote into `a`.
     Fence = 25,
+    /// A hardware approximation of an f32 function ([`ApproxFn`] code `a`)
+    /// of the f32 bits `b` (and `c`, a quotient's divisor): the result's
+    /// bits, as [`ApproxFn::model`] computes them.
+    ApproxMath = 26,
 }
 
 /// The most 32-bit words an [`Op::Mma`] buffer holds (WMMA's 8 of A, 8 of
@@ -147,7 +151,7 @@ pub const MMA_MAX_RESULTS: usize = 16;
 
 impl Op {
     /// Every op.
-    pub const ALL: [Op; 25] = [
+    pub const ALL: [Op; 26] = [
         Op::ThreadId,
         Op::BlockId,
         Op::GridDim,
@@ -173,6 +177,7 @@ impl Op {
         Op::TmaLoad,
         Op::Atomic,
         Op::Fence,
+        Op::ApproxMath,
     ];
 
     /// The op with code `code`.
@@ -206,6 +211,53 @@ impl ShuffleMode {
         ]
         .into_iter()
         .find(|m| *m as u64 == code)
+    }
+}
+
+/// The f32 functions GPUs approximate in one instruction (`approx_math`),
+/// as [`Op::ApproxMath`] passes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u64)]
+pub enum ApproxFn {
+    /// `2^x`: PTX `ex2.approx.f32`, AMDGPU `v_exp_f32`.
+    Exp2 = 0,
+    /// `log₂ x`: PTX `lg2.approx.f32`, AMDGPU `v_log_f32`.
+    Log2 = 1,
+    /// `1/√x`: PTX `rsqrt.approx.f32`, AMDGPU `v_rsq_f32`.
+    Rsqrt = 2,
+    /// `1/x`: AMDGPU `v_rcp_f32`.
+    Rcp = 3,
+    /// `x/y`: PTX `div.approx.f32`.
+    Div = 4,
+}
+
+impl ApproxFn {
+    /// Every function.
+    pub const ALL: [ApproxFn; 5] = [
+        ApproxFn::Exp2,
+        ApproxFn::Log2,
+        ApproxFn::Rsqrt,
+        ApproxFn::Rcp,
+        ApproxFn::Div,
+    ];
+
+    /// The function encoded as `code`.
+    pub fn from_u64(code: u64) -> Option<ApproxFn> {
+        ApproxFn::ALL.into_iter().find(|f| *f as u64 == code)
+    }
+
+    /// The emulators' model of the instruction: the function of `x` (and
+    /// `y` for [`ApproxFn::Div`]) computed in f64 and rounded to f32 (the
+    /// quotients in f32, correctly rounded): within every error bound the
+    /// vendors document for the instruction.
+    pub fn model(self, x: f32, y: f32) -> f32 {
+        match self {
+            ApproxFn::Exp2 => (f64::from(x)).exp2() as f32,
+            ApproxFn::Log2 => (f64::from(x)).log2() as f32,
+            ApproxFn::Rsqrt => (1.0 / f64::from(x).sqrt()) as f32,
+            ApproxFn::Rcp => 1.0 / x,
+            ApproxFn::Div => x / y,
+        }
     }
 }
 

@@ -12,6 +12,12 @@ pub struct CodegenOptions {
     /// narrower floats use the fast f32 library (within a few ulps, see
     /// docs/backends.md) instead of the exact one (f64, rounded once).
     pub fast_math: bool,
+    /// Whether exp, exp2, log, log2, rsqrt and division of f32 and narrower
+    /// floats use the GPU's own one-instruction approximations in GPU images
+    /// (`ex2.approx.f32`, `v_exp_f32`, ...; docs/backends.md, "Approximate
+    /// math"); host images and the other functions keep what [`fast_math`](
+    /// Self::fast_math) chooses.
+    pub approx_math: bool,
     /// Whether the sm_90a images of pipelined `wgmma` loops copy their
     /// operands with the TMA (`tile_thread::lower::LowerOptions::tma`): the
     /// kernel then takes a tensor map of each such operand's tensor, which
@@ -25,6 +31,7 @@ impl Default for CodegenOptions {
         CodegenOptions {
             opt_level: OptimizationLevel::Aggressive,
             fast_math: false,
+            approx_math: false,
             tma: false,
         }
     }

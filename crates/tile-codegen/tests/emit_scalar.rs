@@ -318,6 +318,21 @@ fn casts_match_the_oracle() {
     }
 }
 
+/// bf16 → f32 of every bf16 bit pattern (subnormals, infinities and NaN
+/// payloads among them): the upper half of the f32's bits, NaNs canonical.
+#[test]
+fn bf16_widens_to_f32_like_the_oracle_for_every_bit_pattern() {
+    let inputs: Vec<[u64; 3]> = (0..=u64::from(u16::MAX)).map(|x| [x, 0, 0]).collect();
+    for to in [DType::F32, DType::F64] {
+        let got = run_probe(&ThreadOpKind::Cast { to }, &[DType::BF16], &inputs, false)
+            .expect("casts are total");
+        for (g, x) in got.iter().zip(&inputs) {
+            let want = eval::cast(Scalar::from_bits(DType::BF16, x[0]), to).to_bits();
+            assert_eq!(*g, want, "cast {:#x} from bf16 to {to}", x[0]);
+        }
+    }
+}
+
 /// f32 → f16 where rounding decides: every f16 value's f32 neighbourhood
 /// (itself, the midpoints to the next f16 and one f32 ulp either side of
 /// them), across subnormals, the overflow threshold and NaN payloads. Most

@@ -5,7 +5,7 @@ use crate::block::{race, stop, suspend, with_block, Wait, WARP};
 use crate::copies::Copy;
 use crate::error::EmuError;
 use crate::wgmma::WgmmaCall;
-use tile_abi::emulation::{Access, Op, Ordering, ShuffleMode, MMA_MAX_WORDS};
+use tile_abi::emulation::{Access, ApproxFn, Op, Ordering, ShuffleMode, MMA_MAX_WORDS};
 use tile_abi::happens::AtomicSync;
 use tile_abi::mma::{Fragment, LdMatrix, MmaKind};
 use tile_abi::wgmma::WgmmaKind;
@@ -51,6 +51,19 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
                 }
             }
         }
+        Op::ApproxMath => match ApproxFn::from_u64(a) {
+            Some(f) => {
+                let (x, y) = (f32::from_bits(b as u32), f32::from_bits(c as u32));
+                u64::from(f.model(x, y).to_bits())
+            }
+            None => {
+                let place = with_block(|blk| blk.place(Some(blk.current)));
+                stop(EmuError::Malformed {
+                    place,
+                    what: format!("approximated function {a}"),
+                })
+            }
+        },
         Op::Bpermute => suspend(Wait::Bpermute {
             address: a as u32,
             value: b as u32,

@@ -1,7 +1,8 @@
 //! The attribute's arguments: `configs(NAME = value, ...)` once per
 //! specialization (with an optional `targets = "..."` of its own),
 //! `num_warps = n`, `num_stages = n`, `targets = "sm_80,host"`,
-//! `fast_math`, `tma`, `aligned(x, ...)`, and for the register warnings
+//! `fast_math`, `approx_math`, `tma`, `aligned(x, ...)`, and for the
+//! register warnings
 //! (`warnings.rs`)
 //! `register_budget = n` and `allow(spills)`.
 
@@ -63,8 +64,12 @@ pub struct KernelAttr {
     /// (`tile_codegen::default_targets`).
     pub targets: Vec<Target>,
     /// Whether math functions of f32 and narrower use the fast library
-    /// (`tile_codegen::CodegenOptions::fast_math`).
+    /// (`tile_codegen::CodegenOptions::fast_math`); `approx_math` implies it.
     pub fast_math: bool,
+    /// Whether GPU images take the GPU's own approximations of exp, exp2,
+    /// log, log2, rsqrt and division (`approx_math`,
+    /// `tile_codegen::CodegenOptions::approx_math`).
+    pub approx_math: bool,
     /// The registers per thread a GPU image may use before the build warns
     /// (`register_budget = n`); `None`: no budget.
     pub register_budget: Option<u32>,
@@ -89,6 +94,7 @@ impl KernelAttr {
         let mut num_stages: Option<u32> = None;
         let mut targets: Option<Vec<Target>> = None;
         let mut fast_math = false;
+        let mut approx_math = false;
         let mut register_budget: Option<u32> = None;
         let mut allow_spills = false;
         let mut tma = false;
@@ -133,23 +139,11 @@ impl KernelAttr {
                 targets = Some(parse_targets(&lit.value(), lit.span())?);
                 Ok(())
             } else if meta.path.is_ident("fast_math") {
-                if fast_math {
-                    return Err(meta.error("`fast_math` is given twice"));
-                }
-                if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
-                    return Err(meta.error("`fast_math` takes no value"));
-                }
-                fast_math = true;
-                Ok(())
+                set_flag(&meta, &mut fast_math, "fast_math")
+            } else if meta.path.is_ident("approx_math") {
+                set_flag(&meta, &mut approx_math, "approx_math")
             } else if meta.path.is_ident("tma") {
-                if tma {
-                    return Err(meta.error("`tma` is given twice"));
-                }
-                if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
-                    return Err(meta.error("`tma` takes no value"));
-                }
-                tma = true;
-                Ok(())
+                set_flag(&meta, &mut tma, "tma")
             } else if meta.path.is_ident("aligned") {
                 if aligned.is_some() {
                     return Err(meta.error(
@@ -200,7 +194,7 @@ impl KernelAttr {
                 })
             } else {
                 Err(meta.error(
-                    "unknown argument; `#[tile_kernel]` takes `configs(NAME = value, ...)`, `num_warps = n`, `num_stages = n`, `targets = \"...\"`, `fast_math`, `tma`, `aligned(x, ...)`, `register_budget = n` and `allow(spills)`",
+                    "unknown argument; `#[tile_kernel]` takes `configs(NAME = value, ...)`, `num_warps = n`, `num_stages = n`, `targets = \"...\"`, `fast_math`, `approx_math`, `tma`, `aligned(x, ...)`, `register_budget = n` and `allow(spills)`",
                 ))
             }
         });
@@ -216,7 +210,8 @@ impl KernelAttr {
             num_warps: num_warps.unwrap_or(DEFAULT_NUM_WARPS),
             num_stages,
             targets,
-            fast_math,
+            fast_math: fast_math || approx_math,
+            approx_math,
             register_budget,
             allow_spills,
             tma,
@@ -316,4 +311,16 @@ fn parse_targets(text: &str, span: Span) -> syn::Result<Vec<Target>> {
         }
     }
     Ok(out)
+}
+
+/// Sets the flag `name` (an argument without a value), once.
+fn set_flag(meta: &syn::meta::ParseNestedMeta<'_>, flag: &mut bool, name: &str) -> syn::Result<()> {
+    if *flag {
+        return Err(meta.error(format!("`{name}` is given twice")));
+    }
+    if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+        return Err(meta.error(format!("`{name}` takes no value")));
+    }
+    *flag = true;
+    Ok(())
 }

@@ -163,6 +163,7 @@ fn compile(
             num_warps: attr.num_warps,
             codegen: CodegenOptions {
                 fast_math: attr.fast_math,
+                approx_math: attr.approx_math,
                 tma: attr.tma,
                 ..CodegenOptions::default()
             },
@@ -244,6 +245,7 @@ fn generate(
     let text_consts = texts.items(&p);
     let num_warps = attr.map_or(crate::attr::DEFAULT_NUM_WARPS, |a| a.num_warps);
     let fast_math = attr.is_some_and(|a| a.fast_math);
+    let approx_math = attr.is_some_and(|a| a.approx_math);
     let num_stages = match attr.and_then(|a| a.num_stages) {
         Some(n) => quote!(::core::option::Option::Some(#n)),
         None => quote!(::core::option::Option::None),
@@ -314,6 +316,7 @@ fn generate(
                     num_warps: #num_warps,
                     num_stages: #num_stages,
                     fast_math: #fast_math,
+                    approx_math: #approx_math,
                     targets: &[#(#targets),*],
                     specializations: &[#(#specs),*],
                 }

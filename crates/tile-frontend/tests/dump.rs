@@ -80,22 +80,29 @@ fn an_unwritable_dump_is_a_compile_error() {
     let _ = std::fs::remove_file(&file);
 }
 
-/// The PTX and the optimized host LLVM IR (x86-64, or AArch64) of `exp`
-/// over a tile, with and without `fast_math`.
-fn exp_code(fast_math: bool) -> (String, String) {
-    let dir =
-        std::env::temp_dir().join(format!("tile-dump-fast-{fast_math}-{}", std::process::id()));
+/// The math a kernel asks for: the attribute's flag.
+#[derive(Clone, Copy, Debug)]
+enum Math {
+    Exact,
+    Fast,
+    Approx,
+}
+
+/// The PTX, the gfx942 assembly and the optimized host LLVM IR (x86-64, or
+/// AArch64) of `exp`, `log` and a division over a tile, in `math`.
+fn exp_code(math: Math) -> (String, String, String) {
+    let dir = std::env::temp_dir().join(format!("tile-dump-{math:?}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let attr = if fast_math {
-        quote!(targets = "sm_80,host", fast_math)
-    } else {
-        quote!(targets = "sm_80,host")
+    let attr = match math {
+        Math::Exact => quote!(targets = "sm_80,gfx942,host"),
+        Math::Fast => quote!(targets = "sm_80,gfx942,host", fast_math),
+        Math::Approx => quote!(targets = "sm_80,gfx942,host", approx_math),
     };
     let item = quote! {
         fn softplus(x: &Tensor<f32>, out: &mut Tensor<f32>) {
             let pid = program_id(0);
             let t = partition_view(x, [128]).load_masked(pid);
-            partition_view(out, [128]).store_masked((t.exp() + 1.0).log(), pid);
+            partition_view(out, [128]).store_masked((t.exp() + 1.0).log() / t, pid);
         }
     };
     let options = ExpandOptions {
@@ -108,29 +115,52 @@ fn exp_code(fast_math: bool) -> (String, String) {
         std::fs::read_to_string(dir.join("softplus/default").join(file))
             .unwrap_or_else(|e| panic!("{file} dumped: {e}"))
     };
-    let ptx = read("sm_80.ptx");
+    let (ptx, gcn) = (read("sm_80.ptx"), read("gfx942.s"));
     let host = match std::env::consts::ARCH {
         "aarch64" => read("aarch64.opt.ll"),
         _ => read("x86_64.opt.ll"),
     };
     let _ = std::fs::remove_dir_all(&dir);
-    (ptx, host)
+    (ptx, gcn, host)
+}
+
+/// Lines of double-precision arithmetic in PTX and in LLVM IR.
+fn f64_lines(ptx: &str, ir: &str) -> (usize, usize) {
+    let in_ptx = ptx.lines().filter(|l| l.contains(".f64")).count();
+    let in_ir = ir
+        .lines()
+        .filter(|l| l.contains(" double") && !l.trim_start().starts_with("declare"))
+        .count();
+    (in_ptx, in_ir)
 }
 
 #[test]
 fn fast_math_computes_f32_math_in_f32() {
-    let f64_ptx = |ptx: &str| ptx.lines().filter(|l| l.contains(".f64")).count();
-    let f64_ir = |ir: &str| {
-        ir.lines()
-            .filter(|l| l.contains(" double") && !l.trim_start().starts_with("declare"))
-            .count()
-    };
-    let (ptx, host) = exp_code(false);
-    assert!(f64_ptx(&ptx) > 0, "the exact library computes in f64");
-    assert!(f64_ir(&host) > 0, "the exact host library computes in f64");
-    let (ptx, host) = exp_code(true);
-    assert_eq!(f64_ptx(&ptx), 0, "{ptx}");
-    assert_eq!(f64_ir(&host), 0, "{host}");
+    let (ptx, _, host) = exp_code(Math::Exact);
+    let (in_ptx, in_ir) = f64_lines(&ptx, &host);
+    assert!(in_ptx > 0, "the exact library computes in f64");
+    assert!(in_ir > 0, "the exact host library computes in f64");
+    let (ptx, _, host) = exp_code(Math::Fast);
+    assert_eq!(f64_lines(&ptx, &host), (0, 0), "{ptx}\n{host}");
+    assert!(
+        !ptx.contains(".approx"),
+        "the fast library is arithmetic: {ptx}"
+    );
+}
+
+#[test]
+fn approx_math_takes_the_gpus_own_instructions() {
+    let (ptx, gcn, host) = exp_code(Math::Approx);
+    for instruction in ["ex2.approx.f32", "lg2.approx.f32", "div.approx.f32"] {
+        assert!(ptx.contains(instruction), "{instruction} in {ptx}");
+    }
+    for instruction in ["v_exp_f32", "v_log_f32", "v_rcp_f32"] {
+        assert!(gcn.contains(instruction), "{instruction} in {gcn}");
+    }
+    // The host keeps the fast library: f32 arithmetic, no double.
+    assert_eq!(f64_lines(&ptx, &host), (0, 0), "{host}");
+    let (ptx, gcn, _) = exp_code(Math::Fast);
+    assert!(!ptx.contains("ex2.approx") && !gcn.contains("v_exp_f32"));
 }
 
 #[test]

@@ -62,6 +62,9 @@ pub struct KernelInfo {
     pub num_stages: Option<u32>,
     /// Whether its images compute with the fast f32 library (`fast_math`).
     pub fast_math: bool,
+    /// Whether its GPU images take the GPU's own approximations of exp,
+    /// exp2, log, log2, rsqrt and division (`approx_math`).
+    pub approx_math: bool,
     /// The targets the kernel is built for.
     pub targets: &'static [&'static str],
     /// The compiled specializations.

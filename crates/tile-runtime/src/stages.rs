@@ -216,6 +216,7 @@ mod tests {
         num_warps: 4,
         num_stages: None,
         fast_math: false,
+        approx_math: false,
         targets: &[],
         specializations: &[SPEC],
     };

@@ -9,17 +9,19 @@
 //! instruction a GPU receives.
 
 use crate::EmitError;
-use tile_abi::emulation::{Op, ShuffleMode, RUNTIME_SYMBOL};
+use tile_abi::emulation::{ApproxFn, Op, ShuffleMode, RUNTIME_SYMBOL};
 use tile_abi::mma::{Fragment, LdMatrix, MmaKind};
 
 /// One replaced intrinsic.
 struct Replacement {
     /// The intrinsic's name, without `@`.
     intrinsic: String,
-    /// The return type in LLVM IR (`i32`, `void`, `ptr addrspace(4)`).
+    /// The return type in LLVM IR (`i32`, `float`, `void`, `ptr
+    /// addrspace(4)`).
     ret: &'static str,
     /// The parameter types (integers are zero-extended to the runtime's
-    /// `u64` operands, pointers converted to their address).
+    /// `u64` operands, floats' bits too, pointers converted to their
+    /// address).
     params: &'static [&'static str],
     /// The op and its four operands.
     op: Op,
@@ -133,6 +135,29 @@ fn table() -> Vec<Replacement> {
         op: Op::Bpermute,
         operands: [Param(0), Param(1), Const(0), Const(0)],
     });
+    for (intrinsic, params, f) in [
+        ("llvm.nvvm.ex2.approx.f", &["float"][..], ApproxFn::Exp2),
+        ("llvm.nvvm.lg2.approx.f", &["float"], ApproxFn::Log2),
+        ("llvm.nvvm.rsqrt.approx.f", &["float"], ApproxFn::Rsqrt),
+        ("llvm.nvvm.div.approx.f", &["float", "float"], ApproxFn::Div),
+        ("llvm.amdgcn.exp2.f32", &["float"], ApproxFn::Exp2),
+        ("llvm.amdgcn.log.f32", &["float"], ApproxFn::Log2),
+        ("llvm.amdgcn.rsq.f32", &["float"], ApproxFn::Rsqrt),
+        ("llvm.amdgcn.rcp.f32", &["float"], ApproxFn::Rcp),
+    ] {
+        let divisor = if params.len() == 2 {
+            Param(1)
+        } else {
+            Const(0)
+        };
+        table.push(Replacement {
+            intrinsic: intrinsic.into(),
+            ret: "float",
+            params,
+            op: Op::ApproxMath,
+            operands: [Const(f as u64), Param(0), divisor, Const(0)],
+        });
+    }
     table.push(Replacement {
         intrinsic: "llvm.amdgcn.dispatch.ptr".into(),
         ret: "ptr addrspace(4)",
@@ -403,6 +428,12 @@ fn definition(name: &str, r: &Replacement) -> String {
         .collect();
     let mut body = String::new();
     for (i, ty) in r.params.iter().enumerate() {
+        if *ty == "float" {
+            body.push_str(&format!(
+                "  %b{i} = bitcast float %p{i} to i32\n  %z{i} = zext i32 %b{i} to i64\n"
+            ));
+            continue;
+        }
         let cast = if ty.starts_with("ptr") {
             "ptrtoint"
         } else {
@@ -431,6 +462,8 @@ fn definition(name: &str, r: &Replacement) -> String {
     let ret = match r.ret {
         "void" => "  ret void\n".to_string(),
         "i32" => "  %t = trunc i64 %r to i32\n  ret i32 %t\n".to_string(),
+        "float" => "  %t = trunc i64 %r to i32\n  %x = bitcast i32 %t to float\n  ret float %x\n"
+            .to_string(),
         ptr => format!("  %t = inttoptr i64 %r to {ptr}\n  ret {ptr} %t\n"),
     };
     format!(

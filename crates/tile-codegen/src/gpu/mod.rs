@@ -161,7 +161,8 @@ fn build(
     let module = ctx.create_module(&program.name);
     machine.configure(&module);
     let emitter = GpuEmitter {
-        s: ScalarEmitter::new(&ctx, &module, target, options.fast_math),
+        s: ScalarEmitter::new(&ctx, &module, target, options.fast_math)
+            .with_approx_math(target, options.approx_math),
         gpu,
     };
     let bounds_checks = emitter.kernel(program)?;

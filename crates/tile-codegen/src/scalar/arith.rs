@@ -143,8 +143,12 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             BinaryOp::Add => b.build_float_add(x, y, "fadd")?,
             BinaryOp::Sub => b.build_float_sub(x, y, "fsub")?,
             BinaryOp::Mul => b.build_float_mul(x, y, "fmul")?,
-            BinaryOp::Div if self.fast_math && dtype != DType::F64 => self.fast_div(x, y)?,
-            BinaryOp::Div => b.build_float_div(x, y, "fdiv")?,
+            BinaryOp::Div if dtype == DType::F64 => b.build_float_div(x, y, "fdiv")?,
+            BinaryOp::Div => match self.hardware_math {
+                Some(hw) => self.hardware_div(hw, x, y)?,
+                None if self.fast_math => self.fast_div(x, y)?,
+                None => b.build_float_div(x, y, "fdiv")?,
+            },
             BinaryOp::Rem => {
                 // Exact in f64 for every dtype, so rounding back is exact.
                 let r = self.fmod(self.to_f64(x)?, self.to_f64(y)?)?;

@@ -121,6 +121,17 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         let i32t = self.ctx.i32_type();
         let f32t = self.ctx.f32_type();
         let x = b.build_int_z_extend(bits, i32t, "wide")?;
+        if format.exp_bits == 8 && format.ieee_special {
+            // bf16: f32's exponent, so its bits are the upper half of the
+            // f32's, subnormals and infinities included.
+            let upper = b.build_left_shift(x, i32t.const_int(16, false), "upper")?;
+            let value = b.build_bit_cast(upper, f32t, "value")?.into_float_value();
+            let nan = b.build_float_compare(FloatPredicate::UNO, value, value, "nan")?;
+            let canonical = self.f32_bits(0x7fc0_0000)?;
+            return Ok(b
+                .build_select(nan, canonical, value, "widened")?
+                .into_float_value());
+        }
         let man_mask = i32t.const_int((1 << format.man_bits) - 1, false);
         let sign = b.build_right_shift(
             x,

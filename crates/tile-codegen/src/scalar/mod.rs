@@ -6,14 +6,17 @@
 //!   policy of computed results (`Nans`);
 //! * `arith`, `unary`, `cast`: the ops;
 //! * `float`: narrow float formats (f16, bf16, FP8), rounded once;
-//! * `math`, `pow`, `fmod`: the exact math library (f64, rounded once), and
-//!   `fast_math` the fast f32 one ([`crate::CodegenOptions::fast_math`]);
+//! * `math`, `pow`, `fmod`: the exact math library (f64, rounded once),
+//!   `fast_math` the fast f32 one ([`crate::CodegenOptions::fast_math`]),
+//!   and `approx_math` the GPUs' own instructions
+//!   ([`crate::CodegenOptions::approx_math`]);
 //! * [`probe`]: single ops compiled for the host, so tests can run the exact
 //!   LLVM IR every target receives against `tile_ir::eval`.
 //!
 //! The emitter holds no per-client modes: what differs between uses (the
 //! NaN policy of a result) is an argument of the op.
 
+mod approx_math;
 mod arith;
 mod atomic;
 mod cast;
@@ -28,6 +31,7 @@ mod trig;
 mod unary;
 mod values;
 
+pub(crate) use approx_math::Hardware;
 pub(crate) use print::Record;
 
 use crate::{EmitError, Target};
@@ -56,6 +60,10 @@ pub(crate) struct ScalarEmitter<'a, 'ctx> {
     /// Whether math functions of f32 and narrower use the fast library
     /// ([`crate::CodegenOptions::fast_math`]).
     pub(crate) fast_math: bool,
+    /// The GPU whose one-instruction approximations exp, exp2, log, log2,
+    /// rsqrt and division of f32 and narrower take
+    /// ([`crate::CodegenOptions::approx_math`]); `None`: the libraries.
+    pub(crate) hardware_math: Option<Hardware>,
     /// Whether f32 → f16 rounds with the target's instruction
     /// ([`crate::Target::converts_f16`]) rather than integer arithmetic.
     pub(crate) converts_f16: bool,
@@ -82,9 +90,19 @@ impl<'a, 'ctx> ScalarEmitter<'a, 'ctx> {
             module,
             b: ctx.create_builder(),
             fast_math,
+            hardware_math: None,
             converts_f16: target.converts_f16(),
             ieee_min_max: target.has_ieee_min_max(),
             outline_exact_math: target.outlines_exact_math(),
+        }
+    }
+
+    /// This emitter with `target`'s own approximations when `approx_math`
+    /// and `target` is a GPU ([`Hardware::of`]).
+    pub(crate) fn with_approx_math(self, target: Target, approx_math: bool) -> Self {
+        ScalarEmitter {
+            hardware_math: Hardware::of(target).filter(|_| approx_math),
+            ..self
         }
     }
 

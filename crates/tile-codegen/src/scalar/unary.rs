@@ -53,6 +53,12 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             _ => {}
         }
         let v = self.widen(x, dtype)?;
+        if let Some(hw) = self.hardware_math.filter(|_| dtype != DType::F64) {
+            if Self::has_hardware_variant(op) {
+                let r = self.hardware_transcendental(hw, op, v)?;
+                return self.store_float(r, dtype, nans);
+            }
+        }
         if self.fast_math && dtype != DType::F64 && Self::has_fast_variant(op) {
             let r = self.fast_transcendental(op, v)?;
             return self.store_float(r, dtype, nans);
