@@ -95,6 +95,52 @@ fn reassociated_row_sums_are_trees_within_the_bound() {
 }
 
 #[test]
+fn many_warps_combine_their_totals_by_shuffles() {
+    // 32 (then 8, two rows on 16 warps) warps along a row: each lane
+    // reads one warp's total, of its one row, and the lanes combine them by
+    // shuffles; reading all 32 in every thread held them in registers at
+    // once.
+    for (rows, cols, warps, along) in [(1, 4096, 32, 32u32), (2, 2048, 16, 8)] {
+        let func = row_sums(rows, cols);
+        let program = lowered(&func, warps);
+        let text = program.to_string();
+        assert_eq!(
+            text.matches("ld.shared").count(),
+            1,
+            "{rows}x{cols}: one read of the totals: {text}"
+        );
+        let butterflies = 5 + along.trailing_zeros() as usize;
+        assert_eq!(
+            text.matches("shfl.bfly").count(),
+            butterflies,
+            "{text}"
+        );
+        let (m, n) = (2 * rows + 1, cols - 5);
+        let xs = values(7, m * n);
+        let x = Arg::Tensor(HostTensor::from_vec(&[m, n], xs.clone()).unwrap());
+        let args = vec![x, Arg::Tensor(HostTensor::zeros(DType::F32, &[m, 1]))];
+        let grid = [blocks(m, rows), 1, 1];
+        let (mut emulated, mut reference) = (args.clone(), args);
+        emulate::run(&program, grid, &mut emulated).unwrap();
+        interp::run(&func, grid, &mut reference).unwrap();
+        let (got, want) = (floats(&emulated[1]), floats(&reference[1]));
+        for r in 0..m {
+            let magnitude: f64 = xs[r * n..(r + 1) * n]
+                .iter()
+                .map(|&v| f64::from(v).abs())
+                .sum();
+            let error = (f64::from(got[r]) - f64::from(want[r])).abs();
+            assert!(
+                error <= sum_bound(n, magnitude),
+                "row {r}: {} against {}",
+                got[r],
+                want[r]
+            );
+        }
+    }
+}
+
+#[test]
 fn padding_of_a_reassociated_sum_keeps_negative_zero() {
     // 48 columns spread over 64 lanes' worth of registers: the dead ones
     // must add `-0.0`, or a row of `-0.0`s would sum to `+0.0`.

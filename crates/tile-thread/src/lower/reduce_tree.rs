@@ -17,7 +17,9 @@
 //!    holds the warp's total;
 //! 3. **across warps** (when `wpb[a] > 1`): lane 0 along `a` of each warp
 //!    writes its total to shared memory at `row · wpb[a] + warp_a`; after a
-//!    barrier every thread folds its row's `wpb[a]` totals.
+//!    barrier every thread folds its row's `wpb[a]` totals, or from 8 warps
+//!    on reads one of them, lane `l` the total of warp `l mod wpb[a]`, and
+//!    the lanes combine them by butterfly shuffles.
 //!
 //! Float products, and float sums of kernels without `fast_math`, keep the
 //! sequential path of `reduce.rs`: a tree combines in another order and
@@ -25,9 +27,13 @@
 
 use super::Lowerer;
 use crate::layout_assign::DistLayout;
-use crate::program::{Reg, ShuffleMode, ThreadOpKind, WARP_SIZE};
+use crate::program::{Reg, SharedId, ShuffleMode, ThreadOpKind, WARP_SIZE};
 use tile_ir::eval::round_f64;
 use tile_ir::{BinaryOp, CmpPred, DType, Scalar};
+
+/// From this many warps along the axis on, step 3 combines the warps'
+/// totals by shuffles ([`Lowerer::fold_warp_totals`]).
+const SHUFFLED_WARPS: usize = 8;
 
 /// The identity of `op` on `dtype`: for floats `-0.0` for `add`, `-inf`
 /// for `max` and `+inf` for `min` (±448 for `f8e4m3`, which has no
@@ -219,6 +225,12 @@ impl Lowerer<'_> {
                 starts.push(start);
             }
             self.barrier();
+            if warps >= SHUFFLED_WARPS {
+                let stage = (alloc, warps);
+                self.fold_warp_totals(op, dtype, stage, &mut partials, &starts, &rows.live);
+                self.release_shared(alloc);
+                return Self::row_results(regs, &rows.representative, &partials);
+            }
             for ((row, acc), start) in partials.iter_mut().zip(starts) {
                 let live = rows.live[*row];
                 let mut total = self.read_shared(alloc, dtype, start, live);
@@ -237,9 +249,58 @@ impl Lowerer<'_> {
             }
             self.release_shared(alloc);
         }
+        Self::row_results(regs, &rows.representative, &partials)
+    }
+
+    /// Step 3 for many warps (`(alloc, warps)`: the totals' allocation and
+    /// their count per row): lane `l` of every warp reads the total of
+    /// warp `l mod warps` of its row and the lanes combine them by
+    /// `log2(warps)` butterfly shuffles, one read a lane instead of
+    /// `warps` (each held in a register at once, which spilled at 32
+    /// warps). A combination of two lanes' values is the same in both
+    /// (`op` commutes bit for bit), so every lane ends with the same
+    /// total.
+    fn fold_warp_totals(
+        &mut self,
+        op: BinaryOp,
+        dtype: DType,
+        (alloc, warps): (SharedId, usize),
+        partials: &mut [(usize, Reg)],
+        starts: &[Reg],
+        live: &[Reg],
+    ) {
+        let lane_bits: Vec<u32> = (0..warps.trailing_zeros()).collect();
+        let slot = self.packed_bits(&lane_bits);
+        let zero = self.i32c(0);
+        for ((row, acc), &start) in partials.iter_mut().zip(starts) {
+            let live = live[*row];
+            // A dead row reads slot 0's row instead, in bounds.
+            let start = if self.is_true(live) {
+                start
+            } else {
+                self.select(live, start, zero)
+            };
+            let index = self.binary(BinaryOp::Add, start, slot);
+            let mut total = self.emit(ThreadOpKind::LoadShared { alloc }, vec![index], dtype);
+            for &bit in &lane_bits {
+                let mask = self.i32c(1 << bit);
+                let kind = ThreadOpKind::Shuffle {
+                    mode: ShuffleMode::Bfly,
+                    width: WARP_SIZE as u8,
+                };
+                let other = self.emit(kind, vec![total, mask], dtype);
+                total = self.emit(ThreadOpKind::Binary(op), vec![total, other], dtype);
+            }
+            *acc = total;
+        }
+    }
+
+    /// Each register's row result: its row's partial (`regs` itself where
+    /// the row has none).
+    fn row_results(regs: &[Reg], representative: &[usize], partials: &[(usize, Reg)]) -> Vec<Reg> {
         (0..regs.len())
             .map(|v| {
-                let row = rows.representative[v];
+                let row = representative[v];
                 partials
                     .iter()
                     .find(|(r, _)| *r == row)
