@@ -110,11 +110,7 @@ fn many_warps_combine_their_totals_by_shuffles() {
             "{rows}x{cols}: one read of the totals: {text}"
         );
         let butterflies = 5 + along.trailing_zeros() as usize;
-        assert_eq!(
-            text.matches("shfl.bfly").count(),
-            butterflies,
-            "{text}"
-        );
+        assert_eq!(text.matches("shfl.bfly").count(), butterflies, "{text}");
         let (m, n) = (2 * rows + 1, cols - 5);
         let xs = values(7, m * n);
         let x = Arg::Tensor(HostTensor::from_vec(&[m, n], xs.clone()).unwrap());

@@ -23,7 +23,7 @@
 //! `thread = (8,4):(1,8)`, `value = (1,1,1,1):(1,8,1,8)`.
 
 use std::fmt;
-use tile_ir::layout::{IntTuple, Layout};
+use tile_ir::layout::{coalesce, IntTuple, Layout};
 
 use crate::program::WARP_SIZE;
 
@@ -270,6 +270,18 @@ impl DistLayout {
                 self.shape[d] == target.shape[d]
                     || (self.replicated.contains(&d) && !target.replicated.contains(&d))
             })
+    }
+
+    /// Whether `other` places every element where this layout does, in the
+    /// same thread and register: the same shape and replicated axes, and the
+    /// same thread and value layouts once their modes of extent 1 are gone
+    /// (what [`DistLayout::drop_axis`] leaves of an axis of extent 1).
+    pub fn holds_like(&self, other: &DistLayout) -> bool {
+        self.kind == other.kind
+            && self.shape == other.shape
+            && self.replicated == other.replicated
+            && coalesce(&self.thread) == coalesce(&other.thread)
+            && coalesce(&self.value) == coalesce(&other.value)
     }
 
     /// Whether some element has several holders: a replicated axis or a copy

@@ -145,11 +145,30 @@ pub fn assign(
     // only once the loop carries it).
     for _ in 0..2 {
         place_reductions(func, sums, &mut values);
+        drop_unit_axes(func, &mut values);
         fit_broadcast_sources(func, &mut values);
         propagate::propagate(func, &mut values);
         propagate::carry_through_loops(func, &mut values);
     }
     Ok(LayoutPlan { num_warps, values })
+}
+
+/// A reshape that only removes an axis of extent 1 (a reduction's `[R, 1]`
+/// row results stored as `[R]`) holds its result as its operand is held,
+/// without the axis: the same registers.
+fn drop_unit_axes(func: &Function, values: &mut BTreeMap<Value, DistLayout>) {
+    func.walk(&mut |id| {
+        let op = func.op(id);
+        if let (OpKind::Reshape { .. }, [operand], [result]) =
+            (&op.kind, op.operands.as_slice(), op.results.as_slice())
+        {
+            let dropped = unit_axis_inserted(func, *result, *operand)
+                .and_then(|axis| values.get(operand)?.drop_axis(axis));
+            if let Some(dropped) = dropped {
+                values.insert(*result, dropped);
+            }
+        }
+    });
 }
 
 /// Reductions with keepdim produce the slice of their operand's layout, so

@@ -5,11 +5,13 @@
 //! brought to the first operand's layout (a conversion only where a slice
 //! layout meets a blocked one), so that register `v` of every operand holds
 //! the same element, and the op applies register by register with the tile IR's own
-//! scalar semantics (`tile_ir::eval`), so the results are bit-identical.
+//! scalar semantics (`tile_ir::eval`), so the results are bit-identical;
+//! registers with the same operands (copies of one element) share one op.
 //! Dead registers compute on whatever they hold (total semantics: no trap).
 
 use super::{LowerError, Lowered, Lowerer};
-use crate::program::ThreadOpKind;
+use crate::program::{Reg, ThreadOpKind};
+use std::collections::HashMap;
 use tile_ir::{OpId, OpKind};
 
 impl Lowerer<'_> {
@@ -76,10 +78,19 @@ impl Lowerer<'_> {
                                 _ => return Err(self.invalid(id, "operands of different shapes")),
                             }
                         }
+                        // Registers that hold copies of one element (a
+                        // reduction's row in its slice layout) have the same
+                        // operands: computed once.
+                        let mut computed: HashMap<Vec<Reg>, Reg> = HashMap::new();
                         let regs = (0..layout.registers())
                             .map(|v| {
-                                let args = columns.iter().map(|c| c[v]).collect();
-                                self.emit(thread_kind.clone(), args, dtype)
+                                let args: Vec<Reg> = columns.iter().map(|c| c[v]).collect();
+                                if let Some(&r) = computed.get(&args) {
+                                    return r;
+                                }
+                                let r = self.emit(thread_kind.clone(), args.clone(), dtype);
+                                computed.insert(args, r);
+                                r
                             })
                             .collect();
                         Lowered::Tile { layout, regs }

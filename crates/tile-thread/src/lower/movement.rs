@@ -90,13 +90,36 @@ impl Lowerer<'_> {
                 },
             );
         }
-        if let (OpKind::Reshape { .. }, Some(axis)) = (
+        if let (OpKind::Reshape { .. } | OpKind::Broadcast { .. }, Some(axis)) = (
             &op.kind,
             crate::layout_assign::unit_axis_inserted(func, operand, result),
         ) {
-            if layout.drop_axis(axis).as_ref() == Some(&src_layout) {
-                // Only an axis of extent 1 inserted, and the operand already held
-                // as the result is without it: the same registers.
+            if layout
+                .drop_axis(axis)
+                .is_some_and(|l| l.holds_like(&src_layout))
+            {
+                // Only an axis of extent 1 inserted (a reshape, or a broadcast
+                // of `[N]` to `[1, N]`), and the operand already held as the
+                // result is without it: the same registers.
+                return self.bind(
+                    id,
+                    Lowered::Tile {
+                        layout,
+                        regs: src_regs,
+                    },
+                );
+            }
+        }
+        if let (OpKind::Reshape { .. }, Some(axis)) = (
+            &op.kind,
+            crate::layout_assign::unit_axis_inserted(func, result, operand),
+        ) {
+            if src_layout
+                .drop_axis(axis)
+                .is_some_and(|l| l.holds_like(&layout))
+            {
+                // Only an axis of extent 1 removed, and the result held as the
+                // operand is without it: the same registers.
                 return self.bind(
                     id,
                     Lowered::Tile {
