@@ -138,7 +138,10 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         nans: Nans,
     ) -> Result<BasicValueEnum<'ctx>, EmitError> {
         let b = &self.b;
-        let (x, y) = (self.widen(a, dtype)?, self.widen(b_, dtype)?);
+        let (x, y) = (
+            self.widen_operand(a, dtype)?,
+            self.widen_operand(b_, dtype)?,
+        );
         let r = match op {
             BinaryOp::Add => b.build_float_add(x, y, "fadd")?,
             BinaryOp::Sub => b.build_float_sub(x, y, "fsub")?,
@@ -260,7 +263,10 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                     .into()
             }
             Domain::Float => {
-                let (x, y) = (self.widen(a, dtype)?, self.widen(b_, dtype)?);
+                let (x, y) = (
+                    self.widen_operand(a, dtype)?,
+                    self.widen_operand(b_, dtype)?,
+                );
                 let p = match pred {
                     CmpPred::Eq => FloatPredicate::OEQ,
                     CmpPred::Ne => FloatPredicate::UNE,

@@ -32,7 +32,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                         .into()
                 }
                 Domain::Float => {
-                    let v = self.widen(x, from)?;
+                    let v = self.widen_operand(x, from)?;
                     b.build_float_compare(
                         FloatPredicate::UNE,
                         v,
@@ -84,7 +84,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             }
             (Domain::Float, Domain::Int) => {
                 // Toward zero, saturating, NaN → 0.
-                let v = self.widen(x, from)?;
+                let v = self.widen_operand(x, from)?;
                 let name = if to.is_signed_int() {
                     "llvm.fptosi.sat"
                 } else {

@@ -110,6 +110,27 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             .build_int_compare(IntPredicate::UGT, magnitude, threshold, "isnan")?)
     }
 
+    /// The bf16 bits `bits` (a format with f32's exponent) as the f32 whose
+    /// upper half they are: exact, subnormals and infinities included, a
+    /// NaN keeping its payload; `None` for the other formats.
+    pub(crate) fn bf16_payload(
+        &self,
+        bits: IntValue<'ctx>,
+        format: Format,
+    ) -> Result<Option<FloatValue<'ctx>>, EmitError> {
+        if !(format.width == 16 && format.exp_bits == 8 && format.ieee_special) {
+            return Ok(None);
+        }
+        let b = &self.b;
+        let i32t = self.ctx.i32_type();
+        let wide = b.build_int_z_extend(bits, i32t, "wide")?;
+        let upper = b.build_left_shift(wide, i32t.const_int(16, false), "upper")?;
+        Ok(Some(
+            b.build_bit_cast(upper, self.ctx.f32_type(), "value")?
+                .into_float_value(),
+        ))
+    }
+
     /// The narrow-format bits `bits` widened exactly to f32 (a NaN becomes
     /// the canonical f32 NaN).
     pub(crate) fn widen_to_f32(
@@ -121,11 +142,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         let i32t = self.ctx.i32_type();
         let f32t = self.ctx.f32_type();
         let x = b.build_int_z_extend(bits, i32t, "wide")?;
-        if format.exp_bits == 8 && format.ieee_special {
-            // bf16: f32's exponent, so its bits are the upper half of the
-            // f32's, subnormals and infinities included.
-            let upper = b.build_left_shift(x, i32t.const_int(16, false), "upper")?;
-            let value = b.build_bit_cast(upper, f32t, "value")?.into_float_value();
+        if let Some(value) = self.bf16_payload(bits, format)? {
             let nan = b.build_float_compare(FloatPredicate::UNO, value, value, "nan")?;
             let canonical = self.f32_bits(0x7fc0_0000)?;
             return Ok(b

@@ -52,7 +52,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             UnaryOp::Not => return Err(unsupported()),
             _ => {}
         }
-        let v = self.widen(x, dtype)?;
+        let v = self.widen_operand(x, dtype)?;
         if let Some(hw) = self.hardware_math.filter(|_| dtype != DType::F64) {
             if Self::has_hardware_variant(op) {
                 let r = self.hardware_transcendental(hw, op, v)?;
@@ -165,7 +165,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         let b = &self.b;
         let f64t = self.ctx.f64_type();
         let wide = |v| -> Result<FloatValue<'ctx>, EmitError> {
-            Ok(b.build_float_ext(self.widen(v, dtype)?, f64t, "w")?)
+            Ok(b.build_float_ext(self.widen_operand(v, dtype)?, f64t, "w")?)
         };
         let (x, y, z) = (wide(a)?, wide(b_)?, wide(c)?);
         let p = b.build_float_mul(x, y, "p")?;
