@@ -56,7 +56,11 @@ impl RegisterUsage {
     /// assembled (`Used 255 registers`, `968 bytes stack frame, 1084 bytes
     /// spill stores, 1060 bytes spill loads`), if it gives one.
     pub(super) fn from_ptxas(target: Target, text: &str) -> Option<RegisterUsage> {
-        let registers = number_before(text, " registers")?;
+        // From the `Used N registers` line: notes before it may say
+        // "registers" too (sm_90a's `wgmma.wait_group is injected ... to
+        // allow use of registers defined by GMMA`).
+        let used = &text[text.find("Used ")?..];
+        let registers = number_before(used, " registers")?;
         Some(RegisterUsage {
             target,
             registers,
@@ -141,6 +145,11 @@ mod tests {
             RegisterUsage::from_ptxas(sm80, "ptxas info : 0 bytes gmem"),
             None
         );
+        // What ptxas 13.5 printed for the corpus's FlashAttention kernel on
+        // sm_90a: its notes on wgmma come first.
+        let wgmma = "ptxas info    : (C7517) wgmma.wait_group is injected in around line 5021 by compiler to allow use of registers defined by GMMA in function 'flash_attn_fwd'\nptxas info    : 0 bytes gmem\nptxas info    : Compiling entry function 'flash_attn_fwd' for 'sm_90a'\nptxas info    : Function properties for flash_attn_fwd\n    4720 bytes stack frame, 4716 bytes spill stores, 5380 bytes spill loads\nptxas info    : Used 255 registers, used 1 barriers, 4720 bytes cumulative stack size, 464 bytes cmem[0]\n";
+        let usage = RegisterUsage::from_ptxas(Target::Nvptx(Sm::Sm90a), wgmma).unwrap();
+        assert_eq!((usage.registers, usage.spills()), (255, true));
     }
 
     #[test]
