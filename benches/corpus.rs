@@ -1,0 +1,241 @@
+//! The corpus's code beside Triton's (`examples/corpus/`,
+//! `scripts/corpus/triton_kernels.py`): per kernel and target (sm_80,
+//! sm_90a, gfx942), registers per thread, spills (NVIDIA: bytes of spill
+//! stores from `ptxas -v`; AMD: VGPRs spilled, from the code object's
+//! metadata), shared memory per block, tensor-core instructions (`mma.sync`
+//! and `wgmma.mma_async`; `v_mfma`), asynchronous copies (`cp.async` and
+//! TMA; loads into LDS) and vector global accesses, as `tile / Triton`.
+//!
+//! Triton's figures come from the TSV `scripts/corpus/triton_stats.py`
+//! writes (`scripts/corpus-vs-triton.sh` makes it and runs this bench with
+//! `--triton FILE`); without one only tile's are printed. No GPU is needed.
+
+#[allow(dead_code)] // the examples' harness is not used here
+#[path = "../examples/common/mod.rs"]
+mod common;
+#[allow(dead_code)]
+#[path = "../examples/corpus/mod.rs"]
+mod corpus;
+
+use std::collections::HashMap;
+use tile::meta::KernelInfo;
+use tile_codegen::pipeline::{self, Options, Spills};
+use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
+
+/// The targets compared.
+const TARGETS: [Target; 3] = [
+    Target::Nvptx(Sm::Sm80),
+    Target::Nvptx(Sm::Sm90a),
+    Target::Amdgpu(Gfx::Gfx942),
+];
+
+/// The columns after the kernel and the target.
+const COLUMNS: [&str; 6] = [
+    "registers",
+    "spill",
+    "shared",
+    "mma",
+    "async_copy",
+    "vector_global",
+];
+
+/// One kernel's figures on one target, in the order of [`COLUMNS`].
+type Figures = [String; 6];
+
+/// The corpus name of a specialization: the kernel's, `_causal` added for
+/// the causal attention (Triton's corpus has one kernel per variant).
+fn corpus_name(info: &KernelInfo, label: &str) -> String {
+    if label.contains("CAUSAL=1") {
+        format!("{}_causal", info.name)
+    } else {
+        info.name.to_string()
+    }
+}
+
+/// The PTX's instructions with their operands, one per statement:
+/// comments, directives and labels cut, inline assembly's `{ ..; .. }`
+/// blocks split at their semicolons, predicates stripped.
+fn ptx_instructions(ptx: &str) -> Vec<&str> {
+    ptx.lines()
+        .filter_map(|line| line.split("//").next())
+        .flat_map(|code| code.split([';', '{', '}']))
+        .map(str::trim)
+        .filter(|s| !s.is_empty() && !s.starts_with(['.', '$']) && !s.ends_with(':'))
+        .map(|s| match s.strip_prefix('@') {
+            Some(rest) => rest
+                .split_once(char::is_whitespace)
+                .map_or("", |(_, r)| r.trim_start()),
+            None => s,
+        })
+        .collect()
+}
+
+/// Whether a PTX mnemonic has a `.v2`, `.v4` or `.v8` vector type.
+fn is_vector(mnemonic: &str) -> bool {
+    mnemonic
+        .split('.')
+        .any(|part| matches!(part, "v2" | "v4" | "v8"))
+}
+
+/// The mnemonic of a PTX instruction.
+fn mnemonic(instruction: &str) -> &str {
+    instruction.split_whitespace().next().unwrap_or_default()
+}
+
+/// The AMDGPU assembly's instructions (tab-indented lines that are not
+/// directives), comments cut.
+fn amdgpu_instructions(assembly: &str) -> Vec<&str> {
+    assembly
+        .lines()
+        .filter(|l| l.starts_with('\t') && !l.starts_with("\t."))
+        .map(|l| l.split(';').next().unwrap_or_default().trim())
+        .filter(|s| s.starts_with(|c: char| c.is_ascii_lowercase()))
+        .collect()
+}
+
+/// tile's figures for one specialization on `target`.
+fn tile_figures(info: &KernelInfo, ir: &str, label: &str, target: Target) -> Figures {
+    let mut func = tile::ir::text::parse_function(ir).expect("the embedded tile IR");
+    let options = Options {
+        targets: vec![target],
+        num_warps: info.num_warps,
+        codegen: CodegenOptions {
+            fast_math: info.fast_math,
+            approx_math: info.approx_math,
+            ..CodegenOptions::default()
+        },
+        num_stages: info.num_stages,
+        dump_dir: None,
+        cache: None,
+        max_threads: None,
+    };
+    let compiled = match pipeline::compile(&mut func, label, &options) {
+        Ok(compiled) => compiled,
+        Err(e) => {
+            eprintln!("{} ({label}) for {target}: {e}", info.name);
+            return std::array::from_fn(|i| if i == 0 { "error".into() } else { "-".into() });
+        }
+    };
+    let image = &compiled.images[0];
+    let usage = compiled.registers.first();
+    let registers = usage.map_or("?".into(), |u| u.registers.to_string());
+    let spill = match usage.map(|u| u.spills) {
+        Some(Spills::Bytes { stores, .. }) => stores.to_string(),
+        Some(Spills::Registers { vgprs, .. }) => vgprs.to_string(),
+        None => "?".into(),
+    };
+    let (mma, copies, vector) = match target {
+        Target::Amdgpu(_) => {
+            let assembly = compiled.texts[0]
+                .amdgpu_assembly
+                .as_deref()
+                .unwrap_or_default();
+            let ins = amdgpu_instructions(assembly);
+            let count = |f: &dyn Fn(&str) -> bool| ins.iter().filter(|s| f(s)).count();
+            let lds_load = |s: &str| {
+                (s.starts_with("global_load") || s.starts_with("buffer_load"))
+                    && (s.contains("_lds") || s.split([' ', ',']).any(|w| w == "lds"))
+            };
+            let wide = |s: &str| {
+                [
+                    "global_load_dwordx",
+                    "global_store_dwordx",
+                    "buffer_load_dwordx",
+                    "buffer_store_dwordx",
+                ]
+                .iter()
+                .any(|p| {
+                    s.strip_prefix(p)
+                        .is_some_and(|r| r.starts_with(['2', '3', '4']))
+                })
+            };
+            (
+                count(&|s| s.starts_with("v_mfma")),
+                count(&lds_load),
+                count(&wide),
+            )
+        }
+        _ => {
+            let ptx = std::str::from_utf8(&image.bytes).expect("PTX is text");
+            let ins: Vec<&str> = ptx_instructions(ptx).into_iter().map(mnemonic).collect();
+            let count = |f: &dyn Fn(&str) -> bool| ins.iter().filter(|m| f(m)).count();
+            (
+                count(&|m| m.starts_with("mma.sync") || m.starts_with("wgmma.mma_async")),
+                count(&|m| {
+                    ["cp.async.ca.", "cp.async.cg.", "cp.async.bulk.tensor"]
+                        .iter()
+                        .any(|p| m.starts_with(p))
+                }),
+                count(&|m| {
+                    (m.starts_with("ld.global") || m.starts_with("st.global")) && is_vector(m)
+                }),
+            )
+        }
+    };
+    [
+        registers,
+        spill,
+        image.shared_memory_bytes.to_string(),
+        mma.to_string(),
+        copies.to_string(),
+        vector.to_string(),
+    ]
+}
+
+/// Triton's figures by (kernel, target) from the TSV at `path`.
+fn triton_figures(path: &str) -> HashMap<(String, String), Figures> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split('\t').collect();
+    assert_eq!(
+        header[..2],
+        ["kernel", "target"],
+        "{path}: not the corpus TSV"
+    );
+    assert_eq!(
+        header[2..],
+        COLUMNS,
+        "{path}: other columns than the bench's"
+    );
+    lines
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let cells: Vec<&str> = line.split('\t').collect();
+            let figures = std::array::from_fn(|i| cells.get(i + 2).unwrap_or(&"?").to_string());
+            ((cells[0].to_string(), cells[1].to_string()), figures)
+        })
+        .collect()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let triton = args
+        .iter()
+        .position(|a| a == "--triton")
+        .and_then(|at| args.get(at + 1))
+        .map(|path| triton_figures(path));
+    let unknown: Figures = std::array::from_fn(|_| "·".to_string());
+    println!("the corpus (examples/corpus), each figure as tile / Triton; spill: bytes of spill stores (NVIDIA), VGPRs spilled (AMD)");
+    print!("{:<24} {:<7}", "kernel", "target");
+    for column in COLUMNS {
+        print!(" {column:>13}");
+    }
+    println!();
+    for info in corpus::kernels() {
+        for spec in info.specializations {
+            let name = corpus_name(info, spec.label);
+            for target in TARGETS {
+                let ours = tile_figures(info, spec.ir, spec.label, target);
+                let theirs = triton
+                    .as_ref()
+                    .and_then(|t| t.get(&(name.clone(), target.to_string())))
+                    .unwrap_or(&unknown);
+                print!("{name:<24} {:<7}", target.to_string());
+                for (a, b) in ours.iter().zip(theirs) {
+                    print!(" {:>13}", format!("{a} / {b}"));
+                }
+                println!();
+            }
+        }
+    }
+}

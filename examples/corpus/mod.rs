@@ -1,0 +1,77 @@
+//! A corpus of kernels people use, ported one for one from public Triton
+//! code at their authors' block sizes and warp counts: Liger-Kernel's
+//! normalizations, activations, rotary embedding, losses and embedding
+//! lookup, and the FlashAttention repository's Triton forward pass. Each
+//! file names the source it follows and checks its kernel against plain
+//! Rust. `tests/corpus.rs` runs them on the CPU device and through the
+//! driver stand-ins; `benches/corpus.rs` compares their code with Triton's,
+//! compiled from `scripts/corpus/triton_kernels.py` (docs/benchmarks.md,
+//! "The corpus").
+//!
+//! Every kernel computes as Triton does: `approx_math` (the GPUs'
+//! one-instruction exp, log and division; sums in any order), `aligned(..)`
+//! where Triton's launch specializes on 16-byte divisibility, and the
+//! source's warps. Those that still spill registers on some target carry
+//! `allow(spills)`, so the build stays quiet: the bench prints their spills
+//! beside Triton's.
+
+mod cross_entropy;
+mod embedding;
+mod flash_attn;
+mod fused_add_rms_norm;
+mod geglu;
+mod jsd;
+mod kl_div;
+mod layer_norm;
+mod rms_norm;
+mod rms_norm_backward;
+mod rope;
+mod swiglu;
+
+use crate::common::Example;
+use tile::meta::KernelInfo;
+
+/// Every kernel of the corpus with the specialization its source launches.
+pub fn kernels() -> Vec<&'static KernelInfo> {
+    vec![
+        &rms_norm::rms_norm::<4096>::INFO,
+        &rms_norm_backward::rms_norm_backward::<4096>::INFO,
+        &fused_add_rms_norm::fused_add_rms_norm::<4096>::INFO,
+        &layer_norm::layer_norm::<4096>::INFO,
+        &swiglu::swiglu::<16384>::INFO,
+        &geglu::geglu::<16384>::INFO,
+        &rope::rope::<32, 8, 64>::INFO,
+        &cross_entropy::cross_entropy::<32768>::INFO,
+        &kl_div::kl_div::<16384>::INFO,
+        &jsd::jsd::<32768>::INFO,
+        &embedding::embedding::<128, 128>::INFO,
+        &flash_attn::flash_attn_fwd::<128, 128, 64, 0>::INFO,
+    ]
+}
+
+/// The corpus's runs, one per file, each checking its kernel against plain
+/// Rust on a device.
+pub const RUNS: [Example; 12] = [
+    rms_norm::run,
+    rms_norm_backward::run,
+    fused_add_rms_norm::run,
+    layer_norm::run,
+    swiglu::run,
+    geglu::run,
+    rope::run,
+    cross_entropy::run,
+    kl_div::run,
+    jsd::run,
+    embedding::run,
+    flash_attn::run,
+];
+
+/// `x` rounded to bf16.
+fn bf16s(x: &[f32]) -> Vec<tile::bf16> {
+    x.iter().map(|&v| tile::bf16::from_f32(v)).collect()
+}
+
+/// `x` widened to f32.
+fn widen(x: &[tile::bf16]) -> Vec<f32> {
+    x.iter().map(|v| v.to_f32()).collect()
+}

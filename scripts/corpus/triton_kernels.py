@@ -1,0 +1,593 @@
+"""Triton side of the kernel corpus: real public GPU kernels, rewritten one for one.
+
+Each kernel below follows a published Triton kernel (named in its header comment: repository,
+file, function, revision) with the same computation, the same order of operations, the same
+memory-access structure and the configuration its own launcher picks for the corpus sizes. The
+code is our own; branches that the launcher's constexpr arguments switch off are left out
+(each kernel asserts the constexpr values it implements), while the runtime parameter lists
+keep the source's, so the compiled signatures match what the source's launch would compile.
+
+Revisions read:
+  Liger-Kernel      linkedin/Liger-Kernel v0.8.2 (000be609; identical in these files at ead96b61)
+  flash-attention   Dao-AILab/flash-attention flash_attn/flash_attn_triton.py (last changed f1a73d07)
+
+SPECS maps a corpus name to what triton.compiler.ASTSource and triton.compile need:
+  fn, signature (arg -> "*bf16" | "i32" | "fp32" | "constexpr" ...), constexprs, attrs
+  (arg index tuple -> [["tt.divisibility", 16]], what the JIT infers for 16-byte aligned pointers
+  and ints divisible by 16), options (num_warps, num_stages) and, where the source's launcher
+  picks a different configuration on ROCm, options_hip.
+Specialization follows Triton's JIT: an int argument equal to 1 (a unit stride) becomes
+constexpr 1, None becomes constexpr None, Python floats are fp32, ints divisible by 16 get
+divisibility 16.
+"""
+import triton
+import triton.language as tl
+from triton.language.extra.libdevice import rsqrt as _rsqrt
+from triton.language.extra.libdevice import tanh as _tanh
+
+_LLAMA = tl.constexpr(0)  # Liger's _CASTING_MODE_LLAMA
+_LOG2E = tl.constexpr(1.4426950408889634)
+
+
+def _next_pow2(n):
+    return 1 << (n - 1).bit_length()
+
+
+def _liger_calculate_settings(n, hip=False):
+    """Liger-Kernel ops/utils.py calculate_settings: (BLOCK_SIZE, num_warps)."""
+    block = _next_pow2(n)
+    assert block <= 65536
+    if block >= 32768:
+        warps = 16 if hip else 32
+    elif block >= 8192:
+        warps = 16
+    elif block >= 2048:
+        warps = 8
+    else:
+        warps = 4
+    return block, warps
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. rms_norm
+# Source: linkedin/Liger-Kernel src/liger_kernel/ops/rms_norm.py, _rms_norm_forward_kernel,
+# launched by rms_norm_forward (the one-row kernel: BLOCK_SIZE > 256), casting_mode "llama",
+# elementwise_affine, offset 0.0. Config: calculate_settings(4096) -> BLOCK_SIZE 4096, 8 warps;
+# num_stages not passed (Triton default).
+@triton.jit
+def rms_norm_fwd(Y, stride_y, X, stride_x, W, stride_w, Rstd, stride_rstd, n_cols, eps, offset,
+                 casting_mode: tl.constexpr, elementwise_affine: tl.constexpr, BLOCK_SIZE: tl.constexpr):
+    tl.static_assert(casting_mode == _LLAMA)
+    tl.static_assert(elementwise_affine)
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK_SIZE)
+    in_row = cols < n_cols
+    x = tl.load(X + row * stride_x + cols, mask=in_row, other=0)  # bf16
+    w = tl.load(W + cols, mask=in_row, other=0)  # bf16
+    xf = x.to(tl.float32)
+    eps32 = eps.to(tl.float32)
+    off32 = offset.to(tl.float32)
+    r = _rsqrt(tl.sum(xf * xf, axis=0) / n_cols + eps32)
+    tl.store(Rstd + row * stride_rstd, r)
+    # llama: normalize in f32, round to the input dtype, then scale by (offset + w) (f32 math)
+    xn = (xf * r).to(x.dtype)
+    tl.store(Y + row * stride_y + cols, xn * (off32 + w), mask=in_row)
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. rms_norm_backward
+# Source: Liger-Kernel ops/rms_norm.py, _rms_norm_backward_kernel, launched by rms_norm_backward
+# (grid = SM count, rows_per_program = ceil(n_rows / sm_count), dW partial rows in f32,
+# in_place=True so dX aliases dY), casting_mode "llama", elementwise_affine, offset 0.0.
+# Config: BLOCK_SIZE 4096 and 8 warps from the forward's calculate_settings(4096).
+@triton.jit
+def rms_norm_bwd(dY, stride_dy, dX, stride_dx, X, stride_x, X_dtype: tl.constexpr, W, stride_w,
+                 Rstd, stride_rstd, dW, stride_dw, n_rows, n_cols, offset, rows_per_program,
+                 casting_mode: tl.constexpr, elementwise_affine: tl.constexpr, BLOCK_SIZE: tl.constexpr):
+    tl.static_assert(casting_mode == _LLAMA)
+    tl.static_assert(elementwise_affine)
+    block = tl.program_id(0).to(tl.int64)
+    first = block * rows_per_program
+    last = tl.minimum((block + 1) * rows_per_program, n_rows)
+    cols = tl.arange(0, BLOCK_SIZE)
+    in_row = cols < n_cols
+    dw_acc = tl.zeros((BLOCK_SIZE, ), dtype=tl.float32)
+    w = tl.load(W + cols, mask=in_row, other=0.0)
+    w = w + offset.to(tl.float32)  # f32 from here on
+    for r in range(first, last):
+        dy = tl.load(dY + r * stride_dy + cols, mask=in_row, other=0.0)  # bf16
+        x = tl.load(X + r * stride_x + cols, mask=in_row, other=0.0)  # bf16
+        rs = tl.load(Rstd + r * stride_rstd)
+        x = x.to(tl.float32)
+        m = (dy * w).to(tl.float32)
+        dx = rs * m
+        dx += rs * (-(1 / n_cols) * rs * rs * tl.sum(m * x, axis=0) * x)
+        # llama: x_hat rounded to bf16, the product dy * x_hat in bf16, accumulated in f32
+        dw_acc += dy * (x * rs).to(X_dtype)
+        tl.store(dX + r * stride_dx + cols, dx.to(X_dtype), mask=in_row)
+    tl.store(dW + block * stride_dw + cols, dw_acc, mask=in_row)
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. fused_add_rms_norm
+# Source: Liger-Kernel src/liger_kernel/ops/fused_add_rms_norm.py,
+# _fused_add_rms_norm_forward_kernel, launched by fused_add_rms_norm_forward, casting_mode
+# "llama", offset 0.0. Config: calculate_settings(4096) -> BLOCK_SIZE 4096, 8 warps; the launcher
+# passes num_stages=2.
+@triton.jit
+def fused_add_rms_norm_fwd(Y, stride_y, S, stride_s, X, stride_x, R, stride_r, W, stride_w, Rstd,
+                           stride_rstd, n_cols, eps, offset, casting_mode: tl.constexpr,
+                           BLOCK_SIZE: tl.constexpr):
+    tl.static_assert(casting_mode == _LLAMA)
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK_SIZE)
+    in_row = cols < n_cols
+    x = tl.load(X + row * stride_x + cols, mask=in_row, other=0)
+    res = tl.load(R + row * stride_r + cols, mask=in_row, other=0)
+    s = x + res  # bf16 add: the new residual
+    tl.store(S + row * stride_s + cols, s, mask=in_row)
+    w = tl.load(W + cols, mask=in_row, other=0)
+    sf = s.to(tl.float32)
+    eps32 = eps.to(tl.float32)
+    off32 = offset.to(tl.float32)
+    r = _rsqrt(tl.sum(sf * sf, axis=0) / n_cols + eps32)
+    tl.store(Rstd + row * stride_rstd, r)
+    sn = (sf * r).to(s.dtype)
+    tl.store(Y + row * stride_y + cols, sn * (off32 + w), mask=in_row)
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. layer_norm
+# Source: Liger-Kernel src/liger_kernel/ops/layer_norm.py, _layer_norm_forward_kernel, launched
+# by layer_norm_forward. Config: calculate_settings(4096) -> BLOCK_SIZE 4096, 8 warps.
+# Note: Liger allocates Mean and RSTD with X's dtype (bf16 here), and the kernel rounds them
+# to that dtype before storing.
+@triton.jit
+def layer_norm_fwd(Y, stride_y, X, stride_x, W, stride_w, B, stride_b, Mean, stride_mean, Rstd,
+                   stride_rstd, n_cols, eps, BLOCK_SIZE: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK_SIZE)
+    in_row = cols < n_cols
+    wf = tl.load(W + cols, mask=in_row, other=0.0).to(tl.float32)
+    bf = tl.load(B + cols, mask=in_row, other=0.0).to(tl.float32)
+    x = tl.load(X + row * stride_x + cols, mask=in_row, other=0.0)
+    xf = x.to(tl.float32)
+    mu = tl.sum(xf, axis=0) / n_cols
+    xc = xf - mu
+    xc0 = tl.where(in_row, xc, 0.0)
+    r = _rsqrt(tl.sum(xc0 * xc0, axis=0) / n_cols + eps.to(tl.float32))
+    tl.store(Mean + row * stride_mean, mu.to(x.dtype))
+    tl.store(Rstd + row * stride_rstd, r.to(x.dtype))
+    y = xc * r * wf + bf
+    tl.store(Y + row * stride_y + cols, y.to(x.dtype), mask=in_row)
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. swiglu
+# Source: Liger-Kernel src/liger_kernel/ops/swiglu.py, _swiglu_forward_kernel, launched by
+# swiglu_forward on the non-Blackwell path (one program per row), gate_multiplier 1.0 (a
+# runtime fp32 argument). Config: calculate_settings(11008) -> BLOCK_SIZE 16384, 16 warps.
+@triton.jit
+def swiglu_fwd(a_ptr, b_ptr, c_ptr, stride, gate_multiplier, n_cols: tl.constexpr,
+               BLOCK_SIZE: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK_SIZE)
+    in_row = cols < n_cols
+    base = row * stride
+    gate = tl.load(a_ptr + base + cols, mask=in_row, other=0).to(tl.float32) * gate_multiplier.to(tl.float32)
+    up = tl.load(b_ptr + base + cols, mask=in_row, other=0)
+    act = gate * tl.sigmoid(gate)  # tl.sigmoid(x) = 1 / (1 + exp(-x))
+    tl.store(c_ptr + base + cols, act.cast(up.dtype) * up, mask=in_row)
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. geglu
+# Source: Liger-Kernel src/liger_kernel/ops/geglu.py, _geglu_tanh_forward_kernel, launched by
+# geglu_forward. Config: calculate_settings(11008) -> BLOCK_SIZE 16384, 16 warps.
+@triton.jit
+def geglu_tanh_fwd(a_ptr, b_ptr, c_ptr, stride, n_cols: tl.constexpr, BLOCK_SIZE: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK_SIZE)
+    in_row = cols < n_cols
+    base = row * stride
+    g = tl.load(a_ptr + base + cols, mask=in_row, other=0).to(tl.float32)
+    up = tl.load(b_ptr + base + cols, mask=in_row, other=0)
+    # GELU, tanh form: 0.5 * g * (1 + tanh(sqrt(2/pi) * (g + 0.044715 * g^3)))
+    g3 = g * g * g
+    t = _tanh(0.7978845608028654 * (g + 0.044715 * g3))
+    act = 0.5 * g * (1 + t)
+    tl.store(c_ptr + base + cols, act.cast(up.dtype) * up, mask=in_row)
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. rope
+# Source: Liger-Kernel src/liger_kernel/ops/rope.py, _triton_rope with BACKWARD_PASS False,
+# launched by rope_forward: grid bsz*seq_len, q/k made contiguous as [bsz, seq, heads, hd] and
+# rotated in place, cos/sin [cos_bs=1, seq, hd]. Config: pad_n_qh 32, pad_n_kh 8, pad_hd 128,
+# BLOCK_SIZE = max(pad_n_qh, pad_n_kh) = 32 (unused by the kernel); no num_warps/num_stages
+# passed, so Triton's defaults (4 warps).
+@triton.jit
+def rope_fwd(q_ptr, q_row_stride, k_ptr, k_row_stride, cos, cos_row_stride, sin, sin_row_stride, sl,
+             bs: tl.constexpr, cos_bs: tl.constexpr, n_qh: tl.constexpr, n_kh: tl.constexpr,
+             hd: tl.constexpr, pad_n_qh: tl.constexpr, pad_n_kh: tl.constexpr, pad_hd: tl.constexpr,
+             BLOCK_SIZE: tl.constexpr, BACKWARD_PASS: tl.constexpr):
+    tl.static_assert(cos_bs == 1)
+    tl.static_assert(not BACKWARD_PASS)
+    tok = tl.program_id(0).to(tl.int64)
+    q_ptr = q_ptr + tok * q_row_stride
+    k_ptr = k_ptr + tok * k_row_stride
+    pos = tok % sl  # the cos/sin row of this token (cos_bs == 1: shared over the batch)
+    half = tl.arange(0, pad_hd // 2)
+    half_ok = half < hd // 2
+    c = tl.load(cos + pos * cos_row_stride + half, mask=half_ok, other=0)
+    s = tl.load(sin + pos * sin_row_stride + half, mask=half_ok, other=0)
+    qh = tl.arange(0, pad_n_qh)
+    kh = tl.arange(0, pad_n_kh)
+    q_lo = qh[:, None] * hd + half[None, :]
+    k_lo = kh[:, None] * hd + half[None, :]
+    q_ok = (qh[:, None] < n_qh) & half_ok[None, :]
+    k_ok = (kh[:, None] < n_kh) & half_ok[None, :]
+    q1 = tl.load(q_ptr + q_lo, mask=q_ok, other=0).to(s.dtype)
+    k1 = tl.load(k_ptr + k_lo, mask=k_ok, other=0).to(s.dtype)
+    q2 = tl.load(q_ptr + (q_lo + hd // 2), mask=q_ok, other=0).to(s.dtype)
+    k2 = tl.load(k_ptr + (k_lo + hd // 2), mask=k_ok, other=0).to(s.dtype)
+    # [x1, x2] -> [x1 * cos - x2 * sin, x2 * cos + x1 * sin], in the tensors' dtype (bf16)
+    tl.store(q_ptr + q_lo, q1 * c - q2 * s, mask=q_ok)
+    tl.store(q_ptr + (q_lo + hd // 2), q2 * c + q1 * s, mask=q_ok)
+    tl.store(k_ptr + k_lo, k1 * c - k2 * s, mask=k_ok)
+    tl.store(k_ptr + (k_lo + hd // 2), k2 * c + k1 * s, mask=k_ok)
+
+
+# ---------------------------------------------------------------------------------------------
+# 8. cross_entropy
+# Source: Liger-Kernel src/liger_kernel/ops/cross_entropy.py, liger_cross_entropy_kernel,
+# launched by cross_entropy_forward with weight None, lse_square_scale 0.0, label_smoothing 0.0,
+# reduction "mean", softcap None, no z-loss / token accuracy / predicted tokens, and
+# HAS_GRADIENTS True (logits require grad: the gradient overwrites X in place).
+# Config: BLOCK_SIZE = min(MAX_FUSED_SIZE = 65536 // 2, next_pow2(32000)) = 32768;
+# num_warps 32 on CUDA (pre-Blackwell, any dtype), 16 on ROCm (is_hip()).
+@triton.jit
+def cross_entropy_fwd(X_ptr, X_stride, Y_ptr, Y_stride, weight_ptr, loss_ptr, z_loss_ptr, loss_stride,
+                      token_accuracy_ptr, token_accuracy_stride, predicted_tokens_ptr,
+                      predicted_tokens_stride, n_cols, n_non_ignore, sum_non_ignore_weight, weight_sum,
+                      ignore_index, lse_square_scale: tl.constexpr, label_smoothing: tl.constexpr,
+                      reduction: tl.constexpr, softcap, RETURN_Z_LOSS: tl.constexpr,
+                      RETURN_TOKEN_ACCURACY: tl.constexpr, RETURN_PREDICTED_TOKENS: tl.constexpr,
+                      BLOCK_SIZE: tl.constexpr, HAS_WEIGHT: tl.constexpr, HAS_SOFTCAPPING: tl.constexpr,
+                      HAS_GRADIENTS: tl.constexpr):
+    tl.static_assert(not HAS_WEIGHT and not HAS_SOFTCAPPING and HAS_GRADIENTS)
+    tl.static_assert(not RETURN_Z_LOSS and not RETURN_TOKEN_ACCURACY and not RETURN_PREDICTED_TOKENS)
+    tl.static_assert(label_smoothing == 0.0)
+    tl.static_assert(reduction == "mean")
+    row = tl.program_id(0).to(tl.int64)
+    target = tl.load(Y_ptr + row * Y_stride)
+    X_ptr += row * X_stride
+    if target == ignore_index:
+        for start in range(0, n_cols, BLOCK_SIZE):
+            offs = start + tl.arange(0, BLOCK_SIZE)
+            tl.store(X_ptr + offs, 0.0, mask=offs < n_cols)
+        return
+    loss_ptr += row * loss_stride
+    # pass 1: online max / sum of exponentials (exp via exp2 with a log2(e) scale)
+    run_max = float("-inf")
+    run_sum = 0.0
+    x_target = tl.load(X_ptr + target).cast(tl.float32)
+    eps = label_smoothing / n_cols
+    for start in range(0, n_cols, BLOCK_SIZE):
+        offs = start + tl.arange(0, BLOCK_SIZE)
+        xb = tl.load(X_ptr + offs, mask=offs < n_cols, other=float("-inf")).cast(tl.float32)
+        new_max = tl.maximum(run_max, tl.max(xb))
+        run_sum = run_sum * tl.exp2((run_max - new_max) * _LOG2E) + tl.sum(tl.exp2((xb - new_max) * _LOG2E))
+        run_max = new_max
+    lse = run_max + tl.log(run_sum)
+    # pass 2: gradient softmax(x) / N written over the logits
+    for start in range(0, n_cols, BLOCK_SIZE):
+        offs = start + tl.arange(0, BLOCK_SIZE)
+        xb = tl.load(X_ptr + offs, mask=offs < n_cols, other=float("-inf")).cast(tl.float32)
+        g = tl.exp2((xb - run_max) * _LOG2E) / run_sum
+        g += 2 * lse_square_scale * lse * g
+        g += -eps
+        g = g / n_non_ignore
+        tl.store(X_ptr + offs, g, mask=offs < n_cols)
+    # the target's gradient, recomputed once in f32 and written after the loop's store
+    tl.debug_barrier()
+    g_t = tl.exp2((x_target - run_max) * _LOG2E) / run_sum
+    g_t += 2 * lse_square_scale * lse * g_t
+    g_t += -eps
+    g_t += -(1 - label_smoothing)
+    g_t = g_t / n_non_ignore
+    tl.store(X_ptr + target, g_t)
+    tl.debug_barrier()
+    loss = lse - x_target
+    z = lse_square_scale * lse * lse
+    loss = loss / n_non_ignore
+    z = z / n_non_ignore
+    loss += z
+    tl.store(loss_ptr, loss)
+
+
+# ---------------------------------------------------------------------------------------------
+# 9. kl_div
+# Source: Liger-Kernel src/liger_kernel/ops/kl_div.py, _kldiv_kernel_forward, launched by
+# kldiv_forward_triton with log_target False and reduction "batchmean" (default; any reduction
+# but "none" compiles the same kernel: one f32 sum per row), eps 1e-10 (runtime fp32).
+# Config: BLOCK_SIZE = min(MAX_FUSED_SIZE = 65536 // 4, next_pow2(32000)) = 16384;
+# num_warps = get_num_warps(16384) = 16 (CUDA and ROCm).
+@triton.jit
+def kldiv_fwd(y_ptr, y_stride, gt_ptr, gt_stride, loss_ptr, loss_stride, n_cols, eps,
+              BLOCK_SIZE: tl.constexpr, log_target: tl.constexpr, reduction: tl.constexpr):
+    tl.static_assert(not log_target)
+    tl.static_assert(reduction != 0)
+    row = tl.program_id(0).to(tl.int64)
+    y_ptr += row * y_stride
+    gt_ptr += row * gt_stride
+    loss_ptr += row * loss_stride
+    lanes = tl.arange(0, BLOCK_SIZE)
+    acc = 0.0
+    for start in range(0, n_cols, BLOCK_SIZE):
+        offs = start + lanes
+        ok = offs < n_cols
+        y = tl.load(y_ptr + offs, mask=ok, other=0.0)
+        t = tl.load(gt_ptr + offs, mask=ok, other=0.0)
+        # KL(t || exp(y)) = t * (log t - y), log clamped at eps
+        acc += tl.sum(t * (tl.log(tl.maximum(t, eps)) - y), axis=0)
+    tl.store(loss_ptr, acc)
+
+
+# ---------------------------------------------------------------------------------------------
+# 10. jsd
+# Source: Liger-Kernel src/liger_kernel/ops/jsd.py, _jsd_kernel, launched by jsd_forward with
+# beta 0.5 and no shift_labels (HAS_LABEL False, label_ptr a dummy f32 tensor, n_non_ignore =
+# BT). Writes the unreduced loss [BT, V] and dX [BT, V], both f32.
+# Config: BLOCK_SIZE = min(MAX_FUSED_SIZE = 65536, next_pow2(32000)) = 32768; the launcher
+# passes no num_warps, so Triton's default 4 warps (for a 32768-wide f32 block).
+@triton.jit
+def jsd_fwd(X_ptr, X_stride, Y_ptr, Y_stride, loss_ptr, loss_stride, dX_ptr, dX_stride, label_ptr,
+            beta: tl.constexpr, n_non_ignore, ignore_index: tl.constexpr, n_cols,
+            BLOCK_SIZE: tl.constexpr, HAS_LABEL: tl.constexpr):
+    tl.static_assert(not HAS_LABEL)
+    tl.static_assert(beta != 0.0 and beta != 1.0)
+    row = tl.program_id(0).to(tl.int64)
+    X_ptr += row * X_stride
+    dX_ptr += row * dX_stride
+    Y_ptr += row * Y_stride
+    loss_ptr += row * loss_stride
+    for start in range(0, n_cols, BLOCK_SIZE):
+        offs = start + tl.arange(0, BLOCK_SIZE)
+        ok = offs < n_cols
+        lq = tl.load(X_ptr + offs, mask=ok, other=float("-inf")).to(tl.float32)  # log Q
+        lp = tl.load(Y_ptr + offs, mask=ok, other=float("-inf")).to(tl.float32)  # log P
+        top = tl.maximum(tl.max(lq, axis=0), tl.max(lp, axis=0))
+        e_top = tl.exp(top)
+        q = tl.exp(lq - top) * e_top
+        p = tl.exp(lp - top) * e_top
+        bp = beta * p
+        bq = (1 - beta) * q
+        mix = bp + bq
+        log_mix = tl.log(mix)
+        loss = bp * lp + bq * lq - mix * log_mix
+        dx = bq * (lq - log_mix)
+        inv_n = 1.0 / n_non_ignore
+        tl.store(loss_ptr + offs, loss * inv_n, mask=ok)
+        tl.store(dX_ptr + offs, dx * inv_n, mask=ok)
+
+
+# ---------------------------------------------------------------------------------------------
+# 11. embedding
+# Source: Liger-Kernel src/liger_kernel/ops/experimental/embedding.py, embedding_forward_kernel,
+# launched by LigerEmbeddingFunction.forward: grid (cdiv(n_ids, BLOCK_SIZE_M),
+# cdiv(embedding_dim, BLOCK_SIZE_N)), BLOCK_SIZE_M = BLOCK_SIZE_N =
+# next_pow2(min(128, embedding_dim)) = 128; no num_warps passed (Triton default 4).
+@triton.jit
+def embedding_fwd(embeddings_ptr, indices_ptr, output_ptr, n_elements, embedding_dim: tl.constexpr,
+                  BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    cols = tl.program_id(1) * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    row_ok = rows < n_elements
+    ids = tl.load(indices_ptr + rows, mask=row_ok, other=0)  # i64
+    ok = row_ok[:, None] & (cols < embedding_dim)[None, :]
+    vals = tl.load(embeddings_ptr + (ids[:, None] * embedding_dim + cols[None, :]), mask=ok, other=0.0)
+    tl.store(output_ptr + (rows[:, None] * embedding_dim + cols[None, :]), vals, mask=ok)
+
+
+# ---------------------------------------------------------------------------------------------
+# 12. flash_attn_fwd / flash_attn_fwd_causal
+# Source: Dao-AILab/flash-attention flash_attn/flash_attn_triton.py, _fwd_kernel, launched by
+# _flash_attn_forward: q, k, v, out [batch, seqlen, nheads, headdim] f16, Lse and TMP
+# [batch, nheads, seqlen_q_rounded] f32, no bias (BIAS_TYPE "none", Bias None), EVEN_M, EVEN_N,
+# EVEN_HEADDIM true (seqlen 1024, headdim 64 == BLOCK_HEADDIM). Config: BLOCK_M = BLOCK_N = 128,
+# BLOCK_HEADDIM = max(next_pow2(64), 16) = 64, num_warps 4 (headdim <= 64), num_stages 1.
+# The source's tl.dot(q, k, trans_b=True) (Triton 2.0 API) is written tl.dot(q, tl.trans(k)).
+@triton.jit
+def flash_attn_fwd(Q, K, V, Bias, Out, Lse, TMP, softmax_scale, stride_qb, stride_qh, stride_qm,
+                   stride_kb, stride_kh, stride_kn, stride_vb, stride_vh, stride_vn, stride_bb, stride_bh,
+                   stride_bm, stride_ob, stride_oh, stride_om, nheads, seqlen_q, seqlen_k,
+                   seqlen_q_rounded, headdim, CACHE_KEY_SEQLEN_Q, CACHE_KEY_SEQLEN_K,
+                   BIAS_TYPE: tl.constexpr, IS_CAUSAL: tl.constexpr, BLOCK_HEADDIM: tl.constexpr,
+                   EVEN_M: tl.constexpr, EVEN_N: tl.constexpr, EVEN_HEADDIM: tl.constexpr,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    tl.static_assert(BIAS_TYPE == "none")
+    tl.static_assert(EVEN_M and EVEN_N and EVEN_HEADDIM)
+    start_m = tl.program_id(0)
+    off_hb = tl.program_id(1)
+    off_b = off_hb // nheads
+    off_h = off_hb % nheads
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, BLOCK_HEADDIM)
+    q_ptrs = Q + off_b * stride_qb + off_h * stride_qh + (offs_m[:, None] * stride_qm + offs_d[None, :])
+    k_ptrs = K + off_b * stride_kb + off_h * stride_kh + (offs_n[:, None] * stride_kn + offs_d[None, :])
+    v_ptrs = V + off_b * stride_vb + off_h * stride_vh + (offs_n[:, None] * stride_vn + offs_d[None, :])
+    t_ptrs = TMP + off_hb * seqlen_q_rounded + offs_m
+    lse_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    acc = tl.zeros([BLOCK_M, BLOCK_HEADDIM], dtype=tl.float32)
+    q = tl.load(q_ptrs)
+    if IS_CAUSAL:
+        end_n = tl.minimum((start_m + 1) * BLOCK_M, seqlen_k)
+    else:
+        end_n = seqlen_k
+    for start_n in range(0, end_n, BLOCK_N):
+        start_n = tl.multiple_of(start_n, BLOCK_N)
+        k = tl.load(k_ptrs + start_n * stride_kn)
+        qk = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+        qk += tl.dot(q, tl.trans(k))
+        if IS_CAUSAL:
+            qk += tl.where(offs_m[:, None] >= (start_n + offs_n)[None, :], 0, float("-inf"))
+        # no bias: softmax_scale folded into the exponent (mul + sub -> fma)
+        m_ij = tl.maximum(tl.max(qk, 1) * softmax_scale, lse_i)
+        p = tl.exp(qk * softmax_scale - m_ij[:, None])
+        l_ij = tl.sum(p, 1)
+        acc_scale = tl.exp(m_i - m_ij)
+        # the source's workaround: round-trip the row scale through the TMP scratch buffer
+        tl.store(t_ptrs, acc_scale)
+        acc_scale = tl.load(t_ptrs)
+        acc = acc * acc_scale[:, None]
+        v = tl.load(v_ptrs + start_n * stride_vn)
+        p = p.to(v.dtype)
+        acc += tl.dot(p, v)
+        m_i = m_ij
+        l_new = tl.exp(lse_i - m_ij) + l_ij
+        lse_i = m_ij + tl.log(l_new)
+    o_scale = tl.exp(m_i - lse_i)
+    tl.store(t_ptrs, o_scale)
+    o_scale = tl.load(t_ptrs)
+    acc = acc * o_scale[:, None]
+    start_m = tl.program_id(0)
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    tl.store(Lse + off_hb * seqlen_q_rounded + offs_m, lse_i)
+    offs_d = tl.arange(0, BLOCK_HEADDIM)
+    out_ptrs = Out + off_b * stride_ob + off_h * stride_oh + (offs_m[:, None] * stride_om + offs_d[None, :])
+    tl.store(out_ptrs, acc)
+
+
+# ---------------------------------------------------------------------------------------------
+D16 = [["tt.divisibility", 16]]
+
+
+def _spec(fn, types, consts, aligned, num_warps, num_stages=None, hip_warps=None):
+    """types: arg -> Triton type for every runtime argument; consts: arg -> value for every
+    constexpr (including JIT-specialized 1s and Nones); aligned: args with divisibility 16."""
+    sig = {}
+    for name in fn.arg_names:
+        if name in consts:
+            sig[name] = "constexpr"
+        else:
+            sig[name] = types[name]
+    missing = [n for n in fn.arg_names if n not in sig]
+    assert not missing, missing
+    opts = dict(num_warps=num_warps)
+    if num_stages is not None:
+        opts["num_stages"] = num_stages
+    spec = dict(fn=fn, signature=sig, constexprs=dict(consts),
+                attrs={(fn.arg_names.index(n), ): D16 for n in aligned}, options=opts)
+    if hip_warps is not None:
+        spec["options_hip"] = dict(opts, num_warps=hip_warps)
+    return spec
+
+
+H = 4096  # hidden size of the norms
+_NB, _NW = _liger_calculate_settings(H)  # 4096, 8
+I = 11008  # LLaMA-7B intermediate size
+_GB, _GW = _liger_calculate_settings(I)  # 16384, 16
+VOCAB = 32000
+
+SPECS = {
+    "rms_norm": _spec(
+        rms_norm_fwd,
+        {"Y": "*bf16", "stride_y": "i32", "X": "*bf16", "stride_x": "i32", "W": "*bf16", "Rstd": "*fp32",
+         "n_cols": "i32", "eps": "fp32", "offset": "fp32"},
+        {"stride_w": 1, "stride_rstd": 1, "casting_mode": 0, "elementwise_affine": True,
+         "BLOCK_SIZE": _NB},
+        ["Y", "stride_y", "X", "stride_x", "W", "Rstd", "n_cols"], _NW),
+    "rms_norm_backward": _spec(
+        rms_norm_bwd,
+        {"dY": "*bf16", "stride_dy": "i32", "dX": "*bf16", "stride_dx": "i32", "X": "*bf16",
+         "stride_x": "i32", "W": "*bf16", "Rstd": "*fp32", "dW": "*fp32", "stride_dw": "i32",
+         "n_rows": "i32", "n_cols": "i32", "offset": "fp32", "rows_per_program": "i32"},
+        {"X_dtype": tl.bfloat16, "stride_w": 1, "stride_rstd": 1, "casting_mode": 0,
+         "elementwise_affine": True, "BLOCK_SIZE": _NB},
+        ["dY", "stride_dy", "dX", "stride_dx", "X", "stride_x", "W", "Rstd", "dW", "stride_dw", "n_rows",
+         "n_cols"], _NW),
+    "fused_add_rms_norm": _spec(
+        fused_add_rms_norm_fwd,
+        {"Y": "*bf16", "stride_y": "i32", "S": "*bf16", "stride_s": "i32", "X": "*bf16", "stride_x": "i32",
+         "R": "*bf16", "stride_r": "i32", "W": "*bf16", "Rstd": "*fp32", "n_cols": "i32", "eps": "fp32",
+         "offset": "fp32"},
+        {"stride_w": 1, "stride_rstd": 1, "casting_mode": 0, "BLOCK_SIZE": _NB},
+        ["Y", "stride_y", "S", "stride_s", "X", "stride_x", "R", "stride_r", "W", "Rstd", "n_cols"],
+        _NW, num_stages=2),
+    "layer_norm": _spec(
+        layer_norm_fwd,
+        {"Y": "*bf16", "stride_y": "i32", "X": "*bf16", "stride_x": "i32", "W": "*bf16", "B": "*bf16",
+         "Mean": "*bf16", "Rstd": "*bf16", "n_cols": "i32", "eps": "fp32"},
+        {"stride_w": 1, "stride_b": 1, "stride_mean": 1, "stride_rstd": 1, "BLOCK_SIZE": _NB},
+        ["Y", "stride_y", "X", "stride_x", "W", "B", "Mean", "Rstd", "n_cols"], _NW),
+    "swiglu": _spec(
+        swiglu_fwd,
+        {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "stride": "i32", "gate_multiplier": "fp32"},
+        {"n_cols": I, "BLOCK_SIZE": _GB},
+        ["a_ptr", "b_ptr", "c_ptr", "stride"], _GW),
+    "geglu": _spec(
+        geglu_tanh_fwd,
+        {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "stride": "i32"},
+        {"n_cols": I, "BLOCK_SIZE": _GB},
+        ["a_ptr", "b_ptr", "c_ptr", "stride"], _GW),
+    "rope": _spec(
+        rope_fwd,
+        {"q_ptr": "*bf16", "q_row_stride": "i32", "k_ptr": "*bf16", "k_row_stride": "i32", "cos": "*bf16",
+         "cos_row_stride": "i32", "sin": "*bf16", "sin_row_stride": "i32", "sl": "i32"},
+        {"bs": 1, "cos_bs": 1, "n_qh": 32, "n_kh": 8, "hd": 128, "pad_n_qh": 32, "pad_n_kh": 8,
+         "pad_hd": 128, "BLOCK_SIZE": 32, "BACKWARD_PASS": False},
+        ["q_ptr", "q_row_stride", "k_ptr", "k_row_stride", "cos", "cos_row_stride", "sin",
+         "sin_row_stride", "sl"], 4),
+    "cross_entropy": _spec(
+        cross_entropy_fwd,
+        {"X_ptr": "*fp32", "X_stride": "i32", "Y_ptr": "*i64", "loss_ptr": "*fp32",
+         "token_accuracy_stride": "i32", "predicted_tokens_stride": "i32", "n_cols": "i32",
+         "n_non_ignore": "i32", "sum_non_ignore_weight": "i32", "weight_sum": "fp32", "ignore_index": "i32"},
+        {"Y_stride": 1, "weight_ptr": None, "z_loss_ptr": None, "loss_stride": 1, "token_accuracy_ptr": None,
+         "predicted_tokens_ptr": None, "lse_square_scale": 0.0, "label_smoothing": 0.0, "reduction": "mean",
+         "softcap": None, "RETURN_Z_LOSS": False, "RETURN_TOKEN_ACCURACY": False,
+         "RETURN_PREDICTED_TOKENS": False, "BLOCK_SIZE": min(65536 // 2, _next_pow2(VOCAB)),
+         "HAS_WEIGHT": False, "HAS_SOFTCAPPING": False, "HAS_GRADIENTS": True},
+        ["X_ptr", "X_stride", "Y_ptr", "loss_ptr", "token_accuracy_stride", "predicted_tokens_stride",
+         "n_cols", "n_non_ignore", "sum_non_ignore_weight"], 32, hip_warps=16),
+    "kl_div": _spec(
+        kldiv_fwd,
+        {"y_ptr": "*fp32", "y_stride": "i32", "gt_ptr": "*fp32", "gt_stride": "i32", "loss_ptr": "*fp32",
+         "n_cols": "i32", "eps": "fp32"},
+        {"loss_stride": 1, "BLOCK_SIZE": min(65536 // 4, _next_pow2(VOCAB)), "log_target": False,
+         "reduction": 3},
+        ["y_ptr", "y_stride", "gt_ptr", "gt_stride", "loss_ptr", "n_cols"], 16),
+    "jsd": _spec(
+        jsd_fwd,
+        {"X_ptr": "*fp32", "X_stride": "i32", "Y_ptr": "*fp32", "Y_stride": "i32", "loss_ptr": "*fp32",
+         "loss_stride": "i32", "dX_ptr": "*fp32", "dX_stride": "i32", "label_ptr": "*fp32",
+         "n_non_ignore": "i32", "n_cols": "i32"},
+        {"beta": 0.5, "ignore_index": -100, "BLOCK_SIZE": min(65536, _next_pow2(VOCAB)), "HAS_LABEL": False},
+        ["X_ptr", "X_stride", "Y_ptr", "Y_stride", "loss_ptr", "loss_stride", "dX_ptr", "dX_stride",
+         "label_ptr", "n_non_ignore", "n_cols"], 4),
+    "embedding": _spec(
+        embedding_fwd,
+        {"embeddings_ptr": "*fp32", "indices_ptr": "*i64", "output_ptr": "*fp32", "n_elements": "i32"},
+        {"embedding_dim": 4096, "BLOCK_SIZE_M": _next_pow2(min(128, 4096)),
+         "BLOCK_SIZE_N": _next_pow2(min(128, 4096))},
+        ["embeddings_ptr", "indices_ptr", "output_ptr", "n_elements"], 4),
+}
+
+_FA_TYPES = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "Lse": "*fp32", "TMP": "*fp32",
+             "softmax_scale": "fp32"}
+_FA_INTS = ["stride_qb", "stride_qh", "stride_qm", "stride_kb", "stride_kh", "stride_kn", "stride_vb",
+            "stride_vh", "stride_vn", "stride_bb", "stride_bh", "stride_bm", "stride_ob", "stride_oh",
+            "stride_om", "nheads", "seqlen_q", "seqlen_k", "seqlen_q_rounded", "headdim",
+            "CACHE_KEY_SEQLEN_Q", "CACHE_KEY_SEQLEN_K"]
+_FA_TYPES.update({n: "i32" for n in _FA_INTS})
+# seqlen 1024, headdim 64, nheads 32 (the repo's benchmark: dim 2048 / headdim 64): every int
+# argument (strides, seqlens, the cache keys 1024 // 32, the bias strides 0) is divisible by 16.
+for _causal in (False, True):
+    SPECS["flash_attn_fwd_causal" if _causal else "flash_attn_fwd"] = _spec(
+        flash_attn_fwd, _FA_TYPES,
+        {"Bias": None, "BIAS_TYPE": "none", "IS_CAUSAL": _causal, "BLOCK_HEADDIM": 64, "EVEN_M": True,
+         "EVEN_N": True, "EVEN_HEADDIM": True, "BLOCK_M": 128, "BLOCK_N": 128},
+        ["Q", "K", "V", "Out", "Lse", "TMP"] + _FA_INTS, 4, num_stages=1)
