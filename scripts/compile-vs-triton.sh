@@ -15,25 +15,18 @@ source "$ROOT/scripts/env.sh"
 RUNS="${1:-5}"
 TRITONREF="${TRITONREF:-$ROOT/../shared/tritonref}"
 KERNELS="$TRITONREF/kernels.py"
-VENV="$ROOT/.tools/triton-venv"
-SPEC="${TILE_TRITON_SPEC:-triton==3.9.0}"
-STAMP="$VENV/.tile-installed"
 
 say() { printf 'compile-vs-triton: %s\n' "$*" >&2; }
 
 [[ -f "$KERNELS" ]] || { say "no $KERNELS (set TRITONREF to the directory of kernels.py)"; exit 1; }
-if [[ "$(cat "$STAMP" 2>/dev/null || true)" != "$SPEC" ]]; then
-    say "installing $SPEC into $VENV (a download of several hundred MB, once)"
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet "$SPEC"
-    echo "$SPEC" >"$STAMP"
-fi
+# shellcheck source=scripts/triton-venv.sh
+source "$ROOT/scripts/triton-venv.sh"
 
 TIMES="$(mktemp -t tile-triton-times.XXXXXX)"
 trap 'rm -f "$TIMES"' EXIT
 say "Triton: $RUNS cold-cache compiles per kernel for cuda:80"
 # Triton 3.9 warns when FP fusion is left to its default; this is the default.
-TRITON_DEFAULT_FP_FUSION=1 "$VENV/bin/python" "$ROOT/scripts/triton_compile_times.py" \
+TRITON_DEFAULT_FP_FUSION=1 "$TRITON_PYTHON" "$ROOT/scripts/triton_compile_times.py" \
     "$KERNELS" cuda:80 "$RUNS" "$TIMES"
 say "tile: the same kernels through #[tile_kernel]"
 cd "$ROOT"

@@ -14,18 +14,11 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=scripts/env.sh
 source "$ROOT/scripts/env.sh"
 TSV="${1:-$ROOT/target/corpus-triton.tsv}"
-VENV="$ROOT/.tools/triton-venv"
-SPEC="${TILE_TRITON_SPEC:-triton==3.9.0}"
-STAMP="$VENV/.tile-installed"
 
 say() { printf 'corpus-vs-triton: %s\n' "$*" >&2; }
 
-if [[ "$(cat "$STAMP" 2>/dev/null || true)" != "$SPEC" ]]; then
-    say "installing $SPEC into $VENV (a download of several hundred MB, once)"
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet "$SPEC"
-    echo "$SPEC" >"$STAMP"
-fi
+# shellcheck source=scripts/triton-venv.sh
+source "$ROOT/scripts/triton-venv.sh"
 
 mkdir -p "$(dirname "$TSV")"
 case "$TSV" in
@@ -34,7 +27,7 @@ case "$TSV" in
 esac
 say "Triton: every corpus kernel for sm_80, sm_90a and gfx942, cold caches -> $TSV"
 # Triton 3.9 warns when FP fusion is left to its default; this is the default.
-TRITON_DEFAULT_FP_FUSION=1 "$VENV/bin/python" "$ROOT/scripts/corpus/triton_stats.py" "$TSV"
+TRITON_DEFAULT_FP_FUSION=1 "$TRITON_PYTHON" "$ROOT/scripts/corpus/triton_stats.py" "$TSV"
 say "tile: the same kernels through #[tile_kernel]"
 cd "$ROOT"
 cargo bench --quiet --bench corpus -- --triton "$TSV"

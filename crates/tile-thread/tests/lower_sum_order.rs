@@ -54,6 +54,40 @@ fn sum_bound(n: usize, magnitude: f64) -> f64 {
     2.0 * nu / (1.0 - nu) * magnitude
 }
 
+/// Runs `program` (lowered from `row_sums(rows, ..)`) and the interpreter
+/// on an `m × n` matrix of [`values`] of `seed`; each row's sum must lie
+/// within the bound of the fold. Returns (emulated, interpreted) sums.
+fn sums_within_the_bound(
+    func: &Function,
+    program: &Program,
+    rows: usize,
+    (m, n): (usize, usize),
+    seed: u64,
+) -> (Vec<f32>, Vec<f32>) {
+    let xs = values(seed, m * n);
+    let x = Arg::Tensor(HostTensor::from_vec(&[m, n], xs.clone()).unwrap());
+    let args = vec![x, Arg::Tensor(HostTensor::zeros(DType::F32, &[m, 1]))];
+    let grid = [blocks(m, rows), 1, 1];
+    let (mut emulated, mut reference) = (args.clone(), args);
+    emulate::run(program, grid, &mut emulated).unwrap();
+    interp::run(func, grid, &mut reference).unwrap();
+    let (got, want) = (floats(&emulated[1]), floats(&reference[1]));
+    for r in 0..m {
+        let magnitude: f64 = xs[r * n..(r + 1) * n]
+            .iter()
+            .map(|&v| f64::from(v).abs())
+            .sum();
+        let error = (f64::from(got[r]) - f64::from(want[r])).abs();
+        assert!(
+            error <= sum_bound(n, magnitude),
+            "{m}x{n}, row {r}: {} against {}",
+            got[r],
+            want[r]
+        );
+    }
+    (got, want)
+}
+
 #[test]
 fn reassociated_row_sums_are_trees_within_the_bound() {
     for (rows, cols, warps) in [(2, 256, 2), (4, 1024, 4), (1, 1024, 8), (8, 64, 4)] {
@@ -68,27 +102,8 @@ fn reassociated_row_sums_are_trees_within_the_bound() {
             "{rows}x{cols}: a sequential fold"
         );
         let (m, n) = (3 * rows + 1, cols - 3);
-        let xs = values(u64::try_from(cols).unwrap(), m * n);
-        let x = Arg::Tensor(HostTensor::from_vec(&[m, n], xs.clone()).unwrap());
-        let args = vec![x, Arg::Tensor(HostTensor::zeros(DType::F32, &[m, 1]))];
-        let grid = [blocks(m, rows), 1, 1];
-        let (mut emulated, mut reference) = (args.clone(), args);
-        emulate::run(&program, grid, &mut emulated).unwrap();
-        interp::run(&func, grid, &mut reference).unwrap();
-        let (got, want) = (floats(&emulated[1]), floats(&reference[1]));
-        for r in 0..m {
-            let magnitude: f64 = xs[r * n..(r + 1) * n]
-                .iter()
-                .map(|&v| f64::from(v).abs())
-                .sum();
-            let error = (f64::from(got[r]) - f64::from(want[r])).abs();
-            assert!(
-                error <= sum_bound(n, magnitude),
-                "{rows}x{cols}, row {r}: {} against {}",
-                got[r],
-                want[r]
-            );
-        }
+        let seed = u64::try_from(cols).unwrap();
+        let (got, want) = sums_within_the_bound(&func, &program, rows, (m, n), seed);
         // The tree is another order: some row comes out with other bits.
         assert_ne!(got, want, "{rows}x{cols}: the same bits as the fold");
     }
@@ -112,27 +127,7 @@ fn many_warps_combine_their_totals_by_shuffles() {
         let butterflies = 5 + along.trailing_zeros() as usize;
         assert_eq!(text.matches("shfl.bfly").count(), butterflies, "{text}");
         let (m, n) = (2 * rows + 1, cols - 5);
-        let xs = values(7, m * n);
-        let x = Arg::Tensor(HostTensor::from_vec(&[m, n], xs.clone()).unwrap());
-        let args = vec![x, Arg::Tensor(HostTensor::zeros(DType::F32, &[m, 1]))];
-        let grid = [blocks(m, rows), 1, 1];
-        let (mut emulated, mut reference) = (args.clone(), args);
-        emulate::run(&program, grid, &mut emulated).unwrap();
-        interp::run(&func, grid, &mut reference).unwrap();
-        let (got, want) = (floats(&emulated[1]), floats(&reference[1]));
-        for r in 0..m {
-            let magnitude: f64 = xs[r * n..(r + 1) * n]
-                .iter()
-                .map(|&v| f64::from(v).abs())
-                .sum();
-            let error = (f64::from(got[r]) - f64::from(want[r])).abs();
-            assert!(
-                error <= sum_bound(n, magnitude),
-                "row {r}: {} against {}",
-                got[r],
-                want[r]
-            );
-        }
+        sums_within_the_bound(&func, &program, rows, (m, n), 7);
     }
 }
 
