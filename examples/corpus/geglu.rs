@@ -4,9 +4,9 @@
 //! `b`. Block 16384 and 16 warps for LLaMA-7B's intermediate width, as
 //! Liger's launcher takes them.
 
-use super::{bf16s, widen};
-use crate::common::{max_error, timed, Inputs, Row};
-use tile::{bf16, tile_kernel, Device, Error};
+use super::{gated_rows, GatedLaunch};
+use crate::common::{Inputs, Row};
+use tile::{tile_kernel, Device, Error};
 
 #[tile_kernel(
     configs(BLOCK = 16384),
@@ -33,29 +33,10 @@ pub fn geglu<const BLOCK: usize>(
 
 /// GEGLU of LLaMA-7B's intermediate width.
 pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
-    let (rows, cols) = (3, 11008);
-    let (a_in, b_in) = (bf16s(&rng.take(rows * cols)), bf16s(&rng.take(rows * cols)));
-    let a = dev.tensor_from_slice(&a_in, &[rows, cols])?;
-    let b = dev.tensor_from_slice(&b_in, &[rows, cols])?;
-    let mut c = dev.zeros::<bf16>(&[rows, cols])?;
-    let grid = [rows as u32];
-    let time = timed(|| geglu::<16384>::launch(dev, grid, (&a, &b, &mut c)))?;
-    let want: Vec<f64> = widen(&a_in)
-        .iter()
-        .zip(widen(&b_in))
-        .map(|(&a, b)| {
-            let a = f64::from(a);
-            let inner = (2.0 / std::f64::consts::PI).sqrt() * (a + 0.044715 * a.powi(3));
-            0.5 * a * (1.0 + inner.tanh()) * f64::from(b)
-        })
-        .collect();
-    Ok(vec![Row {
-        kernel: "geglu".into(),
-        code: dev.kernel_code(&geglu::<16384>::kernel_spec())?,
-        shape: format!("[{rows}, {cols}] bf16"),
-        // Two bf16 roundings (gelu(a), then the product): 2⁻⁸ each.
-        max_error: max_error(&widen(&c.to_vec()?), &want),
-        tolerance: 1e-2,
-        time,
-    }])
+    let launch: GatedLaunch = |dev, grid, a, b, c| geglu::<16384>::launch(dev, grid, (a, b, c));
+    let kernel = (geglu::<16384>::kernel_spec(), launch);
+    gated_rows(dev, rng, "geglu", kernel, |a| {
+        let inner = (2.0 / std::f64::consts::PI).sqrt() * (a + 0.044715 * a.powi(3));
+        0.5 * a * (1.0 + inner.tanh())
+    })
 }

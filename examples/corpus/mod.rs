@@ -28,8 +28,9 @@ mod rms_norm_backward;
 mod rope;
 mod swiglu;
 
-use crate::common::Example;
+use crate::common::{max_error, timed, Example, Inputs, Row};
 use tile::meta::KernelInfo;
+use tile::{bf16, Device, Error, KernelSpec, Tensor};
 
 /// Every kernel of the corpus with the specialization its source launches.
 pub fn kernels() -> Vec<&'static KernelInfo> {
@@ -75,3 +76,39 @@ fn bf16s(x: &[f32]) -> Vec<tile::bf16> {
 fn widen(x: &[tile::bf16]) -> Vec<f32> {
     x.iter().map(|v| v.to_f32()).collect()
 }
+
+/// A gated activation `c = act(a) · b` (SwiGLU, GEGLU) of LLaMA-7B's
+/// intermediate width, run by `launch` (one program a row) and checked
+/// against `act` in f64: two bf16 roundings (`act(a)`, then the product),
+/// 2⁻⁸ each.
+fn gated_rows(
+    dev: &Device,
+    rng: &mut Inputs,
+    kernel: &str,
+    (spec, launch): (KernelSpec, GatedLaunch),
+    act: fn(f64) -> f64,
+) -> Result<Vec<Row>, Error> {
+    let (rows, cols) = (3, 11008);
+    let (a_in, b_in) = (bf16s(&rng.take(rows * cols)), bf16s(&rng.take(rows * cols)));
+    let a = dev.tensor_from_slice(&a_in, &[rows, cols])?;
+    let b = dev.tensor_from_slice(&b_in, &[rows, cols])?;
+    let mut c = dev.zeros::<bf16>(&[rows, cols])?;
+    let time = timed(|| launch(dev, [rows as u32], &a, &b, &mut c))?;
+    let want: Vec<f64> = widen(&a_in)
+        .iter()
+        .zip(widen(&b_in))
+        .map(|(&a, b)| act(f64::from(a)) * f64::from(b))
+        .collect();
+    Ok(vec![Row {
+        kernel: kernel.into(),
+        code: dev.kernel_code(&spec)?,
+        shape: format!("[{rows}, {cols}] bf16"),
+        max_error: max_error(&widen(&c.to_vec()?), &want),
+        tolerance: 1e-2,
+        time,
+    }])
+}
+
+/// A gated activation's launch on a grid of rows: `(a, b, c)`.
+type GatedLaunch =
+    fn(&Device, [u32; 1], &Tensor<bf16>, &Tensor<bf16>, &mut Tensor<bf16>) -> Result<(), Error>;

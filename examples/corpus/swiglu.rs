@@ -4,9 +4,9 @@
 //! launcher takes the row's next power of two as the block (16384 for
 //! LLaMA-7B's 11008 intermediate columns) and 16 warps for it.
 
-use super::{bf16s, widen};
-use crate::common::{max_error, timed, Inputs, Row};
-use tile::{bf16, tile_kernel, Device, Error};
+use super::{gated_rows, GatedLaunch};
+use crate::common::{Inputs, Row};
+use tile::{tile_kernel, Device, Error};
 
 #[tile_kernel(
     configs(BLOCK = 16384),
@@ -31,28 +31,7 @@ pub fn swiglu<const BLOCK: usize>(
 
 /// SwiGLU of LLaMA-7B's intermediate width.
 pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
-    let (rows, cols) = (3, 11008);
-    let (a_in, b_in) = (bf16s(&rng.take(rows * cols)), bf16s(&rng.take(rows * cols)));
-    let a = dev.tensor_from_slice(&a_in, &[rows, cols])?;
-    let b = dev.tensor_from_slice(&b_in, &[rows, cols])?;
-    let mut c = dev.zeros::<bf16>(&[rows, cols])?;
-    let grid = [rows as u32];
-    let time = timed(|| swiglu::<16384>::launch(dev, grid, (&a, &b, &mut c)))?;
-    let want: Vec<f64> = widen(&a_in)
-        .iter()
-        .zip(widen(&b_in))
-        .map(|(&a, b)| {
-            let a = f64::from(a);
-            a / (1.0 + (-a).exp()) * f64::from(b)
-        })
-        .collect();
-    Ok(vec![Row {
-        kernel: "swiglu".into(),
-        code: dev.kernel_code(&swiglu::<16384>::kernel_spec())?,
-        shape: format!("[{rows}, {cols}] bf16"),
-        // Two bf16 roundings (silu(a), then the product): 2⁻⁸ each.
-        max_error: max_error(&widen(&c.to_vec()?), &want),
-        tolerance: 1e-2,
-        time,
-    }])
+    let launch: GatedLaunch = |dev, grid, a, b, c| swiglu::<16384>::launch(dev, grid, (a, b, c));
+    let kernel = (swiglu::<16384>::kernel_spec(), launch);
+    gated_rows(dev, rng, "swiglu", kernel, |a| a / (1.0 + (-a).exp()))
 }
