@@ -6,7 +6,7 @@
 //! ```text
 //! u32  tile_host_kernel(const u64 *packet, const i32 ids[6], u8 *frame, Status *status);
 //! u64  tile_host_frame_bytes;        // scratch bytes one program instance needs
-//! ptr  tile_host_math[9];            // exp, exp2, log, log2, sin, cos, tanh, erf, pow (f64)
+//! ptr  tile_host_math[2];            // f64 (*)(u32 slot, f64), f64 (*)(u32 slot, f64, f64)
 //! ```
 //!
 //! The kernel runs one program instance: `ids` is its program id then the
@@ -17,7 +17,7 @@
 
 use crate::Status;
 use std::borrow::Cow;
-use tile_ir::{Function, Param, Type, UnaryOp};
+use tile_ir::{Function, Param, Type};
 
 /// The kernel function: runs one program instance.
 pub const ENTRY_SYMBOL: &str = "tile_host_kernel";
@@ -31,39 +31,28 @@ pub const MATH_TABLE_SYMBOL: &str = "tile_host_math";
 /// status record was written.
 pub type HostEntry = unsafe extern "C" fn(*const u64, *const i32, *mut u8, *mut Status) -> u32;
 
-/// A math function of the table: an f64 to an f64.
-pub type MathFn = extern "C" fn(f64) -> f64;
+/// The table's function of one operand: `(slot, x)`, where `slot` indexes
+/// [`tile_ir::UnaryOp::MATH`].
+pub type UnaryMathFn = extern "C" fn(u32, f64) -> f64;
 
-/// The table's `pow`: `(x, y) -> x^y` in f64.
-pub type PowFn = extern "C" fn(f64, f64) -> f64;
+/// The table's function of two operands: `(slot, x, y)`, where `slot`
+/// indexes [`tile_ir::BinaryOp::MATH`].
+pub type BinaryMathFn = extern "C" fn(u32, f64, f64) -> f64;
 
-/// The math table compiled host code calls through: [`MATH_OPS`] slot by
-/// slot, then `pow` (slot [`POW_SLOT`]), all pointers.
+/// The math table compiled host code calls through: the f64 functions of
+/// the math library ([`tile_ir::UnaryOp::MATH`], [`tile_ir::BinaryOp::MATH`]), chosen by
+/// their index in those lists.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct MathTable {
-    /// The functions of [`MATH_OPS`], in order.
-    pub unary: [MathFn; MATH_OPS.len()],
-    /// `pow`.
-    pub pow: PowFn,
+    /// The functions of one operand.
+    pub unary: UnaryMathFn,
+    /// The functions of two operands.
+    pub binary: BinaryMathFn,
 }
 
-/// The math functions of the table, in slot order.
-pub const MATH_OPS: [UnaryOp; 8] = [
-    UnaryOp::Exp,
-    UnaryOp::Exp2,
-    UnaryOp::Log,
-    UnaryOp::Log2,
-    UnaryOp::Sin,
-    UnaryOp::Cos,
-    UnaryOp::Tanh,
-    UnaryOp::Erf,
-];
-
-/// The slot of `pow` in the [`MathTable`].
-pub const POW_SLOT: usize = MATH_OPS.len();
 /// The number of function pointers in the [`MathTable`].
-pub const MATH_TABLE_SLOTS: usize = POW_SLOT + 1;
+pub const MATH_TABLE_SLOTS: usize = 2;
 
 /// An op of a compiled kernel that checks something at run time: what a
 /// status record's `check` names.
@@ -121,14 +110,9 @@ mod tests {
 
     #[test]
     fn the_table_is_one_pointer_per_slot() {
-        assert_eq!(
-            std::mem::size_of::<MathTable>(),
-            MATH_TABLE_SLOTS * std::mem::size_of::<MathFn>()
-        );
-        assert_eq!(
-            std::mem::offset_of!(MathTable, pow),
-            POW_SLOT * std::mem::size_of::<MathFn>()
-        );
+        let pointer = std::mem::size_of::<*const u8>();
+        assert_eq!(std::mem::size_of::<MathTable>(), MATH_TABLE_SLOTS * pointer);
+        assert_eq!(std::mem::offset_of!(MathTable, binary), pointer);
     }
 
     #[test]

@@ -2,13 +2,14 @@
 //! comparison, `fma` and cast of every dtype, compiled for the host through
 //! `scalar::probe` (the same LLVM IR the GPU targets receive for the op) and run
 //! on edge values and random bits. Exact ops must agree with
-//! `tile_ir::eval` bit for bit; the math-library functions (exp, exp2, log,
-//! log2, sin, cos, tanh, erf) within one ulp of the dtype (f64: 4 ulps), with
-//! special values exact. An op the oracle rejects must be rejected too.
+//! `tile_ir::eval` bit for bit; the math-library functions (`UnaryOp::MATH`)
+//! within one ulp of the dtype (f64: each function's bound, `probe::f64_bound`),
+//! with special values exact (dense samples: tests/emit_math.rs). An op the
+//! oracle rejects must be rejected too.
 
 mod probe;
 
-use probe::{run_probe, run_probe_as, ulps};
+use probe::{f64_bound, run_probe, run_probe_as, ulps};
 use tile_codegen::{Sm, Target};
 use tile_ir::eval;
 use tile_ir::{BinaryOp, CmpPred, DType, Scalar, UnaryOp};
@@ -90,16 +91,6 @@ fn samples(dtype: DType, seed: u64) -> Vec<u64> {
     out
 }
 
-/// The accuracy bound of a math-library function for f64 results, in ulps
-/// (docs/backends.md); every narrower dtype is within 1 ulp.
-fn f64_bound(op: UnaryOp) -> u64 {
-    match op {
-        UnaryOp::Erf => 8,
-        UnaryOp::Tanh | UnaryOp::Log2 => 4,
-        _ => 2,
-    }
-}
-
 /// Checks `op` on `dtype`; returns the largest ulp distance seen.
 fn check_unary(op: UnaryOp, dtype: DType) -> u64 {
     let xs = samples(dtype, 0x1234 + op as u64);
@@ -115,18 +106,7 @@ fn check_unary(op: UnaryOp, dtype: DType) -> u64 {
         );
         assert_eq!(like_sm80, got, "{} f32 as on sm_80", op.name());
     }
-    let transcendental = matches!(
-        op,
-        UnaryOp::Exp
-            | UnaryOp::Exp2
-            | UnaryOp::Log
-            | UnaryOp::Log2
-            | UnaryOp::Sin
-            | UnaryOp::Cos
-            | UnaryOp::Tanh
-            | UnaryOp::Erf
-    );
-    let bound = match (transcendental, dtype) {
+    let bound = match (op.is_math(), dtype) {
         (false, _) => 0,
         (true, DType::F64) => f64_bound(op),
         (true, _) => 1,
@@ -181,8 +161,9 @@ fn unary_ops_match_the_oracle() {
 
 #[test]
 fn binary_ops_match_the_oracle() {
-    // `pow` is a math-library function, within its ulp bound: tests/emit_pow.rs.
-    for &op in BinaryOp::ALL.iter().filter(|&&op| op != BinaryOp::Pow) {
+    // The math-library functions (`pow`, `atan2`, `hypot`) are within their
+    // ulp bounds: tests/emit_pow.rs and tests/emit_math.rs.
+    for &op in BinaryOp::ALL.iter().filter(|op| !op.is_math()) {
         for dtype in DType::ALL {
             let xs = samples(dtype, 0x99 + op as u64);
             let ys = samples(dtype, 0x4242 + op as u64);
@@ -398,123 +379,5 @@ fn half_to_f32(bits: u16) -> f32 {
     match exp {
         0 => man * 2f32.powi(-24),
         _ => (1.0 + man / 1024.0) * 2f32.powi(exp - 15),
-    }
-}
-
-#[test]
-fn math_functions_on_dense_f32_and_f64_samples() {
-    let ops = [
-        UnaryOp::Exp,
-        UnaryOp::Exp2,
-        UnaryOp::Log,
-        UnaryOp::Log2,
-        UnaryOp::Sin,
-        UnaryOp::Cos,
-        UnaryOp::Tanh,
-        UnaryOp::Erf,
-    ];
-    // Every 2^16-th f32 bit pattern (both signs, all exponents), and f64
-    // values spread over the exponent range below 2^140.
-    let f32s: Vec<[u64; 3]> = (0..65536u64)
-        .map(|i| [i << 16 | (i & 0xffff), 0, 0])
-        .collect();
-    let f64s: Vec<[u64; 3]> = (0..20000u64)
-        .map(|i| {
-            let exp = 1023 - 60 + (i * 7919) % 200;
-            let sign = (i & 1) << 63;
-            [
-                sign | exp << 52 | (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 12),
-                0,
-                0,
-            ]
-        })
-        .collect();
-    for op in ops {
-        for (dtype, inputs, bound) in [(DType::F32, &f32s, 1), (DType::F64, &f64s, f64_bound(op))] {
-            let got =
-                run_probe(&ThreadOpKind::Unary(op), &[dtype], inputs, false).expect("math op");
-            let (mut worst, mut inexact) = (0, 0);
-            for (g, inp) in got.iter().zip(inputs.iter()) {
-                let w = eval::unary(op, Scalar::from_bits(dtype, inp[0]))
-                    .expect("oracle")
-                    .to_bits();
-                if *g == w {
-                    continue;
-                }
-                inexact += 1;
-                let wv = Scalar::from_bits(dtype, w);
-                assert!(
-                    !wv.is_nan() && wv.to_f64().is_finite(),
-                    "{} {dtype} of {:#x}: special value {w:#x}, got {g:#x}",
-                    op.name(),
-                    inp[0]
-                );
-                let d = ulps(dtype, *g, w);
-                assert!(
-                    d <= bound,
-                    "{} {dtype} of {:#x}: {d} ulps (got {g:#x}, the oracle {w:#x})",
-                    op.name(),
-                    inp[0]
-                );
-                worst = worst.max(d);
-            }
-            println!(
-                "{:<5} {dtype}: {} samples, {inexact} differ from the oracle, max {worst} ulp",
-                op.name(),
-                inputs.len()
-            );
-        }
-    }
-}
-
-#[test]
-fn sin_and_cos_of_f64_over_the_whole_exponent_range() {
-    // The three reductions: Cody–Waite below 2^19, 288 bits of 2/π below
-    // 2^140, all 1,200 bits up to the largest f64; with both boundaries and
-    // the largest finite value.
-    let mut inputs: Vec<[u64; 3]> = (0..20000u64)
-        .map(|i| {
-            let exp = (i * 7919) % 2047;
-            let sign = (i & 1) << 63;
-            [
-                sign | exp << 52 | (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 12),
-                0,
-                0,
-            ]
-        })
-        .collect();
-    for x in [2f64.powi(19), 2f64.powi(140), f64::MAX, -f64::MAX] {
-        for bits in [x.to_bits() - 1, x.to_bits()] {
-            inputs.push([bits, 0, 0]);
-        }
-    }
-    for op in [UnaryOp::Sin, UnaryOp::Cos] {
-        let got =
-            run_probe(&ThreadOpKind::Unary(op), &[DType::F64], &inputs, false).expect("math op");
-        let mut worst = 0;
-        for (g, input) in got.iter().zip(&inputs) {
-            let want = eval::unary(op, Scalar::from_bits(DType::F64, input[0]))
-                .expect("oracle")
-                .to_bits();
-            let distance = if *g == want {
-                0
-            } else {
-                ulps(DType::F64, *g, want)
-            };
-            assert!(
-                distance <= f64_bound(op),
-                "{} of {:e}: {distance} ulps (got {:e}, the oracle {:e})",
-                op.name(),
-                f64::from_bits(input[0]),
-                f64::from_bits(*g),
-                f64::from_bits(want)
-            );
-            worst = worst.max(distance);
-        }
-        println!(
-            "{:<3} f64 over every exponent: {} samples, max {worst} ulp",
-            op.name(),
-            inputs.len()
-        );
     }
 }

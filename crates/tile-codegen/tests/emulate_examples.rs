@@ -184,6 +184,10 @@ fn math_functions_of_the_exact_library() {
         UnaryOp::Sin,
         UnaryOp::Tanh,
         UnaryOp::Erf,
+        UnaryOp::Erfc,
+        UnaryOp::Atan,
+        UnaryOp::Asinh,
+        UnaryOp::Cbrt,
     ] {
         let func = samples::unary(op, DType::F32, 128).unwrap();
         agrees(

@@ -3,7 +3,7 @@
 //! interpreter, and its output is checked.
 
 use tile_ir::interp::{self, Arg, HostTensor};
-use tile_ir::Scalar;
+use tile_ir::{BinaryOp, Scalar, UnaryOp};
 
 /// Runs `src` (attribute `attr`) over `grid` and returns the arguments.
 fn run(attr: &str, src: &str, grid: [u32; 3], mut args: Vec<Arg>) -> Vec<Arg> {
@@ -294,5 +294,203 @@ fn pow_rejects_integer_tiles_and_negative_integer_exponents() {
     assert_eq!(
         lower("let t = zeros::<f32>([4]) + pow(2, -1);"),
         "`pow` of compile-time integers needs an exponent from 0 and a result that fits; write a float (`2.0`) for a float power"
+    );
+}
+
+#[test]
+fn the_math_library_as_methods_and_builtins() {
+    let src = r#"
+fn k(x: &Tensor<f32>, y: &Tensor<f32>, out: &mut Tensor<f32>) {
+    let v = partition_view(x, [4]).load(0);
+    let w = partition_view(y, [4]).load(0);
+    let o = partition_view(out, [4]);
+    o.store(v.tan(), 0);
+    o.store(v.asin(), 1);
+    o.store(v.acos(), 2);
+    o.store(v.atan(), 3);
+    o.store(v.sinh(), 4);
+    o.store(v.cosh(), 5);
+    o.store(v.asinh(), 6);
+    o.store((v + 1.5).acosh(), 7);
+    o.store(v.atanh(), 8);
+    o.store(v.sigmoid(), 9);
+    o.store(v.ln_1p(), 10);
+    o.store(v.log1p(), 11);
+    o.store(v.exp_m1(), 12);
+    o.store(v.expm1(), 13);
+    o.store(v.erfc(), 14);
+    o.store(v.cbrt(), 15);
+    o.store(v.atan2(w), 16);
+    o.store(atan2(v, w), 17);
+    o.store(v.hypot(w), 18);
+    o.store(hypot(v, w) + hypot(3.0, 4.0) + atan2(0.0, -1.0), 19);
+}
+"#;
+    let xs = vec![-0.75f32, 0.0, 0.25, 0.5];
+    let ys = vec![2.0f32, -3.0, 0.5, -0.125];
+    let args = run(
+        "",
+        src,
+        [1, 1, 1],
+        vec![
+            f32s(&[4], xs.clone()),
+            f32s(&[4], ys.clone()),
+            f32s(&[80], vec![0.0; 80]),
+        ],
+    );
+    let out = out_f32(&args[2]);
+    let unary = |op: UnaryOp, v: f32| {
+        tile_ir::eval::unary(op, Scalar::F32(v))
+            .expect("math op")
+            .to_f64() as f32
+    };
+    let binary = |op: BinaryOp, a: f32, b: f32| {
+        tile_ir::eval::binary(op, Scalar::F32(a), Scalar::F32(b))
+            .expect("math op")
+            .to_f64() as f32
+    };
+    // Each row: a function of one operand (of x plus a shift) or of two
+    // (plus a constant), in the kernel's order.
+    enum Row {
+        Of(UnaryOp, f32),
+        Of2(BinaryOp, f32),
+    }
+    use Row::{Of, Of2};
+    let rows = [
+        Of(UnaryOp::Tan, 0.0),
+        Of(UnaryOp::Asin, 0.0),
+        Of(UnaryOp::Acos, 0.0),
+        Of(UnaryOp::Atan, 0.0),
+        Of(UnaryOp::Sinh, 0.0),
+        Of(UnaryOp::Cosh, 0.0),
+        Of(UnaryOp::Asinh, 0.0),
+        Of(UnaryOp::Acosh, 1.5),
+        Of(UnaryOp::Atanh, 0.0),
+        Of(UnaryOp::Sigmoid, 0.0),
+        Of(UnaryOp::Log1p, 0.0),
+        Of(UnaryOp::Log1p, 0.0),
+        Of(UnaryOp::Expm1, 0.0),
+        Of(UnaryOp::Expm1, 0.0),
+        Of(UnaryOp::Erfc, 0.0),
+        Of(UnaryOp::Cbrt, 0.0),
+        Of2(BinaryOp::Atan2, 0.0),
+        Of2(BinaryOp::Atan2, 0.0),
+        Of2(BinaryOp::Hypot, 0.0),
+        Of2(BinaryOp::Hypot, 5.0),
+    ];
+    for (row, f) in rows.iter().enumerate() {
+        for i in 0..4 {
+            let want = match *f {
+                Of(op, shift) => unary(op, xs[i] + shift),
+                Of2(op, plus) if plus != 0.0 => {
+                    binary(op, xs[i], ys[i]) + plus + std::f64::consts::PI as f32
+                }
+                Of2(op, _) => binary(op, xs[i], ys[i]),
+            };
+            assert_eq!(
+                out[4 * row + i].to_bits(),
+                want.to_bits(),
+                "row {row}, element {i}: {} against {want}",
+                out[4 * row + i]
+            );
+        }
+    }
+    assert_eq!(out[2 * 4 + 1], std::f32::consts::FRAC_PI_2);
+}
+
+#[test]
+fn math_functions_reject_integers() {
+    let lower = |body: &str| {
+        let src = format!("fn k(out: &mut Tensor<f32>) {{ {body} }}");
+        let item: syn::ItemFn = syn::parse_str(&src).expect("kernel parses");
+        match tile_frontend::translate_kernel(proc_macro2::TokenStream::new(), &item) {
+            Ok(_) => panic!("`{body}` lowered"),
+            Err(e) => e.to_string(),
+        }
+    };
+    assert_eq!(
+        lower("let t = iota::<i32>([4]).sigmoid();"),
+        "`sigmoid`: sigmoid needs a float dtype, found i32"
+    );
+    assert_eq!(
+        lower("let t = iota::<i32>([4]).atan2(iota::<i32>([4]));"),
+        "`atan2`: atan2 needs a float dtype, found i32"
+    );
+    assert_eq!(
+        lower("let t = zeros::<f32>([4]) + hypot(3, 4);"),
+        "`hypot` of compile-time integers: write floats (`3.0`)"
+    );
+}
+
+#[test]
+fn bitcast_reads_the_bits_as_another_dtype() {
+    let src = r#"
+fn k(x: &Tensor<f32>, bits: &mut Tensor<u32>, back: &mut Tensor<f32>, halves: &mut Tensor<i16>) {
+    let v = partition_view(x, [4]).load(0);
+    let b = v.bitcast::<u32>();
+    partition_view(bits, [4]).store(b, 0);
+    // Clearing the sign bit through the integer view is `abs`, NaN payload kept.
+    partition_view(back, [4]).store((b & 0x7fff_ffff).bitcast::<f32>(), 0);
+    let h = v.cast::<f16>().bitcast::<i16>();
+    partition_view(halves, [4]).store(h, 0);
+}
+"#;
+    let payload = f32::from_bits(0xffc0_1234);
+    let xs = vec![1.0f32, -2.5, payload, -0.0];
+    let args = run(
+        "",
+        src,
+        [1, 1, 1],
+        vec![
+            f32s(&[4], xs.clone()),
+            Arg::Tensor(HostTensor::from_vec(&[4], vec![0u32; 4]).expect("tensor")),
+            f32s(&[4], vec![0.0; 4]),
+            Arg::Tensor(HostTensor::from_vec(&[4], vec![0i16; 4]).expect("tensor")),
+        ],
+    );
+    let Arg::Tensor(bits) = &args[1] else {
+        panic!("a tensor")
+    };
+    let bits = bits.to_vec::<u32>().expect("u32");
+    assert_eq!(bits, xs.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+    let back: Vec<u32> = out_f32(&args[2]).iter().map(|v| v.to_bits()).collect();
+    assert_eq!(back, [0x3f80_0000, 0x4020_0000, 0x7fc0_1234, 0]);
+    let Arg::Tensor(halves) = &args[3] else {
+        panic!("a tensor")
+    };
+    // 1.0, -2.5 and -0.0 in f16; the cast canonicalizes the NaN.
+    assert_eq!(
+        halves.to_vec::<i16>().expect("i16"),
+        [0x3c00, 0xc100u16 as i16, 0x7e00, 0x8000u16 as i16]
+    );
+}
+
+#[test]
+fn bitcast_and_type_arguments_are_checked() {
+    let lower = |body: &str| {
+        let src = format!("fn k(out: &mut Tensor<f32>) {{ {body} }}");
+        let item: syn::ItemFn = syn::parse_str(&src).expect("kernel parses");
+        match tile_frontend::translate_kernel(proc_macro2::TokenStream::new(), &item) {
+            Ok(_) => panic!("`{body}` lowered"),
+            Err(e) => e.to_string(),
+        }
+    };
+    assert_eq!(
+        lower("let t = zeros::<f32>([4]).bitcast::<f16>();"),
+        "`bitcast` keeps the width: f32 has 32 bits and f16 16; the dtypes of f32's width are i32, u32"
+    );
+    assert_eq!(
+        lower("let t = zeros::<u8>([4]).bitcast::<bool>();"),
+        "`bitcast` reinterprets bits, which `bool` does not have: u8 to bool; use `cast::<bool>()`"
+    );
+    assert_eq!(
+        lower("let t = zeros::<f32>([4]).bitcast();"),
+        "write the target dtype: `.bitcast::<u32>()`"
+    );
+    assert!(lower("let t = zeros::<f32>([4]).reinterpret::<u32>();")
+        .starts_with("no method `reinterpret` on tile<4xf32>; the methods are"));
+    assert_eq!(
+        lower("let t = zeros::<f32>([4]).exp::<f32>();"),
+        "`exp` takes no type arguments"
     );
 }

@@ -182,6 +182,11 @@ impl Builder {
         self.op1(OpKind::Cast { to }, &[x])
     }
 
+    /// Elementwise reinterpretation of the bits as `to` (of the same width).
+    pub fn bitcast(&mut self, x: Value, to: DType) -> Result<Value, BuildError> {
+        self.op1(OpKind::Bitcast { to }, &[x])
+    }
+
     /// Numpy broadcast of a scalar or tile to `shape`.
     pub fn broadcast(&mut self, x: Value, shape: &[usize]) -> Result<Value, BuildError> {
         self.op1(

@@ -70,6 +70,12 @@ pub enum OpKind {
         /// The result's dtype.
         to: DType,
     },
+    /// `bitcast %x to <dtype>`: elementwise, the bits of each element read
+    /// as `<dtype>`, which has the operand's width (neither is `bool`).
+    Bitcast {
+        /// The result's dtype.
+        to: DType,
+    },
     /// `broadcast %x to <shape>`: numpy broadcasting of a scalar or tile to a
     /// tile of `shape` (the operand's axes align to the right; each is 1 or
     /// equal to the target's).
@@ -315,81 +321,6 @@ pub enum OpKind {
     LView(LViewOp),
 }
 
-/// Elementwise operations of one operand.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum UnaryOp {
-    /// `neg`: `-x` (wrapping for integers).
-    Neg,
-    /// `not`: logical not of `bool`, bitwise not of integers.
-    Not,
-    /// `exp`: e^x.
-    Exp,
-    /// `exp2`: 2^x.
-    Exp2,
-    /// `log`: natural logarithm.
-    Log,
-    /// `log2`: base-2 logarithm.
-    Log2,
-    /// `sqrt`: square root.
-    Sqrt,
-    /// `rsqrt`: 1 / sqrt(x).
-    Rsqrt,
-    /// `sin`: sine (radians).
-    Sin,
-    /// `cos`: cosine (radians).
-    Cos,
-    /// `tanh`: hyperbolic tangent.
-    Tanh,
-    /// `erf`: the error function.
-    Erf,
-    /// `abs`: absolute value (wrapping for the most negative integer).
-    Abs,
-    /// `floor`: rounds toward negative infinity.
-    Floor,
-    /// `ceil`: rounds toward positive infinity.
-    Ceil,
-    /// `round_tf32`: an `f32` rounded to TF32, the tensor cores' 19-bit
-    /// float (10 fraction bits): to nearest, ties away from zero (PTX
-    /// `cvt.rna.tf32.f32`), the low 13 bits of the result zero; infinities
-    /// stay, a NaN is the canonical NaN. What a `tf32` dot does to its
-    /// operands.
-    RoundTf32,
-}
-
-/// Elementwise operations of two operands of one type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BinaryOp {
-    /// `add`: `a + b` (wrapping for integers).
-    Add,
-    /// `sub`: `a - b` (wrapping for integers).
-    Sub,
-    /// `mul`: `a * b` (wrapping for integers).
-    Mul,
-    /// `div`: `a / b` (integers: truncating; see `docs/ir.md` for `x / 0`).
-    Div,
-    /// `rem`: remainder with the sign of `a` (C's `%`, `fmod` for floats).
-    Rem,
-    /// `min`: the smaller operand (NaN if either is NaN).
-    Min,
-    /// `max`: the larger operand (NaN if either is NaN).
-    Max,
-    /// `pow`: `a` raised to the power `b`, floats only, with the special
-    /// values of C99 `pow` (`pow(x, ±0) = 1`, `pow(1, y) = 1` even for a
-    /// NaN, a negative base to a non-integer power is NaN).
-    Pow,
-    /// `and`: logical and of `bool`, bitwise and of integers.
-    And,
-    /// `or`: logical or of `bool`, bitwise or of integers.
-    Or,
-    /// `xor`: logical xor of `bool`, bitwise xor of integers.
-    Xor,
-    /// `shl`: shift left of integers; amounts at or beyond the width give 0.
-    Shl,
-    /// `shr`: shift right (arithmetic for signed integers, logical for
-    /// unsigned); amounts at or beyond the width shift all bits out.
-    Shr,
-}
-
 /// Comparison predicates. On floats every comparison with a NaN is false,
 /// except `ne`, which is true.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -566,15 +497,6 @@ macro_rules! text_names {
     };
 }
 
-text_names!(UnaryOp {
-    Neg => "neg", Not => "not", Exp => "exp", Exp2 => "exp2", Log => "log", Log2 => "log2",
-    Sqrt => "sqrt", Rsqrt => "rsqrt", Sin => "sin", Cos => "cos", Tanh => "tanh", Erf => "erf",
-    Abs => "abs", Floor => "floor", Ceil => "ceil", RoundTf32 => "round_tf32",
-});
-text_names!(BinaryOp {
-    Add => "add", Sub => "sub", Mul => "mul", Div => "div", Rem => "rem", Min => "min",
-    Max => "max", Pow => "pow", And => "and", Or => "or", Xor => "xor", Shl => "shl", Shr => "shr",
-});
 text_names!(CmpPred { Eq => "eq", Ne => "ne", Lt => "lt", Le => "le", Gt => "gt", Ge => "ge" });
 text_names!(ReduceKind { Sum => "sum", Prod => "prod", Max => "max", Min => "min" });
 text_names!(ArgKind { ArgMax => "argmax", ArgMin => "argmin" });
@@ -582,7 +504,9 @@ text_names!(ScanKind { CumSum => "cumsum", CumProd => "cumprod" });
 text_names!(DotPrecision { Ieee => "ieee", Tensor => "tensor", Tf32 => "tf32" });
 
 mod atomic;
+mod elementwise;
 pub use atomic::{AtomicOp, MemOrder, MemScope};
+pub use elementwise::{BinaryOp, UnaryOp};
 
 /// The family of an op: which part of every stage handles it. The
 /// interpreter, the GPU lowering and the host back end dispatch on it, each
@@ -629,7 +553,8 @@ impl OpKind {
             | OpKind::Cmp(_)
             | OpKind::Select
             | OpKind::Fma
-            | OpKind::Cast { .. } => OpFamily::Elementwise,
+            | OpKind::Cast { .. }
+            | OpKind::Bitcast { .. } => OpFamily::Elementwise,
             OpKind::Broadcast { .. }
             | OpKind::Reshape { .. }
             | OpKind::Permute { .. }
@@ -676,6 +601,7 @@ impl OpKind {
             OpKind::Select => "select",
             OpKind::Fma => "fma",
             OpKind::Cast { .. } => "cast",
+            OpKind::Bitcast { .. } => "bitcast",
             OpKind::Broadcast { .. } => "broadcast",
             OpKind::Reshape { .. } => "reshape",
             OpKind::Permute { .. } => "permute",

@@ -4,7 +4,7 @@
 
 use half::{bf16, f16};
 use rand::{rngs::SmallRng, Rng, SeedableRng};
-use tile_ir::eval::cast;
+use tile_ir::eval::{bitcast, cast};
 use tile_ir::f8::{F8E4M3, F8E5M2};
 use tile_ir::{DType, Scalar};
 
@@ -419,4 +419,39 @@ fn every_pair_of_dtypes_converts_to_the_target_dtype() {
             }
         }
     }
+}
+
+#[test]
+fn bitcasts_keep_every_bit_and_refuse_other_widths() {
+    let mut rng = SmallRng::seed_from_u64(5);
+    for from in DType::ALL.into_iter().filter(|d| !d.is_bool()) {
+        for to in DType::ALL.into_iter().filter(|d| !d.is_bool()) {
+            for _ in 0..20 {
+                let x = Scalar::from_bits(from, rng.gen());
+                match bitcast(x, to) {
+                    Ok(y) => {
+                        assert_eq!(from.bits(), to.bits(), "{from} to {to}");
+                        assert_eq!(y.dtype(), to);
+                        assert_eq!(y.to_bits(), x.to_bits(), "{x:?} to {to}");
+                    }
+                    Err(e) => {
+                        assert_ne!(from.bits(), to.bits(), "{from} to {to}");
+                        assert_eq!(e.to_string(), format!("`bitcast` is not defined on {from}"));
+                    }
+                }
+            }
+        }
+    }
+    // A NaN's payload and a negative zero survive, where `cast` would
+    // canonicalize the NaN.
+    let payload = Scalar::from_bits(DType::F32, 0xffc0_1234);
+    assert_eq!(
+        bitcast(payload, DType::U32).unwrap(),
+        Scalar::U32(0xffc0_1234)
+    );
+    assert_eq!(
+        bitcast(Scalar::U16(0x8000), DType::BF16).unwrap().to_bits(),
+        0x8000
+    );
+    assert!(bitcast(Scalar::Bool(true), DType::U8).is_err());
 }

@@ -46,6 +46,12 @@ cases! {
         => "verifier: in kernel `k`, op `%1 = exp %0`: exp needs a float dtype, found i32";
     pow_of_integers: ("", "%0 = iota : tile<8xi32>\n%1 = pow %0, %0 : tile<8xi32>")
         => "verifier: in kernel `k`, op `%1 = pow %0, %0`: pow needs a float dtype, found i32";
+    atan2_of_integers: ("", "%0 = iota : tile<8xi32>\n%1 = atan2 %0, %0 : tile<8xi32>")
+        => "verifier: in kernel `k`, op `%1 = atan2 %0, %0`: atan2 needs a float dtype, found i32";
+    bitcast_to_another_width: ("", "%0 = full 1.0 : tile<4xf32>\n%1 = bitcast %0 to f16 : tile<4xf16>")
+        => "verifier: in kernel `k`, op `%1 = bitcast %0`: bitcast needs dtypes of one width, found f32 (32 bits) to f16 (16 bits)";
+    bitcast_of_bools: ("", "%0 = full true : tile<4xbool>\n%1 = bitcast %0 to u8 : tile<4xu8>")
+        => "verifier: in kernel `k`, op `%1 = bitcast %0`: bitcast needs dtypes with a bit layout, found bool to u8";
     bitwise_and_of_floats: ("", "%0 = full 1.0 : tile<4xf32>\n%1 = and %0, %0 : tile<4xf32>")
         => "verifier: in kernel `k`, op `%1 = and %0, %0`: and needs a bool or integer dtype, found f32";
     shift_of_bools: ("", "%0 = constant true : bool\n%1 = shl %0, %0 : bool")

@@ -341,6 +341,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             ThreadOpKind::Fma => one(self.fma(dtype(0)?, x[0], x[1], x[2], nans)?),
             ThreadOpKind::Opaque => one(self.opaque(x[0].into_int_value())?.into()),
             ThreadOpKind::Cast { to } => one(self.cast(x[0], dtype(0)?, *to, nans)?),
+            ThreadOpKind::Bitcast { to } => one(self.bitcast(x[0], dtype(0)?, *to)?),
             ThreadOpKind::LoadGlobal { param, width } => {
                 let dt = op
                     .results

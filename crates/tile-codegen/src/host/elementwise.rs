@@ -83,6 +83,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             (OpKind::Select, [c, x, y], _) => e.select(*c, *x, *y),
             (OpKind::Fma, [x, y, z], Some(&d)) => e.fma(d, *x, *y, *z, nans),
             (OpKind::Cast { to }, [x], Some(&d)) => e.cast(*x, d, *to, nans),
+            (OpKind::Bitcast { to }, [x], Some(&d)) => e.bitcast(*x, d, *to),
             _ => {
                 return Err(HostError::internal(format!(
                     "`{}` with {} operand(s)",

@@ -147,6 +147,7 @@ fn consumes_lazily(kind: &OpKind) -> bool {
             | OpKind::Select
             | OpKind::Fma
             | OpKind::Cast { .. }
+            | OpKind::Bitcast { .. }
             | OpKind::Broadcast { .. }
             | OpKind::Expand { .. }
     )

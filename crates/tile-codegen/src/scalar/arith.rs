@@ -90,7 +90,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                 b.build_select(is_zero, on_zero, q, "divrem")?
                     .into_int_value()
             }
-            BinaryOp::Pow => return Err(unsupported()),
+            BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Hypot => return Err(unsupported()),
             BinaryOp::Min | BinaryOp::Max => {
                 let pred = match (op == BinaryOp::Min, signed) {
                     (true, true) => IntPredicate::SLT,
@@ -157,10 +157,12 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                 let r = self.fmod(self.to_f64(x)?, self.to_f64(y)?)?;
                 return self.store_rounded_f64(r, dtype, nans);
             }
-            BinaryOp::Pow if self.fast_math && dtype != DType::F64 => self.fast_pow(x, y)?,
-            BinaryOp::Pow => {
+            _ if op.is_math() && self.fast_math && dtype != DType::F64 => {
+                self.fast_binary_transcendental(op, x, y)?
+            }
+            _ if op.is_math() => {
                 // Computed in f64 and rounded once, like the unary math.
-                let r = self.pow(self.to_f64(x)?, self.to_f64(y)?)?;
+                let r = self.binary_transcendental(op, self.to_f64(x)?, self.to_f64(y)?)?;
                 return self.store_rounded_f64(r, dtype, nans);
             }
             BinaryOp::Min | BinaryOp::Max if self.ieee_min_max && dtype == DType::F32 => {

@@ -11,6 +11,23 @@ use inkwell::{FloatPredicate, IntPredicate};
 use tile_ir::DType;
 
 impl<'ctx> ScalarEmitter<'_, 'ctx> {
+    /// `bitcast x to to`, from `from` of the same width: the register's bits
+    /// as `to`'s register (narrow floats already live in integers of their
+    /// width), NaN payloads kept.
+    pub(crate) fn bitcast(
+        &self,
+        x: BasicValueEnum<'ctx>,
+        from: DType,
+        to: DType,
+    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        if from.bits() != to.bits() || from.is_bool() || to.is_bool() {
+            return Err(EmitError::Unsupported {
+                what: format!("`bitcast` from {from} to {to}"),
+            });
+        }
+        Ok(self.b.build_bit_cast(x, self.reg_type(to), "bitcast")?)
+    }
+
     /// `cast x to to`, from `from`.
     pub(crate) fn cast(
         &self,

@@ -29,7 +29,7 @@ use super::ScalarEmitter;
 use crate::EmitError;
 use inkwell::values::{FloatValue, FunctionValue, IntValue};
 use inkwell::FloatPredicate;
-use tile_ir::UnaryOp;
+use tile_ir::{BinaryOp, UnaryOp};
 
 /// ln 2 in two f32 parts: the high part has 16 significant bits, so
 /// `k · LN2_HI` is exact for the |k| ≤ 150 that occur.
@@ -56,6 +56,19 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                 | UnaryOp::Cos
                 | UnaryOp::Tanh
                 | UnaryOp::Rsqrt
+                | UnaryOp::Tan
+                | UnaryOp::Atan
+                | UnaryOp::Asin
+                | UnaryOp::Acos
+                | UnaryOp::Sinh
+                | UnaryOp::Cosh
+                | UnaryOp::Asinh
+                | UnaryOp::Acosh
+                | UnaryOp::Atanh
+                | UnaryOp::Sigmoid
+                | UnaryOp::Log1p
+                | UnaryOp::Expm1
+                | UnaryOp::Cbrt
         )
     }
 
@@ -84,8 +97,20 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             UnaryOp::Exp2 => self.fast_exp2(x)?,
             UnaryOp::Log => self.fast_log(x, false)?,
             UnaryOp::Log2 => self.fast_log(x, true)?,
-            UnaryOp::Sin | UnaryOp::Cos => self.fast_sin_cos(f, op, x)?,
+            UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tan => self.fast_sin_cos(f, op, x)?,
             UnaryOp::Tanh => self.fast_tanh(x)?,
+            UnaryOp::Atan => self.atan2_body(x, self.c32(1.0))?,
+            UnaryOp::Asin => self.asin_acos(x, false)?,
+            UnaryOp::Acos => self.asin_acos(x, true)?,
+            UnaryOp::Sinh => self.sinh_cosh(x, false)?,
+            UnaryOp::Cosh => self.sinh_cosh(x, true)?,
+            UnaryOp::Asinh => self.asinh(x)?,
+            UnaryOp::Acosh => self.acosh(x)?,
+            UnaryOp::Atanh => self.atanh(x)?,
+            UnaryOp::Sigmoid => self.sigmoid(x)?,
+            UnaryOp::Log1p => self.log1p(x)?,
+            UnaryOp::Expm1 => self.expm1_signed(x)?,
+            UnaryOp::Cbrt => self.cbrt(x)?,
             UnaryOp::Rsqrt => {
                 let root = self.float_intrinsic("llvm.sqrt", &[x])?;
                 self.b.build_float_div(self.c32(1.0), root, "rsqrt")?
@@ -99,7 +124,35 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         })
     }
 
-    fn c32(&self, v: f32) -> FloatValue<'ctx> {
+    /// Calls the fast f32 function of the two-operand `op` (`pow`,
+    /// `atan2`, `hypot`) on the f32 `x` and `y`.
+    pub(crate) fn fast_binary_transcendental(
+        &self,
+        op: BinaryOp,
+        x: FloatValue<'ctx>,
+        y: FloatValue<'ctx>,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        let name = format!("tile.math.{}.fast.f32", op.name());
+        match op {
+            BinaryOp::Pow => self.fast_pow(x, y),
+            BinaryOp::Atan2 => {
+                self.call_math_function(Library::Fast, &name, "atan2", &[x, y], |m, _, p| {
+                    m.atan2_body(p[0], p[1])
+                })
+            }
+            BinaryOp::Hypot => {
+                self.call_math_function(Library::Fast, &name, "hypot", &[x, y], |m, _, p| {
+                    m.hypot_body(p[0], p[1])
+                })
+            }
+            other => Err(EmitError::Internal(format!(
+                "`{}` has no fast variant",
+                other.name()
+            ))),
+        }
+    }
+
+    pub(super) fn c32(&self, v: f32) -> FloatValue<'ctx> {
         self.ctx.f32_type().const_float(f64::from(v))
     }
 
@@ -111,7 +164,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
 
     /// `y · 2^k` for an integral f32 `k` in [-160, 160]: two exact normal
     /// factors, so a subnormal result is rounded once.
-    fn fast_scale(
+    pub(super) fn fast_scale(
         &self,
         y: FloatValue<'ctx>,
         k: FloatValue<'ctx>,
@@ -177,7 +230,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
     // for a NaN) the float-to-int conversion of `k` is poison, and so is
     // the scaled result, but `fast_exp_limits` then selects ±∞, 0 or the
     // NaN instead; inside them, |k| ≤ 150 and every step is defined.
-    fn fast_exp(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
+    pub(super) fn fast_exp(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
         let b = &self.b;
         let xl = b.build_float_mul(x, self.c32(std::f32::consts::LOG2_E), "xl")?;
         let k = self.float_intrinsic("llvm.rint", &[xl])?;
@@ -203,24 +256,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         base2: bool,
     ) -> Result<FloatValue<'ctx>, EmitError> {
         let b = &self.b;
-        let i32t = self.ctx.i32_type();
-        let f32t = self.ctx.f32_type();
-        // Subnormals: scale by 2^23 first.
-        let tiny = self.fcmp(FloatPredicate::OLT, x, self.c32(f32::MIN_POSITIVE))?;
-        let scaled = b.build_float_mul(x, self.c32(8_388_608.0), "scaled")?;
-        let xs = self.select_f(tiny, scaled, x)?;
-        let extra = b.build_select(tiny, i32t.const_int(23, false), i32t.const_zero(), "extra")?;
-        let bits = b.build_bit_cast(xs, i32t, "bits")?.into_int_value();
-        // x = m·2^k with m in [√½, √2): k from the bits relative to √½.
-        let shifted = b.build_int_sub(bits, i32t.const_int(0x3f35_04f3, false), "sh")?;
-        let k = b.build_right_shift(shifted, i32t.const_int(23, false), true, "k")?;
-        let mbits = b.build_int_sub(
-            bits,
-            b.build_left_shift(k, i32t.const_int(23, false), "ks")?,
-            "mb",
-        )?;
-        let e = b.build_int_sub(k, extra.into_int_value(), "e")?;
-        let m = b.build_bit_cast(mbits, f32t, "m")?.into_float_value();
+        let (m, ef) = self.split_exponent(x)?;
         // log1p(f) = 2·atanh(s) = 2s + s·R(s²) with 2s = f − s·f, so
         // log1p(f) = f − s·(f − R); R = 2s²/3 + 2s⁴/5 + …, |s| ≤ 0.1716.
         let f = b.build_float_sub(m, self.c32(1.0), "f")?;
@@ -238,7 +274,6 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         let r = self.poly(z, &coefficients)?;
         let correction = b.build_float_mul(s, b.build_float_sub(f, r, "fr")?, "sfr")?;
         let log1p = b.build_float_sub(f, correction, "log1p")?;
-        let ef = b.build_signed_int_to_float(e, f32t, "ef")?;
         let y = if base2 {
             // e + log1p·log₂e, the product split so it is nearly exact.
             let hi = b.build_float_mul(log1p, self.c32(std::f32::consts::LOG2_E), "hi")?;
@@ -263,7 +298,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         self.select_f(nan, x, y)
     }
 
-    /// sin x or cos x (`op`) in the body of `f`: the f32 path for
+    /// sin x, cos x or tan x (`op`) in the body of `f`: the f32 path for
     /// |x| ≤ 2^17, the exact f64 function otherwise (and for NaN, ±∞).
     fn fast_sin_cos(
         &self,
@@ -287,9 +322,14 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         b.build_unconditional_branch(join)?;
 
         b.position_at_end(fast_bb);
-        let fast = self.fast_sin_cos_reduced(x, op == UnaryOp::Cos)?;
-        // sin(±0) = ±0 and sin x = x to f32 precision below 2^-12.
-        let fast = if op == UnaryOp::Sin {
+        let (k, s, c) = self.fast_sin_cos_reduced(x)?;
+        let fast = match op {
+            UnaryOp::Tan => self.tan_in_quadrant(k, s, c)?,
+            _ => self.in_quadrant(k, op == UnaryOp::Cos, s, c)?,
+        };
+        // sin(±0) = ±0, tan(±0) = ±0, and both equal x to f32 precision
+        // below 2^-12.
+        let fast = if op != UnaryOp::Cos {
             let tiny = self.fcmp(FloatPredicate::OLT, magnitude, self.c32(1.0 / 4096.0))?;
             self.select_f(tiny, x, fast)?
         } else {
@@ -306,12 +346,11 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         Ok(phi.as_basic_value().into_float_value())
     }
 
-    /// sin x or cos x for |x| ≤ 2^17.
+    /// `(k, sin r, cos r)` of `x = k·π/2 + r` for |x| ≤ 2^17.
     fn fast_sin_cos_reduced(
         &self,
         x: FloatValue<'ctx>,
-        cos: bool,
-    ) -> Result<FloatValue<'ctx>, EmitError> {
+    ) -> Result<(IntValue<'ctx>, FloatValue<'ctx>, FloatValue<'ctx>), EmitError> {
         let b = &self.b;
         let i32t = self.ctx.i32_type();
         let xk = b.build_float_mul(x, self.c32(std::f32::consts::FRAC_2_PI), "xk")?;
@@ -326,7 +365,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         let s = b.build_float_mul(r, self.poly(z, &sin_c[..5])?, "sin")?;
         let c = self.poly(z, &cos_c)?;
         let ki = b.build_float_to_signed_int(k, i32t, "ki")?;
-        self.in_quadrant(ki, cos, s, c)
+        Ok((ki, s, c))
     }
 
     fn fast_tanh(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {

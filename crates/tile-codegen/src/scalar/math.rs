@@ -1,4 +1,4 @@
-//! The math library: exp, exp2, log, log2, sin, cos, tanh and erf in LLVM IR
+//! The math library: the functions of `UnaryOp::MATH` and `BinaryOp::MATH` in LLVM IR
 //! from plain arithmetic (`fadd`, `fmul`, `llvm.fma`, `llvm.rint`, integer
 //! and bit operations), with no libdevice, no ROCm device library and no
 //! libm call, so the same code lowers on NVPTX, AMDGPU and the host.
@@ -15,18 +15,20 @@
 //!
 //! Methods: `exp`: Cody–Waite reduction by ln 2 and a degree-13 Taylor
 //! polynomial; `exp2` through `exp`; `log`: reduction to [√½, √2) and the
-//! atanh series; `log2` through `log`; `sin`/`cos`: `trig.rs`;
-//! `tanh`: through `expm1`; `erf`: below |x| = 2 the series
-//! `2/√π · e^(−x²) · Σ 2ⁿ x^(2n+1)/(2n+1)!!`, above it `1 − erfc` with
-//! erfc's continued fraction.
+//! atanh series; `log2` through `log`; `tanh`: through `expm1`; `sin`,
+//! `cos`, `tan`: `trig.rs`; `erf`, `erfc`: `erf.rs`; `atan`, `atan2`,
+//! `asin`, `acos`: `inverse_trig.rs`; `sinh`, `cosh`, their inverses,
+//! `atanh`, `log1p`, `expm1`, `sigmoid`: `hyperbolic.rs`; `cbrt`, `hypot`:
+//! `roots.rs`; `pow`: `pow.rs`.
 
+use super::math_arith::Arith;
 use super::{Nans, ScalarEmitter};
 use crate::EmitError;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::Linkage;
 use inkwell::values::{FloatValue, FunctionValue, IntValue};
 use inkwell::FloatPredicate;
-use tile_ir::UnaryOp;
+use tile_ir::{BinaryOp, UnaryOp};
 
 /// ln 2 in two parts (fdlibm): the high part has 32 significant bits, so
 /// `k · LN2_HI` is exact for |k| < 2^21.
@@ -132,6 +134,25 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             .ok_or_else(|| EmitError::internal("a math function returned nothing"))
     }
 
+    /// Calls the f64 math function of the two-operand `op` (`pow`,
+    /// `atan2`, `hypot`) on `x` and `y`.
+    pub(crate) fn binary_transcendental(
+        &self,
+        op: BinaryOp,
+        x: FloatValue<'ctx>,
+        y: FloatValue<'ctx>,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        match op {
+            BinaryOp::Pow => self.pow(x, y),
+            BinaryOp::Atan2 => self.atan2(x, y),
+            BinaryOp::Hypot => self.hypot(x, y),
+            other => Err(EmitError::Internal(format!(
+                "`{}` is not a math-library function",
+                other.name()
+            ))),
+        }
+    }
+
     /// The body of the f64 math function of `op` (in `f`, on its parameter `x`).
     fn exact_body(
         &self,
@@ -163,8 +184,22 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             }
             UnaryOp::Sin => self.sin_cos(x, false)?,
             UnaryOp::Cos => self.sin_cos(x, true)?,
+            UnaryOp::Tan => self.tan(x)?,
             UnaryOp::Tanh => self.tanh(x)?,
             UnaryOp::Erf => self.erf(f, x)?,
+            UnaryOp::Erfc => self.erfc(f, x)?,
+            UnaryOp::Asin => self.asin_acos(x, false)?,
+            UnaryOp::Acos => self.asin_acos(x, true)?,
+            UnaryOp::Atan => self.atan2(x, self.c(1.0))?,
+            UnaryOp::Sinh => self.sinh_cosh(x, false)?,
+            UnaryOp::Cosh => self.sinh_cosh(x, true)?,
+            UnaryOp::Asinh => self.asinh(x)?,
+            UnaryOp::Acosh => self.acosh(x)?,
+            UnaryOp::Atanh => self.atanh(x)?,
+            UnaryOp::Sigmoid => self.sigmoid(x)?,
+            UnaryOp::Log1p => self.log1p(x)?,
+            UnaryOp::Expm1 => self.expm1_signed(x)?,
+            UnaryOp::Cbrt => self.cbrt(x)?,
             other => {
                 return Err(EmitError::Internal(format!(
                     "`{}` is not a math-library function",
@@ -269,7 +304,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
     }
 
     /// e^x with the special cases of IEEE exp.
-    fn exp(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
+    pub(super) fn exp(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
         let b = &self.b;
         let k = self.float_intrinsic(
             "llvm.rint",
@@ -288,36 +323,57 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         self.select_f(nan, x, y)
     }
 
-    /// `x = m·2^e` with `m` in [√½, √2), for a positive finite `x`
-    /// (subnormals included); `e` as an f64.
+    /// `x = m·2^e` with `m` in [√½, √2), for a positive finite f64 or f32
+    /// `x` (subnormals included); `e` as a float of `x`'s type.
     pub(super) fn split_exponent(
         &self,
         x: FloatValue<'ctx>,
     ) -> Result<(FloatValue<'ctx>, FloatValue<'ctx>), EmitError> {
         let b = &self.b;
-        let i64t = self.ctx.i64_type();
-        let f64t = self.ctx.f64_type();
-        // Subnormals: scale by 2^54 first.
-        let tiny = self.fcmp(FloatPredicate::OLT, x, self.c(f64::MIN_POSITIVE))?;
-        let scaled = b.build_float_mul(x, self.c(18_014_398_509_481_984.0), "scaled")?;
+        let ft = x.get_type();
+        // The format: fraction bits, the bits of √½, and the scaling of
+        // subnormals (2^54 in f64, 2^23 in f32).
+        let (it, fraction, sqrt_half, subnormal_scale, smallest_normal) = match self.arith_of(x) {
+            Arith::F64 => (
+                self.ctx.i64_type(),
+                52,
+                0x3fe6_a09e_667f_3bcd,
+                54,
+                f64::MIN_POSITIVE,
+            ),
+            Arith::F32 => (
+                self.ctx.i32_type(),
+                23,
+                0x3f35_04f3,
+                23,
+                f64::from(f32::MIN_POSITIVE),
+            ),
+        };
+        let tiny = self.fcmp(FloatPredicate::OLT, x, ft.const_float(smallest_normal))?;
+        let scaled = b.build_float_mul(x, ft.const_float(2f64.powi(subnormal_scale)), "scaled")?;
         let xs = self.select_f(tiny, scaled, x)?;
-        let extra = b.build_select(tiny, i64t.const_int(54, false), i64t.const_zero(), "extra")?;
-        let bits = b.build_bit_cast(xs, i64t, "bits")?.into_int_value();
+        let extra = b.build_select(
+            tiny,
+            it.const_int(subnormal_scale as u64, false),
+            it.const_zero(),
+            "extra",
+        )?;
+        let bits = b.build_bit_cast(xs, it, "bits")?.into_int_value();
         // x = m·2^k with m in [√½, √2): k from the bits relative to √½.
-        let shifted = b.build_int_sub(bits, i64t.const_int(0x3fe6_a09e_667f_3bcd, false), "sh")?;
-        let k = b.build_right_shift(shifted, i64t.const_int(52, false), true, "k")?;
+        let shifted = b.build_int_sub(bits, it.const_int(sqrt_half, false), "sh")?;
+        let k = b.build_right_shift(shifted, it.const_int(fraction, false), true, "k")?;
         let mbits = b.build_int_sub(
             bits,
-            b.build_left_shift(k, i64t.const_int(52, false), "ks")?,
+            b.build_left_shift(k, it.const_int(fraction, false), "ks")?,
             "mb",
         )?;
         let e = b.build_int_sub(k, extra.into_int_value(), "e")?;
-        let m = b.build_bit_cast(mbits, f64t, "m")?.into_float_value();
-        Ok((m, b.build_signed_int_to_float(e, f64t, "ef")?))
+        let m = b.build_bit_cast(mbits, ft, "m")?.into_float_value();
+        Ok((m, b.build_signed_int_to_float(e, ft, "ef")?))
     }
 
     /// ln x with the special cases of IEEE log.
-    fn log(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
+    pub(super) fn log(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
         let b = &self.b;
         let (m, ef) = self.split_exponent(x)?;
         let f = b.build_float_sub(m, self.c(1.0), "f")?;
@@ -339,7 +395,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
     }
 
     /// e^y - 1, accurate near 0.
-    fn expm1(&self, y: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
+    pub(super) fn expm1(&self, y: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
         let b = &self.b;
         let mut coefficients = vec![0.0f64];
         let mut fact = 1.0f64;
@@ -369,108 +425,9 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         self.select_f(nan, x, t)
     }
 
-    /// erf x = sign(x)·min(1, 2/√π · e^(−x²) · Σ tₙ), t₀ = |x|,
-    /// tₙ₊₁ = tₙ · 2x²/(2n+3), the sum running until a term no longer
-    /// changes it (at most 160 terms), for |x| < 2; `1 − erfc(|x|)` from
-    /// the continued fraction above; |x| ≥ 6 gives ±1 directly.
-    fn erf(
+    pub(super) fn current_block_of(
         &self,
-        f: FunctionValue<'ctx>,
-        x: FloatValue<'ctx>,
-    ) -> Result<FloatValue<'ctx>, EmitError> {
-        let b = &self.b;
-        let f64t = self.ctx.f64_type();
-        let ax = self.float_intrinsic("llvm.fabs", &[x])?;
-        let a = self.float_intrinsic("llvm.minnum", &[ax, self.c(6.0)])?;
-        let a2 = b.build_float_mul(a, a, "a2")?;
-        let a2_lo = self.fma3(a, a, b.build_float_neg(a2, "na2")?)?;
-        let two_a2 = b.build_float_mul(a2, self.c(2.0), "2a2")?;
-        let pre = self.current_block_of()?;
-        let head = self.ctx.append_basic_block(f, "erf.loop");
-        let done = self.ctx.append_basic_block(f, "erf.done");
-        b.build_unconditional_branch(head)?;
-        b.position_at_end(head);
-        let n = b.build_phi(f64t, "n")?;
-        let term = b.build_phi(f64t, "term")?;
-        let sum = b.build_phi(f64t, "sum")?;
-        n.add_incoming(&[(&self.c(0.0), pre)]);
-        term.add_incoming(&[(&a, pre)]);
-        sum.add_incoming(&[(&self.c(0.0), pre)]);
-        let (nv, tv, sv) = (
-            n.as_basic_value().into_float_value(),
-            term.as_basic_value().into_float_value(),
-            sum.as_basic_value().into_float_value(),
-        );
-        let new_sum = b.build_float_add(sv, tv, "s")?;
-        let denominator = self.fma3(nv, self.c(2.0), self.c(3.0))?;
-        let next = b.build_float_div(b.build_float_mul(tv, two_a2, "t2")?, denominator, "t")?;
-        let next_n = b.build_float_add(nv, self.c(1.0), "n1")?;
-        let unchanged = self.fcmp(FloatPredicate::OEQ, new_sum, sv)?;
-        let limit = self.fcmp(FloatPredicate::OGE, next_n, self.c(160.0))?;
-        let stop = b.build_or(unchanged, limit, "stop")?;
-        let latch = self.current_block_of()?;
-        n.add_incoming(&[(&next_n, latch)]);
-        term.add_incoming(&[(&next, latch)]);
-        sum.add_incoming(&[(&new_sum, latch)]);
-        b.build_conditional_branch(stop, done, head)?;
-        b.position_at_end(done);
-        // e^(−x²) with x² = a2 + a2_lo exactly: e^(−a2)·(1 − a2_lo).
-        let e = self.exp(b.build_float_neg(a2, "neg")?)?;
-        let e = self.fma3(e, b.build_float_neg(a2_lo, "nlo")?, e)?;
-        let y = b.build_float_mul(
-            b.build_float_mul(new_sum, e, "se")?,
-            self.c(std::f64::consts::FRAC_2_SQRT_PI),
-            "erf",
-        )?;
-        let y = self.float_intrinsic("llvm.minnum", &[y, self.c(1.0)])?;
-        // From |x| = 2 on, 1 − erfc(x) with erfc from its continued fraction
-        // (80 levels, evaluated backward): the series' rounding errors would
-        // show in the last bits of a result this close to 1.
-        let f = self
-            .current_block_of()?
-            .get_parent()
-            .ok_or_else(|| EmitError::internal("no function"))?;
-        let pre = self.current_block_of()?;
-        let head = self.ctx.append_basic_block(f, "erfc.loop");
-        let done = self.ctx.append_basic_block(f, "erfc.done");
-        b.build_unconditional_branch(head)?;
-        b.position_at_end(head);
-        let level = b.build_phi(f64t, "level")?;
-        let t = b.build_phi(f64t, "t")?;
-        level.add_incoming(&[(&self.c(80.0), pre)]);
-        t.add_incoming(&[(&a, pre)]);
-        let (lv, tv) = (
-            level.as_basic_value().into_float_value(),
-            t.as_basic_value().into_float_value(),
-        );
-        let next_t = b.build_float_add(
-            a,
-            b.build_float_div(b.build_float_mul(lv, self.c(0.5), "h")?, tv, "q")?,
-            "nt",
-        )?;
-        let next_level = b.build_float_sub(lv, self.c(1.0), "nl")?;
-        let latch = self.current_block_of()?;
-        level.add_incoming(&[(&next_level, latch)]);
-        t.add_incoming(&[(&next_t, latch)]);
-        let finished = self.fcmp(FloatPredicate::OLT, next_level, self.c(1.0))?;
-        b.build_conditional_branch(finished, done, head)?;
-        b.position_at_end(done);
-        let erfc = b.build_float_div(
-            b.build_float_mul(e, self.c(0.5 * std::f64::consts::FRAC_2_SQRT_PI), "ep")?,
-            next_t,
-            "erfc",
-        )?;
-        let from_erfc = b.build_float_sub(self.c(1.0), erfc, "1-erfc")?;
-        let tail = self.fcmp(FloatPredicate::OGE, a, self.c(2.0))?;
-        let y = self.select_f(tail, from_erfc, y)?;
-        let big = self.fcmp(FloatPredicate::OGE, ax, self.c(6.0))?;
-        let y = self.select_f(big, self.c(1.0), y)?;
-        let y = self.float_intrinsic("llvm.copysign", &[y, x])?;
-        let nan = self.fcmp(FloatPredicate::UNO, x, x)?;
-        self.select_f(nan, x, y)
-    }
-
-    fn current_block_of(&self) -> Result<inkwell::basic_block::BasicBlock<'ctx>, EmitError> {
+    ) -> Result<inkwell::basic_block::BasicBlock<'ctx>, EmitError> {
         self.b
             .get_insert_block()
             .ok_or_else(|| EmitError::internal("no insert block"))

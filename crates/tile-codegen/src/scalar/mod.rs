@@ -6,7 +6,8 @@
 //!   policy of computed results (`Nans`);
 //! * `arith`, `unary`, `cast`: the ops;
 //! * `float`: narrow float formats (f16, bf16, FP8), rounded once;
-//! * `math`, `pow`, `fmod`: the exact math library (f64, rounded once),
+//! * `math` (with `trig`, `inverse_trig`, `hyperbolic`, `erf`, `roots`,
+//!   `pow`) and `fmod`: the exact math library (f64, rounded once),
 //!   `fast_math` the fast f32 one ([`crate::CodegenOptions::fast_math`]),
 //!   and `approx_math` the GPUs' own instructions
 //!   ([`crate::CodegenOptions::approx_math`]);
@@ -20,13 +21,18 @@ mod approx_math;
 mod arith;
 mod atomic;
 mod cast;
+mod erf;
 mod fast_math;
 mod float;
 mod fmod;
+mod hyperbolic;
+mod inverse_trig;
 mod math;
+mod math_arith;
 mod pow;
 mod print;
 pub mod probe;
+mod roots;
 mod trig;
 mod unary;
 mod values;

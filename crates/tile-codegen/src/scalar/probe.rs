@@ -105,6 +105,7 @@ pub fn probe_as<'ctx>(
             dtype(0)?,
         ),
         ThreadOpKind::Cast { to } => (e.cast(arg(0)?, dtype(0)?, *to, Nans::Canonical)?, *to),
+        ThreadOpKind::Bitcast { to } => (e.bitcast(arg(0)?, dtype(0)?, *to)?, *to),
         other => {
             return Err(EmitError::Unsupported {
                 what: format!("a host probe of `{}`", other.name()),

@@ -1,4 +1,4 @@
-//! sin and cos of the exact library: Cody–Waite reduction by π/2 in four
+//! sin, cos and tan of the exact library: Cody–Waite reduction by π/2 in four
 //! parts below 2^19, Payne–Hanek with 288 bits of 2/π up to 2^140 and with
 //! 1,200 bits beyond (in a function of its own, `tile.math.reduce_huge.f64`,
 //! so the common path does not pay for it), Taylor polynomials of the
@@ -83,6 +83,51 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         x: FloatValue<'ctx>,
         cos: bool,
     ) -> Result<FloatValue<'ctx>, EmitError> {
+        let (k, s, c) = self.reduced_sin_cos(x)?;
+        let v = self.in_quadrant(k, cos, s, c)?;
+        // sin(±0) = ±0.
+        let v = if cos { v } else { self.keep_zero(x, v)? };
+        self.nan_unless_finite(x, v)
+    }
+
+    /// tan x: `sin r / cos r` in even quadrants, `−cos r / sin r` in odd
+    /// ones, each within an ulp or two (|r| ≤ π/4 keeps the divisor away
+    /// from 0 except where tan x is huge, and there `sin r` is accurate
+    /// relative to `r`).
+    pub(super) fn tan(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
+        let (k, s, c) = self.reduced_sin_cos(x)?;
+        let v = self.tan_in_quadrant(k, s, c)?;
+        let v = self.keep_zero(x, v)?;
+        self.nan_unless_finite(x, v)
+    }
+
+    /// tan x from `s = sin r` and `c = cos r` of `r = x − k·π/2`: `s/c`
+    /// for an even `k`, `−c/s` for an odd one (either float type).
+    pub(super) fn tan_in_quadrant(
+        &self,
+        k: IntValue<'ctx>,
+        s: FloatValue<'ctx>,
+        c: FloatValue<'ctx>,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        let b = &self.b;
+        let it = k.get_type();
+        let odd = b.build_int_compare(
+            IntPredicate::NE,
+            b.build_and(k, it.const_int(1, false), "odd")?,
+            it.const_zero(),
+            "odd",
+        )?;
+        let even_quotient = b.build_float_div(s, c, "tan")?;
+        let odd_quotient = b.build_float_div(b.build_float_neg(c, "nc")?, s, "cot")?;
+        self.select_f(odd, odd_quotient, even_quotient)
+    }
+
+    /// `(k mod 4, sin r, cos r)` of `x = k·π/2 + r`, |r| ≤ π/4, by the
+    /// reduction fitting |x| (module doc).
+    fn reduced_sin_cos(
+        &self,
+        x: FloatValue<'ctx>,
+    ) -> Result<(IntValue<'ctx>, FloatValue<'ctx>, FloatValue<'ctx>), EmitError> {
         let b = &self.b;
         let i64t = self.ctx.i64_type();
         let k = self.float_intrinsic(
@@ -113,10 +158,25 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             "k4f",
         )?;
         let ki = b.build_float_to_signed_int(b.build_float_sub(k, k4, "kmod")?, i64t, "ki")?;
-        let v = self.in_quadrant(ki, cos, s, c)?;
-        // sin(±0) = ±0; infinities and NaN give NaN.
+        Ok((ki, s, c))
+    }
+
+    /// `v`, or `x` itself where `x` is ±0 (an odd function's signed zero).
+    fn keep_zero(
+        &self,
+        x: FloatValue<'ctx>,
+        v: FloatValue<'ctx>,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
         let zero = self.fcmp(FloatPredicate::OEQ, x, self.c(0.0))?;
-        let v = if cos { v } else { self.select_f(zero, x, v)? };
+        self.select_f(zero, x, v)
+    }
+
+    /// `v` for a finite `x`; NaN for ±∞ and NaN.
+    fn nan_unless_finite(
+        &self,
+        x: FloatValue<'ctx>,
+        v: FloatValue<'ctx>,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
         let finite = self.fcmp(
             FloatPredicate::OLT,
             self.float_intrinsic("llvm.fabs", &[x])?,

@@ -74,14 +74,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                 let r = b.build_float_div(self.ctx.f64_type().const_float(1.0), root, "rsqrt")?;
                 return self.store_rounded_f64(r, dtype, nans);
             }
-            UnaryOp::Exp
-            | UnaryOp::Exp2
-            | UnaryOp::Log
-            | UnaryOp::Log2
-            | UnaryOp::Sin
-            | UnaryOp::Cos
-            | UnaryOp::Tanh
-            | UnaryOp::Erf => {
+            _ if op.is_math() => {
                 if dtype == DType::F32 && self.outline_exact_math {
                     return Ok(self.transcendental_f32(op, v)?.into());
                 }
@@ -89,9 +82,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                 return self.store_rounded_f64(r, dtype, nans);
             }
             UnaryOp::RoundTf32 if dtype == DType::F32 => self.round_tf32(v)?,
-            UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Not | UnaryOp::RoundTf32 => {
-                return Err(unsupported())
-            }
+            _ => return Err(unsupported()),
         };
         self.store_float(r, dtype, nans)
     }

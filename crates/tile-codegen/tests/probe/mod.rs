@@ -10,7 +10,7 @@ use tile_codegen::scalar::probe::{math_probe, probe_as, PROBE};
 use tile_codegen::tools::{self, Tool};
 use tile_codegen::{CodegenOptions, EmitError};
 use tile_codegen::{Gfx, Sm, Target};
-use tile_ir::DType;
+use tile_ir::{DType, UnaryOp};
 use tile_thread::program::{Program, ThreadOpKind};
 
 type Probe = unsafe extern "C" fn(u64, u64, u64) -> u64;
@@ -69,6 +69,24 @@ fn run_probe_with(
             .map(|a| unsafe { f.call(a[0], a[1], a[2]) })
             .collect(),
     )
+}
+
+/// The accuracy bound of the exact library's `op` for f64 results, in ulps
+/// (docs/backends.md): the largest error measured on the dense samples of
+/// tests/emit_math.rs. Every narrower dtype is within 1 ulp.
+#[allow(dead_code)] // emit_fast_math.rs does not use it
+pub fn f64_bound(op: UnaryOp) -> u64 {
+    match op {
+        UnaryOp::Erf | UnaryOp::Erfc => 8,
+        UnaryOp::Tanh
+        | UnaryOp::Log2
+        | UnaryOp::Tan
+        | UnaryOp::Asinh
+        | UnaryOp::Acosh
+        | UnaryOp::Atanh
+        | UnaryOp::Log1p => 4,
+        _ => 2,
+    }
 }
 
 /// The distance in units of the last place between two floats of `dtype`

@@ -9,7 +9,7 @@ use syn::{Expr, ExprCall, PathArguments};
 use tile_ir::{BinaryOp, DType, DotPrecision, Scalar, Type};
 
 /// The builtin functions, as listed in errors.
-const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, dot_tf32, cat, stack, select, fma, cdiv, min, max, pow, rand, randint, randn, gather, reduce, reduce_keepdim, scan, make_layout and the layout algebra (row_major, col_major, composition, complement, coalesce, right_inverse, left_inverse, logical_product, blocked_product, raked_product, logical_divide, zipped_divide, tiled_divide, upcast, downcast), atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas, fence, debug_barrier, gdc_wait, gdc_launch_dependents";
+const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, dot_tf32, cat, stack, select, fma, cdiv, min, max, pow, atan2, hypot, rand, randint, randn, gather, reduce, reduce_keepdim, scan, make_layout and the layout algebra (row_major, col_major, composition, complement, coalesce, right_inverse, left_inverse, logical_product, blocked_product, raked_product, logical_divide, zipped_divide, tiled_divide, upcast, downcast), atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas, fence, debug_barrier, gdc_wait, gdc_launch_dependents";
 
 impl<'k> Translator<'k> {
     /// The arguments of a call, checking their number.
@@ -203,13 +203,15 @@ impl<'k> Translator<'k> {
                 let sum = self.binary(Bin::Arith(BinaryOp::Sub), sum, Val::Int(1), c)?;
                 self.binary(Bin::Arith(BinaryOp::Div), sum, y, c)
             }
-            "min" | "max" | "pow" => {
+            "min" | "max" | "pow" | "atan2" | "hypot" => {
                 let a = self.argn(&args, 2, &format!("{name}(a, b)"), c)?;
                 let x = self.expr(a[0])?;
                 let y = self.expr(a[1])?;
                 let op = match name.as_str() {
                     "min" => BinaryOp::Min,
                     "max" => BinaryOp::Max,
+                    "atan2" => BinaryOp::Atan2,
+                    "hypot" => BinaryOp::Hypot,
                     _ => BinaryOp::Pow,
                 };
                 self.binary(Bin::Arith(op), x, y, c)

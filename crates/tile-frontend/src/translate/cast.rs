@@ -1,3 +1,6 @@
+//! `x.bitcast::<u32>()`: the bits of each element read as a dtype of the
+//! same width.
+//!
 //! `x.cast_nonsaturating::<f8e4m3>()` / `::<f8e5m2>()`: the OCP FP8
 //! conversion without saturation (PyTorch's `to(torch.float8_e4m3fn)`),
 //! beside `cast`'s saturating one (PTX's `cvt.rn.satfinite`, Triton's).
@@ -18,6 +21,42 @@ use tile_ir::eval::canonical_nan;
 use tile_ir::{CmpPred, DType, Scalar, UnaryOp, Value};
 
 impl Translator<'_> {
+    /// `x`'s bits as `to`, which must have `x`'s width.
+    pub(crate) fn bitcast(&mut self, x: Value, to: DType, m: &ExprMethodCall) -> syn::Result<Val> {
+        let from = self.ty(x).dtype();
+        if from == to {
+            return Ok(Val::Ir(x));
+        }
+        // Errors point at the target dtype.
+        let at: &dyn quote::ToTokens = match &m.turbofish {
+            Some(t) => t,
+            None => m,
+        };
+        if from.is_bool() || to.is_bool() {
+            return Err(self.err(
+                at,
+                format!("`bitcast` reinterprets bits, which `bool` does not have: {from} to {to}; use `cast::<{to}>()`"),
+            ));
+        }
+        if from.bits() != to.bits() {
+            let same: Vec<String> = DType::ALL
+                .iter()
+                .filter(|d| d.bits() == from.bits() && !d.is_bool() && **d != from)
+                .map(|d| d.to_string())
+                .collect();
+            return Err(self.err(
+                at,
+                format!(
+                    "`bitcast` keeps the width: {from} has {} bits and {to} {}; the dtypes of {from}'s width are {}",
+                    from.bits(),
+                    to.bits(),
+                    same.join(", ")
+                ),
+            ));
+        }
+        self.ir(m, |b| b.bitcast(x, to)).map(Val::Ir)
+    }
+
     /// `x` converted to the FP8 dtype `to` without saturation.
     pub(crate) fn cast_nonsaturating(
         &mut self,

@@ -11,7 +11,7 @@ use super::{Translator, Val};
 use syn::{Expr, ExprMethodCall};
 use tile_ir::{ArgKind, BinaryOp, Padding, ReduceKind, ScanKind, Type, UnaryOp, Value};
 
-const TILE_METHODS: &str = "exp, exp2, ln/log, log2, sqrt, rsqrt, sin, cos, tanh, erf, abs, floor, ceil, round_tf32, max(y), min(y), powf(y), cast::<T>(), cast_nonsaturating::<T>(), sum, prod, max_along, min_along, argmax, argmin (each also `_keepdim`), cumsum, cumprod, reduce(axis, |a, b| ..), reduce_keepdim, scan, sort, sort_descending, reshape, permute, transpose, expand, broadcast_to, flip, slice, pad, squeeze, unsqueeze, flatten, unflatten, repeat, repeat_interleave, roll, split, chunk";
+const TILE_METHODS: &str = "exp, exp2, exp_m1/expm1, ln/log, log2, ln_1p/log1p, sqrt, rsqrt, cbrt, sin, cos, tan, asin, acos, atan, atan2(x), sinh, cosh, tanh, asinh, acosh, atanh, sigmoid, erf, erfc, abs, floor, ceil, round_tf32, max(y), min(y), powf(y), hypot(y), cast::<T>(), cast_nonsaturating::<T>(), bitcast::<T>(), sum, prod, max_along, min_along, argmax, argmin (each also `_keepdim`), cumsum, cumprod, reduce(axis, |a, b| ..), reduce_keepdim, scan, sort, sort_descending, reshape, permute, transpose, expand, broadcast_to, flip, slice, pad, squeeze, unsqueeze, flatten, unflatten, repeat, repeat_interleave, roll, split, chunk";
 
 fn unary_of(name: &str) -> Option<UnaryOp> {
     Some(match name {
@@ -25,6 +25,20 @@ fn unary_of(name: &str) -> Option<UnaryOp> {
         "cos" => UnaryOp::Cos,
         "tanh" => UnaryOp::Tanh,
         "erf" => UnaryOp::Erf,
+        "erfc" => UnaryOp::Erfc,
+        "tan" => UnaryOp::Tan,
+        "asin" => UnaryOp::Asin,
+        "acos" => UnaryOp::Acos,
+        "atan" => UnaryOp::Atan,
+        "sinh" => UnaryOp::Sinh,
+        "cosh" => UnaryOp::Cosh,
+        "asinh" => UnaryOp::Asinh,
+        "acosh" => UnaryOp::Acosh,
+        "atanh" => UnaryOp::Atanh,
+        "sigmoid" => UnaryOp::Sigmoid,
+        "ln_1p" | "log1p" => UnaryOp::Log1p,
+        "exp_m1" | "expm1" => UnaryOp::Expm1,
+        "cbrt" => UnaryOp::Cbrt,
         "abs" => UnaryOp::Abs,
         "floor" => UnaryOp::Floor,
         "ceil" => UnaryOp::Ceil,
@@ -33,12 +47,15 @@ fn unary_of(name: &str) -> Option<UnaryOp> {
     })
 }
 
-/// The elementwise methods of two operands, named as on Rust's floats.
+/// The elementwise methods of two operands, named as on Rust's floats
+/// (`y.atan2(x)` is the angle of the point (x, y)).
 fn binary_method(name: &str) -> Option<BinaryOp> {
     Some(match name {
         "max" => BinaryOp::Max,
         "min" => BinaryOp::Min,
         "powf" => BinaryOp::Pow,
+        "atan2" => BinaryOp::Atan2,
+        "hypot" => BinaryOp::Hypot,
         _ => return None,
     })
 }
@@ -67,15 +84,24 @@ fn reduction_of(name: &str) -> Option<(Reduction, bool)> {
 
 impl Translator<'_> {
     pub(crate) fn method(&mut self, m: &ExprMethodCall) -> syn::Result<Val> {
+        let name = m.method.to_string();
+        let result = self.method_of_receiver(m);
+        let takes_a_type = matches!(name.as_str(), "cast" | "cast_nonsaturating" | "bitcast");
+        if m.turbofish.is_some() && !takes_a_type {
+            // An unknown method reports itself; a known one takes no types.
+            result?;
+            return Err(self.err(&m.turbofish, format!("`{name}` takes no type arguments")));
+        }
+        result
+    }
+
+    fn method_of_receiver(&mut self, m: &ExprMethodCall) -> syn::Result<Val> {
         let recv = self.expr(&m.receiver)?;
         if let Val::Layout(l) = &recv {
             return self.layout_method(l, m);
         }
         let name = m.method.to_string();
         let args: Vec<&Expr> = m.args.iter().collect();
-        if m.turbofish.is_some() && name != "cast" && name != "cast_nonsaturating" {
-            return Err(self.err(&m.turbofish, format!("`{name}` takes no type arguments")));
-        }
         if let Val::Ir(v) = recv {
             match self.ty(v) {
                 Type::Tensor(t) => return self.tensor_method(v, t.rank, &name, &args, m),
@@ -271,6 +297,14 @@ impl Translator<'_> {
             };
             let x = self.data(&recv, None, &m.receiver)?;
             return self.cast_nonsaturating(x, d, m);
+        }
+        if name == "bitcast" {
+            self.argn(args, 0, "bitcast::<T>()", m)?;
+            let Some(d) = self.cast_target(m)? else {
+                return Err(self.err(&m.method, "write the target dtype: `.bitcast::<u32>()`"));
+            };
+            let x = self.data(&recv, None, &m.receiver)?;
+            return self.bitcast(x, d, m);
         }
         if name == "cast" {
             self.argn(args, 0, "cast::<T>()", m)?;

@@ -38,6 +38,8 @@ impl Bin {
                 BinaryOp::Min => "min",
                 BinaryOp::Max => "max",
                 BinaryOp::Pow => "pow",
+                BinaryOp::Atan2 => "atan2",
+                BinaryOp::Hypot => "hypot",
             },
             Bin::Cmp(p) => match p {
                 CmpPred::Eq => "==",
@@ -292,6 +294,15 @@ impl Translator<'_> {
                                      float power",
                                 )
                             })?,
+                        B::Atan2 | B::Hypot => {
+                            return Err(self.err(
+                                node,
+                                format!(
+                                    "`{}` of compile-time integers: write floats (`3.0`)",
+                                    op.symbol()
+                                ),
+                            ))
+                        }
                         B::And => a & b,
                         B::Or => a | b,
                         B::Xor => a ^ b,
@@ -340,9 +351,9 @@ impl Translator<'_> {
                     Bin::Arith(B::Rem) => Val::Float(a % b),
                     Bin::Arith(B::Min) => Val::Float(a.min(b)),
                     Bin::Arith(B::Max) => Val::Float(a.max(b)),
-                    // The oracle's pow, so that folding agrees with the IR.
-                    Bin::Arith(B::Pow) => Val::Float(
-                        tile_ir::eval::binary(B::Pow, Scalar::F64(a), Scalar::F64(b))
+                    // The oracle's functions, so that folding agrees with the IR.
+                    Bin::Arith(f @ (B::Pow | B::Atan2 | B::Hypot)) => Val::Float(
+                        tile_ir::eval::binary(f, Scalar::F64(a), Scalar::F64(b))
                             .map_or(f64::NAN, |s| s.to_f64()),
                     ),
                     _ => {

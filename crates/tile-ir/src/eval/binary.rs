@@ -70,7 +70,7 @@ fn integer(op: BinaryOp, dtype: DType, a: Scalar, b: Scalar, x: i128, y: i128) -
         BinaryOp::Rem => x % y,
         BinaryOp::Min => x.min(y),
         BinaryOp::Max => x.max(y),
-        BinaryOp::Pow => return None,
+        BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Hypot => return None,
         BinaryOp::Shl => return bits(amount.map_or(0, |s| a.to_bits() << s)),
         BinaryOp::Shr if dtype.is_signed_int() => x >> amount.unwrap_or(width - 1),
         BinaryOp::Shr => return bits(amount.map_or(0, |s| a.to_bits() >> s)),
@@ -88,7 +88,7 @@ fn float(op: BinaryOp, dtype: DType, a: Scalar, b: Scalar) -> Option<Scalar> {
         BinaryOp::Mul => x * y,
         BinaryOp::Div => x / y,
         BinaryOp::Rem => x % y,
-        BinaryOp::Pow => libm::pow(x, y),
+        BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Hypot => math2_f64(op, x, y)?,
         BinaryOp::Min | BinaryOp::Max if x.is_nan() || y.is_nan() => f64::NAN,
         BinaryOp::Min => return Some(if is_below(x, y) { a } else { b }),
         BinaryOp::Max => return Some(if is_below(x, y) { b } else { a }),
@@ -97,6 +97,19 @@ fn float(op: BinaryOp, dtype: DType, a: Scalar, b: Scalar) -> Option<Scalar> {
         }
     };
     round_f64(exact, dtype)
+}
+
+/// The `f64` value of the two-operand math-library function `op`
+/// ([`BinaryOp::MATH`]) at `(x, y)`: `libm`'s `pow`, `atan2` (of the
+/// ordinate `x` and the abscissa `y`) and `hypot`. `None` for an op outside
+/// the math library.
+pub fn math2_f64(op: BinaryOp, x: f64, y: f64) -> Option<f64> {
+    Some(match op {
+        BinaryOp::Pow => libm::pow(x, y),
+        BinaryOp::Atan2 => libm::atan2(x, y),
+        BinaryOp::Hypot => libm::hypot(x, y),
+        _ => return None,
+    })
 }
 
 /// Whether `x` precedes `y` in the order of IEEE `minimum`: numeric, with

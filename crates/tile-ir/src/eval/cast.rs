@@ -1,8 +1,23 @@
 //! `cast`: conversion between any two dtypes.
 
 use super::round::{int_to_float, round_f64};
+use super::EvalError;
 use crate::dtype::DType;
 use crate::scalar::Scalar;
+
+/// `x`'s bits read as a value of `to`, a dtype of the same width (neither
+/// `bool`); NaN payloads are kept. `Unsupported` for dtypes of different
+/// widths.
+pub fn bitcast(x: Scalar, to: DType) -> Result<Scalar, EvalError> {
+    let from = x.dtype();
+    if from.bits() != to.bits() || from.is_bool() || to.is_bool() {
+        return Err(EvalError::Unsupported {
+            op: "bitcast",
+            dtype: from,
+        });
+    }
+    Ok(Scalar::from_bits(to, x.to_bits()))
+}
 
 /// `x` converted to `to`. Total: every pair of dtypes is defined.
 ///

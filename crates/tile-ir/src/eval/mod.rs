@@ -22,11 +22,11 @@ mod round;
 mod unary;
 
 pub use atomic::atomic;
-pub use binary::{binary, fma};
-pub use cast::cast;
+pub use binary::{binary, fma, math2_f64};
+pub use cast::{bitcast, cast};
 pub use compare::{compare, select};
 pub use round::{canonical_nan, round_f64};
-pub use unary::{round_tf32, unary};
+pub use unary::{math_f64, round_tf32, unary};
 
 use crate::dtype::DType;
 

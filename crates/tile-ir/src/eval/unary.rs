@@ -11,9 +11,9 @@ use crate::scalar::Scalar;
 /// `bool`: only `not`. Floats: `neg` and `abs` flip or clear the sign bit
 /// (so they keep infinities, even in FP8); otherwise the exact result
 /// (`floor`, `ceil`), the correctly rounded `f64` result (`sqrt`), `1 / sqrt(x)` in
-/// `f64` (`rsqrt`), or the `libm` `f64` function (`exp`, `exp2`, `log`, `log2`,
-/// `sin`, `cos`, `tanh`, `erf`) on the exactly widened operand, rounded once
-/// to the dtype; a NaN result is the canonical NaN.
+/// `f64` (`rsqrt`), or the math library's `f64` value ([`math_f64`]) on the
+/// exactly widened operand, rounded once to the dtype; a NaN result is the
+/// canonical NaN.
 pub fn unary(op: UnaryOp, x: Scalar) -> Result<Scalar, EvalError> {
     let dtype = x.dtype();
     let unsupported = Err(EvalError::Unsupported {
@@ -51,18 +51,62 @@ pub fn unary(op: UnaryOp, x: Scalar) -> Result<Scalar, EvalError> {
         UnaryOp::Ceil => v.ceil(),
         UnaryOp::Sqrt => v.sqrt(),
         UnaryOp::Rsqrt => 1.0 / v.sqrt(),
+        _ => math_f64(op, v).ok_or(EvalError::Unsupported {
+            op: op.name(),
+            dtype,
+        })?,
+    };
+    round_f64(exact, dtype).ok_or(EvalError::Unsupported {
+        op: op.name(),
+        dtype,
+    })
+}
+
+/// The `f64` value of the math-library function `op` ([`UnaryOp::MATH`])
+/// at `v`: `libm`'s function (each within an ulp of the exact value; NaN
+/// for `acosh` below 1, where `libm` is not), and for `sigmoid` the `f64`
+/// formula `1 / (1 + e^−v)` with `libm`'s `exp` (Triton's `tl.sigmoid`),
+/// written `e^v / (1 + e^v)` for a negative `v` so that no `exp` overflows
+/// where the result is a subnormal. `None` for an op outside the
+/// math library.
+pub fn math_f64(op: UnaryOp, v: f64) -> Option<f64> {
+    Some(match op {
         UnaryOp::Exp => libm::exp(v),
         UnaryOp::Exp2 => libm::exp2(v),
         UnaryOp::Log => libm::log(v),
         UnaryOp::Log2 => libm::log2(v),
         UnaryOp::Sin => libm::sin(v),
         UnaryOp::Cos => libm::cos(v),
+        UnaryOp::Tan => libm::tan(v),
         UnaryOp::Tanh => libm::tanh(v),
         UnaryOp::Erf => libm::erf(v),
-    };
-    round_f64(exact, dtype).ok_or(EvalError::Unsupported {
-        op: op.name(),
-        dtype,
+        UnaryOp::Erfc => libm::erfc(v),
+        UnaryOp::Asin => libm::asin(v),
+        UnaryOp::Acos => libm::acos(v),
+        UnaryOp::Atan => libm::atan(v),
+        UnaryOp::Sinh => libm::sinh(v),
+        UnaryOp::Cosh => libm::cosh(v),
+        UnaryOp::Asinh => libm::asinh(v),
+        // `libm`'s acosh answers finite garbage for x in (−2²⁶, −2].
+        UnaryOp::Acosh if v < 1.0 => f64::NAN,
+        UnaryOp::Acosh => libm::acosh(v),
+        UnaryOp::Atanh => libm::atanh(v),
+        UnaryOp::Sigmoid if v < 0.0 => {
+            let e = libm::exp(v);
+            e / (1.0 + e)
+        }
+        UnaryOp::Sigmoid => 1.0 / (1.0 + libm::exp(-v)),
+        UnaryOp::Log1p => libm::log1p(v),
+        UnaryOp::Expm1 => libm::expm1(v),
+        UnaryOp::Cbrt => libm::cbrt(v),
+        UnaryOp::Neg
+        | UnaryOp::Not
+        | UnaryOp::Sqrt
+        | UnaryOp::Rsqrt
+        | UnaryOp::Abs
+        | UnaryOp::Floor
+        | UnaryOp::Ceil
+        | UnaryOp::RoundTf32 => return None,
     })
 }
 

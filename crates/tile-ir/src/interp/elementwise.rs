@@ -42,7 +42,7 @@ fn iota(shape: &Shape, dtype: DType) -> Result<RtValue, Fault> {
     }))
 }
 
-/// `unary`, `binary`, `cmp`, `select`, `fma` and `cast` on scalars, or on
+/// `unary`, `binary`, `cmp`, `select`, `fma`, `cast` and `bitcast` on scalars, or on
 /// tiles of one shape, element by element.
 fn elementwise(kind: &OpKind, operands: &[RtValue]) -> Result<RtValue, Fault> {
     let f = |x: &[Scalar]| -> Result<Scalar, Fault> {
@@ -53,6 +53,7 @@ fn elementwise(kind: &OpKind, operands: &[RtValue]) -> Result<RtValue, Fault> {
             (OpKind::Select, [c, a, b]) => eval::select(*c, *a, *b)?,
             (OpKind::Fma, [a, b, c]) => eval::fma(*a, *b, *c)?,
             (OpKind::Cast { to }, [a]) => eval::cast(*a, *to),
+            (OpKind::Bitcast { to }, [a]) => eval::bitcast(*a, *to)?,
             _ => {
                 return Err(Fault::Type(format!(
                     "`{}` does not take {} operand(s)",

@@ -153,8 +153,9 @@ fn identity(func: &Function, id: OpId) -> Option<Value> {
             Scalar::Bool(false) => Some(operands[2]),
             _ => None,
         },
-        // cast x to its own dtype == x
+        // cast or bitcast of x to its own dtype == x
         OpKind::Cast { .. }
+        | OpKind::Bitcast { .. }
         // reshape, broadcast or expand of a tile to its own shape == x
         | OpKind::Reshape { .. }
         | OpKind::Broadcast { .. }
@@ -188,6 +189,7 @@ fn fold(func: &mut Function, id: OpId) -> Option<Rewrite> {
         (OpKind::Select, [c, a, b]) => eval::select(*c, *a, *b).ok()?,
         (OpKind::Fma, [a, b, c]) => eval::fma(*a, *b, *c).ok()?,
         (OpKind::Cast { to }, [x]) => eval::cast(*x, *to),
+        (OpKind::Bitcast { to }, [x]) => eval::bitcast(*x, *to).ok()?,
         (
             OpKind::Broadcast { .. }
             | OpKind::Reshape { .. }

@@ -71,9 +71,9 @@ pub(super) fn unary_dtype(op: UnaryOp, dtype: DType) -> RuleResult<()> {
             "abs needs a signed integer or float dtype, found {dtype}"
         )),
         Abs => Ok(()),
-        Exp | Exp2 | Log | Log2 | Sqrt | Rsqrt | Sin | Cos | Tanh | Erf | Floor | Ceil => {
-            float(dtype, op.name())
-        }
+        Exp | Exp2 | Log | Log2 | Sqrt | Rsqrt | Sin | Cos | Tan | Tanh | Erf | Erfc | Floor
+        | Ceil | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh | Atanh | Sigmoid | Log1p
+        | Expm1 | Cbrt => float(dtype, op.name()),
         RoundTf32 if dtype != DType::F32 => Err(format!("round_tf32 needs f32, found {dtype}")),
         RoundTf32 => Ok(()),
     }
@@ -83,7 +83,7 @@ pub(super) fn binary_dtype(op: BinaryOp, dtype: DType) -> RuleResult<()> {
     use BinaryOp::*;
     match op {
         Add | Sub | Mul | Div | Rem | Min | Max => numeric(dtype, op.name()),
-        Pow => float(dtype, op.name()),
+        Pow | Atan2 | Hypot => float(dtype, op.name()),
         And | Or | Xor if dtype.is_float() => {
             Err(format!("{op} needs a bool or integer dtype, found {dtype}"))
         }

@@ -133,6 +133,24 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
             let ty = data(operands[0], "the operand")?;
             one(ty.with_dtype(*to))
         }
+        OpKind::Bitcast { to } => {
+            arity(operands, 1)?;
+            let ty = data(operands[0], "the operand")?;
+            let from = ty.dtype();
+            if from.is_bool() || to.is_bool() {
+                return Err(format!(
+                    "bitcast needs dtypes with a bit layout, found {from} to {to}"
+                ));
+            }
+            if from.bits() != to.bits() {
+                return Err(format!(
+                    "bitcast needs dtypes of one width, found {from} ({} bits) to {to} ({} bits)",
+                    from.bits(),
+                    to.bits()
+                ));
+            }
+            one(ty.with_dtype(*to))
+        }
         OpKind::Broadcast { shape } => {
             arity(operands, 1)?;
             check_shape(shape)?;

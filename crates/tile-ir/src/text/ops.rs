@@ -137,11 +137,16 @@ impl Parser<'_, '_> {
                 ready(OpKind::Dot { precision }, self.match_operand_list()?)
             }
             "yield" => ready(OpKind::Yield, self.match_operand_list()?),
-            "cast" => {
+            "cast" | "bitcast" => {
                 let x = self.match_operand("an operand")?;
                 self.match_keyword("to", "`to` before the target dtype")?;
                 let to = self.match_dtype()?;
-                ready(OpKind::Cast { to }, vec![x])
+                let kind = if name.text == "cast" {
+                    OpKind::Cast { to }
+                } else {
+                    OpKind::Bitcast { to }
+                };
+                ready(kind, vec![x])
             }
             "broadcast" | "reshape" | "expand" => {
                 let x = self.match_operand("an operand")?;

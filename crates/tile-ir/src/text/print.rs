@@ -115,6 +115,7 @@ impl Printer<'_> {
             OpKind::Dot { precision } => with_list(format!("dot {precision}")),
             OpKind::Cmp(pred) => with_list(format!("cmp {pred}")),
             OpKind::Cast { to } => format!("cast {x} to {to}"),
+            OpKind::Bitcast { to } => format!("bitcast {x} to {to}"),
             OpKind::Broadcast { shape } | OpKind::Reshape { shape } | OpKind::Expand { shape } => {
                 format!("{name} {x} to {shape}")
             }

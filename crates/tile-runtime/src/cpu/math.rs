@@ -1,4 +1,5 @@
-//! The math table's functions: the oracle's own f64 functions, which
+//! The math table's functions: the oracle's own f64 functions (NaNs
+//! canonical, as `tile_ir::eval` returns them), which
 //! [`super::HostLibrary::load`] writes into each loaded kernel's table
 //! (`tile_abi::host::MathTable`), so compiled code computes what the
 //! interpreter computes, bit for bit.
@@ -6,74 +7,61 @@
 use tile_abi::host::MathTable;
 use tile_ir::{eval, BinaryOp, Scalar, UnaryOp};
 
-/// The table's functions: the oracle's f64 values.
-pub(crate) const MATH_TABLE: MathTable = MathTable {
-    unary: [exp, exp2, log, log2, sin, cos, tanh, erf],
-    pow,
-};
+/// The table: the oracle's f64 values of every math-library function.
+pub(crate) const MATH_TABLE: MathTable = MathTable { unary, binary };
 
-/// The oracle's f64 value of `op` at `x`.
-fn oracle(op: UnaryOp, x: f64) -> f64 {
-    match eval::unary(op, Scalar::F64(x)) {
-        Ok(Scalar::F64(v)) => v,
-        // `eval` defines every math op on f64 and returns an f64.
-        _ => f64::NAN,
-    }
+/// The oracle's f64 value of the function in `slot` of [`UnaryOp::MATH`]
+/// at `x` (NaN for a slot outside it, which compiled code never passes).
+extern "C" fn unary(slot: u32, x: f64) -> f64 {
+    usize::try_from(slot)
+        .ok()
+        .and_then(|i| UnaryOp::MATH.get(i))
+        .and_then(|&op| eval::unary(op, Scalar::F64(x)).ok())
+        .map_or(f64::NAN, |v| v.to_f64())
 }
 
-/// The oracle's f64 `pow`.
-extern "C" fn pow(x: f64, y: f64) -> f64 {
-    match eval::binary(BinaryOp::Pow, Scalar::F64(x), Scalar::F64(y)) {
-        Ok(Scalar::F64(v)) => v,
-        // `eval` defines `pow` on f64 and returns an f64.
-        _ => f64::NAN,
-    }
-}
-
-/// Defines each `name` as the C-ABI function of the oracle's `op`.
-macro_rules! oracle_functions {
-    ($($name:ident => $op:ident),* $(,)?) => {
-        $(
-            extern "C" fn $name(x: f64) -> f64 {
-                oracle(UnaryOp::$op, x)
-            }
-        )*
-    };
-}
-
-oracle_functions! {
-    exp => Exp,
-    exp2 => Exp2,
-    log => Log,
-    log2 => Log2,
-    sin => Sin,
-    cos => Cos,
-    tanh => Tanh,
-    erf => Erf,
+/// The oracle's f64 value of the function in `slot` of [`BinaryOp::MATH`]
+/// at `(x, y)` (NaN for a slot outside it).
+extern "C" fn binary(slot: u32, x: f64, y: f64) -> f64 {
+    usize::try_from(slot)
+        .ok()
+        .and_then(|i| BinaryOp::MATH.get(i))
+        .and_then(|&op| eval::binary(op, Scalar::F64(x), Scalar::F64(y)).ok())
+        .map_or(f64::NAN, |v| v.to_f64())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tile_abi::host::MATH_OPS;
 
     #[test]
     fn each_table_slot_computes_its_op() {
-        for (op, f) in MATH_OPS.into_iter().zip(MATH_TABLE.unary) {
+        for (slot, &op) in UnaryOp::MATH.iter().enumerate() {
             for x in [-3.5, -0.25, 0.0, 0.5, 1.0, 7.25] {
-                let want = oracle(op, x);
+                let want = eval::unary(op, Scalar::F64(x)).expect("math op").to_f64();
+                let got = (MATH_TABLE.unary)(slot as u32, x);
                 assert!(
-                    f(x).to_bits() == want.to_bits(),
-                    "{}({x}) = {} but the oracle says {want}",
-                    op.name(),
-                    f(x)
+                    got.to_bits() == want.to_bits(),
+                    "{}({x}) = {got} but the oracle says {want}",
+                    op.name()
                 );
             }
         }
-        assert_eq!(exp(0.0), 1.0);
-        assert_eq!(log2(8.0), 3.0);
-        assert_eq!((MATH_TABLE.pow)(2.0, 10.0), 1024.0);
-        assert!((MATH_TABLE.pow)(-8.0, 1.0 / 3.0).is_nan());
-        assert_eq!((MATH_TABLE.pow)(f64::NAN, 0.0), 1.0);
+        for (slot, &op) in BinaryOp::MATH.iter().enumerate() {
+            for (x, y) in [(2.0, 10.0), (-1.5, 0.5), (0.0, -0.0), (3.0, 4.0)] {
+                let want = eval::binary(op, Scalar::F64(x), Scalar::F64(y))
+                    .expect("math op")
+                    .to_f64();
+                let got = (MATH_TABLE.binary)(slot as u32, x, y);
+                assert!(
+                    got.to_bits() == want.to_bits(),
+                    "{}({x}, {y}) = {got} but the oracle says {want}",
+                    op.name()
+                );
+            }
+        }
+        assert_eq!((MATH_TABLE.unary)(0, 0.0), 1.0);
+        assert_eq!((MATH_TABLE.binary)(0, 2.0, 10.0), 1024.0);
+        assert!((MATH_TABLE.unary)(UnaryOp::MATH.len() as u32, 1.0).is_nan());
     }
 }

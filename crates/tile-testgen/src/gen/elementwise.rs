@@ -1,5 +1,5 @@
-//! Elementwise families: unary and binary ops, `cmp`, `select`, `fma` and
-//! `cast`, on scalars and tiles alike, each op chosen among those its typing
+//! Elementwise families: unary and binary ops, `cmp`, `select`, `fma`,
+//! `cast` and `bitcast`, on scalars and tiles alike, each op chosen among those its typing
 //! rule allows on the requested dtype.
 
 use super::{Built, Gen};
@@ -31,7 +31,7 @@ fn binary_ops(dtype: DType) -> Vec<BinaryOp> {
         .filter(|op| match op {
             And | Or | Xor => !dtype.is_float(),
             Shl | Shr => dtype.is_int(),
-            Pow => dtype.is_float(),
+            Pow | Atan2 | Hypot => dtype.is_float(),
             _ => !dtype.is_bool(),
         })
         .collect()
@@ -44,23 +44,51 @@ impl Gen<'_> {
         ty: &Type,
         depth: usize,
     ) -> Built<Option<Value>> {
-        let ops = unary_ops(ty.dtype());
+        let mut ops = unary_ops(ty.dtype());
+        if self.exact_f64 && ty.dtype() == DType::F64 {
+            ops.retain(|op| !op.is_math());
+        }
         if ops.is_empty() {
             return Ok(None);
         }
         let op = self.rng.pick(&ops);
         let mut x = self.value(b, ty, depth)?;
         // Keep values tame most of the time: exponentials of bounded values,
-        // logarithms and roots of magnitudes.
+        // logarithms and roots of magnitudes. Functions that amplify their
+        // operand's error near the edges of their domain (tan near its
+        // poles, asin, acos and atanh near ±1, acosh near 1) always get an
+        // operand well inside it, so that the few f64 ulps by which a GPU
+        // path's earlier result may differ stay a few ulps.
         match op {
-            UnaryOp::Exp | UnaryOp::Exp2 if self.rng.chance(0.7) => {
+            UnaryOp::Exp
+            | UnaryOp::Exp2
+            | UnaryOp::Expm1
+            | UnaryOp::Sinh
+            | UnaryOp::Cosh
+            | UnaryOp::Sigmoid
+            | UnaryOp::Erfc
+                if self.rng.chance(0.7) =>
+            {
                 let squash = self.rng.pick(&[UnaryOp::Tanh, UnaryOp::Sin, UnaryOp::Cos]);
                 x = b.unary(squash, x)?;
             }
-            UnaryOp::Log | UnaryOp::Log2 | UnaryOp::Sqrt | UnaryOp::Rsqrt
+            UnaryOp::Log | UnaryOp::Log2 | UnaryOp::Log1p | UnaryOp::Sqrt | UnaryOp::Rsqrt
                 if self.rng.chance(0.7) =>
             {
                 x = b.unary(UnaryOp::Abs, x)?;
+            }
+            // |sin x| ≤ 1 < π/2.
+            UnaryOp::Tan => x = b.unary(UnaryOp::Sin, x)?,
+            // |sin(tanh x)| < 0.85.
+            UnaryOp::Asin | UnaryOp::Acos | UnaryOp::Atanh => {
+                x = b.unary(UnaryOp::Tanh, x)?;
+                x = b.unary(UnaryOp::Sin, x)?;
+            }
+            // e^cosh(tanh x) lies in [e, 4.7].
+            UnaryOp::Acosh => {
+                for tame in [UnaryOp::Tanh, UnaryOp::Cosh, UnaryOp::Exp] {
+                    x = b.unary(tame, x)?;
+                }
             }
             _ => {}
         }
@@ -73,7 +101,10 @@ impl Gen<'_> {
         ty: &Type,
         depth: usize,
     ) -> Built<Option<Value>> {
-        let ops = binary_ops(ty.dtype());
+        let mut ops = binary_ops(ty.dtype());
+        if self.exact_f64 && ty.dtype() == DType::F64 {
+            ops.retain(|op| !op.is_math());
+        }
         if ops.is_empty() {
             return Ok(None);
         }
@@ -132,9 +163,21 @@ impl Gen<'_> {
         ty: &Type,
         depth: usize,
     ) -> Built<Option<Value>> {
+        // A quarter of the casts into a dtype that shares its width with
+        // others reinterpret the bits of one of those instead.
+        let to = ty.dtype();
+        let same_width: Vec<DType> = DType::ALL
+            .into_iter()
+            .filter(|d| d.bits() == to.bits() && *d != to && !d.is_bool() && !to.is_bool())
+            .collect();
+        if !same_width.is_empty() && self.rng.chance(0.25) {
+            let from = self.rng.pick(&same_width);
+            let x = self.value(b, &ty.with_dtype(from), depth)?;
+            return b.bitcast(x, to).map(Some);
+        }
         let from = self.dtype();
         let x = self.value(b, &ty.with_dtype(from), depth)?;
-        b.cast(x, ty.dtype()).map(Some)
+        b.cast(x, to).map(Some)
     }
 
     /// `a` and `b` (of one type) combined by a binary op defined on their

@@ -134,6 +134,12 @@ pub(crate) struct Gen<'c> {
     pub(crate) combines: SplitMix64,
     /// The stream that picks which tensors are promised aligned.
     pub(crate) aligns: SplitMix64,
+    /// Whether the value being generated keeps f64 math-library results out
+    /// (no such function, no visible value that may hold one): it is the
+    /// operand of an f64 product (`prod`, `cumprod`), which would multiply
+    /// each factor's few ulps of error (docs/backends.md) past the bound the
+    /// suites judge f64 results by.
+    pub(crate) exact_f64: bool,
 }
 
 /// Generates the case of `seed` (see [`crate::generate`]).
@@ -154,6 +160,7 @@ pub(crate) fn generate(seed: u64, cfg: &GenConfig) -> Case {
         whiles: SplitMix64::new(seed ^ WHILE_STREAM),
         combines: SplitMix64::new(seed ^ COMBINE_STREAM),
         aligns: SplitMix64::new(seed ^ ALIGN_STREAM),
+        exact_f64: false,
     };
     let mut b = Builder::new(format!("gen_{seed}"));
     let outputs = g.rng.range(1, cfg.max_outputs.max(1));
@@ -283,7 +290,8 @@ impl Gen<'_> {
             .copied()
             .filter(|&v| b.ty(v) == ty)
             .collect();
-        if !visible.is_empty() && self.rng.chance(0.3) {
+        let exact = self.exact_f64 && ty.dtype() == DType::F64;
+        if !visible.is_empty() && !exact && self.rng.chance(0.3) {
             return Ok(self.rng.pick(&visible));
         }
         match ty {
@@ -320,6 +328,20 @@ impl Gen<'_> {
         }
         let value = self.constant_value(dtype);
         b.constant(value)
+    }
+
+    /// `generate` run with [`Gen::exact_f64`] set when `product` is an f64
+    /// product's operand (and as it was otherwise).
+    pub(crate) fn exact_if<T>(
+        &mut self,
+        product: bool,
+        generate: impl FnOnce(&mut Self) -> Built<T>,
+    ) -> Built<T> {
+        let outer = self.exact_f64;
+        self.exact_f64 |= product;
+        let result = generate(self);
+        self.exact_f64 = outer;
+        result
     }
 
     /// A random constant of `dtype` for the IR.

@@ -69,7 +69,8 @@ impl Gen<'_> {
             return Ok(None);
         };
         let kind = self.rng.pick(ReduceKind::ALL);
-        let x = self.value(b, &tile(from, ty.dtype()), depth)?;
+        let product = kind == ReduceKind::Prod && ty.dtype() == DType::F64;
+        let x = self.exact_if(product, |g| g.value(b, &tile(from, ty.dtype()), depth))?;
         if self.combines.chance(self.cfg.combine_rate) {
             let op = match kind {
                 ReduceKind::Sum => BinaryOp::Add,
@@ -114,7 +115,8 @@ impl Gen<'_> {
         }
         let kind = self.rng.pick(ScanKind::ALL);
         let axis = self.rng.range(0, t.shape.rank() - 1);
-        let x = self.value(b, &Type::Tile(t.clone()), depth)?;
+        let product = kind == ScanKind::CumProd && t.dtype == DType::F64;
+        let x = self.exact_if(product, |g| g.value(b, &Type::Tile(t.clone()), depth))?;
         if self.combines.chance(self.cfg.combine_rate) {
             let op = match kind {
                 ScanKind::CumSum => BinaryOp::Add,

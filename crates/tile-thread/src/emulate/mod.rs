@@ -440,6 +440,10 @@ impl<'a> Emulator<'a> {
                 let a = arg(0)?;
                 vec![self.per_thread(id, |t| Ok(eval::cast(a[t as usize], *to)))?]
             }
+            ThreadOpKind::Bitcast { to } => {
+                let a = arg(0)?;
+                vec![self.per_thread(id, |t| Ok(eval::bitcast(a[t as usize], *to)?))?]
+            }
             ThreadOpKind::LoadGlobal { param, width } => {
                 self.load_global(id, *param, usize::from(*width), &x)?
             }

@@ -78,6 +78,7 @@ pub(super) fn elementwise(kind: &OpKind) -> bool {
             | OpKind::Select
             | OpKind::Fma
             | OpKind::Cast { .. }
+            | OpKind::Bitcast { .. }
     )
 }
 

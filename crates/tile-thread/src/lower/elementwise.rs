@@ -48,6 +48,7 @@ impl Lowerer<'_> {
                     OpKind::Select => ThreadOpKind::Select,
                     OpKind::Fma => ThreadOpKind::Fma,
                     OpKind::Cast { to } => ThreadOpKind::Cast { to: *to },
+                    OpKind::Bitcast { to } => ThreadOpKind::Bitcast { to: *to },
                     _ => return Err(self.invalid(id, "not an elementwise op")),
                 };
                 let mut operands = Vec::new();

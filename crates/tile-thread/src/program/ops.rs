@@ -132,6 +132,12 @@ pub enum ThreadOpKind {
         /// The result's dtype.
         to: DType,
     },
+    /// `bitcast %x to <dtype>` ([`tile_ir::eval::bitcast`]): the bits
+    /// read as a dtype of the same width.
+    Bitcast {
+        /// The result's dtype.
+        to: DType,
+    },
     /// `ld.global.v1 <param>[%addr] mask(%m) other(%o)`: reads the element
     /// at element offset `addr` (`i64`) from the tensor parameter's element
     /// zero where the mask (`bool`) holds, else yields `other` (no memory is
@@ -406,6 +412,7 @@ impl ThreadOpKind {
             ThreadOpKind::Fma => "fma",
             ThreadOpKind::Opaque => "opaque",
             ThreadOpKind::Cast { .. } => "cast",
+            ThreadOpKind::Bitcast { .. } => "bitcast",
             ThreadOpKind::LoadGlobal { .. } => "ld.global",
             ThreadOpKind::StoreGlobal { .. } => "st.global",
             ThreadOpKind::AtomicGlobal { .. } => "atom.global",

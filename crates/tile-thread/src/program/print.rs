@@ -169,6 +169,7 @@ impl Program {
             ThreadOpKind::Cmp(pred) => write!(text, "cmp {pred} {}", list(o)),
             ThreadOpKind::Fence { order, scope } => write!(text, "fence.{order}.{scope}"),
             ThreadOpKind::Cast { to } => write!(text, "cast {} to {to}", list(o)),
+            ThreadOpKind::Bitcast { to } => write!(text, "bitcast {} to {to}", list(o)),
             ThreadOpKind::LoadGlobal { param, width } => {
                 match GlobalOperands::load(o, usize::from(*width)) {
                     Some(g) => write!(

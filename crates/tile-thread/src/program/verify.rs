@@ -196,6 +196,9 @@ impl Checker<'_> {
                     && results == operands[1..2]
             }
             ThreadOpKind::Cast { to } => operands.len() == 1 && results == [*to],
+            ThreadOpKind::Bitcast { to } => {
+                operands.len() == 1 && results == [*to] && operands[0].bits() == to.bits()
+            }
             ThreadOpKind::Opaque => {
                 matches!(operands.as_slice(), [DType::I32 | DType::I64]) && results == operands
             }

@@ -72,15 +72,16 @@ impl<'a> Parser<'_, 'a> {
             "select" => (ThreadOpKind::Select, self.match_regs()?),
             "fma" => (ThreadOpKind::Fma, self.match_regs()?),
             "opaque" => (ThreadOpKind::Opaque, self.match_regs()?),
-            "cast" => {
+            "cast" | "bitcast" => {
                 let x = self.match_reg()?;
                 self.match_keyword("to")?;
-                (
-                    ThreadOpKind::Cast {
-                        to: self.match_dtype()?,
-                    },
-                    vec![x],
-                )
+                let to = self.match_dtype()?;
+                let kind = if name.text == "cast" {
+                    ThreadOpKind::Cast { to }
+                } else {
+                    ThreadOpKind::Bitcast { to }
+                };
+                (kind, vec![x])
             }
             "ld" | "st" => return self.memory(&name),
             "atom" => {

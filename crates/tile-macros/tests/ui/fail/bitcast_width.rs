@@ -1,0 +1,8 @@
+use tile::tile_kernel;
+
+#[tile_kernel]
+fn k(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+    let t = zeros::<f32>([16]).bitcast::<u16>();
+}
+
+fn main() {}
