@@ -25,6 +25,8 @@ mod layernorm;
 mod layernorm_backward;
 #[path = "kernels/matmul.rs"]
 mod matmul;
+#[path = "kernels/packed.rs"]
+mod packed;
 #[path = "kernels/persistent.rs"]
 mod persistent;
 #[allow(dead_code)] // its list of kernels is for the stand-ins' images
@@ -41,7 +43,7 @@ use common::Example;
 use std::process::ExitCode;
 
 /// The examples by name, in the table's order.
-const EXAMPLES: [(&str, Example); 10] = [
+const EXAMPLES: [(&str, Example); 11] = [
     ("vector_add", vector_add::run),
     ("softmax", softmax::run),
     ("layernorm", layernorm::run),
@@ -49,6 +51,7 @@ const EXAMPLES: [(&str, Example); 10] = [
     ("matmul", matmul::run),
     ("persistent", persistent::run),
     ("transpose", transpose::run),
+    ("packed", packed::run),
     ("attention", attention::run),
     ("atomics", atomics::run),
     ("checked", checked::run),

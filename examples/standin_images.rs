@@ -25,6 +25,8 @@ mod layernorm;
 mod layernorm_backward;
 #[path = "kernels/matmul.rs"]
 mod matmul;
+#[path = "kernels/packed.rs"]
+mod packed;
 #[path = "kernels/persistent.rs"]
 mod persistent;
 #[path = "common/runtime_checks.rs"]

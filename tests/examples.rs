@@ -16,6 +16,8 @@ mod layernorm;
 mod layernorm_backward;
 #[path = "../examples/kernels/matmul.rs"]
 mod matmul;
+#[path = "../examples/kernels/packed.rs"]
+mod packed;
 #[path = "../examples/kernels/persistent.rs"]
 mod persistent;
 #[path = "../examples/kernels/softmax.rs"]
@@ -74,6 +76,7 @@ fn every_example_passes_its_reference_check() {
         matmul::run,
         persistent::run,
         transpose::run,
+        packed::run,
         attention::run,
         atomics::run,
         checked::run,
@@ -218,6 +221,39 @@ fn transposes_and_attention_equal_the_interpreter() {
     assert_same("attention", &out, &want);
 }
 
+#[test]
+fn packed_sequences_equal_the_interpreter_and_bad_windows_are_errors() {
+    let dev = Device::cpu();
+    let mut rng = Inputs::default();
+    let cu = packed::cumulative_lengths();
+    let (rows, d, batch) = (*cu.last().unwrap() as usize, 64, cu.len() - 1);
+    let xs = rng.take(rows * d);
+    let x = device(&dev, &[rows, d], &xs);
+    let lengths = device(&dev, &[cu.len()], &cu);
+    let mut out = device(&dev, &[batch, d], &vec![0.0f32; batch * d]);
+    let mut want = host(&[batch, d], &vec![0.0f32; batch * d]);
+    let grid = [batch as u32];
+    packed::mean_pool::<16, 64>::launch(&dev, grid, (&x, &lengths, &mut out)).expect("launch");
+    packed::mean_pool::<16, 64>::interpret(
+        grid,
+        (&host(&[rows, d], &xs), &host(&[cu.len()], &cu), &mut want),
+    )
+    .expect("interpret");
+    assert_same("mean_pool", &out, &want);
+    // Lengths that go down make a window of negative extent: the launch's
+    // error names the view and says what is wrong.
+    let bad = device(&dev, &[3], &[0, 20, 10]);
+    let e = packed::mean_pool::<16, 64>::launch(&dev, [2], (&x, &bad, &mut out)).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("program (1, 0, 0)")
+            && text.contains("partition_view")
+            && text
+                .contains("a partition view's window at a negative offset or of a negative extent"),
+        "{text}"
+    );
+}
+
 /// Every PTX image the macro embedded for the example kernels, for every
 /// specialization and sm target, assembles with `ptxas -arch=<sm>`; every
 /// HSACO image is a linked AMDGPU ELF code object that `llvm-objdump`
@@ -229,7 +265,7 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     use tile::meta::KernelInfo;
     use tile::ImageKind;
     use tile_codegen::tools;
-    let infos: [&KernelInfo; 14] = [
+    let infos: [&KernelInfo; 15] = [
         &vector_add::vector_add::<1024>::INFO,
         &softmax::softmax::<4, 256>::INFO,
         &layernorm::layernorm::<8, 384>::INFO,
@@ -242,6 +278,7 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
         &persistent::matmul_persistent::<64, 64, 32, 4>::INFO,
         &transpose::transpose::<32, 32>::INFO,
         &transpose::transpose_lview::<224, 160, 32, 32>::INFO,
+        &packed::mean_pool::<16, 64>::INFO,
         &attention::attention::<16, 16, 64>::INFO,
         &attention::attention_f16::<64, 32, 64>::INFO,
     ];
@@ -325,8 +362,8 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     }
     assert_eq!(
         checked,
-        14 * expected.len() + 3 + tensor_cores.len() + 2 * levels.len(),
-        "fourteen specializations for seven GPU targets and the host levels (three of them for \
+        15 * expected.len() + 3 + tensor_cores.len() + 2 * levels.len(),
+        "fifteen specializations for seven GPU targets and the host levels (three of them for \
          sm_90a too), one for six and the host, two for the host"
     );
 }

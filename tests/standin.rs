@@ -40,6 +40,8 @@ mod layernorm;
 mod layernorm_backward;
 #[path = "../examples/kernels/matmul.rs"]
 mod matmul;
+#[path = "../examples/kernels/packed.rs"]
+mod packed;
 #[path = "../examples/kernels/persistent.rs"]
 mod persistent;
 #[path = "../examples/kernels/softmax.rs"]
@@ -96,8 +98,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     let dir = standin_child::standin_dir("standin", &[GpuApi::Cuda, GpuApi::Hip]);
     let images = write_images(&dir.0, &kernels(), &TARGETS);
     assert_eq!(
-        images, 48,
-        "twenty-four specializations (the examples, `copy`'s two and `show`) have sm_80 PTX and gfx942 code objects"
+        images, 50,
+        "twenty-five specializations (the examples, `copy`'s two and `show`) have sm_80 PTX and gfx942 code objects"
     );
     let hopper = write_images(&dir.0, &matmuls(), &HOPPER);
     assert_eq!(
@@ -128,7 +130,7 @@ fn same_on_both(kernel: &str, gpu: &Device, launch: impl Fn(&Device) -> Tensor<f
 /// passes its check; softmax and matmul equal the CPU device's results; a
 /// kernel's failed bounds check comes back from its status record.
 fn examples_on(dev: &Device, target: Target) {
-    let examples: [Example; 10] = [
+    let examples: [Example; 11] = [
         vector_add::run,
         softmax::run,
         layernorm::run,
@@ -136,6 +138,7 @@ fn examples_on(dev: &Device, target: Target) {
         matmul::run,
         persistent::run,
         transpose::run,
+        packed::run,
         attention::run,
         atomics::run,
         checked::run,
@@ -208,7 +211,7 @@ fn examples_on(dev: &Device, target: Target) {
     assert!(matches!(err, Error::DeviceCheck { .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
-        format!("kernel `copy` failed on device {dev}: program (1, 0, 0): check 0: `partition_view(..).load(..)` at tests/standin.rs:74:59 (`%3 = load %2, %0`, a view of `x`): partition index [1, 0, 0, 0] reaches outside the tensor")
+        format!("kernel `copy` failed on device {dev}: program (1, 0, 0): check 0: `partition_view(..).load(..)` at tests/standin.rs:76:59 (`%3 = load %2, %0`, a view of `x`): partition index [1, 0, 0, 0] reaches outside the tensor")
     );
 }
 

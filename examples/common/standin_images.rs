@@ -40,6 +40,7 @@ pub fn example_kernels() -> Vec<&'static KernelInfo> {
         &crate::persistent::matmul_persistent::<64, 64, 32, 4>::INFO,
         &crate::transpose::transpose::<32, 32>::INFO,
         &crate::transpose::transpose_lview::<224, 160, 32, 32>::INFO,
+        &crate::packed::mean_pool::<16, 64>::INFO,
         &crate::attention::attention::<16, 16, 64>::INFO,
         &crate::attention::attention_f16::<64, 32, 64>::INFO,
     ]

@@ -108,11 +108,15 @@ pub enum FaultCode {
     /// An unmasked access to a layout view that is an edge tile not whole;
     /// the values are the mode and the view's extent along it.
     LViewPastEdge = 9,
+    /// A partition view's window at a negative offset or of a negative
+    /// extent; the values are its offsets, then its extents (the first
+    /// four).
+    ViewWindow = 10,
 }
 
 impl FaultCode {
     /// Every code, in order.
-    pub const ALL: [FaultCode; 9] = [
+    pub const ALL: [FaultCode; 10] = [
         FaultCode::IndexSpace,
         FaultCode::PartialPartition,
         FaultCode::NonPositiveStep,
@@ -122,6 +126,7 @@ impl FaultCode {
         FaultCode::IndexOutside,
         FaultCode::Assert,
         FaultCode::LViewPastEdge,
+        FaultCode::ViewWindow,
     ];
 
     /// The code written as `code`, if it is one.

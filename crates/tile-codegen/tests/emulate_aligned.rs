@@ -8,87 +8,12 @@
 
 mod emulated;
 
-use emulated::TARGETS;
+use emulated::{agrees, padded};
 
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
-use tile_ir::{eval, samples, verify, DType, Function, Scalar};
-use tile_thread::emulate;
+use tile_ir::{samples, DType, Function};
 use tile_thread::lower::{lower, LowerOptions};
-
-/// A `rows` × `cols` tensor of `dtype` whose rows are `pitch` elements
-/// apart and whose element zero lies `offset` elements into its buffer,
-/// holding `value(i)` at row-major index `i` (the gaps hold 7).
-fn padded(
-    dtype: DType,
-    (rows, cols): (usize, usize),
-    (pitch, offset): (usize, usize),
-    value: impl Fn(usize) -> f64,
-) -> HostTensor {
-    let size = dtype.size_bytes();
-    let len = offset + rows * pitch;
-    let mut data = vec![0u8; len * size];
-    let put = |data: &mut Vec<u8>, at: usize, v: f64| {
-        eval::cast(Scalar::F64(v), dtype)
-            .write_le(&mut data[at * size..])
-            .unwrap();
-    };
-    for at in 0..len {
-        put(&mut data, at, 7.0);
-    }
-    for r in 0..rows {
-        for c in 0..cols {
-            put(&mut data, offset + r * pitch + c, value(r * cols + c));
-        }
-    }
-    HostTensor::with_strides(dtype, &[rows, cols], &[pitch as isize, 1], offset, data).unwrap()
-}
-
-/// The bytes of each tensor argument after `index`, its gaps included.
-fn bytes(args: &[Arg], from: usize) -> Vec<Vec<u8>> {
-    args[from..]
-        .iter()
-        .map(|a| match a {
-            Arg::Tensor(t) => t.data().to_vec(),
-            Arg::Scalar(_) => Vec::new(),
-        })
-        .collect()
-}
-
-/// Runs `func` on every stage with 1 and 4 warps: each must leave the
-/// interpreter's bytes in the arguments from `outputs` on.
-fn agrees(func: &Function, args: impl Fn() -> Vec<Arg>, outputs: usize, grid: [u32; 3]) {
-    verify::verify(func).unwrap();
-    let mut want = args();
-    interp::run(func, grid, &mut want).unwrap();
-    let want = bytes(&want, outputs);
-    assert_ne!(
-        want,
-        bytes(&args(), outputs),
-        "{}: the kernel writes",
-        func.name
-    );
-    for warps in [1, 4] {
-        let program = lower(func, &LowerOptions::warps(warps)).unwrap();
-        let mut got = args();
-        emulate::run(&program, grid, &mut got).unwrap();
-        assert!(
-            bytes(&got, outputs) == want,
-            "{}: lockstep, {warps} warps",
-            func.name
-        );
-        for target in TARGETS {
-            let mut got = args();
-            emulated::run(func, target, warps, grid, &mut got)
-                .unwrap_or_else(|e| panic!("{}: {target}, {warps} warps: {e}", func.name));
-            assert!(
-                bytes(&got, outputs) == want,
-                "{}: {target}, {warps} warps",
-                func.name
-            );
-        }
-    }
-}
 
 #[test]
 fn an_aligned_softmax_over_padded_rows_agrees_on_every_stage() {

@@ -348,6 +348,27 @@ impl Builder {
         )
     }
 
+    /// The window of the tensor at element `offsets` (one integer scalar
+    /// per axis), of at most `extents` elements per axis when given, cut
+    /// into tiles of `shape` ([`OpKind::PartitionView`]).
+    pub fn partition_view_window(
+        &mut self,
+        tensor: Value,
+        shape: &[usize],
+        offsets: &[Value],
+        extents: Option<&[Value]>,
+    ) -> Result<Value, BuildError> {
+        let mut operands = vec![tensor];
+        operands.extend(offsets);
+        operands.extend(extents.unwrap_or_default());
+        self.op1(
+            OpKind::PartitionView {
+                shape: Shape::new(shape),
+            },
+            &operands,
+        )
+    }
+
     /// Loads the partition at `index`; every element must lie in the tensor.
     pub fn load(&mut self, view: Value, index: &[Value]) -> Result<Value, BuildError> {
         self.op1(OpKind::Load, &prepend(&[view], index))

@@ -191,6 +191,14 @@ pub enum OpKind {
         axis: usize,
     },
     /// `partition_view %t [shape]`: the tensor cut into tiles of `shape`.
+    ///
+    /// `partition_view %t [shape] offset(%o0, ..)`, optionally followed by
+    /// `extent(%n0, ..)`: a window of the tensor cut into tiles, whose
+    /// element `c` is the tensor's element `o + c` and whose extent along
+    /// axis `k` is `min(dim_k − o_k, n_k)` (0 where `o_k ≥ dim_k`; `n_k`
+    /// absent: unbounded). Offsets and extents are integer scalars, one per
+    /// axis, at least 0. Operands: the tensor, then the offsets, then the
+    /// extents.
     PartitionView {
         /// The shape of one partition (the tile loaded and stored).
         shape: Shape,

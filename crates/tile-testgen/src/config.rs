@@ -50,6 +50,10 @@ pub struct GenConfig {
     /// promised aligned (`tensor<f32, 2, aligned>`; its argument then has
     /// a random aligned layout).
     pub aligned_rate: f64,
+    /// The probability that a masked load reads a window of its tensor
+    /// (`partition_view .. offset(..)`, half the time with `extent(..)`)
+    /// at constant or parameter offsets, instead of the whole tensor.
+    pub window_rate: f64,
     /// The probability that a case also computes a matrix product of
     /// `tensor` precision whose `K` loop a GPU lowering software-pipelines,
     /// inside a loop, an `if` or after other users of shared memory
@@ -83,6 +87,7 @@ impl Default for GenConfig {
             while_rate: 0.3,
             combine_rate: 0.25,
             aligned_rate: 0.4,
+            window_rate: 0.3,
             pipeline_rate: 0.15,
             max_pipeline_tile_elements: 64 * 64,
         }

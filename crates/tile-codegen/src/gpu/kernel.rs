@@ -393,6 +393,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     CheckKind::Step => FaultCode::NonPositiveStep,
                     CheckKind::Index => FaultCode::IndexOutside,
                     CheckKind::Assert => FaultCode::Assert,
+                    CheckKind::Window => FaultCode::ViewWindow,
                 };
                 self.check(k, code, position, &x)?;
                 Ok(Vec::new())

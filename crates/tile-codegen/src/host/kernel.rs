@@ -50,10 +50,14 @@ pub(super) enum HostValue<'ctx> {
     Tensor(usize),
     /// A layout view.
     LView(LViewRef<'ctx>),
-    /// A partition view of the tensor parameter `tensor`.
+    /// A partition view of the tensor parameter `tensor`, or of a window
+    /// of it.
     PartitionView {
         /// The tensor parameter's position.
         tensor: usize,
+        /// The window as a tensor of its own (its first element, extents
+        /// and the tensor's strides); `None` for the whole tensor.
+        window: Option<TensorArg<'ctx>>,
         /// The partition's shape.
         tile: Vec<usize>,
         /// The element dtype.

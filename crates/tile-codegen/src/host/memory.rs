@@ -1,5 +1,9 @@
 //! `dim`, `partition_view`, and the loads and stores of partitions.
 //!
+//! A view of a window (`partition_view .. offset(..)`) is a view of the
+//! window as a tensor of its own: its first element, its extents and the
+//! tensor's strides (`HostKernel::window`).
+//!
 //! For a view of tile shape `S` over a tensor of extents `e`, partition `I`
 //! is checked first: `0 ≤ i_k` and `i_k · S_k < e_k` (the index space, for
 //! every access), then for unmasked accesses `i_k · S_k + S_k ≤ e_k`. The
@@ -71,12 +75,17 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
                 self.define_result(id, HostValue::Scalar(v.into()))
             }
             OpKind::PartitionView { shape } => {
-                let (tensor, _) = self.tensor_of(operands.first().copied())?;
+                let (tensor, t) = self.tensor_of(operands.first().copied())?;
                 let dtype = self.func.ty(self.result(id)?).dtype();
+                let window = match operands.get(1..) {
+                    Some(w) if !w.is_empty() => Some(self.window(id, &t, dtype, w)?),
+                    _ => None,
+                };
                 self.define_result(
                     id,
                     HostValue::PartitionView {
                         tensor,
+                        window,
                         tile: shape.dims().to_vec(),
                         dtype,
                     },
@@ -191,6 +200,70 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
         }
     }
 
+    /// The window of tensor `t` (of `dtype`) at the offsets, then the
+    /// extents, of `partition_view` op `id` (`operands`) as a tensor of its
+    /// own: its first element, its extents `min(max(e − o, 0), n)` and
+    /// `t`'s strides; checked that no offset or extent is negative.
+    fn window(
+        &mut self,
+        id: OpId,
+        t: &TensorArg<'ctx>,
+        dtype: DType,
+        operands: &[Value],
+    ) -> Result<TensorArg<'ctx>, HostError> {
+        let rank = t.extents.len();
+        if operands.len() != rank && operands.len() != 2 * rank {
+            return Err(HostError::internal("window operands of the wrong count"));
+        }
+        let values = operands
+            .iter()
+            .map(|&v| self.index_i64(v))
+            .collect::<Result<Vec<_>, _>>()?;
+        let b = &self.e.b;
+        let zero = self.i64(0);
+        let mut ok = self.e.ctx.bool_type().const_all_ones();
+        for &v in &values {
+            let nonnegative = b.build_int_compare(IntPredicate::SGE, v, zero, "nonneg")?;
+            ok = b.build_and(ok, nonnegative, "ok")?;
+        }
+        self.check(ok, id, Code::ViewWindow, &values)?;
+        let b = &self.e.b;
+        let (offsets, limits) = values.split_at(rank);
+        let mut extents = Vec::new();
+        for (k, (&o, &e)) in offsets.iter().zip(&t.extents).enumerate() {
+            let room = b.build_int_sub(e, o, "room")?;
+            let past = b.build_int_compare(IntPredicate::SLT, room, zero, "past")?;
+            let room = b.build_select(past, zero, room, "room")?.into_int_value();
+            extents.push(match limits.get(k) {
+                Some(&n) => {
+                    let less = b.build_int_compare(IntPredicate::SLT, n, room, "less")?;
+                    b.build_select(less, n, room, "extent")?.into_int_value()
+                }
+                None => room,
+            });
+        }
+        let at = self.strided(offsets, &t.strides)?;
+        Ok(TensorArg {
+            base: self.gep(self.e.mem_type(dtype), t.base, at)?,
+            extents,
+            strides: t.strides.clone(),
+        })
+    }
+
+    /// An integer scalar as an `i64`, by its dtype's signedness.
+    fn index_i64(&self, v: Value) -> Result<IntValue<'ctx>, HostError> {
+        let i64t = self.e.ctx.i64_type();
+        let d = self.func.ty(v).dtype();
+        let x = self.scalar(v)?.into_int_value();
+        Ok(if d.bits() == 64 {
+            x
+        } else if d.is_signed_int() {
+            self.e.b.build_int_s_extend(x, i64t, "index")?
+        } else {
+            self.e.b.build_int_z_extend(x, i64t, "index")?
+        })
+    }
+
     /// `i64` constants of `shape`.
     fn static_bounds(&self, shape: &[usize]) -> Vec<IntValue<'ctx>> {
         shape.iter().map(|&e| self.i64(e as i64)).collect()
@@ -208,34 +281,29 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     ) -> Result<(Vec<usize>, DType, Partition<'ctx>), HostError> {
         let HostValue::PartitionView {
             tensor,
+            window,
             tile,
             dtype,
         } = self.value(view)?
         else {
             return Err(HostError::internal("an access through a non-view"));
         };
-        let t = self
-            .tensors
-            .get(&tensor)
-            .cloned()
-            .ok_or_else(|| HostError::internal("an unknown tensor parameter"))?;
+        let t = match window {
+            Some(w) => w,
+            None => self
+                .tensors
+                .get(&tensor)
+                .cloned()
+                .ok_or_else(|| HostError::internal("an unknown tensor parameter"))?,
+        };
         if indices.len() != tile.len() || t.extents.len() != tile.len() {
             return Err(HostError::internal("a partition index of the wrong rank"));
         }
-        let i64t = self.e.ctx.i64_type();
+        let index = indices
+            .iter()
+            .map(|&v| self.index_i64(v))
+            .collect::<Result<Vec<_>, _>>()?;
         let b = &self.e.b;
-        let mut index = Vec::new();
-        for &v in indices {
-            let d = self.func.ty(v).dtype();
-            let x = self.scalar(v)?.into_int_value();
-            index.push(if d.bits() == 64 {
-                x
-            } else if d.is_signed_int() {
-                b.build_int_s_extend(x, i64t, "index")?
-            } else {
-                b.build_int_z_extend(x, i64t, "index")?
-            });
-        }
         let mut ok = self.e.ctx.bool_type().const_all_ones();
         let mut whole = ok;
         let (mut origin, mut inside) = (Vec::new(), Vec::new());

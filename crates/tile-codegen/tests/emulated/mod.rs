@@ -12,8 +12,9 @@ use tile_codegen::gpu::{emit_module, GpuModule};
 use tile_codegen::tools::Tool;
 use tile_codegen::{emulation, tools, CodegenOptions, Gfx, Sm, Target};
 use tile_emu::EmulatedKernel;
-use tile_ir::interp::Arg;
-use tile_ir::Function;
+use tile_ir::interp::{self, Arg, HostTensor};
+use tile_ir::{eval, verify, DType, Function, Scalar};
+use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions};
 
 /// The bits of the f32 tensor argument `arg`.
@@ -342,5 +343,79 @@ pub fn assembles_and_links(func: &Function, num_warps: u32) {
             "{}, {gfx}: no code object",
             func.name
         );
+    }
+}
+
+/// A `rows` × `cols` tensor of `dtype` whose rows are `pitch` elements
+/// apart and whose element zero lies `offset` elements into its buffer,
+/// holding `value(i)` at row-major index `i` (the gaps hold 7).
+pub fn padded(
+    dtype: DType,
+    (rows, cols): (usize, usize),
+    (pitch, offset): (usize, usize),
+    value: impl Fn(usize) -> f64,
+) -> HostTensor {
+    let size = dtype.size_bytes();
+    let len = offset + rows * pitch;
+    let mut data = vec![0u8; len * size];
+    let put = |data: &mut Vec<u8>, at: usize, v: f64| {
+        eval::cast(Scalar::F64(v), dtype)
+            .write_le(&mut data[at * size..])
+            .unwrap();
+    };
+    for at in 0..len {
+        put(&mut data, at, 7.0);
+    }
+    for r in 0..rows {
+        for c in 0..cols {
+            put(&mut data, offset + r * pitch + c, value(r * cols + c));
+        }
+    }
+    HostTensor::with_strides(dtype, &[rows, cols], &[pitch as isize, 1], offset, data).unwrap()
+}
+
+/// The bytes of each tensor argument after `index`, its gaps included.
+pub fn bytes(args: &[Arg], from: usize) -> Vec<Vec<u8>> {
+    args[from..]
+        .iter()
+        .map(|a| match a {
+            Arg::Tensor(t) => t.data().to_vec(),
+            Arg::Scalar(_) => Vec::new(),
+        })
+        .collect()
+}
+
+/// Runs `func` on every stage with 1 and 4 warps: each must leave the
+/// interpreter's bytes in the arguments from `outputs` on.
+pub fn agrees(func: &Function, args: impl Fn() -> Vec<Arg>, outputs: usize, grid: [u32; 3]) {
+    verify::verify(func).unwrap();
+    let mut want = args();
+    interp::run(func, grid, &mut want).unwrap();
+    let want = bytes(&want, outputs);
+    assert_ne!(
+        want,
+        bytes(&args(), outputs),
+        "{}: the kernel writes",
+        func.name
+    );
+    for warps in [1, 4] {
+        let program = lower(func, &LowerOptions::warps(warps)).unwrap();
+        let mut got = args();
+        emulate::run(&program, grid, &mut got).unwrap();
+        assert!(
+            bytes(&got, outputs) == want,
+            "{}: lockstep, {warps} warps",
+            func.name
+        );
+        for target in TARGETS {
+            let mut got = args();
+            run(func, target, warps, grid, &mut got)
+                .unwrap_or_else(|e| panic!("{}: {target}, {warps} warps: {e}", func.name));
+            assert!(
+                bytes(&got, outputs) == want,
+                "{}: {target}, {warps} warps",
+                func.name
+            );
+        }
     }
 }

@@ -281,7 +281,8 @@ impl Translator<'_> {
     }
 
     /// `view.num_tiles(axis)`: the extent of the view's index space along
-    /// `axis`, `⌈dim(axis) / tile[axis]⌉` (`i32`).
+    /// `axis`, `⌈extent(axis) / tile[axis]⌉` (`i32`), the extent the
+    /// tensor's or its window's.
     pub(crate) fn view_num_tiles(
         &mut self,
         view: Value,
@@ -295,8 +296,8 @@ impl Translator<'_> {
         let axis = self.axis_arg(a[0], vt.tile.rank(), "the view")?;
         let tensor = self.viewed_tensor(view, m)?;
         let extent = vt.tile.dims()[axis] as i32;
+        let dim = self.view_extent(view, tensor, axis, m)?;
         let count = self.ir(m, |b| {
-            let dim = b.dim(tensor, axis)?;
             let up = b.constant(Scalar::I32(extent - 1))?;
             let step = b.constant(Scalar::I32(extent))?;
             let sum = b.binary(BinaryOp::Add, dim, up)?;
@@ -382,17 +383,23 @@ impl Translator<'_> {
                 ),
             ));
         }
-        let tensor = self.viewed_tensor(view, m)?;
-        self.partition_elements(tensor, &vt.tile, &idx, masked, m)
+        if !masked && self.view_is_bounded(view) {
+            return Err(self.err(
+                &m.method,
+                "an unmasked atomic access through a `window` could reach elements outside the window but inside the tensor, which nothing would report: use the `_masked` form",
+            ));
+        }
+        self.partition_elements(view, &vt.tile, &idx, masked, m)
     }
 
-    /// The `i32` tensor index tiles of the partition at `idx`
-    /// (`idx[d]·tile[d] + j_d` along axis `d`), and the mask: inside the
-    /// tensor when `masked`, else all true (an element outside is then the
+    /// The `i32` tensor index tiles of the partition of `view` at `idx`
+    /// (`o[d] + idx[d]·tile[d] + j_d` along axis `d`, `o` the window's
+    /// offsets, 0 for a whole tensor), and the mask: inside the view when
+    /// `masked`, else all true (an element outside the tensor is then the
     /// atomic's run-time error).
     fn partition_elements(
         &mut self,
-        tensor: Value,
+        view: Value,
         tile: &Shape,
         idx: &[Value],
         masked: bool,
@@ -419,11 +426,23 @@ impl Translator<'_> {
             })?;
             let at = self.ir(node, |b| b.binary(BinaryOp::Add, start, offsets))?;
             if masked {
-                let dim = self.ir(node, |b| b.dim(tensor, axis))?;
+                let tensor = self
+                    .views
+                    .get(&view)
+                    .copied()
+                    .ok_or_else(|| self.err(node, "expected a view of a tensor parameter"))?;
+                let dim = self.view_extent(view, tensor, axis, node)?;
                 let dim = self.broadcast_to_shape(dim, tile, node)?;
                 let inside = self.ir(node, |b| b.cmp(CmpPred::Lt, at, dim))?;
                 mask = self.ir(node, |b| b.binary(BinaryOp::And, mask, inside))?;
             }
+            let at = match self.view_offset(view, axis) {
+                Some(o) => {
+                    let o = self.broadcast_to_shape(o, tile, node)?;
+                    self.ir(node, |b| b.binary(BinaryOp::Add, at, o))?
+                }
+                None => at,
+            };
             indices.push(at);
         }
         Ok((indices, mask))

@@ -93,7 +93,14 @@ impl<'k> Translator<'k> {
                 let t = self.expr(a[0])?;
                 let tensor = match t {
                     Val::Ir(v) if matches!(self.ty(v), Type::Tensor(_)) => v,
-                    other => return Err(self.err(a[0], format!("`partition_view` takes a tensor parameter, found {}", self.describe(&other)))),
+                    Val::Window(w) => {
+                        let shape = self.shape_arg(a[1])?;
+                        if shape.len() != w.offsets.len() {
+                            return Err(self.err(a[1], format!("a partition shape of rank {} for a window of rank {}", shape.len(), w.offsets.len())));
+                        }
+                        return self.window_view(&w, &shape, c).map(Val::Ir);
+                    }
+                    other => return Err(self.err(a[0], format!("`partition_view` takes a tensor parameter or a window of one (`t.offset(..)`, `t.window(..)`), found {}", self.describe(&other)))),
                 };
                 let shape = self.shape_arg(a[1])?;
                 let view = self.ir(c, |b| b.partition_view(tensor, &shape))?;

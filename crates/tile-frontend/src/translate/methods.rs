@@ -110,7 +110,7 @@ impl Translator<'_> {
                 _ => {}
             }
         }
-        if matches!(recv, Val::Tuple(_) | Val::Unit) {
+        if matches!(recv, Val::Tuple(_) | Val::Unit | Val::Window(_)) {
             return Err(self.err(
                 &m.method,
                 format!("no method `{name}` on {}", self.describe(&recv)),
@@ -133,9 +133,10 @@ impl Translator<'_> {
                 let axis = self.axis_arg(a[0], rank, "the tensor")?;
                 self.ir(m, |b| b.dim(t, axis)).map(Val::Ir)
             }
+            "offset" | "window" => self.tensor_window(t, rank, args, m),
             _ => Err(self.err(
                 &m.method,
-                format!("no method `{name}` on a tensor; tensors have `dim(axis)`; to load or store, make a view with `partition_view(t, [shape])`"),
+                format!("no method `{name}` on a tensor; tensors have `dim(axis)`, `offset([o, ..])` and `window([o, ..], [n, ..])`; to load or store, make a view with `partition_view(t, [shape])`"),
             )),
         }
     }

@@ -35,6 +35,7 @@ mod sort;
 mod sync;
 mod tile_iter;
 mod value;
+mod window;
 
 use crate::diag::{build_err, build_msg, err, poisoned};
 use crate::signature::{KernelSig, ParamKind};
@@ -87,6 +88,7 @@ pub fn translate(
         label: label.map(str::to_string),
         tensors,
         views: HashMap::new(),
+        windows: HashMap::new(),
         assertions: 0,
         prints: 0,
         errors: Vec::new(),
@@ -127,6 +129,8 @@ pub(crate) struct Translator<'k> {
     pub(crate) tensors: HashMap<Value, (String, bool)>,
     /// For each partition view, the tensor it views (to check stores).
     pub(crate) views: HashMap<Value, Value>,
+    /// For each partition view of a window, the window.
+    pub(crate) windows: HashMap<Value, window::ViewWindow>,
     /// The number of the next `device_assert!`.
     pub(crate) assertions: u32,
     /// The number of the next `device_print!`.
@@ -385,6 +389,7 @@ impl<'k> Translator<'k> {
             Val::Bool(b) => format!("the bool {b}"),
             Val::Tuple(items) => format!("a tuple of {}", items.len()),
             Val::Layout(l) => format!("the layout {l}"),
+            Val::Window(w) => window::describe_window(w),
             Val::Unit => "`()`".into(),
             Val::Poisoned => "a value whose error is reported".into(),
         }

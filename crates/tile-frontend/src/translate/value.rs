@@ -29,6 +29,9 @@ pub(crate) enum Val {
     /// A compile-time CuTe layout (`make_layout(..)` and the algebra's
     /// functions, `layout_fns.rs`).
     Layout(tile_ir::layout::Layout),
+    /// A window of a tensor (`t.offset(..)`, `t.window(..)`), which only
+    /// `partition_view` takes.
+    Window(Box<super::window::Window>),
     /// `()`.
     Unit,
     /// What a variable holds after the statement that would have defined

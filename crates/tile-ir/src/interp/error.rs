@@ -56,6 +56,15 @@ pub enum InterpError {
 /// The rule an op broke, with the offending values.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum Fault {
+    /// A partition view's window at a negative offset or of a negative
+    /// extent.
+    #[error("a partition view's window at offsets {offsets:?}{}: offsets and extents must be at least 0", extents.as_ref().map_or(String::new(), |e| format!(" with extents {e:?}")))]
+    ViewWindow {
+        /// The offsets, per axis.
+        offsets: Vec<i128>,
+        /// The extents, per axis, when given.
+        extents: Option<Vec<i128>>,
+    },
     /// A partition index outside the view's index space: the reference
     /// requires `0 <= i_k` and `i_k * tile_k < extent_k` on every axis.
     #[error("partition index {index:?} is outside the index space of the view (tile {tile:?} over extents {extents:?}: needs 0 <= i_k and i_k * tile_k < extent_k)")]

@@ -2,9 +2,12 @@
 //!
 //! Per the reference (`partition_view`), a partition index `I` must satisfy
 //! `0 <= i_k` and `i_k * S_k < e_k` on every axis (`S` the tile shape, `e`
-//! the tensor extents); element `J` of the tile maps to the tensor element
-//! `p(I, J) = I * S + J`. An unmasked access needs every `p(I, J)` inside the
-//! tensor; a masked one pads (loads) or skips (stores) the elements outside.
+//! the extents of the view: the tensor's, or its window's); element `J` of
+//! the tile maps to the tensor element `p(I, J) = o + I * S + J` (`o` the
+//! window's offsets, 0 without one). An unmasked access needs every
+//! `p(I, J)` inside the view; a masked one pads (loads) or skips (stores)
+//! the elements outside. A window at a negative offset or of a negative
+//! extent is a fault where the view is made.
 //! Where the reference says "undefined behavior" the interpreter reports a
 //! [`Fault`]: an index outside the index space (even for masked forms), an
 //! unmasked partially out-of-bounds partition, and two elements of one
@@ -42,14 +45,17 @@ pub(super) fn read(kind: &OpKind, operands: &[RtValue], args: &[Arg]) -> Result<
                 )));
             }
             numel(shape.dims())?;
-            let arg = match operands {
-                [RtValue::Tensor(arg)] => *arg,
-                _ => return Err(Fault::Type("partition_view takes one tensor".into())),
+            let (arg, window) = match operands {
+                [RtValue::Tensor(arg), window @ ..] => (*arg, window),
+                _ => return Err(Fault::Type("partition_view takes a tensor".into())),
             };
+            let (origin, extents) = window_of(t.shape(), window)?;
             Ok(RtValue::PartitionView(PartitionView {
                 arg,
                 tile: shape.dims().to_vec(),
                 dtype: t.dtype(),
+                origin,
+                extents,
             }))
         }
         OpKind::Load | OpKind::LoadMasked { .. } => {
@@ -126,9 +132,9 @@ fn partition(
     t: &HostTensor,
     masked: bool,
 ) -> Result<Vec<Option<usize>>, Fault> {
-    let extents = t.shape();
+    let extents = &view.extents;
     let tile = &view.tile;
-    if index.len() != tile.len() || extents.len() != tile.len() {
+    if index.len() != tile.len() || t.shape().len() != tile.len() || extents.len() != tile.len() {
         return Err(Fault::Type(format!(
             "{} partition indices for a view of tile {tile:?} over a tensor of rank {}",
             index.len(),
@@ -147,18 +153,29 @@ fn partition(
             extents: extents.to_vec(),
         });
     }
-    // Inside the index space, each i_k * S_k < e_k fits usize.
+    // Inside the index space, each i_k * S_k < e_k fits usize; the tensor
+    // coordinate of window coordinate c is the window's origin plus c.
     let origin: Vec<usize> = index
         .iter()
         .zip(tile)
-        .map(|(&i, &s)| i as usize * s)
+        .zip(&view.origin)
+        .map(|((&i, &s), &o)| o + i as usize * s)
         .collect();
     let count = numel(tile)?;
     let mut places = Vec::with_capacity(count);
     // The tensor coordinate p(I, J), advanced as a row-major odometer over J.
     let mut element = origin.clone();
     for _ in 0..count {
-        let place = t.element_offset(&element);
+        let in_window = element
+            .iter()
+            .zip(&view.origin)
+            .zip(extents)
+            .all(|((&c, &o), &e)| c - o < e);
+        let place = if in_window {
+            t.element_offset(&element)
+        } else {
+            None
+        };
         if place.is_none() && !masked {
             return Err(Fault::PartialPartition {
                 index: index.to_vec(),
@@ -225,10 +242,57 @@ fn view_and_indices(
 }
 
 fn tensor_operand<'a>(operands: &[RtValue], args: &'a [Arg]) -> Result<&'a HostTensor, Fault> {
-    match operands {
-        [RtValue::Tensor(arg)] => tensor_arg(*arg, args),
-        _ => Err(Fault::Type("expected one tensor operand".into())),
+    match operands.first() {
+        Some(RtValue::Tensor(arg)) => tensor_arg(*arg, args),
+        _ => Err(Fault::Type("expected a tensor operand".into())),
     }
+}
+
+/// The origin and extents of a view's window of a tensor of `shape`:
+/// `window` holds nothing (the whole tensor), the offsets, or the offsets
+/// then the extents; the window's extent along axis `k` is
+/// `min(shape_k − o_k, n_k)`, 0 where the offset passes the end.
+fn window_of(shape: &[usize], window: &[RtValue]) -> Result<(Vec<usize>, Vec<usize>), Fault> {
+    let rank = shape.len();
+    if window.is_empty() {
+        return Ok((vec![0; rank], shape.to_vec()));
+    }
+    let values = window
+        .iter()
+        .map(|v| {
+            v.scalar("a window offset or extent")?
+                .to_i128()
+                .ok_or_else(|| {
+                    Fault::Type("a window offset or extent that is not an integer".into())
+                })
+        })
+        .collect::<Result<Vec<i128>, Fault>>()?;
+    let (offsets, limits) = values.split_at(rank.min(values.len()));
+    if offsets.len() != rank || !(limits.is_empty() || limits.len() == rank) {
+        return Err(Fault::Type(format!(
+            "{} window operands for a tensor of rank {rank}",
+            values.len()
+        )));
+    }
+    if values.iter().any(|&v| v < 0) {
+        return Err(Fault::ViewWindow {
+            offsets: offsets.to_vec(),
+            extents: (!limits.is_empty()).then(|| limits.to_vec()),
+        });
+    }
+    let extents = (0..rank)
+        .map(|k| {
+            let room = (shape[k] as i128 - offsets[k]).max(0);
+            let limit = limits.get(k).copied().unwrap_or(room);
+            room.min(limit) as usize
+        })
+        .collect();
+    // An offset past the end starts an empty window; where it starts does
+    // not matter then.
+    let origin = (0..rank)
+        .map(|k| offsets[k].min(shape[k] as i128) as usize)
+        .collect();
+    Ok((origin, extents))
 }
 
 fn view_tensor<'a>(view: &PartitionView, args: &'a [Arg]) -> Result<&'a HostTensor, Fault> {

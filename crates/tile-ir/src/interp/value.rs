@@ -85,7 +85,8 @@ impl Tile {
     }
 }
 
-/// A partition view: a tensor argument cut into tiles of a static shape.
+/// A partition view: a tensor argument, or a window of it, cut into tiles
+/// of a static shape.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct PartitionView {
     /// The position of the viewed tensor among the kernel's arguments.
@@ -94,6 +95,10 @@ pub(crate) struct PartitionView {
     pub tile: Vec<usize>,
     /// The element type.
     pub dtype: DType,
+    /// The tensor coordinates of the window's first element, and the
+    /// window's extents (the tensor's own for a view of the whole tensor).
+    pub origin: Vec<usize>,
+    pub extents: Vec<usize>,
 }
 
 /// A layout view: a tensor argument seen through a layout from a base.

@@ -371,13 +371,11 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
             one(Type::Scalar(DType::I32))
         }
         OpKind::PartitionView { shape } => {
-            arity(operands, 1)?;
             check_shape(shape)?;
-            let Type::Tensor(t) = operands[0] else {
-                return Err(format!(
-                    "the operand must be a tensor, found {}",
-                    operands[0]
-                ));
+            let t = match operands.first() {
+                Some(Type::Tensor(t)) => t,
+                Some(other) => return Err(format!("the operand must be a tensor, found {other}")),
+                None => return Err("expected a tensor operand, found none".into()),
             };
             if shape.rank() != t.rank {
                 return Err(format!(
@@ -385,6 +383,27 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
                     shape.rank(),
                     t.rank
                 ));
+            }
+            let rank = t.rank;
+            if ![1, 1 + rank, 1 + 2 * rank].contains(&operands.len()) {
+                return Err(format!(
+                    "expected the tensor, then {rank} offsets and optionally {rank} extents: 1, {} or {} operands, found {}",
+                    1 + rank,
+                    1 + 2 * rank,
+                    operands.len()
+                ));
+            }
+            for (k, ty) in operands.iter().enumerate().skip(1) {
+                let what = if k <= rank { "offset" } else { "extent" };
+                match ty {
+                    Type::Scalar(d) if d.is_int() => {}
+                    other => {
+                        return Err(format!(
+                            "the {what} of axis {} must be an integer scalar, found {other}",
+                            (k - 1) % rank
+                        ))
+                    }
+                }
             }
             one(Type::PartitionView(PartitionViewType {
                 dtype: t.dtype,

@@ -235,9 +235,17 @@ impl Parser<'_, '_> {
                 ready(OpKind::Dim { axis }, vec![x])
             }
             "partition_view" => {
-                let x = self.match_operand("a tensor operand")?;
+                let mut operands = vec![self.match_operand("a tensor operand")?];
                 let shape = Shape::new(self.match_int_list("dimension")?);
-                ready(OpKind::PartitionView { shape }, vec![x])
+                for clause in ["offset", "extent"] {
+                    if !self.eat_keyword(clause) {
+                        break;
+                    }
+                    self.match_token(TokenKind::LParen, &format!("`(` after `{clause}`"))?;
+                    operands.extend(self.match_operand_list()?);
+                    self.match_token(TokenKind::RParen, &format!("`)` after the {clause}s"))?;
+                }
+                ready(OpKind::PartitionView { shape }, operands)
             }
             "load" => ready(OpKind::Load, self.match_view_access()?),
             "load_masked" => {

@@ -155,7 +155,20 @@ impl Printer<'_> {
             }
             OpKind::Scan { kind, axis } => format!("scan {kind} {x} axis {axis}"),
             OpKind::Dim { axis } => format!("dim {x} axis {axis}"),
-            OpKind::PartitionView { shape } => format!("partition_view {x} {shape}"),
+            OpKind::PartitionView { shape } => {
+                let rank = shape.rank();
+                let clause = |name: &str, from: usize| {
+                    op.operands
+                        .get(from..from + rank)
+                        .filter(|_| rank > 0)
+                        .map_or(String::new(), |v| format!(" {name}({})", self.list(v)))
+                };
+                format!(
+                    "partition_view {x} {shape}{}{}",
+                    clause("offset", 1),
+                    clause("extent", 1 + rank)
+                )
+            }
             OpKind::Load => format!("load {x}[{}]", self.operands_from(op, 1)),
             OpKind::LoadMasked { padding } => format!(
                 "load_masked {x}[{}] pad({})",

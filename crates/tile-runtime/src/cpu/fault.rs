@@ -43,6 +43,13 @@ pub enum HostFault {
         /// The tensor index (its first four axes).
         index: Vec<i64>,
     },
+    /// A partition view's window at a negative offset or of a negative
+    /// extent.
+    #[error("a partition view's window at a negative offset or of a negative extent (its offsets, then extents, first four: {values:?}): each must be at least 0")]
+    ViewWindow {
+        /// The window's offsets, then its extents (the first four).
+        values: Vec<i64>,
+    },
     /// A `device_assert!` whose condition is false.
     #[error("assertion failed: {message}")]
     Assert {
@@ -149,6 +156,7 @@ pub(super) fn failure(
             extent: values[1],
         },
         Some(FaultCode::IndexOutside) => HostFault::IndexOutside { index },
+        Some(FaultCode::ViewWindow) => HostFault::ViewWindow { values: index },
         Some(FaultCode::Assert) => {
             let Some(assertion) = u32::try_from(values[0])
                 .ok()

@@ -42,6 +42,7 @@ pub(crate) fn status_error(status: &Status, spec: &KernelSpec, device: &str) -> 
             status.index
         ),
         Some(FaultCode::Assert) => assertion_failure(status, spec),
+        Some(FaultCode::ViewWindow) => window_failure(&status.index),
         _ => format!(
             "status code {} with values {:?}, which GPU code does not write",
             status.code, status.index
@@ -55,6 +56,13 @@ pub(crate) fn status_error(status: &Status, spec: &KernelSpec, device: &str) -> 
         op,
         fault,
     })
+}
+
+/// What a failed window check says (its values: offsets, then extents).
+fn window_failure(values: &[i64]) -> String {
+    format!(
+        "a partition view's window at a negative offset or of a negative extent (its offsets, then extents, first four: {values:?}): each must be at least 0"
+    )
 }
 
 /// What a failed `device_assert!` says: its message with the values the

@@ -148,14 +148,19 @@ impl Gen<'_> {
                 }
             })
             .collect();
-        let tensor = self.tensor_param(b, t.dtype, extents);
-        let view = b.partition_view(tensor, dims)?;
+        let tensor = self.tensor_param(b, t.dtype, extents.clone());
+        let windowed = masked && self.windows.chance(self.cfg.window_rate);
+        let (view, parts) = if windowed {
+            self.window_view(b, tensor, dims, &extents)?
+        } else {
+            (b.partition_view(tensor, dims)?, vec![None; dims.len()])
+        };
         if !masked && self.may_nest() && self.rng.chance(0.4) {
             return self.guarded_load(b, t, tensor, view);
         }
         let mut index = Vec::with_capacity(dims.len());
         for (axis, &s) in dims.iter().enumerate() {
-            index.push(self.input_index(b, tensor, axis, s)?);
+            index.push(self.input_index(b, (tensor, parts[axis]), axis, s)?);
         }
         if masked {
             let padding = self.padding(t.dtype);
@@ -278,26 +283,85 @@ impl Gen<'_> {
     fn input_index(
         &mut self,
         b: &mut Builder,
-        tensor: Value,
+        (tensor, window_parts): (Value, Option<usize>),
         axis: usize,
         s: usize,
     ) -> Built<Value> {
         if self.rng.chance(0.45) {
             return self.int_constant(b, DType::I32, 0);
         }
-        // term % ceil(dim / s), with term >= 0.
+        // term % ceil(dim / s), with term >= 0; a window's number of
+        // partitions is known.
         let mut term = self.index_term(b)?;
         for _ in 0..self.rng.range(0, 1) {
             let more = self.index_term(b)?;
             term = b.binary(BinaryOp::Add, term, more)?;
         }
-        let extent = b.dim(tensor, axis)?;
-        let s_minus_one = self.int_constant(b, DType::I32, s as i128 - 1)?;
-        let s = self.int_constant(b, DType::I32, s as i128)?;
-        let padded = b.binary(BinaryOp::Add, extent, s_minus_one)?;
-        let parts = b.binary(BinaryOp::Div, padded, s)?;
+        let parts = match window_parts {
+            Some(parts) => self.int_constant(b, DType::I32, parts as i128)?,
+            None => {
+                let extent = b.dim(tensor, axis)?;
+                let s_minus_one = self.int_constant(b, DType::I32, s as i128 - 1)?;
+                let s = self.int_constant(b, DType::I32, s as i128)?;
+                let padded = b.binary(BinaryOp::Add, extent, s_minus_one)?;
+                b.binary(BinaryOp::Div, padded, s)?
+            }
+        };
         let index = b.binary(BinaryOp::Rem, term, parts)?;
         self.index_dtype(b, index)
+    }
+
+    /// A view of tile `dims` of a window of `tensor` (of `extents`): at an
+    /// offset below each extent, half the time with an extent of its own
+    /// (sometimes past the tensor's end), each a constant or a scalar
+    /// parameter of an integer dtype; and each axis' number of partitions
+    /// (at least one).
+    fn window_view(
+        &mut self,
+        b: &mut Builder,
+        tensor: Value,
+        dims: &[usize],
+        extents: &[usize],
+    ) -> Built<(Value, Vec<Option<usize>>)> {
+        let bounded = self.windows.chance(0.5);
+        let (mut offsets, mut limits, mut parts) = (Vec::new(), Vec::new(), Vec::new());
+        for (&e, &s) in extents.iter().zip(dims) {
+            let o = self.windows.range(0, e - 1);
+            let room = e - o;
+            let n = self.windows.range(1, room + 2);
+            let window = if bounded { room.min(n) } else { room };
+            parts.push(Some(window.div_ceil(s)));
+            offsets.push(o);
+            limits.push(n);
+        }
+        let operand = |g: &mut Self, b: &mut Builder, v: usize| -> Built<Value> {
+            let dtype = g
+                .windows
+                .pick(&[DType::I32, DType::I64, DType::U32, DType::I16]);
+            let value = tile_ir::eval::cast(Scalar::I64(v as i64), dtype);
+            if g.windows.chance(0.5) {
+                let name = format!("s{}", g.params.len());
+                g.params.push(ParamPlan::Scalar(value));
+                return Ok(b.param(name, Type::Scalar(dtype)));
+            }
+            b.constant(value)
+        };
+        let offsets = offsets
+            .into_iter()
+            .map(|o| operand(self, b, o))
+            .collect::<Built<Vec<_>>>()?;
+        let limits = if bounded {
+            Some(
+                limits
+                    .into_iter()
+                    .map(|n| operand(self, b, n))
+                    .collect::<Built<Vec<_>>>()?,
+            )
+        } else {
+            None
+        };
+        let view = b.partition_view_window(tensor, dims, &offsets, limits.as_deref())?;
+        Ok((view, parts))
     }
 
     /// A non-negative `i32` scalar from the grid, a loop, or a constant.

@@ -99,6 +99,10 @@ const COMBINE_STREAM: u64 = 0xc0b1_4e5f_2a93_7d61;
 /// aligned.
 const ALIGN_STREAM: u64 = 0x16a1_19ed_0b17_e5aa;
 
+/// Mixed into the seed for the stream that picks which masked loads read a
+/// window of their tensor, and where.
+const WINDOW_STREAM: u64 = 0x3d1e_0ff5_e7a1_bb0c;
+
 /// Mixed into the seed for the stream that adds a pipelined matrix
 /// product and chooses its shape.
 const PIPELINE_STREAM: u64 = 0x919e_11ed_d07c_0a57;
@@ -134,6 +138,9 @@ pub(crate) struct Gen<'c> {
     pub(crate) combines: SplitMix64,
     /// The stream that picks which tensors are promised aligned.
     pub(crate) aligns: SplitMix64,
+    /// The stream that picks which masked loads read a window, and where
+    /// (so that a case without windows is the one its seed gave before).
+    pub(crate) windows: SplitMix64,
     /// Whether the value being generated keeps f64 math-library results out
     /// (no such function, no visible value that may hold one): it is the
     /// operand of an f64 product (`prod`, `cumprod`), which would multiply
@@ -160,6 +167,7 @@ pub(crate) fn generate(seed: u64, cfg: &GenConfig) -> Case {
         whiles: SplitMix64::new(seed ^ WHILE_STREAM),
         combines: SplitMix64::new(seed ^ COMBINE_STREAM),
         aligns: SplitMix64::new(seed ^ ALIGN_STREAM),
+        windows: SplitMix64::new(seed ^ WINDOW_STREAM),
         exact_f64: false,
     };
     let mut b = Builder::new(format!("gen_{seed}"));

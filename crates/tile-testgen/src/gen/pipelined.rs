@@ -108,14 +108,37 @@ impl Gen<'_> {
         let m = programs * bm - short(pick, bm);
         let k = pick.range(1, 3) * bk - short(pick, bk);
         let n = pick.range(1, 3) * bn - short(pick, bn);
-        let a = self.integer_param(b, dtype, vec![m, k]);
-        let b_tensor = self.integer_param(b, dtype, vec![k, n]);
+        // From the window stream: `a`'s rows and `b`'s columns read from
+        // windows past leading rows and columns of their tensors (copied with
+        // `cp.async` from a base that is or is not a whole chunk).
+        let (r0, c0) = match self.windows.chance(self.cfg.window_rate) {
+            true => (self.windows.range(1, 5), self.windows.range(1, 9)),
+            false => (0, 0),
+        };
+        let a = self.integer_param(b, dtype, vec![m + r0, k]);
+        let b_tensor = self.integer_param(b, dtype, vec![k, n + c0]);
         let c = self.plain_param(b, DType::F32, vec![m, n]);
+        let (a_view, b_view) = if r0 + c0 > 0 {
+            let zero = b.constant(Scalar::I32(0))?;
+            let (r0, c0) = (
+                b.constant(Scalar::I32(r0 as i32))?,
+                b.constant(Scalar::I32(c0 as i32))?,
+            );
+            (
+                b.partition_view_window(a, &[bm, bk], &[r0, zero], None)?,
+                b.partition_view_window(b_tensor, &[bk, bn], &[zero, c0], None)?,
+            )
+        } else {
+            (
+                b.partition_view(a, &[bm, bk])?,
+                b.partition_view(b_tensor, &[bk, bn])?,
+            )
+        };
         let ops = Operands {
             a,
             b: b_tensor,
-            a_view: b.partition_view(a, &[bm, bk])?,
-            b_view: b.partition_view(b_tensor, &[bk, bn])?,
+            a_view,
+            b_view,
             block,
             masked: ragged || pick.chance(0.5),
         };
@@ -146,7 +169,8 @@ impl Gen<'_> {
                 k_loop(b, &ops, (pid, zero), zeros)?
             }
         };
-        let tiles_n = cdiv(b, ops.b, 1, bn)?;
+        // The output's columns: `b`'s window's, not its tensor's.
+        let tiles_n = cdiv(b, if c0 > 0 { c } else { ops.b }, 1, bn)?;
         match around {
             Around::Nothing => {
                 let acc = k_loop(b, &ops, (pid, zero), start)?;

@@ -45,6 +45,11 @@ impl Emulator<'_> {
                 id: x.get(1).map_or(-1, |s| address(s[t])),
                 values: x.iter().skip(2).map(|v| v[t]).collect(),
             },
+            CheckKind::Window => EmuFault::WindowCheck {
+                kernel,
+                op,
+                values: x[1..].iter().map(|i| address(i[t])).collect(),
+            },
             CheckKind::Step => EmuFault::NonPositiveStep {
                 kernel,
                 op,

@@ -51,6 +51,17 @@ pub enum EmuFault {
         /// The earlier access's thread.
         other: tile_abi::happens::ThreadId,
     },
+    /// A partition view's window at a negative offset or of a negative
+    /// extent.
+    #[error("window check failed in kernel `{kernel}`: {op}: a partition view's window at offsets and extents {values:?}: each must be at least 0")]
+    WindowCheck {
+        /// The kernel's name.
+        kernel: String,
+        /// The checked tile-IR op, as `ValueNames::describe_site` writes it.
+        op: String,
+        /// The window's offsets, then its extents.
+        values: Vec<i64>,
+    },
     /// A failed bounds check of an unmasked access (no memory was touched).
     #[error("bounds check failed in kernel `{kernel}`: {op}: partition index {index:?} reaches outside the tensor")]
     BoundsCheck {

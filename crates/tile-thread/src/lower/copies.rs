@@ -14,6 +14,7 @@
 
 use super::memory::bounds_note;
 use super::operand_swizzle::OperandLayout;
+use super::window::Window;
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::{tensor_dot, DistLayout, TensorDot};
 use crate::program::{CheckKind, Reg, Region, SharedId, ThreadOpKind};
@@ -153,13 +154,19 @@ impl Lowerer<'_> {
     ) -> Result<(), LowerError> {
         let func = self.func;
         let op = func.op(load);
-        let Lowered::PartitionView { param, tile } = self.get(load, op.operands[0])? else {
+        let Lowered::PartitionView {
+            param,
+            tile,
+            window,
+        } = self.get(load, op.operands[0])?
+        else {
             return Err(self.invalid(load, "the operand is not a partition view"));
         };
         let dtype = func.ty(op.results[0]).dtype();
         let width = *chunks.size_per_thread.last().unwrap_or(&1);
         let masked = matches!(op.kind, OpKind::LoadMasked { .. });
-        let access = self.chunk_access(load, (param, &tile), chunks, indices, masked)?;
+        let view = (param, &tile, window.as_ref());
+        let access = self.chunk_access(load, view, chunks, indices, masked)?;
         let coords = self.coords(chunks);
         let count = chunks.registers() / width;
         let destinations: Vec<Reg> = (0..count)
@@ -173,7 +180,7 @@ impl Lowerer<'_> {
                 }
             })
             .collect();
-        let contiguous = self.contiguous(param, tile.rank(), width, dtype);
+        let contiguous = self.view_contiguous((param, window.as_ref()), tile.rank(), width, dtype);
         let saved = std::mem::take(&mut self.current);
         let chunk = |g: usize| {
             [
@@ -260,16 +267,16 @@ impl Lowerer<'_> {
         self.current.push(op);
     }
 
-    /// Per chunk of `chunks` (a tile of `view = (param, tile)` at
+    /// Per chunk of `chunks` (a tile of `view = (param, tile, window)` at
     /// `indices`), the element offset of its first element and how many of
-    /// its elements the copy reads (`i32`): those inside the tensor for a
+    /// its elements the copy reads (`i32`): those inside the view for a
     /// masked load, all of them for an unmasked one, which is checked as
     /// [`Self::access`] checks it (its whole partition must lie inside).
     /// Dead chunks read nothing.
     fn chunk_access(
         &mut self,
         load: OpId,
-        (param, tile): (usize, &Shape),
+        (param, tile, window): (usize, &Shape, Option<&Window>),
         chunks: &DistLayout,
         indices: &[Reg],
         masked: bool,
@@ -309,7 +316,7 @@ impl Lowerer<'_> {
                 let c = self.hoisted_cast(coords.axes[first][d], DType::I64);
                 let at = self.binary(BinaryOp::Add, origin, c);
                 if bounded && !proven[d] {
-                    let extent = self.tensor_meta(param, d, false);
+                    let extent = self.view_extent(param, window, d);
                     if d + 1 < rank {
                         let lt = self.emit(
                             ThreadOpKind::Cmp(CmpPred::Lt),
@@ -355,7 +362,8 @@ impl Lowerer<'_> {
             } else {
                 self.select(reads, count, none)
             });
-            addresses.push(address.unwrap_or(zero));
+            let address = address.unwrap_or(zero);
+            addresses.push(self.window_offset(window, address));
         }
         if checked {
             let mut operands = vec![all_ok];

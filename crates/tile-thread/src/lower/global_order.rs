@@ -19,9 +19,11 @@
 //! either is written. The accesses one tile-IR op lowers to do not
 //! conflict with each other (a store writes each element once, from the
 //! thread that owns it). The same op's accesses in an earlier iteration of
-//! a loop are another op's, except a partition-view store's: partitions
-//! are disjoint and the op's layout is fixed, so an address it writes again
-//! is written by the same owner thread. A loop or `if` whose accesses conflict with those
+//! a loop are another op's, except a store's through a partition view of a
+//! whole tensor: partitions are disjoint and the op's layout is fixed, so
+//! an address it writes again is written by the same owner thread (a
+//! window may move between iterations, and an element with it to another
+//! thread). A loop or `if` whose accesses conflict with those
 //! before it gets its barrier in front, not inside (an element-by-element
 //! copy loop need not be uniform); a conflict between iterations gets one
 //! inside the loop, where only uniform loops (those of the tile program)
@@ -126,11 +128,20 @@ impl Pass<'_> {
     }
 
     /// The accesses of `state` as a later iteration of a loop sees them:
-    /// another op's, but for the writes of partition-view stores.
+    /// another op's, but for the writes of stores through partition views
+    /// of whole tensors.
     fn seen_from_next_iteration(&self, state: &Pending) -> Pending {
+        let func = self.func;
+        let whole_view = |store: tile_ir::OpId| {
+            func.op(store)
+                .operands
+                .get(1)
+                .and_then(|&view| func.defining_op(view))
+                .is_some_and(|v| func.op(v).operands.len() == 1)
+        };
         let keeps = |origin: &Origin| {
             origin.is_some_and(|o| {
-                matches!(self.func.op(o).kind, OpKind::Store | OpKind::StoreMasked)
+                matches!(func.op(o).kind, OpKind::Store | OpKind::StoreMasked) && whole_view(o)
             })
         };
         let forget = |a: &Accesses, keep: bool| -> Accesses {

@@ -32,6 +32,7 @@
 //! access carries a note saying which of these applies (see
 //! [`bounds_note`]).
 
+use super::window::Window;
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::DistLayout;
 use crate::program::{CheckKind, ParamKind, Reg, ThreadOpKind};
@@ -48,6 +49,8 @@ impl<F: for<'l, 'a> FnMut(&'l mut Lowerer<'a>, &[Reg], &[Reg]) -> Vec<Reg>> Emit
 /// The per-register positions and masks of one access.
 pub(super) struct Access {
     param: usize,
+    /// The view's window of the tensor, if it has one.
+    window: Option<Window>,
     /// Per register, its element's index along each axis of the tensor
     /// (`i64`); [`Lowerer::address`] makes the offset, where it is needed.
     positions: Vec<Vec<Reg>>,
@@ -102,11 +105,13 @@ impl Lowerer<'_> {
             }
             OpKind::PartitionView { shape } => {
                 let param = self.tensor_param(id, op.operands.first().copied())?;
+                let window = self.view_window(id, param, shape.rank(), &op.operands[1..])?;
                 self.bind(
                     id,
                     Lowered::PartitionView {
                         param,
                         tile: shape.clone(),
+                        window,
                     },
                 )
             }
@@ -225,12 +230,14 @@ impl Lowerer<'_> {
             }
             return regs;
         }
-        if self.promised_aligned(access.param, width, dtype) {
+        // A window's base may break the promise's alignment.
+        if access.window.is_none() && self.promised_aligned(access.param, width, dtype) {
             if let Some(regs) = self.whole_vectors(access, width, &mut emit) {
                 return regs;
             }
         }
-        let contiguous = self.contiguous(access.param, layout.shape.len(), width, dtype);
+        let view = (access.param, access.window.as_ref());
+        let contiguous = self.view_contiguous(view, layout.shape.len(), width, dtype);
         // The element-by-element path's offsets start from the partition's
         // origin hidden from LLVM (`opaque`): computed from it where that
         // path runs, they are no induction variables of an enclosing loop.
@@ -390,7 +397,12 @@ impl Lowerer<'_> {
         let (view, indices) = operands
             .split_first()
             .ok_or_else(|| self.invalid(id, "no view operand"))?;
-        let Lowered::PartitionView { param, tile } = self.get(id, *view)? else {
+        let Lowered::PartitionView {
+            param,
+            tile,
+            window,
+        } = self.get(id, *view)?
+        else {
             return Err(self.invalid(id, "the operand is not a partition view"));
         };
         if indices.len() != tile.rank() || tile.dims() != layout.shape.as_slice() {
@@ -434,7 +446,7 @@ impl Lowerer<'_> {
                 coordinate.push(c);
                 let g = self.binary(BinaryOp::Add, origin, c);
                 if bounded && !proven[d] {
-                    let extent = self.tensor_meta(param, d, false);
+                    let extent = self.view_extent(param, window.as_ref(), d);
                     let lt =
                         self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![g, extent], DType::Bool);
                     inside = self.and(inside, lt);
@@ -475,6 +487,7 @@ impl Lowerer<'_> {
         let note = bounds_note(&proven, masked, bounded);
         Ok(Access {
             param,
+            window,
             positions,
             origins,
             coordinates,
@@ -490,7 +503,8 @@ impl Lowerer<'_> {
     /// (inside a contiguous access's branch), emitted where it is used.
     fn address(&mut self, access: &Access, v: usize, unit_inner: bool) -> Reg {
         let position = access.positions[v].clone();
-        self.offset(access.param, &position, unit_inner)
+        let offset = self.offset(access.param, &position, unit_inner);
+        self.window_offset(access.window.as_ref(), offset)
     }
 
     /// `Σ_d position[d] · stride[d]` of tensor `param`, the innermost
@@ -520,7 +534,8 @@ impl Lowerer<'_> {
             .zip(&access.coordinates[v])
             .map(|(&origin, &c)| self.binary(BinaryOp::Add, origin, c))
             .collect();
-        self.offset(access.param, &position, false)
+        let offset = self.offset(access.param, &position, false);
+        self.window_offset(access.window.as_ref(), offset)
     }
 
     /// `a ∧ b`, folding the constant `true`.

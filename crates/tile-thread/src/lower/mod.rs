@@ -48,6 +48,7 @@ mod shuffle_convert;
 mod swizzle;
 mod tma;
 mod wgmma;
+mod window;
 
 use crate::layout_assign::{assign, DistLayout, LayoutBuildError, LayoutPlan, SumOrder};
 use crate::program::{OpId as ThreadOp, Param, ParamKind, Program, Reg, ThreadOpKind};
@@ -177,8 +178,12 @@ enum Lowered {
         alloc: crate::program::SharedId,
         offset: Reg,
     },
-    /// A partition view of a tensor parameter.
-    PartitionView { param: usize, tile: Shape },
+    /// A partition view of a tensor parameter, or of a window of it.
+    PartitionView {
+        param: usize,
+        tile: Shape,
+        window: Option<window::Window>,
+    },
     /// A layout view of a tensor parameter: its static layout, its base
     /// offset (an `i64` register, uniform), when masked its extent along
     /// each mode (`i64` registers, uniform), and its swizzle.

@@ -149,7 +149,9 @@ impl LowerOptions {
     /// A program lowered with these options reads and writes wherever its
     /// unmasked accesses point: launching it is undefined behaviour unless
     /// the caller guarantees that every unmasked load and store lies inside
-    /// its tensor for the shapes and grid of that launch.
+    /// its tensor, and every partition view's window has offsets and
+    /// extents of at least 0, for the shapes, arguments and grid of that
+    /// launch.
     pub unsafe fn without_bounds_checks(self) -> LowerOptions {
         LowerOptions {
             bounds_checks: false,

@@ -65,7 +65,7 @@ pub(super) struct TmaStages {
 impl Lowerer<'_> {
     /// How the deferred `load`, staged as `place`, is copied by the TMA, if
     /// it can be: a `load_masked` with `zero` padding of a partition view
-    /// of a 2-D tensor of 16-bit elements into `wgmma`'s blocks, whose
+    /// (no window) of a 2-D tensor of 16-bit elements into `wgmma`'s blocks, whose
     /// tile has a multiple of 8 rows (at most 256) and of 64 columns.
     pub(super) fn tma_copy(
         &mut self,
@@ -82,7 +82,14 @@ impl Lowerer<'_> {
         if !self.tma || !masked_zero || !matches!(place, OperandLayout::Blocks64 { .. }) {
             return Ok(None);
         }
-        let Lowered::PartitionView { param, tile } = self.get(load, op.operands[0])? else {
+        // A window's box would start at its offsets and stop at the
+        // tensor's edges, not the window's: windows take `cp.async`.
+        let Lowered::PartitionView {
+            param,
+            tile,
+            window: None,
+        } = self.get(load, op.operands[0])?
+        else {
             return Ok(None);
         };
         let dtype = self.func.ty(op.results[0]).dtype();

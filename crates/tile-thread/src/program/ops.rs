@@ -44,6 +44,9 @@ pub enum CheckKind {
     /// `assert`: a `device_assert!` holds; the values are the assertion's
     /// number and the values its message formats (any scalar dtypes).
     Assert,
+    /// `window`: a partition view's window has no negative offset or
+    /// extent; the values are its offsets, then its extents.
+    Window,
 }
 
 impl CheckKind {
@@ -54,6 +57,7 @@ impl CheckKind {
             CheckKind::Step => "step",
             CheckKind::Index => "index",
             CheckKind::Assert => "assert",
+            CheckKind::Window => "window",
         }
     }
 }

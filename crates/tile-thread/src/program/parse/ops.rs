@@ -120,6 +120,7 @@ impl<'a> Parser<'_, 'a> {
                     "step" => CheckKind::Step,
                     "index" => CheckKind::Index,
                     "assert" => CheckKind::Assert,
+                    "window" => CheckKind::Window,
                     other => return Err(Self::error_at(&kind, format!("unknown check `{other}`"))),
                 };
                 let ok = self.match_reg()?;

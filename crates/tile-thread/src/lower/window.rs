@@ -1,0 +1,137 @@
+//! Windows of partition views: `partition_view %t [S] offset(%o..)
+//! extent(%n..)` sees the tensor from element `o` on, `min(dim_k − o_k,
+//! n_k)` elements along axis `k` (0 past the end). Lowered, a window is a
+//! base offset `Σ o_k·stride_k` (elements, added to every address of the
+//! view's accesses) and its extents (which its masks and checks test
+//! instead of the tensor's): the view behaves as a partition view of a
+//! tensor whose element zero is the window's first. Its `w`-wide vectors
+//! are aligned where the tensor's are and the base is a multiple of `w`,
+//! a test added to the tensor's contiguity.
+
+use super::{LowerError, Lowerer};
+use crate::program::{CheckKind, Reg, ThreadOpKind};
+use tile_ir::{BinaryOp, CmpPred, DType, OpId, Scalar, Value};
+
+/// A partition view's window of its tensor.
+#[derive(Clone, Debug)]
+pub(crate) struct Window {
+    /// The element offset of the window's first element from the tensor's
+    /// element zero (`i64`, uniform).
+    pub(crate) base: Reg,
+    /// The window's extent along each axis (`i64`, uniform).
+    pub(crate) extents: Vec<Reg>,
+}
+
+impl Lowerer<'_> {
+    /// The window of `partition_view` op `id` over tensor `param` of `rank`
+    /// axes, from its operands after the tensor (`None` for none: the
+    /// whole tensor). With bounds checks on, a `window` check that every
+    /// offset and extent is at least 0 comes first.
+    pub(super) fn view_window(
+        &mut self,
+        id: OpId,
+        param: usize,
+        rank: usize,
+        operands: &[Value],
+    ) -> Result<Option<Window>, LowerError> {
+        if operands.is_empty() {
+            return Ok(None);
+        }
+        if operands.len() != rank && operands.len() != 2 * rank {
+            return Err(self.invalid(id, "window operands of the wrong count"));
+        }
+        let mut values = Vec::new();
+        for &v in operands {
+            let r = self.scalar(id, v)?;
+            values.push(self.cast(r, DType::I64));
+        }
+        let (offsets, limits) = values.split_at(rank);
+        if self.bounds_checks {
+            let zero = self.constant(Scalar::I64(0));
+            let mut ok = self.constant(Scalar::Bool(true));
+            for &v in &values {
+                let nonnegative =
+                    self.emit(ThreadOpKind::Cmp(CmpPred::Ge), vec![v, zero], DType::Bool);
+                ok = self.and(ok, nonnegative);
+            }
+            let mut check = vec![ok];
+            check.extend(&values);
+            let op = self.check_site(id);
+            self.emit_op(
+                ThreadOpKind::Check {
+                    kind: CheckKind::Window,
+                    op,
+                },
+                check,
+                &[],
+            );
+        }
+        let zero = self.constant(Scalar::I64(0));
+        let mut base: Option<Reg> = None;
+        let mut extents = Vec::new();
+        for (d, &o) in offsets.iter().enumerate() {
+            let dim = self.tensor_meta(param, d, false);
+            let room = self.binary(BinaryOp::Sub, dim, o);
+            let room = self.binary(BinaryOp::Max, room, zero);
+            extents.push(match limits.get(d) {
+                Some(&n) => self.binary(BinaryOp::Min, room, n),
+                None => room,
+            });
+            let stride = self.tensor_meta(param, d, true);
+            let term = self.binary(BinaryOp::Mul, o, stride);
+            base = Some(match base {
+                Some(b) => self.binary(BinaryOp::Add, b, term),
+                None => term,
+            });
+        }
+        Ok(Some(Window {
+            base: base.unwrap_or(zero),
+            extents,
+        }))
+    }
+
+    /// The extent along axis `d` of a view of tensor `param`: its window's,
+    /// or the tensor's.
+    pub(super) fn view_extent(&mut self, param: usize, window: Option<&Window>, d: usize) -> Reg {
+        match window {
+            Some(w) => w.extents[d],
+            None => self.tensor_meta(param, d, false),
+        }
+    }
+
+    /// The element offset `offset` (from a view's first element) from the
+    /// tensor's element zero.
+    pub(super) fn window_offset(&mut self, window: Option<&Window>, offset: Reg) -> Reg {
+        match window {
+            Some(w) => self.binary(BinaryOp::Add, w.base, offset),
+            None => offset,
+        }
+    }
+
+    /// The test that `width`-wide accesses through a view of tensor `param`
+    /// are contiguous and aligned ([`Self::contiguous`]), and for a window
+    /// that its base is a multiple of `width` elements.
+    pub(super) fn view_contiguous(
+        &mut self,
+        (param, window): (usize, Option<&Window>),
+        rank: usize,
+        width: usize,
+        dtype: DType,
+    ) -> Reg {
+        let tensor = self.contiguous(param, rank, width, dtype);
+        let Some(w) = window else {
+            return tensor;
+        };
+        let (zero, wide) = (
+            self.constant(Scalar::I64(0)),
+            self.constant(Scalar::I64(width as i64)),
+        );
+        let rest = self.binary(BinaryOp::Rem, w.base, wide);
+        let aligned = self.emit(
+            ThreadOpKind::Cmp(CmpPred::Eq),
+            vec![rest, zero],
+            DType::Bool,
+        );
+        self.and(tensor, aligned)
+    }
+}
