@@ -178,6 +178,6 @@ mod tests {
             assert_eq!(FaultCode::from_u32(code as u32), Some(code));
         }
         assert_eq!(FaultCode::from_u32(0), None);
-        assert_eq!(FaultCode::from_u32(10), None);
+        assert_eq!(FaultCode::from_u32(11), None);
     }
 }
