@@ -21,9 +21,38 @@ use crate::program::{CheckKind, Reg, Region, SharedId, ThreadOpKind};
 use std::collections::{HashMap, HashSet};
 use tile_ir::{BinaryOp, CmpPred, DType, Function, OpId, OpKind, Padding, Scalar, Shape, Value};
 
+/// The source of `operand` when it is a `reshape` that only drops axes of
+/// extent 1 into a matrix: a batched or per-head view's tile
+/// (`load(b, j, h, 0)` of `[1, BN, 1, D]`) taken as a `[BN, D]` operand.
+/// The copies of such a load move its elements as the operand's.
+pub(super) fn squeezed_source(func: &Function, operand: Value) -> Option<Value> {
+    let op = func.op(func.defining_op(operand)?);
+    let (OpKind::Reshape { .. }, [source]) = (&op.kind, op.operands.as_slice()) else {
+        return None;
+    };
+    let (Some(from), Some(to)) = (func.ty(*source).tile_shape(), func.ty(operand).tile_shape())
+    else {
+        return None;
+    };
+    let kept = |dims: &[usize]| -> Vec<usize> { dims.iter().copied().filter(|&d| d > 1).collect() };
+    (to.rank() == 2 && from.rank() > 2 && kept(from.dims()) == to.dims()).then_some(*source)
+}
+
+/// The two axes of a tile of `shape` that hold a tensor-core operand's
+/// rows and columns: its axes of extents above 1 when there are two (the
+/// tile of a [`squeezed_source`]), else its last two.
+pub(super) fn operand_axes(shape: &[usize]) -> (usize, usize) {
+    let kept: Vec<usize> = (0..shape.len()).filter(|&a| shape[a] > 1).collect();
+    match kept.as_slice() {
+        &[r, c] => (r, c),
+        _ => (shape.len().saturating_sub(2), shape.len().saturating_sub(1)),
+    }
+}
+
 /// The loads to defer: each the `a` or `b` of a `dot` for which
-/// `on_tensor_cores` holds, in the same region, with no write to memory (or
-/// nested region) between them, and no other use.
+/// `on_tensor_cores` holds, directly or through a reshape that only drops
+/// axes of extent 1 ([`squeezed_source`]), in the same region, with no
+/// write to memory (or nested region) between them, and no other use.
 pub(super) fn deferred_loads(
     func: &Function,
     on_tensor_cores: impl Fn(OpId) -> bool,
@@ -44,7 +73,9 @@ pub(super) fn deferred_loads(
                 continue;
             }
             for &operand in &op.operands[..2] {
-                let Some(load) = func.defining_op(operand) else {
+                let squeezed = squeezed_source(func, operand);
+                let source = squeezed.unwrap_or(operand);
+                let Some(load) = func.defining_op(source) else {
                     continue;
                 };
                 let eligible = matches!(
@@ -61,7 +92,13 @@ pub(super) fn deferred_loads(
                     let kind = &func.op(o).kind;
                     kind.writes_memory() || kind.orders_memory() || !func.op(o).regions.is_empty()
                 });
-                if eligible && !writes_between && uses.get(&operand) == Some(&1) {
+                // The reshape, if any, sits between them in the region.
+                let reshaped_here = squeezed.is_none()
+                    || func
+                        .defining_op(operand)
+                        .is_some_and(|r| region.ops[from + 1..at].contains(&r));
+                let once = |v: &Value| uses.get(v) == Some(&1);
+                if eligible && !writes_between && reshaped_here && once(&operand) && once(&source) {
                     deferred.insert(load);
                 }
             }
@@ -169,10 +206,11 @@ impl Lowerer<'_> {
         let access = self.chunk_access(load, view, chunks, indices, masked)?;
         let coords = self.coords(chunks);
         let count = chunks.registers() / width;
+        let (row, col) = operand_axes(&chunks.shape);
         let destinations: Vec<Reg> = (0..count)
             .map(|g| {
                 let first = g * width;
-                let position = (coords.axes[first][0], coords.axes[first][1]);
+                let position = (coords.axes[first][row], coords.axes[first][col]);
                 let at = self.operand_index(place, coords.linear[first], position);
                 match offset {
                     Some(o) => self.binary(BinaryOp::Add, at, o),

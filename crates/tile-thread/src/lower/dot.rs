@@ -141,8 +141,9 @@ impl Lowerer<'_> {
         place: OperandLayout,
     ) {
         let coords = self.coords(layout);
+        let (row, col) = super::copies::operand_axes(&layout.shape);
         for (v, &value) in regs.iter().enumerate() {
-            let position = (coords.axes[v][0], coords.axes[v][1]);
+            let position = (coords.axes[v][row], coords.axes[v][col]);
             let at = self.operand_index(place, coords.linear[v], position);
             let owner = coords.owner[v];
             self.emit_op(

@@ -36,6 +36,15 @@ impl Lowerer<'_> {
             .results
             .first()
             .ok_or_else(|| self.invalid(id, "no result"))?;
+        // A deferred or prefetched load squeezed into a dot's operand
+        // (`copies::squeezed_source`): the dot copies it as the operand.
+        if let (OpKind::Reshape { .. }, Some(&operand)) = (&op.kind, op.operands.first()) {
+            if let deferred @ (Lowered::Deferred { .. } | Lowered::Staged { .. }) =
+                self.get(id, operand)?
+            {
+                return self.bind(id, deferred);
+            }
+        }
         let dtype = func.ty(result).dtype();
         let layout = self.layout_of(id, result)?;
         let dst = layout.shape.clone();

@@ -35,6 +35,7 @@
 //! Stage offsets are whole multiples of the operand swizzle's period, so a
 //! stage's elements are swizzled as the first stage's, shifted.
 
+use super::copies::{operand_axes, squeezed_source};
 use super::operand_swizzle::OperandLayout;
 use super::tma::{TmaCopy, TmaStages};
 use super::{LowerError, Lowered, Lowerer};
@@ -77,14 +78,18 @@ pub(super) fn prefetched_loads(
         func.walk_region(body, &mut |o| {
             inside.extend(func.op(o).results.iter().copied())
         });
-        // A deferred load's one use is a dot operand in the same region.
+        // A deferred load's one use is a dot operand in the same region,
+        // or a reshape squeezing it into one.
         let reader = |load: OpId| {
             let value = func.op(load).results[0];
             body.ops.iter().find_map(|&dot| {
+                if !matches!(func.op(dot).kind, tile_ir::OpKind::Dot { .. }) {
+                    return None;
+                }
                 let operands = &func.op(dot).operands;
                 operands[..operands.len().min(2)]
                     .iter()
-                    .position(|&v| v == value)
+                    .position(|&v| v == value || squeezed_source(func, v) == Some(value))
                     .map(|which| (dot, which))
             })
         };
@@ -187,7 +192,8 @@ impl Lowerer<'_> {
             let Some(chunks) = self.copy_chunks(load)? else {
                 return Ok(None);
             };
-            let shape = [chunks.shape[0], chunks.shape[1]];
+            let (row, col) = operand_axes(&chunks.shape);
+            let shape = [chunks.shape[row], chunks.shape[col]];
             let len = shape[0] * shape[1];
             let plan = self.tensor_plan(dot);
             let place = self.operand_layout(plan.as_ref(), shape, which);
