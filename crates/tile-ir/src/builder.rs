@@ -487,8 +487,21 @@ impl Builder {
         init: &[Value],
         body: impl FnOnce(&mut Builder, Value, &[Value]) -> Result<Vec<Value>, BuildError>,
     ) -> Result<Vec<Value>, BuildError> {
+        self.for_loop_staged(None, (lo, hi, step), init, body)
+    }
+
+    /// [`Builder::for_loop`] with the loop's own number of pipeline stages
+    /// (`OpKind::For`'s `stages`).
+    pub fn for_loop_staged(
+        &mut self,
+        stages: Option<u32>,
+        (lo, hi, step): (Value, Value, Value),
+        init: &[Value],
+        body: impl FnOnce(&mut Builder, Value, &[Value]) -> Result<Vec<Value>, BuildError>,
+    ) -> Result<Vec<Value>, BuildError> {
+        let kind = OpKind::For { stages };
         let operands = prepend(&[lo, hi, step], init);
-        let types = self.infer(&OpKind::For, &operands)?;
+        let types = self.infer(&kind, &operands)?;
         self.open.push(Region::default());
         let iv = self.func.new_region_arg(0, self.ty(lo).clone());
         let carried: Vec<Value> = types
@@ -498,7 +511,7 @@ impl Builder {
             .collect();
         let yielded = body(self, iv, &carried);
         let region = self.close_region(yielded, prepend(&[iv], &carried))?;
-        Ok(self.append(OpKind::For, operands, types, vec![region]))
+        Ok(self.append(kind, operands, types, vec![region]))
     }
 
     /// `reduce_with` (`keepdim` given) or `scan_with` (`None`) of the tiles

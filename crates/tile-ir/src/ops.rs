@@ -309,7 +309,15 @@ pub enum OpKind {
     /// arguments are the induction variable and the carried values; it ends
     /// with `yield` of the next carried values. Results: the final carried
     /// values.
-    For,
+    ///
+    /// `for … stages(n)`: the loop's software pipeline on GPU targets with
+    /// asynchronous copies keeps `n` iterations' tensor-core operands in
+    /// flight (1 to 8; 1 pipelines nothing), whatever the kernel's
+    /// `num_stages`; a hint the results do not depend on.
+    For {
+        /// The loop's own number of pipeline stages, if it has one.
+        stages: Option<u32>,
+    },
     /// `while iter(%a = %init, ...) { cond } do(%b, ...) { body }`: a loop
     /// that runs while a block-uniform condition holds. Operands: the
     /// initial values of the loop-carried values. Two regions, both taking
@@ -585,7 +593,7 @@ impl OpKind {
             | OpKind::StoreMasked
             | OpKind::Atomic { .. }
             | OpKind::Gather => OpFamily::Memory,
-            OpKind::For | OpKind::While | OpKind::If | OpKind::Yield => OpFamily::Control,
+            OpKind::For { .. } | OpKind::While | OpKind::If | OpKind::Yield => OpFamily::Control,
             OpKind::Assert { .. } | OpKind::Print { .. } => OpFamily::Debug,
             OpKind::Fence { .. }
             | OpKind::Barrier
@@ -638,7 +646,7 @@ impl OpKind {
             OpKind::Barrier => "barrier",
             OpKind::GridWait => "gdc_wait",
             OpKind::GridLaunchDependents => "gdc_launch_dependents",
-            OpKind::For => "for",
+            OpKind::For { .. } => "for",
             OpKind::While => "while",
             OpKind::If => "if",
             OpKind::Yield => "yield",
@@ -651,7 +659,7 @@ impl OpKind {
     pub fn has_side_effects(&self) -> bool {
         matches!(
             self,
-            OpKind::Yield | OpKind::For | OpKind::While | OpKind::If
+            OpKind::Yield | OpKind::For { .. } | OpKind::While | OpKind::If
         ) || self.is_observable()
             || self.orders_memory()
     }

@@ -93,7 +93,7 @@ fn build_raw() -> Function {
         ops: vec![load, add, yield_op],
     };
     let for_op = func.create_op(
-        OpKind::For,
+        OpKind::For { stages: None },
         vec![zero, n, one, init],
         vec![tile.clone()],
         vec![body],
@@ -174,7 +174,7 @@ fn malformed_ops_print_without_panicking() {
     for kind in [
         OpKind::Load,
         OpKind::Store,
-        OpKind::For,
+        OpKind::For { stages: None },
         OpKind::If,
         OpKind::Cast { to: DType::F16 },
     ] {

@@ -121,7 +121,7 @@ fn regions_get_their_arguments_and_types() {
         .ops
         .iter()
         .map(|&op| func.op(op))
-        .find(|op| op.kind == OpKind::For)
+        .find(|op| matches!(op.kind, OpKind::For { .. }))
         .unwrap();
     assert_eq!(for_op.operands.len(), 4);
     let body = &for_op.regions[0];

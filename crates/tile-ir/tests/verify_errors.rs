@@ -209,7 +209,12 @@ mod structure {
             args: vec![iv],
             ops: vec![inner, yield_op],
         };
-        let for_op = func.create_op(OpKind::For, vec![zero, zero, zero], vec![], vec![body]);
+        let for_op = func.create_op(
+            OpKind::For { stages: None },
+            vec![zero, zero, zero],
+            vec![],
+            vec![body],
+        );
         let after = add(&mut func, v, v);
         func.body.ops = vec![c0, for_op, after];
         assert_eq!(
@@ -248,7 +253,12 @@ mod structure {
             args: vec![iv],
             ops: vec![],
         };
-        let for_op = func.create_op(OpKind::For, vec![zero, zero, zero], vec![], vec![body]);
+        let for_op = func.create_op(
+            OpKind::For { stages: None },
+            vec![zero, zero, zero],
+            vec![],
+            vec![body],
+        );
         func.body.ops = vec![c0, for_op];
         assert_eq!(
             verify(&func).unwrap_err().to_string(),

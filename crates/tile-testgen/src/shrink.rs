@@ -129,7 +129,7 @@ fn edits(case: &Case) -> Vec<Edit> {
                 edits.push(Edit::Inline { op, branch: 0 });
                 edits.push(Edit::Inline { op, branch: 1 });
             }
-            OpKind::For => edits.push(Edit::Inline { op, branch: 0 }),
+            OpKind::For { .. } => edits.push(Edit::Inline { op, branch: 0 }),
             OpKind::While => edits.push(Edit::Inline { op, branch: 1 }),
             _ => {}
         }
@@ -218,7 +218,7 @@ fn apply(case: &Case, edit: &Edit) -> Option<Case> {
             let operands = out.func.op(op).operands.clone();
             // A loop's body once: iv = lo, carried values = initial values.
             let entry = match out.func.op(op).kind {
-                OpKind::For => {
+                OpKind::For { .. } => {
                     let mut entry = vec![operands[0]];
                     entry.extend_from_slice(&operands[3..]);
                     Some(entry)
@@ -247,7 +247,7 @@ fn apply(case: &Case, edit: &Edit) -> Option<Case> {
         Edit::ToOperand(op, index) => {
             let o = out.func.op(op);
             let pairs: Vec<(Value, Value)> = match o.kind {
-                OpKind::For if index == 0 && !o.results.is_empty() => o
+                OpKind::For { .. } if index == 0 && !o.results.is_empty() => o
                     .results
                     .iter()
                     .copied()
@@ -259,7 +259,7 @@ fn apply(case: &Case, edit: &Edit) -> Option<Case> {
                     .copied()
                     .zip(o.operands.iter().copied())
                     .collect(),
-                OpKind::For | OpKind::While => return None,
+                OpKind::For { .. } | OpKind::While => return None,
                 _ => {
                     let result = *o.results.first().filter(|_| o.results.len() == 1)?;
                     let operand = *o.operands.get(index)?;

@@ -298,7 +298,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             (OpFamily::Reduction, _) => self.reduce(id),
             (OpFamily::Dot, _) => self.dot(id),
             (OpFamily::Memory, _) => self.memory(id),
-            (OpFamily::Control, OpKind::For) => self.emit_for(id),
+            (OpFamily::Control, OpKind::For { .. }) => self.emit_for(id),
             (OpFamily::Control, OpKind::While) => self.emit_while(id),
             (OpFamily::Control, OpKind::If) => self.emit_if(id),
             (OpFamily::LayoutView, _) => self.lview(id),

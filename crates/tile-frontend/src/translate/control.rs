@@ -154,7 +154,8 @@ impl<'k> Translator<'k> {
             let one = self.data(&Val::Int(1), Some(DType::I32), &f.expr)?;
             return self.counted_loop(f, (zero, n, one), Some(&walk));
         }
-        let (range, step) = match &*f.expr {
+        let (iterated, stages) = self.pipelined_loop(&f.expr)?;
+        let (range, step) = match iterated {
             Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
                 (strip_parens(&m.receiver), Some(&m.args[0]))
             }
@@ -164,7 +165,7 @@ impl<'k> Translator<'k> {
             let v = self.expr(&f.expr)?;
             return Err(self.err(
                 &f.expr,
-                format!("cannot loop over {}: `for` iterates over an integer range with scalar bounds, `lo..hi` or `(lo..hi).step_by(s)`", self.describe(&v)),
+                format!("cannot loop over {}: `for` iterates over an integer range with scalar bounds, `lo..hi` or `(lo..hi).step_by(s)`, optionally pipelined: `pipelined(lo..hi, stages)`", self.describe(&v)),
             ));
         };
         let (Some(lo_e), Some(hi_e), RangeLimits::HalfOpen(_)) = (&r.start, &r.end, &r.limits)
@@ -228,7 +229,32 @@ impl<'k> Translator<'k> {
             Some(d),
             step.map_or(&f.expr as &dyn ToTokens, |s| s as &dyn ToTokens),
         )?;
-        self.counted_loop(f, (lo, hi, st), None)
+        self.counted_loop_staged(f, (lo, hi, st), None, stages)
+    }
+
+    /// `pipelined(range, stages)`: the range and the loop's own number of
+    /// pipeline stages (a compile-time integer, 1 to 8); any other
+    /// expression is the range itself.
+    fn pipelined_loop<'e>(&mut self, e: &'e Expr) -> syn::Result<(&'e Expr, Option<u32>)> {
+        let Expr::Call(c) = strip_parens(e) else {
+            return Ok((e, None));
+        };
+        let Expr::Path(p) = &*c.func else {
+            return Ok((e, None));
+        };
+        if !p.path.is_ident("pipelined") {
+            return Ok((e, None));
+        }
+        let args: Vec<&'e Expr> = c.args.iter().collect();
+        self.argn(&args, 2, "pipelined(lo..hi, stages)", c)?;
+        let stages = self.const_int(args[1], "the number of stages")?;
+        match u32::try_from(stages) {
+            Ok(n @ 1..=8) => Ok((args[0], Some(n))),
+            _ => Err(self.err(
+                args[1],
+                format!("a loop's stages are 1 to 8, found {stages}"),
+            )),
+        }
     }
 
     /// The loop `f` over `lo..hi` by `st`; its pattern binds the counter,
@@ -236,8 +262,19 @@ impl<'k> Translator<'k> {
     fn counted_loop(
         &mut self,
         f: &ExprForLoop,
+        bounds: (Value, Value, Value),
+        walk: Option<&super::tile_iter::TileWalk>,
+    ) -> syn::Result<Val> {
+        self.counted_loop_staged(f, bounds, walk, None)
+    }
+
+    /// [`Self::counted_loop`] with the loop's own pipeline stages.
+    fn counted_loop_staged(
+        &mut self,
+        f: &ExprForLoop,
         (lo, hi, st): (Value, Value, Value),
         walk: Option<&super::tile_iter::TileWalk>,
+        stages: Option<u32>,
     ) -> syn::Result<Val> {
         let mut names = Assigned::default();
         names.visit_block(&f.body);
@@ -247,7 +284,7 @@ impl<'k> Translator<'k> {
         let mut failure = None;
         let mut b = std::mem::replace(&mut self.b, Builder::new(""));
         let outer = super::location::location(f).map(|loc| b.set_location(Some(loc)));
-        let result = b.for_loop(lo, hi, st, &init, |inner, iv, args| {
+        let result = b.for_loop_staged(stages, (lo, hi, st), &init, |inner, iv, args| {
             self.nested(inner, &mut failure, |me| {
                 me.scopes.push();
                 let item = match walk {

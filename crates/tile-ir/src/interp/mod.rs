@@ -183,7 +183,7 @@ impl<'a> Interpreter<'a> {
         let operands = self.operands(op).map_err(|f| self.error(id, f))?;
         let results = match &op.kind {
             OpKind::Yield => return Ok(Some(operands)),
-            OpKind::For => self.run_for(id, op, &operands)?,
+            OpKind::For { .. } => self.run_for(id, op, &operands)?,
             OpKind::While => self.run_while(id, op, &operands)?,
             OpKind::ReduceWith { .. } | OpKind::ScanWith { .. } => {
                 self.run_combine(id, op, &operands)?

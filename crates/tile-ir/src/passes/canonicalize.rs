@@ -66,7 +66,10 @@ fn rewrite_region(
                 ops.extend(rewrite.ops);
                 // A replaced op stays (unused, for dce) unless it was control
                 // flow whose regions were inlined or dropped.
-                if !matches!(func.op(id).kind, OpKind::If | OpKind::For | OpKind::While) {
+                if !matches!(
+                    func.op(id).kind,
+                    OpKind::If | OpKind::For { .. } | OpKind::While
+                ) {
                     ops.push(id);
                 }
             }
@@ -94,7 +97,7 @@ fn inherit_location(func: &mut Function, replaced: OpId, ops: &[OpId]) {
 fn simplify(func: &mut Function, id: OpId) -> Option<Rewrite> {
     match func.op(id).kind {
         OpKind::If => return known_branch(func, id),
-        OpKind::For => return zero_trip_loop(func, id),
+        OpKind::For { .. } => return zero_trip_loop(func, id),
         _ => {}
     }
     if let Some(value) = identity(func, id) {

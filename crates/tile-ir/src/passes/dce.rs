@@ -62,7 +62,7 @@ fn is_dead(func: &Function, id: OpId, used: &HashSet<Value>) -> bool {
         return false;
     }
     match op.kind {
-        OpKind::For | OpKind::While | OpKind::If => !observable_inside(func, id),
+        OpKind::For { .. } | OpKind::While | OpKind::If => !observable_inside(func, id),
         ref kind => !kind.has_side_effects(),
     }
 }

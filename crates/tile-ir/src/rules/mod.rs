@@ -455,7 +455,10 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
         OpKind::Gather => gather(operands),
         OpKind::Assert { message, .. } => assertion(message, operands),
         OpKind::Print { message, .. } => print(message, operands),
-        OpKind::For => {
+        OpKind::For { stages } => {
+            if let Some(n) = stages.filter(|n| !(1..=8).contains(n)) {
+                return Err(format!("a loop's stages are 1 to 8, found {n}"));
+            }
             if operands.len() < 3 {
                 return Err(format!(
                     "for needs a lower bound, an upper bound and a step, found {} operands",

@@ -10,7 +10,8 @@ use crate::types::Type;
 use crate::Value;
 
 impl<'a> Parser<'_, 'a> {
-    /// `for %iv = %lo to %hi step %step [iter(%a = %init, ...)] [: types] {`
+    /// `for %iv = %lo to %hi step %step [iter(%a = %init, ...)] [stages(n)]
+    /// [: types] {`
     /// ops `}`; the cursor is after `for`. The induction variable has the
     /// type of `%lo`; the carried values have the loop's result types.
     pub fn parse_for(
@@ -27,6 +28,14 @@ impl<'a> Parser<'_, 'a> {
         let step = self.match_operand("the step")?;
         let mut operands = vec![lo, hi, step];
         let carried = self.parse_iter(&mut operands)?;
+        let stages = if self.eat_keyword("stages") {
+            self.match_token(TokenKind::LParen, "`(` after `stages`")?;
+            let n = self.match_u32("the number of stages")?;
+            self.match_token(TokenKind::RParen, "`)` after the number of stages")?;
+            Some(n)
+        } else {
+            None
+        };
         let types = self.parse_carried_types(defs, keyword, &carried)?;
         let loc = self.parse_location()?;
         let open = self.match_token(TokenKind::LBrace, "`{` to open the loop body")?;
@@ -36,7 +45,7 @@ impl<'a> Parser<'_, 'a> {
         let body = self.parse_carried_region(&open, &names, &arg_types)?;
         let op = self
             .func
-            .create_op(OpKind::For, operands, types, vec![body]);
+            .create_op(OpKind::For { stages }, operands, types, vec![body]);
         self.func.ops[op].loc = loc;
         Ok(op)
     }

@@ -82,7 +82,7 @@ impl Printer<'_> {
             write!(f, "{} = ", self.list(&op.results))?;
         }
         match &op.kind {
-            OpKind::For => return self.for_op(f, op, depth),
+            OpKind::For { .. } => return self.for_op(f, op, depth),
             OpKind::While => return self.while_op(f, op, depth),
             OpKind::ReduceWith { .. } | OpKind::ScanWith { .. } => {
                 return self.combine_op(f, op, depth)
@@ -204,7 +204,7 @@ impl Printer<'_> {
                 super::lview::print_body(lview, &names)
             }
             // Their lines open regions; `Printer::op` prints them whole.
-            OpKind::For
+            OpKind::For { .. }
             | OpKind::While
             | OpKind::If
             | OpKind::ReduceWith { .. }
@@ -253,6 +253,12 @@ impl Printer<'_> {
                 .map(|(i, &init)| format!("{} = {}", arg(i + 1), self.names.name(init)))
                 .collect();
             write!(line, " iter({})", pairs.join(", "))?;
+        }
+        if let OpKind::For {
+            stages: Some(stages),
+        } = op.kind
+        {
+            write!(line, " stages({stages})")?;
         }
         writeln!(f, "{line}{}{} {{", self.result_types(op), loc_suffix(op))?;
         self.region_ops(f, body, depth + 1)?;

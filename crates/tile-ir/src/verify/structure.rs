@@ -129,7 +129,7 @@ impl Structure<'_> {
             }
         }
         let expected_regions = match op.kind {
-            OpKind::For | OpKind::ReduceWith { .. } | OpKind::ScanWith { .. } => 1,
+            OpKind::For { .. } | OpKind::ReduceWith { .. } | OpKind::ScanWith { .. } => 1,
             OpKind::While | OpKind::If => 2,
             _ => 0,
         };

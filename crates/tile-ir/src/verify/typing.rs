@@ -52,7 +52,7 @@ fn check_op(func: &Function, id: OpId, report: &Reporter) -> Result<(), VerifyEr
         }
     }
     match op.kind {
-        OpKind::For => {
+        OpKind::For { .. } => {
             let region = &op.regions[0];
             let mut expected: Vec<&Type> = vec![operand_types[0]];
             expected.extend(&declared);

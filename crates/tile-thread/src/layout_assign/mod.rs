@@ -245,7 +245,7 @@ fn accumulate_in_place(
     }
     func.walk(&mut |for_id| {
         let for_op = func.op(for_id);
-        let (OpKind::For, Some(body)) = (&for_op.kind, for_op.regions.first()) else {
+        let (OpKind::For { .. }, Some(body)) = (&for_op.kind, for_op.regions.first()) else {
             return;
         };
         // Region arguments: the induction variable, then the carried values.

@@ -91,7 +91,7 @@ fn carried_slots(
     let mut slots = Vec::new();
     func.walk(&mut |id| {
         let op = func.op(id);
-        let (OpKind::For, Some(body)) = (&op.kind, op.regions.first()) else {
+        let (OpKind::For { .. }, Some(body)) = (&op.kind, op.regions.first()) else {
             return;
         };
         let yielded = body

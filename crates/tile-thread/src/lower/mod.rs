@@ -474,7 +474,7 @@ impl<'a> Lowerer<'a> {
             (OpFamily::Reduction, _) => self.reduce(id),
             (OpFamily::Dot, _) => self.dot(id),
             (OpFamily::Memory, _) => self.memory(id),
-            (OpFamily::Control, OpKind::For) => self.lower_for(id),
+            (OpFamily::Control, OpKind::For { .. }) => self.lower_for(id),
             (OpFamily::Control, OpKind::While) => self.lower_while(id),
             (OpFamily::Control, OpKind::If) => self.lower_if(id),
             (OpFamily::Control, _) => self.lower_yield(id),

@@ -2,7 +2,9 @@
 //! loads a `dot`'s operands by its induction variable copies them
 //! `stages − 1` iterations ahead, with `cp.async`, into a ring of `stages`
 //! shared buffers per operand, so that the copies of later iterations are
-//! in flight while this one's `mma`s run.
+//! in flight while this one's `mma`s run. `stages` is the loop's own
+//! (`for … stages(n)`) or the kernel's ([`super::LowerOptions::num_stages`]);
+//! only targets with `cp.async` defer loads at all.
 //!
 //! A deferred load (`copies.rs`) in the loop's body is **prefetched** when
 //! its view and every partition index are defined outside the loop, or the
@@ -65,7 +67,7 @@ pub(super) fn prefetched_loads(
     let mut loops = HashMap::new();
     func.walk(&mut |id| {
         let op = func.op(id);
-        if !matches!(op.kind, tile_ir::OpKind::For) {
+        if !matches!(op.kind, tile_ir::OpKind::For { .. }) {
             return;
         }
         let Some(body) = op.regions.first() else {
@@ -179,7 +181,13 @@ impl Lowerer<'_> {
         id: OpId,
         bounds: [Reg; 3],
     ) -> Result<Option<Pipeline>, LowerError> {
-        let stages = self.num_stages as usize;
+        // The loop's own stages (`for … stages(n)`), else the kernel's.
+        let stages = match self.func.op(id).kind {
+            tile_ir::OpKind::For {
+                stages: Some(n), ..
+            } => n,
+            _ => self.num_stages,
+        } as usize;
         let Some(Prefetched { iv, loads, offsets }) = self.prefetched.get(&id).cloned() else {
             return Ok(None);
         };

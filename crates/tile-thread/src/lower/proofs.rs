@@ -195,7 +195,7 @@ impl Analysis<'_> {
             OpKind::Store | OpKind::StoreMasked => {
                 self.access(id, op.operands.get(1..).unwrap_or_default(), facts)
             }
-            OpKind::For => self.for_loop(op, facts),
+            OpKind::For { .. } => self.for_loop(op, facts),
             OpKind::While => self.while_loop(op, facts),
             OpKind::If => {
                 if let (Some(&cond), [then, otherwise]) = (op.operands.first(), &op.regions[..]) {

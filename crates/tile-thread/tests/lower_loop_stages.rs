@@ -1,0 +1,90 @@
+//! A loop's own pipeline stages (`for … stages(n)`) override the kernel's
+//! `num_stages` for that loop, where the target has `cp.async`: `stages(3)`
+//! copies two iterations ahead in a kernel lowered with one stage, and
+//! `stages(1)` pipelines nothing in one lowered with three; the results
+//! are the interpreter's either way.
+
+use tile_ir::interp;
+use tile_ir::text::parse_function;
+use tile_ir::{eval, DType, Function, Scalar};
+use tile_testgen::inputs::zeros;
+use tile_thread::emulate;
+use tile_thread::lower::{lower, LowerOptions, TensorCores};
+use tile_thread::program::ThreadOpKind;
+
+/// `c = a × b` (f16, 32×32 tiles, K blocks of 16), its K loop with
+/// `clause` after its carried values.
+fn matmul(clause: &str) -> Function {
+    parse_function(&format!(
+        r#"kernel @matmul(%a: tensor<f16, 2>, %b: tensor<f16, 2>, %c: tensor<f32, 2>) {{
+  %pm = program_id 0 : i32
+  %pn = program_id 1 : i32
+  %zero = constant 0 : i32
+  %va = partition_view %a [32, 16] : view<f16, [32, 16]>
+  %vb = partition_view %b [16, 32] : view<f16, [16, 32]>
+  %vc = partition_view %c [32, 32] : view<f32, [32, 32]>
+  %k = dim %a axis 1 : i32
+  %bk = constant 16 : i32
+  %kt = div %k, %bk : i32
+  %one = constant 1 : i32
+  %init = full 0.0 : tile<32x32xf32>
+  %acc = for %kk = %zero to %kt step %one iter(%s = %init){clause} : tile<32x32xf32> {{
+    %ta = load_masked %va[%pm, %kk] pad(zero) : tile<32x16xf16>
+    %tb = load_masked %vb[%kk, %pn] pad(zero) : tile<16x32xf16>
+    %d = dot tensor %ta, %tb, %s : tile<32x32xf32>
+    yield %d
+  }}
+  store_masked %acc, %vc[%pm, %pn]
+}}"#
+    ))
+    .unwrap()
+}
+
+/// The `cp.async` copies of `func` lowered with `stages` for the kernel,
+/// after checking its results against the interpreter's.
+fn copies(func: &Function, stages: u32) -> usize {
+    let options = LowerOptions::warps(4)
+        .with_tensor_cores(TensorCores::MmaSync)
+        .with_stages(stages);
+    let program = lower(func, &options).unwrap();
+    tile_thread::program::verify(&program).unwrap();
+    // Small integers: every product and sum is exact, in any order.
+    let small = |seed: usize| {
+        let scalars: Vec<Scalar> = (0..64 * 64)
+            .map(|i| eval::cast(Scalar::I32(((i * 7 + seed) % 9) as i32 - 4), DType::F16))
+            .collect();
+        interp::Arg::Tensor(
+            interp::HostTensor::from_scalars(DType::F16, &[64, 64], &scalars).unwrap(),
+        )
+    };
+    let args = vec![small(1), small(2), zeros(&[64, 64])];
+    let (mut got, mut want) = (args.clone(), args);
+    emulate::run(&program, [2, 2, 1], &mut got).unwrap();
+    interp::run(func, [2, 2, 1], &mut want).unwrap();
+    assert_eq!(format!("{:?}", got[2]), format!("{:?}", want[2]));
+    program
+        .ops
+        .iter()
+        .filter(|(_, op)| matches!(op.kind, ThreadOpKind::CopyAsync { .. }))
+        .count()
+}
+
+#[test]
+fn a_loops_stages_override_the_kernels() {
+    let (plain, three, one) = (matmul(""), matmul(" stages(3)"), matmul(" stages(1)"));
+    let unpipelined = copies(&plain, 1);
+    assert!(unpipelined > 0);
+    assert_eq!(copies(&plain, 3), 3 * unpipelined);
+    assert_eq!(copies(&three, 1), 3 * unpipelined);
+    assert_eq!(copies(&one, 3), unpipelined);
+    assert!(three.to_string().contains(" stages(3) : tile<32x32xf32> {"));
+}
+
+#[test]
+fn a_loops_stages_are_checked() {
+    let e = tile_ir::verify::verify(&matmul(" stages(9)")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "verifier: in kernel `matmul`, op `%11 = for %2, %8, %9, %10`: a loop's stages are 1 to 8, found 9"
+    );
+}
