@@ -10,7 +10,9 @@
 //!   shuffles, barriers and FMAs in the PTX;
 //! - the f16 matmul of Triton's tutorial (128×128×64 tiles, 8 warps) for
 //!   sm_80 (`mma.sync`) and sm_90a (`wgmma`) beside Triton's PTX of it
-//!   (`../shared/tritonref/ptx`): registers and spills from `ptxas -v`,
+//!   (Triton 3.9.0's ahead-of-time compile for cuda:80 and cuda:90, read
+//!   from `../shared/tritonref/ptx` beside the checkout when it is there):
+//!   registers and spills from `ptxas -v`,
 //!   tensor-core and async-copy instructions;
 //! - the same matmul (f16 and bf16) for gfx90a and gfx942 on MFMA:
 //!   registers and scratch from the code object's metadata, `v_mfma` and

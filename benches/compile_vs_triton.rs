@@ -1,6 +1,9 @@
 //! Compile time against Triton's, side by side from one run of
-//! `scripts/compile-vs-triton.sh`: the Triton tutorial kernels of
-//! `../shared/tritonref/kernels.py`, each written as a `#[tile_kernel]` at
+//! `scripts/compile-vs-triton.sh`: the kernels of Triton's tutorials (01
+//! vector add, 02 softmax, 03 matmul, 05 layer norm;
+//! <https://github.com/triton-lang/triton/tree/main/python/tutorials>) at the
+//! fixed configurations of the script's kernel file (`$TRITONREF/kernels.py`,
+//! beside the checkout), each written as a `#[tile_kernel]` at
 //! the same tile shapes and warps, compiled by the whole `#[tile_kernel]`
 //! expansion (Rust → tile IR → passes → thread-level program → LLVM → PTX)
 //! for sm_80, and for gfx942, gfx1100 and one host level, with the kernel

@@ -2,8 +2,9 @@
 //! emulators and the runtime agree on it: the box a kernel's bulk copies
 //! move out of a 2-D tensor, the tensor map a launch passes for it, the
 //! requirements the CUDA driver puts on both (`cuTensorMapEncodeTiled`,
-//! CUDA driver API §6.30; `../shared/reference/tensor-cores.md`, A3), and
-//! where each element of a box lands in shared memory.
+//! CUDA driver API §6.30, "Tensor Map Object Management"; the PTX ISA's
+//! `cp.async.bulk.tensor`), and where each element of a box lands in shared
+//! memory.
 //!
 //! **Boxes.** A copy moves a box of `rows × cols` elements whose rows are
 //! exactly 128 bytes (`cols · size = 128`: one atom of the 128-byte swizzle,

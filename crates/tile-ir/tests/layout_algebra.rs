@@ -1,8 +1,12 @@
-//! Worked examples of the layout algebra: every example of the project's
-//! `layout-algebra.md` and `mojo-upcast.txt`, and CuTe's documentation
-//! examples (`01_layout.md`, `02_layout_algebra.md`, header comments),
-//! checked exactly. Where two forms are the same function (size-1 modes),
-//! the check is size plus index map, as `layout-algebra.md` prescribes.
+//! Worked examples of the layout algebra, checked exactly: CuTe's
+//! documentation examples (the layout tutorials of NVIDIA CUTLASS,
+//! <https://github.com/NVIDIA/cutlass/blob/main/media/docs/cpp/cute/01_layout.md>
+//! and <https://github.com/NVIDIA/cutlass/blob/main/media/docs/cpp/cute/02_layout_algebra.md>,
+//! and the comments of `include/cute`), Mojo's `upcast` example
+//! (<https://docs.modular.com/mojo/kernels/layout/layout/upcast>) and the
+//! choices of docs/layouts.md ("Choices"). Where two forms are the same
+//! function (size-1 modes), the check is size plus index map, as that
+//! section prescribes.
 
 use tile_ir::layout::*;
 
@@ -80,7 +84,7 @@ fn coalesce_four_cases() {
 
 #[test]
 fn composition_worked_example() {
-    // layout-algebra.md and 02_layout_algebra.md.
+    // The worked example of CuTe's 02_layout_algebra tutorial.
     let r = composition(&l("(6,2):(8,2)"), &l("(4,3):(3,1)")).unwrap();
     assert_eq!(r.to_string(), "((2,2),3):((24,2),8)");
     assert_eq!(map(&r), [0, 24, 2, 26, 8, 32, 10, 34, 16, 40, 18, 42]);
@@ -438,7 +442,7 @@ fn tile_to_shape_repeats_a_block() {
 
 #[test]
 fn left_inverse_of_a_non_surjective_layout() {
-    // layout-algebra.md: CuTe C++'s answer.
+    // CuTe C++'s answer (docs/layouts.md, Choices).
     let a = l("(4,5):(1,5)");
     let r = left_inverse(&a).unwrap();
     assert_eq!(r.to_string(), "(5,5):(1,4)");

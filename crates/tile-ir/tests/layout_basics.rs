@@ -1,5 +1,7 @@
 //! Int-tuples, layouts, coordinates and their text forms: the examples of
-//! CuTe's `01_layout.md` and the project's `layout-algebra.md`.
+//! CuTe's layout tutorial (NVIDIA CUTLASS,
+//! <https://github.com/NVIDIA/cutlass/blob/main/media/docs/cpp/cute/01_layout.md>)
+//! and of docs/layouts.md ("What a layout is").
 
 use tile_ir::layout::{crd2idx, idx2crd, Coord, IntTuple, Layout};
 

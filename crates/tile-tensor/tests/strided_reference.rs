@@ -1,5 +1,6 @@
-//! Every worked example of the reference docs (tinygrad's movement docs and the
-//! "Strided views with masks" section of layout-algebra.md), checked exactly.
+//! Every worked example of tinygrad's movement docs
+//! (<https://docs.tinygrad.org/tensor/movement/>) and of its view's `pad`
+//! (docs/views.md, "pad"), checked exactly.
 //!
 //! `Tensor.arange(n).reshape(shape)` is a contiguous view: its buffer positions
 //! are its values, so the expected arrays of the docs are expected positions.

@@ -1,5 +1,8 @@
-//! Inline PTX for what LLVM 19's NVPTX back end has no intrinsic for
-//! (`../shared/reference/tensor-cores.md`, A3): Hopper's `wgmma` and its
+//! Inline PTX for what LLVM 19's NVPTX back end has no intrinsic for (its
+//! `IntrinsicsNVVM.td` has none; the instructions as the PTX ISA's
+//! "Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions"
+//! and `cp.async.bulk.tensor` define them; Triton emits them as inline PTX
+//! too): Hopper's `wgmma` and its
 //! fences, `fence.proxy.async`, `mma.sync`'s FP8 form (LLVM 19 has no
 //! `e4m3`/`e5m2` intrinsic), and the TMA's bulk tensor copies with the
 //! mbarrier operations they complete on (`expect_tx`, `try_wait.parity`);

@@ -1,5 +1,6 @@
-//! `cp.async` as LLVM 19's NVPTX intrinsics (`../shared/reference/
-//! tensor-cores.md`, A2): `llvm.nvvm.cp.async.cg.shared.global.16.s(dst,
+//! `cp.async` as LLVM 19's NVPTX intrinsics (`IntrinsicsNVVM.td`; the PTX
+//! ISA's `cp.async`, `cp.async.commit_group` and `cp.async.wait_group`):
+//! `llvm.nvvm.cp.async.cg.shared.global.16.s(dst,
 //! src, src_size)` copies 16 bytes, reading `src_size` of them and
 //! zero-filling the rest; `cp.async.commit.group` and `cp.async.wait.group
 //! N` (an immediate) close and await groups. A copy that reads nothing is

@@ -1,6 +1,9 @@
 //! Tensor-core steps: `mma` of the thread-level program as LLVM 19's NVPTX
-//! intrinsics (`../shared/reference/tensor-cores.md`, A1; AMD's WMMA and
-//! MFMA, A4, in `amd_matrix`):
+//! intrinsics (their names: `MMA_SIGNATURE` in LLVM 19's `IntrinsicsNVVM.td`;
+//! the operand fragments: the PTX ISA's "Warp Level Matrix Multiply-Accumulate
+//! Instructions", `mma.m16n8k16` and `ldmatrix`; AMD's WMMA and MFMA, in
+//! `amd_matrix`: `IntrinsicsAMDGPU.td`, the CDNA3 and RDNA3 ISA reference
+//! guides and AMD's Matrix Instruction Calculator):
 //!
 //! * f16: `llvm.nvvm.mma.m16n8k16.row.col.f32.f32` on `<2 x half>` pairs
 //!   (the `.f32.f16` intrinsic is another instruction: C in f16);

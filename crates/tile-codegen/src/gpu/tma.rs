@@ -1,5 +1,6 @@
-//! The TMA and its mbarriers (sm_90a; `../shared/reference/tensor-cores.md`,
-//! A3): `mbarrier.init` through LLVM's `llvm.nvvm.mbarrier.init.shared`,
+//! The TMA and its mbarriers (sm_90a; the PTX ISA's `cp.async.bulk.tensor`
+//! and `mbarrier` sections, LLVM 19's `IntrinsicsNVVM.td`): `mbarrier.init`
+//! through LLVM's `llvm.nvvm.mbarrier.init.shared`,
 //! the rest as inline PTX ([`super::asm`]), which LLVM 19 has no intrinsics
 //! for: `arrive.expect_tx`, `try_wait.parity` (in a loop until it
 //! succeeds) and `cp.async.bulk.tensor.2d`, which reads the tensor map the
