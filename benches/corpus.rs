@@ -98,7 +98,7 @@ fn tile_figures(info: &KernelInfo, ir: &str, label: &str, target: Target) -> Fig
     let mut func = tile::ir::text::parse_function(ir).expect("the embedded tile IR");
     let options = Options {
         targets: vec![target],
-        num_warps: info.num_warps,
+        num_warps: info.num_warps_on(&target.to_string()),
         codegen: CodegenOptions {
             fast_math: info.fast_math,
             approx_math: info.approx_math,
@@ -108,6 +108,7 @@ fn tile_figures(info: &KernelInfo, ir: &str, label: &str, target: Target) -> Fig
         dump_dir: None,
         cache: None,
         max_threads: None,
+        target_warps: Vec::new(),
     };
     let compiled = match pipeline::compile(&mut func, label, &options) {
         Ok(compiled) => compiled,

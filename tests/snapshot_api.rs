@@ -50,12 +50,12 @@ fn the_assembly_of_each_gpu_target_is_its_own_text() {
         "{amd}"
     );
     assert!(amd.contains("s_endpgm"), "{amd}");
-    // gfx942 is lowered for MFMA tensor cores, sm_80 for mma.sync; a kernel
-    // without dots gets the same program from both.
-    assert_eq!(
-        scaled_add::<64>::thread_program("gfx942").unwrap(),
-        scaled_add::<64>::thread_program("sm_80").unwrap()
-    );
+    // Each target's program has its own warps: the default 4 are 4 warps of
+    // 32 lanes on sm_80 and 4 wavefronts of 64 lanes on gfx942, which the
+    // lowering gives 8 warps of 32.
+    let program = |target| scaled_add::<64>::thread_program(target).unwrap();
+    assert!(program("sm_80").starts_with("kernel scaled_add warps 4 ("));
+    assert!(program("gfx942").starts_with("kernel scaled_add warps 8 ("));
 }
 
 #[test]

@@ -31,7 +31,7 @@ pub fn write_images(dir: &Path, kernels: &[&KernelInfo], targets: &[Target]) -> 
                     .is_empty();
                 let options = Options {
                     targets: vec![target],
-                    num_warps: info.num_warps,
+                    num_warps: info.num_warps_on(&name),
                     codegen: CodegenOptions {
                         tma,
                         fast_math: info.fast_math,
@@ -41,6 +41,7 @@ pub fn write_images(dir: &Path, kernels: &[&KernelInfo], targets: &[Target]) -> 
                     dump_dir: None,
                     cache: None,
                     max_threads: None,
+                    target_warps: Vec::new(),
                     num_stages: info.num_stages,
                 };
                 let built = pipeline::emulate(&func, spec.label, target, &options)

@@ -132,6 +132,7 @@ fn options(target: Target, (warps, stages): (u32, u32), cache: Option<&Cache>) -
         dump_dir: None,
         cache: cache.cloned(),
         max_threads: NonZeroUsize::new(1),
+        target_warps: Vec::new(),
     }
 }
 
@@ -187,6 +188,7 @@ fn build_seed(
             target: target.to_string(),
             kind: image.kind,
             shared_memory_bytes: image.shared_memory_bytes,
+            block_threads: image.block_threads,
             file,
             bounds_checks: compiled.bounds_checks,
         });

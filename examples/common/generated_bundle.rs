@@ -15,10 +15,10 @@
 //! the rest of its line, with `\` and newlines escaped as `\\` and `\n`):
 //!
 //! ```text
-//! tile generated images 1
+//! tile generated images 2
 //! targets sm_80 sm_90 ..
 //! case <seed> <warps> <stages> <digest of the optimized tile IR>
-//! image <seed> <target> ptx|hsaco <shared memory bytes> <file>
+//! image <seed> <target> ptx|hsaco <shared memory bytes> <block threads> <file>
 //! check <text>                 the image's run-time checks, in order
 //! skip <seed> <target> <text>  why the seed has no image for the target
 //! ```
@@ -39,7 +39,7 @@ use tile::runtime::ImageKind;
 pub const MANIFEST: &str = "manifest.txt";
 
 /// The manifest's first line (its format's version).
-const HEADER: &str = "tile generated images 1";
+const HEADER: &str = "tile generated images 2";
 
 /// Everything the directory holds, by seed.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -74,6 +74,8 @@ pub struct ImageEntry {
     pub kind: ImageKind,
     /// The shared memory a block needs.
     pub shared_memory_bytes: usize,
+    /// The threads of a block.
+    pub block_threads: u32,
     /// Its file, relative to the directory.
     pub file: String,
     /// The tile-IR ops of its run-time checks, in the order its status
@@ -118,8 +120,8 @@ impl Manifest {
                 };
                 let _ = writeln!(
                     out,
-                    "image {seed} {} {kind} {} {}",
-                    image.target, image.shared_memory_bytes, image.file
+                    "image {seed} {} {kind} {} {} {}",
+                    image.target, image.shared_memory_bytes, image.block_threads, image.file
                 );
                 for check in &image.bounds_checks {
                     let _ = writeln!(out, "check {}", escape(check));
@@ -200,6 +202,7 @@ fn parse_line(manifest: &mut Manifest, line: &str) -> Result<(), String> {
                 target,
                 kind,
                 shared_memory_bytes: number(field("shared memory")?)?,
+                block_threads: number(field("block threads")?)?,
                 file: field("file")?.to_string(),
                 bounds_checks: Vec::new(),
             };

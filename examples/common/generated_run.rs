@@ -282,6 +282,7 @@ fn spec(
         target: Box::leak(image.target.clone().into_boxed_str()),
         bytes: Box::leak(bytes.into_boxed_slice()),
         shared_memory_bytes: image.shared_memory_bytes,
+        block_threads: image.block_threads,
     }]));
     let name: &'static str = Box::leak(ready.case.func.name.clone().into_boxed_str());
     let label: &'static str = Box::leak(format!("seed={}", ready.seed).into_boxed_str());

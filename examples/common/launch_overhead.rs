@@ -254,12 +254,12 @@ fn raw(
     let mut params = packet.pointers();
     let launch = driver.call::<Launch>("cuLaunchKernel")?;
     let sync = driver.call::<StreamSync>("cuStreamSynchronize")?;
-    let block = 32 * info.num_warps;
+    let block = ptx.block_threads;
     time(
         driver,
         // SAFETY: a function of this PTX with its parameters (three tensors
         // of 1,024 elements, a status record), a live stream; one block of
-        // 32 · num_warps threads, as the runtime launches it.
+        // the image's threads, as the runtime launches it.
         || {
             let null = std::ptr::null_mut();
             let code = unsafe {

@@ -8,7 +8,7 @@
 //! `(logsumexp − x[y]) / n`. A row whose target is `ignore_index` gets a
 //! zero gradient and loss. Liger's launcher takes blocks of
 //! `min(65536 / 2, next_power_of_two(V))` = 32768 for LLaMA's 32000-word
-//! vocabulary and 32 warps.
+//! vocabulary and 32 warps, 16 on ROCm (a wavefront there is 64 lanes).
 
 use crate::common::{max_error, timed, Inputs, Row};
 use tile::{tile_kernel, Device, Error};
@@ -16,6 +16,7 @@ use tile::{tile_kernel, Device, Error};
 #[tile_kernel(
     configs(BLOCK = 32768),
     num_warps = 32,
+    num_warps(gfx942 = 16),
     aligned(x),
     approx_math,
     allow(spills),

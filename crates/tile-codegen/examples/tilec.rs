@@ -135,6 +135,7 @@ fn run() -> Result<(), String> {
         // The compiler's edit loop: every image compiled afresh.
         cache: None,
         max_threads: None,
+        target_warps: Vec::new(),
     };
     let compiled = pipeline::compile(&mut func, "tilec", &options).map_err(|e| e.to_string())?;
     for image in &compiled.images {

@@ -166,6 +166,25 @@ pub enum Target {
 pub const HOST: &str = "host";
 
 impl Target {
+    /// The 32-lane warps the lowering gives a block of this target for a
+    /// kernel's `num_warps`, which counts the target's own warps as
+    /// Triton's does: 32-lane warps on NVIDIA and RDNA (wave32), 64-lane
+    /// wavefronts on CDNA, so that a CDNA block has twice the lowering's
+    /// warps. Host code has none.
+    pub fn lowering_warps(self, num_warps: u32) -> u32 {
+        match self {
+            Target::Amdgpu(gfx) if gfx.is_cdna() => 2 * num_warps,
+            Target::Host(_) => 0,
+            _ => num_warps,
+        }
+    }
+
+    /// The threads of a block of this target for a kernel's `num_warps`
+    /// (0 for host code).
+    pub fn block_threads(self, num_warps: u32) -> u32 {
+        32 * self.lowering_warps(num_warps)
+    }
+
     /// Every target name that [`Target::from_str`] accepts, then [`HOST`].
     pub fn accepted_names() -> Vec<&'static str> {
         let mut names: Vec<&'static str> = Sm::ALL.iter().map(|sm| sm.name()).collect();

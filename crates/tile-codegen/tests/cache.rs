@@ -36,6 +36,7 @@ fn options(cache: Option<&Cache>) -> Options {
         dump_dir: None,
         cache: cache.cloned(),
         max_threads: None,
+        target_warps: Vec::new(),
         num_stages: None,
     }
 }

@@ -439,12 +439,13 @@ fn the_dump_holds_the_mfma_program() {
     let mut func = samples::matmul(64, 64, 32, DType::BF16).unwrap();
     let options = Options {
         targets: vec![Target::Amdgpu(Gfx::Gfx942)],
-        num_warps: 8,
+        num_warps: 4,
         codegen: CodegenOptions::default(),
         dump_dir: Some(dir.clone()),
         num_stages: None,
         cache: None,
         max_threads: None,
+        target_warps: Vec::new(),
     };
     pipeline::compile(&mut func, "default", &options).unwrap();
     let read = |file: &str| {
@@ -452,6 +453,7 @@ fn the_dump_holds_the_mfma_program() {
             .unwrap_or_else(|e| panic!("{file}: {e}"))
     };
     let mfma = read("thread.mfma.txt");
+    // 4 wavefronts of 64 lanes, lowered as 8 warps of 32.
     assert!(mfma.starts_with("kernel matmul warps 8 ("), "{mfma}");
     // 2×2 waves, each one 32×32 block, four k-steps.
     assert_eq!(mfma.matches("mma.mfma32x32x8.bf16 ").count(), 4, "{mfma}");

@@ -1,6 +1,7 @@
 //! The attribute's arguments: `configs(NAME = value, ...)` once per
 //! specialization (with an optional `targets = "..."` of its own),
-//! `num_warps = n`, `num_stages = n`, `targets = "sm_80,host"`,
+//! `num_warps = n` (and per target `num_warps(gfx942 = n, ...)`),
+//! `num_stages = n`, `targets = "sm_80,host"`,
 //! `fast_math`, `approx_math`, `tma`, `aligned(x, ...)`, and for the
 //! register warnings
 //! (`warnings.rs`)
@@ -52,8 +53,12 @@ impl EnvTargets {
 pub struct KernelAttr {
     /// The specializations to compile, as written.
     pub configs: Vec<Config>,
-    /// Warps per program instance.
+    /// Warps per program instance, in each target's own warps (64-lane
+    /// wavefronts on CDNA).
     pub num_warps: u32,
+    /// The targets with warps of their own (`num_warps(gfx942 = 16)`), in
+    /// the order written.
+    pub target_warps: Vec<(Target, u32)>,
     /// The stages of software-pipelined loops (`num_stages = n`, 1 to 8),
     /// or `None` for each target's default
     /// (`tile_codegen::pipeline::DEFAULT_STAGES` where it fits).
@@ -91,6 +96,7 @@ impl KernelAttr {
     pub fn parse(tokens: TokenStream, env_targets: Option<&EnvTargets>) -> syn::Result<KernelAttr> {
         let mut configs = Vec::new();
         let mut num_warps: Option<u32> = None;
+        let mut target_warps: Vec<(Target, u32)> = Vec::new();
         let mut num_stages: Option<u32> = None;
         let mut targets: Option<Vec<Target>> = None;
         let mut fast_math = false;
@@ -103,19 +109,21 @@ impl KernelAttr {
             if meta.path.is_ident("configs") {
                 configs.push(parse_config(&meta)?);
                 Ok(())
+            } else if meta.path.is_ident("num_warps") && meta.input.peek(syn::token::Paren) {
+                meta.parse_nested_meta(|entry| {
+                    let target = target_warps_name(&entry)?;
+                    if target_warps.iter().any(|(t, _)| *t == target) {
+                        return Err(entry.error(format!("`num_warps` of {target} is given twice")));
+                    }
+                    let n = parse_warps(&entry)?;
+                    target_warps.push((target, n));
+                    Ok(())
+                })
             } else if meta.path.is_ident("num_warps") {
                 if num_warps.is_some() {
                     return Err(meta.error("`num_warps` is given twice"));
                 }
-                let lit: LitInt = meta.value()?.parse()?;
-                let n: u32 = lit.base10_parse()?;
-                if n == 0 || n > 32 || !n.is_power_of_two() {
-                    return Err(err(
-                        &lit,
-                        format!("`num_warps` must be a power of two from 1 to 32, found {n}"),
-                    ));
-                }
-                num_warps = Some(n);
+                num_warps = Some(parse_warps(&meta)?);
                 Ok(())
             } else if meta.path.is_ident("num_stages") {
                 if num_stages.is_some() {
@@ -194,7 +202,7 @@ impl KernelAttr {
                 })
             } else {
                 Err(meta.error(
-                    "unknown argument; `#[tile_kernel]` takes `configs(NAME = value, ...)`, `num_warps = n`, `num_stages = n`, `targets = \"...\"`, `fast_math`, `approx_math`, `tma`, `aligned(x, ...)`, `register_budget = n` and `allow(spills)`",
+                    "unknown argument; `#[tile_kernel]` takes `configs(NAME = value, ...)`, `num_warps = n`, `num_warps(TARGET = n, ...)`, `num_stages = n`, `targets = \"...\"`, `fast_math`, `approx_math`, `tma`, `aligned(x, ...)`, `register_budget = n` and `allow(spills)`",
                 ))
             }
         });
@@ -208,6 +216,7 @@ impl KernelAttr {
         Ok(KernelAttr {
             configs,
             num_warps: num_warps.unwrap_or(DEFAULT_NUM_WARPS),
+            target_warps,
             num_stages,
             targets,
             fast_math: fast_math || approx_math,
@@ -233,6 +242,36 @@ impl KernelAttr {
                 .collect(),
             None => self.targets.clone(),
         }
+    }
+}
+
+/// The value of `num_warps = n` or of one target's `gfx942 = n`: a power
+/// of two from 1 to 32.
+fn parse_warps(meta: &syn::meta::ParseNestedMeta) -> syn::Result<u32> {
+    let lit: LitInt = meta.value()?.parse()?;
+    let n: u32 = lit.base10_parse()?;
+    if n == 0 || n > 32 || !n.is_power_of_two() {
+        return Err(err(
+            &lit,
+            format!("`num_warps` must be a power of two from 1 to 32, found {n}"),
+        ));
+    }
+    Ok(n)
+}
+
+/// The GPU target an entry of `num_warps(...)` names.
+fn target_warps_name(entry: &syn::meta::ParseNestedMeta) -> syn::Result<Target> {
+    let name = entry
+        .path
+        .get_ident()
+        .map(Ident::to_string)
+        .unwrap_or_default();
+    match name.parse::<Target>() {
+        Ok(target) if target.is_gpu() => Ok(target),
+        _ => Err(entry.error(format!(
+            "`num_warps(...)` sets the warps of GPU targets, e.g. `num_warps(gfx942 = 16)`; `{name}` is not one (the GPU targets: {})",
+            gpu_target_names()
+        ))),
     }
 }
 
@@ -323,4 +362,13 @@ fn set_flag(meta: &syn::meta::ParseNestedMeta<'_>, flag: &mut bool, name: &str) 
     }
     *flag = true;
     Ok(())
+}
+
+/// The names of the GPU targets, for errors.
+fn gpu_target_names() -> String {
+    Target::accepted_names()
+        .into_iter()
+        .filter(|name| name.parse::<Target>().is_ok_and(|t| t.is_gpu()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -45,7 +45,8 @@ pub(crate) fn spec_info(
             _ => proc_macro2::Literal::byte_string(&image.bytes).into_token_stream(),
         };
         let shared = image.shared_memory_bytes;
-        quote!(#rt::Image { kind: #kind, target: #target, bytes: #bytes, shared_memory_bytes: #shared })
+        let threads = image.block_threads;
+        quote!(#rt::Image { kind: #kind, target: #target, bytes: #bytes, shared_memory_bytes: #shared, block_threads: #threads })
     }).collect::<Vec<_>>();
     let target_texts = d.images.iter().zip(&d.texts).map(|(image, text)| {
         let target = text.target.to_string();

@@ -161,6 +161,7 @@ fn compile(
         let pipeline = pipeline::Options {
             targets: attr.targets_of(config),
             num_warps: attr.num_warps,
+            target_warps: attr.target_warps.clone(),
             codegen: CodegenOptions {
                 fast_math: attr.fast_math,
                 approx_math: attr.approx_math,
@@ -244,6 +245,13 @@ fn generate(
         .collect();
     let text_consts = texts.items(&p);
     let num_warps = attr.map_or(crate::attr::DEFAULT_NUM_WARPS, |a| a.num_warps);
+    let target_warps = attr
+        .map_or(&[][..], |a| &a.target_warps)
+        .iter()
+        .map(|(t, n)| {
+            let t = t.to_string();
+            quote!((#t, #n))
+        });
     let fast_math = attr.is_some_and(|a| a.fast_math);
     let approx_math = attr.is_some_and(|a| a.approx_math);
     let num_stages = match attr.and_then(|a| a.num_stages) {
@@ -314,6 +322,7 @@ fn generate(
                     const_params: &[#(#const_names),*],
                     params: &[#(#params),*],
                     num_warps: #num_warps,
+                    target_warps: &[#(#target_warps),*],
                     num_stages: #num_stages,
                     fast_math: #fast_math,
                     approx_math: #approx_math,

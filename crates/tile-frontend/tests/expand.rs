@@ -67,6 +67,57 @@ fn a_tile_too_large_for_gpu_registers_is_a_compile_error_naming_the_way_out() {
     );
 }
 
+#[test]
+fn num_warps_counts_each_targets_own_warps_and_a_target_may_set_its_own() {
+    let item = quote! {
+        fn copy(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+            let pid = program_id(0);
+            partition_view(out, [256]).store(partition_view(x, [256]).load(pid), pid);
+        }
+    };
+    // A CDNA warp is a 64-lane wavefront: 4 of them are 256 threads, twice
+    // sm_80's 128.
+    let out = tile_kernel(
+        quote!(targets = "sm_80,gfx942"),
+        item.clone(),
+        &ExpandOptions::default(),
+    )
+    .to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    assert!(out.contains("target : \"sm_80\" , bytes"), "{out}");
+    assert_eq!(out.matches("block_threads : 128u32").count(), 1, "{out}");
+    assert_eq!(out.matches("block_threads : 256u32").count(), 1, "{out}");
+    assert!(out.contains("target_warps : & []"), "{out}");
+    // 32 wavefronts would be 2048 threads; gfx942 sets 16 of its own.
+    let out = tile_kernel(
+        quote!(num_warps = 32, targets = "sm_80,gfx942"),
+        item.clone(),
+        &ExpandOptions::default(),
+    )
+    .to_string();
+    assert!(
+        out.contains("kernel `copy` (default) asks for 32 warps, which on gfx942 are 2048 threads a block (its warps are 64-lane wavefronts), more than the 1024 a block holds; use fewer warps there: `num_warps(gfx942 = n)` sets its own"),
+        "{out}"
+    );
+    let out = tile_kernel(
+        quote!(
+            num_warps = 32,
+            num_warps(gfx942 = 16),
+            targets = "sm_80,gfx942"
+        ),
+        item,
+        &ExpandOptions::default(),
+    )
+    .to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    assert_eq!(out.matches("block_threads : 1024u32").count(), 2, "{out}");
+    assert!(out.contains("num_warps : 32u32"), "{out}");
+    assert!(
+        out.contains("target_warps : & [(\"gfx942\" , 16u32)]"),
+        "{out}"
+    );
+}
+
 fn methods(file: &syn::File) -> Vec<String> {
     let mut names = Vec::new();
     for item in &file.items {

@@ -35,7 +35,8 @@ impl KernelSpec {
     /// # Safety
     ///
     /// Each image must be the compilation of exactly `ir` for its target by
-    /// this version of `tile` (`#[tile_kernel]`'s), with these check lists:
+    /// this version of `tile` (`#[tile_kernel]`'s), with the shared memory
+    /// and threads per block that compilation gave it and these check lists:
     /// a launch runs the image's machine code over the arguments' memory,
     /// trusting it to stay inside what the kernel ABI gives it.
     #[allow(clippy::too_many_arguments)]
@@ -134,6 +135,10 @@ pub struct Image {
     /// memory when it is more than a kernel declares statically
     /// (`tile_abi::image`).
     pub shared_memory_bytes: usize,
+    /// The threads of a block of this image (0 for host code): `32 ·
+    /// num_warps` on NVIDIA and RDNA, `64 · num_warps` on CDNA, whose
+    /// `num_warps` counts 64-lane wavefronts as Triton's does.
+    pub block_threads: u32,
 }
 
 /// What runs a kernel on a device ([`crate::Device::kernel_code`]).
@@ -270,12 +275,14 @@ mod tests {
             target: "sm_80",
             bytes: b"fast",
             shared_memory_bytes: 0,
+            block_threads: 128,
         }];
         static EXACT: [Image; 1] = [Image {
             kind: ImageKind::Ptx,
             target: "sm_80",
             bytes: b"exact",
             shared_memory_bytes: 0,
+            block_threads: 128,
         }];
         // SAFETY: these specs are never launched; only their keys are used.
         let specs = unsafe {

@@ -55,8 +55,12 @@ pub struct KernelInfo {
     pub const_params: &'static [&'static str],
     /// The runtime parameters, in call order.
     pub params: &'static [ParamInfo],
-    /// Warps per program instance.
+    /// Warps per program instance, counted in each target's own warps
+    /// (64-lane wavefronts on CDNA, 32 lanes elsewhere).
     pub num_warps: u32,
+    /// The targets whose warps differ from `num_warps`
+    /// (`num_warps(gfx942 = 16)`), with theirs.
+    pub target_warps: &'static [(&'static str, u32)],
     /// The stages of software-pipelined loops the attribute asks for
     /// (`num_stages = n`), or `None` for each target's default.
     pub num_stages: Option<u32>,
@@ -72,6 +76,15 @@ pub struct KernelInfo {
 }
 
 impl KernelInfo {
+    /// The kernel's warps on the target named `target`: its own where
+    /// [`KernelInfo::target_warps`] gives one, else [`KernelInfo::num_warps`].
+    pub fn num_warps_on(&self, target: &str) -> u32 {
+        self.target_warps
+            .iter()
+            .find(|(t, _)| *t == target)
+            .map_or(self.num_warps, |&(_, n)| n)
+    }
+
     /// The specialization compiled for `values`, or an error that lists the
     /// compiled ones.
     pub fn find(&self, values: &[i128]) -> Result<&'static SpecInfo, NotCompiled> {

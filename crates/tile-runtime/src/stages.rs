@@ -214,6 +214,7 @@ mod tests {
         const_params: &["BLOCK"],
         params: &[],
         num_warps: 4,
+        target_warps: &[],
         num_stages: None,
         fast_math: false,
         approx_math: false,

@@ -60,6 +60,7 @@ fn vector_add_on_cuda() {
         target: "sm_80",
         bytes: vector_add_ptx(),
         shared_memory_bytes: 0,
+        block_threads: 128,
     }]));
     let kernel = vector_add(images);
     let n = 5000;

@@ -92,7 +92,9 @@ fn launch(
 
 #[test]
 fn the_cuda_stand_in_checks_every_call_and_runs_launches() {
-    let (ptx, image) = sample::vector_add(Target::Nvptx(Sm::Sm80));
+    let sm80 = Target::Nvptx(Sm::Sm80);
+    let (ptx, image) = sample::vector_add(sm80);
+    let threads = sample::block_threads(sm80);
     let ptx = String::from_utf8(ptx).unwrap();
     let images = sample::images_dir("cuda");
 
@@ -170,20 +172,24 @@ fn the_cuda_stand_in_checks_every_call_and_runs_launches() {
         );
         assert_eq!(cuda::cuMemFree_v2(x + 4), code::INVALID_VALUE);
 
-        // Launch shapes a driver refuses: the kernel requires 128 threads.
+        // Launch shapes a driver refuses: the kernel requires 128 threads
+        // (4 warps).
         let buffers = [x, y, out, status];
         let grid = N.div_ceil(BLOCK) as u32;
         assert_eq!(
-            launch(function, grid, 64, 0, buffers, N),
-            code::INVALID_VALUE
-        );
-        assert_eq!(launch(function, 0, 128, 0, buffers, N), code::INVALID_VALUE);
-        assert_eq!(
-            launch(function, grid, 128, 48 * 1024 + 4, buffers, N),
+            launch(function, grid, threads / 2, 0, buffers, N),
             code::INVALID_VALUE
         );
         assert_eq!(
-            launch(77 as Handle, grid, 128, 0, buffers, N),
+            launch(function, 0, threads, 0, buffers, N),
+            code::INVALID_VALUE
+        );
+        assert_eq!(
+            launch(function, grid, threads, 48 * 1024 + 4, buffers, N),
+            code::INVALID_VALUE
+        );
+        assert_eq!(
+            launch(77 as Handle, grid, threads, 0, buffers, N),
             code::INVALID_HANDLE
         );
         // More dynamic shared memory than 48 KiB takes an opt-in, up to the
@@ -210,16 +216,19 @@ fn the_cuda_stand_in_checks_every_call_and_runs_launches() {
             code::SUCCESS
         );
         assert_eq!(
-            launch(function, grid, 128, 96 * 1024 + 16, buffers, N),
+            launch(function, grid, threads, 96 * 1024 + 16, buffers, N),
             code::INVALID_VALUE
         );
         assert_eq!(
-            launch(function, grid, 128, 96 * 1024, buffers, N),
+            launch(function, grid, threads, 96 * 1024, buffers, N),
             code::SUCCESS
         );
 
         // A good launch computes.
-        assert_eq!(launch(function, grid, 128, 0, buffers, N), code::SUCCESS);
+        assert_eq!(
+            launch(function, grid, threads, 0, buffers, N),
+            code::SUCCESS
+        );
         assert_eq!(cuda::cuCtxSynchronize(), code::SUCCESS);
         let mut got = vec![0.0f32; N];
         assert_eq!(
@@ -237,7 +246,7 @@ fn the_cuda_stand_in_checks_every_call_and_runs_launches() {
         // A kernel told that `y` is longer than its memory faults: the
         // launch is accepted, the fault is sticky from then on.
         assert_eq!(
-            launch(function, grid, 128, 0, buffers, 2 * N),
+            launch(function, grid, threads, 0, buffers, 2 * N),
             code::SUCCESS
         );
         assert_eq!(cuda::cuCtxSynchronize(), code::ILLEGAL_ADDRESS);

@@ -152,7 +152,7 @@ fn add(function: Handle, stream: Handle, [x, y, out, status]: [u64; 4]) -> CUres
             grid,
             1,
             1,
-            128,
+            sample::block_threads(Target::Nvptx(Sm::Sm80)),
             1,
             1,
             0,

@@ -419,7 +419,7 @@ fn launch(function: Handle, stream: Handle, buffers: [u64; 4]) -> CUresult {
             grid,
             1,
             1,
-            128,
+            sample::block_threads(Target::Nvptx(Sm::Sm80)),
             1,
             1,
             0,

@@ -128,7 +128,9 @@ fn launch(
 
 #[test]
 fn the_hip_stand_in_checks_every_call_and_runs_launches() {
-    let (hsaco, image) = sample::vector_add(Target::Amdgpu(Gfx::Gfx942));
+    let gfx942 = Target::Amdgpu(Gfx::Gfx942);
+    let (hsaco, image) = sample::vector_add(gfx942);
+    let threads = sample::block_threads(gfx942);
     let (other, _) = sample::vector_add(Target::Amdgpu(Gfx::Gfx90a));
     let images = sample::images_dir("hip");
 
@@ -179,26 +181,26 @@ fn the_hip_stand_in_checks_every_call_and_runs_launches() {
         );
         assert_eq!(hip::hipFree(past), code::INVALID_VALUE);
 
-        // Launches the runtime refuses: the code object allows at most 128
-        // work-items per workgroup, LDS is 64 KiB, the argument buffer
+        // Launches the runtime refuses: the code object allows at most 256
+        // work-items per workgroup (4 wavefronts), LDS is 64 KiB, the argument buffer
         // must hold exactly the kernel's arguments.
         let buffers = [x, y, out, status];
         let grid = N.div_ceil(BLOCK) as u32;
         let packed = Args::Packed(0);
         assert_eq!(
-            launch(function, grid, 256, 0, buffers, N, packed),
+            launch(function, grid, 2 * threads, 0, buffers, N, packed),
             code::INVALID_VALUE
         );
         assert_eq!(
-            launch(function, grid, 128, 64 * 1024 + 4, buffers, N, packed),
+            launch(function, grid, threads, 64 * 1024 + 4, buffers, N, packed),
             code::INVALID_VALUE
         );
         assert_eq!(
-            launch(function, grid, 128, 0, buffers, N, Args::Packed(-8)),
+            launch(function, grid, threads, 0, buffers, N, Args::Packed(-8)),
             code::INVALID_VALUE
         );
         assert_eq!(
-            launch(77 as HipPtr, grid, 128, 0, buffers, N, packed),
+            launch(77 as HipPtr, grid, threads, 0, buffers, N, packed),
             code::INVALID_HANDLE
         );
 
@@ -209,7 +211,7 @@ fn the_hip_stand_in_checks_every_call_and_runs_launches() {
                 code::SUCCESS
             );
             assert_eq!(
-                launch(function, grid, 128, 0, buffers, N, args),
+                launch(function, grid, threads, 0, buffers, N, args),
                 code::SUCCESS
             );
             assert_eq!(hip::hipDeviceSynchronize(), code::SUCCESS);
@@ -219,7 +221,7 @@ fn the_hip_stand_in_checks_every_call_and_runs_launches() {
         // A kernel told that `y` is longer than its memory faults; the
         // fault is sticky.
         assert_eq!(
-            launch(function, grid, 128, 0, buffers, 2 * N, packed),
+            launch(function, grid, threads, 0, buffers, 2 * N, packed),
             code::SUCCESS
         );
         assert_eq!(hip::hipDeviceSynchronize(), code::ILLEGAL_ADDRESS);

@@ -266,7 +266,8 @@ fn pinned_memory_is_mapped_and_asynchronous_copies_are_checked() {
 
 #[test]
 fn a_kernel_writes_pinned_memory_through_its_device_address() {
-    let (hsaco, image) = sample::vector_add(Target::Amdgpu(Gfx::Gfx942));
+    let gfx942 = Target::Amdgpu(Gfx::Gfx942);
+    let (hsaco, image) = sample::vector_add(gfx942);
     let images = sample::images_dir("hip-streams");
     sample::store(&images, &hsaco, &image);
     let (mut module, mut function) = (null_mut(), null_mut());
@@ -312,7 +313,7 @@ fn a_kernel_writes_pinned_memory_through_its_device_address() {
             grid,
             1,
             1,
-            128,
+            sample::block_threads(gfx942),
             1,
             1,
             0,

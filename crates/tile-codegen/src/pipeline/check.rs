@@ -4,7 +4,7 @@
 //! check of [`super::compile`] that needs no LLVM, so that such a build
 //! reports the same errors as a real one but for those of LLVM's stages.
 
-use super::{check_registers, optimize, resources, Options, PipelineError, Programs};
+use super::{check_blocks, optimize, resources, Options, PipelineError, Programs};
 use crate::target::Target;
 use tile_ir::Function;
 
@@ -26,7 +26,7 @@ pub fn check(func: &mut Function, label: &str, options: &Options) -> Result<(), 
     if gpus.is_empty() {
         return Ok(());
     }
-    check_registers(func, label, options.num_warps)?;
+    check_blocks(func, label, options, &gpus)?;
     let mut programs = Programs::default();
     for target in gpus {
         let (program, _) = programs.for_target(func, label, options, target)?;

@@ -73,8 +73,12 @@ pub const MAX_ELEMENTS_PER_THREAD: usize = 1024;
 pub struct Options {
     /// The targets, GPU and host levels, in order.
     pub targets: Vec<Target>,
-    /// Warps per program instance on a GPU.
+    /// Warps per program instance on a GPU, counted in the target's own
+    /// warps ([`Target::lowering_warps`]).
     pub num_warps: u32,
+    /// The targets whose `num_warps` differs from [`Options::num_warps`]
+    /// (`#[tile_kernel(num_warps(gfx942 = 16))]`), with theirs.
+    pub target_warps: Vec<(Target, u32)>,
     /// What changes the code LLVM produces.
     pub codegen: CodegenOptions,
     /// The stages of software-pipelined loops on targets with `cp.async`
@@ -92,12 +96,32 @@ pub struct Options {
 }
 
 impl Options {
-    /// The lowering options every target's start from: the warps, and float
-    /// sums reassociated under `fast_math`.
-    pub fn lowering(&self) -> LowerOptions {
-        LowerOptions::warps(self.num_warps).with_reassociated_sums(self.codegen.fast_math)
+    /// The kernel's `num_warps` on `target`: its own where
+    /// [`Options::target_warps`] gives one.
+    pub fn warps_on(&self, target: Target) -> u32 {
+        self.target_warps
+            .iter()
+            .find(|(t, _)| *t == target)
+            .map_or(self.num_warps, |&(_, n)| n)
+    }
+
+    /// The lowering options `target`'s start from: its 32-lane warps for
+    /// its `num_warps` ([`Options::warps_on`], [`Target::lowering_warps`]),
+    /// and float sums reassociated under `fast_math`. The portable program
+    /// (no target) takes the kernel's `num_warps` as 32-lane warps.
+    pub fn lowering(&self, target: Option<Target>) -> LowerOptions {
+        let warps = target.map_or(self.num_warps, |t| t.lowering_warps(self.warps_on(t)));
+        self.lowering_with(warps)
+    }
+
+    /// The lowering options with `warps` 32-lane warps.
+    fn lowering_with(&self, warps: u32) -> LowerOptions {
+        LowerOptions::warps(warps).with_reassociated_sums(self.codegen.fast_math)
     }
 }
+
+/// The most threads a block of any GPU target holds.
+pub const MAX_BLOCK_THREADS: u32 = 1024;
 
 /// The stages of a software-pipelined loop when the kernel does not say
 /// (on targets with `cp.async`; fewer where the shared memory of three
@@ -116,6 +140,9 @@ pub struct Image {
     /// The shared memory a block of this image needs, in bytes (0 for
     /// host code).
     pub shared_memory_bytes: usize,
+    /// The threads of a block of this image ([`Target::block_threads`]; 0
+    /// for host code).
+    pub block_threads: u32,
 }
 
 /// One target's stages as text, beside its image: what a kernel embeds
@@ -161,6 +188,22 @@ pub struct Compiled {
 /// kernel and the specialization.
 #[derive(Debug, thiserror::Error)]
 pub enum PipelineError {
+    /// A target's blocks would hold more threads than its GPUs allow.
+    #[error("kernel `{kernel}` ({label}) asks for {num_warps} warps, which on {target} are {threads} threads a block (its warps are {lanes}-lane wavefronts), more than the 1024 a block holds; use fewer warps there: `num_warps({target} = n)` sets its own")]
+    TooManyThreads {
+        /// The kernel's name.
+        kernel: String,
+        /// The specialization.
+        label: String,
+        /// The target.
+        target: Target,
+        /// The kernel's `num_warps`.
+        num_warps: u32,
+        /// The threads of a block on the target.
+        threads: u32,
+        /// The lanes of one of the target's warps.
+        lanes: u32,
+    },
     /// The tile IR's pass pipeline failed (a compiler bug).
     #[error("internal error in the tile IR pipeline: {0}")]
     Passes(String),
@@ -277,7 +320,7 @@ pub fn compile(
     let (gpus, hosts): (Vec<Target>, Vec<Target>) =
         options.targets.iter().copied().partition(Target::is_gpu);
     if !gpus.is_empty() {
-        check_registers(func, label, options.num_warps)?;
+        check_blocks(func, label, options, &gpus)?;
     }
     let targets: Vec<Target> = gpus.iter().chain(&hosts).copied().collect();
     let mut compiled = Compiled::default();
@@ -285,7 +328,7 @@ pub fn compile(
         ir: &ir,
         label,
         target,
-        num_warps: options.num_warps,
+        num_warps: options.warps_on(target),
         codegen: &options.codegen,
         num_stages: options.num_stages,
         dumps: dump.is_on(),
@@ -378,7 +421,7 @@ pub fn emulate(
     let out = gpu::emit(&program, target, &options.codegen).map_err(failed)?;
     let emulation = emulation::compile(&out.module).map_err(failed)?;
     Ok(Emulated {
-        device: gpu_image(out, bytes),
+        device: gpu_image(out, bytes, target.block_threads(options.warps_on(target))),
         emulation,
     })
 }
@@ -387,7 +430,7 @@ pub fn emulate(
 /// stages, lowered once each.
 #[derive(Default)]
 struct Programs {
-    lowered: Vec<((TensorCores, u32), Program)>,
+    lowered: Vec<((TensorCores, u32, u32), Program)>,
 }
 
 impl Programs {
@@ -411,7 +454,8 @@ impl Programs {
         };
         let mut stages = most;
         loop {
-            let program = self.lowered(func, label, options, (cores, stages))?;
+            let warps = target.lowering_warps(options.warps_on(target));
+            let program = self.lowered(func, label, options, (cores, stages, warps))?;
             let fits = gpu::shared_bytes(&program) <= resources::shared_memory_limit(target);
             if fits || stages == 1 || options.num_stages.is_some() {
                 return Ok((program, stages));
@@ -425,14 +469,14 @@ impl Programs {
         func: &Function,
         label: &str,
         options: &Options,
-        key: (TensorCores, u32),
+        key: (TensorCores, u32, u32),
     ) -> Result<Program, PipelineError> {
         if let Some((_, program)) = self.lowered.iter().find(|(k, _)| *k == key) {
             return Ok(program.clone());
         }
-        let (cores, stages) = key;
+        let (cores, stages, warps) = key;
         let lowering = options
-            .lowering()
+            .lowering_with(warps)
             .with_tensor_cores(cores)
             .with_stages(stages)
             .with_tma(options.codegen.tma && cores == TensorCores::Wgmma);
@@ -473,25 +517,45 @@ pub fn lower_for(
     })
 }
 
-/// An error unless every tile of `f` spreads over the block's threads with
-/// at most [`MAX_ELEMENTS_PER_THREAD`] elements each.
-fn check_registers(f: &Function, label: &str, num_warps: u32) -> Result<(), PipelineError> {
-    let threads = 32 * num_warps as usize;
+/// An error unless, on every GPU target of `gpus`, a block of the kernel's
+/// warps holds at most [`MAX_BLOCK_THREADS`] threads and every tile of `f`
+/// spreads over them with at most [`MAX_ELEMENTS_PER_THREAD`] elements each.
+fn check_blocks(
+    f: &Function,
+    label: &str,
+    options: &Options,
+    gpus: &[Target],
+) -> Result<(), PipelineError> {
     let largest = f
         .values
         .iter()
         .filter_map(|(_, v)| v.ty.tile_shape().map(|s| s.numel()))
         .max()
         .unwrap_or(0);
-    let per_thread = largest.div_ceil(threads);
-    if per_thread > MAX_ELEMENTS_PER_THREAD {
-        return Err(PipelineError::TooLarge {
-            kernel: f.name.clone(),
-            label: label.to_string(),
-            elements: largest,
-            threads,
-            per_thread,
-        });
+    for &target in gpus {
+        let num_warps = options.warps_on(target);
+        let threads = target.block_threads(num_warps);
+        if threads > MAX_BLOCK_THREADS {
+            return Err(PipelineError::TooManyThreads {
+                kernel: f.name.clone(),
+                label: label.to_string(),
+                target,
+                num_warps,
+                threads,
+                lanes: threads / num_warps.max(1),
+            });
+        }
+        let threads = threads as usize;
+        let per_thread = largest.div_ceil(threads);
+        if per_thread > MAX_ELEMENTS_PER_THREAD {
+            return Err(PipelineError::TooLarge {
+                kernel: f.name.clone(),
+                label: label.to_string(),
+                elements: largest,
+                threads,
+                per_thread,
+            });
+        }
     }
     Ok(())
 }

@@ -49,6 +49,7 @@ impl TargetOutput {
         let mut out = Writer(Vec::new());
         out.bytes(&self.image.bytes);
         out.u64(self.image.shared_memory_bytes as u64);
+        out.u64(self.image.block_threads.into());
         out.optional_text(self.text.thread_program.as_deref());
         out.optional_text(self.text.amdgpu_assembly.as_deref());
         out.u64(self.bounds_checks.len() as u64);
@@ -90,11 +91,14 @@ impl TargetOutput {
         let bytes = input.bytes()?.to_vec();
         let shared_memory_bytes = usize::try_from(input.u64()?)
             .map_err(|_| "a shared memory size beyond usize".to_string())?;
+        let block_threads = u32::try_from(input.u64()?)
+            .map_err(|_| "a block of more threads than a u32 holds".to_string())?;
         let image = Image {
             kind: image_kind(target),
             target,
             bytes,
             shared_memory_bytes,
+            block_threads,
         };
         let text = TargetText {
             target,
@@ -243,6 +247,7 @@ mod tests {
                 target,
                 bytes: vec![0x7f, b'E', b'L', b'F', 0, 1],
                 shared_memory_bytes: 4096,
+                block_threads: 128,
             },
             text: TargetText {
                 target,
@@ -278,6 +283,7 @@ mod tests {
                 target,
                 bytes: vec![1, 2, 3],
                 shared_memory_bytes: 0,
+                block_threads: 0,
             },
             text: TargetText {
                 target,
@@ -328,7 +334,8 @@ mod tests {
         assert!(error.contains("register usage of kind 3"), "{error}");
         // A text is present or absent, nothing else.
         let mut presence = payload.clone();
-        let at = 8 + gpu.image.bytes.len() + 8;
+        // After the image's length and bytes, its shared memory and threads.
+        let at = 8 + gpu.image.bytes.len() + 8 + 8;
         assert_eq!(presence[at], 1);
         presence[at] = 2;
         let error = TargetOutput::decode(&presence, target).unwrap_err();

@@ -87,12 +87,12 @@ impl Compilation<'_> {
             dumped.push((cores, stages));
         }
         let portable = if gpus.is_empty() {
-            match lower::lower(func, &self.options.lowering()) {
+            match lower::lower(func, &self.options.lowering(None)) {
                 Ok(program) => program.to_string(),
                 Err(e) => format!("the GPU lowering failed: {e}\n"),
             }
         } else if gpus.iter().all(|t| t.tensor_cores() != TensorCores::None) {
-            lower_for(func, label, &self.options.lowering())?.to_string()
+            lower_for(func, label, &self.options.lowering(None))?.to_string()
         } else {
             return Ok(());
         };
@@ -173,7 +173,11 @@ impl Compilation<'_> {
         };
         Ok(TargetOutput {
             bounds_checks: out.module.bounds_checks.clone(),
-            image: gpu_image(out, bytes),
+            image: gpu_image(
+                out,
+                bytes,
+                target.block_threads(self.options.warps_on(target)),
+            ),
             text,
             host_checks: Vec::new(),
             dumps: files,
@@ -225,6 +229,7 @@ impl Compilation<'_> {
                 target: Target::Host(isa),
                 bytes: image.shared_object().to_vec(),
                 shared_memory_bytes: 0,
+                block_threads: 0,
             },
             text: TargetText {
                 target: Target::Host(isa),
@@ -264,8 +269,9 @@ fn cores_name(tensor_cores: TensorCores) -> &'static str {
 }
 
 /// The image of a GPU target's output, PTX text or the linked code
-/// object, whose blocks need `shared_memory_bytes`.
-pub(super) fn gpu_image(out: Emitted, shared_memory_bytes: usize) -> Image {
+/// object, whose blocks need `shared_memory_bytes` and have `block_threads`
+/// threads.
+pub(super) fn gpu_image(out: Emitted, shared_memory_bytes: usize, block_threads: u32) -> Image {
     let target = out.module.target;
     match out.code_object {
         Some(hsaco) => Image {
@@ -273,12 +279,14 @@ pub(super) fn gpu_image(out: Emitted, shared_memory_bytes: usize) -> Image {
             target,
             bytes: hsaco,
             shared_memory_bytes,
+            block_threads,
         },
         None => Image {
             kind: ImageKind::Ptx,
             target,
             bytes: out.assembly.into_bytes(),
             shared_memory_bytes,
+            block_threads,
         },
     }
 }

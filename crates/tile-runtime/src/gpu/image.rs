@@ -181,6 +181,7 @@ mod tests {
             target,
             bytes: b"",
             shared_memory_bytes: 0,
+            block_threads: 128,
         }
     }
 

@@ -180,14 +180,14 @@ pub(crate) fn enqueue(
 ) -> Result<Pending, Error> {
     let context: &Arc<Context> = &queue.context;
     let device = || context.to_string();
-    let block = 32 * spec.num_warps;
-    check_grid(context.api(), spec, context.as_ref(), grid, block)?;
     let module = kernel.module.as_ref().ok_or_else(|| Error::ModuleLoad {
         kernel: spec.name.to_string(),
         specialization: spec.specialization.to_string(),
         device: device(),
         reason: "the kernel was loaded for another device".into(),
     })?;
+    let block = module.block_threads;
+    check_grid(context.api(), spec, context.as_ref(), grid, block)?;
     for arg in args.iter_mut() {
         if let LaunchArg::GpuTensorMut(t) = arg {
             t.make_unique(queue.raw)?;

@@ -246,7 +246,7 @@ pub(crate) fn load(
             spec.num_warps
         )));
     }
-    let (target, function, maps) = match &context.info.arch {
+    let (image, function, maps) = match &context.info.arch {
         GpuArch::Cuda { major, minor } => {
             let image = image::choose_ptx(spec, &device, (*major, *minor))?;
             let ptx = std::str::from_utf8(image.bytes)
@@ -259,7 +259,7 @@ pub(crate) fn load(
                 .load(image.bytes, &function.name, dynamic_shared)
                 .map_err(failed)?;
             loaded.overlap = waits_for_its_grid(function) && hopper_or_later(image.target);
-            (image.target, loaded, maps)
+            (image, loaded, maps)
         }
         GpuArch::Hip(arch) => {
             let image = image::choose_hsaco(spec, &device, arch)?;
@@ -267,12 +267,20 @@ pub(crate) fn load(
                 .backend
                 .load(image.bytes, &function.name, 0)
                 .map_err(failed)?;
-            (image.target, loaded, Vec::new())
+            (image, loaded, Vec::new())
         }
     };
+    let threads = image.block_threads;
+    if threads == 0 || threads > 1024 || threads % 32 != 0 {
+        return Err(failed(format!(
+            "the {} image's blocks are {threads} threads; a block holds 1 to 32 warps of 32",
+            image.target
+        )));
+    }
     Ok(Module {
         context: Arc::clone(context),
-        target,
+        target: image.target,
+        block_threads: image.block_threads,
         function,
         maps,
     })
@@ -284,6 +292,8 @@ pub(crate) struct Module {
     context: Arc<Context>,
     /// The target of the image loaded, e.g. `sm_80`.
     pub(crate) target: &'static str,
+    /// The threads of its blocks (`crate::Image::block_threads`).
+    pub(crate) block_threads: u32,
     function: Function,
     /// The tensor maps its kernel takes after its other parameters:
     /// `(tensor parameter, box rows)` (`tile_abi::tma`).

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use tile_codegen::pipeline::{self, Options};
 use tile_codegen::{CodegenOptions, Target};
 
-/// Warps per block: blocks of 128 threads.
+/// Warps per block: the target's own warps, 32 or 64 lanes each.
 pub const WARPS: u32 = 4;
 /// Elements per block.
 pub const BLOCK: usize = 256;
@@ -25,10 +25,17 @@ pub fn vector_add(target: Target) -> (Vec<u8>, Vec<u8>) {
         dump_dir: None,
         cache: None,
         max_threads: None,
+        target_warps: Vec::new(),
         num_stages: None,
     };
     let built = pipeline::emulate(&func, "BLOCK=256", target, &options).unwrap();
     (built.device.bytes, built.emulation.shared_object)
+}
+
+/// The threads of a block of the sample on `target`: 128 on NVIDIA, 256 on
+/// CDNA's 64-lane wavefronts.
+pub fn block_threads(target: Target) -> u32 {
+    target.block_threads(WARPS)
 }
 
 /// An empty directory of emulation images, named by the stand-ins'
