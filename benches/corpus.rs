@@ -104,11 +104,12 @@ fn tile_figures(info: &KernelInfo, ir: &str, label: &str, target: Target) -> Fig
             approx_math: info.approx_math,
             ..CodegenOptions::default()
         },
-        num_stages: info.num_stages,
+        num_stages: info.num_stages_on(&target.to_string()),
         dump_dir: None,
         cache: None,
         max_threads: None,
         target_warps: Vec::new(),
+        target_stages: Vec::new(),
     };
     let compiled = match pipeline::compile(&mut func, label, &options) {
         Ok(compiled) => compiled,

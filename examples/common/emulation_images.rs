@@ -42,7 +42,8 @@ pub fn write_images(dir: &Path, kernels: &[&KernelInfo], targets: &[Target]) -> 
                     cache: None,
                     max_threads: None,
                     target_warps: Vec::new(),
-                    num_stages: info.num_stages,
+                    target_stages: Vec::new(),
+                    num_stages: info.num_stages_on(&name),
                 };
                 let built = pipeline::emulate(&func, spec.label, target, &options)
                     .unwrap_or_else(|e| panic!("{e}"));

@@ -133,6 +133,7 @@ fn options(target: Target, (warps, stages): (u32, u32), cache: Option<&Cache>) -
         cache: cache.cloned(),
         max_threads: NonZeroUsize::new(1),
         target_warps: Vec::new(),
+        target_stages: Vec::new(),
     }
 }
 

@@ -136,6 +136,7 @@ fn run() -> Result<(), String> {
         cache: None,
         max_threads: None,
         target_warps: Vec::new(),
+        target_stages: Vec::new(),
     };
     let compiled = pipeline::compile(&mut func, "tilec", &options).map_err(|e| e.to_string())?;
     for image in &compiled.images {

@@ -37,6 +37,7 @@ fn options(cache: Option<&Cache>) -> Options {
         cache: cache.cloned(),
         max_threads: None,
         target_warps: Vec::new(),
+        target_stages: Vec::new(),
         num_stages: None,
     }
 }

@@ -446,6 +446,7 @@ fn the_dump_holds_the_mfma_program() {
         cache: None,
         max_threads: None,
         target_warps: Vec::new(),
+        target_stages: Vec::new(),
     };
     pipeline::compile(&mut func, "default", &options).unwrap();
     let read = |file: &str| {

@@ -1,13 +1,14 @@
 //! The attribute's arguments: `configs(NAME = value, ...)` once per
 //! specialization (with an optional `targets = "..."` of its own),
-//! `num_warps = n` (and per target `num_warps(gfx942 = n, ...)`),
-//! `num_stages = n`, `targets = "sm_80,host"`,
+//! `num_warps = n` and `num_stages = n` (each also per target,
+//! `num_warps(gfx942 = n, ...)`, `per_target.rs`), `targets = "sm_80,host"`,
 //! `fast_math`, `approx_math`, `tma`, `aligned(x, ...)`, and for the
 //! register warnings
 //! (`warnings.rs`)
 //! `register_budget = n` and `allow(spills)`.
 
 use crate::diag::{err, err_at};
+use crate::per_target::{self, PerTarget};
 use proc_macro2::{Span, TokenStream};
 use syn::parse::Parser;
 use syn::{Ident, Lit, LitInt, LitStr};
@@ -63,6 +64,9 @@ pub struct KernelAttr {
     /// or `None` for each target's default
     /// (`tile_codegen::pipeline::DEFAULT_STAGES` where it fits).
     pub num_stages: Option<u32>,
+    /// The targets with stages of their own (`num_stages(sm_86 = 2)`), in
+    /// the order written.
+    pub target_stages: Vec<(Target, u32)>,
     /// The targets to compile for: when neither the attribute nor the
     /// environment (`TILE_TARGETS`, `TILE_DEV_TARGETS`) names any, every GPU
     /// architecture the code generator supports and the host
@@ -98,6 +102,7 @@ impl KernelAttr {
         let mut num_warps: Option<u32> = None;
         let mut target_warps: Vec<(Target, u32)> = Vec::new();
         let mut num_stages: Option<u32> = None;
+        let mut target_stages: Vec<(Target, u32)> = Vec::new();
         let mut targets: Option<Vec<Target>> = None;
         let mut fast_math = false;
         let mut approx_math = false;
@@ -110,34 +115,20 @@ impl KernelAttr {
                 configs.push(parse_config(&meta)?);
                 Ok(())
             } else if meta.path.is_ident("num_warps") && meta.input.peek(syn::token::Paren) {
-                meta.parse_nested_meta(|entry| {
-                    let target = target_warps_name(&entry)?;
-                    if target_warps.iter().any(|(t, _)| *t == target) {
-                        return Err(entry.error(format!("`num_warps` of {target} is given twice")));
-                    }
-                    let n = parse_warps(&entry)?;
-                    target_warps.push((target, n));
-                    Ok(())
-                })
+                per_target::parse(&meta, PerTarget::Warps, &mut target_warps)
             } else if meta.path.is_ident("num_warps") {
                 if num_warps.is_some() {
                     return Err(meta.error("`num_warps` is given twice"));
                 }
-                num_warps = Some(parse_warps(&meta)?);
+                num_warps = Some(PerTarget::Warps.value(&meta)?);
                 Ok(())
+            } else if meta.path.is_ident("num_stages") && meta.input.peek(syn::token::Paren) {
+                per_target::parse(&meta, PerTarget::Stages, &mut target_stages)
             } else if meta.path.is_ident("num_stages") {
                 if num_stages.is_some() {
                     return Err(meta.error("`num_stages` is given twice"));
                 }
-                let lit: LitInt = meta.value()?.parse()?;
-                let n: u32 = lit.base10_parse()?;
-                if !(1..=8).contains(&n) {
-                    return Err(err(
-                        &lit,
-                        format!("`num_stages` must be from 1 to 8, found {n}"),
-                    ));
-                }
-                num_stages = Some(n);
+                num_stages = Some(PerTarget::Stages.value(&meta)?);
                 Ok(())
             } else if meta.path.is_ident("targets") {
                 if targets.is_some() {
@@ -202,7 +193,7 @@ impl KernelAttr {
                 })
             } else {
                 Err(meta.error(
-                    "unknown argument; `#[tile_kernel]` takes `configs(NAME = value, ...)`, `num_warps = n`, `num_warps(TARGET = n, ...)`, `num_stages = n`, `targets = \"...\"`, `fast_math`, `approx_math`, `tma`, `aligned(x, ...)`, `register_budget = n` and `allow(spills)`",
+                    "unknown argument; `#[tile_kernel]` takes `configs(NAME = value, ...)`, `num_warps = n`, `num_warps(TARGET = n, ...)`, `num_stages = n`, `num_stages(TARGET = n, ...)`, `targets = \"...\"`, `fast_math`, `approx_math`, `tma`, `aligned(x, ...)`, `register_budget = n` and `allow(spills)`",
                 ))
             }
         });
@@ -218,6 +209,7 @@ impl KernelAttr {
             num_warps: num_warps.unwrap_or(DEFAULT_NUM_WARPS),
             target_warps,
             num_stages,
+            target_stages,
             targets,
             fast_math: fast_math || approx_math,
             approx_math,
@@ -242,36 +234,6 @@ impl KernelAttr {
                 .collect(),
             None => self.targets.clone(),
         }
-    }
-}
-
-/// The value of `num_warps = n` or of one target's `gfx942 = n`: a power
-/// of two from 1 to 32.
-fn parse_warps(meta: &syn::meta::ParseNestedMeta) -> syn::Result<u32> {
-    let lit: LitInt = meta.value()?.parse()?;
-    let n: u32 = lit.base10_parse()?;
-    if n == 0 || n > 32 || !n.is_power_of_two() {
-        return Err(err(
-            &lit,
-            format!("`num_warps` must be a power of two from 1 to 32, found {n}"),
-        ));
-    }
-    Ok(n)
-}
-
-/// The GPU target an entry of `num_warps(...)` names.
-fn target_warps_name(entry: &syn::meta::ParseNestedMeta) -> syn::Result<Target> {
-    let name = entry
-        .path
-        .get_ident()
-        .map(Ident::to_string)
-        .unwrap_or_default();
-    match name.parse::<Target>() {
-        Ok(target) if target.is_gpu() => Ok(target),
-        _ => Err(entry.error(format!(
-            "`num_warps(...)` sets the warps of GPU targets, e.g. `num_warps(gfx942 = 16)`; `{name}` is not one (the GPU targets: {})",
-            gpu_target_names()
-        ))),
     }
 }
 
@@ -362,13 +324,4 @@ fn set_flag(meta: &syn::meta::ParseNestedMeta<'_>, flag: &mut bool, name: &str) 
     }
     *flag = true;
     Ok(())
-}
-
-/// The names of the GPU targets, for errors.
-fn gpu_target_names() -> String {
-    Target::accepted_names()
-        .into_iter()
-        .filter(|name| name.parse::<Target>().is_ok_and(|t| t.is_gpu()))
-        .collect::<Vec<_>>()
-        .join(", ")
 }

@@ -31,7 +31,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ItemFn;
 use tile_abi::ParamKind;
-use tile_codegen::{pipeline, CodegenOptions};
+use tile_codegen::{pipeline, CodegenOptions, Target};
 use tile_ir::Function;
 
 /// The paths generated code uses, all through the facade crate `tile`.
@@ -172,6 +172,7 @@ fn compile(
             cache: cache.clone(),
             max_threads: options.max_threads,
             num_stages: attr.num_stages,
+            target_stages: attr.target_stages.clone(),
         };
         let device = if options.check_only {
             pipeline::check(f, &s.label(), &pipeline).map(|()| pipeline::Compiled::default())
@@ -245,13 +246,17 @@ fn generate(
         .collect();
     let text_consts = texts.items(&p);
     let num_warps = attr.map_or(crate::attr::DEFAULT_NUM_WARPS, |a| a.num_warps);
-    let target_warps = attr
-        .map_or(&[][..], |a| &a.target_warps)
-        .iter()
-        .map(|(t, n)| {
-            let t = t.to_string();
-            quote!((#t, #n))
-        });
+    let per_target = |values: &[(Target, u32)]| -> Vec<TokenStream> {
+        values
+            .iter()
+            .map(|(t, n)| {
+                let t = t.to_string();
+                quote!((#t, #n))
+            })
+            .collect()
+    };
+    let target_warps = per_target(attr.map_or(&[][..], |a| &a.target_warps));
+    let target_stages = per_target(attr.map_or(&[][..], |a| &a.target_stages));
     let fast_math = attr.is_some_and(|a| a.fast_math);
     let approx_math = attr.is_some_and(|a| a.approx_math);
     let num_stages = match attr.and_then(|a| a.num_stages) {
@@ -324,6 +329,7 @@ fn generate(
                     num_warps: #num_warps,
                     target_warps: &[#(#target_warps),*],
                     num_stages: #num_stages,
+                    target_stages: &[#(#target_stages),*],
                     fast_math: #fast_math,
                     approx_math: #approx_math,
                     targets: &[#(#targets),*],

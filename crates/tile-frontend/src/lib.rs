@@ -16,6 +16,7 @@ pub mod expand;
 pub mod helpers;
 mod invocation;
 mod options;
+mod per_target;
 pub mod signature;
 pub mod spec;
 pub mod translate;

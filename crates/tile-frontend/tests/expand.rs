@@ -118,6 +118,36 @@ fn num_warps_counts_each_targets_own_warps_and_a_target_may_set_its_own() {
     );
 }
 
+/// `num_stages(sm_86 = 2)` gives a target its own stages; `INFO` records
+/// them beside the kernel's.
+#[test]
+fn a_target_may_set_its_own_stages() {
+    let out = tile_kernel(
+        quote!(
+            num_stages = 4,
+            num_stages(sm_86 = 2),
+            targets = "sm_80,sm_86"
+        ),
+        quote! {
+            fn copy(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+                let pid = program_id(0);
+                partition_view(out, [256]).store(partition_view(x, [256]).load(pid), pid);
+            }
+        },
+        &ExpandOptions::default(),
+    )
+    .to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    assert!(
+        out.contains("num_stages : :: core :: option :: Option :: Some (4u32)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("target_stages : & [(\"sm_86\" , 2u32)]"),
+        "{out}"
+    );
+}
+
 fn methods(file: &syn::File) -> Vec<String> {
     let mut names = Vec::new();
     for item in &file.items {

@@ -64,6 +64,9 @@ pub struct KernelInfo {
     /// The stages of software-pipelined loops the attribute asks for
     /// (`num_stages = n`), or `None` for each target's default.
     pub num_stages: Option<u32>,
+    /// The targets whose stages differ from `num_stages`
+    /// (`num_stages(sm_86 = 2)`), with theirs.
+    pub target_stages: &'static [(&'static str, u32)],
     /// Whether its images compute with the fast f32 library (`fast_math`).
     pub fast_math: bool,
     /// Whether its GPU images take the GPU's own approximations of exp,
@@ -83,6 +86,17 @@ impl KernelInfo {
             .iter()
             .find(|(t, _)| *t == target)
             .map_or(self.num_warps, |&(_, n)| n)
+    }
+
+    /// The stages the kernel asks for on the target named `target`: its
+    /// own where [`KernelInfo::target_stages`] gives some, else
+    /// [`KernelInfo::num_stages`].
+    pub fn num_stages_on(&self, target: &str) -> Option<u32> {
+        self.target_stages
+            .iter()
+            .find(|(t, _)| *t == target)
+            .map(|&(_, n)| n)
+            .or(self.num_stages)
     }
 
     /// The specialization compiled for `values`, or an error that lists the

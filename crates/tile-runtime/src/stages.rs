@@ -216,6 +216,7 @@ mod tests {
         num_warps: 4,
         target_warps: &[],
         num_stages: None,
+        target_stages: &[],
         fast_math: false,
         approx_math: false,
         targets: &[],

@@ -85,6 +85,9 @@ pub struct Options {
     /// (`#[tile_kernel(num_stages = n)]`); `None`: the most up to
     /// [`DEFAULT_STAGES`] whose shared memory fits each target.
     pub num_stages: Option<u32>,
+    /// The targets whose stages differ from [`Options::num_stages`]
+    /// (`#[tile_kernel(num_stages(sm_86 = 2))]`), with theirs.
+    pub target_stages: Vec<(Target, u32)>,
     /// `TILE_DUMP`: the directory every stage is written under.
     pub dump_dir: Option<PathBuf>,
     /// The kernel cache, if any.
@@ -103,6 +106,16 @@ impl Options {
             .iter()
             .find(|(t, _)| *t == target)
             .map_or(self.num_warps, |&(_, n)| n)
+    }
+
+    /// The stages the kernel asks for on `target`: its own where
+    /// [`Options::target_stages`] gives some, else [`Options::num_stages`].
+    pub fn stages_on(&self, target: Target) -> Option<u32> {
+        self.target_stages
+            .iter()
+            .find(|(t, _)| *t == target)
+            .map(|&(_, n)| n)
+            .or(self.num_stages)
     }
 
     /// The lowering options `target`'s start from: its 32-lane warps for
@@ -269,7 +282,7 @@ pub enum PipelineError {
         /// The largest buffers, with their bytes.
         largest: String,
         /// What would make the block fit.
-        advice: &'static str,
+        advice: String,
     },
     /// A thread needs more registers than the target has.
     #[error("kernel `{kernel}` ({label}) needs {registers} registers per thread, more than the {limit} of {target}")]
@@ -330,7 +343,7 @@ pub fn compile(
         target,
         num_warps: options.warps_on(target),
         codegen: &options.codegen,
-        num_stages: options.num_stages,
+        num_stages: options.stages_on(target),
         dumps: dump.is_on(),
     });
     let mut outputs = cached.look_up(&mut compiled);
@@ -434,8 +447,8 @@ struct Programs {
 }
 
 impl Programs {
-    /// The program for the GPU `target` and its stages: `options.num_stages`
-    /// on a target with `cp.async` (1 elsewhere), or when the kernel does
+    /// The program for the GPU `target` and its stages: the kernel's
+    /// ([`Options::stages_on`]) on a target with `cp.async` (1 elsewhere), or when the kernel does
     /// not say, the most up to [`DEFAULT_STAGES`] whose shared memory fits
     /// the target (a requested count that does not fit fails later, at the
     /// shared-memory check, with the figures).
@@ -447,7 +460,8 @@ impl Programs {
         target: Target,
     ) -> Result<(Program, u32), PipelineError> {
         let cores = shared_cores(func, target.tensor_cores());
-        let most = match (cores.cp_async(), options.num_stages) {
+        let asked = options.stages_on(target);
+        let most = match (cores.cp_async(), asked) {
             (true, Some(n)) => n.max(1),
             (true, None) => DEFAULT_STAGES,
             (false, _) => 1,
@@ -457,7 +471,7 @@ impl Programs {
             let warps = target.lowering_warps(options.warps_on(target));
             let program = self.lowered(func, label, options, (cores, stages, warps))?;
             let fits = gpu::shared_bytes(&program) <= resources::shared_memory_limit(target);
-            if fits || stages == 1 || options.num_stages.is_some() {
+            if fits || stages == 1 || asked.is_some() {
                 return Ok((program, stages));
             }
             stages -= 1;

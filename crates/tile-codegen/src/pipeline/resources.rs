@@ -70,9 +70,11 @@ pub(super) fn check_shared_memory(
         limit,
         largest: largest.join(", "),
         advice: if pipelined {
-            "use smaller tiles or fewer `num_stages`"
+            format!(
+                "use smaller tiles or fewer `num_stages` (`num_stages({target} = n)` sets its own)"
+            )
         } else {
-            "use smaller tiles"
+            "use smaller tiles".to_string()
         },
     })
 }

@@ -26,6 +26,7 @@ pub fn vector_add(target: Target) -> (Vec<u8>, Vec<u8>) {
         cache: None,
         max_threads: None,
         target_warps: Vec::new(),
+        target_stages: Vec::new(),
         num_stages: None,
     };
     let built = pipeline::emulate(&func, "BLOCK=256", target, &options).unwrap();

@@ -1,0 +1,114 @@
+//! The attribute's settings that a target may give its own value:
+//! `num_warps(gfx942 = 16)` and `num_stages(sm_86 = 2)`, beside the kernel's
+//! `num_warps = n` and `num_stages = n`, with the value rules both share.
+
+use crate::diag::err;
+use syn::meta::ParseNestedMeta;
+use syn::{Ident, LitInt};
+use tile_codegen::target::Target;
+
+/// A setting with a per-target form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PerTarget {
+    /// `num_warps`: a power of two from 1 to 32, for any GPU target.
+    Warps,
+    /// `num_stages`: 1 to 8, for the targets whose loops pipeline with
+    /// asynchronous copies (`cp.async`).
+    Stages,
+}
+
+impl PerTarget {
+    /// The attribute's name of the setting.
+    fn name(self) -> &'static str {
+        match self {
+            PerTarget::Warps => "num_warps",
+            PerTarget::Stages => "num_stages",
+        }
+    }
+
+    /// The value of `name = n` (the kernel's, or one target's), checked.
+    pub fn value(self, meta: &ParseNestedMeta) -> syn::Result<u32> {
+        let lit: LitInt = meta.value()?.parse()?;
+        let n: u32 = lit.base10_parse()?;
+        let (valid, rule) = match self {
+            PerTarget::Warps => (
+                (1..=32).contains(&n) && n.is_power_of_two(),
+                "a power of two from 1 to 32",
+            ),
+            PerTarget::Stages => ((1..=8).contains(&n), "from 1 to 8"),
+        };
+        if !valid {
+            return Err(err(
+                &lit,
+                format!("`{}` must be {rule}, found {n}", self.name()),
+            ));
+        }
+        Ok(n)
+    }
+
+    /// Whether `target` may have its own value: any GPU target its own
+    /// warps, and a target whose loops pipeline its own stages (elsewhere
+    /// loops run in one stage).
+    fn applies_to(self, target: Target) -> bool {
+        match self {
+            PerTarget::Warps => target.is_gpu(),
+            PerTarget::Stages => target.tensor_cores().cp_async(),
+        }
+    }
+
+    /// What the targets it applies to are, and an example, for errors.
+    fn explained(self) -> (&'static str, &'static str) {
+        match self {
+            PerTarget::Warps => ("the warps of GPU targets", "num_warps(gfx942 = 16)"),
+            PerTarget::Stages => (
+                "the stages of targets whose loops pipeline with asynchronous copies",
+                "num_stages(sm_86 = 2)",
+            ),
+        }
+    }
+
+    /// The names of the targets it applies to.
+    fn target_names(self) -> String {
+        Target::accepted_names()
+            .into_iter()
+            .filter(|name| name.parse().is_ok_and(|t| self.applies_to(t)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Parses `setting(TARGET = n, ...)` into `values`, refusing a target the
+/// setting does not apply to and a target given twice.
+pub fn parse(
+    meta: &ParseNestedMeta,
+    setting: PerTarget,
+    values: &mut Vec<(Target, u32)>,
+) -> syn::Result<()> {
+    meta.parse_nested_meta(|entry| {
+        let name = entry
+            .path
+            .get_ident()
+            .map(Ident::to_string)
+            .unwrap_or_default();
+        let target = match name.parse::<Target>() {
+            Ok(target) if setting.applies_to(target) => target,
+            _ => {
+                let (what, example) = setting.explained();
+                let kind = match setting {
+                    PerTarget::Warps => "the GPU targets",
+                    PerTarget::Stages => "those targets",
+                };
+                return Err(entry.error(format!(
+                    "`{}(...)` sets {what}, e.g. `{example}`; `{name}` is not one ({kind}: {})",
+                    setting.name(),
+                    setting.target_names()
+                )));
+            }
+        };
+        if values.iter().any(|(t, _)| *t == target) {
+            return Err(entry.error(format!("`{}` of {target} is given twice", setting.name())));
+        }
+        values.push((target, setting.value(&entry)?));
+        Ok(())
+    })
+}
