@@ -40,7 +40,8 @@ pub fn attention<const BM: usize, const BN: usize, const D: usize>(
 /// sm_80 on, on MFMA's 32×32×8 on gfx90a and gfx942), the scores and the
 /// running statistics in f32, the weights rounded to f16 for the second
 /// product. 64 query rows and 32 keys per block give both products whole
-/// 16×8 blocks for the 4 warps, and whole 32×32 blocks for their 2 waves.
+/// 16×8 blocks for NVIDIA's 4 warps; CDNA's 4 waves share the 64×64 output
+/// as 32×32 blocks and the 64×32 scores as 16×16 ones.
 /// Built for those targets and the CPU only (as chains of FMAs, the AMD
 /// targets' LLVM took 20 s per target over it; gfx1100 is not built).
 #[tile_kernel(configs(
