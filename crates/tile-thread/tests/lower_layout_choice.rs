@@ -282,3 +282,28 @@ fn reshaped_iota_masks_are_computed_in_the_accumulator_layout() {
     let func = matmul_then(tiles.0, tiles.1, tiles.2, DType::F32, causal);
     check_in_accumulator_layout(&func, tiles);
 }
+
+/// The accumulator transposed after the K loop: its f32 staging takes the
+/// bytes of the f16 operand stages the loop released, through an
+/// allocation that aliases the larger of them, behind a barrier; the
+/// program verifies and computes as the interpreter does.
+#[test]
+fn a_staging_after_the_loop_reuses_the_stages_of_another_dtype() {
+    let tiles = (64, 64, 32);
+    let transposed: Epilogue = |b, acc, _, _| b.permute(acc, &[1, 0]);
+    let func = matmul_then(tiles.0, tiles.1, tiles.2, DType::F32, transposed);
+    let options = LowerOptions::warps(4).with_tensor_cores(TensorCores::MmaSync);
+    let program = lower(&func, &options).unwrap();
+    let text = program.to_string();
+    let (roots, aliases): (Vec<_>, Vec<_>) = program
+        .shared
+        .iter()
+        .map(|(_, a)| a)
+        .partition(|a| a.aliases.is_none());
+    assert_eq!(roots.len(), 2, "{text}");
+    assert!(roots.iter().all(|a| a.dtype == DType::F16), "{text}");
+    assert_eq!(aliases.len(), 1, "{text}");
+    assert_eq!(aliases[0].dtype, DType::F32, "{text}");
+    assert!(text.contains("f32[4096] aliases @s"), "{text}");
+    check_emulated(&func, &program, tiles);
+}

@@ -192,3 +192,36 @@ fn stores_of_a_copy_group_land_with_its_copies() {
          `st.shared @s0[%4], %7 mask(%3)` in another thread, with no barrier between"
     );
 }
+
+/// The verifier's message for `body` in [`program`] with a third
+/// allocation, `@s2`, of f32 over the bytes of `@s0`.
+fn check_aliased(body: &str) -> String {
+    let text = program(&format!("  %8 = const 0.0 : f32\n{body}")).replace(
+        "shared @s1: f16[256]\n",
+        "shared @s1: f16[256]\nshared @s2: f32[128] aliases @s0\n",
+    );
+    let parsed = parse_program(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(parsed.to_string(), text, "the alias prints back");
+    match verify(&parsed) {
+        Ok(()) => "ok".into(),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn an_alias_shares_the_bytes_of_the_allocation_it_aliases() {
+    let reuse = |guard: &str| {
+        format!("  %9 = ld.shared @s0[%4] : f16\n{guard}  st.shared @s2[%4], %8 mask(%3)\n")
+    };
+    assert_eq!(
+        check_aliased(&reuse("")),
+        "`st.shared @s2[%4], %8 mask(%3)`: may overwrite what was read by \
+         `%9 = ld.shared @s0[%4] : f16` in another thread, with no barrier between"
+    );
+    assert_eq!(check_aliased(&reuse("  barrier\n")), "ok");
+    // The allocation it does not alias is other bytes.
+    assert_eq!(
+        check_aliased("  %9 = ld.shared @s1[%4] : f16\n  st.shared @s2[%4], %8 mask(%3)\n"),
+        "ok"
+    );
+}

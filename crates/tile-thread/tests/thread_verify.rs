@@ -179,3 +179,25 @@ fn opaque_passes_an_i32_or_i64_on() {
         "`%3 = opaque %0 : f32`: operands [F32] and results [F32] break the rule of `opaque`"
     );
 }
+
+#[test]
+fn an_allocation_aliases_an_earlier_one_that_aliases_none() {
+    let mut p = program();
+    let root = p.alloc_shared(DType::F16, 64);
+    let alias = p.alloc_shared(DType::F32, 32);
+    p.shared[alias].aliases = Some(root);
+    assert_eq!(verify(&p), Ok(()));
+    // An alias of an alias.
+    let chained = p.alloc_shared(DType::I32, 8);
+    p.shared[chained].aliases = Some(alias);
+    assert_eq!(
+        verify(&p).unwrap_err().to_string(),
+        "`kernel`: `@s2` aliases `@s1`: an allocation aliases an earlier one that aliases none"
+    );
+    // Itself.
+    p.shared[chained].aliases = Some(chained);
+    assert_eq!(
+        verify(&p).unwrap_err().to_string(),
+        "`kernel`: `@s2` aliases `@s2`: an allocation aliases an earlier one that aliases none"
+    );
+}

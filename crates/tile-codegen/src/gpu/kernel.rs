@@ -83,15 +83,26 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 .collect();
             return Ok(starts);
         }
-        let mut starts = Vec::new();
+        let mut starts: Vec<PointerValue<'ctx>> = Vec::new();
         for (i, alloc) in program.shared.iter() {
-            let ty = self.mem_type(alloc.dtype).array_type(alloc.len as u32);
+            if let Some(root) = alloc.aliases {
+                starts.push(starts[root.index()]);
+                continue;
+            }
+            // Bytes when others alias it, else its own elements.
+            let (bytes, align) = layout.extents[i.index()];
+            let aliased = program.shared.iter().any(|(_, a)| a.aliases == Some(i));
+            let ty = if aliased {
+                self.ctx.i8_type().array_type(bytes as u32)
+            } else {
+                self.mem_type(alloc.dtype).array_type(alloc.len as u32)
+            };
             let g = self
                 .module
                 .add_global(ty, Some(space), &format!("shared{}", i.index()));
             g.set_initializer(&ty.get_undef());
             g.set_linkage(inkwell::module::Linkage::Internal);
-            g.set_alignment(alloc.align as u32);
+            g.set_alignment(if aliased { align } else { alloc.align } as u32);
             starts.push(g.as_pointer_value());
         }
         Ok(starts)
@@ -534,10 +545,15 @@ pub fn shared_bytes(program: &Program) -> usize {
     SharedLayout::of(program).bytes
 }
 
-/// Where a program's shared allocations sit, one after another.
+/// Where a program's shared allocations sit: one after another, but for
+/// those that alias an earlier one (`SharedAlloc::aliases`), which start
+/// where it does.
 struct SharedLayout {
     /// Each allocation's byte offset.
     offsets: Vec<usize>,
+    /// Each allocation's extent: for one that others alias, the bytes and
+    /// alignment of the largest of them all; for an alias, its own.
+    extents: Vec<(usize, usize)>,
     /// The bytes of all, 16-byte padded.
     bytes: usize,
     /// The largest alignment of any.
@@ -546,16 +562,34 @@ struct SharedLayout {
 
 impl SharedLayout {
     fn of(program: &Program) -> SharedLayout {
+        let mut extents: Vec<(usize, usize)> = program
+            .shared
+            .iter()
+            .map(|(_, a)| (a.len * a.dtype.size_bytes(), a.align.max(16)))
+            .collect();
+        for (_, a) in program.shared.iter() {
+            if let Some(root) = a.aliases {
+                let (bytes, align) = &mut extents[root.index()];
+                *bytes = (*bytes).max(a.len * a.dtype.size_bytes());
+                *align = (*align).max(a.align);
+            }
+        }
         let mut layout = SharedLayout {
             offsets: Vec::new(),
+            extents,
             bytes: 0,
             align: 16,
         };
         for (_, a) in program.shared.iter() {
-            let at = layout.bytes.next_multiple_of(a.align.max(16));
+            if let Some(root) = a.aliases {
+                layout.offsets.push(layout.offsets[root.index()]);
+                continue;
+            }
+            let (bytes, align) = layout.extents[layout.offsets.len()];
+            let at = layout.bytes.next_multiple_of(align);
             layout.offsets.push(at);
-            layout.bytes = (at + a.len * a.dtype.size_bytes()).next_multiple_of(16);
-            layout.align = layout.align.max(a.align);
+            layout.bytes = (at + bytes).next_multiple_of(16);
+            layout.align = layout.align.max(align);
         }
         layout
     }

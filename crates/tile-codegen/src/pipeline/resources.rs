@@ -48,9 +48,18 @@ pub(super) fn check_shared_memory(
         .iter()
         .map(|(id, a)| {
             let size = a.len * a.dtype.size_bytes();
+            let over = match a.aliases {
+                Some(root) => format!(", over the bytes of @s{}", root.index()),
+                None => String::new(),
+            };
             (
                 size,
-                format!("@s{} {}[{}] ({size} bytes)", id.index(), a.dtype, a.len),
+                format!(
+                    "@s{} {}[{}] ({size} bytes{over})",
+                    id.index(),
+                    a.dtype,
+                    a.len
+                ),
             )
         })
         .collect();

@@ -9,14 +9,32 @@
 //!
 //! `convert`, the two steps with the identity map, changes a tile's layout
 //! (unless a register renaming or warp shuffles suffice).
-//! Allocations are taken from a free list of the same dtype (grown if
-//! needed) and released after their last reads.
+//! Allocations are released after their last reads and taken again from a
+//! free list: one of the same dtype (grown if needed), else the bytes of
+//! one of another dtype, through an allocation that aliases them
+//! (`SharedAlloc::aliases`), so that a conversion after a pipelined loop
+//! reuses the memory of its stages.
 
 use super::Lowerer;
 use crate::layout_assign::DistLayout;
-use crate::program::{Reg, SharedId, ThreadOpKind};
+use crate::program::{Program, Reg, SharedId, ThreadOpKind};
 use tile_ir::layout::Swizzle;
 use tile_ir::{BinaryOp, DType, Scalar};
+
+/// The allocation of `dtype` over the bytes of `root`: `root` itself or an
+/// earlier alias of it if one has that dtype, else a new alias.
+fn alias_of(program: &mut Program, root: SharedId, dtype: DType) -> SharedId {
+    let existing = program
+        .shared
+        .iter()
+        .find(|(id, a)| program.shared_root(*id) == root && a.dtype == dtype)
+        .map(|(id, _)| id);
+    existing.unwrap_or_else(|| {
+        let alias = program.alloc_shared(dtype, 0);
+        program.shared[alias].aliases = Some(root);
+        alias
+    })
+}
 
 /// What a gather reads for one result register.
 pub(super) struct Source {
@@ -27,24 +45,31 @@ pub(super) struct Source {
 }
 
 impl Lowerer<'_> {
-    /// A shared allocation of `dtype` with at least `len` elements: a
-    /// released one if there is one (grown if needed; `true`: its earlier
-    /// readers must be waited for), else a new one.
+    /// A shared allocation of `dtype` with at least `len` elements
+    /// (`true`: it reuses released bytes, whose earlier readers must be
+    /// waited for): a released one of `dtype` (grown if needed), else one
+    /// of `dtype` over the bytes of the largest released one (grown if
+    /// needed), else a new one.
     pub(super) fn take_shared(&mut self, dtype: DType, len: usize) -> (SharedId, bool) {
         let program = &mut self.program;
-        match self
-            .free_shared
-            .iter()
-            .position(|&a| program.shared[a].dtype == dtype)
-        {
-            Some(at) => {
-                let alloc = self.free_shared.remove(at);
-                let entry = &mut program.shared[alloc];
-                entry.len = entry.len.max(len);
-                (alloc, true)
-            }
-            None => (program.alloc_shared(dtype, len), false),
-        }
+        let same = |a: SharedId| program.shared[a].dtype == dtype;
+        let bytes = |a: SharedId| program.shared[a].len * program.shared[a].dtype.size_bytes();
+        let chosen = match self.free_shared.iter().position(|&a| same(a)) {
+            Some(at) => Some(at),
+            None => (0..self.free_shared.len()).max_by_key(|&at| bytes(self.free_shared[at])),
+        };
+        let Some(at) = chosen else {
+            return (program.alloc_shared(dtype, len), false);
+        };
+        let released = self.free_shared.remove(at);
+        let alloc = if program.shared[released].dtype == dtype {
+            released
+        } else {
+            alias_of(program, program.shared_root(released), dtype)
+        };
+        let entry = &mut program.shared[alloc];
+        entry.len = entry.len.max(len);
+        (alloc, true)
     }
 
     /// Marks an allocation as dead: its last reads have been emitted.

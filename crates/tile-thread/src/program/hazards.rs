@@ -3,8 +3,11 @@
 //! may touch bytes another thread touched, one of the two a write, has a
 //! barrier between them.
 //!
-//! The rule is checked per allocation, a conservative reading of "the same
-//! bytes" (the lowering never lets two allocations overlap). A forward
+//! The rule is checked per allocation's bytes, a conservative reading of
+//! "the same bytes": an allocation that aliases another
+//! (`SharedAlloc::aliases`) counts as the one whose bytes it reuses, so
+//! that its first write must wait, behind a barrier, for the reads of the
+//! memory's earlier use. A forward
 //! dataflow analysis carries, at each point, the accesses not yet ordered
 //! by a barrier:
 //!
@@ -138,7 +141,7 @@ impl Analysis<'_> {
 
     fn op(&self, id: OpId, state: &mut Hazards) -> Result<(), VerifyError> {
         let op = &self.program.ops[id];
-        match &op.kind {
+        match &self.by_bytes(&op.kind) {
             ThreadOpKind::LoadShared { alloc } | ThreadOpKind::LdMatrix { alloc, .. } => {
                 self.read(id, *alloc, state)?;
             }
@@ -217,6 +220,23 @@ impl Analysis<'_> {
             _ => {}
         }
         Ok(())
+    }
+
+    /// `kind` with each allocation it accesses replaced by the one whose
+    /// bytes it occupies.
+    fn by_bytes(&self, kind: &ThreadOpKind) -> ThreadOpKind {
+        let root = |a: &SharedId| self.program.shared_root(*a);
+        let mut kind = kind.clone();
+        match &mut kind {
+            ThreadOpKind::LoadShared { alloc }
+            | ThreadOpKind::StoreShared { alloc }
+            | ThreadOpKind::LdMatrix { alloc, .. }
+            | ThreadOpKind::CopyAsync { alloc, .. } => *alloc = root(alloc),
+            ThreadOpKind::TmaLoad { alloc, .. } => *alloc = root(alloc),
+            ThreadOpKind::Wgmma { a, b, .. } => (*a, *b) = (root(a), root(b)),
+            _ => {}
+        }
+        kind
     }
 
     /// The state at a loop's head, where the entry and every back edge

@@ -107,6 +107,11 @@ pub struct SharedAlloc {
     /// The alignment of its first element, in bytes: 16, or what an
     /// instruction reading it needs (1024 for `wgmma`'s operands).
     pub align: usize,
+    /// The earlier allocation whose bytes this one reuses, if any
+    /// (`aliases @s0`): both start at one address and the bytes are the
+    /// larger's. The two are never live at once; the lowering puts a
+    /// barrier between the last access of one and the first of the other.
+    pub aliases: Option<SharedId>,
 }
 
 /// The alignment of every shared allocation unless an instruction needs
@@ -207,6 +212,13 @@ impl Program {
             dtype,
             len,
             align: SHARED_ALIGN,
+            aliases: None,
         })
+    }
+
+    /// The allocation whose bytes `alloc` occupies: itself, or the one it
+    /// aliases.
+    pub fn shared_root(&self, alloc: SharedId) -> SharedId {
+        self.shared[alloc].aliases.unwrap_or(alloc)
     }
 }

@@ -40,6 +40,9 @@ impl fmt::Display for Program {
             if alloc.align != super::SHARED_ALIGN {
                 write!(f, " align {}", alloc.align)?;
             }
+            if let Some(root) = alloc.aliases {
+                write!(f, " aliases @s{}", root.index())?;
+            }
             writeln!(f)?;
         }
         f.write_str("{\n")?;

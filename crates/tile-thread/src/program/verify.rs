@@ -1,7 +1,9 @@
 //! The verifier of the thread-level program: structure and types, checked
 //! before anything trusts a program (the LLVM emitter, in particular).
 //!
-//! Checked: every op, register and allocation handle exists; every operand is
+//! Checked: every op, register and allocation handle exists, and an
+//! allocation that aliases another names an earlier one that aliases none;
+//! every operand is
 //! defined earlier in its region or an enclosing one; every register is
 //! defined once; the operand count and dtypes of every op kind (as documented
 //! on [`ThreadOpKind`]); parameter references name a parameter of the right
@@ -33,6 +35,24 @@ pub fn verify(program: &Program) -> Result<(), VerifyError> {
             op: "kernel".into(),
             rule: "a block needs at least one warp".into(),
         });
+    }
+    for (id, alloc) in program.shared.iter() {
+        let Some(root) = alloc.aliases else { continue };
+        let valid = root.index() < id.index()
+            && program
+                .shared
+                .get(root)
+                .is_some_and(|r| r.aliases.is_none());
+        if !valid {
+            return Err(VerifyError {
+                op: "kernel".into(),
+                rule: format!(
+                    "`@s{}` aliases `@s{}`: an allocation aliases an earlier one that aliases none",
+                    id.index(),
+                    root.index()
+                ),
+            });
+        }
     }
     let mut checker = Checker {
         program,

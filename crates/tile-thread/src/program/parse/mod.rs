@@ -283,9 +283,16 @@ impl<'a> Parser<'_, 'a> {
             } else {
                 super::SHARED_ALIGN
             };
+            let aliases = if self.peek().is_keyword("aliases") {
+                self.bump();
+                Some(self.match_shared()?)
+            } else {
+                None
+            };
             self.match_line_end()?;
             let alloc = self.program.alloc_shared(dtype, len);
             self.program.shared[alloc].align = align;
+            self.program.shared[alloc].aliases = aliases;
         }
         let open = self.match_token(TokenKind::LBrace, "`{`")?;
         self.match_line_end()?;
