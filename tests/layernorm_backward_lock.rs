@@ -89,9 +89,11 @@ fn the_lock_runs_as_the_interpreter_runs_it_on_both_emulators() {
         Target::Amdgpu(Gfx::Gfx942),
         Target::Amdgpu(Gfx::Gfx1100),
     ] {
+        // The 32-lane warps of the target's blocks (twice the kernel's
+        // `num_warps` on CDNA, whose warps are 64-lane wavefronts).
+        let warps = target.lowering_warps(info.num_warps_on(&target.to_string()));
         let got = twice(|a| {
-            emulated::run(&func, target, info.num_warps, grid, a)
-                .unwrap_or_else(|e| panic!("{target}: {e}"))
+            emulated::run(&func, target, warps, grid, a).unwrap_or_else(|e| panic!("{target}: {e}"))
         });
         assert!(got == want, "{target} differs from the interpreter");
     }

@@ -103,6 +103,8 @@ impl KernelAttr {
         let mut target_warps: Vec<(Target, u32)> = Vec::new();
         let mut num_stages: Option<u32> = None;
         let mut target_stages: Vec<(Target, u32)> = Vec::new();
+        // Where each per-target value names its target.
+        let mut named: Vec<(Target, Span)> = Vec::new();
         let mut targets: Option<Vec<Target>> = None;
         let mut fast_math = false;
         let mut approx_math = false;
@@ -115,7 +117,7 @@ impl KernelAttr {
                 configs.push(parse_config(&meta)?);
                 Ok(())
             } else if meta.path.is_ident("num_warps") && meta.input.peek(syn::token::Paren) {
-                per_target::parse(&meta, PerTarget::Warps, &mut target_warps)
+                per_target::parse(&meta, PerTarget::Warps, &mut target_warps, &mut named)
             } else if meta.path.is_ident("num_warps") {
                 if num_warps.is_some() {
                     return Err(meta.error("`num_warps` is given twice"));
@@ -123,7 +125,7 @@ impl KernelAttr {
                 num_warps = Some(PerTarget::Warps.value(&meta)?);
                 Ok(())
             } else if meta.path.is_ident("num_stages") && meta.input.peek(syn::token::Paren) {
-                per_target::parse(&meta, PerTarget::Stages, &mut target_stages)
+                per_target::parse(&meta, PerTarget::Stages, &mut target_stages, &mut named)
             } else if meta.path.is_ident("num_stages") {
                 if num_stages.is_some() {
                     return Err(meta.error("`num_stages` is given twice"));
@@ -198,6 +200,9 @@ impl KernelAttr {
             }
         });
         parser.parse2(tokens)?;
+        if let Some(targets) = &targets {
+            per_target::check_built(&named, targets)?;
+        }
         let targets = match (targets, env_targets) {
             (Some(t), _) => t,
             (None, Some(env)) => parse_targets(&env.list, Span::call_site())

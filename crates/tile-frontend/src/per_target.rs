@@ -2,9 +2,12 @@
 //! `num_warps(gfx942 = 16)` and `num_stages(sm_86 = 2)`, beside the kernel's
 //! `num_warps = n` and `num_stages = n`, with the value rules both share.
 
-use crate::diag::err;
+use crate::diag::{err, err_at};
+use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
+use syn::spanned::Spanned;
 use syn::{Ident, LitInt};
+use tile_codegen::pipeline::MAX_BLOCK_THREADS;
 use tile_codegen::target::Target;
 
 /// A setting with a per-target form.
@@ -78,11 +81,13 @@ impl PerTarget {
 }
 
 /// Parses `setting(TARGET = n, ...)` into `values`, refusing a target the
-/// setting does not apply to and a target given twice.
+/// setting does not apply to and a target given twice; `named` gets where
+/// each target is named.
 pub fn parse(
     meta: &ParseNestedMeta,
     setting: PerTarget,
     values: &mut Vec<(Target, u32)>,
+    named: &mut Vec<(Target, Span)>,
 ) -> syn::Result<()> {
     meta.parse_nested_meta(|entry| {
         let name = entry
@@ -108,7 +113,38 @@ pub fn parse(
         if values.iter().any(|(t, _)| *t == target) {
             return Err(entry.error(format!("`{}` of {target} is given twice", setting.name())));
         }
-        values.push((target, setting.value(&entry)?));
+        named.push((target, entry.path.span()));
+        let value = setting.value(&entry)?;
+        let threads = target.block_threads(value);
+        if setting == PerTarget::Warps && threads > MAX_BLOCK_THREADS {
+            return Err(entry.error(format!(
+                "{value} warps on {target} are {threads} threads a block, more than the {MAX_BLOCK_THREADS} a block holds (its warps are {}-lane wavefronts)",
+                threads / value
+            )));
+        }
+        values.push((target, value));
         Ok(())
     })
+}
+
+/// An error at the first target of `named` that the kernel's own
+/// `targets = "..."` leaves out: its value would never be used (a narrower
+/// `TILE_TARGETS` or the default targets are not the kernel's word, and
+/// leave such values unused without an error).
+pub fn check_built(named: &[(Target, Span)], targets: &[Target]) -> syn::Result<()> {
+    match named.iter().find(|(t, _)| !targets.contains(t)) {
+        Some((target, span)) => Err(err_at(
+            *span,
+            format!(
+                "{target} is not among the kernel's GPU targets ({}); a value of its own would never be used",
+                targets
+                    .iter()
+                    .filter(|t| t.is_gpu())
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
+        None => Ok(()),
+    }
 }

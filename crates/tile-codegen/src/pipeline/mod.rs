@@ -217,6 +217,18 @@ pub enum PipelineError {
         /// The lanes of one of the target's warps.
         lanes: u32,
     },
+    /// A target's blocks would hold no thread.
+    #[error(
+        "kernel `{kernel}` ({label}) asks for 0 warps on {target}; a block needs at least one"
+    )]
+    NoWarps {
+        /// The kernel's name.
+        kernel: String,
+        /// The specialization.
+        label: String,
+        /// The target.
+        target: Target,
+    },
     /// The tile IR's pass pipeline failed (a compiler bug).
     #[error("internal error in the tile IR pipeline: {0}")]
     Passes(String),
@@ -429,12 +441,13 @@ pub fn emulate(
         target,
         error: Box::new(error),
     };
+    check_blocks(func, label, options, &[target])?;
     let (program, _) = Programs::default().for_target(func, label, options, target)?;
     let bytes = gpu::shared_bytes(&program);
     let out = gpu::emit(&program, target, &options.codegen).map_err(failed)?;
     let emulation = emulation::compile(&out.module).map_err(failed)?;
     Ok(Emulated {
-        device: gpu_image(out, bytes, target.block_threads(options.warps_on(target))),
+        device: gpu_image(out, bytes, program.block_threads()),
         emulation,
     })
 }
@@ -549,6 +562,13 @@ fn check_blocks(
     for &target in gpus {
         let num_warps = options.warps_on(target);
         let threads = target.block_threads(num_warps);
+        if threads == 0 {
+            return Err(PipelineError::NoWarps {
+                kernel: f.name.clone(),
+                label: label.to_string(),
+                target,
+            });
+        }
         if threads > MAX_BLOCK_THREADS {
             return Err(PipelineError::TooManyThreads {
                 kernel: f.name.clone(),
@@ -556,7 +576,7 @@ fn check_blocks(
                 target,
                 num_warps,
                 threads,
-                lanes: threads / num_warps.max(1),
+                lanes: threads / num_warps,
             });
         }
         let threads = threads as usize;

@@ -7,7 +7,7 @@
 use super::dump::{self, Dump};
 use super::output::TargetOutput;
 use super::registers::RegisterUsage;
-use super::{lower_for, parallel, resources, Image, Options, PipelineError, Programs, TargetText};
+use super::{parallel, resources, Image, Options, PipelineError, Programs, TargetText};
 use crate::gpu::{self, Emitted};
 use crate::host;
 use crate::target::Target;
@@ -60,8 +60,9 @@ impl Compilation<'_> {
     }
 
     /// Dumps the program of every GPU target, one file per set of tensor
-    /// cores and stages (a second stage count for the same cores, on a
-    /// target with less shared memory, gets a file of its own), and the
+    /// cores, stages and warps (a second stage count for the same cores, on
+    /// a target with less shared memory, or a second warp count, on a
+    /// target with warps of its own, gets a file of its own), and the
     /// portable program.
     fn dump_programs(&self, programs: &mut Programs) -> Result<(), PipelineError> {
         let (func, label) = (self.func, self.label);
@@ -71,30 +72,26 @@ impl Compilation<'_> {
             .copied()
             .filter(Target::is_gpu)
             .collect();
-        let mut dumped: Vec<(TensorCores, u32)> = Vec::new();
+        let mut dumped: Vec<(TensorCores, u32, u32)> = Vec::new();
         for &target in &gpus {
             let (program, stages) = programs.for_target(func, label, self.options, target)?;
             let cores = super::shared_cores(func, target.tensor_cores());
-            if dumped.contains(&(cores, stages)) {
+            let key = (cores, stages, program.num_warps);
+            if dumped.contains(&key) {
                 continue;
             }
-            let name = if dumped.iter().any(|(c, _)| *c == cores) {
-                format!("thread.{}.{stages}-stages.txt", cores_name(cores))
-            } else {
-                thread_file(cores)
-            };
+            let name = program_file(&dumped, key);
             self.dump.text(&name, &program.to_string())?;
-            dumped.push((cores, stages));
+            dumped.push(key);
         }
-        let portable = if gpus.is_empty() {
-            match lower::lower(func, &self.options.lowering(None)) {
-                Ok(program) => program.to_string(),
-                Err(e) => format!("the GPU lowering failed: {e}\n"),
-            }
-        } else if gpus.iter().all(|t| t.tensor_cores() != TensorCores::None) {
-            lower_for(func, label, &self.options.lowering(None))?.to_string()
-        } else {
+        if gpus.iter().any(|t| t.tensor_cores() == TensorCores::None) {
             return Ok(());
+        }
+        // A program that does not lower is reported in its file: the GPU
+        // targets' own programs decide whether the kernel builds.
+        let portable = match lower::lower(func, &self.options.lowering(None)) {
+            Ok(program) => program.to_string(),
+            Err(e) => format!("the GPU lowering failed: {e}\n"),
         };
         self.dump.text(&thread_file(TensorCores::None), &portable)
     }
@@ -173,11 +170,7 @@ impl Compilation<'_> {
         };
         Ok(TargetOutput {
             bounds_checks: out.module.bounds_checks.clone(),
-            image: gpu_image(
-                out,
-                bytes,
-                target.block_threads(self.options.warps_on(target)),
-            ),
+            image: gpu_image(out, bytes, program.block_threads()),
             text,
             host_checks: Vec::new(),
             dumps: files,
@@ -288,5 +281,54 @@ pub(super) fn gpu_image(out: Emitted, shared_memory_bytes: usize, block_threads:
             shared_memory_bytes,
             block_threads,
         },
+    }
+}
+
+/// The dump file of the program lowered for `(cores, stages, warps)`, after
+/// those `dumped`: `thread_file(cores)` for the first of its cores, else
+/// that name with the stages and the warps that tell it apart.
+fn program_file(
+    dumped: &[(TensorCores, u32, u32)],
+    (cores, stages, warps): (TensorCores, u32, u32),
+) -> String {
+    let same_cores: Vec<_> = dumped.iter().filter(|(c, _, _)| *c == cores).collect();
+    if same_cores.is_empty() {
+        return thread_file(cores);
+    }
+    let mut name = format!("thread.{}", cores_name(cores));
+    if same_cores.iter().any(|&&(_, s, _)| s != stages) {
+        name += &format!(".{stages}-stages");
+    }
+    if same_cores.iter().any(|&&(_, _, w)| w != warps) {
+        name += &format!(".{warps}-warps");
+    }
+    name + ".txt"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn program_files_name_what_tells_them_apart() {
+        let mma = TensorCores::MmaSync;
+        assert_eq!(program_file(&[], (mma, 3, 4)), "thread.mma_sync.txt");
+        let one = [(mma, 3, 4)];
+        assert_eq!(
+            program_file(&one, (mma, 2, 4)),
+            "thread.mma_sync.2-stages.txt"
+        );
+        assert_eq!(
+            program_file(&one, (mma, 3, 8)),
+            "thread.mma_sync.8-warps.txt"
+        );
+        assert_eq!(
+            program_file(&one, (mma, 2, 8)),
+            "thread.mma_sync.2-stages.8-warps.txt"
+        );
+        assert_eq!(
+            program_file(&one, (TensorCores::Mfma, 1, 8)),
+            "thread.mfma.txt"
+        );
     }
 }

@@ -155,6 +155,26 @@ fn no_image(spec: &KernelSpec, device: &str, wanted: String, kind: ImageKind) ->
         },
     }
 }
+/// An error unless `image`'s blocks are whole warps of its target (64-lane
+/// wavefronts on CDNA, `gfx9*`; 32 lanes elsewhere), at most 1,024
+/// threads: a launch runs every program instance with these threads.
+pub(super) fn check_block_threads(image: &Image) -> Result<(), String> {
+    let lanes = if image.target.starts_with("gfx9") {
+        64
+    } else {
+        32
+    };
+    let threads = image.block_threads;
+    if threads == 0 || threads > 1024 || !threads.is_multiple_of(lanes) {
+        return Err(format!(
+            "the {} image's blocks are {threads} threads; a block there holds 1 to {} warps of {lanes}",
+            image.target,
+            1024 / lanes
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,6 +213,26 @@ mod tests {
         image(ImageKind::Hsaco, "gfx90a"),
         image(ImageKind::Hsaco, "gfx942"),
     ];
+
+    #[test]
+    fn blocks_are_whole_warps_of_the_target() {
+        let with = |target, block_threads| Image {
+            block_threads,
+            ..image(ImageKind::Hsaco, target)
+        };
+        assert_eq!(check_block_threads(&with("sm_80", 96)), Ok(()));
+        assert_eq!(check_block_threads(&with("gfx1100", 96)), Ok(()));
+        assert_eq!(check_block_threads(&with("gfx942", 256)), Ok(()));
+        assert_eq!(
+            check_block_threads(&with("gfx942", 96)).unwrap_err(),
+            "the gfx942 image's blocks are 96 threads; a block there holds 1 to 16 warps of 64"
+        );
+        assert_eq!(
+            check_block_threads(&with("sm_90", 2048)).unwrap_err(),
+            "the sm_90 image's blocks are 2048 threads; a block there holds 1 to 32 warps of 32"
+        );
+        assert!(check_block_threads(&with("gfx90a", 0)).is_err());
+    }
 
     #[test]
     fn ptx_is_the_highest_sm_not_above_the_capability() {

@@ -270,13 +270,7 @@ pub(crate) fn load(
             (image, loaded, Vec::new())
         }
     };
-    let threads = image.block_threads;
-    if threads == 0 || threads > 1024 || threads % 32 != 0 {
-        return Err(failed(format!(
-            "the {} image's blocks are {threads} threads; a block holds 1 to 32 warps of 32",
-            image.target
-        )));
-    }
+    image::check_block_threads(image).map_err(failed)?;
     Ok(Module {
         context: Arc::clone(context),
         target: image.target,

@@ -16,4 +16,10 @@ fn too_many(out: &mut Tensor<f32>) {
     let pid = program_id(0);
 }
 
+// sm_86 is not built: its stages would never be used.
+#[tile_kernel(num_stages(sm_86 = 2), targets = "sm_80,host")]
+fn not_built(out: &mut Tensor<f32>) {
+    let pid = program_id(0);
+}
+
 fn main() {}

@@ -21,4 +21,10 @@ fn not_a_power_of_two(out: &mut Tensor<f32>) {
     let pid = program_id(0);
 }
 
+// 32 wavefronts of 64 lanes, named for gfx942 itself.
+#[tile_kernel(num_warps(gfx942 = 32))]
+fn too_many_wavefronts(out: &mut Tensor<f32>) {
+    let pid = program_id(0);
+}
+
 fn main() {}
