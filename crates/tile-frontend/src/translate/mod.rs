@@ -14,6 +14,7 @@
 //! reports them all) and this module (statements, blocks and variables).
 
 mod atomic;
+mod branches;
 mod calls;
 mod cast;
 mod combine;

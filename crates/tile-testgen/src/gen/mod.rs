@@ -9,6 +9,7 @@
 //! in one file each: [`elementwise`], [`movement`], [`reduce`], [`control`],
 //! and [`memory`] (parameters, views, indices, loads and stores).
 
+mod atomics;
 mod control;
 mod elementwise;
 mod memory;
