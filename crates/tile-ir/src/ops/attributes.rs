@@ -72,7 +72,7 @@ pub enum DotPrecision {
     /// operands.
     Tensor,
     /// `tf32`, for `f32` operands only: each operand rounded to TF32
-    /// ([`UnaryOp::RoundTf32`]), then as `tensor` (the products of TF32
+    /// ([`UnaryOp::RoundTf32`](super::UnaryOp::RoundTf32)), then as `tensor` (the products of TF32
     /// values are exact in `f32`). Faster than `ieee` on tensor cores, less
     /// accurate: the rounding drops 13 bits of each operand.
     Tf32,
