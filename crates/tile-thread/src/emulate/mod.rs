@@ -30,6 +30,7 @@ mod error;
 mod global;
 mod memory;
 mod mma;
+mod registers;
 mod shared;
 mod shuffle;
 mod tma;
@@ -38,7 +39,7 @@ mod wgmma;
 pub use banks::RunStats;
 pub use error::{EmuError, EmuFault};
 
-use crate::program::{Op, OpId, ParamKind, Program, Reg, Region, ThreadOpKind, WARP_SIZE};
+use crate::program::{Op, OpId, ParamKind, Program, Region, ThreadOpKind, WARP_SIZE};
 use memory::{Global, Shared, Touch};
 use tile_abi::happens::{Sync, ThreadId};
 use tile_abi::print::PrintRecord;
@@ -235,92 +236,6 @@ impl<'a> Emulator<'a> {
             self.run_op(id, op)?;
         }
         Ok(None)
-    }
-
-    fn value(&self, op: OpId, reg: Reg) -> Result<&Vec<Scalar>, EmuError> {
-        self.regs
-            .get(reg.index())
-            .and_then(Option::as_ref)
-            .ok_or_else(|| {
-                self.error(
-                    Some(op),
-                    None,
-                    EmuFault::Malformed(format!("%{} is used before it is defined", reg.index())),
-                )
-            })
-    }
-
-    fn define(&mut self, op: OpId, reg: Reg, values: Vec<Scalar>) -> Result<(), EmuError> {
-        let declared = self.program.dtype(reg);
-        if let Some(bad) = values.iter().find(|v| v.dtype() != declared) {
-            return Err(self.error(
-                Some(op),
-                None,
-                EmuFault::Malformed(format!(
-                    "%{} is declared {declared} but computed as {}",
-                    reg.index(),
-                    bad.dtype()
-                )),
-            ));
-        }
-        match self.regs.get_mut(reg.index()) {
-            Some(slot) => {
-                *slot = Some(values);
-                Ok(())
-            }
-            None => Err(self.error(
-                Some(op),
-                None,
-                EmuFault::Malformed("no such register".into()),
-            )),
-        }
-    }
-
-    /// The operands of `op`, per operand a value per thread.
-    fn operands(&self, id: OpId, op: &Op) -> Result<Vec<Vec<Scalar>>, EmuError> {
-        op.operands
-            .iter()
-            .map(|&r| self.value(id, r).cloned())
-            .collect()
-    }
-
-    /// One value per thread, from `f(thread)`.
-    fn per_thread(
-        &self,
-        id: OpId,
-        mut f: impl FnMut(u32) -> Result<Scalar, EmuFault>,
-    ) -> Result<Vec<Scalar>, EmuError> {
-        (0..self.threads)
-            .map(|t| f(t).map_err(|e| self.error(Some(id), Some(t), e)))
-            .collect()
-    }
-
-    fn uniform(&self, id: OpId, what: &'static str, values: &[Scalar]) -> Result<Scalar, EmuError> {
-        let first = values[0];
-        match values.iter().position(|v| v.to_bits() != first.to_bits()) {
-            None => Ok(first),
-            Some(t) => Err(self.error(
-                Some(id),
-                Some(t as u32),
-                EmuFault::NonUniform {
-                    what,
-                    first: first.to_string(),
-                    thread: t as u32,
-                    other: values[t].to_string(),
-                },
-            )),
-        }
-    }
-
-    fn global(&self, id: OpId, param: usize) -> Result<usize, EmuError> {
-        match self.globals.get(param) {
-            Some(Some(_)) => Ok(param),
-            _ => Err(self.error(
-                Some(id),
-                None,
-                EmuFault::Malformed(format!("parameter {param} is not a tensor")),
-            )),
-        }
     }
 
     fn run_op(&mut self, id: OpId, op: &Op) -> Result<(), EmuError> {

@@ -1,0 +1,109 @@
+//! The emulator's registers: a value per thread for each register, defined
+//! once with its declared dtype, and the reads ops make of them.
+
+use super::{EmuError, EmuFault, Emulator};
+use crate::program::{Op, OpId, Reg};
+use tile_ir::Scalar;
+
+impl Emulator<'_> {
+    /// The value of `reg` per thread.
+    pub(super) fn value(&self, op: OpId, reg: Reg) -> Result<&Vec<Scalar>, EmuError> {
+        self.regs
+            .get(reg.index())
+            .and_then(Option::as_ref)
+            .ok_or_else(|| {
+                self.error(
+                    Some(op),
+                    None,
+                    EmuFault::Malformed(format!("%{} is used before it is defined", reg.index())),
+                )
+            })
+    }
+
+    /// Defines `reg` with a value per thread, of its declared dtype.
+    pub(super) fn define(
+        &mut self,
+        op: OpId,
+        reg: Reg,
+        values: Vec<Scalar>,
+    ) -> Result<(), EmuError> {
+        let declared = self.program.dtype(reg);
+        if let Some(bad) = values.iter().find(|v| v.dtype() != declared) {
+            return Err(self.error(
+                Some(op),
+                None,
+                EmuFault::Malformed(format!(
+                    "%{} is declared {declared} but computed as {}",
+                    reg.index(),
+                    bad.dtype()
+                )),
+            ));
+        }
+        match self.regs.get_mut(reg.index()) {
+            Some(slot) => {
+                *slot = Some(values);
+                Ok(())
+            }
+            None => Err(self.error(
+                Some(op),
+                None,
+                EmuFault::Malformed("no such register".into()),
+            )),
+        }
+    }
+
+    /// The operands of `op`, per operand a value per thread.
+    pub(super) fn operands(&self, id: OpId, op: &Op) -> Result<Vec<Vec<Scalar>>, EmuError> {
+        op.operands
+            .iter()
+            .map(|&r| self.value(id, r).cloned())
+            .collect()
+    }
+
+    /// One value per thread, from `f(thread)`.
+    pub(super) fn per_thread(
+        &self,
+        id: OpId,
+        mut f: impl FnMut(u32) -> Result<Scalar, EmuFault>,
+    ) -> Result<Vec<Scalar>, EmuError> {
+        (0..self.threads)
+            .map(|t| f(t).map_err(|e| self.error(Some(id), Some(t), e)))
+            .collect()
+    }
+
+    /// The one value of `values` when every thread holds it (`what` names it
+    /// in the error otherwise).
+    pub(super) fn uniform(
+        &self,
+        id: OpId,
+        what: &'static str,
+        values: &[Scalar],
+    ) -> Result<Scalar, EmuError> {
+        let first = values[0];
+        match values.iter().position(|v| v.to_bits() != first.to_bits()) {
+            None => Ok(first),
+            Some(t) => Err(self.error(
+                Some(id),
+                Some(t as u32),
+                EmuFault::NonUniform {
+                    what,
+                    first: first.to_string(),
+                    thread: t as u32,
+                    other: values[t].to_string(),
+                },
+            )),
+        }
+    }
+
+    /// `param` when it is a tensor parameter.
+    pub(super) fn global(&self, id: OpId, param: usize) -> Result<usize, EmuError> {
+        match self.globals.get(param) {
+            Some(Some(_)) => Ok(param),
+            _ => Err(self.error(
+                Some(id),
+                None,
+                EmuFault::Malformed(format!("parameter {param} is not a tensor")),
+            )),
+        }
+    }
+}
