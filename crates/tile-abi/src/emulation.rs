@@ -10,8 +10,8 @@
 //! ptr tile_emu_runtime;   // u64 (*)(u32 op, u64 a, u64 b, u64 c, u64 d), set when loaded
 //! ```
 //!
-//! with an [`Op`] and its operands; every load and store of global or
-//! shared memory is preceded by an [`Op::Access`] call that checks it. The
+//! with a [`RuntimeCall`] and its operands; every load and store of global or
+//! shared memory is preceded by a [`RuntimeCall::Access`] call that checks it. The
 //! image exports:
 //!
 //! ```text
@@ -47,7 +47,7 @@ pub type LaunchFn = unsafe extern "C" fn(*const u8);
 /// ones are 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
-pub enum Op {
+pub enum RuntimeCall {
     /// The thread's index in its block along `a` (0, 1, 2).
     ThreadId = 1,
     /// The block's index in the grid along `a`.
@@ -87,7 +87,7 @@ pub enum Op {
     /// PTX `cp.async.cg.shared.global` of 16 bytes: shared address `a`,
     /// global address `b`, `c` bytes read from `b` (the rest of the 16
     /// zero-filled). The copy joins the thread's open group and lands when a
-    /// [`Op::WaitAsync`] completes that group.
+    /// [`RuntimeCall::WaitAsync`] completes that group.
     CopyAsync = 12,
     /// `cp.async.commit_group`: the thread's open group of copies is closed.
     CommitAsync = 13,
@@ -142,51 +142,51 @@ pub enum Op {
     ApproxMath = 26,
 }
 
-/// The most 32-bit words an [`Op::Mma`] buffer holds (WMMA's 8 of A, 8 of
+/// The most 32-bit words a [`RuntimeCall::Mma`] buffer holds (WMMA's 8 of A, 8 of
 /// B and 8 of C).
 pub const MMA_MAX_WORDS: usize = 24;
 
-/// The most D registers an [`Op::Mma`] hands a lane (MFMA 32×32×8's 16).
+/// The most D registers a [`RuntimeCall::Mma`] hands a lane (MFMA 32×32×8's 16).
 pub const MMA_MAX_RESULTS: usize = 16;
 
-impl Op {
+impl RuntimeCall {
     /// Every op.
-    pub const ALL: [Op; 26] = [
-        Op::ThreadId,
-        Op::BlockId,
-        Op::GridDim,
-        Op::BlockDim,
-        Op::Barrier,
-        Op::Shuffle,
-        Op::Bpermute,
-        Op::DispatchPtr,
-        Op::Access,
-        Op::Mma,
-        Op::LdMatrix,
-        Op::CopyAsync,
-        Op::CommitAsync,
-        Op::WaitAsync,
-        Op::Wgmma,
-        Op::WgmmaFence,
-        Op::WgmmaCommit,
-        Op::WgmmaWait,
-        Op::FenceProxyAsync,
-        Op::MbarrierInit,
-        Op::MbarrierExpectTx,
-        Op::MbarrierTryWait,
-        Op::TmaLoad,
-        Op::Atomic,
-        Op::Fence,
-        Op::ApproxMath,
+    pub const ALL: [RuntimeCall; 26] = [
+        RuntimeCall::ThreadId,
+        RuntimeCall::BlockId,
+        RuntimeCall::GridDim,
+        RuntimeCall::BlockDim,
+        RuntimeCall::Barrier,
+        RuntimeCall::Shuffle,
+        RuntimeCall::Bpermute,
+        RuntimeCall::DispatchPtr,
+        RuntimeCall::Access,
+        RuntimeCall::Mma,
+        RuntimeCall::LdMatrix,
+        RuntimeCall::CopyAsync,
+        RuntimeCall::CommitAsync,
+        RuntimeCall::WaitAsync,
+        RuntimeCall::Wgmma,
+        RuntimeCall::WgmmaFence,
+        RuntimeCall::WgmmaCommit,
+        RuntimeCall::WgmmaWait,
+        RuntimeCall::FenceProxyAsync,
+        RuntimeCall::MbarrierInit,
+        RuntimeCall::MbarrierExpectTx,
+        RuntimeCall::MbarrierTryWait,
+        RuntimeCall::TmaLoad,
+        RuntimeCall::Atomic,
+        RuntimeCall::Fence,
+        RuntimeCall::ApproxMath,
     ];
 
     /// The op with code `code`.
-    pub fn from_u32(code: u32) -> Option<Op> {
-        Op::ALL.into_iter().find(|op| *op as u32 == code)
+    pub fn from_u32(code: u32) -> Option<RuntimeCall> {
+        RuntimeCall::ALL.into_iter().find(|op| *op as u32 == code)
     }
 }
 
-/// PTX `shfl.sync` modes, as [`Op::Shuffle`] passes them.
+/// PTX `shfl.sync` modes, as [`RuntimeCall::Shuffle`] passes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u64)]
 pub enum ShuffleMode {
@@ -215,7 +215,7 @@ impl ShuffleMode {
 }
 
 /// The f32 functions GPUs approximate in one instruction (`approx_math`),
-/// as [`Op::ApproxMath`] passes them.
+/// as [`RuntimeCall::ApproxMath`] passes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u64)]
 pub enum ApproxFn {
@@ -261,7 +261,7 @@ impl ApproxFn {
     }
 }
 
-/// The flags of an [`Op::Access`].
+/// The flags of a [`RuntimeCall::Access`].
 pub struct Access;
 
 impl Access {
@@ -275,7 +275,7 @@ impl Access {
     pub const ATOMIC: u64 = 4;
 }
 
-/// The order and scope of an [`Op::Atomic`] or [`Op::Fence`], as one
+/// The order and scope of a [`RuntimeCall::Atomic`] or [`RuntimeCall::Fence`], as one
 /// operand.
 pub struct Ordering;
 
@@ -473,10 +473,10 @@ mod tests {
 
     #[test]
     fn ops_and_modes_decode_to_themselves() {
-        for op in Op::ALL {
-            assert_eq!(Op::from_u32(op as u32), Some(op));
+        for op in RuntimeCall::ALL {
+            assert_eq!(RuntimeCall::from_u32(op as u32), Some(op));
         }
-        assert_eq!(Op::from_u32(0), None);
+        assert_eq!(RuntimeCall::from_u32(0), None);
         assert_eq!(ShuffleMode::from_u64(2), Some(ShuffleMode::Bfly));
         assert_eq!(ShuffleMode::from_u64(4), None);
     }

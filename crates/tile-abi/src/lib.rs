@@ -19,7 +19,8 @@
 //! * [`mma`]: the tensor-core instructions as the emulators model them
 //!   (lane layouts and arithmetic), and [`wgmma`] Hopper's warpgroup ones
 //!   (shared-memory descriptors, canonical layouts, accumulators), and
-//!   [`tma`] its bulk tensor copies (boxes, tensor maps);
+//!   [`tma`] its bulk tensor copies (boxes, tensor maps) and [`mbarrier`]
+//!   the phases of the barriers they complete on;
 //! * [`happens`]: happens-before between a launch's threads (barriers,
 //!   atomics and fences with their orders and scopes), and [`races`] the
 //!   race rule of global memory built on it, which both emulators apply;
@@ -34,6 +35,7 @@ pub mod happens;
 pub mod host;
 pub mod image;
 pub mod isa;
+pub mod mbarrier;
 pub mod mma;
 #[cfg(feature = "object")]
 pub mod object;

@@ -78,7 +78,7 @@ fn count(text: &str, needles: &[&str]) -> usize {
         .count()
 }
 
-fn report(image: &pipeline::Image) -> Result<String, String> {
+fn report(image: &pipeline::CompiledImage) -> Result<String, String> {
     match image.target {
         Target::Nvptx(sm) => {
             let ptx = String::from_utf8_lossy(&image.bytes);

@@ -16,7 +16,7 @@ use tile_ir::assertion::Assertion;
 use tile_ir::interp::{self, Arg, Fault, HostTensor, InterpError};
 use tile_ir::text::parse_function;
 use tile_ir::{verify, DType, Function, Scalar};
-use tile_thread::emulate::{self, EmuFault};
+use tile_thread::emulate::{self, LockstepFault};
 use tile_thread::lower::{lower, LowerOptions};
 
 /// Each program checks that its `block` values lie below `%limit` (a tile
@@ -100,7 +100,7 @@ fn a_false_element_fails_with_the_interpreters_message_and_program() {
         let lowered = lower(&func, &LowerOptions::warps(warps)).unwrap();
         let err = emulate::run(&lowered, [4, 1, 1], &mut args(block, Some(2), 100.0)).unwrap_err();
         match &*err.fault {
-            EmuFault::Assert { id, values, .. } => {
+            LockstepFault::Assert { id, values, .. } => {
                 let assertion = Assertion::find(&func, *id as u32).unwrap();
                 let bits: Vec<i64> = values.iter().map(|v| v.to_bits() as i64).collect();
                 assert_eq!(assertion.report(&bits), message, "lockstep, block {block}");

@@ -12,13 +12,14 @@ use crate::global::{GlobalShadow, Touch};
 use crate::lanes::{bpermute_source, shuffle_source};
 use crate::memory;
 use crate::shadow::{Allocation, Conflict, SharedMemory};
-use crate::tma::Mbarrier;
+use crate::tma::BoxCopy;
 use crate::wgmma::{Sequence, WgmmaCall};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::RefCell;
 use tile_abi::emulation::{Access, LaunchFn, ShuffleMode, MMA_MAX_RESULTS, MMA_MAX_WORDS};
 use tile_abi::happens::ThreadId;
+use tile_abi::mbarrier::Mbarrier;
 use tile_abi::mma::{LdMatrix, MmaKind};
 
 /// The stack of one GPU thread: its kernel's frames, which code compiled
@@ -106,7 +107,7 @@ pub(crate) struct Block {
     pub(crate) sequences: Vec<Sequence>,
     /// The block's mbarriers by shared address, with the TMA copies
     /// completing on them (`tma.rs`).
-    pub(crate) mbarriers: std::collections::HashMap<u64, Mbarrier>,
+    pub(crate) mbarriers: std::collections::HashMap<u64, Mbarrier<BoxCopy>>,
     /// Each running thread's yielder, set when its coroutine starts.
     pub(crate) yielders: Vec<*const Yielder<(), ()>>,
     pub(crate) shared: SharedMemory,

@@ -1,19 +1,19 @@
-//! The runtime's entry point: one arm per [`Op`] an emulation image calls,
+//! The runtime's entry point: one arm per [`RuntimeCall`] an emulation image calls,
 //! on the calling GPU thread of the running block.
 
 use crate::block::{race, stop, suspend, with_block, Wait, WARP};
 use crate::copies::Copy;
 use crate::error::EmuError;
 use crate::wgmma::WgmmaCall;
-use tile_abi::emulation::{Access, ApproxFn, Op, Ordering, ShuffleMode, MMA_MAX_WORDS};
+use tile_abi::emulation::{Access, ApproxFn, Ordering, RuntimeCall, ShuffleMode, MMA_MAX_WORDS};
 use tile_abi::happens::AtomicSync;
 use tile_abi::mma::{Fragment, LdMatrix, MmaKind};
 use tile_abi::wgmma::WgmmaKind;
 
 /// The runtime's entry point, which every replaced intrinsic and every
-/// access check of an image calls ([`tile_abi::emulation::Op`]).
+/// access check of an image calls ([`tile_abi::emulation::RuntimeCall`]).
 pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64 {
-    let Some(op) = Op::from_u32(op) else {
+    let Some(op) = RuntimeCall::from_u32(op) else {
         let place = with_block(|blk| blk.place(Some(blk.current)));
         return stop(EmuError::Malformed {
             place,
@@ -22,13 +22,17 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
     };
     let axis = a as usize;
     match op {
-        Op::ThreadId => with_block(|blk| if axis == 0 { u64::from(blk.current) } else { 0 }),
-        Op::BlockId => with_block(|blk| blk.block.get(axis).map_or(0, |&v| u64::from(v))),
-        Op::GridDim => with_block(|blk| blk.grid.get(axis).map_or(1, |&v| u64::from(v))),
-        Op::BlockDim => with_block(|blk| if axis == 0 { u64::from(blk.threads) } else { 1 }),
-        Op::DispatchPtr => with_block(|blk| blk.packet.as_ptr() as u64),
-        Op::Barrier => suspend(Wait::Barrier),
-        Op::Shuffle => {
+        RuntimeCall::ThreadId => {
+            with_block(|blk| if axis == 0 { u64::from(blk.current) } else { 0 })
+        }
+        RuntimeCall::BlockId => with_block(|blk| blk.block.get(axis).map_or(0, |&v| u64::from(v))),
+        RuntimeCall::GridDim => with_block(|blk| blk.grid.get(axis).map_or(1, |&v| u64::from(v))),
+        RuntimeCall::BlockDim => {
+            with_block(|blk| if axis == 0 { u64::from(blk.threads) } else { 1 })
+        }
+        RuntimeCall::DispatchPtr => with_block(|blk| blk.packet.as_ptr() as u64),
+        RuntimeCall::Barrier => suspend(Wait::Barrier),
+        RuntimeCall::Shuffle => {
             let mask = (a >> 32) as u32;
             let mode = ShuffleMode::from_u64(a & 0xffff_ffff);
             match mode {
@@ -51,7 +55,7 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
                 }
             }
         }
-        Op::ApproxMath => match ApproxFn::from_u64(a) {
+        RuntimeCall::ApproxMath => match ApproxFn::from_u64(a) {
             Some(f) => {
                 let (x, y) = (f32::from_bits(b as u32), f32::from_bits(c as u32));
                 u64::from(f.model(x, y).to_bits())
@@ -64,11 +68,11 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
                 })
             }
         },
-        Op::Bpermute => suspend(Wait::Bpermute {
+        RuntimeCall::Bpermute => suspend(Wait::Bpermute {
             address: a as u32,
             value: b as u32,
         }),
-        Op::CopyAsync => {
+        RuntimeCall::CopyAsync => {
             if c > 16 {
                 let place = with_block(|blk| blk.place(Some(blk.current)));
                 return stop(EmuError::Malformed {
@@ -97,19 +101,19 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
                 }
             }
         }
-        Op::MbarrierInit => match with_block(|blk| blk.mbarrier_init(a, b)) {
+        RuntimeCall::MbarrierInit => match with_block(|blk| blk.mbarrier_init(a, b)) {
             Ok(()) => 0,
             Err(error) => stop(error),
         },
-        Op::MbarrierExpectTx => match with_block(|blk| blk.mbarrier_expect_tx(a, b)) {
+        RuntimeCall::MbarrierExpectTx => match with_block(|blk| blk.mbarrier_expect_tx(a, b)) {
             Ok(()) => 0,
             Err(error) => stop(error),
         },
-        Op::MbarrierTryWait => match with_block(|blk| blk.mbarrier_try_wait(a, b)) {
+        RuntimeCall::MbarrierTryWait => match with_block(|blk| blk.mbarrier_try_wait(a, b)) {
             Ok(ready) => ready,
             Err(error) => stop(error),
         },
-        Op::TmaLoad => {
+        RuntimeCall::TmaLoad => {
             let (c0, c1) = (
                 i64::from(c as u32 as i32),
                 i64::from((c >> 32) as u32 as i32),
@@ -117,13 +121,13 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
             // SAFETY: the image's replacement of the bulk copy passes the
             // address of its by-value tensor-map parameter, the launch's
             // argument bytes, alive while the block runs
-            // (tile_abi::emulation::Op::TmaLoad).
+            // (tile_abi::emulation::RuntimeCall::TmaLoad).
             match with_block(|blk| unsafe { blk.tma_load(a, b, (c0, c1), d) }) {
                 Ok(()) => 0,
                 Err(error) => stop(error),
             }
         }
-        Op::Atomic => {
+        RuntimeCall::Atomic => {
             let (order, scope) = Ordering::decode(b);
             with_block(|blk| {
                 let who = blk.who();
@@ -136,7 +140,7 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
             });
             0
         }
-        Op::Fence => {
+        RuntimeCall::Fence => {
             let (order, scope) = Ordering::decode(a);
             with_block(|blk| {
                 let who = blk.who();
@@ -144,11 +148,11 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
             });
             0
         }
-        Op::CommitAsync => {
+        RuntimeCall::CommitAsync => {
             with_block(|blk| blk.copies[blk.current as usize].commit());
             0
         }
-        Op::WaitAsync => {
+        RuntimeCall::WaitAsync => {
             let failed = with_block(|blk| {
                 let thread = blk.current;
                 // SAFETY: every copy was checked when issued, and the block's
@@ -165,7 +169,7 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
                 None => 0,
             }
         }
-        Op::LdMatrix => match LdMatrix::from_code(b) {
+        RuntimeCall::LdMatrix => match LdMatrix::from_code(b) {
             Some(shape) => {
                 let lane = with_block(|blk| blk.current % WARP) as usize;
                 if lane < shape.address_lanes() {
@@ -179,7 +183,7 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
                 let regs = with_block(|blk| blk.fragments[blk.current as usize]);
                 // SAFETY: the image's replacement of the ldmatrix intrinsic
                 // passes the address of its own 4-word stack buffer, alive
-                // and unaliased for this call (tile_abi::emulation::Op::LdMatrix).
+                // and unaliased for this call (tile_abi::emulation::RuntimeCall::LdMatrix).
                 unsafe {
                     std::ptr::copy_nonoverlapping(
                         regs.as_ptr(),
@@ -197,7 +201,7 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
                 })
             }
         },
-        Op::Mma => match MmaKind::from_u64(b) {
+        RuntimeCall::Mma => match MmaKind::from_u64(b) {
             Some(kind) if c != 0 => {
                 let place = with_block(|blk| blk.place(Some(blk.current)));
                 stop(EmuError::Malformed {
@@ -215,7 +219,7 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
                 // SAFETY: the image's replacement of the mma intrinsic passes
                 // the address of its own stack buffer of the kind's words,
                 // alive and unaliased for this call
-                // (tile_abi::emulation::Op::Mma).
+                // (tile_abi::emulation::RuntimeCall::Mma).
                 unsafe { std::ptr::copy_nonoverlapping(buffer, words.as_mut_ptr(), len) };
                 suspend(Wait::Mma { kind, words });
                 let d = with_block(|blk| blk.fragments[blk.current as usize]);
@@ -231,7 +235,7 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
                 })
             }
         },
-        Op::Wgmma => {
+        RuntimeCall::Wgmma => {
             let (kind, scale) = (WgmmaKind::from_code(d & 0xffff_ffff), d >> 32);
             let Some(kind) = kind.filter(|_| scale <= 1) else {
                 let place = with_block(|blk| blk.place(Some(blk.current)));
@@ -259,23 +263,23 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
             }));
             0
         }
-        Op::WgmmaFence => with_block(|blk| {
+        RuntimeCall::WgmmaFence => with_block(|blk| {
             blk.sequences[blk.current as usize].fence();
             0
         }),
-        Op::WgmmaCommit => with_block(|blk| {
+        RuntimeCall::WgmmaCommit => with_block(|blk| {
             blk.sequences[blk.current as usize].commit();
             0
         }),
-        Op::WgmmaWait => with_block(|blk| {
+        RuntimeCall::WgmmaWait => with_block(|blk| {
             blk.sequences[blk.current as usize].wait(a);
             0
         }),
-        Op::FenceProxyAsync => with_block(|blk| {
+        RuntimeCall::FenceProxyAsync => with_block(|blk| {
             blk.shared.fence_proxy(blk.current);
             0
         }),
-        Op::Access => match with_block(|blk| blk.check_access(a, b, c, d)) {
+        RuntimeCall::Access => match with_block(|blk| blk.check_access(a, b, c, d)) {
             None => 0,
             Some(error) => stop(error),
         },

@@ -10,35 +10,29 @@
 //!   stand-ins and the launchers of emulation images pass), reads the box
 //!   now (every element inside the tensor checked as a global load), and
 //!   marks its destination in flight: any access before it lands races.
-//! * `try_wait.parity` of a phase already over succeeds. Otherwise the
-//!   phase must be able to finish now (threads run one at a time here, so a
-//!   thread cannot spin while another arrives): no arrival missing and the
-//!   copies exactly the bytes expected. Its copies then land, as writes of
-//!   the asynchronous proxy, and the phase advances. A phase that cannot
-//!   finish is an error: the block would hang on a GPU.
+//! * `try_wait.parity` follows the phases of `tile_abi::mbarrier`: a phase
+//!   already over succeeds; otherwise the current one must finish now, its
+//!   copies then land, as writes of the asynchronous proxy.
 
 use crate::block::{race, Block};
 use crate::error::EmuError;
 use crate::memory;
 use tile_abi::emulation::Access;
+use tile_abi::mbarrier::{InFlight, Mbarrier, NeverReturns, Wait};
 use tile_abi::tma::{TensorMap, MAP_BYTES};
-
-/// One mbarrier's state.
-#[derive(Clone, Debug)]
-pub(crate) struct Mbarrier {
-    count: u64,
-    pending: u64,
-    tx: u64,
-    phase: u64,
-    copies: Vec<BoxCopy>,
-}
 
 /// A box in flight: its bytes, in destination order, from `dst` on.
 #[derive(Clone, Debug)]
-struct BoxCopy {
+pub(crate) struct BoxCopy {
     dst: u64,
     bytes: Vec<u8>,
     thread: u32,
+}
+
+impl InFlight for BoxCopy {
+    fn bytes(&self) -> u64 {
+        self.bytes.len() as u64
+    }
 }
 
 impl Block {
@@ -61,19 +55,12 @@ impl Block {
                 "the mbarrier at {address:#x} is initialized again while valid (the PTX ISA makes that undefined: an mbarrier is invalidated first)"
             )));
         }
-        let barrier = Mbarrier {
-            count,
-            pending: count,
-            tx: 0,
-            phase: 0,
-            copies: Vec::new(),
-        };
-        self.mbarriers.insert(address, barrier);
+        self.mbarriers.insert(address, Mbarrier::new(count));
         Ok(())
     }
 
     /// The barrier at `address`, read by the current thread.
-    fn barrier(&mut self, address: u64) -> Result<&mut Mbarrier, EmuError> {
+    fn barrier(&mut self, address: u64) -> Result<&mut Mbarrier<BoxCopy>, EmuError> {
         if let Some(error) = self.check_access(address, 8, 8, Access::SHARED) {
             return Err(error);
         }
@@ -87,14 +74,11 @@ impl Block {
 
     /// `mbarrier.arrive.expect_tx` of `bytes` at the barrier at `address`.
     pub(crate) fn mbarrier_expect_tx(&mut self, address: u64, bytes: u64) -> Result<(), EmuError> {
-        let barrier = self.barrier(address)?;
-        if barrier.pending == 0 {
+        if self.barrier(address)?.arrive_expect_tx(bytes).is_err() {
             return Err(self.tma_error(format!(
                 "the mbarrier at {address:#x} is arrived at more often than its count"
             )));
         }
-        barrier.pending -= 1;
-        barrier.tx += bytes;
         Ok(())
     }
 
@@ -155,28 +139,26 @@ impl Block {
         self.shared
             .start_copy(region, offset, tma_box.bytes(), thread);
         let copy = BoxCopy { dst, bytes, thread };
-        self.barrier(bar)?.copies.push(copy);
+        self.barrier(bar)?.complete_on(copy);
         Ok(())
     }
 
     /// `mbarrier.try_wait.parity` of the barrier at `address` for parity
     /// `parity`: 1 once that phase is over (see the module docs).
     pub(crate) fn mbarrier_try_wait(&mut self, address: u64, parity: u64) -> Result<u64, EmuError> {
-        let barrier = self.barrier(address)?;
-        if barrier.phase % 2 != parity % 2 {
-            return Ok(1);
-        }
-        let copied: u64 = barrier.copies.iter().map(|c| c.bytes.len() as u64).sum();
-        if barrier.pending != 0 || copied != barrier.tx {
-            let (pending, tx) = (barrier.pending, barrier.tx);
-            return Err(self.tma_error(format!(
-                "the wait on the mbarrier at {address:#x} for phase parity {parity} never returns: {pending} arrivals missing, {tx} bytes expected and {copied} copied"
-            )));
-        }
-        let landing = std::mem::take(&mut barrier.copies);
-        barrier.phase += 1;
-        barrier.pending = barrier.count;
-        barrier.tx = 0;
+        let landing = match self.barrier(address)?.wait(parity) {
+            Ok(Wait::Over) => return Ok(1),
+            Ok(Wait::Finished(landing)) => landing,
+            Err(NeverReturns {
+                pending,
+                expected,
+                copied,
+            }) => {
+                return Err(self.tma_error(format!(
+                    "the wait on the mbarrier at {address:#x} for phase parity {parity} never returns: {pending} arrivals missing, {expected} bytes expected and {copied} copied"
+                )))
+            }
+        };
         for copy in landing {
             // SAFETY: the destination was checked as a store into the
             // block's shared memory when the copy was issued.

@@ -152,7 +152,7 @@ impl Block {
                     // SAFETY: the image's replacement of wgmma passes the
                     // address of its own stack buffer of the kind's
                     // accumulators, alive and unaliased while its thread
-                    // waits in this call (tile_abi::emulation::Op::Wgmma).
+                    // waits in this call (tile_abi::emulation::RuntimeCall::Wgmma).
                     unsafe {
                         std::ptr::copy_nonoverlapping(
                             c.buffer as *const f32,

@@ -5,7 +5,7 @@
 
 use tile_ir::interp::{Arg, HostTensor};
 use tile_ir::{BinaryOp, DType, Scalar, TensorType};
-use tile_thread::emulate::{self, EmuFault};
+use tile_thread::emulate::{self, LockstepFault};
 use tile_thread::program::{Param, ParamKind, Program, Reg, ShuffleMode, ThreadOpKind};
 
 /// Appends an op to the program's body; returns its results.
@@ -337,7 +337,7 @@ fn write_after_read_without_barrier_is_a_race() {
     let err = emulate::run(&p, [1, 1, 1], &mut x(1)).unwrap_err();
     assert!(matches!(
         *err.fault,
-        EmuFault::SharedRace {
+        LockstepFault::SharedRace {
             index: 0,
             access: "write",
             earlier_access: "read",
@@ -380,7 +380,7 @@ fn uninitialized_shared_read() {
     let err = emulate::run(&p, [1, 1, 1], &mut x(1)).unwrap_err();
     assert!(matches!(
         *err.fault,
-        EmuFault::SharedOutOfBounds {
+        LockstepFault::SharedOutOfBounds {
             alloc: 1,
             index: 8,
             len: 8
@@ -506,10 +506,10 @@ fn malformed_programs_are_errors_not_panics() {
         DType::I32,
     );
     let err = emulate::run(&p, [1, 1, 1], &mut x(1)).unwrap_err();
-    assert!(matches!(*err.fault, EmuFault::Malformed(_)), "{err}");
+    assert!(matches!(*err.fault, LockstepFault::Malformed(_)), "{err}");
     // Arguments that do not match the parameters.
     let err = emulate::run(&p, [1, 1, 1], &mut []).unwrap_err();
-    assert!(matches!(*err.fault, EmuFault::Malformed(_)), "{err}");
+    assert!(matches!(*err.fault, LockstepFault::Malformed(_)), "{err}");
     // A shuffle of a width that is not a power of two.
     let (mut p, tid) = program();
     one(
@@ -522,7 +522,7 @@ fn malformed_programs_are_errors_not_panics() {
         DType::I32,
     );
     let err = emulate::run(&p, [1, 1, 1], &mut x(1)).unwrap_err();
-    assert!(matches!(*err.fault, EmuFault::Malformed(_)), "{err}");
+    assert!(matches!(*err.fault, LockstepFault::Malformed(_)), "{err}");
 }
 
 /// `ldmatrix` rows must start on 16 bytes, lie in the allocation and have
@@ -603,7 +603,7 @@ fn ldmatrix_rows_are_checked() {
     assert!(
         matches!(
             *err.fault,
-            EmuFault::MisalignedMatrixRow { alloc: 0, index: 1 }
+            LockstepFault::MisalignedMatrixRow { alloc: 0, index: 1 }
         ),
         "{err}"
     );
@@ -628,7 +628,7 @@ fn ldmatrix_rows_are_checked() {
     assert!(
         matches!(
             *err.fault,
-            EmuFault::SharedOutOfBounds {
+            LockstepFault::SharedOutOfBounds {
                 alloc: 0,
                 index: 256,
                 ..

@@ -6,7 +6,7 @@
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
 use tile_ir::{samples, DType};
-use tile_thread::emulate::{self, EmuFault};
+use tile_thread::emulate::{self, LockstepFault};
 use tile_thread::lower::{lower, LowerOptions};
 
 /// Copies `[5, 6]` tiles of `x` to `out`; `load` and `store` name the ops
@@ -91,7 +91,7 @@ fn an_out_of_range_unmasked_store_touches_nothing() {
     assert_eq!(program.to_string().matches("check.bounds").count(), 1);
     let mut actual = args(8);
     let err = emulate::run(&program, [2, 1, 1], &mut actual).unwrap_err();
-    assert!(matches!(&*err.fault, EmuFault::BoundsCheck { index, .. } if index == &[1, 0]));
+    assert!(matches!(&*err.fault, LockstepFault::BoundsCheck { index, .. } if index == &[1, 0]));
     assert_eq!(&out(&actual)[30..], &[-1.0; 18]);
 }
 
@@ -106,7 +106,10 @@ fn the_unsafe_mode_carries_no_checks() {
     // Unchecked, the access runs and the emulator catches it past the tensor.
     let err = emulate::run(&program, [2, 1, 1], &mut args(8)).unwrap_err();
     assert!(
-        matches!(&*err.fault, EmuFault::GlobalOutOfBounds { address: 48, .. }),
+        matches!(
+            &*err.fault,
+            LockstepFault::GlobalOutOfBounds { address: 48, .. }
+        ),
         "{err}"
     );
 }

@@ -543,7 +543,7 @@ fn a_pipeline_that_waits_too_little_is_caught() {
     ];
     let error = emulate::run(&program, [2, 2, 1], &mut args).unwrap_err();
     assert!(
-        matches!(*error.fault, emulate::EmuFault::CopyInFlight { .. }),
+        matches!(*error.fault, emulate::LockstepFault::CopyInFlight { .. }),
         "{error}"
     );
 }

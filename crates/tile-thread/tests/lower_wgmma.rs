@@ -9,7 +9,7 @@ mod tensor_check;
 
 use tile_ir::{samples, DType};
 use tile_testgen::inputs::{tensor_of, zeros};
-use tile_thread::emulate::{self, EmuFault};
+use tile_thread::emulate::{self, LockstepFault};
 use tile_thread::lower::{lower, LowerOptions, TensorCores};
 use tile_thread::{Program, ThreadOpKind};
 
@@ -103,7 +103,7 @@ fn a_wgmma_without_the_proxy_fence_is_caught() {
     ];
     let error = emulate::run(&program, [1, 1, 1], &mut args).unwrap_err();
     assert!(
-        matches!(*error.fault, EmuFault::UnfencedAsyncRead { .. }),
+        matches!(*error.fault, LockstepFault::UnfencedAsyncRead { .. }),
         "{error}"
     );
 }
@@ -232,14 +232,17 @@ fn tma_copies_are_read_only_after_their_phase() {
     let mut no_wait = program.clone();
     no_wait.ops[wait].kind = ThreadOpKind::FenceProxyAsync;
     no_wait.ops[wait].operands.clear();
-    assert!(matches!(run(&no_wait), EmuFault::CopyInFlight { .. }));
+    assert!(matches!(run(&no_wait), LockstepFault::CopyInFlight { .. }));
     let mut other_parity = program.clone();
     other_parity.ops[wait].operands[1] = one;
-    assert!(matches!(run(&other_parity), EmuFault::CopyInFlight { .. }));
+    assert!(matches!(
+        run(&other_parity),
+        LockstepFault::CopyInFlight { .. }
+    ));
     let mut too_few = program.clone();
     too_few.ops[expect].operands[1] = one;
     match run(&too_few) {
-        EmuFault::Mbarrier(why) => assert_eq!(
+        LockstepFault::Mbarrier(why) => assert_eq!(
             why,
             "the wait on @s2[0] for phase parity 0 never returns: 0 arrivals missing, 1 bytes expected and 16384 copied"
         ),
@@ -268,7 +271,7 @@ fn an_mbarrier_is_initialized_once() {
     program.body.ops.insert(position + 1, again);
     let mut args = operands(DType::F16, (64, 128, 64));
     match *emulate::run(&program, [1, 1, 1], &mut args).unwrap_err().fault {
-        EmuFault::Mbarrier(why) => assert_eq!(
+        LockstepFault::Mbarrier(why) => assert_eq!(
             why,
             "@s2[0] is initialized again while valid (the PTX ISA makes that undefined: an mbarrier is invalidated first)"
         ),

@@ -1,6 +1,6 @@
 //! The GPU module's inline PTX (`crate::gpu::asm`) and what replaces each
 //! snippet: a function of the same type that calls the runtime's entry
-//! point with an [`Op`].
+//! point with a [`RuntimeCall`].
 //!
 //! A call of inline assembly prints as `asm [sideeffect] "<template>",
 //! "<constraints>"(<args>)`; the two strings are read back into an [`Asm`]
@@ -15,7 +15,7 @@
 use crate::gpu::Asm;
 use crate::EmitError;
 use std::collections::BTreeMap;
-use tile_abi::emulation::{Op, Ordering, RUNTIME_SYMBOL};
+use tile_abi::emulation::{Ordering, RuntimeCall, RUNTIME_SYMBOL};
 use tile_ir::{MemOrder, MemScope};
 
 /// How a call of inline assembly starts in LLVM's printed IR, with side
@@ -71,7 +71,7 @@ fn definition(name: &str, asm: Asm) -> String {
     let values = asm.values();
     let mut params: Vec<String> = (0..values).map(|i| format!("float %v{i}")).collect();
     let mut body = String::new();
-    let runtime = |body: &mut String, op: Op, operands: [&str; 4]| {
+    let runtime = |body: &mut String, op: RuntimeCall, operands: [&str; 4]| {
         body.push_str(&format!(
             "  %f = load ptr, ptr @{RUNTIME_SYMBOL}\n  %r = call i64 %f(i32 {}, i64 {}, i64 {}, i64 {}, i64 {})\n",
             op as u32, operands[0], operands[1], operands[2], operands[3]
@@ -98,7 +98,11 @@ fn definition(name: &str, asm: Asm) -> String {
                 "  %addr = ptrtoint ptr %buf to i64\n  %nz = icmp ne i32 %scale, 0\n  %s = zext i1 %nz to i64\n  %sh = shl i64 %s, 32\n  %code = or i64 %sh, {}\n",
                 kind.code()
             ));
-            runtime(&mut body, Op::Wgmma, ["%addr", "%da", "%db", "%code"]);
+            runtime(
+                &mut body,
+                RuntimeCall::Wgmma,
+                ["%addr", "%da", "%db", "%code"],
+            );
             for (i, r) in results.iter_mut().enumerate() {
                 body.push_str(&format!("  %d{i} = load float, ptr %a{i}, align 4\n"));
                 *r = format!("%d{i}");
@@ -106,11 +110,11 @@ fn definition(name: &str, asm: Asm) -> String {
         }
         Asm::WgmmaWait { pending, .. } => {
             let pending = pending.to_string();
-            runtime(&mut body, Op::WgmmaWait, [&pending, "0", "0", "0"]);
+            runtime(&mut body, RuntimeCall::WgmmaWait, [&pending, "0", "0", "0"]);
         }
-        Asm::WgmmaFence => runtime(&mut body, Op::WgmmaFence, ["0"; 4]),
-        Asm::WgmmaCommit => runtime(&mut body, Op::WgmmaCommit, ["0"; 4]),
-        Asm::FenceProxyAsync => runtime(&mut body, Op::FenceProxyAsync, ["0"; 4]),
+        Asm::WgmmaFence => runtime(&mut body, RuntimeCall::WgmmaFence, ["0"; 4]),
+        Asm::WgmmaCommit => runtime(&mut body, RuntimeCall::WgmmaCommit, ["0"; 4]),
+        Asm::FenceProxyAsync => runtime(&mut body, RuntimeCall::FenceProxyAsync, ["0"; 4]),
         // Grids run one after another on the emulation target: the grids a
         // launch depends on are done before it starts.
         Asm::GridDepControl { .. } => {}
@@ -118,17 +122,25 @@ fn definition(name: &str, asm: Asm) -> String {
             // `fence.sc` is `fence.acq_rel` to the emulators' model.
             let scope = if gpu { MemScope::Gpu } else { MemScope::Cta };
             let flags = Ordering::encode(MemOrder::AcqRel, scope).to_string();
-            runtime(&mut body, Op::Fence, [&flags, "0", "0", "0"]);
+            runtime(&mut body, RuntimeCall::Fence, [&flags, "0", "0", "0"]);
         }
         Asm::MbarrierExpectTx => {
             params.extend(["i64 %bar".into(), "i32 %bytes".into()]);
             body.push_str("  %n = zext i32 %bytes to i64\n");
-            runtime(&mut body, Op::MbarrierExpectTx, ["%bar", "%n", "0", "0"]);
+            runtime(
+                &mut body,
+                RuntimeCall::MbarrierExpectTx,
+                ["%bar", "%n", "0", "0"],
+            );
         }
         Asm::MbarrierTryWait => {
             params.extend(["i64 %bar".into(), "i32 %parity".into()]);
             body.push_str("  %p = zext i32 %parity to i64\n");
-            runtime(&mut body, Op::MbarrierTryWait, ["%bar", "%p", "0", "0"]);
+            runtime(
+                &mut body,
+                RuntimeCall::MbarrierTryWait,
+                ["%bar", "%p", "0", "0"],
+            );
             body.push_str("  %ready = trunc i64 %r to i32\n");
             return format!(
                 "define internal i32 @{name}({}) {{\n{body}  ret i32 %ready\n}}\n",
@@ -144,11 +156,15 @@ fn definition(name: &str, asm: Asm) -> String {
                 "i64 %bar".into(),
             ]);
             body.push_str("  %x = zext i32 %c0 to i64\n  %y0 = zext i32 %c1 to i64\n  %y = shl i64 %y0, 32\n  %xy = or i64 %x, %y\n");
-            runtime(&mut body, Op::TmaLoad, ["%dst", "%map", "%xy", "%bar"]);
+            runtime(
+                &mut body,
+                RuntimeCall::TmaLoad,
+                ["%dst", "%map", "%xy", "%bar"],
+            );
         }
         Asm::MmaFp8(kind) => {
             // The instruction's words, A and B registers then C, as an
-            // `Op::Mma` buffer (the one `mma.sync` intrinsics use); D comes
+            // `RuntimeCall::Mma` buffer (the one `mma.sync` intrinsics use); D comes
             // back in C's words.
             let words = kind.words();
             let operands = words - values;
@@ -167,7 +183,7 @@ fn definition(name: &str, asm: Asm) -> String {
             }
             body.push_str("  %addr = ptrtoint ptr %buf to i64\n");
             let code = (kind as u64).to_string();
-            runtime(&mut body, Op::Mma, ["%addr", &code, "0", "0"]);
+            runtime(&mut body, RuntimeCall::Mma, ["%addr", &code, "0", "0"]);
             for (i, r) in results.iter_mut().enumerate() {
                 body.push_str(&format!("  %d{i} = load float, ptr %c{i}, align 4\n"));
                 *r = format!("%d{i}");
@@ -248,7 +264,7 @@ mod tests {
         );
         assert!(definitions.contains(&format!(
             "call i64 %f(i32 {}, i64 0,",
-            Op::FenceProxyAsync as u32
+            RuntimeCall::FenceProxyAsync as u32
         )));
         assert!(definitions.contains(
             "define internal { float, float } @tile_emu.wgmma.wait.0.2(float %v0, float %v1) {"

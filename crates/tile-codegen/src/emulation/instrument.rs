@@ -1,16 +1,16 @@
 //! Checks of every access to global and shared memory: before each load,
 //! store, atomic read-modify-write and compare-exchange through a pointer
 //! of address space 1 (global) or 3 (shared), a call of the runtime's
-//! [`Op::Access`] with the address, the bytes, the instruction's alignment
+//! [`RuntimeCall::Access`] with the address, the bytes, the instruction's alignment
 //! and whether it writes or is atomic. The runtime refuses an access
 //! outside every allocation, or misaligned (as hardware refuses a
 //! misaligned `ld.v4`), and tracks shared memory and, between blocks,
 //! global memory for races; a refused access never happens.
 //!
-//! After every atomic access of global memory, a call of [`Op::Atomic`]
+//! After every atomic access of global memory, a call of [`RuntimeCall::Atomic`]
 //! with its address, order and scope and whether it wrote (a
 //! compare-and-swap: whether it swapped); after every `fence`, one of
-//! [`Op::Fence`]: the runtime's happens-before follows them. The scope is
+//! [`RuntimeCall::Fence`]: the runtime's happens-before follows them. The scope is
 //! the instruction's `syncscope` (`workgroup`, `wavefront`, `singlethread`
 //! are the block's; none, `agent` and `one-as` variants the device's), which
 //! the C API of LLVM 19 does not expose: it is read from the printed
@@ -28,7 +28,7 @@ use inkwell::values::{
     InstructionValue, IntValue,
 };
 use inkwell::{AddressSpace, AtomicOrdering};
-use tile_abi::emulation::{Access, Op, Ordering, RUNTIME_SYMBOL};
+use tile_abi::emulation::{Access, Ordering, RuntimeCall, RUNTIME_SYMBOL};
 use tile_ir::{MemOrder, MemScope};
 
 /// LLVM's address space of global memory on both GPU targets.
@@ -79,14 +79,26 @@ fn instrument_function<'ctx>(
                     let flags = i64t.const_int(ordering_of(&inst), false);
                     let wrote = wrote(ctx, b, &inst)?;
                     let zero = i64t.const_zero();
-                    call_runtime(ctx, module, b, Op::Atomic, [address, flags, wrote, zero])?;
+                    call_runtime(
+                        ctx,
+                        module,
+                        b,
+                        RuntimeCall::Atomic,
+                        [address, flags, wrote, zero],
+                    )?;
                 }
             } else if let (InstructionOpcode::Fence, Some(after)) = (inst.get_opcode(), after) {
                 b.position_before(&after);
                 let i64t = ctx.i64_type();
                 let flags = i64t.const_int(ordering_of(&inst), false);
                 let zero = i64t.const_zero();
-                call_runtime(ctx, module, b, Op::Fence, [flags, zero, zero, zero])?;
+                call_runtime(
+                    ctx,
+                    module,
+                    b,
+                    RuntimeCall::Fence,
+                    [flags, zero, zero, zero],
+                )?;
             }
         }
     }
@@ -239,7 +251,7 @@ fn call_check<'ctx>(
         i64t.const_int(u64::from(access.align), false),
         i64t.const_int(access.flags, false),
     ];
-    call_runtime(ctx, module, b, Op::Access, operands)
+    call_runtime(ctx, module, b, RuntimeCall::Access, operands)
 }
 
 /// `runtime(op, a, b, c, d)` at the builder's position.
@@ -247,7 +259,7 @@ fn call_runtime<'ctx>(
     ctx: &'ctx Context,
     module: &Module<'ctx>,
     b: &Builder<'ctx>,
-    op: Op,
+    op: RuntimeCall,
     operands: [IntValue<'ctx>; 4],
 ) -> Result<(), EmitError> {
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());

@@ -1,5 +1,5 @@
 //! The GPU targets' intrinsics and what replaces each: a function of the
-//! same type that calls the runtime's entry point with an [`Op`].
+//! same type that calls the runtime's entry point with a [`RuntimeCall`].
 //!
 //! The replacement is made on the module's text, where an intrinsic is a
 //! unique symbol (`@llvm.nvvm.barrier0(`): every call is redirected to
@@ -9,7 +9,7 @@
 //! instruction a GPU receives.
 
 use crate::EmitError;
-use tile_abi::emulation::{ApproxFn, Op, ShuffleMode, RUNTIME_SYMBOL};
+use tile_abi::emulation::{ApproxFn, RuntimeCall, ShuffleMode, RUNTIME_SYMBOL};
 use tile_abi::mma::{Fragment, LdMatrix, MmaKind};
 
 /// One replaced intrinsic.
@@ -24,7 +24,7 @@ struct Replacement {
     /// address).
     params: &'static [&'static str],
     /// The op and its four operands.
-    op: Op,
+    op: RuntimeCall,
     operands: [Operand; 4],
 }
 
@@ -45,7 +45,7 @@ const AXES: [(&str, u64); 3] = [("x", 0), ("y", 1), ("z", 2)];
 /// Every intrinsic the emulation target models.
 fn table() -> Vec<Replacement> {
     use Operand::{Const, ModeAndMask, Param};
-    let index = |intrinsic: String, op: Op, axis: u64| Replacement {
+    let index = |intrinsic: String, op: RuntimeCall, axis: u64| Replacement {
         intrinsic,
         ret: "i32",
         params: &[],
@@ -55,10 +55,10 @@ fn table() -> Vec<Replacement> {
     let mut table = Vec::new();
     for (name, axis) in AXES {
         for (sreg, op) in [
-            ("tid", Op::ThreadId),
-            ("ctaid", Op::BlockId),
-            ("nctaid", Op::GridDim),
-            ("ntid", Op::BlockDim),
+            ("tid", RuntimeCall::ThreadId),
+            ("ctaid", RuntimeCall::BlockId),
+            ("nctaid", RuntimeCall::GridDim),
+            ("ntid", RuntimeCall::BlockDim),
         ] {
             table.push(index(
                 format!("llvm.nvvm.read.ptx.sreg.{sreg}.{name}"),
@@ -68,12 +68,12 @@ fn table() -> Vec<Replacement> {
         }
         table.push(index(
             format!("llvm.amdgcn.workitem.id.{name}"),
-            Op::ThreadId,
+            RuntimeCall::ThreadId,
             axis,
         ));
         table.push(index(
             format!("llvm.amdgcn.workgroup.id.{name}"),
-            Op::BlockId,
+            RuntimeCall::BlockId,
             axis,
         ));
     }
@@ -82,7 +82,7 @@ fn table() -> Vec<Replacement> {
             intrinsic: barrier.to_string(),
             ret: "void",
             params: &[],
-            op: Op::Barrier,
+            op: RuntimeCall::Barrier,
             operands: [Const(0), Const(0), Const(0), Const(0)],
         });
     }
@@ -96,7 +96,7 @@ fn table() -> Vec<Replacement> {
             intrinsic: format!("llvm.nvvm.shfl.sync.{mode}.i32"),
             ret: "i32",
             params: &["i32", "i32", "i32", "i32"],
-            op: Op::Shuffle,
+            op: RuntimeCall::Shuffle,
             operands: [ModeAndMask(code, 0), Param(1), Param(2), Param(3)],
         });
     }
@@ -104,35 +104,35 @@ fn table() -> Vec<Replacement> {
         intrinsic: "llvm.nvvm.cp.async.cg.shared.global.16.s".into(),
         ret: "void",
         params: &["ptr addrspace(3)", "ptr addrspace(1)", "i32"],
-        op: Op::CopyAsync,
+        op: RuntimeCall::CopyAsync,
         operands: [Param(0), Param(1), Param(2), Const(0)],
     });
     table.push(Replacement {
         intrinsic: "llvm.nvvm.mbarrier.init.shared".into(),
         ret: "void",
         params: &["ptr addrspace(3)", "i32"],
-        op: Op::MbarrierInit,
+        op: RuntimeCall::MbarrierInit,
         operands: [Param(0), Param(1), Const(0), Const(0)],
     });
     table.push(Replacement {
         intrinsic: "llvm.nvvm.cp.async.commit.group".into(),
         ret: "void",
         params: &[],
-        op: Op::CommitAsync,
+        op: RuntimeCall::CommitAsync,
         operands: [Const(0), Const(0), Const(0), Const(0)],
     });
     table.push(Replacement {
         intrinsic: "llvm.nvvm.cp.async.wait.group".into(),
         ret: "void",
         params: &["i32"],
-        op: Op::WaitAsync,
+        op: RuntimeCall::WaitAsync,
         operands: [Param(0), Const(0), Const(0), Const(0)],
     });
     table.push(Replacement {
         intrinsic: "llvm.amdgcn.ds.bpermute".into(),
         ret: "i32",
         params: &["i32", "i32"],
-        op: Op::Bpermute,
+        op: RuntimeCall::Bpermute,
         operands: [Param(0), Param(1), Const(0), Const(0)],
     });
     for (intrinsic, params, f) in [
@@ -154,7 +154,7 @@ fn table() -> Vec<Replacement> {
             intrinsic: intrinsic.into(),
             ret: "float",
             params,
-            op: Op::ApproxMath,
+            op: RuntimeCall::ApproxMath,
             operands: [Const(f as u64), Param(0), divisor, Const(0)],
         });
     }
@@ -162,7 +162,7 @@ fn table() -> Vec<Replacement> {
         intrinsic: "llvm.amdgcn.dispatch.ptr".into(),
         ret: "ptr addrspace(4)",
         params: &[],
-        op: Op::DispatchPtr,
+        op: RuntimeCall::DispatchPtr,
         operands: [Const(0), Const(0), Const(0), Const(0)],
     });
     table
@@ -250,7 +250,7 @@ const MMA_INTRINSICS: [MmaIntrinsic; 9] = [
 /// The definition of `name`, replacing the tensor-core intrinsic `m`: the
 /// lane's registers (its operand parameters, then its accumulators: 4
 /// `float`s for `mma.sync`, a vector for WMMA and MFMA) go to a stack
-/// buffer of the instruction's words, whose address an [`Op::Mma`] call
+/// buffer of the instruction's words, whose address a [`RuntimeCall::Mma`] call
 /// passes with MFMA's controls; D comes back in the accumulators' words.
 fn mma_definition(name: &str, m: &MmaIntrinsic) -> String {
     let words = m.kind.words();
@@ -293,7 +293,7 @@ fn mma_definition(name: &str, m: &MmaIntrinsic) -> String {
     };
     body.push_str(&format!(
         "  %addr = ptrtoint ptr %buf to i64\n  %f = load ptr, ptr @{RUNTIME_SYMBOL}\n  %r = call i64 %f(i32 {}, i64 %addr, i64 {}, i64 {controls}, i64 0)\n  %c = getelementptr inbounds [{words} x i32], ptr %buf, i64 0, i64 {}\n",
-        Op::Mma as u32,
+        RuntimeCall::Mma as u32,
         m.kind as u64,
         words - nc
     ));
@@ -330,7 +330,7 @@ fn ldmatrix_intrinsic(shape: LdMatrix) -> String {
 
 /// The definition of `name`, replacing the `ldmatrix` of `shape`: the lane
 /// passes its row's address and a stack buffer for its registers with an
-/// [`Op::LdMatrix`] call, then returns the registers the runtime wrote.
+/// [`RuntimeCall::LdMatrix`] call, then returns the registers the runtime wrote.
 fn ldmatrix_definition(name: &str, shape: LdMatrix) -> String {
     let count = usize::from(shape.count);
     let ret = if count == 1 {
@@ -340,7 +340,7 @@ fn ldmatrix_definition(name: &str, shape: LdMatrix) -> String {
     };
     let mut body = format!(
         "  %buf = alloca [4 x i32], align 4\n  %addr = ptrtoint ptr addrspace(3) %p0 to i64\n  %out = ptrtoint ptr %buf to i64\n  %f = load ptr, ptr @{RUNTIME_SYMBOL}\n  %r = call i64 %f(i32 {}, i64 %addr, i64 {}, i64 %out, i64 0)\n",
-        Op::LdMatrix as u32,
+        RuntimeCall::LdMatrix as u32,
         shape.code()
     );
     let mut acc = "poison".to_string();
@@ -490,7 +490,10 @@ mod tests {
             out.contains("define internal void @tile_emu.nvvm.barrier0() {"),
             "{out}"
         );
-        assert!(out.contains(&format!("call i64 %f(i32 {}, i64 0", Op::Barrier as u32)));
+        assert!(out.contains(&format!(
+            "call i64 %f(i32 {}, i64 0",
+            RuntimeCall::Barrier as u32
+        )));
         assert!(out.contains("%a0 = or i64 %h0, 2"), "{out}");
         let error = replace("call void @llvm.nvvm.wmma.m16n16k16.mma()").unwrap_err();
         assert_eq!(

@@ -141,9 +141,10 @@ pub const MAX_BLOCK_THREADS: u32 = 1024;
 /// does not fit).
 pub const DEFAULT_STAGES: u32 = 3;
 
-/// One compiled image.
+/// One image as the compiler produces it (owned); a kernel embeds it as the
+/// runtime's `tile_runtime::Image`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Image {
+pub struct CompiledImage {
     /// What it holds.
     pub kind: ImageKind,
     /// The target it was compiled for.
@@ -176,7 +177,7 @@ pub struct TargetText {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Compiled {
     /// One image per target, in the order of [`Options::targets`].
-    pub images: Vec<Image>,
+    pub images: Vec<CompiledImage>,
     /// The text of each image's stages, in the order of the images.
     pub texts: Vec<TargetText>,
     /// The tile-IR ops of the GPU images' bounds checks, in the order their
@@ -421,7 +422,7 @@ pub fn compile(
 #[derive(Clone, Debug)]
 pub struct Emulated {
     /// The PTX or code object, as [`compile`] embeds it.
-    pub device: Image,
+    pub device: CompiledImage,
     /// The same module moved to the host.
     pub emulation: EmulationImage,
 }

@@ -11,7 +11,7 @@
 //! unusable (the entry is rebuilt).
 
 use super::registers::{RegisterUsage, Spills};
-use super::{Image, TargetText};
+use super::{CompiledImage, TargetText};
 use crate::target::Target;
 use std::borrow::Cow;
 use tile_abi::{HostCheck, ImageKind};
@@ -20,7 +20,7 @@ use tile_abi::{HostCheck, ImageKind};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct TargetOutput {
     /// The image the kernel embeds, with the shared memory of its blocks.
-    pub image: Image,
+    pub image: CompiledImage,
     /// The text of its stages the kernel embeds.
     pub text: TargetText,
     /// The GPU image's bounds checks, in the order its status records name
@@ -93,7 +93,7 @@ impl TargetOutput {
             .map_err(|_| "a shared memory size beyond usize".to_string())?;
         let block_threads = u32::try_from(input.u64()?)
             .map_err(|_| "a block of more threads than a u32 holds".to_string())?;
-        let image = Image {
+        let image = CompiledImage {
             kind: image_kind(target),
             target,
             bytes,
@@ -242,7 +242,7 @@ mod tests {
     fn gpu_output() -> TargetOutput {
         let target = Target::Amdgpu(Gfx::Gfx942);
         TargetOutput {
-            image: Image {
+            image: CompiledImage {
                 kind: ImageKind::Hsaco,
                 target,
                 bytes: vec![0x7f, b'E', b'L', b'F', 0, 1],
@@ -278,7 +278,7 @@ mod tests {
         assert_eq!(decoded, gpu);
         let target = Target::Host(HostIsa::X86_64V3);
         let host = TargetOutput {
-            image: Image {
+            image: CompiledImage {
                 kind: ImageKind::Host,
                 target,
                 bytes: vec![1, 2, 3],

@@ -7,7 +7,7 @@
 use super::dump::{self, Dump};
 use super::output::TargetOutput;
 use super::registers::RegisterUsage;
-use super::{parallel, resources, Image, Options, PipelineError, Programs, TargetText};
+use super::{parallel, resources, CompiledImage, Options, PipelineError, Programs, TargetText};
 use crate::gpu::{self, Emitted};
 use crate::host;
 use crate::target::Target;
@@ -217,7 +217,7 @@ impl Compilation<'_> {
             Vec::new()
         };
         Ok(TargetOutput {
-            image: Image {
+            image: CompiledImage {
                 kind: ImageKind::Host,
                 target: Target::Host(isa),
                 bytes: image.shared_object().to_vec(),
@@ -264,17 +264,21 @@ fn cores_name(tensor_cores: TensorCores) -> &'static str {
 /// The image of a GPU target's output, PTX text or the linked code
 /// object, whose blocks need `shared_memory_bytes` and have `block_threads`
 /// threads.
-pub(super) fn gpu_image(out: Emitted, shared_memory_bytes: usize, block_threads: u32) -> Image {
+pub(super) fn gpu_image(
+    out: Emitted,
+    shared_memory_bytes: usize,
+    block_threads: u32,
+) -> CompiledImage {
     let target = out.module.target;
     match out.code_object {
-        Some(hsaco) => Image {
+        Some(hsaco) => CompiledImage {
             kind: ImageKind::Hsaco,
             target,
             bytes: hsaco,
             shared_memory_bytes,
             block_threads,
         },
-        None => Image {
+        None => CompiledImage {
             kind: ImageKind::Ptx,
             target,
             bytes: out.assembly.into_bytes(),

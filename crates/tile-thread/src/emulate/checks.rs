@@ -2,7 +2,7 @@
 //! its fault, and a print appends a record per thread whose element it
 //! holds.
 
-use super::{address, EmuError, EmuFault, Emulator};
+use super::{address, Emulator, LockstepError, LockstepFault};
 use crate::program::{CheckKind, OpId};
 use tile_abi::print::PrintRecord;
 use tile_ir::Scalar;
@@ -16,12 +16,12 @@ impl Emulator<'_> {
         id: OpId,
         (kind, op): (CheckKind, &str),
         x: &[Vec<Scalar>],
-    ) -> Result<(), EmuError> {
+    ) -> Result<(), LockstepError> {
         let Some(ok) = x.first() else {
             return Err(self.error(
                 Some(id),
                 None,
-                EmuFault::Malformed("a check without its condition".into()),
+                LockstepFault::Malformed("a check without its condition".into()),
             ));
         };
         let Some(t) = ok.iter().position(|v| *v != Scalar::Bool(true)) else {
@@ -29,28 +29,28 @@ impl Emulator<'_> {
         };
         let (kernel, op) = (self.program.name.clone(), op.to_string());
         let fault = match kind {
-            CheckKind::Bounds => EmuFault::BoundsCheck {
+            CheckKind::Bounds => LockstepFault::BoundsCheck {
                 kernel,
                 op,
                 index: x[1..].iter().map(|i| address(i[t])).collect(),
             },
-            CheckKind::Index => EmuFault::IndexCheck {
+            CheckKind::Index => LockstepFault::IndexCheck {
                 kernel,
                 op,
                 index: x[1..].iter().map(|i| address(i[t])).collect(),
             },
-            CheckKind::Assert => EmuFault::Assert {
+            CheckKind::Assert => LockstepFault::Assert {
                 kernel,
                 op,
                 id: x.get(1).map_or(-1, |s| address(s[t])),
                 values: x.iter().skip(2).map(|v| v[t]).collect(),
             },
-            CheckKind::Window => EmuFault::WindowCheck {
+            CheckKind::Window => LockstepFault::WindowCheck {
                 kernel,
                 op,
                 values: x[1..].iter().map(|i| address(i[t])).collect(),
             },
-            CheckKind::Step => EmuFault::NonPositiveStep {
+            CheckKind::Step => LockstepFault::NonPositiveStep {
                 kernel,
                 op,
                 step: x.get(1).map_or(0, |s| address(s[t])),
@@ -66,9 +66,9 @@ impl Emulator<'_> {
         id: OpId,
         print: u32,
         x: &[Vec<Scalar>],
-    ) -> Result<(), EmuError> {
+    ) -> Result<(), LockstepError> {
         let (Some(on), Some(element)) = (x.first(), x.get(1)) else {
-            let fault = EmuFault::Malformed("a print without its mask and element".into());
+            let fault = LockstepFault::Malformed("a print without its mask and element".into());
             return Err(self.error(Some(id), None, fault));
         };
         for t in (0..on.len()).filter(|&t| on[t] == Scalar::Bool(true)) {

@@ -1,6 +1,6 @@
 //! Uniform loops (`for`, `while`) in the emulator (an `if` is in `run_op`).
 
-use super::{EmuError, EmuFault, Emulator, MAX_LOOP_ITERATIONS};
+use super::{Emulator, LockstepError, LockstepFault, MAX_LOOP_ITERATIONS};
 use crate::program::{Op, OpId};
 use tile_ir::Scalar;
 
@@ -12,12 +12,12 @@ impl Emulator<'_> {
         id: OpId,
         op: &Op,
         x: &[Vec<Scalar>],
-    ) -> Result<Vec<Vec<Scalar>>, EmuError> {
+    ) -> Result<Vec<Vec<Scalar>>, LockstepError> {
         let (Some(body), [lo, hi, step, inits @ ..]) = (op.regions.first(), x) else {
             return Err(self.error(
                 Some(id),
                 None,
-                EmuFault::Malformed("`for` needs bounds and a body".into()),
+                LockstepFault::Malformed("`for` needs bounds and a body".into()),
             ));
         };
         let lo = self.uniform(id, "the lower bound", lo)?;
@@ -27,14 +27,14 @@ impl Emulator<'_> {
             return Err(self.error(
                 Some(id),
                 None,
-                EmuFault::Malformed("non-integer loop bounds".into()),
+                LockstepFault::Malformed("non-integer loop bounds".into()),
             ));
         };
         if s <= 0 || body.args.len() != inits.len() + 1 {
             return Err(self.error(
                 Some(id),
                 None,
-                EmuFault::Malformed("a loop step below 1 or a body of the wrong arity".into()),
+                LockstepFault::Malformed("a loop step below 1 or a body of the wrong arity".into()),
             ));
         }
         let mut carried = inits.to_vec();
@@ -45,7 +45,7 @@ impl Emulator<'_> {
                 self.error(
                     Some(id),
                     None,
-                    EmuFault::Malformed("loop counter dtype".into()),
+                    LockstepFault::Malformed("loop counter dtype".into()),
                 )
             })?;
             self.define(id, body.args[0], vec![iv; self.threads as usize])?;
@@ -65,12 +65,12 @@ impl Emulator<'_> {
         id: OpId,
         op: &Op,
         inits: &[Vec<Scalar>],
-    ) -> Result<Vec<Vec<Scalar>>, EmuError> {
+    ) -> Result<Vec<Vec<Scalar>>, LockstepError> {
         let [cond, body] = op.regions.as_slice() else {
             return Err(self.error(
                 Some(id),
                 None,
-                EmuFault::Malformed("`while` needs a condition and a body".into()),
+                LockstepFault::Malformed("`while` needs a condition and a body".into()),
             ));
         };
         let mut carried = inits.to_vec();
@@ -84,7 +84,7 @@ impl Emulator<'_> {
                 return Err(self.error(
                     Some(id),
                     None,
-                    EmuFault::Malformed("the loop condition yields nothing".into()),
+                    LockstepFault::Malformed("the loop condition yields nothing".into()),
                 ));
             };
             if self.uniform(id, "the loop condition", go)? != Scalar::Bool(true) {
@@ -99,13 +99,13 @@ impl Emulator<'_> {
     }
 
     /// Counts one more iteration of loop `id`, failing past the limit.
-    fn count_iteration(&self, id: OpId, count: &mut u64) -> Result<(), EmuError> {
+    fn count_iteration(&self, id: OpId, count: &mut u64) -> Result<(), LockstepError> {
         *count += 1;
         if *count > MAX_LOOP_ITERATIONS {
             return Err(self.error(
                 Some(id),
                 None,
-                EmuFault::IterationLimit {
+                LockstepFault::IterationLimit {
                     limit: MAX_LOOP_ITERATIONS,
                 },
             ));

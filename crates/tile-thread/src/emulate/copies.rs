@@ -4,7 +4,7 @@
 //! uninitialized or stale elements, which the shadow reports or the oracle
 //! comparison catches.
 
-use super::{address, EmuError, EmuFault, Emulator, Touch};
+use super::{address, Emulator, LockstepError, LockstepFault, Touch};
 use crate::program::{OpId, SharedId};
 use tile_ir::Scalar;
 
@@ -35,12 +35,12 @@ impl Emulator<'_> {
         param: usize,
         alloc: SharedId,
         x: &[Vec<Scalar>],
-    ) -> Result<(), EmuError> {
+    ) -> Result<(), LockstepError> {
         let [addr, index, count, mask] = x else {
             return Err(self.error(
                 Some(id),
                 None,
-                EmuFault::Malformed("cp.async operands".into()),
+                LockstepFault::Malformed("cp.async operands".into()),
             ));
         };
         let g = self.global(id, param)?;
@@ -53,11 +53,11 @@ impl Emulator<'_> {
             let (at, start, n) = (address(addr[t]), address(index[t]), address(count[t]));
             let thread = Some(t as u32);
             if !(0..=elements as i64).contains(&n) {
-                let fault = EmuFault::Malformed(format!("cp.async of {n} elements"));
+                let fault = LockstepFault::Malformed(format!("cp.async of {n} elements"));
                 return Err(self.error(Some(id), thread, fault));
             }
             if start.rem_euclid(elements as i64) != 0 {
-                let fault = EmuFault::MisalignedCopy {
+                let fault = LockstepFault::MisalignedCopy {
                     alloc: alloc.index(),
                     index: start,
                 };
@@ -71,7 +71,7 @@ impl Emulator<'_> {
                     Some(global) => global
                         .touch(element, (&self.sync, who), Touch::Read)
                         .and_then(|_| global.load(element)),
-                    None => Err(EmuFault::Malformed("no tensor".into())),
+                    None => Err(LockstepFault::Malformed("no tensor".into())),
                 }
                 .map_err(|e| self.error(Some(id), thread, e))?;
             }
@@ -99,7 +99,7 @@ impl Emulator<'_> {
     }
 
     /// `cp.async.wait pending` in every thread: the older groups land.
-    pub(super) fn wait_async(&mut self, pending: usize) -> Result<(), EmuError> {
+    pub(super) fn wait_async(&mut self, pending: usize) -> Result<(), LockstepError> {
         for t in 0..self.copies.len() {
             let closed = self.copies[t].closed.len();
             let landing: Vec<Vec<Pending>> = self.copies[t]

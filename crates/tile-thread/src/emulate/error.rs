@@ -6,7 +6,7 @@ use tile_ir::eval::EvalError;
 /// the op's text and the fault.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("block ({}, {}, {}){}: `{op}`: {fault}", block[0], block[1], block[2], thread.map(|t| format!(" thread {t}")).unwrap_or_default())]
-pub struct EmuError {
+pub struct LockstepError {
     /// The block's index in the grid.
     pub block: [u32; 3],
     /// The thread at fault, if one is.
@@ -14,12 +14,12 @@ pub struct EmuError {
     /// The text of the failing op.
     pub op: String,
     /// What went wrong.
-    pub fault: Box<EmuFault>,
+    pub fault: Box<LockstepFault>,
 }
 
 /// What went wrong in an emulated op.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum EmuFault {
+pub enum LockstepFault {
     /// A global access outside every element of the tensor.
     #[error("out-of-bounds global {access} of `{param}` at element offset {address} (the tensor spans {low}..={high})")]
     GlobalOutOfBounds {

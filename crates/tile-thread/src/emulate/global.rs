@@ -1,7 +1,7 @@
 //! Global loads and stores of the emulator: per thread, per vector element,
 //! touching memory only where the element's mask is true.
 
-use super::{address, EmuError, EmuFault, Emulator, Touch};
+use super::{address, Emulator, LockstepError, LockstepFault, Touch};
 use crate::program::{GlobalOperands, OpId};
 use tile_abi::happens::AtomicSync;
 use tile_ir::{eval, AtomicOp, MemOrder, MemScope, Scalar};
@@ -22,13 +22,13 @@ impl Emulator<'_> {
         param: usize,
         width: usize,
         x: &[Vec<Scalar>],
-    ) -> Result<Vec<Vec<Scalar>>, EmuError> {
+    ) -> Result<Vec<Vec<Scalar>>, LockstepError> {
         let g = self.global(id, param)?;
         let o = GlobalOperands::load(x, width).ok_or_else(|| {
             self.error(
                 Some(id),
                 None,
-                EmuFault::Malformed("ld.global operands".into()),
+                LockstepFault::Malformed("ld.global operands".into()),
             )
         })?;
         let mut out = vec![Vec::with_capacity(self.threads as usize); width];
@@ -42,7 +42,7 @@ impl Emulator<'_> {
                             Some(global) => global
                                 .touch(at, (&self.sync, who), Touch::Read)
                                 .and_then(|_| global.load(at)),
-                            None => Err(EmuFault::Malformed("no tensor".into())),
+                            None => Err(LockstepFault::Malformed("no tensor".into())),
                         };
                         loaded.map_err(|e| self.error(Some(id), Some(t as u32), e))?
                     }
@@ -62,13 +62,13 @@ impl Emulator<'_> {
         param: usize,
         width: usize,
         x: &[Vec<Scalar>],
-    ) -> Result<(), EmuError> {
+    ) -> Result<(), LockstepError> {
         let g = self.global(id, param)?;
         let o = GlobalOperands::store(x, width).ok_or_else(|| {
             self.error(
                 Some(id),
                 None,
-                EmuFault::Malformed("st.global operands".into()),
+                LockstepFault::Malformed("st.global operands".into()),
             )
         })?;
         for t in 0..self.threads as usize {
@@ -80,7 +80,7 @@ impl Emulator<'_> {
                     Some(global) => global
                         .touch(at, (&self.sync, who), Touch::Write)
                         .and_then(|place| global.store(at, o.values[i][t]).map(|()| place)),
-                    None => Err(EmuFault::Malformed("no tensor".into())),
+                    None => Err(LockstepFault::Malformed("no tensor".into())),
                 };
                 let place = result.map_err(|e| self.error(Some(id), Some(t as u32), e))?;
                 self.sync.plain_store(location(g, place));
@@ -101,7 +101,7 @@ impl Emulator<'_> {
         g: usize,
         (o, access): (&GlobalOperands<'_, Vec<Scalar>>, &'static str),
         t: usize,
-    ) -> Result<Vec<Option<i64>>, EmuError> {
+    ) -> Result<Vec<Option<i64>>, LockstepError> {
         let enabled = |m: &Vec<Scalar>| m[t] == Scalar::Bool(true);
         if !o.vector_ok.is_some_and(enabled) {
             return Ok(o
@@ -116,14 +116,14 @@ impl Emulator<'_> {
         self.aligned_vector(id, g, (width, access), t, at)?;
         if let Some(i) = (0..width).find(|&i| !enabled(&o.masks[i])) {
             let message = format!("{access} lane {i} masked off in a vector access at {at}");
-            return Err(self.error(Some(id), Some(t as u32), EmuFault::Malformed(message)));
+            return Err(self.error(Some(id), Some(t as u32), LockstepFault::Malformed(message)));
         }
         if let Some(i) = (0..width).find(|&i| address(o.lanes[i][t]) != at + i as i64) {
             let message = format!(
                 "{access} lane {i} at offset {} in a vector access at {at}",
                 address(o.lanes[i][t])
             );
-            return Err(self.error(Some(id), Some(t as u32), EmuFault::Malformed(message)));
+            return Err(self.error(Some(id), Some(t as u32), LockstepFault::Malformed(message)));
         }
         Ok((0..width).map(|i| Some(at + i as i64)).collect())
     }
@@ -139,7 +139,7 @@ impl Emulator<'_> {
         (width, access): (usize, &'static str),
         t: usize,
         at: i64,
-    ) -> Result<(), EmuError> {
+    ) -> Result<(), LockstepError> {
         let Some(global) = self.globals[g].as_ref() else {
             return Ok(());
         };
@@ -149,7 +149,7 @@ impl Emulator<'_> {
         if first.rem_euclid(bytes as i64) == 0 {
             return Ok(());
         }
-        let fault = EmuFault::MisalignedVector {
+        let fault = LockstepFault::MisalignedVector {
             access,
             param: global.name.clone(),
             width,
@@ -167,14 +167,14 @@ impl Emulator<'_> {
         param: usize,
         (op, order, scope): (AtomicOp, MemOrder, MemScope),
         x: &[Vec<Scalar>],
-    ) -> Result<Vec<Vec<Scalar>>, EmuError> {
+    ) -> Result<Vec<Vec<Scalar>>, LockstepError> {
         let g = self.global(id, param)?;
         let cas = op == AtomicOp::Cas;
         let malformed = |s: &Self| {
             s.error(
                 Some(id),
                 None,
-                EmuFault::Malformed("atom.global operands".into()),
+                LockstepFault::Malformed("atom.global operands".into()),
             )
         };
         let (addr, rest) = x.split_first().ok_or_else(|| malformed(self))?;
@@ -197,11 +197,11 @@ impl Emulator<'_> {
                     .touch(at, (&self.sync, who), Touch::Atomic)
                     .and_then(|place| Ok((place, global.load(at)?)))
                     .and_then(|(place, old)| {
-                        let new =
-                            eval::atomic(op, old, value[t], compared).map_err(EmuFault::Eval)?;
+                        let new = eval::atomic(op, old, value[t], compared)
+                            .map_err(LockstepFault::Eval)?;
                         global.store(at, new).map(|()| (place, old))
                     }),
-                None => Err(EmuFault::Malformed("no tensor".into())),
+                None => Err(LockstepFault::Malformed("no tensor".into())),
             };
             let (place, old) = result.map_err(|e| self.error(Some(id), Some(t as u32), e))?;
             // A compare-and-swap that finds another value only reads.

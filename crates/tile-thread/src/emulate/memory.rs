@@ -1,7 +1,7 @@
 //! Emulated memories: global tensors on host buffers, and per-block shared
 //! memory that records every access since the last barrier to find races.
 
-use super::error::EmuFault;
+use super::error::LockstepFault;
 use crate::program::{OpId, Program};
 use tile_abi::happens::{Sync, ThreadId};
 use tile_abi::races::Place;
@@ -62,20 +62,20 @@ impl Global {
         address: i64,
         (sync, who): (&Sync, ThreadId),
         touch: Touch,
-    ) -> Result<usize, EmuFault> {
+    ) -> Result<usize, LockstepFault> {
         let at = self.place(address, touch.name())?;
         if self.touches.is_empty() {
             let elements = self.data.len() / self.dtype.size_bytes().max(1);
             self.touches = vec![Place::default(); elements];
         }
         let Some(element) = self.touches.get_mut(at) else {
-            return Err(EmuFault::Malformed(format!(
+            return Err(LockstepFault::Malformed(format!(
                 "element {at} outside the buffer"
             )));
         };
         element
             .access(sync, who, touch)
-            .map_err(|earlier| EmuFault::GlobalRace {
+            .map_err(|earlier| LockstepFault::GlobalRace {
                 param: self.name.clone(),
                 address,
                 access: touch.described(),
@@ -109,8 +109,8 @@ impl Global {
         Scalar::I64(align as i64)
     }
 
-    fn place(&self, address: i64, access: &'static str) -> Result<usize, EmuFault> {
-        let fault = || EmuFault::GlobalOutOfBounds {
+    fn place(&self, address: i64, access: &'static str) -> Result<usize, LockstepFault> {
+        let fault = || LockstepFault::GlobalOutOfBounds {
             access,
             param: self.name.clone(),
             address,
@@ -136,20 +136,20 @@ impl Global {
     }
 
     /// The element at `address`.
-    pub fn load(&self, address: i64) -> Result<Scalar, EmuFault> {
+    pub fn load(&self, address: i64) -> Result<Scalar, LockstepFault> {
         let at = self.place(address, "load")?;
         let size = self.dtype.size_bytes();
         self.data
             .get(at * size..)
             .and_then(|bytes| Scalar::read_le(self.dtype, bytes))
-            .ok_or_else(|| EmuFault::Malformed(format!("element {at} outside the buffer")))
+            .ok_or_else(|| LockstepFault::Malformed(format!("element {at} outside the buffer")))
     }
 
     /// Writes the element at `address`.
-    pub fn store(&mut self, address: i64, value: Scalar) -> Result<(), EmuFault> {
+    pub fn store(&mut self, address: i64, value: Scalar) -> Result<(), LockstepFault> {
         let at = self.place(address, "store")?;
         if value.dtype() != self.dtype {
-            return Err(EmuFault::Malformed(format!(
+            return Err(LockstepFault::Malformed(format!(
                 "a {} stored to a tensor of {}",
                 value.dtype(),
                 self.dtype
@@ -159,13 +159,13 @@ impl Global {
         self.data
             .get_mut(at * size..)
             .and_then(|bytes| value.write_le(bytes))
-            .ok_or_else(|| EmuFault::Malformed(format!("element {at} outside the buffer")))
+            .ok_or_else(|| LockstepFault::Malformed(format!("element {at} outside the buffer")))
     }
 
     /// The tensor with the emulated writes.
-    pub fn into_tensor(self) -> Result<HostTensor, EmuFault> {
+    pub fn into_tensor(self) -> Result<HostTensor, LockstepFault> {
         HostTensor::with_strides(self.dtype, &self.shape, &self.strides, self.base, self.data)
-            .map_err(|e| EmuFault::Malformed(e.to_string()))
+            .map_err(|e| LockstepFault::Malformed(e.to_string()))
     }
 }
 
@@ -241,12 +241,12 @@ impl Shared {
         self.interval += 1;
     }
 
-    fn slot(&self, alloc: usize, index: i64) -> Result<usize, EmuFault> {
+    fn slot(&self, alloc: usize, index: i64) -> Result<usize, LockstepFault> {
         let len = self.values.get(alloc).map_or(0, Vec::len);
         usize::try_from(index)
             .ok()
             .filter(|&i| i < len)
-            .ok_or(EmuFault::SharedOutOfBounds { alloc, index, len })
+            .ok_or(LockstepFault::SharedOutOfBounds { alloc, index, len })
     }
 
     /// Reads `alloc[index]` by `thread` in `op`; `Err(Ok(conflict))` is a race.
@@ -256,7 +256,7 @@ impl Shared {
         index: i64,
         thread: u32,
         op: OpId,
-    ) -> Result<Scalar, Result<Conflict, EmuFault>> {
+    ) -> Result<Scalar, Result<Conflict, LockstepFault>> {
         let i = self.slot(alloc, index).map_err(Err)?;
         self.not_in_flight(alloc, i)?;
         let interval = self.interval;
@@ -281,7 +281,7 @@ impl Shared {
             [Some(a), None] if a.thread != thread => record.readers[1] = Some(me),
             _ => {}
         }
-        self.values[alloc][i].ok_or(Err(EmuFault::UninitializedShared { alloc, index: i }))
+        self.values[alloc][i].ok_or(Err(LockstepFault::UninitializedShared { alloc, index: i }))
     }
 
     /// Writes `alloc[index]` by `thread` in `op`; `Err(Ok(conflict))` is a race.
@@ -292,7 +292,7 @@ impl Shared {
         value: Scalar,
         thread: u32,
         op: OpId,
-    ) -> Result<(), Result<Conflict, EmuFault>> {
+    ) -> Result<(), Result<Conflict, LockstepFault>> {
         let i = self.slot(alloc, index).map_err(Err)?;
         self.not_in_flight(alloc, i)?;
         self.record_write(alloc, i, thread, op)?;
@@ -326,7 +326,7 @@ impl Shared {
         index: i64,
         thread: u32,
         op: OpId,
-    ) -> Result<(), Result<Conflict, EmuFault>> {
+    ) -> Result<(), Result<Conflict, LockstepFault>> {
         let i = self.slot(alloc, index).map_err(Err)?;
         self.not_in_flight(alloc, i)?;
         self.record_write(alloc, i, thread, op)?;
@@ -343,7 +343,7 @@ impl Shared {
         value: Scalar,
         thread: u32,
         op: OpId,
-    ) -> Result<(), Result<Conflict, EmuFault>> {
+    ) -> Result<(), Result<Conflict, LockstepFault>> {
         let i = self.slot(alloc, index).map_err(Err)?;
         self.in_flight[alloc][i] = None;
         self.store(alloc, index, value, thread, op)
@@ -359,7 +359,7 @@ impl Shared {
         value: Scalar,
         thread: u32,
         op: OpId,
-    ) -> Result<(), Result<Conflict, EmuFault>> {
+    ) -> Result<(), Result<Conflict, LockstepFault>> {
         self.land_copy(alloc, index, value, thread, op)?;
         let i = self.slot(alloc, index).map_err(Err)?;
         self.unfenced[alloc][i] = None;
@@ -367,7 +367,7 @@ impl Shared {
     }
 
     /// A conflict if a copy into `alloc[i]` is in flight.
-    fn not_in_flight(&self, alloc: usize, i: usize) -> Result<(), Result<Conflict, EmuFault>> {
+    fn not_in_flight(&self, alloc: usize, i: usize) -> Result<(), Result<Conflict, LockstepFault>> {
         match self.in_flight[alloc][i] {
             Some(copy) => Err(Ok(Conflict {
                 thread: copy.thread,
@@ -387,7 +387,7 @@ impl Shared {
         i: usize,
         thread: u32,
         op: OpId,
-    ) -> Result<(), Result<Conflict, EmuFault>> {
+    ) -> Result<(), Result<Conflict, LockstepFault>> {
         let interval = self.interval;
         let record = &mut self.records[alloc][i];
         if record.interval != interval {

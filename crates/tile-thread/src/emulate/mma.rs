@@ -4,7 +4,7 @@
 //! same layouts; `ldmatrix` rows read from the lanes that supply them and
 //! handed out by its layout.
 
-use super::{address, EmuError, EmuFault, Emulator};
+use super::{address, Emulator, LockstepError, LockstepFault};
 use crate::program::{LdMatrix, MmaKind, OpId, SharedId, WARP_SIZE};
 use tile_abi::mma::{warp_mma, Fragment};
 use tile_ir::Scalar;
@@ -18,7 +18,7 @@ impl Emulator<'_> {
         alloc: SharedId,
         shape: LdMatrix,
         index: &[Scalar],
-    ) -> Result<Vec<Vec<Scalar>>, EmuError> {
+    ) -> Result<Vec<Vec<Scalar>>, LockstepError> {
         let dtype = self.program.shared[alloc].dtype;
         // A row is 16 bytes: 16 8-bit elements, 8 16-bit ones or 4 32-bit
         // ones, which the instruction moves as 16-bit units, little-endian.
@@ -35,7 +35,7 @@ impl Emulator<'_> {
                 let t = (first + lane) as u32;
                 let start = address(index[first + lane]);
                 if start.rem_euclid(per_row as i64) != 0 {
-                    let fault = EmuFault::MisalignedMatrixRow {
+                    let fault = LockstepFault::MisalignedMatrixRow {
                         alloc: alloc.index(),
                         index: start,
                     };

@@ -5,7 +5,7 @@
 //! each op is executed for thread 0, 1, 2, … before the next op starts, so a
 //! `barrier` needs no scheduling and a shuffle sees every lane's operand.
 //! Per-thread registers, per-block shared memory and global memory on host
-//! buffers are modelled, and the emulator reports as an [`EmuError`] naming
+//! buffers are modelled, and the emulator reports as a [`LockstepError`] naming
 //! the op, block, thread and address:
 //!
 //! * a global access outside the elements reachable in the tensor;
@@ -37,7 +37,7 @@ mod tma;
 mod wgmma;
 
 pub use banks::RunStats;
-pub use error::{EmuError, EmuFault};
+pub use error::{LockstepError, LockstepFault};
 
 use crate::program::{Op, OpId, ParamKind, Program, Region, ThreadOpKind, WARP_SIZE};
 use memory::{Global, Shared, Touch};
@@ -51,7 +51,7 @@ pub const MAX_LOOP_ITERATIONS: u64 = 1 << 20;
 
 /// Runs `program` over `grid` blocks on `args` (one per parameter; tensors
 /// are written back with the program's stores, also when it fails).
-pub fn run(program: &Program, grid: [u32; 3], args: &mut [Arg]) -> Result<(), EmuError> {
+pub fn run(program: &Program, grid: [u32; 3], args: &mut [Arg]) -> Result<(), LockstepError> {
     run_with_stats(program, grid, args).map(|_| ())
 }
 
@@ -61,7 +61,7 @@ pub fn run_with_stats(
     program: &Program,
     grid: [u32; 3],
     args: &mut [Arg],
-) -> Result<RunStats, EmuError> {
+) -> Result<RunStats, LockstepError> {
     run_printing(program, grid, args).1
 }
 
@@ -72,7 +72,7 @@ pub fn run_printing(
     program: &Program,
     grid: [u32; 3],
     args: &mut [Arg],
-) -> (Vec<PrintRecord>, Result<RunStats, EmuError>) {
+) -> (Vec<PrintRecord>, Result<RunStats, LockstepError>) {
     let mut prints = Vec::new();
     let result = run_into(program, grid, args, &mut prints);
     (prints, result)
@@ -84,18 +84,20 @@ fn run_into(
     grid: [u32; 3],
     args: &mut [Arg],
     prints: &mut Vec<PrintRecord>,
-) -> Result<RunStats, EmuError> {
-    let at_start = |fault| EmuError {
+) -> Result<RunStats, LockstepError> {
+    let at_start = |fault| LockstepError {
         block: [0; 3],
         thread: None,
         op: "kernel".into(),
         fault: Box::new(fault),
     };
     if program.num_warps == 0 {
-        return Err(at_start(EmuFault::Malformed("a block of no warps".into())));
+        return Err(at_start(LockstepFault::Malformed(
+            "a block of no warps".into(),
+        )));
     }
     if args.len() != program.params.len() {
-        return Err(at_start(EmuFault::Malformed(format!(
+        return Err(at_start(LockstepFault::Malformed(format!(
             "{} arguments for {} parameters",
             args.len(),
             program.params.len()
@@ -111,7 +113,7 @@ fn run_into(
             }
             (ParamKind::Scalar(d), Arg::Scalar(s)) if s.dtype() == *d => None,
             _ => {
-                return Err(at_start(EmuFault::Malformed(format!(
+                return Err(at_start(LockstepFault::Malformed(format!(
                     "the argument of `{}` does not match its type",
                     param.name
                 ))))
@@ -171,9 +173,13 @@ struct Emulator<'a> {
 }
 
 impl<'a> Emulator<'a> {
-    fn run_grid(&mut self) -> Result<(), EmuError> {
+    fn run_grid(&mut self) -> Result<(), LockstepError> {
         if self.grid.iter().any(|&g| i32::try_from(g).is_err()) {
-            return Err(self.error(None, None, EmuFault::Malformed("grid beyond i32".into())));
+            return Err(self.error(
+                None,
+                None,
+                LockstepFault::Malformed("grid beyond i32".into()),
+            ));
         }
         for z in 0..self.grid[2] {
             for y in 0..self.grid[1] {
@@ -206,8 +212,8 @@ impl<'a> Emulator<'a> {
         }
     }
 
-    fn error(&self, op: Option<OpId>, thread: Option<u32>, fault: EmuFault) -> EmuError {
-        EmuError {
+    fn error(&self, op: Option<OpId>, thread: Option<u32>, fault: LockstepFault) -> LockstepError {
+        LockstepError {
             block: self.block,
             thread,
             op: op.map_or_else(|| "kernel".into(), |op| self.program.op_text(op)),
@@ -216,13 +222,13 @@ impl<'a> Emulator<'a> {
     }
 
     /// Runs a region; returns the per-thread values of its `yield`, if any.
-    fn run_region(&mut self, region: &Region) -> Result<Option<Vec<Vec<Scalar>>>, EmuError> {
+    fn run_region(&mut self, region: &Region) -> Result<Option<Vec<Vec<Scalar>>>, LockstepError> {
         for &id in &region.ops {
             let op = self.program.ops.get(id).ok_or_else(|| {
                 self.error(
                     None,
                     None,
-                    EmuFault::Malformed(format!("no op {}", id.index())),
+                    LockstepFault::Malformed(format!("no op {}", id.index())),
                 )
             })?;
             if let ThreadOpKind::Yield = op.kind {
@@ -238,14 +244,14 @@ impl<'a> Emulator<'a> {
         Ok(None)
     }
 
-    fn run_op(&mut self, id: OpId, op: &Op) -> Result<(), EmuError> {
+    fn run_op(&mut self, id: OpId, op: &Op) -> Result<(), LockstepError> {
         let x = self.operands(id, op)?;
-        let arg = |i: usize| -> Result<&Vec<Scalar>, EmuError> {
+        let arg = |i: usize| -> Result<&Vec<Scalar>, LockstepError> {
             x.get(i).ok_or_else(|| {
                 self.error(
                     Some(id),
                     None,
-                    EmuFault::Malformed(format!("operand {i} is missing")),
+                    LockstepFault::Malformed(format!("operand {i} is missing")),
                 )
             })
         };
@@ -274,7 +280,7 @@ impl<'a> Emulator<'a> {
                     self.error(
                         Some(id),
                         None,
-                        EmuFault::Malformed(format!("grid axis {axis}")),
+                        LockstepFault::Malformed(format!("grid axis {axis}")),
                     )
                 })?;
                 vec![uniform_value(Scalar::I32(*v as i32))]
@@ -286,7 +292,7 @@ impl<'a> Emulator<'a> {
                     return Err(self.error(
                         Some(id),
                         None,
-                        EmuFault::Malformed(format!("parameter {index} is not a scalar")),
+                        LockstepFault::Malformed(format!("parameter {index} is not a scalar")),
                     ))
                 }
             },
@@ -305,7 +311,7 @@ impl<'a> Emulator<'a> {
                     self.error(
                         Some(id),
                         None,
-                        EmuFault::Malformed(format!("axis {axis} of a tensor parameter")),
+                        LockstepFault::Malformed(format!("axis {axis} of a tensor parameter")),
                     )
                 })?;
                 vec![uniform_value(v)]
@@ -314,7 +320,7 @@ impl<'a> Emulator<'a> {
                 let g = self.global(id, *param)?;
                 let align = self.globals[g].as_ref().map(Global::align);
                 let align = align.ok_or_else(|| {
-                    self.error(Some(id), None, EmuFault::Malformed("no tensor".into()))
+                    self.error(Some(id), None, LockstepFault::Malformed("no tensor".into()))
                 })?;
                 vec![uniform_value(align)]
             }
@@ -405,7 +411,7 @@ impl<'a> Emulator<'a> {
                     return Err(self.error(
                         Some(id),
                         None,
-                        EmuFault::Malformed(format!("shuffle width {width}")),
+                        LockstepFault::Malformed(format!("shuffle width {width}")),
                     ));
                 }
                 vec![self.per_thread(id, |t| {
@@ -453,7 +459,7 @@ impl<'a> Emulator<'a> {
                     return Err(self.error(
                         Some(id),
                         None,
-                        EmuFault::Malformed("`ldmatrix` without whole warps".into()),
+                        LockstepFault::Malformed("`ldmatrix` without whole warps".into()),
                     ));
                 }
                 self.ldmatrix(id, *alloc, *shape, arg(0)?)?
@@ -464,11 +470,15 @@ impl<'a> Emulator<'a> {
                     return Err(self.error(
                         Some(id),
                         None,
-                        EmuFault::Malformed("`mma` without whole warps and operands".into()),
+                        LockstepFault::Malformed("`mma` without whole warps and operands".into()),
                     ));
                 }
                 mma::run(*kind, &x, self.threads as usize).map_err(|what| {
-                    self.error(Some(id), None, EmuFault::Malformed(format!("mma: {what}")))
+                    self.error(
+                        Some(id),
+                        None,
+                        LockstepFault::Malformed(format!("mma: {what}")),
+                    )
                 })?
             }
             ThreadOpKind::Wgmma { kind, a, b } => self.wgmma(id, (*kind, *a, *b), &x)?,
@@ -491,7 +501,7 @@ impl<'a> Emulator<'a> {
                     self.error(
                         Some(id),
                         None,
-                        EmuFault::Malformed("`if` without two regions".into()),
+                        LockstepFault::Malformed("`if` without two regions".into()),
                     )
                 })?;
                 self.run_region(region)?.unwrap_or_default()
@@ -500,7 +510,7 @@ impl<'a> Emulator<'a> {
                 return Err(self.error(
                     Some(id),
                     None,
-                    EmuFault::Malformed("`yield` outside a region end".into()),
+                    LockstepFault::Malformed("`yield` outside a region end".into()),
                 ))
             }
         };
@@ -508,7 +518,7 @@ impl<'a> Emulator<'a> {
             return Err(self.error(
                 Some(id),
                 None,
-                EmuFault::Malformed(format!(
+                LockstepFault::Malformed(format!(
                     "{} results declared, {} computed",
                     op.results.len(),
                     results.len()

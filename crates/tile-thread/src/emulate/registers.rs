@@ -1,13 +1,13 @@
 //! The emulator's registers: a value per thread for each register, defined
 //! once with its declared dtype, and the reads ops make of them.
 
-use super::{EmuError, EmuFault, Emulator};
+use super::{Emulator, LockstepError, LockstepFault};
 use crate::program::{Op, OpId, Reg};
 use tile_ir::Scalar;
 
 impl Emulator<'_> {
     /// The value of `reg` per thread.
-    pub(super) fn value(&self, op: OpId, reg: Reg) -> Result<&Vec<Scalar>, EmuError> {
+    pub(super) fn value(&self, op: OpId, reg: Reg) -> Result<&Vec<Scalar>, LockstepError> {
         self.regs
             .get(reg.index())
             .and_then(Option::as_ref)
@@ -15,7 +15,10 @@ impl Emulator<'_> {
                 self.error(
                     Some(op),
                     None,
-                    EmuFault::Malformed(format!("%{} is used before it is defined", reg.index())),
+                    LockstepFault::Malformed(format!(
+                        "%{} is used before it is defined",
+                        reg.index()
+                    )),
                 )
             })
     }
@@ -26,13 +29,13 @@ impl Emulator<'_> {
         op: OpId,
         reg: Reg,
         values: Vec<Scalar>,
-    ) -> Result<(), EmuError> {
+    ) -> Result<(), LockstepError> {
         let declared = self.program.dtype(reg);
         if let Some(bad) = values.iter().find(|v| v.dtype() != declared) {
             return Err(self.error(
                 Some(op),
                 None,
-                EmuFault::Malformed(format!(
+                LockstepFault::Malformed(format!(
                     "%{} is declared {declared} but computed as {}",
                     reg.index(),
                     bad.dtype()
@@ -47,13 +50,13 @@ impl Emulator<'_> {
             None => Err(self.error(
                 Some(op),
                 None,
-                EmuFault::Malformed("no such register".into()),
+                LockstepFault::Malformed("no such register".into()),
             )),
         }
     }
 
     /// The operands of `op`, per operand a value per thread.
-    pub(super) fn operands(&self, id: OpId, op: &Op) -> Result<Vec<Vec<Scalar>>, EmuError> {
+    pub(super) fn operands(&self, id: OpId, op: &Op) -> Result<Vec<Vec<Scalar>>, LockstepError> {
         op.operands
             .iter()
             .map(|&r| self.value(id, r).cloned())
@@ -64,8 +67,8 @@ impl Emulator<'_> {
     pub(super) fn per_thread(
         &self,
         id: OpId,
-        mut f: impl FnMut(u32) -> Result<Scalar, EmuFault>,
-    ) -> Result<Vec<Scalar>, EmuError> {
+        mut f: impl FnMut(u32) -> Result<Scalar, LockstepFault>,
+    ) -> Result<Vec<Scalar>, LockstepError> {
         (0..self.threads)
             .map(|t| f(t).map_err(|e| self.error(Some(id), Some(t), e)))
             .collect()
@@ -78,14 +81,14 @@ impl Emulator<'_> {
         id: OpId,
         what: &'static str,
         values: &[Scalar],
-    ) -> Result<Scalar, EmuError> {
+    ) -> Result<Scalar, LockstepError> {
         let first = values[0];
         match values.iter().position(|v| v.to_bits() != first.to_bits()) {
             None => Ok(first),
             Some(t) => Err(self.error(
                 Some(id),
                 Some(t as u32),
-                EmuFault::NonUniform {
+                LockstepFault::NonUniform {
                     what,
                     first: first.to_string(),
                     thread: t as u32,
@@ -96,13 +99,13 @@ impl Emulator<'_> {
     }
 
     /// `param` when it is a tensor parameter.
-    pub(super) fn global(&self, id: OpId, param: usize) -> Result<usize, EmuError> {
+    pub(super) fn global(&self, id: OpId, param: usize) -> Result<usize, LockstepError> {
         match self.globals.get(param) {
             Some(Some(_)) => Ok(param),
             _ => Err(self.error(
                 Some(id),
                 None,
-                EmuFault::Malformed(format!("parameter {param} is not a tensor")),
+                LockstepFault::Malformed(format!("parameter {param} is not a tensor")),
             )),
         }
     }

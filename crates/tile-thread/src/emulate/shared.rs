@@ -3,7 +3,7 @@
 //! access reports as an error naming both threads.
 
 use super::memory::Conflict;
-use super::{address, EmuError, EmuFault, Emulator};
+use super::{address, Emulator, LockstepError, LockstepFault};
 use crate::program::{OpId, WARP_SIZE};
 use tile_ir::Scalar;
 
@@ -23,7 +23,7 @@ impl Emulator<'_> {
         id: OpId,
         alloc: usize,
         index: &[Scalar],
-    ) -> Result<Vec<Scalar>, EmuError> {
+    ) -> Result<Vec<Scalar>, LockstepError> {
         let mut out = Vec::with_capacity(self.threads as usize);
         for t in 0..self.threads {
             let i = address(index[t as usize]);
@@ -47,7 +47,7 @@ impl Emulator<'_> {
         id: OpId,
         alloc: usize,
         (index, value, mask): (&[Scalar], &[Scalar], &[Scalar]),
-    ) -> Result<(), EmuError> {
+    ) -> Result<(), LockstepError> {
         for t in 0..self.threads as usize {
             if mask[t] != Scalar::Bool(true) {
                 continue;
@@ -79,17 +79,17 @@ impl Emulator<'_> {
         index: i64,
         thread: u32,
         write: bool,
-        c: Result<Conflict, EmuFault>,
-    ) -> EmuError {
+        c: Result<Conflict, LockstepFault>,
+    ) -> LockstepError {
         let fault = match c {
-            Ok(c) if c.in_flight => EmuFault::CopyInFlight {
+            Ok(c) if c.in_flight => LockstepFault::CopyInFlight {
                 alloc,
                 index: index as usize,
                 access: if write { "write" } else { "read" },
                 thread: c.thread,
                 op: self.program.op_text(c.op),
             },
-            Ok(c) => EmuFault::SharedRace {
+            Ok(c) => LockstepFault::SharedRace {
                 alloc,
                 index: index as usize,
                 access: if write { "write" } else { "read" },

@@ -7,7 +7,8 @@
 //!   The init is a shared-memory write of its thread: other threads use the
 //!   barrier only after a block barrier (the shadow checks it).
 //! * `mbarrier.expect_tx` is one arrival, and adds the bytes the phase also
-//!   waits for.
+//!   waits for (the phases are `tile_abi::mbarrier`'s, shared with the
+//!   emulation target).
 //! * `tma.load` reads its box now (through the tensor map the runtime would
 //!   build, `tile_abi::tma`, which must exist for the tensor) and starts
 //!   writing it: every element is in flight, so any access before it lands
@@ -20,39 +21,31 @@
 //!   block barrier. A phase that could never finish is an error: on a GPU
 //!   the block would hang.
 
-use super::{address, EmuError, EmuFault, Emulator, Touch};
+use super::{address, Emulator, LockstepError, LockstepFault, Touch};
 use crate::program::{OpId, SharedId};
 use std::collections::HashMap;
+use tile_abi::mbarrier::{InFlight, Mbarrier, NeverReturns, Wait};
 use tile_abi::tma::{TensorMap, TmaBox};
 use tile_ir::Scalar;
 
-/// One mbarrier's state.
-#[derive(Clone, Debug)]
-pub(super) struct Mbarrier {
-    /// The arrivals a phase needs.
-    count: i64,
-    /// The arrivals the current phase still needs.
-    pending: i64,
-    /// The bytes the current phase expects.
-    tx: i64,
-    /// The current phase (0, 1, 2, …).
-    phase: u64,
-    /// The copies completing on the current phase.
-    copies: Vec<Landing>,
-}
-
 /// A bulk copy in flight: the elements it writes, with their values.
 #[derive(Clone, Debug)]
-struct Landing {
+pub(super) struct Landing {
     alloc: SharedId,
     elements: Vec<(i64, Scalar)>,
-    bytes: i64,
+    bytes: u64,
     thread: u32,
     op: OpId,
 }
 
+impl InFlight for Landing {
+    fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
 /// The block's mbarriers, by allocation and element.
-pub(super) type Mbarriers = HashMap<(usize, i64), Mbarrier>;
+pub(super) type Mbarriers = HashMap<(usize, i64), Mbarrier<Landing>>;
 
 impl Emulator<'_> {
     /// The operands of thread `t` where its mask holds.
@@ -66,7 +59,7 @@ impl Emulator<'_> {
         id: OpId,
         alloc: SharedId,
         x: &[Vec<Scalar>],
-    ) -> Result<(), EmuError> {
+    ) -> Result<(), LockstepError> {
         for t in 0..self.threads as usize {
             if !Self::masked(x, t) {
                 continue;
@@ -77,19 +70,17 @@ impl Emulator<'_> {
                     "@s{}[{index}] is initialized again while valid (the PTX ISA makes that undefined: an mbarrier is invalidated first)",
                     alloc.index()
                 );
-                return Err(self.error(Some(id), Some(t as u32), EmuFault::Mbarrier(what)));
+                return Err(self.error(Some(id), Some(t as u32), LockstepFault::Mbarrier(what)));
             }
             self.shared
                 .store(alloc.index(), index, Scalar::U64(0), t as u32, id)
                 .map_err(|c| self.race(id, alloc.index(), index, t as u32, true, c))?;
-            let barrier = Mbarrier {
-                count,
-                pending: count,
-                tx: 0,
-                phase: 0,
-                copies: Vec::new(),
-            };
-            self.mbarriers.insert((alloc.index(), index), barrier);
+            let count = u64::try_from(count).map_err(|_| {
+                let what = format!("@s{}[{index}] is given {count} arrivals", alloc.index());
+                self.error(Some(id), Some(t as u32), LockstepFault::Malformed(what))
+            })?;
+            self.mbarriers
+                .insert((alloc.index(), index), Mbarrier::new(count));
         }
         Ok(())
     }
@@ -101,14 +92,14 @@ impl Emulator<'_> {
         id: OpId,
         (alloc, index): (SharedId, i64),
         t: u32,
-    ) -> Result<&mut Mbarrier, EmuError> {
+    ) -> Result<&mut Mbarrier<Landing>, LockstepError> {
         self.shared
             .load(alloc.index(), index, t, id)
             .map_err(|c| self.race(id, alloc.index(), index, t, false, c))?;
         let key = (alloc.index(), index);
         if !self.mbarriers.contains_key(&key) {
             let what = format!("@s{}[{index}] is used before its init", alloc.index());
-            return Err(self.error(Some(id), Some(t), EmuFault::Mbarrier(what)));
+            return Err(self.error(Some(id), Some(t), LockstepFault::Mbarrier(what)));
         }
         Ok(self.mbarriers.get_mut(&key).expect("checked above"))
     }
@@ -120,17 +111,19 @@ impl Emulator<'_> {
         id: OpId,
         alloc: SharedId,
         x: &[Vec<Scalar>],
-    ) -> Result<(), EmuError> {
+    ) -> Result<(), LockstepError> {
         for t in 0..self.threads as usize {
             if !Self::masked(x, t) {
                 continue;
             }
             let (index, bytes) = (address(x[0][t]), address(x[1][t]));
+            let bytes = u64::try_from(bytes).map_err(|_| {
+                let what = format!("@s{}[{index}] expects {bytes} bytes", alloc.index());
+                self.error(Some(id), Some(t as u32), LockstepFault::Malformed(what))
+            })?;
             let barrier = self.barrier_of(id, (alloc, index), t as u32)?;
-            barrier.pending -= 1;
-            barrier.tx += bytes;
-            if barrier.pending < 0 {
-                let fault = EmuFault::Mbarrier(format!(
+            if barrier.arrive_expect_tx(bytes).is_err() {
+                let fault = LockstepFault::Mbarrier(format!(
                     "@s{}[{index}] arrived at more often than its count",
                     alloc.index()
                 ));
@@ -149,18 +142,18 @@ impl Emulator<'_> {
         (param, rows): (usize, u16),
         (alloc, bar): (SharedId, SharedId),
         x: &[Vec<Scalar>],
-    ) -> Result<(), EmuError> {
+    ) -> Result<(), LockstepError> {
         let g = self.global(id, param)?;
         let dtype = self.program.shared[alloc].dtype;
         let size = dtype.size_bytes() as u64;
-        let malformed = |what: String| EmuFault::Malformed(what);
+        let malformed = |what: String| LockstepFault::Malformed(what);
         let tma_box = TmaBox::new(dtype, usize::from(rows)).ok_or_else(|| {
             self.error(Some(id), None, malformed(format!("a box of {rows} rows")))
         })?;
         let map = {
             let global = self.globals[g].as_ref().expect("checked by `global`");
             TensorMap::new(global.base_address(), global.layout(), tma_box).map_err(|e| {
-                let fault = EmuFault::TensorMap {
+                let fault = LockstepFault::TensorMap {
                     param: global.name.clone(),
                     reason: e.to_string(),
                 };
@@ -203,13 +196,12 @@ impl Emulator<'_> {
             let landing = Landing {
                 alloc,
                 elements,
-                bytes: tma_box.bytes() as i64,
+                bytes: tma_box.bytes() as u64,
                 thread: t as u32,
                 op: id,
             };
             self.barrier_of(id, (bar, b), t as u32)?
-                .copies
-                .push(landing);
+                .complete_on(landing);
         }
         Ok(())
     }
@@ -221,7 +213,7 @@ impl Emulator<'_> {
         id: OpId,
         alloc: SharedId,
         x: &[Vec<Scalar>],
-    ) -> Result<(), EmuError> {
+    ) -> Result<(), LockstepError> {
         let index = address(self.uniform(id, "the mbarrier", &x[0])?);
         let parity = address(self.uniform(id, "the parity", &x[1])?);
         for t in 0..self.threads {
@@ -231,23 +223,21 @@ impl Emulator<'_> {
             .mbarriers
             .get_mut(&(alloc.index(), index))
             .expect("checked above");
-        if barrier.phase % 2 != parity as u64 {
-            return Ok(());
-        }
-        let copied: i64 = barrier.copies.iter().map(|c| c.bytes).sum();
-        if barrier.pending != 0 || copied != barrier.tx {
-            let fault = EmuFault::Mbarrier(format!(
-                "the wait on @s{}[{index}] for phase parity {parity} never returns: {} arrivals missing, {} bytes expected and {copied} copied",
-                alloc.index(),
-                barrier.pending,
-                barrier.tx
-            ));
-            return Err(self.error(Some(id), None, fault));
-        }
-        let landing = std::mem::take(&mut barrier.copies);
-        barrier.phase += 1;
-        barrier.pending = barrier.count;
-        barrier.tx = 0;
+        let landing = match barrier.wait(parity as u64) {
+            Ok(Wait::Over) => return Ok(()),
+            Ok(Wait::Finished(landing)) => landing,
+            Err(NeverReturns {
+                pending,
+                expected,
+                copied,
+            }) => {
+                let fault = LockstepFault::Mbarrier(format!(
+                    "the wait on @s{}[{index}] for phase parity {parity} never returns: {pending} arrivals missing, {expected} bytes expected and {copied} copied",
+                    alloc.index(),
+                ));
+                return Err(self.error(Some(id), None, fault));
+            }
+        };
         for copy in landing {
             for (i, v) in copy.elements {
                 self.shared

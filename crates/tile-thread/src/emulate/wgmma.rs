@@ -6,7 +6,7 @@
 //! are the warpgroup's first thread's (for the race checks), and each must
 //! follow a `fence.proxy.async` of its writer.
 
-use super::{address, EmuError, EmuFault, Emulator};
+use super::{address, Emulator, LockstepError, LockstepFault};
 use crate::program::{OpId, SharedId, WgmmaKind};
 use tile_abi::wgmma::{operand_descriptor, warpgroup_mma, Major, K, M, WARPGROUP};
 use tile_ir::Scalar;
@@ -20,9 +20,9 @@ impl Emulator<'_> {
         id: OpId,
         (kind, a, b): (WgmmaKind, SharedId, SharedId),
         x: &[Vec<Scalar>],
-    ) -> Result<Vec<Vec<Scalar>>, EmuError> {
+    ) -> Result<Vec<Vec<Scalar>>, LockstepError> {
         let threads = self.threads as usize;
-        let fault = |s: &Self, what: String| s.error(Some(id), None, EmuFault::Wgmma(what));
+        let fault = |s: &Self, what: String| s.error(Some(id), None, LockstepFault::Wgmma(what));
         if !threads.is_multiple_of(WARPGROUP) || x.len() != 2 + kind.accumulators() {
             return Err(fault(
                 self,
@@ -78,26 +78,26 @@ impl Emulator<'_> {
         (rows, cols): (usize, usize),
         major: Major,
         thread: u32,
-    ) -> Result<Vec<u16>, EmuError> {
-        let fault = |s: &Self, f: EmuFault| s.error(Some(id), Some(thread), f);
+    ) -> Result<Vec<u16>, LockstepError> {
+        let fault = |s: &Self, f: LockstepFault| s.error(Some(id), Some(thread), f);
         let size = self.program.shared[alloc].dtype.size_bytes();
-        let descriptor = operand_descriptor(
-            u32::try_from(start * size as i64)
-                .map_err(|_| fault(self, EmuFault::Wgmma(format!("operand index {start}"))))?,
-        );
+        let descriptor =
+            operand_descriptor(u32::try_from(start * size as i64).map_err(|_| {
+                fault(self, LockstepFault::Wgmma(format!("operand index {start}")))
+            })?);
         let mut bits = Vec::with_capacity(rows * cols);
         for mn in 0..rows {
             for k in 0..cols {
                 let byte = descriptor
                     .element_address(major, size, (mn, k))
-                    .map_err(|what| fault(self, EmuFault::Wgmma(what)))?;
+                    .map_err(|what| fault(self, LockstepFault::Wgmma(what)))?;
                 let i = i64::from(byte) / size as i64;
                 if let Some(writer) = self.shared.unfenced_writer(alloc.index(), i) {
                     let index = i as usize;
                     let alloc = alloc.index();
                     return Err(fault(
                         self,
-                        EmuFault::UnfencedAsyncRead {
+                        LockstepFault::UnfencedAsyncRead {
                             alloc,
                             index,
                             writer,
