@@ -266,7 +266,7 @@ fn tensor_cores_against_triton() {
             let lowering = LowerOptions::warps(8)
                 .with_tensor_cores(target.tensor_cores())
                 .with_stages(stages);
-            let program = tile_codegen::pipeline::lower_for(&func, "tutorial", &lowering)
+            let program = tile_codegen::driver::lower_for(&func, "tutorial", &lowering)
                 .unwrap_or_else(|e| panic!("{e}"));
             let options = tile_codegen::CodegenOptions::default();
             let ours = tile_codegen::gpu::emit(&program, target, &options)
@@ -304,7 +304,7 @@ fn mfma_statistics() {
             let target = Target::Amdgpu(gfx);
             let start = Instant::now();
             let lowering = LowerOptions::warps(8).with_tensor_cores(target.tensor_cores());
-            let program = tile_codegen::pipeline::lower_for(&func, "tutorial", &lowering)
+            let program = tile_codegen::driver::lower_for(&func, "tutorial", &lowering)
                 .unwrap_or_else(|e| panic!("{e}"));
             let out =
                 tile_codegen::gpu::emit(&program, target, &tile_codegen::CodegenOptions::default())

@@ -19,7 +19,7 @@ mod corpus;
 
 use std::collections::HashMap;
 use tile::meta::KernelInfo;
-use tile_codegen::pipeline::{self, Options, Spills};
+use tile_codegen::driver::{self, Options, Spills};
 use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
 
 /// The targets compared.
@@ -111,7 +111,7 @@ fn tile_figures(info: &KernelInfo, ir: &str, label: &str, target: Target) -> Fig
         target_warps: Vec::new(),
         target_stages: Vec::new(),
     };
-    let compiled = match pipeline::compile(&mut func, label, &options) {
+    let compiled = match driver::compile(&mut func, label, &options) {
         Ok(compiled) => compiled,
         Err(e) => {
             eprintln!("{} ({label}) for {target}: {e}", info.name);

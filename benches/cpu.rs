@@ -32,6 +32,7 @@ mod transpose;
 #[path = "../examples/kernels/vector_add.rs"]
 mod vector_add;
 
+#[path = "cpu/roofline.rs"]
 mod roofline;
 
 use common::Inputs;

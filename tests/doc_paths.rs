@@ -10,7 +10,7 @@
 //! division as in `N/(8·wn)`).
 //!
 //! A file exists when some file of the repository ends with the path, so the short forms
-//! the docs use resolve (`lower/pipeline.rs` is `crates/tile-thread/src/lower/pipeline.rs`);
+//! the docs use resolve (`lower/software_pipeline.rs` is `crates/tile-thread/src/lower/software_pipeline.rs`);
 //! a directory, when some file lies under a directory ending with it.
 //!
 //! Not read as repository paths: URLs and domains (`docs.nvidia.com/...`), absolute paths

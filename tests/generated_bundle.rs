@@ -76,7 +76,7 @@ fn a_wrong_result_on_the_device_is_a_failure() {
     // The device runs, in place of the genuine sm_80 and sm_90a PTX, the
     // kernel without its first store: that output keeps its input.
     let mut func = tile_testgen::generate(seed, &Default::default()).func;
-    tile_codegen::pipeline::optimize(&mut func).expect("the passes");
+    tile_codegen::driver::optimize(&mut func).expect("the passes");
     let text = func.to_string();
     let store = text
         .lines()

@@ -45,7 +45,7 @@ fn sm_80_ptx_uses_mma_sync() {
     // 64×64 on 4 warps is 32×32 per warp: 2×4 m16n8k16 tiles per k16 step,
     // four steps per BK of 64.
     assert_eq!(
-        count(&ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+        count(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
         32,
         "{ptx}"
     );

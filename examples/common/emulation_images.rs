@@ -7,7 +7,7 @@
 
 use std::path::Path;
 use tile::meta::KernelInfo;
-use tile_codegen::pipeline::{self, Options};
+use tile_codegen::driver::{self, Options};
 use tile_codegen::{CodegenOptions, Target};
 
 /// Writes the emulation image of every specialization's device image for
@@ -45,7 +45,7 @@ pub fn write_images(dir: &Path, kernels: &[&KernelInfo], targets: &[Target]) -> 
                     target_stages: Vec::new(),
                     num_stages: info.num_stages_on(&name),
                 };
-                let built = pipeline::emulate(&func, spec.label, target, &options)
+                let built = driver::emulate(&func, spec.label, target, &options)
                     .unwrap_or_else(|e| panic!("{e}"));
                 assert!(
                     built.device.bytes == embedded.bytes,

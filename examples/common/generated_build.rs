@@ -1,6 +1,6 @@
 //! Writes the directory of generated programs' device images
 //! (`generated_bundle.rs`): each seed's kernel through
-//! `tile_codegen::pipeline::compile` for each target, as `#[tile_kernel]`
+//! `tile_codegen::driver::compile` for each target, as `#[tile_kernel]`
 //! compiles a kernel, with the suite's warps and stages; and, for the
 //! driver stand-ins, the emulation images of some of them. It links LLVM,
 //! so it runs where `tile` builds (`examples/generated_images.rs`,
@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use tile::ir::Function;
 use tile::runtime::ImageKind;
 use tile_codegen::cache::Cache;
-use tile_codegen::pipeline::{self, Emulated, Options};
+use tile_codegen::driver::{self, Emulated, Options};
 use tile_codegen::{CodegenOptions, Target};
 use tile_testgen::agreement::warps_and_stages;
 use tile_testgen::{generate, GenConfig};
@@ -156,7 +156,7 @@ fn build_seed(
     };
     for &target in targets {
         let mut func = case.func.clone();
-        let compiled = match pipeline::compile(
+        let compiled = match driver::compile(
             &mut func,
             &label(seed),
             &options(target, (warps, stages), cache),
@@ -201,7 +201,7 @@ fn build_seed(
 /// the pass pipeline) for `target`, compiled as seed `seed` is.
 pub fn emulation_image(func: &Function, seed: u64, target: Target) -> Result<Emulated, String> {
     let options = options(target, warps_and_stages(seed), None);
-    pipeline::emulate(func, &label(seed), target, &options).map_err(|e| e.to_string())
+    driver::emulate(func, &label(seed), target, &options).map_err(|e| e.to_string())
 }
 
 /// Writes into `emulation_dir`, for each of `seeds` and each image of it in
@@ -225,7 +225,7 @@ pub fn write_emulation_images(
             .get(&seed)
             .ok_or_else(|| format!("seed {seed} is not in {}", dir.display()))?;
         let mut func = generate(seed, &GenConfig::default()).func;
-        pipeline::optimize(&mut func).map_err(|e| format!("seed {seed}: {e}"))?;
+        driver::optimize(&mut func).map_err(|e| format!("seed {seed}: {e}"))?;
         for image in &entry.images {
             let target: Target = image.target.parse().map_err(|e| format!("{e}"))?;
             if !targets.contains(&target) {

@@ -2,7 +2,7 @@
 //! carries (written by `examples/generated_images.rs`, which links LLVM,
 //! read by `examples/generated_check.rs`, which does not): the differential
 //! suite's seeds (`tile_testgen::generate` with `GenConfig::default()`),
-//! each compiled by `tile_codegen::pipeline::compile` for every target, as
+//! each compiled by `tile_codegen::driver::compile` for every target, as
 //! `#[tile_kernel]` compiles a kernel.
 //!
 //! ```text

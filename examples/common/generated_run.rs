@@ -286,7 +286,7 @@ fn spec(
     }]));
     let name: &'static str = Box::leak(ready.case.func.name.clone().into_boxed_str());
     let label: &'static str = Box::leak(format!("seed={}", ready.seed).into_boxed_str());
-    // SAFETY: the image is `pipeline::compile`'s compilation of this seed's
+    // SAFETY: the image is `driver::compile`'s compilation of this seed's
     // kernel after the pass pipeline, whose text `ir` is (checked by its
     // digest in `prepare`), with these checks, written by the builder
     // (`generated_build.rs`) of the same tile as this checker.

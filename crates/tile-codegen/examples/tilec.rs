@@ -13,7 +13,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tile_codegen::pipeline::{self, Options};
+use tile_codegen::driver::{self, Options};
 use tile_codegen::{parse_targets, tools, CodegenOptions, Target};
 
 struct Args {
@@ -78,7 +78,7 @@ fn count(text: &str, needles: &[&str]) -> usize {
         .count()
 }
 
-fn report(image: &pipeline::CompiledImage) -> Result<String, String> {
+fn report(image: &driver::CompiledImage) -> Result<String, String> {
     match image.target {
         Target::Nvptx(sm) => {
             let ptx = String::from_utf8_lossy(&image.bytes);
@@ -138,7 +138,7 @@ fn run() -> Result<(), String> {
         target_warps: Vec::new(),
         target_stages: Vec::new(),
     };
-    let compiled = pipeline::compile(&mut func, "tilec", &options).map_err(|e| e.to_string())?;
+    let compiled = driver::compile(&mut func, "tilec", &options).map_err(|e| e.to_string())?;
     for image in &compiled.images {
         println!("{}: {}", image.target, report(image)?);
     }

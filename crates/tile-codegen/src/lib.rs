@@ -1,8 +1,8 @@
 //! LLVM code generation for tile kernels: the GPU emitter of thread-level
 //! programs for NVPTX and AMDGPU, the host back end for the CPU device, and
-//! the pipeline that drives a kernel through every stage for every target.
+//! the driver that takes a kernel through every stage for every target.
 //!
-//! * [`pipeline`]: a kernel's tile IR to every image it embeds: the pass
+//! * [`driver`]: the compile driver, a kernel's tile IR to every image it embeds: the pass
 //!   pipeline, the thread-level program (`tile-thread`), each target's code
 //!   (targets compiled concurrently), and the stage dumps of `TILE_DUMP`;
 //! * [`cache`]: the kernel cache, each target's output on disk under the
@@ -27,6 +27,7 @@
 
 pub mod cache;
 mod diagnostics;
+pub mod driver;
 pub mod emulation;
 mod error;
 pub mod gpu;
@@ -35,7 +36,6 @@ mod module;
 mod nans;
 mod native;
 mod options;
-pub mod pipeline;
 pub mod scalar;
 pub mod target;
 pub mod tools;

@@ -2,7 +2,7 @@
 //! or more than a block holds, is an error naming the target, for a build
 //! and for an emulation image alike.
 
-use tile_codegen::pipeline::{self, Options};
+use tile_codegen::driver::{self, Options};
 use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
 
 fn options(num_warps: u32, target_warps: Vec<(Target, u32)>) -> Options {
@@ -24,7 +24,7 @@ fn blocks_without_threads_or_beyond_1024_are_errors_naming_the_target() {
     let func = tile_ir::samples::vector_add(256).unwrap();
     let gfx942 = Target::Amdgpu(Gfx::Gfx942);
     let error =
-        |options: &Options, target| match pipeline::emulate(&func, "BLOCK=256", target, options) {
+        |options: &Options, target| match driver::emulate(&func, "BLOCK=256", target, options) {
             Ok(_) => "ok".to_string(),
             Err(e) => e.to_string(),
         };
@@ -38,6 +38,6 @@ fn blocks_without_threads_or_beyond_1024_are_errors_naming_the_target() {
     );
     assert_eq!(error(&options(32, vec![(gfx942, 16)]), gfx942), "ok");
     let mut func = func.clone();
-    let compiled = pipeline::compile(&mut func, "BLOCK=256", &options(4, vec![(gfx942, 0)]));
+    let compiled = driver::compile(&mut func, "BLOCK=256", &options(4, vec![(gfx942, 0)]));
     assert!(compiled.is_err_and(|e| e.to_string().contains("0 warps on gfx942")));
 }

@@ -11,7 +11,7 @@ use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use tile_abi::HostIsa;
 use tile_codegen::cache::Cache;
-use tile_codegen::pipeline::{self, Compiled, Options};
+use tile_codegen::driver::{self, Compiled, Options};
 use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
 use tile_ir::{Function, Location};
 
@@ -43,7 +43,7 @@ fn options(cache: Option<&Cache>) -> Options {
 }
 
 fn compile(mut func: Function, options: &Options) -> Compiled {
-    pipeline::compile(&mut func, "BLOCK=256", options).unwrap_or_else(|e| panic!("{e}"))
+    driver::compile(&mut func, "BLOCK=256", options).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn vector_add() -> Function {

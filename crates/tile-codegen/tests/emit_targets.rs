@@ -433,7 +433,7 @@ fn tensor_dots_issue_mfma_on_cdna() {
 /// `v_mfma`s.
 #[test]
 fn the_dump_holds_the_mfma_program() {
-    use tile_codegen::pipeline::{self, Options};
+    use tile_codegen::driver::{self, Options};
     let dir = std::env::temp_dir().join(format!("tile-mfma-dump-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let mut func = samples::matmul(64, 64, 32, DType::BF16).unwrap();
@@ -448,7 +448,7 @@ fn the_dump_holds_the_mfma_program() {
         target_warps: Vec::new(),
         target_stages: Vec::new(),
     };
-    pipeline::compile(&mut func, "default", &options).unwrap();
+    driver::compile(&mut func, "default", &options).unwrap();
     let read = |file: &str| {
         std::fs::read_to_string(dir.join("matmul/default").join(file))
             .unwrap_or_else(|e| panic!("{file}: {e}"))

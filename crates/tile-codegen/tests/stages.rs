@@ -2,7 +2,7 @@
 //! `num_stages`, a target's own (`num_stages(sm_86 = 2)`), and a count that
 //! does not fit a target's shared memory, which names the per-target form.
 
-use tile_codegen::pipeline::{self, Compiled, Options, PipelineError};
+use tile_codegen::driver::{self, CompileError, Compiled, Options};
 use tile_codegen::{CodegenOptions, Sm, Target};
 use tile_ir::DType;
 
@@ -11,7 +11,7 @@ const SM86: Target = Target::Nvptx(Sm::Sm86);
 
 /// A 128×128×64 f16 matmul: each stage of its K loop holds a 128×64 block
 /// of A and a 64×128 block of B, 32 KiB.
-fn compile(num_stages: u32, target_stages: Vec<(Target, u32)>) -> Result<Compiled, PipelineError> {
+fn compile(num_stages: u32, target_stages: Vec<(Target, u32)>) -> Result<Compiled, CompileError> {
     let mut func = tile_ir::samples::matmul(128, 128, 64, DType::F16).unwrap();
     let options = Options {
         targets: vec![SM80, SM86],
@@ -24,7 +24,7 @@ fn compile(num_stages: u32, target_stages: Vec<(Target, u32)>) -> Result<Compile
         num_stages: Some(num_stages),
         target_stages,
     };
-    pipeline::compile(&mut func, "default", &options)
+    driver::compile(&mut func, "default", &options)
 }
 
 #[test]

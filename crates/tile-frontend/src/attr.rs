@@ -62,7 +62,7 @@ pub struct KernelAttr {
     pub target_warps: Vec<(Target, u32)>,
     /// The stages of software-pipelined loops (`num_stages = n`, 1 to 8),
     /// or `None` for each target's default
-    /// (`tile_codegen::pipeline::DEFAULT_STAGES` where it fits).
+    /// (`tile_codegen::driver::DEFAULT_STAGES` where it fits).
     pub num_stages: Option<u32>,
     /// The targets with stages of their own (`num_stages(sm_86 = 2)`), in
     /// the order written.

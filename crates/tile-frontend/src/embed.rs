@@ -12,7 +12,7 @@ use crate::spec::Specialization;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, ToTokens};
 use tile_abi::ImageKind;
-use tile_codegen::pipeline;
+use tile_codegen::driver;
 use tile_ir::Function;
 
 /// The `SpecInfo` of one specialization: its label, values, IR, images
@@ -21,7 +21,7 @@ pub(crate) fn spec_info(
     p: &Paths,
     s: &Specialization,
     f: &Function,
-    d: &pipeline::Compiled,
+    d: &driver::Compiled,
     texts: &mut Texts,
 ) -> TokenStream {
     let (meta, rt, abi) = (&p.meta, &p.rt, &p.abi);

@@ -31,7 +31,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ItemFn;
 use tile_abi::ParamKind;
-use tile_codegen::{pipeline, CodegenOptions, Target};
+use tile_codegen::{driver, CodegenOptions, Target};
 use tile_ir::Function;
 
 /// The paths generated code uses, all through the facade crate `tile`.
@@ -158,7 +158,7 @@ fn compile(
     let mut devices = Vec::new();
     // `resolve` gives one specialization per `configs(...)`, in order.
     for (config, (s, f)) in out.iter_mut().enumerate() {
-        let pipeline = pipeline::Options {
+        let compile = driver::Options {
             targets: attr.targets_of(config),
             num_warps: attr.num_warps,
             target_warps: attr.target_warps.clone(),
@@ -175,9 +175,9 @@ fn compile(
             target_stages: attr.target_stages.clone(),
         };
         let device = if options.check_only {
-            pipeline::check(f, &s.label(), &pipeline).map(|()| pipeline::Compiled::default())
+            driver::check(f, &s.label(), &compile).map(|()| driver::Compiled::default())
         } else {
-            pipeline::compile(f, &s.label(), &pipeline)
+            driver::compile(f, &s.label(), &compile)
         }
         .map_err(|e| syn::Error::new(sig.name.span(), e.to_string()))?;
         for message in &device.cache_notes {
@@ -189,7 +189,7 @@ fn compile(
 }
 
 /// The specializations with their optimized IR, and their device code.
-type Compiled = (Vec<(Specialization, Function)>, Vec<pipeline::Compiled>);
+type Compiled = (Vec<(Specialization, Function)>, Vec<driver::Compiled>);
 
 /// A struct with the kernel's name (and const parameters when they parse)
 /// for a signature the front end rejected.
@@ -214,7 +214,7 @@ fn generate(
     sig: &KernelSig,
     attr: Option<&KernelAttr>,
     compiled: &[(Specialization, Function)],
-    devices: &[pipeline::Compiled],
+    devices: &[driver::Compiled],
     failed: bool,
 ) -> TokenStream {
     let p = Paths::new();

@@ -7,7 +7,7 @@ use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Ident, LitInt};
-use tile_codegen::pipeline::MAX_BLOCK_THREADS;
+use tile_codegen::driver::MAX_BLOCK_THREADS;
 use tile_codegen::target::Target;
 
 /// A setting with a per-target form.

@@ -1,5 +1,5 @@
 //! The build's warnings about a kernel's GPU images, with their figures
-//! (`tile_codegen::pipeline::RegisterUsage`): a specialization whose image
+//! (`tile_codegen::driver::RegisterUsage`): a specialization whose image
 //! spills registers to memory, unless the kernel says `allow(spills)`, and
 //! one that uses more registers per thread than the kernel's
 //! `register_budget = n`.
@@ -14,7 +14,7 @@ use crate::attr::KernelAttr;
 use crate::spec::Specialization;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote_spanned};
-use tile_codegen::pipeline::RegisterUsage;
+use tile_codegen::driver::RegisterUsage;
 
 /// The warnings of one specialization (`label`) of the kernel `name`, whose
 /// images' registers are `usage`.

@@ -19,7 +19,7 @@ fn embedded(name: &str) -> Function {
         tile_frontend::translate_kernel(attr.parse().expect("attribute tokens"), &item)
             .expect("example lowers");
     let (_, mut f) = lowered.remove(0);
-    tile_codegen::pipeline::optimize(&mut f).expect("passes run");
+    tile_codegen::driver::optimize(&mut f).expect("passes run");
     tile_ir::text::parse_function(&f.to_string()).expect("embedded IR parses")
 }
 

@@ -13,7 +13,7 @@ fn run(src: &str, grid: [u32; 3], mut args: Vec<Arg>) -> Vec<Arg> {
         Err(e) => panic!("lowering failed: {e}"),
     };
     let (_, mut f) = lowered.into_iter().next().expect("one specialization");
-    tile_codegen::pipeline::optimize(&mut f).expect("passes");
+    tile_codegen::driver::optimize(&mut f).expect("passes");
     let f = tile_ir::text::parse_function(&f.to_string()).expect("IR parses back");
     if let Err(e) = interp::run(&f, grid, &mut args) {
         panic!("interpreter: {e}\n{f}");

@@ -10,7 +10,7 @@ fn lower(src: &str) -> Result<tile_ir::Function, String> {
     let lowered = tile_frontend::translate_kernel(proc_macro2::TokenStream::new(), &item)
         .map_err(|e| e.to_string())?;
     let (_, mut f) = lowered.into_iter().next().expect("one specialization");
-    tile_codegen::pipeline::optimize(&mut f).expect("passes");
+    tile_codegen::driver::optimize(&mut f).expect("passes");
     Ok(f)
 }
 

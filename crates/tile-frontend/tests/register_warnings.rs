@@ -49,7 +49,7 @@ fn one_warp_dot() -> TokenStream {
 }
 
 /// On sm_80 only: an AMD target's spills come from its code object's
-/// metadata (read in tile-codegen's `pipeline::registers` tests; the AMD
+/// metadata (read in tile-codegen's `driver::registers` tests; the AMD
 /// back end takes some 20 s on this kernel), its registers are measured in
 /// the cached case below.
 #[test]

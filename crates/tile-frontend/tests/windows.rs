@@ -13,7 +13,7 @@ fn run(src: &str, grid: [u32; 3], mut args: Vec<Arg>) -> Vec<Arg> {
     let lowered = tile_frontend::translate_kernel(proc_macro2::TokenStream::new(), &item)
         .unwrap_or_else(|e| panic!("lowering failed: {e}"));
     let (_, mut f) = lowered.into_iter().next().expect("one specialization");
-    tile_codegen::pipeline::optimize(&mut f).expect("passes");
+    tile_codegen::driver::optimize(&mut f).expect("passes");
     let f = tile_ir::text::parse_function(&f.to_string()).expect("IR parses back");
     interp::run(&f, grid, &mut args).unwrap_or_else(|e| panic!("interpreter: {e}\n{f}"));
     args

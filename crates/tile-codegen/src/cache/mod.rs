@@ -1,4 +1,4 @@
-//! The kernel cache: what [`crate::pipeline::compile`] produces for each
+//! The kernel cache: what [`crate::driver::compile`] produces for each
 //! kernel, specialization and target, kept on disk and addressed by the
 //! digest of everything it depends on, so that a crate whose kernels did
 //! not change rebuilds without running LLVM.

@@ -3,7 +3,7 @@
 //! look.
 
 use std::path::PathBuf;
-use tile_codegen::pipeline::{self, Options};
+use tile_codegen::driver::{self, Options};
 use tile_codegen::{CodegenOptions, Target};
 
 /// Warps per block: the target's own warps, 32 or 64 lanes each.
@@ -17,7 +17,7 @@ pub const N: usize = 1000;
 /// image.
 pub fn vector_add(target: Target) -> (Vec<u8>, Vec<u8>) {
     let mut func = tile_ir::samples::vector_add(BLOCK).unwrap();
-    pipeline::optimize(&mut func).unwrap();
+    driver::optimize(&mut func).unwrap();
     let options = Options {
         targets: vec![target],
         num_warps: WARPS,
@@ -29,7 +29,7 @@ pub fn vector_add(target: Target) -> (Vec<u8>, Vec<u8>) {
         target_stages: Vec::new(),
         num_stages: None,
     };
-    let built = pipeline::emulate(&func, "BLOCK=256", target, &options).unwrap();
+    let built = driver::emulate(&func, "BLOCK=256", target, &options).unwrap();
     (built.device.bytes, built.emulation.shared_object)
 }
 

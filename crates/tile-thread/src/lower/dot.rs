@@ -55,7 +55,7 @@ impl Lowerer<'_> {
             .filter(|plan| plan.layout() == &*layout);
         let operands = [(*a, da, [m, k]), (*b, db, [k, n])];
         // An operand a pipelined loop copied ahead is in its stage buffer
-        // already (`pipeline.rs`): the loop's barrier made it visible.
+        // already (`software_pipeline.rs`): the loop's barrier made it visible.
         let lowered = [self.get(id, *a)?, self.get(id, *b)?];
         let mut allocs = Vec::new();
         let mut offsets = [None, None];

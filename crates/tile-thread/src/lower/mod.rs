@@ -38,13 +38,13 @@ mod mma;
 mod movement;
 mod operand_swizzle;
 mod options;
-mod pipeline;
 mod print;
 mod proofs;
 mod reduce;
 mod reduce_tree;
 mod shared;
 mod shuffle_convert;
+mod software_pipeline;
 mod swizzle;
 mod tma;
 mod wgmma;
@@ -145,7 +145,7 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
     // The targets with `cp.async` copy their tensor-core operands with it.
     if options.tensor_cores.cp_async() {
         let deferred = copies::deferred_loads(func, |dot| lowerer.on_tensor_cores(dot));
-        lowerer.prefetched = pipeline::prefetched_loads(func, &deferred);
+        lowerer.prefetched = software_pipeline::prefetched_loads(func, &deferred);
         lowerer.deferred = deferred;
     }
     lowerer.program.body.ops = lowerer.kernel_body(&func.body)?;
@@ -171,7 +171,7 @@ enum Lowered {
     /// A load that the `dot` using it copies to shared memory itself
     /// (`copies.rs`).
     Deferred { load: OpId },
-    /// A load a pipelined loop copied ahead (`pipeline.rs`): its tile is
+    /// A load a pipelined loop copied ahead (`software_pipeline.rs`): its tile is
     /// in `alloc` from element `offset` (an `i32` register) on, swizzled
     /// as a tensor-core operand.
     Staged {
@@ -250,8 +250,8 @@ struct Lowerer<'a> {
     tensor_cores: TensorCores,
     /// The loads their tensor-core `dot` copies itself (`copies.rs`).
     deferred: std::collections::HashSet<OpId>,
-    /// The loads each `for` prefetches (`pipeline.rs`).
-    prefetched: HashMap<OpId, pipeline::Prefetched>,
+    /// The loads each `for` prefetches (`software_pipeline.rs`).
+    prefetched: HashMap<OpId, software_pipeline::Prefetched>,
     /// [`LowerOptions::num_stages`].
     num_stages: u32,
     /// [`LowerOptions::tma`].

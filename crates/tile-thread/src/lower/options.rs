@@ -19,7 +19,7 @@ pub struct LowerOptions {
     pub tensor_cores: TensorCores,
     /// The stages of a loop's software pipeline: a loop whose tensor-core
     /// `dot`s load their operands by its induction variable copies them
-    /// `num_stages − 1` iterations ahead (`lower/pipeline.rs`); 1 copies
+    /// `num_stages − 1` iterations ahead (`lower/software_pipeline.rs`); 1 copies
     /// each iteration's operands in that iteration.
     pub num_stages: u32,
     /// Whether a pipelined loop's `wgmma` operands are copied by the TMA

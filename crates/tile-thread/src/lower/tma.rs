@@ -1,4 +1,4 @@
-//! The TMA in a pipelined loop (`pipeline.rs`) whose `dot`s run on `wgmma`
+//! The TMA in a pipelined loop (`software_pipeline.rs`) whose `dot`s run on `wgmma`
 //! (sm_90a, [`super::LowerOptions::tma`]): each stage's operand tiles are
 //! copied by one thread with `cp.async.bulk.tensor`, box by box, instead of
 //! by every thread with `cp.async`, and each stage has an mbarrier that the

@@ -7,7 +7,7 @@
 use super::dump::{self, Dump};
 use super::output::TargetOutput;
 use super::registers::RegisterUsage;
-use super::{parallel, resources, CompiledImage, Options, PipelineError, Programs, TargetText};
+use super::{parallel, resources, CompileError, CompiledImage, Options, Programs, TargetText};
 use crate::gpu::{self, Emitted};
 use crate::host;
 use crate::target::Target;
@@ -43,7 +43,7 @@ impl Compilation<'_> {
     pub(super) fn lower_missing(
         &self,
         missing: &[usize],
-    ) -> Result<Vec<Option<Program>>, PipelineError> {
+    ) -> Result<Vec<Option<Program>>, CompileError> {
         let (func, label, options) = (self.func, self.label, self.options);
         let mut programs = Programs::default();
         if self.dump.is_on() {
@@ -64,7 +64,7 @@ impl Compilation<'_> {
     /// a target with less shared memory, or a second warp count, on a
     /// target with warps of its own, gets a file of its own), and the
     /// portable program.
-    fn dump_programs(&self, programs: &mut Programs) -> Result<(), PipelineError> {
+    fn dump_programs(&self, programs: &mut Programs) -> Result<(), CompileError> {
         let (func, label) = (self.func, self.label);
         let gpus: Vec<Target> = self
             .targets
@@ -104,7 +104,7 @@ impl Compilation<'_> {
         &self,
         missing: &[usize],
         programs: &[Option<Program>],
-    ) -> Vec<(usize, Result<TargetOutput, PipelineError>)> {
+    ) -> Vec<(usize, Result<TargetOutput, CompileError>)> {
         let mut order = missing.to_vec();
         order.sort_by_key(|&i| match self.targets[i] {
             Target::Amdgpu(_) => 0,
@@ -127,16 +127,12 @@ impl Compilation<'_> {
 
     /// A GPU target's output from its thread-level program, with the checks
     /// of its shared memory and registers.
-    fn compile_gpu(
-        &self,
-        target: Target,
-        program: &Program,
-    ) -> Result<TargetOutput, PipelineError> {
+    fn compile_gpu(&self, target: Target, program: &Program) -> Result<TargetOutput, CompileError> {
         let (func, label) = (self.func, self.label);
         resources::check_shared_memory(&func.name, label, target, program)?;
         let bytes = gpu::shared_bytes(program);
         let out = gpu::emit(program, target, &self.options.codegen).map_err(|error| {
-            PipelineError::Gpu {
+            CompileError::Gpu {
                 kernel: func.name.clone(),
                 label: label.to_string(),
                 target,
@@ -145,7 +141,7 @@ impl Compilation<'_> {
         })?;
         let report = self.ptxas_report(target, &out.assembly);
         let files = if self.dump.is_on() {
-            let report = report.clone().transpose().map_err(PipelineError::Dump)?;
+            let report = report.clone().transpose().map_err(CompileError::Dump)?;
             dump::gpu_files(&out, report)?
         } else {
             Vec::new()
@@ -203,9 +199,9 @@ impl Compilation<'_> {
     }
 
     /// A host level's output.
-    fn compile_host(&self, isa: HostIsa) -> Result<TargetOutput, PipelineError> {
+    fn compile_host(&self, isa: HostIsa) -> Result<TargetOutput, CompileError> {
         let image = host::compile(self.func, isa, &self.options.codegen).map_err(|error| {
-            PipelineError::Host {
+            CompileError::Host {
                 kernel: self.func.name.clone(),
                 label: self.label.to_string(),
                 error: Box::new(error),

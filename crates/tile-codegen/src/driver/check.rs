@@ -4,7 +4,7 @@
 //! check of [`super::compile`] that needs no LLVM, so that such a build
 //! reports the same errors as a real one but for those of LLVM's stages.
 
-use super::{check_blocks, optimize, resources, Options, PipelineError, Programs};
+use super::{check_blocks, optimize, resources, CompileError, Options, Programs};
 use crate::target::Target;
 use tile_ir::Function;
 
@@ -14,7 +14,7 @@ use tile_ir::Function;
 /// each target's tensor cores and stages) and the shared memory of a block.
 /// Not made: the AMD register limit (read from the code object) and the back
 /// ends' own failures; nothing is dumped and the kernel cache is not read.
-pub fn check(func: &mut Function, label: &str, options: &Options) -> Result<(), PipelineError> {
+pub fn check(func: &mut Function, label: &str, options: &Options) -> Result<(), CompileError> {
     optimize(func)?;
     let func = &*func;
     let gpus: Vec<Target> = options

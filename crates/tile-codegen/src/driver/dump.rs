@@ -4,7 +4,7 @@
 //! ([`gpu_files`], [`host_files`]) and kept with its output, so that a
 //! target whose output comes from the kernel cache writes them too.
 
-use super::PipelineError;
+use super::CompileError;
 use crate::gpu::Emitted;
 use crate::host::HostImage;
 use crate::target::Target;
@@ -23,12 +23,11 @@ impl Dump {
         root: Option<&Path>,
         kernel: &str,
         label: &str,
-    ) -> Result<Dump, PipelineError> {
+    ) -> Result<Dump, CompileError> {
         let dir = root.map(|r| r.join(kernel).join(label));
         if let Some(dir) = &dir {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                PipelineError::Dump(format!("cannot create {}: {e}", dir.display()))
-            })?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| CompileError::Dump(format!("cannot create {}: {e}", dir.display())))?;
         }
         Ok(Dump { dir })
     }
@@ -39,18 +38,18 @@ impl Dump {
     }
 
     /// Writes `text` as the file `name`.
-    pub(super) fn text(&self, name: &str, text: &str) -> Result<(), PipelineError> {
+    pub(super) fn text(&self, name: &str, text: &str) -> Result<(), CompileError> {
         self.file(name, text.as_bytes())
     }
 
     /// Writes `contents` as the file `name`.
-    pub(super) fn file(&self, name: &str, contents: &[u8]) -> Result<(), PipelineError> {
+    pub(super) fn file(&self, name: &str, contents: &[u8]) -> Result<(), CompileError> {
         let Some(dir) = &self.dir else {
             return Ok(());
         };
         let path = dir.join(name);
         std::fs::write(&path, contents)
-            .map_err(|e| PipelineError::Dump(format!("cannot write {}: {e}", path.display())))
+            .map_err(|e| CompileError::Dump(format!("cannot write {}: {e}", path.display())))
     }
 }
 
@@ -67,7 +66,7 @@ fn text_file(name: String, text: &str) -> DumpFile {
 pub(super) fn gpu_files(
     out: &Emitted,
     ptxas_report: Option<String>,
-) -> Result<Vec<DumpFile>, PipelineError> {
+) -> Result<Vec<DumpFile>, CompileError> {
     let target = out.module.target;
     let mut files = vec![
         text_file(format!("{target}.ll"), &out.module.llvm_ir),
@@ -87,10 +86,10 @@ pub(super) fn gpu_files(
 
 /// A host level's stages: LLVM IR before and after optimization, and the
 /// shared object's disassembly.
-pub(super) fn host_files(image: &HostImage) -> Result<Vec<DumpFile>, PipelineError> {
+pub(super) fn host_files(image: &HostImage) -> Result<Vec<DumpFile>, CompileError> {
     let isa = image.isa();
-    let listing = tools::disassemble(image.shared_object())
-        .map_err(|e| PipelineError::Dump(e.to_string()))?;
+    let listing =
+        tools::disassemble(image.shared_object()).map_err(|e| CompileError::Dump(e.to_string()))?;
     Ok(vec![
         text_file(format!("{isa}.ll"), image.llvm_ir()),
         text_file(format!("{isa}.opt.ll"), image.llvm_ir_opt()),

@@ -1,7 +1,8 @@
-//! A kernel specialization through every stage, for every target: the tile
-//! IR's pass pipeline, then for the GPU targets the thread-level program
-//! (`tile_thread::lower`) and each target's image ([`crate::gpu`]), and for
-//! the host levels one shared object each ([`crate::host`]).
+//! The compile driver: a kernel specialization through every stage, for
+//! every target: the tile IR's pass pipeline, then for the GPU targets the
+//! thread-level program (`tile_thread::lower`) and each target's image
+//! ([`crate::gpu`]), and for the host levels one shared object each
+//! ([`crate::host`]).
 //!
 //! [`compile`] is what `#[tile_kernel]` runs for each specialization; with
 //! [`Options::dump_dir`] every stage is written too (`dump.rs`):
@@ -201,7 +202,7 @@ pub struct Compiled {
 /// Why a specialization could not be compiled. Each message names the
 /// kernel and the specialization.
 #[derive(Debug, thiserror::Error)]
-pub enum PipelineError {
+pub enum CompileError {
     /// A target's blocks would hold more threads than its GPUs allow.
     #[error("kernel `{kernel}` ({label}) asks for {num_warps} warps, which on {target} are {threads} threads a block (its warps are {lanes}-lane wavefronts), more than the 1024 a block holds; use fewer warps there: `num_warps({target} = n)` sets its own")]
     TooManyThreads {
@@ -318,10 +319,10 @@ pub enum PipelineError {
 
 /// Runs the tile IR's default pass pipeline on `func`: the IR a kernel
 /// embeds and every target compiles.
-pub fn optimize(func: &mut Function) -> Result<(), PipelineError> {
+pub fn optimize(func: &mut Function) -> Result<(), CompileError> {
     PassManager::default_pipeline()
         .run(func, |_, _| {})
-        .map_err(|e| PipelineError::Passes(e.to_string()))
+        .map_err(|e| CompileError::Passes(e.to_string()))
 }
 
 /// Runs the pass pipeline on `func` (specialization `label`, see
@@ -332,7 +333,7 @@ pub fn compile(
     func: &mut Function,
     label: &str,
     options: &Options,
-) -> Result<Compiled, PipelineError> {
+) -> Result<Compiled, CompileError> {
     let dump = Dump::new(options.dump_dir.as_deref(), &func.name, label)?;
     dump.text("tile-ir.txt", &func.to_string())?;
     optimize(func)?;
@@ -371,7 +372,7 @@ pub fn compile(
         targets: &targets,
     };
     let programs = compilation.lower_missing(&missing)?;
-    let mut first_error: Option<PipelineError> = None;
+    let mut first_error: Option<CompileError> = None;
     for (i, result) in compilation.compile_missing(&missing, &programs) {
         match result {
             Ok(output) => outputs[i] = Some(output),
@@ -435,8 +436,8 @@ pub fn emulate(
     label: &str,
     target: Target,
     options: &Options,
-) -> Result<Emulated, PipelineError> {
-    let failed = |error: EmitError| PipelineError::Gpu {
+) -> Result<Emulated, CompileError> {
+    let failed = |error: EmitError| CompileError::Gpu {
         kernel: func.name.clone(),
         label: label.to_string(),
         target,
@@ -472,7 +473,7 @@ impl Programs {
         label: &str,
         options: &Options,
         target: Target,
-    ) -> Result<(Program, u32), PipelineError> {
+    ) -> Result<(Program, u32), CompileError> {
         let cores = shared_cores(func, target.tensor_cores());
         let asked = options.stages_on(target);
         let most = match (cores.cp_async(), asked) {
@@ -498,7 +499,7 @@ impl Programs {
         label: &str,
         options: &Options,
         key: (TensorCores, u32, u32),
-    ) -> Result<Program, PipelineError> {
+    ) -> Result<Program, CompileError> {
         if let Some((_, program)) = self.lowered.iter().find(|(k, _)| *k == key) {
             return Ok(program.clone());
         }
@@ -537,8 +538,8 @@ pub fn lower_for(
     func: &Function,
     label: &str,
     options: &LowerOptions,
-) -> Result<Program, PipelineError> {
-    lower::lower(func, options).map_err(|error| PipelineError::Lower {
+) -> Result<Program, CompileError> {
+    lower::lower(func, options).map_err(|error| CompileError::Lower {
         kernel: func.name.clone(),
         label: label.to_string(),
         error: Box::new(error),
@@ -553,7 +554,7 @@ fn check_blocks(
     label: &str,
     options: &Options,
     gpus: &[Target],
-) -> Result<(), PipelineError> {
+) -> Result<(), CompileError> {
     let largest = f
         .values
         .iter()
@@ -564,14 +565,14 @@ fn check_blocks(
         let num_warps = options.warps_on(target);
         let threads = target.block_threads(num_warps);
         if threads == 0 {
-            return Err(PipelineError::NoWarps {
+            return Err(CompileError::NoWarps {
                 kernel: f.name.clone(),
                 label: label.to_string(),
                 target,
             });
         }
         if threads > MAX_BLOCK_THREADS {
-            return Err(PipelineError::TooManyThreads {
+            return Err(CompileError::TooManyThreads {
                 kernel: f.name.clone(),
                 label: label.to_string(),
                 target,
@@ -583,7 +584,7 @@ fn check_blocks(
         let threads = threads as usize;
         let per_thread = largest.div_ceil(threads);
         if per_thread > MAX_ELEMENTS_PER_THREAD {
-            return Err(PipelineError::TooLarge {
+            return Err(CompileError::TooLarge {
                 kernel: f.name.clone(),
                 label: label.to_string(),
                 elements: largest,

@@ -14,7 +14,7 @@
 //!   On NVIDIA, the kernel's `.reqntid` makes `ptxas` fit the registers to
 //!   the block (spilling if it must), so a launch never lacks them.
 
-use super::{registers, PipelineError};
+use super::{registers, CompileError};
 use crate::gpu;
 use crate::target::{Gfx, Sm, Target};
 use tile_thread::{Program, ThreadOpKind};
@@ -38,7 +38,7 @@ pub(super) fn check_shared_memory(
     label: &str,
     target: Target,
     program: &Program,
-) -> Result<(), PipelineError> {
+) -> Result<(), CompileError> {
     let (bytes, limit) = (gpu::shared_bytes(program), shared_memory_limit(target));
     if bytes <= limit {
         return Ok(());
@@ -71,7 +71,7 @@ pub(super) fn check_shared_memory(
             ThreadOpKind::CopyAsync { .. } | ThreadOpKind::TmaLoad { .. }
         )
     });
-    Err(PipelineError::SharedMemory {
+    Err(CompileError::SharedMemory {
         kernel: kernel.to_string(),
         label: label.to_string(),
         target,
@@ -95,14 +95,14 @@ pub(super) fn check_amdgpu_registers(
     label: &str,
     gfx: Gfx,
     assembly: &str,
-) -> Result<(), PipelineError> {
+) -> Result<(), CompileError> {
     let registers = registers::metadata(assembly, ".vgpr_count").unwrap_or(0) as usize;
     let limit = match gfx {
         Gfx::Gfx90a | Gfx::Gfx942 => 512,
         Gfx::Gfx1100 => 256,
     };
     if registers > limit {
-        return Err(PipelineError::Registers {
+        return Err(CompileError::Registers {
             kernel: kernel.to_string(),
             label: label.to_string(),
             target: Target::Amdgpu(gfx),
