@@ -70,15 +70,15 @@ pub enum RuntimeCall {
     /// A memory access about to happen: address `a`, `b` bytes, alignment
     /// `c` (the instruction's `align`), and `d` the [`Access`] flags.
     Access = 9,
-    /// A warp's (MFMA: a wave's) tensor-core step ([`crate::mma`]) of
-    /// instruction `b` ([`MmaKind`](crate::mma::MmaKind) code): `a` is the
-    /// address of the lane's [`MmaKind::words`](crate::mma::MmaKind::words)
+    /// A warp's (MFMA: a wave's) tensor-core step ([`tile_hw::mma`]) of
+    /// instruction `b` ([`MmaKind`](tile_hw::mma::MmaKind) code): `a` is the
+    /// address of the lane's [`MmaKind::words`](tile_hw::mma::MmaKind::words)
     /// 32-bit words (its A, B and C fragments as the instruction's
     /// registers), and the runtime writes the lane's D fragment over the C
     /// words before returning. `c` holds MFMA's broadcast controls `cbsz |
     /// abid << 8 | blgp << 16`, which the model knows only as 0.
     Mma = 10,
-    /// A warp's `ldmatrix` ([`crate::mma::LdMatrix`] code `b`): `a` is the
+    /// A warp's `ldmatrix` ([`tile_hw::mma::LdMatrix`] code `b`): `a` is the
     /// shared-memory address the lane supplies (a row of 8 16-bit elements,
     /// read if the lane is one of the instruction's address lanes), `c` the
     /// address of the lane's 4 32-bit words, where the runtime writes its
@@ -94,11 +94,11 @@ pub enum RuntimeCall {
     /// `cp.async.wait_group a`: every closed group of the thread but the `a`
     /// most recent lands.
     WaitAsync = 14,
-    /// A warpgroup's `wgmma.mma_async` ([`crate::wgmma`]) of instruction `d
-    /// & 0xffff_ffff` ([`WgmmaKind`](crate::wgmma::WgmmaKind) code), scaling
+    /// A warpgroup's `wgmma.mma_async` ([`tile_hw::wgmma`]) of instruction `d
+    /// & 0xffff_ffff` ([`WgmmaKind`](tile_hw::wgmma::WgmmaKind) code), scaling
     /// its accumulators by `d >> 32` (0: D = A·B, 1: D = A·B + C): `a` is
     /// the address of the thread's [`WgmmaKind::accumulators`](
-    /// crate::wgmma::WgmmaKind::accumulators) `f32`s, which the runtime
+    /// tile_hw::wgmma::WgmmaKind::accumulators) `f32`s, which the runtime
     /// overwrites with D before returning, `b` and `c` the matrix
     /// descriptors of A and B.
     Wgmma = 15,
@@ -439,7 +439,7 @@ mod tests {
     /// Every instruction's registers fit the buffers the runtime keeps.
     #[test]
     fn every_mma_fits_the_runtimes_buffers() {
-        use crate::mma::{Fragment, MmaKind};
+        use tile_hw::mma::{Fragment, MmaKind};
         for kind in MmaKind::ALL {
             assert!(kind.words() <= MMA_MAX_WORDS, "{kind:?}");
             assert!(kind.elements(Fragment::C) <= MMA_MAX_RESULTS, "{kind:?}");

@@ -16,35 +16,27 @@
 //! * [`emulation`]: GPU kernels moved to the host to run on the CPU: the
 //!   runtime calls that replace the targets' intrinsics, and the manifest
 //!   an emulation image carries;
-//! * [`mma`]: the tensor-core instructions as the emulators model them
-//!   (lane layouts and arithmetic), and [`wgmma`] Hopper's warpgroup ones
-//!   (shared-memory descriptors, canonical layouts, accumulators), and
-//!   [`tma`] its bulk tensor copies (boxes, tensor maps) and [`mbarrier`]
-//!   the phases of the barriers they complete on;
-//! * [`happens`]: happens-before between a launch's threads (barriers,
-//!   atomics and fences with their orders and scopes), and [`races`] the
-//!   race rule of global memory built on it, which both emulators apply;
+//! * [`tma`]: the tensor maps of Hopper's bulk tensor copies (boxes, the
+//!   map's bytes as a kernel parameter);
 //! * [`image`]: the kinds of compiled images a kernel embeds, and
 //!   `object` (feature `object`) how a compiled shared object is opened;
 //! * [`ParamKind`]: what a kernel parameter is, as `#[tile_kernel]`
 //!   describes it to the runtime.
+//!
+//! The hardware as the emulators model it (tensor-core instructions,
+//! mbarriers, happens-before) is `tile-hw`'s.
 #![warn(missing_docs)]
 
 pub mod emulation;
-pub mod happens;
 pub mod host;
 pub mod image;
 pub mod isa;
-pub mod mbarrier;
-pub mod mma;
 #[cfg(feature = "object")]
 pub mod object;
 pub mod params;
 pub mod print;
-pub mod races;
 pub mod status;
 pub mod tma;
-pub mod wgmma;
 
 pub use host::HostCheck;
 pub use image::ImageKind;

@@ -8,7 +8,7 @@
 //!
 //! **Boxes.** A copy moves a box of `rows × cols` elements whose rows are
 //! exactly 128 bytes (`cols · size = 128`: one atom of the 128-byte swizzle,
-//! the rows of Hopper's canonical layout, `crate::wgmma`), starting at
+//! the rows of Hopper's canonical layout, `tile_hw::wgmma`), starting at
 //! element `(c1, c0)` of the tensor (`c0` along the contiguous axis, the
 //! coordinates innermost first as in PTX). Elements of the box outside the
 //! tensor are written as zeros (`CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE`).

@@ -18,9 +18,9 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::RefCell;
 use tile_abi::emulation::{Access, LaunchFn, ShuffleMode, MMA_MAX_RESULTS, MMA_MAX_WORDS};
-use tile_abi::happens::ThreadId;
-use tile_abi::mbarrier::Mbarrier;
-use tile_abi::mma::{LdMatrix, MmaKind};
+use tile_hw::happens::ThreadId;
+use tile_hw::mbarrier::Mbarrier;
+use tile_hw::mma::{LdMatrix, MmaKind};
 
 /// The stack of one GPU thread: its kernel's frames, which code compiled
 /// without optimization keeps large. Mapped lazily, so mostly never touched.
@@ -278,7 +278,7 @@ impl Block {
             }
             resumed |= self.complete_ldmatrix(first, WARP.min(self.threads - first));
         }
-        for first in (0..self.threads).step_by(tile_abi::wgmma::WARPGROUP) {
+        for first in (0..self.threads).step_by(tile_hw::wgmma::WARPGROUP) {
             match self.complete_wgmma(first) {
                 Ok(done) => resumed |= done,
                 Err(error) => return Progress::Stuck(error),

@@ -6,9 +6,9 @@ use crate::copies::Copy;
 use crate::error::EmuError;
 use crate::wgmma::WgmmaCall;
 use tile_abi::emulation::{Access, ApproxFn, Ordering, RuntimeCall, ShuffleMode, MMA_MAX_WORDS};
-use tile_abi::happens::AtomicSync;
-use tile_abi::mma::{Fragment, LdMatrix, MmaKind};
-use tile_abi::wgmma::WgmmaKind;
+use tile_hw::happens::AtomicSync;
+use tile_hw::mma::{Fragment, LdMatrix, MmaKind};
+use tile_hw::wgmma::WgmmaKind;
 
 /// The runtime's entry point, which every replaced intrinsic and every
 /// access check of an image calls ([`tile_abi::emulation::RuntimeCall`]).

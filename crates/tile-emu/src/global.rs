@@ -1,11 +1,11 @@
 //! Races in global memory between the threads of a launch, by byte, under
-//! the rule of `tile_abi::races` and the happens-before of
-//! `tile_abi::happens`.
+//! the rule of `tile_hw::races` and the happens-before of
+//! `tile_hw::happens`.
 
 use std::collections::HashMap;
-use tile_abi::happens::{AtomicSync, MemOrder, MemScope, Sync, ThreadId};
-pub(crate) use tile_abi::races::Touch;
-use tile_abi::races::{Earlier, Place};
+use tile_hw::happens::{AtomicSync, MemOrder, MemScope, Sync, ThreadId};
+pub(crate) use tile_hw::races::Touch;
+use tile_hw::races::{Earlier, Place};
 
 /// The bytes of global memory a launch touched, by whom and when, and the
 /// launch's happens-before.

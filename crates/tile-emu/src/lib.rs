@@ -17,7 +17,7 @@
 //!   misaligned `ld.v4` faults on hardware), stops the launch before it
 //!   touches memory. Two threads of different blocks that meet at one
 //!   byte race unless both update it atomically or one's access happens
-//!   before the other's (`global.rs`, `tile_abi::happens`: barriers, and
+//!   before the other's (`global.rs`, `tile_hw::happens`: barriers, and
 //!   acquire/release atomics and fences at `cta` or `gpu` scope, as the
 //!   image reports them through `Op::Atomic` and `Op::Fence`): the launch
 //!   stops there too.
@@ -27,9 +27,9 @@
 //! * A tensor-core step (`mma.sync`, WMMA) completes when every lane of
 //!   the warp has arrived, an MFMA when every lane of the 64-lane wave
 //!   has, multiplied by the instruction set's lane layouts
-//!   (`tile_abi::mma`); a `wgmma` when every thread of the 128-thread
+//!   (`tile_hw::mma`); a `wgmma` when every thread of the 128-thread
 //!   warpgroup has, its operands read from shared memory through their
-//!   descriptors (`tile_abi::wgmma`).
+//!   descriptors (`tile_hw::wgmma`).
 //! * A TMA copy reads its box when issued, through the tensor map's
 //!   encoding of `tile_abi::tma`, and lands when a `try_wait` of its
 //!   mbarrier completes the phase it completes on (`tma.rs`).

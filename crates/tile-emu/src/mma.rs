@@ -2,11 +2,11 @@
 //! registers unpacked into fragment elements (two 16-bit elements per
 //! `b32` register, the lower element in the low half, or one TF32) and
 //! multiplied by
-//! [`tile_abi::mma::warp_mma`], which places each element by the
+//! [`tile_hw::mma::warp_mma`], which places each element by the
 //! instruction set's lane layouts.
 
 use tile_abi::emulation::{MMA_MAX_RESULTS, MMA_MAX_WORDS};
-use tile_abi::mma::{warp_mma, Fragment, MmaKind};
+use tile_hw::mma::{warp_mma, Fragment, MmaKind};
 
 /// The D registers (`f32` bits) of each lane of a warp whose lanes passed
 /// `words` (A, B and C registers, [`MmaKind::words`] of them), or why the

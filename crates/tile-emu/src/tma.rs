@@ -10,7 +10,7 @@
 //!   stand-ins and the launchers of emulation images pass), reads the box
 //!   now (every element inside the tensor checked as a global load), and
 //!   marks its destination in flight: any access before it lands races.
-//! * `try_wait.parity` follows the phases of `tile_abi::mbarrier`: a phase
+//! * `try_wait.parity` follows the phases of `tile_hw::mbarrier`: a phase
 //!   already over succeeds; otherwise the current one must finish now, its
 //!   copies then land, as writes of the asynchronous proxy.
 
@@ -18,8 +18,8 @@ use crate::block::{race, Block};
 use crate::error::EmuError;
 use crate::memory;
 use tile_abi::emulation::Access;
-use tile_abi::mbarrier::{InFlight, Mbarrier, NeverReturns, Wait};
 use tile_abi::tma::{TensorMap, MAP_BYTES};
+use tile_hw::mbarrier::{InFlight, Mbarrier, NeverReturns, Wait};
 
 /// A box in flight: its bytes, in destination order, from `dst` on.
 #[derive(Clone, Debug)]

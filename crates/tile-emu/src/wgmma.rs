@@ -4,7 +4,7 @@
 //! shared memory through the descriptors' 128-byte-swizzled layout, as
 //! the first thread's reads (race-checked, and each written byte must be
 //! fenced by its writer's `fence.proxy.async`), multiplied by
-//! [`tile_abi::wgmma::warpgroup_mma`], and D written over every thread's
+//! [`tile_hw::wgmma::warpgroup_mma`], and D written over every thread's
 //! accumulators.
 //!
 //! The multiply happens at issue, so a kernel that read its accumulators
@@ -15,13 +15,13 @@
 //! `wgmma.fence` since its last `wgmma.wait_group` before a `wgmma`, and
 //! every committed group waited for by the time the thread ends.
 //!
-//! A descriptor holds 18 bits of the shared address (`tile_abi::wgmma`),
+//! A descriptor holds 18 bits of the shared address (`tile_hw::wgmma`),
 //! which name one byte of the block's shared memory as long as a single
 //! allocation holds an address with those low bits.
 
 use crate::block::{Block, Wait};
 use crate::error::{EmuError, Place};
-use tile_abi::wgmma::{warpgroup_mma, Descriptor, Major, WgmmaKind, K, M, WARPGROUP};
+use tile_hw::wgmma::{warpgroup_mma, Descriptor, Major, WgmmaKind, K, M, WARPGROUP};
 
 /// One thread's `wgmma`: the instruction, its descriptors, whether it
 /// accumulates into C, and the address of the thread's accumulators.

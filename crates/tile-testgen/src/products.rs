@@ -4,7 +4,7 @@
 //! A tensor core sums a step of products at once, so its `dot` is not the
 //! interpreter's in-order chain; it must lie within
 //! [`tile_ir::DotPrecision::error_bound`] of it. The emulators also fix one
-//! exact order (`tile_abi::mma`): each step of `step` consecutive `k`, the
+//! exact order (`tile_hw::mma`): each step of `step` consecutive `k`, the
 //! accumulator and the step's products summed in `f64` in ascending `k` and
 //! rounded once to `f32`. [`stepped`] computes that order from row-major
 //! matrices, with no lane layout in sight, so a lowering or an emulator that

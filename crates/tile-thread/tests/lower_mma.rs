@@ -7,7 +7,7 @@
 mod tensor_check;
 
 use tensor_check::values;
-use tile_abi::mma::Fragment;
+use tile_hw::mma::Fragment;
 use tile_ir::interp;
 use tile_ir::layout::{IntTuple, Layout};
 use tile_ir::{samples, DType, DotPrecision};
@@ -193,7 +193,7 @@ fn other_dots_stay_fma_chains() {
     assert_eq!(ieee(DType::F16, (16, 8, 16), 2, TensorCores::MmaSync), 0);
 }
 
-/// The fragment formulas of `tile_abi::mma` against CuTe's layouts of
+/// The fragment formulas of `tile_hw::mma` against CuTe's layouts of
 /// `SM80_16x8x16_F32F16F16F32_TN` (thread, value) → column-major index:
 /// `ALayout ((4,8),(2,2,2)):((32,1),(16,8,128))` into the 16×16 `A`,
 /// `BLayout ((4,8),(2,2)):((16,1),(8,64))` into `B` as `N × K`,

@@ -1,7 +1,7 @@
 //! `dot`s of precision `tensor` on Hopper's `wgmma.m64n64k16` (sm_90a):
 //! the operands staged in the canonical 128-byte-swizzled layout, one
 //! instruction per warpgroup, 64×64 block and `k`-step, and the lockstep
-//! emulator reading them through `tile_abi::wgmma`'s descriptors: bit for
+//! emulator reading them through `tile_hw::wgmma`'s descriptors: bit for
 //! bit the product stepped by 16 and within the `tensor` bound of the
 //! interpreter, with and without a software pipeline.
 

@@ -241,7 +241,7 @@ fn access_definition(name: &str, bits: u8, store: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tile_abi::wgmma::WgmmaKind;
+    use tile_hw::wgmma::WgmmaKind;
     use tile_ir::DType;
 
     #[test]

@@ -10,7 +10,7 @@
 
 use crate::EmitError;
 use tile_abi::emulation::{ApproxFn, RuntimeCall, ShuffleMode, RUNTIME_SYMBOL};
-use tile_abi::mma::{Fragment, LdMatrix, MmaKind};
+use tile_hw::mma::{Fragment, LdMatrix, MmaKind};
 
 /// One replaced intrinsic.
 struct Replacement {

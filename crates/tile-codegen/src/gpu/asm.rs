@@ -28,8 +28,8 @@ use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};
 use inkwell::InlineAsmDialect;
-use tile_abi::mma::MmaKind;
-use tile_abi::wgmma::WgmmaKind;
+use tile_hw::mma::MmaKind;
+use tile_hw::wgmma::WgmmaKind;
 use tile_ir::DType;
 
 /// One inline-PTX snippet.

@@ -26,7 +26,7 @@ use super::{GpuEmitter, GpuTarget};
 use crate::EmitError;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue};
-use tile_abi::mma::{Fragment, MmaFamily};
+use tile_hw::mma::{Fragment, MmaFamily};
 use tile_thread::program::{LdMatrix, MmaKind};
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {

@@ -1,6 +1,6 @@
 //! Hopper's `wgmma` (sm_90a) as inline PTX ([`super::asm`]): the thread
 //! program's operand indices become 64-bit matrix descriptors
-//! ([`tile_abi::wgmma::operand_descriptor`]: the shared address's bits
+//! ([`tile_hw::wgmma::operand_descriptor`]: the shared address's bits
 //! 4–17 over a constant for the 128-byte swizzle and 1024-byte group
 //! stride), the accumulators go in and come out as tied registers, always
 //! accumulating (the program initializes them).
@@ -10,7 +10,7 @@ use super::kernel::Kernel;
 use super::GpuEmitter;
 use crate::EmitError;
 use inkwell::values::{BasicValueEnum, IntValue};
-use tile_abi::wgmma::operand_descriptor;
+use tile_hw::wgmma::operand_descriptor;
 use tile_thread::program::{SharedId, WgmmaKind};
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {

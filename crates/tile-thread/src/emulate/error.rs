@@ -49,7 +49,7 @@ pub enum LockstepFault {
         /// The earlier access it races with.
         earlier: &'static str,
         /// The earlier access's thread.
-        other: tile_abi::happens::ThreadId,
+        other: tile_hw::happens::ThreadId,
     },
     /// A partition view's window at a negative offset or of a negative
     /// extent.

@@ -3,11 +3,11 @@
 
 use super::{address, Emulator, LockstepError, LockstepFault, Touch};
 use crate::program::{GlobalOperands, OpId};
-use tile_abi::happens::AtomicSync;
+use tile_hw::happens::AtomicSync;
 use tile_ir::{eval, AtomicOp, MemOrder, MemScope, Scalar};
 
 /// The key of global element `at` (in the buffer) of global `g`, for the
-/// release sequences of `tile_abi::happens::Sync`.
+/// release sequences of `tile_hw::happens::Sync`.
 fn location(g: usize, at: usize) -> u64 {
     ((g as u64) << 40) | at as u64
 }

@@ -3,9 +3,9 @@
 
 use super::error::LockstepFault;
 use crate::program::{OpId, Program};
-use tile_abi::happens::{Sync, ThreadId};
-use tile_abi::races::Place;
-pub(super) use tile_abi::races::Touch;
+use tile_hw::happens::{Sync, ThreadId};
+use tile_hw::races::Place;
+pub(super) use tile_hw::races::Touch;
 use tile_ir::interp::HostTensor;
 use tile_ir::{DType, Scalar};
 

@@ -1,12 +1,12 @@
 //! Tensor-core steps and matrix loads: each warp's (MFMA: each 64-lane
 //! wave's) fragments gathered into matrices by the lane layouts of the
-//! instruction set ([`tile_abi::mma`]), multiplied, and handed back by the
+//! instruction set ([`tile_hw::mma`]), multiplied, and handed back by the
 //! same layouts; `ldmatrix` rows read from the lanes that supply them and
 //! handed out by its layout.
 
 use super::{address, Emulator, LockstepError, LockstepFault};
 use crate::program::{LdMatrix, MmaKind, OpId, SharedId, WARP_SIZE};
-use tile_abi::mma::{warp_mma, Fragment};
+use tile_hw::mma::{warp_mma, Fragment};
 use tile_ir::Scalar;
 
 impl Emulator<'_> {

@@ -15,7 +15,7 @@
 //!   pair of barriers, at least one writing;
 //! * a global-memory race: threads of two blocks touching one element, at
 //!   least one writing and not both atomically, with neither access
-//!   happening before the other (`tile_abi::happens`);
+//!   happening before the other (`tile_hw::happens`);
 //! * control flow that is not uniform across the block;
 //! * a failed `bounds_check` (as a GPU's device error flag would).
 //!
@@ -41,8 +41,8 @@ pub use error::{LockstepError, LockstepFault};
 
 use crate::program::{Op, OpId, ParamKind, Program, Region, ThreadOpKind, WARP_SIZE};
 use memory::{Global, Shared, Touch};
-use tile_abi::happens::{Sync, ThreadId};
 use tile_abi::print::PrintRecord;
+use tile_hw::happens::{Sync, ThreadId};
 use tile_ir::interp::Arg;
 use tile_ir::{eval, Scalar};
 

@@ -7,7 +7,7 @@
 //!   The init is a shared-memory write of its thread: other threads use the
 //!   barrier only after a block barrier (the shadow checks it).
 //! * `mbarrier.expect_tx` is one arrival, and adds the bytes the phase also
-//!   waits for (the phases are `tile_abi::mbarrier`'s, shared with the
+//!   waits for (the phases are `tile_hw::mbarrier`'s, shared with the
 //!   emulation target).
 //! * `tma.load` reads its box now (through the tensor map the runtime would
 //!   build, `tile_abi::tma`, which must exist for the tensor) and starts
@@ -24,8 +24,8 @@
 use super::{address, Emulator, LockstepError, LockstepFault, Touch};
 use crate::program::{OpId, SharedId};
 use std::collections::HashMap;
-use tile_abi::mbarrier::{InFlight, Mbarrier, NeverReturns, Wait};
 use tile_abi::tma::{TensorMap, TmaBox};
+use tile_hw::mbarrier::{InFlight, Mbarrier, NeverReturns, Wait};
 use tile_ir::Scalar;
 
 /// A bulk copy in flight: the elements it writes, with their values.

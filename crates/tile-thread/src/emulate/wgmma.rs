@@ -1,6 +1,6 @@
 //! Hopper's `wgmma`: each warpgroup's operands read from shared memory
 //! through the canonical 128-byte-swizzled layouts of
-//! [`tile_abi::wgmma`] (A K-major, B N-major, 1024 bytes between 8-row
+//! [`tile_hw::wgmma`] (A K-major, B N-major, 1024 bytes between 8-row
 //! groups, from the element indices the threads pass), multiplied with the
 //! model's arithmetic, and handed back by the accumulator layout. The reads
 //! are the warpgroup's first thread's (for the race checks), and each must
@@ -8,7 +8,7 @@
 
 use super::{address, Emulator, LockstepError, LockstepFault};
 use crate::program::{OpId, SharedId, WgmmaKind};
-use tile_abi::wgmma::{operand_descriptor, warpgroup_mma, Major, K, M, WARPGROUP};
+use tile_hw::wgmma::{operand_descriptor, warpgroup_mma, Major, K, M, WARPGROUP};
 use tile_ir::Scalar;
 
 impl Emulator<'_> {

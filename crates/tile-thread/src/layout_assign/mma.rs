@@ -3,7 +3,7 @@
 //!
 //! The accumulator of `mma.sync.m16n8k16` holds a 16×8 block per warp, lane
 //! `l` the elements at row `l/4 (+8)` and columns `2·(l%4) (+1)`
-//! ([`tile_abi::mma`]). A tile of `[M, N]` is cut among `wm × wn` warps
+//! ([`tile_hw::mma`]). A tile of `[M, N]` is cut among `wm × wn` warps
 //! (`wm·wn` the block's warps), each repeating its block `M / (16·wm)` times
 //! down and `N / (8·wn)` times across. As a [`DistLayout`]:
 //!
@@ -33,7 +33,7 @@ use super::blocked::row_major;
 use super::{DistLayout, LayoutKind};
 use crate::lower::TensorCores;
 use crate::program::{MmaKind, WARP_SIZE};
-use tile_abi::mma::MmaFamily;
+use tile_hw::mma::MmaFamily;
 use tile_ir::layout::{IntTuple, Layout};
 use tile_ir::{Function, OpId, OpKind};
 
@@ -151,7 +151,7 @@ impl DistLayout {
             // Lane l of a 64-lane wave: column l%bn, rows 4(l/bn) + r%4,
             // plus 8 per group of 4 registers in 32×32 blocks.
             MmaFamily::Mfma => {
-                let groups = kind.elements(tile_abi::mma::Fragment::C) / 4;
+                let groups = kind.elements(tile_hw::mma::Fragment::C) / 4;
                 let lane_rows = 64 / bn;
                 (
                     flat(&[(bn, 1), (lane_rows, 4 * n), (wn, bn), (wm, bm * n)])?,
@@ -180,7 +180,7 @@ impl DistLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tile_abi::mma::Fragment;
+    use tile_hw::mma::Fragment;
 
     /// Register `i + 4·r` of every thread holds element `i` of the C
     /// fragment of its warp's block `r`, as the instruction set lays it out.

@@ -6,7 +6,7 @@
 //! memory. A tile of `[M, N]` is cut among `gm × gn` warpgroups (all of the
 //! block's), each repeating its 64×64 block `M / (64·gm)` times down and
 //! `N / (64·gn)` times across. Thread `T` of a warpgroup (warp `w`, `g`,
-//! `t` of [`tile_abi::wgmma`]) holds element `i` of each repetition's 32 at
+//! `t` of [`tile_hw::wgmma`]) holds element `i` of each repetition's 32 at
 //! row `16w + g + 8·((i/2) % 2)` and column `8·(i/4) + 2t + i%2`. As a
 //! [`DistLayout`] into the row-major `[M, N]` tile:
 //!
@@ -27,7 +27,7 @@ use tile_ir::layout::{IntTuple, Layout};
 use tile_ir::{DotPrecision, Function, OpId, OpKind};
 
 /// The `N` of every `wgmma` the lowering issues: one 128-byte atom of B's
-/// rows (see `tile_abi::wgmma` on wider N-major operands).
+/// rows (see `tile_hw::wgmma` on wider N-major operands).
 pub const WGMMA_N: usize = 64;
 
 /// How one `dot` runs on `wgmma`.
@@ -119,10 +119,10 @@ impl DistLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tile_abi::wgmma::{accumulator_element, WARPGROUP};
+    use tile_hw::wgmma::{accumulator_element, WARPGROUP};
 
     /// Register `i + 32·r` of every thread holds element `i` of repetition
-    /// `r` of its warpgroup's block, where `tile_abi::wgmma` puts it.
+    /// `r` of its warpgroup's block, where `tile_hw::wgmma` puts it.
     #[test]
     fn accumulator_registers_are_the_manuals_fragments() {
         let (m, n, groups) = (256, 128, [2, 1]);

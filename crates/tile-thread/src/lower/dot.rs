@@ -13,7 +13,7 @@ use super::operand_swizzle::OperandLayout;
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::{tensor_dot, DistLayout, TensorDot};
 use crate::program::{Reg, SharedId, ThreadOpKind};
-use tile_abi::mma::MmaFamily;
+use tile_hw::mma::MmaFamily;
 use tile_ir::{BinaryOp, CmpPred, DType, DotPrecision, OpId, OpKind, UnaryOp, Value};
 
 /// Where a tensor-core `dot`'s operands sit in shared memory.

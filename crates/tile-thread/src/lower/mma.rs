@@ -31,7 +31,7 @@ use super::operand_swizzle::OperandLayout;
 use super::Lowerer;
 use crate::layout_assign::MmaDot;
 use crate::program::{LdMatrix, MmaKind, Reg, SharedId, ThreadOpKind};
-use tile_abi::mma::{Fragment, MmaFamily};
+use tile_hw::mma::{Fragment, MmaFamily};
 use tile_ir::layout::Swizzle;
 use tile_ir::{BinaryOp, DType, UnaryOp};
 

@@ -48,7 +48,7 @@ pub(super) enum OperandLayout {
     /// Blocks of 64 columns one after another, each row-major (rows of 128
     /// bytes of 16-bit elements) under `Sw<3,3,3>`, which XORs a row's
     /// 16-byte chunk with its row's index modulo 8: Hopper's canonical
-    /// 128-byte-swizzled layout (`tile_abi::wgmma`), K-major for A (columns
+    /// 128-byte-swizzled layout (`tile_hw::wgmma`), K-major for A (columns
     /// are `k`) and N-major for B (columns are `n`). Element `(r, c)` sits
     /// at `(c / 64)·R·64 + Sw<3,3,3>(r·64 + c % 64)`.
     Blocks64 {

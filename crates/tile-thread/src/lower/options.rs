@@ -61,8 +61,8 @@ pub enum TensorCores {
 
 impl TensorCores {
     /// The instruction set, if any.
-    pub fn family(self) -> Option<tile_abi::mma::MmaFamily> {
-        use tile_abi::mma::MmaFamily;
+    pub fn family(self) -> Option<tile_hw::mma::MmaFamily> {
+        use tile_hw::mma::MmaFamily;
         match self {
             TensorCores::None => None,
             TensorCores::MmaSync | TensorCores::MmaSyncFp8 => Some(MmaFamily::MmaSync),

@@ -19,7 +19,7 @@ use super::operand_swizzle::OperandLayout;
 use super::Lowerer;
 use crate::layout_assign::{WgmmaDot, WGMMA_N};
 use crate::program::{Reg, ThreadOpKind};
-use tile_abi::wgmma::{K, M, WARPGROUP};
+use tile_hw::wgmma::{K, M, WARPGROUP};
 use tile_ir::{BinaryOp, DType};
 
 impl Lowerer<'_> {

@@ -1,8 +1,8 @@
 //! The op kinds of the thread-level program and their operand conventions.
 
 use super::SharedId;
-pub use tile_abi::mma::{LdMatrix, MmaKind};
-pub use tile_abi::wgmma::WgmmaKind;
+pub use tile_hw::mma::{LdMatrix, MmaKind};
+pub use tile_hw::wgmma::WgmmaKind;
 use tile_ir::{AtomicOp, BinaryOp, CmpPred, DType, MemOrder, MemScope, Scalar, UnaryOp};
 
 /// The data movement of a warp shuffle, as PTX `shfl.sync.<mode>`.
@@ -223,7 +223,7 @@ pub enum ThreadOpKind {
     Barrier,
     /// `fence.<order>.<scope>`: the thread's fence (PTX `fence.acq_rel` or
     /// `fence.sc` at `.cta` or `.gpu`, AMDGPU `fence syncscope`), for its
-    /// own accesses; `tile_abi::happens` has what it orders.
+    /// own accesses; `tile_hw::happens` has what it orders.
     Fence {
         /// What the fence orders.
         order: MemOrder,
@@ -245,7 +245,7 @@ pub enum ThreadOpKind {
     /// with `f32` accumulators). Each lane passes the 8 elements of its A
     /// fragment, the 4 of its B fragment (16-bit floats of the kind's dtype)
     /// and the 4 `f32` of its C fragment, in the element order of
-    /// [`tile_abi::mma`]; the results are its 4 elements of D. Every lane of
+    /// [`tile_hw::mma`]; the results are its 4 elements of D. Every lane of
     /// the warp must execute it together. `mma.wmma16x16x16.<dtype>` (RDNA3,
     /// 16 + 16 + 8 registers) likewise; `mma.mfma32x32x8.<dtype>` and
     /// `mma.mfma16x16x16.<dtype>` (CDNA, 4 + 4 + 16 or 4 registers) are
@@ -286,11 +286,11 @@ pub enum ThreadOpKind {
     /// `wgmma.m64n<N>k16.<dtype> @s<a>[%ia], @s<b>[%ib], %c…`: one
     /// warpgroup's (4 warps') `wgmma.mma_async`, `D = A·B + C`, with A
     /// (64×16) K-major in allocation `a` and B (16×N) N-major in `b`, both in
-    /// the 128-byte-swizzled layout of [`tile_abi::wgmma`] with 1024 bytes
+    /// the 128-byte-swizzled layout of [`tile_hw::wgmma`] with 1024 bytes
     /// between groups of 8 rows, from element `ia` and `ib` (`i32`, the same
     /// in every thread of the warpgroup; the allocations start on 1024-byte
     /// boundaries). Operands: the two indices, then the thread's `N / 2`
-    /// accumulators (`f32`, in [`tile_abi::wgmma::accumulator_element`]'s
+    /// accumulators (`f32`, in [`tile_hw::wgmma::accumulator_element`]'s
     /// order); results: its elements of D. Asynchronous on a GPU: the
     /// results are read, and the operands overwritten, only after a
     /// `wgmma.wait` (which takes and gives the results).

@@ -360,7 +360,7 @@ impl Checker<'_> {
                     return bad(self, "`wgmma` operands in allocations of another dtype");
                 }
                 if !(self.program.block_threads() as usize)
-                    .is_multiple_of(tile_abi::wgmma::WARPGROUP)
+                    .is_multiple_of(tile_hw::wgmma::WARPGROUP)
                 {
                     return bad(self, "a `wgmma` in a block that is not whole warpgroups");
                 }
@@ -388,7 +388,7 @@ impl Checker<'_> {
                     && results.iter().all(|&d| d == a.dtype)
             }
             ThreadOpKind::Mma { kind } => {
-                use tile_abi::mma::Fragment;
+                use tile_hw::mma::Fragment;
                 let (na, nb) = (kind.elements(Fragment::A), kind.elements(Fragment::B));
                 let nc = kind.elements(Fragment::C);
                 let d = kind.operand_dtype();

@@ -1,9 +1,9 @@
-//! CDNA's MFMA lane layouts as `tile_abi::mma` models them, against
+//! CDNA's MFMA lane layouts as `tile_hw::mma` models them, against
 //! Composable Kernel's description of the same instructions, restated here
 //! as code: each of the four instructions in its own test; and an MFMA
 //! takes a whole 64-lane wave.
 
-use tile_abi::mma::{warp_mma, Fragment, MmaKind};
+use tile_hw::mma::{warp_mma, Fragment, MmaKind};
 
 /// Composable Kernel's description of an MFMA instruction (`mfma_type`
 /// in `ck/tensor_operation/gpu/warp/xdlops_gemm.hpp`): lane `l` is
