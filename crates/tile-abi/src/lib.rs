@@ -6,7 +6,7 @@
 //!
 //! * [`status`]: the status record every compiled kernel (GPU or host)
 //!   writes when a run-time check fails, and the codes of its failures;
-//! * [`print`](mod@print): the area compiled code appends `device_print!`'s lines
+//! * [`device_print`]: the area compiled code appends `device_print!`'s lines
 //!   to, and its records;
 //! * [`params`]: the kernel ABI of the GPU targets, parameter by parameter,
 //!   and the bytes a launch passes;
@@ -27,6 +27,7 @@
 //! mbarriers, happens-before) is `tile-hw`'s.
 #![warn(missing_docs)]
 
+pub mod device_print;
 pub mod emulation;
 pub mod host;
 pub mod image;
@@ -34,7 +35,6 @@ pub mod isa;
 #[cfg(feature = "object")]
 pub mod object;
 pub mod params;
-pub mod print;
 pub mod status;
 pub mod tma;
 

@@ -10,8 +10,8 @@ mod emulated;
 
 use emulated::TARGETS;
 
+use tile_ir::device_print::PrintSpec;
 use tile_ir::interp::{self, Arg, HostTensor, Options};
-use tile_ir::prints::PrintSpec;
 use tile_ir::text::parse_function;
 use tile_ir::{verify, Function, Scalar};
 use tile_thread::emulate;
@@ -45,7 +45,7 @@ fn args(block: usize) -> Vec<Arg> {
 }
 
 /// Records as the runtime formats them, sorted.
-fn lines(func: &Function, records: &[tile_abi::print::PrintRecord]) -> Vec<String> {
+fn lines(func: &Function, records: &[tile_abi::device_print::PrintRecord]) -> Vec<String> {
     let mut lines: Vec<String> = records
         .iter()
         .map(|r| {

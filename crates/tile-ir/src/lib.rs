@@ -14,6 +14,7 @@
 pub mod arena;
 pub mod assertion;
 pub mod builder;
+pub mod device_print;
 pub mod dtype;
 pub mod eval;
 pub mod f8;
@@ -25,7 +26,6 @@ pub mod lview;
 pub mod names;
 pub mod ops;
 pub mod passes;
-pub mod prints;
 pub mod rules;
 pub mod samples;
 pub mod scalar;

@@ -289,7 +289,7 @@ pub enum OpKind {
     },
     /// `print <id> "<message>" %a, ...`: a line the kernel's author asked
     /// for (`device_print!`): `message` with its `{}` placeholders filled by
-    /// the operands in order (at most [`crate::prints::MAX_VALUES`]), once
+    /// the operands in order (at most [`crate::device_print::MAX_VALUES`]), once
     /// per program for scalars, once per element when some operands are
     /// tiles (all of one shape; scalars repeat). `id` names the print in
     /// what compiled code records: every `print` of one id in a function has

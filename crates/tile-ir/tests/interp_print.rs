@@ -1,8 +1,8 @@
 //! `print`: one line per program for scalars, one per element with tiles,
 //! handed to the run's sink; the text form and the verifier's rules.
 
+use tile_ir::device_print::{PrintSpec, Printed};
 use tile_ir::interp::{run_printing, Arg, HostTensor, Options};
-use tile_ir::prints::{PrintSpec, Printed};
 use tile_ir::text::parse_function;
 use tile_ir::verify;
 use tile_ir::DType;
@@ -63,7 +63,7 @@ fn a_print_number_leads_back_to_its_message_and_types() {
         "program (1, 0, 0): program 1 of scale 2.5"
     );
     assert!(PrintSpec::find(&func, 2).is_none());
-    assert!(tile_ir::prints::prints(&func));
+    assert!(tile_ir::device_print::prints(&func));
     let text = func.to_string();
     assert!(
         text.contains(r#"print 1 "x = {}, pid {}" %3, %0"#),

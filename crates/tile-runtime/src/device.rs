@@ -1,11 +1,11 @@
 //! Devices: where tensors live and kernels run.
 
 use crate::cpu::pages;
+use crate::device_print::PrintSink;
 use crate::driver::{probe, GpuApi};
 use crate::error::Error;
 use crate::gpu::{Context, GpuTensor, Queue};
 use crate::kernel::{KernelCode, KernelSpec, ModuleCache};
-use crate::prints::PrintSink;
 use crate::stream::Stream;
 use crate::tensor::{Storage, Tensor};
 use std::fmt;
@@ -102,7 +102,7 @@ impl Device {
     /// is done (on a GPU, when its stream is synchronized), in program
     /// order (x fastest); one program's lines in the order it printed them
     /// (on a GPU, the threads of a block in any order).
-    pub fn on_print(&self, sink: impl FnMut(&tile_ir::prints::Printed) + Send + 'static) {
+    pub fn on_print(&self, sink: impl FnMut(&tile_ir::device_print::Printed) + Send + 'static) {
         self.prints.set(Box::new(sink));
     }
 

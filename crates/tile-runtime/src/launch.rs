@@ -175,7 +175,7 @@ pub(crate) fn load(device: &Device, spec: &KernelSpec) -> Result<LoadedKernel, E
     tile_ir::verify::verify(&function).map_err(|e| error(e.to_string()))?;
     let writes = written_params(&function);
     let grid_axes = grid_axes::axes_read(&function);
-    let prints = tile_ir::prints::prints(&function);
+    let prints = tile_ir::device_print::prints(&function);
     let host = match device.kind() {
         DeviceKind::Cpu => load_host_code(spec, &function).map_err(error)?,
         DeviceKind::Cuda | DeviceKind::Hip => None,

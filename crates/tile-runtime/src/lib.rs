@@ -15,6 +15,7 @@ pub mod cpu;
 #[cfg(feature = "cudarc")]
 pub mod cudarc;
 mod device;
+mod device_print;
 mod discovery;
 pub mod driver;
 mod driver_names;
@@ -26,7 +27,6 @@ mod grid_axes;
 mod kernel;
 mod launch;
 pub mod meta;
-mod prints;
 mod stages;
 mod stream;
 mod tensor;

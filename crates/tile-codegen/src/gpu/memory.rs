@@ -11,7 +11,7 @@ use crate::EmitError;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PointerValue};
 use inkwell::AtomicOrdering;
-use tile_abi::print::GPU_AREA_OFFSET;
+use tile_abi::device_print::GPU_AREA_OFFSET;
 use tile_abi::status::{STATUS_CHECK, STATUS_INDEX, STATUS_PROGRAM};
 use tile_abi::FaultCode;
 use tile_ir::{AtomicOp, DType, MemOrder, Scalar};
@@ -316,7 +316,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         let i64t = self.ctx.i64_type();
         self.when(k, on.into_int_value(), |s| {
             // SAFETY (of the generated code): a kernel that prints gets a
-            // print area after its status record (`tile_abi::print`).
+            // print area after its status record (`tile_abi::device_print`).
             let area = unsafe {
                 s.b.build_gep(
                     s.ctx.i8_type(),

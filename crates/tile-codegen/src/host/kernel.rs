@@ -79,7 +79,7 @@ pub(super) struct HostKernel<'a, 'ctx> {
     pub(super) frame: PointerValue<'ctx>,
     pub(super) status: PointerValue<'ctx>,
     ids: PointerValue<'ctx>,
-    /// The print area, when the kernel prints (`print.rs`).
+    /// The print area, when the kernel prints (`device_print.rs`).
     pub(super) print_area: Option<PointerValue<'ctx>>,
     values: HashMap<Value, HostValue<'ctx>>,
     pub(super) tensors: HashMap<usize, TensorArg<'ctx>>,

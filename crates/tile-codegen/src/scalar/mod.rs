@@ -21,6 +21,7 @@ mod approx_math;
 mod arith;
 mod atomic;
 mod cast;
+mod device_print;
 mod erf;
 mod fast_math;
 mod float;
@@ -30,7 +31,6 @@ mod inverse_trig;
 mod math;
 mod math_arith;
 mod pow;
-mod print;
 pub mod probe;
 mod roots;
 mod trig;
@@ -38,7 +38,7 @@ mod unary;
 mod values;
 
 pub(crate) use approx_math::Hardware;
-pub(crate) use print::Record;
+pub(crate) use device_print::Record;
 
 use crate::{EmitError, Target};
 use inkwell::builder::Builder;

@@ -155,13 +155,13 @@ pub fn launch_printing(
     args: &mut [Arg],
     reach: &dyn Fn(usize, u64) -> u64,
     maps: &[(usize, u16)],
-    prints: &mut Vec<tile_abi::print::PrintRecord>,
+    prints: &mut Vec<tile_abi::device_print::PrintRecord>,
 ) -> Result<(), Failure> {
     // The status record and the print area after it, in 8-byte words so
     // that the atomics on them are aligned.
     let bytes: Vec<u8> = [0u8; tile_abi::status::STATUS_BYTES]
         .into_iter()
-        .chain(tile_abi::print::empty_area(PRINT_CAPACITY))
+        .chain(tile_abi::device_print::empty_area(PRINT_CAPACITY))
         .collect();
     let mut status: Vec<u64> = bytes
         .chunks(8)
@@ -225,7 +225,7 @@ pub fn launch_printing(
     }
     let bytes: Vec<u8> = status.iter().flat_map(|w| w.to_le_bytes()).collect();
     let (records, dropped) =
-        tile_abi::print::records(&bytes[tile_abi::print::GPU_AREA_OFFSET as usize..]);
+        tile_abi::device_print::records(&bytes[tile_abi::device_print::GPU_AREA_OFFSET as usize..]);
     assert_eq!(
         dropped, 0,
         "prints beyond the area's {PRINT_CAPACITY} records"
@@ -282,7 +282,10 @@ pub fn run_printing(
     num_warps: u32,
     grid: [u32; 3],
     args: &mut [Arg],
-) -> (Vec<tile_abi::print::PrintRecord>, Result<(), Failure>) {
+) -> (
+    Vec<tile_abi::device_print::PrintRecord>,
+    Result<(), Failure>,
+) {
     let mut prints = Vec::new();
     let result = module(func, target, num_warps, &CodegenOptions::default())
         .and_then(|module| image(&module))

@@ -15,7 +15,7 @@ use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::{Expr, LitStr, Token};
 use tile_ir::assertion::MAX_VALUES;
-use tile_ir::prints::MAX_VALUES as PRINT_VALUES;
+use tile_ir::device_print::MAX_VALUES as PRINT_VALUES;
 use tile_ir::{DType, Shape, Type, Value};
 
 /// A message converted to the IR's form (`{}` only), with what each

@@ -18,13 +18,13 @@ mod atomic;
 mod buffer;
 mod combine;
 mod control;
+mod device_print;
 mod dot;
 mod elementwise;
 mod error;
 mod lview;
 mod memory;
 mod movement;
-mod print;
 mod reduce;
 pub mod tensor;
 mod value;
@@ -99,7 +99,7 @@ pub fn run_printing(
     grid: [u32; 3],
     args: &mut [Arg],
     options: &Options,
-    print: &mut dyn FnMut(crate::prints::Printed),
+    print: &mut dyn FnMut(crate::device_print::Printed),
 ) -> Result<(), InterpError> {
     check_launch(func, grid, args)?;
     check_handles(func, &func.body)?;
@@ -160,7 +160,7 @@ struct Interpreter<'a> {
     /// The value of each SSA value (by arena index) defined so far.
     env: Vec<Option<RtValue>>,
     /// Where the lines of `print` ops go.
-    print: &'a mut dyn FnMut(crate::prints::Printed),
+    print: &'a mut dyn FnMut(crate::device_print::Printed),
 }
 
 impl<'a> Interpreter<'a> {
@@ -212,7 +212,7 @@ impl<'a> Interpreter<'a> {
                 return Ok(Vec::new());
             }
             (OpFamily::Debug, OpKind::Print { message, .. }) => {
-                print::print(message, operands, self.program, &mut *self.print)?;
+                device_print::print(message, operands, self.program, &mut *self.print)?;
                 return Ok(Vec::new());
             }
             // The interpreter runs one program at a time, each in order:

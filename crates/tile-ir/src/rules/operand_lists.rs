@@ -82,10 +82,10 @@ pub(super) fn print(message: &str, operands: &[&Type]) -> RuleResult<Option<Vec<
             operands.len()
         ));
     }
-    if operands.len() > crate::prints::MAX_VALUES {
+    if operands.len() > crate::device_print::MAX_VALUES {
         return Err(format!(
             "a print formats at most {} values, found {}",
-            crate::prints::MAX_VALUES,
+            crate::device_print::MAX_VALUES,
             operands.len()
         ));
     }

@@ -5,13 +5,13 @@ use super::fault::{failure, RunError};
 use super::grid::run_grid;
 use super::math::MATH_TABLE;
 use super::packet::pack;
+use crate::device_print::deliver;
 use crate::launch::LaunchArg;
-use crate::prints::deliver;
 use libloading::Library;
+use tile_abi::device_print::{empty_area, DEFAULT_CAPACITY};
 use tile_abi::host::{self as abi, HostEntry, MathTable};
-use tile_abi::print::{empty_area, DEFAULT_CAPACITY};
 use tile_abi::{object, HostCheck, HostIsa};
-use tile_ir::prints::{prints, Printed};
+use tile_ir::device_print::{prints, Printed};
 use tile_ir::Function;
 
 /// Why a kernel's shared object could not be loaded.

@@ -6,7 +6,7 @@
 //! scalar is its bits, zero-extended (bool 0 or 1, f16/bf16/FP8 their bits).
 //! Two slots follow the parameters: the streaming threshold in bytes
 //! (`cache.rs`), from which an output tensor gets non-temporal stores, and
-//! the address of the print area (`tile_abi::print`; 0 when the kernel
+//! the address of the print area (`tile_abi::device_print`; 0 when the kernel
 //! does not print).
 
 use super::fault::RunError;

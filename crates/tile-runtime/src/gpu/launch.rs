@@ -5,13 +5,13 @@
 use super::queue::{Queue, Slot};
 use super::{Context, GpuTensor};
 use crate::device::Device;
+use crate::device_print::{deliver, PrintSink};
 use crate::driver::GpuApi;
 use crate::error::Error;
 use crate::kernel::{KernelSpec, LoadedKernel};
 use crate::launch::LaunchArg;
-use crate::prints::{deliver, PrintSink};
 use std::sync::Arc;
-use tile_abi::print;
+use tile_abi::device_print;
 use tile_abi::status::STATUS_BYTES;
 use tile_abi::{Packet, Status};
 use tile_ir::Function;
@@ -50,7 +50,7 @@ impl Pending {
             let mut lines = Vec::new();
             deliver(
                 &kernel.function,
-                &bytes[print::GPU_AREA_OFFSET as usize..],
+                &bytes[device_print::GPU_AREA_OFFSET as usize..],
                 &mut |line| lines.push(line.clone()),
             );
             sink.send(&lines);
@@ -168,7 +168,7 @@ pub(crate) fn launch(
 
 /// Queues `kernel` on `queue`, as [`launch`] but without waiting: the
 /// outcome is the returned record's, once the stream is synchronized. A
-/// kernel that prints gets a print area of [`print::DEFAULT_CAPACITY`]
+/// kernel that prints gets a print area of [`device_print::DEFAULT_CAPACITY`]
 /// records after its status record, whose lines go to `sink` when the
 /// launch is finished.
 pub(crate) fn enqueue(

@@ -14,7 +14,7 @@ use super::backend::Raw;
 use super::Context;
 use crate::error::Error;
 use std::sync::{Arc, Mutex, PoisonError};
-use tile_abi::print;
+use tile_abi::device_print;
 use tile_abi::status::STATUS_BYTES;
 
 /// The bytes a status record takes in the slab (a cache line, so no two
@@ -60,8 +60,8 @@ impl Slot {
         // SAFETY: as in `read`; no launch uses the slot.
         unsafe { std::ptr::write_bytes(self.host, 0, STATUS_BYTES.min(self.bytes)) };
         if self.prints() {
-            let area = print::empty_area(print::DEFAULT_CAPACITY);
-            let at = print::GPU_AREA_OFFSET as usize;
+            let area = device_print::empty_area(device_print::DEFAULT_CAPACITY);
+            let at = device_print::GPU_AREA_OFFSET as usize;
             debug_assert!(at + area.len() <= self.bytes);
             // SAFETY: as above; the area fits the slot (sized for it).
             unsafe { std::ptr::copy_nonoverlapping(area.as_ptr(), self.host.add(at), area.len()) };
@@ -173,8 +173,8 @@ impl Queue {
             return Ok(slot);
         }
         let (bytes, count) = if prints {
-            let area = print::empty_area(print::DEFAULT_CAPACITY).len();
-            (print::GPU_AREA_OFFSET as usize + area, 1)
+            let area = device_print::empty_area(device_print::DEFAULT_CAPACITY).len();
+            (device_print::GPU_AREA_OFFSET as usize + area, 1)
         } else {
             (RECORD_BYTES, RECORDS_PER_CHUNK)
         };

@@ -4,7 +4,7 @@
 
 use super::{address, Emulator, LockstepError, LockstepFault};
 use crate::program::{CheckKind, OpId};
-use tile_abi::print::PrintRecord;
+use tile_abi::device_print::PrintRecord;
 use tile_ir::Scalar;
 
 impl Emulator<'_> {
@@ -72,7 +72,7 @@ impl Emulator<'_> {
             return Err(self.error(Some(id), None, fault));
         };
         for t in (0..on.len()).filter(|&t| on[t] == Scalar::Bool(true)) {
-            let mut values = [0i64; tile_abi::print::MAX_VALUES];
+            let mut values = [0i64; tile_abi::device_print::MAX_VALUES];
             for (slot, v) in values.iter_mut().zip(&x[2..]) {
                 *slot = v[t].to_bits() as i64;
             }

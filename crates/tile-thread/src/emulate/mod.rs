@@ -41,7 +41,7 @@ pub use error::{LockstepError, LockstepFault};
 
 use crate::program::{Op, OpId, ParamKind, Program, Region, ThreadOpKind, WARP_SIZE};
 use memory::{Global, Shared, Touch};
-use tile_abi::print::PrintRecord;
+use tile_abi::device_print::PrintRecord;
 use tile_hw::happens::{Sync, ThreadId};
 use tile_ir::interp::Arg;
 use tile_ir::{eval, Scalar};
@@ -66,7 +66,7 @@ pub fn run_with_stats(
 }
 
 /// As [`run_with_stats`], also returning the records of the program's
-/// `print` ops (`tile_abi::print`), in the order the blocks and their
+/// `print` ops (`tile_abi::device_print`), in the order the blocks and their
 /// threads wrote them, also when the run fails.
 pub fn run_printing(
     program: &Program,

@@ -213,7 +213,7 @@ pub enum ThreadOpKind {
     /// thread, appends a record of print `id` (the tile-IR `print`'s
     /// number) to the print area: the block, the `i32` row-major `element`
     /// and the values (any scalar dtypes), whose message the runtime
-    /// formats (`tile_abi::print`).
+    /// formats (`tile_abi::device_print`).
     Print {
         /// The print's number.
         id: u32,

@@ -1,13 +1,13 @@
 //! Where the lines of `device_print!` go: the records compiled code left
-//! in a launch's print area (`tile_abi::print`), formatted from the
+//! in a launch's print area (`tile_abi::device_print`), formatted from the
 //! kernel's IR, in program order, to the device's sink (standard output
 //! unless [`Device::on_print`](crate::Device::on_print) says otherwise).
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
-use tile_abi::print::{records, PrintRecord};
-use tile_ir::prints::{PrintSpec, Printed};
+use tile_abi::device_print::{records, PrintRecord};
+use tile_ir::device_print::{PrintSpec, Printed};
 use tile_ir::Function;
 
 /// A function that receives printed lines.

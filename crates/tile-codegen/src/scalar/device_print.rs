@@ -1,4 +1,4 @@
-//! The append of one record to the print area (`tile_abi::print`), shared
+//! The append of one record to the print area (`tile_abi::device_print`), shared
 //! by the GPU emitter and the host back end: claim an index with an atomic
 //! add on the cursor, and write the record only where the index is below
 //! the area's capacity.
@@ -7,12 +7,12 @@ use super::ScalarEmitter;
 use crate::EmitError;
 use inkwell::values::{IntValue, PointerValue};
 use inkwell::{AtomicOrdering, AtomicRMWBinOp, IntPredicate};
-use tile_abi::print::{
+use tile_abi::device_print::{
     CAPACITY_AT, HEADER_BYTES, RECORD_BYTES, RECORD_ELEMENT, RECORD_PROGRAM, RECORD_VALUES,
 };
 
 /// What one record says: the print, the program, the element, the values'
-/// bits (`i64`, at most `tile_abi::print::MAX_VALUES`).
+/// bits (`i64`, at most `tile_abi::device_print::MAX_VALUES`).
 pub(crate) struct Record<'ctx> {
     /// The print's number.
     pub(crate) id: u32,

@@ -1,5 +1,5 @@
 //! `print`: a record per line appended to the print area
-//! (`tile_abi::print`), whose address is the packet's print slot; the
+//! (`tile_abi::device_print`), whose address is the packet's print slot; the
 //! runtime formats the lines after the launch. A print with tiles appends
 //! one record per element, in row-major order.
 
@@ -16,7 +16,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
         &self,
         packet: PointerValue<'ctx>,
     ) -> Result<Option<PointerValue<'ctx>>, HostError> {
-        if !tile_ir::prints::prints(self.func) {
+        if !tile_ir::device_print::prints(self.func) {
             return Ok(None);
         }
         let i64t = self.e.ctx.i64_type();

@@ -3,7 +3,7 @@
 use super::value::RtValue;
 use super::Fault;
 use crate::assertion::format;
-use crate::prints::Printed;
+use crate::device_print::Printed;
 use crate::scalar::Scalar;
 
 /// Runs `print "message"` on its operands for `program`: one line, or one

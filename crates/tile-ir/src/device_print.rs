@@ -16,7 +16,7 @@ use crate::DType;
 use std::fmt;
 
 /// The most values a print's message formats (what a record of the print
-/// area carries: `tile_abi::print`).
+/// area carries: `tile_abi::device_print`).
 pub const MAX_VALUES: usize = 5;
 
 /// One printed line: the program, the element it is about, the message.
