@@ -11,7 +11,7 @@
 //!   strides derived and validated under a declared stride order.
 //!
 //! Neither is part of the tile IR: kernels see tensors through partition
-//! views and layout views (`tile_ir`), and `docs/views.md` says which of
+//! views and layout views (`tile_ir`), and `docs/strided-views.md` says which of
 //! these a kernel can use.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

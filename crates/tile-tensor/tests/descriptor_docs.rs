@@ -1,4 +1,4 @@
-//! Keeps the descriptor part of docs/views.md true: every example there is
+//! Keeps the descriptor part of docs/strided-views.md true: every example there is
 //! rendered here from the code and must appear in the doc verbatim.
 
 use tile_tensor::descriptor::{DescriptorError, StrideOrder, TensorDescriptor};
@@ -6,8 +6,8 @@ use tile_tensor::descriptor::{DescriptorError, StrideOrder, TensorDescriptor};
 use StrideOrder::{Bypass, ColumnMajor, RowMajor};
 
 fn doc() -> String {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/views.md");
-    std::fs::read_to_string(path).expect("docs/views.md exists")
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/strided-views.md");
+    std::fs::read_to_string(path).expect("docs/strided-views.md exists")
 }
 
 /// The block the doc shows for `expr`: the descriptor with its sizes, or the error.
@@ -125,7 +125,7 @@ fn every_example_in_the_doc_matches_the_code() {
         .collect();
     assert!(
         missing.is_empty(),
-        "docs/views.md lacks or misstates these blocks:\n\n{}",
+        "docs/strided-views.md lacks or misstates these blocks:\n\n{}",
         missing.join("\n")
     );
 }
@@ -138,5 +138,5 @@ fn offsets_in_the_doc() {
         d.offset(&[2, 1]).unwrap(),
         d.offset(&[4, 0]).unwrap_err()
     );
-    assert!(doc().contains(&text), "docs/views.md lacks:\n{text}");
+    assert!(doc().contains(&text), "docs/strided-views.md lacks:\n{text}");
 }

@@ -2,7 +2,7 @@
 //! `0..element_size` with distinct offsets, and the element space of a packed
 //! descriptor equals its element size; completed strides equal packed ones;
 //! and any explicit strides that pass validation never map two indices to the
-//! same offset (which CK's rule alone does not guarantee, see docs/views.md).
+//! same offset (which CK's rule alone does not guarantee, see docs/strided-views.md).
 
 use proptest::prelude::*;
 use tile_tensor::descriptor::{StrideOrder, TensorDescriptor};

@@ -1,4 +1,4 @@
-//! Keeps docs/views.md true: every worked view example there is rendered here
+//! Keeps docs/strided-views.md true: every worked view example there is rendered here
 //! from the code and must appear in the doc verbatim.
 
 mod strided_dense;
@@ -7,8 +7,8 @@ use strided_dense::arange;
 use tile_tensor::strided::{Index, StridedView, StridedViewError};
 
 fn doc() -> String {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/views.md");
-    std::fs::read_to_string(path).expect("docs/views.md exists")
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/strided-views.md");
+    std::fs::read_to_string(path).expect("docs/strided-views.md exists")
 }
 
 /// The block the doc shows for `expr`: the expression, the view and its element map.
@@ -133,7 +133,7 @@ fn every_example_in_the_doc_matches_the_code() {
         .collect();
     assert!(
         missing.is_empty(),
-        "docs/views.md lacks or misstates these blocks:\n\n{}",
+        "docs/strided-views.md lacks or misstates these blocks:\n\n{}",
         missing.join("\n")
     );
 }

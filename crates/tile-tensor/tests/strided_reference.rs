@@ -1,6 +1,6 @@
 //! Every worked example of tinygrad's movement docs
 //! (<https://docs.tinygrad.org/tensor/movement/>) and of its view's `pad`
-//! (docs/views.md, "pad"), checked exactly.
+//! (docs/strided-views.md, "pad"), checked exactly.
 //!
 //! `Tensor.arange(n).reshape(shape)` is a contiguous view: its buffer positions
 //! are its values, so the expected arrays of the docs are expected positions.

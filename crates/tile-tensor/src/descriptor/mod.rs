@@ -16,7 +16,7 @@
 //! `element_space_size` is the number of elements the buffer must hold,
 //! `1 + Σ (length-1)·stride` over dims of non-zero length.
 //!
-//! Where this differs from CK (each is tested and listed in `docs/views.md`):
+//! Where this differs from CK (each is tested and listed in `docs/strided-views.md`):
 //! CK derives column-major strides by swapping the last two row-major strides,
 //! which for a non-square `M x N` matrix gives `(1, N)` and then fails CK's own
 //! check; we derive `(1, M)`. CK checks batch dims only against each other; we
