@@ -175,7 +175,7 @@ fn compile(
             target_stages: attr.target_stages.clone(),
         };
         let device = if options.check_only {
-            driver::check(f, &s.label(), &compile).map(|()| driver::Compiled::default())
+            driver::check_only(f, &s.label(), &compile).map(|()| driver::Compiled::default())
         } else {
             driver::compile(f, &s.label(), &compile)
         }

@@ -36,7 +36,7 @@ pub struct ExpandOptions {
     pub max_threads: Option<NonZeroUsize>,
     /// The build produces no code (`cargo check`, `cargo clippy`, rustdoc,
     /// rust-analyzer): the kernels go through the front end, the passes and
-    /// the checks that need no LLVM (`tile_codegen::driver::check`), and
+    /// the checks that need no LLVM (`tile_codegen::driver::check_only`), and
     /// embed no images; nothing is dumped.
     pub check_only: bool,
 }

@@ -40,7 +40,7 @@ pub use lview::LViewOp;
 pub use names::ValueNames;
 pub use ops::{
     ArgKind, AtomicOp, BinaryOp, CmpPred, DotPrecision, MemOrder, MemScope, OpFamily, OpKind,
-    Padding, ReduceKind, ScanKind, UnaryOp,
+    Padding, ReduceKind, Route, ScanKind, UnaryOp,
 };
 pub use scalar::Scalar;
 pub use types::{LayoutViewType, PartitionViewType, Shape, TensorType, TileType, Type};

@@ -339,13 +339,15 @@ pub enum OpKind {
 mod attributes;
 mod atomic;
 mod elementwise;
+mod route;
 pub use atomic::{AtomicOp, MemOrder, MemScope};
 pub use attributes::{ArgKind, CmpPred, DotPrecision, Padding, ReduceKind, ScanKind};
 pub use elementwise::{BinaryOp, UnaryOp};
+pub use route::Route;
 
 /// The family of an op: which part of every stage handles it. The
-/// interpreter, the GPU lowering and the host back end dispatch on it, each
-/// to a file of its own per family.
+/// interpreter, the GPU lowering and the host back end dispatch on its
+/// [`Route`], each to a file of its own per family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum OpFamily {
     /// `program_id`, `num_programs`: the program instance and the grid.
@@ -376,52 +378,6 @@ pub enum OpFamily {
 }
 
 impl OpKind {
-    /// The op's family.
-    pub fn family(&self) -> OpFamily {
-        match self {
-            OpKind::ProgramId { .. } | OpKind::NumPrograms { .. } => OpFamily::Grid,
-            OpKind::Constant { .. } => OpFamily::Constant,
-            OpKind::Full { .. }
-            | OpKind::Iota { .. }
-            | OpKind::Unary(_)
-            | OpKind::Binary(_)
-            | OpKind::Cmp(_)
-            | OpKind::Select
-            | OpKind::Fma
-            | OpKind::Cast { .. }
-            | OpKind::Bitcast { .. } => OpFamily::Elementwise,
-            OpKind::Broadcast { .. }
-            | OpKind::Reshape { .. }
-            | OpKind::Permute { .. }
-            | OpKind::Expand { .. }
-            | OpKind::Flip { .. }
-            | OpKind::Slice { .. }
-            | OpKind::Pad { .. }
-            | OpKind::Cat { .. } => OpFamily::Movement,
-            OpKind::Reduce { .. }
-            | OpKind::ArgReduce { .. }
-            | OpKind::Scan { .. }
-            | OpKind::ReduceWith { .. }
-            | OpKind::ScanWith { .. } => OpFamily::Reduction,
-            OpKind::Dot { .. } => OpFamily::Dot,
-            OpKind::Dim { .. }
-            | OpKind::PartitionView { .. }
-            | OpKind::Load
-            | OpKind::LoadMasked { .. }
-            | OpKind::Store
-            | OpKind::StoreMasked
-            | OpKind::Atomic { .. }
-            | OpKind::Gather => OpFamily::Memory,
-            OpKind::For { .. } | OpKind::While | OpKind::If | OpKind::Yield => OpFamily::Control,
-            OpKind::Assert { .. } | OpKind::Print { .. } => OpFamily::Debug,
-            OpKind::Fence { .. }
-            | OpKind::Barrier
-            | OpKind::GridWait
-            | OpKind::GridLaunchDependents => OpFamily::Sync,
-            OpKind::LView(_) => OpFamily::LayoutView,
-        }
-    }
-
     /// The op's name as written in the text form and in error messages.
     pub fn name(&self) -> &'static str {
         match self {

@@ -138,5 +138,8 @@ fn offsets_in_the_doc() {
         d.offset(&[2, 1]).unwrap(),
         d.offset(&[4, 0]).unwrap_err()
     );
-    assert!(doc().contains(&text), "docs/strided-views.md lacks:\n{text}");
+    assert!(
+        doc().contains(&text),
+        "docs/strided-views.md lacks:\n{text}"
+    );
 }

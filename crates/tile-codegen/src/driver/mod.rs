@@ -30,11 +30,11 @@
 //! own LLVM context, as many at once as the build's jobserver or the
 //! machine's cores allow (`parallel.rs`, `jobserver.rs`).
 //!
-//! [`check`] is what a build that produces no code runs instead: the passes
-//! and the checks that need no LLVM (`check.rs`).
+//! [`check_only`] is what a build that produces no code runs instead: the passes
+//! and the checks that need no LLVM (`check_only.rs`).
 
 mod cached;
-mod check;
+mod check_only;
 mod dump;
 mod jobserver;
 mod output;
@@ -51,7 +51,7 @@ use crate::host::{self, HostError};
 use crate::target::Target;
 use crate::{CodegenOptions, EmitError};
 use cached::CachedTargets;
-pub use check::check;
+pub use check_only::check_only;
 use dump::Dump;
 pub use registers::{RegisterUsage, Spills};
 use sites::Sites;

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use tile_abi::host as abi;
 use tile_abi::HostIsa;
 use tile_ir::{
-    DType, Function, MemOrder, MemScope, OpFamily, OpId, OpKind, Region, Type, Value, ValueNames,
+    DType, Function, MemOrder, MemScope, OpId, OpKind, Region, Route, Type, Value, ValueNames,
 };
 
 /// The name of the kernel function in the host module.
@@ -283,29 +283,27 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             let expr = self.expr_of(id)?;
             return self.define_result(id, HostValue::Lazy(expr));
         }
-        match (op.kind.family(), &op.kind) {
-            (OpFamily::Grid, OpKind::ProgramId { axis }) => self.grid_value(id, 0, *axis),
-            (OpFamily::Grid, OpKind::NumPrograms { axis }) => self.grid_value(id, 1, *axis),
-            (OpFamily::Constant, OpKind::Constant { value }) => {
+        match op.kind.route() {
+            Route::ProgramId { axis } => self.grid_value(id, 0, axis),
+            Route::NumPrograms { axis } => self.grid_value(id, 1, axis),
+            Route::Constant(value) => {
                 let v = self.e.constant(*value)?;
                 self.define_result(id, HostValue::Scalar(v))
             }
-            (OpFamily::Elementwise, _) => self.elementwise(id),
-            (OpFamily::Movement, _) => self.movement(id),
-            (OpFamily::Reduction, OpKind::ReduceWith { .. } | OpKind::ScanWith { .. }) => {
-                self.combine(id)
-            }
-            (OpFamily::Reduction, _) => self.reduce(id),
-            (OpFamily::Dot, _) => self.dot(id),
-            (OpFamily::Memory, _) => self.memory(id),
-            (OpFamily::Control, OpKind::For { .. }) => self.emit_for(id),
-            (OpFamily::Control, OpKind::While) => self.emit_while(id),
-            (OpFamily::Control, OpKind::If) => self.emit_if(id),
-            (OpFamily::LayoutView, _) => self.lview(id),
-            (OpFamily::Debug, OpKind::Assert { id: n, .. }) => self.assert(id, *n),
-            (OpFamily::Debug, OpKind::Print { id: n, .. }) => self.print(id, *n),
-            (OpFamily::Sync, OpKind::Fence { order, scope }) if *scope == MemScope::Gpu => {
-                let ordering = if *order == MemOrder::SeqCst {
+            Route::Elementwise => self.elementwise(id),
+            Route::Movement => self.movement(id),
+            Route::Combine => self.combine(id),
+            Route::Reduce => self.reduce(id),
+            Route::Dot(_) => self.dot(id),
+            Route::Memory => self.memory(id),
+            Route::For => self.emit_for(id),
+            Route::While => self.emit_while(id),
+            Route::If => self.emit_if(id),
+            Route::LayoutView(_) => self.lview(id),
+            Route::Assert { id: n, .. } => self.assert(id, n),
+            Route::Print { id: n, .. } => self.print(id, n),
+            Route::Fence { order, scope } if scope == MemScope::Gpu => {
+                let ordering = if order == MemOrder::SeqCst {
                     AtomicOrdering::SequentiallyConsistent
                 } else {
                     AtomicOrdering::AcquireRelease
@@ -315,11 +313,12 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             }
             // One host thread runs the whole program: a barrier or a fence
             // of the block's scope orders nothing more.
-            (OpFamily::Sync, _) => Ok(()),
-            (_, kind) => Err(HostError::internal(format!(
-                "`{}` outside its place",
-                kind.name()
-            ))),
+            Route::Barrier
+            | Route::Fence { .. }
+            | Route::GridWait
+            | Route::GridLaunchDependents => Ok(()),
+            // A region's `yield` is emitted with its region, never here.
+            Route::Yield => Err(HostError::internal("`yield` outside its place")),
         }
     }
 

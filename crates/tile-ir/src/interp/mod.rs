@@ -36,7 +36,7 @@ pub(crate) use value::Tile;
 
 use crate::function::{Function, Op, OpId, Region, Value};
 use crate::names::ValueNames;
-use crate::ops::{OpFamily, OpKind};
+use crate::ops::{OpKind, Route};
 use crate::scalar::Scalar;
 use value::RtValue;
 
@@ -181,16 +181,14 @@ impl<'a> Interpreter<'a> {
             return Err(InterpError::DanglingOp { op: id.index() });
         };
         let operands = self.operands(op).map_err(|f| self.error(id, f))?;
-        let results = match &op.kind {
-            OpKind::Yield => return Ok(Some(operands)),
-            OpKind::For { .. } => self.run_for(id, op, &operands)?,
-            OpKind::While => self.run_while(id, op, &operands)?,
-            OpKind::ReduceWith { .. } | OpKind::ScanWith { .. } => {
-                self.run_combine(id, op, &operands)?
-            }
-            OpKind::If => self.run_if(id, op, &operands)?,
-            kind => self
-                .compute(kind, &operands)
+        let results = match op.kind.route() {
+            Route::Yield => return Ok(Some(operands)),
+            Route::For => self.run_for(id, op, &operands)?,
+            Route::While => self.run_while(id, op, &operands)?,
+            Route::Combine => self.run_combine(id, op, &operands)?,
+            Route::If => self.run_if(id, op, &operands)?,
+            _ => self
+                .compute(&op.kind, &operands)
                 .map_err(|f| self.error(id, f))?,
         };
         self.bind(op, results).map_err(|f| self.error(id, f))?;
@@ -199,41 +197,45 @@ impl<'a> Interpreter<'a> {
 
     /// The value of every non-region op, by its family.
     fn compute(&mut self, kind: &OpKind, operands: &[RtValue]) -> Result<Vec<RtValue>, Fault> {
-        let one = match (kind.family(), kind) {
-            (OpFamily::Grid, OpKind::ProgramId { axis }) => self.grid_value(self.program, *axis)?,
-            (OpFamily::Grid, OpKind::NumPrograms { axis }) => self.grid_value(self.grid, *axis)?,
-            (OpFamily::Constant, OpKind::Constant { value }) => RtValue::Scalar(*value),
-            (OpFamily::Elementwise, _) => elementwise::run(kind, operands)?,
-            (OpFamily::Movement, _) => movement::movement(kind, operands)?,
-            (OpFamily::Reduction, _) => reduce::reduce(kind, operands)?,
-            (OpFamily::Dot, OpKind::Dot { precision }) => dot::dot(*precision, operands)?,
-            (OpFamily::Debug, OpKind::Assert { id, message }) => {
-                assert::assert(*id, message, operands)?;
+        let one = match kind.route() {
+            Route::ProgramId { axis } => self.grid_value(self.program, axis)?,
+            Route::NumPrograms { axis } => self.grid_value(self.grid, axis)?,
+            Route::Constant(value) => RtValue::Scalar(*value),
+            Route::Elementwise => elementwise::run(kind, operands)?,
+            Route::Movement => movement::movement(kind, operands)?,
+            Route::Reduce => reduce::reduce(kind, operands)?,
+            Route::Dot(precision) => dot::dot(precision, operands)?,
+            Route::Assert { id, message } => {
+                assert::assert(id, message, operands)?;
                 return Ok(Vec::new());
             }
-            (OpFamily::Debug, OpKind::Print { message, .. }) => {
+            Route::Print { message, .. } => {
                 device_print::print(message, operands, self.program, &mut *self.print)?;
                 return Ok(Vec::new());
             }
             // The interpreter runs one program at a time, each in order:
             // nothing to order.
-            (OpFamily::Sync, _) => return Ok(Vec::new()),
-            (OpFamily::Memory, OpKind::Atomic { op, .. }) => {
-                atomic::atomic(*op, operands, self.args)?
-            }
-            (OpFamily::Memory, OpKind::Gather) => atomic::gather(operands, self.args)?,
-            (OpFamily::Memory, _) if kind.writes_memory() => {
-                memory::store(kind, operands, self.args)?;
-                return Ok(Vec::new());
-            }
-            (OpFamily::Memory, _) => memory::read(kind, operands, self.args)?,
-            (OpFamily::LayoutView, OpKind::LView(op)) => {
-                match lview::run(op, operands, self.args)? {
-                    Some(view) => view,
-                    None => return Ok(Vec::new()),
+            Route::Barrier
+            | Route::Fence { .. }
+            | Route::GridWait
+            | Route::GridLaunchDependents => return Ok(Vec::new()),
+            Route::Memory => match kind {
+                OpKind::Atomic { op, .. } => atomic::atomic(*op, operands, self.args)?,
+                OpKind::Gather => atomic::gather(operands, self.args)?,
+                _ if kind.writes_memory() => {
+                    memory::store(kind, operands, self.args)?;
+                    return Ok(Vec::new());
                 }
+                _ => memory::read(kind, operands, self.args)?,
+            },
+            Route::LayoutView(op) => match lview::run(op, operands, self.args)? {
+                Some(view) => view,
+                None => return Ok(Vec::new()),
+            },
+            // Ops with regions run in `run_op`, never here.
+            Route::Combine | Route::For | Route::While | Route::If | Route::Yield => {
+                return Err(Fault::Type(format!("`{}` outside its place", kind.name())))
             }
-            _ => return Err(Fault::Type(format!("`{}` outside its place", kind.name()))),
         };
         Ok(vec![one])
     }

@@ -55,9 +55,7 @@ use crate::program::{OpId as ThreadOp, Param, ParamKind, Program, Reg, ThreadOpK
 pub use options::{LowerOptions, TensorCores};
 use std::collections::HashMap;
 use std::rc::Rc;
-use tile_ir::{
-    DType, Function, OpFamily, OpId, OpKind, Region, Scalar, Shape, Type, Value, ValueNames,
-};
+use tile_ir::{DType, Function, OpId, Region, Route, Scalar, Shape, Type, Value, ValueNames};
 
 /// Why a function could not be lowered.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -459,48 +457,38 @@ impl<'a> Lowerer<'a> {
     /// Lowers one op, by its family.
     fn lower_op(&mut self, id: OpId) -> Result<(), LowerError> {
         let kind = &self.func.op(id).kind;
-        match (kind.family(), kind) {
-            (OpFamily::Grid, OpKind::ProgramId { axis }) => {
-                self.grid_value(id, ThreadOpKind::BlockId { axis: *axis })
-            }
-            (OpFamily::Grid, OpKind::NumPrograms { axis }) => {
-                self.grid_value(id, ThreadOpKind::GridDim { axis: *axis })
-            }
-            (OpFamily::Constant | OpFamily::Elementwise, _) => self.elementwise(id),
-            (OpFamily::Movement, _) => self.movement(id),
-            (OpFamily::Reduction, OpKind::ReduceWith { .. } | OpKind::ScanWith { .. }) => {
-                self.combine(id)
-            }
-            (OpFamily::Reduction, _) => self.reduce(id),
-            (OpFamily::Dot, _) => self.dot(id),
-            (OpFamily::Memory, _) => self.memory(id),
-            (OpFamily::Control, OpKind::For { .. }) => self.lower_for(id),
-            (OpFamily::Control, OpKind::While) => self.lower_while(id),
-            (OpFamily::Control, OpKind::If) => self.lower_if(id),
-            (OpFamily::Control, _) => self.lower_yield(id),
-            (OpFamily::LayoutView, OpKind::LView(lview)) => self.lview(id, lview),
-            (OpFamily::Debug, OpKind::Assert { id: n, .. }) => self.assert(id, *n),
-            (OpFamily::Debug, OpKind::Print { id: n, .. }) => self.print(id, *n),
-            (OpFamily::Sync, OpKind::Barrier) => {
+        match kind.route() {
+            Route::ProgramId { axis } => self.grid_value(id, ThreadOpKind::BlockId { axis }),
+            Route::NumPrograms { axis } => self.grid_value(id, ThreadOpKind::GridDim { axis }),
+            Route::Constant(_) | Route::Elementwise => self.elementwise(id),
+            Route::Movement => self.movement(id),
+            Route::Combine => self.combine(id),
+            Route::Reduce => self.reduce(id),
+            Route::Dot(_) => self.dot(id),
+            Route::Memory => self.memory(id),
+            Route::For => self.lower_for(id),
+            Route::While => self.lower_while(id),
+            Route::If => self.lower_if(id),
+            Route::Yield => self.lower_yield(id),
+            Route::LayoutView(lview) => self.lview(id, lview),
+            Route::Assert { id: n, .. } => self.assert(id, n),
+            Route::Print { id: n, .. } => self.print(id, n),
+            Route::Barrier => {
                 self.barrier();
                 Ok(())
             }
-            (OpFamily::Sync, OpKind::Fence { order, scope }) => {
-                self.fence(*order, *scope);
+            Route::Fence { order, scope } => {
+                self.fence(order, scope);
                 Ok(())
             }
-            (OpFamily::Sync, OpKind::GridWait) => {
+            Route::GridWait => {
                 self.emit_op(ThreadOpKind::GridWait, vec![], &[]);
                 Ok(())
             }
-            (OpFamily::Sync, OpKind::GridLaunchDependents) => {
+            Route::GridLaunchDependents => {
                 self.emit_op(ThreadOpKind::GridLaunchDependents, vec![], &[]);
                 Ok(())
             }
-            (family, kind) => Err(LowerError::Invalid {
-                op: kind.name().to_string(),
-                reason: format!("not an op of the {family:?} family"),
-            }),
         }
     }
 

@@ -1,4 +1,4 @@
-//! What a build that produces no code runs of the pipeline (`cargo check`,
+//! What a build that produces no code runs of the compile driver (`cargo check`,
 //! `cargo clippy`, rust-analyzer: the macro's caller decides, see
 //! `tile-frontend`): the pass pipeline, whose IR the kernel embeds, and every
 //! check of [`super::compile`] that needs no LLVM, so that such a build
@@ -14,7 +14,7 @@ use tile_ir::Function;
 /// each target's tensor cores and stages) and the shared memory of a block.
 /// Not made: the AMD register limit (read from the code object) and the back
 /// ends' own failures; nothing is dumped and the kernel cache is not read.
-pub fn check(func: &mut Function, label: &str, options: &Options) -> Result<(), CompileError> {
+pub fn check_only(func: &mut Function, label: &str, options: &Options) -> Result<(), CompileError> {
     optimize(func)?;
     let func = &*func;
     let gpus: Vec<Target> = options
