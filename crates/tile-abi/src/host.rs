@@ -73,7 +73,7 @@ pub struct HostCheck {
 /// The slot after the parameters ([`threshold_slot`]) holds the streaming
 /// threshold in bytes, from which an output tensor gets non-temporal stores;
 /// the next ([`print_slot`]) the address of the print area
-/// ([`crate::print`]), or 0 when the kernel does not print.
+/// ([`crate::device_print`]), or 0 when the kernel does not print.
 pub fn slots(func: &Function) -> Vec<u64> {
     let mut next = 0;
     func.params

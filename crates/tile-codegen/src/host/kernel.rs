@@ -302,7 +302,10 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             Route::LayoutView(_) => self.lview(id),
             Route::Assert { id: n, .. } => self.assert(id, n),
             Route::Print { id: n, .. } => self.print(id, n),
-            Route::Fence { order, scope } if scope == MemScope::Gpu => {
+            Route::Fence {
+                order,
+                scope: MemScope::Gpu,
+            } => {
                 let ordering = if order == MemOrder::SeqCst {
                     AtomicOrdering::SequentiallyConsistent
                 } else {
