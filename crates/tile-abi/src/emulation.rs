@@ -78,7 +78,7 @@ pub enum RuntimeCall {
     /// words before returning. `c` holds MFMA's broadcast controls `cbsz |
     /// abid << 8 | blgp << 16`, which the model knows only as 0.
     Mma = 10,
-    /// A warp's `ldmatrix` ([`tile_hw::mma::LdMatrix`] code `b`): `a` is the
+    /// A warp's `ldmatrix` ([`tile_hw::ldmatrix::LdMatrix`] code `b`): `a` is the
     /// shared-memory address the lane supplies (a row of 8 16-bit elements,
     /// read if the lane is one of the instruction's address lanes), `c` the
     /// address of the lane's 4 32-bit words, where the runtime writes its

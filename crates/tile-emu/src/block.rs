@@ -19,8 +19,9 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::RefCell;
 use tile_abi::emulation::{Access, LaunchFn, ShuffleMode, MMA_MAX_RESULTS, MMA_MAX_WORDS};
 use tile_hw::happens::ThreadId;
+use tile_hw::ldmatrix::LdMatrix;
 use tile_hw::mbarrier::Mbarrier;
-use tile_hw::mma::{LdMatrix, MmaKind};
+use tile_hw::mma::MmaKind;
 
 /// The stack of one GPU thread: its kernel's frames, which code compiled
 /// without optimization keeps large. Mapped lazily, so mostly never touched.

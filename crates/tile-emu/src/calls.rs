@@ -7,7 +7,8 @@ use crate::error::EmuError;
 use crate::wgmma::WgmmaCall;
 use tile_abi::emulation::{Access, ApproxFn, Ordering, RuntimeCall, ShuffleMode, MMA_MAX_WORDS};
 use tile_hw::happens::AtomicSync;
-use tile_hw::mma::{Fragment, LdMatrix, MmaKind};
+use tile_hw::ldmatrix::LdMatrix;
+use tile_hw::mma::{Fragment, MmaKind};
 use tile_hw::wgmma::WgmmaKind;
 
 /// The runtime's entry point, which every replaced intrinsic and every

@@ -6,7 +6,8 @@
 //! * [`mma`]: the tensor-core instructions (`mma.sync`, WMMA, MFMA), their
 //!   lane layouts (from the PTX ISA and AMD's matrix instruction
 //!   calculator), the lanes that issue one, one arithmetic per step of the
-//!   instruction's `K`, and `ldmatrix`;
+//!   instruction's `K`, and [`ldmatrix`] the warp's loads of their
+//!   fragments from shared memory;
 //! * [`wgmma`]: Hopper's warpgroup instructions: shared-memory matrix
 //!   descriptors, the 128-byte-swizzled operand layouts and the
 //!   accumulator layout;
@@ -20,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod happens;
+pub mod ldmatrix;
 pub mod mbarrier;
 pub mod mma;
 pub mod races;

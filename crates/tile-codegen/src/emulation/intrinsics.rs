@@ -10,7 +10,8 @@
 
 use crate::EmitError;
 use tile_abi::emulation::{ApproxFn, RuntimeCall, ShuffleMode, RUNTIME_SYMBOL};
-use tile_hw::mma::{Fragment, LdMatrix, MmaKind};
+use tile_hw::ldmatrix::LdMatrix;
+use tile_hw::mma::{Fragment, MmaKind};
 
 /// One replaced intrinsic.
 struct Replacement {

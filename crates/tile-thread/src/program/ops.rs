@@ -1,7 +1,8 @@
 //! The op kinds of the thread-level program and their operand conventions.
 
 use super::SharedId;
-pub use tile_hw::mma::{LdMatrix, MmaKind};
+pub use tile_hw::ldmatrix::LdMatrix;
+pub use tile_hw::mma::MmaKind;
 pub use tile_hw::wgmma::WgmmaKind;
 use tile_ir::{AtomicOp, BinaryOp, CmpPred, DType, MemOrder, MemScope, Scalar, UnaryOp};
 
