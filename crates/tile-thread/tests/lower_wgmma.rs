@@ -278,3 +278,39 @@ fn an_mbarrier_is_initialized_once() {
         other => panic!("{other}"),
     }
 }
+
+/// An mbarrier given a negative arrival count, or an `expect_tx` of a
+/// negative byte count, is a malformed program, not a phase that wraps.
+#[test]
+fn negative_mbarrier_counts_are_malformed() {
+    let (_, program) = tma_matmul(DType::F16, (64, 64, 64), 4, 2);
+    let find = |want: fn(&ThreadOpKind) -> bool| {
+        program
+            .ops
+            .iter()
+            .find(|(_, op)| want(&op.kind))
+            .map(|(id, _)| id)
+            .unwrap()
+    };
+    let init = find(|k| matches!(k, ThreadOpKind::MbarrierInit { .. }));
+    let expect = find(|k| matches!(k, ThreadOpKind::MbarrierExpectTx { .. }));
+    for (op, what) in [
+        (init, "@s2[0] is given -1 arrivals"),
+        (expect, "@s2[0] expects -1 bytes"),
+    ] {
+        let mut bad = program.clone();
+        let minus_one = bad.create_op(
+            ThreadOpKind::Const(tile_ir::Scalar::I32(-1)),
+            vec![],
+            &[DType::I32],
+            Vec::new(),
+        );
+        bad.body.ops.insert(0, minus_one);
+        bad.ops[op].operands[1] = bad.ops[minus_one].results[0];
+        let mut args = operands(DType::F16, (64, 128, 64));
+        match *emulate::run(&bad, [1, 1, 1], &mut args).unwrap_err().fault {
+            LockstepFault::Malformed(why) => assert_eq!(why, what),
+            other => panic!("{other}"),
+        }
+    }
+}
