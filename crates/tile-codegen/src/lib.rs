@@ -37,6 +37,7 @@ mod nans;
 mod native;
 mod options;
 pub mod scalar;
+mod sink;
 pub mod target;
 pub mod tools;
 mod unroll;

@@ -1,5 +1,6 @@
 //! Finishing an LLVM module, the same way for every target: verify it, keep
-//! its text, run LLVM's optimization pipeline, keep the text again.
+//! its text, run LLVM's optimization pipeline (NVPTX's followed by
+//! [`crate::sink`]), keep the text again.
 
 use crate::options::llvm_pipeline;
 use crate::target::Machine;
@@ -40,6 +41,9 @@ pub(crate) fn finish(
             target: machine.target(),
             message: m.to_string(),
         })?;
+    if matches!(machine.target(), crate::Target::Nvptx(_)) {
+        crate::sink::sink_to_uses(module);
+    }
     Ok(ModuleText {
         llvm_ir,
         llvm_ir_opt: module.print_to_string().to_string(),

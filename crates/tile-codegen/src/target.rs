@@ -209,6 +209,14 @@ impl Target {
         !matches!(self, Target::Host(HostIsa::X86_64))
     }
 
+    /// Whether the target rounds an f32 to bf16 in one instruction, to
+    /// nearest even: PTX's `cvt.rn.bf16.f32` from sm_80 on. Elsewhere LLVM
+    /// would expand `fptrunc` or call a runtime function, and the integer
+    /// rounding is as short.
+    pub fn converts_bf16(&self) -> bool {
+        matches!(self, Target::Nvptx(sm) if sm.number() >= 80)
+    }
+
     /// Whether the target has IEEE 754-2019 `minimum`/`maximum` of f32 as one
     /// instruction (a NaN if either operand is one, `-0 < +0`): PTX's
     /// `min.NaN.f32`/`max.NaN.f32` from sm_80 on, which LLVM's NVPTX back

@@ -81,6 +81,9 @@ fn definition(name: &str, asm: Asm) -> String {
     match asm {
         Asm::LoadGlobal { bits, .. } => return access_definition(name, bits, false),
         Asm::StoreGlobal { bits } => return access_definition(name, bits, true),
+        Asm::LoadVector { words, .. } => return load_vector_definition(name, words),
+        Asm::StoreVector { words } => return store_vector_definition(name, words),
+        Asm::CvtBf16 => return cvt_bf16_definition(name),
         Asm::Opaque { bits, .. } => {
             return format!(
                 "define internal i{bits} @{name}(i{bits} %x) {{\n  ret i{bits} %x\n}}\n"
@@ -236,6 +239,72 @@ fn access_definition(name: &str, bits: u8, store: bool) -> String {
             "define internal {register} @{name}(ptr addrspace(1) %at, i1 %p, {register} %other) {{\nentry:\n  br i1 %p, label %ld, label %done\nld:\n  %m = load {memory}, ptr addrspace(1) %at, align {align}\n{widen}  br label %done\ndone:\n  %r = phi {register} [ {loaded}, %ld ], [ %other, %entry ]\n  ret {register} %r\n}}\n"
         ),
     }
+}
+
+/// The definition replacing `cvt.rn.bf16.f32`: the upper half of the
+/// f32's bits rounded to nearest even on the lower half, a NaN PTX's
+/// canonical bf16 NaN (`0x7fff`).
+fn cvt_bf16_definition(name: &str) -> String {
+    format!(
+        "define internal i16 @{name}(float %x) {{\n  %bits = bitcast float %x to i32\n  %hi = lshr i32 %bits, 16\n  %lsb = and i32 %hi, 1\n  %r0 = add i32 %bits, 32767\n  %r1 = add i32 %r0, %lsb\n  %q = lshr i32 %r1, 16\n  %t = trunc i32 %q to i16\n  %nan = fcmp uno float %x, %x\n  %c = select i1 %nan, i16 32767, i16 %t\n  ret i16 %c\n}}\n"
+    )
+}
+
+/// The definition replacing a predicated vector load of `words` 32-bit
+/// words: a branch around one load of the vector, its words returned as the
+/// snippet's structure.
+fn load_vector_definition(name: &str, words: u8) -> String {
+    let n = usize::from(words);
+    let vector = format!("<{n} x i32>");
+    let fields = vec!["i32"; n].join(", ");
+    let params: Vec<String> = (0..n).map(|i| format!("i32 %o{i}")).collect();
+    let mut body = format!(
+        "define internal {{ {fields} }} @{name}(ptr addrspace(1) %at, i1 %p, {}) {{\nentry:\n  br i1 %p, label %ld, label %done\nld:\n  %m = load {vector}, ptr addrspace(1) %at, align {}\n",
+        params.join(", "),
+        4 * n
+    );
+    for i in 0..n {
+        body.push_str(&format!("  %m{i} = extractelement {vector} %m, i32 {i}\n"));
+    }
+    body.push_str("  br label %done\ndone:\n");
+    for i in 0..n {
+        body.push_str(&format!(
+            "  %r{i} = phi i32 [ %m{i}, %ld ], [ %o{i}, %entry ]\n"
+        ));
+    }
+    let mut result = "undef".to_string();
+    for i in 0..n {
+        body.push_str(&format!(
+            "  %s{i} = insertvalue {{ {fields} }} {result}, i32 %r{i}, {i}\n"
+        ));
+        result = format!("%s{i}");
+    }
+    body.push_str(&format!("  ret {{ {fields} }} {result}\n}}\n"));
+    body
+}
+
+/// The definition replacing a predicated vector store of `words` 32-bit
+/// words: a branch around one store of the vector.
+fn store_vector_definition(name: &str, words: u8) -> String {
+    let n = usize::from(words);
+    let vector = format!("<{n} x i32>");
+    let params: Vec<String> = (0..n).map(|i| format!("i32 %v{i}")).collect();
+    let mut body = format!(
+        "define internal void @{name}(i1 %p, ptr addrspace(1) %at, {}) {{\nentry:\n  br i1 %p, label %st, label %done\nst:\n",
+        params.join(", ")
+    );
+    let mut vec = "undef".to_string();
+    for i in 0..n {
+        body.push_str(&format!(
+            "  %w{i} = insertelement {vector} {vec}, i32 %v{i}, i32 {i}\n"
+        ));
+        vec = format!("%w{i}");
+    }
+    body.push_str(&format!(
+        "  store {vector} {vec}, ptr addrspace(1) %at, align {}\n  br label %done\ndone:\n  ret void\n}}\n",
+        4 * n
+    ));
+    body
 }
 
 #[cfg(test)]

@@ -7,8 +7,10 @@
 //! `e4m3`/`e5m2` intrinsic), and the TMA's bulk tensor copies with the
 //! mbarrier operations they complete on (`expect_tx`, `try_wait.parity`);
 //! and, as Triton writes them, masked global loads and stores as one
-//! predicated instruction each (`@p ld.global`, `@p st.global`), where
-//! LLVM would branch around the access. One snippet serves AMDGPU too: the
+//! predicated instruction each (`@p ld.global`, `@p st.global`, of one
+//! element or of a 16- or 8-byte vector), where LLVM would branch around
+//! the access: a branch ends ptxas's scheduling region, so the values
+//! computed before it stay live across it. One snippet serves AMDGPU too: the
 //! optimization barrier of the thread-level `opaque`, an assembler comment
 //! whose operand is tied to its result.
 //!
@@ -22,12 +24,6 @@
 //! accumulators are tied operands, and `wgmma.wait_group` passes them
 //! through, so that no read of D moves above the wait.
 
-use super::{GpuEmitter, GpuTarget};
-use crate::EmitError;
-use inkwell::attributes::{Attribute, AttributeLoc};
-use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
-use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};
-use inkwell::InlineAsmDialect;
 use tile_hw::mma::MmaKind;
 use tile_hw::wgmma::WgmmaKind;
 use tile_ir::DType;
@@ -96,6 +92,26 @@ pub(crate) enum Asm {
         /// The element's bits: 8, 16, 32 or 64.
         bits: u8,
     },
+    /// `@p ld.global[.nc].v{words}.b32` of 8 or 16 bytes: `(at: ptr, p: i1,
+    /// other…: i32) -> {i32…}`, the `other` words where `p` is false (tied
+    /// to the results).
+    LoadVector {
+        /// The 32-bit words: 2 or 4.
+        words: u8,
+        /// Whether through the read-only data cache.
+        nc: bool,
+    },
+    /// `cvt.rn.bf16.f32`: `(x: f32) -> i16`, the bf16's bits (sm_80 on).
+    /// Inline, as LLVM's `fptrunc` to `bfloat` would become a call of a
+    /// runtime library function where the emulation target compiles the
+    /// module for the CPU.
+    CvtBf16,
+    /// `@p st.global.v{words}.b32` of 8 or 16 bytes: `(p: i1, at: ptr,
+    /// value…: i32)`.
+    StoreVector {
+        /// The 32-bit words: 2 or 4.
+        words: u8,
+    },
     /// A `bits`-bit integer passed through unchanged, as an optimization
     /// barrier (the thread-level `opaque`): an assembler comment, its
     /// operand tied to its result. The one snippet for AMDGPU too (`amd`:
@@ -110,6 +126,17 @@ pub(crate) enum Asm {
 
 /// The element sizes of [`Asm::LoadGlobal`] and [`Asm::StoreGlobal`].
 const ACCESS_BITS: [u8; 4] = [8, 16, 32, 64];
+
+/// The 32-bit words of [`Asm::LoadVector`] and [`Asm::StoreVector`].
+pub(crate) const VECTOR_WORDS: [u8; 2] = [2, 4];
+
+/// `{$first, …}`: a vector access's `words` registers in PTX.
+fn word_list(first: usize, words: u8) -> String {
+    let regs: Vec<String> = (first..first + usize::from(words))
+        .map(|i| format!("${i}"))
+        .collect();
+    format!("{{{}}}", regs.join(", "))
+}
 
 /// The PTX type of a `bits`-bit access (`u8`: a byte zero-extended into its
 /// 16-bit register).
@@ -173,6 +200,16 @@ impl Asm {
                 access_type(bits)
             ),
             Asm::StoreGlobal { bits } => format!("@$0 st.global.{} [$1], $2;", access_type(bits)),
+            Asm::LoadVector { words, nc } => format!(
+                "@${} ld.global{}.v{words}.b32 {}, [${words}];",
+                words + 1,
+                if nc { ".nc" } else { "" },
+                word_list(0, words)
+            ),
+            Asm::StoreVector { words } => {
+                format!("@$0 st.global.v{words}.b32 [$1], {};", word_list(2, words))
+            }
+            Asm::CvtBf16 => "cvt.rn.bf16.f32 $0, $1;".into(),
             Asm::Opaque { bits, amd: true } => format!("; opaque b{bits}"),
             Asm::Opaque { bits, amd: false } => format!("// opaque b{bits}"),
         }
@@ -204,6 +241,20 @@ impl Asm {
                 format!("={},l,b,0,{MEMORY}", access_register(bits))
             }
             Asm::StoreGlobal { bits } => format!("b,l,{},{MEMORY}", access_register(bits)),
+            Asm::LoadVector { words, nc } => {
+                let n = usize::from(words);
+                let mut c = vec!["=r".to_string(); n];
+                c.extend(["l".to_string(), "b".to_string()]);
+                c.extend((0..n).map(|i| i.to_string()));
+                if !nc {
+                    c.push(MEMORY.into());
+                }
+                c.join(",")
+            }
+            Asm::StoreVector { words } => {
+                format!("b,l,{},{MEMORY}", vec!["r"; usize::from(words)].join(","))
+            }
+            Asm::CvtBf16 => "=h,f".into(),
             Asm::Opaque { amd: true, .. } => "=v,0".into(),
             Asm::Opaque { bits, amd: false } => format!("={},0", access_register(bits)),
         }
@@ -212,7 +263,13 @@ impl Asm {
     /// Whether LLVM must keep the snippet where it is and as often as it
     /// runs: all but a load of read-only memory.
     pub(crate) fn has_side_effects(self) -> bool {
-        !matches!(self, Asm::LoadGlobal { nc: true, .. } | Asm::Opaque { .. })
+        !matches!(
+            self,
+            Asm::LoadGlobal { nc: true, .. }
+                | Asm::LoadVector { nc: true, .. }
+                | Asm::Opaque { .. }
+                | Asm::CvtBf16
+        )
     }
 
     /// The snippet a template and constraints were written for, if one was.
@@ -243,6 +300,13 @@ impl Asm {
                     Asm::StoreGlobal { bits },
                 ]
             });
+            let vectors = VECTOR_WORDS.into_iter().flat_map(|words| {
+                [
+                    Asm::LoadVector { words, nc: true },
+                    Asm::LoadVector { words, nc: false },
+                    Asm::StoreVector { words },
+                ]
+            });
             let opaque = [32, 64]
                 .into_iter()
                 .flat_map(|bits| [false, true].map(|amd| Asm::Opaque { bits, amd }));
@@ -258,10 +322,12 @@ impl Asm {
                 Asm::MbarrierExpectTx,
                 Asm::MbarrierTryWait,
                 Asm::TmaLoad2d,
+                Asm::CvtBf16,
             ]
             .into_iter()
             .chain(fp8)
             .chain(accesses)
+            .chain(vectors)
             .chain(opaque)
             .chain(fences)
             .find(|a| a.template() == template)?
@@ -276,9 +342,10 @@ impl Asm {
     /// own; the others, which call the emulation's runtime, `tile_emu.*`.
     pub(crate) fn replacement(self) -> String {
         match self {
-            Asm::LoadGlobal { .. } | Asm::StoreGlobal { .. } => {
-                format!("tile_ptx.{}", self.name())
-            }
+            Asm::LoadGlobal { .. }
+            | Asm::StoreGlobal { .. }
+            | Asm::LoadVector { .. }
+            | Asm::StoreVector { .. } => format!("tile_ptx.{}", self.name()),
             _ => format!("tile_emu.{}", self.name()),
         }
     }
@@ -305,6 +372,11 @@ impl Asm {
                 format!("ld.global{}.b{bits}", if nc { ".nc" } else { "" })
             }
             Asm::StoreGlobal { bits } => format!("st.global.b{bits}"),
+            Asm::LoadVector { words, nc } => {
+                format!("ld.global{}.v{words}.b32", if nc { ".nc" } else { "" })
+            }
+            Asm::StoreVector { words } => format!("st.global.v{words}.b32"),
+            Asm::CvtBf16 => "cvt.rn.bf16.f32".into(),
             Asm::Opaque { bits, .. } => format!("opaque.b{bits}"),
         }
     }
@@ -321,111 +393,15 @@ impl Asm {
             | Asm::FenceProxyAsync
             | Asm::Fence { .. }
             | Asm::GridDepControl { .. } => 0,
-            Asm::LoadGlobal { .. } | Asm::StoreGlobal { .. } | Asm::Opaque { .. } => 0,
+            Asm::LoadGlobal { .. }
+            | Asm::StoreGlobal { .. }
+            | Asm::LoadVector { .. }
+            | Asm::StoreVector { .. }
+            | Asm::CvtBf16
+            | Asm::Opaque { .. } => 0,
         }
     }
 }
-
-impl<'ctx> GpuEmitter<'_, 'ctx> {
-    /// Calls `asm` with `args`; its results, one per returned value (the
-    /// `f32` accumulators, or `try_wait`'s `i32`).
-    pub(super) fn inline_asm(
-        &self,
-        asm: Asm,
-        args: &[BasicValueEnum<'ctx>],
-    ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
-        let f32t = self.ctx.f32_type();
-        let values = asm.values();
-        let returns: Option<BasicTypeEnum> = match (asm, values) {
-            (Asm::MbarrierTryWait, _) => Some(self.ctx.i32_type().into()),
-            (_, 0) => None,
-            (_, n) => {
-                let fields: Vec<BasicTypeEnum> = vec![f32t.into(); n];
-                Some(self.ctx.struct_type(&fields, false).into())
-            }
-        };
-        let result = self.call_asm(asm, returns, args)?;
-        match (asm, values) {
-            (Asm::MbarrierTryWait, _) => {
-                Ok(vec![result.ok_or_else(|| {
-                    EmitError::internal("try_wait returned nothing")
-                })?])
-            }
-            (_, 0) => Ok(Vec::new()),
-            (_, n) => {
-                let d = result
-                    .ok_or_else(|| EmitError::internal("inline assembly returned nothing"))?
-                    .into_struct_value();
-                (0..n as u32)
-                    .map(|i| Ok(self.b.build_extract_value(d, i, "d")?))
-                    .collect()
-            }
-        }
-    }
-
-    /// Calls `asm` with `args`, returning a value of type `returns`, if
-    /// any. A snippet without side effects reads memory only: LLVM may
-    /// move, merge or drop it as it would a load.
-    pub(super) fn call_asm(
-        &self,
-        asm: Asm,
-        returns: Option<BasicTypeEnum<'ctx>>,
-        args: &[BasicValueEnum<'ctx>],
-    ) -> Result<Option<BasicValueEnum<'ctx>>, EmitError> {
-        if !matches!(asm, Asm::Opaque { .. }) {
-            self.require_nvptx(&asm.template())?;
-        }
-        let params: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
-        let fn_type = match returns {
-            Some(t) => t.fn_type(&params, false),
-            None => self.ctx.void_type().fn_type(&params, false),
-        };
-        let callee = self.ctx.create_inline_asm(
-            fn_type,
-            asm.template(),
-            asm.constraints(),
-            asm.has_side_effects(),
-            false,
-            Some(InlineAsmDialect::ATT),
-            false,
-        );
-        let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
-        let call = self.b.build_indirect_call(fn_type, callee, &args, "asm")?;
-        if !asm.has_side_effects() {
-            let memory = match asm {
-                Asm::Opaque { .. } => 0,
-                _ => READ_ONLY,
-            };
-            for (name, value) in [("nounwind", 0), ("willreturn", 0), ("memory", memory)] {
-                let kind = Attribute::get_named_enum_kind_id(name);
-                call.add_attribute(
-                    AttributeLoc::Function,
-                    self.ctx.create_enum_attribute(kind, value),
-                );
-            }
-        }
-        Ok(call.try_as_basic_value().basic())
-    }
-}
-
-impl<'ctx> GpuEmitter<'_, 'ctx> {
-    /// `x` through [`Asm::Opaque`]: the same value, which LLVM cannot see
-    /// through.
-    pub(super) fn opaque(&self, x: IntValue<'ctx>) -> Result<IntValue<'ctx>, EmitError> {
-        let asm = Asm::Opaque {
-            bits: x.get_type().get_bit_width() as u8,
-            amd: matches!(self.gpu, GpuTarget::Amdgpu(_)),
-        };
-        Ok(self
-            .call_asm(asm, Some(x.get_type().into()), &[x.into()])?
-            .ok_or_else(|| EmitError::internal("opaque returned nothing"))?
-            .into_int_value())
-    }
-}
-
-/// LLVM's encoding of `memory(read)`: reading, not writing, each kind of
-/// location (two bits each: argument memory, inaccessible memory, other).
-const READ_ONLY: u64 = 0b01_01_01;
 
 #[cfg(test)]
 mod tests {
@@ -464,6 +440,13 @@ mod tests {
                 nc: false,
             },
             Asm::StoreGlobal { bits: 16 },
+            Asm::LoadVector { words: 4, nc: true },
+            Asm::LoadVector {
+                words: 2,
+                nc: false,
+            },
+            Asm::StoreVector { words: 4 },
+            Asm::CvtBf16,
         ];
         for asm in kinds {
             assert_eq!(Asm::parse(&asm.template(), &asm.constraints()), Some(asm));
@@ -492,6 +475,17 @@ mod tests {
         assert_eq!(store.template(), "@$0 st.global.b64 [$1], $2;");
         assert_eq!(store.constraints(), "b,l,l,~{memory}");
         assert_eq!(store.replacement(), "tile_ptx.st.global.b64");
+        let vector = Asm::LoadVector { words: 4, nc: true };
+        assert_eq!(
+            vector.template(),
+            "@$5 ld.global.nc.v4.b32 {$0, $1, $2, $3}, [$4];"
+        );
+        assert_eq!(vector.constraints(), "=r,=r,=r,=r,l,b,0,1,2,3");
+        assert!(!vector.has_side_effects());
+        let vector = Asm::StoreVector { words: 2 };
+        assert_eq!(vector.template(), "@$0 st.global.v2.b32 [$1], {$2, $3};");
+        assert_eq!(vector.constraints(), "b,l,r,r,~{memory}");
+        assert_eq!(vector.replacement(), "tile_ptx.st.global.v2.b32");
         let opaque = Asm::Opaque {
             bits: 64,
             amd: true,

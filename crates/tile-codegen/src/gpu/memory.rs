@@ -81,6 +81,8 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
     /// masks then), else a masked load per element at its own address —
     /// or, when every element's mask is the vector condition itself (a
     /// tensor promised aligned), no load: each element is then masked off.
+    /// That last case is one predicated instruction where the target has
+    /// it (`super::predicated`).
     pub(super) fn load_global(
         &self,
         k: &Kernel<'_, 'ctx>,
@@ -101,6 +103,23 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             return Ok(vec![self.register_value(lane(0)?, dtype)?]);
         };
         let whole = o.masks.iter().all(|m| m == ok);
+        if let Some(words) = self.predicated_words(width, dtype).filter(|_| whole) {
+            let at = self.global_at(k, param, dtype, o.addr.into_int_value())?;
+            let others = o
+                .others
+                .iter()
+                .map(|&v| self.memory_value(v, dtype))
+                .collect::<Result<Vec<_>, _>>()?;
+            return self.load_vector_predicated(
+                k,
+                param,
+                at,
+                dtype,
+                words,
+                ok.into_int_value(),
+                &others,
+            );
+        }
         let vector = self.ctx.append_basic_block(k.function, "ldv");
         let lanes = self.ctx.append_basic_block(k.function, "ldl");
         let done = self.ctx.append_basic_block(k.function, "ldv.done");
@@ -266,6 +285,10 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             return lane(0);
         };
         let whole = o.masks.iter().all(|m| m == ok);
+        if let Some(words) = self.predicated_words(width, dtype).filter(|_| whole) {
+            let at = self.global_at(k, param, dtype, o.addr.into_int_value())?;
+            return self.store_vector_predicated(at, dtype, words, ok.into_int_value(), o.values);
+        }
         let vector = self.ctx.append_basic_block(k.function, "stv");
         let lanes = self.ctx.append_basic_block(k.function, "stl");
         let done = self.ctx.append_basic_block(k.function, "stv.done");

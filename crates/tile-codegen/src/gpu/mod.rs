@@ -19,6 +19,7 @@
 //! its partition indices.
 
 mod asm;
+mod asm_call;
 mod control;
 mod copies;
 mod intrinsics;
@@ -26,6 +27,7 @@ mod kernel;
 mod memory;
 mod mma;
 mod nan;
+mod predicated;
 mod shuffle;
 mod tma;
 mod wgmma;

@@ -117,11 +117,13 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             (Domain::Float, Domain::Float) => {
                 let f64t = self.ctx.f64_type();
                 // Widen exactly (narrow dtypes to f32, f32 to f64 when the
-                // target is f64), then round once into the target.
+                // target is f64), then round once into the target. A NaN
+                // operand's payload does not matter: the result's NaN is
+                // canonicalized below, or narrowed to the canonical one.
                 let v = if from == DType::F64 {
                     x.into_float_value()
                 } else {
-                    self.widen(x, from)?
+                    self.widen_operand(x, from)?
                 };
                 match to {
                     DType::F64 => {

@@ -376,18 +376,21 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         // below 2^-27 relative), tanh = expm1/(expm1 + 2).
         let coefficients: Vec<f64> = inverse_factorials(13)[1..].to_vec();
         let em1 = b.build_float_mul(u, self.poly(u, &coefficients)?, "em1")?;
-        let small = b.build_float_div(em1, b.build_float_add(em1, self.c32(2.0), "d")?, "ts")?;
         // Above: 1 − 2/(e^u + 1), and 1 from 9.01 on (the rounding of
-        // tanh there).
+        // tanh there). One division serves both sides: its operands are
+        // chosen first (a division is a dozen instructions and, in PTX, a
+        // branch to its slow path).
         let e = self.fast_exp(u)?;
-        let two_over = b.build_float_div(
-            self.c32(2.0),
-            b.build_float_add(e, self.c32(1.0), "e1")?,
-            "q",
-        )?;
-        let large = b.build_float_sub(self.c32(1.0), two_over, "tl")?;
         let use_small = self.fcmp(FloatPredicate::OLT, a, self.c32(0.55))?;
-        let t = self.select_f(use_small, small, large)?;
+        let numerator = self.select_f(use_small, em1, self.c32(2.0))?;
+        let denominator = self.select_f(
+            use_small,
+            b.build_float_add(em1, self.c32(2.0), "d")?,
+            b.build_float_add(e, self.c32(1.0), "e1")?,
+        )?;
+        let q = b.build_float_div(numerator, denominator, "q")?;
+        let large = b.build_float_sub(self.c32(1.0), q, "tl")?;
+        let t = self.select_f(use_small, q, large)?;
         let saturated = self.fcmp(FloatPredicate::OGT, a, self.c32(9.01))?;
         let t = self.select_f(saturated, self.c32(1.0), t)?;
         let t = self.float_intrinsic("llvm.copysign", &[t, x])?;

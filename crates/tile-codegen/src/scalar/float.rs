@@ -373,19 +373,39 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
     /// Subnormals round as normals do, a carry out of the largest finite
     /// value makes the infinity, and NaNs become the canonical one: a
     /// handful of integer operations on every target where the general path
-    /// takes some thirty (a 128×256 bf16 matmul rounds 128 results a thread).
+    /// takes some thirty (a 128×256 bf16 matmul rounds 128 results a thread),
+    /// or the target's instruction ([`crate::Target::converts_bf16`]).
     fn narrow_f32_to_bf16(&self, x: FloatValue<'ctx>) -> Result<IntValue<'ctx>, EmitError> {
         let b = &self.b;
         let (i32t, i16t) = (self.ctx.i32_type(), self.ctx.i16_type());
-        let c = |v: u64| i32t.const_int(v, false);
-        let bits = b.build_bit_cast(x, i32t, "bits")?.into_int_value();
-        let lsb = b.build_and(b.build_right_shift(bits, c(16), false, "hi")?, c(1), "lsb")?;
-        let rounded = b.build_int_add(b.build_int_add(bits, c(0x7fff), "r0")?, lsb, "r1")?;
-        let code = b.build_int_truncate(
-            b.build_right_shift(rounded, c(16), false, "q")?,
-            i16t,
-            "code",
-        )?;
+        let code = if self.converts_bf16 {
+            let asm = crate::gpu::Asm::CvtBf16;
+            let fn_type = i16t.fn_type(&[self.ctx.f32_type().into()], false);
+            let cvt = self.ctx.create_inline_asm(
+                fn_type,
+                asm.template(),
+                asm.constraints(),
+                false,
+                false,
+                Some(inkwell::InlineAsmDialect::ATT),
+                false,
+            );
+            b.build_indirect_call(fn_type, cvt, &[x.into()], "bf16")?
+                .try_as_basic_value()
+                .basic()
+                .ok_or_else(|| EmitError::internal("cvt.rn.bf16.f32 returned nothing"))?
+                .into_int_value()
+        } else {
+            let c = |v: u64| i32t.const_int(v, false);
+            let bits = b.build_bit_cast(x, i32t, "bits")?.into_int_value();
+            let lsb = b.build_and(b.build_right_shift(bits, c(16), false, "hi")?, c(1), "lsb")?;
+            let rounded = b.build_int_add(b.build_int_add(bits, c(0x7fff), "r0")?, lsb, "r1")?;
+            b.build_int_truncate(
+                b.build_right_shift(rounded, c(16), false, "q")?,
+                i16t,
+                "code",
+            )?
+        };
         let is_nan = b.build_float_compare(FloatPredicate::UNO, x, x, "nan")?;
         let nan = Format::of(DType::BF16)
             .ok_or_else(|| EmitError::internal("bf16 has a format"))?

@@ -73,6 +73,9 @@ pub(crate) struct ScalarEmitter<'a, 'ctx> {
     /// Whether f32 → f16 rounds with the target's instruction
     /// ([`crate::Target::converts_f16`]) rather than integer arithmetic.
     pub(crate) converts_f16: bool,
+    /// Whether f32 → bf16 rounds with the target's instruction
+    /// ([`crate::Target::converts_bf16`]) rather than integer arithmetic.
+    pub(crate) converts_bf16: bool,
     /// Whether f32 `min`/`max` are LLVM's `llvm.minimum`/`llvm.maximum`
     /// ([`crate::Target::has_ieee_min_max`]) rather than compares and
     /// selects.
@@ -98,6 +101,7 @@ impl<'a, 'ctx> ScalarEmitter<'a, 'ctx> {
             fast_math,
             hardware_math: None,
             converts_f16: target.converts_f16(),
+            converts_bf16: target.converts_bf16(),
             ieee_min_max: target.has_ieee_min_max(),
             outline_exact_math: target.outlines_exact_math(),
         }
