@@ -8,15 +8,17 @@
 //! until its store: in registers, as predicates beyond ptxas's few. LLVM's
 //! optimizations keep that order, and NVPTX has no pressure-aware
 //! scheduler before ptxas. Moved next to its use, each value lives a few
-//! instructions. Loads, calls and everything else that touches memory or
-//! has effects stay where they are, so the loads' early start (their
+//! instructions. Loads, calls (but those marked as touching no memory)
+//! and everything else that touches memory or has effects stay where they
+//! are, so the loads' early start (their
 //! latency hidden behind the arithmetic) is kept; only values no phi reads
 //! move, and never across blocks.
 
+use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
 use inkwell::module::Module;
-use inkwell::values::{AnyValueEnum, InstructionOpcode, InstructionValue};
+use inkwell::values::{AnyValueEnum, CallSiteValue, InstructionOpcode, InstructionValue};
 
 /// Sinks every pure instruction of `module`'s functions to its first use
 /// in its block (see the module doc).
@@ -37,7 +39,7 @@ fn sink_block<'ctx>(builder: &Builder<'ctx>, block: BasicBlock<'ctx>) {
     while at > 0 {
         at -= 1;
         let instruction = order[at];
-        if !is_pure(instruction.get_opcode()) {
+        if !is_pure(instruction.get_opcode()) && !is_memoryless_call(instruction) {
             continue;
         }
         let Some(users) = users_in(instruction, block) else {
@@ -96,6 +98,21 @@ fn as_instruction(user: AnyValueEnum<'_>) -> Option<InstructionValue<'_>> {
         AnyValueEnum::PhiValue(v) => Some(v.as_instruction()),
         _ => None,
     }
+}
+
+/// Whether `instruction` is a call that reads and writes no memory
+/// (`memory(none)`, as the GPU emitter marks its conversions and
+/// optimization barriers of inline PTX).
+fn is_memoryless_call(instruction: InstructionValue<'_>) -> bool {
+    if instruction.get_opcode() != InstructionOpcode::Call {
+        return false;
+    }
+    let Ok(call) = CallSiteValue::try_from(instruction) else {
+        return false;
+    };
+    let memory = Attribute::get_named_enum_kind_id("memory");
+    call.get_enum_attribute(AttributeLoc::Function, memory)
+        .is_some_and(|a| a.get_enum_value() == 0)
 }
 
 /// Whether an instruction of `opcode` computes from its operands alone:

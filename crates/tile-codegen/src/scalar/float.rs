@@ -390,8 +390,17 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                 Some(inkwell::InlineAsmDialect::ATT),
                 false,
             );
-            b.build_indirect_call(fn_type, cvt, &[x.into()], "bf16")?
-                .try_as_basic_value()
+            let call = b.build_indirect_call(fn_type, cvt, &[x.into()], "bf16")?;
+            // A conversion, not an access: LLVM may move it as it would
+            // arithmetic (and `crate::sink` sinks it).
+            for (name, value) in [("nounwind", 0), ("willreturn", 0), ("memory", 0)] {
+                let kind = inkwell::attributes::Attribute::get_named_enum_kind_id(name);
+                call.add_attribute(
+                    inkwell::attributes::AttributeLoc::Function,
+                    self.ctx.create_enum_attribute(kind, value),
+                );
+            }
+            call.try_as_basic_value()
                 .basic()
                 .ok_or_else(|| EmitError::internal("cvt.rn.bf16.f32 returned nothing"))?
                 .into_int_value()
