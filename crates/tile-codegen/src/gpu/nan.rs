@@ -2,7 +2,9 @@
 //! hardware makes them (`crate::nans` explains why that is safe): the
 //! arithmetic whose results only feed more arithmetic, such as the centered
 //! and squared values of a layernorm before they are summed through shared
-//! memory. A `select` and a shuffle pass a value on unchanged: the value is
+//! memory, or a bf16 product that RoPE subtracts from another (f16 and
+//! bf16 results too: where a conversion instruction rounds them, its NaN
+//! then needs no compare and select). A `select` and a shuffle pass a value on unchanged: the value is
 //! observed where their result is. Every other use that is not arithmetic
 //! (stores, shared memory, `mma`, a loop's carried values) observes.
 
@@ -18,7 +20,12 @@ pub(super) fn unobserved_nans(program: &Program) -> HashSet<OpId> {
         for (at, &r) in op.operands.iter().enumerate() {
             uses.entry(r).or_default().push((id, at));
         }
-        let float = |r: Reg| matches!(program.dtype(r), DType::F32 | DType::F64);
+        let float = |r: Reg| {
+            matches!(
+                program.dtype(r),
+                DType::F32 | DType::F64 | DType::F16 | DType::BF16
+            )
+        };
         if matches!(op.results.as_slice(), [r] if float(*r))
             && (computes(&op.kind) || passes_on(&op.kind))
         {
@@ -105,6 +112,21 @@ mod tests {
   %d = add %c, %a : f32
   st.global.v1 out[%0], %d mask(%1)";
         assert_eq!(unobserved(body), ["mul", "sqrt"]);
+    }
+
+    /// bf16 results are candidates too: the rounding to bf16, the products
+    /// and their difference keep their NaNs; only the cast back to f32,
+    /// whose result is stored, observes.
+    #[test]
+    fn narrow_float_arithmetic_canonicalizes_only_where_stored() {
+        let body = "  %a = ld.global.v1 x[%0] mask(%1) other(%z) : f32
+  %h = cast %a to bf16 : bf16
+  %p = mul %h, %h : bf16
+  %q = mul %h, %h : bf16
+  %d = sub %p, %q : bf16
+  %w = cast %d to f32 : f32
+  st.global.v1 out[%0], %w mask(%1)";
+        assert_eq!(unobserved(body), ["cast", "mul", "mul", "sub"]);
     }
 
     #[test]

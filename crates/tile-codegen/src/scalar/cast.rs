@@ -141,7 +141,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                     d => {
                         let format = Format::of(d)
                             .ok_or_else(|| EmitError::internal("cast to a non-float"))?;
-                        Ok(self.narrow(v, format)?.into())
+                        Ok(self.narrow(v, format, nans)?.into())
                     }
                 }
             }

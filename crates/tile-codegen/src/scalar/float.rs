@@ -8,7 +8,7 @@
 //! once from the f32 or f64 source bits (so `f64 -> f16` is not rounded twice),
 //! saturates into FP8, and returns the dtype's canonical NaN for a NaN.
 
-use super::ScalarEmitter;
+use super::{Nans, ScalarEmitter};
 use crate::EmitError;
 use inkwell::values::{FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
@@ -250,20 +250,24 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
     /// `x` (an f32 or f64 value) rounded once, to nearest even, to the narrow
     /// `format`, as its bits; NaN becomes the canonical NaN, overflow
     /// infinity (IEEE formats) or the largest finite value (saturating).
+    /// Under [`Nans::AsComputed`] a NaN that a target's conversion
+    /// instruction makes stays as it made it (the integer roundings always
+    /// choose the canonical one: theirs of a NaN need not be one).
     pub(crate) fn narrow(
         &self,
         x: FloatValue<'ctx>,
         format: Format,
+        nans: Nans,
     ) -> Result<IntValue<'ctx>, EmitError> {
         let b = &self.b;
         if self.converts_f16
             && Format::of(DType::F16) == Some(format)
             && x.get_type() == self.ctx.f32_type()
         {
-            return self.narrow_f32_to_f16(x);
+            return self.narrow_f32_to_f16(x, nans);
         }
         if Format::of(DType::BF16) == Some(format) && x.get_type() == self.ctx.f32_type() {
-            return self.narrow_f32_to_bf16(x);
+            return self.narrow_f32_to_bf16(x, nans);
         }
         let src = if x.get_type() == self.ctx.f64_type() {
             Format::of(DType::F64)
@@ -353,11 +357,18 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
     /// code (a 128×128 f16 matmul stores 128 results a thread), and the
     /// canonical NaN chosen here, since the instructions make other NaNs
     /// (PTX's is 0x7fff).
-    fn narrow_f32_to_f16(&self, x: FloatValue<'ctx>) -> Result<IntValue<'ctx>, EmitError> {
+    fn narrow_f32_to_f16(
+        &self,
+        x: FloatValue<'ctx>,
+        nans: Nans,
+    ) -> Result<IntValue<'ctx>, EmitError> {
         let b = &self.b;
         let i16t = self.ctx.i16_type();
         let half = b.build_float_trunc(x, self.ctx.f16_type(), "half")?;
         let bits = b.build_bit_cast(half, i16t, "hbits")?.into_int_value();
+        if nans == Nans::AsComputed {
+            return Ok(bits);
+        }
         let is_nan = b.build_float_compare(FloatPredicate::UNO, x, x, "nan")?;
         let nan = Format::of(DType::F16)
             .ok_or_else(|| EmitError::internal("f16 has a format"))?
@@ -375,7 +386,11 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
     /// handful of integer operations on every target where the general path
     /// takes some thirty (a 128×256 bf16 matmul rounds 128 results a thread),
     /// or the target's instruction ([`crate::Target::converts_bf16`]).
-    fn narrow_f32_to_bf16(&self, x: FloatValue<'ctx>) -> Result<IntValue<'ctx>, EmitError> {
+    fn narrow_f32_to_bf16(
+        &self,
+        x: FloatValue<'ctx>,
+        nans: Nans,
+    ) -> Result<IntValue<'ctx>, EmitError> {
         let b = &self.b;
         let (i32t, i16t) = (self.ctx.i32_type(), self.ctx.i16_type());
         let code = if self.converts_bf16 {
@@ -400,10 +415,15 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                     self.ctx.create_enum_attribute(kind, value),
                 );
             }
-            call.try_as_basic_value()
+            let cvt_bits = call
+                .try_as_basic_value()
                 .basic()
                 .ok_or_else(|| EmitError::internal("cvt.rn.bf16.f32 returned nothing"))?
-                .into_int_value()
+                .into_int_value();
+            if nans == Nans::AsComputed {
+                return Ok(cvt_bits);
+            }
+            cvt_bits
         } else {
             let c = |v: u64| i32t.const_int(v, false);
             let bits = b.build_bit_cast(x, i32t, "bits")?.into_int_value();

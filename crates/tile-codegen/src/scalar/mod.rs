@@ -48,7 +48,8 @@ use inkwell::module::Module;
 use inkwell::types::{BasicTypeEnum, IntType};
 use inkwell::values::{BasicMetadataValueEnum, FloatValue, FunctionValue, IntValue};
 
-/// What a computed f32 or f64 result does with a NaN.
+/// What a computed float result (f32, f64; f16 and bf16 where a target's
+/// instruction rounds them) does with a NaN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Nans {
     /// Every NaN becomes the canonical one, as the interpreter computes.

@@ -157,7 +157,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             d => {
                 let format =
                     Format::of(d).ok_or_else(|| EmitError::internal("narrowing to a non-float"))?;
-                Ok(self.narrow(r, format)?.into())
+                Ok(self.narrow(r, format, nans)?.into())
             }
         }
     }
@@ -212,7 +212,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             d => {
                 let format =
                     Format::of(d).ok_or_else(|| EmitError::internal("narrowing to a non-float"))?;
-                Ok(self.narrow(r, format)?.into())
+                Ok(self.narrow(r, format, nans)?.into())
             }
         }
     }
