@@ -240,3 +240,102 @@ fn a_gather_of_scalars_is_one_uniform_read() {
         }
     }
 }
+
+/// Program `p` gathers row 1 of `%x` at the 512 columns `%start + k`
+/// where they are below `%end` (`other` 0 elsewhere) and stores them to
+/// row `p` of `%y`: each thread's consecutive columns are one group.
+fn row_gather(dtype: DType) -> Function {
+    let text = format!(
+        r#"kernel @row(%x: tensor<{dtype}, 2>, %y: tensor<{dtype}, 2>, %start: i32, %end: i32) {{
+  %pid = program_id 0 : i32
+  %zero = constant 0 : i32
+  %k = iota : tile<512xi32>
+  %s = broadcast %start to [512] : tile<512xi32>
+  %c = add %k, %s : tile<512xi32>
+  %r = full 1 : tile<512xi32>
+  %e = broadcast %end to [512] : tile<512xi32>
+  %m = cmp lt %c, %e : tile<512xbool>
+  %o = full 0 : tile<512x{dtype}>
+  %g = gather %x[%r, %c], %m, %o : tile<512x{dtype}>
+  %vy = partition_view %y [1, 512] : view<{dtype}, [1, 512]>
+  %g2 = reshape %g to [1, 512] : tile<1x512x{dtype}>
+  store %g2, %vy[%pid, %zero]
+}}"#
+    );
+    let func = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    verify::verify(&func).unwrap();
+    func
+}
+
+/// `%x` of 2 contiguous rows of `cols`, element `i` being `i`.
+fn row_args(dtype: DType, cols: usize, start: i32, end: i32) -> Vec<Arg> {
+    let x: Vec<Scalar> = (0..2 * cols)
+        .map(|i| tile_ir::eval::cast(Scalar::I64(i as i64 % 100), dtype))
+        .collect();
+    vec![
+        Arg::Tensor(HostTensor::from_scalars(dtype, &[2, cols], &x).unwrap()),
+        Arg::Tensor(HostTensor::zeros(dtype, &[1, 512])),
+        Arg::Scalar(Scalar::I32(start)),
+        Arg::Scalar(Scalar::I32(end)),
+    ]
+}
+
+/// A gather of consecutive columns of contiguous rows reads each thread's
+/// group of consecutive elements as one vector, where the group starts at a multiple
+/// of its width and every element is read; elsewhere (a misaligned start,
+/// a group the mask cuts) element by element, on every stage; and the one
+/// check of a group that crosses the tensor's end reports its first
+/// element outside, as checks one element after another would.
+#[test]
+fn consecutive_columns_are_read_as_vectors_and_checked_once_per_group() {
+    for dtype in [DType::F32, DType::F16] {
+        let func = row_gather(dtype);
+        // One warp: 16 elements a thread, in groups of 4, the run of the
+        // `i32` index tiles' layout, which the gather's result takes.
+        let program = lower(&func, &LowerOptions::warps(1)).unwrap();
+        let width = 4;
+        let printed = program.to_string();
+        assert!(
+            printed.contains(&format!("ld.global.v{width} x[")),
+            "{printed}"
+        );
+        assert_eq!(
+            printed.matches("check.index").count(),
+            512 / 32 / width,
+            "{printed}"
+        );
+        // Aligned, misaligned, and cut by the mask in the middle of a group.
+        for (start, end) in [(8, 600), (3, 600), (8, 517)] {
+            let args = || row_args(dtype, 600, start, end);
+            let mut want = args();
+            interp::run(&func, [1, 1, 1], &mut want).unwrap();
+            let want = output(&want);
+            let mut got = args();
+            emulate::run(&program, [1, 1, 1], &mut got).unwrap();
+            assert_eq!(output(&got), want, "lockstep, {dtype}, {start}..{end}");
+            for target in TARGETS {
+                let mut got = args();
+                emulated::run(&func, target, 1, [1, 1, 1], &mut got)
+                    .unwrap_or_else(|e| panic!("{target}, {dtype}: {e}"));
+                assert_eq!(output(&got), want, "{target}, {dtype}, {start}..{end}");
+            }
+        }
+        // Columns 8..520 of rows of 518: the last group's elements 518 and
+        // 519 are outside; 518 is reported.
+        let args = || row_args(dtype, 518, 8, 1000);
+        let err = interp::run(&func, [1, 1, 1], &mut args()).unwrap_err();
+        assert!(err.to_string().contains("reaches index [1, 518]"), "{err}");
+        let err = emulate::run(&program, [1, 1, 1], &mut args()).unwrap_err();
+        assert!(err.to_string().contains("[1, 518]"), "{err}");
+        for target in TARGETS {
+            match emulated::run(&func, target, 1, [1, 1, 1], &mut args()).unwrap_err() {
+                emulated::Failure::Status(status) => {
+                    let code = tile_abi::FaultCode::IndexOutside as u32;
+                    assert_eq!(status.code, code, "{target}");
+                    assert_eq!(status.index[..2], [1, 518], "{target}: {status:?}");
+                }
+                other => panic!("{target}: {other}"),
+            }
+        }
+    }
+}

@@ -152,6 +152,20 @@ impl<'a> Lowerer<'a> {
         (holds, mask): (Reg, Reg),
         described: &str,
     ) -> (Reg, Reg, Reg) {
+        let (element, check) = self.element_of(param, indices, v, (holds, mask));
+        self.check_index(check, described);
+        element
+    }
+
+    /// The offset, `on` and `inside` of [`Self::indexed_element`], and the
+    /// operands of its check (`ok`, then the indices), not yet emitted.
+    pub(super) fn element_of(
+        &mut self,
+        param: usize,
+        indices: &[Vec<Reg>],
+        v: usize,
+        (holds, mask): (Reg, Reg),
+    ) -> ((Reg, Reg, Reg), Vec<Reg>) {
         let zero = self.constant(Scalar::I64(0));
         let mut inside = self.constant(Scalar::Bool(true));
         let mut at: Option<Reg> = None;
@@ -180,14 +194,19 @@ impl<'a> Lowerer<'a> {
         let ok = self.binary(BinaryOp::Or, off, inside);
         let mut check = vec![ok];
         check.extend(index);
+        ((at.unwrap_or(zero), on, inside), check)
+    }
+
+    /// `check.index` with `operands` (`ok`, then the indices) for the op
+    /// `described`.
+    pub(super) fn check_index(&mut self, operands: Vec<Reg>, described: &str) {
         self.emit_op(
             ThreadOpKind::Check {
                 kind: CheckKind::Index,
                 op: described.to_string(),
             },
-            check,
+            operands,
             &[],
         );
-        (at.unwrap_or(zero), on, inside)
     }
 }

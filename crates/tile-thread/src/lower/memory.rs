@@ -212,16 +212,7 @@ impl Lowerer<'_> {
         mut emit: impl EmitAccess,
     ) -> Vec<Reg> {
         let inner = layout.shape.len() - 1;
-        // A vector covers consecutive elements only if it divides both the
-        // thread's run along the innermost axis and that axis' extent
-        // (otherwise the run wraps around the tile, e.g. two registers
-        // holding copies of a one-element tile).
-        let run = layout.size_per_thread[inner];
-        let extent = layout.shape[inner];
-        let mut width = run.min(16 / dtype.size_bytes().max(1));
-        while width > 1 && (!run.is_multiple_of(width) || !extent.is_multiple_of(width)) {
-            width -= 1;
-        }
+        let width = vector_width(layout, dtype);
         let mut regs = Vec::new();
         if width <= 1 {
             for (v, &m) in access.masks.iter().enumerate() {
@@ -580,4 +571,21 @@ pub(super) fn bounds_note(proven: &[bool], masked: bool, bounded: bool) -> Strin
             axes(false)
         )
     }
+}
+
+/// The elements of `dtype` one access of a tile in `layout` moves at once:
+/// registers `g·w .. g·w + w` of a thread hold consecutive elements along
+/// the innermost axis, in at most 16 bytes. A vector covers consecutive
+/// elements only if it divides both the thread's run along that axis and
+/// the axis' extent (otherwise the run wraps around the tile, e.g. two
+/// registers holding copies of a one-element tile).
+pub(super) fn vector_width(layout: &DistLayout, dtype: DType) -> usize {
+    let inner = layout.shape.len() - 1;
+    let run = layout.size_per_thread[inner];
+    let extent = layout.shape[inner];
+    let mut width = run.min(16 / dtype.size_bytes().max(1));
+    while width > 1 && (!run.is_multiple_of(width) || !extent.is_multiple_of(width)) {
+        width -= 1;
+    }
+    width.max(1)
 }
