@@ -131,30 +131,8 @@ impl Lowerer<'_> {
                     .results
                     .first()
                     .ok_or_else(|| self.invalid(id, "no result"))?;
-                let dtype = func.ty(result).dtype();
                 let layout = self.layout_of(id, result)?;
-                let masked = matches!(op.kind, OpKind::LoadMasked { .. });
-                let access = self.access(id, &op.operands, &layout, masked, false)?;
-                let other = match &op.kind {
-                    OpKind::LoadMasked { padding } => padding.value(dtype).ok_or_else(|| {
-                        self.invalid(id, format!("padding {padding:?} for {dtype}"))
-                    })?,
-                    _ => Scalar::zero(dtype),
-                };
-                let other = self.constant(other);
-                let regs = self.vectorized(&access, &layout, dtype, |s, addressing, masks| {
-                    let width = masks.len();
-                    let mut operands = addressing.to_vec();
-                    operands.extend(masks);
-                    operands.extend(vec![other; masks.len()]);
-                    let kind = ThreadOpKind::LoadGlobal {
-                        param: access.param,
-                        width: width as u8,
-                    };
-                    let op = s.emit_op(kind, operands, &vec![dtype; width]);
-                    s.program.notes.insert(op, access.note.clone());
-                    s.program.ops[op].results.clone()
-                });
+                let regs = self.load_tile(id, &layout)?;
                 self.bind(id, Lowered::Tile { layout, regs })
             }
             OpKind::Store | OpKind::StoreMasked => {
@@ -192,6 +170,45 @@ impl Lowerer<'_> {
             OpKind::Gather => self.gather_elements(id),
             _ => Err(self.invalid(id, "not a memory op")),
         }
+    }
+
+    /// The registers of the `load` or `load_masked` `id` read in `layout`.
+    pub(super) fn load_tile(
+        &mut self,
+        id: OpId,
+        layout: &DistLayout,
+    ) -> Result<Vec<Reg>, LowerError> {
+        let func = self.func;
+        let op = func.op(id);
+        let result = *op
+            .results
+            .first()
+            .ok_or_else(|| self.invalid(id, "no result"))?;
+        let dtype = func.ty(result).dtype();
+        let masked = matches!(op.kind, OpKind::LoadMasked { .. });
+        let access = self.access(id, &op.operands, layout, masked, false)?;
+        let other = match &op.kind {
+            OpKind::LoadMasked { padding } => padding
+                .value(dtype)
+                .ok_or_else(|| self.invalid(id, format!("padding {padding:?} for {dtype}")))?,
+            _ => Scalar::zero(dtype),
+        };
+        let other = self.constant(other);
+        Ok(
+            self.vectorized(&access, layout, dtype, |s, addressing, masks| {
+                let width = masks.len();
+                let mut operands = addressing.to_vec();
+                operands.extend(masks);
+                operands.extend(vec![other; masks.len()]);
+                let kind = ThreadOpKind::LoadGlobal {
+                    param: access.param,
+                    width: width as u8,
+                };
+                let op = s.emit_op(kind, operands, &vec![dtype; width]);
+                s.program.notes.insert(op, access.note.clone());
+                s.program.ops[op].results.clone()
+            }),
+        )
     }
 
     /// Emits the accesses of `access` through `emit`: one per register,

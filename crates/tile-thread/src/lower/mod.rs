@@ -42,6 +42,7 @@ mod options;
 mod proofs;
 mod reduce;
 mod reduce_tree;
+mod reload;
 mod shared;
 mod shuffle_convert;
 mod software_pipeline;
@@ -139,6 +140,7 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         yield_targets: Vec::new(),
         free_shared: Vec::new(),
         origins: Vec::new(),
+        read_only: reload::read_only_tensors(func),
     };
     // The targets with `cp.async` copy their tensor-core operands with it.
     if options.tensor_cores.cp_async() {
@@ -264,6 +266,8 @@ struct Lowerer<'a> {
     /// The tile-IR op each thread-level op was lowered from, by index
     /// (`global_order.rs` tells the accesses of different ops apart).
     origins: Vec<Option<OpId>>,
+    /// The tensor parameters no op writes (`reload.rs`).
+    read_only: std::collections::HashSet<usize>,
 }
 
 impl<'a> Lowerer<'a> {

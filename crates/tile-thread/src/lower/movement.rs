@@ -138,6 +138,12 @@ impl Lowerer<'_> {
                 );
             }
         }
+        if matches!(op.kind, OpKind::Broadcast { .. } | OpKind::Expand { .. }) {
+            // A load of a tensor nothing writes: read again, not staged.
+            if let Some(regs) = self.reload_broadcast(operand, &layout)? {
+                return self.bind(id, Lowered::Tile { layout, regs });
+            }
+        }
         let src = src_layout.shape.clone();
         let fits = match op.kind {
             OpKind::Reshape { .. } => true,
