@@ -28,10 +28,19 @@
 //! copy loop need not be uniform); a conflict between iterations gets one
 //! inside the loop, where only uniform loops (those of the tile program)
 //! hold global writes.
+//!
+//! Two ops never conflict when they load or store through one partition
+//! view value ([`Independence`]) and either their partition indices differ
+//! by constants (disjoint tiles: RoPE's two halves of a head) or they are
+//! the same indices in one layout in which each element has one holder, so
+//! that every element is read and written by the same thread, in its
+//! program order (a row updated in place). A load whose dot copies it
+//! (`cp.async`, the TMA) is read by other threads than its layout's.
 
+use crate::layout_assign::DistLayout;
 use crate::program::{OpId, Program, Region, ThreadOpKind};
-use std::collections::{BTreeMap, BTreeSet};
-use tile_ir::{Function, OpKind};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use tile_ir::{Function, OpKind, Value};
 
 /// The tile-IR op an access was lowered from; `None` for one of an earlier
 /// loop iteration, which conflicts with every op.
@@ -69,10 +78,14 @@ impl Pending {
         }
     }
 
-    fn conflicts(&self, access: Access, origin: Origin) -> bool {
+    fn conflicts(&self, access: Access, origin: Origin, apart: &Independence) -> bool {
         let other = |a: &Accesses, param: usize| {
-            a.get(&param)
-                .is_some_and(|origins| origins.iter().any(|&o| o.is_none() || o != origin))
+            a.get(&param).is_some_and(|origins| {
+                origins.iter().any(|&o| match (o, origin) {
+                    (Some(o), Some(origin)) => o != origin && !apart.independent(o, origin),
+                    _ => true,
+                })
+            })
         };
         match access {
             Access::Read(p) => other(&self.writes, p) || other(&self.atomics, p),
@@ -104,11 +117,77 @@ fn access(kind: &ThreadOpKind) -> Option<Access> {
     }
 }
 
+/// What tells the accesses of two tile-IR ops apart (see the module docs).
+pub(super) struct Independence<'a> {
+    pub(super) func: &'a Function,
+    /// The layout of each tile value.
+    pub(super) layouts: &'a BTreeMap<Value, DistLayout>,
+    /// The loads their dots copy themselves.
+    pub(super) deferred: &'a HashSet<tile_ir::OpId>,
+}
+
+impl Independence<'_> {
+    /// Whether the global accesses of `a` and `b` need no barrier between
+    /// them, in either order.
+    fn independent(&self, a: tile_ir::OpId, b: tile_ir::OpId) -> bool {
+        let (Some((view_a, at_a, tile_a)), Some((view_b, at_b, tile_b))) =
+            (self.partition_access(a), self.partition_access(b))
+        else {
+            return false;
+        };
+        if view_a != view_b || at_a.len() != at_b.len() {
+            return false;
+        }
+        let mut disjoint = false;
+        for (x, y) in at_a.iter().zip(at_b) {
+            match (x == y, self.constant(*x), self.constant(*y)) {
+                (true, ..) => {}
+                (false, Some(cx), Some(cy)) if cx != cy => disjoint = true,
+                _ => return false,
+            }
+        }
+        let one_holder = |tile: Value| self.layouts.get(&tile).filter(|l| !l.has_copies());
+        disjoint || (one_holder(tile_a).is_some() && one_holder(tile_a) == one_holder(tile_b))
+    }
+
+    /// The view, partition indices and tile of a `load`, `load_masked`
+    /// (one its dot does not copy), `store` or `store_masked`.
+    fn partition_access(&self, id: tile_ir::OpId) -> Option<(Value, &[Value], Value)> {
+        let op = self.func.op(id);
+        match op.kind {
+            OpKind::Load | OpKind::LoadMasked { .. } if !self.deferred.contains(&id) => {
+                let (view, at) = op.operands.split_first()?;
+                Some((*view, at, *op.results.first()?))
+            }
+            OpKind::Store | OpKind::StoreMasked => {
+                let [tile, view, at @ ..] = op.operands.as_slice() else {
+                    return None;
+                };
+                Some((*view, at, *tile))
+            }
+            _ => None,
+        }
+    }
+
+    /// The value of `v` when a `constant` defines it.
+    fn constant(&self, v: Value) -> Option<tile_ir::Scalar> {
+        match self.func.op(self.func.defining_op(v)?).kind {
+            OpKind::Constant { value } => Some(value),
+            _ => None,
+        }
+    }
+}
+
 /// Puts the barriers the module docs describe into `program`.
-pub(super) fn order_global_accesses(func: &Function, program: &mut Program, origins: &[Origin]) {
+pub(super) fn order_global_accesses(
+    apart: &Independence,
+    program: &mut Program,
+    origins: &[Origin],
+) {
     let mut body = std::mem::take(&mut program.body);
     let mut pass = Pass {
-        func,
+        func: apart.func,
+        apart,
         program,
         origins,
     };
@@ -118,6 +197,7 @@ pub(super) fn order_global_accesses(func: &Function, program: &mut Program, orig
 
 struct Pass<'a> {
     func: &'a Function,
+    apart: &'a Independence<'a>,
     program: &'a mut Program,
     origins: &'a [Origin],
 }
@@ -166,7 +246,7 @@ impl Pass<'_> {
     /// `state`.
     fn touches(&self, id: OpId, state: &Pending) -> bool {
         let op = &self.program.ops[id];
-        access(&op.kind).is_some_and(|a| state.conflicts(a, self.origin(id)))
+        access(&op.kind).is_some_and(|a| state.conflicts(a, self.origin(id), self.apart))
             || op
                 .regions
                 .iter()

@@ -149,7 +149,12 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         lowerer.deferred = deferred;
     }
     lowerer.program.body.ops = lowerer.kernel_body(&func.body)?;
-    global_order::order_global_accesses(func, &mut lowerer.program, &lowerer.origins);
+    let apart = global_order::Independence {
+        func,
+        layouts: &lowerer.plan.values,
+        deferred: &lowerer.deferred,
+    };
+    global_order::order_global_accesses(&apart, &mut lowerer.program, &lowerer.origins);
     crate::program::verify(&lowerer.program)?;
     Ok(lowerer.program)
 }
