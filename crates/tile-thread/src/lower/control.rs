@@ -2,11 +2,18 @@
 //!
 //! Loop bounds and branch conditions are scalars of the tile IR, so they are
 //! uniform registers and the thread-level `for`/`if` stay block-uniform. A
-//! carried or yielded tile becomes its registers, flattened in order. A
-//! yielded tile is converted to the layout its region promises (the initial
-//! value's for a loop body, the then branch's for the else branch), so that
-//! the registers of a carried tile line up across iterations.
+//! carried or yielded tile becomes its registers, flattened in order, one
+//! per element a thread holds: of registers holding the same element (a
+//! slice's copies, `coords::representatives`) only the first is carried,
+//! and the others are bound to it again after the region. Otherwise a
+//! row's running maximum, held 32 times by each thread of a 32-wide row
+//! slice, would be 32 loop-carried registers that no later pass can tell
+//! are equal. A yielded tile is converted to the layout its region
+//! promises (the initial value's for a loop body, the then branch's for
+//! the else branch), so that the registers of a carried tile line up
+//! across iterations.
 
+use super::coords::representatives;
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::DistLayout;
 use crate::program::{CheckKind, Reg, Region, ThreadOpKind};
@@ -32,7 +39,7 @@ impl Lowerer<'_> {
                     slots.push(Slot::Scalar);
                 }
                 Lowered::Tile { layout, regs: r } => {
-                    regs.extend(r);
+                    regs.extend(distinct(&layout, &r));
                     slots.push(Slot::Tile(layout));
                 }
                 _ => {
@@ -53,11 +60,12 @@ impl Lowerer<'_> {
                     Lowered::Scalar(regs[at - 1])
                 }
                 Slot::Tile(layout) => {
-                    let n = layout.registers();
+                    let first = representatives(layout);
+                    let n = (0..first.len()).filter(|&v| first[v] == v).count();
                     at += n;
                     Lowered::Tile {
                         layout: layout.clone(),
-                        regs: regs[at - n..at].to_vec(),
+                        regs: copied(&first, &regs[at - n..at]),
                     }
                 }
             };
@@ -78,16 +86,22 @@ impl Lowerer<'_> {
         let targets = self.yield_targets.last().cloned().flatten();
         let mut regs = Vec::new();
         for (i, &v) in operands.iter().enumerate() {
-            let (mut r, slots) = self.flatten(id, &[v])?;
-            if let (Some(Slot::Tile(from)), Some(Slot::Tile(to))) =
-                (slots.first(), targets.as_ref().and_then(|t| t.get(i)))
-            {
-                if from.shape != to.shape {
-                    return Err(self.invalid(id, "a yielded tile of the wrong shape"));
+            match (self.get(id, v)?, targets.as_ref().and_then(|t| t.get(i))) {
+                (
+                    Lowered::Tile {
+                        layout: from,
+                        regs: r,
+                    },
+                    Some(Slot::Tile(to)),
+                ) => {
+                    if from.shape != to.shape {
+                        return Err(self.invalid(id, "a yielded tile of the wrong shape"));
+                    }
+                    let r = self.convert(func.ty(v).dtype(), &from, &r, to);
+                    regs.extend(distinct(to, &r));
                 }
-                r = self.convert(func.ty(v).dtype(), from, &r, to);
+                _ => regs.extend(self.flatten(id, &[v])?.0),
             }
-            regs.extend(r);
         }
         self.emit_op(ThreadOpKind::Yield, regs, &[]);
         Ok(())
@@ -324,4 +338,31 @@ impl Lowerer<'_> {
         self.unflatten(&op.results, &slots, &results);
         Ok(())
     }
+}
+
+/// The registers `regs` of a tile in `layout`, one per element a thread
+/// holds (the first of each element's copies).
+fn distinct(layout: &DistLayout, regs: &[Reg]) -> Vec<Reg> {
+    let first = representatives(layout);
+    regs.iter()
+        .enumerate()
+        .filter(|&(v, _)| first[v] == v)
+        .map(|(_, &r)| r)
+        .collect()
+}
+
+/// A tile's registers from its [`distinct`] ones: each copy bound to its
+/// element's first register (`first`: [`representatives`]).
+fn copied(first: &[usize], distinct: &[Reg]) -> Vec<Reg> {
+    let mut at = vec![0; first.len()];
+    let mut next = 0;
+    for v in 0..first.len() {
+        if first[v] == v {
+            at[v] = next;
+            next += 1;
+        } else {
+            at[v] = at[first[v]];
+        }
+    }
+    at.into_iter().map(|i| distinct[i]).collect()
 }

@@ -122,18 +122,9 @@ impl Lowerer<'_> {
             owner: Vec::new(),
             representative: Vec::new(),
         };
-        let mut keys: Vec<Vec<usize>> = Vec::new();
+        coords.representative = representatives(layout);
         for v in 0..layout.registers() {
-            // Registers whose value offsets differ only along replicated axes
-            // hold the same element: the first of them represents the others.
             let value_offset = layout.value.call(v as i64) as usize;
-            let key: Vec<usize> = (0..layout.shape.len())
-                .filter(|d| !layout.replicated.contains(d))
-                .map(|d| value_offset / ps[d] % layout.padded[d])
-                .collect();
-            let first = keys.iter().position(|k| *k == key).unwrap_or(v);
-            keys.push(key);
-            coords.representative.push(first);
             let off = match thread_coords {
                 Some(_) => base,
                 None => self.hoist_with_const(BinaryOp::Add, base, value_offset as i64),
@@ -203,4 +194,24 @@ impl Lowerer<'_> {
             self.hoist_with_const(BinaryOp::Rem, c, padded[d] as i64)
         }
     }
+}
+
+/// For each register of `layout`, the first register of the same thread
+/// holding the same element: registers whose value offsets differ only
+/// along replicated axes (a slice's copies) hold one element, and the
+/// first of them represents the others. The same in every thread.
+pub(crate) fn representatives(layout: &DistLayout) -> Vec<usize> {
+    let ps = layout.padded_strides();
+    let mut keys: Vec<Vec<usize>> = Vec::new();
+    let mut first = Vec::with_capacity(layout.registers());
+    for v in 0..layout.registers() {
+        let value_offset = layout.value.call(v as i64) as usize;
+        let key: Vec<usize> = (0..layout.shape.len())
+            .filter(|d| !layout.replicated.contains(d))
+            .map(|d| value_offset / ps[d] % layout.padded[d])
+            .collect();
+        first.push(keys.iter().position(|k| *k == key).unwrap_or(v));
+        keys.push(key);
+    }
+    first
 }
