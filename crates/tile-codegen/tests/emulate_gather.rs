@@ -281,7 +281,8 @@ fn row_args(dtype: DType, cols: usize, start: i32, end: i32) -> Vec<Arg> {
 }
 
 /// A gather of consecutive columns of contiguous rows reads each thread's
-/// group of consecutive elements as one vector, where the group starts at a multiple
+/// group of 16 bytes as one vector (in the layout its row is stored in),
+/// where the group starts at a multiple
 /// of its width and every element is read; elsewhere (a misaligned start,
 /// a group the mask cuts) element by element, on every stage; and the one
 /// check of a group that crosses the tensor's end reports its first
@@ -290,15 +291,16 @@ fn row_args(dtype: DType, cols: usize, start: i32, end: i32) -> Vec<Arg> {
 fn consecutive_columns_are_read_as_vectors_and_checked_once_per_group() {
     for dtype in [DType::F32, DType::F16] {
         let func = row_gather(dtype);
-        // One warp: 16 elements a thread, in groups of 4, the run of the
-        // `i32` index tiles' layout, which the gather's result takes.
+        // One warp: 16 elements a thread, in groups of 16 bytes.
         let program = lower(&func, &LowerOptions::warps(1)).unwrap();
-        let width = 4;
+        let width = 16 / dtype.size_bytes();
         let printed = program.to_string();
         assert!(
             printed.contains(&format!("ld.global.v{width} x[")),
             "{printed}"
         );
+        // The gather's layout is the store's: no conversion between them.
+        assert!(program.shared.is_empty(), "{printed}");
         assert_eq!(
             printed.matches("check.index").count(),
             512 / 32 / width,

@@ -3,7 +3,9 @@
 //! stores of global memory it takes part in move 16 bytes at once.
 //!
 //! Values joined by elementwise ops (operands and results of one shape)
-//! share one width, so that choosing it never puts two layouts into one op.
+//! share one width, so that choosing it never puts two layouts into one op;
+//! so do a gather's result and its index tiles, mask and `other`, and the
+//! gather counts as a global access of its result's elements.
 //! A group whose global accesses all move elements of at most 2 bytes (a
 //! bf16 row cast to f32, scaled and stored as bf16 again) gets
 //! `16 / size` elements per thread: 8 for 16-bit types, 16 for 8-bit ones,
@@ -29,7 +31,9 @@ pub(super) fn vector_widths(func: &Function) -> BTreeMap<Value, usize> {
     let mut accessed: Vec<(Value, usize)> = Vec::new();
     func.walk(&mut |id| {
         let op = func.op(id);
-        if elementwise(&op.kind) {
+        // A gather reads its elements at its index tiles, converted to its
+        // layout: they share its width, as an elementwise op's operands.
+        if elementwise(&op.kind) || matches!(op.kind, OpKind::Gather) {
             for &r in &op.results {
                 for &x in &op.operands {
                     if same_shape(func, x, r) {
@@ -39,7 +43,7 @@ pub(super) fn vector_widths(func: &Function) -> BTreeMap<Value, usize> {
             }
         }
         let moved = match op.kind {
-            OpKind::Load | OpKind::LoadMasked { .. } => op.results.first(),
+            OpKind::Load | OpKind::LoadMasked { .. } | OpKind::Gather => op.results.first(),
             OpKind::Store | OpKind::StoreMasked => op.operands.first(),
             _ => None,
         };
