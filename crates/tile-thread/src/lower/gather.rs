@@ -11,7 +11,7 @@
 //! ```
 //!
 //! Where a thread holds `w > 1` consecutive elements along the innermost
-//! axis (`memory::vector_width`), its `w` reads are one access: a vector
+//! axis (`contiguity::vector_width`), its `w` reads are one access: a vector
 //! read where every read's mask holds, the group's indices are those of
 //! consecutive elements (equal along every axis but the innermost, `c_0 +
 //! i` along it, `c_0` a multiple of `w`) and the tensor is contiguous and
@@ -28,7 +28,7 @@
 //! A gather of scalars is the same single read in every thread: a uniform
 //! register, with no exchange between threads.
 
-use super::memory::vector_width;
+use super::contiguity::vector_width;
 use super::{LowerError, Lowered, Lowerer};
 use crate::program::{Reg, ThreadOpKind};
 use tile_ir::{BinaryOp, CmpPred, DType, OpId, Scalar, Type};

@@ -32,11 +32,11 @@
 //! access carries a note saying which of these applies (see
 //! [`bounds_note`]).
 
+use super::contiguity::vector_width;
 use super::window::Window;
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::DistLayout;
-use crate::program::{CheckKind, ParamKind, Reg, ThreadOpKind};
-use tile_ir::types::TENSOR_ALIGNMENT;
+use crate::program::{CheckKind, Reg, ThreadOpKind};
 use tile_ir::{BinaryOp, CmpPred, DType, OpId, OpKind, Scalar, Value};
 
 /// Emits one access of `masks.len()` elements: `(lowerer, addressing,
@@ -324,65 +324,6 @@ impl Lowerer<'_> {
         Some(regs)
     }
 
-    /// Whether tensor parameter `param` is promised aligned
-    /// (`tile_ir::TensorType::aligned`) and `width` elements of `dtype`
-    /// divide the promised [`TENSOR_ALIGNMENT`] bytes: its `width`-wide
-    /// accesses along rows are then contiguous and aligned with no test.
-    fn promised_aligned(&self, param: usize, width: usize, dtype: DType) -> bool {
-        let promised = matches!(
-            self.program.params.get(param).map(|p| &p.kind),
-            Some(ParamKind::Tensor(t)) if t.aligned
-        );
-        promised && (TENSOR_ALIGNMENT / dtype.size_bytes().max(1)).is_multiple_of(width)
-    }
-
-    /// The hoisted test that `width`-wide accesses to tensor `param` (of
-    /// `rank` axes) are contiguous and aligned (see [`Self::vectorized`]):
-    /// the constant `true` for a tensor promised aligned.
-    pub(super) fn contiguous(
-        &mut self,
-        param: usize,
-        rank: usize,
-        width: usize,
-        dtype: DType,
-    ) -> Reg {
-        if let Some(&r) = self.contiguity.get(&(param, width)) {
-            return r;
-        }
-        if self.promised_aligned(param, width, dtype) {
-            let truth = self.constant(Scalar::Bool(true));
-            self.contiguity.insert((param, width), truth);
-            return truth;
-        }
-        let one = self.constant(Scalar::I64(1));
-        let zero = self.constant(Scalar::I64(0));
-        let w = self.constant(Scalar::I64(width as i64));
-        let inner = self.tensor_meta(param, rank - 1, true);
-        let mut ok = self.hoist(
-            ThreadOpKind::Cmp(CmpPred::Eq),
-            vec![inner, one],
-            DType::Bool,
-        );
-        let multiple_of = |s: &mut Self, x: Reg, k: Reg, ok: Reg| {
-            let r = s.hoist(ThreadOpKind::Binary(BinaryOp::Rem), vec![x, k], DType::I64);
-            let is = s.hoist(ThreadOpKind::Cmp(CmpPred::Eq), vec![r, zero], DType::Bool);
-            s.hoist(
-                ThreadOpKind::Binary(BinaryOp::And),
-                vec![ok, is],
-                DType::Bool,
-            )
-        };
-        for axis in 0..rank - 1 {
-            let stride = self.tensor_meta(param, axis, true);
-            ok = multiple_of(self, stride, w, ok);
-        }
-        let align = self.hoist(ThreadOpKind::TensorAlign { param }, vec![], DType::I64);
-        let bytes = self.constant(Scalar::I64((width * dtype.size_bytes()) as i64));
-        ok = multiple_of(self, align, bytes, ok);
-        self.contiguity.insert((param, width), ok);
-        ok
-    }
-
     fn tensor_param(&mut self, id: OpId, v: Option<Value>) -> Result<usize, LowerError> {
         let v = v.ok_or_else(|| self.invalid(id, "no tensor operand"))?;
         match self.get(id, v)? {
@@ -588,21 +529,4 @@ pub(super) fn bounds_note(proven: &[bool], masked: bool, bounded: bool) -> Strin
             axes(false)
         )
     }
-}
-
-/// The elements of `dtype` one access of a tile in `layout` moves at once:
-/// registers `g·w .. g·w + w` of a thread hold consecutive elements along
-/// the innermost axis, in at most 16 bytes. A vector covers consecutive
-/// elements only if it divides both the thread's run along that axis and
-/// the axis' extent (otherwise the run wraps around the tile, e.g. two
-/// registers holding copies of a one-element tile).
-pub(super) fn vector_width(layout: &DistLayout, dtype: DType) -> usize {
-    let inner = layout.shape.len() - 1;
-    let run = layout.size_per_thread[inner];
-    let extent = layout.shape[inner];
-    let mut width = run.min(16 / dtype.size_bytes().max(1));
-    while width > 1 && (!run.is_multiple_of(width) || !extent.is_multiple_of(width)) {
-        width -= 1;
-    }
-    width.max(1)
 }

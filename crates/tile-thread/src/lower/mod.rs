@@ -25,6 +25,7 @@
 mod assert;
 mod atomic;
 mod combine;
+mod contiguity;
 mod control;
 mod coords;
 mod copies;
