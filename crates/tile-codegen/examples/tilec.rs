@@ -2,7 +2,7 @@
 //! and prints what each GPU image costs, for the compiler's edit loop:
 //!
 //! ```text
-//! cargo run --release -p tile-codegen --example tilec -- FILE [--targets sm_80,gfx942] [--warps N] [--stages N] [--tma] [--dump DIR]
+//! cargo run --release -p tile-codegen --example tilec -- FILE [--targets sm_80,gfx942] [--warps N] [--stages N] [--tma] [--fast-math] [--approx-math] [--dump DIR]
 //! ```
 //!
 //! Each PTX image gets `ptxas -v`'s registers and spills and counts of its
@@ -23,13 +23,17 @@ struct Args {
     stages: Option<u32>,
     /// `--tma`: sm_90a's pipelined `wgmma` operands come by the TMA.
     tma: bool,
+    /// `--fast-math` and `--approx-math`: the kernel attributes of those
+    /// names (sums in any order; one-instruction transcendentals).
+    fast_math: bool,
+    approx_math: bool,
     dump: Option<PathBuf>,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);
     let (mut file, mut targets, mut warps, mut stages, mut dump) = (None, None, 4, None, None);
-    let mut tma = false;
+    let (mut tma, mut fast_math, mut approx_math) = (false, false, false);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} takes a value"));
         match arg.as_str() {
@@ -52,13 +56,15 @@ fn parse_args() -> Result<Args, String> {
             }
             "--dump" => dump = Some(PathBuf::from(value("--dump")?)),
             "--tma" => tma = true,
+            "--fast-math" => fast_math = true,
+            "--approx-math" => approx_math = true,
             _ if arg.starts_with("--") => return Err(format!("unknown option {arg}")),
             _ => file = Some(PathBuf::from(arg)),
         }
     }
     Ok(Args {
         file: file.ok_or(
-            "usage: tilec FILE [--targets LIST] [--warps N] [--stages N] [--tma] [--dump DIR]",
+            "usage: tilec FILE [--targets LIST] [--warps N] [--stages N] [--tma] [--fast-math] [--approx-math] [--dump DIR]",
         )?,
         targets: match targets {
             Some(t) => t,
@@ -67,6 +73,8 @@ fn parse_args() -> Result<Args, String> {
         warps,
         stages,
         tma,
+        fast_math,
+        approx_math,
         dump,
     })
 }
@@ -128,6 +136,8 @@ fn run() -> Result<(), String> {
         num_warps: args.warps,
         codegen: CodegenOptions {
             tma: args.tma,
+            fast_math: args.fast_math,
+            approx_math: args.approx_math,
             ..CodegenOptions::default()
         },
         dump_dir: args.dump,

@@ -30,6 +30,7 @@
 //! half the operand elements of 16×16×16 per product), else 16×16×16.
 
 use super::blocked::row_major;
+use super::chain;
 use super::{DistLayout, LayoutKind};
 use crate::lower::TensorCores;
 use crate::program::{MmaKind, WARP_SIZE};
@@ -73,6 +74,7 @@ pub fn mma_dot(
         return None;
     };
     let threads = num_warps as usize * WARP_SIZE as usize;
+    let chained = chain::in_chain(func, id);
     MmaKind::for_dot(family, *precision, da)
         .filter(|kind| !kind.is_fp8() || tensor_cores.fp8())
         .filter(|_| da == db && threads.is_multiple_of(family.lanes()))
@@ -81,7 +83,11 @@ pub fn mma_dot(
             if m % im != 0 || n % in_ != 0 || k % ik != 0 {
                 return None;
             }
-            let warps = split_warps(m / im, n / in_, threads / family.lanes())?;
+            let warps = if family == MmaFamily::MmaSync && chained {
+                rows_per_warp(m / im, n / in_, threads / family.lanes())?
+            } else {
+                split_warps(m / im, n / in_, threads / family.lanes())?
+            };
             let layout = DistLayout::mma_accumulator(kind, m, n, warps)?;
             Some(MmaDot {
                 kind,
@@ -89,6 +95,18 @@ pub fn mma_dot(
                 warps,
             })
         })
+}
+
+/// Warps along M only for a grid of `bm × bn` instruction blocks, for a
+/// `dot` in a chain (`chain.rs`): each warp owns whole rows, so the next
+/// product reads its `a` operand from this one's registers. Where the rows
+/// are too few for the warps, as [`split_warps`].
+fn rows_per_warp(bm: usize, bn: usize, warps: usize) -> Option<[usize; 2]> {
+    if bm.is_multiple_of(warps) {
+        Some([warps, 1])
+    } else {
+        split_warps(bm, bn, warps)
+    }
 }
 
 /// Warps along M and N for a grid of `bm × bn` instruction blocks: each

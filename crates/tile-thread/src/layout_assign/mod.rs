@@ -40,6 +40,7 @@
 //! layout through shared memory.
 
 mod blocked;
+mod chain;
 mod mma;
 mod propagate;
 mod vectors;

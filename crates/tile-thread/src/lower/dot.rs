@@ -16,16 +16,39 @@ use crate::program::{Reg, SharedId, ThreadOpKind};
 use tile_hw::mma::MmaFamily;
 use tile_ir::{BinaryOp, CmpPred, DType, DotPrecision, OpId, OpKind, UnaryOp, Value};
 
-/// Where a tensor-core `dot`'s operands sit in shared memory.
-#[derive(Clone, Copy, Debug)]
+/// Where a tensor-core `dot`'s operands sit.
+#[derive(Clone, Debug)]
 pub(super) struct StagedOperands {
-    /// The allocations of `a` and `b`.
-    pub(super) allocs: [SharedId; 2],
-    /// How each operand is laid out there.
+    /// Where `a` is.
+    pub(super) a: OperandA,
+    /// The allocation of `b`.
+    pub(super) b: SharedId,
+    /// How each operand is laid out in shared memory.
     pub(super) layouts: [OperandLayout; 2],
     /// Each operand's offset in its allocation (the stage of a pipelined
     /// loop), added after the layout's placement.
     pub(super) offsets: [Option<Reg>; 2],
+}
+
+/// Where a tensor-core `dot` finds its `a` operand.
+#[derive(Clone, Debug)]
+pub(super) enum OperandA {
+    /// Staged in this allocation.
+    Shared(SharedId),
+    /// In the registers of the operand tile, already in the instruction's
+    /// fragments (`mma.sync` only): the fragment of `k`-step `s` and block
+    /// row `r` is `[s][r]` ([`Lowerer::chained_a_fragments`]).
+    Registers(Vec<Vec<Vec<Reg>>>),
+}
+
+impl StagedOperands {
+    /// Both allocations, where both operands are staged.
+    pub(super) fn both(&self) -> Option<[SharedId; 2]> {
+        match self.a {
+            OperandA::Shared(a) => Some([a, self.b]),
+            OperandA::Registers(_) => None,
+        }
+    }
 }
 
 impl Lowerer<'_> {
@@ -61,35 +84,56 @@ impl Lowerer<'_> {
         let mut offsets = [None, None];
         let layouts = [0, 1].map(|i| self.operand_layout(plan.as_ref(), operands[i].2, i));
         let wgmma = matches!(plan, Some(TensorDot::Wgmma(_)));
+        // A chained product's `a` straight from the registers the previous
+        // product's accumulator left (`layout_assign/chain.rs`).
+        let a_registers = match (&plan, &lowered[0]) {
+            (Some(TensorDot::Mma(plan)), Lowered::Tile { layout, regs }) => {
+                self.chained_a_fragments(plan, layout, regs, k)
+            }
+            _ => None,
+        };
         let mut taken = Vec::new();
         for (i, ((_, dtype, shape), lowered)) in operands.iter().zip(&lowered).enumerate() {
+            if i == 0 && a_registers.is_some() {
+                allocs.push(None);
+                continue;
+            }
             match lowered {
                 Lowered::Staged { alloc, offset } => {
-                    allocs.push(*alloc);
+                    allocs.push(Some(*alloc));
                     offsets[i] = Some(*offset);
                 }
                 _ => {
                     let (alloc, reused) =
                         self.take_operand_buffer(*dtype, shape[0] * shape[1], wgmma);
-                    allocs.push(alloc);
-                    taken.push((i, reused));
+                    allocs.push(Some(alloc));
+                    taken.push((i, alloc, reused));
                 }
             }
         }
+        let (a, Some(b)) = (allocs[0], allocs[1]) else {
+            return Err(self.invalid(id, "b is not staged"));
+        };
+        let a = match (a_registers, a) {
+            (Some(fragments), _) => OperandA::Registers(fragments),
+            (None, Some(a)) => OperandA::Shared(a),
+            (None, None) => return Err(self.invalid(id, "a is neither staged nor in registers")),
+        };
         let staged = StagedOperands {
-            allocs: [allocs[0], allocs[1]],
+            a,
+            b,
             layouts,
             offsets,
         };
         if !taken.is_empty() {
             // Fresh allocations; earlier readers of reused memory (or of the
             // last iteration's) must be done first.
-            if self.loop_depth > 0 || taken.iter().any(|&(_, reused)| reused) {
+            if self.loop_depth > 0 || taken.iter().any(|&(_, _, reused)| reused) {
                 self.barrier();
             }
             let mut copied = false;
-            for &(i, _) in &taken {
-                let (alloc, place) = (staged.allocs[i], staged.layouts[i]);
+            for &(i, alloc, _) in &taken {
+                let place = staged.layouts[i];
                 match &lowered[i] {
                     Lowered::Deferred { load } => {
                         self.stage_deferred(*load, alloc, place)?;
@@ -111,8 +155,16 @@ impl Lowerer<'_> {
         }
         let regs = match plan {
             Some(TensorDot::Mma(plan)) => self.mma_steps(&plan, &staged, (k, n), &rc),
-            Some(TensorDot::Wgmma(plan)) => self.wgmma_steps(&plan, &staged, (k, n), &rc),
+            Some(TensorDot::Wgmma(plan)) => {
+                let Some(allocs) = staged.both() else {
+                    return Err(self.invalid(id, "wgmma's a is not staged"));
+                };
+                self.wgmma_steps(&plan, allocs, &staged, (k, n), &rc)
+            }
             None if staged.offsets.iter().all(Option::is_none) => {
+                let Some(allocs) = staged.both() else {
+                    return Err(self.invalid(id, "a is not staged"));
+                };
                 let tf32 = matches!(
                     op.kind,
                     OpKind::Dot {
@@ -120,12 +172,12 @@ impl Lowerer<'_> {
                     }
                 );
                 let dtypes = ([da, db, acc_dtype], tf32);
-                self.fma_chain(&layout, staged.allocs, dtypes, (k, n), &rc)
+                self.fma_chain(&layout, allocs, dtypes, (k, n), &rc)
             }
             None => return Err(self.invalid(id, "a prefetched operand of a dot off tensor cores")),
         };
-        for &(i, _) in &taken {
-            self.release_shared(staged.allocs[i]);
+        for &(_, alloc, _) in &taken {
+            self.release_shared(alloc);
         }
         self.bind(id, Lowered::Tile { layout, regs })
     }

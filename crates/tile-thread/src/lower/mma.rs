@@ -26,11 +26,11 @@
 //! immediate: a warp needs one swizzled register per `k`-step of A and per
 //! pair of block columns of B, not one per fragment.
 
-use super::dot::StagedOperands;
+use super::dot::{OperandA, StagedOperands};
 use super::operand_swizzle::OperandLayout;
 use super::Lowerer;
-use crate::layout_assign::MmaDot;
-use crate::program::{LdMatrix, MmaKind, Reg, SharedId, ThreadOpKind};
+use crate::layout_assign::{DistLayout, MmaDot};
+use crate::program::{LdMatrix, MmaKind, Reg, SharedId, ThreadOpKind, WARP_SIZE};
 use tile_hw::mma::{Fragment, MmaFamily};
 use tile_ir::layout::Swizzle;
 use tile_ir::{BinaryOp, DType, UnaryOp};
@@ -46,7 +46,7 @@ impl Lowerer<'_> {
         (k, n): (usize, usize),
         acc: &[Reg],
     ) -> Vec<Reg> {
-        let [alloc_a, alloc_b] = staged.allocs;
+        let alloc_b = staged.b;
         // `mma.sync`'s operands are swizzled rows; the others' plain rows.
         let [sw_a, sw_b] = staged.layouts.map(|place| match place {
             OperandLayout::RowMajor(sw) => sw,
@@ -121,16 +121,20 @@ impl Lowerer<'_> {
         let b_shape = |count| LdMatrix { count, trans: true };
         let mut acc = acc.to_vec();
         for step in 0..k / ik {
-            let a_frags: Vec<Vec<Reg>> = (0..rep_m)
-                .map(|rm| {
-                    let offset = rm * im * wm * k + step * ik;
-                    if by_elements {
-                        self.elements(alloc_a, kind, base_a, offset, 1)
-                    } else {
-                        self.ldmatrix(alloc_a, a_shape, dtype, (base_a, offset, stage_a), sw_a)
-                    }
-                })
-                .collect();
+            let a_frags: Vec<Vec<Reg>> = match &staged.a {
+                OperandA::Registers(fragments) => fragments[step].clone(),
+                &OperandA::Shared(alloc_a) => (0..rep_m)
+                    .map(|rm| {
+                        let offset = rm * im * wm * k + step * ik;
+                        if by_elements {
+                            self.elements(alloc_a, kind, base_a, offset, 1)
+                        } else {
+                            let at = (base_a, offset, stage_a);
+                            self.ldmatrix(alloc_a, a_shape, dtype, at, sw_a)
+                        }
+                    })
+                    .collect(),
+            };
             let b_frags: Vec<Vec<Reg>> = if b_elements {
                 (0..rep_n)
                     .map(|rn| {
@@ -201,6 +205,61 @@ impl Lowerer<'_> {
             }
         }
         acc
+    }
+
+    /// The `a` fragments of a chained `mma.sync` product (`[k-step][block
+    /// row]`, each in the instruction's element order) among the registers
+    /// `regs` of an operand tile of `K = k` columns in `layout`, or `None`
+    /// unless every element of every fragment is one register of `layout`
+    /// in every thread: the register that holds the fragment's coordinate
+    /// for thread 0 must hold it for all (`layout_assign/chain.rs`).
+    pub(super) fn chained_a_fragments(
+        &self,
+        plan: &MmaDot,
+        layout: &DistLayout,
+        regs: &[Reg],
+        k: usize,
+    ) -> Option<Vec<Vec<Vec<Reg>>>> {
+        let kind = plan.kind;
+        if kind.family() != MmaFamily::MmaSync || regs.len() != layout.registers() {
+            return None;
+        }
+        let (im, _, ik) = kind.shape();
+        let [wm, wn] = plan.warps;
+        let m = plan.layout.shape[0];
+        if layout.shape != [m, k] || !k.is_multiple_of(ik) {
+            return None;
+        }
+        let lanes = kind.lanes();
+        let threads = self.program.num_warps as usize * WARP_SIZE as usize;
+        // Where element `i` of block row `rm`'s fragment at `k`-step `step`
+        // sits for thread `t`.
+        let at = |t: usize, step: usize, rm: usize, i: usize| {
+            let (lane, warp) = (t % lanes, t / lanes);
+            let (row, col) = kind.element(Fragment::A, lane, i);
+            vec![(rm * wm + warp / wn) * im + row, step * ik + col]
+        };
+        let holds = |t: usize, v: usize, want: &[usize]| {
+            let (coord, live, _) = layout.coordinate(t, v);
+            live && coord == want
+        };
+        (0..k / ik)
+            .map(|step| {
+                (0..m / (im * wm))
+                    .map(|rm| {
+                        (0..kind.elements(Fragment::A))
+                            .map(|i| {
+                                let v =
+                                    (0..regs.len()).find(|&v| holds(0, v, &at(0, step, rm, i)))?;
+                                (0..threads)
+                                    .all(|t| holds(t, v, &at(t, step, rm, i)))
+                                    .then_some(regs[v])
+                            })
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect()
     }
 
     /// The 16 (MFMA: 4) elements of `alloc` at `base + offset + i·stride`:

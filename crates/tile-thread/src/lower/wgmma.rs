@@ -18,17 +18,18 @@ use super::dot::StagedOperands;
 use super::operand_swizzle::OperandLayout;
 use super::Lowerer;
 use crate::layout_assign::{WgmmaDot, WGMMA_N};
-use crate::program::{Reg, ThreadOpKind};
+use crate::program::{Reg, SharedId, ThreadOpKind};
 use tile_hw::wgmma::{K, M, WARPGROUP};
 use tile_ir::{BinaryOp, DType};
 
 impl Lowerer<'_> {
     /// The accumulator registers `acc` (in `plan.layout`) after every
-    /// `k`-step of `a · b`, for `a: [M, K]` and `b: [K, N]` staged as
-    /// `staged` says (in the layout of the module docs).
+    /// `k`-step of `a · b`, for `a: [M, K]` and `b: [K, N]` staged in
+    /// `allocs` as `staged` says (in the layout of the module docs).
     pub(super) fn wgmma_steps(
         &mut self,
         plan: &WgmmaDot,
+        [alloc_a, alloc_b]: [SharedId; 2],
         staged: &StagedOperands,
         (k, n): (usize, usize),
         acc: &[Reg],
@@ -36,7 +37,6 @@ impl Lowerer<'_> {
         let [gm, gn] = plan.groups;
         let m = plan.layout.shape[0];
         let (rep_m, rep_n) = (m / (M * gm), n / (WGMMA_N * gn));
-        let [alloc_a, alloc_b] = staged.allocs;
         debug_assert!(staged
             .layouts
             .iter()

@@ -1,0 +1,106 @@
+//! Chained products (attention's `p = cast(q·kᵀ)` into `p·v`) on
+//! `mma.sync`: both run with warps along M only, and the second takes its
+//! `a` fragments from the registers the first left, with no staging
+//! through shared memory; the results are the interpreter's on the lockstep
+//! emulator and every emulation target (small integers, so every order of
+//! the sums is exact).
+
+mod emulated;
+
+use tile_codegen::{Sm, Target};
+use tile_ir::eval::cast;
+use tile_ir::interp::{self, Arg, HostTensor};
+use tile_ir::text::parse_function;
+use tile_ir::{verify, DType, Function, Scalar};
+use tile_thread::emulate;
+use tile_thread::lower::{lower, LowerOptions};
+use tile_thread::program::LdMatrix;
+use tile_thread::{Program, ThreadOpKind};
+
+/// `o = cast(q · k, f16) · v` for `q: [64, 16]`, `k: [16, 32]`,
+/// `v: [32, 16]`; with `scale`, `p` is `q·k` times a scalar first (an
+/// elementwise op between the products).
+fn kernel(scale: bool) -> Function {
+    let (scaled, p) = match scale {
+        true => (
+            "  %two = full 2.0 : tile<64x32xf32>\n  %s2 = mul %s, %two : tile<64x32xf32>\n",
+            "%s2",
+        ),
+        false => ("", "%s"),
+    };
+    let text = format!(
+        r#"kernel @chained(%q: tensor<f16, 2>, %k: tensor<f16, 2>, %v: tensor<f16, 2>, %o: tensor<f32, 2>) {{
+  %zero = constant 0 : i32
+  %vq = partition_view %q [64, 16] : view<f16, [64, 16]>
+  %qt = load %vq[%zero, %zero] : tile<64x16xf16>
+  %vk = partition_view %k [16, 32] : view<f16, [16, 32]>
+  %kt = load %vk[%zero, %zero] : tile<16x32xf16>
+  %z1 = full 0.0 : tile<64x32xf32>
+  %s = dot tensor %qt, %kt, %z1 : tile<64x32xf32>
+{scaled}  %p = cast {p} to f16 : tile<64x32xf16>
+  %vv = partition_view %v [32, 16] : view<f16, [32, 16]>
+  %vt = load %vv[%zero, %zero] : tile<32x16xf16>
+  %z2 = full 0.0 : tile<64x16xf32>
+  %ot = dot tensor %p, %vt, %z2 : tile<64x16xf32>
+  %vo = partition_view %o [64, 16] : view<f32, [64, 16]>
+  store %ot, %vo[%zero, %zero]
+}}"#
+    );
+    let func = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    verify::verify(&func).unwrap();
+    func
+}
+
+/// Small integers: every product and sum is exact in f32 and every `p` in f16.
+fn args() -> Vec<Arg> {
+    let f16s = |shape: &[usize], seed: usize| {
+        let n = shape.iter().product::<usize>();
+        let data: Vec<Scalar> = (0..n)
+            .map(|i| cast(Scalar::F64(((i * 7 + seed) % 5) as f64 - 2.0), DType::F16))
+            .collect();
+        Arg::Tensor(HostTensor::from_scalars(DType::F16, shape, &data).unwrap())
+    };
+    vec![
+        f16s(&[64, 16], 1),
+        f16s(&[16, 32], 2),
+        f16s(&[32, 16], 3),
+        Arg::Tensor(HostTensor::from_vec(&[64, 16], vec![0f32; 64 * 16]).unwrap()),
+    ]
+}
+
+/// `ldmatrix` without `.trans`: the `a` fragments read from shared memory.
+fn a_fragment_loads(program: &Program) -> usize {
+    let a_fragments = |kind: &ThreadOpKind| {
+        matches!(
+            kind,
+            ThreadOpKind::LdMatrix {
+                shape: LdMatrix { trans: false, .. },
+                ..
+            }
+        )
+    };
+    program
+        .ops
+        .iter()
+        .filter(|(_, op)| a_fragments(&op.kind))
+        .count()
+}
+
+#[test]
+fn a_chained_products_second_operand_stays_in_registers() {
+    let sm80 = Target::Nvptx(Sm::Sm80);
+    for scale in [false, true] {
+        let func = kernel(scale);
+        let options = LowerOptions::warps(4).with_tensor_cores(sm80.tensor_cores());
+        let program = lower(&func, &options).unwrap();
+        // The first product's `q` (one 16×16 block row a warp, one k-step);
+        // none for `p`.
+        assert_eq!(a_fragment_loads(&program), 1, "{program}");
+        let mut want = args();
+        interp::run(&func, [1, 1, 1], &mut want).unwrap();
+        let mut got = args();
+        emulate::run(&program, [1, 1, 1], &mut got).unwrap();
+        assert_eq!(emulated::bytes(&got, 3), emulated::bytes(&want, 3));
+        emulated::agrees(&func, args, 3, [1, 1, 1]);
+    }
+}
