@@ -5,8 +5,11 @@
 //! memory, or a bf16 product that RoPE subtracts from another (f16 and
 //! bf16 results too: where a conversion instruction rounds them, its NaN
 //! then needs no compare and select). A `select` and a shuffle pass a value on unchanged: the value is
-//! observed where their result is. Every other use that is not arithmetic
-//! (stores, shared memory, `mma`, a loop's carried values) observes.
+//! observed where their result is. An `mma` computes from its operands (its
+//! NaN result is canonical, whatever theirs were: attention's `p` rounded
+//! to f16 for the second product needs no compare and select). Every other
+//! use that is not arithmetic (stores, shared memory, a loop's carried
+//! values) observes.
 
 use std::collections::{HashMap, HashSet};
 use tile_ir::DType;
@@ -46,6 +49,9 @@ fn observes(program: &Program, user: OpId, at: usize, unobserved: &HashSet<OpId>
         ThreadOpKind::Select => at != 0 && !unobserved.contains(&user),
         // The value (operand 0) moves to another lane bit for bit.
         ThreadOpKind::Shuffle { .. } => at != 0 || !unobserved.contains(&user),
+        // A tensor-core product whose result is NaN gives the canonical NaN
+        // whatever the payloads of its NaN operands (`tile_hw::mma`).
+        ThreadOpKind::Mma { .. } => false,
         // A cast to the operand's own dtype is the operand itself.
         ThreadOpKind::Cast { to } => op
             .operands
@@ -127,6 +133,18 @@ mod tests {
   %w = cast %d to f32 : f32
   st.global.v1 out[%0], %w mask(%1)";
         assert_eq!(unobserved(body), ["cast", "mul", "mul", "sub"]);
+    }
+
+    /// An f16 operand of `mma.sync` (attention's `p`), rounded from f32:
+    /// the product computes from it; its f32 results are stored.
+    #[test]
+    fn an_mma_observes_no_payload_of_its_operands() {
+        let body = "  %a = ld.global.v1 x[%0] mask(%1) other(%z) : f32
+  %s = mul %a, %a : f32
+  %h = cast %s to f16 : f16
+  %d0, %d1, %d2, %d3 = mma.m16n8k16.f16 %h, %h, %h, %h, %h, %h, %h, %h, %h, %h, %h, %h, %s, %s, %s, %s : f32
+  st.global.v1 out[%0], %d0 mask(%1)";
+        assert_eq!(unobserved(body), ["cast", "mul"]);
     }
 
     #[test]

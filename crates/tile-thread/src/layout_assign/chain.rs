@@ -10,6 +10,12 @@
 //! registers the first left (`lower/mma.rs`), with no staging through shared
 //! memory, and the row reductions between them (a softmax's maximum and sum)
 //! stay within a warp.
+//!
+//! CDNA's MFMA holds a column of its accumulator block per lane and a row
+//! of its A block: there the first product computes its block transposed
+//! (`Dᵀ = Bᵀ·Aᵀ`, the operands' fragments swapped), so that each lane holds
+//! rows of it, `4·(l/32) + i` of every 8 columns in a 32×32 block: the A
+//! fragment of a `k`-step of 8 (`layout_assign/mma.rs`).
 
 use std::collections::BTreeSet;
 use tile_ir::{Function, OpId, OpKind, Value};
@@ -21,9 +27,12 @@ pub(super) fn in_chain(func: &Function, id: OpId) -> bool {
     let Some(&a) = func.op(id).operands.first() else {
         return false;
     };
-    if !source_dots(func, a).is_empty() {
-        return true;
-    }
+    !source_dots(func, a).is_empty() || feeds_a(func, id)
+}
+
+/// Whether the result of the `dot` `id` is (part of) another `dot`'s `a`
+/// operand, through elementwise ops, casts and broadcasts.
+pub(super) fn feeds_a(func: &Function, id: OpId) -> bool {
     let mut feeds = false;
     func.walk(&mut |other| {
         let op = func.op(other);
@@ -116,7 +125,23 @@ mod tests {
                 assert_eq!(in_chain(&func, id), chained);
                 let plan = mma_dot(&func, id, 4, TensorCores::MmaSync).unwrap();
                 assert_eq!(plan.warps, warps, "chained {chained}");
+                assert!(!plan.transposed);
             }
         }
+    }
+
+    /// On MFMA the chain's waves are along M too, and its first product is
+    /// computed transposed.
+    #[test]
+    fn an_mfma_chain_transposes_its_first_product() {
+        let func = products(true);
+        let plans: Vec<(bool, [usize; 2])> = dots(&func)
+            .into_iter()
+            .map(|id| {
+                let plan = mma_dot(&func, id, 4, TensorCores::Mfma).unwrap();
+                (plan.transposed, plan.warps)
+            })
+            .collect();
+        assert_eq!(plans, [(true, [2, 1]), (false, [2, 1])]);
     }
 }

@@ -47,6 +47,10 @@ pub struct MmaDot {
     pub layout: DistLayout,
     /// Warps (MFMA: 64-lane waves) along M and along N.
     pub warps: [usize; 2],
+    /// Whether each block is computed transposed (MFMA feeding the next
+    /// product's `a`: [`DistLayout::mfma_accumulator_transposed`]); the
+    /// instruction then takes B's fragments as its A and A's as its B.
+    pub transposed: bool,
 }
 
 /// How the `dot` `id` of `func` runs on `tensor_cores` with `num_warps`
@@ -75,6 +79,7 @@ pub fn mma_dot(
     };
     let threads = num_warps as usize * WARP_SIZE as usize;
     let chained = chain::in_chain(func, id);
+    let transposed = family == MmaFamily::Mfma && chain::feeds_a(func, id);
     MmaKind::for_dot(family, *precision, da)
         .filter(|kind| !kind.is_fp8() || tensor_cores.fp8())
         .filter(|_| da == db && threads.is_multiple_of(family.lanes()))
@@ -83,16 +88,21 @@ pub fn mma_dot(
             if m % im != 0 || n % in_ != 0 || k % ik != 0 {
                 return None;
             }
-            let warps = if family == MmaFamily::MmaSync && chained {
+            let warps = if family != MmaFamily::Wmma && chained {
                 rows_per_warp(m / im, n / in_, threads / family.lanes())?
             } else {
                 split_warps(m / im, n / in_, threads / family.lanes())?
             };
-            let layout = DistLayout::mma_accumulator(kind, m, n, warps)?;
+            let layout = if transposed {
+                DistLayout::mfma_accumulator_transposed(kind, m, n, warps)?
+            } else {
+                DistLayout::mma_accumulator(kind, m, n, warps)?
+            };
             Some(MmaDot {
                 kind,
                 layout,
                 warps,
+                transposed,
             })
         })
 }
@@ -180,18 +190,62 @@ impl DistLayout {
             }
         };
         debug_assert_eq!(row_major(&[m, n]), vec![n, 1]);
-        Some(DistLayout {
-            kind: LayoutKind::MmaAccumulator,
-            shape: vec![m, n],
-            size_per_thread: spt,
-            threads_per_warp: tpw,
-            warps_per_block: vec![wm, wn],
-            order: vec![1, 0],
-            padded: vec![m, n],
-            thread,
-            value,
-            replicated: Vec::new(),
-        })
+        Some(accumulator(vec![m, n], (spt, tpw, [wm, wn]), thread, value))
+    }
+
+    /// The layout of an `[m, n]` accumulator of the MFMA `kind` whose
+    /// blocks (square) are computed transposed: lane `l` of a 32×32 block
+    /// holds row `l%32` and columns `8·(r/4) + 4·(l/32) + r%4`
+    /// (`thread = (32, 2, wn, wm) : (N, 4, 32, 32·N)`,
+    /// `value = (4, 4, N/(32·wn), M/(32·wm)) : (1, 8, 32·wn, 32·wm·N)`);
+    /// of a 16×16 block row `l%16` and columns `4·(l/16) + r`. `None`
+    /// unless `kind` is MFMA and `waves` cut the tile into whole blocks.
+    pub fn mfma_accumulator_transposed(
+        kind: MmaKind,
+        m: usize,
+        n: usize,
+        waves: [usize; 2],
+    ) -> Option<DistLayout> {
+        let [wm, wn] = waves;
+        let (bm, bn, _) = kind.shape();
+        let blocks_fit = wm > 0 && wn > 0 && m.is_multiple_of(bm * wm) && n.is_multiple_of(bn * wn);
+        if kind.family() != MmaFamily::Mfma || bm != bn || !blocks_fit {
+            return None;
+        }
+        let (rep_m, rep_n) = (m / (bm * wm), n / (bn * wn));
+        let groups = kind.elements(tile_hw::mma::Fragment::C) / 4;
+        let lane_columns = 64 / bm;
+        let flat = |pairs: &[(usize, usize)]| -> Option<Layout> {
+            let (s, d): (Vec<i64>, Vec<i64>) =
+                pairs.iter().map(|&(s, d)| (s as i64, d as i64)).unzip();
+            Layout::new(IntTuple::flat(&s), IntTuple::flat(&d)).ok()
+        };
+        let thread = flat(&[(bm, n), (lane_columns, 4), (wn, bn), (wm, bm * n)])?;
+        let value = flat(&[(4, 1), (groups, 8), (rep_n, bn * wn), (rep_m, bm * wm * n)])?;
+        let tiling = (vec![1, 4], vec![bm, lane_columns], [wm, wn]);
+        Some(accumulator(vec![m, n], tiling, thread, value))
+    }
+}
+
+/// An accumulator layout of `shape` (row-major), with its per-thread runs,
+/// threads per warp and warps per axis, and its thread and value layouts.
+fn accumulator(
+    shape: Vec<usize>,
+    (size_per_thread, threads_per_warp, [wm, wn]): (Vec<usize>, Vec<usize>, [usize; 2]),
+    thread: Layout,
+    value: Layout,
+) -> DistLayout {
+    DistLayout {
+        kind: LayoutKind::MmaAccumulator,
+        padded: shape.clone(),
+        shape,
+        size_per_thread,
+        threads_per_warp,
+        warps_per_block: vec![wm, wn],
+        order: vec![1, 0],
+        thread,
+        value,
+        replicated: Vec::new(),
     }
 }
 
@@ -245,6 +299,36 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A transposed MFMA accumulator: register `i + nc·r` of every thread
+    /// holds element `i` of the D fragment of its wave's block `r`, mirrored
+    /// (the fragment's row is the tile's column): the layout of `Dᵀ = Bᵀ·Aᵀ`.
+    #[test]
+    fn transposed_mfma_accumulator_registers_are_the_mirrored_fragments() {
+        for kind in [MmaKind::MfmaF16M32N32K8, MmaKind::MfmaBf16M16N16K16] {
+            let (bm, bn, _) = kind.shape();
+            let nc = kind.elements(Fragment::C);
+            let (m, n, waves) = (4 * bm, 4 * bn, [2, 2]);
+            let layout = DistLayout::mfma_accumulator_transposed(kind, m, n, waves).unwrap();
+            assert_eq!(layout.registers(), 4 * nc);
+            for t in 0..256 {
+                let (lane, wave) = (t % 64, t / 64);
+                let (wave_m, wave_n) = (wave / 2, wave % 2);
+                for v in 0..layout.registers() {
+                    let (i, r) = (v % nc, v / nc);
+                    let (rn, rm) = (r % 2, r / 2);
+                    let (row, col) = kind.element(Fragment::C, lane, i);
+                    let want = vec![bm * (wave_m + 2 * rm) + col, bn * (wave_n + 2 * rn) + row];
+                    assert_eq!(layout.coordinate(t, v), (want, true, true), "t{t} v{v}");
+                }
+            }
+        }
+        let wmma = MmaKind::ALL
+            .into_iter()
+            .find(|k| k.family() == MmaFamily::Wmma)
+            .unwrap();
+        assert!(DistLayout::mfma_accumulator_transposed(wmma, 64, 64, [2, 2]).is_none());
     }
 
     /// MFMA takes 32×32×8 where the tile and the waves allow it, else

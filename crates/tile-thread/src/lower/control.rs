@@ -127,6 +127,7 @@ impl Lowerer<'_> {
         let Some((&iv, carried)) = body.args.split_first() else {
             return Err(self.invalid(id, "the body has no induction variable"));
         };
+        let held = self.preload_invariant_operands(body);
         // A pipelined loop copies ahead and carries its stage (last).
         let pipeline = self.pipeline(id, bounds)?;
         if let Some(p) = &pipeline {
@@ -166,6 +167,9 @@ impl Lowerer<'_> {
         });
         self.yield_targets.pop();
         self.loop_depth -= 1;
+        for alloc in held {
+            self.release_shared(alloc);
+        }
         let ops = ops?;
         let mut args = vec![iv_reg];
         args.extend(&arg_regs);

@@ -35,9 +35,9 @@ pub(super) struct StagedOperands {
 pub(super) enum OperandA {
     /// Staged in this allocation.
     Shared(SharedId),
-    /// In the registers of the operand tile, already in the instruction's
-    /// fragments (`mma.sync` only): the fragment of `k`-step `s` and block
-    /// row `r` is `[s][r]` ([`Lowerer::chained_a_fragments`]).
+    /// In registers, already in the fragments of a warp-level instruction:
+    /// the fragment of `k`-step `s` and block row `r` is `[s][r]`
+    /// ([`Lowerer::chained_a_fragments`], `invariant_operands.rs`).
     Registers(Vec<Vec<Vec<Reg>>>),
 }
 
@@ -84,17 +84,19 @@ impl Lowerer<'_> {
         let mut offsets = [None, None];
         let layouts = [0, 1].map(|i| self.operand_layout(plan.as_ref(), operands[i].2, i));
         let wgmma = matches!(plan, Some(TensorDot::Wgmma(_)));
-        // A chained product's `a` straight from the registers the previous
+        // `a` as staged or read before the loop (`invariant_operands.rs`),
+        // or a chained product's straight from the registers the previous
         // product's accumulator left (`layout_assign/chain.rs`).
-        let a_registers = match (&plan, &lowered[0]) {
-            (Some(TensorDot::Mma(plan)), Lowered::Tile { layout, regs }) => {
-                self.chained_a_fragments(plan, layout, regs, k)
-            }
+        let preset_a = match (&plan, &lowered[0]) {
+            _ if self.preloaded_a.contains_key(&id) => self.preloaded_a.get(&id).cloned(),
+            (Some(TensorDot::Mma(plan)), Lowered::Tile { layout, regs }) => self
+                .chained_a_fragments(plan, layout, regs, k)
+                .map(OperandA::Registers),
             _ => None,
         };
         let mut taken = Vec::new();
         for (i, ((_, dtype, shape), lowered)) in operands.iter().zip(&lowered).enumerate() {
-            if i == 0 && a_registers.is_some() {
+            if i == 0 && preset_a.is_some() {
                 allocs.push(None);
                 continue;
             }
@@ -114,8 +116,8 @@ impl Lowerer<'_> {
         let (a, Some(b)) = (allocs[0], allocs[1]) else {
             return Err(self.invalid(id, "b is not staged"));
         };
-        let a = match (a_registers, a) {
-            (Some(fragments), _) => OperandA::Registers(fragments),
+        let a = match (preset_a, a) {
+            (Some(preset), _) => preset,
             (None, Some(a)) => OperandA::Shared(a),
             (None, None) => return Err(self.invalid(id, "a is neither staged nor in registers")),
         };

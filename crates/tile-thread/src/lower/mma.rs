@@ -48,28 +48,22 @@ impl Lowerer<'_> {
     ) -> Vec<Reg> {
         let alloc_b = staged.b;
         // `mma.sync`'s operands are swizzled rows; the others' plain rows.
-        let [sw_a, sw_b] = staged.layouts.map(|place| match place {
-            OperandLayout::RowMajor(sw) => sw,
-            OperandLayout::Blocks64 { .. } => None,
-        });
+        let [sw_a, sw_b] = staged.layouts.map(OperandLayout::swizzle);
         let [stage_a, stage_b] = staged.offsets;
         let kind = plan.kind;
         let (im, in_, ik) = kind.shape();
-        let [wm, wn] = plan.warps;
-        let m = plan.layout.shape[0];
-        let (rep_m, rep_n) = (m / (im * wm), n / (in_ * wn));
-        // Lane `l` supplies row `l % 16` (A: of the block's 16 rows, its
-        // left or right 8 columns by `l / 16`; B: of the step's 16 `k`) to
-        // `ldmatrix`; warp `w` = wn·warp_m + warp_n.
-        // MFMA: a 64-lane wave, lane `l` holds row `l % im` of A's block and
-        // column `l % im` of B's, `k` from `4·(l / im)` of the step on.
+        let wn = plan.warps[1];
+        let rep_n = n / (in_ * wn);
+        // Lane `l` supplies row `l % 16` of the step's 16 `k` to
+        // `ldmatrix`; warp `w` = wn·warp_m + warp_n. MFMA: a 64-lane wave,
+        // lane `l` holds column `l % im` of B's block, `k` from
+        // `4·(l / im)` of the step on.
         let tid = self.thread_id();
         let lanes = kind.lanes() as i64;
         let lane = self.hoist_with_const(BinaryOp::Rem, tid, lanes);
         let warp = self.hoist_with_const(BinaryOp::Div, tid, lanes);
         let row = self.hoist_with_const(BinaryOp::Rem, lane, im as i64);
         let half = self.hoist_with_const(BinaryOp::Div, lane, im as i64);
-        let warp_m = self.hoist_with_const(BinaryOp::Div, warp, wn as i64);
         let warp_n = self.hoist_with_const(BinaryOp::Rem, warp, wn as i64);
         let dtype = kind.operand_dtype();
         let by_elements = kind.family() != MmaFamily::MmaSync;
@@ -81,59 +75,31 @@ impl Lowerer<'_> {
         // (lanes 16..32 address the second block, `8·wn` columns further),
         // an `x2.trans` for a last odd one.
         let b_pairs = !by_elements && !b_elements && rep_n >= 2;
-        let (base_a, base_b) = if kind.family() == MmaFamily::Mfma {
-            (
-                self.linear(&[(warp_m, im * k), (row, k), (half, 4)]),
-                self.linear(&[(half, 4 * n), (row, 1), (warp_n, in_)]),
-            )
+        let base_b = if kind.family() == MmaFamily::Mfma {
+            self.linear(&[(half, 4 * n), (row, 1), (warp_n, in_)])
         } else if by_elements {
-            // WMMA: lane `l` holds row `l % 16` of A's block and column
-            // `l % 16` of B's, all 16 `k` of the step (lanes 16..32 the same).
-            (
-                self.linear(&[(warp_m, im * k), (row, k)]),
-                self.linear(&[(row, 1), (warp_n, in_)]),
-            )
+            // WMMA: lane `l` holds column `l % 16` of B's block, all 16 `k`
+            // of the step (lanes 16..32 the same).
+            self.linear(&[(row, 1), (warp_n, in_)])
         } else if b_elements {
-            // A as for 16-bit elements (lanes 16..32: the right 4 TF32 or
-            // 16 FP8 columns); B: lane `l` holds column `l / 4` at the `k`
-            // of its fragment's elements, which start at `k = l % 4`
-            // (TF32) or `4·(l % 4)` (FP8).
+            // B: lane `l` holds column `l / 4` at the `k` of its fragment's
+            // elements, which start at `k = l % 4` (TF32) or `4·(l % 4)`
+            // (FP8).
             let group = self.hoist_with_const(BinaryOp::Div, lane, 4);
             let in_group = self.hoist_with_const(BinaryOp::Rem, lane, 4);
             let k_per_lane = kind.element(Fragment::B, 1, 0).0;
-            (
-                self.linear(&[(warp_m, im * k), (row, k), (half, ik / 2)]),
-                self.linear(&[(in_group, k_per_lane * n), (group, 1), (warp_n, in_)]),
-            )
+            self.linear(&[(in_group, k_per_lane * n), (group, 1), (warp_n, in_)])
         } else {
             let second_block = if b_pairs { in_ * wn } else { 0 };
-            (
-                self.linear(&[(warp_m, im * k), (row, k), (half, ik / 2)]),
-                self.linear(&[(row, n), (warp_n, in_), (half, second_block)]),
-            )
+            self.linear(&[(row, n), (warp_n, in_), (half, second_block)])
         };
-        // A: the four 8×8 quarters of a 16×16 block (element order of the
-        // A fragment); B: the two 8×8 halves of a 16×8 block, transposed.
-        let a_shape = LdMatrix {
-            count: 4,
-            trans: false,
-        };
+        // B: the two 8×8 halves of a 16×8 block, transposed.
         let b_shape = |count| LdMatrix { count, trans: true };
         let mut acc = acc.to_vec();
         for step in 0..k / ik {
             let a_frags: Vec<Vec<Reg>> = match &staged.a {
                 OperandA::Registers(fragments) => fragments[step].clone(),
-                &OperandA::Shared(alloc_a) => (0..rep_m)
-                    .map(|rm| {
-                        let offset = rm * im * wm * k + step * ik;
-                        if by_elements {
-                            self.elements(alloc_a, kind, base_a, offset, 1)
-                        } else {
-                            let at = (base_a, offset, stage_a);
-                            self.ldmatrix(alloc_a, a_shape, dtype, at, sw_a)
-                        }
-                    })
-                    .collect(),
+                &OperandA::Shared(alloc) => self.a_fragments(plan, (alloc, sw_a, stage_a), k, step),
             };
             let b_frags: Vec<Vec<Reg>> = if b_elements {
                 (0..rep_n)
@@ -194,8 +160,15 @@ impl Lowerer<'_> {
             for (rm, a_frag) in a_frags.iter().enumerate() {
                 for (rn, b_frag) in b_frags.iter().enumerate() {
                     let first = nc * (rn + rep_n * rm);
-                    let mut operands = a_frag.clone();
-                    operands.extend(b_frag);
+                    // A transposed block: `Dᵀ = Bᵀ·Aᵀ`, whose A fragment
+                    // is B's and whose B fragment is A's (MFMA's are mirror
+                    // images).
+                    let (first_operand, second) = match plan.transposed {
+                        true => (b_frag, a_frag),
+                        false => (a_frag, b_frag),
+                    };
+                    let mut operands = first_operand.clone();
+                    operands.extend(second);
                     operands.extend(&acc[first..first + nc]);
                     let op =
                         self.emit_op(ThreadOpKind::Mma { kind }, operands, &vec![DType::F32; nc]);
@@ -207,7 +180,57 @@ impl Lowerer<'_> {
         acc
     }
 
-    /// The `a` fragments of a chained `mma.sync` product (`[k-step][block
+    /// The `a` fragments of `k`-step `step` of each of a warp's block rows
+    /// (in the instruction's element order) from `alloc`, where `a: [M,
+    /// k]` is staged under `swizzle` (`mma.sync`) at `stage`.
+    pub(super) fn a_fragments(
+        &mut self,
+        plan: &MmaDot,
+        (alloc, swizzle, stage): (SharedId, Option<Swizzle>, Option<Reg>),
+        k: usize,
+        step: usize,
+    ) -> Vec<Vec<Reg>> {
+        let kind = plan.kind;
+        let (im, _, ik) = kind.shape();
+        let [wm, wn] = plan.warps;
+        let rep_m = plan.layout.shape[0] / (im * wm);
+        // Lane `l` supplies row `l % 16` of the block to `ldmatrix`, its
+        // left or right 8 columns (TF32: 4, FP8: 16) by `l / 16`. WMMA:
+        // lane `l` holds row `l % 16`, all 16 `k` of the step. MFMA: a
+        // 64-lane wave, lane `l` holds row `l % im`, `k` from `4·(l / im)`
+        // of the step on.
+        let tid = self.thread_id();
+        let lanes = kind.lanes() as i64;
+        let lane = self.hoist_with_const(BinaryOp::Rem, tid, lanes);
+        let warp = self.hoist_with_const(BinaryOp::Div, tid, lanes);
+        let row = self.hoist_with_const(BinaryOp::Rem, lane, im as i64);
+        let half = self.hoist_with_const(BinaryOp::Div, lane, im as i64);
+        let warp_m = self.hoist_with_const(BinaryOp::Div, warp, wn as i64);
+        let base = match kind.family() {
+            MmaFamily::Mfma => self.linear(&[(warp_m, im * k), (row, k), (half, 4)]),
+            MmaFamily::Wmma => self.linear(&[(warp_m, im * k), (row, k)]),
+            MmaFamily::MmaSync => self.linear(&[(warp_m, im * k), (row, k), (half, ik / 2)]),
+        };
+        // The four 8×8 quarters of a 16×16 block, in the A fragment's
+        // element order.
+        let shape = LdMatrix {
+            count: 4,
+            trans: false,
+        };
+        (0..rep_m)
+            .map(|rm| {
+                let offset = rm * im * wm * k + step * ik;
+                if kind.family() == MmaFamily::MmaSync {
+                    let dtype = kind.operand_dtype();
+                    self.ldmatrix(alloc, shape, dtype, (base, offset, stage), swizzle)
+                } else {
+                    self.elements(alloc, kind, base, offset, 1)
+                }
+            })
+            .collect()
+    }
+
+    /// The `a` fragments of a chained product (`[k-step][block
     /// row]`, each in the instruction's element order) among the registers
     /// `regs` of an operand tile of `K = k` columns in `layout`, or `None`
     /// unless every element of every fragment is one register of `layout`
@@ -221,7 +244,7 @@ impl Lowerer<'_> {
         k: usize,
     ) -> Option<Vec<Vec<Vec<Reg>>>> {
         let kind = plan.kind;
-        if kind.family() != MmaFamily::MmaSync || regs.len() != layout.registers() {
+        if regs.len() != layout.registers() {
             return None;
         }
         let (im, _, ik) = kind.shape();

@@ -34,6 +34,7 @@ mod dot;
 mod elementwise;
 mod gather;
 mod global_order;
+mod invariant_operands;
 mod lview;
 mod memory;
 mod mma;
@@ -142,6 +143,7 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         free_shared: Vec::new(),
         origins: Vec::new(),
         read_only: reload::read_only_tensors(func),
+        preloaded_a: HashMap::new(),
     };
     // The targets with `cp.async` copy their tensor-core operands with it.
     if options.tensor_cores.cp_async() {
@@ -274,6 +276,8 @@ struct Lowerer<'a> {
     origins: Vec<Option<OpId>>,
     /// The tensor parameters no op writes (`reload.rs`).
     read_only: std::collections::HashSet<usize>,
+    /// The `a` fragments read before their loop (`invariant_operands.rs`).
+    preloaded_a: invariant_operands::Preloaded,
 }
 
 impl<'a> Lowerer<'a> {

@@ -66,6 +66,15 @@ impl OperandLayout {
             OperandLayout::Blocks64 { .. } => 512,
         }
     }
+
+    /// The swizzle of `mma.sync`'s rows; `None` for plain rows and for
+    /// `wgmma`'s blocks (placed by [`OperandLayout::Blocks64`]'s rule).
+    pub(super) fn swizzle(self) -> Option<Swizzle> {
+        match self {
+            OperandLayout::RowMajor(sw) => sw,
+            OperandLayout::Blocks64 { .. } => None,
+        }
+    }
 }
 
 /// The smallest offset that commutes with `swizzle`: adding a multiple of

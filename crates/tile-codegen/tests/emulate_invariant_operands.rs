@@ -1,0 +1,131 @@
+//! A `dot` in a loop whose `a` is computed before it (attention's `q` for
+//! every block of keys): staged once, before the loop — on `mma.sync` its
+//! fragments read into registers there, on `wgmma` the staging kept —
+//! so the loop stores nothing computed outside it; the results are the
+//! interpreter's on the lockstep emulator and the emulation targets (small
+//! integers: every order of the sums is exact).
+
+mod emulated;
+
+use std::collections::HashSet;
+use tile_codegen::{CodegenOptions, Sm, Target};
+use tile_ir::eval::cast;
+use tile_ir::interp::{self, Arg, HostTensor};
+use tile_ir::text::parse_function;
+use tile_ir::{verify, DType, Function, Scalar};
+use tile_thread::emulate;
+use tile_thread::lower::{lower, LowerOptions};
+use tile_thread::{Program, Reg, Region, ThreadOpKind};
+
+/// `acc += (2·q) · k[:, 64j..64j+64]` for `j < 3`: `q: [64, 64]` computed
+/// before the loop (`invariant`) or inside it.
+fn kernel(invariant: bool) -> Function {
+    let q = "  %qt = load %vq[%zero, %zero] : tile<64x64xf16>
+  %two = full 2.0 : tile<64x64xf16>
+  %q2 = mul %qt, %two : tile<64x64xf16>\n";
+    let (before, inside) = if invariant { (q, "") } else { ("", q) };
+    let text = format!(
+        r#"kernel @invariant(%q: tensor<f16, 2>, %k: tensor<f16, 2>, %o: tensor<f32, 2>) {{
+  %zero = constant 0 : i32
+  %one = constant 1 : i32
+  %vq = partition_view %q [64, 64] : view<f16, [64, 64]>
+  %vk = partition_view %k [64, 64] : view<f16, [64, 64]>
+  %n = dim %k axis 1 : i32
+  %bn = constant 64 : i32
+  %blocks = div %n, %bn : i32
+  %init = full 0.0 : tile<64x64xf32>
+{before}  %acc = for %j = %zero to %blocks step %one iter(%a = %init) : tile<64x64xf32> {{
+{inside}    %kt = load %vk[%zero, %j] : tile<64x64xf16>
+    %next = dot tensor %q2, %kt, %a : tile<64x64xf32>
+    yield %next
+  }}
+  %vo = partition_view %o [64, 64] : view<f32, [64, 64]>
+  store %acc, %vo[%zero, %zero]
+}}"#
+    );
+    let func = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    verify::verify(&func).unwrap();
+    func
+}
+
+fn args() -> Vec<Arg> {
+    let f16s = |shape: &[usize], seed: usize| {
+        let n = shape.iter().product::<usize>();
+        let data: Vec<Scalar> = (0..n)
+            .map(|i| cast(Scalar::F64(((i * 5 + seed) % 7) as f64 - 3.0), DType::F16))
+            .collect();
+        Arg::Tensor(HostTensor::from_scalars(DType::F16, shape, &data).unwrap())
+    };
+    vec![
+        f16s(&[64, 64], 1),
+        f16s(&[64, 192], 2),
+        Arg::Tensor(HostTensor::from_vec(&[64, 64], vec![0f32; 64 * 64]).unwrap()),
+    ]
+}
+
+/// The shared-memory stores in the body of the program's loop of values
+/// computed before it.
+fn stores_from_outside(program: &Program) -> usize {
+    let Some(body) = program
+        .body
+        .ops
+        .iter()
+        .find(|&&id| matches!(program.ops[id].kind, ThreadOpKind::For))
+        .map(|&id| &program.ops[id].regions[0])
+    else {
+        panic!("no loop:\n{program}");
+    };
+    let mut inside = HashSet::new();
+    let mut stores = Vec::new();
+    collect(program, body, &mut inside, &mut stores);
+    stores.iter().filter(|r| !inside.contains(r)).count()
+}
+
+/// The registers `region` defines (nested ones too), and the values its
+/// shared-memory stores write.
+fn collect(program: &Program, region: &Region, inside: &mut HashSet<Reg>, stores: &mut Vec<Reg>) {
+    inside.extend(&region.args);
+    for &id in &region.ops {
+        let op = &program.ops[id];
+        inside.extend(&op.results);
+        if let (ThreadOpKind::StoreShared { .. }, [_, value, _]) =
+            (&op.kind, op.operands.as_slice())
+        {
+            stores.push(*value);
+        }
+        for nested in &op.regions {
+            collect(program, nested, inside, stores);
+        }
+    }
+}
+
+#[test]
+fn a_loop_invariant_operand_is_staged_once_before_the_loop() {
+    let mut want = args();
+    interp::run(&kernel(true), [1, 1, 1], &mut want).unwrap();
+    for target in [Target::Nvptx(Sm::Sm80), Target::Nvptx(Sm::Sm90a)] {
+        let options = LowerOptions::warps(4).with_tensor_cores(target.tensor_cores());
+        let program = lower(&kernel(true), &options).unwrap();
+        assert_eq!(stores_from_outside(&program), 0, "{target}:\n{program}");
+        let mut got = args();
+        emulate::run(&program, [1, 1, 1], &mut got).unwrap();
+        assert_eq!(
+            emulated::bytes(&got, 2),
+            emulated::bytes(&want, 2),
+            "{target}"
+        );
+        let module =
+            emulated::lowered_module(&kernel(true), target, &options, &CodegenOptions::default())
+                .unwrap_or_else(|e| panic!("{target}: {e}"));
+        let image = emulated::image(&module).unwrap_or_else(|e| panic!("{target}: {e}"));
+        let mut got = args();
+        emulated::launch(&image, [1, 1, 1], 4, &mut got)
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        assert_eq!(
+            emulated::bytes(&got, 2),
+            emulated::bytes(&want, 2),
+            "{target}"
+        );
+    }
+    emulated::agrees(&kernel(true), args, 2, [1, 1, 1]);
+}
