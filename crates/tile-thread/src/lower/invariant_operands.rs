@@ -62,8 +62,10 @@ impl<'a> Lowerer<'a> {
                     self.barrier();
                     let swizzle = place.swizzle();
                     let (_, _, ik) = mma.kind.shape();
+                    let base = self.a_base(&mma, k);
+                    let at = (alloc, swizzle, None);
                     let fragments = (0..k / ik)
-                        .map(|step| self.a_fragments(&mma, (alloc, swizzle, None), k, step))
+                        .map(|step| self.a_fragments(&mma, at, (base, k), step))
                         .collect();
                     self.release_shared(alloc);
                     OperandA::Registers(fragments)

@@ -35,6 +35,15 @@ use tile_hw::mma::{Fragment, MmaFamily};
 use tile_ir::layout::Swizzle;
 use tile_ir::{BinaryOp, DType, UnaryOp};
 
+/// Where [`Lowerer::mma_steps`] takes each `k`-step's `a` fragments from.
+#[derive(Clone, Copy)]
+enum SourceA<'a> {
+    /// The staging, the lane's part from the element given.
+    Shared(SharedId, Reg),
+    /// Registers, `[k-step][block row]`.
+    Registers(&'a [Vec<Vec<Reg>>]),
+}
+
 impl Lowerer<'_> {
     /// The accumulator registers `acc` (in `plan.layout`) after every
     /// `k`-step of `a · b`, for `a: [M, K]` and `b: [K, N]` staged as
@@ -46,6 +55,11 @@ impl Lowerer<'_> {
         (k, n): (usize, usize),
         acc: &[Reg],
     ) -> Vec<Reg> {
+        // A's lane offset first, then B's (the order of their registers).
+        let a_source = match &staged.a {
+            &OperandA::Shared(alloc) => SourceA::Shared(alloc, self.a_base(plan, k)),
+            OperandA::Registers(fragments) => SourceA::Registers(fragments),
+        };
         let alloc_b = staged.b;
         // `mma.sync`'s operands are swizzled rows; the others' plain rows.
         let [sw_a, sw_b] = staged.layouts.map(OperandLayout::swizzle);
@@ -97,9 +111,11 @@ impl Lowerer<'_> {
         let b_shape = |count| LdMatrix { count, trans: true };
         let mut acc = acc.to_vec();
         for step in 0..k / ik {
-            let a_frags: Vec<Vec<Reg>> = match &staged.a {
-                OperandA::Registers(fragments) => fragments[step].clone(),
-                &OperandA::Shared(alloc) => self.a_fragments(plan, (alloc, sw_a, stage_a), k, step),
+            let a_frags: Vec<Vec<Reg>> = match a_source {
+                SourceA::Registers(fragments) => fragments[step].clone(),
+                SourceA::Shared(alloc, base) => {
+                    self.a_fragments(plan, (alloc, sw_a, stage_a), (base, k), step)
+                }
             };
             let b_frags: Vec<Vec<Reg>> = if b_elements {
                 (0..rep_n)
@@ -180,20 +196,13 @@ impl Lowerer<'_> {
         acc
     }
 
-    /// The `a` fragments of `k`-step `step` of each of a warp's block rows
-    /// (in the instruction's element order) from `alloc`, where `a: [M,
-    /// k]` is staged under `swizzle` (`mma.sync`) at `stage`.
-    pub(super) fn a_fragments(
-        &mut self,
-        plan: &MmaDot,
-        (alloc, swizzle, stage): (SharedId, Option<Swizzle>, Option<Reg>),
-        k: usize,
-        step: usize,
-    ) -> Vec<Vec<Reg>> {
+    /// The element of a staged `a: [M, k]` at which the lane's part of its
+    /// warp's first block row starts ([`Lowerer::a_fragments`] adds each
+    /// fragment's offset).
+    pub(super) fn a_base(&mut self, plan: &MmaDot, k: usize) -> Reg {
         let kind = plan.kind;
         let (im, _, ik) = kind.shape();
-        let [wm, wn] = plan.warps;
-        let rep_m = plan.layout.shape[0] / (im * wm);
+        let wn = plan.warps[1];
         // Lane `l` supplies row `l % 16` of the block to `ldmatrix`, its
         // left or right 8 columns (TF32: 4, FP8: 16) by `l / 16`. WMMA:
         // lane `l` holds row `l % 16`, all 16 `k` of the step. MFMA: a
@@ -206,11 +215,28 @@ impl Lowerer<'_> {
         let row = self.hoist_with_const(BinaryOp::Rem, lane, im as i64);
         let half = self.hoist_with_const(BinaryOp::Div, lane, im as i64);
         let warp_m = self.hoist_with_const(BinaryOp::Div, warp, wn as i64);
-        let base = match kind.family() {
+        match kind.family() {
             MmaFamily::Mfma => self.linear(&[(warp_m, im * k), (row, k), (half, 4)]),
             MmaFamily::Wmma => self.linear(&[(warp_m, im * k), (row, k)]),
             MmaFamily::MmaSync => self.linear(&[(warp_m, im * k), (row, k), (half, ik / 2)]),
-        };
+        }
+    }
+
+    /// The `a` fragments of `k`-step `step` of each of a warp's block rows
+    /// (in the instruction's element order) from `alloc`, where `a: [M,
+    /// k]` is staged under `swizzle` (`mma.sync`) at `stage`, the lane's
+    /// part starting at `base` ([`Lowerer::a_base`]).
+    pub(super) fn a_fragments(
+        &mut self,
+        plan: &MmaDot,
+        (alloc, swizzle, stage): (SharedId, Option<Swizzle>, Option<Reg>),
+        (base, k): (Reg, usize),
+        step: usize,
+    ) -> Vec<Vec<Reg>> {
+        let kind = plan.kind;
+        let (im, _, ik) = kind.shape();
+        let wm = plan.warps[0];
+        let rep_m = plan.layout.shape[0] / (im * wm);
         // The four 8×8 quarters of a 16×16 block, in the A fragment's
         // element order.
         let shape = LdMatrix {
