@@ -9,10 +9,9 @@
 mod emulated;
 
 use tile_codegen::{Gfx, Sm, Target};
-use tile_ir::eval::cast;
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
-use tile_ir::{verify, DType, Function, Scalar};
+use tile_ir::{verify, Function};
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::program::LdMatrix;
@@ -54,17 +53,10 @@ fn kernel(scale: bool) -> Function {
 
 /// Small integers: every product and sum is exact in f32 and every `p` in f16.
 fn args() -> Vec<Arg> {
-    let f16s = |shape: &[usize], seed: usize| {
-        let n = shape.iter().product::<usize>();
-        let data: Vec<Scalar> = (0..n)
-            .map(|i| cast(Scalar::F64(((i * 7 + seed) % 5) as f64 - 2.0), DType::F16))
-            .collect();
-        Arg::Tensor(HostTensor::from_scalars(DType::F16, shape, &data).unwrap())
-    };
     vec![
-        f16s(&[64, 16], 1),
-        f16s(&[16, 32], 2),
-        f16s(&[32, 32], 3),
+        emulated::small_f16s(&[64, 16], 1),
+        emulated::small_f16s(&[16, 32], 2),
+        emulated::small_f16s(&[32, 32], 3),
         Arg::Tensor(HostTensor::from_vec(&[64, 32], vec![0f32; 64 * 32]).unwrap()),
     ]
 }

@@ -9,10 +9,9 @@ mod emulated;
 
 use std::collections::HashSet;
 use tile_codegen::{CodegenOptions, Sm, Target};
-use tile_ir::eval::cast;
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
-use tile_ir::{verify, DType, Function, Scalar};
+use tile_ir::{verify, Function};
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::{Program, Reg, Region, ThreadOpKind};
@@ -49,16 +48,9 @@ fn kernel(invariant: bool) -> Function {
 }
 
 fn args() -> Vec<Arg> {
-    let f16s = |shape: &[usize], seed: usize| {
-        let n = shape.iter().product::<usize>();
-        let data: Vec<Scalar> = (0..n)
-            .map(|i| cast(Scalar::F64(((i * 5 + seed) % 7) as f64 - 3.0), DType::F16))
-            .collect();
-        Arg::Tensor(HostTensor::from_scalars(DType::F16, shape, &data).unwrap())
-    };
     vec![
-        f16s(&[64, 64], 1),
-        f16s(&[64, 192], 2),
+        emulated::small_f16s(&[64, 64], 1),
+        emulated::small_f16s(&[64, 192], 2),
         Arg::Tensor(HostTensor::from_vec(&[64, 64], vec![0f32; 64 * 64]).unwrap()),
     ]
 }

@@ -422,3 +422,14 @@ pub fn agrees(func: &Function, args: impl Fn() -> Vec<Arg>, outputs: usize, grid
         }
     }
 }
+
+/// An f16 tensor of `shape` holding small integers in `-2..=2` (from
+/// `seed`): products and sums of them stay exact in f32 for any order of
+/// summation, so tensor-core and in-order dots agree bit for bit.
+pub fn small_f16s(shape: &[usize], seed: usize) -> Arg {
+    let n = shape.iter().product::<usize>();
+    let data: Vec<Scalar> = (0..n)
+        .map(|i| eval::cast(Scalar::F64(((i * 7 + seed) % 5) as f64 - 2.0), DType::F16))
+        .collect();
+    Arg::Tensor(HostTensor::from_scalars(DType::F16, shape, &data).unwrap())
+}

@@ -278,52 +278,40 @@ mod tests {
     /// MFMA: register `i + nc·r` of every thread holds element `i` of the
     /// D fragment (`nc` registers) of its wave's block `r` (2×2 blocks a
     /// wave, N first), lane `t % 64` of wave `t / 64`, for both
-    /// instructions.
+    /// instructions; in the transposed layout (`Dᵀ = Bᵀ·Aᵀ`) mirrored, the
+    /// fragment's row the tile's column.
     #[test]
     fn mfma_accumulator_registers_are_the_fragments_of_the_manual() {
-        for kind in [MmaKind::MfmaF16M32N32K8, MmaKind::MfmaBf16M16N16K16] {
-            let (bm, bn, _) = kind.shape();
-            let nc = kind.elements(Fragment::C);
-            let (m, n, waves) = (4 * bm, 4 * bn, [2, 2]);
-            let layout = DistLayout::mma_accumulator(kind, m, n, waves).unwrap();
-            assert_eq!(layout.registers(), 4 * nc);
-            for t in 0..256 {
-                let (lane, wave) = (t % 64, t / 64);
-                let (wave_m, wave_n) = (wave / 2, wave % 2);
-                for v in 0..layout.registers() {
-                    let (i, r) = (v % nc, v / nc);
-                    let (rn, rm) = (r % 2, r / 2);
-                    let (row, col) = kind.element(Fragment::C, lane, i);
-                    let want = vec![bm * (wave_m + 2 * rm) + row, bn * (wave_n + 2 * rn) + col];
-                    assert_eq!(layout.coordinate(t, v), (want, true, true), "t{t} v{v}");
+        for transposed in [false, true] {
+            for kind in [MmaKind::MfmaF16M32N32K8, MmaKind::MfmaBf16M16N16K16] {
+                let (bm, bn, _) = kind.shape();
+                let nc = kind.elements(Fragment::C);
+                let (m, n, waves) = (4 * bm, 4 * bn, [2, 2]);
+                let layout = match transposed {
+                    true => DistLayout::mfma_accumulator_transposed(kind, m, n, waves),
+                    false => DistLayout::mma_accumulator(kind, m, n, waves),
+                };
+                let layout = layout.unwrap();
+                assert_eq!(layout.registers(), 4 * nc);
+                for t in 0..256 {
+                    let (lane, wave) = (t % 64, t / 64);
+                    let (wave_m, wave_n) = (wave / 2, wave % 2);
+                    for v in 0..layout.registers() {
+                        let (i, r) = (v % nc, v / nc);
+                        let (rn, rm) = (r % 2, r / 2);
+                        let (row, col) = kind.element(Fragment::C, lane, i);
+                        let (row, col) = if transposed { (col, row) } else { (row, col) };
+                        let want = vec![bm * (wave_m + 2 * rm) + row, bn * (wave_n + 2 * rn) + col];
+                        assert_eq!(layout.coordinate(t, v), (want, true, true), "t{t} v{v}");
+                    }
                 }
             }
         }
     }
 
-    /// A transposed MFMA accumulator: register `i + nc·r` of every thread
-    /// holds element `i` of the D fragment of its wave's block `r`, mirrored
-    /// (the fragment's row is the tile's column): the layout of `Dᵀ = Bᵀ·Aᵀ`.
+    /// Only MFMA has a transposed accumulator.
     #[test]
-    fn transposed_mfma_accumulator_registers_are_the_mirrored_fragments() {
-        for kind in [MmaKind::MfmaF16M32N32K8, MmaKind::MfmaBf16M16N16K16] {
-            let (bm, bn, _) = kind.shape();
-            let nc = kind.elements(Fragment::C);
-            let (m, n, waves) = (4 * bm, 4 * bn, [2, 2]);
-            let layout = DistLayout::mfma_accumulator_transposed(kind, m, n, waves).unwrap();
-            assert_eq!(layout.registers(), 4 * nc);
-            for t in 0..256 {
-                let (lane, wave) = (t % 64, t / 64);
-                let (wave_m, wave_n) = (wave / 2, wave % 2);
-                for v in 0..layout.registers() {
-                    let (i, r) = (v % nc, v / nc);
-                    let (rn, rm) = (r % 2, r / 2);
-                    let (row, col) = kind.element(Fragment::C, lane, i);
-                    let want = vec![bm * (wave_m + 2 * rm) + col, bn * (wave_n + 2 * rn) + row];
-                    assert_eq!(layout.coordinate(t, v), (want, true, true), "t{t} v{v}");
-                }
-            }
-        }
+    fn only_mfma_accumulators_transpose() {
         let wmma = MmaKind::ALL
             .into_iter()
             .find(|k| k.family() == MmaFamily::Wmma)

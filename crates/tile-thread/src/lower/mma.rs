@@ -65,19 +65,14 @@ impl Lowerer<'_> {
         let [sw_a, sw_b] = staged.layouts.map(OperandLayout::swizzle);
         let [stage_a, stage_b] = staged.offsets;
         let kind = plan.kind;
-        let (im, in_, ik) = kind.shape();
+        let (_, in_, ik) = kind.shape();
         let wn = plan.warps[1];
         let rep_n = n / (in_ * wn);
         // Lane `l` supplies row `l % 16` of the step's 16 `k` to
         // `ldmatrix`; warp `w` = wn·warp_m + warp_n. MFMA: a 64-lane wave,
         // lane `l` holds column `l % im` of B's block, `k` from
         // `4·(l / im)` of the step on.
-        let tid = self.thread_id();
-        let lanes = kind.lanes() as i64;
-        let lane = self.hoist_with_const(BinaryOp::Rem, tid, lanes);
-        let warp = self.hoist_with_const(BinaryOp::Div, tid, lanes);
-        let row = self.hoist_with_const(BinaryOp::Rem, lane, im as i64);
-        let half = self.hoist_with_const(BinaryOp::Div, lane, im as i64);
+        let [lane, warp, row, half] = self.lane_coordinates(kind);
         let warp_n = self.hoist_with_const(BinaryOp::Rem, warp, wn as i64);
         let dtype = kind.operand_dtype();
         let by_elements = kind.family() != MmaFamily::MmaSync;
@@ -196,6 +191,19 @@ impl Lowerer<'_> {
         acc
     }
 
+    /// A thread's lane, warp (MFMA: wave), row of its instruction block
+    /// (`lane % M`) and half (`lane / M`) under `kind`, hoisted.
+    fn lane_coordinates(&mut self, kind: MmaKind) -> [Reg; 4] {
+        let im = kind.shape().0 as i64;
+        let tid = self.thread_id();
+        let lanes = kind.lanes() as i64;
+        let lane = self.hoist_with_const(BinaryOp::Rem, tid, lanes);
+        let warp = self.hoist_with_const(BinaryOp::Div, tid, lanes);
+        let row = self.hoist_with_const(BinaryOp::Rem, lane, im);
+        let half = self.hoist_with_const(BinaryOp::Div, lane, im);
+        [lane, warp, row, half]
+    }
+
     /// The element of a staged `a: [M, k]` at which the lane's part of its
     /// warp's first block row starts ([`Lowerer::a_fragments`] adds each
     /// fragment's offset).
@@ -208,12 +216,7 @@ impl Lowerer<'_> {
         // lane `l` holds row `l % 16`, all 16 `k` of the step. MFMA: a
         // 64-lane wave, lane `l` holds row `l % im`, `k` from `4·(l / im)`
         // of the step on.
-        let tid = self.thread_id();
-        let lanes = kind.lanes() as i64;
-        let lane = self.hoist_with_const(BinaryOp::Rem, tid, lanes);
-        let warp = self.hoist_with_const(BinaryOp::Div, tid, lanes);
-        let row = self.hoist_with_const(BinaryOp::Rem, lane, im as i64);
-        let half = self.hoist_with_const(BinaryOp::Div, lane, im as i64);
+        let [_, warp, row, half] = self.lane_coordinates(kind);
         let warp_m = self.hoist_with_const(BinaryOp::Div, warp, wn as i64);
         match kind.family() {
             MmaFamily::Mfma => self.linear(&[(warp_m, im * k), (row, k), (half, 4)]),
