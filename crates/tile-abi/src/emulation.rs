@@ -43,6 +43,10 @@ pub type RuntimeFn = extern "C" fn(u32, u64, u64, u64, u64) -> u64;
 /// them.
 pub type LaunchFn = unsafe extern "C" fn(*const u8);
 
+/// The bit of a [`RuntimeCall::Wgmma`]'s last operand that says A comes
+/// from registers.
+pub const WGMMA_REGISTER_A: u64 = 1 << 33;
+
 /// What a call of the runtime asks for. Operands are listed per op; unused
 /// ones are 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -96,11 +100,14 @@ pub enum RuntimeCall {
     WaitAsync = 14,
     /// A warpgroup's `wgmma.mma_async` ([`tile_hw::wgmma`]) of instruction `d
     /// & 0xffff_ffff` ([`WgmmaKind`](tile_hw::wgmma::WgmmaKind) code), scaling
-    /// its accumulators by `d >> 32` (0: D = A·B, 1: D = A·B + C): `a` is
+    /// its accumulators by bit 32 of `d` (0: D = A·B, 1: D = A·B + C): `a` is
     /// the address of the thread's [`WgmmaKind::accumulators`](
     /// tile_hw::wgmma::WgmmaKind::accumulators) `f32`s, which the runtime
     /// overwrites with D before returning, `b` and `c` the matrix
-    /// descriptors of A and B.
+    /// descriptors of A and B; with [`WGMMA_REGISTER_A`] set in `d`, A
+    /// comes from the thread's four `.b32` registers after the accumulators
+    /// (two 16-bit elements each, the first low;
+    /// `tile_hw::wgmma::register_a_element`) and `b` is 0.
     Wgmma = 15,
     /// `wgmma.fence.sync.aligned`: registers written before it are
     /// visible to the warpgroup's next `wgmma`.

@@ -339,18 +339,23 @@ fn fp8_dots_issue_mma_sync_m16n8k32() {
 /// On sm_90a tensor dots whose tiles `wgmma` fits are its inline PTX,
 /// which `ptxas` accepts, with their fences and groups: 128×128×64 on 8
 /// warps is two warpgroups, each two 64×64 blocks and four k-steps per K
-/// tile; the pipelined loop fences the proxy once per iteration.
+/// tile (two with a K tile of 32, A under the 64-byte swizzle); the
+/// pipelined loop fences the proxy once per iteration.
 #[test]
 fn tensor_dots_issue_wgmma_on_sm_90a() {
     require(Tool::Ptxas);
-    for dtype in [DType::F16, DType::BF16] {
-        let func = samples::matmul(128, 128, 64, dtype).unwrap();
+    for (dtype, bk, wgmmas) in [
+        (DType::F16, 64, 8),
+        (DType::BF16, 64, 8),
+        (DType::F16, 32, 4),
+    ] {
+        let func = samples::matmul(128, 128, bk, dtype).unwrap();
         let ptx = emitted(&func, 8, Target::Nvptx(Sm::Sm90a)).assembly;
         let instruction = format!("wgmma.mma_async.sync.aligned.m64n64k16.f32.{dtype}.{dtype}");
         assert_eq!(
             ptx.matches(&instruction).count(),
-            8,
-            "{dtype}:
+            wgmmas,
+            "{dtype}, K tile {bk}:
 {ptx}"
         );
         for (other, count) in [

@@ -385,8 +385,9 @@ fn matmul_on_both_mfma_instructions() {
 
 /// The matmul sample on sm_90a's `wgmma` through the emulation target: the
 /// NVPTX module's inline PTX, its descriptors computed from the shared
-/// addresses the image really has, over a grid of partial tiles, with and
-/// without a software pipeline: bit for bit the product stepped by 16.
+/// addresses the image really has (A's swizzle as wide as its `K` allows),
+/// over a grid of partial tiles, with and without a software pipeline: bit
+/// for bit the product stepped by 16.
 #[test]
 fn matmuls_on_wgmma() {
     use tile_ir::{samples, DType};
@@ -397,6 +398,9 @@ fn matmuls_on_wgmma() {
         (DType::BF16, (128, 128, 64), 8, 1),
         (DType::F16, (128, 128, 64), 8, 3),
         (DType::BF16, (64, 128, 64), 4, 2),
+        // A's rows of 64 and 32 bytes: the 64- and 32-byte swizzles.
+        (DType::F16, (64, 64, 32), 4, 2),
+        (DType::BF16, (128, 64, 16), 4, 1),
     ] {
         let what = format!("{dtype} {bm}x{bn}x{bk} on {warps} warps, {stages} stages");
         let func = samples::matmul(bm, bn, bk, dtype).unwrap();

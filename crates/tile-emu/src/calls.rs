@@ -5,7 +5,9 @@ use crate::block::{race, stop, suspend, with_block, Wait, WARP};
 use crate::copies::Copy;
 use crate::error::EmuError;
 use crate::wgmma::WgmmaCall;
-use tile_abi::emulation::{Access, ApproxFn, Ordering, RuntimeCall, ShuffleMode, MMA_MAX_WORDS};
+use tile_abi::emulation::{
+    Access, ApproxFn, Ordering, RuntimeCall, ShuffleMode, MMA_MAX_WORDS, WGMMA_REGISTER_A,
+};
 use tile_hw::happens::AtomicSync;
 use tile_hw::ldmatrix::LdMatrix;
 use tile_hw::mma::{Fragment, MmaKind};
@@ -237,7 +239,11 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
             }
         },
         RuntimeCall::Wgmma => {
-            let (kind, scale) = (WgmmaKind::from_code(d & 0xffff_ffff), d >> 32);
+            let registers = d & WGMMA_REGISTER_A != 0;
+            let (kind, scale) = (
+                WgmmaKind::from_code(d & 0xffff_ffff),
+                (d & !WGMMA_REGISTER_A) >> 32,
+            );
             let Some(kind) = kind.filter(|_| scale <= 1) else {
                 let place = with_block(|blk| blk.place(Some(blk.current)));
                 return stop(EmuError::Malformed {
@@ -260,6 +266,7 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
                 a: b,
                 b: c,
                 scale: scale == 1,
+                registers,
                 buffer: a,
             }));
             0

@@ -1,7 +1,8 @@
 //! Hopper's `wgmma` on a warpgroup of 128 threads: each thread's call
 //! waits until the whole warpgroup has issued the same instruction with
-//! the same descriptors; then A (K-major) and B (N-major) are read from
-//! shared memory through the descriptors' 128-byte-swizzled layout, as
+//! the same descriptors; then A (K-major; or from each thread's registers)
+//! and B (N-major) are read from shared memory through the swizzled
+//! layouts the descriptors name, as
 //! the first thread's reads (race-checked, and each written byte must be
 //! fenced by its writer's `fence.proxy.async`), multiplied by
 //! [`tile_hw::wgmma::warpgroup_mma`], and D written over every thread's
@@ -21,24 +22,53 @@
 
 use crate::block::{Block, Wait};
 use crate::error::{EmuError, Place};
-use tile_hw::wgmma::{warpgroup_mma, Descriptor, Major, WgmmaKind, K, M, WARPGROUP};
+use tile_hw::wgmma::{
+    register_a_element, warpgroup_mma, Descriptor, Major, WgmmaKind, K, M, REGISTER_A_ELEMENTS,
+    WARPGROUP,
+};
 
 /// One thread's `wgmma`: the instruction, its descriptors, whether it
-/// accumulates into C, and the address of the thread's accumulators.
+/// accumulates into C, whether A comes from registers (held after the
+/// accumulators), and the address of the thread's accumulators.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct WgmmaCall {
     pub(crate) kind: WgmmaKind,
     pub(crate) a: u64,
     pub(crate) b: u64,
     pub(crate) scale: bool,
+    pub(crate) registers: bool,
     pub(crate) buffer: u64,
 }
 
 impl WgmmaCall {
     /// The same instruction on the same operands, wherever the
-    /// accumulators are.
+    /// accumulators (and A's registers) are.
     fn agrees(&self, other: &WgmmaCall) -> bool {
-        (self.kind, self.a, self.b, self.scale) == (other.kind, other.a, other.b, other.scale)
+        let key = |c: &WgmmaCall| (c.kind, c.a, c.b, c.scale, c.registers);
+        key(self) == key(other)
+    }
+
+    /// The 64×16 A, row-major, from the registers each thread of `calls`
+    /// (a warpgroup) holds after its accumulators.
+    fn register_a(calls: &[WgmmaCall]) -> Vec<f32> {
+        let mut a = vec![0.0f32; M * K];
+        for (thread, call) in calls.iter().enumerate() {
+            let mut words = [0u32; REGISTER_A_ELEMENTS / 2];
+            let at = call.buffer + 4 * call.kind.accumulators() as u64;
+            // SAFETY: the image's replacement of a wgmma with A from
+            // registers passes a stack buffer of the accumulators and then
+            // A's four words, alive and unaliased while its thread waits in
+            // this call (tile_abi::emulation::RuntimeCall::Wgmma).
+            unsafe {
+                std::ptr::copy_nonoverlapping(at as *const u32, words.as_mut_ptr(), words.len())
+            };
+            for i in 0..REGISTER_A_ELEMENTS {
+                let bits = (words[i / 2] >> (16 * (i % 2))) as u16;
+                let (row, col) = register_a_element(thread, i);
+                a[row * K + col] = call.kind.widen(bits);
+            }
+        }
+        a
     }
 }
 
@@ -138,7 +168,10 @@ impl Block {
             });
         }
         let kind = call.kind;
-        let a = self.operand(place, call.a, Major::K, M)?;
+        let a = match call.registers {
+            true => WgmmaCall::register_a(&calls),
+            false => self.operand(place, call.a, Major::K, M)?,
+        };
         let b = self.operand(place, call.b, Major::Mn, kind.n)?;
         // B is read as (n, k): row-major K × N for the multiply.
         let b: Vec<f32> = (0..K * kind.n)

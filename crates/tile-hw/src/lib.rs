@@ -9,7 +9,7 @@
 //!   instruction's `K`, and [`ldmatrix`] the warp's loads of their
 //!   fragments from shared memory;
 //! * [`wgmma`]: Hopper's warpgroup instructions: shared-memory matrix
-//!   descriptors, the 128-byte-swizzled operand layouts and the
+//!   descriptors, the swizzled operand layouts and the
 //!   accumulator layout;
 //! * [`mbarrier`]: the phases of the barriers bulk copies complete on;
 //! * [`happens`]: happens-before between a launch's threads (barriers,

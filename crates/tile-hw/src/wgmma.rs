@@ -14,25 +14,29 @@
 //! | 49–51 | base offset (0 when the swizzle pattern starts 1024-byte aligned) |
 //! | 62–63 | swizzle: 0 none, 1 = 128 bytes, 2 = 64, 3 = 32 |
 //!
-//! **Layouts.** The model knows the 128-byte swizzle, in which a matrix is
-//! made of atoms of 8 rows of 128 bytes, rows 128 bytes apart, and the
-//! 16-byte chunk `c` of row `r` of an atom sits at chunk `c ^ r`: the
-//! address bits 4–6 are XORed with bits 7–9, which is why the atoms start
-//! on 1024-byte boundaries. An operand is *K-major* (its rows run along M or
-//! N, its `K` elements contiguous within the 128 bytes) or *MN-major* (rows
-//! run along K, 128 bytes of M or N contiguous); the SBO is the distance
-//! between consecutive groups of 8 rows. Element `(mn, k)` of an operand of
+//! **Layouts.** The model knows the swizzled layouts (128, 64 and 32
+//! bytes). A matrix is made of atoms of 8 rows of `S` bytes (the swizzle's
+//! width), rows `S` bytes apart, and the 16-byte chunk `c` of row `r` of an
+//! atom sits at chunk `c ^ (r mod S/16)` of its 128-byte line: the address
+//! bits 4 and up (as many as `S / 16` needs: 3, 2 or 1) are XORed with the
+//! bits 7 and up, CuTe's `Swizzle<3,4,3>`, `<2,4,3>` and `<1,4,3>` on byte
+//! addresses, which is why the atoms start on `8·S`-byte boundaries. An
+//! operand is *K-major* (its rows run along M or N, its `K` elements
+//! contiguous within the `S` bytes) or *MN-major* (rows run along K, `S`
+//! bytes of M or N contiguous); the SBO is the distance between
+//! consecutive groups of 8 rows. Element `(mn, k)` of an operand of
 //! `e`-byte elements starting at `start`:
 //!
 //! ```text
-//! K-major:   a = start + (mn / 8)·SBO + (mn % 8)·128 + k·e        (k·e < 128)
-//! MN-major:  a = start + (k / 8)·SBO  + (k % 8)·128  + mn·e       (mn·e < 128)
-//! address  = a ^ (((a >> 7) & 7) << 4)
+//! K-major:   a = start + (mn / 8)·SBO + (mn % 8)·S + k·e        (k·e < S)
+//! MN-major:  a = start + (k / 8)·SBO  + (k % 8)·S  + mn·e       (mn·e < S)
+//! address  = a ^ (((a >> 7) & (S/16 − 1)) << 4)
 //! ```
 //!
-//! An MN-major operand wider than one atom (128 bytes of M or N) would also
+//! An operand wider than one atom (`S` bytes of K, M or N) would also
 //! use the LBO, whose reading this model does not commit to: it refuses
-//! such accesses, and the lowering issues one instruction per atom of N.
+//! such accesses, and the lowering issues one instruction per atom of N
+//! and a `K` of 16 (32 bytes) per instruction.
 //!
 //! **Accumulators** of `m64nNk16` (PTX ISA, "Matrix fragments for
 //! wgmma.m64nNk16"): thread `T` of the warpgroup (warp `w = T / 32`,
@@ -43,7 +47,12 @@
 //! ```
 //!
 //! so each warp owns 16 rows and every 8 columns repeat `mma.sync`'s C
-//! layout. **Arithmetic** as [`crate::mma`]: each element of D is `c` and
+//! layout. **A from registers** (`wgmma … {a0, a1, a2, a3}, desc-b, …`):
+//! each thread holds 8 16-bit elements of the 64×16 A in four `.b32`
+//! registers, two to a register (the lower half first), element `i` where
+//! the accumulator layout puts element `i` of a 64×16 D (CuTe's
+//! `ALayout_64x16` is its `CLayout_64x16`): a product's accumulators,
+//! rounded to 16 bits, are the next product's A fragments. **Arithmetic** as [`crate::mma`]: each element of D is `c` and
 //! the 16 products of the step summed in `f64` in ascending `k`, rounded
 //! once to `f32`, a NaN canonical.
 
@@ -194,42 +203,67 @@ impl Descriptor {
         elem_bytes: usize,
         (mn, k): (usize, usize),
     ) -> Result<u32, String> {
-        if self.swizzle != Swizzle::B128 || self.base_offset != 0 {
-            return Err(format!(
-                "a descriptor with {:?} swizzle and base offset {} is not modelled (only 128-byte swizzle from 1024-byte boundaries)",
-                self.swizzle, self.base_offset
-            ));
-        }
+        let width = match self.swizzle.row_bytes() {
+            Some(width) if self.base_offset == 0 => width,
+            _ => {
+                return Err(format!(
+                    "a descriptor with {:?} swizzle and base offset {} is not modelled (only the 128-, 64- and 32-byte swizzles from their patterns' boundaries)",
+                    self.swizzle, self.base_offset
+                ))
+            }
+        };
         let (row, column) = match major {
             Major::K => (mn, k * elem_bytes),
             Major::Mn => (k, mn * elem_bytes),
         };
-        if column >= 128 {
+        if column >= width {
             return Err(format!(
-                "element ({mn}, {k}) lies {column} bytes into a {major:?}-major row: past one 128-byte atom"
+                "element ({mn}, {k}) lies {column} bytes into a {major:?}-major row: past one {width}-byte atom"
             ));
         }
         let unswizzled =
-            self.start as usize + (row / 8) * self.sbo as usize + (row % 8) * 128 + column;
-        let swizzled = unswizzled ^ (((unswizzled >> 7) & 7) << 4);
+            self.start as usize + (row / 8) * self.sbo as usize + (row % 8) * width + column;
+        let chunks = width / 16 - 1;
+        let swizzled = unswizzled ^ (((unswizzled >> 7) & chunks) << 4);
         u32::try_from(swizzled).map_err(|_| format!("address {swizzled:#x} past shared memory"))
     }
 }
 
-/// The bytes between consecutive groups of 8 rows of tile's operands:
-/// 8 rows of 128 bytes, atoms stacked without gaps.
-pub const OPERAND_SBO: u32 = 1024;
+impl Swizzle {
+    /// The swizzle of K-major rows of `bytes` bytes, one atom wide: 128, 64
+    /// or 32.
+    pub fn for_rows(bytes: usize) -> Option<Swizzle> {
+        match bytes {
+            128 => Some(Swizzle::B128),
+            64 => Some(Swizzle::B64),
+            32 => Some(Swizzle::B32),
+            _ => None,
+        }
+    }
+
+    /// The bytes of an atom's row: 128, 64 or 32; `None` unswizzled.
+    pub fn row_bytes(self) -> Option<usize> {
+        match self {
+            Swizzle::None => None,
+            Swizzle::B128 => Some(128),
+            Swizzle::B64 => Some(64),
+            Swizzle::B32 => Some(32),
+        }
+    }
+}
 
 /// The descriptor of an operand of tile's lowering starting at shared byte
-/// address `start`: the 128-byte swizzle, [`OPERAND_SBO`] between 8-row
-/// groups, and the same as LBO, which its layouts never use.
-pub fn operand_descriptor(start: u32) -> Descriptor {
+/// address `start` with rows of `swizzle`'s width: atoms of 8 rows stacked
+/// without gaps (8 rows apart by the SBO), and the same as LBO, which its
+/// layouts never use.
+pub fn operand_descriptor(start: u32, swizzle: Swizzle) -> Descriptor {
+    let sbo = 8 * swizzle.row_bytes().unwrap_or(16) as u32;
     Descriptor {
         start,
-        lbo: OPERAND_SBO,
-        sbo: OPERAND_SBO,
+        lbo: sbo,
+        sbo,
         base_offset: 0,
-        swizzle: Swizzle::B128,
+        swizzle,
     }
 }
 
@@ -239,6 +273,16 @@ pub fn accumulator_element(thread: usize, i: usize) -> (usize, usize) {
     let (w, g, t) = (thread / 32, (thread % 32) / 4, thread % 4);
     (16 * w + g + 8 * ((i / 2) % 2), 8 * (i / 4) + 2 * t + i % 2)
 }
+
+/// The `(row, column)` of A that element `i` (of 8) of warpgroup thread
+/// `thread` holds when A comes from registers (see the module docs).
+pub fn register_a_element(thread: usize, i: usize) -> (usize, usize) {
+    accumulator_element(thread, i % 8)
+}
+
+/// The 16-bit elements held by each register A fragment of a warpgroup:
+/// 8 per thread, 4 `.b32` registers.
+pub const REGISTER_A_ELEMENTS: usize = 8;
 
 /// One warpgroup's instruction of `kind`: `a` (64×16) and `b` (16×N)
 /// row-major as read from shared memory, `c[T]` thread `T`'s accumulators;
@@ -369,6 +413,63 @@ mod tests {
             ..d
         };
         assert!(unswizzled.element_address(Major::K, 2, (0, 0)).is_err());
+        assert_eq!(operand_descriptor(2048, Swizzle::B128), d);
+    }
+
+    /// A's register fragments cover the 64×16 A once each as CuTe's
+    /// `ALayout_64x16` (`((4,8,4),(2,2,2)):((128,1,16),(64,8,512))` into
+    /// the column-major 64×16 A) lays them out.
+    #[test]
+    fn register_a_fragments_are_cutes_a_layout() {
+        let mut seen = vec![0; M * K];
+        for thread in 0..WARPGROUP {
+            for i in 0..REGISTER_A_ELEMENTS {
+                let (row, col) = register_a_element(thread, i);
+                seen[row * K + col] += 1;
+                let (t, g, w) = (thread % 4, (thread / 4) % 8, thread / 32);
+                let offset =
+                    t * 128 + g + w * 16 + (i % 2) * 64 + ((i / 2) % 2) * 8 + (i / 4) * 512;
+                assert_eq!((row, col), (offset % 64, offset / 64), "T{thread} i{i}");
+            }
+        }
+        assert!(seen.iter().all(|&s| s == 1));
+    }
+
+    /// The 64- and 32-byte swizzles: rows of 64 (32) bytes, two (four) to
+    /// a 128-byte line, whose chunks trade places by the line's index in
+    /// the 512-byte (256-byte) pattern; each atom's elements distinct.
+    #[test]
+    fn the_narrow_swizzles_move_whole_chunks_by_the_line() {
+        let b64 = operand_descriptor(1024, Swizzle::B64);
+        assert_eq!((b64.sbo, b64.lbo), (512, 512));
+        let at = |d: Descriptor, mn, k| d.element_address(Major::K, 2, (mn, k)).unwrap();
+        assert_eq!(at(b64, 0, 9), 1024 + 18);
+        // Rows 2 and 3 are line 1: chunk c goes to c ^ 1.
+        assert_eq!(at(b64, 2, 8), 1024 + 128);
+        assert_eq!(at(b64, 3, 0), 1024 + 3 * 64 + 16);
+        // Rows 4 and 5 are line 2: chunk c ^ 2.
+        assert_eq!(at(b64, 4, 0), 1024 + 256 + 32);
+        assert_eq!(at(b64, 9, 0), 1024 + 512 + 64);
+        assert!(b64.element_address(Major::K, 2, (0, 32)).is_err());
+        // The second k-step of 16 starts 32 bytes into the rows: chunk 2 of
+        // row 2 goes to chunk 3.
+        let step = operand_descriptor(1024 + 32, Swizzle::B64);
+        assert_eq!(at(step, 2, 0), 1024 + 128 + 48);
+        let b32 = operand_descriptor(0, Swizzle::B32);
+        assert_eq!(b32.sbo, 256);
+        // Rows 4..8 are line 1: chunk c ^ 1.
+        assert_eq!(at(b32, 4, 0), 128 + 16);
+        assert_eq!(at(b32, 5, 8), 160);
+        assert!(b32.element_address(Major::K, 2, (0, 16)).is_err());
+        for (d, k) in [(b64, 32), (b32, 16)] {
+            let mut seen: Vec<u32> = (0..8)
+                .flat_map(|mn| (0..k).map(move |kk| (mn, kk)))
+                .map(|(mn, kk)| at(d, mn, kk))
+                .collect();
+            seen.sort_unstable();
+            seen.dedup();
+            assert_eq!(seen.len(), 8 * k, "{:?}", d.swizzle);
+        }
     }
 
     #[test]

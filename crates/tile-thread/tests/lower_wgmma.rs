@@ -1,5 +1,5 @@
 //! `dot`s of precision `tensor` on Hopper's `wgmma.m64n64k16` (sm_90a):
-//! the operands staged in the canonical 128-byte-swizzled layout, one
+//! the operands staged in the canonical swizzled layouts, one
 //! instruction per warpgroup, 64×64 block and `k`-step, and the lockstep
 //! emulator reading them through `tile_hw::wgmma`'s descriptors: bit for
 //! bit the product stepped by 16 and within the `tensor` bound of the
@@ -64,10 +64,46 @@ fn pipelined_matmuls_run_on_wgmma() {
     }
 }
 
-/// Tiles `wgmma` does not fit (`K` of 16, `N` of 32) take `mma.sync`.
+/// A `K` of 32 or 16 stages A in one block of rows of 64 or 32 bytes under
+/// the 64- or 32-byte swizzle (`.sw64`, `.sw32`): still `wgmma`, bit for bit
+/// the stepped product, pipelined or not; the TMA, whose boxes are 128-byte
+/// rows, leaves such a loop to `cp.async`.
+#[test]
+fn narrow_k_tiles_run_on_wgmma_with_narrower_swizzles() {
+    for dtype in [DType::F16, DType::BF16] {
+        matmul(dtype, (64, 64, 32), 4, 1, 2);
+        matmul(dtype, (64, 64, 16), 4, 1, 1);
+        matmul(dtype, (128, 128, 32), 8, 3, 4);
+        matmul(dtype, (128, 64, 16), 4, 2, 2);
+    }
+    for (bk, suffix) in [(32, ".sw64 @s"), (16, ".sw32 @s")] {
+        let (func, program) = tma_matmul(DType::F16, (64, 64, bk), 4, 2);
+        let text = program.to_string();
+        assert!(
+            text.contains(&format!("wgmma.m64n64k16.f16{suffix}")),
+            "{text}"
+        );
+        assert_eq!(
+            count(&program, |k| matches!(k, ThreadOpKind::TmaLoad { .. })),
+            0
+        );
+        assert!(count(&program, |k| matches!(k, ThreadOpKind::CopyAsync { .. })) > 0);
+        tensor_check::check(
+            &func,
+            &program,
+            (64, 64, bk),
+            DType::F16,
+            [53, 54],
+            16,
+            "tma",
+        );
+    }
+}
+
+/// Tiles `wgmma` does not fit (`K` of 48, `N` of 32) take `mma.sync`.
 #[test]
 fn other_tiles_take_mma_sync() {
-    for tiles in [(64, 64, 16), (64, 32, 64)] {
+    for tiles in [(64, 64, 48), (64, 32, 64)] {
         let func = samples::matmul(tiles.0, tiles.1, tiles.2, DType::F16).unwrap();
         let options = LowerOptions::warps(4).with_tensor_cores(TensorCores::Wgmma);
         let program = lower(&func, &options).unwrap();

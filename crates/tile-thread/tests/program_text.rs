@@ -172,4 +172,10 @@ fn errors_name_the_place_and_what_was_expected() {
         error(&format!("{head}  barrier\n")),
         "2:1: this `{` is never closed"
     );
+    assert_eq!(
+        error(&format!(
+            "{head}  %0 = const 0 : i32\n  wgmma.m64n64k16.f16.sw16 @s0[%0], @s0[%0], %0\n}}\n"
+        )),
+        "4:23: unknown wgmma swizzle `sw16`: `sw64` or `sw32`"
+    );
 }

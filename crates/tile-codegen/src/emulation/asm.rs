@@ -15,7 +15,7 @@
 use crate::gpu::Asm;
 use crate::EmitError;
 use std::collections::BTreeMap;
-use tile_abi::emulation::{Ordering, RuntimeCall, RUNTIME_SYMBOL};
+use tile_abi::emulation::{Ordering, RuntimeCall, RUNTIME_SYMBOL, WGMMA_REGISTER_A};
 use tile_ir::{MemOrder, MemScope};
 
 /// How a call of inline assembly starts in LLVM's printed IR, with side
@@ -89,23 +89,32 @@ fn definition(name: &str, asm: Asm) -> String {
                 "define internal i{bits} @{name}(i{bits} %x) {{\n  ret i{bits} %x\n}}\n"
             )
         }
-        Asm::Wgmma(kind) => {
-            params.extend(["i64 %da".into(), "i64 %db".into(), "i32 %scale".into()]);
-            body.push_str(&format!("  %buf = alloca [{values} x float], align 4\n"));
-            for i in 0..values {
+        Asm::Wgmma(kind) | Asm::WgmmaRegisterA(kind) => {
+            // A's registers, if any, follow the accumulators in the buffer.
+            let (words, a, code) = match asm {
+                Asm::WgmmaRegisterA(_) => (4, "0", kind.code() | WGMMA_REGISTER_A),
+                _ => (0, "%da", kind.code()),
+            };
+            if words == 0 {
+                params.push("i64 %da".into());
+            }
+            params.extend((0..words).map(|j| format!("i32 %w{j}")));
+            params.extend(["i64 %db".into(), "i32 %scale".into()]);
+            let slots = values + words;
+            body.push_str(&format!("  %buf = alloca [{slots} x i32], align 4\n"));
+            for i in 0..slots {
+                let value = match i.checked_sub(values) {
+                    None => format!("float %v{i}"),
+                    Some(j) => format!("i32 %w{j}"),
+                };
                 body.push_str(&format!(
-                    "  %a{i} = getelementptr inbounds [{values} x float], ptr %buf, i64 0, i64 {i}\n  store float %v{i}, ptr %a{i}, align 4\n"
+                    "  %a{i} = getelementptr inbounds [{slots} x i32], ptr %buf, i64 0, i64 {i}\n  store {value}, ptr %a{i}, align 4\n"
                 ));
             }
             body.push_str(&format!(
-                "  %addr = ptrtoint ptr %buf to i64\n  %nz = icmp ne i32 %scale, 0\n  %s = zext i1 %nz to i64\n  %sh = shl i64 %s, 32\n  %code = or i64 %sh, {}\n",
-                kind.code()
+                "  %addr = ptrtoint ptr %buf to i64\n  %nz = icmp ne i32 %scale, 0\n  %s = zext i1 %nz to i64\n  %sh = shl i64 %s, 32\n  %code = or i64 %sh, {code}\n"
             ));
-            runtime(
-                &mut body,
-                RuntimeCall::Wgmma,
-                ["%addr", "%da", "%db", "%code"],
-            );
+            runtime(&mut body, RuntimeCall::Wgmma, ["%addr", a, "%db", "%code"]);
             for (i, r) in results.iter_mut().enumerate() {
                 body.push_str(&format!("  %d{i} = load float, ptr %a{i}, align 4\n"));
                 *r = format!("%d{i}");

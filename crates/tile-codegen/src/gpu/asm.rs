@@ -35,6 +35,10 @@ pub(crate) enum Asm {
     /// when the scale operand is nonzero: `(acc…, desc_a: i64, desc_b: i64,
     /// scale_d: i32) -> acc…`.
     Wgmma(WgmmaKind),
+    /// [`Asm::Wgmma`] with A from four `.b32` registers (two 16-bit
+    /// elements each): `(acc…, a0..a3: i32, desc_b: i64, scale_d: i32) ->
+    /// acc…`.
+    WgmmaRegisterA(WgmmaKind),
     /// `wgmma.fence.sync.aligned`.
     WgmmaFence,
     /// `wgmma.commit_group.sync.aligned`.
@@ -174,6 +178,18 @@ impl Asm {
                     t = kind.dtype,
                 )
             }
+            Asm::WgmmaRegisterA(kind) => {
+                let n = kind.accumulators();
+                let d: Vec<String> = (0..n).map(|i| format!("${i}")).collect();
+                let (b, scale) = (2 * n + 4, 2 * n + 5);
+                format!(
+                    "{{ .reg .pred p; setp.ne.b32 p, ${scale}, 0; wgmma.mma_async.sync.aligned.m64n{}k16.f32.{t}.{t} {{{}}}, {}, ${b}, p, 1, 1, 1; }}",
+                    kind.n,
+                    d.join(", "),
+                    word_list(2 * n, 4),
+                    t = kind.dtype,
+                )
+            }
             Asm::WgmmaFence => "wgmma.fence.sync.aligned;".into(),
             Asm::WgmmaCommit => "wgmma.commit_group.sync.aligned;".into(),
             Asm::WgmmaWait { pending, .. } => format!("wgmma.wait_group.sync.aligned {pending};"),
@@ -226,6 +242,11 @@ impl Asm {
         };
         match self {
             Asm::Wgmma(kind) => tied(kind.accumulators(), &["l", "l", "r"], &[MEMORY]),
+            Asm::WgmmaRegisterA(kind) => tied(
+                kind.accumulators(),
+                &["r", "r", "r", "r", "l", "r"],
+                &[MEMORY],
+            ),
             Asm::WgmmaWait { values, .. } => tied(values, &[], &[MEMORY]),
             Asm::MmaFp8(_) => tied(4, &["r"; 6], &[]),
             Asm::MbarrierExpectTx => format!("l,r,{MEMORY}"),
@@ -287,7 +308,11 @@ impl Asm {
                 "bf16" => DType::BF16,
                 _ => return None,
             };
-            Asm::Wgmma(WgmmaKind::new(dtype, n.parse().ok()?)?)
+            let kind = WgmmaKind::new(dtype, n.parse().ok()?)?;
+            match template.contains("}, {$") {
+                true => Asm::WgmmaRegisterA(kind),
+                false => Asm::Wgmma(kind),
+            }
         } else {
             let fp8 = MmaKind::ALL
                 .into_iter()
@@ -353,6 +378,7 @@ impl Asm {
     fn name(self) -> String {
         match self {
             Asm::Wgmma(kind) => format!("wgmma.{}", kind.name()),
+            Asm::WgmmaRegisterA(kind) => format!("wgmma.registers.{}", kind.name()),
             Asm::WgmmaFence => "wgmma.fence".into(),
             Asm::WgmmaCommit => "wgmma.commit".into(),
             Asm::WgmmaWait { pending, values } => format!("wgmma.wait.{pending}.{values}"),
@@ -384,7 +410,7 @@ impl Asm {
     /// The `f32` values it returns (and takes first).
     pub(crate) fn values(self) -> usize {
         match self {
-            Asm::Wgmma(kind) => kind.accumulators(),
+            Asm::Wgmma(kind) | Asm::WgmmaRegisterA(kind) => kind.accumulators(),
             Asm::WgmmaWait { values, .. } => values,
             Asm::MmaFp8(_) => 4,
             Asm::MbarrierExpectTx | Asm::MbarrierTryWait | Asm::TmaLoad2d => 0,
@@ -459,6 +485,21 @@ mod tests {
             .template()
             .ends_with("$31}, $64, $65, p, 1, 1, 0, 1; }"));
         assert!(wgmma.constraints().ends_with(",31,l,l,r,~{memory}"));
+        let registers = Asm::WgmmaRegisterA(WgmmaKind::new(DType::BF16, 64).unwrap());
+        assert_eq!(
+            Asm::parse(&registers.template(), &registers.constraints()),
+            Some(registers)
+        );
+        assert!(registers
+            .template()
+            .ends_with("$31}, {$64, $65, $66, $67}, $68, p, 1, 1, 1; }"));
+        assert!(registers
+            .constraints()
+            .ends_with(",31,r,r,r,r,l,r,~{memory}"));
+        assert_eq!(
+            registers.replacement(),
+            "tile_emu.wgmma.registers.m64n64k16.bf16"
+        );
         assert_eq!(Asm::parse("wgmma.fence.sync.aligned;", ""), None);
         let byte = Asm::LoadGlobal { bits: 8, nc: true };
         assert_eq!(byte.template(), "@$2 ld.global.nc.u8 $0, [$1];");

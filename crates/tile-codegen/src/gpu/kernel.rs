@@ -446,7 +446,13 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 let at = self.shared_at(k, alloc.index(), dt, x[0].into_int_value())?;
                 self.ldmatrix(*shape, at, dt)
             }
-            ThreadOpKind::Wgmma { kind, a, b } => self.wgmma(k, (*kind, *a, *b), &x),
+            ThreadOpKind::Wgmma {
+                kind,
+                a,
+                a_swizzle,
+                b,
+            } => self.wgmma(k, (*kind, (*a, *a_swizzle), *b), &x),
+            ThreadOpKind::WgmmaRegisterA { kind, b } => self.wgmma_register_a(k, (*kind, *b), &x),
             ThreadOpKind::WgmmaFence => self.inline_asm(Asm::WgmmaFence, &[]),
             ThreadOpKind::WgmmaCommit => self.inline_asm(Asm::WgmmaCommit, &[]),
             ThreadOpKind::WgmmaWait { pending } => {

@@ -278,7 +278,11 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
     }
 
     /// `lo | hi << 16` of two 16-bit registers, as an `i32`.
-    fn pack(&self, lo: IntValue<'ctx>, hi: IntValue<'ctx>) -> Result<IntValue<'ctx>, EmitError> {
+    pub(super) fn pack(
+        &self,
+        lo: IntValue<'ctx>,
+        hi: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>, EmitError> {
         let i32t = self.ctx.i32_type();
         let lo = self.b.build_int_z_extend(lo, i32t, "lo")?;
         let hi = self.b.build_int_z_extend(hi, i32t, "hi")?;

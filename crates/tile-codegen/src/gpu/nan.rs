@@ -50,8 +50,9 @@ fn observes(program: &Program, user: OpId, at: usize, unobserved: &HashSet<OpId>
         // The value (operand 0) moves to another lane bit for bit.
         ThreadOpKind::Shuffle { .. } => at != 0 || !unobserved.contains(&user),
         // A tensor-core product whose result is NaN gives the canonical NaN
-        // whatever the payloads of its NaN operands (`tile_hw::mma`).
-        ThreadOpKind::Mma { .. } => false,
+        // whatever the payloads of its NaN operands (`tile_hw::mma`,
+        // `tile_hw::wgmma`).
+        ThreadOpKind::Mma { .. } | ThreadOpKind::WgmmaRegisterA { .. } => false,
         // A cast to the operand's own dtype is the operand itself.
         ThreadOpKind::Cast { to } => op
             .operands

@@ -1,8 +1,9 @@
 //! Hopper's `wgmma` (sm_90a) as inline PTX ([`super::asm`]): the thread
 //! program's operand indices become 64-bit matrix descriptors
 //! ([`tile_hw::wgmma::operand_descriptor`]: the shared address's bits
-//! 4–17 over a constant for the 128-byte swizzle and 1024-byte group
-//! stride), the accumulators go in and come out as tied registers, always
+//! 4–17 over a constant for the swizzle, A's as the op says and B's of 128
+//! bytes, and the group stride of 8 rows), or A's elements packed two to a
+//! register, the accumulators go in and come out as tied registers, always
 //! accumulating (the program initializes them).
 
 use super::asm::Asm;
@@ -10,16 +11,17 @@ use super::kernel::Kernel;
 use super::GpuEmitter;
 use crate::EmitError;
 use inkwell::values::{BasicValueEnum, IntValue};
-use tile_hw::wgmma::operand_descriptor;
-use tile_thread::program::{SharedId, WgmmaKind};
+use tile_hw::wgmma::{operand_descriptor, REGISTER_A_ELEMENTS};
+use tile_thread::program::{DescriptorSwizzle, SharedId, WgmmaKind};
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
-    /// One warpgroup's `wgmma` of `kind` on A at element `x[0]` of `a` and
-    /// B at element `x[1]` of `b`, accumulating into `x[2..]`; D.
+    /// One warpgroup's `wgmma` of `kind` on A at element `x[0]` of `a`
+    /// (laid out with `a_swizzle`) and B at element `x[1]` of `b`,
+    /// accumulating into `x[2..]`; D.
     pub(super) fn wgmma(
         &self,
         k: &Kernel<'_, 'ctx>,
-        (kind, a, b): (WgmmaKind, SharedId, SharedId),
+        (kind, (a, a_swizzle), b): (WgmmaKind, (SharedId, DescriptorSwizzle), SharedId),
         x: &[BasicValueEnum<'ctx>],
     ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
         let [ia, ib, acc @ ..] = x else {
@@ -30,19 +32,52 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         if acc.len() != kind.accumulators() {
             return Err(EmitError::internal("wgmma's accumulators"));
         }
-        let desc_a = self.descriptor(k, a, ia.into_int_value())?;
-        let desc_b = self.descriptor(k, b, ib.into_int_value())?;
+        let desc_a = self.descriptor(k, (a, a_swizzle), ia.into_int_value())?;
+        let desc_b = self.descriptor(k, (b, DescriptorSwizzle::B128), ib.into_int_value())?;
         let scale = self.ctx.i32_type().const_int(1, false);
         let mut args = acc.to_vec();
         args.extend::<[BasicValueEnum; 3]>([desc_a.into(), desc_b.into(), scale.into()]);
         self.inline_asm(Asm::Wgmma(kind), &args)
     }
 
-    /// The descriptor of the operand at element `index` of `alloc`.
+    /// One warpgroup's `wgmma` of `kind` with A from registers: the
+    /// thread's 8 16-bit elements of A in `x[..8]` (packed two to a `.b32`,
+    /// the first low), B at element `x[8]` of `b`, accumulating into
+    /// `x[9..]`; D.
+    pub(super) fn wgmma_register_a(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        (kind, b): (WgmmaKind, SharedId),
+        x: &[BasicValueEnum<'ctx>],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
+        let (Some(a), Some((ib, acc))) = (
+            x.get(..REGISTER_A_ELEMENTS),
+            x.get(REGISTER_A_ELEMENTS..).and_then(<[_]>::split_first),
+        ) else {
+            return Err(EmitError::internal(
+                "wgmma takes A's elements, an index and accumulators",
+            ));
+        };
+        if acc.len() != kind.accumulators() {
+            return Err(EmitError::internal("wgmma's accumulators"));
+        }
+        let mut args = acc.to_vec();
+        for pair in a.chunks(2) {
+            let word = self.pack(pair[0].into_int_value(), pair[1].into_int_value())?;
+            args.push(word.into());
+        }
+        let desc_b = self.descriptor(k, (b, DescriptorSwizzle::B128), ib.into_int_value())?;
+        let scale = self.ctx.i32_type().const_int(1, false);
+        args.extend::<[BasicValueEnum; 2]>([desc_b.into(), scale.into()]);
+        self.inline_asm(Asm::WgmmaRegisterA(kind), &args)
+    }
+
+    /// The descriptor of the operand at element `index` of `alloc`, laid
+    /// out with `swizzle`.
     fn descriptor(
         &self,
         k: &Kernel<'_, 'ctx>,
-        alloc: SharedId,
+        (alloc, swizzle): (SharedId, DescriptorSwizzle),
         index: IntValue<'ctx>,
     ) -> Result<IntValue<'ctx>, EmitError> {
         let i64t = self.ctx.i64_type();
@@ -55,7 +90,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         let field = self
             .b
             .build_right_shift(low, i64t.const_int(4, false), false, "start")?;
-        let constant = i64t.const_int(operand_descriptor(0).encode(), false);
+        let constant = i64t.const_int(operand_descriptor(0, swizzle).encode(), false);
         Ok(self.b.build_or(field, constant, "desc")?)
     }
 }

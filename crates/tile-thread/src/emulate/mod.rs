@@ -45,6 +45,7 @@ use tile_abi::device_print::PrintRecord;
 use tile_hw::happens::{Sync, ThreadId};
 use tile_ir::interp::Arg;
 use tile_ir::{eval, Scalar};
+use wgmma::WgmmaA;
 
 /// The most iterations one execution of a `for` may run.
 pub const MAX_LOOP_ITERATIONS: u64 = 1 << 20;
@@ -481,7 +482,15 @@ impl<'a> Emulator<'a> {
                     )
                 })?
             }
-            ThreadOpKind::Wgmma { kind, a, b } => self.wgmma(id, (*kind, *a, *b), &x)?,
+            ThreadOpKind::Wgmma {
+                kind,
+                a,
+                a_swizzle,
+                b,
+            } => self.wgmma(id, (*kind, WgmmaA::Shared(*a, *a_swizzle), *b), &x)?,
+            ThreadOpKind::WgmmaRegisterA { kind, b } => {
+                self.wgmma(id, (*kind, WgmmaA::Registers, *b), &x)?
+            }
             // `wgmma`'s results are final once computed; `wait` passes them on.
             ThreadOpKind::WgmmaWait { .. } => x,
             ThreadOpKind::WgmmaFence | ThreadOpKind::WgmmaCommit => Vec::new(),

@@ -1,29 +1,47 @@
 //! Hopper's `wgmma`: each warpgroup's operands read from shared memory
-//! through the canonical 128-byte-swizzled layouts of
-//! [`tile_hw::wgmma`] (A K-major, B N-major, 1024 bytes between 8-row
-//! groups, from the element indices the threads pass), multiplied with the
+//! through the canonical swizzled layouts of [`tile_hw::wgmma`] (A K-major
+//! with the op's swizzle, B N-major with the 128-byte one, atoms of 8 rows
+//! stacked, from the element indices the threads pass) or A from the
+//! threads' registers, multiplied with the
 //! model's arithmetic, and handed back by the accumulator layout. The reads
 //! are the warpgroup's first thread's (for the race checks), and each must
 //! follow a `fence.proxy.async` of its writer.
 
 use super::{address, Emulator, LockstepError, LockstepFault};
-use crate::program::{OpId, SharedId, WgmmaKind};
-use tile_hw::wgmma::{operand_descriptor, warpgroup_mma, Major, K, M, WARPGROUP};
+use crate::program::{DescriptorSwizzle, OpId, SharedId, WgmmaKind};
+use tile_hw::wgmma::{
+    operand_descriptor, register_a_element, warpgroup_mma, Major, K, M, REGISTER_A_ELEMENTS,
+    WARPGROUP,
+};
 use tile_ir::Scalar;
+
+/// Where a `wgmma` finds A.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum WgmmaA {
+    /// In this allocation, laid out with this swizzle, from the element
+    /// index of the op's first operand.
+    Shared(SharedId, DescriptorSwizzle),
+    /// In the op's first [`REGISTER_A_ELEMENTS`] operands of every thread.
+    Registers,
+}
 
 impl Emulator<'_> {
     /// The results of `wgmma` of `kind` on `a` and `b` for every thread:
-    /// `x` holds the operand registers (the indices of A and B, then the
-    /// accumulators) of every thread.
+    /// `x` holds the operand registers (A's index or elements, B's index,
+    /// then the accumulators) of every thread.
     pub(super) fn wgmma(
         &mut self,
         id: OpId,
-        (kind, a, b): (WgmmaKind, SharedId, SharedId),
+        (kind, a, b): (WgmmaKind, WgmmaA, SharedId),
         x: &[Vec<Scalar>],
     ) -> Result<Vec<Vec<Scalar>>, LockstepError> {
         let threads = self.threads as usize;
         let fault = |s: &Self, what: String| s.error(Some(id), None, LockstepFault::Wgmma(what));
-        if !threads.is_multiple_of(WARPGROUP) || x.len() != 2 + kind.accumulators() {
+        let lead = match a {
+            WgmmaA::Shared(..) => 1,
+            WgmmaA::Registers => REGISTER_A_ELEMENTS,
+        };
+        if !threads.is_multiple_of(WARPGROUP) || x.len() != lead + 1 + kind.accumulators() {
             return Err(fault(
                 self,
                 "not whole warpgroups, or not its operands".into(),
@@ -32,18 +50,39 @@ impl Emulator<'_> {
         let mut results = vec![vec![Scalar::F32(0.0); threads]; kind.accumulators()];
         for first in (0..threads).step_by(WARPGROUP) {
             let group = first..first + WARPGROUP;
-            let [ia, ib] = [&x[0], &x[1]].map(|r| address(r[first]));
-            if group
-                .clone()
-                .any(|t| address(x[0][t]) != ia || address(x[1][t]) != ib)
+            let indices = match a {
+                WgmmaA::Shared(..) => &x[..=lead][..],
+                WgmmaA::Registers => &x[lead..=lead],
+            };
+            if indices
+                .iter()
+                .any(|r| group.clone().any(|t| address(r[t]) != address(r[first])))
             {
                 return Err(fault(
                     self,
                     format!("the warpgroup of thread {first} passes different operand indices"),
                 ));
             }
-            let matrix_a = self.operand(id, (a, ia), (M, K), Major::K, first as u32)?;
-            let matrix_b = self.operand(id, (b, ib), (kind.n, K), Major::Mn, first as u32)?;
+            let ib = address(x[lead][first]);
+            let matrix_a = match a {
+                WgmmaA::Shared(alloc, swizzle) => {
+                    let at = (alloc, address(x[0][first]));
+                    let bits = self.operand(id, at, (M, K), (swizzle, Major::K), first as u32)?;
+                    widen(kind, &bits)
+                }
+                WgmmaA::Registers => {
+                    let mut matrix = vec![0.0f32; M * K];
+                    for (t, thread) in group.clone().enumerate() {
+                        for (i, r) in x[..lead].iter().enumerate() {
+                            let (row, col) = register_a_element(t, i);
+                            matrix[row * K + col] = kind.widen(r[thread].to_bits() as u16);
+                        }
+                    }
+                    matrix
+                }
+            };
+            let b_layout = (DescriptorSwizzle::B128, Major::Mn);
+            let matrix_b = self.operand(id, (b, ib), (kind.n, K), b_layout, first as u32)?;
             // B is read as (n, k): transpose it to row-major K × N.
             let b_rows: Vec<u16> = (0..K * kind.n)
                 .map(|e| matrix_b[(e % kind.n) * K + e / kind.n])
@@ -51,13 +90,13 @@ impl Emulator<'_> {
             let c: Vec<Vec<f32>> = group
                 .clone()
                 .map(|t| {
-                    x[2..]
+                    x[lead + 1..]
                         .iter()
                         .map(|r| f32::from_bits(r[t].to_bits() as u32))
                         .collect()
                 })
                 .collect();
-            let d = warpgroup_mma(kind, &widen(kind, &matrix_a), &widen(kind, &b_rows), &c)
+            let d = warpgroup_mma(kind, &matrix_a, &widen(kind, &b_rows), &c)
                 .map_err(|what| fault(self, what))?;
             for (offset, regs) in d.into_iter().enumerate() {
                 for (i, v) in regs.into_iter().enumerate() {
@@ -69,22 +108,21 @@ impl Emulator<'_> {
     }
 
     /// The `rows × cols` elements `(mn, k)` (row-major by `mn`) of the
-    /// operand laid out as `major` from element `start` of `alloc`, read by
-    /// `thread`, as bits.
+    /// operand laid out as `major` with `swizzle` from element `start` of
+    /// `alloc`, read by `thread`, as bits.
     fn operand(
         &mut self,
         id: OpId,
         (alloc, start): (SharedId, i64),
         (rows, cols): (usize, usize),
-        major: Major,
+        (swizzle, major): (DescriptorSwizzle, Major),
         thread: u32,
     ) -> Result<Vec<u16>, LockstepError> {
         let fault = |s: &Self, f: LockstepFault| s.error(Some(id), Some(thread), f);
         let size = self.program.shared[alloc].dtype.size_bytes();
-        let descriptor =
-            operand_descriptor(u32::try_from(start * size as i64).map_err(|_| {
-                fault(self, LockstepFault::Wgmma(format!("operand index {start}")))
-            })?);
+        let start = u32::try_from(start * size as i64)
+            .map_err(|_| fault(self, LockstepFault::Wgmma(format!("operand index {start}"))))?;
+        let descriptor = operand_descriptor(start, swizzle);
         let mut bits = Vec::with_capacity(rows * cols);
         for mn in 0..rows {
             for k in 0..cols {

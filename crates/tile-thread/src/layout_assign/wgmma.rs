@@ -15,14 +15,15 @@
 //!
 //! A dot takes it when its precision is `tensor`, its operands f16 or bf16,
 //! `M` and `N` multiples of 64 that the warpgroups can share and `K` a
-//! multiple of 64 (A's rows of 64 elements are the layout's 128-byte
-//! rows); other dots on sm_90a take `mma.sync`.
+//! multiple of 64 (A staged in blocks of 64 `k`, rows of 128 bytes under the
+//! 128-byte swizzle), 32 or 16 (one block of rows of 64 or 32 bytes, under
+//! the 64- or 32-byte swizzle); other dots on sm_90a take `mma.sync`.
 
 use super::blocked::row_major;
 use super::mma::split_warps;
 use super::{DistLayout, LayoutKind};
 use crate::lower::TensorCores;
-use crate::program::WgmmaKind;
+use crate::program::{DescriptorSwizzle, WgmmaKind};
 use tile_ir::layout::{IntTuple, Layout};
 use tile_ir::{DotPrecision, Function, OpId, OpKind};
 
@@ -39,6 +40,16 @@ pub struct WgmmaDot {
     pub layout: DistLayout,
     /// Warpgroups along M and along N.
     pub groups: [usize; 2],
+    /// The swizzle of A's staging, whose rows are `K` (at most 64) 16-bit
+    /// elements.
+    pub a_swizzle: DescriptorSwizzle,
+}
+
+impl WgmmaDot {
+    /// The `k` of a row of A's staged blocks: 64, 32 or 16.
+    pub fn a_columns(&self) -> usize {
+        self.a_swizzle.row_bytes().unwrap_or(128) / 2
+    }
 }
 
 /// How the `dot` `id` of `func` runs on `wgmma` with `num_warps` warps, or
@@ -65,7 +76,8 @@ pub fn wgmma_dot(
     let (&[m, k], &[_, n]) = (sa.dims(), sb.dims()) else {
         return None;
     };
-    if m % 64 != 0 || n % WGMMA_N != 0 || k % 64 != 0 {
+    let a_swizzle = DescriptorSwizzle::for_rows(2 * if k % 64 == 0 { 64 } else { k })?;
+    if m % 64 != 0 || n % WGMMA_N != 0 {
         return None;
     }
     let groups = split_warps(m / 64, n / WGMMA_N, num_warps as usize / 4)?;
@@ -74,6 +86,7 @@ pub fn wgmma_dot(
         kind,
         layout,
         groups,
+        a_swizzle,
     })
 }
 

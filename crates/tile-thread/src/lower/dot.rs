@@ -11,7 +11,7 @@
 
 use super::operand_swizzle::OperandLayout;
 use super::{LowerError, Lowered, Lowerer};
-use crate::layout_assign::{tensor_dot, DistLayout, TensorDot};
+use crate::layout_assign::{tensor_dot, DistLayout, TensorDot, WGMMA_N};
 use crate::program::{Reg, SharedId, ThreadOpKind};
 use tile_hw::mma::MmaFamily;
 use tile_ir::{BinaryOp, CmpPred, DType, DotPrecision, OpId, OpKind, UnaryOp, Value};
@@ -35,9 +35,10 @@ pub(super) struct StagedOperands {
 pub(super) enum OperandA {
     /// Staged in this allocation.
     Shared(SharedId),
-    /// In registers, already in the fragments of a warp-level instruction:
-    /// the fragment of `k`-step `s` and block row `r` is `[s][r]`
-    /// ([`Lowerer::chained_a_fragments`], `invariant_operands.rs`).
+    /// In registers, already in the fragments of a warp-level instruction
+    /// or of `wgmma`: the fragment of `k`-step `s` and block row `r` is
+    /// `[s][r]` ([`Lowerer::chained_a_fragments`],
+    /// [`Lowerer::chained_wgmma_fragments`], `invariant_operands.rs`).
     Registers(Vec<Vec<Vec<Reg>>>),
 }
 
@@ -91,6 +92,9 @@ impl Lowerer<'_> {
             _ if self.preloaded_a.contains_key(&id) => self.preloaded_a.get(&id).cloned(),
             (Some(TensorDot::Mma(plan)), Lowered::Tile { layout, regs }) => self
                 .chained_a_fragments(plan, layout, regs, k)
+                .map(OperandA::Registers),
+            (Some(TensorDot::Wgmma(plan)), Lowered::Tile { layout, regs }) => self
+                .chained_wgmma_fragments(plan, layout, regs, k)
                 .map(OperandA::Registers),
             _ => None,
         };
@@ -157,12 +161,7 @@ impl Lowerer<'_> {
         }
         let regs = match plan {
             Some(TensorDot::Mma(plan)) => self.mma_steps(&plan, &staged, (k, n), &rc),
-            Some(TensorDot::Wgmma(plan)) => {
-                let Some(allocs) = staged.both() else {
-                    return Err(self.invalid(id, "wgmma's a is not staged"));
-                };
-                self.wgmma_steps(&plan, allocs, &staged, (k, n), &rc)
-            }
+            Some(TensorDot::Wgmma(plan)) => self.wgmma_steps(&plan, &staged, (k, n), &rc),
             None if staged.offsets.iter().all(Option::is_none) => {
                 let Some(allocs) = staged.both() else {
                     return Err(self.invalid(id, "a is not staged"));
@@ -209,7 +208,8 @@ impl Lowerer<'_> {
     }
 
     /// How operand `which` (0 for A, 1 for B), a tile of `shape`, is staged
-    /// for `plan`: `wgmma`'s 128-byte-swizzled blocks, `mma.sync`'s
+    /// for `plan`: `wgmma`'s swizzled blocks (of A's `K` columns where that
+    /// is 16 or 32, else of 64), `mma.sync`'s
     /// swizzled rows (`operand_swizzle.rs`, unless stagings are not
     /// swizzled: `LowerOptions::swizzle_shared`), else plain rows.
     pub(super) fn operand_layout(
@@ -219,7 +219,10 @@ impl Lowerer<'_> {
         which: usize,
     ) -> OperandLayout {
         match plan {
-            Some(TensorDot::Wgmma(_)) => OperandLayout::Blocks64 { rows: shape[0] },
+            Some(TensorDot::Wgmma(p)) => OperandLayout::Blocks {
+                rows: shape[0],
+                width: if which == 0 { p.a_columns() } else { WGMMA_N },
+            },
             Some(TensorDot::Mma(p)) if p.kind.family() == MmaFamily::MmaSync => {
                 OperandLayout::RowMajor(self.operand_swizzle(&shape, p.kind, which))
             }

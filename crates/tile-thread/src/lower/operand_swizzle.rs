@@ -45,15 +45,19 @@ pub(super) enum OperandLayout {
     /// Row-major, element `i` at `swizzle(i)`: `mma.sync`'s operands for
     /// `ldmatrix` ([`operand_swizzle`]), or unswizzled.
     RowMajor(Option<Swizzle>),
-    /// Blocks of 64 columns one after another, each row-major (rows of 128
-    /// bytes of 16-bit elements) under `Sw<3,3,3>`, which XORs a row's
-    /// 16-byte chunk with its row's index modulo 8: Hopper's canonical
-    /// 128-byte-swizzled layout (`tile_hw::wgmma`), K-major for A (columns
-    /// are `k`) and N-major for B (columns are `n`). Element `(r, c)` sits
-    /// at `(c / 64)·R·64 + Sw<3,3,3>(r·64 + c % 64)`.
-    Blocks64 {
+    /// Blocks of `width` columns (64, 32 or 16) one after another, each
+    /// row-major (rows of 128, 64 or 32 bytes of 16-bit elements) under
+    /// `Sw<log2(width / 8), 3, 3>`, which XORs a row's 16-byte chunk with
+    /// the index of its 128-byte line modulo `width / 8`: Hopper's
+    /// canonical swizzled layouts (`tile_hw::wgmma`), K-major for A
+    /// (columns are `k`) and N-major for B (columns are `n`, always 64).
+    /// Element `(r, c)` sits at `(c / width)·R·width + Sw(r·width + c %
+    /// width)`.
+    Blocks {
         /// `R`.
         rows: usize,
+        /// The columns of a block.
+        width: usize,
     },
 }
 
@@ -63,16 +67,16 @@ impl OperandLayout {
     pub(super) fn period(self) -> usize {
         match self {
             OperandLayout::RowMajor(sw) => sw.map_or(1, swizzle_period),
-            OperandLayout::Blocks64 { .. } => 512,
+            OperandLayout::Blocks { width, .. } => swizzle_period(blocks_swizzle(width)),
         }
     }
 
     /// The swizzle of `mma.sync`'s rows; `None` for plain rows and for
-    /// `wgmma`'s blocks (placed by [`OperandLayout::Blocks64`]'s rule).
+    /// `wgmma`'s blocks (placed by [`OperandLayout::Blocks`]' rule).
     pub(super) fn swizzle(self) -> Option<Swizzle> {
         match self {
             OperandLayout::RowMajor(sw) => sw,
-            OperandLayout::Blocks64 { .. } => None,
+            OperandLayout::Blocks { .. } => None,
         }
     }
 }
@@ -83,9 +87,12 @@ pub(super) fn swizzle_period(swizzle: Swizzle) -> usize {
     1usize << (swizzle.base() + swizzle.shift().unsigned_abs() + swizzle.bits())
 }
 
-/// `Sw<3,3,3>`: the 128-byte swizzle of 16-bit elements.
-fn swizzle_128b() -> Swizzle {
-    Swizzle::new(3, 3, 3).expect("Sw<3,3,3> is a swizzle")
+/// The swizzle of [`OperandLayout::Blocks`] of `width` 16-bit columns (64,
+/// 32 or 16): `Sw<3,3,3>`, `Sw<2,3,3>` or `Sw<1,3,3>`, the 128-, 64- and
+/// 32-byte swizzles.
+fn blocks_swizzle(width: usize) -> Swizzle {
+    let bits = (width / 8).max(2).trailing_zeros();
+    Swizzle::new(bits, 3, 3).expect("Sw<1..=3,3,3> is a swizzle")
 }
 
 impl Lowerer<'_> {
@@ -99,13 +106,14 @@ impl Lowerer<'_> {
     ) -> Reg {
         match layout {
             OperandLayout::RowMajor(sw) => self.swizzled(linear, sw),
-            OperandLayout::Blocks64 { rows } => {
-                let block = self.hoist_with_const(BinaryOp::Shr, col, 6);
-                let block = self.hoist_with_const(BinaryOp::Mul, block, (rows * 64) as i64);
-                let within = self.hoist_with_const(BinaryOp::And, col, 63);
-                let r = self.hoist_with_const(BinaryOp::Mul, row, 64);
+            OperandLayout::Blocks { rows, width } => {
+                let shift = width.trailing_zeros() as i64;
+                let block = self.hoist_with_const(BinaryOp::Shr, col, shift);
+                let block = self.hoist_with_const(BinaryOp::Mul, block, (rows * width) as i64);
+                let within = self.hoist_with_const(BinaryOp::And, col, width as i64 - 1);
+                let r = self.hoist_with_const(BinaryOp::Mul, row, width as i64);
                 let at = self.binary(BinaryOp::Add, r, within);
-                let at = self.swizzled(at, Some(swizzle_128b()));
+                let at = self.swizzled(at, Some(blocks_swizzle(width)));
                 self.binary(BinaryOp::Add, block, at)
             }
         }

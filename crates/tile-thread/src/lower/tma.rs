@@ -5,7 +5,7 @@
 //! copies complete on.
 //!
 //! A tile `[R, C]` of a 2-D tensor of 16-bit elements is staged in
-//! `wgmma`'s layout (`OperandLayout::Blocks64`): `C / 64` blocks of `R`
+//! `wgmma`'s layout (`OperandLayout::Blocks` of 64 columns): `C / 64` blocks of `R`
 //! rows of 128 bytes under the 128-byte swizzle, which is exactly what a
 //! TMA box of `R` rows of 64 elements writes (`tile_abi::tma`). So the
 //! partition at `(i, j)` is `C / 64` boxes, box `b` at column `C·j + 64·b`
@@ -79,7 +79,16 @@ impl Lowerer<'_> {
                 padding: Padding::Zero
             }
         );
-        if !self.tma || !masked_zero || !matches!(place, OperandLayout::Blocks64 { .. }) {
+        if !self.tma
+            || !masked_zero
+            || !matches!(
+                place,
+                OperandLayout::Blocks {
+                    width: BOX_COLS,
+                    ..
+                }
+            )
+        {
             return Ok(None);
         }
         // A window's box would start at its offsets and stop at the

@@ -174,6 +174,12 @@ impl Analysis<'_> {
                     state.wgmma.entry(alloc).or_insert(id);
                 }
             }
+            ThreadOpKind::WgmmaRegisterA { b, .. } => {
+                if let Some(&w) = state.writes.get(b) {
+                    return Err(self.race(id, w, "may read what was written by"));
+                }
+                state.wgmma.entry(*b).or_insert(id);
+            }
             ThreadOpKind::WgmmaWait { pending: 0 } => {
                 let done = std::mem::take(&mut state.wgmma);
                 for (alloc, op) in done {
@@ -232,7 +238,9 @@ impl Analysis<'_> {
             | ThreadOpKind::StoreShared { alloc }
             | ThreadOpKind::LdMatrix { alloc, .. }
             | ThreadOpKind::CopyAsync { alloc, .. } => *alloc = root(alloc),
-            ThreadOpKind::TmaLoad { alloc, .. } => *alloc = root(alloc),
+            ThreadOpKind::TmaLoad { alloc, .. } | ThreadOpKind::WgmmaRegisterA { b: alloc, .. } => {
+                *alloc = root(alloc)
+            }
             ThreadOpKind::Wgmma { a, b, .. } => (*a, *b) = (root(a), root(b)),
             _ => {}
         }

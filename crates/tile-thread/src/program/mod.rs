@@ -34,7 +34,9 @@ mod print;
 mod verify;
 
 pub use global::GlobalOperands;
-pub use ops::{CheckKind, LdMatrix, MmaKind, ShuffleMode, ThreadOpKind, WgmmaKind};
+pub use ops::{
+    CheckKind, DescriptorSwizzle, LdMatrix, MmaKind, ShuffleMode, ThreadOpKind, WgmmaKind,
+};
 pub use parse::parse_program;
 pub use verify::{verify, VerifyError};
 

@@ -3,7 +3,7 @@
 use super::SharedId;
 pub use tile_hw::ldmatrix::LdMatrix;
 pub use tile_hw::mma::MmaKind;
-pub use tile_hw::wgmma::WgmmaKind;
+pub use tile_hw::wgmma::{Swizzle as DescriptorSwizzle, WgmmaKind};
 use tile_ir::{AtomicOp, BinaryOp, CmpPred, DType, MemOrder, MemScope, Scalar, UnaryOp};
 
 /// The data movement of a warp shuffle, as PTX `shfl.sync.<mode>`.
@@ -284,13 +284,15 @@ pub enum ThreadOpKind {
         /// The allocation written.
         alloc: SharedId,
     },
-    /// `wgmma.m64n<N>k16.<dtype> @s<a>[%ia], @s<b>[%ib], %c…`: one
-    /// warpgroup's (4 warps') `wgmma.mma_async`, `D = A·B + C`, with A
-    /// (64×16) K-major in allocation `a` and B (16×N) N-major in `b`, both in
-    /// the 128-byte-swizzled layout of [`tile_hw::wgmma`] with 1024 bytes
-    /// between groups of 8 rows, from element `ia` and `ib` (`i32`, the same
-    /// in every thread of the warpgroup; the allocations start on 1024-byte
-    /// boundaries). Operands: the two indices, then the thread's `N / 2`
+    /// `wgmma.m64n<N>k16.<dtype>[.sw64|.sw32] @s<a>[%ia], @s<b>[%ib], %c…`:
+    /// one warpgroup's (4 warps') `wgmma.mma_async`, `D = A·B + C`, with A
+    /// (64×16) K-major in allocation `a` in the swizzled layout of
+    /// [`tile_hw::wgmma`] of `a_swizzle` (rows of 128 bytes unless the
+    /// mnemonic says 64 or 32) and B (16×N) N-major in `b` in the
+    /// 128-byte-swizzled layout, each with 8 rows between groups of 8 rows,
+    /// from element `ia` and `ib` (`i32`, the same in every thread of the
+    /// warpgroup; the allocations start on 1024-byte boundaries). Operands:
+    /// the two indices, then the thread's `N / 2`
     /// accumulators (`f32`, in [`tile_hw::wgmma::accumulator_element`]'s
     /// order); results: its elements of D. Asynchronous on a GPU: the
     /// results are read, and the operands overwritten, only after a
@@ -300,6 +302,20 @@ pub enum ThreadOpKind {
         kind: WgmmaKind,
         /// The allocation of A.
         a: SharedId,
+        /// The swizzle, hence the row width, of A's layout.
+        a_swizzle: DescriptorSwizzle,
+        /// The allocation of B.
+        b: SharedId,
+    },
+    /// `wgmma.m64n<N>k16.<dtype> {%a0, …, %a7}, @s<b>[%ib], %c…`: [`Self::Wgmma`]
+    /// with A (64×16) from registers: operands the thread's 8 elements of A
+    /// (of the kind's dtype, in [`tile_hw::wgmma::register_a_element`]'s
+    /// order), B's index, then the accumulators; results: its elements of
+    /// D. The A registers, like the accumulators, are read only after a
+    /// `wgmma.fence`.
+    WgmmaRegisterA {
+        /// The instruction.
+        kind: WgmmaKind,
         /// The allocation of B.
         b: SharedId,
     },
@@ -431,7 +447,7 @@ impl ThreadOpKind {
             ThreadOpKind::Mma { .. } => "mma",
             ThreadOpKind::LdMatrix { .. } => "ldmatrix",
             ThreadOpKind::CopyAsync { .. } => "cp.async",
-            ThreadOpKind::Wgmma { .. } => "wgmma",
+            ThreadOpKind::Wgmma { .. } | ThreadOpKind::WgmmaRegisterA { .. } => "wgmma",
             ThreadOpKind::WgmmaFence => "wgmma.fence",
             ThreadOpKind::WgmmaCommit => "wgmma.commit",
             ThreadOpKind::WgmmaWait { .. } => "wgmma.wait",

@@ -18,8 +18,9 @@
 //! Registers print as `%<n>`, numbered in text order, allocations as `@s<index>`, and every op that
 //! defines a register ends with ` : <dtype>` of its first result.
 
-use super::{GlobalOperands, Op, ParamKind, Program, Reg, Region, ThreadOpKind};
+use super::{DescriptorSwizzle, GlobalOperands, Op, ParamKind, Program, Reg, Region, ThreadOpKind};
 use std::fmt::{self, Write};
+use tile_hw::wgmma::REGISTER_A_ELEMENTS;
 use tile_ir::Type;
 
 impl fmt::Display for Program {
@@ -268,12 +269,18 @@ impl Program {
                 ),
                 _ => write!(text, "cp.async @s{} {}", alloc.index(), list(o)),
             },
-            ThreadOpKind::Wgmma { kind, a, b } => match o.split_first() {
+            ThreadOpKind::Wgmma {
+                kind,
+                a,
+                a_swizzle,
+                b,
+            } => match o.split_first() {
                 Some((ia, rest)) => match rest.split_first() {
                     Some((ib, acc)) => write!(
                         text,
-                        "wgmma.{} @s{}[{}], @s{}[{}], {}",
+                        "wgmma.{}{} @s{}[{}], @s{}[{}], {}",
                         kind.name(),
+                        swizzle_suffix(*a_swizzle),
                         a.index(),
                         reg(*ia),
                         b.index(),
@@ -284,6 +291,21 @@ impl Program {
                 },
                 None => write!(text, "wgmma.{}", kind.name()),
             },
+            ThreadOpKind::WgmmaRegisterA { kind, b } => {
+                let a = &o[..o.len().min(REGISTER_A_ELEMENTS)];
+                match o.get(a.len()..).and_then(<[Reg]>::split_first) {
+                    Some((ib, acc)) if a.len() == REGISTER_A_ELEMENTS => write!(
+                        text,
+                        "wgmma.{} {{{}}}, @s{}[{}], {}",
+                        kind.name(),
+                        list(a),
+                        b.index(),
+                        reg(*ib),
+                        list(acc)
+                    ),
+                    _ => write!(text, "wgmma.{} {}", kind.name(), list(o)),
+                }
+            }
             ThreadOpKind::MbarrierInit { alloc } | ThreadOpKind::MbarrierExpectTx { alloc } => {
                 match o.as_slice() {
                     [index, value, mask] => write!(
@@ -400,5 +422,14 @@ impl Program {
             }
             _ => f.write_str("\n"),
         }
+    }
+}
+
+/// The mnemonic's suffix for A's swizzle in `wgmma`: none for 128 bytes,
+/// `.sw64`, `.sw32` or `.sw0` otherwise.
+fn swizzle_suffix(swizzle: DescriptorSwizzle) -> String {
+    match swizzle.row_bytes() {
+        Some(128) => String::new(),
+        bytes => format!(".sw{}", bytes.unwrap_or(0)),
     }
 }

@@ -354,10 +354,18 @@ impl Checker<'_> {
             ThreadOpKind::WgmmaWait { .. } => {
                 operands == results && operands.iter().all(|&d| d == DType::F32)
             }
-            ThreadOpKind::Wgmma { kind, a, b } => {
+            ThreadOpKind::Wgmma {
+                kind,
+                a,
+                a_swizzle,
+                b,
+            } => {
                 let dtypes = [a, b].map(|alloc| self.program.shared.get(*alloc).map(|s| s.dtype));
                 if dtypes.iter().any(|d| *d != Some(kind.dtype)) {
                     return bad(self, "`wgmma` operands in allocations of another dtype");
+                }
+                if a_swizzle.row_bytes().is_none() {
+                    return bad(self, "a `wgmma` whose A is not in a swizzled layout");
                 }
                 if !(self.program.block_threads() as usize)
                     .is_multiple_of(tile_hw::wgmma::WARPGROUP)
@@ -367,6 +375,23 @@ impl Checker<'_> {
                 operands.len() == 2 + kind.accumulators()
                     && operands[..2] == [DType::I32, DType::I32]
                     && operands[2..].iter().all(|&x| x == DType::F32)
+                    && results.len() == kind.accumulators()
+                    && results.iter().all(|&x| x == DType::F32)
+            }
+            ThreadOpKind::WgmmaRegisterA { kind, b } => {
+                if self.program.shared.get(*b).map(|s| s.dtype) != Some(kind.dtype) {
+                    return bad(self, "`wgmma` operands in allocations of another dtype");
+                }
+                if !(self.program.block_threads() as usize)
+                    .is_multiple_of(tile_hw::wgmma::WARPGROUP)
+                {
+                    return bad(self, "a `wgmma` in a block that is not whole warpgroups");
+                }
+                let a = tile_hw::wgmma::REGISTER_A_ELEMENTS;
+                operands.len() == a + 1 + kind.accumulators()
+                    && operands[..a].iter().all(|&x| x == kind.dtype)
+                    && operands[a] == DType::I32
+                    && operands[a + 1..].iter().all(|&x| x == DType::F32)
                     && results.len() == kind.accumulators()
                     && results.iter().all(|&x| x == DType::F32)
             }
