@@ -1,5 +1,5 @@
 //! Chained products (attention's `p = cast(q·kᵀ)` into `p·v`) on
-//! `mma.sync` and on MFMA: both run with warps (waves) along M only, the
+//! `mma.sync`, on MFMA and on `wgmma`: the warps (waves) along M only, the
 //! first MFMA product transposed, and the second takes its `a` fragments
 //! from the registers the first left, with no staging through shared
 //! memory; the results are the interpreter's on the lockstep
@@ -8,7 +8,9 @@
 
 mod emulated;
 
-use tile_codegen::{Gfx, Sm, Target};
+use tile_codegen::gpu::emit;
+use tile_codegen::tools::{self, Tool};
+use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
 use tile_ir::{verify, Function};
@@ -17,32 +19,35 @@ use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::program::LdMatrix;
 use tile_thread::{Program, Reg, ThreadOpKind};
 
-/// `o = cast(q · k, f16) · v` for `q: [64, 16]`, `k: [16, 32]`, `v: [32,
-/// 32]` (both products on MFMA's 32×32 blocks); with `scale`, `p` is `q·k`
-/// times a scalar first (an elementwise op between the products).
-fn kernel(scale: bool) -> Function {
+/// `o = cast(q · k, f16) · v` for `q: [m, d]`, `k: [d, n]`, `v: [n, e]`
+/// (`SHAPE`: both products on MFMA's 32×32 blocks; `WGMMA_SHAPE`: on
+/// `wgmma`'s 64×64); with `scale`, `p` is `q·k` times a scalar first (an
+/// elementwise op between the products).
+fn kernel(scale: bool, [m, d, n, e]: [usize; 4]) -> Function {
     let (scaled, p) = match scale {
         true => (
-            "  %two = full 2.0 : tile<64x32xf32>\n  %s2 = mul %s, %two : tile<64x32xf32>\n",
+            format!(
+                "  %two = full 2.0 : tile<{m}x{n}xf32>\n  %s2 = mul %s, %two : tile<{m}x{n}xf32>\n"
+            ),
             "%s2",
         ),
-        false => ("", "%s"),
+        false => (String::new(), "%s"),
     };
     let text = format!(
         r#"kernel @chained(%q: tensor<f16, 2>, %k: tensor<f16, 2>, %v: tensor<f16, 2>, %o: tensor<f32, 2>) {{
   %zero = constant 0 : i32
-  %vq = partition_view %q [64, 16] : view<f16, [64, 16]>
-  %qt = load %vq[%zero, %zero] : tile<64x16xf16>
-  %vk = partition_view %k [16, 32] : view<f16, [16, 32]>
-  %kt = load %vk[%zero, %zero] : tile<16x32xf16>
-  %z1 = full 0.0 : tile<64x32xf32>
-  %s = dot tensor %qt, %kt, %z1 : tile<64x32xf32>
-{scaled}  %p = cast {p} to f16 : tile<64x32xf16>
-  %vv = partition_view %v [32, 32] : view<f16, [32, 32]>
-  %vt = load %vv[%zero, %zero] : tile<32x32xf16>
-  %z2 = full 0.0 : tile<64x32xf32>
-  %ot = dot tensor %p, %vt, %z2 : tile<64x32xf32>
-  %vo = partition_view %o [64, 32] : view<f32, [64, 32]>
+  %vq = partition_view %q [{m}, {d}] : view<f16, [{m}, {d}]>
+  %qt = load %vq[%zero, %zero] : tile<{m}x{d}xf16>
+  %vk = partition_view %k [{d}, {n}] : view<f16, [{d}, {n}]>
+  %kt = load %vk[%zero, %zero] : tile<{d}x{n}xf16>
+  %z1 = full 0.0 : tile<{m}x{n}xf32>
+  %s = dot tensor %qt, %kt, %z1 : tile<{m}x{n}xf32>
+{scaled}  %p = cast {p} to f16 : tile<{m}x{n}xf16>
+  %vv = partition_view %v [{n}, {e}] : view<f16, [{n}, {e}]>
+  %vt = load %vv[%zero, %zero] : tile<{n}x{e}xf16>
+  %z2 = full 0.0 : tile<{m}x{e}xf32>
+  %ot = dot tensor %p, %vt, %z2 : tile<{m}x{e}xf32>
+  %vo = partition_view %o [{m}, {e}] : view<f32, [{m}, {e}]>
   store %ot, %vo[%zero, %zero]
 }}"#
     );
@@ -51,13 +56,20 @@ fn kernel(scale: bool) -> Function {
     func
 }
 
-/// Small integers: every product and sum is exact in f32 and every `p` in f16.
-fn args() -> Vec<Arg> {
+/// The products' shapes `[m, d, n, e]` on `mma.sync` and MFMA.
+const SHAPE: [usize; 4] = [64, 16, 32, 32];
+
+/// The products' shapes on `wgmma`: 64×64 blocks, `K` 16 and 64.
+const WGMMA_SHAPE: [usize; 4] = [64, 16, 64, 64];
+
+/// Small integers: every product and sum is exact in f32 and every `p` in
+/// f16.
+fn args([m, d, n, e]: [usize; 4]) -> Vec<Arg> {
     vec![
-        emulated::small_f16s(&[64, 16], 1),
-        emulated::small_f16s(&[16, 32], 2),
-        emulated::small_f16s(&[32, 32], 3),
-        Arg::Tensor(HostTensor::from_vec(&[64, 32], vec![0f32; 64 * 32]).unwrap()),
+        emulated::small_f16s(&[m, d], 1),
+        emulated::small_f16s(&[d, n], 2),
+        emulated::small_f16s(&[n, e], 3),
+        Arg::Tensor(HostTensor::from_vec(&[m, e], vec![0f32; m * e]).unwrap()),
     ]
 }
 
@@ -100,8 +112,8 @@ fn casts_staged(program: &Program) -> usize {
 #[test]
 fn a_chained_products_second_operand_stays_in_registers() {
     for scale in [false, true] {
-        let func = kernel(scale);
-        let mut want = args();
+        let func = kernel(scale, SHAPE);
+        let mut want = args(SHAPE);
         interp::run(&func, [1, 1, 1], &mut want).unwrap();
         // `mma.sync`, and MFMA (whose first product is computed transposed).
         for target in [Target::Nvptx(Sm::Sm80), Target::Amdgpu(Gfx::Gfx942)] {
@@ -113,7 +125,7 @@ fn a_chained_products_second_operand_stays_in_registers() {
                 // k-step); none for `p`.
                 assert_eq!(a_fragment_loads(&program), 1, "{program}");
             }
-            let mut got = args();
+            let mut got = args(SHAPE);
             emulate::run(&program, [1, 1, 1], &mut got).unwrap();
             assert_eq!(
                 emulated::bytes(&got, 3),
@@ -121,6 +133,122 @@ fn a_chained_products_second_operand_stays_in_registers() {
                 "{target}"
             );
         }
-        emulated::agrees(&func, args, 3, [1, 1, 1]);
+        emulated::agrees(&func, || args(SHAPE), 3, [1, 1, 1]);
+    }
+}
+
+/// On `wgmma` the second product takes `p` from the registers the first
+/// product's accumulators left (`wgmma … {a0, a1, a2, a3}, desc-b`), four
+/// `k`-steps of them, with no staging: the lockstep emulator and the sm_90a
+/// emulation target agree with the interpreter, and `ptxas` assembles it.
+#[test]
+fn a_chained_wgmma_takes_its_a_from_registers() {
+    let target = Target::Nvptx(Sm::Sm90a);
+    for scale in [false, true] {
+        let func = kernel(scale, WGMMA_SHAPE);
+        let mut want = args(WGMMA_SHAPE);
+        interp::run(&func, [1, 1, 1], &mut want).unwrap();
+        let options = LowerOptions::warps(4).with_tensor_cores(target.tensor_cores());
+        let program = lower(&func, &options).unwrap();
+        let count = |want: fn(&ThreadOpKind) -> bool| {
+            program.ops.iter().filter(|(_, op)| want(&op.kind)).count()
+        };
+        assert_eq!(casts_staged(&program), 0, "{program}");
+        assert_eq!(
+            count(|k| matches!(k, ThreadOpKind::WgmmaRegisterA { .. })),
+            4
+        );
+        assert_eq!(count(|k| matches!(k, ThreadOpKind::Wgmma { .. })), 1);
+        let text = program.to_string();
+        assert_eq!(tile_thread::parse_program(&text).unwrap().to_string(), text);
+        let mut got = args(WGMMA_SHAPE);
+        emulate::run(&program, [1, 1, 1], &mut got).unwrap();
+        assert_eq!(emulated::bytes(&got, 3), emulated::bytes(&want, 3));
+        let mut got = args(WGMMA_SHAPE);
+        emulated::run(&func, target, 4, [1, 1, 1], &mut got).unwrap();
+        assert_eq!(emulated::bytes(&got, 3), emulated::bytes(&want, 3));
+        emulated::require(Tool::Ptxas);
+        let ptx = emit(&program, target, &CodegenOptions::default())
+            .unwrap()
+            .assembly;
+        assert_eq!(ptx.matches("}, {%r").count(), 4, "{ptx}");
+        let usage = tools::ptxas_resource_usage(&ptx, Sm::Sm90a).unwrap();
+        assert!(usage.contains("0 bytes spill stores"), "{usage}");
+    }
+}
+
+/// An attention block as public kernels write it: `q`, `k` and `v` read
+/// through per-head views of `[1, S, 1, D]` and reshaped, `k` transposed
+/// for `q·kᵀ`, the rows' maximum subtracted, and `p·v` accumulated onto
+/// the rows' `-max` broadcast over the wider output. The reshapes, the
+/// transpose and the broadcast keep their registers: nothing but the tensor
+/// cores reads shared memory (on `mma.sync` its `ldmatrix`, on `wgmma` its
+/// descriptors); the lockstep emulator and every emulation target, each on
+/// its tensor cores, equal the interpreter (small integers, no `exp`).
+#[test]
+fn an_attention_block_reads_shared_memory_only_in_its_products() {
+    let text = r#"kernel @attention_block(%q: tensor<f16, 4>, %k: tensor<f16, 4>, %v: tensor<f16, 4>, %o: tensor<f32, 2>) {
+  %z = constant 0 : i32
+  %vq = partition_view %q [1, 64, 1, 32] : view<f16, [1, 64, 1, 32]>
+  %q4 = load %vq[%z, %z, %z, %z] : tile<1x64x1x32xf16>
+  %qt = reshape %q4 to [64, 32] : tile<64x32xf16>
+  %vk = partition_view %k [1, 64, 1, 32] : view<f16, [1, 64, 1, 32]>
+  %k4 = load %vk[%z, %z, %z, %z] : tile<1x64x1x32xf16>
+  %kt = reshape %k4 to [64, 32] : tile<64x32xf16>
+  %ktt = permute %kt [1, 0] : tile<32x64xf16>
+  %z1 = full 0.0 : tile<64x64xf32>
+  %s = dot tensor %qt, %ktt, %z1 : tile<64x64xf32>
+  %m = reduce max %s axis 1 keepdim : tile<64x1xf32>
+  %mb = broadcast %m to [64, 64] : tile<64x64xf32>
+  %d = sub %s, %mb : tile<64x64xf32>
+  %p = cast %d to f16 : tile<64x64xf16>
+  %vv = partition_view %v [1, 64, 1, 128] : view<f16, [1, 64, 1, 128]>
+  %v4 = load %vv[%z, %z, %z, %z] : tile<1x64x1x128xf16>
+  %vt = reshape %v4 to [64, 128] : tile<64x128xf16>
+  %w = neg %m : tile<64x1xf32>
+  %c = broadcast %w to [64, 128] : tile<64x128xf32>
+  %ot = dot tensor %p, %vt, %c : tile<64x128xf32>
+  %vo = partition_view %o [64, 128] : view<f32, [64, 128]>
+  store %ot, %vo[%z, %z]
+}"#;
+    let func = parse_function(text).unwrap_or_else(|e| panic!("{e}"));
+    let args = || {
+        vec![
+            emulated::small_f16s(&[1, 64, 1, 32], 1),
+            emulated::small_f16s(&[1, 64, 1, 32], 2),
+            emulated::small_f16s(&[1, 64, 1, 128], 3),
+            Arg::Tensor(HostTensor::from_vec(&[64, 128], vec![0f32; 64 * 128]).unwrap()),
+        ]
+    };
+    let mut want = args();
+    interp::run(&func, [1, 1, 1], &mut want).unwrap();
+    for target in [Target::Nvptx(Sm::Sm80), Target::Nvptx(Sm::Sm90a)] {
+        let options = LowerOptions::warps(4).with_tensor_cores(target.tensor_cores());
+        let program = lower(&func, &options).unwrap();
+        let shared_loads = program
+            .ops
+            .iter()
+            .filter(|(_, op)| matches!(op.kind, ThreadOpKind::LoadShared { .. }))
+            .count();
+        assert_eq!(shared_loads, 0, "{target}:\n{program}");
+        let mut got = args();
+        emulate::run(&program, [1, 1, 1], &mut got).unwrap();
+        assert_eq!(
+            emulated::bytes(&got, 3),
+            emulated::bytes(&want, 3),
+            "{target}"
+        );
+    }
+    for target in emulated::TARGETS
+        .into_iter()
+        .chain([Target::Nvptx(Sm::Sm90a)])
+    {
+        let mut got = args();
+        emulated::run(&func, target, 4, [1, 1, 1], &mut got).unwrap();
+        assert_eq!(
+            emulated::bytes(&got, 3),
+            emulated::bytes(&want, 3),
+            "{target}"
+        );
     }
 }

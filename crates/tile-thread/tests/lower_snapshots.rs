@@ -138,6 +138,47 @@ fn every_element_of_a_dropped_layout_has_exactly_one_owner() {
     }
 }
 
+/// A permuted layout holds, in every register of every thread, the element
+/// of the permuted coordinate that the layout held there: blocked layouts
+/// (with padding and slices), a `wgmma` accumulator and a rank-3 permutation.
+#[test]
+fn a_permuted_layout_holds_the_same_registers() {
+    let mut layouts = Vec::new();
+    for shape in [
+        &[5usize, 6][..],
+        &[64, 128][..],
+        &[16, 8][..],
+        &[3, 2, 4][..],
+    ] {
+        for (warps, width) in [(1u32, 1), (4, 2), (4, 8)] {
+            let blocked = DistLayout::blocked(shape, warps, width).unwrap();
+            layouts.push((warps, blocked.slice(0)));
+            layouts.push((warps, blocked));
+        }
+    }
+    layouts.push((4, DistLayout::wgmma_accumulator(128, 64, [1, 1]).unwrap()));
+    for (warps, layout) in layouts {
+        let rank = layout.shape.len();
+        let perm: Vec<usize> = (0..rank).map(|i| (i + 1) % rank).collect();
+        let permuted = layout.permuted(&perm).unwrap();
+        assert_eq!(permuted.registers(), layout.registers());
+        for t in 0..32 * warps as usize {
+            for v in 0..layout.registers() {
+                let (c, live, owner) = layout.coordinate(t, v);
+                let moved: Vec<usize> = perm.iter().map(|&d| c[d]).collect();
+                assert_eq!(
+                    permuted.coordinate(t, v),
+                    (moved, live, owner),
+                    "{layout} t{t} v{v}"
+                );
+            }
+        }
+    }
+    let square = DistLayout::blocked(&[8, 8], 1, 2).unwrap();
+    assert!(square.permuted(&[0, 0]).is_none());
+    assert!(square.permuted(&[1]).is_none());
+}
+
 fn row_major(shape: &[usize]) -> Vec<usize> {
     let mut strides = vec![1; shape.len()];
     for d in (0..shape.len().saturating_sub(1)).rev() {

@@ -178,6 +178,16 @@ impl DistLayout {
         sliced
     }
 
+    /// The layout without the axes `axes` (ascending), each of extent 1:
+    /// [`Self::drop_axis`] from the last.
+    pub fn drop_axes(&self, axes: &[usize]) -> Option<DistLayout> {
+        let mut layout = self.clone();
+        for &axis in axes.iter().rev() {
+            layout = layout.drop_axis(axis)?;
+        }
+        Some(layout)
+    }
+
     /// The layout of the tile without `axis`, held as this layout holds the
     /// tile: threads and registers spread along the dropped axis hold copies
     /// (their modes get stride 0), so a tile in it broadcasts back register
@@ -237,6 +247,58 @@ impl DistLayout {
             thread: restride(&self.thread)?,
             value: restride(&self.value)?,
             replicated: renumber(&self.replicated),
+        })
+    }
+
+    /// The layout holding the `permute` by `perm` of this layout's tile in
+    /// the same registers (result axis `i` is axis `perm[i]`): each mode's
+    /// stride moves to its axis's new place, no element moves. `None` unless
+    /// `perm` permutes the axes and every stride lies along one axis.
+    pub fn permuted(&self, perm: &[usize]) -> Option<DistLayout> {
+        let rank = self.shape.len();
+        let mut inverse = vec![usize::MAX; rank];
+        for (i, &d) in perm.iter().enumerate() {
+            *inverse.get_mut(d)? = i;
+        }
+        if perm.len() != rank || inverse.contains(&usize::MAX) {
+            return None;
+        }
+        let ps = self.padded_strides();
+        let permute = |v: &[usize]| -> Vec<usize> { perm.iter().map(|&d| v[d]).collect() };
+        let padded = permute(&self.padded);
+        let new_ps = row_major(&padded);
+        let restride = |layout: &Layout| -> Option<Layout> {
+            let sizes = layout.shape().leaves();
+            let strides = layout
+                .stride()
+                .leaves()
+                .iter()
+                .zip(&sizes)
+                .map(|(&st, &size)| {
+                    let st = st as usize;
+                    if size == 1 || st == 0 {
+                        return Some(0);
+                    }
+                    let d = ps.iter().position(|&p| p <= st)?;
+                    st.is_multiple_of(ps[d])
+                        .then(|| ((st / ps[d]) * new_ps[inverse[d]]) as i64)
+                })
+                .collect::<Option<Vec<i64>>>()?;
+            Layout::new(IntTuple::flat(&sizes), IntTuple::flat(&strides)).ok()
+        };
+        let mut replicated: Vec<usize> = self.replicated.iter().map(|&d| inverse[d]).collect();
+        replicated.sort_unstable();
+        Some(DistLayout {
+            kind: self.kind,
+            shape: permute(&self.shape),
+            size_per_thread: permute(&self.size_per_thread),
+            threads_per_warp: permute(&self.threads_per_warp),
+            warps_per_block: permute(&self.warps_per_block),
+            order: self.order.iter().map(|&d| inverse[d]).collect(),
+            padded,
+            thread: restride(&self.thread)?,
+            value: restride(&self.value)?,
+            replicated,
         })
     }
 

@@ -49,7 +49,7 @@ mod wgmma;
 pub(crate) use blocked::{copy_digits, row_major};
 pub use blocked::{DistLayout, LayoutBuildError, LayoutKind};
 pub use mma::{mma_dot, MmaDot};
-pub(crate) use propagate::unit_axis_inserted;
+pub(crate) use propagate::unit_axes_inserted;
 pub use wgmma::{wgmma_dot, WgmmaDot, WGMMA_N};
 
 /// How a `dot` runs on tensor cores.
@@ -163,8 +163,8 @@ fn drop_unit_axes(func: &Function, values: &mut BTreeMap<Value, DistLayout>) {
         if let (OpKind::Reshape { .. }, [operand], [result]) =
             (&op.kind, op.operands.as_slice(), op.results.as_slice())
         {
-            let dropped = unit_axis_inserted(func, *result, *operand)
-                .and_then(|axis| values.get(operand)?.drop_axis(axis));
+            let dropped = unit_axes_inserted(func, *result, *operand)
+                .and_then(|axes| values.get(operand)?.drop_axes(&axes));
             if let Some(dropped) = dropped {
                 values.insert(*result, dropped);
             }
@@ -227,7 +227,7 @@ fn place_reductions(func: &Function, sums: SumOrder, values: &mut BTreeMap<Value
 }
 
 /// Gives the source of the `c` operand of `dot` `id` the accumulator's
-/// `layout`: a `full` directly; a `for`'s carried value, its initial value
+/// `layout`: a `full` or a broadcast directly; a `for`'s carried value, its initial value
 /// (if a `full`) and the loop's result when the body yields this dot's result
 /// for it.
 fn accumulate_in_place(
@@ -240,7 +240,7 @@ fn accumulate_in_place(
     let (Some(&c), Some(&result)) = (op.operands.get(2), op.results.first()) else {
         return;
     };
-    if flexible(func, c) {
+    if flexible(func, c) || broadcast_tile(func, c) {
         values.insert(c, layout.clone());
         return;
     }
@@ -318,6 +318,20 @@ fn fit_broadcast_sources(func: &Function, values: &mut BTreeMap<Value, DistLayou
             }
         }
     });
+}
+
+/// Whether `v` is a broadcast of a tile (a bias row, a row statistic
+/// broadcast over the columns): it takes its user's layout, into which its
+/// source broadcasts in registers where it can.
+fn broadcast_tile(func: &Function, v: Value) -> bool {
+    func.defining_op(v).is_some_and(|id| {
+        let op = func.op(id);
+        matches!(op.kind, OpKind::Broadcast { .. } | OpKind::Expand { .. })
+            && op
+                .operands
+                .first()
+                .is_some_and(|&x| matches!(func.ty(x), Type::Tile(_)))
+    })
 }
 
 /// Whether `v` is computed the same way in any layout (a `full`, an `iota`

@@ -40,7 +40,7 @@ fn recomputable(func: &Function, v: Value, memo: &mut BTreeMap<Value, bool>) -> 
                 op.operands.iter().all(|&x| recomputable(func, x, memo))
             }
             OpKind::Reshape { .. } => {
-                unit_axis_inserted(func, op.operands[0], v).is_some()
+                unit_axes_inserted(func, op.operands[0], v).is_some()
                     && recomputable(func, op.operands[0], memo)
             }
             _ if elementwise(&op.kind) => op.operands.iter().all(|&x| recomputable(func, x, memo)),
@@ -52,19 +52,37 @@ fn recomputable(func: &Function, v: Value, memo: &mut BTreeMap<Value, bool>) -> 
     answer
 }
 
-/// The axis of extent 1 that a reshape of `source` into `result` inserts,
-/// if that is all it does (`[BN]` into `[1, BN]` or `[BN, 1]`).
-pub(crate) fn unit_axis_inserted(func: &Function, source: Value, result: Value) -> Option<usize> {
+/// The axes of extent 1 (ascending, at least one) that a reshape of
+/// `source` into `result` inserts, if that is all it does (`[BN]` into `[1,
+/// BN]` or `[BN, 1]`, `[BM, D]` into `[1, BM, 1, D]`).
+pub(crate) fn unit_axes_inserted(
+    func: &Function,
+    source: Value,
+    result: Value,
+) -> Option<Vec<usize>> {
     let (Type::Tile(s), Type::Tile(r)) = (func.ty(source), func.ty(result)) else {
         return None;
     };
     let (s, r) = (s.shape.dims(), r.shape.dims());
-    (0..r.len()).find(|&axis| {
-        r[axis] == 1
-            && r.len() == s.len() + 1
-            && r[..axis] == s[..axis]
-            && r[axis + 1..] == s[axis..]
-    })
+    if r.len() <= s.len() {
+        return None;
+    }
+    // Each of the source's axes is the result's next one of its extent;
+    // the result's axes passed over on the way are the inserted ones, of
+    // extent 1. (Where a source axis of extent 1 could be either of two
+    // result axes, either choice holds the elements alike.)
+    let mut inserted = Vec::new();
+    let mut next = 0;
+    for (axis, &extent) in r.iter().enumerate() {
+        if next < s.len() && s[next] == extent {
+            next += 1;
+        } else if extent == 1 {
+            inserted.push(axis);
+        } else {
+            return None;
+        }
+    }
+    (next == s.len() && inserted.len() == r.len() - s.len()).then_some(inserted)
 }
 
 /// Whether ops of `kind` compute each result element from the operands'
@@ -232,7 +250,7 @@ fn place(
         }
         OpKind::Reshape { .. } => {
             let source = op.operands[0];
-            let dropped = unit_axis_inserted(func, source, v).and_then(|a| layout.drop_axis(a));
+            let dropped = unit_axes_inserted(func, source, v).and_then(|a| layout.drop_axes(&a));
             if let Some(dropped) = dropped {
                 place(func, source, &dropped, values, decided);
             }

@@ -2,9 +2,12 @@
 //!
 //! A scalar broadcast is replication: every register of the result is the
 //! scalar's register; a `broadcast` or `expand` of a tile whose layout fits
-//! the result's (a slice, or dropped leading axes) keeps its registers, and
-//! so does a `reshape` that only inserts an axis of extent 1 into an operand
-//! held as the result is without that axis. Every
+//! the result's (a slice, or dropped leading axes) keeps its registers, one
+//! whose every copy some register of the wanting thread already holds
+//! takes those registers, a `permute` read only by `dot`s keeps its
+//! operand's registers (`DistLayout::permuted`), and
+//! so does a `reshape` that only inserts (or removes) axes of extent 1 into
+//! an operand held as the result is without (with) them. Every
 //! other movement op is a stage and a gather through shared memory (see
 //! `shared.rs`) with a map per op; a `permute`'s staging is swizzled against
 //! bank conflicts (`swizzle.rs`).
@@ -21,11 +24,11 @@
 //! | `pad` | `c - low`, the pad value outside the operand |
 //! | `cat` | operands staged into the result's buffer at their offsets |
 
-use super::shared::Source;
+use super::shared::{register_selection, Source};
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::row_major;
 use crate::program::{Reg, ThreadOpKind};
-use tile_ir::{BinaryOp, CmpPred, DType, OpId, OpKind};
+use tile_ir::{BinaryOp, CmpPred, DType, Function, OpId, OpKind, Value};
 
 impl Lowerer<'_> {
     /// Lowers the movement ops.
@@ -99,15 +102,15 @@ impl Lowerer<'_> {
                 },
             );
         }
-        if let (OpKind::Reshape { .. } | OpKind::Broadcast { .. }, Some(axis)) = (
+        if let (OpKind::Reshape { .. } | OpKind::Broadcast { .. }, Some(axes)) = (
             &op.kind,
-            crate::layout_assign::unit_axis_inserted(func, operand, result),
+            crate::layout_assign::unit_axes_inserted(func, operand, result),
         ) {
             if layout
-                .drop_axis(axis)
+                .drop_axes(&axes)
                 .is_some_and(|l| l.holds_like(&src_layout))
             {
-                // Only an axis of extent 1 inserted (a reshape, or a broadcast
+                // Only axes of extent 1 inserted (a reshape, or a broadcast
                 // of `[N]` to `[1, N]`), and the operand already held as the
                 // result is without it: the same registers.
                 return self.bind(
@@ -119,16 +122,31 @@ impl Lowerer<'_> {
                 );
             }
         }
-        if let (OpKind::Reshape { .. }, Some(axis)) = (
+        if let (OpKind::Reshape { .. }, Some(axes)) = (
             &op.kind,
-            crate::layout_assign::unit_axis_inserted(func, result, operand),
+            crate::layout_assign::unit_axes_inserted(func, result, operand),
         ) {
             if src_layout
-                .drop_axis(axis)
+                .drop_axes(&axes)
                 .is_some_and(|l| l.holds_like(&layout))
             {
-                // Only an axis of extent 1 removed, and the result held as the
-                // operand is without it: the same registers.
+                // Only axes of extent 1 removed, and the result held as the
+                // operand is without them: the same registers.
+                return self.bind(
+                    id,
+                    Lowered::Tile {
+                        layout,
+                        regs: src_regs,
+                    },
+                );
+            }
+        }
+        if let OpKind::Permute { perm } = &op.kind {
+            // Only `dot`s read it, staging each element by its coordinate:
+            // the same registers, their coordinates permuted.
+            let permuted = src_layout.permuted(perm);
+            if let (true, Some(permuted)) = (only_dot_operands(func, result), permuted) {
+                let layout = std::rc::Rc::new(permuted);
                 return self.bind(
                     id,
                     Lowered::Tile {
@@ -139,6 +157,22 @@ impl Lowerer<'_> {
             }
         }
         if matches!(op.kind, OpKind::Broadcast { .. } | OpKind::Expand { .. }) {
+            // Every copy already in a register of the thread that wants it
+            // (a row statistic of one accumulator broadcast over another
+            // with the same rows): those registers.
+            let (src, threads) = (src_layout.shape.clone(), self.program.block_threads());
+            let lead = dst.len().saturating_sub(src.len());
+            let source = |c: &[usize]| -> Vec<usize> {
+                (0..src.len())
+                    .map(|j| if src[j] == 1 { 0 } else { c[lead + j] })
+                    .collect()
+            };
+            if dst.len() >= src.len() {
+                if let Some(chosen) = register_selection(&src_layout, &layout, threads, source) {
+                    let regs = chosen.into_iter().map(|u| src_regs[u]).collect();
+                    return self.bind(id, Lowered::Tile { layout, regs });
+                }
+            }
             // A load of a tensor nothing writes: read again, not staged.
             if let Some(regs) = self.reload_broadcast(operand, &layout)? {
                 return self.bind(id, Lowered::Tile { layout, regs });
@@ -283,4 +317,20 @@ impl Lowerer<'_> {
         self.release_shared(alloc);
         self.bind(id, Lowered::Tile { layout, regs })
     }
+}
+
+/// Whether `v` is used, and only as the `a` or `b` of `dot`s (which stage
+/// their operands element by element, wherever a thread holds them).
+fn only_dot_operands(func: &Function, v: Value) -> bool {
+    let (mut dots, mut others) = (0, 0);
+    func.walk(&mut |id| {
+        let op = func.op(id);
+        for (at, _) in op.operands.iter().enumerate().filter(|&(_, &x)| x == v) {
+            match op.kind {
+                OpKind::Dot { .. } if at < 2 => dots += 1,
+                _ => others += 1,
+            }
+        }
+    });
+    dots > 0 && others == 0
 }

@@ -244,7 +244,8 @@ impl Lowerer<'_> {
         if from == to {
             return regs.to_vec();
         }
-        if let Some(permutation) = register_permutation(from, to, self.program.block_threads()) {
+        let threads = self.program.block_threads();
+        if let Some(permutation) = register_selection(from, to, threads, |c| c.to_vec()) {
             return permutation.into_iter().map(|u| regs[u]).collect();
         }
         if let Some(converted) = self.shuffle_convert(dtype, from, regs, to) {
@@ -262,13 +263,18 @@ impl Lowerer<'_> {
     }
 }
 
-/// For each register of `to`, the register of `from` that holds the same
-/// element (the same coordinate and liveness) in every one of the block's
-/// `threads` threads, if there is one for every register.
-fn register_permutation(from: &DistLayout, to: &DistLayout, threads: u32) -> Option<Vec<usize>> {
-    if from.shape != to.shape {
-        return None;
-    }
+/// For each register of `to`, the register of `from` that holds the
+/// element it wants (the coordinate `source` maps its own to, and the same
+/// liveness) in every one of the block's `threads` threads, if there is one
+/// for every register: with the identity a renaming of the same tile's
+/// registers, with a broadcast's map (`super::movement`) a broadcast that
+/// reads each copy from a register the thread holds.
+pub(super) fn register_selection(
+    from: &DistLayout,
+    to: &DistLayout,
+    threads: u32,
+    source: impl Fn(&[usize]) -> Vec<usize>,
+) -> Option<Vec<usize>> {
     // Candidates from thread 0, checked on every thread.
     let mut by_coordinate = std::collections::HashMap::new();
     for u in 0..from.registers() {
@@ -278,12 +284,12 @@ fn register_permutation(from: &DistLayout, to: &DistLayout, threads: u32) -> Opt
     (0..to.registers())
         .map(|v| {
             let (c, live, _) = to.coordinate(0, v);
-            let u = *by_coordinate.get(&(c, live))?;
+            let u = *by_coordinate.get(&(source(&c), live))?;
             (1..threads as usize)
                 .all(|t| {
                     let (a, la, _) = to.coordinate(t, v);
                     let (b, lb, _) = from.coordinate(t, u);
-                    a == b && la == lb
+                    source(&a) == b && la == lb
                 })
                 .then_some(u)
         })
