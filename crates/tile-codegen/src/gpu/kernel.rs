@@ -446,23 +446,11 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 let at = self.shared_at(k, alloc.index(), dt, x[0].into_int_value())?;
                 self.ldmatrix(*shape, at, dt)
             }
-            ThreadOpKind::Wgmma {
-                kind,
-                a,
-                a_swizzle,
-                b,
-            } => self.wgmma(k, (*kind, (*a, *a_swizzle), *b), &x),
-            ThreadOpKind::WgmmaRegisterA { kind, b } => self.wgmma_register_a(k, (*kind, *b), &x),
-            ThreadOpKind::WgmmaFence => self.inline_asm(Asm::WgmmaFence, &[]),
-            ThreadOpKind::WgmmaCommit => self.inline_asm(Asm::WgmmaCommit, &[]),
-            ThreadOpKind::WgmmaWait { pending } => {
-                let values = x.len();
-                let wait = Asm::WgmmaWait {
-                    pending: *pending,
-                    values,
-                };
-                self.inline_asm(wait, &x)
-            }
+            ThreadOpKind::Wgmma { .. }
+            | ThreadOpKind::WgmmaRegisterA { .. }
+            | ThreadOpKind::WgmmaFence
+            | ThreadOpKind::WgmmaCommit
+            | ThreadOpKind::WgmmaWait { .. } => self.wgmma_op(k, &op.kind, &x),
             ThreadOpKind::FenceProxyAsync => self.inline_asm(Asm::FenceProxyAsync, &[]),
             ThreadOpKind::GridWait => self.grid_dep_control(true),
             ThreadOpKind::GridLaunchDependents => self.grid_dep_control(false),

@@ -12,9 +12,39 @@ use super::GpuEmitter;
 use crate::EmitError;
 use inkwell::values::{BasicValueEnum, IntValue};
 use tile_hw::wgmma::{operand_descriptor, REGISTER_A_ELEMENTS};
-use tile_thread::program::{DescriptorSwizzle, SharedId, WgmmaKind};
+use tile_thread::program::{DescriptorSwizzle, SharedId, ThreadOpKind, WgmmaKind};
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
+    /// The `wgmma` op `kind` (the instruction, its fence, commit or wait)
+    /// on the registers `x`.
+    pub(super) fn wgmma_op(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        kind: &ThreadOpKind,
+        x: &[BasicValueEnum<'ctx>],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
+        match kind {
+            ThreadOpKind::Wgmma {
+                kind,
+                a,
+                a_swizzle,
+                b,
+            } => self.wgmma(k, (*kind, (*a, *a_swizzle), *b), x),
+            ThreadOpKind::WgmmaRegisterA { kind, b } => self.wgmma_register_a(k, (*kind, *b), x),
+            ThreadOpKind::WgmmaFence => self.inline_asm(Asm::WgmmaFence, &[]),
+            ThreadOpKind::WgmmaCommit => self.inline_asm(Asm::WgmmaCommit, &[]),
+            ThreadOpKind::WgmmaWait { pending } => {
+                let values = x.len();
+                let wait = Asm::WgmmaWait {
+                    pending: *pending,
+                    values,
+                };
+                self.inline_asm(wait, x)
+            }
+            _ => Err(EmitError::internal("not a wgmma op")),
+        }
+    }
+
     /// One warpgroup's `wgmma` of `kind` on A at element `x[0]` of `a`
     /// (laid out with `a_swizzle`) and B at element `x[1]` of `b`,
     /// accumulating into `x[2..]`; D.

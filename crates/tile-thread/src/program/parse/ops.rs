@@ -2,9 +2,7 @@
 //! its region, one arm per op kind of [`ThreadOpKind`].
 
 use super::{Line, Parser};
-use crate::program::{
-    CheckKind, DescriptorSwizzle, LdMatrix, MmaKind, Reg, ShuffleMode, ThreadOpKind, WgmmaKind,
-};
+use crate::program::{CheckKind, LdMatrix, MmaKind, Reg, ShuffleMode, ThreadOpKind};
 use tile_ir::text::{parse_scalar, ParseError, Token, TokenKind};
 use tile_ir::{AtomicOp, BinaryOp, CmpPred, MemOrder, MemScope, UnaryOp};
 
@@ -233,64 +231,7 @@ impl<'a> Parser<'_, 'a> {
                 let shape = LdMatrix { count, trans };
                 (ThreadOpKind::LdMatrix { alloc, shape }, index)
             }
-            "wgmma" => {
-                self.match_token(TokenKind::Dot, "`.` and an instruction or `fence`")?;
-                let what = self.match_ident("an instruction shape, `fence`, `commit` or `wait`")?;
-                match what.text {
-                    "fence" => (ThreadOpKind::WgmmaFence, vec![]),
-                    "commit" => (ThreadOpKind::WgmmaCommit, vec![]),
-                    "wait" => {
-                        let pending = self.match_int("the groups left in flight")?;
-                        (ThreadOpKind::WgmmaWait { pending }, self.match_regs()?)
-                    }
-                    shape => {
-                        self.match_token(TokenKind::Dot, "`.` and the operands' dtype")?;
-                        let dtype = self.match_dtype()?;
-                        let n = shape
-                            .strip_prefix("m64n")
-                            .and_then(|s| s.strip_suffix("k16"))
-                            .and_then(|n| n.parse().ok());
-                        let kind = n.and_then(|n| WgmmaKind::new(dtype, n)).ok_or_else(|| {
-                            Self::error_at(&what, format!("unknown wgmma `{shape}.{dtype}`"))
-                        })?;
-                        let a_swizzle = self.wgmma_swizzle()?;
-                        if self.peek().kind == TokenKind::LBrace {
-                            if a_swizzle != DescriptorSwizzle::B128 {
-                                return Err(Self::error_at(
-                                    &what,
-                                    "a wgmma with A from registers has no swizzle",
-                                ));
-                            }
-                            self.wgmma_register_a(kind)?
-                        } else {
-                            let a = self.match_shared()?;
-                            let mut operands = self.match_reg_group(
-                                TokenKind::LBracket,
-                                TokenKind::RBracket,
-                                "`[`",
-                            )?;
-                            self.match_token(TokenKind::Comma, "`,`")?;
-                            let b = self.match_shared()?;
-                            operands.extend(self.match_reg_group(
-                                TokenKind::LBracket,
-                                TokenKind::RBracket,
-                                "`[`",
-                            )?);
-                            self.match_token(TokenKind::Comma, "`,`")?;
-                            operands.extend(self.match_regs()?);
-                            (
-                                ThreadOpKind::Wgmma {
-                                    kind,
-                                    a,
-                                    a_swizzle,
-                                    b,
-                                },
-                                operands,
-                            )
-                        }
-                    }
-                }
-            }
+            "wgmma" => self.wgmma()?,
             "mbarrier" => {
                 self.match_token(TokenKind::Dot, "`.init`, `.expect_tx` or `.wait`")?;
                 let what = self.match_ident("`init`, `expect_tx` or `wait`")?;
@@ -414,40 +355,6 @@ impl<'a> Parser<'_, 'a> {
     }
 
     /// `const <literal>`, its dtype read from the `: <dtype>` after it.
-    /// The rest of a `wgmma` with A from registers, from its `{`.
-    fn wgmma_register_a(
-        &mut self,
-        kind: WgmmaKind,
-    ) -> Result<(ThreadOpKind, Vec<Reg>), ParseError> {
-        let mut operands = self.match_reg_group(TokenKind::LBrace, TokenKind::RBrace, "`{`")?;
-        self.match_token(TokenKind::Comma, "`,`")?;
-        let b = self.match_shared()?;
-        operands.extend(self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?);
-        self.match_token(TokenKind::Comma, "`,`")?;
-        operands.extend(self.match_regs()?);
-        Ok((ThreadOpKind::WgmmaRegisterA { kind, b }, operands))
-    }
-
-    /// A `wgmma`'s optional `.sw64` or `.sw32` (A's rows of 64 or 32
-    /// bytes); without one, 128.
-    fn wgmma_swizzle(&mut self) -> Result<DescriptorSwizzle, ParseError> {
-        if self.peek().kind != TokenKind::Dot {
-            return Ok(DescriptorSwizzle::B128);
-        }
-        self.bump();
-        let word = self.match_ident("`sw64` or `sw32`")?;
-        word.text
-            .strip_prefix("sw")
-            .and_then(|bytes| bytes.parse().ok())
-            .and_then(DescriptorSwizzle::for_rows)
-            .ok_or_else(|| {
-                Self::error_at(
-                    &word,
-                    format!("unknown wgmma swizzle `{}`: `sw64` or `sw32`", word.text),
-                )
-            })
-    }
-
     fn constant(&mut self) -> Result<Line<'a>, ParseError> {
         let first = self.peek().clone();
         let mut text = String::new();
