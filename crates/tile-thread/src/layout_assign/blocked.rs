@@ -213,28 +213,15 @@ impl DistLayout {
         };
         let padded = without(&self.padded);
         let new_ps = row_major(&padded);
-        let restride = |layout: &Layout| -> Option<Layout> {
-            let sizes = layout.shape().leaves();
-            let strides: Vec<i64> = layout
-                .stride()
-                .leaves()
-                .iter()
-                .zip(&sizes)
-                .map(|(&st, &size)| {
-                    let st = st as usize;
-                    if size == 1 || st == 0 {
-                        return 0;
-                    }
-                    match ps.iter().position(|&p| p <= st) {
-                        Some(d) if d != axis => {
-                            let new_d = if d > axis { d - 1 } else { d };
-                            ((st / ps[d]) * new_ps[new_d]) as i64
-                        }
-                        _ => 0,
-                    }
+        let restride = |layout: &Layout| {
+            restride(layout, &ps, |d, st| {
+                let new_d = if d > axis { d - 1 } else { d };
+                Some(if d == axis {
+                    0
+                } else {
+                    (st / ps[d]) * new_ps[new_d]
                 })
-                .collect();
-            Layout::new(IntTuple::flat(&sizes), IntTuple::flat(&strides)).ok()
+            })
         };
         Some(DistLayout {
             kind: self.kind,
@@ -267,24 +254,11 @@ impl DistLayout {
         let permute = |v: &[usize]| -> Vec<usize> { perm.iter().map(|&d| v[d]).collect() };
         let padded = permute(&self.padded);
         let new_ps = row_major(&padded);
-        let restride = |layout: &Layout| -> Option<Layout> {
-            let sizes = layout.shape().leaves();
-            let strides = layout
-                .stride()
-                .leaves()
-                .iter()
-                .zip(&sizes)
-                .map(|(&st, &size)| {
-                    let st = st as usize;
-                    if size == 1 || st == 0 {
-                        return Some(0);
-                    }
-                    let d = ps.iter().position(|&p| p <= st)?;
-                    st.is_multiple_of(ps[d])
-                        .then(|| ((st / ps[d]) * new_ps[inverse[d]]) as i64)
-                })
-                .collect::<Option<Vec<i64>>>()?;
-            Layout::new(IntTuple::flat(&sizes), IntTuple::flat(&strides)).ok()
+        let restride = |layout: &Layout| {
+            restride(layout, &ps, |d, st| {
+                st.is_multiple_of(ps[d])
+                    .then(|| (st / ps[d]) * new_ps[inverse[d]])
+            })
         };
         let mut replicated: Vec<usize> = self.replicated.iter().map(|&d| inverse[d]).collect();
         replicated.sort_unstable();
@@ -418,6 +392,33 @@ impl DistLayout {
         let live = coord.iter().zip(&self.shape).all(|(c, s)| c < s);
         (coord, live, live && owner)
     }
+}
+
+/// `layout` (into row-major offsets of strides `ps`) with each mode's
+/// stride `st`, which lies along axis `d` (the first whose stride is at
+/// most `st`), replaced by `moved(d, st)`; modes of extent 1 or stride 0
+/// get stride 0. `None` if `moved` refuses a mode.
+fn restride(
+    layout: &Layout,
+    ps: &[usize],
+    moved: impl Fn(usize, usize) -> Option<usize>,
+) -> Option<Layout> {
+    let sizes = layout.shape().leaves();
+    let strides = layout
+        .stride()
+        .leaves()
+        .iter()
+        .zip(&sizes)
+        .map(|(&st, &size)| {
+            let st = st as usize;
+            if size == 1 || st == 0 {
+                return Some(0);
+            }
+            let d = ps.iter().position(|&p| p <= st)?;
+            moved(d, st).map(|s| s as i64)
+        })
+        .collect::<Option<Vec<i64>>>()?;
+    Layout::new(IntTuple::flat(&sizes), IntTuple::flat(&strides)).ok()
 }
 
 /// The digits of index `i` in the copy modes of `layout` (extent above 1,

@@ -291,27 +291,8 @@ impl Lowerer<'_> {
             let (row, col) = kind.element(Fragment::A, lane, i);
             vec![(rm * wm + warp / wn) * im + row, step * ik + col]
         };
-        let holds = |t: usize, v: usize, want: &[usize]| {
-            let (coord, live, _) = layout.coordinate(t, v);
-            live && coord == want
-        };
-        (0..k / ik)
-            .map(|step| {
-                (0..m / (im * wm))
-                    .map(|rm| {
-                        (0..kind.elements(Fragment::A))
-                            .map(|i| {
-                                let v =
-                                    (0..regs.len()).find(|&v| holds(0, v, &at(0, step, rm, i)))?;
-                                (0..threads)
-                                    .all(|t| holds(t, v, &at(t, step, rm, i)))
-                                    .then_some(regs[v])
-                            })
-                            .collect()
-                    })
-                    .collect()
-            })
-            .collect()
+        let counts = [k / ik, m / (im * wm), kind.elements(Fragment::A)];
+        fragments_in(layout, regs, threads, counts, at)
     }
 
     /// The 16 (MFMA: 4) elements of `alloc` at `base + offset + i·stride`:
@@ -389,4 +370,38 @@ impl Lowerer<'_> {
             self.binary(BinaryOp::Add, index, c)
         }
     }
+}
+
+/// The registers among `regs` (in `layout`, over `threads` threads) of
+/// `[steps][rows][elements]` operand fragments, element `i` of row `r` at
+/// step `s` wanted at coordinate `at(t, s, r, i)` in thread `t`: for each,
+/// the register that holds it in thread 0, if it holds it (live) in every
+/// thread; `None` unless every element has one.
+pub(super) fn fragments_in(
+    layout: &DistLayout,
+    regs: &[Reg],
+    threads: usize,
+    [steps, rows, elements]: [usize; 3],
+    at: impl Fn(usize, usize, usize, usize) -> Vec<usize>,
+) -> Option<Vec<Vec<Vec<Reg>>>> {
+    let holds = |t: usize, v: usize, want: &[usize]| {
+        let (coord, live, _) = layout.coordinate(t, v);
+        live && coord == want
+    };
+    (0..steps)
+        .map(|step| {
+            (0..rows)
+                .map(|rm| {
+                    (0..elements)
+                        .map(|i| {
+                            let v = (0..regs.len()).find(|&v| holds(0, v, &at(0, step, rm, i)))?;
+                            (0..threads)
+                                .all(|t| holds(t, v, &at(t, step, rm, i)))
+                                .then_some(regs[v])
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+        .collect()
 }

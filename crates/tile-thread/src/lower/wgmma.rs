@@ -16,6 +16,7 @@
 //! instructions are done.
 
 use super::dot::{OperandA, StagedOperands};
+use super::mma::fragments_in;
 use super::Lowerer;
 use crate::layout_assign::{DistLayout, WgmmaDot, WGMMA_N};
 use crate::program::{Reg, ThreadOpKind};
@@ -129,26 +130,7 @@ impl Lowerer<'_> {
             let group_m = t / WARPGROUP / gn;
             vec![(group_m + gm * rm) * M + row, step * K + col]
         };
-        let holds = |t: usize, v: usize, want: &[usize]| {
-            let (coord, live, _) = layout.coordinate(t, v);
-            live && coord == want
-        };
-        (0..k / K)
-            .map(|step| {
-                (0..m / (M * gm))
-                    .map(|rm| {
-                        (0..REGISTER_A_ELEMENTS)
-                            .map(|i| {
-                                let v =
-                                    (0..regs.len()).find(|&v| holds(0, v, &at(0, step, rm, i)))?;
-                                (0..threads)
-                                    .all(|t| holds(t, v, &at(t, step, rm, i)))
-                                    .then_some(regs[v])
-                            })
-                            .collect()
-                    })
-                    .collect()
-            })
-            .collect()
+        let counts = [k / K, m / (M * gm), REGISTER_A_ELEMENTS];
+        fragments_in(layout, regs, threads, counts, at)
     }
 }
