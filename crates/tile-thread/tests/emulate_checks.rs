@@ -258,7 +258,7 @@ fn planted_write_write_race() {
     );
     op(
         &mut p,
-        ThreadOpKind::StoreShared { alloc: s },
+        ThreadOpKind::StoreShared { alloc: s, width: 1 },
         &[zero, v, t],
         &[],
     );
@@ -282,7 +282,7 @@ fn neighbour_exchange(barrier: bool) -> Program {
     );
     op(
         &mut p,
-        ThreadOpKind::StoreShared { alloc: s },
+        ThreadOpKind::StoreShared { alloc: s, width: 1 },
         &[tid, tid, t],
         &[],
     );
@@ -310,7 +310,7 @@ fn neighbour_exchange(barrier: bool) -> Program {
     );
     one(
         &mut p,
-        ThreadOpKind::LoadShared { alloc: s },
+        ThreadOpKind::LoadShared { alloc: s, width: 1 },
         &[next],
         DType::I32,
     );
@@ -354,7 +354,7 @@ fn uninitialized_shared_read() {
     let s = p.alloc_shared(DType::F32, 64);
     one(
         &mut p,
-        ThreadOpKind::LoadShared { alloc: s },
+        ThreadOpKind::LoadShared { alloc: s, width: 1 },
         &[tid],
         DType::F32,
     );
@@ -372,7 +372,10 @@ fn uninitialized_shared_read() {
     );
     op(
         &mut p,
-        ThreadOpKind::StoreShared { alloc: small },
+        ThreadOpKind::StoreShared {
+            alloc: small,
+            width: 1,
+        },
         &[tid, tid, t],
         &[],
     );
@@ -562,7 +565,7 @@ fn ldmatrix_rows_are_checked() {
         );
         op(
             &mut p,
-            ThreadOpKind::StoreShared { alloc: s },
+            ThreadOpKind::StoreShared { alloc: s, width: 1 },
             &[at, zero, t],
             &[],
         );

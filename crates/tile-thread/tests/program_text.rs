@@ -102,6 +102,73 @@ fn a_program_written_as_text_runs_and_a_missing_barrier_is_a_race() {
     );
 }
 
+/// Each thread writes its four values `4t .. 4t + 3` as one vector and
+/// reads its neighbour's vector from index `at(t)`.
+fn vectors(at: &str) -> String {
+    format!(
+        "kernel vectors warps 1 (out: tensor<i32, 1>)
+shared @s0: i32[128]
+{{
+  %0 = thread_id : i32
+  %1 = const true : bool
+  %2 = const 4 : i32
+  %3 = mul %0, %2 : i32
+  %4 = const 1 : i32
+  %5 = add %3, %4 : i32
+  %6 = const 2 : i32
+  %7 = add %3, %6 : i32
+  %8 = const 3 : i32
+  %9 = add %3, %8 : i32
+  st.shared.v4 @s0[%3], %3, %5, %7, %9 mask(%1)
+  barrier
+  %10 = add %0, %4 : i32
+  %11 = const 32 : i32
+  %12 = rem %10, %11 : i32
+  %13 = {at} : i32
+  %14, %15, %16, %17 = ld.shared.v4 @s0[%13] : i32
+  %18 = cast %3 to i64 : i64
+  %19 = cast %5 to i64 : i64
+  %20 = cast %7 to i64 : i64
+  %21 = cast %9 to i64 : i64
+  st.global.v1 out[%18], %14 mask(%1)
+  st.global.v1 out[%19], %15 mask(%1)
+  st.global.v1 out[%20], %16 mask(%1)
+  st.global.v1 out[%21], %17 mask(%1)
+}}
+"
+    )
+}
+
+#[test]
+fn shared_vectors_move_consecutive_elements_and_must_be_aligned() {
+    let out = || {
+        vec![Arg::Tensor(
+            HostTensor::from_vec(&[128], vec![0i32; 128]).unwrap(),
+        )]
+    };
+    let text = vectors("mul %12, %2");
+    let program = parse_program(&text).unwrap();
+    assert_eq!(program.to_string(), text);
+    verify(&program).unwrap();
+    let mut args = out();
+    emulate::run(&program, [1, 1, 1], &mut args).unwrap();
+    let Arg::Tensor(t) = &args[0] else {
+        unreachable!("the argument is a tensor")
+    };
+    let want: Vec<i32> = (0..128).map(|i| (i + 4) % 128).collect();
+    assert_eq!(t.to_vec::<i32>().unwrap(), want);
+    // A vector from the neighbour's second element: misaligned.
+    let misaligned = parse_program(&vectors("add %5, %2")).unwrap();
+    verify(&misaligned).unwrap();
+    let error = emulate::run(&misaligned, [1, 1, 1], &mut out()).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("a shared vector of 4 elements at index 5, not a multiple of 4"),
+        "{error}"
+    );
+}
+
 const SAMPLE: &str = "kernel k warps 1 (x: tensor<f32, 1>, n: i32)
 shared @s0: f32[64]
 {

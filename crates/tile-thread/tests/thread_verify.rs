@@ -201,3 +201,56 @@ fn an_allocation_aliases_an_earlier_one_that_aliases_none() {
         "`kernel`: `@s2` aliases `@s2`: an allocation aliases an earlier one that aliases none"
     );
 }
+
+#[test]
+fn shared_vectors_are_powers_of_two_of_at_most_16_bytes() {
+    let mut p = program();
+    let s = p.alloc_shared(DType::F32, 64);
+    let i = op(
+        &mut p,
+        ThreadOpKind::Const(Scalar::I32(0)),
+        &[],
+        &[DType::I32],
+    )[0];
+    let load = |width| ThreadOpKind::LoadShared { alloc: s, width };
+    op(&mut p, load(4), &[i], &[DType::F32; 4]);
+    verify(&p).unwrap();
+    // Eight f32 are 32 bytes.
+    op(&mut p, load(8), &[i], &[DType::F32; 8]);
+    assert_eq!(
+        verify(&p).unwrap_err().rule,
+        "a shared vector of at most 16 bytes of numbers"
+    );
+    p.body.ops.pop();
+    // Three elements.
+    op(&mut p, load(3), &[i], &[DType::F32; 3]);
+    assert_eq!(
+        verify(&p).unwrap_err().rule,
+        "a shared vector of at most 16 bytes of numbers"
+    );
+    p.body.ops.pop();
+    // A store of two values with a mask, and one missing its second value.
+    let v = op(
+        &mut p,
+        ThreadOpKind::Const(Scalar::F32(1.0)),
+        &[],
+        &[DType::F32],
+    )[0];
+    let m = op(
+        &mut p,
+        ThreadOpKind::Const(Scalar::Bool(true)),
+        &[],
+        &[DType::Bool],
+    )[0];
+    // (Into another allocation: a write after the loads' reads of `s`
+    // with no barrier between would be a race.)
+    let t = p.alloc_shared(DType::F32, 64);
+    let store = ThreadOpKind::StoreShared { alloc: t, width: 2 };
+    op(&mut p, store.clone(), &[i, v, v, m], &[]);
+    verify(&p).unwrap();
+    op(&mut p, store, &[i, v, m], &[]);
+    assert!(verify(&p)
+        .unwrap_err()
+        .to_string()
+        .contains("break the rule of `st.shared`"));
+}

@@ -381,19 +381,20 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     .ok_or_else(|| EmitError::internal("atom.global without a result"))?;
                 one(self.atomic_global(k, *param, (*update, *order), dt, &x)?)
             }
-            ThreadOpKind::LoadShared { alloc } => {
+            ThreadOpKind::LoadShared { alloc, width } => {
                 let dt = op
                     .results
                     .first()
                     .map(|&r| k.program.dtype(r))
                     .ok_or_else(|| EmitError::internal("ld.shared without results"))?;
-                let at = self.shared_at(k, alloc.index(), dt, x[0].into_int_value())?;
-                one(self.load_elem(at, dt)?)
+                let access = (alloc.index(), dt, usize::from(*width));
+                self.load_shared(k, access, x[0].into_int_value())
             }
-            ThreadOpKind::StoreShared { alloc } => {
-                let dt = dtype(1)?;
-                let at = self.shared_at(k, alloc.index(), dt, x[0].into_int_value())?;
-                self.when(k, x[2].into_int_value(), |s| s.store_elem(at, x[1], dt))?;
+            ThreadOpKind::StoreShared { alloc, width } => {
+                let (dt, w) = (dtype(1)?, usize::from(*width));
+                let mask = x[w + 1].into_int_value();
+                let access = (alloc.index(), dt);
+                self.store_shared(k, access, x[0].into_int_value(), &x[1..=w], mask)?;
                 Ok(Vec::new())
             }
             ThreadOpKind::Check { kind, op: checked } => {

@@ -28,6 +28,7 @@ mod memory;
 mod mma;
 mod nan;
 mod predicated;
+mod shared_access;
 mod shuffle;
 mod tma;
 mod wgmma;

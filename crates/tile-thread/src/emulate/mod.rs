@@ -379,11 +379,17 @@ impl<'a> Emulator<'a> {
                 order,
                 scope,
             } => self.atomic_global(id, *param, (*op, *order, *scope), &x)?,
-            ThreadOpKind::LoadShared { alloc } => {
-                vec![self.load_shared(id, alloc.index(), arg(0)?)?]
+            ThreadOpKind::LoadShared { alloc, width } => {
+                let access = (alloc.index(), usize::from(*width));
+                self.load_shared(id, access, arg(0)?)?
             }
-            ThreadOpKind::StoreShared { alloc } => {
-                self.store_shared(id, alloc.index(), (arg(0)?, arg(1)?, arg(2)?))?;
+            ThreadOpKind::StoreShared { alloc, width } => {
+                let w = usize::from(*width);
+                let values: Vec<&[Scalar]> = (1..=w)
+                    .map(|i| arg(i).map(Vec::as_slice))
+                    .collect::<Result<_, _>>()?;
+                let access = (alloc.index(), w);
+                self.store_shared(id, access, (arg(0)?, &values, arg(w + 1)?))?;
                 Vec::new()
             }
             ThreadOpKind::Check { kind, op: checked } => {

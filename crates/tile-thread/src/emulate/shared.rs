@@ -1,5 +1,5 @@
 //! Shared memory as the emulator's ops touch it: loads and stores of one
-//! element per thread, counted for bank conflicts, and the race a shadow
+//! element or one vector per thread, counted for bank conflicts, and the race a shadow
 //! access reports as an error naming both threads.
 
 use super::memory::Conflict;
@@ -17,56 +17,86 @@ impl Emulator<'_> {
             .map_or(4, |(_, a)| a.dtype.size_bytes().max(1))
     }
 
-    /// Every thread's element of allocation `alloc` at its `index`.
+    /// Every thread's `width` elements of allocation `alloc` from its
+    /// `index` (one result per element), in one access.
     pub(super) fn load_shared(
         &mut self,
         id: OpId,
-        alloc: usize,
+        (alloc, width): (usize, usize),
         index: &[Scalar],
-    ) -> Result<Vec<Scalar>, LockstepError> {
-        let mut out = Vec::with_capacity(self.threads as usize);
+    ) -> Result<Vec<Vec<Scalar>>, LockstepError> {
+        let mut out = vec![Vec::with_capacity(self.threads as usize); width];
         for t in 0..self.threads {
-            let i = address(index[t as usize]);
-            let v = self
-                .shared
-                .load(alloc, i, t, id)
-                .map_err(|c| self.race(id, alloc, i, t, false, c))?;
-            out.push(v);
+            let first = self.vector_start(id, width, index[t as usize], t)?;
+            for (e, values) in out.iter_mut().enumerate() {
+                let i = first + e as i64;
+                let v = self
+                    .shared
+                    .load(alloc, i, t, id)
+                    .map_err(|c| self.race(id, alloc, i, t, false, c))?;
+                values.push(v);
+            }
         }
-        let bytes = self.shared_bytes(alloc);
+        let bytes = self.shared_bytes(alloc) * width;
         for lanes in index.chunks(WARP_SIZE as usize) {
-            self.stats.access(bytes, lanes.iter().map(|&i| address(i)));
+            let vectors = lanes.iter().map(|&i| Some(address(i) / width as i64));
+            self.stats.access_by_lanes(bytes, vectors);
         }
         Ok(out)
     }
 
-    /// Stores each thread's `value` at its `index` of allocation `alloc`
-    /// where its `mask` holds.
+    /// Stores each thread's `width` values from its `index` of allocation
+    /// `alloc` where its `mask` holds, in one access.
     pub(super) fn store_shared(
         &mut self,
         id: OpId,
-        alloc: usize,
-        (index, value, mask): (&[Scalar], &[Scalar], &[Scalar]),
+        (alloc, width): (usize, usize),
+        (index, values, mask): (&[Scalar], &[&[Scalar]], &[Scalar]),
     ) -> Result<(), LockstepError> {
         for t in 0..self.threads as usize {
             if mask[t] != Scalar::Bool(true) {
                 continue;
             }
-            let i = address(index[t]);
-            self.shared
-                .store(alloc, i, value[t], t as u32, id)
-                .map_err(|c| self.race(id, alloc, i, t as u32, true, c))?;
+            let first = self.vector_start(id, width, index[t], t as u32)?;
+            for (e, value) in values.iter().enumerate() {
+                let i = first + e as i64;
+                self.shared
+                    .store(alloc, i, value[t], t as u32, id)
+                    .map_err(|c| self.race(id, alloc, i, t as u32, true, c))?;
+            }
         }
-        let bytes = self.shared_bytes(alloc);
+        let bytes = self.shared_bytes(alloc) * width;
         for (lanes, masks) in index
             .chunks(WARP_SIZE as usize)
             .zip(mask.chunks(WARP_SIZE as usize))
         {
-            let active = lanes.iter().zip(masks);
-            let active = active.filter(|(_, m)| **m == Scalar::Bool(true));
-            self.stats.access(bytes, active.map(|(&i, _)| address(i)));
+            let vectors = lanes
+                .iter()
+                .zip(masks)
+                .map(|(&i, m)| (*m == Scalar::Bool(true)).then(|| address(i) / width as i64));
+            self.stats.access_by_lanes(bytes, vectors);
         }
         Ok(())
+    }
+
+    /// The first element of a thread's access of `width` elements at
+    /// `index`: an error unless a vector's index is a multiple of its
+    /// width (a GPU faults on a misaligned vector).
+    fn vector_start(
+        &self,
+        id: OpId,
+        width: usize,
+        index: Scalar,
+        thread: u32,
+    ) -> Result<i64, LockstepError> {
+        let first = address(index);
+        if width > 1 && first.rem_euclid(width as i64) != 0 {
+            let fault = LockstepFault::Malformed(format!(
+                "a shared vector of {width} elements at index {first}, not a multiple of {width}"
+            ));
+            return Err(self.error(Some(id), Some(thread), fault));
+        }
+        Ok(first)
     }
 
     /// The error of an access of `index` in allocation `alloc` by `thread`

@@ -292,7 +292,7 @@ impl Lowerer<'_> {
         let value = self.program.ops[loaded].results[0];
         let index = self.binary(BinaryOp::Add, at, e);
         self.emit_op(
-            ThreadOpKind::StoreShared { alloc },
+            ThreadOpKind::StoreShared { alloc, width: 1 },
             vec![index, value, live],
             &[],
         );

@@ -200,7 +200,7 @@ impl Lowerer<'_> {
             let at = self.operand_index(place, coords.linear[v], position);
             let owner = coords.owner[v];
             self.emit_op(
-                ThreadOpKind::StoreShared { alloc },
+                ThreadOpKind::StoreShared { alloc, width: 1 },
                 vec![at, value, owner],
                 &[],
             );
@@ -312,7 +312,14 @@ impl Lowerer<'_> {
                         let kc = self.i32c(kk as i64);
                         self.binary(BinaryOp::Add, start, kc)
                     };
-                    let x = self.emit(ThreadOpKind::LoadShared { alloc: alloc_a }, vec![index], da);
+                    let x = self.emit(
+                        ThreadOpKind::LoadShared {
+                            alloc: alloc_a,
+                            width: 1,
+                        },
+                        vec![index],
+                        da,
+                    );
                     a_vals[v] = Some(self.operand(x, acc_dtype, tf32));
                 }
                 if let Some(c) = col[v] {
@@ -322,7 +329,14 @@ impl Lowerer<'_> {
                         let shift = self.i32c((kk * n) as i64);
                         self.binary(BinaryOp::Add, c, shift)
                     };
-                    let y = self.emit(ThreadOpKind::LoadShared { alloc: alloc_b }, vec![index], db);
+                    let y = self.emit(
+                        ThreadOpKind::LoadShared {
+                            alloc: alloc_b,
+                            width: 1,
+                        },
+                        vec![index],
+                        db,
+                    );
                     b_vals[v] = Some(self.operand(y, acc_dtype, tf32));
                 }
             }

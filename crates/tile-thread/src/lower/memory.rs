@@ -140,7 +140,9 @@ impl Lowerer<'_> {
                     .operands
                     .split_first()
                     .ok_or_else(|| self.invalid(id, "no operands"))?;
+                let dtype = func.ty(*value).dtype();
                 let (layout, regs) = self.tile(id, *value)?;
+                let (layout, regs) = self.store_layout(dtype, layout, regs);
                 let access = self.access(
                     id,
                     rest,
@@ -148,7 +150,6 @@ impl Lowerer<'_> {
                     matches!(op.kind, OpKind::StoreMasked),
                     true,
                 )?;
-                let dtype = func.ty(*value).dtype();
                 let mut next = 0;
                 self.vectorized(&access, &layout, dtype, |s, addressing, masks| {
                     let width = masks.len();

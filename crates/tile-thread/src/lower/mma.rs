@@ -122,7 +122,10 @@ impl Lowerer<'_> {
                                 let k0 = kind.element(Fragment::B, 0, i).0;
                                 let offset = step * ik * n + rn * in_ * wn + k0 * n;
                                 let index = self.operand_address((base_b, offset, stage_b), sw_b);
-                                let load = ThreadOpKind::LoadShared { alloc: alloc_b };
+                                let load = ThreadOpKind::LoadShared {
+                                    alloc: alloc_b,
+                                    width: 1,
+                                };
                                 self.emit(load, vec![index], dtype)
                             })
                             .collect()
@@ -310,7 +313,11 @@ impl Lowerer<'_> {
                 let c = self.i32c((offset + i * stride) as i64);
                 let index = self.binary(BinaryOp::Add, base, c);
                 let dtype = kind.operand_dtype();
-                self.emit(ThreadOpKind::LoadShared { alloc }, vec![index], dtype)
+                self.emit(
+                    ThreadOpKind::LoadShared { alloc, width: 1 },
+                    vec![index],
+                    dtype,
+                )
             })
             .collect()
     }

@@ -48,6 +48,7 @@ mod reload;
 mod shared;
 mod shuffle_convert;
 mod software_pipeline;
+mod store_vectors;
 mod swizzle;
 mod tma;
 mod wgmma;

@@ -218,7 +218,7 @@ impl Lowerer<'_> {
                     self.binary(BinaryOp::And, live, first_lane)
                 };
                 self.emit_op(
-                    ThreadOpKind::StoreShared { alloc },
+                    ThreadOpKind::StoreShared { alloc, width: 1 },
                     vec![index, acc, mask],
                     &[],
                 );
@@ -242,7 +242,11 @@ impl Lowerer<'_> {
                 for w in 1..warps {
                     let offset = self.i32c(w as i64);
                     let index = self.binary(BinaryOp::Add, start, offset);
-                    let x = self.emit(ThreadOpKind::LoadShared { alloc }, vec![index], dtype);
+                    let x = self.emit(
+                        ThreadOpKind::LoadShared { alloc, width: 1 },
+                        vec![index],
+                        dtype,
+                    );
                     total = combine(self, total, x);
                 }
                 *acc = total;
@@ -281,7 +285,11 @@ impl Lowerer<'_> {
                 self.select(live, start, zero)
             };
             let index = self.binary(BinaryOp::Add, start, slot);
-            let mut total = self.emit(ThreadOpKind::LoadShared { alloc }, vec![index], dtype);
+            let mut total = self.emit(
+                ThreadOpKind::LoadShared { alloc, width: 1 },
+                vec![index],
+                dtype,
+            );
             for &bit in &lane_bits {
                 let mask = self.i32c(1 << bit);
                 let kind = ThreadOpKind::Shuffle {

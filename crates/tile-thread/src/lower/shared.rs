@@ -51,16 +51,10 @@ impl Lowerer<'_> {
     /// of `dtype` over the bytes of the largest released one (grown if
     /// needed), else a new one.
     pub(super) fn take_shared(&mut self, dtype: DType, len: usize) -> (SharedId, bool) {
+        let Some(at) = self.reusable_shared(dtype) else {
+            return (self.program.alloc_shared(dtype, len), false);
+        };
         let program = &mut self.program;
-        let same = |a: SharedId| program.shared[a].dtype == dtype;
-        let bytes = |a: SharedId| program.shared[a].len * program.shared[a].dtype.size_bytes();
-        let chosen = match self.free_shared.iter().position(|&a| same(a)) {
-            Some(at) => Some(at),
-            None => (0..self.free_shared.len()).max_by_key(|&at| bytes(self.free_shared[at])),
-        };
-        let Some(at) = chosen else {
-            return (program.alloc_shared(dtype, len), false);
-        };
         let released = self.free_shared.remove(at);
         let alloc = if program.shared[released].dtype == dtype {
             released
@@ -70,6 +64,28 @@ impl Lowerer<'_> {
         let entry = &mut program.shared[alloc];
         entry.len = entry.len.max(len);
         (alloc, true)
+    }
+
+    /// The released allocation [`Self::take_shared`] takes for `dtype`,
+    /// by its position in the free list.
+    pub(super) fn reusable_shared(&self, dtype: DType) -> Option<usize> {
+        let program = &self.program;
+        let bytes = |a: SharedId| program.shared[a].len * program.shared[a].dtype.size_bytes();
+        match self
+            .free_shared
+            .iter()
+            .position(|&a| program.shared[a].dtype == dtype)
+        {
+            Some(at) => Some(at),
+            None => (0..self.free_shared.len()).max_by_key(|&at| bytes(self.free_shared[at])),
+        }
+    }
+
+    /// The bytes of the released allocation [`Self::take_shared`] would
+    /// take for `dtype`, if any: what it holds without growing.
+    pub(super) fn reusable_bytes(&self, dtype: DType) -> Option<usize> {
+        let a = self.free_shared[self.reusable_shared(dtype)?];
+        Some(self.program.shared[a].len * self.program.shared[a].dtype.size_bytes())
     }
 
     /// Marks an allocation as dead: its last reads have been emitted.
@@ -86,15 +102,29 @@ impl Lowerer<'_> {
         len: usize,
         parts: &[(Vec<Reg>, Vec<Reg>, Vec<Reg>)],
     ) -> SharedId {
+        self.stage_by(dtype, len, |s, alloc| {
+            for (values, indices, masks) in parts {
+                for ((&v, &i), &m) in values.iter().zip(indices).zip(masks) {
+                    let store = ThreadOpKind::StoreShared { alloc, width: 1 };
+                    s.emit_op(store, vec![i, v, m], &[]);
+                }
+            }
+        })
+    }
+
+    /// A shared allocation of `len` elements of `dtype` that `write` fills,
+    /// between the barriers of [`Self::stage`].
+    pub(super) fn stage_by(
+        &mut self,
+        dtype: DType,
+        len: usize,
+        write: impl FnOnce(&mut Self, SharedId),
+    ) -> SharedId {
         let (alloc, reused) = self.take_shared(dtype, len);
         if self.loop_depth > 0 || reused {
             self.barrier();
         }
-        for (values, indices, masks) in parts {
-            for ((&v, &i), &m) in values.iter().zip(indices).zip(masks) {
-                self.emit_op(ThreadOpKind::StoreShared { alloc }, vec![i, v, m], &[]);
-            }
-        }
+        write(self, alloc);
         self.barrier();
         alloc
     }
@@ -149,7 +179,11 @@ impl Lowerer<'_> {
         } else {
             self.select(guard, index, zero)
         };
-        self.emit(ThreadOpKind::LoadShared { alloc }, vec![index], dtype)
+        self.emit(
+            ThreadOpKind::LoadShared { alloc, width: 1 },
+            vec![index],
+            dtype,
+        )
     }
 
     /// Whether `r` is the constant `true`.
@@ -252,6 +286,19 @@ impl Lowerer<'_> {
             return converted;
         }
         let swizzle = self.staging_swizzle(dtype, &from.shape);
+        self.convert_through_shared(dtype, from, regs, to, swizzle)
+    }
+
+    /// [`Self::convert`]'s path through shared memory, staged through
+    /// `swizzle` (with the allocation length it needs), if any.
+    pub(super) fn convert_through_shared(
+        &mut self,
+        dtype: DType,
+        from: &DistLayout,
+        regs: &[Reg],
+        to: &DistLayout,
+        swizzle: Option<(Swizzle, usize)>,
+    ) -> Vec<Reg> {
         let alloc = self.stage_tile_swizzled(dtype, from, regs, swizzle);
         let sw = swizzle.map(|(sw, _)| sw);
         let converted = self.gather_swizzled(alloc, dtype, to, sw, |_, _, linear| Source {

@@ -41,6 +41,29 @@ fn bank_swizzle(dtype: DType, shape: &[usize]) -> Option<(Swizzle, usize)> {
     Some((sw, len.div_ceil(row) * row))
 }
 
+/// The swizzle of a staging of a tile of `dtype` and `shape` that is read
+/// back in 16-byte vectors along its rows (`super::store_vectors`), and
+/// the allocation length it needs: the 16-byte chunks of a row are permuted
+/// by the row's index, `Sw<B, log2(16 / bytes), log2(row) − log2(16 / bytes)>`
+/// with `2^B` the row's chunks up to 8 (Triton's phase of a shared layout
+/// of vectors). A vector stays whole, and the chunks of 8 consecutive rows
+/// at one column lie in 8 distinct groups of 4 banks. `None` unless the
+/// row is a power of two of at least two chunks.
+pub(super) fn vector_swizzle(dtype: DType, shape: &[usize]) -> Option<(Swizzle, usize)> {
+    let bytes = dtype.size_bytes().max(1);
+    let (&row, _) = shape.split_last()?;
+    let vector = (16 / bytes).max(1);
+    let chunks = row / vector;
+    if shape.len() < 2 || !row.is_power_of_two() || chunks < 2 {
+        return None;
+    }
+    let base = vector.trailing_zeros();
+    let bits = chunks.min(8).trailing_zeros();
+    let shift = (row.trailing_zeros() - base) as i32;
+    let sw = Swizzle::new(bits, base, shift).ok()?;
+    Some((sw, shape.iter().product()))
+}
+
 impl Lowerer<'_> {
     /// [`bank_swizzle`] unless swizzling is off ([`super::Options`]).
     pub(super) fn staging_swizzle(
@@ -50,6 +73,17 @@ impl Lowerer<'_> {
     ) -> Option<(Swizzle, usize)> {
         self.swizzle_shared
             .then(|| bank_swizzle(dtype, shape))
+            .flatten()
+    }
+
+    /// [`vector_swizzle`] unless swizzling is off ([`super::Options`]).
+    pub(super) fn vector_staging_swizzle(
+        &self,
+        dtype: DType,
+        shape: &[usize],
+    ) -> Option<(Swizzle, usize)> {
+        self.swizzle_shared
+            .then(|| vector_swizzle(dtype, shape))
             .flatten()
     }
 

@@ -142,10 +142,10 @@ impl Analysis<'_> {
     fn op(&self, id: OpId, state: &mut Hazards) -> Result<(), VerifyError> {
         let op = &self.program.ops[id];
         match &self.by_bytes(&op.kind) {
-            ThreadOpKind::LoadShared { alloc } | ThreadOpKind::LdMatrix { alloc, .. } => {
+            ThreadOpKind::LoadShared { alloc, .. } | ThreadOpKind::LdMatrix { alloc, .. } => {
                 self.read(id, *alloc, state)?;
             }
-            ThreadOpKind::StoreShared { alloc } => {
+            ThreadOpKind::StoreShared { alloc, .. } => {
                 self.write_check(id, *alloc, state)?;
                 state.writes.entry(*alloc).or_insert(id);
                 state.stores.entry(*alloc).or_insert(id);
@@ -234,8 +234,8 @@ impl Analysis<'_> {
         let root = |a: &SharedId| self.program.shared_root(*a);
         let mut kind = kind.clone();
         match &mut kind {
-            ThreadOpKind::LoadShared { alloc }
-            | ThreadOpKind::StoreShared { alloc }
+            ThreadOpKind::LoadShared { alloc, .. }
+            | ThreadOpKind::StoreShared { alloc, .. }
             | ThreadOpKind::LdMatrix { alloc, .. }
             | ThreadOpKind::CopyAsync { alloc, .. } => *alloc = root(alloc),
             ThreadOpKind::TmaLoad { alloc, .. } | ThreadOpKind::WgmmaRegisterA { b: alloc, .. } => {

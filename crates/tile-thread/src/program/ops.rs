@@ -186,15 +186,22 @@ pub enum ThreadOpKind {
         scope: MemScope,
     },
     /// `ld.shared <alloc>[%index]`: the element at `i32` index `index`.
+    /// `ld.shared.v<w> <alloc>[%index]`: the `w` elements from `index` (a
+    /// multiple of `w`; `w` elements of at most 16 bytes), in one access.
     LoadShared {
         /// The allocation.
         alloc: SharedId,
+        /// The number of elements: 1, 2, 4, 8 or 16.
+        width: u8,
     },
     /// `st.shared <alloc>[%index], %value mask(%m)`: writes where the mask is
-    /// true.
+    /// true. `st.shared.v<w> <alloc>[%index], %v0, …, %v<w-1> mask(%m)`: the
+    /// `w` values from `index`, addressed as `ld.shared.v<w>`'s.
     StoreShared {
         /// The allocation.
         alloc: SharedId,
+        /// The number of elements: 1, 2, 4, 8 or 16.
+        width: u8,
     },
     /// `check.<kind> %ok [%v, ...] "<tile op>"`: a run-time check of what
     /// the compiler could not prove. Operands: `ok` (`bool`, false where the

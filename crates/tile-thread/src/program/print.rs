@@ -218,16 +218,21 @@ impl Program {
                     list(mask)
                 )
             }
-            ThreadOpKind::LoadShared { alloc } => {
-                write!(text, "ld.shared @s{}[{}]", alloc.index(), list(o))
-            }
-            ThreadOpKind::StoreShared { alloc } => match o.as_slice() {
-                [i, v, m] => write!(
+            ThreadOpKind::LoadShared { alloc, width } => write!(
+                text,
+                "ld.shared{} @s{}[{}]",
+                shared_width(*width),
+                alloc.index(),
+                list(o)
+            ),
+            ThreadOpKind::StoreShared { alloc, width } => match o.as_slice() {
+                [i, values @ .., m] if !values.is_empty() => write!(
                     text,
-                    "st.shared @s{}[{}], {} mask({})",
+                    "st.shared{} @s{}[{}], {} mask({})",
+                    shared_width(*width),
                     alloc.index(),
                     reg(*i),
-                    reg(*v),
+                    list(values),
                     reg(*m)
                 ),
                 _ => write!(text, "st.shared @s{} {}", alloc.index(), list(o)),
@@ -431,5 +436,15 @@ fn swizzle_suffix(swizzle: DescriptorSwizzle) -> String {
     match swizzle.row_bytes() {
         Some(128) => String::new(),
         bytes => format!(".sw{}", bytes.unwrap_or(0)),
+    }
+}
+
+/// A shared access's width in the text form: none for one element,
+/// `.v<w>` for a vector.
+fn shared_width(width: u8) -> String {
+    if width == 1 {
+        String::new()
+    } else {
+        format!(".v{width}")
     }
 }

@@ -249,14 +249,24 @@ impl Checker<'_> {
                 want.extend([t.dtype, DType::Bool]);
                 update.supports(t.dtype) && operands == want && results == [t.dtype]
             }
-            ThreadOpKind::LoadShared { alloc } | ThreadOpKind::StoreShared { alloc } => {
+            ThreadOpKind::LoadShared { alloc, width }
+            | ThreadOpKind::StoreShared { alloc, width } => {
                 let Some(a) = self.program.shared.get(*alloc) else {
                     return bad(self, "an allocation outside the program");
                 };
+                let w = usize::from(*width);
+                let vector_bytes = w * a.dtype.size_bytes();
+                if !w.is_power_of_two() || (w > 1 && (vector_bytes > 16 || a.dtype == DType::Bool))
+                {
+                    return bad(self, "a shared vector of at most 16 bytes of numbers");
+                }
                 if matches!(op.kind, ThreadOpKind::LoadShared { .. }) {
-                    operands == [DType::I32] && results == [a.dtype]
+                    operands == [DType::I32] && results == vec![a.dtype; w]
                 } else {
-                    operands == [DType::I32, a.dtype, DType::Bool] && results.is_empty()
+                    let mut want = vec![DType::I32];
+                    want.extend(vec![a.dtype; w]);
+                    want.push(DType::Bool);
+                    operands == want && results.is_empty()
                 }
             }
             // An assertion's values keep their dtypes; other checks report

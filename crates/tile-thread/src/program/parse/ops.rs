@@ -387,6 +387,15 @@ impl<'a> Parser<'_, 'a> {
         })
     }
 
+    /// A shared access's optional `.v<w>`: 1 without it.
+    fn match_shared_width(&mut self) -> Result<u8, ParseError> {
+        if self.peek().kind == TokenKind::Dot {
+            self.match_width()
+        } else {
+            Ok(1)
+        }
+    }
+
     /// A global access's `[%addr]`, and a wide one's `if(%ok) else[%l...]`.
     fn match_global_address(&mut self) -> Result<Vec<Reg>, ParseError> {
         let mut regs = self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
@@ -431,22 +440,24 @@ impl<'a> Parser<'_, 'a> {
                 )
             }
             ("shared", true) => {
+                let width = self.match_shared_width()?;
                 let alloc = self.match_shared()?;
                 let index =
                     self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
-                (ThreadOpKind::LoadShared { alloc }, index)
+                (ThreadOpKind::LoadShared { alloc, width }, index)
             }
             ("shared", false) => {
+                let width = self.match_shared_width()?;
                 let alloc = self.match_shared()?;
                 let index =
                     self.match_reg_group(TokenKind::LBracket, TokenKind::RBracket, "`[`")?;
                 self.match_token(TokenKind::Comma, "`,`")?;
-                let value = self.match_reg()?;
+                let values = self.match_regs()?;
                 self.match_keyword("mask")?;
                 let mask = self.match_reg_group(TokenKind::LParen, TokenKind::RParen, "`(`")?;
                 (
-                    ThreadOpKind::StoreShared { alloc },
-                    [index, vec![value], mask].concat(),
+                    ThreadOpKind::StoreShared { alloc, width },
+                    [index, values, mask].concat(),
                 )
             }
             (other, _) => {
