@@ -9,6 +9,7 @@
 //! one stage; `CAUSAL = 1` masks keys after the query and stops the loop
 //! at the diagonal.
 
+use super::{f16s, widen_f16};
 use crate::common::{max_error, timed, Inputs, Row};
 use tile::{f16, tile_kernel, Device, Error};
 
@@ -131,17 +132,15 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     let scale = 1.0 / (d as f32).sqrt();
     let shape = [batch, seq, heads, d];
     let len = batch * seq * heads * d;
-    let half = |x: Vec<f32>| x.iter().map(|&v| f16::from_f32(v)).collect::<Vec<f16>>();
     let (qs, ks, vs) = (
-        half(rng.take(len)),
-        half(rng.take(len)),
-        half(rng.take(len)),
+        f16s(&rng.take(len)),
+        f16s(&rng.take(len)),
+        f16s(&rng.take(len)),
     );
     let q = dev.tensor_from_slice(&qs, &shape)?;
     let k = dev.tensor_from_slice(&ks, &shape)?;
     let v = dev.tensor_from_slice(&vs, &shape)?;
-    let widen = |x: &[f16]| x.iter().map(|v| v.to_f32()).collect::<Vec<f32>>();
-    let (qf, kf, vf) = (widen(&qs), widen(&ks), widen(&vs));
+    let (qf, kf, vf) = (widen_f16(&qs), widen_f16(&ks), widen_f16(&vs));
     let grid = [seq.div_ceil(128) as u32, (batch * heads) as u32];
     let mut rows = Vec::new();
     for causal in [false, true] {
@@ -166,7 +165,7 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
                 dev.kernel_code(&flash_attn_fwd::<128, 128, 64, 0>::kernel_spec())?,
             )
         };
-        let (got, got_lse) = (widen(&out.to_vec()?), lse.to_vec()?);
+        let (got, got_lse) = (widen_f16(&out.to_vec()?), lse.to_vec()?);
         let mut err: f64 = 0.0;
         for bh in 0..batch * heads {
             let at = Layout {

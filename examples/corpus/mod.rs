@@ -1,7 +1,8 @@
 //! A corpus of kernels people use, ported one for one from public Triton
 //! code at their authors' block sizes and warp counts: Liger-Kernel's
 //! normalizations, activations, rotary embedding, losses and embedding
-//! lookup, and the FlashAttention repository's Triton forward pass. Each
+//! lookup, the FlashAttention repository's Triton forward pass and the
+//! matrix multiplication of Triton's tutorial with its epilogue. Each
 //! file names the source it follows and checks its kernel against plain
 //! Rust. `tests/corpus.rs` runs them on the CPU device and through the
 //! driver stand-ins; `benches/corpus.rs` compares their code with Triton's,
@@ -23,6 +24,7 @@ mod geglu;
 mod jsd;
 mod kl_div;
 mod layer_norm;
+mod matmul_leaky_relu;
 mod rms_norm;
 mod rms_norm_backward;
 mod rope;
@@ -47,12 +49,13 @@ pub fn kernels() -> Vec<&'static KernelInfo> {
         &jsd::jsd::<32768>::INFO,
         &embedding::embedding::<128, 128>::INFO,
         &flash_attn::flash_attn_fwd::<128, 128, 64, 0>::INFO,
+        &matmul_leaky_relu::matmul_leaky_relu::<128, 128, 64, 8>::INFO,
     ]
 }
 
 /// The corpus's runs, one per file, each checking its kernel against plain
 /// Rust on a device.
-pub const RUNS: [Example; 12] = [
+pub const RUNS: [Example; 13] = [
     rms_norm::run,
     rms_norm_backward::run,
     fused_add_rms_norm::run,
@@ -65,6 +68,7 @@ pub const RUNS: [Example; 12] = [
     jsd::run,
     embedding::run,
     flash_attn::run,
+    matmul_leaky_relu::run,
 ];
 
 /// `x` rounded to bf16.
@@ -74,6 +78,16 @@ fn bf16s(x: &[f32]) -> Vec<tile::bf16> {
 
 /// `x` widened to f32.
 fn widen(x: &[tile::bf16]) -> Vec<f32> {
+    x.iter().map(|v| v.to_f32()).collect()
+}
+
+/// `x` rounded to f16.
+fn f16s(x: &[f32]) -> Vec<tile::f16> {
+    x.iter().map(|&v| tile::f16::from_f32(v)).collect()
+}
+
+/// `x` widened to f32.
+fn widen_f16(x: &[tile::f16]) -> Vec<f32> {
     x.iter().map(|v| v.to_f32()).collect()
 }
 

@@ -461,6 +461,46 @@ def flash_attn_fwd(Q, K, V, Bias, Out, Lse, TMP, softmax_scale, stride_qb, strid
     tl.store(out_ptrs, acc)
 
 
+# Source: triton-lang/triton python/tutorials/03-matrix-multiplication.py, matmul_kernel with
+# ACTIVATION="leaky_relu": f16 A [M, K] and B [K, N], f16 C, grouped program ids. Config: the
+# tutorial's first CUDA one at N = 128 tiles: BLOCK 128x128x64, GROUP_SIZE_M 8, 8 warps, 3 stages;
+# the JIT specializes the unit strides (stride_ak, stride_bn, stride_cn) to 1.
+@triton.jit
+def _leaky_relu(x):
+    return tl.where(x >= 0, x, 0.01 * x)
+
+
+@triton.jit
+def matmul_leaky_relu(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                      stride_cm, stride_cn, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+                      BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    first_pid_m = (pid // num_pid_in_group) * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
+    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
+    offs_k = tl.arange(0, BLOCK_SIZE_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+    c = _leaky_relu(acc).to(tl.float16)
+    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    tl.store(c_ptrs, c, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
 # ---------------------------------------------------------------------------------------------
 D16 = [["tt.divisibility", 16]]
 
@@ -591,3 +631,10 @@ for _causal in (False, True):
         {"Bias": None, "BIAS_TYPE": "none", "IS_CAUSAL": _causal, "BLOCK_HEADDIM": 64, "EVEN_M": True,
          "EVEN_N": True, "EVEN_HEADDIM": True, "BLOCK_M": 128, "BLOCK_N": 128},
         ["Q", "K", "V", "Out", "Lse", "TMP"] + _FA_INTS, 4, num_stages=1)
+SPECS["matmul_leaky_relu"] = _spec(
+    matmul_leaky_relu,
+    {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+     "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32"},
+    {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128,
+     "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8},
+    ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"], 8, num_stages=3)
