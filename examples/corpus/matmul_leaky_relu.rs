@@ -7,7 +7,7 @@
 //! configuration at the tutorial's benchmark's 128-wide N: 128×128×64
 //! tiles, 8 warps, 3 stages, groups of 8.
 
-use super::{f16s, widen_f16};
+use super::{f16s, product, widen_f16};
 use crate::common::{max_error, timed, Inputs, Row};
 use tile::{f16, tile_kernel, Device, Error};
 
@@ -38,20 +38,6 @@ pub fn matmul_leaky_relu<const BM: usize, const BN: usize, const BK: usize, cons
     partition_view(c, [BM, BN]).store_masked(activated.cast::<f16>(), pid_m, pid_n);
 }
 
-/// `leaky_relu(a · b)` in f64, `a` of `m × k`, `b` of `k × n`.
-fn reference(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize)) -> Vec<f64> {
-    let mut want = Vec::with_capacity(m * n);
-    for i in 0..m {
-        for j in 0..n {
-            let dot: f64 = (0..k)
-                .map(|kk| f64::from(a[i * k + kk]) * f64::from(b[kk * n + j]))
-                .sum();
-            want.push(if dot >= 0.0 { dot } else { 0.01 * dot });
-        }
-    }
-    want
-}
-
 /// A product whose M and N are not multiples of the tiles, over more
 /// groups of rows than one.
 pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
@@ -62,7 +48,10 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     let mut c = dev.zeros::<f16>(&[m, n])?;
     let grid = [(m.div_ceil(128) * n.div_ceil(128)) as u32];
     let time = timed(|| matmul_leaky_relu::<128, 128, 64, 8>::launch(dev, grid, (&a, &b, &mut c)))?;
-    let want = reference(&widen_f16(&a_in), &widen_f16(&b_in), (m, n, k));
+    let want: Vec<f64> = product(&widen_f16(&a_in), &widen_f16(&b_in), (m, n, k))
+        .into_iter()
+        .map(|v| if v >= 0.0 { v } else { 0.01 * v })
+        .collect();
     Ok(vec![Row {
         kernel: "matmul_leaky_relu".into(),
         code: dev.kernel_code(&matmul_leaky_relu::<128, 128, 64, 8>::kernel_spec())?,

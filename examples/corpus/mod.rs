@@ -2,7 +2,8 @@
 //! code at their authors' block sizes and warp counts: Liger-Kernel's
 //! normalizations, activations, rotary embedding, losses and embedding
 //! lookup, the FlashAttention repository's Triton forward pass and the
-//! matrix multiplication of Triton's tutorial with its epilogue. Each
+//! matrix multiplications of Triton's tutorials (with an epilogue, and
+//! persistent). Each
 //! file names the source it follows and checks its kernel against plain
 //! Rust. `tests/corpus.rs` runs them on the CPU device and through the
 //! driver stand-ins; `benches/corpus.rs` compares their code with Triton's,
@@ -25,6 +26,7 @@ mod jsd;
 mod kl_div;
 mod layer_norm;
 mod matmul_leaky_relu;
+mod matmul_persistent;
 mod rms_norm;
 mod rms_norm_backward;
 mod rope;
@@ -50,12 +52,13 @@ pub fn kernels() -> Vec<&'static KernelInfo> {
         &embedding::embedding::<128, 128>::INFO,
         &flash_attn::flash_attn_fwd::<128, 128, 64, 0>::INFO,
         &matmul_leaky_relu::matmul_leaky_relu::<128, 128, 64, 8>::INFO,
+        &matmul_persistent::matmul_persistent::<128, 128, 64, 8>::INFO,
     ]
 }
 
 /// The corpus's runs, one per file, each checking its kernel against plain
 /// Rust on a device.
-pub const RUNS: [Example; 13] = [
+pub const RUNS: [Example; 14] = [
     rms_norm::run,
     rms_norm_backward::run,
     fused_add_rms_norm::run,
@@ -69,6 +72,7 @@ pub const RUNS: [Example; 13] = [
     embedding::run,
     flash_attn::run,
     matmul_leaky_relu::run,
+    matmul_persistent::run,
 ];
 
 /// `x` rounded to bf16.
@@ -126,3 +130,18 @@ fn gated_rows(
 /// A gated activation's launch on a grid of rows: `(a, b, c)`.
 type GatedLaunch =
     fn(&Device, [u32; 1], &Tensor<bf16>, &Tensor<bf16>, &mut Tensor<bf16>) -> Result<(), Error>;
+
+/// `a · b` in f64, `a` of `m × k` and `b` of `k × n`, row-major.
+fn product(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize)) -> Vec<f64> {
+    let mut c = Vec::with_capacity(m * n);
+    for i in 0..m {
+        for j in 0..n {
+            c.push(
+                (0..k)
+                    .map(|kk| f64::from(a[i * k + kk]) * f64::from(b[kk * n + j]))
+                    .sum(),
+            );
+        }
+    }
+    c
+}

@@ -32,6 +32,7 @@ pub mod emulation;
 mod error;
 pub mod gpu;
 pub mod host;
+mod loop_sink;
 mod module;
 mod nans;
 mod native;

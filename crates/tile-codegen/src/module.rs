@@ -42,6 +42,7 @@ pub(crate) fn finish(
             message: m.to_string(),
         })?;
     if matches!(machine.target(), crate::Target::Nvptx(_)) {
+        crate::loop_sink::sink_past_inner_loops(module);
         crate::sink::sink_to_uses(module);
     }
     Ok(ModuleText {

@@ -86,7 +86,7 @@ fn users_in<'ctx>(
 }
 
 /// The instruction a user value is.
-fn as_instruction(user: AnyValueEnum<'_>) -> Option<InstructionValue<'_>> {
+pub(crate) fn as_instruction(user: AnyValueEnum<'_>) -> Option<InstructionValue<'_>> {
     match user {
         AnyValueEnum::InstructionValue(i) => Some(i),
         AnyValueEnum::IntValue(v) => v.as_instruction(),

@@ -26,9 +26,20 @@ use inkwell::values::{AsValueRef, InstructionValue};
 /// unroll.
 pub(crate) const SHORT_TRIPS: u64 = 4;
 
+/// The loop property that marks a thread-level loop holding another one
+/// (a persistent kernel's loop over tiles around its K loop), for
+/// `loop_sink`.
+pub(crate) const OUTER_LOOP: &str = "tile.loop.outer";
+
 /// Attaches `!llvm.loop !{self, !{"llvm.loop.unroll.disable"}}` to
 /// `latch`, the branch that closes a loop.
 pub(crate) fn disable_unrolling(ctx: &Context, latch: InstructionValue<'_>) {
+    loop_properties(ctx, latch, false);
+}
+
+/// [`disable_unrolling`], with the property [`OUTER_LOOP`] too where
+/// `outer`.
+pub(crate) fn loop_properties(ctx: &Context, latch: InstructionValue<'_>, outer: bool) {
     const KIND: &str = "llvm.loop";
     const DISABLE: &str = "llvm.loop.unroll.disable";
     let ctx_ref = ctx.raw();
@@ -39,11 +50,19 @@ pub(crate) fn disable_unrolling(ctx: &Context, latch: InstructionValue<'_>) {
     // replacement.
     unsafe {
         let placeholder = LLVMTemporaryMDNode(ctx_ref, std::ptr::null_mut(), 0);
-        let name = LLVMMDStringInContext2(ctx_ref, DISABLE.as_ptr().cast(), DISABLE.len());
-        let mut disable = [name];
-        let disable = LLVMMDNodeInContext2(ctx_ref, disable.as_mut_ptr(), 1);
-        let mut operands = [placeholder, disable];
-        let id = LLVMMDNodeInContext2(ctx_ref, operands.as_mut_ptr(), 2);
+        let property = |text: &str| {
+            let mut name = [LLVMMDStringInContext2(
+                ctx_ref,
+                text.as_ptr().cast(),
+                text.len(),
+            )];
+            LLVMMDNodeInContext2(ctx_ref, name.as_mut_ptr(), 1)
+        };
+        let mut operands = vec![placeholder, property(DISABLE)];
+        if outer {
+            operands.push(property(OUTER_LOOP));
+        }
+        let id = LLVMMDNodeInContext2(ctx_ref, operands.as_mut_ptr(), operands.len());
         LLVMMetadataReplaceAllUsesWith(placeholder, id);
         let kind = LLVMGetMDKindIDInContext(ctx_ref, KIND.as_ptr().cast(), KIND.len() as u32);
         LLVMSetMetadata(latch.as_value_ref(), kind, LLVMMetadataAsValue(ctx_ref, id));

@@ -9,7 +9,7 @@ use crate::EmitError;
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::IntPredicate;
-use tile_thread::program::Op;
+use tile_thread::program::{Op, ThreadOpKind};
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
     /// Runs `body` only in threads where `cond` holds.
@@ -55,6 +55,9 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         let [lo, hi, step, inits @ ..] = x.as_slice() else {
             return Err(EmitError::internal("`for` without bounds"));
         };
+        // A loop around another (a loop over tiles around a K loop) is
+        // marked for `loop_sink`.
+        let outer = holds_loop(k.program, body);
         let iv_dtype = k.program.dtype(op.operands[0]);
         let signed = iv_dtype.is_signed_int();
         let pre = self.current_block()?;
@@ -118,7 +121,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             let next = b.build_int_add(ivv, step_int, "iv.next")?;
             latch = self.current_block()?;
             let back = b.build_unconditional_branch(header)?;
-            crate::unroll::disable_unrolling(self.ctx, back);
+            crate::unroll::loop_properties(self.ctx, back, outer);
             next.into()
         } else {
             let name = if signed {
@@ -137,7 +140,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             let overflow = b.build_extract_value(sum, 1, "overflow")?.into_int_value();
             latch = self.current_block()?;
             let back = b.build_conditional_branch(overflow, exit, header)?;
-            crate::unroll::disable_unrolling(self.ctx, back);
+            crate::unroll::loop_properties(self.ctx, back, outer);
             next
         };
         iv.add_incoming(&[(&next, latch)]);
@@ -282,4 +285,13 @@ fn constant(v: IntValue<'_>, signed: bool) -> Option<i128> {
     } else {
         v.get_zero_extended_constant().map(i128::from)
     }
+}
+
+/// Whether `region` holds a `for` or a `while`, at any depth.
+fn holds_loop(program: &tile_thread::Program, region: &tile_thread::program::Region) -> bool {
+    region.ops.iter().any(|&id| {
+        let op = &program.ops[id];
+        matches!(op.kind, ThreadOpKind::For | ThreadOpKind::While)
+            || op.regions.iter().any(|r| holds_loop(program, r))
+    })
 }

@@ -17,6 +17,10 @@
 //! else through the bytes of a released allocation large enough to hold
 //! its staging (the stages of the `dot`'s pipelined loop, dead after it),
 //! never a new one. This is what Triton does for its epilogues on sm_80.
+//! In a persistent kernel's loop over tiles, the staging's addresses
+//! depend on the thread's index alone; NVPTX's code generation moves them
+//! back after the K loop (`tile_codegen`'s `loop_sink`), where LLVM would
+//! keep them live across it.
 
 use super::contiguity::vector_width;
 use super::shared::register_selection;
@@ -38,9 +42,9 @@ impl Lowerer<'_> {
         layout: Rc<DistLayout>,
         regs: Vec<Reg>,
     ) -> (Rc<DistLayout>, Vec<Reg>) {
+        // Blocked layouts already move the widths their groups allow
+        // (`layout_assign/vectors.rs`).
         if layout.kind != LayoutKind::MmaAccumulator {
-            // Blocked layouts already move the widths their groups allow
-            // (`layout_assign/vectors.rs`).
             return (layout, regs);
         }
         let wide = 16 / dtype.size_bytes().max(1);
