@@ -44,9 +44,11 @@ const ELSEWHERE: &[&str] = &[
     "bench.txt",
     // The autotuner's store on disk, one directory per format version.
     "v1/",
-    // The upstream files that examples/corpus/ ports (Liger-Kernel, FlashAttention).
+    // The upstream files that examples/corpus/ ports (Liger-Kernel, FlashAttention,
+    // Triton's tutorials).
     "liger_kernel/*",
     "flash_attn/*",
+    "python/tutorials/*",
 ];
 
 /// Whether `word` matches `pattern`, where one `*` stands for any text.
