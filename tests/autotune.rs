@@ -109,8 +109,9 @@ fn the_fastest_candidate_is_chosen_once_and_kept_on_disk() {
     let tuner = Autotuner::in_dir(&dir).with_progress(count);
     assert_eq!(run(&tuner, &candidates()).unwrap(), 1);
     assert_eq!(tuner.timed(), 2);
-    // Two candidates timed and a choice made: three reports.
-    assert_eq!(STEPS.load(Ordering::SeqCst), 3);
+    // Two candidates, each announced and timed, and a choice made: five
+    // reports.
+    assert_eq!(STEPS.load(Ordering::SeqCst), 5);
     // The choice is reused: nothing more is timed.
     assert_eq!(run(&tuner, &candidates()).unwrap(), 1);
     assert_eq!(tuner.timed(), 2);

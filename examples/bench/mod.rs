@@ -10,7 +10,7 @@ pub mod memory;
 pub use crate::common::Inputs;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use tile::autotune::{Autotuner, Candidate};
+use tile::autotune::{Autotuner, Candidate, Progress};
 use tile::{launch_on, Device, DeviceKind, Error, LaunchArg};
 
 /// The benchmarks' kernels, each with all its specializations: for the
@@ -120,7 +120,7 @@ impl Bench {
         let dir = tuner_dir();
         let tuner = Autotuner::in_dir(&dir)
             .with_tolerance(2e-2)
-            .with_progress(|_| {});
+            .with_progress(print_timed);
         let key: Vec<i64> = case.params.iter().map(|&(_, v)| v as i64).collect();
         let chosen = tuner.launch(dev, &key, &candidates, &mut args);
         let _ = std::fs::remove_dir_all(&dir);
@@ -222,6 +222,20 @@ pub fn sampled_rows(rows: usize, error: impl Fn(usize) -> f64) -> f64 {
         .chain([rows - 1])
         .map(error)
         .fold(0.0, f64::max)
+}
+
+/// The autotuner's report as the benchmarks print it: each candidate's
+/// median launch, so that the tables' choices can be read against the rest.
+fn print_timed(progress: &Progress<'_>) {
+    if let Progress::Timed {
+        kernel,
+        key,
+        label,
+        time,
+    } = progress
+    {
+        eprintln!("  candidate {kernel} [{key}] {label}: {time:?}");
+    }
 }
 
 /// Whether the benchmarks run at their full sizes: on a GPU, not on the

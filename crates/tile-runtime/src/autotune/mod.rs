@@ -58,6 +58,17 @@ pub enum Progress<'a> {
         /// How many there are.
         count: usize,
     },
+    /// Timed `label`: its median launch took `time`.
+    Timed {
+        /// The kernel.
+        kernel: &'a str,
+        /// The key, as recorded.
+        key: &'a str,
+        /// The candidate's specialization.
+        label: &'a str,
+        /// Its median launch.
+        time: Duration,
+    },
     /// Chose `label`, whose median launch took `time`.
     Chose {
         /// The kernel.
@@ -98,6 +109,12 @@ fn report(progress: &Progress<'_>) {
             "tile autotune: {kernel} [{key}]: timing {label} ({}/{count})",
             index + 1
         ),
+        Progress::Timed {
+            kernel,
+            key,
+            label,
+            time,
+        } => eprintln!("tile autotune: {kernel} [{key}]: {label} took {time:?} per launch"),
         Progress::Chose {
             kernel,
             key,
@@ -352,6 +369,12 @@ impl Autotuner {
                 crate::launch_on(s, &candidate.spec, candidate.grid, args)
             })?;
             *self.timed.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+            (self.progress)(&Progress::Timed {
+                kernel,
+                key,
+                label,
+                time,
+            });
             if best.is_none_or(|(_, t)| time < t) {
                 best = Some((index, time));
             }
