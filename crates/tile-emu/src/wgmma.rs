@@ -172,7 +172,7 @@ impl Block {
             true => WgmmaCall::register_a(&calls),
             false => self.operand(place, call.a, Major::K, M)?,
         };
-        let b = self.operand(place, call.b, Major::Mn, kind.n)?;
+        let b = self.operand(place, call.b, kind.b_major, kind.n)?;
         // B is read as (n, k): row-major K × N for the multiply.
         let b: Vec<f32> = (0..K * kind.n)
             .map(|e| b[(e % kind.n) * K + e / kind.n])

@@ -68,22 +68,42 @@ pub const K: usize = 16;
 pub const M: usize = 64;
 
 /// A `wgmma.mma_async.sync.aligned.m64nNk16.f32.<dtype>.<dtype>` with A
-/// K-major and B MN-major in shared memory.
+/// K-major in shared memory (or in registers) and B MN-major (`imm-trans-b
+/// = 1`) or K-major (`imm-trans-b = 0`) in shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct WgmmaKind {
     /// The operands' dtype: `f16` or `bf16`.
     pub dtype: DType,
     /// `N`: a multiple of 8 up to 256.
     pub n: usize,
+    /// How B's rows run: [`Major::Mn`] (rows along K, as a row-major `K ×
+    /// N` tile) or [`Major::K`] (rows along N: a row-major `N × K` tile,
+    /// B transposed).
+    pub b_major: Major,
 }
 
 impl WgmmaKind {
-    /// The instruction for `dtype` operands and `n` columns, if it exists.
+    /// The instruction for `dtype` operands and `n` columns with B
+    /// MN-major, if it exists.
     pub fn new(dtype: DType, n: usize) -> Option<WgmmaKind> {
         let valid = matches!(dtype, DType::F16 | DType::BF16)
             && n.is_multiple_of(8)
             && (8..=256).contains(&n);
-        valid.then_some(WgmmaKind { dtype, n })
+        valid.then_some(WgmmaKind {
+            dtype,
+            n,
+            b_major: Major::Mn,
+        })
+    }
+
+    /// The same instruction with B's rows running as `b_major` says.
+    pub fn with_b_major(self, b_major: Major) -> WgmmaKind {
+        WgmmaKind { b_major, ..self }
+    }
+
+    /// `imm-trans-b`: 1 for an MN-major B, 0 for a K-major one.
+    pub fn trans_b(self) -> u8 {
+        u8::from(self.b_major == Major::Mn)
     }
 
     /// The `f32` accumulators each thread holds: `N / 2`.
@@ -92,10 +112,11 @@ impl WgmmaKind {
     }
 
     /// The instruction's code in an emulation call: the dtype's (1 for f16,
-    /// 2 for bf16) and `n << 8`.
+    /// 2 for bf16), `n << 8`, and bit 20 for a K-major B.
     pub fn code(self) -> u64 {
         let dtype = if self.dtype == DType::BF16 { 2 } else { 1 };
-        dtype | ((self.n as u64) << 8)
+        let k_major = u64::from(self.b_major == Major::K) << B_K_MAJOR_BIT;
+        dtype | ((self.n as u64) << 8) | k_major
     }
 
     /// The instruction of `code`, if it is one.
@@ -105,12 +126,22 @@ impl WgmmaKind {
             2 => DType::BF16,
             _ => return None,
         };
-        WgmmaKind::new(dtype, (code >> 8) as usize)
+        let b_major = match (code >> B_K_MAJOR_BIT) & 1 {
+            1 => Major::K,
+            _ => Major::Mn,
+        };
+        let n = (code >> 8) & ((1 << (B_K_MAJOR_BIT - 8)) - 1);
+        if code >> (B_K_MAJOR_BIT + 1) != 0 {
+            return None;
+        }
+        WgmmaKind::new(dtype, n as usize).map(|kind| kind.with_b_major(b_major))
     }
 
-    /// Its name in thread-level programs and PTX: `m64n64k16.f16`.
+    /// Its name in thread-level programs: `m64n64k16.f16`, with `.bk` after
+    /// it for a K-major B.
     pub fn name(self) -> String {
-        format!("m64n{}k16.{}", self.n, self.dtype)
+        let b = if self.b_major == Major::K { ".bk" } else { "" };
+        format!("m64n{}k16.{}{b}", self.n, self.dtype)
     }
 
     /// The `f32` value of an operand element with bits `bits`.
@@ -122,8 +153,11 @@ impl WgmmaKind {
     }
 }
 
+/// The bit of [`WgmmaKind::code`] that marks a K-major B.
+const B_K_MAJOR_BIT: u32 = 20;
+
 /// How an operand's rows run (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Major {
     /// Rows along M (A) or N (B), `K` contiguous: `imm-trans = 0`.
     K,
@@ -491,5 +525,11 @@ mod tests {
         let kind = WgmmaKind::new(DType::BF16, 64).unwrap();
         assert_eq!(WgmmaKind::from_code(kind.code()), Some(kind));
         assert_eq!(kind.name(), "m64n64k16.bf16");
+        assert_eq!(kind.trans_b(), 1);
+        let transposed = kind.with_b_major(Major::K);
+        assert_eq!(WgmmaKind::from_code(transposed.code()), Some(transposed));
+        assert_eq!(transposed.name(), "m64n64k16.bf16.bk");
+        assert_eq!(transposed.trans_b(), 0);
+        assert_eq!(WgmmaKind::from_code(kind.code() | 1 << 21), None);
     }
 }

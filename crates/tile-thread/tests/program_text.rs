@@ -243,6 +243,15 @@ fn errors_name_the_place_and_what_was_expected() {
         error(&format!(
             "{head}  %0 = const 0 : i32\n  wgmma.m64n64k16.f16.sw16 @s0[%0], @s0[%0], %0\n}}\n"
         )),
-        "4:23: unknown wgmma swizzle `sw16`: `sw64` or `sw32`"
+        "4:23: unknown wgmma suffix `sw16`: `bk` (a K-major B), then `sw64` or `sw32`"
+    );
+    assert_eq!(
+        error(&format!(
+            "{head}  %0 = const 0 : i32
+  wgmma.m64n64k16.f16.sw64.bk @s0[%0], @s0[%0], %0
+}}
+"
+        )),
+        "4:27: expected a shared allocation `@s<n>`, found `.`"
     );
 }

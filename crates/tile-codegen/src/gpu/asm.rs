@@ -25,7 +25,7 @@
 //! through, so that no read of D moves above the wait.
 
 use tile_hw::mma::MmaKind;
-use tile_hw::wgmma::WgmmaKind;
+use tile_hw::wgmma::{Major, WgmmaKind};
 use tile_ir::DType;
 
 /// One inline-PTX snippet.
@@ -172,9 +172,10 @@ impl Asm {
                 let d: Vec<String> = (0..n).map(|i| format!("${i}")).collect();
                 let (a, b, scale) = (2 * n, 2 * n + 1, 2 * n + 2);
                 format!(
-                    "{{ .reg .pred p; setp.ne.b32 p, ${scale}, 0; wgmma.mma_async.sync.aligned.m64n{}k16.f32.{t}.{t} {{{}}}, ${a}, ${b}, p, 1, 1, 0, 1; }}",
+                    "{{ .reg .pred p; setp.ne.b32 p, ${scale}, 0; wgmma.mma_async.sync.aligned.m64n{}k16.f32.{t}.{t} {{{}}}, ${a}, ${b}, p, 1, 1, 0, {}; }}",
                     kind.n,
                     d.join(", "),
+                    kind.trans_b(),
                     t = kind.dtype,
                 )
             }
@@ -183,10 +184,11 @@ impl Asm {
                 let d: Vec<String> = (0..n).map(|i| format!("${i}")).collect();
                 let (b, scale) = (2 * n + 4, 2 * n + 5);
                 format!(
-                    "{{ .reg .pred p; setp.ne.b32 p, ${scale}, 0; wgmma.mma_async.sync.aligned.m64n{}k16.f32.{t}.{t} {{{}}}, {}, ${b}, p, 1, 1, 1; }}",
+                    "{{ .reg .pred p; setp.ne.b32 p, ${scale}, 0; wgmma.mma_async.sync.aligned.m64n{}k16.f32.{t}.{t} {{{}}}, {}, ${b}, p, 1, 1, {}; }}",
                     kind.n,
                     d.join(", "),
                     word_list(2 * n, 4),
+                    kind.trans_b(),
                     t = kind.dtype,
                 )
             }
@@ -308,7 +310,12 @@ impl Asm {
                 "bf16" => DType::BF16,
                 _ => return None,
             };
-            let kind = WgmmaKind::new(dtype, n.parse().ok()?)?;
+            // `imm-trans-b`, the last immediate: 0 for a K-major B.
+            let b_major = match template.rsplit_once(';')?.0.trim_end().ends_with(", 0") {
+                true => Major::K,
+                false => Major::Mn,
+            };
+            let kind = WgmmaKind::new(dtype, n.parse().ok()?)?.with_b_major(b_major);
             match template.contains("}, {$") {
                 true => Asm::WgmmaRegisterA(kind),
                 false => Asm::Wgmma(kind),
@@ -440,6 +447,16 @@ mod tests {
         let kinds = [
             Asm::Wgmma(WgmmaKind::new(DType::F16, 64).unwrap()),
             Asm::Wgmma(WgmmaKind::new(DType::BF16, 8).unwrap()),
+            Asm::Wgmma(
+                WgmmaKind::new(DType::F16, 64)
+                    .unwrap()
+                    .with_b_major(Major::K),
+            ),
+            Asm::WgmmaRegisterA(
+                WgmmaKind::new(DType::BF16, 64)
+                    .unwrap()
+                    .with_b_major(Major::K),
+            ),
             Asm::WgmmaFence,
             Asm::WgmmaCommit,
             Asm::WgmmaWait {
@@ -485,6 +502,15 @@ mod tests {
             .template()
             .ends_with("$31}, $64, $65, p, 1, 1, 0, 1; }"));
         assert!(wgmma.constraints().ends_with(",31,l,l,r,~{memory}"));
+        // A K-major B (B transposed): `imm-trans-b = 0`.
+        let k_major = Asm::Wgmma(
+            WgmmaKind::new(DType::F16, 64)
+                .unwrap()
+                .with_b_major(Major::K),
+        );
+        assert!(k_major
+            .template()
+            .ends_with("$31}, $64, $65, p, 1, 1, 0, 0; }"));
         let registers = Asm::WgmmaRegisterA(WgmmaKind::new(DType::BF16, 64).unwrap());
         assert_eq!(
             Asm::parse(&registers.template(), &registers.constraints()),

@@ -81,7 +81,7 @@ impl Emulator<'_> {
                     matrix
                 }
             };
-            let b_layout = (DescriptorSwizzle::B128, Major::Mn);
+            let b_layout = (DescriptorSwizzle::B128, kind.b_major);
             let matrix_b = self.operand(id, (b, ib), (kind.n, K), b_layout, first as u32)?;
             // B is read as (n, k): transpose it to row-major K × N.
             let b_rows: Vec<u16> = (0..K * kind.n)

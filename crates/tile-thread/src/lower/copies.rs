@@ -38,6 +38,37 @@ pub(super) fn squeezed_source(func: &Function, operand: Value) -> Option<Value> 
     (to.rank() == 2 && from.rank() > 2 && kept(from.dims()) == to.dims()).then_some(*source)
 }
 
+/// The source of `operand` when it is the transpose (`permute [1, 0]`) of
+/// a matrix.
+fn transposed_source(func: &Function, operand: Value) -> Option<Value> {
+    let op = func.op(func.defining_op(operand)?);
+    match (&op.kind, op.operands.as_slice()) {
+        (OpKind::Permute { perm }, [source]) if perm.as_slice() == [1, 0] => Some(*source),
+        _ => None,
+    }
+}
+
+/// The values between a tensor-core operand and the tile its copies move:
+/// the operand, then (when it is a transpose) the transposed matrix, then
+/// (when that is a [`squeezed_source`]) the squeezed tile; the last is the
+/// tile copied.
+pub(super) fn operand_chain(func: &Function, operand: Value) -> Vec<Value> {
+    let mut chain = vec![operand];
+    if let Some(source) = transposed_source(func, operand) {
+        chain.push(source);
+    }
+    let last = chain[chain.len() - 1];
+    chain.extend(squeezed_source(func, last));
+    chain
+}
+
+/// Whether the operand is the transpose of the tile its copies move
+/// ([`operand_chain`]): that tile is then staged as it is, and the dot
+/// reads it transposed (a K-major B).
+pub(super) fn is_transposed(func: &Function, operand: Value) -> bool {
+    transposed_source(func, operand).is_some()
+}
+
 /// The two axes of a tile of `shape` that hold a tensor-core operand's
 /// rows and columns: its axes of extents above 1 when there are two (the
 /// tile of a [`squeezed_source`]), else its last two.
@@ -49,13 +80,17 @@ pub(super) fn operand_axes(shape: &[usize]) -> (usize, usize) {
     }
 }
 
-/// The loads to defer: each the `a` or `b` of a `dot` for which
-/// `on_tensor_cores` holds, directly or through a reshape that only drops
-/// axes of extent 1 ([`squeezed_source`]), in the same region, with no
-/// write to memory (or nested region) between them, and no other use.
+/// The loads to defer: each the tile of the `a` or `b` of a `dot` for
+/// which `on_tensor_cores` holds ([`operand_chain`]: directly, through a
+/// reshape that only drops axes of extent 1, or for `b`, where
+/// `reads_transposed_b` holds, through a transpose), in the same region
+/// as the dot with the ops between them, with no write to memory (or
+/// nested region) between the load and the dot, and no other use of any
+/// value of the chain.
 pub(super) fn deferred_loads(
     func: &Function,
     on_tensor_cores: impl Fn(OpId) -> bool,
+    reads_transposed_b: impl Fn(OpId) -> bool,
 ) -> HashSet<OpId> {
     let mut uses: HashMap<Value, usize> = HashMap::new();
     func.walk(&mut |id| {
@@ -72,10 +107,12 @@ pub(super) fn deferred_loads(
             if !matches!(op.kind, OpKind::Dot { .. }) || !on_tensor_cores(id) {
                 continue;
             }
-            for &operand in &op.operands[..2] {
-                let squeezed = squeezed_source(func, operand);
-                let source = squeezed.unwrap_or(operand);
-                let Some(load) = func.defining_op(source) else {
+            for (which, &operand) in op.operands[..2].iter().enumerate() {
+                if is_transposed(func, operand) && (which != 1 || !reads_transposed_b(id)) {
+                    continue;
+                }
+                let chain = operand_chain(func, operand);
+                let Some(load) = func.defining_op(chain[chain.len() - 1]) else {
                     continue;
                 };
                 let eligible = matches!(
@@ -88,17 +125,17 @@ pub(super) fn deferred_loads(
                 let Some(from) = region.ops[..at].iter().position(|&o| o == load) else {
                     continue;
                 };
-                let writes_between = region.ops[from + 1..at].iter().any(|&o| {
+                let between = &region.ops[from + 1..at];
+                let writes_between = between.iter().any(|&o| {
                     let kind = &func.op(o).kind;
                     kind.writes_memory() || kind.orders_memory() || !func.op(o).regions.is_empty()
                 });
-                // The reshape, if any, sits between them in the region.
-                let reshaped_here = squeezed.is_none()
-                    || func
-                        .defining_op(operand)
-                        .is_some_and(|r| region.ops[from + 1..at].contains(&r));
-                let once = |v: &Value| uses.get(v) == Some(&1);
-                if eligible && !writes_between && reshaped_here && once(&operand) && once(&source) {
+                // The transpose and the reshape, if any, sit between them.
+                let in_between = chain[..chain.len() - 1]
+                    .iter()
+                    .all(|&v| func.defining_op(v).is_some_and(|o| between.contains(&o)));
+                let once = chain.iter().all(|v| uses.get(v) == Some(&1));
+                if eligible && !writes_between && in_between && once {
                     deferred.insert(load);
                 }
             }

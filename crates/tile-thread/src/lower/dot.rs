@@ -23,6 +23,9 @@ pub(super) struct StagedOperands {
     pub(super) a: OperandA,
     /// The allocation of `b`.
     pub(super) b: SharedId,
+    /// Whether `b: [K, N]` is staged transposed, as the `[N, K]` tile its
+    /// copies moved (`copies::operand_chain`): K-major, read as `a` is.
+    pub(super) b_transposed: bool,
     /// How each operand is laid out in shared memory.
     pub(super) layouts: [OperandLayout; 2],
     /// Each operand's offset in its allocation (the stage of a pipelined
@@ -83,7 +86,20 @@ impl Lowerer<'_> {
         let lowered = [self.get(id, *a)?, self.get(id, *b)?];
         let mut allocs = Vec::new();
         let mut offsets = [None, None];
-        let layouts = [0, 1].map(|i| self.operand_layout(plan.as_ref(), operands[i].2, i));
+        // A `b` that is the transpose of a load the dot copies (or its loop
+        // copied ahead) is staged as the load's `[N, K]` tile.
+        let b_transposed = super::copies::is_transposed(func, *b)
+            && matches!(
+                lowered[1],
+                Lowered::Deferred { .. } | Lowered::Staged { .. }
+            );
+        let layouts = [0, 1].map(|i| {
+            let [rows, cols] = operands[i].2;
+            match i == 1 && b_transposed {
+                true => self.operand_layout(plan.as_ref(), [cols, rows], i, true),
+                false => self.operand_layout(plan.as_ref(), [rows, cols], i, false),
+            }
+        });
         let wgmma = matches!(plan, Some(TensorDot::Wgmma(_)));
         // `a` as staged or read before the loop (`invariant_operands.rs`),
         // or a chained product's straight from the registers the previous
@@ -128,6 +144,7 @@ impl Lowerer<'_> {
         let staged = StagedOperands {
             a,
             b,
+            b_transposed,
             layouts,
             offsets,
         };
@@ -207,9 +224,11 @@ impl Lowerer<'_> {
         }
     }
 
-    /// How operand `which` (0 for A, 1 for B), a tile of `shape`, is staged
-    /// for `plan`: `wgmma`'s swizzled blocks (of A's `K` columns where that
-    /// is 16 or 32, else of 64), `mma.sync`'s
+    /// How operand `which` (0 for A, 1 for B) is staged for `plan`, `shape`
+    /// being the staged tile's: the operand's, or with `transposed` its
+    /// transpose's (a K-major B, `[N, K]`, laid out as an A of `N` rows;
+    /// see [`Lowerer::reads_transposed_b`]). `wgmma`'s swizzled blocks (of
+    /// A's `K` columns where that is 16 or 32, else of 64), `mma.sync`'s
     /// swizzled rows (`operand_swizzle.rs`, unless stagings are not
     /// swizzled: `LowerOptions::swizzle_shared`), else plain rows.
     pub(super) fn operand_layout(
@@ -217,16 +236,42 @@ impl Lowerer<'_> {
         plan: Option<&TensorDot>,
         shape: [usize; 2],
         which: usize,
+        transposed: bool,
     ) -> OperandLayout {
+        let read_as = if transposed { 0 } else { which };
         match plan {
             Some(TensorDot::Wgmma(p)) => OperandLayout::Blocks {
                 rows: shape[0],
-                width: if which == 0 { p.a_columns() } else { WGMMA_N },
+                width: match (which, transposed) {
+                    (0, _) => p.a_columns(),
+                    (_, true) => 64,
+                    _ => WGMMA_N,
+                },
             },
             Some(TensorDot::Mma(p)) if p.kind.family() == MmaFamily::MmaSync => {
-                OperandLayout::RowMajor(self.operand_swizzle(&shape, p.kind, which))
+                OperandLayout::RowMajor(self.operand_swizzle(&shape, p.kind, read_as))
             }
             _ => OperandLayout::RowMajor(None),
+        }
+    }
+
+    /// Whether `dot` can read its `b` staged transposed, K-major: on
+    /// `mma.sync` of 16-bit operands (by `ldmatrix` without `.trans`, as
+    /// `a`), and on `wgmma` with `K` a multiple of 64 (`imm-trans-b = 0`,
+    /// rows of 64 `k` under the 128-byte swizzle).
+    pub(super) fn reads_transposed_b(&self, dot: OpId) -> bool {
+        let k = self.func.op(dot).operands.first().and_then(|&a| {
+            let shape = self.func.ty(a).tile_shape()?;
+            shape.dims().get(1).copied()
+        });
+        match self.tensor_plan(dot) {
+            Some(TensorDot::Wgmma(_)) => k.is_some_and(|k| k.is_multiple_of(64)),
+            Some(TensorDot::Mma(p)) => {
+                p.kind.family() == MmaFamily::MmaSync
+                    && !p.transposed
+                    && p.kind.operand_dtype().size_bytes() == 2
+            }
+            None => false,
         }
     }
 

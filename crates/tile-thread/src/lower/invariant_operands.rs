@@ -50,7 +50,7 @@ impl<'a> Lowerer<'a> {
                 continue;
             }
             let dtype = self.func.ty(a).dtype();
-            let place = self.operand_layout(Some(&plan), [m, k], 0);
+            let place = self.operand_layout(Some(&plan), [m, k], 0, false);
             let wgmma = matches!(plan, TensorDot::Wgmma(_));
             let (alloc, reused) = self.take_operand_buffer(dtype, m * k, wgmma);
             if self.loop_depth > 0 || reused {

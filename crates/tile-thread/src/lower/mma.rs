@@ -104,6 +104,10 @@ impl Lowerer<'_> {
         };
         // B: the two 8×8 halves of a 16×8 block, transposed.
         let b_shape = |count| LdMatrix { count, trans: true };
+        // A K-major B (`[N, K]` staged): the lane's row of `ldmatrix`.
+        let base_bt = staged
+            .b_transposed
+            .then(|| self.transposed_b_base(plan, k, b_pairs));
         let mut acc = acc.to_vec();
         for step in 0..k / ik {
             let a_frags: Vec<Vec<Reg>> = match a_source {
@@ -112,7 +116,10 @@ impl Lowerer<'_> {
                     self.a_fragments(plan, (alloc, sw_a, stage_a), (base, k), step)
                 }
             };
-            let b_frags: Vec<Vec<Reg>> = if b_elements {
+            let b_frags: Vec<Vec<Reg>> = if let Some(base) = base_bt {
+                let at = (alloc_b, sw_b, stage_b);
+                self.transposed_b_fragments(plan, at, (base, k, n), step)
+            } else if b_elements {
                 (0..rep_n)
                     .map(|rn| {
                         (0..kind.elements(Fragment::B))
@@ -260,6 +267,61 @@ impl Lowerer<'_> {
                 }
             })
             .collect()
+    }
+
+    /// The element of a K-major `b` staged as `[n, k]` at which the lane's
+    /// row of its warp's first (pair of) block columns starts
+    /// ([`Lowerer::transposed_b_fragments`]): `ldmatrix`'s matrix `q = l /
+    /// 8` is the `k` half `q % 2` of block column `q / 2` (of the second
+    /// of a pair, `8·wn` rows further, when `pairs`).
+    fn transposed_b_base(&mut self, plan: &MmaDot, k: usize, pairs: bool) -> Reg {
+        let kind = plan.kind;
+        let (_, in_, _) = kind.shape();
+        let wn = plan.warps[1];
+        let [lane, warp, row, half] = self.lane_coordinates(kind);
+        let warp_n = self.hoist_with_const(BinaryOp::Rem, warp, wn as i64);
+        let in_block = self.hoist_with_const(BinaryOp::Rem, lane, in_ as i64);
+        let k_half = self.hoist_with_const(BinaryOp::Div, row, 8);
+        let second = if pairs { in_ * wn * k } else { 0 };
+        self.linear(&[
+            (in_block, k),
+            (k_half, 8),
+            (warp_n, in_ * k),
+            (half, second),
+        ])
+    }
+
+    /// The `b` fragments of `k`-step `step` of each of a warp's block
+    /// columns from `alloc`, where `b` is staged K-major as `[n, k]` under
+    /// `swizzle` at `stage`: one `ldmatrix.x4` (no `.trans`: a lane's pair
+    /// of `k` is two consecutive elements of its row, the B fragment's
+    /// order) per two block columns, an `x2` for a last odd one.
+    fn transposed_b_fragments(
+        &mut self,
+        plan: &MmaDot,
+        (alloc, swizzle, stage): (SharedId, Option<Swizzle>, Option<Reg>),
+        (base, k, n): (Reg, usize, usize),
+        step: usize,
+    ) -> Vec<Vec<Reg>> {
+        let kind = plan.kind;
+        let (_, in_, ik) = kind.shape();
+        let wn = plan.warps[1];
+        let rep_n = n / (in_ * wn);
+        let dtype = kind.operand_dtype();
+        let mut frags = Vec::new();
+        let mut rn = 0;
+        while rn < rep_n {
+            let count = if rep_n >= 2 && rn + 1 < rep_n { 4 } else { 2 };
+            let offset = rn * in_ * wn * k + step * ik;
+            let shape = LdMatrix {
+                count,
+                trans: false,
+            };
+            let regs = self.ldmatrix(alloc, shape, dtype, (base, offset, stage), swizzle);
+            frags.extend(regs.chunks(4).map(<[Reg]>::to_vec));
+            rn += usize::from(count) / 2;
+        }
+        frags
     }
 
     /// The `a` fragments of a chained product (`[k-step][block

@@ -148,7 +148,11 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
     };
     // The targets with `cp.async` copy their tensor-core operands with it.
     if options.tensor_cores.cp_async() {
-        let deferred = copies::deferred_loads(func, |dot| lowerer.on_tensor_cores(dot));
+        let deferred = copies::deferred_loads(
+            func,
+            |dot| lowerer.on_tensor_cores(dot),
+            |dot| lowerer.reads_transposed_b(dot),
+        );
         lowerer.prefetched = software_pipeline::prefetched_loads(func, &deferred);
         lowerer.deferred = deferred;
     }

@@ -39,9 +39,11 @@ impl Lowerer<'_> {
             .results
             .first()
             .ok_or_else(|| self.invalid(id, "no result"))?;
-        // A deferred or prefetched load squeezed into a dot's operand
-        // (`copies::squeezed_source`): the dot copies it as the operand.
-        if let (OpKind::Reshape { .. }, Some(&operand)) = (&op.kind, op.operands.first()) {
+        // A deferred or prefetched load squeezed or transposed into a dot's
+        // operand (`copies::operand_chain`): the dot copies it as it is.
+        if let (OpKind::Reshape { .. } | OpKind::Permute { .. }, Some(&operand)) =
+            (&op.kind, op.operands.first())
+        {
             if let deferred @ (Lowered::Deferred { .. } | Lowered::Staged { .. }) =
                 self.get(id, operand)?
             {

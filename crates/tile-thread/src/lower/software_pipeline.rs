@@ -37,7 +37,7 @@
 //! Stage offsets are whole multiples of the operand swizzle's period, so a
 //! stage's elements are swizzled as the first stage's, shifted.
 
-use super::copies::{operand_axes, squeezed_source};
+use super::copies::{is_transposed, operand_axes, operand_chain};
 use super::operand_swizzle::OperandLayout;
 use super::tma::{TmaCopy, TmaStages};
 use super::{LowerError, Lowered, Lowerer};
@@ -81,7 +81,7 @@ pub(super) fn prefetched_loads(
             inside.extend(func.op(o).results.iter().copied())
         });
         // A deferred load's one use is a dot operand in the same region,
-        // or a reshape squeezing it into one.
+        // or a reshape squeezing it into one, or a transpose of either.
         let reader = |load: OpId| {
             let value = func.op(load).results[0];
             body.ops.iter().find_map(|&dot| {
@@ -91,7 +91,7 @@ pub(super) fn prefetched_loads(
                 let operands = &func.op(dot).operands;
                 operands[..operands.len().min(2)]
                     .iter()
-                    .position(|&v| v == value || squeezed_source(func, v) == Some(value))
+                    .position(|&v| operand_chain(func, v).last() == Some(&value))
                     .map(|which| (dot, which))
             })
         };
@@ -204,13 +204,20 @@ impl Lowerer<'_> {
             let shape = [chunks.shape[row], chunks.shape[col]];
             let len = shape[0] * shape[1];
             let plan = self.tensor_plan(dot);
-            let place = self.operand_layout(plan.as_ref(), shape, which);
+            // A transposed operand is staged as the load's tile is.
+            let transposed = is_transposed(self.func, self.func.op(dot).operands[which]);
+            let place = self.operand_layout(plan.as_ref(), shape, which, transposed);
             let wgmma = matches!(plan, Some(TensorDot::Wgmma(_)));
             fence |= wgmma;
             if which > 1 || !len.is_multiple_of(place.period()) {
                 return Ok(None);
             }
-            let tma = self.tma_copy(load, place)?;
+            // The TMA's boxes are written for the layouts of operands read
+            // as they are.
+            let tma = match transposed {
+                true => None,
+                false => self.tma_copy(load, place)?,
+            };
             planned.push((load, chunks, len, place, wgmma, tma));
         }
         // The TMA copies all of a loop's operands, or none; and none in a

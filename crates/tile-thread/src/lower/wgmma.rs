@@ -4,8 +4,10 @@
 //! The operands are in shared memory in Hopper's canonical swizzled
 //! layouts (`OperandLayout::Blocks`): A `[M, K]` in blocks of `W = min(K,
 //! 64)` `k`, K-major, under the swizzle of rows of `2W` bytes (128, 64 or
-//! 32); B `[K, N]` in blocks of 64 `n`, N-major, 128-byte swizzled; 8-row
-//! groups are 8 rows apart (the descriptors' SBO). Warpgroup `g = (gm_i,
+//! 32); B `[K, N]` in blocks of 64 `n`, N-major, 128-byte swizzled, or
+//! (a B that is the transpose of the `[N, K]` tile its copies moved)
+//! K-major as A is, in blocks of 64 `k` (`imm-trans-b = 0`); 8-row groups
+//! are 8 rows apart (the descriptors' SBO). Warpgroup `g = (gm_i,
 //! gn_i)` owns the 64×64 blocks `(gm_i + gm·i, gn_i + gn·j)` of D; for each
 //! of them and each `k`-step of 16 it issues one instruction, whose A
 //! starts at row `64·(gm_i + gm·i)`, column `16s` of A's staging and whose
@@ -20,8 +22,12 @@ use super::mma::fragments_in;
 use super::Lowerer;
 use crate::layout_assign::{DistLayout, WgmmaDot, WGMMA_N};
 use crate::program::{Reg, ThreadOpKind};
-use tile_hw::wgmma::{register_a_element, K, M, REGISTER_A_ELEMENTS, WARPGROUP};
+use tile_hw::wgmma::{register_a_element, Major, K, M, REGISTER_A_ELEMENTS, WARPGROUP};
 use tile_ir::{BinaryOp, DType};
+
+/// The `k` of a row of a K-major B's staged blocks (`Lowerer::reads_transposed_b`):
+/// 128 bytes of 16-bit elements, under the 128-byte swizzle.
+const B_ROW: usize = 64;
 
 impl Lowerer<'_> {
     /// The accumulator registers `acc` (in `plan.layout`) after every
@@ -43,9 +49,15 @@ impl Lowerer<'_> {
         let group = self.hoist_with_const(BinaryOp::Div, tid, WARPGROUP as i64);
         let group_m = self.hoist_with_const(BinaryOp::Div, group, gn as i64);
         let group_n = self.hoist_with_const(BinaryOp::Rem, group, gn as i64);
-        // The first element of the warpgroup's A rows and B block.
+        // The first element of the warpgroup's A rows and B block: B's
+        // blocks are `k` rows of 64 `n`, or (K-major) 64 rows `n` of
+        // `B_ROW` `k` each.
         let base_a = self.linear(&[(group_m, M * width)]);
-        let base_b = self.linear(&[(group_n, k * WGMMA_N)]);
+        let b_block = match staged.b_transposed {
+            true => WGMMA_N * B_ROW,
+            false => k * WGMMA_N,
+        };
+        let base_b = self.linear(&[(group_n, b_block)]);
         let [stage_a, stage_b] = staged.offsets;
         let at = |s: &mut Self, base: Reg, offset: usize, stage: Option<Reg>| {
             let c = s.i32c(offset as i64);
@@ -71,14 +83,25 @@ impl Lowerer<'_> {
                 };
                 let lead = operands.len();
                 for rn in 0..rep_n {
-                    // B: the step's 16 rows of block `gn_i + gn·rn`.
-                    let b_offset = rn * gn * k * WGMMA_N + step * K * WGMMA_N;
+                    // B: the step's 16 rows of block `gn_i + gn·rn`, or
+                    // (K-major) its 16 columns in the step's block of
+                    // `B_ROW` columns.
+                    let b_step = match staged.b_transposed {
+                        true => (step * K / B_ROW) * n * B_ROW + (step * K) % B_ROW,
+                        false => step * K * WGMMA_N,
+                    };
+                    let b_offset = rn * gn * b_block + b_step;
                     let index_b = at(self, base_b, b_offset, stage_b);
                     let first = per * (rn + rep_n * rm);
                     operands.truncate(lead);
                     operands.push(index_b);
                     operands.extend(&acc[first..first + per]);
-                    let (kind, b) = (plan.kind, staged.b);
+                    let b_major = if staged.b_transposed {
+                        Major::K
+                    } else {
+                        Major::Mn
+                    };
+                    let (kind, b) = (plan.kind.with_b_major(b_major), staged.b);
                     let kind = match a {
                         Some(a) => ThreadOpKind::Wgmma {
                             kind,

@@ -1,10 +1,12 @@
 //! The `wgmma` ops of the text form: `wgmma.fence`, `wgmma.commit`,
 //! `wgmma.wait`, and the instruction with A in shared memory
-//! (`wgmma.m64n64k16.f16[.sw64|.sw32] @s0[%i], @s1[%j], %c…`) or in
-//! registers (`wgmma.m64n64k16.f16 {%a…}, @s1[%j], %c…`).
+//! (`wgmma.m64n64k16.f16[.bk][.sw64|.sw32] @s0[%i], @s1[%j], %c…`) or in
+//! registers (`wgmma.m64n64k16.f16[.bk] {%a…}, @s1[%j], %c…`); `.bk` marks a
+//! K-major B.
 
 use super::Parser;
 use crate::program::{DescriptorSwizzle, Reg, SharedId, ThreadOpKind, WgmmaKind};
+use tile_hw::wgmma::Major;
 use tile_ir::text::{ParseError, TokenKind};
 
 impl Parser<'_, '_> {
@@ -30,7 +32,7 @@ impl Parser<'_, '_> {
         let kind = n
             .and_then(|n| WgmmaKind::new(dtype, n))
             .ok_or_else(|| Self::error_at(&what, format!("unknown wgmma `{shape}.{dtype}`")))?;
-        let a_swizzle = self.wgmma_swizzle()?;
+        let (kind, a_swizzle) = self.wgmma_suffixes(kind)?;
         if self.peek().kind == TokenKind::LBrace {
             if a_swizzle != DescriptorSwizzle::B128 {
                 return Err(Self::error_at(
@@ -73,23 +75,35 @@ impl Parser<'_, '_> {
         Ok(b)
     }
 
-    /// A `wgmma`'s optional `.sw64` or `.sw32` (A's rows of 64 or 32
-    /// bytes); without one, 128.
-    fn wgmma_swizzle(&mut self) -> Result<DescriptorSwizzle, ParseError> {
-        if self.peek().kind != TokenKind::Dot {
-            return Ok(DescriptorSwizzle::B128);
-        }
-        self.bump();
-        let word = self.match_ident("`sw64` or `sw32`")?;
-        word.text
-            .strip_prefix("sw")
-            .and_then(|bytes| bytes.parse().ok())
-            .and_then(DescriptorSwizzle::for_rows)
-            .ok_or_else(|| {
-                Self::error_at(
+    /// A `wgmma`'s optional `.bk` (a K-major B) and `.sw64` or `.sw32`
+    /// (A's rows of 64 or 32 bytes; without one, 128), in that order.
+    fn wgmma_suffixes(
+        &mut self,
+        kind: WgmmaKind,
+    ) -> Result<(WgmmaKind, DescriptorSwizzle), ParseError> {
+        let (mut kind, mut swizzle) = (kind, None);
+        while self.peek().kind == TokenKind::Dot && swizzle.is_none() {
+            self.bump();
+            let word = self.match_ident("`bk`, `sw64` or `sw32`")?;
+            if word.text == "bk" && kind.b_major == Major::Mn {
+                kind = kind.with_b_major(Major::K);
+                continue;
+            }
+            swizzle = word
+                .text
+                .strip_prefix("sw")
+                .and_then(|bytes| bytes.parse().ok())
+                .and_then(DescriptorSwizzle::for_rows);
+            if swizzle.is_none() {
+                return Err(Self::error_at(
                     &word,
-                    format!("unknown wgmma swizzle `{}`: `sw64` or `sw32`", word.text),
-                )
-            })
+                    format!(
+                        "unknown wgmma suffix `{}`: `bk` (a K-major B), then `sw64` or `sw32`",
+                        word.text
+                    ),
+                ));
+            }
+        }
+        Ok((kind, swizzle.unwrap_or(DescriptorSwizzle::B128)))
     }
 }

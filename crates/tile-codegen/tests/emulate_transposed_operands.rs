@@ -1,0 +1,147 @@
+//! A `dot` whose `b` is a loaded tile transposed (attention's `q·kᵀ`, the
+//! keys read as the `[N, D]` rows they are stored in): the tile is copied
+//! with `cp.async` as it is, ahead of its loop when pipelined, and the
+//! tensor cores read it K-major — `mma.sync` by `ldmatrix` without
+//! `.trans`, `wgmma` with `imm-trans-b = 0` — instead of loading it into
+//! registers and storing it transposed element by element. The lockstep
+//! emulator and the emulation targets equal the interpreter (small
+//! integers, every order of the sums exact), and `ptxas` assembles it.
+
+mod emulated;
+
+use tile_codegen::gpu::emit;
+use tile_codegen::tools::{self, Tool};
+use tile_codegen::{CodegenOptions, Sm, Target};
+use tile_hw::wgmma::Major;
+use tile_ir::interp::{self, Arg, HostTensor};
+use tile_ir::text::parse_function;
+use tile_ir::{verify, Function};
+use tile_thread::emulate;
+use tile_thread::lower::{lower, LowerOptions};
+use tile_thread::program::LdMatrix;
+use tile_thread::{Program, ThreadOpKind};
+
+/// `o = Σ_j q · k_jᵀ` over `blocks` blocks `k_j` of `n` keys: `q: [m, d]`,
+/// `k: [blocks · n, d]`, `o: [m, n]`.
+fn keys_kernel([m, d, n]: [usize; 3], blocks: usize) -> Function {
+    let text = format!(
+        r#"kernel @keys(%q: tensor<f16, 2>, %k: tensor<f16, 2>, %o: tensor<f32, 2>) {{
+  %zero = constant 0 : i32
+  %one = constant 1 : i32
+  %blocks = constant {blocks} : i32
+  %vq = partition_view %q [{m}, {d}] : view<f16, [{m}, {d}]>
+  %qt = load %vq[%zero, %zero] : tile<{m}x{d}xf16>
+  %vk = partition_view %k [{n}, {d}] : view<f16, [{n}, {d}]>
+  %init = full 0.0 : tile<{m}x{n}xf32>
+  %acc = for %j = %zero to %blocks step %one iter(%c = %init) : tile<{m}x{n}xf32> {{
+    %kt = load %vk[%j, %zero] : tile<{n}x{d}xf16>
+    %ktt = permute %kt [1, 0] : tile<{d}x{n}xf16>
+    %s = dot tensor %qt, %ktt, %c : tile<{m}x{n}xf32>
+    yield %s
+  }}
+  %vo = partition_view %o [{m}, {n}] : view<f32, [{m}, {n}]>
+  store %acc, %vo[%zero, %zero]
+}}"#
+    );
+    let func = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    verify::verify(&func).unwrap();
+    func
+}
+
+fn args([m, d, n]: [usize; 3], blocks: usize) -> Vec<Arg> {
+    vec![
+        emulated::small_f16s(&[m, d], 1),
+        emulated::small_f16s(&[blocks * n, d], 3),
+        Arg::Tensor(HostTensor::from_vec(&[m, n], vec![0f32; m * n]).unwrap()),
+    ]
+}
+
+fn count(program: &Program, want: impl Fn(&ThreadOpKind) -> bool) -> usize {
+    program.ops.iter().filter(|(_, op)| want(&op.kind)).count()
+}
+
+/// Lowers the kernel for `target` with `warps` and `stages`, checks how `k`
+/// is copied and read, and runs it on the lockstep emulator and the
+/// emulation target against the interpreter.
+fn check(target: Target, shape: [usize; 3], (warps, stages): (u32, u32)) -> Program {
+    let blocks = 3;
+    let func = keys_kernel(shape, blocks);
+    let mut want = args(shape, blocks);
+    interp::run(&func, [1, 1, 1], &mut want).unwrap();
+    let options = LowerOptions::warps(warps)
+        .with_tensor_cores(target.tensor_cores())
+        .with_stages(stages);
+    let program = lower(&func, &options).unwrap();
+    let context = format!("{target} {shape:?} {warps} warps {stages} stages");
+    // `k` (parameter 1) is copied by `cp.async`, not staged from registers.
+    let k_copies = count(&program, |k| {
+        matches!(k, ThreadOpKind::CopyAsync { param: 1, .. })
+    });
+    assert!(k_copies > 0, "{context}:\n{program}");
+    let text = program.to_string();
+    assert_eq!(
+        tile_thread::parse_program(&text).unwrap().to_string(),
+        text,
+        "{context}"
+    );
+    let mut got = args(shape, blocks);
+    emulate::run(&program, [1, 1, 1], &mut got).unwrap();
+    assert_eq!(
+        emulated::bytes(&got, 2),
+        emulated::bytes(&want, 2),
+        "{context}"
+    );
+    let mut got = args(shape, blocks);
+    emulated::run_staged(&func, target, (warps, stages), [1, 1, 1], &mut got).unwrap();
+    assert_eq!(
+        emulated::bytes(&got, 2),
+        emulated::bytes(&want, 2),
+        "{context}"
+    );
+    program
+}
+
+#[test]
+fn a_transposed_b_on_mma_sync_is_copied_as_stored_and_read_without_trans() {
+    // Pairs of block columns (`ldmatrix.x4`), and three (an `x2` for the
+    // last); copied where the dot is, and ahead by a pipeline.
+    for shape in [[64, 64, 64], [64, 32, 24], [32, 128, 32]] {
+        for stages in [1, 3] {
+            let program = check(Target::Nvptx(Sm::Sm80), shape, (4, stages));
+            let transposed_reads = count(&program, |k| {
+                matches!(
+                    k,
+                    ThreadOpKind::LdMatrix {
+                        shape: LdMatrix { trans: true, .. },
+                        ..
+                    }
+                )
+            });
+            assert_eq!(transposed_reads, 0, "{shape:?}:\n{program}");
+        }
+    }
+}
+
+#[test]
+fn a_transposed_b_on_wgmma_is_read_k_major() {
+    emulated::require(Tool::Ptxas);
+    let target = Target::Nvptx(Sm::Sm90a);
+    // One and two blocks of 64 `k`, one and two warpgroups.
+    for (shape, warps) in [([64, 64, 64], 4), ([64, 128, 128], 4), ([128, 64, 128], 8)] {
+        for stages in [1, 3] {
+            let program = check(target, shape, (warps, stages));
+            let k_major = count(
+                &program,
+                |k| matches!(k, ThreadOpKind::Wgmma { kind, .. } if kind.b_major == Major::K),
+            );
+            let all = count(&program, |k| matches!(k, ThreadOpKind::Wgmma { .. }));
+            assert!(all > 0 && k_major == all, "{shape:?}:\n{program}");
+            let ptx = emit(&program, target, &CodegenOptions::default())
+                .unwrap()
+                .assembly;
+            assert!(ptx.contains("p, 1, 1, 0, 0;"), "{ptx}");
+            let usage = tools::ptxas_resource_usage(&ptx, Sm::Sm90a).unwrap();
+            assert!(usage.contains("0 bytes spill stores"), "{usage}");
+        }
+    }
+}
