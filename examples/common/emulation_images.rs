@@ -31,7 +31,7 @@ pub fn write_images(dir: &Path, kernels: &[&KernelInfo], targets: &[Target]) -> 
                     .is_empty();
                 let options = Options {
                     targets: vec![target],
-                    num_warps: info.num_warps_on(&name),
+                    num_warps: info.spec_warps_on(spec, &name),
                     codegen: CodegenOptions {
                         tma,
                         fast_math: info.fast_math,

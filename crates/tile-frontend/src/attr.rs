@@ -25,6 +25,10 @@ pub struct Config {
     /// The targets this specialization is limited to (`targets = "..."`
     /// inside the set); `None` for all of the kernel's.
     pub targets: Option<Vec<Target>>,
+    /// This specialization's warps on every target (`num_warps = n` inside
+    /// the set), in place of the kernel's `num_warps` and
+    /// `num_warps(TARGET = n)`; `None` for those.
+    pub num_warps: Option<u32>,
     /// The span of the `configs` keyword, for errors about the whole set.
     pub span: Span,
 }
@@ -240,16 +244,38 @@ impl KernelAttr {
             None => self.targets.clone(),
         }
     }
+
+    /// The warps of the specialization from `configs(...)` number
+    /// `config`, and the targets with warps of their own: its set's
+    /// `num_warps = n` on every target, else the kernel's `num_warps` and
+    /// `num_warps(TARGET = n)`.
+    pub fn warps_of(&self, config: usize) -> (u32, Vec<(Target, u32)>) {
+        match self.configs.get(config).and_then(|c| c.num_warps) {
+            Some(n) => (n, Vec::new()),
+            None => (self.num_warps, self.target_warps.clone()),
+        }
+    }
 }
 
 fn parse_config(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Config> {
     let span = meta.path.segments[0].ident.span();
     let mut values: Vec<(Ident, LitInt)> = Vec::new();
     let mut targets: Option<Vec<Target>> = None;
+    let mut num_warps: Option<u32> = None;
     meta.parse_nested_meta(|inner| {
         let Some(name) = inner.path.get_ident().cloned() else {
             return Err(inner.error("expected `NAME = value` with a const parameter's name"));
         };
+        if name == "num_warps" {
+            if num_warps.is_some() {
+                return Err(err(
+                    &name,
+                    "`num_warps` is given twice in this `configs(...)`",
+                ));
+            }
+            num_warps = Some(PerTarget::Warps.value(&inner)?);
+            return Ok(());
+        }
         // A string is this set's targets; a const parameter takes an integer.
         let value: Lit = inner.value()?.parse()?;
         match value {
@@ -289,6 +315,7 @@ fn parse_config(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Config> {
     Ok(Config {
         values,
         targets,
+        num_warps,
         span,
     })
 }

@@ -22,6 +22,7 @@ pub(crate) fn spec_info(
     s: &Specialization,
     f: &Function,
     d: &driver::Compiled,
+    num_warps: Option<u32>,
     texts: &mut Texts,
 ) -> TokenStream {
     let (meta, rt, abi) = (&p.meta, &p.rt, &p.abi);
@@ -65,9 +66,14 @@ pub(crate) fn spec_info(
         let (op, values): (&str, u8) = (&check.op, check.values);
         quote!(#abi::HostCheck { op: ::std::borrow::Cow::Borrowed(#op), values: #values })
     });
+    let num_warps = match num_warps {
+        Some(n) => quote!(::core::option::Option::Some(#n)),
+        None => quote!(::core::option::Option::None),
+    };
     quote!(#meta::SpecInfo {
         label: #label,
         values: &[#(#values),*],
+        num_warps: #num_warps,
         ir: #ir,
         images: &[#(#images),*],
         texts: &[#(#target_texts),*],

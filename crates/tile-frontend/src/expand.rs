@@ -158,10 +158,11 @@ fn compile(
     let mut devices = Vec::new();
     // `resolve` gives one specialization per `configs(...)`, in order.
     for (config, (s, f)) in out.iter_mut().enumerate() {
+        let (num_warps, target_warps) = attr.warps_of(config);
         let compile = driver::Options {
             targets: attr.targets_of(config),
-            num_warps: attr.num_warps,
-            target_warps: attr.target_warps.clone(),
+            num_warps,
+            target_warps,
             codegen: CodegenOptions {
                 fast_math: attr.fast_math,
                 approx_math: attr.approx_math,
@@ -242,7 +243,11 @@ fn generate(
     let specs: Vec<TokenStream> = compiled
         .iter()
         .zip(devices)
-        .map(|((s, f), d)| spec_info(&p, s, f, d, &mut texts))
+        .enumerate()
+        .map(|(config, ((s, f), d))| {
+            let warps = attr.and_then(|a| a.configs.get(config)?.num_warps);
+            spec_info(&p, s, f, d, warps, &mut texts)
+        })
         .collect();
     let text_consts = texts.items(&p);
     let num_warps = attr.map_or(crate::attr::DEFAULT_NUM_WARPS, |a| a.num_warps);
@@ -527,7 +532,7 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
                     Self::INFO.name,
                     spec.label,
                     spec.ir,
-                    Self::INFO.num_warps,
+                    Self::INFO.spec_warps(spec),
                     spec.images,
                     spec.bounds_checks,
                     spec.host_checks,

@@ -118,6 +118,70 @@ fn num_warps_counts_each_targets_own_warps_and_a_target_may_set_its_own() {
     );
 }
 
+/// `configs(..., num_warps = n)` gives one specialization its own warps on
+/// every target, in place of the kernel's and its targets' own: its images
+/// have that many threads a block, and `INFO` records them with it.
+#[test]
+fn a_config_may_set_its_own_warps() {
+    let item = quote! {
+        fn copy<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+            let pid = program_id(0);
+            partition_view(out, [B]).store(partition_view(x, [B]).load(pid), pid);
+        }
+    };
+    let out = tile_kernel(
+        quote!(
+            configs(B = 256),
+            configs(B = 1024, num_warps = 8),
+            num_warps(gfx942 = 2),
+            targets = "sm_80,gfx942"
+        ),
+        item.clone(),
+        &ExpandOptions::default(),
+    )
+    .to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    // B=256: sm_80's 4 warps and gfx942's 2 wavefronts; B=1024: 8 of each.
+    assert_eq!(out.matches("block_threads : 128u32").count(), 2, "{out}");
+    assert_eq!(out.matches("block_threads : 256u32").count(), 1, "{out}");
+    assert_eq!(out.matches("block_threads : 512u32").count(), 1, "{out}");
+    assert_eq!(
+        out.matches("num_warps : :: core :: option :: Option :: None")
+            .count(),
+        1,
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("num_warps : :: core :: option :: Option :: Some (8u32)")
+            .count(),
+        1,
+        "{out}"
+    );
+    let out = tile_kernel(
+        quote!(configs(B = 256, num_warps = 6), targets = "sm_80"),
+        item.clone(),
+        &ExpandOptions::default(),
+    )
+    .to_string();
+    assert!(
+        out.contains("`num_warps` must be a power of two from 1 to 32, found 6"),
+        "{out}"
+    );
+    let out = tile_kernel(
+        quote!(
+            configs(B = 256, num_warps = 4, num_warps = 8),
+            targets = "sm_80"
+        ),
+        item,
+        &ExpandOptions::default(),
+    )
+    .to_string();
+    assert!(
+        out.contains("`num_warps` is given twice in this `configs(...)`"),
+        "{out}"
+    );
+}
+
 /// `num_stages(sm_86 = 2)` gives a target its own stages; `INFO` records
 /// them beside the kernel's.
 #[test]

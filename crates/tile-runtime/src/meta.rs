@@ -34,6 +34,9 @@ pub struct SpecInfo {
     pub label: &'static str,
     /// The const parameters' values, in declaration order.
     pub values: &'static [i128],
+    /// Its own warps on every target (`configs(..., num_warps = n)`), or
+    /// `None` for the kernel's ([`KernelInfo::num_warps_on`]).
+    pub num_warps: Option<u32>,
     /// The tile IR after the default pass pipeline, as text.
     pub ir: &'static str,
     /// The device code compiled for the kernel's GPU targets.
@@ -86,6 +89,21 @@ impl KernelInfo {
             .iter()
             .find(|(t, _)| *t == target)
             .map_or(self.num_warps, |&(_, n)| n)
+    }
+
+    /// The warps of the specialization `spec` where its target has none of
+    /// its own: the specialization's, else [`KernelInfo::num_warps`].
+    pub const fn spec_warps(&self, spec: &SpecInfo) -> u32 {
+        match spec.num_warps {
+            Some(n) => n,
+            None => self.num_warps,
+        }
+    }
+
+    /// The warps of the specialization `spec` on the target named
+    /// `target`: the specialization's, else [`KernelInfo::num_warps_on`].
+    pub fn spec_warps_on(&self, spec: &SpecInfo, target: &str) -> u32 {
+        spec.num_warps.unwrap_or_else(|| self.num_warps_on(target))
     }
 
     /// The stages the kernel asks for on the target named `target`: its

@@ -202,6 +202,7 @@ mod tests {
     const SPEC: SpecInfo = SpecInfo {
         label: "BLOCK=64",
         values: &[64],
+        num_warps: None,
         ir: "ir",
         images: &[],
         texts: &TEXTS,
