@@ -3,7 +3,8 @@
 //! accumulates its dK and dV over the query blocks, and one that owns a
 //! block of queries and accumulates its dQ over the key blocks, each
 //! recomputing the weights `P = exp(S − lse)` from the forward pass's
-//! log-sum-exp. Layouts and grids as in the forward pass (`attention.rs`).
+//! log-sum-exp. Layouts, grids and `exp` (`approx_math`) as in the forward
+//! pass (`attention.rs`).
 //! Their images spill registers on sm_80 and gfx942 (the code generation
 //! issue these benchmarks measure), hence `allow(spills)`.
 
@@ -16,7 +17,7 @@ use tile::{f16, tile_kernel, Device, Error, LaunchArg};
 /// 64, 32 of head 128 (64 rows of 128 columns are 64 elements of each
 /// operand a thread, which spill on sm_80).
 #[tile_kernel(
-    targets = "sm_80,sm_90,gfx942",
+    targets = "sm_80,sm_90a,gfx942",
     aligned(o, dout),
     configs(B = 64, D = 64),
     configs(B = 32, D = 128)
@@ -35,13 +36,13 @@ pub fn attention_delta<const B: usize, const D: usize>(
 /// dK and dV of a block of `BN` keys, over the query blocks of `BM` rows
 /// that see them.
 #[tile_kernel(
-    targets = "sm_80,sm_90,gfx942",
+    targets = "sm_80,sm_90a,gfx942",
     aligned(q, k, v, dout, dk, dv),
-    fast_math,
+    approx_math,
     allow(spills),
     configs(BM = 32, BN = 64, D = 64),
     configs(BM = 64, BN = 64, D = 64),
-    configs(BM = 32, BN = 64, D = 128, targets = "sm_80,sm_90")
+    configs(BM = 32, BN = 64, D = 128, targets = "sm_80,sm_90a")
 )]
 pub fn attention_dkdv<const BM: usize, const BN: usize, const D: usize>(
     q: &Tensor<f16, 2>,
@@ -86,13 +87,13 @@ pub fn attention_dkdv<const BM: usize, const BN: usize, const D: usize>(
 
 /// dQ of a block of `BM` queries, over the key blocks they see.
 #[tile_kernel(
-    targets = "sm_80,sm_90,gfx942",
+    targets = "sm_80,sm_90a,gfx942",
     aligned(q, k, v, dout, dq),
-    fast_math,
+    approx_math,
     allow(spills),
     configs(BM = 64, BN = 32, D = 64),
     configs(BM = 64, BN = 64, D = 64),
-    configs(BM = 64, BN = 32, D = 128, targets = "sm_80,sm_90")
+    configs(BM = 64, BN = 32, D = 128, targets = "sm_80,sm_90a")
 )]
 pub fn attention_dq<const BM: usize, const BN: usize, const D: usize>(
     q: &Tensor<f16, 2>,
