@@ -48,6 +48,37 @@ fn keys_kernel([m, d, n]: [usize; 3], blocks: usize) -> Function {
     func
 }
 
+/// `o = Σ_j cast(q · k_jᵀ, f16) · k_j`: each block of keys read by two
+/// products, transposed by the first and as it is by the second
+/// (attention's dQ kernel reads its keys so); `o: [m, d]`.
+fn twice_kernel([m, d, n]: [usize; 3], blocks: usize) -> Function {
+    let text = format!(
+        r#"kernel @twice(%q: tensor<f16, 2>, %k: tensor<f16, 2>, %o: tensor<f32, 2>) {{
+  %zero = constant 0 : i32
+  %one = constant 1 : i32
+  %blocks = constant {blocks} : i32
+  %vq = partition_view %q [{m}, {d}] : view<f16, [{m}, {d}]>
+  %qt = load %vq[%zero, %zero] : tile<{m}x{d}xf16>
+  %vk = partition_view %k [{n}, {d}] : view<f16, [{n}, {d}]>
+  %init = full 0.0 : tile<{m}x{d}xf32>
+  %z = full 0.0 : tile<{m}x{n}xf32>
+  %acc = for %j = %zero to %blocks step %one iter(%c = %init) : tile<{m}x{d}xf32> {{
+    %kt = load %vk[%j, %zero] : tile<{n}x{d}xf16>
+    %ktt = permute %kt [1, 0] : tile<{d}x{n}xf16>
+    %s = dot tensor %qt, %ktt, %z : tile<{m}x{n}xf32>
+    %p = cast %s to f16 : tile<{m}x{n}xf16>
+    %r = dot tensor %p, %kt, %c : tile<{m}x{d}xf32>
+    yield %r
+  }}
+  %vo = partition_view %o [{m}, {d}] : view<f32, [{m}, {d}]>
+  store %acc, %vo[%zero, %zero]
+}}"#
+    );
+    let func = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    verify::verify(&func).unwrap();
+    func
+}
+
 fn args([m, d, n]: [usize; 3], blocks: usize) -> Vec<Arg> {
     vec![
         emulated::small_f16s(&[m, d], 1),
@@ -60,12 +91,32 @@ fn count(program: &Program, want: impl Fn(&ThreadOpKind) -> bool) -> usize {
     program.ops.iter().filter(|(_, op)| want(&op.kind)).count()
 }
 
-/// Lowers the kernel for `target` with `warps` and `stages`, checks how `k`
-/// is copied and read, and runs it on the lockstep emulator and the
+/// Lowers the keys kernel for `target` with `warps` and `stages`, checks
+/// how `k` is copied and read, and runs it on the lockstep emulator and the
 /// emulation target against the interpreter.
 fn check(target: Target, shape: [usize; 3], (warps, stages): (u32, u32)) -> Program {
+    check_kernel(keys_kernel, target, shape, (warps, stages))
+}
+
+/// [`check`] for the kernel `make` builds.
+fn check_kernel(
+    make: fn([usize; 3], usize) -> Function,
+    target: Target,
+    shape: [usize; 3],
+    (warps, stages): (u32, u32),
+) -> Program {
     let blocks = 3;
-    let func = keys_kernel(shape, blocks);
+    let func = make(shape, blocks);
+    let [m, d, n] = shape;
+    let out = match func.name.as_str() {
+        "twice" => [m, d],
+        _ => [m, n],
+    };
+    let args = |shape, blocks| {
+        let mut args = args(shape, blocks);
+        args[2] = Arg::Tensor(HostTensor::from_vec(&out, vec![0f32; out[0] * out[1]]).unwrap());
+        args
+    };
     let mut want = args(shape, blocks);
     interp::run(&func, [1, 1, 1], &mut want).unwrap();
     let options = LowerOptions::warps(warps)
@@ -143,5 +194,25 @@ fn a_transposed_b_on_wgmma_is_read_k_major() {
             let usage = tools::ptxas_resource_usage(&ptx, Sm::Sm90a).unwrap();
             assert!(usage.contains("0 bytes spill stores"), "{usage}");
         }
+    }
+}
+
+/// A block of keys read by two products, transposed and as it is, is
+/// copied once an iteration by a pipelined loop, as a block read by one
+/// product is, and both read that stage: on `mma.sync` and on `wgmma`.
+#[test]
+fn a_tile_read_by_two_products_is_copied_once() {
+    let shape = [64, 64, 64];
+    for target in [Target::Nvptx(Sm::Sm80), Target::Nvptx(Sm::Sm90a)] {
+        let k_copies = |program: &Program| {
+            count(program, |k| {
+                matches!(k, ThreadOpKind::CopyAsync { param: 1, .. })
+            })
+        };
+        let once = check_kernel(keys_kernel, target, shape, (4, 3));
+        let twice = check_kernel(twice_kernel, target, shape, (4, 3));
+        assert_eq!(k_copies(&twice), k_copies(&once), "{target}:\n{twice}");
+        // Without a pipeline each product copies it where it is.
+        check_kernel(twice_kernel, target, shape, (4, 1));
     }
 }

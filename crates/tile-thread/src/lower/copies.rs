@@ -1,7 +1,9 @@
-//! `cp.async` for the operands of tensor-core `dot`s: a load whose only use
-//! is such a dot is not lowered where it stands (it is *deferred*); the dot
-//! copies its partition straight from global to shared memory, 16 bytes per
-//! copy, with no registers in between.
+//! `cp.async` for the operands of tensor-core `dot`s: a load read only as
+//! such dots' operands (as it is, squeezed, or transposed: [`operand_chain`])
+//! is not lowered where it stands (it is *deferred*); each dot copies its
+//! partition straight from global to shared memory, 16 bytes per copy, with
+//! no registers in between, or a pipelined loop copies it once for all of
+//! them (`software_pipeline.rs`).
 //!
 //! The copies need the tensor's rows contiguous and 16-byte aligned, which
 //! is a runtime property: the dot emits `if contiguous { cp.async … } else {
@@ -80,13 +82,15 @@ pub(super) fn operand_axes(shape: &[usize]) -> (usize, usize) {
     }
 }
 
-/// The loads to defer: each the tile of the `a` or `b` of a `dot` for
-/// which `on_tensor_cores` holds ([`operand_chain`]: directly, through a
-/// reshape that only drops axes of extent 1, or for `b`, where
-/// `reads_transposed_b` holds, through a transpose), in the same region
-/// as the dot with the ops between them, with no write to memory (or
-/// nested region) between the load and the dot, and no other use of any
-/// value of the chain.
+/// The loads to defer: each read only as the tile of `a` or `b` operands
+/// of `dot`s for which `on_tensor_cores` holds, one or more
+/// ([`operand_chain`]: directly, through a reshape that only drops axes of
+/// extent 1, or for `b`, where `reads_transposed_b` holds, through a
+/// transpose), those dots in the load's region with the chains' ops
+/// between, no write to memory (or nested region) between the load and
+/// its last reader, and no other use of any value of a chain but the
+/// load's. Each reader copies it where it is (`Lowerer::stage_deferred`);
+/// a pipelined loop copies it once for all (`software_pipeline.rs`).
 pub(super) fn deferred_loads(
     func: &Function,
     on_tensor_cores: impl Fn(OpId) -> bool,
@@ -98,9 +102,13 @@ pub(super) fn deferred_loads(
             *uses.entry(v).or_default() += 1;
         }
     });
+    let once = |v: &Value| uses.get(v) == Some(&1);
     let mut deferred = HashSet::new();
     let mut regions = vec![&func.body];
     while let Some(region) = regions.pop() {
+        // Each load of the region: its position, the operands that read
+        // it, and the position of the last dot among them.
+        let mut readers: HashMap<OpId, (usize, usize, usize)> = HashMap::new();
         for (at, &id) in region.ops.iter().enumerate() {
             let op = func.op(id);
             regions.extend(op.regions.iter());
@@ -112,32 +120,40 @@ pub(super) fn deferred_loads(
                     continue;
                 }
                 let chain = operand_chain(func, operand);
-                let Some(load) = func.defining_op(chain[chain.len() - 1]) else {
+                let (source, links) = chain.split_last().expect("a chain holds the operand");
+                let Some(load) = func.defining_op(*source) else {
                     continue;
                 };
-                let eligible = matches!(
-                    func.op(load).kind,
-                    OpKind::Load
-                        | OpKind::LoadMasked {
-                            padding: Padding::Zero
-                        }
-                );
                 let Some(from) = region.ops[..at].iter().position(|&o| o == load) else {
                     continue;
                 };
-                let between = &region.ops[from + 1..at];
-                let writes_between = between.iter().any(|&o| {
-                    let kind = &func.op(o).kind;
-                    kind.writes_memory() || kind.orders_memory() || !func.op(o).regions.is_empty()
-                });
                 // The transpose and the reshape, if any, sit between them.
-                let in_between = chain[..chain.len() - 1]
+                let between = &region.ops[from + 1..at];
+                let in_between = links
                     .iter()
                     .all(|&v| func.defining_op(v).is_some_and(|o| between.contains(&o)));
-                let once = chain.iter().all(|v| uses.get(v) == Some(&1));
-                if eligible && !writes_between && in_between && once {
-                    deferred.insert(load);
+                if in_between && links.iter().all(once) {
+                    let entry = readers.entry(load).or_insert((from, 0, at));
+                    entry.1 += 1;
+                    entry.2 = at;
                 }
+            }
+        }
+        for (load, (from, count, last)) in readers {
+            let eligible = matches!(
+                func.op(load).kind,
+                OpKind::Load
+                    | OpKind::LoadMasked {
+                        padding: Padding::Zero
+                    }
+            );
+            let writes_between = region.ops[from + 1..last].iter().any(|&o| {
+                let kind = &func.op(o).kind;
+                kind.writes_memory() || kind.orders_memory() || !func.op(o).regions.is_empty()
+            });
+            let read_only_so = uses.get(&func.op(load).results[0]) == Some(&count);
+            if eligible && !writes_between && read_only_so {
+                deferred.insert(load);
             }
         }
     }

@@ -11,7 +11,11 @@
 //! index is the induction variable itself, or the induction variable plus a
 //! value defined outside (`first_key + j`: a block of keys of one head); the
 //! copies of iteration `j` then read the partition at `j` (at `c + j`, the
-//! addition in the counter's dtype, as the body's). With `S` stages:
+//! addition in the counter's dtype, as the body's). A load that several
+//! dots read (attention backward's `q`, read transposed by one product
+//! and as it is by another) is copied once, and they all read its stage:
+//! they must lay it out alike, or the loop is not pipelined. With `S`
+//! stages:
 //!
 //! ```text
 //! barrier                                            // inside another loop, or on reused buffers
@@ -52,8 +56,9 @@ use tile_ir::{BinaryOp, CmpPred, DType, Function, OpId, Scalar, Value};
 #[derive(Clone, Debug)]
 pub(super) struct Prefetched {
     iv: Value,
-    /// Each load, with the dot that reads it and which operand (0: `a`).
-    loads: Vec<(OpId, OpId, usize)>,
+    /// Each load, with the dots that read it and which operand of each
+    /// (0: `a`).
+    loads: Vec<(OpId, Vec<(OpId, usize)>)>,
     /// The partition indices `iv + c` of the loads, with their `c`.
     offsets: HashMap<Value, Value>,
 }
@@ -80,22 +85,25 @@ pub(super) fn prefetched_loads(
         func.walk_region(body, &mut |o| {
             inside.extend(func.op(o).results.iter().copied())
         });
-        // A deferred load's one use is a dot operand in the same region,
-        // or a reshape squeezing it into one, or a transpose of either.
-        let reader = |load: OpId| {
+        // A deferred load's uses are dot operands in the same region, or
+        // reshapes squeezing it into one, or transposes of either.
+        let readers = |load: OpId| {
             let value = func.op(load).results[0];
-            body.ops.iter().find_map(|&dot| {
+            let mut readers = Vec::new();
+            for &dot in &body.ops {
                 if !matches!(func.op(dot).kind, tile_ir::OpKind::Dot { .. }) {
-                    return None;
+                    continue;
                 }
                 let operands = &func.op(dot).operands;
-                operands[..operands.len().min(2)]
-                    .iter()
-                    .position(|&v| operand_chain(func, v).last() == Some(&value))
-                    .map(|which| (dot, which))
-            })
+                for (which, &v) in operands[..operands.len().min(2)].iter().enumerate() {
+                    if operand_chain(func, v).last() == Some(&value) {
+                        readers.push((dot, which));
+                    }
+                }
+            }
+            (!readers.is_empty()).then_some(readers)
         };
-        let loads: Vec<(OpId, OpId, usize)> = body
+        let loads: Vec<(OpId, Vec<(OpId, usize)>)> = body
             .ops
             .iter()
             .copied()
@@ -107,7 +115,7 @@ pub(super) fn prefetched_loads(
                         i == iv || !inside.contains(&i) || offset_of(func, i, iv, &inside).is_some()
                     })
             })
-            .filter_map(|load| reader(load).map(|(dot, which)| (load, dot, which)))
+            .filter_map(|load| readers(load).map(|readers| (load, readers)))
             .collect();
         if !loads.is_empty() {
             let offsets = loads
@@ -196,22 +204,30 @@ impl Lowerer<'_> {
         }
         let mut planned = Vec::new();
         let mut fence = false;
-        for (load, dot, which) in loads {
+        for (load, readers) in loads {
             let Some(chunks) = self.copy_chunks(load)? else {
                 return Ok(None);
             };
             let (row, col) = operand_axes(&chunks.shape);
             let shape = [chunks.shape[row], chunks.shape[col]];
             let len = shape[0] * shape[1];
-            let plan = self.tensor_plan(dot);
-            // A transposed operand is staged as the load's tile is.
-            let transposed = is_transposed(self.func, self.func.op(dot).operands[which]);
-            let place = self.operand_layout(plan.as_ref(), shape, which, transposed);
-            let wgmma = matches!(plan, Some(TensorDot::Wgmma(_)));
-            fence |= wgmma;
-            if which > 1 || !len.is_multiple_of(place.period()) {
+            // Every reader lays the stage out alike, or the loop is not
+            // pipelined (each dot then stages its operand itself).
+            let mut places = Vec::new();
+            let (mut wgmma, mut transposed) = (false, false);
+            for (dot, which) in readers {
+                let plan = self.tensor_plan(dot);
+                // A transposed operand is staged as the load's tile is.
+                let flipped = is_transposed(self.func, self.func.op(dot).operands[which]);
+                places.push(self.operand_layout(plan.as_ref(), shape, which, flipped));
+                wgmma |= matches!(plan, Some(TensorDot::Wgmma(_)));
+                transposed |= flipped;
+            }
+            let place = places[0];
+            if places.iter().any(|&p| p != place) || !len.is_multiple_of(place.period()) {
                 return Ok(None);
             }
+            fence |= wgmma;
             // The TMA's boxes are written for the layouts of operands read
             // as they are.
             let tma = match transposed {
