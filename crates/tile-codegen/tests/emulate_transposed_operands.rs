@@ -21,70 +21,69 @@ use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::program::LdMatrix;
 use tile_thread::{Program, ThreadOpKind};
 
-/// `o = Σ_j q · k_jᵀ` over `blocks` blocks `k_j` of `n` keys: `q: [m, d]`,
-/// `k: [blocks · n, d]`, `o: [m, n]`.
-fn keys_kernel([m, d, n]: [usize; 3], blocks: usize) -> Function {
-    let text = format!(
-        r#"kernel @keys(%q: tensor<f16, 2>, %k: tensor<f16, 2>, %o: tensor<f32, 2>) {{
+/// The kernels: `k: [blocks · n, d]` read a block of `n` keys an iteration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kernel {
+    /// `o = Σ_j q · k_jᵀ`, `o: [m, n]`.
+    Keys,
+    /// `o = Σ_j cast(q · k_jᵀ, f16) · k_j`, `o: [m, d]`: each block of keys
+    /// read by two products, transposed by the first and as it is by the
+    /// second (attention's dQ kernel reads its keys so).
+    Twice,
+}
+
+impl Kernel {
+    /// The shape of `o` for `q: [m, d]` and blocks of `n` keys.
+    fn out(self, [m, d, n]: [usize; 3]) -> [usize; 2] {
+        match self {
+            Kernel::Keys => [m, n],
+            Kernel::Twice => [m, d],
+        }
+    }
+
+    fn function(self, [m, d, n]: [usize; 3], blocks: usize) -> Function {
+        let [_, e] = self.out([m, d, n]);
+        let body = match self {
+            Kernel::Keys => format!(
+                "    %r = dot tensor %qt, %ktt, %c : tile<{m}x{n}xf32>\n"
+            ),
+            Kernel::Twice => format!(
+                "    %z = full 0.0 : tile<{m}x{n}xf32>\n    %s = dot tensor %qt, %ktt, %z : tile<{m}x{n}xf32>\n    %p = cast %s to f16 : tile<{m}x{n}xf16>\n    %r = dot tensor %p, %kt, %c : tile<{m}x{d}xf32>\n"
+            ),
+        };
+        let text = format!(
+            r#"kernel @keys(%q: tensor<f16, 2>, %k: tensor<f16, 2>, %o: tensor<f32, 2>) {{
   %zero = constant 0 : i32
   %one = constant 1 : i32
   %blocks = constant {blocks} : i32
   %vq = partition_view %q [{m}, {d}] : view<f16, [{m}, {d}]>
   %qt = load %vq[%zero, %zero] : tile<{m}x{d}xf16>
   %vk = partition_view %k [{n}, {d}] : view<f16, [{n}, {d}]>
-  %init = full 0.0 : tile<{m}x{n}xf32>
-  %acc = for %j = %zero to %blocks step %one iter(%c = %init) : tile<{m}x{n}xf32> {{
+  %init = full 0.0 : tile<{m}x{e}xf32>
+  %acc = for %j = %zero to %blocks step %one iter(%c = %init) : tile<{m}x{e}xf32> {{
     %kt = load %vk[%j, %zero] : tile<{n}x{d}xf16>
     %ktt = permute %kt [1, 0] : tile<{d}x{n}xf16>
-    %s = dot tensor %qt, %ktt, %c : tile<{m}x{n}xf32>
-    yield %s
+{body}    yield %r
   }}
-  %vo = partition_view %o [{m}, {n}] : view<f32, [{m}, {n}]>
+  %vo = partition_view %o [{m}, {e}] : view<f32, [{m}, {e}]>
   store %acc, %vo[%zero, %zero]
 }}"#
-    );
-    let func = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    verify::verify(&func).unwrap();
-    func
-}
+        );
+        let func = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        verify::verify(&func).unwrap();
+        func
+    }
 
-/// `o = Σ_j cast(q · k_jᵀ, f16) · k_j`: each block of keys read by two
-/// products, transposed by the first and as it is by the second
-/// (attention's dQ kernel reads its keys so); `o: [m, d]`.
-fn twice_kernel([m, d, n]: [usize; 3], blocks: usize) -> Function {
-    let text = format!(
-        r#"kernel @twice(%q: tensor<f16, 2>, %k: tensor<f16, 2>, %o: tensor<f32, 2>) {{
-  %zero = constant 0 : i32
-  %one = constant 1 : i32
-  %blocks = constant {blocks} : i32
-  %vq = partition_view %q [{m}, {d}] : view<f16, [{m}, {d}]>
-  %qt = load %vq[%zero, %zero] : tile<{m}x{d}xf16>
-  %vk = partition_view %k [{n}, {d}] : view<f16, [{n}, {d}]>
-  %init = full 0.0 : tile<{m}x{d}xf32>
-  %z = full 0.0 : tile<{m}x{n}xf32>
-  %acc = for %j = %zero to %blocks step %one iter(%c = %init) : tile<{m}x{d}xf32> {{
-    %kt = load %vk[%j, %zero] : tile<{n}x{d}xf16>
-    %ktt = permute %kt [1, 0] : tile<{d}x{n}xf16>
-    %s = dot tensor %qt, %ktt, %z : tile<{m}x{n}xf32>
-    %p = cast %s to f16 : tile<{m}x{n}xf16>
-    %r = dot tensor %p, %kt, %c : tile<{m}x{d}xf32>
-    yield %r
-  }}
-  %vo = partition_view %o [{m}, {d}] : view<f32, [{m}, {d}]>
-  store %acc, %vo[%zero, %zero]
-}}"#
-    );
-    let func = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    verify::verify(&func).unwrap();
-    func
-}
-
-fn args([m, d, n]: [usize; 3], blocks: usize) -> Vec<Arg> {
-    vec![
-        emulated::small_f16s(&[m, d], 1),
-        emulated::small_f16s(&[blocks * n, d], 3),
-        Arg::Tensor(HostTensor::from_vec(&[m, n], vec![0f32; m * n]).unwrap()),
-    ]
+    /// `q`, `k` (small integers) and a zero `o`.
+    fn args(self, shape: [usize; 3], blocks: usize) -> Vec<Arg> {
+        let [m, d, n] = shape;
+        let [rows, cols] = self.out(shape);
+        vec![
+            emulated::small_f16s(&[m, d], 1),
+            emulated::small_f16s(&[blocks * n, d], 3),
+            Arg::Tensor(HostTensor::from_vec(&[rows, cols], vec![0f32; rows * cols]).unwrap()),
+        ]
+    }
 }
 
 fn count(program: &Program, want: impl Fn(&ThreadOpKind) -> bool) -> usize {
@@ -95,29 +94,19 @@ fn count(program: &Program, want: impl Fn(&ThreadOpKind) -> bool) -> usize {
 /// how `k` is copied and read, and runs it on the lockstep emulator and the
 /// emulation target against the interpreter.
 fn check(target: Target, shape: [usize; 3], (warps, stages): (u32, u32)) -> Program {
-    check_kernel(keys_kernel, target, shape, (warps, stages))
+    check_kernel(Kernel::Keys, target, shape, (warps, stages))
 }
 
-/// [`check`] for the kernel `make` builds.
+/// [`check`] for `kernel`.
 fn check_kernel(
-    make: fn([usize; 3], usize) -> Function,
+    kernel: Kernel,
     target: Target,
     shape: [usize; 3],
     (warps, stages): (u32, u32),
 ) -> Program {
     let blocks = 3;
-    let func = make(shape, blocks);
-    let [m, d, n] = shape;
-    let out = match func.name.as_str() {
-        "twice" => [m, d],
-        _ => [m, n],
-    };
-    let args = |shape, blocks| {
-        let mut args = args(shape, blocks);
-        args[2] = Arg::Tensor(HostTensor::from_vec(&out, vec![0f32; out[0] * out[1]]).unwrap());
-        args
-    };
-    let mut want = args(shape, blocks);
+    let func = kernel.function(shape, blocks);
+    let mut want = kernel.args(shape, blocks);
     interp::run(&func, [1, 1, 1], &mut want).unwrap();
     let options = LowerOptions::warps(warps)
         .with_tensor_cores(target.tensor_cores())
@@ -135,14 +124,14 @@ fn check_kernel(
         text,
         "{context}"
     );
-    let mut got = args(shape, blocks);
+    let mut got = kernel.args(shape, blocks);
     emulate::run(&program, [1, 1, 1], &mut got).unwrap();
     assert_eq!(
         emulated::bytes(&got, 2),
         emulated::bytes(&want, 2),
         "{context}"
     );
-    let mut got = args(shape, blocks);
+    let mut got = kernel.args(shape, blocks);
     emulated::run_staged(&func, target, (warps, stages), [1, 1, 1], &mut got).unwrap();
     assert_eq!(
         emulated::bytes(&got, 2),
@@ -209,10 +198,10 @@ fn a_tile_read_by_two_products_is_copied_once() {
                 matches!(k, ThreadOpKind::CopyAsync { param: 1, .. })
             })
         };
-        let once = check_kernel(keys_kernel, target, shape, (4, 3));
-        let twice = check_kernel(twice_kernel, target, shape, (4, 3));
+        let once = check_kernel(Kernel::Keys, target, shape, (4, 3));
+        let twice = check_kernel(Kernel::Twice, target, shape, (4, 3));
         assert_eq!(k_copies(&twice), k_copies(&once), "{target}:\n{twice}");
         // Without a pipeline each product copies it where it is.
-        check_kernel(twice_kernel, target, shape, (4, 1));
+        check_kernel(Kernel::Twice, target, shape, (4, 1));
     }
 }
