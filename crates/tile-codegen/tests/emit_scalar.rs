@@ -299,17 +299,22 @@ fn casts_match_the_oracle() {
     }
 }
 
-/// bf16 → f32 of every bf16 bit pattern (subnormals, infinities and NaN
-/// payloads among them): the upper half of the f32's bits, NaNs canonical.
+/// bf16 and f16 → f32 and f64 of every bit pattern (subnormals, infinities
+/// and NaN payloads among them), NaNs canonical: bf16 as the upper half of
+/// the f32's bits, f16 by the conversion instruction where the target has
+/// one (the probe's host: `Target::converts_f16`) and by integer arithmetic
+/// where it has not.
 #[test]
-fn bf16_widens_to_f32_like_the_oracle_for_every_bit_pattern() {
+fn sixteen_bit_floats_widen_like_the_oracle_for_every_bit_pattern() {
     let inputs: Vec<[u64; 3]> = (0..=u64::from(u16::MAX)).map(|x| [x, 0, 0]).collect();
-    for to in [DType::F32, DType::F64] {
-        let got = run_probe(&ThreadOpKind::Cast { to }, &[DType::BF16], &inputs, false)
-            .expect("casts are total");
-        for (g, x) in got.iter().zip(&inputs) {
-            let want = eval::cast(Scalar::from_bits(DType::BF16, x[0]), to).to_bits();
-            assert_eq!(*g, want, "cast {:#x} from bf16 to {to}", x[0]);
+    for from in [DType::BF16, DType::F16] {
+        for to in [DType::F32, DType::F64] {
+            let got = run_probe(&ThreadOpKind::Cast { to }, &[from], &inputs, false)
+                .expect("casts are total");
+            for (g, x) in got.iter().zip(&inputs) {
+                let want = eval::cast(Scalar::from_bits(from, x[0]), to).to_bits();
+                assert_eq!(*g, want, "cast {:#x} from {from} to {to}", x[0]);
+            }
         }
     }
 }

@@ -110,25 +110,33 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             .build_int_compare(IntPredicate::UGT, magnitude, threshold, "isnan")?)
     }
 
-    /// The bf16 bits `bits` (a format with f32's exponent) as the f32 whose
-    /// upper half they are: exact, subnormals and infinities included, a
-    /// NaN keeping its payload; `None` for the other formats.
-    pub(crate) fn bf16_payload(
+    /// The narrow-format bits `bits` widened exactly to f32 by the
+    /// target's own means, a NaN keeping its payload (quieted, for f16):
+    /// bf16 (a format with f32's exponent) as the upper half of the f32,
+    /// f16 with the conversion instruction where the target has one
+    /// ([`crate::Target::converts_f16`]: PTX's `cvt.f32.f16`, AMDGPU's
+    /// `v_cvt_f32_f16`, F16C's `vcvtph2ps`, AArch64's `fcvt`), subnormals
+    /// and infinities included; `None` for the other formats and targets.
+    pub(crate) fn widened_with_payload(
         &self,
         bits: IntValue<'ctx>,
         format: Format,
     ) -> Result<Option<FloatValue<'ctx>>, EmitError> {
-        if !(format.width == 16 && format.exp_bits == 8 && format.ieee_special) {
-            return Ok(None);
-        }
         let b = &self.b;
-        let i32t = self.ctx.i32_type();
-        let wide = b.build_int_z_extend(bits, i32t, "wide")?;
-        let upper = b.build_left_shift(wide, i32t.const_int(16, false), "upper")?;
-        Ok(Some(
-            b.build_bit_cast(upper, self.ctx.f32_type(), "value")?
-                .into_float_value(),
-        ))
+        let f32t = self.ctx.f32_type();
+        if format == Format::of(DType::BF16).expect("bf16 is a float format") {
+            let i32t = self.ctx.i32_type();
+            let wide = b.build_int_z_extend(bits, i32t, "wide")?;
+            let upper = b.build_left_shift(wide, i32t.const_int(16, false), "upper")?;
+            let value = b.build_bit_cast(upper, f32t, "value")?.into_float_value();
+            return Ok(Some(value));
+        }
+        if self.converts_f16 && format == Format::of(DType::F16).expect("f16 is a float format") {
+            let half = b.build_bit_cast(bits, self.ctx.f16_type(), "half")?;
+            let value = b.build_float_ext(half.into_float_value(), f32t, "value")?;
+            return Ok(Some(value));
+        }
+        Ok(None)
     }
 
     /// The narrow-format bits `bits` widened exactly to f32 (a NaN becomes
@@ -142,7 +150,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         let i32t = self.ctx.i32_type();
         let f32t = self.ctx.f32_type();
         let x = b.build_int_z_extend(bits, i32t, "wide")?;
-        if let Some(value) = self.bf16_payload(bits, format)? {
+        if let Some(value) = self.widened_with_payload(bits, format)? {
             let nan = b.build_float_compare(FloatPredicate::UNO, value, value, "nan")?;
             let canonical = self.f32_bits(0x7fc0_0000)?;
             return Ok(b

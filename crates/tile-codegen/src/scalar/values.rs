@@ -128,16 +128,17 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
     /// `x` of `dtype` widened as the operand of an op whose result does not
     /// depend on a NaN operand's payload (arithmetic, math, comparisons,
     /// conversions to integers and bool: a NaN result is canonicalized where
-    /// it is observed): as [`Self::widen`], but a bf16 NaN keeps its payload,
-    /// which saves a compare and a select per element.
+    /// it is observed): as [`Self::widen`], but a bf16 or (where the target
+    /// converts it in one instruction) f16 NaN keeps its payload, which
+    /// saves a compare and a select per element.
     pub(crate) fn widen_operand(
         &self,
         x: BasicValueEnum<'ctx>,
         dtype: DType,
     ) -> Result<FloatValue<'ctx>, EmitError> {
-        if dtype == DType::BF16 {
-            let format = Format::of(dtype).ok_or_else(|| EmitError::internal("bf16's format"))?;
-            if let Some(v) = self.bf16_payload(x.into_int_value(), format)? {
+        if matches!(dtype, DType::BF16 | DType::F16) {
+            let format = Format::of(dtype).ok_or_else(|| EmitError::internal("a 16-bit format"))?;
+            if let Some(v) = self.widened_with_payload(x.into_int_value(), format)? {
                 return Ok(v);
             }
         }
