@@ -30,13 +30,19 @@ enum Kernel {
     /// read by two products, transposed by the first and as it is by the
     /// second (attention's dQ kernel reads its keys so).
     Twice,
+    /// `o = Σ_j q · (k_j + k_j)ᵀ`: the transposed tile is computed, so it
+    /// is stored from registers.
+    Doubled,
+    /// [`Kernel::Keys`] with `k` read by `load_masked` with zero padding,
+    /// which the TMA can copy.
+    Masked,
 }
 
 impl Kernel {
     /// The shape of `o` for `q: [m, d]` and blocks of `n` keys.
     fn out(self, [m, d, n]: [usize; 3]) -> [usize; 2] {
         match self {
-            Kernel::Keys => [m, n],
+            Kernel::Keys | Kernel::Doubled | Kernel::Masked => [m, n],
             Kernel::Twice => [m, d],
         }
     }
@@ -44,12 +50,19 @@ impl Kernel {
     fn function(self, [m, d, n]: [usize; 3], blocks: usize) -> Function {
         let [_, e] = self.out([m, d, n]);
         let body = match self {
-            Kernel::Keys => format!(
+            Kernel::Keys | Kernel::Masked => format!(
                 "    %r = dot tensor %qt, %ktt, %c : tile<{m}x{n}xf32>\n"
+            ),
+            Kernel::Doubled => format!(
+                "    %k2 = add %kt, %kt : tile<{n}x{d}xf16>\n    %kdt = permute %k2 [1, 0] : tile<{d}x{n}xf16>\n    %r = dot tensor %qt, %kdt, %c : tile<{m}x{n}xf32>\n"
             ),
             Kernel::Twice => format!(
                 "    %z = full 0.0 : tile<{m}x{n}xf32>\n    %s = dot tensor %qt, %ktt, %z : tile<{m}x{n}xf32>\n    %p = cast %s to f16 : tile<{m}x{n}xf16>\n    %r = dot tensor %p, %kt, %c : tile<{m}x{d}xf32>\n"
             ),
+        };
+        let (load, padding) = match self {
+            Kernel::Masked => ("load_masked", " pad(zero)"),
+            _ => ("load", ""),
         };
         let text = format!(
             r#"kernel @keys(%q: tensor<f16, 2>, %k: tensor<f16, 2>, %o: tensor<f32, 2>) {{
@@ -61,7 +74,7 @@ impl Kernel {
   %vk = partition_view %k [{n}, {d}] : view<f16, [{n}, {d}]>
   %init = full 0.0 : tile<{m}x{e}xf32>
   %acc = for %j = %zero to %blocks step %one iter(%c = %init) : tile<{m}x{e}xf32> {{
-    %kt = load %vk[%j, %zero] : tile<{n}x{d}xf16>
+    %kt = {load} %vk[%j, %zero]{padding} : tile<{n}x{d}xf16>
     %ktt = permute %kt [1, 0] : tile<{d}x{n}xf16>
 {body}    yield %r
   }}
@@ -113,11 +126,12 @@ fn check_kernel(
         .with_stages(stages);
     let program = lower(&func, &options).unwrap();
     let context = format!("{target} {shape:?} {warps} warps {stages} stages");
-    // `k` (parameter 1) is copied by `cp.async`, not staged from registers.
+    // `k` (parameter 1) is copied by `cp.async`, not staged from registers,
+    // unless the kernel computes the tile.
     let k_copies = count(&program, |k| {
         matches!(k, ThreadOpKind::CopyAsync { param: 1, .. })
     });
-    assert!(k_copies > 0, "{context}:\n{program}");
+    assert_eq!(k_copies > 0, kernel != Kernel::Doubled, "{context}:\n{program}");
     let text = program.to_string();
     assert_eq!(
         tile_thread::parse_program(&text).unwrap().to_string(),
@@ -203,5 +217,78 @@ fn a_tile_read_by_two_products_is_copied_once() {
         assert_eq!(k_copies(&twice), k_copies(&once), "{target}:\n{twice}");
         // Without a pipeline each product copies it where it is.
         check_kernel(Kernel::Twice, target, shape, (4, 1));
+    }
+}
+
+/// A product of fewer than 64 columns whose `b` is read K-major (attention's
+/// `q·kᵀ` over 32 keys, its backward's `k·qᵀ` over 32 queries) runs on
+/// `wgmma` with its own `N`, not on `mma.sync`: from a copied tile, from
+/// registers stored transposed, and as the A of a chained product.
+#[test]
+fn narrow_products_run_on_wgmma_with_their_own_n() {
+    emulated::require(Tool::Ptxas);
+    let target = Target::Nvptx(Sm::Sm90a);
+    let cases = [
+        (Kernel::Keys, [64, 64, 32], 4),
+        (Kernel::Keys, [128, 128, 16], 8),
+        (Kernel::Doubled, [64, 64, 32], 4),
+        (Kernel::Twice, [64, 64, 32], 4),
+    ];
+    for (kernel, shape, warps) in cases {
+        for stages in [1, 3] {
+            let program = check_kernel(kernel, target, shape, (warps, stages));
+            let n = shape[2];
+            let narrow = count(&program, |k| match k {
+                ThreadOpKind::Wgmma { kind, .. } | ThreadOpKind::WgmmaRegisterA { kind, .. } => {
+                    kind.n == n && kind.b_major == Major::K
+                }
+                _ => false,
+            });
+            let mma_sync = count(&program, |k| matches!(k, ThreadOpKind::Mma { .. }));
+            let context = format!("{kernel:?} {shape:?} {stages} stages");
+            assert!(narrow > 0 && mma_sync == 0, "{context}:\n{program}");
+            let ptx = emit(&program, target, &CodegenOptions::default())
+                .unwrap()
+                .assembly;
+            assert!(ptx.contains(&format!("m64n{n}k16")), "{context}: {ptx}");
+            let usage = tools::ptxas_resource_usage(&ptx, Sm::Sm90a).unwrap();
+            assert!(usage.contains("0 bytes spill stores"), "{context}: {usage}");
+        }
+    }
+}
+
+/// With `tma`, the pipeline's copies of a block of keys read transposed
+/// are the TMA's boxes of the tile as stored (a K-major B's blocks are an
+/// A's): no `cp.async`; the lockstep emulator and the emulation target,
+/// which model the boxes and the mbarriers, equal the interpreter.
+#[test]
+fn the_tma_copies_a_transposed_b() {
+    let target = Target::Nvptx(Sm::Sm90a);
+    let (kernel, blocks, stages) = (Kernel::Masked, 3, 3);
+    for (shape, warps) in [([64, 64, 64], 4), ([64, 128, 32], 4), ([128, 64, 64], 8)] {
+        let context = format!("{shape:?}");
+        let func = kernel.function(shape, blocks);
+        let mut want = kernel.args(shape, blocks);
+        interp::run(&func, [1, 1, 1], &mut want).unwrap();
+        let lowering = LowerOptions::warps(warps)
+            .with_tensor_cores(target.tensor_cores())
+            .with_stages(stages)
+            .with_tma(true);
+        let program = lower(&func, &lowering).unwrap();
+        let boxes = count(&program, |k| matches!(k, ThreadOpKind::TmaLoad { .. }));
+        let copies = count(&program, |k| matches!(k, ThreadOpKind::CopyAsync { .. }));
+        assert!(boxes > 0 && copies == 0, "{context}:\n{program}");
+        assert_eq!(program.tma_maps(), [(1, shape[2] as u16)], "{context}");
+        let mut lockstep = kernel.args(shape, blocks);
+        emulate::run(&program, [1, 1, 1], &mut lockstep).unwrap();
+        assert_eq!(emulated::bytes(&lockstep, 2), emulated::bytes(&want, 2), "{context}");
+        let module =
+            emulated::lowered_module(&func, target, &lowering, &CodegenOptions::default()).unwrap();
+        let image = emulated::image(&module).unwrap();
+        let mut got = kernel.args(shape, blocks);
+        let maps = program.tma_maps();
+        emulated::launch_with_maps(&image, ([1, 1, 1], warps), &mut got, &|_, b| b, &maps)
+            .unwrap_or_else(|e| panic!("{context}: {e}"));
+        assert_eq!(emulated::bytes(&got, 2), emulated::bytes(&want, 2), "{context}");
     }
 }

@@ -1,40 +1,47 @@
 //! Hopper's warpgroup MMA: which `dot`s run on `wgmma.m64n64k16` and the
 //! layout of their accumulators.
 //!
-//! A warpgroup (4 warps, 128 threads) issues one instruction for a 64×64
-//! block of D from a 64×16 block of A and a 16×64 block of B in shared
-//! memory. A tile of `[M, N]` is cut among `gm × gn` warpgroups (all of the
-//! block's), each repeating its 64×64 block `M / (64·gm)` times down and
-//! `N / (64·gn)` times across. Thread `T` of a warpgroup (warp `w`, `g`,
-//! `t` of [`tile_hw::wgmma`]) holds element `i` of each repetition's 32 at
+//! A warpgroup (4 warps, 128 threads) issues one instruction for a 64×`n`
+//! block of D from a 64×16 block of A and a 16×`n` block of B in shared
+//! memory, `n` being 64 (one 128-byte atom of an N-major B's rows), or
+//! `N` itself where `N` is below 64 and B is read K-major (its rows run
+//! along N, so any multiple of 8 rows is whole atoms: attention's `q·kᵀ`
+//! over 32 keys, its backward's `k·qᵀ` over 32 queries). A tile of
+//! `[M, N]` is cut among `gm × gn` warpgroups (all of the block's), each
+//! repeating its 64×`n` block `M / (64·gm)` times down and `N / (n·gn)`
+//! times across. Thread `T` of a warpgroup (warp `w`, `g`, `t` of
+//! [`tile_hw::wgmma`]) holds element `i` of each repetition's `n / 2` at
 //! row `16w + g + 8·((i/2) % 2)` and column `8·(i/4) + 2t + i%2`. As a
 //! [`DistLayout`] into the row-major `[M, N]` tile:
 //!
-//! * `thread = (4, 8, 4, gn, gm) : (2, N, 16·N, 64, 64·N)`;
-//! * `value = (2, 2, 8, N/(64·gn), M/(64·gm)) : (1, 8·N, 8, 64·gn, 64·gm·N)`.
+//! * `thread = (4, 8, 4, gn, gm) : (2, N, 16·N, n, 64·N)`;
+//! * `value = (2, 2, n/8, N/(n·gn), M/(64·gm)) : (1, 8·N, 8, n·gn, 64·gm·N)`.
 //!
 //! A dot takes it when its precision is `tensor`, its operands f16 or bf16,
-//! `M` and `N` multiples of 64 that the warpgroups can share and `K` a
-//! multiple of 64 (A staged in blocks of 64 `k`, rows of 128 bytes under the
-//! 128-byte swizzle), 32 or 16 (one block of rows of 64 or 32 bytes, under
-//! the 64- or 32-byte swizzle); other dots on sm_90a take `mma.sync`.
+//! `M` a multiple of 64 and `N` a multiple of 64 (or one `n` below it,
+//! above) that the warpgroups can share, and `K` a multiple of 64 (A staged
+//! in blocks of 64 `k`, rows of 128 bytes under the 128-byte swizzle), 32
+//! or 16 (one block of rows of 64 or 32 bytes, under the 64- or 32-byte
+//! swizzle; `N` then a multiple of 64); other dots on sm_90a take
+//! `mma.sync`.
 
 use super::blocked::row_major;
 use super::mma::split_warps;
 use super::{DistLayout, LayoutKind};
-use crate::lower::TensorCores;
+use crate::lower::{is_transposed, TensorCores};
 use crate::program::{DescriptorSwizzle, WgmmaKind};
 use tile_ir::layout::{IntTuple, Layout};
 use tile_ir::{DotPrecision, Function, OpId, OpKind};
 
-/// The `N` of every `wgmma` the lowering issues: one 128-byte atom of B's
-/// rows (see `tile_hw::wgmma` on wider N-major operands).
+/// The `N` of the `wgmma`s of a dot whose `N` is a multiple of it: one
+/// 128-byte atom of an N-major B's rows (see `tile_hw::wgmma` on wider
+/// N-major operands).
 pub const WGMMA_N: usize = 64;
 
 /// How one `dot` runs on `wgmma`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WgmmaDot {
-    /// The instruction.
+    /// The instruction; its `n` is the columns of D each one computes.
     pub kind: WgmmaKind,
     /// The accumulator's layout.
     pub layout: DistLayout,
@@ -71,17 +78,24 @@ pub fn wgmma_dot(
         return None;
     }
     let (da, db) = (func.ty(*a).dtype(), func.ty(*b).dtype());
-    let kind = WgmmaKind::new(da, WGMMA_N).filter(|_| da == db)?;
     let (sa, sb) = (func.ty(*a).tile_shape()?, func.ty(*b).tile_shape()?);
     let (&[m, k], &[_, n]) = (sa.dims(), sb.dims()) else {
         return None;
     };
     let a_swizzle = DescriptorSwizzle::for_rows(2 * if k % 64 == 0 { 64 } else { k })?;
-    if m % 64 != 0 || n % WGMMA_N != 0 {
+    // Below 64 columns, B's rows must run along N: the transpose of a tile
+    // its copies move as stored, in rows of 64 `k` (`Lowerer::reads_transposed_b`).
+    let instruction_n = match n {
+        _ if n.is_multiple_of(WGMMA_N) => WGMMA_N,
+        _ if n < WGMMA_N && k.is_multiple_of(64) && is_transposed(func, *b) => n,
+        _ => return None,
+    };
+    let kind = WgmmaKind::new(da, instruction_n).filter(|_| da == db)?;
+    if m % 64 != 0 {
         return None;
     }
-    let groups = split_warps(m / 64, n / WGMMA_N, num_warps as usize / 4)?;
-    let layout = DistLayout::wgmma_accumulator(m, n, groups)?;
+    let groups = split_warps(m / 64, n / instruction_n, num_warps as usize / 4)?;
+    let layout = DistLayout::wgmma_accumulator(m, [n, instruction_n], groups)?;
     Some(WgmmaDot {
         kind,
         layout,
@@ -91,26 +105,32 @@ pub fn wgmma_dot(
 }
 
 impl DistLayout {
-    /// The layout of an `[m, n]` accumulator of `wgmma.m64n64k16` over
-    /// `groups = [gm, gn]` warpgroups (see the module docs), or `None` if
-    /// they do not cut the tile into whole 64×64 blocks.
-    pub fn wgmma_accumulator(m: usize, n: usize, groups: [usize; 2]) -> Option<DistLayout> {
+    /// The layout of an `[m, n]` accumulator of `wgmma.m64n<i>k16` (`[n,
+    /// i]`: the tile's columns and the instruction's) over `groups = [gm,
+    /// gn]` warpgroups (see the module docs), or `None` if they do not cut
+    /// the tile into whole 64×`i` blocks.
+    pub fn wgmma_accumulator(
+        m: usize,
+        [n, i]: [usize; 2],
+        groups: [usize; 2],
+    ) -> Option<DistLayout> {
         let [gm, gn] = groups;
-        if gm == 0 || gn == 0 || !m.is_multiple_of(64 * gm) || !n.is_multiple_of(WGMMA_N * gn) {
+        let whole = |extent: usize, block: usize| block > 0 && extent.is_multiple_of(block);
+        if !whole(m, 64 * gm) || !whole(n, i * gn) || !i.is_multiple_of(8) {
             return None;
         }
-        let (rep_m, rep_n) = (m / (64 * gm), n / (WGMMA_N * gn));
+        let (rep_m, rep_n) = (m / (64 * gm), n / (i * gn));
         let flat = |pairs: &[(usize, usize)]| -> Option<Layout> {
             let (s, d): (Vec<i64>, Vec<i64>) =
                 pairs.iter().map(|&(s, d)| (s as i64, d as i64)).unzip();
             Layout::new(IntTuple::flat(&s), IntTuple::flat(&d)).ok()
         };
-        let thread = flat(&[(4, 2), (8, n), (4, 16 * n), (gn, WGMMA_N), (gm, 64 * n)])?;
+        let thread = flat(&[(4, 2), (8, n), (4, 16 * n), (gn, i), (gm, 64 * n)])?;
         let value = flat(&[
             (2, 1),
             (2, 8 * n),
-            (WGMMA_N / 8, 8),
-            (rep_n, WGMMA_N * gn),
+            (i / 8, 8),
+            (rep_n, i * gn),
             (rep_m, 64 * gm * n),
         ])?;
         debug_assert_eq!(row_major(&[m, n]), vec![n, 1]);
@@ -134,23 +154,26 @@ mod tests {
     use super::*;
     use tile_hw::wgmma::{accumulator_element, WARPGROUP};
 
-    /// Register `i + 32·r` of every thread holds element `i` of repetition
-    /// `r` of its warpgroup's block, where `tile_hw::wgmma` puts it.
+    /// Register `i + (n/2)·r` of every thread holds element `i` of
+    /// repetition `r` of its warpgroup's block, where `tile_hw::wgmma`
+    /// puts it: for 64 columns per instruction, and for 32.
     #[test]
     fn accumulator_registers_are_the_manuals_fragments() {
-        let (m, n, groups) = (256, 128, [2, 1]);
-        let layout = DistLayout::wgmma_accumulator(m, n, groups).unwrap();
-        let rep_n = n / WGMMA_N;
-        for t in 0..256 {
-            let (within, group) = (t % WARPGROUP, t / WARPGROUP);
-            for v in 0..layout.registers() {
-                let (i, r) = (v % 32, v / 32);
-                let (rn, rm) = (r % rep_n, r / rep_n);
-                let (row, col) = accumulator_element(within, i);
-                let want = vec![64 * (group + 2 * rm) + row, WGMMA_N * rn + col];
-                assert_eq!(layout.coordinate(t, v), (want, true, true), "t{t} v{v}");
+        for (m, n, i, groups) in [(256, 128, 64, [2, 1]), (128, 32, 32, [2, 1])] {
+            let layout = DistLayout::wgmma_accumulator(m, [n, i], groups).unwrap();
+            let (per, rep_n) = (i / 2, n / i);
+            for t in 0..WARPGROUP * groups[0] {
+                let (within, group) = (t % WARPGROUP, t / WARPGROUP);
+                for v in 0..layout.registers() {
+                    let (e, r) = (v % per, v / per);
+                    let (rn, rm) = (r % rep_n, r / rep_n);
+                    let (row, col) = accumulator_element(within, e);
+                    let want = vec![64 * (group + 2 * rm) + row, i * rn + col];
+                    assert_eq!(layout.coordinate(t, v), (want, true, true), "n{i} t{t} v{v}");
+                }
             }
         }
-        assert!(DistLayout::wgmma_accumulator(96, 64, [1, 1]).is_none());
+        assert!(DistLayout::wgmma_accumulator(96, [64, 64], [1, 1]).is_none());
+        assert!(DistLayout::wgmma_accumulator(64, [32, 12], [1, 1]).is_none());
     }
 }

@@ -67,7 +67,7 @@ pub(super) fn operand_chain(func: &Function, operand: Value) -> Vec<Value> {
 /// Whether the operand is the transpose of the tile its copies move
 /// ([`operand_chain`]): that tile is then staged as it is, and the dot
 /// reads it transposed (a K-major B).
-pub(super) fn is_transposed(func: &Function, operand: Value) -> bool {
+pub(crate) fn is_transposed(func: &Function, operand: Value) -> bool {
     transposed_source(func, operand).is_some()
 }
 

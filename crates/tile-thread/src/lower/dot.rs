@@ -87,12 +87,16 @@ impl Lowerer<'_> {
         let mut allocs = Vec::new();
         let mut offsets = [None, None];
         // A `b` that is the transpose of a load the dot copies (or its loop
-        // copied ahead) is staged as the load's `[N, K]` tile.
-        let b_transposed = super::copies::is_transposed(func, *b)
-            && matches!(
-                lowered[1],
-                Lowered::Deferred { .. } | Lowered::Staged { .. }
-            );
+        // copied ahead) is staged as the load's `[N, K]` tile; so is, from
+        // its registers, the `b` of a `wgmma` narrower than 64 columns, which
+        // reads it K-major only (`layout_assign/wgmma.rs`).
+        let narrow_wgmma = matches!(&plan, Some(TensorDot::Wgmma(p)) if p.kind.n < WGMMA_N);
+        let b_transposed = narrow_wgmma
+            || super::copies::is_transposed(func, *b)
+                && matches!(
+                    lowered[1],
+                    Lowered::Deferred { .. } | Lowered::Staged { .. }
+                );
         let layouts = [0, 1].map(|i| {
             let [rows, cols] = operands[i].2;
             match i == 1 && b_transposed {
@@ -162,6 +166,9 @@ impl Lowerer<'_> {
                         self.stage_deferred(*load, alloc, place)?;
                         copied = true;
                     }
+                    Lowered::Tile { layout, regs } if i == 1 && b_transposed => {
+                        self.store_tile_transposed(alloc, layout, regs, place)
+                    }
                     Lowered::Tile { layout, regs } => self.store_tile(alloc, layout, regs, place),
                     _ => return Err(self.invalid(id, "an operand is not a tile")),
                 }
@@ -210,10 +217,36 @@ impl Lowerer<'_> {
         regs: &[Reg],
         place: OperandLayout,
     ) {
+        self.store_operand(alloc, (layout, regs), place, false);
+    }
+
+    /// Stores the `[K, N]` tile `regs` in `layout` into `alloc` as its
+    /// transpose, `[N, K]`, in `place`'s blocks: a B read K-major.
+    fn store_tile_transposed(
+        &mut self,
+        alloc: SharedId,
+        layout: &DistLayout,
+        regs: &[Reg],
+        place: OperandLayout,
+    ) {
+        debug_assert!(matches!(place, OperandLayout::Blocks { .. }));
+        self.store_operand(alloc, (layout, regs), place, true);
+    }
+
+    /// [`Lowerer::store_tile`], each element at its (row, column) or, with
+    /// `transposed`, at its (column, row) of `place`.
+    fn store_operand(
+        &mut self,
+        alloc: SharedId,
+        (layout, regs): (&DistLayout, &[Reg]),
+        place: OperandLayout,
+        transposed: bool,
+    ) {
         let coords = self.coords(layout);
         let (row, col) = super::copies::operand_axes(&layout.shape);
         for (v, &value) in regs.iter().enumerate() {
-            let position = (coords.axes[v][row], coords.axes[v][col]);
+            let (r, c) = (coords.axes[v][row], coords.axes[v][col]);
+            let position = if transposed { (c, r) } else { (r, c) };
             let at = self.operand_index(place, coords.linear[v], position);
             let owner = coords.owner[v];
             self.emit_op(

@@ -56,6 +56,7 @@ mod window;
 
 use crate::layout_assign::{assign, DistLayout, LayoutBuildError, LayoutPlan, SumOrder};
 use crate::program::{OpId as ThreadOp, Param, ParamKind, Program, Reg, ThreadOpKind};
+pub(crate) use copies::is_transposed;
 pub use options::{LowerOptions, TensorCores};
 use std::collections::HashMap;
 use std::rc::Rc;

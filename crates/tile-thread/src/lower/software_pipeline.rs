@@ -214,26 +214,22 @@ impl Lowerer<'_> {
             // Every reader lays the stage out alike, or the loop is not
             // pipelined (each dot then stages its operand itself).
             let mut places = Vec::new();
-            let (mut wgmma, mut transposed) = (false, false);
+            let mut wgmma = false;
             for (dot, which) in readers {
                 let plan = self.tensor_plan(dot);
                 // A transposed operand is staged as the load's tile is.
                 let flipped = is_transposed(self.func, self.func.op(dot).operands[which]);
                 places.push(self.operand_layout(plan.as_ref(), shape, which, flipped));
                 wgmma |= matches!(plan, Some(TensorDot::Wgmma(_)));
-                transposed |= flipped;
             }
             let place = places[0];
             if places.iter().any(|&p| p != place) || !len.is_multiple_of(place.period()) {
                 return Ok(None);
             }
             fence |= wgmma;
-            // The TMA's boxes are written for the layouts of operands read
-            // as they are.
-            let tma = match transposed {
-                true => None,
-                false => self.tma_copy(load, place)?,
-            };
+            // The load's tile as stored, whoever reads it transposed: a
+            // K-major B's blocks are an A's, which the TMA's boxes write.
+            let tma = self.tma_copy(load, place)?;
             planned.push((load, chunks, len, place, wgmma, tma));
         }
         // The TMA copies all of a loop's operands, or none; and none in a

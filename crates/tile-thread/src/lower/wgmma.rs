@@ -1,26 +1,28 @@
-//! `dot` on Hopper's warpgroup MMA: `wgmma.m64n64k16` steps from the
-//! staged operands.
+//! `dot` on Hopper's warpgroup MMA: `wgmma.m64nNk16` steps from the
+//! staged operands, `N` the plan's instruction columns `n` (64, or the
+//! dot's `N` below 64 with a K-major B: `layout_assign/wgmma.rs`).
 //!
 //! The operands are in shared memory in Hopper's canonical swizzled
 //! layouts (`OperandLayout::Blocks`): A `[M, K]` in blocks of `W = min(K,
 //! 64)` `k`, K-major, under the swizzle of rows of `2W` bytes (128, 64 or
 //! 32); B `[K, N]` in blocks of 64 `n`, N-major, 128-byte swizzled, or
-//! (a B that is the transpose of the `[N, K]` tile its copies moved)
-//! K-major as A is, in blocks of 64 `k` (`imm-trans-b = 0`); 8-row groups
-//! are 8 rows apart (the descriptors' SBO). Warpgroup `g = (gm_i,
-//! gn_i)` owns the 64×64 blocks `(gm_i + gm·i, gn_i + gn·j)` of D; for each
-//! of them and each `k`-step of 16 it issues one instruction, whose A
-//! starts at row `64·(gm_i + gm·i)`, column `16s` of A's staging and whose
-//! B starts at row `16s` of block `gn_i + gn·j` of B's. One `wgmma.fence`
-//! before them (the accumulators were written by other instructions), a
-//! `commit` after, and a `wait 0` that hands the accumulators on: no use of
-//! them, and no write to the operands' buffers, comes before the
-//! instructions are done.
+//! (a B that is the transpose of the `[N, K]` tile its copies moved, or
+//! that is stored so from registers) K-major as A is, in blocks of 64 `k`
+//! (`imm-trans-b = 0`); 8-row groups are 8 rows apart (the descriptors'
+//! SBO). Warpgroup `g = (gm_i, gn_i)` owns the 64×`n` blocks `(gm_i +
+//! gm·i, gn_i + gn·j)` of D; for each of them and each `k`-step of 16 it
+//! issues one instruction, whose A starts at row `64·(gm_i + gm·i)`,
+//! column `16s` of A's staging and whose B starts at row `16s` of block
+//! `gn_i + gn·j` of B's (K-major: at row `n·(gn_i + gn·j)`, column `16s`).
+//! One `wgmma.fence` before them (the accumulators were written by other
+//! instructions), a `commit` after, and a `wait 0` that hands the
+//! accumulators on: no use of them, and no write to the operands' buffers,
+//! comes before the instructions are done.
 
 use super::dot::{OperandA, StagedOperands};
 use super::mma::fragments_in;
 use super::Lowerer;
-use crate::layout_assign::{DistLayout, WgmmaDot, WGMMA_N};
+use crate::layout_assign::{DistLayout, WgmmaDot};
 use crate::program::{Reg, ThreadOpKind};
 use tile_hw::wgmma::{register_a_element, Major, K, M, REGISTER_A_ELEMENTS, WARPGROUP};
 use tile_ir::{BinaryOp, DType};
@@ -42,20 +44,20 @@ impl Lowerer<'_> {
         acc: &[Reg],
     ) -> Vec<Reg> {
         let [gm, gn] = plan.groups;
-        let m = plan.layout.shape[0];
-        let (rep_m, rep_n) = (m / (M * gm), n / (WGMMA_N * gn));
+        let (m, columns) = (plan.layout.shape[0], plan.kind.n);
+        let (rep_m, rep_n) = (m / (M * gm), n / (columns * gn));
         let (a_swizzle, width) = (plan.a_swizzle, plan.a_columns());
         let tid = self.thread_id();
         let group = self.hoist_with_const(BinaryOp::Div, tid, WARPGROUP as i64);
         let group_m = self.hoist_with_const(BinaryOp::Div, group, gn as i64);
         let group_n = self.hoist_with_const(BinaryOp::Rem, group, gn as i64);
         // The first element of the warpgroup's A rows and B block: B's
-        // blocks are `k` rows of 64 `n`, or (K-major) 64 rows `n` of
-        // `B_ROW` `k` each.
+        // blocks are `k` rows of `columns` `n`, or (K-major) `columns` rows
+        // `n` of `B_ROW` `k` each.
         let base_a = self.linear(&[(group_m, M * width)]);
         let b_block = match staged.b_transposed {
-            true => WGMMA_N * B_ROW,
-            false => k * WGMMA_N,
+            true => columns * B_ROW,
+            false => k * columns,
         };
         let base_b = self.linear(&[(group_n, b_block)]);
         let [stage_a, stage_b] = staged.offsets;
@@ -88,7 +90,7 @@ impl Lowerer<'_> {
                     // `B_ROW` columns.
                     let b_step = match staged.b_transposed {
                         true => (step * K / B_ROW) * n * B_ROW + (step * K) % B_ROW,
-                        false => step * K * WGMMA_N,
+                        false => step * K * columns,
                     };
                     let b_offset = rn * gn * b_block + b_step;
                     let index_b = at(self, base_b, b_offset, stage_b);
