@@ -131,6 +131,54 @@ fn many_warps_combine_their_totals_by_shuffles() {
     }
 }
 
+/// `out[c] = Σ_r x[r, c]` over one block of `rows` rows and `cols`
+/// columns (`keepdim`, into a `[1, C]` tensor).
+fn column_sums(rows: usize, cols: usize) -> Function {
+    let mut b = Builder::new("column_sums");
+    let x = b.param("x", Type::Tensor(TensorType::new(DType::F32, 2)));
+    let out = b.param("out", Type::Tensor(TensorType::new(DType::F32, 2)));
+    let build = |b: &mut Builder| -> Result<(), tile_ir::builder::BuildError> {
+        let zero = b.constant(Scalar::I32(0))?;
+        let vx = b.partition_view(x, &[rows, cols])?;
+        let vo = b.partition_view(out, &[1, cols])?;
+        let t = b.load_masked(vx, &[zero, zero], Padding::Zero)?;
+        let total = b.reduce(ReduceKind::Sum, t, 0, true)?;
+        b.store_masked(total, vo, &[zero, zero])
+    };
+    build(&mut b).unwrap();
+    b.finish().unwrap()
+}
+
+#[test]
+fn many_warps_along_columns_combine_only_their_own_column() {
+    // The warps lie along the summed axis and the lanes across it (each
+    // lane its own columns), or two lanes along it: the lanes that combine
+    // the warps' totals by shuffles must hold one column, and read them
+    // all between them.
+    for (rows, cols, warps) in [(256, 32, 8), (512, 32, 16), (128, 16, 8)] {
+        let func = column_sums(rows, cols);
+        let program = lowered(&func, warps);
+        let (m, n) = (rows - 3, cols - 1);
+        let xs = values(5, m * n);
+        let x = Arg::Tensor(HostTensor::from_vec(&[m, n], xs.clone()).unwrap());
+        let args = vec![x, Arg::Tensor(HostTensor::zeros(DType::F32, &[1, n]))];
+        let (mut emulated, mut reference) = (args.clone(), args);
+        emulate::run(&program, [1, 1, 1], &mut emulated).unwrap();
+        interp::run(&func, [1, 1, 1], &mut reference).unwrap();
+        let (got, want) = (floats(&emulated[1]), floats(&reference[1]));
+        for c in 0..n {
+            let magnitude: f64 = (0..m).map(|r| f64::from(xs[r * n + c]).abs()).sum();
+            let error = (f64::from(got[c]) - f64::from(want[c])).abs();
+            assert!(
+                error <= sum_bound(m, magnitude),
+                "{rows}x{cols} on {warps} warps, column {c}: {} against {}",
+                got[c],
+                want[c]
+            );
+        }
+    }
+}
+
 #[test]
 fn padding_of_a_reassociated_sum_keeps_negative_zero() {
     // 48 columns spread over 64 lanes' worth of registers: the dead ones

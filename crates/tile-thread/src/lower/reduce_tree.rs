@@ -18,8 +18,9 @@
 //! 3. **across warps** (when `wpb[a] > 1`): lane 0 along `a` of each warp
 //!    writes its total to shared memory at `row · wpb[a] + warp_a`; after a
 //!    barrier every thread folds its row's `wpb[a]` totals, or from 8 warps
-//!    on reads one of them, lane `l` the total of warp `l mod wpb[a]`, and
-//!    the lanes combine them by butterfly shuffles.
+//!    on, where lanes lie along `a`, the lanes along `a` share the reads
+//!    (one each where there are `wpb[a]` of them: lane `l` along `a` the
+//!    total of warp `l mod wpb[a]`) and combine them by butterfly shuffles.
 //!
 //! Float products, and float sums of kernels without `fast_math`, keep the
 //! sequential path of `reduce.rs`: a tree combines in another order and
@@ -225,8 +226,8 @@ impl Lowerer<'_> {
                 starts.push(start);
             }
             self.barrier();
-            if warps >= SHUFFLED_WARPS {
-                let stage = (alloc, warps);
+            if warps >= SHUFFLED_WARPS && !bits.lanes.is_empty() {
+                let stage = (alloc, warps, bits.lanes.as_slice());
                 self.fold_warp_totals(op, dtype, stage, &mut partials, &starts, &rows.live);
                 self.release_shared(alloc);
                 return Self::row_results(regs, &rows.representative, &partials);
@@ -257,24 +258,27 @@ impl Lowerer<'_> {
     }
 
     /// Step 3 for many warps (`(alloc, warps)`: the totals' allocation and
-    /// their count per row): lane `l` of every warp reads the total of
-    /// warp `l mod warps` of its row and the lanes combine them by
-    /// `log2(warps)` butterfly shuffles, one read a lane instead of
-    /// `warps` (each held in a register at once, which spilled at 32
-    /// warps). A combination of two lanes' values is the same in both
-    /// (`op` commutes bit for bit), so every lane ends with the same
-    /// total.
+    /// their count per row; `lanes`: the lane bits along the axis, whose
+    /// lanes hold one row). Lanes that differ in `k` of those bits (as many
+    /// as `log2(warps)` where there are) read `warps / 2^k` of their row's
+    /// totals each, lane `l` those of the warps `≡ l (mod 2^k)`, and
+    /// combine them by `k` butterfly shuffles: one read a lane where the
+    /// axis has the lanes, instead of `warps` (each held in a register at
+    /// once, which spilled at 32 warps). Lanes across the axis hold other
+    /// rows and never combine. A combination of two lanes' values is the
+    /// same in both (`op` commutes bit for bit), so every lane of a row
+    /// ends with the same total.
     fn fold_warp_totals(
         &mut self,
         op: BinaryOp,
         dtype: DType,
-        (alloc, warps): (SharedId, usize),
+        (alloc, warps, lanes): (SharedId, usize, &[u32]),
         partials: &mut [(usize, Reg)],
         starts: &[Reg],
         live: &[Reg],
     ) {
-        let lane_bits: Vec<u32> = (0..warps.trailing_zeros()).collect();
-        let slot = self.packed_bits(&lane_bits);
+        let bits = &lanes[..lanes.len().min(warps.trailing_zeros() as usize)];
+        let slot = self.packed_bits(bits);
         let zero = self.i32c(0);
         for ((row, acc), &start) in partials.iter_mut().zip(starts) {
             let live = live[*row];
@@ -284,13 +288,23 @@ impl Lowerer<'_> {
             } else {
                 self.select(live, start, zero)
             };
-            let index = self.binary(BinaryOp::Add, start, slot);
+            let first = self.binary(BinaryOp::Add, start, slot);
             let mut total = self.emit(
                 ThreadOpKind::LoadShared { alloc, width: 1 },
-                vec![index],
+                vec![first],
                 dtype,
             );
-            for &bit in &lane_bits {
+            for j in 1..warps >> bits.len() {
+                let offset = self.i32c((j << bits.len()) as i64);
+                let index = self.binary(BinaryOp::Add, first, offset);
+                let x = self.emit(
+                    ThreadOpKind::LoadShared { alloc, width: 1 },
+                    vec![index],
+                    dtype,
+                );
+                total = self.emit(ThreadOpKind::Binary(op), vec![total, x], dtype);
+            }
+            for &bit in bits {
                 let mask = self.i32c(1 << bit);
                 let kind = ThreadOpKind::Shuffle {
                     mode: ShuffleMode::Bfly,
