@@ -117,17 +117,27 @@ pub fn compile(source: &GpuModule) -> Result<EmulationImage, EmitError> {
 /// `text` with the kernel's dynamic shared memory (`tile_abi::image`), an
 /// external array of no size, defined with the `bytes` a launch gives it
 /// and the alignment it declares, so that it is exported and reset like
-/// the static allocations.
+/// the static allocations. The declaration is found by its name, whatever
+/// attributes LLVM's optimizations gave it (`local_unnamed_addr`, say).
 fn define_dynamic_shared(text: &str, bytes: usize) -> String {
-    let declaration = format!(
-        "@{} = external addrspace(3) global [0 x i8], align ",
-        tile_abi::image::DYNAMIC_SHARED_SYMBOL
-    );
-    let definition = format!(
-        "@{} = addrspace(3) global [{bytes} x i8] zeroinitializer, align ",
-        tile_abi::image::DYNAMIC_SHARED_SYMBOL
-    );
-    text.replace(&declaration, &definition)
+    let name = format!("@{} = ", tile_abi::image::DYNAMIC_SHARED_SYMBOL);
+    text.lines()
+        .map(|line| match line.strip_prefix(&name) {
+            Some(rest) if rest.starts_with("external ") => {
+                let align = rest
+                    .split_once(", align ")
+                    .map_or("", |(_, align)| align);
+                let align = if align.is_empty() {
+                    String::new()
+                } else {
+                    format!(", align {align}")
+                };
+                format!("{name}addrspace(3) global [{bytes} x i8] zeroinitializer{align}")
+            }
+            _ => line.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `text` with the triple and data layout of `host`.
@@ -176,4 +186,27 @@ fn export_shared(module: &Module<'_>, data: &TargetData) -> Vec<SharedSlot> {
         });
     }
     shared
+}
+
+#[cfg(test)]
+mod tests {
+    use super::define_dynamic_shared;
+
+    /// The declaration becomes a definition of the launch's bytes with its
+    /// alignment, with or without the attributes optimizations add; other
+    /// lines stay as they are.
+    #[test]
+    fn dynamic_shared_memory_is_defined_whatever_its_attributes() {
+        let symbol = tile_abi::image::DYNAMIC_SHARED_SYMBOL;
+        for attributes in ["", "local_unnamed_addr "] {
+            let text = format!(
+                "@a = addrspace(3) global [4 x i8] undef\n@{symbol} = external {attributes}addrspace(3) global [0 x i8], align 16\ndefine void @k() {{\n  ret void\n}}"
+            );
+            let defined = define_dynamic_shared(&text, 65536);
+            let want = format!(
+                "@a = addrspace(3) global [4 x i8] undef\n@{symbol} = addrspace(3) global [65536 x i8] zeroinitializer, align 16\ndefine void @k() {{\n  ret void\n}}"
+            );
+            assert_eq!(defined, want, "{attributes}");
+        }
+    }
 }
