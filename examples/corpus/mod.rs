@@ -1,12 +1,13 @@
 //! A corpus of kernels people use, ported one for one from public Triton
 //! code at their authors' block sizes and warp counts: Liger-Kernel's
 //! normalizations, activations, rotary embedding, losses and embedding
-//! lookup, the FlashAttention repository's Triton forward pass and the
-//! matrix multiplications of Triton's tutorials (with an epilogue, and
-//! persistent). Each
-//! file names the source it follows and checks its kernel against plain
-//! Rust. `tests/corpus.rs` runs them on the CPU device and through the
-//! driver stand-ins; `benches/corpus.rs` compares their code with Triton's,
+//! lookup, the FlashAttention repository's Triton forward pass, and
+//! Triton's own tutorials: the fused softmax, the seeded dropout, the layer
+//! norm forward and backward (with its lock), and the matrix
+//! multiplications (with an epilogue, and persistent). Each file names the
+//! source it follows and checks its kernels against plain Rust.
+//! `tests/corpus.rs` runs them on the CPU device and through the driver
+//! stand-ins; `benches/corpus.rs` compares their code with Triton's,
 //! compiled from `scripts/corpus/triton_kernels.py` (docs/benchmarks.md,
 //! "The corpus").
 //!
@@ -21,15 +22,19 @@ mod cross_entropy;
 mod embedding;
 mod flash_attn;
 mod fused_add_rms_norm;
+mod fused_softmax;
 mod geglu;
 mod jsd;
 mod kl_div;
 mod layer_norm;
+mod layer_norm_bwd;
+mod layer_norm_fwd_fused;
 mod matmul_leaky_relu;
 mod matmul_persistent;
 mod rms_norm;
 mod rms_norm_backward;
 mod rope;
+mod seeded_dropout;
 mod swiglu;
 
 use crate::common::{max_error, timed, Example, Inputs, Row};
@@ -53,12 +58,17 @@ pub fn kernels() -> Vec<&'static KernelInfo> {
         &flash_attn::flash_attn_fwd::<128, 128, 64, 0>::INFO,
         &matmul_leaky_relu::matmul_leaky_relu::<128, 128, 64, 8>::INFO,
         &matmul_persistent::matmul_persistent::<128, 128, 64, 8>::INFO,
+        &fused_softmax::fused_softmax::<4096, 2>::INFO,
+        &seeded_dropout::seeded_dropout::<1024>::INFO,
+        &layer_norm_fwd_fused::layer_norm_fwd_fused::<8192>::INFO,
+        &layer_norm_bwd::layer_norm_bwd_dx_fused::<96, 8192>::INFO,
+        &layer_norm_bwd::layer_norm_bwd_dwdb::<32, 128>::INFO,
     ]
 }
 
 /// The corpus's runs, one per file, each checking its kernel against plain
 /// Rust on a device.
-pub const RUNS: [Example; 14] = [
+pub const RUNS: [Example; 18] = [
     rms_norm::run,
     rms_norm_backward::run,
     fused_add_rms_norm::run,
@@ -73,6 +83,10 @@ pub const RUNS: [Example; 14] = [
     flash_attn::run,
     matmul_leaky_relu::run,
     matmul_persistent::run,
+    fused_softmax::run,
+    seeded_dropout::run,
+    layer_norm_fwd_fused::run,
+    layer_norm_bwd::run,
 ];
 
 /// `x` rounded to bf16.

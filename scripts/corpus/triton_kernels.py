@@ -10,6 +10,8 @@ keep the source's, so the compiled signatures match what the source's launch wou
 Revisions read:
   Liger-Kernel      linkedin/Liger-Kernel v0.8.2 (000be609; identical in these files at ead96b61)
   flash-attention   Dao-AILab/flash-attention flash_attn/flash_attn_triton.py (last changed f1a73d07)
+  triton tutorials  triton-lang/triton python/tutorials/02-fused-softmax.py (read at fd237c7c),
+                    04-low-memory-dropout.py (at 7fd47243), 05-layer-norm.py (at 54569929)
 
 SPECS maps a corpus name to what triton.compiler.ASTSource and triton.compile need:
   fn, signature (arg -> "*bf16" | "i32" | "fp32" | "constexpr" ...), constexprs, attrs
@@ -553,6 +555,140 @@ def matmul_persistent(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride
 
 
 # ---------------------------------------------------------------------------------------------
+# Triton's tutorials that are not matmuls, at triton-lang/triton (each file as read at a commit:
+# 02-fused-softmax.py fd237c7c, 04-low-memory-dropout.py 7fd47243, 05-layer-norm.py 54569929).
+
+# Source: python/tutorials/02-fused-softmax.py, softmax_kernel, launched by softmax(): f32 rows,
+# BLOCK_SIZE = next_power_of_2(n_cols), num_warps 8, and persistent programs (SMs x occupancy,
+# at most n_rows) that walk the rows num_programs(0) apart in a tl.range loop of num_stages
+# stages (the constexpr argument: 4 where the device has more than 200,000 bytes of shared memory
+# per block, else 2). Config: the benchmark's M = 4096 rows of N = 4096 -> BLOCK_SIZE 4096,
+# num_stages 2 (an A100's 166 KiB, and MI300's 64 KiB; SPECS holds one set of constexprs for
+# both NVIDIA targets).
+@triton.jit
+def fused_softmax(output_ptr, input_ptr, input_row_stride, output_row_stride, n_rows, n_cols,
+                  BLOCK_SIZE: tl.constexpr, num_stages: tl.constexpr):
+    first = tl.program_id(0)
+    step = tl.num_programs(0)
+    for r in tl.range(first, n_rows, step, num_stages=num_stages):
+        lanes = tl.arange(0, BLOCK_SIZE)
+        inside = lanes < n_cols
+        v = tl.load(input_ptr + r * input_row_stride + lanes, mask=inside, other=-float("inf"))
+        shifted = v - tl.max(v, axis=0)
+        e = tl.exp(shifted)
+        tl.store(output_ptr + r * output_row_stride + lanes, e / tl.sum(e, axis=0), mask=inside)
+
+
+# Source: python/tutorials/04-low-memory-dropout.py, _seeded_dropout, launched by
+# seeded_dropout(): f32 x, p and seed from Python (fp32, i32), BLOCK_SIZE 1024, Triton's default
+# 4 warps. Config: n_elements divisible by 16 (activations; the tutorial's own toy input has 10).
+@triton.jit
+def seeded_dropout(x_ptr, output_ptr, n_elements, p, seed, BLOCK_SIZE: tl.constexpr):
+    offs = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    inside = offs < n_elements
+    v = tl.load(x_ptr + offs, mask=inside)
+    keep = tl.rand(seed, offs) > p
+    tl.store(output_ptr + offs, tl.where(keep, v / (1 - p), 0.0), mask=inside)
+
+
+# Source: python/tutorials/05-layer-norm.py, _layer_norm_fwd_fused, launched by
+# LayerNorm.forward: f16 X, Y, W, B, f32 Mean and Rstd, three passes over the row in BLOCK_SIZE
+# chunks (sum, centred squares, normalize). Config: the tutorial's test, M = 1151 rows of
+# N = 8192 in f16: BLOCK_SIZE = min(65536 // 2, next_power_of_2(8192)) = 8192,
+# num_warps = min(max(8192 // 256, 1), 8) = 8.
+@triton.jit
+def layer_norm_fwd_fused(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.constexpr):
+    row = tl.program_id(0)
+    X += row * stride
+    Y += row * stride
+    total = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for start in range(0, N, BLOCK_SIZE):
+        offs = start + tl.arange(0, BLOCK_SIZE)
+        total += tl.load(X + offs, mask=offs < N, other=0.).to(tl.float32)
+    mean = tl.sum(total, axis=0) / N
+    squares = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for start in range(0, N, BLOCK_SIZE):
+        offs = start + tl.arange(0, BLOCK_SIZE)
+        xc = tl.load(X + offs, mask=offs < N, other=0.).to(tl.float32)
+        xc = tl.where(offs < N, xc - mean, 0.)
+        squares += xc * xc
+    rstd = 1 / tl.sqrt(tl.sum(squares, axis=0) / N + eps)
+    tl.store(Mean + row, mean)
+    tl.store(Rstd + row, rstd)
+    for start in range(0, N, BLOCK_SIZE):
+        offs = start + tl.arange(0, BLOCK_SIZE)
+        inside = offs < N
+        w = tl.load(W + offs, mask=inside)
+        b = tl.load(B + offs, mask=inside)
+        xc = tl.load(X + offs, mask=inside, other=0.).to(tl.float32)
+        tl.store(Y + offs, (xc - mean) * rstd * w + b, mask=inside)
+
+
+# Source: python/tutorials/05-layer-norm.py, _layer_norm_bwd_dx_fused, launched by
+# LayerNorm.backward: dx of one row, and the row's dW and dB terms (f32, as w was widened) added
+# into partial row row % GROUP_SIZE_M (f16) under that group's spin lock (Lock[g]; Lock[G + g]
+# says whether the row was written yet), a debug_barrier before the release. Config: N = 8192
+# -> GROUP_SIZE_M 96, BLOCK_SIZE_N 8192 and 8 warps from the forward pass.
+@triton.jit
+def layer_norm_bwd_dx_fused(DX, DY, DW, DB, X, W, Mean, Rstd, Lock, stride, N,
+                            GROUP_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK_SIZE_N)
+    inside = offs < N
+    X += row * stride
+    DY += row * stride
+    DX += row * stride
+    g = row % GROUP_SIZE_M
+    Lock += g
+    Count = Lock + GROUP_SIZE_M
+    DW = DW + g * N + offs
+    DB = DB + g * N + offs
+    x = tl.load(X + offs, mask=inside, other=0).to(tl.float32)
+    dy = tl.load(DY + offs, mask=inside, other=0).to(tl.float32)
+    w = tl.load(W + offs, mask=inside).to(tl.float32)
+    mean = tl.load(Mean + row)
+    rstd = tl.load(Rstd + row)
+    xhat = tl.where(inside, (x - mean) * rstd, 0.)
+    wdy = tl.where(inside, w * dy, 0.)
+    c1 = tl.sum(xhat * wdy, axis=0) / N
+    c2 = tl.sum(wdy, axis=0) / N
+    tl.store(DX + offs, (wdy - (xhat * c1 + c2)) * rstd, mask=inside)
+    dw = (dy * xhat).to(w.dtype)
+    db = dy.to(w.dtype)
+    while tl.atomic_cas(Lock, 0, 1) == 1:
+        pass
+    if tl.load(Count) == 0:
+        tl.atomic_xchg(Count, 1)
+    else:
+        dw += tl.load(DW, mask=inside)
+        db += tl.load(DB, mask=inside)
+    tl.store(DW, dw, mask=inside)
+    tl.store(DB, db, mask=inside)
+    tl.debug_barrier()
+    tl.atomic_xchg(Lock, 0)
+
+
+# Source: python/tutorials/05-layer-norm.py, _layer_norm_bwd_dwdb, launched by
+# LayerNorm.backward on cdiv(N, 128) programs with M = min(GROUP_SIZE_M, rows): the partial
+# rows summed in f32 tiles of BLOCK_SIZE_M x BLOCK_SIZE_N, stored into f16 dW and dB.
+# Config: M = 96, N = 8192, BLOCK_SIZE_M 32, BLOCK_SIZE_N 128, Triton's default 4 warps.
+@triton.jit
+def layer_norm_bwd_dwdb(DW, DB, FINAL_DW, FINAL_DB, M, N, BLOCK_SIZE_M: tl.constexpr,
+                        BLOCK_SIZE_N: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    dw = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    db = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for start in range(0, M, BLOCK_SIZE_M):
+        rows = start + tl.arange(0, BLOCK_SIZE_M)
+        ok = (rows[:, None] < M) & (cols[None, :] < N)
+        at = rows[:, None] * N + cols[None, :]
+        dw += tl.load(DW + at, mask=ok, other=0.)
+        db += tl.load(DB + at, mask=ok, other=0.)
+    tl.store(FINAL_DW + cols, tl.sum(dw, axis=0), mask=cols < N)
+    tl.store(FINAL_DB + cols, tl.sum(db, axis=0), mask=cols < N)
+
+
+# ---------------------------------------------------------------------------------------------
 D16 = [["tt.divisibility", 16]]
 
 
@@ -696,3 +832,38 @@ SPECS["matmul_persistent"] = _spec(
     {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128,
      "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8, "NUM_SMS": 132},
     ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"], 8, num_stages=3)
+
+# Triton's tutorials: softmax over the benchmark's 4096 x 4096 f32, layer norm over the test's
+# 1151 x 8192 f16 (every stride and size divisible by 16), dropout over n_elements divisible by 16.
+SPECS["fused_softmax"] = _spec(
+    fused_softmax,
+    {"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": "i32", "output_row_stride": "i32",
+     "n_rows": "i32", "n_cols": "i32"},
+    {"BLOCK_SIZE": _next_pow2(4096), "num_stages": 2},
+    ["output_ptr", "input_ptr", "input_row_stride", "output_row_stride", "n_rows", "n_cols"], 8)
+SPECS["seeded_dropout"] = _spec(
+    seeded_dropout,
+    {"x_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32", "p": "fp32", "seed": "i32"},
+    {"BLOCK_SIZE": 1024},
+    ["x_ptr", "output_ptr", "n_elements"], 4)
+_LN_N = 8192
+_LN_BLOCK = min(65536 // 2, _next_pow2(_LN_N))  # 8192
+_LN_WARPS = min(max(_LN_BLOCK // 256, 1), 8)  # 8
+_LN_GROUP = 64 if _LN_N > 8192 else 96 if _LN_N > 4096 else 128 if _LN_N > 1024 else 256  # 96
+SPECS["layer_norm_fwd_fused"] = _spec(
+    layer_norm_fwd_fused,
+    {"X": "*fp16", "Y": "*fp16", "W": "*fp16", "B": "*fp16", "Mean": "*fp32", "Rstd": "*fp32",
+     "stride": "i32", "N": "i32", "eps": "fp32"},
+    {"BLOCK_SIZE": _LN_BLOCK},
+    ["X", "Y", "W", "B", "Mean", "Rstd", "stride", "N"], _LN_WARPS)
+SPECS["layer_norm_bwd_dx_fused"] = _spec(
+    layer_norm_bwd_dx_fused,
+    {"DX": "*fp16", "DY": "*fp16", "DW": "*fp16", "DB": "*fp16", "X": "*fp16", "W": "*fp16",
+     "Mean": "*fp32", "Rstd": "*fp32", "Lock": "*i32", "stride": "i32", "N": "i32"},
+    {"GROUP_SIZE_M": _LN_GROUP, "BLOCK_SIZE_N": _LN_BLOCK},
+    ["DX", "DY", "DW", "DB", "X", "W", "Mean", "Rstd", "Lock", "stride", "N"], _LN_WARPS)
+SPECS["layer_norm_bwd_dwdb"] = _spec(
+    layer_norm_bwd_dwdb,
+    {"DW": "*fp16", "DB": "*fp16", "FINAL_DW": "*fp16", "FINAL_DB": "*fp16", "M": "i32", "N": "i32"},
+    {"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 128},
+    ["DW", "DB", "FINAL_DW", "FINAL_DB", "M", "N"], 4)
