@@ -16,8 +16,8 @@
 //! from when that is a `full` or the carried value of a `for` started by
 //! one: the accumulator of a K loop stays in the instruction's registers.
 //!
-//! An order-free reduction without `keepdim` (see [`order_free`]) gets its
-//! operand's layout with the axis dropped ([`DistLayout::drop_axis`]), and a
+//! An order-free reduction without `keepdim` (see [`order_free`]), or an
+//! arg reduction, gets its operand's layout with the axis dropped ([`DistLayout::drop_axis`]), and a
 //! reduction with `keepdim` the **slice** of its operand's layout
 //! ([`DistLayout::slice`]), so that the usual `reduce → broadcast →
 //! elementwise with the operand` (softmax, layernorm) broadcasts in
@@ -203,23 +203,28 @@ fn place_reductions(func: &Function, sums: SumOrder, values: &mut BTreeMap<Value
                 values.insert(*result, sliced);
             }
         }
-        if let (
+        let (free, axis) = match op.kind {
             OpKind::Reduce {
                 kind,
                 axis,
                 keepdim: false,
-            },
-            [operand],
-            [result],
-        ) = (&op.kind, op.operands.as_slice(), op.results.as_slice())
-        {
+            } => (
+                order_free(kind, func.ty(op.operands[0]).dtype(), sums),
+                axis,
+            ),
+            OpKind::ArgReduce {
+                axis,
+                keepdim: false,
+                ..
+            } => (true, axis),
+            _ => return,
+        };
+        if let ([operand], [result]) = (op.operands.as_slice(), op.results.as_slice()) {
             let dropped = values
                 .get(operand)
                 .filter(|p| p.kind == LayoutKind::Blocked || !p.has_copies())
-                .and_then(|p| p.drop_axis(*axis));
-            if let (true, Some(dropped)) =
-                (order_free(*kind, func.ty(*operand).dtype(), sums), dropped)
-            {
+                .and_then(|p| p.drop_axis(axis));
+            if let (true, Some(dropped)) = (free, dropped) {
                 values.insert(*result, dropped);
             }
         }

@@ -43,6 +43,7 @@ mod operand_swizzle;
 mod options;
 mod proofs;
 mod reduce;
+mod reduce_arg;
 mod reduce_tree;
 mod reload;
 mod shared;

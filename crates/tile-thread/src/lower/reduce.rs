@@ -23,8 +23,10 @@
 //! order gives the same bits (integers; float `max`/`min`), and float sums
 //! that may reassociate (`LowerOptions::reassociate_sums`, from
 //! `fast_math`), take the parallel path of `reduce_tree.rs` instead (in
-//! thread, shuffles, across warps).
+//! thread, shuffles, across warps), and `argmax`/`argmin` that of
+//! `reduce_arg.rs`.
 
+use super::reduce_arg::worst;
 use super::reduce_tree::AxisBits;
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::order_free;
@@ -128,26 +130,38 @@ impl Lowerer<'_> {
         if axis >= src.len() || result_rank != expected_rank {
             return Err(self.invalid(id, "axis or result rank out of range"));
         }
-        if let (OpKind::Reduce { kind, .. }, Fold::Combine(combine)) = (&op.kind, fold_kind) {
-            if let Some(layout) = self.plan.values.get(&result).cloned() {
-                let parallel = if keepdim {
-                    src_layout.slice(axis)
-                } else {
-                    src_layout
-                        .drop_axis(axis)
-                        .unwrap_or_else(|| src_layout.slice(axis))
-                };
-                if order_free(*kind, dtype, self.sums)
-                    && AxisBits::of(&src_layout, axis).is_some()
-                    && !src_layout.has_copies()
-                    && src[axis] > 1
-                    && layout == parallel
+        // Where the result lies in the operand's own layout (its slice, or
+        // with the axis dropped), a reduction that any order gives alike
+        // runs as a tree in registers.
+        let parallel = self.plan.values.get(&result).cloned().filter(|layout| {
+            let parallel = if keepdim {
+                src_layout.slice(axis)
+            } else {
+                src_layout
+                    .drop_axis(axis)
+                    .unwrap_or_else(|| src_layout.slice(axis))
+            };
+            AxisBits::of(&src_layout, axis).is_some()
+                && !src_layout.has_copies()
+                && src[axis] > 1
+                && *layout == parallel
+        });
+        if let Some(layout) = parallel {
+            let layout = std::rc::Rc::new(layout);
+            let regs = match (&op.kind, fold_kind) {
+                (OpKind::Reduce { kind, .. }, Fold::Combine(combine))
+                    if order_free(*kind, dtype, self.sums) =>
                 {
-                    let layout = std::rc::Rc::new(layout);
-                    let regs =
-                        self.tree_reduce(combine, dtype, axis, &src_layout, &src_regs, &layout);
-                    return self.bind(id, Lowered::Tile { layout, regs });
+                    Some(self.tree_reduce(combine, dtype, axis, &src_layout, &src_regs, &layout))
                 }
+                (_, Fold::Arg(kind)) if worst(kind, dtype).is_some() => {
+                    let operand = (&*src_layout, src_regs.as_slice());
+                    Some(self.tree_arg_reduce((kind, dtype), axis, operand, &layout))
+                }
+                _ => None,
+            };
+            if let Some(regs) = regs {
+                return self.bind(id, Lowered::Tile { layout, regs });
             }
         }
         let alloc = self.stage_tile(dtype, &src_layout, &src_regs);
@@ -380,7 +394,7 @@ impl Lowerer<'_> {
 
     /// Whether `a` is `-0` and `b` is `+0`: both equal zero and `1 / a < 0 < 1 / b`
     /// (in f32, which holds every float dtype's zeros and gives ±inf).
-    fn negative_then_positive_zero(&mut self, dtype: DType, a: Reg, b: Reg) -> Reg {
+    pub(super) fn negative_then_positive_zero(&mut self, dtype: DType, a: Reg, b: Reg) -> Reg {
         let zero = self.constant(Scalar::zero(dtype));
         let (one, zero32) = (
             self.constant(Scalar::F32(1.0)),

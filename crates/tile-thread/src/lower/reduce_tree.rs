@@ -39,7 +39,7 @@ const SHUFFLED_WARPS: usize = 8;
 /// The identity of `op` on `dtype`: for floats `-0.0` for `add`, `-inf`
 /// for `max` and `+inf` for `min` (±448 for `f8e4m3`, which has no
 /// infinity: its extreme finite values).
-fn identity(op: BinaryOp, dtype: DType) -> Option<Scalar> {
+pub(super) fn identity(op: BinaryOp, dtype: DType) -> Option<Scalar> {
     if dtype.is_float() && op == BinaryOp::Add {
         return round_f64(-0.0, dtype);
     }
@@ -127,7 +127,7 @@ impl AxisBits {
 impl Lowerer<'_> {
     /// The thread's bits `bits` of its index, packed in order into an
     /// integer (`Σ_k ((tid >> bits[k]) & 1) << k`), hoisted.
-    fn packed_bits(&mut self, bits: &[u32]) -> Reg {
+    pub(super) fn packed_bits(&mut self, bits: &[u32]) -> Reg {
         let tid = self.thread_id();
         let contiguous = bits.windows(2).all(|w| w[1] == w[0] + 1);
         if let (true, Some(&first)) = (contiguous, bits.first()) {
@@ -319,7 +319,11 @@ impl Lowerer<'_> {
 
     /// Each register's row result: its row's partial (`regs` itself where
     /// the row has none).
-    fn row_results(regs: &[Reg], representative: &[usize], partials: &[(usize, Reg)]) -> Vec<Reg> {
+    pub(super) fn row_results(
+        regs: &[Reg],
+        representative: &[usize],
+        partials: &[(usize, Reg)],
+    ) -> Vec<Reg> {
         (0..regs.len())
             .map(|v| {
                 let row = representative[v];
