@@ -36,7 +36,29 @@ fn cases() -> Vec<(Function, [u32; 3], Vec<Arg>)> {
             [2, 2, 1],
             vec![tensor(5, &[30, 20]), tensor(6, &[20, 25]), zeros(&[30, 25])],
         ),
+        (rounding(), [3, 1, 1], vec![tensor(7, &[150]), zeros(&[150])]),
     ]
+}
+
+/// `out = round(8x) + round_ties_even(8x)`: C's `round`, which no x86-64
+/// level has as an instruction, and `roundeven`, which baseline x86-64
+/// lacks.
+fn rounding() -> Function {
+    tile_ir::text::parse_function(
+        "kernel @rounding(%x: tensor<f32, 1>, %out: tensor<f32, 1>) {
+  %pid = program_id 0 : i32
+  %vx = partition_view %x [64] : view<f32, [64]>
+  %t = load_masked %vx[%pid] pad(zero) : tile<64xf32>
+  %eight = full 8.0 : tile<64xf32>
+  %s = mul %t, %eight : tile<64xf32>
+  %a = round %s : tile<64xf32>
+  %b = round_ties_even %s : tile<64xf32>
+  %r = add %a, %b : tile<64xf32>
+  %vo = partition_view %out [64] : view<f32, [64]>
+  store_masked %r, %vo[%pid]
+}",
+    )
+    .unwrap()
 }
 
 #[test]

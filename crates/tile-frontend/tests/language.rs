@@ -398,6 +398,48 @@ fn k(x: &Tensor<f32>, y: &Tensor<f32>, out: &mut Tensor<f32>) {
     assert_eq!(out[2 * 4 + 1], std::f32::consts::FRAC_PI_2);
 }
 
+/// `round` (halves away from zero), `round_ties_even` (halves to even)
+/// and `clamp` (`max` then `min`: a NaN stays NaN).
+#[test]
+fn rounding_and_clamping() {
+    let src = r#"
+fn k(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+    let v = partition_view(x, [8]).load(0);
+    let o = partition_view(out, [8]);
+    o.store(v.round(), 0);
+    o.store(v.round_ties_even(), 1);
+    o.store(v.clamp(-1.0, 1.5), 2);
+    o.store((v * 2.0).round_ties_even().clamp(-3.0, 3.0), 3);
+}
+"#;
+    let xs = vec![0.5f32, 1.5, 2.5, -0.5, -2.5, 0.49999997, f32::NAN, -7.25];
+    let args = run(
+        "",
+        src,
+        [1, 1, 1],
+        vec![f32s(&[8], xs.clone()), f32s(&[32], vec![0.0; 32])],
+    );
+    let out = out_f32(&args[1]);
+    let clamp = |v: f32, lo: f32, hi: f32| if v.is_nan() { f32::NAN } else { v.max(lo).min(hi) };
+    for (i, &x) in xs.iter().enumerate() {
+        let want = [
+            x.round(),
+            x.round_ties_even(),
+            clamp(x, -1.0, 1.5),
+            clamp((x * 2.0).round_ties_even(), -3.0, 3.0),
+        ];
+        for (row, w) in want.iter().enumerate() {
+            let got = out[8 * row + i];
+            assert!(
+                got.to_bits() == w.to_bits() || (got.is_nan() && w.is_nan()),
+                "row {row}, {x}: {got} against {w}"
+            );
+        }
+    }
+    assert_eq!(&out[..5], &[1.0, 2.0, 3.0, -1.0, -3.0]);
+    assert_eq!(&out[8..13], &[0.0, 2.0, 2.0, -0.0, -2.0]);
+}
+
 #[test]
 fn math_functions_reject_integers() {
     let lower = |body: &str| {

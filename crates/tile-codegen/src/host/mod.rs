@@ -99,7 +99,7 @@ use tile_ir::Function;
 /// The symbols a host shared object may import, all from the C library:
 /// memory functions, and the math functions LLVM calls where an
 /// instruction-set level has no instruction (baseline x86-64 has no `fma`
-/// and no `roundsd`). `tile_runtime::cpu` makes the math library's symbols
+/// and no `roundsd`; no level has C's `round`). `tile_runtime::cpu` makes the math library's symbols
 /// global before it loads a kernel.
 pub const C_LIBRARY_IMPORTS: &[&str] = &[
     "memcpy",
@@ -117,6 +117,8 @@ pub const C_LIBRARY_IMPORTS: &[&str] = &[
     "rintf",
     "nearbyint",
     "nearbyintf",
+    "round",
+    "roundf",
     "roundeven",
     "roundevenf",
 ];

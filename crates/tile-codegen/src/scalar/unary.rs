@@ -66,6 +66,8 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         let r = match op {
             UnaryOp::Floor => self.float_intrinsic("llvm.floor", &[v])?,
             UnaryOp::Ceil => self.float_intrinsic("llvm.ceil", &[v])?,
+            UnaryOp::Round => self.float_intrinsic("llvm.round", &[v])?,
+            UnaryOp::RoundTiesEven => self.float_intrinsic("llvm.roundeven", &[v])?,
             UnaryOp::Sqrt => self.float_intrinsic("llvm.sqrt", &[v])?,
             UnaryOp::Rsqrt => {
                 // Defined as 1 / sqrt(x) in f64 (two correct roundings), then

@@ -42,6 +42,8 @@ fn unary_of(name: &str) -> Option<UnaryOp> {
         "abs" => UnaryOp::Abs,
         "floor" => UnaryOp::Floor,
         "ceil" => UnaryOp::Ceil,
+        "round" => UnaryOp::Round,
+        "round_ties_even" => UnaryOp::RoundTiesEven,
         "round_tf32" => UnaryOp::RoundTf32,
         _ => return None,
     })
@@ -287,6 +289,13 @@ impl Translator<'_> {
             let a = self.argn(args, 1, &format!("{name}(other)"), m)?;
             let y = self.expr(a[0])?;
             return self.binary(Bin::Arith(op), recv, y, m);
+        }
+        if name == "clamp" {
+            // Rust's `clamp` and Triton's `tl.clamp`: `x.max(lo).min(hi)`.
+            let a = self.argn(args, 2, "clamp(lo, hi)", m)?;
+            let (lo, hi) = (self.expr(a[0])?, self.expr(a[1])?);
+            let at_least = self.binary(Bin::Arith(BinaryOp::Max), recv, lo, m)?;
+            return self.binary(Bin::Arith(BinaryOp::Min), at_least, hi, m);
         }
         if name == "cast_nonsaturating" {
             self.argn(args, 0, "cast_nonsaturating::<T>()", m)?;

@@ -49,6 +49,8 @@ pub fn unary(op: UnaryOp, x: Scalar) -> Result<Scalar, EvalError> {
         UnaryOp::Neg | UnaryOp::Abs => f64::NAN,
         UnaryOp::Floor => v.floor(),
         UnaryOp::Ceil => v.ceil(),
+        UnaryOp::Round => v.round(),
+        UnaryOp::RoundTiesEven => v.round_ties_even(),
         UnaryOp::Sqrt => v.sqrt(),
         UnaryOp::Rsqrt => 1.0 / v.sqrt(),
         _ => math_f64(op, v).ok_or(EvalError::Unsupported {
@@ -106,6 +108,8 @@ pub fn math_f64(op: UnaryOp, v: f64) -> Option<f64> {
         | UnaryOp::Abs
         | UnaryOp::Floor
         | UnaryOp::Ceil
+        | UnaryOp::Round
+        | UnaryOp::RoundTiesEven
         | UnaryOp::RoundTf32 => return None,
     })
 }

@@ -75,6 +75,12 @@ pub enum UnaryOp {
     Erfc,
     /// `cbrt`: the real cube root (negative for a negative operand).
     Cbrt,
+    /// `round`: to the nearest integer, halfway cases away from zero (C's
+    /// `round`, CUDA's `roundf`).
+    Round,
+    /// `round_ties_even`: to the nearest integer, halfway cases to the even
+    /// one (C's `rint` in the default mode, `torch.round`).
+    RoundTiesEven,
 }
 
 impl UnaryOp {
@@ -172,7 +178,8 @@ text_names!(UnaryOp {
     Abs => "abs", Floor => "floor", Ceil => "ceil", RoundTf32 => "round_tf32", Tan => "tan",
     Asin => "asin", Acos => "acos", Atan => "atan", Sinh => "sinh", Cosh => "cosh",
     Asinh => "asinh", Acosh => "acosh", Atanh => "atanh", Sigmoid => "sigmoid",
-    Log1p => "log1p", Expm1 => "expm1", Erfc => "erfc", Cbrt => "cbrt",
+    Log1p => "log1p", Expm1 => "expm1", Erfc => "erfc", Cbrt => "cbrt", Round => "round",
+    RoundTiesEven => "round_ties_even",
 });
 text_names!(BinaryOp {
     Add => "add", Sub => "sub", Mul => "mul", Div => "div", Rem => "rem", Min => "min",
@@ -201,6 +208,8 @@ mod tests {
             UnaryOp::Floor,
             UnaryOp::Ceil,
             UnaryOp::RoundTf32,
+            UnaryOp::Round,
+            UnaryOp::RoundTiesEven,
         ];
         assert_eq!(UnaryOp::MATH.len() + exact.len(), UnaryOp::ALL.len());
         assert!(exact.iter().all(|op| !op.is_math()));

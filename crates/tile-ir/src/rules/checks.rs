@@ -73,7 +73,7 @@ pub(super) fn unary_dtype(op: UnaryOp, dtype: DType) -> RuleResult<()> {
         Abs => Ok(()),
         Exp | Exp2 | Log | Log2 | Sqrt | Rsqrt | Sin | Cos | Tan | Tanh | Erf | Erfc | Floor
         | Ceil | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh | Atanh | Sigmoid | Log1p
-        | Expm1 | Cbrt => float(dtype, op.name()),
+        | Expm1 | Cbrt | Round | RoundTiesEven => float(dtype, op.name()),
         RoundTf32 if dtype != DType::F32 => Err(format!("round_tf32 needs f32, found {dtype}")),
         RoundTf32 => Ok(()),
     }
