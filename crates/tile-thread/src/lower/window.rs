@@ -6,7 +6,9 @@
 //! instead of the tensor's): the view behaves as a partition view of a
 //! tensor whose element zero is the window's first. Its `w`-wide vectors
 //! are aligned where the tensor's are and the base is a multiple of `w`,
-//! a test added to the tensor's contiguity.
+//! a test added to the tensor's contiguity (known without one for an
+//! aligned tensor whose window starts at a constant multiple of `w` along
+//! its rows).
 
 use super::{LowerError, Lowerer};
 use crate::program::{CheckKind, Reg, ThreadOpKind};
@@ -20,6 +22,8 @@ pub(crate) struct Window {
     pub(crate) base: Reg,
     /// The window's extent along each axis (`i64`, uniform).
     pub(crate) extents: Vec<Reg>,
+    /// The offset along the last axis where it is a compile-time constant.
+    pub(crate) last_offset: Option<i128>,
 }
 
 impl Lowerer<'_> {
@@ -46,6 +50,13 @@ impl Lowerer<'_> {
             values.push(self.cast(r, DType::I64));
         }
         let (offsets, limits) = values.split_at(rank);
+        let last_offset = operands[..rank].last().and_then(|&v| {
+            let op = self.func.op(self.func.defining_op(v)?);
+            match op.kind {
+                tile_ir::OpKind::Constant { value } => value.to_i128(),
+                _ => None,
+            }
+        });
         if self.bounds_checks {
             let zero = self.constant(Scalar::I64(0));
             let mut ok = self.constant(Scalar::Bool(true));
@@ -87,6 +98,7 @@ impl Lowerer<'_> {
         Ok(Some(Window {
             base: base.unwrap_or(zero),
             extents,
+            last_offset,
         }))
     }
 
@@ -110,7 +122,11 @@ impl Lowerer<'_> {
 
     /// The test that `width`-wide accesses through a view of tensor `param`
     /// are contiguous and aligned ([`Self::contiguous`]), and for a window
-    /// that its base is a multiple of `width` elements.
+    /// that its base is a multiple of `width` elements: known where the
+    /// tensor is promised aligned (every stride but the innermost a
+    /// multiple of 16 bytes) and the window's last offset is a constant
+    /// multiple of `width` (a window of the first `m` rows, say), else
+    /// tested at run time.
     pub(super) fn view_contiguous(
         &mut self,
         (param, window): (usize, Option<&Window>),
@@ -122,6 +138,10 @@ impl Lowerer<'_> {
         let Some(w) = window else {
             return tensor;
         };
+        let whole = w.last_offset.is_some_and(|o| o % width as i128 == 0);
+        if whole && self.promised_aligned(param, width, dtype) {
+            return tensor;
+        }
         let (zero, wide) = (
             self.constant(Scalar::I64(0)),
             self.constant(Scalar::I64(width as i64)),
