@@ -1,7 +1,7 @@
 //! Random `dot`s of precision `tensor` (tile-testgen's `dot_case`) on
 //! sm_80's, gfx1100's, gfx942's and gfx90a's tensor cores, and of precision
 //! `tf32` (`tf32_dot_case`) on sm_80's, and FP8 ones (`fp8_dot_case`) on
-//! sm_89's, through the
+//! sm_89's and, cast to f16, on sm_80's, through the
 //! lockstep emulator and through the emulation target (the NVPTX module
 //! with its `mma.sync` intrinsics, the AMDGPU ones with their WMMA or
 //! MFMA): both bit for bit the product summed in the instruction's steps
@@ -117,6 +117,15 @@ fn random_fp8_dots_on_mma_sync() {
         None,
         least,
     );
+}
+
+/// Without FP8 instructions (sm_80) the same dots run on f16's
+/// `mma.sync.m16n8k16`, their operands cast exactly to f16: bit for bit the
+/// product stepped by 16.
+#[test]
+fn random_fp8_dots_on_f16_mma_sync() {
+    let least = CASES as usize / 3;
+    random_dots(fp8_dot_case, Target::Nvptx(Sm::Sm80), &MMA_SYNC, None, least);
 }
 
 /// gfx1100's WMMA, whose blocks are 16 wide: the dots whose `N` is an odd

@@ -134,7 +134,8 @@ fn tf32_matmuls_on_mma_sync() {
 /// `mma.sync`'s FP8 form: `mma.m16n8k32` steps, A through `ldmatrix.x4`
 /// of 8-bit elements (16 to a row), B element by element; bit for bit the
 /// product stepped by 32, pipelined or not. Without the FP8 form (sm_80's
-/// `MmaSync`) the same dot stays a chain.
+/// `MmaSync`) the same dot runs on f16's `m16n8k16`, its operands cast
+/// exactly: bit for bit the product stepped by 16.
 #[test]
 fn fp8_matmuls_on_mma_sync() {
     for (dtype, kind) in [
@@ -172,8 +173,17 @@ fn fp8_matmuls_on_mma_sync() {
             let parsed = tile_thread::parse_program(&text).unwrap();
             assert_eq!(parsed.to_string(), text, "{what}");
             tensor_check::check_stepped(&func, &program, (bm, bn, bk), dtype, [31, 32], 32, &what);
+            // sm_80 has no FP8 instruction: the operands are cast to f16,
+            // which takes twice the `k`-steps of 16.
             let sm80 = LowerOptions::warps(warps).with_tensor_cores(TensorCores::MmaSync);
-            assert_eq!(count_mma(&lower(&func, &sm80).unwrap()), 0, "{what}");
+            let widened = lower(&func, &sm80).unwrap();
+            assert_eq!(count_mma(&widened), 2 * mmas, "{what}");
+            let f16 = widened.ops.iter().all(|(_, op)| match op.kind {
+                ThreadOpKind::Mma { kind: k } => k == MmaKind::F16M16N8K16,
+                _ => true,
+            });
+            assert!(f16, "{what}");
+            tensor_check::check_stepped(&func, &widened, (bm, bn, bk), dtype, [31, 32], 16, &what);
         }
     }
 }

@@ -53,6 +53,7 @@ mod store_vectors;
 mod swizzle;
 mod tma;
 mod wgmma;
+mod widen_fp8;
 mod window;
 
 use crate::layout_assign::{assign, DistLayout, LayoutBuildError, LayoutPlan, SumOrder};
@@ -92,6 +93,8 @@ pub enum LowerError {
 /// Lowers `func` (which must pass the tile IR's verifier) for one
 /// specialization.
 pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerError> {
+    let widened = widen_fp8::widened_fp8_dots(func, options.tensor_cores);
+    let func = widened.as_ref().unwrap_or(func);
     let sums = if options.reassociate_sums {
         SumOrder::Any
     } else {
