@@ -125,7 +125,13 @@ fn random_fp8_dots_on_mma_sync() {
 #[test]
 fn random_fp8_dots_on_f16_mma_sync() {
     let least = CASES as usize / 3;
-    random_dots(fp8_dot_case, Target::Nvptx(Sm::Sm80), &MMA_SYNC, None, least);
+    random_dots(
+        fp8_dot_case,
+        Target::Nvptx(Sm::Sm80),
+        &MMA_SYNC,
+        None,
+        least,
+    );
 }
 
 /// gfx1100's WMMA, whose blocks are 16 wide: the dots whose `N` is an odd

@@ -131,7 +131,11 @@ fn check_kernel(
     let k_copies = count(&program, |k| {
         matches!(k, ThreadOpKind::CopyAsync { param: 1, .. })
     });
-    assert_eq!(k_copies > 0, kernel != Kernel::Doubled, "{context}:\n{program}");
+    assert_eq!(
+        k_copies > 0,
+        kernel != Kernel::Doubled,
+        "{context}:\n{program}"
+    );
     let text = program.to_string();
     assert_eq!(
         tile_thread::parse_program(&text).unwrap().to_string(),
@@ -281,7 +285,11 @@ fn the_tma_copies_a_transposed_b() {
         assert_eq!(program.tma_maps(), [(1, shape[2] as u16)], "{context}");
         let mut lockstep = kernel.args(shape, blocks);
         emulate::run(&program, [1, 1, 1], &mut lockstep).unwrap();
-        assert_eq!(emulated::bytes(&lockstep, 2), emulated::bytes(&want, 2), "{context}");
+        assert_eq!(
+            emulated::bytes(&lockstep, 2),
+            emulated::bytes(&want, 2),
+            "{context}"
+        );
         let module =
             emulated::lowered_module(&func, target, &lowering, &CodegenOptions::default()).unwrap();
         let image = emulated::image(&module).unwrap();
@@ -289,6 +297,10 @@ fn the_tma_copies_a_transposed_b() {
         let maps = program.tma_maps();
         emulated::launch_with_maps(&image, ([1, 1, 1], warps), &mut got, &|_, b| b, &maps)
             .unwrap_or_else(|e| panic!("{context}: {e}"));
-        assert_eq!(emulated::bytes(&got, 2), emulated::bytes(&want, 2), "{context}");
+        assert_eq!(
+            emulated::bytes(&got, 2),
+            emulated::bytes(&want, 2),
+            "{context}"
+        );
     }
 }

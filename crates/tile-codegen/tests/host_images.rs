@@ -36,7 +36,11 @@ fn cases() -> Vec<(Function, [u32; 3], Vec<Arg>)> {
             [2, 2, 1],
             vec![tensor(5, &[30, 20]), tensor(6, &[20, 25]), zeros(&[30, 25])],
         ),
-        (rounding(), [3, 1, 1], vec![tensor(7, &[150]), zeros(&[150])]),
+        (
+            rounding(),
+            [3, 1, 1],
+            vec![tensor(7, &[150]), zeros(&[150])],
+        ),
     ]
 }
 

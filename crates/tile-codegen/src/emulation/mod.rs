@@ -124,9 +124,7 @@ fn define_dynamic_shared(text: &str, bytes: usize) -> String {
     text.lines()
         .map(|line| match line.strip_prefix(&name) {
             Some(rest) if rest.starts_with("external ") => {
-                let align = rest
-                    .split_once(", align ")
-                    .map_or("", |(_, align)| align);
+                let align = rest.split_once(", align ").map_or("", |(_, align)| align);
                 let align = if align.is_empty() {
                     String::new()
                 } else {

@@ -53,7 +53,7 @@ mod store_vectors;
 mod swizzle;
 mod tma;
 mod wgmma;
-mod widen_fp8;
+mod widen_products;
 mod window;
 
 use crate::layout_assign::{assign, DistLayout, LayoutBuildError, LayoutPlan, SumOrder};
@@ -93,7 +93,7 @@ pub enum LowerError {
 /// Lowers `func` (which must pass the tile IR's verifier) for one
 /// specialization.
 pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerError> {
-    let widened = widen_fp8::widened_fp8_dots(func, options.tensor_cores);
+    let widened = widen_products::widened_products(func, options.tensor_cores);
     let func = widened.as_ref().unwrap_or(func);
     let sums = if options.reassociate_sums {
         SumOrder::Any
