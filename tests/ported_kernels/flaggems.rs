@@ -22,10 +22,7 @@ use tile::{bf16, f16, tile_kernel, Device};
     allow(spills),
     targets = "sm_80,gfx942,host"
 )]
-fn argmax_dim<const BM: usize, const BN: usize>(
-    inp: &Tensor<bf16, 3>,
-    out: &mut Tensor<i64, 2>,
-) {
+fn argmax_dim<const BM: usize, const BN: usize>(inp: &Tensor<bf16, 3>, out: &mut Tensor<i64, 2>) {
     let pid_m = program_id(0);
     let pid_k = program_id(1);
     let n = inp.dim(1);

@@ -95,7 +95,11 @@ fn repro_dynamic_shared_manifest() {
     for info in [&repro_transpose_64k::<128>::INFO] {
         let spec = &info.specializations[0];
         let image = spec.images.iter().find(|i| i.target == "sm_80").unwrap();
-        assert!(image.shared_memory_bytes > 48 * 1024, "{}: no dynamic shared memory", info.name);
+        assert!(
+            image.shared_memory_bytes > 48 * 1024,
+            "{}: no dynamic shared memory",
+            info.name
+        );
         let func = tile::ir::text::parse_function(spec.ir).unwrap();
         let target = Target::Nvptx(Sm::Sm80);
         let options = Options {
@@ -261,7 +265,11 @@ fn repro_i8_dot<const BM: usize, const BN: usize, const BK: usize>(
 fn compact_images(info: &KernelInfo) {
     for target in [Target::Nvptx(Sm::Sm80), Target::Amdgpu(Gfx::Gfx942)] {
         let (_, bytes) = compile_for(info, target).unwrap();
-        assert!(bytes < 400_000, "{} on {target}: {bytes} bytes of image", info.name);
+        assert!(
+            bytes < 400_000,
+            "{} on {target}: {bytes} bytes of image",
+            info.name
+        );
     }
 }
 

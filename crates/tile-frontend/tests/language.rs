@@ -420,7 +420,13 @@ fn k(x: &Tensor<f32>, out: &mut Tensor<f32>) {
         vec![f32s(&[8], xs.clone()), f32s(&[32], vec![0.0; 32])],
     );
     let out = out_f32(&args[1]);
-    let clamp = |v: f32, lo: f32, hi: f32| if v.is_nan() { f32::NAN } else { v.max(lo).min(hi) };
+    let clamp = |v: f32, lo: f32, hi: f32| {
+        if v.is_nan() {
+            f32::NAN
+        } else {
+            v.max(lo).min(hi)
+        }
+    };
     for (i, &x) in xs.iter().enumerate() {
         let want = [
             x.round(),

@@ -156,7 +156,10 @@ fn a_permuted_layout_holds_the_same_registers() {
             layouts.push((warps, blocked));
         }
     }
-    layouts.push((4, DistLayout::wgmma_accumulator(128, [64, 64], [1, 1]).unwrap()));
+    layouts.push((
+        4,
+        DistLayout::wgmma_accumulator(128, [64, 64], [1, 1]).unwrap(),
+    ));
     for (warps, layout) in layouts {
         let rank = layout.shape.len();
         let perm: Vec<usize> = (0..rank).map(|i| (i + 1) % rank).collect();

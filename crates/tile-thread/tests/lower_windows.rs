@@ -140,7 +140,10 @@ fn a_window_from_column_zero_of_an_aligned_tensor_needs_no_contiguity_test() {
         // The vector condition of each access: its last element's mask
         // alone (the vector lies in the window), or that and a run-time
         // test of the window's alignment.
-        for line in text.lines().filter(|l| l.contains("ld.global.v4") || l.contains("st.global.v4")) {
+        for line in text
+            .lines()
+            .filter(|l| l.contains("ld.global.v4") || l.contains("st.global.v4"))
+        {
             let between = |open: &str, close: char| {
                 let from = line.find(open).unwrap() + open.len();
                 line[from..from + line[from..].find(close).unwrap()].to_string()
@@ -161,7 +164,11 @@ fn a_window_from_column_zero_of_an_aligned_tensor_needs_no_contiguity_test() {
         interp::run(&func, [1, 1, 1], &mut want).unwrap();
         tile_thread::emulate::run(&program, [1, 1, 1], &mut got).unwrap();
         let bits = |a: &Arg| match a {
-            Arg::Tensor(t) => t.to_scalars().iter().map(|s| s.to_bits()).collect::<Vec<_>>(),
+            Arg::Tensor(t) => t
+                .to_scalars()
+                .iter()
+                .map(|s| s.to_bits())
+                .collect::<Vec<_>>(),
             Arg::Scalar(s) => vec![s.to_bits()],
         };
         assert_eq!(bits(&got[1]), bits(&want[1]), "{start}");

@@ -169,7 +169,11 @@ mod tests {
                     let (rn, rm) = (r % rep_n, r / rep_n);
                     let (row, col) = accumulator_element(within, e);
                     let want = vec![64 * (group + 2 * rm) + row, i * rn + col];
-                    assert_eq!(layout.coordinate(t, v), (want, true, true), "n{i} t{t} v{v}");
+                    assert_eq!(
+                        layout.coordinate(t, v),
+                        (want, true, true),
+                        "n{i} t{t} v{v}"
+                    );
                 }
             }
         }

@@ -90,7 +90,10 @@ fn widen_region(func: &mut Function, region: &mut Region, tensor_cores: TensorCo
 /// addition of `c` (so its result, and every use of it, stays).
 fn widen_i8(func: &mut Function, id: OpId) -> Vec<OpId> {
     let [a, b, c] = [0, 1, 2].map(|i| func.ops[id].operands[i]);
-    let (a16, b16) = (cast_op(func, id, a, DType::F16), cast_op(func, id, b, DType::F16));
+    let (a16, b16) = (
+        cast_op(func, id, a, DType::F16),
+        cast_op(func, id, b, DType::F16),
+    );
     let Type::Tile(acc) = func.ty(c).clone() else {
         unreachable!("the verifier typed the dot's accumulator as a tile");
     };
