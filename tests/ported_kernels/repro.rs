@@ -92,45 +92,44 @@ fn repro_dynamic_shared_manifest() {
     use tile_codegen::CodegenOptions;
     // The transpose stages its 64 KiB tile (the argmaxes found this
     // problem, but run in registers now).
-    for info in [&repro_transpose_64k::<128>::INFO] {
-        let spec = &info.specializations[0];
-        let image = spec.images.iter().find(|i| i.target == "sm_80").unwrap();
-        assert!(
-            image.shared_memory_bytes > 48 * 1024,
-            "{}: no dynamic shared memory",
-            info.name
-        );
-        let func = tile::ir::text::parse_function(spec.ir).unwrap();
-        let target = Target::Nvptx(Sm::Sm80);
-        let options = Options {
-            targets: vec![target],
-            num_warps: info.spec_warps_on(spec, "sm_80"),
-            codegen: CodegenOptions {
-                fast_math: info.fast_math,
-                approx_math: info.approx_math,
-                ..CodegenOptions::default()
-            },
-            dump_dir: None,
-            cache: None,
-            max_threads: None,
-            target_warps: Vec::new(),
-            target_stages: Vec::new(),
-            num_stages: info.num_stages_on("sm_80"),
-        };
-        let built = driver::emulate(&func, spec.label, target, &options).unwrap();
-        let dynamic = built
-            .emulation
-            .manifest
-            .shared
-            .iter()
-            .find(|s| s.symbol == "shared_dynamic")
-            .map_or(0, |s| s.bytes);
-        assert_eq!(
-            dynamic, image.shared_memory_bytes,
-            "{} ({}): the emulation image's dynamic shared memory",
-            info.name, spec.label
-        );
-    }
+    let info = &repro_transpose_64k::<128>::INFO;
+    let spec = &info.specializations[0];
+    let image = spec.images.iter().find(|i| i.target == "sm_80").unwrap();
+    assert!(
+        image.shared_memory_bytes > 48 * 1024,
+        "{}: no dynamic shared memory",
+        info.name
+    );
+    let func = tile::ir::text::parse_function(spec.ir).unwrap();
+    let target = Target::Nvptx(Sm::Sm80);
+    let options = Options {
+        targets: vec![target],
+        num_warps: info.spec_warps_on(spec, "sm_80"),
+        codegen: CodegenOptions {
+            fast_math: info.fast_math,
+            approx_math: info.approx_math,
+            ..CodegenOptions::default()
+        },
+        dump_dir: None,
+        cache: None,
+        max_threads: None,
+        target_warps: Vec::new(),
+        target_stages: Vec::new(),
+        num_stages: info.num_stages_on("sm_80"),
+    };
+    let built = driver::emulate(&func, spec.label, target, &options).unwrap();
+    let dynamic = built
+        .emulation
+        .manifest
+        .shared
+        .iter()
+        .find(|s| s.symbol == "shared_dynamic")
+        .map_or(0, |s| s.bytes);
+    assert_eq!(
+        dynamic, image.shared_memory_bytes,
+        "{} ({}): the emulation image's dynamic shared memory",
+        info.name, spec.label
+    );
 }
 
 // ---------------------------------------------------------------------------

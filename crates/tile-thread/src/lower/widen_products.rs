@@ -41,9 +41,7 @@ enum Widening {
 /// instruction for them (see the module docs), or `None` where nothing
 /// changes.
 pub(super) fn widened_products(func: &Function, tensor_cores: TensorCores) -> Option<Function> {
-    if tensor_cores.family().is_none() {
-        return None;
-    }
+    tensor_cores.family()?;
     let mut widened = func.clone();
     let mut body = std::mem::take(&mut widened.body);
     let changed = widen_region(&mut widened, &mut body, tensor_cores);
