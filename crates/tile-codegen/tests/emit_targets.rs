@@ -305,8 +305,9 @@ fn tf32_dots_issue_mma_sync_m16n8k8() {
 /// `e4m3` or `e5m2` as inline PTX, in a module of PTX 8.4 that `ptxas`
 /// assembles without spills; A through `ldmatrix.x4` (never `.trans`).
 /// 64×64×64 on 4 warps is 8 blocks of 16×8 a warp per k-step, 2 k-steps.
-/// sm_80 has no FP8 form: the same dot is an FMA chain there, and the
-/// module keeps its oldest PTX version.
+/// sm_80 has no FP8 form: the same dot runs on f16's `m16n8k16`, its
+/// operands cast exactly (twice the k-steps), and the module keeps its
+/// oldest PTX version.
 #[test]
 fn fp8_dots_issue_mma_sync_m16n8k32() {
     require(Tool::Ptxas);
@@ -331,8 +332,12 @@ fn fp8_dots_issue_mma_sync_m16n8k32() {
             assert!(usage.contains("0 bytes spill stores"), "{sm}: {usage}");
         }
         let ptx = emitted(&func, 4, Target::Nvptx(Sm::Sm80)).assembly;
-        assert!(!ptx.contains("mma.sync"), "sm_80 has no FP8 mma");
+        assert!(!ptx.contains(&instruction), "sm_80 has no FP8 mma");
+        let f16 = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32";
+        assert_eq!(ptx.matches(f16).count(), 32, "sm_80 {dtype}");
         assert!(ptx.contains(".version 7.0"), "sm_80 keeps PTX 7.0");
+        let usage = tools::ptxas_resource_usage(&ptx, Sm::Sm80).unwrap();
+        assert!(usage.contains("0 bytes spill stores"), "sm_80: {usage}");
     }
 }
 
