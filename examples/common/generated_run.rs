@@ -13,7 +13,7 @@ use std::path::Path;
 use tile::ir::interp::{self, Arg};
 use tile::runtime::{GpuArch, Image, KernelSpec};
 use tile::{Device, Error};
-use tile_testgen::agreement::{agreement, Agreement, Difference};
+use tile_testgen::agreement::{agreement, f64_ulps, Agreement, Difference};
 use tile_testgen::{generate, Case, GenConfig};
 
 /// How one seed fared on one target.
@@ -228,7 +228,7 @@ fn outcome(dev: &Device, dir: &Path, ready: &Prepared, entry: &CaseEntry, target
         case.func
     );
     match (&ready.expected, launched) {
-        (Ok(expected), Ok(actual)) => match agreement(&actual, expected) {
+        (Ok(expected), Ok(actual)) => match agreement(&actual, expected, f64_ulps(&case.func)) {
             Agreement::Identical => Outcome::Identical,
             Agreement::WithinBounds => Outcome::WithinBounds,
             Agreement::Apart(difference) => Outcome::Failed(format!(

@@ -6,7 +6,8 @@
 //! software-pipelined over 2 stages (2 warps) or 3 (1 and 4 warps).
 //! The results are judged by `tile_testgen::agreement`, with the bounds of
 //! the exact math library the GPU targets compute with: 8 ulps in an f64
-//! result, 1 in a narrower float, none in an integer (the GPU bundle judges
+//! result per f64 call of the library in the kernel, 1 in a narrower
+//! float, none in an integer (the GPU bundle judges
 //! the same programs on a device with the same function).
 //!
 //! Beside them, masked loads and stores of every element size, over
@@ -20,7 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::interp::{self, Arg};
 use tile_ir::DType;
-use tile_testgen::agreement::{agreement, warps_and_stages, Agreement};
+use tile_testgen::agreement::{agreement, f64_ulps, warps_and_stages, Agreement};
 use tile_testgen::{generate, GenConfig};
 
 /// The number of generated programs per target.
@@ -46,7 +47,7 @@ fn disagreement(seed: u64, target: Target, counts: &Counts) -> Option<String> {
     match (oracle, emulated) {
         (Ok(()), Ok(())) => {
             counts.ran.fetch_add(1, Ordering::Relaxed);
-            match agreement(&actual, &expected) {
+            match agreement(&actual, &expected, f64_ulps(&case.func)) {
                 Agreement::Identical => None,
                 Agreement::WithinBounds => {
                     counts.near.fetch_add(1, Ordering::Relaxed);
@@ -191,7 +192,7 @@ fn masked_accesses_of_every_size_agree_with_the_interpreter() {
                 let mut actual = args.clone();
                 emulated::run(&func, target, 2, [3, 1, 1], &mut actual)
                     .unwrap_or_else(|e| panic!("{dtype} on {target}: {e}"));
-                if let Agreement::Apart(what) = agreement(&actual, &expected) {
+                if let Agreement::Apart(what) = agreement(&actual, &expected, f64_ulps(&func)) {
                     panic!("{dtype} on {target}, stride {stride}, offset {offset}: {what}");
                 }
             }
