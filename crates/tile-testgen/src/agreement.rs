@@ -34,7 +34,10 @@ pub fn f64_ulps(func: &Function) -> u64 {
             OpKind::Binary(b) => b.is_math(),
             _ => false,
         };
-        let f64_result = op.results.first().is_some_and(|&r| func.ty(r).dtype() == DType::F64);
+        let f64_result = op
+            .results
+            .first()
+            .is_some_and(|&r| func.ty(r).dtype() == DType::F64);
         calls += u64::from(math && f64_result);
     });
     F64_ULPS * calls.max(1)
