@@ -100,40 +100,14 @@ impl Lowerer<'_> {
     ) {
         let rows = self.coords(to);
         let len = to.shape.iter().product::<usize>() * warps;
-        let (indices, reused_indices) = self.take_shared(DType::I32, len);
-        let (values, reused_values) = self.take_shared(dtype, len);
-        if self.loop_depth > 0 || reused_indices || reused_values {
-            self.barrier();
-        }
-        let lane = self.packed_bits(&bits.lanes);
-        let warp = self.packed_bits(&bits.warps);
-        let zero = self.i32c(0);
-        let first_lane = self.hoist(
-            ThreadOpKind::Cmp(CmpPred::Eq),
-            vec![lane, zero],
-            DType::Bool,
-        );
-        let stride = self.i32c(warps as i64);
-        let mut starts = Vec::new();
-        for &(row, (k, x)) in partials.iter() {
-            let start = self.binary(BinaryOp::Mul, rows.linear[row], stride);
-            let at = self.binary(BinaryOp::Add, start, warp);
-            let live = rows.live[row];
-            let mask = if self.is_true(live) {
-                first_lane
-            } else {
-                self.binary(BinaryOp::And, live, first_lane)
-            };
-            for (alloc, value) in [(indices, k), (values, x)] {
-                self.emit_op(
-                    ThreadOpKind::StoreShared { alloc, width: 1 },
-                    vec![at, value, mask],
-                    &[],
-                );
-            }
-            starts.push(start);
-        }
-        self.barrier();
+        let [indices, values] = self.take_totals(&[DType::I32, dtype], len)[..] else {
+            unreachable!("two dtypes, two allocations");
+        };
+        let pairs: Vec<(usize, Vec<Reg>)> = partials
+            .iter()
+            .map(|&(row, (k, x))| (row, vec![k, x]))
+            .collect();
+        let starts = self.store_warp_partials((bits, warps), &rows, &pairs, &[indices, values]);
         for ((row, acc), start) in partials.iter_mut().zip(starts) {
             let live = rows.live[*row];
             let read = |me: &mut Self, w: usize| {

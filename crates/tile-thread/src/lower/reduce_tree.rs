@@ -26,7 +26,7 @@
 //! sequential path of `reduce.rs`: a tree combines in another order and
 //! gives other bits than the interpreter.
 
-use super::Lowerer;
+use super::{Coords, Lowerer};
 use crate::layout_assign::DistLayout;
 use crate::program::{Reg, SharedId, ShuffleMode, ThreadOpKind, WARP_SIZE};
 use tile_ir::eval::round_f64;
@@ -195,36 +195,12 @@ impl Lowerer<'_> {
         let warps = 1usize << bits.warps.len();
         if warps > 1 {
             let len = to.shape.iter().product::<usize>() * warps;
-            let (alloc, reused) = self.take_shared(dtype, len);
-            if self.loop_depth > 0 || reused {
-                self.barrier();
-            }
-            let lane = self.packed_bits(&bits.lanes);
-            let warp = self.packed_bits(&bits.warps);
-            let zero = self.i32c(0);
-            let first_lane = self.hoist(
-                ThreadOpKind::Cmp(CmpPred::Eq),
-                vec![lane, zero],
-                DType::Bool,
-            );
-            let stride = self.i32c(warps as i64);
-            let mut starts = Vec::new();
-            for &(row, acc) in &partials {
-                let start = self.binary(BinaryOp::Mul, rows.linear[row], stride);
-                let index = self.binary(BinaryOp::Add, start, warp);
-                let live = rows.live[row];
-                let mask = if self.is_true(live) {
-                    first_lane
-                } else {
-                    self.binary(BinaryOp::And, live, first_lane)
-                };
-                self.emit_op(
-                    ThreadOpKind::StoreShared { alloc, width: 1 },
-                    vec![index, acc, mask],
-                    &[],
-                );
-                starts.push(start);
-            }
+            let alloc = self.take_totals(&[dtype], len)[0];
+            let values: Vec<(usize, Vec<Reg>)> = partials
+                .iter()
+                .map(|&(row, acc)| (row, vec![acc]))
+                .collect();
+            let starts = self.store_warp_partials((&bits, warps), &rows, &values, &[alloc]);
             self.barrier();
             if warps >= SHUFFLED_WARPS && !bits.lanes.is_empty() {
                 let stage = (alloc, warps, bits.lanes.as_slice());
@@ -238,6 +214,7 @@ impl Lowerer<'_> {
                 let start = if self.is_true(live) {
                     start
                 } else {
+                    let zero = self.i32c(0);
                     self.select(live, start, zero)
                 };
                 for w in 1..warps {
@@ -255,6 +232,67 @@ impl Lowerer<'_> {
             self.release_shared(alloc);
         }
         Self::row_results(regs, &rows.representative, &partials)
+    }
+
+    /// Allocations of `len` elements of each of `dtypes` for step 3's
+    /// totals, after a barrier where earlier readers of their bytes (or the
+    /// last iteration's) must be done.
+    pub(super) fn take_totals(&mut self, dtypes: &[DType], len: usize) -> Vec<SharedId> {
+        let mut reused = false;
+        let allocs = dtypes
+            .iter()
+            .map(|&dtype| {
+                let (alloc, was) = self.take_shared(dtype, len);
+                reused |= was;
+                alloc
+            })
+            .collect();
+        if self.loop_depth > 0 || reused {
+            self.barrier();
+        }
+        allocs
+    }
+
+    /// Step 3's writes: the first lane along the axis of each warp stores
+    /// each row's partial (one register per allocation of `allocs`) at
+    /// slot `row · warps + warp`, then a barrier. Each row's first slot.
+    pub(super) fn store_warp_partials(
+        &mut self,
+        (bits, warps): (&AxisBits, usize),
+        rows: &Coords,
+        partials: &[(usize, Vec<Reg>)],
+        allocs: &[SharedId],
+    ) -> Vec<Reg> {
+        let lane = self.packed_bits(&bits.lanes);
+        let warp = self.packed_bits(&bits.warps);
+        let zero = self.i32c(0);
+        let first_lane = self.hoist(
+            ThreadOpKind::Cmp(CmpPred::Eq),
+            vec![lane, zero],
+            DType::Bool,
+        );
+        let stride = self.i32c(warps as i64);
+        let mut starts = Vec::new();
+        for (row, values) in partials {
+            let start = self.binary(BinaryOp::Mul, rows.linear[*row], stride);
+            let index = self.binary(BinaryOp::Add, start, warp);
+            let live = rows.live[*row];
+            let mask = if self.is_true(live) {
+                first_lane
+            } else {
+                self.binary(BinaryOp::And, live, first_lane)
+            };
+            for (&alloc, &value) in allocs.iter().zip(values) {
+                self.emit_op(
+                    ThreadOpKind::StoreShared { alloc, width: 1 },
+                    vec![index, value, mask],
+                    &[],
+                );
+            }
+            starts.push(start);
+        }
+        self.barrier();
+        starts
     }
 
     /// Step 3 for many warps (`(alloc, warps)`: the totals' allocation and
