@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # One-time (and idempotent) set-up of the tools that tile needs to build and test:
-#   * LLVM 19 and lld 19 from Debian's packages (tile-codegen's build script links
-#     libLLVM-19.so for inkwell, and lld's static libraries, compiling its C++ with g++;
+#   * LLVM 22 and lld 22 from Debian's packages (tile-codegen's build script links
+#     libLLVM-22.so for inkwell, and lld's static libraries, compiling its C++ with g++;
 #     the tests compare its in-process assembler and linker with llvm-mc and ld.lld);
 #   * ptxas from the PyPI package nvidia-cuda-nvcc, installed into .tools/cuda (project-local)
 #     and exposed as .tools/bin/ptxas.
 # It prints nothing when everything is already present. Afterwards, `source scripts/env.sh`
-# puts the tools on PATH and sets LLVM_SYS_191_PREFIX (plain `cargo build` also works:
-# .cargo/config.toml sets it too, and without it tile-codegen's build script looks for LLVM 19
-# on PATH and in /usr/lib/llvm-19).
+# puts the tools on PATH and sets LLVM_SYS_221_PREFIX (plain `cargo build` also works:
+# .cargo/config.toml sets it too, and without it tile-codegen's build script looks for LLVM 22
+# on PATH and in /usr/lib/llvm-22).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=scripts/env.sh
 source "$ROOT/scripts/env.sh"
 
-APT_PACKAGES=(llvm-19-dev lld-19 liblld-19-dev g++)
+APT_PACKAGES=(llvm-22-dev lld-22 liblld-22-dev g++)
 NVCC_PIP_SPEC="${TILE_NVCC_PIP_SPEC:-nvidia-cuda-nvcc==13.5.37}"
 CUDA_DIR="$ROOT/.tools/cuda"
 BIN_DIR="$ROOT/.tools/bin"
@@ -34,7 +34,7 @@ MSG
     exit 1
 }
 
-# --- Debian packages: LLVM 19, lld 19 and its libraries, a C++ compiler ------------------------
+# --- Debian packages: LLVM 22, lld 22 and its libraries, a C++ compiler ------------------------
 ptxas_ok() { [[ -x "$BIN_DIR/ptxas" ]] && "$BIN_DIR/ptxas" --version >/dev/null 2>&1; }
 need_ptxas=0
 if ! ptxas_ok || [[ "$(cat "$STAMP" 2>/dev/null || true)" != "$NVCC_PIP_SPEC" ]]; then
@@ -68,15 +68,15 @@ if ((${#missing[@]})); then
     "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
         manual_help "apt-get install ${missing[*]} failed"
 fi
-[[ -x "$LLVM_SYS_191_PREFIX/bin/llvm-config" ]] ||
-    manual_help "$LLVM_SYS_191_PREFIX/bin/llvm-config not found after installing ${APT_PACKAGES[*]}"
-[[ -f "$LLVM_SYS_191_PREFIX/lib/liblldELF.a" ]] ||
-    manual_help "$LLVM_SYS_191_PREFIX/lib/liblldELF.a not found after installing liblld-19-dev"
+[[ -x "$LLVM_SYS_221_PREFIX/bin/llvm-config" ]] ||
+    manual_help "$LLVM_SYS_221_PREFIX/bin/llvm-config not found after installing ${APT_PACKAGES[*]}"
+[[ -f "$LLVM_SYS_221_PREFIX/lib/liblldELF.a" ]] ||
+    manual_help "$LLVM_SYS_221_PREFIX/lib/liblldELF.a not found after installing liblld-22-dev"
 command -v c++ >/dev/null 2>&1 || manual_help "no C++ compiler (c++) after installing g++"
-[[ -x "$LLVM_SYS_191_PREFIX/bin/ld.lld" ]] ||
-    manual_help "$LLVM_SYS_191_PREFIX/bin/ld.lld not found after installing lld-19"
-[[ -x "$LLVM_SYS_191_PREFIX/bin/llvm-mc" ]] ||
-    manual_help "$LLVM_SYS_191_PREFIX/bin/llvm-mc not found after installing llvm-19-dev (it comes with llvm-19)"
+[[ -x "$LLVM_SYS_221_PREFIX/bin/ld.lld" ]] ||
+    manual_help "$LLVM_SYS_221_PREFIX/bin/ld.lld not found after installing lld-22"
+[[ -x "$LLVM_SYS_221_PREFIX/bin/llvm-mc" ]] ||
+    manual_help "$LLVM_SYS_221_PREFIX/bin/llvm-mc not found after installing llvm-22-dev (it comes with llvm-22)"
 
 # --- ptxas from PyPI, project-local ------------------------------------------------------------
 if ((need_ptxas)); then
@@ -101,6 +101,6 @@ if ((need_ptxas)); then
 fi
 
 # --- cargo configuration ----------------------------------------------------------------------
-if [[ ! -f "$ROOT/.cargo/config.toml" ]] || ! grep -q LLVM_SYS_191_PREFIX "$ROOT/.cargo/config.toml"; then
-    manual_help ".cargo/config.toml with [env] LLVM_SYS_191_PREFIX is missing (restore it from git)"
+if [[ ! -f "$ROOT/.cargo/config.toml" ]] || ! grep -q LLVM_SYS_221_PREFIX "$ROOT/.cargo/config.toml"; then
+    manual_help ".cargo/config.toml with [env] LLVM_SYS_221_PREFIX is missing (restore it from git)"
 fi

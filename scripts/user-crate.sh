@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs a scratch crate outside the workspace whose only dependency is `tile` (by
 # path: the crates are not on a registry), the way a user's project would: no
-# .cargo/config.toml, no scripts/env.sh, no LLVM_SYS_191_PREFIX, so tile-codegen's build
-# script must find LLVM 19 on its own. Its kernel is launched on the CPU device, and its main
+# .cargo/config.toml, no scripts/env.sh, no LLVM_SYS_221_PREFIX, so tile-codegen's build
+# script must find LLVM 22 on its own. Its kernel is launched on the CPU device, and its main
 # reads the kernel's IR and PTX. Usage: scripts/user-crate.sh [scratch dir] (default: a new
 # directory under $TMPDIR, removed afterwards). Exits non-zero on any failure.
 set -euo pipefail
@@ -46,5 +46,5 @@ fn main() -> Result<(), tile::Error> {
 RS
 cd "$DIR"
 # What a user's shell has: no variable of this project's, no project config.
-env -u LLVM_SYS_191_PREFIX -u CARGO_TARGET_DIR -u TILE_TARGETS -u TILE_DEV_TARGETS \
+env -u LLVM_SYS_221_PREFIX -u CARGO_TARGET_DIR -u TILE_TARGETS -u TILE_DEV_TARGETS \
     cargo run --quiet

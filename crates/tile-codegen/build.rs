@@ -1,5 +1,5 @@
-//! Finds LLVM 19 and links its shared library, so that a crate depending on
-//! `tile` builds with no configuration where LLVM 19 is installed the usual
+//! Finds LLVM 22 and links its shared library, so that a crate depending on
+//! `tile` builds with no configuration where LLVM 22 is installed the usual
 //! way. `llvm-sys` is built with `no-llvm-linking` and without its C
 //! wrappers (which it compiles only when it finds LLVM itself): this script
 //! is the one place LLVM is looked for, and it compiles the wrappers
@@ -9,9 +9,9 @@
 //! process (`build/assemble.cpp`, `build/link.cpp`; src/native.rs), and
 //! links lld's static libraries.
 //!
-//! The first `llvm-config` that reports version 19 wins, in this order:
-//! `$LLVM_SYS_191_PREFIX/bin/llvm-config` when that variable is set (then
-//! nothing else is tried: the user chose), `llvm-config-19` and
+//! The first `llvm-config` that reports version 22 wins, in this order:
+//! `$LLVM_SYS_221_PREFIX/bin/llvm-config` when that variable is set (then
+//! nothing else is tried: the user chose), `llvm-config-22` and
 //! `llvm-config` on `PATH`, then the usual install prefixes ([`PREFIXES`]).
 //! Without one, the build fails with a message that lists what was tried
 //! and names the packages to install.
@@ -19,20 +19,20 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The LLVM major version `tile` is built against (inkwell's `llvm19-1`).
-const MAJOR: &str = "19";
+/// The LLVM major version `tile` is built against (inkwell's `llvm22-1`).
+const MAJOR: &str = "22";
 
-/// Where LLVM 19 lives when its `llvm-config` is not on `PATH`: Debian and
-/// Ubuntu (`llvm-19-dev`), Fedora (`llvm19-devel`), Homebrew on Apple
-/// silicon and on Intel (`llvm@19`).
+/// Where LLVM 22 lives when its `llvm-config` is not on `PATH`: Debian and
+/// Ubuntu (`llvm-22-dev`), Fedora (`llvm22-devel`), Homebrew on Apple
+/// silicon and on Intel (`llvm@22`).
 const PREFIXES: [&str; 4] = [
-    "/usr/lib/llvm-19",
-    "/usr/lib64/llvm19",
-    "/opt/homebrew/opt/llvm@19",
-    "/usr/local/opt/llvm@19",
+    "/usr/lib/llvm-22",
+    "/usr/lib64/llvm22",
+    "/opt/homebrew/opt/llvm@22",
+    "/usr/local/opt/llvm@22",
 ];
 
-const PREFIX_VAR: &str = "LLVM_SYS_191_PREFIX";
+const PREFIX_VAR: &str = "LLVM_SYS_221_PREFIX";
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
@@ -45,9 +45,9 @@ fn main() {
         fail(&format!(
             "tile-codegen needs LLVM {MAJOR} (its shared library and `llvm-config`) and found none.\n\
              Tried:\n{}\n\
-             Install LLVM {MAJOR}: on Debian or Ubuntu `apt install llvm-19-dev` (from apt.llvm.org \
-             where the release has none), on Fedora `dnf install llvm19-devel`, with Homebrew \
-             `brew install llvm@19`; or set {PREFIX_VAR} to the prefix of an LLVM {MAJOR} install \
+             Install LLVM {MAJOR}: on Debian or Ubuntu `apt install llvm-22-dev` (from apt.llvm.org \
+             where the release has none), on Fedora `dnf install llvm22-devel`, with Homebrew \
+             `brew install llvm@22`; or set {PREFIX_VAR} to the prefix of an LLVM {MAJOR} install \
              (the directory whose `bin/llvm-config` reports {MAJOR}.x).",
             tried.join("\n")
         ));
@@ -75,7 +75,7 @@ fn main() {
     let libnames = output(&config, &["--link-shared", "--libnames"]).unwrap_or_else(|e| {
         fail(&format!(
             "the LLVM {MAJOR} of `{}` has no shared library, which tile links ({e}); install \
-             a build with libLLVM (Debian's llvm-19-dev has one)",
+             a build with libLLVM (Debian's llvm-22-dev has one)",
             config.display()
         ))
     });
@@ -94,7 +94,7 @@ fn main() {
 /// assembler, and `build/link.cpp`, lld's ELF linker, both run in the
 /// compiler's process): compiled with LLVM's C++ flags, and linked with
 /// lld's static libraries, which come with LLVM's (Debian's
-/// `liblld-19-dev`).
+/// `liblld-22-dev`).
 fn native(cxxflags: &str, libdir: &str, includedir: &str) {
     let libraries = ["lldELF", "lldCommon"];
     let missing: Vec<String> = libraries
@@ -107,8 +107,8 @@ fn native(cxxflags: &str, libdir: &str, includedir: &str) {
         fail(&format!(
             "tile-codegen links lld's ELF linker (its static libraries and headers, beside \
              LLVM {MAJOR}'s in {libdir}) and found no {}. Install them: on Debian or Ubuntu \
-             `apt install liblld-19-dev`, on Fedora `dnf install lld19-devel`, with Homebrew \
-             `brew install lld@19`.",
+             `apt install liblld-22-dev`, on Fedora `dnf install lld22-devel`, with Homebrew \
+             `brew install lld@22`.",
             if missing.is_empty() {
                 format!("{includedir}/lld/Common/Driver.h")
             } else {
@@ -179,7 +179,7 @@ fn output(program: &Path, args: &[&str]) -> Result<String, String> {
 }
 
 /// The name the linker takes for a library file `llvm-config` names:
-/// `libLLVM-19.so`, `libLLVM.so.19.1` and `libLLVM.dylib` are `LLVM-19`,
+/// `libLLVM-22.so`, `libLLVM.so.22.1` and `libLLVM.dylib` are `LLVM-22`,
 /// `LLVM` and `LLVM`.
 fn link_name(file: &str) -> &str {
     let stem = file.strip_prefix("lib").unwrap_or(file);

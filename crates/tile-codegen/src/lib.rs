@@ -15,12 +15,12 @@
 //! * [`scalar`]: the scalar semantics of `tile_ir::eval` in LLVM IR, shared
 //!   by both, with the exact and the fast math library;
 //! * [`target`]: the targets (NVPTX `sm_*`, AMDGPU `gfx*`, host levels), their
-//!   LLVM triples, CPUs and features, and LLVM 19 target machines;
+//!   LLVM triples, CPUs and features, and LLVM target machines;
 //! * [`tools`]: finding and running `ptxas` and `llvm-objdump`; assembling
 //!   AMDGPU objects and linking shared objects with LLVM's assembler and lld,
 //!   in this process.
 //!
-//! LLVM 19 comes from Debian's `llvm-19-dev` and `ptxas` from PyPI's
+//! LLVM 22 comes from Debian's `llvm-22-dev` and `ptxas` from PyPI's
 //! `nvidia-cuda-nvcc`; `scripts/setup.sh` installs both (see
 //! `docs/backends.md`).
 #![warn(missing_docs)]

@@ -30,7 +30,7 @@ pub const NVPTX_TRIPLE: &str = "nvptx64-nvidia-cuda";
 /// The LLVM triple of every AMDGPU target (HSA code objects).
 pub const AMDGPU_TRIPLE: &str = "amdgcn-amd-amdhsa";
 
-/// An NVIDIA GPU architecture (`sm_*`) that LLVM 19's NVPTX backend and `ptxas` both accept.
+/// An NVIDIA GPU architecture (`sm_*`) that LLVM 22's NVPTX backend and `ptxas` both accept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Sm {
     /// Turing (`sm_75`).
@@ -89,7 +89,7 @@ impl Sm {
     /// The oldest PTX ISA version that supports this architecture, times ten (`78` is PTX 7.8).
     ///
     /// This is what the target asks LLVM to emit (`.version` in the PTX): the oldest version
-    /// keeps the PTX loadable by the widest range of drivers. LLVM 19 accepts PTX 3.2 to 8.5.
+    /// keeps the PTX loadable by the widest range of drivers. LLVM 22 accepts PTX 3.2 to 9.0.
     pub fn ptx_version(self) -> u32 {
         match self {
             Sm::Sm75 => 63,
@@ -108,7 +108,7 @@ impl fmt::Display for Sm {
     }
 }
 
-/// An AMD GPU architecture (`gfx*`) that LLVM 19's AMDGPU backend accepts.
+/// An AMD GPU architecture (`gfx*`) that LLVM 22's AMDGPU backend accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Gfx {
     /// CDNA 2: MI200 series (`gfx90a`).

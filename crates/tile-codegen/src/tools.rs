@@ -9,7 +9,7 @@
 //! | tool           | environment override | then                                                        |
 //! |----------------|----------------------|-------------------------------------------------------------|
 //! | `ptxas`        | `TILE_PTXAS`         | `ptxas` on `PATH`, `<workspace>/.tools/bin/ptxas`             |
-//! | `llvm-objdump` | `TILE_LLVM_OBJDUMP`  | `llvm-objdump-19` on `PATH`, `$LLVM_SYS_191_PREFIX/bin`, `/usr/lib/llvm-19/bin`, `llvm-objdump` on `PATH` |
+//! | `llvm-objdump` | `TILE_LLVM_OBJDUMP`  | `llvm-objdump-22` on `PATH`, `$LLVM_SYS_221_PREFIX/bin`, `/usr/lib/llvm-22/bin`, `llvm-objdump` on `PATH` |
 //!
 //! The workspace root is `$CARGO_WORKSPACE_DIR` if set, else the nearest directory above this
 //! crate's manifest whose `Cargo.toml` has a `[workspace]` table.
@@ -26,15 +26,15 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::native;
 use crate::target::{self, Gfx, Sm, Target};
 
-/// The LLVM install prefix used when `LLVM_SYS_191_PREFIX` is not set (Debian's `llvm-19-dev`).
-pub const DEFAULT_LLVM_PREFIX: &str = "/usr/lib/llvm-19";
+/// The LLVM install prefix used when `LLVM_SYS_221_PREFIX` is not set (Debian's `llvm-22-dev`).
+pub const DEFAULT_LLVM_PREFIX: &str = "/usr/lib/llvm-22";
 
 /// An external tool that tile runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Tool {
     /// NVIDIA's PTX assembler, from the PyPI package `nvidia-cuda-nvcc`.
     Ptxas,
-    /// LLVM's disassembler, from Debian's `llvm-19`.
+    /// LLVM's disassembler, from Debian's `llvm-22`.
     LlvmObjdump,
 }
 
@@ -70,8 +70,8 @@ impl Tool {
             }
             Tool::LlvmObjdump => {
                 let name = self.name();
-                out.push(Candidate::OnPath(format!("{name}-19")));
-                if let Some(prefix) = std::env::var_os("LLVM_SYS_191_PREFIX") {
+                out.push(Candidate::OnPath(format!("{name}-22")));
+                if let Some(prefix) = std::env::var_os("LLVM_SYS_221_PREFIX") {
                     out.push(Candidate::Path(Path::new(&prefix).join("bin").join(name)));
                 }
                 out.push(Candidate::Path(

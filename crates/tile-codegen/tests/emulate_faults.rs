@@ -83,7 +83,10 @@ fn the_unmutated_softmax_agrees() {
 #[test]
 fn dropping_the_barriers_fails() {
     let why = mutated_softmax_fails(NVIDIA, |t| {
-        without_lines(t, "call void @llvm.nvvm.barrier0()")
+        without_lines(
+            t,
+            "call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)",
+        )
     });
     assert!(why.contains("shared-memory race"), "{why}");
     let why = mutated_softmax_fails(AMD, |t| {

@@ -288,7 +288,7 @@ fn a_protocol_without_its_acquire_or_release_races_on_every_target() {
 /// A lock at `cta` scope orders nothing between programs: the lockstep
 /// emulator, which checks the program's own promises, reports the race.
 /// The code emitted for every target keeps a wider promise than asked
-/// (LLVM 19 gives NVPTX and AMDGPU atomics device or system scope,
+/// (LLVM gives NVPTX and AMDGPU atomics device or system scope,
 /// docs/semantics.md, "Atomics"), and the emulation targets, which run
 /// that code, find its programs ordered.
 #[test]

@@ -1,4 +1,4 @@
-//! End-to-end proof of the LLVM 19 toolchain: a hand-built `out[i] = a[i] + b[i]` kernel is
+//! End-to-end proof of the LLVM 22 toolchain: a hand-built `out[i] = a[i] + b[i]` kernel is
 //! verified by LLVM, compiled for every target, and finished by the external tools (`ptxas`
 //! for NVPTX, `ld.lld` + `llvm-objdump` for AMDGPU). The tools must be installed
 //! (`scripts/setup.sh`): a missing tool fails these tests rather than skipping them.
@@ -13,6 +13,8 @@ use tile_codegen::{Gfx, Machine, Sm, Target};
 const GLOBAL: u16 = 1;
 /// LLVM's `amdgpu_kernel` calling convention.
 const AMDGPU_KERNEL_CC: u32 = 91;
+/// LLVM's `ptx_kernel` calling convention.
+const PTX_KERNEL_CC: u32 = 71;
 
 /// Builds `vadd(a, b, out)`: `out[i] = a[i] + b[i]` for f32, with `i` the thread index on GPUs
 /// and an extra `i64` parameter on the host. The module is configured for `machine`.
@@ -84,17 +86,8 @@ fn build_vadd<'ctx>(context: &'ctx Context, machine: &Machine) -> Module<'ctx> {
     builder.build_return(None).unwrap();
 
     match target {
-        Target::Nvptx(_) => {
-            // Mark `vadd` as a kernel: !nvvm.annotations = !{!{ptr @vadd, !"kernel", i32 1}}.
-            let annotation = context.metadata_node(&[
-                function.as_global_value().as_pointer_value().into(),
-                context.metadata_string("kernel").into(),
-                i32_type.const_int(1, false).into(),
-            ]);
-            module
-                .add_global_metadata("nvvm.annotations", &annotation)
-                .unwrap();
-        }
+        // `ptx_kernel`: an `.entry`.
+        Target::Nvptx(_) => function.set_call_conventions(PTX_KERNEL_CC),
         Target::Amdgpu(_) => function.set_call_conventions(AMDGPU_KERNEL_CC),
         Target::Host(_) => {}
     }
@@ -225,10 +218,10 @@ fn assembler_failures_carry_its_message_and_the_assembly() {
     assert!(message.contains("    2 | \tv_bogus v0, v1"), "{message}");
 }
 
-/// An LLVM 19 tool of `name` (`ld.lld`, `llvm-mc`), where scripts/setup.sh
+/// An LLVM 22 tool of `name` (`ld.lld`, `llvm-mc`), where scripts/setup.sh
 /// installs it.
 fn llvm_tool(name: &str) -> std::path::PathBuf {
-    let prefix = std::env::var_os("LLVM_SYS_191_PREFIX")
+    let prefix = std::env::var_os("LLVM_SYS_221_PREFIX")
         .unwrap_or_else(|| tools::DEFAULT_LLVM_PREFIX.into());
     let path = std::path::Path::new(&prefix).join("bin").join(name);
     assert!(
@@ -347,5 +340,5 @@ fn tool_versions() {
     let ptxas = tools::version(Tool::Ptxas).unwrap_or_else(|e| panic!("{e}"));
     assert!(ptxas.contains("Cuda compilation tools"), "{ptxas}");
     let objdump = tools::version(Tool::LlvmObjdump).unwrap_or_else(|e| panic!("{e}"));
-    assert!(objdump.contains("LLVM version 19."), "{objdump}");
+    assert!(objdump.contains("LLVM version 22."), "{objdump}");
 }

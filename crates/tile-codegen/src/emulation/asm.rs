@@ -15,8 +15,7 @@
 use crate::gpu::Asm;
 use crate::EmitError;
 use std::collections::BTreeMap;
-use tile_abi::emulation::{Ordering, RuntimeCall, RUNTIME_SYMBOL, WGMMA_REGISTER_A};
-use tile_ir::{MemOrder, MemScope};
+use tile_abi::emulation::{RuntimeCall, RUNTIME_SYMBOL, WGMMA_REGISTER_A};
 
 /// How a call of inline assembly starts in LLVM's printed IR, with side
 /// effects and without.
@@ -130,12 +129,6 @@ fn definition(name: &str, asm: Asm) -> String {
         // Grids run one after another on the emulation target: the grids a
         // launch depends on are done before it starts.
         Asm::GridDepControl { .. } => {}
-        Asm::Fence { gpu, .. } => {
-            // `fence.sc` is `fence.acq_rel` to the emulators' model.
-            let scope = if gpu { MemScope::Gpu } else { MemScope::Cta };
-            let flags = Ordering::encode(MemOrder::AcqRel, scope).to_string();
-            runtime(&mut body, RuntimeCall::Fence, [&flags, "0", "0", "0"]);
-        }
         Asm::MbarrierExpectTx => {
             params.extend(["i64 %bar".into(), "i32 %bytes".into()]);
             body.push_str("  %n = zext i32 %bytes to i64\n");
@@ -173,33 +166,6 @@ fn definition(name: &str, asm: Asm) -> String {
                 RuntimeCall::TmaLoad,
                 ["%dst", "%map", "%xy", "%bar"],
             );
-        }
-        Asm::MmaFp8(kind) => {
-            // The instruction's words, A and B registers then C, as an
-            // `RuntimeCall::Mma` buffer (the one `mma.sync` intrinsics use); D comes
-            // back in C's words.
-            let words = kind.words();
-            let operands = words - values;
-            params.extend((0..operands).map(|i| format!("i32 %r{i}")));
-            body.push_str(&format!("  %buf = alloca [{words} x i32], align 4\n"));
-            for i in 0..operands {
-                body.push_str(&format!(
-                    "  %p{i} = getelementptr inbounds [{words} x i32], ptr %buf, i64 0, i64 {i}\n  store i32 %r{i}, ptr %p{i}, align 4\n"
-                ));
-            }
-            for i in 0..values {
-                body.push_str(&format!(
-                    "  %c{i} = getelementptr inbounds [{words} x i32], ptr %buf, i64 0, i64 {}\n  store float %v{i}, ptr %c{i}, align 4\n",
-                    operands + i
-                ));
-            }
-            body.push_str("  %addr = ptrtoint ptr %buf to i64\n");
-            let code = (kind as u64).to_string();
-            runtime(&mut body, RuntimeCall::Mma, ["%addr", &code, "0", "0"]);
-            for (i, r) in results.iter_mut().enumerate() {
-                body.push_str(&format!("  %d{i} = load float, ptr %c{i}, align 4\n"));
-                *r = format!("%d{i}");
-            }
         }
     }
     if values == 0 {

@@ -11,10 +11,10 @@
 //! with its address, order and scope and whether it wrote (a
 //! compare-and-swap: whether it swapped); after every `fence`, one of
 //! [`RuntimeCall::Fence`]: the runtime's happens-before follows them. The scope is
-//! the instruction's `syncscope` (`workgroup`, `wavefront`, `singlethread`
-//! are the block's; none, `agent` and `one-as` variants the device's), which
-//! the C API of LLVM 19 does not expose: it is read from the printed
-//! instruction.
+//! the instruction's `syncscope` (`block`, `workgroup`, `wavefront`,
+//! `singlethread` are the block's; none, `device`, `agent` and `one-as`
+//! variants the device's), read from the printed instruction: LLVM's C API
+//! gives a scope's number, not its name.
 
 use crate::EmitError;
 use inkwell::builder::Builder;
@@ -202,7 +202,7 @@ fn ordering_of(inst: &InstructionValue<'_>) -> u64 {
         _ => MemOrder::Relaxed,
     };
     let text = inst.print_to_string().to_string();
-    let block = ["\"workgroup", "\"wavefront", "\"singlethread"];
+    let block = ["\"block", "\"workgroup", "\"wavefront", "\"singlethread"];
     let scope = if block
         .iter()
         .any(|s| text.contains(&format!("syncscope({s}")))

@@ -2,7 +2,7 @@
 //! same type that calls the runtime's entry point with a [`RuntimeCall`].
 //!
 //! The replacement is made on the module's text, where an intrinsic is a
-//! unique symbol (`@llvm.nvvm.barrier0(`): every call is redirected to
+//! unique symbol (`@llvm.nvvm.read.ptx.sreg.tid.x(`): every call is redirected to
 //! `@tile_emu.<name>`, the intrinsic's declaration is dropped, and the
 //! definitions are appended. An intrinsic of the targets' namespaces that is
 //! not in the table is an error: the emulation target must model every
@@ -78,11 +78,14 @@ fn table() -> Vec<Replacement> {
             axis,
         ));
     }
-    for barrier in ["llvm.nvvm.barrier0", "llvm.amdgcn.s.barrier"] {
+    for (barrier, params) in [
+        ("llvm.nvvm.barrier.cta.sync.aligned.all", &["i32"][..]),
+        ("llvm.amdgcn.s.barrier", &[]),
+    ] {
         table.push(Replacement {
             intrinsic: barrier.to_string(),
             ret: "void",
-            params: &[],
+            params,
             op: RuntimeCall::Barrier,
             operands: [Const(0), Const(0), Const(0), Const(0)],
         });
@@ -137,7 +140,7 @@ fn table() -> Vec<Replacement> {
         operands: [Param(0), Param(1), Const(0), Const(0)],
     });
     for (intrinsic, params, f) in [
-        ("llvm.nvvm.ex2.approx.f", &["float"][..], ApproxFn::Exp2),
+        ("llvm.nvvm.ex2.approx.f32", &["float"][..], ApproxFn::Exp2),
         ("llvm.nvvm.lg2.approx.f", &["float"], ApproxFn::Log2),
         ("llvm.nvvm.rsqrt.approx.f", &["float"], ApproxFn::Rsqrt),
         ("llvm.nvvm.div.approx.f", &["float", "float"], ApproxFn::Div),
@@ -182,7 +185,7 @@ struct MmaIntrinsic {
 }
 
 /// Every tensor-core intrinsic the emulation target models.
-const MMA_INTRINSICS: [MmaIntrinsic; 9] = [
+const MMA_INTRINSICS: [MmaIntrinsic; 11] = [
     MmaIntrinsic {
         name: "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
         kind: MmaKind::F16M16N8K16,
@@ -200,6 +203,20 @@ const MMA_INTRINSICS: [MmaIntrinsic; 9] = [
     MmaIntrinsic {
         name: "llvm.nvvm.mma.m16n8k8.row.col.tf32",
         kind: MmaKind::Tf32M16N8K8,
+        params: &[("i32", 1); 6],
+        ret: "{ float, float, float, float }",
+        controls: false,
+    },
+    MmaIntrinsic {
+        name: "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32",
+        kind: MmaKind::E4m3M16N8K32,
+        params: &[("i32", 1); 6],
+        ret: "{ float, float, float, float }",
+        controls: false,
+    },
+    MmaIntrinsic {
+        name: "llvm.nvvm.mma.m16n8k32.row.col.f32.e5m2.e5m2.f32",
+        kind: MmaKind::E5m2M16N8K32,
         params: &[("i32", 1); 6],
         ret: "{ float, float, float, float }",
         controls: false,
@@ -480,7 +497,7 @@ mod tests {
 
     #[test]
     fn calls_are_redirected_and_declarations_replaced_by_definitions() {
-        let text = "define void @k() {\n  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  call void @llvm.nvvm.barrier0()\n  %s = call i32 @llvm.nvvm.shfl.sync.bfly.i32(i32 -1, i32 %t, i32 1, i32 31)\n  ret void\n}\ndeclare i32 @llvm.nvvm.read.ptx.sreg.tid.x() #0\ndeclare void @llvm.nvvm.barrier0() #1\ndeclare i32 @llvm.nvvm.shfl.sync.bfly.i32(i32, i32, i32, i32) #1";
+        let text = "define void @k() {\n  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)\n  %s = call i32 @llvm.nvvm.shfl.sync.bfly.i32(i32 -1, i32 %t, i32 1, i32 31)\n  ret void\n}\ndeclare i32 @llvm.nvvm.read.ptx.sreg.tid.x() #0\ndeclare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32) #1\ndeclare i32 @llvm.nvvm.shfl.sync.bfly.i32(i32, i32, i32, i32) #1";
         let out = replace(text).unwrap();
         assert!(!out.contains("@llvm.nvvm"), "{out}");
         assert!(
@@ -488,7 +505,9 @@ mod tests {
             "{out}"
         );
         assert!(
-            out.contains("define internal void @tile_emu.nvvm.barrier0() {"),
+            out.contains(
+                "define internal void @tile_emu.nvvm.barrier.cta.sync.aligned.all(i32 %p0) {"
+            ),
             "{out}"
         );
         assert!(out.contains(&format!(

@@ -1,12 +1,16 @@
-//! Inline PTX for what LLVM 19's NVPTX back end has no intrinsic for (its
-//! `IntrinsicsNVVM.td` has none; the instructions as the PTX ISA's
-//! "Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions"
-//! and `cp.async.bulk.tensor` define them; Triton emits them as inline PTX
-//! too): Hopper's `wgmma` and its
-//! fences, `fence.proxy.async`, `mma.sync`'s FP8 form (LLVM 19 has no
-//! `e4m3`/`e5m2` intrinsic), and the TMA's bulk tensor copies with the
-//! mbarrier operations they complete on (`expect_tx`, `try_wait.parity`);
-//! and, as Triton writes them, masked global loads and stores as one
+//! Inline PTX for Hopper's asynchronous instructions: `wgmma.mma_async`
+//! (LLVM 22's `IntrinsicsNVVM.td` has intrinsics for its fence, commit and
+//! wait but none for the product), its fence, commit and wait with it,
+//! `fence.proxy.async`, and the TMA's bulk tensor copies with the mbarrier
+//! operations they complete on (`expect_tx`, `try_wait.parity`), as the
+//! PTX ISA's "Asynchronous Warpgroup Level Matrix Multiply-Accumulate
+//! Instructions" and `cp.async.bulk.tensor` define them (Triton emits them
+//! as inline PTX too). Each snippet clobbers memory, so LLVM keeps their
+//! order among themselves and against every shared access: one mechanism
+//! for the whole protocol, which the emulation target models snippet by
+//! snippet (LLVM 22 has intrinsics for the TMA copies and the mbarriers,
+//! which the emitter does not use). Also inline PTX: `griddepcontrol`, and,
+//! as Triton writes them, masked global loads and stores as one
 //! predicated instruction each (`@p ld.global`, `@p st.global`, of one
 //! element or of a 16- or 8-byte vector), where LLVM would branch around
 //! the access: a branch ends ptxas's scheduling region, so the values
@@ -18,13 +22,12 @@
 //! once: the GPU emitter builds the call from them, and the emulation
 //! target recognizes the call by them (`Asm::parse` reads a template and
 //! constraints back only if they are exactly what [`Asm`] writes). Every
-//! snippet but `mma.sync` (which reads registers only) and the load of a
-//! tensor the kernel never writes (`ld.global.nc`) clobbers memory, so
+//! snippet but the optimization barrier, `cvt.rn.bf16.f32` and the load of
+//! a tensor the kernel never writes (`ld.global.nc`) clobbers memory, so
 //! that LLVM keeps shared-memory accesses on their side of it; `wgmma`'s
 //! accumulators are tied operands, and `wgmma.wait_group` passes them
 //! through, so that no read of D moves above the wait.
 
-use tile_hw::mma::MmaKind;
 use tile_hw::wgmma::{Major, WgmmaKind};
 use tile_ir::DType;
 
@@ -59,17 +62,6 @@ pub(crate) enum Asm {
         /// Which of the two.
         wait: bool,
     },
-    /// `fence.acq_rel.<scope>` (or `fence.sc` when `sc`), at `.gpu` when
-    /// `gpu` else `.cta`: PTX has no acquire-only or release-only fence.
-    Fence {
-        /// Sequentially consistent.
-        sc: bool,
-        /// At the device's scope.
-        gpu: bool,
-    },
-    /// `mma.sync.aligned.m16n8k32` of an FP8 `kind`: `(c0..c3: f32, a0..a3:
-    /// i32, b0, b1: i32) -> d0..d3`, C tied to D.
-    MmaFp8(MmaKind),
     /// `mbarrier.arrive.expect_tx.shared::cta.b64`: `(bar: i64, bytes:
     /// i32)`, the barrier's shared address.
     MbarrierExpectTx,
@@ -198,15 +190,6 @@ impl Asm {
             Asm::FenceProxyAsync => "fence.proxy.async.shared::cta;".into(),
             Asm::GridDepControl { wait: true } => "griddepcontrol.wait;".into(),
             Asm::GridDepControl { wait: false } => "griddepcontrol.launch_dependents;".into(),
-            Asm::Fence { sc, gpu } => format!(
-                "fence.{}.{};",
-                if sc { "sc" } else { "acq_rel" },
-                if gpu { "gpu" } else { "cta" }
-            ),
-            Asm::MmaFp8(kind) => {
-                let t = kind.operand_name();
-                format!("mma.sync.aligned.m16n8k32.row.col.f32.{t}.{t}.f32 {{$0, $1, $2, $3}}, {{$8, $9, $10, $11}}, {{$12, $13}}, {{$4, $5, $6, $7}};")
-            }
             Asm::MbarrierExpectTx => {
                 "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;".into()
             }
@@ -250,14 +233,12 @@ impl Asm {
                 &[MEMORY],
             ),
             Asm::WgmmaWait { values, .. } => tied(values, &[], &[MEMORY]),
-            Asm::MmaFp8(_) => tied(4, &["r"; 6], &[]),
             Asm::MbarrierExpectTx => format!("l,r,{MEMORY}"),
             Asm::MbarrierTryWait => format!("=r,l,r,{MEMORY}"),
             Asm::TmaLoad2d => format!("l,l,r,r,l,{MEMORY}"),
             Asm::WgmmaFence
             | Asm::WgmmaCommit
             | Asm::FenceProxyAsync
-            | Asm::Fence { .. }
             | Asm::GridDepControl { .. } => MEMORY.into(),
             Asm::LoadGlobal { bits, nc: true } => format!("={},l,b,0", access_register(bits)),
             Asm::LoadGlobal { bits, nc: false } => {
@@ -321,10 +302,6 @@ impl Asm {
                 false => Asm::Wgmma(kind),
             }
         } else {
-            let fp8 = MmaKind::ALL
-                .into_iter()
-                .filter(|k| k.is_fp8())
-                .map(Asm::MmaFp8);
             let accesses = ACCESS_BITS.into_iter().flat_map(|bits| {
                 [
                     Asm::LoadGlobal { bits, nc: true },
@@ -342,9 +319,6 @@ impl Asm {
             let opaque = [32, 64]
                 .into_iter()
                 .flat_map(|bits| [false, true].map(|amd| Asm::Opaque { bits, amd }));
-            let fences = [false, true]
-                .into_iter()
-                .flat_map(|sc| [false, true].map(|gpu| Asm::Fence { sc, gpu }));
             [
                 Asm::WgmmaFence,
                 Asm::WgmmaCommit,
@@ -357,11 +331,9 @@ impl Asm {
                 Asm::CvtBf16,
             ]
             .into_iter()
-            .chain(fp8)
             .chain(accesses)
             .chain(vectors)
             .chain(opaque)
-            .chain(fences)
             .find(|a| a.template() == template)?
         };
         (candidate.template() == template && candidate.constraints() == constraints)
@@ -392,12 +364,6 @@ impl Asm {
             Asm::FenceProxyAsync => "fence.proxy.async".into(),
             Asm::GridDepControl { wait: true } => "griddepcontrol.wait".into(),
             Asm::GridDepControl { wait: false } => "griddepcontrol.launch_dependents".into(),
-            Asm::Fence { sc, gpu } => format!(
-                "fence.{}.{}",
-                if sc { "sc" } else { "acq_rel" },
-                if gpu { "gpu" } else { "cta" }
-            ),
-            Asm::MmaFp8(kind) => format!("mma.{}", kind.name()),
             Asm::MbarrierExpectTx => "mbarrier.expect_tx".into(),
             Asm::MbarrierTryWait => "mbarrier.try_wait".into(),
             Asm::TmaLoad2d => "tma.load".into(),
@@ -419,12 +385,10 @@ impl Asm {
         match self {
             Asm::Wgmma(kind) | Asm::WgmmaRegisterA(kind) => kind.accumulators(),
             Asm::WgmmaWait { values, .. } => values,
-            Asm::MmaFp8(_) => 4,
             Asm::MbarrierExpectTx | Asm::MbarrierTryWait | Asm::TmaLoad2d => 0,
             Asm::WgmmaFence
             | Asm::WgmmaCommit
             | Asm::FenceProxyAsync
-            | Asm::Fence { .. }
             | Asm::GridDepControl { .. } => 0,
             Asm::LoadGlobal { .. }
             | Asm::StoreGlobal { .. }
@@ -464,8 +428,6 @@ mod tests {
                 values: 64,
             },
             Asm::FenceProxyAsync,
-            Asm::MmaFp8(MmaKind::E4m3M16N8K32),
-            Asm::MmaFp8(MmaKind::E5m2M16N8K32),
             Asm::MbarrierExpectTx,
             Asm::MbarrierTryWait,
             Asm::TmaLoad2d,
@@ -571,12 +533,6 @@ mod tests {
             ),
             None
         );
-        let mma = Asm::MmaFp8(MmaKind::E5m2M16N8K32);
-        assert_eq!(
-            mma.template(),
-            "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {$0, $1, $2, $3}, {$8, $9, $10, $11}, {$12, $13}, {$4, $5, $6, $7};"
-        );
-        assert_eq!(mma.constraints(), "=f,=f,=f,=f,0,1,2,3,r,r,r,r,r,r");
         assert_eq!(
             Asm::parse(
                 &wgmma.template().replace("$65", "$66"),

@@ -1,4 +1,4 @@
-//! `cp.async` as LLVM 19's NVPTX intrinsics (`IntrinsicsNVVM.td`; the PTX
+//! `cp.async` as LLVM's NVPTX intrinsics (`IntrinsicsNVVM.td`; the PTX
 //! ISA's `cp.async`, `cp.async.commit_group` and `cp.async.wait_group`):
 //! `llvm.nvvm.cp.async.cg.shared.global.16.s(dst,
 //! src, src_size)` copies 16 bytes, reading `src_size` of them and

@@ -3,8 +3,8 @@
 //! in `shuffle.rs`).
 //!
 //! NVPTX maps them to the `llvm.nvvm.*` intrinsics (`%tid`, `%ctaid`,
-//! `%nctaid`, `bar.sync 0`, `shfl.sync`) and marks kernels in
-//! `!nvvm.annotations`. AMDGPU maps them to `llvm.amdgcn.*`: work-item and
+//! `%nctaid`, `bar.sync 0`, `shfl.sync`) and marks kernels with the
+//! `ptx_kernel` calling convention and an `nvvm.reqntid` attribute. AMDGPU maps them to `llvm.amdgcn.*`: work-item and
 //! work-group ids, the grid from the HSA dispatch packet, `s_barrier`
 //! between workgroup fences, and shuffles through `ds_bpermute`, which reads
 //! any lane of the wave: the program's 32-lane warps are the halves of a
@@ -31,6 +31,9 @@ pub enum GpuTarget {
 
 /// LLVM's `amdgpu_kernel` calling convention.
 const AMDGPU_KERNEL_CC: u32 = 91;
+
+/// LLVM's `ptx_kernel` calling convention: an NVPTX `.entry`.
+const PTX_KERNEL_CC: u32 = 71;
 
 /// The name of AMDGPU's workgroup barrier function in a module.
 const WORKGROUP_BARRIER: &str = "tile.workgroup.barrier";
@@ -136,8 +139,10 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
     pub(crate) fn barrier(&self) -> Result<(), EmitError> {
         match self.gpu {
             GpuTarget::Nvptx(_) => {
-                let f = self.void_fn("llvm.nvvm.barrier0")?;
-                self.b.build_call(f, &[], "")?;
+                // `bar.sync 0`.
+                let f = self.intrinsic("llvm.nvvm.barrier.cta.sync.aligned.all", &[])?;
+                let id = self.ctx.i32_type().const_zero();
+                self.b.build_call(f, &[id.into()], "")?;
             }
             GpuTarget::Amdgpu(_) => {
                 let f = self.workgroup_barrier()?;
@@ -160,37 +165,30 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         )
     }
 
-    /// A fence of this thread: on NVPTX `fence.acq_rel` or `fence.sc` at
-    /// `.cta` or `.gpu` (inline PTX: PTX has no acquire-only or
-    /// release-only fence, and LLVM 19's `fence` is always `.sys`); on
-    /// AMDGPU LLVM's `fence` at `syncscope("workgroup")` or `("agent")`.
+    /// A fence of this thread: LLVM's `fence` at the block's or the
+    /// device's `syncscope` (NVPTX `block`/`device`, printed as
+    /// `fence.acq_rel` or `fence.sc` at `.cta` or `.gpu`; AMDGPU
+    /// `workgroup`/`agent`). PTX has no acquire-only or release-only fence,
+    /// so NVPTX asks for `acq_rel` (what it prints for either), which the
+    /// emulation target then models as such.
     pub(crate) fn fence(&self, order: MemOrder, scope: MemScope) -> Result<(), EmitError> {
-        match self.gpu {
-            GpuTarget::Nvptx(_) => {
-                let asm = Asm::Fence {
-                    sc: order == MemOrder::SeqCst,
-                    gpu: scope == MemScope::Gpu,
-                };
-                self.inline_asm(asm, &[]).map(drop)
-            }
-            GpuTarget::Amdgpu(_) => {
-                let ordering = match order {
-                    MemOrder::Acquire => "acquire",
-                    MemOrder::Release => "release",
-                    MemOrder::SeqCst => "seq_cst",
-                    MemOrder::AcqRel | MemOrder::Relaxed => "acq_rel",
-                };
-                let syncscope = match scope {
-                    MemScope::Cta => "workgroup",
-                    MemScope::Gpu => "agent",
-                };
-                let name = format!("tile.fence.{ordering}.{syncscope}");
-                let body = format!("fence syncscope(\"{syncscope}\") {ordering}\n");
-                let f = self.ir_helper(&name, "", &body)?;
-                self.b.build_call(f, &[], "")?;
-                Ok(())
-            }
-        }
+        let ordering = match (self.gpu, order) {
+            (_, MemOrder::SeqCst) => "seq_cst",
+            (GpuTarget::Amdgpu(_), MemOrder::Acquire) => "acquire",
+            (GpuTarget::Amdgpu(_), MemOrder::Release) => "release",
+            _ => "acq_rel",
+        };
+        let syncscope = match (self.gpu, scope) {
+            (GpuTarget::Nvptx(_), MemScope::Cta) => "block",
+            (GpuTarget::Nvptx(_), MemScope::Gpu) => "device",
+            (GpuTarget::Amdgpu(_), MemScope::Cta) => "workgroup",
+            (GpuTarget::Amdgpu(_), MemScope::Gpu) => "agent",
+        };
+        let name = format!("tile.fence.{ordering}.{syncscope}");
+        let body = format!("fence syncscope(\"{syncscope}\") {ordering}\n");
+        let f = self.ir_helper(&name, "", &body)?;
+        self.b.build_call(f, &[], "")?;
+        Ok(())
     }
 
     /// `griddepcontrol.wait` (`wait`) or `.launch_dependents`: PTX on sm_90
@@ -244,13 +242,6 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         Ok(f)
     }
 
-    fn void_fn(&self, name: &str) -> Result<FunctionValue<'ctx>, EmitError> {
-        Ok(self.module.get_function(name).unwrap_or_else(|| {
-            self.module
-                .add_function(name, self.ctx.void_type().fn_type(&[], false), None)
-        }))
-    }
-
     /// Marks parameter `n` (0-based) of the NVPTX kernel `function` a
     /// `__grid_constant__`: a by-value parameter whose address the kernel
     /// takes and never writes through (a tensor map).
@@ -259,18 +250,9 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         function: FunctionValue<'ctx>,
         n: u32,
     ) -> Result<(), EmitError> {
-        let i32t = self.ctx.i32_type();
-        let index = self
-            .ctx
-            .metadata_node(&[i32t.const_int(u64::from(n) + 1, false).into()]);
-        let annotation = self.ctx.metadata_node(&[
-            function.as_global_value().as_pointer_value().into(),
-            self.ctx.metadata_string("grid_constant").into(),
-            index.into(),
-        ]);
-        self.module
-            .add_global_metadata("nvvm.annotations", &annotation)
-            .map_err(|e| EmitError::Internal(e.to_string()))
+        let attribute = self.ctx.create_string_attribute("nvvm.grid_constant", "");
+        function.add_attribute(AttributeLoc::Param(n), attribute);
+        Ok(())
     }
 
     /// Makes `function` a kernel entry point for blocks of exactly
@@ -285,23 +267,11 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
     ) -> Result<(), EmitError> {
         match self.gpu {
             GpuTarget::Nvptx(_) => {
-                let annotate = |key: &str, value: u32| {
-                    let annotation = self.ctx.metadata_node(&[
-                        function.as_global_value().as_pointer_value().into(),
-                        self.ctx.metadata_string(key).into(),
-                        self.ctx
-                            .i32_type()
-                            .const_int(u64::from(value), false)
-                            .into(),
-                    ]);
-                    self.module
-                        .add_global_metadata("nvvm.annotations", &annotation)
-                        .map_err(|e| EmitError::Internal(e.to_string()))
-                };
-                annotate("kernel", 1)?;
-                annotate("reqntidx", block_threads)?;
-                annotate("reqntidy", 1)?;
-                annotate("reqntidz", 1)
+                function.set_call_conventions(PTX_KERNEL_CC);
+                let threads = format!("{block_threads},1,1");
+                let attribute = self.ctx.create_string_attribute("nvvm.reqntid", &threads);
+                function.add_attribute(AttributeLoc::Function, attribute);
+                Ok(())
             }
             GpuTarget::Amdgpu(_) => {
                 function.set_call_conventions(AMDGPU_KERNEL_CC);

@@ -1,5 +1,5 @@
-//! Tensor-core steps: `mma` of the thread-level program as LLVM 19's NVPTX
-//! intrinsics (their names: `MMA_SIGNATURE` in LLVM 19's `IntrinsicsNVVM.td`;
+//! Tensor-core steps: `mma` of the thread-level program as LLVM 22's NVPTX
+//! intrinsics (their names: `MMA_SIGNATURE` in LLVM 22's `IntrinsicsNVVM.td`;
 //! the operand fragments: the PTX ISA's "Warp Level Matrix Multiply-Accumulate
 //! Instructions", `mma.m16n8k16` and `ldmatrix`; AMD's WMMA and MFMA, in
 //! `amd_matrix`: `IntrinsicsAMDGPU.td`, the CDNA3 and RDNA3 ISA reference
@@ -10,9 +10,9 @@
 //! * bf16: `llvm.nvvm.mma.m16n8k16.row.col.bf16` on `i32` pairs;
 //! * tf32: `llvm.nvvm.mma.m16n8k8.row.col.tf32` on the `i32` bits of each
 //!   `f32` operand (rounded to TF32 by the program before);
-//! * e4m3 and e5m2: `mma.sync.aligned.m16n8k32` as inline PTX (`asm.rs`;
-//!   LLVM 19 has no intrinsic for it), which needs PTX 8.4 (`build` asks
-//!   for it when a program has one).
+//! * e4m3 and e5m2: `llvm.nvvm.mma.m16n8k32.row.col.f32.<t>.<t>.f32` on
+//!   `i32` quadruples, which needs PTX 8.4 (`build` asks for it when a
+//!   program has one).
 //!
 //! Two 16-bit elements (four 8-bit ones) pack into one 32-bit register, the
 //! lower-numbered in the low half (byte). `ldmatrix` is `llvm.nvvm.ldmatrix.sync.aligned.m8n8.x<n>
@@ -21,7 +21,6 @@
 //! every `mma` and `ldmatrix` in block-uniform control flow, so all 32 lanes
 //! issue it.
 
-use super::asm::Asm;
 use super::{GpuEmitter, GpuTarget};
 use crate::EmitError;
 use inkwell::types::BasicTypeEnum;
@@ -50,22 +49,22 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 kind.name()
             )));
         }
-        if kind.is_fp8() {
-            let mut args: Vec<BasicValueEnum> = c.to_vec();
-            for register in a.chunks(4).chain(b.chunks(4)) {
-                args.push(self.pack_bytes(register)?.into());
-            }
-            return self.inline_asm(Asm::MmaFp8(kind), &args);
-        }
         let f32t = self.ctx.f32_type();
         let i32t = self.ctx.i32_type();
-        let (name, pair_type): (&str, BasicTypeEnum) = match kind {
+        let (name, pair_type): (String, BasicTypeEnum) = match kind {
             MmaKind::F16M16N8K16 => (
-                "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
+                "llvm.nvvm.mma.m16n8k16.row.col.f32.f32".into(),
                 self.ctx.f16_type().vec_type(2).into(),
             ),
-            MmaKind::Bf16M16N8K16 => ("llvm.nvvm.mma.m16n8k16.row.col.bf16", i32t.into()),
-            MmaKind::Tf32M16N8K8 => ("llvm.nvvm.mma.m16n8k8.row.col.tf32", i32t.into()),
+            MmaKind::Bf16M16N8K16 => ("llvm.nvvm.mma.m16n8k16.row.col.bf16".into(), i32t.into()),
+            MmaKind::Tf32M16N8K8 => ("llvm.nvvm.mma.m16n8k8.row.col.tf32".into(), i32t.into()),
+            MmaKind::E4m3M16N8K32 | MmaKind::E5m2M16N8K32 => {
+                let t = kind.operand_name();
+                (
+                    format!("llvm.nvvm.mma.m16n8k32.row.col.f32.{t}.{t}.f32"),
+                    i32t.into(),
+                )
+            }
             _ => {
                 return Err(EmitError::internal(
                     "an AMD matrix instruction is not mma.sync",
@@ -78,18 +77,19 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             .chain(b.chunks(kind.per_register()))
         {
             let word = match register {
+                [_, _, _, _] => self.pack_bytes(register)?.into(),
                 [lo, hi] => self.pack(lo.into_int_value(), hi.into_int_value())?.into(),
                 [element] => *element,
-                _ => return Err(EmitError::internal("an mma register of 1 or 2 elements")),
+                _ => return Err(EmitError::internal("an mma register of 1, 2 or 4 elements")),
             };
             values.push(self.b.build_bit_cast(word, pair_type, "reg")?);
         }
         values.extend(c);
-        let f = self.module.get_function(name).unwrap_or_else(|| {
+        let f = self.module.get_function(&name).unwrap_or_else(|| {
             let params: Vec<_> = values.iter().map(|v| v.get_type().into()).collect();
             let ret = self.ctx.struct_type(&[f32t.into(); 4], false);
             self.module
-                .add_function(name, ret.fn_type(&params, false), None)
+                .add_function(&name, ret.fn_type(&params, false), None)
         });
         let args: Vec<BasicMetadataValueEnum> = values.iter().map(|&v| v.into()).collect();
         let d = self

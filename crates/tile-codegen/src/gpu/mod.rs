@@ -1,5 +1,5 @@
 //! The GPU emitter: a thread-level program (`tile_thread::Program`) to an
-//! LLVM 19 module for NVPTX or AMDGPU, then to PTX, AMDGPU assembly and a
+//! LLVM module for NVPTX or AMDGPU, then to PTX, AMDGPU assembly and a
 //! linked code object (HSACO).
 //!
 //! What the targets share is written once: the kernel function and its
@@ -104,9 +104,7 @@ pub fn emit(
 }
 
 /// Emits `program` for the GPU `target` up to the optimized module: what the
-/// emulation target needs. Nothing is assembled or linked; an NVPTX module
-/// still passes through LLVM's PTX printer, the only code that clears LLVM
-/// 19's process-wide cache of its launch bounds.
+/// emulation target needs. No code is generated, assembled or linked.
 pub fn emit_module(
     program: &Program,
     target: Target,
@@ -125,7 +123,7 @@ enum Code {
 /// The optimized module and the code generated from it.
 struct Built {
     module: GpuModule,
-    /// PTX or AMDGPU assembly; always made for NVPTX.
+    /// PTX or AMDGPU assembly.
     assembly: Option<String>,
     /// The AMDGPU object file, before linking.
     object: Option<Vec<u8>>,
@@ -134,16 +132,6 @@ struct Built {
 /// Emits, verifies and optimizes `program`'s module for `target`, then
 /// generates its code if asked; a backend error reported meanwhile fails
 /// the whole.
-///
-/// An NVPTX module always ends in LLVM's PTX printer, even when its code is
-/// not wanted. LLVM 19's NVPTX back end caches every function's
-/// `nvvm.annotations` (its launch bounds) in a process-wide table keyed by
-/// the addresses of the module and the function, and only the PTX printer
-/// removes a module's entries. A module freed without passing through it
-/// leaves entries that a later module allocated at the same addresses reads
-/// as its own: optimized, and printed, for another kernel's block size. (The
-/// differential suite on the emulation target found it: about one program
-/// in a hundred ran with another's thread-id range.)
 fn build(
     program: &Program,
     target: Target,
@@ -172,8 +160,7 @@ fn build(
     let dynamic_shared_bytes = emitter.dynamic_shared(shared_bytes(program));
     let text = module::finish(&module, &machine, &program.name, options.opt_level)?;
     let (assembly, object) = match (gpu, code) {
-        // The module itself, never a copy: see above.
-        (GpuTarget::Nvptx(_), _) => {
+        (GpuTarget::Nvptx(_), Code::Generate) => {
             // The tensor maps the kernel takes, for the runtime to build.
             let note = tile_abi::tma::maps_note(&program.tma_maps());
             let ptx = renumber_call_sequences(&machine.emit_assembly(&module)?);
@@ -187,7 +174,7 @@ fn build(
             let object = tools::assemble_amdgpu(&assembly, gfx)?;
             (Some(assembly), Some(object))
         }
-        (GpuTarget::Amdgpu(_), Code::Skip) => (None, None),
+        (_, Code::Skip) => (None, None),
     };
     if let Some(message) = diagnostics.take_errors() {
         return Err(EmitError::Backend {

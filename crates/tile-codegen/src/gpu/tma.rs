@@ -1,9 +1,8 @@
 //! The TMA and its mbarriers (sm_90a; the PTX ISA's `cp.async.bulk.tensor`
-//! and `mbarrier` sections, LLVM 19's `IntrinsicsNVVM.td`): `mbarrier.init`
-//! through LLVM's `llvm.nvvm.mbarrier.init.shared`,
-//! the rest as inline PTX ([`super::asm`]), which LLVM 19 has no intrinsics
-//! for: `arrive.expect_tx`, `try_wait.parity` (in a loop until it
-//! succeeds) and `cp.async.bulk.tensor.2d`, which reads the tensor map the
+//! and `mbarrier` sections): `mbarrier.init` through LLVM's
+//! `llvm.nvvm.mbarrier.init.shared`, the rest as inline PTX
+//! ([`super::asm`], which says why): `arrive.expect_tx`, `try_wait.parity`
+//! (in a loop until it succeeds) and `cp.async.bulk.tensor.2d`, which reads the
 //! kernel takes by value (a `__grid_constant__` parameter, see
 //! `kernel.rs`) at its generic address. Barriers and destinations are
 //! passed as shared addresses in 64-bit registers (as LLVM passes its own

@@ -94,7 +94,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         args: &[FloatValue<'ctx>],
     ) -> Result<FloatValue<'ctx>, EmitError> {
         let name = match (hw, function) {
-            (Hardware::Nvptx, "exp2") => "llvm.nvvm.ex2.approx.f",
+            (Hardware::Nvptx, "exp2") => "llvm.nvvm.ex2.approx",
             (Hardware::Nvptx, "log2") => "llvm.nvvm.lg2.approx.f",
             (Hardware::Nvptx, "rsqrt") => "llvm.nvvm.rsqrt.approx.f",
             (Hardware::Nvptx, "div") => "llvm.nvvm.div.approx.f",
@@ -108,10 +108,11 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                 )))
             }
         };
-        // NVVM's are defined on f32 alone; AMDGPU's are overloaded.
-        let overloads = match hw {
-            Hardware::Nvptx => vec![],
-            Hardware::Amdgpu => vec![self.ctx.f32_type().into()],
+        // NVVM's `ex2.approx` and AMDGPU's are overloaded on the float
+        // type; NVVM's others are defined on f32 alone.
+        let overloads = match (hw, function) {
+            (Hardware::Nvptx, "exp2") | (Hardware::Amdgpu, _) => vec![self.ctx.f32_type().into()],
+            (Hardware::Nvptx, _) => vec![],
         };
         let f = self.intrinsic(name, &overloads)?;
         let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
