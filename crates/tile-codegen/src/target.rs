@@ -3,8 +3,8 @@
 //!
 //! | name                                    | LLVM triple                  | CPU         | features        |
 //! |-----------------------------------------|------------------------------|-------------|-----------------|
-//! | `sm_75` … `sm_90a` ([`Sm`])             | `nvptx64-nvidia-cuda`        | the `sm_*`  | `+ptxNN` (min.) |
-//! | `gfx90a`, `gfx942`, `gfx1100` ([`Gfx`]) | `amdgcn-amd-amdhsa`          | the `gfx*`  | (none)          |
+//! | `sm_75` … `sm_90a`, `sm_100a`, `sm_103a`, `sm_120a` ([`Sm`]) | `nvptx64-nvidia-cuda` | the `sm_*` | `+ptxNN` (min.) |
+//! | `gfx90a`, `gfx942`, `gfx950`, `gfx1100`, `gfx1200`, `gfx1201` ([`Gfx`]) | `amdgcn-amd-amdhsa` | the `gfx*` | (none) |
 //! | `x86_64-v3`, `x86_64`, `aarch64` ([`HostIsa`]) | `x86_64-unknown-linux-gnu`, `aarch64-unknown-linux-gnu` | the level's | the level's |
 //!
 //! Host code is always compiled for fixed instruction-set levels, never for the building CPU, so
@@ -47,11 +47,19 @@ pub enum Sm {
     Sm90,
     /// Hopper with the architecture-specific features (`sm_90a`: wgmma, setmaxnreg, …).
     Sm90a,
+    /// Blackwell B200/GB200 with the architecture-specific features
+    /// (`sm_100a`: tcgen05 and tensor memory, which `tile` does not use yet).
+    Sm100a,
+    /// Blackwell Ultra B300/GB300 (`sm_103a`).
+    Sm103a,
+    /// Blackwell consumer and workstation parts, RTX 50 and RTX PRO
+    /// (`sm_120a`: `mma.sync` with block-scaled forms, no tcgen05).
+    Sm120a,
 }
 
 impl Sm {
     /// Every supported architecture, oldest first.
-    pub const ALL: [Sm; 7] = [
+    pub const ALL: [Sm; 10] = [
         Sm::Sm75,
         Sm::Sm80,
         Sm::Sm86,
@@ -59,6 +67,9 @@ impl Sm {
         Sm::Sm89,
         Sm::Sm90,
         Sm::Sm90a,
+        Sm::Sm100a,
+        Sm::Sm103a,
+        Sm::Sm120a,
     ];
 
     /// The name used by LLVM and `ptxas`, e.g. `"sm_90a"`.
@@ -71,6 +82,9 @@ impl Sm {
             Sm::Sm89 => "sm_89",
             Sm::Sm90 => "sm_90",
             Sm::Sm90a => "sm_90a",
+            Sm::Sm100a => "sm_100a",
+            Sm::Sm103a => "sm_103a",
+            Sm::Sm120a => "sm_120a",
         }
     }
 
@@ -83,6 +97,9 @@ impl Sm {
             Sm::Sm87 => 87,
             Sm::Sm89 => 89,
             Sm::Sm90 | Sm::Sm90a => 90,
+            Sm::Sm100a => 100,
+            Sm::Sm103a => 103,
+            Sm::Sm120a => 120,
         }
     }
 
@@ -98,6 +115,9 @@ impl Sm {
             Sm::Sm87 => 74,
             Sm::Sm89 | Sm::Sm90 => 78,
             Sm::Sm90a => 80,
+            Sm::Sm100a => 86,
+            Sm::Sm120a => 87,
+            Sm::Sm103a => 88,
         }
     }
 }
@@ -115,20 +135,36 @@ pub enum Gfx {
     Gfx90a,
     /// CDNA 3: MI300 series (`gfx942`).
     Gfx942,
+    /// CDNA 4: MI350 series (`gfx950`; 160 KiB of LDS).
+    Gfx950,
     /// RDNA 3: RX 7900 series (`gfx1100`).
     Gfx1100,
+    /// RDNA 4: RX 9060 series (`gfx1200`).
+    Gfx1200,
+    /// RDNA 4: RX 9070 series and Radeon AI PRO R9700 (`gfx1201`).
+    Gfx1201,
 }
 
 impl Gfx {
     /// Every supported architecture.
-    pub const ALL: [Gfx; 3] = [Gfx::Gfx90a, Gfx::Gfx942, Gfx::Gfx1100];
+    pub const ALL: [Gfx; 6] = [
+        Gfx::Gfx90a,
+        Gfx::Gfx942,
+        Gfx::Gfx950,
+        Gfx::Gfx1100,
+        Gfx::Gfx1200,
+        Gfx::Gfx1201,
+    ];
 
     /// The name used by LLVM and ROCm, e.g. `"gfx942"`.
     pub fn name(self) -> &'static str {
         match self {
             Gfx::Gfx90a => "gfx90a",
             Gfx::Gfx942 => "gfx942",
+            Gfx::Gfx950 => "gfx950",
             Gfx::Gfx1100 => "gfx1100",
+            Gfx::Gfx1200 => "gfx1200",
+            Gfx::Gfx1201 => "gfx1201",
         }
     }
 
@@ -139,7 +175,16 @@ impl Gfx {
 
     /// Whether this is a CDNA part (wave64, MFMA).
     pub fn is_cdna(self) -> bool {
-        matches!(self, Gfx::Gfx90a | Gfx::Gfx942)
+        matches!(self, Gfx::Gfx90a | Gfx::Gfx942 | Gfx::Gfx950)
+    }
+
+    /// The lanes of a wavefront: 64 on CDNA, 32 on RDNA.
+    pub fn wave_lanes(self) -> u32 {
+        if self.is_cdna() {
+            64
+        } else {
+            32
+        }
     }
 }
 
@@ -245,10 +290,15 @@ impl Target {
         match self {
             Target::Nvptx(Sm::Sm75) | Target::Host(_) => TensorCores::None,
             Target::Nvptx(Sm::Sm90a) => TensorCores::Wgmma,
-            Target::Nvptx(Sm::Sm89 | Sm::Sm90) => TensorCores::MmaSyncFp8,
+            Target::Nvptx(Sm::Sm89 | Sm::Sm90 | Sm::Sm100a | Sm::Sm103a | Sm::Sm120a) => {
+                TensorCores::MmaSyncFp8
+            }
             Target::Nvptx(_) => TensorCores::MmaSync,
             Target::Amdgpu(Gfx::Gfx1100) => TensorCores::Wmma,
-            Target::Amdgpu(Gfx::Gfx90a | Gfx::Gfx942) => TensorCores::Mfma,
+            Target::Amdgpu(Gfx::Gfx90a | Gfx::Gfx942 | Gfx::Gfx950) => TensorCores::Mfma,
+            // RDNA 4's WMMA takes other lane layouts than RDNA 3's, which
+            // the lowering does not have yet: CUDA-core products.
+            Target::Amdgpu(Gfx::Gfx1200 | Gfx::Gfx1201) => TensorCores::None,
         }
     }
 
@@ -354,7 +404,11 @@ pub fn default_targets() -> Vec<Target> {
         .into_iter()
         .map(Target::Nvptx)
         .collect();
-    targets.extend(Gfx::ALL.into_iter().map(Target::Amdgpu));
+    targets.extend(
+        [Gfx::Gfx90a, Gfx::Gfx942, Gfx::Gfx1100]
+            .into_iter()
+            .map(Target::Amdgpu),
+    );
     targets.extend(
         HostIsa::for_this_architecture()
             .into_iter()

@@ -50,7 +50,7 @@ fn emitted(func: &Function, warps: u32, target: Target) -> Emitted {
 fn every_sample_assembles_with_ptxas_for_every_sm() {
     require(Tool::Ptxas);
     for (func, warps) in kernels() {
-        for sm in [Sm::Sm80, Sm::Sm86, Sm::Sm89, Sm::Sm90, Sm::Sm90a] {
+        for sm in Sm::ALL.into_iter().filter(|sm| sm.number() >= 80) {
             let out = emitted(&func, warps, Target::Nvptx(sm));
             assert!(
                 out.assembly.contains(&format!(".entry {}", func.name)),

@@ -322,7 +322,7 @@ fn atomics_assemble_for_every_sm_and_link_for_every_gfx() {
     for (op, dtype) in cases() {
         let func = kernel(op, dtype, 128);
         let program = lower(&func, &LowerOptions::warps(4)).unwrap();
-        for sm in [Sm::Sm80, Sm::Sm86, Sm::Sm89, Sm::Sm90, Sm::Sm90a] {
+        for sm in Sm::ALL.into_iter().filter(|sm| sm.number() >= 80) {
             let out = emit(&program, Target::Nvptx(sm), &CodegenOptions::default())
                 .unwrap_or_else(|e| panic!("atomic {op} on {dtype} for {sm}: {e}"));
             assert!(

@@ -370,7 +370,7 @@ fn fences_assemble_for_every_sm_and_link_for_every_gfx() {
     require(Tool::LlvmObjdump);
     let func = message(Variant::Correct);
     let program = lower(&func, &LowerOptions::warps(4)).unwrap();
-    for sm in [Sm::Sm80, Sm::Sm86, Sm::Sm89, Sm::Sm90, Sm::Sm90a] {
+    for sm in Sm::ALL.into_iter().filter(|sm| sm.number() >= 80) {
         let out = emit(&program, Target::Nvptx(sm), &CodegenOptions::default())
             .unwrap_or_else(|e| panic!("{sm}: {e}"));
         for fence in ["fence.acq_rel.gpu", "bar.sync"] {
@@ -388,8 +388,9 @@ fn fences_assemble_for_every_sm_and_link_for_every_gfx() {
         // lowers an LLVM `fence syncscope("agent")`.
         let fences: &[&str] = match gfx {
             Gfx::Gfx90a => &["buffer_wbinvl1_vol"],
-            Gfx::Gfx942 => &["buffer_wbl2 sc1", "buffer_inv sc1"],
+            Gfx::Gfx942 | Gfx::Gfx950 => &["buffer_wbl2 sc1", "buffer_inv sc1"],
             Gfx::Gfx1100 => &["buffer_gl1_inv"],
+            Gfx::Gfx1200 | Gfx::Gfx1201 => &["global_inv scope:SCOPE_DEV"],
         };
         for fence in fences {
             assert!(listing.contains(fence), "{gfx}: no {fence}");

@@ -25,7 +25,9 @@ pub(super) fn shared_memory_limit(target: Target) -> usize {
         Target::Nvptx(Sm::Sm75) => 64 * 1024,
         Target::Nvptx(Sm::Sm80 | Sm::Sm87) => 163 * 1024,
         Target::Nvptx(Sm::Sm86 | Sm::Sm89) => 99 * 1024,
-        Target::Nvptx(Sm::Sm90 | Sm::Sm90a) => 227 * 1024,
+        Target::Nvptx(Sm::Sm90 | Sm::Sm90a | Sm::Sm100a | Sm::Sm103a) => 227 * 1024,
+        Target::Nvptx(Sm::Sm120a) => 99 * 1024,
+        Target::Amdgpu(Gfx::Gfx950) => 160 * 1024,
         _ => 64 * 1024,
     }
 }
@@ -98,8 +100,8 @@ pub(super) fn check_amdgpu_registers(
 ) -> Result<(), CompileError> {
     let registers = registers::metadata(assembly, ".vgpr_count").unwrap_or(0) as usize;
     let limit = match gfx {
-        Gfx::Gfx90a | Gfx::Gfx942 => 512,
-        Gfx::Gfx1100 => 256,
+        Gfx::Gfx90a | Gfx::Gfx942 | Gfx::Gfx950 => 512,
+        Gfx::Gfx1100 | Gfx::Gfx1200 | Gfx::Gfx1201 => 256,
     };
     if registers > limit {
         return Err(CompileError::Registers {

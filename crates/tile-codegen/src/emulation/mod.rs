@@ -27,7 +27,7 @@ mod intrinsics;
 
 use crate::diagnostics::Diagnostics;
 use crate::gpu::GpuModule;
-use crate::target::{Gfx, Machine, Target};
+use crate::target::{Machine, Target};
 use crate::tools;
 use crate::EmitError;
 use inkwell::context::Context;
@@ -77,8 +77,7 @@ pub fn compile(source: &GpuModule) -> Result<EmulationImage, EmitError> {
     // (`exp`) would otherwise be interposed by it.
     kernel.set_linkage(Linkage::Internal);
     let (abi, wave) = match source.target {
-        Target::Amdgpu(Gfx::Gfx1100) => (ArgsAbi::Kernarg, 32),
-        Target::Amdgpu(_) => (ArgsAbi::Kernarg, 64),
+        Target::Amdgpu(gfx) => (ArgsAbi::Kernarg, gfx.wave_lanes()),
         _ => (ArgsAbi::Pointers, 32),
     };
     let params = entry::param_slots(kernel, abi, &gpu.llvm().get_target_data());

@@ -7,7 +7,6 @@
 
 use super::kernel::Kernel;
 use super::{GpuEmitter, GpuTarget};
-use crate::target::Gfx;
 use crate::EmitError;
 use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::IntPredicate;
@@ -102,10 +101,10 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 // The source's lane in the wave: this thread's wave lane
                 // minus its warp lane plus the source's warp lane.
                 let wave = match self.gpu {
-                    GpuTarget::Amdgpu(Gfx::Gfx1100) => 32,
-                    _ => 64,
+                    GpuTarget::Amdgpu(gfx) => gfx.wave_lanes(),
+                    GpuTarget::Nvptx(_) => 32,
                 };
-                let wave_lane = bb.build_and(thread, c(wave - 1), "wavelane")?;
+                let wave_lane = bb.build_and(thread, c(u64::from(wave) - 1), "wavelane")?;
                 let hw = bb.build_int_add(bb.build_int_sub(wave_lane, lane, "base")?, src, "hw")?;
                 let addr = bb.build_left_shift(hw, c(2), "addr")?;
                 let f = self.intrinsic("llvm.amdgcn.ds.bpermute", &[])?;

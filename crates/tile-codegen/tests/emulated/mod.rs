@@ -331,7 +331,7 @@ pub fn run_staged(
 /// object.
 pub fn assembles_and_links(func: &Function, num_warps: u32) {
     let program = lower(func, &LowerOptions::warps(num_warps)).unwrap();
-    for sm in [Sm::Sm80, Sm::Sm86, Sm::Sm89, Sm::Sm90, Sm::Sm90a] {
+    for sm in Sm::ALL.into_iter().filter(|sm| sm.number() >= 80) {
         let out = tile_codegen::gpu::emit(&program, Target::Nvptx(sm), &CodegenOptions::default())
             .unwrap_or_else(|e| panic!("{}, {sm}: {e}", func.name));
         tools::assemble_ptx(&out.assembly, sm)
