@@ -173,6 +173,11 @@ impl Gfx {
         self == Gfx::Gfx1100
     }
 
+    /// Whether this is an RDNA 4 part (wave32, gfx12's WMMA).
+    pub fn is_rdna4(self) -> bool {
+        matches!(self, Gfx::Gfx1200 | Gfx::Gfx1201)
+    }
+
     /// Whether this is a CDNA part (wave64, MFMA).
     pub fn is_cdna(self) -> bool {
         matches!(self, Gfx::Gfx90a | Gfx::Gfx942 | Gfx::Gfx950)
@@ -296,9 +301,7 @@ impl Target {
             Target::Nvptx(_) => TensorCores::MmaSync,
             Target::Amdgpu(Gfx::Gfx1100) => TensorCores::Wmma,
             Target::Amdgpu(Gfx::Gfx90a | Gfx::Gfx942 | Gfx::Gfx950) => TensorCores::Mfma,
-            // RDNA 4's WMMA takes other lane layouts than RDNA 3's, which
-            // the lowering does not have yet: CUDA-core products.
-            Target::Amdgpu(Gfx::Gfx1200 | Gfx::Gfx1201) => TensorCores::None,
+            Target::Amdgpu(Gfx::Gfx1200 | Gfx::Gfx1201) => TensorCores::Wmma12,
         }
     }
 

@@ -368,10 +368,12 @@ fn tensor_dots_issue_wgmma_on_sm_90a() {
     }
 }
 
-/// On gfx1100 (RDNA 3, wave32) tensor dots are `v_wmma` instructions in
-/// the linked code object; CDNA has none (it has MFMA, below).
+/// On gfx1100 (RDNA 3, wave32) and on gfx1200 and gfx1201 (RDNA 4) tensor
+/// dots are `v_wmma` instructions in the linked code object, RDNA 4's
+/// reading 4 registers of A and of B (8 16-bit elements) where RDNA 3's read
+/// 8; CDNA has none (it has MFMA, below).
 #[test]
-fn tensor_dots_issue_wmma_on_rdna3() {
+fn tensor_dots_issue_wmma_on_rdna() {
     require(Tool::LlvmObjdump);
     for dtype in [DType::F16, DType::BF16] {
         let func = samples::matmul(64, 64, 32, dtype).unwrap();
@@ -381,11 +383,32 @@ fn tensor_dots_issue_wmma_on_rdna3() {
         };
         let instruction = format!("v_wmma_f32_16x16x16_{dtype}");
         // 2×2 warps, each 2×2 blocks, two k-steps.
-        assert_eq!(
-            listing(Gfx::Gfx1100).matches(&instruction).count(),
-            8,
-            "{dtype}"
-        );
+        for gfx in [Gfx::Gfx1100, Gfx::Gfx1200, Gfx::Gfx1201] {
+            let listing = listing(gfx);
+            assert_eq!(listing.matches(&instruction).count(), 8, "{dtype} {gfx}");
+            // `v_wmma_f32_16x16x16_f16 v[d:d+7], v[a:a+n], v[b:b+n], ...`
+            let words = if gfx == Gfx::Gfx1100 { 8 } else { 4 };
+            let wmma = listing.lines().find(|l| l.contains(&instruction)).unwrap();
+            let operands: Vec<&str> = wmma
+                .split(&instruction)
+                .nth(1)
+                .unwrap()
+                .split(',')
+                .collect();
+            let count = |operand: &str| -> usize {
+                let range = operand
+                    .trim()
+                    .trim_start_matches("v[")
+                    .trim_end_matches(']');
+                let (first, last) = range.split_once(':').unwrap();
+                last.parse::<usize>().unwrap() - first.parse::<usize>().unwrap() + 1
+            };
+            assert_eq!(
+                (count(operands[1]), count(operands[2])),
+                (words, words),
+                "{gfx}: {wmma}"
+            );
+        }
         assert!(!listing(Gfx::Gfx942).contains("v_wmma"));
     }
 }

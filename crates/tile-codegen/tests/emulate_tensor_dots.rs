@@ -1,5 +1,6 @@
 //! Random `dot`s of precision `tensor` (tile-testgen's `dot_case`) on
-//! sm_80's, gfx1100's, gfx942's and gfx90a's tensor cores, and of precision
+//! sm_80's, gfx1100's, gfx1200's, gfx1201's, gfx942's and gfx90a's tensor
+//! cores, and of precision
 //! `tf32` (`tf32_dot_case`) on sm_80's, and FP8 ones (`fp8_dot_case`) on
 //! sm_89's and, cast to f16, on sm_80's, through the
 //! lockstep emulator and through the emulation target (the NVPTX module
@@ -145,6 +146,16 @@ const WMMA: Instructions = Instructions {
 fn random_tensor_dots_on_wmma() {
     let least = CASES as usize / 3;
     random_tensor_dots(Target::Amdgpu(Gfx::Gfx1100), &WMMA, None, least);
+}
+
+/// RDNA 4's WMMA (gfx1200, gfx1201): RDNA 3's blocks, operands not held
+/// twice.
+#[test]
+fn random_tensor_dots_on_rdna4_wmma() {
+    let least = CASES as usize / 3;
+    for gfx in [Gfx::Gfx1200, Gfx::Gfx1201] {
+        random_tensor_dots(Target::Amdgpu(gfx), &WMMA, None, least);
+    }
 }
 
 /// The MFMA of CDNA: 32×32×8 where the blocks and waves allow it, else

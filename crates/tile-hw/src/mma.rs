@@ -48,6 +48,17 @@
 //! | B, 16×16 | 16 | row (k) `i`, column `l % 16` |
 //! | C and D, 16×16 | 8 × `f32` | row `2i + l / 16`, column `l % 16` |
 //!
+//! RDNA 4's WMMA in wave32 (`v_wmma_f32_16x16x16_{f16,bf16}` on gfx1200 and
+//! gfx1201; AMD's matrix instruction calculator, `-a gfx1200`): no
+//! replication, each lane holding 8 `k` of one row of A and of one column
+//! of B, in two runs of 4 that the two half-waves interleave:
+//!
+//! | fragment | elements per lane | element `i` of lane `l` |
+//! |---|---|---|
+//! | A, 16×16 | 8 | row `l % 16`, column `i%4 + 4·(l/16) + 8·(i/4)` |
+//! | B, 16×16 | 8 | row (k) `i%4 + 4·(l/16) + 8·(i/4)`, column `l % 16` |
+//! | C and D, 16×16 | 8 × `f32` | row `8·(l/16) + i`, column `l % 16` |
+//!
 //! CDNA's MFMA in wave64 (`v_mfma_f32_32x32x8{f16,bf16_1k}` and
 //! `v_mfma_f32_16x16x16{f16,bf16_1k}` on gfx90a, the `_f16`/`_bf16` forms
 //! on gfx942; AMD's matrix instruction calculator): 64 lanes, each holding
@@ -93,6 +104,10 @@ pub enum MmaKind {
     WmmaF16M16N16K16 = 3,
     /// RDNA3's `v_wmma_f32_16x16x16_bf16` in wave32.
     WmmaBf16M16N16K16 = 4,
+    /// RDNA 4's `v_wmma_f32_16x16x16_f16` in wave32 (gfx12).
+    Wmma12F16M16N16K16 = 12,
+    /// RDNA 4's `v_wmma_f32_16x16x16_bf16` in wave32 (gfx12).
+    Wmma12Bf16M16N16K16 = 13,
     /// CDNA's `v_mfma_f32_32x32x8f16` in wave64.
     MfmaF16M32N32K8 = 5,
     /// CDNA's `v_mfma_f32_32x32x8bf16_1k` in wave64.
@@ -110,6 +125,8 @@ pub enum MmaFamily {
     MmaSync,
     /// AMD RDNA3's WMMA (gfx11, wave32).
     Wmma,
+    /// AMD RDNA4's WMMA (gfx12, wave32), whose operands are not replicated.
+    Wmma12,
     /// AMD CDNA's MFMA (gfx90a, gfx942; wave64).
     Mfma,
 }
@@ -119,7 +136,7 @@ impl MmaFamily {
     /// MFMA's wave of 64.
     pub fn lanes(self) -> usize {
         match self {
-            MmaFamily::MmaSync | MmaFamily::Wmma => 32,
+            MmaFamily::MmaSync | MmaFamily::Wmma | MmaFamily::Wmma12 => 32,
             MmaFamily::Mfma => 64,
         }
     }
@@ -139,7 +156,7 @@ pub enum Fragment {
 impl MmaKind {
     /// Every instruction, each family's in the order the lowering prefers
     /// them (MFMA's 32×32 blocks before its 16×16 ones).
-    pub const ALL: [MmaKind; 11] = [
+    pub const ALL: [MmaKind; 13] = [
         MmaKind::F16M16N8K16,
         MmaKind::Bf16M16N8K16,
         MmaKind::Tf32M16N8K8,
@@ -147,6 +164,8 @@ impl MmaKind {
         MmaKind::E5m2M16N8K32,
         MmaKind::WmmaF16M16N16K16,
         MmaKind::WmmaBf16M16N16K16,
+        MmaKind::Wmma12F16M16N16K16,
+        MmaKind::Wmma12Bf16M16N16K16,
         MmaKind::MfmaF16M32N32K8,
         MmaKind::MfmaBf16M32N32K8,
         MmaKind::MfmaF16M16N16K16,
@@ -162,6 +181,7 @@ impl MmaKind {
             | MmaKind::E4m3M16N8K32
             | MmaKind::E5m2M16N8K32 => MmaFamily::MmaSync,
             MmaKind::WmmaF16M16N16K16 | MmaKind::WmmaBf16M16N16K16 => MmaFamily::Wmma,
+            MmaKind::Wmma12F16M16N16K16 | MmaKind::Wmma12Bf16M16N16K16 => MmaFamily::Wmma12,
             MmaKind::MfmaF16M32N32K8
             | MmaKind::MfmaBf16M32N32K8
             | MmaKind::MfmaF16M16N16K16
@@ -184,10 +204,12 @@ impl MmaKind {
         match self {
             MmaKind::F16M16N8K16
             | MmaKind::WmmaF16M16N16K16
+            | MmaKind::Wmma12F16M16N16K16
             | MmaKind::MfmaF16M32N32K8
             | MmaKind::MfmaF16M16N16K16 => tile_ir::DType::F16,
             MmaKind::Bf16M16N8K16
             | MmaKind::WmmaBf16M16N16K16
+            | MmaKind::Wmma12Bf16M16N16K16
             | MmaKind::MfmaBf16M32N32K8
             | MmaKind::MfmaBf16M16N16K16 => tile_ir::DType::BF16,
             MmaKind::Tf32M16N8K8 => tile_ir::DType::F32,
@@ -242,13 +264,14 @@ impl MmaKind {
 
     /// The instruction's name in thread-level programs: `m16n8k16.f16`,
     /// `m16n8k8.tf32`, `m16n8k32.e4m3`, `wmma16x16x16.f16`,
-    /// `mfma32x32x8.bf16`.
+    /// `mfma32x32x8.bf16`, `wmma12.16x16x16.f16`.
     pub fn name(self) -> String {
         let (m, n, k) = self.shape();
         let operands = self.operand_name();
         match self.family() {
             MmaFamily::MmaSync => format!("m{m}n{n}k{k}.{operands}"),
             MmaFamily::Wmma => format!("wmma{m}x{n}x{k}.{operands}"),
+            MmaFamily::Wmma12 => format!("wmma12.{m}x{n}x{k}.{operands}"),
             MmaFamily::Mfma => format!("mfma{m}x{n}x{k}.{operands}"),
         }
     }
@@ -262,6 +285,8 @@ impl MmaKind {
             MmaKind::MfmaF16M32N32K8 | MmaKind::MfmaBf16M32N32K8 => (32, 32, 8),
             MmaKind::WmmaF16M16N16K16
             | MmaKind::WmmaBf16M16N16K16
+            | MmaKind::Wmma12F16M16N16K16
+            | MmaKind::Wmma12Bf16M16N16K16
             | MmaKind::MfmaF16M16N16K16
             | MmaKind::MfmaBf16M16N16K16 => (16, 16, 16),
         }
@@ -277,6 +302,7 @@ impl MmaKind {
             (MmaFamily::MmaSync, Fragment::C) => m * n / 32,
             (MmaFamily::Wmma, Fragment::A | Fragment::B) => 16,
             (MmaFamily::Wmma, Fragment::C) => 8,
+            (MmaFamily::Wmma12, _) => 8,
             (MmaFamily::Mfma, Fragment::A | Fragment::B) => 4,
             // The M×N block over the wave's 64 lanes: 16 or 4.
             (MmaFamily::Mfma, Fragment::C) => m * n / 64,
@@ -324,6 +350,9 @@ impl MmaKind {
             (MmaFamily::Wmma, Fragment::A) => (lane % 16, i),
             (MmaFamily::Wmma, Fragment::B) => (i, lane % 16),
             (MmaFamily::Wmma, Fragment::C) => (2 * i + lane / 16, lane % 16),
+            (MmaFamily::Wmma12, Fragment::A) => (lane % 16, i % 4 + 4 * (lane / 16) + 8 * (i / 4)),
+            (MmaFamily::Wmma12, Fragment::B) => (i % 4 + 4 * (lane / 16) + 8 * (i / 4), lane % 16),
+            (MmaFamily::Wmma12, Fragment::C) => (8 * (lane / 16) + i, lane % 16),
             (MmaFamily::Mfma, _) => self.mfma_element(fragment, lane, i),
         }
     }

@@ -13,6 +13,7 @@
 //!   thread.txt                            the thread-level program (GPU targets)
 //!   thread.mma_sync.txt                   the same with `mma.sync` (sm_80 and later)
 //!   thread.wmma.txt                       the same with WMMA (gfx1100)
+//!   thread.wmma12.txt                     the same with RDNA 4's WMMA (gfx1200, gfx1201)
 //!   thread.mfma.txt                       the same with MFMA (gfx90a, gfx942)
 //!   <sm_*>.ll, .opt.ll, .ptx, .ptxas.txt  LLVM IR before and after LLVM's pipeline,
 //!                                         PTX and `ptxas -v`'s resource usage

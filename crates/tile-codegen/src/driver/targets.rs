@@ -236,8 +236,8 @@ impl Compilation<'_> {
 /// The `TILE_DUMP` file of the thread-level program for `tensor_cores`:
 /// `thread.txt` without, `thread.mma_sync.txt` with `mma.sync`
 /// (`thread.mma_sync_fp8.txt` with its FP8 form, for FP8 `dot`s),
-/// `thread.wgmma.txt` with Hopper's `wgmma`, `thread.wmma.txt` and
-/// `thread.mfma.txt` with AMD's instructions.
+/// `thread.wgmma.txt` with Hopper's `wgmma`, `thread.wmma.txt`,
+/// `thread.wmma12.txt` and `thread.mfma.txt` with AMD's instructions.
 fn thread_file(tensor_cores: TensorCores) -> String {
     match tensor_cores {
         TensorCores::None => "thread.txt".into(),
@@ -252,6 +252,7 @@ fn cores_name(tensor_cores: TensorCores) -> &'static str {
         TensorCores::MmaSync => "mma_sync",
         TensorCores::MmaSyncFp8 => "mma_sync_fp8",
         TensorCores::Wmma => "wmma",
+        TensorCores::Wmma12 => "wmma12",
         TensorCores::Mfma => "mfma",
         TensorCores::Wgmma => "wgmma",
     }

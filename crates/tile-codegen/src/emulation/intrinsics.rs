@@ -185,7 +185,7 @@ struct MmaIntrinsic {
 }
 
 /// Every tensor-core intrinsic the emulation target models.
-const MMA_INTRINSICS: [MmaIntrinsic; 11] = [
+const MMA_INTRINSICS: [MmaIntrinsic; 13] = [
     MmaIntrinsic {
         name: "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
         kind: MmaKind::F16M16N8K16,
@@ -232,6 +232,20 @@ const MMA_INTRINSICS: [MmaIntrinsic; 11] = [
         name: "llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v16i16",
         kind: MmaKind::WmmaBf16M16N16K16,
         params: &[("<16 x i16>", 8), ("<16 x i16>", 8)],
+        ret: "<8 x float>",
+        controls: false,
+    },
+    MmaIntrinsic {
+        name: "llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v8f16",
+        kind: MmaKind::Wmma12F16M16N16K16,
+        params: &[("<8 x half>", 4), ("<8 x half>", 4)],
+        ret: "<8 x float>",
+        controls: false,
+    },
+    MmaIntrinsic {
+        name: "llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v8i16",
+        kind: MmaKind::Wmma12Bf16M16N16K16,
+        params: &[("<8 x i16>", 4), ("<8 x i16>", 4)],
         ret: "<8 x float>",
         controls: false,
     },

@@ -104,9 +104,10 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             .collect()
     }
 
-    /// AMD's `D = A·B + C`: RDNA3's WMMA in wave32
+    /// AMD's `D = A·B + C`: RDNA's WMMA in wave32
     /// (`llvm.amdgcn.wmma.f32.16x16x16.{f16,bf16}`, the lane's 16 A and 16
-    /// B elements as `<16 x half>` or `<16 x i16>`, its 8 accumulators as
+    /// B elements as `<16 x half>` or `<16 x i16>` on RDNA 3, 8 and 8 as
+    /// `<8 x half>` or `<8 x i16>` on RDNA 4, its 8 accumulators as
     /// `<8 x float>`) or CDNA's MFMA in wave64
     /// (`llvm.amdgcn.mfma.f32.{32x32x8,16x16x16}{f16,bf16.1k}`, 4 A and 4 B
     /// elements as `<4 x half>` or `<4 x i16>`, 16 or 4 accumulators, the
@@ -119,15 +120,21 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         let (family, name) = (kind.family(), kind.name());
         match (family, self.gpu) {
             (MmaFamily::Wmma, GpuTarget::Amdgpu(gfx)) if gfx.is_rdna3() => {}
+            (MmaFamily::Wmma12, GpuTarget::Amdgpu(gfx)) if gfx.is_rdna4() => {}
             (MmaFamily::Mfma, GpuTarget::Amdgpu(gfx)) if gfx.is_cdna() => {}
             (MmaFamily::Wmma, _) => {
                 return Err(EmitError::Unsupported {
                     what: format!("`mma.{name}` outside RDNA3"),
                 })
             }
+            (MmaFamily::Wmma12, _) => {
+                return Err(EmitError::Unsupported {
+                    what: format!("`mma.{name}` outside RDNA4 (gfx1200, gfx1201)"),
+                })
+            }
             _ => {
                 return Err(EmitError::Unsupported {
-                    what: format!("`mma.{name}` outside CDNA (gfx90a, gfx942)"),
+                    what: format!("`mma.{name}` outside CDNA (gfx90a, gfx942, gfx950)"),
                 })
             }
         }
@@ -162,7 +169,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         let b = vector(&x[na..2 * na], element)?;
         let c = vector(&x[2 * na..], self.ctx.f32_type().into())?;
         let mut args: Vec<BasicMetadataValueEnum> = vec![a.into(), b.into(), c.into()];
-        let f = if family == MmaFamily::Wmma {
+        let f = if matches!(family, MmaFamily::Wmma | MmaFamily::Wmma12) {
             let name = if bf16 {
                 "llvm.amdgcn.wmma.f32.16x16x16.bf16"
             } else {

@@ -88,7 +88,7 @@ pub fn mma_dot(
             if m % im != 0 || n % in_ != 0 || k % ik != 0 {
                 return None;
             }
-            let warps = if family != MmaFamily::Wmma && chained {
+            let warps = if !matches!(family, MmaFamily::Wmma | MmaFamily::Wmma12) && chained {
                 rows_per_warp(m / im, n / in_, threads / family.lanes())?
             } else {
                 split_warps(m / im, n / in_, threads / family.lanes())?
@@ -173,6 +173,13 @@ impl DistLayout {
             MmaFamily::Wmma => (
                 flat(&[(16, 1), (2, n), (wn, bn), (wm, bm * n)])?,
                 flat(&[&[(8, 2 * n)][..], &blocks].concat())?,
+                vec![1, 1],
+                vec![2, 16],
+            ),
+            // Lane l: column l%16, rows 8(l/16) + r.
+            MmaFamily::Wmma12 => (
+                flat(&[(16, 1), (2, 8 * n), (wn, bn), (wm, bm * n)])?,
+                flat(&[&[(8, n)][..], &blocks].concat())?,
                 vec![1, 1],
                 vec![2, 16],
             ),

@@ -71,7 +71,8 @@ impl Lowerer<'_> {
         // Lane `l` supplies row `l % 16` of the step's 16 `k` to
         // `ldmatrix`; warp `w` = wn·warp_m + warp_n. MFMA: a 64-lane wave,
         // lane `l` holds column `l % im` of B's block, `k` from
-        // `4·(l / im)` of the step on.
+        // `4·(l / im)` of the step on; RDNA 4's WMMA likewise in a warp
+        // (its elements' further `k` are `kind.element`'s).
         let [lane, warp, row, half] = self.lane_coordinates(kind);
         let warp_n = self.hoist_with_const(BinaryOp::Rem, warp, wn as i64);
         let dtype = kind.operand_dtype();
@@ -84,7 +85,7 @@ impl Lowerer<'_> {
         // (lanes 16..32 address the second block, `8·wn` columns further),
         // an `x2.trans` for a last odd one.
         let b_pairs = !by_elements && !b_elements && rep_n >= 2;
-        let base_b = if kind.family() == MmaFamily::Mfma {
+        let base_b = if matches!(kind.family(), MmaFamily::Mfma | MmaFamily::Wmma12) {
             self.linear(&[(half, 4 * n), (row, 1), (warp_n, in_)])
         } else if by_elements {
             // WMMA: lane `l` holds column `l % 16` of B's block, all 16 `k`
@@ -225,11 +226,13 @@ impl Lowerer<'_> {
         // left or right 8 columns (TF32: 4, FP8: 16) by `l / 16`. WMMA:
         // lane `l` holds row `l % 16`, all 16 `k` of the step. MFMA: a
         // 64-lane wave, lane `l` holds row `l % im`, `k` from `4·(l / im)`
-        // of the step on.
+        // of the step on; RDNA 4's WMMA likewise in a warp.
         let [_, warp, row, half] = self.lane_coordinates(kind);
         let warp_m = self.hoist_with_const(BinaryOp::Div, warp, wn as i64);
         match kind.family() {
-            MmaFamily::Mfma => self.linear(&[(warp_m, im * k), (row, k), (half, 4)]),
+            MmaFamily::Mfma | MmaFamily::Wmma12 => {
+                self.linear(&[(warp_m, im * k), (row, k), (half, 4)])
+            }
             MmaFamily::Wmma => self.linear(&[(warp_m, im * k), (row, k)]),
             MmaFamily::MmaSync => self.linear(&[(warp_m, im * k), (row, k), (half, ik / 2)]),
         }
@@ -360,8 +363,10 @@ impl Lowerer<'_> {
         fragments_in(layout, regs, threads, counts, at)
     }
 
-    /// The 16 (MFMA: 4) elements of `alloc` at `base + offset + i·stride`:
-    /// a WMMA or MFMA operand fragment of `kind`.
+    /// A WMMA or MFMA operand fragment of `kind`: its elements (16 for
+    /// RDNA 3's WMMA, 8 for RDNA 4's, 4 for MFMA) from `alloc` at `base +
+    /// offset + k_i·stride`, `k_i` the `k` of element `i` of lane 0 (a
+    /// lane's own `k` beyond lane 0's are in its `base`).
     fn elements(
         &mut self,
         alloc: SharedId,
@@ -372,7 +377,8 @@ impl Lowerer<'_> {
     ) -> Vec<Reg> {
         (0..kind.elements(Fragment::A))
             .map(|i| {
-                let c = self.i32c((offset + i * stride) as i64);
+                let k = kind.element(Fragment::A, 0, i).1;
+                let c = self.i32c((offset + k * stride) as i64);
                 let index = self.binary(BinaryOp::Add, base, c);
                 let dtype = kind.operand_dtype();
                 self.emit(

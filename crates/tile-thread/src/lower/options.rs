@@ -49,6 +49,9 @@ pub enum TensorCores {
     MmaSyncFp8,
     /// RDNA3's `v_wmma_f32_16x16x16` on `f16` and `bf16` in wave32 (gfx11).
     Wmma,
+    /// RDNA4's `v_wmma_f32_16x16x16` on `f16` and `bf16` in wave32 (gfx12),
+    /// with operands that are not replicated.
+    Wmma12,
     /// CDNA's `v_mfma_f32_32x32x8` and `v_mfma_f32_16x16x16` on `f16` and
     /// `bf16` in wave64 (gfx90a, gfx942): a wave is two of the program's
     /// warps.
@@ -67,6 +70,7 @@ impl TensorCores {
             TensorCores::None => None,
             TensorCores::MmaSync | TensorCores::MmaSyncFp8 => Some(MmaFamily::MmaSync),
             TensorCores::Wmma => Some(MmaFamily::Wmma),
+            TensorCores::Wmma12 => Some(MmaFamily::Wmma12),
             TensorCores::Mfma => Some(MmaFamily::Mfma),
             TensorCores::Wgmma => Some(MmaFamily::MmaSync),
         }
