@@ -2,6 +2,30 @@
 //!
 //! This facade is the crate users depend on. It re-exports the tile IR
 //! ([`ir`]) and the runtime: devices, tensors and kernel launch.
+//!
+//! A kernel, compiled at build time for every specialization in
+//! `configs(...)`, and launched on the CPU device:
+//!
+//! ```
+//! use tile::tile_kernel;
+//!
+//! #[tile_kernel(configs(BLOCK = 1024), num_warps = 4)]
+//! fn vector_add<const BLOCK: usize>(x: &Tensor<f32>, y: &Tensor<f32>, out: &mut Tensor<f32>) {
+//!     let pid = program_id(0);
+//!     let (px, py) = (partition_view(x, [BLOCK]), partition_view(y, [BLOCK]));
+//!     partition_view(out, [BLOCK]).store_masked(px.load_masked(pid) + py.load_masked(pid), pid);
+//! }
+//!
+//! # fn main() -> Result<(), tile::Error> {
+//! let dev = tile::Device::cpu();
+//! let x = dev.tensor_from_slice(&[1.0f32; 1500], &[1500])?;
+//! let mut out: tile::Tensor<f32> = dev.zeros(&[1500])?;
+//! vector_add::<1024>::launch(&dev, [2], (&x, &x, &mut out))?;
+//! assert_eq!(out.to_vec()?, vec![2.0; 1500]);
+//! assert_eq!(vector_add::<1024>::INFO.num_warps, 4);
+//! # Ok(())
+//! # }
+//! ```
 
 pub use half::{bf16, f16};
 pub use tile_ir as ir;

@@ -157,6 +157,7 @@ fn link_static(run: &dyn Fn(&[&str]) -> String, libdir: &str) {
         "dtlto",
         "option",
         "executionengine",
+        "mcjit",
     ];
     let names = run(&[&["--link-static", "--libnames"][..], &components].concat());
     // Polly is linked into LLVM's own tools, not its libraries, and some

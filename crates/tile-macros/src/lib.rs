@@ -8,9 +8,10 @@ use proc_macro::TokenStream;
 
 /// Compiles a function written in the tile language to tile IR for every
 /// specialization listed in `configs(...)`, and replaces it with a struct of
-/// the same name holding the metadata, the IR and the launcher.
+/// the same name holding the metadata, the IR and the launcher (the crate
+/// `tile`'s documentation runs this example).
 ///
-/// ```
+/// ```ignore
 /// use tile::tile_kernel;
 ///
 /// #[tile_kernel(configs(BLOCK = 1024), num_warps = 4)]

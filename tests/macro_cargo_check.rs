@@ -64,7 +64,7 @@ fn cargo_check_compiles_no_device_code_and_reports_errors_at_their_span() {
     let (fixture, cache) = (scratch.join("fixture"), scratch.join("cache"));
     let _ = std::fs::remove_dir_all(&cache);
     std::fs::create_dir_all(fixture.join("src")).unwrap();
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"));
     let workspace = workspace.canonicalize().unwrap();
     let manifest = MANIFEST.replace("WORKSPACE", &workspace.display().to_string());
     std::fs::write(fixture.join("Cargo.toml"), manifest).unwrap();
