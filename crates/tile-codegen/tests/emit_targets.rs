@@ -13,7 +13,7 @@ use tile_codegen::gpu::{emit, Emitted};
 use tile_codegen::tools::{self, Tool};
 use tile_codegen::CodegenOptions;
 use tile_codegen::{Gfx, Machine, Sm, Target};
-use tile_ir::{samples, DType, DotPrecision, Function};
+use tile_ir::{samples, DType, DotPrecision, Function, UnaryOp};
 use tile_thread::lower::{lower, LowerOptions};
 
 /// The sample kernels with their specializations and warp counts.
@@ -589,6 +589,37 @@ fn a_loop_keeps_no_address_per_element_in_registers() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no register count in {usage}"));
     assert!(registers <= 64, "{usage}");
+}
+
+/// The exact f32 `cos` reduces huge arguments in a function of its own, a
+/// loop over the chunks of 2/π: straight-line and inlined into `cos`, the
+/// 50 chunks' products were computed ahead and live at once (LLVM 22), the
+/// math functions spilled 1.5 KB on sm_80 and every kernel calling `cos`
+/// took 255 registers.
+#[test]
+fn the_huge_trig_reduction_stays_out_of_line() {
+    require(Tool::Ptxas);
+    let func = samples::unary(UnaryOp::Cos, DType::F32, 256).unwrap();
+    let ptx = emitted(&func, 4, Target::Nvptx(Sm::Sm80)).assembly;
+    let huge = ptx
+        .lines()
+        .filter(|l| l.starts_with(".func") && l.contains("reduce_huge_$_f64("))
+        .count();
+    assert_eq!(huge, 1, "{ptx}");
+    let usage = tools::ptxas_resource_usage(&ptx, Sm::Sm80).unwrap();
+    let lines: Vec<&str> = usage.lines().collect();
+    for (at, line) in lines.iter().enumerate() {
+        if line.contains("Function properties for tile_$_math_$_") {
+            assert!(lines[at + 1].contains(" 0 bytes spill stores"), "{usage}");
+        }
+    }
+    let registers: u32 = usage
+        .split("Used ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no register count in {usage}"));
+    assert!(registers <= 96, "{usage}");
 }
 
 #[test]

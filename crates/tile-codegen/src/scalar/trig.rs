@@ -1,12 +1,13 @@
 //! sin, cos and tan of the exact library: Cody–Waite reduction by π/2 in four
 //! parts below 2^19, Payne–Hanek with 288 bits of 2/π up to 2^140 and with
-//! 1,200 bits beyond (in a function of its own, `tile.math.reduce_huge.f64`,
+//! 1,200 bits beyond (a loop over them in a function of its own, `tile.math.reduce_huge.f64`,
 //! so the common path does not pay for it), Taylor polynomials of the
 //! reduced argument, and the quadrant's choice between them, which the fast
 //! library (`fast_math.rs`) shares.
 
 use super::ScalarEmitter;
 use crate::EmitError;
+use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::Linkage;
 use inkwell::values::{FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
@@ -234,6 +235,13 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                     pair.fn_type(&[f64t.into()], false),
                     Some(Linkage::Internal),
                 );
+                // Kept out of its caller, whatever the inliner's costs say:
+                // the common path need not hold its registers.
+                let noinline = Attribute::get_named_enum_kind_id("noinline");
+                f.add_attribute(
+                    AttributeLoc::Function,
+                    self.ctx.create_enum_attribute(noinline, 0),
+                );
                 let e = self.nested();
                 let b = &e.b;
                 let entry = self.ctx.append_basic_block(f, "entry");
@@ -251,7 +259,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                 b.position_at_end(skip);
                 b.build_return(Some(&pair.const_zero()))?;
                 b.position_at_end(work);
-                let (k, r) = e.reduce_by_chunks(x, &TWO_OVER_PI, HUGE_SCALE)?;
+                let (k, r) = e.reduce_by_chunks_looped(f, x)?;
                 let v = b.build_insert_value(pair.get_undef(), k, 0, "k")?;
                 let v = b.build_insert_value(v, r, 1, "kr")?;
                 b.build_return(Some(&v))?;
@@ -282,36 +290,139 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         chunks: &[u32],
         scale: i32,
     ) -> Result<(FloatValue<'ctx>, FloatValue<'ctx>), EmitError> {
+        let (xh, xl) = self.split(x, scale)?;
+        let (mut hi, mut lo) = (self.c(0.0), self.c(0.0));
+        for (i, &chunk) in chunks.iter().enumerate() {
+            let weight = (2f64).powi(scale - 24 * (i as i32 + 1));
+            let c = self.c(f64::from(chunk) * weight);
+            (hi, lo) = self.add_chunk((xh, xl), c, (hi, lo))?;
+        }
+        self.k_and_r(hi, lo)
+    }
+
+    /// [`Self::reduce_by_chunks`] with every chunk of 2/π, scaled by
+    /// 2^−[`HUGE_SCALE`], as a loop over the chunks in `f`, which is kept
+    /// rolled: unrolled, the products of all 50 chunks (independent of the
+    /// sums) are computed ahead of the sums and live at once, and the
+    /// function spilled 1.5 KB on sm_80. The same operations in the same
+    /// order as the unrolled form, so the same result.
+    fn reduce_by_chunks_looped(
+        &self,
+        f: inkwell::values::FunctionValue<'ctx>,
+        x: FloatValue<'ctx>,
+    ) -> Result<(FloatValue<'ctx>, FloatValue<'ctx>), EmitError> {
+        let b = &self.b;
+        let (i32t, f64t) = (self.ctx.i32_type(), self.ctx.f64_type());
+        let (xh, xl) = self.split(x, HUGE_SCALE)?;
+        let pre = self.current_block_of()?;
+        let head = self.ctx.append_basic_block(f, "chunks");
+        let done = self.ctx.append_basic_block(f, "chunks.done");
+        b.build_unconditional_branch(head)?;
+        b.position_at_end(head);
+        let i = b.build_phi(i32t, "i")?;
+        let weight = b.build_phi(f64t, "weight")?;
+        let hi = b.build_phi(f64t, "hi")?;
+        let lo = b.build_phi(f64t, "lo")?;
+        let first = (2f64).powi(HUGE_SCALE - 24);
+        i.add_incoming(&[(&i32t.const_zero(), pre)]);
+        weight.add_incoming(&[(&self.c(first), pre)]);
+        hi.add_incoming(&[(&self.c(0.0), pre)]);
+        lo.add_incoming(&[(&self.c(0.0), pre)]);
+        let iv = i.as_basic_value().into_int_value();
+        let wv = weight.as_basic_value().into_float_value();
+        // Chunk `i` of 2/π, chosen among the constants.
+        let mut chunk = i32t.const_int(u64::from(TWO_OVER_PI[0]), false);
+        for (n, &bits) in TWO_OVER_PI.iter().enumerate().skip(1) {
+            let at =
+                b.build_int_compare(IntPredicate::EQ, iv, i32t.const_int(n as u64, false), "at")?;
+            let value = i32t.const_int(u64::from(bits), false);
+            chunk = b.build_select(at, value, chunk, "chunk")?.into_int_value();
+        }
+        let c = b.build_float_mul(
+            b.build_unsigned_int_to_float(chunk, f64t, "chunkf")?,
+            wv,
+            "c",
+        )?;
+        let (new_hi, new_lo) = self.add_chunk(
+            (xh, xl),
+            c,
+            (
+                hi.as_basic_value().into_float_value(),
+                lo.as_basic_value().into_float_value(),
+            ),
+        )?;
+        let next = b.build_int_add(iv, i32t.const_int(1, false), "next")?;
+        let next_weight = b.build_float_mul(wv, self.c((2f64).powi(-24)), "w")?;
+        let more = b.build_int_compare(
+            IntPredicate::ULT,
+            next,
+            i32t.const_int(TWO_OVER_PI.len() as u64, false),
+            "more",
+        )?;
+        let latch = self.current_block_of()?;
+        i.add_incoming(&[(&next, latch)]);
+        weight.add_incoming(&[(&next_weight, latch)]);
+        hi.add_incoming(&[(&new_hi, latch)]);
+        lo.add_incoming(&[(&new_lo, latch)]);
+        let back = b.build_conditional_branch(more, head, done)?;
+        crate::unroll::disable_unrolling(self.ctx, back);
+        b.position_at_end(done);
+        self.k_and_r(new_hi, new_lo)
+    }
+
+    /// `x` scaled by 2^−scale and split in halves of 26 bits (Veltkamp), so
+    /// that its products with 24-bit chunks are exact.
+    fn split(
+        &self,
+        x: FloatValue<'ctx>,
+        scale: i32,
+    ) -> Result<(FloatValue<'ctx>, FloatValue<'ctx>), EmitError> {
         let b = &self.b;
         let xs = b.build_float_mul(x, self.c((2f64).powi(-scale)), "xs")?;
         let t = b.build_float_mul(xs, self.c(134_217_729.0), "t")?;
         let xh = b.build_float_sub(t, b.build_float_sub(t, xs, "tx")?, "xh")?;
         let xl = b.build_float_sub(xs, xh, "xl")?;
-        // v minus a multiple of 4 toward zero: exact, |result| < 4 with v's
-        // sign (a floor would add 4 to small negative values and round).
-        let mod4 = |v: FloatValue<'ctx>| -> Result<FloatValue<'ctx>, EmitError> {
+        Ok((xh, xl))
+    }
+
+    /// The double-double `(hi, lo)` plus `x·c` mod 4 for each half of `x`
+    /// in turn (each product exact), by TwoSum.
+    fn add_chunk(
+        &self,
+        (xh, xl): (FloatValue<'ctx>, FloatValue<'ctx>),
+        c: FloatValue<'ctx>,
+        (mut hi, mut lo): (FloatValue<'ctx>, FloatValue<'ctx>),
+    ) -> Result<(FloatValue<'ctx>, FloatValue<'ctx>), EmitError> {
+        let b = &self.b;
+        for part in [xh, xl] {
+            // v minus a multiple of 4 toward zero: exact, |result| < 4 with
+            // v's sign (a floor would add 4 to small negative values and
+            // round).
+            let v = b.build_float_mul(part, c, "p")?;
             let q =
                 self.float_intrinsic("llvm.trunc", &[b.build_float_mul(v, self.c(0.25), "q")?])?;
-            self.fma3(q, self.c(-4.0), v)
-        };
-        let (mut hi, mut lo) = (self.c(0.0), self.c(0.0));
-        for (i, &chunk) in chunks.iter().enumerate() {
-            let weight = (2f64).powi(scale - 24 * (i as i32 + 1));
-            let c = self.c(f64::from(chunk) * weight);
-            for part in [xh, xl] {
-                let q = mod4(b.build_float_mul(part, c, "p")?)?;
-                // TwoSum(hi, q).
-                let s = b.build_float_add(hi, q, "s")?;
-                let bb = b.build_float_sub(s, hi, "bb")?;
-                let err = b.build_float_add(
-                    b.build_float_sub(hi, b.build_float_sub(s, bb, "sb")?, "e1")?,
-                    b.build_float_sub(q, bb, "e2")?,
-                    "err",
-                )?;
-                hi = s;
-                lo = b.build_float_add(lo, err, "lo")?;
-            }
+            let q = self.fma3(q, self.c(-4.0), v)?;
+            // TwoSum(hi, q).
+            let s = b.build_float_add(hi, q, "s")?;
+            let bb = b.build_float_sub(s, hi, "bb")?;
+            let err = b.build_float_add(
+                b.build_float_sub(hi, b.build_float_sub(s, bb, "sb")?, "e1")?,
+                b.build_float_sub(q, bb, "e2")?,
+                "err",
+            )?;
+            hi = s;
+            lo = b.build_float_add(lo, err, "lo")?;
         }
+        Ok((hi, lo))
+    }
+
+    /// `(k, r)` from the double-double `x·2/π mod 4 = hi + lo`.
+    fn k_and_r(
+        &self,
+        hi: FloatValue<'ctx>,
+        lo: FloatValue<'ctx>,
+    ) -> Result<(FloatValue<'ctx>, FloatValue<'ctx>), EmitError> {
+        let b = &self.b;
         // |hi| < 4·2·chunks: k is an exact integer and hi - k exact; the caller
         // takes k mod 4.
         let k = self.float_intrinsic("llvm.rint", &[hi])?;

@@ -273,6 +273,28 @@ mod tests {
         assert!(choose_ptx(&only_90a, "cuda:0", (12, 0)).is_err());
     }
 
+    /// Blackwell's architecture-specific images run on their own chip:
+    /// sm_100a on 10.0 (B200), sm_103a on 10.3 (B300), sm_120a on 12.0
+    /// (RTX 50); any other takes the highest plain PTX (DGX Spark's 12.1
+    /// runs sm_90's).
+    #[test]
+    fn blackwell_takes_its_own_image_or_plain_ptx() {
+        static BLACKWELL: [Image; 5] = [
+            image(ImageKind::Ptx, "sm_90"),
+            image(ImageKind::Ptx, "sm_90a"),
+            image(ImageKind::Ptx, "sm_100a"),
+            image(ImageKind::Ptx, "sm_103a"),
+            image(ImageKind::Ptx, "sm_120a"),
+        ];
+        let spec = spec(&BLACKWELL);
+        let pick = |cc| choose_ptx(&spec, "cuda:0", cc).map(|i| i.target);
+        assert_eq!(pick((10, 0)).unwrap(), "sm_100a");
+        assert_eq!(pick((10, 3)).unwrap(), "sm_103a");
+        assert_eq!(pick((12, 0)).unwrap(), "sm_120a");
+        assert_eq!(pick((12, 1)).unwrap(), "sm_90");
+        assert_eq!(pick((9, 0)).unwrap(), "sm_90a");
+    }
+
     #[test]
     fn hsaco_matches_the_gfx_name_exactly() {
         let spec = spec(&IMAGES);

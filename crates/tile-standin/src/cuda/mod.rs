@@ -145,8 +145,8 @@ const LIMITS: Limits = Limits {
 pub(super) fn limits() -> Limits {
     let shared_optin = match device_sm() {
         80 | 87 => 163 * 1024,
-        86 | 89 => 99 * 1024,
-        90 => 227 * 1024,
+        86 | 89 | 120 | 121 => 99 * 1024,
+        90 | 100 | 103 => 227 * 1024,
         _ => 64 * 1024,
     };
     Limits {
