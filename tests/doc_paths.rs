@@ -70,7 +70,9 @@ fn walk(root: &Path, dir: &Path, files: &mut Vec<String>) {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if is_dir && ![".git", ".tools", "target"].contains(&name.as_str()) {
+        // The build's `target` is the root's; a module may be named `target` too.
+        let skipped = [".git", ".tools"].contains(&name.as_str()) || (dir == root && name == "target");
+        if is_dir && !skipped {
             walk(root, &path, files);
         } else if !is_dir {
             let relative = path.strip_prefix(root).expect("a file under the root");
