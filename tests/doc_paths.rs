@@ -71,7 +71,8 @@ fn walk(root: &Path, dir: &Path, files: &mut Vec<String>) {
         let name = entry.file_name().to_string_lossy().into_owned();
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
         // The build's `target` is the root's; a module may be named `target` too.
-        let skipped = [".git", ".tools"].contains(&name.as_str()) || (dir == root && name == "target");
+        let skipped =
+            [".git", ".tools"].contains(&name.as_str()) || (dir == root && name == "target");
         if is_dir && !skipped {
             walk(root, &path, files);
         } else if !is_dir {
