@@ -582,13 +582,19 @@ fn a_loop_keeps_no_address_per_element_in_registers() {
     require(Tool::Ptxas);
     let out = emitted(&scale_rows(), 4, Target::Nvptx(Sm::Sm80));
     let usage = tools::ptxas_resource_usage(&out.assembly, Sm::Sm80).unwrap();
-    let registers: u32 = usage
+    let registers = used_registers(&usage);
+    assert!(registers <= 64, "{usage}");
+}
+
+/// The registers per thread of the first function `ptxas -v` reports in
+/// `usage`.
+fn used_registers(usage: &str) -> u32 {
+    usage
         .split("Used ")
         .nth(1)
         .and_then(|rest| rest.split(' ').next())
         .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no register count in {usage}"));
-    assert!(registers <= 64, "{usage}");
+        .unwrap_or_else(|| panic!("no register count in {usage}"))
 }
 
 /// The exact f32 `cos` reduces huge arguments in a function of its own, a
@@ -613,12 +619,7 @@ fn the_huge_trig_reduction_stays_out_of_line() {
             assert!(lines[at + 1].contains(" 0 bytes spill stores"), "{usage}");
         }
     }
-    let registers: u32 = usage
-        .split("Used ")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no register count in {usage}"));
+    let registers = used_registers(&usage);
     assert!(registers <= 96, "{usage}");
 }
 

@@ -135,7 +135,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
 
     /// `a + b` as `(s, err)` with `s + err == a + b` exactly (Knuth's
     /// TwoSum, no ordering needed).
-    fn two_sum(
+    pub(super) fn two_sum(
         &self,
         a: FloatValue<'ctx>,
         b_: FloatValue<'ctx>,

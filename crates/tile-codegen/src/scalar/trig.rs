@@ -402,14 +402,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             let q =
                 self.float_intrinsic("llvm.trunc", &[b.build_float_mul(v, self.c(0.25), "q")?])?;
             let q = self.fma3(q, self.c(-4.0), v)?;
-            // TwoSum(hi, q).
-            let s = b.build_float_add(hi, q, "s")?;
-            let bb = b.build_float_sub(s, hi, "bb")?;
-            let err = b.build_float_add(
-                b.build_float_sub(hi, b.build_float_sub(s, bb, "sb")?, "e1")?,
-                b.build_float_sub(q, bb, "e2")?,
-                "err",
-            )?;
+            let (s, err) = self.two_sum(hi, q)?;
             hi = s;
             lo = b.build_float_add(lo, err, "lo")?;
         }
