@@ -30,6 +30,7 @@
 pub use half::{bf16, f16};
 pub use tile_ir as ir;
 pub use tile_ir::f8::{F8E4M3 as f8e4m3, F8E5M2 as f8e5m2};
+pub use tile_ir::mx::{F4E2M1 as f4e2m1, F6E2M3 as f6e2m3, F6E3M2 as f6e3m2, F8E8M0 as f8e8m0};
 pub use tile_macros::{tile_fn, tile_kernel};
 pub use tile_runtime as runtime;
 pub use tile_runtime::autotune;
@@ -48,6 +49,7 @@ pub mod __private {
     pub use tile_abi as abi;
     pub use tile_ir as ir;
     pub use tile_ir::f8::{F8E4M3 as f8e4m3, F8E5M2 as f8e5m2};
+    pub use tile_ir::mx::{F4E2M1 as f4e2m1, F6E2M3 as f6e2m3, F6E3M2 as f6e3m2, F8E8M0 as f8e8m0};
     pub use tile_macros::__tile_kernel_with as tile_kernel_with;
     pub use tile_runtime as runtime;
     pub use tile_runtime::meta;

@@ -99,6 +99,10 @@ fn upload_any(dev: &Device, host: &HostTensor) -> Result<Box<dyn DeviceTensor>, 
         DType::F64 => upload::<f64>(dev, host),
         DType::F8E4M3 => upload::<F8E4M3>(dev, host),
         DType::F8E5M2 => upload::<F8E5M2>(dev, host),
+        DType::F4E2M1 => upload::<tile::f4e2m1>(dev, host),
+        DType::F6E2M3 => upload::<tile::f6e2m3>(dev, host),
+        DType::F6E3M2 => upload::<tile::f6e3m2>(dev, host),
+        DType::F8E8M0 => upload::<tile::f8e8m0>(dev, host),
     }
 }
 

@@ -17,7 +17,8 @@ use tile_thread::program::ThreadOpKind;
 
 /// Edge values and pseudo-random bits of `dtype`.
 fn samples(dtype: DType, seed: u64) -> Vec<u64> {
-    let width = dtype.bits();
+    // FP4 and FP6 registers hold their value in the low bits, the rest zero.
+    let width = dtype.value_bits();
     let mask = if width >= 64 {
         u64::MAX
     } else {
@@ -267,7 +268,11 @@ fn comparisons_and_select_match_the_oracle() {
 
 #[test]
 fn fma_matches_the_oracle() {
-    for dtype in DType::ALL.into_iter().filter(|d| d.is_float()) {
+    // Both refuse the scale f8e8m0 (`binary_ops_match_the_oracle` checks).
+    for dtype in DType::ALL
+        .into_iter()
+        .filter(|&d| d.is_float() && d != DType::F8E8M0)
+    {
         let (xs, ys, zs) = (samples(dtype, 11), samples(dtype, 12), samples(dtype, 13));
         let inputs: Vec<[u64; 3]> = (0..xs.len()).map(|i| [xs[i], ys[i], zs[i]]).collect();
         let got = run_probe(&ThreadOpKind::Fma, &[dtype; 3], &inputs, false).expect("fma");

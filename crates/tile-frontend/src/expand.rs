@@ -428,7 +428,7 @@ fn arg_type(p: &Paths, q: &ParamSig) -> TokenStream {
             let (half, e) = (&p.half, &q.elem);
             quote!(#half::#e)
         }
-        "f8e4m3" | "f8e5m2" => {
+        "f8e4m3" | "f8e5m2" | "f4e2m1" | "f6e2m3" | "f6e3m2" | "f8e8m0" => {
             let (private, e) = (&p.private, &q.elem);
             quote!(#private::#e)
         }

@@ -206,13 +206,17 @@ pub fn dtype_named(name: &str) -> Option<DType> {
         "f64" => Some(DType::F64),
         "f8e4m3" => Some(DType::F8E4M3),
         "f8e5m2" => Some(DType::F8E5M2),
+        "f4e2m1" => Some(DType::F4E2M1),
+        "f6e2m3" => Some(DType::F6E2M3),
+        "f6e3m2" => Some(DType::F6E3M2),
+        "f8e8m0" => Some(DType::F8E8M0),
         _ => None,
     }
 }
 
 /// The element types, as listed in errors.
 pub const ELEMENT_TYPES: &str =
-    "bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2";
+    "bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2, f4e2m1, f6e2m3, f6e3m2, f8e8m0";
 
 fn elem_type(ty: &Type) -> syn::Result<(DType, Ident)> {
     if let Type::Path(p) = ty {

@@ -2,6 +2,7 @@
 
 use crate::dtype::DType;
 use crate::f8::{F8E4M3, F8E5M2};
+use crate::mx::{F4E2M1, F6E2M3, F6E3M2, F8E8M0};
 use half::{bf16, f16};
 use std::fmt;
 
@@ -42,6 +43,14 @@ pub enum Scalar {
     F8E4M3(F8E4M3),
     /// An `f8e5m2`.
     F8E5M2(F8E5M2),
+    /// An `f4e2m1`.
+    F4E2M1(F4E2M1),
+    /// An `f6e2m3`.
+    F6E2M3(F6E2M3),
+    /// An `f6e3m2`.
+    F6E3M2(F6E3M2),
+    /// An `f8e8m0`.
+    F8E8M0(F8E8M0),
 }
 
 impl Scalar {
@@ -63,6 +72,10 @@ impl Scalar {
             Scalar::F64(_) => DType::F64,
             Scalar::F8E4M3(_) => DType::F8E4M3,
             Scalar::F8E5M2(_) => DType::F8E5M2,
+            Scalar::F4E2M1(_) => DType::F4E2M1,
+            Scalar::F6E2M3(_) => DType::F6E2M3,
+            Scalar::F6E3M2(_) => DType::F6E3M2,
+            Scalar::F8E8M0(_) => DType::F8E8M0,
         }
     }
 
@@ -84,11 +97,16 @@ impl Scalar {
             Scalar::F64(v) => v.to_bits(),
             Scalar::F8E4M3(v) => u64::from(v.to_bits()),
             Scalar::F8E5M2(v) => u64::from(v.to_bits()),
+            Scalar::F4E2M1(v) => u64::from(v.to_bits()),
+            Scalar::F6E2M3(v) => u64::from(v.to_bits()),
+            Scalar::F6E3M2(v) => u64::from(v.to_bits()),
+            Scalar::F8E8M0(v) => u64::from(v.to_bits()),
         }
     }
 
     /// The value of `dtype` whose bit pattern is the low bits of `bits`
-    /// (for `bool`, any non-zero pattern is `true`).
+    /// (for `bool`, any non-zero pattern is `true`; for FP4 and FP6, the low
+    /// [`DType::value_bits`] of the byte).
     pub fn from_bits(dtype: DType, bits: u64) -> Scalar {
         match dtype {
             DType::Bool => Scalar::Bool(bits != 0),
@@ -106,10 +124,15 @@ impl Scalar {
             DType::F64 => Scalar::F64(f64::from_bits(bits)),
             DType::F8E4M3 => Scalar::F8E4M3(F8E4M3::from_bits(bits as u8)),
             DType::F8E5M2 => Scalar::F8E5M2(F8E5M2::from_bits(bits as u8)),
+            DType::F4E2M1 => Scalar::F4E2M1(F4E2M1::from_bits(bits as u8)),
+            DType::F6E2M3 => Scalar::F6E2M3(F6E2M3::from_bits(bits as u8)),
+            DType::F6E3M2 => Scalar::F6E3M2(F6E3M2::from_bits(bits as u8)),
+            DType::F8E8M0 => Scalar::F8E8M0(F8E8M0::from_bits(bits as u8)),
         }
     }
 
-    /// The zero of `dtype` (`false` for `bool`, `+0.0` for floats).
+    /// The zero of `dtype` (`false` for `bool`, `+0.0` for floats): the
+    /// all-zeros pattern, which in `f8e8m0` (no zero) is 2^-127.
     pub fn zero(dtype: DType) -> Scalar {
         Scalar::from_bits(dtype, 0)
     }
@@ -152,6 +175,10 @@ impl Scalar {
             Scalar::F64(v) => v,
             Scalar::F8E4M3(v) => v.to_f64(),
             Scalar::F8E5M2(v) => v.to_f64(),
+            Scalar::F4E2M1(v) => v.to_f64(),
+            Scalar::F6E2M3(v) => v.to_f64(),
+            Scalar::F6E3M2(v) => v.to_f64(),
+            Scalar::F8E8M0(v) => v.to_f64(),
         }
     }
 
@@ -214,6 +241,9 @@ impl fmt::Display for Scalar {
         match *self {
             Scalar::Bool(v) => write!(f, "{v}"),
             Scalar::F64(v) => write_float(f, v),
+            // Rounding into E8M0 is toward zero: a shorter f32 text could
+            // read back just below the power of two.
+            Scalar::F8E8M0(v) => write_float(f, v.to_f64()),
             other if other.dtype().is_float() => write_float(f, other.to_f64() as f32),
             other => match other.to_i128() {
                 Some(v) => write!(f, "{v}"),

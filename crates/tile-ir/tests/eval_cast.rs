@@ -377,12 +377,15 @@ fn int_to_float_rounds_once_to_nearest_even() {
 #[test]
 fn bool_casts_test_non_zero_and_produce_zero_or_one() {
     let mut rng = SmallRng::seed_from_u64(4);
-    for from in DType::ALL {
+    // f8e8m0 has no zero: its pattern 0 is 2^-127.
+    for from in DType::ALL.into_iter().filter(|&d| d != DType::F8E8M0) {
         assert_eq!(
             cast(Scalar::zero(from), DType::Bool),
             Scalar::Bool(false),
             "{from}"
         );
+    }
+    for from in DType::ALL {
         for _ in 0..50 {
             let x = Scalar::from_bits(from, rng.gen());
             let want = if from.is_float() {
@@ -432,7 +435,9 @@ fn bitcasts_keep_every_bit_and_refuse_other_widths() {
                     Ok(y) => {
                         assert_eq!(from.bits(), to.bits(), "{from} to {to}");
                         assert_eq!(y.dtype(), to);
-                        assert_eq!(y.to_bits(), x.to_bits(), "{x:?} to {to}");
+                        // FP4 and FP6 keep the low bits of the byte.
+                        let kept = (1u128 << to.value_bits()) - 1;
+                        assert_eq!(y.to_bits(), x.to_bits() & kept as u64, "{x:?} to {to}");
                     }
                     Err(e) => {
                         assert_ne!(from.bits(), to.bits(), "{from} to {to}");

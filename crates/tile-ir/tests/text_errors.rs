@@ -91,7 +91,7 @@ fn unknown_op() {
 fn unknown_dtype() {
     check(
         "  %0 = cast %n to f31 : i32",
-        "2:19: unknown dtype `f31`; expected one of bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2",
+        "2:19: unknown dtype `f31`; expected one of bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2, f4e2m1, f6e2m3, f6e3m2, f8e8m0",
     );
 }
 

@@ -48,6 +48,12 @@ pub(crate) fn random_scalar(
     } else {
         rng.unit() * 6.0 - 3.0
     };
+    // The scale holds no negative values (they would all be its NaN).
+    let value = if dtype == DType::F8E8M0 {
+        value.abs()
+    } else {
+        value
+    };
     round_f64(value, dtype).unwrap_or(Scalar::zero(dtype))
 }
 
@@ -61,7 +67,8 @@ fn special_float(rng: &mut SplitMix64, dtype: DType, place: Place) -> Scalar {
         4 => return largest(dtype),
         _ => return Scalar::from_bits(dtype, 1),
     };
-    // e4m3 has no infinity: rounding saturates to its largest value.
+    // e4m3 and the MX formats have no infinity: rounding saturates to
+    // their largest value.
     round_f64(value, dtype).unwrap_or(Scalar::zero(dtype))
 }
 
@@ -77,7 +84,9 @@ fn nan(rng: &mut SplitMix64, dtype: DType, place: Place) -> Scalar {
         DType::F32 => (8, 23),
         DType::F64 => (11, 52),
         DType::F8E5M2 => (5, 2),
-        // e4m3's only NaNs are S.1111.111.
+        // e4m3's only NaNs are S.1111.111, e8m0's is 0xff; FP4 and FP6 have
+        // none (the canonical "NaN" is the largest value, the sign bit
+        // beyond their width).
         _ => return Scalar::from_bits(dtype, canonical.to_bits() | (rng.next_u64() & 0x80)),
     };
     let payload = (rng.next_u64() % ((1u64 << mantissa) - 1)) + 1;
@@ -88,13 +97,8 @@ fn nan(rng: &mut SplitMix64, dtype: DType, place: Place) -> Scalar {
 
 /// The largest finite value of a float dtype.
 fn largest(dtype: DType) -> Scalar {
-    let bits = match dtype {
-        DType::F16 => 0x7bff,
-        DType::BF16 => 0x7f7f,
-        DType::F32 => u64::from(f32::MAX.to_bits()),
-        DType::F64 => f64::MAX.to_bits(),
-        DType::F8E4M3 => 0x7e,
-        _ => 0x7b,
-    };
-    Scalar::from_bits(dtype, bits)
+    dtype
+        .max_finite()
+        .and_then(|max| round_f64(max, dtype))
+        .unwrap_or(Scalar::zero(dtype))
 }

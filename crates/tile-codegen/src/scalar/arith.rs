@@ -21,6 +21,12 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         b: BasicValueEnum<'ctx>,
         nans: Nans,
     ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        if dtype == DType::F8E8M0 {
+            // A scale takes no arithmetic (`tile_ir::rules`).
+            return Err(EmitError::Unsupported {
+                what: format!("`{}` on {dtype}", op.name()),
+            });
+        }
         match domain(dtype) {
             Domain::Int => self
                 .int_binary(op, dtype, a.into_int_value(), b.into_int_value())

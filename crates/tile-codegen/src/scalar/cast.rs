@@ -2,7 +2,7 @@
 //! `tile_ir::eval`: rounded once, saturating, NaN to 0 for integers, as the
 //! table in docs/semantics.md says.
 
-use super::float::Format;
+use super::format::Format;
 use super::values::{domain, Domain};
 use super::{Nans, ScalarEmitter};
 use crate::EmitError;
@@ -13,7 +13,7 @@ use tile_ir::DType;
 impl<'ctx> ScalarEmitter<'_, 'ctx> {
     /// `bitcast x to to`, from `from` of the same width: the register's bits
     /// as `to`'s register (narrow floats already live in integers of their
-    /// width), NaN payloads kept.
+    /// width), NaN payloads kept; into FP4 and FP6, the byte's low bits.
     pub(crate) fn bitcast(
         &self,
         x: BasicValueEnum<'ctx>,
@@ -25,7 +25,14 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                 what: format!("`bitcast` from {from} to {to}"),
             });
         }
-        Ok(self.b.build_bit_cast(x, self.reg_type(to), "bitcast")?)
+        let r = self.b.build_bit_cast(x, self.reg_type(to), "bitcast")?;
+        if to.value_bits() == to.bits() {
+            return Ok(r);
+        }
+        // FP4 and FP6 keep the low bits of the byte, as the interpreter does.
+        let r = r.into_int_value();
+        let mask = r.get_type().const_int((1 << to.value_bits()) - 1, false);
+        Ok(self.b.build_and(r, mask, "low")?.into())
     }
 
     /// `cast x to to`, from `from`.

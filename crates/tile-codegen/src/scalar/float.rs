@@ -1,95 +1,22 @@
-//! Narrow floats (f16, bf16, FP8) in integer registers, and exact
-//! conversions between them, f32, f64 and integers.
+//! Narrow floats (f16, bf16, FP8, the MX formats) in integer registers, and
+//! exact conversions between them, f32, f64 and integers.
 //!
 //! Registers of the narrow float dtypes hold their bits (`i16`, `i8`), so no
 //! target needs half-precision hardware or a conversion library call; every
 //! operation widens to f32 (exactly), computes, and narrows with one
 //! round-to-nearest-even written here in integer operations. Narrowing rounds
 //! once from the f32 or f64 source bits (so `f64 -> f16` is not rounded twice),
-//! saturates into FP8, and returns the dtype's canonical NaN for a NaN.
+//! saturates into FP8 and the MX elements, and returns the dtype's canonical
+//! NaN for a NaN (FP4 and FP6: their largest value). FP4 and FP6 sit in the
+//! low bits of an `i8`; the scale `f8e8m0` has conversions of its own
+//! (`scale.rs`).
 
+use super::format::{Format, Kind};
 use super::{Nans, ScalarEmitter};
 use crate::EmitError;
 use inkwell::values::{FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use tile_ir::DType;
-
-/// A binary floating-point format described by its field widths.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Format {
-    /// The total width in bits.
-    pub width: u32,
-    /// The exponent field's width.
-    pub exp_bits: u32,
-    /// The stored mantissa bits.
-    pub man_bits: u32,
-    /// Whether the all-ones exponent encodes infinities and NaNs (IEEE); if
-    /// not (FP8 e4m3), only all-ones exponent and mantissa is NaN.
-    pub ieee_special: bool,
-    /// Whether rounding saturates to the largest finite value (FP8).
-    pub saturating: bool,
-}
-
-impl Format {
-    /// The format of a float dtype.
-    pub(crate) fn of(dtype: DType) -> Option<Format> {
-        let (width, exp_bits, man_bits, ieee_special, saturating) = match dtype {
-            DType::F16 => (16, 5, 10, true, false),
-            DType::BF16 => (16, 8, 7, true, false),
-            DType::F32 => (32, 8, 23, true, false),
-            DType::F64 => (64, 11, 52, true, false),
-            DType::F8E4M3 => (8, 4, 3, false, true),
-            DType::F8E5M2 => (8, 5, 2, true, true),
-            _ => return None,
-        };
-        Some(Format {
-            width,
-            exp_bits,
-            man_bits,
-            ieee_special,
-            saturating,
-        })
-    }
-
-    /// The exponent bias.
-    pub(crate) fn bias(self) -> i64 {
-        (1 << (self.exp_bits - 1)) - 1
-    }
-
-    /// The magnitude bits of the largest finite value.
-    fn max_finite(self) -> u64 {
-        let all = (1u64 << (self.width - 1)) - 1;
-        if self.ieee_special {
-            // Exponent all ones minus one, mantissa all ones.
-            (((1 << self.exp_bits) - 2) << self.man_bits) | ((1 << self.man_bits) - 1)
-        } else {
-            all - 1
-        }
-    }
-
-    /// The magnitude bits of infinity (IEEE formats).
-    fn infinity(self) -> u64 {
-        ((1 << self.exp_bits) - 1) << self.man_bits
-    }
-
-    /// The canonical NaN: positive, quiet bit only (FP8: `0x7f`).
-    pub(crate) fn canonical_nan(self) -> u64 {
-        if self.width == 8 {
-            0x7f
-        } else {
-            self.infinity() | (1 << (self.man_bits - 1))
-        }
-    }
-
-    /// The magnitude above which bits are NaN.
-    fn nan_threshold(self) -> u64 {
-        if self.ieee_special {
-            self.infinity()
-        } else {
-            self.max_finite()
-        }
-    }
-}
 
 impl<'ctx> ScalarEmitter<'_, 'ctx> {
     /// Whether the bits `bits` of `format` are a NaN.
@@ -99,11 +26,9 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         format: Format,
     ) -> Result<IntValue<'ctx>, EmitError> {
         let ty = bits.get_type();
-        let magnitude = self.b.build_and(
-            bits,
-            ty.const_int((1 << (format.width - 1)) - 1, false),
-            "mag",
-        )?;
+        let magnitude =
+            self.b
+                .build_and(bits, ty.const_int(format.magnitude_mask(), false), "mag")?;
         let threshold = ty.const_int(format.nan_threshold(), false);
         Ok(self
             .b
@@ -146,10 +71,19 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         bits: IntValue<'ctx>,
         format: Format,
     ) -> Result<FloatValue<'ctx>, EmitError> {
+        if format.kind == Kind::Scale {
+            return self.widen_scale(bits);
+        }
         let b = &self.b;
         let i32t = self.ctx.i32_type();
         let f32t = self.ctx.f32_type();
         let x = b.build_int_z_extend(bits, i32t, "wide")?;
+        // FP4 and FP6 take the low bits of their byte.
+        let x = if format.width < format.reg_width {
+            b.build_and(x, i32t.const_int((1 << format.width) - 1, false), "low")?
+        } else {
+            x
+        };
         if let Some(value) = self.widened_with_payload(bits, format)? {
             let nan = b.build_float_compare(FloatPredicate::UNO, value, value, "nan")?;
             let canonical = self.f32_bits(0x7fc0_0000)?;
@@ -225,7 +159,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             i32t.const_int((1 << format.exp_bits) - 1, false),
             "special",
         )?;
-        let value = if format.ieee_special {
+        let value = if format.kind == Kind::Ieee {
             b.build_select(all_ones_exp, inf, finite, "value")?
                 .into_float_value()
         } else {
@@ -267,6 +201,9 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         format: Format,
         nans: Nans,
     ) -> Result<IntValue<'ctx>, EmitError> {
+        if format.kind == Kind::Scale {
+            return self.narrow_to_scale(x);
+        }
         let b = &self.b;
         if self.converts_f16
             && Format::of(DType::F16) == Some(format)
@@ -342,7 +279,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         let code = b
             .build_select(over, limit, code, "clamped")?
             .into_int_value();
-        let nt = self.int_type(format.width);
+        let nt = self.int_type(format.reg_width);
         let code = b.build_int_truncate(code, nt, "code8")?;
         let sign = b.build_int_truncate(sign, nt, "s")?;
         let signed = b.build_or(
@@ -488,6 +425,9 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         from: DType,
         format: Format,
     ) -> Result<IntValue<'ctx>, EmitError> {
+        if format.kind == Kind::Scale {
+            return self.int_to_scale(x, from);
+        }
         let b = &self.b;
         let i64t = self.ctx.i64_type();
         let c = |v: u64| i64t.const_int(v, false);
@@ -544,7 +484,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             "sb",
         )?;
         let bits = b.build_or(code, sign, "bits")?;
-        let nt = self.int_type(format.width);
+        let nt = self.int_type(format.reg_width);
         Ok(b.build_int_truncate(bits, nt, "narrow")?)
     }
 }

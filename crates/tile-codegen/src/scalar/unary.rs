@@ -2,7 +2,7 @@
 //! math functions through the exact (f64, rounded once) or fast library,
 //! `neg`/`abs` on the sign bit, `fma` rounded once.
 
-use super::float::Format;
+use super::format::Format;
 use super::values::{domain, Domain};
 use super::{Nans, ScalarEmitter};
 use crate::EmitError;
@@ -23,6 +23,10 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         let unsupported = || EmitError::Unsupported {
             what: format!("`{}` on {dtype}", op.name()),
         };
+        if dtype == DType::F8E8M0 {
+            // A scale takes no arithmetic (`tile_ir::rules`).
+            return Err(unsupported());
+        }
         if let Domain::Int = domain(dtype) {
             let v = x.into_int_value();
             if dtype.is_bool() {
@@ -115,9 +119,12 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         let b = &self.b;
         let format =
             Format::of(dtype).ok_or_else(|| EmitError::internal("sign op on a non-float"))?;
-        let it = self.int_type(format.width);
+        let it = self.int_type(format.reg_width);
         let bits = b.build_bit_cast(x, it, "bits")?.into_int_value();
-        let sign = it.const_int(1 << (format.width - 1), false);
+        let sign = dtype
+            .sign_bit()
+            .ok_or_else(|| EmitError::internal("sign op on an unsigned float"))?;
+        let sign = it.const_int(sign, false);
         let r = if op == UnaryOp::Neg {
             b.build_xor(bits, sign, "neg")?
         } else {
@@ -137,7 +144,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         c: BasicValueEnum<'ctx>,
         nans: Nans,
     ) -> Result<BasicValueEnum<'ctx>, EmitError> {
-        if !dtype.is_float() {
+        if !dtype.is_float() || dtype == DType::F8E8M0 {
             return Err(EmitError::Unsupported {
                 what: format!("`fma` on {dtype}"),
             });

@@ -2,7 +2,7 @@
 //! dtype, constants, the widening of narrow floats for computation and the
 //! rounding and NaN policy of computed results.
 
-use super::float::Format;
+use super::format::Format;
 use super::{Nans, ScalarEmitter};
 use crate::EmitError;
 use inkwell::types::BasicTypeEnum;

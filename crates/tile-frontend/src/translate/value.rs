@@ -106,9 +106,8 @@ impl Translator<'_> {
                 p.path.segments[1].ident.to_string(),
             );
             if let Some(d) = dtype_of(ty) {
-                if d == DType::F8E4M3 && name.contains("INFINITY") {
-                    let msg = "f8e4m3 has no infinity (its largest value is `f8e4m3::MAX`, 448)";
-                    return Err(self.err(p, msg));
+                if let Some(missing) = missing_special(d, &name) {
+                    return Err(self.err(p, missing));
                 }
                 let value = match (name.as_str(), d.is_float()) {
                     ("INFINITY", true) => Some(Val::Float(f64::INFINITY)),
@@ -165,22 +164,11 @@ impl Translator<'_> {
     }
 
     fn extreme(&self, d: DType, max: bool) -> Val {
-        match d {
-            DType::F16 => Val::Float(if max { 65504.0 } else { -65504.0 }),
-            DType::BF16 => Val::Float(if max {
-                3.3895313892515355e38
-            } else {
-                -3.3895313892515355e38
-            }),
-            DType::F32 => Val::Float(if max {
-                f32::MAX.into()
-            } else {
-                f32::MIN.into()
-            }),
-            DType::F64 => Val::Float(if max { f64::MAX } else { f64::MIN }),
-            DType::F8E4M3 => Val::Float(if max { 448.0 } else { -448.0 }),
-            DType::F8E5M2 => Val::Float(if max { 57344.0 } else { -57344.0 }),
-            _ => {
+        match d.max_finite() {
+            // The unsigned scale's least value is its smallest power of two.
+            Some(_) if d == DType::F8E8M0 && !max => Val::Float(2f64.powi(-127)),
+            Some(m) => Val::Float(if max { m } else { -m }),
+            None => {
                 let bits = d.bits();
                 let (lo, hi) = if d.is_signed_int() {
                     (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
@@ -346,3 +334,18 @@ const FLOAT_CONSTS: [(&str, f64); 19] = [
     ("FRAC_2_SQRT_PI", std::f64::consts::FRAC_2_SQRT_PI),
     ("FRAC_1_SQRT_2", std::f64::consts::FRAC_1_SQRT_2),
 ];
+
+/// The error for naming `d::INFINITY`, `d::NEG_INFINITY` or `d::NAN` of a
+/// float dtype that has no such value.
+fn missing_special(d: DType, name: &str) -> Option<String> {
+    let max = d.max_finite()?;
+    if name.contains("INFINITY") && !d.has_infinity() {
+        return Some(format!(
+            "{d} has no infinity (its largest value is `{d}::MAX`, {max})"
+        ));
+    }
+    let has_nan = !matches!(d, DType::F4E2M1 | DType::F6E2M3 | DType::F6E3M2);
+    (name == "NAN" && !has_nan).then(|| {
+        format!("{d} has no NaN (a NaN converted to {d} becomes its largest value, {max})")
+    })
+}

@@ -44,7 +44,11 @@ pub fn fma(a: Scalar, b: Scalar, c: Scalar) -> Result<Scalar, EvalError> {
         d if d.is_float() => sum_to_odd(x * y, z),
         _ => f64::NAN,
     };
-    round_f64(exact, dtype).ok_or(EvalError::Unsupported { op: "fma", dtype })
+    let unsupported = EvalError::Unsupported { op: "fma", dtype };
+    if dtype == DType::F8E8M0 {
+        return Err(unsupported);
+    }
+    round_f64(exact, dtype).ok_or(unsupported)
 }
 
 /// Integer and `bool` semantics; `None` for an op not defined on `dtype`.
@@ -81,6 +85,10 @@ fn integer(op: BinaryOp, dtype: DType, a: Scalar, b: Scalar, x: i128, y: i128) -
 
 /// Float semantics; `None` for an op not defined on floats.
 fn float(op: BinaryOp, dtype: DType, a: Scalar, b: Scalar) -> Option<Scalar> {
+    if dtype == DType::F8E8M0 {
+        // A scale, not an operand of arithmetic (`rules::binary_dtype`).
+        return None;
+    }
     let (x, y) = (a.to_f64(), b.to_f64());
     let exact = match op {
         BinaryOp::Add => x + y,

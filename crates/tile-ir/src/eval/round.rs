@@ -9,11 +9,14 @@
 
 use crate::dtype::DType;
 use crate::f8::{F8E4M3, F8E5M2};
+use crate::mx::{F4E2M1, F6E2M3, F6E3M2, F8E8M0};
 use crate::scalar::Scalar;
 use half::{bf16, f16};
 
-/// The canonical quiet NaN of a float dtype (positive, only the quiet bit of
-/// the mantissa set; `0x7f` for both FP8 formats), or `None` for a non-float.
+/// What a NaN becomes in a float dtype: its canonical quiet NaN (positive,
+/// only the quiet bit of the mantissa set; `0x7f` for both FP8 formats,
+/// `0xff` for `f8e8m0`), or for FP4 and FP6, which hold no NaN, their largest
+/// positive value (see [`crate::mx`]); `None` for a non-float.
 pub fn canonical_nan(dtype: DType) -> Option<Scalar> {
     Some(match dtype {
         DType::F16 => Scalar::F16(f16::from_bits(0x7e00)),
@@ -22,13 +25,19 @@ pub fn canonical_nan(dtype: DType) -> Option<Scalar> {
         DType::F64 => Scalar::F64(f64::from_bits(0x7ff8_0000_0000_0000)),
         DType::F8E4M3 => Scalar::F8E4M3(F8E4M3::from_bits(0x7f)),
         DType::F8E5M2 => Scalar::F8E5M2(F8E5M2::from_bits(0x7f)),
+        DType::F4E2M1 => Scalar::F4E2M1(F4E2M1::from_f64(f64::NAN)),
+        DType::F6E2M3 => Scalar::F6E2M3(F6E2M3::from_f64(f64::NAN)),
+        DType::F6E3M2 => Scalar::F6E3M2(F6E3M2::from_f64(f64::NAN)),
+        DType::F8E8M0 => Scalar::F8E8M0(F8E8M0::from_bits(F8E8M0::NAN_BITS)),
         _ => return None,
     })
 }
 
-/// `x` rounded once to the float `dtype`: to nearest, ties to even; FP8
-/// saturates to its largest finite value (see [`crate::f8`]); a NaN becomes
-/// the canonical NaN. `None` when `dtype` is not a float.
+/// `x` rounded once to the float `dtype`: to nearest, ties to even; FP8 and
+/// the MX elements saturate to their largest finite value (see [`crate::f8`],
+/// [`crate::mx`]); into `f8e8m0`, toward zero (its own rules, in
+/// [`crate::mx`]); a NaN becomes [`canonical_nan`]. `None` when `dtype` is
+/// not a float.
 pub fn round_f64(x: f64, dtype: DType) -> Option<Scalar> {
     if x.is_nan() {
         return canonical_nan(dtype);
@@ -40,6 +49,10 @@ pub fn round_f64(x: f64, dtype: DType) -> Option<Scalar> {
         DType::BF16 => Scalar::BF16(bf16::from_f32(f64_to_f32_odd(x))),
         DType::F8E4M3 => Scalar::F8E4M3(F8E4M3::from_f64(x)),
         DType::F8E5M2 => Scalar::F8E5M2(F8E5M2::from_f64(x)),
+        DType::F4E2M1 => Scalar::F4E2M1(F4E2M1::from_f64(x)),
+        DType::F6E2M3 => Scalar::F6E2M3(F6E2M3::from_f64(x)),
+        DType::F6E3M2 => Scalar::F6E3M2(F6E3M2::from_f64(x)),
+        DType::F8E8M0 => Scalar::F8E8M0(F8E8M0::from_f64(x)),
         _ => return None,
     })
 }

@@ -2,6 +2,7 @@
 
 use super::round::round_f64;
 use super::EvalError;
+use crate::dtype::DType;
 use crate::ops::UnaryOp;
 use crate::scalar::Scalar;
 
@@ -33,6 +34,10 @@ pub fn unary(op: UnaryOp, x: Scalar) -> Result<Scalar, EvalError> {
         };
         return Ok(result);
     }
+    if dtype == DType::F8E8M0 {
+        // A scale, not an operand of arithmetic (`rules::unary_dtype`).
+        return unsupported;
+    }
     if op == UnaryOp::RoundTf32 {
         return match x {
             Scalar::F32(v) => Ok(Scalar::F32(round_tf32(v))),
@@ -40,12 +45,20 @@ pub fn unary(op: UnaryOp, x: Scalar) -> Result<Scalar, EvalError> {
         };
     }
     let v = x.to_f64();
-    let sign = 1u64 << (dtype.bits() - 1);
-    let exact = match op {
-        UnaryOp::Not | UnaryOp::RoundTf32 => return unsupported,
+    match (op, dtype.sign_bit()) {
+        (UnaryOp::Not | UnaryOp::RoundTf32, _) => return unsupported,
         // Sign operations: exact, so infinities stay infinite even in FP8.
-        UnaryOp::Neg if !v.is_nan() => return Ok(Scalar::from_bits(dtype, x.to_bits() ^ sign)),
-        UnaryOp::Abs if !v.is_nan() => return Ok(Scalar::from_bits(dtype, x.to_bits() & !sign)),
+        (UnaryOp::Neg, Some(sign)) if !v.is_nan() => {
+            return Ok(Scalar::from_bits(dtype, x.to_bits() ^ sign))
+        }
+        (UnaryOp::Abs, Some(sign)) if !v.is_nan() => {
+            return Ok(Scalar::from_bits(dtype, x.to_bits() & !sign))
+        }
+        // `f8e8m0` has no sign: every value is its own magnitude.
+        (UnaryOp::Abs, None) => return Ok(x),
+        _ => {}
+    }
+    let exact = match op {
         UnaryOp::Neg | UnaryOp::Abs => f64::NAN,
         UnaryOp::Floor => v.floor(),
         UnaryOp::Ceil => v.ceil(),

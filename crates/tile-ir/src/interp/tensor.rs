@@ -15,6 +15,7 @@
 use super::buffer::HostBuffer;
 use crate::dtype::DType;
 use crate::f8::{F8E4M3, F8E5M2};
+use crate::mx::{F4E2M1, F6E2M3, F6E3M2, F8E8M0};
 use crate::scalar::Scalar;
 use half::{bf16, f16};
 
@@ -478,4 +479,8 @@ element!(
     f64 => F64, f64::to_le_bytes;
     F8E4M3 => F8E4M3, |v| [v.to_bits()];
     F8E5M2 => F8E5M2, |v| [v.to_bits()];
+    F4E2M1 => F4E2M1, |v| [v.to_bits()];
+    F6E2M3 => F6E2M3, |v| [v.to_bits()];
+    F6E3M2 => F6E3M2, |v| [v.to_bits()];
+    F8E8M0 => F8E8M0, |v| [v.to_bits()];
 );

@@ -129,7 +129,8 @@ pub enum Padding {
 impl Padding {
     /// The value of the elements a masked load of `dtype` reads outside the
     /// tensor, or `None` when this padding does not exist in `dtype` (`nan`
-    /// of an integer, an infinity of `f8e4m3`, a constant of another dtype;
+    /// of an integer or of FP4/FP6, an infinity of `f8e4m3` or of an MX
+    /// format, a constant of another dtype;
     /// the verifier reports those, `rules::check_padding`).
     pub fn value(self, dtype: DType) -> Option<Scalar> {
         let infinity = |negative: bool| match dtype {
@@ -150,7 +151,7 @@ impl Padding {
         };
         match self {
             Padding::Zero => Some(Scalar::zero(dtype)),
-            Padding::Nan => canonical_nan(dtype),
+            Padding::Nan => canonical_nan(dtype).filter(|v| v.is_nan()),
             Padding::PosInf => infinity(false),
             Padding::NegInf => infinity(true),
             Padding::Value(v) => Some(v).filter(|v| v.dtype() == dtype),

@@ -45,7 +45,20 @@ pub(super) fn tile_operand(ty: &Type) -> RuleResult<&TileType> {
     }
 }
 
+/// `f8e8m0` is a scale, not an operand of arithmetic: its results would round
+/// toward zero, and a difference of two scales is no scale.
+fn arithmetic_on_scale(dtype: DType, op: &str) -> RuleResult<()> {
+    if dtype == DType::F8E8M0 {
+        Err(format!(
+            "{op} does not take f8e8m0, a block scale: cast it to f32 to compute with it"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 pub(super) fn float(dtype: DType, op: &str) -> RuleResult<()> {
+    arithmetic_on_scale(dtype, op)?;
     if dtype.is_float() {
         Ok(())
     } else {
@@ -54,6 +67,7 @@ pub(super) fn float(dtype: DType, op: &str) -> RuleResult<()> {
 }
 
 pub(super) fn numeric(dtype: DType, op: &str) -> RuleResult<()> {
+    arithmetic_on_scale(dtype, op)?;
     if dtype.is_bool() {
         Err(format!("{op} needs an integer or float dtype, found bool"))
     } else {
@@ -70,7 +84,7 @@ pub(super) fn unary_dtype(op: UnaryOp, dtype: DType) -> RuleResult<()> {
         Abs if dtype.is_unsigned_int() || dtype.is_bool() => Err(format!(
             "abs needs a signed integer or float dtype, found {dtype}"
         )),
-        Abs => Ok(()),
+        Abs => arithmetic_on_scale(dtype, op.name()),
         Exp | Exp2 | Log | Log2 | Sqrt | Rsqrt | Sin | Cos | Tan | Tanh | Erf | Erfc | Floor
         | Ceil | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh | Atanh | Sigmoid | Log1p
         | Expm1 | Cbrt | Round | RoundTiesEven => float(dtype, op.name()),
@@ -194,9 +208,12 @@ pub fn check_padding(padding: Padding, dtype: DType) -> RuleResult<()> {
         Padding::Nan if !dtype.is_float() => Err(format!(
             "padding nan needs a float dtype, the view is {dtype}"
         )),
-        Padding::PosInf | Padding::NegInf if !dtype.is_float() || dtype == DType::F8E4M3 => Err(
-            format!("infinite padding needs a float dtype with infinities, the view is {dtype}"),
-        ),
+        Padding::Nan if Padding::Nan.value(dtype).is_none() => Err(format!(
+            "padding nan needs a float dtype with a NaN, the view is {dtype}"
+        )),
+        Padding::PosInf | Padding::NegInf if !dtype.has_infinity() => Err(format!(
+            "infinite padding needs a float dtype with infinities, the view is {dtype}"
+        )),
         Padding::Value(v) if v.dtype() != dtype => Err(format!(
             "the padding value {v} is {}, the view is {dtype}",
             v.dtype()

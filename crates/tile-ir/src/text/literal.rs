@@ -3,8 +3,9 @@
 //!
 //! Integer dtypes take integer literals in range. Float dtypes take integer
 //! or float literals, `nan`, `inf` and `-inf`; a finite literal beyond the
-//! dtype's largest finite value is an error (so is `inf` for `f8e4m3`, which
-//! has no infinity). `bool` takes `true` and `false`.
+//! dtype's largest finite value is an error (so are `inf` for `f8e4m3` and
+//! the MX formats, which have no infinity, `nan` for FP4 and FP6, which have
+//! no NaN, and a negative `f8e8m0`). `bool` takes `true` and `false`.
 
 use super::error::ParseError;
 use super::lexer::TokenKind;
@@ -123,9 +124,12 @@ impl Literal {
                 )))
             }
             (LiteralKind::Int | LiteralKind::Float, d) => finite_float_scalar(d, text),
+            (LiteralKind::Nan, d) if d.is_mx() && d != DType::F8E8M0 => {
+                return Err(self.error(format!("{d} has no NaN")))
+            }
             (LiteralKind::Nan, d) => round_f64(f64::NAN, d),
-            (LiteralKind::Inf { .. }, DType::F8E4M3) => {
-                return Err(self.error("f8e4m3 has no infinity"))
+            (LiteralKind::Inf { .. }, d) if !d.has_infinity() => {
+                return Err(self.error(format!("{d} has no infinity")))
             }
             (LiteralKind::Inf { negative }, DType::F8E5M2) => {
                 Some(Scalar::F8E5M2(F8E5M2::from_bits(if negative {
@@ -179,11 +183,13 @@ fn finite_float_scalar(dtype: DType, text: &str) -> Option<Scalar> {
         DType::F32 => Scalar::F32(text.parse().ok()?),
         _ => round_f64(text.parse().ok()?, dtype)?,
     };
-    let fits = match dtype {
-        // FP8 conversions saturate instead of overflowing to infinity, so the
-        // range is checked on the literal itself.
-        DType::F8E4M3 => text.parse::<f64>().ok()?.abs() <= 448.0,
-        DType::F8E5M2 => text.parse::<f64>().ok()?.abs() <= 57344.0,
+    let fits = match dtype.max_finite() {
+        // Narrow conversions saturate instead of overflowing to infinity, so
+        // the range is checked on the literal itself.
+        Some(max) if dtype.is_narrow_float() => {
+            let value = text.parse::<f64>().ok()?;
+            value.abs() <= max && (dtype != DType::F8E8M0 || value >= 0.0)
+        }
         _ => scalar.to_f64().is_finite(),
     };
     fits.then_some(scalar)

@@ -6,9 +6,12 @@ use super::{Built, Gen};
 use tile_ir::builder::Builder;
 use tile_ir::{BinaryOp, CmpPred, DType, Type, UnaryOp, Value};
 
-/// The unary ops defined on `dtype`.
+/// The unary ops defined on `dtype` (none on the scale `f8e8m0`).
 fn unary_ops(dtype: DType) -> Vec<UnaryOp> {
     use UnaryOp::*;
+    if dtype == DType::F8E8M0 {
+        return Vec::new();
+    }
     UnaryOp::ALL
         .iter()
         .copied()
@@ -22,9 +25,12 @@ fn unary_ops(dtype: DType) -> Vec<UnaryOp> {
         .collect()
 }
 
-/// The binary ops defined on `dtype`.
+/// The binary ops defined on `dtype` (none on the scale `f8e8m0`).
 fn binary_ops(dtype: DType) -> Vec<BinaryOp> {
     use BinaryOp::*;
+    if dtype == DType::F8E8M0 {
+        return Vec::new();
+    }
     BinaryOp::ALL
         .iter()
         .copied()
@@ -148,7 +154,7 @@ impl Gen<'_> {
     }
 
     pub(super) fn fma(&mut self, b: &mut Builder, ty: &Type, depth: usize) -> Built<Option<Value>> {
-        if !ty.dtype().is_float() {
+        if !ty.dtype().is_float() || ty.dtype() == DType::F8E8M0 {
             return Ok(None);
         }
         let x = self.value(b, ty, depth)?;
@@ -181,9 +187,14 @@ impl Gen<'_> {
     }
 
     /// `a` and `b` (of one type) combined by a binary op defined on their
-    /// dtype, so that both stay observable.
+    /// dtype (on `f8e8m0`, which has none, the lesser by `cmp` and
+    /// `select`), so that both stay observable.
     pub(super) fn combine(&mut self, b: &mut Builder, x: Value, y: Value) -> Built<Value> {
         let dtype = b.ty(x).dtype();
+        if dtype == DType::F8E8M0 {
+            let less = b.cmp(CmpPred::Lt, x, y)?;
+            return b.select(less, x, y);
+        }
         let op = if dtype.is_float() {
             self.rng
                 .pick(&[BinaryOp::Add, BinaryOp::Sub, BinaryOp::Max, BinaryOp::Min])

@@ -269,11 +269,11 @@ impl Gen<'_> {
     /// A random padding valid for `dtype`.
     fn padding(&mut self, dtype: DType) -> Padding {
         let mut choices = vec![Padding::Zero];
-        if dtype.is_float() {
+        if Padding::Nan.value(dtype).is_some() {
             choices.push(Padding::Nan);
-            if dtype != DType::F8E4M3 {
-                choices.extend([Padding::PosInf, Padding::NegInf]);
-            }
+        }
+        if dtype.has_infinity() {
+            choices.extend([Padding::PosInf, Padding::NegInf]);
         }
         let value = self.constant_value(dtype);
         choices.push(Padding::Value(value));

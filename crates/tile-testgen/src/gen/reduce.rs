@@ -29,6 +29,12 @@ fn dot_operands(acc: DType) -> &'static [(DType, DType)] {
     }
 }
 
+/// Whether reductions, arg-reductions and scans take `dtype`: not `bool`,
+/// not the scale `f8e8m0`.
+fn reducible(dtype: DType) -> bool {
+    !dtype.is_bool() && dtype != DType::F8E8M0
+}
+
 impl Gen<'_> {
     /// The operand shape of a reduction giving `ty` and the reduced axis and
     /// `keepdim`, or `None` when none fits the limits.
@@ -62,7 +68,7 @@ impl Gen<'_> {
         ty: &Type,
         depth: usize,
     ) -> Built<Option<Value>> {
-        if ty.dtype().is_bool() {
+        if !reducible(ty.dtype()) {
             return Ok(None);
         }
         let Some((from, axis, keepdim)) = self.reduced_from(ty) else {
@@ -96,7 +102,7 @@ impl Gen<'_> {
             return Ok(None);
         };
         let mut dtype = self.dtype();
-        if dtype.is_bool() {
+        if !reducible(dtype) {
             dtype = DType::F32;
         }
         let kind = self.rng.pick(ArgKind::ALL);
@@ -110,7 +116,7 @@ impl Gen<'_> {
         t: &TileType,
         depth: usize,
     ) -> Built<Option<Value>> {
-        if t.dtype.is_bool() {
+        if !reducible(t.dtype) {
             return Ok(None);
         }
         let kind = self.rng.pick(ScanKind::ALL);
@@ -161,8 +167,24 @@ impl Gen<'_> {
         t: &TileType,
         depth: usize,
     ) -> Built<Option<Value>> {
+        if t.shape.rank() != 2 {
+            return Ok(None);
+        }
+        // A float tile no dot accumulates in (f16, the FP8 and MX formats)
+        // comes from an f32 dot, cast: dots of f32 accumulators are rare
+        // enough otherwise that some operand pairs would go unexercised.
+        if dot_operands(t.dtype).is_empty() && t.dtype.is_float() {
+            let wide = TileType {
+                dtype: DType::F32,
+                ..t.clone()
+            };
+            let Some(product) = self.dot(b, &wide, depth)? else {
+                return Ok(None);
+            };
+            return b.cast(product, t.dtype).map(Some);
+        }
         let pairs = dot_operands(t.dtype);
-        if t.shape.rank() != 2 || pairs.is_empty() {
+        if pairs.is_empty() {
             return Ok(None);
         }
         let (m, n) = (t.shape.dims()[0], t.shape.dims()[1]);

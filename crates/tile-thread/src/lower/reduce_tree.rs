@@ -30,29 +30,28 @@ use super::{Coords, Lowerer};
 use crate::layout_assign::DistLayout;
 use crate::program::{Reg, SharedId, ShuffleMode, ThreadOpKind, WARP_SIZE};
 use tile_ir::eval::round_f64;
-use tile_ir::{BinaryOp, CmpPred, DType, Scalar};
+use tile_ir::{BinaryOp, CmpPred, DType, Padding, Scalar};
 
 /// From this many warps along the axis on, step 3 combines the warps'
 /// totals by shuffles ([`Lowerer::fold_warp_totals`]).
 const SHUFFLED_WARPS: usize = 8;
 
 /// The identity of `op` on `dtype`: for floats `-0.0` for `add`, `-inf`
-/// for `max` and `+inf` for `min` (±448 for `f8e4m3`, which has no
-/// infinity: its extreme finite values).
+/// for `max` and `+inf` for `min` (in f8e4m3, FP6 and FP4, which have no
+/// infinity, their extreme finite values).
 pub(super) fn identity(op: BinaryOp, dtype: DType) -> Option<Scalar> {
     if dtype.is_float() && op == BinaryOp::Add {
         return round_f64(-0.0, dtype);
     }
     if dtype.is_float() {
-        let sign = if op == BinaryOp::Max { -1.0 } else { 1.0 };
-        return match dtype {
-            DType::F8E4M3 => round_f64(sign * 448.0, dtype),
-            DType::F8E5M2 => Some(Scalar::from_bits(
-                dtype,
-                if sign < 0.0 { 0xfc } else { 0x7c },
-            )),
-            _ => round_f64(sign * f64::INFINITY, dtype),
+        let (infinity, sign) = match op {
+            BinaryOp::Max => (Padding::NegInf, -1.0),
+            _ => (Padding::PosInf, 1.0),
         };
+        // Without infinities (f8e4m3, FP6, FP4) the extreme finite values.
+        return infinity
+            .value(dtype)
+            .or_else(|| round_f64(sign * dtype.max_finite()?, dtype));
     }
     let bits = dtype.bits();
     let (min, max) = if dtype.is_signed_int() {
