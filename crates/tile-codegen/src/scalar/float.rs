@@ -431,13 +431,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         let b = &self.b;
         let i64t = self.ctx.i64_type();
         let c = |v: u64| i64t.const_int(v, false);
-        let wide = if from.bits() == 64 {
-            x
-        } else if from.is_signed_int() {
-            b.build_int_s_extend(x, i64t, "sx")?
-        } else {
-            b.build_int_z_extend(x, i64t, "zx")?
-        };
+        let wide = self.int_to_i64(x, from)?;
         let (neg, magnitude) = if from.is_signed_int() {
             let neg = b.build_int_compare(IntPredicate::SLT, wide, i64t.const_zero(), "neg")?;
             let negated = b.build_int_neg(wide, "negated")?;
@@ -486,5 +480,22 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         let bits = b.build_or(code, sign, "bits")?;
         let nt = self.int_type(format.reg_width);
         Ok(b.build_int_truncate(bits, nt, "narrow")?)
+    }
+
+    /// The integer `x` of `from` as an `i64`, extended by `from`'s
+    /// signedness.
+    pub(super) fn int_to_i64(
+        &self,
+        x: IntValue<'ctx>,
+        from: DType,
+    ) -> Result<IntValue<'ctx>, EmitError> {
+        let i64t = self.ctx.i64_type();
+        Ok(if from.bits() == 64 {
+            x
+        } else if from.is_signed_int() {
+            self.b.build_int_s_extend(x, i64t, "sx")?
+        } else {
+            self.b.build_int_z_extend(x, i64t, "zx")?
+        })
     }
 }

@@ -72,13 +72,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         let b = &self.b;
         let i64t = self.ctx.i64_type();
         let c = |v: u64| i64t.const_int(v, false);
-        let wide = if from.bits() == 64 {
-            x
-        } else if from.is_signed_int() {
-            b.build_int_s_extend(x, i64t, "sx")?
-        } else {
-            b.build_int_z_extend(x, i64t, "zx")?
-        };
+        let wide = self.int_to_i64(x, from)?;
         let lz = self.intrinsic_int(
             "llvm.ctlz",
             &[wide.into(), self.ctx.bool_type().const_zero().into()],
