@@ -31,6 +31,28 @@ fn twice<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
     partition_view(out, [B]).store_masked(v * 2.0, pid);
 }
 
+/// Copies `x` to `out` after 96 rounds of [`copy_after_rounds`]: a kernel
+/// of its own whose one specialization is written `B=256`, as
+/// [`copy_once`]'s is.
+#[tile_kernel(configs(B = 256), targets = "host")]
+fn copy_slowly<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+    let pid = program_id(0);
+    let v = partition_view(x, [B]).load_masked(pid);
+    let mut acc = v;
+    for i in 0..96 {
+        acc = acc + v - v;
+    }
+    partition_view(out, [B]).store_masked(acc, pid);
+}
+
+/// Copies `x` to `out`.
+#[tile_kernel(configs(B = 256), targets = "host")]
+fn copy_once<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+    let pid = program_id(0);
+    let v = partition_view(x, [B]).load_masked(pid);
+    partition_view(out, [B]).store_masked(v, pid);
+}
+
 const N: usize = 1 << 18;
 
 /// The slow candidate first, the fast second.
@@ -204,6 +226,40 @@ fn a_corrupt_choice_is_ignored_and_replaced() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The kernels whose choice the autotuner reported, in order.
+static CHOSEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+fn record_choice(progress: &Progress<'_>) {
+    if let Progress::Chose { kernel, label, .. } = progress {
+        CHOSEN.lock().unwrap().push(format!("{kernel} {label}"));
+    }
+}
+
+#[test]
+fn candidates_of_two_kernels_with_one_specialization_stay_apart() {
+    let dir = scratch("two-kernels");
+    let grid = [(N / 256) as u32, 1, 1];
+    let candidates = [
+        Candidate {
+            spec: copy_slowly::<256>::kernel_spec(),
+            grid,
+        },
+        Candidate {
+            spec: copy_once::<256>::kernel_spec(),
+            grid,
+        },
+    ];
+    let first = Autotuner::in_dir(&dir).with_progress(record_choice);
+    assert_eq!(run(&first, &candidates).unwrap(), 1);
+    assert_eq!(*CHOSEN.lock().unwrap(), ["copy_once B=256"]);
+    // Another autotuner reads the choice from disk: the second candidate,
+    // not the first one whose specialization is written the same.
+    let second = Autotuner::in_dir(&dir).with_progress(quiet);
+    assert_eq!(run(&second, &candidates).unwrap(), 1);
+    assert_eq!(second.timed(), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn candidates_that_disagree_are_an_error_and_leave_the_arguments_alone() {
     let dir = scratch("disagree");
@@ -231,7 +287,7 @@ fn candidates_that_disagree_are_an_error_and_leave_the_arguments_alone() {
     assert!(
         message.starts_with("autotuning: kernel `copy_after_rounds` on device cpu ")
             && message.ends_with(
-                ": B=256 and B=256,R=1 disagree: argument 1 differs at element 0 (row-major): 1.5 against 3"
+                ": twice B=256 and B=256,R=1 disagree: argument 1 differs at element 0 (row-major): 1.5 against 3"
             ),
         "{message}"
     );

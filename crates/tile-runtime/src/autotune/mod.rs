@@ -47,7 +47,7 @@ pub struct Candidate {
 pub enum Progress<'a> {
     /// Timing candidate `index` (from 0) of `count`, `label`.
     Timing {
-        /// The kernel.
+        /// The candidate's kernel.
         kernel: &'a str,
         /// The key, as recorded.
         key: &'a str,
@@ -60,7 +60,7 @@ pub enum Progress<'a> {
     },
     /// Timed `label`: its median launch took `time`.
     Timed {
-        /// The kernel.
+        /// The candidate's kernel.
         kernel: &'a str,
         /// The key, as recorded.
         key: &'a str,
@@ -71,7 +71,7 @@ pub enum Progress<'a> {
     },
     /// Chose `label`, whose median launch took `time`.
     Chose {
-        /// The kernel.
+        /// The candidate's kernel.
         kernel: &'a str,
         /// The key, as recorded.
         key: &'a str,
@@ -94,6 +94,19 @@ pub struct Autotuner {
     progress: fn(&Progress<'_>),
     /// Candidates timed by this autotuner so far.
     timed: Mutex<usize>,
+}
+
+/// How candidate `index` is named in a recorded choice and in messages: its
+/// specialization (`BM=128,BN=128`), preceded by its kernel's name where
+/// that differs from the first candidate's, so that candidates of two
+/// kernels with the same specialization stay apart.
+fn choice_label(candidates: &[Candidate], index: usize) -> String {
+    let spec = &candidates[index].spec;
+    if spec.name() == candidates[0].spec.name() {
+        spec.specialization().to_string()
+    } else {
+        format!("{} {}", spec.name(), spec.specialization())
+    }
 }
 
 /// The default progress report: a line on standard error per step.
@@ -248,12 +261,7 @@ impl Autotuner {
             Some(index) => index,
             None => {
                 let index = self.tune(device, &device_id, &key, candidates, args)?;
-                self.remember(
-                    kernel,
-                    &device_id,
-                    &key,
-                    candidates[index].spec.specialization(),
-                );
+                self.remember(kernel, &device_id, &key, &choice_label(candidates, index));
                 index
             }
         };
@@ -280,9 +288,7 @@ impl Autotuner {
                 label
             }
         };
-        candidates
-            .iter()
-            .position(|c| c.spec.specialization() == label)
+        (0..candidates.len()).position(|index| choice_label(candidates, index) == label)
     }
 
     /// Records a choice in this process and, best effort, on disk.
@@ -321,7 +327,7 @@ impl Autotuner {
         saved.restore(args);
         let (index, time) = timed?;
         (self.progress)(&Progress::Chose {
-            kernel: candidates[0].spec.name(),
+            kernel: candidates[index].spec.name(),
             key,
             label: candidates[index].spec.specialization(),
             time,
@@ -340,11 +346,11 @@ impl Autotuner {
         args: &mut [LaunchArg<'_>],
         saved: &Saved,
     ) -> Result<(usize, Duration), Error> {
-        let kernel = candidates[0].spec.name();
+        let group = candidates[0].spec.name();
         let mut first_outputs = None;
         let mut best: Option<(usize, Duration)> = None;
         for (index, candidate) in candidates.iter().enumerate() {
-            let label = candidate.spec.specialization();
+            let (kernel, label) = (candidate.spec.name(), candidate.spec.specialization());
             (self.progress)(&Progress::Timing {
                 kernel,
                 key,
@@ -359,8 +365,9 @@ impl Autotuner {
                 None => first_outputs = Some(outputs),
                 Some(first) => outputs::agree(first, &outputs, self.tolerance).map_err(|why| {
                     Error::Autotune(format!(
-                        "kernel `{kernel}` on device {device_id}: {label} and {} disagree: {why}",
-                        candidates[0].spec.specialization()
+                        "kernel `{group}` on device {device_id}: {} and {} disagree: {why}",
+                        choice_label(candidates, index),
+                        choice_label(candidates, 0)
                     ))
                 })?,
             }

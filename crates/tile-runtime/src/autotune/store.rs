@@ -11,6 +11,10 @@
 //! choice BM=64,BN=64,BK=32
 //! ```
 //!
+//! `kernel` is the first candidate's kernel; `choice` names the chosen
+//! candidate by its specialization, preceded by its own kernel's name where
+//! that is another (`choice matmul_tma BM=128,BN=128`).
+//!
 //! A file is written to a temporary name in the same directory and renamed
 //! over the old one, so a reader sees the old file or the new one, never
 //! part of one, and processes tuning at once leave one whole choice. A file
