@@ -7,7 +7,9 @@
 //! takes those registers, a `permute` read only by `dot`s keeps its
 //! operand's registers (`DistLayout::permuted`), and
 //! so does a `reshape` that only inserts (or removes) axes of extent 1 into
-//! an operand held as the result is without (with) them. Every
+//! an operand held as the result is without (with) them, and one whose
+//! every element the wanting thread already holds takes those registers.
+//! Every
 //! other movement op is a stage and a gather through shared memory (see
 //! `shared.rs`) with a map per op; a `permute`'s staging is swizzled against
 //! bank conflicts (`swizzle.rs`).
@@ -141,6 +143,17 @@ impl Lowerer<'_> {
                         regs: src_regs,
                     },
                 );
+            }
+        }
+        if let OpKind::Reshape { .. } = op.kind {
+            // Axes split or merged where every element stays in a register
+            // of the thread that wants it (a `[M, K]` tile held as rows of
+            // contiguous runs, viewed as `[M, K / G, G]`): those registers.
+            let (src, threads) = (src_layout.shape.clone(), self.program.block_threads());
+            let source = |c: &[usize]| unravel(ravel(c, &dst), &src);
+            if let Some(chosen) = register_selection(&src_layout, &layout, threads, source) {
+                let regs = chosen.into_iter().map(|u| src_regs[u]).collect();
+                return self.bind(id, Lowered::Tile { layout, regs });
             }
         }
         if let OpKind::Permute { perm } = &op.kind {
@@ -319,6 +332,23 @@ impl Lowerer<'_> {
         self.release_shared(alloc);
         self.bind(id, Lowered::Tile { layout, regs })
     }
+}
+
+/// The row-major index of coordinate `c` in `shape`.
+fn ravel(c: &[usize], shape: &[usize]) -> usize {
+    c.iter()
+        .zip(shape)
+        .fold(0, |index, (&x, &extent)| index * extent + x)
+}
+
+/// The coordinate of row-major index `index` in `shape`.
+fn unravel(mut index: usize, shape: &[usize]) -> Vec<usize> {
+    let mut c = vec![0; shape.len()];
+    for (x, &extent) in c.iter_mut().zip(shape).rev() {
+        *x = index % extent.max(1);
+        index /= extent.max(1);
+    }
+    c
 }
 
 /// Whether `v` is used, and only as the `a` or `b` of `dot`s (which stage
