@@ -32,6 +32,8 @@ mod persistent;
 #[allow(dead_code)] // its list of kernels is for the stand-ins' images
 #[path = "common/runtime_checks.rs"]
 mod runtime_checks;
+#[path = "kernels/scaled_matmul.rs"]
+mod scaled_matmul;
 #[path = "kernels/softmax.rs"]
 mod softmax;
 #[path = "kernels/transpose.rs"]
@@ -49,6 +51,7 @@ const EXAMPLES: [(&str, Example); 11] = [
     ("layernorm", layernorm::run),
     ("layernorm_backward", layernorm_backward::run),
     ("matmul", matmul::run),
+    ("scaled_matmul", scaled_matmul::run),
     ("persistent", persistent::run),
     ("transpose", transpose::run),
     ("packed", packed::run),

@@ -31,6 +31,8 @@ mod packed;
 mod persistent;
 #[path = "common/runtime_checks.rs"]
 mod runtime_checks;
+#[path = "kernels/scaled_matmul.rs"]
+mod scaled_matmul;
 #[path = "kernels/softmax.rs"]
 mod softmax;
 #[path = "common/standin_images.rs"]

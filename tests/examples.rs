@@ -20,6 +20,8 @@ mod matmul;
 mod packed;
 #[path = "../examples/kernels/persistent.rs"]
 mod persistent;
+#[path = "../examples/kernels/scaled_matmul.rs"]
+mod scaled_matmul;
 #[path = "../examples/kernels/softmax.rs"]
 mod softmax;
 #[path = "../examples/kernels/transpose.rs"]
@@ -29,7 +31,7 @@ mod vector_add;
 
 use common::{Example, Inputs};
 use tile::ir::interp::HostTensor;
-use tile::{f16, Device, Element, KernelCode, Tensor};
+use tile::{bf16, f16, f4e2m1, f8e4m3, f8e8m0, Device, Element, KernelCode, Tensor};
 
 fn host<T: Element>(shape: &[usize], values: &[T]) -> HostTensor {
     HostTensor::from_vec(shape, values.to_vec()).expect("host tensor")
@@ -74,6 +76,7 @@ fn every_example_passes_its_reference_check() {
         layernorm::run,
         layernorm_backward::run,
         matmul::run,
+        scaled_matmul::run,
         persistent::run,
         transpose::run,
         packed::run,
@@ -101,6 +104,84 @@ fn vector_add_equals_the_interpreter() {
     )
     .expect("interpret");
     assert_same("vector_add", &out, &want);
+}
+
+#[test]
+fn scaled_matmuls_equal_the_interpreter() {
+    let dev = Device::cpu();
+    let (m, n, k) = (70, 45, 96);
+    let mut rng = Inputs::default();
+    let fp4 =
+        |v: Vec<f32>| -> Vec<f4e2m1> { v.iter().map(|&x| f4e2m1::from_f32(x * 3.0)).collect() };
+    let (a, b) = (fp4(rng.take(m * k)), fp4(rng.take(k * n)));
+    let grid = [m.div_ceil(64) as u32, n.div_ceil(64) as u32];
+    let zeros = vec![0.0f32; m * n];
+
+    // NVFP4: E4M3 scales per 16.
+    let nv = |v: Vec<f32>| -> Vec<f8e4m3> {
+        v.iter()
+            .map(|&x| f8e4m3::from_f32(x.abs() + 0.25))
+            .collect()
+    };
+    let (sa, sb) = (nv(rng.take(m * k / 16)), nv(rng.take(n * k / 16)));
+    let mut out = device(&dev, &[m, n], &zeros);
+    let args = (
+        &device(&dev, &[m, k], &a),
+        &device(&dev, &[m, k / 16], &sa),
+        &device(&dev, &[k, n], &b),
+        &device(&dev, &[n, k / 16], &sb),
+    );
+    scaled_matmul::matmul_nvfp4::<64, 64, 64>::launch(
+        &dev,
+        grid,
+        (args.0, args.1, args.2, args.3, &mut out),
+    )
+    .expect("launch");
+    let mut want = host(&[m, n], &zeros);
+    scaled_matmul::matmul_nvfp4::<64, 64, 64>::interpret(
+        grid,
+        (
+            &host(&[m, k], &a),
+            &host(&[m, k / 16], &sa),
+            &host(&[k, n], &b),
+            &host(&[n, k / 16], &sb),
+            &mut want,
+        ),
+    )
+    .expect("interpret");
+    assert_same("matmul_nvfp4", &out, &want);
+
+    // bf16 activations by MXFP4 weights with E8M0 scales per 32.
+    let act: Vec<bf16> = rng.take(m * k).iter().map(|&x| bf16::from_f32(x)).collect();
+    let sb: Vec<f8e8m0> = rng
+        .take(n * k / 32)
+        .iter()
+        .map(|&x| f8e8m0::from_f32((x * 2.0).round().exp2()))
+        .collect();
+    let mut out = device(&dev, &[m, n], &zeros);
+    scaled_matmul::matmul_bf16_mxfp4::<64, 64, 64>::launch(
+        &dev,
+        grid,
+        (
+            &device(&dev, &[m, k], &act),
+            &device(&dev, &[k, n], &b),
+            &device(&dev, &[n, k / 32], &sb),
+            &mut out,
+        ),
+    )
+    .expect("launch");
+    let mut want = host(&[m, n], &zeros);
+    scaled_matmul::matmul_bf16_mxfp4::<64, 64, 64>::interpret(
+        grid,
+        (
+            &host(&[m, k], &act),
+            &host(&[k, n], &b),
+            &host(&[n, k / 32], &sb),
+            &mut want,
+        ),
+    )
+    .expect("interpret");
+    assert_same("matmul_bf16_mxfp4", &out, &want);
 }
 
 #[test]

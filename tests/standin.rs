@@ -44,6 +44,8 @@ mod matmul;
 mod packed;
 #[path = "../examples/kernels/persistent.rs"]
 mod persistent;
+#[path = "../examples/kernels/scaled_matmul.rs"]
+mod scaled_matmul;
 #[path = "../examples/kernels/softmax.rs"]
 mod softmax;
 #[path = "support/standin_child.rs"]
@@ -98,8 +100,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     let dir = standin_child::standin_dir("standin", &[GpuApi::Cuda, GpuApi::Hip]);
     let images = write_images(&dir.0, &kernels(), &TARGETS);
     assert_eq!(
-        images, 50,
-        "twenty-five specializations (the examples, `copy`'s two and `show`) have sm_80 PTX and gfx942 code objects"
+        images, 58,
+        "twenty-nine specializations (the examples, `copy`'s two and `show`) have sm_80 PTX and gfx942 code objects"
     );
     let hopper = write_images(&dir.0, &matmuls(), &HOPPER);
     assert_eq!(
@@ -130,12 +132,13 @@ fn same_on_both(kernel: &str, gpu: &Device, launch: impl Fn(&Device) -> Tensor<f
 /// passes its check; softmax and matmul equal the CPU device's results; a
 /// kernel's failed bounds check comes back from its status record.
 fn examples_on(dev: &Device, target: Target) {
-    let examples: [Example; 11] = [
+    let examples: [Example; 12] = [
         vector_add::run,
         softmax::run,
         layernorm::run,
         layernorm_backward::run,
         matmul::run,
+        scaled_matmul::run,
         persistent::run,
         transpose::run,
         packed::run,
@@ -211,7 +214,7 @@ fn examples_on(dev: &Device, target: Target) {
     assert!(matches!(err, Error::DeviceCheck { .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
-        format!("kernel `copy` failed on device {dev}: program (1, 0, 0): check 0: `partition_view(..).load(..)` at tests/standin.rs:76:59 (`%3 = load %2, %0`, a view of `x`): partition index [1, 0, 0, 0] reaches outside the tensor")
+        format!("kernel `copy` failed on device {dev}: program (1, 0, 0): check 0: `partition_view(..).load(..)` at tests/standin.rs:78:59 (`%3 = load %2, %0`, a view of `x`): partition index [1, 0, 0, 0] reaches outside the tensor")
     );
 }
 

@@ -335,6 +335,22 @@ impl Builder {
         self.op1(OpKind::Dot { precision }, &[a, b, c])
     }
 
+    /// `a' · b' + c` of block-scaled operands (see [`crate::scaled`]): each
+    /// operand with its scales when it is of an element format, `None`
+    /// when it is `bf16` or `f16`.
+    pub fn dot_scaled(
+        &mut self,
+        (a, a_scale): (Value, Option<Value>),
+        (b, b_scale): (Value, Option<Value>),
+        c: Value,
+    ) -> Result<Value, BuildError> {
+        let operands: Vec<Value> = [Some(a), a_scale, Some(b), b_scale, Some(c)]
+            .into_iter()
+            .flatten()
+            .collect();
+        self.op1(OpKind::DotScaled, &operands)
+    }
+
     /// The runtime extent of a tensor along `axis`.
     pub fn dim(&mut self, tensor: Value, axis: usize) -> Result<Value, BuildError> {
         self.op1(OpKind::Dim { axis }, &[tensor])

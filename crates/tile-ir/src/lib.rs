@@ -31,6 +31,7 @@ pub mod passes;
 pub mod rules;
 pub mod samples;
 pub mod scalar;
+pub mod scaled;
 pub mod text;
 pub mod types;
 pub mod verify;

@@ -182,6 +182,12 @@ pub enum OpKind {
         /// The contract of the sum.
         precision: DotPrecision,
     },
+    /// `dot_scaled %a, [%a_scale,] %b, [%b_scale,] %c`: `a' · b' + c` for
+    /// block-scaled operands (OCP MX, NVFP4), each element times its
+    /// group's scale and rounded to `bf16` (or `f16`), summed as a `tensor`
+    /// `dot` in `f32`; an operand of an element format has its scales
+    /// beside it, one of `bf16` or `f16` none (see [`crate::scaled`]).
+    DotScaled,
     /// `dim %t axis <n>`: the runtime extent of a tensor along an axis, `i32`.
     Dim {
         /// The tensor axis.
@@ -407,6 +413,7 @@ impl OpKind {
             OpKind::ReduceWith { .. } => "reduce_with",
             OpKind::ScanWith { .. } => "scan_with",
             OpKind::Dot { .. } => "dot",
+            OpKind::DotScaled => "dot_scaled",
             OpKind::Dim { .. } => "dim",
             OpKind::PartitionView { .. } => "partition_view",
             OpKind::Load => "load",

@@ -110,6 +110,18 @@ cases! {
         => "verifier: in kernel `k`, op `%1 = round_tf32 %0`: round_tf32 needs f32, found f64";
     dot_of_rank_one_tiles: ("", "%0 = full 1.0 : tile<16xf32>\n%1 = dot ieee %0, %0, %0 : tile<16xf32>")
         => "verifier: in kernel `k`, op `%1 = dot %0, %0, %0`: dot needs rank-2 tiles, found [16], [16] and [16]";
+    dot_scaled_scales_of_the_wrong_shape: ("", "%0 = full 1.0 : tile<8x64xf4e2m1>\n%1 = full 1.0 : tile<8x1xf8e8m0>\n%2 = full 1.0 : tile<64x4xbf16>\n%3 = full 0.0 : tile<8x4xf32>\n%4 = dot_scaled %0, %1, %2, %3 : tile<8x4xf32>")
+        => "verifier: in kernel `k`, op `%4 = dot_scaled %0, %1, %2, %3`: a's scales must be [8, 2] (one f8e8m0 per 32 elements along K = 64), found [8, 1]";
+    dot_scaled_nvfp4_scales_on_fp8: ("", "%0 = full 1.0 : tile<8x64xf8e4m3>\n%1 = full 1.0 : tile<8x4xf8e4m3>\n%2 = full 1.0 : tile<64x4xbf16>\n%3 = full 0.0 : tile<8x4xf32>\n%4 = dot_scaled %0, %1, %2, %3 : tile<8x4xf32>")
+        => "verifier: in kernel `k`, op `%4 = dot_scaled %0, %1, %2, %3`: f8e4m3 scales (NVFP4) scale f4e2m1 elements; a is f8e4m3: give it f8e8m0 scales";
+    dot_scaled_k_not_a_multiple_of_the_group: ("", "%0 = full 1.0 : tile<8x48xf4e2m1>\n%1 = full 1.0 : tile<8x1xf8e8m0>\n%2 = full 1.0 : tile<48x4xbf16>\n%3 = full 0.0 : tile<8x4xf32>\n%4 = dot_scaled %0, %1, %2, %3 : tile<8x4xf32>")
+        => "verifier: in kernel `k`, op `%4 = dot_scaled %0, %1, %2, %3`: a's f8e8m0 scales cover groups of 32 along K, which 48 is not a multiple of";
+    dot_scaled_missing_scales: ("", "%0 = full 1.0 : tile<8x64xf4e2m1>\n%1 = full 1.0 : tile<64x4xf4e2m1>\n%2 = full 0.0 : tile<8x4xf32>\n%3 = dot_scaled %0, %1, %2 : tile<8x4xf32>")
+        => "verifier: in kernel `k`, op `%3 = dot_scaled %0, %1, %2`: dot_scaled takes `a, [a_scale,] b, [b_scale,] c`, a scale after each operand of an element format (f4e2m1, f6e2m3, f6e3m2, f8e4m3, f8e5m2); operands of dtypes (f4e2m1, f4e2m1, f32) do not fit";
+    dot_scaled_accumulator_dtype: ("", "%0 = full 1.0 : tile<8x64xbf16>\n%1 = full 1.0 : tile<64x4xbf16>\n%2 = full 0.0 : tile<8x4xf16>\n%3 = dot_scaled %0, %1, %2 : tile<8x4xf16>")
+        => "verifier: in kernel `k`, op `%3 = dot_scaled %0, %1, %2`: dot_scaled accumulates in f32, but the accumulator is f16";
+    dot_scaled_of_f32: ("", "%0 = full 1.0 : tile<8x64xf32>\n%1 = full 1.0 : tile<64x4xbf16>\n%2 = full 0.0 : tile<8x4xf32>\n%3 = dot_scaled %0, %1, %2 : tile<8x4xf32>")
+        => "verifier: in kernel `k`, op `%3 = dot_scaled %0, %1, %2`: dot_scaled's a must be f4e2m1, f6e2m3, f6e3m2, f8e4m3, f8e5m2 (with scales), bf16 or f16, found f32";
     dim_axis_out_of_range: (T2, "%0 = dim %t axis 2 : i32")
         => "verifier: in kernel `k`, op `%0 = dim %t`: axis 2 is out of range for rank 2";
     partition_rank_mismatch: (T2, "%0 = partition_view %t [128] : view<f32, [128]>")

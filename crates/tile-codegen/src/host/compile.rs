@@ -40,6 +40,10 @@ pub fn compile(
     options: &CodegenOptions,
 ) -> Result<HostImage, HostError> {
     tile_ir::verify::verify(func)?;
+    // The host has no block-scaled product: `dot_scaled` runs as the ops
+    // that define it.
+    let expanded = tile_ir::passes::expanded_scaled_dots(func);
+    let func = expanded.as_ref().unwrap_or(func);
     let ctx = Context::create();
     let diagnostics = Diagnostics::install(&ctx);
     let machine = Machine::new(Target::Host(isa), options.opt_level).map_err(EmitError::from)?;

@@ -295,6 +295,9 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             Route::Combine => self.combine(id),
             Route::Reduce => self.reduce(id),
             Route::Dot(_) => self.dot(id),
+            Route::DotScaled => Err(HostError::internal(
+                "a dot_scaled reached the emitter: `compile` expands them first",
+            )),
             Route::Memory => self.memory(id),
             Route::For => self.emit_for(id),
             Route::While => self.emit_while(id),

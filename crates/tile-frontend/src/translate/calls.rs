@@ -9,7 +9,7 @@ use syn::{Expr, ExprCall, PathArguments};
 use tile_ir::{BinaryOp, DType, DotPrecision, Scalar, Type};
 
 /// The builtin functions, as listed in errors.
-const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, dot_tf32, cat, stack, select, fma, cdiv, min, max, pow, atan2, hypot, rand, randint, randn, gather, reduce, reduce_keepdim, scan, make_layout and the layout algebra (row_major, col_major, composition, complement, coalesce, right_inverse, left_inverse, logical_product, blocked_product, raked_product, logical_divide, zipped_divide, tiled_divide, upcast, downcast), atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas, fence, debug_barrier, gdc_wait, gdc_launch_dependents";
+const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, dot_tf32, dot_scaled, cat, stack, select, fma, cdiv, min, max, pow, atan2, hypot, rand, randint, randn, gather, reduce, reduce_keepdim, scan, make_layout and the layout algebra (row_major, col_major, composition, complement, coalesce, right_inverse, left_inverse, logical_product, blocked_product, raked_product, logical_divide, zipped_divide, tiled_divide, upcast, downcast), atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas, fence, debug_barrier, gdc_wait, gdc_launch_dependents";
 
 impl<'k> Translator<'k> {
     /// The arguments of a call, checking their number.
@@ -155,6 +155,7 @@ impl<'k> Translator<'k> {
                 self.ir(c, |b| b.dot_with(v[0], v[1], v[2], precision))
                     .map(Val::Ir)
             }
+            "dot_scaled" => self.dot_scaled_call(c, &args),
             "stack" => self.stack_call(c, &args),
             "cat" => {
                 let a = self.argn(&args, 2, "cat([a, b, ...], axis)", c)?;

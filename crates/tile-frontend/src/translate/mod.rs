@@ -31,6 +31,7 @@ mod ops;
 mod random;
 mod recover;
 mod reshaping;
+mod scaled;
 mod scope;
 mod sort;
 mod sync;

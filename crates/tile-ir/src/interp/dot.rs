@@ -12,9 +12,10 @@ use super::value::{RtValue, Tile};
 use super::Fault;
 use crate::dtype::DType;
 use crate::eval;
-use crate::ops::{DotPrecision, UnaryOp};
+use crate::ops::{BinaryOp, DotPrecision, UnaryOp};
 use crate::rules::dot_accumulator;
 use crate::scalar::Scalar;
+use crate::scaled::{compute_dtype, scale_group, ScaledOperands};
 
 /// Runs a `dot` of `precision`: `tf32` rounds the operands to TF32 first;
 /// every precision then takes the in-order chain (which `tensor` allows).
@@ -99,6 +100,77 @@ pub(super) fn dot(precision: DotPrecision, operands: &[RtValue]) -> Result<RtVal
         dtype: acc_dtype,
         data,
     }))
+}
+
+/// Runs a `dot_scaled` ([`crate::scaled`]): each operand's elements times
+/// their scales, rounded once to the compute dtype, then a `tensor` dot.
+pub(super) fn dot_scaled(operands: &[RtValue]) -> Result<RtValue, Fault> {
+    let tiles = operands
+        .iter()
+        .map(|v| v.tile("a dot_scaled operand"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let dtypes: Vec<DType> = tiles.iter().map(|t| t.dtype).collect();
+    let at = ScaledOperands::locate(&dtypes).map_err(Fault::Type)?;
+    let compute = compute_dtype(dtypes[at.a], dtypes[at.b]);
+    let a = scaled(tiles[at.a], at.a_scale.map(|i| tiles[i]), false, compute)?;
+    let b = scaled(tiles[at.b], at.b_scale.map(|i| tiles[i]), true, compute)?;
+    let c = tiles[at.c].clone();
+    dot(
+        DotPrecision::Tensor,
+        &[RtValue::Tile(a), RtValue::Tile(b), RtValue::Tile(c)],
+    )
+}
+
+/// `x` in the compute dtype: element `[r, k]` of `a` times scale `[r, k /
+/// G]`, or (`transposed`, for `b`) element `[k, n]` times scale `[n, k /
+/// G]`, the product taken in `f32` (where it is exact) and rounded once.
+fn scaled(
+    x: &Tile,
+    scales: Option<&Tile>,
+    transposed: bool,
+    compute: DType,
+) -> Result<Tile, Fault> {
+    let cols = match x.shape.as_slice() {
+        &[_, cols] => cols,
+        other => {
+            return Err(Fault::Type(format!(
+                "a dot_scaled operand must be rank 2, found {other:?}"
+            )))
+        }
+    };
+    let data = match scales {
+        None => x.data.iter().map(|&v| eval::cast(v, compute)).collect(),
+        Some(s) => {
+            let group = scale_group(s.dtype)
+                .ok_or_else(|| Fault::Type(format!("dot_scaled scales of {}", s.dtype)))?;
+            let per_row = s.shape.get(1).copied().unwrap_or(0);
+            let mut data = Vec::with_capacity(x.data.len());
+            for (i, &v) in x.data.iter().enumerate() {
+                let (r, c) = (i / cols, i % cols);
+                let (row, k) = if transposed { (c, r) } else { (r, c) };
+                let scale = s
+                    .data
+                    .get(row * per_row + k / group)
+                    .copied()
+                    .ok_or_else(|| {
+                        Fault::Type(format!("dot_scaled scales {:?} for {:?}", s.shape, x.shape))
+                    })?;
+                let product = eval::binary(
+                    BinaryOp::Mul,
+                    eval::cast(v, DType::F32),
+                    eval::cast(scale, DType::F32),
+                )
+                .map_err(|e| Fault::Type(e.to_string()))?;
+                data.push(eval::cast(product, compute));
+            }
+            data
+        }
+    };
+    Ok(Tile {
+        shape: x.shape.clone(),
+        dtype: compute,
+        data,
+    })
 }
 
 /// `c + a · b` with `step(a, b, acc)` per product, `k` ascending, on the

@@ -205,6 +205,7 @@ impl<'a> Interpreter<'a> {
             Route::Movement => movement::movement(kind, operands)?,
             Route::Reduce => reduce::reduce(kind, operands)?,
             Route::Dot(precision) => dot::dot(precision, operands)?,
+            Route::DotScaled => dot::dot_scaled(operands)?,
             Route::Assert { id, message } => {
                 assert::assert(id, message, operands)?;
                 return Ok(Vec::new());

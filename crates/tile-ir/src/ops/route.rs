@@ -35,6 +35,8 @@ pub enum Route<'a> {
     Combine,
     /// `dot`.
     Dot(DotPrecision),
+    /// `dot_scaled`.
+    DotScaled,
     /// The tensor ops ([`OpFamily::Memory`]).
     Memory,
     /// `for`.
@@ -103,6 +105,7 @@ impl OpKind {
             OpKind::Reduce { .. } | OpKind::ArgReduce { .. } | OpKind::Scan { .. } => Route::Reduce,
             OpKind::ReduceWith { .. } | OpKind::ScanWith { .. } => Route::Combine,
             OpKind::Dot { precision } => Route::Dot(*precision),
+            OpKind::DotScaled => Route::DotScaled,
             OpKind::Dim { .. }
             | OpKind::PartitionView { .. }
             | OpKind::Load
@@ -143,7 +146,7 @@ impl Route<'_> {
             Route::Elementwise => OpFamily::Elementwise,
             Route::Movement => OpFamily::Movement,
             Route::Reduce | Route::Combine => OpFamily::Reduction,
-            Route::Dot(_) => OpFamily::Dot,
+            Route::Dot(_) | Route::DotScaled => OpFamily::Dot,
             Route::Memory => OpFamily::Memory,
             Route::For | Route::While | Route::If | Route::Yield => OpFamily::Control,
             Route::LayoutView(_) => OpFamily::LayoutView,

@@ -5,6 +5,7 @@
 //! | `canonicalize` | constant folding, algebraic identities, `if`/`for` with known conditions or trip counts |
 //! | `cse`          | merges pure ops that compute the same thing from the same operands |
 //! | `dce`          | removes ops whose results are unused and that have no effect |
+//! | `expand-scaled-dots` | rewrites each `dot_scaled` as the casts, products and `dot` that define it (the lowerings run it; not in the default pipeline) |
 //!
 //! Every pass keeps the IR valid; the manager verifies after each one, so a
 //! pass that breaks an invariant is caught at once and named.
@@ -12,6 +13,7 @@
 mod canonicalize;
 mod cse;
 mod dce;
+mod expand_scaled_dots;
 mod rewrite;
 
 use crate::function::Function;
@@ -20,6 +22,7 @@ use crate::verify::{verify, VerifyError};
 pub use canonicalize::Canonicalize;
 pub use cse::Cse;
 pub use dce::Dce;
+pub use expand_scaled_dots::{expanded_scaled_dots, ExpandScaledDots};
 
 /// A transformation of a kernel.
 pub trait Pass {
@@ -30,8 +33,12 @@ pub trait Pass {
     fn run(&self, func: &mut Function) -> bool;
 }
 
-/// The names of every pass, in the default pipeline's order.
-pub const PASS_NAMES: [&str; 3] = ["canonicalize", "cse", "dce"];
+/// The names of every pass: the default pipeline's, in its order, then
+/// `expand-scaled-dots`.
+pub const PASS_NAMES: [&str; 4] = ["canonicalize", "cse", "dce", "expand-scaled-dots"];
+
+/// The passes of the default pipeline, in order.
+const DEFAULT_PIPELINE: [&str; 3] = ["canonicalize", "cse", "dce"];
 
 /// The pass with the given name.
 pub fn pass_by_name(name: &str) -> Option<Box<dyn Pass>> {
@@ -39,6 +46,7 @@ pub fn pass_by_name(name: &str) -> Option<Box<dyn Pass>> {
         "canonicalize" => Some(Box::new(Canonicalize)),
         "cse" => Some(Box::new(Cse)),
         "dce" => Some(Box::new(Dce)),
+        "expand-scaled-dots" => Some(Box::new(ExpandScaledDots)),
         _ => None,
     }
 }
@@ -78,11 +86,11 @@ impl PassManager {
         Self::default()
     }
 
-    /// The default pipeline: every pass of [`PASS_NAMES`], in order.
+    /// The default pipeline: `canonicalize`, `cse`, `dce`.
     pub fn default_pipeline() -> Self {
         let mut pm = Self::new();
-        for name in PASS_NAMES {
-            // Every name in PASS_NAMES is registered.
+        for name in DEFAULT_PIPELINE {
+            // Every name in DEFAULT_PIPELINE is registered.
             if let Some(pass) = pass_by_name(name) {
                 pm.passes.push(pass);
             }

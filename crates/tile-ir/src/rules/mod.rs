@@ -7,10 +7,11 @@
 //! `yield` are typed partly by their regions; the verifier checks those parts.
 
 mod checks;
+mod dot;
 mod operand_lists;
 
 use crate::dtype::DType;
-use crate::ops::{CmpPred, DotPrecision, MemOrder, OpKind};
+use crate::ops::{CmpPred, MemOrder, OpKind};
 use crate::types::{PartitionViewType, Shape, Type};
 use checks::*;
 use operand_lists::{assertion, atomic, combined, gather, print};
@@ -313,54 +314,8 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
         }
         OpKind::ReduceWith { axis, keepdim } => combined(operands, *axis, Some(*keepdim)),
         OpKind::ScanWith { axis } => combined(operands, *axis, None),
-        OpKind::Dot { precision } => {
-            arity(operands, 3)?;
-            let (a, b, c) = (
-                tile_operand(operands[0])?,
-                tile_operand(operands[1])?,
-                tile_operand(operands[2])?,
-            );
-            if a.shape.rank() != 2 || b.shape.rank() != 2 || c.shape.rank() != 2 {
-                return Err(format!(
-                    "dot needs rank-2 tiles, found {}, {} and {}",
-                    a.shape, b.shape, c.shape
-                ));
-            }
-            let (m, k, k2, n) = (
-                a.shape.dims()[0],
-                a.shape.dims()[1],
-                b.shape.dims()[0],
-                b.shape.dims()[1],
-            );
-            if k != k2 || c.shape.dims() != [m, n] {
-                return Err(format!(
-                    "dot needs a: [M, K], b: [K, N], c: [M, N], found {}, {} and {}",
-                    a.shape, b.shape, c.shape
-                ));
-            }
-            let acc = dot_accumulator(a.dtype, b.dtype)?;
-            if c.dtype != acc {
-                return Err(format!(
-                    "dot of {} and {} accumulates in {acc}, but the accumulator is {}",
-                    a.dtype, b.dtype, c.dtype
-                ));
-            }
-            let tensor_ok = DotPrecision::default_for(a.dtype, b.dtype) == DotPrecision::Tensor;
-            if *precision == DotPrecision::Tensor && !tensor_ok {
-                return Err(format!(
-                    "dot precision `tensor` needs f16, bf16 or FP8 operands, whose products are \
-                     exact in the f32 accumulator; a dot of {} and {} is `ieee` (or `tf32` for f32)",
-                    a.dtype, b.dtype
-                ));
-            }
-            if *precision == DotPrecision::Tf32 && (a.dtype, b.dtype) != (DType::F32, DType::F32) {
-                return Err(format!(
-                    "dot precision `tf32` rounds f32 operands to TF32; a dot of {} and {} cannot have it",
-                    a.dtype, b.dtype
-                ));
-            }
-            one(Type::Tile(c.clone()))
-        }
+        OpKind::Dot { precision } => dot::dot(*precision, operands).map(Some),
+        OpKind::DotScaled => dot::dot_scaled(operands).map(Some),
         OpKind::Dim { axis } => {
             arity(operands, 1)?;
             let Type::Tensor(t) = operands[0] else {
@@ -501,18 +456,5 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
     }
 }
 
-/// The accumulator dtype of `dot` for operands of dtypes `a` and `b`.
-pub fn dot_accumulator(a: DType, b: DType) -> RuleResult<DType> {
-    use DType::*;
-    match (a, b) {
-        (F16, F16) | (BF16, BF16) | (F32, F32) => Ok(F32),
-        (x, y) if x.is_f8() && y.is_f8() => Ok(F32),
-        (F64, F64) => Ok(F64),
-        (I8, I8) => Ok(I32),
-        _ => Err(format!(
-            "dot supports f16×f16, bf16×bf16, f8×f8, f32×f32, f64×f64 and i8×i8 operands, found {a}×{b}"
-        )),
-    }
-}
-
 pub use checks::check_padding;
+pub use dot::dot_accumulator;

@@ -136,6 +136,7 @@ impl Parser<'_, '_> {
                     self.match_name_of(what, DotPrecision::from_name, DotPrecision::ALL)?;
                 ready(OpKind::Dot { precision }, self.match_operand_list()?)
             }
+            "dot_scaled" => ready(OpKind::DotScaled, self.match_operand_list()?),
             "yield" => ready(OpKind::Yield, self.match_operand_list()?),
             "cast" | "bitcast" => {
                 let x = self.match_operand("an operand")?;

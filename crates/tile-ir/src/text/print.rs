@@ -109,9 +109,12 @@ impl Printer<'_> {
             OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => format!("{name} {axis}"),
             OpKind::Constant { value } | OpKind::Full { value, .. } => format!("{name} {value}"),
             OpKind::Iota { .. } => name.to_string(),
-            OpKind::Unary(_) | OpKind::Binary(_) | OpKind::Select | OpKind::Fma | OpKind::Yield => {
-                with_list(name.to_string())
-            }
+            OpKind::Unary(_)
+            | OpKind::Binary(_)
+            | OpKind::Select
+            | OpKind::Fma
+            | OpKind::DotScaled
+            | OpKind::Yield => with_list(name.to_string()),
             OpKind::Dot { precision } => with_list(format!("dot {precision}")),
             OpKind::Cmp(pred) => with_list(format!("cmp {pred}")),
             OpKind::Cast { to } => format!("cast {x} to {to}"),

@@ -296,6 +296,26 @@ pub fn every_variant() -> String {
     lines.join("\n")
 }
 
+/// `dot_scaled` with both operands scaled (MXFP4 by MXFP8) and with one
+/// `bf16` operand that has no scales.
+pub const DOT_SCALED: &str = "\
+kernel @dot_scaled(%a: tensor<f4e2m1, 2>, %sa: tensor<f8e8m0, 2>, %b: tensor<f8e4m3, 2>, %sb: tensor<f8e8m0, 2>, %w: tensor<bf16, 2>) {
+  %0 = constant 0 : i32
+  %1 = partition_view %a [16, 64] : view<f4e2m1, [16, 64]>
+  %2 = load %1[%0, %0] : tile<16x64xf4e2m1>
+  %3 = partition_view %sa [16, 2] : view<f8e8m0, [16, 2]>
+  %4 = load %3[%0, %0] : tile<16x2xf8e8m0>
+  %5 = partition_view %b [64, 8] : view<f8e4m3, [64, 8]>
+  %6 = load %5[%0, %0] : tile<64x8xf8e4m3>
+  %7 = partition_view %sb [8, 2] : view<f8e8m0, [8, 2]>
+  %8 = load %7[%0, %0] : tile<8x2xf8e8m0>
+  %9 = full 0.0 : tile<16x8xf32>
+  %10 = dot_scaled %2, %4, %6, %8, %9 : tile<16x8xf32>
+  %11 = partition_view %w [16, 64] : view<bf16, [16, 64]>
+  %12 = load %11[%0, %0] : tile<16x64xbf16>
+  %13 = dot_scaled %12, %6, %8, %10 : tile<16x8xf32>
+}";
+
 /// Every canonical program above.
 pub fn all() -> Vec<(&'static str, String)> {
     vec![
@@ -307,6 +327,7 @@ pub fn all() -> Vec<(&'static str, String)> {
         ("nested", NESTED.to_string()),
         ("while", WHILE.to_string()),
         ("combine", COMBINE.to_string()),
+        ("dot_scaled", DOT_SCALED.to_string()),
         ("every_variant", every_variant()),
     ]
 }

@@ -93,6 +93,10 @@ pub enum LowerError {
 /// Lowers `func` (which must pass the tile IR's verifier) for one
 /// specialization.
 pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerError> {
+    // No target's lowering has a block-scaled product yet: `dot_scaled`
+    // runs as the ops that define it.
+    let expanded = tile_ir::passes::expanded_scaled_dots(func);
+    let func = expanded.as_ref().unwrap_or(func);
     let widened = widen_products::widened_products(func, options.tensor_cores);
     let func = widened.as_ref().unwrap_or(func);
     let sums = if options.reassociate_sums {
@@ -489,6 +493,7 @@ impl<'a> Lowerer<'a> {
             Route::Combine => self.combine(id),
             Route::Reduce => self.reduce(id),
             Route::Dot(_) => self.dot(id),
+            Route::DotScaled => Err(self.invalid(id, "`lower` expands dot_scaled before lowering")),
             Route::Memory => self.memory(id),
             Route::For => self.lower_for(id),
             Route::While => self.lower_while(id),
