@@ -45,7 +45,7 @@ use common::Example;
 use std::process::ExitCode;
 
 /// The examples by name, in the table's order.
-const EXAMPLES: [(&str, Example); 11] = [
+const EXAMPLES: [(&str, Example); 12] = [
     ("vector_add", vector_add::run),
     ("softmax", softmax::run),
     ("layernorm", layernorm::run),

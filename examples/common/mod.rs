@@ -2,7 +2,6 @@
 //! and the result table.
 
 use std::time::{Duration, Instant};
-use tile::ir::DotPrecision;
 use tile::{Device, Error, KernelCode};
 
 /// Deterministic pseudo-random inputs (xorshift), so every run checks the
@@ -117,31 +116,4 @@ pub fn run_examples(examples: &[Example]) -> Result<(), Error> {
         std::process::exit(1);
     }
     Ok(())
-}
-
-/// The plain-Rust reference: each element a fused multiply-add chain over k
-/// in order, the order `dot` defines, so the result is bit-exact.
-pub fn matmul_reference(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f64> {
-    let mut want = vec![0.0; m * n];
-    for i in 0..m {
-        for j in 0..n {
-            let sum = (0..k).fold(0.0f32, |acc, kk| a[i * k + kk].mul_add(b[kk * n + j], acc));
-            want[i * n + j] = f64::from(sum);
-        }
-    }
-    want
-}
-
-/// The largest error a `tensor` dot may have against [`matmul_reference`] on any
-/// element ([`DotPrecision::error_bound`]); the CPU device's in-order sum has
-/// none.
-pub fn tensor_tolerance(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> f64 {
-    let magnitude = |i: usize, j: usize| {
-        (0..k)
-            .map(|kk| f64::from(a[i * k + kk] * b[kk * n + j]).abs())
-            .sum::<f64>()
-    };
-    (0..m * n)
-        .map(|e| DotPrecision::Tensor.error_bound(k, magnitude(e / n, e % n)))
-        .fold(0.0, f64::max)
 }

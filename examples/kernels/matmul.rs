@@ -4,9 +4,8 @@
 //! from sm_80, its FP8 form from sm_89, `wgmma` on sm_90a, MFMA on gfx90a
 //! and gfx942, WMMA on gfx1100).
 
-use crate::common::{
-    matmul_reference as reference, max_error, tensor_tolerance, timed, Inputs, Row,
-};
+use crate::common::{max_error, timed, Inputs, Row};
+use tile::ir::DotPrecision;
 use tile::{bf16, f16, f8e4m3, tile_kernel, Device, Error};
 
 #[tile_kernel(configs(BM = 32, BN = 32, BK = 16), configs(BM = 64, BN = 64, BK = 32))]
@@ -127,6 +126,33 @@ pub fn matmul_f8<const BM: usize, const BN: usize, const BK: usize>(
         acc = dot(va.load_masked(pid_m, kk), vb.load_masked(kk, pid_n), acc);
     }
     partition_view(c, [BM, BN]).store_masked(acc, pid_m, pid_n);
+}
+
+/// The plain-Rust reference: each element a fused multiply-add chain over k
+/// in order, the order `dot` defines, so the result is bit-exact.
+pub fn reference(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f64> {
+    let mut want = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let sum = (0..k).fold(0.0f32, |acc, kk| a[i * k + kk].mul_add(b[kk * n + j], acc));
+            want[i * n + j] = f64::from(sum);
+        }
+    }
+    want
+}
+
+/// The largest error a `tensor` dot may have against [`reference`] on any
+/// element ([`DotPrecision::error_bound`]); the CPU device's in-order sum has
+/// none.
+pub fn tensor_tolerance(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> f64 {
+    let magnitude = |i: usize, j: usize| {
+        (0..k)
+            .map(|kk| f64::from(a[i * k + kk] * b[kk * n + j]).abs())
+            .sum::<f64>()
+    };
+    (0..m * n)
+        .map(|e| DotPrecision::Tensor.error_bound(k, magnitude(e / n, e % n)))
+        .fold(0.0, f64::max)
 }
 
 /// Both kernels on a problem whose every extent leaves partial tiles.

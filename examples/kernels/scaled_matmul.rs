@@ -7,7 +7,8 @@
 //! instruction, each operand is scaled and rounded to bf16 in registers and
 //! multiplied on the bf16 tensor cores (docs/semantics.md, "dot_scaled").
 
-use crate::common::{matmul_reference, max_error, tensor_tolerance, timed, Inputs, Row};
+use crate::common::{max_error, timed, Inputs, Row};
+use crate::matmul::{reference, tensor_tolerance};
 use tile::{bf16, f4e2m1, f8e4m3, f8e8m0, tile_kernel, Device, Element, Error, Tensor};
 
 /// MXFP8: E4M3 elements, E8M0 scales per 32.
@@ -200,7 +201,7 @@ fn row(
         kernel: kernel.into(),
         code: dev.kernel_code(spec)?,
         shape: format!("[{m}, {k}] x [{k}, {n}]"),
-        max_error: max_error(got, &matmul_reference(a, b, m, n, k)),
+        max_error: max_error(got, &reference(a, b, m, n, k)),
         tolerance: tensor_tolerance(a, b, m, n, k),
         time,
     })
