@@ -2,7 +2,8 @@
 //! sm_80's, gfx1100's, gfx1200's, gfx1201's, gfx942's and gfx90a's tensor
 //! cores, and of precision
 //! `tf32` (`tf32_dot_case`) on sm_80's, and FP8 ones (`fp8_dot_case`) on
-//! sm_89's and, cast to f16, on sm_80's, through the
+//! sm_89's and, cast to f16, on sm_80's, and block-scaled ones
+//! (`scaled_dot_case`) on sm_80's, through the
 //! lockstep emulator and through the emulation target (the NVPTX module
 //! with its `mma.sync` intrinsics, the AMDGPU ones with their WMMA or
 //! MFMA): both bit for bit the product summed in the instruction's steps
@@ -15,7 +16,8 @@ use tile_codegen::CodegenOptions;
 use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::interp::{self, Arg};
 use tile_testgen::products::{
-    dot_case, fp8_dot_case, loop_case, stepped, tf32_dot_case, within_tensor_bound, DotCase,
+    dot_case, fp8_dot_case, loop_case, scaled_dot_case, stepped, tf32_dot_case,
+    within_tensor_bound, DotCase,
 };
 use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::ThreadOpKind;
@@ -128,6 +130,22 @@ fn random_fp8_dots_on_f16_mma_sync() {
     let least = CASES as usize / 3;
     random_dots(
         fp8_dot_case,
+        Target::Nvptx(Sm::Sm80),
+        &MMA_SYNC,
+        None,
+        least,
+    );
+}
+
+/// Block-scaled dots (`scaled_dot_case`) on sm_80: each operand scaled and
+/// rounded to bf16 or f16 (`expand-scaled-dots`), then on
+/// `mma.sync.m16n8k16`: bit for bit the stepped product of the scaled
+/// operands, written from the definition.
+#[test]
+fn random_scaled_dots_on_mma_sync() {
+    let least = CASES as usize / 3;
+    random_dots(
+        scaled_dot_case,
         Target::Nvptx(Sm::Sm80),
         &MMA_SYNC,
         None,
@@ -251,14 +269,15 @@ fn random_dots(
         emulated::run(&case.func, target, case.warps, [1, 1, 1], &mut emulated)
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         for (path, args) in [("lockstep", &lockstep), ("emulation target", &emulated)] {
-            let got = values(&args[3]);
+            let got = values(args.last().expect("the output"));
             if let Some((_, _, bk)) = shape {
                 assert!(
                     same(&got, &stepped(a, b, c, case.dims, bk)),
                     "{what}: the {path} differs from the steps of {bk}"
                 );
             }
-            within_tensor_bound(&got, &values(&reference[3]), a, b, c, case.dims)
+            let want = values(reference.last().expect("the output"));
+            within_tensor_bound(&got, &want, a, b, c, case.dims)
                 .unwrap_or_else(|e| panic!("{what}, {path}: {e}"));
         }
     }

@@ -28,10 +28,11 @@ pub struct DotCase {
     /// (`m16n8k8`'s for `tf32`).
     pub dims: (usize, usize, usize),
     /// The arguments: `a`, `b` (f16 or bf16; f32 for `tf32`), `c`, `out`
-    /// (f32).
+    /// (f32), the output last; a scaled case's scales follow their operand.
     pub args: Vec<Arg>,
     /// The values the product reads from `a`, `b` and `c`, row-major: for
-    /// `tf32`, `a`'s and `b`'s rounded to TF32.
+    /// `tf32`, `a`'s and `b`'s rounded to TF32; for a scaled case, each
+    /// element times its scale in the compute dtype.
     pub values: [Vec<f32>; 3],
 }
 
@@ -81,6 +82,134 @@ pub fn fp8_dot_case(seed: u64) -> DotCase {
     random_dot(rng, DotPrecision::Tensor, dtype, warps, (m, k, n))
 }
 
+/// The block-scaled `dot` of seed `seed` (`dot_scaled`): each side an OCP MX
+/// element format with `f8e8m0` scales, NVFP4 (`f4e2m1` with `f8e4m3`
+/// scales per 16), or `bf16`/`f16` without scales; `M` a multiple of 16 up
+/// to 64, `K` of 32 up to 96, `N` of 8 up to 64, 1 to 8 warps; elements as
+/// [`dot_case`]'s rounded (saturating) to the format, scales from 2^-3 to
+/// 2^3. The arguments are `a, [a_scale,] b, [b_scale,] c, out`; the values
+/// are the operands as the product sees them (each element times its
+/// scale, rounded to the compute dtype: docs/semantics.md).
+pub fn scaled_dot_case(seed: u64) -> DotCase {
+    let mut rng = SplitMix64::new(seed);
+    let sides = [
+        (DType::F4E2M1, Some(DType::F8E8M0)),
+        (DType::F6E2M3, Some(DType::F8E8M0)),
+        (DType::F6E3M2, Some(DType::F8E8M0)),
+        (DType::F8E4M3, Some(DType::F8E8M0)),
+        (DType::F8E5M2, Some(DType::F8E8M0)),
+        (DType::F4E2M1, Some(DType::F8E4M3)),
+        (DType::BF16, None),
+        (DType::F16, None),
+    ];
+    let (a_side, b_side) = (rng.pick(&sides), rng.pick(&sides));
+    let warps = rng.pick(&[1u32, 2, 4, 8]);
+    let (m, k, n) = (
+        16 * rng.range(1, 4),
+        32 * rng.range(1, 3),
+        8 * rng.range(1, 8),
+    );
+    let compute = tile_ir::scaled::compute_dtype(a_side.0, b_side.0);
+    let (a, sa, va) = scaled_operand(&mut rng, a_side, (m, k), false, compute);
+    let (b, sb, vb) = scaled_operand(&mut rng, b_side, (n, k), true, compute);
+    let (c, vc) = random_matrix(&mut rng, [m, n], DType::F32);
+    let out = Arg::Tensor(HostTensor::from_vec(&[m, n], vec![0.0f32; m * n]).expect("a tensor"));
+    let mut args = vec![a];
+    args.extend(sa);
+    args.push(b);
+    args.extend(sb);
+    args.extend([c, out]);
+    DotCase {
+        func: scaled_dot_kernel((a_side, b_side), (m, k, n)).expect("the kernel builds"),
+        warps,
+        dims: (m, k, n),
+        args,
+        values: [va, vb, vc],
+    }
+}
+
+/// One side of a scaled product of `rows` rows along `k` (`transposed`:
+/// stored `[k, rows]`, as `b` is): its argument, its scales' and the
+/// values the product sees, row-major as stored.
+fn scaled_operand(
+    rng: &mut SplitMix64,
+    (dtype, scale): (DType, Option<DType>),
+    (rows, k): (usize, usize),
+    transposed: bool,
+    compute: DType,
+) -> (Arg, Option<Arg>, Vec<f32>) {
+    let shape = if transposed { [k, rows] } else { [rows, k] };
+    let elements: Vec<Scalar> = (0..rows * k)
+        .map(|_| tile_ir::eval::cast(Scalar::F32(random_value(rng)), dtype))
+        .collect();
+    let arg = Arg::Tensor(HostTensor::from_scalars(dtype, &shape, &elements).expect("a tensor"));
+    let Some(scale) = scale else {
+        let values = elements
+            .iter()
+            .map(|&x| tile_ir::eval::cast(x, compute).to_f64() as f32)
+            .collect();
+        return (arg, None, values);
+    };
+    let group = tile_ir::scaled::scale_group(scale).expect("a scale dtype");
+    let groups = k / group;
+    let scales: Vec<Scalar> = (0..rows * groups)
+        .map(|_| {
+            let power = 2f32.powi(rng.range(0, 7) as i32 - 3);
+            tile_ir::eval::cast(Scalar::F32(power * (1.0 + rng.unit() as f32)), scale)
+        })
+        .collect();
+    let values = (0..rows * k)
+        .map(|i| {
+            let (row, kk) = if transposed {
+                (i % rows, i / rows)
+            } else {
+                (i / k, i % k)
+            };
+            let x = tile_ir::eval::cast(elements[i], DType::F32).to_f64();
+            let s = scales[row * groups + kk / group].to_f64();
+            // Both factors are short floats: the product is exact in f64.
+            tile_ir::eval::cast(Scalar::F64(x * s), compute).to_f64() as f32
+        })
+        .collect();
+    let scales_arg = HostTensor::from_scalars(scale, &[rows, groups], &scales).expect("a tensor");
+    (arg, Some(Arg::Tensor(scales_arg)), values)
+}
+
+/// `out = dot_scaled(a, [a_scale,] b, [b_scale,] c)` in one program.
+fn scaled_dot_kernel(
+    (a_side, b_side): ((DType, Option<DType>), (DType, Option<DType>)),
+    (m, k, n): (usize, usize, usize),
+) -> Result<Function, tile_ir::builder::BuildError> {
+    let tensor = |dtype| Type::Tensor(TensorType::new(dtype, 2));
+    let mut b = Builder::new("scaled_dot");
+    let pa = b.param("a", tensor(a_side.0));
+    let psa = a_side.1.map(|d| b.param("a_scale", tensor(d)));
+    let pb = b.param("b", tensor(b_side.0));
+    let psb = b_side.1.map(|d| b.param("b_scale", tensor(d)));
+    let pc = b.param("c", tensor(DType::F32));
+    let out = b.param("out", tensor(DType::F32));
+    let zero = b.constant(Scalar::I32(0))?;
+    let load = |b: &mut Builder, t, shape: &[usize]| -> Result<_, tile_ir::builder::BuildError> {
+        let view = b.partition_view(t, shape)?;
+        b.load(view, &[zero, zero])
+    };
+    let group =
+        |side: (DType, Option<DType>)| side.1.and_then(tile_ir::scaled::scale_group).unwrap_or(1);
+    let ta = load(&mut b, pa, &[m, k])?;
+    let tsa = psa
+        .map(|p| load(&mut b, p, &[m, k / group(a_side)]))
+        .transpose()?;
+    let tb = load(&mut b, pb, &[k, n])?;
+    let tsb = psb
+        .map(|p| load(&mut b, p, &[n, k / group(b_side)]))
+        .transpose()?;
+    let tc = load(&mut b, pc, &[m, n])?;
+    let r = b.dot_scaled((ta, tsa), (tb, tsb), tc)?;
+    let view = b.partition_view(out, &[m, n])?;
+    b.store(r, view, &[zero, zero])?;
+    b.finish()
+}
+
 /// A dot of `precision` on random operands of `dtype`.
 fn random_dot(
     mut rng: SplitMix64,
@@ -89,29 +218,9 @@ fn random_dot(
     warps: u32,
     (m, k, n): (usize, usize, usize),
 ) -> DotCase {
-    let value = |rng: &mut SplitMix64| -> f32 {
-        if rng.chance(0.05) {
-            return 0.0;
-        }
-        let magnitude = (1.0 + rng.unit()) * 2f64.powi(rng.range(0, 12) as i32 - 6);
-        let signed = if rng.chance(0.5) {
-            -magnitude
-        } else {
-            magnitude
-        };
-        signed as f32
-    };
-    let matrix = |rng: &mut SplitMix64, shape: [usize; 2], dtype: DType| -> (Arg, Vec<f32>) {
-        let scalars: Vec<Scalar> = (0..shape[0] * shape[1])
-            .map(|_| tile_ir::eval::cast(Scalar::F32(value(rng)), dtype))
-            .collect();
-        let values = scalars.iter().map(|s| s.to_f64() as f32).collect();
-        let tensor = HostTensor::from_scalars(dtype, &shape, &scalars).expect("a tensor");
-        (Arg::Tensor(tensor), values)
-    };
-    let (a, va) = matrix(&mut rng, [m, k], dtype);
-    let (b, vb) = matrix(&mut rng, [k, n], dtype);
-    let (c, vc) = matrix(&mut rng, [m, n], DType::F32);
+    let (a, va) = random_matrix(&mut rng, [m, k], dtype);
+    let (b, vb) = random_matrix(&mut rng, [k, n], dtype);
+    let (c, vc) = random_matrix(&mut rng, [m, n], DType::F32);
     let read = |values: Vec<f32>| -> Vec<f32> {
         match precision {
             DotPrecision::Tf32 => values.into_iter().map(tile_ir::eval::round_tf32).collect(),
@@ -127,6 +236,32 @@ fn random_dot(
         args: vec![a, b, c, out],
         values: [va, vb, vc],
     }
+}
+
+/// A product operand's value: 5% zeros, the rest of either sign and a
+/// magnitude from 2^-6 to 2^6 (so sums cancel and steps round).
+fn random_value(rng: &mut SplitMix64) -> f32 {
+    if rng.chance(0.05) {
+        return 0.0;
+    }
+    let magnitude = (1.0 + rng.unit()) * 2f64.powi(rng.range(0, 12) as i32 - 6);
+    let signed = if rng.chance(0.5) {
+        -magnitude
+    } else {
+        magnitude
+    };
+    signed as f32
+}
+
+/// A matrix of `shape` of [`random_value`]s rounded to `dtype`, and the
+/// values it holds.
+fn random_matrix(rng: &mut SplitMix64, shape: [usize; 2], dtype: DType) -> (Arg, Vec<f32>) {
+    let scalars: Vec<Scalar> = (0..shape[0] * shape[1])
+        .map(|_| tile_ir::eval::cast(Scalar::F32(random_value(rng)), dtype))
+        .collect();
+    let values = scalars.iter().map(|s| s.to_f64() as f32).collect();
+    let tensor = HostTensor::from_scalars(dtype, &shape, &scalars).expect("a tensor");
+    (Arg::Tensor(tensor), values)
 }
 
 /// `out = c + a·b` in one program, with precision `precision`.

@@ -108,7 +108,7 @@ fn scales(name: &str, element: DType, s: &TileType, rows: usize, k: usize) -> Ru
             "f8e4m3 scales (NVFP4) scale f4e2m1 elements; {name} is {element}: give it f8e8m0 scales"
         ));
     }
-    if k % group != 0 {
+    if !k.is_multiple_of(group) {
         return Err(format!(
             "{name}'s {} scales cover groups of {group} along K, which {k} is not a multiple of",
             s.dtype
