@@ -6,10 +6,11 @@
 //! scale over its group (`reshape` to `[R, K / G, 1]`, `expand` to
 //! `[R, K / G, G]`, `reshape` to `[R, K]`; `b`'s scales, stored
 //! `[N, K / G]`, are first permuted to `[K / G, N]` and repeated along the
-//! first axis). The scales move as stored, one byte each, and widen last. The product of an element and a scale is
-//! exact in `f32` (both are short floats, and the scales are powers of two
-//! or `f8e4m3` values), so the one rounding, to the compute dtype, is the
-//! definition's. The operands then meet in a `dot` of precision `tensor`.
+//! first axis). The scales move as stored, one byte each, and widen last.
+//! The product of an element and a scale is exact in `f32` (both are short
+//! floats, and the scales are powers of two or `f8e4m3` values), so the one
+//! rounding, to the compute dtype, is the definition's. The operands then
+//! meet in a `dot` of precision `tensor`.
 
 use super::rewrite::{put_regions, take_regions, Substitution};
 use super::Pass;
