@@ -12,9 +12,9 @@
 
 use crate::rng::SplitMix64;
 use rand::RngCore;
-use tile_ir::builder::Builder;
+use tile_ir::builder::{BuildError, Builder};
 use tile_ir::interp::{Arg, HostTensor};
-use tile_ir::{DType, DotPrecision, Function, Scalar, TensorType, Type};
+use tile_ir::{DType, DotPrecision, Function, Scalar, TensorType, Type, Value};
 
 /// A random `dot` of precision `tensor` (or `tf32`): one program computing
 /// `c + a·b` into `out`, with its arguments and their `f32` values.
@@ -179,33 +179,46 @@ fn scaled_operand(
 fn scaled_dot_kernel(
     (a_side, b_side): ((DType, Option<DType>), (DType, Option<DType>)),
     (m, k, n): (usize, usize, usize),
-) -> Result<Function, tile_ir::builder::BuildError> {
-    let tensor = |dtype| Type::Tensor(TensorType::new(dtype, 2));
-    let mut b = Builder::new("scaled_dot");
-    let pa = b.param("a", tensor(a_side.0));
-    let psa = a_side.1.map(|d| b.param("a_scale", tensor(d)));
-    let pb = b.param("b", tensor(b_side.0));
-    let psb = b_side.1.map(|d| b.param("b_scale", tensor(d)));
-    let pc = b.param("c", tensor(DType::F32));
-    let out = b.param("out", tensor(DType::F32));
-    let zero = b.constant(Scalar::I32(0))?;
-    let load = |b: &mut Builder, t, shape: &[usize]| -> Result<_, tile_ir::builder::BuildError> {
-        let view = b.partition_view(t, shape)?;
-        b.load(view, &[zero, zero])
-    };
+) -> Result<Function, BuildError> {
     let group =
         |side: (DType, Option<DType>)| side.1.and_then(tile_ir::scaled::scale_group).unwrap_or(1);
-    let ta = load(&mut b, pa, &[m, k])?;
-    let tsa = psa
-        .map(|p| load(&mut b, p, &[m, k / group(a_side)]))
-        .transpose()?;
-    let tb = load(&mut b, pb, &[k, n])?;
-    let tsb = psb
-        .map(|p| load(&mut b, p, &[n, k / group(b_side)]))
-        .transpose()?;
-    let tc = load(&mut b, pc, &[m, n])?;
-    let r = b.dot_scaled((ta, tsa), (tb, tsb), tc)?;
-    let view = b.partition_view(out, &[m, n])?;
+    let mut inputs = vec![("a", a_side.0, [m, k])];
+    inputs.extend(a_side.1.map(|d| ("a_scale", d, [m, k / group(a_side)])));
+    inputs.push(("b", b_side.0, [k, n]));
+    inputs.extend(b_side.1.map(|d| ("b_scale", d, [n, k / group(b_side)])));
+    inputs.push(("c", DType::F32, [m, n]));
+    whole_tile_kernel("scaled_dot", &inputs, |b, t| {
+        let a_scale = a_side.1.map(|_| t[1]);
+        let at_b = 1 + usize::from(a_scale.is_some());
+        let b_scale = b_side.1.map(|_| t[at_b + 1]);
+        b.dot_scaled((t[0], a_scale), (t[at_b], b_scale), t[t.len() - 1])
+    })
+}
+
+/// A one-program kernel of 2-D tensor parameters `inputs` (name, dtype,
+/// shape), each loaded whole as one tile, then `out` (f32, the last
+/// input's shape): `out = product(tiles)`.
+fn whole_tile_kernel(
+    name: &str,
+    inputs: &[(&str, DType, [usize; 2])],
+    product: impl FnOnce(&mut Builder, &[Value]) -> Result<Value, BuildError>,
+) -> Result<Function, BuildError> {
+    let tensor = |dtype| Type::Tensor(TensorType::new(dtype, 2));
+    let mut b = Builder::new(name);
+    let params: Vec<Value> = inputs
+        .iter()
+        .map(|&(n, d, _)| b.param(n, tensor(d)))
+        .collect();
+    let out = b.param("out", tensor(DType::F32));
+    let zero = b.constant(Scalar::I32(0))?;
+    let mut tiles = Vec::new();
+    for (&param, (_, _, shape)) in params.iter().zip(inputs) {
+        let view = b.partition_view(param, shape)?;
+        tiles.push(b.load(view, &[zero, zero])?);
+    }
+    let r = product(&mut b, &tiles)?;
+    let shape = inputs.last().map_or([1, 1], |&(_, _, s)| s);
+    let view = b.partition_view(out, &shape)?;
     b.store(r, view, &[zero, zero])?;
     b.finish()
 }
@@ -269,25 +282,15 @@ fn dot_kernel(
     dtype: DType,
     precision: DotPrecision,
     (m, k, n): (usize, usize, usize),
-) -> Result<Function, tile_ir::builder::BuildError> {
-    let tensor = |dtype| Type::Tensor(TensorType::new(dtype, 2));
-    let mut b = Builder::new("tensor_dot");
-    let pa = b.param("a", tensor(dtype));
-    let pb = b.param("b", tensor(dtype));
-    let pc = b.param("c", tensor(DType::F32));
-    let out = b.param("out", tensor(DType::F32));
-    let zero = b.constant(Scalar::I32(0))?;
-    let load = |b: &mut Builder, t, shape: &[usize]| -> Result<_, tile_ir::builder::BuildError> {
-        let view = b.partition_view(t, shape)?;
-        b.load(view, &[zero, zero])
-    };
-    let ta = load(&mut b, pa, &[m, k])?;
-    let tb = load(&mut b, pb, &[k, n])?;
-    let tc = load(&mut b, pc, &[m, n])?;
-    let r = b.dot_with(ta, tb, tc, precision)?;
-    let view = b.partition_view(out, &[m, n])?;
-    b.store(r, view, &[zero, zero])?;
-    b.finish()
+) -> Result<Function, BuildError> {
+    let inputs = [
+        ("a", dtype, [m, k]),
+        ("b", dtype, [k, n]),
+        ("c", DType::F32, [m, n]),
+    ];
+    whole_tile_kernel("tensor_dot", &inputs, |b, t| {
+        b.dot_with(t[0], t[1], t[2], precision)
+    })
 }
 
 /// A random tensor-core matmul with a K loop (`tile_ir::samples::matmul`):
