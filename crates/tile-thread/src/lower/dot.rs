@@ -10,6 +10,7 @@
 //! precision `tf32` each operand element is first rounded to TF32.
 
 use super::operand_swizzle::OperandLayout;
+use super::store_vectors::vector_groups;
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::{tensor_dot, DistLayout, TensorDot, WGMMA_N};
 use crate::program::{Reg, SharedId, ThreadOpKind};
@@ -234,7 +235,10 @@ impl Lowerer<'_> {
     }
 
     /// [`Lowerer::store_tile`], each element at its (row, column) or, with
-    /// `transposed`, at its (column, row) of `place`.
+    /// `transposed`, at its (column, row) of `place`: in vectors of the
+    /// registers [`operand_vectors`] finds placed side by side, one address
+    /// each (a 128×128 bf16 operand on 8 warps takes 8 stores per thread,
+    /// not 64, and 8 addresses where each would stay live across the loop).
     fn store_operand(
         &mut self,
         alloc: SharedId,
@@ -244,16 +248,32 @@ impl Lowerer<'_> {
     ) {
         let coords = self.coords(layout);
         let (row, col) = super::copies::operand_axes(&layout.shape);
-        for (v, &value) in regs.iter().enumerate() {
-            let (r, c) = (coords.axes[v][row], coords.axes[v][col]);
-            let position = if transposed { (c, r) } else { (r, c) };
-            let at = self.operand_index(place, coords.linear[v], position);
-            let owner = coords.owner[v];
-            self.emit_op(
-                ThreadOpKind::StoreShared { alloc, width: 1 },
-                vec![at, value, owner],
-                &[],
-            );
+        let group = match (transposed, regs.first()) {
+            (false, Some(&r)) => {
+                let dtype = self.program.dtype(r);
+                operand_vectors(layout, dtype, place, self.program.block_threads())
+            }
+            _ => 1,
+        };
+        for g in (0..regs.len()).step_by(group) {
+            let owners = &coords.owner[g..g + group];
+            let width = match owners.iter().all(|&o| o == owners[0]) {
+                true => group,
+                false => 1,
+            };
+            for v in (g..g + group).step_by(width) {
+                let (r, c) = (coords.axes[v][row], coords.axes[v][col]);
+                let position = if transposed { (c, r) } else { (r, c) };
+                let at = self.operand_index(place, coords.linear[v], position);
+                let mut operands = vec![at];
+                operands.extend(&regs[v..v + width]);
+                operands.push(coords.owner[v]);
+                let store = ThreadOpKind::StoreShared {
+                    alloc,
+                    width: width as u8,
+                };
+                self.emit_op(store, operands, &[]);
+            }
         }
     }
 
@@ -446,5 +466,34 @@ impl Lowerer<'_> {
         } else {
             wide
         }
+    }
+}
+
+/// The registers of an operand tile of `dtype` in `layout` that one shared
+/// store moves when staged as `place`: the aligned groups of consecutive
+/// columns [`vector_groups`] finds, where every thread's group lands in
+/// consecutive elements from a multiple of its width (the swizzles move
+/// whole 16-byte chunks, so groups within a chunk stay whole), else 1.
+fn operand_vectors(layout: &DistLayout, dtype: DType, place: OperandLayout, threads: u32) -> usize {
+    let width = vector_groups(layout, dtype, threads);
+    let (row, col) = super::copies::operand_axes(&layout.shape);
+    let strides = crate::layout_assign::row_major(&layout.shape);
+    let whole = |t: usize, g: usize| {
+        let placed: Vec<usize> = (g..g + width)
+            .map(|v| {
+                let (c, _, _) = layout.coordinate(t, v);
+                let linear = c.iter().zip(&strides).map(|(x, s)| x * s).sum();
+                place.placed(linear, (c[row], c[col]))
+            })
+            .collect();
+        placed[0].is_multiple_of(width) && placed.windows(2).all(|p| p[1] == p[0] + 1)
+    };
+    let fits = width > 1
+        && (0..threads as usize)
+            .all(|t| (0..layout.registers()).step_by(width).all(|g| whole(t, g)));
+    if fits {
+        width
+    } else {
+        1
     }
 }

@@ -71,6 +71,19 @@ impl OperandLayout {
         }
     }
 
+    /// Where the element at row-major index `linear`, row `row` and column
+    /// `col` of the operand tile is stored: what [`Lowerer::operand_index`]
+    /// computes at run time.
+    pub(super) fn placed(self, linear: usize, (row, col): (usize, usize)) -> usize {
+        match self {
+            OperandLayout::RowMajor(sw) => sw.map_or(linear, |sw| sw.apply(linear as i64) as usize),
+            OperandLayout::Blocks { rows, width } => {
+                let within = blocks_swizzle(width).apply((row * width + col % width) as i64);
+                (col / width) * rows * width + within as usize
+            }
+        }
+    }
+
     /// The swizzle of `mma.sync`'s rows; `None` for plain rows and for
     /// `wgmma`'s blocks (placed by [`OperandLayout::Blocks`]' rule).
     pub(super) fn swizzle(self) -> Option<Swizzle> {

@@ -168,7 +168,7 @@ fn row_segment_bytes(layout: &DistLayout, dtype: DType) -> usize {
 /// moves: the largest power of two dividing [`vector_width`] when every
 /// thread's groups start at a column that is a multiple of it (so each is
 /// an aligned vector), else 1.
-fn vector_groups(layout: &DistLayout, dtype: DType, threads: u32) -> usize {
+pub(super) fn vector_groups(layout: &DistLayout, dtype: DType, threads: u32) -> usize {
     let width = 1 << vector_width(layout, dtype).trailing_zeros();
     let inner = layout.shape.len() - 1;
     let aligned = (0..threads as usize).all(|t| {
