@@ -333,6 +333,49 @@ impl DistLayout {
         !self.replicated.is_empty() || copies(&self.thread) || copies(&self.value)
     }
 
+    /// This layout without the copy modes of its `value` layout (registers
+    /// of one thread holding one element, as a dropped axis leaves them),
+    /// and for each register of this layout the register of the result
+    /// holding its element: a load reads each element once per thread.
+    /// `None` when the value layout has no copy modes.
+    pub fn without_register_copies(&self) -> Option<(DistLayout, Vec<usize>)> {
+        let sizes = self.value.shape().leaves();
+        let strides = self.value.stride().leaves();
+        let copy = |i: usize| sizes[i] > 1 && strides[i] == 0;
+        if !(0..sizes.len()).any(copy) {
+            return None;
+        }
+        let kept: Vec<usize> = (0..sizes.len()).filter(|&i| !copy(i)).collect();
+        let flat = |pick: &[i64]| IntTuple::flat(pick);
+        let value = Layout::new(
+            flat(&kept.iter().map(|&i| sizes[i]).collect::<Vec<_>>()),
+            flat(&kept.iter().map(|&i| strides[i]).collect::<Vec<_>>()),
+        )
+        .ok()?;
+        let holder = (0..self.registers())
+            .map(|v| {
+                // The digits of `v` in the kept modes, colexicographically.
+                let (mut index, mut prefix, mut kept_prefix) = (0, 1, 1);
+                for (i, &size) in sizes.iter().enumerate() {
+                    let size = size as usize;
+                    if !copy(i) {
+                        index += (v / prefix % size) * kept_prefix;
+                        kept_prefix *= size;
+                    }
+                    prefix *= size;
+                }
+                index
+            })
+            .collect();
+        Some((
+            DistLayout {
+                value,
+                ..self.clone()
+            },
+            holder,
+        ))
+    }
+
     /// The number of registers each thread holds.
     pub fn registers(&self) -> usize {
         self.value.size() as usize

@@ -32,7 +32,10 @@
 //! a mask `iota + j * BN < seq` is computed in it, a broadcast broadcasts
 //! into it; a loop-carried value started by a `full` (attention's running
 //! maximum and sum, an accumulator rescaled before its `dot`) takes the
-//! layout of what the loop yields for it. Both steps run twice, since each
+//! layout of what the loop yields for it; a loaded tile repeated by a
+//! broadcast (a block-scaled product's scales) is loaded in the layout of
+//! its repetition where each thread reuses what it loads (`split.rs` splits
+//! an axis that a reshape merges). Both steps run twice, since each
 //! feeds the other (the scores' `select` takes the accumulator's layout
 //! before their maximum can take its slice). Where two layouts still meet in
 //! one op (an elementwise op, a carried or yielded value, a `dot`
@@ -43,6 +46,7 @@ mod blocked;
 mod chain;
 mod mma;
 mod propagate;
+mod split;
 mod vectors;
 mod wgmma;
 

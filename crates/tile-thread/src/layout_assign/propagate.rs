@@ -1,8 +1,10 @@
 //! Layouts that follow their users: elementwise ops compute in the layout of
 //! their weightiest operand, and what is cheap to place (values computed
 //! from `full`s and `iota`s alone, broadcasts, loop-carried values started
-//! by a `full`) takes that layout instead of being converted to it.
+//! by a `full`, loaded tiles repeated by broadcasts) takes that layout
+//! instead of being converted to it.
 
+use super::split::merged_axes;
 use super::DistLayout;
 use std::collections::{BTreeMap, BTreeSet};
 use tile_ir::{Function, OpKind, Type, Value};
@@ -14,6 +16,9 @@ enum Weight {
     /// Computed by anything else (a `dot`, a load, a reduction, an
     /// elementwise op of such): converting it costs a tile.
     Fixed,
+    /// [`repeats_load`]: a loaded tile repeated (block scales over their
+    /// groups); its load can read it in the layout its user needs.
+    Repeated,
     /// A loop-carried value started by a `full` (its layout follows what
     /// the loop yields for it, [`carry_through_loops`]) or a broadcast of a
     /// fixed value (it can be broadcast into any layout its source fits).
@@ -129,23 +134,75 @@ fn carried_slots(
     slots
 }
 
-/// The weight of operand `v`.
-fn weight(
-    func: &Function,
-    v: Value,
-    soft: &BTreeSet<Value>,
-    memo: &mut BTreeMap<Value, bool>,
-) -> Weight {
-    if recomputable(func, v, memo) {
-        return Weight::Recomputable;
+/// What [`Weighing::weight`] reads besides the function: the loop-carried values
+/// started by a `full`, what [`recomputable`] has found, and how many times
+/// each value is used.
+struct Weighing {
+    soft: BTreeSet<Value>,
+    memo: BTreeMap<Value, bool>,
+    uses: BTreeMap<Value, usize>,
+}
+
+impl Weighing {
+    fn new(func: &Function) -> Weighing {
+        let mut memo = BTreeMap::new();
+        let soft = carried_slots(func, &mut memo)
+            .into_iter()
+            .map(|(_, arg, ..)| arg)
+            .collect();
+        let mut uses = BTreeMap::new();
+        func.walk(&mut |id| {
+            for &v in &func.op(id).operands {
+                *uses.entry(v).or_insert(0) += 1;
+            }
+        });
+        Weighing { soft, memo, uses }
     }
-    let broadcast = func
-        .defining_op(v)
-        .is_some_and(|id| matches!(func.op(id).kind, OpKind::Broadcast { .. }));
-    if broadcast || soft.contains(&v) {
-        Weight::Placeable
-    } else {
-        Weight::Fixed
+
+    /// The weight of operand `v`.
+    fn weight(&mut self, func: &Function, v: Value) -> Weight {
+        if recomputable(func, v, &mut self.memo) {
+            return Weight::Recomputable;
+        }
+        let broadcast = func
+            .defining_op(v)
+            .is_some_and(|id| matches!(func.op(id).kind, OpKind::Broadcast { .. }));
+        if broadcast || self.soft.contains(&v) {
+            Weight::Placeable
+        } else if repeats_load(func, v, &self.uses, false) {
+            Weight::Repeated
+        } else {
+            Weight::Fixed
+        }
+    }
+}
+
+/// Whether `v` is a loaded tile repeated: computed from a `load` through
+/// casts, bitcasts, permutes, reshapes and at least one broadcast (`seen`:
+/// one is below already), each value on the way used once. Its load can
+/// read the small tile in whatever layout the repetition needs, where
+/// converting the repeated tile would stage all of it (the scales of a
+/// block-scaled `dot`, each repeated over its group of elements).
+fn repeats_load(func: &Function, v: Value, uses: &BTreeMap<Value, usize>, seen: bool) -> bool {
+    if uses.get(&v) != Some(&1) {
+        return false;
+    }
+    let Some(op) = func.defining_op(v).map(|id| func.op(id)) else {
+        return false;
+    };
+    let through = |seen| {
+        op.operands
+            .first()
+            .is_some_and(|&x| repeats_load(func, x, uses, seen))
+    };
+    match op.kind {
+        OpKind::Load | OpKind::LoadMasked { .. } => seen,
+        OpKind::Broadcast { .. } | OpKind::Expand { .. } => through(true),
+        OpKind::Cast { .. }
+        | OpKind::Bitcast { .. }
+        | OpKind::Permute { .. }
+        | OpKind::Reshape { .. } => through(seen),
+        _ => false,
     }
 }
 
@@ -160,24 +217,24 @@ fn weight(
 pub(super) fn propagate(func: &Function, values: &mut BTreeMap<Value, DistLayout>) {
     // The first user decides; later users of another layout convert.
     let mut decided = BTreeSet::new();
-    let mut memo = BTreeMap::new();
-    let soft: BTreeSet<Value> = carried_slots(func, &mut memo)
-        .into_iter()
-        .map(|(_, arg, ..)| arg)
-        .collect();
+    let mut weighing = Weighing::new(func);
     func.walk(&mut |id| {
         let op = func.op(id);
         if !elementwise(&op.kind) {
             return;
         }
         // A recomputable result is placed by its own users.
-        if op.results.iter().all(|&r| recomputable(func, r, &mut memo)) {
+        if op
+            .results
+            .iter()
+            .all(|&r| recomputable(func, r, &mut weighing.memo))
+        {
             return;
         }
         let anchor = op
             .operands
             .iter()
-            .min_by_key(|&&v| weight(func, v, &soft, &mut memo))
+            .min_by_key(|&&v| weighing.weight(func, v))
             .and_then(|v| values.get(v))
             .cloned();
         let Some(anchor) = anchor else {
@@ -187,9 +244,10 @@ pub(super) fn propagate(func: &Function, values: &mut BTreeMap<Value, DistLayout
             if values.get(&v).is_none_or(|l| l.shape != anchor.shape) {
                 continue;
             }
-            match weight(func, v, &soft, &mut memo) {
+            match weighing.weight(func, v) {
                 Weight::Recomputable => place(func, v, &anchor, values, &mut decided),
-                Weight::Placeable if !soft.contains(&v) && decided.insert(v) => {
+                Weight::Repeated => place_repeated(func, v, &anchor, values),
+                Weight::Placeable if !weighing.soft.contains(&v) && decided.insert(v) => {
                     values.insert(v, anchor.clone());
                 }
                 _ => {}
@@ -238,28 +296,86 @@ fn place(
     let Some(op) = func.defining_op(v).map(|id| func.op(id)) else {
         return;
     };
-    match op.kind {
-        OpKind::Broadcast { .. } | OpKind::Expand { .. } => {
-            for &x in &op.operands {
-                if let Type::Tile(t) = func.ty(x) {
-                    if let Some(fitted) = layout.fit(t.shape.dims()) {
-                        place(func, x, &fitted, values, decided);
-                    }
-                }
-            }
+    if elementwise(&op.kind) {
+        for &x in &op.operands {
+            place(func, x, layout, values, decided);
         }
-        OpKind::Reshape { .. } => {
-            let source = op.operands[0];
-            let dropped = unit_axes_inserted(func, source, v).and_then(|a| layout.drop_axes(&a));
-            if let Some(dropped) = dropped {
-                place(func, source, &dropped, values, decided);
-            }
-        }
-        _ if elementwise(&op.kind) => {
-            for &x in &op.operands {
-                place(func, x, layout, values, decided);
-            }
-        }
-        _ => {}
+    } else if let Some((source, held)) = held_source(func, v, layout) {
+        place(func, source, &held, values, decided);
     }
+}
+
+/// Gives the repeated load `v` ([`repeats_load`]) `layout`, and each value
+/// it is computed from the layout that computes it in place, down to the
+/// load: the loaded tile read straight into the registers the repetition
+/// keeps. Where no such layout exists the chain stops, and the lowering
+/// converts there. Nothing changes unless each thread then reuses what it
+/// loads (at least two registers per loaded element): where it would load
+/// a distinct element for more than half of its registers (scales
+/// repeated across threads, not within one), the uncoalesced element
+/// loads and their addresses cost more than the conversion of the
+/// repeated tile, whose staging is read back in vectors. (Converting the
+/// small loaded tile instead, before its repetition, gathers every
+/// register by its own swizzled address: more registers, measured.)
+fn place_repeated(
+    func: &Function,
+    v: Value,
+    layout: &DistLayout,
+    values: &mut BTreeMap<Value, DistLayout>,
+) {
+    let mut chain = vec![(v, layout.clone())];
+    while let Some((v, layout)) = chain.last().cloned() {
+        let Some(op) = func.defining_op(v).map(|id| func.op(id)) else {
+            break;
+        };
+        let next = match (&op.kind, op.operands.first()) {
+            (OpKind::Cast { .. } | OpKind::Bitcast { .. }, Some(&x)) => Some((x, layout)),
+            _ => held_source(func, v, &layout),
+        };
+        match next {
+            Some(next) => chain.push(next),
+            None => break,
+        }
+    }
+    let loaded = chain.last().filter(|(v, _)| {
+        func.defining_op(*v)
+            .is_some_and(|id| matches!(func.op(id).kind, OpKind::Load | OpKind::LoadMasked { .. }))
+    });
+    let distinct = loaded.map(|(_, l)| {
+        l.without_register_copies()
+            .map_or(l.registers(), |(distinct, _)| distinct.registers())
+    });
+    if distinct.is_none_or(|n| 2 * n <= layout.registers()) {
+        values.extend(chain);
+    }
+}
+
+/// The tile operand of the movement op defining `v`, and the layout in
+/// which it computes `v` in `layout` keeping its registers: a broadcast's
+/// source fit to it, a reshape's operand without the unit axes it inserts
+/// or with the axes it merges split, a permute's operand permuted back.
+fn held_source(func: &Function, v: Value, layout: &DistLayout) -> Option<(Value, DistLayout)> {
+    let op = func.op(func.defining_op(v)?);
+    let source = *op.operands.first()?;
+    let Type::Tile(t) = func.ty(source) else {
+        return None;
+    };
+    let dims = t.shape.dims();
+    let held = match &op.kind {
+        OpKind::Broadcast { .. } | OpKind::Expand { .. } => layout.fit(dims),
+        OpKind::Reshape { .. } => match unit_axes_inserted(func, source, v) {
+            Some(axes) => layout.drop_axes(&axes),
+            None => merged_axes(dims, &layout.shape)
+                .and_then(|(axis, inner)| layout.split_axis(axis, inner)),
+        },
+        OpKind::Permute { perm } => {
+            let mut inverse = vec![0; perm.len()];
+            for (i, &d) in perm.iter().enumerate() {
+                *inverse.get_mut(d)? = i;
+            }
+            layout.permuted(&inverse)
+        }
+        _ => None,
+    }?;
+    Some((source, held))
 }

@@ -179,6 +179,12 @@ impl Lowerer<'_> {
         id: OpId,
         layout: &DistLayout,
     ) -> Result<Vec<Reg>, LowerError> {
+        // Registers of one thread that hold one element (a tile loaded for
+        // a broadcast over an axis it lacks) share one load.
+        if let Some((distinct, holder)) = layout.without_register_copies() {
+            let regs = self.load_tile(id, &distinct)?;
+            return Ok(holder.into_iter().map(|u| regs[u]).collect());
+        }
         let func = self.func;
         let op = func.op(id);
         let result = *op
@@ -265,20 +271,18 @@ impl Lowerer<'_> {
                 vector = self.and(vector, access.holders[v]);
             }
             // The vector's address takes the innermost stride as 1 (its
-            // test); each lane's, every stride: the first lane's plus `i`
-            // innermost strides (a uniform product).
+            // test); each lane's, every stride: the previous lane's plus
+            // one innermost stride. (Products `i · stride` would be
+            // uniform, computed once before any loop, and each would stay
+            // live through it for a path that rarely runs.)
             let mut addressing = vec![self.address(access, g * width, true), vector];
             let first = self.fallback_address(access, &hidden, g * width);
             addressing.push(first);
             let stride = self.tensor_meta(access.param, inner, true);
-            for i in 1..width {
-                let i = self.constant(Scalar::I64(i as i64));
-                let step = self.hoist(
-                    ThreadOpKind::Binary(BinaryOp::Mul),
-                    vec![i, stride],
-                    DType::I64,
-                );
-                addressing.push(self.binary(BinaryOp::Add, first, step));
+            let mut lane = first;
+            for _ in 1..width {
+                lane = self.binary(BinaryOp::Add, lane, stride);
+                addressing.push(lane);
             }
             regs.extend(emit(
                 self,

@@ -157,10 +157,14 @@ impl Lowerer<'_> {
             }
         }
         if let OpKind::Permute { perm } = &op.kind {
-            // Only `dot`s read it, staging each element by its coordinate:
-            // the same registers, their coordinates permuted.
-            let permuted = src_layout.permuted(perm);
-            if let (true, Some(permuted)) = (only_dot_operands(func, result), permuted) {
+            // Only `dot`s read it, staging each element by its coordinate, or
+            // the operand is held as the result is, permuted back (a loaded
+            // scale tile read for its repetition): the same registers, their
+            // coordinates permuted.
+            let permuted = src_layout
+                .permuted(perm)
+                .filter(|p| only_dot_operands(func, result) || p.holds_like(&layout));
+            if let Some(permuted) = permuted {
                 let layout = std::rc::Rc::new(permuted);
                 return self.bind(
                     id,
