@@ -8,7 +8,10 @@
 //!
 //! Triton's figures come from the TSV `scripts/corpus/triton_stats.py`
 //! writes (`scripts/corpus-vs-triton.sh` makes it and runs this bench with
-//! `--triton FILE`); without one only tile's are printed. No GPU is needed.
+//! `--triton FILE`); without one only tile's are printed. Where Triton does
+//! not compile a kernel for a target (its row in the TSV says `error`, and
+//! why in its last column, `note`), Triton's figures are `—` and the reason
+//! is printed under the table. No GPU is needed.
 
 #[allow(dead_code)] // the examples' harness is not used here
 #[path = "../examples/common/mod.rs"]
@@ -41,6 +44,23 @@ const COLUMNS: [&str; 6] = [
 
 /// One kernel's figures on one target, in the order of [`COLUMNS`].
 type Figures = [String; 6];
+
+/// The TSV's optional last column: why Triton's compile failed, if it did.
+const NOTE: &str = "note";
+
+/// Triton's row of one kernel on one target: its figures, and the reason
+/// its compile failed (empty where it did not).
+struct TritonRow {
+    figures: Figures,
+    note: String,
+}
+
+impl TritonRow {
+    /// Whether Triton did not compile the kernel for the target.
+    fn failed(&self) -> bool {
+        self.figures[0] == "error"
+    }
+}
 
 /// The corpus name of a specialization: the kernel's, `_causal` added for
 /// the causal attention (Triton's corpus has one kernel per variant).
@@ -184,8 +204,8 @@ fn tile_figures(info: &KernelInfo, ir: &str, label: &str, target: Target) -> Fig
     ]
 }
 
-/// Triton's figures by (kernel, target) from the TSV at `path`.
-fn triton_figures(path: &str) -> HashMap<(String, String), Figures> {
+/// Triton's rows by (kernel, target) from the TSV at `path`.
+fn triton_figures(path: &str) -> HashMap<(String, String), TritonRow> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap_or_default().split('\t').collect();
@@ -194,9 +214,10 @@ fn triton_figures(path: &str) -> HashMap<(String, String), Figures> {
         ["kernel", "target"],
         "{path}: not the corpus TSV"
     );
-    assert_eq!(
-        header[2..],
-        COLUMNS,
+    let figures_end = 2 + COLUMNS.len();
+    assert!(
+        header.get(2..figures_end) == Some(&COLUMNS[..])
+            && matches!(header.get(figures_end..), Some([] | [NOTE])),
         "{path}: other columns than the bench's"
     );
     lines
@@ -204,7 +225,9 @@ fn triton_figures(path: &str) -> HashMap<(String, String), Figures> {
         .map(|line| {
             let cells: Vec<&str> = line.split('\t').collect();
             let figures = std::array::from_fn(|i| cells.get(i + 2).unwrap_or(&"?").to_string());
-            ((cells[0].to_string(), cells[1].to_string()), figures)
+            let note = cells.get(figures_end).unwrap_or(&"").trim().to_string();
+            let key = (cells[0].to_string(), cells[1].to_string());
+            (key, TritonRow { figures, note })
         })
         .collect()
 }
@@ -217,6 +240,8 @@ fn main() {
         .and_then(|at| args.get(at + 1))
         .map(|path| triton_figures(path));
     let unknown: Figures = std::array::from_fn(|_| "·".to_string());
+    let rejected: Figures = std::array::from_fn(|_| "—".to_string());
+    let mut failures = Vec::new();
     println!("the corpus (examples/corpus), each figure as tile / Triton; spill: bytes of spill stores (NVIDIA), VGPRs spilled (AMD)");
     print!("{:<24} {:<7}", "kernel", "target");
     for column in COLUMNS {
@@ -228,16 +253,33 @@ fn main() {
             let name = corpus_name(info, spec.label);
             for target in TARGETS {
                 let ours = tile_figures(info, spec.ir, spec.label, target);
-                let theirs = triton
+                let row = triton
                     .as_ref()
-                    .and_then(|t| t.get(&(name.clone(), target.to_string())))
-                    .unwrap_or(&unknown);
+                    .and_then(|t| t.get(&(name.clone(), target.to_string())));
+                let theirs = match row {
+                    Some(row) if row.failed() => {
+                        let why = match row.note.as_str() {
+                            "" => "(the TSV has no reason; triton_stats.py printed it)",
+                            note => note,
+                        };
+                        failures.push(format!("{name} {target}: {why}"));
+                        &rejected
+                    }
+                    Some(row) => &row.figures,
+                    None => &unknown,
+                };
                 print!("{name:<24} {:<7}", target.to_string());
                 for (a, b) in ours.iter().zip(theirs) {
                     print!(" {:>13}", format!("{a} / {b}"));
                 }
                 println!();
             }
+        }
+    }
+    if !failures.is_empty() {
+        println!("—: Triton does not compile the kernel for the target:");
+        for failure in failures {
+            println!("  {failure}");
         }
     }
 }

@@ -4,8 +4,9 @@
 //! lookup, the FlashAttention repository's Triton forward pass, and
 //! Triton's own tutorials: the fused softmax, the seeded dropout, the layer
 //! norm forward and backward (with its lock), and the matrix
-//! multiplications (with an epilogue, and persistent). Each file names the
-//! source it follows and checks its kernels against plain Rust.
+//! multiplications (with an epilogue, persistent, and block-scaled MXFP8:
+//! `dot_scaled`). Each file names the source it follows and checks its
+//! kernels against plain Rust.
 //! `tests/corpus.rs` runs them on the CPU device and through the driver
 //! stand-ins; `benches/corpus.rs` compares their code with Triton's,
 //! compiled from `scripts/corpus/triton_kernels.py` (docs/benchmarks.md,
@@ -18,6 +19,7 @@
 //! `allow(spills)`, so the build stays quiet: the bench prints their spills
 //! beside Triton's.
 
+mod block_scaled_matmul;
 mod cross_entropy;
 mod embedding;
 mod flash_attn;
@@ -58,6 +60,7 @@ pub fn kernels() -> Vec<&'static KernelInfo> {
         &flash_attn::flash_attn_fwd::<128, 128, 64, 0>::INFO,
         &matmul_leaky_relu::matmul_leaky_relu::<128, 128, 64, 8>::INFO,
         &matmul_persistent::matmul_persistent::<128, 128, 64, 8>::INFO,
+        &block_scaled_matmul::block_scaled_matmul::<128, 128, 128>::INFO,
         &fused_softmax::fused_softmax::<4096, 2>::INFO,
         &seeded_dropout::seeded_dropout::<1024>::INFO,
         &layer_norm_fwd_fused::layer_norm_fwd_fused::<8192>::INFO,
@@ -68,7 +71,7 @@ pub fn kernels() -> Vec<&'static KernelInfo> {
 
 /// The corpus's runs, one per file, each checking its kernel against plain
 /// Rust on a device.
-pub const RUNS: [Example; 18] = [
+pub const RUNS: [Example; 19] = [
     rms_norm::run,
     rms_norm_backward::run,
     fused_add_rms_norm::run,
@@ -83,6 +86,7 @@ pub const RUNS: [Example; 18] = [
     flash_attn::run,
     matmul_leaky_relu::run,
     matmul_persistent::run,
+    block_scaled_matmul::run,
     fused_softmax::run,
     seeded_dropout::run,
     layer_norm_fwd_fused::run,

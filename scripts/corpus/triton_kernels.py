@@ -11,7 +11,8 @@ Revisions read:
   Liger-Kernel      linkedin/Liger-Kernel v0.8.2 (000be609; identical in these files at ead96b61)
   flash-attention   Dao-AILab/flash-attention flash_attn/flash_attn_triton.py (last changed f1a73d07)
   triton tutorials  triton-lang/triton python/tutorials/02-fused-softmax.py (read at fd237c7c),
-                    04-low-memory-dropout.py (at 7fd47243), 05-layer-norm.py (at 54569929)
+                    04-low-memory-dropout.py (at 7fd47243), 05-layer-norm.py (at 54569929),
+                    10-block-scaled-matmul.py (at 02ef6b5b)
 
 SPECS maps a corpus name to what triton.compiler.ASTSource and triton.compile need:
   fn, signature (arg -> "*bf16" | "i32" | "fp32" | "constexpr" ...), constexprs, attrs
@@ -554,6 +555,60 @@ def matmul_persistent(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride
         tl.store(c_ptrs, acc.to(tl.float16), mask=c_mask)
 
 
+# Source: triton-lang/triton python/tutorials/10-block-scaled-matmul.py (read at 02ef6b5b),
+# block_scaled_matmul_kernel for the format "mxfp8": e4m3 A [M, K] and B, one e8m0 scale per 32
+# elements along K, an f32 accumulator over BLOCK_K slabs of K, each a
+# tl.dot_scaled(a, scale_a, "e4m3", b, scale_b, "e4m3", acc), C rounded to f16 (the output of
+# the tutorial's check and benchmark), programs walking M first (pid % num_pid_m). The tutorial
+# is written for Blackwell's block-scaled tensor cores (TMA descriptors, B stored [N, K] and
+# read as b.T, scales packed (M // 128, K // 128, 32, 4, 4) and unpacked in registers to the
+# [M, K // 32] tl.dot_scaled takes); this is the same product on plain pointers for targets
+# without them: B [K, N], the scales stored as tl.dot_scaled takes them ([M, K // 32] and
+# [N, K // 32]), loads and stores masked at the edges where the tutorial's TMA clips.
+# Config: BLOCK 128x128x128 (the tutorial's mxfp8 BLOCK_K; its BLOCK_N 256 on Triton's default 4
+# warps suits Blackwell, whose accumulator lives in tensor memory, not in 256 registers per
+# thread), 8 warps, 4 stages (the tutorial's NUM_STAGES) on CUDA; on ROCm, which the tutorial
+# does not run on, Triton's AMD default of 2 stages: 4 would take 97 KiB of LDS (3: 65 KiB),
+# beyond gfx942's 64 KiB. K divisible by 512, as the tutorial's 8192 to 16384, so that the
+# scale rows are 16-byte multiples; the unit strides are 1. Triton 3.9 compiles it for sm_90a
+# and gfx942 and rejects it for sm_80, whose fp8 types do not include e4m3 (fp8e4nv).
+@triton.jit
+def block_scaled_matmul(a_ptr, a_scale_ptr, b_ptr, b_scale_ptr, c_ptr, M, N, K, stride_am, stride_ak,
+                        stride_asm, stride_ask, stride_bk, stride_bn, stride_bsn, stride_bsk, stride_cm,
+                        stride_cn, VEC_SIZE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                        BLOCK_K: tl.constexpr):
+    tl.static_assert(VEC_SIZE == 32)
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    pid_m = pid % num_pid_m
+    pid_n = pid // num_pid_m
+    offs_am = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_bn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    offs_s = tl.arange(0, BLOCK_K // VEC_SIZE)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    sa_ptrs = a_scale_ptr + (offs_am[:, None] * stride_asm + offs_s[None, :] * stride_ask)
+    sb_ptrs = b_scale_ptr + (offs_bn[:, None] * stride_bsn + offs_s[None, :] * stride_bsk)
+    in_m = offs_am[:, None] < M
+    in_n = offs_bn[None, :] < N
+    groups = K // VEC_SIZE
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        k_left = K - k * BLOCK_K
+        s_left = groups - k * (BLOCK_K // VEC_SIZE)
+        a = tl.load(a_ptrs, mask=in_m & (offs_k[None, :] < k_left), other=0.0)
+        b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & in_n, other=0.0)
+        scale_a = tl.load(sa_ptrs, mask=in_m & (offs_s[None, :] < s_left), other=0)
+        scale_b = tl.load(sb_ptrs, mask=(offs_bn[:, None] < N) & (offs_s[None, :] < s_left), other=0)
+        acc = tl.dot_scaled(a, scale_a, "e4m3", b, scale_b, "e4m3", acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+        sa_ptrs += (BLOCK_K // VEC_SIZE) * stride_ask
+        sb_ptrs += (BLOCK_K // VEC_SIZE) * stride_bsk
+    c_ptrs = c_ptr + (offs_am[:, None] * stride_cm + offs_bn[None, :] * stride_cn)
+    tl.store(c_ptrs, acc.to(tl.float16), mask=in_m & in_n)
+
 # ---------------------------------------------------------------------------------------------
 # Triton's tutorials that are not matmuls, at triton-lang/triton (each file as read at a commit:
 # 02-fused-softmax.py fd237c7c, 04-low-memory-dropout.py 7fd47243, 05-layer-norm.py 54569929).
@@ -692,9 +747,10 @@ def layer_norm_bwd_dwdb(DW, DB, FINAL_DW, FINAL_DB, M, N, BLOCK_SIZE_M: tl.const
 D16 = [["tt.divisibility", 16]]
 
 
-def _spec(fn, types, consts, aligned, num_warps, num_stages=None, hip_warps=None):
+def _spec(fn, types, consts, aligned, num_warps, num_stages=None, hip_warps=None, hip_stages=None):
     """types: arg -> Triton type for every runtime argument; consts: arg -> value for every
-    constexpr (including JIT-specialized 1s and Nones); aligned: args with divisibility 16."""
+    constexpr (including JIT-specialized 1s and Nones); aligned: args with divisibility 16;
+    hip_warps, hip_stages: options of their own on ROCm (options_hip)."""
     sig = {}
     for name in fn.arg_names:
         if name in consts:
@@ -708,8 +764,12 @@ def _spec(fn, types, consts, aligned, num_warps, num_stages=None, hip_warps=None
         opts["num_stages"] = num_stages
     spec = dict(fn=fn, signature=sig, constexprs=dict(consts),
                 attrs={(fn.arg_names.index(n), ): D16 for n in aligned}, options=opts)
-    if hip_warps is not None:
-        spec["options_hip"] = dict(opts, num_warps=hip_warps)
+    if hip_warps is not None or hip_stages is not None:
+        spec["options_hip"] = dict(opts)
+        if hip_warps is not None:
+            spec["options_hip"]["num_warps"] = hip_warps
+        if hip_stages is not None:
+            spec["options_hip"]["num_stages"] = hip_stages
     return spec
 
 
@@ -832,6 +892,15 @@ SPECS["matmul_persistent"] = _spec(
     {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128,
      "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8, "NUM_SMS": 132},
     ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"], 8, num_stages=3)
+SPECS["block_scaled_matmul"] = _spec(
+    block_scaled_matmul,
+    {"a_ptr": "*fp8e4nv", "a_scale_ptr": "*u8", "b_ptr": "*fp8e4nv", "b_scale_ptr": "*u8", "c_ptr": "*fp16",
+     "M": "i32", "N": "i32", "K": "i32", "stride_am": "i32", "stride_asm": "i32", "stride_bk": "i32",
+     "stride_bsn": "i32", "stride_cm": "i32"},
+    {"stride_ak": 1, "stride_ask": 1, "stride_bn": 1, "stride_bsk": 1, "stride_cn": 1, "VEC_SIZE": 32,
+     "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 128},
+    ["a_ptr", "a_scale_ptr", "b_ptr", "b_scale_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_asm",
+     "stride_bk", "stride_bsn", "stride_cm"], 8, num_stages=4, hip_stages=2)
 
 # Triton's tutorials: softmax over the benchmark's 4096 x 4096 f32, layer norm over the test's
 # 1151 x 8192 f16 (every stride and size divisible by 16), dropout over n_elements divisible by 16.

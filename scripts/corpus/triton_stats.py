@@ -5,7 +5,7 @@ usage: triton_stats.py TSV_OUT [names...]      (default: every kernel of triton_
 Each kernel is compiled for sm_80 (cuda 80), sm_90a (cuda 90) and gfx942 (hip), every compile
 in its own process with an empty TRITON_CACHE_DIR. TSV_OUT gets one row per kernel and target:
 
-  kernel  target  registers  spill  shared  mma  async_copy  vector_global
+  kernel  target  registers  spill  shared  mma  async_copy  vector_global  note
 
 NVIDIA (from the PTX Triton wrote, assembled again by ptxas -v for that architecture; $PTXAS,
 else .tools/bin/ptxas, else ptxas on PATH):
@@ -24,8 +24,10 @@ AMD (from the .amdgcn text Triton wrote and the code-object metadata in it):
   async_copy     global/buffer loads that write LDS directly (global_load_lds_*, or a
                  buffer/global load carrying the lds modifier)
   vector_global  global_load|store_dwordx2|x3|x4 + buffer_load|store_dwordx2|x3|x4 instructions
-A compile that fails gives a row with "error" in registers and "-" in the other figures; the
-reason goes to standard error. The run goes on with the next kernel.
+A compile that fails gives a row with "error" in registers, "-" in the other figures and the
+reason in note, on one line (Triton's exception: e.g. a format the target does not support);
+the reason goes to standard error too, and the run goes on with the next kernel. note is empty
+where the compile succeeds.
 
 Environment: CORPUS_TRITON_KEEP=DIR keeps every artifact (ttir, ttgir, llir, ptx/amdgcn,
 cubin/hsaco, metadata, ptxas log) under DIR/<kernel>/<target>/.
@@ -43,6 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TARGETS = [("sm_80", "cuda", 80), ("sm_90a", "cuda", 90), ("gfx942", "hip", "gfx942")]
 COLUMNS = ["kernel", "target", "registers", "spill", "shared", "mma", "async_copy", "vector_global"]
+NOTE = "note"  # the last column: why a compile failed, else empty
 
 
 def find_ptxas():
@@ -207,16 +210,17 @@ def main(argv):
         for label, backend, arch in TARGETS:
             try:
                 r = stats_for(name, label, backend, arch, ptxas, keep_root)
-                rows.append([name, label] + [str(r[c]) for c in COLUMNS[2:]])
+                rows.append([name, label] + [str(r[c]) for c in COLUMNS[2:]] + [""])
                 print(f"triton_stats: {name} {label}: " + " ".join(f"{c}={r[c]}" for c in COLUMNS[2:]),
                       file=sys.stderr)
             except Exception as e:  # noqa: BLE001 - one failed compile must not end the run
                 failures += 1
-                rows.append([name, label, "error"] + ["-"] * (len(COLUMNS) - 3))
-                print(f"triton_stats: {name} {label}: error  # {str(e).strip()[:300]}", file=sys.stderr)
+                why = " ".join(str(e).split())[:300]
+                rows.append([name, label, "error"] + ["-"] * (len(COLUMNS) - 3) + [why])
+                print(f"triton_stats: {name} {label}: error  # {why}", file=sys.stderr)
     os.makedirs(os.path.dirname(os.path.abspath(tsv_out)), exist_ok=True)
     with open(tsv_out, "w") as f:
-        f.write("\t".join(COLUMNS) + "\n")
+        f.write("\t".join(COLUMNS + [NOTE]) + "\n")
         for r in rows:
             f.write("\t".join(r) + "\n")
     print(f"triton_stats: wrote {len(rows)} rows to {tsv_out} ({failures} failed)", file=sys.stderr)
