@@ -93,6 +93,23 @@ impl DistLayout {
         num_warps: u32,
         vec: usize,
     ) -> Result<DistLayout, LayoutBuildError> {
+        let mut spt = vec![1; shape.len()];
+        if let (Some(last), Some(&extent)) = (spt.last_mut(), shape.last()) {
+            *last = vec.min(extent);
+        }
+        DistLayout::blocked_runs(shape, num_warps, &spt)
+    }
+
+    /// The blocked layout of a tile of `shape` for `num_warps` warps with
+    /// `spt[d]` consecutive elements per thread along each axis `d`, lanes
+    /// and warps placed as [`DistLayout::blocked`] places them (a layout
+    /// whose threads hold runs along an outer axis too: a dequantization's
+    /// group of rows per thread, sharing one scale).
+    pub fn blocked_runs(
+        shape: &[usize],
+        num_warps: u32,
+        spt: &[usize],
+    ) -> Result<DistLayout, LayoutBuildError> {
         let err = |reason: &str| LayoutBuildError {
             shape: shape.to_vec(),
             reason: reason.into(),
@@ -101,14 +118,13 @@ impl DistLayout {
         if rank == 0 || shape.contains(&0) {
             return Err(err("tiles need at least one axis and no empty axis"));
         }
-        if !num_warps.is_power_of_two() || vec == 0 {
+        if !num_warps.is_power_of_two() || spt.len() != rank || spt.contains(&0) {
             return Err(err(
-                "the warp count must be a power of two and the vector width positive",
+                "the warp count must be a power of two and the runs positive, one per axis",
             ));
         }
         let order: Vec<usize> = (0..rank).rev().collect();
-        let mut spt = vec![1; rank];
-        spt[rank - 1] = vec.min(shape[rank - 1]);
+        let spt: Vec<usize> = spt.iter().zip(shape).map(|(&s, &e)| s.min(e)).collect();
         let per_thread: Vec<usize> = (0..rank).map(|d| shape[d].div_ceil(spt[d])).collect();
         let mut tpw = vec![1; rank];
         let mut lanes = WARP_SIZE as usize;

@@ -46,6 +46,7 @@ mod blocked;
 mod chain;
 mod mma;
 mod propagate;
+mod repeated;
 mod split;
 mod vectors;
 mod wgmma;

@@ -4,6 +4,7 @@
 //! by a `full`, loaded tiles repeated by broadcasts) takes that layout
 //! instead of being converted to it.
 
+use super::repeated::{reanchored, repeated_chain, repeats_load};
 use super::split::merged_axes;
 use super::DistLayout;
 use std::collections::{BTreeMap, BTreeSet};
@@ -16,8 +17,8 @@ enum Weight {
     /// Computed by anything else (a `dot`, a load, a reduction, an
     /// elementwise op of such): converting it costs a tile.
     Fixed,
-    /// [`repeats_load`]: a loaded tile repeated (block scales over their
-    /// groups); its load can read it in the layout its user needs.
+    /// A loaded tile repeated (block scales over their groups,
+    /// `repeated.rs`); its load can read it in the layout its user needs.
     Repeated,
     /// A loop-carried value started by a `full` (its layout follows what
     /// the loop yields for it, [`carry_through_loops`]) or a broadcast of a
@@ -177,35 +178,6 @@ impl Weighing {
     }
 }
 
-/// Whether `v` is a loaded tile repeated: computed from a `load` through
-/// casts, bitcasts, permutes, reshapes and at least one broadcast (`seen`:
-/// one is below already), each value on the way used once. Its load can
-/// read the small tile in whatever layout the repetition needs, where
-/// converting the repeated tile would stage all of it (the scales of a
-/// block-scaled `dot`, each repeated over its group of elements).
-fn repeats_load(func: &Function, v: Value, uses: &BTreeMap<Value, usize>, seen: bool) -> bool {
-    if uses.get(&v) != Some(&1) {
-        return false;
-    }
-    let Some(op) = func.defining_op(v).map(|id| func.op(id)) else {
-        return false;
-    };
-    let through = |seen| {
-        op.operands
-            .first()
-            .is_some_and(|&x| repeats_load(func, x, uses, seen))
-    };
-    match op.kind {
-        OpKind::Load | OpKind::LoadMasked { .. } => seen,
-        OpKind::Broadcast { .. } | OpKind::Expand { .. } => through(true),
-        OpKind::Cast { .. }
-        | OpKind::Bitcast { .. }
-        | OpKind::Permute { .. }
-        | OpKind::Reshape { .. } => through(seen),
-        _ => false,
-    }
-}
-
 /// In program order, gives each elementwise op the layout of its first
 /// operand of the lowest [`Weight`] (its results take it too) and places
 /// its other operands in it at their first use: recomputable ones with
@@ -237,16 +209,30 @@ pub(super) fn propagate(func: &Function, values: &mut BTreeMap<Value, DistLayout
             .min_by_key(|&&v| weighing.weight(func, v))
             .and_then(|v| values.get(v))
             .cloned();
-        let Some(anchor) = anchor else {
+        let Some(mut anchor) = anchor else {
             return;
         };
+        // A repeated load the anchor's layout gives no reuse: a layout in
+        // which it has some, where the other operands are loads too.
+        let unplaced = op.operands.iter().find(|&&v| {
+            weighing.weight(func, v) == Weight::Repeated
+                && repeated_chain(func, v, &anchor).is_none()
+        });
+        if let Some((better, loads)) =
+            unplaced.and_then(|&v| reanchored(func, id, v, &anchor, &weighing.uses))
+        {
+            values.extend(loads);
+            anchor = better;
+        }
         for &v in &op.operands {
             if values.get(&v).is_none_or(|l| l.shape != anchor.shape) {
                 continue;
             }
             match weighing.weight(func, v) {
                 Weight::Recomputable => place(func, v, &anchor, values, &mut decided),
-                Weight::Repeated => place_repeated(func, v, &anchor, values),
+                Weight::Repeated => {
+                    values.extend(repeated_chain(func, v, &anchor).unwrap_or_default())
+                }
                 Weight::Placeable if !weighing.soft.contains(&v) && decided.insert(v) => {
                     values.insert(v, anchor.clone());
                 }
@@ -305,56 +291,15 @@ fn place(
     }
 }
 
-/// Gives the repeated load `v` ([`repeats_load`]) `layout`, and each value
-/// it is computed from the layout that computes it in place, down to the
-/// load: the loaded tile read straight into the registers the repetition
-/// keeps. Where no such layout exists the chain stops, and the lowering
-/// converts there. Nothing changes unless each thread then reuses what it
-/// loads (at least two registers per loaded element): where it would load
-/// a distinct element for more than half of its registers (scales
-/// repeated across threads, not within one), the uncoalesced element
-/// loads and their addresses cost more than the conversion of the
-/// repeated tile, whose staging is read back in vectors. (Converting the
-/// small loaded tile instead, before its repetition, gathers every
-/// register by its own swizzled address: more registers, measured.)
-fn place_repeated(
-    func: &Function,
-    v: Value,
-    layout: &DistLayout,
-    values: &mut BTreeMap<Value, DistLayout>,
-) {
-    let mut chain = vec![(v, layout.clone())];
-    while let Some((v, layout)) = chain.last().cloned() {
-        let Some(op) = func.defining_op(v).map(|id| func.op(id)) else {
-            break;
-        };
-        let next = match (&op.kind, op.operands.first()) {
-            (OpKind::Cast { .. } | OpKind::Bitcast { .. }, Some(&x)) => Some((x, layout)),
-            _ => held_source(func, v, &layout),
-        };
-        match next {
-            Some(next) => chain.push(next),
-            None => break,
-        }
-    }
-    let loaded = chain.last().filter(|(v, _)| {
-        func.defining_op(*v)
-            .is_some_and(|id| matches!(func.op(id).kind, OpKind::Load | OpKind::LoadMasked { .. }))
-    });
-    let distinct = loaded.map(|(_, l)| {
-        l.without_register_copies()
-            .map_or(l.registers(), |(distinct, _)| distinct.registers())
-    });
-    if distinct.is_none_or(|n| 2 * n <= layout.registers()) {
-        values.extend(chain);
-    }
-}
-
 /// The tile operand of the movement op defining `v`, and the layout in
 /// which it computes `v` in `layout` keeping its registers: a broadcast's
 /// source fit to it, a reshape's operand without the unit axes it inserts
 /// or with the axes it merges split, a permute's operand permuted back.
-fn held_source(func: &Function, v: Value, layout: &DistLayout) -> Option<(Value, DistLayout)> {
+pub(super) fn held_source(
+    func: &Function,
+    v: Value,
+    layout: &DistLayout,
+) -> Option<(Value, DistLayout)> {
     let op = func.op(func.defining_op(v)?);
     let source = *op.operands.first()?;
     let Type::Tile(t) = func.ty(source) else {
