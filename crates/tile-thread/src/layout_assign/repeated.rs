@@ -100,8 +100,9 @@ fn is_load(func: &Function, v: Value) -> bool {
 /// For the elementwise op `id`, whose repeated operand `v` no thread
 /// reuses in the op's layout `anchor`: a blocked layout with runs along
 /// an outer axis ([`DistLayout::blocked_runs`]) in which it is reused the
-/// most (fewest loaded registers; then the widest runs along the innermost
-/// axis, 16 bytes at most of the loads' dtype), with the placements of the
+/// most (fewest loads per thread: distinct loaded registers plus element
+/// rows; then the widest runs along the innermost axis, a power of two of
+/// at most 16 bytes of the loads' dtype), with the placements of the
 /// op's other operands, each a load through casts and bitcasts used once.
 /// `None` where another operand is not such a load (converting it would
 /// cost a tile) or no such layout gives reuse.
@@ -130,7 +131,11 @@ pub(super) fn reanchored(
     };
     let threads = anchor.thread.size() as usize;
     let warps = u32::try_from(threads / 32).ok()?;
-    let per_thread = shape.iter().product::<usize>() / threads;
+    let elements = shape.iter().product::<usize>();
+    if !elements.is_multiple_of(threads) {
+        return None;
+    }
+    let per_thread = elements / threads;
     let inner = shape.len() - 1;
     let mut best: Option<(usize, usize, DistLayout)> = None;
     for axis in 0..inner {
@@ -138,6 +143,7 @@ pub(super) fn reanchored(
         while run <= per_thread && shape[axis].is_multiple_of(run) {
             let across = per_thread / run;
             let fits = per_thread.is_multiple_of(run)
+                && across.is_power_of_two()
                 && shape[inner].is_multiple_of(across)
                 && across * bytes <= 16;
             let mut spt = vec![1; shape.len()];

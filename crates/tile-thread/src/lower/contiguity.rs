@@ -74,14 +74,37 @@ impl Lowerer<'_> {
 /// the innermost axis, in at most 16 bytes. A vector covers consecutive
 /// elements only if it divides both the thread's run along that axis and
 /// the axis' extent (otherwise the run wraps around the tile, e.g. two
-/// registers holding copies of a one-element tile).
+/// registers holding copies of a one-element tile), and is a power of two
+/// (a vector's alignment is its size).
 pub(super) fn vector_width(layout: &DistLayout, dtype: DType) -> usize {
     let inner = layout.shape.len() - 1;
     let run = layout.size_per_thread[inner];
     let extent = layout.shape[inner];
-    let mut width = run.min(16 / dtype.size_bytes().max(1));
+    let widest = run.min(16 / dtype.size_bytes().max(1)).max(1);
+    let mut width = 1 << widest.ilog2();
     while width > 1 && (!run.is_multiple_of(width) || !extent.is_multiple_of(width)) {
-        width -= 1;
+        width /= 2;
     }
-    width.max(1)
+    width
+}
+
+#[cfg(test)]
+mod tests {
+    use super::vector_width;
+    use crate::layout_assign::DistLayout;
+    use tile_ir::DType;
+
+    /// Runs of 3 along a row of 24 give no 3-wide vector (its alignment
+    /// would be 3 elements): scalars; runs of 6 give pairs, of 8 vectors
+    /// of 8 (16 bytes of f16).
+    #[test]
+    fn vectors_are_powers_of_two_dividing_the_run_and_the_row() {
+        let width = |spt: &[usize]| {
+            let layout = DistLayout::blocked_runs(&[16, 24], 4, spt).unwrap();
+            vector_width(&layout, DType::F16)
+        };
+        assert_eq!(width(&[1, 3]), 1);
+        assert_eq!(width(&[1, 6]), 2);
+        assert_eq!(width(&[1, 8]), 8);
+    }
 }
