@@ -255,26 +255,11 @@ impl Lowerer<'_> {
             }
             _ => 1,
         };
-        for g in (0..regs.len()).step_by(group) {
-            let owners = &coords.owner[g..g + group];
-            let width = match owners.iter().all(|&o| o == owners[0]) {
-                true => group,
-                false => 1,
-            };
-            for v in (g..g + group).step_by(width) {
-                let (r, c) = (coords.axes[v][row], coords.axes[v][col]);
-                let position = if transposed { (c, r) } else { (r, c) };
-                let at = self.operand_index(place, coords.linear[v], position);
-                let mut operands = vec![at];
-                operands.extend(&regs[v..v + width]);
-                operands.push(coords.owner[v]);
-                let store = ThreadOpKind::StoreShared {
-                    alloc,
-                    width: width as u8,
-                };
-                self.emit_op(store, operands, &[]);
-            }
-        }
+        self.store_groups(alloc, (regs, &coords.owner), group, |s, v| {
+            let (r, c) = (coords.axes[v][row], coords.axes[v][col]);
+            let position = if transposed { (c, r) } else { (r, c) };
+            s.operand_index(place, coords.linear[v], position)
+        });
     }
 
     /// How operand `which` (0 for A, 1 for B) is staged for `plan`, `shape`

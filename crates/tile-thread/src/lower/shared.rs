@@ -165,6 +165,33 @@ impl Lowerer<'_> {
         )
     }
 
+    /// Stores `regs` (each written by its owner, `owners`) to `alloc` in
+    /// groups of `group` consecutive registers: one vector store per group
+    /// whose registers share an owner, else one store per register, each
+    /// at the element `index(self, v)` of its first register `v`.
+    pub(super) fn store_groups(
+        &mut self,
+        alloc: SharedId,
+        (regs, owners): (&[Reg], &[Reg]),
+        group: usize,
+        mut index: impl FnMut(&mut Self, usize) -> Reg,
+    ) {
+        for g in (0..regs.len()).step_by(group) {
+            let shared = owners[g..g + group].iter().all(|&o| o == owners[g]);
+            let width = if shared { group } else { 1 };
+            for v in (g..g + group).step_by(width) {
+                let mut operands = vec![index(self, v)];
+                operands.extend(&regs[v..v + width]);
+                operands.push(owners[v]);
+                let store = ThreadOpKind::StoreShared {
+                    alloc,
+                    width: width as u8,
+                };
+                self.emit_op(store, operands, &[]);
+            }
+        }
+    }
+
     /// `alloc[index]`, where `index` is replaced by 0 unless `guard`.
     pub(super) fn read_shared(
         &mut self,

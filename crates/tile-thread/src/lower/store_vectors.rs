@@ -96,25 +96,9 @@ impl Lowerer<'_> {
         let source = self.coords(from);
         let groups = vector_groups(from, dtype, self.program.block_threads());
         let alloc = self.stage_by(dtype, len, |s, alloc| {
-            for g in (0..regs.len()).step_by(groups) {
-                let owners = &source.owner[g..g + groups];
-                let width = if owners.iter().all(|&o| o == owners[0]) {
-                    groups
-                } else {
-                    1
-                };
-                for v in (g..g + groups).step_by(width) {
-                    let index = s.swizzled(source.linear[v], sw);
-                    let mut operands = vec![index];
-                    operands.extend(&regs[v..v + width]);
-                    operands.push(source.owner[v]);
-                    let store = ThreadOpKind::StoreShared {
-                        alloc,
-                        width: width as u8,
-                    };
-                    s.emit_op(store, operands, &[]);
-                }
-            }
+            s.store_groups(alloc, (regs, &source.owner), groups, |s, v| {
+                s.swizzled(source.linear[v], sw)
+            });
         });
         let target = self.coords(to);
         let groups = vector_groups(to, dtype, self.program.block_threads());
