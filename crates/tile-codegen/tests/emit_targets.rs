@@ -413,22 +413,35 @@ fn tensor_dots_issue_wmma_on_rdna() {
     }
 }
 
-/// On gfx90a and gfx942 (CDNA, wave64) tensor dots are `v_mfma`
+/// On gfx90a, gfx942 and gfx950 (CDNA, wave64) tensor dots are `v_mfma`
 /// instructions in the linked code object (gfx90a spells them
 /// `v_mfma_f32_32x32x8f16`, `..bf16_1k`; gfx942 `v_mfma_f32_32x32x8_f16`,
-/// `.._bf16`), with no scratch: the metadata's private segment is empty.
+/// `.._bf16`; gfx950 has its own of twice the `K`,
+/// `v_mfma_f32_32x32x16_f16` and `v_mfma_f32_16x16x32_f16`), with no
+/// scratch: the metadata's private segment is empty.
 #[test]
 fn tensor_dots_issue_mfma_on_cdna() {
     require(Tool::LlvmObjdump);
-    // 64×64×32 on 8 warps: 2×2 waves, each one 32×32 block, four k-steps;
-    // 32×32×16 on 4 warps: 2×1 waves, each two 16×16 blocks, one k-step.
-    let cases = [
+    // 64×64×32 on 8 warps: 2×2 waves, each one 32×32 block, four k-steps
+    // (gfx950: two); 32×32×16 on 4 warps: 2×1 waves, each two 16×16
+    // blocks, one k-step; 32×32×32 on 4 warps on gfx950: the same blocks,
+    // one k-step of 32.
+    let cdna3 = [
         ((64, 64, 32), 8, "32x32x8", 4),
         ((32, 32, 16), 4, "16x16x16", 2),
     ];
-    for gfx in [Gfx::Gfx90a, Gfx::Gfx942] {
+    let cdna4 = [
+        ((64, 64, 32), 8, "32x32x16", 2),
+        ((32, 32, 32), 4, "16x16x32", 2),
+        ((32, 32, 16), 4, "16x16x16", 2),
+    ];
+    for (gfx, cases) in [
+        (Gfx::Gfx90a, &cdna3[..]),
+        (Gfx::Gfx942, &cdna3[..]),
+        (Gfx::Gfx950, &cdna4[..]),
+    ] {
         for dtype in [DType::F16, DType::BF16] {
-            for ((bm, bn, bk), warps, shape, mfmas) in cases {
+            for &((bm, bn, bk), warps, shape, mfmas) in cases {
                 let what = format!("{dtype} {bm}x{bn}x{bk} on {gfx}");
                 let func = samples::matmul(bm, bn, bk, dtype).unwrap();
                 let out = emitted(&func, warps, Target::Amdgpu(gfx));
@@ -452,9 +465,9 @@ fn tensor_dots_issue_mfma_on_cdna() {
     }
 }
 
-/// `TILE_DUMP` writes the MFMA program of gfx942 as `thread.mfma.txt`,
-/// next to the portable `thread.txt`, and gfx942's assembly with its
-/// `v_mfma`s.
+/// `TILE_DUMP` writes the MFMA program of gfx942 as `thread.mfma.txt`
+/// and gfx950's as `thread.mfma950.txt`, next to the portable
+/// `thread.txt`, and each target's assembly with its `v_mfma`s.
 #[test]
 fn the_dump_holds_the_mfma_program() {
     use tile_codegen::driver::{self, Options};
@@ -462,7 +475,7 @@ fn the_dump_holds_the_mfma_program() {
     let _ = std::fs::remove_dir_all(&dir);
     let mut func = samples::matmul(64, 64, 32, DType::BF16).unwrap();
     let options = Options {
-        targets: vec![Target::Amdgpu(Gfx::Gfx942)],
+        targets: vec![Target::Amdgpu(Gfx::Gfx942), Target::Amdgpu(Gfx::Gfx950)],
         num_warps: 4,
         codegen: CodegenOptions::default(),
         dump_dir: Some(dir.clone()),
@@ -486,6 +499,17 @@ fn the_dump_holds_the_mfma_program() {
     assert_eq!(
         read("gfx942.s").matches("v_mfma_f32_32x32x8_bf16").count(),
         4
+    );
+    // gfx950's program beside it: two k-steps of CDNA 4's 32×32×16.
+    let mfma950 = read("thread.mfma950.txt");
+    assert_eq!(
+        mfma950.matches("mma.mfma32x32x16.bf16 ").count(),
+        2,
+        "{mfma950}"
+    );
+    assert_eq!(
+        read("gfx950.s").matches("v_mfma_f32_32x32x16_bf16").count(),
+        2
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -103,7 +103,10 @@ fn casts_staged(program: &Program) -> usize {
         .ops
         .iter()
         .filter(|(_, op)| match (&op.kind, op.operands.as_slice()) {
-            (ThreadOpKind::StoreShared { .. }, [_, value, _]) => cast(*value),
+            // `[index, values.., mask]`, one value or a vector.
+            (ThreadOpKind::StoreShared { .. }, [_, values @ .., _]) => {
+                values.iter().any(|&v| cast(v))
+            }
             _ => false,
         })
         .count()
@@ -115,8 +118,14 @@ fn a_chained_products_second_operand_stays_in_registers() {
         let func = kernel(scale, SHAPE);
         let mut want = args(SHAPE);
         interp::run(&func, [1, 1, 1], &mut want).unwrap();
-        // `mma.sync`, and MFMA (whose first product is computed transposed).
-        for target in [Target::Nvptx(Sm::Sm80), Target::Amdgpu(Gfx::Gfx942)] {
+        // `mma.sync`, and MFMA (whose first product is computed transposed;
+        // on gfx950 the second takes CDNA 3's 32×32×8, whose `a` fragment
+        // the first's registers hold).
+        for target in [
+            Target::Nvptx(Sm::Sm80),
+            Target::Amdgpu(Gfx::Gfx942),
+            Target::Amdgpu(Gfx::Gfx950),
+        ] {
             let options = LowerOptions::warps(4).with_tensor_cores(target.tensor_cores());
             let program = lower(&func, &options).unwrap();
             assert_eq!(casts_staged(&program), 0, "{target}:\n{program}");
@@ -124,6 +133,11 @@ fn a_chained_products_second_operand_stays_in_registers() {
                 // The first product's `q` (one 16×16 block row a warp, one
                 // k-step); none for `p`.
                 assert_eq!(a_fragment_loads(&program), 1, "{program}");
+            }
+            if target == Target::Amdgpu(Gfx::Gfx950) {
+                let text = program.to_string();
+                assert_eq!(text.matches("mma.mfma32x32x16.f16 ").count(), 1);
+                assert_eq!(text.matches("mma.mfma32x32x8.f16 ").count(), 4);
             }
             let mut got = args(SHAPE);
             emulate::run(&program, [1, 1, 1], &mut got).unwrap();

@@ -1,6 +1,6 @@
 //! Random `dot`s of precision `tensor` (tile-testgen's `dot_case`) on
-//! sm_80's, gfx1100's, gfx1200's, gfx1201's, gfx942's and gfx90a's tensor
-//! cores, and of precision
+//! sm_80's, gfx1100's, gfx1200's, gfx1201's, gfx950's, gfx942's and
+//! gfx90a's tensor cores, and of precision
 //! `tf32` (`tf32_dot_case`) on sm_80's, and FP8 ones (`fp8_dot_case`) on
 //! sm_89's and, cast to f16, on sm_80's, and block-scaled ones
 //! (`scaled_dot_case`) on sm_80's, through the
@@ -195,6 +195,29 @@ fn random_tensor_dots_on_mfma_gfx942() {
 #[test]
 fn random_tensor_dots_on_mfma_gfx90a() {
     random_tensor_dots_on_mfma(Gfx::Gfx90a, Some(6), 6);
+}
+
+/// CDNA 4's MFMA (gfx950): its forms of twice the `K` first, then CDNA 3's
+/// for the dots whose `K` they do not divide.
+const MFMA_CDNA4: Instructions = Instructions {
+    shapes: &[(32, 32, 16), (16, 16, 32), (32, 32, 8), (16, 16, 16)],
+    lanes: 64,
+};
+
+#[test]
+fn random_tensor_dots_on_mfma_gfx950() {
+    let ran = random_tensor_dots(
+        Target::Amdgpu(Gfx::Gfx950),
+        &MFMA_CDNA4,
+        None,
+        CASES as usize / 4,
+    );
+    for shape in &MFMA_CDNA4.shapes[..2] {
+        assert!(
+            ran.contains(shape),
+            "gfx950: no dot ran on {shape:?}: {ran:?}"
+        );
+    }
 }
 
 /// [`random_tensor_dots`] on `gfx`'s MFMA, which must have run dots on
@@ -392,18 +415,31 @@ fn a_pipeline_that_waits_too_little_fails() {
     assert!(error.to_string().contains("in flight"), "{error}");
 }
 
-/// The matmul sample on both MFMA instructions of gfx90a and gfx942,
-/// through the emulation target over a grid of partial tiles: 64×64×32 on
-/// 8 warps (2×2 waves of 32×32×8), 32×32×16 on 4 warps (2×1 waves of
-/// 16×16×16), bit for bit the product stepped by each instruction's `K`
-/// and within the bound of the interpreter.
+/// The matmul sample on every MFMA instruction of gfx90a, gfx942 and
+/// gfx950, through the emulation target over a grid of partial tiles:
+/// 64×64×32 on 8 warps (2×2 waves of 32×32×8, on gfx950 of 32×32×16),
+/// 32×32×16 on 4 warps (2×1 waves of 16×16×16), and on gfx950 32×32×32 on
+/// 4 warps (2×1 waves of 16×16×32) and 32×32×8 on 2 warps (one wave of
+/// 32×32×8), bit for bit the product stepped by each instruction's `K` and
+/// within the bound of the interpreter.
 #[test]
-fn matmul_on_both_mfma_instructions() {
+fn matmul_on_every_mfma_instruction() {
     use tile_ir::{samples, DType};
     use tile_testgen::inputs::{blocks, tensor_of, zeros};
-    for gfx in [Gfx::Gfx90a, Gfx::Gfx942] {
+    let cdna3 = [((64, 64, 32), 8, 8), ((32, 32, 16), 4, 16)];
+    let cdna4 = [
+        ((64, 64, 32), 8, 16),
+        ((32, 32, 32), 4, 32),
+        ((32, 32, 8), 2, 8),
+        ((32, 32, 16), 4, 16),
+    ];
+    for (gfx, configs) in [
+        (Gfx::Gfx90a, &cdna3[..]),
+        (Gfx::Gfx942, &cdna3[..]),
+        (Gfx::Gfx950, &cdna4[..]),
+    ] {
         for dtype in [DType::F16, DType::BF16] {
-            for ((bm, bn, bk), warps, step) in [((64, 64, 32), 8, 8), ((32, 32, 16), 4, 16)] {
+            for &((bm, bn, bk), warps, step) in configs {
                 let what = format!("{dtype} {bm}x{bn}x{bk} on {gfx}");
                 let func = samples::matmul(bm, bn, bk, dtype).unwrap();
                 let (m, n, k) = (bm + 29, 2 * bn + 3, 2 * bk + 5);

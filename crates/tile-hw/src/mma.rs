@@ -74,6 +74,18 @@
 //! | 16×16×16 | B, 16×16 | 4 | row (k) `4·(l/16) + i`, column `l % 16` |
 //! | 16×16×16 | C and D, 16×16 | 4 × `f32` | row `4·(l/16) + i`, column `l % 16` |
 //!
+//! CDNA 4 (gfx950) adds forms of twice the `K` at twice the rate
+//! (`v_mfma_f32_32x32x16_{f16,bf16}`, `v_mfma_f32_16x16x32_{f16,bf16}`;
+//! LLVM's `SIInstrInfo.td` and AMD's CDNA 4 ISA reference): each lane holds
+//! 8 consecutive `k`, D as in the CDNA 3 form of its block:
+//!
+//! | instruction | fragment | elements per lane | element `i` of lane `l` |
+//! |---|---|---|---|
+//! | 32×32×16 | A, 32×16 | 8 | row `l % 32`, column `8·(l/32) + i` |
+//! | 32×32×16 | B, 16×32 | 8 | row (k) `8·(l/32) + i`, column `l % 32` |
+//! | 16×16×32 | A, 16×32 | 8 | row `l % 16`, column `8·(l/16) + i` |
+//! | 16×16×32 | B, 32×16 | 8 | row (k) `8·(l/16) + i`, column `l % 16` |
+//!
 //! **Arithmetic.** The tile IR's `dot` with precision `tensor` lets a
 //! device sum a step's products in any order within a bound
 //! (`tile_ir::DotPrecision`). The emulators pick one exact order so that
@@ -116,6 +128,14 @@ pub enum MmaKind {
     MfmaF16M16N16K16 = 7,
     /// CDNA's `v_mfma_f32_16x16x16bf16_1k` in wave64.
     MfmaBf16M16N16K16 = 8,
+    /// CDNA 4's `v_mfma_f32_32x32x16_f16` in wave64 (gfx950).
+    MfmaF16M32N32K16 = 14,
+    /// CDNA 4's `v_mfma_f32_32x32x16_bf16` in wave64 (gfx950).
+    MfmaBf16M32N32K16 = 15,
+    /// CDNA 4's `v_mfma_f32_16x16x32_f16` in wave64 (gfx950).
+    MfmaF16M16N16K32 = 16,
+    /// CDNA 4's `v_mfma_f32_16x16x32_bf16` in wave64 (gfx950).
+    MfmaBf16M16N16K32 = 17,
 }
 
 /// The instruction sets of [`MmaKind`]s.
@@ -155,8 +175,9 @@ pub enum Fragment {
 
 impl MmaKind {
     /// Every instruction, each family's in the order the lowering prefers
-    /// them (MFMA's 32×32 blocks before its 16×16 ones).
-    pub const ALL: [MmaKind; 13] = [
+    /// them (MFMA: CDNA 4's double-`K` forms first, then 32×32 blocks
+    /// before 16×16 ones).
+    pub const ALL: [MmaKind; 17] = [
         MmaKind::F16M16N8K16,
         MmaKind::Bf16M16N8K16,
         MmaKind::Tf32M16N8K8,
@@ -166,6 +187,10 @@ impl MmaKind {
         MmaKind::WmmaBf16M16N16K16,
         MmaKind::Wmma12F16M16N16K16,
         MmaKind::Wmma12Bf16M16N16K16,
+        MmaKind::MfmaF16M32N32K16,
+        MmaKind::MfmaBf16M32N32K16,
+        MmaKind::MfmaF16M16N16K32,
+        MmaKind::MfmaBf16M16N16K32,
         MmaKind::MfmaF16M32N32K8,
         MmaKind::MfmaBf16M32N32K8,
         MmaKind::MfmaF16M16N16K16,
@@ -185,8 +210,23 @@ impl MmaKind {
             MmaKind::MfmaF16M32N32K8
             | MmaKind::MfmaBf16M32N32K8
             | MmaKind::MfmaF16M16N16K16
-            | MmaKind::MfmaBf16M16N16K16 => MmaFamily::Mfma,
+            | MmaKind::MfmaBf16M16N16K16
+            | MmaKind::MfmaF16M32N32K16
+            | MmaKind::MfmaBf16M32N32K16
+            | MmaKind::MfmaF16M16N16K32
+            | MmaKind::MfmaBf16M16N16K32 => MmaFamily::Mfma,
         }
+    }
+
+    /// Whether the instruction is CDNA 4's own (gfx950), not CDNA 3's.
+    pub fn is_cdna4(self) -> bool {
+        matches!(
+            self,
+            MmaKind::MfmaF16M32N32K16
+                | MmaKind::MfmaBf16M32N32K16
+                | MmaKind::MfmaF16M16N16K32
+                | MmaKind::MfmaBf16M16N16K32
+        )
     }
 
     /// The lanes that issue the instruction together (its family's).
@@ -206,12 +246,16 @@ impl MmaKind {
             | MmaKind::WmmaF16M16N16K16
             | MmaKind::Wmma12F16M16N16K16
             | MmaKind::MfmaF16M32N32K8
-            | MmaKind::MfmaF16M16N16K16 => tile_ir::DType::F16,
+            | MmaKind::MfmaF16M16N16K16
+            | MmaKind::MfmaF16M32N32K16
+            | MmaKind::MfmaF16M16N16K32 => tile_ir::DType::F16,
             MmaKind::Bf16M16N8K16
             | MmaKind::WmmaBf16M16N16K16
             | MmaKind::Wmma12Bf16M16N16K16
             | MmaKind::MfmaBf16M32N32K8
-            | MmaKind::MfmaBf16M16N16K16 => tile_ir::DType::BF16,
+            | MmaKind::MfmaBf16M16N16K16
+            | MmaKind::MfmaBf16M32N32K16
+            | MmaKind::MfmaBf16M16N16K32 => tile_ir::DType::BF16,
             MmaKind::Tf32M16N8K8 => tile_ir::DType::F32,
             MmaKind::E4m3M16N8K32 => tile_ir::DType::F8E4M3,
             MmaKind::E5m2M16N8K32 => tile_ir::DType::F8E5M2,
@@ -283,6 +327,8 @@ impl MmaKind {
             MmaKind::Tf32M16N8K8 => (16, 8, 8),
             MmaKind::E4m3M16N8K32 | MmaKind::E5m2M16N8K32 => (16, 8, 32),
             MmaKind::MfmaF16M32N32K8 | MmaKind::MfmaBf16M32N32K8 => (32, 32, 8),
+            MmaKind::MfmaF16M32N32K16 | MmaKind::MfmaBf16M32N32K16 => (32, 32, 16),
+            MmaKind::MfmaF16M16N16K32 | MmaKind::MfmaBf16M16N16K32 => (16, 16, 32),
             MmaKind::WmmaF16M16N16K16
             | MmaKind::WmmaBf16M16N16K16
             | MmaKind::Wmma12F16M16N16K16
@@ -303,8 +349,10 @@ impl MmaKind {
             (MmaFamily::Wmma, Fragment::A | Fragment::B) => 16,
             (MmaFamily::Wmma, Fragment::C) => 8,
             (MmaFamily::Wmma12, _) => 8,
-            (MmaFamily::Mfma, Fragment::A | Fragment::B) => 4,
-            // The M×N block over the wave's 64 lanes: 16 or 4.
+            // The blocks over the wave's 64 lanes: A and B 4 (CDNA 3) or 8
+            // (CDNA 4), C 16 or 4.
+            (MmaFamily::Mfma, Fragment::A) => m * k / 64,
+            (MmaFamily::Mfma, Fragment::B) => k * n / 64,
             (MmaFamily::Mfma, Fragment::C) => m * n / 64,
         }
     }
@@ -360,13 +408,14 @@ impl MmaKind {
     /// [`element`](Self::element) for MFMA, the calculator's table of the
     /// module docs.
     fn mfma_element(self, fragment: Fragment, lane: usize, i: usize) -> (usize, usize) {
-        match (self.shape(), fragment) {
-            ((32, 32, 8), Fragment::A) => (lane % 32, 4 * (lane / 32) + i),
-            ((32, 32, 8), Fragment::B) => (4 * (lane / 32) + i, lane % 32),
-            ((32, 32, 8), Fragment::C) => (8 * (i / 4) + 4 * (lane / 32) + i % 4, lane % 32),
-            (_, Fragment::A) => (lane % 16, 4 * (lane / 16) + i),
-            (_, Fragment::B) => (4 * (lane / 16) + i, lane % 16),
-            (_, Fragment::C) => (4 * (lane / 16) + i, lane % 16),
+        // A block's side `s` (32 or 16) and the `k` a lane holds (4 or 8).
+        let (s, _, _) = self.shape();
+        let e = self.elements(Fragment::A);
+        match fragment {
+            Fragment::A => (lane % s, e * (lane / s) + i),
+            Fragment::B => (e * (lane / s) + i, lane % s),
+            Fragment::C if s == 32 => (8 * (i / 4) + 4 * (lane / 32) + i % 4, lane % 32),
+            Fragment::C => (4 * (lane / 16) + i, lane % 16),
         }
     }
 

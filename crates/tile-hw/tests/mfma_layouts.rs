@@ -1,7 +1,8 @@
 //! CDNA's MFMA lane layouts as `tile_hw::mma` models them, against
 //! Composable Kernel's description of the same instructions, restated here
-//! as code: each of the four instructions in its own test; and an MFMA
-//! takes a whole 64-lane wave.
+//! as code: each of the eight instructions (CDNA 3's four, CDNA 4's four
+//! of twice the `K`) in its own test; and an MFMA takes a whole 64-lane
+//! wave.
 
 use tile_hw::mma::{warp_mma, Fragment, MmaKind};
 
@@ -69,6 +70,24 @@ const XDLOPS_16X16X16: Xdlops = Xdlops {
     k_per_blk: 4,
 };
 
+/// CK's `mfma_f32_32x32x16f16` and `mfma_f32_32x32x16bf16` (gfx950).
+const XDLOPS_32X32X16: Xdlops = Xdlops {
+    group_size: 4,
+    groups_per_blk: 4,
+    threads_per_blk: 32,
+    input_blks: 2,
+    k_per_blk: 8,
+};
+
+/// CK's `mfma_f32_16x16x32f16` and `mfma_f32_16x16x32bf16` (gfx950).
+const XDLOPS_16X16X32: Xdlops = Xdlops {
+    group_size: 4,
+    groups_per_blk: 1,
+    threads_per_blk: 16,
+    input_blks: 4,
+    k_per_blk: 8,
+};
+
 #[test]
 fn mfma_32x32x8_f16_is_composable_kernels() {
     matches_composable_kernel(MmaKind::MfmaF16M32N32K8, XDLOPS_32X32X8);
@@ -87,6 +106,46 @@ fn mfma_16x16x16_f16_is_composable_kernels() {
 #[test]
 fn mfma_16x16x16_bf16_1k_is_composable_kernels() {
     matches_composable_kernel(MmaKind::MfmaBf16M16N16K16, XDLOPS_16X16X16);
+}
+
+#[test]
+fn mfma_32x32x16_f16_is_composable_kernels() {
+    matches_composable_kernel(MmaKind::MfmaF16M32N32K16, XDLOPS_32X32X16);
+}
+
+#[test]
+fn mfma_32x32x16_bf16_is_composable_kernels() {
+    matches_composable_kernel(MmaKind::MfmaBf16M32N32K16, XDLOPS_32X32X16);
+}
+
+#[test]
+fn mfma_16x16x32_f16_is_composable_kernels() {
+    matches_composable_kernel(MmaKind::MfmaF16M16N16K32, XDLOPS_16X16X32);
+}
+
+#[test]
+fn mfma_16x16x32_bf16_is_composable_kernels() {
+    matches_composable_kernel(MmaKind::MfmaBf16M16N16K32, XDLOPS_16X16X32);
+}
+
+/// CDNA 4's forms are its own, and each has the name the thread-level
+/// program writes.
+#[test]
+fn cdna4_forms_are_named_and_marked() {
+    let cdna4: Vec<String> = MmaKind::ALL
+        .into_iter()
+        .filter(|k| k.is_cdna4())
+        .map(MmaKind::name)
+        .collect();
+    assert_eq!(
+        cdna4,
+        [
+            "mfma32x32x16.f16",
+            "mfma32x32x16.bf16",
+            "mfma16x16x32.f16",
+            "mfma16x16x32.bf16"
+        ]
+    );
 }
 
 /// An MFMA takes a whole wave: 32 lanes' fragments are an error, and

@@ -1,6 +1,7 @@
-//! `dot`s of precision `tensor` on CDNA's MFMA (gfx90a, gfx942; wave64):
-//! the lowering's choice of instruction (32×32×8 where the tile and the
-//! waves allow it, else 16×16×16), and the lockstep emulator's results
+//! `dot`s of precision `tensor` on CDNA's MFMA (gfx90a, gfx942, gfx950;
+//! wave64): the lowering's choice of instruction (32×32×8 where the tile
+//! and the waves allow it, else 16×16×16; on gfx950 first CDNA 4's
+//! 32×32×16 and 16×16×32), and the lockstep emulator's results
 //! against a plain-Rust product summed in the instruction's steps of `K`
 //! (bit for bit) and against the interpreter's in-order chain (within the
 //! bound of `DotPrecision::Tensor`).
@@ -25,18 +26,29 @@ fn mmas(program: &tile_thread::Program) -> Vec<MmaKind> {
 }
 
 /// `matmul` with `bm × bn × bk` tiles on `warps` warps (`warps / 2`
-/// waves) lowered for MFMA: `count` instructions of shape `shape` per K
-/// tile, with element loads only, bit for bit the product stepped by the
-/// instruction's `K`, within the bound of the interpreter's chain.
+/// waves) lowered for CDNA 3's MFMA: `count` instructions of shape `shape`
+/// per K tile, with element loads only, bit for bit the product stepped by
+/// the instruction's `K`, within the bound of the interpreter's chain.
 fn matmul_on_mfma(
+    dtype: DType,
+    tile: (usize, usize, usize),
+    warps: u32,
+    expected: ((usize, usize, usize), usize),
+) {
+    matmul_on(TensorCores::Mfma, dtype, tile, warps, expected);
+}
+
+/// [`matmul_on_mfma`] on `cores`.
+fn matmul_on(
+    cores: TensorCores,
     dtype: DType,
     (bm, bn, bk): (usize, usize, usize),
     warps: u32,
     (shape, count): ((usize, usize, usize), usize),
 ) {
-    let what = format!("{dtype} {bm}x{bn}x{bk} on {warps} warps");
+    let what = format!("{dtype} {bm}x{bn}x{bk} on {warps} warps, {cores:?}");
     let func = samples::matmul(bm, bn, bk, dtype).unwrap();
-    let options = LowerOptions::warps(warps).with_tensor_cores(TensorCores::Mfma);
+    let options = LowerOptions::warps(warps).with_tensor_cores(cores);
     let program = lower(&func, &options).unwrap();
     tile_thread::program::verify(&program).unwrap();
     let kinds = mmas(&program);
@@ -56,14 +68,48 @@ fn matmul_on_mfma(
     assert!(!text.contains("ldmatrix") && !text.contains("cp.async"));
     assert_eq!(tile_thread::parse_program(&text).unwrap().to_string(), text);
     let run = tensor_check::check(&func, &program, (bm, bn, bk), dtype, [15, 16], ik, &what);
-    if ik == 8 {
+    // Steps of 8 told from steps of 16, and CDNA 4's from CDNA 3's.
+    let other = match ik {
+        8 => Some(16),
+        _ if cores == TensorCores::Mfma950 => Some(ik / 2),
+        _ => None,
+    };
+    if let Some(other) = other {
         let [a, b, c] = &run.operands;
         assert_ne!(
             run.got,
-            tile_testgen::products::stepped(a, b, c, run.dims, 16),
-            "{what}: the inputs should tell steps of 8 from steps of 16"
+            tile_testgen::products::stepped(a, b, c, run.dims, other),
+            "{what}: the inputs should tell steps of {ik} from steps of {other}"
         );
     }
+}
+
+#[test]
+fn matmul_on_cdna4_mfma() {
+    let cdna4 = TensorCores::Mfma950;
+    for dtype in [DType::F16, DType::BF16] {
+        // 2 waves on 2×2 blocks of 32×32: each wave 1×2 blocks, 2 k-steps
+        // of 16.
+        matmul_on(cdna4, dtype, (64, 64, 32), 4, ((32, 32, 16), 4));
+        // One 32×32 block cannot feed 2 waves: 2×1 waves of 16×16 blocks,
+        // each 1×2 blocks, one k-step of 32.
+        matmul_on(cdna4, dtype, (32, 32, 32), 4, ((16, 16, 32), 2));
+        // 48 rows: 16×16 blocks, 3×2 per wave, one k-step of 32.
+        matmul_on(cdna4, dtype, (48, 32, 32), 2, ((16, 16, 32), 6));
+        // `K = 8`: CDNA 3's 32×32×8 on gfx950 too.
+        matmul_on(cdna4, dtype, (32, 32, 8), 2, ((32, 32, 8), 1));
+    }
+}
+
+/// CDNA 3's targets never get CDNA 4's instructions.
+#[test]
+fn cdna3_keeps_its_own_mfma() {
+    let func = samples::matmul(64, 64, 32, DType::F16).unwrap();
+    let options = LowerOptions::warps(4).with_tensor_cores(TensorCores::Mfma);
+    let kinds = mmas(&lower(&func, &options).unwrap());
+    assert!(kinds
+        .iter()
+        .all(|k| !k.is_cdna4() && k.shape() == (32, 32, 8)));
 }
 
 #[test]

@@ -15,6 +15,7 @@
 //!   thread.wmma.txt                       the same with WMMA (gfx1100)
 //!   thread.wmma12.txt                     the same with RDNA 4's WMMA (gfx1200, gfx1201)
 //!   thread.mfma.txt                       the same with MFMA (gfx90a, gfx942)
+//!   thread.mfma950.txt                    the same with CDNA 4's MFMA (gfx950)
 //!   <sm_*>.ll, .opt.ll, .ptx, .ptxas.txt  LLVM IR before and after LLVM's pipeline,
 //!                                         PTX and `ptxas -v`'s resource usage
 //!   <gfx*>.ll, .opt.ll, .s                LLVM IR and AMDGPU assembly

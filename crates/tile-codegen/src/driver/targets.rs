@@ -237,7 +237,8 @@ impl Compilation<'_> {
 /// `thread.txt` without, `thread.mma_sync.txt` with `mma.sync`
 /// (`thread.mma_sync_fp8.txt` with its FP8 form, for FP8 `dot`s),
 /// `thread.wgmma.txt` with Hopper's `wgmma`, `thread.wmma.txt`,
-/// `thread.wmma12.txt` and `thread.mfma.txt` with AMD's instructions.
+/// `thread.wmma12.txt`, `thread.mfma.txt` and `thread.mfma950.txt` with
+/// AMD's instructions.
 fn thread_file(tensor_cores: TensorCores) -> String {
     match tensor_cores {
         TensorCores::None => "thread.txt".into(),
@@ -254,6 +255,7 @@ fn cores_name(tensor_cores: TensorCores) -> &'static str {
         TensorCores::Wmma => "wmma",
         TensorCores::Wmma12 => "wmma12",
         TensorCores::Mfma => "mfma",
+        TensorCores::Mfma950 => "mfma950",
         TensorCores::Wgmma => "wgmma",
     }
 }

@@ -185,7 +185,7 @@ struct MmaIntrinsic {
 }
 
 /// Every tensor-core intrinsic the emulation target models.
-const MMA_INTRINSICS: [MmaIntrinsic; 13] = [
+const MMA_INTRINSICS: [MmaIntrinsic; 17] = [
     MmaIntrinsic {
         name: "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
         kind: MmaKind::F16M16N8K16,
@@ -274,6 +274,34 @@ const MMA_INTRINSICS: [MmaIntrinsic; 13] = [
         name: "llvm.amdgcn.mfma.f32.16x16x16bf16.1k",
         kind: MmaKind::MfmaBf16M16N16K16,
         params: &[("<4 x i16>", 2), ("<4 x i16>", 2)],
+        ret: "<4 x float>",
+        controls: true,
+    },
+    MmaIntrinsic {
+        name: "llvm.amdgcn.mfma.f32.32x32x16.f16",
+        kind: MmaKind::MfmaF16M32N32K16,
+        params: &[("<8 x half>", 4), ("<8 x half>", 4)],
+        ret: "<16 x float>",
+        controls: true,
+    },
+    MmaIntrinsic {
+        name: "llvm.amdgcn.mfma.f32.32x32x16.bf16",
+        kind: MmaKind::MfmaBf16M32N32K16,
+        params: &[("<8 x i16>", 4), ("<8 x i16>", 4)],
+        ret: "<16 x float>",
+        controls: true,
+    },
+    MmaIntrinsic {
+        name: "llvm.amdgcn.mfma.f32.16x16x32.f16",
+        kind: MmaKind::MfmaF16M16N16K32,
+        params: &[("<8 x half>", 4), ("<8 x half>", 4)],
+        ret: "<4 x float>",
+        controls: true,
+    },
+    MmaIntrinsic {
+        name: "llvm.amdgcn.mfma.f32.16x16x32.bf16",
+        kind: MmaKind::MfmaBf16M16N16K32,
+        params: &[("<8 x i16>", 4), ("<8 x i16>", 4)],
         ret: "<4 x float>",
         controls: true,
     },
@@ -396,7 +424,12 @@ fn ldmatrix_definition(name: &str, shape: LdMatrix) -> String {
 /// runtime's pointer and the replacements' definitions appended, and
 /// AMDGPU's kernel calling convention dropped.
 pub(super) fn replace(text: &str) -> Result<String, EmitError> {
-    let mut out = text.replace("define amdgpu_kernel ", "define ");
+    // A `bfloat` vector carries bits only (CDNA 4's bf16 MFMA operands,
+    // made by one bitcast of `i16`s): as `i16`s, since the host's calling
+    // convention would pass `bfloat` elements through `f32` conversions.
+    let mut out = text
+        .replace("define amdgpu_kernel ", "define ")
+        .replace(" x bfloat>", " x i16>");
     let mut definitions = format!("@{RUNTIME_SYMBOL} = protected global ptr null\n");
     for r in table() {
         if let Some(name) = redirect(&mut out, &r.intrinsic) {

@@ -22,7 +22,7 @@
 //! issue it.
 
 use super::{GpuEmitter, GpuTarget};
-use crate::EmitError;
+use crate::{EmitError, Gfx};
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue};
 use tile_hw::mma::{Fragment, MmaFamily};
@@ -110,7 +110,9 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
     /// `<8 x half>` or `<8 x i16>` on RDNA 4, its 8 accumulators as
     /// `<8 x float>`) or CDNA's MFMA in wave64
     /// (`llvm.amdgcn.mfma.f32.{32x32x8,16x16x16}{f16,bf16.1k}`, 4 A and 4 B
-    /// elements as `<4 x half>` or `<4 x i16>`, 16 or 4 accumulators, the
+    /// elements as `<4 x half>` or `<4 x i16>`; CDNA 4's
+    /// `llvm.amdgcn.mfma.f32.{32x32x16,16x16x32}.{f16,bf16}`, 8 and 8 as
+    /// `<8 x half>` or `<8 x bfloat>`; 16 or 4 accumulators, the
     /// broadcast controls `cbsz`, `abid`, `blgp` 0).
     fn amd_matrix(
         &self,
@@ -121,7 +123,8 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         match (family, self.gpu) {
             (MmaFamily::Wmma, GpuTarget::Amdgpu(gfx)) if gfx.is_rdna3() => {}
             (MmaFamily::Wmma12, GpuTarget::Amdgpu(gfx)) if gfx.is_rdna4() => {}
-            (MmaFamily::Mfma, GpuTarget::Amdgpu(gfx)) if gfx.is_cdna() => {}
+            (MmaFamily::Mfma, GpuTarget::Amdgpu(Gfx::Gfx950)) => {}
+            (MmaFamily::Mfma, GpuTarget::Amdgpu(gfx)) if gfx.is_cdna() && !kind.is_cdna4() => {}
             (MmaFamily::Wmma, _) => {
                 return Err(EmitError::Unsupported {
                     what: format!("`mma.{name}` outside RDNA3"),
@@ -130,6 +133,11 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             (MmaFamily::Wmma12, _) => {
                 return Err(EmitError::Unsupported {
                     what: format!("`mma.{name}` outside RDNA4 (gfx1200, gfx1201)"),
+                })
+            }
+            (MmaFamily::Mfma, _) if kind.is_cdna4() => {
+                return Err(EmitError::Unsupported {
+                    what: format!("`mma.{name}` outside CDNA 4 (gfx950)"),
                 })
             }
             _ => {
@@ -165,8 +173,21 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             }
             Ok(v)
         };
-        let a = vector(&x[..na], element)?;
-        let b = vector(&x[na..2 * na], element)?;
+        // CDNA 4's bf16 forms take `bfloat` vectors, the older ones `i16`:
+        // the `i16` vector's bits as a whole (inserting `bfloat` elements
+        // one by one would convert them through `f32` where `bfloat` is
+        // not a native type, as on the emulation target's host).
+        let operand = |values: &[BasicValueEnum<'ctx>]| -> Result<BasicValueEnum<'ctx>, EmitError> {
+            let v = vector(values, element)?;
+            if bf16 && kind.is_cdna4() {
+                let bfloats = self.ctx.bf16_type().vec_type(values.len() as u32);
+                Ok(self.b.build_bit_cast(v, bfloats, "bf16s")?)
+            } else {
+                Ok(v.into())
+            }
+        };
+        let a = operand(&x[..na])?;
+        let b = operand(&x[na..2 * na])?;
         let c = vector(&x[2 * na..], self.ctx.f32_type().into())?;
         let mut args: Vec<BasicMetadataValueEnum> = vec![a.into(), b.into(), c.into()];
         let f = if matches!(family, MmaFamily::Wmma | MmaFamily::Wmma12) {
@@ -178,7 +199,12 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             self.intrinsic(name, &[c.get_type().into(), a.get_type().into()])?
         } else {
             let (m, n, k) = kind.shape();
-            let operands = if bf16 { "bf16.1k" } else { "f16" };
+            let operands = match (bf16, kind.is_cdna4()) {
+                (true, true) => ".bf16",
+                (false, true) => ".f16",
+                (true, false) => "bf16.1k",
+                (false, false) => "f16",
+            };
             let name = format!("llvm.amdgcn.mfma.f32.{m}x{n}x{k}{operands}");
             let zero: BasicMetadataValueEnum = self.ctx.i32_type().const_zero().into();
             args.extend([zero; 3]);

@@ -125,7 +125,8 @@ impl Target {
 
     /// The tensor-core instructions the lowering may use on this target:
     /// `mma.sync.m16n8k16` from sm_80 on, its FP8 form from sm_89 on,
-    /// `wgmma` on sm_90a, WMMA on RDNA 3, MFMA on CDNA.
+    /// `wgmma` on sm_90a, WMMA on RDNA 3 and 4, MFMA on CDNA (with CDNA 4's
+    /// own forms on gfx950).
     pub fn tensor_cores(&self) -> TensorCores {
         match self {
             Target::Nvptx(Sm::Sm75) | Target::Host(_) => TensorCores::None,
@@ -135,7 +136,8 @@ impl Target {
             }
             Target::Nvptx(_) => TensorCores::MmaSync,
             Target::Amdgpu(Gfx::Gfx1100) => TensorCores::Wmma,
-            Target::Amdgpu(Gfx::Gfx90a | Gfx::Gfx942 | Gfx::Gfx950) => TensorCores::Mfma,
+            Target::Amdgpu(Gfx::Gfx90a | Gfx::Gfx942) => TensorCores::Mfma,
+            Target::Amdgpu(Gfx::Gfx950) => TensorCores::Mfma950,
             Target::Amdgpu(Gfx::Gfx1200 | Gfx::Gfx1201) => TensorCores::Wmma12,
         }
     }

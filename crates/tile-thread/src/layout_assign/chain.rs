@@ -15,7 +15,11 @@
 //! of its A block: there the first product computes its block transposed
 //! (`Dᵀ = Bᵀ·Aᵀ`, the operands' fragments swapped), so that each lane holds
 //! rows of it, `4·(l/32) + i` of every 8 columns in a 32×32 block: the A
-//! fragment of a `k`-step of 8 (`layout_assign/mma.rs`).
+//! fragment of a `k`-step of 8 (`layout_assign/mma.rs`). CDNA 4's forms
+//! of twice the `K` read 8 consecutive `k` a lane, of which such a lane
+//! holds 4 of every 8: a product whose `a` is another's accumulator takes
+//! CDNA 3's form on gfx950 too, from registers rather than through shared
+//! memory.
 
 use std::collections::BTreeSet;
 use tile_ir::{Function, OpId, OpKind, Value};
@@ -24,10 +28,16 @@ use tile_ir::{Function, OpId, OpKind, Value};
 /// another `dot`'s result, or its result is (part of) another `dot`'s `a`
 /// operand, through elementwise ops, casts and broadcasts.
 pub(super) fn in_chain(func: &Function, id: OpId) -> bool {
-    let Some(&a) = func.op(id).operands.first() else {
-        return false;
-    };
-    !source_dots(func, a).is_empty() || feeds_a(func, id)
+    takes_a_from_dot(func, id) || feeds_a(func, id)
+}
+
+/// Whether the `a` operand of the `dot` `id` is computed from another
+/// `dot`'s result, through elementwise ops, casts and broadcasts.
+pub(super) fn takes_a_from_dot(func: &Function, id: OpId) -> bool {
+    func.op(id)
+        .operands
+        .first()
+        .is_some_and(|&a| !source_dots(func, a).is_empty())
 }
 
 /// Whether the result of the `dot` `id` is (part of) another `dot`'s `a`

@@ -28,6 +28,9 @@
 //! `value = (4, N/(16·wn), M/(16·wm)) : (N, 16·wn, 16·wm·N)`. The 32×32×8
 //! instruction is chosen when the tile and the waves allow it (it loads
 //! half the operand elements of 16×16×16 per product), else 16×16×16.
+//! CDNA 4 (gfx950) first tries its forms of twice the `K` at twice the
+//! rate, `32×32×16` then `16×16×32`, whose accumulators are laid out as
+//! those of the CDNA 3 form of the same block.
 
 use super::blocked::row_major;
 use super::chain;
@@ -81,7 +84,10 @@ pub fn mma_dot(
     let chained = chain::in_chain(func, id);
     let transposed = family == MmaFamily::Mfma && chain::feeds_a(func, id);
     MmaKind::for_dot(family, *precision, da)
-        .filter(|kind| !kind.is_fp8() || tensor_cores.fp8())
+        .filter(|kind| tensor_cores.offers(*kind))
+        // CDNA 4's forms cannot read `a` from an accumulator's registers
+        // (`chain.rs`).
+        .filter(|kind| !(kind.is_cdna4() && chain::takes_a_from_dot(func, id)))
         .filter(|_| da == db && threads.is_multiple_of(family.lanes()))
         .find_map(|kind| {
             let (im, in_, ik) = kind.shape();
@@ -361,6 +367,39 @@ mod tests {
         assert_eq!(plan((48, 32, 8), 2), None);
         // One warp is half a wave.
         assert_eq!(plan((32, 32, 16), 1), None);
+    }
+
+    /// gfx950 takes CDNA 4's forms of twice the `K` first (32×32×16, then
+    /// 16×16×32), CDNA 3's where `K` is no multiple of theirs.
+    #[test]
+    fn cdna4_prefers_its_own_forms() {
+        let plan = |(m, n, k): (usize, usize, usize), warps: u32| {
+            let func = tile_ir::samples::matmul(m, n, k, tile_ir::DType::BF16).unwrap();
+            let dot = func
+                .ops
+                .iter()
+                .find(|(_, op)| matches!(op.kind, OpKind::Dot { .. }))
+                .map(|(id, _)| id)
+                .unwrap();
+            mma_dot(&func, dot, warps, TensorCores::Mfma950).map(|p| (p.kind, p.warps))
+        };
+        assert_eq!(
+            plan((128, 128, 64), 8),
+            Some((MmaKind::MfmaBf16M32N32K16, [2, 2]))
+        );
+        assert_eq!(
+            plan((32, 32, 32), 4),
+            Some((MmaKind::MfmaBf16M16N16K32, [2, 1]))
+        );
+        // K = 16: 16×16×32 does not fit, CDNA 3's 16×16×16 does.
+        assert_eq!(
+            plan((32, 32, 16), 4),
+            Some((MmaKind::MfmaBf16M16N16K16, [2, 1]))
+        );
+        assert_eq!(
+            plan((32, 32, 8), 2),
+            Some((MmaKind::MfmaBf16M32N32K8, [1, 1]))
+        );
     }
 
     #[test]

@@ -71,7 +71,8 @@ impl Lowerer<'_> {
         // Lane `l` supplies row `l % 16` of the step's 16 `k` to
         // `ldmatrix`; warp `w` = wn·warp_m + warp_n. MFMA: a 64-lane wave,
         // lane `l` holds column `l % im` of B's block, `k` from
-        // `4·(l / im)` of the step on; RDNA 4's WMMA likewise in a warp
+        // `e·(l / im)` of the step on (`e` = 4, or 8 on CDNA 4's forms);
+        // RDNA 4's WMMA likewise in a warp
         // (its elements' further `k` are `kind.element`'s).
         let [lane, warp, row, half] = self.lane_coordinates(kind);
         let warp_n = self.hoist_with_const(BinaryOp::Rem, warp, wn as i64);
@@ -86,7 +87,9 @@ impl Lowerer<'_> {
         // an `x2.trans` for a last odd one.
         let b_pairs = !by_elements && !b_elements && rep_n >= 2;
         let base_b = if matches!(kind.family(), MmaFamily::Mfma | MmaFamily::Wmma12) {
-            self.linear(&[(half, 4 * n), (row, 1), (warp_n, in_)])
+            // The `k` of the first element of lane `in_` (the second half).
+            let k_half = kind.element(Fragment::B, in_, 0).0;
+            self.linear(&[(half, k_half * n), (row, 1), (warp_n, in_)])
         } else if by_elements {
             // WMMA: lane `l` holds column `l % 16` of B's block, all 16 `k`
             // of the step (lanes 16..32 the same).
@@ -225,13 +228,15 @@ impl Lowerer<'_> {
         // Lane `l` supplies row `l % 16` of the block to `ldmatrix`, its
         // left or right 8 columns (TF32: 4, FP8: 16) by `l / 16`. WMMA:
         // lane `l` holds row `l % 16`, all 16 `k` of the step. MFMA: a
-        // 64-lane wave, lane `l` holds row `l % im`, `k` from `4·(l / im)`
-        // of the step on; RDNA 4's WMMA likewise in a warp.
+        // 64-lane wave, lane `l` holds row `l % im`, `k` from `e·(l / im)`
+        // of the step on (`e` its elements); RDNA 4's WMMA likewise in a
+        // warp.
         let [_, warp, row, half] = self.lane_coordinates(kind);
         let warp_m = self.hoist_with_const(BinaryOp::Div, warp, wn as i64);
         match kind.family() {
             MmaFamily::Mfma | MmaFamily::Wmma12 => {
-                self.linear(&[(warp_m, im * k), (row, k), (half, 4)])
+                let k_half = kind.element(Fragment::A, im, 0).1;
+                self.linear(&[(warp_m, im * k), (row, k), (half, k_half)])
             }
             MmaFamily::Wmma => self.linear(&[(warp_m, im * k), (row, k)]),
             MmaFamily::MmaSync => self.linear(&[(warp_m, im * k), (row, k), (half, ik / 2)]),
@@ -364,7 +369,7 @@ impl Lowerer<'_> {
     }
 
     /// A WMMA or MFMA operand fragment of `kind`: its elements (16 for
-    /// RDNA 3's WMMA, 8 for RDNA 4's, 4 for MFMA) from `alloc` at `base +
+    /// RDNA 3's WMMA, 8 for RDNA 4's, 4 for MFMA, 8 for CDNA 4's) from `alloc` at `base +
     /// offset + k_i·stride`, `k_i` the `k` of element `i` of lane 0 (a
     /// lane's own `k` beyond lane 0's are in its `base`).
     fn elements(

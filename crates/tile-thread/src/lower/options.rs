@@ -56,6 +56,10 @@ pub enum TensorCores {
     /// `bf16` in wave64 (gfx90a, gfx942): a wave is two of the program's
     /// warps.
     Mfma,
+    /// [`Mfma`](Self::Mfma) and CDNA 4's forms of twice the `K`,
+    /// `v_mfma_f32_32x32x16` and `v_mfma_f32_16x16x32` (gfx950), which the
+    /// lowering prefers.
+    Mfma950,
     /// Hopper's `wgmma.mma_async.m64n64k16` on `f16` and `bf16` from shared
     /// memory (sm_90a), for the dots whose tiles it fits; `mma.sync` (with
     /// its FP8 form) for the others.
@@ -71,9 +75,17 @@ impl TensorCores {
             TensorCores::MmaSync | TensorCores::MmaSyncFp8 => Some(MmaFamily::MmaSync),
             TensorCores::Wmma => Some(MmaFamily::Wmma),
             TensorCores::Wmma12 => Some(MmaFamily::Wmma12),
-            TensorCores::Mfma => Some(MmaFamily::Mfma),
+            TensorCores::Mfma | TensorCores::Mfma950 => Some(MmaFamily::Mfma),
             TensorCores::Wgmma => Some(MmaFamily::MmaSync),
         }
+    }
+
+    /// Whether the target offers the instruction `kind`: one of its
+    /// family's, FP8 only with [`fp8`](Self::fp8), CDNA 4's only on gfx950.
+    pub fn offers(self, kind: tile_hw::mma::MmaKind) -> bool {
+        self.family() == Some(kind.family())
+            && (!kind.is_fp8() || self.fp8())
+            && (!kind.is_cdna4() || self == TensorCores::Mfma950)
     }
 
     /// Whether `mma.sync`'s FP8 form is available.
