@@ -1,7 +1,8 @@
 //! The differential suite on the emulation target: 1,000 generated programs
 //! (tile-testgen) emitted for a GPU target, moved to the host and run by
 //! `tile-emu`, against the interpreter, bit for bit: seeds `0..1000` for
-//! sm_80 and for gfx942 (wave64); a sample of them for gfx1100 (wave32).
+//! sm_80 and sm_100a, and for gfx942 and gfx950 (wave64); a sample of them
+//! for gfx1100 (wave32).
 //! On sm_80 the `K` loops of the generator's pipelined products are
 //! software-pipelined over 2 stages (2 warps) or 3 (1 and 4 warps).
 //! The results are judged by `tile_testgen::agreement`, with the bounds of
@@ -112,6 +113,23 @@ fn generated_programs_agree_on_sm_80() {
 fn generated_programs_agree_on_gfx942() {
     let (ran, near) = check(Target::Amdgpu(Gfx::Gfx942), 0..CASES);
     eprintln!("gfx942: {ran} of {CASES} programs ran to the end and agree ({near} within the math library's bounds)");
+    assert!(ran >= 700, "only {ran} programs ran");
+}
+
+/// Blackwell (sm_100a): `mma.sync` with its FP8 form, PTX for the newest
+/// architecture.
+#[test]
+fn generated_programs_agree_on_sm_100a() {
+    let (ran, near) = check(Target::Nvptx(Sm::Sm100a), 0..CASES);
+    eprintln!("sm_100a: {ran} of {CASES} programs ran to the end and agree ({near} within the math library's bounds)");
+    assert!(ran >= 700, "only {ran} programs ran");
+}
+
+/// CDNA 4 (gfx950): its own MFMA forms of twice the `K`.
+#[test]
+fn generated_programs_agree_on_gfx950() {
+    let (ran, near) = check(Target::Amdgpu(Gfx::Gfx950), 0..CASES);
+    eprintln!("gfx950: {ran} of {CASES} programs ran to the end and agree ({near} within the math library's bounds)");
     assert!(ran >= 700, "only {ran} programs ran");
 }
 

@@ -1,8 +1,8 @@
 //! Every sample kernel, as the GPU targets receive it, run on the CPU
 //! through the emulation target: bit for bit the interpreter's results, for
-//! NVIDIA (sm_80, sm_90) and AMD in wave64 (gfx942) and wave32 (gfx1100);
-//! `dot`s on tensor cores (`mma.sync` on sm_80 and later, MFMA on gfx942,
-//! WMMA on gfx1100) bit for bit the instruction's steps and within their
+//! NVIDIA (sm_80, sm_90, sm_100a) and AMD in wave64 (gfx942, gfx950) and
+//! wave32 (gfx1100); `dot`s on tensor cores (`mma.sync` on sm_80 and later,
+//! MFMA on gfx942, CDNA 4's on gfx950, WMMA on gfx1100) bit for bit the instruction's steps and within their
 //! bound of the interpreter; copies through layout views whose offsets are
 //! consecutive, read and written as vectors where aligned and as scalars
 //! where not.
@@ -16,10 +16,12 @@ use tile_testgen::inputs::{blocks, bytes, tensor, tensor_of, zeros};
 use tile_testgen::products::{stepped, within_tensor_bound};
 use tile_thread::TensorCores;
 
-const TARGETS: [Target; 4] = [
+const TARGETS: [Target; 6] = [
     Target::Nvptx(Sm::Sm80),
     Target::Nvptx(Sm::Sm90),
+    Target::Nvptx(Sm::Sm100a),
     Target::Amdgpu(Gfx::Gfx942),
+    Target::Amdgpu(Gfx::Gfx950),
     Target::Amdgpu(Gfx::Gfx1100),
 ];
 
