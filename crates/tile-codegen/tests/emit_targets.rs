@@ -465,6 +465,36 @@ fn tensor_dots_issue_mfma_on_cdna() {
     }
 }
 
+/// FP8 dots (OCP E4M3 and E5M2) are the native FP8 instructions of
+/// gfx950's MFMA and of RDNA 4's WMMA in the linked code objects, with no
+/// f16 instruction beside them; gfx942 (FNUZ) widens them to f16.
+#[test]
+fn fp8_dots_issue_fp8_instructions_on_gfx950_and_rdna4() {
+    require(Tool::LlvmObjdump);
+    for (dtype, amd) in [(DType::F8E4M3, "fp8_fp8"), (DType::F8E5M2, "bf8_bf8")] {
+        let func = samples::matmul(64, 64, 32, dtype).unwrap();
+        let listing = |gfx, warps| {
+            let out = emitted(&func, warps, Target::Amdgpu(gfx));
+            tools::disassemble(out.code_object.as_ref().expect("a code object")).unwrap()
+        };
+        // 4 waves, each one 32×32 block, two k-steps of 16.
+        let cdna4 = listing(Gfx::Gfx950, 8);
+        let mfma = format!("v_mfma_f32_32x32x16_{amd} ");
+        assert_eq!(cdna4.matches(&mfma).count(), 2, "{dtype}");
+        assert_eq!(cdna4.matches("v_mfma").count(), 2, "{dtype}");
+        // 4 warps on 4×4 blocks of 16×16, each 2×2 of them, two k-steps.
+        let wmma = format!("v_wmma_f32_16x16x16_{amd} ");
+        for gfx in [Gfx::Gfx1200, Gfx::Gfx1201] {
+            let rdna4 = listing(gfx, 4);
+            assert_eq!(rdna4.matches(&wmma).count(), 8, "{dtype} {gfx}");
+            assert_eq!(rdna4.matches("v_wmma").count(), 8, "{dtype} {gfx}");
+        }
+        let cdna3 = listing(Gfx::Gfx942, 8);
+        assert!(!cdna3.contains("fp8") && !cdna3.contains("bf8"), "{dtype}");
+        assert_eq!(cdna3.matches("v_mfma_f32_32x32x8_f16 ").count(), 4);
+    }
+}
+
 /// `TILE_DUMP` writes the MFMA program of gfx942 as `thread.mfma.txt`
 /// and gfx950's as `thread.mfma950.txt`, next to the portable
 /// `thread.txt`, and each target's assembly with its `v_mfma`s.

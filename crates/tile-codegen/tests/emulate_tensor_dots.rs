@@ -2,7 +2,7 @@
 //! sm_80's, gfx1100's, gfx1200's, gfx1201's, gfx950's, gfx942's and
 //! gfx90a's tensor cores, and of precision
 //! `tf32` (`tf32_dot_case`) on sm_80's, and FP8 ones (`fp8_dot_case`) on
-//! sm_89's and, cast to f16, on sm_80's, and block-scaled ones
+//! sm_89's, gfx1200's and gfx950's and, cast to f16, on sm_80's, and block-scaled ones
 //! (`scaled_dot_case`) on sm_80's, through the
 //! lockstep emulator and through the emulation target (the NVPTX module
 //! with its `mma.sync` intrinsics, the AMDGPU ones with their WMMA or
@@ -104,9 +104,10 @@ fn random_tf32_dots_on_mma_sync() {
 }
 
 /// `mma.sync.m16n8k32` on `e4m3` or `e5m2` (sm_89 and later), as inline
-/// PTX that the emulation target replaces.
+/// PTX that the emulation target replaces; a dot whose `K` it does not
+/// divide is widened to f16's `m16n8k16`.
 const MMA_SYNC_FP8: Instructions = Instructions {
-    shapes: &[(16, 8, 32)],
+    shapes: &[(16, 8, 32), (16, 8, 16)],
     lanes: 32,
 };
 
@@ -120,6 +121,36 @@ fn random_fp8_dots_on_mma_sync() {
         None,
         least,
     );
+}
+
+/// RDNA 4's FP8 WMMA (`v_wmma_f32_16x16x16_{fp8_fp8,bf8_bf8}`, OCP
+/// formats, 8 consecutive `k` a lane).
+#[test]
+fn random_fp8_dots_on_rdna4_wmma() {
+    let least = CASES as usize / 4;
+    random_dots(
+        fp8_dot_case,
+        Target::Amdgpu(Gfx::Gfx1200),
+        &WMMA,
+        None,
+        least,
+    );
+}
+
+/// CDNA 4's FP8 MFMA (`v_mfma_f32_{32x32x16,16x16x32}_{fp8_fp8,bf8_bf8}`,
+/// OCP formats on gfx950; CDNA 3's FP8 forms, FNUZ, are not taken), both
+/// of them; a dot whose `K` they do not divide is widened to f16's
+/// CDNA 3 forms.
+#[test]
+fn random_fp8_dots_on_cdna4_mfma() {
+    let target = Target::Amdgpu(Gfx::Gfx950);
+    let ran = random_dots(fp8_dot_case, target, &MFMA_CDNA4, None, CASES as usize / 4);
+    for shape in &MFMA_CDNA4.shapes[..2] {
+        assert!(
+            ran.contains(shape),
+            "gfx950: no FP8 dot ran on {shape:?}: {ran:?}"
+        );
+    }
 }
 
 /// Without FP8 instructions (sm_80) the same dots run on f16's

@@ -59,6 +59,11 @@
 //! | B, 16×16 | 8 | row (k) `i%4 + 4·(l/16) + 8·(i/4)`, column `l % 16` |
 //! | C and D, 16×16 | 8 × `f32` | row `8·(l/16) + i`, column `l % 16` |
 //!
+//! Its FP8 forms (`v_wmma_f32_16x16x16_{fp8_fp8,bf8_bf8}`, OCP E4M3 and
+//! E5M2, 8 bytes a lane in two registers) hold 8 consecutive `k` instead:
+//! A's element `i` is row `l % 16`, column `i + 8·(l/16)`; B's row (k)
+//! `i + 8·(l/16)`, column `l % 16`; D as above.
+//!
 //! CDNA's MFMA in wave64 (`v_mfma_f32_32x32x8{f16,bf16_1k}` and
 //! `v_mfma_f32_16x16x16{f16,bf16_1k}` on gfx90a, the `_f16`/`_bf16` forms
 //! on gfx942; AMD's matrix instruction calculator): 64 lanes, each holding
@@ -85,6 +90,10 @@
 //! | 32×32×16 | B, 16×32 | 8 | row (k) `8·(l/32) + i`, column `l % 32` |
 //! | 16×16×32 | A, 16×32 | 8 | row `l % 16`, column `8·(l/16) + i` |
 //! | 16×16×32 | B, 32×16 | 8 | row (k) `8·(l/16) + i`, column `l % 16` |
+//!
+//! Its FP8 forms of the same shapes (`v_mfma_f32_{32x32x16,16x16x32}_{fp8_fp8,
+//! bf8_bf8}`, OCP E4M3 and E5M2 on gfx950; 8 bytes a lane in two
+//! registers) have the same layouts.
 //!
 //! **Arithmetic.** The tile IR's `dot` with precision `tensor` lets a
 //! device sum a step's products in any order within a bound
@@ -136,6 +145,19 @@ pub enum MmaKind {
     MfmaF16M16N16K32 = 16,
     /// CDNA 4's `v_mfma_f32_16x16x32_bf16` in wave64 (gfx950).
     MfmaBf16M16N16K32 = 17,
+    /// RDNA 4's `v_wmma_f32_16x16x16_fp8_fp8` in wave32 (gfx12; OCP E4M3).
+    Wmma12E4m3M16N16K16 = 18,
+    /// RDNA 4's `v_wmma_f32_16x16x16_bf8_bf8` in wave32 (gfx12; OCP E5M2).
+    Wmma12E5m2M16N16K16 = 19,
+    /// CDNA 4's `v_mfma_f32_32x32x16_fp8_fp8` in wave64 (gfx950, where the
+    /// format is OCP E4M3; gfx942's is FNUZ, another format).
+    MfmaE4m3M32N32K16 = 20,
+    /// CDNA 4's `v_mfma_f32_32x32x16_bf8_bf8` (OCP E5M2, gfx950).
+    MfmaE5m2M32N32K16 = 21,
+    /// CDNA 4's `v_mfma_f32_16x16x32_fp8_fp8` (OCP E4M3, gfx950).
+    MfmaE4m3M16N16K32 = 22,
+    /// CDNA 4's `v_mfma_f32_16x16x32_bf8_bf8` (OCP E5M2, gfx950).
+    MfmaE5m2M16N16K32 = 23,
 }
 
 /// The instruction sets of [`MmaKind`]s.
@@ -177,7 +199,7 @@ impl MmaKind {
     /// Every instruction, each family's in the order the lowering prefers
     /// them (MFMA: CDNA 4's double-`K` forms first, then 32×32 blocks
     /// before 16×16 ones).
-    pub const ALL: [MmaKind; 17] = [
+    pub const ALL: [MmaKind; 23] = [
         MmaKind::F16M16N8K16,
         MmaKind::Bf16M16N8K16,
         MmaKind::Tf32M16N8K8,
@@ -187,6 +209,12 @@ impl MmaKind {
         MmaKind::WmmaBf16M16N16K16,
         MmaKind::Wmma12F16M16N16K16,
         MmaKind::Wmma12Bf16M16N16K16,
+        MmaKind::Wmma12E4m3M16N16K16,
+        MmaKind::Wmma12E5m2M16N16K16,
+        MmaKind::MfmaE4m3M32N32K16,
+        MmaKind::MfmaE5m2M32N32K16,
+        MmaKind::MfmaE4m3M16N16K32,
+        MmaKind::MfmaE5m2M16N16K32,
         MmaKind::MfmaF16M32N32K16,
         MmaKind::MfmaBf16M32N32K16,
         MmaKind::MfmaF16M16N16K32,
@@ -206,7 +234,10 @@ impl MmaKind {
             | MmaKind::E4m3M16N8K32
             | MmaKind::E5m2M16N8K32 => MmaFamily::MmaSync,
             MmaKind::WmmaF16M16N16K16 | MmaKind::WmmaBf16M16N16K16 => MmaFamily::Wmma,
-            MmaKind::Wmma12F16M16N16K16 | MmaKind::Wmma12Bf16M16N16K16 => MmaFamily::Wmma12,
+            MmaKind::Wmma12F16M16N16K16
+            | MmaKind::Wmma12Bf16M16N16K16
+            | MmaKind::Wmma12E4m3M16N16K16
+            | MmaKind::Wmma12E5m2M16N16K16 => MmaFamily::Wmma12,
             MmaKind::MfmaF16M32N32K8
             | MmaKind::MfmaBf16M32N32K8
             | MmaKind::MfmaF16M16N16K16
@@ -214,7 +245,11 @@ impl MmaKind {
             | MmaKind::MfmaF16M32N32K16
             | MmaKind::MfmaBf16M32N32K16
             | MmaKind::MfmaF16M16N16K32
-            | MmaKind::MfmaBf16M16N16K32 => MmaFamily::Mfma,
+            | MmaKind::MfmaBf16M16N16K32
+            | MmaKind::MfmaE4m3M32N32K16
+            | MmaKind::MfmaE5m2M32N32K16
+            | MmaKind::MfmaE4m3M16N16K32
+            | MmaKind::MfmaE5m2M16N16K32 => MmaFamily::Mfma,
         }
     }
 
@@ -226,6 +261,10 @@ impl MmaKind {
                 | MmaKind::MfmaBf16M32N32K16
                 | MmaKind::MfmaF16M16N16K32
                 | MmaKind::MfmaBf16M16N16K32
+                | MmaKind::MfmaE4m3M32N32K16
+                | MmaKind::MfmaE5m2M32N32K16
+                | MmaKind::MfmaE4m3M16N16K32
+                | MmaKind::MfmaE5m2M16N16K32
         )
     }
 
@@ -257,8 +296,14 @@ impl MmaKind {
             | MmaKind::MfmaBf16M32N32K16
             | MmaKind::MfmaBf16M16N16K32 => tile_ir::DType::BF16,
             MmaKind::Tf32M16N8K8 => tile_ir::DType::F32,
-            MmaKind::E4m3M16N8K32 => tile_ir::DType::F8E4M3,
-            MmaKind::E5m2M16N8K32 => tile_ir::DType::F8E5M2,
+            MmaKind::E4m3M16N8K32
+            | MmaKind::Wmma12E4m3M16N16K16
+            | MmaKind::MfmaE4m3M32N32K16
+            | MmaKind::MfmaE4m3M16N16K32 => tile_ir::DType::F8E4M3,
+            MmaKind::E5m2M16N8K32
+            | MmaKind::Wmma12E5m2M16N16K16
+            | MmaKind::MfmaE5m2M32N32K16
+            | MmaKind::MfmaE5m2M16N16K32 => tile_ir::DType::F8E5M2,
         }
     }
 
@@ -298,11 +343,11 @@ impl MmaKind {
     /// The operands' type in the instruction's name: `f16`, `bf16`, `tf32`,
     /// `e4m3`, `e5m2`.
     pub fn operand_name(self) -> String {
-        match self {
-            MmaKind::Tf32M16N8K8 => "tf32".into(),
-            MmaKind::E4m3M16N8K32 => "e4m3".into(),
-            MmaKind::E5m2M16N8K32 => "e5m2".into(),
-            _ => self.operand_dtype().to_string(),
+        match (self, self.operand_dtype()) {
+            (MmaKind::Tf32M16N8K8, _) => "tf32".into(),
+            (_, tile_ir::DType::F8E4M3) => "e4m3".into(),
+            (_, tile_ir::DType::F8E5M2) => "e5m2".into(),
+            (_, dtype) => dtype.to_string(),
         }
     }
 
@@ -327,12 +372,20 @@ impl MmaKind {
             MmaKind::Tf32M16N8K8 => (16, 8, 8),
             MmaKind::E4m3M16N8K32 | MmaKind::E5m2M16N8K32 => (16, 8, 32),
             MmaKind::MfmaF16M32N32K8 | MmaKind::MfmaBf16M32N32K8 => (32, 32, 8),
-            MmaKind::MfmaF16M32N32K16 | MmaKind::MfmaBf16M32N32K16 => (32, 32, 16),
-            MmaKind::MfmaF16M16N16K32 | MmaKind::MfmaBf16M16N16K32 => (16, 16, 32),
+            MmaKind::MfmaF16M32N32K16
+            | MmaKind::MfmaBf16M32N32K16
+            | MmaKind::MfmaE4m3M32N32K16
+            | MmaKind::MfmaE5m2M32N32K16 => (32, 32, 16),
+            MmaKind::MfmaF16M16N16K32
+            | MmaKind::MfmaBf16M16N16K32
+            | MmaKind::MfmaE4m3M16N16K32
+            | MmaKind::MfmaE5m2M16N16K32 => (16, 16, 32),
             MmaKind::WmmaF16M16N16K16
             | MmaKind::WmmaBf16M16N16K16
             | MmaKind::Wmma12F16M16N16K16
             | MmaKind::Wmma12Bf16M16N16K16
+            | MmaKind::Wmma12E4m3M16N16K16
+            | MmaKind::Wmma12E5m2M16N16K16
             | MmaKind::MfmaF16M16N16K16
             | MmaKind::MfmaBf16M16N16K16 => (16, 16, 16),
         }
@@ -398,6 +451,8 @@ impl MmaKind {
             (MmaFamily::Wmma, Fragment::A) => (lane % 16, i),
             (MmaFamily::Wmma, Fragment::B) => (i, lane % 16),
             (MmaFamily::Wmma, Fragment::C) => (2 * i + lane / 16, lane % 16),
+            (MmaFamily::Wmma12, Fragment::A) if self.is_fp8() => (lane % 16, i + 8 * (lane / 16)),
+            (MmaFamily::Wmma12, Fragment::B) if self.is_fp8() => (i + 8 * (lane / 16), lane % 16),
             (MmaFamily::Wmma12, Fragment::A) => (lane % 16, i % 4 + 4 * (lane / 16) + 8 * (i / 4)),
             (MmaFamily::Wmma12, Fragment::B) => (i % 4 + 4 * (lane / 16) + 8 * (i / 4), lane % 16),
             (MmaFamily::Wmma12, Fragment::C) => (8 * (lane / 16) + i, lane % 16),

@@ -1,8 +1,8 @@
 //! CDNA's MFMA lane layouts as `tile_hw::mma` models them, against
 //! Composable Kernel's description of the same instructions, restated here
-//! as code: each of the eight instructions (CDNA 3's four, CDNA 4's four
-//! of twice the `K`) in its own test; and an MFMA takes a whole 64-lane
-//! wave.
+//! as code: each of the twelve instructions (CDNA 3's four, CDNA 4's
+//! eight of twice the `K`, f16, bf16 and OCP FP8) in its own test; and an
+//! MFMA takes a whole 64-lane wave.
 
 use tile_hw::mma::{warp_mma, Fragment, MmaKind};
 
@@ -70,7 +70,8 @@ const XDLOPS_16X16X16: Xdlops = Xdlops {
     k_per_blk: 4,
 };
 
-/// CK's `mfma_f32_32x32x16f16` and `mfma_f32_32x32x16bf16` (gfx950).
+/// CK's `mfma_f32_32x32x16f16`, `mfma_f32_32x32x16bf16` and
+/// `mfma_f32_32x32x16f8f8` (and `bf8bf8`; gfx950).
 const XDLOPS_32X32X16: Xdlops = Xdlops {
     group_size: 4,
     groups_per_blk: 4,
@@ -79,7 +80,8 @@ const XDLOPS_32X32X16: Xdlops = Xdlops {
     k_per_blk: 8,
 };
 
-/// CK's `mfma_f32_16x16x32f16` and `mfma_f32_16x16x32bf16` (gfx950).
+/// CK's `mfma_f32_16x16x32f16`, `mfma_f32_16x16x32bf16` and
+/// `mfma_f32_16x16x32f8f8` (and `bf8bf8`; gfx950).
 const XDLOPS_16X16X32: Xdlops = Xdlops {
     group_size: 4,
     groups_per_blk: 1,
@@ -128,6 +130,18 @@ fn mfma_16x16x32_bf16_is_composable_kernels() {
     matches_composable_kernel(MmaKind::MfmaBf16M16N16K32, XDLOPS_16X16X32);
 }
 
+#[test]
+fn mfma_32x32x16_fp8_is_composable_kernels() {
+    matches_composable_kernel(MmaKind::MfmaE4m3M32N32K16, XDLOPS_32X32X16);
+    matches_composable_kernel(MmaKind::MfmaE5m2M32N32K16, XDLOPS_32X32X16);
+}
+
+#[test]
+fn mfma_16x16x32_fp8_is_composable_kernels() {
+    matches_composable_kernel(MmaKind::MfmaE4m3M16N16K32, XDLOPS_16X16X32);
+    matches_composable_kernel(MmaKind::MfmaE5m2M16N16K32, XDLOPS_16X16X32);
+}
+
 /// CDNA 4's forms are its own, and each has the name the thread-level
 /// program writes.
 #[test]
@@ -140,6 +154,10 @@ fn cdna4_forms_are_named_and_marked() {
     assert_eq!(
         cdna4,
         [
+            "mfma32x32x16.e4m3",
+            "mfma32x32x16.e5m2",
+            "mfma16x16x32.e4m3",
+            "mfma16x16x32.e5m2",
             "mfma32x32x16.f16",
             "mfma32x32x16.bf16",
             "mfma16x16x32.f16",

@@ -1,7 +1,8 @@
 //! RDNA 4's WMMA lane layouts (gfx1200, gfx1201) as `tile_hw::mma` models
 //! them, against cells of AMD's matrix instruction calculator
-//! (`-a gfx1200 -{A,B,D}` for `v_wmma_f32_16x16x16_f16`) written out here
-//! lane by lane, and one whole-wave product against the plain one.
+//! (`-a gfx1200 -{A,B,D}` for `v_wmma_f32_16x16x16_f16` and
+//! `v_wmma_f32_16x16x16_fp8_fp8`) written out here lane by lane, and one
+//! whole-wave product against the plain one.
 
 use tile_hw::mma::{warp_mma, Fragment, MmaFamily, MmaKind};
 
@@ -29,6 +30,31 @@ fn a_and_b_hold_two_runs_of_four_k_per_lane() {
                     kind.element(Fragment::B, lane, e),
                     (k, lane % 16),
                     "{kind:?} l{lane}"
+                );
+            }
+        }
+    }
+}
+
+/// The FP8 forms' `k` of A's elements 0..8: eight consecutive `k`, from 0
+/// in lanes 0..16 and from 8 in lanes 16..32 (the calculator's 8-bit
+/// pattern, not the 16-bit one's runs of four); D as the 16-bit forms'.
+#[test]
+fn fp8_a_and_b_hold_eight_consecutive_k_per_lane() {
+    for kind in [MmaKind::Wmma12E4m3M16N16K16, MmaKind::Wmma12E5m2M16N16K16] {
+        assert_eq!(kind.family(), MmaFamily::Wmma12);
+        assert_eq!((kind.elements(Fragment::A), kind.per_register()), (8, 4));
+        for lane in 0..32 {
+            let first = if lane < 16 { 0 } else { 8 };
+            for e in 0..8 {
+                let k = first + e;
+                assert_eq!(kind.element(Fragment::A, lane, e), (lane % 16, k));
+                assert_eq!(kind.element(Fragment::B, lane, e), (k, lane % 16));
+            }
+            for r in 0..8 {
+                assert_eq!(
+                    kind.element(Fragment::C, lane, r),
+                    MmaKind::Wmma12F16M16N16K16.element(Fragment::C, lane, r)
                 );
             }
         }

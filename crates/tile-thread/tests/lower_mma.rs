@@ -188,6 +188,94 @@ fn fp8_matmuls_on_mma_sync() {
     }
 }
 
+/// RDNA 4's and CDNA 4's FP8 forms (OCP formats): FP8 dots run on them as
+/// they are, bit for bit the product stepped by their `K`; an FP8 dot no
+/// FP8 form takes (its `K` too short) is widened to f16 instead of left a
+/// chain, on these targets and on `mma.sync` alike.
+#[test]
+fn fp8_matmuls_on_amd_tensor_cores_and_widened_leftovers() {
+    // (cores, instruction, tile, warps, instructions a warp issues): 2
+    // warps on 2×2 blocks, 2 k-steps; one block, one step; 4 waves on 2×2
+    // blocks of 32×32, 2 k-steps; 2 waves on 2×2 blocks of 16×16, one step.
+    let cases = [
+        (
+            TensorCores::Wmma12,
+            MmaKind::Wmma12E4m3M16N16K16,
+            (32, 32, 32),
+            2,
+            4,
+        ),
+        (
+            TensorCores::Wmma12,
+            MmaKind::Wmma12E5m2M16N16K16,
+            (16, 16, 16),
+            1,
+            1,
+        ),
+        (
+            TensorCores::Mfma950,
+            MmaKind::MfmaE4m3M32N32K16,
+            (64, 64, 32),
+            8,
+            2,
+        ),
+        (
+            TensorCores::Mfma950,
+            MmaKind::MfmaE5m2M16N16K32,
+            (32, 32, 32),
+            4,
+            2,
+        ),
+    ];
+    for (cores, kind, (bm, bn, bk), warps, mmas) in cases {
+        let dtype = kind.operand_dtype();
+        let what = format!("{dtype} {bm}x{bn}x{bk} on {warps} warps, {cores:?}");
+        let func = samples::matmul(bm, bn, bk, dtype).unwrap();
+        let options = LowerOptions::warps(warps).with_tensor_cores(cores);
+        let program = lower(&func, &options).unwrap();
+        tile_thread::program::verify(&program).unwrap();
+        let kinds: Vec<MmaKind> = program
+            .ops
+            .iter()
+            .filter_map(|(_, op)| match op.kind {
+                ThreadOpKind::Mma { kind } => Some(kind),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(kinds, vec![kind; mmas], "{what}");
+        let text = program.to_string();
+        assert_eq!(tile_thread::parse_program(&text).unwrap().to_string(), text);
+        let step = kind.shape().2;
+        tensor_check::check_stepped(&func, &program, (bm, bn, bk), dtype, [31, 32], step, &what);
+    }
+    // `K = 16`: no FP8 `mma.sync` step (32), nor CDNA 4's 16×16×32 on 2
+    // waves: f16's instructions, the operands cast exactly.
+    for (cores, warps, widened) in [
+        (TensorCores::MmaSyncFp8, 4, MmaKind::F16M16N8K16),
+        (TensorCores::Mfma950, 4, MmaKind::MfmaF16M16N16K16),
+    ] {
+        let func = samples::matmul(32, 32, 16, DType::F8E4M3).unwrap();
+        let options = LowerOptions::warps(warps).with_tensor_cores(cores);
+        let program = lower(&func, &options).unwrap();
+        let f16 = program.ops.iter().all(|(_, op)| match op.kind {
+            ThreadOpKind::Mma { kind } => kind == widened,
+            _ => true,
+        });
+        assert!(f16 && count_mma(&program) > 0, "{cores:?}:\n{program}");
+        let what = format!("f8e4m3 32x32x16 widened on {cores:?}");
+        let step = widened.shape().2;
+        tensor_check::check_stepped(
+            &func,
+            &program,
+            (32, 32, 16),
+            DType::F8E4M3,
+            [31, 32],
+            step,
+            &what,
+        );
+    }
+}
+
 #[test]
 fn other_dots_stay_fma_chains() {
     let ieee = |dtype, tiles: (usize, usize, usize), warps: u32, cores| {

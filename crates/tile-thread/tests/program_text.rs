@@ -223,6 +223,15 @@ fn errors_name_the_place_and_what_was_expected() {
         error(&format!("{head}  %0 = frob : i32\n}}\n")),
         "3:8: unknown op `frob`"
     );
+    // An instruction's name is read whole, RDNA 4's dotted ones too.
+    assert_eq!(
+        error(&format!("{head}  %0 = mma.wmma12.16x16x8.f16 : f32\n}}\n")),
+        "3:12: unknown mma `wmma12.16x16x8.f16`"
+    );
+    assert_eq!(
+        error(&format!("{head}  %0 = mma.frob : f32\n}}\n")),
+        "3:12: unknown mma `frob`"
+    );
     assert_eq!(
         error(&format!("{head}  %0 = const 300 : i8\n}}\n")),
         "3:14: constant 300 is out of range for i8"

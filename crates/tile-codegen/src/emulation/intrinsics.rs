@@ -185,7 +185,7 @@ struct MmaIntrinsic {
 }
 
 /// Every tensor-core intrinsic the emulation target models.
-const MMA_INTRINSICS: [MmaIntrinsic; 17] = [
+const MMA_INTRINSICS: [MmaIntrinsic; 23] = [
     MmaIntrinsic {
         name: "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
         kind: MmaKind::F16M16N8K16,
@@ -304,6 +304,48 @@ const MMA_INTRINSICS: [MmaIntrinsic; 17] = [
         params: &[("<8 x i16>", 4), ("<8 x i16>", 4)],
         ret: "<4 x float>",
         controls: true,
+    },
+    MmaIntrinsic {
+        name: "llvm.amdgcn.mfma.f32.32x32x16.fp8.fp8",
+        kind: MmaKind::MfmaE4m3M32N32K16,
+        params: &[("i64", 2), ("i64", 2)],
+        ret: "<16 x float>",
+        controls: true,
+    },
+    MmaIntrinsic {
+        name: "llvm.amdgcn.mfma.f32.32x32x16.bf8.bf8",
+        kind: MmaKind::MfmaE5m2M32N32K16,
+        params: &[("i64", 2), ("i64", 2)],
+        ret: "<16 x float>",
+        controls: true,
+    },
+    MmaIntrinsic {
+        name: "llvm.amdgcn.mfma.f32.16x16x32.fp8.fp8",
+        kind: MmaKind::MfmaE4m3M16N16K32,
+        params: &[("i64", 2), ("i64", 2)],
+        ret: "<4 x float>",
+        controls: true,
+    },
+    MmaIntrinsic {
+        name: "llvm.amdgcn.mfma.f32.16x16x32.bf8.bf8",
+        kind: MmaKind::MfmaE5m2M16N16K32,
+        params: &[("i64", 2), ("i64", 2)],
+        ret: "<4 x float>",
+        controls: true,
+    },
+    MmaIntrinsic {
+        name: "llvm.amdgcn.wmma.f32.16x16x16.fp8.fp8.v8f32.v2i32",
+        kind: MmaKind::Wmma12E4m3M16N16K16,
+        params: &[("<2 x i32>", 2), ("<2 x i32>", 2)],
+        ret: "<8 x float>",
+        controls: false,
+    },
+    MmaIntrinsic {
+        name: "llvm.amdgcn.wmma.f32.16x16x16.bf8.bf8.v8f32.v2i32",
+        kind: MmaKind::Wmma12E5m2M16N16K16,
+        params: &[("<2 x i32>", 2), ("<2 x i32>", 2)],
+        ret: "<8 x float>",
+        controls: false,
     },
 ];
 

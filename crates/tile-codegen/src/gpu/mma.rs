@@ -112,8 +112,11 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
     /// (`llvm.amdgcn.mfma.f32.{32x32x8,16x16x16}{f16,bf16.1k}`, 4 A and 4 B
     /// elements as `<4 x half>` or `<4 x i16>`; CDNA 4's
     /// `llvm.amdgcn.mfma.f32.{32x32x16,16x16x32}.{f16,bf16}`, 8 and 8 as
-    /// `<8 x half>` or `<8 x bfloat>`; 16 or 4 accumulators, the
-    /// broadcast controls `cbsz`, `abid`, `blgp` 0).
+    /// `<8 x half>` or `<8 x bfloat>`, and `.{fp8.fp8,bf8.bf8}` on OCP FP8
+    /// as `i64`; 16 or 4 accumulators, the broadcast controls `cbsz`,
+    /// `abid`, `blgp` 0; RDNA 4's FP8 WMMA,
+    /// `llvm.amdgcn.wmma.f32.16x16x16.{fp8.fp8,bf8.bf8}`, 8 bytes as
+    /// `<2 x i32>`).
     fn amd_matrix(
         &self,
         kind: MmaKind,
@@ -154,10 +157,11 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             )));
         }
         let bf16 = kind.operand_dtype() == tile_ir::DType::BF16;
-        let element: BasicTypeEnum = if bf16 {
-            self.ctx.i16_type().into()
-        } else {
-            self.ctx.f16_type().into()
+        let fp8 = kind.is_fp8();
+        let element: BasicTypeEnum = match (bf16, fp8) {
+            (true, _) => self.ctx.i16_type().into(),
+            (_, true) => self.ctx.i8_type().into(),
+            _ => self.ctx.f16_type().into(),
         };
         let vector = |values: &[BasicValueEnum<'ctx>], ty: BasicTypeEnum<'ctx>| {
             let vty = match ty {
@@ -176,34 +180,48 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         // CDNA 4's bf16 forms take `bfloat` vectors, the older ones `i16`:
         // the `i16` vector's bits as a whole (inserting `bfloat` elements
         // one by one would convert them through `f32` where `bfloat` is
-        // not a native type, as on the emulation target's host).
+        // not a native type, as on the emulation target's host). FP8 bytes
+        // go as `<2 x i32>` (WMMA) or one `i64` (MFMA).
         let operand = |values: &[BasicValueEnum<'ctx>]| -> Result<BasicValueEnum<'ctx>, EmitError> {
             let v = vector(values, element)?;
-            if bf16 && kind.is_cdna4() {
-                let bfloats = self.ctx.bf16_type().vec_type(values.len() as u32);
-                Ok(self.b.build_bit_cast(v, bfloats, "bf16s")?)
-            } else {
-                Ok(v.into())
+            let as_type: Option<BasicTypeEnum> = match (family, bf16, fp8) {
+                (MmaFamily::Mfma, true, _) if kind.is_cdna4() => {
+                    Some(self.ctx.bf16_type().vec_type(values.len() as u32).into())
+                }
+                (MmaFamily::Mfma, _, true) => Some(self.ctx.i64_type().into()),
+                (_, _, true) => Some(self.ctx.i32_type().vec_type(2).into()),
+                _ => None,
+            };
+            match as_type {
+                Some(ty) => Ok(self.b.build_bit_cast(v, ty, "operand")?),
+                None => Ok(v.into()),
             }
         };
         let a = operand(&x[..na])?;
         let b = operand(&x[na..2 * na])?;
         let c = vector(&x[2 * na..], self.ctx.f32_type().into())?;
         let mut args: Vec<BasicMetadataValueEnum> = vec![a.into(), b.into(), c.into()];
+        // AMD's names of the OCP FP8 formats.
+        let fp8_name = match kind.operand_dtype() {
+            tile_ir::DType::F8E5M2 => "bf8.bf8",
+            _ => "fp8.fp8",
+        };
         let f = if matches!(family, MmaFamily::Wmma | MmaFamily::Wmma12) {
-            let name = if bf16 {
-                "llvm.amdgcn.wmma.f32.16x16x16.bf16"
-            } else {
-                "llvm.amdgcn.wmma.f32.16x16x16.f16"
+            let operands = match (bf16, fp8) {
+                (true, _) => "bf16",
+                (_, true) => fp8_name,
+                _ => "f16",
             };
-            self.intrinsic(name, &[c.get_type().into(), a.get_type().into()])?
+            let name = format!("llvm.amdgcn.wmma.f32.16x16x16.{operands}");
+            self.intrinsic(&name, &[c.get_type().into(), a.get_type().into()])?
         } else {
             let (m, n, k) = kind.shape();
-            let operands = match (bf16, kind.is_cdna4()) {
-                (true, true) => ".bf16",
-                (false, true) => ".f16",
-                (true, false) => "bf16.1k",
-                (false, false) => "f16",
+            let operands = match (bf16, fp8, kind.is_cdna4()) {
+                (_, true, _) => format!(".{fp8_name}"),
+                (true, _, true) => ".bf16".into(),
+                (false, _, true) => ".f16".into(),
+                (true, _, false) => "bf16.1k".into(),
+                (false, _, false) => "f16".into(),
             };
             let name = format!("llvm.amdgcn.mfma.f32.{m}x{n}x{k}{operands}");
             let zero: BasicMetadataValueEnum = self.ctx.i32_type().const_zero().into();

@@ -79,9 +79,9 @@ impl Lowerer<'_> {
         let dtype = kind.operand_dtype();
         let by_elements = kind.family() != MmaFamily::MmaSync;
         let tf32 = kind == MmaKind::Tf32M16N8K8;
-        // TF32 and FP8 load B element by element: `.trans` would split or
-        // swap their elements.
-        let b_elements = tf32 || kind.is_fp8();
+        // `mma.sync`'s TF32 and FP8 load B element by element: `.trans`
+        // would split or swap their elements.
+        let b_elements = !by_elements && (tf32 || kind.is_fp8());
         // B: one `ldmatrix.x4.trans` per two blocks of a warp's columns
         // (lanes 16..32 address the second block, `8·wn` columns further),
         // an `x2.trans` for a last odd one.

@@ -97,7 +97,11 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
     // runs as the ops that define it.
     let expanded = tile_ir::passes::expanded_scaled_dots(func);
     let func = expanded.as_ref().unwrap_or(func);
-    let widened = widen_products::widened_products(func, options.tensor_cores);
+    let cores = widen_products::Cores {
+        tensor_cores: options.tensor_cores,
+        num_warps: options.num_warps,
+    };
+    let widened = widen_products::widened_products(func, cores);
     let func = widened.as_ref().unwrap_or(func);
     let sums = if options.reassociate_sums {
         SumOrder::Any

@@ -49,16 +49,16 @@ pub enum TensorCores {
     MmaSyncFp8,
     /// RDNA3's `v_wmma_f32_16x16x16` on `f16` and `bf16` in wave32 (gfx11).
     Wmma,
-    /// RDNA4's `v_wmma_f32_16x16x16` on `f16` and `bf16` in wave32 (gfx12),
-    /// with operands that are not replicated.
+    /// RDNA4's `v_wmma_f32_16x16x16` on `f16`, `bf16` and OCP FP8 in
+    /// wave32 (gfx12), with operands that are not replicated.
     Wmma12,
     /// CDNA's `v_mfma_f32_32x32x8` and `v_mfma_f32_16x16x16` on `f16` and
     /// `bf16` in wave64 (gfx90a, gfx942): a wave is two of the program's
     /// warps.
     Mfma,
     /// [`Mfma`](Self::Mfma) and CDNA 4's forms of twice the `K`,
-    /// `v_mfma_f32_32x32x16` and `v_mfma_f32_16x16x32` (gfx950), which the
-    /// lowering prefers.
+    /// `v_mfma_f32_32x32x16` and `v_mfma_f32_16x16x32` on `f16`, `bf16`
+    /// and OCP FP8 (gfx950), which the lowering prefers.
     Mfma950,
     /// Hopper's `wgmma.mma_async.m64n64k16` on `f16` and `bf16` from shared
     /// memory (sm_90a), for the dots whose tiles it fits; `mma.sync` (with
@@ -88,9 +88,18 @@ impl TensorCores {
             && (!kind.is_cdna4() || self == TensorCores::Mfma950)
     }
 
-    /// Whether `mma.sync`'s FP8 form is available.
+    /// Whether the tensor cores have FP8 forms of the formats `tile`'s
+    /// `f8e4m3` and `f8e5m2` are (OCP's): `mma.sync`'s (sm_89 and later),
+    /// RDNA 4's WMMA and CDNA 4's MFMA (gfx942's MFMA takes FNUZ, another
+    /// format).
     pub fn fp8(self) -> bool {
-        matches!(self, TensorCores::MmaSyncFp8 | TensorCores::Wgmma)
+        matches!(
+            self,
+            TensorCores::MmaSyncFp8
+                | TensorCores::Wgmma
+                | TensorCores::Wmma12
+                | TensorCores::Mfma950
+        )
     }
 
     /// Whether the target has `cp.async` (and so pipelines the copies of

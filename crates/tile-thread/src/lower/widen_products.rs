@@ -6,8 +6,9 @@
 //!
 //! - **FP8** `tensor` dots where the target has an f16 instruction but no
 //!   FP8 one of the format (sm_80 and sm_86, gfx1100, and gfx90a and
-//!   gfx942, whose FP8 is the FNUZ variant): each operand is cast to f16
-//!   right before the dot. The cast is exact (E4M3 and E5M2 values are f16
+//!   gfx942, whose FP8 is the FNUZ variant), or none that takes the dot's
+//!   shape on its warps (an FP8 `mma.sync` needs `K` a multiple of 32): each
+//!   operand is cast to f16 right before the dot. The cast is exact (E4M3 and E5M2 values are f16
 //!   values), so the products and their sums are the FP8 dot's: its result
 //!   is the `tensor` precision's (docs/semantics.md §6).
 //! - **i8** dots (exact, wrapping `i32`) with `K` at most [`I8_K`]: `c +
@@ -37,30 +38,38 @@ enum Widening {
     I8,
 }
 
-/// `func` with its products widened where `tensor_cores` has no
-/// instruction for them (see the module docs), or `None` where nothing
-/// changes.
-pub(super) fn widened_products(func: &Function, tensor_cores: TensorCores) -> Option<Function> {
-    tensor_cores.family()?;
+/// The tensor cores a lowering has, and its warps.
+#[derive(Clone, Copy)]
+pub(super) struct Cores {
+    /// The instructions.
+    pub(super) tensor_cores: TensorCores,
+    /// Warps per block.
+    pub(super) num_warps: u32,
+}
+
+/// `func` with its products widened where `cores` have no instruction
+/// for them (see the module docs), or `None` where nothing changes.
+pub(super) fn widened_products(func: &Function, cores: Cores) -> Option<Function> {
+    cores.tensor_cores.family()?;
     let mut widened = func.clone();
     let mut body = std::mem::take(&mut widened.body);
-    let changed = widen_region(&mut widened, &mut body, tensor_cores);
+    let changed = widen_region(&mut widened, &mut body, cores);
     widened.body = body;
     changed.then_some(widened)
 }
 
 /// Widens the dots of `region` and of the regions nested in it; whether
 /// any changed.
-fn widen_region(func: &mut Function, region: &mut Region, tensor_cores: TensorCores) -> bool {
+fn widen_region(func: &mut Function, region: &mut Region, cores: Cores) -> bool {
     let mut changed = false;
     let mut ops = Vec::with_capacity(region.ops.len());
     for &id in &region.ops {
         let mut nested = std::mem::take(&mut func.ops[id].regions);
         for inner in &mut nested {
-            changed |= widen_region(func, inner, tensor_cores);
+            changed |= widen_region(func, inner, cores);
         }
         func.ops[id].regions = nested;
-        match widening(func, id, tensor_cores) {
+        match widening(func, id, cores) {
             Some(Widening::Fp8) => {
                 for which in 0..2 {
                     let operand = func.ops[id].operands[which];
@@ -143,8 +152,8 @@ fn cast_op(func: &mut Function, at: OpId, value: Value, dtype: DType) -> OpId {
     cast
 }
 
-/// How op `id` is widened on `tensor_cores`, if it is a dot that is.
-fn widening(func: &Function, id: OpId, tensor_cores: TensorCores) -> Option<Widening> {
+/// How op `id` is widened on `cores`, if it is a dot that is.
+fn widening(func: &Function, id: OpId, cores: Cores) -> Option<Widening> {
     let op = func.op(id);
     let (OpKind::Dot { precision }, [a, b, _]) = (&op.kind, op.operands.as_slice()) else {
         return None;
@@ -152,8 +161,11 @@ fn widening(func: &Function, id: OpId, tensor_cores: TensorCores) -> Option<Wide
     let (da, db) = (func.ty(*a).dtype(), func.ty(*b).dtype());
     let k = func.ty(*a).tile_shape()?.dims().get(1).copied()?;
     match (precision, da) {
-        (DotPrecision::Tensor, _) if da.is_f8() && da == db && !tensor_cores.fp8() => {
-            Some(Widening::Fp8)
+        (DotPrecision::Tensor, _) if da.is_f8() && da == db => {
+            let fp8 = cores.tensor_cores.fp8()
+                && crate::layout_assign::mma_dot(func, id, cores.num_warps, cores.tensor_cores)
+                    .is_some();
+            (!fp8).then_some(Widening::Fp8)
         }
         (DotPrecision::Ieee, DType::I8) if db == DType::I8 && k <= I8_K => Some(Widening::I8),
         _ => None,

@@ -306,15 +306,8 @@ impl<'a> Parser<'_, 'a> {
                 (ThreadOpKind::Fence { order, scope }, Vec::new())
             }
             "mma" => {
-                self.match_token(TokenKind::Dot, "`.` and an instruction shape")?;
-                let shape = self.match_ident("an instruction shape")?;
-                self.match_token(TokenKind::Dot, "`.` and the operands' type")?;
-                let operands = self.match_ident("the operands' type (`f16`, `bf16`, `tf32`)")?;
-                let name = format!("{}.{}", shape.text, operands.text);
-                let kind = MmaKind::ALL
-                    .into_iter()
-                    .find(|k| k.name() == name)
-                    .ok_or_else(|| Self::error_at(&shape, format!("unknown mma `{name}`")))?;
+                self.match_token(TokenKind::Dot, "`.` and an instruction")?;
+                let kind = self.mma_kind()?;
                 (ThreadOpKind::Mma { kind }, self.match_regs()?)
             }
             "for" => {
@@ -352,6 +345,29 @@ impl<'a> Parser<'_, 'a> {
             results: Vec::new(),
             region_args,
         })
+    }
+
+    /// The instruction of an `mma`, named as [`MmaKind::name`] does
+    /// (`m16n8k16.f16`, `wmma12.16x16x16.e4m3`): the tokens that touch,
+    /// read as one word.
+    fn mma_kind(&mut self) -> Result<MmaKind, ParseError> {
+        let first = self.peek().clone();
+        let mut name = String::new();
+        let mut column = first.column;
+        loop {
+            let token = self.peek();
+            let touches = token.line == first.line && token.column == column;
+            if !touches || matches!(token.kind, TokenKind::Value | TokenKind::Newline) {
+                break;
+            }
+            name.push_str(token.text);
+            column += token.text.chars().count();
+            self.bump();
+        }
+        MmaKind::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| Self::error_at(&first, format!("unknown mma `{name}`")))
     }
 
     /// `const <literal>`, its dtype read from the `: <dtype>` after it.
