@@ -110,14 +110,16 @@ fn a_window_is_checked_where_it_is_made_and_its_program_round_trips() {
 
 /// `out[..m] = 2 · x[..m]` for the first `m` rows, through windows of
 /// `tensor<f32, 2, aligned>`s starting at column `start` (a constant 0, or
-/// the run-time `%c`).
-fn first_rows(start: &str) -> Function {
+/// the run-time `%c`) and `cols` columns wide (`%n`, `x`'s row length;
+/// `%m`; a constant).
+fn first_rows(start: &str, cols: &str) -> Function {
     parse_function(&format!(
         r#"kernel @first_rows(%x: tensor<f32, 2, aligned>, %out: tensor<f32, 2, aligned>, %m: i32, %c: i32) {{
   %zero = constant 0 : i32
   %n = dim %x axis 1 : i32
-  %vx = partition_view %x [8, 32] offset(%zero, {start}) extent(%m, %n) : view<f32, [8, 32]>
-  %vo = partition_view %out [8, 32] offset(%zero, {start}) extent(%m, %n) : view<f32, [8, 32]>
+  %k = constant 24 : i32
+  %vx = partition_view %x [8, 32] offset(%zero, {start}) extent(%m, {cols}) : view<f32, [8, 32]>
+  %vo = partition_view %out [8, 32] offset(%zero, {start}) extent(%m, {cols}) : view<f32, [8, 32]>
   %t = load_masked %vx[%zero, %zero] pad(zero) : tile<8x32xf32>
   %d = add %t, %t : tile<8x32xf32>
   store_masked %d, %vo[%zero, %zero]
@@ -126,31 +128,59 @@ fn first_rows(start: &str) -> Function {
     .unwrap()
 }
 
+/// How a window's 4-wide accesses are made.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Vectors {
+    /// Whole vectors, as an aligned tensor's: one mask for all 4 elements,
+    /// which is the vector condition (the element-by-element path is never
+    /// taken).
+    Whole,
+    /// A vector where its last element's mask holds, else element by
+    /// element (the window's alignment known, its extent not).
+    Masked,
+    /// A vector where the mask and a run-time test of the window's
+    /// alignment hold.
+    Tested,
+}
+
 /// A window of the first rows of an aligned tensor (column offset 0) keeps
 /// the promise: its vectors need no run-time test of the window's
-/// alignment, as a run-time column offset does (a vector is taken where it
-/// lies in the window); the rows past `m` stay untouched.
+/// alignment, as a run-time column offset does; where its rows are also
+/// whole vectors long (the row length of an aligned tensor, or a constant
+/// multiple of 4), a vector lies wholly inside the window or wholly outside
+/// and is accessed as an aligned tensor's; the rows past `m` and the
+/// columns past the window stay untouched.
 #[test]
 fn a_window_from_column_zero_of_an_aligned_tensor_needs_no_contiguity_test() {
-    for (start, tested) in [("%zero", false), ("%c", true)] {
-        let func = first_rows(start);
+    for (start, cols, vectors) in [
+        ("%zero", "%n", Vectors::Whole),
+        ("%zero", "%k", Vectors::Whole),
+        ("%zero", "%m", Vectors::Masked),
+        ("%c", "%n", Vectors::Tested),
+    ] {
+        let what = format!("offset {start}, {cols} columns");
+        let func = first_rows(start, cols);
         let program = lower(&func, &LowerOptions::warps(2)).unwrap();
         tile_thread::program::verify(&program).unwrap();
         let text = program.to_string();
-        // The vector condition of each access: its last element's mask
-        // alone (the vector lies in the window), or that and a run-time
-        // test of the window's alignment.
-        for line in text
+        let accesses: Vec<&str> = text
             .lines()
             .filter(|l| l.contains("ld.global.v4") || l.contains("st.global.v4"))
-        {
+            .collect();
+        assert!(!accesses.is_empty(), "{what}");
+        for line in accesses {
             let between = |open: &str, close: char| {
                 let from = line.find(open).unwrap() + open.len();
                 line[from..from + line[from..].find(close).unwrap()].to_string()
             };
             let (condition, masks) = (between("if(", ')'), between("mask(", ')'));
-            let last_mask = masks.rsplit(", ").next().unwrap().to_string();
-            assert_eq!(condition != last_mask, tested, "{start}: {line}");
+            let masks: Vec<&str> = masks.split(", ").collect();
+            let found = match (condition == masks[3], masks.iter().all(|&m| m == masks[0])) {
+                (true, true) => Vectors::Whole,
+                (true, false) => Vectors::Masked,
+                (false, _) => Vectors::Tested,
+            };
+            assert_eq!(found, vectors, "{what}: {line}");
         }
         let (rows, cols) = (8, 32);
         let xs: Vec<f32> = (0..rows * cols).map(|i| i as f32 - 100.0).collect();
@@ -158,7 +188,7 @@ fn a_window_from_column_zero_of_an_aligned_tensor_needs_no_contiguity_test() {
             Arg::Tensor(HostTensor::from_vec(&[rows, cols], xs).unwrap()),
             Arg::Tensor(HostTensor::from_vec(&[rows, cols], vec![7f32; rows * cols]).unwrap()),
             Arg::Scalar(tile_ir::Scalar::I32(5)),
-            Arg::Scalar(tile_ir::Scalar::I32(0)),
+            Arg::Scalar(tile_ir::Scalar::I32(if start == "%c" { 4 } else { 0 })),
         ];
         let (mut want, mut got) = (args.clone(), args);
         interp::run(&func, [1, 1, 1], &mut want).unwrap();
@@ -171,6 +201,6 @@ fn a_window_from_column_zero_of_an_aligned_tensor_needs_no_contiguity_test() {
                 .collect::<Vec<_>>(),
             Arg::Scalar(s) => vec![s.to_bits()],
         };
-        assert_eq!(bits(&got[1]), bits(&want[1]), "{start}");
+        assert_eq!(bits(&got[1]), bits(&want[1]), "{what}");
     }
 }

@@ -245,8 +245,14 @@ impl Lowerer<'_> {
             }
             return regs;
         }
-        // A window's base may break the promise's alignment.
-        if access.window.is_none() && self.promised_aligned(access.param, width, dtype) {
+        // A window's base and extent may break the promise's alignment.
+        let whole = access.window.as_ref().is_none_or(|w| {
+            w.whole_groups(width, |p| {
+                let rows = self.tensor_type(p).map(|t| t.dtype);
+                rows.is_some_and(|d| self.promised_aligned(p, width, d))
+            })
+        });
+        if whole && self.promised_aligned(access.param, width, dtype) {
             if let Some(regs) = self.whole_vectors(access, width, &mut emit) {
                 return regs;
             }

@@ -8,7 +8,11 @@
 //! are aligned where the tensor's are and the base is a multiple of `w`,
 //! a test added to the tensor's contiguity (known without one for an
 //! aligned tensor whose window starts at a constant multiple of `w` along
-//! its rows).
+//! its rows). Such a window whose rows are also a whole number of vectors
+//! long (`offset`, or a `window` whose last extent is the row length of a
+//! tensor promised aligned, its own or another's, or a constant multiple
+//! of `w`) is accessed as an aligned tensor is: whole vectors, with no
+//! element-by-element path.
 
 use super::{LowerError, Lowerer};
 use crate::program::{CheckKind, Reg, ThreadOpKind};
@@ -24,6 +28,39 @@ pub(crate) struct Window {
     pub(crate) extents: Vec<Reg>,
     /// The offset along the last axis where it is a compile-time constant.
     pub(crate) last_offset: Option<i128>,
+    /// What is known of the extent along the last axis.
+    pub(crate) last_extent: LastExtent,
+}
+
+/// What is known at compile time of a window's extent along its last axis,
+/// `min(max(dim − o, 0), n)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LastExtent {
+    /// At most the row length of tensor parameter `p` (`n` is its `dim`
+    /// along the last axis; for `offset`, the viewed tensor's own).
+    RowLength(usize),
+    /// At most the constant `n`.
+    AtMost(i128),
+    /// Nothing.
+    Unknown,
+}
+
+impl Window {
+    /// Whether the window's rows are a whole number of `width`-wide groups
+    /// from a multiple of `width` on, where the viewed tensor's rows are
+    /// (it is promised aligned): then a group of a row lies wholly inside
+    /// the window or wholly outside. `whole_rows(p)`: whether tensor `p`'s
+    /// rows are whole groups of `width` elements.
+    pub(crate) fn whole_groups(&self, width: usize, whole_rows: impl Fn(usize) -> bool) -> bool {
+        let w = width as i128;
+        let starts_whole = self.last_offset.is_some_and(|o| o % w == 0);
+        starts_whole
+            && match self.last_extent {
+                LastExtent::RowLength(p) => whole_rows(p),
+                LastExtent::AtMost(n) => n % w == 0,
+                LastExtent::Unknown => false,
+            }
+    }
 }
 
 impl Lowerer<'_> {
@@ -50,13 +87,17 @@ impl Lowerer<'_> {
             values.push(self.cast(r, DType::I64));
         }
         let (offsets, limits) = values.split_at(rank);
-        let last_offset = operands[..rank].last().and_then(|&v| {
-            let op = self.func.op(self.func.defining_op(v)?);
-            match op.kind {
-                tile_ir::OpKind::Constant { value } => value.to_i128(),
-                _ => None,
-            }
-        });
+        let last_offset = operands[..rank]
+            .last()
+            .and_then(|&v| self.constant_operand(v));
+        let last_extent = match operands.get(rank..).and_then(<[Value]>::last) {
+            None => LastExtent::RowLength(param),
+            Some(&n) => match (self.row_length_of(n), self.constant_operand(n)) {
+                (Some(p), _) => LastExtent::RowLength(p),
+                (None, Some(c)) => LastExtent::AtMost(c),
+                (None, None) => LastExtent::Unknown,
+            },
+        };
         if self.bounds_checks {
             let zero = self.constant(Scalar::I64(0));
             let mut ok = self.constant(Scalar::Bool(true));
@@ -99,7 +140,46 @@ impl Lowerer<'_> {
             base: base.unwrap_or(zero),
             extents,
             last_offset,
+            last_extent,
         }))
+    }
+
+    /// The value of `v` where a constant defines it.
+    fn constant_operand(&self, v: Value) -> Option<i128> {
+        let op = self.func.op(self.func.defining_op(v)?);
+        match op.kind {
+            tile_ir::OpKind::Constant { value } => value.to_i128(),
+            _ => None,
+        }
+    }
+
+    /// The tensor parameter whose row length `v` is: its `dim` along its
+    /// last axis, or that cast to another integer type.
+    fn row_length_of(&self, v: Value) -> Option<usize> {
+        let op = self.func.op(self.func.defining_op(v)?);
+        match (&op.kind, op.operands.as_slice()) {
+            (tile_ir::OpKind::Dim { axis }, [tensor]) => match self.env.get(tensor) {
+                Some(super::Lowered::Tensor { param }) => {
+                    let rank = self.tensor_type(*param)?.rank;
+                    (*axis + 1 == rank).then_some(*param)
+                }
+                _ => None,
+            },
+            (tile_ir::OpKind::Cast { to }, [x])
+                if to.is_int() && self.func.ty(*x).dtype().is_int() =>
+            {
+                self.row_length_of(*x)
+            }
+            _ => None,
+        }
+    }
+
+    /// The type of tensor parameter `param`.
+    pub(super) fn tensor_type(&self, param: usize) -> Option<tile_ir::TensorType> {
+        match self.program.params.get(param).map(|p| &p.kind) {
+            Some(crate::program::ParamKind::Tensor(t)) => Some(*t),
+            _ => None,
+        }
     }
 
     /// The extent along axis `d` of a view of tensor `param`: its window's,
