@@ -18,7 +18,9 @@
 //! sm_90 PTX, and the tutorial-sized ones sm_90a's, on `wgmma` (one with
 //! its operands copied by the TMA, through the tensor maps the runtime
 //! builds with the stand-in's `cuTensorMapEncodeTiled`), and the FP8 one
-//! sm_90a's, on `mma.sync.m16n8k32`, through the same path.
+//! sm_90a's, on `mma.sync.m16n8k32`, through the same path. A third
+//! reports 10.0, a Blackwell B200: every example runs there as a binary
+//! built for the default targets does, on sm_90's PTX.
 //!
 //! Driver libraries are opened once per process, so the examples run in
 //! child processes (this test binary again, running the ignored tests
@@ -58,7 +60,7 @@ mod transpose;
 mod vector_add;
 
 use common::{Example, Inputs};
-use standin_images::{matmuls, write_images, HOPPER, TARGETS};
+use standin_images::{matmuls, write_images, BLACKWELL, HOPPER, TARGETS};
 use tile::meta::KernelInfo;
 use tile::{tile_kernel, Device, Error, KernelCode, Tensor};
 use tile_codegen::Target;
@@ -68,6 +70,9 @@ const CHILD: &str = "on_the_stand_ins";
 
 /// The name of the Hopper child test.
 const HOPPER_CHILD: &str = "on_a_hopper_stand_in";
+
+/// The name of the Blackwell child test.
+const BLACKWELL_CHILD: &str = "on_a_blackwell_stand_in";
 
 /// A copy whose unmasked accesses carry bounds checks: a grid one block
 /// too long fails the check of the load. Its two specializations are the
@@ -108,8 +113,11 @@ fn the_examples_run_through_the_driver_stand_ins() {
         hopper, 12,
         "seven matmul specializations have sm_90 PTX, the FP8, the TMA, the two tutorial-sized and the persistent ones sm_90a PTX"
     );
+    let blackwell = write_images(&dir.0, &kernels(), &BLACKWELL);
+    assert_eq!(blackwell, 29, "the twenty-nine have sm_90 PTX");
     standin_child::run_child(&dir.0, CHILD, &[]);
     standin_child::run_child(&dir.0, HOPPER_CHILD, &[("TILE_STANDIN_SM", "90")]);
+    standin_child::run_child(&dir.0, BLACKWELL_CHILD, &[("TILE_STANDIN_SM", "100")]);
 }
 
 /// Runs `launch` on both devices with the same inputs; their outputs must
@@ -212,9 +220,14 @@ fn examples_on(dev: &Device, target: Target) {
     assert_eq!(out.to_vec().unwrap(), [0.0; 6], "nothing ran");
     let err = copy::<4>::launch(dev, [2], (&x, &mut out)).unwrap_err();
     assert!(matches!(err, Error::DeviceCheck { .. }), "{err:?}");
+    // The line of `copy`'s load in this file.
+    let line = 1 + include_str!("standin.rs")
+        .lines()
+        .position(|l| l.contains("store(partition_view(x, [B]).load(pid), pid)"))
+        .expect("copy's load");
     assert_eq!(
         err.to_string(),
-        format!("kernel `copy` failed on device {dev}: program (1, 0, 0): check 0: `partition_view(..).load(..)` at tests/standin.rs:78:59 (`%3 = load %2, %0`, a view of `x`): partition index [1, 0, 0, 0] reaches outside the tensor")
+        format!("kernel `copy` failed on device {dev}: program (1, 0, 0): check 0: `partition_view(..).load(..)` at tests/standin.rs:{line}:59 (`%3 = load %2, %0`, a view of `x`): partition index [1, 0, 0, 0] reaches outside the tensor")
     );
 }
 
@@ -280,6 +293,16 @@ fn autotune_on(dev: &Device) {
         assert_eq!(out.to_vec().expect("read back"), values, "{dev}");
         assert_eq!(tuner.timed(), timed, "{dev}: timed once, then reused");
     }
+}
+
+/// Compute capability 10.0 (B200): the kernels, built for the default
+/// targets, run sm_90's PTX (no sm_90a image runs there), every example
+/// passing its check as on the default stand-in.
+#[test]
+#[ignore = "run by the_examples_run_through_the_driver_stand_ins, with a Blackwell stand-in as the driver"]
+fn on_a_blackwell_stand_in() {
+    let cuda = Device::best().expect("a device");
+    examples_on(&cuda, BLACKWELL[0]);
 }
 
 #[test]
