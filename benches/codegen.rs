@@ -14,9 +14,10 @@
 //!   from `../shared/tritonref/ptx` beside the checkout when it is there):
 //!   registers and spills from `ptxas -v`,
 //!   tensor-core and async-copy instructions;
-//! - the same matmul (f16 and bf16) for gfx90a and gfx942 on MFMA:
-//!   registers and scratch from the code object's metadata, `v_mfma` and
-//!   `ds_read` counts, the time to lower, emit and link it.
+//! - the same matmul (f16 and bf16) for gfx90a, gfx942 and gfx950 on MFMA
+//!   (and in E4M3 for gfx942 and gfx950): registers and scratch from the
+//!   code object's metadata, `v_mfma` and `ds_read` counts, the time to
+//!   lower, emit and link it.
 //!
 //! `cargo bench --bench codegen` (see docs/benchmarks.md); `-- latency`,
 //! `-- ptx`, `-- triton` or `-- mfma` runs only those sections.
@@ -288,19 +289,27 @@ fn tensor_cores_against_triton() {
     }
 }
 
-/// The f16 and bf16 matmuls at Triton's tutorial configuration for CDNA's
-/// MFMA: each code object's registers and scratch from its metadata, its
-/// `v_mfma` instructions, and how long lowering, LLVM and the link took.
+/// The f16, bf16 and E4M3 matmuls at Triton's tutorial configuration for
+/// CDNA's MFMA (gfx950: CDNA 4's own forms; E4M3 natively there, widened
+/// to f16 on gfx942, whose FP8 is FNUZ): each code object's registers and
+/// scratch from its metadata, its `v_mfma` instructions, and how long
+/// lowering, LLVM and the link took.
 fn mfma_statistics() {
+    use tile::ir::DType;
     use tile_codegen::{Gfx, Target};
     println!("\nmatmul 128x128x64, 8 warps (4 waves), CDNA: registers (vgpr: the unified file's total, agpr among them) and scratch bytes from the code object's metadata; instruction counts in its disassembly");
     println!(
         "{:<8} {:<7} {:>5} {:>5} {:>8} {:>7} {:>8} {:>9}",
         "dtype", "target", "vgpr", "agpr", "scratch", "v_mfma", "ds_read", "compile"
     );
-    for dtype in [tile::ir::DType::F16, tile::ir::DType::BF16] {
+    let cases = [
+        (DType::F16, &[Gfx::Gfx90a, Gfx::Gfx942, Gfx::Gfx950][..]),
+        (DType::BF16, &[Gfx::Gfx90a, Gfx::Gfx942, Gfx::Gfx950][..]),
+        (DType::F8E4M3, &[Gfx::Gfx942, Gfx::Gfx950][..]),
+    ];
+    for (dtype, targets) in cases {
         let func = tile::ir::samples::matmul(128, 128, 64, dtype).expect("the sample");
-        for gfx in [Gfx::Gfx90a, Gfx::Gfx942] {
+        for &gfx in targets {
             let target = Target::Amdgpu(gfx);
             let start = Instant::now();
             let lowering = LowerOptions::warps(8).with_tensor_cores(target.tensor_cores());
