@@ -37,10 +37,12 @@ pub fn require(tool: Tool) {
     }
 }
 
-/// The emulation targets: NVIDIA, CDNA (wave64) and RDNA (wave32).
-pub const TARGETS: [Target; 3] = [
+/// The emulation targets: NVIDIA, CDNA 3 and CDNA 4 (wave64) and RDNA
+/// (wave32).
+pub const TARGETS: [Target; 4] = [
     Target::Nvptx(Sm::Sm80),
     Target::Amdgpu(Gfx::Gfx942),
+    Target::Amdgpu(Gfx::Gfx950),
     Target::Amdgpu(Gfx::Gfx1100),
 ];
 

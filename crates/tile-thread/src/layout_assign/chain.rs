@@ -17,9 +17,9 @@
 //! rows of it, `4·(l/32) + i` of every 8 columns in a 32×32 block: the A
 //! fragment of a `k`-step of 8 (`layout_assign/mma.rs`). CDNA 4's forms
 //! of twice the `K` read 8 consecutive `k` a lane, of which such a lane
-//! holds 4 of every 8: a product whose `a` is another's accumulator takes
-//! CDNA 3's form on gfx950 too, from registers rather than through shared
-//! memory.
+//! holds 4 of every 8: a product whose `a` is another's accumulator feeds
+//! them the `k` of two CDNA 3 steps instead (`MmaDot::paired_k`), the same
+//! sum in another order, with `b` loaded in that order too.
 
 use std::collections::BTreeSet;
 use tile_ir::{Function, OpId, OpKind, Value};

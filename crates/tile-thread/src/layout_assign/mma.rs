@@ -54,6 +54,12 @@ pub struct MmaDot {
     /// product's `a`: [`DistLayout::mfma_accumulator_transposed`]); the
     /// instruction then takes B's fragments as its A and A's as its B.
     pub transposed: bool,
+    /// Whether CDNA 4's form is fed the `k` of two CDNA 3 steps (a product
+    /// whose `a` is a transposed accumulator, `chain.rs`): lane group `h`'s
+    /// 8 elements of A and of B are `k = 4h + i%4 + (K/2)·(i/4)` of the
+    /// step, the 4 of each half-step such a lane holds, instead of the
+    /// instruction's `8h + i`. The step's sum is the same, in another order.
+    pub paired_k: bool,
 }
 
 /// How the `dot` `id` of `func` runs on `tensor_cores` with `num_warps`
@@ -85,9 +91,6 @@ pub fn mma_dot(
     let transposed = family == MmaFamily::Mfma && chain::feeds_a(func, id);
     MmaKind::for_dot(family, *precision, da)
         .filter(|kind| tensor_cores.offers(*kind))
-        // CDNA 4's forms cannot read `a` from an accumulator's registers
-        // (`chain.rs`).
-        .filter(|kind| !(kind.is_cdna4() && chain::takes_a_from_dot(func, id)))
         .filter(|_| da == db && threads.is_multiple_of(family.lanes()))
         .find_map(|kind| {
             let (im, in_, ik) = kind.shape();
@@ -109,6 +112,7 @@ pub fn mma_dot(
                 layout,
                 warps,
                 transposed,
+                paired_k: kind.is_cdna4() && chain::takes_a_from_dot(func, id),
             })
         })
 }

@@ -88,7 +88,7 @@ impl Lowerer<'_> {
         let b_pairs = !by_elements && !b_elements && rep_n >= 2;
         let base_b = if matches!(kind.family(), MmaFamily::Mfma | MmaFamily::Wmma12) {
             // The `k` of the first element of lane `in_` (the second half).
-            let k_half = kind.element(Fragment::B, in_, 0).0;
+            let k_half = operand_k(plan, in_, 0);
             self.linear(&[(half, k_half * n), (row, 1), (warp_n, in_)])
         } else if by_elements {
             // WMMA: lane `l` holds column `l % 16` of B's block, all 16 `k`
@@ -146,7 +146,7 @@ impl Lowerer<'_> {
                 (0..rep_n)
                     .map(|rn| {
                         let offset = step * ik * n + rn * in_ * wn;
-                        self.elements(alloc_b, kind, base_b, offset, n)
+                        self.elements(alloc_b, plan, base_b, offset, n)
                     })
                     .collect()
             } else {
@@ -235,7 +235,7 @@ impl Lowerer<'_> {
         let warp_m = self.hoist_with_const(BinaryOp::Div, warp, wn as i64);
         match kind.family() {
             MmaFamily::Mfma | MmaFamily::Wmma12 => {
-                let k_half = kind.element(Fragment::A, im, 0).1;
+                let k_half = operand_k(plan, im, 0);
                 self.linear(&[(warp_m, im * k), (row, k), (half, k_half)])
             }
             MmaFamily::Wmma => self.linear(&[(warp_m, im * k), (row, k)]),
@@ -271,7 +271,7 @@ impl Lowerer<'_> {
                     let dtype = kind.operand_dtype();
                     self.ldmatrix(alloc, shape, dtype, (base, offset, stage), swizzle)
                 } else {
-                    self.elements(alloc, kind, base, offset, 1)
+                    self.elements(alloc, plan, base, offset, 1)
                 }
             })
             .collect()
@@ -361,28 +361,30 @@ impl Lowerer<'_> {
         // sits for thread `t`.
         let at = |t: usize, step: usize, rm: usize, i: usize| {
             let (lane, warp) = (t % lanes, t / lanes);
-            let (row, col) = kind.element(Fragment::A, lane, i);
-            vec![(rm * wm + warp / wn) * im + row, step * ik + col]
+            let row = kind.element(Fragment::A, lane, i).0;
+            vec![(rm * wm + warp / wn) * im + row, step * ik + operand_k(plan, lane, i)]
         };
         let counts = [k / ik, m / (im * wm), kind.elements(Fragment::A)];
         fragments_in(layout, regs, threads, counts, at)
     }
 
-    /// A WMMA or MFMA operand fragment of `kind`: its elements (16 for
-    /// RDNA 3's WMMA, 8 for RDNA 4's, 4 for MFMA, 8 for CDNA 4's) from `alloc` at `base +
-    /// offset + k_i·stride`, `k_i` the `k` of element `i` of lane 0 (a
+    /// A WMMA or MFMA operand fragment of `plan`'s instruction: its
+    /// elements (16 for RDNA 3's WMMA, 8 for RDNA 4's, 4 for MFMA, 8 for
+    /// CDNA 4's) from `alloc` at `base + offset + k_i·stride`, `k_i` the
+    /// `k` of element `i` of lane 0 as the plan feeds it ([`operand_k`]; a
     /// lane's own `k` beyond lane 0's are in its `base`).
     fn elements(
         &mut self,
         alloc: SharedId,
-        kind: MmaKind,
+        plan: &MmaDot,
         base: Reg,
         offset: usize,
         stride: usize,
     ) -> Vec<Reg> {
+        let kind = plan.kind;
         (0..kind.elements(Fragment::A))
             .map(|i| {
-                let k = kind.element(Fragment::A, 0, i).1;
+                let k = operand_k(plan, 0, i);
                 let c = self.i32c((offset + k * stride) as i64);
                 let index = self.binary(BinaryOp::Add, base, c);
                 let dtype = kind.operand_dtype();
@@ -449,6 +451,20 @@ impl Lowerer<'_> {
             let c = self.i32c(high as i64);
             self.binary(BinaryOp::Add, index, c)
         }
+    }
+}
+
+/// The `k`, within its step, of element `i` of `lane`'s A fragment as
+/// `plan` feeds the instruction: the instruction's own, or with
+/// [`MmaDot::paired_k`] the `k` of two CDNA 3 half-steps. B's elements,
+/// the mirror image of A's on WMMA and MFMA, take the same `k`.
+fn operand_k(plan: &MmaDot, lane: usize, i: usize) -> usize {
+    let kind = plan.kind;
+    if plan.paired_k {
+        let (side, _, k) = kind.shape();
+        4 * (lane / side) + i % 4 + (k / 2) * (i / 4)
+    } else {
+        kind.element(Fragment::A, lane, i).1
     }
 }
 
