@@ -268,3 +268,44 @@ fn an_attention_block_reads_shared_memory_only_in_its_products() {
         );
     }
 }
+/// On gfx950 a chained product runs on CDNA 4's form of its block size,
+/// fed the `k` of two CDNA 3 half-steps from the first product's registers
+/// (16×16×32 after a transposed 16×16×16, 32×32×16 after a 32×32×16), with
+/// the scaled `p` staged nowhere: the lockstep emulator and the gfx950
+/// emulation target agree with the interpreter.
+#[test]
+fn a_chained_product_on_cdna4_takes_paired_k_from_registers() {
+    for (shape, second) in [
+        ([32, 16, 32, 32], "mfma16x16x32.f16"),
+        ([64, 32, 64, 64], "mfma32x32x16.f16"),
+    ] {
+        let func = kernel(true, shape);
+        let mut want = args(shape);
+        interp::run(&func, [1, 1, 1], &mut want).unwrap();
+        let target = Target::Amdgpu(Gfx::Gfx950);
+        let options = LowerOptions::warps(4).with_tensor_cores(target.tensor_cores());
+        let program = lower(&func, &options).unwrap();
+        assert_eq!(casts_staged(&program), 0, "{shape:?}:\n{program}");
+        let text = program.to_string();
+        let last = text
+            .lines()
+            .filter(|l| l.contains(" = mma."))
+            .last()
+            .unwrap();
+        assert!(last.contains(second), "{shape:?}: {last}");
+        let mut got = args(shape);
+        emulate::run(&program, [1, 1, 1], &mut got).unwrap();
+        assert_eq!(
+            emulated::bytes(&got, 3),
+            emulated::bytes(&want, 3),
+            "{shape:?}"
+        );
+        let mut emulated_run = args(shape);
+        emulated::run(&func, target, 4, [1, 1, 1], &mut emulated_run).unwrap();
+        assert_eq!(
+            emulated::bytes(&emulated_run, 3),
+            emulated::bytes(&want, 3),
+            "{shape:?} on the emulation target"
+        );
+    }
+}

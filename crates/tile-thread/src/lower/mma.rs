@@ -362,7 +362,10 @@ impl Lowerer<'_> {
         let at = |t: usize, step: usize, rm: usize, i: usize| {
             let (lane, warp) = (t % lanes, t / lanes);
             let row = kind.element(Fragment::A, lane, i).0;
-            vec![(rm * wm + warp / wn) * im + row, step * ik + operand_k(plan, lane, i)]
+            vec![
+                (rm * wm + warp / wn) * im + row,
+                step * ik + operand_k(plan, lane, i),
+            ]
         };
         let counts = [k / ik, m / (im * wm), kind.elements(Fragment::A)];
         fragments_in(layout, regs, threads, counts, at)
