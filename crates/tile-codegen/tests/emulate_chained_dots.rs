@@ -287,11 +287,7 @@ fn a_chained_product_on_cdna4_takes_paired_k_from_registers() {
         let program = lower(&func, &options).unwrap();
         assert_eq!(casts_staged(&program), 0, "{shape:?}:\n{program}");
         let text = program.to_string();
-        let last = text
-            .lines()
-            .filter(|l| l.contains(" = mma."))
-            .last()
-            .unwrap();
+        let last = text.lines().rfind(|l| l.contains(" = mma.")).unwrap();
         assert!(last.contains(second), "{shape:?}: {last}");
         let mut got = args(shape);
         emulate::run(&program, [1, 1, 1], &mut got).unwrap();

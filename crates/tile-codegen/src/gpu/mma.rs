@@ -213,7 +213,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 _ => "f16",
             };
             let name = format!("llvm.amdgcn.wmma.f32.16x16x16.{operands}");
-            self.intrinsic(&name, &[c.get_type().into(), a.get_type().into()])?
+            self.intrinsic(&name, &[c.get_type().into(), a.get_type()])?
         } else {
             let (m, n, k) = kind.shape();
             let operands = match (bf16, fp8, kind.is_cdna4()) {
