@@ -253,19 +253,10 @@ impl MmaKind {
         }
     }
 
-    /// Whether the instruction is CDNA 4's own (gfx950), not CDNA 3's.
+    /// Whether the instruction is CDNA 4's own (gfx950), not CDNA 3's: the
+    /// MFMA shapes of twice CDNA 3's `K`.
     pub fn is_cdna4(self) -> bool {
-        matches!(
-            self,
-            MmaKind::MfmaF16M32N32K16
-                | MmaKind::MfmaBf16M32N32K16
-                | MmaKind::MfmaF16M16N16K32
-                | MmaKind::MfmaBf16M16N16K32
-                | MmaKind::MfmaE4m3M32N32K16
-                | MmaKind::MfmaE5m2M32N32K16
-                | MmaKind::MfmaE4m3M16N16K32
-                | MmaKind::MfmaE5m2M16N16K32
-        )
+        self.family() == MmaFamily::Mfma && matches!(self.shape(), (32, 32, 16) | (16, 16, 32))
     }
 
     /// The lanes that issue the instruction together (its family's).

@@ -336,20 +336,29 @@ mod tests {
         assert!(DistLayout::mfma_accumulator_transposed(wmma, 64, 64, [2, 2]).is_none());
     }
 
+    /// The instruction and the warps (waves) of the matmul sample's `dot`
+    /// of `dtype` over `(m, n, k)` tiles on `warps` warps and `cores`.
+    fn matmul_plan(
+        dtype: tile_ir::DType,
+        (m, n, k): (usize, usize, usize),
+        warps: u32,
+        cores: TensorCores,
+    ) -> Option<(MmaKind, [usize; 2])> {
+        let func = tile_ir::samples::matmul(m, n, k, dtype).unwrap();
+        let dot = func
+            .ops
+            .iter()
+            .find(|(_, op)| matches!(op.kind, OpKind::Dot { .. }))
+            .map(|(id, _)| id)
+            .unwrap();
+        mma_dot(&func, dot, warps, cores).map(|p| (p.kind, p.warps))
+    }
+
     /// MFMA takes 32×32×8 where the tile and the waves allow it, else
     /// 16×16×16, and nothing without whole waves.
     #[test]
     fn mfma_prefers_32x32_blocks() {
-        let plan = |(m, n, k): (usize, usize, usize), warps: u32| {
-            let func = tile_ir::samples::matmul(m, n, k, tile_ir::DType::F16).unwrap();
-            let dot = func
-                .ops
-                .iter()
-                .find(|(_, op)| matches!(op.kind, OpKind::Dot { .. }))
-                .map(|(id, _)| id)
-                .unwrap();
-            mma_dot(&func, dot, warps, TensorCores::Mfma).map(|p| (p.kind, p.warps))
-        };
+        let plan = |tile, warps| matmul_plan(tile_ir::DType::F16, tile, warps, TensorCores::Mfma);
         assert_eq!(
             plan((128, 128, 64), 8),
             Some((MmaKind::MfmaF16M32N32K8, [2, 2]))
@@ -377,16 +386,8 @@ mod tests {
     /// 16×16×32), CDNA 3's where `K` is no multiple of theirs.
     #[test]
     fn cdna4_prefers_its_own_forms() {
-        let plan = |(m, n, k): (usize, usize, usize), warps: u32| {
-            let func = tile_ir::samples::matmul(m, n, k, tile_ir::DType::BF16).unwrap();
-            let dot = func
-                .ops
-                .iter()
-                .find(|(_, op)| matches!(op.kind, OpKind::Dot { .. }))
-                .map(|(id, _)| id)
-                .unwrap();
-            mma_dot(&func, dot, warps, TensorCores::Mfma950).map(|p| (p.kind, p.warps))
-        };
+        let plan =
+            |tile, warps| matmul_plan(tile_ir::DType::BF16, tile, warps, TensorCores::Mfma950);
         assert_eq!(
             plan((128, 128, 64), 8),
             Some((MmaKind::MfmaBf16M32N32K16, [2, 2]))
