@@ -19,13 +19,14 @@ use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions};
 
 /// The targets the protocols run on: the emulation targets and Hopper.
-const TARGETS: [Target; 6] = [
+const TARGETS: [Target; 7] = [
     emulated::TARGETS[0],
     Target::Nvptx(Sm::Sm90),
     Target::Nvptx(Sm::Sm90a),
     emulated::TARGETS[1],
     emulated::TARGETS[2],
     emulated::TARGETS[3],
+    emulated::TARGETS[4],
 ];
 
 /// Programs of a launch.

@@ -37,13 +37,14 @@ pub fn require(tool: Tool) {
     }
 }
 
-/// The emulation targets: NVIDIA, CDNA 3 and CDNA 4 (wave64) and RDNA
-/// (wave32).
-pub const TARGETS: [Target; 4] = [
+/// The emulation targets: NVIDIA, CDNA 3 and CDNA 4 (wave64) and RDNA 3
+/// and RDNA 4 (wave32).
+pub const TARGETS: [Target; 5] = [
     Target::Nvptx(Sm::Sm80),
     Target::Amdgpu(Gfx::Gfx942),
     Target::Amdgpu(Gfx::Gfx950),
     Target::Amdgpu(Gfx::Gfx1100),
+    Target::Amdgpu(Gfx::Gfx1200),
 ];
 
 /// Why an emulated run did not complete.
