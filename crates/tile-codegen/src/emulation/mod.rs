@@ -24,6 +24,7 @@ mod asm;
 mod entry;
 mod instrument;
 mod intrinsics;
+mod mma_intrinsics;
 
 use crate::diagnostics::Diagnostics;
 use crate::gpu::GpuModule;
