@@ -147,6 +147,29 @@ pub enum RuntimeCall {
     /// of the f32 bits `b` (and `c`, a quotient's divisor): the result's
     /// bits, as [`ApproxFn::model`] computes them.
     ApproxMath = 26,
+    /// `tcgen05.alloc` and `tcgen05.relinquish_alloc_permit` of `b` columns
+    /// of tensor memory ([`tile_hw::tcgen05`]), the address written to the
+    /// 32-bit word at shared address `a`; from each lane of one warp, the
+    /// first allocating.
+    TmemAlloc = 27,
+    /// `tcgen05.dealloc` of the `b` columns at tensor-memory address `a`;
+    /// from each lane of one warp, the first freeing.
+    TmemDealloc = 28,
+    /// One thread's `tcgen05.mma.cta_group::1.kind::f16` into tensor-memory
+    /// address `a`, A and B by the sm_100 matrix descriptors `b` and `c`,
+    /// of the instruction descriptor `d & 0xffff_ffff`, accumulating when
+    /// bit 32 of `d` is set.
+    Tcgen05Mma = 29,
+    /// `tcgen05.commit…mbarrier::arrive::one`: one arrival at the barrier
+    /// at shared address `a` once the thread's `tcgen05.mma`s are done.
+    Tcgen05Commit = 30,
+    /// A lane's part of a warp's `tcgen05.ld.32x32b.x<c>` at tensor-memory
+    /// address `a` (its lane field the warp's first lane) and the wait for
+    /// it: `c` `f32`s written to the thread's buffer at address `b`.
+    TmemLoad = 31,
+    /// [`RuntimeCall::TmemLoad`]'s store, `tcgen05.st.32x32b.x<c>` and its
+    /// wait, from the thread's buffer at `b`.
+    TmemStore = 32,
 }
 
 /// The most 32-bit words a [`RuntimeCall::Mma`] buffer holds (WMMA's 8 of A, 8 of
@@ -158,7 +181,7 @@ pub const MMA_MAX_RESULTS: usize = 16;
 
 impl RuntimeCall {
     /// Every op.
-    pub const ALL: [RuntimeCall; 26] = [
+    pub const ALL: [RuntimeCall; 32] = [
         RuntimeCall::ThreadId,
         RuntimeCall::BlockId,
         RuntimeCall::GridDim,
@@ -185,6 +208,12 @@ impl RuntimeCall {
         RuntimeCall::Atomic,
         RuntimeCall::Fence,
         RuntimeCall::ApproxMath,
+        RuntimeCall::TmemAlloc,
+        RuntimeCall::TmemDealloc,
+        RuntimeCall::Tcgen05Mma,
+        RuntimeCall::Tcgen05Commit,
+        RuntimeCall::TmemLoad,
+        RuntimeCall::TmemStore,
     ];
 
     /// The op with code `code`.

@@ -109,6 +109,8 @@ pub(crate) struct Block {
     /// The block's mbarriers by shared address, with the TMA copies
     /// completing on them (`tma.rs`).
     pub(crate) mbarriers: std::collections::HashMap<u64, Mbarrier<BoxCopy>>,
+    /// The block's tensor memory (`tcgen05.rs`).
+    pub(crate) tmem: crate::tcgen05::TensorMemory,
     /// Each running thread's yielder, set when its coroutine starts.
     pub(crate) yielders: Vec<*const Yielder<(), ()>>,
     pub(crate) shared: SharedMemory,
@@ -156,6 +158,7 @@ pub(crate) unsafe fn run_block(
             copies: vec![Groups::default(); threads as usize],
             sequences: vec![Sequence::default(); threads as usize],
             mbarriers: std::collections::HashMap::new(),
+            tmem: Default::default(),
             yielders: vec![std::ptr::null(); threads as usize],
             shared: SharedMemory::new(&launch.shared),
             global: std::mem::take(global),
@@ -189,10 +192,18 @@ pub(crate) unsafe fn run_block(
             unsafe { c.force_reset() };
         }
     }
-    if let Some(b) = BLOCK.with(|b| b.borrow_mut().take()) {
-        *global = b.global;
+    let Some(b) = BLOCK.with(|b| b.borrow_mut().take()) else {
+        return result;
+    };
+    let unfreed = b.tmem.at_exit().map(|what| EmuError::TensorMemory {
+        place: b.place(None),
+        what,
+    });
+    *global = b.global;
+    match unfreed {
+        Some(error) if result.is_ok() => Err(error),
+        _ => result,
     }
-    result
 }
 
 /// Resumes runnable threads and completes waits until every thread ends,

@@ -271,6 +271,44 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
             }));
             0
         }
+        RuntimeCall::TmemAlloc => match with_block(|blk| blk.tmem_alloc(a, b)) {
+            Ok(()) => 0,
+            Err(error) => stop(error),
+        },
+        RuntimeCall::TmemDealloc => match with_block(|blk| blk.tmem_dealloc(a, b)) {
+            Ok(()) => 0,
+            Err(error) => stop(error),
+        },
+        RuntimeCall::Tcgen05Mma => {
+            let (idesc, accumulate) = (d as u32, d >> 32);
+            if accumulate > 1 {
+                let place = with_block(|blk| blk.place(Some(blk.current)));
+                return stop(EmuError::Malformed {
+                    place,
+                    what: format!("tcgen05.mma flags {d:#x}"),
+                });
+            }
+            match with_block(|blk| blk.tcgen05_mma(a, (b, c), idesc, accumulate == 1)) {
+                Ok(()) => 0,
+                Err(error) => stop(error),
+            }
+        }
+        // The products landed at issue: the commit is the arrival.
+        RuntimeCall::Tcgen05Commit => match with_block(|blk| blk.mbarrier_expect_tx(a, 0)) {
+            Ok(()) => 0,
+            Err(error) => stop(error),
+        },
+        RuntimeCall::TmemLoad | RuntimeCall::TmemStore => {
+            let store = op == RuntimeCall::TmemStore;
+            // SAFETY: the image's replacement of the load or store passes
+            // its own stack buffer of `c` words, alive and unaliased while
+            // its thread waits in this call
+            // (tile_abi::emulation::RuntimeCall::TmemLoad).
+            match with_block(|blk| unsafe { blk.tmem_access(a, b, (c, store)) }) {
+                Ok(()) => 0,
+                Err(error) => stop(error),
+            }
+        }
         RuntimeCall::WgmmaFence => with_block(|blk| {
             blk.sequences[blk.current as usize].fence();
             0

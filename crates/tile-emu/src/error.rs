@@ -155,6 +155,16 @@ pub enum EmuError {
         /// The rule broken.
         what: String,
     },
+    /// Tensor memory or `tcgen05.mma` against the rules: outside the
+    /// allocation or the warp's lanes, allocated twice or never freed, a
+    /// descriptor the model does not read.
+    #[error("{place}: {what}")]
+    TensorMemory {
+        /// Where.
+        place: Place,
+        /// The rule broken.
+        what: String,
+    },
     /// An mbarrier or a TMA copy against the rules: a barrier used before
     /// its init or arrived at too often, a wait that would never return, a
     /// tensor map that is not one, a box off its alignment.

@@ -47,6 +47,7 @@ mod lanes;
 mod memory;
 mod mma;
 mod shadow;
+mod tcgen05;
 mod tma;
 mod wgmma;
 

@@ -168,11 +168,16 @@ impl Block {
             });
         }
         let kind = call.kind;
+        let widen = |bits| kind.widen(bits);
         let a = match call.registers {
             true => WgmmaCall::register_a(&calls),
-            false => self.operand(place, call.a, Major::K, M)?,
+            false => {
+                let d = Descriptor::decode(call.a);
+                self.descriptor_operand((place, wgmma_fault), d, (Major::K, M), widen)?
+            }
         };
-        let b = self.operand(place, call.b, kind.b_major, kind.n)?;
+        let d = Descriptor::decode(call.b);
+        let b = self.descriptor_operand((place, wgmma_fault), d, (kind.b_major, kind.n), widen)?;
         // B is read as (n, k): row-major K × N for the multiply.
         let b: Vec<f32> = (0..K * kind.n)
             .map(|e| b[(e % kind.n) * K + e / kind.n])
@@ -207,23 +212,19 @@ impl Block {
     }
 
     /// The `rows × K` elements `(mn, k)`, row-major by `mn`, of the 16-bit
-    /// operand that `descriptor` describes as `major`, read by the thread
-    /// of `place`.
-    fn operand(
+    /// operand that the descriptor `d` describes as `major`, each read as
+    /// `widen` says by the thread of `place` (`fault` making the errors of
+    /// the instruction's rules).
+    pub(crate) fn descriptor_operand(
         &mut self,
-        place: Place,
-        descriptor: u64,
-        major: Major,
-        rows: usize,
+        (place, fault): (Place, fn(Place, String) -> EmuError),
+        d: Descriptor,
+        (major, rows): (Major, usize),
+        widen: impl Fn(u16) -> f32,
     ) -> Result<Vec<f32>, EmuError> {
         let thread = place.thread.unwrap_or(0);
-        let fault = |what: String| EmuError::Wgmma { place, what };
-        let d = Descriptor::decode(descriptor);
+        let fault = |what: String| fault(place, what);
         let start = self.shared.resolve(d.start).map_err(fault)?;
-        let kind = match self.waits[thread as usize] {
-            Wait::Wgmma(call) => call.kind,
-            _ => return Err(fault("not at a wgmma".into())),
-        };
         let mut values = Vec::with_capacity(rows * K);
         for mn in 0..rows {
             for k in 0..K {
@@ -233,7 +234,7 @@ impl Block {
                     .wrapping_sub(u64::from(d.start));
                 let Some((region, offset)) = self.shared.locate(address, 2) else {
                     return Err(fault(format!(
-                        "operand element ({mn}, {k}) of descriptor {descriptor:#x} lies at {address:#x} ({}), outside the block's shared memory",
+                        "operand element ({mn}, {k}) of descriptor {d:?} lies at {address:#x} ({}), outside the block's shared memory",
                         self.shared.describe(address)
                     )));
                 };
@@ -249,14 +250,19 @@ impl Block {
                 self.shared
                     .access(region, offset, 2, thread, false)
                     .map_err(|conflict| {
-                        crate::block::race(place, "wgmma load", address, conflict)
+                        crate::block::race(place, "asynchronous operand load", address, conflict)
                     })?;
                 // SAFETY: `locate` found the two bytes inside a shared
                 // allocation of the loaded image, alive while the block runs.
                 let bits = unsafe { std::ptr::read_unaligned(address as *const u16) };
-                values.push(kind.widen(bits));
+                values.push(widen(bits));
             }
         }
         Ok(values)
     }
+}
+
+/// The error of a `wgmma` that breaks the instruction's rules.
+fn wgmma_fault(place: Place, what: String) -> EmuError {
+    EmuError::Wgmma { place, what }
 }

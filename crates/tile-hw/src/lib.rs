@@ -11,6 +11,9 @@
 //! * [`wgmma`]: Hopper's warpgroup instructions: shared-memory matrix
 //!   descriptors, the swizzled operand layouts and the
 //!   accumulator layout;
+//! * [`tcgen05`]: Blackwell's tensor memory, its single-thread MMA with
+//!   its instruction and shared-memory descriptors, and the warps' loads
+//!   and stores of tensor memory;
 //! * [`mbarrier`]: the phases of the barriers bulk copies complete on;
 //! * [`happens`]: happens-before between a launch's threads (barriers,
 //!   atomics and fences with their orders and scopes), and [`races`] the race
@@ -25,4 +28,5 @@ pub mod ldmatrix;
 pub mod mbarrier;
 pub mod mma;
 pub mod races;
+pub mod tcgen05;
 pub mod wgmma;

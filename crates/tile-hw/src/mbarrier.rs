@@ -73,6 +73,11 @@ impl<C: InFlight> Mbarrier<C> {
         }
     }
 
+    /// The current phase (0, 1, 2, …).
+    pub fn phase(&self) -> u64 {
+        self.phase
+    }
+
     /// One arrival, expecting `bytes` more.
     pub fn arrive_expect_tx(&mut self, bytes: u64) -> Result<(), TooManyArrivals> {
         if self.pending == 0 {

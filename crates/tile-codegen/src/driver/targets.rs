@@ -257,6 +257,7 @@ fn cores_name(tensor_cores: TensorCores) -> &'static str {
         TensorCores::Mfma => "mfma",
         TensorCores::Mfma950 => "mfma950",
         TensorCores::Wgmma => "wgmma",
+        TensorCores::Tcgen05 => "tcgen05",
     }
 }
 

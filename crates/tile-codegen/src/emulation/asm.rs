@@ -62,6 +62,15 @@ pub(super) fn replace(text: &mut String) -> Result<String, EmitError> {
         .collect())
 }
 
+/// The call of the runtime's entry point with `op` and `operands` (`i64`
+/// values), its result in `%r`.
+pub(super) fn runtime_call(op: RuntimeCall, operands: [&str; 4]) -> String {
+    format!(
+        "  %f = load ptr, ptr @{RUNTIME_SYMBOL}\n  %r = call i64 %f(i32 {}, i64 {}, i64 {}, i64 {}, i64 {})\n",
+        op as u32, operands[0], operands[1], operands[2], operands[3]
+    )
+}
+
 /// The definition of `name`, replacing `asm`: its `f32` values go through
 /// a stack buffer whose address the runtime call passes (`wgmma`'s and FP8
 /// `mma.sync`'s accumulators, which the runtime overwrites with D) or come
@@ -71,10 +80,7 @@ fn definition(name: &str, asm: Asm) -> String {
     let mut params: Vec<String> = (0..values).map(|i| format!("float %v{i}")).collect();
     let mut body = String::new();
     let runtime = |body: &mut String, op: RuntimeCall, operands: [&str; 4]| {
-        body.push_str(&format!(
-            "  %f = load ptr, ptr @{RUNTIME_SYMBOL}\n  %r = call i64 %f(i32 {}, i64 {}, i64 {}, i64 {}, i64 {})\n",
-            op as u32, operands[0], operands[1], operands[2], operands[3]
-        ));
+        body.push_str(&runtime_call(op, operands));
     };
     let mut results: Vec<String> = (0..values).map(|i| format!("%v{i}")).collect();
     match asm {
@@ -83,6 +89,7 @@ fn definition(name: &str, asm: Asm) -> String {
         Asm::LoadVector { words, .. } => return load_vector_definition(name, words),
         Asm::StoreVector { words } => return store_vector_definition(name, words),
         Asm::CvtBf16 => return cvt_bf16_definition(name),
+        Asm::Tcgen05(t) => return super::tcgen05::definition(name, t),
         Asm::Opaque { bits, .. } => {
             return format!(
                 "define internal i{bits} @{name}(i{bits} %x) {{\n  ret i{bits} %x\n}}\n"

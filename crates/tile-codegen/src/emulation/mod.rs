@@ -25,6 +25,7 @@ mod entry;
 mod instrument;
 mod intrinsics;
 mod mma_intrinsics;
+mod tcgen05;
 
 use crate::diagnostics::Diagnostics;
 use crate::gpu::GpuModule;

@@ -28,6 +28,7 @@
 //! accumulators are tied operands, and `wgmma.wait_group` passes them
 //! through, so that no read of D moves above the wait.
 
+use super::tcgen05::Tcgen05Asm;
 use tile_hw::wgmma::{Major, WgmmaKind};
 use tile_ir::DType;
 
@@ -118,6 +119,8 @@ pub(crate) enum Asm {
         /// Whether for AMDGPU.
         amd: bool,
     },
+    /// Blackwell's tensor memory and `tcgen05.mma` (`gpu/tcgen05.rs`).
+    Tcgen05(Tcgen05Asm),
 }
 
 /// The element sizes of [`Asm::LoadGlobal`] and [`Asm::StoreGlobal`].
@@ -153,7 +156,7 @@ fn access_register(bits: u8) -> &'static str {
 }
 
 /// The clobber every snippet carries.
-const MEMORY: &str = "~{memory}";
+pub(super) const MEMORY: &str = "~{memory}";
 
 impl Asm {
     /// The PTX template, on one line.
@@ -213,6 +216,7 @@ impl Asm {
             Asm::CvtBf16 => "cvt.rn.bf16.f32 $0, $1;".into(),
             Asm::Opaque { bits, amd: true } => format!("; opaque b{bits}"),
             Asm::Opaque { bits, amd: false } => format!("// opaque b{bits}"),
+            Asm::Tcgen05(t) => t.template(),
         }
     }
 
@@ -261,6 +265,7 @@ impl Asm {
             Asm::CvtBf16 => "=h,f".into(),
             Asm::Opaque { amd: true, .. } => "=v,0".into(),
             Asm::Opaque { bits, amd: false } => format!("={},0", access_register(bits)),
+            Asm::Tcgen05(t) => t.constraints(),
         }
     }
 
@@ -278,8 +283,9 @@ impl Asm {
 
     /// The snippet a template and constraints were written for, if one was.
     pub(crate) fn parse(template: &str, constraints: &str) -> Option<Asm> {
-        let candidate = if let Some(rest) = template.strip_prefix("wgmma.wait_group.sync.aligned ")
-        {
+        let candidate = if let Some(t) = Tcgen05Asm::parse(template) {
+            Asm::Tcgen05(t)
+        } else if let Some(rest) = template.strip_prefix("wgmma.wait_group.sync.aligned ") {
             let pending = rest.strip_suffix(';')?.parse().ok()?;
             let values = constraints.split(',').filter(|c| *c == "=f").count();
             Asm::WgmmaWait { pending, values }
@@ -377,6 +383,7 @@ impl Asm {
             Asm::StoreVector { words } => format!("st.global.v{words}.b32"),
             Asm::CvtBf16 => "cvt.rn.bf16.f32".into(),
             Asm::Opaque { bits, .. } => format!("opaque.b{bits}"),
+            Asm::Tcgen05(t) => t.name(),
         }
     }
 
@@ -396,6 +403,7 @@ impl Asm {
             | Asm::StoreVector { .. }
             | Asm::CvtBf16
             | Asm::Opaque { .. } => 0,
+            Asm::Tcgen05(t) => t.values(),
         }
     }
 }

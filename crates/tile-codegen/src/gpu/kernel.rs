@@ -50,6 +50,10 @@ pub(super) struct Kernel<'p, 'ctx> {
     /// The ops whose NaN results no use observes (`gpu/nan.rs`): emitted
     /// without canonicalizing them.
     pub(super) free_nans: HashSet<OpId>,
+    /// The parity of the phase of the mbarrier `tcgen05.commit_wait` waits
+    /// on next (an `i32` variable, 0 at the start), where the kernel has
+    /// one.
+    pub(super) tmem_phase: Option<PointerValue<'ctx>>,
 }
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
@@ -226,6 +230,19 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
 
         let shared = self.shared_allocations(program)?;
         let thread = self.thread_id()?;
+        let commits = program
+            .ops
+            .iter()
+            .any(|(_, op)| matches!(op.kind, ThreadOpKind::Tcgen05CommitWait { .. }));
+        let tmem_phase = match commits {
+            true => {
+                let i32t = self.ctx.i32_type();
+                let phase = self.b.build_alloca(i32t, "tmem.phase")?;
+                self.b.build_store(phase, i32t.const_zero())?;
+                Some(phase)
+            }
+            false => None,
+        };
         let mut k = Kernel {
             program,
             function,
@@ -237,6 +254,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             thread,
             checks: Vec::new(),
             free_nans: nan::unobserved_nans(program),
+            tmem_phase,
         };
         self.region(&mut k, &program.body)?;
         self.b.build_return(None)?;
@@ -452,6 +470,12 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             | ThreadOpKind::WgmmaFence
             | ThreadOpKind::WgmmaCommit
             | ThreadOpKind::WgmmaWait { .. } => self.wgmma_op(k, &op.kind, &x),
+            ThreadOpKind::TmemAlloc { .. }
+            | ThreadOpKind::TmemDealloc { .. }
+            | ThreadOpKind::Tcgen05Mma { .. }
+            | ThreadOpKind::Tcgen05CommitWait { .. }
+            | ThreadOpKind::TmemLoad { .. }
+            | ThreadOpKind::TmemStore => self.tcgen05_op(k, &op.kind, &x),
             ThreadOpKind::FenceProxyAsync => self.inline_asm(Asm::FenceProxyAsync, &[]),
             ThreadOpKind::GridWait => self.grid_dep_control(true),
             ThreadOpKind::GridLaunchDependents => self.grid_dep_control(false),

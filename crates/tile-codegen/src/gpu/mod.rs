@@ -30,12 +30,14 @@ mod nan;
 mod predicated;
 mod shared_access;
 mod shuffle;
+mod tcgen05;
 mod tma;
 mod wgmma;
 
 pub(crate) use asm::Asm;
 pub use intrinsics::GpuTarget;
 pub use kernel::shared_bytes;
+pub(crate) use tcgen05::Tcgen05Asm;
 
 use crate::diagnostics::Diagnostics;
 use crate::module;

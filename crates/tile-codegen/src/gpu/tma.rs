@@ -18,7 +18,7 @@ use tile_thread::program::SharedId;
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
     /// The shared address of element `index` of `alloc`, as an `i64`.
-    fn shared_address(
+    pub(super) fn shared_address(
         &self,
         k: &Kernel<'_, 'ctx>,
         alloc: SharedId,

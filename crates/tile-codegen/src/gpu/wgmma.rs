@@ -11,7 +11,7 @@ use super::kernel::Kernel;
 use super::GpuEmitter;
 use crate::EmitError;
 use inkwell::values::{BasicValueEnum, IntValue};
-use tile_hw::wgmma::{operand_descriptor, REGISTER_A_ELEMENTS};
+use tile_hw::wgmma::{operand_descriptor, Descriptor, REGISTER_A_ELEMENTS};
 use tile_thread::program::{DescriptorSwizzle, SharedId, ThreadOpKind, WgmmaKind};
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
@@ -62,8 +62,9 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         if acc.len() != kind.accumulators() {
             return Err(EmitError::internal("wgmma's accumulators"));
         }
-        let desc_a = self.descriptor(k, (a, a_swizzle), ia.into_int_value())?;
-        let desc_b = self.descriptor(k, (b, DescriptorSwizzle::B128), ib.into_int_value())?;
+        let desc_a = self.descriptor(k, (a, a_swizzle), ia.into_int_value(), Descriptor::encode)?;
+        let b128 = (b, DescriptorSwizzle::B128);
+        let desc_b = self.descriptor(k, b128, ib.into_int_value(), Descriptor::encode)?;
         let scale = self.ctx.i32_type().const_int(1, false);
         let mut args = acc.to_vec();
         args.extend::<[BasicValueEnum; 3]>([desc_a.into(), desc_b.into(), scale.into()]);
@@ -96,19 +97,22 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             let word = self.pack(pair[0].into_int_value(), pair[1].into_int_value())?;
             args.push(word.into());
         }
-        let desc_b = self.descriptor(k, (b, DescriptorSwizzle::B128), ib.into_int_value())?;
+        let b128 = (b, DescriptorSwizzle::B128);
+        let desc_b = self.descriptor(k, b128, ib.into_int_value(), Descriptor::encode)?;
         let scale = self.ctx.i32_type().const_int(1, false);
         args.extend::<[BasicValueEnum; 2]>([desc_b.into(), scale.into()]);
         self.inline_asm(Asm::WgmmaRegisterA(kind), &args)
     }
 
     /// The descriptor of the operand at element `index` of `alloc`, laid
-    /// out with `swizzle`.
-    fn descriptor(
+    /// out with `swizzle`, in the encoding `encode` writes (Hopper's, or
+    /// sm_100's: `tile_hw::tcgen05::smem_descriptor`).
+    pub(super) fn descriptor(
         &self,
         k: &Kernel<'_, 'ctx>,
         (alloc, swizzle): (SharedId, DescriptorSwizzle),
         index: IntValue<'ctx>,
+        encode: fn(Descriptor) -> u64,
     ) -> Result<IntValue<'ctx>, EmitError> {
         let i64t = self.ctx.i64_type();
         let dtype = k.program.shared[alloc].dtype;
@@ -120,7 +124,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         let field = self
             .b
             .build_right_shift(low, i64t.const_int(4, false), false, "start")?;
-        let constant = i64t.const_int(operand_descriptor(0, swizzle).encode(), false);
+        let constant = i64t.const_int(encode(operand_descriptor(0, swizzle)), false);
         Ok(self.b.build_or(field, constant, "desc")?)
     }
 }

@@ -125,15 +125,14 @@ impl Target {
 
     /// The tensor-core instructions the lowering may use on this target:
     /// `mma.sync.m16n8k16` from sm_80 on, its FP8 form from sm_89 on,
-    /// `wgmma` on sm_90a, WMMA on RDNA 3 and 4, MFMA on CDNA (with CDNA 4's
+    /// `wgmma` on sm_90a, `tcgen05.mma` on sm_100a and sm_103a, WMMA on RDNA 3 and 4, MFMA on CDNA (with CDNA 4's
     /// own forms on gfx950).
     pub fn tensor_cores(&self) -> TensorCores {
         match self {
             Target::Nvptx(Sm::Sm75) | Target::Host(_) => TensorCores::None,
             Target::Nvptx(Sm::Sm90a) => TensorCores::Wgmma,
-            Target::Nvptx(Sm::Sm89 | Sm::Sm90 | Sm::Sm100a | Sm::Sm103a | Sm::Sm120a) => {
-                TensorCores::MmaSyncFp8
-            }
+            Target::Nvptx(Sm::Sm100a | Sm::Sm103a) => TensorCores::Tcgen05,
+            Target::Nvptx(Sm::Sm89 | Sm::Sm90 | Sm::Sm120a) => TensorCores::MmaSyncFp8,
             Target::Nvptx(_) => TensorCores::MmaSync,
             Target::Amdgpu(Gfx::Gfx1100) => TensorCores::Wmma,
             Target::Amdgpu(Gfx::Gfx90a | Gfx::Gfx942) => TensorCores::Mfma,

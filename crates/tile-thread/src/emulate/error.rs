@@ -172,6 +172,11 @@ pub enum LockstepFault {
     /// warpgroup, or whose operands leave the modelled layouts.
     #[error("`wgmma`: {0}")]
     Wgmma(String),
+    /// Tensor memory used against its rules: outside its allocation,
+    /// allocated twice or never freed, reached by two threads with no
+    /// barrier between, or while a `tcgen05.mma` still writes it.
+    #[error("tensor memory: {0}")]
+    TensorMemory(String),
     /// An mbarrier used against its rules: before its init, arrived at too
     /// often, or waited on for a phase that can never finish.
     #[error("mbarrier: {0}")]

@@ -33,6 +33,7 @@ mod mma;
 mod registers;
 mod shared;
 mod shuffle;
+mod tcgen05;
 mod tma;
 mod wgmma;
 
@@ -133,6 +134,7 @@ fn run_into(
         stats: RunStats::default(),
         copies: Vec::new(),
         mbarriers: tma::Mbarriers::new(),
+        tmem: tcgen05::TensorMemory::default(),
         prints,
         sync: Sync::new(),
     };
@@ -167,6 +169,8 @@ struct Emulator<'a> {
     copies: Vec<copies::Groups>,
     /// The block's mbarriers and the TMA copies completing on them.
     mbarriers: tma::Mbarriers,
+    /// The block's tensor memory.
+    tmem: tcgen05::TensorMemory,
     /// The records of `print` ops so far.
     prints: &'a mut Vec<PrintRecord>,
     /// Happens-before between the launch's threads, for global races.
@@ -190,7 +194,11 @@ impl<'a> Emulator<'a> {
                     self.shared = Shared::new(self.program);
                     self.copies = vec![copies::Groups::default(); self.threads as usize];
                     self.mbarriers.clear();
+                    self.tmem = tcgen05::TensorMemory::default();
                     self.run_region(&self.program.body)?;
+                    if let Some(what) = self.tmem.at_exit() {
+                        return Err(self.error(None, None, LockstepFault::TensorMemory(what)));
+                    }
                 }
             }
         }
@@ -402,6 +410,7 @@ impl<'a> Emulator<'a> {
             }
             ThreadOpKind::Barrier => {
                 self.shared.barrier();
+                self.tmem.barrier();
                 self.sync.barrier(self.block_linear());
                 Vec::new()
             }
@@ -497,6 +506,31 @@ impl<'a> Emulator<'a> {
             ThreadOpKind::WgmmaRegisterA { kind, b } => {
                 self.wgmma(id, (*kind, WgmmaA::Registers, *b), &x)?
             }
+            ThreadOpKind::TmemAlloc { columns, slot } => {
+                self.tmem_alloc(id, (*columns, *slot), &x)?;
+                Vec::new()
+            }
+            ThreadOpKind::TmemDealloc { columns } => {
+                self.tmem_dealloc(id, *columns, &x)?;
+                Vec::new()
+            }
+            ThreadOpKind::Tcgen05Mma {
+                kind,
+                a,
+                a_swizzle,
+                b,
+            } => {
+                self.tcgen05_mma(id, (*kind, *a, *a_swizzle, *b), &x)?;
+                Vec::new()
+            }
+            ThreadOpKind::Tcgen05CommitWait { bar } => {
+                self.tcgen05_commit_wait(id, *bar, &x)?;
+                Vec::new()
+            }
+            ThreadOpKind::TmemLoad { columns } => {
+                self.tmem_access(id, usize::from(*columns), &x, false)?
+            }
+            ThreadOpKind::TmemStore => self.tmem_access(id, x.len() - 1, &x, true)?,
             // `wgmma`'s results are final once computed; `wait` passes them on.
             ThreadOpKind::WgmmaWait { .. } => x,
             ThreadOpKind::WgmmaFence | ThreadOpKind::WgmmaCommit => Vec::new(),

@@ -87,7 +87,7 @@ impl Emulator<'_> {
 
     /// The barrier at `index` of `alloc` as thread `t` sees it: initialized,
     /// and the init ordered before this use.
-    fn barrier_of(
+    pub(super) fn barrier_of(
         &mut self,
         id: OpId,
         (alloc, index): (SharedId, i64),

@@ -110,7 +110,7 @@ impl Emulator<'_> {
     /// The `rows × cols` elements `(mn, k)` (row-major by `mn`) of the
     /// operand laid out as `major` with `swizzle` from element `start` of
     /// `alloc`, read by `thread`, as bits.
-    fn operand(
+    pub(super) fn operand(
         &mut self,
         id: OpId,
         (alloc, start): (SharedId, i64),

@@ -48,6 +48,7 @@ mod mma;
 mod propagate;
 mod repeated;
 mod split;
+mod tcgen05;
 mod vectors;
 mod wgmma;
 
@@ -55,6 +56,7 @@ pub(crate) use blocked::{copy_digits, row_major};
 pub use blocked::{DistLayout, LayoutBuildError, LayoutKind};
 pub use mma::{mma_dot, MmaDot};
 pub(crate) use propagate::unit_axes_inserted;
+pub use tcgen05::{tcgen05_dot, Tcgen05Dot};
 pub use wgmma::{wgmma_dot, WgmmaDot, WGMMA_N};
 
 /// How a `dot` runs on tensor cores.
@@ -64,6 +66,8 @@ pub enum TensorDot {
     Mma(MmaDot),
     /// On Hopper's warpgroup `wgmma`.
     Wgmma(WgmmaDot),
+    /// On Blackwell's `tcgen05.mma`, accumulating in tensor memory.
+    Tcgen05(Tcgen05Dot),
 }
 
 impl TensorDot {
@@ -72,6 +76,24 @@ impl TensorDot {
         match self {
             TensorDot::Mma(plan) => &plan.layout,
             TensorDot::Wgmma(plan) => &plan.layout,
+            TensorDot::Tcgen05(plan) => &plan.layout,
+        }
+    }
+
+    /// Whether the instruction reads its operands from shared memory
+    /// through matrix descriptors, staged in the canonical swizzled blocks
+    /// (`wgmma`, `tcgen05.mma`), by the asynchronous proxy.
+    pub fn reads_descriptors(&self) -> bool {
+        self.descriptor_a_columns().is_some()
+    }
+
+    /// The `k` of a row of A's staged blocks (64, 32 or 16) of an
+    /// instruction that [reads descriptors](Self::reads_descriptors).
+    pub fn descriptor_a_columns(&self) -> Option<usize> {
+        match self {
+            TensorDot::Mma(_) => None,
+            TensorDot::Wgmma(p) => Some(p.a_columns()),
+            TensorDot::Tcgen05(p) => Some(p.a_columns()),
         }
     }
 }
@@ -85,8 +107,9 @@ pub fn tensor_dot(
     num_warps: u32,
     tensor_cores: TensorCores,
 ) -> Option<TensorDot> {
-    wgmma_dot(func, id, num_warps, tensor_cores)
-        .map(TensorDot::Wgmma)
+    tcgen05_dot(func, id, num_warps, tensor_cores)
+        .map(TensorDot::Tcgen05)
+        .or_else(|| wgmma_dot(func, id, num_warps, tensor_cores).map(TensorDot::Wgmma))
         .or_else(|| mma_dot(func, id, num_warps, tensor_cores).map(TensorDot::Mma))
 }
 

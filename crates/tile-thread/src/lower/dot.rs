@@ -91,7 +91,11 @@ impl Lowerer<'_> {
         // copied ahead) is staged as the load's `[N, K]` tile; so is, from
         // its registers, the `b` of a `wgmma` narrower than 64 columns, which
         // reads it K-major only (`layout_assign/wgmma.rs`).
-        let narrow_wgmma = matches!(&plan, Some(TensorDot::Wgmma(p)) if p.kind.n < WGMMA_N);
+        let narrow_wgmma = match &plan {
+            Some(TensorDot::Wgmma(p)) => p.kind.n < WGMMA_N,
+            Some(TensorDot::Tcgen05(p)) => p.kind.n < WGMMA_N,
+            _ => false,
+        };
         let b_transposed = narrow_wgmma
             || super::copies::is_transposed(func, *b)
                 && matches!(
@@ -105,7 +109,7 @@ impl Lowerer<'_> {
                 false => self.operand_layout(plan.as_ref(), [rows, cols], i, false),
             }
         });
-        let wgmma = matches!(plan, Some(TensorDot::Wgmma(_)));
+        let wgmma = plan.as_ref().is_some_and(TensorDot::reads_descriptors);
         // `a` as staged or read before the loop (`invariant_operands.rs`),
         // or a chained product's straight from the registers the previous
         // product's accumulator left (`layout_assign/chain.rs`).
@@ -187,6 +191,9 @@ impl Lowerer<'_> {
         let regs = match plan {
             Some(TensorDot::Mma(plan)) => self.mma_steps(&plan, &staged, (k, n), &rc),
             Some(TensorDot::Wgmma(plan)) => self.wgmma_steps(&plan, &staged, (k, n), &rc),
+            Some(TensorDot::Tcgen05(plan)) => {
+                self.tcgen05_steps(id, &plan, &staged, (k, n), &rc)?
+            }
             None if staged.offsets.iter().all(Option::is_none) => {
                 let Some(allocs) = staged.both() else {
                     return Err(self.invalid(id, "a is not staged"));
@@ -265,7 +272,8 @@ impl Lowerer<'_> {
     /// How operand `which` (0 for A, 1 for B) is staged for `plan`, `shape`
     /// being the staged tile's: the operand's, or with `transposed` its
     /// transpose's (a K-major B, `[N, K]`, laid out as an A of `N` rows;
-    /// see [`Lowerer::reads_transposed_b`]). `wgmma`'s swizzled blocks (of
+    /// see [`Lowerer::reads_transposed_b`]). `wgmma`'s and `tcgen05.mma`'s
+    /// swizzled blocks (of
     /// A's `K` columns where that is 16 or 32, else of 64), `mma.sync`'s
     /// swizzled rows (`operand_swizzle.rs`, unless stagings are not
     /// swizzled: `LowerOptions::swizzle_shared`), else plain rows.
@@ -278,11 +286,11 @@ impl Lowerer<'_> {
     ) -> OperandLayout {
         let read_as = if transposed { 0 } else { which };
         match plan {
-            Some(TensorDot::Wgmma(p)) => OperandLayout::Blocks {
+            Some(p) if p.reads_descriptors() => OperandLayout::Blocks {
                 rows: shape[0],
-                width: match (which, transposed) {
-                    (0, _) => p.a_columns(),
-                    (_, true) => 64,
+                width: match (which, transposed, p.descriptor_a_columns()) {
+                    (0, _, Some(columns)) => columns,
+                    (_, true, _) => 64,
                     _ => WGMMA_N,
                 },
             },
@@ -303,7 +311,9 @@ impl Lowerer<'_> {
             shape.dims().get(1).copied()
         });
         match self.tensor_plan(dot) {
-            Some(TensorDot::Wgmma(_)) => k.is_some_and(|k| k.is_multiple_of(64)),
+            Some(TensorDot::Wgmma(_) | TensorDot::Tcgen05(_)) => {
+                k.is_some_and(|k| k.is_multiple_of(64))
+            }
             Some(TensorDot::Mma(p)) => {
                 p.kind.family() == MmaFamily::MmaSync
                     && !p.transposed

@@ -23,9 +23,9 @@ impl<'a> Lowerer<'a> {
     /// Before the `for` whose body is `body`: for each tensor-core `dot`
     /// directly in it whose `a` is a tile computed before the loop that only
     /// `dot`s use, stages the tile once. A warp-level instruction's
-    /// fragments are read from it at once and the bytes released; `wgmma`,
-    /// which reads its A from shared memory, keeps them until the loop
-    /// ends. Returns the allocations held.
+    /// fragments are read from it at once and the bytes released; `wgmma`
+    /// and `tcgen05.mma`, which read their A from shared memory, keep them
+    /// until the loop ends. Returns the allocations held.
     pub(super) fn preload_invariant_operands(&mut self, body: &'a Region) -> Vec<SharedId> {
         let mut held = Vec::new();
         for &id in &body.ops {
@@ -44,15 +44,14 @@ impl<'a> Lowerer<'a> {
             };
             let chained = match &plan {
                 TensorDot::Mma(mma) => self.chained_a_fragments(mma, &layout, &regs, k).is_some(),
-                TensorDot::Wgmma(_) => false,
+                TensorDot::Wgmma(_) | TensorDot::Tcgen05(_) => false,
             };
             if chained || !self.only_dots_in(body, a) {
                 continue;
             }
             let dtype = self.func.ty(a).dtype();
             let place = self.operand_layout(Some(&plan), [m, k], 0, false);
-            let wgmma = matches!(plan, TensorDot::Wgmma(_));
-            let (alloc, reused) = self.take_operand_buffer(dtype, m * k, wgmma);
+            let (alloc, reused) = self.take_operand_buffer(dtype, m * k, plan.reads_descriptors());
             if self.loop_depth > 0 || reused {
                 self.barrier();
             }
@@ -70,8 +69,8 @@ impl<'a> Lowerer<'a> {
                     self.release_shared(alloc);
                     OperandA::Registers(fragments)
                 }
-                TensorDot::Wgmma(_) => {
-                    // `wgmma` reads through the asynchronous proxy.
+                TensorDot::Wgmma(_) | TensorDot::Tcgen05(_) => {
+                    // The instruction reads through the asynchronous proxy.
                     self.emit_op(ThreadOpKind::FenceProxyAsync, vec![], &[]);
                     self.barrier();
                     held.push(alloc);

@@ -51,6 +51,7 @@ mod shuffle_convert;
 mod software_pipeline;
 mod store_vectors;
 mod swizzle;
+mod tcgen05;
 mod tma;
 mod wgmma;
 mod widen_products;
@@ -158,6 +159,7 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         origins: Vec::new(),
         read_only: reload::read_only_tensors(func),
         preloaded_a: HashMap::new(),
+        tensor_memory: None,
     };
     // The targets with `cp.async` copy their tensor-core operands with it.
     if options.tensor_cores.cp_async() {
@@ -169,7 +171,13 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         lowerer.prefetched = software_pipeline::prefetched_loads(func, &deferred);
         lowerer.deferred = deferred;
     }
-    lowerer.program.body.ops = lowerer.kernel_body(&func.body)?;
+    if let Some(columns) = lowerer.tensor_memory_columns() {
+        lowerer.allocate_tensor_memory(columns)?;
+    }
+    let mut body = lowerer.kernel_body(&func.body)?;
+    lowerer.free_tensor_memory();
+    body.append(&mut lowerer.current);
+    lowerer.program.body.ops = body;
     let apart = global_order::Independence {
         func,
         layouts: &lowerer.plan.values,
@@ -296,6 +304,8 @@ struct Lowerer<'a> {
     read_only: std::collections::HashSet<usize>,
     /// The `a` fragments read before their loop (`invariant_operands.rs`).
     preloaded_a: invariant_operands::Preloaded,
+    /// The kernel's tensor memory, where a `dot` runs on `tcgen05.mma`.
+    tensor_memory: Option<tcgen05::TensorMemory>,
 }
 
 impl<'a> Lowerer<'a> {

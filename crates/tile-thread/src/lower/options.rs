@@ -64,6 +64,10 @@ pub enum TensorCores {
     /// memory (sm_90a), for the dots whose tiles it fits; `mma.sync` (with
     /// its FP8 form) for the others.
     Wgmma,
+    /// Blackwell's `tcgen05.mma` on `f16` and `bf16` from shared memory
+    /// into tensor memory (sm_100a, sm_103a), for the dots whose tiles it
+    /// fits; `mma.sync` (with its FP8 form) for the others.
+    Tcgen05,
 }
 
 impl TensorCores {
@@ -76,7 +80,7 @@ impl TensorCores {
             TensorCores::Wmma => Some(MmaFamily::Wmma),
             TensorCores::Wmma12 => Some(MmaFamily::Wmma12),
             TensorCores::Mfma | TensorCores::Mfma950 => Some(MmaFamily::Mfma),
-            TensorCores::Wgmma => Some(MmaFamily::MmaSync),
+            TensorCores::Wgmma | TensorCores::Tcgen05 => Some(MmaFamily::MmaSync),
         }
     }
 
@@ -97,6 +101,7 @@ impl TensorCores {
             self,
             TensorCores::MmaSyncFp8
                 | TensorCores::Wgmma
+                | TensorCores::Tcgen05
                 | TensorCores::Wmma12
                 | TensorCores::Mfma950
         )
@@ -107,7 +112,10 @@ impl TensorCores {
     pub fn cp_async(self) -> bool {
         matches!(
             self,
-            TensorCores::MmaSync | TensorCores::MmaSyncFp8 | TensorCores::Wgmma
+            TensorCores::MmaSync
+                | TensorCores::MmaSyncFp8
+                | TensorCores::Wgmma
+                | TensorCores::Tcgen05
         )
     }
 }

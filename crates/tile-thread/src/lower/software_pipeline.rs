@@ -220,7 +220,7 @@ impl Lowerer<'_> {
                 // A transposed operand is staged as the load's tile is.
                 let flipped = is_transposed(self.func, self.func.op(dot).operands[which]);
                 places.push(self.operand_layout(plan.as_ref(), shape, which, flipped));
-                wgmma |= matches!(plan, Some(TensorDot::Wgmma(_)));
+                wgmma |= plan.as_ref().is_some_and(TensorDot::reads_descriptors);
             }
             let place = places[0];
             if places.iter().any(|&p| p != place) || !len.is_multiple_of(place.period()) {

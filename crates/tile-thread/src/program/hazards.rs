@@ -11,16 +11,18 @@
 //! dataflow analysis carries, at each point, the accesses not yet ordered
 //! by a barrier:
 //!
-//! - **reads** (`ld.shared`, `ldmatrix`, and a `wgmma`'s operands once a
-//!   `wgmma.wait 0` has completed it): a later write to the allocation
+//! - **reads** (`ld.shared`, `ldmatrix`, and the operands of a `wgmma`
+//!   once a `wgmma.wait 0` has completed it, of a `tcgen05.mma` once a
+//!   `tcgen05.commit_wait` has): a later write to the allocation
 //!   before a `barrier` is a write-after-read race;
-//! - **writes** (`st.shared`, and `cp.async` copies once a `cp.async.wait`
+//! - **writes** (`st.shared`, `tmem.alloc`'s address, and `cp.async`
+//!   copies once a `cp.async.wait`
 //!   landed them): a later read before a `barrier` is a read-after-write
 //!   race;
 //! - **copies in flight** (`cp.async` before its wait, `tma.load` before
 //!   the `mbarrier.wait` on its barrier, whose waiters then see the bytes
-//!   with no `barrier`), and **`wgmma` reads in flight** (before
-//!   `wgmma.wait 0`), which no `barrier` orders: a write to an allocation a
+//!   with no `barrier`), and **`wgmma` and `tcgen05.mma` reads in
+//!   flight** (before their waits), which no `barrier` orders: a write to an allocation a
 //!   `wgmma` may still read is a race wherever it is.
 //!
 //! A `cp.async.commit` closes a copy group: the `st.shared`s issued since
@@ -166,7 +168,11 @@ impl Analysis<'_> {
                 self.write_check(id, *alloc, state)?;
                 state.tma.entry(*alloc).or_insert((id, *bar));
             }
-            ThreadOpKind::Wgmma { a, b, .. } => {
+            ThreadOpKind::TmemAlloc { slot, .. } => {
+                self.write_check(id, *slot, state)?;
+                state.writes.entry(*slot).or_insert(id);
+            }
+            ThreadOpKind::Wgmma { a, b, .. } | ThreadOpKind::Tcgen05Mma { a, b, .. } => {
                 for alloc in [*a, *b] {
                     if let Some(&w) = state.writes.get(&alloc) {
                         return Err(self.race(id, w, "may read what was written by"));
@@ -180,7 +186,7 @@ impl Analysis<'_> {
                 }
                 state.wgmma.entry(*b).or_insert(id);
             }
-            ThreadOpKind::WgmmaWait { pending: 0 } => {
+            ThreadOpKind::WgmmaWait { pending: 0 } | ThreadOpKind::Tcgen05CommitWait { .. } => {
                 let done = std::mem::take(&mut state.wgmma);
                 for (alloc, op) in done {
                     state.reads.entry(alloc).or_insert(op);
@@ -241,7 +247,10 @@ impl Analysis<'_> {
             ThreadOpKind::TmaLoad { alloc, .. } | ThreadOpKind::WgmmaRegisterA { b: alloc, .. } => {
                 *alloc = root(alloc)
             }
-            ThreadOpKind::Wgmma { a, b, .. } => (*a, *b) = (root(a), root(b)),
+            ThreadOpKind::Wgmma { a, b, .. } | ThreadOpKind::Tcgen05Mma { a, b, .. } => {
+                (*a, *b) = (root(a), root(b))
+            }
+            ThreadOpKind::TmemAlloc { slot, .. } => *slot = root(slot),
             _ => {}
         }
         kind

@@ -35,7 +35,8 @@ mod verify;
 
 pub use global::GlobalOperands;
 pub use ops::{
-    CheckKind, DescriptorSwizzle, LdMatrix, MmaKind, ShuffleMode, ThreadOpKind, WgmmaKind,
+    CheckKind, DescriptorSwizzle, LdMatrix, MmaKind, ShuffleMode, Tcgen05Kind, ThreadOpKind,
+    WgmmaKind,
 };
 pub use parse::parse_program;
 pub use verify::{verify, VerifyError};

@@ -3,6 +3,7 @@
 use super::SharedId;
 pub use tile_hw::ldmatrix::LdMatrix;
 pub use tile_hw::mma::MmaKind;
+pub use tile_hw::tcgen05::Tcgen05Kind;
 pub use tile_hw::wgmma::{Swizzle as DescriptorSwizzle, WgmmaKind};
 use tile_ir::{AtomicOp, BinaryOp, CmpPred, DType, MemOrder, MemScope, Scalar, UnaryOp};
 
@@ -339,6 +340,68 @@ pub enum ThreadOpKind {
         /// The groups that may stay in flight.
         pending: u8,
     },
+    /// `tmem.alloc <columns> @s<slot>[%index]`: warp 0 allocates `columns`
+    /// columns of the block's tensor memory (PTX `tcgen05.alloc` and
+    /// `tcgen05.relinquish_alloc_permit`, [`tile_hw::tcgen05`]) and writes
+    /// their base address to the `u32` at `index` (`i32`) of `slot`; other
+    /// warps do nothing. Threads read the address after a barrier.
+    TmemAlloc {
+        /// The columns: a power of two from 32 to 512.
+        columns: u16,
+        /// The allocation of the address's word.
+        slot: SharedId,
+    },
+    /// `tmem.dealloc <columns> %t`: warp 0 frees the `columns` columns of
+    /// tensor memory at address `t` (`i32`, what `tmem.alloc` wrote); other
+    /// warps do nothing. Every thread's accesses of them come before it, by
+    /// a barrier.
+    TmemDealloc {
+        /// The columns allocated.
+        columns: u16,
+    },
+    /// `tcgen05.mma.m128n<N>k16.<dtype>[.bk][.sw64|.sw32] @s<a>[%ia],
+    /// @s<b>[%ib], %d, %accumulate mask(%m)`: where `m` (`bool`) holds (one
+    /// thread), PTX `tcgen05.mma.cta_group::1.kind::f16` of A (128×16) and B
+    /// (16×N) laid out in shared memory as [`Self::Wgmma`]'s are, from
+    /// elements `ia` and `ib` (`i32`), into the 128×N `f32` block of tensor
+    /// memory at address `d` (`i32`, lane 0), adding to it where
+    /// `accumulate` (`bool`) holds. Asynchronous: D is written, and the
+    /// operands read, by the time a `tcgen05.commit_wait` of the same
+    /// thread returns.
+    Tcgen05Mma {
+        /// The instruction.
+        kind: Tcgen05Kind,
+        /// The allocation of A.
+        a: SharedId,
+        /// The swizzle, hence the row width, of A's layout.
+        a_swizzle: DescriptorSwizzle,
+        /// The allocation of B.
+        b: SharedId,
+    },
+    /// `tcgen05.commit_wait @s<bar>[%index] mask(%m)`: where `m` holds, PTX
+    /// `tcgen05.commit` arrives once at the mbarrier at `index` (of one
+    /// expected arrival) when the thread's earlier `tcgen05.mma`s are done;
+    /// every thread then waits for that phase of the barrier (each phase
+    /// in turn: every thread of the block executes each of these in the
+    /// same order, with a barrier between one and the next `tcgen05.mma`).
+    /// After it, the products' D are in tensor memory for every thread.
+    Tcgen05CommitWait {
+        /// The barriers' allocation.
+        bar: SharedId,
+    },
+    /// `%r… = tmem.load.x<columns> %t`: one warp's PTX
+    /// `tcgen05.ld.sync.aligned.32x32b.x<columns>` and its wait: lane `l`
+    /// of warp `w` reads lane `32·(w % 4) + l` of tensor memory, `columns`
+    /// columns from the column of address `t` (`i32`, the same in every
+    /// lane, its lane 0), as `f32`s.
+    TmemLoad {
+        /// The columns each thread reads.
+        columns: u16,
+    },
+    /// `tmem.store %t, %v…`: [`Self::TmemLoad`]'s store, `tcgen05.st` and
+    /// its wait: lane `l` of warp `w` writes its values (`f32`) to lane
+    /// `32·(w % 4) + l`, consecutive columns from that of `t`.
+    TmemStore,
     /// `fence.proxy.async`: the thread's earlier writes to shared memory
     /// become visible to the asynchronous proxy (`wgmma`) of every thread
     /// after the next barrier.
@@ -458,6 +521,12 @@ impl ThreadOpKind {
             ThreadOpKind::WgmmaFence => "wgmma.fence",
             ThreadOpKind::WgmmaCommit => "wgmma.commit",
             ThreadOpKind::WgmmaWait { .. } => "wgmma.wait",
+            ThreadOpKind::TmemAlloc { .. } => "tmem.alloc",
+            ThreadOpKind::TmemDealloc { .. } => "tmem.dealloc",
+            ThreadOpKind::Tcgen05Mma { .. } => "tcgen05.mma",
+            ThreadOpKind::Tcgen05CommitWait { .. } => "tcgen05.commit_wait",
+            ThreadOpKind::TmemLoad { .. } => "tmem.load",
+            ThreadOpKind::TmemStore => "tmem.store",
             ThreadOpKind::FenceProxyAsync => "fence.proxy.async",
             ThreadOpKind::GridWait => "griddepcontrol.wait",
             ThreadOpKind::GridLaunchDependents => "griddepcontrol.launch_dependents",

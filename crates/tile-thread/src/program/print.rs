@@ -354,6 +354,45 @@ impl Program {
                 ),
                 _ => write!(text, "tma.load @s{} {}", alloc.index(), list(o)),
             },
+            ThreadOpKind::TmemAlloc { columns, slot } => {
+                write!(text, "tmem.alloc {columns} @s{}[{}]", slot.index(), list(o))
+            }
+            ThreadOpKind::TmemDealloc { columns } => {
+                write!(text, "tmem.dealloc {columns} {}", list(o))
+            }
+            ThreadOpKind::Tcgen05Mma {
+                kind,
+                a,
+                a_swizzle,
+                b,
+            } => match o.as_slice() {
+                [ia, ib, d, accumulate, mask] => write!(
+                    text,
+                    "tcgen05.mma.{}{} @s{}[{}], @s{}[{}], {}, {} mask({})",
+                    kind.name(),
+                    swizzle_suffix(*a_swizzle),
+                    a.index(),
+                    reg(*ia),
+                    b.index(),
+                    reg(*ib),
+                    reg(*d),
+                    reg(*accumulate),
+                    reg(*mask)
+                ),
+                _ => write!(text, "tcgen05.mma.{} {}", kind.name(), list(o)),
+            },
+            ThreadOpKind::Tcgen05CommitWait { bar } => match o.as_slice() {
+                [index, mask] => write!(
+                    text,
+                    "tcgen05.commit_wait @s{}[{}] mask({})",
+                    bar.index(),
+                    reg(*index),
+                    reg(*mask)
+                ),
+                _ => write!(text, "tcgen05.commit_wait @s{} {}", bar.index(), list(o)),
+            },
+            ThreadOpKind::TmemLoad { columns } => write!(text, "tmem.load.x{columns} {}", list(o)),
+            ThreadOpKind::TmemStore => write!(text, "tmem.store {}", list(o)),
             ThreadOpKind::WgmmaFence => write!(text, "wgmma.fence"),
             ThreadOpKind::WgmmaCommit => write!(text, "wgmma.commit"),
             ThreadOpKind::WgmmaWait { pending } => write!(text, "wgmma.wait {pending} {}", list(o)),

@@ -13,6 +13,7 @@
 //! beyond the structure: run [`super::verify`] for the rules.
 
 mod ops;
+mod tcgen05;
 mod wgmma;
 
 use super::{OpId, Param, ParamKind, Program, Reg, Region, ThreadOpKind};

@@ -232,6 +232,8 @@ impl<'a> Parser<'_, 'a> {
                 (ThreadOpKind::LdMatrix { alloc, shape }, index)
             }
             "wgmma" => self.wgmma()?,
+            "tmem" => self.tmem()?,
+            "tcgen05" => self.tcgen05()?,
             "mbarrier" => {
                 self.match_token(TokenKind::Dot, "`.init`, `.expect_tx` or `.wait`")?;
                 let what = self.match_ident("`init`, `expect_tx` or `wait`")?;

@@ -32,7 +32,8 @@ impl Parser<'_, '_> {
         let kind = n
             .and_then(|n| WgmmaKind::new(dtype, n))
             .ok_or_else(|| Self::error_at(&what, format!("unknown wgmma `{shape}.{dtype}`")))?;
-        let (kind, a_swizzle) = self.wgmma_suffixes(kind)?;
+        let (b_major, a_swizzle) = self.descriptor_suffixes("wgmma")?;
+        let kind = kind.with_b_major(b_major);
         if self.peek().kind == TokenKind::LBrace {
             if a_swizzle != DescriptorSwizzle::B128 {
                 return Err(Self::error_at(
@@ -75,18 +76,19 @@ impl Parser<'_, '_> {
         Ok(b)
     }
 
-    /// A `wgmma`'s optional `.bk` (a K-major B) and `.sw64` or `.sw32`
-    /// (A's rows of 64 or 32 bytes; without one, 128), in that order.
-    fn wgmma_suffixes(
+    /// The optional `.bk` (a K-major B) and `.sw64` or `.sw32` (A's rows of
+    /// 64 or 32 bytes; without one, 128), in that order, of a `wgmma` or
+    /// `tcgen05.mma` (`op`): B's major and A's swizzle.
+    pub(super) fn descriptor_suffixes(
         &mut self,
-        kind: WgmmaKind,
-    ) -> Result<(WgmmaKind, DescriptorSwizzle), ParseError> {
-        let (mut kind, mut swizzle) = (kind, None);
+        op: &str,
+    ) -> Result<(Major, DescriptorSwizzle), ParseError> {
+        let (mut b_major, mut swizzle) = (Major::Mn, None);
         while self.peek().kind == TokenKind::Dot && swizzle.is_none() {
             self.bump();
             let word = self.match_ident("`bk`, `sw64` or `sw32`")?;
-            if word.text == "bk" && kind.b_major == Major::Mn {
-                kind = kind.with_b_major(Major::K);
+            if word.text == "bk" && b_major == Major::Mn {
+                b_major = Major::K;
                 continue;
             }
             swizzle = word
@@ -98,12 +100,12 @@ impl Parser<'_, '_> {
                 return Err(Self::error_at(
                     &word,
                     format!(
-                        "unknown wgmma suffix `{}`: `bk` (a K-major B), then `sw64` or `sw32`",
+                        "unknown {op} suffix `{}`: `bk` (a K-major B), then `sw64` or `sw32`",
                         word.text
                     ),
                 ));
             }
         }
-        Ok((kind, swizzle.unwrap_or(DescriptorSwizzle::B128)))
+        Ok((b_major, swizzle.unwrap_or(DescriptorSwizzle::B128)))
     }
 }

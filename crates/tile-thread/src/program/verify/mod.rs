@@ -18,6 +18,8 @@ use super::{
 };
 use tile_ir::DType;
 
+mod tcgen05;
+
 /// A broken rule of the thread-level program, naming the op.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("`{op}`: {rule}")]
@@ -361,6 +363,12 @@ impl Checker<'_> {
             | ThreadOpKind::FenceProxyAsync
             | ThreadOpKind::GridWait
             | ThreadOpKind::GridLaunchDependents => operands.is_empty() && results.is_empty(),
+            ThreadOpKind::TmemAlloc { .. }
+            | ThreadOpKind::TmemDealloc { .. }
+            | ThreadOpKind::Tcgen05Mma { .. }
+            | ThreadOpKind::Tcgen05CommitWait { .. }
+            | ThreadOpKind::TmemLoad { .. }
+            | ThreadOpKind::TmemStore => self.tcgen05_op(id, &op.kind, &operands, &results)?,
             ThreadOpKind::WgmmaWait { .. } => {
                 operands == results && operands.iter().all(|&d| d == DType::F32)
             }

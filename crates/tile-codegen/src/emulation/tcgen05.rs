@@ -1,0 +1,76 @@
+//! What replaces each tensor-memory snippet (`crate::gpu::Tcgen05Asm`) on
+//! the emulation target: a call of the runtime's entry point
+//! (`tile_abi::emulation::RuntimeCall::TmemAlloc` and the five after it),
+//! a load's or store's values through a stack buffer of the thread's.
+
+use super::asm::runtime_call;
+use crate::gpu::Tcgen05Asm;
+use tile_abi::emulation::RuntimeCall;
+
+/// The definition of `name`, replacing `snippet`.
+pub(super) fn definition(name: &str, snippet: Tcgen05Asm) -> String {
+    let void = |params: &str, body: String| {
+        format!("define internal void @{name}({params}) {{\n{body}  ret void\n}}\n")
+    };
+    let address = "  %a = zext i32 %t to i64\n";
+    match snippet {
+        Tcgen05Asm::Alloc { columns } => {
+            let columns = columns.to_string();
+            let call = runtime_call(RuntimeCall::TmemAlloc, ["%slot", &columns, "0", "0"]);
+            void("i64 %slot", call)
+        }
+        Tcgen05Asm::Dealloc { columns } => {
+            let columns = columns.to_string();
+            let call = runtime_call(RuntimeCall::TmemDealloc, ["%a", &columns, "0", "0"]);
+            void("i32 %t", format!("{address}{call}"))
+        }
+        Tcgen05Asm::Mma => {
+            let code = "  %d64 = zext i32 %d to i64\n  %i = zext i32 %idesc to i64\n  %nz = icmp ne i32 %acc, 0\n  %s = zext i1 %nz to i64\n  %sh = shl i64 %s, 32\n  %code = or i64 %sh, %i\n";
+            let call = runtime_call(RuntimeCall::Tcgen05Mma, ["%d64", "%da", "%db", "%code"]);
+            void(
+                "i32 %d, i64 %da, i64 %db, i32 %idesc, i32 %acc",
+                format!("{code}{call}"),
+            )
+        }
+        Tcgen05Asm::Commit => void(
+            "i64 %bar",
+            runtime_call(RuntimeCall::Tcgen05Commit, ["%bar", "0", "0", "0"]),
+        ),
+        Tcgen05Asm::Load { columns } | Tcgen05Asm::Store { columns } => {
+            let n = usize::from(columns);
+            let store = matches!(snippet, Tcgen05Asm::Store { .. });
+            let mut body = format!("{address}  %buf = alloca [{n} x float], align 4\n");
+            let slot = |i: usize| {
+                format!(
+                    "  %p{i} = getelementptr inbounds [{n} x float], ptr %buf, i64 0, i64 {i}\n"
+                )
+            };
+            if store {
+                for i in 0..n {
+                    body.push_str(&slot(i));
+                    body.push_str(&format!("  store float %v{i}, ptr %p{i}, align 4\n"));
+                }
+            }
+            body.push_str("  %addr = ptrtoint ptr %buf to i64\n");
+            let (op, count) = match store {
+                true => (RuntimeCall::TmemStore, n.to_string()),
+                false => (RuntimeCall::TmemLoad, n.to_string()),
+            };
+            body.push_str(&runtime_call(op, ["%a", "%addr", &count, "0"]));
+            if store {
+                let values: Vec<String> = (0..n).map(|i| format!("float %v{i}")).collect();
+                return void(&format!("i32 %t, {}", values.join(", ")), body);
+            }
+            let ret = format!("{{ {} }}", vec!["float"; n].join(", "));
+            let mut acc = "poison".to_string();
+            for i in 0..n {
+                body.push_str(&slot(i));
+                body.push_str(&format!(
+                    "  %l{i} = load float, ptr %p{i}, align 4\n  %s{i} = insertvalue {ret} {acc}, float %l{i}, {i}\n"
+                ));
+                acc = format!("%s{i}");
+            }
+            format!("define internal {ret} @{name}(i32 %t) {{\n{body}  ret {ret} {acc}\n}}\n")
+        }
+    }
+}

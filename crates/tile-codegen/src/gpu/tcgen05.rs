@@ -1,0 +1,294 @@
+//! Blackwell's tensor memory and `tcgen05.mma` (sm_100a, sm_103a) as inline
+//! PTX ([`Tcgen05Asm`], one variant of [`Asm`]), as Triton and CUTLASS
+//! write them: LLVM 22 has intrinsics for each, but the emulation target
+//! models the instructions snippet by snippet, as it does `wgmma`.
+//!
+//! Every snippet that reaches tensor memory opens with
+//! `tcgen05.fence::after_thread_sync` and, when it ends a wait, closes with
+//! `tcgen05.fence::before_thread_sync`, so that the block barriers and the
+//! mbarrier waits of the thread program order the asynchronous tensor
+//! operations as they order everything else. Loads and stores wait for
+//! themselves (`tcgen05.wait::ld`/`::st`) in the same snippet, so that no
+//! use of a loaded register moves above the wait. The thread-level
+//! `tcgen05.commit_wait` waits on the mbarrier by the parity of its phase,
+//! which the kernel keeps in a local variable: every thread waits for
+//! every phase, in order.
+
+use super::kernel::Kernel;
+use super::{Asm, GpuEmitter};
+use crate::EmitError;
+use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
+use inkwell::IntPredicate;
+use tile_hw::tcgen05::{smem_descriptor, WARP_LANES};
+use tile_hw::wgmma::Swizzle;
+use tile_thread::program::{SharedId, Tcgen05Kind, ThreadOpKind};
+
+/// One inline-PTX snippet of tensor memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tcgen05Asm {
+    /// `tcgen05.alloc` of `columns` and `relinquish_alloc_permit`:
+    /// `(slot: i64)`, the shared address of the word it writes.
+    Alloc {
+        /// The columns.
+        columns: u16,
+    },
+    /// `tcgen05.dealloc` of `columns`: `(address: i32)`.
+    Dealloc {
+        /// The columns.
+        columns: u16,
+    },
+    /// `tcgen05.mma.cta_group::1.kind::f16`: `(d: i32, desc_a: i64, desc_b:
+    /// i64, idesc: i32, accumulate: i32)`.
+    Mma,
+    /// `tcgen05.commit…mbarrier::arrive::one`: `(bar: i64)`.
+    Commit,
+    /// `tcgen05.ld.32x32b.x<columns>` and its wait: `(address: i32) ->
+    /// f32…`.
+    Load {
+        /// The columns.
+        columns: u16,
+    },
+    /// `tcgen05.st.32x32b.x<columns>` and its wait: `(address: i32, f32…)`.
+    Store {
+        /// The columns.
+        columns: u16,
+    },
+}
+
+const AFTER: &str = "tcgen05.fence::after_thread_sync;";
+const BEFORE: &str = "tcgen05.fence::before_thread_sync;";
+
+/// `{$first, …}` of `n` registers.
+fn registers(first: usize, n: u16) -> String {
+    let regs: Vec<String> = (first..first + usize::from(n))
+        .map(|i| format!("${i}"))
+        .collect();
+    format!("{{{}}}", regs.join(", "))
+}
+
+impl Tcgen05Asm {
+    /// The PTX template, on one line.
+    pub(crate) fn template(self) -> String {
+        match self {
+            Tcgen05Asm::Alloc { columns } => format!(
+                "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [$0], {columns}; tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned; {BEFORE}"
+            ),
+            Tcgen05Asm::Dealloc { columns } => format!(
+                "{AFTER} tcgen05.dealloc.cta_group::1.sync.aligned.b32 $0, {columns};"
+            ),
+            Tcgen05Asm::Mma => format!(
+                "{{ .reg .pred p; setp.ne.b32 p, $4, 0; {AFTER} tcgen05.mma.cta_group::1.kind::f16 [$0], $1, $2, $3, p; }}"
+            ),
+            Tcgen05Asm::Commit => {
+                "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [$0];".into()
+            }
+            Tcgen05Asm::Load { columns } => format!(
+                "{AFTER} tcgen05.ld.sync.aligned.32x32b.x{columns}.b32 {}, [${columns}]; tcgen05.wait::ld.sync.aligned; {BEFORE}",
+                registers(0, columns)
+            ),
+            Tcgen05Asm::Store { columns } => format!(
+                "{AFTER} tcgen05.st.sync.aligned.32x32b.x{columns}.b32 [$0], {}; tcgen05.wait::st.sync.aligned; {BEFORE}",
+                registers(1, columns)
+            ),
+        }
+    }
+
+    /// The constraint string.
+    pub(crate) fn constraints(self) -> String {
+        let memory = super::asm::MEMORY;
+        match self {
+            Tcgen05Asm::Alloc { .. } | Tcgen05Asm::Commit => format!("l,{memory}"),
+            Tcgen05Asm::Dealloc { .. } => format!("r,{memory}"),
+            Tcgen05Asm::Mma => format!("r,l,l,r,r,{memory}"),
+            Tcgen05Asm::Load { columns } => {
+                format!("{},r,{memory}", vec!["=f"; usize::from(columns)].join(","))
+            }
+            Tcgen05Asm::Store { columns } => {
+                format!("r,{},{memory}", vec!["f"; usize::from(columns)].join(","))
+            }
+        }
+    }
+
+    /// The snippet `template` was written for, if one was (its constraints
+    /// left to the caller's check).
+    pub(crate) fn parse(template: &str) -> Option<Tcgen05Asm> {
+        let columns = |after: &str, end: char| -> Option<u16> {
+            let at = template.find(after)? + after.len();
+            template[at..].split(end).next()?.parse().ok()
+        };
+        let candidate = if template.starts_with("tcgen05.alloc") {
+            Tcgen05Asm::Alloc {
+                columns: columns("[$0], ", ';')?,
+            }
+        } else if template.contains("tcgen05.dealloc") {
+            Tcgen05Asm::Dealloc {
+                columns: columns("$0, ", ';')?,
+            }
+        } else if template.contains("tcgen05.mma") {
+            Tcgen05Asm::Mma
+        } else if template.starts_with("tcgen05.commit") {
+            Tcgen05Asm::Commit
+        } else if template.contains("tcgen05.ld") {
+            Tcgen05Asm::Load {
+                columns: columns(".32x32b.x", '.')?,
+            }
+        } else if template.contains("tcgen05.st") {
+            Tcgen05Asm::Store {
+                columns: columns(".32x32b.x", '.')?,
+            }
+        } else {
+            return None;
+        };
+        (candidate.template() == template).then_some(candidate)
+    }
+
+    /// Its name in the emulation target's replacements.
+    pub(crate) fn name(self) -> String {
+        match self {
+            Tcgen05Asm::Alloc { columns } => format!("tcgen05.alloc.{columns}"),
+            Tcgen05Asm::Dealloc { columns } => format!("tcgen05.dealloc.{columns}"),
+            Tcgen05Asm::Mma => "tcgen05.mma".into(),
+            Tcgen05Asm::Commit => "tcgen05.commit".into(),
+            Tcgen05Asm::Load { columns } => format!("tcgen05.ld.x{columns}"),
+            Tcgen05Asm::Store { columns } => format!("tcgen05.st.x{columns}"),
+        }
+    }
+
+    /// The `f32` values it returns.
+    pub(crate) fn values(self) -> usize {
+        match self {
+            Tcgen05Asm::Load { columns } => usize::from(columns),
+            _ => 0,
+        }
+    }
+}
+
+impl<'ctx> GpuEmitter<'_, 'ctx> {
+    /// The tensor-memory op `kind` on the registers `x`.
+    pub(super) fn tcgen05_op(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        kind: &ThreadOpKind,
+        x: &[BasicValueEnum<'ctx>],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
+        let int = |i: usize| -> Result<IntValue<'ctx>, EmitError> {
+            x.get(i)
+                .map(|v| v.into_int_value())
+                .ok_or_else(|| EmitError::internal("a tensor-memory op's operands"))
+        };
+        let asm =
+            |a: Tcgen05Asm, args: &[BasicValueEnum<'ctx>]| self.inline_asm(Asm::Tcgen05(a), args);
+        match kind {
+            ThreadOpKind::TmemAlloc { columns, slot } => {
+                let at = self.shared_address(k, *slot, int(0)?)?;
+                let alloc = Tcgen05Asm::Alloc { columns: *columns };
+                self.when(k, self.first_warp(k)?, |s| {
+                    s.inline_asm(Asm::Tcgen05(alloc), &[at.into()]).map(drop)
+                })?;
+                Ok(Vec::new())
+            }
+            ThreadOpKind::TmemDealloc { columns } => {
+                let address = int(0)?;
+                let dealloc = Tcgen05Asm::Dealloc { columns: *columns };
+                self.when(k, self.first_warp(k)?, |s| {
+                    s.inline_asm(Asm::Tcgen05(dealloc), &[address.into()])
+                        .map(drop)
+                })?;
+                Ok(Vec::new())
+            }
+            ThreadOpKind::Tcgen05Mma {
+                kind,
+                a,
+                a_swizzle,
+                b,
+            } => {
+                let desc_a = self.descriptor(k, (*a, *a_swizzle), int(0)?, smem_descriptor)?;
+                let desc_b = self.descriptor(k, (*b, Swizzle::B128), int(1)?, smem_descriptor)?;
+                let i32t = self.ctx.i32_type();
+                let idesc = i32t.const_int(u64::from(Tcgen05Kind::descriptor(*kind)), false);
+                let accumulate = self.b.build_int_z_extend(int(3)?, i32t, "acc")?;
+                let args = [
+                    int(2)?.into(),
+                    desc_a.into(),
+                    desc_b.into(),
+                    idesc.into(),
+                    accumulate.into(),
+                ];
+                self.when(k, int(4)?, |s| {
+                    s.inline_asm(Asm::Tcgen05(Tcgen05Asm::Mma), &args).map(drop)
+                })?;
+                Ok(Vec::new())
+            }
+            ThreadOpKind::Tcgen05CommitWait { bar } => {
+                let at = self.shared_address(k, *bar, int(0)?)?;
+                self.when(k, int(1)?, |s| {
+                    s.inline_asm(Asm::Tcgen05(Tcgen05Asm::Commit), &[at.into()])
+                        .map(drop)
+                })?;
+                let phase = k
+                    .tmem_phase
+                    .ok_or_else(|| EmitError::internal("tcgen05.commit_wait without a phase"))?;
+                self.wait_phase(k, (*bar, int(0)?), phase)?;
+                Ok(Vec::new())
+            }
+            ThreadOpKind::TmemLoad { columns } => {
+                let at = self.warp_lanes(k, int(0)?)?;
+                asm(Tcgen05Asm::Load { columns: *columns }, &[at.into()])
+            }
+            ThreadOpKind::TmemStore => {
+                let at = self.warp_lanes(k, int(0)?)?;
+                let columns = u16::try_from(x.len() - 1)
+                    .map_err(|_| EmitError::internal("a tensor-memory store's values"))?;
+                let mut args = vec![at.into()];
+                args.extend_from_slice(&x[1..]);
+                asm(Tcgen05Asm::Store { columns }, &args)
+            }
+            _ => Err(EmitError::internal("not a tensor-memory op")),
+        }
+    }
+
+    /// Whether the thread is in warp 0.
+    fn first_warp(&self, k: &Kernel<'_, 'ctx>) -> Result<IntValue<'ctx>, EmitError> {
+        let lanes = k.thread.get_type().const_int(WARP_LANES as u64, false);
+        Ok(self
+            .b
+            .build_int_compare(IntPredicate::ULT, k.thread, lanes, "warp0")?)
+    }
+
+    /// `address` with its lane the first of the thread's warp's quarter of
+    /// tensor memory: `32·(warp % 4)`.
+    fn warp_lanes(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        address: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>, EmitError> {
+        let t = k.thread.get_type();
+        let quarter = self
+            .b
+            .build_right_shift(k.thread, t.const_int(5, false), false, "warp")?;
+        let quarter = self
+            .b
+            .build_and(quarter, t.const_int(3, false), "quarter")?;
+        let lane = self
+            .b
+            .build_left_shift(quarter, t.const_int(21, false), "lane")?;
+        let lane = self.b.build_int_cast(lane, address.get_type(), "lane")?;
+        Ok(self.b.build_int_add(address, lane, "taddr")?)
+    }
+
+    /// Waits for the phase of the mbarrier at `index` of `bar` whose parity
+    /// `phase` holds, then flips it.
+    fn wait_phase(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        (bar, index): (SharedId, IntValue<'ctx>),
+        phase: PointerValue<'ctx>,
+    ) -> Result<(), EmitError> {
+        let i32t = self.ctx.i32_type();
+        let parity = self.b.build_load(i32t, phase, "parity")?.into_int_value();
+        self.mbarrier_wait(k, bar, [index, parity])?;
+        let next = self.b.build_xor(parity, i32t.const_int(1, false), "next")?;
+        self.b.build_store(phase, next)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,192 @@
+//! Blackwell's tensor memory and `tcgen05.mma` ([`tile_hw::tcgen05`]) on
+//! the emulation target: the block's 128 lanes × 512 columns, one
+//! allocation from column 0 (by lane 0 of the allocating warp; the other
+//! lanes' calls of the same warp-wide instruction change nothing), freed
+//! before the block ends; a product computed at issue from its operands in
+//! shared memory (read through sm_100's descriptors, as the issuing
+//! thread's reads: race-checked, each written byte fenced by its writer's
+//! `fence.proxy.async`), its commit an arrival at the mbarrier; and each
+//! lane's loads and stores of its row in its warp's quarter of the lanes.
+//!
+//! The product lands at issue, so a kernel that loaded D before waiting for
+//! the commit would still see it here: the lockstep emulator, which delays
+//! it to the commit, checks that order (`tile_thread::emulate`).
+
+use crate::block::Block;
+use crate::error::{EmuError, Place};
+use tile_abi::emulation::Access;
+use tile_hw::tcgen05::{
+    allocation_columns, block_mma, decode_smem_descriptor, split_address, Tcgen05Kind, COLUMNS, K,
+    LANES, M, WARP_LANES,
+};
+use tile_hw::wgmma::Major;
+
+/// The block's tensor memory.
+#[derive(Clone, Debug)]
+pub(crate) struct TensorMemory {
+    /// Each cell's bits, lane-major.
+    cells: Vec<u32>,
+    /// The columns allocated (from 0), if any.
+    allocated: Option<u32>,
+}
+
+impl Default for TensorMemory {
+    fn default() -> Self {
+        TensorMemory {
+            cells: vec![0; LANES * COLUMNS],
+            allocated: None,
+        }
+    }
+}
+
+impl TensorMemory {
+    /// Why the block may not end now, if it may not.
+    pub(crate) fn at_exit(&self) -> Option<String> {
+        self.allocated.map(|columns| {
+            format!("{columns} columns of tensor memory are still allocated when the block ends")
+        })
+    }
+}
+
+/// The error of a broken rule at `place`.
+fn fault(place: Place, what: String) -> EmuError {
+    EmuError::TensorMemory { place, what }
+}
+
+impl Block {
+    fn tmem_error(&self, what: String) -> EmuError {
+        fault(self.place(Some(self.current)), what)
+    }
+
+    /// Whether the current thread is lane 0 of its warp.
+    fn first_lane(&self) -> bool {
+        (self.current as usize).is_multiple_of(WARP_LANES)
+    }
+
+    /// `tcgen05.alloc` of `columns`, the address written to the word at
+    /// shared address `slot`.
+    pub(crate) fn tmem_alloc(&mut self, slot: u64, columns: u64) -> Result<(), EmuError> {
+        if !self.first_lane() {
+            return Ok(());
+        }
+        let valid = u32::try_from(columns)
+            .ok()
+            .filter(|&c| allocation_columns(c as usize) == Some(c));
+        let Some(columns) = valid else {
+            return Err(self.tmem_error(format!("an allocation of {columns} columns")));
+        };
+        if self.tmem.allocated.is_some() {
+            return Err(self.tmem_error("tensor memory allocated again while allocated".into()));
+        }
+        if let Some(error) = self.check_access(slot, 4, 4, Access::SHARED | Access::STORE) {
+            return Err(error);
+        }
+        self.tmem.allocated = Some(columns);
+        // SAFETY: `check_access` found the four bytes inside a shared
+        // allocation of the loaded image, alive while the block runs.
+        unsafe { std::ptr::write_unaligned(slot as *mut u32, tile_hw::tcgen05::address(0, 0)) };
+        Ok(())
+    }
+
+    /// `tcgen05.dealloc` of the `columns` at `address`.
+    pub(crate) fn tmem_dealloc(&mut self, address: u64, columns: u64) -> Result<(), EmuError> {
+        if !self.first_lane() {
+            return Ok(());
+        }
+        if self.tmem.allocated.map(u64::from) != Some(columns) || address != 0 {
+            return Err(self.tmem_error(format!(
+                "{columns} columns freed at {address:#x}, where {} are allocated at 0",
+                self.tmem.allocated.unwrap_or(0)
+            )));
+        }
+        self.tmem.allocated = None;
+        Ok(())
+    }
+
+    /// The current thread's `tcgen05.mma` into `d` from the descriptors
+    /// `a` and `b`, of the instruction descriptor `idesc`.
+    pub(crate) fn tcgen05_mma(
+        &mut self,
+        d: u64,
+        (a, b): (u64, u64),
+        idesc: u32,
+        accumulate: bool,
+    ) -> Result<(), EmuError> {
+        let place = self.place(Some(self.current));
+        let kind = Tcgen05Kind::from_descriptor(idesc).map_err(|what| fault(place, what))?;
+        let (lane, column) = split_address(d as u32);
+        let (column, end) = (column as usize, column as usize + kind.n);
+        let allocated = self.tmem.allocated.unwrap_or(0) as usize;
+        if d >> 32 != 0 || lane != 0 || end > allocated {
+            return Err(fault(
+                place,
+                format!("D at {d:#x}: columns {column}..{end} at lane {lane}, outside the {allocated} allocated"),
+            ));
+        }
+        let widen = |bits| kind.widen(bits);
+        let [da, db] = [a, b].map(decode_smem_descriptor);
+        let da = da.map_err(|what| fault(place, what))?;
+        let db = db.map_err(|what| fault(place, what))?;
+        let a = self.descriptor_operand((place, fault), da, (Major::K, M), widen)?;
+        let b = self.descriptor_operand((place, fault), db, (kind.b_major, kind.n), widen)?;
+        // B is read as (n, k): row-major K × N for the multiply.
+        let b: Vec<f32> = (0..K * kind.n)
+            .map(|e| b[(e % kind.n) * K + e / kind.n])
+            .collect();
+        let cell = |e: usize| (e / kind.n) * COLUMNS + column + e % kind.n;
+        let mut out: Vec<f32> = (0..M * kind.n)
+            .map(|e| f32::from_bits(self.tmem.cells[cell(e)]))
+            .collect();
+        block_mma(kind, &a, &b, &mut out, accumulate).map_err(|what| fault(place, what))?;
+        for (e, v) in out.into_iter().enumerate() {
+            self.tmem.cells[cell(e)] = v.to_bits();
+        }
+        Ok(())
+    }
+
+    /// The current lane's part of its warp's `columns`-column load (or,
+    /// with `store`, store) at `address`, through the buffer at `buffer`.
+    ///
+    /// # Safety
+    ///
+    /// `buffer` must be the address of `columns` `f32`s the thread owns,
+    /// alive while it waits in this call.
+    pub(crate) unsafe fn tmem_access(
+        &mut self,
+        address: u64,
+        buffer: u64,
+        (columns, store): (u64, bool),
+    ) -> Result<(), EmuError> {
+        let (lane0, column) = split_address(address as u32);
+        let (warp, lane) = (
+            self.current as usize / WARP_LANES,
+            self.current as usize % WARP_LANES,
+        );
+        let quarter = WARP_LANES * (warp % 4);
+        let allocated = u64::from(self.tmem.allocated.unwrap_or(0));
+        if address >> 32 != 0
+            || lane0 as usize != quarter
+            || columns > 128
+            || u64::from(column) + columns > allocated
+        {
+            return Err(self.tmem_error(format!(
+                "warp {warp} reaches lanes from {lane0}, columns {column}..{}: its lanes are {quarter}..{}, {allocated} columns allocated",
+                u64::from(column) + columns,
+                quarter + WARP_LANES
+            )));
+        }
+        let first = (quarter + lane) * COLUMNS + column as usize;
+        let row = &mut self.tmem.cells[first..first + columns as usize];
+        // SAFETY: the caller's contract: the thread's own buffer of
+        // `columns` words.
+        unsafe {
+            match store {
+                true => {
+                    std::ptr::copy_nonoverlapping(buffer as *const u32, row.as_mut_ptr(), row.len())
+                }
+                false => std::ptr::copy_nonoverlapping(row.as_ptr(), buffer as *mut u32, row.len()),
+            }
+        }
+        Ok(())
+    }
+}

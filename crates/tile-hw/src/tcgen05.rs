@@ -1,0 +1,316 @@
+//! Blackwell's fifth-generation tensor cores (`tcgen05`, sm_100a and
+//! sm_103a) as every emulator models them, written from the PTX ISA
+//! ("Tensor Memory", "tcgen05.mma", "Matrix Descriptors", "tcgen05.ld")
+//! and CUTLASS's descriptions of the same fields (`UMMA::InstrDescriptor`,
+//! `UMMA::SmemDescriptor`).
+//!
+//! **Tensor memory.** Each block has [`LANES`] lanes of [`COLUMNS`]
+//! 32-bit columns. An address is 32 bits, the lane in bits 31–16 and the
+//! column in bits 15–0 ([`address`]). `tcgen05.alloc` hands out columns
+//! only (every lane of each): a power of two from 32 to 512
+//! ([`allocation_columns`]), its base written to a word of shared memory,
+//! issued by one whole warp; the same warp frees them with
+//! `tcgen05.dealloc` before the block exits.
+//!
+//! **`tcgen05.mma.cta_group::1.kind::f16`.** One thread issues the whole
+//! product `D = A·B (+ D)` of a 128×`N` block: A (128×16) and B (16×`N`)
+//! in shared memory through matrix descriptors, D in tensor memory from an
+//! address whose lane is 0: element `(m, n)` of D is lane `m`, column
+//! `n` (one `f32` a column). The instruction is asynchronous; its
+//! completion is observed only through `tcgen05.commit`, which arrives
+//! once on an mbarrier when all of the thread's earlier `tcgen05.mma`s are
+//! done. Its 32-bit **instruction descriptor** ([`Tcgen05Kind::descriptor`]):
+//!
+//! | bits | field |
+//! |---|---|
+//! | 4–5 | D's format: 1 = f32 |
+//! | 7–9, 10–12 | A's and B's: 0 = f16, 1 = bf16 |
+//! | 15, 16 | A, B MN-major (1) or K-major (0) |
+//! | 17–22 | `N >> 3` |
+//! | 24–28 | `M >> 4` |
+//!
+//! **Shared-memory descriptors** are Hopper's ([`crate::wgmma`], same
+//! layouts, same fields) with the version `0b001` in bits 46–48 and the
+//! swizzle in bits 61–63 (0 none, 2 = 128 bytes, 4 = 64, 6 = 32: Hopper's
+//! two-bit code shifted once), [`smem_descriptor`].
+//!
+//! **`tcgen05.ld.sync.aligned.32x32b.x<n>` / `tcgen05.st`**: warp `w` of a
+//! warpgroup reaches lanes `32·(w % 4)` to `32·(w % 4) + 31` only; its lane
+//! `l` reads (writes) lane `32·(w % 4) + l` of tensor memory, register `r`
+//! being column `r` from the address's column ([`load_element`]). So an
+//! accumulator of 128 rows is one row a thread. The loaded registers are
+//! valid after `tcgen05.wait::ld`, stored ones written after
+//! `tcgen05.wait::st`.
+//!
+//! **Arithmetic** as [`crate::mma`]'s: each element of D is its old value
+//! (or 0 without accumulation) and the 16 products of the instruction
+//! summed in `f64` in ascending `k`, rounded once to `f32`.
+
+use crate::wgmma::{Descriptor, Major};
+use tile_ir::DType;
+
+/// The lanes (rows) of a block's tensor memory.
+pub const LANES: usize = 128;
+
+/// The 32-bit columns of a block's tensor memory.
+pub const COLUMNS: usize = 512;
+
+/// The rows of A and D of every `tcgen05.mma` the lowering issues.
+pub const M: usize = 128;
+
+/// The `K` of every `tcgen05.mma` on 16-bit operands (256 bits of a row).
+pub const K: usize = 16;
+
+/// The lanes of tensor memory one warp reaches.
+pub const WARP_LANES: usize = 32;
+
+/// The columns `tcgen05.alloc` hands out for a need of `columns`: the
+/// power of two at or above it, at least 32; `None` past [`COLUMNS`].
+pub fn allocation_columns(columns: usize) -> Option<u32> {
+    let n = columns.max(32).next_power_of_two();
+    (n <= COLUMNS).then_some(n as u32)
+}
+
+/// The tensor-memory address of `lane`, `column`.
+pub fn address(lane: u32, column: u32) -> u32 {
+    (lane << 16) | (column & 0xffff)
+}
+
+/// The lane and column of a tensor-memory address.
+pub fn split_address(address: u32) -> (u32, u32) {
+    (address >> 16, address & 0xffff)
+}
+
+/// The tensor-memory lane and column (from the warp's address) of register
+/// `r` of lane `lane` of a warp whose `warp % 4` is `quarter` in a
+/// `32x32b` load or store.
+pub fn load_element(quarter: usize, lane: usize, r: usize) -> (usize, usize) {
+    (WARP_LANES * quarter + lane, r)
+}
+
+/// A `tcgen05.mma.cta_group::1.kind::f16` of 128×`N`×16 with `f32`
+/// accumulators and A K-major.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tcgen05Kind {
+    /// The operands' dtype: `f16` or `bf16`.
+    pub dtype: DType,
+    /// `N`: a multiple of 16 from 16 to 256.
+    pub n: usize,
+    /// How B's rows run: [`Major::Mn`] (rows along K) or [`Major::K`] (rows
+    /// along N, B transposed).
+    pub b_major: Major,
+}
+
+impl Tcgen05Kind {
+    /// The instruction for `dtype` operands, `n` columns and B `b_major`,
+    /// if it exists.
+    pub fn new(dtype: DType, n: usize, b_major: Major) -> Option<Tcgen05Kind> {
+        let valid = matches!(dtype, DType::F16 | DType::BF16)
+            && n.is_multiple_of(16)
+            && (16..=256).contains(&n);
+        valid.then_some(Tcgen05Kind { dtype, n, b_major })
+    }
+
+    /// The same instruction with B's rows running as `b_major` says.
+    pub fn with_b_major(self, b_major: Major) -> Tcgen05Kind {
+        Tcgen05Kind { b_major, ..self }
+    }
+
+    /// Its 32-bit instruction descriptor (the module docs).
+    pub fn descriptor(self) -> u32 {
+        let format = u32::from(self.dtype == DType::BF16);
+        let b_mn = u32::from(self.b_major == Major::Mn);
+        (1 << 4)
+            | (format << 7)
+            | (format << 10)
+            | (b_mn << 16)
+            | ((self.n as u32 >> 3) << 17)
+            | ((M as u32 >> 4) << 24)
+    }
+
+    /// The instruction an instruction descriptor names, if the model has it.
+    pub fn from_descriptor(bits: u32) -> Result<Tcgen05Kind, String> {
+        let field = |at: u32, width: u32| (bits >> at) & ((1 << width) - 1);
+        let dtype = match (field(7, 3), field(10, 3)) {
+            (0, 0) => DType::F16,
+            (1, 1) => DType::BF16,
+            (a, b) => return Err(format!("operand formats {a} and {b} are not modelled")),
+        };
+        let b_major = if field(16, 1) == 1 {
+            Major::Mn
+        } else {
+            Major::K
+        };
+        let modelled = field(4, 2) == 1
+            && field(15, 1) == 0
+            && field(24, 5) == (M as u32 >> 4)
+            && bits & !((0x3f << 17) | (1 << 16) | (0x3f << 7) | (0x1f << 24) | (3 << 4)) == 0;
+        let n = field(17, 6) as usize * 8;
+        match Tcgen05Kind::new(dtype, n, b_major) {
+            Some(kind) if modelled => Ok(kind),
+            _ => Err(format!(
+                "instruction descriptor {bits:#010x} is not a modelled form (f32 D, K-major A, M = 128, N a multiple of 16)"
+            )),
+        }
+    }
+
+    /// Its name in thread-level programs: `m128n64k16.f16`, with `.bk`
+    /// after it for a K-major B.
+    pub fn name(self) -> String {
+        let b = if self.b_major == Major::K { ".bk" } else { "" };
+        format!("m{M}n{}k{K}.{}{b}", self.n, self.dtype)
+    }
+
+    /// The `f32` value of an operand element with bits `bits`.
+    pub fn widen(self, bits: u16) -> f32 {
+        match self.dtype {
+            DType::BF16 => half::bf16::from_bits(bits).to_f32(),
+            _ => half::f16::from_bits(bits).to_f32(),
+        }
+    }
+}
+
+/// Hopper's descriptor `d` in sm_100's encoding (the module docs).
+pub fn smem_descriptor(d: Descriptor) -> u64 {
+    let hopper = d.encode();
+    let swizzle = (hopper >> 62) << 1;
+    (hopper & !(3 << 62)) | (1 << 46) | (swizzle << 61)
+}
+
+/// The descriptor that sm_100's encoding `bits` holds, or why the model
+/// does not read it.
+pub fn decode_smem_descriptor(bits: u64) -> Result<Descriptor, String> {
+    let version = (bits >> 46) & 7;
+    let swizzle = bits >> 61;
+    let reserved = (bits >> 52) & 0x1ff;
+    if version != 1 || reserved != 0 || !matches!(swizzle, 0 | 2 | 4 | 6) {
+        return Err(format!(
+            "shared-memory descriptor {bits:#018x} is not modelled (version {version}, swizzle code {swizzle})"
+        ));
+    }
+    let hopper = (bits & ((1 << 46) - 1)) | (bits & (7 << 49)) | ((swizzle >> 1) << 62);
+    Ok(Descriptor::decode(hopper))
+}
+
+/// One `tcgen05.mma` of `kind` on the row-major 128×16 `a` and 16×`N` `b`
+/// into the row-major 128×`N` `d`, adding to it where `accumulate` holds
+/// (the module docs' arithmetic).
+pub fn block_mma(
+    kind: Tcgen05Kind,
+    a: &[f32],
+    b: &[f32],
+    d: &mut [f32],
+    accumulate: bool,
+) -> Result<(), String> {
+    let n = kind.n;
+    if a.len() != M * K || b.len() != K * n || d.len() != M * n {
+        return Err(format!(
+            "operands of {}, {} and {} elements for {}",
+            a.len(),
+            b.len(),
+            d.len(),
+            kind.name()
+        ));
+    }
+    for (e, out) in d.iter_mut().enumerate() {
+        let (row, col) = (e / n, e % n);
+        let c = if accumulate { *out } else { 0.0 };
+        let products = (0..K).map(|k| (a[row * K + k], b[k * n + col]));
+        *out = crate::mma::step_sum(c, products);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wgmma::Swizzle;
+
+    #[test]
+    fn instruction_descriptors_match_cutlass_fields() {
+        // CUTLASS `UMMA::InstrDescriptor` for an f16 × f16 → f32, K-major
+        // A, MN-major B, 128×64: c_format_ 1 (bit 4), b_major_ (bit 16),
+        // n_dim_ 64 >> 3 = 8 (bits 17–22), m_dim_ 128 >> 4 = 8 (bits 24–28).
+        let kind = Tcgen05Kind::new(DType::F16, 64, Major::Mn).unwrap();
+        assert_eq!(
+            kind.descriptor(),
+            (1 << 4) | (1 << 16) | (8 << 17) | (8 << 24)
+        );
+        let bf16 = Tcgen05Kind::new(DType::BF16, 256, Major::K).unwrap();
+        assert_eq!(
+            bf16.descriptor(),
+            (1 << 4) | (1 << 7) | (1 << 10) | (32 << 17) | (8 << 24)
+        );
+        for kind in [kind, bf16] {
+            assert_eq!(Tcgen05Kind::from_descriptor(kind.descriptor()), Ok(kind));
+        }
+        let err = Tcgen05Kind::from_descriptor(kind.descriptor() | 1 << 15).unwrap_err();
+        assert!(err.contains("K-major A"), "{err}");
+        assert!(Tcgen05Kind::new(DType::F16, 8, Major::Mn).is_none());
+    }
+
+    #[test]
+    fn smem_descriptors_are_hoppers_with_version_and_wider_swizzle() {
+        // PTX ISA's sm_100 table: version 0b001 at bit 46, swizzle codes
+        // 2 (128 B), 4 (64 B), 6 (32 B) in bits 61–63.
+        let d = Descriptor {
+            start: 0x1_2340,
+            lbo: 1024,
+            sbo: 1024,
+            base_offset: 0,
+            swizzle: Swizzle::B128,
+        };
+        let bits = smem_descriptor(d);
+        assert_eq!(
+            bits,
+            (0x1234) | (64 << 16) | (64 << 32) | (1 << 46) | (2 << 61)
+        );
+        for swizzle in [Swizzle::B128, Swizzle::B64, Swizzle::B32, Swizzle::None] {
+            let d = Descriptor { swizzle, ..d };
+            assert_eq!(decode_smem_descriptor(smem_descriptor(d)), Ok(d));
+        }
+        let hopper = d.encode();
+        assert!(decode_smem_descriptor(hopper)
+            .unwrap_err()
+            .contains("version 0"));
+    }
+
+    #[test]
+    fn allocations_are_powers_of_two_of_at_least_32_columns() {
+        assert_eq!(allocation_columns(1), Some(32));
+        assert_eq!(allocation_columns(64), Some(64));
+        assert_eq!(allocation_columns(192), Some(256));
+        assert_eq!(allocation_columns(512), Some(512));
+        assert_eq!(allocation_columns(513), None);
+        assert_eq!(split_address(address(96, 130)), (96, 130));
+    }
+
+    #[test]
+    fn each_warp_reaches_its_quarter_of_the_lanes() {
+        let mut seen = vec![0; LANES * 4];
+        for quarter in 0..4 {
+            for lane in 0..32 {
+                for r in 0..4 {
+                    let (row, col) = load_element(quarter, lane, r);
+                    seen[row * 4 + col] += 1;
+                }
+            }
+        }
+        assert!(seen.iter().all(|&s| s == 1));
+    }
+
+    #[test]
+    fn the_block_product_accumulates_only_when_asked() {
+        let kind = Tcgen05Kind::new(DType::F16, 16, Major::Mn).unwrap();
+        let a: Vec<f32> = (0..M * K).map(|e| (e % 7) as f32 - 3.0).collect();
+        let b: Vec<f32> = (0..K * 16).map(|e| (e % 5) as f32 - 2.0).collect();
+        let mut d = vec![1.0f32; M * 16];
+        block_mma(kind, &a, &b, &mut d, false).unwrap();
+        let expect = |row: usize, col: usize| -> f32 {
+            (0..K).map(|k| a[row * K + k] * b[k * 16 + col]).sum()
+        };
+        assert_eq!(d[5 * 16 + 3], expect(5, 3));
+        block_mma(kind, &a, &b, &mut d, true).unwrap();
+        assert_eq!(d[127 * 16 + 15], 2.0 * expect(127, 15));
+    }
+}

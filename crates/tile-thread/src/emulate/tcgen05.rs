@@ -1,0 +1,325 @@
+//! Blackwell's tensor memory and `tcgen05.mma` ([`tile_hw::tcgen05`]):
+//!
+//! * `tmem.alloc` by warp 0 takes columns from 0 (one allocation at a time,
+//!   none after the block's last: the lowering allocates once) and writes
+//!   the address to its word of shared memory as thread 0's store; the
+//!   block must free it (`tmem.dealloc`, nothing in flight) before it ends.
+//! * `tcgen05.mma` reads its operands from shared memory at issue, as the
+//!   issuing thread (race-checked, each written element fenced by its
+//!   writer's `fence.proxy.async`), and computes D, which lands in tensor
+//!   memory only at that thread's next `tcgen05.commit_wait`: until then a
+//!   load or store of those cells is an error, as on a GPU they are still
+//!   being written.
+//! * Every cell remembers the thread that last reached it and the block
+//!   barrier it did so after: another thread reaching it before a barrier
+//!   is a race (a `tcgen05.mma` reads and writes all of D; its results, once
+//!   landed, every thread has waited for).
+
+use super::{address, Emulator, LockstepError, LockstepFault};
+use crate::program::{DescriptorSwizzle, OpId, SharedId, Tcgen05Kind};
+use tile_hw::mbarrier::Wait;
+use tile_hw::tcgen05::{self, block_mma, split_address, COLUMNS, K, LANES, M, WARP_LANES};
+use tile_hw::wgmma::Major;
+use tile_ir::Scalar;
+
+/// The block's tensor memory.
+#[derive(Clone, Debug)]
+pub(super) struct TensorMemory {
+    /// Each cell's bits, lane-major.
+    cells: Vec<u32>,
+    /// Who last reached each cell: thread and barrier count.
+    last: Vec<Option<(u32, u64)>>,
+    /// The block barriers so far.
+    epoch: u64,
+    /// The columns allocated (from 0), if any.
+    allocated: Option<u32>,
+    /// Products issued and not yet landed: the issuing thread, each cell
+    /// it writes and its value.
+    in_flight: Vec<(u32, Vec<(usize, u32)>)>,
+}
+
+impl Default for TensorMemory {
+    fn default() -> Self {
+        TensorMemory {
+            cells: vec![0; LANES * COLUMNS],
+            last: vec![None; LANES * COLUMNS],
+            epoch: 0,
+            allocated: None,
+            in_flight: Vec::new(),
+        }
+    }
+}
+
+impl TensorMemory {
+    /// A block barrier: accesses before it are ordered before those after.
+    pub(super) fn barrier(&mut self) {
+        self.epoch += 1;
+    }
+
+    /// Why the block may not end now, if it may not.
+    pub(super) fn at_exit(&self) -> Option<String> {
+        self.allocated.map(|columns| {
+            format!("{columns} columns of tensor memory are still allocated when the block ends")
+        })
+    }
+}
+
+/// The threads whose `mask` holds.
+fn masked(mask: &[Scalar]) -> Vec<usize> {
+    let holds = |(t, m): (usize, &Scalar)| (*m == Scalar::Bool(true)).then_some(t);
+    mask.iter().enumerate().filter_map(holds).collect()
+}
+
+/// The index of `lane`, `column`.
+fn cell(lane: usize, column: usize) -> usize {
+    lane * COLUMNS + column
+}
+
+impl Emulator<'_> {
+    fn tmem_fault(&self, id: OpId, thread: Option<u32>, what: String) -> LockstepError {
+        self.error(Some(id), thread, LockstepFault::TensorMemory(what))
+    }
+
+    /// Warp 0's `tmem.alloc` of `columns` into word `x[0]` of `slot`.
+    pub(super) fn tmem_alloc(
+        &mut self,
+        id: OpId,
+        (columns, slot): (u16, SharedId),
+        x: &[Vec<Scalar>],
+    ) -> Result<(), LockstepError> {
+        let index = self.uniform_address(id, &x[0], WARP_LANES)?;
+        if self.tmem.allocated.is_some() {
+            let what = "tensor memory allocated again while allocated".to_string();
+            return Err(self.tmem_fault(id, Some(0), what));
+        }
+        if tcgen05::allocation_columns(usize::from(columns)) != Some(u32::from(columns)) {
+            return Err(self.tmem_fault(
+                id,
+                Some(0),
+                format!("an allocation of {columns} columns"),
+            ));
+        }
+        self.tmem.allocated = Some(u32::from(columns));
+        self.shared
+            .store(
+                slot.index(),
+                index,
+                Scalar::I32(tcgen05::address(0, 0) as i32),
+                0,
+                id,
+            )
+            .map_err(|c| self.race(id, slot.index(), index, 0, true, c))
+    }
+
+    /// Warp 0's `tmem.dealloc` of `columns` at `x[0]`.
+    pub(super) fn tmem_dealloc(
+        &mut self,
+        id: OpId,
+        columns: u16,
+        x: &[Vec<Scalar>],
+    ) -> Result<(), LockstepError> {
+        let at = self.uniform_address(id, &x[0], WARP_LANES)?;
+        if self.tmem.allocated != Some(u32::from(columns)) || at != 0 {
+            let what = format!(
+                "{columns} columns freed at {at:#x}, where {} are allocated at 0",
+                self.tmem.allocated.unwrap_or(0)
+            );
+            return Err(self.tmem_fault(id, Some(0), what));
+        }
+        if let Some(&(thread, _)) = self.tmem.in_flight.first() {
+            let what = format!("freed while a tcgen05.mma of thread {thread} is in flight");
+            return Err(self.tmem_fault(id, Some(0), what));
+        }
+        self.tmem.allocated = None;
+        Ok(())
+    }
+
+    /// `tcgen05.mma` of `kind` where the mask holds: operands `[ia, ib, d,
+    /// accumulate, mask]`.
+    pub(super) fn tcgen05_mma(
+        &mut self,
+        id: OpId,
+        (kind, a, a_swizzle, b): (Tcgen05Kind, SharedId, DescriptorSwizzle, SharedId),
+        x: &[Vec<Scalar>],
+    ) -> Result<(), LockstepError> {
+        for t in masked(&x[4]) {
+            let thread = t as u32;
+            let (lane, column) = split_address(address(x[2][t]) as u32);
+            let column = column as usize;
+            let end = column + kind.n;
+            if lane != 0 || end > self.tmem.allocated.unwrap_or(0) as usize {
+                let what = format!(
+                    "D at lane {lane}, columns {column}..{end} outside the {} columns allocated",
+                    self.tmem.allocated.unwrap_or(0)
+                );
+                return Err(self.tmem_fault(id, Some(thread), what));
+            }
+            let at_a = (a, address(x[0][t]));
+            let bits_a = self.operand(id, at_a, (M, K), (a_swizzle, Major::K), thread)?;
+            let b_layout = (DescriptorSwizzle::B128, kind.b_major);
+            let at_b = (b, address(x[1][t]));
+            let bits_b = self.operand(id, at_b, (kind.n, K), b_layout, thread)?;
+            let matrix_a: Vec<f32> = bits_a.iter().map(|&v| kind.widen(v)).collect();
+            // B is read as (n, k): transposed to row-major K × N.
+            let matrix_b: Vec<f32> = (0..K * kind.n)
+                .map(|e| kind.widen(bits_b[(e % kind.n) * K + e / kind.n]))
+                .collect();
+            let cells: Vec<usize> = (0..M * kind.n)
+                .map(|e| cell(e / kind.n, column + e % kind.n))
+                .collect();
+            let mut d = Vec::with_capacity(cells.len());
+            for &c in &cells {
+                self.tmem_touch(id, thread, c)?;
+                // A product this thread issued earlier lands first.
+                let pending =
+                    self.tmem.in_flight.iter().rev().find_map(|(_, writes)| {
+                        writes.iter().find(|&&(w, _)| w == c).map(|&(_, v)| v)
+                    });
+                d.push(f32::from_bits(pending.unwrap_or(self.tmem.cells[c])));
+            }
+            let accumulate = x[3][t] == Scalar::Bool(true);
+            block_mma(kind, &matrix_a, &matrix_b, &mut d, accumulate)
+                .map_err(|what| self.tmem_fault(id, Some(thread), what))?;
+            let writes = cells
+                .into_iter()
+                .zip(d.iter().map(|v| v.to_bits()))
+                .collect();
+            self.tmem.in_flight.push((thread, writes));
+        }
+        Ok(())
+    }
+
+    /// `tcgen05.commit_wait` on the barrier at `x[0]` of `bar`, the masked
+    /// thread committing: its products land, and every thread has waited
+    /// for them.
+    pub(super) fn tcgen05_commit_wait(
+        &mut self,
+        id: OpId,
+        bar: SharedId,
+        x: &[Vec<Scalar>],
+    ) -> Result<(), LockstepError> {
+        let index = self.uniform_address(id, &x[0], self.threads as usize)?;
+        let parity = self.barrier_of(id, (bar, index), 0)?.phase();
+        for t in 1..self.threads {
+            self.barrier_of(id, (bar, index), t)?;
+        }
+        for t in masked(&x[1]) {
+            let barrier = self.barrier_of(id, (bar, index), t as u32)?;
+            if barrier.arrive_expect_tx(0).is_err() {
+                let what = format!(
+                    "@s{}[{index}] arrived at more often than its count",
+                    bar.index()
+                );
+                return Err(self.error(Some(id), Some(t as u32), LockstepFault::Mbarrier(what)));
+            }
+            let (landed, pending) = std::mem::take(&mut self.tmem.in_flight)
+                .into_iter()
+                .partition(|&(issuer, _)| issuer == t as u32);
+            self.tmem.in_flight = pending;
+            for (_, writes) in landed {
+                for (c, v) in writes {
+                    self.tmem.cells[c] = v;
+                    self.tmem.last[c] = None;
+                }
+            }
+        }
+        let barrier = self.barrier_of(id, (bar, index), 0)?;
+        match barrier.wait(parity) {
+            Ok(Wait::Finished(_)) => Ok(()),
+            Ok(Wait::Over) | Err(_) => {
+                let what = format!(
+                    "@s{}[{index}]: the phase waited for cannot finish (no thread committed, or other arrivals are missing): the block would hang",
+                    bar.index()
+                );
+                Err(self.error(Some(id), None, LockstepFault::Mbarrier(what)))
+            }
+        }
+    }
+
+    /// A warp's `tmem.load` of `columns` (`store` with values `x[1..]`)
+    /// at `x[0]`: each thread's row of its warp's lanes; the loaded values.
+    pub(super) fn tmem_access(
+        &mut self,
+        id: OpId,
+        columns: usize,
+        x: &[Vec<Scalar>],
+        store: bool,
+    ) -> Result<Vec<Vec<Scalar>>, LockstepError> {
+        let threads = self.threads as usize;
+        let mut results = vec![vec![Scalar::F32(0.0); threads]; if store { 0 } else { columns }];
+        for warp in 0..threads / WARP_LANES {
+            let base = self.uniform_address(id, &x[0][warp * WARP_LANES..], WARP_LANES)?;
+            let (lane0, column) = split_address(base as u32);
+            let allocated = self.tmem.allocated.unwrap_or(0) as usize;
+            if lane0 != 0 || column as usize + columns > allocated {
+                let what = format!(
+                    "warp {warp} reaches columns {column}..{} at lane {lane0}, outside the {allocated} columns allocated",
+                    column as usize + columns
+                );
+                return Err(self.tmem_fault(id, Some((warp * WARP_LANES) as u32), what));
+            }
+            for l in 0..WARP_LANES {
+                let t = warp * WARP_LANES + l;
+                for r in 0..columns {
+                    let (row, col) = tcgen05::load_element(warp % 4, l, r);
+                    let c = cell(row, column as usize + col);
+                    self.tmem_touch(id, t as u32, c)?;
+                    if self
+                        .tmem
+                        .in_flight
+                        .iter()
+                        .any(|(_, w)| w.iter().any(|&(i, _)| i == c))
+                    {
+                        let what = format!(
+                            "lane {row}, column {} is reached while a tcgen05.mma is still writing it (no tcgen05.commit_wait since)",
+                            column as usize + col
+                        );
+                        return Err(self.tmem_fault(id, Some(t as u32), what));
+                    }
+                    if store {
+                        self.tmem.cells[c] = x[1 + r][t].to_bits() as u32;
+                    } else {
+                        results[r][t] = Scalar::F32(f32::from_bits(self.tmem.cells[c]));
+                    }
+                }
+            }
+        }
+        Ok(results)
+    }
+
+    /// Records `thread` reaching cell `c`: an error if another thread
+    /// reached it since the last block barrier.
+    fn tmem_touch(&mut self, id: OpId, thread: u32, c: usize) -> Result<(), LockstepError> {
+        let epoch = self.tmem.epoch;
+        if let Some((other, at)) = self.tmem.last[c] {
+            if other != thread && at == epoch {
+                let what = format!(
+                    "lane {}, column {} is reached by threads {other} and {thread} with no barrier between",
+                    c / COLUMNS,
+                    c % COLUMNS
+                );
+                return Err(self.tmem_fault(id, Some(thread), what));
+            }
+        }
+        self.tmem.last[c] = Some((thread, epoch));
+        Ok(())
+    }
+
+    /// The value of `regs` in its first `group` threads, which must agree.
+    fn uniform_address(
+        &self,
+        id: OpId,
+        regs: &[Scalar],
+        group: usize,
+    ) -> Result<i64, LockstepError> {
+        let group = &regs[..group.min(regs.len())];
+        let first = address(group[0]);
+        match group.iter().all(|&r| address(r) == first) {
+            true => Ok(first),
+            false => {
+                let what = "threads that act together pass different addresses".to_string();
+                Err(self.tmem_fault(id, None, what))
+            }
+        }
+    }
+}

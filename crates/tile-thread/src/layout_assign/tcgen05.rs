@@ -1,0 +1,172 @@
+//! Blackwell's `tcgen05.mma`: which `dot`s run on it and the layout of
+//! their accumulators.
+//!
+//! One thread issues each instruction: a 128×`n` block of D in tensor
+//! memory from a 128×16 block of A and a 16×`n` block of B in shared
+//! memory, staged as for `wgmma` (`layout_assign/wgmma.rs`: A in blocks of
+//! `min(K, 64)` `k`, B in blocks of 64 `n`, or K-major), `n` 64 or, with a
+//! K-major B, the dot's `N` below 64. Row block `i` of an `[M, N]`
+//! accumulator takes tensor-memory columns `i·N` to `(i + 1)·N`, so the dot
+//! needs `(M / 128)·N` of the 512 columns. The block's warpgroups read it
+//! out with `tcgen05.ld.32x32b` (each warp its quarter of the lanes):
+//! thread `T` (lane `l`, warp `w`, warpgroup `g = w / 4` of `G`) holds row
+//! `128·i + 32·(w % 4) + l`, columns `g·N/G` to `(g + 1)·N/G`, register
+//! `c + (N/G)·i` column `g·N/G + c` of row block `i`. As a [`DistLayout`]
+//! into the row-major `[M, N]` tile:
+//!
+//! * `thread = (32, 4, G) : (N, 32·N, N/G)`;
+//! * `value = (N/G, M/128) : (1, 128·N)`.
+//!
+//! A dot takes it when its precision is `tensor`, its operands f16 or bf16,
+//! `M` a multiple of 128, `N` a multiple of 64 (or one `n` below it, a
+//! multiple of 16, with `K` a multiple of 64 and B the transpose of a
+//! loaded tile) that the warpgroups share, `K` a multiple of 64, 32 or 16,
+//! and its columns within tensor memory's; other dots on sm_100a take
+//! `mma.sync`.
+
+use super::blocked::row_major;
+use super::{DistLayout, LayoutKind, WGMMA_N};
+use crate::lower::{is_transposed, TensorCores};
+use crate::program::{DescriptorSwizzle, Tcgen05Kind};
+use tile_hw::tcgen05::{COLUMNS, M, WARP_LANES};
+use tile_hw::wgmma::Major;
+use tile_ir::layout::{IntTuple, Layout};
+use tile_ir::{DotPrecision, Function, OpId, OpKind};
+
+/// How one `dot` runs on `tcgen05.mma`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tcgen05Dot {
+    /// The instruction (B MN-major; the lowering reads a transposed B
+    /// K-major); its `n` is the columns of D each one computes.
+    pub kind: Tcgen05Kind,
+    /// The accumulator's layout.
+    pub layout: DistLayout,
+    /// The block's warpgroups, which share the columns.
+    pub groups: usize,
+    /// The swizzle of A's staging, whose rows are `K` (at most 64) 16-bit
+    /// elements.
+    pub a_swizzle: DescriptorSwizzle,
+}
+
+impl Tcgen05Dot {
+    /// The `k` of a row of A's staged blocks: 64, 32 or 16.
+    pub fn a_columns(&self) -> usize {
+        self.a_swizzle.row_bytes().unwrap_or(128) / 2
+    }
+
+    /// The tensor-memory columns the accumulator takes.
+    pub fn columns(&self) -> usize {
+        let [m, n] = [self.layout.shape[0], self.layout.shape[1]];
+        m / M * n
+    }
+
+    /// The columns each thread reads per row block: `N / G`.
+    pub fn thread_columns(&self) -> usize {
+        self.layout.shape[1] / self.groups
+    }
+}
+
+/// How the `dot` `id` of `func` runs on `tcgen05.mma` with `num_warps`
+/// warps, or `None` (see the module docs).
+pub fn tcgen05_dot(
+    func: &Function,
+    id: OpId,
+    num_warps: u32,
+    tensor_cores: TensorCores,
+) -> Option<Tcgen05Dot> {
+    let op = func.op(id);
+    let (OpKind::Dot { precision }, [a, b, _]) = (&op.kind, op.operands.as_slice()) else {
+        return None;
+    };
+    if tensor_cores != TensorCores::Tcgen05
+        || *precision != DotPrecision::Tensor
+        || !num_warps.is_multiple_of(4)
+    {
+        return None;
+    }
+    let (da, db) = (func.ty(*a).dtype(), func.ty(*b).dtype());
+    let (sa, sb) = (func.ty(*a).tile_shape()?, func.ty(*b).tile_shape()?);
+    let (&[m, k], &[_, n]) = (sa.dims(), sb.dims()) else {
+        return None;
+    };
+    let a_swizzle = DescriptorSwizzle::for_rows(2 * if k % 64 == 0 { 64 } else { k })?;
+    let instruction_n = match n {
+        _ if n.is_multiple_of(WGMMA_N) => WGMMA_N,
+        _ if n < WGMMA_N && k.is_multiple_of(64) && is_transposed(func, *b) => n,
+        _ => return None,
+    };
+    let kind = Tcgen05Kind::new(da, instruction_n, Major::Mn).filter(|_| da == db)?;
+    let groups = num_warps as usize / 4;
+    if !m.is_multiple_of(M) || m / M * n > COLUMNS || !n.is_multiple_of(groups) {
+        return None;
+    }
+    let layout = DistLayout::tensor_memory_accumulator(m, n, groups)?;
+    Some(Tcgen05Dot {
+        kind,
+        layout,
+        groups,
+        a_swizzle,
+    })
+}
+
+impl DistLayout {
+    /// The layout of an `[m, n]` accumulator read out of tensor memory by
+    /// `groups` warpgroups (see the module docs), or `None` unless `m` is
+    /// whole blocks of 128 rows and `n` splits among the groups.
+    pub fn tensor_memory_accumulator(m: usize, n: usize, groups: usize) -> Option<DistLayout> {
+        if m == 0 || !m.is_multiple_of(M) || groups == 0 || !n.is_multiple_of(groups) {
+            return None;
+        }
+        let per = n / groups;
+        let flat = |pairs: &[(usize, usize)]| -> Option<Layout> {
+            let (s, d): (Vec<i64>, Vec<i64>) =
+                pairs.iter().map(|&(s, d)| (s as i64, d as i64)).unzip();
+            Layout::new(IntTuple::flat(&s), IntTuple::flat(&d)).ok()
+        };
+        let thread = flat(&[(WARP_LANES, n), (4, WARP_LANES * n), (groups, per)])?;
+        let value = flat(&[(per, 1), (m / M, M * n)])?;
+        debug_assert_eq!(row_major(&[m, n]), vec![n, 1]);
+        Some(DistLayout {
+            kind: LayoutKind::MmaAccumulator,
+            shape: vec![m, n],
+            size_per_thread: vec![1, per],
+            threads_per_warp: vec![WARP_LANES, 1],
+            warps_per_block: vec![4, groups],
+            order: vec![1, 0],
+            padded: vec![m, n],
+            thread,
+            value,
+            replicated: Vec::new(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tile_hw::tcgen05::load_element;
+
+    /// Register `c + (N/G)·i` of thread `T` is what `tcgen05.ld.32x32b`
+    /// gives its lane at column `c` of its warpgroup's share of row block
+    /// `i`.
+    #[test]
+    fn accumulator_registers_are_the_loads_rows() {
+        for (m, n, groups) in [(128, 64, 1), (256, 128, 2), (128, 16, 1)] {
+            let layout = DistLayout::tensor_memory_accumulator(m, n, groups).unwrap();
+            let per = n / groups;
+            assert_eq!(layout.registers(), per * m / M);
+            for t in 0..128 * groups {
+                let (lane, warp) = (t % 32, t / 32);
+                for v in 0..layout.registers() {
+                    let (c, i) = (v % per, v / per);
+                    let (row, col) = load_element(warp % 4, lane, c);
+                    let want = vec![M * i + row, (warp / 4) * per + col];
+                    assert_eq!(layout.coordinate(t, v), (want, true, true), "t{t} v{v}");
+                }
+            }
+        }
+        assert!(DistLayout::tensor_memory_accumulator(64, 64, 1).is_none());
+        assert!(DistLayout::tensor_memory_accumulator(128, 48, 2).is_some());
+        assert!(DistLayout::tensor_memory_accumulator(128, 63, 2).is_none());
+    }
+}

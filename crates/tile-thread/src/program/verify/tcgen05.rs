@@ -1,0 +1,102 @@
+//! The operand rules of the tensor-memory ops (`tmem.*`, `tcgen05.*`).
+
+use super::Checker;
+use crate::program::{OpId, ThreadOpKind};
+use tile_hw::tcgen05::{allocation_columns, COLUMNS, WARP_LANES};
+use tile_ir::DType;
+
+impl Checker<'_> {
+    /// Whether a tensor-memory op `kind` takes `operands` and gives
+    /// `results` (dtypes); an error for a rule beyond arity and dtypes.
+    pub(super) fn tcgen05_op(
+        &self,
+        id: OpId,
+        kind: &ThreadOpKind,
+        operands: &[DType],
+        results: &[DType],
+    ) -> Result<bool, super::VerifyError> {
+        let bad = |rule: &str| Err(self.fail(Some(id), rule.to_string()));
+        let alloc_dtype = |alloc| self.program.shared.get(alloc).map(|s| s.dtype);
+        let columns_ok = |c: u16| allocation_columns(usize::from(c)) == Some(u32::from(c));
+        Ok(match kind {
+            ThreadOpKind::TmemAlloc { columns, slot } => {
+                if !columns_ok(*columns) {
+                    return bad(
+                        "tensor memory allocated in other than a power of two of 32 to 512 columns",
+                    );
+                }
+                if !matches!(alloc_dtype(*slot), Some(DType::I32)) {
+                    return bad("a tensor-memory address outside an allocation of `i32`s");
+                }
+                operands == [DType::I32] && results.is_empty()
+            }
+            ThreadOpKind::TmemDealloc { columns } => {
+                if !columns_ok(*columns) {
+                    return bad(
+                        "tensor memory freed in other than a power of two of 32 to 512 columns",
+                    );
+                }
+                operands == [DType::I32] && results.is_empty()
+            }
+            ThreadOpKind::Tcgen05Mma {
+                kind,
+                a,
+                a_swizzle,
+                b,
+            } => {
+                if [*a, *b].iter().any(|&s| alloc_dtype(s) != Some(kind.dtype)) {
+                    return bad("`tcgen05.mma` operands in allocations of another dtype");
+                }
+                if a_swizzle.row_bytes().is_none() {
+                    return bad("a `tcgen05.mma` whose A is not in a swizzled layout");
+                }
+                operands == [DType::I32, DType::I32, DType::I32, DType::Bool, DType::Bool]
+                    && results.is_empty()
+            }
+            ThreadOpKind::Tcgen05CommitWait { bar } => {
+                if alloc_dtype(*bar) != Some(DType::U64) {
+                    return bad("an mbarrier outside an allocation of `u64`s");
+                }
+                operands == [DType::I32, DType::Bool] && results.is_empty()
+            }
+            ThreadOpKind::TmemLoad { columns } => {
+                self.whole_warpgroups(id)?;
+                let n = usize::from(*columns);
+                if !n.is_power_of_two() || n > COLUMNS / 4 {
+                    return bad(
+                        "a tensor-memory load of other than a power of two up to 128 columns",
+                    );
+                }
+                operands == [DType::I32]
+                    && results.len() == n
+                    && results.iter().all(|&d| d == DType::F32)
+            }
+            ThreadOpKind::TmemStore => {
+                self.whole_warpgroups(id)?;
+                let n = operands.len().saturating_sub(1);
+                if !n.is_power_of_two() || n > COLUMNS / 4 {
+                    return bad(
+                        "a tensor-memory store of other than a power of two up to 128 columns",
+                    );
+                }
+                operands[0] == DType::I32
+                    && operands[1..].iter().all(|&d| d == DType::F32)
+                    && results.is_empty()
+            }
+            _ => return bad("not a tensor-memory op"),
+        })
+    }
+
+    /// An error unless the block is whole warpgroups, whose warps reach
+    /// each lane of tensor memory once.
+    fn whole_warpgroups(&self, id: OpId) -> Result<(), super::VerifyError> {
+        let threads = self.program.block_threads() as usize;
+        match threads.is_multiple_of(4 * WARP_LANES) {
+            true => Ok(()),
+            false => Err(self.fail(
+                Some(id),
+                "tensor memory accessed by a block that is not whole warpgroups",
+            )),
+        }
+    }
+}
