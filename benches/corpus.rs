@@ -1,9 +1,9 @@
 //! The corpus's code beside Triton's (`examples/corpus/`,
 //! `scripts/corpus/triton_kernels.py`): per kernel and target (sm_80,
-//! sm_90a, gfx942), registers per thread, spills (NVIDIA: bytes of spill
-//! stores from `ptxas -v`; AMD: VGPRs spilled, from the code object's
-//! metadata), shared memory per block, tensor-core instructions (`mma.sync`
-//! and `wgmma.mma_async`; `v_mfma`), asynchronous copies (`cp.async` and
+//! sm_90a, sm_100a, gfx942), registers per thread, spills (NVIDIA: bytes of
+//! spill stores from `ptxas -v`; AMD: VGPRs spilled, from the code object's
+//! metadata), shared memory per block, tensor-core instructions (`mma.sync`,
+//! `wgmma.mma_async` and `tcgen05.mma`; `v_mfma`), asynchronous copies (`cp.async` and
 //! TMA; loads into LDS) and vector global accesses, as `tile / Triton`.
 //!
 //! Triton's figures come from the TSV `scripts/corpus/triton_stats.py`
@@ -26,9 +26,10 @@ use tile_codegen::driver::{self, Options, Spills};
 use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
 
 /// The targets compared.
-const TARGETS: [Target; 3] = [
+const TARGETS: [Target; 4] = [
     Target::Nvptx(Sm::Sm80),
     Target::Nvptx(Sm::Sm90a),
+    Target::Nvptx(Sm::Sm100a),
     Target::Amdgpu(Gfx::Gfx942),
 ];
 
@@ -182,7 +183,11 @@ fn tile_figures(info: &KernelInfo, ir: &str, label: &str, target: Target) -> Fig
             let ins: Vec<&str> = ptx_instructions(ptx).into_iter().map(mnemonic).collect();
             let count = |f: &dyn Fn(&str) -> bool| ins.iter().filter(|m| f(m)).count();
             (
-                count(&|m| m.starts_with("mma.sync") || m.starts_with("wgmma.mma_async")),
+                count(&|m| {
+                    ["mma.sync", "wgmma.mma_async", "tcgen05.mma"]
+                        .iter()
+                        .any(|p| m.starts_with(p))
+                }),
                 count(&|m| {
                     ["cp.async.ca.", "cp.async.cg.", "cp.async.bulk.tensor"]
                         .iter()

@@ -339,6 +339,6 @@ fn on_a_hopper_stand_in() {
         .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "kernel `matmul_f16_tma`, argument `a` on device cuda:0: expected a tensor the TMA can copy from (the kernel's sm_90a image takes a tensor map of it), found f16 of shape [130, 90] and strides [90, 1]: the tensor's row stride is 180 bytes; a tensor map needs a positive multiple of 16 below 2^40"
+        "kernel `matmul_f16_tma`, argument `a` on device cuda:0: expected a tensor the TMA can copy from (the kernel's image for this device takes a tensor map of it), found f16 of shape [130, 90] and strides [90, 1]: the tensor's row stride is 180 bytes; a tensor map needs a positive multiple of 16 below 2^40"
     );
 }

@@ -2,7 +2,7 @@
 
 usage: triton_stats.py TSV_OUT [names...]      (default: every kernel of triton_kernels.SPECS)
 
-Each kernel is compiled for sm_80 (cuda 80), sm_90a (cuda 90) and gfx942 (hip), every compile
+Each kernel is compiled for sm_80 (cuda 80), sm_90a (cuda 90), sm_100a (cuda 100) and gfx942 (hip), every compile
 in its own process with an empty TRITON_CACHE_DIR. TSV_OUT gets one row per kernel and target:
 
   kernel  target  registers  spill  shared  mma  async_copy  vector_global  note
@@ -12,7 +12,7 @@ else .tools/bin/ptxas, else ptxas on PATH):
   registers      "Used N registers"
   spill          "N bytes spill stores"
   shared         Triton's metadata "shared" (bytes per block)
-  mma            mma.sync + wgmma.mma_async instructions in the PTX
+  mma            mma.sync + wgmma.mma_async + tcgen05.mma instructions in the PTX
   async_copy     cp.async.ca / cp.async.cg (non-bulk) + cp.async.bulk.tensor instructions
   vector_global  ld.global*.v2|v4|v8 + st.global*.v2|v4|v8 instructions (any element width)
 AMD (from the .amdgcn text Triton wrote and the code-object metadata in it):
@@ -43,7 +43,8 @@ import tempfile
 sys.dont_write_bytecode = True  # no __pycache__ beside the sources
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-TARGETS = [("sm_80", "cuda", 80), ("sm_90a", "cuda", 90), ("gfx942", "hip", "gfx942")]
+TARGETS = [("sm_80", "cuda", 80), ("sm_90a", "cuda", 90), ("sm_100a", "cuda", 100),
+           ("gfx942", "hip", "gfx942")]
 COLUMNS = ["kernel", "target", "registers", "spill", "shared", "mma", "async_copy", "vector_global"]
 NOTE = "note"  # the last column: why a compile failed, else empty
 
@@ -104,7 +105,7 @@ def ptx_instructions(text):
 
 def nvidia_stats(ptx_text, ptx_path, sm, ptxas, keep_dir):
     mn = ptx_instructions(ptx_text)
-    mma = sum(1 for m in mn if m.startswith("mma.sync") or m.startswith("wgmma.mma_async"))
+    mma = sum(1 for m in mn if m.startswith(("mma.sync", "wgmma.mma_async", "tcgen05.mma")))
     async_copy = sum(1 for m in mn if m.startswith(("cp.async.ca.", "cp.async.cg.", "cp.async.bulk.tensor")))
     vec = sum(1 for m in mn if m.startswith(("ld.global", "st.global"))
               and re.search(r"\.v(2|4|8)(\.|$)", m))

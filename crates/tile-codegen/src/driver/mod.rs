@@ -510,7 +510,9 @@ impl Programs {
             .lowering_with(warps)
             .with_tensor_cores(cores)
             .with_stages(stages)
-            .with_tma(options.codegen.tma && cores == TensorCores::Wgmma);
+            .with_tma(
+                options.codegen.tma && matches!(cores, TensorCores::Wgmma | TensorCores::Tcgen05),
+            );
         let program = lower_for(func, label, &lowering)?;
         self.lowered.push((key, program.clone()));
         Ok(program)

@@ -29,6 +29,7 @@ mod mma;
 mod nan;
 mod predicated;
 mod shared_access;
+mod shared_layout;
 mod shuffle;
 mod tcgen05;
 mod tma;
@@ -36,7 +37,7 @@ mod wgmma;
 
 pub(crate) use asm::Asm;
 pub use intrinsics::GpuTarget;
-pub use kernel::shared_bytes;
+pub use shared_layout::shared_bytes;
 pub(crate) use tcgen05::Tcgen05Asm;
 
 use crate::diagnostics::Diagnostics;

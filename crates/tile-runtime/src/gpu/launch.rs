@@ -265,14 +265,16 @@ fn tensor_map(
         .params
         .get(param)
         .map_or_else(|| format!("#{param}"), |p| p.name.clone());
-    let mismatch = |found: String| Error::ArgumentMismatch {
+    let mismatch = |found: String| {
+        Error::ArgumentMismatch {
         kernel: spec.name.to_string(),
         argument: argument.clone(),
         device: device.to_string(),
         expected:
-            "a tensor the TMA can copy from (the kernel's sm_90a image takes a tensor map of it)"
+            "a tensor the TMA can copy from (the kernel's image for this device takes a tensor map of it)"
                 .into(),
         found,
+    }
     };
     let tensor = match args.get(param) {
         Some(LaunchArg::GpuTensor(t)) => &**t,

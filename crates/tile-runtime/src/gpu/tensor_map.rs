@@ -1,5 +1,5 @@
-//! The tensor maps a kernel whose image copies with the TMA takes (sm_90a;
-//! `tile_abi::tma`): which ones its PTX says it takes, checked against the
+//! The tensor maps a kernel whose image copies with the TMA takes (sm_90a,
+//! sm_100a and sm_103a; `tile_abi::tma`): which ones its PTX says it takes, checked against the
 //! driver's requirements for each tensor argument, then encoded by the
 //! driver's `cuTensorMapEncodeTiled` (looked up in the driver library at
 //! run time: drivers older than CUDA 12 do not have it).

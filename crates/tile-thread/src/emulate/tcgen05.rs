@@ -17,6 +17,7 @@
 
 use super::{address, Emulator, LockstepError, LockstepFault};
 use crate::program::{DescriptorSwizzle, OpId, SharedId, Tcgen05Kind};
+use std::collections::HashMap;
 use tile_hw::mbarrier::Wait;
 use tile_hw::tcgen05::{self, block_mma, split_address, COLUMNS, K, LANES, M, WARP_LANES};
 use tile_hw::wgmma::Major;
@@ -33,9 +34,9 @@ pub(super) struct TensorMemory {
     epoch: u64,
     /// The columns allocated (from 0), if any.
     allocated: Option<u32>,
-    /// Products issued and not yet landed: the issuing thread, each cell
-    /// it writes and its value.
-    in_flight: Vec<(u32, Vec<(usize, u32)>)>,
+    /// The cells products issued and not yet landed write: the issuing
+    /// thread and the latest value.
+    in_flight: HashMap<usize, (u32, u32)>,
 }
 
 impl Default for TensorMemory {
@@ -45,7 +46,7 @@ impl Default for TensorMemory {
             last: vec![None; LANES * COLUMNS],
             epoch: 0,
             allocated: None,
-            in_flight: Vec::new(),
+            in_flight: HashMap::new(),
         }
     }
 }
@@ -126,7 +127,7 @@ impl Emulator<'_> {
             );
             return Err(self.tmem_fault(id, Some(0), what));
         }
-        if let Some(&(thread, _)) = self.tmem.in_flight.first() {
+        if let Some(&(thread, _)) = self.tmem.in_flight.values().next() {
             let what = format!("freed while a tcgen05.mma of thread {thread} is in flight");
             return Err(self.tmem_fault(id, Some(0), what));
         }
@@ -154,6 +155,16 @@ impl Emulator<'_> {
                 );
                 return Err(self.tmem_fault(id, Some(thread), what));
             }
+            let cells: Vec<usize> = (0..M * kind.n)
+                .map(|e| cell(e / kind.n, column + e % kind.n))
+                .collect();
+            let mut d = Vec::with_capacity(cells.len());
+            for &c in &cells {
+                self.tmem_touch(id, thread, c)?;
+                // A product this thread issued earlier lands first.
+                let pending = self.tmem.in_flight.get(&c).map(|&(_, v)| v);
+                d.push(f32::from_bits(pending.unwrap_or(self.tmem.cells[c])));
+            }
             let at_a = (a, address(x[0][t]));
             let bits_a = self.operand(id, at_a, (M, K), (a_swizzle, Major::K), thread)?;
             let b_layout = (DescriptorSwizzle::B128, kind.b_major);
@@ -164,27 +175,12 @@ impl Emulator<'_> {
             let matrix_b: Vec<f32> = (0..K * kind.n)
                 .map(|e| kind.widen(bits_b[(e % kind.n) * K + e / kind.n]))
                 .collect();
-            let cells: Vec<usize> = (0..M * kind.n)
-                .map(|e| cell(e / kind.n, column + e % kind.n))
-                .collect();
-            let mut d = Vec::with_capacity(cells.len());
-            for &c in &cells {
-                self.tmem_touch(id, thread, c)?;
-                // A product this thread issued earlier lands first.
-                let pending =
-                    self.tmem.in_flight.iter().rev().find_map(|(_, writes)| {
-                        writes.iter().find(|&&(w, _)| w == c).map(|&(_, v)| v)
-                    });
-                d.push(f32::from_bits(pending.unwrap_or(self.tmem.cells[c])));
-            }
             let accumulate = x[3][t] == Scalar::Bool(true);
             block_mma(kind, &matrix_a, &matrix_b, &mut d, accumulate)
                 .map_err(|what| self.tmem_fault(id, Some(thread), what))?;
-            let writes = cells
-                .into_iter()
-                .zip(d.iter().map(|v| v.to_bits()))
-                .collect();
-            self.tmem.in_flight.push((thread, writes));
+            for (c, v) in cells.into_iter().zip(d) {
+                self.tmem.in_flight.insert(c, (thread, v.to_bits()));
+            }
         }
         Ok(())
     }
@@ -212,16 +208,15 @@ impl Emulator<'_> {
                 );
                 return Err(self.error(Some(id), Some(t as u32), LockstepFault::Mbarrier(what)));
             }
-            let (landed, pending) = std::mem::take(&mut self.tmem.in_flight)
-                .into_iter()
-                .partition(|&(issuer, _)| issuer == t as u32);
-            self.tmem.in_flight = pending;
-            for (_, writes) in landed {
-                for (c, v) in writes {
-                    self.tmem.cells[c] = v;
-                    self.tmem.last[c] = None;
+            let tm = &mut self.tmem;
+            tm.in_flight.retain(|&c, &mut (issuer, v)| {
+                let lands = issuer == t as u32;
+                if lands {
+                    tm.cells[c] = v;
+                    tm.last[c] = None;
                 }
-            }
+                !lands
+            });
         }
         let barrier = self.barrier_of(id, (bar, index), 0)?;
         match barrier.wait(parity) {
@@ -264,12 +259,7 @@ impl Emulator<'_> {
                     let (row, col) = tcgen05::load_element(warp % 4, l, r);
                     let c = cell(row, column as usize + col);
                     self.tmem_touch(id, t as u32, c)?;
-                    if self
-                        .tmem
-                        .in_flight
-                        .iter()
-                        .any(|(_, w)| w.iter().any(|&(i, _)| i == c))
-                    {
+                    if self.tmem.in_flight.contains_key(&c) {
                         let what = format!(
                             "lane {row}, column {} is reached while a tcgen05.mma is still writing it (no tcgen05.commit_wait since)",
                             column as usize + col

@@ -25,6 +25,8 @@ use tile_ir::{CmpPred, DType, OpId, OpKind, Scalar, Value};
 pub(super) enum Slot {
     Scalar,
     Tile(Rc<DistLayout>),
+    /// A tile in tensor memory: no registers.
+    Resident(Rc<DistLayout>),
 }
 
 impl Lowerer<'_> {
@@ -42,6 +44,7 @@ impl Lowerer<'_> {
                     regs.extend(distinct(&layout, &r));
                     slots.push(Slot::Tile(layout));
                 }
+                Lowered::Resident(layout) => slots.push(Slot::Resident(layout)),
                 _ => {
                     return Err(self.invalid(id, "only scalars and tiles can be carried or yielded"))
                 }
@@ -59,6 +62,7 @@ impl Lowerer<'_> {
                     at += 1;
                     Lowered::Scalar(regs[at - 1])
                 }
+                Slot::Resident(layout) => Lowered::Resident(layout.clone()),
                 Slot::Tile(layout) => {
                     let first = representatives(layout);
                     let n = (0..first.len()).filter(|&v| first[v] == v).count();
@@ -122,6 +126,12 @@ impl Lowerer<'_> {
         ];
         if !self.positive_constant(*step) {
             self.check_step(id, bounds[2]);
+        }
+        // The accumulator that stays in tensor memory: stored before the
+        // loop, carried as nothing, loaded after it.
+        let resident = self.resident_accumulator(id);
+        if let Some(r) = &resident {
+            self.store_resident(id, inits[r.index], &r.plan)?;
         }
         let (mut init_regs, slots) = self.flatten(id, inits)?;
         let Some((&iv, carried)) = body.args.split_first() else {
@@ -188,6 +198,12 @@ impl Lowerer<'_> {
         self.current.push(thread_op);
         let results = self.program.ops[thread_op].results.clone();
         self.unflatten(&op.results, &slots, &results);
+        if let Some(r) = &resident {
+            let regs = self.load_accumulator(id, &r.plan)?;
+            let layout = Rc::new(r.plan.layout.clone());
+            self.env
+                .insert(op.results[r.index], Lowered::Tile { layout, regs });
+        }
         if let Some(p) = &pipeline {
             self.pipeline_end(p);
         }

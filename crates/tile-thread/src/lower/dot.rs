@@ -64,7 +64,14 @@ impl Lowerer<'_> {
         let ([a, b, c], Some(&result)) = (op.operands.as_slice(), op.results.first()) else {
             return Err(self.invalid(id, "dot takes a, b and c"));
         };
-        let (lc, rc) = self.tile(id, *c)?;
+        // An accumulator a loop keeps in tensor memory (`tcgen05.rs`).
+        let (lc, rc, resident) = match self.get(id, *c)? {
+            Lowered::Resident(layout) => (layout, Vec::new(), true),
+            _ => {
+                let (lc, rc) = self.tile(id, *c)?;
+                (lc, rc, false)
+            }
+        };
         let dims = |v: Value| func.ty(v).tile_shape().map_or(&[][..], |s| s.dims());
         let (m, k, n) = match (dims(*a), dims(*b), lc.shape.as_slice()) {
             (&[m, k], &[k2, n], &[m2, n2]) if k == k2 && m == m2 && n == n2 => (m, k, n),
@@ -78,7 +85,10 @@ impl Lowerer<'_> {
         let layout = self.layout_of(id, result)?;
         // The accumulator in the result's layout (a conversion only if `c`
         // comes in another one).
-        let rc = self.convert(acc_dtype, &lc, &rc, &layout);
+        let rc = match resident {
+            true => rc,
+            false => self.convert(acc_dtype, &lc, &rc, &layout),
+        };
         let plan = tensor_dot(func, id, self.program.num_warps, self.tensor_cores)
             .filter(|plan| plan.layout() == &*layout);
         let operands = [(*a, da, [m, k]), (*b, db, [k, n])];
@@ -191,6 +201,10 @@ impl Lowerer<'_> {
         let regs = match plan {
             Some(TensorDot::Mma(plan)) => self.mma_steps(&plan, &staged, (k, n), &rc),
             Some(TensorDot::Wgmma(plan)) => self.wgmma_steps(&plan, &staged, (k, n), &rc),
+            Some(TensorDot::Tcgen05(plan)) if resident => {
+                self.tcgen05_products(id, &plan, &staged, (k, n))?;
+                Vec::new()
+            }
             Some(TensorDot::Tcgen05(plan)) => {
                 self.tcgen05_steps(id, &plan, &staged, (k, n), &rc)?
             }
@@ -212,7 +226,11 @@ impl Lowerer<'_> {
         for &(_, alloc, _) in &taken {
             self.release_shared(alloc);
         }
-        self.bind(id, Lowered::Tile { layout, regs })
+        match resident {
+            true if regs.is_empty() => self.bind(id, Lowered::Resident(layout)),
+            true => Err(self.invalid(id, "an accumulator in tensor memory off tcgen05.mma")),
+            false => self.bind(id, Lowered::Tile { layout, regs }),
+        }
     }
 
     /// Stores a tile in `layout` into `alloc` as `place` lays it out (each

@@ -200,6 +200,9 @@ enum Lowered {
         layout: Rc<DistLayout>,
         regs: Vec<Reg>,
     },
+    /// A tile in tensor memory in `layout`: the accumulator a `for` keeps
+    /// there across its iterations (`tcgen05.rs`), no registers.
+    Resident(Rc<DistLayout>),
     /// A tensor parameter.
     Tensor { param: usize },
     /// A load that the `dot` using it copies to shared memory itself

@@ -15,15 +15,22 @@
 //! every instruction of the product (per `k`-step of 16, per row block of
 //! 128, per `n` columns of B; the operands as `wgmma` has them staged, the
 //! instruction accumulating), `tcgen05.commit_wait` has every thread wait
-//! for them, and every thread loads its registers back.
+//! for them, and every thread loads its registers back. The accumulator of
+//! a K loop (the one `tcgen05.mma` dot in a `for`, its `c` the loop's
+//! carried value and its result what the loop yields for it, nothing else
+//! reading either) stays in tensor memory instead: stored before the loop
+//! (`Lowered::Resident` then stands for it, carried as no register), each
+//! iteration only issuing its products and waiting for them, and loaded
+//! once after the loop.
 
 use super::dot::{OperandA, StagedOperands};
-use super::{LowerError, Lowerer};
+use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::{Tcgen05Dot, TensorDot};
 use crate::program::{Reg, SharedId, ThreadOpKind};
+use std::rc::Rc;
 use tile_hw::tcgen05::{allocation_columns, K, M};
 use tile_hw::wgmma::Major;
-use tile_ir::{BinaryOp, CmpPred, DType, OpId, OpKind, Scalar};
+use tile_ir::{BinaryOp, CmpPred, DType, OpId, OpKind, Scalar, Value};
 
 /// The `k` of a row of a K-major B's staged blocks: 128 bytes of 16-bit
 /// elements.
@@ -31,6 +38,14 @@ const B_ROW: usize = 64;
 
 /// The most columns one `tmem.load` or `tmem.store` moves.
 const MOST_COLUMNS: usize = 128;
+
+/// The accumulator a `for` keeps in tensor memory across its iterations.
+pub(super) struct Resident {
+    /// Its place among the loop's carried values.
+    pub(super) index: usize,
+    /// The dot that accumulates into it.
+    pub(super) plan: Tcgen05Dot,
+}
 
 /// The kernel's tensor memory, once allocated.
 #[derive(Clone, Copy, Debug)]
@@ -117,45 +132,171 @@ impl Lowerer<'_> {
         (k, n): (usize, usize),
         acc: &[Reg],
     ) -> Result<Vec<Reg>, LowerError> {
+        self.store_accumulator(id, plan, acc)?;
+        self.barrier();
+        self.tcgen05_products(id, plan, staged, (k, n))?;
+        self.load_accumulator(id, plan)
+    }
+
+    /// Thread 0's instructions of `a · b` into the accumulator in tensor
+    /// memory, and every thread's wait for them.
+    pub(super) fn tcgen05_products(
+        &mut self,
+        id: OpId,
+        plan: &Tcgen05Dot,
+        staged: &StagedOperands,
+        (k, n): (usize, usize),
+    ) -> Result<(), LowerError> {
         let Some(tm) = self.tensor_memory else {
             return Err(self.invalid(id, "tcgen05.mma without tensor memory"));
         };
         let OperandA::Shared(a) = staged.a else {
             return Err(self.invalid(id, "tcgen05.mma with A in registers"));
         };
-        let (m, per) = (plan.layout.shape[0], plan.thread_columns());
+        self.tcgen05_issue(plan, staged, (a, tm), (k, n));
+        let commit = ThreadOpKind::Tcgen05CommitWait { bar: tm.bar };
+        let zero = self.i32c(0);
+        self.emit_op(commit, vec![zero, tm.elected], &[]);
+        Ok(())
+    }
+
+    /// The pieces of the thread's registers of `plan`'s accumulator that
+    /// one `tmem.load` or `tmem.store` each moves: the address, the first
+    /// register and the count.
+    fn accumulator_pieces(
+        &mut self,
+        id: OpId,
+        plan: &Tcgen05Dot,
+    ) -> Result<Vec<(Reg, usize, usize)>, LowerError> {
+        let Some(tm) = self.tensor_memory else {
+            return Err(self.invalid(id, "an accumulator in tensor memory never allocated"));
+        };
+        let (m, n, per) = (
+            plan.layout.shape[0],
+            plan.layout.shape[1],
+            plan.thread_columns(),
+        );
         let chunk = 1 << per.trailing_zeros().min(MOST_COLUMNS.trailing_zeros());
         // The columns of the thread's warpgroup's share.
         let tid = self.thread_id();
         let group = self.hoist_with_const(BinaryOp::Div, tid, 128);
         let share = self.hoist_with_const(BinaryOp::Mul, group, per as i64);
         let own = self.hoist_binary(BinaryOp::Add, tm.base, share);
-        let pieces: Vec<(usize, usize)> = (0..m / M)
-            .flat_map(|i| (0..per).step_by(chunk).map(move |c| (i, c)))
-            .collect();
-        for &(i, c) in &pieces {
-            let at = self.tmem_column(own, i * n + c);
-            let first = i * per + c;
+        let mut pieces = Vec::new();
+        for i in 0..m / M {
+            for c in (0..per).step_by(chunk) {
+                let at = self.tmem_column(own, i * n + c);
+                pieces.push((at, i * per + c, chunk));
+            }
+        }
+        Ok(pieces)
+    }
+
+    /// Every thread's `tmem.store` of its registers `acc` of `plan`'s
+    /// accumulator; the caller orders them before the products.
+    fn store_accumulator(
+        &mut self,
+        id: OpId,
+        plan: &Tcgen05Dot,
+        acc: &[Reg],
+    ) -> Result<(), LowerError> {
+        for (at, first, count) in self.accumulator_pieces(id, plan)? {
+            let Some(values) = acc.get(first..first + count) else {
+                return Err(self.invalid(id, "an accumulator of other registers than its layout's"));
+            };
             let mut operands = vec![at];
-            operands.extend(&acc[first..first + chunk]);
+            operands.extend(values);
             self.emit_op(ThreadOpKind::TmemStore, operands, &[]);
         }
-        self.barrier();
-        self.tcgen05_issue(plan, staged, (a, tm), (k, n));
-        let commit = ThreadOpKind::Tcgen05CommitWait { bar: tm.bar };
-        let zero = self.i32c(0);
-        self.emit_op(commit, vec![zero, tm.elected], &[]);
-        let mut regs = vec![acc[0]; acc.len()];
-        for &(i, c) in &pieces {
-            let at = self.tmem_column(own, i * n + c);
+        Ok(())
+    }
+
+    /// Every thread's `tmem.load` of its registers of `plan`'s accumulator.
+    pub(super) fn load_accumulator(
+        &mut self,
+        id: OpId,
+        plan: &Tcgen05Dot,
+    ) -> Result<Vec<Reg>, LowerError> {
+        let mut regs = Vec::new();
+        for (at, _, count) in self.accumulator_pieces(id, plan)? {
             let load = ThreadOpKind::TmemLoad {
-                columns: chunk as u16,
+                columns: count as u16,
             };
-            let op = self.emit_op(load, vec![at], &vec![DType::F32; chunk]);
-            let first = i * per + c;
-            regs[first..first + chunk].copy_from_slice(&self.program.ops[op].results);
+            let op = self.emit_op(load, vec![at], &vec![DType::F32; count]);
+            regs.extend(&self.program.ops[op].results);
         }
         Ok(regs)
+    }
+
+    /// The carried value of the `for` `id` that can stay in tensor memory
+    /// across its iterations, if one can: the accumulator of the one
+    /// `tcgen05.mma` dot in the loop (no other reaches tensor memory), which
+    /// that dot alone reads and the loop's `yield` alone takes, started by
+    /// a value the loop alone uses.
+    pub(super) fn resident_accumulator(&self, id: OpId) -> Option<Resident> {
+        let op = self.func.op(id);
+        let [body] = op.regions.as_slice() else {
+            return None;
+        };
+        let inits = op.operands.get(3..)?;
+        let carried = body.args.get(1..)?;
+        let mut dots = Vec::new();
+        self.func.walk_region(body, &mut |d| {
+            if let Some(TensorDot::Tcgen05(plan)) = self.tensor_plan(d) {
+                dots.push((d, plan));
+            }
+        });
+        let [(dot, plan)] = dots.as_slice() else {
+            return None;
+        };
+        let dot_op = self.func.op(*dot);
+        let (&c, &result) = (dot_op.operands.get(2)?, dot_op.results.first()?);
+        let index = carried.iter().position(|&v| v == c)?;
+        let yields = self.func.op(*body.ops.last()?);
+        let alone = [c, result, inits[index]]
+            .iter()
+            .all(|&v| self.use_count(v) == 1);
+        let ok = body.ops.contains(dot)
+            && matches!(yields.kind, OpKind::Yield)
+            && yields.operands.get(index) == Some(&result)
+            && alone;
+        ok.then(|| Resident {
+            index,
+            plan: plan.clone(),
+        })
+    }
+
+    /// Before the `for` `id`: its carried value `init` stored into tensor
+    /// memory as `plan`'s accumulator, ordered before the loop's products,
+    /// and `init` bound to it there.
+    pub(super) fn store_resident(
+        &mut self,
+        id: OpId,
+        init: Value,
+        plan: &Tcgen05Dot,
+    ) -> Result<(), LowerError> {
+        let (layout, regs) = self.tile(id, init)?;
+        let layout_to = Rc::new(plan.layout.clone());
+        let regs = self.convert(DType::F32, &layout, &regs, &layout_to);
+        self.store_accumulator(id, plan, &regs)?;
+        self.barrier();
+        self.env.insert(init, Lowered::Resident(layout_to));
+        Ok(())
+    }
+
+    /// How many operands of the function's ops are `value`.
+    fn use_count(&self, value: Value) -> usize {
+        let mut uses = 0;
+        self.func.walk(&mut |op| {
+            uses += self
+                .func
+                .op(op)
+                .operands
+                .iter()
+                .filter(|&&v| v == value)
+                .count();
+        });
+        uses
     }
 
     /// Thread 0's instructions of the product into the tensor memory of
