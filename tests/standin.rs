@@ -114,7 +114,12 @@ fn the_examples_run_through_the_driver_stand_ins() {
         "seven matmul specializations have sm_90 PTX, the FP8, the TMA, the two tutorial-sized and the persistent ones sm_90a PTX"
     );
     let blackwell = write_images(&dir.0, &kernels(), &BLACKWELL);
-    assert_eq!(blackwell, 29, "the twenty-nine have sm_90 PTX");
+    assert_eq!(
+        blackwell, 31,
+        "the twenty-nine have sm_90 PTX, the two tutorial-sized matmuls sm_100a PTX too"
+    );
+    let tma = &matmul::matmul_f16_tma::<128, 128, 64>::INFO;
+    assert_eq!(write_images(&dir.0, &[tma], &BLACKWELL[1..]), 1);
     standin_child::run_child(&dir.0, CHILD, &[]);
     standin_child::run_child(&dir.0, HOPPER_CHILD, &[("TILE_STANDIN_SM", "90")]);
     standin_child::run_child(&dir.0, BLACKWELL_CHILD, &[("TILE_STANDIN_SM", "100")]);
@@ -139,7 +144,9 @@ fn same_on_both(kernel: &str, gpu: &Device, launch: impl Fn(&Device) -> Tensor<f
 /// Every example on `dev`, whose kernels must run as `target`'s image,
 /// passes its check; softmax and matmul equal the CPU device's results; a
 /// kernel's failed bounds check comes back from its status record.
-fn examples_on(dev: &Device, target: Target) {
+/// Runs every example on `dev`, each kernel on `target`'s image but those
+/// `specific` names (by the start of their row), on the target beside it.
+fn examples_on(dev: &Device, target: Target, specific: &[(&str, Target)]) {
     let examples: [Example; 12] = [
         vector_add::run,
         softmax::run,
@@ -165,8 +172,12 @@ fn examples_on(dev: &Device, target: Target) {
         common::print_table(dev, &rows),
         "an example's check failed on {dev}"
     );
-    let name = target.to_string();
     for row in &rows {
+        let name = specific
+            .iter()
+            .find(|(kernel, _)| row.kernel.starts_with(kernel))
+            .map_or(target, |&(_, t)| t)
+            .to_string();
         assert!(
             matches!(row.code, KernelCode::Gpu(t) if t == name),
             "{} ran as {}",
@@ -254,11 +265,11 @@ fn on_the_stand_ins() {
         "cuda:0",
         "the CUDA stand-in is the best device"
     );
-    examples_on(&cuda, TARGETS[0]);
+    examples_on(&cuda, TARGETS[0], &[]);
     autotune_on(&cuda);
     let hip = Device::hip(0).expect("the HIP stand-in");
     assert_eq!(hip.to_string(), "hip:0");
-    examples_on(&hip, TARGETS[1]);
+    examples_on(&hip, TARGETS[1], &[]);
     autotune_on(&hip);
 }
 
@@ -302,7 +313,15 @@ fn autotune_on(dev: &Device) {
 #[ignore = "run by the_examples_run_through_the_driver_stand_ins, with a Blackwell stand-in as the driver"]
 fn on_a_blackwell_stand_in() {
     let cuda = Device::best().expect("a device");
-    examples_on(&cuda, BLACKWELL[0]);
+    // The tutorial-sized matmuls, built for sm_100a, run on tcgen05.mma
+    // (the TMA one with its tensor maps); every other kernel on sm_90's PTX.
+    let tcgen05 = [
+        "matmul bf16 128x128x64",
+        "matmul f16 128x128x64",
+        "matmul f16 TMA 128x128x64",
+    ];
+    let specific = tcgen05.map(|kernel| (kernel, BLACKWELL[1]));
+    examples_on(&cuda, BLACKWELL[0], &specific);
 }
 
 #[test]

@@ -18,10 +18,11 @@ pub const TARGETS: [Target; 2] = [Target::Nvptx(Sm::Sm80), Target::Amdgpu(Gfx::G
 /// and sm_90a's (`wgmma`) for the kernels built for it.
 pub const HOPPER: [Target; 2] = [Target::Nvptx(Sm::Sm90), Target::Nvptx(Sm::Sm90a)];
 
-/// The target a Blackwell stand-in (`TILE_STANDIN_SM=100`) runs for a
-/// kernel built for the default targets: sm_90's PTX, the newest plain PTX
-/// a default build embeds (the driver compiles it for the device).
-pub const BLACKWELL: [Target; 1] = [Target::Nvptx(Sm::Sm90)];
+/// The targets a Blackwell stand-in (`TILE_STANDIN_SM=100`) runs: for a
+/// kernel built for the default targets sm_90's PTX, the newest plain PTX
+/// a default build embeds (the driver compiles it for the device), and
+/// sm_100a's (`tcgen05.mma`) for the kernels built for it.
+pub const BLACKWELL: [Target; 2] = [Target::Nvptx(Sm::Sm90), Target::Nvptx(Sm::Sm100a)];
 
 /// The example kernels the stand-ins run at their default targets (the
 /// FP8 and TMA matmuls need Hopper: [`matmuls`]).

@@ -1,8 +1,8 @@
 //! Matrix multiply: a `BM x BN` block of C per program instance, accumulated
 //! over `BK`-wide slabs of A and B; f32 inputs, and f16, bf16 and FP8 inputs
 //! accumulated in f32 (on tensor cores where the device has them: `mma.sync`
-//! from sm_80, its FP8 form from sm_89, `wgmma` on sm_90a, MFMA on gfx90a
-//! and gfx942, WMMA on gfx1100).
+//! from sm_80, its FP8 form from sm_89, `wgmma` on sm_90a, `tcgen05.mma` on
+//! sm_100a, MFMA on gfx90a and gfx942, WMMA on gfx1100).
 
 use crate::common::{max_error, timed, Inputs, Row};
 use tile::ir::DotPrecision;
@@ -43,10 +43,10 @@ pub fn matmul_f16<const BM: usize, const BN: usize, const BK: usize>(
 /// The f16 matmul at the configuration of Triton's tutorial: 128×128×64
 /// tiles on 8 warps. Built for the GPU targets with tensor cores (as a chain
 /// of FMAs this tile is no use, and slow to compile), sm_90a's `wgmma`
-/// among them, and the CPU.
+/// and sm_100a's `tcgen05.mma` among them, and the CPU.
 #[tile_kernel(
     num_warps = 8,
-    targets = "sm_80,sm_86,sm_89,sm_90,sm_90a,gfx90a,gfx942,gfx1100,host",
+    targets = "sm_80,sm_86,sm_89,sm_90,sm_90a,sm_100a,gfx90a,gfx942,gfx1100,host",
     configs(BM = 128, BN = 128, BK = 64)
 )]
 pub fn matmul_f16_large<const BM: usize, const BN: usize, const BK: usize>(
@@ -66,7 +66,7 @@ pub fn matmul_f16_large<const BM: usize, const BN: usize, const BK: usize>(
 /// The same in bf16.
 #[tile_kernel(
     num_warps = 8,
-    targets = "sm_80,sm_86,sm_89,sm_90,sm_90a,gfx90a,gfx942,gfx1100,host",
+    targets = "sm_80,sm_86,sm_89,sm_90,sm_90a,sm_100a,gfx90a,gfx942,gfx1100,host",
     configs(BM = 128, BN = 128, BK = 64)
 )]
 pub fn matmul_bf16_large<const BM: usize, const BN: usize, const BK: usize>(
@@ -84,13 +84,13 @@ pub fn matmul_bf16_large<const BM: usize, const BN: usize, const BK: usize>(
 }
 
 /// The tutorial-sized f16 matmul with its operands copied by Hopper's TMA
-/// (`tma`): on sm_90a each stage's tiles are bulk copies through tensor
+/// (`tma`): on sm_90a and sm_100a each stage's tiles are bulk copies through tensor
 /// maps the runtime builds at launch, which needs rows of 16-byte multiples
 /// (a launch with other tensors is an error naming them).
 #[tile_kernel(
     num_warps = 8,
     tma,
-    targets = "sm_90a,host",
+    targets = "sm_90a,sm_100a,host",
     configs(BM = 128, BN = 128, BK = 64)
 )]
 pub fn matmul_f16_tma<const BM: usize, const BN: usize, const BK: usize>(
@@ -291,7 +291,7 @@ fn run_tma(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     let code = match dev.kernel_code(&spec) {
         Ok(code) => code,
         Err(Error::NoImage { .. }) => {
-            println!("{kernel}: not built for {dev} (sm_90a and the CPU only)");
+            println!("{kernel}: not built for {dev} (sm_90a, sm_100a and the CPU only)");
             return Ok(Vec::new());
         }
         Err(e) => return Err(e),

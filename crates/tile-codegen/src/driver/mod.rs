@@ -510,9 +510,7 @@ impl Programs {
             .lowering_with(warps)
             .with_tensor_cores(cores)
             .with_stages(stages)
-            .with_tma(
-                options.codegen.tma && matches!(cores, TensorCores::Wgmma | TensorCores::Tcgen05),
-            );
+            .with_tma(options.codegen.tma && cores.bulk_copies());
         let program = lower_for(func, label, &lowering)?;
         self.lowered.push((key, program.clone()));
         Ok(program)

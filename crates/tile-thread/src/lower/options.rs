@@ -107,6 +107,13 @@ impl TensorCores {
         )
     }
 
+    /// Whether the TMA may copy the pipelined operands of its tensor-core
+    /// instructions, which read them through descriptors: `wgmma`'s and
+    /// `tcgen05.mma`'s.
+    pub fn bulk_copies(self) -> bool {
+        matches!(self, TensorCores::Wgmma | TensorCores::Tcgen05)
+    }
+
     /// Whether the target has `cp.async` (and so pipelines the copies of
     /// tensor-core operands): the NVIDIA ones.
     pub fn cp_async(self) -> bool {
