@@ -46,7 +46,7 @@ pub fn matmul_f16<const BM: usize, const BN: usize, const BK: usize>(
 /// and sm_100a's `tcgen05.mma` among them, and the CPU.
 #[tile_kernel(
     num_warps = 8,
-    targets = "sm_80,sm_86,sm_89,sm_90,sm_90a,sm_100a,gfx90a,gfx942,gfx1100,host",
+    targets = "sm_80,sm_86,sm_89,sm_90,sm_90a,sm_100a,gfx90a,gfx942,gfx950,gfx1100,gfx1200,host",
     configs(BM = 128, BN = 128, BK = 64)
 )]
 pub fn matmul_f16_large<const BM: usize, const BN: usize, const BK: usize>(
@@ -66,7 +66,7 @@ pub fn matmul_f16_large<const BM: usize, const BN: usize, const BK: usize>(
 /// The same in bf16.
 #[tile_kernel(
     num_warps = 8,
-    targets = "sm_80,sm_86,sm_89,sm_90,sm_90a,sm_100a,gfx90a,gfx942,gfx1100,host",
+    targets = "sm_80,sm_86,sm_89,sm_90,sm_90a,sm_100a,gfx90a,gfx942,gfx950,gfx1100,gfx1200,host",
     configs(BM = 128, BN = 128, BK = 64)
 )]
 pub fn matmul_bf16_large<const BM: usize, const BN: usize, const BK: usize>(
