@@ -497,6 +497,12 @@ pub(crate) fn copy_digits(layout: &Layout, i: usize) -> impl Iterator<Item = usi
 }
 
 /// Row-major strides of `shape`.
+/// The flat layout of `(size, stride)` pairs, if it is one.
+pub(crate) fn flat_layout(pairs: &[(usize, usize)]) -> Option<Layout> {
+    let (s, d): (Vec<i64>, Vec<i64>) = pairs.iter().map(|&(s, d)| (s as i64, d as i64)).unzip();
+    Layout::new(IntTuple::flat(&s), IntTuple::flat(&d)).ok()
+}
+
 pub(crate) fn row_major(shape: &[usize]) -> Vec<usize> {
     let mut strides = vec![1; shape.len()];
     for d in (0..shape.len().saturating_sub(1)).rev() {

@@ -32,13 +32,13 @@
 //! rate, `32×32×16` then `16×16×32`, whose accumulators are laid out as
 //! those of the CDNA 3 form of the same block.
 
-use super::blocked::row_major;
+use super::blocked::{flat_layout, row_major};
 use super::chain;
 use super::{DistLayout, LayoutKind};
 use crate::lower::TensorCores;
 use crate::program::{MmaKind, WARP_SIZE};
 use tile_hw::mma::MmaFamily;
-use tile_ir::layout::{IntTuple, Layout};
+use tile_ir::layout::Layout;
 use tile_ir::{Function, OpId, OpKind};
 
 /// How one `dot` runs on tensor cores.
@@ -165,31 +165,26 @@ impl DistLayout {
             return None;
         }
         let (rep_m, rep_n) = (m / (bm * wm), n / (bn * wn));
-        let flat = |pairs: &[(usize, usize)]| -> Option<Layout> {
-            let (s, d): (Vec<i64>, Vec<i64>) =
-                pairs.iter().map(|&(s, d)| (s as i64, d as i64)).unzip();
-            Layout::new(IntTuple::flat(&s), IntTuple::flat(&d)).ok()
-        };
         let blocks = [(rep_n, bn * wn), (rep_m, bm * wm * n)];
         let (thread, value, spt, tpw) = match kind.family() {
             // Lane l: row l/4 (+8), columns 2(l%4) (+1).
             MmaFamily::MmaSync => (
-                flat(&[(4, 2), (8, n), (wn, bn), (wm, bm * n)])?,
-                flat(&[&[(2, 1), (2, 8 * n)][..], &blocks].concat())?,
+                flat_layout(&[(4, 2), (8, n), (wn, bn), (wm, bm * n)])?,
+                flat_layout(&[&[(2, 1), (2, 8 * n)][..], &blocks].concat())?,
                 vec![1, 2],
                 vec![8, 4],
             ),
             // Lane l: column l%16, rows l/16 + 2r.
             MmaFamily::Wmma => (
-                flat(&[(16, 1), (2, n), (wn, bn), (wm, bm * n)])?,
-                flat(&[&[(8, 2 * n)][..], &blocks].concat())?,
+                flat_layout(&[(16, 1), (2, n), (wn, bn), (wm, bm * n)])?,
+                flat_layout(&[&[(8, 2 * n)][..], &blocks].concat())?,
                 vec![1, 1],
                 vec![2, 16],
             ),
             // Lane l: column l%16, rows 8(l/16) + r.
             MmaFamily::Wmma12 => (
-                flat(&[(16, 1), (2, 8 * n), (wn, bn), (wm, bm * n)])?,
-                flat(&[&[(8, n)][..], &blocks].concat())?,
+                flat_layout(&[(16, 1), (2, 8 * n), (wn, bn), (wm, bm * n)])?,
+                flat_layout(&[&[(8, n)][..], &blocks].concat())?,
                 vec![1, 1],
                 vec![2, 16],
             ),
@@ -199,8 +194,8 @@ impl DistLayout {
                 let groups = kind.elements(tile_hw::mma::Fragment::C) / 4;
                 let lane_rows = 64 / bn;
                 (
-                    flat(&[(bn, 1), (lane_rows, 4 * n), (wn, bn), (wm, bm * n)])?,
-                    flat(&[&[(4, n), (groups, 8 * n)][..], &blocks].concat())?,
+                    flat_layout(&[(bn, 1), (lane_rows, 4 * n), (wn, bn), (wm, bm * n)])?,
+                    flat_layout(&[&[(4, n), (groups, 8 * n)][..], &blocks].concat())?,
                     vec![1, 1],
                     vec![lane_rows, bn],
                 )
@@ -232,13 +227,8 @@ impl DistLayout {
         let (rep_m, rep_n) = (m / (bm * wm), n / (bn * wn));
         let groups = kind.elements(tile_hw::mma::Fragment::C) / 4;
         let lane_columns = 64 / bm;
-        let flat = |pairs: &[(usize, usize)]| -> Option<Layout> {
-            let (s, d): (Vec<i64>, Vec<i64>) =
-                pairs.iter().map(|&(s, d)| (s as i64, d as i64)).unzip();
-            Layout::new(IntTuple::flat(&s), IntTuple::flat(&d)).ok()
-        };
-        let thread = flat(&[(bm, n), (lane_columns, 4), (wn, bn), (wm, bm * n)])?;
-        let value = flat(&[(4, 1), (groups, 8), (rep_n, bn * wn), (rep_m, bm * wm * n)])?;
+        let thread = flat_layout(&[(bm, n), (lane_columns, 4), (wn, bn), (wm, bm * n)])?;
+        let value = flat_layout(&[(4, 1), (groups, 8), (rep_n, bn * wn), (rep_m, bm * wm * n)])?;
         let tiling = (vec![1, 4], vec![bm, lane_columns], [wm, wn]);
         Some(accumulator(vec![m, n], tiling, thread, value))
     }

@@ -24,14 +24,14 @@
 //! and its columns within tensor memory's; other dots on sm_100a take
 //! `mma.sync`.
 
-use super::blocked::row_major;
-use super::{DistLayout, LayoutKind, WGMMA_N};
-use crate::lower::{is_transposed, TensorCores};
+use super::blocked::{flat_layout, row_major};
+use super::wgmma::descriptor_shape;
+use super::{DistLayout, LayoutKind};
+use crate::lower::TensorCores;
 use crate::program::{DescriptorSwizzle, Tcgen05Kind};
 use tile_hw::tcgen05::{COLUMNS, M, WARP_LANES};
 use tile_hw::wgmma::Major;
-use tile_ir::layout::{IntTuple, Layout};
-use tile_ir::{DotPrecision, Function, OpId, OpKind};
+use tile_ir::{Function, OpId};
 
 /// How one `dot` runs on `tcgen05.mma`.
 #[derive(Clone, Debug, PartialEq)]
@@ -74,28 +74,12 @@ pub fn tcgen05_dot(
     num_warps: u32,
     tensor_cores: TensorCores,
 ) -> Option<Tcgen05Dot> {
-    let op = func.op(id);
-    let (OpKind::Dot { precision }, [a, b, _]) = (&op.kind, op.operands.as_slice()) else {
-        return None;
-    };
-    if tensor_cores != TensorCores::Tcgen05
-        || *precision != DotPrecision::Tensor
-        || !num_warps.is_multiple_of(4)
-    {
+    if tensor_cores != TensorCores::Tcgen05 {
         return None;
     }
-    let (da, db) = (func.ty(*a).dtype(), func.ty(*b).dtype());
-    let (sa, sb) = (func.ty(*a).tile_shape()?, func.ty(*b).tile_shape()?);
-    let (&[m, k], &[_, n]) = (sa.dims(), sb.dims()) else {
-        return None;
-    };
-    let a_swizzle = DescriptorSwizzle::for_rows(2 * if k % 64 == 0 { 64 } else { k })?;
-    let instruction_n = match n {
-        _ if n.is_multiple_of(WGMMA_N) => WGMMA_N,
-        _ if n < WGMMA_N && k.is_multiple_of(64) && is_transposed(func, *b) => n,
-        _ => return None,
-    };
-    let kind = Tcgen05Kind::new(da, instruction_n, Major::Mn).filter(|_| da == db)?;
+    let shape = descriptor_shape(func, id, num_warps)?;
+    let ([m, _, n], a_swizzle) = (shape.mkn, shape.a_swizzle);
+    let kind = Tcgen05Kind::new(shape.dtype, shape.instruction_n, Major::Mn)?;
     let groups = num_warps as usize / 4;
     if !m.is_multiple_of(M) || m / M * n > COLUMNS || !n.is_multiple_of(groups) {
         return None;
@@ -118,13 +102,8 @@ impl DistLayout {
             return None;
         }
         let per = n / groups;
-        let flat = |pairs: &[(usize, usize)]| -> Option<Layout> {
-            let (s, d): (Vec<i64>, Vec<i64>) =
-                pairs.iter().map(|&(s, d)| (s as i64, d as i64)).unzip();
-            Layout::new(IntTuple::flat(&s), IntTuple::flat(&d)).ok()
-        };
-        let thread = flat(&[(WARP_LANES, n), (4, WARP_LANES * n), (groups, per)])?;
-        let value = flat(&[(per, 1), (m / M, M * n)])?;
+        let thread = flat_layout(&[(WARP_LANES, n), (4, WARP_LANES * n), (groups, per)])?;
+        let value = flat_layout(&[(per, 1), (m / M, M * n)])?;
         debug_assert_eq!(row_major(&[m, n]), vec![n, 1]);
         Some(DistLayout {
             kind: LayoutKind::MmaAccumulator,

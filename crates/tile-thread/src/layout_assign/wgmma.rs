@@ -25,12 +25,11 @@
 //! swizzle; `N` then a multiple of 64); other dots on sm_90a take
 //! `mma.sync`.
 
-use super::blocked::row_major;
+use super::blocked::{flat_layout, row_major};
 use super::mma::split_warps;
 use super::{DistLayout, LayoutKind};
 use crate::lower::{is_transposed, TensorCores};
 use crate::program::{DescriptorSwizzle, WgmmaKind};
-use tile_ir::layout::{IntTuple, Layout};
 use tile_ir::{DotPrecision, Function, OpId, OpKind};
 
 /// The `N` of the `wgmma`s of a dot whose `N` is a multiple of it: one
@@ -59,22 +58,37 @@ impl WgmmaDot {
     }
 }
 
-/// How the `dot` `id` of `func` runs on `wgmma` with `num_warps` warps, or
-/// `None` (see the module docs).
-pub fn wgmma_dot(
+/// What a dot on an instruction that reads its operands through
+/// descriptors (`wgmma`, `tcgen05.mma`) has to fit: its operands' dtype,
+/// `[M, K]` and `N`, A's swizzle and the `N` of one instruction.
+pub(super) struct DescriptorShape {
+    /// The operands' dtype (both the same).
+    pub(super) dtype: tile_ir::DType,
+    /// `M`, `K` and `N`.
+    pub(super) mkn: [usize; 3],
+    /// The swizzle of A's staging: rows of `K` (at most 64) 16-bit
+    /// elements.
+    pub(super) a_swizzle: DescriptorSwizzle,
+    /// The columns of D one instruction computes: 64, or `N` below 64
+    /// where B's rows run along N.
+    pub(super) instruction_n: usize,
+}
+
+/// The shape of the `dot` `id` of `func` on such an instruction with
+/// `num_warps` warps (whole warpgroups), or `None`: precision `tensor`,
+/// operands of one dtype, `K` a multiple of 64 or 16 or 32, `N` of 64 or,
+/// below 64 and a multiple of 8, B the transpose of a tile its copies move
+/// as stored (in rows of 64 `k`: `Lowerer::reads_transposed_b`).
+pub(super) fn descriptor_shape(
     func: &Function,
     id: OpId,
     num_warps: u32,
-    tensor_cores: TensorCores,
-) -> Option<WgmmaDot> {
+) -> Option<DescriptorShape> {
     let op = func.op(id);
     let (OpKind::Dot { precision }, [a, b, _]) = (&op.kind, op.operands.as_slice()) else {
         return None;
     };
-    if tensor_cores != TensorCores::Wgmma
-        || *precision != DotPrecision::Tensor
-        || !num_warps.is_multiple_of(4)
-    {
+    if *precision != DotPrecision::Tensor || !num_warps.is_multiple_of(4) {
         return None;
     }
     let (da, db) = (func.ty(*a).dtype(), func.ty(*b).dtype());
@@ -83,14 +97,33 @@ pub fn wgmma_dot(
         return None;
     };
     let a_swizzle = DescriptorSwizzle::for_rows(2 * if k % 64 == 0 { 64 } else { k })?;
-    // Below 64 columns, B's rows must run along N: the transpose of a tile
-    // its copies move as stored, in rows of 64 `k` (`Lowerer::reads_transposed_b`).
     let instruction_n = match n {
         _ if n.is_multiple_of(WGMMA_N) => WGMMA_N,
         _ if n < WGMMA_N && k.is_multiple_of(64) && is_transposed(func, *b) => n,
         _ => return None,
     };
-    let kind = WgmmaKind::new(da, instruction_n).filter(|_| da == db)?;
+    (da == db).then_some(DescriptorShape {
+        dtype: da,
+        mkn: [m, k, n],
+        a_swizzle,
+        instruction_n,
+    })
+}
+
+/// How the `dot` `id` of `func` runs on `wgmma` with `num_warps` warps, or
+/// `None` (see the module docs).
+pub fn wgmma_dot(
+    func: &Function,
+    id: OpId,
+    num_warps: u32,
+    tensor_cores: TensorCores,
+) -> Option<WgmmaDot> {
+    if tensor_cores != TensorCores::Wgmma {
+        return None;
+    }
+    let shape = descriptor_shape(func, id, num_warps)?;
+    let ([m, _, n], instruction_n) = (shape.mkn, shape.instruction_n);
+    let (kind, a_swizzle) = (WgmmaKind::new(shape.dtype, instruction_n)?, shape.a_swizzle);
     if m % 64 != 0 {
         return None;
     }
@@ -120,13 +153,8 @@ impl DistLayout {
             return None;
         }
         let (rep_m, rep_n) = (m / (64 * gm), n / (i * gn));
-        let flat = |pairs: &[(usize, usize)]| -> Option<Layout> {
-            let (s, d): (Vec<i64>, Vec<i64>) =
-                pairs.iter().map(|&(s, d)| (s as i64, d as i64)).unzip();
-            Layout::new(IntTuple::flat(&s), IntTuple::flat(&d)).ok()
-        };
-        let thread = flat(&[(4, 2), (8, n), (4, 16 * n), (gn, i), (gm, 64 * n)])?;
-        let value = flat(&[
+        let thread = flat_layout(&[(4, 2), (8, n), (4, 16 * n), (gn, i), (gm, 64 * n)])?;
+        let value = flat_layout(&[
             (2, 1),
             (2, 8 * n),
             (i / 8, 8),
