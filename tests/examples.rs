@@ -381,9 +381,15 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     };
     let mut tensor_cores: Vec<&str> = expected[..6].to_vec();
     tensor_cores.extend(&levels);
-    // The tutorial-sized and persistent matmuls add sm_90a, for wgmma.
+    // The tutorial-sized and persistent matmuls add sm_90a, for wgmma; the
+    // tutorial-sized ones the current generation's tensor cores too:
+    // sm_100a's tcgen05.mma, gfx950's and gfx1200's MFMA and WMMA.
     let mut with_hopper = expected.clone();
     with_hopper.insert(4, "sm_90a");
+    let mut current = with_hopper.clone();
+    current.insert(5, "sm_100a");
+    current.insert(8, "gfx950");
+    current.insert(10, "gfx1200");
     let mut checked = 0;
     for info in infos {
         for spec in info.specializations {
@@ -392,7 +398,9 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
                 &levels
             } else if info.name == "attention_f16" {
                 &tensor_cores
-            } else if info.name.ends_with("_large") || info.name == "matmul_persistent" {
+            } else if info.name.ends_with("_large") {
+                &current
+            } else if info.name == "matmul_persistent" {
                 &with_hopper
             } else {
                 &expected
@@ -443,9 +451,10 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     }
     assert_eq!(
         checked,
-        15 * expected.len() + 3 + tensor_cores.len() + 2 * levels.len(),
+        15 * expected.len() + 3 + 2 * 3 + tensor_cores.len() + 2 * levels.len(),
         "fifteen specializations for seven GPU targets and the host levels (three of them for \
-         sm_90a too), one for six and the host, two for the host"
+         sm_90a too, two of those for sm_100a, gfx950 and gfx1200 as well), one for six and \
+         the host, two for the host"
     );
 }
 
