@@ -16,8 +16,37 @@ use std::collections::HashSet;
 use tile_abi::FaultCode;
 use tile_ir::DType;
 use tile_thread::program::{
-    CheckKind, GlobalOperands, Op, OpId, ParamKind, Program, Reg, Region, ThreadOpKind,
+    CheckKind, GlobalOperands, Op, OpId, ParamKind, Program, Reg, Region, Roles, ThreadOpKind,
 };
+
+/// An op's operand values by role.
+pub(super) type Operands<'a, 'ctx> = Roles<'a, BasicValueEnum<'ctx>>;
+
+/// The operand of role `name`.
+pub(super) fn operand<'ctx>(
+    x: &Operands<'_, 'ctx>,
+    name: &str,
+) -> Result<BasicValueEnum<'ctx>, EmitError> {
+    x.get(name)
+        .copied()
+        .ok_or_else(|| EmitError::Internal(format!("no operand `{name}`")))
+}
+
+/// The integer operand of role `name`.
+pub(super) fn int<'ctx>(x: &Operands<'_, 'ctx>, name: &str) -> Result<IntValue<'ctx>, EmitError> {
+    operand(x, name).map(BasicValueEnum::into_int_value)
+}
+
+/// The integer operands of roles `names`.
+pub(super) fn ints<'ctx, const N: usize>(
+    x: &Operands<'_, 'ctx>,
+    names: [&str; N],
+) -> Result<[IntValue<'ctx>; N], EmitError> {
+    if let Some(missing) = names.iter().find(|name| x.get(name).is_none()) {
+        return Err(EmitError::Internal(format!("no operand `{missing}`")));
+    }
+    Ok(names.map(|name| x.get(name).expect("checked above").into_int_value()))
+}
 
 /// A tensor parameter's values: base pointer, extents and strides.
 pub(super) struct TensorArgs<'ctx> {
@@ -246,12 +275,19 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 .map(|&r| get(k, r))
                 .collect::<Result<_, _>>()?,
         };
-        let dtype = |i: usize| -> Result<DType, EmitError> {
-            op.operands
-                .get(i)
-                .map(|&r| k.program.dtype(r))
+        // The operands by role (loops read theirs themselves).
+        let fitted = Roles::of(&op.kind, &x);
+        let roles = || {
+            fitted.as_ref().ok_or_else(|| {
+                EmitError::Internal(format!("`{}`'s operands fit no format", op.kind.name()))
+            })
+        };
+        let arg = |name: &str| operand(roles()?, name);
+        let dtype = |name: &str| -> Result<DType, EmitError> {
+            Roles::of(&op.kind, &op.operands)
+                .and_then(|r| r.list(name).first().map(|&r| k.program.dtype(r)))
                 .ok_or_else(|| {
-                    EmitError::Internal(format!("`{}` lacks operand {i}", op.kind.name()))
+                    EmitError::Internal(format!("`{}` lacks operand `{name}`", op.kind.name()))
                 })
         };
         let one = |v: BasicValueEnum<'ctx>| Ok(vec![v]);
@@ -299,14 +335,19 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 )?;
                 one(b.build_select(big, cap, low, "align")?)
             }
-            ThreadOpKind::Unary(u) => one(self.unary(*u, dtype(0)?, x[0], nans)?),
-            ThreadOpKind::Binary(o) => one(self.binary(*o, dtype(0)?, x[0], x[1], nans)?),
-            ThreadOpKind::Cmp(p) => one(self.compare(*p, dtype(0)?, x[0], x[1])?),
-            ThreadOpKind::Select => one(self.select(x[0], x[1], x[2])?),
-            ThreadOpKind::Fma => one(self.fma(dtype(0)?, x[0], x[1], x[2], nans)?),
-            ThreadOpKind::Opaque => one(self.opaque(x[0].into_int_value())?.into()),
-            ThreadOpKind::Cast { to } => one(self.cast(x[0], dtype(0)?, *to, nans)?),
-            ThreadOpKind::Bitcast { to } => one(self.bitcast(x[0], dtype(0)?, *to)?),
+            ThreadOpKind::Unary(u) => one(self.unary(*u, dtype("x")?, arg("x")?, nans)?),
+            ThreadOpKind::Binary(o) => {
+                one(self.binary(*o, dtype("a")?, arg("a")?, arg("b")?, nans)?)
+            }
+            ThreadOpKind::Cmp(p) => one(self.compare(*p, dtype("a")?, arg("a")?, arg("b")?)?),
+            ThreadOpKind::Select => one(self.select(arg("c")?, arg("a")?, arg("b")?)?),
+            ThreadOpKind::Fma => {
+                let (a, b, c) = (arg("a")?, arg("b")?, arg("c")?);
+                one(self.fma(dtype("a")?, a, b, c, nans)?)
+            }
+            ThreadOpKind::Opaque => one(self.opaque(int(roles()?, "x")?)?.into()),
+            ThreadOpKind::Cast { to } => one(self.cast(arg("x")?, dtype("x")?, *to, nans)?),
+            ThreadOpKind::Bitcast { to } => one(self.bitcast(arg("x")?, dtype("x")?, *to)?),
             ThreadOpKind::LoadGlobal { param, width } => {
                 let dt = op
                     .results
@@ -333,7 +374,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     .first()
                     .map(|&r| k.program.dtype(r))
                     .ok_or_else(|| EmitError::internal("atom.global without a result"))?;
-                one(self.atomic_global(k, *param, (*update, *order), dt, &x)?)
+                one(self.atomic_global(k, *param, (*update, *order), dt, roles()?)?)
             }
             ThreadOpKind::LoadShared { alloc, width } => {
                 let dt = op
@@ -342,13 +383,13 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     .map(|&r| k.program.dtype(r))
                     .ok_or_else(|| EmitError::internal("ld.shared without results"))?;
                 let access = (alloc.index(), dt, usize::from(*width));
-                self.load_shared(k, access, x[0].into_int_value())
+                self.load_shared(k, access, int(roles()?, "index")?)
             }
-            ThreadOpKind::StoreShared { alloc, width } => {
-                let (dt, w) = (dtype(1)?, usize::from(*width));
-                let mask = x[w + 1].into_int_value();
+            ThreadOpKind::StoreShared { alloc, .. } => {
+                let (x, dt) = (roles()?, dtype("values")?);
+                let (index, mask) = (int(x, "index")?, int(x, "mask")?);
                 let access = (alloc.index(), dt);
-                self.store_shared(k, access, x[0].into_int_value(), &x[1..=w], mask)?;
+                self.store_shared(k, access, index, x.list("values"), mask)?;
                 Ok(Vec::new())
             }
             ThreadOpKind::Check { kind, op: checked } => {
@@ -361,11 +402,11 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     CheckKind::Assert => FaultCode::Assert,
                     CheckKind::Window => FaultCode::ViewWindow,
                 };
-                self.check(k, code, position, &x)?;
+                self.check(k, code, position, roles()?)?;
                 Ok(Vec::new())
             }
             ThreadOpKind::Print { id } => {
-                self.print(k, *id, &x)?;
+                self.print(k, *id, roles()?)?;
                 Ok(Vec::new())
             }
             ThreadOpKind::Barrier => {
@@ -377,15 +418,13 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 Ok(Vec::new())
             }
             ThreadOpKind::Shuffle { mode, width } => {
-                one(self.shuffle(k, *mode, *width, dtype(0)?, x[0], x[1].into_int_value())?)
+                let (value, lane) = (arg("value")?, int(roles()?, "lane")?);
+                one(self.shuffle(k, *mode, *width, dtype("value")?, value, lane)?)
             }
-            ThreadOpKind::Mma { kind } => self.mma(*kind, &x),
+            ThreadOpKind::Mma { kind } => self.mma(*kind, roles()?.list("fragments")),
             ThreadOpKind::CopyAsync { param, alloc } => {
-                let [addr, index, count, mask] = x.as_slice() else {
-                    return Err(EmitError::internal("cp.async takes four operands"));
-                };
-                let ints = [addr, index, count, mask].map(|v| v.into_int_value());
-                self.copy_async(k, (*param, *alloc), ints)?;
+                let operands = ints(roles()?, ["addr", "index", "count", "mask"])?;
+                self.copy_async(k, (*param, *alloc), operands)?;
                 Ok(Vec::new())
             }
             ThreadOpKind::CommitAsync => {
@@ -398,34 +437,36 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             }
             ThreadOpKind::LdMatrix { alloc, shape } => {
                 let dt = k.program.shared[*alloc].dtype;
-                let at = self.shared_at(k, alloc.index(), dt, x[0].into_int_value())?;
+                let at = self.shared_at(k, alloc.index(), dt, int(roles()?, "index")?)?;
                 self.ldmatrix(*shape, at, dt)
             }
             ThreadOpKind::Wgmma { .. }
             | ThreadOpKind::WgmmaRegisterA { .. }
             | ThreadOpKind::WgmmaFence
             | ThreadOpKind::WgmmaCommit
-            | ThreadOpKind::WgmmaWait { .. } => self.wgmma_op(k, &op.kind, &x),
+            | ThreadOpKind::WgmmaWait { .. } => self.wgmma_op(k, &op.kind, roles()?),
             ThreadOpKind::TmemAlloc { .. }
             | ThreadOpKind::TmemDealloc { .. }
             | ThreadOpKind::Tcgen05Mma { .. }
             | ThreadOpKind::Tcgen05CommitWait { .. }
             | ThreadOpKind::TmemLoad { .. }
-            | ThreadOpKind::TmemStore => self.tcgen05_op(k, &op.kind, &x),
+            | ThreadOpKind::TmemStore => self.tcgen05_op(k, &op.kind, roles()?),
             ThreadOpKind::FenceProxyAsync => self.inline_asm(Asm::FenceProxyAsync, &[]),
             ThreadOpKind::GridWait => self.grid_dep_control(true),
             ThreadOpKind::GridLaunchDependents => self.grid_dep_control(false),
             ThreadOpKind::MbarrierInit { alloc } => {
-                let [index, count, mask] = ints::<3>(&x)?;
-                self.mbarrier_init(k, *alloc, [index, count, mask])?;
+                let operands = ints(roles()?, ["index", "count", "mask"])?;
+                self.mbarrier_init(k, *alloc, operands)?;
                 Ok(Vec::new())
             }
             ThreadOpKind::MbarrierExpectTx { alloc } => {
-                self.mbarrier_expect_tx(k, *alloc, ints::<3>(&x)?)?;
+                let operands = ints(roles()?, ["index", "bytes", "mask"])?;
+                self.mbarrier_expect_tx(k, *alloc, operands)?;
                 Ok(Vec::new())
             }
             ThreadOpKind::MbarrierWait { alloc } => {
-                self.mbarrier_wait(k, *alloc, ints::<2>(&x)?)?;
+                let operands = ints(roles()?, ["index", "parity"])?;
+                self.mbarrier_wait(k, *alloc, operands)?;
                 Ok(Vec::new())
             }
             ThreadOpKind::TmaLoad {
@@ -440,7 +481,8 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     .iter()
                     .position(|m| *m == (*param, *rows))
                     .ok_or_else(|| EmitError::internal("a tma.load without its map"))?;
-                self.tma_load(k, (map, *alloc, *bar), ints::<5>(&x)?)?;
+                let names = ["index", "c0", "c1", "bar_index", "mask"];
+                self.tma_load(k, (map, *alloc, *bar), ints(roles()?, names)?)?;
                 Ok(Vec::new())
             }
             ThreadOpKind::For => self.for_loop(k, op),
@@ -449,15 +491,6 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             ThreadOpKind::Yield => Err(EmitError::internal("`yield` outside the end of a region")),
         }
     }
-}
-
-/// The `N` operands `x` of an op, all integers.
-fn ints<'ctx, const N: usize>(
-    x: &[BasicValueEnum<'ctx>],
-) -> Result<[IntValue<'ctx>; N], EmitError> {
-    let ints: Vec<IntValue<'ctx>> = x.iter().map(|v| v.into_int_value()).collect();
-    ints.try_into()
-        .map_err(|_| EmitError::Internal(format!("an op of {} operands, not {N}", x.len())))
 }
 
 pub(super) fn get<'ctx>(k: &Kernel<'_, 'ctx>, r: Reg) -> Result<BasicValueEnum<'ctx>, EmitError> {

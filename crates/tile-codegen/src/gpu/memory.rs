@@ -4,7 +4,7 @@
 //! the first failure in the status record.
 
 use super::asm::Asm;
-use super::kernel::{tensor, Kernel};
+use super::kernel::{int, tensor, Kernel, Operands};
 use super::{GpuEmitter, GpuTarget};
 use crate::scalar::Record;
 use crate::EmitError;
@@ -322,22 +322,17 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         Ok(())
     }
 
-    /// `print id`: where `x[0]` holds, appends a record of element `x[1]`
-    /// with the values `x[2..]` to the print area, which follows the
-    /// status record.
+    /// `print id`: where `on` holds, appends a record of `element` with its
+    /// values to the print area, which follows the status record.
     pub(super) fn print(
         &self,
         k: &Kernel<'_, 'ctx>,
         id: u32,
-        x: &[BasicValueEnum<'ctx>],
+        x: &Operands<'_, 'ctx>,
     ) -> Result<(), EmitError> {
-        let [on, element, values @ ..] = x else {
-            return Err(EmitError::internal(
-                "a print without its predicate and element",
-            ));
-        };
+        let (on, element, values) = (int(x, "on")?, int(x, "element")?, x.list("values"));
         let i64t = self.ctx.i64_type();
-        self.when(k, on.into_int_value(), |s| {
+        self.when(k, on, |s| {
             // SAFETY (of the generated code): a kernel that prints gets a
             // print area after its status record (`tile_abi::device_print`).
             let area = unsafe {
@@ -351,7 +346,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             let record = Record {
                 id,
                 program: [s.block_id(0)?, s.block_id(1)?, s.block_id(2)?],
-                element: element.into_int_value(),
+                element,
                 values: values
                     .iter()
                     .map(|&v| s.value_bits(v))
@@ -361,7 +356,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         })
     }
 
-    /// A failed check (`x[0]` false) records itself in the status record:
+    /// A failed check (`ok` false) records itself in the status record:
     /// the first failure sets `code` from 0 to `code`, then writes its
     /// position, values and block.
     pub(super) fn check(
@@ -369,12 +364,9 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         k: &Kernel<'_, 'ctx>,
         code: FaultCode,
         position: usize,
-        x: &[BasicValueEnum<'ctx>],
+        x: &Operands<'_, 'ctx>,
     ) -> Result<(), EmitError> {
-        let ok = x
-            .first()
-            .ok_or_else(|| EmitError::internal("a check without a predicate"))?
-            .into_int_value();
+        let ok = int(x, "ok")?;
         let failed = self.b.build_not(ok, "failed")?;
         let (i32t, i64t) = (self.ctx.i32_type(), self.ctx.i64_type());
         self.when(k, failed, |s| {
@@ -401,7 +393,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     )?
                 };
                 b.build_store(check_at, i32t.const_int(position as u64, false))?;
-                for (i, v) in x[1..].iter().take(4).enumerate() {
+                for (i, v) in x.list("values").iter().take(4).enumerate() {
                     let at = unsafe {
                         b.build_gep(
                             i8t,
@@ -461,19 +453,19 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         param: usize,
         (op, order): (AtomicOp, MemOrder),
         dtype: DType,
-        x: &[BasicValueEnum<'ctx>],
+        x: &Operands<'_, 'ctx>,
     ) -> Result<BasicValueEnum<'ctx>, EmitError> {
-        let (cmp, value, mask) = match (x, op == AtomicOp::Cas) {
-            ([_, cmp, value, mask], true) => (Some(*cmp), *value, *mask),
-            ([_, value, mask], false) => (None, *value, *mask),
+        let (cmp, value) = match (x.list("values"), op == AtomicOp::Cas) {
+            ([cmp, value], true) => (Some(*cmp), *value),
+            ([value], false) => (None, *value),
             _ => return Err(EmitError::internal("atom.global operands")),
         };
-        let at = self.global_at(k, param, dtype, x[0].into_int_value())?;
+        let mask = int(x, "mask")?;
+        let at = self.global_at(k, param, dtype, int(x, "addr")?)?;
         let from = self.current_block()?;
         let then = self.ctx.append_basic_block(k.function, "atom");
         let done = self.ctx.append_basic_block(k.function, "atom.done");
-        self.b
-            .build_conditional_branch(mask.into_int_value(), then, done)?;
+        self.b.build_conditional_branch(mask, then, done)?;
         self.b.position_at_end(then);
         let old = self.atomic(op, order, dtype, at, value, cmp)?;
         let updated = self.current_block()?;

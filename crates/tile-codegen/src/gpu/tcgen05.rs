@@ -14,7 +14,7 @@
 //! which the kernel keeps in a local variable: every thread waits for
 //! every phase, in order.
 
-use super::kernel::Kernel;
+use super::kernel::{int, Kernel, Operands};
 use super::{Asm, GpuEmitter};
 use crate::EmitError;
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
@@ -164,23 +164,19 @@ impl Tcgen05Asm {
 }
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
-    /// The tensor-memory op `kind` on the registers `x`.
+    /// The tensor-memory op `kind` on its operands `x`.
     pub(super) fn tcgen05_op(
         &self,
         k: &Kernel<'_, 'ctx>,
         kind: &ThreadOpKind,
-        x: &[BasicValueEnum<'ctx>],
+        x: &Operands<'_, 'ctx>,
     ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
-        let int = |i: usize| -> Result<IntValue<'ctx>, EmitError> {
-            x.get(i)
-                .map(|v| v.into_int_value())
-                .ok_or_else(|| EmitError::internal("a tensor-memory op's operands"))
-        };
+        let int = |name: &str| int(x, name);
         let asm =
             |a: Tcgen05Asm, args: &[BasicValueEnum<'ctx>]| self.inline_asm(Asm::Tcgen05(a), args);
         match kind {
             ThreadOpKind::TmemAlloc { columns, slot } => {
-                let at = self.shared_address(k, *slot, int(0)?)?;
+                let at = self.shared_address(k, *slot, int("index")?)?;
                 let alloc = Tcgen05Asm::Alloc { columns: *columns };
                 self.when(k, self.first_warp(k)?, |s| {
                     s.inline_asm(Asm::Tcgen05(alloc), &[at.into()]).map(drop)
@@ -188,7 +184,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 Ok(Vec::new())
             }
             ThreadOpKind::TmemDealloc { columns } => {
-                let address = int(0)?;
+                let address = int("address")?;
                 let dealloc = Tcgen05Asm::Dealloc { columns: *columns };
                 self.when(k, self.first_warp(k)?, |s| {
                     s.inline_asm(Asm::Tcgen05(dealloc), &[address.into()])
@@ -202,45 +198,47 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 a_swizzle,
                 b,
             } => {
-                let desc_a = self.descriptor(k, (*a, *a_swizzle), int(0)?, smem_descriptor)?;
-                let desc_b = self.descriptor(k, (*b, Swizzle::B128), int(1)?, smem_descriptor)?;
+                let desc_a = self.descriptor(k, (*a, *a_swizzle), int("ia")?, smem_descriptor)?;
+                let desc_b =
+                    self.descriptor(k, (*b, Swizzle::B128), int("ib")?, smem_descriptor)?;
                 let i32t = self.ctx.i32_type();
                 let idesc = i32t.const_int(u64::from(Tcgen05Kind::descriptor(*kind)), false);
-                let accumulate = self.b.build_int_z_extend(int(3)?, i32t, "acc")?;
+                let accumulate = self.b.build_int_z_extend(int("accumulate")?, i32t, "acc")?;
                 let args = [
-                    int(2)?.into(),
+                    int("d")?.into(),
                     desc_a.into(),
                     desc_b.into(),
                     idesc.into(),
                     accumulate.into(),
                 ];
-                self.when(k, int(4)?, |s| {
+                self.when(k, int("mask")?, |s| {
                     s.inline_asm(Asm::Tcgen05(Tcgen05Asm::Mma), &args).map(drop)
                 })?;
                 Ok(Vec::new())
             }
             ThreadOpKind::Tcgen05CommitWait { bar } => {
-                let at = self.shared_address(k, *bar, int(0)?)?;
-                self.when(k, int(1)?, |s| {
+                let at = self.shared_address(k, *bar, int("index")?)?;
+                self.when(k, int("mask")?, |s| {
                     s.inline_asm(Asm::Tcgen05(Tcgen05Asm::Commit), &[at.into()])
                         .map(drop)
                 })?;
                 let phase = k
                     .tmem_phase
                     .ok_or_else(|| EmitError::internal("tcgen05.commit_wait without a phase"))?;
-                self.wait_phase(k, (*bar, int(0)?), phase)?;
+                self.wait_phase(k, (*bar, int("index")?), phase)?;
                 Ok(Vec::new())
             }
             ThreadOpKind::TmemLoad { columns } => {
-                let at = self.warp_lanes(k, int(0)?)?;
+                let at = self.warp_lanes(k, int("address")?)?;
                 asm(Tcgen05Asm::Load { columns: *columns }, &[at.into()])
             }
             ThreadOpKind::TmemStore => {
-                let at = self.warp_lanes(k, int(0)?)?;
-                let columns = u16::try_from(x.len() - 1)
+                let at = self.warp_lanes(k, int("address")?)?;
+                let values = x.list("values");
+                let columns = u16::try_from(values.len())
                     .map_err(|_| EmitError::internal("a tensor-memory store's values"))?;
                 let mut args = vec![at.into()];
-                args.extend_from_slice(&x[1..]);
+                args.extend_from_slice(values);
                 asm(Tcgen05Asm::Store { columns }, &args)
             }
             _ => Err(EmitError::internal("not a tensor-memory op")),

@@ -7,7 +7,7 @@
 //! accumulating (the program initializes them).
 
 use super::asm::Asm;
-use super::kernel::Kernel;
+use super::kernel::{int, Kernel, Operands};
 use super::GpuEmitter;
 use crate::EmitError;
 use inkwell::values::{BasicValueEnum, IntValue};
@@ -21,7 +21,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         &self,
         k: &Kernel<'_, 'ctx>,
         kind: &ThreadOpKind,
-        x: &[BasicValueEnum<'ctx>],
+        x: &Operands<'_, 'ctx>,
     ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
         match kind {
             ThreadOpKind::Wgmma {
@@ -34,37 +34,33 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             ThreadOpKind::WgmmaFence => self.inline_asm(Asm::WgmmaFence, &[]),
             ThreadOpKind::WgmmaCommit => self.inline_asm(Asm::WgmmaCommit, &[]),
             ThreadOpKind::WgmmaWait { pending } => {
-                let values = x.len();
+                let accumulators = x.list("accumulators");
                 let wait = Asm::WgmmaWait {
                     pending: *pending,
-                    values,
+                    values: accumulators.len(),
                 };
-                self.inline_asm(wait, x)
+                self.inline_asm(wait, accumulators)
             }
             _ => Err(EmitError::internal("not a wgmma op")),
         }
     }
 
-    /// One warpgroup's `wgmma` of `kind` on A at element `x[0]` of `a`
-    /// (laid out with `a_swizzle`) and B at element `x[1]` of `b`,
-    /// accumulating into `x[2..]`; D.
+    /// One warpgroup's `wgmma` of `kind` on A at element `ia` of `a` (laid
+    /// out with `a_swizzle`) and B at element `ib` of `b`, accumulating
+    /// into its `accumulators`; D.
     pub(super) fn wgmma(
         &self,
         k: &Kernel<'_, 'ctx>,
         (kind, (a, a_swizzle), b): (WgmmaKind, (SharedId, DescriptorSwizzle), SharedId),
-        x: &[BasicValueEnum<'ctx>],
+        x: &Operands<'_, 'ctx>,
     ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
-        let [ia, ib, acc @ ..] = x else {
-            return Err(EmitError::internal(
-                "wgmma takes two indices and accumulators",
-            ));
-        };
+        let acc = x.list("accumulators");
         if acc.len() != kind.accumulators() {
             return Err(EmitError::internal("wgmma's accumulators"));
         }
-        let desc_a = self.descriptor(k, (a, a_swizzle), ia.into_int_value(), Descriptor::encode)?;
+        let desc_a = self.descriptor(k, (a, a_swizzle), int(x, "ia")?, Descriptor::encode)?;
         let b128 = (b, DescriptorSwizzle::B128);
-        let desc_b = self.descriptor(k, b128, ib.into_int_value(), Descriptor::encode)?;
+        let desc_b = self.descriptor(k, b128, int(x, "ib")?, Descriptor::encode)?;
         let scale = self.ctx.i32_type().const_int(1, false);
         let mut args = acc.to_vec();
         args.extend::<[BasicValueEnum; 3]>([desc_a.into(), desc_b.into(), scale.into()]);
@@ -72,24 +68,17 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
     }
 
     /// One warpgroup's `wgmma` of `kind` with A from registers: the
-    /// thread's 8 16-bit elements of A in `x[..8]` (packed two to a `.b32`,
-    /// the first low), B at element `x[8]` of `b`, accumulating into
-    /// `x[9..]`; D.
+    /// thread's 8 16-bit elements of A (packed two to a `.b32`, the first
+    /// low), B at element `ib` of `b`, accumulating into its
+    /// `accumulators`; D.
     pub(super) fn wgmma_register_a(
         &self,
         k: &Kernel<'_, 'ctx>,
         (kind, b): (WgmmaKind, SharedId),
-        x: &[BasicValueEnum<'ctx>],
+        x: &Operands<'_, 'ctx>,
     ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
-        let (Some(a), Some((ib, acc))) = (
-            x.get(..REGISTER_A_ELEMENTS),
-            x.get(REGISTER_A_ELEMENTS..).and_then(<[_]>::split_first),
-        ) else {
-            return Err(EmitError::internal(
-                "wgmma takes A's elements, an index and accumulators",
-            ));
-        };
-        if acc.len() != kind.accumulators() {
+        let (a, acc) = (x.list("a"), x.list("accumulators"));
+        if a.len() != REGISTER_A_ELEMENTS || acc.len() != kind.accumulators() {
             return Err(EmitError::internal("wgmma's accumulators"));
         }
         let mut args = acc.to_vec();
@@ -98,7 +87,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             args.push(word.into());
         }
         let b128 = (b, DescriptorSwizzle::B128);
-        let desc_b = self.descriptor(k, b128, ib.into_int_value(), Descriptor::encode)?;
+        let desc_b = self.descriptor(k, b128, int(x, "ib")?, Descriptor::encode)?;
         let scale = self.ctx.i32_type().const_int(1, false);
         args.extend::<[BasicValueEnum; 2]>([desc_b.into(), scale.into()]);
         self.inline_asm(Asm::WgmmaRegisterA(kind), &args)

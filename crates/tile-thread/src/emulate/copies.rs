@@ -4,7 +4,7 @@
 //! uninitialized or stale elements, which the shadow reports or the oracle
 //! comparison catches.
 
-use super::{address, Emulator, LockstepError, LockstepFault, Touch};
+use super::{address, Emulator, LockstepError, LockstepFault, Operands, Touch};
 use crate::program::{OpId, SharedId};
 use tile_ir::Scalar;
 
@@ -25,8 +25,8 @@ pub(super) struct Groups {
 }
 
 impl Emulator<'_> {
-    /// Issues each thread's `cp.async` of `alloc` from tensor `param`:
-    /// operands `[address, index, count, mask]` per thread. Where the mask
+    /// Issues each thread's `cp.async` of `alloc` from tensor `param`
+    /// (operands by role, per thread). Where the mask
     /// holds, the `count` elements are read now (and checked) and the copy
     /// queued in the open group.
     pub(super) fn copy_async(
@@ -34,15 +34,9 @@ impl Emulator<'_> {
         id: OpId,
         param: usize,
         alloc: SharedId,
-        x: &[Vec<Scalar>],
+        x: &Operands<'_>,
     ) -> Result<(), LockstepError> {
-        let [addr, index, count, mask] = x else {
-            return Err(self.error(
-                Some(id),
-                None,
-                LockstepFault::Malformed("cp.async operands".into()),
-            ));
-        };
+        let [index, addr, count, mask] = self.roles(id, x, ["index", "addr", "count", "mask"])?;
         let g = self.global(id, param)?;
         let dtype = self.program.shared[alloc].dtype;
         let elements = 16 / dtype.size_bytes().max(1);

@@ -1,7 +1,7 @@
 //! Global loads and stores of the emulator: per thread, per vector element,
 //! touching memory only where the element's mask is true.
 
-use super::{address, Emulator, LockstepError, LockstepFault, Touch};
+use super::{address, Emulator, LockstepError, LockstepFault, Operands, Touch};
 use crate::program::{GlobalOperands, OpId};
 use tile_hw::happens::AtomicSync;
 use tile_ir::{eval, AtomicOp, MemOrder, MemScope, Scalar};
@@ -166,7 +166,7 @@ impl Emulator<'_> {
         id: OpId,
         param: usize,
         (op, order, scope): (AtomicOp, MemOrder, MemScope),
-        x: &[Vec<Scalar>],
+        x: &Operands<'_>,
     ) -> Result<Vec<Vec<Scalar>>, LockstepError> {
         let g = self.global(id, param)?;
         let cas = op == AtomicOp::Cas;
@@ -177,10 +177,10 @@ impl Emulator<'_> {
                 LockstepFault::Malformed("atom.global operands".into()),
             )
         };
-        let (addr, rest) = x.split_first().ok_or_else(|| malformed(self))?;
-        let (cmp, value, mask) = match (rest, cas) {
-            ([cmp, value, mask], true) => (Some(cmp), value, mask),
-            ([value, mask], false) => (None, value, mask),
+        let [addr, mask] = self.roles(id, x, ["addr", "mask"])?;
+        let (cmp, value) = match (x.list("values"), cas) {
+            ([cmp, value], true) => (Some(cmp), value),
+            ([value], false) => (None, value),
             _ => return Err(malformed(self)),
         };
         let mut out = Vec::with_capacity(self.threads as usize);

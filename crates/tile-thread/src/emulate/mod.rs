@@ -48,6 +48,9 @@ use tile_ir::interp::Arg;
 use tile_ir::{eval, Scalar};
 use wgmma::WgmmaA;
 
+/// An op's operands' per-thread values, by role.
+type Operands<'x> = crate::program::Roles<'x, Vec<Scalar>>;
+
 /// The most iterations one execution of a `for` may run.
 pub const MAX_LOOP_ITERATIONS: u64 = 1 << 20;
 
@@ -255,15 +258,15 @@ impl<'a> Emulator<'a> {
 
     fn run_op(&mut self, id: OpId, op: &Op) -> Result<(), LockstepError> {
         let x = self.operands(id, op)?;
-        let arg = |i: usize| -> Result<&Vec<Scalar>, LockstepError> {
-            x.get(i).ok_or_else(|| {
-                self.error(
-                    Some(id),
-                    None,
-                    LockstepFault::Malformed(format!("operand {i} is missing")),
-                )
+        // The operands by role; loops read theirs by position.
+        let fitted = Operands::of(&op.kind, &x);
+        let roles = || {
+            fitted.as_ref().ok_or_else(|| {
+                let what = format!("operands that fit no format of `{}`", op.kind.name());
+                self.error(Some(id), None, LockstepFault::Malformed(what))
             })
         };
+        let arg = |name: &str| self.role(id, roles()?, name);
         let uniform_value = |v: Scalar| vec![v; self.threads as usize];
         let results: Vec<Vec<Scalar>> = match &op.kind {
             ThreadOpKind::ThreadId => {
@@ -334,15 +337,15 @@ impl<'a> Emulator<'a> {
                 vec![uniform_value(align)]
             }
             ThreadOpKind::Unary(u) => {
-                let a = arg(0)?;
+                let a = arg("x")?;
                 vec![self.per_thread(id, |t| Ok(eval::unary(*u, a[t as usize])?))?]
             }
             ThreadOpKind::Binary(b) => {
-                let (a, c) = (arg(0)?, arg(1)?);
+                let (a, c) = (arg("a")?, arg("b")?);
                 vec![self.per_thread(id, |t| Ok(eval::binary(*b, a[t as usize], c[t as usize])?))?]
             }
             ThreadOpKind::Cmp(p) => {
-                let (a, c) = (arg(0)?, arg(1)?);
+                let (a, c) = (arg("a")?, arg("b")?);
                 vec![self.per_thread(id, |t| {
                     Ok(Scalar::Bool(eval::compare(
                         *p,
@@ -352,26 +355,26 @@ impl<'a> Emulator<'a> {
                 })?]
             }
             ThreadOpKind::Select => {
-                let (c, a, b) = (arg(0)?, arg(1)?, arg(2)?);
+                let (c, a, b) = (arg("c")?, arg("a")?, arg("b")?);
                 vec![self.per_thread(id, |t| {
                     let t = t as usize;
                     Ok(eval::select(c[t], a[t], b[t])?)
                 })?]
             }
             ThreadOpKind::Fma => {
-                let (a, b, c) = (arg(0)?, arg(1)?, arg(2)?);
+                let (a, b, c) = (arg("a")?, arg("b")?, arg("c")?);
                 vec![self.per_thread(id, |t| {
                     let t = t as usize;
                     Ok(eval::fma(a[t], b[t], c[t])?)
                 })?]
             }
-            ThreadOpKind::Opaque => vec![arg(0)?.clone()],
+            ThreadOpKind::Opaque => vec![arg("x")?.to_vec()],
             ThreadOpKind::Cast { to } => {
-                let a = arg(0)?;
+                let a = arg("x")?;
                 vec![self.per_thread(id, |t| Ok(eval::cast(a[t as usize], *to)))?]
             }
             ThreadOpKind::Bitcast { to } => {
-                let a = arg(0)?;
+                let a = arg("x")?;
                 vec![self.per_thread(id, |t| Ok(eval::bitcast(a[t as usize], *to)?))?]
             }
             ThreadOpKind::LoadGlobal { param, width } => {
@@ -386,26 +389,24 @@ impl<'a> Emulator<'a> {
                 op,
                 order,
                 scope,
-            } => self.atomic_global(id, *param, (*op, *order, *scope), &x)?,
+            } => self.atomic_global(id, *param, (*op, *order, *scope), roles()?)?,
             ThreadOpKind::LoadShared { alloc, width } => {
                 let access = (alloc.index(), usize::from(*width));
-                self.load_shared(id, access, arg(0)?)?
+                self.load_shared(id, access, arg("index")?)?
             }
             ThreadOpKind::StoreShared { alloc, width } => {
-                let w = usize::from(*width);
-                let values: Vec<&[Scalar]> = (1..=w)
-                    .map(|i| arg(i).map(Vec::as_slice))
-                    .collect::<Result<_, _>>()?;
-                let access = (alloc.index(), w);
-                self.store_shared(id, access, (arg(0)?, &values, arg(w + 1)?))?;
+                let values: Vec<&[Scalar]> =
+                    roles()?.list("values").iter().map(Vec::as_slice).collect();
+                let access = (alloc.index(), usize::from(*width));
+                self.store_shared(id, access, (arg("index")?, &values, arg("mask")?))?;
                 Vec::new()
             }
             ThreadOpKind::Check { kind, op: checked } => {
-                self.check(id, (*kind, checked), &x)?;
+                self.check(id, (*kind, checked), roles()?)?;
                 Vec::new()
             }
             ThreadOpKind::Print { id: print } => {
-                self.print(id, *print, &x)?;
+                self.print(id, *print, roles()?)?;
                 Vec::new()
             }
             ThreadOpKind::Barrier => {
@@ -421,7 +422,7 @@ impl<'a> Emulator<'a> {
                 Vec::new()
             }
             ThreadOpKind::Shuffle { mode, width } => {
-                let (v, b) = (arg(0)?, arg(1)?);
+                let (v, b) = (arg("value")?, arg("lane")?);
                 let width = u32::from(*width);
                 if !width.is_power_of_two() || width > WARP_SIZE {
                     return Err(self.error(
@@ -438,7 +439,7 @@ impl<'a> Emulator<'a> {
                 })?]
             }
             ThreadOpKind::CopyAsync { param, alloc } => {
-                self.copy_async(id, *param, *alloc, &x)?;
+                self.copy_async(id, *param, *alloc, roles()?)?;
                 Vec::new()
             }
             ThreadOpKind::CommitAsync => {
@@ -446,15 +447,15 @@ impl<'a> Emulator<'a> {
                 Vec::new()
             }
             ThreadOpKind::MbarrierInit { alloc } => {
-                self.mbarrier_init(id, *alloc, &x)?;
+                self.mbarrier_init(id, *alloc, roles()?)?;
                 Vec::new()
             }
             ThreadOpKind::MbarrierExpectTx { alloc } => {
-                self.mbarrier_expect_tx(id, *alloc, &x)?;
+                self.mbarrier_expect_tx(id, *alloc, roles()?)?;
                 Vec::new()
             }
             ThreadOpKind::MbarrierWait { alloc } => {
-                self.mbarrier_wait(id, *alloc, &x)?;
+                self.mbarrier_wait(id, *alloc, roles()?)?;
                 Vec::new()
             }
             ThreadOpKind::TmaLoad {
@@ -463,7 +464,7 @@ impl<'a> Emulator<'a> {
                 alloc,
                 bar,
             } => {
-                self.tma_load(id, (*param, *rows), (*alloc, *bar), &x)?;
+                self.tma_load(id, (*param, *rows), (*alloc, *bar), roles()?)?;
                 Vec::new()
             }
             ThreadOpKind::WaitAsync { pending } => {
@@ -478,7 +479,7 @@ impl<'a> Emulator<'a> {
                         LockstepFault::Malformed("`ldmatrix` without whole warps".into()),
                     ));
                 }
-                self.ldmatrix(id, *alloc, *shape, arg(0)?)?
+                self.ldmatrix(id, *alloc, *shape, arg("index")?)?
             }
             ThreadOpKind::Mma { kind } => {
                 let want = op.operands.len();
@@ -502,16 +503,16 @@ impl<'a> Emulator<'a> {
                 a,
                 a_swizzle,
                 b,
-            } => self.wgmma(id, (*kind, WgmmaA::Shared(*a, *a_swizzle), *b), &x)?,
+            } => self.wgmma(id, (*kind, WgmmaA::Shared(*a, *a_swizzle), *b), roles()?)?,
             ThreadOpKind::WgmmaRegisterA { kind, b } => {
-                self.wgmma(id, (*kind, WgmmaA::Registers, *b), &x)?
+                self.wgmma(id, (*kind, WgmmaA::Registers, *b), roles()?)?
             }
             ThreadOpKind::TmemAlloc { columns, slot } => {
-                self.tmem_alloc(id, (*columns, *slot), &x)?;
+                self.tmem_alloc(id, (*columns, *slot), roles()?)?;
                 Vec::new()
             }
             ThreadOpKind::TmemDealloc { columns } => {
-                self.tmem_dealloc(id, *columns, &x)?;
+                self.tmem_dealloc(id, *columns, roles()?)?;
                 Vec::new()
             }
             ThreadOpKind::Tcgen05Mma {
@@ -520,17 +521,20 @@ impl<'a> Emulator<'a> {
                 a_swizzle,
                 b,
             } => {
-                self.tcgen05_mma(id, (*kind, *a, *a_swizzle, *b), &x)?;
+                self.tcgen05_mma(id, (*kind, *a, *a_swizzle, *b), roles()?)?;
                 Vec::new()
             }
             ThreadOpKind::Tcgen05CommitWait { bar } => {
-                self.tcgen05_commit_wait(id, *bar, &x)?;
+                self.tcgen05_commit_wait(id, *bar, roles()?)?;
                 Vec::new()
             }
             ThreadOpKind::TmemLoad { columns } => {
-                self.tmem_access(id, usize::from(*columns), &x, false)?
+                self.tmem_access(id, usize::from(*columns), roles()?, false)?
             }
-            ThreadOpKind::TmemStore => self.tmem_access(id, x.len() - 1, &x, true)?,
+            ThreadOpKind::TmemStore => {
+                let columns = roles()?.list("values").len();
+                self.tmem_access(id, columns, roles()?, true)?
+            }
             // `wgmma`'s results are final once computed; `wait` passes them on.
             ThreadOpKind::WgmmaWait { .. } => x,
             ThreadOpKind::WgmmaFence | ThreadOpKind::WgmmaCommit => Vec::new(),
@@ -544,7 +548,7 @@ impl<'a> Emulator<'a> {
             ThreadOpKind::For => self.run_for(id, op, &x)?,
             ThreadOpKind::While => self.run_while(id, op, &x)?,
             ThreadOpKind::If => {
-                let c = self.uniform(id, "the condition", arg(0)?)?;
+                let c = self.uniform(id, "the condition", arg("cond")?)?;
                 let branch = if c == Scalar::Bool(true) { 0 } else { 1 };
                 let region = op.regions.get(branch).ok_or_else(|| {
                     self.error(

@@ -1,7 +1,7 @@
 //! The emulator's registers: a value per thread for each register, defined
 //! once with its declared dtype, and the reads ops make of them.
 
-use super::{Emulator, LockstepError, LockstepFault};
+use super::{Emulator, LockstepError, LockstepFault, Operands};
 use crate::program::{Op, OpId, Reg};
 use tile_ir::Scalar;
 
@@ -72,6 +72,33 @@ impl Emulator<'_> {
         (0..self.threads)
             .map(|t| f(t).map_err(|e| self.error(Some(id), Some(t), e)))
             .collect()
+    }
+
+    /// The per-thread values of op `id`'s operand of role `name`.
+    pub(super) fn role<'x>(
+        &self,
+        id: OpId,
+        x: &Operands<'x>,
+        name: &str,
+    ) -> Result<&'x [Scalar], LockstepError> {
+        x.get(name).map(Vec::as_slice).ok_or_else(|| {
+            let what = format!("no operand `{name}`");
+            self.error(Some(id), None, LockstepFault::Malformed(what))
+        })
+    }
+
+    /// The per-thread values of op `id`'s operands of roles `names`.
+    pub(super) fn roles<'x, const N: usize>(
+        &self,
+        id: OpId,
+        x: &Operands<'x>,
+        names: [&str; N],
+    ) -> Result<[&'x [Scalar]; N], LockstepError> {
+        let mut values = [&[][..]; N];
+        for (slot, name) in values.iter_mut().zip(names) {
+            *slot = self.role(id, x, name)?;
+        }
+        Ok(values)
     }
 
     /// The one value of `values` when every thread holds it (`what` names it

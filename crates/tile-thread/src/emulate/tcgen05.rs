@@ -15,7 +15,7 @@
 //!   is a race (a `tcgen05.mma` reads and writes all of D; its results, once
 //!   landed, every thread has waited for).
 
-use super::{address, Emulator, LockstepError, LockstepFault};
+use super::{address, Emulator, LockstepError, LockstepFault, Operands};
 use crate::program::{DescriptorSwizzle, OpId, SharedId, Tcgen05Kind};
 use std::collections::HashMap;
 use tile_hw::mbarrier::Wait;
@@ -81,14 +81,14 @@ impl Emulator<'_> {
         self.error(Some(id), thread, LockstepFault::TensorMemory(what))
     }
 
-    /// Warp 0's `tmem.alloc` of `columns` into word `x[0]` of `slot`.
+    /// Warp 0's `tmem.alloc` of `columns` into word `index` of `slot`.
     pub(super) fn tmem_alloc(
         &mut self,
         id: OpId,
         (columns, slot): (u16, SharedId),
-        x: &[Vec<Scalar>],
+        x: &Operands<'_>,
     ) -> Result<(), LockstepError> {
-        let index = self.uniform_address(id, &x[0], WARP_LANES)?;
+        let index = self.uniform_address(id, self.role(id, x, "index")?, WARP_LANES)?;
         if self.tmem.allocated.is_some() {
             let what = "tensor memory allocated again while allocated".to_string();
             return Err(self.tmem_fault(id, Some(0), what));
@@ -112,14 +112,14 @@ impl Emulator<'_> {
             .map_err(|c| self.race(id, slot.index(), index, 0, true, c))
     }
 
-    /// Warp 0's `tmem.dealloc` of `columns` at `x[0]`.
+    /// Warp 0's `tmem.dealloc` of `columns` at `address`.
     pub(super) fn tmem_dealloc(
         &mut self,
         id: OpId,
         columns: u16,
-        x: &[Vec<Scalar>],
+        x: &Operands<'_>,
     ) -> Result<(), LockstepError> {
-        let at = self.uniform_address(id, &x[0], WARP_LANES)?;
+        let at = self.uniform_address(id, self.role(id, x, "address")?, WARP_LANES)?;
         if self.tmem.allocated != Some(u32::from(columns)) || at != 0 {
             let what = format!(
                 "{columns} columns freed at {at:#x}, where {} are allocated at 0",
@@ -135,17 +135,18 @@ impl Emulator<'_> {
         Ok(())
     }
 
-    /// `tcgen05.mma` of `kind` where the mask holds: operands `[ia, ib, d,
-    /// accumulate, mask]`.
+    /// `tcgen05.mma` of `kind` where the mask holds.
     pub(super) fn tcgen05_mma(
         &mut self,
         id: OpId,
         (kind, a, a_swizzle, b): (Tcgen05Kind, SharedId, DescriptorSwizzle, SharedId),
-        x: &[Vec<Scalar>],
+        x: &Operands<'_>,
     ) -> Result<(), LockstepError> {
-        for t in masked(&x[4]) {
+        let [ia, ib, d_at, accumulate, mask] =
+            self.roles(id, x, ["ia", "ib", "d", "accumulate", "mask"])?;
+        for t in masked(mask) {
             let thread = t as u32;
-            let (lane, column) = split_address(address(x[2][t]) as u32);
+            let (lane, column) = split_address(address(d_at[t]) as u32);
             let column = column as usize;
             let end = column + kind.n;
             if lane != 0 || end > self.tmem.allocated.unwrap_or(0) as usize {
@@ -165,17 +166,17 @@ impl Emulator<'_> {
                 let pending = self.tmem.in_flight.get(&c).map(|&(_, v)| v);
                 d.push(f32::from_bits(pending.unwrap_or(self.tmem.cells[c])));
             }
-            let at_a = (a, address(x[0][t]));
+            let at_a = (a, address(ia[t]));
             let bits_a = self.operand(id, at_a, (M, K), (a_swizzle, Major::K), thread)?;
             let b_layout = (DescriptorSwizzle::B128, kind.b_major);
-            let at_b = (b, address(x[1][t]));
+            let at_b = (b, address(ib[t]));
             let bits_b = self.operand(id, at_b, (kind.n, K), b_layout, thread)?;
             let matrix_a: Vec<f32> = bits_a.iter().map(|&v| kind.widen(v)).collect();
             // B is read as (n, k): transposed to row-major K × N.
             let matrix_b: Vec<f32> = (0..K * kind.n)
                 .map(|e| kind.widen(bits_b[(e % kind.n) * K + e / kind.n]))
                 .collect();
-            let accumulate = x[3][t] == Scalar::Bool(true);
+            let accumulate = accumulate[t] == Scalar::Bool(true);
             block_mma(kind, &matrix_a, &matrix_b, &mut d, accumulate)
                 .map_err(|what| self.tmem_fault(id, Some(thread), what))?;
             for (c, v) in cells.into_iter().zip(d) {
@@ -185,21 +186,22 @@ impl Emulator<'_> {
         Ok(())
     }
 
-    /// `tcgen05.commit_wait` on the barrier at `x[0]` of `bar`, the masked
+    /// `tcgen05.commit_wait` on the barrier at `index` of `bar`, the masked
     /// thread committing: its products land, and every thread has waited
     /// for them.
     pub(super) fn tcgen05_commit_wait(
         &mut self,
         id: OpId,
         bar: SharedId,
-        x: &[Vec<Scalar>],
+        x: &Operands<'_>,
     ) -> Result<(), LockstepError> {
-        let index = self.uniform_address(id, &x[0], self.threads as usize)?;
+        let [index, mask] = self.roles(id, x, ["index", "mask"])?;
+        let index = self.uniform_address(id, index, self.threads as usize)?;
         let parity = self.barrier_of(id, (bar, index), 0)?.phase();
         for t in 1..self.threads {
             self.barrier_of(id, (bar, index), t)?;
         }
-        for t in masked(&x[1]) {
+        for t in masked(mask) {
             let barrier = self.barrier_of(id, (bar, index), t as u32)?;
             if barrier.arrive_expect_tx(0).is_err() {
                 let what = format!(
@@ -231,19 +233,21 @@ impl Emulator<'_> {
         }
     }
 
-    /// A warp's `tmem.load` of `columns` (`store` with values `x[1..]`)
-    /// at `x[0]`: each thread's row of its warp's lanes; the loaded values.
+    /// A warp's `tmem.load` of `columns` (a `store` of its values) at
+    /// `address`: each thread's row of its warp's lanes; the loaded values.
     pub(super) fn tmem_access(
         &mut self,
         id: OpId,
         columns: usize,
-        x: &[Vec<Scalar>],
+        x: &Operands<'_>,
         store: bool,
     ) -> Result<Vec<Vec<Scalar>>, LockstepError> {
+        let at = self.role(id, x, "address")?;
+        let values = x.list("values");
         let threads = self.threads as usize;
         let mut results = vec![vec![Scalar::F32(0.0); threads]; if store { 0 } else { columns }];
         for warp in 0..threads / WARP_LANES {
-            let base = self.uniform_address(id, &x[0][warp * WARP_LANES..], WARP_LANES)?;
+            let base = self.uniform_address(id, &at[warp * WARP_LANES..], WARP_LANES)?;
             let (lane0, column) = split_address(base as u32);
             let allocated = self.tmem.allocated.unwrap_or(0) as usize;
             if lane0 != 0 || column as usize + columns > allocated {
@@ -267,7 +271,7 @@ impl Emulator<'_> {
                         return Err(self.tmem_fault(id, Some(t as u32), what));
                     }
                     if store {
-                        self.tmem.cells[c] = x[1 + r][t].to_bits() as u32;
+                        self.tmem.cells[c] = values[r][t].to_bits() as u32;
                     } else {
                         results[r][t] = Scalar::F32(f32::from_bits(self.tmem.cells[c]));
                     }

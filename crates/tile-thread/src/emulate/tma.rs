@@ -21,7 +21,7 @@
 //!   block barrier. A phase that could never finish is an error: on a GPU
 //!   the block would hang.
 
-use super::{address, Emulator, LockstepError, LockstepFault, Touch};
+use super::{address, Emulator, LockstepError, LockstepFault, Operands, Touch};
 use crate::program::{OpId, SharedId};
 use std::collections::HashMap;
 use tile_abi::tma::{TensorMap, TmaBox};
@@ -48,23 +48,24 @@ impl InFlight for Landing {
 pub(super) type Mbarriers = HashMap<(usize, i64), Mbarrier<Landing>>;
 
 impl Emulator<'_> {
-    /// The operands of thread `t` where its mask holds.
-    fn masked(x: &[Vec<Scalar>], t: usize) -> bool {
-        x.last().is_some_and(|m| m[t] == Scalar::Bool(true))
+    /// Whether thread `t`'s mask holds.
+    fn masked(mask: &[Scalar], t: usize) -> bool {
+        mask[t] == Scalar::Bool(true)
     }
 
-    /// `mbarrier.init` where the mask holds: operands `[index, count, mask]`.
+    /// `mbarrier.init` where the mask holds.
     pub(super) fn mbarrier_init(
         &mut self,
         id: OpId,
         alloc: SharedId,
-        x: &[Vec<Scalar>],
+        x: &Operands<'_>,
     ) -> Result<(), LockstepError> {
+        let [index, count, mask] = self.roles(id, x, ["index", "count", "mask"])?;
         for t in 0..self.threads as usize {
-            if !Self::masked(x, t) {
+            if !Self::masked(mask, t) {
                 continue;
             }
-            let (index, count) = (address(x[0][t]), address(x[1][t]));
+            let (index, count) = (address(index[t]), address(count[t]));
             if self.mbarriers.contains_key(&(alloc.index(), index)) {
                 let what = format!(
                     "@s{}[{index}] is initialized again while valid (the PTX ISA makes that undefined: an mbarrier is invalidated first)",
@@ -104,19 +105,19 @@ impl Emulator<'_> {
         Ok(self.mbarriers.get_mut(&key).expect("checked above"))
     }
 
-    /// `mbarrier.expect_tx` where the mask holds: operands `[index, bytes,
-    /// mask]`.
+    /// `mbarrier.expect_tx` where the mask holds.
     pub(super) fn mbarrier_expect_tx(
         &mut self,
         id: OpId,
         alloc: SharedId,
-        x: &[Vec<Scalar>],
+        x: &Operands<'_>,
     ) -> Result<(), LockstepError> {
+        let [index, bytes, mask] = self.roles(id, x, ["index", "bytes", "mask"])?;
         for t in 0..self.threads as usize {
-            if !Self::masked(x, t) {
+            if !Self::masked(mask, t) {
                 continue;
             }
-            let (index, bytes) = (address(x[0][t]), address(x[1][t]));
+            let (index, bytes) = (address(index[t]), address(bytes[t]));
             let bytes = u64::try_from(bytes).map_err(|_| {
                 let what = format!("@s{}[{index}] expects {bytes} bytes", alloc.index());
                 self.error(Some(id), Some(t as u32), LockstepFault::Malformed(what))
@@ -134,14 +135,13 @@ impl Emulator<'_> {
     }
 
     /// `tma.load` of boxes of `rows` rows from tensor `param` into `alloc`,
-    /// completing on `bar`, where the mask holds: operands `[index, c0, c1,
-    /// b, mask]`.
+    /// completing on `bar`, where the mask holds.
     pub(super) fn tma_load(
         &mut self,
         id: OpId,
         (param, rows): (usize, u16),
         (alloc, bar): (SharedId, SharedId),
-        x: &[Vec<Scalar>],
+        x: &Operands<'_>,
     ) -> Result<(), LockstepError> {
         let g = self.global(id, param)?;
         let dtype = self.program.shared[alloc].dtype;
@@ -160,12 +160,14 @@ impl Emulator<'_> {
                 self.error(Some(id), None, fault)
             })?
         };
+        let [index, c0, c1, b, mask] =
+            self.roles(id, x, ["index", "c0", "c1", "bar_index", "mask"])?;
         for t in 0..self.threads as usize {
-            if !Self::masked(x, t) {
+            if !Self::masked(mask, t) {
                 continue;
             }
             let thread = Some(t as u32);
-            let [index, c0, c1, b] = [0, 1, 2, 3].map(|i| address(x[i][t]));
+            let [index, c0, c1, b] = [index, c0, c1, b].map(|r| address(r[t]));
             if !(index as u64 * size).is_multiple_of(1024) {
                 let fault = malformed(format!(
                     "a box into @s{}[{index}], off a 1024-byte boundary",
@@ -206,16 +208,16 @@ impl Emulator<'_> {
         Ok(())
     }
 
-    /// `mbarrier.wait` in every thread: operands `[index, parity]`, both
-    /// the same in every thread.
+    /// `mbarrier.wait` in every thread: its index and parity the same in
+    /// every thread.
     pub(super) fn mbarrier_wait(
         &mut self,
         id: OpId,
         alloc: SharedId,
-        x: &[Vec<Scalar>],
+        x: &Operands<'_>,
     ) -> Result<(), LockstepError> {
-        let index = address(self.uniform(id, "the mbarrier", &x[0])?);
-        let parity = address(self.uniform(id, "the parity", &x[1])?);
+        let index = address(self.uniform(id, "the mbarrier", self.role(id, x, "index")?)?);
+        let parity = address(self.uniform(id, "the parity", self.role(id, x, "parity")?)?);
         for t in 0..self.threads {
             self.barrier_of(id, (alloc, index), t)?;
         }

@@ -7,7 +7,7 @@
 //! are the warpgroup's first thread's (for the race checks), and each must
 //! follow a `fence.proxy.async` of its writer.
 
-use super::{address, Emulator, LockstepError, LockstepFault};
+use super::{address, Emulator, LockstepError, LockstepFault, Operands};
 use crate::program::{DescriptorSwizzle, OpId, SharedId, WgmmaKind};
 use tile_hw::wgmma::{
     operand_descriptor, register_a_element, warpgroup_mma, Major, K, M, REGISTER_A_ELEMENTS,
@@ -26,22 +26,31 @@ pub(super) enum WgmmaA {
 }
 
 impl Emulator<'_> {
-    /// The results of `wgmma` of `kind` on `a` and `b` for every thread:
-    /// `x` holds the operand registers (A's index or elements, B's index,
-    /// then the accumulators) of every thread.
+    /// The results of `wgmma` of `kind` on `a` and `b` for every thread,
+    /// from its operands `x` (A's index or elements, B's index, the
+    /// accumulators) by role.
     pub(super) fn wgmma(
         &mut self,
         id: OpId,
         (kind, a, b): (WgmmaKind, WgmmaA, SharedId),
-        x: &[Vec<Scalar>],
+        x: &Operands<'_>,
     ) -> Result<Vec<Vec<Scalar>>, LockstepError> {
         let threads = self.threads as usize;
         let fault = |s: &Self, what: String| s.error(Some(id), None, LockstepFault::Wgmma(what));
-        let lead = match a {
-            WgmmaA::Shared(..) => 1,
+        let (a_registers, accumulators) = (x.list("a"), x.list("accumulators"));
+        let ib = self.role(id, x, "ib")?;
+        let indices: Vec<&[Scalar]> = match a {
+            WgmmaA::Shared(..) => vec![self.role(id, x, "ia")?, ib],
+            WgmmaA::Registers => vec![ib],
+        };
+        let a_count = match a {
+            WgmmaA::Shared(..) => 0,
             WgmmaA::Registers => REGISTER_A_ELEMENTS,
         };
-        if !threads.is_multiple_of(WARPGROUP) || x.len() != lead + 1 + kind.accumulators() {
+        if !threads.is_multiple_of(WARPGROUP)
+            || a_registers.len() != a_count
+            || accumulators.len() != kind.accumulators()
+        {
             return Err(fault(
                 self,
                 "not whole warpgroups, or not its operands".into(),
@@ -50,10 +59,6 @@ impl Emulator<'_> {
         let mut results = vec![vec![Scalar::F32(0.0); threads]; kind.accumulators()];
         for first in (0..threads).step_by(WARPGROUP) {
             let group = first..first + WARPGROUP;
-            let indices = match a {
-                WgmmaA::Shared(..) => &x[..=lead][..],
-                WgmmaA::Registers => &x[lead..=lead],
-            };
             if indices
                 .iter()
                 .any(|r| group.clone().any(|t| address(r[t]) != address(r[first])))
@@ -63,17 +68,17 @@ impl Emulator<'_> {
                     format!("the warpgroup of thread {first} passes different operand indices"),
                 ));
             }
-            let ib = address(x[lead][first]);
+            let b_index = address(ib[first]);
             let matrix_a = match a {
                 WgmmaA::Shared(alloc, swizzle) => {
-                    let at = (alloc, address(x[0][first]));
+                    let at = (alloc, address(indices[0][first]));
                     let bits = self.operand(id, at, (M, K), (swizzle, Major::K), first as u32)?;
                     widen(kind, &bits)
                 }
                 WgmmaA::Registers => {
                     let mut matrix = vec![0.0f32; M * K];
                     for (t, thread) in group.clone().enumerate() {
-                        for (i, r) in x[..lead].iter().enumerate() {
+                        for (i, r) in a_registers.iter().enumerate() {
                             let (row, col) = register_a_element(t, i);
                             matrix[row * K + col] = kind.widen(r[thread].to_bits() as u16);
                         }
@@ -82,7 +87,7 @@ impl Emulator<'_> {
                 }
             };
             let b_layout = (DescriptorSwizzle::B128, kind.b_major);
-            let matrix_b = self.operand(id, (b, ib), (kind.n, K), b_layout, first as u32)?;
+            let matrix_b = self.operand(id, (b, b_index), (kind.n, K), b_layout, first as u32)?;
             // B is read as (n, k): transpose it to row-major K × N.
             let b_rows: Vec<u16> = (0..K * kind.n)
                 .map(|e| matrix_b[(e % kind.n) * K + e / kind.n])
@@ -90,7 +95,7 @@ impl Emulator<'_> {
             let c: Vec<Vec<f32>> = group
                 .clone()
                 .map(|t| {
-                    x[lead + 1..]
+                    accumulators
                         .iter()
                         .map(|r| f32::from_bits(r[t].to_bits() as u32))
                         .collect()

@@ -275,8 +275,8 @@ impl Lowerer<'_> {
         let saved = std::mem::take(&mut self.current);
         let chunk = |g: usize| {
             [
-                access.addresses[g],
                 destinations[g],
+                access.addresses[g],
                 access.counts[g],
                 coords.live[g * width],
             ]
@@ -323,11 +323,12 @@ impl Lowerer<'_> {
 
     /// `for e in 0..width`: element `e` of the chunk at tensor element
     /// `address` (`e` strides of `inner` further), loaded if `e < count`
-    /// (zero otherwise), stored at `at + e` of `alloc` if `live`.
+    /// (zero otherwise), stored at `at + e` of `alloc` if `live`; the
+    /// registers in `cp.async`'s operand order.
     fn element_copy(
         &mut self,
         (param, alloc, dtype): (usize, SharedId, DType),
-        [address, at, count, live]: [Reg; 4],
+        [at, address, count, live]: [Reg; 4],
         (inner, width): (Reg, usize),
         note: &str,
     ) {

@@ -26,6 +26,10 @@
 //! The text form is the `Display` of [`Program`] (`print.rs`), and
 //! [`parse_program`] reads it back: print → parse → print is the identity.
 
+#[macro_use]
+mod table;
+mod attributes;
+mod format;
 mod global;
 mod hazards;
 mod ops;
@@ -33,6 +37,7 @@ mod parse;
 mod print;
 mod verify;
 
+pub use format::Roles;
 pub use global::GlobalOperands;
 pub use ops::{
     CheckKind, DescriptorSwizzle, LdMatrix, MmaKind, ShuffleMode, Tcgen05Kind, ThreadOpKind,

@@ -12,9 +12,10 @@
 //! `// note` line before an op becomes that op's note. Nothing is checked
 //! beyond the structure: run [`super::verify`] for the rules.
 
+#[cfg(test)]
+mod every_op;
 mod ops;
-mod tcgen05;
-mod wgmma;
+pub(super) mod syntax;
 
 use super::{OpId, Param, ParamKind, Program, Reg, Region, ThreadOpKind};
 use std::collections::HashMap;
@@ -31,6 +32,7 @@ pub fn parse_program(src: &str) -> Result<Program, ParseError> {
     let mut p = Parser {
         tokens: &tokens,
         pos: 0,
+        op: "",
         program: Program::new("", 1),
         scopes: vec![HashMap::new()],
         depth: 0,
@@ -41,9 +43,11 @@ pub fn parse_program(src: &str) -> Result<Program, ParseError> {
 
 /// The parser's cursor, the program under construction and the register
 /// names in scope, innermost last.
-struct Parser<'t, 'a> {
+pub(super) struct Parser<'t, 'a> {
     tokens: &'t [Token<'a>],
     pos: usize,
+    /// The name of the op whose row is being read, for errors.
+    op: &'static str,
     program: Program,
     scopes: Vec<HashMap<&'a str, Reg>>,
     depth: usize,
@@ -100,7 +104,7 @@ impl<'a> Parser<'_, 'a> {
         }
     }
 
-    fn expected(&self, what: &str) -> ParseError {
+    pub(in crate::program) fn expected(&self, what: &str) -> ParseError {
         let found = self.peek();
         match &found.kind {
             TokenKind::Error(message) => Self::error_at(found, message.clone()),
@@ -190,19 +194,6 @@ impl<'a> Parser<'_, 'a> {
         }
     }
 
-    /// `<open> %a, ... <close>`.
-    fn match_reg_group(
-        &mut self,
-        open: TokenKind,
-        close: TokenKind,
-        what: &str,
-    ) -> Result<Vec<Reg>, ParseError> {
-        self.match_token(open, what)?;
-        let regs = self.match_regs()?;
-        self.match_token(close, "a register or the group's end")?;
-        Ok(regs)
-    }
-
     /// The position of the parameter named by the next token.
     fn match_param(&mut self) -> Result<usize, ParseError> {
         let token = self.match_ident("a parameter name")?;
@@ -223,22 +214,6 @@ impl<'a> Parser<'_, 'a> {
         index
             .and_then(|i| self.program.shared.iter().nth(i).map(|(id, _)| id))
             .ok_or_else(|| Self::error_at(&token, format!("no shared allocation `{}`", token.text)))
-    }
-
-    /// `.v<width>` after `ld.global` or `st.global`.
-    fn match_width(&mut self) -> Result<u8, ParseError> {
-        self.match_token(TokenKind::Dot, "`.v<width>`")?;
-        let token = self.match_ident("`v<width>`")?;
-        token
-            .text
-            .strip_prefix('v')
-            .and_then(|w| w.parse().ok())
-            .ok_or_else(|| {
-                Self::error_at(
-                    &token,
-                    format!("expected `v<width>`, found `{}`", token.text),
-                )
-            })
     }
 
     // ---- the kernel ----

@@ -13,11 +13,11 @@
 //! write (`hazards.rs`). Uniformity of control flow is a property of
 //! values, left to the emulator.
 
-use super::{
-    CheckKind, GlobalOperands, Op, OpId, ParamKind, Program, Reg, Region, ThreadOpKind, WARP_SIZE,
-};
+use super::table::Results;
+use super::{Op, OpId, Program, Reg, Region, Roles, ThreadOpKind};
 use tile_ir::DType;
 
+mod rules;
 mod tcgen05;
 
 /// A broken rule of the thread-level program, naming the op.
@@ -162,291 +162,48 @@ impl Checker<'_> {
         regs.iter().map(|&r| self.program.dtype(r)).collect()
     }
 
+    /// Checks an op against its row (operand layout, fixed dtypes, fixed
+    /// results) and its typing rule, then defines its results.
     fn op(&mut self, id: OpId, op: &Op, scope: &mut Vec<Reg>) -> Result<(), VerifyError> {
         let operands = self.dtypes(&op.operands);
         let results = self.dtypes(&op.results);
-        let bad = |s: &Self, rule: &str| Err(s.fail(Some(id), rule.to_string()));
-        let tensor = |s: &Self, param: usize| match s.program.params.get(param).map(|p| &p.kind) {
-            Some(ParamKind::Tensor(t)) => Ok(*t),
-            _ => Err(s.fail(Some(id), format!("parameter {param} is not a tensor"))),
+        let spec = op.kind.results();
+        let ok = match Roles::of(&op.kind, &operands).filter(|roles| roles.typed()) {
+            // A structured op's operands and regions are its own.
+            _ if spec == Results::Region => self.structured(id, op, &results, scope)?,
+            Some(roles) => {
+                spec.fixed().is_none_or(|fixed| results == fixed)
+                    && self.typing(id, op, &roles, &results)?
+            }
+            None => false,
         };
-        let i32_result = results == [DType::I32];
-        let ok = match &op.kind {
-            ThreadOpKind::ThreadId | ThreadOpKind::LaneId | ThreadOpKind::WarpId => {
-                operands.is_empty() && i32_result
-            }
-            ThreadOpKind::BlockId { axis } | ThreadOpKind::GridDim { axis } => {
-                *axis < 3 && operands.is_empty() && i32_result
-            }
-            ThreadOpKind::Const(v) => operands.is_empty() && results == [v.dtype()],
-            ThreadOpKind::Param { index } => match self.program.params.get(*index).map(|p| &p.kind)
-            {
-                Some(ParamKind::Scalar(d)) => operands.is_empty() && results == [*d],
-                _ => return bad(self, "`param` of a parameter that is not a scalar"),
-            },
-            ThreadOpKind::TensorDim { param, axis }
-            | ThreadOpKind::TensorStride { param, axis } => {
-                let t = tensor(self, *param)?;
-                let dtype = if matches!(op.kind, ThreadOpKind::TensorDim { .. }) {
-                    DType::I32
-                } else {
-                    DType::I64
-                };
-                *axis < t.rank && operands.is_empty() && results == [dtype]
-            }
-            ThreadOpKind::TensorAlign { param } => {
-                tensor(self, *param)?;
-                operands.is_empty() && results == [DType::I64]
-            }
-            ThreadOpKind::Unary(_) | ThreadOpKind::Binary(_) | ThreadOpKind::Fma => {
-                let arity = match op.kind {
-                    ThreadOpKind::Unary(_) => 1,
-                    ThreadOpKind::Binary(_) => 2,
-                    _ => 3,
-                };
-                operands.len() == arity
-                    && operands.iter().all(|&d| d == operands[0])
-                    && results == operands[..1]
-            }
-            ThreadOpKind::Cmp(_) => {
-                operands.len() == 2 && operands[0] == operands[1] && results == [DType::Bool]
-            }
-            ThreadOpKind::Select => {
-                operands.len() == 3
-                    && operands[0] == DType::Bool
-                    && operands[1] == operands[2]
-                    && results == operands[1..2]
-            }
-            ThreadOpKind::Cast { to } => operands.len() == 1 && results == [*to],
-            ThreadOpKind::Bitcast { to } => {
-                operands.len() == 1 && results == [*to] && operands[0].bits() == to.bits()
-            }
-            ThreadOpKind::Opaque => {
-                matches!(operands.as_slice(), [DType::I32 | DType::I64]) && results == operands
-            }
-            ThreadOpKind::LoadGlobal { param, width } => {
-                let t = tensor(self, *param)?;
-                GlobalOperands::load(&operands, usize::from(*width)).is_some_and(|o| {
-                    global_addressing(&o)
-                        && o.masks.iter().all(|&d| d == DType::Bool)
-                        && o.others.iter().all(|&d| d == t.dtype)
-                }) && results == vec![t.dtype; usize::from(*width)]
-            }
-            ThreadOpKind::StoreGlobal { param, width } => {
-                let t = tensor(self, *param)?;
-                GlobalOperands::store(&operands, usize::from(*width)).is_some_and(|o| {
-                    global_addressing(&o)
-                        && o.values.iter().all(|&d| d == t.dtype)
-                        && o.masks.iter().all(|&d| d == DType::Bool)
-                }) && results.is_empty()
-            }
-            ThreadOpKind::AtomicGlobal {
-                param, op: update, ..
-            } => {
-                let t = tensor(self, *param)?;
-                let mut want = vec![DType::I64];
-                if *update == tile_ir::AtomicOp::Cas {
-                    want.push(t.dtype);
-                }
-                want.extend([t.dtype, DType::Bool]);
-                update.supports(t.dtype) && operands == want && results == [t.dtype]
-            }
-            ThreadOpKind::LoadShared { alloc, width }
-            | ThreadOpKind::StoreShared { alloc, width } => {
-                let Some(a) = self.program.shared.get(*alloc) else {
-                    return bad(self, "an allocation outside the program");
-                };
-                let w = usize::from(*width);
-                let vector_bytes = w * a.dtype.size_bytes();
-                if !w.is_power_of_two() || (w > 1 && (vector_bytes > 16 || a.dtype == DType::Bool))
-                {
-                    return bad(self, "a shared vector of at most 16 bytes of numbers");
-                }
-                if matches!(op.kind, ThreadOpKind::LoadShared { .. }) {
-                    operands == [DType::I32] && results == vec![a.dtype; w]
-                } else {
-                    let mut want = vec![DType::I32];
-                    want.extend(vec![a.dtype; w]);
-                    want.push(DType::Bool);
-                    operands == want && results.is_empty()
-                }
-            }
-            // An assertion's values keep their dtypes; other checks report
-            // indices and steps as `i64`.
-            ThreadOpKind::Check { kind, .. } => {
-                operands.first() == Some(&DType::Bool)
-                    && (*kind == CheckKind::Assert
-                        || operands[1..].iter().all(|&d| d == DType::I64))
-                    && results.is_empty()
-            }
-            ThreadOpKind::Print { .. } => {
-                operands.len() >= 2
-                    && operands[..2] == [DType::Bool, DType::I32]
-                    && results.is_empty()
-            }
-            ThreadOpKind::Barrier => operands.is_empty() && results.is_empty(),
-            ThreadOpKind::Fence { order, .. } => {
-                *order != tile_ir::MemOrder::Relaxed && operands.is_empty() && results.is_empty()
-            }
-            ThreadOpKind::Shuffle { width, .. } => {
-                let w = u32::from(*width);
-                w.is_power_of_two()
-                    && w <= WARP_SIZE
-                    && operands.len() == 2
-                    && operands[1] == DType::I32
-                    && results == operands[..1]
-            }
-            ThreadOpKind::CopyAsync { param, alloc } => {
-                let Some(a) = self.program.shared.get(*alloc) else {
-                    return bad(self, "an allocation outside the program");
-                };
-                let tensor = match self.program.params.get(*param).map(|p| &p.kind) {
-                    Some(ParamKind::Tensor(t)) => *t,
-                    _ => return bad(self, "a parameter that is not a tensor"),
-                };
-                tensor.dtype == a.dtype
-                    && 16 % a.dtype.size_bytes().max(1) == 0
-                    && operands == [DType::I64, DType::I32, DType::I32, DType::Bool]
-                    && results.is_empty()
-            }
-            ThreadOpKind::MbarrierInit { alloc }
-            | ThreadOpKind::MbarrierExpectTx { alloc }
-            | ThreadOpKind::MbarrierWait { alloc } => {
-                if self.program.shared.get(*alloc).map(|a| a.dtype) != Some(DType::U64) {
-                    return bad(self, "an mbarrier outside an allocation of `u64`s");
-                }
-                let want: &[DType] = if matches!(op.kind, ThreadOpKind::MbarrierWait { .. }) {
-                    &[DType::I32, DType::I32]
-                } else {
-                    &[DType::I32, DType::I32, DType::Bool]
-                };
-                operands == want && results.is_empty()
-            }
-            ThreadOpKind::TmaLoad {
-                param,
-                rows,
-                alloc,
-                bar,
-            } => {
-                let Some(a) = self.program.shared.get(*alloc) else {
-                    return bad(self, "an allocation outside the program");
-                };
-                let tensor = match self.program.params.get(*param).map(|p| &p.kind) {
-                    Some(ParamKind::Tensor(t)) => *t,
-                    _ => return bad(self, "a parameter that is not a tensor"),
-                };
-                if tensor.rank != 2 || tensor.dtype != a.dtype {
-                    return bad(
-                        self,
-                        "`tma.load` of other than a 2-D tensor of its allocation's dtype",
-                    );
-                }
-                if tile_abi::tma::TmaBox::new(a.dtype, usize::from(*rows)).is_none() {
-                    return bad(self, "a box the TMA cannot move");
-                }
-                if a.align < 1024 {
-                    return bad(
-                        self,
-                        "`tma.load` into an allocation not on a 1024-byte boundary",
-                    );
-                }
-                if self.program.shared.get(*bar).map(|b| b.dtype) != Some(DType::U64) {
-                    return bad(self, "an mbarrier outside an allocation of `u64`s");
-                }
-                operands == [DType::I32, DType::I32, DType::I32, DType::I32, DType::Bool]
-                    && results.is_empty()
-            }
-            ThreadOpKind::CommitAsync
-            | ThreadOpKind::WaitAsync { .. }
-            | ThreadOpKind::WgmmaFence
-            | ThreadOpKind::WgmmaCommit
-            | ThreadOpKind::FenceProxyAsync
-            | ThreadOpKind::GridWait
-            | ThreadOpKind::GridLaunchDependents => operands.is_empty() && results.is_empty(),
-            ThreadOpKind::TmemAlloc { .. }
-            | ThreadOpKind::TmemDealloc { .. }
-            | ThreadOpKind::Tcgen05Mma { .. }
-            | ThreadOpKind::Tcgen05CommitWait { .. }
-            | ThreadOpKind::TmemLoad { .. }
-            | ThreadOpKind::TmemStore => self.tcgen05_op(id, &op.kind, &operands, &results)?,
-            ThreadOpKind::WgmmaWait { .. } => {
-                operands == results && operands.iter().all(|&d| d == DType::F32)
-            }
-            ThreadOpKind::Wgmma {
-                kind,
-                a,
-                a_swizzle,
-                b,
-            } => {
-                let dtypes = [a, b].map(|alloc| self.program.shared.get(*alloc).map(|s| s.dtype));
-                if dtypes.iter().any(|d| *d != Some(kind.dtype)) {
-                    return bad(self, "`wgmma` operands in allocations of another dtype");
-                }
-                if a_swizzle.row_bytes().is_none() {
-                    return bad(self, "a `wgmma` whose A is not in a swizzled layout");
-                }
-                if !(self.program.block_threads() as usize)
-                    .is_multiple_of(tile_hw::wgmma::WARPGROUP)
-                {
-                    return bad(self, "a `wgmma` in a block that is not whole warpgroups");
-                }
-                operands.len() == 2 + kind.accumulators()
-                    && operands[..2] == [DType::I32, DType::I32]
-                    && operands[2..].iter().all(|&x| x == DType::F32)
-                    && results.len() == kind.accumulators()
-                    && results.iter().all(|&x| x == DType::F32)
-            }
-            ThreadOpKind::WgmmaRegisterA { kind, b } => {
-                if self.program.shared.get(*b).map(|s| s.dtype) != Some(kind.dtype) {
-                    return bad(self, "`wgmma` operands in allocations of another dtype");
-                }
-                if !(self.program.block_threads() as usize)
-                    .is_multiple_of(tile_hw::wgmma::WARPGROUP)
-                {
-                    return bad(self, "a `wgmma` in a block that is not whole warpgroups");
-                }
-                let a = tile_hw::wgmma::REGISTER_A_ELEMENTS;
-                operands.len() == a + 1 + kind.accumulators()
-                    && operands[..a].iter().all(|&x| x == kind.dtype)
-                    && operands[a] == DType::I32
-                    && operands[a + 1..].iter().all(|&x| x == DType::F32)
-                    && results.len() == kind.accumulators()
-                    && results.iter().all(|&x| x == DType::F32)
-            }
-            ThreadOpKind::LdMatrix { alloc, shape } => {
-                let Some(a) = self.program.shared.get(*alloc) else {
-                    return bad(self, "an allocation outside the program");
-                };
-                // Two 16-bit elements per register, or one 32-bit element,
-                // or four 8-bit ones (whose pairs or halves a transpose
-                // would split or swap).
-                let per_register = match (a.dtype.size_bytes(), shape.trans) {
-                    (2, _) => 2,
-                    (4, false) => 1,
-                    (1, false) => 4,
-                    _ => return bad(self, "`ldmatrix` of other than 8-, 16- or 32-bit elements, or a transposed one of 8- or 32-bit elements"),
-                };
-                operands == [DType::I32]
-                    && results.len() == per_register * usize::from(shape.count)
-                    && results.iter().all(|&d| d == a.dtype)
-            }
-            ThreadOpKind::Mma { kind } => {
-                use tile_hw::mma::Fragment;
-                let (na, nb) = (kind.elements(Fragment::A), kind.elements(Fragment::B));
-                let nc = kind.elements(Fragment::C);
-                let d = kind.operand_dtype();
-                if !(self.program.block_threads() as usize).is_multiple_of(kind.lanes()) {
-                    return bad(
-                        self,
-                        "an `mma` whose lanes do not divide the block's threads",
-                    );
-                }
-                operands.len() == na + nb + nc
-                    && operands[..na + nb].iter().all(|&x| x == d)
-                    && operands[na + nb..].iter().all(|&x| x == DType::F32)
-                    && results.len() == nc
-                    && results.iter().all(|&x| x == DType::F32)
-            }
+        if !ok {
+            return Err(self.fail(
+                Some(id),
+                format!(
+                    "operands {operands:?} and results {results:?} break the rule of `{}`",
+                    op.kind.name()
+                ),
+            ));
+        }
+        for &r in &op.results {
+            self.define(Some(id), r, scope)?;
+        }
+        Ok(())
+    }
+
+    /// Whether a `for`, `while` or `if` has its operands, regions and
+    /// results; checks its regions.
+    fn structured(
+        &mut self,
+        id: OpId,
+        op: &Op,
+        results: &[DType],
+        scope: &mut Vec<Reg>,
+    ) -> Result<bool, VerifyError> {
+        let bad = |s: &Self, rule: &str| Err(s.fail(Some(id), rule.to_string()));
+        let operands = self.dtypes(&op.operands);
+        match op.kind {
             ThreadOpKind::For => {
                 let ([lo, hi, step, inits @ ..], [body]) =
                     (operands.as_slice(), op.regions.as_slice())
@@ -467,7 +224,6 @@ impl Checker<'_> {
                     );
                 }
                 self.region(body, scope, Some(inits))?;
-                true
             }
             ThreadOpKind::While => {
                 let [cond, body] = op.regions.as_slice() else {
@@ -484,9 +240,8 @@ impl Checker<'_> {
                 }
                 self.region(cond, scope, Some(&[DType::Bool]))?;
                 self.region(body, scope, Some(&operands))?;
-                true
             }
-            ThreadOpKind::If => {
+            _ => {
                 let [then, otherwise] = op.regions.as_slice() else {
                     return bad(self, "`if` needs two regions");
                 };
@@ -494,32 +249,10 @@ impl Checker<'_> {
                 {
                     return bad(self, "`if` takes a bool and regions without arguments");
                 }
-                self.region(then, scope, Some(&results))?;
-                self.region(otherwise, scope, Some(&results))?;
-                true
+                self.region(then, scope, Some(results))?;
+                self.region(otherwise, scope, Some(results))?;
             }
-            ThreadOpKind::Yield => false,
-        };
-        if !ok {
-            return bad(
-                self,
-                &format!(
-                    "operands {operands:?} and results {results:?} break the rule of `{}`",
-                    op.kind.name()
-                ),
-            );
         }
-        for &r in &op.results {
-            self.define(Some(id), r, scope)?;
-        }
-        Ok(())
+        Ok(true)
     }
-}
-
-/// Whether a global access's address and lanes are `i64` offsets and its
-/// vector condition a `bool`.
-fn global_addressing(o: &GlobalOperands<'_, DType>) -> bool {
-    *o.addr == DType::I64
-        && o.lanes.iter().all(|&d| d == DType::I64)
-        && o.vector_ok.is_none_or(|&d| d == DType::Bool)
 }

@@ -1,18 +1,18 @@
 //! The operand rules of the tensor-memory ops (`tmem.*`, `tcgen05.*`).
 
 use super::Checker;
-use crate::program::{OpId, ThreadOpKind};
+use crate::program::{OpId, Roles, ThreadOpKind};
 use tile_hw::tcgen05::{allocation_columns, COLUMNS, WARP_LANES};
 use tile_ir::DType;
 
 impl Checker<'_> {
-    /// Whether a tensor-memory op `kind` takes `operands` and gives
-    /// `results` (dtypes); an error for a rule beyond arity and dtypes.
+    /// Whether a tensor-memory op `kind` with operands `x` (dtypes, by
+    /// role) gives `results`; an error for a rule with its own message.
     pub(super) fn tcgen05_op(
         &self,
         id: OpId,
         kind: &ThreadOpKind,
-        operands: &[DType],
+        x: &Roles<'_, DType>,
         results: &[DType],
     ) -> Result<bool, super::VerifyError> {
         let bad = |rule: &str| Err(self.fail(Some(id), rule.to_string()));
@@ -28,7 +28,7 @@ impl Checker<'_> {
                 if !matches!(alloc_dtype(*slot), Some(DType::I32)) {
                     return bad("a tensor-memory address outside an allocation of `i32`s");
                 }
-                operands == [DType::I32] && results.is_empty()
+                true
             }
             ThreadOpKind::TmemDealloc { columns } => {
                 if !columns_ok(*columns) {
@@ -36,7 +36,7 @@ impl Checker<'_> {
                         "tensor memory freed in other than a power of two of 32 to 512 columns",
                     );
                 }
-                operands == [DType::I32] && results.is_empty()
+                true
             }
             ThreadOpKind::Tcgen05Mma {
                 kind,
@@ -50,14 +50,13 @@ impl Checker<'_> {
                 if a_swizzle.row_bytes().is_none() {
                     return bad("a `tcgen05.mma` whose A is not in a swizzled layout");
                 }
-                operands == [DType::I32, DType::I32, DType::I32, DType::Bool, DType::Bool]
-                    && results.is_empty()
+                true
             }
             ThreadOpKind::Tcgen05CommitWait { bar } => {
                 if alloc_dtype(*bar) != Some(DType::U64) {
                     return bad("an mbarrier outside an allocation of `u64`s");
                 }
-                operands == [DType::I32, DType::Bool] && results.is_empty()
+                true
             }
             ThreadOpKind::TmemLoad { columns } => {
                 self.whole_warpgroups(id)?;
@@ -67,21 +66,17 @@ impl Checker<'_> {
                         "a tensor-memory load of other than a power of two up to 128 columns",
                     );
                 }
-                operands == [DType::I32]
-                    && results.len() == n
-                    && results.iter().all(|&d| d == DType::F32)
+                results == vec![DType::F32; n]
             }
             ThreadOpKind::TmemStore => {
                 self.whole_warpgroups(id)?;
-                let n = operands.len().saturating_sub(1);
+                let n = x.list("values").len();
                 if !n.is_power_of_two() || n > COLUMNS / 4 {
                     return bad(
                         "a tensor-memory store of other than a power of two up to 128 columns",
                     );
                 }
-                operands[0] == DType::I32
-                    && operands[1..].iter().all(|&d| d == DType::F32)
-                    && results.is_empty()
+                true
             }
             _ => return bad("not a tensor-memory op"),
         })
