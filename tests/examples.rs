@@ -383,13 +383,15 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     tensor_cores.extend(&levels);
     // The tutorial-sized and persistent matmuls add sm_90a, for wgmma; the
     // tutorial-sized ones the current generation's tensor cores too:
-    // sm_100a's tcgen05.mma, gfx950's and gfx1200's MFMA and WMMA.
+    // sm_100a's tcgen05.mma, sm_120a's mma.sync, gfx950's and gfx1200's
+    // MFMA and WMMA.
     let mut with_hopper = expected.clone();
     with_hopper.insert(4, "sm_90a");
     let mut current = with_hopper.clone();
     current.insert(5, "sm_100a");
-    current.insert(8, "gfx950");
-    current.insert(10, "gfx1200");
+    current.insert(6, "sm_120a");
+    current.insert(9, "gfx950");
+    current.insert(11, "gfx1200");
     let mut checked = 0;
     for info in infos {
         for spec in info.specializations {
@@ -451,10 +453,10 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     }
     assert_eq!(
         checked,
-        15 * expected.len() + 3 + 2 * 3 + tensor_cores.len() + 2 * levels.len(),
+        15 * expected.len() + 3 + 2 * 4 + tensor_cores.len() + 2 * levels.len(),
         "fifteen specializations for seven GPU targets and the host levels (three of them for \
-         sm_90a too, two of those for sm_100a, gfx950 and gfx1200 as well), one for six and \
-         the host, two for the host"
+         sm_90a too, two of those for sm_100a, sm_120a, gfx950 and gfx1200 as well), one for \
+         six and the host, two for the host"
     );
 }
 

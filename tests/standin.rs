@@ -60,7 +60,7 @@ mod transpose;
 mod vector_add;
 
 use common::{Example, Inputs};
-use standin_images::{matmuls, write_images, BLACKWELL, HOPPER, TARGETS};
+use standin_images::{matmuls, tutorial_matmuls, write_images, BLACKWELL, HOPPER, NEWEST, TARGETS};
 use tile::meta::KernelInfo;
 use tile::{tile_kernel, Device, Error, KernelCode, Tensor};
 use tile_codegen::Target;
@@ -73,6 +73,12 @@ const HOPPER_CHILD: &str = "on_a_hopper_stand_in";
 
 /// The name of the Blackwell child test.
 const BLACKWELL_CHILD: &str = "on_a_blackwell_stand_in";
+
+/// The name of the RTX 50 (compute capability 12.0) child test.
+const SM120_CHILD: &str = "on_an_sm120_stand_in";
+
+/// The name of the child test of CDNA 4 and RDNA 4 stand-ins.
+const NEWEST_AMD_CHILD: &str = "on_the_newest_amd_stand_ins";
 
 /// A copy whose unmasked accesses carry bounds checks: a grid one block
 /// too long fails the check of the load. Its two specializations are the
@@ -120,9 +126,18 @@ fn the_examples_run_through_the_driver_stand_ins() {
     );
     let tma = &matmul::matmul_f16_tma::<128, 128, 64>::INFO;
     assert_eq!(write_images(&dir.0, &[tma], &BLACKWELL[1..]), 1);
+    assert_eq!(
+        write_images(&dir.0, &tutorial_matmuls(), &NEWEST),
+        6,
+        "the two tutorial-sized matmuls have sm_120a PTX, gfx950 and gfx1200 code objects"
+    );
     standin_child::run_child(&dir.0, CHILD, &[]);
     standin_child::run_child(&dir.0, HOPPER_CHILD, &[("TILE_STANDIN_SM", "90")]);
     standin_child::run_child(&dir.0, BLACKWELL_CHILD, &[("TILE_STANDIN_SM", "100")]);
+    standin_child::run_child(&dir.0, SM120_CHILD, &[("TILE_STANDIN_SM", "120")]);
+    for gfx in ["gfx950", "gfx1200"] {
+        standin_child::run_child(&dir.0, NEWEST_AMD_CHILD, &[("TILE_STANDIN_GFX", gfx)]);
+    }
 }
 
 /// Runs `launch` on both devices with the same inputs; their outputs must
@@ -322,6 +337,55 @@ fn on_a_blackwell_stand_in() {
     ];
     let specific = tcgen05.map(|kernel| (kernel, BLACKWELL[1]));
     examples_on(&cuda, BLACKWELL[0], &specific);
+}
+
+/// The tutorial-sized matmuls on `dev` pass their checks, each run as
+/// `target`'s image.
+fn tutorial_matmuls_on(dev: &Device, target: &'static str) {
+    let mut rng = Inputs::default();
+    let (m, n, k) = (130, 70, 90);
+    let (a, b) = (rng.take(m * k), rng.take(k * n));
+    let rows = matmul::run_tutorial(dev, (&a, &b), (m, n, k)).expect("the matmuls run");
+    assert!(common::print_table(dev, &rows), "a matmul's check failed");
+    let ran: Vec<KernelCode> = rows.iter().map(|r| r.code).collect();
+    assert_eq!(ran, [KernelCode::Gpu(target); 2], "{dev}");
+}
+
+/// Compute capability 12.0 (RTX 50), which has neither `wgmma` nor
+/// tcgen05: the tutorial-sized matmuls, built for sm_120a, run its
+/// `mma.sync` images; a kernel built for the default targets sm_90's PTX.
+#[test]
+#[ignore = "run by the_examples_run_through_the_driver_stand_ins, with an RTX 50 stand-in as the driver"]
+fn on_an_sm120_stand_in() {
+    let cuda = Device::best().expect("a device");
+    tutorial_matmuls_on(&cuda, "sm_120a");
+    let rows = vector_add::run(&cuda, &mut Inputs::default()).expect("vector_add runs");
+    assert!(
+        common::print_table(&cuda, &rows),
+        "vector_add's check failed"
+    );
+    assert!(rows.iter().all(|r| r.code == KernelCode::Gpu("sm_90")));
+}
+
+/// A CDNA 4 or RDNA 4 stand-in (`TILE_STANDIN_GFX`): the kernels built for
+/// its processor, the tutorial-sized matmuls, run its code objects and
+/// pass their checks; a kernel built for the default targets has no image
+/// for it, and says so.
+#[test]
+#[ignore = "run by the_examples_run_through_the_driver_stand_ins, with a CDNA 4 or RDNA 4 stand-in as the driver"]
+fn on_the_newest_amd_stand_ins() {
+    let gfx = std::env::var("TILE_STANDIN_GFX").expect("the stand-in's processor");
+    let hip = Device::hip(0).expect("the HIP stand-in");
+    let target = match gfx.as_str() {
+        "gfx950" => "gfx950",
+        "gfx1200" => "gfx1200",
+        other => panic!("{other} is not a processor the newest stand-ins are"),
+    };
+    tutorial_matmuls_on(&hip, target);
+    match hip.kernel_code(&vector_add::vector_add::<1024>::kernel_spec()) {
+        Err(Error::NoImage { wanted, .. }) => assert_eq!(wanted, format!("architecture {gfx}")),
+        other => panic!("expected no {gfx} image of vector_add, found {other:?}"),
+    }
 }
 
 #[test]

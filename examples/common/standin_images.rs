@@ -24,6 +24,16 @@ pub const HOPPER: [Target; 2] = [Target::Nvptx(Sm::Sm90), Target::Nvptx(Sm::Sm90
 /// sm_100a's (`tcgen05.mma`) for the kernels built for it.
 pub const BLACKWELL: [Target; 2] = [Target::Nvptx(Sm::Sm90), Target::Nvptx(Sm::Sm100a)];
 
+/// The targets the newest stand-ins run for the kernels built for them
+/// ([`tutorial_matmuls`]): sm_120a (RTX 50, `TILE_STANDIN_SM=120`; every
+/// other kernel on sm_90's PTX as on Blackwell), gfx950 (CDNA 4,
+/// `TILE_STANDIN_GFX=gfx950`) and gfx1200 (RDNA 4, `gfx1200`).
+pub const NEWEST: [Target; 3] = [
+    Target::Nvptx(Sm::Sm120a),
+    Target::Amdgpu(Gfx::Gfx950),
+    Target::Amdgpu(Gfx::Gfx1200),
+];
+
 /// The example kernels the stand-ins run at their default targets (the
 /// FP8 and TMA matmuls need Hopper: [`matmuls`]).
 pub fn example_kernels() -> Vec<&'static KernelInfo> {
@@ -53,6 +63,15 @@ pub fn example_kernels() -> Vec<&'static KernelInfo> {
         &crate::packed::mean_pool::<16, 64>::INFO,
         &crate::attention::attention::<16, 16, 64>::INFO,
         &crate::attention::attention_f16::<64, 32, 64>::INFO,
+    ]
+}
+
+/// The tutorial-sized matmuls (f16 and bf16), built for every target with
+/// tensor cores.
+pub fn tutorial_matmuls() -> [&'static KernelInfo; 2] {
+    [
+        &crate::matmul::matmul_f16_large::<128, 128, 64>::INFO,
+        &crate::matmul::matmul_bf16_large::<128, 128, 64>::INFO,
     ]
 }
 

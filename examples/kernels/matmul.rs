@@ -42,11 +42,12 @@ pub fn matmul_f16<const BM: usize, const BN: usize, const BK: usize>(
 
 /// The f16 matmul at the configuration of Triton's tutorial: 128×128×64
 /// tiles on 8 warps. Built for the GPU targets with tensor cores (as a chain
-/// of FMAs this tile is no use, and slow to compile), sm_90a's `wgmma`
-/// and sm_100a's `tcgen05.mma` among them, and the CPU.
+/// of FMAs this tile is no use, and slow to compile), sm_90a's `wgmma`,
+/// sm_100a's `tcgen05.mma`, sm_120a's `mma.sync`, CDNA 4's and RDNA 4's
+/// among them, and the CPU.
 #[tile_kernel(
     num_warps = 8,
-    targets = "sm_80,sm_86,sm_89,sm_90,sm_90a,sm_100a,gfx90a,gfx942,gfx950,gfx1100,gfx1200,host",
+    targets = "sm_80,sm_86,sm_89,sm_90,sm_90a,sm_100a,sm_120a,gfx90a,gfx942,gfx950,gfx1100,gfx1200,host",
     configs(BM = 128, BN = 128, BK = 64)
 )]
 pub fn matmul_f16_large<const BM: usize, const BN: usize, const BK: usize>(
@@ -66,7 +67,7 @@ pub fn matmul_f16_large<const BM: usize, const BN: usize, const BK: usize>(
 /// The same in bf16.
 #[tile_kernel(
     num_warps = 8,
-    targets = "sm_80,sm_86,sm_89,sm_90,sm_90a,sm_100a,gfx90a,gfx942,gfx950,gfx1100,gfx1200,host",
+    targets = "sm_80,sm_86,sm_89,sm_90,sm_90a,sm_100a,sm_120a,gfx90a,gfx942,gfx950,gfx1100,gfx1200,host",
     configs(BM = 128, BN = 128, BK = 64)
 )]
 pub fn matmul_bf16_large<const BM: usize, const BN: usize, const BK: usize>(
@@ -196,7 +197,24 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     let mut rows = vec![f32_row, f16_row];
     rows.extend(run_f8(dev, (&a_host, &b_host), (m, n, k))?);
     rows.extend(run_tma(dev, rng)?);
-    // The tutorial-sized kernels, where the device has them.
+    rows.extend(run_tutorial(dev, (&a_host, &b_host), (m, n, k))?);
+    Ok(rows)
+}
+
+/// The tutorial-sized kernels (f16 and bf16), where the device has them,
+/// on `a_host` and `b_host` rounded to their dtypes.
+pub fn run_tutorial(
+    dev: &Device,
+    (a_host, b_host): (&[f32], &[f32]),
+    (m, n, k): (usize, usize, usize),
+) -> Result<Vec<Row>, Error> {
+    let (a16, b16): (Vec<f16>, Vec<f16>) = (
+        a_host.iter().map(|&v| f16::from_f32(v)).collect(),
+        b_host.iter().map(|&v| f16::from_f32(v)).collect(),
+    );
+    let widen = |v: &[f16]| v.iter().map(|x| x.to_f32()).collect::<Vec<f32>>();
+    let (a32, b32) = (widen(&a16), widen(&b16));
+    let mut rows = Vec::new();
     let (a_bf, b_bf): (Vec<bf16>, Vec<bf16>) = (
         a_host.iter().map(|&v| bf16::from_f32(v)).collect(),
         b_host.iter().map(|&v| bf16::from_f32(v)).collect(),

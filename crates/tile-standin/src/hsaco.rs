@@ -6,10 +6,16 @@
 use crate::driver::{Kernarg, Kernel};
 use crate::msgpack::{self, Value};
 
-/// An ELF64 header's size.
-/// The LDS a workgroup may use on every AMD target of tile, in bytes.
-pub(crate) const LDS_BYTES: usize = 64 * 1024;
+/// The LDS a workgroup may use on processor `gfx`, in bytes: CDNA 4's
+/// 160 KiB on gfx950, 64 KiB on every other AMD target of tile.
+pub(crate) fn lds_bytes(gfx: &str) -> usize {
+    match gfx {
+        "gfx950" => 160 * 1024,
+        _ => 64 * 1024,
+    }
+}
 
+/// An ELF64 header's size.
 const HEADER: usize = 64;
 /// `EM_AMDGPU`.
 const MACHINE_AMDGPU: u16 = 224;
@@ -144,7 +150,7 @@ impl CodeObject {
             .and_then(Value::as_array)
             .ok_or("the metadata lists no amdhsa.kernels")?
             .iter()
-            .map(kernel)
+            .map(|entry| kernel(entry, lds_bytes(&gfx)))
             .collect::<Result<_, String>>()?;
         Ok(CodeObject { gfx, kernels })
     }
@@ -170,8 +176,9 @@ fn metadata_note(notes: &[u8]) -> Option<Result<Value, String>> {
 }
 
 /// A kernel of `amdhsa.kernels`: its explicit arguments (the `hidden_*`
-/// ones are the runtime's), workgroup bound and LDS.
-fn kernel(entry: &Value) -> Result<Kernel, String> {
+/// ones are the runtime's), workgroup bound and LDS, of a processor with
+/// `lds` bytes of it.
+fn kernel(entry: &Value, lds: usize) -> Result<Kernel, String> {
     let field = |key: &str| {
         entry
             .get(key)
@@ -206,7 +213,7 @@ fn kernel(entry: &Value) -> Result<Kernel, String> {
         max_threads: Some(field(".max_flat_workgroup_size")? as u32),
         static_shared,
         dynamic_needed: 0,
-        dynamic_limit: LDS_BYTES.saturating_sub(static_shared),
+        dynamic_limit: lds.saturating_sub(static_shared),
         kernarg: Some(Kernarg {
             offsets,
             segment: field(".kernarg_segment_size")?,
@@ -254,5 +261,24 @@ mod tests {
             CodeObject::parse(&header(64, 0)).unwrap_err(),
             "the code object has no AMDGPU metadata note"
         );
+    }
+
+    /// A kernel's dynamic LDS is what its processor has beyond its static
+    /// LDS: CDNA 4's 160 KiB on gfx950, 64 KiB on the others.
+    #[test]
+    fn the_dynamic_lds_limit_is_the_processors() {
+        let text = |s: &str| Value::Str(s.into());
+        let entry = Value::Map(vec![
+            (text(".name"), text("k")),
+            (text(".args"), Value::Array(Vec::new())),
+            (text(".group_segment_fixed_size"), Value::Int(1024)),
+            (text(".max_flat_workgroup_size"), Value::Int(256)),
+            (text(".kernarg_segment_size"), Value::Int(0)),
+        ]);
+        let limit = |gfx: &str| kernel(&entry, lds_bytes(gfx)).map(|k| k.dynamic_limit);
+        assert_eq!(limit("gfx950"), Ok(159 * 1024));
+        for gfx in ["gfx90a", "gfx942", "gfx1100", "gfx1200"] {
+            assert_eq!(limit(gfx), Ok(63 * 1024), "{gfx}");
+        }
     }
 }

@@ -90,14 +90,17 @@ pub mod code {
     pub const LAUNCH_FAILURE: HipError = 719;
 }
 
-/// The device's limits.
-const LIMITS: Limits = Limits {
-    threads: 1024,
-    block: [1024, 1024, 1024],
-    grid: [i32::MAX as u32, 65_535, 65_535],
-    shared: crate::hsaco::LDS_BYTES,
-    shared_optin: crate::hsaco::LDS_BYTES,
-};
+/// The device's limits: its processor's LDS is a block's shared memory.
+fn limits() -> Limits {
+    let lds = crate::hsaco::lds_bytes(&device_gfx());
+    Limits {
+        threads: 1024,
+        block: [1024, 1024, 1024],
+        grid: [i32::MAX as u32, 65_535, 65_535],
+        shared: lds,
+        shared_optin: lds,
+    }
+}
 
 static DRIVER: Mutex<Option<Driver>> = Mutex::new(None);
 

@@ -3,7 +3,7 @@
 //! checked against the kernel's bounds and the device's limits, their
 //! kernarg segment built, then run.
 
-use super::{code, device_gfx, fault_code, log, with_driver, HipError, HipPtr, LIMITS};
+use super::{code, device_gfx, fault_code, limits, log, with_driver, HipError, HipPtr};
 use crate::calls::{CallKind, On};
 use crate::driver::{self, put, Kernel, Loaded, Refused};
 use crate::hsaco::{self, CodeObject};
@@ -227,7 +227,7 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
         .iter()
         .zip(block)
         .all(|(&g, b)| u64::from(g) * u64::from(b) <= u64::from(u32::MAX));
-    let checked = driver::check_shape(&kernel, &LIMITS, grid, block, shared).and_then(|()| {
+    let checked = driver::check_shape(&kernel, &limits(), grid, block, shared).and_then(|()| {
         if work_items_fit {
             Ok(())
         } else {
