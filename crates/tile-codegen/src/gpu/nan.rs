@@ -13,7 +13,7 @@
 
 use std::collections::{HashMap, HashSet};
 use tile_ir::DType;
-use tile_thread::program::{OpId, Program, Reg, ThreadOpKind};
+use tile_thread::program::{OpId, Program, Reg, Roles, ThreadOpKind};
 
 /// The ops of `program` whose results' NaN payloads no use observes.
 pub(super) fn unobserved_nans(program: &Program) -> HashSet<OpId> {
@@ -44,20 +44,20 @@ pub(super) fn unobserved_nans(program: &Program) -> HashSet<OpId> {
 /// the ops whose NaN payloads are still taken as unobserved.
 fn observes(program: &Program, user: OpId, at: usize, unobserved: &HashSet<OpId>) -> bool {
     let op = &program.ops[user];
+    let role = Roles::of(&op.kind, &op.operands).and_then(|r| r.role_at(at));
     match &op.kind {
         // The condition is a bool; the values are passed on.
-        ThreadOpKind::Select => at != 0 && !unobserved.contains(&user),
-        // The value (operand 0) moves to another lane bit for bit.
-        ThreadOpKind::Shuffle { .. } => at != 0 || !unobserved.contains(&user),
+        ThreadOpKind::Select => role != Some("c") && !unobserved.contains(&user),
+        // The value moves to another lane bit for bit.
+        ThreadOpKind::Shuffle { .. } => role != Some("value") || !unobserved.contains(&user),
         // A tensor-core product whose result is NaN gives the canonical NaN
         // whatever the payloads of its NaN operands (`tile_hw::mma`,
         // `tile_hw::wgmma`).
         ThreadOpKind::Mma { .. } | ThreadOpKind::WgmmaRegisterA { .. } => false,
         // A cast to the operand's own dtype is the operand itself.
-        ThreadOpKind::Cast { to } => op
-            .operands
-            .first()
-            .is_some_and(|&r| program.dtype(r) == *to),
+        ThreadOpKind::Cast { to } => Roles::of(&op.kind, &op.operands)
+            .and_then(|r| r.get("x").copied())
+            .is_some_and(|r| program.dtype(r) == *to),
         kind => !computes(kind),
     }
 }

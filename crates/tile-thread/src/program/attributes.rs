@@ -39,7 +39,7 @@ impl ShuffleMode {
     }
 }
 
-/// What a [`ThreadOpKind::Check`] checks.
+/// What a [`super::ThreadOpKind::Check`] checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CheckKind {
     /// `bounds`: every element an unmasked access reaches lies inside the

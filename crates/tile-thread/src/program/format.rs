@@ -256,6 +256,15 @@ impl<'a, T> Roles<'a, T> {
             .filter(|s| s.len == 1)
             .map(|s| &self.values[s.start])
     }
+
+    /// The role of operand number `index`.
+    pub fn role_at(&self, index: usize) -> Option<&'static str> {
+        let slots = self.layout.slots.iter();
+        slots
+            .filter(|s| (s.start..s.start + s.len).contains(&index))
+            .map(|s| s.name)
+            .next()
+    }
 }
 
 impl Roles<'_, DType> {
@@ -353,5 +362,7 @@ mod tests {
             (roles.get("address"), roles.list("values")),
             (Some(&1), &[2, 3][..])
         );
+        let at: Vec<_> = (0..4).map(|i| roles.role_at(i)).collect();
+        assert_eq!(at, [Some("address"), Some("values"), Some("values"), None]);
     }
 }
