@@ -26,7 +26,7 @@ use crate::function::{Function, Region, Value};
 use crate::location::Location;
 use crate::ops::{
     ArgKind, BinaryOp, CmpPred, DotPrecision, MemOrder, MemScope, OpKind, Padding, ReduceKind,
-    ScanKind, UnaryOp,
+    ScanKind, SliceRange, UnaryOp,
 };
 use crate::rules;
 use crate::scalar::Scalar;
@@ -247,11 +247,26 @@ impl Builder {
         stop: &[usize],
         step: &[usize],
     ) -> Result<Value, BuildError> {
-        let kind = OpKind::Slice {
-            start: start.to_vec(),
-            stop: stop.to_vec(),
-            step: step.to_vec(),
-        };
+        if start.len() != stop.len() || start.len() != step.len() {
+            return Err(self.rule_error(
+                "slice",
+                &[x],
+                format!(
+                    "needs as many starts, stops and steps, found {}, {} and {}",
+                    start.len(),
+                    stop.len(),
+                    step.len()
+                ),
+            ));
+        }
+        let ranges = (0..start.len())
+            .map(|a| SliceRange {
+                start: start[a],
+                stop: stop[a],
+                step: step[a],
+            })
+            .collect();
+        let kind = OpKind::Slice { ranges };
         self.op1(kind, &[x])
     }
 

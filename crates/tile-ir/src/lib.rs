@@ -18,6 +18,7 @@ pub mod device_print;
 pub mod dtype;
 pub mod eval;
 pub mod f8;
+pub mod format;
 pub mod function;
 pub mod interp;
 pub mod layout;
@@ -43,7 +44,7 @@ pub use lview::LViewOp;
 pub use names::ValueNames;
 pub use ops::{
     ArgKind, AtomicOp, BinaryOp, CmpPred, DotPrecision, MemOrder, MemScope, OpFamily, OpKind,
-    Padding, ReduceKind, Route, ScanKind, UnaryOp,
+    Padding, ReduceKind, Route, ScanKind, SliceRange, UnaryOp,
 };
 pub use scalar::Scalar;
 pub use types::{LayoutViewType, PartitionViewType, Shape, TensorType, TileType, Type};

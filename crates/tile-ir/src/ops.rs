@@ -9,8 +9,13 @@
 use crate::dtype::DType;
 use crate::lview::LViewOp;
 use crate::scalar::Scalar;
+use crate::text::syntax::{
+    Axes, DTypeName, Decimal, Dimensions, GridAxis, Ints, KeepDim, Nested, PadValue, Paddings,
+    Quoted, ResultDType, ResultShape, ResultValue, ShapeOf, SliceRanges, Stages, Word,
+};
 use crate::types::Shape;
 
+table::op_table! {
 /// What an op computes, with its static attributes.
 ///
 /// Operands are listed in each variant's doc comment. Elementwise ops take
@@ -22,138 +27,134 @@ pub enum OpKind {
     /// 0, 1 or 2, as an `i32` scalar. No operands.
     ProgramId {
         /// The grid axis.
-        axis: u8,
-    },
+        axis: u8 as GridAxis,
+    } = "program_id $axis",
     /// `num_programs <axis>`: the grid extent along axis 0, 1 or 2, as `i32`.
     NumPrograms {
         /// The grid axis.
-        axis: u8,
-    },
+        axis: u8 as GridAxis,
+    } = "num_programs $axis",
     /// `constant <value>`: a scalar constant. No operands.
     Constant {
         /// The value (its dtype is the result's).
-        value: Scalar,
-    },
+        value: Scalar as ResultValue,
+    } = "constant $value",
     /// `full <value>`: a tile whose every element is `value`. No operands.
     Full {
         /// The element value (its dtype is the result's).
-        value: Scalar,
+        value: Scalar as ResultValue,
         /// The result's shape.
-        shape: Shape,
-    },
+        shape: Shape as ResultShape,
+    } = "full $value",
     /// `iota`: a tile holding each element's row-major linear index, of an
     /// integer or float dtype. No operands.
     Iota {
         /// The result's shape.
-        shape: Shape,
+        shape: Shape as ResultShape,
         /// The result's dtype.
-        dtype: DType,
-    },
+        dtype: DType as ResultDType,
+    } = "iota",
     /// `<unary op> %x`: elementwise on one operand.
-    Unary(UnaryOp),
+    Unary(op: UnaryOp as Word) = "$op %operand*",
     /// `<binary op> %a, %b`: elementwise on two operands of one type.
-    Binary(BinaryOp),
+    Binary(op: BinaryOp as Word) = "$op %operand*",
     /// `cmp <pred> %a, %b`: elementwise comparison; the result is `bool` of the
     /// operands' shape.
-    Cmp(CmpPred),
+    Cmp(pred: CmpPred as Word) = "cmp $pred %operand*",
     /// `select %cond, %a, %b`: `cond ? a : b` elementwise; `cond` is `bool` of
     /// the same shape as `a` and `b`.
-    Select,
+    Select = "select %operand*",
     /// `fma %a, %b, %c`: `a * b + c` with one rounding, on floats.
-    Fma,
+    Fma = "fma %operand*",
     /// `cast %x to <dtype>`: elementwise conversion (see `docs/ir.md` for the
     /// rounding and saturation rules).
     Cast {
         /// The result's dtype.
-        to: DType,
-    },
+        to: DType as DTypeName,
+    } = "cast %operand to $to",
     /// `bitcast %x to <dtype>`: elementwise, the bits of each element read
     /// as `<dtype>`, which has the operand's width (neither is `bool`).
     Bitcast {
         /// The result's dtype.
-        to: DType,
-    },
+        to: DType as DTypeName,
+    } = "bitcast %operand to $to",
     /// `broadcast %x to <shape>`: numpy broadcasting of a scalar or tile to a
     /// tile of `shape` (the operand's axes align to the right; each is 1 or
     /// equal to the target's).
     Broadcast {
         /// The result's shape.
-        shape: Shape,
-    },
+        shape: Shape as ShapeOf<Dimensions>,
+    } = "broadcast %operand to $shape",
     /// `reshape %x to <shape>`: the same elements in row-major order, in a tile
     /// of another shape with as many elements.
     Reshape {
         /// The result's shape.
-        shape: Shape,
-    },
+        shape: Shape as ShapeOf<Dimensions>,
+    } = "reshape %operand to $shape",
     /// `permute %x [p0, p1, ...]`: result axis `i` is operand axis `perm[i]`.
     Permute {
         /// A permutation of the operand's axes.
-        perm: Vec<usize>,
-    },
+        perm: Vec<usize> as Ints<Axes>,
+    } = "permute %operand $perm",
     /// `expand %x to <shape>`: tinygrad's expand: the same rank, axes of extent
     /// 1 repeated to the target extent, other axes unchanged.
     Expand {
         /// The result's shape.
-        shape: Shape,
-    },
+        shape: Shape as ShapeOf<Dimensions>,
+    } = "expand %operand to $shape",
     /// `flip %x [axes]`: reverses the order of elements along each listed axis.
     Flip {
         /// The axes to reverse, each at most once.
-        axes: Vec<usize>,
-    },
+        axes: Vec<usize> as Ints<Axes>,
+    } = "flip %operand $axes",
     /// `slice %x [start:stop:step, ...]`: per axis the elements
     /// `start, start+step, ...` below `stop`.
     Slice {
-        /// Per axis: the first index taken.
-        start: Vec<usize>,
-        /// Per axis: the exclusive end.
-        stop: Vec<usize>,
-        /// Per axis: the step, at least 1.
-        step: Vec<usize>,
-    },
+        /// Per axis: the indices taken.
+        ranges: Vec<SliceRange> as SliceRanges,
+    } = "slice %operand $ranges",
     /// `pad %x low [..] high [..] value <c>`: the operand surrounded by `low[i]`
     /// elements before and `high[i]` after along axis `i`, all equal to `value`.
     Pad {
         /// Per axis: elements added before.
-        low: Vec<usize>,
+        low: Vec<usize> as Ints<Paddings>,
         /// Per axis: elements added after.
-        high: Vec<usize>,
+        high: Vec<usize> as Ints<Paddings>,
         /// The padding value (of the operand's dtype).
-        value: Scalar,
-    },
+        value: Scalar as ResultValue,
+    } = "pad %operand low $low high $high value $value",
     /// `cat %a, %b, ... axis <n>`: concatenation of two or more tiles along an
     /// axis; all other extents and the dtype agree.
     Cat {
         /// The axis joined along.
-        axis: usize,
-    },
+        axis: usize as Decimal,
+    } = "cat %operand* axis $axis",
     /// `reduce <kind> %x axis <n> [keepdim]`: a reduction along one axis.
     Reduce {
         /// The combining operation.
-        kind: ReduceKind,
+        kind: ReduceKind as Word,
         /// The reduced axis.
-        axis: usize,
+        axis: usize as Decimal,
         /// Whether the reduced axis stays as an axis of extent 1.
-        keepdim: bool,
-    },
+        keepdim: bool as KeepDim,
+    } = "reduce $kind %operand axis $axis$keepdim",
     /// `arg <argmax|argmin> %x axis <n> [keepdim]`: the `i32` index of the first
     /// maximum (minimum) along an axis.
     ArgReduce {
         /// Maximum or minimum.
-        kind: ArgKind,
+        kind: ArgKind as Word,
         /// The reduced axis.
-        axis: usize,
+        axis: usize as Decimal,
         /// Whether the reduced axis stays as an axis of extent 1.
-        keepdim: bool,
-    },
+        keepdim: bool as KeepDim,
+    } = "arg $kind %operand axis $axis$keepdim",
     /// `scan <cumsum|cumprod> %x axis <n>`: inclusive prefix sums (products).
     Scan {
         /// The combining operation.
-        kind: ScanKind,
+        kind: ScanKind as Word,
         /// The scanned axis.
-        axis: usize,
-    },
+        axis: usize as Decimal,
+    } = "scan $kind %operand axis $axis",
     /// `reduce_with %x, ... axis <n> [keepdim] combine(%a, ..., %b, ...)`:
     /// the lanes of the tiles `x, ...` (of one shape, any dtypes) folded left
     /// to right by the op's region, a user's combine function. The region
@@ -165,34 +166,34 @@ pub enum OpKind {
     /// without it).
     ReduceWith {
         /// The reduced axis.
-        axis: usize,
+        axis: usize as Decimal,
         /// Whether the reduced axis stays as an axis of extent 1.
-        keepdim: bool,
-    },
+        keepdim: bool as KeepDim,
+    } = "reduce_with %operand* axis $axis$keepdim",
     /// `scan_with %x, ... axis <n> combine(%a, ..., %b, ...)`: the inclusive
     /// scan of [`OpKind::ReduceWith`]: element `k` of each result is the
     /// fold of its lane's elements `0..=k`.
     ScanWith {
         /// The scanned axis.
-        axis: usize,
-    },
+        axis: usize as Decimal,
+    } = "scan_with %operand* axis $axis",
     /// `dot <precision> %a, %b, %c`: `a · b + c` for `a: [M, K]`, `b: [K, N]`,
     /// `c: [M, N]`, summed as the [`DotPrecision`] allows.
     Dot {
         /// The contract of the sum.
-        precision: DotPrecision,
-    },
+        precision: DotPrecision as Word,
+    } = "dot $precision %operand*",
     /// `dot_scaled %a, [%a_scale,] %b, [%b_scale,] %c`: `a' · b' + c` for
     /// block-scaled operands (OCP MX, NVFP4), each element times its
     /// group's scale and rounded to `bf16` (or `f16`), summed as a `tensor`
     /// `dot` in `f32`; an operand of an element format has its scales
     /// beside it, one of `bf16` or `f16` none (see [`crate::scaled`]).
-    DotScaled,
+    DotScaled = "dot_scaled %operand*",
     /// `dim %t axis <n>`: the runtime extent of a tensor along an axis, `i32`.
     Dim {
         /// The tensor axis.
-        axis: usize,
-    },
+        axis: usize as Decimal,
+    } = "dim %tensor axis $axis",
     /// `partition_view %t [shape]`: the tensor cut into tiles of `shape`.
     ///
     /// `partition_view %t [shape] offset(%o0, ..)`, optionally followed by
@@ -204,23 +205,23 @@ pub enum OpKind {
     /// extents.
     PartitionView {
         /// The shape of one partition (the tile loaded and stored).
-        shape: Shape,
-    },
+        shape: Shape as ShapeOf<Dimensions>,
+    } = "partition_view %tensor $shape[? offset(%offset*$shape)?][? extent(%extent*$shape)?]",
     /// `load %v[%i, ...]`: the partition at the given partition index; every
     /// element must lie in the tensor.
-    Load,
+    Load = "load %view[%index*]",
     /// `load_masked %v[%i, ...] pad(<padding>)`: as `load`, with elements
     /// outside the tensor replaced by the padding.
     LoadMasked {
         /// The value of elements outside the tensor.
-        padding: Padding,
-    },
+        padding: Padding as PadValue,
+    } = "load_masked %view[%index*] pad($padding)",
     /// `store %x, %v[%i, ...]`: writes a tile to the partition at the index;
     /// every element must lie in the tensor.
-    Store,
+    Store = "store %tile, %view[%index*]",
     /// `store_masked %x, %v[%i, ...]`: as `store`, skipping elements outside
     /// the tensor.
-    StoreMasked,
+    StoreMasked = "store_masked %tile, %view[%index*]",
     /// `atomic <op> <order> <scope> %t[%i0, ...], [%cmp,] %value, %mask`:
     /// for each element `j` of the tiles, in no defined order between
     /// elements, programs and threads, where `mask[j]` holds: reads the
@@ -233,12 +234,12 @@ pub enum OpKind {
     /// tensor; elements may share an address.
     Atomic {
         /// The update.
-        op: AtomicOp,
+        op: AtomicOp as Word,
         /// How the update orders the program's other memory accesses.
-        order: MemOrder,
+        order: MemOrder as Word,
         /// Which threads the ordering is promised to.
-        scope: MemScope,
-    },
+        scope: MemScope as Word,
+    } = "atomic $op $order $scope %tensor[%index*@tensor], %operand*",
     /// `fence <order> <scope>`: the program's memory accesses before the
     /// fence and after it are ordered as `order` says (`acquire`,
     /// `release`, `acq_rel` or `seq_cst`) for the threads of `scope`; a
@@ -248,27 +249,27 @@ pub enum OpKind {
     /// model"). No operands, no results.
     Fence {
         /// What the fence orders.
-        order: MemOrder,
+        order: MemOrder as Word,
         /// Which threads the ordering is promised to.
-        scope: MemScope,
-    },
+        scope: MemScope as Word,
+    } = "fence $order $scope",
     /// `barrier`: every access of the program before it happens before
     /// every access after it, for all the program's threads (Triton's
     /// `debug_barrier`). No operands, no results.
-    Barrier,
+    Barrier = "barrier",
     /// `gdc_wait`: waits until the grids this launch depends on (the
     /// kernels queued before it on its stream) have finished and their
     /// writes are visible; no access of the program moves above it. Only a
     /// launch with programmatic dependent launch (sm_90+) can start before
     /// those grids finish, so elsewhere it has nothing to wait for. No
     /// operands, no results.
-    GridWait,
+    GridWait = "gdc_wait",
     /// `gdc_launch_dependents`: the program is done with what the next
     /// launch on its stream may overlap (on sm_90+, that launch may start
     /// once every program has passed this or finished; it still waits for
     /// this grid's writes at its own `gdc_wait`). A scheduling hint
     /// elsewhere. No operands, no results.
-    GridLaunchDependents,
+    GridLaunchDependents = "gdc_launch_dependents",
     /// `gather %t[%i0, ...], %mask, %other`: reads the tensor element at
     /// `(i0[j], ...)` for each element `j` of the tiles where `mask[j]`
     /// holds, and `other[j]` where it does not (no memory is touched
@@ -278,7 +279,7 @@ pub enum OpKind {
     /// all of them, it reads one element and the result is a scalar. An
     /// element whose mask holds must lie in the tensor; elements may share
     /// an address.
-    Gather,
+    Gather = "gather %tensor[%index*@tensor], %operand*",
     /// `assert <id> "<message>" %cond, %a, ...`: a check the kernel's author
     /// wrote (`device_assert!`). The program fails where any element of
     /// `cond` (a `bool` scalar or tile) is false, with `message`, whose `{}`
@@ -289,10 +290,10 @@ pub enum OpKind {
     /// the same message and operand dtypes. No results.
     Assert {
         /// The assertion's number in its function.
-        id: u32,
+        id: u32 as Decimal,
         /// The message, with a `{}` per value operand.
-        message: String,
-    },
+        message: String as Quoted,
+    } = "assert $id $message %operand*",
     /// `print <id> "<message>" %a, ...`: a line the kernel's author asked
     /// for (`device_print!`): `message` with its `{}` placeholders filled by
     /// the operands in order (at most [`crate::device_print::MAX_VALUES`]), once
@@ -302,10 +303,10 @@ pub enum OpKind {
     /// the same message and operand types. No results.
     Print {
         /// The print's number in its function.
-        id: u32,
+        id: u32 as Decimal,
         /// The message, with a `{}` per operand.
-        message: String,
-    },
+        message: String as Quoted,
+    } = "print $id $message %operand*",
     /// `for %iv = %lo to %hi step %step iter(%a = %init, ...)`: a counted loop.
     /// Operands: lower bound, upper bound, step (one integer dtype, step > 0),
     /// then the initial values of the loop-carried values. One region whose
@@ -319,8 +320,8 @@ pub enum OpKind {
     /// `num_stages`; a hint the results do not depend on.
     For {
         /// The loop's own number of pipeline stages, if it has one.
-        stages: Option<u32>,
-    },
+        stages: Option<u32> as Stages,
+    } = "for",
     /// `while iter(%a = %init, ...) { cond } do(%b, ...) { body }`: a loop
     /// that runs while a block-uniform condition holds. Operands: the
     /// initial values of the loop-carried values. Two regions, both taking
@@ -329,15 +330,16 @@ pub enum OpKind {
     /// values. The condition is computed before every iteration, and once
     /// more at the end; the results are the carried values it last saw
     /// false.
-    While,
+    While = "while",
     /// `if %cond`: operand a `bool` scalar; two regions (then, else), each
     /// ending with `yield` of the results.
-    If,
+    If = "if",
     /// `yield %a, ...`: ends a region of `for`, `while` or `if`, giving its
     /// values.
-    Yield,
+    Yield = "yield %operand*",
     /// A layout-view op (`layout_view`, `lview_*`): see [`LViewOp`].
-    LView(LViewOp),
+    LView(op: LViewOp as Nested) = "$op",
+}
 }
 
 // `attributes` defines `text_names!`, which the other attribute modules use.
@@ -346,8 +348,11 @@ mod attributes;
 mod atomic;
 mod elementwise;
 mod route;
+pub(crate) mod table;
 pub use atomic::{AtomicOp, MemOrder, MemScope};
-pub use attributes::{ArgKind, CmpPred, DotPrecision, Padding, ReduceKind, ScanKind};
+pub use attributes::{
+    ArgKind, CmpPred, DotPrecision, Padding, ReduceKind, ScanKind, SliceRange, TextName,
+};
 pub use elementwise::{BinaryOp, UnaryOp};
 pub use route::Route;
 
@@ -384,58 +389,6 @@ pub enum OpFamily {
 }
 
 impl OpKind {
-    /// The op's name as written in the text form and in error messages.
-    pub fn name(&self) -> &'static str {
-        match self {
-            OpKind::ProgramId { .. } => "program_id",
-            OpKind::NumPrograms { .. } => "num_programs",
-            OpKind::Constant { .. } => "constant",
-            OpKind::Full { .. } => "full",
-            OpKind::Iota { .. } => "iota",
-            OpKind::Unary(op) => op.name(),
-            OpKind::Binary(op) => op.name(),
-            OpKind::Cmp(_) => "cmp",
-            OpKind::Select => "select",
-            OpKind::Fma => "fma",
-            OpKind::Cast { .. } => "cast",
-            OpKind::Bitcast { .. } => "bitcast",
-            OpKind::Broadcast { .. } => "broadcast",
-            OpKind::Reshape { .. } => "reshape",
-            OpKind::Permute { .. } => "permute",
-            OpKind::Expand { .. } => "expand",
-            OpKind::Flip { .. } => "flip",
-            OpKind::Slice { .. } => "slice",
-            OpKind::Pad { .. } => "pad",
-            OpKind::Cat { .. } => "cat",
-            OpKind::Reduce { .. } => "reduce",
-            OpKind::ArgReduce { .. } => "arg",
-            OpKind::Scan { .. } => "scan",
-            OpKind::ReduceWith { .. } => "reduce_with",
-            OpKind::ScanWith { .. } => "scan_with",
-            OpKind::Dot { .. } => "dot",
-            OpKind::DotScaled => "dot_scaled",
-            OpKind::Dim { .. } => "dim",
-            OpKind::PartitionView { .. } => "partition_view",
-            OpKind::Load => "load",
-            OpKind::LoadMasked { .. } => "load_masked",
-            OpKind::Store => "store",
-            OpKind::StoreMasked => "store_masked",
-            OpKind::Atomic { .. } => "atomic",
-            OpKind::Gather => "gather",
-            OpKind::Assert { .. } => "assert",
-            OpKind::Print { .. } => "print",
-            OpKind::Fence { .. } => "fence",
-            OpKind::Barrier => "barrier",
-            OpKind::GridWait => "gdc_wait",
-            OpKind::GridLaunchDependents => "gdc_launch_dependents",
-            OpKind::For { .. } => "for",
-            OpKind::While => "while",
-            OpKind::If => "if",
-            OpKind::Yield => "yield",
-            OpKind::LView(op) => op.name(),
-        }
-    }
-
     /// Whether the op writes memory, checks or prints something, or ends a
     /// region, so that it must stay even when its results are unused.
     pub fn has_side_effects(&self) -> bool {

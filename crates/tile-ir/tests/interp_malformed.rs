@@ -4,7 +4,9 @@
 use tile_ir::arena::Handle;
 use tile_ir::eval::EvalError;
 use tile_ir::interp::{run, Arg, Fault, HostTensor, InterpError};
-use tile_ir::{BinaryOp, DType, Function, OpKind, Region, Scalar, Shape, TensorType, Type};
+use tile_ir::{
+    BinaryOp, DType, Function, OpKind, Region, Scalar, Shape, SliceRange, TensorType, Type,
+};
 
 fn fault(func: &Function, args: &mut [Arg]) -> Fault {
     match run(func, [1, 1, 1], args) {
@@ -251,9 +253,18 @@ fn ill_formed_movement_and_reductions_are_errors() {
         },
         OpKind::Flip { axes: vec![2] },
         OpKind::Slice {
-            start: vec![0, 2],
-            stop: vec![1, 1],
-            step: vec![1, 1],
+            ranges: vec![
+                SliceRange {
+                    start: 0,
+                    stop: 1,
+                    step: 1,
+                },
+                SliceRange {
+                    start: 2,
+                    stop: 1,
+                    step: 1,
+                },
+            ],
         },
         OpKind::Pad {
             low: vec![0],

@@ -4,7 +4,7 @@
 mod text_programs;
 
 use tile_ir::text::parse_function;
-use tile_ir::{DType, OpKind, Padding, Scalar};
+use tile_ir::{DType, OpKind, Padding, Scalar, SliceRange};
 
 #[test]
 fn canonical_programs_print_as_written() {
@@ -83,9 +83,18 @@ fn attributes_come_from_the_text_and_the_result_type() {
         dtype: DType::I32,
     }));
     assert!(kinds.contains(&OpKind::Slice {
-        start: vec![0, 2],
-        stop: vec![4, 8],
-        step: vec![1, 2],
+        ranges: vec![
+            SliceRange {
+                start: 0,
+                stop: 4,
+                step: 1
+            },
+            SliceRange {
+                start: 2,
+                stop: 8,
+                step: 2
+            },
+        ],
     }));
     assert!(kinds.contains(&OpKind::Pad {
         low: vec![1, 0],

@@ -84,9 +84,17 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
                 }
                 self.copy_affine(&shape, &out, 0, &os, &x, start, &strides)?;
             }
-            OpKind::Slice { start, step, .. } => {
-                let from: i64 = start.iter().zip(&xs).map(|(&s, &x)| s as i64 * x).sum();
-                let strides: Vec<i64> = step.iter().zip(&xs).map(|(&s, &x)| s as i64 * x).collect();
+            OpKind::Slice { ranges } => {
+                let from: i64 = ranges
+                    .iter()
+                    .zip(&xs)
+                    .map(|(r, &x)| r.start as i64 * x)
+                    .sum();
+                let strides: Vec<i64> = ranges
+                    .iter()
+                    .zip(&xs)
+                    .map(|(r, &x)| r.step as i64 * x)
+                    .collect();
                 self.copy_affine(&shape, &out, 0, &os, &x, from, &strides)?;
             }
             OpKind::Pad { low, value, .. } => {

@@ -103,20 +103,23 @@ pub(super) fn movement(kind: &OpKind, operands: &[RtValue]) -> Result<RtValue, F
                 }
             })?
         }
-        OpKind::Slice { start, stop, step } => {
-            let valid = start.len() == rank
-                && stop.len() == rank
-                && step.len() == rank
-                && (0..rank).all(|a| step[a] > 0 && start[a] < stop[a] && stop[a] <= x.shape[a]);
+        OpKind::Slice { ranges } => {
+            let valid = ranges.len() == rank
+                && ranges
+                    .iter()
+                    .zip(&x.shape)
+                    .all(|(r, &n)| r.step > 0 && r.start < r.stop && r.stop <= n);
             if !valid {
-                return Err(bad(format!("slice {start:?}:{stop:?}:{step:?} is invalid")));
+                let ranges: Vec<String> = ranges.iter().map(ToString::to_string).collect();
+                return Err(bad(format!("slice [{}] is invalid", ranges.join(", "))));
             }
-            let shape = (0..rank)
-                .map(|a| (stop[a] - start[a]).div_ceil(step[a]))
+            let shape = ranges
+                .iter()
+                .map(|r| (r.stop - r.start).div_ceil(r.step))
                 .collect();
             gather(x, shape, |out, index| {
-                for (a, i) in index.iter_mut().enumerate() {
-                    *i = start[a] + out[a] * step[a];
+                for ((i, r), o) in index.iter_mut().zip(ranges).zip(out) {
+                    *i = r.start + o * r.step;
                 }
             })?
         }

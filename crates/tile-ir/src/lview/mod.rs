@@ -18,8 +18,13 @@ pub mod rules;
 use crate::function::{Function, Value, ValueDef};
 use crate::layout::{Layout, Swizzle};
 use crate::ops::{OpKind, Padding};
+use crate::text::syntax::{
+    Decimal, Extents, Ints, LayoutText, Modes, PadValue, Parts, ShapeOf, SwizzleText, TileExtents,
+    VectorExtents, ViewRanges,
+};
 use crate::types::Shape;
 
+crate::ops::table::op_table! {
 /// A layout-view op, with its static attributes; operands are listed in each
 /// variant's doc comment.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -28,105 +33,85 @@ pub enum LViewOp {
     /// base 0.
     Make {
         /// The view's layout.
-        layout: Layout,
-    },
+        layout: Layout as LayoutText,
+    } = "layout_view %tensor $layout",
     /// `lview_tile %v [t0, ...] [%i0, ...]` (Mojo `tile`): the tile of shape
     /// `[t0, ...]` at tile coordinate `(i0, ...)`; one extent and one index
     /// per mode.
     Tile {
         /// The tile extent of each mode.
-        shape: Vec<usize>,
-    },
+        shape: Vec<usize> as Ints<TileExtents>,
+    } = "lview_tile %view $shape [%index*]",
     /// `lview_split %v axis <a> parts <n> [%i]` (Mojo `split(count, idx)`):
     /// part `i` of `n` equal parts along mode `a`.
     Split {
         /// The mode split.
-        axis: usize,
+        axis: usize as Decimal,
         /// The number of parts.
-        parts: usize,
-    },
+        parts: usize as Parts,
+    } = "lview_split %view axis $axis $parts [%index*]",
     /// `lview_vectorize %v [v0, ...]` (Mojo `vectorize`): modes
     /// `(outer..., vector...)`, so a load yields the vectors as trailing axes.
     Vectorize {
         /// The vector extent of each mode.
-        shape: Vec<usize>,
-    },
+        shape: Vec<usize> as Ints<VectorExtents>,
+    } = "lview_vectorize %view $shape",
     /// `lview_slice %v [s0:e0, ...]` (Mojo `slice`): the range `s:e` (step 1)
     /// of each mode.
     Slice {
         /// Per mode, the half-open range of 1-D indices kept.
-        ranges: Vec<(usize, usize)>,
-    },
+        ranges: Vec<(usize, usize)> as ViewRanges,
+    } = "lview_slice %view $ranges",
     /// `lview_transpose %v [p0, ...]` (Mojo `transpose`): mode `k` of the
     /// result is mode `perm[k]` of the operand.
     Transpose {
         /// A permutation of the modes.
-        perm: Vec<usize>,
-    },
+        perm: Vec<usize> as Ints<Modes>,
+    } = "lview_transpose %view $perm",
     /// `lview_reshape %v [d0, ...]` (Mojo `reshape`): the same elements in
     /// row-major coordinate order, with modes of the given sizes.
     Reshape {
         /// The new mode sizes.
-        shape: Shape,
-    },
+        shape: Shape as ShapeOf<Extents>,
+    } = "lview_reshape %view $shape",
     /// `lview_compose %v <layout>` (Mojo `composition`): the view's layout
     /// composed with `layout`.
     Compose {
         /// The right operand of the composition.
-        layout: Layout,
-    },
+        layout: Layout as LayoutText,
+    } = "lview_compose %view $layout",
     /// `lview_coalesce %v` (Mojo `coalesce`): the view's layout coalesced.
-    Coalesce,
+    Coalesce = "lview_coalesce %view",
     /// `lview_distribute %v <threads> %tid` (Mojo `distribute`): the elements
     /// owned by thread `tid` of the thread layout, cyclically.
     Distribute {
         /// The thread layout: thread coordinate to thread id.
-        threads: Layout,
-    },
+        threads: Layout as LayoutText,
+    } = "lview_distribute %view $threads %thread",
     /// `lview_swizzle %v Sw<b,m,s>` (CuTe's swizzled layout,
     /// `ComposedLayout(swizzle, base, layout)`): the same view with its
     /// offsets swizzled, the element at `c` at `swizzle(base + layout(c))`.
     Swizzle {
         /// The swizzle.
-        swizzle: Swizzle,
-    },
+        swizzle: Swizzle as SwizzleText,
+    } = "lview_swizzle %view $swizzle",
     /// `lview_load %v`: every element of the view, as a tile.
-    Load,
+    Load = "lview_load %view",
     /// `lview_load_masked %v pad(<padding>)`: as `lview_load`, elements
     /// outside the tensor's element space replaced by the padding.
     LoadMasked {
         /// The value of elements outside the element space.
-        padding: Padding,
-    },
+        padding: Padding as PadValue,
+    } = "lview_load_masked %view pad($padding)",
     /// `lview_store %x, %v`: writes a tile to every element of the view.
-    Store,
+    Store = "lview_store %tile, %view",
     /// `lview_store_masked %x, %v`: as `lview_store`, skipping elements
     /// outside the tensor's element space.
-    StoreMasked,
+    StoreMasked = "lview_store_masked %tile, %view",
+}
 }
 
 impl LViewOp {
-    /// The op's name in the text form.
-    pub fn name(&self) -> &'static str {
-        match self {
-            LViewOp::Make { .. } => "layout_view",
-            LViewOp::Tile { .. } => "lview_tile",
-            LViewOp::Split { .. } => "lview_split",
-            LViewOp::Vectorize { .. } => "lview_vectorize",
-            LViewOp::Slice { .. } => "lview_slice",
-            LViewOp::Transpose { .. } => "lview_transpose",
-            LViewOp::Reshape { .. } => "lview_reshape",
-            LViewOp::Compose { .. } => "lview_compose",
-            LViewOp::Coalesce => "lview_coalesce",
-            LViewOp::Distribute { .. } => "lview_distribute",
-            LViewOp::Swizzle { .. } => "lview_swizzle",
-            LViewOp::Load => "lview_load",
-            LViewOp::LoadMasked { .. } => "lview_load_masked",
-            LViewOp::Store => "lview_store",
-            LViewOp::StoreMasked => "lview_store_masked",
-        }
-    }
-
     /// Whether the op writes memory (the stores).
     pub fn writes_memory(&self) -> bool {
         matches!(self, LViewOp::Store | LViewOp::StoreMasked)

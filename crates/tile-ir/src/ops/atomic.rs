@@ -115,9 +115,9 @@ pub enum MemScope {
     Gpu,
 }
 
-text_names!(AtomicOp {
+text_names!(AtomicOp "atomic update" {
     Add => "add", Max => "max", Min => "min", And => "and", Or => "or", Xor => "xor",
     Xchg => "xchg", Cas => "cas",
 });
-text_names!(MemOrder { Relaxed => "relaxed", Acquire => "acquire", Release => "release", AcqRel => "acq_rel", SeqCst => "seq_cst" });
-text_names!(MemScope { Cta => "cta", Gpu => "gpu" });
+text_names!(MemOrder "memory order" { Relaxed => "relaxed", Acquire => "acquire", Release => "release", AcqRel => "acq_rel", SeqCst => "seq_cst" });
+text_names!(MemScope "memory scope" { Cta => "cta", Gpu => "gpu" });

@@ -160,7 +160,7 @@ impl Padding {
 }
 
 macro_rules! text_names {
-    ($ty:ident { $($variant:ident => $text:literal),* $(,)? }) => {
+    ($ty:ident $what:literal { $($variant:ident => $text:literal),* $(,)? }) => {
         impl $ty {
             /// Every variant, in declaration order.
             pub const ALL: &'static [$ty] = &[$($ty::$variant),*];
@@ -178,6 +178,19 @@ macro_rules! text_names {
             }
         }
 
+        impl $crate::ops::TextName for $ty {
+            const WHAT: &'static str = $what;
+            const ALL: &'static [$ty] = <$ty>::ALL;
+
+            fn text(self) -> &'static str {
+                self.name()
+            }
+
+            fn from_text(name: &str) -> Option<$ty> {
+                <$ty>::from_name(name)
+            }
+        }
+
         impl fmt::Display for $ty {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(self.name())
@@ -186,8 +199,40 @@ macro_rules! text_names {
     };
 }
 
-text_names!(CmpPred { Eq => "eq", Ne => "ne", Lt => "lt", Le => "le", Gt => "gt", Ge => "ge" });
-text_names!(ReduceKind { Sum => "sum", Prod => "prod", Max => "max", Min => "min" });
-text_names!(ArgKind { ArgMax => "argmax", ArgMin => "argmin" });
-text_names!(ScanKind { CumSum => "cumsum", CumProd => "cumprod" });
-text_names!(DotPrecision { Ieee => "ieee", Tensor => "tensor", Tf32 => "tf32" });
+/// An attribute written by name in the text form.
+pub trait TextName: Copy + fmt::Display + 'static {
+    /// What a value is called in errors ("memory order").
+    const WHAT: &'static str;
+    /// Every value, in declaration order.
+    const ALL: &'static [Self];
+
+    /// The value's name.
+    fn text(self) -> &'static str;
+
+    /// The value named `name`.
+    fn from_text(name: &str) -> Option<Self>;
+}
+
+/// One axis of a `slice`: the indices `start, start + step, ...` below
+/// `stop`, written `start:stop:step`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SliceRange {
+    /// The first index taken.
+    pub start: usize,
+    /// The exclusive end.
+    pub stop: usize,
+    /// The step, at least 1.
+    pub step: usize,
+}
+
+impl fmt::Display for SliceRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.start, self.stop, self.step)
+    }
+}
+
+text_names!(CmpPred "comparison predicate" { Eq => "eq", Ne => "ne", Lt => "lt", Le => "le", Gt => "gt", Ge => "ge" });
+text_names!(ReduceKind "reduction" { Sum => "sum", Prod => "prod", Max => "max", Min => "min" });
+text_names!(ArgKind "arg-reduction" { ArgMax => "argmax", ArgMin => "argmin" });
+text_names!(ScanKind "scan" { CumSum => "cumsum", CumProd => "cumprod" });
+text_names!(DotPrecision "dot precision" { Ieee => "ieee", Tensor => "tensor", Tf32 => "tf32" });

@@ -172,7 +172,7 @@ impl BinaryOp {
     }
 }
 
-text_names!(UnaryOp {
+text_names!(UnaryOp "unary op" {
     Neg => "neg", Not => "not", Exp => "exp", Exp2 => "exp2", Log => "log", Log2 => "log2",
     Sqrt => "sqrt", Rsqrt => "rsqrt", Sin => "sin", Cos => "cos", Tanh => "tanh", Erf => "erf",
     Abs => "abs", Floor => "floor", Ceil => "ceil", RoundTf32 => "round_tf32", Tan => "tan",
@@ -181,7 +181,7 @@ text_names!(UnaryOp {
     Log1p => "log1p", Expm1 => "expm1", Erfc => "erfc", Cbrt => "cbrt", Round => "round",
     RoundTiesEven => "round_ties_even",
 });
-text_names!(BinaryOp {
+text_names!(BinaryOp "binary op" {
     Add => "add", Sub => "sub", Mul => "mul", Div => "div", Rem => "rem", Min => "min",
     Max => "max", Pow => "pow", And => "and", Or => "or", Xor => "xor", Shl => "shl", Shr => "shr",
     Atan2 => "atan2", Hypot => "hypot",

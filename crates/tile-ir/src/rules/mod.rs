@@ -217,21 +217,21 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
             distinct_axes(axes, t.shape.rank())?;
             one(Type::Tile(t.clone()))
         }
-        OpKind::Slice { start, stop, step } => {
+        OpKind::Slice { ranges } => {
             arity(operands, 1)?;
             let t = tile_operand(operands[0])?;
             let rank = t.shape.rank();
-            if start.len() != rank || stop.len() != rank || step.len() != rank {
+            if ranges.len() != rank {
                 return Err(format!(
                     "slice needs one start:stop:step per axis of {}, found {}",
                     t.shape,
-                    start.len()
+                    ranges.len()
                 ));
             }
             let mut dims = Vec::with_capacity(rank);
-            for axis in 0..rank {
+            for (axis, range) in ranges.iter().enumerate() {
                 let (lo, hi, st, extent) =
-                    (start[axis], stop[axis], step[axis], t.shape.dims()[axis]);
+                    (range.start, range.stop, range.step, t.shape.dims()[axis]);
                 if st == 0 || lo >= hi || hi > extent {
                     return Err(format!(
                         "slice {lo}:{hi}:{st} of axis {axis} (extent {extent}) must satisfy start < stop <= extent and step >= 1"

@@ -4,6 +4,7 @@
 use super::error::ParseError;
 use super::lexer::{Token, TokenKind};
 use super::parser::{count, Parser};
+use super::syntax::{ResultTypes, Stages, Syntax};
 use crate::function::{OpId, Region};
 use crate::ops::OpKind;
 use crate::types::Type;
@@ -28,14 +29,7 @@ impl<'a> Parser<'_, 'a> {
         let step = self.match_operand("the step")?;
         let mut operands = vec![lo, hi, step];
         let carried = self.parse_iter(&mut operands)?;
-        let stages = if self.eat_keyword("stages") {
-            self.match_token(TokenKind::LParen, "`(` after `stages`")?;
-            let n = self.match_u32("the number of stages")?;
-            self.match_token(TokenKind::RParen, "`)` after the number of stages")?;
-            Some(n)
-        } else {
-            None
-        };
+        let stages = Stages::parse(self, &mut operands)?;
         let types = self.parse_carried_types(defs, keyword, &carried)?;
         let loc = self.parse_location()?;
         let open = self.match_token(TokenKind::LBrace, "`{` to open the loop body")?;
@@ -95,28 +89,17 @@ impl<'a> Parser<'_, 'a> {
     }
 
     /// `reduce_with %x, ... axis n [keepdim] combine(%a, ..., %b, ...)
-    /// [: types] {` ops `}` and `scan_with` (without `keepdim`); the cursor
-    /// is after the op's name. The region's arguments are scalars of the
+    /// [: types] {` ops `}` and `scan_with` (without `keepdim`), the line
+    /// up to `combine` read by the op table; the cursor is at the op's
+    /// name. The region's arguments are scalars of the
     /// operands' dtypes, twice.
     pub fn parse_combine(
         &mut self,
         defs: &[Token<'a>],
         keyword: &Token<'_>,
     ) -> Result<OpId, ParseError> {
-        let mut operands = vec![self.match_operand("a combined tile")?];
-        while self.eat(&TokenKind::Comma) {
-            operands.push(self.match_operand("a combined tile")?);
-        }
-        self.match_keyword("axis", "`axis` after the combined tiles")?;
-        let axis = self.match_usize("the axis")?;
-        let kind = if keyword.text == "scan_with" {
-            OpKind::ScanWith { axis }
-        } else {
-            OpKind::ReduceWith {
-                axis,
-                keepdim: self.eat_keyword("keepdim"),
-            }
-        };
+        let mut operands = Vec::new();
+        let pending = self.parse_line::<OpKind>(&mut operands)?;
         self.match_keyword(
             "combine",
             "`combine(..)` naming the combine function's arguments",
@@ -142,6 +125,10 @@ impl<'a> Parser<'_, 'a> {
             ));
         }
         let types = self.parse_result_types(defs)?;
+        let kind = pending(&ResultTypes {
+            op: keyword,
+            types: &types,
+        })?;
         let loc = self.parse_location()?;
         let open = self.match_token(TokenKind::LBrace, "`{` to open the combine function")?;
         let elements: Vec<Type> = operands

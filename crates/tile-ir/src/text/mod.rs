@@ -15,13 +15,15 @@ mod error;
 mod lexer;
 mod literal;
 mod lview;
-mod ops;
+pub(crate) mod ops;
 mod parser;
 mod print;
 mod scope;
+pub(crate) mod syntax;
 mod types;
 
 pub use error::ParseError;
 pub use lexer::{lex, Token, TokenKind};
 pub use literal::parse_scalar;
 pub use parser::parse_function;
+pub(crate) use parser::Parser;

@@ -1,393 +1,186 @@
-//! The middle of an op's line for every op without regions: its operands and
-//! attributes, between the op name and the `:` before the result types.
+//! Each op's line, read and written by its table's format
+//! (`ops/table.rs`, [`crate::format`]): the middle of the line, between
+//! the result names and the `:` before the result types.
 //!
-//! Ops whose operands are a plain list (elementwise ops, `select`, `fma`,
-//! `dot`, `cat`, `yield`) take any number of them here; their arity is the
-//! verifier's business, so ill-typed programs still parse.
+//! Lists of operands take any number of them here; arity is the
+//! verifier's business, so ill-typed programs still parse and print.
 
 use super::error::ParseError;
-use super::lexer::{Token, TokenKind};
-use super::literal::Literal;
+use super::lexer::{lex, Token, TokenKind};
 use super::parser::{article, Parser};
+use super::syntax::{Operands, Pending};
+use crate::format::{pieces, Count, Layout, Piece};
 use crate::function::Value;
-use crate::lview::LViewOp;
-use crate::ops::{
-    ArgKind, AtomicOp, BinaryOp, CmpPred, DotPrecision, MemOrder, MemScope, OpKind, Padding,
-    ReduceKind, ScanKind, UnaryOp,
-};
-use crate::types::{Shape, Type};
+use crate::ops::table::Table;
 
-/// An op's kind as far as its line says; some attributes (a constant's dtype,
-/// a `full`'s shape) come from the result type, which follows.
-pub(crate) enum Attrs {
-    /// Complete.
-    Ready(OpKind),
-    /// `constant <literal>`
-    Constant(Literal),
-    /// `full <literal>`
-    Full(Literal),
-    /// `iota`
-    Iota,
-    /// `pad ... value <literal>`
-    Pad {
-        low: Vec<usize>,
-        high: Vec<usize>,
-        value: Literal,
-    },
-    /// `load_masked ... pad(<literal>)`
-    LoadMaskedValue(Literal),
-    /// `lview_load_masked ... pad(<literal>)`
-    LViewLoadMaskedValue(Literal),
-}
+/// Reads one attribute, by field name, where the parser stands (pushing the
+/// operands of a nested op's line).
+pub(crate) type AttributeReader<'f, 't, 'a> =
+    dyn FnMut(&mut Parser<'t, 'a>, &str, &mut Vec<Value>) -> Result<(), ParseError> + 'f;
 
-impl Attrs {
-    /// The op kind, given the op's result types.
-    pub fn finish(self, name: &Token<'_>, types: &[Type]) -> Result<OpKind, ParseError> {
-        let ty = || match types {
-            [ty] => Ok(ty),
-            _ => Err(Parser::error_at(
-                name,
-                format!(
-                    "`{}` needs one result type to take its attributes from, found {}",
-                    name.text,
-                    types.len()
-                ),
-            )),
-        };
-        let tile_shape = |ty: &Type| {
-            ty.tile_shape().cloned().ok_or_else(|| {
-                Parser::error_at(
-                    name,
-                    format!(
-                        "`{}` takes its shape from its result type, which must be a tile, found `{ty}`",
-                        name.text
-                    ),
-                )
-            })
-        };
-        Ok(match self {
-            Attrs::Ready(kind) => kind,
-            Attrs::Iota => {
-                let ty = ty()?;
-                OpKind::Iota {
-                    shape: tile_shape(ty)?,
-                    dtype: ty.dtype(),
-                }
-            }
-            Attrs::Constant(value) => OpKind::Constant {
-                value: value.to_scalar(ty()?.dtype())?,
-            },
-            Attrs::Full(value) => {
-                let ty = ty()?;
-                OpKind::Full {
-                    value: value.to_scalar(ty.dtype())?,
-                    shape: tile_shape(ty)?,
-                }
-            }
-            Attrs::Pad { low, high, value } => OpKind::Pad {
-                low,
-                high,
-                value: value.to_scalar(ty()?.dtype())?,
-            },
-            Attrs::LoadMaskedValue(value) => OpKind::LoadMasked {
-                padding: Padding::Value(value.to_scalar(ty()?.dtype())?),
-            },
-            Attrs::LViewLoadMaskedValue(value) => OpKind::LView(LViewOp::LoadMasked {
-                padding: Padding::Value(value.to_scalar(ty()?.dtype())?),
-            }),
-        })
-    }
-}
-
-impl Parser<'_, '_> {
-    /// Everything between an op's name and its result types.
-    pub fn parse_op_body(&mut self, name: &Token<'_>) -> Result<(Attrs, Vec<Value>), ParseError> {
-        if let Some(op) = UnaryOp::from_name(name.text) {
-            return Ok(ready(OpKind::Unary(op), self.match_operand_list()?));
-        }
-        if let Some(op) = BinaryOp::from_name(name.text) {
-            return Ok(ready(OpKind::Binary(op), self.match_operand_list()?));
-        }
-        if let Some(body) = self.parse_lview_body(name)? {
-            return Ok(body);
-        }
-        Ok(match name.text {
-            "program_id" => {
-                let axis = self.match_grid_axis()?;
-                ready(OpKind::ProgramId { axis }, vec![])
-            }
-            "num_programs" => {
-                let axis = self.match_grid_axis()?;
-                ready(OpKind::NumPrograms { axis }, vec![])
-            }
-            "constant" => (Attrs::Constant(self.parse_literal()?), vec![]),
-            "full" => (Attrs::Full(self.parse_literal()?), vec![]),
-            "iota" => (Attrs::Iota, vec![]),
-            "cmp" => {
-                let what = "comparison predicate";
-                let pred = self.match_name_of(what, CmpPred::from_name, CmpPred::ALL)?;
-                ready(OpKind::Cmp(pred), self.match_operand_list()?)
-            }
-            "select" => ready(OpKind::Select, self.match_operand_list()?),
-            "fma" => ready(OpKind::Fma, self.match_operand_list()?),
-            "dot" => {
-                let what = "dot precision";
-                let precision =
-                    self.match_name_of(what, DotPrecision::from_name, DotPrecision::ALL)?;
-                ready(OpKind::Dot { precision }, self.match_operand_list()?)
-            }
-            "dot_scaled" => ready(OpKind::DotScaled, self.match_operand_list()?),
-            "yield" => ready(OpKind::Yield, self.match_operand_list()?),
-            "cast" | "bitcast" => {
-                let x = self.match_operand("an operand")?;
-                self.match_keyword("to", "`to` before the target dtype")?;
-                let to = self.match_dtype()?;
-                let kind = if name.text == "cast" {
-                    OpKind::Cast { to }
-                } else {
-                    OpKind::Bitcast { to }
-                };
-                ready(kind, vec![x])
-            }
-            "broadcast" | "reshape" | "expand" => {
-                let x = self.match_operand("an operand")?;
-                self.match_keyword("to", "`to` before the target shape")?;
-                let shape = Shape::new(self.match_int_list("dimension")?);
-                let kind = match name.text {
-                    "broadcast" => OpKind::Broadcast { shape },
-                    "reshape" => OpKind::Reshape { shape },
-                    _ => OpKind::Expand { shape },
-                };
-                ready(kind, vec![x])
-            }
-            "permute" => {
-                let x = self.match_operand("an operand")?;
-                let perm = self.match_int_list("axis")?;
-                ready(OpKind::Permute { perm }, vec![x])
-            }
-            "flip" => {
-                let x = self.match_operand("an operand")?;
-                let axes = self.match_int_list("axis")?;
-                ready(OpKind::Flip { axes }, vec![x])
-            }
-            "slice" => {
-                let x = self.match_operand("an operand")?;
-                let ranges = self.match_bracket_list("slice", Self::match_slice_range)?;
-                let kind = OpKind::Slice {
-                    start: ranges.iter().map(|r| r.0).collect(),
-                    stop: ranges.iter().map(|r| r.1).collect(),
-                    step: ranges.iter().map(|r| r.2).collect(),
-                };
-                ready(kind, vec![x])
-            }
-            "pad" => {
-                let x = self.match_operand("an operand")?;
-                self.match_keyword("low", "`low` and the padding before each axis")?;
-                let low = self.match_int_list("padding")?;
-                self.match_keyword("high", "`high` and the padding after each axis")?;
-                let high = self.match_int_list("padding")?;
-                self.match_keyword("value", "`value` and the padding value")?;
-                let value = self.parse_literal()?;
-                (Attrs::Pad { low, high, value }, vec![x])
-            }
-            "cat" => {
-                let operands = self.match_operand_list()?;
-                let axis = self.match_axis()?;
-                ready(OpKind::Cat { axis }, operands)
-            }
-            "reduce" => {
-                let kind =
-                    self.match_name_of("reduction", ReduceKind::from_name, ReduceKind::ALL)?;
-                let x = self.match_operand("an operand")?;
-                let axis = self.match_axis()?;
-                let keepdim = self.eat_keyword("keepdim");
-                ready(
-                    OpKind::Reduce {
-                        kind,
-                        axis,
-                        keepdim,
-                    },
-                    vec![x],
-                )
-            }
-            "arg" => {
-                let kind = self.match_name_of("arg-reduction", ArgKind::from_name, ArgKind::ALL)?;
-                let x = self.match_operand("an operand")?;
-                let axis = self.match_axis()?;
-                let keepdim = self.eat_keyword("keepdim");
-                ready(
-                    OpKind::ArgReduce {
-                        kind,
-                        axis,
-                        keepdim,
-                    },
-                    vec![x],
-                )
-            }
-            "scan" => {
-                let kind = self.match_name_of("scan", ScanKind::from_name, ScanKind::ALL)?;
-                let x = self.match_operand("an operand")?;
-                let axis = self.match_axis()?;
-                ready(OpKind::Scan { kind, axis }, vec![x])
-            }
-            "dim" => {
-                let x = self.match_operand("a tensor operand")?;
-                let axis = self.match_axis()?;
-                ready(OpKind::Dim { axis }, vec![x])
-            }
-            "partition_view" => {
-                let mut operands = vec![self.match_operand("a tensor operand")?];
-                let shape = Shape::new(self.match_int_list("dimension")?);
-                for clause in ["offset", "extent"] {
-                    if !self.eat_keyword(clause) {
-                        break;
-                    }
-                    self.match_token(TokenKind::LParen, &format!("`(` after `{clause}`"))?;
-                    operands.extend(self.match_operand_list()?);
-                    self.match_token(TokenKind::RParen, &format!("`)` after the {clause}s"))?;
-                }
-                ready(OpKind::PartitionView { shape }, operands)
-            }
-            "load" => ready(OpKind::Load, self.match_view_access()?),
-            "load_masked" => {
-                let operands = self.match_view_access()?;
-                (self.match_padding()?, operands)
-            }
-            "store" | "store_masked" => {
-                let tile = self.match_operand("the stored tile")?;
-                self.match_token(TokenKind::Comma, "`,` after the stored tile")?;
-                let mut operands = vec![tile];
-                operands.extend(self.match_view_access()?);
-                let kind = match name.text {
-                    "store" => OpKind::Store,
-                    _ => OpKind::StoreMasked,
-                };
-                ready(kind, operands)
-            }
-            "atomic" => {
-                let op = self.match_name_of("atomic update", AtomicOp::from_name, AtomicOp::ALL)?;
-                let order =
-                    self.match_name_of("memory order", MemOrder::from_name, MemOrder::ALL)?;
-                let scope =
-                    self.match_name_of("memory scope", MemScope::from_name, MemScope::ALL)?;
-                let mut operands = self.match_view_access()?;
-                self.match_token(TokenKind::Comma, "`,` after the indices")?;
-                operands.extend(self.match_operand_list()?);
-                ready(OpKind::Atomic { op, order, scope }, operands)
-            }
-            "fence" => {
-                let order =
-                    self.match_name_of("memory order", MemOrder::from_name, MemOrder::ALL)?;
-                let scope =
-                    self.match_name_of("memory scope", MemScope::from_name, MemScope::ALL)?;
-                ready(OpKind::Fence { order, scope }, Vec::new())
-            }
-            "barrier" => ready(OpKind::Barrier, Vec::new()),
-            "gdc_wait" => ready(OpKind::GridWait, Vec::new()),
-            "gdc_launch_dependents" => ready(OpKind::GridLaunchDependents, Vec::new()),
-            "gather" => {
-                let mut operands = self.match_view_access()?;
-                self.match_token(TokenKind::Comma, "`,` after the indices")?;
-                operands.extend(self.match_operand_list()?);
-                ready(OpKind::Gather, operands)
-            }
-            "assert" => {
-                let id = self.match_u32("the assertion's number")?;
-                let message = self.match_string("the assertion's message")?;
-                ready(OpKind::Assert { id, message }, self.match_operand_list()?)
-            }
-            "print" => {
-                let id = self.match_u32("the print's number")?;
-                let message = self.match_string("the print's message")?;
-                ready(OpKind::Print { id, message }, self.match_operand_list()?)
-            }
-            other => return Err(Self::error_at(name, format!("unknown op `{other}`"))),
-        })
-    }
-
-    /// A grid axis: an integer that fits in a byte.
-    fn match_grid_axis(&mut self) -> Result<u8, ParseError> {
-        let token = self.peek().clone();
-        let axis = self.match_usize("a grid axis")?;
-        u8::try_from(axis)
-            .map_err(|_| Self::error_at(&token, format!("grid axis {axis} is out of range")))
-    }
-
-    /// `axis <n>`
-    fn match_axis(&mut self) -> Result<usize, ParseError> {
-        self.match_keyword("axis", "`axis`")?;
-        self.match_usize("an axis")
-    }
-
-    /// A word naming one variant of an attribute enum.
-    fn match_name_of<T: std::fmt::Display + Copy>(
+impl<'t, 'a> Parser<'t, 'a> {
+    /// An op's line by the first row of table `K` whose format reads it
+    /// (rows starting with a word other than the next token's are
+    /// skipped), pushing its operands; otherwise the error of the row that
+    /// read furthest, with the cursor there, or "unknown op" at the name.
+    pub(crate) fn parse_line<K: Table>(
         &mut self,
-        what: &str,
-        from_name: impl Fn(&str) -> Option<T>,
-        all: &[T],
-    ) -> Result<T, ParseError> {
-        let expected = |found: String| {
-            let names: Vec<String> = all.iter().map(|v| format!("`{v}`")).collect();
-            format!(
-                "expected {} ({}), found {found}",
-                article(what),
-                names.join(", ")
-            )
-        };
-        if !self.peek_is(&TokenKind::Ident) {
-            let found = self.peek().describe();
-            return Err(Self::error_at(self.peek(), expected(found)));
-        }
-        let token = self.bump();
-        from_name(token.text)
-            .ok_or_else(|| Self::error_at(&token, expected(format!("`{}`", token.text))))
-    }
-
-    /// `start:stop:step`
-    fn match_slice_range(&mut self) -> Result<(usize, usize, usize), ParseError> {
-        let start = self.match_usize("the start of a slice")?;
-        self.match_token(TokenKind::Colon, "`:` after the start of a slice")?;
-        let stop = self.match_usize("the stop of a slice")?;
-        self.match_token(
-            TokenKind::Colon,
-            "`:` and the step after the stop of a slice",
-        )?;
-        let step = self.match_usize("the step of a slice")?;
-        Ok((start, stop, step))
-    }
-
-    /// `%view[%i, ...]`: the view, then the partition indices.
-    fn match_view_access(&mut self) -> Result<Vec<Value>, ParseError> {
-        let view = self.match_operand("a view operand")?;
-        let indices = self.match_bracket_list("index", |p| p.match_operand("an index"))?;
-        let mut operands = vec![view];
-        operands.extend(indices);
-        Ok(operands)
-    }
-
-    /// `pad(zero|nan|posinf|neginf|<constant>)`
-    pub fn match_padding(&mut self) -> Result<Attrs, ParseError> {
-        self.match_keyword("pad", "`pad(...)` after the indices of `load_masked`")?;
-        self.match_token(TokenKind::LParen, "`(` after `pad`")?;
-        let fixed = [
-            ("zero", Padding::Zero),
-            ("nan", Padding::Nan),
-            ("posinf", Padding::PosInf),
-            ("neginf", Padding::NegInf),
-        ];
-        let padding = match fixed.iter().find(|(word, _)| self.peek().is_keyword(word)) {
-            Some(&(_, padding)) => {
-                self.bump();
-                Attrs::Ready(OpKind::LoadMasked { padding })
+        operands: &mut Vec<Value>,
+    ) -> Result<Pending<K>, ParseError> {
+        let name = self.peek().clone();
+        let (start, pushed) = (self.position(), operands.len());
+        let mut furthest: Option<(usize, ParseError)> = None;
+        for row in K::ROWS {
+            let lead = row
+                .format
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .next()
+                .unwrap_or_default();
+            if !lead.is_empty() && lead != name.text {
+                continue;
             }
-            None => Attrs::LoadMaskedValue(self.parse_literal()?),
-        };
-        self.match_token(TokenKind::RParen, "`)` to close `pad(`")?;
-        Ok(padding)
+            self.rewind(start);
+            operands.truncate(pushed);
+            match K::parse_variant(row.variant, self, operands) {
+                Ok(pending) => return Ok(pending),
+                Err(error) => {
+                    if furthest
+                        .as_ref()
+                        .is_none_or(|(at, _)| self.position() > *at)
+                    {
+                        furthest = Some((self.position(), error));
+                    }
+                }
+            }
+        }
+        operands.truncate(pushed);
+        match furthest {
+            Some((at, error)) if at > start => {
+                self.rewind(at);
+                Err(error)
+            }
+            _ => {
+                self.rewind(start);
+                Err(Self::error_at(&name, format!("unknown op `{}`", name.text)))
+            }
+        }
+    }
+
+    /// Reads an op's line by `format`: its literal text as written, each
+    /// attribute by `attribute`, each operand (or list of them) as a value
+    /// in scope, pushed to `operands` in format order. A list between
+    /// brackets (`%view[%index*]`) reads as a bracketed list of its role.
+    pub(crate) fn fields(
+        &mut self,
+        format: &'static str,
+        operands: &mut Vec<Value>,
+        attribute: &mut AttributeReader<'_, 't, 'a>,
+    ) -> Result<(), ParseError> {
+        let pieces = pieces(format);
+        let mut i = 0;
+        // Literal text already read by a bracketed list.
+        let mut skip = 0;
+        while let Some(&piece) = pieces.get(i) {
+            match piece {
+                Piece::Literal(text) => {
+                    let text = &text[skip..];
+                    skip = 0;
+                    match (text.strip_suffix('['), pieces.get(i + 1), pieces.get(i + 2)) {
+                        (
+                            Some(before),
+                            Some(&Piece::Operand {
+                                name,
+                                list: Some(_),
+                                ..
+                            }),
+                            Some(Piece::Literal(after)),
+                        ) if after.starts_with(']') => {
+                            self.match_literal(before)?;
+                            let expected = article(name);
+                            operands.extend(
+                                self.match_bracket_list(name, |p| p.match_operand(&expected))?,
+                            );
+                            (i, skip) = (i + 2, 1);
+                            continue;
+                        }
+                        _ => self.match_literal(text)?,
+                    }
+                }
+                Piece::Attribute(name) => attribute(self, name, operands)?,
+                Piece::Operand {
+                    name, list: None, ..
+                } => operands.push(self.match_operand(&article(name))?),
+                Piece::Operand { name, .. } => {
+                    if self.peek_is(&TokenKind::Value) {
+                        operands.push(self.match_operand(&article(name))?);
+                        while self.eat(&TokenKind::Comma) {
+                            operands.push(self.match_operand(&article(name))?);
+                        }
+                    }
+                }
+                Piece::GroupStart => {
+                    // A group is written where its first word follows.
+                    let first = match pieces.get(i + 1) {
+                        Some(Piece::Literal(text)) => lex(text).into_iter().next(),
+                        _ => None,
+                    };
+                    if !first.is_some_and(|t| self.at(&t)) {
+                        while pieces.get(i).is_some_and(|p| *p != Piece::GroupEnd) {
+                            i += 1;
+                        }
+                    }
+                }
+                Piece::GroupEnd => {}
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    /// Whether the next token is `token` (same kind and text).
+    fn at(&self, token: &Token<'_>) -> bool {
+        let next = self.peek();
+        next.kind == token.kind && next.text == token.text
+    }
+
+    /// The tokens of `text`, as written.
+    fn match_literal(&mut self, text: &str) -> Result<(), ParseError> {
+        for token in lex(text) {
+            if matches!(token.kind, TokenKind::Eof | TokenKind::Newline) {
+                break;
+            }
+            if !self.at(&token) {
+                return Err(self.expected(&format!("`{}`", token.text)));
+            }
+            self.bump();
+        }
+        Ok(())
     }
 }
 
-/// A complete op kind with its operands.
-fn ready(kind: OpKind, operands: Vec<Value>) -> (Attrs, Vec<Value>) {
-    (Attrs::Ready(kind), operands)
+/// The line of an op of kind `kind` with these operands, by its format; a
+/// malformed op (operands that fit no layout of its format) still prints,
+/// with `%?` for each missing operand.
+pub(crate) fn print_line<K: Table>(kind: &K, operands: &Operands<'_>) -> String {
+    let format = kind.format();
+    let count = operands.names.len();
+    let layout = Layout::of(format, count, &|c, placed| match c {
+        Count::Attribute(name) => kind.attribute_count(name),
+        Count::Rank(role) => {
+            let slot = placed.iter().find(|s| s.name == role)?;
+            operands.ranks.get(slot.start).copied().flatten()
+        }
+        Count::Rest | Count::Fixed(_) => None,
+    })
+    .unwrap_or_else(|| Layout::partial(format, count));
+    layout.render(
+        format,
+        &mut |name, out| kind.write_attribute(name, operands, out),
+        &mut |slot, out| {
+            let names: Vec<&str> = (slot.start..slot.start + slot.len)
+                .map(|i| operands.names.get(i).map_or("%?", String::as_str))
+                .collect();
+            out.push_str(&names.join(", "));
+        },
+    )
 }

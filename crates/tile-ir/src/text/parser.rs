@@ -8,8 +8,10 @@
 use super::error::ParseError;
 use super::lexer::{lex, Token, TokenKind};
 use super::scope::Scopes;
+use super::syntax::ResultTypes;
 use crate::function::{Function, OpId, Value};
 use crate::location::Location;
+use crate::ops::OpKind;
 use crate::types::Type;
 
 /// How deeply regions may nest before the parser gives up (it recurses once
@@ -80,6 +82,16 @@ impl<'t, 'a> Parser<'t, 'a> {
             self.pos += 1;
         }
         token
+    }
+
+    /// Where the cursor stands, to come back to with [`Parser::rewind`].
+    pub(crate) fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Moves the cursor back (or forward) to `pos`.
+    pub(crate) fn rewind(&mut self, pos: usize) {
+        self.pos = pos;
     }
 
     /// Whether the next token is of `kind`.
@@ -173,21 +185,6 @@ impl<'t, 'a> Parser<'t, 'a> {
     pub fn match_operand(&mut self, expected: &str) -> Result<Value, ParseError> {
         let token = self.match_token(TokenKind::Value, expected)?;
         self.scopes.lookup(&token)
-    }
-
-    /// Consumes a possibly empty comma-separated list of operands (it is
-    /// empty when the next token is not a value name).
-    pub fn match_operand_list(&mut self) -> Result<Vec<Value>, ParseError> {
-        let mut operands = Vec::new();
-        if self.peek_is(&TokenKind::Value) {
-            loop {
-                operands.push(self.match_operand("an operand")?);
-                if !self.eat(&TokenKind::Comma) {
-                    break;
-                }
-            }
-        }
-        Ok(operands)
     }
 
     /// Consumes `[elem, elem, ...]` (possibly empty), calling `elem` for each
@@ -331,12 +328,22 @@ impl<'t, 'a> Parser<'t, 'a> {
             }
             self.match_token(TokenKind::Equals, "`,` or `=` after a result name")?;
         }
-        let name = self.match_ident("an op name")?;
+        let name = self.peek().clone();
+        if name.kind != TokenKind::Ident {
+            return Err(self.expected("an op name"));
+        }
+        // The ops whose lines open regions read themselves; the rest, up to
+        // their result types, are read by the op table.
         let op = match name.text {
-            "for" => self.parse_for(&defs, &name)?,
-            "while" => self.parse_while(&defs, &name)?,
+            "for" | "while" | "if" => {
+                self.bump();
+                match name.text {
+                    "for" => self.parse_for(&defs, &name)?,
+                    "while" => self.parse_while(&defs, &name)?,
+                    _ => self.parse_if(&defs)?,
+                }
+            }
             "reduce_with" | "scan_with" => self.parse_combine(&defs, &name)?,
-            "if" => self.parse_if(&defs)?,
             _ => self.parse_simple_op(&defs, &name)?,
         };
         let results = self.func.op(op).results.clone();
@@ -353,9 +360,13 @@ impl<'t, 'a> Parser<'t, 'a> {
         defs: &[Token<'a>],
         name: &Token<'a>,
     ) -> Result<OpId, ParseError> {
-        let (attrs, operands) = self.parse_op_body(name)?;
+        let mut operands = Vec::new();
+        let pending = self.parse_line::<OpKind>(&mut operands)?;
         let types = self.parse_result_types(defs)?;
-        let kind = attrs.finish(name, &types)?;
+        let kind = pending(&ResultTypes {
+            op: name,
+            types: &types,
+        })?;
         let loc = self.parse_location()?;
         let op = self.func.create_op(kind, operands, types, Vec::new());
         self.func.ops[op].loc = loc;

@@ -5,9 +5,12 @@
 //! invariants (an op with too few operands, say) still prints, with `%?` for
 //! a missing operand, but the text may not parse back.
 
+use super::ops::print_line;
+use super::syntax::{Operands, Stages, Syntax};
 use crate::function::{Function, Op, OpId, Region, Value};
 use crate::names::ValueNames;
-use crate::ops::{OpKind, Padding};
+use crate::ops::OpKind;
+use crate::types::Type;
 use std::fmt::{self, Write};
 
 /// Prints the kernel in the text form (see `docs/ir.md`), two spaces of
@@ -48,11 +51,6 @@ impl Printer<'_> {
             .map_or_else(|| "%?".to_string(), |&v| self.names.name(v))
     }
 
-    /// The operands from `index` on.
-    fn operands_from(&self, op: &Op, index: usize) -> String {
-        self.list(op.operands.get(index..).unwrap_or_default())
-    }
-
     /// `: t1, t2` for an op with results, nothing otherwise.
     fn result_types(&self, op: &Op) -> String {
         if op.results.is_empty() {
@@ -88,147 +86,29 @@ impl Printer<'_> {
                 return self.combine_op(f, op, depth)
             }
             OpKind::If => return self.if_op(f, op, depth),
-            kind => f.write_str(&self.body(op, kind))?,
+            _ => f.write_str(&self.body(op))?,
         }
         writeln!(f, "{}{}", self.result_types(op), loc_suffix(op))
     }
 
-    /// The text between the `=` and the result types of an op without
-    /// regions.
-    fn body(&self, op: &Op, kind: &OpKind) -> String {
-        let name = kind.name();
-        let x = self.operand(op, 0);
-        let with_list = |head: String| {
-            if op.operands.is_empty() {
-                head
-            } else {
-                format!("{head} {}", self.list(&op.operands))
-            }
-        };
-        match kind {
-            OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => format!("{name} {axis}"),
-            OpKind::Constant { value } | OpKind::Full { value, .. } => format!("{name} {value}"),
-            OpKind::Iota { .. } => name.to_string(),
-            OpKind::Unary(_)
-            | OpKind::Binary(_)
-            | OpKind::Select
-            | OpKind::Fma
-            | OpKind::DotScaled
-            | OpKind::Yield => with_list(name.to_string()),
-            OpKind::Dot { precision } => with_list(format!("dot {precision}")),
-            OpKind::Cmp(pred) => with_list(format!("cmp {pred}")),
-            OpKind::Cast { to } => format!("cast {x} to {to}"),
-            OpKind::Bitcast { to } => format!("bitcast {x} to {to}"),
-            OpKind::Broadcast { shape } | OpKind::Reshape { shape } | OpKind::Expand { shape } => {
-                format!("{name} {x} to {shape}")
-            }
-            OpKind::Permute { perm: axes } | OpKind::Flip { axes } => {
-                format!("{name} {x} {}", int_list(axes))
-            }
-            OpKind::Slice { start, stop, step } => {
-                let ranges: Vec<String> = start
-                    .iter()
-                    .zip(stop)
-                    .zip(step)
-                    .map(|((a, b), c)| format!("{a}:{b}:{c}"))
-                    .collect();
-                format!("slice {x} [{}]", ranges.join(", "))
-            }
-            OpKind::Pad { low, high, value } => {
-                format!(
-                    "pad {x} low {} high {} value {value}",
-                    int_list(low),
-                    int_list(high)
-                )
-            }
-            OpKind::Cat { axis } => format!("{} axis {axis}", with_list(name.to_string())),
-            OpKind::Reduce {
-                kind,
-                axis,
-                keepdim,
-            } => {
-                format!("reduce {kind} {x} axis {axis}{}", keepdim_suffix(*keepdim))
-            }
-            OpKind::ArgReduce {
-                kind,
-                axis,
-                keepdim,
-            } => {
-                format!("arg {kind} {x} axis {axis}{}", keepdim_suffix(*keepdim))
-            }
-            OpKind::Scan { kind, axis } => format!("scan {kind} {x} axis {axis}"),
-            OpKind::Dim { axis } => format!("dim {x} axis {axis}"),
-            OpKind::PartitionView { shape } => {
-                let rank = shape.rank();
-                let clause = |name: &str, from: usize| {
-                    op.operands
-                        .get(from..from + rank)
-                        .filter(|_| rank > 0)
-                        .map_or(String::new(), |v| format!(" {name}({})", self.list(v)))
-                };
-                format!(
-                    "partition_view {x} {shape}{}{}",
-                    clause("offset", 1),
-                    clause("extent", 1 + rank)
-                )
-            }
-            OpKind::Load => format!("load {x}[{}]", self.operands_from(op, 1)),
-            OpKind::LoadMasked { padding } => format!(
-                "load_masked {x}[{}] pad({})",
-                self.operands_from(op, 1),
-                padding_text(padding)
-            ),
-            OpKind::Store | OpKind::StoreMasked => format!(
-                "{name} {x}, {}[{}]",
-                self.operand(op, 1),
-                self.operands_from(op, 2)
-            ),
-            OpKind::Atomic {
-                op: atomic,
-                order,
-                scope,
-            } => format!(
-                "atomic {atomic} {order} {scope} {}",
-                self.indexed_access(op)
-            ),
-            OpKind::Gather => format!("gather {}", self.indexed_access(op)),
-            OpKind::Fence { order, scope } => format!("fence {order} {scope}"),
-            OpKind::Barrier => "barrier".to_string(),
-            OpKind::GridWait => "gdc_wait".to_string(),
-            OpKind::GridLaunchDependents => "gdc_launch_dependents".to_string(),
-            OpKind::Assert { id, message } => {
-                format!("assert {id} {message:?} {}", self.operands_from(op, 0))
-            }
-            OpKind::Print { id, message } => {
-                format!("print {id} {message:?} {}", self.operands_from(op, 0))
-            }
-            OpKind::LView(lview) => {
-                let names: Vec<String> = op.operands.iter().map(|&v| self.names.name(v)).collect();
-                super::lview::print_body(lview, &names)
-            }
-            // Their lines open regions; `Printer::op` prints them whole.
-            OpKind::For { .. }
-            | OpKind::While
-            | OpKind::If
-            | OpKind::ReduceWith { .. }
-            | OpKind::ScanWith { .. } => name.to_string(),
-        }
-    }
-
-    /// `%t[%i0, ...], %a, ...`: a tensor operand, one index per tensor axis,
-    /// then the other operands (`atomic`, `gather`).
-    fn indexed_access(&self, op: &Op) -> String {
-        let rank = match op.operands.first().map(|&t| self.func.ty(t)) {
-            Some(crate::types::Type::Tensor(t)) => t.rank,
-            _ => 0,
-        };
+    /// An op's line by its table's format, between the `=` and the result
+    /// types (of a `reduce_with` or `scan_with`, up to `combine`).
+    fn body(&self, op: &Op) -> String {
         let names: Vec<String> = op.operands.iter().map(|&v| self.names.name(v)).collect();
-        let split = (1 + rank).min(names.len());
-        format!(
-            "{}[{}], {}",
-            names.first().map_or("", String::as_str),
-            names[1.min(split)..split].join(", "),
-            names[split..].join(", ")
+        let ranks: Vec<Option<usize>> = op
+            .operands
+            .iter()
+            .map(|&v| match self.func.ty(v) {
+                Type::Tensor(t) => Some(t.rank),
+                _ => None,
+            })
+            .collect();
+        print_line(
+            &op.kind,
+            &Operands {
+                names: &names,
+                ranks: &ranks,
+            },
         )
     }
 
@@ -257,11 +137,12 @@ impl Printer<'_> {
                 .collect();
             write!(line, " iter({})", pairs.join(", "))?;
         }
-        if let OpKind::For {
-            stages: Some(stages),
-        } = op.kind
-        {
-            write!(line, " stages({stages})")?;
+        if let OpKind::For { stages } = &op.kind {
+            let no_operands = Operands {
+                names: &[],
+                ranks: &[],
+            };
+            Stages::write(stages, &no_operands, &mut line);
         }
         writeln!(f, "{line}{}{} {{", self.result_types(op), loc_suffix(op))?;
         self.region_ops(f, body, depth + 1)?;
@@ -305,19 +186,12 @@ impl Printer<'_> {
     /// `reduce_with %x, ... axis n [keepdim] combine(%a, ..., %b, ...) :
     /// types {` ... `}` (and `scan_with`, without `keepdim`).
     fn combine_op(&self, f: &mut fmt::Formatter<'_>, op: &Op, depth: usize) -> fmt::Result {
-        let (axis, keepdim) = match op.kind {
-            OpKind::ReduceWith { axis, keepdim } => (axis, keepdim),
-            OpKind::ScanWith { axis } => (axis, false),
-            _ => (0, false),
-        };
         let empty = Region::default();
         let region = op.regions.first().unwrap_or(&empty);
         writeln!(
             f,
-            "{} {} axis {axis}{} combine({}){}{} {{",
-            op.kind.name(),
-            self.list(&op.operands),
-            keepdim_suffix(keepdim),
+            "{} combine({}){}{} {{",
+            self.body(op),
             self.list(&region.args),
             self.result_types(op),
             loc_suffix(op)
@@ -351,29 +225,4 @@ fn loc_suffix(op: &Op) -> String {
     op.loc
         .as_ref()
         .map_or_else(String::new, |loc| format!(" {}", loc.attribute()))
-}
-
-/// The padding of a masked load as written inside `pad(...)`.
-pub(super) fn padding_text(padding: &Padding) -> String {
-    match padding {
-        Padding::Zero => "zero".to_string(),
-        Padding::Nan => "nan".to_string(),
-        Padding::PosInf => "posinf".to_string(),
-        Padding::NegInf => "neginf".to_string(),
-        Padding::Value(value) => value.to_string(),
-    }
-}
-
-/// `[1, 0]`
-fn int_list(items: &[usize]) -> String {
-    let items: Vec<String> = items.iter().map(usize::to_string).collect();
-    format!("[{}]", items.join(", "))
-}
-
-fn keepdim_suffix(keepdim: bool) -> &'static str {
-    if keepdim {
-        " keepdim"
-    } else {
-        ""
-    }
 }

@@ -271,21 +271,21 @@ impl Lowerer<'_> {
                     inside: None,
                 }
             }),
-            OpKind::Slice { start, step, .. } => {
-                if start.len() != src.len() || step.len() != src.len() {
+            OpKind::Slice { ranges } => {
+                if ranges.len() != src.len() {
                     return Err(self.invalid(id, "slice bounds of the wrong rank"));
                 }
                 self.gather(alloc, dtype, &layout, None, |s, c, _| {
                     let terms: Vec<(Reg, usize)> = (0..src.len())
                         .map(|d| {
-                            let k = s.i32c(step[d] as i64);
-                            let scaled = if step[d] == 1 {
+                            let k = s.i32c(ranges[d].step as i64);
+                            let scaled = if ranges[d].step == 1 {
                                 c[d]
                             } else {
                                 s.binary(BinaryOp::Mul, c[d], k)
                             };
-                            let first = s.i32c(start[d] as i64);
-                            let at = if start[d] == 0 {
+                            let first = s.i32c(ranges[d].start as i64);
+                            let at = if ranges[d].start == 0 {
                                 scaled
                             } else {
                                 s.binary(BinaryOp::Add, scaled, first)

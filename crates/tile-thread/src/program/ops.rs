@@ -420,7 +420,7 @@ impl ThreadOpKind {
         match self {
             ThreadOpKind::Unary(op) => op.name(),
             ThreadOpKind::Binary(op) => op.name(),
-            _ => super::format::mnemonic(self.format()),
+            _ => tile_ir::format::mnemonic(self.format()),
         }
     }
 }

@@ -18,7 +18,7 @@
 //! Registers print as `%<n>`, numbered in text order, allocations as `@s<index>`, and every op that
 //! defines a register ends with ` : <dtype>` of its first result.
 
-use super::format::{pieces, Layout, Piece};
+use super::format::layout;
 use super::{Op, ParamKind, Program, Reg, Region, ThreadOpKind};
 use std::fmt::{self, Write};
 use tile_ir::Type;
@@ -173,32 +173,17 @@ impl Program {
     /// An op's line by its format, or its name and operands where they fit
     /// no layout of the format.
     fn formatted(&self, names: &Names, op: &Op) -> String {
-        let mut line = String::new();
-        let Some(layout) = Layout::of(&op.kind, op.operands.len()) else {
-            let _ = write!(line, "{} ({})", op.kind.name(), names.list(&op.operands));
-            return line;
+        let Some(layout) = layout(&op.kind, op.operands.len()) else {
+            return format!("{} ({})", op.kind.name(), names.list(&op.operands));
         };
-        let (mut group, mut skipping) = (0, false);
-        for piece in pieces(op.kind.format()) {
-            match piece {
-                Piece::GroupStart => {
-                    skipping = !layout.groups[group];
-                    group += 1;
-                }
-                Piece::GroupEnd => skipping = false,
-                _ if skipping => {}
-                Piece::Literal(text) => line.push_str(text),
-                Piece::Attribute(name) => op.kind.write_attribute(name, &self.params, &mut line),
-                Piece::Operand { name, .. } => {
-                    if let Some(slot) = layout.slot(name) {
-                        let regs = &op.operands[slot.start..slot.start + slot.len];
-                        line.push_str(&names.list(regs));
-                    }
-                }
-            }
-        }
-        line.truncate(line.trim_end().len());
-        line
+        layout.render(
+            op.kind.format(),
+            &mut |name, line| op.kind.write_attribute(name, &self.params, line),
+            &mut |slot, line| {
+                let regs = &op.operands[slot.start..slot.start + slot.len];
+                line.push_str(&names.list(regs));
+            },
+        )
     }
 }
 

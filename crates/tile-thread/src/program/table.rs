@@ -167,8 +167,8 @@ macro_rules! thread_ops {
 
 #[cfg(test)]
 mod tests {
-    use crate::program::format::{pieces, Count, Piece};
     use crate::program::ThreadOpKind;
+    use tile_ir::format::{pieces, Count, Piece};
 
     /// Each row's format names each of its attributes once and nothing
     /// else, gives each dtype a real name, closes its groups and has at

@@ -3,8 +3,8 @@
 //! which bind their regions' arguments, by hand.
 
 use super::{Line, Parser};
-use crate::program::format::{pieces, Piece};
 use crate::program::{Reg, ThreadOpKind};
+use tile_ir::format::{mnemonic, pieces, Piece};
 use tile_ir::text::{lex, ParseError, Token, TokenKind};
 
 impl<'a> Parser<'_, 'a> {
@@ -29,7 +29,7 @@ impl<'a> Parser<'_, 'a> {
                 continue;
             }
             self.pos = start;
-            self.op = crate::program::format::mnemonic(format);
+            self.op = mnemonic(format);
             match ThreadOpKind::parse_variant(variant, self) {
                 Ok((kind, operands)) => {
                     return Ok(Line {
