@@ -10,7 +10,7 @@ use std::fs;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use tile_abi::HostIsa;
-use tile_codegen::cache::Cache;
+use tile_codegen::cache::{Cache, CacheError};
 use tile_codegen::driver::{self, Compiled, Options};
 use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
 use tile_ir::{Function, Location};
@@ -349,6 +349,28 @@ fn a_cache_that_cannot_be_written_is_a_note_not_a_failed_build() {
     );
     assert!(compiled.cache_notes[0]
         .starts_with("the kernel cache could not store an entry: cannot write"));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_cache_that_cannot_be_made_says_where_and_that_another_directory_may_help() {
+    let dir = scratch("blocked");
+    fs::create_dir_all(&dir).unwrap();
+    // A file where the cache's directory would be.
+    let file = dir.join("cache");
+    fs::write(&file, b"not a directory").unwrap();
+    let error = Cache::open(&file, 1 << 30).unwrap_err();
+    let CacheError::Io { action, path, .. } = &error else {
+        panic!("expected an I/O error, found {error:?}");
+    };
+    assert_eq!((*action, path), ("create", &file.join("v1/entries")));
+    assert!(error.another_dir_may_help());
+    assert!(
+        error
+            .to_string()
+            .starts_with(&format!("cannot create {}", path.display())),
+        "{error}"
+    );
     let _ = fs::remove_dir_all(&dir);
 }
 

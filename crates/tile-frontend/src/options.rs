@@ -18,7 +18,7 @@ use crate::invocation::Invocation;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::OnceLock;
-use tile_codegen::cache::{self, Cache};
+use tile_codegen::cache::{self, Cache, CacheError};
 
 /// How to expand: read from the environment by the proc macro, set
 /// directly by tests.
@@ -99,14 +99,23 @@ fn cache_from_env() -> &'static CacheChoice {
             Ok(Some(setting)) => match setting.open() {
                 Ok(cache) => CacheChoice::On(cache),
                 Err(e) => {
-                    note(&format!(
-                        "the tile kernel cache is off: {e} (set TILE_CACHE_DIR to a writable directory, or TILE_CACHE=off)"
-                    ));
+                    note(&cache_off_note(&e));
                     CacheChoice::Off
                 }
             },
         }
     })
+}
+
+/// The note of a cache that cannot be used, with what would help: another
+/// directory where one may, else turning the cache off to silence it.
+fn cache_off_note(error: &CacheError) -> String {
+    let advice = if error.another_dir_may_help() {
+        "set TILE_CACHE_DIR to a writable directory, or TILE_CACHE=off"
+    } else {
+        "set TILE_CACHE=off to build without it quietly"
+    };
+    format!("the tile kernel cache is off: {error} ({advice})")
 }
 
 /// Writes `message` to standard error, which cargo shows with the
@@ -147,7 +156,7 @@ impl CacheSetting {
     }
 
     /// The cache in its directory.
-    fn open(&self) -> Result<Cache, String> {
+    fn open(&self) -> Result<Cache, CacheError> {
         let dir = match &self.dir {
             Some(dir) => dir.clone(),
             None => Cache::default_dir()?,
@@ -203,6 +212,27 @@ mod tests {
         );
         let error = CacheSetting::parse(None, None, Some("2 GB")).unwrap_err();
         assert!(error.contains("found `2 GB`"), "{error}");
+    }
+
+    /// The note says what would help, by the kind of error.
+    #[test]
+    fn a_cache_that_cannot_be_used_is_a_note_with_the_advice_that_fits() {
+        let unwritable = CacheError::Io {
+            action: "create",
+            path: "/ro/tile-cache/v1/entries".into(),
+            source: std::sync::Arc::new(std::io::ErrorKind::PermissionDenied.into()),
+        };
+        assert_eq!(
+            cache_off_note(&unwritable),
+            "the tile kernel cache is off: cannot create /ro/tile-cache/v1/entries: permission denied \
+             (set TILE_CACHE_DIR to a writable directory, or TILE_CACHE=off)"
+        );
+        let unidentified = CacheError::Compiler("its own code is in no file".into());
+        assert_eq!(
+            cache_off_note(&unidentified),
+            "the tile kernel cache is off: cannot identify the compiler: its own code is in no \
+             file (set TILE_CACHE=off to build without it quietly)"
+        );
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! ([`llvm_version`]).
 
 use super::digest::{Digest, Digester};
+use super::error::CacheError;
 use super::store::write_atomically;
 use crate::tools::{self, Tool};
 use std::fs;
@@ -35,8 +36,8 @@ pub struct Compiler {
 impl Compiler {
     /// The running compiler, hashed once per process; `memo_dir` is where
     /// digests of compiler files are remembered between processes.
-    pub fn this(memo_dir: &Path) -> Result<&'static Compiler, String> {
-        static THIS: OnceLock<Result<Compiler, String>> = OnceLock::new();
+    pub fn this(memo_dir: &Path) -> Result<&'static Compiler, CacheError> {
+        static THIS: OnceLock<Result<Compiler, CacheError>> = OnceLock::new();
         THIS.get_or_init(|| {
             let (object, inode) = own_object()?;
             let identity = identity_of(&object, inode, memo_dir)?;
@@ -49,12 +50,16 @@ impl Compiler {
 
 /// The file mapped into this process that holds this function's code, and
 /// the inode it was mapped from.
-fn own_object() -> Result<(PathBuf, u64), String> {
-    let maps = fs::read_to_string("/proc/self/maps")
-        .map_err(|e| format!("cannot read /proc/self/maps to find the compiler's own code: {e}"))?;
-    let address = own_object as fn() -> Result<(PathBuf, u64), String> as usize;
-    mapping_at(&maps, address)
-        .ok_or_else(|| "the compiler's own code is in no file mapped into this process".to_string())
+fn own_object() -> Result<(PathBuf, u64), CacheError> {
+    let maps = fs::read_to_string("/proc/self/maps").map_err(|e| {
+        CacheError::Compiler(format!(
+            "cannot read /proc/self/maps to find its own code: {e}"
+        ))
+    })?;
+    let address = own_object as fn() -> Result<(PathBuf, u64), CacheError> as usize;
+    mapping_at(&maps, address).ok_or_else(|| {
+        CacheError::Compiler("its own code is in no file mapped into this process".to_string())
+    })
 }
 
 /// The file and inode of the mapping of `maps` (`/proc/self/maps`'s format)
@@ -81,17 +86,18 @@ fn mapping_at(maps: &str, address: usize) -> Option<(PathBuf, u64)> {
 
 /// The digest of `object`'s bytes (mapped from `inode`), remembered in
 /// `memo_dir` under its path, inode, size and modification time.
-fn identity_of(object: &Path, inode: u64, memo_dir: &Path) -> Result<Digest, String> {
-    let meta = fs::metadata(object)
-        .map_err(|e| format!("cannot read the compiler's file {}: {e}", object.display()))?;
+fn identity_of(object: &Path, inode: u64, memo_dir: &Path) -> Result<Digest, CacheError> {
+    let meta = fs::metadata(object).map_err(|e| {
+        CacheError::Compiler(format!("cannot read its file {}: {e}", object.display()))
+    })?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
         if meta.ino() != inode {
-            return Err(format!(
-                "the compiler's file {} was replaced while the compiler runs",
+            return Err(CacheError::Compiler(format!(
+                "its file {} was replaced while it runs",
                 object.display()
-            ));
+            )));
         }
     }
     let mut stamp = Digester::new();
@@ -112,8 +118,9 @@ fn identity_of(object: &Path, inode: u64, memo_dir: &Path) -> Result<Digest, Str
     Ok(digest)
 }
 
-fn hash_file(path: &Path) -> Result<Digest, String> {
-    let read_error = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
+fn hash_file(path: &Path) -> Result<Digest, CacheError> {
+    let read_error =
+        |e: std::io::Error| CacheError::Compiler(format!("cannot read {}: {e}", path.display()));
     let mut file = fs::File::open(path).map_err(read_error)?;
     let mut digester = Digester::new();
     let mut buffer = vec![0u8; 1 << 20];
@@ -170,14 +177,9 @@ pub fn target_dir_of(object: &Path) -> Option<PathBuf> {
 
 /// The cargo target directory of the running compiler, found without
 /// hashing it.
-pub fn own_target_dir() -> Result<PathBuf, String> {
+pub fn own_target_dir() -> Result<PathBuf, CacheError> {
     let (object, _) = own_object()?;
-    target_dir_of(&object).ok_or_else(|| {
-        format!(
-            "the compiler's file {} is in no cargo target directory (none of its parents holds a CACHEDIR.TAG)",
-            object.display()
-        )
-    })
+    target_dir_of(&object).ok_or(CacheError::NoTargetDir(object))
 }
 
 #[cfg(test)]

@@ -18,10 +18,12 @@
 
 mod compiler;
 mod digest;
+mod error;
 mod store;
 
 pub use compiler::{llvm_version, tool_version, Compiler};
 pub use digest::{Digest, Digester};
+pub use error::CacheError;
 pub use store::{Lookup, Store};
 
 use crate::target::Target;
@@ -72,7 +74,7 @@ impl Cache {
     /// Opens the cache in `dir` with a bound of `max_bytes`; an error says
     /// why it cannot be used (the directory cannot be written, or the
     /// compiler cannot be identified).
-    pub fn open(dir: &Path, max_bytes: u64) -> Result<Cache, String> {
+    pub fn open(dir: &Path, max_bytes: u64) -> Result<Cache, CacheError> {
         let store = Store::open(dir, max_bytes)?;
         let compiler = Compiler::this(&store.compilers_dir())?.identity;
         Ok(Cache { store, compiler })
@@ -80,7 +82,7 @@ impl Cache {
 
     /// `tile-cache` in the cargo target directory the running compiler was
     /// built in.
-    pub fn default_dir() -> Result<PathBuf, String> {
+    pub fn default_dir() -> Result<PathBuf, CacheError> {
         compiler::own_target_dir().map(|dir| dir.join(DIR_NAME))
     }
 

@@ -16,6 +16,7 @@
 //! modification time, which [`Store::trim`] evicts by.
 
 use super::digest::Digest;
+use super::error::CacheError;
 use std::fs::{self, File};
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
@@ -57,17 +58,15 @@ pub enum Lookup {
 impl Store {
     /// Opens (creating it if needed) the cache in `dir`, holding at most
     /// `max_bytes` of entries; an error says why it cannot be written.
-    pub fn open(dir: &Path, max_bytes: u64) -> Result<Store, String> {
+    pub fn open(dir: &Path, max_bytes: u64) -> Result<Store, CacheError> {
         let store = Store {
             dir: dir.to_path_buf(),
             max_bytes,
         };
         let entries = store.entries_dir();
-        fs::create_dir_all(&entries)
-            .map_err(|e| format!("cannot create {}: {e}", entries.display()))?;
+        fs::create_dir_all(&entries).map_err(|e| CacheError::io("create", &entries, e))?;
         let probe = entries.join(format!("probe-{}", unique_suffix()));
-        fs::write(&probe, b"")
-            .map_err(|e| format!("cannot write in {}: {e}", entries.display()))?;
+        fs::write(&probe, b"").map_err(|e| CacheError::io("write in", &entries, e))?;
         let _ = fs::remove_file(&probe);
         Ok(store)
     }
@@ -121,12 +120,12 @@ impl Store {
     }
 
     /// Stores `payload` under `key`, replacing any entry.
-    pub fn put(&self, key: &Digest, payload: &[u8]) -> Result<(), String> {
+    pub fn put(&self, key: &Digest, payload: &[u8]) -> Result<(), CacheError> {
         let path = self.path_of(key);
         let parent = path.parent().expect("an entry is inside its shard");
         fs::create_dir_all(parent)
             .and_then(|()| write_atomically(&path, &frame(key, payload)))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+            .map_err(|e| CacheError::io("write", &path, e))
     }
 
     /// Removes temporary files that writers left behind, compiler digests
@@ -134,7 +133,7 @@ impl Store {
     /// bound, the least recently used entries; returns how many entries
     /// were removed. Entries that another process removes meanwhile are
     /// skipped.
-    pub fn trim(&self) -> Result<usize, String> {
+    pub fn trim(&self) -> Result<usize, CacheError> {
         let now = SystemTime::now();
         let compilers = fs::read_dir(self.compilers_dir()).into_iter().flatten();
         for memo in compilers.flatten() {
@@ -144,10 +143,8 @@ impl Store {
             }
         }
         let root = self.entries_dir();
-        let listing_error =
-            |dir: &Path, e: std::io::Error| format!("cannot list {}: {e}", dir.display());
         let mut entries: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
-        for shard in fs::read_dir(&root).map_err(|e| listing_error(&root, e))? {
+        for shard in fs::read_dir(&root).map_err(|e| CacheError::io("list", &root, e))? {
             let Ok(shard) = shard else { continue };
             let Ok(files) = fs::read_dir(shard.path()) else {
                 continue;
@@ -176,7 +173,7 @@ impl Store {
             match fs::remove_file(&path) {
                 Ok(()) => removed += 1,
                 Err(e) if e.kind() == ErrorKind::NotFound => {}
-                Err(e) => return Err(format!("cannot remove {}: {e}", path.display())),
+                Err(e) => return Err(CacheError::io("remove", path, e)),
             }
             total -= size;
         }
@@ -344,7 +341,7 @@ mod tests {
         // A file where the directory should be.
         fs::write(&dir, b"").unwrap();
         let error = Store::open(&dir.join("cache"), 1 << 20).unwrap_err();
-        assert!(error.starts_with("cannot create"), "{error}");
+        assert!(error.to_string().starts_with("cannot create"), "{error}");
         let _ = fs::remove_file(&dir);
     }
 
