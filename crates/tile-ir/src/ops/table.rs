@@ -11,7 +11,7 @@
 //!     = "reduce $kind %operand axis $axis$keepdim",
 //! ```
 //!
-//! where each field names its syntax (`text/syntax.rs`: how it is
+//! where each field names its syntax (`text/syntax/`: how it is
 //! written and read, or that it comes from the op's result type) and the
 //! format is as [`crate::format`] describes. An op whose format starts
 //! with an attribute is named by that attribute (`$op %operand*`: the
