@@ -63,7 +63,7 @@ use common::{Example, Inputs};
 use standin_images::{matmuls, tutorial_matmuls, write_images, BLACKWELL, HOPPER, NEWEST, TARGETS};
 use tile::meta::KernelInfo;
 use tile::{tile_kernel, Device, Error, KernelCode, Tensor};
-use tile_codegen::Target;
+use tile_codegen::{Gfx, Target};
 
 /// The name of the child test.
 const CHILD: &str = "on_the_stand_ins";
@@ -98,6 +98,22 @@ fn show<const B: usize>(x: &Tensor<f32>) {
     device_print!("x = {}", partition_view(x, [B]).load(pid));
 }
 
+/// A kernel built for the generic AMD processors only: on a CDNA 4 or
+/// RDNA 4 stand-in, which has no image of its own processor, the runtime
+/// loads its family's generic code object.
+#[tile_kernel(configs(B = 64), targets = "gfx9-4-generic,gfx12-generic,host")]
+fn scaled_copy<const B: usize>(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+    let pid = program_id(0);
+    let v = partition_view(x, [B]).load_masked(pid);
+    partition_view(out, [B]).store_masked(v * 2.0 + 1.0, pid);
+}
+
+/// The generic processors [`scaled_copy`] is built for.
+const GENERIC: [Target; 2] = [
+    Target::Amdgpu(Gfx::Gfx94Generic),
+    Target::Amdgpu(Gfx::Gfx12Generic),
+];
+
 /// Every kernel of the examples, [`copy`] and [`show`].
 fn kernels() -> Vec<&'static KernelInfo> {
     let mut all = standin_images::example_kernels();
@@ -130,6 +146,11 @@ fn the_examples_run_through_the_driver_stand_ins() {
         write_images(&dir.0, &tutorial_matmuls(), &NEWEST),
         6,
         "the two tutorial-sized matmuls have sm_120a PTX, gfx950 and gfx1200 code objects"
+    );
+    assert_eq!(
+        write_images(&dir.0, &[&scaled_copy::<64>::INFO], &GENERIC),
+        2,
+        "scaled_copy has gfx9-4-generic and gfx12-generic code objects"
     );
     standin_child::run_child(&dir.0, CHILD, &[]);
     standin_child::run_child(&dir.0, HOPPER_CHILD, &[("TILE_STANDIN_SM", "90")]);
@@ -370,7 +391,8 @@ fn on_an_sm120_stand_in() {
 /// A CDNA 4 or RDNA 4 stand-in (`TILE_STANDIN_GFX`): the kernels built for
 /// its processor, the tutorial-sized matmuls, run its code objects and
 /// pass their checks; a kernel built for the default targets has no image
-/// for it, and says so.
+/// for it, and says so; one built for the generic processors runs its
+/// family's (`gfx9-4-generic`, `gfx12-generic`).
 #[test]
 #[ignore = "run by the_examples_run_through_the_driver_stand_ins, with a CDNA 4 or RDNA 4 stand-in as the driver"]
 fn on_the_newest_amd_stand_ins() {
@@ -386,6 +408,21 @@ fn on_the_newest_amd_stand_ins() {
         Err(Error::NoImage { wanted, .. }) => assert_eq!(wanted, format!("architecture {gfx}")),
         other => panic!("expected no {gfx} image of vector_add, found {other:?}"),
     }
+    let generic = tile_abi::amd_generic::family_of(target).expect("a generic family");
+    let n = 1000;
+    let input: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 7.0).collect();
+    let x = hip.tensor_from_slice(&input, &[n]).expect("x");
+    let mut out = hip.zeros::<f32>(&[n]).expect("out");
+    let code = hip.kernel_code(&scaled_copy::<64>::kernel_spec());
+    assert_eq!(code.expect("a code object"), KernelCode::Gpu(generic));
+    let grid = [n.div_ceil(64) as u32];
+    scaled_copy::<64>::launch(&hip, grid, (&x, &mut out)).expect("the launch");
+    let want: Vec<f32> = input.iter().map(|v| v * 2.0 + 1.0).collect();
+    assert_eq!(
+        out.to_vec().expect("read back"),
+        want,
+        "{gfx} through {generic}"
+    );
 }
 
 #[test]

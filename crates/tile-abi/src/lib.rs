@@ -20,6 +20,7 @@
 //!   map's bytes as a kernel parameter);
 //! * [`image`]: the kinds of compiled images a kernel embeds, and
 //!   `object` (feature `object`) how a compiled shared object is opened;
+//! * [`amd_generic`]: which AMD processors a generic code object runs on;
 //! * [`ParamKind`]: what a kernel parameter is, as `#[tile_kernel]`
 //!   describes it to the runtime.
 //!
@@ -27,6 +28,7 @@
 //! mbarriers, happens-before) is `tile-hw`'s.
 #![warn(missing_docs)]
 
+pub mod amd_generic;
 pub mod device_print;
 pub mod emulation;
 pub mod host;

@@ -390,9 +390,9 @@ fn fences_assemble_for_every_sm_and_link_for_every_gfx() {
         // lowers an LLVM `fence syncscope("agent")`.
         let fences: &[&str] = match gfx {
             Gfx::Gfx90a => &["buffer_wbinvl1_vol"],
-            Gfx::Gfx942 | Gfx::Gfx950 => &["buffer_wbl2 sc1", "buffer_inv sc1"],
-            Gfx::Gfx1100 => &["buffer_gl1_inv"],
-            Gfx::Gfx1200 | Gfx::Gfx1201 => &["global_inv scope:SCOPE_DEV"],
+            Gfx::Gfx942 | Gfx::Gfx950 | Gfx::Gfx94Generic => &["buffer_wbl2 sc1", "buffer_inv sc1"],
+            Gfx::Gfx1100 | Gfx::Gfx11Generic => &["buffer_gl1_inv"],
+            Gfx::Gfx1200 | Gfx::Gfx1201 | Gfx::Gfx12Generic => &["global_inv scope:SCOPE_DEV"],
         };
         for fence in fences {
             assert!(listing.contains(fence), "{gfx}: no {fence}");

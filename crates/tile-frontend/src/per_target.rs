@@ -1,6 +1,7 @@
 //! The attribute's settings that a target may give its own value:
 //! `num_warps(gfx942 = 16)` and `num_stages(sm_86 = 2)`, beside the kernel's
-//! `num_warps = n` and `num_stages = n`, with the value rules both share.
+//! `num_warps = n` and `num_stages = n`, with the value rules both share. A
+//! generic AMD processor is named with `_` for `-`: `num_warps(gfx9_4_generic = 16)`.
 
 use crate::diag::{err, err_at};
 use proc_macro2::Span;
@@ -70,14 +71,24 @@ impl PerTarget {
         }
     }
 
-    /// The names of the targets it applies to.
+    /// The names of the targets it applies to, as the attribute writes
+    /// them.
     fn target_names(self) -> String {
         Target::accepted_names()
             .into_iter()
             .filter(|name| name.parse().is_ok_and(|t| self.applies_to(t)))
+            .map(|name| name.replace('-', "_"))
             .collect::<Vec<_>>()
             .join(", ")
     }
+}
+
+/// The target a per-target setting names: its name, with `_` for the `-`
+/// a Rust identifier cannot hold (`gfx9_4_generic` is `gfx9-4-generic`).
+fn attribute_target(name: &str) -> Option<Target> {
+    name.parse()
+        .or_else(|_| name.replace('_', "-").parse())
+        .ok()
 }
 
 /// Parses `setting(TARGET = n, ...)` into `values`, refusing a target the
@@ -95,8 +106,8 @@ pub fn parse(
             .get_ident()
             .map(Ident::to_string)
             .unwrap_or_default();
-        let target = match name.parse::<Target>() {
-            Ok(target) if setting.applies_to(target) => target,
+        let target = match attribute_target(&name) {
+            Some(target) if setting.applies_to(target) => target,
             _ => {
                 let (what, example) = setting.explained();
                 let kind = match setting {

@@ -118,6 +118,43 @@ fn num_warps_counts_each_targets_own_warps_and_a_target_may_set_its_own() {
     );
 }
 
+/// A generic AMD processor takes warps of its own under its name with `_`
+/// for `-`, and a refused count names it so.
+#[test]
+fn a_generic_processor_sets_its_own_warps_by_its_identifier() {
+    let item = quote! {
+        fn copy(x: &Tensor<f32>, out: &mut Tensor<f32>) {
+            let pid = program_id(0);
+            partition_view(out, [1024]).store(partition_view(x, [1024]).load(pid), pid);
+        }
+    };
+    let out = tile_kernel(
+        quote!(num_warps = 32, targets = "gfx9-4-generic"),
+        item.clone(),
+        &ExpandOptions::default(),
+    )
+    .to_string();
+    assert!(
+        out.contains("use fewer warps there: `num_warps(gfx9_4_generic = n)` sets its own"),
+        "{out}"
+    );
+    let out = tile_kernel(
+        quote!(
+            num_warps = 32,
+            num_warps(gfx9_4_generic = 16),
+            targets = "gfx9-4-generic"
+        ),
+        item,
+        &ExpandOptions::default(),
+    )
+    .to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    assert!(
+        out.contains("target_warps : & [(\"gfx9-4-generic\" , 16u32)]"),
+        "{out}"
+    );
+}
+
 /// `configs(..., num_warps = n)` gives one specialization its own warps on
 /// every target, in place of the kernel's and its targets' own: its images
 /// have that many threads a block, and `INFO` records them with it.

@@ -25,10 +25,52 @@ const NOBITS: u32 = 8;
 /// `NT_AMDGPU_METADATA`.
 const AMDGPU_METADATA: u32 = 32;
 
+/// `EF_AMDGPU_MACH`: the processor field of an AMDGPU ELF header's flags.
+const MACH_MASK: u32 = 0xff;
+/// `EF_AMDGPU_GENERIC_VERSION`: the generic version in the flags' top byte.
+const GENERIC_VERSION_SHIFT: u32 = 24;
+
+/// The processors of tile's targets by their `EF_AMDGPU_MACH` (LLVM's
+/// AMDGPUUsage, "AMDGPU ELF Header"), generic ones included.
+const MACHINES: &[(u32, &str)] = &[
+    (0x03f, "gfx90a"),
+    (0x041, "gfx1100"),
+    (0x048, "gfx1200"),
+    (0x04c, "gfx942"),
+    (0x04e, "gfx1201"),
+    (0x04f, "gfx950"),
+    (0x054, "gfx11-generic"),
+    (0x059, "gfx12-generic"),
+    (0x05f, "gfx9-4-generic"),
+];
+
+/// The processor an AMDGPU ELF header's flags name, as the ROCm loader
+/// reads it (not from the metadata), and for a generic processor its
+/// generic version, which must be at least 1.
+fn processor(header: &[u8]) -> Result<&'static str, String> {
+    let flags = u32_at(header, 0x30)?;
+    let mach = flags & MACH_MASK;
+    let gfx = MACHINES
+        .iter()
+        .find(|&&(m, _)| m == mach)
+        .map(|&(_, gfx)| gfx)
+        .ok_or_else(|| {
+            format!(
+                "the code object's processor (machine {mach:#05x}) is not one of tile's targets"
+            )
+        })?;
+    let version = flags >> GENERIC_VERSION_SHIFT;
+    if tile_abi::amd_generic::is_generic(gfx) && version == 0 {
+        return Err(format!("the {gfx} code object has no generic version"));
+    }
+    Ok(gfx)
+}
+
 /// A code object as the runtime reads it.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct CodeObject {
-    /// The `gfx*` processor of `amdhsa.target`, without features.
+    /// The processor its ELF header names, without features: `gfx942`,
+    /// or a generic one, `gfx9-4-generic`.
     pub(crate) gfx: String,
     /// Its kernels.
     pub(crate) kernels: Vec<Kernel>,
@@ -135,16 +177,7 @@ impl CodeObject {
             .filter(|s| s.kind == NOTE)
             .find_map(|s| metadata_note(bytes.get(s.offset..s.offset.checked_add(s.size)?)?))
             .ok_or("the code object has no AMDGPU metadata note")??;
-        let target = metadata
-            .get("amdhsa.target")
-            .and_then(Value::as_str)
-            .ok_or("the metadata names no amdhsa.target")?;
-        let gfx = target
-            .rsplit('-')
-            .next()
-            .and_then(|t| t.split(':').next())
-            .unwrap_or(target)
-            .to_string();
+        let gfx = processor(bytes)?.to_string();
         let kernels = metadata
             .get("amdhsa.kernels")
             .and_then(Value::as_array)
@@ -225,6 +258,25 @@ fn kernel(entry: &Value, lds: usize) -> Result<Kernel, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The processor comes from the ELF flags, as the ROCm loader reads it:
+    /// its machine, and for a generic one a generic version.
+    #[test]
+    fn the_processor_is_the_elf_flags_machine() {
+        let header = |flags: u32| {
+            let mut bytes = vec![0u8; HEADER];
+            bytes[0x30..0x34].copy_from_slice(&flags.to_le_bytes());
+            bytes
+        };
+        assert_eq!(processor(&header(0x54c)), Ok("gfx942"));
+        assert_eq!(processor(&header(0x100_055f)), Ok("gfx9-4-generic"));
+        assert_eq!(processor(&header(0x100_0059)), Ok("gfx12-generic"));
+        assert_eq!(
+            processor(&header(0x05f)),
+            Err("the gfx9-4-generic code object has no generic version".to_string())
+        );
+        assert!(processor(&header(0x0ff)).is_err());
+    }
 
     /// An AMDGPU ELF64 header whose section header table holds `count`
     /// entries of 64 bytes at `table`.

@@ -206,7 +206,7 @@ pub struct Compiled {
 #[derive(Debug, thiserror::Error)]
 pub enum CompileError {
     /// A target's blocks would hold more threads than its GPUs allow.
-    #[error("kernel `{kernel}` ({label}) asks for {num_warps} warps, which on {target} are {threads} threads a block (its warps are {lanes}-lane wavefronts), more than the 1024 a block holds; use fewer warps there: `num_warps({target} = n)` sets its own")]
+    #[error("kernel `{kernel}` ({label}) asks for {num_warps} warps, which on {target} are {threads} threads a block (its warps are {lanes}-lane wavefronts), more than the 1024 a block holds; use fewer warps there: `num_warps({} = n)` sets its own", target.attribute_name())]
     TooManyThreads {
         /// The kernel's name.
         kernel: String,

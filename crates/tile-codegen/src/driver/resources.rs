@@ -82,7 +82,8 @@ pub(super) fn check_shared_memory(
         largest: largest.join(", "),
         advice: if pipelined {
             format!(
-                "use smaller tiles or fewer `num_stages` (`num_stages({target} = n)` sets its own)"
+                "use smaller tiles or fewer `num_stages` (`num_stages({} = n)` sets its own)",
+                target.attribute_name()
             )
         } else {
             "use smaller tiles".to_string()
@@ -100,8 +101,8 @@ pub(super) fn check_amdgpu_registers(
 ) -> Result<(), CompileError> {
     let registers = registers::metadata(assembly, ".vgpr_count").unwrap_or(0) as usize;
     let limit = match gfx {
-        Gfx::Gfx90a | Gfx::Gfx942 | Gfx::Gfx950 => 512,
-        Gfx::Gfx1100 | Gfx::Gfx1200 | Gfx::Gfx1201 => 256,
+        gfx if gfx.is_cdna() => 512,
+        _ => 256,
     };
     if registers > limit {
         return Err(CompileError::Registers {

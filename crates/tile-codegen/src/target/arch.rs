@@ -116,17 +116,30 @@ pub enum Gfx {
     Gfx1200,
     /// RDNA 4: RX 9070 series and Radeon AI PRO R9700 (`gfx1201`).
     Gfx1201,
+    /// CDNA 3 and 4 in one code object, MI300 and MI350 series
+    /// (`gfx9-4-generic`: gfx942's instructions but FP8, BF8 and XF32,
+    /// none of which tile's code uses; gfx942's 64 KiB of LDS).
+    Gfx94Generic,
+    /// RDNA 3 and 3.5 in one code object, RX 7000 series and Ryzen AI
+    /// (`gfx11-generic`: gfx1100 to gfx1103 and gfx1150 to gfx1153).
+    Gfx11Generic,
+    /// RDNA 4 in one code object, RX 9060 and 9070 series
+    /// (`gfx12-generic`: gfx1200 and gfx1201).
+    Gfx12Generic,
 }
 
 impl Gfx {
     /// Every supported architecture.
-    pub const ALL: [Gfx; 6] = [
+    pub const ALL: [Gfx; 9] = [
         Gfx::Gfx90a,
         Gfx::Gfx942,
         Gfx::Gfx950,
         Gfx::Gfx1100,
         Gfx::Gfx1200,
         Gfx::Gfx1201,
+        Gfx::Gfx94Generic,
+        Gfx::Gfx11Generic,
+        Gfx::Gfx12Generic,
     ];
 
     /// The name used by LLVM and ROCm, e.g. `"gfx942"`.
@@ -138,22 +151,34 @@ impl Gfx {
             Gfx::Gfx1100 => "gfx1100",
             Gfx::Gfx1200 => "gfx1200",
             Gfx::Gfx1201 => "gfx1201",
+            Gfx::Gfx94Generic => "gfx9-4-generic",
+            Gfx::Gfx11Generic => "gfx11-generic",
+            Gfx::Gfx12Generic => "gfx12-generic",
         }
+    }
+
+    /// Whether this is a generic processor, whose one code object runs on
+    /// every member of its family (`tile_abi::amd_generic`).
+    pub fn is_generic(self) -> bool {
+        tile_abi::amd_generic::is_generic(self.name())
     }
 
     /// Whether this is an RDNA 3 part (wave32, WMMA).
     pub fn is_rdna3(self) -> bool {
-        self == Gfx::Gfx1100
+        matches!(self, Gfx::Gfx1100 | Gfx::Gfx11Generic)
     }
 
     /// Whether this is an RDNA 4 part (wave32, gfx12's WMMA).
     pub fn is_rdna4(self) -> bool {
-        matches!(self, Gfx::Gfx1200 | Gfx::Gfx1201)
+        matches!(self, Gfx::Gfx1200 | Gfx::Gfx1201 | Gfx::Gfx12Generic)
     }
 
     /// Whether this is a CDNA part (wave64, MFMA).
     pub fn is_cdna(self) -> bool {
-        matches!(self, Gfx::Gfx90a | Gfx::Gfx942 | Gfx::Gfx950)
+        matches!(
+            self,
+            Gfx::Gfx90a | Gfx::Gfx942 | Gfx::Gfx950 | Gfx::Gfx94Generic
+        )
     }
 
     /// The lanes of a wavefront: 64 on CDNA, 32 on RDNA.

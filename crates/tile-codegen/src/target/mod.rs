@@ -4,7 +4,7 @@
 //! | name                                    | LLVM triple                  | CPU         | features        |
 //! |-----------------------------------------|------------------------------|-------------|-----------------|
 //! | `sm_75` … `sm_90a`, `sm_100a`, `sm_103a`, `sm_120a` ([`Sm`]) | `nvptx64-nvidia-cuda` | the `sm_*` | `+ptxNN` (min.) |
-//! | `gfx90a`, `gfx942`, `gfx950`, `gfx1100`, `gfx1200`, `gfx1201` ([`Gfx`]) | `amdgcn-amd-amdhsa` | the `gfx*` | (none) |
+//! | `gfx90a`, `gfx942`, `gfx950`, `gfx1100`, `gfx1200`, `gfx1201`, `gfx9-4-generic`, `gfx11-generic`, `gfx12-generic` ([`Gfx`]) | `amdgcn-amd-amdhsa` | the `gfx*` | (none) |
 //! | `x86_64-v3`, `x86_64`, `aarch64` ([`HostIsa`]) | `x86_64-unknown-linux-gnu`, `aarch64-unknown-linux-gnu` | the level's | the level's |
 //!
 //! Host code is always compiled for fixed instruction-set levels, never for the building CPU, so
@@ -134,11 +134,18 @@ impl Target {
             Target::Nvptx(Sm::Sm100a | Sm::Sm103a) => TensorCores::Tcgen05,
             Target::Nvptx(Sm::Sm89 | Sm::Sm90 | Sm::Sm120a) => TensorCores::MmaSyncFp8,
             Target::Nvptx(_) => TensorCores::MmaSync,
-            Target::Amdgpu(Gfx::Gfx1100) => TensorCores::Wmma,
-            Target::Amdgpu(Gfx::Gfx90a | Gfx::Gfx942) => TensorCores::Mfma,
+            Target::Amdgpu(Gfx::Gfx1100 | Gfx::Gfx11Generic) => TensorCores::Wmma,
+            Target::Amdgpu(Gfx::Gfx90a | Gfx::Gfx942 | Gfx::Gfx94Generic) => TensorCores::Mfma,
             Target::Amdgpu(Gfx::Gfx950) => TensorCores::Mfma950,
-            Target::Amdgpu(Gfx::Gfx1200 | Gfx::Gfx1201) => TensorCores::Wmma12,
+            Target::Amdgpu(Gfx::Gfx1200 | Gfx::Gfx1201 | Gfx::Gfx12Generic) => TensorCores::Wmma12,
         }
+    }
+
+    /// The target as the attribute's per-target settings name it:
+    /// its name, with `_` for the `-` an identifier cannot hold
+    /// (`num_warps(gfx9_4_generic = 16)`).
+    pub fn attribute_name(&self) -> String {
+        self.to_string().replace('-', "_")
     }
 
     /// The LLVM target triple, e.g. `nvptx64-nvidia-cuda`.

@@ -106,17 +106,22 @@ pub(crate) fn choose_ptx(
 }
 
 /// The HSACO image for a device whose `gcnArchName` is `arch` (features
-/// after a `:`, as in `gfx90a:sramecc+:xnack-`, are ignored): an exact
-/// match of the `gfx` name.
+/// after a `:`, as in `gfx90a:sramecc+:xnack-`, are ignored): the image of
+/// its own processor, else the one of its family's generic processor
+/// (`gfx9-4-generic` on a gfx950, [`tile_abi::amd_generic`]).
 pub(crate) fn choose_hsaco(
     spec: &KernelSpec,
     device: &str,
     arch: &str,
 ) -> Result<&'static Image, Error> {
     let gfx = arch.split(':').next().unwrap_or(arch);
-    spec.images
-        .iter()
-        .find(|image| image.kind == ImageKind::Hsaco && image.target == gfx)
+    let hsaco = |target: &str| {
+        spec.images
+            .iter()
+            .find(|image| image.kind == ImageKind::Hsaco && image.target == target)
+    };
+    hsaco(gfx)
+        .or_else(|| tile_abi::amd_generic::family_of(gfx).and_then(hsaco))
         .ok_or_else(|| {
             no_image(
                 spec,
@@ -306,6 +311,33 @@ mod tests {
             "kernel `vadd` has no image for device hip:0 (architecture gfx1100); compiled targets: gfx90a, gfx942"
         );
         assert!(pick("gfx90").is_err());
+    }
+
+    /// A device without an image of its own processor takes its family's
+    /// generic one; its own wins where both are there.
+    #[test]
+    fn hsaco_falls_back_to_the_familys_generic_image() {
+        static WITH_GENERIC: [Image; 4] = [
+            image(ImageKind::Hsaco, "gfx942"),
+            image(ImageKind::Hsaco, "gfx9-4-generic"),
+            image(ImageKind::Hsaco, "gfx1100"),
+            image(ImageKind::Hsaco, "gfx12-generic"),
+        ];
+        let spec = spec(&WITH_GENERIC);
+        let pick = |arch| choose_hsaco(&spec, "hip:0", arch).map(|i| i.target);
+        assert_eq!(pick("gfx942:sramecc+:xnack-").unwrap(), "gfx942");
+        assert_eq!(pick("gfx950:sramecc+:xnack-").unwrap(), "gfx9-4-generic");
+        assert_eq!(pick("gfx1201").unwrap(), "gfx12-generic");
+        assert_eq!(pick("gfx1100").unwrap(), "gfx1100");
+        assert_eq!(
+            pick("gfx1101").unwrap_err().to_string(),
+            "kernel `vadd` has no image for device hip:0 (architecture gfx1101); compiled targets: gfx942, gfx9-4-generic, gfx1100, gfx12-generic"
+        );
+        let wave64 = Image {
+            block_threads: 96,
+            ..image(ImageKind::Hsaco, "gfx9-4-generic")
+        };
+        assert!(check_block_threads(&wave64).is_err());
     }
 
     #[test]

@@ -22,7 +22,7 @@ const MAX_KERNARG: usize = 64 * 1024;
 fn load_module(bytes: &[u8]) -> Result<Loaded, (HipError, String)> {
     let object = CodeObject::parse(bytes).map_err(|e| (code::INVALID_IMAGE, e))?;
     let gfx = device_gfx();
-    if object.gfx != gfx {
+    if !tile_abi::amd_generic::runs_on(&object.gfx, &gfx) {
         return Err((
             code::NO_BINARY_FOR_GPU,
             format!(
