@@ -12,6 +12,11 @@
 //! not compile a kernel for a target (its row in the TSV says `error`, and
 //! why in its last column, `note`), Triton's figures are `—` and the reason
 //! is printed under the table. No GPU is needed.
+//!
+//! `--generic` sets tile's code for AMD processors beside its code for
+//! their families' generic processors instead (gfx942 / `gfx9-4-generic`,
+//! gfx1100 / `gfx11-generic`, gfx1200 / `gfx12-generic`), each compiled with
+//! the member's own settings.
 
 #[allow(dead_code)] // the examples' harness is not used here
 #[path = "../examples/common/mod.rs"]
@@ -32,6 +37,10 @@ const TARGETS: [Target; 4] = [
     Target::Nvptx(Sm::Sm100a),
     Target::Amdgpu(Gfx::Gfx942),
 ];
+
+/// The AMD processors `--generic` compares with their families' generic
+/// ones.
+const MEMBERS: [Gfx; 3] = [Gfx::Gfx942, Gfx::Gfx1100, Gfx::Gfx1200];
 
 /// The columns after the kernel and the target.
 const COLUMNS: [&str; 6] = [
@@ -114,18 +123,24 @@ fn amdgpu_instructions(assembly: &str) -> Vec<&str> {
         .collect()
 }
 
-/// tile's figures for one specialization on `target`.
-fn tile_figures(info: &KernelInfo, ir: &str, label: &str, target: Target) -> Figures {
+/// tile's figures for one specialization on `target`, with the kernel's
+/// settings (warps, stages) for the target named `settings`.
+fn tile_figures(
+    info: &KernelInfo,
+    (ir, label): (&str, &str),
+    target: Target,
+    settings: &str,
+) -> Figures {
     let mut func = tile::ir::text::parse_function(ir).expect("the embedded tile IR");
     let options = Options {
         targets: vec![target],
-        num_warps: info.num_warps_on(&target.to_string()),
+        num_warps: info.num_warps_on(settings),
         codegen: CodegenOptions {
             fast_math: info.fast_math,
             approx_math: info.approx_math,
             ..CodegenOptions::default()
         },
-        num_stages: info.num_stages_on(&target.to_string()),
+        num_stages: info.num_stages_on(settings),
         dump_dir: None,
         cache: None,
         max_threads: None,
@@ -173,7 +188,7 @@ fn tile_figures(info: &KernelInfo, ir: &str, label: &str, target: Target) -> Fig
                 })
             };
             (
-                count(&|s| s.starts_with("v_mfma")),
+                count(&|s| s.starts_with("v_mfma") || s.starts_with("v_wmma")),
                 count(&lds_load),
                 count(&wide),
             )
@@ -237,8 +252,40 @@ fn triton_figures(path: &str) -> HashMap<(String, String), TritonRow> {
         .collect()
 }
 
+/// tile's code for each AMD processor of [`MEMBERS`] beside its code for
+/// the family's generic processor.
+fn generic_table() {
+    println!("the corpus (examples/corpus) on AMD processors, each figure as the processor's code / its family's generic code; spill: VGPRs spilled");
+    print!("{:<24} {:<24}", "kernel", "target");
+    for column in COLUMNS {
+        print!(" {column:>13}");
+    }
+    println!();
+    for info in corpus::kernels() {
+        for spec in info.specializations {
+            let name = corpus_name(info, spec.label);
+            for gfx in MEMBERS {
+                let member = gfx.name();
+                let generic = tile_abi::amd_generic::family_of(member).expect("a family");
+                let generic_target: Target = generic.parse().expect("a generic target");
+                let source = (spec.ir, spec.label);
+                let ours = tile_figures(info, source, Target::Amdgpu(gfx), member);
+                let theirs = tile_figures(info, source, generic_target, member);
+                print!("{name:<24} {:<24}", format!("{member} / {generic}"));
+                for (a, b) in ours.iter().zip(&theirs) {
+                    print!(" {:>13}", format!("{a} / {b}"));
+                }
+                println!();
+            }
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--generic") {
+        return generic_table();
+    }
     let triton = args
         .iter()
         .position(|a| a == "--triton")
@@ -257,7 +304,7 @@ fn main() {
         for spec in info.specializations {
             let name = corpus_name(info, spec.label);
             for target in TARGETS {
-                let ours = tile_figures(info, spec.ir, spec.label, target);
+                let ours = tile_figures(info, (spec.ir, spec.label), target, &target.to_string());
                 let row = triton
                     .as_ref()
                     .and_then(|t| t.get(&(name.clone(), target.to_string())));
