@@ -174,17 +174,23 @@ fn tile_figures(
                 (s.starts_with("global_load") || s.starts_with("buffer_load"))
                     && (s.contains("_lds") || s.split([' ', ',']).any(|w| w == "lds"))
             };
+            // CDNA names a wide access by dwords (`global_load_dwordx4`),
+            // RDNA by bits (`global_load_b128`).
             let wide = |s: &str| {
                 [
-                    "global_load_dwordx",
-                    "global_store_dwordx",
-                    "buffer_load_dwordx",
-                    "buffer_store_dwordx",
+                    "global_load_",
+                    "global_store_",
+                    "buffer_load_",
+                    "buffer_store_",
                 ]
                 .iter()
-                .any(|p| {
-                    s.strip_prefix(p)
-                        .is_some_and(|r| r.starts_with(['2', '3', '4']))
+                .filter_map(|p| s.strip_prefix(p))
+                .any(|r| {
+                    r.strip_prefix("dwordx")
+                        .is_some_and(|n| n.starts_with(['2', '3', '4']))
+                        || ["b64", "b96", "b128"]
+                            .iter()
+                            .any(|b| r.split(' ').next() == Some(b))
                 })
             };
             (
