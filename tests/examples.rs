@@ -368,7 +368,15 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
         .map(|isa| isa.name())
         .collect();
     let mut expected = vec![
-        "sm_80", "sm_86", "sm_89", "sm_90", "gfx90a", "gfx942", "gfx1100",
+        "sm_80",
+        "sm_86",
+        "sm_89",
+        "sm_90",
+        "gfx90a",
+        "gfx942",
+        "gfx9-4-generic",
+        "gfx1100",
+        "gfx12-generic",
     ];
     expected.extend(&levels);
     // The 8-row softmax and layernorm are built for the host only, the f16
@@ -381,12 +389,14 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     };
     let mut tensor_cores: Vec<&str> = expected[..6].to_vec();
     tensor_cores.extend(&levels);
-    // The tutorial-sized and persistent matmuls add sm_90a, for wgmma; the
-    // tutorial-sized ones the current generation's tensor cores too:
-    // sm_100a's tcgen05.mma, sm_120a's mma.sync, gfx950's and gfx1200's
-    // MFMA and WMMA.
-    let mut with_hopper = expected.clone();
-    with_hopper.insert(4, "sm_90a");
+    // The persistent matmul names its targets: the defaults before the
+    // generic ones, and sm_90a for wgmma; the tutorial-sized matmuls the
+    // current generation's tensor cores too: sm_100a's tcgen05.mma,
+    // sm_120a's mma.sync, gfx950's and gfx1200's MFMA and WMMA.
+    let mut with_hopper = vec![
+        "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "gfx90a", "gfx942", "gfx1100",
+    ];
+    with_hopper.extend(&levels);
     let mut current = with_hopper.clone();
     current.insert(5, "sm_100a");
     current.insert(6, "sm_120a");

@@ -30,6 +30,23 @@ pub fn family_of(gfx: &str) -> Option<&'static str> {
         .map(|(generic, _)| *generic)
 }
 
+/// The processors the code of generic processor `gfx` runs on (none when
+/// `gfx` is not a generic processor).
+pub fn members(gfx: &str) -> &'static [&'static str] {
+    FAMILIES
+        .iter()
+        .find(|(generic, _)| *generic == gfx)
+        .map_or(&[], |(_, members)| members)
+}
+
+/// A per-target setting (warps, stages) for the target named `target`, by
+/// `own`, which gives a target's own: the target's, else, for a generic
+/// processor, that of the first of its members that has one (its code runs
+/// on them: `num_warps(gfx942 = 16)` applies to `gfx9-4-generic`).
+pub fn setting<T>(target: &str, own: impl Fn(&str) -> Option<T>) -> Option<T> {
+    own(target).or_else(|| members(target).iter().find_map(|member| own(member)))
+}
+
 /// Whether `gfx` names a generic processor.
 pub fn is_generic(gfx: &str) -> bool {
     FAMILIES.iter().any(|(generic, _)| *generic == gfx)
@@ -59,5 +76,15 @@ mod tests {
         assert!(!runs_on("gfx942", "gfx950"));
         assert!(!runs_on("gfx9-4-generic", "gfx90a"));
         assert!(is_generic("gfx11-generic") && !is_generic("gfx1100"));
+    }
+
+    #[test]
+    fn a_generic_processor_takes_a_members_setting_where_it_has_none() {
+        let settings = [("gfx942", 16), ("gfx950", 8), ("gfx12-generic", 2)];
+        let own = |t: &str| settings.iter().find(|(s, _)| *s == t).map(|&(_, n)| n);
+        assert_eq!(setting("gfx9-4-generic", own), Some(16));
+        assert_eq!(setting("gfx12-generic", own), Some(2));
+        assert_eq!(setting("gfx11-generic", own), None);
+        assert_eq!(setting("gfx90a", own), None);
     }
 }

@@ -125,7 +125,15 @@ fn ptx_versions_are_within_what_llvm_22_accepts() {
 fn default_targets_are_the_documented_gpus_and_the_host_levels() {
     let names: Vec<String> = default_targets().iter().map(Target::to_string).collect();
     let mut want: Vec<String> = [
-        "sm_80", "sm_86", "sm_89", "sm_90", "gfx90a", "gfx942", "gfx1100",
+        "sm_80",
+        "sm_86",
+        "sm_89",
+        "sm_90",
+        "gfx90a",
+        "gfx942",
+        "gfx9-4-generic",
+        "gfx1100",
+        "gfx12-generic",
     ]
     .map(String::from)
     .to_vec();

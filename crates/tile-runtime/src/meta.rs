@@ -81,14 +81,21 @@ pub struct KernelInfo {
     pub specializations: &'static [SpecInfo],
 }
 
+/// `target`'s own value among per-target `settings`, a generic AMD
+/// processor taking a member's.
+fn own_setting(settings: &[(&str, u32)], target: &str) -> Option<u32> {
+    tile_abi::amd_generic::setting(target, |name| {
+        settings.iter().find(|(t, _)| *t == name).map(|&(_, n)| n)
+    })
+}
+
 impl KernelInfo {
     /// The kernel's warps on the target named `target`: its own where
-    /// [`KernelInfo::target_warps`] gives one, else [`KernelInfo::num_warps`].
+    /// [`KernelInfo::target_warps`] gives one (for a generic AMD processor,
+    /// a member's: `tile_abi::amd_generic::setting`), else
+    /// [`KernelInfo::num_warps`].
     pub fn num_warps_on(&self, target: &str) -> u32 {
-        self.target_warps
-            .iter()
-            .find(|(t, _)| *t == target)
-            .map_or(self.num_warps, |&(_, n)| n)
+        own_setting(self.target_warps, target).unwrap_or(self.num_warps)
     }
 
     /// The warps of the specialization `spec` where its target has none of
@@ -107,14 +114,10 @@ impl KernelInfo {
     }
 
     /// The stages the kernel asks for on the target named `target`: its
-    /// own where [`KernelInfo::target_stages`] gives some, else
-    /// [`KernelInfo::num_stages`].
+    /// own where [`KernelInfo::target_stages`] gives some (as for warps),
+    /// else [`KernelInfo::num_stages`].
     pub fn num_stages_on(&self, target: &str) -> Option<u32> {
-        self.target_stages
-            .iter()
-            .find(|(t, _)| *t == target)
-            .map(|&(_, n)| n)
-            .or(self.num_stages)
+        own_setting(self.target_stages, target).or(self.num_stages)
     }
 
     /// The specialization compiled for `values`, or an error that lists the

@@ -101,24 +101,30 @@ pub struct Options {
     pub max_threads: Option<NonZeroUsize>,
 }
 
+/// `target`'s own value among per-target `settings`, a generic AMD
+/// processor taking a member's.
+fn own_setting(settings: &[(Target, u32)], target: Target) -> Option<u32> {
+    tile_abi::amd_generic::setting(&target.to_string(), |name| {
+        settings
+            .iter()
+            .find(|(t, _)| t.to_string() == name)
+            .map(|&(_, n)| n)
+    })
+}
+
 impl Options {
     /// The kernel's `num_warps` on `target`: its own where
-    /// [`Options::target_warps`] gives one.
+    /// [`Options::target_warps`] gives one (for a generic AMD processor, a
+    /// member's: `tile_abi::amd_generic::setting`).
     pub fn warps_on(&self, target: Target) -> u32 {
-        self.target_warps
-            .iter()
-            .find(|(t, _)| *t == target)
-            .map_or(self.num_warps, |&(_, n)| n)
+        own_setting(&self.target_warps, target).unwrap_or(self.num_warps)
     }
 
     /// The stages the kernel asks for on `target`: its own where
-    /// [`Options::target_stages`] gives some, else [`Options::num_stages`].
+    /// [`Options::target_stages`] gives some (as for warps), else
+    /// [`Options::num_stages`].
     pub fn stages_on(&self, target: Target) -> Option<u32> {
-        self.target_stages
-            .iter()
-            .find(|(t, _)| *t == target)
-            .map(|&(_, n)| n)
-            .or(self.num_stages)
+        own_setting(&self.target_stages, target).or(self.num_stages)
     }
 
     /// The lowering options `target`'s start from: its 32-lane warps for

@@ -243,17 +243,24 @@ pub fn parse_targets(list: &str) -> Result<Vec<Target>, TargetError> {
 }
 
 /// The targets compiled for when none are named: the NVIDIA architectures `sm_80`, `sm_86`,
-/// `sm_89`, `sm_90`, the AMD ones `gfx90a`, `gfx942`, `gfx1100`, and the host levels of this
-/// architecture.
+/// `sm_89`, `sm_90`, the AMD ones `gfx90a`, `gfx942`, `gfx1100` and the generic processors of
+/// CDNA 3 and 4 (`gfx9-4-generic`, for MI350) and of RDNA 4 (`gfx12-generic`), and the host
+/// levels of this architecture.
 pub fn default_targets() -> Vec<Target> {
     let mut targets: Vec<Target> = [Sm::Sm80, Sm::Sm86, Sm::Sm89, Sm::Sm90]
         .into_iter()
         .map(Target::Nvptx)
         .collect();
     targets.extend(
-        [Gfx::Gfx90a, Gfx::Gfx942, Gfx::Gfx1100]
-            .into_iter()
-            .map(Target::Amdgpu),
+        [
+            Gfx::Gfx90a,
+            Gfx::Gfx942,
+            Gfx::Gfx94Generic,
+            Gfx::Gfx1100,
+            Gfx::Gfx12Generic,
+        ]
+        .into_iter()
+        .map(Target::Amdgpu),
     );
     targets.extend(
         HostIsa::for_this_architecture()
