@@ -6,19 +6,14 @@
 //! verifier's business, so ill-typed programs still parse and print.
 
 use super::error::ParseError;
-use super::lexer::{lex, Token, TokenKind};
+use super::lexer::{Token, TokenKind};
 use super::parser::{article, Parser};
 use super::syntax::{Operands, Pending};
-use crate::format::{pieces, Count, Layout, Piece};
+use crate::format::{Count, Layout, LineReader};
 use crate::function::Value;
 use crate::ops::table::Table;
 
-/// Reads one attribute, by field name, where the parser stands (pushing the
-/// operands of a nested op's line).
-pub(crate) type AttributeReader<'f, 't, 'a> =
-    dyn FnMut(&mut Parser<'t, 'a>, &str, &mut Vec<Value>) -> Result<(), ParseError> + 'f;
-
-impl<'t, 'a> Parser<'t, 'a> {
+impl Parser<'_, '_> {
     /// An op's line by the first row of table `K` whose format reads it
     /// (rows starting with a word other than the next token's are
     /// skipped), pushing its operands; otherwise the error of the row that
@@ -65,96 +60,44 @@ impl<'t, 'a> Parser<'t, 'a> {
             }
         }
     }
+}
 
-    /// Reads an op's line by `format`: its literal text as written, each
-    /// attribute by `attribute`, each operand (or list of them) as a value
-    /// in scope, pushed to `operands` in format order. A list between
-    /// brackets (`%view[%index*]`) reads as a bracketed list of its role.
-    pub(crate) fn fields(
-        &mut self,
-        format: &'static str,
-        operands: &mut Vec<Value>,
-        attribute: &mut AttributeReader<'_, 't, 'a>,
-    ) -> Result<(), ParseError> {
-        let pieces = pieces(format);
-        let mut i = 0;
-        // Literal text already read by a bracketed list.
-        let mut skip = 0;
-        while let Some(&piece) = pieces.get(i) {
-            match piece {
-                Piece::Literal(text) => {
-                    let text = &text[skip..];
-                    skip = 0;
-                    match (text.strip_suffix('['), pieces.get(i + 1), pieces.get(i + 2)) {
-                        (
-                            Some(before),
-                            Some(&Piece::Operand {
-                                name,
-                                list: Some(_),
-                                ..
-                            }),
-                            Some(Piece::Literal(after)),
-                        ) if after.starts_with(']') => {
-                            self.match_literal(before)?;
-                            let expected = article(name);
-                            operands.extend(
-                                self.match_bracket_list(name, |p| p.match_operand(&expected))?,
-                            );
-                            (i, skip) = (i + 2, 1);
-                            continue;
-                        }
-                        _ => self.match_literal(text)?,
-                    }
-                }
-                Piece::Attribute(name) => attribute(self, name, operands)?,
-                Piece::Operand {
-                    name, list: None, ..
-                } => operands.push(self.match_operand(&article(name))?),
-                Piece::Operand { name, .. } => {
-                    if self.peek_is(&TokenKind::Value) {
-                        operands.push(self.match_operand(&article(name))?);
-                        while self.eat(&TokenKind::Comma) {
-                            operands.push(self.match_operand(&article(name))?);
-                        }
-                    }
-                }
-                Piece::GroupStart => {
-                    // A group is written where its first word follows.
-                    let first = match pieces.get(i + 1) {
-                        Some(Piece::Literal(text)) => lex(text).into_iter().next(),
-                        _ => None,
-                    };
-                    if !first.is_some_and(|t| self.at(&t)) {
-                        while pieces.get(i).is_some_and(|p| *p != Piece::GroupEnd) {
-                            i += 1;
-                        }
-                    }
-                }
-                Piece::GroupEnd => {}
-            }
-            i += 1;
-        }
-        Ok(())
-    }
+/// The tile IR's parser reads an op's line by its format
+/// ([`crate::format::read_line`]): operands are values in scope.
+impl LineReader for Parser<'_, '_> {
+    type Operand = Value;
 
-    /// Whether the next token is `token` (same kind and text).
     fn at(&self, token: &Token<'_>) -> bool {
         let next = self.peek();
         next.kind == token.kind && next.text == token.text
     }
 
-    /// The tokens of `text`, as written.
-    fn match_literal(&mut self, text: &str) -> Result<(), ParseError> {
-        for token in lex(text) {
-            if matches!(token.kind, TokenKind::Eof | TokenKind::Newline) {
-                break;
+    fn bump(&mut self) {
+        Parser::bump(self);
+    }
+
+    fn expected(&self, what: &str) -> ParseError {
+        Parser::expected(self, what)
+    }
+
+    fn operand(&mut self, role: &str) -> Result<Value, ParseError> {
+        self.match_operand(&article(role))
+    }
+
+    fn operands(&mut self, role: &str) -> Result<Vec<Value>, ParseError> {
+        let mut values = Vec::new();
+        if self.peek_is(&TokenKind::Value) {
+            values.push(self.operand(role)?);
+            while self.eat(&TokenKind::Comma) {
+                values.push(self.operand(role)?);
             }
-            if !self.at(&token) {
-                return Err(self.expected(&format!("`{}`", token.text)));
-            }
-            self.bump();
         }
-        Ok(())
+        Ok(values)
+    }
+
+    fn bracketed(&mut self, role: &str) -> Result<Vec<Value>, ParseError> {
+        let expected = article(role);
+        self.match_bracket_list(role, |p| p.match_operand(&expected))
     }
 }
 

@@ -168,65 +168,12 @@ macro_rules! thread_ops {
 #[cfg(test)]
 mod tests {
     use crate::program::ThreadOpKind;
-    use tile_ir::format::{pieces, Count, Piece};
 
-    /// Each row's format names each of its attributes once and nothing
-    /// else, gives each dtype a real name, closes its groups and has at
-    /// most one list of the operands left over.
+    /// Every row is well formed ([`tile_ir::format::check`]).
     #[test]
     fn every_row_is_well_formed() {
         for &(variant, format, fields) in ThreadOpKind::ROWS {
-            let pieces = pieces(format);
-            let mut named: Vec<&str> = pieces
-                .iter()
-                .filter_map(|p| match p {
-                    Piece::Attribute(a) => Some(*a),
-                    _ => None,
-                })
-                .collect();
-            named.sort_unstable();
-            let mut declared = fields.to_vec();
-            declared.sort_unstable();
-            assert_eq!(named, declared, "{variant}: `{format}`");
-            for piece in &pieces {
-                if let Piece::Operand {
-                    list: Some(Count::Attribute(a)),
-                    ..
-                } = piece
-                {
-                    assert!(fields.contains(a), "{variant} counts by `{a}`");
-                }
-            }
-            let typed = format.split('%').skip(1).filter_map(|o| {
-                let (_, rest) = o.split_once(':')?;
-                let name: String = rest
-                    .chars()
-                    .take_while(char::is_ascii_alphanumeric)
-                    .collect();
-                (!o[..o.find(':')?].contains([' ', ',', ']', ')'])).then_some(name)
-            });
-            for dtype in typed {
-                assert!(
-                    dtype.parse::<tile_ir::DType>().is_ok(),
-                    "{variant}: `{dtype}`"
-                );
-            }
-            let opens = pieces.iter().filter(|p| **p == Piece::GroupStart).count();
-            let closes = pieces.iter().filter(|p| **p == Piece::GroupEnd).count();
-            assert_eq!(opens, closes, "{variant}: `{format}`");
-            let rest = pieces
-                .iter()
-                .filter(|p| {
-                    matches!(
-                        p,
-                        Piece::Operand {
-                            list: Some(Count::Rest),
-                            ..
-                        }
-                    )
-                })
-                .count();
-            assert!(rest <= 1, "{variant}: `{format}`");
+            assert_eq!(tile_ir::format::check(format, fields), Ok(()), "{variant}");
         }
     }
 }

@@ -4,8 +4,8 @@
 
 use super::{Line, Parser};
 use crate::program::{Reg, ThreadOpKind};
-use tile_ir::format::{mnemonic, pieces, Piece};
-use tile_ir::text::{lex, ParseError, Token, TokenKind};
+use tile_ir::format::{mnemonic, read_line, LineReader};
+use tile_ir::text::{ParseError, Token, TokenKind};
 
 impl<'a> Parser<'_, 'a> {
     /// The op's name and operands, up to its type or its region: the first
@@ -53,39 +53,17 @@ impl<'a> Parser<'_, 'a> {
         }
     }
 
-    /// Reads an op's line by `format`: its literal text as written, each
-    /// attribute by `attribute`, each operand (or list of them) as
-    /// registers in scope. Returns the operands in format order.
+    /// Reads an op's line by `format` ([`read_line`]), each attribute by
+    /// `attribute`. Returns the operands in format order.
     pub(in crate::program) fn fields(
         &mut self,
         format: &'static str,
         attribute: &mut dyn FnMut(&mut Self, &str) -> Result<(), ParseError>,
     ) -> Result<Vec<Reg>, ParseError> {
-        let pieces = pieces(format);
         let mut operands = Vec::new();
-        let mut i = 0;
-        while let Some(piece) = pieces.get(i) {
-            match *piece {
-                Piece::Literal(text) => self.match_literal(text)?,
-                Piece::Attribute(name) => attribute(self, name)?,
-                Piece::Operand { list: None, .. } => operands.push(self.match_reg()?),
-                Piece::Operand { list: Some(_), .. } => operands.extend(self.match_regs()?),
-                Piece::GroupStart => {
-                    // A group is written where its first word follows.
-                    let first = match pieces.get(i + 1) {
-                        Some(Piece::Literal(text)) => lex(text).into_iter().next(),
-                        _ => None,
-                    };
-                    if !first.is_some_and(|t| self.at(&t)) {
-                        while pieces.get(i).is_some_and(|p| *p != Piece::GroupEnd) {
-                            i += 1;
-                        }
-                    }
-                }
-                Piece::GroupEnd => {}
-            }
-            i += 1;
-        }
+        read_line(self, format, &mut operands, &mut |p, name, _| {
+            attribute(p, name)
+        })?;
         Ok(operands)
     }
 
@@ -97,26 +75,6 @@ impl<'a> Parser<'_, 'a> {
         name: &str,
     ) -> Result<T, ParseError> {
         value.ok_or_else(|| self.expected(&format!("`{}` to have attribute `{name}`", self.op)))
-    }
-
-    /// Whether the next token is `token` (same kind and text).
-    fn at(&self, token: &Token<'_>) -> bool {
-        let next = self.peek();
-        next.kind == token.kind && next.text == token.text
-    }
-
-    /// The tokens of `text`, as written.
-    fn match_literal(&mut self, text: &str) -> Result<(), ParseError> {
-        for token in lex(text) {
-            if matches!(token.kind, TokenKind::Eof) {
-                break;
-            }
-            if !self.at(&token) {
-                return Err(self.expected(&format!("`{}`", token.text)));
-            }
-            self.bump();
-        }
-        Ok(())
     }
 
     /// `for %iv = %lo to %hi step %step iter(%a = %init, ...)`.
@@ -171,5 +129,39 @@ impl<'a> Parser<'_, 'a> {
         }
         self.match_token(TokenKind::RParen, "`)`")?;
         Ok(())
+    }
+}
+
+/// The thread program's parser reads an op's line by its format: operands
+/// are registers in scope.
+impl LineReader for Parser<'_, '_> {
+    type Operand = Reg;
+
+    fn at(&self, token: &Token<'_>) -> bool {
+        let next = self.peek();
+        next.kind == token.kind && next.text == token.text
+    }
+
+    fn bump(&mut self) {
+        Parser::bump(self);
+    }
+
+    fn expected(&self, what: &str) -> ParseError {
+        Parser::expected(self, what)
+    }
+
+    fn operand(&mut self, _role: &str) -> Result<Reg, ParseError> {
+        self.match_reg()
+    }
+
+    fn operands(&mut self, _role: &str) -> Result<Vec<Reg>, ParseError> {
+        self.match_regs()
+    }
+
+    fn bracketed(&mut self, _role: &str) -> Result<Vec<Reg>, ParseError> {
+        self.match_token(TokenKind::LBracket, "`[`")?;
+        let regs = self.match_regs()?;
+        self.match_token(TokenKind::RBracket, "`]`")?;
+        Ok(regs)
     }
 }
