@@ -413,8 +413,14 @@ pub trait LineReader {
     /// An operand as the parser resolves it (a value, a register).
     type Operand;
 
+    /// The next token, not consumed.
+    fn next_token(&self) -> &Token<'_>;
+
     /// Whether the next token is `token` (the same kind and text).
-    fn at(&self, token: &Token<'_>) -> bool;
+    fn at(&self, token: &Token<'_>) -> bool {
+        let next = self.next_token();
+        next.kind == token.kind && next.text == token.text
+    }
 
     /// Consumes the next token.
     fn bump(&mut self);

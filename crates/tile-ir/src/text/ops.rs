@@ -67,9 +67,8 @@ impl Parser<'_, '_> {
 impl LineReader for Parser<'_, '_> {
     type Operand = Value;
 
-    fn at(&self, token: &Token<'_>) -> bool {
-        let next = self.peek();
-        next.kind == token.kind && next.text == token.text
+    fn next_token(&self) -> &Token<'_> {
+        self.peek()
     }
 
     fn bump(&mut self) {

@@ -137,9 +137,8 @@ impl<'a> Parser<'_, 'a> {
 impl LineReader for Parser<'_, '_> {
     type Operand = Reg;
 
-    fn at(&self, token: &Token<'_>) -> bool {
-        let next = self.peek();
-        next.kind == token.kind && next.text == token.text
+    fn next_token(&self) -> &Token<'_> {
+        self.peek()
     }
 
     fn bump(&mut self) {
