@@ -463,10 +463,14 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     }
     assert_eq!(
         checked,
-        15 * expected.len() + 3 + 2 * 4 + tensor_cores.len() + 2 * levels.len(),
-        "fifteen specializations for seven GPU targets and the host levels (three of them for \
-         sm_90a too, two of those for sm_100a, sm_120a, gfx950 and gfx1200 as well), one for \
-         six and the host, two for the host"
+        12 * expected.len()
+            + with_hopper.len()
+            + 2 * current.len()
+            + tensor_cores.len()
+            + 2 * levels.len(),
+        "twelve specializations for the default targets, the persistent matmul for its own and \
+         sm_90a, the two tutorial-sized ones for the current generation's too, one for six GPU \
+         targets and the host, two for the host"
     );
 }
 
