@@ -23,7 +23,7 @@ pub struct Options {
     pub codegen: CodegenOptions,
     /// The stages of software-pipelined loops on targets with `cp.async`
     /// (`#[tile_kernel(num_stages = n)]`); `None`: the most up to
-    /// [`DEFAULT_STAGES`] whose shared memory fits each target.
+    /// [`super::DEFAULT_STAGES`] whose shared memory fits each target.
     pub num_stages: Option<u32>,
     /// The targets whose stages differ from [`Options::num_stages`]
     /// (`#[tile_kernel(num_stages(sm_86 = 2))]`), with theirs.
