@@ -53,7 +53,7 @@ if [[ "$SET" == all ]]; then
         "release, cache warm|build --release")
 elif [[ "$SET" == targets ]]; then
     ways+=("dev, cache off|build TILE_CACHE=off")
-    for target in sm_80 sm_86 sm_89 sm_90 gfx90a gfx942 gfx1100 host; do
+    for target in sm_80 sm_86 sm_89 sm_90 gfx90a gfx942 gfx9-4-generic gfx1100 gfx12-generic host; do
         ways+=("dev, TILE_TARGETS=$target|build TILE_CACHE=off TILE_TARGETS=$target")
     done
 elif [[ "$SET" != check ]]; then
