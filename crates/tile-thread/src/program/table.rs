@@ -12,7 +12,7 @@
 //! ```
 //!
 //! where each field names its attribute syntax (`parse/syntax.rs`), the
-//! format is as `format.rs` describes, and the results are a
+//! format is as `tile_ir::format` describes, and the results are a
 //! [`Results`]. Generated: the enum, `format`, `results`,
 //! `write_attribute`, `attribute_count`, `parse_variant` and `ROWS`.
 

@@ -1,5 +1,5 @@
 //! The middle of each op's line: its name and operands, up to its type or
-//! its region, read by the op table's formats (`format.rs`); the loops,
+//! its region, read by the op table's formats (`tile_ir::format::read_line`); the loops,
 //! which bind their regions' arguments, by hand.
 
 use super::{Line, Parser};

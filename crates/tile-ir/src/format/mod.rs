@@ -18,7 +18,12 @@
 //! Operands sit in the operand list in the order the format writes them.
 
 use crate::dtype::DType;
-use crate::text::{lex, ParseError, Token, TokenKind};
+
+mod check;
+mod read;
+
+pub use check::check;
+pub use read::{read_line, AttributeReader, LineReader};
 
 /// How many operands a list holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -328,197 +333,6 @@ impl Layout {
     }
 }
 
-/// Whether an op table's row is well formed: its `format` names each
-/// attribute of `written` (the fields its line writes) once and nothing
-/// else, gives each fixed dtype a real name, counts lists by attributes it
-/// has and by roles before them, closes its groups and has at most one
-/// list of the operands left over; else what is wrong. The tables' tests
-/// check every row.
-pub fn check(format: &'static str, written: &[&str]) -> Result<(), String> {
-    let pieces = pieces(format);
-    let mut named: Vec<&str> = pieces
-        .iter()
-        .filter_map(|p| match p {
-            Piece::Attribute(a) => Some(*a),
-            _ => None,
-        })
-        .collect();
-    named.sort_unstable();
-    let mut fields = written.to_vec();
-    fields.sort_unstable();
-    if named != fields {
-        return Err(format!(
-            "`{format}` names {named:?}, the row writes {fields:?}"
-        ));
-    }
-    let mut roles = Vec::new();
-    for piece in &pieces {
-        if let Piece::Operand { name, list, .. } = piece {
-            match list {
-                Some(Count::Attribute(a)) if !named.contains(a) => {
-                    return Err(format!("`{format}` counts by `{a}`, no attribute"))
-                }
-                Some(Count::Rank(role)) if !roles.contains(role) => {
-                    return Err(format!("`{format}` counts by `{role}`, no role before"))
-                }
-                _ => {}
-            }
-            roles.push(*name);
-        }
-    }
-    for operand in format.split('%').skip(1) {
-        let role_end = operand
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(operand.len());
-        if let Some(rest) = operand[role_end..].strip_prefix(':') {
-            let dtype: String = rest
-                .chars()
-                .take_while(char::is_ascii_alphanumeric)
-                .collect();
-            if dtype.parse::<DType>().is_err() {
-                return Err(format!("`{format}`: `{dtype}` is no dtype"));
-            }
-        }
-    }
-    let opens = pieces.iter().filter(|p| **p == Piece::GroupStart).count();
-    let closes = pieces.iter().filter(|p| **p == Piece::GroupEnd).count();
-    if opens != closes {
-        return Err(format!(
-            "`{format}` opens {opens} groups and closes {closes}"
-        ));
-    }
-    let rest = pieces
-        .iter()
-        .filter(|p| {
-            matches!(
-                p,
-                Piece::Operand {
-                    list: Some(Count::Rest),
-                    ..
-                }
-            )
-        })
-        .count();
-    if rest > 1 {
-        return Err(format!(
-            "`{format}` has {rest} lists of the operands left over"
-        ));
-    }
-    Ok(())
-}
-
-/// What reading an op's line by its format asks of a parser (the tile IR's
-/// and the thread program's): tokens, operands by role, and errors.
-pub trait LineReader {
-    /// An operand as the parser resolves it (a value, a register).
-    type Operand;
-
-    /// The next token, not consumed.
-    fn next_token(&self) -> &Token<'_>;
-
-    /// Whether the next token is `token` (the same kind and text).
-    fn at(&self, token: &Token<'_>) -> bool {
-        let next = self.next_token();
-        next.kind == token.kind && next.text == token.text
-    }
-
-    /// Consumes the next token.
-    fn bump(&mut self);
-
-    /// An error at the next token: "expected `what`, found …".
-    fn expected(&self, what: &str) -> ParseError;
-
-    /// One operand of role `role`.
-    fn operand(&mut self, role: &str) -> Result<Self::Operand, ParseError>;
-
-    /// A comma-separated list of operands of role `role`, empty where the
-    /// next token is not an operand.
-    fn operands(&mut self, role: &str) -> Result<Vec<Self::Operand>, ParseError>;
-
-    /// `[a, b, ...]`: a bracketed list of operands of role `role`.
-    fn bracketed(&mut self, role: &str) -> Result<Vec<Self::Operand>, ParseError>;
-}
-
-/// An attribute's reader: reads attribute `name` where the parser stands,
-/// pushing the operands of a nested op's line.
-pub type AttributeReader<'f, R> =
-    dyn FnMut(&mut R, &str, &mut Vec<<R as LineReader>::Operand>) -> Result<(), ParseError> + 'f;
-
-/// Reads an op's line by `format`: its literal text as written, each
-/// attribute by `attribute`, each operand (or list of them) pushed to
-/// `operands` in format order; a list between brackets (`%view[%index*]`)
-/// reads as a bracketed list of its role, and an optional group is read
-/// where its first word follows.
-pub fn read_line<R: LineReader>(
-    r: &mut R,
-    format: &'static str,
-    operands: &mut Vec<R::Operand>,
-    attribute: &mut AttributeReader<'_, R>,
-) -> Result<(), ParseError> {
-    let pieces = pieces(format);
-    let mut i = 0;
-    // Literal text a bracketed list already read.
-    let mut skip = 0;
-    while let Some(&piece) = pieces.get(i) {
-        match piece {
-            Piece::Literal(text) => {
-                let text = &text[skip..];
-                skip = 0;
-                match (text.strip_suffix('['), pieces.get(i + 1), pieces.get(i + 2)) {
-                    (
-                        Some(before),
-                        Some(&Piece::Operand {
-                            name,
-                            list: Some(_),
-                            ..
-                        }),
-                        Some(Piece::Literal(after)),
-                    ) if after.starts_with(']') => {
-                        read_literal(r, before)?;
-                        operands.extend(r.bracketed(name)?);
-                        (i, skip) = (i + 2, 1);
-                        continue;
-                    }
-                    _ => read_literal(r, text)?,
-                }
-            }
-            Piece::Attribute(name) => attribute(r, name, operands)?,
-            Piece::Operand {
-                name, list: None, ..
-            } => operands.push(r.operand(name)?),
-            Piece::Operand { name, .. } => operands.extend(r.operands(name)?),
-            Piece::GroupStart => {
-                let first = match pieces.get(i + 1) {
-                    Some(Piece::Literal(text)) => lex(text).into_iter().next(),
-                    _ => None,
-                };
-                if !first.is_some_and(|t| r.at(&t)) {
-                    while pieces.get(i).is_some_and(|p| *p != Piece::GroupEnd) {
-                        i += 1;
-                    }
-                }
-            }
-            Piece::GroupEnd => {}
-        }
-        i += 1;
-    }
-    Ok(())
-}
-
-/// The tokens of `text`, as written.
-fn read_literal<R: LineReader>(r: &mut R, text: &str) -> Result<(), ParseError> {
-    for token in lex(text) {
-        if matches!(token.kind, TokenKind::Eof | TokenKind::Newline) {
-            break;
-        }
-        if !r.at(&token) {
-            return Err(r.expected(&format!("`{}`", token.text)));
-        }
-        r.bump();
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -577,17 +391,6 @@ mod tests {
         assert_eq!(mnemonic("ld.shared$width $alloc"), "ld.shared");
         assert_eq!(mnemonic("wgmma.fence"), "wgmma.fence");
         assert_eq!(mnemonic("$op %x"), "");
-    }
-
-    #[test]
-    fn a_malformed_row_says_what_is_wrong() {
-        assert_eq!(check("dim %tensor axis $axis", &["axis"]), Ok(()));
-        assert!(check("dim %tensor axis $axis", &[]).is_err());
-        assert!(check("x %a*$n", &[]).is_err());
-        assert!(check("x %a[%i*@b], %b", &[]).is_err());
-        assert!(check("x %a:f31", &[]).is_err());
-        assert!(check("x [? %a", &[]).is_err());
-        assert!(check("x %a*, %b*", &[]).is_err());
     }
 
     /// Counts by rank see the roles before them; groups without operands
