@@ -17,8 +17,9 @@
 //! A second stand-in reports compute capability 9.0: the matmuls run its
 //! sm_90 PTX, and the tutorial-sized ones sm_90a's, on `wgmma` (one with
 //! its operands copied by the TMA, through the tensor maps the runtime
-//! builds with the stand-in's `cuTensorMapEncodeTiled`), and the FP8 one
-//! sm_90a's, on `mma.sync.m16n8k32`, through the same path. A third
+//! builds with the stand-in's `cuTensorMapEncodeTiled`), the FP8 matmul
+//! sm_90a's on `mma.sync.m16n8k32`, and the FP8 linear layer (`x · wᵀ`)
+//! sm_90a's on `wgmma.m64nNk32`, its operands copied by the TMA too. A third
 //! reports 10.0, a Blackwell B200: every example runs there as a binary
 //! built for the default targets does, on sm_90's PTX.
 //!
@@ -122,8 +123,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     );
     let hopper = write_images(&dir.0, &matmuls(), &HOPPER);
     assert_eq!(
-        hopper, 12,
-        "seven matmul specializations have sm_90 PTX, the FP8, the TMA, the two tutorial-sized and the persistent ones sm_90a PTX"
+        hopper, 14,
+        "eight matmul specializations have sm_90 PTX, the two FP8, the TMA, the two tutorial-sized and the persistent ones sm_90a PTX"
     );
     let blackwell = write_images(&dir.0, &kernels(), &BLACKWELL);
     assert_eq!(
@@ -131,7 +132,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
         "the twenty-nine have sm_90 PTX, the two tutorial-sized matmuls sm_100a PTX too"
     );
     let tma = &matmul::matmul_f16_tma::<128, 128, 64>::INFO;
-    assert_eq!(write_images(&dir.0, &[tma], &BLACKWELL[1..]), 1);
+    let linear_f8 = &matmul::linear_f8::<128, 128, 128>::INFO;
+    assert_eq!(write_images(&dir.0, &[tma, linear_f8], &BLACKWELL[1..]), 2);
     assert_eq!(
         write_images(&dir.0, &tutorial_matmuls(), &NEWEST),
         6,
@@ -339,12 +341,14 @@ fn autotune_on(dev: &Device) {
 #[ignore = "run by the_examples_run_through_the_driver_stand_ins, with a Blackwell stand-in as the driver"]
 fn on_a_blackwell_stand_in() {
     let cuda = Device::best().expect("a device");
-    // The tutorial-sized matmuls, built for sm_100a, run on tcgen05.mma
-    // (the TMA one with its tensor maps); every other kernel on sm_90's PTX.
+    // The tutorial-sized matmuls and the FP8 linear layer, built for
+    // sm_100a, run on tcgen05.mma (the TMA ones with their tensor maps);
+    // every other kernel on sm_90's PTX.
     let tcgen05 = [
         "matmul bf16 128x128x64",
         "matmul f16 128x128x64",
         "matmul f16 TMA 128x128x64",
+        "linear f8e4m3",
     ];
     let specific = tcgen05.map(|kernel| (kernel, BLACKWELL[1]));
     examples_on(&cuda, BLACKWELL[0], &specific);
@@ -417,10 +421,12 @@ fn on_a_hopper_stand_in() {
         "a matmul's check failed on {cuda}"
     );
     let ran: Vec<String> = rows.iter().map(|r| r.code.to_string()).collect();
-    let want: Vec<String> = ["sm_90", "sm_90", "sm_90a", "sm_90a", "sm_90a", "sm_90a"]
-        .iter()
-        .map(|t| KernelCode::Gpu(t).to_string())
-        .collect();
+    let want: Vec<String> = [
+        "sm_90", "sm_90", "sm_90a", "sm_90a", "sm_90a", "sm_90a", "sm_90a",
+    ]
+    .iter()
+    .map(|t| KernelCode::Gpu(t).to_string())
+    .collect();
     assert_eq!(
         ran, want,
         "compute capability 9.0 runs wgmma's images where built"

@@ -129,6 +129,36 @@ pub fn matmul_f8<const BM: usize, const BN: usize, const BK: usize>(
     partition_view(c, [BM, BN]).store_masked(acc, pid_m, pid_n);
 }
 
+/// An FP8 linear layer, `y = x · wᵀ` with the weights stored `[N, K]` as
+/// FP8 checkpoints ship them, at the 128×128×128 tiles FP8 GEMMs use: on
+/// sm_90a `wgmma.m64nNk32` and on sm_100a `tcgen05.mma.kind::f8f6f4`, both
+/// reading the operands K-major, their tiles copied by the TMA (each
+/// 128-`k` row one 128-byte box row); on sm_89 and sm_90
+/// `mma.sync.m16n8k32`; and the CPU.
+#[tile_kernel(
+    num_warps = 8,
+    tma,
+    targets = "sm_89,sm_90,sm_90a,sm_100a,host",
+    configs(BM = 128, BN = 128, BK = 128)
+)]
+pub fn linear_f8<const BM: usize, const BN: usize, const BK: usize>(
+    x: &Tensor<f8e4m3, 2>,
+    w: &Tensor<f8e4m3, 2>,
+    y: &mut Tensor<f32, 2>,
+) {
+    let (pid_m, pid_n) = (program_id(0), program_id(1));
+    let (vx, vw) = (partition_view(x, [BM, BK]), partition_view(w, [BN, BK]));
+    let mut acc = zeros::<f32>([BM, BN]);
+    for kk in 0..cdiv(x.dim(1), BK) {
+        acc = dot(
+            vx.load_masked(pid_m, kk),
+            vw.load_masked(pid_n, kk).transpose(),
+            acc,
+        );
+    }
+    partition_view(y, [BM, BN]).store_masked(acc, pid_m, pid_n);
+}
+
 /// The plain-Rust reference: each element a fused multiply-add chain over k
 /// in order, the order `dot` defines, so the result is bit-exact.
 pub fn reference(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f64> {
@@ -196,6 +226,7 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     };
     let mut rows = vec![f32_row, f16_row];
     rows.extend(run_f8(dev, (&a_host, &b_host), (m, n, k))?);
+    rows.extend(run_linear_f8(dev, rng)?);
     rows.extend(run_tma(dev, rng)?);
     rows.extend(run_tutorial(dev, (&a_host, &b_host), (m, n, k))?);
     Ok(rows)
@@ -297,6 +328,44 @@ fn run_f8(
         shape: format!("[{m}, {k}] x [{k}, {n}]"),
         max_error: max_error(&c.to_vec()?, &reference(&a32, &b32, m, n, k)),
         tolerance: tensor_tolerance(&a32, &b32, m, n, k),
+        time,
+    }])
+}
+
+/// The FP8 linear layer, where the device has it, on rows of 16-byte
+/// multiples (K = 224, as the TMA needs) and partial tiles.
+fn run_linear_f8(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
+    let kernel = "linear f8e4m3 (x·wᵀ)";
+    let spec = linear_f8::<128, 128, 128>::kernel_spec();
+    let code = match dev.kernel_code(&spec) {
+        Ok(code) => code,
+        Err(Error::NoImage { .. }) => {
+            println!("{kernel}: not built for {dev} (sm_89 and later, and the CPU only)");
+            return Ok(Vec::new());
+        }
+        Err(e) => return Err(e),
+    };
+    let (m, n, k) = (200, 136, 224);
+    let round = |v: Vec<f32>| -> Vec<f8e4m3> {
+        v.into_iter().map(|x| f8e4m3::from_f64(x.into())).collect()
+    };
+    let (x8, w8) = (round(rng.take(m * k)), round(rng.take(n * k)));
+    let x = dev.tensor_from_slice(&x8, &[m, k])?;
+    let w = dev.tensor_from_slice(&w8, &[n, k])?;
+    let mut y = dev.zeros::<f32>(&[m, n])?;
+    let grid = [m.div_ceil(128) as u32, n.div_ceil(128) as u32];
+    let time = timed(|| linear_f8::<128, 128, 128>::launch(dev, grid, (&x, &w, &mut y)))?;
+    // The reference's `[K, N]` operand: the weights transposed.
+    let x32: Vec<f32> = x8.iter().map(|v| v.to_f32()).collect();
+    let wt32: Vec<f32> = (0..k * n)
+        .map(|e| w8[(e % n) * k + e / n].to_f32())
+        .collect();
+    Ok(vec![Row {
+        kernel: kernel.into(),
+        code,
+        shape: format!("[{m}, {k}] x [{n}, {k}]ᵀ"),
+        max_error: max_error(&y.to_vec()?, &reference(&x32, &wt32, m, n, k)),
+        tolerance: tensor_tolerance(&x32, &wt32, m, n, k),
         time,
     }])
 }

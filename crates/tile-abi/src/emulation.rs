@@ -155,10 +155,12 @@ pub enum RuntimeCall {
     /// `tcgen05.dealloc` of the `b` columns at tensor-memory address `a`;
     /// from each lane of one warp, the first freeing.
     TmemDealloc = 28,
-    /// One thread's `tcgen05.mma.cta_group::1.kind::f16` into tensor-memory
-    /// address `a`, A and B by the sm_100 matrix descriptors `b` and `c`,
-    /// of the instruction descriptor `d & 0xffff_ffff`, accumulating when
-    /// bit 32 of `d` is set.
+    /// One thread's `tcgen05.mma.cta_group::1.kind::<qualifier>` into
+    /// tensor-memory address `a`, A and B by the sm_100 matrix descriptors
+    /// `b` and `c`, of the instruction descriptor `d & 0xffff_ffff`,
+    /// accumulating when bit 32 of `d` is set, its `.kind` the code in the
+    /// bits from 33 (`tile_hw::tcgen05::Qualifier::code`: 0 `f16`, 2
+    /// `f8f6f4`).
     Tcgen05Mma = 29,
     /// `tcgen05.commit…mbarrier::arrive::one`: one arrival at the barrier
     /// at shared address `a` once the thread's `tcgen05.mma`s are done.

@@ -15,7 +15,7 @@ use tile_codegen::{CodegenOptions, Sm, Target};
 use tile_hw::wgmma::Major;
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
-use tile_ir::{verify, Function};
+use tile_ir::{verify, DType, Function};
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::program::LdMatrix;
@@ -47,7 +47,8 @@ impl Kernel {
         }
     }
 
-    fn function(self, [m, d, n]: [usize; 3], blocks: usize) -> Function {
+    /// The kernel on `q` and `k` of `dtype`.
+    fn function(self, dtype: DType, [m, d, n]: [usize; 3], blocks: usize) -> Function {
         let [_, e] = self.out([m, d, n]);
         let body = match self {
             Kernel::Keys | Kernel::Masked => format!(
@@ -81,19 +82,20 @@ impl Kernel {
   %vo = partition_view %o [{m}, {e}] : view<f32, [{m}, {e}]>
   store %acc, %vo[%zero, %zero]
 }}"#
-        );
+        )
+        .replace("f16", &dtype.to_string());
         let func = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
         verify::verify(&func).unwrap();
         func
     }
 
-    /// `q`, `k` (small integers) and a zero `o`.
-    fn args(self, shape: [usize; 3], blocks: usize) -> Vec<Arg> {
+    /// `q` and `k` of `dtype` (small integers) and a zero `o`.
+    fn args(self, dtype: DType, shape: [usize; 3], blocks: usize) -> Vec<Arg> {
         let [m, d, n] = shape;
         let [rows, cols] = self.out(shape);
         vec![
-            emulated::small_f16s(&[m, d], 1),
-            emulated::small_f16s(&[blocks * n, d], 3),
+            emulated::small_ints(dtype, &[m, d], 1),
+            emulated::small_ints(dtype, &[blocks * n, d], 3),
             Arg::Tensor(HostTensor::from_vec(&[rows, cols], vec![0f32; rows * cols]).unwrap()),
         ]
     }
@@ -117,9 +119,21 @@ fn check_kernel(
     shape: [usize; 3],
     (warps, stages): (u32, u32),
 ) -> Program {
+    check_kernel_of(kernel, DType::F16, target, shape, (warps, stages))
+}
+
+/// [`check_kernel`] on operands of `dtype`.
+fn check_kernel_of(
+    kernel: Kernel,
+    dtype: DType,
+    target: Target,
+    shape: [usize; 3],
+    (warps, stages): (u32, u32),
+) -> Program {
     let blocks = 3;
-    let func = kernel.function(shape, blocks);
-    let mut want = kernel.args(shape, blocks);
+    let func = kernel.function(dtype, shape, blocks);
+    let args = || kernel.args(dtype, shape, blocks);
+    let mut want = args();
     interp::run(&func, [1, 1, 1], &mut want).unwrap();
     let options = LowerOptions::warps(warps)
         .with_tensor_cores(target.tensor_cores())
@@ -142,14 +156,14 @@ fn check_kernel(
         text,
         "{context}"
     );
-    let mut got = kernel.args(shape, blocks);
+    let mut got = args();
     emulate::run(&program, [1, 1, 1], &mut got).unwrap();
     assert_eq!(
         emulated::bytes(&got, 2),
         emulated::bytes(&want, 2),
         "{context}"
     );
-    let mut got = kernel.args(shape, blocks);
+    let mut got = args();
     emulated::run_staged(&func, target, (warps, stages), [1, 1, 1], &mut got).unwrap();
     assert_eq!(
         emulated::bytes(&got, 2),
@@ -263,16 +277,26 @@ fn narrow_products_run_on_wgmma_with_their_own_n() {
 
 /// With `tma`, the pipeline's copies of a block of keys read transposed
 /// are the TMA's boxes of the tile as stored (a K-major B's blocks are an
-/// A's): no `cp.async`; the lockstep emulator and the emulation target,
-/// which model the boxes and the mbarriers, equal the interpreter.
+/// A's), of 16-bit or FP8 elements: no `cp.async`; the lockstep emulator
+/// and the emulation target, which model the boxes and the mbarriers,
+/// equal the interpreter.
 #[test]
 fn the_tma_copies_a_transposed_b() {
     let target = Target::Nvptx(Sm::Sm90a);
     let (kernel, blocks, stages) = (Kernel::Masked, 3, 3);
-    for (shape, warps) in [([64, 64, 64], 4), ([64, 128, 32], 4), ([128, 64, 64], 8)] {
-        let context = format!("{shape:?}");
-        let func = kernel.function(shape, blocks);
-        let mut want = kernel.args(shape, blocks);
+    let cases = [
+        (DType::F16, [64, 64, 64], 4),
+        (DType::F16, [64, 128, 32], 4),
+        (DType::F16, [128, 64, 64], 8),
+        // FP8 rows of 128 `k` are 128 bytes: one box each.
+        (DType::F8E4M3, [64, 128, 64], 4),
+        (DType::F8E5M2, [128, 256, 32], 8),
+    ];
+    for (dtype, shape, warps) in cases {
+        let context = format!("{dtype} {shape:?}");
+        let func = kernel.function(dtype, shape, blocks);
+        let args = || kernel.args(dtype, shape, blocks);
+        let mut want = args();
         interp::run(&func, [1, 1, 1], &mut want).unwrap();
         let lowering = LowerOptions::warps(warps)
             .with_tensor_cores(target.tensor_cores())
@@ -283,7 +307,7 @@ fn the_tma_copies_a_transposed_b() {
         let copies = count(&program, |k| matches!(k, ThreadOpKind::CopyAsync { .. }));
         assert!(boxes > 0 && copies == 0, "{context}:\n{program}");
         assert_eq!(program.tma_maps(), [(1, shape[2] as u16)], "{context}");
-        let mut lockstep = kernel.args(shape, blocks);
+        let mut lockstep = args();
         emulate::run(&program, [1, 1, 1], &mut lockstep).unwrap();
         assert_eq!(
             emulated::bytes(&lockstep, 2),
@@ -293,7 +317,7 @@ fn the_tma_copies_a_transposed_b() {
         let module =
             emulated::lowered_module(&func, target, &lowering, &CodegenOptions::default()).unwrap();
         let image = emulated::image(&module).unwrap();
-        let mut got = kernel.args(shape, blocks);
+        let mut got = args();
         let maps = program.tma_maps();
         emulated::launch_with_maps(&image, ([1, 1, 1], warps), &mut got, &|_, b| b, &maps)
             .unwrap_or_else(|e| panic!("{context}: {e}"));
@@ -303,4 +327,76 @@ fn the_tma_copies_a_transposed_b() {
             "{context}"
         );
     }
+}
+
+/// FP8 operands (`e4m3`, `e5m2`) on sm_90a's `wgmma.m64nNk32` and sm_100a's
+/// `tcgen05.mma.kind::f8f6f4`, both reading them K-major: the keys, a B
+/// transposed, copied as stored and read through A's swizzle (rows of
+/// 128, 64 or 32 bytes for `K` of 128, 64, 32), with and without a
+/// pipeline; lockstep emulator and emulation target equal the interpreter,
+/// and `ptxas` assembles the instructions without spills.
+#[test]
+fn fp8_products_run_k_major_on_wgmma_and_tcgen05() {
+    emulated::require(Tool::Ptxas);
+    let cases = [
+        (DType::F8E4M3, [64, 128, 64], 4),
+        (DType::F8E5M2, [64, 64, 64], 4),
+        (DType::F8E4M3, [128, 32, 128], 8),
+        (DType::F8E5M2, [128, 128, 64], 4),
+        (DType::F8E4M3, [64, 64, 32], 4),
+    ];
+    for (dtype, shape, warps) in cases {
+        for stages in [1, 3] {
+            let context = format!("{dtype} {shape:?} {stages} stages");
+            let sm90a = Target::Nvptx(Sm::Sm90a);
+            let program = check_kernel_of(Kernel::Keys, dtype, sm90a, shape, (warps, stages));
+            let wgmmas = count(&program, |k| {
+                matches!(k, ThreadOpKind::Wgmma { kind, .. }
+                    if kind.dtype == dtype && kind.b_major == Major::K && kind.k() == 32)
+            });
+            let mma_sync = count(&program, |k| matches!(k, ThreadOpKind::Mma { .. }));
+            // One instruction per 32 `k` and 64×min(N, 64) block of D, the
+            // blocks shared among the warpgroups.
+            let [m, d, n] = shape;
+            let per_k_tile = (m / 64) * n.div_ceil(64) * (d / 32) / (warps as usize / 4);
+            assert_eq!((wgmmas, mma_sync), (per_k_tile, 0), "{context}:\n{program}");
+            let ptx_type = if dtype == DType::F8E4M3 {
+                "e4m3"
+            } else {
+                "e5m2"
+            };
+            let instruction = format!("m64n{}k32.f32.{ptx_type}.{ptx_type}", n.min(64));
+            assembles(&program, sm90a, &instruction, &context);
+            if m % 128 != 0 {
+                continue;
+            }
+            let sm100a = Target::Nvptx(Sm::Sm100a);
+            let program = check_kernel_of(Kernel::Keys, dtype, sm100a, shape, (warps, stages));
+            let tcgen05 = count(&program, |k| {
+                matches!(k, ThreadOpKind::Tcgen05Mma { kind, .. }
+                    if kind.dtype == dtype && kind.b_major == Major::K && kind.k() == 32)
+            });
+            assert!(tcgen05 > 0, "{context}:\n{program}");
+            assembles(
+                &program,
+                sm100a,
+                "tcgen05.mma.cta_group::1.kind::f8f6f4",
+                &context,
+            );
+        }
+    }
+}
+
+/// `program`'s PTX for `target` holds `instruction`, and `ptxas` assembles
+/// it without spilling.
+fn assembles(program: &Program, target: Target, instruction: &str, context: &str) {
+    let Target::Nvptx(sm) = target else {
+        panic!("{target} is not an NVPTX target");
+    };
+    let ptx = emit(program, target, &CodegenOptions::default())
+        .unwrap()
+        .assembly;
+    assert!(ptx.contains(instruction), "{context}: {ptx}");
+    let usage = tools::ptxas_resource_usage(&ptx, sm).unwrap();
+    assert!(usage.contains("0 bytes spill stores"), "{context}: {usage}");
 }

@@ -11,6 +11,7 @@ use tile_abi::emulation::{
 use tile_hw::happens::AtomicSync;
 use tile_hw::ldmatrix::LdMatrix;
 use tile_hw::mma::{Fragment, MmaKind};
+use tile_hw::tcgen05::Qualifier;
 use tile_hw::wgmma::WgmmaKind;
 
 /// The runtime's entry point, which every replaced intrinsic and every
@@ -280,14 +281,15 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
             Err(error) => stop(error),
         },
         RuntimeCall::Tcgen05Mma => {
-            let (idesc, accumulate) = (d as u32, d >> 32);
-            if accumulate > 1 {
+            let (idesc, accumulate) = (d as u32, (d >> 32) & 1);
+            let Some(qualifier) = Qualifier::from_code(d >> 33) else {
                 let place = with_block(|blk| blk.place(Some(blk.current)));
                 return stop(EmuError::Malformed {
                     place,
                     what: format!("tcgen05.mma flags {d:#x}"),
                 });
-            }
+            };
+            let idesc = (idesc, qualifier);
             match with_block(|blk| blk.tcgen05_mma(a, (b, c), idesc, accumulate == 1)) {
                 Ok(()) => 0,
                 Err(error) => stop(error),

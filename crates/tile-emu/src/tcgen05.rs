@@ -16,8 +16,8 @@ use crate::block::Block;
 use crate::error::{EmuError, Place};
 use tile_abi::emulation::Access;
 use tile_hw::tcgen05::{
-    allocation_columns, block_mma, decode_smem_descriptor, split_address, Tcgen05Kind, COLUMNS, K,
-    LANES, M, WARP_LANES,
+    allocation_columns, block_mma, decode_smem_descriptor, split_address, Qualifier, Tcgen05Kind,
+    COLUMNS, LANES, M, WARP_LANES,
 };
 use tile_hw::wgmma::Major;
 
@@ -109,11 +109,12 @@ impl Block {
         &mut self,
         d: u64,
         (a, b): (u64, u64),
-        idesc: u32,
+        (idesc, qualifier): (u32, Qualifier),
         accumulate: bool,
     ) -> Result<(), EmuError> {
         let place = self.place(Some(self.current));
-        let kind = Tcgen05Kind::from_descriptor(idesc).map_err(|what| fault(place, what))?;
+        let kind =
+            Tcgen05Kind::from_descriptor(idesc, qualifier).map_err(|what| fault(place, what))?;
         let (lane, column) = split_address(d as u32);
         let (column, end) = (column as usize, column as usize + kind.n);
         let allocated = self.tmem.allocated.unwrap_or(0) as usize;
@@ -127,11 +128,13 @@ impl Block {
         let [da, db] = [a, b].map(decode_smem_descriptor);
         let da = da.map_err(|what| fault(place, what))?;
         let db = db.map_err(|what| fault(place, what))?;
-        let a = self.descriptor_operand((place, fault), da, (Major::K, M), widen)?;
-        let b = self.descriptor_operand((place, fault), db, (kind.b_major, kind.n), widen)?;
+        let (bytes, k) = (kind.dtype.size_bytes(), kind.k());
+        let a = self.descriptor_operand((place, fault), da, (Major::K, [M, k], bytes), widen)?;
+        let b_shape = (kind.b_major, [kind.n, k], bytes);
+        let b = self.descriptor_operand((place, fault), db, b_shape, widen)?;
         // B is read as (n, k): row-major K × N for the multiply.
-        let b: Vec<f32> = (0..K * kind.n)
-            .map(|e| b[(e % kind.n) * K + e / kind.n])
+        let b: Vec<f32> = (0..k * kind.n)
+            .map(|e| b[(e % kind.n) * k + e / kind.n])
             .collect();
         let cell = |e: usize| (e / kind.n) * COLUMNS + column + e % kind.n;
         let mut out: Vec<f32> = (0..M * kind.n)

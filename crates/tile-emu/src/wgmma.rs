@@ -1,7 +1,7 @@
 //! Hopper's `wgmma` on a warpgroup of 128 threads: each thread's call
 //! waits until the whole warpgroup has issued the same instruction with
 //! the same descriptors; then A (K-major; or from each thread's registers)
-//! and B (N-major) are read from shared memory through the swizzled
+//! and B (N-major or K-major) are read from shared memory through the swizzled
 //! layouts the descriptors name, as
 //! the first thread's reads (race-checked, and each written byte must be
 //! fenced by its writer's `fence.proxy.async`), multiplied by
@@ -167,20 +167,23 @@ impl Block {
                 ),
             });
         }
-        let kind = call.kind;
+        let (kind, k) = (call.kind, call.kind.k());
         let widen = |bits| kind.widen(bits);
+        let bytes = kind.dtype.size_bytes();
         let a = match call.registers {
             true => WgmmaCall::register_a(&calls),
             false => {
                 let d = Descriptor::decode(call.a);
-                self.descriptor_operand((place, wgmma_fault), d, (Major::K, M), widen)?
+                let shape = (Major::K, [M, k], bytes);
+                self.descriptor_operand((place, wgmma_fault), d, shape, widen)?
             }
         };
         let d = Descriptor::decode(call.b);
-        let b = self.descriptor_operand((place, wgmma_fault), d, (kind.b_major, kind.n), widen)?;
+        let shape = (kind.b_major, [kind.n, k], bytes);
+        let b = self.descriptor_operand((place, wgmma_fault), d, shape, widen)?;
         // B is read as (n, k): row-major K × N for the multiply.
-        let b: Vec<f32> = (0..K * kind.n)
-            .map(|e| b[(e % kind.n) * K + e / kind.n])
+        let b: Vec<f32> = (0..k * kind.n)
+            .map(|e| b[(e % kind.n) * k + e / kind.n])
             .collect();
         let c: Vec<Vec<f32>> = calls
             .iter()
@@ -211,34 +214,40 @@ impl Block {
         Ok(true)
     }
 
-    /// The `rows × K` elements `(mn, k)`, row-major by `mn`, of the 16-bit
-    /// operand that the descriptor `d` describes as `major`, each read as
-    /// `widen` says by the thread of `place` (`fault` making the errors of
-    /// the instruction's rules).
+    /// The `rows × cols` elements `(mn, k)`, row-major by `mn`, of the
+    /// operand of `bytes`-byte elements (2 or 1) that the descriptor `d`
+    /// describes as `major`, each read as `widen` says (of its bits, in the
+    /// low byte for 8-bit elements) by the thread of `place` (`fault`
+    /// making the errors of the instruction's rules).
     pub(crate) fn descriptor_operand(
         &mut self,
         (place, fault): (Place, fn(Place, String) -> EmuError),
         d: Descriptor,
-        (major, rows): (Major, usize),
+        (major, [rows, cols], bytes): (Major, [usize; 2], usize),
         widen: impl Fn(u16) -> f32,
     ) -> Result<Vec<f32>, EmuError> {
         let thread = place.thread.unwrap_or(0);
         let fault = |what: String| fault(place, what);
+        if !matches!(bytes, 1 | 2) {
+            return Err(fault(format!(
+                "operands of {bytes}-byte elements are not modelled"
+            )));
+        }
         let start = self.shared.resolve(d.start).map_err(fault)?;
-        let mut values = Vec::with_capacity(rows * K);
+        let mut values = Vec::with_capacity(rows * cols);
         for mn in 0..rows {
-            for k in 0..K {
-                let at = d.element_address(major, 2, (mn, k)).map_err(fault)?;
+            for k in 0..cols {
+                let at = d.element_address(major, bytes, (mn, k)).map_err(fault)?;
                 let address = start
                     .wrapping_add(u64::from(at))
                     .wrapping_sub(u64::from(d.start));
-                let Some((region, offset)) = self.shared.locate(address, 2) else {
+                let Some((region, offset)) = self.shared.locate(address, bytes as u64) else {
                     return Err(fault(format!(
                         "operand element ({mn}, {k}) of descriptor {d:?} lies at {address:#x} ({}), outside the block's shared memory",
                         self.shared.describe(address)
                     )));
                 };
-                for byte in offset..offset + 2 {
+                for byte in offset..offset + bytes {
                     if let Some(writer) = self.shared.unfenced_writer(region, byte) {
                         return Err(EmuError::UnfencedAsyncRead {
                             place,
@@ -248,13 +257,18 @@ impl Block {
                     }
                 }
                 self.shared
-                    .access(region, offset, 2, thread, false)
+                    .access(region, offset, bytes, thread, false)
                     .map_err(|conflict| {
                         crate::block::race(place, "asynchronous operand load", address, conflict)
                     })?;
-                // SAFETY: `locate` found the two bytes inside a shared
+                // SAFETY: `locate` found the element's bytes inside a shared
                 // allocation of the loaded image, alive while the block runs.
-                let bits = unsafe { std::ptr::read_unaligned(address as *const u16) };
+                let bits = unsafe {
+                    match bytes {
+                        1 => u16::from(std::ptr::read(address as *const u8)),
+                        _ => std::ptr::read_unaligned(address as *const u16),
+                    }
+                };
                 values.push(widen(bits));
             }
         }

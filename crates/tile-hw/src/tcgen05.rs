@@ -12,9 +12,11 @@
 //! issued by one whole warp; the same warp frees them with
 //! `tcgen05.dealloc` before the block exits.
 //!
-//! **`tcgen05.mma.cta_group::1.kind::f16`.** One thread issues the whole
-//! product `D = A·B (+ D)` of a 128×`N` block: A (128×16) and B (16×`N`)
-//! in shared memory through matrix descriptors, D in tensor memory from an
+//! **`tcgen05.mma.cta_group::1.kind::f16`** (and **`kind::f8f6f4`** on
+//! E4M3 and E5M2, one byte an element, [`Qualifier`]). One thread issues
+//! the whole product `D = A·B (+ D)` of a 128×`N` block: A (128×`K`) and B
+//! (`K`×`N`), `K` being 32 bytes of elements (16 f16, 32 FP8), in shared
+//! memory through matrix descriptors, D in tensor memory from an
 //! address whose lane is 0: element `(m, n)` of D is lane `m`, column
 //! `n` (one `f32` a column). The instruction is asynchronous; its
 //! completion is observed only through `tcgen05.commit`, which arrives
@@ -24,7 +26,7 @@
 //! | bits | field |
 //! |---|---|
 //! | 4–5 | D's format: 1 = f32 |
-//! | 7–9, 10–12 | A's and B's: 0 = f16, 1 = bf16 |
+//! | 7–9, 10–12 | A's and B's: 0 = f16, 1 = bf16 (`kind::f8f6f4`: 0 = E4M3, 1 = E5M2) |
 //! | 15, 16 | A, B MN-major (1) or K-major (0) |
 //! | 17–22 | `N >> 3` |
 //! | 24–28 | `M >> 4` |
@@ -43,7 +45,7 @@
 //! `tcgen05.wait::st`.
 //!
 //! **Arithmetic** as [`crate::mma`]'s: each element of D is its old value
-//! (or 0 without accumulation) and the 16 products of the instruction
+//! (or 0 without accumulation) and the `K` products of the instruction
 //! summed in `f64` in ascending `k`, rounded once to `f32`.
 
 use crate::wgmma::{Descriptor, Major};
@@ -88,11 +90,54 @@ pub fn load_element(quarter: usize, lane: usize, r: usize) -> (usize, usize) {
     (WARP_LANES * quarter + lane, r)
 }
 
-/// A `tcgen05.mma.cta_group::1.kind::f16` of 128×`N`×16 with `f32`
-/// accumulators and A K-major.
+/// The bytes of a row of A (and of a K-major B) one instruction reads:
+/// its `K` is this many bytes of its operands' elements.
+pub const K_BYTES: usize = 32;
+
+/// The `.kind` of a `tcgen05.mma`: which element types the format codes of
+/// its instruction descriptor name (the same codes mean f16 and E4M3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Qualifier {
+    /// `kind::f16`: f16 (0) or bf16 (1) operands.
+    F16,
+    /// `kind::f8f6f4`: E4M3 (0) or E5M2 (1) operands, one byte each (the
+    /// model has no FP6 or FP4 ones).
+    F8F6F4,
+}
+
+impl Qualifier {
+    /// Its name in PTX, after `kind::`.
+    pub fn ptx(self) -> &'static str {
+        match self {
+            Qualifier::F16 => "f16",
+            Qualifier::F8F6F4 => "f8f6f4",
+        }
+    }
+
+    /// Its code in an emulation call (LLVM's `kind` operand): 0 or 2.
+    pub fn code(self) -> u64 {
+        match self {
+            Qualifier::F16 => 0,
+            Qualifier::F8F6F4 => 2,
+        }
+    }
+
+    /// The qualifier of `code`, if it is one.
+    pub fn from_code(code: u64) -> Option<Qualifier> {
+        match code {
+            0 => Some(Qualifier::F16),
+            2 => Some(Qualifier::F8F6F4),
+            _ => None,
+        }
+    }
+}
+
+/// A `tcgen05.mma.cta_group::1.kind::f16` (`kind::f8f6f4`) of
+/// 128×`N`×`K` with `f32` accumulators and A K-major: `K` is 16 for f16
+/// and bf16, 32 for E4M3 and E5M2.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Tcgen05Kind {
-    /// The operands' dtype: `f16` or `bf16`.
+    /// The operands' dtype: `f16`, `bf16`, `f8e4m3` or `f8e5m2`.
     pub dtype: DType,
     /// `N`: a multiple of 16 from 16 to 256.
     pub n: usize,
@@ -105,10 +150,26 @@ impl Tcgen05Kind {
     /// The instruction for `dtype` operands, `n` columns and B `b_major`,
     /// if it exists.
     pub fn new(dtype: DType, n: usize, b_major: Major) -> Option<Tcgen05Kind> {
-        let valid = matches!(dtype, DType::F16 | DType::BF16)
-            && n.is_multiple_of(16)
+        let valid = matches!(
+            dtype,
+            DType::F16 | DType::BF16 | DType::F8E4M3 | DType::F8E5M2
+        ) && n.is_multiple_of(16)
             && (16..=256).contains(&n);
         valid.then_some(Tcgen05Kind { dtype, n, b_major })
+    }
+
+    /// Its `.kind`.
+    pub fn qualifier(self) -> Qualifier {
+        match self.dtype.size_bytes() {
+            1 => Qualifier::F8F6F4,
+            _ => Qualifier::F16,
+        }
+    }
+
+    /// The instruction's `K`: [`K_BYTES`] of its operands' elements (16 or
+    /// 32).
+    pub fn k(self) -> usize {
+        K_BYTES / self.dtype.size_bytes()
     }
 
     /// The same instruction with B's rows running as `b_major` says.
@@ -118,7 +179,7 @@ impl Tcgen05Kind {
 
     /// Its 32-bit instruction descriptor (the module docs).
     pub fn descriptor(self) -> u32 {
-        let format = u32::from(self.dtype == DType::BF16);
+        let format = u32::from(matches!(self.dtype, DType::BF16 | DType::F8E5M2));
         let b_mn = u32::from(self.b_major == Major::Mn);
         (1 << 4)
             | (format << 7)
@@ -128,13 +189,21 @@ impl Tcgen05Kind {
             | ((M as u32 >> 4) << 24)
     }
 
-    /// The instruction an instruction descriptor names, if the model has it.
-    pub fn from_descriptor(bits: u32) -> Result<Tcgen05Kind, String> {
+    /// The instruction an instruction descriptor of a `tcgen05.mma` of
+    /// `qualifier` names, if the model has it.
+    pub fn from_descriptor(bits: u32, qualifier: Qualifier) -> Result<Tcgen05Kind, String> {
         let field = |at: u32, width: u32| (bits >> at) & ((1 << width) - 1);
-        let dtype = match (field(7, 3), field(10, 3)) {
-            (0, 0) => DType::F16,
-            (1, 1) => DType::BF16,
-            (a, b) => return Err(format!("operand formats {a} and {b} are not modelled")),
+        let dtype = match (qualifier, field(7, 3), field(10, 3)) {
+            (Qualifier::F16, 0, 0) => DType::F16,
+            (Qualifier::F16, 1, 1) => DType::BF16,
+            (Qualifier::F8F6F4, 0, 0) => DType::F8E4M3,
+            (Qualifier::F8F6F4, 1, 1) => DType::F8E5M2,
+            (_, a, b) => {
+                let kind = qualifier.ptx();
+                return Err(format!(
+                    "kind::{kind} operand formats {a} and {b} are not modelled"
+                ));
+            }
         };
         let b_major = if field(16, 1) == 1 {
             Major::Mn
@@ -155,16 +224,20 @@ impl Tcgen05Kind {
     }
 
     /// Its name in thread-level programs: `m128n64k16.f16`, with `.bk`
-    /// after it for a K-major B.
+    /// after it for a K-major B (`m128n64k32.f8e4m3.bk`).
     pub fn name(self) -> String {
         let b = if self.b_major == Major::K { ".bk" } else { "" };
-        format!("m{M}n{}k{K}.{}{b}", self.n, self.dtype)
+        format!("m{M}n{}k{}.{}{b}", self.n, self.k(), self.dtype)
     }
 
-    /// The `f32` value of an operand element with bits `bits`.
+    /// The `f32` value of an operand element with bits `bits` (in the low
+    /// byte for 8-bit operands).
     pub fn widen(self, bits: u16) -> f32 {
+        use tile_ir::f8::{F8E4M3, F8E5M2};
         match self.dtype {
             DType::BF16 => half::bf16::from_bits(bits).to_f32(),
+            DType::F8E4M3 => F8E4M3::from_bits(bits as u8).to_f32(),
+            DType::F8E5M2 => F8E5M2::from_bits(bits as u8).to_f32(),
             _ => half::f16::from_bits(bits).to_f32(),
         }
     }
@@ -192,9 +265,9 @@ pub fn decode_smem_descriptor(bits: u64) -> Result<Descriptor, String> {
     Ok(Descriptor::decode(hopper))
 }
 
-/// One `tcgen05.mma` of `kind` on the row-major 128×16 `a` and 16×`N` `b`
-/// into the row-major 128×`N` `d`, adding to it where `accumulate` holds
-/// (the module docs' arithmetic).
+/// One `tcgen05.mma` of `kind` on the row-major 128×`K` `a` and `K`×`N`
+/// `b` into the row-major 128×`N` `d`, adding to it where `accumulate`
+/// holds (the module docs' arithmetic).
 pub fn block_mma(
     kind: Tcgen05Kind,
     a: &[f32],
@@ -202,8 +275,8 @@ pub fn block_mma(
     d: &mut [f32],
     accumulate: bool,
 ) -> Result<(), String> {
-    let n = kind.n;
-    if a.len() != M * K || b.len() != K * n || d.len() != M * n {
+    let (n, k) = (kind.n, kind.k());
+    if a.len() != M * k || b.len() != k * n || d.len() != M * n {
         return Err(format!(
             "operands of {}, {} and {} elements for {}",
             a.len(),
@@ -215,7 +288,7 @@ pub fn block_mma(
     for (e, out) in d.iter_mut().enumerate() {
         let (row, col) = (e / n, e % n);
         let c = if accumulate { *out } else { 0.0 };
-        let products = (0..K).map(|k| (a[row * K + k], b[k * n + col]));
+        let products = (0..k).map(|kk| (a[row * k + kk], b[kk * n + col]));
         *out = crate::mma::step_sum(c, products);
     }
     Ok(())
@@ -242,9 +315,34 @@ mod tests {
             (1 << 4) | (1 << 7) | (1 << 10) | (32 << 17) | (8 << 24)
         );
         for kind in [kind, bf16] {
-            assert_eq!(Tcgen05Kind::from_descriptor(kind.descriptor()), Ok(kind));
+            let qualifier = Qualifier::F16;
+            assert_eq!(
+                Tcgen05Kind::from_descriptor(kind.descriptor(), qualifier),
+                Ok(kind)
+            );
         }
-        let err = Tcgen05Kind::from_descriptor(kind.descriptor() | 1 << 15).unwrap_err();
+        // `kind::f8f6f4` (CUTLASS `MXF8F6F4Format`): E4M3 is 0, E5M2 1, the
+        // same codes as f16 and bf16; K is 32 bytes of them.
+        let e4m3 = Tcgen05Kind::new(DType::F8E4M3, 128, Major::K).unwrap();
+        let e5m2 = Tcgen05Kind::new(DType::F8E5M2, 64, Major::K).unwrap();
+        assert_eq!(e4m3.descriptor(), (1 << 4) | (16 << 17) | (8 << 24));
+        assert_eq!(e5m2.descriptor() & (0x3f << 7), (1 << 7) | (1 << 10));
+        for kind in [e4m3, e5m2] {
+            assert_eq!((kind.k(), kind.qualifier()), (32, Qualifier::F8F6F4));
+            let decoded = Tcgen05Kind::from_descriptor(kind.descriptor(), Qualifier::F8F6F4);
+            assert_eq!(decoded, Ok(kind));
+        }
+        assert_eq!(e4m3.name(), "m128n128k32.f8e4m3.bk");
+        assert_eq!(
+            Tcgen05Kind::from_descriptor(e4m3.descriptor(), Qualifier::F16).map(|k| k.dtype),
+            Ok(DType::F16)
+        );
+        for q in [Qualifier::F16, Qualifier::F8F6F4] {
+            assert_eq!(Qualifier::from_code(q.code()), Some(q));
+        }
+        assert_eq!(Qualifier::from_code(1), None);
+        let err =
+            Tcgen05Kind::from_descriptor(kind.descriptor() | 1 << 15, Qualifier::F16).unwrap_err();
         assert!(err.contains("K-major A"), "{err}");
         assert!(Tcgen05Kind::new(DType::F16, 8, Major::Mn).is_none());
     }

@@ -38,8 +38,8 @@
 //! such accesses, and the lowering issues one instruction per atom of N
 //! and a `K` of 16 (32 bytes) per instruction.
 //!
-//! **Accumulators** of `m64nNk16` (PTX ISA, "Matrix fragments for
-//! wgmma.m64nNk16"): thread `T` of the warpgroup (warp `w = T / 32`,
+//! **Accumulators** of `m64nNk16` and `m64nNk32` (PTX ISA, "Matrix
+//! fragments for wgmma.m64nNk16", "… m64nNk32": the same D layout): thread `T` of the warpgroup (warp `w = T / 32`,
 //! `g = (T % 32) / 4`, `t = T % 4`) holds `N / 2` `f32`s; element `i` is
 //!
 //! ```text
@@ -53,7 +53,7 @@
 //! the accumulator layout puts element `i` of a 64×16 D (CuTe's
 //! `ALayout_64x16` is its `CLayout_64x16`): a product's accumulators,
 //! rounded to 16 bits, are the next product's A fragments. **Arithmetic** as [`crate::mma`]: each element of D is `c` and
-//! the 16 products of the step summed in `f64` in ascending `k`, rounded
+//! the `K` products of the step summed in `f64` in ascending `k`, rounded
 //! once to `f32`, a NaN canonical.
 
 use tile_ir::DType;
@@ -64,15 +64,21 @@ pub const WARPGROUP: usize = 128;
 /// The `K` of every `wgmma` on 16-bit operands.
 pub const K: usize = 16;
 
+/// The bytes of a row of A (and of a K-major B) one instruction reads:
+/// its `K` is this many bytes of its operands' elements.
+pub const K_BYTES: usize = 32;
+
 /// The rows of A (and of D) of every `wgmma`.
 pub const M: usize = 64;
 
-/// A `wgmma.mma_async.sync.aligned.m64nNk16.f32.<dtype>.<dtype>` with A
+/// A `wgmma.mma_async.sync.aligned.m64nNkK.f32.<dtype>.<dtype>` with A
 /// K-major in shared memory (or in registers) and B MN-major (`imm-trans-b
-/// = 1`) or K-major (`imm-trans-b = 0`) in shared memory.
+/// = 1`) or K-major (`imm-trans-b = 0`) in shared memory: `K` is 16 for
+/// f16 and bf16, 32 for `e4m3` and `e5m2`, whose operands have no
+/// transposed form (both K-major, A from shared memory).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct WgmmaKind {
-    /// The operands' dtype: `f16` or `bf16`.
+    /// The operands' dtype: `f16`, `bf16`, `f8e4m3` or `f8e5m2`.
     pub dtype: DType,
     /// `N`: a multiple of 8 up to 256.
     pub n: usize,
@@ -84,16 +90,37 @@ pub struct WgmmaKind {
 
 impl WgmmaKind {
     /// The instruction for `dtype` operands and `n` columns with B
-    /// MN-major, if it exists.
+    /// MN-major (K-major for 8-bit operands, which have no other form), if
+    /// it exists.
     pub fn new(dtype: DType, n: usize) -> Option<WgmmaKind> {
-        let valid = matches!(dtype, DType::F16 | DType::BF16)
-            && n.is_multiple_of(8)
-            && (8..=256).contains(&n);
-        valid.then_some(WgmmaKind {
+        let valid = matches!(
             dtype,
-            n,
-            b_major: Major::Mn,
-        })
+            DType::F16 | DType::BF16 | DType::F8E4M3 | DType::F8E5M2
+        ) && n.is_multiple_of(8)
+            && (8..=256).contains(&n);
+        let b_major = match dtype.size_bytes() {
+            1 => Major::K,
+            _ => Major::Mn,
+        };
+        valid.then_some(WgmmaKind { dtype, n, b_major })
+    }
+
+    /// Whether B may be read `b_major`: either way for 16-bit operands,
+    /// K-major only for 8-bit ones.
+    pub fn allows_b_major(self, b_major: Major) -> bool {
+        b_major == Major::K || !self.k_major_only()
+    }
+
+    /// Whether both operands must be K-major: 8-bit operands, for which
+    /// the instruction has no `imm-trans` operands.
+    pub fn k_major_only(self) -> bool {
+        self.dtype.size_bytes() == 1
+    }
+
+    /// The instruction's `K`: [`K_BYTES`] of its operands' elements (16 or
+    /// 32).
+    pub fn k(self) -> usize {
+        K_BYTES / self.dtype.size_bytes()
     }
 
     /// The same instruction with B's rows running as `b_major` says.
@@ -112,9 +139,15 @@ impl WgmmaKind {
     }
 
     /// The instruction's code in an emulation call: the dtype's (1 for f16,
-    /// 2 for bf16), `n << 8`, and bit 20 for a K-major B.
+    /// 2 for bf16, 3 for `e4m3`, 4 for `e5m2`), `n << 8`, and bit 20 for a
+    /// K-major B.
     pub fn code(self) -> u64 {
-        let dtype = if self.dtype == DType::BF16 { 2 } else { 1 };
+        let dtype = match self.dtype {
+            DType::BF16 => 2,
+            DType::F8E4M3 => 3,
+            DType::F8E5M2 => 4,
+            _ => 1,
+        };
         let k_major = u64::from(self.b_major == Major::K) << B_K_MAJOR_BIT;
         dtype | ((self.n as u64) << 8) | k_major
     }
@@ -124,6 +157,8 @@ impl WgmmaKind {
         let dtype = match code & 0xff {
             1 => DType::F16,
             2 => DType::BF16,
+            3 => DType::F8E4M3,
+            4 => DType::F8E5M2,
             _ => return None,
         };
         let b_major = match (code >> B_K_MAJOR_BIT) & 1 {
@@ -134,20 +169,36 @@ impl WgmmaKind {
         if code >> (B_K_MAJOR_BIT + 1) != 0 {
             return None;
         }
-        WgmmaKind::new(dtype, n as usize).map(|kind| kind.with_b_major(b_major))
+        let kind = WgmmaKind::new(dtype, n as usize)?;
+        kind.allows_b_major(b_major)
+            .then_some(kind.with_b_major(b_major))
     }
 
     /// Its name in thread-level programs: `m64n64k16.f16`, with `.bk` after
-    /// it for a K-major B.
+    /// it for a K-major B (`m64n64k32.f8e4m3.bk`).
     pub fn name(self) -> String {
         let b = if self.b_major == Major::K { ".bk" } else { "" };
-        format!("m64n{}k16.{}{b}", self.n, self.dtype)
+        format!("m64n{}k{}.{}{b}", self.n, self.k(), self.dtype)
     }
 
-    /// The `f32` value of an operand element with bits `bits`.
+    /// The operand type's name in PTX: `f16`, `bf16`, `e4m3`, `e5m2`.
+    pub fn ptx_type(self) -> &'static str {
+        match self.dtype {
+            DType::BF16 => "bf16",
+            DType::F8E4M3 => "e4m3",
+            DType::F8E5M2 => "e5m2",
+            _ => "f16",
+        }
+    }
+
+    /// The `f32` value of an operand element with bits `bits` (in the low
+    /// byte for 8-bit operands).
     pub fn widen(self, bits: u16) -> f32 {
+        use tile_ir::f8::{F8E4M3, F8E5M2};
         match self.dtype {
             DType::BF16 => half::bf16::from_bits(bits).to_f32(),
+            DType::F8E4M3 => F8E4M3::from_bits(bits as u8).to_f32(),
+            DType::F8E5M2 => F8E5M2::from_bits(bits as u8).to_f32(),
             _ => half::f16::from_bits(bits).to_f32(),
         }
     }
@@ -301,6 +352,18 @@ pub fn operand_descriptor(start: u32, swizzle: Swizzle) -> Descriptor {
     }
 }
 
+/// The swizzle of B's staging in tile's lowering (for `wgmma` and
+/// `tcgen05.mma` alike) of elements of `element_bytes` bytes with A staged
+/// under `a_swizzle`: 8-bit B, always K-major, has A's rows (`K` of them,
+/// at most 128 bytes); 16-bit B rows of 128 bytes (64 `n`, or K-major 64
+/// `k`).
+pub fn b_swizzle(element_bytes: usize, a_swizzle: Swizzle) -> Swizzle {
+    match element_bytes {
+        1 => a_swizzle,
+        _ => Swizzle::B128,
+    }
+}
+
 /// The `(row, column)` of D that element `i` of warpgroup thread `thread`
 /// holds (see the module docs).
 pub fn accumulator_element(thread: usize, i: usize) -> (usize, usize) {
@@ -318,7 +381,7 @@ pub fn register_a_element(thread: usize, i: usize) -> (usize, usize) {
 /// 8 per thread, 4 `.b32` registers.
 pub const REGISTER_A_ELEMENTS: usize = 8;
 
-/// One warpgroup's instruction of `kind`: `a` (64×16) and `b` (16×N)
+/// One warpgroup's instruction of `kind`: `a` (64×`K`) and `b` (`K`×N)
 /// row-major as read from shared memory, `c[T]` thread `T`'s accumulators;
 /// the D of each thread, with the arithmetic of the module docs.
 pub fn warpgroup_mma(
@@ -327,8 +390,8 @@ pub fn warpgroup_mma(
     b: &[f32],
     c: &[Vec<f32>],
 ) -> Result<Vec<Vec<f32>>, String> {
-    let n = kind.n;
-    if a.len() != M * K || b.len() != K * n || c.len() != WARPGROUP {
+    let (n, k) = (kind.n, kind.k());
+    if a.len() != M * k || b.len() != k * n || c.len() != WARPGROUP {
         return Err(format!(
             "operands of {} and {} elements and {} threads for {}",
             a.len(),
@@ -354,7 +417,7 @@ pub fn warpgroup_mma(
     let d: Vec<f32> = (0..M * n)
         .map(|e| {
             let (row, col) = (e / n, e % n);
-            let products = (0..K).map(|kk| (a[row * K + kk], b[kk * n + col]));
+            let products = (0..k).map(|kk| (a[row * k + kk], b[kk * n + col]));
             crate::mma::step_sum(matrix_c[e], products)
         })
         .collect();
@@ -504,6 +567,57 @@ mod tests {
             seen.dedup();
             assert_eq!(seen.len(), 8 * k, "{:?}", d.swizzle);
         }
+    }
+
+    /// FP8 instructions: `K` of 32, B K-major only, named and coded apart
+    /// from the 16-bit ones, their operands read from the low byte.
+    #[test]
+    fn fp8_instructions_step_32_k_major() {
+        for (dtype, ptx) in [(DType::F8E4M3, "e4m3"), (DType::F8E5M2, "e5m2")] {
+            let kind = WgmmaKind::new(dtype, 64).unwrap();
+            assert_eq!(
+                (kind.k(), kind.b_major, kind.ptx_type()),
+                (32, Major::K, ptx)
+            );
+            assert!(kind.k_major_only() && !kind.allows_b_major(Major::Mn));
+            assert_eq!(kind.name(), format!("m64n64k32.{dtype}.bk"));
+            assert_eq!(WgmmaKind::from_code(kind.code()), Some(kind));
+            let mn = kind.with_b_major(Major::Mn);
+            assert_eq!(WgmmaKind::from_code(mn.code()), None);
+            assert_eq!(b_swizzle(1, Swizzle::B64), Swizzle::B64);
+        }
+        let f16 = WgmmaKind::new(DType::F16, 64).unwrap();
+        assert_eq!((f16.k(), f16.b_major), (16, Major::Mn));
+        assert_eq!(b_swizzle(2, Swizzle::B64), Swizzle::B128);
+        let e4m3 = WgmmaKind::new(DType::F8E4M3, 8).unwrap();
+        // 0x38 is 1.0 in E4M3, 0xb8 is −1.0; the high byte is not read.
+        assert_eq!(e4m3.widen(0xff38), 1.0);
+        assert_eq!(e4m3.widen(0x00b8), -1.0);
+        let e5m2 = WgmmaKind::new(DType::F8E5M2, 8).unwrap();
+        assert_eq!(e5m2.widen(0x3c), 1.0);
+        // One step sums 32 products: D[0][0] = 1 + 32·(2·0.5).
+        let (mut a, mut b) = (vec![0.0f32; M * 32], vec![0.0f32; 32 * 8]);
+        a[..32].fill(2.0);
+        b.iter_mut().step_by(8).for_each(|v| *v = 0.5);
+        let c = vec![vec![1.0f32; 4]; WARPGROUP];
+        let d = warpgroup_mma(e4m3, &a, &b, &c).unwrap();
+        assert_eq!((d[0][0], d[0][1]), (33.0, 1.0));
+        assert!(warpgroup_mma(e4m3, &a[..M * K], &b, &c).is_err());
+    }
+
+    /// 8-bit elements in the 128-byte swizzle: 16 to a chunk, and a row's
+    /// chunks trade places as 16-bit rows' do, by bytes.
+    #[test]
+    fn byte_elements_swizzle_by_the_chunk() {
+        let d = operand_descriptor(4096, Swizzle::B128);
+        let at = |mn, k| d.element_address(Major::K, 1, (mn, k)).unwrap();
+        assert_eq!(at(0, 127), 4096 + 127);
+        // Row 3: chunk 1 (bytes 16..32) goes to chunk 2.
+        assert_eq!(at(3, 16), 4096 + 3 * 128 + 32);
+        assert_eq!(at(3, 17), at(3, 16) + 1);
+        assert!(d.element_address(Major::K, 1, (0, 128)).is_err());
+        let b32 = operand_descriptor(0, Swizzle::B32);
+        assert_eq!(b32.element_address(Major::K, 1, (4, 0)).unwrap(), 128 + 16);
     }
 
     #[test]

@@ -263,4 +263,18 @@ fn errors_name_the_place_and_what_was_expected() {
         )),
         "4:27: expected a shared allocation `@s<n>`, found `.`"
     );
+    // FP8 steps 32 `k` and has no MN-major B.
+    let wgmma = |name: &str| {
+        error(&format!(
+            "{head}  %0 = const 0 : i32\n  wgmma.{name} @s0[%0], @s0[%0], %0\n}}\n"
+        ))
+    };
+    assert_eq!(
+        wgmma("m64n64k32.f8e4m3"),
+        "4:9: a wgmma of f8e4m3 reads B K-major only: `m64n64k32.f8e4m3.bk`"
+    );
+    assert_eq!(
+        wgmma("m64n64k16.f8e5m2.bk"),
+        "4:9: unknown wgmma `m64n64k16.f8e5m2`"
+    );
 }

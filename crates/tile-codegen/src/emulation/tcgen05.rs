@@ -24,8 +24,11 @@ pub(super) fn definition(name: &str, snippet: Tcgen05Asm) -> String {
             let call = runtime_call(RuntimeCall::TmemDealloc, ["%a", &columns, "0", "0"]);
             void("i32 %t", format!("{address}{call}"))
         }
-        Tcgen05Asm::Mma => {
-            let code = "  %d64 = zext i32 %d to i64\n  %i = zext i32 %idesc to i64\n  %nz = icmp ne i32 %acc, 0\n  %s = zext i1 %nz to i64\n  %sh = shl i64 %s, 32\n  %code = or i64 %sh, %i\n";
+        Tcgen05Asm::Mma { qualifier } => {
+            let code = format!(
+                "  %d64 = zext i32 %d to i64\n  %i = zext i32 %idesc to i64\n  %nz = icmp ne i32 %acc, 0\n  %s = zext i1 %nz to i64\n  %sh = shl i64 %s, 32\n  %flags = or i64 %sh, {}\n  %code = or i64 %flags, %i\n",
+                qualifier.code() << 33
+            );
             let call = runtime_call(RuntimeCall::Tcgen05Mma, ["%d64", "%da", "%db", "%code"]);
             void(
                 "i32 %d, i64 %da, i64 %db, i32 %idesc, i32 %acc",

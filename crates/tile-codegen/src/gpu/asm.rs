@@ -166,12 +166,17 @@ impl Asm {
                 let n = kind.accumulators();
                 let d: Vec<String> = (0..n).map(|i| format!("${i}")).collect();
                 let (a, b, scale) = (2 * n, 2 * n + 1, 2 * n + 2);
+                // 8-bit operands have no `imm-trans` operands (both K-major).
+                let trans = match kind.k_major_only() {
+                    true => String::new(),
+                    false => format!(", 0, {}", kind.trans_b()),
+                };
                 format!(
-                    "{{ .reg .pred p; setp.ne.b32 p, ${scale}, 0; wgmma.mma_async.sync.aligned.m64n{}k16.f32.{t}.{t} {{{}}}, ${a}, ${b}, p, 1, 1, 0, {}; }}",
+                    "{{ .reg .pred p; setp.ne.b32 p, ${scale}, 0; wgmma.mma_async.sync.aligned.m64n{}k{}.f32.{t}.{t} {{{}}}, ${a}, ${b}, p, 1, 1{trans}; }}",
                     kind.n,
+                    kind.k(),
                     d.join(", "),
-                    kind.trans_b(),
-                    t = kind.dtype,
+                    t = kind.ptx_type(),
                 )
             }
             Asm::WgmmaRegisterA(kind) => {
@@ -184,7 +189,7 @@ impl Asm {
                     d.join(", "),
                     word_list(2 * n, 4),
                     kind.trans_b(),
-                    t = kind.dtype,
+                    t = kind.ptx_type(),
                 )
             }
             Asm::WgmmaFence => "wgmma.fence.sync.aligned;".into(),
@@ -291,18 +296,24 @@ impl Asm {
             Asm::WgmmaWait { pending, values }
         } else if let Some(at) = template.find("wgmma.mma_async.sync.aligned.m64n") {
             let rest = &template[at + "wgmma.mma_async.sync.aligned.m64n".len()..];
-            let (n, rest) = rest.split_once("k16.f32.")?;
+            let (n, rest) = rest.split_once('k')?;
+            let (_, rest) = rest.split_once(".f32.")?;
             let dtype = match rest.split_once('.')?.0 {
                 "f16" => DType::F16,
                 "bf16" => DType::BF16,
+                "e4m3" => DType::F8E4M3,
+                "e5m2" => DType::F8E5M2,
                 _ => return None,
             };
-            // `imm-trans-b`, the last immediate: 0 for a K-major B.
+            let kind = WgmmaKind::new(dtype, n.parse().ok()?)?;
+            // `imm-trans-b`, the last immediate: 0 for a K-major B (8-bit
+            // operands have none, and are K-major).
             let b_major = match template.rsplit_once(';')?.0.trim_end().ends_with(", 0") {
+                _ if kind.k_major_only() => Major::K,
                 true => Major::K,
                 false => Major::Mn,
             };
-            let kind = WgmmaKind::new(dtype, n.parse().ok()?)?.with_b_major(b_major);
+            let kind = kind.with_b_major(b_major);
             match template.contains("}, {$") {
                 true => Asm::WgmmaRegisterA(kind),
                 false => Asm::Wgmma(kind),

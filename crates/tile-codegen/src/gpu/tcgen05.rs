@@ -19,8 +19,8 @@ use super::{Asm, GpuEmitter};
 use crate::EmitError;
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::IntPredicate;
-use tile_hw::tcgen05::{smem_descriptor, WARP_LANES};
-use tile_hw::wgmma::Swizzle;
+use tile_hw::tcgen05::{smem_descriptor, Qualifier, WARP_LANES};
+use tile_hw::wgmma::b_swizzle;
 use tile_thread::program::{SharedId, Tcgen05Kind, ThreadOpKind};
 
 /// One inline-PTX snippet of tensor memory.
@@ -37,9 +37,12 @@ pub(crate) enum Tcgen05Asm {
         /// The columns.
         columns: u16,
     },
-    /// `tcgen05.mma.cta_group::1.kind::f16`: `(d: i32, desc_a: i64, desc_b:
-    /// i64, idesc: i32, accumulate: i32)`.
-    Mma,
+    /// `tcgen05.mma.cta_group::1.kind::<qualifier>`: `(d: i32, desc_a:
+    /// i64, desc_b: i64, idesc: i32, accumulate: i32)`.
+    Mma {
+        /// `f16` or `f8f6f4`.
+        qualifier: Qualifier,
+    },
     /// `tcgen05.commit…mbarrier::arrive::one`: `(bar: i64)`.
     Commit,
     /// `tcgen05.ld.32x32b.x<columns>` and its wait: `(address: i32) ->
@@ -76,8 +79,9 @@ impl Tcgen05Asm {
             Tcgen05Asm::Dealloc { columns } => format!(
                 "{AFTER} tcgen05.dealloc.cta_group::1.sync.aligned.b32 $0, {columns};"
             ),
-            Tcgen05Asm::Mma => format!(
-                "{{ .reg .pred p; setp.ne.b32 p, $4, 0; {AFTER} tcgen05.mma.cta_group::1.kind::f16 [$0], $1, $2, $3, p; }}"
+            Tcgen05Asm::Mma { qualifier } => format!(
+                "{{ .reg .pred p; setp.ne.b32 p, $4, 0; {AFTER} tcgen05.mma.cta_group::1.kind::{} [$0], $1, $2, $3, p; }}",
+                qualifier.ptx()
             ),
             Tcgen05Asm::Commit => {
                 "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [$0];".into()
@@ -99,7 +103,7 @@ impl Tcgen05Asm {
         match self {
             Tcgen05Asm::Alloc { .. } | Tcgen05Asm::Commit => format!("l,{memory}"),
             Tcgen05Asm::Dealloc { .. } => format!("r,{memory}"),
-            Tcgen05Asm::Mma => format!("r,l,l,r,r,{memory}"),
+            Tcgen05Asm::Mma { .. } => format!("r,l,l,r,r,{memory}"),
             Tcgen05Asm::Load { columns } => {
                 format!("{},r,{memory}", vec!["=f"; usize::from(columns)].join(","))
             }
@@ -125,7 +129,11 @@ impl Tcgen05Asm {
                 columns: columns("$0, ", ';')?,
             }
         } else if template.contains("tcgen05.mma") {
-            Tcgen05Asm::Mma
+            let qualifier = match template.contains("kind::f8f6f4") {
+                true => Qualifier::F8F6F4,
+                false => Qualifier::F16,
+            };
+            Tcgen05Asm::Mma { qualifier }
         } else if template.starts_with("tcgen05.commit") {
             Tcgen05Asm::Commit
         } else if template.contains("tcgen05.ld") {
@@ -147,7 +155,7 @@ impl Tcgen05Asm {
         match self {
             Tcgen05Asm::Alloc { columns } => format!("tcgen05.alloc.{columns}"),
             Tcgen05Asm::Dealloc { columns } => format!("tcgen05.dealloc.{columns}"),
-            Tcgen05Asm::Mma => "tcgen05.mma".into(),
+            Tcgen05Asm::Mma { qualifier } => format!("tcgen05.mma.{}", qualifier.ptx()),
             Tcgen05Asm::Commit => "tcgen05.commit".into(),
             Tcgen05Asm::Load { columns } => format!("tcgen05.ld.x{columns}"),
             Tcgen05Asm::Store { columns } => format!("tcgen05.st.x{columns}"),
@@ -199,8 +207,8 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 b,
             } => {
                 let desc_a = self.descriptor(k, (*a, *a_swizzle), int("ia")?, smem_descriptor)?;
-                let desc_b =
-                    self.descriptor(k, (*b, Swizzle::B128), int("ib")?, smem_descriptor)?;
+                let b_layout = (*b, b_swizzle(kind.dtype.size_bytes(), *a_swizzle));
+                let desc_b = self.descriptor(k, b_layout, int("ib")?, smem_descriptor)?;
                 let i32t = self.ctx.i32_type();
                 let idesc = i32t.const_int(u64::from(Tcgen05Kind::descriptor(*kind)), false);
                 let accumulate = self.b.build_int_z_extend(int("accumulate")?, i32t, "acc")?;
@@ -212,7 +220,10 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     accumulate.into(),
                 ];
                 self.when(k, int("mask")?, |s| {
-                    s.inline_asm(Asm::Tcgen05(Tcgen05Asm::Mma), &args).map(drop)
+                    let mma = Tcgen05Asm::Mma {
+                        qualifier: kind.qualifier(),
+                    };
+                    s.inline_asm(Asm::Tcgen05(mma), &args).map(drop)
                 })?;
                 Ok(Vec::new())
             }

@@ -1,8 +1,8 @@
 //! Hopper's `wgmma` (sm_90a) as inline PTX ([`super::asm`]): the thread
 //! program's operand indices become 64-bit matrix descriptors
 //! ([`tile_hw::wgmma::operand_descriptor`]: the shared address's bits
-//! 4–17 over a constant for the swizzle, A's as the op says and B's of 128
-//! bytes, and the group stride of 8 rows), or A's elements packed two to a
+//! 4–17 over a constant for the swizzle, A's as the op says and B's by
+//! [`tile_hw::wgmma::b_swizzle`], and the group stride of 8 rows), or A's elements packed two to a
 //! register, the accumulators go in and come out as tied registers, always
 //! accumulating (the program initializes them).
 
@@ -11,7 +11,7 @@ use super::kernel::{int, Kernel, Operands};
 use super::GpuEmitter;
 use crate::EmitError;
 use inkwell::values::{BasicValueEnum, IntValue};
-use tile_hw::wgmma::{operand_descriptor, Descriptor, REGISTER_A_ELEMENTS};
+use tile_hw::wgmma::{b_swizzle, operand_descriptor, Descriptor, REGISTER_A_ELEMENTS};
 use tile_thread::program::{DescriptorSwizzle, SharedId, ThreadOpKind, WgmmaKind};
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
@@ -59,8 +59,8 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             return Err(EmitError::internal("wgmma's accumulators"));
         }
         let desc_a = self.descriptor(k, (a, a_swizzle), int(x, "ia")?, Descriptor::encode)?;
-        let b128 = (b, DescriptorSwizzle::B128);
-        let desc_b = self.descriptor(k, b128, int(x, "ib")?, Descriptor::encode)?;
+        let b_layout = (b, b_swizzle(kind.dtype.size_bytes(), a_swizzle));
+        let desc_b = self.descriptor(k, b_layout, int(x, "ib")?, Descriptor::encode)?;
         let scale = self.ctx.i32_type().const_int(1, false);
         let mut args = acc.to_vec();
         args.extend::<[BasicValueEnum; 3]>([desc_a.into(), desc_b.into(), scale.into()]);

@@ -430,9 +430,14 @@ pub fn agrees(func: &Function, args: impl Fn() -> Vec<Arg>, outputs: usize, grid
 /// `seed`): products and sums of them stay exact in f32 for any order of
 /// summation, so tensor-core and in-order dots agree bit for bit.
 pub fn small_f16s(shape: &[usize], seed: usize) -> Arg {
+    small_ints(DType::F16, shape, seed)
+}
+
+/// [`small_f16s`] of `dtype` (any float type holding `-2..=2` exactly).
+pub fn small_ints(dtype: DType, shape: &[usize], seed: usize) -> Arg {
     let n = shape.iter().product::<usize>();
     let data: Vec<Scalar> = (0..n)
-        .map(|i| eval::cast(Scalar::F64(((i * 7 + seed) % 5) as f64 - 2.0), DType::F16))
+        .map(|i| eval::cast(Scalar::F64(((i * 7 + seed) % 5) as f64 - 2.0), dtype))
         .collect();
-    Arg::Tensor(HostTensor::from_scalars(DType::F16, shape, &data).unwrap())
+    Arg::Tensor(HostTensor::from_scalars(dtype, shape, &data).unwrap())
 }

@@ -29,10 +29,12 @@ type EncodeTiled = unsafe extern "C" fn(
 #[repr(C, align(64))]
 struct Encoded([u8; MAP_BYTES]);
 
-/// `CUtensorMapDataType` of `dtype`, for the dtypes a box may hold.
+/// `CUtensorMapDataType` of `dtype`, for the dtypes a box may hold: the
+/// 8-bit floats as `UINT8` (the copy moves bytes, and its zero fill is
+/// their +0).
 fn data_type(dtype: DType) -> Option<u32> {
     match dtype {
-        DType::U8 => Some(0),
+        DType::U8 | DType::I8 | DType::F8E4M3 | DType::F8E5M2 => Some(0),
         DType::U16 => Some(1),
         DType::U32 => Some(2),
         DType::I32 => Some(3),

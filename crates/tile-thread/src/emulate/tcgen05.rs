@@ -19,8 +19,8 @@ use super::{address, Emulator, LockstepError, LockstepFault, Operands};
 use crate::program::{DescriptorSwizzle, OpId, SharedId, Tcgen05Kind};
 use std::collections::HashMap;
 use tile_hw::mbarrier::Wait;
-use tile_hw::tcgen05::{self, block_mma, split_address, COLUMNS, K, LANES, M, WARP_LANES};
-use tile_hw::wgmma::Major;
+use tile_hw::tcgen05::{self, block_mma, split_address, COLUMNS, LANES, M, WARP_LANES};
+use tile_hw::wgmma::{b_swizzle, Major};
 use tile_ir::Scalar;
 
 /// The block's tensor memory.
@@ -167,14 +167,15 @@ impl Emulator<'_> {
                 d.push(f32::from_bits(pending.unwrap_or(self.tmem.cells[c])));
             }
             let at_a = (a, address(ia[t]));
-            let bits_a = self.operand(id, at_a, (M, K), (a_swizzle, Major::K), thread)?;
-            let b_layout = (DescriptorSwizzle::B128, kind.b_major);
+            let (k, bytes) = (kind.k(), kind.dtype.size_bytes());
+            let bits_a = self.operand(id, at_a, (M, k), (a_swizzle, Major::K), thread)?;
+            let b_layout = (b_swizzle(bytes, a_swizzle), kind.b_major);
             let at_b = (b, address(ib[t]));
-            let bits_b = self.operand(id, at_b, (kind.n, K), b_layout, thread)?;
+            let bits_b = self.operand(id, at_b, (kind.n, k), b_layout, thread)?;
             let matrix_a: Vec<f32> = bits_a.iter().map(|&v| kind.widen(v)).collect();
             // B is read as (n, k): transposed to row-major K × N.
-            let matrix_b: Vec<f32> = (0..K * kind.n)
-                .map(|e| kind.widen(bits_b[(e % kind.n) * K + e / kind.n]))
+            let matrix_b: Vec<f32> = (0..k * kind.n)
+                .map(|e| kind.widen(bits_b[(e % kind.n) * k + e / kind.n]))
                 .collect();
             let accumulate = accumulate[t] == Scalar::Bool(true);
             block_mma(kind, &matrix_a, &matrix_b, &mut d, accumulate)

@@ -1,7 +1,7 @@
 //! Hopper's `wgmma`: each warpgroup's operands read from shared memory
 //! through the canonical swizzled layouts of [`tile_hw::wgmma`] (A K-major
-//! with the op's swizzle, B N-major with the 128-byte one, atoms of 8 rows
-//! stacked, from the element indices the threads pass) or A from the
+//! with the op's swizzle, B with [`tile_hw::wgmma::b_swizzle`]'s, atoms of
+//! 8 rows stacked, from the element indices the threads pass) or A from the
 //! threads' registers, multiplied with the
 //! model's arithmetic, and handed back by the accumulator layout. The reads
 //! are the warpgroup's first thread's (for the race checks), and each must
@@ -10,8 +10,8 @@
 use super::{address, Emulator, LockstepError, LockstepFault, Operands};
 use crate::program::{DescriptorSwizzle, OpId, SharedId, WgmmaKind};
 use tile_hw::wgmma::{
-    operand_descriptor, register_a_element, warpgroup_mma, Major, K, M, REGISTER_A_ELEMENTS,
-    WARPGROUP,
+    b_swizzle, operand_descriptor, register_a_element, warpgroup_mma, Major, K, M,
+    REGISTER_A_ELEMENTS, WARPGROUP,
 };
 use tile_ir::Scalar;
 
@@ -68,11 +68,13 @@ impl Emulator<'_> {
                     format!("the warpgroup of thread {first} passes different operand indices"),
                 ));
             }
-            let b_index = address(ib[first]);
+            let (b_index, step) = (address(ib[first]), kind.k());
+            let bytes = kind.dtype.size_bytes();
             let matrix_a = match a {
                 WgmmaA::Shared(alloc, swizzle) => {
                     let at = (alloc, address(indices[0][first]));
-                    let bits = self.operand(id, at, (M, K), (swizzle, Major::K), first as u32)?;
+                    let layout = (swizzle, Major::K);
+                    let bits = self.operand(id, at, (M, step), layout, first as u32)?;
                     widen(kind, &bits)
                 }
                 WgmmaA::Registers => {
@@ -86,11 +88,15 @@ impl Emulator<'_> {
                     matrix
                 }
             };
-            let b_layout = (DescriptorSwizzle::B128, kind.b_major);
-            let matrix_b = self.operand(id, (b, b_index), (kind.n, K), b_layout, first as u32)?;
+            let b_layout = match a {
+                WgmmaA::Shared(_, swizzle) => (b_swizzle(bytes, swizzle), kind.b_major),
+                WgmmaA::Registers => (DescriptorSwizzle::B128, kind.b_major),
+            };
+            let matrix_b =
+                self.operand(id, (b, b_index), (kind.n, step), b_layout, first as u32)?;
             // B is read as (n, k): transpose it to row-major K × N.
-            let b_rows: Vec<u16> = (0..K * kind.n)
-                .map(|e| matrix_b[(e % kind.n) * K + e / kind.n])
+            let b_rows: Vec<u16> = (0..step * kind.n)
+                .map(|e| matrix_b[(e % kind.n) * step + e / kind.n])
                 .collect();
             let c: Vec<Vec<f32>> = group
                 .clone()

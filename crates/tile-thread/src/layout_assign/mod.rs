@@ -87,6 +87,25 @@ impl TensorDot {
         self.descriptor_a_columns().is_some()
     }
 
+    /// The operands' dtype.
+    pub fn operand_dtype(&self) -> DType {
+        match self {
+            TensorDot::Mma(p) => p.kind.operand_dtype(),
+            TensorDot::Wgmma(p) => p.kind.dtype,
+            TensorDot::Tcgen05(p) => p.kind.dtype,
+        }
+    }
+
+    /// The columns of a row of a K-major B's staged blocks (its `k`) of an
+    /// instruction that [reads descriptors](Self::reads_descriptors).
+    pub fn descriptor_b_k_columns(&self) -> Option<usize> {
+        match self {
+            TensorDot::Mma(_) => None,
+            TensorDot::Wgmma(p) => Some(p.b_k_columns()),
+            TensorDot::Tcgen05(p) => Some(p.b_k_columns()),
+        }
+    }
+
     /// The `k` of a row of A's staged blocks (64, 32 or 16) of an
     /// instruction that [reads descriptors](Self::reads_descriptors).
     pub fn descriptor_a_columns(&self) -> Option<usize> {

@@ -21,8 +21,10 @@
 //! `M` a multiple of 128, `N` a multiple of 64 (or one `n` below it, a
 //! multiple of 16, with `K` a multiple of 64 and B the transpose of a
 //! loaded tile) that the warpgroups share, `K` a multiple of 64, 32 or 16,
-//! and its columns within tensor memory's; other dots on sm_100a take
-//! `mma.sync`.
+//! and its columns within tensor memory's; or its operands E4M3 or E5M2
+//! (`kind::f8f6f4`, `K` 32 per instruction), staged as for `wgmma`: `K` a
+//! multiple of 128, 64 or 32 bytes and B the transpose of a loaded tile,
+//! read K-major with A's rows. Other dots on sm_100a take `mma.sync`.
 
 use super::blocked::{flat_layout, row_major};
 use super::wgmma::descriptor_shape;
@@ -30,7 +32,7 @@ use super::{DistLayout, LayoutKind};
 use crate::lower::TensorCores;
 use crate::program::{DescriptorSwizzle, Tcgen05Kind};
 use tile_hw::tcgen05::{COLUMNS, M, WARP_LANES};
-use tile_hw::wgmma::Major;
+use tile_hw::wgmma::{b_swizzle, Major};
 use tile_ir::{Function, OpId};
 
 /// How one `dot` runs on `tcgen05.mma`.
@@ -43,15 +45,23 @@ pub struct Tcgen05Dot {
     pub layout: DistLayout,
     /// The block's warpgroups, which share the columns.
     pub groups: usize,
-    /// The swizzle of A's staging, whose rows are `K` (at most 64) 16-bit
-    /// elements.
+    /// The swizzle of A's staging, whose rows are `K` elements, at most 128
+    /// bytes.
     pub a_swizzle: DescriptorSwizzle,
 }
 
 impl Tcgen05Dot {
-    /// The `k` of a row of A's staged blocks: 64, 32 or 16.
+    /// The `k` of a row of A's staged blocks: 64, 32 or 16 16-bit
+    /// elements, 128, 64 or 32 8-bit ones.
     pub fn a_columns(&self) -> usize {
-        self.a_swizzle.row_bytes().unwrap_or(128) / 2
+        self.a_swizzle.row_bytes().unwrap_or(128) / self.kind.dtype.size_bytes()
+    }
+
+    /// The `k` of a row of a K-major B's staged blocks: 64 16-bit
+    /// elements, or as A's for 8-bit ones (`tile_hw::wgmma::b_swizzle`).
+    pub fn b_k_columns(&self) -> usize {
+        let bytes = self.kind.dtype.size_bytes();
+        b_swizzle(bytes, self.a_swizzle).row_bytes().unwrap_or(128) / bytes
     }
 
     /// The tensor-memory columns the accumulator takes.

@@ -22,20 +22,28 @@
 //! above) that the warpgroups can share, and `K` a multiple of 64 (A staged
 //! in blocks of 64 `k`, rows of 128 bytes under the 128-byte swizzle), 32
 //! or 16 (one block of rows of 64 or 32 bytes, under the 64- or 32-byte
-//! swizzle; `N` then a multiple of 64); other dots on sm_90a take
-//! `mma.sync`.
+//! swizzle; `N` then a multiple of 64). FP8 operands (`e4m3`, `e5m2`:
+//! `wgmma.m64nNk32`) take the same blocks with twice the `k` per row
+//! (128, 64 or 32), and as the instruction reads them K-major only, their
+//! B must be the transpose of a loaded tile, staged K-major as A is (an
+//! FP8 GEMM's `a · wᵀ`). Other dots on sm_90a take `mma.sync`.
 
 use super::blocked::{flat_layout, row_major};
 use super::mma::split_warps;
 use super::{DistLayout, LayoutKind};
 use crate::lower::{is_transposed, TensorCores};
 use crate::program::{DescriptorSwizzle, WgmmaKind};
+use tile_hw::wgmma::b_swizzle;
 use tile_ir::{DotPrecision, Function, OpId, OpKind};
 
 /// The `N` of the `wgmma`s of a dot whose `N` is a multiple of it: one
 /// 128-byte atom of an N-major B's rows (see `tile_hw::wgmma` on wider
 /// N-major operands).
 pub const WGMMA_N: usize = 64;
+
+/// The bytes of a row of A's staged blocks where `K` has that many: one
+/// atom of the 128-byte swizzle.
+const ROW_BYTES: usize = 128;
 
 /// How one `dot` runs on `wgmma`.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,15 +54,23 @@ pub struct WgmmaDot {
     pub layout: DistLayout,
     /// Warpgroups along M and along N.
     pub groups: [usize; 2],
-    /// The swizzle of A's staging, whose rows are `K` (at most 64) 16-bit
-    /// elements.
+    /// The swizzle of A's staging, whose rows are `K` elements, at most
+    /// 128 bytes.
     pub a_swizzle: DescriptorSwizzle,
 }
 
 impl WgmmaDot {
-    /// The `k` of a row of A's staged blocks: 64, 32 or 16.
+    /// The `k` of a row of A's staged blocks: 64, 32 or 16 16-bit
+    /// elements, 128, 64 or 32 8-bit ones.
     pub fn a_columns(&self) -> usize {
-        self.a_swizzle.row_bytes().unwrap_or(128) / 2
+        self.a_swizzle.row_bytes().unwrap_or(ROW_BYTES) / self.kind.dtype.size_bytes()
+    }
+
+    /// The `k` of a row of a K-major B's staged blocks: 64 16-bit
+    /// elements, or as A's for 8-bit ones (`tile_hw::wgmma::b_swizzle`).
+    pub fn b_k_columns(&self) -> usize {
+        let swizzle = b_swizzle(self.kind.dtype.size_bytes(), self.a_swizzle);
+        swizzle.row_bytes().unwrap_or(ROW_BYTES) / self.kind.dtype.size_bytes()
     }
 }
 
@@ -66,8 +82,8 @@ pub(super) struct DescriptorShape {
     pub(super) dtype: tile_ir::DType,
     /// `M`, `K` and `N`.
     pub(super) mkn: [usize; 3],
-    /// The swizzle of A's staging: rows of `K` (at most 64) 16-bit
-    /// elements.
+    /// The swizzle of A's staging: rows of `K` elements, at most 128
+    /// bytes.
     pub(super) a_swizzle: DescriptorSwizzle,
     /// The columns of D one instruction computes: 64, or `N` below 64
     /// where B's rows run along N.
@@ -76,9 +92,11 @@ pub(super) struct DescriptorShape {
 
 /// The shape of the `dot` `id` of `func` on such an instruction with
 /// `num_warps` warps (whole warpgroups), or `None`: precision `tensor`,
-/// operands of one dtype, `K` a multiple of 64 or 16 or 32, `N` of 64 or,
-/// below 64 and a multiple of 8, B the transpose of a tile its copies move
-/// as stored (in rows of 64 `k`: `Lowerer::reads_transposed_b`).
+/// operands of one dtype, `K` a multiple of 128 bytes of them or 64 or 32
+/// bytes, `N` a multiple of 64 or, below 64 and a multiple of 8, B the
+/// transpose of a tile its copies move as stored (rows of 64 `k` for
+/// 16-bit operands: `Lowerer::reads_transposed_b`); 8-bit operands have
+/// no MN-major form, so their B is always such a transpose.
 pub(super) fn descriptor_shape(
     func: &Function,
     id: OpId,
@@ -96,10 +114,18 @@ pub(super) fn descriptor_shape(
     let (&[m, k], &[_, n]) = (sa.dims(), sb.dims()) else {
         return None;
     };
-    let a_swizzle = DescriptorSwizzle::for_rows(2 * if k % 64 == 0 { 64 } else { k })?;
+    // A's rows: 128 bytes of `k`, or all of `K` where it is less.
+    let bytes = da.size_bytes();
+    let row = ROW_BYTES / bytes;
+    let a_swizzle = DescriptorSwizzle::for_rows(bytes * if k % row == 0 { row } else { k })?;
+    // 8-bit operands are read K-major only: B must be the transpose of a
+    // tile its copies move as stored (its rows then as wide as A's).
+    let k_major_only = bytes == 1;
+    let k_major_b = is_transposed(func, *b) && (k_major_only || k.is_multiple_of(64));
     let instruction_n = match n {
+        _ if k_major_only && !k_major_b => return None,
         _ if n.is_multiple_of(WGMMA_N) => WGMMA_N,
-        _ if n < WGMMA_N && k.is_multiple_of(64) && is_transposed(func, *b) => n,
+        _ if n < WGMMA_N && k_major_b => n,
         _ => return None,
     };
     (da == db).then_some(DescriptorShape {

@@ -99,14 +99,15 @@ impl Lowerer<'_> {
         let mut offsets = [None, None];
         // A `b` that is the transpose of a load the dot copies (or its loop
         // copied ahead) is staged as the load's `[N, K]` tile; so is, from
-        // its registers, the `b` of a `wgmma` narrower than 64 columns, which
-        // reads it K-major only (`layout_assign/wgmma.rs`).
-        let narrow_wgmma = match &plan {
-            Some(TensorDot::Wgmma(p)) => p.kind.n < WGMMA_N,
-            Some(TensorDot::Tcgen05(p)) => p.kind.n < WGMMA_N,
+        // its registers, the `b` of a `wgmma` narrower than 64 columns or
+        // of 8-bit elements, which it reads K-major only
+        // (`layout_assign/wgmma.rs`).
+        let k_major_b_only = match &plan {
+            Some(TensorDot::Wgmma(p)) => p.kind.n < WGMMA_N || p.kind.k_major_only(),
+            Some(TensorDot::Tcgen05(p)) => p.kind.n < WGMMA_N || p.kind.dtype.size_bytes() == 1,
             _ => false,
         };
-        let b_transposed = narrow_wgmma
+        let b_transposed = k_major_b_only
             || super::copies::is_transposed(func, *b)
                 && matches!(
                     lowered[1],
@@ -306,11 +307,12 @@ impl Lowerer<'_> {
         match plan {
             Some(p) if p.reads_descriptors() => OperandLayout::Blocks {
                 rows: shape[0],
-                width: match (which, transposed, p.descriptor_a_columns()) {
-                    (0, _, Some(columns)) => columns,
-                    (_, true, _) => 64,
+                width: match (which, transposed) {
+                    (0, _) => p.descriptor_a_columns().unwrap_or(WGMMA_N),
+                    (_, true) => p.descriptor_b_k_columns().unwrap_or(WGMMA_N),
                     _ => WGMMA_N,
                 },
+                bytes: p.operand_dtype().size_bytes(),
             },
             Some(TensorDot::Mma(p)) if p.kind.family() == MmaFamily::MmaSync => {
                 OperandLayout::RowMajor(self.operand_swizzle(&shape, p.kind, read_as))
@@ -321,14 +323,17 @@ impl Lowerer<'_> {
 
     /// Whether `dot` can read its `b` staged transposed, K-major: on
     /// `mma.sync` of 16-bit operands (by `ldmatrix` without `.trans`, as
-    /// `a`), and on `wgmma` with `K` a multiple of 64 (`imm-trans-b = 0`,
-    /// rows of 64 `k` under the 128-byte swizzle).
+    /// `a`), on `wgmma` and `tcgen05.mma` with `K` a multiple of 64
+    /// (`imm-trans-b = 0`, rows of 64 `k` under the 128-byte swizzle), and
+    /// on `wgmma` of 8-bit operands always (rows as A's).
     pub(super) fn reads_transposed_b(&self, dot: OpId) -> bool {
         let k = self.func.op(dot).operands.first().and_then(|&a| {
             let shape = self.func.ty(a).tile_shape()?;
             shape.dims().get(1).copied()
         });
         match self.tensor_plan(dot) {
+            Some(TensorDot::Wgmma(p)) if p.kind.k_major_only() => true,
+            Some(TensorDot::Tcgen05(p)) if p.kind.dtype.size_bytes() == 1 => true,
             Some(TensorDot::Wgmma(_) | TensorDot::Tcgen05(_)) => {
                 k.is_some_and(|k| k.is_multiple_of(64))
             }

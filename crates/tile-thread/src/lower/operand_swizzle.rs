@@ -45,19 +45,22 @@ pub(super) enum OperandLayout {
     /// Row-major, element `i` at `swizzle(i)`: `mma.sync`'s operands for
     /// `ldmatrix` ([`operand_swizzle`]), or unswizzled.
     RowMajor(Option<Swizzle>),
-    /// Blocks of `width` columns (64, 32 or 16) one after another, each
-    /// row-major (rows of 128, 64 or 32 bytes of 16-bit elements) under
-    /// `Sw<log2(width / 8), 3, 3>`, which XORs a row's 16-byte chunk with
-    /// the index of its 128-byte line modulo `width / 8`: Hopper's
-    /// canonical swizzled layouts (`tile_hw::wgmma`), K-major for A
-    /// (columns are `k`) and N-major for B (columns are `n`, always 64).
-    /// Element `(r, c)` sits at `(c / width)·R·width + Sw(r·width + c %
-    /// width)`.
+    /// Blocks of `width` columns one after another, each row-major with
+    /// rows of 128, 64 or 32 bytes (64, 32 or 16 16-bit elements; 128, 64
+    /// or 32 8-bit ones) under the swizzle of rows that wide: `Sw<b, log2
+    /// e, 3>`, `e = 16 / bytes` elements to a chunk and `2^b` chunks to a
+    /// row, which XORs a row's 16-byte chunk with the index of its 128-byte
+    /// line modulo `2^b`: Hopper's canonical swizzled layouts
+    /// (`tile_hw::wgmma`), K-major for A (columns are `k`) and N-major for
+    /// B (columns are `n`, always 64) or K-major as A. Element `(r, c)`
+    /// sits at `(c / width)·R·width + Sw(r·width + c % width)`.
     Blocks {
         /// `R`.
         rows: usize,
         /// The columns of a block.
         width: usize,
+        /// The bytes of an element: 2 or 1.
+        bytes: usize,
     },
 }
 
@@ -67,7 +70,9 @@ impl OperandLayout {
     pub(super) fn period(self) -> usize {
         match self {
             OperandLayout::RowMajor(sw) => sw.map_or(1, swizzle_period),
-            OperandLayout::Blocks { width, .. } => swizzle_period(blocks_swizzle(width)),
+            OperandLayout::Blocks { width, bytes, .. } => {
+                swizzle_period(blocks_swizzle(width, bytes))
+            }
         }
     }
 
@@ -77,8 +82,9 @@ impl OperandLayout {
     pub(super) fn placed(self, linear: usize, (row, col): (usize, usize)) -> usize {
         match self {
             OperandLayout::RowMajor(sw) => sw.map_or(linear, |sw| sw.apply(linear as i64) as usize),
-            OperandLayout::Blocks { rows, width } => {
-                let within = blocks_swizzle(width).apply((row * width + col % width) as i64);
+            OperandLayout::Blocks { rows, width, bytes } => {
+                let swizzle = blocks_swizzle(width, bytes);
+                let within = swizzle.apply((row * width + col % width) as i64);
                 (col / width) * rows * width + within as usize
             }
         }
@@ -100,12 +106,15 @@ pub(super) fn swizzle_period(swizzle: Swizzle) -> usize {
     1usize << (swizzle.base() + swizzle.shift().unsigned_abs() + swizzle.bits())
 }
 
-/// The swizzle of [`OperandLayout::Blocks`] of `width` 16-bit columns (64,
-/// 32 or 16): `Sw<3,3,3>`, `Sw<2,3,3>` or `Sw<1,3,3>`, the 128-, 64- and
-/// 32-byte swizzles.
-fn blocks_swizzle(width: usize) -> Swizzle {
-    let bits = (width / 8).max(2).trailing_zeros();
-    Swizzle::new(bits, 3, 3).expect("Sw<1..=3,3,3> is a swizzle")
+/// The swizzle of [`OperandLayout::Blocks`] of `width` columns of
+/// `bytes`-byte elements (rows of 128, 64 or 32 bytes): `Sw<3, log2 e, 3>`,
+/// `Sw<2, log2 e, 3>` or `Sw<1, log2 e, 3>` for `e = 16 / bytes`, the 128-,
+/// 64- and 32-byte swizzles (`Sw<3,3,3>` for 16-bit rows of 64).
+fn blocks_swizzle(width: usize, bytes: usize) -> Swizzle {
+    let chunk = 16 / bytes.clamp(1, 16);
+    let bits = (width / chunk).max(2).trailing_zeros();
+    let base = chunk.trailing_zeros();
+    Swizzle::new(bits, base, 3).expect("Sw<1..=3, log2 e, 3> is a swizzle")
 }
 
 impl Lowerer<'_> {
@@ -119,14 +128,14 @@ impl Lowerer<'_> {
     ) -> Reg {
         match layout {
             OperandLayout::RowMajor(sw) => self.swizzled(linear, sw),
-            OperandLayout::Blocks { rows, width } => {
+            OperandLayout::Blocks { rows, width, bytes } => {
                 let shift = width.trailing_zeros() as i64;
                 let block = self.hoist_with_const(BinaryOp::Shr, col, shift);
                 let block = self.hoist_with_const(BinaryOp::Mul, block, (rows * width) as i64);
                 let within = self.hoist_with_const(BinaryOp::And, col, width as i64 - 1);
                 let r = self.hoist_with_const(BinaryOp::Mul, row, width as i64);
                 let at = self.binary(BinaryOp::Add, r, within);
-                let at = self.swizzled(at, Some(blocks_swizzle(width)));
+                let at = self.swizzled(at, Some(blocks_swizzle(width, bytes)));
                 self.binary(BinaryOp::Add, block, at)
             }
         }

@@ -12,9 +12,9 @@
 //! Each dot then moves its accumulator through tensor memory: every
 //! thread stores its registers (`tmem.store`, its rows and its
 //! warpgroup's columns), a barrier orders them before thread 0 issues
-//! every instruction of the product (per `k`-step of 16, per row block of
-//! 128, per `n` columns of B; the operands as `wgmma` has them staged, the
-//! instruction accumulating), `tcgen05.commit_wait` has every thread wait
+//! every instruction of the product (per `k`-step of 32 bytes, 16 f16 or
+//! 32 FP8, per row block of 128, per `n` columns of B; the operands as
+//! `wgmma` has them staged, the instruction accumulating), `tcgen05.commit_wait` has every thread wait
 //! for them, and every thread loads its registers back. The accumulator of
 //! a K loop (the one `tcgen05.mma` dot in a `for`, its `c` the loop's
 //! carried value and its result what the loop yields for it, nothing else
@@ -28,13 +28,9 @@ use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::{Tcgen05Dot, TensorDot};
 use crate::program::{Reg, SharedId, ThreadOpKind};
 use std::rc::Rc;
-use tile_hw::tcgen05::{allocation_columns, K, M};
+use tile_hw::tcgen05::{allocation_columns, M};
 use tile_hw::wgmma::Major;
 use tile_ir::{BinaryOp, CmpPred, DType, OpId, OpKind, Scalar, Value};
-
-/// The `k` of a row of a K-major B's staged blocks: 128 bytes of 16-bit
-/// elements.
-const B_ROW: usize = 64;
 
 /// The most columns one `tmem.load` or `tmem.store` moves.
 const MOST_COLUMNS: usize = 128;
@@ -310,6 +306,7 @@ impl Lowerer<'_> {
     ) {
         let m = plan.layout.shape[0];
         let (columns, width) = (plan.kind.n, plan.a_columns());
+        let (step_k, b_row) = (plan.kind.k(), plan.b_k_columns());
         let b_major = if staged.b_transposed {
             Major::K
         } else {
@@ -323,17 +320,17 @@ impl Lowerer<'_> {
         };
         let accumulate = self.constant(Scalar::Bool(true));
         let [stage_a, stage_b] = staged.offsets;
-        for step in 0..k / K {
-            // A: the step's 16 columns in block `k / W` of A's staging.
-            let a_column = (step * K / width) * m * width + (step * K) % width;
-            // B: the step's 16 rows of each block of `columns` `n`, or
-            // (K-major) its 16 columns in the step's block of `B_ROW`.
+        for step in 0..k / step_k {
+            // A: the step's `K` columns in block `k / W` of A's staging.
+            let a_column = (step * step_k / width) * m * width + (step * step_k) % width;
+            // B: the step's `K` rows of each block of `columns` `n`, or
+            // (K-major) its `K` columns in the step's block of `b_row`.
             let (b_step, b_block) = match staged.b_transposed {
                 true => (
-                    (step * K / B_ROW) * n * B_ROW + (step * K) % B_ROW,
-                    columns * B_ROW,
+                    (step * step_k / b_row) * n * b_row + (step * step_k) % b_row,
+                    columns * b_row,
                 ),
-                false => (step * K * columns, k * columns),
+                false => (step * step_k * columns, k * columns),
             };
             for i in 0..m / M {
                 let ia = self.staged_index(a_column + i * M * width, stage_a);

@@ -4,12 +4,13 @@
 //! by every thread with `cp.async`, and each stage has an mbarrier that the
 //! copies complete on.
 //!
-//! A tile `[R, C]` of a 2-D tensor of 16-bit elements is staged in
-//! `wgmma`'s layout (`OperandLayout::Blocks` of 64 columns): `C / 64` blocks of `R`
-//! rows of 128 bytes under the 128-byte swizzle, which is exactly what a
-//! TMA box of `R` rows of 64 elements writes (`tile_abi::tma`). So the
-//! partition at `(i, j)` is `C / 64` boxes, box `b` at column `C·j + 64·b`
-//! of row `R·i`, landing at element `b·R·64` of the stage. Boxes over
+//! A tile `[R, C]` of a 2-D tensor is staged in `wgmma`'s layout
+//! (`OperandLayout::Blocks`); where its blocks are `W` columns of 128
+//! bytes (64 16-bit elements, 128 8-bit ones), that is `C / W` blocks of
+//! `R` rows under the 128-byte swizzle, exactly what a TMA box of `R` rows
+//! of `W` elements writes (`tile_abi::tma`). So the partition at `(i, j)`
+//! is `C / W` boxes, box `b` at column `C·j + W·b` of row `R·i`, landing
+//! at element `b·R·W` of the stage. Boxes over
 //! the tensor's edge (or at negative coordinates) are zero-filled, which is
 //! `load_masked`'s `zero` padding; unmasked loads keep `cp.async` (their
 //! bounds checks stay where they are).
@@ -35,9 +36,6 @@ use crate::program::{Reg, SharedId, ThreadOpKind};
 use tile_abi::tma::TmaBox;
 use tile_ir::{BinaryOp, CmpPred, DType, OpId, OpKind, Padding, Scalar};
 
-/// The columns of one box: a 128-byte row of 16-bit elements.
-const BOX_COLS: usize = 64;
-
 /// How one prefetched operand is copied by the TMA.
 #[derive(Clone, Debug)]
 pub(super) struct TmaCopy {
@@ -45,12 +43,16 @@ pub(super) struct TmaCopy {
     param: usize,
     /// The tile's rows and columns.
     tile: [usize; 2],
+    /// The columns of one box: 128 bytes of the elements.
+    box_cols: usize,
+    /// The bytes of an element.
+    element_bytes: usize,
 }
 
 impl TmaCopy {
     /// The bytes one stage of it holds.
     fn bytes(&self) -> usize {
-        self.tile[0] * self.tile[1] * 2
+        self.tile[0] * self.tile[1] * self.element_bytes
     }
 }
 
@@ -65,8 +67,9 @@ pub(super) struct TmaStages {
 impl Lowerer<'_> {
     /// How the deferred `load`, staged as `place`, is copied by the TMA, if
     /// it can be: a `load_masked` with `zero` padding of a partition view
-    /// (no window) of a 2-D tensor of 16-bit elements into `wgmma`'s blocks, whose
-    /// tile has a multiple of 8 rows (at most 256) and of 64 columns.
+    /// (no window) of a 2-D tensor into `wgmma`'s blocks of 128-byte rows,
+    /// whose tile has a multiple of 8 rows (at most 256) and of the blocks'
+    /// columns.
     pub(super) fn tma_copy(
         &mut self,
         load: OpId,
@@ -79,16 +82,10 @@ impl Lowerer<'_> {
                 padding: Padding::Zero
             }
         );
-        if !self.tma
-            || !masked_zero
-            || !matches!(
-                place,
-                OperandLayout::Blocks {
-                    width: BOX_COLS,
-                    ..
-                }
-            )
-        {
+        let OperandLayout::Blocks { width, bytes, .. } = place else {
+            return Ok(None);
+        };
+        if !self.tma || !masked_zero {
             return Ok(None);
         }
         // A window's box would start at its offsets and stop at the
@@ -105,12 +102,16 @@ impl Lowerer<'_> {
         let &[rows, cols] = tile.dims() else {
             return Ok(None);
         };
-        let fits = TmaBox::new(dtype, rows).is_some_and(|b| b.cols == BOX_COLS)
+        // Blocks of whole 128-byte rows, as the box writes them.
+        let fits = TmaBox::new(dtype, rows).is_some_and(|b| b.cols == width)
+            && dtype.size_bytes() == bytes
             && rows.is_multiple_of(8)
-            && cols.is_multiple_of(BOX_COLS);
+            && cols.is_multiple_of(width);
         Ok(fits.then_some(TmaCopy {
             param,
             tile: [rows, cols],
+            box_cols: width,
+            element_bytes: bytes,
         }))
     }
 
@@ -154,23 +155,23 @@ impl Lowerer<'_> {
             &[],
         );
         for (copy, indices, alloc, offset) in copies {
-            let [rows, cols] = copy.tile;
+            let ([rows, cols], box_cols) = (copy.tile, copy.box_cols);
             let [i, j] = [0, 1].map(|d| {
                 let extent = self.constant(Scalar::I64(copy.tile[d] as i64));
                 let origin = self.binary(BinaryOp::Mul, indices[d], extent);
                 self.cast(origin, DType::I32)
             });
-            for b in 0..cols / BOX_COLS {
+            for b in 0..cols / box_cols {
                 let column = if b == 0 {
                     j
                 } else {
-                    let shift = self.i32c((b * BOX_COLS) as i64);
+                    let shift = self.i32c((b * box_cols) as i64);
                     self.binary(BinaryOp::Add, j, shift)
                 };
                 let at = if b == 0 {
                     *offset
                 } else {
-                    let block = self.i32c((b * rows * BOX_COLS) as i64);
+                    let block = self.i32c((b * rows * box_cols) as i64);
                     self.binary(BinaryOp::Add, *offset, block)
                 };
                 let kind = ThreadOpKind::TmaLoad {

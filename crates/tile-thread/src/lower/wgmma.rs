@@ -1,21 +1,23 @@
-//! `dot` on Hopper's warpgroup MMA: `wgmma.m64nNk16` steps from the
-//! staged operands, `N` the plan's instruction columns `n` (64, or the
-//! dot's `N` below 64 with a K-major B: `layout_assign/wgmma.rs`).
+//! `dot` on Hopper's warpgroup MMA: `wgmma.m64nNkK` steps from the staged
+//! operands, `N` the plan's instruction columns `n` (64, or the dot's `N`
+//! below 64 with a K-major B: `layout_assign/wgmma.rs`), `K` 32 bytes of
+//! the operands (16 f16 or bf16, 32 FP8).
 //!
 //! The operands are in shared memory in Hopper's canonical swizzled
-//! layouts (`OperandLayout::Blocks`): A `[M, K]` in blocks of `W = min(K,
-//! 64)` `k`, K-major, under the swizzle of rows of `2W` bytes (128, 64 or
-//! 32); B `[K, N]` in blocks of 64 `n`, N-major, 128-byte swizzled, or
-//! (a B that is the transpose of the `[N, K]` tile its copies moved, or
-//! that is stored so from registers) K-major as A is, in blocks of 64 `k`
-//! (`imm-trans-b = 0`); 8-row groups are 8 rows apart (the descriptors'
-//! SBO). Warpgroup `g = (gm_i, gn_i)` owns the 64×`n` blocks `(gm_i +
-//! gm·i, gn_i + gn·j)` of D; for each of them and each `k`-step of 16 it
-//! issues one instruction, whose A starts at row `64·(gm_i + gm·i)`,
-//! column `16s` of A's staging and whose B starts at row `16s` of block
-//! `gn_i + gn·j` of B's (K-major: at row `n·(gn_i + gn·j)`, column `16s`).
-//! One `wgmma.fence` before them (the accumulators were written by other
-//! instructions), a `commit` after, and a `wait 0` that hands the
+//! layouts (`OperandLayout::Blocks`): A `[M, K]` in blocks of `W` `k`
+//! (all of `K`, at most 128 bytes of it), K-major, under the swizzle of
+//! rows of that many bytes (128, 64 or 32); B `[K, N]` in blocks of 64
+//! `n`, N-major, 128-byte swizzled, or (a B that is the transpose of the
+//! `[N, K]` tile its copies moved, or that is stored so from registers)
+//! K-major in blocks of 64 16-bit `k` (`imm-trans-b = 0`), or of A's `W`
+//! FP8 `k` under A's swizzle; 8-row groups are 8 rows apart (the
+//! descriptors' SBO). Warpgroup `g = (gm_i, gn_i)` owns the 64×`n` blocks
+//! `(gm_i + gm·i, gn_i + gn·j)` of D; for each of them and each `k`-step
+//! `s` it issues one instruction, whose A starts at row `64·(gm_i +
+//! gm·i)`, column `K·s` of A's staging and whose B starts at row `K·s` of
+//! block `gn_i + gn·j` of B's (K-major: at row `n·(gn_i + gn·j)`, column
+//! `K·s`). One `wgmma.fence` before them (the accumulators were written by
+//! other instructions), a `commit` after, and a `wait 0` that hands the
 //! accumulators on: no use of them, and no write to the operands' buffers,
 //! comes before the instructions are done.
 
@@ -26,10 +28,6 @@ use crate::layout_assign::{DistLayout, WgmmaDot};
 use crate::program::{Reg, ThreadOpKind};
 use tile_hw::wgmma::{register_a_element, Major, K, M, REGISTER_A_ELEMENTS, WARPGROUP};
 use tile_ir::{BinaryOp, DType};
-
-/// The `k` of a row of a K-major B's staged blocks (`Lowerer::reads_transposed_b`):
-/// 128 bytes of 16-bit elements, under the 128-byte swizzle.
-const B_ROW: usize = 64;
 
 impl Lowerer<'_> {
     /// The accumulator registers `acc` (in `plan.layout`) after every
@@ -47,16 +45,17 @@ impl Lowerer<'_> {
         let (m, columns) = (plan.layout.shape[0], plan.kind.n);
         let (rep_m, rep_n) = (m / (M * gm), n / (columns * gn));
         let (a_swizzle, width) = (plan.a_swizzle, plan.a_columns());
+        let (step_k, b_row) = (plan.kind.k(), plan.b_k_columns());
         let tid = self.thread_id();
         let group = self.hoist_with_const(BinaryOp::Div, tid, WARPGROUP as i64);
         let group_m = self.hoist_with_const(BinaryOp::Div, group, gn as i64);
         let group_n = self.hoist_with_const(BinaryOp::Rem, group, gn as i64);
         // The first element of the warpgroup's A rows and B block: B's
         // blocks are `k` rows of `columns` `n`, or (K-major) `columns` rows
-        // `n` of `B_ROW` `k` each.
+        // `n` of `b_row` `k` each.
         let base_a = self.linear(&[(group_m, M * width)]);
         let b_block = match staged.b_transposed {
-            true => columns * B_ROW,
+            true => columns * b_row,
             false => k * columns,
         };
         let base_b = self.linear(&[(group_n, b_block)]);
@@ -72,9 +71,9 @@ impl Lowerer<'_> {
         let per = plan.kind.accumulators();
         let mut acc = acc.to_vec();
         self.emit_op(ThreadOpKind::WgmmaFence, vec![], &[]);
-        for step in 0..k / K {
-            // A: the step's 16 columns in block `k / W` of A's staging.
-            let a_column = (step * K / width) * m * width + (step * K) % width;
+        for step in 0..k / step_k {
+            // A: the step's `K` columns in block `k / W` of A's staging.
+            let a_column = (step * step_k / width) * m * width + (step * step_k) % width;
             for rm in 0..rep_m {
                 let (a, mut operands) = match &staged.a {
                     OperandA::Shared(alloc) => {
@@ -85,12 +84,12 @@ impl Lowerer<'_> {
                 };
                 let lead = operands.len();
                 for rn in 0..rep_n {
-                    // B: the step's 16 rows of block `gn_i + gn·rn`, or
-                    // (K-major) its 16 columns in the step's block of
-                    // `B_ROW` columns.
+                    // B: the step's `K` rows of block `gn_i + gn·rn`, or
+                    // (K-major) its `K` columns in the step's block of
+                    // `b_row` columns.
                     let b_step = match staged.b_transposed {
-                        true => (step * K / B_ROW) * n * B_ROW + (step * K) % B_ROW,
-                        false => step * K * columns,
+                        true => (step * step_k / b_row) * n * b_row + (step * step_k) % b_row,
+                        false => step * step_k * columns,
                     };
                     let b_offset = rn * gn * b_block + b_step;
                     let index_b = at(self, base_b, b_offset, stage_b);
@@ -144,7 +143,11 @@ impl Lowerer<'_> {
     ) -> Option<Vec<Vec<Vec<Reg>>>> {
         let [gm, gn] = plan.groups;
         let m = plan.layout.shape[0];
-        if regs.len() != layout.registers() || layout.shape != [m, k] || !k.is_multiple_of(K) {
+        if regs.len() != layout.registers()
+            || layout.shape != [m, k]
+            || !k.is_multiple_of(K)
+            || plan.kind.k() != K
+        {
             return None;
         }
         let threads = self.program.block_threads() as usize;

@@ -53,6 +53,7 @@ shared @s3: i32[1]
   cp.async.wait 1
   %k0, %k1, %k2, %k3 = wgmma.m64n8k16.f16 @s1[%t], @s1[%z], %f, %f, %f, %f : f32
   %q0, %q1, %q2, %q3 = wgmma.m64n8k16.bf16.bk.sw32 @s1[%t], @s1[%z], %f, %f, %f, %f : f32
+  %fp0, %fp1, %fp2, %fp3 = wgmma.m64n8k32.f8e4m3.bk.sw64 @s1[%t], @s1[%z], %f, %f, %f, %f : f32
   %e0, %e1, %e2, %e3 = wgmma.m64n8k16.f16.bk {%hf, %hf, %hf, %hf, %hf, %hf, %hf, %hf}, @s1[%z], %k0, %k1, %k2, %k3 : f32
   wgmma.fence
   wgmma.commit

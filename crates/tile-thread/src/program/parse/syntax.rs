@@ -314,10 +314,12 @@ fn descriptor_kind(p: &mut Parser<'_, '_>, m: usize) -> Result<(usize, DType, Ma
     let shape = p.match_ident("an instruction shape")?;
     p.match_token(TokenKind::Dot, "`.` and the operands' dtype")?;
     let dtype = p.match_dtype()?;
+    // `K` is 32 bytes of the operands' elements.
+    let k = format!("k{}", 32 / dtype.size_bytes().max(1));
     let n = shape
         .text
         .strip_prefix(&format!("m{m}n"))
-        .and_then(|s| s.strip_suffix("k16"))
+        .and_then(|s| s.strip_suffix(k.as_str()))
         .and_then(|n| n.parse().ok());
     let Some(n) = n else {
         let message = format!("unknown {} `{}.{dtype}`", p.op, shape.text);
@@ -333,7 +335,7 @@ fn descriptor_kind(p: &mut Parser<'_, '_>, m: usize) -> Result<(usize, DType, Ma
     Ok((n, dtype, b_major))
 }
 
-/// A `wgmma`'s instruction: `m64n<N>k16.<dtype>[.bk]`.
+/// A `wgmma`'s instruction: `m64n<N>k<K>.<dtype>[.bk]`.
 pub(in crate::program) struct WgmmaName;
 
 impl Syntax<WgmmaKind> for WgmmaName {
@@ -344,12 +346,21 @@ impl Syntax<WgmmaKind> for WgmmaName {
     fn parse(p: &mut Parser<'_, '_>) -> Result<WgmmaKind, ParseError> {
         let at = p.peek().clone();
         let (n, dtype, b_major) = descriptor_kind(p, 64)?;
-        let kind = WgmmaKind::new(dtype, n).map(|k| k.with_b_major(b_major));
-        kind.ok_or_else(|| Parser::error_at(&at, format!("unknown wgmma `m64n{n}k16.{dtype}`")))
+        match WgmmaKind::new(dtype, n) {
+            Some(kind) if kind.allows_b_major(b_major) => Ok(kind.with_b_major(b_major)),
+            Some(kind) => {
+                let message = format!("a wgmma of {dtype} reads B K-major only: `{}`", kind.name());
+                Err(Parser::error_at(&at, message))
+            }
+            None => Err(Parser::error_at(
+                &at,
+                format!("unknown wgmma `m64n{n}.{dtype}`"),
+            )),
+        }
     }
 }
 
-/// A `tcgen05.mma`'s instruction: `m128n<N>k16.<dtype>[.bk]`.
+/// A `tcgen05.mma`'s instruction: `m128n<N>k<K>.<dtype>[.bk]`.
 pub(in crate::program) struct Tcgen05Name;
 
 impl Syntax<Tcgen05Kind> for Tcgen05Name {
@@ -361,7 +372,7 @@ impl Syntax<Tcgen05Kind> for Tcgen05Name {
         let at = p.peek().clone();
         let (n, dtype, b_major) = descriptor_kind(p, 128)?;
         Tcgen05Kind::new(dtype, n, b_major).ok_or_else(|| {
-            let message = format!("unknown tcgen05.mma `m128n{n}k16.{dtype}`");
+            let message = format!("unknown tcgen05.mma `m128n{n}.{dtype}`");
             Parser::error_at(&at, message)
         })
     }

@@ -173,6 +173,9 @@ impl Checker<'_> {
                 if self.program.shared.get(*b).map(|s| s.dtype) != Some(kind.dtype) {
                     return bad(self, "`wgmma` operands in allocations of another dtype");
                 }
+                if kind.k_major_only() {
+                    return bad(self, "a `wgmma` of 8-bit operands with A in registers");
+                }
                 self.warpgroups(id)?;
                 all(x.list("a"), kind.dtype)
                     && x.list("accumulators").len() == kind.accumulators()
