@@ -198,7 +198,8 @@ fn a_transposed_b_on_mma_sync_is_copied_as_stored_and_read_without_trans() {
 fn a_transposed_b_on_wgmma_is_read_k_major() {
     emulated::require(Tool::Ptxas);
     let target = Target::Nvptx(Sm::Sm90a);
-    // One and two blocks of 64 `k`, one and two warpgroups.
+    // One and two blocks of 64 `k`, one and two warpgroups, `N` of 64 and
+    // 128.
     for (shape, warps) in [([64, 64, 64], 4), ([64, 128, 128], 4), ([128, 64, 128], 8)] {
         for stages in [1, 3] {
             let program = check(target, shape, (warps, stages));
@@ -212,6 +213,10 @@ fn a_transposed_b_on_wgmma_is_read_k_major() {
                 .unwrap()
                 .assembly;
             assert!(ptx.contains("p, 1, 1, 0, 0;"), "{ptx}");
+            // A K-major B's rows reach past one atom: an `N` of 128 is one
+            // instruction wide (the warpgroups split M).
+            let wide = if shape[2] == 128 { 128 } else { 64 };
+            assert!(ptx.contains(&format!("m64n{wide}k16")), "{shape:?}: {ptx}");
             let usage = tools::ptxas_resource_usage(&ptx, Sm::Sm90a).unwrap();
             assert!(usage.contains("0 bytes spill stores"), "{usage}");
         }
@@ -338,14 +343,18 @@ fn the_tma_copies_a_transposed_b() {
 #[test]
 fn fp8_products_run_k_major_on_wgmma_and_tcgen05() {
     emulated::require(Tool::Ptxas);
+    // The dot's `[m, d, n]`, the warps, and the `N` of sm_90a's instructions:
+    // the widest of 256, 128 and 64 that divides `n` and whose blocks the
+    // warpgroups share (a K-major B's rows reach any width), else `n`.
     let cases = [
-        (DType::F8E4M3, [64, 128, 64], 4),
-        (DType::F8E5M2, [64, 64, 64], 4),
-        (DType::F8E4M3, [128, 32, 128], 8),
-        (DType::F8E5M2, [128, 128, 64], 4),
-        (DType::F8E4M3, [64, 64, 32], 4),
+        (DType::F8E4M3, [64, 128, 64], 4, 64),
+        (DType::F8E5M2, [64, 64, 64], 4, 64),
+        (DType::F8E4M3, [128, 32, 128], 8, 128),
+        (DType::F8E4M3, [64, 64, 128], 8, 64),
+        (DType::F8E5M2, [128, 128, 64], 4, 64),
+        (DType::F8E4M3, [64, 64, 32], 4, 32),
     ];
-    for (dtype, shape, warps) in cases {
+    for (dtype, shape, warps, wide) in cases {
         for stages in [1, 3] {
             let context = format!("{dtype} {shape:?} {stages} stages");
             let sm90a = Target::Nvptx(Sm::Sm90a);
@@ -355,28 +364,30 @@ fn fp8_products_run_k_major_on_wgmma_and_tcgen05() {
                     if kind.dtype == dtype && kind.b_major == Major::K && kind.k() == 32)
             });
             let mma_sync = count(&program, |k| matches!(k, ThreadOpKind::Mma { .. }));
-            // One instruction per 32 `k` and 64×min(N, 64) block of D, the
+            // One instruction per 32 `k` and 64×`wide` block of D, the
             // blocks shared among the warpgroups.
             let [m, d, n] = shape;
-            let per_k_tile = (m / 64) * n.div_ceil(64) * (d / 32) / (warps as usize / 4);
+            let per_k_tile = (m / 64) * (n / wide) * (d / 32) / (warps as usize / 4);
             assert_eq!((wgmmas, mma_sync), (per_k_tile, 0), "{context}:\n{program}");
             let ptx_type = if dtype == DType::F8E4M3 {
                 "e4m3"
             } else {
                 "e5m2"
             };
-            let instruction = format!("m64n{}k32.f32.{ptx_type}.{ptx_type}", n.min(64));
+            let instruction = format!("m64n{wide}k32.f32.{ptx_type}.{ptx_type}");
             assembles(&program, sm90a, &instruction, &context);
             if m % 128 != 0 {
                 continue;
             }
             let sm100a = Target::Nvptx(Sm::Sm100a);
             let program = check_kernel_of(Kernel::Keys, dtype, sm100a, shape, (warps, stages));
+            // One thread issues them all: `N` as wide as divides `n`.
             let tcgen05 = count(&program, |k| {
                 matches!(k, ThreadOpKind::Tcgen05Mma { kind, .. }
-                    if kind.dtype == dtype && kind.b_major == Major::K && kind.k() == 32)
+                    if kind.dtype == dtype && kind.b_major == Major::K && kind.k() == 32
+                        && kind.n == n.min(256))
             });
-            assert!(tcgen05 > 0, "{context}:\n{program}");
+            assert_eq!(tcgen05, (m / 128) * (d / 32), "{context}:\n{program}");
             assembles(
                 &program,
                 sm100a,

@@ -27,7 +27,7 @@
 //! read K-major with A's rows. Other dots on sm_100a take `mma.sync`.
 
 use super::blocked::{flat_layout, row_major};
-use super::wgmma::descriptor_shape;
+use super::wgmma::{descriptor_shape, WGMMA_N};
 use super::{DistLayout, LayoutKind};
 use crate::lower::TensorCores;
 use crate::program::{DescriptorSwizzle, Tcgen05Kind};
@@ -55,6 +55,13 @@ impl Tcgen05Dot {
     /// elements, 128, 64 or 32 8-bit ones.
     pub fn a_columns(&self) -> usize {
         self.a_swizzle.row_bytes().unwrap_or(128) / self.kind.dtype.size_bytes()
+    }
+
+    /// Whether B must be staged K-major: for 8-bit operands, and for an
+    /// instruction `N` other than 64 (narrower, or widened, as only a
+    /// K-major B's rows reach).
+    pub fn k_major_b(&self) -> bool {
+        self.kind.dtype.size_bytes() == 1 || self.kind.n != WGMMA_N
     }
 
     /// The `k` of a row of a K-major B's staged blocks: 64 16-bit
@@ -89,7 +96,8 @@ pub fn tcgen05_dot(
     }
     let shape = descriptor_shape(func, id, num_warps)?;
     let ([m, _, n], a_swizzle) = (shape.mkn, shape.a_swizzle);
-    let kind = Tcgen05Kind::new(shape.dtype, shape.instruction_n, Major::Mn)?;
+    // One thread issues every instruction: any `N` that divides the dot's.
+    let kind = Tcgen05Kind::new(shape.dtype, shape.widest_n(|_| true), Major::Mn)?;
     let groups = num_warps as usize / 4;
     if !m.is_multiple_of(M) || m / M * n > COLUMNS || !n.is_multiple_of(groups) {
         return None;

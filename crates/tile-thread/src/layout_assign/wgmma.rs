@@ -3,10 +3,12 @@
 //!
 //! A warpgroup (4 warps, 128 threads) issues one instruction for a 64×`n`
 //! block of D from a 64×16 block of A and a 16×`n` block of B in shared
-//! memory, `n` being 64 (one 128-byte atom of an N-major B's rows), or
-//! `N` itself where `N` is below 64 and B is read K-major (its rows run
-//! along N, so any multiple of 8 rows is whole atoms: attention's `q·kᵀ`
-//! over 32 keys, its backward's `k·qᵀ` over 32 queries). A tile of
+//! memory, `n` being 64 (one 128-byte atom of an N-major B's rows), or,
+//! where B is read K-major (its rows run along N, so any multiple of 8
+//! rows is whole atoms), `N` itself where it is below 64 (attention's
+//! `q·kᵀ` over 32 keys, its backward's `k·qᵀ` over 32 queries) or the
+//! widest of 256 and 128 that divides `N` and whose blocks the warpgroups
+//! can share (`q·kᵀ` over 128 keys: one `m64n128k16` a step). A tile of
 //! `[M, N]` is cut among `gm × gn` warpgroups (all of the block's), each
 //! repeating its 64×`n` block `M / (64·gm)` times down and `N / (n·gn)`
 //! times across. Thread `T` of a warpgroup (warp `w`, `g`, `t` of
@@ -41,6 +43,9 @@ use tile_ir::{DotPrecision, Function, OpId, OpKind};
 /// N-major operands).
 pub const WGMMA_N: usize = 64;
 
+/// The widest `N` of one instruction (`wgmma`'s and `tcgen05.mma`'s).
+const WIDEST_N: usize = 256;
+
 /// The bytes of a row of A's staged blocks where `K` has that many: one
 /// atom of the 128-byte swizzle.
 const ROW_BYTES: usize = 128;
@@ -66,6 +71,13 @@ impl WgmmaDot {
         self.a_swizzle.row_bytes().unwrap_or(ROW_BYTES) / self.kind.dtype.size_bytes()
     }
 
+    /// Whether B must be staged K-major: for 8-bit operands, and for an
+    /// instruction `N` other than 64 (narrower, or widened, as only a
+    /// K-major B's rows reach).
+    pub fn k_major_b(&self) -> bool {
+        self.kind.k_major_only() || self.kind.n != WGMMA_N
+    }
+
     /// The `k` of a row of a K-major B's staged blocks: 64 16-bit
     /// elements, or as A's for 8-bit ones (`tile_hw::wgmma::b_swizzle`).
     pub fn b_k_columns(&self) -> usize {
@@ -88,6 +100,9 @@ pub(super) struct DescriptorShape {
     /// The columns of D one instruction computes: 64, or `N` below 64
     /// where B's rows run along N.
     pub(super) instruction_n: usize,
+    /// Whether B can be read K-major: the transpose of a tile its copies
+    /// move as stored (for 16-bit operands with `K` a multiple of 64).
+    pub(super) k_major_b: bool,
 }
 
 /// The shape of the `dot` `id` of `func` on such an instruction with
@@ -133,7 +148,25 @@ pub(super) fn descriptor_shape(
         mkn: [m, k, n],
         a_swizzle,
         instruction_n,
+        k_major_b,
     })
+}
+
+impl DescriptorShape {
+    /// The widest `N` of one instruction, 256 or 128, that divides the
+    /// dot's `N` and that `fits` (the warpgroups can share its blocks),
+    /// where B is read K-major (its rows run along N, so one descriptor
+    /// reaches any 8-row multiple of them); else the `N` already chosen.
+    pub(super) fn widest_n(&self, fits: impl Fn(usize) -> bool) -> usize {
+        let n = self.mkn[2];
+        let wider = [WIDEST_N, 2 * WGMMA_N]
+            .into_iter()
+            .filter(|&w| self.k_major_b && self.instruction_n == WGMMA_N && n.is_multiple_of(w));
+        wider
+            .into_iter()
+            .find(|&w| fits(w))
+            .unwrap_or(self.instruction_n)
+    }
 }
 
 /// How the `dot` `id` of `func` runs on `wgmma` with `num_warps` warps, or
@@ -148,12 +181,14 @@ pub fn wgmma_dot(
         return None;
     }
     let shape = descriptor_shape(func, id, num_warps)?;
-    let ([m, _, n], instruction_n) = (shape.mkn, shape.instruction_n);
-    let (kind, a_swizzle) = (WgmmaKind::new(shape.dtype, instruction_n)?, shape.a_swizzle);
+    let [m, _, n] = shape.mkn;
     if m % 64 != 0 {
         return None;
     }
-    let groups = split_warps(m / 64, n / instruction_n, num_warps as usize / 4)?;
+    let warpgroups = num_warps as usize / 4;
+    let instruction_n = shape.widest_n(|w| split_warps(m / 64, n / w, warpgroups).is_some());
+    let (kind, a_swizzle) = (WgmmaKind::new(shape.dtype, instruction_n)?, shape.a_swizzle);
+    let groups = split_warps(m / 64, n / instruction_n, warpgroups)?;
     let layout = DistLayout::wgmma_accumulator(m, [n, instruction_n], groups)?;
     Some(WgmmaDot {
         kind,

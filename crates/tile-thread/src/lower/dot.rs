@@ -103,8 +103,8 @@ impl Lowerer<'_> {
         // of 8-bit elements, which it reads K-major only
         // (`layout_assign/wgmma.rs`).
         let k_major_b_only = match &plan {
-            Some(TensorDot::Wgmma(p)) => p.kind.n < WGMMA_N || p.kind.k_major_only(),
-            Some(TensorDot::Tcgen05(p)) => p.kind.n < WGMMA_N || p.kind.dtype.size_bytes() == 1,
+            Some(TensorDot::Wgmma(p)) => p.k_major_b(),
+            Some(TensorDot::Tcgen05(p)) => p.k_major_b(),
             _ => false,
         };
         let b_transposed = k_major_b_only
