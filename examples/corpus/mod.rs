@@ -1,8 +1,8 @@
 //! A corpus of kernels people use, ported one for one from public Triton
 //! code at their authors' block sizes and warp counts: Liger-Kernel's
 //! normalizations, activations, rotary embedding, losses and embedding
-//! lookup, the FlashAttention repository's Triton forward pass, and
-//! Triton's own tutorials: the fused softmax, the seeded dropout, the layer
+//! lookup, the FlashAttention repository's Triton forward pass, vLLM's FP8
+//! W8A8 matmul, and Triton's own tutorials: the fused softmax, the seeded dropout, the layer
 //! norm forward and backward (with its lock), and the matrix
 //! multiplications (with an epilogue, persistent, and block-scaled MXFP8:
 //! `dot_scaled`). Each file names the source it follows and checks its
@@ -36,6 +36,7 @@ mod matmul_persistent;
 mod rms_norm;
 mod rms_norm_backward;
 mod rope;
+mod scaled_mm;
 mod seeded_dropout;
 mod swiglu;
 
@@ -61,6 +62,7 @@ pub fn kernels() -> Vec<&'static KernelInfo> {
         &matmul_leaky_relu::matmul_leaky_relu::<128, 128, 64, 8>::INFO,
         &matmul_persistent::matmul_persistent::<128, 128, 64, 8>::INFO,
         &block_scaled_matmul::block_scaled_matmul::<128, 128, 128>::INFO,
+        &scaled_mm::scaled_mm::<128, 128, 128>::INFO,
         &fused_softmax::fused_softmax::<4096, 2>::INFO,
         &seeded_dropout::seeded_dropout::<1024>::INFO,
         &layer_norm_fwd_fused::layer_norm_fwd_fused::<8192>::INFO,
@@ -71,7 +73,7 @@ pub fn kernels() -> Vec<&'static KernelInfo> {
 
 /// The corpus's runs, one per file, each checking its kernel against plain
 /// Rust on a device.
-pub const RUNS: [Example; 19] = [
+pub const RUNS: [Example; 20] = [
     rms_norm::run,
     rms_norm_backward::run,
     fused_add_rms_norm::run,
@@ -87,6 +89,7 @@ pub const RUNS: [Example; 19] = [
     matmul_leaky_relu::run,
     matmul_persistent::run,
     block_scaled_matmul::run,
+    scaled_mm::run,
     fused_softmax::run,
     seeded_dropout::run,
     layer_norm_fwd_fused::run,

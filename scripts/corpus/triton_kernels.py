@@ -609,6 +609,44 @@ def block_scaled_matmul(a_ptr, a_scale_ptr, b_ptr, b_scale_ptr, c_ptr, M, N, K, 
     c_ptrs = c_ptr + (offs_am[:, None] * stride_cm + offs_bn[None, :] * stride_cn)
     tl.store(c_ptrs, acc.to(tl.float16), mask=in_m & in_n)
 
+# Source: vllm-project/vllm vllm/model_executor/layers/quantization/compressed_tensors/
+# triton_scaled_mm.py (read at 03f95201), scaled_mm_kernel as triton_scaled_mm launches it for FP8
+# W8A8: e4m3 (fp8e4nv) activations [M, K] with one f32 scale per row, weights with one f32 scale
+# per output column, an f32 accumulator over BLOCK_SIZE_K slabs of K, then scale_a * acc and
+# scale_b * that, the tile rounded to bf16, no bias. vLLM stores the weights [N, K] and passes
+# weight.t(): stride_bk is 1. Config: the launcher's tile for M above 128, 128x128x128, and
+# Triton's default 4 warps and 3 stages; K, N and M's strides divisible by 16.
+@triton.jit
+def scaled_mm(a_ptr, b_ptr, scale_a_ptr, scale_b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
+              stride_bn, stride_cm, stride_cn, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+              BLOCK_SIZE_K: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+    rows = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M).to(tl.int64)
+    cols = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N).to(tl.int64)
+    ks = tl.arange(0, BLOCK_SIZE_K).to(tl.int64)
+    in_m = rows < M
+    in_n = cols < N
+    a_ptrs = a_ptr + stride_am * rows[:, None] + stride_ak * ks[None, :]
+    b_ptrs = b_ptr + stride_bk * ks[:, None] + stride_bn * cols[None, :]
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        in_k = ks < K
+        a = tl.load(a_ptrs, mask=in_m[:, None] & in_k[None, :])
+        b = tl.load(b_ptrs, mask=in_k[:, None] & in_n[None, :])
+        acc = tl.dot(a, b, acc, out_dtype=tl.float32)
+        ks += BLOCK_SIZE_K
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+    scale_a = tl.load(scale_a_ptr + rows[:, None], in_m[:, None])
+    acc = scale_a * acc
+    scale_b = tl.load(scale_b_ptr + cols[:, None], in_n[:, None])
+    acc = scale_b.T * acc
+    c_ptrs = c_ptr + stride_cm * rows[:, None] + stride_cn * cols[None, :]
+    tl.store(c_ptrs, acc.to(tl.bfloat16), mask=in_m[:, None] & in_n[None, :])
+
 # ---------------------------------------------------------------------------------------------
 # Triton's tutorials that are not matmuls, at triton-lang/triton (each file as read at a commit:
 # 02-fused-softmax.py fd237c7c, 04-low-memory-dropout.py 7fd47243, 05-layer-norm.py 54569929).
@@ -901,6 +939,16 @@ SPECS["block_scaled_matmul"] = _spec(
      "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 128},
     ["a_ptr", "a_scale_ptr", "b_ptr", "b_scale_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_asm",
      "stride_bk", "stride_bsn", "stride_cm"], 8, num_stages=4, hip_stages=2)
+
+SPECS["scaled_mm"] = _spec(
+    scaled_mm,
+    {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "scale_a_ptr": "*fp32", "scale_b_ptr": "*fp32",
+     "c_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32", "stride_am": "i32", "stride_bn": "i32",
+     "stride_cm": "i32"},
+    {"stride_ak": 1, "stride_bk": 1, "stride_cn": 1, "BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128,
+     "BLOCK_SIZE_K": 128},
+    ["a_ptr", "b_ptr", "scale_a_ptr", "scale_b_ptr", "c_ptr", "N", "K", "stride_am", "stride_bn",
+     "stride_cm"], 4, num_stages=3)
 
 # Triton's tutorials: softmax over the benchmark's 4096 x 4096 f32, layer norm over the test's
 # 1151 x 8192 f16 (every stride and size divisible by 16), dropout over n_elements divisible by 16.
