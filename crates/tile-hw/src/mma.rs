@@ -483,14 +483,21 @@ impl MmaKind {
     /// `bits` (a 16-bit or 8-bit float in the low bits, or a TF32 value: an
     /// `f32` whose low 13 bits are not read).
     pub fn operand_value(self, bits: u32) -> f32 {
-        use tile_ir::f8::{F8E4M3, F8E5M2};
-        match self.operand_dtype() {
-            tile_ir::DType::BF16 => half::bf16::from_bits(bits as u16).to_f32(),
-            tile_ir::DType::F32 => f32::from_bits(bits & !0x1fff),
-            tile_ir::DType::F8E4M3 => F8E4M3::from_bits(bits as u8).to_f32(),
-            tile_ir::DType::F8E5M2 => F8E5M2::from_bits(bits as u8).to_f32(),
-            _ => half::f16::from_bits(bits as u16).to_f32(),
-        }
+        operand_value(self.operand_dtype(), bits)
+    }
+}
+
+/// The value a tensor-core instruction (of any emulated family) reads from
+/// an operand element of `dtype` with bits `bits`: a 16-bit or 8-bit float
+/// in the low bits, or for `f32` a TF32 value (its low 13 bits not read).
+pub fn operand_value(dtype: tile_ir::DType, bits: u32) -> f32 {
+    use tile_ir::f8::{F8E4M3, F8E5M2};
+    match dtype {
+        tile_ir::DType::BF16 => half::bf16::from_bits(bits as u16).to_f32(),
+        tile_ir::DType::F32 => f32::from_bits(bits & !0x1fff),
+        tile_ir::DType::F8E4M3 => F8E4M3::from_bits(bits as u8).to_f32(),
+        tile_ir::DType::F8E5M2 => F8E5M2::from_bits(bits as u8).to_f32(),
+        _ => half::f16::from_bits(bits as u16).to_f32(),
     }
 }
 

@@ -197,13 +197,7 @@ impl WgmmaKind {
     /// The `f32` value of an operand element with bits `bits` (in the low
     /// byte for 8-bit operands).
     pub fn widen(self, bits: u16) -> f32 {
-        use tile_ir::f8::{F8E4M3, F8E5M2};
-        match self.dtype {
-            DType::BF16 => half::bf16::from_bits(bits).to_f32(),
-            DType::F8E4M3 => F8E4M3::from_bits(bits as u8).to_f32(),
-            DType::F8E5M2 => F8E5M2::from_bits(bits as u8).to_f32(),
-            _ => half::f16::from_bits(bits).to_f32(),
-        }
+        crate::mma::operand_value(self.dtype, u32::from(bits))
     }
 }
 
