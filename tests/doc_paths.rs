@@ -45,10 +45,11 @@ const ELSEWHERE: &[&str] = &[
     // The autotuner's store on disk, one directory per format version.
     "v1/",
     // The upstream files that examples/corpus/ ports (Liger-Kernel, FlashAttention,
-    // Triton's tutorials).
+    // Triton's tutorials, vLLM).
     "liger_kernel/*",
     "flash_attn/*",
     "python/tutorials/*",
+    "vllm/*",
 ];
 
 /// Whether `word` matches `pattern`, where one `*` stands for any text.
