@@ -1,6 +1,7 @@
 //! The matmul benchmarks: `C = A · B` with A `[M, K]` and B `[K, N]`
-//! row-major, f16, bf16 or FP8 (E4M3) in, f32 accumulation, f16 out (as
-//! cuBLAS through PyTorch, and Triton's tutorial kernel). Program instances
+//! row-major (FP8: B stored `[N, K]`, as cuBLAS's FP8 product takes it),
+//! f16, bf16 or FP8 (E4M3) in, f32 accumulation, f16 out (as cuBLAS
+//! through PyTorch, and Triton's tutorial kernel). Program instances
 //! take their tiles of C in groups of `G` rows of tiles, so that a wave of
 //! them shares panels of A and B in L2 (Triton's tutorial does the same).
 
@@ -27,6 +28,28 @@ mod product {
         let mut acc = zeros::<f32>([BM, BN]);
         for kk in 0..cdiv(a.dim(1), BK) {
             acc = dot(va.load_masked(pid_m, kk), vb.load_masked(kk, pid_n), acc);
+        }
+        (acc, pid_m, pid_n)
+    }
+
+    /// [`grouped_product`] of B stored `[N, K]` (as cuBLAS's FP8 products
+    /// and FP8 checkpoints keep it), its tiles read transposed.
+    #[tile_fn]
+    pub(crate) fn grouped_product_nt(a: Tensor, b: Tensor) -> (Tile, i32, i32) {
+        let pid = program_id(0);
+        let (tiles_m, tiles_n) = (cdiv(a.dim(0), BM), cdiv(b.dim(0), BN));
+        let group = G * tiles_n;
+        let first_m = pid / group * G;
+        let rows = min(tiles_m - first_m, G);
+        let (pid_m, pid_n) = (first_m + pid % group % rows, pid % group / rows);
+        let (va, vb) = (partition_view(a, [BM, BK]), partition_view(b, [BN, BK]));
+        let mut acc = zeros::<f32>([BM, BN]);
+        for kk in 0..cdiv(a.dim(1), BK) {
+            acc = dot(
+                va.load_masked(pid_m, kk),
+                vb.load_masked(pid_n, kk).transpose(),
+                acc,
+            );
         }
         (acc, pid_m, pid_n)
     }
@@ -105,21 +128,41 @@ pub fn matmul_bf16_tma<const BM: usize, const BN: usize, const BK: usize, const 
     partition_view(c, [BM, BN]).store_masked(acc.cast::<bf16>(), pid_m, pid_n);
 }
 
-/// The FP8 matmul (E4M3 in, f16 out), on the GPUs with an FP8 `mma`.
+/// The FP8 matmul (E4M3 in, f16 out) of B stored `[N, K]`, as cuBLAS
+/// runs it: on sm_90a's `wgmma.m64nNk32`, both operands read K-major.
 #[tile_kernel(
     num_warps = 8,
-    uses(product::grouped_product),
+    uses(product::grouped_product_nt),
     targets = "sm_90a",
     aligned(a, b, c),
-    configs(BM = 128, BN = 128, BK = 64, G = 8),
-    configs(BM = 64, BN = 128, BK = 128, G = 8)
+    configs(BM = 128, BN = 128, BK = 128, G = 8),
+    configs(BM = 128, BN = 256, BK = 128, G = 8)
 )]
 pub fn matmul_f8<const BM: usize, const BN: usize, const BK: usize, const G: usize>(
     a: &Tensor<f8e4m3, 2>,
     b: &Tensor<f8e4m3, 2>,
     c: &mut Tensor<f16, 2>,
 ) {
-    let (acc, pid_m, pid_n) = grouped_product(a, b);
+    let (acc, pid_m, pid_n) = grouped_product_nt(a, b);
+    partition_view(c, [BM, BN]).store_masked(acc.cast::<f16>(), pid_m, pid_n);
+}
+
+/// [`matmul_f8`] with its operands copied by the TMA.
+#[tile_kernel(
+    num_warps = 8,
+    tma,
+    uses(product::grouped_product_nt),
+    targets = "sm_90a",
+    aligned(a, b, c),
+    configs(BM = 128, BN = 128, BK = 128, G = 8),
+    configs(BM = 128, BN = 256, BK = 128, G = 8)
+)]
+pub fn matmul_f8_tma<const BM: usize, const BN: usize, const BK: usize, const G: usize>(
+    a: &Tensor<f8e4m3, 2>,
+    b: &Tensor<f8e4m3, 2>,
+    c: &mut Tensor<f16, 2>,
+) {
+    let (acc, pid_m, pid_n) = grouped_product_nt(a, b);
     partition_view(c, [BM, BN]).store_masked(acc.cast::<f16>(), pid_m, pid_n);
 }
 
@@ -178,6 +221,7 @@ pub fn bench(dev: &Device, dtype: Dtype, size: usize) -> Result<Option<Bench>, E
                 &inputs,
                 formats,
                 &candidates((m, n), &specs),
+                false,
             )?
         }
         Dtype::Bf16 => {
@@ -201,22 +245,29 @@ pub fn bench(dev: &Device, dtype: Dtype, size: usize) -> Result<Option<Bench>, E
                 &inputs,
                 formats,
                 &candidates((m, n), &specs),
+                false,
             )?
         }
         Dtype::F8 => {
             let specs = [
-                (matmul_f8::<128, 128, 64, 8>::kernel_spec(), (128, 128)),
-                (matmul_f8::<64, 128, 128, 8>::kernel_spec(), (64, 128)),
+                (matmul_f8_tma::<128, 128, 128, 8>::kernel_spec(), (128, 128)),
+                (matmul_f8_tma::<128, 256, 128, 8>::kernel_spec(), (128, 256)),
+                (matmul_f8::<128, 128, 128, 8>::kernel_spec(), (128, 128)),
+                (matmul_f8::<128, 256, 128, 8>::kernel_spec(), (128, 256)),
             ];
             let formats: Formats<f8e4m3, f16> =
                 (|x| f8e4m3::from_f64(x.into()), f8e4m3::to_f32, f16::to_f32);
+            // B stored `[N, K]`: the transpose of the `[K, N]` inputs.
+            let (a32, b32) = &inputs;
+            let bt: Vec<f32> = (0..n * k).map(|e| b32[(e % k) * n + e / k]).collect();
             measure(
                 dev,
                 case,
                 (m, n, k),
-                &inputs,
+                &(a32.clone(), bt),
                 formats,
                 &candidates((m, n), &specs),
+                true,
             )?
         }
     };
@@ -232,10 +283,10 @@ pub fn bench(dev: &Device, dtype: Dtype, size: usize) -> Result<Option<Bench>, E
 type Formats<I, O> = (fn(f32) -> I, fn(I) -> f32, fn(O) -> f32);
 
 /// Runs an `[m, k] · [k, n]` matmul of `inputs` rounded to `I` into an `O`
-/// output (autotuned and timed by [`Bench::run`]), and fills in the error of
-/// sampled elements against the f64 sum over k of the rounded inputs,
-/// relative to 1 + |want| (the output's rounding dominates: 2^-9 relative
-/// for bf16).
+/// output (autotuned and timed by [`Bench::run`]), B given and stored
+/// `[k, n]`, or with `b_nk` `[n, k]`, and fills in the error of sampled
+/// elements against the f64 sum over k of the rounded inputs, relative to
+/// 1 + |want| (the output's rounding dominates: 2^-9 relative for bf16).
 fn measure<I: Element, O: Element>(
     dev: &Device,
     case: Case,
@@ -243,13 +294,15 @@ fn measure<I: Element, O: Element>(
     (a32, b32): &(Vec<f32>, Vec<f32>),
     (round, widen_in, widen_out): Formats<I, O>,
     candidates: &[Candidate],
+    b_nk: bool,
 ) -> Result<Option<Bench>, Error> {
     let (a, b): (Vec<I>, Vec<I>) = (
         a32.iter().map(|&x| round(x)).collect(),
         b32.iter().map(|&x| round(x)).collect(),
     );
     let at = dev.tensor_from_slice(&a, &[m, k])?;
-    let bt = dev.tensor_from_slice(&b, &[k, n])?;
+    let b_shape = if b_nk { [n, k] } else { [k, n] };
+    let bt = dev.tensor_from_slice(&b, &b_shape)?;
     let mut c = dev.zeros::<O>(&[m, n])?;
     let args: Vec<LaunchArg<'_>> = vec![(&at).into(), (&bt).into(), (&mut c).into()];
     let Some(mut bench) = Bench::run(dev, case, candidates, args)? else {
@@ -264,8 +317,9 @@ fn measure<I: Element, O: Element>(
         (0..n)
             .step_by((n / 8).max(1))
             .map(|j| {
+                let b_at = |kk: usize| if b_nk { j * k + kk } else { kk * n + j };
                 let want: f64 = (0..k)
-                    .map(|kk| f64::from(a_in[i * k + kk]) * f64::from(b_in[kk * n + j]))
+                    .map(|kk| f64::from(a_in[i * k + kk]) * f64::from(b_in[b_at(kk)]))
                     .sum();
                 (f64::from(got[i * n + j]) - want).abs() / (1.0 + want.abs())
             })
