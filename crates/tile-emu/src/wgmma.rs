@@ -63,7 +63,7 @@ impl WgmmaCall {
                 std::ptr::copy_nonoverlapping(at as *const u32, words.as_mut_ptr(), words.len())
             };
             for i in 0..REGISTER_A_ELEMENTS {
-                let bits = (words[i / 2] >> (16 * (i % 2))) as u16;
+                let bits = (words[i / 2] >> (16 * (i % 2))) & 0xffff;
                 let (row, col) = register_a_element(thread, i);
                 a[row * K + col] = call.kind.widen(bits);
             }
@@ -224,11 +224,11 @@ impl Block {
         (place, fault): (Place, fn(Place, String) -> EmuError),
         d: Descriptor,
         (major, [rows, cols], bytes): (Major, [usize; 2], usize),
-        widen: impl Fn(u16) -> f32,
+        widen: impl Fn(u32) -> f32,
     ) -> Result<Vec<f32>, EmuError> {
         let thread = place.thread.unwrap_or(0);
         let fault = |what: String| fault(place, what);
-        if !matches!(bytes, 1 | 2) {
+        if !matches!(bytes, 1 | 2 | 4) {
             return Err(fault(format!(
                 "operands of {bytes}-byte elements are not modelled"
             )));
@@ -265,8 +265,9 @@ impl Block {
                 // allocation of the loaded image, alive while the block runs.
                 let bits = unsafe {
                     match bytes {
-                        1 => u16::from(std::ptr::read(address as *const u8)),
-                        _ => std::ptr::read_unaligned(address as *const u16),
+                        1 => u32::from(std::ptr::read(address as *const u8)),
+                        2 => u32::from(std::ptr::read_unaligned(address as *const u16)),
+                        _ => std::ptr::read_unaligned(address as *const u32),
                     }
                 };
                 values.push(widen(bits));

@@ -13,9 +13,11 @@
 //! `tcgen05.dealloc` before the block exits.
 //!
 //! **`tcgen05.mma.cta_group::1.kind::f16`** (and **`kind::f8f6f4`** on
-//! E4M3 and E5M2, one byte an element, [`Qualifier`]). One thread issues
-//! the whole product `D = A·B (+ D)` of a 128×`N` block: A (128×`K`) and B
-//! (`K`×`N`), `K` being 32 bytes of elements (16 f16, 32 FP8), in shared
+//! E4M3 and E5M2, one byte an element, and **`kind::tf32`** on `f32`
+//! elements whose low 13 bits it does not read, [`Qualifier`]). One thread
+//! issues the whole product `D = A·B (+ D)` of a 128×`N` block: A
+//! (128×`K`) and B (`K`×`N`), `K` being 32 bytes of elements (16 f16, 32
+//! FP8, 8 TF32), in shared
 //! memory through matrix descriptors, D in tensor memory from an
 //! address whose lane is 0: element `(m, n)` of D is lane `m`, column
 //! `n` (one `f32` a column). The instruction is asynchronous; its
@@ -26,7 +28,7 @@
 //! | bits | field |
 //! |---|---|
 //! | 4–5 | D's format: 1 = f32 |
-//! | 7–9, 10–12 | A's and B's: 0 = f16, 1 = bf16 (`kind::f8f6f4`: 0 = E4M3, 1 = E5M2) |
+//! | 7–9, 10–12 | A's and B's: 0 = f16, 1 = bf16 (`kind::f8f6f4`: 0 = E4M3, 1 = E5M2; `kind::tf32`: 2) |
 //! | 15, 16 | A, B MN-major (1) or K-major (0) |
 //! | 17–22 | `N >> 3` |
 //! | 24–28 | `M >> 4` |
@@ -103,22 +105,29 @@ pub enum Qualifier {
     /// `kind::f8f6f4`: E4M3 (0) or E5M2 (1) operands, one byte each (the
     /// model has no FP6 or FP4 ones).
     F8F6F4,
+    /// `kind::tf32`: TF32 operands (2) in `f32` elements.
+    Tf32,
 }
 
 impl Qualifier {
+    /// Every qualifier the model has.
+    pub const ALL: [Qualifier; 3] = [Qualifier::F16, Qualifier::F8F6F4, Qualifier::Tf32];
+
     /// Its name in PTX, after `kind::`.
     pub fn ptx(self) -> &'static str {
         match self {
             Qualifier::F16 => "f16",
             Qualifier::F8F6F4 => "f8f6f4",
+            Qualifier::Tf32 => "tf32",
         }
     }
 
-    /// Its code in an emulation call (LLVM's `kind` operand): 0 or 2.
+    /// Its code in an emulation call (LLVM's `kind` operand): 0, 2 or 1.
     pub fn code(self) -> u64 {
         match self {
             Qualifier::F16 => 0,
             Qualifier::F8F6F4 => 2,
+            Qualifier::Tf32 => 1,
         }
     }
 
@@ -126,18 +135,20 @@ impl Qualifier {
     pub fn from_code(code: u64) -> Option<Qualifier> {
         match code {
             0 => Some(Qualifier::F16),
+            1 => Some(Qualifier::Tf32),
             2 => Some(Qualifier::F8F6F4),
             _ => None,
         }
     }
 }
 
-/// A `tcgen05.mma.cta_group::1.kind::f16` (`kind::f8f6f4`) of
-/// 128×`N`×`K` with `f32` accumulators and A K-major: `K` is 16 for f16
-/// and bf16, 32 for E4M3 and E5M2.
+/// A `tcgen05.mma.cta_group::1.kind::f16` (`kind::f8f6f4`, `kind::tf32`)
+/// of 128×`N`×`K` with `f32` accumulators and A K-major: `K` is 16 for
+/// f16 and bf16, 32 for E4M3 and E5M2, 8 for TF32.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Tcgen05Kind {
-    /// The operands' dtype: `f16`, `bf16`, `f8e4m3` or `f8e5m2`.
+    /// The operands' dtype: `f16`, `bf16`, `f8e4m3`, `f8e5m2`, or `f32`
+    /// for TF32.
     pub dtype: DType,
     /// `N`: a multiple of 16 from 16 to 256.
     pub n: usize,
@@ -152,7 +163,7 @@ impl Tcgen05Kind {
     pub fn new(dtype: DType, n: usize, b_major: Major) -> Option<Tcgen05Kind> {
         let valid = matches!(
             dtype,
-            DType::F16 | DType::BF16 | DType::F8E4M3 | DType::F8E5M2
+            DType::F16 | DType::BF16 | DType::F8E4M3 | DType::F8E5M2 | DType::F32
         ) && n.is_multiple_of(16)
             && (16..=256).contains(&n);
         valid.then_some(Tcgen05Kind { dtype, n, b_major })
@@ -162,12 +173,13 @@ impl Tcgen05Kind {
     pub fn qualifier(self) -> Qualifier {
         match self.dtype.size_bytes() {
             1 => Qualifier::F8F6F4,
+            4 => Qualifier::Tf32,
             _ => Qualifier::F16,
         }
     }
 
-    /// The instruction's `K`: [`K_BYTES`] of its operands' elements (16 or
-    /// 32).
+    /// The instruction's `K`: [`K_BYTES`] of its operands' elements (16,
+    /// 32 or 8).
     pub fn k(self) -> usize {
         K_BYTES / self.dtype.size_bytes()
     }
@@ -179,7 +191,11 @@ impl Tcgen05Kind {
 
     /// Its 32-bit instruction descriptor (the module docs).
     pub fn descriptor(self) -> u32 {
-        let format = u32::from(matches!(self.dtype, DType::BF16 | DType::F8E5M2));
+        let format = match self.dtype {
+            DType::BF16 | DType::F8E5M2 => 1,
+            DType::F32 => 2,
+            _ => 0,
+        };
         let b_mn = u32::from(self.b_major == Major::Mn);
         (1 << 4)
             | (format << 7)
@@ -198,6 +214,7 @@ impl Tcgen05Kind {
             (Qualifier::F16, 1, 1) => DType::BF16,
             (Qualifier::F8F6F4, 0, 0) => DType::F8E4M3,
             (Qualifier::F8F6F4, 1, 1) => DType::F8E5M2,
+            (Qualifier::Tf32, 2, 2) => DType::F32,
             (_, a, b) => {
                 let kind = qualifier.ptx();
                 return Err(format!(
@@ -231,9 +248,9 @@ impl Tcgen05Kind {
     }
 
     /// The `f32` value of an operand element with bits `bits` (in the low
-    /// byte for 8-bit operands).
-    pub fn widen(self, bits: u16) -> f32 {
-        crate::mma::operand_value(self.dtype, u32::from(bits))
+    /// bits for 8- and 16-bit operands; a TF32's low 13 bits not read).
+    pub fn widen(self, bits: u32) -> f32 {
+        crate::mma::operand_value(self.dtype, bits)
     }
 }
 
@@ -331,10 +348,23 @@ mod tests {
             Tcgen05Kind::from_descriptor(e4m3.descriptor(), Qualifier::F16).map(|k| k.dtype),
             Ok(DType::F16)
         );
-        for q in [Qualifier::F16, Qualifier::F8F6F4] {
+        for q in [Qualifier::F16, Qualifier::F8F6F4, Qualifier::Tf32] {
             assert_eq!(Qualifier::from_code(q.code()), Some(q));
         }
-        assert_eq!(Qualifier::from_code(1), None);
+        assert_eq!(Qualifier::from_code(3), None);
+        // `kind::tf32` (CUTLASS `UMMA::F16F32Format::TF32` = 2), K of 8;
+        // the instruction reads an `f32`'s top 19 bits only.
+        let tf32 = Tcgen05Kind::new(DType::F32, 64, Major::K).unwrap();
+        assert_eq!(tf32.descriptor() & (0x3f << 7), (2 << 7) | (2 << 10));
+        assert_eq!((tf32.k(), tf32.qualifier()), (8, Qualifier::Tf32));
+        assert_eq!(tf32.name(), "m128n64k8.f32.bk");
+        assert_eq!(
+            Tcgen05Kind::from_descriptor(tf32.descriptor(), Qualifier::Tf32),
+            Ok(tf32)
+        );
+        assert!(Tcgen05Kind::from_descriptor(tf32.descriptor(), Qualifier::F16).is_err());
+        assert_eq!(tf32.widen(0x3f80_1fff), 1.0);
+        assert_eq!(tf32.widen(0x3f80_2000), 1.0 + 2f32.powi(-10));
         let err =
             Tcgen05Kind::from_descriptor(kind.descriptor() | 1 << 15, Qualifier::F16).unwrap_err();
         assert!(err.contains("K-major A"), "{err}");

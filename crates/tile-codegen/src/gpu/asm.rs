@@ -30,7 +30,6 @@
 
 use super::tcgen05::Tcgen05Asm;
 use tile_hw::wgmma::{Major, WgmmaKind};
-use tile_ir::DType;
 
 /// One inline-PTX snippet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,7 +165,8 @@ impl Asm {
                 let n = kind.accumulators();
                 let d: Vec<String> = (0..n).map(|i| format!("${i}")).collect();
                 let (a, b, scale) = (2 * n, 2 * n + 1, 2 * n + 2);
-                // 8-bit operands have no `imm-trans` operands (both K-major).
+                // 8-bit and `tf32` operands have no `imm-trans` operands (both
+                // K-major).
                 let trans = match kind.k_major_only() {
                     true => String::new(),
                     false => format!(", 0, {}", kind.trans_b()),
@@ -298,16 +298,10 @@ impl Asm {
             let rest = &template[at + "wgmma.mma_async.sync.aligned.m64n".len()..];
             let (n, rest) = rest.split_once('k')?;
             let (_, rest) = rest.split_once(".f32.")?;
-            let dtype = match rest.split_once('.')?.0 {
-                "f16" => DType::F16,
-                "bf16" => DType::BF16,
-                "e4m3" => DType::F8E4M3,
-                "e5m2" => DType::F8E5M2,
-                _ => return None,
-            };
+            let dtype = tile_hw::wgmma::ptx_dtype(rest.split_once('.')?.0)?;
             let kind = WgmmaKind::new(dtype, n.parse().ok()?)?;
             // `imm-trans-b`, the last immediate: 0 for a K-major B (8-bit
-            // operands have none, and are K-major).
+            // and `tf32` operands have none, and are K-major).
             let b_major = match template.rsplit_once(';')?.0.trim_end().ends_with(", 0") {
                 _ if kind.k_major_only() => Major::K,
                 true => Major::K,
@@ -422,6 +416,7 @@ impl Asm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tile_ir::DType;
 
     /// Every snippet reads back from its own template and constraints, and
     /// from nothing else.
@@ -430,6 +425,8 @@ mod tests {
         let kinds = [
             Asm::Wgmma(WgmmaKind::new(DType::F16, 64).unwrap()),
             Asm::Wgmma(WgmmaKind::new(DType::BF16, 8).unwrap()),
+            Asm::Wgmma(WgmmaKind::new(DType::F8E5M2, 128).unwrap()),
+            Asm::Wgmma(WgmmaKind::new(DType::F32, 256).unwrap()),
             Asm::Wgmma(
                 WgmmaKind::new(DType::F16, 64)
                     .unwrap()
@@ -472,7 +469,9 @@ mod tests {
             Asm::StoreVector { words: 4 },
             Asm::CvtBf16,
         ];
-        for asm in kinds {
+        let mmas = tile_hw::tcgen05::Qualifier::ALL
+            .map(|qualifier| Asm::Tcgen05(Tcgen05Asm::Mma { qualifier }));
+        for asm in kinds.into_iter().chain(mmas) {
             assert_eq!(Asm::parse(&asm.template(), &asm.constraints()), Some(asm));
         }
         let wgmma = Asm::Wgmma(WgmmaKind::new(DType::F16, 64).unwrap());

@@ -392,6 +392,13 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 self.store_shared(k, access, index, x.list("values"), mask)?;
                 Ok(Vec::new())
             }
+            ThreadOpKind::RoundSharedTf32 { alloc, width } => {
+                let x = roles()?;
+                let (index, mask) = (int(x, "index")?, int(x, "mask")?);
+                let access = (alloc.index(), usize::from(*width));
+                self.round_shared_tf32(k, access, index, mask)?;
+                Ok(Vec::new())
+            }
             ThreadOpKind::Check { kind, op: checked } => {
                 let position = k.checks.len();
                 k.checks.push(checked.clone());

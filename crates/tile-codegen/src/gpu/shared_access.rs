@@ -2,7 +2,8 @@
 //! bytes (`ld.shared.v<w>` and `st.shared.v<w>` of the thread program),
 //! which the lowering places at indices that are multiples of the width, so
 //! that each is one aligned access (`ld.shared.v4.b32` on NVIDIA,
-//! `ds_read_b128` on AMD).
+//! `ds_read_b128` on AMD); and `round.shared.tf32`, a load and a store of
+//! the same vector with each element rounded to TF32 between them.
 
 use super::kernel::Kernel;
 use super::memory::vector_type;
@@ -65,5 +66,22 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 .set_alignment(bytes)
                 .map_err(|e| EmitError::Internal(e.to_string()))
         })
+    }
+
+    /// `round.shared.tf32`: where `mask` holds, the `width` `f32`s of
+    /// `alloc` from `index` replaced by their TF32 rounding.
+    pub(super) fn round_shared_tf32(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        (alloc, width): (usize, usize),
+        index: IntValue<'ctx>,
+        mask: IntValue<'ctx>,
+    ) -> Result<(), EmitError> {
+        let values = self.load_shared(k, (alloc, DType::F32, width), index)?;
+        let rounded = values
+            .into_iter()
+            .map(|v| Ok(self.round_tf32(v.into_float_value())?.into()))
+            .collect::<Result<Vec<_>, EmitError>>()?;
+        self.store_shared(k, (alloc, DType::F32), index, &rounded, mask)
     }
 }

@@ -129,10 +129,8 @@ impl Tcgen05Asm {
                 columns: columns("$0, ", ';')?,
             }
         } else if template.contains("tcgen05.mma") {
-            let qualifier = match template.contains("kind::f8f6f4") {
-                true => Qualifier::F8F6F4,
-                false => Qualifier::F16,
-            };
+            let named = |q: &Qualifier| template.contains(&format!("kind::{} ", q.ptx()));
+            let qualifier = Qualifier::ALL.into_iter().find(named)?;
             Tcgen05Asm::Mma { qualifier }
         } else if template.starts_with("tcgen05.commit") {
             Tcgen05Asm::Commit

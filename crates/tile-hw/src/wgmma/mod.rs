@@ -77,11 +77,13 @@ pub const M: usize = 64;
 /// A `wgmma.mma_async.sync.aligned.m64nNkK.f32.<dtype>.<dtype>` with A
 /// K-major in shared memory (or in registers) and B MN-major (`imm-trans-b
 /// = 1`) or K-major (`imm-trans-b = 0`) in shared memory: `K` is 16 for
-/// f16 and bf16, 32 for `e4m3` and `e5m2`, whose operands have no
-/// transposed form (both K-major, A from shared memory).
+/// f16 and bf16, 32 for `e4m3` and `e5m2` and 8 for `tf32` (`f32`
+/// elements whose low 13 bits the instruction does not read), whose
+/// operands have no transposed form (both K-major, A from shared memory).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct WgmmaKind {
-    /// The operands' dtype: `f16`, `bf16`, `f8e4m3` or `f8e5m2`.
+    /// The operands' dtype: `f16`, `bf16`, `f8e4m3`, `f8e5m2`, or `f32`
+    /// for `tf32`.
     pub dtype: DType,
     /// `N`: a multiple of 8 up to 256.
     pub n: usize,
@@ -93,35 +95,35 @@ pub struct WgmmaKind {
 
 impl WgmmaKind {
     /// The instruction for `dtype` operands and `n` columns with B
-    /// MN-major (K-major for 8-bit operands, which have no other form), if
-    /// it exists.
+    /// MN-major (K-major for 8-bit and `tf32` operands, which have no other
+    /// form), if it exists.
     pub fn new(dtype: DType, n: usize) -> Option<WgmmaKind> {
         let valid = matches!(
             dtype,
-            DType::F16 | DType::BF16 | DType::F8E4M3 | DType::F8E5M2
+            DType::F16 | DType::BF16 | DType::F8E4M3 | DType::F8E5M2 | DType::F32
         ) && n.is_multiple_of(8)
             && (8..=256).contains(&n);
         let b_major = match dtype.size_bytes() {
-            1 => Major::K,
-            _ => Major::Mn,
+            2 => Major::Mn,
+            _ => Major::K,
         };
         valid.then_some(WgmmaKind { dtype, n, b_major })
     }
 
     /// Whether B may be read `b_major`: either way for 16-bit operands,
-    /// K-major only for 8-bit ones.
+    /// K-major only for 8-bit and `tf32` ones.
     pub fn allows_b_major(self, b_major: Major) -> bool {
         b_major == Major::K || !self.k_major_only()
     }
 
-    /// Whether both operands must be K-major: 8-bit operands, for which
-    /// the instruction has no `imm-trans` operands.
+    /// Whether both operands must be K-major: 8-bit and `tf32` operands,
+    /// for which the instruction has no `imm-trans` operands.
     pub fn k_major_only(self) -> bool {
-        self.dtype.size_bytes() == 1
+        self.dtype.size_bytes() != 2
     }
 
-    /// The instruction's `K`: [`K_BYTES`] of its operands' elements (16 or
-    /// 32).
+    /// The instruction's `K`: [`K_BYTES`] of its operands' elements (16,
+    /// 32 or 8).
     pub fn k(self) -> usize {
         K_BYTES / self.dtype.size_bytes()
     }
@@ -142,13 +144,14 @@ impl WgmmaKind {
     }
 
     /// The instruction's code in an emulation call: the dtype's (1 for f16,
-    /// 2 for bf16, 3 for `e4m3`, 4 for `e5m2`), `n << 8`, and bit 20 for a
-    /// K-major B.
+    /// 2 for bf16, 3 for `e4m3`, 4 for `e5m2`, 5 for `tf32`), `n << 8`, and
+    /// bit 20 for a K-major B.
     pub fn code(self) -> u64 {
         let dtype = match self.dtype {
             DType::BF16 => 2,
             DType::F8E4M3 => 3,
             DType::F8E5M2 => 4,
+            DType::F32 => 5,
             _ => 1,
         };
         let k_major = u64::from(self.b_major == Major::K) << B_K_MAJOR_BIT;
@@ -162,6 +165,7 @@ impl WgmmaKind {
             2 => DType::BF16,
             3 => DType::F8E4M3,
             4 => DType::F8E5M2,
+            5 => DType::F32,
             _ => return None,
         };
         let b_major = match (code >> B_K_MAJOR_BIT) & 1 {
@@ -178,27 +182,51 @@ impl WgmmaKind {
     }
 
     /// Its name in thread-level programs: `m64n64k16.f16`, with `.bk` after
-    /// it for a K-major B (`m64n64k32.f8e4m3.bk`).
+    /// it for a K-major B (`m64n64k32.f8e4m3.bk`, `m64n64k8.f32.bk`).
     pub fn name(self) -> String {
         let b = if self.b_major == Major::K { ".bk" } else { "" };
         format!("m64n{}k{}.{}{b}", self.n, self.k(), self.dtype)
     }
 
-    /// The operand type's name in PTX: `f16`, `bf16`, `e4m3`, `e5m2`.
+    /// The operand type's name in PTX: `f16`, `bf16`, `e4m3`, `e5m2`,
+    /// `tf32`.
     pub fn ptx_type(self) -> &'static str {
-        match self.dtype {
-            DType::BF16 => "bf16",
-            DType::F8E4M3 => "e4m3",
-            DType::F8E5M2 => "e5m2",
-            _ => "f16",
-        }
+        ptx_type(self.dtype)
     }
 
     /// The `f32` value of an operand element with bits `bits` (in the low
-    /// byte for 8-bit operands).
-    pub fn widen(self, bits: u16) -> f32 {
-        crate::mma::operand_value(self.dtype, u32::from(bits))
+    /// bits for 8- and 16-bit operands; a `tf32`'s low 13 bits not read).
+    pub fn widen(self, bits: u32) -> f32 {
+        crate::mma::operand_value(self.dtype, bits)
     }
+}
+
+/// The operand types of `wgmma` and `tcgen05.mma` as PTX names them, by
+/// the dtype that holds their elements (`tf32` in `f32`).
+const PTX_TYPES: [(DType, &str); 5] = [
+    (DType::F16, "f16"),
+    (DType::BF16, "bf16"),
+    (DType::F8E4M3, "e4m3"),
+    (DType::F8E5M2, "e5m2"),
+    (DType::F32, "tf32"),
+];
+
+/// The PTX name of a tensor-core operand type held in `dtype` (`f16` for
+/// a dtype no instruction takes).
+pub fn ptx_type(dtype: DType) -> &'static str {
+    PTX_TYPES
+        .iter()
+        .find(|&&(d, _)| d == dtype)
+        .map_or("f16", |&(_, name)| name)
+}
+
+/// The dtype that holds the elements of the PTX operand type `name`, if it
+/// is one of [`ptx_type`]'s.
+pub fn ptx_dtype(name: &str) -> Option<DType> {
+    PTX_TYPES
+        .iter()
+        .find(|&&(_, n)| n == name)
+        .map(|&(d, _)| d)
 }
 
 /// The bit of [`WgmmaKind::code`] that marks a K-major B.
@@ -356,6 +384,27 @@ mod tests {
         assert!(warpgroup_mma(e4m3, &a[..M * K], &b, &c).is_err());
     }
 
+    /// TF32 instructions: `K` of 8, B K-major only, `tf32` in PTX, and
+    /// an `f32` operand read without its low 13 bits (the hardware
+    /// truncates; the lowering rounds the staged operands first).
+    #[test]
+    fn tf32_instructions_step_8_k_major_and_ignore_the_low_bits() {
+        let kind = WgmmaKind::new(DType::F32, 128).unwrap();
+        assert_eq!(
+            (kind.k(), kind.b_major, kind.ptx_type()),
+            (8, Major::K, "tf32")
+        );
+        assert!(kind.k_major_only() && !kind.allows_b_major(Major::Mn));
+        assert_eq!(kind.name(), "m64n128k8.f32.bk");
+        assert_eq!(WgmmaKind::from_code(kind.code()), Some(kind));
+        assert_eq!(ptx_dtype("tf32"), Some(DType::F32));
+        assert_eq!(ptx_dtype("f32"), None);
+        assert_eq!(b_swizzle(4, Swizzle::B64), Swizzle::B64);
+        // 1 + 2⁻¹⁰ − 2⁻²³ keeps 1.0 (its low 13 bits dropped, not rounded).
+        assert_eq!(kind.widen(0x3f80_1fff), 1.0);
+        assert_eq!(kind.widen(0xbf80_2000), -(1.0 + 2f32.powi(-10)));
+    }
+
     #[test]
     fn a_step_sums_sixteen_products_and_rounds_once() {
         let kind = WgmmaKind::new(DType::F16, 8).unwrap();
@@ -370,7 +419,7 @@ mod tests {
         // Thread 0 element 0 is D[0][0]: 1 + 2⁻²⁴ + 2⁻²⁴ rounded once.
         assert_eq!(d[0][0], 1.0 + 2f32.powi(-23));
         assert_eq!(d[0][1], 1.0);
-        assert!(WgmmaKind::new(DType::F32, 64).is_none());
+        assert!(WgmmaKind::new(DType::F64, 64).is_none());
         assert!(WgmmaKind::new(DType::F16, 12).is_none());
         let kind = WgmmaKind::new(DType::BF16, 64).unwrap();
         assert_eq!(WgmmaKind::from_code(kind.code()), Some(kind));

@@ -82,7 +82,7 @@ impl Emulator<'_> {
                     for (t, thread) in group.clone().enumerate() {
                         for (i, r) in a_registers.iter().enumerate() {
                             let (row, col) = register_a_element(t, i);
-                            matrix[row * K + col] = kind.widen(r[thread].to_bits() as u16);
+                            matrix[row * K + col] = kind.widen(r[thread].to_bits() as u32);
                         }
                     }
                     matrix
@@ -95,7 +95,7 @@ impl Emulator<'_> {
             let matrix_b =
                 self.operand(id, (b, b_index), (kind.n, step), b_layout, first as u32)?;
             // B is read as (n, k): transpose it to row-major K × N.
-            let b_rows: Vec<u16> = (0..step * kind.n)
+            let b_rows: Vec<u32> = (0..step * kind.n)
                 .map(|e| matrix_b[(e % kind.n) * step + e / kind.n])
                 .collect();
             let c: Vec<Vec<f32>> = group
@@ -128,7 +128,7 @@ impl Emulator<'_> {
         (rows, cols): (usize, usize),
         (swizzle, major): (DescriptorSwizzle, Major),
         thread: u32,
-    ) -> Result<Vec<u16>, LockstepError> {
+    ) -> Result<Vec<u32>, LockstepError> {
         let fault = |s: &Self, f: LockstepFault| s.error(Some(id), Some(thread), f);
         let size = self.program.shared[alloc].dtype.size_bytes();
         let start = u32::try_from(start * size as i64)
@@ -157,7 +157,7 @@ impl Emulator<'_> {
                     .shared
                     .load(alloc.index(), i, thread, id)
                     .map_err(|c| self.race(id, alloc.index(), i, thread, false, c))?;
-                bits.push(v.to_bits() as u16);
+                bits.push(v.to_bits() as u32);
             }
         }
         Ok(bits)
@@ -165,6 +165,6 @@ impl Emulator<'_> {
 }
 
 /// The `f32` values of operand bits of `kind`.
-fn widen(kind: WgmmaKind, bits: &[u16]) -> Vec<f32> {
+fn widen(kind: WgmmaKind, bits: &[u32]) -> Vec<f32> {
     bits.iter().map(|&b| kind.widen(b)).collect()
 }

@@ -24,7 +24,9 @@
 //! and its columns within tensor memory's; or its operands E4M3 or E5M2
 //! (`kind::f8f6f4`, `K` 32 per instruction), staged as for `wgmma`: `K` a
 //! multiple of 128, 64 or 32 bytes and B the transpose of a loaded tile,
-//! read K-major with A's rows. Other dots on sm_100a take `mma.sync`.
+//! read K-major with A's rows; or, of precision `tf32`, f32 (`kind::tf32`,
+//! `K` 8), staged as FP8 is and rounded to TF32 in shared memory first
+//! (`lower/round_staged.rs`). Other dots on sm_100a take `mma.sync`.
 
 use super::blocked::{flat_layout, row_major};
 use super::wgmma::{descriptor_shape, WGMMA_N};
@@ -52,16 +54,22 @@ pub struct Tcgen05Dot {
 
 impl Tcgen05Dot {
     /// The `k` of a row of A's staged blocks: 64, 32 or 16 16-bit
-    /// elements, 128, 64 or 32 8-bit ones.
+    /// elements, 128, 64 or 32 8-bit ones, 32, 16 or 8 TF32 ones.
     pub fn a_columns(&self) -> usize {
         self.a_swizzle.row_bytes().unwrap_or(128) / self.kind.dtype.size_bytes()
     }
 
-    /// Whether B must be staged K-major: for 8-bit operands, and for an
+    /// Whether B must be staged K-major: for 8-bit and TF32 operands
+    /// (whose MN-major staging the lowering does not write), and for an
     /// instruction `N` other than 64 (narrower, or widened, as only a
     /// K-major B's rows reach).
     pub fn k_major_b(&self) -> bool {
-        self.kind.dtype.size_bytes() == 1 || self.kind.n != WGMMA_N
+        self.k_major_only() || self.kind.n != WGMMA_N
+    }
+
+    /// Whether both operands are staged K-major: 8-bit and TF32 ones.
+    pub fn k_major_only(&self) -> bool {
+        self.kind.dtype.size_bytes() != 2
     }
 
     /// The `k` of a row of a K-major B's staged blocks: 64 16-bit

@@ -28,7 +28,11 @@
 //! `wgmma.m64nNk32`) take the same blocks with twice the `k` per row
 //! (128, 64 or 32), and as the instruction reads them K-major only, their
 //! B must be the transpose of a loaded tile, staged K-major as A is (an
-//! FP8 GEMM's `a · wᵀ`). Other dots on sm_90a take `mma.sync`.
+//! FP8 GEMM's `a · wᵀ`). So do `tf32` dots of f32 operands
+//! (`wgmma.m64nNk8.f32.tf32.tf32`, 32 `k` to a row of 128 bytes), whose
+//! instruction also reads B K-major only and truncates each operand to
+//! TF32: the lowering rounds the staged operands first
+//! (`lower/round_staged.rs`). Other dots on sm_90a take `mma.sync`.
 
 use super::blocked::{flat_layout, row_major};
 use super::mma::split_warps;
@@ -36,7 +40,7 @@ use super::{DistLayout, LayoutKind};
 use crate::lower::{is_transposed, TensorCores};
 use crate::program::{DescriptorSwizzle, WgmmaKind};
 use tile_hw::wgmma::b_swizzle;
-use tile_ir::{DotPrecision, Function, OpId, OpKind};
+use tile_ir::{DType, DotPrecision, Function, OpId, OpKind};
 
 /// The `N` of the `wgmma`s of a dot whose `N` is a multiple of it: one
 /// 128-byte atom of an N-major B's rows (see `tile_hw::wgmma` on wider
@@ -71,9 +75,9 @@ impl WgmmaDot {
         self.a_swizzle.row_bytes().unwrap_or(ROW_BYTES) / self.kind.dtype.size_bytes()
     }
 
-    /// Whether B must be staged K-major: for 8-bit operands, and for an
-    /// instruction `N` other than 64 (narrower, or widened, as only a
-    /// K-major B's rows reach).
+    /// Whether B must be staged K-major: for 8-bit and `tf32` operands,
+    /// and for an instruction `N` other than 64 (narrower, or widened, as
+    /// only a K-major B's rows reach).
     pub fn k_major_b(&self) -> bool {
         self.kind.k_major_only() || self.kind.n != WGMMA_N
     }
@@ -106,12 +110,13 @@ pub(super) struct DescriptorShape {
 }
 
 /// The shape of the `dot` `id` of `func` on such an instruction with
-/// `num_warps` warps (whole warpgroups), or `None`: precision `tensor`,
-/// operands of one dtype, `K` a multiple of 128 bytes of them or 64 or 32
-/// bytes, `N` a multiple of 64 or, below 64 and a multiple of 8, B the
-/// transpose of a tile its copies move as stored (rows of 64 `k` for
-/// 16-bit operands: `Lowerer::reads_transposed_b`); 8-bit operands have
-/// no MN-major form, so their B is always such a transpose.
+/// `num_warps` warps (whole warpgroups), or `None`: precision `tensor`
+/// (`tf32` on f32 operands), operands of one dtype, `K` a multiple of 128
+/// bytes of them or 64 or 32 bytes, `N` a multiple of 64 or, below 64 and
+/// a multiple of 8, B the transpose of a tile its copies move as stored
+/// (rows of 64 `k` for 16-bit operands: `Lowerer::reads_transposed_b`);
+/// 8-bit and `tf32` operands are staged K-major only, so their B is always
+/// such a transpose.
 pub(super) fn descriptor_shape(
     func: &Function,
     id: OpId,
@@ -121,10 +126,15 @@ pub(super) fn descriptor_shape(
     let (OpKind::Dot { precision }, [a, b, _]) = (&op.kind, op.operands.as_slice()) else {
         return None;
     };
-    if *precision != DotPrecision::Tensor || !num_warps.is_multiple_of(4) {
+    let (da, db) = (func.ty(*a).dtype(), func.ty(*b).dtype());
+    let tensor = match *precision {
+        DotPrecision::Tensor => da != DType::F32,
+        DotPrecision::Tf32 => da == DType::F32,
+        _ => false,
+    };
+    if !tensor || !num_warps.is_multiple_of(4) {
         return None;
     }
-    let (da, db) = (func.ty(*a).dtype(), func.ty(*b).dtype());
     let (sa, sb) = (func.ty(*a).tile_shape()?, func.ty(*b).tile_shape()?);
     let (&[m, k], &[_, n]) = (sa.dims(), sb.dims()) else {
         return None;
@@ -133,9 +143,10 @@ pub(super) fn descriptor_shape(
     let bytes = da.size_bytes();
     let row = ROW_BYTES / bytes;
     let a_swizzle = DescriptorSwizzle::for_rows(bytes * if k % row == 0 { row } else { k })?;
-    // 8-bit operands are read K-major only: B must be the transpose of a
-    // tile its copies move as stored (its rows then as wide as A's).
-    let k_major_only = bytes == 1;
+    // 8-bit and `tf32` operands are read K-major only: B must be the
+    // transpose of a tile its copies move as stored (its rows then as wide
+    // as A's).
+    let k_major_only = bytes != 2;
     let k_major_b = is_transposed(func, *b) && (k_major_only || k.is_multiple_of(64));
     let instruction_n = match n {
         _ if k_major_only && !k_major_b => return None,

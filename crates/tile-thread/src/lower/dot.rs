@@ -121,6 +121,10 @@ impl Lowerer<'_> {
             }
         });
         let wgmma = plan.as_ref().is_some_and(TensorDot::reads_descriptors);
+        // TF32 operands of an instruction that truncates them, rounded where
+        // they are staged (`round_staged.rs`).
+        let round_tf32 = wgmma && plan.as_ref().map(TensorDot::operand_dtype) == Some(DType::F32);
+        let mut to_round = Vec::new();
         // `a` as staged or read before the loop (`invariant_operands.rs`),
         // or a chained product's straight from the registers the previous
         // product's accumulator left (`layout_assign/chain.rs`).
@@ -144,12 +148,16 @@ impl Lowerer<'_> {
                 Lowered::Staged { alloc, offset } => {
                     allocs.push(Some(*alloc));
                     offsets[i] = Some(*offset);
+                    to_round.push((*alloc, Some(*offset), shape[0] * shape[1]));
                 }
                 _ => {
                     let (alloc, reused) =
                         self.take_operand_buffer(*dtype, shape[0] * shape[1], wgmma);
                     allocs.push(Some(alloc));
                     taken.push((i, alloc, reused));
+                    if matches!(lowered, Lowered::Deferred { .. }) {
+                        to_round.push((alloc, None, shape[0] * shape[1]));
+                    }
                 }
             }
         }
@@ -182,10 +190,16 @@ impl Lowerer<'_> {
                         self.stage_deferred(*load, alloc, place)?;
                         copied = true;
                     }
-                    Lowered::Tile { layout, regs } if i == 1 && b_transposed => {
-                        self.store_tile_transposed(alloc, layout, regs, place)
+                    Lowered::Tile { layout, regs } => {
+                        let regs = match round_tf32 {
+                            true => self.rounded_tf32(regs),
+                            false => regs.clone(),
+                        };
+                        match i == 1 && b_transposed {
+                            true => self.store_tile_transposed(alloc, layout, &regs, place),
+                            false => self.store_tile(alloc, layout, &regs, place),
+                        }
                     }
-                    Lowered::Tile { layout, regs } => self.store_tile(alloc, layout, regs, place),
                     _ => return Err(self.invalid(id, "an operand is not a tile")),
                 }
             }
@@ -198,6 +212,9 @@ impl Lowerer<'_> {
                 self.emit_op(ThreadOpKind::FenceProxyAsync, vec![], &[]);
             }
             self.barrier();
+        }
+        if round_tf32 && !to_round.is_empty() {
+            self.round_staged_tf32(&to_round);
         }
         let regs = match plan {
             Some(TensorDot::Mma(plan)) => self.mma_steps(&plan, &staged, (k, n), &rc),
@@ -325,7 +342,7 @@ impl Lowerer<'_> {
     /// `mma.sync` of 16-bit operands (by `ldmatrix` without `.trans`, as
     /// `a`), on `wgmma` and `tcgen05.mma` with `K` a multiple of 64
     /// (`imm-trans-b = 0`, rows of 64 `k` under the 128-byte swizzle), and
-    /// on `wgmma` of 8-bit operands always (rows as A's).
+    /// on both of 8-bit and TF32 operands always (rows as A's).
     pub(super) fn reads_transposed_b(&self, dot: OpId) -> bool {
         let k = self.func.op(dot).operands.first().and_then(|&a| {
             let shape = self.func.ty(a).tile_shape()?;
@@ -333,7 +350,7 @@ impl Lowerer<'_> {
         });
         match self.tensor_plan(dot) {
             Some(TensorDot::Wgmma(p)) if p.kind.k_major_only() => true,
-            Some(TensorDot::Tcgen05(p)) if p.kind.dtype.size_bytes() == 1 => true,
+            Some(TensorDot::Tcgen05(p)) if p.k_major_only() => true,
             Some(TensorDot::Wgmma(_) | TensorDot::Tcgen05(_)) => {
                 k.is_some_and(|k| k.is_multiple_of(64))
             }

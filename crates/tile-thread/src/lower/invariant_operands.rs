@@ -55,6 +55,11 @@ impl<'a> Lowerer<'a> {
             if self.loop_depth > 0 || reused {
                 self.barrier();
             }
+            // TF32 for an instruction that would truncate (`round_staged.rs`).
+            let regs = match plan.reads_descriptors() && dtype == tile_ir::DType::F32 {
+                true => self.rounded_tf32(&regs),
+                false => regs,
+            };
             self.store_tile(alloc, &layout, &regs, place);
             let operand = match plan {
                 TensorDot::Mma(mma) => {

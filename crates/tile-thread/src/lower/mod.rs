@@ -46,6 +46,7 @@ mod reduce;
 mod reduce_arg;
 mod reduce_tree;
 mod reload;
+mod round_staged;
 mod shared;
 mod shuffle_convert;
 mod software_pipeline;

@@ -15,10 +15,10 @@
 //!   once a `wgmma.wait 0` has completed it, of a `tcgen05.mma` once a
 //!   `tcgen05.commit_wait` has): a later write to the allocation
 //!   before a `barrier` is a write-after-read race;
-//! - **writes** (`st.shared`, `tmem.alloc`'s address, and `cp.async`
-//!   copies once a `cp.async.wait`
-//!   landed them): a later read before a `barrier` is a read-after-write
-//!   race;
+//! - **writes** (`st.shared`, `round.shared.tf32`, a thread's rewrite of
+//!   elements it reads itself, `tmem.alloc`'s address, and `cp.async`
+//!   copies once a `cp.async.wait` landed them): a later read before a
+//!   `barrier` is a read-after-write race;
 //! - **copies in flight** (`cp.async` before its wait, `tma.load` before
 //!   the `mbarrier.wait` on its barrier, whose waiters then see the bytes
 //!   with no `barrier`), and **`wgmma` and `tcgen05.mma` reads in
@@ -152,6 +152,12 @@ impl Analysis<'_> {
                 state.writes.entry(*alloc).or_insert(id);
                 state.stores.entry(*alloc).or_insert(id);
             }
+            // A thread's rewrite of its own elements: a write, whose read
+            // of the same bytes by the same thread needs no barrier.
+            ThreadOpKind::RoundSharedTf32 { alloc, .. } => {
+                self.write_check(id, *alloc, state)?;
+                state.writes.entry(*alloc).or_insert(id);
+            }
             ThreadOpKind::CommitAsync => {
                 for (alloc, store) in std::mem::take(&mut state.stores) {
                     if state.writes.get(&alloc) == Some(&store) {
@@ -242,6 +248,7 @@ impl Analysis<'_> {
         match &mut kind {
             ThreadOpKind::LoadShared { alloc, .. }
             | ThreadOpKind::StoreShared { alloc, .. }
+            | ThreadOpKind::RoundSharedTf32 { alloc, .. }
             | ThreadOpKind::LdMatrix { alloc, .. }
             | ThreadOpKind::CopyAsync { alloc, .. } => *alloc = root(alloc),
             ThreadOpKind::TmaLoad { alloc, .. } | ThreadOpKind::WgmmaRegisterA { b: alloc, .. } => {

@@ -149,6 +149,18 @@ thread_ops! {
             /// The number of elements: 1, 2, 4, 8 or 16.
             width: u8 as SharedWidth,
         } = "st.shared$width $alloc[%index:i32], %values*$width mask(%mask:bool)" -> Nothing,
+        /// Where the mask holds, rewrites the `width` `f32` elements from
+        /// `index` (addressed as `ld.shared`'s) rounded to TF32
+        /// ([`tile_ir::UnaryOp::RoundTf32`]): one thread's read and write
+        /// of its own elements, which needs no barrier between them (the
+        /// lowering rounds staged operands of an instruction that would
+        /// truncate them, `lower/round_staged.rs`).
+        RoundSharedTf32 {
+            /// The allocation.
+            alloc: SharedId as Shared,
+            /// The number of elements: 1, 2 or 4.
+            width: u8 as SharedWidth,
+        } = "round.shared.tf32$width $alloc[%index:i32] mask(%mask:bool)" -> Nothing,
         /// A run-time check of what the compiler could not prove: `ok` is
         /// false where the check fails in this thread, and the values are
         /// what the failure reports (`i64`; an assertion's values keep their

@@ -39,6 +39,7 @@ shared @s3: i32[1]
   %r0, %r1 = ld.shared.v2 @s0[%t] : f32
   st.shared @s0[%t], %r mask(%c)
   st.shared.v2 @s0[%t], %r0, %r1 mask(%c)
+  round.shared.tf32.v2 @s0[%t] mask(%c)
   check.bounds %c [%a] \"load\"
   check.assert %c [%a, %f] \"assert!(x > 0)\"
   print 0 %c, %t [%v, %t]

@@ -74,6 +74,13 @@ impl Checker<'_> {
                     && x.list("values") == vec![t.dtype; values]
                     && results == [t.dtype]
             }
+            ThreadOpKind::RoundSharedTf32 { alloc, width } => {
+                match self.program.shared.get(*alloc).map(|a| a.dtype) {
+                    Some(DType::F32) => usize::from(*width) <= 4 && width.is_power_of_two(),
+                    Some(_) => return bad(self, "a TF32 rounding of an allocation not of f32"),
+                    None => return bad(self, "an allocation outside the program"),
+                }
+            }
             ThreadOpKind::LoadShared { alloc, width }
             | ThreadOpKind::StoreShared { alloc, width } => {
                 let Some(a) = self.program.shared.get(*alloc) else {
@@ -174,7 +181,7 @@ impl Checker<'_> {
                     return bad(self, "`wgmma` operands in allocations of another dtype");
                 }
                 if kind.k_major_only() {
-                    return bad(self, "a `wgmma` of 8-bit operands with A in registers");
+                    return bad(self, "a `wgmma` of 8-bit or tf32 operands with A in registers");
                 }
                 self.warpgroups(id)?;
                 all(x.list("a"), kind.dtype)

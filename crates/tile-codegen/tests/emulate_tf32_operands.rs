@@ -1,0 +1,208 @@
+//! `tf32` dots on sm_90a's `wgmma.m64nNk8.f32.tf32.tf32` and sm_100a's
+//! `tcgen05.mma.kind::tf32`. Both instructions read an `f32` operand's top
+//! 19 bits and drop the rest, where `round_tf32` rounds to nearest with
+//! ties away: the lowering rounds each staged operand first (in registers
+//! when it is stored from them, in shared memory when it was copied). The
+//! inputs make the difference show: one operand holds small integers, the
+//! other small integers times `1 + 2⁻¹¹`, whose TF32 rounding and
+//! truncation differ in every nonzero element, and every sum of their
+//! products is exact in `f32` (multiples of 2⁻¹⁰ below 2¹¹), so the
+//! emulators, which truncate as the hardware does, equal the interpreter
+//! only if the rounding happened.
+
+mod emulated;
+
+use tile_codegen::gpu::emit;
+use tile_codegen::tools::{self, Tool};
+use tile_codegen::{CodegenOptions, Sm, Target};
+use tile_hw::wgmma::Major;
+use tile_ir::interp::{self, Arg, HostTensor};
+use tile_ir::text::parse_function;
+use tile_ir::{verify, Function, UnaryOp};
+use tile_thread::emulate;
+use tile_thread::lower::{lower, LowerOptions};
+use tile_thread::{Program, ThreadOpKind};
+
+/// `o = Σ_j dot_tf32(q, k_jᵀ)` over `blocks` blocks of `n` keys of `k:
+/// [blocks · n, d]`, `q: [m, d]`, `o: [m, n]`; the keys read by
+/// `load_masked` (which the TMA copies) where `masked`.
+fn keys(shape @ [m, d, n]: [usize; 3], blocks: usize, masked: bool) -> Function {
+    let (load, padding) = match masked {
+        true => ("load_masked", " pad(zero)"),
+        false => ("load", ""),
+    };
+    let text = format!(
+        r#"kernel @keys(%q: tensor<f32, 2>, %k: tensor<f32, 2>, %o: tensor<f32, 2>) {{
+  %zero = constant 0 : i32
+  %one = constant 1 : i32
+  %blocks = constant {blocks} : i32
+  %vq = partition_view %q [{m}, {d}] : view<f32, [{m}, {d}]>
+  %qt = load %vq[%zero, %zero] : tile<{m}x{d}xf32>
+  %vk = partition_view %k [{n}, {d}] : view<f32, [{n}, {d}]>
+  %init = full 0.0 : tile<{m}x{n}xf32>
+  %acc = for %j = %zero to %blocks step %one iter(%c = %init) : tile<{m}x{n}xf32> {{
+    %kt = {load} %vk[%j, %zero]{padding} : tile<{n}x{d}xf32>
+    %ktt = permute %kt [1, 0] : tile<{d}x{n}xf32>
+    %r = dot tf32 %qt, %ktt, %c : tile<{m}x{n}xf32>
+    yield %r
+  }}
+  %vo = partition_view %o [{m}, {n}] : view<f32, [{m}, {n}]>
+  store %acc, %vo[%zero, %zero]
+}}"#
+    );
+    let func = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}{shape:?}"));
+    verify::verify(&func).unwrap();
+    func
+}
+
+/// `q`, `k` and a zero `o`; the operand `tails` (0 for `q`, 1 for `k`)
+/// holds the integers times `1 + 2⁻¹¹` (the module docs).
+fn args([m, d, n]: [usize; 3], blocks: usize, tails: usize) -> Vec<Arg> {
+    let tensor = |shape: [usize; 2], seed: usize, scale: f32| {
+        let data = (0..shape[0] * shape[1])
+            .map(|i| (((i * 7 + seed) % 5) as f32 - 2.0) * scale)
+            .collect();
+        Arg::Tensor(HostTensor::from_vec(&shape, data).unwrap())
+    };
+    let tail = 1.0 + 2f32.powi(-11);
+    let scale = |which: usize| if which == tails { tail } else { 1.0 };
+    vec![
+        tensor([m, d], 1, scale(0)),
+        tensor([blocks * n, d], 3, scale(1)),
+        tensor([m, n], 0, 0.0),
+    ]
+}
+
+fn count(program: &Program, want: impl Fn(&ThreadOpKind) -> bool) -> usize {
+    program.ops.iter().filter(|(_, op)| want(&op.kind)).count()
+}
+
+/// Lowers the kernel with `lowering` for `target`, checks that its products
+/// are `products` TF32 instructions of `N` = `wide` and that it rounds, and
+/// runs it on the lockstep emulator and the emulation target against the
+/// interpreter, with the tails on each operand in turn.
+fn check(target: Target, (shape, masked): ([usize; 3], bool), lowering: &LowerOptions) -> Program {
+    let blocks = 3;
+    let func = keys(shape, blocks, masked);
+    let program = lower(&func, lowering).unwrap();
+    let text = program.to_string();
+    assert_eq!(tile_thread::parse_program(&text).unwrap().to_string(), text);
+    // `q`, staged from registers, is rounded there; the copied keys in
+    // shared memory.
+    let in_registers = count(&program, |k| {
+        matches!(k, ThreadOpKind::Unary(UnaryOp::RoundTf32))
+    });
+    let in_shared = count(&program, |k| {
+        matches!(k, ThreadOpKind::RoundSharedTf32 { .. })
+    });
+    assert!(in_registers > 0 && in_shared > 0, "{target} {shape:?}:\n{program}");
+    let module = emulated::lowered_module(&func, target, lowering, &CodegenOptions::default())
+        .unwrap_or_else(|e| panic!("{target} {shape:?}: {e}"));
+    let image = emulated::image(&module).unwrap();
+    let warps = program.num_warps;
+    for tails in [0, 1] {
+        let context = format!("{target} {shape:?} {warps} warps, tails on operand {tails}");
+        let mut want = args(shape, blocks, tails);
+        interp::run(&func, [1, 1, 1], &mut want).unwrap();
+        let mut lockstep = args(shape, blocks, tails);
+        emulate::run(&program, [1, 1, 1], &mut lockstep).unwrap();
+        assert_eq!(
+            emulated::bytes(&lockstep, 2),
+            emulated::bytes(&want, 2),
+            "lockstep, {context}"
+        );
+        let mut got = args(shape, blocks, tails);
+        let maps = program.tma_maps();
+        emulated::launch_with_maps(&image, ([1, 1, 1], warps), &mut got, &|_, b| b, &maps)
+            .unwrap_or_else(|e| panic!("{context}: {e}"));
+        assert_eq!(
+            emulated::bytes(&got, 2),
+            emulated::bytes(&want, 2),
+            "emulation target, {context}"
+        );
+    }
+    program
+}
+
+/// `program`'s PTX for `target` holds `instruction`, and `ptxas` assembles
+/// it without spilling.
+fn assembles(program: &Program, target: Target, instruction: &str) {
+    let Target::Nvptx(sm) = target else {
+        panic!("{target} is not an NVPTX target");
+    };
+    let ptx = emit(program, target, &CodegenOptions::default())
+        .unwrap()
+        .assembly;
+    assert!(ptx.contains(instruction), "{target}: no {instruction}");
+    let usage = tools::ptxas_resource_usage(&ptx, sm).unwrap();
+    assert!(usage.contains("0 bytes spill stores"), "{target}: {usage}");
+}
+
+/// `tf32` products with the keys, a transposed B, copied as stored (with
+/// and without a pipeline) and read K-major through A's swizzle: rows of
+/// 32, 16 or 8 `k` (128, 64 or 32 bytes) for `K` of 128, 64 or 32.
+#[test]
+fn tf32_products_round_their_staged_operands_on_wgmma_and_tcgen05() {
+    emulated::require(Tool::Ptxas);
+    // The dot's `[m, d, n]`, the warps, and the `N` of sm_90a's instructions
+    // (the widest of 256, 128 and 64 dividing `n` that the warpgroups can
+    // share, else `n`).
+    let cases = [
+        ([64, 64, 64], 4, 64),
+        ([128, 32, 128], 8, 128),
+        ([128, 128, 64], 4, 64),
+        ([64, 16, 32], 4, 32),
+    ];
+    for (shape @ [m, d, n], warps, wide) in cases {
+        for stages in [1, 3] {
+            let context = format!("{shape:?} {warps} warps {stages} stages");
+            let sm90a = Target::Nvptx(Sm::Sm90a);
+            let lowering = LowerOptions::warps(warps)
+                .with_tensor_cores(sm90a.tensor_cores())
+                .with_stages(stages);
+            let program = check(sm90a, (shape, false), &lowering);
+            let wgmmas = count(&program, |k| {
+                matches!(k, ThreadOpKind::Wgmma { kind, .. }
+                    if kind.ptx_type() == "tf32" && kind.b_major == Major::K && kind.k() == 8)
+            });
+            let mma_sync = count(&program, |k| matches!(k, ThreadOpKind::Mma { .. }));
+            let per_k_tile = (m / 64) * (n / wide) * (d / 8) / (warps as usize / 4);
+            assert_eq!((wgmmas, mma_sync), (per_k_tile, 0), "{context}:\n{program}");
+            assembles(&program, sm90a, &format!("m64n{wide}k8.f32.tf32.tf32"));
+            if m % 128 != 0 {
+                continue;
+            }
+            let sm100a = Target::Nvptx(Sm::Sm100a);
+            let lowering = lowering.with_tensor_cores(sm100a.tensor_cores());
+            let program = check(sm100a, (shape, false), &lowering);
+            let tcgen05 = count(&program, |k| {
+                matches!(k, ThreadOpKind::Tcgen05Mma { kind, .. }
+                    if kind.k() == 8 && kind.b_major == Major::K && kind.n == n.min(256))
+            });
+            assert_eq!(tcgen05, (m / 128) * (d / 8), "{context}:\n{program}");
+            assembles(&program, sm100a, "tcgen05.mma.cta_group::1.kind::tf32");
+        }
+    }
+}
+
+/// With `tma`, the keys arrive as the TMA's boxes (rows of 32 `f32`, 128
+/// bytes) and are rounded after their mbarrier completes.
+#[test]
+fn tf32_products_round_what_the_tma_copies() {
+    for (shape, warps) in [([64, 64, 64], 4), ([128, 32, 128], 8)] {
+        for sm in [Sm::Sm90a, Sm::Sm100a] {
+            let target = Target::Nvptx(sm);
+            if sm == Sm::Sm100a && shape[0] % 128 != 0 {
+                continue;
+            }
+            let lowering = LowerOptions::warps(warps)
+                .with_tensor_cores(target.tensor_cores())
+                .with_stages(3)
+                .with_tma(true);
+            let program = check(target, (shape, true), &lowering);
+            let boxes = count(&program, |k| matches!(k, ThreadOpKind::TmaLoad { .. }));
+            let copies = count(&program, |k| matches!(k, ThreadOpKind::CopyAsync { .. }));
+            assert!(boxes > 0 && copies == 0, "{target} {shape:?}:\n{program}");
+        }
+    }
+}
