@@ -18,8 +18,9 @@
 //! sm_90 PTX, and the tutorial-sized ones sm_90a's, on `wgmma` (one with
 //! its operands copied by the TMA, through the tensor maps the runtime
 //! builds with the stand-in's `cuTensorMapEncodeTiled`), the FP8 matmul
-//! sm_90a's on `mma.sync.m16n8k32`, and the FP8 linear layer (`x · wᵀ`)
-//! sm_90a's on `wgmma.m64nNk32`, its operands copied by the TMA too. A third
+//! sm_90a's on `mma.sync.m16n8k32`, and the FP8 and TF32 linear layers
+//! (`x · wᵀ`) sm_90a's on `wgmma.m64nNk32` and `m64nNk8`, their operands
+//! copied by the TMA too. A third
 //! reports 10.0, a Blackwell B200: every example runs there as a binary
 //! built for the default targets does, on sm_90's PTX.
 //!
@@ -123,8 +124,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     );
     let hopper = write_images(&dir.0, &matmuls(), &HOPPER);
     assert_eq!(
-        hopper, 14,
-        "eight matmul specializations have sm_90 PTX, the two FP8, the TMA, the two tutorial-sized and the persistent ones sm_90a PTX"
+        hopper, 16,
+        "nine matmul specializations have sm_90 PTX, the two FP8, the TF32, the TMA, the two tutorial-sized and the persistent ones sm_90a PTX"
     );
     let blackwell = write_images(&dir.0, &kernels(), &BLACKWELL);
     assert_eq!(
@@ -133,7 +134,9 @@ fn the_examples_run_through_the_driver_stand_ins() {
     );
     let tma = &matmul::matmul_f16_tma::<128, 128, 64>::INFO;
     let linear_f8 = &matmul::linear_f8::<128, 128, 128>::INFO;
-    assert_eq!(write_images(&dir.0, &[tma, linear_f8], &BLACKWELL[1..]), 2);
+    let linear_tf32 = &matmul::linear_tf32::<128, 128, 32>::INFO;
+    let sm100a = [tma, linear_f8, linear_tf32];
+    assert_eq!(write_images(&dir.0, &sm100a, &BLACKWELL[1..]), 3);
     assert_eq!(
         write_images(&dir.0, &tutorial_matmuls(), &NEWEST),
         6,
@@ -341,14 +344,15 @@ fn autotune_on(dev: &Device) {
 #[ignore = "run by the_examples_run_through_the_driver_stand_ins, with a Blackwell stand-in as the driver"]
 fn on_a_blackwell_stand_in() {
     let cuda = Device::best().expect("a device");
-    // The tutorial-sized matmuls and the FP8 linear layer, built for
-    // sm_100a, run on tcgen05.mma (the TMA ones with their tensor maps);
+    // The tutorial-sized matmuls and the FP8 and TF32 linear layers, built
+    // for sm_100a, run on tcgen05.mma (the TMA ones with their tensor maps);
     // every other kernel on sm_90's PTX.
     let tcgen05 = [
         "matmul bf16 128x128x64",
         "matmul f16 128x128x64",
         "matmul f16 TMA 128x128x64",
         "linear f8e4m3",
+        "linear tf32",
     ];
     let specific = tcgen05.map(|kernel| (kernel, BLACKWELL[1]));
     examples_on(&cuda, BLACKWELL[0], &specific);
@@ -422,7 +426,7 @@ fn on_a_hopper_stand_in() {
     );
     let ran: Vec<String> = rows.iter().map(|r| r.code.to_string()).collect();
     let want: Vec<String> = [
-        "sm_90", "sm_90", "sm_90a", "sm_90a", "sm_90a", "sm_90a", "sm_90a",
+        "sm_90", "sm_90", "sm_90a", "sm_90a", "sm_90a", "sm_90a", "sm_90a", "sm_90a",
     ]
     .iter()
     .map(|t| KernelCode::Gpu(t).to_string())

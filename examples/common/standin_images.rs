@@ -76,12 +76,13 @@ pub fn tutorial_matmuls() -> [&'static KernelInfo; 2] {
 }
 
 /// The matmuls of the examples, which a Hopper stand-in runs.
-pub fn matmuls() -> [&'static KernelInfo; 8] {
+pub fn matmuls() -> [&'static KernelInfo; 9] {
     [
         &crate::matmul::matmul::<32, 32, 16>::INFO,
         &crate::matmul::matmul_f16::<32, 32, 16>::INFO,
         &crate::matmul::matmul_f8::<64, 64, 64>::INFO,
         &crate::matmul::linear_f8::<128, 128, 128>::INFO,
+        &crate::matmul::linear_tf32::<128, 128, 32>::INFO,
         &crate::matmul::matmul_f16_tma::<128, 128, 64>::INFO,
         &crate::matmul::matmul_f16_large::<128, 128, 64>::INFO,
         &crate::matmul::matmul_bf16_large::<128, 128, 64>::INFO,

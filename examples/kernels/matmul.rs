@@ -5,6 +5,7 @@
 //! sm_100a, MFMA on gfx90a and gfx942, WMMA on gfx1100).
 
 use crate::common::{max_error, timed, Inputs, Row};
+use tile::ir::eval::round_tf32;
 use tile::ir::DotPrecision;
 use tile::{bf16, f16, f8e4m3, tile_kernel, Device, Error};
 
@@ -159,6 +160,37 @@ pub fn linear_f8<const BM: usize, const BN: usize, const BK: usize>(
     partition_view(y, [BM, BN]).store_masked(acc, pid_m, pid_n);
 }
 
+/// An f32 linear layer on TF32 tensor cores, `y = x · wᵀ` with the weights
+/// stored `[N, K]` as PyTorch's `nn.Linear` keeps them (`dot_tf32`: each
+/// operand rounded to TF32, PyTorch's `allow_tf32`): on sm_90a
+/// `wgmma.m64nNk8.tf32` and on sm_100a `tcgen05.mma.kind::tf32`, both
+/// reading the operands K-major (32 `k` of `f32` a 128-byte row, copied by
+/// the TMA) after the block rounds them in shared memory; on sm_80 and
+/// sm_90 `mma.sync.m16n8k8.tf32`; and the CPU.
+#[tile_kernel(
+    num_warps = 8,
+    tma,
+    targets = "sm_80,sm_90,sm_90a,sm_100a,host",
+    configs(BM = 128, BN = 128, BK = 32)
+)]
+pub fn linear_tf32<const BM: usize, const BN: usize, const BK: usize>(
+    x: &Tensor<f32, 2>,
+    w: &Tensor<f32, 2>,
+    y: &mut Tensor<f32, 2>,
+) {
+    let (pid_m, pid_n) = (program_id(0), program_id(1));
+    let (vx, vw) = (partition_view(x, [BM, BK]), partition_view(w, [BN, BK]));
+    let mut acc = zeros::<f32>([BM, BN]);
+    for kk in 0..cdiv(x.dim(1), BK) {
+        acc = dot_tf32(
+            vx.load_masked(pid_m, kk),
+            vw.load_masked(pid_n, kk).transpose(),
+            acc,
+        );
+    }
+    partition_view(y, [BM, BN]).store_masked(acc, pid_m, pid_n);
+}
+
 /// The plain-Rust reference: each element a fused multiply-add chain over k
 /// in order, the order `dot` defines, so the result is bit-exact.
 pub fn reference(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f64> {
@@ -227,6 +259,7 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     let mut rows = vec![f32_row, f16_row];
     rows.extend(run_f8(dev, (&a_host, &b_host), (m, n, k))?);
     rows.extend(run_linear_f8(dev, rng)?);
+    rows.extend(run_linear_tf32(dev, rng)?);
     rows.extend(run_tma(dev, rng)?);
     rows.extend(run_tutorial(dev, (&a_host, &b_host), (m, n, k))?);
     Ok(rows)
@@ -366,6 +399,42 @@ fn run_linear_f8(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
         shape: format!("[{m}, {k}] x [{n}, {k}]ᵀ"),
         max_error: max_error(&y.to_vec()?, &reference(&x32, &wt32, m, n, k)),
         tolerance: tensor_tolerance(&x32, &wt32, m, n, k),
+        time,
+    }])
+}
+
+/// The TF32 linear layer, where the device has it, on rows of 16-byte
+/// multiples (K = 100, as the TMA needs) and partial tiles, against the
+/// reference of the operands rounded to TF32.
+fn run_linear_tf32(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
+    let kernel = "linear tf32 (x·wᵀ)";
+    let spec = linear_tf32::<128, 128, 32>::kernel_spec();
+    let code = match dev.kernel_code(&spec) {
+        Ok(code) => code,
+        Err(Error::NoImage { .. }) => {
+            println!("{kernel}: not built for {dev} (sm_80 and later, and the CPU only)");
+            return Ok(Vec::new());
+        }
+        Err(e) => return Err(e),
+    };
+    let (m, n, k) = (200, 136, 100);
+    let (x32, w32) = (rng.take(m * k), rng.take(n * k));
+    let x = dev.tensor_from_slice(&x32, &[m, k])?;
+    let w = dev.tensor_from_slice(&w32, &[n, k])?;
+    let mut y = dev.zeros::<f32>(&[m, n])?;
+    let grid = [m.div_ceil(128) as u32, n.div_ceil(128) as u32];
+    let time = timed(|| linear_tf32::<128, 128, 32>::launch(dev, grid, (&x, &w, &mut y)))?;
+    // The reference's operands: rounded to TF32, the weights transposed.
+    let xr: Vec<f32> = x32.iter().map(|&v| round_tf32(v)).collect();
+    let wtr: Vec<f32> = (0..k * n)
+        .map(|e| round_tf32(w32[(e % n) * k + e / n]))
+        .collect();
+    Ok(vec![Row {
+        kernel: kernel.into(),
+        code,
+        shape: format!("[{m}, {k}] x [{n}, {k}]ᵀ"),
+        max_error: max_error(&y.to_vec()?, &reference(&xr, &wtr, m, n, k)),
+        tolerance: tensor_tolerance(&xr, &wtr, m, n, k),
         time,
     }])
 }

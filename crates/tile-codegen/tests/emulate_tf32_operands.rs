@@ -95,7 +95,10 @@ fn check(target: Target, (shape, masked): ([usize; 3], bool), lowering: &LowerOp
     let in_shared = count(&program, |k| {
         matches!(k, ThreadOpKind::RoundSharedTf32 { .. })
     });
-    assert!(in_registers > 0 && in_shared > 0, "{target} {shape:?}:\n{program}");
+    assert!(
+        in_registers > 0 && in_shared > 0,
+        "{target} {shape:?}:\n{program}"
+    );
     let module = emulated::lowered_module(&func, target, lowering, &CodegenOptions::default())
         .unwrap_or_else(|e| panic!("{target} {shape:?}: {e}"));
     let image = emulated::image(&module).unwrap();

@@ -223,10 +223,7 @@ pub fn ptx_type(dtype: DType) -> &'static str {
 /// The dtype that holds the elements of the PTX operand type `name`, if it
 /// is one of [`ptx_type`]'s.
 pub fn ptx_dtype(name: &str) -> Option<DType> {
-    PTX_TYPES
-        .iter()
-        .find(|&&(_, n)| n == name)
-        .map(|&(d, _)| d)
+    PTX_TYPES.iter().find(|&&(_, n)| n == name).map(|&(d, _)| d)
 }
 
 /// The bit of [`WgmmaKind::code`] that marks a K-major B.

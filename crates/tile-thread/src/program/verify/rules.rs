@@ -181,7 +181,10 @@ impl Checker<'_> {
                     return bad(self, "`wgmma` operands in allocations of another dtype");
                 }
                 if kind.k_major_only() {
-                    return bad(self, "a `wgmma` of 8-bit or tf32 operands with A in registers");
+                    return bad(
+                        self,
+                        "a `wgmma` of 8-bit or tf32 operands with A in registers",
+                    );
                 }
                 self.warpgroups(id)?;
                 all(x.list("a"), kind.dtype)
