@@ -53,6 +53,7 @@ pub fn example_kernels() -> Vec<&'static KernelInfo> {
         &crate::matmul::matmul_f16::<32, 32, 16>::INFO,
         &crate::matmul::matmul_f16_large::<128, 128, 64>::INFO,
         &crate::matmul::matmul_bf16_large::<128, 128, 64>::INFO,
+        &crate::matmul::linear_tf32::<128, 128, 32>::INFO,
         &crate::scaled_matmul::matmul_mxfp8::<64, 64, 64>::INFO,
         &crate::scaled_matmul::matmul_mxfp4::<64, 64, 64>::INFO,
         &crate::scaled_matmul::matmul_nvfp4::<64, 64, 64>::INFO,

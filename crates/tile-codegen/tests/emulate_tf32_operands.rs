@@ -23,14 +23,41 @@ use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::{Program, ThreadOpKind};
 
-/// `o = Σ_j dot_tf32(q, k_jᵀ)` over `blocks` blocks of `n` keys of `k:
-/// [blocks · n, d]`, `q: [m, d]`, `o: [m, n]`; the keys read by
-/// `load_masked` (which the TMA copies) where `masked`.
-fn keys(shape @ [m, d, n]: [usize; 3], blocks: usize, masked: bool) -> Function {
+/// How the kernel reads its second operand.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum B {
+    /// Blocks of `n` keys of `k: [blocks · n, d]`, transposed: `b` is
+    /// K-major.
+    Keys,
+    /// Blocks of `d` rows of `k: [blocks · d, n]` as they are: `b` is
+    /// MN-major.
+    Rows,
+}
+
+impl B {
+    /// The shape of `k` and of its tiles.
+    fn shapes(self, [_, d, n]: [usize; 3], blocks: usize) -> ([usize; 2], [usize; 2]) {
+        match self {
+            B::Keys => ([blocks * n, d], [n, d]),
+            B::Rows => ([blocks * d, n], [d, n]),
+        }
+    }
+}
+
+/// `o = Σ_j dot_tf32(q, b_j)` over `blocks` blocks of `k` read as `b`
+/// says, `q: [m, d]`, `o: [m, n]`; the blocks read by `load_masked`
+/// (which the TMA copies) where `masked`.
+fn keys(shape @ [m, d, n]: [usize; 3], (b, blocks): (B, usize), masked: bool) -> Function {
     let (load, padding) = match masked {
         true => ("load_masked", " pad(zero)"),
         false => ("load", ""),
     };
+    let [r, c] = b.shapes(shape, blocks).1;
+    let operand = match b {
+        B::Keys => format!("    %ktt = permute %kt [1, 0] : tile<{d}x{n}xf32>\n"),
+        B::Rows => "".into(),
+    };
+    let named = if b == B::Keys { "%ktt" } else { "%kt" };
     let text = format!(
         r#"kernel @keys(%q: tensor<f32, 2>, %k: tensor<f32, 2>, %o: tensor<f32, 2>) {{
   %zero = constant 0 : i32
@@ -38,12 +65,11 @@ fn keys(shape @ [m, d, n]: [usize; 3], blocks: usize, masked: bool) -> Function 
   %blocks = constant {blocks} : i32
   %vq = partition_view %q [{m}, {d}] : view<f32, [{m}, {d}]>
   %qt = load %vq[%zero, %zero] : tile<{m}x{d}xf32>
-  %vk = partition_view %k [{n}, {d}] : view<f32, [{n}, {d}]>
+  %vk = partition_view %k [{r}, {c}] : view<f32, [{r}, {c}]>
   %init = full 0.0 : tile<{m}x{n}xf32>
   %acc = for %j = %zero to %blocks step %one iter(%c = %init) : tile<{m}x{n}xf32> {{
-    %kt = {load} %vk[%j, %zero]{padding} : tile<{n}x{d}xf32>
-    %ktt = permute %kt [1, 0] : tile<{d}x{n}xf32>
-    %r = dot tf32 %qt, %ktt, %c : tile<{m}x{n}xf32>
+    %kt = {load} %vk[%j, %zero]{padding} : tile<{r}x{c}xf32>
+{operand}    %r = dot tf32 %qt, {named}, %c : tile<{m}x{n}xf32>
     yield %r
   }}
   %vo = partition_view %o [{m}, {n}] : view<f32, [{m}, {n}]>
@@ -57,7 +83,7 @@ fn keys(shape @ [m, d, n]: [usize; 3], blocks: usize, masked: bool) -> Function 
 
 /// `q`, `k` and a zero `o`; the operand `tails` (0 for `q`, 1 for `k`)
 /// holds the integers times `1 + 2⁻¹¹` (the module docs).
-fn args([m, d, n]: [usize; 3], blocks: usize, tails: usize) -> Vec<Arg> {
+fn args(shape @ [m, _, n]: [usize; 3], (b, blocks): (B, usize), tails: usize) -> Vec<Arg> {
     let tensor = |shape: [usize; 2], seed: usize, scale: f32| {
         let data = (0..shape[0] * shape[1])
             .map(|i| (((i * 7 + seed) % 5) as f32 - 2.0) * scale)
@@ -67,8 +93,8 @@ fn args([m, d, n]: [usize; 3], blocks: usize, tails: usize) -> Vec<Arg> {
     let tail = 1.0 + 2f32.powi(-11);
     let scale = |which: usize| if which == tails { tail } else { 1.0 };
     vec![
-        tensor([m, d], 1, scale(0)),
-        tensor([blocks * n, d], 3, scale(1)),
+        tensor([m, shape[1]], 1, scale(0)),
+        tensor(b.shapes(shape, blocks).0, 3, scale(1)),
         tensor([m, n], 0, 0.0),
     ]
 }
@@ -81,8 +107,12 @@ fn count(program: &Program, want: impl Fn(&ThreadOpKind) -> bool) -> usize {
 /// are `products` TF32 instructions of `N` = `wide` and that it rounds, and
 /// runs it on the lockstep emulator and the emulation target against the
 /// interpreter, with the tails on each operand in turn.
-fn check(target: Target, (shape, masked): ([usize; 3], bool), lowering: &LowerOptions) -> Program {
-    let blocks = 3;
+fn check(
+    target: Target,
+    (shape, b, masked): ([usize; 3], B, bool),
+    lowering: &LowerOptions,
+) -> Program {
+    let blocks = (b, 3);
     let func = keys(shape, blocks, masked);
     let program = lower(&func, lowering).unwrap();
     let text = program.to_string();
@@ -163,7 +193,7 @@ fn tf32_products_round_their_staged_operands_on_wgmma_and_tcgen05() {
             let lowering = LowerOptions::warps(warps)
                 .with_tensor_cores(sm90a.tensor_cores())
                 .with_stages(stages);
-            let program = check(sm90a, (shape, false), &lowering);
+            let program = check(sm90a, (shape, B::Keys, false), &lowering);
             let wgmmas = count(&program, |k| {
                 matches!(k, ThreadOpKind::Wgmma { kind, .. }
                     if kind.ptx_type() == "tf32" && kind.b_major == Major::K && kind.k() == 8)
@@ -177,7 +207,7 @@ fn tf32_products_round_their_staged_operands_on_wgmma_and_tcgen05() {
             }
             let sm100a = Target::Nvptx(Sm::Sm100a);
             let lowering = lowering.with_tensor_cores(sm100a.tensor_cores());
-            let program = check(sm100a, (shape, false), &lowering);
+            let program = check(sm100a, (shape, B::Keys, false), &lowering);
             let tcgen05 = count(&program, |k| {
                 matches!(k, ThreadOpKind::Tcgen05Mma { kind, .. }
                     if kind.k() == 8 && kind.b_major == Major::K && kind.n == n.min(256))
@@ -202,10 +232,51 @@ fn tf32_products_round_what_the_tma_copies() {
                 .with_tensor_cores(target.tensor_cores())
                 .with_stages(3)
                 .with_tma(true);
-            let program = check(target, (shape, true), &lowering);
+            let program = check(target, (shape, B::Keys, true), &lowering);
             let boxes = count(&program, |k| matches!(k, ThreadOpKind::TmaLoad { .. }));
             let copies = count(&program, |k| matches!(k, ThreadOpKind::CopyAsync { .. }));
             assert!(boxes > 0 && copies == 0, "{target} {shape:?}:\n{program}");
         }
+    }
+}
+
+/// A `b` read as it is stored, `[K, N]`: MN-major. `tcgen05.mma` takes it
+/// (`kind::tf32` has an MN-major form), in blocks of 32 `n` (one 128-byte
+/// atom) an instruction, copied by `cp.async` or the TMA and rounded in
+/// shared memory; `wgmma`, whose TF32 form is K-major only, leaves the dot
+/// to `mma.sync`.
+#[test]
+fn tf32_products_read_an_mn_major_b_on_tcgen05_only() {
+    emulated::require(Tool::Ptxas);
+    let sm100a = Target::Nvptx(Sm::Sm100a);
+    for (shape @ [m, d, n], warps) in [([128, 32, 64], 4), ([128, 64, 128], 8)] {
+        for (stages, tma) in [(1, false), (3, false), (3, true)] {
+            let context = format!("{shape:?} {warps} warps {stages} stages tma {tma}");
+            let lowering = LowerOptions::warps(warps)
+                .with_tensor_cores(sm100a.tensor_cores())
+                .with_stages(stages)
+                .with_tma(tma);
+            let program = check(sm100a, (shape, B::Rows, tma), &lowering);
+            let tcgen05 = count(&program, |k| {
+                matches!(k, ThreadOpKind::Tcgen05Mma { kind, .. }
+                    if kind.k() == 8 && kind.b_major == Major::Mn && kind.n == 32)
+            });
+            assert_eq!(
+                tcgen05,
+                (m / 128) * (n / 32) * (d / 8),
+                "{context}:\n{program}"
+            );
+            if !tma {
+                assembles(&program, sm100a, "tcgen05.mma.cta_group::1.kind::tf32");
+            }
+        }
+        let sm90a = Target::Nvptx(Sm::Sm90a);
+        let lowering = LowerOptions::warps(warps)
+            .with_tensor_cores(sm90a.tensor_cores())
+            .with_stages(3);
+        let program = lower(&keys(shape, (B::Rows, 3), false), &lowering).unwrap();
+        let wgmmas = count(&program, |k| matches!(k, ThreadOpKind::Wgmma { .. }));
+        let mma_sync = count(&program, |k| matches!(k, ThreadOpKind::Mma { .. }));
+        assert!(wgmmas == 0 && mma_sync > 0, "{shape:?}:\n{program}");
     }
 }

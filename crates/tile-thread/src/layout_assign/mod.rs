@@ -106,6 +106,12 @@ impl TensorDot {
         }
     }
 
+    /// The `n` of an MN-major B's staged blocks: one 128-byte swizzle atom
+    /// of its elements (64 16-bit, 32 `f32`).
+    pub fn descriptor_b_n_columns(&self) -> usize {
+        128 / self.operand_dtype().size_bytes()
+    }
+
     /// The `k` of a row of A's staged blocks (64, 32 or 16) of an
     /// instruction that [reads descriptors](Self::reads_descriptors).
     pub fn descriptor_a_columns(&self) -> Option<usize> {

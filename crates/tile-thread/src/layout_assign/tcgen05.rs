@@ -25,11 +25,13 @@
 //! (`kind::f8f6f4`, `K` 32 per instruction), staged as for `wgmma`: `K` a
 //! multiple of 128, 64 or 32 bytes and B the transpose of a loaded tile,
 //! read K-major with A's rows; or, of precision `tf32`, f32 (`kind::tf32`,
-//! `K` 8), staged as FP8 is and rounded to TF32 in shared memory first
-//! (`lower/round_staged.rs`). Other dots on sm_100a take `mma.sync`.
+//! `K` 8), a transposed B staged as FP8's is, any other B MN-major in
+//! blocks of 32 `n` (one 128-byte atom, `N` 32 an instruction), both
+//! rounded to TF32 in shared memory first (`lower/round_staged.rs`). Other
+//! dots on sm_100a take `mma.sync`.
 
 use super::blocked::{flat_layout, row_major};
-use super::wgmma::{descriptor_shape, WGMMA_N};
+use super::wgmma::descriptor_shape;
 use super::{DistLayout, LayoutKind};
 use crate::lower::TensorCores;
 use crate::program::{DescriptorSwizzle, Tcgen05Kind};
@@ -59,16 +61,19 @@ impl Tcgen05Dot {
         self.a_swizzle.row_bytes().unwrap_or(128) / self.kind.dtype.size_bytes()
     }
 
-    /// Whether B must be staged K-major: for 8-bit and TF32 operands
-    /// (whose MN-major staging the lowering does not write), and for an
-    /// instruction `N` other than 64 (narrower, or widened, as only a
-    /// K-major B's rows reach).
+    /// Whether B must be staged K-major: for 8-bit operands (whose
+    /// MN-major staging the lowering does not write), and for an
+    /// instruction `N` other than one 128-byte atom of `n` (narrower, or
+    /// widened, as only a K-major B's rows reach).
     pub fn k_major_b(&self) -> bool {
-        self.k_major_only() || self.kind.n != WGMMA_N
+        let bytes = self.kind.dtype.size_bytes();
+        bytes == 1 || self.kind.n != 128 / bytes
     }
 
-    /// Whether both operands are staged K-major: 8-bit and TF32 ones.
-    pub fn k_major_only(&self) -> bool {
+    /// Whether a `b` that is a transposed tile is read K-major at any `K`
+    /// (its rows as A's): for 8-bit and TF32 operands; 16-bit ones need
+    /// rows of 64 `k`.
+    pub fn reads_any_transposed_b(&self) -> bool {
         self.kind.dtype.size_bytes() != 2
     }
 
@@ -102,7 +107,9 @@ pub fn tcgen05_dot(
     if tensor_cores != TensorCores::Tcgen05 {
         return None;
     }
-    let shape = descriptor_shape(func, id, num_warps)?;
+    // TF32 B may be MN-major too; 8-bit B's MN-major staging is not
+    // written.
+    let shape = descriptor_shape(func, id, num_warps, |bytes| bytes != 1)?;
     let ([m, _, n], a_swizzle) = (shape.mkn, shape.a_swizzle);
     // One thread issues every instruction: any `N` that divides the dot's.
     let kind = Tcgen05Kind::new(shape.dtype, shape.widest_n(|_| true), Major::Mn)?;

@@ -101,8 +101,10 @@ pub(super) struct DescriptorShape {
     /// The swizzle of A's staging: rows of `K` elements, at most 128
     /// bytes.
     pub(super) a_swizzle: DescriptorSwizzle,
-    /// The columns of D one instruction computes: 64, or `N` below 64
-    /// where B's rows run along N.
+    /// The columns of D one instruction computes: one 128-byte swizzle
+    /// atom of an MN-major B's `n` (64 16-bit elements, 32 `f32`: the
+    /// widest one descriptor of it reaches), or, where B's rows run along
+    /// N, `N` below it or 64.
     pub(super) instruction_n: usize,
     /// Whether B can be read K-major: the transpose of a tile its copies
     /// move as stored (for 16-bit operands with `K` a multiple of 64).
@@ -112,15 +114,18 @@ pub(super) struct DescriptorShape {
 /// The shape of the `dot` `id` of `func` on such an instruction with
 /// `num_warps` warps (whole warpgroups), or `None`: precision `tensor`
 /// (`tf32` on f32 operands), operands of one dtype, `K` a multiple of 128
-/// bytes of them or 64 or 32 bytes, `N` a multiple of 64 or, below 64 and
-/// a multiple of 8, B the transpose of a tile its copies move as stored
-/// (rows of 64 `k` for 16-bit operands: `Lowerer::reads_transposed_b`);
-/// 8-bit and `tf32` operands are staged K-major only, so their B is always
+/// bytes of them or 64 or 32 bytes, `N` a multiple of one 128-byte atom of
+/// them (64 16-bit, 32 `f32`) or, below it and a multiple of 8, B the
+/// transpose of a tile its copies move as stored (rows of 64 `k` for
+/// 16-bit operands: `Lowerer::reads_transposed_b`). Operands whose element
+/// size `mn_major` refuses (the instruction, or the staging, has no
+/// MN-major form of them) are staged K-major only, so their B is always
 /// such a transpose.
 pub(super) fn descriptor_shape(
     func: &Function,
     id: OpId,
     num_warps: u32,
+    mn_major: impl Fn(usize) -> bool,
 ) -> Option<DescriptorShape> {
     let op = func.op(id);
     let (OpKind::Dot { precision }, [a, b, _]) = (&op.kind, op.operands.as_slice()) else {
@@ -143,15 +148,18 @@ pub(super) fn descriptor_shape(
     let bytes = da.size_bytes();
     let row = ROW_BYTES / bytes;
     let a_swizzle = DescriptorSwizzle::for_rows(bytes * if k % row == 0 { row } else { k })?;
-    // 8-bit and `tf32` operands are read K-major only: B must be the
-    // transpose of a tile its copies move as stored (its rows then as wide
-    // as A's).
-    let k_major_only = bytes != 2;
-    let k_major_b = is_transposed(func, *b) && (k_major_only || k.is_multiple_of(64));
+    // Operands read K-major only: B must be the transpose of a tile its
+    // copies move as stored. A transposed B of other than 16-bit elements
+    // has A's rows; a 16-bit one rows of 64 `k`.
+    let k_major_only = !mn_major(bytes);
+    let k_major_b = is_transposed(func, *b) && (bytes != 2 || k.is_multiple_of(64));
+    let atom_n = ROW_BYTES / bytes;
     let instruction_n = match n {
         _ if k_major_only && !k_major_b => return None,
-        _ if n.is_multiple_of(WGMMA_N) => WGMMA_N,
-        _ if n < WGMMA_N && k_major_b => n,
+        _ if n.is_multiple_of(atom_n) => atom_n,
+        _ if n < atom_n && k_major_b => n,
+        // An FP8 `N` of 64 times an odd number.
+        _ if n.is_multiple_of(WGMMA_N) && k_major_b => WGMMA_N,
         _ => return None,
     };
     (da == db).then_some(DescriptorShape {
@@ -164,19 +172,18 @@ pub(super) fn descriptor_shape(
 }
 
 impl DescriptorShape {
-    /// The widest `N` of one instruction, 256 or 128, that divides the
-    /// dot's `N` and that `fits` (the warpgroups can share its blocks),
-    /// where B is read K-major (its rows run along N, so one descriptor
-    /// reaches any 8-row multiple of them); else the `N` already chosen.
+    /// The widest `N` of one instruction, 256, 128, 64 or the one already
+    /// chosen, that divides the dot's `N` and that `fits` (the warpgroups
+    /// can share its blocks), where B is read K-major (its rows run along
+    /// N, so one descriptor reaches any 8-row multiple of them); else the
+    /// `N` already chosen.
     pub(super) fn widest_n(&self, fits: impl Fn(usize) -> bool) -> usize {
-        let n = self.mkn[2];
-        let wider = [WIDEST_N, 2 * WGMMA_N]
+        let (n, chosen) = (self.mkn[2], self.instruction_n);
+        [WIDEST_N, 2 * WGMMA_N, WGMMA_N, chosen]
             .into_iter()
-            .filter(|&w| self.k_major_b && self.instruction_n == WGMMA_N && n.is_multiple_of(w));
-        wider
-            .into_iter()
+            .filter(|&w| self.k_major_b && n.is_multiple_of(w))
             .find(|&w| fits(w))
-            .unwrap_or(self.instruction_n)
+            .unwrap_or(chosen)
     }
 }
 
@@ -191,7 +198,8 @@ pub fn wgmma_dot(
     if tensor_cores != TensorCores::Wgmma {
         return None;
     }
-    let shape = descriptor_shape(func, id, num_warps)?;
+    // TF32 and 8-bit operands have no `imm-trans` form.
+    let shape = descriptor_shape(func, id, num_warps, |bytes| bytes == 2)?;
     let [m, _, n] = shape.mkn;
     if m % 64 != 0 {
         return None;

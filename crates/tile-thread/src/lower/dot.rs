@@ -327,7 +327,7 @@ impl Lowerer<'_> {
                 width: match (which, transposed) {
                     (0, _) => p.descriptor_a_columns().unwrap_or(WGMMA_N),
                     (_, true) => p.descriptor_b_k_columns().unwrap_or(WGMMA_N),
-                    _ => WGMMA_N,
+                    _ => p.descriptor_b_n_columns(),
                 },
                 bytes: p.operand_dtype().size_bytes(),
             },
@@ -350,7 +350,7 @@ impl Lowerer<'_> {
         });
         match self.tensor_plan(dot) {
             Some(TensorDot::Wgmma(p)) if p.kind.k_major_only() => true,
-            Some(TensorDot::Tcgen05(p)) if p.k_major_only() => true,
+            Some(TensorDot::Tcgen05(p)) if p.reads_any_transposed_b() => true,
             Some(TensorDot::Wgmma(_) | TensorDot::Tcgen05(_)) => {
                 k.is_some_and(|k| k.is_multiple_of(64))
             }

@@ -6,7 +6,7 @@
 //!
 //! A tile `[R, C]` of a 2-D tensor is staged in `wgmma`'s layout
 //! (`OperandLayout::Blocks`); where its blocks are `W` columns of 128
-//! bytes (64 16-bit elements, 128 8-bit ones), that is `C / W` blocks of
+//! bytes (64 16-bit elements, 128 8-bit ones, 32 `f32`), that is `C / W` blocks of
 //! `R` rows under the 128-byte swizzle, exactly what a TMA box of `R` rows
 //! of `W` elements writes (`tile_abi::tma`). So the partition at `(i, j)`
 //! is `C / W` boxes, box `b` at column `C·j + W·b` of row `R·i`, landing
