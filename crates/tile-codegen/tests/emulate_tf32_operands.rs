@@ -249,7 +249,8 @@ fn tf32_products_round_what_the_tma_copies() {
 fn tf32_products_read_an_mn_major_b_on_tcgen05_only() {
     emulated::require(Tool::Ptxas);
     let sm100a = Target::Nvptx(Sm::Sm100a);
-    for (shape @ [m, d, n], warps) in [([128, 32, 64], 4), ([128, 64, 128], 8)] {
+    for (shape @ [m, d, n], warps) in [([128, 32, 64], 4), ([128, 64, 128], 8), ([128, 16, 64], 4)]
+    {
         for (stages, tma) in [(1, false), (3, false), (3, true)] {
             let context = format!("{shape:?} {warps} warps {stages} stages tma {tma}");
             let lowering = LowerOptions::warps(warps)

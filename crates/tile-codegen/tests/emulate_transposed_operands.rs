@@ -36,13 +36,16 @@ enum Kernel {
     /// [`Kernel::Keys`] with `k` read by `load_masked` with zero padding,
     /// which the TMA can copy.
     Masked,
+    /// `o = Σ_j q · k_j` with `k: [blocks · d, n]` read as it is stored:
+    /// an MN-major `b`.
+    Rows,
 }
 
 impl Kernel {
     /// The shape of `o` for `q: [m, d]` and blocks of `n` keys.
     fn out(self, [m, d, n]: [usize; 3]) -> [usize; 2] {
         match self {
-            Kernel::Keys | Kernel::Doubled | Kernel::Masked => [m, n],
+            Kernel::Keys | Kernel::Doubled | Kernel::Masked | Kernel::Rows => [m, n],
             Kernel::Twice => [m, d],
         }
     }
@@ -57,6 +60,9 @@ impl Kernel {
             Kernel::Doubled => format!(
                 "    %k2 = add %kt, %kt : tile<{n}x{d}xf16>\n    %kdt = permute %k2 [1, 0] : tile<{d}x{n}xf16>\n    %r = dot tensor %qt, %kdt, %c : tile<{m}x{n}xf32>\n"
             ),
+            Kernel::Rows => format!(
+                "    %r = dot tensor %qt, %kt, %c : tile<{m}x{n}xf32>\n"
+            ),
             Kernel::Twice => format!(
                 "    %z = full 0.0 : tile<{m}x{n}xf32>\n    %s = dot tensor %qt, %ktt, %z : tile<{m}x{n}xf32>\n    %p = cast %s to f16 : tile<{m}x{n}xf16>\n    %r = dot tensor %p, %kt, %c : tile<{m}x{d}xf32>\n"
             ),
@@ -65,6 +71,15 @@ impl Kernel {
             Kernel::Masked => ("load_masked", " pad(zero)"),
             _ => ("load", ""),
         };
+        // The rows of `k` each iteration reads, and the transpose the
+        // kernels of keys take.
+        let ([r, c], transposed) = match self {
+            Kernel::Rows => ([d, n], String::new()),
+            _ => (
+                [n, d],
+                format!("    %ktt = permute %kt [1, 0] : tile<{d}x{n}xf16>\n"),
+            ),
+        };
         let text = format!(
             r#"kernel @keys(%q: tensor<f16, 2>, %k: tensor<f16, 2>, %o: tensor<f32, 2>) {{
   %zero = constant 0 : i32
@@ -72,12 +87,11 @@ impl Kernel {
   %blocks = constant {blocks} : i32
   %vq = partition_view %q [{m}, {d}] : view<f16, [{m}, {d}]>
   %qt = load %vq[%zero, %zero] : tile<{m}x{d}xf16>
-  %vk = partition_view %k [{n}, {d}] : view<f16, [{n}, {d}]>
+  %vk = partition_view %k [{r}, {c}] : view<f16, [{r}, {c}]>
   %init = full 0.0 : tile<{m}x{e}xf32>
   %acc = for %j = %zero to %blocks step %one iter(%c = %init) : tile<{m}x{e}xf32> {{
-    %kt = {load} %vk[%j, %zero]{padding} : tile<{n}x{d}xf16>
-    %ktt = permute %kt [1, 0] : tile<{d}x{n}xf16>
-{body}    yield %r
+    %kt = {load} %vk[%j, %zero]{padding} : tile<{r}x{c}xf16>
+{transposed}{body}    yield %r
   }}
   %vo = partition_view %o [{m}, {e}] : view<f32, [{m}, {e}]>
   store %acc, %vo[%zero, %zero]
@@ -95,7 +109,10 @@ impl Kernel {
         let [rows, cols] = self.out(shape);
         vec![
             emulated::small_ints(dtype, &[m, d], 1),
-            emulated::small_ints(dtype, &[blocks * n, d], 3),
+            match self {
+                Kernel::Rows => emulated::small_ints(dtype, &[blocks * d, n], 3),
+                _ => emulated::small_ints(dtype, &[blocks * n, d], 3),
+            },
             Arg::Tensor(HostTensor::from_vec(&[rows, cols], vec![0f32; rows * cols]).unwrap()),
         ]
     }
@@ -410,4 +427,43 @@ fn assembles(program: &Program, target: Target, instruction: &str, context: &str
     assert!(ptx.contains(instruction), "{context}: {ptx}");
     let usage = tools::ptxas_resource_usage(&ptx, sm).unwrap();
     assert!(usage.contains("0 bytes spill stores"), "{context}: {usage}");
+}
+
+/// FP8 operands with `b` read as stored (`[K, N]`, MN-major): sm_100a's
+/// `tcgen05.mma.kind::f8f6f4` reads E4M3 and E5M2 MN-major, in blocks of
+/// 128 `n` (one 128-byte atom, an instruction `N` of 128); sm_90a's FP8
+/// `wgmma`, K-major only, leaves the dot to `mma.sync`.
+#[test]
+fn fp8_products_read_an_mn_major_b_on_tcgen05_only() {
+    emulated::require(Tool::Ptxas);
+    let sm100a = Target::Nvptx(Sm::Sm100a);
+    for (dtype, shape @ [m, d, n], warps) in [
+        (DType::F8E4M3, [128, 64, 128], 4),
+        (DType::F8E5M2, [128, 128, 256], 8),
+    ] {
+        for stages in [1, 3] {
+            let context = format!("{dtype} {shape:?} {stages} stages");
+            let program = check_kernel_of(Kernel::Rows, dtype, sm100a, shape, (warps, stages));
+            let tcgen05 = count(&program, |k| {
+                matches!(k, ThreadOpKind::Tcgen05Mma { kind, .. }
+                    if kind.dtype == dtype && kind.b_major == Major::Mn && kind.n == 128)
+            });
+            assert_eq!(
+                tcgen05,
+                (m / 128) * (n / 128) * (d / 32),
+                "{context}:\n{program}"
+            );
+            assembles(
+                &program,
+                sm100a,
+                "tcgen05.mma.cta_group::1.kind::f8f6f4",
+                &context,
+            );
+        }
+        let sm90a = Target::Nvptx(Sm::Sm90a);
+        let program = check_kernel_of(Kernel::Rows, dtype, sm90a, shape, (warps, 3));
+        let wgmmas = count(&program, |k| matches!(k, ThreadOpKind::Wgmma { .. }));
+        let mma_sync = count(&program, |k| matches!(k, ThreadOpKind::Mma { .. }));
+        assert!(wgmmas == 0 && mma_sync > 0, "{dtype} {shape:?}:\n{program}");
+    }
 }

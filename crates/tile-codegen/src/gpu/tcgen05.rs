@@ -205,7 +205,10 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 b,
             } => {
                 let desc_a = self.descriptor(k, (*a, *a_swizzle), int("ia")?, smem_descriptor)?;
-                let b_layout = (*b, b_swizzle(kind.dtype.size_bytes(), *a_swizzle));
+                let b_layout = (
+                    *b,
+                    b_swizzle(kind.dtype.size_bytes(), *a_swizzle, kind.b_major),
+                );
                 let desc_b = self.descriptor(k, b_layout, int("ib")?, smem_descriptor)?;
                 let i32t = self.ctx.i32_type();
                 let idesc = i32t.const_int(u64::from(Tcgen05Kind::descriptor(*kind)), false);

@@ -59,7 +59,10 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             return Err(EmitError::internal("wgmma's accumulators"));
         }
         let desc_a = self.descriptor(k, (a, a_swizzle), int(x, "ia")?, Descriptor::encode)?;
-        let b_layout = (b, b_swizzle(kind.dtype.size_bytes(), a_swizzle));
+        let b_layout = (
+            b,
+            b_swizzle(kind.dtype.size_bytes(), a_swizzle, kind.b_major),
+        );
         let desc_b = self.descriptor(k, b_layout, int(x, "ib")?, Descriptor::encode)?;
         let scale = self.ctx.i32_type().const_int(1, false);
         let mut args = acc.to_vec();

@@ -169,7 +169,7 @@ impl Emulator<'_> {
             let at_a = (a, address(ia[t]));
             let (k, bytes) = (kind.k(), kind.dtype.size_bytes());
             let bits_a = self.operand(id, at_a, (M, k), (a_swizzle, Major::K), thread)?;
-            let b_layout = (b_swizzle(bytes, a_swizzle), kind.b_major);
+            let b_layout = (b_swizzle(bytes, a_swizzle, kind.b_major), kind.b_major);
             let at_b = (b, address(ib[t]));
             let bits_b = self.operand(id, at_b, (kind.n, k), b_layout, thread)?;
             let matrix_a: Vec<f32> = bits_a.iter().map(|&v| kind.widen(v)).collect();

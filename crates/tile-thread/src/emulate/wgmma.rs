@@ -89,7 +89,9 @@ impl Emulator<'_> {
                 }
             };
             let b_layout = match a {
-                WgmmaA::Shared(_, swizzle) => (b_swizzle(bytes, swizzle), kind.b_major),
+                WgmmaA::Shared(_, swizzle) => {
+                    (b_swizzle(bytes, swizzle, kind.b_major), kind.b_major)
+                }
                 WgmmaA::Registers => (DescriptorSwizzle::B128, kind.b_major),
             };
             let matrix_b =

@@ -61,13 +61,11 @@ impl Tcgen05Dot {
         self.a_swizzle.row_bytes().unwrap_or(128) / self.kind.dtype.size_bytes()
     }
 
-    /// Whether B must be staged K-major: for 8-bit operands (whose
-    /// MN-major staging the lowering does not write), and for an
-    /// instruction `N` other than one 128-byte atom of `n` (narrower, or
-    /// widened, as only a K-major B's rows reach).
+    /// Whether B must be staged K-major: for an instruction `N` other
+    /// than one 128-byte atom of `n` (narrower, or widened, as only a
+    /// K-major B's rows reach).
     pub fn k_major_b(&self) -> bool {
-        let bytes = self.kind.dtype.size_bytes();
-        bytes == 1 || self.kind.n != 128 / bytes
+        self.kind.n != 128 / self.kind.dtype.size_bytes()
     }
 
     /// Whether a `b` that is a transposed tile is read K-major at any `K`
@@ -81,7 +79,10 @@ impl Tcgen05Dot {
     /// elements, or as A's for 8-bit ones (`tile_hw::wgmma::b_swizzle`).
     pub fn b_k_columns(&self) -> usize {
         let bytes = self.kind.dtype.size_bytes();
-        b_swizzle(bytes, self.a_swizzle).row_bytes().unwrap_or(128) / bytes
+        b_swizzle(bytes, self.a_swizzle, Major::K)
+            .row_bytes()
+            .unwrap_or(128)
+            / bytes
     }
 
     /// The tensor-memory columns the accumulator takes.
@@ -107,9 +108,9 @@ pub fn tcgen05_dot(
     if tensor_cores != TensorCores::Tcgen05 {
         return None;
     }
-    // TF32 B may be MN-major too; 8-bit B's MN-major staging is not
-    // written.
-    let shape = descriptor_shape(func, id, num_warps, |bytes| bytes != 1)?;
+    // Every kind the lowering issues reads B MN-major too (E4M3 and E5M2
+    // among `kind::f8f6f4`'s formats).
+    let shape = descriptor_shape(func, id, num_warps, |_| true)?;
     let ([m, _, n], a_swizzle) = (shape.mkn, shape.a_swizzle);
     // One thread issues every instruction: any `N` that divides the dot's.
     let kind = Tcgen05Kind::new(shape.dtype, shape.widest_n(|_| true), Major::Mn)?;

@@ -39,7 +39,7 @@ use super::mma::split_warps;
 use super::{DistLayout, LayoutKind};
 use crate::lower::{is_transposed, TensorCores};
 use crate::program::{DescriptorSwizzle, WgmmaKind};
-use tile_hw::wgmma::b_swizzle;
+use tile_hw::wgmma::{b_swizzle, Major};
 use tile_ir::{DType, DotPrecision, Function, OpId, OpKind};
 
 /// The `N` of the `wgmma`s of a dot whose `N` is a multiple of it: one
@@ -85,7 +85,7 @@ impl WgmmaDot {
     /// The `k` of a row of a K-major B's staged blocks: 64 16-bit
     /// elements, or as A's for 8-bit ones (`tile_hw::wgmma::b_swizzle`).
     pub fn b_k_columns(&self) -> usize {
-        let swizzle = b_swizzle(self.kind.dtype.size_bytes(), self.a_swizzle);
+        let swizzle = b_swizzle(self.kind.dtype.size_bytes(), self.a_swizzle, Major::K);
         swizzle.row_bytes().unwrap_or(ROW_BYTES) / self.kind.dtype.size_bytes()
     }
 }
