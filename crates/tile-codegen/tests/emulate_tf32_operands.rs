@@ -19,6 +19,7 @@ use tile_hw::wgmma::Major;
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
 use tile_ir::{verify, Function, UnaryOp};
+use tile_testgen::products::{stepped, tf32_block_dot_case};
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::{Program, ThreadOpKind};
@@ -279,5 +280,46 @@ fn tf32_products_read_an_mn_major_b_on_tcgen05_only() {
         let wgmmas = count(&program, |k| matches!(k, ThreadOpKind::Wgmma { .. }));
         let mma_sync = count(&program, |k| matches!(k, ThreadOpKind::Mma { .. }));
         assert!(wgmmas == 0 && mma_sync > 0, "{shape:?}:\n{program}");
+    }
+}
+
+/// Random `tf32` dots (`tf32_block_dot_case`: f32 operands with all their
+/// fraction bits, `b` stored `[K, N]`) on sm_100a's `tcgen05.mma`: the
+/// lockstep emulator and the emulation target, which truncate the operands
+/// as the instruction does, equal bit for bit the product of the operands
+/// rounded to TF32 summed in the instruction's steps of 8 `k`.
+#[test]
+fn random_tf32_dots_on_tcgen05_are_the_rounded_operands_steps() {
+    let target = Target::Nvptx(Sm::Sm100a);
+    for seed in 0..12 {
+        let case = tf32_block_dot_case(seed);
+        let what = format!("seed {seed}: {:?} on {} warps", case.dims, case.warps);
+        let lowering = LowerOptions::warps(case.warps).with_tensor_cores(target.tensor_cores());
+        let program = lower(&case.func, &lowering).unwrap();
+        let (m, k, n) = case.dims;
+        let tcgen05 = count(
+            &program,
+            |op| matches!(op, ThreadOpKind::Tcgen05Mma { kind, .. } if kind.k() == 8),
+        );
+        assert_eq!(tcgen05, (m / 128) * (n / 32) * (k / 8), "{what}");
+        let [a, b, c] = &case.values;
+        let want = stepped(a, b, c, case.dims, 8);
+        let mut lockstep = case.args.clone();
+        emulate::run(&program, [1, 1, 1], &mut lockstep).unwrap();
+        let mut emulated = case.args.clone();
+        emulated::run(&case.func, target, case.warps, [1, 1, 1], &mut emulated)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        for (path, args) in [("lockstep", &lockstep), ("emulation target", &emulated)] {
+            let Some(Arg::Tensor(out)) = args.last() else {
+                panic!("{what}: no output");
+            };
+            let got: Vec<u32> = out
+                .to_scalars()
+                .iter()
+                .map(|s| (s.to_f64() as f32).to_bits())
+                .collect();
+            let bits: Vec<u32> = want.iter().map(|v| v.to_bits()).collect();
+            assert_eq!(got, bits, "{what}: the {path}");
+        }
     }
 }

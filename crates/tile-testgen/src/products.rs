@@ -66,6 +66,21 @@ pub fn tf32_dot_case(seed: u64) -> DotCase {
     random_dot(rng, DotPrecision::Tf32, DType::F32, warps, (m, k, n))
 }
 
+/// The `tf32` dot of seed `seed` at the blocks of the descriptor-reading
+/// instructions (`tcgen05.mma`'s 128 rows): `M` of 128 or 256, `K` of 8,
+/// 16, 32 or 64, `N` a multiple of 32 up to 128, 4 or 8 warps, operands
+/// as [`tf32_dot_case`]'s.
+pub fn tf32_block_dot_case(seed: u64) -> DotCase {
+    let mut rng = SplitMix64::new(seed);
+    let warps = rng.pick(&[4u32, 8]);
+    let (m, k, n) = (
+        rng.pick(&[128, 256]),
+        rng.pick(&[8, 16, 32, 64]),
+        32 * rng.range(1, 4),
+    );
+    random_dot(rng, DotPrecision::Tf32, DType::F32, warps, (m, k, n))
+}
+
 /// The FP8 `tensor` dot of seed `seed`: both operands `f8e4m3` or both
 /// `f8e5m2`, `M` a multiple of 16 up to 64, `K` of 32 up to 96, `N` of 8
 /// up to 64, 1 to 8 warps, values as [`dot_case`]'s (rounded to the

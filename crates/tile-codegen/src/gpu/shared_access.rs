@@ -68,8 +68,9 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         })
     }
 
-    /// `round.shared.tf32`: where `mask` holds, the `width` `f32`s of
-    /// `alloc` from `index` replaced by their TF32 rounding.
+    /// `round.shared.tf32`: where `mask` holds (and only there is anything
+    /// read), the `width` `f32`s of `alloc` from `index` replaced by their
+    /// TF32 rounding.
     pub(super) fn round_shared_tf32(
         &self,
         k: &Kernel<'_, 'ctx>,
@@ -77,11 +78,14 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         index: IntValue<'ctx>,
         mask: IntValue<'ctx>,
     ) -> Result<(), EmitError> {
-        let values = self.load_shared(k, (alloc, DType::F32, width), index)?;
-        let rounded = values
-            .into_iter()
-            .map(|v| Ok(self.round_tf32(v.into_float_value())?.into()))
-            .collect::<Result<Vec<_>, EmitError>>()?;
-        self.store_shared(k, (alloc, DType::F32), index, &rounded, mask)
+        self.when(k, mask, |s| {
+            let values = s.load_shared(k, (alloc, DType::F32, width), index)?;
+            let rounded = values
+                .into_iter()
+                .map(|v| Ok(s.round_tf32(v.into_float_value())?.into()))
+                .collect::<Result<Vec<_>, EmitError>>()?;
+            let always = s.ctx.bool_type().const_int(1, false);
+            s.store_shared(k, (alloc, DType::F32), index, &rounded, always)
+        })
     }
 }

@@ -404,13 +404,7 @@ impl<'a> Emulator<'a> {
             ThreadOpKind::RoundSharedTf32 { alloc, width } => {
                 let access = (alloc.index(), usize::from(*width));
                 let (index, mask) = (arg("index")?.to_vec(), arg("mask")?.to_vec());
-                let mut values = self.load_shared(id, access, &index)?;
-                for v in values.iter_mut().flatten() {
-                    *v = eval::unary(tile_ir::UnaryOp::RoundTf32, *v)
-                        .map_err(|e| self.error(Some(id), None, e.into()))?;
-                }
-                let values: Vec<&[Scalar]> = values.iter().map(Vec::as_slice).collect();
-                self.store_shared(id, access, (&index, &values, &mask))?;
+                self.round_shared_tf32(id, access, (&index, &mask))?;
                 Vec::new()
             }
             ThreadOpKind::Check { kind, op: checked } => {

@@ -1,11 +1,12 @@
 //! Shared memory as the emulator's ops touch it: loads and stores of one
-//! element or one vector per thread, counted for bank conflicts, and the race a shadow
+//! element or one vector per thread, counted for bank conflicts, a thread's
+//! TF32 rounding of its own elements in place, and the race a shadow
 //! access reports as an error naming both threads.
 
 use super::memory::Conflict;
 use super::{address, Emulator, LockstepError, LockstepFault};
 use crate::program::{OpId, WARP_SIZE};
-use tile_ir::Scalar;
+use tile_ir::{eval, Scalar, UnaryOp};
 
 impl Emulator<'_> {
     /// The element size in bytes of a shared allocation.
@@ -43,6 +44,35 @@ impl Emulator<'_> {
             self.stats.access_by_lanes(bytes, vectors);
         }
         Ok(out)
+    }
+
+    /// Where each thread's `mask` holds (and only there), reads its `width`
+    /// `f32`s from its `index` of allocation `alloc` and writes them back
+    /// rounded to TF32: one thread's rewrite of its own elements.
+    pub(super) fn round_shared_tf32(
+        &mut self,
+        id: OpId,
+        (alloc, width): (usize, usize),
+        (index, mask): (&[Scalar], &[Scalar]),
+    ) -> Result<(), LockstepError> {
+        for t in 0..self.threads {
+            if mask[t as usize] != Scalar::Bool(true) {
+                continue;
+            }
+            let first = self.vector_start(id, width, index[t as usize], t)?;
+            for i in first..first + width as i64 {
+                let v = self
+                    .shared
+                    .load(alloc, i, t, id)
+                    .map_err(|c| self.race(id, alloc, i, t, false, c))?;
+                let rounded = eval::unary(UnaryOp::RoundTf32, v)
+                    .map_err(|e| self.error(Some(id), Some(t), e.into()))?;
+                self.shared
+                    .store(alloc, i, rounded, t, id)
+                    .map_err(|c| self.race(id, alloc, i, t, true, c))?;
+            }
+        }
+        Ok(())
     }
 
     /// Stores each thread's `width` values from its `index` of allocation

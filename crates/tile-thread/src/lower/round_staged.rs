@@ -37,20 +37,15 @@ impl Lowerer<'_> {
             for round in 0..chunks.div_ceil(threads) {
                 // Chunk `tid + threads·round`: its first element, and
                 // whether it is one (the last round may run past the end).
+                // (A thread past it reads nothing: the op is masked whole.)
                 let start = self.i32c((round * threads * width) as i64);
                 let mut index = self.binary(BinaryOp::Add, first, start);
                 let inside = match (round + 1) * threads <= chunks {
                     true => self.constant(tile_ir::Scalar::Bool(true)),
                     false => {
                         let end = self.i32c(len as i64);
-                        let inside = self.emit(
-                            ThreadOpKind::Cmp(CmpPred::Lt),
-                            vec![index, end],
-                            DType::Bool,
-                        );
-                        let zero = self.i32c(0);
-                        index = self.select(inside, index, zero);
-                        inside
+                        let cmp = ThreadOpKind::Cmp(CmpPred::Lt);
+                        self.emit(cmp, vec![index, end], DType::Bool)
                     }
                 };
                 if let Some(offset) = offset {

@@ -149,8 +149,9 @@ thread_ops! {
             /// The number of elements: 1, 2, 4, 8 or 16.
             width: u8 as SharedWidth,
         } = "st.shared$width $alloc[%index:i32], %values*$width mask(%mask:bool)" -> Nothing,
-        /// Where the mask holds, rewrites the `width` `f32` elements from
-        /// `index` (addressed as `ld.shared`'s) rounded to TF32
+        /// Where the mask holds (and only there is anything read),
+        /// rewrites the `width` `f32` elements from `index` (addressed as
+        /// `ld.shared`'s) rounded to TF32
         /// ([`tile_ir::UnaryOp::RoundTf32`]): one thread's read and write
         /// of its own elements, which needs no barrier between them (the
         /// lowering rounds staged operands of an instruction that would
