@@ -52,7 +52,7 @@ fn runs(full: bool) -> Vec<Run> {
         Box::new(move |d| memory::layernorm_bench(d, rows, cols)),
     ));
     let sizes: &[usize] = if full { &[4096, 8192] } else { &[256] };
-    for dtype in [Dtype::F16, Dtype::Bf16, Dtype::F8] {
+    for dtype in [Dtype::F16, Dtype::Bf16, Dtype::F8, Dtype::Tf32] {
         for &size in sizes {
             let label = format!("matmul {dtype:?} {size}");
             runs.push((label, Box::new(move |d| matmul::bench(d, dtype, size))));
@@ -185,9 +185,10 @@ fn main() -> ExitCode {
                 bench::peak_tflops(&dev, p).map_or("unknown".into(), |t| format!("{t:.0} TFLOP/s"))
             };
             println!(
-                "device: {info}; peaks: memory {bandwidth}, f16/bf16 tensor {}, FP8 tensor {}",
+                "device: {info}; peaks: memory {bandwidth}, f16/bf16 tensor {}, FP8 tensor {}, TF32 tensor {}",
                 flops(bench::Peak::Half),
-                flops(bench::Peak::Fp8)
+                flops(bench::Peak::Fp8),
+                flops(bench::Peak::Tf32)
             );
         }
         None => println!("device: {dev}"),

@@ -1,12 +1,15 @@
 //! The matmul benchmarks: `C = A · B` with A `[M, K]` and B `[K, N]`
-//! row-major (FP8: B stored `[N, K]`, as cuBLAS's FP8 product takes it),
-//! f16, bf16 or FP8 (E4M3) in, f32 accumulation, f16 out (as cuBLAS
-//! through PyTorch, and Triton's tutorial kernel). Program instances
+//! row-major (FP8: B stored `[N, K]`, as cuBLAS's FP8 product takes it;
+//! TF32: B stored `[N, K]`, an f32 linear layer's weights), f16, bf16,
+//! FP8 (E4M3) or f32 on TF32 tensor cores in, f32 accumulation, f16 out
+//! (f32 for TF32), as cuBLAS through PyTorch, and Triton's tutorial
+//! kernel. Program instances
 //! take their tiles of C in groups of `G` rows of tiles, so that a wave of
 //! them shares panels of A and B in L2 (Triton's tutorial does the same).
 
 use super::{Bench, Case, Inputs, Peak, Problem};
 use tile::autotune::Candidate;
+use tile::ir::eval::round_tf32;
 use tile::{bf16, f16, f8e4m3, tile_kernel, Device, Element, Error, KernelSpec, LaunchArg};
 
 /// What every matmul below computes: the tile of C that program `pid` owns,
@@ -14,16 +17,22 @@ use tile::{bf16, f16, f8e4m3, tile_kernel, Device, Element, Error, KernelSpec, L
 mod product {
     use tile::tile_fn;
 
+    /// `(its row of tiles, its column of tiles)`: the tile of C of `tiles_m
+    /// × tiles_n` that program `pid` owns, in groups of `G` rows of tiles.
+    #[tile_fn]
+    pub(crate) fn grouped_tile(tiles_m: i32, tiles_n: i32) -> (i32, i32) {
+        let pid = program_id(0);
+        let group = G * tiles_n;
+        let first_m = pid / group * G;
+        let rows = min(tiles_m - first_m, G);
+        (first_m + pid % group % rows, pid % group / rows)
+    }
+
     /// `(A · B for the tile, its row of tiles, its column of tiles)`, for the
     /// calling kernel's `BM`, `BN`, `BK` and `G`.
     #[tile_fn]
     pub(crate) fn grouped_product(a: Tensor, b: Tensor) -> (Tile, i32, i32) {
-        let pid = program_id(0);
-        let (tiles_m, tiles_n) = (cdiv(a.dim(0), BM), cdiv(b.dim(1), BN));
-        let group = G * tiles_n;
-        let first_m = pid / group * G;
-        let rows = min(tiles_m - first_m, G);
-        let (pid_m, pid_n) = (first_m + pid % group % rows, pid % group / rows);
+        let (pid_m, pid_n) = grouped_tile(cdiv(a.dim(0), BM), cdiv(b.dim(1), BN));
         let (va, vb) = (partition_view(a, [BM, BK]), partition_view(b, [BK, BN]));
         let mut acc = zeros::<f32>([BM, BN]);
         for kk in 0..cdiv(a.dim(1), BK) {
@@ -36,12 +45,7 @@ mod product {
     /// and FP8 checkpoints keep it), its tiles read transposed.
     #[tile_fn]
     pub(crate) fn grouped_product_nt(a: Tensor, b: Tensor) -> (Tile, i32, i32) {
-        let pid = program_id(0);
-        let (tiles_m, tiles_n) = (cdiv(a.dim(0), BM), cdiv(b.dim(0), BN));
-        let group = G * tiles_n;
-        let first_m = pid / group * G;
-        let rows = min(tiles_m - first_m, G);
-        let (pid_m, pid_n) = (first_m + pid % group % rows, pid % group / rows);
+        let (pid_m, pid_n) = grouped_tile(cdiv(a.dim(0), BM), cdiv(b.dim(0), BN));
         let (va, vb) = (partition_view(a, [BM, BK]), partition_view(b, [BN, BK]));
         let mut acc = zeros::<f32>([BM, BN]);
         for kk in 0..cdiv(a.dim(1), BK) {
@@ -53,11 +57,28 @@ mod product {
         }
         (acc, pid_m, pid_n)
     }
+
+    /// [`grouped_product_nt`] of f32 operands on TF32 tensor cores
+    /// (`dot_tf32`: each operand rounded to TF32).
+    #[tile_fn]
+    pub(crate) fn grouped_product_tf32(a: Tensor, b: Tensor) -> (Tile, i32, i32) {
+        let (pid_m, pid_n) = grouped_tile(cdiv(a.dim(0), BM), cdiv(b.dim(0), BN));
+        let (va, vb) = (partition_view(a, [BM, BK]), partition_view(b, [BN, BK]));
+        let mut acc = zeros::<f32>([BM, BN]);
+        for kk in 0..cdiv(a.dim(1), BK) {
+            acc = dot_tf32(
+                va.load_masked(pid_m, kk),
+                vb.load_masked(pid_n, kk).transpose(),
+                acc,
+            );
+        }
+        (acc, pid_m, pid_n)
+    }
 }
 
 #[tile_kernel(
     num_warps = 8,
-    uses(product::grouped_product),
+    uses(product::grouped_tile, product::grouped_product),
     targets = "sm_80,sm_90a,gfx942",
     aligned(a, b, c),
     configs(BM = 128, BN = 128, BK = 64, G = 8),
@@ -75,7 +96,7 @@ pub fn matmul_f16<const BM: usize, const BN: usize, const BK: usize, const G: us
 /// The same with its operands copied by Hopper's TMA.
 #[tile_kernel(
     num_warps = 8,
-    uses(product::grouped_product),
+    uses(product::grouped_tile, product::grouped_product),
     tma,
     targets = "sm_90a",
     aligned(a, b, c),
@@ -94,7 +115,7 @@ pub fn matmul_f16_tma<const BM: usize, const BN: usize, const BK: usize, const G
 /// The bf16 matmul.
 #[tile_kernel(
     num_warps = 8,
-    uses(product::grouped_product),
+    uses(product::grouped_tile, product::grouped_product),
     targets = "sm_80,sm_90a,gfx942",
     aligned(a, b, c),
     configs(BM = 128, BN = 128, BK = 64, G = 8),
@@ -112,7 +133,7 @@ pub fn matmul_bf16<const BM: usize, const BN: usize, const BK: usize, const G: u
 /// The bf16 matmul with its operands copied by Hopper's TMA.
 #[tile_kernel(
     num_warps = 8,
-    uses(product::grouped_product),
+    uses(product::grouped_tile, product::grouped_product),
     tma,
     targets = "sm_90a",
     aligned(a, b, c),
@@ -132,7 +153,7 @@ pub fn matmul_bf16_tma<const BM: usize, const BN: usize, const BK: usize, const 
 /// runs it: on sm_90a's `wgmma.m64nNk32`, both operands read K-major.
 #[tile_kernel(
     num_warps = 8,
-    uses(product::grouped_product_nt),
+    uses(product::grouped_tile, product::grouped_product_nt),
     targets = "sm_90a",
     aligned(a, b, c),
     configs(BM = 128, BN = 128, BK = 128, G = 8),
@@ -151,7 +172,7 @@ pub fn matmul_f8<const BM: usize, const BN: usize, const BK: usize, const G: usi
 #[tile_kernel(
     num_warps = 8,
     tma,
-    uses(product::grouped_product_nt),
+    uses(product::grouped_tile, product::grouped_product_nt),
     targets = "sm_90a",
     aligned(a, b, c),
     configs(BM = 128, BN = 128, BK = 128, G = 8),
@@ -166,6 +187,46 @@ pub fn matmul_f8_tma<const BM: usize, const BN: usize, const BK: usize, const G:
     partition_view(c, [BM, BN]).store_masked(acc.cast::<f16>(), pid_m, pid_n);
 }
 
+/// The f32 matmul on TF32 tensor cores of B stored `[N, K]` (an f32 linear
+/// layer, as PyTorch runs it with `allow_tf32`): on sm_90a's
+/// `wgmma.m64nNk8.tf32`, both operands read K-major and rounded to TF32 in
+/// shared memory.
+#[tile_kernel(
+    num_warps = 8,
+    uses(product::grouped_tile, product::grouped_product_tf32),
+    targets = "sm_80,sm_90a",
+    aligned(a, b, c),
+    configs(BM = 128, BN = 128, BK = 32, G = 8),
+    configs(BM = 128, BN = 256, BK = 32, G = 8, targets = "sm_90a")
+)]
+pub fn matmul_tf32<const BM: usize, const BN: usize, const BK: usize, const G: usize>(
+    a: &Tensor<f32, 2>,
+    b: &Tensor<f32, 2>,
+    c: &mut Tensor<f32, 2>,
+) {
+    let (acc, pid_m, pid_n) = grouped_product_tf32(a, b);
+    partition_view(c, [BM, BN]).store_masked(acc, pid_m, pid_n);
+}
+
+/// [`matmul_tf32`] with its operands copied by the TMA.
+#[tile_kernel(
+    num_warps = 8,
+    tma,
+    uses(product::grouped_tile, product::grouped_product_tf32),
+    targets = "sm_90a",
+    aligned(a, b, c),
+    configs(BM = 128, BN = 128, BK = 32, G = 8),
+    configs(BM = 128, BN = 256, BK = 32, G = 8)
+)]
+pub fn matmul_tf32_tma<const BM: usize, const BN: usize, const BK: usize, const G: usize>(
+    a: &Tensor<f32, 2>,
+    b: &Tensor<f32, 2>,
+    c: &mut Tensor<f32, 2>,
+) {
+    let (acc, pid_m, pid_n) = grouped_product_tf32(a, b);
+    partition_view(c, [BM, BN]).store_masked(acc, pid_m, pid_n);
+}
+
 /// The input dtypes benchmarked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dtype {
@@ -175,6 +236,8 @@ pub enum Dtype {
     Bf16,
     /// E4M3 in, f16 out.
     F8,
+    /// f32 in, rounded to TF32; f32 out.
+    Tf32,
 }
 
 /// The candidates of an `[m, k] · [k, n]` problem: each spec with its tile
@@ -198,6 +261,7 @@ pub fn bench(dev: &Device, dtype: Dtype, size: usize) -> Result<Option<Bench>, E
         Dtype::F16 => ("matmul_f16", "matmul f16", Peak::Half),
         Dtype::Bf16 => ("matmul_bf16", "matmul bf16", Peak::Half),
         Dtype::F8 => ("matmul_fp8", "matmul fp8 e4m3", Peak::Fp8),
+        Dtype::Tf32 => ("matmul_tf32", "matmul tf32", Peak::Tf32),
     };
     let case = Case {
         name: name.into(),
@@ -257,16 +321,41 @@ pub fn bench(dev: &Device, dtype: Dtype, size: usize) -> Result<Option<Bench>, E
             ];
             let formats: Formats<f8e4m3, f16> =
                 (|x| f8e4m3::from_f64(x.into()), f8e4m3::to_f32, f16::to_f32);
-            // B stored `[N, K]`: the transpose of the `[K, N]` inputs.
-            let (a32, b32) = &inputs;
-            let bt: Vec<f32> = (0..n * k).map(|e| b32[(e % k) * n + e / k]).collect();
+            let specs = candidates((m, n), &specs);
             measure(
                 dev,
                 case,
                 (m, n, k),
-                &(a32.clone(), bt),
+                &nk(&inputs, (n, k)),
                 formats,
-                &candidates((m, n), &specs),
+                &specs,
+                true,
+            )?
+        }
+        Dtype::Tf32 => {
+            let specs = [
+                (
+                    matmul_tf32_tma::<128, 128, 32, 8>::kernel_spec(),
+                    (128, 128),
+                ),
+                (
+                    matmul_tf32_tma::<128, 256, 32, 8>::kernel_spec(),
+                    (128, 256),
+                ),
+                (matmul_tf32::<128, 128, 32, 8>::kernel_spec(), (128, 128)),
+                (matmul_tf32::<128, 256, 32, 8>::kernel_spec(), (128, 256)),
+            ];
+            // The inputs are TF32 values already: the reference is their
+            // exact product, which the kernel's rounding leaves as it is.
+            let formats: Formats<f32, f32> = (round_tf32, |x| x, |x| x);
+            let specs = candidates((m, n), &specs);
+            measure(
+                dev,
+                case,
+                (m, n, k),
+                &nk(&inputs, (n, k)),
+                formats,
+                &specs,
                 true,
             )?
         }
@@ -276,6 +365,12 @@ pub fn bench(dev: &Device, dtype: Dtype, size: usize) -> Result<Option<Bench>, E
     };
     bench.tolerance = if dtype == Dtype::Bf16 { 4e-3 } else { 1e-3 };
     Ok(Some(bench))
+}
+
+/// The inputs with B stored `[N, K]`: the transpose of the `[K, N]` one.
+fn nk((a32, b32): &(Vec<f32>, Vec<f32>), (n, k): (usize, usize)) -> (Vec<f32>, Vec<f32>) {
+    let bt = (0..n * k).map(|e| b32[(e % k) * n + e / k]).collect();
+    (a32.clone(), bt)
 }
 
 /// How a matmul's inputs are rounded from f32 and widened back, and how its

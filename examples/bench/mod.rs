@@ -27,6 +27,8 @@ pub fn kernels() -> Vec<&'static tile::meta::KernelInfo> {
         &matmul::matmul_bf16_tma::<128, 128, 64, 8>::INFO,
         &matmul::matmul_f8::<128, 128, 128, 8>::INFO,
         &matmul::matmul_f8_tma::<128, 128, 128, 8>::INFO,
+        &matmul::matmul_tf32::<128, 128, 32, 8>::INFO,
+        &matmul::matmul_tf32_tma::<128, 128, 32, 8>::INFO,
         &attention::attention_fwd::<64, 32, 64>::INFO,
         &attention_backward::attention_delta::<64, 64>::INFO,
         &attention_backward::attention_dkdv::<32, 64, 64>::INFO,
@@ -51,6 +53,8 @@ pub enum Peak {
     Half,
     /// FP8 inputs, f32 accumulation.
     Fp8,
+    /// f32 inputs read as TF32, f32 accumulation.
+    Tf32,
 }
 
 /// One benchmark case: its name in the table, the kind and parameters the
@@ -206,6 +210,8 @@ pub fn peak_tflops(dev: &Device, peak: Peak) -> Option<f64> {
         ("sm_80", Peak::Half) => 2048.0,
         ("sm_90", Peak::Half) => 4096.0,
         ("sm_90", Peak::Fp8) => 8192.0,
+        ("sm_80", Peak::Tf32) => 1024.0,
+        ("sm_90", Peak::Tf32) => 2048.0,
         ("gfx942", Peak::Half) => 2048.0,
         ("gfx942", Peak::Fp8) => 4096.0,
         _ => return None,

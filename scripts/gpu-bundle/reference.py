@@ -79,6 +79,11 @@ def problems(torch, row):
             bt = rand(n, k).to(torch.float8_e4m3fn)  # column-major B, as cuBLAS's FP8 wants
             one = torch.ones((), device=dev)
             return (lambda: torch._scaled_mm(a, bt.t(), scale_a=one, scale_b=one, out_dtype=torch.float16)), None
+        if kind == "matmul_tf32":
+            torch.backends.cuda.matmul.allow_tf32 = True
+            a, bt = rand(m, k), rand(n, k)  # B stored [N, K], an f32 linear layer's weights
+            c = torch.empty(m, n, device=dev)
+            return (lambda: torch.matmul(a, bt.t(), out=c)), None
         dtype = torch.float16 if kind == "matmul_f16" else torch.bfloat16
         a, b, c = rand(m, k, dtype=dtype), rand(k, n, dtype=dtype), torch.empty(m, n, device=dev, dtype=dtype)
         tri = None
