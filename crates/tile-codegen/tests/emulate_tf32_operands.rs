@@ -323,3 +323,72 @@ fn random_tf32_dots_on_tcgen05_are_the_rounded_operands_steps() {
         }
     }
 }
+
+/// Two `tf32` products reading one block of keys a loop iteration (`o =
+/// Σ q·kᵀ`, `p = Σ (q + q)·kᵀ`): the staged block is rounded before
+/// either reads it, and neither rewrite races the other's product, on
+/// `wgmma` and `tcgen05.mma`, with and without a pipeline.
+#[test]
+fn two_tf32_products_share_their_staged_keys() {
+    let ([m, d, n], blocks) = ([128, 32, 64], 3);
+    let text = format!(
+        r#"kernel @two(%q: tensor<f32, 2>, %k: tensor<f32, 2>, %o: tensor<f32, 2>, %p: tensor<f32, 2>) {{
+  %zero = constant 0 : i32
+  %one = constant 1 : i32
+  %blocks = constant {blocks} : i32
+  %vq = partition_view %q [{m}, {d}] : view<f32, [{m}, {d}]>
+  %qt = load %vq[%zero, %zero] : tile<{m}x{d}xf32>
+  %q2 = add %qt, %qt : tile<{m}x{d}xf32>
+  %vk = partition_view %k [{n}, {d}] : view<f32, [{n}, {d}]>
+  %init = full 0.0 : tile<{m}x{n}xf32>
+  %o1, %o2 = for %j = %zero to %blocks step %one iter(%c = %init, %e = %init) : tile<{m}x{n}xf32>, tile<{m}x{n}xf32> {{
+    %kt = load %vk[%j, %zero] : tile<{n}x{d}xf32>
+    %ktt = permute %kt [1, 0] : tile<{d}x{n}xf32>
+    %r = dot tf32 %qt, %ktt, %c : tile<{m}x{n}xf32>
+    %s = dot tf32 %q2, %ktt, %e : tile<{m}x{n}xf32>
+    yield %r, %s
+  }}
+  %vo = partition_view %o [{m}, {n}] : view<f32, [{m}, {n}]>
+  store %o1, %vo[%zero, %zero]
+  %vp = partition_view %p [{m}, {n}] : view<f32, [{m}, {n}]>
+  store %o2, %vp[%zero, %zero]
+}}"#
+    );
+    let func = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    verify::verify(&func).unwrap();
+    let mut args = args([m, d, n], (B::Keys, blocks), 1);
+    args.push(args[2].clone());
+    let mut want = args.clone();
+    interp::run(&func, [1, 1, 1], &mut want).unwrap();
+    for (sm, products) in [(Sm::Sm90a, "wgmma"), (Sm::Sm100a, "tcgen05")] {
+        for stages in [1, 3] {
+            let context = format!("{sm:?}, {stages} stages");
+            let target = Target::Nvptx(sm);
+            let lowering = LowerOptions::warps(4)
+                .with_tensor_cores(target.tensor_cores())
+                .with_stages(stages);
+            let program = lower(&func, &lowering).unwrap();
+            let issued = count(&program, |k| match k {
+                ThreadOpKind::Wgmma { .. } => products == "wgmma",
+                ThreadOpKind::Tcgen05Mma { .. } => products == "tcgen05",
+                _ => false,
+            });
+            assert!(issued > 0, "{context}:\n{program}");
+            let mut lockstep = args.clone();
+            emulate::run(&program, [1, 1, 1], &mut lockstep).unwrap();
+            assert_eq!(
+                emulated::bytes(&lockstep, 2),
+                emulated::bytes(&want, 2),
+                "lockstep, {context}"
+            );
+            let mut got = args.clone();
+            emulated::run_staged(&func, target, (4, stages), [1, 1, 1], &mut got)
+                .unwrap_or_else(|e| panic!("{context}: {e}"));
+            assert_eq!(
+                emulated::bytes(&got, 2),
+                emulated::bytes(&want, 2),
+                "emulation target, {context}"
+            );
+        }
+    }
+}
