@@ -12,8 +12,7 @@
 
 mod emulated;
 
-use tile_codegen::gpu::emit;
-use tile_codegen::tools::{self, Tool};
+use tile_codegen::tools::Tool;
 use tile_codegen::{CodegenOptions, Sm, Target};
 use tile_hw::wgmma::Major;
 use tile_ir::interp::{self, Arg, HostTensor};
@@ -158,20 +157,6 @@ fn check(
     program
 }
 
-/// `program`'s PTX for `target` holds `instruction`, and `ptxas` assembles
-/// it without spilling.
-fn assembles(program: &Program, target: Target, instruction: &str) {
-    let Target::Nvptx(sm) = target else {
-        panic!("{target} is not an NVPTX target");
-    };
-    let ptx = emit(program, target, &CodegenOptions::default())
-        .unwrap()
-        .assembly;
-    assert!(ptx.contains(instruction), "{target}: no {instruction}");
-    let usage = tools::ptxas_resource_usage(&ptx, sm).unwrap();
-    assert!(usage.contains("0 bytes spill stores"), "{target}: {usage}");
-}
-
 /// `tf32` products with the keys, a transposed B, copied as stored (with
 /// and without a pipeline) and read K-major through A's swizzle: rows of
 /// 32, 16 or 8 `k` (128, 64 or 32 bytes) for `K` of 128, 64 or 32.
@@ -202,7 +187,8 @@ fn tf32_products_round_their_staged_operands_on_wgmma_and_tcgen05() {
             let mma_sync = count(&program, |k| matches!(k, ThreadOpKind::Mma { .. }));
             let per_k_tile = (m / 64) * (n / wide) * (d / 8) / (warps as usize / 4);
             assert_eq!((wgmmas, mma_sync), (per_k_tile, 0), "{context}:\n{program}");
-            assembles(&program, sm90a, &format!("m64n{wide}k8.f32.tf32.tf32"));
+            let instruction = format!("m64n{wide}k8.f32.tf32.tf32");
+            emulated::assembles(&program, sm90a, &instruction, &context);
             if m % 128 != 0 {
                 continue;
             }
@@ -214,7 +200,8 @@ fn tf32_products_round_their_staged_operands_on_wgmma_and_tcgen05() {
                     if kind.k() == 8 && kind.b_major == Major::K && kind.n == n.min(256))
             });
             assert_eq!(tcgen05, (m / 128) * (d / 8), "{context}:\n{program}");
-            assembles(&program, sm100a, "tcgen05.mma.cta_group::1.kind::tf32");
+            let tcgen05_tf32 = "tcgen05.mma.cta_group::1.kind::tf32";
+            emulated::assembles(&program, sm100a, tcgen05_tf32, &context);
         }
     }
 }
@@ -269,7 +256,8 @@ fn tf32_products_read_an_mn_major_b_on_tcgen05_only() {
                 "{context}:\n{program}"
             );
             if !tma {
-                assembles(&program, sm100a, "tcgen05.mma.cta_group::1.kind::tf32");
+                let tcgen05_tf32 = "tcgen05.mma.cta_group::1.kind::tf32";
+                emulated::assembles(&program, sm100a, tcgen05_tf32, &context);
             }
         }
         let sm90a = Target::Nvptx(Sm::Sm90a);

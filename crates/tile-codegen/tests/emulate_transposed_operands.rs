@@ -392,7 +392,7 @@ fn fp8_products_run_k_major_on_wgmma_and_tcgen05() {
                 "e5m2"
             };
             let instruction = format!("m64n{wide}k32.f32.{ptx_type}.{ptx_type}");
-            assembles(&program, sm90a, &instruction, &context);
+            emulated::assembles(&program, sm90a, &instruction, &context);
             if m % 128 != 0 {
                 continue;
             }
@@ -405,7 +405,7 @@ fn fp8_products_run_k_major_on_wgmma_and_tcgen05() {
                         && kind.n == n.min(256))
             });
             assert_eq!(tcgen05, (m / 128) * (d / 32), "{context}:\n{program}");
-            assembles(
+            emulated::assembles(
                 &program,
                 sm100a,
                 "tcgen05.mma.cta_group::1.kind::f8f6f4",
@@ -413,20 +413,6 @@ fn fp8_products_run_k_major_on_wgmma_and_tcgen05() {
             );
         }
     }
-}
-
-/// `program`'s PTX for `target` holds `instruction`, and `ptxas` assembles
-/// it without spilling.
-fn assembles(program: &Program, target: Target, instruction: &str, context: &str) {
-    let Target::Nvptx(sm) = target else {
-        panic!("{target} is not an NVPTX target");
-    };
-    let ptx = emit(program, target, &CodegenOptions::default())
-        .unwrap()
-        .assembly;
-    assert!(ptx.contains(instruction), "{context}: {ptx}");
-    let usage = tools::ptxas_resource_usage(&ptx, sm).unwrap();
-    assert!(usage.contains("0 bytes spill stores"), "{context}: {usage}");
 }
 
 /// FP8 operands with `b` read as stored (`[K, N]`, MN-major): sm_100a's
@@ -453,7 +439,7 @@ fn fp8_products_read_an_mn_major_b_on_tcgen05_only() {
                 (m / 128) * (n / 128) * (d / 32),
                 "{context}:\n{program}"
             );
-            assembles(
+            emulated::assembles(
                 &program,
                 sm100a,
                 "tcgen05.mma.cta_group::1.kind::f8f6f4",

@@ -441,3 +441,21 @@ pub fn small_ints(dtype: DType, shape: &[usize], seed: usize) -> Arg {
         .collect();
     Arg::Tensor(HostTensor::from_scalars(dtype, shape, &data).unwrap())
 }
+
+/// `program`'s PTX for `target` holds `instruction`, and `ptxas` assembles
+/// it without spilling (`context` names the case in a failure).
+pub fn assembles(program: &tile_thread::Program, target: Target, instruction: &str, context: &str) {
+    let Target::Nvptx(sm) = target else {
+        panic!("{target} is not an NVPTX target");
+    };
+    let options = CodegenOptions::default();
+    let ptx = tile_codegen::gpu::emit(program, target, &options)
+        .unwrap()
+        .assembly;
+    assert!(
+        ptx.contains(instruction),
+        "{context}: no {instruction} in\n{ptx}"
+    );
+    let usage = tools::ptxas_resource_usage(&ptx, sm).unwrap();
+    assert!(usage.contains("0 bytes spill stores"), "{context}: {usage}");
+}
