@@ -291,6 +291,18 @@ impl Builder {
         self.op1(OpKind::Cat { axis }, parts)
     }
 
+    /// The FP4 (E2M1) pairs packed in the `u8` tile `x` along `axis`, as
+    /// `f4e2m1` values (`unpack_fp4`).
+    pub fn unpack_fp4(&mut self, x: Value, axis: usize) -> Result<Value, BuildError> {
+        self.op1(OpKind::UnpackFp4 { axis }, &[x])
+    }
+
+    /// The `f4e2m1` tile `x` packed two values to a `u8` along `axis`
+    /// (`pack_fp4`).
+    pub fn pack_fp4(&mut self, x: Value, axis: usize) -> Result<Value, BuildError> {
+        self.op1(OpKind::PackFp4 { axis }, &[x])
+    }
+
     /// A reduction along `axis`.
     pub fn reduce(
         &mut self,

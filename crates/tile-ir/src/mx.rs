@@ -61,6 +61,31 @@ narrow_float_type!(
     "An OCP MX FP6 E3M2 value: 3 exponent bits (bias 3), 2 mantissa bits, largest 28."
 );
 
+impl F4E2M1 {
+    /// `values` packed two to a byte, as `pack_fp4` packs them along an
+    /// axis: value `2i` in byte `i`'s low four bits, value `2i + 1` in its
+    /// high four (PyTorch's `float4_e2m1fn_x2`); an odd count leaves the
+    /// last byte's high bits zero.
+    pub fn pack_pairs(values: &[F4E2M1]) -> Vec<u8> {
+        values
+            .chunks(2)
+            .map(|pair| {
+                let high = pair.get(1).map_or(0, |v| v.to_bits());
+                pair[0].to_bits() | (high << 4)
+            })
+            .collect()
+    }
+
+    /// The two values of each byte of `bytes`, low four bits first: what
+    /// `unpack_fp4` reads.
+    pub fn unpack_pairs(bytes: &[u8]) -> Vec<F4E2M1> {
+        bytes
+            .iter()
+            .flat_map(|&b| [F4E2M1::from_bits(b), F4E2M1::from_bits(b >> 4)])
+            .collect()
+    }
+}
+
 /// An OCP MX E8M0 scale: the power of two 2^(bits − 127), or NaN for 255.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct F8E8M0(u8);
@@ -138,6 +163,19 @@ mod tests {
         let magnitudes: Vec<f64> = (0..8).map(|b| F4E2M1::from_bits(b).to_f64()).collect();
         assert_eq!(magnitudes, [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]);
         assert_eq!(F4E2M1::from_bits(0xf).to_f64(), -6.0);
+    }
+
+    #[test]
+    fn pairs_pack_low_nibble_first_and_unpack_back() {
+        let values: Vec<F4E2M1> = [1.0, -6.0, 0.5, 3.0, 2.0]
+            .into_iter()
+            .map(F4E2M1::from_f64)
+            .collect();
+        // 1.0 is 0b0010, -6.0 0b1111, 0.5 0b0001, 3.0 0b0101, 2.0 0b0100.
+        assert_eq!(F4E2M1::pack_pairs(&values), [0xf2, 0x51, 0x04]);
+        let back = F4E2M1::unpack_pairs(&F4E2M1::pack_pairs(&values));
+        assert_eq!(back[..5], values[..]);
+        assert_eq!(back[5].to_bits(), 0);
     }
 
     #[test]

@@ -129,6 +129,22 @@ pub enum OpKind {
         /// The axis joined along.
         axis: usize as Decimal,
     } = "cat %operand* axis $axis",
+    /// `unpack_fp4 %x axis <n>`: the OCP MX FP4 (E2M1) values packed two
+    /// to a byte in a `u8` tile, as `f4e2m1`: along `axis`, element `2i` of
+    /// the result is the low four bits of byte `i` and element `2i + 1` the
+    /// high four (PyTorch's `float4_e2m1fn_x2`, Triton's `e2m1` operands);
+    /// the axis is twice as long, the other axes unchanged.
+    UnpackFp4 {
+        /// The axis the pairs lie along.
+        axis: usize as Decimal,
+    } = "unpack_fp4 %operand axis $axis",
+    /// `pack_fp4 %x axis <n>`: the inverse of `unpack_fp4`: an `f4e2m1`
+    /// tile of even extent along `axis` as `u8` bytes, elements `2i` and
+    /// `2i + 1` in byte `i`'s low and high four bits.
+    PackFp4 {
+        /// The axis the pairs lie along.
+        axis: usize as Decimal,
+    } = "pack_fp4 %operand axis $axis",
     /// `reduce <kind> %x axis <n> [keepdim]`: a reduction along one axis.
     Reduce {
         /// The combining operation.

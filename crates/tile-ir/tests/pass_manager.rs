@@ -9,7 +9,7 @@ fn unknown_pass_names_the_known_ones() {
     let err = PassManager::new().add("licm").err().unwrap();
     assert_eq!(
         err.to_string(),
-        "unknown pass `licm`; the passes are canonicalize, cse, dce, expand-scaled-dots"
+        "unknown pass `licm`; the passes are canonicalize, cse, dce, expand-scaled-dots, expand-fp4-pairs"
     );
 }
 

@@ -40,9 +40,10 @@ pub fn compile(
     options: &CodegenOptions,
 ) -> Result<HostImage, HostError> {
     tile_ir::verify::verify(func)?;
-    // The host has no block-scaled product: `dot_scaled` runs as the ops
-    // that define it.
-    let expanded = tile_ir::passes::expanded_scaled_dots(func);
+    // The host has no block-scaled product or FP4 pair instruction:
+    // `dot_scaled`, `unpack_fp4` and `pack_fp4` run as the ops that define
+    // them.
+    let expanded = tile_ir::passes::expanded_for_lowering(func);
     let func = expanded.as_ref().unwrap_or(func);
     let ctx = Context::create();
     let diagnostics = Diagnostics::install(&ctx);

@@ -298,6 +298,9 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             Route::DotScaled => Err(HostError::internal(
                 "a dot_scaled reached the emitter: `compile` expands them first",
             )),
+            Route::Fp4Pairs => Err(HostError::internal(
+                "an FP4 pair op reached the emitter: `compile` expands them first",
+            )),
             Route::Memory => self.memory(id),
             Route::For => self.emit_for(id),
             Route::While => self.emit_while(id),

@@ -11,7 +11,7 @@ use super::{Translator, Val};
 use syn::{Expr, ExprMethodCall};
 use tile_ir::{ArgKind, BinaryOp, Padding, ReduceKind, ScanKind, Type, UnaryOp, Value};
 
-const TILE_METHODS: &str = "exp, exp2, exp_m1/expm1, ln/log, log2, ln_1p/log1p, sqrt, rsqrt, cbrt, sin, cos, tan, asin, acos, atan, atan2(x), sinh, cosh, tanh, asinh, acosh, atanh, sigmoid, erf, erfc, abs, floor, ceil, round_tf32, max(y), min(y), powf(y), hypot(y), cast::<T>(), cast_nonsaturating::<T>(), bitcast::<T>(), sum, prod, max_along, min_along, argmax, argmin (each also `_keepdim`), cumsum, cumprod, reduce(axis, |a, b| ..), reduce_keepdim, scan, sort, sort_descending, reshape, permute, transpose, expand, broadcast_to, flip, slice, pad, squeeze, unsqueeze, flatten, unflatten, repeat, repeat_interleave, roll, split, chunk";
+const TILE_METHODS: &str = "exp, exp2, exp_m1/expm1, ln/log, log2, ln_1p/log1p, sqrt, rsqrt, cbrt, sin, cos, tan, asin, acos, atan, atan2(x), sinh, cosh, tanh, asinh, acosh, atanh, sigmoid, erf, erfc, abs, floor, ceil, round_tf32, max(y), min(y), powf(y), hypot(y), cast::<T>(), cast_nonsaturating::<T>(), bitcast::<T>(), sum, prod, max_along, min_along, argmax, argmin (each also `_keepdim`), cumsum, cumprod, unpack_fp4(axis), pack_fp4(axis), reduce(axis, |a, b| ..), reduce_keepdim, scan, sort, sort_descending, reshape, permute, transpose, expand, broadcast_to, flip, slice, pad, squeeze, unsqueeze, flatten, unflatten, repeat, repeat_interleave, roll, split, chunk";
 
 fn unary_of(name: &str) -> Option<UnaryOp> {
     Some(match name {
@@ -334,6 +334,7 @@ impl Translator<'_> {
                 || super::movement::is_movement(name)
                 || super::reshaping::is_reshaping(name)
                 || name.starts_with("cum")
+                || name.ends_with("_fp4")
                 || super::combine::is_combine(name)
                 || super::sort::is_sort(name);
             let msg = if known {
@@ -365,6 +366,15 @@ impl Translator<'_> {
                 ScanKind::CumProd
             };
             return self.ir(m, |b| b.scan(k, x, axis)).map(Val::Ir);
+        }
+        if name == "unpack_fp4" || name == "pack_fp4" {
+            let a = self.argn(args, 1, &format!("{name}(axis)"), m)?;
+            let axis = self.axis_arg(a[0], shape.rank(), &of)?;
+            return match name {
+                "unpack_fp4" => self.ir(m, |b| b.unpack_fp4(x, axis)),
+                _ => self.ir(m, |b| b.pack_fp4(x, axis)),
+            }
+            .map(Val::Ir);
         }
         if super::sort::is_sort(name) {
             return self.sort(x, &shape, name, args, m);

@@ -22,6 +22,7 @@ mod device_print;
 mod dot;
 mod elementwise;
 mod error;
+mod fp4_pairs;
 mod lview;
 mod memory;
 mod movement;
@@ -203,6 +204,7 @@ impl<'a> Interpreter<'a> {
             Route::Constant(value) => RtValue::Scalar(*value),
             Route::Elementwise => elementwise::run(kind, operands)?,
             Route::Movement => movement::movement(kind, operands)?,
+            Route::Fp4Pairs => fp4_pairs::run(kind, operands)?,
             Route::Reduce => reduce::reduce(kind, operands)?,
             Route::Dot(precision) => dot::dot(precision, operands)?,
             Route::DotScaled => dot::dot_scaled(operands)?,

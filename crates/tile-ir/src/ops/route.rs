@@ -37,6 +37,9 @@ pub enum Route<'a> {
     Dot(DotPrecision),
     /// `dot_scaled`.
     DotScaled,
+    /// `unpack_fp4` and `pack_fp4`: the interpreter runs them; the
+    /// lowerings take them expanded (`passes::expand_fp4_pairs`).
+    Fp4Pairs,
     /// The tensor ops ([`OpFamily::Memory`]).
     Memory,
     /// `for`.
@@ -102,6 +105,7 @@ impl OpKind {
             | OpKind::Slice { .. }
             | OpKind::Pad { .. }
             | OpKind::Cat { .. } => Route::Movement,
+            OpKind::UnpackFp4 { .. } | OpKind::PackFp4 { .. } => Route::Fp4Pairs,
             OpKind::Reduce { .. } | OpKind::ArgReduce { .. } | OpKind::Scan { .. } => Route::Reduce,
             OpKind::ReduceWith { .. } | OpKind::ScanWith { .. } => Route::Combine,
             OpKind::Dot { precision } => Route::Dot(*precision),
@@ -144,7 +148,7 @@ impl Route<'_> {
             Route::ProgramId { .. } | Route::NumPrograms { .. } => OpFamily::Grid,
             Route::Constant(_) => OpFamily::Constant,
             Route::Elementwise => OpFamily::Elementwise,
-            Route::Movement => OpFamily::Movement,
+            Route::Movement | Route::Fp4Pairs => OpFamily::Movement,
             Route::Reduce | Route::Combine => OpFamily::Reduction,
             Route::Dot(_) | Route::DotScaled => OpFamily::Dot,
             Route::Memory => OpFamily::Memory,

@@ -6,6 +6,7 @@
 //! | `cse`          | merges pure ops that compute the same thing from the same operands |
 //! | `dce`          | removes ops whose results are unused and that have no effect |
 //! | `expand-scaled-dots` | rewrites each `dot_scaled` as the casts, products and `dot` that define it (the lowerings run it; not in the default pipeline) |
+//! | `expand-fp4-pairs` | rewrites each `unpack_fp4` and `pack_fp4` as the shifts, bitcasts and reshapes that define it (the lowerings run it; not in the default pipeline) |
 //!
 //! Every pass keeps the IR valid; the manager verifies after each one, so a
 //! pass that breaks an invariant is caught at once and named.
@@ -13,7 +14,9 @@
 mod canonicalize;
 mod cse;
 mod dce;
+mod expand_fp4_pairs;
 mod expand_scaled_dots;
+mod expansion;
 mod rewrite;
 
 use crate::function::Function;
@@ -22,7 +25,8 @@ use crate::verify::{verify, VerifyError};
 pub use canonicalize::Canonicalize;
 pub use cse::Cse;
 pub use dce::Dce;
-pub use expand_scaled_dots::{expanded_scaled_dots, ExpandScaledDots};
+pub use expand_fp4_pairs::ExpandFp4Pairs;
+pub use expand_scaled_dots::ExpandScaledDots;
 
 /// A transformation of a kernel.
 pub trait Pass {
@@ -34,8 +38,14 @@ pub trait Pass {
 }
 
 /// The names of every pass: the default pipeline's, in its order, then
-/// `expand-scaled-dots`.
-pub const PASS_NAMES: [&str; 4] = ["canonicalize", "cse", "dce", "expand-scaled-dots"];
+/// the expansions the lowerings run.
+pub const PASS_NAMES: [&str; 5] = [
+    "canonicalize",
+    "cse",
+    "dce",
+    "expand-scaled-dots",
+    "expand-fp4-pairs",
+];
 
 /// The passes of the default pipeline, in order.
 const DEFAULT_PIPELINE: [&str; 3] = ["canonicalize", "cse", "dce"];
@@ -47,8 +57,25 @@ pub fn pass_by_name(name: &str) -> Option<Box<dyn Pass>> {
         "cse" => Some(Box::new(Cse)),
         "dce" => Some(Box::new(Dce)),
         "expand-scaled-dots" => Some(Box::new(ExpandScaledDots)),
+        "expand-fp4-pairs" => Some(Box::new(ExpandFp4Pairs)),
         _ => None,
     }
+}
+
+/// `func` as the lowerings take it: its `dot_scaled`s, `unpack_fp4`s and
+/// `pack_fp4`s expanded into the ops that define them; `None` when it has
+/// none (no target's lowering has a block-scaled product or an FP4 pair
+/// instruction of its own yet).
+pub fn expanded_for_lowering(func: &Function) -> Option<Function> {
+    let scaled = expand_scaled_dots::has_scaled_dots(func);
+    let pairs = expand_fp4_pairs::has_fp4_pairs(func);
+    if !scaled && !pairs {
+        return None;
+    }
+    let mut expanded = func.clone();
+    ExpandScaledDots.run(&mut expanded);
+    ExpandFp4Pairs.run(&mut expanded);
+    Some(expanded)
 }
 
 /// An error of the pass manager.

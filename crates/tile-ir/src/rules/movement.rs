@@ -2,6 +2,7 @@
 
 use super::checks::*;
 use super::{check_shape, RuleResult};
+use crate::dtype::DType;
 use crate::ops::OpKind;
 use crate::types::{Shape, Type};
 
@@ -148,6 +149,39 @@ pub(super) fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<
             let shape = Shape(dims);
             check_shape(&shape)?;
             one(tile(shape, first.dtype))
+        }
+        OpKind::UnpackFp4 { axis } => {
+            arity(operands, 1)?;
+            let t = tile_operand(operands[0])?;
+            if t.dtype != DType::U8 {
+                return Err(format!(
+                    "unpack_fp4 reads FP4 pairs from u8 bytes, found {}",
+                    t.dtype
+                ));
+            }
+            axis_in(*axis, t.shape.rank())?;
+            let mut dims = t.shape.dims().to_vec();
+            dims[*axis] *= 2;
+            let shape = Shape(dims);
+            check_shape(&shape)?;
+            one(tile(shape, DType::F4E2M1))
+        }
+        OpKind::PackFp4 { axis } => {
+            arity(operands, 1)?;
+            let t = tile_operand(operands[0])?;
+            if t.dtype != DType::F4E2M1 {
+                return Err(format!("pack_fp4 packs f4e2m1 values, found {}", t.dtype));
+            }
+            axis_in(*axis, t.shape.rank())?;
+            let mut dims = t.shape.dims().to_vec();
+            if dims[*axis] % 2 != 0 {
+                return Err(format!(
+                    "pack_fp4 packs pairs along axis {axis}, whose extent in {} is odd",
+                    t.shape
+                ));
+            }
+            dims[*axis] /= 2;
+            one(tile(Shape(dims), DType::U8))
         }
         other => Err(format!("`{}` is not a movement op", other.name())),
     }
