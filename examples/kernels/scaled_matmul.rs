@@ -1,6 +1,8 @@
 //! Block-scaled matrix multiply (`dot_scaled`): MXFP8 and MXFP4 (OCP MX:
-//! one `f8e8m0` scale per 32 elements along K), NVFP4 (one `f8e4m3` scale
-//! per 16 `f4e2m1` elements) and `bf16` activations by MXFP4 weights, each
+//! one `f8e8m0` scale per 32 elements along K; the MXFP4 operands packed
+//! two to a byte, read with `unpack_fp4`), NVFP4 (one `f8e4m3` scale per
+//! 16 `f4e2m1` elements, one to a byte) and `bf16` activations by MXFP4
+//! weights, each
 //! a `BM x BN` block of C per program instance accumulated in f32. Scales
 //! are stored as Triton's `dot_scaled` takes them: `[M, K / G]` for A and
 //! `[N, K / G]` for B. Where the device has no block-scaled tensor-core
@@ -37,25 +39,29 @@ pub fn matmul_mxfp8<const BM: usize, const BN: usize, const BK: usize>(
     partition_view(c, [BM, BN]).store_masked(acc, pid_m, pid_n);
 }
 
-/// MXFP4: E2M1 elements, E8M0 scales per 32.
+/// MXFP4: E2M1 elements packed two to a byte along K (A `[M, K / 2]`, B
+/// stored `[N, K / 2]` as quantized weights are), E8M0 scales per 32.
 #[tile_kernel(num_warps = 8, configs(BM = 64, BN = 64, BK = 64))]
 pub fn matmul_mxfp4<const BM: usize, const BN: usize, const BK: usize>(
-    a: &Tensor<f4e2m1, 2>,
+    a: &Tensor<u8, 2>,
     a_scale: &Tensor<f8e8m0, 2>,
-    b: &Tensor<f4e2m1, 2>,
+    b: &Tensor<u8, 2>,
     b_scale: &Tensor<f8e8m0, 2>,
     c: &mut Tensor<f32, 2>,
 ) {
     let (pid_m, pid_n) = (program_id(0), program_id(1));
-    let (va, vb) = (partition_view(a, [BM, BK]), partition_view(b, [BK, BN]));
+    let (va, vb) = (
+        partition_view(a, [BM, BK / 2]),
+        partition_view(b, [BN, BK / 2]),
+    );
     let sa = partition_view(a_scale, [BM, BK / 32]);
     let sb = partition_view(b_scale, [BN, BK / 32]);
     let mut acc = zeros::<f32>([BM, BN]);
-    for kk in 0..cdiv(a.dim(1), BK) {
+    for kk in 0..cdiv(a.dim(1), BK / 2) {
         acc = dot_scaled(
-            va.load_masked(pid_m, kk),
+            va.load_masked(pid_m, kk).unpack_fp4(1),
             sa.load_masked(pid_m, kk),
-            vb.load_masked(kk, pid_n),
+            vb.load_masked(pid_n, kk).unpack_fp4(1).transpose(),
             sb.load_masked(pid_n, kk),
             acc,
         );
@@ -241,11 +247,17 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
 
     let a4 = elements(rng, m * k, f4e2m1::from_f32, f4e2m1::to_f32);
     let b4 = elements(rng, k * n, f4e2m1::from_f32, f4e2m1::to_f32);
-    let (a, b) = (upload(dev, &a4, &[m, k])?, upload(dev, &b4, &[k, n])?);
+    // Packed along K: A's rows as they are, B's columns (its `[N, K]`
+    // transpose) two values to a byte.
+    let b4_rows: Vec<f4e2m1> = (0..n * k).map(|i| b4.stored[(i % k) * n + i / k]).collect();
+    let pa = dev.tensor_from_slice(&f4e2m1::pack_pairs(&a4.stored), &[m, k / 2])?;
+    let pb = dev.tensor_from_slice(&f4e2m1::pack_pairs(&b4_rows), &[n, k / 2])?;
     let mut c = dev.zeros::<f32>(&[m, n])?;
-    let time = timed(|| matmul_mxfp4::<64, 64, 64>::launch(dev, grid, (&a, &ta, &b, &tb, &mut c)))?;
+    let time =
+        timed(|| matmul_mxfp4::<64, 64, 64>::launch(dev, grid, (&pa, &ta, &pb, &tb, &mut c)))?;
     let ea = effective(&a4.values, &sa.values, (m, k, 32), false);
     let eb = effective(&b4.values, &sb.values, (n, k, 32), true);
+    let (a, b) = (upload(dev, &a4, &[m, k])?, upload(dev, &b4, &[k, n])?);
     let spec = matmul_mxfp4::<64, 64, 64>::kernel_spec();
     rows.push(row(
         "matmul mxfp4",
