@@ -6,7 +6,10 @@
 //! scale over its group (`reshape` to `[R, K / G, 1]`, `expand` to
 //! `[R, K / G, G]`, `reshape` to `[R, K]`; `b`'s scales, stored
 //! `[N, K / G]`, are first permuted to `[K / G, N]` and repeated along the
-//! first axis). The scales move as stored, one byte each, and widen last.
+//! first axis; a `b` that is the transpose of a tile stored `[N, K]`, as
+//! weights are, is scaled as stored, along its scales' own axis, and
+//! transposed last). The scales move as stored, one byte each, and widen
+//! last.
 //! The product of an element and a scale is exact in `f32` (both are short
 //! floats, and the scales are powers of two or `f8e4m3` values), so the one
 //! rounding, to the compute dtype, is the definition's. The operands then
@@ -76,6 +79,13 @@ fn operand(
     transposed: bool,
     compute: DType,
 ) -> Value {
+    if let Some(stored) = transposed.then(|| transposed_from(emit.func, x)).flatten() {
+        // `b` is the transpose of a tile stored `[N, K]`, as its scales are:
+        // scaled in its stored layout, then transposed, so the transpose
+        // is read by the dot alone (which takes it in the same registers).
+        let scaled = operand(emit, stored, scale, false, compute);
+        return emit.transpose(scaled);
+    }
     let Some(scale) = scale else {
         return emit.cast(x, compute);
     };
@@ -102,6 +112,15 @@ fn operand(
     });
     let scaled = emit.op(OpKind::Binary(BinaryOp::Mul), vec![wide, s], ty);
     emit.cast(scaled, compute)
+}
+
+/// The rank-2 tile `x` is the transpose of, if it is one.
+fn transposed_from(func: &Function, x: Value) -> Option<Value> {
+    let op = func.op(func.defining_op(x)?);
+    match (&op.kind, op.operands.as_slice()) {
+        (OpKind::Permute { perm }, &[stored]) if perm == &[1, 0] => Some(stored),
+        _ => None,
+    }
 }
 
 /// Whether `func` has a `dot_scaled`.

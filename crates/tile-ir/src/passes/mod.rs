@@ -62,10 +62,20 @@ pub fn pass_by_name(name: &str) -> Option<Box<dyn Pass>> {
     }
 }
 
-/// `func` as the lowerings take it: its `dot_scaled`s, `unpack_fp4`s and
-/// `pack_fp4`s expanded into the ops that define them; `None` when it has
-/// none (no target's lowering has a block-scaled product or an FP4 pair
-/// instruction of its own yet).
+/// `func` with its `dot_scaled`s expanded into the ops that define them,
+/// or `None` when it has none: how a lowering without block-scaled
+/// instructions takes a kernel.
+pub fn expanded_scaled_dots(func: &Function) -> Option<Function> {
+    expand_scaled_dots::has_scaled_dots(func).then(|| {
+        let mut expanded = func.clone();
+        ExpandScaledDots.run(&mut expanded);
+        expanded
+    })
+}
+
+/// `func` as the host lowering takes it: its `dot_scaled`s, `unpack_fp4`s
+/// and `pack_fp4`s expanded into the ops that define them; `None` when it
+/// has none.
 pub fn expanded_for_lowering(func: &Function) -> Option<Function> {
     let scaled = expand_scaled_dots::has_scaled_dots(func);
     let pairs = expand_fp4_pairs::has_fp4_pairs(func);

@@ -45,6 +45,7 @@
 mod blocked;
 mod chain;
 mod mma;
+mod pairs;
 mod propagate;
 mod repeated;
 mod split;
@@ -201,6 +202,7 @@ pub fn assign(
         place_reductions(func, sums, &mut values);
         drop_unit_axes(func, &mut values);
         fit_broadcast_sources(func, &mut values);
+        pairs::place_fp4_pairs(func, num_warps, &mut values);
         propagate::propagate(func, &mut values);
         propagate::carry_through_loops(func, &mut values);
     }

@@ -32,6 +32,7 @@ mod copies;
 mod device_print;
 mod dot;
 mod elementwise;
+mod fp4_pairs;
 mod gather;
 mod global_order;
 mod invariant_operands;
@@ -95,10 +96,9 @@ pub enum LowerError {
 /// Lowers `func` (which must pass the tile IR's verifier) for one
 /// specialization.
 pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerError> {
-    // No target's lowering has a block-scaled product or an FP4 pair
-    // instruction yet: `dot_scaled`, `unpack_fp4` and `pack_fp4` run as
-    // the ops that define them.
-    let expanded = tile_ir::passes::expanded_for_lowering(func);
+    // No target's lowering has a block-scaled product yet: `dot_scaled`
+    // runs as the ops that define it.
+    let expanded = tile_ir::passes::expanded_scaled_dots(func);
     let func = expanded.as_ref().unwrap_or(func);
     let cores = widen_products::Cores {
         tensor_cores: options.tensor_cores,
@@ -513,7 +513,7 @@ impl<'a> Lowerer<'a> {
             Route::Reduce => self.reduce(id),
             Route::Dot(_) => self.dot(id),
             Route::DotScaled => Err(self.invalid(id, "`lower` expands dot_scaled before lowering")),
-            Route::Fp4Pairs => Err(self.invalid(id, "`lower` expands FP4 pairs before lowering")),
+            Route::Fp4Pairs => self.fp4_pairs(id),
             Route::Memory => self.memory(id),
             Route::For => self.lower_for(id),
             Route::While => self.lower_while(id),
