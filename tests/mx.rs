@@ -42,6 +42,38 @@ fn mx_dequantize<const BR: usize>(
     partition_view(out, [BR, 32]).store_masked(values, rows, block);
 }
 
+/// [`mx_quantize`]'s FP4 elements packed two to a byte along the row, as
+/// quantized checkpoints store them, with the scales.
+#[tile_kernel(configs(BR = 4))]
+fn mx_quantize_packed<const BR: usize>(
+    x: &Tensor<f32, 2>,
+    packed: &mut Tensor<u8, 2>,
+    scales: &mut Tensor<f8e8m0, 2>,
+) {
+    let (rows, block) = (program_id(0), program_id(1));
+    let t = partition_view(x, [BR, 32]).load_masked(rows, block);
+    let scale = (t.abs().max_along_keepdim(1) / 4.0).cast::<f8e8m0>();
+    let q = (t / scale.cast::<f32>()).cast::<f4e2m1>();
+    partition_view(packed, [BR, 16]).store_masked(q.pack_fp4(1), rows, block);
+    partition_view(scales, [BR, 1]).store_masked(scale, rows, block);
+}
+
+/// The packed FP4 elements times their block's scale, in f32.
+#[tile_kernel(configs(BR = 4))]
+fn mx_dequantize_packed<const BR: usize>(
+    packed: &Tensor<u8, 2>,
+    scales: &Tensor<f8e8m0, 2>,
+    out: &mut Tensor<f32, 2>,
+) {
+    let (rows, block) = (program_id(0), program_id(1));
+    let q = partition_view(packed, [BR, 16])
+        .load_masked(rows, block)
+        .unpack_fp4(1);
+    let s = partition_view(scales, [BR, 1]).load_masked(rows, block);
+    let values = q.cast::<f32>() * s.cast::<f32>();
+    partition_view(out, [BR, 32]).store_masked(values, rows, block);
+}
+
 /// The reference quantization of `x` (`rows` × `cols`, `cols` a multiple
 /// of 32): FP4 elements, FP6 elements, scales.
 fn reference(x: &[f32], cols: usize) -> (Vec<f4e2m1>, Vec<f6e3m2>, Vec<f8e8m0>) {
@@ -142,4 +174,37 @@ fn mxfp4_quantization_matches_plain_rust_on_the_cpu_device_and_the_interpreter()
         bits(&hs, f8e8m0::to_bits),
         bits(&want_scales, f8e8m0::to_bits)
     );
+}
+
+#[test]
+fn packed_mxfp4_matches_plain_rust_on_the_cpu_device_and_the_interpreter() {
+    let (rows, cols) = (5usize, 64usize);
+    let xs = inputs(cols);
+    let (want4, _, want_scales) = reference(&xs, cols);
+    let want_packed = f4e2m1::pack_pairs(&want4);
+    let grid = [rows.div_ceil(4) as u32, (cols / 32) as u32];
+
+    let dev = Device::cpu();
+    let x = dev.tensor_from_slice(&xs, &[rows, cols]).unwrap();
+    let mut packed = dev.zeros::<u8>(&[rows, cols / 2]).unwrap();
+    let mut scales = dev.zeros::<f8e8m0>(&[rows, cols / 32]).unwrap();
+    mx_quantize_packed::<4>::launch(&dev, grid, (&x, &mut packed, &mut scales)).unwrap();
+    assert_eq!(packed.to_vec().unwrap(), want_packed);
+
+    let mut out = dev.zeros::<f32>(&[rows, cols]).unwrap();
+    mx_dequantize_packed::<4>::launch(&dev, grid, (&packed, &scales, &mut out)).unwrap();
+    let want_out: Vec<f32> = want4
+        .iter()
+        .enumerate()
+        .map(|(i, q)| q.to_f32() * want_scales[i / 32].to_f32())
+        .collect();
+    assert_eq!(out.to_vec().unwrap(), want_out);
+
+    let mut hp = HostTensor::from_vec(&[rows, cols / 2], vec![0u8; rows * cols / 2]).unwrap();
+    let mut hs =
+        HostTensor::from_vec(&[rows, cols / 32], vec![f8e8m0::from_bits(0); rows * 2]).unwrap();
+    let x = HostTensor::from_vec(&[rows, cols], xs).unwrap();
+    let grid3 = [grid[0], grid[1], 1];
+    mx_quantize_packed::<4>::interpret(grid3, (&x, &mut hp, &mut hs)).unwrap();
+    assert_eq!(hp.to_vec::<u8>().unwrap(), want_packed);
 }
