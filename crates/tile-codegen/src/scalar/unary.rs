@@ -72,7 +72,13 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             UnaryOp::Ceil => self.float_intrinsic("llvm.ceil", &[v])?,
             UnaryOp::Round => self.float_intrinsic("llvm.round", &[v])?,
             UnaryOp::RoundTiesEven => self.float_intrinsic("llvm.roundeven", &[v])?,
-            UnaryOp::Sqrt => self.float_intrinsic("llvm.sqrt", &[v])?,
+            UnaryOp::Sqrt => {
+                let r = self.float_intrinsic("llvm.sqrt", &[v])?;
+                if matches!(dtype, DType::F32 | DType::F64) {
+                    return Ok(self.canonicalize_bits(r, nans)?.into());
+                }
+                r
+            }
             UnaryOp::Rsqrt => {
                 // Defined as 1 / sqrt(x) in f64 (two correct roundings), then
                 // rounded once to the dtype.

@@ -187,6 +187,43 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             .into_float_value())
     }
 
+    /// [`Self::canonicalize`] on the bits of `r`: an integer test of its
+    /// magnitude against infinity's and a select of bit patterns. LLVM
+    /// takes a square root's NaN for any NaN, and its SelectionDAG removes
+    /// `select(isnan(sqrt x), NaN, sqrt x)` (InstCombine first writes the
+    /// test as `x < 0`) on every target; on the bits it cannot.
+    pub(crate) fn canonicalize_bits(
+        &self,
+        r: FloatValue<'ctx>,
+        nans: Nans,
+    ) -> Result<FloatValue<'ctx>, EmitError> {
+        if nans == Nans::AsComputed {
+            return Ok(r);
+        }
+        let b = &self.b;
+        let wide = r.get_type() == self.ctx.f64_type();
+        let (it, magnitude, infinity, nan) = match wide {
+            true => (
+                self.ctx.i64_type(),
+                0x7fff_ffff_ffff_ffff,
+                0x7ff0_0000_0000_0000,
+                0x7ff8_0000_0000_0000,
+            ),
+            false => (self.ctx.i32_type(), 0x7fff_ffff, 0x7f80_0000, 0x7fc0_0000),
+        };
+        let bits = b.build_bit_cast(r, it, "bits")?.into_int_value();
+        let mag = b.build_and(bits, it.const_int(magnitude, false), "mag")?;
+        let is_nan = b.build_int_compare(
+            IntPredicate::UGT,
+            mag,
+            it.const_int(infinity, false),
+            "isnan",
+        )?;
+        let canon = b.build_select(is_nan, it.const_int(nan, false), bits, "canon")?;
+        Ok(b.build_bit_cast(canon, r.get_type(), "value")?
+            .into_float_value())
+    }
+
     /// An f32 or f64 value as an f64 (exact).
     pub(super) fn to_f64(&self, v: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
         let f64t = self.ctx.f64_type();
