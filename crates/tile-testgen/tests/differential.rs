@@ -113,6 +113,8 @@ fn expected_features() -> BTreeSet<String> {
         "slice",
         "pad",
         "cat",
+        "unpack_fp4",
+        "pack_fp4",
         "reduce keepdim=true",
         "reduce keepdim=false",
         "arg keepdim=true",

@@ -47,6 +47,7 @@ enum Family {
     Slice,
     Pad,
     Cat,
+    Fp4Pairs,
     Reduce,
     ArgReduce,
     Scan,
@@ -56,7 +57,7 @@ enum Family {
 }
 
 /// Each family with its weight.
-const FAMILIES: [(Family, u32); 20] = [
+const FAMILIES: [(Family, u32); 21] = [
     (Family::Unary, 8),
     (Family::Binary, 10),
     (Family::Cmp, 4),
@@ -71,6 +72,7 @@ const FAMILIES: [(Family, u32); 20] = [
     (Family::Slice, 3),
     (Family::Pad, 3),
     (Family::Cat, 3),
+    (Family::Fp4Pairs, 1),
     (Family::Reduce, 5),
     (Family::ArgReduce, 6),
     (Family::Scan, 3),
@@ -285,6 +287,7 @@ impl Gen<'_> {
             (Family::Slice, Some(t)) => self.slice(b, t, depth),
             (Family::Pad, Some(t)) => self.pad(b, t, depth),
             (Family::Cat, Some(t)) => self.cat(b, t, depth),
+            (Family::Fp4Pairs, Some(t)) => self.fp4_pairs(b, t, depth),
             (Family::Scan, Some(t)) => self.scan(b, t, depth),
             (Family::Dot, Some(t)) => self.dot(b, t, depth),
         }

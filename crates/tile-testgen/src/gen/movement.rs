@@ -4,7 +4,7 @@
 
 use super::{tile, Built, Gen};
 use tile_ir::builder::Builder;
-use tile_ir::{TileType, Type, Value};
+use tile_ir::{DType, TileType, Type, Value};
 
 impl Gen<'_> {
     pub(super) fn broadcast(
@@ -192,5 +192,42 @@ impl Gen<'_> {
             left -= take;
         }
         b.cat(&parts, axis).map(Some)
+    }
+
+    /// An `f4e2m1` tile unpacked from `u8` bytes half as long along an
+    /// axis of even extent, or a `u8` tile packed from `f4e2m1` values
+    /// twice as long along an axis.
+    pub(super) fn fp4_pairs(
+        &mut self,
+        b: &mut Builder,
+        t: &TileType,
+        depth: usize,
+    ) -> Built<Option<Value>> {
+        let dims = t.shape.dims();
+        let allowed = |d| self.cfg.dtypes.contains(&d);
+        match t.dtype {
+            DType::F4E2M1 if allowed(DType::U8) => {
+                let axes: Vec<usize> = (0..dims.len()).filter(|&a| dims[a] % 2 == 0).collect();
+                if axes.is_empty() {
+                    return Ok(None);
+                }
+                let axis = self.rng.pick(&axes);
+                let mut bytes = dims.to_vec();
+                bytes[axis] /= 2;
+                let x = self.value(b, &tile(bytes, DType::U8), depth)?;
+                b.unpack_fp4(x, axis).map(Some)
+            }
+            DType::U8 if allowed(DType::F4E2M1) => {
+                if 2 * t.shape.numel() > self.cfg.max_tile_elements {
+                    return Ok(None);
+                }
+                let axis = self.rng.range(0, dims.len() - 1);
+                let mut values = dims.to_vec();
+                values[axis] *= 2;
+                let x = self.value(b, &tile(values, DType::F4E2M1), depth)?;
+                b.pack_fp4(x, axis).map(Some)
+            }
+            _ => Ok(None),
+        }
     }
 }
