@@ -49,11 +49,11 @@ cases! {
     atan2_of_integers: ("", "%0 = iota : tile<8xi32>\n%1 = atan2 %0, %0 : tile<8xi32>")
         => "verifier: in kernel `k`, op `%1 = atan2 %0, %0`: atan2 needs a float dtype, found i32";
     unpack_fp4_of_another_dtype: ("", "%0 = full 1 : tile<4xi8>\n%1 = unpack_fp4 %0 axis 0 : tile<8xf4e2m1>")
-        => "verifier: in kernel `k`, op `%1 = unpack_fp4 %0`: unpack_fp4 reads FP4 pairs from u8 bytes, found i8";
+        => "verifier: in kernel `k`, op `%1 = unpack_fp4 %0`: the packed FP4 pairs are u8 bytes, found i8";
     unpack_fp4_axis_out_of_range: ("", "%0 = full 1 : tile<4xu8>\n%1 = unpack_fp4 %0 axis 1 : tile<8xf4e2m1>")
         => "verifier: in kernel `k`, op `%1 = unpack_fp4 %0`: axis 1 is out of range for rank 1";
     pack_fp4_of_an_odd_extent: ("", "%0 = full 1.0 : tile<4x3xf4e2m1>\n%1 = pack_fp4 %0 axis 1 : tile<4x1xu8>")
-        => "verifier: in kernel `k`, op `%1 = pack_fp4 %0`: pack_fp4 packs pairs along axis 1, whose extent in [4, 3] is odd";
+        => "verifier: in kernel `k`, op `%1 = pack_fp4 %0`: pairs lie along axis 1, whose extent in [4, 3] is odd";
         bitcast_to_another_width: ("", "%0 = full 1.0 : tile<4xf32>\n%1 = bitcast %0 to f16 : tile<4xf16>")
         => "verifier: in kernel `k`, op `%1 = bitcast %0`: bitcast needs dtypes of one width, found f32 (32 bits) to f16 (16 bits)";
     bitcast_of_bools: ("", "%0 = full true : tile<4xbool>\n%1 = bitcast %0 to u8 : tile<4xu8>")

@@ -155,7 +155,7 @@ pub(super) fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<
             let t = tile_operand(operands[0])?;
             if t.dtype != DType::U8 {
                 return Err(format!(
-                    "unpack_fp4 reads FP4 pairs from u8 bytes, found {}",
+                    "the packed FP4 pairs are u8 bytes, found {}",
                     t.dtype
                 ));
             }
@@ -170,13 +170,13 @@ pub(super) fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<
             arity(operands, 1)?;
             let t = tile_operand(operands[0])?;
             if t.dtype != DType::F4E2M1 {
-                return Err(format!("pack_fp4 packs f4e2m1 values, found {}", t.dtype));
+                return Err(format!("the values packed are f4e2m1, found {}", t.dtype));
             }
             axis_in(*axis, t.shape.rank())?;
             let mut dims = t.shape.dims().to_vec();
             if dims[*axis] % 2 != 0 {
                 return Err(format!(
-                    "pack_fp4 packs pairs along axis {axis}, whose extent in {} is odd",
+                    "pairs lie along axis {axis}, whose extent in {} is odd",
                     t.shape
                 ));
             }
