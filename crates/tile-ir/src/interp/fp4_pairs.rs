@@ -32,7 +32,7 @@ pub(super) fn run(kind: &OpKind, operands: &[RtValue]) -> Result<RtValue, Fault>
         false => (DType::F4E2M1, DType::U8),
     };
     let extent = x.shape.get(axis).copied();
-    let fits = x.dtype == from && extent.is_some_and(|n| unpack || n % 2 == 0);
+    let fits = x.dtype == from && extent.is_some_and(|n| unpack || n.is_multiple_of(2));
     if !fits {
         return Err(Fault::Type(format!(
             "`{}` along axis {axis} of a {} tile of shape {:?}",

@@ -174,7 +174,7 @@ pub(super) fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<
             }
             axis_in(*axis, t.shape.rank())?;
             let mut dims = t.shape.dims().to_vec();
-            if dims[*axis] % 2 != 0 {
+            if !dims[*axis].is_multiple_of(2) {
                 return Err(format!(
                     "pairs lie along axis {axis}, whose extent in {} is odd",
                     t.shape

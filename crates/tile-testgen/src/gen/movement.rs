@@ -207,7 +207,9 @@ impl Gen<'_> {
         let allowed = |d| self.cfg.dtypes.contains(&d);
         match t.dtype {
             DType::F4E2M1 if allowed(DType::U8) => {
-                let axes: Vec<usize> = (0..dims.len()).filter(|&a| dims[a] % 2 == 0).collect();
+                let axes: Vec<usize> = (0..dims.len())
+                    .filter(|&a| dims[a].is_multiple_of(2))
+                    .collect();
                 if axes.is_empty() {
                     return Ok(None);
                 }
