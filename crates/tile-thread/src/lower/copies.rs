@@ -16,6 +16,7 @@
 
 use super::memory::bounds_note;
 use super::operand_swizzle::OperandLayout;
+use super::placement::{chunk_deltas, linear_index, placements, Placement};
 use super::window::Window;
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::{tensor_dot, DistLayout, TensorDot};
@@ -260,29 +261,38 @@ impl Lowerer<'_> {
         let coords = self.coords(chunks);
         let count = chunks.registers() / width;
         let (row, col) = operand_axes(&chunks.shape);
-        let destinations: Vec<Reg> = (0..count)
-            .map(|g| {
-                let first = g * width;
-                let position = (coords.axes[first][row], coords.axes[first][col]);
-                let at = self.operand_index(place, coords.linear[first], position);
-                match offset {
-                    Some(o) => self.binary(BinaryOp::Add, at, o),
-                    None => at,
+        // A chunk placed a constant past an earlier one in every thread is
+        // stored there: one swizzled index per class of chunks.
+        let firsts: Vec<usize> = (0..count).map(|g| g * width).collect();
+        let placed = placements(chunks, &firsts, |c| {
+            place.placed(linear_index(chunks, c) as usize, (c[row], c[col])) as i64
+        });
+        let mut destinations: Vec<Reg> = Vec::new();
+        for (g, placement) in placed.into_iter().enumerate() {
+            let at = match placement {
+                Placement::After { of, by } => {
+                    let by = self.i32c(by);
+                    self.binary(BinaryOp::Add, destinations[of], by)
                 }
-            })
-            .collect();
+                Placement::Own => {
+                    let first = g * width;
+                    let position = (coords.axes[first][row], coords.axes[first][col]);
+                    let at = self.operand_index(place, coords.linear[first], position);
+                    match offset {
+                        Some(o) => self.binary(BinaryOp::Add, at, o),
+                        None => at,
+                    }
+                }
+            };
+            destinations.push(at);
+        }
         let contiguous = self.view_contiguous((param, window.as_ref()), tile.rank(), width, dtype);
         let saved = std::mem::take(&mut self.current);
-        let chunk = |g: usize| {
-            [
-                destinations[g],
-                access.addresses[g],
-                access.counts[g],
-                coords.live[g * width],
-            ]
-        };
+        let mut previous = None;
         for g in 0..count {
-            let operands = chunk(g).to_vec();
+            let address = self.chunk_address(&access.addresses, g, &mut previous, window.as_ref());
+            let live = coords.live[g * width];
+            let operands = vec![destinations[g], address, access.counts[g], live];
             let copy = self.emit_op(ThreadOpKind::CopyAsync { param, alloc }, operands, &[]);
             self.program.notes.insert(copy, access.note.clone());
         }
@@ -294,10 +304,13 @@ impl Lowerer<'_> {
         // chunk's first and is inside when `e < count`; the layouts keep
         // chunks whole, so it lands `e` past the chunk's first.
         let inner = self.tensor_meta(param, tile.rank() - 1, true);
+        let mut previous = None;
         for g in 0..count {
+            let address = self.chunk_address(&access.addresses, g, &mut previous, window.as_ref());
+            let live = coords.live[g * width];
             self.element_copy(
                 (param, alloc, dtype),
-                chunk(g),
+                [destinations[g], address, access.counts[g], live],
                 (inner, width),
                 &access.note,
             );
@@ -399,36 +412,72 @@ impl Lowerer<'_> {
         }
         let (mut addresses, mut counts) = (Vec::new(), Vec::new());
         let mut all_ok = truth;
+        // Chunks placed by constant offsets from the first (`chunk_offsets.rs`)
+        // are bounded by what is left of each axis past the first chunk and
+        // addressed from the previous chunk by one stride product
+        // (`ChunkAddresses::Chained`).
+        let deltas = chunk_deltas(chunks, width);
+        let mut lefts: Vec<Option<Reg>> = Vec::new();
+        let mut known_steps: HashMap<Vec<i64>, Reg> = HashMap::new();
+        let mut steps = Vec::new();
         for g in 0..chunks.registers() / width {
             let first = g * width;
-            let mut address: Option<Reg> = None;
             let mut outer_ok = index_ok;
             let mut inner_count = wide;
-            for (d, &origin) in origins.iter().enumerate() {
-                let c = self.hoisted_cast(coords.axes[first][d], DType::I64);
-                let at = self.binary(BinaryOp::Add, origin, c);
-                if bounded && !proven[d] {
-                    let extent = self.view_extent(param, window, d);
-                    if d + 1 < rank {
-                        let lt = self.emit(
-                            ThreadOpKind::Cmp(CmpPred::Lt),
-                            vec![at, extent],
-                            DType::Bool,
-                        );
-                        outer_ok = self.and(outer_ok, lt);
-                    } else {
-                        // min(max(extent − at, 0), width)
-                        let left = self.binary(BinaryOp::Sub, extent, at);
-                        let left = self.binary(BinaryOp::Max, left, zero);
-                        inner_count = self.binary(BinaryOp::Min, left, wide);
+            match &deltas {
+                Some(deltas) if g > 0 => {
+                    let step = (0..rank).map(|d| deltas[g][d] - deltas[g - 1][d]).collect();
+                    steps.push(self.chunk_step(param, step, &mut known_steps));
+                    for (d, left) in lefts.iter().enumerate() {
+                        let Some(left) = *left else { continue };
+                        let delta = self.constant(Scalar::I64(deltas[g][d]));
+                        if d + 1 < rank {
+                            let lt = self.emit(
+                                ThreadOpKind::Cmp(CmpPred::Lt),
+                                vec![delta, left],
+                                DType::Bool,
+                            );
+                            outer_ok = self.and(outer_ok, lt);
+                        } else {
+                            let past = self.binary(BinaryOp::Sub, left, delta);
+                            inner_count = self.clamped_count(past, wide);
+                        }
                     }
                 }
-                let stride = self.tensor_meta(param, d, true);
-                let term = self.binary(BinaryOp::Mul, at, stride);
-                address = Some(match address {
-                    Some(a) => self.binary(BinaryOp::Add, a, term),
-                    None => term,
-                });
+                _ => {
+                    let mut address: Option<Reg> = None;
+                    for (d, &origin) in origins.iter().enumerate() {
+                        let c = self.hoisted_cast(coords.axes[first][d], DType::I64);
+                        let at = self.binary(BinaryOp::Add, origin, c);
+                        let mut left = None;
+                        if bounded && !proven[d] {
+                            let extent = self.view_extent(param, window, d);
+                            if d + 1 < rank {
+                                let lt = self.emit(
+                                    ThreadOpKind::Cmp(CmpPred::Lt),
+                                    vec![at, extent],
+                                    DType::Bool,
+                                );
+                                outer_ok = self.and(outer_ok, lt);
+                                if deltas.is_some() {
+                                    left = Some(self.binary(BinaryOp::Sub, extent, at));
+                                }
+                            } else {
+                                let past = self.binary(BinaryOp::Sub, extent, at);
+                                inner_count = self.clamped_count(past, wide);
+                                left = Some(past);
+                            }
+                        }
+                        lefts.push(left);
+                        let stride = self.tensor_meta(param, d, true);
+                        let term = self.binary(BinaryOp::Mul, at, stride);
+                        address = Some(match address {
+                            Some(a) => self.binary(BinaryOp::Add, a, term),
+                            None => term,
+                        });
+                    }
+                    addresses.push(address.unwrap_or(zero));
+                }
             }
             let live = coords.live[first];
             let reads = self.and(live, outer_ok);
@@ -454,8 +503,6 @@ impl Lowerer<'_> {
             } else {
                 self.select(reads, count, none)
             });
-            let address = address.unwrap_or(zero);
-            addresses.push(self.window_offset(window, address));
         }
         if checked {
             let mut operands = vec![all_ok];
@@ -470,11 +517,78 @@ impl Lowerer<'_> {
                 &[],
             );
         }
+        let addresses = match (deltas, addresses.as_slice()) {
+            (Some(_), &[first]) => ChunkAddresses::Chained { first, steps },
+            _ => ChunkAddresses::Each(addresses),
+        };
         Ok(ChunkAccess {
             addresses,
             counts,
             note: bounds_note(&proven, masked, bounded),
         })
+    }
+
+    /// Chunk `g`'s element offset, through the view's window, emitted here;
+    /// `previous` carries the previous chunk's between calls for `g` in
+    /// order.
+    fn chunk_address(
+        &mut self,
+        addresses: &ChunkAddresses,
+        g: usize,
+        previous: &mut Option<Reg>,
+        window: Option<&Window>,
+    ) -> Reg {
+        let address = match (addresses, *previous) {
+            (ChunkAddresses::Each(each), _) => each[g],
+            (ChunkAddresses::Chained { steps, .. }, Some(before)) if g > 0 => {
+                let hidden = self.emit(ThreadOpKind::Opaque, vec![before], DType::I64);
+                self.binary(BinaryOp::Add, hidden, steps[g - 1])
+            }
+            (ChunkAddresses::Chained { first, .. }, _) => *first,
+        };
+        *previous = Some(address);
+        self.window_offset(window, address)
+    }
+
+    /// `min(max(left, 0), width)`: how many of a chunk's `width` elements
+    /// lie inside when `left` elements of its row lie at or past its first.
+    fn clamped_count(&mut self, left: Reg, width: Reg) -> Reg {
+        let zero = self.constant(Scalar::I64(0));
+        let left = self.binary(BinaryOp::Max, left, zero);
+        self.binary(BinaryOp::Min, left, width)
+    }
+
+    /// `Σ_d step[d] · stride_d` of tensor parameter `param`, hoisted, once
+    /// per step.
+    fn chunk_step(
+        &mut self,
+        param: usize,
+        step: Vec<i64>,
+        known: &mut HashMap<Vec<i64>, Reg>,
+    ) -> Reg {
+        if let Some(&r) = known.get(&step) {
+            return r;
+        }
+        let mut sum: Option<Reg> = None;
+        for (d, &k) in step.iter().enumerate() {
+            if k == 0 {
+                continue;
+            }
+            let stride = self.tensor_meta(param, d, true);
+            let term = if k == 1 {
+                stride
+            } else {
+                let k = self.constant(Scalar::I64(k));
+                self.hoist_binary(BinaryOp::Mul, stride, k)
+            };
+            sum = Some(match sum {
+                Some(s) => self.hoist_binary(BinaryOp::Add, s, term),
+                None => term,
+            });
+        }
+        let r = sum.unwrap_or_else(|| self.constant(Scalar::I64(0)));
+        known.insert(step, r);
+        r
     }
 
     /// Lowers the deferred `load` where it is needed and stores its
@@ -501,8 +615,21 @@ impl Lowerer<'_> {
 /// first element in the tensor (`i64`) and how many elements it reads
 /// (`i32`, `0..=width`).
 struct ChunkAccess {
-    addresses: Vec<Reg>,
+    addresses: ChunkAddresses,
     counts: Vec<Reg>,
     /// How the access is kept in bounds, for the text form.
     note: String,
+}
+
+/// Where a thread's chunks start, as element offsets from the tensor's
+/// element zero before the view's window.
+enum ChunkAddresses {
+    /// Computed per chunk.
+    Each(Vec<Reg>),
+    /// The first chunk's, then each chunk's from the previous one's plus
+    /// `steps[g - 1]` (hoisted stride products). [`Lowerer::chunk_address`]
+    /// emits each where it is used and hides the previous one from LLVM,
+    /// which would otherwise hoist every chunk's offset out of a copy loop
+    /// and hold them all through it.
+    Chained { first: Reg, steps: Vec<Reg> },
 }

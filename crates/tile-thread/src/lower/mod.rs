@@ -42,6 +42,7 @@ mod mma;
 mod movement;
 mod operand_swizzle;
 mod options;
+mod placement;
 mod proofs;
 mod reduce;
 mod reduce_arg;

@@ -15,6 +15,7 @@
 //! (`SharedAlloc::aliases`), so that a conversion after a pipelined loop
 //! reuses the memory of its stages.
 
+use super::placement::StagedIndices;
 use super::Lowerer;
 use crate::layout_assign::DistLayout;
 use crate::program::{Program, Reg, SharedId, ThreadOpKind};
@@ -153,10 +154,9 @@ impl Lowerer<'_> {
             Some((sw, len)) => (Some(sw), len),
             None => (None, layout.shape.iter().product()),
         };
-        let indices = coords
-            .linear
-            .iter()
-            .map(|&i| self.swizzled(i, sw))
+        let mut placed = StagedIndices::new(layout, &coords.linear, sw);
+        let indices = (0..layout.registers())
+            .map(|v| self.placed_index(&mut placed, v))
             .collect();
         self.stage(
             dtype,
@@ -328,9 +328,17 @@ impl Lowerer<'_> {
     ) -> Vec<Reg> {
         let alloc = self.stage_tile_swizzled(dtype, from, regs, swizzle);
         let sw = swizzle.map(|(sw, _)| sw);
-        let converted = self.gather_swizzled(alloc, dtype, to, sw, |_, _, linear| Source {
-            index: linear,
-            inside: None,
+        let target = self.coords(to);
+        let mut placed = StagedIndices::new(to, &target.linear, sw);
+        // `gather` maps the registers in order.
+        let mut next = 0;
+        let converted = self.gather(alloc, dtype, to, None, |s, _, _| {
+            let index = s.placed_index(&mut placed, next);
+            next += 1;
+            Source {
+                index,
+                inside: None,
+            }
         });
         self.release_shared(alloc);
         converted

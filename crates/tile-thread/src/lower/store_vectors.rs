@@ -23,6 +23,7 @@
 //! keep them live across it.
 
 use super::contiguity::vector_width;
+use super::placement::StagedIndices;
 use super::shared::register_selection;
 use super::Lowerer;
 use crate::layout_assign::{DistLayout, LayoutKind};
@@ -95,24 +96,26 @@ impl Lowerer<'_> {
         };
         let source = self.coords(from);
         let groups = vector_groups(from, dtype, self.program.block_threads());
+        let mut stored = StagedIndices::new(from, &source.linear, sw);
         let alloc = self.stage_by(dtype, len, |s, alloc| {
             s.store_groups(alloc, (regs, &source.owner), groups, |s, v| {
-                s.swizzled(source.linear[v], sw)
+                s.placed_index(&mut stored, v)
             });
         });
         let target = self.coords(to);
         let groups = vector_groups(to, dtype, self.program.block_threads());
+        let mut loaded = StagedIndices::new(to, &target.linear, sw);
         let mut converted = Vec::with_capacity(to.registers());
         for g in (0..to.registers()).step_by(groups) {
             let all_live = target.live[g..g + groups].iter().all(|&l| self.is_true(l));
             if !all_live {
                 for v in g..g + groups {
-                    let index = self.swizzled(target.linear[v], sw);
+                    let index = self.placed_index(&mut loaded, v);
                     converted.push(self.read_shared(alloc, dtype, index, target.live[v]));
                 }
                 continue;
             }
-            let index = self.swizzled(target.linear[g], sw);
+            let index = self.placed_index(&mut loaded, g);
             let load = ThreadOpKind::LoadShared {
                 alloc,
                 width: groups as u8,
