@@ -46,5 +46,7 @@ mod unroll;
 pub use error::EmitError;
 pub use inkwell;
 pub use options::CodegenOptions;
-pub use target::{default_targets, parse_targets, Gfx, Machine, Sm, Target, TargetError};
+pub use target::{
+    default_targets, parse_targets, Gfx, Machine, SharedPointers, Sm, Target, TargetError,
+};
 pub use tools::{assemble_ptx, link_shared_object, Tool, ToolError};

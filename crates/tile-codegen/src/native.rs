@@ -82,6 +82,14 @@ pub(crate) struct Linked {
 /// cannot run again in this process; every later link then fails.
 static LLD: Mutex<bool> = Mutex::new(true);
 
+/// Runs `f` while no link runs. lld's driver sets LLVM's command-line
+/// options for each link and puts the others back to their defaults, so an
+/// option that code generation sets holds until the next link starts.
+pub(crate) fn between_links<T>(f: impl FnOnce() -> T) -> T {
+    let _links = LLD.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    f()
+}
+
 /// Runs lld's ELF linker with `args` (as `ld.lld` takes them, without the
 /// program name). Links are serialized: lld keeps its state in globals.
 pub(crate) fn lld(args: &[&str]) -> Result<Linked, String> {

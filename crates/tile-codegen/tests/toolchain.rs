@@ -205,6 +205,27 @@ fn link_failures_carry_lld_message_and_later_links_still_work() {
     assert_eq!(&hsaco[..4], b"\x7fELF");
 }
 
+/// NVPTX's shared pointers are 32 bits wide (`-nvptx-short-ptr`), in every
+/// machine: lld's in-process links reset LLVM's options, so a machine created
+/// after one must not fall back to 64-bit shared pointers.
+#[test]
+fn nvptx_machines_keep_32_bit_shared_pointers_across_links() {
+    let short = |machine: &Machine| {
+        let layout = machine.llvm().get_target_data().get_data_layout();
+        let layout = layout.as_str().to_string_lossy().into_owned();
+        assert!(layout.contains("p3:32:32"), "{layout}");
+    };
+    short(&machine(Target::Nvptx(Sm::Sm80)));
+    let amd = machine(Target::Amdgpu(Gfx::Gfx942));
+    let context = Context::create();
+    let object = amd
+        .emit_object(&build_vadd(&context, &amd))
+        .unwrap_or_else(|e| panic!("{e}"));
+    tools::link_shared_object(&object).unwrap_or_else(|e| panic!("{e}"));
+    short(&machine(Target::Nvptx(Sm::Sm90a)));
+    short(&machine(Target::Nvptx(Sm::Sm80)));
+}
+
 #[test]
 fn assembler_failures_carry_its_message_and_the_assembly() {
     let err = tools::assemble_amdgpu("\ts_nop 0\n\tv_bogus v0, v1\n", Gfx::Gfx942)

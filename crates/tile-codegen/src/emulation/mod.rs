@@ -29,7 +29,7 @@ mod tcgen05;
 
 use crate::diagnostics::Diagnostics;
 use crate::gpu::GpuModule;
-use crate::target::{Machine, Target};
+use crate::target::{Machine, SharedPointers, Target};
 use crate::tools;
 use crate::EmitError;
 use inkwell::context::Context;
@@ -61,7 +61,7 @@ pub fn compile(source: &GpuModule) -> Result<EmulationImage, EmitError> {
     })?;
     let host = Machine::new(Target::Host(isa), OptimizationLevel::None)?;
     let gpu = Machine::new(source.target, OptimizationLevel::None)?;
-    let text = retarget(&intrinsics::replace(&source.llvm_ir_opt)?, &host);
+    let text = retarget(&intrinsics::replace(&host_ready_ir(source)?)?, &host);
     let text = define_dynamic_shared(&text, source.dynamic_shared_bytes);
     let ctx = Context::create();
     let diagnostics = Diagnostics::install(&ctx);
@@ -113,6 +113,30 @@ pub fn compile(source: &GpuModule) -> Result<EmulationImage, EmitError> {
         llvm_ir,
         shared_object: tools::link_shared_object(&object)?,
     })
+}
+
+/// The optimized IR of `source` to move to the host: the device's, but for
+/// an NVPTX module that turns shared pointers into integers (the addresses
+/// of TMA copies and mbarriers), which is optimized again from its
+/// unoptimized IR with 64-bit shared pointers. Optimized with the device's
+/// 32-bit ones (`SharedPointers::Short`), those integers are 32 bits wide
+/// and would cut the host's shared addresses, which lie above 4 GiB.
+fn host_ready_ir(source: &GpuModule) -> Result<String, EmitError> {
+    let narrowed = matches!(source.target, Target::Nvptx(_))
+        && source.llvm_ir_opt.contains("ptrtoint ptr addrspace(3)");
+    if !narrowed {
+        return Ok(source.llvm_ir_opt.clone());
+    }
+    let wide = SharedPointers::Wide;
+    let machine = Machine::with_shared_pointers(source.target, source.opt_level, wide)?;
+    let ctx = Context::create();
+    let text = retarget(&source.llvm_ir, &machine);
+    let buffer = MemoryBuffer::create_from_memory_range_copy(text.as_bytes(), &source.kernel);
+    let module = ctx
+        .create_module_from_ir(buffer)
+        .map_err(|e| EmitError::Internal(format!("the device's module does not parse: {e}")))?;
+    let optimized = crate::module::finish(&module, &machine, &source.kernel, source.opt_level)?;
+    Ok(optimized.llvm_ir_opt)
 }
 
 /// `text` with the kernel's dynamic shared memory (`tile_abi::image`), an

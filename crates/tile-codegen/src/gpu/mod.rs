@@ -47,6 +47,7 @@ use crate::target::{Machine, Target};
 use crate::tools;
 use crate::{CodegenOptions, EmitError};
 use inkwell::context::Context;
+use inkwell::OptimizationLevel;
 use std::collections::HashMap;
 use std::ops::Deref;
 use tile_thread::program::{Program, ThreadOpKind};
@@ -73,6 +74,8 @@ pub struct GpuModule {
     /// The bytes of dynamic shared memory the kernel expects (0: its shared
     /// memory is declared statically; `tile_abi::image`).
     pub dynamic_shared_bytes: usize,
+    /// The level LLVM optimized it at.
+    pub opt_level: OptimizationLevel,
 }
 
 /// The output of [`emit`] for one target.
@@ -193,6 +196,7 @@ fn build(
         llvm_ir_opt: text.llvm_ir_opt,
         bounds_checks,
         dynamic_shared_bytes,
+        opt_level: options.opt_level,
     };
     Ok(Built {
         module,

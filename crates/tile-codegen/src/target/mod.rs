@@ -328,6 +328,42 @@ pub(crate) fn initialize(target: &Target) {
     }
 }
 
+/// How wide NVPTX's shared, constant and local pointers are.
+///
+/// The device's code takes them 32 bits wide (LLVM's `-nvptx-short-ptr`, as
+/// Triton's and CUDA's compilers run): a shared address a thread holds — a
+/// copy's destination, a staging slot — takes one register, not two. The
+/// emulation target runs a GPU module on the host, whose shared memory lies
+/// anywhere in its 64-bit address space: a module that turns shared
+/// pointers into integers is optimized for it with wide ones
+/// (`crate::emulation`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SharedPointers {
+    /// 32 bits: the device's.
+    Short,
+    /// 64 bits: the host's.
+    Wide,
+}
+
+/// Sets LLVM's process-wide `-nvptx-short-ptr`, which an NVPTX target
+/// machine reads when it is created, into its data layout. lld's driver,
+/// which AMDGPU's code objects run in this process, puts every LLVM option
+/// back to its default at each link, so the caller holds links off
+/// ([`crate::native::between_links`]) until its machine exists.
+fn set_shared_pointers(pointers: SharedPointers) {
+    let option = match pointers {
+        SharedPointers::Short => c"-nvptx-short-ptr=true",
+        SharedPointers::Wide => c"-nvptx-short-ptr=false",
+    };
+    let args = [c"tile".as_ptr(), option.as_ptr()];
+    // SAFETY: two NUL-terminated strings that outlive the call, counted
+    // right; LLVM parses them into its option registry, where the NVPTX
+    // back end registered the option when the library was loaded.
+    unsafe {
+        inkwell::llvm_sys::support::LLVMParseCommandLineOptions(2, args.as_ptr(), std::ptr::null())
+    };
+}
+
 /// Creates the LLVM target machine for `target`, initializing only that target's LLVM backend.
 ///
 /// Code is position-independent (as AMDGPU code objects and host shared libraries need).
@@ -338,19 +374,17 @@ pub fn create_target_machine(
     initialize(target);
     machine_for(
         target,
-        target.triple(),
-        target.cpu(),
-        &target.features(),
+        (target.triple(), target.cpu(), &target.features()),
         level,
+        SharedPointers::Short,
     )
 }
 
 fn machine_for(
     target: &Target,
-    triple: &str,
-    cpu: &str,
-    features: &str,
+    (triple, cpu, features): (&str, &str, &str),
     level: OptimizationLevel,
+    pointers: SharedPointers,
 ) -> Result<TargetMachine, TargetError> {
     let machine_error = |message: String| TargetError::Machine {
         target: *target,
@@ -362,8 +396,8 @@ fn machine_for(
     let llvm_triple = TargetTriple::create(triple);
     let llvm_target =
         LlvmTarget::from_triple(&llvm_triple).map_err(|e| machine_error(e.to_string()))?;
-    llvm_target
-        .create_target_machine(
+    let create = || {
+        llvm_target.create_target_machine(
             &llvm_triple,
             cpu,
             features,
@@ -371,7 +405,15 @@ fn machine_for(
             RelocMode::PIC,
             CodeModel::Default,
         )
-        .ok_or_else(|| machine_error("LLVMCreateTargetMachine returned null".to_owned()))
+    };
+    let machine = match target {
+        Target::Nvptx(_) => crate::native::between_links(|| {
+            set_shared_pointers(pointers);
+            create()
+        }),
+        _ => create(),
+    };
+    machine.ok_or_else(|| machine_error("LLVMCreateTargetMachine returned null".to_owned()))
 }
 
 /// An LLVM target machine together with the [`Target`] it compiles for.
@@ -397,7 +439,22 @@ impl Machine {
     ) -> Result<Self, TargetError> {
         initialize(&target);
         let features = target.features_with_ptx(min_ptx);
-        let llvm = machine_for(&target, target.triple(), target.cpu(), &features, level)?;
+        let names = (target.triple(), target.cpu(), features.as_str());
+        let llvm = machine_for(&target, names, level, SharedPointers::Short)?;
+        Ok(Machine { target, llvm })
+    }
+
+    /// The machine for `target` with NVPTX's shared pointers as wide as
+    /// `pointers` says (other targets ignore it).
+    pub fn with_shared_pointers(
+        target: Target,
+        level: OptimizationLevel,
+        pointers: SharedPointers,
+    ) -> Result<Self, TargetError> {
+        initialize(&target);
+        let features = target.features();
+        let names = (target.triple(), target.cpu(), features.as_str());
+        let llvm = machine_for(&target, names, level, pointers)?;
         Ok(Machine { target, llvm })
     }
 
