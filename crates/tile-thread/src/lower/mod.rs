@@ -24,6 +24,7 @@
 
 mod assert;
 mod atomic;
+mod chunk_access;
 mod combine;
 mod contiguity;
 mod control;
