@@ -287,10 +287,10 @@ impl Lowerer<'_> {
         let contiguous = self.view_contiguous((param, window.as_ref()), tile.rank(), width, dtype);
         let saved = std::mem::take(&mut self.current);
         let mut previous = None;
-        for g in 0..count {
+        for (g, &at) in destinations.iter().enumerate() {
             let address = self.chunk_address(&access.addresses, g, &mut previous, window.as_ref());
             let live = coords.live[g * width];
-            let operands = vec![destinations[g], address, access.counts[g], live];
+            let operands = vec![at, address, access.counts[g], live];
             let copy = self.emit_op(ThreadOpKind::CopyAsync { param, alloc }, operands, &[]);
             self.program.notes.insert(copy, access.note.clone());
         }
@@ -303,12 +303,12 @@ impl Lowerer<'_> {
         // chunks whole, so it lands `e` past the chunk's first.
         let inner = self.tensor_meta(param, tile.rank() - 1, true);
         let mut previous = None;
-        for g in 0..count {
+        for (g, &at) in destinations.iter().enumerate() {
             let address = self.chunk_address(&access.addresses, g, &mut previous, window.as_ref());
             let live = coords.live[g * width];
             self.element_copy(
                 (param, alloc, dtype),
-                [destinations[g], address, access.counts[g], live],
+                [at, address, access.counts[g], live],
                 (inner, width),
                 &access.note,
             );
