@@ -6,43 +6,13 @@
 
 mod tensor_check;
 
-use tensor_check::values;
-use tile_ir::builder::{BuildError, Builder};
-use tile_ir::{interp, BinaryOp, DType, Padding, Scalar, TensorType, Type};
+use tensor_check::{small_integer_rows, values};
+use tile_ir::samples::matmul;
+use tile_ir::{interp, BinaryOp, DType};
 use tile_testgen::inputs::{blocks, zeros};
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions, TensorCores};
 use tile_thread::program::{Program, ThreadOpKind};
-
-/// `c = a × b` in f16 over a K loop of masked `bm × bk` and `bk × bn` tiles.
-fn matmul((bm, bn, bk): (usize, usize, usize)) -> tile_ir::Function {
-    let mut b = Builder::new("matmul");
-    let f16 = || Type::Tensor(TensorType::new(DType::F16, 2));
-    let (a, bmat) = (b.param("a", f16()), b.param("b", f16()));
-    let c = b.param("c", Type::Tensor(TensorType::new(DType::F32, 2)));
-    let build = |b: &mut Builder| -> Result<(), BuildError> {
-        let (pid_m, pid_n) = (b.program_id(0)?, b.program_id(1)?);
-        let va = b.partition_view(a, &[bm, bk])?;
-        let vb = b.partition_view(bmat, &[bk, bn])?;
-        let vc = b.partition_view(c, &[bm, bn])?;
-        let k = b.dim(a, 1)?;
-        let bk_value = b.constant(Scalar::I32(bk as i32))?;
-        let rounded = b.binary(BinaryOp::Add, k, bk_value)?;
-        let one = b.constant(Scalar::I32(1))?;
-        let rounded = b.binary(BinaryOp::Sub, rounded, one)?;
-        let k_tiles = b.binary(BinaryOp::Div, rounded, bk_value)?;
-        let zero = b.constant(Scalar::I32(0))?;
-        let init = b.full(Scalar::F32(0.0), &[bm, bn])?;
-        let acc = b.for_loop(zero, k_tiles, one, &[init], |b, kk, carried| {
-            let at = b.load_masked(va, &[pid_m, kk], Padding::Zero)?;
-            let bt = b.load_masked(vb, &[kk, pid_n], Padding::Zero)?;
-            Ok(vec![b.dot(at, bt, carried[0])?])
-        })?[0];
-        b.store_masked(acc, vc, &[pid_m, pid_n])
-    };
-    build(&mut b).unwrap();
-    b.finish().unwrap()
-}
 
 fn count(program: &Program, wanted: impl Fn(&ThreadOpKind) -> bool) -> usize {
     program
@@ -52,32 +22,11 @@ fn count(program: &Program, wanted: impl Fn(&ThreadOpKind) -> bool) -> usize {
         .count()
 }
 
-/// A `rows × cols` f16 matrix of small integers, its rows `stride`
-/// elements apart (every product and sum exact, in any order).
-fn small_integer_rows(seed: u64, rows: usize, cols: usize, stride: usize) -> interp::Arg {
-    let mut bytes = vec![0u8; rows * stride * 2];
-    let values = tile_testgen::inputs::values(seed, rows * stride);
-    for (i, v) in values.into_iter().enumerate() {
-        let element = tile_ir::eval::cast(Scalar::F32(v.round()), DType::F16);
-        element.write_le(&mut bytes[i * 2..]).unwrap();
-    }
-    interp::Arg::Tensor(
-        interp::HostTensor::with_strides(
-            DType::F16,
-            &[rows, cols],
-            &[stride as isize, 1],
-            0,
-            bytes,
-        )
-        .unwrap(),
-    )
-}
-
 #[test]
 fn a_copys_chunks_share_one_swizzled_index_and_chain_their_offsets() {
     // 128 × 64 f16 tiles on 4 warps: 8 chunks of 8 elements a thread and
     // operand, 16 rows apart, each under the 8-row swizzle of 64-column rows.
-    let func = matmul((128, 128, 64));
+    let func = matmul(128, 128, 64, DType::F16).unwrap();
     let options = LowerOptions::warps(4)
         .with_tensor_cores(TensorCores::MmaSync)
         .with_stages(1);
@@ -119,7 +68,7 @@ fn a_copys_chunks_share_one_swizzled_index_and_chain_their_offsets() {
 #[test]
 fn chained_chunks_agree_with_the_interpreter_on_partial_tiles() {
     let (bm, bn, bk) = (64, 64, 32);
-    let func = matmul((bm, bn, bk));
+    let func = matmul(bm, bn, bk, DType::F16).unwrap();
     for stages in [1, 3] {
         let options = LowerOptions::warps(4)
             .with_tensor_cores(TensorCores::MmaSync)

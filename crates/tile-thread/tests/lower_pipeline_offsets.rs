@@ -5,7 +5,7 @@
 
 mod tensor_check;
 
-use tensor_check::values;
+use tensor_check::{small_integer_rows, values};
 use tile_ir::{interp, DType};
 use tile_testgen::inputs::{blocks, zeros};
 use tile_thread::emulate;
@@ -49,27 +49,6 @@ fn matmul_past_the_first_tile(
     };
     build(&mut b).unwrap();
     b.finish().unwrap()
-}
-
-/// A `rows × cols` f16 matrix of small integers (every product and sum of a
-/// short K loop exact, in any order), its rows `stride` elements apart.
-fn small_integer_rows(seed: u64, rows: usize, cols: usize, stride: usize) -> interp::Arg {
-    let mut bytes = vec![0u8; rows * stride * 2];
-    let values = tile_testgen::inputs::values(seed, rows * stride);
-    for (i, v) in values.into_iter().enumerate() {
-        let element = tile_ir::eval::cast(tile_ir::Scalar::F32(v.round()), DType::F16);
-        element.write_le(&mut bytes[i * 2..]).unwrap();
-    }
-    interp::Arg::Tensor(
-        interp::HostTensor::with_strides(
-            DType::F16,
-            &[rows, cols],
-            &[stride as isize, 1],
-            0,
-            bytes,
-        )
-        .unwrap(),
-    )
 }
 
 #[test]

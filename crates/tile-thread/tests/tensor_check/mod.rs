@@ -117,3 +117,25 @@ fn run_checked(
     };
     (run, reference)
 }
+
+/// A `rows × cols` f16 matrix of small integers, its rows `stride`
+/// elements apart: every product and sum of a short K loop is exact, in any
+/// order.
+pub fn small_integer_rows(seed: u64, rows: usize, cols: usize, stride: usize) -> Arg {
+    let mut bytes = vec![0u8; rows * stride * 2];
+    let values = tile_testgen::inputs::values(seed, rows * stride);
+    for (i, v) in values.into_iter().enumerate() {
+        let element = tile_ir::eval::cast(tile_ir::Scalar::F32(v.round()), DType::F16);
+        element.write_le(&mut bytes[i * 2..]).unwrap();
+    }
+    Arg::Tensor(
+        interp::HostTensor::with_strides(
+            DType::F16,
+            &[rows, cols],
+            &[stride as isize, 1],
+            0,
+            bytes,
+        )
+        .unwrap(),
+    )
+}
