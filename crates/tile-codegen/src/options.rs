@@ -15,8 +15,8 @@ pub struct CodegenOptions {
     /// Whether exp, exp2, log, log2, rsqrt and division of f32 and narrower
     /// floats use the GPU's own one-instruction approximations in GPU images
     /// (`ex2.approx.f32`, `v_exp_f32`, ...; docs/backends.md, "Approximate
-    /// math"); host images and the other functions keep what [`fast_math`](
-    /// Self::fast_math) chooses.
+    /// math"), and tanh is built on them; host images and the other
+    /// functions keep what [`fast_math`](Self::fast_math) chooses.
     pub approx_math: bool,
     /// Whether the sm_90a images of pipelined `wgmma` loops copy their
     /// operands with the TMA (`tile_thread::lower::LowerOptions::tma`): the

@@ -369,6 +369,9 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
     }
 
     fn fast_tanh(&self, x: FloatValue<'ctx>) -> Result<FloatValue<'ctx>, EmitError> {
+        if let Some(hw) = self.hardware_math {
+            return self.approx_tanh(hw, x);
+        }
         let b = &self.b;
         let a = self.float_intrinsic("llvm.fabs", &[x])?;
         let u = b.build_float_mul(a, self.c32(2.0), "u")?;
@@ -379,9 +382,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         // Above: 1 − 2/(e^u + 1), and 1 from 9.01 on (the rounding of
         // tanh there). One division serves both sides: its operands are
         // chosen first (a division is a dozen instructions and, in PTX, a
-        // branch to its slow path). Under `approx_math` it is the
-        // hardware's (2 ulps of the quotient: of the result below 0.55,
-        // at most one of it above, where the quotient is at most ½).
+        // branch to its slow path).
         let e = self.fast_exp(u)?;
         let use_small = self.fcmp(FloatPredicate::OLT, a, self.c32(0.55))?;
         let numerator = self.select_f(use_small, em1, self.c32(2.0))?;
@@ -390,10 +391,7 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             b.build_float_add(em1, self.c32(2.0), "d")?,
             b.build_float_add(e, self.c32(1.0), "e1")?,
         )?;
-        let q = match self.hardware_math {
-            Some(hw) => self.hardware_div(hw, numerator, denominator)?,
-            None => b.build_float_div(numerator, denominator, "q")?,
-        };
+        let q = b.build_float_div(numerator, denominator, "q")?;
         let large = b.build_float_sub(self.c32(1.0), q, "tl")?;
         let t = self.select_f(use_small, q, large)?;
         let saturated = self.fcmp(FloatPredicate::OGT, a, self.c32(9.01))?;
