@@ -5,23 +5,39 @@
 //! memory, or a bf16 product that RoPE subtracts from another (f16 and
 //! bf16 results too: where a conversion instruction rounds them, its NaN
 //! then needs no compare and select). A `select` and a shuffle pass a value on unchanged: the value is
-//! observed where their result is. An `mma` computes from its operands (its
-//! NaN result is canonical, whatever theirs were: attention's `p` rounded
-//! to f16 for the second product needs no compare and select). Every other
-//! use that is not arithmetic (stores, shared memory, a loop's carried
-//! values) observes.
+//! observed where their result is. So do a `for` loop's carried values
+//! (a sum accumulated over the loop's iterations is observed only where the
+//! next iteration's or the loop's result is) and an `if`'s results. An
+//! `mma` computes from its operands (its NaN result is canonical, whatever
+//! theirs were: attention's `p` rounded to f16 for the second product needs
+//! no compare and select). Every other use that is not arithmetic (stores,
+//! shared memory, a `while` loop's carried values) observes.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use tile_ir::DType;
 use tile_thread::program::{OpId, Program, Reg, Roles, ThreadOpKind};
 
+/// The operands of a `for` before its carried values: `lo`, `hi`, `step`.
+const FOR_BOUNDS: usize = 3;
+
 /// The ops of `program` whose results' NaN payloads no use observes.
 pub(super) fn unobserved_nans(program: &Program) -> HashSet<OpId> {
-    let mut uses: HashMap<Reg, Vec<(OpId, usize)>> = HashMap::new();
+    let mut flow = Flow {
+        program,
+        uses: HashMap::new(),
+        owners: HashMap::new(),
+        visiting: RefCell::new(HashSet::new()),
+    };
     let mut candidates = HashSet::new();
     for (id, op) in program.ops.iter() {
         for (at, &r) in op.operands.iter().enumerate() {
-            uses.entry(r).or_default().push((id, at));
+            flow.uses.entry(r).or_default().push((id, at));
+        }
+        for region in &op.regions {
+            if let Some(&last) = region.ops.last() {
+                flow.owners.insert(last, id);
+            }
         }
         let float = |r: Reg| {
             matches!(
@@ -36,29 +52,84 @@ pub(super) fn unobserved_nans(program: &Program) -> HashSet<OpId> {
         }
     }
     let result = |id: OpId| program.ops[id].results[0];
-    let observing = |user, at, left: &HashSet<OpId>| observes(program, user, at, left);
-    crate::nans::unobserved(candidates, result, &uses, observing)
+    let observing = |user, at, left: &HashSet<OpId>| flow.observes(user, at, left);
+    crate::nans::unobserved(candidates, result, &flow.uses, observing)
 }
 
-/// Whether op `user` sees the NaN payload of its operand number `at`, given
-/// the ops whose NaN payloads are still taken as unobserved.
-fn observes(program: &Program, user: OpId, at: usize, unobserved: &HashSet<OpId>) -> bool {
-    let op = &program.ops[user];
-    let role = Roles::of(&op.kind, &op.operands).and_then(|r| r.role_at(at));
-    match &op.kind {
-        // The condition is a bool; the values are passed on.
-        ThreadOpKind::Select => role != Some("c") && !unobserved.contains(&user),
-        // The value moves to another lane bit for bit.
-        ThreadOpKind::Shuffle { .. } => role != Some("value") || !unobserved.contains(&user),
-        // A tensor-core product whose result is NaN gives the canonical NaN
-        // whatever the payloads of its NaN operands (`tile_hw::mma`,
-        // `tile_hw::wgmma`).
-        ThreadOpKind::Mma { .. } | ThreadOpKind::WgmmaRegisterA { .. } => false,
-        // A cast to the operand's own dtype is the operand itself.
-        ThreadOpKind::Cast { to } => Roles::of(&op.kind, &op.operands)
-            .and_then(|r| r.get("x").copied())
-            .is_some_and(|r| program.dtype(r) == *to),
-        kind => !computes(kind),
+/// Where values go: each register's users, and the op owning each region's
+/// closing `yield`.
+struct Flow<'p> {
+    program: &'p Program,
+    uses: HashMap<Reg, Vec<(OpId, usize)>>,
+    owners: HashMap<OpId, OpId>,
+    /// The registers whose uses are being examined: a value carried around
+    /// a loop unchanged reaches itself, which adds no observer.
+    visiting: RefCell<HashSet<Reg>>,
+}
+
+impl Flow<'_> {
+    /// Whether op `user` sees the NaN payload of its operand number `at`,
+    /// given the ops whose NaN payloads are still taken as unobserved.
+    fn observes(&self, user: OpId, at: usize, unobserved: &HashSet<OpId>) -> bool {
+        let program = self.program;
+        let op = &program.ops[user];
+        let role = Roles::of(&op.kind, &op.operands).and_then(|r| r.role_at(at));
+        match &op.kind {
+            // The condition is a bool; the values are passed on.
+            ThreadOpKind::Select => role != Some("c") && !unobserved.contains(&user),
+            // The value moves to another lane bit for bit.
+            ThreadOpKind::Shuffle { .. } => role != Some("value") || !unobserved.contains(&user),
+            // A tensor-core product whose result is NaN gives the canonical
+            // NaN whatever the payloads of its NaN operands (`tile_hw::mma`,
+            // `tile_hw::wgmma`).
+            ThreadOpKind::Mma { .. } | ThreadOpKind::WgmmaRegisterA { .. } => false,
+            // A cast to the operand's own dtype is the operand itself.
+            ThreadOpKind::Cast { to } => Roles::of(&op.kind, &op.operands)
+                .and_then(|r| r.get("x").copied())
+                .is_some_and(|r| program.dtype(r) == *to),
+            // An initial carried value.
+            ThreadOpKind::For if at >= FOR_BOUNDS => {
+                self.carried_observed(user, at - FOR_BOUNDS, unobserved)
+            }
+            ThreadOpKind::Yield => match self.owners.get(&user).map(|&o| (o, &program.ops[o].kind))
+            {
+                Some((owner, ThreadOpKind::For)) => self.carried_observed(owner, at, unobserved),
+                Some((owner, ThreadOpKind::If)) => {
+                    self.value_observed(program.ops[owner].results[at], unobserved)
+                }
+                _ => true,
+            },
+            kind => !computes(kind),
+        }
+    }
+
+    /// Whether carried value `k` of the `for` op `owner` is observed: in
+    /// the next iteration (the body's argument) or after the loop (its
+    /// result).
+    fn carried_observed(&self, owner: OpId, k: usize, unobserved: &HashSet<OpId>) -> bool {
+        let op = &self.program.ops[owner];
+        let argument = op.regions.first().and_then(|body| body.args.get(1 + k));
+        match (argument, op.results.get(k)) {
+            (Some(&argument), Some(&result)) => {
+                self.value_observed(argument, unobserved) || self.value_observed(result, unobserved)
+            }
+            _ => true,
+        }
+    }
+
+    /// Whether any use of `value` observes its NaN payload.
+    fn value_observed(&self, value: Reg, unobserved: &HashSet<OpId>) -> bool {
+        if !self.visiting.borrow_mut().insert(value) {
+            return false;
+        }
+        let observed = self
+            .uses
+            .get(&value)
+            .into_iter()
+            .flatten()
+            .any(|&(user, at)| self.observes(user, at, unobserved));
+        self.visiting.borrow_mut().remove(&value);
+        observed
     }
 }
 
@@ -190,5 +261,38 @@ mod tests {
   st.global.v1 out[%0], %c mask(%1)
   st.global.v1 out[%0], %f mask(%1)";
         assert_eq!(unobserved(body), ["abs", "cast"]);
+    }
+
+    /// A row sum carried through a loop: its `add` is observed only where
+    /// the next iteration's or the loop's result is (`loop_body` wraps the
+    /// loop, whose result is `%s`, its carried value `%acc`).
+    fn carried_sum(after: &str, inside: &str) -> Vec<String> {
+        let body = format!(
+            "  %lo = const 0 : i32
+  %hi = const 4 : i32
+  %st = const 1 : i32
+  %s = for %i = %lo to %hi step %st iter(%acc = %z) : f32 {{
+    %a = ld.global.v1 x[%0] mask(%1) other(%z) : f32
+{inside}    %n = add %acc, %a : f32
+    yield %n
+  }}
+{after}"
+        );
+        unobserved(&body)
+    }
+
+    #[test]
+    fn a_carried_sum_is_observed_where_the_loop_result_or_next_iteration_is() {
+        // Squared after the loop: only the square is stored.
+        let squared = "  %m = mul %s, %s : f32\n  st.global.v1 out[%0], %m mask(%1)";
+        assert_eq!(carried_sum(squared, ""), ["add"]);
+        // Stored as it is.
+        assert_eq!(
+            carried_sum("  st.global.v1 out[%0], %s mask(%1)", ""),
+            [] as [&str; 0]
+        );
+        // Stored in the next iteration (the square is stored too).
+        let inside = "    st.global.v1 out[%0], %acc mask(%1)\n";
+        assert_eq!(carried_sum(squared, inside), [] as [&str; 0]);
     }
 }
