@@ -380,16 +380,29 @@ impl Lowerer<'_> {
         let mut index_regs = Vec::new();
         let mut origins = Vec::new();
         let mut index_ok = truth;
+        // How each axis is kept in bounds.
+        let mut narrow: Vec<Bound> = Vec::new();
         for (d, &i) in indices.iter().enumerate() {
             let i = self.scalar(id, i)?;
             let i = self.cast(i, DType::I64);
             index_regs.push(i);
-            if bounded && !proven[d] {
+            let size = self.constant(Scalar::I64(tile.dims()[d] as i64));
+            let origin = self.binary(BinaryOp::Mul, i, size);
+            origins.push(origin);
+            let bound = if !bounded || proven[d] {
+                Bound::None
+            } else {
                 let ok = self.emit(ThreadOpKind::Cmp(CmpPred::Ge), vec![i, zero], DType::Bool);
                 index_ok = self.and(index_ok, ok);
-            }
-            let extent = self.constant(Scalar::I64(tile.dims()[d] as i64));
-            origins.push(self.binary(BinaryOp::Mul, i, extent));
+                let extent = self.view_extent(param, window.as_ref(), d);
+                if write {
+                    Bound::Wide(extent)
+                } else {
+                    let tile = (size, tile.dims()[d] as i64);
+                    self.narrow_bound(i, origin, extent, tile, &mut index_ok)
+                }
+            };
+            narrow.push(bound);
         }
         let mut positions = Vec::new();
         let mut coordinates = Vec::new();
@@ -401,16 +414,29 @@ impl Lowerer<'_> {
             let mut position = Vec::new();
             let mut coordinate = Vec::new();
             let mut inside = index_ok;
-            for (d, &origin) in origins.iter().enumerate() {
+            for (d, &origin64) in origins.iter().enumerate() {
                 let c = self.hoisted_cast(coords.axes[v][d], DType::I64);
                 coordinate.push(c);
-                let g = self.binary(BinaryOp::Add, origin, c);
-                if bounded && !proven[d] {
-                    let extent = self.view_extent(param, window.as_ref(), d);
-                    let lt =
-                        self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![g, extent], DType::Bool);
-                    inside = self.and(inside, lt);
-                }
+                let g = match narrow[d] {
+                    // Exact in 32 bits wherever the register is inside;
+                    // its address widens it.
+                    Bound::Narrow(origin, extent) => {
+                        let c32 = self.hoisted_cast(coords.axes[v][d], DType::U32);
+                        let g = self.binary(BinaryOp::Add, origin, c32);
+                        let lt =
+                            self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![g, extent], DType::Bool);
+                        inside = self.and(inside, lt);
+                        self.cast(g, DType::I64)
+                    }
+                    Bound::Wide(extent) => {
+                        let g = self.binary(BinaryOp::Add, origin64, c);
+                        let lt =
+                            self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![g, extent], DType::Bool);
+                        inside = self.and(inside, lt);
+                        g
+                    }
+                    Bound::None => self.binary(BinaryOp::Add, origin64, c),
+                };
                 position.push(g);
             }
             let live = coords.live[v];
@@ -456,6 +482,33 @@ impl Lowerer<'_> {
             holders,
             note,
         })
+    }
+
+    /// A load's bound along one axis in 32 bits: with the view's extent
+    /// `E < 2³¹` (every extent fits `i32`, checked at launch) and the tile's
+    /// `T` (`size`), the index `i` is tested once against `⌈E / T⌉` (into
+    /// `index_ok`): past it no element of the partition is inside the view,
+    /// and below it `i·T < E`, so every position `i·T + c` (`c < T`) is
+    /// exact in 32 unsigned bits and each register's test is a 32-bit add and
+    /// compare. Stores keep 64-bit positions ([`Bound::Wide`]): an epilogue's
+    /// store runs once after its loop, where the 32-bit positions only
+    /// lengthened what ptxas keeps across the loop (docs/lowering.md, "Loads
+    /// and stores").
+    fn narrow_bound(
+        &mut self,
+        i: Reg,
+        origin: Reg,
+        extent: Reg,
+        (size, tile): (Reg, i64),
+        index_ok: &mut Reg,
+    ) -> Bound {
+        let last = self.constant(Scalar::I64(tile - 1));
+        let rounded = self.binary(BinaryOp::Add, extent, last);
+        let tiles = self.binary(BinaryOp::Div, rounded, size);
+        let below = self.emit(ThreadOpKind::Cmp(CmpPred::Lt), vec![i, tiles], DType::Bool);
+        *index_ok = self.and(*index_ok, below);
+        let origin = self.cast(origin, DType::U32);
+        Bound::Narrow(origin, self.cast(extent, DType::U32))
     }
 
     /// The element offset of register `v` of `access`: `Σ_d g_d ·
@@ -508,6 +561,18 @@ impl Lowerer<'_> {
             self.binary(BinaryOp::And, a, b)
         }
     }
+}
+
+/// How one axis of an access's partition is kept in bounds.
+#[derive(Clone, Copy)]
+enum Bound {
+    /// Proven, or unchecked: no test.
+    None,
+    /// Each register's 64-bit position against the view's extent.
+    Wide(Reg),
+    /// Each register's position in 32 bits (the partition's origin, then
+    /// the view's extent, both `u32`), the index tested in 64 bits once.
+    Narrow(Reg, Reg),
 }
 
 /// The note of an access in the text form: `bounds: proven` when every axis
