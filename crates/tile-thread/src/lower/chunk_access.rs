@@ -4,7 +4,7 @@
 //! bounded by what is left of each axis past the first chunk and addressed
 //! from the previous chunk by one stride product (`placement.rs`).
 
-use super::memory::bounds_note;
+use super::access::bounds_note;
 use super::placement::chunk_deltas;
 use super::window::Window;
 use super::{LowerError, Lowerer};

@@ -432,7 +432,7 @@ impl Lowerer<'_> {
     /// The note of an access through a layout view (no proofs: its offsets
     /// are checked against the tensor's element space).
     fn lview_note(&self, masked: bool) -> String {
-        super::memory::bounds_note(&[false], masked, self.bounds_checks)
+        super::access::bounds_note(&[false], masked, self.bounds_checks)
     }
 
     /// The address and mask of every register of `tile` for an access

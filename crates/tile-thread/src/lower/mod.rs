@@ -22,6 +22,7 @@
 //! Every op of the tile IR is lowered; errors are for unverified input
 //! ([`LowerError::Invalid`]) and tiles without a layout.
 
+mod access;
 mod assert;
 mod atomic;
 mod chunk_access;
