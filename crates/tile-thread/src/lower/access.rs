@@ -167,17 +167,7 @@ impl Lowerer<'_> {
             holders.push(holder);
         }
         if checked {
-            let mut check_operands = vec![all_ok];
-            check_operands.extend(index_regs);
-            let op = self.check_site(id);
-            self.emit_op(
-                ThreadOpKind::Check {
-                    kind: CheckKind::Bounds,
-                    op,
-                },
-                check_operands,
-                &[],
-            );
+            self.bounds_check(id, all_ok, &index_regs);
         }
         let note = bounds_note(&proven, masked, bounded);
         Ok(Access {
@@ -191,6 +181,19 @@ impl Lowerer<'_> {
             holders,
             note,
         })
+    }
+
+    /// The bounds check of access `id`: the program fails, naming the op and
+    /// its partition index `indices`, unless `all_ok` holds.
+    pub(super) fn bounds_check(&mut self, id: OpId, all_ok: Reg, indices: &[Reg]) {
+        let mut operands = vec![all_ok];
+        operands.extend(indices);
+        let op = self.check_site(id);
+        let kind = ThreadOpKind::Check {
+            kind: CheckKind::Bounds,
+            op,
+        };
+        self.emit_op(kind, operands, &[]);
     }
 
     /// A load's bound along one axis in 32 bits: with the view's extent

@@ -9,7 +9,7 @@ use super::placement::chunk_deltas;
 use super::window::Window;
 use super::{LowerError, Lowerer};
 use crate::layout_assign::DistLayout;
-use crate::program::{CheckKind, Reg, ThreadOpKind};
+use crate::program::{Reg, ThreadOpKind};
 use std::collections::HashMap;
 use tile_ir::{BinaryOp, CmpPred, DType, OpId, Scalar, Shape};
 
@@ -147,17 +147,7 @@ impl Lowerer<'_> {
             });
         }
         if checked {
-            let mut operands = vec![all_ok];
-            operands.extend(indices);
-            let op = self.check_site(load);
-            self.emit_op(
-                ThreadOpKind::Check {
-                    kind: CheckKind::Bounds,
-                    op,
-                },
-                operands,
-                &[],
-            );
+            self.bounds_check(load, all_ok, indices);
         }
         let addresses = match (deltas, addresses.as_slice()) {
             (Some(_), &[first]) => ChunkAddresses::Chained { first, steps },
