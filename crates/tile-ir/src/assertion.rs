@@ -85,7 +85,13 @@ pub fn format(message: &str, values: &[Scalar]) -> String {
     out
 }
 
-/// An assertion of a function: what its `assert` ops of one number say.
+/// The message of a failed `multiple_of` by `divisor`, formatting the
+/// value that is not a multiple of it.
+pub fn multiple_of_message(divisor: u32) -> String {
+    format!("`multiple_of`: {{}} is not a multiple of {divisor}")
+}
+
+/// An assertion of a function: what its `assert` or `multiple_of` ops of one number say.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Assertion {
     /// The message.
@@ -95,8 +101,8 @@ pub struct Assertion {
 }
 
 impl Assertion {
-    /// The assertion numbered `id` in `func`, if an `assert` of `func` has
-    /// that number.
+    /// The assertion numbered `id` in `func`, if an `assert` or a
+    /// `multiple_of` of `func` has that number.
     pub fn find(func: &Function, id: u32) -> Option<Assertion> {
         func.find_op(|op| match &op.kind {
             OpKind::Assert { id: n, message } if *n == id => Some(Assertion {
@@ -107,6 +113,10 @@ impl Assertion {
                     .skip(1)
                     .map(|&v| func.ty(v).dtype())
                     .collect(),
+            }),
+            OpKind::MultipleOf { id: n, divisor } if *n == id => Some(Assertion {
+                message: multiple_of_message(*divisor),
+                dtypes: op.operands.iter().map(|&v| func.ty(v).dtype()).collect(),
             }),
             _ => None,
         })

@@ -448,6 +448,12 @@ impl Builder {
             .map(drop)
     }
 
+    /// `x` (an integer scalar) promised a multiple of `divisor`, checked as
+    /// assertion `id` ([`OpKind::MultipleOf`]).
+    pub fn multiple_of(&mut self, id: u32, divisor: u32, x: Value) -> Result<Value, BuildError> {
+        self.op1(OpKind::MultipleOf { id, divisor }, &[x])
+    }
+
     /// Fails the program where `cond` (a `bool` scalar or tile) is false,
     /// with `message` formatting `values` ([`OpKind::Assert`]).
     pub fn assert(

@@ -15,6 +15,7 @@ pub mod arena;
 pub mod assertion;
 pub mod builder;
 pub mod device_print;
+pub mod divisibility;
 pub mod dtype;
 pub mod eval;
 pub mod f8;

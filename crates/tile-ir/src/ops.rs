@@ -310,6 +310,19 @@ pub enum OpKind {
         /// The message, with a `{}` per value operand.
         message: String as Quoted,
     } = "assert $id $message %operand*",
+    /// `multiple_of <id> <divisor> %x`: `x`, an integer scalar, promised to
+    /// be a multiple of `divisor` (at least 1; `multiple_of(x, n)` in
+    /// kernels, Triton's `tl.multiple_of`). The result is `x`; later stages
+    /// may take it to be divisible by `divisor` (a window starting at it
+    /// along rows starts whole vectors). Where it is not, the program fails
+    /// as assertion `id`, whose message
+    /// ([`crate::assertion::multiple_of_message`]) formats `x`.
+    MultipleOf {
+        /// The assertion's number in its function.
+        id: u32 as Decimal,
+        /// What `x` is a multiple of.
+        divisor: u32 as Decimal,
+    } = "multiple_of $id $divisor %operand",
     /// `print <id> "<message>" %a, ...`: a line the kernel's author asked
     /// for (`device_print!`): `message` with its `{}` placeholders filled by
     /// the operands in order (at most [`crate::device_print::MAX_VALUES`]), once
@@ -431,7 +444,10 @@ impl OpKind {
     /// writes memory, checks something or prints. A loop or `if` whose
     /// regions hold such an op must stay.
     pub fn is_observable(&self) -> bool {
-        matches!(self, OpKind::Assert { .. } | OpKind::Print { .. }) || self.writes_memory()
+        matches!(
+            self,
+            OpKind::Assert { .. } | OpKind::MultipleOf { .. } | OpKind::Print { .. }
+        ) || self.writes_memory()
     }
 
     /// Whether the op itself writes memory (a store of either kind, an

@@ -60,6 +60,14 @@ cases! {
         => "verifier: in kernel `k`, op `%1 = bitcast %0`: bitcast needs dtypes with a bit layout, found bool to u8";
     bitwise_and_of_floats: ("", "%0 = full 1.0 : tile<4xf32>\n%1 = and %0, %0 : tile<4xf32>")
         => "verifier: in kernel `k`, op `%1 = and %0, %0`: and needs a bool or integer dtype, found f32";
+    multiple_of_a_tile: ("", "%0 = iota : tile<8xi32>\n%1 = multiple_of 0 4 %0 : tile<8xi32>")
+        => "verifier: in kernel `k`, op `%1 = multiple_of %0`: the operand must be an integer scalar, found tile<8xi32>";
+    multiple_of_a_float: ("%x: f32", "%0 = multiple_of 0 4 %x : f32")
+        => "verifier: in kernel `k`, op `%0 = multiple_of %x`: the operand must be an integer scalar, found f32";
+    multiple_of_zero: ("%n: i32", "%0 = multiple_of 0 0 %n : i32")
+        => "verifier: in kernel `k`, op `%0 = multiple_of %n`: the divisor must be at least 1 and fit i32, found 0";
+    multiple_of_past_the_dtype: ("%n: i8", "%0 = multiple_of 0 128 %n : i8")
+        => "verifier: in kernel `k`, op `%0 = multiple_of %n`: the divisor must be at least 1 and fit i8, found 128";
     shift_of_bools: ("", "%0 = constant true : bool\n%1 = shl %0, %0 : bool")
         => "verifier: in kernel `k`, op `%1 = shl %0, %0`: shl needs an integer dtype, found bool";
     abs_of_unsigned: ("", "%0 = constant 3 : u8\n%1 = abs %0 : u8")

@@ -307,6 +307,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             Route::If => self.emit_if(id),
             Route::LayoutView(_) => self.lview(id),
             Route::Assert { id: n, .. } => self.assert(id, n),
+            Route::MultipleOf { id: n, divisor } => self.multiple_of(id, n, divisor),
             Route::Print { id: n, .. } => self.print(id, n),
             Route::Fence {
                 order,

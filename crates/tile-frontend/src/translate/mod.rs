@@ -22,6 +22,7 @@ mod consts;
 mod control;
 mod debug;
 mod gather;
+mod hints;
 mod layout_fns;
 pub(crate) mod location;
 mod lview;

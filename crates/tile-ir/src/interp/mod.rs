@@ -212,6 +212,7 @@ impl<'a> Interpreter<'a> {
                 assert::assert(id, message, operands)?;
                 return Ok(Vec::new());
             }
+            Route::MultipleOf { id, divisor } => assert::multiple_of(id, divisor, operands)?,
             Route::Print { message, .. } => {
                 device_print::print(message, operands, self.program, &mut *self.print)?;
                 return Ok(Vec::new());

@@ -59,6 +59,13 @@ pub enum Route<'a> {
         /// Its message.
         message: &'a str,
     },
+    /// `multiple_of`, checked as assertion number `id`.
+    MultipleOf {
+        /// The assertion's number in the kernel.
+        id: u32,
+        /// What the operand is a multiple of.
+        divisor: u32,
+    },
     /// `print` number `id`.
     Print {
         /// The print's number in the kernel.
@@ -123,6 +130,10 @@ impl OpKind {
             OpKind::If => Route::If,
             OpKind::Yield => Route::Yield,
             OpKind::Assert { id, message } => Route::Assert { id: *id, message },
+            OpKind::MultipleOf { id, divisor } => Route::MultipleOf {
+                id: *id,
+                divisor: *divisor,
+            },
             OpKind::Print { id, message } => Route::Print { id: *id, message },
             OpKind::Barrier => Route::Barrier,
             OpKind::Fence { order, scope } => Route::Fence {
@@ -154,7 +165,9 @@ impl Route<'_> {
             Route::Memory => OpFamily::Memory,
             Route::For | Route::While | Route::If | Route::Yield => OpFamily::Control,
             Route::LayoutView(_) => OpFamily::LayoutView,
-            Route::Assert { .. } | Route::Print { .. } => OpFamily::Debug,
+            Route::Assert { .. } | Route::MultipleOf { .. } | Route::Print { .. } => {
+                OpFamily::Debug
+            }
             Route::Barrier
             | Route::Fence { .. }
             | Route::GridWait

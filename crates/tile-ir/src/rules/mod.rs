@@ -18,7 +18,7 @@ mod sync;
 
 use crate::ops::{OpFamily, OpKind};
 use crate::types::{Shape, Type};
-use operand_lists::{assertion, print};
+use operand_lists::{assertion, multiple_of, print};
 
 /// The largest number of elements a tile may hold.
 pub const MAX_TILE_ELEMENTS: usize = 1 << 20;
@@ -81,6 +81,7 @@ pub fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>>
             OpKind::Dot { precision } => dot::dot(*precision, operands).map(Some),
             OpKind::DotScaled => dot::dot_scaled(operands).map(Some),
             OpKind::Assert { message, .. } => assertion(message, operands),
+            OpKind::MultipleOf { divisor, .. } => multiple_of(*divisor, operands),
             OpKind::Print { message, .. } => print(message, operands),
             OpKind::LView(op) => crate::lview::rules::infer(op, operands).map(Some),
             other => Err(format!("`{}` has no typing rule", other.name())),

@@ -1,6 +1,6 @@
 //! The typing rules of the ops whose operands are a list of their own
 //! shape: the combines (`reduce_with`, `scan_with`), `assert` and `print`
-//! with their values, `gather` with an index per axis, and the atomics.
+//! with their values, `multiple_of`, `gather` with an index per axis, and the atomics.
 
 use super::checks::*;
 use super::RuleResult;
@@ -35,6 +35,32 @@ pub(super) fn combined(
         });
     }
     Ok(Some(results))
+}
+
+/// A `multiple_of`: one integer scalar, the result of its type; the
+/// divisor at least 1.
+pub(super) fn multiple_of(divisor: u32, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>> {
+    let [x] = operands else {
+        return Err(format!(
+            "multiple_of takes one operand, found {}",
+            operands.len()
+        ));
+    };
+    let Type::Scalar(dtype) = x else {
+        return Err(format!("the operand must be an integer scalar, found {x}"));
+    };
+    if !dtype.is_int() {
+        return Err(format!("the operand must be an integer scalar, found {x}"));
+    }
+    let fits = crate::scalar::Scalar::wrapping_from_i128(*dtype, divisor.into())
+        .and_then(crate::scalar::Scalar::to_i128)
+        == Some(divisor.into());
+    if divisor == 0 || !fits {
+        return Err(format!(
+            "the divisor must be at least 1 and fit {dtype}, found {divisor}"
+        ));
+    }
+    Ok(Some(vec![(*x).clone()]))
 }
 
 /// An `assert`: a `bool` condition, then one scalar per placeholder of

@@ -69,6 +69,7 @@ pub use options::{LowerOptions, TensorCores};
 use std::collections::HashMap;
 use std::rc::Rc;
 use tile_ir::{DType, Function, OpId, Region, Route, Scalar, Shape, Type, Value, ValueNames};
+use tile_ir::divisibility::Divisibility;
 
 /// Why a function could not be lowered.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -152,6 +153,7 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         loop_depth: 0,
         bounds_checks: options.checks_bounds(),
         proofs: proofs::Proofs::analyze(func),
+        divisibility: Divisibility::new(func),
         swizzle_shared: options.swizzle_shared,
         tensor_cores: options.tensor_cores,
         deferred: Default::default(),
@@ -286,6 +288,8 @@ struct Lowerer<'a> {
     bounds_checks: bool,
     /// The axes of accesses proven in bounds.
     proofs: proofs::Proofs,
+    /// The powers of two the kernel's integer scalars are multiples of.
+    divisibility: Divisibility<'a>,
     /// Whether cross-row stagings are swizzled ([`LowerOptions::swizzle_shared`]).
     swizzle_shared: bool,
     /// The tensor-core instructions `dot` may use.
@@ -524,6 +528,7 @@ impl<'a> Lowerer<'a> {
             Route::Yield => self.lower_yield(id),
             Route::LayoutView(lview) => self.lview(id, lview),
             Route::Assert { id: n, .. } => self.assert(id, n),
+            Route::MultipleOf { id: n, divisor } => self.multiple_of(id, n, divisor),
             Route::Print { id: n, .. } => self.print(id, n),
             Route::Barrier => {
                 self.barrier();

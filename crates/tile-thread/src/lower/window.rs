@@ -7,12 +7,13 @@
 //! tensor whose element zero is the window's first. Its `w`-wide vectors
 //! are aligned where the tensor's are and the base is a multiple of `w`,
 //! a test added to the tensor's contiguity (known without one for an
-//! aligned tensor whose window starts at a constant multiple of `w` along
-//! its rows). Such a window whose rows are also a whole number of vectors
-//! long (`offset`, or a `window` whose last extent is the row length of a
-//! tensor promised aligned, its own or another's, or a constant multiple
-//! of `w`) is accessed as an aligned tensor is: whole vectors, with no
-//! element-by-element path.
+//! aligned tensor whose window starts at a multiple of `w` along its rows:
+//! a constant, `i * BLOCK`, a `multiple_of` hint; see
+//! `tile_ir::divisibility`). Such a window whose rows are also a whole
+//! number of vectors long (`offset`, or a `window` whose last extent is
+//! the row length of a tensor promised aligned, its own or another's, or a
+//! multiple of `w`) is accessed as an aligned tensor is: whole vectors,
+//! with no element-by-element path.
 
 use super::{LowerError, Lowerer};
 use crate::program::{CheckKind, Reg, ThreadOpKind};
@@ -26,8 +27,9 @@ pub(crate) struct Window {
     pub(crate) base: Reg,
     /// The window's extent along each axis (`i64`, uniform).
     pub(crate) extents: Vec<Reg>,
-    /// The offset along the last axis where it is a compile-time constant.
-    pub(crate) last_offset: Option<i128>,
+    /// A power of two the offset along the last axis is a multiple of
+    /// (`tile_ir::divisibility`).
+    pub(crate) last_offset_divisor: u64,
     /// What is known of the extent along the last axis.
     pub(crate) last_extent: LastExtent,
 }
@@ -39,8 +41,8 @@ pub(crate) enum LastExtent {
     /// At most the row length of tensor parameter `p` (`n` is its `dim`
     /// along the last axis; for `offset`, the viewed tensor's own).
     RowLength(usize),
-    /// At most the constant `n`.
-    AtMost(i128),
+    /// At most `n`, a multiple of this power of two.
+    AtMostMultiple(u64),
     /// Nothing.
     Unknown,
 }
@@ -52,12 +54,12 @@ impl Window {
     /// the window or wholly outside. `whole_rows(p)`: whether tensor `p`'s
     /// rows are whole groups of `width` elements.
     pub(crate) fn whole_groups(&self, width: usize, whole_rows: impl Fn(usize) -> bool) -> bool {
-        let w = width as i128;
-        let starts_whole = self.last_offset.is_some_and(|o| o % w == 0);
+        let w = width as u64;
+        let starts_whole = self.last_offset_divisor.is_multiple_of(w);
         starts_whole
             && match self.last_extent {
                 LastExtent::RowLength(p) => whole_rows(p),
-                LastExtent::AtMost(n) => n % w == 0,
+                LastExtent::AtMostMultiple(n) => n.is_multiple_of(w),
                 LastExtent::Unknown => false,
             }
     }
@@ -87,15 +89,17 @@ impl Lowerer<'_> {
             values.push(self.cast(r, DType::I64));
         }
         let (offsets, limits) = values.split_at(rank);
-        let last_offset = operands[..rank]
+        let last_offset_divisor = operands[..rank]
             .last()
-            .and_then(|&v| self.constant_operand(v));
+            .map_or(1, |&v| self.divisibility.divisor(v));
         let last_extent = match operands.get(rank..).and_then(<[Value]>::last) {
             None => LastExtent::RowLength(param),
-            Some(&n) => match (self.row_length_of(n), self.constant_operand(n)) {
-                (Some(p), _) => LastExtent::RowLength(p),
-                (None, Some(c)) => LastExtent::AtMost(c),
-                (None, None) => LastExtent::Unknown,
+            Some(&n) => match self.row_length_of(n) {
+                Some(p) => LastExtent::RowLength(p),
+                None => match self.divisibility.divisor(n) {
+                    1 => LastExtent::Unknown,
+                    d => LastExtent::AtMostMultiple(d),
+                },
             },
         };
         if self.bounds_checks {
@@ -139,18 +143,9 @@ impl Lowerer<'_> {
         Ok(Some(Window {
             base: base.unwrap_or(zero),
             extents,
-            last_offset,
+            last_offset_divisor,
             last_extent,
         }))
-    }
-
-    /// The value of `v` where a constant defines it.
-    fn constant_operand(&self, v: Value) -> Option<i128> {
-        let op = self.func.op(self.func.defining_op(v)?);
-        match op.kind {
-            tile_ir::OpKind::Constant { value } => value.to_i128(),
-            _ => None,
-        }
     }
 
     /// The tensor parameter whose row length `v` is: its `dim` along its
@@ -218,7 +213,7 @@ impl Lowerer<'_> {
         let Some(w) = window else {
             return tensor;
         };
-        let whole = w.last_offset.is_some_and(|o| o % width as i128 == 0);
+        let whole = w.last_offset_divisor.is_multiple_of(width as u64);
         if whole && self.promised_aligned(param, width, dtype) {
             return tensor;
         }
