@@ -245,7 +245,10 @@ fn a_window_at_a_multiple_of_the_vector_needs_no_contiguity_test() {
         tile_thread::program::verify(&program).unwrap();
         let found = vectors(&program);
         assert!(!found.is_empty(), "{start}");
-        assert!(found.iter().all(|&v| v == Vectors::Whole), "{start}: {found:?}");
+        assert!(
+            found.iter().all(|&v| v == Vectors::Whole),
+            "{start}: {found:?}"
+        );
         let [interpreted, emulated] = first_rows_out(&func, &program, 4);
         assert_eq!(emulated.unwrap(), interpreted.unwrap(), "{start}");
     }

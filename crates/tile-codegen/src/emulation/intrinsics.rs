@@ -9,7 +9,7 @@
 //! instruction a GPU receives.
 
 use super::mma_intrinsics::{mma_definition, MMA_INTRINSICS};
-use crate::EmitError;
+use crate::{EmitError, Target};
 use tile_abi::emulation::{ApproxFn, RuntimeCall, ShuffleMode, RUNTIME_SYMBOL};
 use tile_hw::ldmatrix::LdMatrix;
 
@@ -216,13 +216,16 @@ fn ldmatrix_definition(name: &str, shape: LdMatrix) -> String {
 /// `text` (a GPU module) with every target intrinsic replaced, the
 /// runtime's pointer and the replacements' definitions appended, and
 /// AMDGPU's kernel calling convention dropped.
-pub(super) fn replace(text: &str) -> Result<String, EmitError> {
-    // A `bfloat` vector carries bits only (CDNA 4's bf16 MFMA operands,
-    // made by one bitcast of `i16`s): as `i16`s, since the host's calling
-    // convention would pass `bfloat` elements through `f32` conversions.
-    let mut out = text
-        .replace("define amdgpu_kernel ", "define ")
-        .replace(" x bfloat>", " x i16>");
+pub(super) fn replace(text: &str, target: Target) -> Result<String, EmitError> {
+    let mut out = text.replace("define amdgpu_kernel ", "define ");
+    if matches!(target, Target::Amdgpu(_)) {
+        // An AMDGPU module's `bfloat` vectors carry bits only (CDNA 4's
+        // bf16 MFMA operands, made by one bitcast of `i16`s; no AMDGPU
+        // target computes in `bfloat`, `Target::adds_16_bit_floats`): as
+        // `i16`s, since the host's calling convention would pass `bfloat`
+        // elements through `f32` conversions.
+        out = out.replace(" x bfloat>", " x i16>");
+    }
     let mut definitions = format!("@{RUNTIME_SYMBOL} = protected global ptr null\n");
     for r in table() {
         if let Some(name) = redirect(&mut out, &r.intrinsic) {
@@ -338,7 +341,7 @@ mod tests {
     #[test]
     fn calls_are_redirected_and_declarations_replaced_by_definitions() {
         let text = "define void @k() {\n  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)\n  %s = call i32 @llvm.nvvm.shfl.sync.bfly.i32(i32 -1, i32 %t, i32 1, i32 31)\n  ret void\n}\ndeclare i32 @llvm.nvvm.read.ptx.sreg.tid.x() #0\ndeclare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32) #1\ndeclare i32 @llvm.nvvm.shfl.sync.bfly.i32(i32, i32, i32, i32) #1";
-        let out = replace(text).unwrap();
+        let out = replace(text, Target::Nvptx(crate::Sm::Sm80)).unwrap();
         assert!(!out.contains("@llvm.nvvm"), "{out}");
         assert!(
             out.contains("call i32 @tile_emu.nvvm.read.ptx.sreg.tid.x()"),
@@ -355,7 +358,11 @@ mod tests {
             RuntimeCall::Barrier as u32
         )));
         assert!(out.contains("%a0 = or i64 %h0, 2"), "{out}");
-        let error = replace("call void @llvm.nvvm.wmma.m16n16k16.mma()").unwrap_err();
+        let error = replace(
+            "call void @llvm.nvvm.wmma.m16n16k16.mma()",
+            Target::Nvptx(crate::Sm::Sm80),
+        )
+        .unwrap_err();
         assert_eq!(
             error.to_string(),
             "the LLVM emitter does not support `llvm.nvvm.wmma.m16n16k16.mma` on the emulation target"

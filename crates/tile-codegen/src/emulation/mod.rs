@@ -61,7 +61,10 @@ pub fn compile(source: &GpuModule) -> Result<EmulationImage, EmitError> {
     })?;
     let host = Machine::new(Target::Host(isa), OptimizationLevel::None)?;
     let gpu = Machine::new(source.target, OptimizationLevel::None)?;
-    let text = retarget(&intrinsics::replace(&host_ready_ir(source)?)?, &host);
+    let text = retarget(
+        &intrinsics::replace(&host_ready_ir(source)?, source.target)?,
+        &host,
+    );
     let text = define_dynamic_shared(&text, source.dynamic_shared_bytes);
     let ctx = Context::create();
     let diagnostics = Diagnostics::install(&ctx);
@@ -84,6 +87,7 @@ pub fn compile(source: &GpuModule) -> Result<EmulationImage, EmitError> {
     };
     let params = entry::param_slots(kernel, abi, &gpu.llvm().get_target_data());
     instrument::instrument(&ctx, &module, &host_data)?;
+    crate::scalar::define_bf16_rounding(&ctx, &module, Target::Host(isa))?;
     entry::define_launch(&ctx, &module, kernel, abi, &params)?;
     let manifest = Manifest {
         kernel: source.kernel.clone(),

@@ -143,6 +143,9 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         b_: BasicValueEnum<'ctx>,
         nans: Nans,
     ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        if self.in_own_type(op, dtype, nans) {
+            return Ok(self.half_binary(op, dtype, (a, b_))?.into());
+        }
         let b = &self.b;
         let (x, y) = (
             self.widen_operand(a, dtype)?,

@@ -6,6 +6,7 @@
 //!   policy of computed results (`Nans`);
 //! * `arith`, `unary`, `cast`: the ops;
 //! * `float`: narrow float formats (f16, bf16, FP8), rounded once;
+//!   `half_arith`: f16 and bf16 sums and products in their own types;
 //! * `math` (with `trig`, `inverse_trig`, `hyperbolic`, `erf`, `roots`,
 //!   `pow`) and `fmod`: the exact math library (f64, rounded once),
 //!   `fast_math` the fast f32 one ([`crate::CodegenOptions::fast_math`]),
@@ -27,6 +28,7 @@ mod fast_math;
 mod float;
 mod fmod;
 mod format;
+mod half_arith;
 mod hyperbolic;
 mod inverse_trig;
 mod math;
@@ -41,6 +43,7 @@ mod values;
 
 pub(crate) use approx_math::Hardware;
 pub(crate) use device_print::Record;
+pub(crate) use half_arith::define_bf16_rounding;
 
 use crate::{EmitError, Target};
 use inkwell::builder::Builder;
@@ -86,6 +89,10 @@ pub(crate) struct ScalarEmitter<'a, 'ctx> {
     /// Whether the exact library's functions stay calls
     /// ([`crate::Target::outlines_exact_math`]) rather than being inlined.
     pub(crate) outline_exact_math: bool,
+    /// Whether f16 and bf16 are added, subtracted and multiplied in their
+    /// own type ([`crate::Target::adds_16_bit_floats`]) rather than in f32
+    /// and rounded.
+    pub(crate) native_16_bit: [bool; 2],
 }
 
 impl<'a, 'ctx> ScalarEmitter<'a, 'ctx> {
@@ -107,6 +114,8 @@ impl<'a, 'ctx> ScalarEmitter<'a, 'ctx> {
             converts_bf16: target.converts_bf16(),
             ieee_min_max: target.has_ieee_min_max(),
             outline_exact_math: target.outlines_exact_math(),
+            native_16_bit: [tile_ir::DType::F16, tile_ir::DType::BF16]
+                .map(|d| target.adds_16_bit_floats(d)),
         }
     }
 

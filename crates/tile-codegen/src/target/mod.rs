@@ -102,6 +102,18 @@ impl Target {
         matches!(self, Target::Nvptx(sm) if sm.number() >= 80)
     }
 
+    /// Whether the target adds, subtracts and multiplies `dtype` (f16 or
+    /// bf16) in its own instructions, each rounded once to the dtype: PTX's
+    /// `add`/`sub`/`mul` (`fma` with `-0.0` or `1.0` for bf16 before sm_90)
+    /// on `.f16`, `.bf16` and their packed pairs from sm_80 on. The result
+    /// is the one the f32 operation rounded to the dtype gives (f32 has
+    /// more than twice their precision and two bits, so the double rounding
+    /// is innocuous), in 16-bit registers, two to an instruction.
+    pub fn adds_16_bit_floats(&self, dtype: tile_ir::DType) -> bool {
+        matches!(dtype, tile_ir::DType::F16 | tile_ir::DType::BF16)
+            && matches!(self, Target::Nvptx(sm) if sm.number() >= 80)
+    }
+
     /// Whether the target has IEEE 754-2019 `minimum`/`maximum` of f32 as one
     /// instruction (a NaN if either operand is one, `-0 < +0`): PTX's
     /// `min.NaN.f32`/`max.NaN.f32` from sm_80 on, which LLVM's NVPTX back

@@ -20,14 +20,20 @@ impl Translator<'_> {
         let Ok(divisor @ 1..) = u32::try_from(divisor) else {
             return Err(self.err(
                 a[1],
-                format!("the divisor of `multiple_of` must be between 1 and {}, found {divisor}", u32::MAX),
+                format!(
+                    "the divisor of `multiple_of` must be between 1 and {}, found {divisor}",
+                    u32::MAX
+                ),
             ));
         };
         let x = self.expr(a[0])?;
         let value = match x {
             Val::Int(i) if i % i128::from(divisor) == 0 => return Ok(Val::Int(i)),
             Val::Int(i) => {
-                return Err(self.err(a[0], format!("`multiple_of`: {i} is not a multiple of {divisor}")))
+                return Err(self.err(
+                    a[0],
+                    format!("`multiple_of`: {i} is not a multiple of {divisor}"),
+                ))
             }
             Val::Ir(v) if matches!(self.ty(v), Type::Scalar(d) if d.is_int()) => v,
             other => {

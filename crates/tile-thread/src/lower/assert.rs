@@ -64,7 +64,12 @@ impl Lowerer<'_> {
 
     /// Lowers `multiple_of id divisor %x` (op `op`): the check, then `x`
     /// where it holds and 0 where it fails.
-    pub(super) fn multiple_of(&mut self, op: OpId, id: u32, divisor: u32) -> Result<(), LowerError> {
+    pub(super) fn multiple_of(
+        &mut self,
+        op: OpId,
+        id: u32,
+        divisor: u32,
+    ) -> Result<(), LowerError> {
         let &[x] = self.func.op(op).operands.as_slice() else {
             return Err(self.invalid(op, "multiple_of takes one operand"));
         };
@@ -78,7 +83,11 @@ impl Lowerer<'_> {
         };
         let (d, zero) = (self.constant(d), self.constant(zero));
         let rest = self.binary(BinaryOp::Rem, x, d);
-        let ok = self.emit(ThreadOpKind::Cmp(CmpPred::Eq), vec![rest, zero], DType::Bool);
+        let ok = self.emit(
+            ThreadOpKind::Cmp(CmpPred::Eq),
+            vec![rest, zero],
+            DType::Bool,
+        );
         let number = self.constant(Scalar::I64(i64::from(id)));
         let kind = ThreadOpKind::Check {
             kind: CheckKind::Assert,

@@ -68,8 +68,8 @@ pub(crate) use copies::is_transposed;
 pub use options::{LowerOptions, TensorCores};
 use std::collections::HashMap;
 use std::rc::Rc;
-use tile_ir::{DType, Function, OpId, Region, Route, Scalar, Shape, Type, Value, ValueNames};
 use tile_ir::divisibility::Divisibility;
+use tile_ir::{DType, Function, OpId, Region, Route, Scalar, Shape, Type, Value, ValueNames};
 
 /// Why a function could not be lowered.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
