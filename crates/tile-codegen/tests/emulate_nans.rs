@@ -249,3 +249,40 @@ fn sums_carried_through_a_loop_store_the_interpreters_nans() {
     assert!(sums.contains(&0x7fc0_0000), "some sums are NaN");
     run_all(&func, args, [2, 1, 1]);
 }
+
+/// A choice between two computed values (a square root, whose NaN x86 and
+/// PTX make negative, and `x − x`, a NaN from ±∞ or a NaN with a payload)
+/// canonicalizes once, after the choice (`gpu/nan.rs`,
+/// `canonicalizing_selects`); a choice between a loaded value and a
+/// computed one keeps the loaded NaN's payload. Both stored, from rows of
+/// NaN payloads, infinities and zeros: the interpreter's bits on every
+/// stage.
+const CHOICES: &str = r#"kernel @choices(%x: tensor<f32, 2>, %computed: tensor<f32, 2>, %loaded: tensor<f32, 2>) {
+  %pid = program_id 0 : i32
+  %zero = constant 0 : i32
+  %vx = partition_view %x [4, 64] : view<f32, [4, 64]>
+  %t = load %vx[%pid, %zero] : tile<4x64xf32>
+  %z = full 0.0 : tile<4x64xf32>
+  %neg = cmp lt %t, %z : tile<4x64xbool>
+  %root = sqrt %t : tile<4x64xf32>
+  %diff = sub %t, %t : tile<4x64xf32>
+  %a = select %neg, %root, %diff : tile<4x64xf32>
+  %b = select %neg, %t, %root : tile<4x64xf32>
+  %vc = partition_view %computed [4, 64] : view<f32, [4, 64]>
+  store %a, %vc[%pid, %zero]
+  %vl = partition_view %loaded [4, 64] : view<f32, [4, 64]>
+  store %b, %vl[%pid, %zero]
+}"#;
+
+#[test]
+fn a_choice_of_computed_values_stores_the_interpreters_nans() {
+    let func = parse_function(CHOICES).unwrap();
+    let args = || {
+        vec![
+            Arg::Tensor(HostTensor::from_vec(&[8, 64], input()).unwrap()),
+            Arg::Tensor(HostTensor::zeros(DType::F32, &[8, 64])),
+            Arg::Tensor(HostTensor::zeros(DType::F32, &[8, 64])),
+        ]
+    };
+    run_all(&func, args, [2, 1, 1]);
+}

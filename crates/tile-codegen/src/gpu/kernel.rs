@@ -79,6 +79,9 @@ pub(super) struct Kernel<'p, 'ctx> {
     /// The ops whose NaN results no use observes (`gpu/nan.rs`): emitted
     /// without canonicalizing them.
     pub(super) free_nans: HashSet<OpId>,
+    /// The selects that canonicalize their observed results
+    /// ([`nan::canonicalizing_selects`]).
+    pub(super) canonicalizing_selects: HashSet<OpId>,
     /// The parity of the phase of the mbarrier `tcgen05.commit_wait` waits
     /// on next (an `i32` variable, 0 at the start), where the kernel has
     /// one.
@@ -208,6 +211,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             }
             false => None,
         };
+        let selects = nan::canonicalizing_selects(program);
         let mut k = Kernel {
             program,
             function,
@@ -218,7 +222,8 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             maps: map_params,
             thread,
             checks: Vec::new(),
-            free_nans: nan::unobserved_nans(program),
+            free_nans: nan::unobserved_nans(program, &selects),
+            canonicalizing_selects: selects,
             tmem_phase,
         };
         self.region(&mut k, &program.body)?;
@@ -237,7 +242,10 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             if let ThreadOpKind::Yield = op.kind {
                 return op.operands.iter().map(|&r| get(k, r)).collect();
             }
-            let nans = match k.free_nans.contains(&id) {
+            // A select canonicalizes only where it may and must.
+            let passes_on =
+                matches!(op.kind, ThreadOpKind::Select) && !k.canonicalizing_selects.contains(&id);
+            let nans = match k.free_nans.contains(&id) || passes_on {
                 true => Nans::AsComputed,
                 false => Nans::Canonical,
             };
@@ -340,7 +348,10 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 one(self.binary(*o, dtype("a")?, arg("a")?, arg("b")?, nans)?)
             }
             ThreadOpKind::Cmp(p) => one(self.compare(*p, dtype("a")?, arg("a")?, arg("b")?)?),
-            ThreadOpKind::Select => one(self.select(arg("c")?, arg("a")?, arg("b")?)?),
+            ThreadOpKind::Select => {
+                let chosen = self.select(arg("c")?, arg("a")?, arg("b")?)?;
+                one(self.canonical_value(chosen, dtype("a")?, nans)?)
+            }
             ThreadOpKind::Fma => {
                 let (a, b, c) = (arg("a")?, arg("b")?, arg("c")?);
                 one(self.fma(dtype("a")?, a, b, c, nans)?)

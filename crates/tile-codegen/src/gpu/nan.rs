@@ -5,7 +5,10 @@
 //! memory, or a bf16 product that RoPE subtracts from another (f16 and
 //! bf16 results too: where a conversion instruction rounds them, its NaN
 //! then needs no compare and select). A `select` and a shuffle pass a value on unchanged: the value is
-//! observed where their result is. So do a `for` loop's carried values
+//! observed where their result is, except that a `select` of two computed
+//! values (both NaNs canonical in the interpreter) canonicalizes its own
+//! result where that is observed ([`canonicalizing_selects`]): one compare
+//! and select for the choice instead of one for each side. So do a `for` loop's carried values
 //! (a sum accumulated over the loop's iterations is observed only where the
 //! next iteration's or the loop's result is) and an `if`'s results. An
 //! `mma` computes from its operands (its NaN result is canonical, whatever
@@ -21,13 +24,46 @@ use tile_thread::program::{OpId, Program, Reg, Roles, ThreadOpKind};
 /// The operands of a `for` before its carried values: `lo`, `hi`, `step`.
 const FOR_BOUNDS: usize = 3;
 
-/// The ops of `program` whose results' NaN payloads no use observes.
-pub(super) fn unobserved_nans(program: &Program) -> HashSet<OpId> {
+/// The `select`s of `program` whose two values are computed (results of
+/// arithmetic, whose NaNs the interpreter makes canonical): such a select
+/// may canonicalize its own result, leaving its operands' NaNs as
+/// computed. A select of a loaded value must keep that value's bits.
+pub(super) fn canonicalizing_selects(program: &Program) -> HashSet<OpId> {
+    let mut producers = HashMap::new();
+    for (id, op) in program.ops.iter() {
+        for &r in &op.results {
+            producers.insert(r, id);
+        }
+    }
+    let computed = |r: Option<&Reg>| {
+        r.and_then(|r| producers.get(r))
+            .is_some_and(|&p| computes(&program.ops[p].kind))
+    };
+    program
+        .ops
+        .iter()
+        .filter(|(_, op)| {
+            matches!(op.kind, ThreadOpKind::Select)
+                && matches!(op.results.as_slice(), [r] if is_float(program.dtype(*r)))
+        })
+        .filter(|(_, op)| {
+            let roles = Roles::of(&op.kind, &op.operands);
+            let value = |name| roles.as_ref().and_then(|r| r.get(name));
+            computed(value("a")) && computed(value("b"))
+        })
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// The ops of `program` whose results' NaN payloads no use observes, given
+/// its [`canonicalizing_selects`].
+pub(super) fn unobserved_nans(program: &Program, selects: &HashSet<OpId>) -> HashSet<OpId> {
     let mut flow = Flow {
         program,
         uses: HashMap::new(),
         owners: HashMap::new(),
         visiting: RefCell::new(HashSet::new()),
+        selects,
     };
     let mut candidates = HashSet::new();
     for (id, op) in program.ops.iter() {
@@ -39,13 +75,7 @@ pub(super) fn unobserved_nans(program: &Program) -> HashSet<OpId> {
                 flow.owners.insert(last, id);
             }
         }
-        let float = |r: Reg| {
-            matches!(
-                program.dtype(r),
-                DType::F32 | DType::F64 | DType::F16 | DType::BF16
-            )
-        };
-        if matches!(op.results.as_slice(), [r] if float(*r))
+        if matches!(op.results.as_slice(), [r] if is_float(program.dtype(*r)))
             && (computes(&op.kind) || passes_on(&op.kind))
         {
             candidates.insert(id);
@@ -65,6 +95,8 @@ struct Flow<'p> {
     /// The registers whose uses are being examined: a value carried around
     /// a loop unchanged reaches itself, which adds no observer.
     visiting: RefCell<HashSet<Reg>>,
+    /// The selects that canonicalize their own results.
+    selects: &'p HashSet<OpId>,
 }
 
 impl Flow<'_> {
@@ -76,7 +108,9 @@ impl Flow<'_> {
         let role = Roles::of(&op.kind, &op.operands).and_then(|r| r.role_at(at));
         match &op.kind {
             // The condition is a bool; the values are passed on.
-            ThreadOpKind::Select => role != Some("c") && !unobserved.contains(&user),
+            ThreadOpKind::Select => {
+                role != Some("c") && !unobserved.contains(&user) && !self.selects.contains(&user)
+            }
             // The value moves to another lane bit for bit.
             ThreadOpKind::Shuffle { .. } => role != Some("value") || !unobserved.contains(&user),
             // A tensor-core product whose result is NaN gives the canonical
@@ -133,6 +167,11 @@ impl Flow<'_> {
     }
 }
 
+/// Whether `dtype` is a float whose NaNs the analysis follows.
+fn is_float(dtype: DType) -> bool {
+    matches!(dtype, DType::F32 | DType::F64 | DType::F16 | DType::BF16)
+}
+
 /// Whether an op of `kind` passes one of its operands on as its result,
 /// bits unchanged: a `select`, a shuffle.
 fn passes_on(kind: &ThreadOpKind) -> bool {
@@ -174,7 +213,8 @@ mod tests {
         );
         let program: Program =
             tile_thread::parse_program(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-        let mut out: Vec<String> = unobserved_nans(&program)
+        let selects = super::canonicalizing_selects(&program);
+        let mut out: Vec<String> = unobserved_nans(&program, &selects)
             .into_iter()
             .map(|id| program.ops[id].kind.name().to_string())
             .collect();
@@ -190,6 +230,24 @@ mod tests {
   %d = add %c, %a : f32
   st.global.v1 out[%0], %d mask(%1)";
         assert_eq!(unobserved(body), ["mul", "sqrt"]);
+    }
+
+    /// A select of two computed values canonicalizes its stored result
+    /// itself, so both products keep their NaNs; a select of a loaded value
+    /// passes it on, and the product beside it is observed.
+    #[test]
+    fn a_select_of_computed_values_canonicalizes_once() {
+        let computed = "  %a = ld.global.v1 x[%0] mask(%1) other(%z) : f32
+  %b = mul %a, %a : f32
+  %c = add %a, %a : f32
+  %d = select %1, %b, %c : f32
+  st.global.v1 out[%0], %d mask(%1)";
+        assert_eq!(unobserved(computed), ["add", "mul"]);
+        let loaded = "  %a = ld.global.v1 x[%0] mask(%1) other(%z) : f32
+  %b = mul %a, %a : f32
+  %d = select %1, %a, %b : f32
+  st.global.v1 out[%0], %d mask(%1)";
+        assert_eq!(unobserved(loaded), Vec::<String>::new());
     }
 
     /// bf16 results are candidates too: the rounding to bf16, the products

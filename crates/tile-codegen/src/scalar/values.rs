@@ -187,6 +187,32 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             .into_float_value())
     }
 
+    /// `v`, a register of `dtype` (f32, f64, or the bits of f16 or bf16),
+    /// with a NaN replaced by the canonical one unless `nans` lets it be;
+    /// other dtypes as they are.
+    pub(crate) fn canonical_value(
+        &self,
+        v: BasicValueEnum<'ctx>,
+        dtype: DType,
+        nans: Nans,
+    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        if nans == Nans::AsComputed
+            || !matches!(dtype, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+        {
+            return Ok(v);
+        }
+        if matches!(dtype, DType::F32 | DType::F64) {
+            return Ok(self.canonicalize(v.into_float_value(), nans)?.into());
+        }
+        let Some(format) = Format::of(dtype) else {
+            return Ok(v);
+        };
+        let bits = v.into_int_value();
+        let is_nan = self.bits_are_nan(bits, format)?;
+        let nan = bits.get_type().const_int(format.canonical_nan(), false);
+        Ok(self.b.build_select(is_nan, nan, bits, "canon")?)
+    }
+
     /// [`Self::canonicalize`] on the bits of `r`: an integer test of its
     /// magnitude against infinity's and a select of bit patterns. LLVM
     /// takes a square root's NaN for any NaN, and its SelectionDAG removes
