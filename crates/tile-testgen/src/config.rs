@@ -54,6 +54,11 @@ pub struct GenConfig {
     /// (`partition_view .. offset(..)`, half the time with `extent(..)`)
     /// at constant or parameter offsets, instead of the whole tensor.
     pub window_rate: f64,
+    /// The probability that a window's offset or extent given as a scalar
+    /// parameter is passed through `multiple_of` by a power of two that
+    /// divides its value (the check holds; the lowerings may vectorize on
+    /// the promise).
+    pub hint_rate: f64,
     /// The probability that a case also computes a matrix product of
     /// `tensor` precision whose `K` loop a GPU lowering software-pipelines,
     /// inside a loop, an `if` or after other users of shared memory
@@ -88,6 +93,7 @@ impl Default for GenConfig {
             combine_rate: 0.25,
             aligned_rate: 0.4,
             window_rate: 0.3,
+            hint_rate: 0.5,
             pipeline_rate: 0.15,
             max_pipeline_tile_elements: 64 * 64,
         }

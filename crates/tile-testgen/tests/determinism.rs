@@ -138,8 +138,8 @@ fn unusual_configurations_give_valid_runnable_cases() {
     }
 }
 
-/// Atomics, asserts, gathers, `while` loops, combine functions and tensors
-/// promised aligned come from streams of their own: about their rates of cases have them, and turning
+/// Atomics, asserts, gathers, `while` loops, combine functions, tensors
+/// promised aligned and `multiple_of` hints come from streams of their own: about their rates of cases have them, and turning
 /// them off leaves the rest of each case.
 #[test]
 fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_cases() {
@@ -158,8 +158,10 @@ fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_case
         combine_rate: 0.0,
         aligned_rate: 0.0,
         pipeline_rate: 0.0,
+        hint_rate: 0.0,
         ..GenConfig::default()
     };
+    let mut hinted_cases = 0;
     let (mut atomics, mut asserts, mut gathers, mut whiles, mut combines) = (0, 0, 0, 0, 0);
     let (mut aligned_cases, mut pipelined_cases) = (0, 0);
     for seed in 0..400 {
@@ -210,6 +212,22 @@ fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_case
             .iter()
             .any(|p| matches!(case.func.ty(p.value), Type::Tensor(t) if t.aligned));
         aligned_cases += usize::from(aligned);
+        let hinted = has(&case, &|k| matches!(k, OpKind::MultipleOf { .. }));
+        hinted_cases += usize::from(hinted);
+        if hinted {
+            // The same kernel but for the hints: each `multiple_of`'s
+            // result is its operand.
+            let plain = generate(
+                seed,
+                &GenConfig {
+                    hint_rate: 0.0,
+                    ..cfg.clone()
+                },
+            );
+            assert_eq!(bytes_of(&case.args), bytes_of(&plain.args), "seed {seed}");
+            assert_eq!(case.grid, plain.grid, "seed {seed}");
+            continue;
+        }
         if !atomic && !assert && !gather && !whiled && !combined && !aligned {
             assert_eq!(bytes(&case), bytes(&generate(seed, &off)), "seed {seed}");
         }
@@ -255,6 +273,10 @@ fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_case
     assert!(
         (30..250).contains(&aligned_cases),
         "{aligned_cases} of 400 cases promise a tensor aligned"
+    );
+    assert!(
+        (5..150).contains(&hinted_cases),
+        "{hinted_cases} of 400 cases hint a window's offset or extent"
     );
     assert!(
         (30..100).contains(&pipelined_cases),

@@ -316,8 +316,9 @@ impl Gen<'_> {
     /// A view of tile `dims` of a window of `tensor` (of `extents`): at an
     /// offset below each extent, half the time with an extent of its own
     /// (sometimes past the tensor's end), each a constant or a scalar
-    /// parameter of an integer dtype; and each axis' number of partitions
-    /// (at least one).
+    /// parameter of an integer dtype (a parameter sometimes promised a
+    /// multiple of a power of two dividing it); and each axis' number of
+    /// partitions (at least one).
     fn window_view(
         &mut self,
         b: &mut Builder,
@@ -344,7 +345,20 @@ impl Gen<'_> {
             if g.windows.chance(0.5) {
                 let name = format!("s{}", g.params.len());
                 g.params.push(ParamPlan::Scalar(value));
-                return Ok(b.param(name, Type::Scalar(dtype)));
+                let p = b.param(name, Type::Scalar(dtype));
+                if !g.hints.chance(g.cfg.hint_rate) {
+                    return Ok(p);
+                }
+                // A power of two dividing `v` (any for 0), at most 16.
+                let most = if v == 0 {
+                    4
+                } else {
+                    v.trailing_zeros().min(4) as usize
+                };
+                let divisor = 1u32 << g.hints.range(0, most);
+                let id = g.next_hint;
+                g.next_hint += 1;
+                return b.multiple_of(id, divisor, p);
             }
             b.constant(value)
         };

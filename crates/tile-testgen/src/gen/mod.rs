@@ -105,6 +105,8 @@ const ALIGN_STREAM: u64 = 0x16a1_19ed_0b17_e5aa;
 /// Mixed into the seed for the stream that picks which masked loads read a
 /// window of their tensor, and where.
 const WINDOW_STREAM: u64 = 0x3d1e_0ff5_e7a1_bb0c;
+/// The stream of `multiple_of` hints on windows' scalar parameters.
+const HINT_STREAM: u64 = 0x6b2f_91c4_d37a_0e55;
 
 /// Mixed into the seed for the stream that adds a pipelined matrix
 /// product and chooses its shape.
@@ -144,6 +146,13 @@ pub(crate) struct Gen<'c> {
     /// The stream that picks which masked loads read a window, and where
     /// (so that a case without windows is the one its seed gave before).
     pub(crate) windows: SplitMix64,
+    /// The stream that picks which of those windows' scalar parameters
+    /// pass through `multiple_of`, and by what (so that a case without
+    /// hints is the one its seed gave before).
+    pub(crate) hints: SplitMix64,
+    /// The assertion number of the next `multiple_of` (0 is the generated
+    /// `assert`'s).
+    pub(crate) next_hint: u32,
     /// Whether the value being generated keeps f64 math-library results out
     /// (no such function, no visible value that may hold one): it is the
     /// operand of an f64 product (`prod`, `cumprod`), which would multiply
@@ -171,6 +180,8 @@ pub(crate) fn generate(seed: u64, cfg: &GenConfig) -> Case {
         combines: SplitMix64::new(seed ^ COMBINE_STREAM),
         aligns: SplitMix64::new(seed ^ ALIGN_STREAM),
         windows: SplitMix64::new(seed ^ WINDOW_STREAM),
+        hints: SplitMix64::new(seed ^ HINT_STREAM),
+        next_hint: 1,
         exact_f64: false,
     };
     let mut b = Builder::new(format!("gen_{seed}"));
