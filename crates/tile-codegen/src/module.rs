@@ -1,6 +1,7 @@
 //! Finishing an LLVM module, the same way for every target: verify it, keep
-//! its text, run LLVM's optimization pipeline (NVPTX's followed by
-//! [`crate::sink`]), keep the text again.
+//! its text, run LLVM's optimization pipeline (a GPU's followed by
+//! [`crate::sink`], NVPTX's also by [`crate::loop_sink`]), keep the text
+//! again.
 
 use crate::options::llvm_pipeline;
 use crate::target::Machine;
@@ -41,12 +42,76 @@ pub(crate) fn finish(
             target: machine.target(),
             message: m.to_string(),
         })?;
-    if matches!(machine.target(), crate::Target::Nvptx(_)) {
-        crate::loop_sink::sink_past_inner_loops(module);
-        crate::sink::sink_to_uses(module);
+    // NVPTX has no rematerialization before ptxas; AMDGPU's scheduler has
+    // it, and tracks pressure, but from the thread program's order (a tile
+    // op for all of a thread's elements at once) it leaves values live far
+    // longer than the order of first uses does (docs/backends.md, "Pure
+    // instructions at their first use").
+    match machine.target() {
+        crate::Target::Nvptx(_) => {
+            crate::loop_sink::sink_past_inner_loops(module);
+            crate::sink::sink_to_uses(module);
+        }
+        crate::Target::Amdgpu(_) => crate::sink::sink_to_uses(module),
+        crate::Target::Host(_) => {}
     }
     Ok(ModuleText {
         llvm_ir,
         llvm_ir_opt: module.print_to_string().to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Gfx, Sm, Target};
+    use inkwell::context::Context;
+    use inkwell::memory_buffer::MemoryBuffer;
+    use tile_abi::HostIsa;
+
+    /// Two values computed op by op, as the thread program orders them,
+    /// then stored: the optimized text for `target`.
+    fn finished(target: Target) -> String {
+        let ir = "define void @f(ptr noalias %p, ptr noalias %q, ptr noalias %r) {
+  %a = load float, ptr %p
+  %b = load i32, ptr %q
+  %x = fmul float %a, 3.0
+  %y = xor i32 %b, 5
+  store float %x, ptr %r
+  %yr = getelementptr i32, ptr %r, i64 1
+  store i32 %y, ptr %yr
+  ret void
+}
+";
+        let ctx = Context::create();
+        let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "m");
+        let module = ctx.create_module_from_ir(buffer).unwrap();
+        let machine = Machine::new(target, OptimizationLevel::Default).unwrap();
+        let text = finish(&module, &machine, "f", OptimizationLevel::Default).unwrap();
+        text.llvm_ir_opt
+    }
+
+    /// Whether the second product comes after the first store.
+    fn second_product_after_first_store(text: &str) -> bool {
+        let at = |needle: &str| {
+            text.find(needle)
+                .unwrap_or_else(|| panic!("{needle}:\n{text}"))
+        };
+        at("xor i32 %b") > at("store float %x")
+    }
+
+    /// Both GPU back ends start from the order of first uses; the host's
+    /// code keeps LLVM's.
+    #[test]
+    fn gpu_modules_compute_each_value_at_its_first_use() {
+        assert!(second_product_after_first_store(&finished(Target::Nvptx(
+            Sm::Sm80
+        ))));
+        assert!(second_product_after_first_store(&finished(Target::Amdgpu(
+            Gfx::Gfx942
+        ))));
+        assert!(!second_product_after_first_store(&finished(Target::Host(
+            HostIsa::X86_64
+        ))));
+    }
 }

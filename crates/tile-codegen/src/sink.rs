@@ -1,16 +1,19 @@
 //! Each pure instruction moved down to just before its first use in its
-//! block: the order in which NVPTX's instruction selection writes the PTX
-//! (it schedules by source order), and from which ptxas starts.
+//! block: on NVPTX the order in which instruction selection writes the PTX
+//! (it schedules by source order) and from which ptxas starts; on AMDGPU the
+//! order its machine scheduler starts from.
 //!
 //! The thread-level program computes a tile op for all of a thread's
 //! elements before the next op, so a row kernel computes, say, the 32
 //! masks of its 32 stores before the first store, and each mask stays live
 //! until its store: in registers, as predicates beyond ptxas's few. LLVM's
 //! optimizations keep that order, and NVPTX has no pressure-aware
-//! scheduler before ptxas. Moved next to its use, each value lives a few
-//! instructions. Loads, calls (but those marked as touching no memory)
-//! and everything else that touches memory or has effects stay where they
-//! are, so the loads' early start (their
+//! scheduler before ptxas. AMDGPU's scheduler tracks pressure but reorders
+//! within limits, and from that order it left a K loop's conversions of
+//! every element of its operands live at once. Moved next to its use, each
+//! value lives a few instructions. Loads, calls (but those marked as
+//! touching no memory) and everything else that touches memory or has
+//! effects stay where they are, so the loads' early start (their
 //! latency hidden behind the arithmetic) is kept; only values no phi reads
 //! move, and never across blocks.
 
