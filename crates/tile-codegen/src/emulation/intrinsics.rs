@@ -8,6 +8,7 @@
 //! not in the table is an error: the emulation target must model every
 //! instruction a GPU receives.
 
+use super::conversions;
 use super::mma_intrinsics::{mma_definition, MMA_INTRINSICS};
 use crate::{EmitError, Target};
 use tile_abi::emulation::{ApproxFn, RuntimeCall, ShuffleMode, RUNTIME_SYMBOL};
@@ -244,6 +245,9 @@ pub(super) fn replace(text: &str, target: Target) -> Result<String, EmitError> {
                 definitions.push_str(&ldmatrix_definition(&name, shape));
             }
         }
+    }
+    if let Some(name) = redirect(&mut out, conversions::E4M3X2_TO_F16X2) {
+        definitions.push_str(&conversions::e4m3x2_to_f16x2(&name));
     }
     definitions.push_str(&super::asm::replace(&mut out)?);
     for namespace in ["@llvm.nvvm.", "@llvm.amdgcn."] {

@@ -21,6 +21,7 @@
 //! memory model beyond what barriers order (threads run one at a time).
 
 mod asm;
+mod conversions;
 mod entry;
 mod instrument;
 mod intrinsics;

@@ -84,7 +84,11 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
         } else {
             x
         };
-        if let Some(value) = self.widened_with_payload(bits, format)? {
+        let short = match self.widened_with_payload(bits, format)? {
+            Some(value) => Some(value),
+            None => self.widened_fp8(bits, format)?,
+        };
+        if let Some(value) = short {
             let nan = b.build_float_compare(FloatPredicate::UNO, value, value, "nan")?;
             let canonical = self.f32_bits(0x7fc0_0000)?;
             return Ok(b

@@ -28,6 +28,7 @@ mod fast_math;
 mod float;
 mod fmod;
 mod format;
+mod fp8;
 mod half_arith;
 mod hyperbolic;
 mod inverse_trig;
@@ -82,6 +83,9 @@ pub(crate) struct ScalarEmitter<'a, 'ctx> {
     /// Whether f32 → bf16 rounds with the target's instruction
     /// ([`crate::Target::converts_bf16`]) rather than integer arithmetic.
     pub(crate) converts_bf16: bool,
+    /// Whether E4M3 widens to f16 with the target's instruction
+    /// ([`crate::Target::converts_e4m3`]) rather than integer arithmetic.
+    pub(crate) converts_e4m3: bool,
     /// Whether f32 `min`/`max` are LLVM's `llvm.minimum`/`llvm.maximum`
     /// ([`crate::Target::has_ieee_min_max`]) rather than compares and
     /// selects.
@@ -112,6 +116,7 @@ impl<'a, 'ctx> ScalarEmitter<'a, 'ctx> {
             hardware_math: None,
             converts_f16: target.converts_f16(),
             converts_bf16: target.converts_bf16(),
+            converts_e4m3: target.converts_e4m3(),
             ieee_min_max: target.has_ieee_min_max(),
             outline_exact_math: target.outlines_exact_math(),
             native_16_bit: [tile_ir::DType::F16, tile_ir::DType::BF16]

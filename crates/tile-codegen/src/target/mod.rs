@@ -102,6 +102,16 @@ impl Target {
         matches!(self, Target::Nvptx(sm) if sm.number() >= 80)
     }
 
+    /// Whether the target widens E4M3 to f16 in one instruction: PTX's
+    /// `cvt.rn.f16x2.e4m3x2` (exact: every E4M3 value is an f16), from
+    /// sm_90 on. sm_89 has it too, but LLVM 22 selects it there only from
+    /// PTX 8.1, above sm_89's oldest version ([`Sm::ptx_version`]), which
+    /// the target keeps. E5M2 needs no instruction anywhere: its bits are
+    /// the upper byte of the f16 of the same value.
+    pub fn converts_e4m3(&self) -> bool {
+        matches!(self, Target::Nvptx(sm) if sm.number() >= 90)
+    }
+
     /// Whether the target adds, subtracts and multiplies `dtype` (f16 or
     /// bf16) in its own instructions, each rounded once to the dtype: PTX's
     /// `add`/`sub`/`mul` (`fma` with `-0.0` or `1.0` for bf16 before sm_90)
