@@ -91,8 +91,8 @@ mod tests {
         text.llvm_ir_opt
     }
 
-    /// Whether the second product comes after the first store.
-    fn second_product_after_first_store(text: &str) -> bool {
+    /// Whether the second value is computed after the first store.
+    fn second_value_after_first_store(text: &str) -> bool {
         let at = |needle: &str| {
             text.find(needle)
                 .unwrap_or_else(|| panic!("{needle}:\n{text}"))
@@ -104,13 +104,13 @@ mod tests {
     /// code keeps LLVM's.
     #[test]
     fn gpu_modules_compute_each_value_at_its_first_use() {
-        assert!(second_product_after_first_store(&finished(Target::Nvptx(
+        assert!(second_value_after_first_store(&finished(Target::Nvptx(
             Sm::Sm80
         ))));
-        assert!(second_product_after_first_store(&finished(Target::Amdgpu(
+        assert!(second_value_after_first_store(&finished(Target::Amdgpu(
             Gfx::Gfx942
         ))));
-        assert!(!second_product_after_first_store(&finished(Target::Host(
+        assert!(!second_value_after_first_store(&finished(Target::Host(
             HostIsa::X86_64
         ))));
     }
