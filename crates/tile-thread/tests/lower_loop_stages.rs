@@ -88,3 +88,44 @@ fn a_loops_stages_are_checked() {
         "verifier: in kernel `matmul`, op `%11 = for %2, %8, %9, %10`: a loop's stages are 1 to 8, found 9"
     );
 }
+
+/// The `f16` elements of `func`'s shared allocations lowered for
+/// `cores` with `stages` (the operands' rings; aliases counted once).
+fn f16_shared(func: &Function, cores: TensorCores, warps: u32, stages: u32) -> usize {
+    let options = LowerOptions::warps(warps)
+        .with_tensor_cores(cores)
+        .with_stages(stages);
+    let program = lower(func, &options).unwrap();
+    tile_thread::program::verify(&program).unwrap();
+    program
+        .shared
+        .iter()
+        .filter(|(_, s)| s.dtype == DType::F16 && s.aliases.is_none())
+        .map(|(_, s)| s.len)
+        .sum()
+}
+
+/// Where `mma.sync` loads its fragments into registers, iteration `i`
+/// frees its stage by its end, so from 3 stages on the ring holds one
+/// buffer fewer than the stages (the copies for `i + S − 1` go into `i`'s
+/// buffer after the body); `wgmma` reads its stages asynchronously and
+/// keeps one buffer per stage.
+#[test]
+fn rings_read_into_registers_hold_one_buffer_fewer() {
+    let plain = matmul("");
+    // One stage of A (32×16) and B (16×32).
+    let stage = 2 * 32 * 16;
+    for (stages, buffers) in [(2, 2), (3, 2), (4, 3)] {
+        assert_eq!(
+            f16_shared(&plain, TensorCores::MmaSync, 4, stages),
+            buffers * stage,
+            "{stages} stages"
+        );
+        assert_eq!(copies(&plain, stages), stages as usize * copies(&plain, 1));
+    }
+    let wide = tile_ir::samples::matmul(128, 128, 64, DType::F16).unwrap();
+    assert_eq!(
+        f16_shared(&wide, TensorCores::Wgmma, 8, 3),
+        3 * 2 * 128 * 64
+    );
+}

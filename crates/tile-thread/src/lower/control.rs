@@ -162,17 +162,23 @@ impl Lowerer<'_> {
             None => Ok(None),
         };
         let ops = start.and_then(|start| {
-            let body_ops = self.region(body)?;
-            Ok(match start {
-                Some((mut ops, next_stage)) => {
-                    // The body's `yield` (its last op) carries the next stage.
-                    if let Some(&last) = body_ops.last() {
+            let mut body_ops = self.region(body)?;
+            Ok(match (start, &pipeline) {
+                (Some((mut ops, next_stage)), Some(p)) => {
+                    // The body's `yield` (its last op) carries the next stage;
+                    // the copies issued after the body go before it.
+                    let stage = *arg_regs.last().unwrap_or(&iv_reg);
+                    let end = self.pipeline_body_end(p, iv_reg, stage)?;
+                    let last = body_ops.pop();
+                    if let Some(last) = last {
                         self.program.ops[last].operands.push(next_stage);
                     }
+                    body_ops.extend(end);
+                    body_ops.extend(last);
                     ops.extend(body_ops);
                     ops
                 }
-                None => body_ops,
+                _ => body_ops,
             })
         });
         self.yield_targets.pop();

@@ -1,7 +1,7 @@
 //! Software pipelining of tensor-core operand copies: a `for` whose body
 //! loads a `dot`'s operands by its induction variable copies them
-//! `stages − 1` iterations ahead, with `cp.async`, into a ring of `stages`
-//! shared buffers per operand, so that the copies of later iterations are
+//! `stages − 1` iterations ahead, with `cp.async` (or the TMA), into a ring
+//! of shared buffers per operand, so that the copies of later iterations are
 //! in flight while this one's `mma`s run. `stages` is the loop's own
 //! (`for … stages(n)`) or the kernel's ([`super::LowerOptions::num_stages`]);
 //! only targets with `cp.async` defer loads at all.
@@ -14,8 +14,17 @@
 //! addition in the counter's dtype, as the body's). A load that several
 //! dots read (attention backward's `q`, read transposed by one product
 //! and as it is by another) is copied once, and they all read its stage:
-//! they must lay it out alike, or the loop is not pipelined. With `S`
-//! stages:
+//! they must lay it out alike, or the loop is not pipelined.
+//!
+//! With `S` stages, iteration `i + S − 1`'s copies are issued during
+//! iteration `i`. Where every reader loads its fragments into registers
+//! (`mma.sync`, or the CUDA-core chain) and `S ≥ 3`, they are issued at the
+//! end of iteration `i`, into the buffer `i` has just finished reading, so
+//! the ring holds `R = S − 1` buffers, as Triton's pipeliner does; where an
+//! instruction reads the stages asynchronously (`wgmma`, `tcgen05.mma`,
+//! which may still read a stage after the loop moves on) or the TMA copies
+//! them, they are issued at the start of iteration `i`, into the buffer
+//! iteration `i − 1` read, and the ring holds `R = S` buffers:
 //!
 //! ```text
 //! barrier                                            // inside another loop, or on reused buffers
@@ -23,23 +32,27 @@
 //! for iv = lo to hi step step, carrying (…, stage = 0):
 //!     wait_group(S − 2); barrier                     // iteration iv's copies have landed, for every thread
 //!     next = iv + (S−1)·step
-//!     if next < hi { copy iteration next into stage (stage + S − 1) % S };  commit
+//!     R = S:      if next < hi { copy iteration next into stage (stage + S − 1) % S };  commit
 //!     … the body; its dots read their prefetched operands from `stage` …
-//!     yield …, (stage + 1) % S
+//!     R = S − 1:  barrier;  if next < hi { copy iteration next into stage };  commit
+//!     yield …, (stage + 1) % R
 //! ```
 //!
 //! `wait_group(S − 2)` leaves the `S − 2` most recent groups in flight: one
 //! group is committed per prologue stage and per iteration (empty ones
 //! too), so at the top of iteration `i` the group of iteration `i` is the
-//! `(S − 1)`-th most recent and lands. The stage written in iteration `i`
-//! is the one read in iteration `i − 1`, which every thread has finished
-//! once it passed the barrier. The prologue's stages were last read by the
-//! previous run of the loop when an enclosing loop runs it again (or by
-//! the op whose buffers the stages reuse): the barrier before it orders
-//! those reads first. A copy's partition index `next` lies in
-//! `[lo, hi)` like `iv`, so the bounds proofs of the load hold for it too.
-//! Stage offsets are whole multiples of the operand swizzle's period, so a
-//! stage's elements are swizzled as the first stage's, shifted.
+//! `(S − 1)`-th most recent and lands. With `R = S` the stage written in
+//! iteration `i` is the one read in iteration `i − 1`, which every thread
+//! has finished once it passed the top barrier; with `R = S − 1` it is
+//! iteration `i`'s own (`i + S − 1 ≡ i mod R`), which every thread has
+//! finished once it passed the barrier after the body. The prologue's
+//! stages were last read by the previous run of the loop when an enclosing
+//! loop runs it again (or by the op whose buffers the stages reuse): the
+//! barrier before it orders those reads first. A copy's partition index
+//! `next` lies in `[lo, hi)` like `iv`, so the bounds proofs of the load
+//! hold for it too. Stage offsets are whole multiples of the operand
+//! swizzle's period, so a stage's elements are swizzled as the first
+//! stage's, shifted.
 
 use super::copies::{is_transposed, operand_axes, operand_chain};
 use super::operand_swizzle::OperandLayout;
@@ -173,6 +186,9 @@ pub(super) struct Pipeline {
     /// [`Prefetched::offsets`].
     offsets: HashMap<Value, Value>,
     stages: usize,
+    /// The buffers of each ring: `stages`, or `stages − 1` when the copies
+    /// are issued after the body has read its stage (the module docs).
+    ring: usize,
     /// The loop's bounds (`lo`, `hi`, `step`) widened to `i64`.
     bounds: [Reg; 3],
     /// The barriers of a pipeline whose copies the TMA makes
@@ -237,11 +253,14 @@ impl Lowerer<'_> {
         // each run of the enclosing loop while valid, which the PTX ISA
         // leaves undefined (`cp.async` stages need no such state).
         let by_tma = self.loop_depth == 0 && planned.iter().all(|p| p.5.is_some());
+        // Registers-only readers free their stage by the end of the body.
+        let late = stages >= 3 && !by_tma && !planned.iter().any(|p| p.4);
+        let ring = if late { stages - 1 } else { stages };
         let mut prefetches = Vec::new();
         let mut reused = false;
         for (load, chunks, len, place, wgmma, tma) in planned {
             let dtype = self.func.ty(self.func.op(load).results[0]).dtype();
-            let (alloc, was_reused) = self.take_operand_buffer(dtype, stages * len, wgmma);
+            let (alloc, was_reused) = self.take_operand_buffer(dtype, ring * len, wgmma);
             reused |= was_reused;
             prefetches.push(Prefetch {
                 load,
@@ -266,6 +285,7 @@ impl Lowerer<'_> {
             offsets,
             fence,
             stages,
+            ring,
             bounds,
             tma,
         }))
@@ -286,9 +306,9 @@ impl Lowerer<'_> {
     }
 
     /// At the top of the body: wait for this iteration's copies, issue
-    /// those `stages − 1` iterations ahead, and bind each prefetched load
-    /// to its stage buffer. Returns the ops and the next stage register
-    /// (for the body's `yield`).
+    /// those `stages − 1` iterations ahead where the ring has `stages`
+    /// buffers, and bind each prefetched load to its stage buffer. Returns
+    /// the ops and the next stage register (for the body's `yield`).
     pub(super) fn pipeline_body_start(
         &mut self,
         p: &Pipeline,
@@ -308,20 +328,20 @@ impl Lowerer<'_> {
             }
             self.barrier();
         }
-        let k = self.constant(Scalar::I64(p.stages as i64 - 1));
-        let ahead = self.binary(BinaryOp::Mul, k, step);
-        let next = self.binary(BinaryOp::Add, iv, ahead);
-        // (stage + S − 1) % S and (stage + 1) % S, without a division.
-        let (zero, last) = (self.i32c(0), self.i32c(p.stages as i64 - 1));
+        // (stage + R − 1) % R and (stage + 1) % R, without a division.
+        let (zero, last) = (self.i32c(0), self.i32c(p.ring as i64 - 1));
         let one = self.i32c(1);
-        let first = self.emit(
-            ThreadOpKind::Cmp(CmpPred::Eq),
-            vec![stage, zero],
-            DType::Bool,
-        );
-        let before = self.binary(BinaryOp::Sub, stage, one);
-        let write = self.select(first, last, before);
-        self.copy_iteration(p, next, hi, write)?;
+        if p.ring == p.stages {
+            let next = self.iteration_ahead(p, iv);
+            let first = self.emit(
+                ThreadOpKind::Cmp(CmpPred::Eq),
+                vec![stage, zero],
+                DType::Bool,
+            );
+            let before = self.binary(BinaryOp::Sub, stage, one);
+            let write = self.select(first, last, before);
+            self.copy_iteration(p, next, hi, write)?;
+        }
         let at_last = self.emit(
             ThreadOpKind::Cmp(CmpPred::Eq),
             vec![stage, last],
@@ -342,6 +362,35 @@ impl Lowerer<'_> {
         }
         let ops = std::mem::replace(&mut self.current, saved);
         Ok((ops, following))
+    }
+
+    /// At the end of the body of a pipeline whose ring has `stages − 1`
+    /// buffers: once every thread has read this iteration's stage, copy the
+    /// iteration `stages − 1` ahead into it. Returns the ops, which go
+    /// before the body's `yield`.
+    pub(super) fn pipeline_body_end(
+        &mut self,
+        p: &Pipeline,
+        iv: Reg,
+        stage: Reg,
+    ) -> Result<Vec<crate::program::OpId>, LowerError> {
+        if p.ring == p.stages {
+            return Ok(Vec::new());
+        }
+        let saved = std::mem::take(&mut self.current);
+        self.barrier();
+        let iv = self.cast(iv, DType::I64);
+        let next = self.iteration_ahead(p, iv);
+        self.copy_iteration(p, next, p.bounds[1], stage)?;
+        Ok(std::mem::replace(&mut self.current, saved))
+    }
+
+    /// `iv + (stages − 1)·step`: the iteration whose copies are issued
+    /// during iteration `iv` (an `i64`).
+    fn iteration_ahead(&mut self, p: &Pipeline, iv: Reg) -> Reg {
+        let k = self.constant(Scalar::I64(p.stages as i64 - 1));
+        let ahead = self.binary(BinaryOp::Mul, k, p.bounds[2]);
+        self.binary(BinaryOp::Add, iv, ahead)
     }
 
     /// After the loop: the ring buffers may be reused.
