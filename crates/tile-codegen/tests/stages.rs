@@ -9,8 +9,10 @@ use tile_ir::DType;
 const SM80: Target = Target::Nvptx(Sm::Sm80);
 const SM86: Target = Target::Nvptx(Sm::Sm86);
 
-/// A 128×128×64 f16 matmul: each stage of its K loop holds a 128×64 block
-/// of A and a 64×128 block of B, 32 KiB.
+/// A 128×128×64 f16 matmul: each buffer of its K loop's ring holds a
+/// 128×64 block of A and a 64×128 block of B, 32 KiB; `mma.sync` reads them
+/// into registers, so from 3 stages on the ring has one buffer fewer than
+/// the stages, and 2 stages have 2.
 fn compile(num_stages: u32, target_stages: Vec<(Target, u32)>) -> Result<Compiled, CompileError> {
     let mut func = tile_ir::samples::matmul(128, 128, 64, DType::F16).unwrap();
     let options = Options {
@@ -29,7 +31,7 @@ fn compile(num_stages: u32, target_stages: Vec<(Target, u32)>) -> Result<Compile
 
 #[test]
 fn a_target_takes_its_own_stages_where_the_kernel_gives_them() {
-    let compiled = compile(4, vec![(SM86, 2)]).unwrap_or_else(|e| panic!("{e}"));
+    let compiled = compile(5, vec![(SM86, 2)]).unwrap_or_else(|e| panic!("{e}"));
     let shared = |target| {
         compiled
             .images
@@ -38,14 +40,14 @@ fn a_target_takes_its_own_stages_where_the_kernel_gives_them() {
             .unwrap()
             .shared_memory_bytes
     };
-    // Two stages more on sm_80, 32 KiB each.
+    // Four buffers on sm_80, two on sm_86.
     assert_eq!(shared(SM80) - shared(SM86), 2 * 32 * 1024);
 }
 
 #[test]
 fn stages_beyond_a_targets_shared_memory_name_the_per_target_setting() {
-    let Err(error) = compile(4, Vec::new()) else {
-        panic!("4 stages of 32 KiB overflow sm_86's 99 KiB");
+    let Err(error) = compile(5, Vec::new()) else {
+        panic!("5 stages, 4 buffers of 32 KiB, overflow sm_86's 99 KiB");
     };
     let error = error.to_string();
     assert!(

@@ -2,8 +2,10 @@
 //! calls `shfl.sync` itself; AMDGPU computes the source lane with the same
 //! rules inside the program's 32-lane warp and reads it with `ds_bpermute`,
 //! which reads any lane of the wave: the warps are the halves of a wave64
-//! (gfx90a, gfx942) or whole wave32s (gfx1100). Values of any dtype move as
-//! 32-bit words.
+//! (gfx90a, gfx942) or whole wave32s (gfx1100). A shuffle of width 64 reads
+//! among the 64 lanes of a CDNA wave by the same rules over 6-bit lanes;
+//! other targets have no such wave and reject it. Values of any dtype move
+//! as 32-bit words.
 
 use super::kernel::Kernel;
 use super::{GpuEmitter, GpuTarget};
@@ -27,7 +29,18 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
     ) -> Result<IntValue<'ctx>, EmitError> {
         let i32t = self.ctx.i32_type();
         let c = |v: u64| i32t.const_int(v, false);
-        let seg_mask = (32 - u64::from(width)) & 0x1f;
+        let span = u64::from(tile_thread::program::shuffle_span(u32::from(width)));
+        let wave = match self.gpu {
+            GpuTarget::Amdgpu(gfx) => gfx.wave_lanes(),
+            GpuTarget::Nvptx(_) => 32,
+        };
+        if span > u64::from(wave) {
+            return Err(EmitError::Unsupported {
+                what: format!("a shuffle across {span} lanes on a target whose waves have {wave}"),
+            });
+        }
+        let lanes = span - 1;
+        let seg_mask = (span - u64::from(width)) & lanes;
         match self.gpu {
             GpuTarget::Nvptx(_) => {
                 let clamp = if mode == ShuffleMode::Up { 0 } else { 0x1f };
@@ -54,7 +67,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             }
             GpuTarget::Amdgpu(_) => {
                 let bb = &self.b;
-                let lane = bb.build_and(thread, c(31), "lane")?;
+                let lane = bb.build_and(thread, c(lanes), "lane")?;
                 let min_lane = bb.build_and(lane, c(seg_mask), "minlane")?;
                 let clamp = if mode == ShuffleMode::Up {
                     0
@@ -62,7 +75,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     u64::from(width) - 1
                 };
                 let max_lane = bb.build_or(min_lane, c(clamp), "maxlane")?;
-                let bv = bb.build_and(b, c(0x1f), "b")?;
+                let bv = bb.build_and(b, c(lanes), "b")?;
                 let (j, valid) = match mode {
                     ShuffleMode::Up => {
                         let j = bb.build_int_sub(lane, bv, "j")?;
@@ -88,7 +101,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     ShuffleMode::Idx => {
                         let j = bb.build_or(
                             min_lane,
-                            bb.build_and(bv, c(!seg_mask & 0x1f), "bi")?,
+                            bb.build_and(bv, c(!seg_mask & lanes), "bi")?,
                             "j",
                         )?;
                         (
@@ -99,11 +112,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 };
                 let src = bb.build_select(valid, j, lane, "src")?.into_int_value();
                 // The source's lane in the wave: this thread's wave lane
-                // minus its warp lane plus the source's warp lane.
-                let wave = match self.gpu {
-                    GpuTarget::Amdgpu(gfx) => gfx.wave_lanes(),
-                    GpuTarget::Nvptx(_) => 32,
-                };
+                // minus its lane in the span plus the source's.
                 let wave_lane = bb.build_and(thread, c(u64::from(wave) - 1), "wavelane")?;
                 let hw = bb.build_int_add(bb.build_int_sub(wave_lane, lane, "base")?, src, "hw")?;
                 let addr = bb.build_left_shift(hw, c(2), "addr")?;

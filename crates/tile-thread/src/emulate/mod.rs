@@ -40,7 +40,7 @@ mod wgmma;
 pub use banks::RunStats;
 pub use error::{LockstepError, LockstepFault};
 
-use crate::program::{Op, OpId, ParamKind, Program, Region, ThreadOpKind, WARP_SIZE};
+use crate::program::{Op, OpId, ParamKind, Program, Region, ThreadOpKind, WARP_SIZE, WAVE64};
 use memory::{Global, Shared, Touch};
 use tile_abi::device_print::PrintRecord;
 use tile_hw::happens::{Sync, ThreadId};
@@ -430,7 +430,9 @@ impl<'a> Emulator<'a> {
             ThreadOpKind::Shuffle { mode, width } => {
                 let (v, b) = (arg("value")?, arg("lane")?);
                 let width = u32::from(*width);
-                if !width.is_power_of_two() || width > WARP_SIZE {
+                let span = crate::program::shuffle_span(width);
+                if !width.is_power_of_two() || width > WAVE64 || !self.threads.is_multiple_of(span)
+                {
                     return Err(self.error(
                         Some(id),
                         None,
@@ -438,7 +440,7 @@ impl<'a> Emulator<'a> {
                     ));
                 }
                 vec![self.per_thread(id, |t| {
-                    let lane = t % WARP_SIZE;
+                    let lane = t % span;
                     let b = address(b[t as usize]) as i32;
                     let src = shuffle::source_lane(*mode, lane, b, width);
                     Ok(v[(t - lane + src) as usize])

@@ -1,13 +1,17 @@
-//! Warp shuffles with the semantics of PTX `shfl.sync` (all lanes active).
+//! Warp shuffles with the semantics of PTX `shfl.sync` (all lanes active),
+//! and their 64-lane form on a CDNA wave.
 
-use crate::program::{ShuffleMode, WARP_SIZE};
+use crate::program::{shuffle_span, ShuffleMode};
 
-/// The source lane of `lane` for a shuffle of `mode` with operand `b` over
-/// segments of `width` lanes, or `lane` itself when the source falls outside
-/// the lane's segment (PTX: `c = ((32 - width) << 8) | clamp`, with `clamp`
-/// 0 for `up` and `width - 1` otherwise).
+/// The source lane of `lane` (within its [span](shuffle_span)) for a
+/// shuffle of `mode` with operand `b` over segments of `width` lanes, or
+/// `lane` itself when the source falls outside the lane's segment (PTX:
+/// `c = ((32 - width) << 8) | clamp`, with `clamp` 0 for `up` and
+/// `width - 1` otherwise; over 64 lanes, the same with 6-bit lanes).
 pub(super) fn source_lane(mode: ShuffleMode, lane: u32, b: i32, width: u32) -> u32 {
-    let seg_mask = (WARP_SIZE - width) & 0x1f;
+    let span = shuffle_span(width);
+    let lanes = span - 1;
+    let seg_mask = (span - width) & lanes;
     let min_lane = lane & seg_mask;
     let clamp = if mode == ShuffleMode::Up {
         0
@@ -15,7 +19,7 @@ pub(super) fn source_lane(mode: ShuffleMode, lane: u32, b: i32, width: u32) -> u
         width - 1
     };
     let max_lane = min_lane | clamp;
-    let b = b as u32 & 0x1f;
+    let b = b as u32 & lanes;
     let (j, valid) = match mode {
         ShuffleMode::Up => {
             let j = lane as i64 - i64::from(b);
@@ -30,7 +34,7 @@ pub(super) fn source_lane(mode: ShuffleMode, lane: u32, b: i32, width: u32) -> u
             (j, j <= i64::from(max_lane))
         }
         ShuffleMode::Idx => {
-            let j = i64::from(min_lane | (b & !seg_mask & 0x1f));
+            let j = i64::from(min_lane | (b & !seg_mask & lanes));
             (j, j <= i64::from(max_lane))
         }
     };

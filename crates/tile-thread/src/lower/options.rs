@@ -107,6 +107,16 @@ impl TensorCores {
         )
     }
 
+    /// The lanes of the target's hardware wave: 64 on CDNA (MFMA), where a
+    /// wave is two of the program's warps and a shuffle may span both
+    /// (`Shuffle` of width 64), else 32.
+    pub fn wave_lanes(self) -> u32 {
+        match self {
+            TensorCores::Mfma | TensorCores::Mfma950 => crate::program::WAVE64,
+            _ => crate::program::WARP_SIZE,
+        }
+    }
+
     /// Whether the TMA may copy the pipelined operands of its tensor-core
     /// instructions, which read them through descriptors: `wgmma`'s and
     /// `tcgen05.mma`'s.

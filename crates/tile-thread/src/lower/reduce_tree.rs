@@ -14,9 +14,13 @@
 //!    since `x + -0.0` is `x` for every `x`, `+0.0` and `-0.0` included);
 //! 2. **across lanes**: for each of the `log2(tpw[a])` lane bits of axis `a`,
 //!    `partial ⊕= shfl.bfly(partial, mask)` — afterwards every lane along `a`
-//!    holds the warp's total;
+//!    holds the warp's total; on CDNA, where a hardware wave is two warps,
+//!    the first warp bit along `a` (thread bit 5) is a lane bit of the wave
+//!    too, combined by a 64-lane butterfly, so that shared memory holds a
+//!    total per wave, not per half-wave;
 //! 3. **across warps** (when `wpb[a] > 1`): lane 0 along `a` of each warp
-//!    writes its total to shared memory at `row · wpb[a] + warp_a`; after a
+//!    (each wave, on CDNA) writes its total to shared memory at
+//!    `row · wpb[a] + warp_a`; after a
 //!    barrier every thread folds its row's `wpb[a]` totals, or from 8 warps
 //!    on, where lanes lie along `a`, the lanes along `a` share the reads
 //!    (one each where there are `wpb[a]` of them: lane `l` along `a` the
@@ -80,6 +84,12 @@ pub(crate) struct AxisBits {
     pub(crate) warps: Vec<u32>,
 }
 
+/// The width of a butterfly shuffle across thread-index bit `bit`: the
+/// warp, or the wave64 for bit 5.
+fn butterfly_width(bit: u32) -> u8 {
+    crate::program::shuffle_span(2 << bit) as u8
+}
+
 impl AxisBits {
     /// The bits of `layout`'s thread index along `axis`, for any layout
     /// (blocked, or a tensor-core accumulator): each mode of the thread
@@ -121,6 +131,17 @@ impl AxisBits {
         }
         Some(bits)
     }
+
+    /// The bits with thread bit 5 counted among the lanes where a hardware
+    /// wave has `wave_lanes` (64: two warps) and the axis holds the bit.
+    pub(crate) fn in_waves(mut self, wave_lanes: u32) -> AxisBits {
+        let bit = WARP_SIZE.trailing_zeros();
+        if wave_lanes > WARP_SIZE && self.warps.first() == Some(&bit) {
+            self.warps.remove(0);
+            self.lanes.push(bit);
+        }
+        self
+    }
 }
 
 impl Lowerer<'_> {
@@ -144,6 +165,18 @@ impl Lowerer<'_> {
             });
         }
         packed.unwrap_or_else(|| self.i32c(0))
+    }
+
+    /// The lanes of the target's hardware wave ([`TensorCores::wave_lanes`])
+    /// where the block's warps pair into such waves, else a warp's.
+    ///
+    /// [`TensorCores::wave_lanes`]: super::TensorCores::wave_lanes
+    fn wave_lanes(&self) -> u32 {
+        let wave = self.tensor_cores.wave_lanes();
+        match (self.program.num_warps * WARP_SIZE).is_multiple_of(wave) {
+            true => wave,
+            false => WARP_SIZE,
+        }
     }
 
     /// Reduces `regs` (in the layout `from`, without copies) along `axis`
@@ -178,13 +211,15 @@ impl Lowerer<'_> {
             }
         }
         // 2. Across the lanes along `axis`.
-        let bits = AxisBits::of(from, axis).expect("the caller checked the axis bits");
+        let bits = AxisBits::of(from, axis)
+            .expect("the caller checked the axis bits")
+            .in_waves(self.wave_lanes());
         for &bit in &bits.lanes {
             let mask = self.i32c(1 << bit);
             for (_, acc) in partials.iter_mut() {
                 let kind = ThreadOpKind::Shuffle {
                     mode: ShuffleMode::Bfly,
-                    width: WARP_SIZE as u8,
+                    width: butterfly_width(bit),
                 };
                 let other = self.emit(kind, vec![*acc, mask], dtype);
                 *acc = combine(self, *acc, other);
@@ -345,7 +380,7 @@ impl Lowerer<'_> {
                 let mask = self.i32c(1 << bit);
                 let kind = ThreadOpKind::Shuffle {
                     mode: ShuffleMode::Bfly,
-                    width: WARP_SIZE as u8,
+                    width: butterfly_width(bit),
                 };
                 let other = self.emit(kind, vec![total, mask], dtype);
                 total = self.emit(ThreadOpKind::Binary(op), vec![total, other], dtype);

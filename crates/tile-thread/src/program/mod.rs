@@ -152,6 +152,16 @@ pub struct Program {
 /// The number of threads of a warp.
 pub const WARP_SIZE: u32 = 32;
 
+/// The lanes of a CDNA wave (wave64): two warps, `2w` and `2w + 1`, which
+/// a shuffle of width 64 spans.
+pub const WAVE64: u32 = 64;
+
+/// The lanes a shuffle of `width` reads among: its thread's warp, or for a
+/// width of 64 the pair of warps of its wave64.
+pub fn shuffle_span(width: u32) -> u32 {
+    width.max(WARP_SIZE)
+}
+
 impl Program {
     /// An empty program for blocks of `num_warps` warps.
     pub fn new(name: impl Into<String>, num_warps: u32) -> Self {

@@ -198,11 +198,14 @@ thread_ops! {
         /// PTX `shfl.sync` over all 32 lanes with segments of `width` lanes
         /// (`c = ((32 - width) << 8) | clamp`): reads `value` from the source
         /// lane of the mode (from `lane`), or keeps the own value when the
-        /// source lies outside the segment.
+        /// source lies outside the segment. A width of 64 reads among the
+        /// 64 lanes of a CDNA wave, warps `2w` and `2w + 1`, by the same
+        /// rules over 6-bit lanes (`ds_bpermute`; a block of an even number
+        /// of warps, and no NVIDIA or wave32 target).
         Shuffle {
             /// The mode.
             mode: ShuffleMode as Name,
-            /// The segment width: a power of two from 1 to 32.
+            /// The segment width: a power of two from 1 to 64.
             width: u8 as Decimal,
         } = "shfl.$mode %value, %lane:i32 width $width" -> Rule,
         /// One warp's tensor-core step `D = A·B + C` (PTX

@@ -105,7 +105,11 @@ impl Checker<'_> {
             ThreadOpKind::Fence { order, .. } => *order != tile_ir::MemOrder::Relaxed,
             ThreadOpKind::Shuffle { width, .. } => {
                 let w = u32::from(*width);
-                w.is_power_of_two() && w <= WARP_SIZE && results == x.list("value")
+                let span = crate::program::shuffle_span(w);
+                w.is_power_of_two()
+                    && w <= crate::program::WAVE64
+                    && (self.program.num_warps * WARP_SIZE).is_multiple_of(span)
+                    && results == x.list("value")
             }
             ThreadOpKind::CopyAsync { param, alloc } => {
                 let Some(a) = self.program.shared.get(*alloc) else {

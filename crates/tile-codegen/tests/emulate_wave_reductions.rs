@@ -1,0 +1,125 @@
+//! Reductions across the warps of a CDNA wave64: a wave is two of the
+//! program's warps, so a row spread over them combines its two halves by a
+//! 64-lane butterfly (`shfl.bfly … width 64`, `ds_bpermute` across the
+//! wave) and shared memory holds one total per wave, not per warp. The
+//! results are the interpreter's, bit for bit (maxima and integer sums
+//! combine in any order exactly), on the lockstep emulator and the CDNA
+//! emulation targets; targets without such waves refuse the shuffle.
+
+mod emulated;
+
+use tile_codegen::gpu::emit_module;
+use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
+use tile_ir::interp::{self, Arg, HostTensor};
+use tile_ir::text::parse_function;
+use tile_ir::{verify, DType, Function};
+use tile_thread::emulate;
+use tile_thread::lower::{lower, LowerOptions, TensorCores};
+use tile_thread::{Program, ThreadOpKind};
+
+/// Each program reduces row `p` of `%x` (`[rows, 2048]` f32) to its
+/// maximum and of `%n` (`[rows, 2048]` i32) to its sum.
+fn row_reductions() -> Function {
+    let text = r#"kernel @rows(%x: tensor<f32, 2>, %n: tensor<i32, 2>, %mx: tensor<f32, 2>, %sum: tensor<i32, 2>) {
+  %pid = program_id 0 : i32
+  %zero = constant 0 : i32
+  %vx = partition_view %x [1, 2048] : view<f32, [1, 2048]>
+  %vn = partition_view %n [1, 2048] : view<i32, [1, 2048]>
+  %t = load %vx[%pid, %zero] : tile<1x2048xf32>
+  %u = load %vn[%pid, %zero] : tile<1x2048xi32>
+  %m = reduce max %t axis 1 keepdim : tile<1x1xf32>
+  %s = reduce sum %u axis 1 keepdim : tile<1x1xi32>
+  %vm = partition_view %mx [1, 1] : view<f32, [1, 1]>
+  %vs = partition_view %sum [1, 1] : view<i32, [1, 1]>
+  store %m, %vm[%pid, %zero]
+  store %s, %vs[%pid, %zero]
+}"#;
+    let func = parse_function(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    verify::verify(&func).unwrap();
+    func
+}
+
+const ROWS: usize = 3;
+
+fn args() -> Vec<Arg> {
+    let x: Vec<f32> = (0..ROWS * 2048)
+        .map(|i| ((i * 37) % 1009) as f32 * 0.25 - 100.0)
+        .collect();
+    let n: Vec<i32> = (0..ROWS * 2048)
+        .map(|i| ((i * 53) % 211) as i32 - 105)
+        .collect();
+    vec![
+        Arg::Tensor(HostTensor::from_vec(&[ROWS, 2048], x).unwrap()),
+        Arg::Tensor(HostTensor::from_vec(&[ROWS, 2048], n).unwrap()),
+        Arg::Tensor(HostTensor::zeros(DType::F32, &[ROWS, 1])),
+        Arg::Tensor(HostTensor::zeros(DType::I32, &[ROWS, 1])),
+    ]
+}
+
+fn lowered(cores: TensorCores, warps: u32) -> Program {
+    let options = LowerOptions::warps(warps).with_tensor_cores(cores);
+    let program = lower(&row_reductions(), &options).unwrap();
+    tile_thread::program::verify(&program).unwrap();
+    program
+}
+
+/// The shuffles of `program` of width 64, and the elements of its shared
+/// allocations.
+fn waves_and_shared(program: &Program) -> (usize, usize) {
+    let wide = program
+        .ops
+        .iter()
+        .filter(|(_, op)| matches!(op.kind, ThreadOpKind::Shuffle { width: 64, .. }))
+        .count();
+    let shared = program
+        .shared
+        .iter()
+        .filter(|(_, s)| s.aliases.is_none())
+        .map(|(_, s)| s.len)
+        .sum();
+    (wide, shared)
+}
+
+#[test]
+fn rows_over_a_wave_combine_its_halves_by_shuffles() {
+    // 8 warps, 4 waves: a total per wave in shared memory, half the warps'.
+    let (warp_wide, warp_shared) = waves_and_shared(&lowered(TensorCores::None, 8));
+    let (wave_wide, wave_shared) = waves_and_shared(&lowered(TensorCores::Mfma, 8));
+    assert_eq!((warp_wide, wave_wide), (0, 2));
+    assert_eq!(wave_shared * 2, warp_shared);
+    // 2 warps, one wave: no shared memory at all.
+    assert_eq!(waves_and_shared(&lowered(TensorCores::Mfma, 2)), (2, 0));
+}
+
+#[test]
+fn wave_reductions_agree_with_the_interpreter() {
+    let func = row_reductions();
+    let grid = [ROWS as u32, 1, 1];
+    let mut want = args();
+    interp::run(&func, grid, &mut want).unwrap();
+    let want = emulated::bytes(&want, 2);
+    for warps in [2, 4, 8] {
+        let mut got = args();
+        emulate::run(&lowered(TensorCores::Mfma, warps), grid, &mut got).unwrap();
+        assert!(emulated::bytes(&got, 2) == want, "lockstep, {warps} warps");
+        for gfx in [Gfx::Gfx90a, Gfx::Gfx942] {
+            let mut got = args();
+            emulated::run(&func, Target::Amdgpu(gfx), warps, grid, &mut got)
+                .unwrap_or_else(|e| panic!("{gfx:?}, {warps} warps: {e}"));
+            assert!(emulated::bytes(&got, 2) == want, "{gfx:?}, {warps} warps");
+        }
+    }
+}
+
+#[test]
+fn targets_without_wave64_refuse_a_64_lane_shuffle() {
+    let program = lowered(TensorCores::Mfma, 8);
+    for target in [Target::Nvptx(Sm::Sm80), Target::Amdgpu(Gfx::Gfx1100)] {
+        let error = emit_module(&program, target, &CodegenOptions::default()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the LLVM emitter does not support a shuffle across 64 lanes on a target whose waves have 32",
+            "{target}"
+        );
+    }
+}
