@@ -2,9 +2,10 @@
 //! program's warps, so a row spread over them combines its two halves by a
 //! 64-lane butterfly (`shfl.bfly … width 64`, `ds_bpermute` across the
 //! wave) and shared memory holds one total per wave, not per warp. The
-//! results are the interpreter's, bit for bit (maxima and integer sums
-//! combine in any order exactly), on the lockstep emulator and the CDNA
-//! emulation targets; targets without such waves refuse the shuffle.
+//! results are the interpreter's, bit for bit (maxima, integer sums and
+//! argmaxes combine in any order exactly), on the lockstep emulator and
+//! the CDNA emulation targets; targets without such waves refuse the
+//! shuffle.
 
 mod emulated;
 
@@ -18,9 +19,10 @@ use tile_thread::lower::{lower, LowerOptions, TensorCores};
 use tile_thread::{Program, ThreadOpKind};
 
 /// Each program reduces row `p` of `%x` (`[rows, 2048]` f32) to its
-/// maximum and of `%n` (`[rows, 2048]` i32) to its sum.
+/// maximum and the maximum's first column, and of `%n` (`[rows, 2048]`
+/// i32) to its sum.
 fn row_reductions() -> Function {
-    let text = r#"kernel @rows(%x: tensor<f32, 2>, %n: tensor<i32, 2>, %mx: tensor<f32, 2>, %sum: tensor<i32, 2>) {
+    let text = r#"kernel @rows(%x: tensor<f32, 2>, %n: tensor<i32, 2>, %mx: tensor<f32, 2>, %sum: tensor<i32, 2>, %at: tensor<i32, 2>) {
   %pid = program_id 0 : i32
   %zero = constant 0 : i32
   %vx = partition_view %x [1, 2048] : view<f32, [1, 2048]>
@@ -29,10 +31,13 @@ fn row_reductions() -> Function {
   %u = load %vn[%pid, %zero] : tile<1x2048xi32>
   %m = reduce max %t axis 1 keepdim : tile<1x1xf32>
   %s = reduce sum %u axis 1 keepdim : tile<1x1xi32>
+  %a = arg argmax %t axis 1 keepdim : tile<1x1xi32>
   %vm = partition_view %mx [1, 1] : view<f32, [1, 1]>
   %vs = partition_view %sum [1, 1] : view<i32, [1, 1]>
   store %m, %vm[%pid, %zero]
   store %s, %vs[%pid, %zero]
+  %va = partition_view %at [1, 1] : view<i32, [1, 1]>
+  store %a, %va[%pid, %zero]
 }"#;
     let func = parse_function(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     verify::verify(&func).unwrap();
@@ -52,6 +57,7 @@ fn args() -> Vec<Arg> {
         Arg::Tensor(HostTensor::from_vec(&[ROWS, 2048], x).unwrap()),
         Arg::Tensor(HostTensor::from_vec(&[ROWS, 2048], n).unwrap()),
         Arg::Tensor(HostTensor::zeros(DType::F32, &[ROWS, 1])),
+        Arg::Tensor(HostTensor::zeros(DType::I32, &[ROWS, 1])),
         Arg::Tensor(HostTensor::zeros(DType::I32, &[ROWS, 1])),
     ]
 }
@@ -85,10 +91,11 @@ fn rows_over_a_wave_combine_its_halves_by_shuffles() {
     // 8 warps, 4 waves: a total per wave in shared memory, half the warps'.
     let (warp_wide, warp_shared) = waves_and_shared(&lowered(TensorCores::None, 8));
     let (wave_wide, wave_shared) = waves_and_shared(&lowered(TensorCores::Mfma, 8));
-    assert_eq!((warp_wide, wave_wide), (0, 2));
+    // One for the maximum, one for the sum, two for the argmax's pairs.
+    assert_eq!((warp_wide, wave_wide), (0, 4));
     assert_eq!(wave_shared * 2, warp_shared);
     // 2 warps, one wave: no shared memory at all.
-    assert_eq!(waves_and_shared(&lowered(TensorCores::Mfma, 2)), (2, 0));
+    assert_eq!(waves_and_shared(&lowered(TensorCores::Mfma, 2)), (4, 0));
 }
 
 #[test]

@@ -9,16 +9,17 @@
 //! the lower index. The steps are `reduce_tree.rs`'s: each thread folds its
 //! registers of a row (a dead register counts as the dtype's worst value at
 //! index `i32::MAX`, which every live element beats), the lanes along the
-//! axis exchange pairs by butterfly shuffles, and where warps lie along the
-//! axis the first lane of each writes its pair to shared memory (values and
+//! axis exchange pairs by butterfly shuffles (on CDNA also the two warps of
+//! a wave, by 64-lane ones), and where warps (waves) lie along the axis the
+//! first lane of each writes its pair to shared memory (values and
 //! indices in two arrays of `warps` per row) and every thread combines its
 //! row's pairs. No tile-sized staging: an `[8, 4096]` argmax fits gfx942's
 //! 64 KiB of LDS as Triton's does.
 
-use super::reduce_tree::{identity, AxisBits};
+use super::reduce_tree::{butterfly_width, identity, AxisBits};
 use super::Lowerer;
 use crate::layout_assign::DistLayout;
-use crate::program::{Reg, ShuffleMode, ThreadOpKind, WARP_SIZE};
+use crate::program::{Reg, ShuffleMode, ThreadOpKind};
 use tile_ir::{ArgKind, BinaryOp, CmpPred, DType, Scalar, UnaryOp};
 
 /// An `(index, value)` pair in registers.
@@ -66,13 +67,15 @@ impl Lowerer<'_> {
             }
         }
         // 2. Across the lanes along `axis`.
-        let bits = AxisBits::of(from, axis).expect("the caller checked the axis bits");
+        let bits = AxisBits::of(from, axis)
+            .expect("the caller checked the axis bits")
+            .in_waves(self.wave_lanes());
         for &bit in &bits.lanes {
             let mask = self.i32c(1 << bit);
             for (_, acc) in partials.iter_mut() {
                 let kind_of = ThreadOpKind::Shuffle {
                     mode: ShuffleMode::Bfly,
-                    width: WARP_SIZE as u8,
+                    width: butterfly_width(bit),
                 };
                 let k = self.emit(kind_of.clone(), vec![acc.0, mask], DType::I32);
                 let x = self.emit(kind_of, vec![acc.1, mask], dtype);

@@ -86,7 +86,7 @@ pub(crate) struct AxisBits {
 
 /// The width of a butterfly shuffle across thread-index bit `bit`: the
 /// warp, or the wave64 for bit 5.
-fn butterfly_width(bit: u32) -> u8 {
+pub(super) fn butterfly_width(bit: u32) -> u8 {
     crate::program::shuffle_span(2 << bit) as u8
 }
 
@@ -171,7 +171,7 @@ impl Lowerer<'_> {
     /// where the block's warps pair into such waves, else a warp's.
     ///
     /// [`TensorCores::wave_lanes`]: super::TensorCores::wave_lanes
-    fn wave_lanes(&self) -> u32 {
+    pub(super) fn wave_lanes(&self) -> u32 {
         let wave = self.tensor_cores.wave_lanes();
         match (self.program.num_warps * WARP_SIZE).is_multiple_of(wave) {
             true => wave,
