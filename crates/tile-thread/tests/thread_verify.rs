@@ -254,3 +254,36 @@ fn shared_vectors_are_powers_of_two_of_at_most_16_bytes() {
         .to_string()
         .contains("break the rule of `st.shared`"));
 }
+
+/// A shuffle reads among 32 lanes, or with width 64 among the two warps of
+/// a CDNA wave: a block of one warp has no such pair.
+#[test]
+fn a_64_lane_shuffle_needs_warps_in_pairs() {
+    let shuffle = |warps| {
+        let mut p = Program::new("k", warps);
+        let v = op(
+            &mut p,
+            ThreadOpKind::Const(Scalar::F32(1.0)),
+            &[],
+            &[DType::F32],
+        )[0];
+        let lane = op(
+            &mut p,
+            ThreadOpKind::Const(Scalar::I32(32)),
+            &[],
+            &[DType::I32],
+        )[0];
+        let kind = |width| ThreadOpKind::Shuffle {
+            mode: tile_thread::ShuffleMode::Bfly,
+            width,
+        };
+        op(&mut p, kind(32), &[v, lane], &[DType::F32]);
+        op(&mut p, kind(64), &[v, lane], &[DType::F32]);
+        verify(&p)
+    };
+    shuffle(2).unwrap();
+    assert_eq!(
+        shuffle(1).unwrap_err().to_string(),
+        "`%3 = shfl.bfly %0, %1 width 64 : f32`: operands [F32, I32] and results [F32] break the rule of `shfl`"
+    );
+}
