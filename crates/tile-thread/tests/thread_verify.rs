@@ -10,6 +10,11 @@ fn op(p: &mut Program, kind: ThreadOpKind, operands: &[Reg], types: &[DType]) ->
     p.ops[id].results.clone()
 }
 
+/// A constant of `value`'s dtype.
+fn constant(p: &mut Program, value: Scalar) -> Reg {
+    op(p, ThreadOpKind::Const(value), &[], &[value.dtype()])[0]
+}
+
 fn program() -> Program {
     let mut p = Program::new("k", 1);
     p.params.push(Param {
@@ -38,18 +43,8 @@ fn operands_must_be_defined_before_use() {
 #[test]
 fn binary_operands_of_one_dtype() {
     let mut p = program();
-    let a = op(
-        &mut p,
-        ThreadOpKind::Const(Scalar::I32(1)),
-        &[],
-        &[DType::I32],
-    )[0];
-    let b = op(
-        &mut p,
-        ThreadOpKind::Const(Scalar::I64(1)),
-        &[],
-        &[DType::I64],
-    )[0];
+    let a = constant(&mut p, Scalar::I32(1));
+    let b = constant(&mut p, Scalar::I64(1));
     op(
         &mut p,
         ThreadOpKind::Binary(BinaryOp::Add),
@@ -65,24 +60,9 @@ fn binary_operands_of_one_dtype() {
 #[test]
 fn loads_need_an_i64_address_and_a_tensor() {
     let mut p = program();
-    let a = op(
-        &mut p,
-        ThreadOpKind::Const(Scalar::I32(0)),
-        &[],
-        &[DType::I32],
-    )[0];
-    let t = op(
-        &mut p,
-        ThreadOpKind::Const(Scalar::Bool(true)),
-        &[],
-        &[DType::Bool],
-    )[0];
-    let z = op(
-        &mut p,
-        ThreadOpKind::Const(Scalar::F32(0.0)),
-        &[],
-        &[DType::F32],
-    )[0];
+    let a = constant(&mut p, Scalar::I32(0));
+    let t = constant(&mut p, Scalar::Bool(true));
+    let z = constant(&mut p, Scalar::F32(0.0));
     op(
         &mut p,
         ThreadOpKind::LoadGlobal { param: 0, width: 1 },
@@ -106,18 +86,8 @@ fn loads_need_an_i64_address_and_a_tensor() {
 #[test]
 fn regions_end_with_a_matching_yield() {
     let mut p = program();
-    let c = op(
-        &mut p,
-        ThreadOpKind::Const(Scalar::Bool(true)),
-        &[],
-        &[DType::Bool],
-    )[0];
-    let one = op(
-        &mut p,
-        ThreadOpKind::Const(Scalar::I32(1)),
-        &[],
-        &[DType::I32],
-    )[0];
+    let c = constant(&mut p, Scalar::Bool(true));
+    let one = constant(&mut p, Scalar::I32(1));
     let y_then = p.create_op(ThreadOpKind::Yield, vec![one], &[], vec![]);
     let y_else = p.create_op(ThreadOpKind::Yield, vec![c], &[], vec![]);
     let regions = vec![
@@ -159,18 +129,8 @@ fn registers_are_defined_once() {
 #[test]
 fn opaque_passes_an_i32_or_i64_on() {
     let mut p = program();
-    let f = op(
-        &mut p,
-        ThreadOpKind::Const(Scalar::F32(1.0)),
-        &[],
-        &[DType::F32],
-    )[0];
-    let i = op(
-        &mut p,
-        ThreadOpKind::Const(Scalar::I64(1)),
-        &[],
-        &[DType::I64],
-    )[0];
+    let f = constant(&mut p, Scalar::F32(1.0));
+    let i = constant(&mut p, Scalar::I64(1));
     op(&mut p, ThreadOpKind::Opaque, &[i], &[DType::I64]);
     verify(&p).unwrap();
     op(&mut p, ThreadOpKind::Opaque, &[f], &[DType::F32]);
@@ -206,12 +166,7 @@ fn an_allocation_aliases_an_earlier_one_that_aliases_none() {
 fn shared_vectors_are_powers_of_two_of_at_most_16_bytes() {
     let mut p = program();
     let s = p.alloc_shared(DType::F32, 64);
-    let i = op(
-        &mut p,
-        ThreadOpKind::Const(Scalar::I32(0)),
-        &[],
-        &[DType::I32],
-    )[0];
+    let i = constant(&mut p, Scalar::I32(0));
     let load = |width| ThreadOpKind::LoadShared { alloc: s, width };
     op(&mut p, load(4), &[i], &[DType::F32; 4]);
     verify(&p).unwrap();
@@ -230,18 +185,8 @@ fn shared_vectors_are_powers_of_two_of_at_most_16_bytes() {
     );
     p.body.ops.pop();
     // A store of two values with a mask, and one missing its second value.
-    let v = op(
-        &mut p,
-        ThreadOpKind::Const(Scalar::F32(1.0)),
-        &[],
-        &[DType::F32],
-    )[0];
-    let m = op(
-        &mut p,
-        ThreadOpKind::Const(Scalar::Bool(true)),
-        &[],
-        &[DType::Bool],
-    )[0];
+    let v = constant(&mut p, Scalar::F32(1.0));
+    let m = constant(&mut p, Scalar::Bool(true));
     // (Into another allocation: a write after the loads' reads of `s`
     // with no barrier between would be a race.)
     let t = p.alloc_shared(DType::F32, 64);
@@ -261,18 +206,8 @@ fn shared_vectors_are_powers_of_two_of_at_most_16_bytes() {
 fn a_64_lane_shuffle_needs_warps_in_pairs() {
     let shuffle = |warps| {
         let mut p = Program::new("k", warps);
-        let v = op(
-            &mut p,
-            ThreadOpKind::Const(Scalar::F32(1.0)),
-            &[],
-            &[DType::F32],
-        )[0];
-        let lane = op(
-            &mut p,
-            ThreadOpKind::Const(Scalar::I32(32)),
-            &[],
-            &[DType::I32],
-        )[0];
+        let v = constant(&mut p, Scalar::F32(1.0));
+        let lane = constant(&mut p, Scalar::I32(32));
         let kind = |width| ThreadOpKind::Shuffle {
             mode: tile_thread::ShuffleMode::Bfly,
             width,

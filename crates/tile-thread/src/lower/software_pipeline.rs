@@ -328,27 +328,12 @@ impl Lowerer<'_> {
             }
             self.barrier();
         }
-        // (stage + R − 1) % R and (stage + 1) % R, without a division.
-        let (zero, last) = (self.i32c(0), self.i32c(p.ring as i64 - 1));
-        let one = self.i32c(1);
         if p.ring == p.stages {
             let next = self.iteration_ahead(p, iv);
-            let first = self.emit(
-                ThreadOpKind::Cmp(CmpPred::Eq),
-                vec![stage, zero],
-                DType::Bool,
-            );
-            let before = self.binary(BinaryOp::Sub, stage, one);
-            let write = self.select(first, last, before);
+            let write = self.ring_step(stage, p.ring, BinaryOp::Sub);
             self.copy_iteration(p, next, hi, write)?;
         }
-        let at_last = self.emit(
-            ThreadOpKind::Cmp(CmpPred::Eq),
-            vec![stage, last],
-            DType::Bool,
-        );
-        let after = self.binary(BinaryOp::Add, stage, one);
-        let following = self.select(at_last, zero, after);
+        let following = self.ring_step(stage, p.ring, BinaryOp::Add);
         for f in &p.prefetches {
             let len = self.i32c(f.len as i64);
             let offset = self.binary(BinaryOp::Mul, stage, len);
@@ -383,6 +368,24 @@ impl Lowerer<'_> {
         let next = self.iteration_ahead(p, iv);
         self.copy_iteration(p, next, p.bounds[1], stage)?;
         Ok(std::mem::replace(&mut self.current, saved))
+    }
+
+    /// `(stage ± 1) mod ring` without a division: `op` is `add` for the
+    /// next buffer, `sub` for the previous one.
+    fn ring_step(&mut self, stage: Reg, ring: usize, op: BinaryOp) -> Reg {
+        let (zero, last) = (self.i32c(0), self.i32c(ring as i64 - 1));
+        let (wraps_at, wraps_to) = match op {
+            BinaryOp::Add => (last, zero),
+            _ => (zero, last),
+        };
+        let wraps = self.emit(
+            ThreadOpKind::Cmp(CmpPred::Eq),
+            vec![stage, wraps_at],
+            DType::Bool,
+        );
+        let one = self.i32c(1);
+        let stepped = self.binary(op, stage, one);
+        self.select(wraps, wraps_to, stepped)
     }
 
     /// `iv + (stages − 1)·step`: the iteration whose copies are issued
