@@ -40,7 +40,7 @@ mod wgmma;
 pub use banks::RunStats;
 pub use error::{LockstepError, LockstepFault};
 
-use crate::program::{Op, OpId, ParamKind, Program, Region, ThreadOpKind, WARP_SIZE, WAVE64};
+use crate::program::{Op, OpId, ParamKind, Program, Region, ThreadOpKind, WARP_SIZE};
 use memory::{Global, Shared, Touch};
 use tile_abi::device_print::PrintRecord;
 use tile_hw::happens::{Sync, ThreadId};
@@ -430,15 +430,13 @@ impl<'a> Emulator<'a> {
             ThreadOpKind::Shuffle { mode, width } => {
                 let (v, b) = (arg("value")?, arg("lane")?);
                 let width = u32::from(*width);
-                let span = crate::program::shuffle_span(width);
-                if !width.is_power_of_two() || width > WAVE64 || !self.threads.is_multiple_of(span)
-                {
+                let Some(span) = shuffle::span(width, self.threads) else {
                     return Err(self.error(
                         Some(id),
                         None,
                         LockstepFault::Malformed(format!("shuffle width {width}")),
                     ));
-                }
+                };
                 vec![self.per_thread(id, |t| {
                     let lane = t % span;
                     let b = address(b[t as usize]) as i32;

@@ -1,7 +1,15 @@
 //! Warp shuffles with the semantics of PTX `shfl.sync` (all lanes active),
 //! and their 64-lane form on a CDNA wave.
 
-use crate::program::{shuffle_span, ShuffleMode};
+use crate::program::{shuffle_span, ShuffleMode, WAVE64};
+
+/// The lanes a shuffle of `width` reads among ([`shuffle_span`]) in a block
+/// of `threads`, or `None` for a width that is no power of two up to 64 or
+/// whose span does not divide the block.
+pub(super) fn span(width: u32, threads: u32) -> Option<u32> {
+    let span = shuffle_span(width);
+    (width.is_power_of_two() && width <= WAVE64 && threads.is_multiple_of(span)).then_some(span)
+}
 
 /// The source lane of `lane` (within its [span](shuffle_span)) for a
 /// shuffle of `mode` with operand `b` over segments of `width` lanes, or
