@@ -509,7 +509,7 @@ fn host_args(
 /// shapes with partial edge tiles: byte-identical to the interpreter.
 #[test]
 fn every_example_on_the_host_back_end_equals_the_interpreter() {
-    use tile::ir::interp::{self, Arg};
+    use tile::ir::interp;
     use tile::meta::KernelInfo;
     use tile::runtime::cpu::{HostIsa, HostLibrary};
     use tile::LaunchArg;
@@ -610,13 +610,7 @@ fn every_example_on_the_host_back_end_equals_the_interpreter() {
                 )
             }
             .expect("the host code loads");
-            let mut launch: Vec<LaunchArg<'_>> = got
-                .iter_mut()
-                .map(|arg| match arg {
-                    Arg::Tensor(t) => LaunchArg::TensorMut(t),
-                    Arg::Scalar(s) => LaunchArg::Scalar(*s),
-                })
-                .collect();
+            let mut launch: Vec<LaunchArg<'_>> = got.iter_mut().map(LaunchArg::from).collect();
             let result = library.run(grid, &mut launch);
             drop(launch);
             match result {

@@ -66,6 +66,7 @@ fn twice(mut launch: impl FnMut(&mut [Arg])) -> Vec<Vec<u8>> {
         .map(|arg| match arg {
             Arg::Tensor(t) => t.data().to_vec(),
             Arg::Scalar(s) => s.to_bits().to_le_bytes().to_vec(),
+            Arg::Tensors(_) => unreachable!("the kernel takes no tensor array"),
         })
         .collect()
 }

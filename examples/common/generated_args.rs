@@ -49,6 +49,8 @@ impl DeviceArgs {
                 Arg::Tensor(t) => upload_any(dev, t)
                     .map(DeviceArg::Tensor)
                     .map_err(|e| format!("argument {i}: {e}")),
+                // The random generator writes no tensor-array parameters.
+                Arg::Tensors(_) => Err(format!("argument {i}: a tensor array")),
             })
             .collect::<Result<_, String>>()?;
         Ok(DeviceArgs(args))

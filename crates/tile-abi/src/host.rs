@@ -100,6 +100,7 @@ pub fn print_slot(func: &Function) -> u64 {
 fn width(func: &Function, p: &Param) -> u64 {
     match func.ty(p.value) {
         Type::Tensor(t) => 1 + 2 * t.rank as u64,
+        Type::Tensors(_) => 2,
         _ => 1,
     }
 }

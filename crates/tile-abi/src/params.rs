@@ -3,12 +3,48 @@
 //!
 //! A kernel's parameters are, in order: per tensor of rank `r` its base
 //! pointer (the address of element `[0, .., 0]`), `r` extents as `i32` and
-//! `r` strides in elements as `i64`; per scalar its value in its memory type
+//! `r` strides in elements as `i64`; per tensor array a pointer to its
+//! tensors' records ([`TensorRecord`], one after another in device memory)
+//! and their number as `i32`; per scalar its value in its memory type
 //! (bool as `i8`, f16/bf16 as their `i16` bits, FP8 as `i8` bits); then a
 //! pointer to the status record ([`crate::status`]).
 
 use std::ffi::c_void;
 use tile_ir::{Function, Scalar, Type};
+
+/// Where one tensor of a tensor array is, as the kernel reads it from
+/// device memory: for rank `r`, `1 + 2r` little-endian 64-bit words, the
+/// base pointer, the `r` extents, then the `r` strides in elements.
+pub struct TensorRecord;
+
+impl TensorRecord {
+    /// The bytes of the record of a tensor of `rank` axes.
+    pub const fn bytes(rank: usize) -> usize {
+        8 * (1 + 2 * rank)
+    }
+
+    /// The byte offset of the extent of `axis` in the record.
+    pub const fn extent_at(axis: usize) -> usize {
+        8 * (1 + axis)
+    }
+
+    /// The byte offset of the stride of `axis` in a record of `rank` axes.
+    pub const fn stride_at(rank: usize, axis: usize) -> usize {
+        8 * (1 + rank + axis)
+    }
+
+    /// The record of a tensor at `base` of `shape` and `strides`.
+    pub fn encode(base: u64, shape: &[usize], strides: &[isize]) -> Vec<u8> {
+        let mut bytes = base.to_le_bytes().to_vec();
+        for &extent in shape {
+            bytes.extend((extent as u64).to_le_bytes());
+        }
+        for &stride in strides {
+            bytes.extend((stride as i64).to_le_bytes());
+        }
+        bytes
+    }
+}
 
 /// The parameters of one launch, each as its little-endian bytes, in one
 /// buffer (each at a multiple of 8 bytes), so packing a launch allocates
@@ -52,6 +88,15 @@ impl Packet {
         for &stride in strides {
             self.push(&(stride as i64).to_le_bytes());
         }
+    }
+
+    /// Appends a tensor array: where its records are and how many.
+    /// Counts above `i32::MAX` are clamped (the runtime refuses such arrays
+    /// before packing them).
+    pub fn push_tensors(&mut self, records: u64, count: usize) {
+        self.push_pointer(records);
+        let count = i32::try_from(count).unwrap_or(i32::MAX);
+        self.push(&count.to_le_bytes());
     }
 
     /// Appends a scalar in its memory type.
@@ -116,6 +161,7 @@ pub fn param_sizes(function: &Function) -> Vec<usize> {
                 sizes.extend(std::iter::repeat_n(4, t.rank));
                 sizes.extend(std::iter::repeat_n(8, t.rank));
             }
+            Type::Tensors(_) => sizes.extend([8, 4]),
             other => sizes.push(other.dtype().size_bytes()),
         }
     }

@@ -112,11 +112,14 @@ pub enum FaultCode {
     /// extent; the values are its offsets, then its extents (the first
     /// four).
     ViewWindow = 10,
+    /// A `get_tensor` index outside its tensor array; the values are the
+    /// index and the number of tensors.
+    TensorIndex = 11,
 }
 
 impl FaultCode {
     /// Every code, in order.
-    pub const ALL: [FaultCode; 10] = [
+    pub const ALL: [FaultCode; 11] = [
         FaultCode::IndexSpace,
         FaultCode::PartialPartition,
         FaultCode::NonPositiveStep,
@@ -127,6 +130,7 @@ impl FaultCode {
         FaultCode::Assert,
         FaultCode::LViewPastEdge,
         FaultCode::ViewWindow,
+        FaultCode::TensorIndex,
     ];
 
     /// The code written as `code`, if it is one.
@@ -178,6 +182,6 @@ mod tests {
             assert_eq!(FaultCode::from_u32(code as u32), Some(code));
         }
         assert_eq!(FaultCode::from_u32(0), None);
-        assert_eq!(FaultCode::from_u32(11), None);
+        assert_eq!(FaultCode::from_u32(12), None);
     }
 }

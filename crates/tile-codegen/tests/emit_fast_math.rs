@@ -9,13 +9,14 @@
 mod common;
 mod probe;
 
-use common::{launch_arg, load};
+use common::load;
 use probe::{check_fast_math_gpu_code, run_probe, ulps};
 use tile_codegen::host;
 use tile_codegen::CodegenOptions;
 use tile_ir::interp::{Arg, HostTensor};
 use tile_ir::{eval, samples, BinaryOp, DType, Scalar, UnaryOp};
 use tile_runtime::cpu::HostIsa;
+use tile_runtime::LaunchArg;
 use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::program::ThreadOpKind;
 
@@ -277,7 +278,7 @@ fn run_host_unary(
         Arg::Tensor(HostTensor::from_scalars(dtype, &[n], &values).unwrap()),
         Arg::Tensor(HostTensor::from_scalars(dtype, &[n], &vec![Scalar::zero(dtype); n]).unwrap()),
     ];
-    let mut launch: Vec<_> = args.iter_mut().map(launch_arg).collect();
+    let mut launch: Vec<_> = args.iter_mut().map(LaunchArg::from).collect();
     library
         .run([n.div_ceil(block) as u32, 1, 1], &mut launch)
         .unwrap_or_else(|e| panic!("{} on {isa}: {e}", op.name()));

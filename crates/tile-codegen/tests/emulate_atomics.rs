@@ -160,6 +160,7 @@ fn compared(args: &[Arg], distinct: bool) -> Vec<Vec<u8>> {
         .map(|a| match a {
             Arg::Tensor(t) => t.data().to_vec(),
             Arg::Scalar(s) => s.to_bits().to_le_bytes().to_vec(),
+            Arg::Tensors(_) => unreachable!("no tensor arrays here"),
         })
         .collect()
 }

@@ -80,7 +80,7 @@ fn outputs(args: &[Arg]) -> Vec<Vec<u64>> {
         .iter()
         .map(|a| match a {
             Arg::Tensor(t) => t.to_scalars().iter().map(|v| v.to_bits()).collect(),
-            Arg::Scalar(_) => panic!("the outputs are tensors"),
+            _ => panic!("the outputs are tensors"),
         })
         .collect()
 }

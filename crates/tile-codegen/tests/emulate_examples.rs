@@ -126,6 +126,10 @@ fn matmul_in_every_dtype() {
 fn values(arg: &Arg) -> Vec<f32> {
     match arg {
         Arg::Tensor(t) => t.to_scalars().iter().map(|s| s.to_f64() as f32).collect(),
+        Arg::Tensors(ts) => ts
+            .iter()
+            .flat_map(|t| values(&Arg::Tensor(t.clone())))
+            .collect(),
         Arg::Scalar(s) => vec![s.to_f64() as f32],
     }
 }

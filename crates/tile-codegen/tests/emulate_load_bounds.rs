@@ -40,7 +40,7 @@ fn args(i: i32) -> Vec<Arg> {
 fn loaded(args: &[Arg]) -> Vec<f32> {
     match &args[1] {
         Arg::Tensor(t) => t.to_vec::<f32>().unwrap(),
-        Arg::Scalar(_) => unreachable!(),
+        _ => unreachable!(),
     }
 }
 

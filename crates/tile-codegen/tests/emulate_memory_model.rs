@@ -185,14 +185,7 @@ const PROTOCOLS: [Protocol; 2] = [
 
 const BROKEN: [Variant; 3] = [Variant::NoAcquire, Variant::NoRelease, Variant::PlainStore];
 
-fn bytes(args: &[Arg]) -> Vec<Vec<u8>> {
-    args.iter()
-        .map(|a| match a {
-            Arg::Tensor(t) => t.data().to_vec(),
-            Arg::Scalar(s) => s.to_bits().to_le_bytes().to_vec(),
-        })
-        .collect()
-}
+use tile_testgen::inputs::bytes;
 
 /// What the interpreter computes for `kernel` on `args`.
 fn oracle(kernel: &Function, args: fn() -> Vec<Arg>) -> Vec<Vec<u8>> {

@@ -28,6 +28,10 @@ const CASES: u64 = 24;
 fn values(arg: &Arg) -> Vec<f32> {
     match arg {
         Arg::Tensor(t) => t.to_scalars().iter().map(|s| s.to_f64() as f32).collect(),
+        Arg::Tensors(ts) => ts
+            .iter()
+            .flat_map(|t| values(&Arg::Tensor(t.clone())))
+            .collect(),
         Arg::Scalar(s) => vec![s.to_f64() as f32],
     }
 }

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{launch_arg, load};
+use common::load;
 use inkwell::context::Context;
 use inkwell::execution_engine::JitFunction;
 use inkwell::targets::{InitializationConfig, Target};
@@ -18,6 +18,7 @@ use tile_codegen::CodegenOptions;
 use tile_ir::interp::{Arg, HostTensor};
 use tile_ir::{eval, samples, DType, Scalar, UnaryOp};
 use tile_runtime::cpu::HostIsa;
+use tile_runtime::LaunchArg;
 
 /// A deterministic generator of 64-bit words (splitmix64).
 struct Bits(u64);
@@ -191,7 +192,7 @@ fn kernel_agrees(dtype: DType, values: Vec<Scalar>) {
             Arg::Tensor(input.clone()),
             Arg::Tensor(HostTensor::from_scalars(dtype, &[n], &zeros).unwrap()),
         ];
-        let mut launch: Vec<_> = args.iter_mut().map(launch_arg).collect();
+        let mut launch: Vec<_> = args.iter_mut().map(LaunchArg::from).collect();
         library
             .run([n.div_ceil(block) as u32, 1, 1], &mut launch)
             .unwrap_or_else(|e| panic!("{isa}: {e}"));

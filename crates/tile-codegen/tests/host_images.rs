@@ -5,13 +5,14 @@
 
 mod common;
 
-use common::{bytes, launch_arg, load, tensor, zeros};
+use common::{bytes, load, tensor, zeros};
 use tile_codegen::host;
 use tile_codegen::tools;
 use tile_codegen::CodegenOptions;
 use tile_ir::interp::{self, Arg};
 use tile_ir::{samples, DType, Function};
 use tile_runtime::cpu::HostIsa;
+use tile_runtime::LaunchArg;
 
 /// Each sample with a launch that leaves partial edge tiles.
 fn cases() -> Vec<(Function, [u32; 3], Vec<Arg>)> {
@@ -113,7 +114,7 @@ fn every_level_that_runs_here_equals_the_interpreter() {
             let library = load(&image, &func).unwrap();
             assert_eq!(library.isa(), isa);
             let mut actual = args.clone();
-            let mut launch: Vec<_> = actual.iter_mut().map(launch_arg).collect();
+            let mut launch: Vec<_> = actual.iter_mut().map(LaunchArg::from).collect();
             library
                 .run(grid, &mut launch)
                 .unwrap_or_else(|e| panic!("{isa}: {e}"));

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{blocks, bytes, launch_arg, load, tensor, tensor_of};
+use common::{blocks, bytes, load, tensor, tensor_of};
 use tile_codegen::host;
 use tile_codegen::tools;
 use tile_codegen::CodegenOptions;
@@ -13,6 +13,7 @@ use tile_ir::builder::Builder;
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::{samples, BinaryOp, DType, Function, Padding, TensorType, Type};
 use tile_runtime::cpu::HostIsa;
+use tile_runtime::LaunchArg;
 
 fn tensor_type(dtype: DType, rank: usize) -> Type {
     Type::Tensor(TensorType::new(dtype, rank))
@@ -126,7 +127,7 @@ fn agrees_streaming_or_not(func: &Function, grid: [u32; 3], args: Vec<Arg>) {
         for threshold in [0, u64::MAX] {
             library.set_stream_threshold(threshold);
             let mut actual = args.clone();
-            let mut launch: Vec<_> = actual.iter_mut().map(launch_arg).collect();
+            let mut launch: Vec<_> = actual.iter_mut().map(LaunchArg::from).collect();
             library
                 .run(grid, &mut launch)
                 .unwrap_or_else(|e| panic!("{} ({isa}): {e}", func.name));
@@ -241,7 +242,7 @@ fn random_programs_streaming_every_output_agree_with_the_interpreter() {
         let mut library = load(&image, &case.func).unwrap();
         library.set_stream_threshold(0);
         let mut actual = case.args.clone();
-        let mut launch: Vec<_> = actual.iter_mut().map(launch_arg).collect();
+        let mut launch: Vec<_> = actual.iter_mut().map(LaunchArg::from).collect();
         match (library.run(case.grid, &mut launch), oracle) {
             (Ok(()), Ok(())) => {
                 drop(launch);

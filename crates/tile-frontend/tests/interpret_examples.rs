@@ -39,7 +39,7 @@ fn tensor(shape: &[usize], values: Vec<f32>) -> Arg {
 fn output(args: &[Arg], i: usize) -> Vec<f32> {
     match &args[i] {
         Arg::Tensor(t) => t.to_vec::<f32>().expect("f32 tensor"),
-        Arg::Scalar(_) => panic!("argument {i} is not a tensor"),
+        _ => panic!("argument {i} is not a tensor"),
     }
 }
 

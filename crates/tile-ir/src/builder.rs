@@ -383,6 +383,17 @@ impl Builder {
         self.op1(OpKind::Dim { axis }, &[tensor])
     }
 
+    /// Tensor `index` (an integer scalar) of a tensor array
+    /// ([`OpKind::GetTensor`]).
+    pub fn get_tensor(&mut self, tensors: Value, index: Value) -> Result<Value, BuildError> {
+        self.op1(OpKind::GetTensor, &[tensors, index])
+    }
+
+    /// The number of tensors of a tensor array, `i32`.
+    pub fn num_tensors(&mut self, tensors: Value) -> Result<Value, BuildError> {
+        self.op1(OpKind::NumTensors, &[tensors])
+    }
+
     /// The tensor cut into tiles of `shape`.
     pub fn partition_view(&mut self, tensor: Value, shape: &[usize]) -> Result<Value, BuildError> {
         self.op1(

@@ -113,14 +113,18 @@ fn with_note(text: String, notes: &[String]) -> String {
 }
 
 /// The tensor parameters an op reads or writes, by their Rust names: `` `x` ``
-/// for a tensor operand, `` a view of `x` `` for a view of one (partition or
-/// layout view, however derived), each once, in operand order.
+/// for a tensor operand, `` a tensor of `xs` `` for an element of a tensor
+/// array, `` a view of `x` `` for a view of either (partition or layout
+/// view, however derived), each once, in operand order.
 pub fn tensors_touched(func: &Function, op: OpId) -> Vec<String> {
     let mut out = Vec::new();
     let operands = func.ops.get(op).map_or(&[][..], |op| &op.operands[..]);
     for &operand in operands {
         let note = match func.values.get(operand).map(|v| &v.ty) {
-            Some(Type::Tensor(_)) => param_name(func, operand).map(|name| format!("`{name}`")),
+            Some(Type::Tensor(_)) => match param_name(func, operand) {
+                Some(name) => Some(format!("`{name}`")),
+                None => viewed_tensor(func, operand).map(|name| format!("a tensor of `{name}`")),
+            },
             Some(Type::PartitionView(_) | Type::LayoutView(_)) => {
                 viewed_tensor(func, operand).map(|name| format!("a view of `{name}`"))
             }
@@ -156,7 +160,12 @@ fn viewed_tensor(func: &Function, view: Value) -> Option<&str> {
         value = *func.ops.get(op)?.operands.iter().find(|&&v| {
             matches!(
                 func.values.get(v).map(|v| &v.ty),
-                Some(Type::Tensor(_) | Type::PartitionView(_) | Type::LayoutView(_))
+                Some(
+                    Type::Tensor(_)
+                        | Type::Tensors(_)
+                        | Type::PartitionView(_)
+                        | Type::LayoutView(_)
+                )
             )
         })?;
     }

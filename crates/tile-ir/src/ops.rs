@@ -210,6 +210,11 @@ pub enum OpKind {
         /// The tensor axis.
         axis: usize as Decimal,
     } = "dim %tensor axis $axis",
+    /// `get_tensor %ts[%i]`: element `i` of a tensor array, a tensor; `i`
+    /// is an integer scalar, and outside `0..num_tensors` a fault.
+    GetTensor = "get_tensor %tensors[%index]",
+    /// `num_tensors %ts`: the number of tensors of a tensor array, `i32`.
+    NumTensors = "num_tensors %tensors",
     /// `partition_view %t [shape]`: the tensor cut into tiles of `shape`.
     ///
     /// `partition_view %t [shape] offset(%o0, ..)`, optionally followed by
@@ -404,8 +409,9 @@ pub enum OpFamily {
     Reduction,
     /// `dot`: a matrix product.
     Dot,
-    /// `dim`, `partition_view`, `load`, `load_masked`, `store`,
-    /// `store_masked`, `atomic`: tensors and their partition views.
+    /// `dim`, `get_tensor`, `num_tensors`, `partition_view`, `load`,
+    /// `load_masked`, `store`, `store_masked`, `atomic`: tensors, tensor
+    /// arrays and partition views.
     Memory,
     /// `for`, `while`, `if`, `yield`: structured control flow.
     Control,

@@ -1,6 +1,6 @@
 //! The example kernels of the project, built with the [`Builder`]: vector
-//! add, an elementwise unary op, row softmax, layernorm, matmul and
-//! transpose.
+//! add, an elementwise unary op, row softmax, layernorm, matmul, a grouped
+//! matmul over tensor arrays and transpose.
 //!
 //! They are the shared inputs of the test suites of every stage (printer,
 //! passes, interpreter, the lowering and the back ends), written with the
@@ -23,12 +23,12 @@ fn i32_const(b: &mut Builder, v: i32) -> Result<Value, BuildError> {
     b.constant(Scalar::I32(v))
 }
 
-/// `func` with every tensor parameter promised aligned
+/// `func` with every tensor and tensor-array parameter promised aligned
 /// ([`TensorType::aligned`]): an example as `#[tile_kernel(aligned(..))]`
 /// naming all its tensors would build it.
 pub fn with_aligned_tensors(mut func: Function) -> Function {
     for p in &func.params {
-        if let Type::Tensor(t) = &mut func.values[p.value].ty {
+        if let Type::Tensor(t) | Type::Tensors(t) = &mut func.values[p.value].ty {
             t.aligned = true;
         }
     }
@@ -185,6 +185,64 @@ pub fn matmul_with(
         Ok(vec![b.dot_with(at, bt, carried[0], precision)?])
     })?;
     b.store_masked(acc[0], vc, &[pid_m, pid_n])?;
+    b.finish()
+}
+
+/// `c[g] = a[g] · b[g]` for every problem `g` of a group of matmuls of
+/// their own sizes (`a[g]: [M_g, K_g]`, `b[g]: [K_g, N_g]`, `c[g]: [M_g,
+/// N_g]` f32), the operands tensor arrays: program `(i, j, g)` computes
+/// tile `(i, j)` of problem `g` if that tile exists; launch `(max_g ⌈M_g /
+/// bm⌉, max_g ⌈N_g / bn⌉, groups)`.
+pub fn grouped_matmul(
+    bm: usize,
+    bn: usize,
+    bk: usize,
+    dtype: DType,
+) -> Result<Function, BuildError> {
+    let array = |dtype| Type::Tensors(TensorType::new(dtype, 2));
+    let mut b = Builder::new("grouped_matmul");
+    let a = b.param("a", array(dtype));
+    let bmat = b.param("b", array(dtype));
+    let c = b.param("c", array(DType::F32));
+    let pid_m = b.program_id(0)?;
+    let pid_n = b.program_id(1)?;
+    let group = b.program_id(2)?;
+    let a = b.get_tensor(a, group)?;
+    let bmat = b.get_tensor(bmat, group)?;
+    let c = b.get_tensor(c, group)?;
+    let m = b.dim(a, 0)?;
+    let n = b.dim(bmat, 1)?;
+    let (bm_value, bn_value) = (i32_const(&mut b, bm as i32)?, i32_const(&mut b, bn as i32)?);
+    let row = b.binary(BinaryOp::Mul, pid_m, bm_value)?;
+    let col = b.binary(BinaryOp::Mul, pid_n, bn_value)?;
+    let row_inside = b.cmp(CmpPred::Lt, row, m)?;
+    let col_inside = b.cmp(CmpPred::Lt, col, n)?;
+    let inside = b.binary(BinaryOp::And, row_inside, col_inside)?;
+    b.if_else(
+        inside,
+        &[],
+        |b| {
+            let va = b.partition_view(a, &[bm, bk])?;
+            let vb = b.partition_view(bmat, &[bk, bn])?;
+            let vc = b.partition_view(c, &[bm, bn])?;
+            let k = b.dim(a, 1)?;
+            let bk_minus_one = i32_const(b, bk as i32 - 1)?;
+            let bk_value = i32_const(b, bk as i32)?;
+            let padded = b.binary(BinaryOp::Add, k, bk_minus_one)?;
+            let k_tiles = b.binary(BinaryOp::Div, padded, bk_value)?;
+            let zero = i32_const(b, 0)?;
+            let one = i32_const(b, 1)?;
+            let acc = b.full(Scalar::F32(0.0), &[bm, bn])?;
+            let acc = b.for_loop(zero, k_tiles, one, &[acc], |b, kk, carried| {
+                let at = b.load_masked(va, &[pid_m, kk], Padding::Zero)?;
+                let bt = b.load_masked(vb, &[kk, pid_n], Padding::Zero)?;
+                Ok(vec![b.dot(at, bt, carried[0])?])
+            })?;
+            b.store_masked(acc[0], vc, &[pid_m, pid_n])?;
+            Ok(Vec::new())
+        },
+        |_| Ok(Vec::new()),
+    )?;
     b.finish()
 }
 

@@ -149,6 +149,17 @@ impl TensorType {
     }
 }
 
+/// The inside of a tensor type's brackets: `f32, 2` or `f32, 2, aligned`.
+impl fmt::Display for TensorType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}, {}", self.dtype, self.rank)?;
+        if self.aligned {
+            f.write_str(", aligned")?;
+        }
+        Ok(())
+    }
+}
+
 /// A partition view: a tensor cut into tiles of a static shape (see
 /// `partition_view` in `docs/ir.md`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -186,8 +197,13 @@ pub enum Type {
     Scalar(DType),
     /// A tile of static shape.
     Tile(TileType),
-    /// A global tensor (kernel parameters only).
+    /// A global tensor: a tensor parameter, or an element of a tensor
+    /// array (`get_tensor`).
     Tensor(TensorType),
+    /// An array of global tensors of one dtype and rank, each with its own
+    /// extents and strides, chosen among at run time (kernel parameters
+    /// only).
+    Tensors(TensorType),
     /// A partition view of a tensor.
     PartitionView(PartitionViewType),
     /// A layout view of a tensor.
@@ -208,7 +224,7 @@ impl Type {
         match self {
             Type::Scalar(d) => *d,
             Type::Tile(t) => t.dtype,
-            Type::Tensor(t) => t.dtype,
+            Type::Tensor(t) | Type::Tensors(t) => t.dtype,
             Type::PartitionView(v) => v.dtype,
             Type::LayoutView(v) => v.dtype,
         }
@@ -237,6 +253,7 @@ impl Type {
                 dtype,
             }),
             Type::Tensor(t) => Type::Tensor(TensorType { dtype, ..*t }),
+            Type::Tensors(t) => Type::Tensors(TensorType { dtype, ..*t }),
             Type::PartitionView(v) => Type::PartitionView(PartitionViewType {
                 dtype,
                 tile: v.tile.clone(),
@@ -251,8 +268,8 @@ impl Type {
     }
 }
 
-/// Types print as `f32`, `tile<128x64xf32>`, `tensor<f32, 2>` and
-/// `view<f32, [64, 64]>`; layout views as `lview<f32, (4,8):(8,1)>`,
+/// Types print as `f32`, `tile<128x64xf32>`, `tensor<f32, 2>`,
+/// `tensors<f32, 2>` and `view<f32, [64, 64]>`; layout views as `lview<f32, (4,8):(8,1)>`,
 /// swizzled ones as `lview<f32, Sw<1,2,3> o (4,8):(8,1)>` and masked ones
 /// as `lview<f32, (4,8):(8,1), masked>`.
 impl fmt::Display for Type {
@@ -266,10 +283,8 @@ impl fmt::Display for Type {
                 }
                 write!(f, "{}>", t.dtype)
             }
-            Type::Tensor(t) => {
-                write!(f, "tensor<{}, {}", t.dtype, t.rank)?;
-                f.write_str(if t.aligned { ", aligned>" } else { ">" })
-            }
+            Type::Tensor(t) => write!(f, "tensor<{t}>"),
+            Type::Tensors(t) => write!(f, "tensors<{t}>"),
             Type::PartitionView(v) => write!(f, "view<{}, {}>", v.dtype, v.tile),
             Type::LayoutView(v) => {
                 write!(f, "lview<{}, ", v.dtype)?;

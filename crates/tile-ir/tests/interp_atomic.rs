@@ -23,7 +23,7 @@ kernel @histogram(%x: tensor<i32, 1>, %hist: tensor<i32, 1>, %old: tensor<i32, 1
 fn tensor(arg: &Arg) -> &HostTensor {
     match arg {
         Arg::Tensor(t) => t,
-        Arg::Scalar(s) => panic!("a scalar argument {s:?}"),
+        other => panic!("not a tensor: {other:?}"),
     }
 }
 

@@ -39,7 +39,7 @@ kernel @stencil(%x: tensor<f32, 1>, %y: tensor<f32, 1>) {
 fn tensor(arg: &Arg) -> &HostTensor {
     match arg {
         Arg::Tensor(t) => t,
-        Arg::Scalar(s) => panic!("a scalar argument {s:?}"),
+        other => panic!("not a tensor: {other:?}"),
     }
 }
 

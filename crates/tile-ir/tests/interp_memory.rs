@@ -47,7 +47,7 @@ fn run_probe(
     run(func, [1, 1, 1], &mut args)?;
     match &args[1] {
         Arg::Tensor(t) => Ok(t.clone()),
-        Arg::Scalar(_) => unreachable!(),
+        _ => unreachable!(),
     }
 }
 

@@ -281,7 +281,7 @@ fn combine_functions_fold_left_to_right() {
         .iter()
         .map(|a| match a {
             Arg::Tensor(t) => t.to_vec::<i64>().unwrap(),
-            Arg::Scalar(_) => unreachable!(),
+            _ => unreachable!(),
         })
         .collect();
     assert_eq!(got[0], [123, 456]);

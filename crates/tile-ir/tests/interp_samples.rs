@@ -19,7 +19,7 @@ fn tensor(shape: &[usize], data: Vec<f32>) -> Arg {
 fn output(args: &[Arg], index: usize) -> Vec<f32> {
     match &args[index] {
         Arg::Tensor(t) => t.to_vec::<f32>().unwrap(),
-        Arg::Scalar(_) => panic!("argument {index} is not a tensor"),
+        _ => panic!("argument {index} is not a tensor"),
     }
 }
 

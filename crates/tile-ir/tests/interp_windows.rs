@@ -56,7 +56,7 @@ fn run_window(func: &Function, scalars: [i32; 6]) -> Result<Vec<i32>, String> {
     run(func, [1, 1, 1], &mut args).map_err(|e| e.to_string())?;
     match &args[1] {
         Arg::Tensor(t) => Ok(t.to_vec::<i32>().unwrap()),
-        Arg::Scalar(_) => unreachable!(),
+        _ => unreachable!(),
     }
 }
 

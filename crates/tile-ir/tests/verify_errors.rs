@@ -181,7 +181,7 @@ cases! {
     tensor_of_rank_zero: ("%t: tensor<f32, 0>", "%0 = program_id 0 : i32")
         => "verifier: in kernel `k`, parameter %t: a tensor needs at least one axis";
     tile_parameter: ("%t: tile<4xf32>", "%0 = program_id 0 : i32")
-        => "verifier: in kernel `k`, parameter %t: a parameter is a scalar or a tensor, found tile<4xf32>";
+        => "verifier: in kernel `k`, parameter %t: a parameter is a scalar, a tensor or a tensor array, found tile<4xf32>";
 }
 
 /// Structural rules the parser cannot break (it checks names itself), broken

@@ -1,6 +1,7 @@
 //! Launching a kernel: argument checking against the kernel's parameters,
 //! then execution on the device.
 
+use crate::arrays;
 use crate::cpu::{HostIsa, HostLibrary};
 use crate::device::{Device, DeviceKind};
 use crate::error::Error;
@@ -12,7 +13,7 @@ use crate::tensor::{Storage, Tensor};
 use std::sync::Arc;
 use tile_ir::interp::{self, Arg, Element, HostTensor};
 use tile_ir::types::ALIGNED_TENSOR;
-use tile_ir::{Function, Scalar, Type, ValueDef};
+use tile_ir::{Function, OpKind, Scalar, Type};
 
 /// One argument of a launch.
 #[derive(Debug)]
@@ -27,6 +28,10 @@ pub enum LaunchArg<'a> {
     GpuTensor(&'a GpuTensor),
     /// A tensor in GPU memory the kernel may write.
     GpuTensorMut(&'a mut GpuTensor),
+    /// The tensors of a tensor array the kernel only reads, in index order.
+    Tensors(Vec<&'a HostTensor>),
+    /// The tensors of a tensor array the kernel may write, in index order.
+    TensorsMut(Vec<&'a mut HostTensor>),
 }
 
 impl LaunchArg<'_> {
@@ -44,6 +49,20 @@ impl LaunchArg<'_> {
             LaunchArg::GpuTensorMut(t) => {
                 format!("&mut tensor<{}, {}>", t.dtype(), t.shape().len())
             }
+            LaunchArg::Tensors(ts) => arrays::describe("&", ts.iter().map(|t| &**t)),
+            LaunchArg::TensorsMut(ts) => arrays::describe("&mut ", ts.iter().map(|t| &**t)),
+        }
+    }
+}
+
+/// An interpreter argument as a launch argument, every tensor mutable (as
+/// the interpreter takes them).
+impl<'a> From<&'a mut Arg> for LaunchArg<'a> {
+    fn from(arg: &'a mut Arg) -> Self {
+        match arg {
+            Arg::Tensor(t) => LaunchArg::TensorMut(t),
+            Arg::Tensors(ts) => LaunchArg::TensorsMut(ts.iter_mut().collect()),
+            Arg::Scalar(s) => LaunchArg::Scalar(*s),
         }
     }
 }
@@ -238,12 +257,19 @@ pub(crate) fn written_params(func: &Function) -> Vec<bool> {
         if !op.kind.writes_memory() {
             return;
         }
-        // The view operand of every store is operand 1.
-        let tensor = op
-            .operands
-            .get(1)
-            .and_then(|&v| tile_ir::lview::viewed_tensor(func, v));
-        if let Some(ValueDef::Param(index)) = tensor.map(|t| func.values[t].def) {
+        // An atomic's tensor is its operand 0; every store's view is its
+        // operand 1.
+        let param = match op.kind {
+            OpKind::Atomic { .. } => op
+                .operands
+                .first()
+                .and_then(|&t| tile_ir::lview::tensor_param(func, t)),
+            _ => op
+                .operands
+                .get(1)
+                .and_then(|&v| tile_ir::lview::viewed_param(func, v)),
+        };
+        if let Some(index) = param {
             writes[index] = true;
         }
     });
@@ -286,34 +312,41 @@ fn check_args(
             (Type::Tensor(t), LaunchArg::GpuTensor(g)) => {
                 !written && g.dtype() == t.dtype && g.shape().len() == t.rank
             }
+            (Type::Tensors(t), LaunchArg::TensorsMut(hs)) => {
+                arrays::fits(t, hs.iter().map(|h| &**h))
+            }
+            (Type::Tensors(t), LaunchArg::Tensors(hs)) => {
+                !written && arrays::fits(t, hs.iter().map(|h| &**h))
+            }
             _ => false,
         };
-        let placement = match arg {
-            LaunchArg::Tensor(h) => Some((h.shape(), h.strides(), h.offset())),
-            LaunchArg::TensorMut(h) => Some((h.shape(), h.strides(), h.offset())),
-            LaunchArg::GpuTensor(g) => Some((g.shape(), g.strides(), g.offset())),
-            LaunchArg::GpuTensorMut(g) => Some((g.shape(), g.strides(), g.offset())),
-            LaunchArg::Scalar(_) => None,
+        let (element, t) = match ty {
+            Type::Tensor(t) => (None, t),
+            Type::Tensors(t) => (Some(()), t),
+            _ => (None, &tile_ir::TensorType::new(ty.dtype(), 0)),
         };
-        if let (Type::Tensor(t), true, Some((shape, strides, offset))) = (ty, matches, placement) {
-            if let Some(reason) = t.misalignment(shape, strides, offset) {
-                return Err(Error::ArgumentMismatch {
-                    kernel: spec.name.to_string(),
-                    argument: param.name.clone(),
-                    device: device.to_string(),
-                    expected: format!("{ty} ({ALIGNED_TENSOR})"),
-                    found: format!("shape {shape:?} and strides {strides:?}: {reason}"),
-                });
+        for (k, (shape, strides, offset)) in placements(arg).into_iter().enumerate() {
+            let which = match element {
+                Some(()) => format!("tensor {k} of "),
+                None => String::new(),
+            };
+            let mismatch = |reason: String| Error::ArgumentMismatch {
+                kernel: spec.name.to_string(),
+                argument: param.name.clone(),
+                device: device.to_string(),
+                expected: format!("{} ({ALIGNED_TENSOR})", Type::Tensor(*t)),
+                found: format!("{which}shape {shape:?} and strides {strides:?}: {reason}"),
+            };
+            if let Some(reason) = t.misalignment(shape, strides, offset).filter(|_| matches) {
+                return Err(mismatch(reason));
             }
-        }
-        // A written tensor that matches was passed `&mut`.
-        if let (true, Some((shape, strides, _))) = (matches && written, placement) {
-            if let Some(reason) = overlap(shape, strides) {
+            // A written tensor that matches was passed `&mut`.
+            if let Some(reason) = overlap(shape, strides).filter(|_| matches && written) {
                 return Err(Error::OverlappingOutput {
                     kernel: spec.name.to_string(),
                     argument: param.name.clone(),
                     overlap: format!(
-                        "shape {shape:?} with strides {strides:?} overlaps itself: {reason}"
+                        "{which}shape {shape:?} with strides {strides:?} overlaps itself: {reason}"
                     ),
                     device: device.to_string(),
                 });
@@ -321,8 +354,10 @@ fn check_args(
         }
         if !matches {
             let expected = match ty {
-                Type::Tensor(_) if written => format!("&mut {ty} (the kernel writes it)"),
-                Type::Tensor(_) => format!("&{ty} or &mut {ty}"),
+                Type::Tensor(_) | Type::Tensors(_) if written => {
+                    format!("&mut {ty} (the kernel writes it)")
+                }
+                Type::Tensor(_) | Type::Tensors(_) => format!("&{ty} or &mut {ty}"),
                 other => other.to_string(),
             };
             return Err(Error::ArgumentMismatch {
@@ -335,6 +370,21 @@ fn check_args(
         }
     }
     Ok(())
+}
+
+/// Where each tensor of `arg` lies: shape, strides and the buffer offset of
+/// its element zero (none for a scalar).
+fn placements<'a>(arg: &'a LaunchArg<'_>) -> Vec<(&'a [usize], &'a [isize], usize)> {
+    let host = |h: &'a HostTensor| (h.shape(), h.strides(), h.offset());
+    match arg {
+        LaunchArg::Tensor(h) => vec![host(h)],
+        LaunchArg::TensorMut(h) => vec![host(h)],
+        LaunchArg::GpuTensor(g) => vec![(g.shape(), g.strides(), g.offset())],
+        LaunchArg::GpuTensorMut(g) => vec![(g.shape(), g.strides(), g.offset())],
+        LaunchArg::Tensors(hs) => hs.iter().map(|h| host(h)).collect(),
+        LaunchArg::TensorsMut(hs) => hs.iter().map(|h| host(h)).collect(),
+        LaunchArg::Scalar(_) => Vec::new(),
+    }
 }
 
 /// Why a tensor of `shape` and `strides` may reach one element through two
@@ -379,6 +429,10 @@ fn run_interpreted(
         .map(|(arg, param)| match arg {
             LaunchArg::Tensor(t) => Ok(Arg::Tensor((*t).clone())),
             LaunchArg::TensorMut(t) => Ok(Arg::Tensor((**t).clone())),
+            LaunchArg::Tensors(ts) => Ok(Arg::Tensors(ts.iter().map(|t| (*t).clone()).collect())),
+            LaunchArg::TensorsMut(ts) => {
+                Ok(Arg::Tensors(ts.iter().map(|t| (**t).clone()).collect()))
+            }
             LaunchArg::Scalar(s) => Ok(Arg::Scalar(*s)),
             // `gpu::check_residency` refuses these before any run.
             LaunchArg::GpuTensor(t) => Err((param, t.device())),
@@ -403,10 +457,18 @@ fn run_interpreted(
         source: Box::new(e),
     })?;
     for (arg, result) in args.iter_mut().zip(interp_args) {
-        if let (LaunchArg::TensorMut(target), Arg::Tensor(written)) = (arg, result) {
+        match (arg, result) {
             // Into the tensor's own buffer (same layout), which keeps the
             // device's huge-page advice.
-            target.data_mut().copy_from_slice(written.data());
+            (LaunchArg::TensorMut(target), Arg::Tensor(written)) => {
+                target.data_mut().copy_from_slice(written.data());
+            }
+            (LaunchArg::TensorsMut(targets), Arg::Tensors(written)) => {
+                for (target, written) in targets.iter_mut().zip(written) {
+                    target.data_mut().copy_from_slice(written.data());
+                }
+            }
+            _ => {}
         }
     }
     Ok(())

@@ -9,6 +9,7 @@
 //! embedded PTX or HSACO through their drivers (untested on real hardware so
 //! far).
 
+mod arrays;
 pub mod autotune;
 mod copies;
 pub mod cpu;

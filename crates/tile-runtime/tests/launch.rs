@@ -275,3 +275,26 @@ fn a_tensor_written_through_a_layout_view_must_be_passed_mutably() {
     launch(&dev, &kernel, [1, 1, 1], &mut [(&mut out).into()]).unwrap();
     assert_eq!(out.to_vec().unwrap(), vec![1.0; 4]);
 }
+
+#[test]
+fn a_tensor_written_by_atomics_alone_must_be_passed_mutably() {
+    let dev = Device::cpu();
+    let ir = "\
+kernel @count(%hist: tensor<i32, 1>) {
+  %0 = iota : tile<4xi32>
+  %1 = full 1 : tile<4xi32>
+  %2 = full true : tile<4xbool>
+  %3 = atomic add relaxed gpu %hist[%0], %1, %2 : tile<4xi32>
+}";
+    let hist = dev.zeros::<i32>(&[4]).unwrap();
+    let msg = expect_err(launch(
+        &dev,
+        &spec("count", ir.to_string()),
+        [1, 1, 1],
+        &mut [(&hist).into()],
+    ));
+    assert_eq!(
+        msg,
+        "kernel `count`, argument `hist` on device cpu: expected &mut tensor<i32, 1> (the kernel writes it), found &tensor<i32, 1>"
+    );
+}

@@ -215,6 +215,7 @@ fn describe(arg: &Arg) -> String {
     match arg {
         Arg::Scalar(s) => format!("a scalar {}", s.dtype()),
         Arg::Tensor(t) => format!("a {} tensor of shape {:?}", t.dtype(), t.shape()),
+        Arg::Tensors(ts) => format!("an array of {} tensors", ts.len()),
     }
 }
 

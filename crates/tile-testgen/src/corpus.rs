@@ -47,17 +47,10 @@ pub fn case_text(case: &Case, warps: u32, why: &str) -> String {
     let _ = writeln!(s, "grid {x} {y} {z}");
     for arg in &case.args {
         match arg {
-            Arg::Tensor(t) => {
-                let list = |v: Vec<String>| v.join(" ");
-                let _ = writeln!(
-                    s,
-                    "tensor {} shape {} strides {} offset {} data {}",
-                    t.dtype(),
-                    list(t.shape().iter().map(ToString::to_string).collect()),
-                    list(t.strides().iter().map(ToString::to_string).collect()),
-                    t.offset(),
-                    hex(t.data())
-                );
+            Arg::Tensor(t) => s.push_str(&tensor_line(t)),
+            Arg::Tensors(ts) => {
+                let _ = writeln!(s, "tensors {}", ts.len());
+                ts.iter().for_each(|t| s.push_str(&tensor_line(t)));
             }
             Arg::Scalar(v) => {
                 let _ = writeln!(s, "scalar {} {:#x}", v.dtype(), v.to_bits());
@@ -67,6 +60,19 @@ pub fn case_text(case: &Case, warps: u32, why: &str) -> String {
     let _ = writeln!(s, "kernel");
     let _ = write!(s, "{}", case.func);
     s
+}
+
+/// A tensor's line: `tensor <dtype> shape .. strides .. offset .. data ..`.
+fn tensor_line(t: &HostTensor) -> String {
+    let list = |v: Vec<String>| v.join(" ");
+    format!(
+        "tensor {} shape {} strides {} offset {} data {}\n",
+        t.dtype(),
+        list(t.shape().iter().map(ToString::to_string).collect()),
+        list(t.strides().iter().map(ToString::to_string).collect()),
+        t.offset(),
+        hex(t.data())
+    )
 }
 
 /// Writes `case` as `<dir>/<name>.case`; returns the path.
@@ -89,6 +95,8 @@ pub fn parse_case(name: &str, text: &str) -> Result<SavedCase, String> {
     let mut warps = None;
     let mut grid = None;
     let mut args = Vec::new();
+    // The tensors still to read into the tensor array `args` ends with.
+    let mut array_left = 0;
     let mut lines = text.lines();
     for line in lines.by_ref() {
         let words: Vec<&str> = line.split_whitespace().collect();
@@ -108,8 +116,21 @@ pub fn parse_case(name: &str, text: &str) -> Result<SavedCase, String> {
                     .map_err(|e| err(format!("scalar bits: {e}")))?;
                 args.push(Arg::Scalar(Scalar::from_bits(dtype, bits)));
             }
+            ["tensors", n] => {
+                array_left = n
+                    .parse::<usize>()
+                    .map_err(|e| err(format!("tensors: {e}")))?;
+                args.push(Arg::Tensors(Vec::new()));
+            }
             ["tensor", dtype, rest @ ..] => {
-                args.push(Arg::Tensor(parse_tensor(dtype, rest).map_err(err)?))
+                let t = parse_tensor(dtype, rest).map_err(err)?;
+                match args.last_mut() {
+                    Some(Arg::Tensors(ts)) if array_left > 0 => {
+                        ts.push(t);
+                        array_left -= 1;
+                    }
+                    _ => args.push(Arg::Tensor(t)),
+                }
             }
             ["kernel"] => break,
             _ => return Err(err(format!("unexpected line `{line}`"))),

@@ -80,6 +80,7 @@ pub fn bytes(args: &[Arg]) -> Vec<Vec<u8>> {
     args.iter()
         .map(|a| match a {
             Arg::Tensor(t) => t.data().to_vec(),
+            Arg::Tensors(ts) => ts.iter().flat_map(|t| t.data().to_vec()).collect(),
             Arg::Scalar(s) => s.to_bits().to_le_bytes().to_vec(),
         })
         .collect()

@@ -2,7 +2,7 @@
 
 use crate::Case;
 use std::fmt::Write;
-use tile_ir::interp::Arg;
+use tile_ir::interp::{Arg, HostTensor};
 
 /// The case as the source of a Rust integration test: the kernel in its text
 /// form (parsed back with `tile_ir::text::parse_function`), the grid, and
@@ -49,15 +49,11 @@ pub fn to_regression_test(case: &Case) -> String {
                 );
             }
             Arg::Tensor(t) => {
-                let _ = writeln!(
-                    src,
-                    "        Arg::Tensor(HostTensor::with_strides(DType::{:?}, &{:?}, &{:?}, {}, tile_testgen::hex_bytes(\"{}\")).expect(\"a valid layout\")),",
-                    t.dtype(),
-                    t.shape(),
-                    t.strides(),
-                    t.offset(),
-                    hex(t.data())
-                );
+                let _ = writeln!(src, "        Arg::Tensor({}),", tensor_source(t));
+            }
+            Arg::Tensors(ts) => {
+                let tensors: Vec<String> = ts.iter().map(tensor_source).collect();
+                let _ = writeln!(src, "        Arg::Tensors(vec![{}]),", tensors.join(", "));
             }
         }
     }
@@ -97,4 +93,16 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
         let _ = write!(s, "{b:02x}");
         s
     })
+}
+
+/// The Rust expression that builds `t` in a regression test.
+fn tensor_source(t: &HostTensor) -> String {
+    format!(
+        "HostTensor::with_strides(DType::{:?}, &{:?}, &{:?}, {}, tile_testgen::hex_bytes(\"{}\")).expect(\"a valid layout\")",
+        t.dtype(),
+        t.shape(),
+        t.strides(),
+        t.offset(),
+        hex(t.data())
+    )
 }

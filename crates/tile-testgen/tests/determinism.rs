@@ -23,6 +23,9 @@ fn bytes_of(args: &[Arg]) -> Vec<u8> {
                 out.extend(format!("{:?}{:?}{}", t.shape(), t.strides(), t.offset()).bytes());
                 out.extend_from_slice(t.data());
             }
+            Arg::Tensors(ts) => out.extend(bytes_of(
+                &ts.iter().cloned().map(Arg::Tensor).collect::<Vec<_>>(),
+            )),
         }
     }
     out

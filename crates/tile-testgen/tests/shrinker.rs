@@ -57,6 +57,7 @@ fn shrinking_keeps_the_failure_and_never_grows_the_case() {
             .iter()
             .map(|a| match a {
                 Arg::Tensor(t) => t.data().len(),
+                Arg::Tensors(ts) => ts.iter().map(|t| t.data().len()).sum(),
                 Arg::Scalar(_) => 1,
             })
             .sum()

@@ -35,7 +35,7 @@ fn check(text: &str, shape: &[usize], warps: u32) -> Program {
             .iter()
             .map(|s| s.to_bits())
             .collect::<Vec<_>>(),
-        Arg::Scalar(_) => unreachable!(),
+        _ => unreachable!(),
     };
     assert_eq!(bits(&actual), bits(&expected), "{warps} warps\n{program}");
     program

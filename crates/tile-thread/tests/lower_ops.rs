@@ -34,6 +34,11 @@ fn bits(args: &[Arg]) -> Vec<Vec<u64>> {
     args.iter()
         .map(|a| match a {
             Arg::Tensor(t) => t.to_scalars().iter().map(|s| s.to_bits()).collect(),
+            Arg::Tensors(ts) => ts
+                .iter()
+                .flat_map(|t| t.to_scalars())
+                .map(|s| s.to_bits())
+                .collect(),
             Arg::Scalar(s) => vec![s.to_bits()],
         })
         .collect()

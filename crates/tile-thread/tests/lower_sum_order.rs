@@ -42,6 +42,11 @@ fn lowered(func: &Function, warps: u32) -> Program {
 fn floats(arg: &Arg) -> Vec<f32> {
     match arg {
         Arg::Tensor(t) => t.to_scalars().iter().map(|s| s.to_f64() as f32).collect(),
+        Arg::Tensors(ts) => ts
+            .iter()
+            .flat_map(|t| t.to_scalars())
+            .map(|s| s.to_f64() as f32)
+            .collect(),
         Arg::Scalar(s) => vec![s.to_f64() as f32],
     }
 }

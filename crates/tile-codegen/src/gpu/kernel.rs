@@ -61,6 +61,13 @@ pub(super) struct TensorArgs<'ctx> {
 pub(super) enum ParamArgs<'ctx> {
     Tensor(TensorArgs<'ctx>),
     Scalar(BasicValueEnum<'ctx>),
+    /// A tensor array: where its records are, and their number (`i32`).
+    Tensors {
+        records: PointerValue<'ctx>,
+        count: IntValue<'ctx>,
+    },
+    /// A tensor of an array no `get_tensor` has bound yet.
+    Unbound,
 }
 
 /// The state of emitting one kernel.
@@ -109,6 +116,11 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     ));
                 }
                 ParamKind::Scalar(d) => types.push(self.mem_type(*d).into()),
+                ParamKind::Tensors(_) => {
+                    types.push(ptr.into());
+                    types.push(i32t.into());
+                }
+                ParamKind::Element { .. } => {}
             }
         }
         types.push(ptr.into());
@@ -170,6 +182,17 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     next += 1;
                     params.push(ParamArgs::Scalar(self.register_value(v, *d)?));
                 }
+                ParamKind::Tensors(_) => {
+                    let records = arg(next)?.into_pointer_value();
+                    records.set_name(&p.name);
+                    function.add_attribute(AttributeLoc::Param(next), noalias);
+                    function.add_attribute(AttributeLoc::Param(next), readonly);
+                    let count = arg(next + 1)?.into_int_value();
+                    count.set_name(&format!("{}.count", p.name));
+                    next += 2;
+                    params.push(ParamArgs::Tensors { records, count });
+                }
+                ParamKind::Element { .. } => params.push(ParamArgs::Unbound),
             }
         }
         let status = arg(next)?.into_pointer_value();
@@ -318,6 +341,14 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     "parameter {index} is not a scalar"
                 ))),
             },
+            ThreadOpKind::GetTensor { param, array } => {
+                self.get_tensor(k, (*param, *array), roles()?)?;
+                Ok(Vec::new())
+            }
+            ThreadOpKind::NumTensors { array } => match k.params.get(*array) {
+                Some(ParamArgs::Tensors { count, .. }) => one((*count).into()),
+                _ => Err(EmitError::internal("`num_tensors` of no tensor array")),
+            },
             ThreadOpKind::TensorDim { param, axis } => one(tensor(k, *param)?
                 .dims
                 .get(*axis)
@@ -419,6 +450,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     CheckKind::Index => FaultCode::IndexOutside,
                     CheckKind::Assert => FaultCode::Assert,
                     CheckKind::Window => FaultCode::ViewWindow,
+                    CheckKind::TensorIndex => FaultCode::TensorIndex,
                 };
                 self.check(k, code, position, roles()?)?;
                 Ok(Vec::new())
@@ -531,14 +563,18 @@ pub(super) fn tensor<'a, 'ctx>(
     }
 }
 
-/// The tensor parameters some `st.global` or `atom.global` writes.
-fn written_params(program: &Program) -> HashSet<usize> {
+/// The tensor parameters some `st.global` or `atom.global` writes: a
+/// tensor of an array written counts as its array.
+pub(super) fn written_params(program: &Program) -> HashSet<usize> {
     program
         .ops
         .iter()
         .filter_map(|(_, op)| match op.kind {
             ThreadOpKind::StoreGlobal { param, .. } | ThreadOpKind::AtomicGlobal { param, .. } => {
-                Some(param)
+                match program.params.get(param).map(|p| &p.kind) {
+                    Some(ParamKind::Element { array, .. }) => Some(*array),
+                    _ => Some(param),
+                }
             }
             _ => None,
         })

@@ -18,6 +18,7 @@
 //! `FaultCode::OutsideTensor`, its position among the kernel's checks and
 //! its partition indices.
 
+mod arrays;
 mod asm;
 mod asm_call;
 mod control;

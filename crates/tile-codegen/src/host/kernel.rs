@@ -46,8 +46,14 @@ pub(super) enum HostValue<'ctx> {
     /// A tile computed inside the loop of the op that consumes it
     /// (`lazy.rs`, chosen by `fuse.rs`).
     Lazy(Expr<'ctx>),
-    /// The tensor parameter at this position.
+    /// The tensor parameter at this position, or (past the parameters) a
+    /// tensor of an array (`arrays.rs`).
     Tensor(usize),
+    /// A tensor array: where its records are, and their number (`i64`).
+    Tensors {
+        records: PointerValue<'ctx>,
+        count: IntValue<'ctx>,
+    },
     /// A layout view.
     LView(LViewRef<'ctx>),
     /// A partition view of the tensor parameter `tensor`, or of a window
@@ -206,6 +212,12 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
                     );
                     self.define(p.value, HostValue::Tensor(index));
                 }
+                Type::Tensors(_) => {
+                    let ptr = self.e.ctx.ptr_type(inkwell::AddressSpace::default());
+                    let records = self.e.b.build_int_to_ptr(word(self, 0)?, ptr, "records")?;
+                    let count = word(self, 1)?;
+                    self.define(p.value, HostValue::Tensors { records, count });
+                }
                 Type::Scalar(d) => {
                     let bits = word(self, 0)?;
                     let v = self.scalar_of_bits(bits, *d)?;
@@ -301,6 +313,9 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             Route::Fp4Pairs => Err(HostError::internal(
                 "an FP4 pair op reached the emitter: `compile` expands them first",
             )),
+            Route::Memory if matches!(op.kind, OpKind::GetTensor | OpKind::NumTensors) => {
+                self.tensor_array_op(id)
+            }
             Route::Memory => self.memory(id),
             Route::For => self.emit_for(id),
             Route::While => self.emit_while(id),

@@ -61,6 +61,7 @@
 
 mod alias;
 mod arg_reduce;
+mod arrays;
 mod assert;
 mod atomic;
 mod check;

@@ -74,14 +74,6 @@ pub fn run_host(func: &Function, grid: [u32; 3], args: &mut [Arg]) -> Result<(),
     let isa = HostIsa::best_here().expect("a host instruction-set level runs here");
     let image = host::compile(func, isa, &CodegenOptions::default()).map_err(HostRun::Compile)?;
     let library = load(&image, func).map_err(HostRun::Load)?;
-    let mut args: Vec<LaunchArg<'_>> = args.iter_mut().map(launch_arg).collect();
+    let mut args: Vec<LaunchArg<'_>> = args.iter_mut().map(LaunchArg::from).collect();
     library.run(grid, &mut args).map_err(HostRun::Run)
-}
-
-/// An interpreter argument as a launch argument (every tensor mutable).
-pub fn launch_arg(arg: &mut Arg) -> LaunchArg<'_> {
-    match arg {
-        Arg::Tensor(t) => LaunchArg::TensorMut(t),
-        Arg::Scalar(s) => LaunchArg::Scalar(*s),
-    }
 }

@@ -7,6 +7,7 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use tile_abi::emulation::ArgsAbi;
+use tile_abi::params::TensorRecord;
 use tile_abi::{FaultCode, Packet, Status};
 use tile_codegen::gpu::{emit_module, GpuModule};
 use tile_codegen::tools::Tool;
@@ -172,6 +173,8 @@ pub fn launch_printing(
         .collect();
     let mut packet = Packet::default();
     let mut registered = Vec::new();
+    // The records of the tensor arrays, alive until the launch returns.
+    let mut records: Vec<Vec<u64>> = Vec::new();
     for (i, arg) in args.iter_mut().enumerate() {
         match arg {
             Arg::Scalar(s) => packet.push_scalar(*s),
@@ -181,6 +184,26 @@ pub fn launch_printing(
                 tile_emu::register(start, reach(i, t.data().len() as u64));
                 registered.push(start);
                 packet.push_tensor(base, t.shape(), t.strides());
+            }
+            Arg::Tensors(ts) => {
+                let mut words = Vec::new();
+                for t in ts.iter_mut() {
+                    let start = t.data_mut().as_mut_ptr() as u64;
+                    let base = start + (t.offset() * t.dtype().size_bytes()) as u64;
+                    tile_emu::register(start, t.data().len() as u64);
+                    registered.push(start);
+                    let record = TensorRecord::encode(base, t.shape(), t.strides());
+                    words.extend(
+                        record
+                            .chunks(8)
+                            .map(|w| u64::from_le_bytes(w.try_into().expect("8-byte words"))),
+                    );
+                }
+                let at = words.as_ptr() as u64;
+                tile_emu::register(at, 8 * words.len() as u64);
+                registered.push(at);
+                packet.push_tensors(at, ts.len());
+                records.push(words);
             }
         }
     }
@@ -386,6 +409,7 @@ pub fn bytes(args: &[Arg], from: usize) -> Vec<Vec<u8>> {
         .iter()
         .map(|a| match a {
             Arg::Tensor(t) => t.data().to_vec(),
+            Arg::Tensors(ts) => ts.iter().flat_map(|t| t.data().to_vec()).collect(),
             Arg::Scalar(_) => Vec::new(),
         })
         .collect()

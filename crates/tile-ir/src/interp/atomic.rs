@@ -7,7 +7,7 @@
 //! old values returned and, for float `add`, the rounding of the sum, but
 //! not which updates happen.
 
-use super::memory::tensor_arg;
+use super::memory::{tensor_arg, tensor_arg_mut};
 use super::value::{RtValue, Tile};
 use super::{Arg, Fault, HostTensor};
 use crate::eval;
@@ -45,9 +45,7 @@ pub(super) fn atomic(
     if tiles.iter().any(|t| t.shape != value.shape) {
         return Err(Fault::Type("atomic operands of different shapes".into()));
     }
-    let Some(Arg::Tensor(t)) = args.get_mut(*arg) else {
-        return Err(Fault::Type(format!("argument {arg} is not a tensor")));
-    };
+    let t = tensor_arg_mut(*arg, args)?;
     let mut old = Vec::with_capacity(value.data.len());
     for j in 0..value.data.len() {
         if mask.data[j] != Scalar::Bool(true) {

@@ -65,6 +65,14 @@ pub enum Fault {
         /// The extents, per axis, when given.
         extents: Option<Vec<i128>>,
     },
+    /// `get_tensor` at an index outside the tensor array.
+    #[error("tensor index {index} is outside the tensor array of {count} tensors")]
+    TensorIndex {
+        /// The index.
+        index: i128,
+        /// The number of tensors in the array.
+        count: usize,
+    },
     /// A partition index outside the view's index space: the reference
     /// requires `0 <= i_k` and `i_k * tile_k < extent_k` on every axis.
     #[error("partition index {index:?} is outside the index space of the view (tile {tile:?} over extents {extents:?}: needs 0 <= i_k and i_k * tile_k < extent_k)")]

@@ -17,7 +17,7 @@
 //! `swizzle(base + Σ_k mode_k(J_k))` (a negative offset is left alone: it
 //! is outside either way).
 
-use super::memory::{padding_value, tensor_arg};
+use super::memory::{padding_value, tensor_arg, tensor_arg_mut};
 use super::tensor::HostTensor;
 use super::value::{numel, LView, RtValue, Tile};
 use super::{Arg, Fault};
@@ -84,12 +84,7 @@ pub(super) fn run(
             let masked = matches!(op, LViewOp::StoreMasked);
             let places = places(view, viewed(view, args)?, &shape.0, !masked)?;
             check_injective(&places, &shape.0, view)?;
-            let Some(Arg::Tensor(t)) = args.get_mut(view.arg) else {
-                return Err(Fault::Type(format!(
-                    "argument {} is not a tensor",
-                    view.arg
-                )));
-            };
+            let t = tensor_arg_mut(view.arg, args)?;
             for (place, &element) in places.iter().zip(&value.data) {
                 if let Some(at) = place {
                     t.write(*at, element).ok_or_else(|| {

@@ -14,15 +14,42 @@
 //! access that share an address (a non-injective tensor span).
 
 use super::tensor::HostTensor;
-use super::value::{numel, PartitionView, RtValue, Tile};
+use super::value::{numel, PartitionView, RtValue, TensorRef, Tile};
 use super::{Arg, Fault};
 use crate::dtype::DType;
 use crate::ops::{OpKind, Padding};
 use crate::scalar::Scalar;
 
-/// Runs `dim`, `partition_view`, `load` or `load_masked`.
+/// Runs `dim`, `get_tensor`, `num_tensors`, `partition_view`, `load` or
+/// `load_masked`.
 pub(super) fn read(kind: &OpKind, operands: &[RtValue], args: &[Arg]) -> Result<RtValue, Fault> {
     match kind {
+        OpKind::GetTensor => {
+            let [RtValue::Tensors(arg), index] = operands else {
+                return Err(Fault::Type(
+                    "get_tensor takes a tensor array and an index".into(),
+                ));
+            };
+            let count = tensor_array(*arg, args)?.len();
+            let index = index.integer("a tensor index")?;
+            match usize::try_from(index).ok().filter(|&i| i < count) {
+                Some(element) => Ok(RtValue::Tensor(TensorRef {
+                    arg: *arg,
+                    element: Some(element),
+                })),
+                None => Err(Fault::TensorIndex { index, count }),
+            }
+        }
+        OpKind::NumTensors => {
+            let [RtValue::Tensors(arg)] = operands else {
+                return Err(Fault::Type("num_tensors takes a tensor array".into()));
+            };
+            // Arguments were checked to hold at most i32::MAX tensors.
+            let count = tensor_array(*arg, args)?.len();
+            Ok(RtValue::Scalar(Scalar::I32(
+                i32::try_from(count).unwrap_or(i32::MAX),
+            )))
+        }
         OpKind::Dim { axis } => {
             let t = tensor_operand(operands, args)?;
             let extent = t.shape().get(*axis).ok_or_else(|| {
@@ -108,12 +135,7 @@ pub(super) fn store(kind: &OpKind, operands: &[RtValue], args: &mut [Arg]) -> Re
     }
     let masked = matches!(kind, OpKind::StoreMasked);
     let places = partition(&view, &indices, view_tensor(&view, args)?, masked)?;
-    let Some(Arg::Tensor(t)) = args.get_mut(view.arg) else {
-        return Err(Fault::Type(format!(
-            "argument {} is not a tensor",
-            view.arg
-        )));
-    };
+    let t = tensor_arg_mut(view.arg, args)?;
     for (place, &element) in places.iter().zip(&value.data) {
         if let Some(at) = place {
             t.write(*at, element)
@@ -307,10 +329,29 @@ fn view_tensor<'a>(view: &PartitionView, args: &'a [Arg]) -> Result<&'a HostTens
     Ok(t)
 }
 
-pub(super) fn tensor_arg(arg: usize, args: &[Arg]) -> Result<&HostTensor, Fault> {
+/// The tensor `r` names among `args`.
+pub(super) fn tensor_arg(r: TensorRef, args: &[Arg]) -> Result<&HostTensor, Fault> {
+    match (args.get(r.arg), r.element) {
+        (Some(Arg::Tensor(t)), None) => Ok(t),
+        (Some(Arg::Tensors(ts)), Some(e)) if e < ts.len() => Ok(&ts[e]),
+        _ => Err(Fault::Type(format!("{r} is not a tensor"))),
+    }
+}
+
+/// The tensor `r` names among `args`, to write.
+pub(super) fn tensor_arg_mut(r: TensorRef, args: &mut [Arg]) -> Result<&mut HostTensor, Fault> {
+    match (args.get_mut(r.arg), r.element) {
+        (Some(Arg::Tensor(t)), None) => Ok(t),
+        (Some(Arg::Tensors(ts)), Some(e)) if e < ts.len() => Ok(&mut ts[e]),
+        _ => Err(Fault::Type(format!("{r} is not a tensor"))),
+    }
+}
+
+/// The tensors of tensor-array argument `arg`.
+fn tensor_array(arg: usize, args: &[Arg]) -> Result<&[HostTensor], Fault> {
     match args.get(arg) {
-        Some(Arg::Tensor(t)) => Ok(t),
-        _ => Err(Fault::Type(format!("argument {arg} is not a tensor"))),
+        Some(Arg::Tensors(ts)) => Ok(ts),
+        _ => Err(Fault::Type(format!("argument {arg} is not a tensor array"))),
     }
 }
 

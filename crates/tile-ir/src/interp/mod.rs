@@ -39,7 +39,7 @@ use crate::function::{Function, Op, OpId, Region, Value};
 use crate::names::ValueNames;
 use crate::ops::{OpKind, Route};
 use crate::scalar::Scalar;
-use value::RtValue;
+use value::{RtValue, TensorRef};
 
 /// A kernel argument.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,6 +48,9 @@ pub enum Arg {
     Scalar(Scalar),
     /// The tensor of a tensor parameter; stores write into it.
     Tensor(HostTensor),
+    /// The tensors of a tensor-array parameter, in index order; stores
+    /// write into them.
+    Tensors(Vec<HostTensor>),
 }
 
 /// Limits of an interpreter run.
@@ -123,7 +126,8 @@ pub fn run_printing(
                 for (param, arg) in func.params.iter().zip(0..) {
                     let value = match &machine.args[arg] {
                         Arg::Scalar(s) => RtValue::Scalar(*s),
-                        Arg::Tensor(_) => RtValue::Tensor(arg),
+                        Arg::Tensor(_) => RtValue::Tensor(TensorRef { arg, element: None }),
+                        Arg::Tensors(_) => RtValue::Tensors(arg),
                     };
                     machine.define(param.value, value);
                 }

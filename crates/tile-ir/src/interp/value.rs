@@ -85,12 +85,31 @@ impl Tile {
     }
 }
 
+/// A tensor the program reads or writes: a tensor argument, or one element
+/// of a tensor-array argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TensorRef {
+    /// The argument's position among the kernel's arguments.
+    pub arg: usize,
+    /// The element of a tensor-array argument, `None` for a tensor.
+    pub element: Option<usize>,
+}
+
+impl std::fmt::Display for TensorRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.element {
+            Some(e) => write!(f, "tensor {e} of argument {}", self.arg),
+            None => write!(f, "tensor argument {}", self.arg),
+        }
+    }
+}
+
 /// A partition view: a tensor argument, or a window of it, cut into tiles
 /// of a static shape.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct PartitionView {
-    /// The position of the viewed tensor among the kernel's arguments.
-    pub arg: usize,
+    /// The viewed tensor.
+    pub arg: TensorRef,
     /// The shape of one partition.
     pub tile: Vec<usize>,
     /// The element type.
@@ -104,8 +123,8 @@ pub(crate) struct PartitionView {
 /// A layout view: a tensor argument seen through a layout from a base.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct LView {
-    /// The position of the viewed tensor among the kernel's arguments.
-    pub arg: usize,
+    /// The viewed tensor.
+    pub arg: TensorRef,
     /// The element type.
     pub dtype: DType,
     /// The layout (the one in the value's type).
@@ -129,8 +148,10 @@ pub(crate) enum RtValue {
     Scalar(Scalar),
     /// A tile.
     Tile(Tile),
-    /// A tensor argument, by its position among the arguments.
-    Tensor(usize),
+    /// A tensor argument or an element of a tensor-array argument.
+    Tensor(TensorRef),
+    /// A tensor-array argument, by its position among the arguments.
+    Tensors(usize),
     /// A partition view.
     PartitionView(PartitionView),
     /// A layout view.
@@ -143,7 +164,8 @@ impl RtValue {
         match self {
             RtValue::Scalar(s) => format!("{} scalar", s.dtype()),
             RtValue::Tile(t) => format!("tile {:?} of {}", t.shape, t.dtype),
-            RtValue::Tensor(arg) => format!("tensor argument {arg}"),
+            RtValue::Tensor(r) => r.to_string(),
+            RtValue::Tensors(arg) => format!("tensor-array argument {arg}"),
             RtValue::PartitionView(v) => format!("view of tile {:?} of {}", v.tile, v.dtype),
             RtValue::LView(v) => format!("layout view {} of {}", v.layout, v.dtype),
         }
@@ -155,7 +177,7 @@ impl RtValue {
         match (self, ty) {
             (RtValue::Scalar(s), Type::Scalar(d)) => s.dtype() == *d,
             (RtValue::Tile(t), Type::Tile(tt)) => t.dtype == tt.dtype && t.shape == tt.shape.dims(),
-            (RtValue::Tensor(_), Type::Tensor(_)) => true,
+            (RtValue::Tensor(_), Type::Tensor(_)) | (RtValue::Tensors(_), Type::Tensors(_)) => true,
             (RtValue::PartitionView(v), Type::PartitionView(vt)) => {
                 v.dtype == vt.dtype && v.tile == vt.tile.dims()
             }

@@ -149,3 +149,24 @@ pub fn viewed_tensor(func: &Function, view: Value) -> Option<Value> {
     }
     None
 }
+
+/// The parameter a view is of: its tensor's, or for a tensor of an array
+/// (`get_tensor`) the array's, as a launch checks what it may write.
+pub fn viewed_param(func: &Function, view: Value) -> Option<usize> {
+    tensor_param(func, viewed_tensor(func, view)?)
+}
+
+/// The parameter a tensor value is: itself, or for a tensor of an array
+/// (`get_tensor`) the array.
+pub fn tensor_param(func: &Function, tensor: Value) -> Option<usize> {
+    let tensor = match func.values.get(tensor)?.def {
+        ValueDef::Result { op, .. } if func.ops.get(op)?.kind == OpKind::GetTensor => {
+            *func.ops.get(op)?.operands.first()?
+        }
+        _ => tensor,
+    };
+    match func.values.get(tensor)?.def {
+        ValueDef::Param(index) => Some(index),
+        _ => None,
+    }
+}

@@ -118,6 +118,8 @@ impl OpKind {
             OpKind::Dot { precision } => Route::Dot(*precision),
             OpKind::DotScaled => Route::DotScaled,
             OpKind::Dim { .. }
+            | OpKind::GetTensor
+            | OpKind::NumTensors
             | OpKind::PartitionView { .. }
             | OpKind::Load
             | OpKind::LoadMasked { .. }

@@ -1,12 +1,13 @@
-//! The typing rules of tensors and their partition views: `dim`, `partition_view`, loads, stores,
-//! atomics and gathers.
+//! The typing rules of tensors, tensor arrays and partition views: `dim`,
+//! `get_tensor`, `num_tensors`, `partition_view`, loads, stores, atomics
+//! and gathers.
 
 use super::checks::*;
 use super::operand_lists::*;
 use super::{check_shape, RuleResult};
 use crate::dtype::DType;
 use crate::ops::{MemOrder, OpKind};
-use crate::types::{PartitionViewType, Type};
+use crate::types::{PartitionViewType, TensorType, Type};
 
 /// The result types of a memory op of `kind` applied to operands of the given
 /// types.
@@ -22,6 +23,21 @@ pub(super) fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<
                 ));
             };
             axis_in(*axis, t.rank)?;
+            one(Type::Scalar(DType::I32))
+        }
+        OpKind::GetTensor => {
+            arity(operands, 2)?;
+            let t = tensor_array(operands[0])?;
+            match operands[1] {
+                Type::Scalar(d) if d.is_int() => one(Type::Tensor(*t)),
+                other => Err(format!(
+                    "the index must be an integer scalar, found {other}"
+                )),
+            }
+        }
+        OpKind::NumTensors => {
+            arity(operands, 1)?;
+            tensor_array(operands[0])?;
             one(Type::Scalar(DType::I32))
         }
         OpKind::PartitionView { shape } => {
@@ -97,5 +113,13 @@ pub(super) fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<
         }
         OpKind::Gather => gather(operands),
         other => Err(format!("`{}` is not a memory op", other.name())),
+    }
+}
+
+/// The element type of the tensor array `ty`, or why it is none.
+fn tensor_array(ty: &Type) -> RuleResult<&TensorType> {
+    match ty {
+        Type::Tensors(t) => Ok(t),
+        other => Err(format!("the operand must be a tensor array, found {other}")),
     }
 }

@@ -57,8 +57,10 @@ pub fn check_type(ty: &Type) -> RuleResult<()> {
         Type::Tile(t) => check_shape(&t.shape),
         Type::PartitionView(v) => check_shape(&v.tile),
         Type::LayoutView(v) => crate::lview::rules::check_layout(&v.layout),
-        Type::Tensor(t) if t.rank == 0 => Err("a tensor needs at least one axis".into()),
-        Type::Tensor(_) => Ok(()),
+        Type::Tensor(t) | Type::Tensors(t) if t.rank == 0 => {
+            Err("a tensor needs at least one axis".into())
+        }
+        Type::Tensor(_) | Type::Tensors(_) => Ok(()),
     }
 }
 

@@ -1,5 +1,5 @@
 //! The syntax of types: `f32`, `tile<4x8xf32>`, `tensor<f32, 2>` (or
-//! `tensor<f32, 2, aligned>`) and
+//! `tensor<f32, 2, aligned>`), `tensors<f32, 2>` and
 //! `view<f32, [4, 8]>` (as [`crate::Type`]'s `Display` prints them).
 
 use super::error::ParseError;
@@ -9,6 +9,26 @@ use crate::dtype::DType;
 use crate::types::{LayoutViewType, PartitionViewType, Shape, TensorType, TileType, Type};
 
 impl Parser<'_, '_> {
+    /// The rest of a `tensor<..>` or `tensors<..>` type after its `keyword`:
+    /// `<f32, 2>` or `<f32, 2, aligned>`.
+    fn tensor_type(&mut self, keyword: &str) -> Result<TensorType, ParseError> {
+        self.match_token(TokenKind::LAngle, &format!("`<` after `{keyword}`"))?;
+        let dtype = self.match_dtype()?;
+        self.match_token(TokenKind::Comma, "`,` after the tensor's dtype")?;
+        let rank = self.match_usize("a tensor rank")?;
+        let aligned = self.peek_is(&TokenKind::Comma);
+        if aligned {
+            self.bump();
+            self.match_keyword("aligned", "`aligned` or `>` after the tensor's rank")?;
+        }
+        self.match_token(TokenKind::RAngle, "`>` to close the tensor type")?;
+        Ok(TensorType {
+            dtype,
+            rank,
+            aligned,
+        })
+    }
+
     /// Consumes a type.
     pub fn parse_type(&mut self) -> Result<Type, ParseError> {
         if !self.peek_is(&TokenKind::Ident) {
@@ -30,23 +50,8 @@ impl Parser<'_, '_> {
                     dtype,
                 }))
             }
-            "tensor" => {
-                self.match_token(TokenKind::LAngle, "`<` after `tensor`")?;
-                let dtype = self.match_dtype()?;
-                self.match_token(TokenKind::Comma, "`,` after the tensor's dtype")?;
-                let rank = self.match_usize("a tensor rank")?;
-                let aligned = self.peek_is(&TokenKind::Comma);
-                if aligned {
-                    self.bump();
-                    self.match_keyword("aligned", "`aligned` or `>` after the tensor's rank")?;
-                }
-                self.match_token(TokenKind::RAngle, "`>` to close the tensor type")?;
-                Ok(Type::Tensor(TensorType {
-                    dtype,
-                    rank,
-                    aligned,
-                }))
-            }
+            "tensor" => Ok(Type::Tensor(self.tensor_type("tensor")?)),
+            "tensors" => Ok(Type::Tensors(self.tensor_type("tensors")?)),
             "view" => {
                 self.match_token(TokenKind::LAngle, "`<` after `view`")?;
                 let dtype = self.match_dtype()?;

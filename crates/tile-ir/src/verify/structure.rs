@@ -49,10 +49,16 @@ fn check_params(func: &Function, report: &Reporter) -> Result<(), VerifyError> {
                 ),
             ));
         }
-        if !matches!(info.ty, Type::Scalar(_) | Type::Tensor(_)) {
+        if !matches!(
+            info.ty,
+            Type::Scalar(_) | Type::Tensor(_) | Type::Tensors(_)
+        ) {
             return Err(report.at(
                 location,
-                format!("a parameter is a scalar or a tensor, found {}", info.ty),
+                format!(
+                    "a parameter is a scalar, a tensor or a tensor array, found {}",
+                    info.ty
+                ),
             ));
         }
     }

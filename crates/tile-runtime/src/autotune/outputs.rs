@@ -12,6 +12,7 @@ use tile_ir::interp::HostTensor;
 enum Before {
     Host(HostTensor),
     Gpu(GpuTensor),
+    HostArray(Vec<HostTensor>),
 }
 
 /// The written arguments of a launch as they were, by position.
@@ -26,6 +27,10 @@ impl Saved {
                 .filter_map(|(i, arg)| match arg {
                     LaunchArg::TensorMut(t) => Some((i, Before::Host((**t).clone()))),
                     LaunchArg::GpuTensorMut(t) => Some((i, Before::Gpu((**t).clone()))),
+                    LaunchArg::TensorsMut(ts) => Some((
+                        i,
+                        Before::HostArray(ts.iter().map(|t| (**t).clone()).collect()),
+                    )),
                     _ => None,
                 })
                 .collect(),
@@ -38,21 +43,29 @@ impl Saved {
             match (&mut args[*i], before) {
                 (LaunchArg::TensorMut(t), Before::Host(b)) => **t = b.clone(),
                 (LaunchArg::GpuTensorMut(t), Before::Gpu(b)) => **t = b.clone(),
+                (LaunchArg::TensorsMut(ts), Before::HostArray(bs)) => {
+                    for (t, b) in ts.iter_mut().zip(bs) {
+                        **t = b.clone();
+                    }
+                }
                 _ => unreachable!("argument {i} changed kind while tuning"),
             }
         }
     }
 
-    /// The written tensors of `args`, on the host, by position.
+    /// The written tensors of `args`, on the host, by position (each
+    /// tensor of an array at its array's).
     pub(super) fn outputs(args: &[LaunchArg<'_>]) -> Result<Vec<(usize, HostTensor)>, Error> {
-        args.iter()
-            .enumerate()
-            .filter_map(|(i, arg)| match arg {
-                LaunchArg::TensorMut(t) => Some(Ok((i, (**t).clone()))),
-                LaunchArg::GpuTensorMut(t) => Some(t.download().map(|h| (i, h))),
-                _ => None,
-            })
-            .collect()
+        let mut outputs = Vec::new();
+        for (i, arg) in args.iter().enumerate() {
+            match arg {
+                LaunchArg::TensorMut(t) => outputs.push((i, (**t).clone())),
+                LaunchArg::GpuTensorMut(t) => outputs.push((i, t.download()?)),
+                LaunchArg::TensorsMut(ts) => outputs.extend(ts.iter().map(|t| (i, (**t).clone()))),
+                _ => {}
+            }
+        }
+        Ok(outputs)
     }
 }
 

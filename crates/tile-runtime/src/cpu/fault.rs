@@ -50,6 +50,14 @@ pub enum HostFault {
         /// The window's offsets, then its extents (the first four).
         values: Vec<i64>,
     },
+    /// A `get_tensor` index outside its tensor array.
+    #[error("tensor index {index} is outside the tensor array of {count} tensors")]
+    TensorIndex {
+        /// The index.
+        index: i64,
+        /// The number of tensors.
+        count: i64,
+    },
     /// A `device_assert!` whose condition is false.
     #[error("assertion failed: {message}")]
     Assert {
@@ -157,6 +165,10 @@ pub(super) fn failure(
         },
         Some(FaultCode::IndexOutside) => HostFault::IndexOutside { index },
         Some(FaultCode::ViewWindow) => HostFault::ViewWindow { values: index },
+        Some(FaultCode::TensorIndex) => HostFault::TensorIndex {
+            index: values[0],
+            count: values[1],
+        },
         Some(FaultCode::Assert) => {
             let Some(assertion) = u32::try_from(values[0])
                 .ok()

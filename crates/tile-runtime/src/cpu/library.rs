@@ -185,7 +185,7 @@ impl HostLibrary {
         // The print area, when there is one, is `area`'s memory, alive and
         // unaliased for the whole run; its header holds its capacity, which
         // compiled code checks each record against.
-        let failed = unsafe { run_grid(self.entry, self.frame_bytes, grid, &packet) };
+        let failed = unsafe { run_grid(self.entry, self.frame_bytes, grid, &packet.words) };
         if let Some(words) = area {
             let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
             deliver(&self.func, &bytes, print);

@@ -3,7 +3,10 @@
 //! The packet lists the parameters in order, one 8-byte slot per word of the
 //! GPU kernel ABI (docs/backends.md): a tensor of rank r is its base pointer
 //! (the address of element zero), r extents and r strides in elements; a
-//! scalar is its bits, zero-extended (bool 0 or 1, f16/bf16/FP8 their bits).
+//! scalar is its bits, zero-extended (bool 0 or 1, f16/bf16/FP8 their bits);
+//! a tensor array is the address of its tensors' records
+//! (`tile_abi::params::TensorRecord`, words the packet owns) and their
+//! number.
 //! Two slots follow the parameters: the streaming threshold in bytes
 //! (`cache.rs`), from which an output tensor gets non-temporal stores, and
 //! the address of the print area (`tile_abi::device_print`; 0 when the kernel
@@ -13,6 +16,16 @@ use super::fault::RunError;
 use crate::launch::{written_params, LaunchArg};
 use tile_ir::interp::HostTensor;
 use tile_ir::{Function, Type};
+
+/// A kernel's packet, and the records of its tensor arrays that it points
+/// to.
+#[derive(Debug)]
+pub(super) struct HostPacket {
+    /// The slots.
+    pub words: Vec<u64>,
+    /// The tensor arrays' records, in place while `words` is used.
+    _records: Vec<Vec<u64>>,
+}
 
 /// The packet of `args` for `func`, after checking every argument against
 /// its parameter: the count, each scalar's dtype, each tensor's dtype, rank
@@ -26,7 +39,7 @@ pub(super) fn pack(
     args: &mut [LaunchArg<'_>],
     stream_threshold: u64,
     print_area: u64,
-) -> Result<Vec<u64>, RunError> {
+) -> Result<HostPacket, RunError> {
     if args.len() != func.params.len() {
         return Err(RunError::Argument {
             index: args.len().min(func.params.len()),
@@ -37,6 +50,7 @@ pub(super) fn pack(
     }
     let writes = written_params(func);
     let mut packet = Vec::new();
+    let mut records = Vec::new();
     for (index, (param, arg)) in func.params.iter().zip(args.iter_mut()).enumerate() {
         let ty = func.ty(param.value);
         let mismatch = |found: String| RunError::Argument {
@@ -65,12 +79,45 @@ pub(super) fn pack(
                 let base = h.data().as_ptr().cast_mut();
                 push_tensor(&mut packet, index, &param.name, base, h)?;
             }
+            (Type::Tensors(t), LaunchArg::TensorsMut(hs))
+                if hs.iter().all(|h| fits(h, t.dtype, t.rank)) =>
+            {
+                let mut words = Vec::new();
+                for h in hs.iter_mut() {
+                    let base = h.data_mut().as_mut_ptr();
+                    push_tensor(&mut words, index, &param.name, base, h)?;
+                }
+                push_array(&mut packet, &mut records, words, hs.len());
+            }
+            (Type::Tensors(t), LaunchArg::Tensors(hs))
+                if !writes[index] && hs.iter().all(|h| fits(h, t.dtype, t.rank)) =>
+            {
+                // Never stored through, as for a tensor passed `&`.
+                let mut words = Vec::new();
+                for h in hs.iter() {
+                    let base = h.data().as_ptr().cast_mut();
+                    push_tensor(&mut words, index, &param.name, base, h)?;
+                }
+                push_array(&mut packet, &mut records, words, hs.len());
+            }
             (_, arg) => return Err(mismatch(arg.describe())),
         }
     }
     packet.push(stream_threshold);
     packet.push(print_area);
-    Ok(packet)
+    Ok(HostPacket {
+        words: packet,
+        _records: records,
+    })
+}
+
+/// Appends a tensor array's slots, the address of `words` (its records,
+/// each laid out as a tensor's slots are) and `count`, and keeps `words`.
+fn push_array(packet: &mut Vec<u64>, records: &mut Vec<Vec<u64>>, words: Vec<u64>, count: usize) {
+    // The buffer stays where it is when `words` moves into `records`.
+    packet.push(words.as_ptr() as u64);
+    packet.push(count as u64);
+    records.push(words);
 }
 
 /// Whether `h` has `dtype`, `rank` axes and extents that fit an `i32`.
@@ -115,6 +162,10 @@ fn element_zero(buffer: *mut u8, h: &HostTensor) -> usize {
 /// condition: sorted by stride magnitude, each axis's stride exceeds the
 /// reach of all smaller axes together (axes of extent 1 reach nothing).
 fn injective(t: &HostTensor) -> bool {
+    if t.shape().contains(&0) {
+        // No element at all: no two share an address.
+        return true;
+    }
     let mut axes: Vec<(u128, u128)> = t
         .shape()
         .iter()
@@ -156,6 +207,8 @@ mod tests {
         assert!(!injective(&tensor(&[2, 8], &[0, 1])));
         assert!(!injective(&tensor(&[2, 2], &[1, 1])));
         assert!(!injective(&tensor(&[4, 8], &[4, 1])));
+        // Empty: any strides.
+        assert!(injective(&tensor(&[17, 0], &[0, 1])));
     }
 
     /// `copy(x: tensor<f32, 2>, n: i32, out: tensor<f32, 2>)`, storing into out.
@@ -186,7 +239,7 @@ mod tests {
         ];
         let packet = pack(&func, &mut args, 1 << 20, 0x5000).unwrap();
         assert_eq!(
-            packet,
+            packet.words,
             [
                 x_base,
                 2,

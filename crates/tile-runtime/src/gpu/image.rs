@@ -43,6 +43,10 @@ pub(crate) fn status_error(status: &Status, spec: &KernelSpec, device: &str) -> 
         ),
         Some(FaultCode::Assert) => assertion_failure(status, spec),
         Some(FaultCode::ViewWindow) => window_failure(&status.index),
+        Some(FaultCode::TensorIndex) => format!(
+            "tensor index {} is outside the tensor array of {} tensors",
+            status.index[0], status.index[1]
+        ),
         _ => format!(
             "status code {} with values {:?}, which GPU code does not write",
             status.code, status.index

@@ -72,7 +72,10 @@ impl Pending {
 /// Where a tensor argument lives: `cpu`, or the GPU's name as `cuda:0`.
 fn residence(arg: &LaunchArg<'_>) -> Option<String> {
     match arg {
-        LaunchArg::Tensor(_) | LaunchArg::TensorMut(_) => Some("cpu".into()),
+        LaunchArg::Tensor(_)
+        | LaunchArg::TensorMut(_)
+        | LaunchArg::Tensors(_)
+        | LaunchArg::TensorsMut(_) => Some("cpu".into()),
         LaunchArg::GpuTensor(t) => Some(t.device()),
         LaunchArg::GpuTensorMut(t) => Some(t.device()),
         LaunchArg::Scalar(_) => None,
@@ -85,7 +88,10 @@ fn residence(arg: &LaunchArg<'_>) -> Option<String> {
 fn at_home(arg: &LaunchArg<'_>, gpu: Option<&Arc<Context>>) -> bool {
     let tensor: &GpuTensor = match arg {
         LaunchArg::Scalar(_) => return true,
-        LaunchArg::Tensor(_) | LaunchArg::TensorMut(_) => return gpu.is_none(),
+        LaunchArg::Tensor(_)
+        | LaunchArg::TensorMut(_)
+        | LaunchArg::Tensors(_)
+        | LaunchArg::TensorsMut(_) => return gpu.is_none(),
         LaunchArg::GpuTensor(t) => t,
         LaunchArg::GpuTensorMut(t) => t,
     };
@@ -204,7 +210,10 @@ pub(crate) fn enqueue(
                 packet.push_scalar(*s);
                 continue;
             }
-            LaunchArg::Tensor(_) | LaunchArg::TensorMut(_) => {
+            LaunchArg::Tensor(_)
+            | LaunchArg::TensorMut(_)
+            | LaunchArg::Tensors(_)
+            | LaunchArg::TensorsMut(_) => {
                 return Err(Error::WrongDevice {
                     kernel: spec.name.to_string(),
                     argument: param.name.clone(),

@@ -45,6 +45,12 @@ impl Emulator<'_> {
                 op,
                 values: values.iter().map(|i| address(i[t])).collect(),
             },
+            CheckKind::TensorIndex => LockstepFault::TensorIndexCheck {
+                kernel,
+                op,
+                index: values.first().map_or(-1, |s| address(s[t])),
+                count: values.get(1).map_or(0, |s| address(s[t])),
+            },
             CheckKind::Step => LockstepFault::NonPositiveStep {
                 kernel,
                 op,

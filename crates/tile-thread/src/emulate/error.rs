@@ -62,6 +62,18 @@ pub enum LockstepFault {
         /// The window's offsets, then its extents.
         values: Vec<i64>,
     },
+    /// A failed check of a `get_tensor`'s index.
+    #[error("tensor index check failed in kernel `{kernel}`: {op}: tensor index {index} is outside the tensor array of {count} tensors")]
+    TensorIndexCheck {
+        /// The kernel's name.
+        kernel: String,
+        /// The checked tile-IR op, as `ValueNames::describe_site` writes it.
+        op: String,
+        /// The index.
+        index: i64,
+        /// The number of tensors of the array.
+        count: i64,
+    },
     /// A failed bounds check of an unmasked access (no memory was touched).
     #[error("bounds check failed in kernel `{kernel}`: {op}: partition index {index:?} reaches outside the tensor")]
     BoundsCheck {

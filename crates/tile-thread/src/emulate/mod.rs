@@ -22,6 +22,7 @@
 //! [`run_with_stats`] also returns [`RunStats`]: the warp-wide shared-memory
 //! accesses and their bank conflicts (see `banks.rs`).
 
+mod arrays;
 mod banks;
 mod checks;
 mod control;
@@ -40,7 +41,7 @@ mod wgmma;
 pub use banks::RunStats;
 pub use error::{LockstepError, LockstepFault};
 
-use crate::program::{Op, OpId, ParamKind, Program, Region, ThreadOpKind, WARP_SIZE};
+use crate::program::{Op, OpId, Program, Region, ThreadOpKind, WARP_SIZE};
 use memory::{Global, Shared, Touch};
 use tile_abi::device_print::PrintRecord;
 use tile_hw::happens::{Sync, ThreadId};
@@ -54,8 +55,9 @@ type Operands<'x> = crate::program::Roles<'x, Vec<Scalar>>;
 /// The most iterations one execution of a `for` may run.
 pub const MAX_LOOP_ITERATIONS: u64 = 1 << 20;
 
-/// Runs `program` over `grid` blocks on `args` (one per parameter; tensors
-/// are written back with the program's stores, also when it fails).
+/// Runs `program` over `grid` blocks on `args` (one per parameter but the
+/// tensors of arrays; tensors are written back with the program's stores,
+/// also when it fails).
 pub fn run(program: &Program, grid: [u32; 3], args: &mut [Arg]) -> Result<(), LockstepError> {
     run_with_stats(program, grid, args).map(|_| ())
 }
@@ -101,34 +103,13 @@ fn run_into(
             "a block of no warps".into(),
         )));
     }
-    if args.len() != program.params.len() {
-        return Err(at_start(LockstepFault::Malformed(format!(
-            "{} arguments for {} parameters",
-            args.len(),
-            program.params.len()
-        ))));
-    }
-    let mut globals = Vec::new();
-    for (param, arg) in program.params.iter().zip(args.iter()) {
-        globals.push(match (&param.kind, arg) {
-            (ParamKind::Tensor(t), Arg::Tensor(host))
-                if host.dtype() == t.dtype && host.shape().len() == t.rank =>
-            {
-                Some(Global::new(&param.name, host))
-            }
-            (ParamKind::Scalar(d), Arg::Scalar(s)) if s.dtype() == *d => None,
-            _ => {
-                return Err(at_start(LockstepFault::Malformed(format!(
-                    "the argument of `{}` does not match its type",
-                    param.name
-                ))))
-            }
-        });
-    }
+    let (globals, arrays) = arrays::globals(program, args).map_err(at_start)?;
     let mut machine = Emulator {
         program,
         args,
         globals,
+        bound: vec![None; program.params.len()],
+        arrays,
         grid,
         block: [0; 3],
         regs: Vec::new(),
@@ -144,15 +125,12 @@ fn run_into(
     let result = machine.run_grid();
     let Emulator {
         globals,
+        arrays,
         args,
         stats,
         ..
     } = machine;
-    for (global, arg) in globals.into_iter().zip(args.iter_mut()) {
-        if let Some(global) = global {
-            *arg = Arg::Tensor(global.into_tensor().map_err(at_start)?);
-        }
-    }
+    arrays::write_back((globals, arrays), args).map_err(at_start)?;
     result.map(|()| stats)
 }
 
@@ -161,6 +139,11 @@ struct Emulator<'a> {
     program: &'a Program,
     args: &'a mut [Arg],
     globals: Vec<Option<Global>>,
+    /// Per parameter of kind `Element`, the global `get_tensor` bound it to
+    /// in the current block.
+    bound: Vec<Option<usize>>,
+    /// Per tensor-array parameter, the globals of its tensors.
+    arrays: Vec<Vec<usize>>,
     grid: [u32; 3],
     block: [u32; 3],
     /// Per register, its value in each thread (once defined).
@@ -198,6 +181,7 @@ impl<'a> Emulator<'a> {
                     self.copies = vec![copies::Groups::default(); self.threads as usize];
                     self.mbarriers.clear();
                     self.tmem = tcgen05::TensorMemory::default();
+                    self.bound.fill(None);
                     self.run_region(&self.program.body)?;
                     if let Some(what) = self.tmem.at_exit() {
                         return Err(self.error(None, None, LockstepFault::TensorMemory(what)));
@@ -328,6 +312,11 @@ impl<'a> Emulator<'a> {
                 })?;
                 vec![uniform_value(v)]
             }
+            ThreadOpKind::GetTensor { param, array } => {
+                self.get_tensor(id, (*param, *array), roles()?)?;
+                Vec::new()
+            }
+            ThreadOpKind::NumTensors { array } => vec![uniform_value(self.num_tensors(*array))],
             ThreadOpKind::TensorAlign { param } => {
                 let g = self.global(id, *param)?;
                 let align = self.globals[g].as_ref().map(Global::align);

@@ -125,8 +125,12 @@ impl Emulator<'_> {
         }
     }
 
-    /// `param` when it is a tensor parameter.
+    /// The global of tensor `param`: its own, or for a tensor of an array
+    /// the one `get_tensor` bound it to.
     pub(super) fn global(&self, id: OpId, param: usize) -> Result<usize, LockstepError> {
+        if let Some(Some(g)) = self.bound.get(param) {
+            return Ok(*g);
+        }
         match self.globals.get(param) {
             Some(Some(_)) => Ok(param),
             _ => Err(self.error(

@@ -4,7 +4,7 @@
 
 use super::Lowerer;
 use crate::layout_assign::DistLayout;
-use crate::program::{ParamKind, Reg, ThreadOpKind};
+use crate::program::{Reg, ThreadOpKind};
 use tile_ir::types::TENSOR_ALIGNMENT;
 use tile_ir::{BinaryOp, CmpPred, DType, Scalar};
 
@@ -14,10 +14,12 @@ impl Lowerer<'_> {
     /// divide the promised [`TENSOR_ALIGNMENT`] bytes: its `width`-wide
     /// accesses along rows are then contiguous and aligned with no test.
     pub(super) fn promised_aligned(&self, param: usize, width: usize, dtype: DType) -> bool {
-        let promised = matches!(
-            self.program.params.get(param).map(|p| &p.kind),
-            Some(ParamKind::Tensor(t)) if t.aligned
-        );
+        let promised = self
+            .program
+            .params
+            .get(param)
+            .and_then(|p| p.kind.tensor())
+            .is_some_and(|t| t.aligned);
         promised && (TENSOR_ALIGNMENT / dtype.size_bytes().max(1)).is_multiple_of(width)
     }
 

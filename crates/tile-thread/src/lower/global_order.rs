@@ -16,7 +16,8 @@
 //!
 //! `cp.async` and `tma.load` read their tensor as plain reads. Tensors are
 //! told apart by parameter: a launch never passes one tensor twice where
-//! either is written. The accesses one tile-IR op lowers to do not
+//! either is written (the tensors of one array count as one, as two
+//! `get_tensor`s may pick the same). The accesses one tile-IR op lowers to do not
 //! conflict with each other (a store writes each element once, from the
 //! thread that owns it). The same op's accesses in an earlier iteration of
 //! a loop are another op's, except a store's through a partition view of a
@@ -38,7 +39,7 @@
 //! (`cp.async`, the TMA) is read by other threads than its layout's.
 
 use crate::layout_assign::DistLayout;
-use crate::program::{OpId, Program, Region, ThreadOpKind};
+use crate::program::{OpId, ParamKind, Program, Region, ThreadOpKind};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use tile_ir::{Function, OpKind, Value};
 
@@ -106,13 +107,19 @@ impl Pending {
     }
 }
 
-fn access(kind: &ThreadOpKind) -> Option<Access> {
+/// How `kind` touches global memory, its tensor named by parameter: the
+/// tensors of an array by the array's, as two may be one tensor.
+fn access(program: &Program, kind: &ThreadOpKind) -> Option<Access> {
+    let tensor = |param: usize| match program.params.get(param).map(|p| &p.kind) {
+        Some(ParamKind::Element { array, .. }) => *array,
+        _ => param,
+    };
     match *kind {
         ThreadOpKind::LoadGlobal { param, .. }
         | ThreadOpKind::CopyAsync { param, .. }
-        | ThreadOpKind::TmaLoad { param, .. } => Some(Access::Read(param)),
-        ThreadOpKind::StoreGlobal { param, .. } => Some(Access::Write(param)),
-        ThreadOpKind::AtomicGlobal { param, .. } => Some(Access::Atomic(param)),
+        | ThreadOpKind::TmaLoad { param, .. } => Some(Access::Read(tensor(param))),
+        ThreadOpKind::StoreGlobal { param, .. } => Some(Access::Write(tensor(param))),
+        ThreadOpKind::AtomicGlobal { param, .. } => Some(Access::Atomic(tensor(param))),
         _ => None,
     }
 }
@@ -246,7 +253,8 @@ impl Pass<'_> {
     /// `state`.
     fn touches(&self, id: OpId, state: &Pending) -> bool {
         let op = &self.program.ops[id];
-        access(&op.kind).is_some_and(|a| state.conflicts(a, self.origin(id), self.apart))
+        access(self.program, &op.kind)
+            .is_some_and(|a| state.conflicts(a, self.origin(id), self.apart))
             || op
                 .regions
                 .iter()
@@ -295,7 +303,7 @@ impl Pass<'_> {
 
     /// The state after `id`, whose conflicts with `state` are resolved.
     fn op(&mut self, id: OpId, state: &mut Pending) {
-        if let Some(a) = access(&self.program.ops[id].kind) {
+        if let Some(a) = access(self.program, &self.program.ops[id].kind) {
             state.add(a, self.origin(id));
             return;
         }

@@ -340,8 +340,8 @@ impl Lowerer<'_> {
     /// The size of tensor `param`'s element space (hoisted): 0 when an
     /// extent is 0, else `1 + Σ (e_k − 1)·max(s_k, 0)`.
     fn element_space(&mut self, param: usize) -> Result<Reg, LowerError> {
-        let rank = match self.program.params.get(param).map(|p| &p.kind) {
-            Some(crate::program::ParamKind::Tensor(t)) => t.rank,
+        let rank = match self.program.params.get(param).and_then(|p| p.kind.tensor()) {
+            Some(t) => t.rank,
             _ => {
                 return Err(LowerError::Invalid {
                     op: "a layout view".into(),

@@ -23,6 +23,7 @@
 //! ([`LowerError::Invalid`]) and tiles without a layout.
 
 mod access;
+mod arrays;
 mod assert;
 mod atomic;
 mod chunk_access;
@@ -122,6 +123,7 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         let (kind, lowered) = match func.ty(p.value) {
             Type::Tensor(t) => (ParamKind::Tensor(*t), Lowered::Tensor { param: index }),
             Type::Scalar(d) => (ParamKind::Scalar(*d), Lowered::Param { index, dtype: *d }),
+            Type::Tensors(t) => (ParamKind::Tensors(*t), Lowered::Tensors { param: index }),
             other => {
                 return Err(LowerError::Invalid {
                     op: "kernel".into(),
@@ -148,6 +150,8 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         meta: HashMap::new(),
         casts: HashMap::new(),
         hoisted: HashMap::new(),
+        element_prologues: HashMap::new(),
+        element_homes: HashMap::new(),
         contiguity: HashMap::new(),
         thread_id: None,
         loop_depth: 0,
@@ -185,6 +189,7 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
     lowerer.free_tensor_memory();
     body.append(&mut lowerer.current);
     lowerer.program.body.ops = body;
+    lowerer.place_element_prologues();
     let apart = global_order::Independence {
         func,
         layouts: &lowerer.plan.values,
@@ -210,8 +215,11 @@ enum Lowered {
     /// A tile in tensor memory in `layout`: the accumulator a `for` keeps
     /// there across its iterations (`tcgen05.rs`), no registers.
     Resident(Rc<DistLayout>),
-    /// A tensor parameter.
+    /// A tensor parameter, or a tensor of an array (a parameter of kind
+    /// `Element`).
     Tensor { param: usize },
+    /// A tensor-array parameter.
+    Tensors { param: usize },
     /// A load that the `dot` using it copies to shared memory itself
     /// (`copies.rs`).
     Deferred { load: OpId },
@@ -276,6 +284,12 @@ struct Lowerer<'a> {
     meta: HashMap<(usize, usize, bool), Reg>,
     /// Hoisted contiguity tests, by (tensor parameter, vector width).
     contiguity: HashMap<(usize, usize), Reg>,
+    /// The ops hoisted to just after the `get_tensor` binding a tensor of
+    /// an array, by that tensor's parameter (`arrays.rs`).
+    element_prologues: HashMap<usize, Vec<ThreadOp>>,
+    /// The hoisted registers computed from a tensor of an array, by its
+    /// parameter: they are hoisted no further than its `get_tensor`.
+    element_homes: HashMap<Reg, usize>,
     /// The prologue's ops by (kind, operands, dtype), for reuse.
     hoisted: HashMap<(String, Vec<Reg>, DType), Reg>,
     /// Hoisted casts of prologue registers, by (register, dtype).
@@ -431,14 +445,23 @@ impl<'a> Lowerer<'a> {
     /// Emits a one-result op into the prologue, or returns the register of
     /// an identical one already there (prologue ops are pure: this is common
     /// subexpression elimination, e.g. of the lane index of two layouts).
+    /// An op that reads a tensor of an array, or a register computed from
+    /// one, goes just after that tensor's `get_tensor` instead.
     fn hoist(&mut self, kind: ThreadOpKind, operands: Vec<Reg>, dtype: DType) -> Reg {
         let key = (format!("{kind:?}"), operands.clone(), dtype);
         if let Some(&r) = self.hoisted.get(&key) {
             return r;
         }
+        let home = self.element_home(&kind, &operands);
         let op = self.program.create_op(kind, operands, &[dtype], Vec::new());
-        self.prologue.push(op);
         let r = self.program.ops[op].results[0];
+        match home {
+            Some(element) => {
+                self.element_prologues.entry(element).or_default().push(op);
+                self.element_homes.insert(r, element);
+            }
+            None => self.prologue.push(op),
+        }
         self.hoisted.insert(key, r);
         r
     }
@@ -521,6 +544,14 @@ impl<'a> Lowerer<'a> {
             Route::Dot(_) => self.dot(id),
             Route::DotScaled => Err(self.invalid(id, "`lower` expands dot_scaled before lowering")),
             Route::Fp4Pairs => self.fp4_pairs(id),
+            Route::Memory
+                if matches!(
+                    kind,
+                    tile_ir::OpKind::GetTensor | tile_ir::OpKind::NumTensors
+                ) =>
+            {
+                self.tensor_array_op(id)
+            }
             Route::Memory => self.memory(id),
             Route::For => self.lower_for(id),
             Route::While => self.lower_while(id),

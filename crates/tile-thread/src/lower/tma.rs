@@ -98,6 +98,14 @@ impl Lowerer<'_> {
         else {
             return Ok(None);
         };
+        // A tensor of an array has no tensor map: the runtime builds maps
+        // for the tensor parameters alone.
+        if !matches!(
+            self.program.params[param].kind,
+            crate::program::ParamKind::Tensor(_)
+        ) {
+            return Ok(None);
+        }
         let dtype = self.func.ty(op.results[0]).dtype();
         let &[rows, cols] = tile.dims() else {
             return Ok(None);

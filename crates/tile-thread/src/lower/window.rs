@@ -171,10 +171,7 @@ impl Lowerer<'_> {
 
     /// The type of tensor parameter `param`.
     pub(super) fn tensor_type(&self, param: usize) -> Option<tile_ir::TensorType> {
-        match self.program.params.get(param).map(|p| &p.kind) {
-            Some(crate::program::ParamKind::Tensor(t)) => Some(*t),
-            _ => None,
-        }
+        self.program.params.get(param)?.kind.tensor()
     }
 
     /// The extent along axis `d` of a view of tensor `param`: its window's,

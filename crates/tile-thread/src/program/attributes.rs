@@ -56,16 +56,20 @@ pub enum CheckKind {
     /// `window`: a partition view's window has no negative offset or
     /// extent; the values are its offsets, then its extents.
     Window,
+    /// `tensor_index`: `get_tensor`'s index lies in its tensor array; the
+    /// values are the index and the number of tensors.
+    TensorIndex,
 }
 
 impl CheckKind {
     /// Every kind.
-    pub const ALL: [CheckKind; 5] = [
+    pub const ALL: [CheckKind; 6] = [
         CheckKind::Bounds,
         CheckKind::Step,
         CheckKind::Index,
         CheckKind::Assert,
         CheckKind::Window,
+        CheckKind::TensorIndex,
     ];
 
     /// The kind named `name` in the text form.
@@ -81,6 +85,7 @@ impl CheckKind {
             CheckKind::Index => "index",
             CheckKind::Assert => "assert",
             CheckKind::Window => "window",
+            CheckKind::TensorIndex => "tensor_index",
         }
     }
 }

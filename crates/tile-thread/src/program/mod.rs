@@ -94,6 +94,35 @@ pub enum ParamKind {
     Tensor(TensorType),
     /// A scalar of a dtype, read with [`ThreadOpKind::Param`].
     Scalar(DType),
+    /// A tensor array: where its tensors' records are
+    /// (`tile_abi::params::TensorRecord`) and how many there are.
+    Tensors(TensorType),
+    /// One tensor of the tensor array `array`, chosen at run time: passed
+    /// no argument of its own, it is bound by the one
+    /// [`ThreadOpKind::GetTensor`] naming it, before any op reads it.
+    Element {
+        /// The tensor's type (its array's).
+        ty: TensorType,
+        /// The tensor array's position among the parameters.
+        array: usize,
+    },
+}
+
+impl ParamKind {
+    /// The type of a tensor the program accesses: a tensor parameter or a
+    /// tensor of an array.
+    pub fn tensor(&self) -> Option<TensorType> {
+        match self {
+            ParamKind::Tensor(t) | ParamKind::Element { ty: t, .. } => Some(*t),
+            ParamKind::Scalar(_) | ParamKind::Tensors(_) => None,
+        }
+    }
+
+    /// Whether the kernel receives an argument for it (all but the tensors
+    /// of arrays).
+    pub fn is_passed(&self) -> bool {
+        !matches!(self, ParamKind::Element { .. })
+    }
 }
 
 /// A named kernel parameter.

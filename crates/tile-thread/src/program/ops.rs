@@ -46,6 +46,21 @@ thread_ops! {
             /// The parameter's position.
             index: usize as ParamName,
         } = "param $index" -> Rule,
+        /// Binds tensor `param` (a [`super::ParamKind::Element`] of
+        /// `array`) to tensor `index` of the tensor array `array`; `index`
+        /// must lie in `0..num_tensors` (a `tensor_index` check before it
+        /// guards that). Uniform across the block.
+        GetTensor {
+            /// The tensor bound.
+            param: usize as ParamName,
+            /// The tensor array.
+            array: usize as ParamName,
+        } = "get_tensor $param = $array[%index:i32]" -> Nothing,
+        /// The number of tensors of a tensor array.
+        NumTensors {
+            /// The tensor array's position.
+            array: usize as ParamName,
+        } = "num_tensors $array" -> I32,
         /// A tensor parameter's runtime extent.
         TensorDim {
             /// The tensor parameter's position.

@@ -33,6 +33,14 @@ impl fmt::Display for Program {
             match &p.kind {
                 ParamKind::Tensor(t) => write!(f, "{}: {}", p.name, Type::Tensor(*t))?,
                 ParamKind::Scalar(d) => write!(f, "{}: {d}", p.name)?,
+                ParamKind::Tensors(t) => write!(f, "{}: {}", p.name, Type::Tensors(*t))?,
+                ParamKind::Element { ty, array } => write!(
+                    f,
+                    "{}: {} of {}",
+                    p.name,
+                    Type::Tensor(*ty),
+                    self.params.get(*array).map_or("?", |a| a.name.as_str())
+                )?,
             }
         }
         f.write_str(")\n")?;

@@ -15,6 +15,11 @@ use tile_thread::{emulate, Program};
 pub fn values(arg: &Arg) -> Vec<f32> {
     match arg {
         Arg::Tensor(t) => t.to_scalars().iter().map(|s| s.to_f64() as f32).collect(),
+        Arg::Tensors(ts) => ts
+            .iter()
+            .flat_map(|t| t.to_scalars())
+            .map(|s| s.to_f64() as f32)
+            .collect(),
         Arg::Scalar(s) => vec![s.to_f64() as f32],
     }
 }

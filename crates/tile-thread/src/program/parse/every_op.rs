@@ -4,7 +4,8 @@ use crate::program::{parse_program, Program, ThreadOpKind};
 
 /// One line or more of every op (not a program that verifies: the
 /// operands are whatever registers are at hand).
-const EVERY_OP: &str = "kernel every_op warps 4 (x: tensor<f32, 2>, h: tensor<f16, 2>, n: i32)
+const EVERY_OP: &str = "kernel every_op warps 4 (x: tensor<f32, 2>, h: tensor<f16, 2>, n: i32, \
+                        xs: tensors<f32, 1, aligned>, xs_0: tensor<f32, 1, aligned> of xs)
 shared @s0: f32[64]
 shared @s1: f16[8192] align 1024
 shared @s2: u64[2]
@@ -20,6 +21,8 @@ shared @s3: i32[1]
   %d = dim x.0 : i32
   %s = stride x.1 : i64
   %al = align x : i64
+  %nt = num_tensors xs : i32
+  get_tensor xs_0 = xs[%z]
   %ng = neg %t : i32
   %ad = add %t, %l : i32
   %c = cmp lt %t, %l : bool

@@ -283,30 +283,46 @@ impl<'a> Parser<'_, 'a> {
     }
 
     /// `<name>: tensor<<dtype>, <rank>>` (or `tensor<<dtype>, <rank>,
-    /// aligned>`) or `<name>: <dtype>`.
+    /// aligned>`), `<name>: tensors<..>`, a tensor of an earlier array
+    /// `<name>: tensor<..> of <array>`, or `<name>: <dtype>`.
     fn param(&mut self) -> Result<Param, ParseError> {
         let name = self.match_ident("a parameter name")?.text.to_string();
         self.match_token(TokenKind::Colon, "`:`")?;
         let kind = if self.peek().is_keyword("tensor") {
             self.bump();
-            self.match_token(TokenKind::LAngle, "`<`")?;
-            let dtype = self.match_dtype()?;
-            self.match_token(TokenKind::Comma, "`,`")?;
-            let rank = self.match_int("the tensor's rank")?;
-            let aligned = self.eat(&TokenKind::Comma);
-            if aligned {
-                self.match_keyword("aligned")?;
+            let ty = self.tensor_type()?;
+            if self.peek().is_keyword("of") {
+                self.bump();
+                let array = self.match_param()?;
+                ParamKind::Element { ty, array }
+            } else {
+                ParamKind::Tensor(ty)
             }
-            self.match_token(TokenKind::RAngle, "`>`")?;
-            ParamKind::Tensor(TensorType {
-                dtype,
-                rank,
-                aligned,
-            })
+        } else if self.peek().is_keyword("tensors") {
+            self.bump();
+            ParamKind::Tensors(self.tensor_type()?)
         } else {
             ParamKind::Scalar(self.match_dtype()?)
         };
         Ok(Param { name, kind })
+    }
+
+    /// `<<dtype>, <rank>>` or `<<dtype>, <rank>, aligned>`.
+    fn tensor_type(&mut self) -> Result<TensorType, ParseError> {
+        self.match_token(TokenKind::LAngle, "`<`")?;
+        let dtype = self.match_dtype()?;
+        self.match_token(TokenKind::Comma, "`,`")?;
+        let rank = self.match_int("the tensor's rank")?;
+        let aligned = self.eat(&TokenKind::Comma);
+        if aligned {
+            self.match_keyword("aligned")?;
+        }
+        self.match_token(TokenKind::RAngle, "`>`")?;
+        Ok(TensorType {
+            dtype,
+            rank,
+            aligned,
+        })
     }
 
     /// The ops of a region up to its closing `}` (not consumed); `args` are

@@ -56,10 +56,25 @@ pub fn verify(program: &Program) -> Result<(), VerifyError> {
             });
         }
     }
+    let passed = program.params.iter().take_while(|p| p.kind.is_passed());
+    if program
+        .params
+        .iter()
+        .skip(passed.count())
+        .any(|p| p.kind.is_passed())
+    {
+        return Err(VerifyError {
+            op: "kernel".into(),
+            rule: "the tensors of arrays come after the parameters passed".into(),
+        });
+    }
     let mut checker = Checker {
         program,
         defined: vec![false; program.regs.len()],
         visible: vec![false; program.regs.len()],
+        bound: vec![false; program.params.len()],
+        ever_bound: vec![false; program.params.len()],
+        bound_scope: Vec::new(),
     };
     let mut scope = Vec::new();
     checker.region(&program.body, &mut scope, None)?;
@@ -73,6 +88,12 @@ struct Checker<'a> {
     /// Registers in the scope at hand (defined earlier in its region or an
     /// enclosing one): the registers `scope` lists.
     visible: Vec<bool>,
+    /// Per parameter, whether it is a tensor of an array that a
+    /// `get_tensor` in scope bound, and whether one ever did.
+    bound: Vec<bool>,
+    ever_bound: Vec<bool>,
+    /// The parameters bound in the regions being checked, innermost last.
+    bound_scope: Vec<usize>,
 }
 
 impl Checker<'_> {
@@ -111,6 +132,7 @@ impl Checker<'_> {
         expected: Option<&[DType]>,
     ) -> Result<(), VerifyError> {
         let depth = scope.len();
+        let bound_depth = self.bound_scope.len();
         for &arg in &region.args {
             self.define(None, arg, scope)?;
         }
@@ -155,6 +177,9 @@ impl Checker<'_> {
         for r in scope.drain(depth..) {
             self.visible[r.index()] = false;
         }
+        for param in self.bound_scope.drain(bound_depth..) {
+            self.bound[param] = false;
+        }
         Ok(())
     }
 
@@ -188,6 +213,11 @@ impl Checker<'_> {
         }
         for &r in &op.results {
             self.define(Some(id), r, scope)?;
+        }
+        if let ThreadOpKind::GetTensor { param, .. } = op.kind {
+            self.bound[param] = true;
+            self.ever_bound[param] = true;
+            self.bound_scope.push(param);
         }
         Ok(())
     }

@@ -35,6 +35,23 @@ impl Checker<'_> {
                 self.tensor(id, *param)?;
                 true
             }
+            ThreadOpKind::GetTensor { param, array } => {
+                let element = matches!(self.param(*param),
+                    Some(ParamKind::Element { array: a, .. }) if a == array);
+                if !element || !matches!(self.param(*array), Some(ParamKind::Tensors(_))) {
+                    return bad(
+                        self,
+                        "`get_tensor` binds a tensor of the tensor array it names",
+                    );
+                }
+                if self.ever_bound[*param] {
+                    return bad(self, "a tensor of an array is bound by one `get_tensor`");
+                }
+                true
+            }
+            ThreadOpKind::NumTensors { array } => {
+                matches!(self.param(*array), Some(ParamKind::Tensors(_)))
+            }
             ThreadOpKind::Unary(_) => one("x").is_some_and(|d| results == [d]),
             ThreadOpKind::Binary(_) => {
                 one("a") == one("b") && one("a").is_some_and(|a| results == [a])
@@ -132,6 +149,12 @@ impl Checker<'_> {
                 alloc,
                 bar,
             } => {
+                if !matches!(self.param(*param), Some(ParamKind::Tensor(_))) {
+                    return bad(
+                        self,
+                        "`tma.load` reads a tensor parameter (its map is an argument)",
+                    );
+                }
                 let Some(a) = self.program.shared.get(*alloc) else {
                     return bad(self, "an allocation outside the program");
                 };
@@ -237,10 +260,16 @@ impl Checker<'_> {
         self.program.params.get(index).map(|p| &p.kind)
     }
 
-    /// The tensor parameter `param`, or an error naming it.
+    /// The tensor `param` (a tensor parameter, or a tensor of an array
+    /// that a `get_tensor` in scope bound), or an error naming it.
     fn tensor(&self, id: OpId, param: usize) -> Result<TensorType, VerifyError> {
         match self.param(param) {
             Some(ParamKind::Tensor(t)) => Ok(*t),
+            Some(ParamKind::Element { ty, .. }) if self.bound[param] => Ok(*ty),
+            Some(ParamKind::Element { .. }) => Err(self.fail(
+                Some(id),
+                format!("tensor {param} of an array is used where no `get_tensor` bound it"),
+            )),
             _ => Err(self.fail(Some(id), format!("parameter {param} is not a tensor"))),
         }
     }
