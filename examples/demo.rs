@@ -19,6 +19,8 @@ mod check;
 #[path = "kernels/checked.rs"]
 mod checked;
 mod common;
+#[path = "kernels/grouped.rs"]
+mod grouped;
 #[path = "kernels/layernorm.rs"]
 mod layernorm;
 #[path = "kernels/layernorm_backward.rs"]
@@ -45,7 +47,7 @@ use common::Example;
 use std::process::ExitCode;
 
 /// The examples by name, in the table's order.
-const EXAMPLES: [(&str, Example); 12] = [
+const EXAMPLES: [(&str, Example); 13] = [
     ("vector_add", vector_add::run),
     ("softmax", softmax::run),
     ("layernorm", layernorm::run),
@@ -53,6 +55,7 @@ const EXAMPLES: [(&str, Example); 12] = [
     ("matmul", matmul::run),
     ("scaled_matmul", scaled_matmul::run),
     ("persistent", persistent::run),
+    ("grouped", grouped::run),
     ("transpose", transpose::run),
     ("packed", packed::run),
     ("attention", attention::run),

@@ -19,6 +19,8 @@ mod bench;
 mod checked;
 #[allow(dead_code)] // the examples' `main` helpers are not used here
 mod common;
+#[path = "kernels/grouped.rs"]
+mod grouped;
 #[path = "kernels/layernorm.rs"]
 mod layernorm;
 #[path = "kernels/layernorm_backward.rs"]

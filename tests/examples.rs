@@ -10,6 +10,8 @@ mod checked;
 #[allow(dead_code)] // the examples' `main` helpers are not used here
 #[path = "../examples/common/mod.rs"]
 mod common;
+#[path = "../examples/kernels/grouped.rs"]
+mod grouped;
 #[path = "../examples/kernels/layernorm.rs"]
 mod layernorm;
 #[path = "../examples/kernels/layernorm_backward.rs"]
@@ -78,6 +80,7 @@ fn every_example_passes_its_reference_check() {
         matmul::run,
         scaled_matmul::run,
         persistent::run,
+        grouped::run,
         transpose::run,
         packed::run,
         attention::run,
@@ -346,7 +349,7 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     use tile::meta::KernelInfo;
     use tile::ImageKind;
     use tile_codegen::tools;
-    let infos: [&KernelInfo; 15] = [
+    let infos: [&KernelInfo; 16] = [
         &vector_add::vector_add::<1024>::INFO,
         &softmax::softmax::<4, 256>::INFO,
         &layernorm::layernorm::<8, 384>::INFO,
@@ -357,6 +360,7 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
         &matmul::matmul_f16_large::<128, 128, 64>::INFO,
         &matmul::matmul_bf16_large::<128, 128, 64>::INFO,
         &persistent::matmul_persistent::<64, 64, 32, 4>::INFO,
+        &grouped::grouped_matmul::<64, 64, 32>::INFO,
         &transpose::transpose::<32, 32>::INFO,
         &transpose::transpose_lview::<224, 160, 32, 32>::INFO,
         &packed::mean_pool::<16, 64>::INFO,
@@ -463,12 +467,12 @@ fn every_embedded_image_is_accepted_by_the_vendor_tools() {
     }
     assert_eq!(
         checked,
-        12 * expected.len()
+        13 * expected.len()
             + with_hopper.len()
             + 2 * current.len()
             + tensor_cores.len()
             + 2 * levels.len(),
-        "twelve specializations for the default targets, the persistent matmul for its own and \
+        "thirteen specializations for the default targets, the persistent matmul for its own and \
          sm_90a, the two tutorial-sized ones for the current generation's too, one for six GPU \
          targets and the host, two for the host"
     );

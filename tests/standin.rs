@@ -38,6 +38,8 @@ mod checked;
 #[allow(dead_code)] // the examples' `main` helpers are not used here
 #[path = "../examples/common/mod.rs"]
 mod common;
+#[path = "../examples/kernels/grouped.rs"]
+mod grouped;
 #[path = "../examples/kernels/layernorm.rs"]
 mod layernorm;
 #[path = "../examples/kernels/layernorm_backward.rs"]
@@ -119,8 +121,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     let dir = standin_child::standin_dir("standin", &[GpuApi::Cuda, GpuApi::Hip]);
     let images = write_images(&dir.0, &kernels(), &TARGETS);
     assert_eq!(
-        images, 59,
-        "twenty-nine specializations (the examples, `copy`'s two and `show`) have sm_80 PTX and gfx942 code objects, the TF32 linear layer sm_80 PTX"
+        images, 61,
+        "thirty specializations (the examples, `copy`'s two and `show`) have sm_80 PTX and gfx942 code objects, the TF32 linear layer sm_80 PTX"
     );
     let hopper = write_images(&dir.0, &matmuls(), &HOPPER);
     assert_eq!(
@@ -129,8 +131,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     );
     let blackwell = write_images(&dir.0, &kernels(), &BLACKWELL);
     assert_eq!(
-        blackwell, 33,
-        "the thirty have sm_90 PTX, the two tutorial-sized matmuls and the TF32 linear layer sm_100a PTX too"
+        blackwell, 34,
+        "the thirty-one have sm_90 PTX, the two tutorial-sized matmuls and the TF32 linear layer sm_100a PTX too"
     );
     let tma = &matmul::matmul_f16_tma::<128, 128, 64>::INFO;
     let linear_f8 = &matmul::linear_f8::<128, 128, 128>::INFO;
@@ -176,7 +178,7 @@ fn same_on_both(kernel: &str, gpu: &Device, launch: impl Fn(&Device) -> Tensor<f
 /// Runs every example on `dev`, each kernel on `target`'s image but those
 /// `specific` names (by the start of their row), on the target beside it.
 fn examples_on(dev: &Device, target: Target, specific: &[(&str, Target)]) {
-    let examples: [Example; 12] = [
+    let examples: [Example; 13] = [
         vector_add::run,
         softmax::run,
         layernorm::run,
@@ -184,6 +186,7 @@ fn examples_on(dev: &Device, target: Target, specific: &[(&str, Target)]) {
         matmul::run,
         scaled_matmul::run,
         persistent::run,
+        grouped::run,
         transpose::run,
         packed::run,
         attention::run,

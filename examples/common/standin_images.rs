@@ -59,6 +59,7 @@ pub fn example_kernels() -> Vec<&'static KernelInfo> {
         &crate::scaled_matmul::matmul_nvfp4::<64, 64, 64>::INFO,
         &crate::scaled_matmul::matmul_bf16_mxfp4::<64, 64, 64>::INFO,
         &crate::persistent::matmul_persistent::<64, 64, 32, 4>::INFO,
+        &crate::grouped::grouped_matmul::<64, 64, 32>::INFO,
         &crate::transpose::transpose::<32, 32>::INFO,
         &crate::transpose::transpose_lview::<224, 160, 32, 32>::INFO,
         &crate::packed::mean_pool::<16, 64>::INFO,

@@ -56,6 +56,14 @@ pub enum ParamKind {
         /// Whether the kernel may write it.
         mutable: bool,
     },
+    /// An array of global tensors of `rank` axes (`&[Tensor<T, R>]`);
+    /// `mutable` for `&mut [Tensor<T, R>]`.
+    Tensors {
+        /// The number of axes of each tensor.
+        rank: usize,
+        /// Whether the kernel may write its tensors.
+        mutable: bool,
+    },
     /// A scalar passed by value.
     Scalar,
 }

@@ -232,6 +232,9 @@ fn generate(
             ParamKind::Tensor { rank, mutable } => {
                 quote!(#meta::ParamKind::Tensor { rank: #rank, mutable: #mutable })
             }
+            ParamKind::Tensors { rank, mutable } => {
+                quote!(#meta::ParamKind::Tensors { rank: #rank, mutable: #mutable })
+            }
             ParamKind::Scalar => quote!(#meta::ParamKind::Scalar),
         };
         // Only a valid attribute compiles anything; without one, nothing
@@ -441,6 +444,8 @@ fn arg_type(p: &Paths, q: &ParamSig) -> TokenStream {
     match q.kind {
         ParamKind::Tensor { mutable: true, .. } => quote!(&'a mut #rt::Tensor<#elem>),
         ParamKind::Tensor { mutable: false, .. } => quote!(&'a #rt::Tensor<#elem>),
+        ParamKind::Tensors { mutable: true, .. } => quote!(&'a mut [#rt::Tensor<#elem>]),
+        ParamKind::Tensors { mutable: false, .. } => quote!(&'a [#rt::Tensor<#elem>]),
         ParamKind::Scalar => elem,
     }
 }
@@ -466,6 +471,19 @@ fn interpreter(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
                 conv.push(quote!(#ir::interp::Arg::Tensor(::core::clone::Clone::clone(&*#n))));
                 if mutable {
                     back.push(quote!(#meta::write_back(::core::mem::replace(&mut run_args[#i], #ir::interp::Arg::Scalar(#ir::Scalar::Bool(false))), #n);));
+                }
+            }
+            ParamKind::Tensors { mutable, .. } => {
+                types.push(if mutable {
+                    quote!(&mut [#ir::interp::HostTensor])
+                } else {
+                    quote!(&[#ir::interp::HostTensor])
+                });
+                conv.push(
+                    quote!(#ir::interp::Arg::Tensors(<[#ir::interp::HostTensor]>::to_vec(&*#n))),
+                );
+                if mutable {
+                    back.push(quote!(#meta::write_back_all(::core::mem::replace(&mut run_args[#i], #ir::interp::Arg::Scalar(#ir::Scalar::Bool(false))), #n);));
                 }
             }
             ParamKind::Scalar => {
@@ -507,7 +525,7 @@ fn launcher_fn(p: &Paths, sig: &KernelSig, bound: &TokenStream) -> TokenStream {
         .collect();
     let conv = sig.params.iter().zip(&names).map(|(q, n)| match q.kind {
         ParamKind::Scalar => quote!(#rt::LaunchArg::scalar(#n)),
-        ParamKind::Tensor { .. } => quote!(#rt::LaunchArg::from(#n)),
+        ParamKind::Tensor { .. } | ParamKind::Tensors { .. } => quote!(#rt::LaunchArg::from(#n)),
     });
     // The grid's rank is each launcher's own const parameter, named so that
     // it cannot collide with the kernel's const parameters (`G` is a common

@@ -1,7 +1,8 @@
 //! The kernel's signature: const generic parameters (tile sizes and other
 //! compile-time integers) and the runtime parameters, global tensors
 //! (`&Tensor<T>` read, `&mut Tensor<T>` written, rank 1 unless written as
-//! `Tensor<T, 2>`) and scalars.
+//! `Tensor<T, 2>`), tensor arrays (`&[Tensor<T, R>]`, `&mut [Tensor<T, R>]`)
+//! and scalars.
 
 use crate::diag::err;
 use syn::{
@@ -239,11 +240,21 @@ fn param_type(ty: &Type) -> syn::Result<(DType, Ident, ParamKind)> {
         }
         return Err(err(
             ty,
-            format!("a kernel parameter is `&Tensor<T>`, `&mut Tensor<T>`, `&Tensor<T, RANK>` or a scalar ({ELEMENT_TYPES})"),
+            format!("a kernel parameter is `&Tensor<T>`, `&mut Tensor<T>`, `&Tensor<T, RANK>`, a tensor array `&[Tensor<T, RANK>]` or a scalar ({ELEMENT_TYPES})"),
         ));
     };
     let mutable = r.mutability.is_some();
-    let tensor = match &*r.elem {
+    if let Type::Slice(slice) = &*r.elem {
+        let (dtype, elem, rank) = tensor_type(&slice.elem)?;
+        return Ok((dtype, elem, ParamKind::Tensors { rank, mutable }));
+    }
+    let (dtype, elem, rank) = tensor_type(&r.elem)?;
+    Ok((dtype, elem, ParamKind::Tensor { rank, mutable }))
+}
+
+/// `Tensor<T>` or `Tensor<T, RANK>`: the element type and the rank.
+fn tensor_type(ty: &Type) -> syn::Result<(DType, Ident, usize)> {
+    let tensor = match ty {
         Type::Path(p) if p.qself.is_none() => {
             p.path.segments.last().filter(|s| s.ident == "Tensor")
         }
@@ -252,7 +263,7 @@ fn param_type(ty: &Type) -> syn::Result<(DType, Ident, ParamKind)> {
     let Some(seg) = tensor else {
         return Err(err(
             ty,
-            "a reference parameter must be `&Tensor<T>` or `&mut Tensor<T>`",
+            "a reference parameter must be `&Tensor<T>`, `&mut Tensor<T>` or a tensor array `&[Tensor<T>]`",
         ));
     };
     let PathArguments::AngleBracketed(args) = &seg.arguments else {
@@ -293,7 +304,7 @@ fn param_type(ty: &Type) -> syn::Result<(DType, Ident, ParamKind)> {
             "`Tensor` takes an element type and an optional rank",
         ));
     }
-    Ok((dtype, elem, ParamKind::Tensor { rank, mutable }))
+    Ok((dtype, elem, rank))
 }
 
 fn rank_lit(lit: &syn::Lit) -> syn::Result<usize> {

@@ -28,10 +28,10 @@ pub enum LaunchArg<'a> {
     GpuTensor(&'a GpuTensor),
     /// A tensor in GPU memory the kernel may write.
     GpuTensorMut(&'a mut GpuTensor),
-    /// The tensors of a tensor array the kernel only reads, in index order.
-    Tensors(Vec<&'a HostTensor>),
-    /// The tensors of a tensor array the kernel may write, in index order.
-    TensorsMut(Vec<&'a mut HostTensor>),
+    /// A tensor array: its tensors in index order, each a tensor argument
+    /// (`Tensor`, `GpuTensor`; `TensorMut`, `GpuTensorMut` where the kernel
+    /// may write them).
+    Tensors(Vec<LaunchArg<'a>>),
 }
 
 impl LaunchArg<'_> {
@@ -49,8 +49,10 @@ impl LaunchArg<'_> {
             LaunchArg::GpuTensorMut(t) => {
                 format!("&mut tensor<{}, {}>", t.dtype(), t.shape().len())
             }
-            LaunchArg::Tensors(ts) => arrays::describe("&", ts.iter().map(|t| &**t)),
-            LaunchArg::TensorsMut(ts) => arrays::describe("&mut ", ts.iter().map(|t| &**t)),
+            LaunchArg::Tensors(ts) => {
+                let each: Vec<String> = ts.iter().map(LaunchArg::describe).collect();
+                format!("[{}]", each.join(", "))
+            }
         }
     }
 }
@@ -61,9 +63,25 @@ impl<'a> From<&'a mut Arg> for LaunchArg<'a> {
     fn from(arg: &'a mut Arg) -> Self {
         match arg {
             Arg::Tensor(t) => LaunchArg::TensorMut(t),
-            Arg::Tensors(ts) => LaunchArg::TensorsMut(ts.iter_mut().collect()),
+            Arg::Tensors(ts) => {
+                LaunchArg::Tensors(ts.iter_mut().map(LaunchArg::TensorMut).collect())
+            }
             Arg::Scalar(s) => LaunchArg::Scalar(*s),
         }
+    }
+}
+
+/// A tensor array the kernel only reads.
+impl<'a, T: Element> From<&'a [Tensor<T>]> for LaunchArg<'a> {
+    fn from(tensors: &'a [Tensor<T>]) -> Self {
+        LaunchArg::Tensors(tensors.iter().map(LaunchArg::from).collect())
+    }
+}
+
+/// A tensor array the kernel may write.
+impl<'a, T: Element> From<&'a mut [Tensor<T>]> for LaunchArg<'a> {
+    fn from(tensors: &'a mut [Tensor<T>]) -> Self {
+        LaunchArg::Tensors(tensors.iter_mut().map(LaunchArg::from).collect())
     }
 }
 
@@ -298,28 +316,7 @@ fn check_args(
     }
     for ((param, arg), &written) in params.iter().zip(args).zip(&kernel.writes) {
         let ty = kernel.function.ty(param.value);
-        let matches = match (ty, arg) {
-            (Type::Scalar(d), LaunchArg::Scalar(s)) => s.dtype() == *d,
-            (Type::Tensor(t), LaunchArg::TensorMut(h)) => {
-                h.dtype() == t.dtype && h.shape().len() == t.rank
-            }
-            (Type::Tensor(t), LaunchArg::Tensor(h)) => {
-                !written && h.dtype() == t.dtype && h.shape().len() == t.rank
-            }
-            (Type::Tensor(t), LaunchArg::GpuTensorMut(g)) => {
-                g.dtype() == t.dtype && g.shape().len() == t.rank
-            }
-            (Type::Tensor(t), LaunchArg::GpuTensor(g)) => {
-                !written && g.dtype() == t.dtype && g.shape().len() == t.rank
-            }
-            (Type::Tensors(t), LaunchArg::TensorsMut(hs)) => {
-                arrays::fits(t, hs.iter().map(|h| &**h))
-            }
-            (Type::Tensors(t), LaunchArg::Tensors(hs)) => {
-                !written && arrays::fits(t, hs.iter().map(|h| &**h))
-            }
-            _ => false,
-        };
+        let matches = arg_matches(ty, arg, written);
         let (element, t) = match ty {
             Type::Tensor(t) => (None, t),
             Type::Tensors(t) => (Some(()), t),
@@ -372,17 +369,38 @@ fn check_args(
     Ok(())
 }
 
+/// Whether `arg` is of type `ty`: a scalar of its dtype, a tensor of its
+/// dtype and rank (passed mutably where the kernel writes it), or a tensor
+/// array of at most `i32::MAX` such tensors.
+fn arg_matches(ty: &Type, arg: &LaunchArg<'_>, written: bool) -> bool {
+    let tensor = |t: &tile_ir::TensorType, dtype: tile_ir::DType, shape: &[usize]| {
+        dtype == t.dtype && shape.len() == t.rank
+    };
+    match (ty, arg) {
+        (Type::Scalar(d), LaunchArg::Scalar(s)) => s.dtype() == *d,
+        (Type::Tensor(t), LaunchArg::TensorMut(h)) => tensor(t, h.dtype(), h.shape()),
+        (Type::Tensor(t), LaunchArg::Tensor(h)) => !written && tensor(t, h.dtype(), h.shape()),
+        (Type::Tensor(t), LaunchArg::GpuTensorMut(g)) => tensor(t, g.dtype(), g.shape()),
+        (Type::Tensor(t), LaunchArg::GpuTensor(g)) => !written && tensor(t, g.dtype(), g.shape()),
+        (Type::Tensors(t), LaunchArg::Tensors(ts)) => {
+            arrays::count_fits(ts.len())
+                && ts
+                    .iter()
+                    .all(|e| arg_matches(&Type::Tensor(*t), e, written))
+        }
+        _ => false,
+    }
+}
+
 /// Where each tensor of `arg` lies: shape, strides and the buffer offset of
 /// its element zero (none for a scalar).
 fn placements<'a>(arg: &'a LaunchArg<'_>) -> Vec<(&'a [usize], &'a [isize], usize)> {
-    let host = |h: &'a HostTensor| (h.shape(), h.strides(), h.offset());
     match arg {
-        LaunchArg::Tensor(h) => vec![host(h)],
-        LaunchArg::TensorMut(h) => vec![host(h)],
+        LaunchArg::Tensor(h) => vec![(h.shape(), h.strides(), h.offset())],
+        LaunchArg::TensorMut(h) => vec![(h.shape(), h.strides(), h.offset())],
         LaunchArg::GpuTensor(g) => vec![(g.shape(), g.strides(), g.offset())],
         LaunchArg::GpuTensorMut(g) => vec![(g.shape(), g.strides(), g.offset())],
-        LaunchArg::Tensors(hs) => hs.iter().map(|h| host(h)).collect(),
-        LaunchArg::TensorsMut(hs) => hs.iter().map(|h| host(h)).collect(),
+        LaunchArg::Tensors(ts) => ts.iter().flat_map(placements).collect(),
         LaunchArg::Scalar(_) => Vec::new(),
     }
 }
@@ -423,28 +441,16 @@ fn run_interpreted(
     grid: [u32; 3],
     args: &mut [LaunchArg<'_>],
 ) -> Result<(), Error> {
-    let mut interp_args: Vec<Arg> = args
-        .iter()
-        .zip(&func.params)
-        .map(|(arg, param)| match arg {
-            LaunchArg::Tensor(t) => Ok(Arg::Tensor((*t).clone())),
-            LaunchArg::TensorMut(t) => Ok(Arg::Tensor((**t).clone())),
-            LaunchArg::Tensors(ts) => Ok(Arg::Tensors(ts.iter().map(|t| (*t).clone()).collect())),
-            LaunchArg::TensorsMut(ts) => {
-                Ok(Arg::Tensors(ts.iter().map(|t| (**t).clone()).collect()))
-            }
-            LaunchArg::Scalar(s) => Ok(Arg::Scalar(*s)),
-            // `gpu::check_residency` refuses these before any run.
-            LaunchArg::GpuTensor(t) => Err((param, t.device())),
-            LaunchArg::GpuTensorMut(t) => Err((param, t.device())),
-        })
-        .collect::<Result<_, _>>()
-        .map_err(|(param, tensor_device)| Error::WrongDevice {
+    let mut interp_args = Vec::with_capacity(args.len());
+    for (arg, param) in args.iter().zip(&func.params) {
+        let wrong = |tensor_device: String| Error::WrongDevice {
             kernel: spec.name.to_string(),
             argument: param.name.clone(),
             tensor_device,
             device: device.to_string(),
-        })?;
+        };
+        interp_args.push(interpreter_arg(arg).map_err(wrong)?);
+    }
     let mut lines = Vec::new();
     let options = interp::Options::default();
     let run = interp::run_printing(func, grid, &mut interp_args, &options, &mut |line| {
@@ -457,19 +463,47 @@ fn run_interpreted(
         source: Box::new(e),
     })?;
     for (arg, result) in args.iter_mut().zip(interp_args) {
-        match (arg, result) {
-            // Into the tensor's own buffer (same layout), which keeps the
-            // device's huge-page advice.
-            (LaunchArg::TensorMut(target), Arg::Tensor(written)) => {
-                target.data_mut().copy_from_slice(written.data());
-            }
-            (LaunchArg::TensorsMut(targets), Arg::Tensors(written)) => {
-                for (target, written) in targets.iter_mut().zip(written) {
-                    target.data_mut().copy_from_slice(written.data());
-                }
-            }
-            _ => {}
-        }
+        write_back(arg, result);
     }
     Ok(())
+}
+
+/// `arg` as the interpreter takes it (a copy of each host tensor), or the
+/// device of a tensor the interpreter cannot read (`gpu::check_residency`
+/// refuses those before any run).
+fn interpreter_arg(arg: &LaunchArg<'_>) -> Result<Arg, String> {
+    Ok(match arg {
+        LaunchArg::Tensor(t) => Arg::Tensor((*t).clone()),
+        LaunchArg::TensorMut(t) => Arg::Tensor((**t).clone()),
+        LaunchArg::Scalar(s) => Arg::Scalar(*s),
+        LaunchArg::GpuTensor(t) => return Err(t.device()),
+        LaunchArg::GpuTensorMut(t) => return Err(t.device()),
+        LaunchArg::Tensors(ts) => {
+            let mut tensors = Vec::with_capacity(ts.len());
+            for t in ts {
+                match interpreter_arg(t)? {
+                    Arg::Tensor(t) => tensors.push(t),
+                    _ => return Err("no tensor".into()),
+                }
+            }
+            Arg::Tensors(tensors)
+        }
+    })
+}
+
+/// Copies what the interpreter wrote into the tensors `arg` passes mutably,
+/// into each tensor's own buffer (same layout), which keeps the device's
+/// huge-page advice.
+fn write_back(arg: &mut LaunchArg<'_>, result: Arg) {
+    match (arg, result) {
+        (LaunchArg::TensorMut(target), Arg::Tensor(written)) => {
+            target.data_mut().copy_from_slice(written.data());
+        }
+        (LaunchArg::Tensors(targets), Arg::Tensors(written)) => {
+            for (target, written) in targets.iter_mut().zip(written) {
+                write_back(target, Arg::Tensor(written));
+            }
+        }
+        _ => {}
+    }
 }

@@ -232,3 +232,13 @@ pub fn write_back(arg: Arg, to: &mut HostTensor) {
         *to = t;
     }
 }
+
+/// Writes the tensors an interpreter run left in a tensor-array argument
+/// back into the caller's (generated `interpret` functions use it).
+pub fn write_back_all(arg: Arg, to: &mut [HostTensor]) {
+    if let Arg::Tensors(ts) = arg {
+        for (to, t) in to.iter_mut().zip(ts) {
+            *to = t;
+        }
+    }
+}

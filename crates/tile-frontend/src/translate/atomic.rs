@@ -530,7 +530,10 @@ impl Translator<'_> {
             }
         };
         if let Some((name, false)) = self.tensors.get(&tensor) {
-            return Err(self.err(e, format!("cannot update `{name}`, a read-only `&Tensor`: declare the parameter `&mut Tensor<..>`")));
+            return Err(self.err(
+                e,
+                format!("cannot update {}", super::arrays::read_only(name)),
+            ));
         }
         Ok(tensor)
     }

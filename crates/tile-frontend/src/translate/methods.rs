@@ -107,6 +107,7 @@ impl Translator<'_> {
         if let Val::Ir(v) = recv {
             match self.ty(v) {
                 Type::Tensor(t) => return self.tensor_method(v, t.rank, &name, &args, m),
+                Type::Tensors(_) => return self.tensors_method(v, &name, &args, m),
                 Type::PartitionView(_) => return self.view_method(v, &name, &args, m),
                 Type::LayoutView(_) => return self.lview_method(v, &name, &args, m),
                 _ => {}
@@ -243,7 +244,10 @@ impl Translator<'_> {
         match self.views.get(&view).and_then(|t| self.tensors.get(t)) {
             Some((tname, false)) => Err(self.err(
                 &m.receiver,
-                format!("cannot store through a view of `{tname}`, a read-only `&Tensor`: declare the parameter `&mut Tensor<..>`"),
+                format!(
+                    "cannot store through a view of {}",
+                    super::arrays::read_only(tname)
+                ),
             )),
             _ => Ok(()),
         }

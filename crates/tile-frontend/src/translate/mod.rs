@@ -13,6 +13,7 @@
 //! `device_print!`), `recover` (going on after an error, so that a build
 //! reports them all) and this module (statements, blocks and variables).
 
+mod arrays;
 mod atomic;
 mod branches;
 mod calls;
@@ -75,10 +76,15 @@ pub fn translate(
                 rank,
                 aligned: p.aligned,
             }),
+            ParamKind::Tensors { rank, .. } => Type::Tensors(TensorType {
+                dtype: p.dtype,
+                rank,
+                aligned: p.aligned,
+            }),
             ParamKind::Scalar => Type::Scalar(p.dtype),
         };
         let v = b.param(p.name.to_string(), ty);
-        if let ParamKind::Tensor { mutable, .. } = p.kind {
+        if let ParamKind::Tensor { mutable, .. } | ParamKind::Tensors { mutable, .. } = p.kind {
             tensors.insert(v, (p.name.to_string(), mutable));
         }
         scopes.define_global(p.name.to_string(), Val::Ir(v));
@@ -370,7 +376,7 @@ impl<'k> Translator<'k> {
             Expr::Return(r) => Err(self.err(r, "`return` is not supported here: kernels and helpers end with a tail expression (structured control flow); restructure with `if`/`else`")),
             Expr::Break(b) => Err(self.err(b, "`break` is not supported: end a `while` loop through its condition")),
             Expr::Continue(c) => Err(self.err(c, "`continue` is not supported: use `if` inside the loop body")),
-            Expr::Index(i) => Err(self.err(i, "indexing is not supported: tiles are whole values; use `.slice(..)`, a partition view's `.load(..)`, or a tuple field `.0`")),
+            Expr::Index(i) => self.index(i),
             Expr::Array(a) => Err(self.err(a, "an array is a shape or axis list: it is only accepted as an argument, e.g. `zeros::<f32>([M, N])`")),
             Expr::Range(r) => Err(self.err(r, "a range is only accepted as the iterable of a `for` loop or an argument of `.slice(..)`")),
             Expr::Match(m) => Err(self.err(&m.match_token, "`match` is not supported: use `if`/`else` on a scalar, or `select` on tiles")),

@@ -12,42 +12,53 @@ use tile_ir::interp::HostTensor;
 enum Before {
     Host(HostTensor),
     Gpu(GpuTensor),
-    HostArray(Vec<HostTensor>),
 }
 
-/// The written arguments of a launch as they were, by position.
-pub(super) struct Saved(Vec<(usize, Before)>);
+/// The written arguments of a launch as they were, by position: the
+/// argument's, and for a tensor of an array its index there.
+pub(super) struct Saved(Vec<((usize, Option<usize>), Before)>);
+
+/// The tensors of `arg` a launch may write, with their index in an array.
+fn written<'x, 'a>(arg: &'x LaunchArg<'a>) -> Vec<(Option<usize>, &'x LaunchArg<'a>)> {
+    match arg {
+        LaunchArg::TensorMut(_) | LaunchArg::GpuTensorMut(_) => vec![(None, arg)],
+        LaunchArg::Tensors(ts) => ts
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| matches!(t, LaunchArg::TensorMut(_) | LaunchArg::GpuTensorMut(_)))
+            .map(|(k, t)| (Some(k), t))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
 
 impl Saved {
     /// Keeps the tensors of `args` a launch may write.
     pub(super) fn take(args: &[LaunchArg<'_>]) -> Saved {
-        Saved(
-            args.iter()
-                .enumerate()
-                .filter_map(|(i, arg)| match arg {
-                    LaunchArg::TensorMut(t) => Some((i, Before::Host((**t).clone()))),
-                    LaunchArg::GpuTensorMut(t) => Some((i, Before::Gpu((**t).clone()))),
-                    LaunchArg::TensorsMut(ts) => Some((
-                        i,
-                        Before::HostArray(ts.iter().map(|t| (**t).clone()).collect()),
-                    )),
-                    _ => None,
-                })
-                .collect(),
-        )
+        let mut saved = Vec::new();
+        for (i, arg) in args.iter().enumerate() {
+            for (k, t) in written(arg) {
+                let before = match t {
+                    LaunchArg::TensorMut(t) => Before::Host((**t).clone()),
+                    LaunchArg::GpuTensorMut(t) => Before::Gpu((**t).clone()),
+                    _ => continue,
+                };
+                saved.push(((i, k), before));
+            }
+        }
+        Saved(saved)
     }
 
     /// Puts the kept tensors back into `args`.
     pub(super) fn restore(&self, args: &mut [LaunchArg<'_>]) {
-        for (i, before) in &self.0 {
-            match (&mut args[*i], before) {
+        for ((i, k), before) in &self.0 {
+            let arg = match (&mut args[*i], k) {
+                (LaunchArg::Tensors(ts), Some(k)) => &mut ts[*k],
+                (arg, _) => arg,
+            };
+            match (arg, before) {
                 (LaunchArg::TensorMut(t), Before::Host(b)) => **t = b.clone(),
                 (LaunchArg::GpuTensorMut(t), Before::Gpu(b)) => **t = b.clone(),
-                (LaunchArg::TensorsMut(ts), Before::HostArray(bs)) => {
-                    for (t, b) in ts.iter_mut().zip(bs) {
-                        **t = b.clone();
-                    }
-                }
                 _ => unreachable!("argument {i} changed kind while tuning"),
             }
         }
@@ -58,11 +69,12 @@ impl Saved {
     pub(super) fn outputs(args: &[LaunchArg<'_>]) -> Result<Vec<(usize, HostTensor)>, Error> {
         let mut outputs = Vec::new();
         for (i, arg) in args.iter().enumerate() {
-            match arg {
-                LaunchArg::TensorMut(t) => outputs.push((i, (**t).clone())),
-                LaunchArg::GpuTensorMut(t) => outputs.push((i, t.download()?)),
-                LaunchArg::TensorsMut(ts) => outputs.extend(ts.iter().map(|t| (i, (**t).clone()))),
-                _ => {}
+            for (_, t) in written(arg) {
+                match t {
+                    LaunchArg::TensorMut(t) => outputs.push((i, (**t).clone())),
+                    LaunchArg::GpuTensorMut(t) => outputs.push((i, t.download()?)),
+                    _ => {}
+                }
             }
         }
         Ok(outputs)

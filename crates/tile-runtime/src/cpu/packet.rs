@@ -79,26 +79,24 @@ pub(super) fn pack(
                 let base = h.data().as_ptr().cast_mut();
                 push_tensor(&mut packet, index, &param.name, base, h)?;
             }
-            (Type::Tensors(t), LaunchArg::TensorsMut(hs))
-                if hs.iter().all(|h| fits(h, t.dtype, t.rank)) =>
-            {
+            (Type::Tensors(t), LaunchArg::Tensors(ts)) if i32::try_from(ts.len()).is_ok() => {
                 let mut words = Vec::new();
-                for h in hs.iter_mut() {
-                    let base = h.data_mut().as_mut_ptr();
+                for element in ts.iter_mut() {
+                    // Each tensor as a tensor argument of the array's type.
+                    let (base, h): (*mut u8, &HostTensor) = match element {
+                        LaunchArg::TensorMut(h) if fits(h, t.dtype, t.rank) => {
+                            let base = h.data_mut().as_mut_ptr();
+                            (base, &**h)
+                        }
+                        // Never stored through, as for a tensor passed `&`.
+                        LaunchArg::Tensor(h) if !writes[index] && fits(h, t.dtype, t.rank) => {
+                            (h.data().as_ptr().cast_mut(), *h)
+                        }
+                        _ => return Err(mismatch(element.describe())),
+                    };
                     push_tensor(&mut words, index, &param.name, base, h)?;
                 }
-                push_array(&mut packet, &mut records, words, hs.len());
-            }
-            (Type::Tensors(t), LaunchArg::Tensors(hs))
-                if !writes[index] && hs.iter().all(|h| fits(h, t.dtype, t.rank)) =>
-            {
-                // Never stored through, as for a tensor passed `&`.
-                let mut words = Vec::new();
-                for h in hs.iter() {
-                    let base = h.data().as_ptr().cast_mut();
-                    push_tensor(&mut words, index, &param.name, base, h)?;
-                }
-                push_array(&mut packet, &mut records, words, hs.len());
+                push_array(&mut packet, &mut records, words, ts.len());
             }
             (_, arg) => return Err(mismatch(arg.describe())),
         }

@@ -12,6 +12,7 @@ use crate::kernel::{KernelSpec, LoadedKernel};
 use crate::launch::LaunchArg;
 use std::sync::Arc;
 use tile_abi::device_print;
+use tile_abi::params::TensorRecord;
 use tile_abi::status::STATUS_BYTES;
 use tile_abi::{Packet, Status};
 use tile_ir::Function;
@@ -69,16 +70,15 @@ impl Pending {
     }
 }
 
-/// Where a tensor argument lives: `cpu`, or the GPU's name as `cuda:0`.
-fn residence(arg: &LaunchArg<'_>) -> Option<String> {
+/// Where each tensor of an argument lives: `cpu`, or the GPU's name as
+/// `cuda:0` (none for a scalar).
+fn residence(arg: &LaunchArg<'_>) -> Vec<String> {
     match arg {
-        LaunchArg::Tensor(_)
-        | LaunchArg::TensorMut(_)
-        | LaunchArg::Tensors(_)
-        | LaunchArg::TensorsMut(_) => Some("cpu".into()),
-        LaunchArg::GpuTensor(t) => Some(t.device()),
-        LaunchArg::GpuTensorMut(t) => Some(t.device()),
-        LaunchArg::Scalar(_) => None,
+        LaunchArg::Tensor(_) | LaunchArg::TensorMut(_) => vec!["cpu".into()],
+        LaunchArg::GpuTensor(t) => vec![t.device()],
+        LaunchArg::GpuTensorMut(t) => vec![t.device()],
+        LaunchArg::Tensors(ts) => ts.iter().flat_map(residence).collect(),
+        LaunchArg::Scalar(_) => Vec::new(),
     }
 }
 
@@ -88,10 +88,8 @@ fn residence(arg: &LaunchArg<'_>) -> Option<String> {
 fn at_home(arg: &LaunchArg<'_>, gpu: Option<&Arc<Context>>) -> bool {
     let tensor: &GpuTensor = match arg {
         LaunchArg::Scalar(_) => return true,
-        LaunchArg::Tensor(_)
-        | LaunchArg::TensorMut(_)
-        | LaunchArg::Tensors(_)
-        | LaunchArg::TensorsMut(_) => return gpu.is_none(),
+        LaunchArg::Tensor(_) | LaunchArg::TensorMut(_) => return gpu.is_none(),
+        LaunchArg::Tensors(ts) => return ts.iter().all(|t| at_home(t, gpu)),
         LaunchArg::GpuTensor(t) => t,
         LaunchArg::GpuTensorMut(t) => t,
     };
@@ -113,7 +111,7 @@ pub(crate) fn check_residency(
     }
     let device = device.to_string();
     for (param, arg) in function.params.iter().zip(args) {
-        if let Some(home) = residence(arg).filter(|home| *home != device) {
+        if let Some(home) = residence(arg).into_iter().find(|home| *home != device) {
             return Err(Error::WrongDevice {
                 kernel: spec.name.to_string(),
                 argument: param.name.clone(),
@@ -195,14 +193,28 @@ pub(crate) fn enqueue(
     let block = module.block_threads;
     check_grid(context.api(), spec, context.as_ref(), grid, block)?;
     for arg in args.iter_mut() {
-        if let LaunchArg::GpuTensorMut(t) = arg {
-            t.make_unique(queue.raw)?;
+        match arg {
+            LaunchArg::GpuTensorMut(t) => t.make_unique(queue.raw)?,
+            LaunchArg::Tensors(ts) => {
+                for element in ts.iter_mut() {
+                    if let LaunchArg::GpuTensorMut(t) = element {
+                        t.make_unique(queue.raw)?;
+                    }
+                }
+            }
+            _ => {}
         }
     }
     let prints = kernel.prints;
     let mut packet = Packet::default();
     let mut tensors = Vec::with_capacity(args.len());
     for (param, arg) in kernel.function.params.iter().zip(args.iter()) {
+        let wrong = || Error::WrongDevice {
+            kernel: spec.name.to_string(),
+            argument: param.name.clone(),
+            tensor_device: "cpu".into(),
+            device: device(),
+        };
         let tensor: &GpuTensor = match arg {
             LaunchArg::GpuTensor(t) => t,
             LaunchArg::GpuTensorMut(t) => t,
@@ -210,17 +222,18 @@ pub(crate) fn enqueue(
                 packet.push_scalar(*s);
                 continue;
             }
-            LaunchArg::Tensor(_)
-            | LaunchArg::TensorMut(_)
-            | LaunchArg::Tensors(_)
-            | LaunchArg::TensorsMut(_) => {
-                return Err(Error::WrongDevice {
-                    kernel: spec.name.to_string(),
-                    argument: param.name.clone(),
-                    tensor_device: "cpu".into(),
-                    device: device(),
-                })
+            LaunchArg::Tensors(ts) => {
+                let records = records(context, ts).ok_or_else(wrong)??;
+                packet.push_tensors(records.pointer, ts.len());
+                tensors.push(Arc::new(records));
+                tensors.extend(
+                    ts.iter()
+                        .filter_map(gpu_tensor)
+                        .map(|t| Arc::clone(&t.buffer)),
+                );
+                continue;
             }
+            LaunchArg::Tensor(_) | LaunchArg::TensorMut(_) => return Err(wrong()),
         };
         packet.push_tensor(tensor.base(), &tensor.shape, &tensor.strides);
         tensors.push(Arc::clone(&tensor.buffer));
@@ -239,8 +252,10 @@ pub(crate) fn enqueue(
     // SAFETY: the packet was built from the kernel's own parameters
     // (checked against its signature when loaded); every tensor address
     // is a live buffer of this device covering the tensor's reachable
-    // elements (validated when the tensor was made), kept alive by the
-    // returned record until the stream has run the launch; the status slot
+    // elements (validated when the tensor was made), and a tensor array's
+    // address a buffer holding one record per tensor of it, its count
+    // beside it, all kept alive by the returned record until the stream
+    // has run the launch; the status slot
     // stays in the stream's slab until the record is finished.
     let launched = unsafe {
         context
@@ -258,6 +273,31 @@ pub(crate) fn enqueue(
         prints: prints.then(|| (Arc::clone(kernel), sink.clone())),
         _tensors: tensors,
     })
+}
+
+/// The GPU tensor of a tensor argument, if it is one.
+fn gpu_tensor<'x>(arg: &'x LaunchArg<'_>) -> Option<&'x GpuTensor> {
+    match arg {
+        LaunchArg::GpuTensor(t) => Some(t),
+        LaunchArg::GpuTensorMut(t) => Some(t),
+        _ => None,
+    }
+}
+
+/// The records of a tensor array's tensors (`tile_abi::params::TensorRecord`)
+/// in new device memory, or `None` if one of them is not in GPU memory.
+/// Each launch with an array uploads its records (one allocation and one
+/// copy the device's own stream waits for).
+fn records(
+    context: &Arc<Context>,
+    tensors: &[LaunchArg<'_>],
+) -> Option<Result<super::Buffer, Error>> {
+    let mut bytes = Vec::new();
+    for t in tensors {
+        let t = gpu_tensor(t)?;
+        bytes.extend(TensorRecord::encode(t.base(), &t.shape, &t.strides));
+    }
+    Some(super::Buffer::upload(context, &bytes))
 }
 
 /// The tensor map of argument `param` for boxes of `rows` rows, encoded
