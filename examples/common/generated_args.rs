@@ -1,4 +1,5 @@
-//! A generated case's arguments on a GPU: each tensor's whole buffer
+//! A generated case's arguments on a GPU: each tensor's (and each tensor
+//! of an array's) whole buffer
 //! copied to the device with its layout kept (shape, strides of any sign,
 //! offset, the gaps between elements holding their bytes), launched as
 //! `&mut` (a kernel may write any of them; the runtime checks a written
@@ -33,6 +34,7 @@ impl<T: Element> DeviceTensor for Tensor<T> {
 enum DeviceArg {
     Scalar(tile::ir::Scalar),
     Tensor(Box<dyn DeviceTensor>),
+    Tensors(Vec<Box<dyn DeviceTensor>>),
 }
 
 /// A case's arguments on a device.
@@ -49,8 +51,12 @@ impl DeviceArgs {
                 Arg::Tensor(t) => upload_any(dev, t)
                     .map(DeviceArg::Tensor)
                     .map_err(|e| format!("argument {i}: {e}")),
-                // The random generator writes no tensor-array parameters.
-                Arg::Tensors(_) => Err(format!("argument {i}: a tensor array")),
+                Arg::Tensors(ts) => ts
+                    .iter()
+                    .map(|t| upload_any(dev, t))
+                    .collect::<Result<_, _>>()
+                    .map(DeviceArg::Tensors)
+                    .map_err(|e| format!("argument {i}: {e}")),
             })
             .collect::<Result<_, String>>()?;
         Ok(DeviceArgs(args))
@@ -63,6 +69,9 @@ impl DeviceArgs {
             .map(|arg| match arg {
                 DeviceArg::Scalar(s) => LaunchArg::Scalar(*s),
                 DeviceArg::Tensor(t) => t.launch_arg(),
+                DeviceArg::Tensors(ts) => {
+                    LaunchArg::Tensors(ts.iter_mut().map(|t| t.launch_arg()).collect())
+                }
             })
             .collect()
     }
@@ -77,6 +86,12 @@ impl DeviceArgs {
                 DeviceArg::Tensor(t) => t
                     .read_back()
                     .map(Arg::Tensor)
+                    .map_err(|e| format!("argument {i}: {e}")),
+                DeviceArg::Tensors(ts) => ts
+                    .iter()
+                    .map(|t| t.read_back())
+                    .collect::<Result<_, _>>()
+                    .map(Arg::Tensors)
                     .map_err(|e| format!("argument {i}: {e}")),
             })
             .collect()

@@ -16,7 +16,7 @@
 //! elements a kernel never stores included: they must keep their input).
 
 use std::fmt;
-use tile_ir::interp::Arg;
+use tile_ir::interp::{Arg, HostTensor};
 use tile_ir::{DType, Function, OpKind, Scalar};
 
 /// The ulps an f64 result of one call of the math library may differ by:
@@ -134,14 +134,15 @@ impl fmt::Display for Difference {
 }
 
 /// Compares `actual`, the arguments after a GPU path ran, with `expected`,
-/// the interpreter's: every element of every tensor argument, in logical
-/// order, within the bounds ([`ulps_allowed`], f64 results within
+/// the interpreter's: every element of every tensor argument (and of every
+/// tensor of an array), in logical order, within the bounds ([`ulps_allowed`], f64 results within
 /// `f64_ulps`: [`f64_ulps`] of the kernel).
 pub fn agreement(actual: &[Arg], expected: &[Arg], f64_ulps: u64) -> Agreement {
     let mut near = false;
     for (arg, (a, e)) in actual.iter().zip(expected).enumerate() {
-        let (a, e) = match (a, e) {
-            (Arg::Tensor(a), Arg::Tensor(e)) => (a, e),
+        let pairs: Vec<(&HostTensor, &HostTensor)> = match (a, e) {
+            (Arg::Tensor(a), Arg::Tensor(e)) => vec![(a, e)],
+            (Arg::Tensors(a), Arg::Tensors(e)) if a.len() == e.len() => a.iter().zip(e).collect(),
             (Arg::Scalar(_), Arg::Scalar(_)) => continue,
             _ => {
                 return Agreement::Apart(Difference::Shape {
@@ -151,31 +152,33 @@ pub fn agreement(actual: &[Arg], expected: &[Arg], f64_ulps: u64) -> Agreement {
                 })
             }
         };
-        if a.dtype() != e.dtype() || a.shape() != e.shape() {
-            return Agreement::Apart(Difference::Shape {
-                arg,
-                actual: describe(&Arg::Tensor(a.clone())),
-                expected: describe(&Arg::Tensor(e.clone())),
-            });
-        }
-        let dtype = a.dtype();
-        let bound = ulps_allowed(dtype, f64_ulps);
-        for (k, (x, y)) in a.to_scalars().iter().zip(&e.to_scalars()).enumerate() {
-            let (xb, yb) = (x.to_bits(), y.to_bits());
-            if xb == yb {
-                continue;
-            }
-            if bound > 0 && ulps(dtype.bits(), xb, yb) <= bound {
-                near = true;
-            } else {
-                return Agreement::Apart(Difference::Element {
+        for (a, e) in pairs {
+            if a.dtype() != e.dtype() || a.shape() != e.shape() {
+                return Agreement::Apart(Difference::Shape {
                     arg,
-                    index: unflatten(k, a.shape()),
-                    dtype,
-                    actual: *x,
-                    expected: *y,
-                    allowed: bound,
+                    actual: describe(&Arg::Tensor(a.clone())),
+                    expected: describe(&Arg::Tensor(e.clone())),
                 });
+            }
+            let dtype = a.dtype();
+            let bound = ulps_allowed(dtype, f64_ulps);
+            for (k, (x, y)) in a.to_scalars().iter().zip(&e.to_scalars()).enumerate() {
+                let (xb, yb) = (x.to_bits(), y.to_bits());
+                if xb == yb {
+                    continue;
+                }
+                if bound > 0 && ulps(dtype.bits(), xb, yb) <= bound {
+                    near = true;
+                } else {
+                    return Agreement::Apart(Difference::Element {
+                        arg,
+                        index: unflatten(k, a.shape()),
+                        dtype,
+                        actual: *x,
+                        expected: *y,
+                        allowed: bound,
+                    });
+                }
             }
         }
     }

@@ -54,6 +54,11 @@ pub struct GenConfig {
     /// (`partition_view .. offset(..)`, half the time with `extent(..)`)
     /// at constant or parameter offsets, instead of the whole tensor.
     pub window_rate: f64,
+    /// The probability that a new tensor parameter is one tensor of a
+    /// tensor array (`tensors<T, R>`) of one to three tensors of the same
+    /// rank, picked by `get_tensor` where it is first used, at a constant
+    /// index or one a scalar parameter holds.
+    pub array_rate: f64,
     /// The probability that a window's offset or extent given as a scalar
     /// parameter is passed through `multiple_of` by a power of two that
     /// divides its value (the check holds; the lowerings may vectorize on
@@ -93,6 +98,7 @@ impl Default for GenConfig {
             combine_rate: 0.25,
             aligned_rate: 0.4,
             window_rate: 0.3,
+            array_rate: 0.15,
             hint_rate: 0.5,
             pipeline_rate: 0.15,
             max_pipeline_tile_elements: 64 * 64,

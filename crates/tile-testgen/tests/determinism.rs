@@ -142,8 +142,9 @@ fn unusual_configurations_give_valid_runnable_cases() {
 }
 
 /// Atomics, asserts, gathers, `while` loops, combine functions, tensors
-/// promised aligned and `multiple_of` hints come from streams of their own: about their rates of cases have them, and turning
-/// them off leaves the rest of each case.
+/// promised aligned, `multiple_of` hints and tensor arrays come from
+/// streams of their own: about their rates of cases have them, and turning
+/// them off (arrays stay on) leaves the rest of each case.
 #[test]
 fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_cases() {
     let has = |case: &tile_testgen::Case, pred: &dyn Fn(&OpKind) -> bool| {
@@ -166,7 +167,7 @@ fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_case
     };
     let mut hinted_cases = 0;
     let (mut atomics, mut asserts, mut gathers, mut whiles, mut combines) = (0, 0, 0, 0, 0);
-    let (mut aligned_cases, mut pipelined_cases) = (0, 0);
+    let (mut aligned_cases, mut pipelined_cases, mut arrayed_cases) = (0, 0, 0);
     for seed in 0..400 {
         let case = generate(seed, &cfg);
         let pipelined = has(&case, &|k| {
@@ -197,6 +198,7 @@ fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_case
             assert_eq!(case.grid, without.grid, "seed {seed}");
             continue;
         }
+        arrayed_cases += usize::from(has(&case, &|k| matches!(k, OpKind::GetTensor)));
         let atomic = has(&case, &|k| matches!(k, OpKind::Atomic { .. }));
         let assert = has(&case, &|k| matches!(k, OpKind::Assert { .. }));
         let gather = has(&case, &|k| matches!(k, OpKind::Gather));
@@ -209,11 +211,9 @@ fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_case
         combines += usize::from(combined);
         gathers += usize::from(gather);
         whiles += usize::from(whiled);
-        let aligned = case
-            .func
-            .params
-            .iter()
-            .any(|p| matches!(case.func.ty(p.value), Type::Tensor(t) if t.aligned));
+        let aligned = case.func.params.iter().any(
+            |p| matches!(case.func.ty(p.value), Type::Tensor(t) | Type::Tensors(t) if t.aligned),
+        );
         aligned_cases += usize::from(aligned);
         let hinted = has(&case, &|k| matches!(k, OpKind::MultipleOf { .. }));
         hinted_cases += usize::from(hinted);
@@ -245,6 +245,15 @@ fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_case
                     (Arg::Tensor(a), Arg::Tensor(b)) => {
                         let bits = |t: &tile_ir::interp::HostTensor| -> Vec<u64> {
                             t.to_scalars().iter().map(|s| s.to_bits()).collect()
+                        };
+                        assert_eq!(bits(a), bits(b), "seed {seed}");
+                    }
+                    (Arg::Tensors(a), Arg::Tensors(b)) => {
+                        let bits = |ts: &[tile_ir::interp::HostTensor]| -> Vec<u64> {
+                            ts.iter()
+                                .flat_map(|t| t.to_scalars())
+                                .map(|s| s.to_bits())
+                                .collect()
                         };
                         assert_eq!(bits(a), bits(b), "seed {seed}");
                     }
@@ -280,6 +289,10 @@ fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_case
     assert!(
         (5..150).contains(&hinted_cases),
         "{hinted_cases} of 400 cases hint a window's offset or extent"
+    );
+    assert!(
+        (20..200).contains(&arrayed_cases),
+        "{arrayed_cases} of 400 cases pick a tensor of an array"
     );
     assert!(
         (30..100).contains(&pipelined_cases),

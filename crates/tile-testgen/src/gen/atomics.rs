@@ -54,7 +54,7 @@ impl Gen<'_> {
         };
         let order = self.rng.pick(&MemOrder::ATOMIC);
         let scope = self.rng.pick(MemScope::ALL);
-        let tensor = self.tensor_param(b, t.dtype, vec![len]);
+        let tensor = self.tensor_param(b, t.dtype, vec![len])?;
         let ty = Type::Tile(t.clone());
         let value = self.value(b, &ty, depth)?;
         let cmp = match op {
@@ -87,7 +87,7 @@ impl Gen<'_> {
         if distinct {
             let mut extents = dims.clone();
             extents[0] *= programs;
-            let out = self.tensor_param(b, t.dtype, extents);
+            let out = self.tensor_param(b, t.dtype, extents)?;
             let view = b.partition_view(out, &dims)?;
             let mut at = vec![pid];
             for _ in 1..dims.len() {

@@ -48,6 +48,16 @@ pub(crate) enum ParamPlan {
         /// The largest magnitude of an element.
         magnitude: i64,
     },
+    /// A tensor array of this dtype, its tensors of these extents, each
+    /// with a random layout.
+    Tensors {
+        /// The element type.
+        dtype: DType,
+        /// Each tensor's extents.
+        tensors: Vec<Vec<usize>>,
+        /// Whether the kernel promises every tensor aligned.
+        aligned: bool,
+    },
     /// A scalar of this value.
     Scalar(Scalar),
 }
@@ -59,21 +69,32 @@ impl ParamPlan {
     /// arguments are the ones the seed gave before alignment existed.
     pub(crate) fn arg(
         &self,
-        (rng, aligns): (&mut SplitMix64, &mut SplitMix64),
+        (rng, aligns, arrays): (&mut SplitMix64, &mut SplitMix64, &mut SplitMix64),
         cfg: &GenConfig,
     ) -> Arg {
+        let mut tensor = |rng: &mut SplitMix64, dtype, extents, aligned| {
+            let t = random_tensor(rng, dtype, extents, cfg.special_rate);
+            match aligned {
+                true => aligned_copy(aligns, &t, cfg.special_rate),
+                false => t,
+            }
+        };
         match self {
             ParamPlan::Tensor {
                 dtype,
                 extents,
                 aligned,
-            } => {
-                let t = random_tensor(rng, *dtype, extents, cfg.special_rate);
-                Arg::Tensor(match aligned {
-                    true => aligned_copy(aligns, &t, cfg.special_rate),
-                    false => t,
-                })
-            }
+            } => Arg::Tensor(tensor(rng, *dtype, extents, *aligned)),
+            ParamPlan::Tensors {
+                dtype,
+                tensors,
+                aligned,
+            } => Arg::Tensors(
+                tensors
+                    .iter()
+                    .map(|extents| tensor(arrays, *dtype, extents, *aligned))
+                    .collect(),
+            ),
             ParamPlan::Integers {
                 dtype,
                 extents,
@@ -96,28 +117,72 @@ const INDEX_DTYPES: [DType; 6] = [
 
 impl Gen<'_> {
     /// A new tensor parameter, promised aligned by chance where its
-    /// innermost extent is a multiple of 16 bytes.
+    /// innermost extent is a multiple of 16 bytes; by chance a tensor of a
+    /// new tensor array instead, picked here.
     pub(super) fn tensor_param(
         &mut self,
         b: &mut Builder,
         dtype: DType,
         extents: Vec<usize>,
-    ) -> Value {
+    ) -> Built<Value> {
         let name = format!("t{}", self.params.len());
         let aligned = extents
             .last()
             .is_some_and(|&e| (e * dtype.size_bytes()).is_multiple_of(TENSOR_ALIGNMENT))
             && self.aligns.chance(self.cfg.aligned_rate);
-        let ty = Type::Tensor(TensorType {
+        let ty = TensorType {
             aligned,
             ..TensorType::new(dtype, extents.len())
-        });
+        };
+        if self.arrays.chance(self.cfg.array_rate) {
+            return self.array_tensor(b, (name, ty), extents);
+        }
         self.params.push(ParamPlan::Tensor {
             dtype,
             extents,
             aligned,
         });
-        b.param(name, ty)
+        Ok(b.param(name, Type::Tensor(ty)))
+    }
+
+    /// A new tensor array `name` of `ty`'s tensors, one of `extents` and up
+    /// to two others (their innermost extent the same, so that an
+    /// alignment promise holds for each), and the `get_tensor` of that one,
+    /// at a constant index or a scalar parameter's.
+    fn array_tensor(
+        &mut self,
+        b: &mut Builder,
+        (name, ty): (String, TensorType),
+        extents: Vec<usize>,
+    ) -> Built<Value> {
+        let count = self.arrays.range(1, 3);
+        let picked = self.arrays.range(0, count - 1);
+        let mut tensors = Vec::with_capacity(count);
+        for k in 0..count {
+            let mut other: Vec<usize> = extents
+                .iter()
+                .map(|&e| self.arrays.range(1, e + 2))
+                .collect();
+            if let (Some(last), Some(&inner)) = (other.last_mut(), extents.last()) {
+                *last = inner;
+            }
+            tensors.push(if k == picked { extents.clone() } else { other });
+        }
+        self.params.push(ParamPlan::Tensors {
+            dtype: ty.dtype,
+            tensors,
+            aligned: ty.aligned,
+        });
+        let array = b.param(name, Type::Tensors(ty));
+        let index = Scalar::I32(picked as i32);
+        let index = if self.arrays.chance(0.5) {
+            b.constant(index)?
+        } else {
+            let name = format!("s{}", self.params.len());
+            self.params.push(ParamPlan::Scalar(index));
+            b.param(name, Type::Scalar(DType::I32))
+        };
+        b.get_tensor(array, index)
     }
 
     /// A new scalar parameter with a random value.
@@ -150,7 +215,7 @@ impl Gen<'_> {
                 }
             })
             .collect();
-        let tensor = self.tensor_param(b, t.dtype, extents.clone());
+        let tensor = self.tensor_param(b, t.dtype, extents.clone())?;
         let windowed = masked && self.windows.chance(self.cfg.window_rate);
         let (view, parts) = if windowed {
             self.window_view(b, tensor, dims, &extents)?
@@ -183,7 +248,7 @@ impl Gen<'_> {
         let len = self.rng.range(1, 2 * numel);
         let extra = self.rng.range(0, 3);
         let stride = self.rng.range(1, 5);
-        let tensor = self.tensor_param(b, t.dtype, vec![len]);
+        let tensor = self.tensor_param(b, t.dtype, vec![len])?;
         let pid = self.linear_program(b)?;
         let j = b.iota(&dims, DType::I32)?;
         let stride = self.int_constant(b, DType::I32, stride as i128)?;
@@ -457,7 +522,7 @@ impl Gen<'_> {
                 (_, false) => s,
             })
             .collect();
-        let tensor = self.tensor_param(b, t.dtype, extents);
+        let tensor = self.tensor_param(b, t.dtype, extents)?;
         let view = b.partition_view(tensor, dims)?;
         let mut index = vec![self.linear_program(b)?];
         for _ in 1..dims.len() {

@@ -108,6 +108,10 @@ const WINDOW_STREAM: u64 = 0x3d1e_0ff5_e7a1_bb0c;
 /// The stream of `multiple_of` hints on windows' scalar parameters.
 const HINT_STREAM: u64 = 0x6b2f_91c4_d37a_0e55;
 
+/// Mixed into the seed for the stream that picks which tensors are tensors
+/// of arrays, and what else those arrays hold.
+const ARRAY_STREAM: u64 = 0x2a77_a15e_5c0d_e3f1;
+
 /// Mixed into the seed for the stream that adds a pipelined matrix
 /// product and chooses its shape.
 const PIPELINE_STREAM: u64 = 0x919e_11ed_d07c_0a57;
@@ -150,6 +154,9 @@ pub(crate) struct Gen<'c> {
     /// pass through `multiple_of`, and by what (so that a case without
     /// hints is the one its seed gave before).
     pub(crate) hints: SplitMix64,
+    /// The stream that picks which tensor parameters are tensors of arrays
+    /// (so that a case without arrays is the one its seed gave before).
+    pub(crate) arrays: SplitMix64,
     /// The assertion number of the next `multiple_of` (0 is the generated
     /// `assert`'s).
     pub(crate) next_hint: u32,
@@ -181,6 +188,7 @@ pub(crate) fn generate(seed: u64, cfg: &GenConfig) -> Case {
         aligns: SplitMix64::new(seed ^ ALIGN_STREAM),
         windows: SplitMix64::new(seed ^ WINDOW_STREAM),
         hints: SplitMix64::new(seed ^ HINT_STREAM),
+        arrays: SplitMix64::new(seed ^ ARRAY_STREAM),
         next_hint: 1,
         exact_f64: false,
     };
@@ -218,7 +226,7 @@ pub(crate) fn generate(seed: u64, cfg: &GenConfig) -> Case {
     let params = std::mem::take(&mut g.params);
     let args: Vec<Arg> = params
         .iter()
-        .map(|p| p.arg((&mut g.rng, &mut g.aligns), cfg))
+        .map(|p| p.arg((&mut g.rng, &mut g.aligns, &mut g.arrays), cfg))
         .collect();
     Case { func, grid, args }
 }
