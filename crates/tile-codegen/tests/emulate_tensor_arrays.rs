@@ -11,8 +11,8 @@ mod emulated;
 use emulated::{agrees, assembles_and_links, Failure};
 use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
 use tile_ir::interp::{self, Arg, HostTensor};
-use tile_ir::text::parse_function;
 use tile_ir::{eval, samples, DType, Scalar};
+use tile_testgen::inputs::f32_vectors;
 
 /// A `rows × cols` tensor of `dtype` holding small integers (every product
 /// sum exact in any order), different per `seed`.
@@ -77,55 +77,13 @@ fn assemble_grouped(func: &tile_ir::Function) {
     assembles_and_links(func, 4);
 }
 
-/// `ys[g] = 2 · xs[g]` for every `g`, in a loop over the array: each
-/// tensor's extents are read in the loop.
-const DOUBLE_ALL: &str = "\
-kernel @double_all(%xs: tensors<f32, 1>, %ys: tensors<f32, 1>) {
-  %0 = program_id 0 : i32
-  %1 = num_tensors %ys : i32
-  %2 = constant 0 : i32
-  %3 = constant 1 : i32
-  for %4 = %2 to %1 step %3 {
-    %5 = get_tensor %xs[%4] : tensor<f32, 1>
-    %6 = get_tensor %ys[%4] : tensor<f32, 1>
-    %7 = dim %5 axis 0 : i32
-    %8 = constant 64 : i32
-    %9 = mul %0, %8 : i32
-    %10 = cmp lt %9, %7 : bool
-    if %10 {
-      %11 = partition_view %5 [64] : view<f32, [64]>
-      %12 = partition_view %6 [64] : view<f32, [64]>
-      %13 = load_masked %11[%0] pad(zero) : tile<64xf32>
-      %14 = add %13, %13 : tile<64xf32>
-      store_masked %14, %12[%0]
-      yield
-    } else {
-      yield
-    }
-    yield
-  }
-}";
-
-fn vectors(lengths: &[usize], seed: usize) -> Arg {
-    Arg::Tensors(
-        lengths
-            .iter()
-            .enumerate()
-            .map(|(g, &n)| {
-                let values = (0..n).map(|i| (i + g * 100 + seed) as f32).collect();
-                HostTensor::from_vec(&[n], values).unwrap()
-            })
-            .collect(),
-    )
-}
-
 #[test]
 fn a_loop_over_an_arrays_tensors() {
-    let func = parse_function(DOUBLE_ALL).unwrap();
+    let func = samples::double_each(64).unwrap();
     let lengths = [100, 3, 0, 64, 129];
     agrees(
         &func,
-        || vec![vectors(&lengths, 0), vectors(&lengths, 7)],
+        || vec![f32_vectors(&lengths, 0), f32_vectors(&lengths, 7)],
         1,
         [3, 1, 1],
     );
@@ -133,9 +91,9 @@ fn a_loop_over_an_arrays_tensors() {
 
 #[test]
 fn an_index_outside_the_array_fails_the_check() {
-    let func = parse_function(DOUBLE_ALL).unwrap();
+    let func = samples::double_each(64).unwrap();
     // `ys` holds one tensor more than `xs`: its last index is outside `xs`.
-    let args = || vec![vectors(&[4, 4], 0), vectors(&[4, 4, 4], 0)];
+    let args = || vec![f32_vectors(&[4, 4], 0), f32_vectors(&[4, 4, 4], 0)];
     for target in emulated::TARGETS {
         match emulated::run(&func, target, 2, [1, 1, 1], &mut args()) {
             Err(Failure::Status(status)) => {

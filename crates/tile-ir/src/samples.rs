@@ -1,6 +1,6 @@
 //! The example kernels of the project, built with the [`Builder`]: vector
 //! add, an elementwise unary op, row softmax, layernorm, matmul, a grouped
-//! matmul over tensor arrays and transpose.
+//! matmul and a loop over tensor arrays, and transpose.
 //!
 //! They are the shared inputs of the test suites of every stage (printer,
 //! passes, interpreter, the lowering and the back ends), written with the
@@ -243,6 +243,45 @@ pub fn grouped_matmul(
         },
         |_| Ok(Vec::new()),
     )?;
+    b.finish()
+}
+
+/// `ys[g] = 2 · xs[g]` for every tensor `g` of two arrays of 1-D f32
+/// tensors, in a loop over `ys` inside the kernel (each tensor's extent is
+/// read in the loop); program `i` doubles elements `i · block ..` of each
+/// tensor that has them. Launch `max_g ⌈n_g / block⌉` programs; a `ys`
+/// longer than `xs` makes the loop's last `get_tensor` of `xs` a fault.
+pub fn double_each(block: usize) -> Result<Function, BuildError> {
+    let array = Type::Tensors(TensorType::new(DType::F32, 1));
+    let mut b = Builder::new("double_each");
+    let xs = b.param("xs", array.clone());
+    let ys = b.param("ys", array);
+    let pid = b.program_id(0)?;
+    let count = b.num_tensors(ys)?;
+    let (zero, one) = (i32_const(&mut b, 0)?, i32_const(&mut b, 1)?);
+    b.for_loop(zero, count, one, &[], |b, g, _| {
+        let (x, y) = (b.get_tensor(xs, g)?, b.get_tensor(ys, g)?);
+        let len = b.dim(x, 0)?;
+        let block_value = i32_const(b, block as i32)?;
+        let start = b.binary(BinaryOp::Mul, pid, block_value)?;
+        let inside = b.cmp(CmpPred::Lt, start, len)?;
+        b.if_else(
+            inside,
+            &[],
+            |b| {
+                let (vx, vy) = (
+                    b.partition_view(x, &[block])?,
+                    b.partition_view(y, &[block])?,
+                );
+                let t = b.load_masked(vx, &[pid], Padding::Zero)?;
+                let doubled = b.binary(BinaryOp::Add, t, t)?;
+                b.store_masked(doubled, vy, &[pid])?;
+                Ok(Vec::new())
+            },
+            |_| Ok(Vec::new()),
+        )?;
+        Ok(Vec::new())
+    })?;
     b.finish()
 }
 

@@ -11,6 +11,11 @@ fn all_samples() -> Vec<(&'static str, Function)> {
         ("layernorm", samples::layernorm(2, 96).unwrap()),
         ("matmul", samples::matmul(32, 32, 16, DType::F16).unwrap()),
         ("transpose", samples::transpose(16, 24).unwrap()),
+        (
+            "grouped_matmul",
+            samples::grouped_matmul(64, 64, 32, DType::F16).unwrap(),
+        ),
+        ("double_each", samples::double_each(64).unwrap()),
     ]
 }
 

@@ -95,3 +95,18 @@ pub fn layout(text: &str) -> Layout {
 pub fn f32_tensor(b: &mut Builder, name: &str, rank: usize) -> Value {
     b.param(name, Type::Tensor(TensorType::new(DType::F32, rank)))
 }
+
+/// A tensor array of 1-D f32 tensors of `lengths`, tensor `g` holding
+/// `i + 100·g + seed` at index `i` (every value distinct across the array).
+pub fn f32_vectors(lengths: &[usize], seed: usize) -> Arg {
+    Arg::Tensors(
+        lengths
+            .iter()
+            .enumerate()
+            .map(|(g, &n)| {
+                let values = (0..n).map(|i| (i + g * 100 + seed) as f32).collect();
+                HostTensor::from_vec(&[n], values).expect("a vector")
+            })
+            .collect(),
+    )
+}

@@ -5,8 +5,8 @@
 //! `get_tensor` index outside the array, a failed check naming the op.
 
 use tile_ir::interp::{self, Arg, HostTensor};
-use tile_ir::text::parse_function;
 use tile_ir::{samples, DType, Function, Scalar};
+use tile_testgen::inputs::f32_vectors;
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions, TensorCores};
 use tile_thread::program::{parse_program, ParamKind, ThreadOpKind};
@@ -95,54 +95,12 @@ fn a_grouped_matmul_agrees_on_every_kind_of_core() {
     );
 }
 
-/// `ys[g] = 2 · xs[g]` for every `g`, in a loop over the array inside
-/// the kernel: each tensor's extents are read in the loop body.
-const DOUBLE_ALL: &str = "\
-kernel @double_all(%xs: tensors<f32, 1>, %ys: tensors<f32, 1>) {
-  %0 = program_id 0 : i32
-  %1 = num_tensors %xs : i32
-  %2 = constant 0 : i32
-  %3 = constant 1 : i32
-  for %4 = %2 to %1 step %3 {
-    %5 = get_tensor %xs[%4] : tensor<f32, 1>
-    %6 = get_tensor %ys[%4] : tensor<f32, 1>
-    %7 = dim %5 axis 0 : i32
-    %8 = constant 64 : i32
-    %9 = mul %0, %8 : i32
-    %10 = cmp lt %9, %7 : bool
-    if %10 {
-      %11 = partition_view %5 [64] : view<f32, [64]>
-      %12 = partition_view %6 [64] : view<f32, [64]>
-      %13 = load_masked %11[%0] pad(zero) : tile<64xf32>
-      %14 = add %13, %13 : tile<64xf32>
-      store_masked %14, %12[%0]
-      yield
-    } else {
-      yield
-    }
-    yield
-  }
-}";
-
-fn vectors(lengths: &[usize], seed: usize) -> Arg {
-    Arg::Tensors(
-        lengths
-            .iter()
-            .enumerate()
-            .map(|(g, &n)| {
-                let values = (0..n).map(|i| (i + g * 100 + seed) as f32).collect();
-                HostTensor::from_vec(&[n], values).unwrap()
-            })
-            .collect(),
-    )
-}
-
 #[test]
 fn tensors_chosen_in_a_loop_have_their_extents_read_there() {
-    let func = parse_function(DOUBLE_ALL).unwrap();
+    let func = samples::double_each(64).unwrap();
     let lengths = [100, 3, 0, 64, 129];
     for warps in [1, 2] {
-        let args = vec![vectors(&lengths, 0), vectors(&lengths, 7)];
+        let args = vec![f32_vectors(&lengths, 0), f32_vectors(&lengths, 7)];
         let text = agree(&func, &LowerOptions::warps(warps), [3, 1, 1], args);
         // The extents of the tensors the loop picks are read after their
         // `get_tensor`, inside the loop, not in the kernel's prologue.
@@ -183,21 +141,20 @@ fn the_program_text_reads_back() {
 
 #[test]
 fn an_index_outside_the_array_fails_its_check() {
-    let text = DOUBLE_ALL.replace("%1 = num_tensors %xs : i32", "%1 = num_tensors %ys : i32");
-    let func = parse_function(&text).unwrap();
+    let func = samples::double_each(64).unwrap();
     let program = lower(&func, &LowerOptions::warps(1)).unwrap();
     // `ys` holds one tensor more than `xs`: its last index is outside `xs`.
-    let mut args = vec![vectors(&[4, 4], 0), vectors(&[4, 4, 4], 0)];
+    let mut args = vec![f32_vectors(&[4, 4], 0), f32_vectors(&[4, 4, 4], 0)];
     let err = emulate::run(&program, [1, 1, 1], &mut args)
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("tensor index check failed in kernel `double_all`")
-            && err.contains("get_tensor %xs, %4")
+        err.contains("tensor index check failed in kernel `double_each`")
+            && err.contains("get_tensor %xs, ")
             && err.contains("tensor index 2 is outside the tensor array of 2 tensors"),
         "{err}"
     );
-    let mut expected = vec![vectors(&[4, 4], 0), vectors(&[4, 4, 4], 0)];
+    let mut expected = vec![f32_vectors(&[4, 4], 0), f32_vectors(&[4, 4, 4], 0)];
     let err = interp::run(&func, [1, 1, 1], &mut expected)
         .unwrap_err()
         .to_string();
