@@ -17,6 +17,9 @@
 //! their families' generic processors instead (gfx942 / `gfx9-4-generic`,
 //! gfx1100 / `gfx11-generic`, gfx1200 / `gfx12-generic`), each compiled with
 //! the member's own settings.
+//!
+//! `TILE_DUMP=DIR` writes every stage of every build under `DIR`, as the
+//! macro does (`DIR/<kernel>/<specialization>/`).
 
 #[allow(dead_code)] // the examples' harness is not used here
 #[path = "../examples/common/mod.rs"]
@@ -141,7 +144,8 @@ fn tile_figures(
             ..CodegenOptions::default()
         },
         num_stages: info.num_stages_on(settings),
-        dump_dir: None,
+        // `TILE_DUMP=DIR` writes every stage of every build, as the macro does.
+        dump_dir: std::env::var_os("TILE_DUMP").map(std::path::PathBuf::from),
         cache: None,
         max_threads: None,
         target_warps: Vec::new(),

@@ -1,5 +1,6 @@
 //! The shared memory of a kernel: where its allocations sit (one after
-//! another, an alias where the allocation it reuses starts) and the LLVM
+//! another, the most aligned first, an alias where the allocation it
+//! reuses starts) and the LLVM
 //! globals that hold them, static or, for an NVIDIA kernel needing more
 //! than it may declare statically, one dynamic array.
 
@@ -45,15 +46,15 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 .collect();
             return Ok(starts);
         }
-        let mut starts: Vec<PointerValue<'ctx>> = Vec::new();
-        for (i, alloc) in program.shared.iter() {
-            if let Some(root) = alloc.aliases {
-                starts.push(starts[root.index()]);
-                continue;
-            }
+        // One global per allocation that aliases none, declared in the
+        // layout's order; an alias starts where its allocation does.
+        let mut starts: Vec<Option<PointerValue<'ctx>>> = vec![None; program.shared.len()];
+        for &i in &layout.order {
+            let id = tile_thread::program::SharedId::from_index(i);
+            let alloc = &program.shared[id];
             // Bytes when others alias it, else its own elements.
-            let (bytes, align) = layout.extents[i.index()];
-            let aliased = program.shared.iter().any(|(_, a)| a.aliases == Some(i));
+            let (bytes, align) = layout.extents[i];
+            let aliased = program.shared.iter().any(|(_, a)| a.aliases == Some(id));
             let ty = if aliased {
                 self.ctx.i8_type().array_type(bytes as u32)
             } else {
@@ -61,13 +62,20 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             };
             let g = self
                 .module
-                .add_global(ty, Some(space), &format!("shared{}", i.index()));
+                .add_global(ty, Some(space), &format!("shared{i}"));
             g.set_initializer(&ty.get_undef());
             g.set_linkage(inkwell::module::Linkage::Internal);
             g.set_alignment(if aliased { align } else { alloc.align } as u32);
-            starts.push(g.as_pointer_value());
+            starts[i] = Some(g.as_pointer_value());
         }
-        Ok(starts)
+        let starts = program
+            .shared
+            .iter()
+            .map(|(id, _)| starts[program.shared_root(id).index()])
+            .collect::<Option<Vec<_>>>();
+        starts.ok_or_else(|| EmitError::Unsupported {
+            what: "a shared allocation aliasing another alias".into(),
+        })
     }
 
     /// The dynamic shared memory of a kernel needing `bytes` on this
@@ -86,9 +94,9 @@ pub fn shared_bytes(program: &Program) -> usize {
     SharedLayout::of(program).bytes
 }
 
-/// Where a program's shared allocations sit: one after another, but for
-/// those that alias an earlier one (`SharedAlloc::aliases`), which start
-/// where it does.
+/// Where a program's shared allocations sit: one after another, the most
+/// aligned first, but for those that alias an earlier one
+/// (`SharedAlloc::aliases`), which start where it does.
 struct SharedLayout {
     /// Each allocation's byte offset.
     offsets: Vec<usize>,
@@ -99,6 +107,8 @@ struct SharedLayout {
     bytes: usize,
     /// The largest alignment of any.
     align: usize,
+    /// The allocations that alias none, in the order they are placed.
+    order: Vec<usize>,
 }
 
 impl SharedLayout {
@@ -115,23 +125,65 @@ impl SharedLayout {
                 *align = (*align).max(a.align);
             }
         }
-        let mut layout = SharedLayout {
-            offsets: Vec::new(),
-            extents,
-            bytes: 0,
-            align: 16,
-        };
-        for (_, a) in program.shared.iter() {
-            if let Some(root) = a.aliases {
-                layout.offsets.push(layout.offsets[root.index()]);
-                continue;
-            }
-            let (bytes, align) = layout.extents[layout.offsets.len()];
-            let at = layout.bytes.next_multiple_of(align);
-            layout.offsets.push(at);
-            layout.bytes = (at + bytes).next_multiple_of(16);
-            layout.align = layout.align.max(align);
+        let roots: Vec<usize> = program
+            .shared
+            .iter()
+            .filter(|(_, a)| a.aliases.is_none())
+            .map(|(id, _)| id.index())
+            .collect();
+        let mut offsets = vec![0; extents.len()];
+        let (mut bytes, mut align) = (0usize, 16usize);
+        // The most aligned first (in program order among equals), so that a
+        // small allocation (an mbarrier, tensor memory's address) does not
+        // pad the block's bytes up to a 1024-byte swizzle's alignment.
+        let mut order = roots;
+        order.sort_by_key(|&i| std::cmp::Reverse(extents[i].1));
+        for &i in &order {
+            let (size, at_align) = extents[i];
+            let at = bytes.next_multiple_of(at_align);
+            offsets[i] = at;
+            bytes = (at + size).next_multiple_of(16);
+            align = align.max(at_align);
         }
-        layout
+        for (id, a) in program.shared.iter() {
+            if let Some(root) = a.aliases {
+                offsets[id.index()] = offsets[root.index()];
+            }
+        }
+        SharedLayout {
+            offsets,
+            extents,
+            bytes,
+            align,
+            order,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tile_ir::DType;
+
+    /// A 1024-byte aligned operand staging comes first: the tensor-memory
+    /// address slot and the mbarrier allocated before it do not pad the
+    /// block to a second KiB.
+    #[test]
+    fn the_most_aligned_allocations_come_first() {
+        let mut program = Program::new("k", 4);
+        let slot = program.alloc_shared(DType::I32, 1);
+        let bar = program.alloc_shared(DType::U64, 1);
+        let staged = program.alloc_shared(DType::F16, 8192);
+        program.shared[staged].align = 1024;
+        let alias = program.alloc_shared(DType::F32, 128);
+        program.shared[alias].aliases = Some(staged);
+        let layout = SharedLayout::of(&program);
+        assert_eq!(layout.offsets, vec![16384, 16400, 0, 0]);
+        assert_eq!(layout.bytes, 16384 + 32);
+        assert_eq!(
+            layout.order,
+            vec![staged.index(), slot.index(), bar.index()]
+        );
+        assert_eq!(shared_bytes(&program), 16416);
     }
 }
