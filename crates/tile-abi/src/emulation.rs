@@ -47,6 +47,10 @@ pub type LaunchFn = unsafe extern "C" fn(*const u8);
 /// from registers.
 pub const WGMMA_REGISTER_A: u64 = 1 << 33;
 
+/// Set in [`RuntimeCall::Tcgen05Mma`]'s `d`: A comes from tensor memory
+/// (`tcgen05.mma … [d], [a], b_desc, …`), its address in `b`.
+pub const TCGEN05_TENSOR_A: u64 = 1 << 36;
+
 /// What a call of the runtime asks for. Operands are listed per op; unused
 /// ones are 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -159,8 +163,9 @@ pub enum RuntimeCall {
     /// tensor-memory address `a`, A and B by the sm_100 matrix descriptors
     /// `b` and `c`, of the instruction descriptor `d & 0xffff_ffff`,
     /// accumulating when bit 32 of `d` is set, its `.kind` the code in the
-    /// bits from 33 (`tile_hw::tcgen05::Qualifier::code`: 0 `f16`, 2
-    /// `f8f6f4`).
+    /// bits 33–34 (`tile_hw::tcgen05::Qualifier::code`: 0 `f16`, 2
+    /// `f8f6f4`); with [`TCGEN05_TENSOR_A`] set in `d`, `b` is instead the
+    /// tensor-memory address of A.
     Tcgen05Mma = 29,
     /// `tcgen05.commit…mbarrier::arrive::one`: one arrival at the barrier
     /// at shared address `a` once the thread's `tcgen05.mma`s are done.

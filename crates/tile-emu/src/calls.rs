@@ -4,9 +4,11 @@
 use crate::block::{race, stop, suspend, with_block, Wait, WARP};
 use crate::copies::Copy;
 use crate::error::EmuError;
+use crate::tcgen05::SourceA;
 use crate::wgmma::WgmmaCall;
 use tile_abi::emulation::{
-    Access, ApproxFn, Ordering, RuntimeCall, ShuffleMode, MMA_MAX_WORDS, WGMMA_REGISTER_A,
+    Access, ApproxFn, Ordering, RuntimeCall, ShuffleMode, MMA_MAX_WORDS, TCGEN05_TENSOR_A,
+    WGMMA_REGISTER_A,
 };
 use tile_hw::happens::AtomicSync;
 use tile_hw::ldmatrix::LdMatrix;
@@ -282,7 +284,8 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
         },
         RuntimeCall::Tcgen05Mma => {
             let (idesc, accumulate) = (d as u32, (d >> 32) & 1);
-            let Some(qualifier) = Qualifier::from_code(d >> 33) else {
+            let tensor_a = d & TCGEN05_TENSOR_A != 0;
+            let Some(qualifier) = Qualifier::from_code((d & !TCGEN05_TENSOR_A) >> 33) else {
                 let place = with_block(|blk| blk.place(Some(blk.current)));
                 return stop(EmuError::Malformed {
                     place,
@@ -290,7 +293,11 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
                 });
             };
             let idesc = (idesc, qualifier);
-            match with_block(|blk| blk.tcgen05_mma(a, (b, c), idesc, accumulate == 1)) {
+            let a_at = match tensor_a {
+                true => SourceA::Tensor(b),
+                false => SourceA::Descriptor(b),
+            };
+            match with_block(|blk| blk.tcgen05_mma(a, (a_at, c), idesc, accumulate == 1)) {
                 Ok(()) => 0,
                 Err(error) => stop(error),
             }

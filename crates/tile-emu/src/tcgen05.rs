@@ -5,8 +5,9 @@
 //! before the block ends; a product computed at issue from its operands in
 //! shared memory (read through sm_100's descriptors, as the issuing
 //! thread's reads: race-checked, each written byte fenced by its writer's
-//! `fence.proxy.async`), its commit an arrival at the mbarrier; and each
-//! lane's loads and stores of its row in its warp's quarter of the lanes.
+//! `fence.proxy.async`) or, for A, in tensor memory, its commit an arrival
+//! at the mbarrier; and each lane's loads and stores of its row in its
+//! warp's quarter of the lanes.
 //!
 //! The product lands at issue, so a kernel that loaded D before waiting for
 //! the commit would still see it here: the lockstep emulator, which delays
@@ -16,10 +17,19 @@ use crate::block::Block;
 use crate::error::{EmuError, Place};
 use tile_abi::emulation::Access;
 use tile_hw::tcgen05::{
-    allocation_columns, block_mma, decode_smem_descriptor, split_address, Qualifier, Tcgen05Kind,
-    COLUMNS, LANES, M, WARP_LANES,
+    allocation_columns, block_mma, decode_smem_descriptor, read_tensor_a, split_address,
+    tensor_a_columns, Qualifier, Tcgen05Kind, COLUMNS, LANES, M, WARP_LANES,
 };
 use tile_hw::wgmma::Major;
+
+/// Where a `tcgen05.mma` reads its A.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum SourceA {
+    /// Shared memory, through this sm_100 matrix descriptor.
+    Descriptor(u64),
+    /// Tensor memory, from this address.
+    Tensor(u64),
+}
 
 /// The block's tensor memory.
 #[derive(Clone, Debug)]
@@ -103,12 +113,12 @@ impl Block {
         Ok(())
     }
 
-    /// The current thread's `tcgen05.mma` into `d` from the descriptors
-    /// `a` and `b`, of the instruction descriptor `idesc`.
+    /// The current thread's `tcgen05.mma` into `d` from A at `a` and the
+    /// descriptor `b`, of the instruction descriptor `idesc`.
     pub(crate) fn tcgen05_mma(
         &mut self,
         d: u64,
-        (a, b): (u64, u64),
+        (a, b): (SourceA, u64),
         (idesc, qualifier): (u32, Qualifier),
         accumulate: bool,
     ) -> Result<(), EmuError> {
@@ -125,11 +135,15 @@ impl Block {
             ));
         }
         let widen = |bits| kind.widen(bits);
-        let [da, db] = [a, b].map(decode_smem_descriptor);
-        let da = da.map_err(|what| fault(place, what))?;
-        let db = db.map_err(|what| fault(place, what))?;
+        let db = decode_smem_descriptor(b).map_err(|what| fault(place, what))?;
         let (bytes, k) = (kind.dtype.size_bytes(), kind.k());
-        let a = self.descriptor_operand((place, fault), da, (Major::K, [M, k], bytes), widen)?;
+        let a = match a {
+            SourceA::Descriptor(a) => {
+                let da = decode_smem_descriptor(a).map_err(|what| fault(place, what))?;
+                self.descriptor_operand((place, fault), da, (Major::K, [M, k], bytes), widen)?
+            }
+            SourceA::Tensor(at) => self.tensor_a(kind, at)?,
+        };
         let b_shape = (kind.b_major, [kind.n, k], bytes);
         let b = self.descriptor_operand((place, fault), db, b_shape, widen)?;
         // B is read as (n, k): row-major K × N for the multiply.
@@ -145,6 +159,21 @@ impl Block {
             self.tmem.cells[cell(e)] = v.to_bits();
         }
         Ok(())
+    }
+
+    /// The 128×`K` A of `kind` in tensor memory at `at`.
+    fn tensor_a(&self, kind: Tcgen05Kind, at: u64) -> Result<Vec<f32>, EmuError> {
+        let (lane, column) = split_address(at as u32);
+        let end = column as usize + tensor_a_columns(kind);
+        let allocated = self.tmem.allocated.unwrap_or(0) as usize;
+        if at >> 32 != 0 || lane != 0 || end > allocated {
+            return Err(self.tmem_error(format!(
+                "A at {at:#x}: columns {column}..{end} at lane {lane}, outside the {allocated} allocated"
+            )));
+        }
+        read_tensor_a(kind, column as usize, |lane, column| {
+            Ok::<u32, EmuError>(self.tmem.cells[lane * COLUMNS + column])
+        })
     }
 
     /// The current lane's part of its warp's `columns`-column load (or,

@@ -46,6 +46,14 @@
 //! valid after `tcgen05.wait::ld`, stored ones written after
 //! `tcgen05.wait::st`.
 //!
+//! **A in tensor memory** (`tcgen05.mma … [d], [a], b_desc, …`, the
+//! `.kind::f16` form CUTLASS calls "TS"): the 128×`K` block of A sits in
+//! the lanes D's rows do, row `m` in lane `m`, its `K` elements packed
+//! into consecutive 32-bit columns from the address's, two 16-bit ones a
+//! column, the lower `k` in the low half ([`tensor_a_element`]; CuTe's
+//! `tmem_frg_1sm` of the operand type, a derived layout that a GPU run
+//! confirms). A must be K-major there; B still comes from shared memory.
+//!
 //! **Arithmetic** as [`crate::mma`]'s: each element of D is its old value
 //! (or 0 without accumulation) and the `K` products of the instruction
 //! summed in `f64` in ascending `k`, rounded once to `f32`.
@@ -90,6 +98,44 @@ pub fn split_address(address: u32) -> (u32, u32) {
 /// `32x32b` load or store.
 pub fn load_element(quarter: usize, lane: usize, r: usize) -> (usize, usize) {
     (WARP_LANES * quarter + lane, r)
+}
+
+/// Where element `(m, k)` of a 128×`K` A of `bytes`-byte elements read
+/// from tensor memory sits: lane `m`, the column `k / (4 / bytes)` after
+/// A's first, and the element's first bit in that column (the lower `k`
+/// in the lower bits).
+pub fn tensor_a_element(m: usize, k: usize, bytes: usize) -> (usize, usize, u32) {
+    let per = 4 / bytes;
+    (m, k / per, (8 * bytes * (k % per)) as u32)
+}
+
+/// The row-major 128×`K` A of `kind` read from tensor memory from column
+/// `column`, each cell's bits from `cell(lane, column)`, widened to `f32`.
+pub fn read_tensor_a<E>(
+    kind: Tcgen05Kind,
+    column: usize,
+    mut cell: impl FnMut(usize, usize) -> Result<u32, E>,
+) -> Result<Vec<f32>, E> {
+    let (k, bytes) = (kind.k(), kind.dtype.size_bytes());
+    let mask = if bytes == 4 {
+        u32::MAX
+    } else {
+        (1 << (8 * bytes)) - 1
+    };
+    let mut a = Vec::with_capacity(M * k);
+    for m in 0..M {
+        for kk in 0..k {
+            let (lane, at, shift) = tensor_a_element(m, kk, bytes);
+            let bits = cell(lane, column + at)?;
+            a.push(kind.widen((bits >> shift) & mask));
+        }
+    }
+    Ok(a)
+}
+
+/// The 32-bit columns a 128×`K` A of `kind` takes in tensor memory.
+pub fn tensor_a_columns(kind: Tcgen05Kind) -> usize {
+    kind.k() * kind.dtype.size_bytes() / 4
 }
 
 /// The bytes of a row of A (and of a K-major B) one instruction reads:
@@ -419,6 +465,27 @@ mod tests {
             }
         }
         assert!(seen.iter().all(|&s| s == 1));
+    }
+
+    #[test]
+    fn an_a_in_tensor_memory_packs_two_halves_a_column() {
+        // f16: K = 16 takes 8 columns; k 2c in the low half of column c.
+        assert_eq!(tensor_a_element(5, 0, 2), (5, 0, 0));
+        assert_eq!(tensor_a_element(5, 1, 2), (5, 0, 16));
+        assert_eq!(tensor_a_element(127, 15, 2), (127, 7, 16));
+        assert_eq!(tensor_a_element(3, 6, 1), (3, 1, 16));
+        let kind = Tcgen05Kind::new(DType::F16, 64, Major::Mn).unwrap();
+        assert_eq!(tensor_a_columns(kind), 8);
+        // Cell (lane, column) holds f16 `lane + 2·column` low, `+ 1` high.
+        let half = |x: f32| u32::from(half::f16::from_f32(x).to_bits());
+        let a = read_tensor_a(kind, 4, |lane, column| {
+            let v = (lane + 2 * (column - 4)) as f32;
+            Ok::<u32, ()>(half(v) | half(v + 1.0) << 16)
+        })
+        .unwrap();
+        for (m, k) in [(0, 0), (0, 1), (9, 7), (127, 15)] {
+            assert_eq!(a[m * 16 + k], (m + k) as f32, "({m}, {k})");
+        }
     }
 
     #[test]

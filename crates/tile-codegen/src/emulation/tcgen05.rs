@@ -5,7 +5,16 @@
 
 use super::asm::runtime_call;
 use crate::gpu::Tcgen05Asm;
-use tile_abi::emulation::RuntimeCall;
+use tile_abi::emulation::{RuntimeCall, TCGEN05_TENSOR_A};
+use tile_hw::tcgen05::Qualifier;
+
+/// The IR computing a `tcgen05.mma`'s call word `%code` (its instruction
+/// descriptor, accumulate flag and `flags`) and D's address `%d64`.
+fn mma_code(flags: u64) -> String {
+    format!(
+        "  %d64 = zext i32 %d to i64\n  %i = zext i32 %idesc to i64\n  %nz = icmp ne i32 %acc, 0\n  %s = zext i1 %nz to i64\n  %sh = shl i64 %s, 32\n  %flags = or i64 %sh, {flags}\n  %code = or i64 %flags, %i\n"
+    )
+}
 
 /// The definition of `name`, replacing `snippet`.
 pub(super) fn definition(name: &str, snippet: Tcgen05Asm) -> String {
@@ -25,13 +34,19 @@ pub(super) fn definition(name: &str, snippet: Tcgen05Asm) -> String {
             void("i32 %t", format!("{address}{call}"))
         }
         Tcgen05Asm::Mma { qualifier } => {
-            let code = format!(
-                "  %d64 = zext i32 %d to i64\n  %i = zext i32 %idesc to i64\n  %nz = icmp ne i32 %acc, 0\n  %s = zext i1 %nz to i64\n  %sh = shl i64 %s, 32\n  %flags = or i64 %sh, {}\n  %code = or i64 %flags, %i\n",
-                qualifier.code() << 33
-            );
+            let code = mma_code(qualifier.code() << 33);
             let call = runtime_call(RuntimeCall::Tcgen05Mma, ["%d64", "%da", "%db", "%code"]);
             void(
                 "i32 %d, i64 %da, i64 %db, i32 %idesc, i32 %acc",
+                format!("{code}{call}"),
+            )
+        }
+        Tcgen05Asm::MmaTensorA => {
+            let flags = (Qualifier::F16.code() << 33) | TCGEN05_TENSOR_A;
+            let code = format!("{}  %ta = zext i32 %a to i64\n", mma_code(flags));
+            let call = runtime_call(RuntimeCall::Tcgen05Mma, ["%d64", "%ta", "%db", "%code"]);
+            void(
+                "i32 %d, i32 %a, i64 %db, i32 %idesc, i32 %acc",
                 format!("{code}{call}"),
             )
         }

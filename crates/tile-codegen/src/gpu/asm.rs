@@ -471,7 +471,8 @@ mod tests {
         ];
         let mmas = tile_hw::tcgen05::Qualifier::ALL
             .map(|qualifier| Asm::Tcgen05(Tcgen05Asm::Mma { qualifier }));
-        for asm in kinds.into_iter().chain(mmas) {
+        let tensor_a = Asm::Tcgen05(Tcgen05Asm::MmaTensorA);
+        for asm in kinds.into_iter().chain(mmas).chain([tensor_a]) {
             assert_eq!(Asm::parse(&asm.template(), &asm.constraints()), Some(asm));
         }
         let wgmma = Asm::Wgmma(WgmmaKind::new(DType::F16, 64).unwrap());

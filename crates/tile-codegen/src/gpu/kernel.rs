@@ -498,9 +498,11 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             ThreadOpKind::TmemAlloc { .. }
             | ThreadOpKind::TmemDealloc { .. }
             | ThreadOpKind::Tcgen05Mma { .. }
+            | ThreadOpKind::Tcgen05MmaTensorA { .. }
             | ThreadOpKind::Tcgen05CommitWait { .. }
             | ThreadOpKind::TmemLoad { .. }
-            | ThreadOpKind::TmemStore => self.tcgen05_op(k, &op.kind, roles()?),
+            | ThreadOpKind::TmemStore
+            | ThreadOpKind::TmemStoreHalves => self.tcgen05_op(k, &op.kind, roles()?),
             ThreadOpKind::FenceProxyAsync => self.inline_asm(Asm::FenceProxyAsync, &[]),
             ThreadOpKind::GridWait => self.grid_dep_control(true),
             ThreadOpKind::GridLaunchDependents => self.grid_dep_control(false),

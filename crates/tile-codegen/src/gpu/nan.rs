@@ -13,7 +13,8 @@
 //! next iteration's or the loop's result is) and an `if`'s results. An
 //! `mma` computes from its operands (its NaN result is canonical, whatever
 //! theirs were: attention's `p` rounded to f16 for the second product needs
-//! no compare and select). Every other use that is not arithmetic (stores,
+//! no compare and select; so does its `p` stored as the A of a
+//! `tcgen05.mma` in tensor memory). Every other use that is not arithmetic (stores,
 //! shared memory, a `while` loop's carried values) observes.
 
 use std::cell::RefCell;
@@ -117,6 +118,9 @@ impl Flow<'_> {
             // NaN whatever the payloads of its NaN operands (`tile_hw::mma`,
             // `tile_hw::wgmma`).
             ThreadOpKind::Mma { .. } | ThreadOpKind::WgmmaRegisterA { .. } => false,
+            // Halves stored to tensor memory are an A only `tcgen05.mma`
+            // reads (`tile_thread::lower`'s `tensor_a.rs`): a product again.
+            ThreadOpKind::TmemStoreHalves => role != Some("values"),
             // A cast to the operand's own dtype is the operand itself.
             ThreadOpKind::Cast { to } => Roles::of(&op.kind, &op.operands)
                 .and_then(|r| r.get("x").copied())

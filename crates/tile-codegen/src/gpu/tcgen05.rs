@@ -21,7 +21,7 @@ use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::IntPredicate;
 use tile_hw::tcgen05::{smem_descriptor, Qualifier, WARP_LANES};
 use tile_hw::wgmma::b_swizzle;
-use tile_thread::program::{SharedId, Tcgen05Kind, ThreadOpKind};
+use tile_thread::program::{DescriptorSwizzle, SharedId, Tcgen05Kind, ThreadOpKind};
 
 /// One inline-PTX snippet of tensor memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +43,9 @@ pub(crate) enum Tcgen05Asm {
         /// `f16` or `f8f6f4`.
         qualifier: Qualifier,
     },
+    /// `tcgen05.mma.cta_group::1.kind::f16` with A in tensor memory:
+    /// `(d: i32, a: i32, desc_b: i64, idesc: i32, accumulate: i32)`.
+    MmaTensorA,
     /// `tcgen05.commit…mbarrier::arrive::one`: `(bar: i64)`.
     Commit,
     /// `tcgen05.ld.32x32b.x<columns>` and its wait: `(address: i32) ->
@@ -83,6 +86,9 @@ impl Tcgen05Asm {
                 "{{ .reg .pred p; setp.ne.b32 p, $4, 0; {AFTER} tcgen05.mma.cta_group::1.kind::{} [$0], $1, $2, $3, p; }}",
                 qualifier.ptx()
             ),
+            Tcgen05Asm::MmaTensorA => format!(
+                "{{ .reg .pred p; setp.ne.b32 p, $4, 0; {AFTER} tcgen05.mma.cta_group::1.kind::f16 [$0], [$1], $2, $3, p; }}"
+            ),
             Tcgen05Asm::Commit => {
                 "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [$0];".into()
             }
@@ -104,6 +110,7 @@ impl Tcgen05Asm {
             Tcgen05Asm::Alloc { .. } | Tcgen05Asm::Commit => format!("l,{memory}"),
             Tcgen05Asm::Dealloc { .. } => format!("r,{memory}"),
             Tcgen05Asm::Mma { .. } => format!("r,l,l,r,r,{memory}"),
+            Tcgen05Asm::MmaTensorA => format!("r,r,l,r,r,{memory}"),
             Tcgen05Asm::Load { columns } => {
                 format!("{},r,{memory}", vec!["=f"; usize::from(columns)].join(","))
             }
@@ -128,6 +135,8 @@ impl Tcgen05Asm {
             Tcgen05Asm::Dealloc {
                 columns: columns("$0, ", ';')?,
             }
+        } else if template.contains("tcgen05.mma") && template.contains("], [$1]") {
+            Tcgen05Asm::MmaTensorA
         } else if template.contains("tcgen05.mma") {
             let named = |q: &Qualifier| template.contains(&format!("kind::{} ", q.ptx()));
             let qualifier = Qualifier::ALL.into_iter().find(named)?;
@@ -154,6 +163,7 @@ impl Tcgen05Asm {
             Tcgen05Asm::Alloc { columns } => format!("tcgen05.alloc.{columns}"),
             Tcgen05Asm::Dealloc { columns } => format!("tcgen05.dealloc.{columns}"),
             Tcgen05Asm::Mma { qualifier } => format!("tcgen05.mma.{}", qualifier.ptx()),
+            Tcgen05Asm::MmaTensorA => "tcgen05.mma.tensor_a.f16".into(),
             Tcgen05Asm::Commit => "tcgen05.commit".into(),
             Tcgen05Asm::Load { columns } => format!("tcgen05.ld.x{columns}"),
             Tcgen05Asm::Store { columns } => format!("tcgen05.st.x{columns}"),
@@ -228,6 +238,27 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 })?;
                 Ok(Vec::new())
             }
+            ThreadOpKind::Tcgen05MmaTensorA { kind, b } => {
+                // A 16-bit B is staged under the 128-byte swizzle whatever
+                // A's layout (`b_swizzle`).
+                let b_layout = (*b, b_swizzle(2, DescriptorSwizzle::B128, kind.b_major));
+                let desc_b = self.descriptor(k, b_layout, int("ib")?, smem_descriptor)?;
+                let i32t = self.ctx.i32_type();
+                let idesc = i32t.const_int(u64::from(Tcgen05Kind::descriptor(*kind)), false);
+                let accumulate = self.b.build_int_z_extend(int("accumulate")?, i32t, "acc")?;
+                let args = [
+                    int("d")?.into(),
+                    int("a")?.into(),
+                    desc_b.into(),
+                    idesc.into(),
+                    accumulate.into(),
+                ];
+                self.when(k, int("mask")?, |s| {
+                    s.inline_asm(Asm::Tcgen05(Tcgen05Asm::MmaTensorA), &args)
+                        .map(drop)
+                })?;
+                Ok(Vec::new())
+            }
             ThreadOpKind::Tcgen05CommitWait { bar } => {
                 let at = self.shared_address(k, *bar, int("index")?)?;
                 self.when(k, int("mask")?, |s| {
@@ -253,8 +284,49 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 args.extend_from_slice(values);
                 asm(Tcgen05Asm::Store { columns }, &args)
             }
+            ThreadOpKind::TmemStoreHalves => {
+                let at = self.warp_lanes(k, int("address")?)?;
+                let halves = x.list("values");
+                let columns = u16::try_from(halves.len() / 2)
+                    .map_err(|_| EmitError::internal("a tensor-memory store's values"))?;
+                let mut args = vec![at.into()];
+                for pair in halves.chunks(2) {
+                    args.push(self.packed_pair(pair)?);
+                }
+                asm(Tcgen05Asm::Store { columns }, &args)
+            }
             _ => Err(EmitError::internal("not a tensor-memory op")),
         }
+    }
+
+    /// Two 16-bit values in one `f32` register, the first in the low half
+    /// (a vector of the two read as a float).
+    fn packed_pair(
+        &self,
+        pair: &[BasicValueEnum<'ctx>],
+    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        let [low, high] = pair else {
+            return Err(EmitError::internal(
+                "a tensor-memory store of an odd count of halves",
+            ));
+        };
+        // A 16-bit float is `half` or `bfloat`, or its bits as `i16`.
+        let vector = match low.get_type() {
+            inkwell::types::BasicTypeEnum::FloatType(f) => f.vec_type(2),
+            inkwell::types::BasicTypeEnum::IntType(i) if i.get_bit_width() == 16 => i.vec_type(2),
+            _ => {
+                return Err(EmitError::internal(
+                    "a tensor-memory store of values other than halves",
+                ))
+            }
+        };
+        let i32t = self.ctx.i32_type();
+        let mut v = vector.get_undef();
+        for (i, x) in [low, high].into_iter().enumerate() {
+            let at = i32t.const_int(i as u64, false);
+            v = self.b.build_insert_element(v, *x, at, "pair")?;
+        }
+        Ok(self.b.build_bit_cast(v, self.ctx.f32_type(), "packed")?)
     }
 
     /// Whether the thread is in warp 0.

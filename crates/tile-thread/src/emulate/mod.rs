@@ -519,6 +519,10 @@ impl<'a> Emulator<'a> {
                 self.tcgen05_mma(id, (*kind, *a, *a_swizzle, *b), roles()?)?;
                 Vec::new()
             }
+            ThreadOpKind::Tcgen05MmaTensorA { kind, b } => {
+                self.tcgen05_mma_tensor_a(id, (*kind, *b), roles()?)?;
+                Vec::new()
+            }
             ThreadOpKind::Tcgen05CommitWait { bar } => {
                 self.tcgen05_commit_wait(id, *bar, roles()?)?;
                 Vec::new()
@@ -528,6 +532,10 @@ impl<'a> Emulator<'a> {
             }
             ThreadOpKind::TmemStore => {
                 let columns = roles()?.list("values").len();
+                self.tmem_access(id, columns, roles()?, true)?
+            }
+            ThreadOpKind::TmemStoreHalves => {
+                let columns = roles()?.list("values").len() / 2;
                 self.tmem_access(id, columns, roles()?, true)?
             }
             // `wgmma`'s results are final once computed; `wait` passes them on.

@@ -9,7 +9,9 @@
 //!   writer's `fence.proxy.async`), and computes D, which lands in tensor
 //!   memory only at that thread's next `tcgen05.commit_wait`: until then a
 //!   load or store of those cells is an error, as on a GPU they are still
-//!   being written.
+//!   being written. An A in tensor memory is read at issue too, and its
+//!   cells stay reserved until that commit: a store to them before it is
+//!   an error, as on a GPU the product may not have read them yet.
 //! * Every cell remembers the thread that last reached it and the block
 //!   barrier it did so after: another thread reaching it before a barrier
 //!   is a race (a `tcgen05.mma` reads and writes all of D; its results, once
@@ -37,6 +39,9 @@ pub(super) struct TensorMemory {
     /// The cells products issued and not yet landed write: the issuing
     /// thread and the latest value.
     in_flight: HashMap<usize, (u32, u32)>,
+    /// The cells products issued and not yet landed read (an A in tensor
+    /// memory): the issuing thread.
+    reading: HashMap<usize, u32>,
 }
 
 impl Default for TensorMemory {
@@ -47,6 +52,7 @@ impl Default for TensorMemory {
             epoch: 0,
             allocated: None,
             in_flight: HashMap::new(),
+            reading: HashMap::new(),
         }
     }
 }
@@ -65,10 +71,35 @@ impl TensorMemory {
     }
 }
 
+/// Where a `tcgen05.mma` reads its A.
+#[derive(Clone, Copy)]
+enum SourceA {
+    /// Shared memory, laid out with this swizzle.
+    Shared(SharedId, DescriptorSwizzle),
+    /// Tensor memory.
+    Tensor,
+}
+
 /// The threads whose `mask` holds.
 fn masked(mask: &[Scalar]) -> Vec<usize> {
     let holds = |(t, m): (usize, &Scalar)| (*m == Scalar::Bool(true)).then_some(t);
     mask.iter().enumerate().filter_map(holds).collect()
+}
+
+/// The bits thread `t` stores in column `r` of a `tmem.store` of `values`:
+/// value `r`'s, or for twice as many values as columns (16-bit halves),
+/// values `2r` (low) and `2r + 1` (high) packed.
+fn column_bits(values: &[Vec<Scalar>], r: usize, t: usize) -> u32 {
+    let halves = values
+        .first()
+        .is_some_and(|v| v[t].dtype().size_bytes() == 2);
+    match halves {
+        true => {
+            let [low, high] = [2 * r, 2 * r + 1].map(|i| values[i][t].to_bits() as u32 & 0xffff);
+            low | high << 16
+        }
+        false => values[r][t].to_bits() as u32,
+    }
 }
 
 /// The index of `lane`, `column`.
@@ -135,27 +166,46 @@ impl Emulator<'_> {
         Ok(())
     }
 
-    /// `tcgen05.mma` of `kind` where the mask holds.
+    /// `tcgen05.mma` of `kind` where the mask holds, A in shared memory.
     pub(super) fn tcgen05_mma(
         &mut self,
         id: OpId,
         (kind, a, a_swizzle, b): (Tcgen05Kind, SharedId, DescriptorSwizzle, SharedId),
         x: &Operands<'_>,
     ) -> Result<(), LockstepError> {
+        self.tcgen05_products(id, (kind, SourceA::Shared(a, a_swizzle), b), x)
+    }
+
+    /// `tcgen05.mma` of `kind` where the mask holds, A in tensor memory.
+    pub(super) fn tcgen05_mma_tensor_a(
+        &mut self,
+        id: OpId,
+        (kind, b): (Tcgen05Kind, SharedId),
+        x: &Operands<'_>,
+    ) -> Result<(), LockstepError> {
+        self.tcgen05_products(id, (kind, SourceA::Tensor, b), x)
+    }
+
+    /// The products of a `tcgen05.mma` where the mask holds: D computed
+    /// now, landing at the issuer's commit; A, where in tensor memory,
+    /// read until then.
+    fn tcgen05_products(
+        &mut self,
+        id: OpId,
+        (kind, source, b): (Tcgen05Kind, SourceA, SharedId),
+        x: &Operands<'_>,
+    ) -> Result<(), LockstepError> {
+        let a_role = match source {
+            SourceA::Shared(..) => "ia",
+            SourceA::Tensor => "a",
+        };
         let [ia, ib, d_at, accumulate, mask] =
-            self.roles(id, x, ["ia", "ib", "d", "accumulate", "mask"])?;
+            self.roles(id, x, [a_role, "ib", "d", "accumulate", "mask"])?;
         for t in masked(mask) {
             let thread = t as u32;
             let (lane, column) = split_address(address(d_at[t]) as u32);
             let column = column as usize;
-            let end = column + kind.n;
-            if lane != 0 || end > self.tmem.allocated.unwrap_or(0) as usize {
-                let what = format!(
-                    "D at lane {lane}, columns {column}..{end} outside the {} columns allocated",
-                    self.tmem.allocated.unwrap_or(0)
-                );
-                return Err(self.tmem_fault(id, Some(thread), what));
-            }
+            self.tmem_block(id, thread, (lane, column, kind.n), "D")?;
             let cells: Vec<usize> = (0..M * kind.n)
                 .map(|e| cell(e / kind.n, column + e % kind.n))
                 .collect();
@@ -166,13 +216,24 @@ impl Emulator<'_> {
                 let pending = self.tmem.in_flight.get(&c).map(|&(_, v)| v);
                 d.push(f32::from_bits(pending.unwrap_or(self.tmem.cells[c])));
             }
-            let at_a = (a, address(ia[t]));
             let (k, bytes) = (kind.k(), kind.dtype.size_bytes());
-            let bits_a = self.operand(id, at_a, (M, k), (a_swizzle, Major::K), thread)?;
+            let matrix_a = match source {
+                SourceA::Shared(a, a_swizzle) => {
+                    let at_a = (a, address(ia[t]));
+                    let bits_a = self.operand(id, at_a, (M, k), (a_swizzle, Major::K), thread)?;
+                    bits_a.iter().map(|&v| kind.widen(v)).collect()
+                }
+                SourceA::Tensor => self.tensor_a(id, thread, kind, address(ia[t]) as u32)?,
+            };
+            let a_swizzle = match source {
+                SourceA::Shared(_, swizzle) => swizzle,
+                // A in tensor memory is 16-bit, whose B is staged under
+                // the 128-byte swizzle whatever A's layout (`b_swizzle`).
+                SourceA::Tensor => DescriptorSwizzle::B128,
+            };
             let b_layout = (b_swizzle(bytes, a_swizzle, kind.b_major), kind.b_major);
             let at_b = (b, address(ib[t]));
             let bits_b = self.operand(id, at_b, (kind.n, k), b_layout, thread)?;
-            let matrix_a: Vec<f32> = bits_a.iter().map(|&v| kind.widen(v)).collect();
             // B is read as (n, k): transposed to row-major K × N.
             let matrix_b: Vec<f32> = (0..k * kind.n)
                 .map(|e| kind.widen(bits_b[(e % kind.n) * k + e / kind.n]))
@@ -185,6 +246,53 @@ impl Emulator<'_> {
             }
         }
         Ok(())
+    }
+
+    /// An error unless `columns` columns from `column` at `lane` are a
+    /// product's operand `what` inside the allocation (lane 0).
+    fn tmem_block(
+        &self,
+        id: OpId,
+        thread: u32,
+        (lane, column, columns): (u32, usize, usize),
+        what: &str,
+    ) -> Result<(), LockstepError> {
+        let end = column + columns;
+        let allocated = self.tmem.allocated.unwrap_or(0) as usize;
+        if lane != 0 || end > allocated {
+            let what = format!(
+                "{what} at lane {lane}, columns {column}..{end} outside the {allocated} columns allocated"
+            );
+            return Err(self.tmem_fault(id, Some(thread), what));
+        }
+        Ok(())
+    }
+
+    /// The 128×`K` A of `kind` that `thread`'s product reads from tensor
+    /// memory at `at`: read at issue, its cells then reserved until the
+    /// thread's commit (a store to them before it is an error).
+    fn tensor_a(
+        &mut self,
+        id: OpId,
+        thread: u32,
+        kind: Tcgen05Kind,
+        at: u32,
+    ) -> Result<Vec<f32>, LockstepError> {
+        let (lane, column) = split_address(at);
+        let columns = tcgen05::tensor_a_columns(kind);
+        self.tmem_block(id, thread, (lane, column as usize, columns), "A")?;
+        tcgen05::read_tensor_a(kind, column as usize, |lane, column| {
+            let c = cell(lane, column);
+            self.tmem_touch(id, thread, c)?;
+            if self.tmem.in_flight.contains_key(&c) {
+                let what = format!(
+                    "A at lane {lane}, column {column} is read while a tcgen05.mma is still writing it"
+                );
+                return Err(self.tmem_fault(id, Some(thread), what));
+            }
+            self.tmem.reading.insert(c, thread);
+            Ok(self.tmem.cells[c])
+        })
     }
 
     /// `tcgen05.commit_wait` on the barrier at `index` of `bar`, the masked
@@ -219,6 +327,15 @@ impl Emulator<'_> {
                     tm.last[c] = None;
                 }
                 !lands
+            });
+            // Every thread waits for the commit: its reads are done before
+            // what any thread does next.
+            tm.reading.retain(|&c, &mut issuer| {
+                let done = issuer == t as u32;
+                if done {
+                    tm.last[c] = None;
+                }
+                !done
             });
         }
         let barrier = self.barrier_of(id, (bar, index), 0)?;
@@ -271,10 +388,17 @@ impl Emulator<'_> {
                         );
                         return Err(self.tmem_fault(id, Some(t as u32), what));
                     }
+                    if store && self.tmem.reading.contains_key(&c) {
+                        let what = format!(
+                            "lane {row}, column {} is written while a tcgen05.mma still reads it as A (no tcgen05.commit_wait since)",
+                            column as usize + col
+                        );
+                        return Err(self.tmem_fault(id, Some(t as u32), what));
+                    }
                     if store {
-                        self.tmem.cells[c] = values[r][t].to_bits() as u32;
-                    } else {
-                        results[r][t] = Scalar::F32(f32::from_bits(self.tmem.cells[c]));
+                        self.tmem.cells[c] = column_bits(values, r, t);
+                    } else if let Some(loaded) = results.get_mut(r) {
+                        loaded[t] = Scalar::F32(f32::from_bits(self.tmem.cells[c]));
                     }
                 }
             }

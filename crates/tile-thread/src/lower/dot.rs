@@ -44,6 +44,9 @@ pub(super) enum OperandA {
     /// `[s][r]` ([`Lowerer::chained_a_fragments`],
     /// [`Lowerer::chained_wgmma_fragments`], `invariant_operands.rs`).
     Registers(Vec<Vec<Vec<Reg>>>),
+    /// Bound for tensor memory (`tcgen05.mma`): the thread's 16-bit
+    /// elements in the order `tensor_a.rs` stores them, two a column.
+    Tensor(Vec<Reg>),
 }
 
 impl StagedOperands {
@@ -51,7 +54,7 @@ impl StagedOperands {
     pub(super) fn both(&self) -> Option<[SharedId; 2]> {
         match self.a {
             OperandA::Shared(a) => Some([a, self.b]),
-            OperandA::Registers(_) => None,
+            OperandA::Registers(_) | OperandA::Tensor(_) => None,
         }
     }
 }
@@ -136,6 +139,9 @@ impl Lowerer<'_> {
             (Some(TensorDot::Wgmma(plan)), Lowered::Tile { layout, regs }) => self
                 .chained_wgmma_fragments(plan, layout, regs, k)
                 .map(OperandA::Registers),
+            (Some(TensorDot::Tcgen05(plan)), Lowered::Tile { layout, regs }) => {
+                self.tensor_a(id, plan, (layout, regs))
+            }
             _ => None,
         };
         let mut taken = Vec::new();
@@ -217,10 +223,13 @@ impl Lowerer<'_> {
             self.round_staged_tf32(&to_round);
         }
         let regs = match plan {
-            Some(TensorDot::Mma(plan)) => self.mma_steps(&plan, &staged, (k, n), &rc),
-            Some(TensorDot::Wgmma(plan)) => self.wgmma_steps(&plan, &staged, (k, n), &rc),
+            Some(TensorDot::Mma(plan)) => self.mma_steps(&plan, &staged, (k, n), &rc)?,
+            Some(TensorDot::Wgmma(plan)) => self.wgmma_steps(&plan, &staged, (k, n), &rc)?,
             Some(TensorDot::Tcgen05(plan)) if resident => {
-                self.tcgen05_products(id, &plan, &staged, (k, n))?;
+                if self.store_tensor_a(id, &plan, &staged, k)? {
+                    self.barrier();
+                }
+                self.tcgen05_products(id, &plan, &staged, (k, n), false)?;
                 Vec::new()
             }
             Some(TensorDot::Tcgen05(plan)) => {

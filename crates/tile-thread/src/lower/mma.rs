@@ -28,12 +28,21 @@
 
 use super::dot::{OperandA, StagedOperands};
 use super::operand_swizzle::OperandLayout;
-use super::Lowerer;
+use super::{LowerError, Lowerer};
 use crate::layout_assign::{DistLayout, MmaDot};
 use crate::program::{LdMatrix, MmaKind, Reg, SharedId, ThreadOpKind, WARP_SIZE};
 use tile_hw::mma::{Fragment, MmaFamily};
 use tile_ir::layout::Swizzle;
 use tile_ir::{BinaryOp, DType, UnaryOp};
+
+/// The error of an A bound for tensor memory reaching another
+/// instruction's steps.
+pub(super) fn tensor_a_elsewhere() -> LowerError {
+    LowerError::Invalid {
+        op: "dot".into(),
+        reason: "an operand bound for tensor memory off tcgen05.mma".into(),
+    }
+}
 
 /// Where [`Lowerer::mma_steps`] takes each `k`-step's `a` fragments from.
 #[derive(Clone, Copy)]
@@ -54,11 +63,12 @@ impl Lowerer<'_> {
         staged: &StagedOperands,
         (k, n): (usize, usize),
         acc: &[Reg],
-    ) -> Vec<Reg> {
+    ) -> Result<Vec<Reg>, LowerError> {
         // A's lane offset first, then B's (the order of their registers).
         let a_source = match &staged.a {
             &OperandA::Shared(alloc) => SourceA::Shared(alloc, self.a_base(plan, k)),
             OperandA::Registers(fragments) => SourceA::Registers(fragments),
+            OperandA::Tensor(_) => return Err(tensor_a_elsewhere()),
         };
         let alloc_b = staged.b;
         // `mma.sync`'s operands are swizzled rows; the others' plain rows.
@@ -202,7 +212,7 @@ impl Lowerer<'_> {
                 }
             }
         }
-        acc
+        Ok(acc)
     }
 
     /// A thread's lane, warp (MFMA: wave), row of its instruction block

@@ -58,6 +58,7 @@ mod software_pipeline;
 mod store_vectors;
 mod swizzle;
 mod tcgen05;
+mod tensor_a;
 mod tma;
 mod wgmma;
 mod widen_products;

@@ -43,6 +43,15 @@ pub(super) struct Resident {
     pub(super) plan: Tcgen05Dot,
 }
 
+/// Where thread 0's products read A.
+#[derive(Clone, Copy)]
+enum SourceA {
+    /// Shared memory: the staging.
+    Shared(SharedId),
+    /// Tensor memory: the address of row block 0 (`tensor_a.rs`).
+    Tensor(Reg),
+}
+
 /// The kernel's tensor memory, once allocated.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct TensorMemory {
@@ -65,7 +74,9 @@ impl Lowerer<'_> {
             if let (OpKind::Dot { .. }, Some(TensorDot::Tcgen05(plan))) =
                 (&self.func.op(id).kind, self.tensor_plan(id))
             {
-                most = Some(most.unwrap_or(0).max(plan.columns()));
+                // An A read from tensor memory sits after the accumulator.
+                let a = self.tensor_a_columns(id, &plan).unwrap_or(0);
+                most = Some(most.unwrap_or(0).max(plan.columns() + a));
             }
         });
         most
@@ -128,28 +139,49 @@ impl Lowerer<'_> {
         (k, n): (usize, usize),
         acc: &[Reg],
     ) -> Result<Vec<Reg>, LowerError> {
-        self.store_accumulator(id, plan, acc)?;
+        // A first: its registers are free before the accumulator's stores.
+        self.store_tensor_a(id, plan, staged, k)?;
+        // A `c` of zeros is not stored: the first step does not accumulate.
+        let fresh = self.zero_accumulator(id);
+        if !fresh {
+            self.store_accumulator(id, plan, acc)?;
+        }
         self.barrier();
-        self.tcgen05_products(id, plan, staged, (k, n))?;
+        self.tcgen05_products(id, plan, staged, (k, n), fresh)?;
         self.load_accumulator(id, plan)
     }
 
+    /// Whether the `c` of the dot `id` is a tile of `+0.0`.
+    fn zero_accumulator(&self, id: OpId) -> bool {
+        let c = self.func.op(id).operands.get(2).copied();
+        let full = c
+            .and_then(|c| self.func.defining_op(c))
+            .map(|d| &self.func.op(d).kind);
+        matches!(full, Some(OpKind::Full { value, .. }) if value.dtype().is_float() && value.to_bits() == 0)
+    }
+
     /// Thread 0's instructions of `a · b` into the accumulator in tensor
-    /// memory, and every thread's wait for them.
+    /// memory (over what it holds, or with `fresh` over nothing: the first
+    /// step not accumulating), and every thread's wait for them.
     pub(super) fn tcgen05_products(
         &mut self,
         id: OpId,
         plan: &Tcgen05Dot,
         staged: &StagedOperands,
         (k, n): (usize, usize),
+        fresh: bool,
     ) -> Result<(), LowerError> {
         let Some(tm) = self.tensor_memory else {
             return Err(self.invalid(id, "tcgen05.mma without tensor memory"));
         };
-        let OperandA::Shared(a) = staged.a else {
-            return Err(self.invalid(id, "tcgen05.mma with A in registers"));
+        let a = match staged.a {
+            OperandA::Shared(a) => SourceA::Shared(a),
+            OperandA::Tensor(_) => SourceA::Tensor(self.tensor_a_base(id, plan)?),
+            OperandA::Registers(_) => {
+                return Err(self.invalid(id, "tcgen05.mma with A in registers"))
+            }
         };
-        self.tcgen05_issue(plan, staged, (a, tm), (k, n));
+        self.tcgen05_issue(plan, staged, (a, tm), (k, n), fresh);
         let commit = ThreadOpKind::Tcgen05CommitWait { bar: tm.bar };
         let zero = self.i32c(0);
         self.emit_op(commit, vec![zero, tm.elected], &[]);
@@ -295,14 +327,23 @@ impl Lowerer<'_> {
         uses
     }
 
+    /// The address of the kernel's tensor memory.
+    pub(super) fn tensor_memory_base(&self, id: OpId) -> Result<Reg, LowerError> {
+        match self.tensor_memory {
+            Some(tm) => Ok(tm.base),
+            None => Err(self.invalid(id, "tcgen05.mma without tensor memory")),
+        }
+    }
+
     /// Thread 0's instructions of the product into the tensor memory of
     /// `tm`, A in `a`.
     fn tcgen05_issue(
         &mut self,
         plan: &Tcgen05Dot,
         staged: &StagedOperands,
-        (a, tm): (SharedId, TensorMemory),
+        (a, tm): (SourceA, TensorMemory),
         (k, n): (usize, usize),
+        fresh: bool,
     ) {
         let m = plan.layout.shape[0];
         let (columns, width) = (plan.kind.n, plan.a_columns());
@@ -312,15 +353,24 @@ impl Lowerer<'_> {
         } else {
             Major::Mn
         };
-        let kind = ThreadOpKind::Tcgen05Mma {
-            kind: plan.kind.with_b_major(b_major),
-            a,
-            a_swizzle: plan.a_swizzle,
-            b: staged.b,
+        let kind = plan.kind.with_b_major(b_major);
+        let kind = match a {
+            SourceA::Shared(a) => ThreadOpKind::Tcgen05Mma {
+                kind,
+                a,
+                a_swizzle: plan.a_swizzle,
+                b: staged.b,
+            },
+            SourceA::Tensor(_) => ThreadOpKind::Tcgen05MmaTensorA { kind, b: staged.b },
         };
         let accumulate = self.constant(Scalar::Bool(true));
+        let first = match fresh {
+            true => self.constant(Scalar::Bool(false)),
+            false => accumulate,
+        };
         let [stage_a, stage_b] = staged.offsets;
         for step in 0..k / step_k {
+            let accumulate = if step == 0 { first } else { accumulate };
             // A: the step's `K` columns in block `k / W` of A's staging.
             let a_column = (step * step_k / width) * m * width + (step * step_k) % width;
             // B: the step's `K` rows of each block of `columns` `n`, or
@@ -333,7 +383,11 @@ impl Lowerer<'_> {
                 false => (step * step_k * columns, k * columns),
             };
             for i in 0..m / M {
-                let ia = self.staged_index(a_column + i * M * width, stage_a);
+                let ia = match a {
+                    SourceA::Shared(_) => self.staged_index(a_column + i * M * width, stage_a),
+                    // Row block `i`'s `K / 2` columns, the step's 8 of them.
+                    SourceA::Tensor(base) => self.tmem_column(base, (i * k + step * step_k) / 2),
+                };
                 for j in 0..n / columns {
                     let ib = self.staged_index(b_step + j * b_block, stage_b);
                     let d = self.tmem_column(tm.base, i * n + j * columns);
@@ -354,7 +408,7 @@ impl Lowerer<'_> {
     }
 
     /// `base + columns` (`i32`), hoisted.
-    fn tmem_column(&mut self, base: Reg, columns: usize) -> Reg {
+    pub(super) fn tmem_column(&mut self, base: Reg, columns: usize) -> Reg {
         match columns {
             0 => base,
             _ => self.hoist_with_const(BinaryOp::Add, base, columns as i64),

@@ -23,7 +23,7 @@
 
 use super::dot::{OperandA, StagedOperands};
 use super::mma::fragments_in;
-use super::Lowerer;
+use super::{LowerError, Lowerer};
 use crate::layout_assign::{DistLayout, WgmmaDot};
 use crate::program::{Reg, ThreadOpKind};
 use tile_hw::wgmma::{register_a_element, Major, K, M, REGISTER_A_ELEMENTS, WARPGROUP};
@@ -40,7 +40,7 @@ impl Lowerer<'_> {
         staged: &StagedOperands,
         (k, n): (usize, usize),
         acc: &[Reg],
-    ) -> Vec<Reg> {
+    ) -> Result<Vec<Reg>, LowerError> {
         let [gm, gn] = plan.groups;
         let (m, columns) = (plan.layout.shape[0], plan.kind.n);
         let (rep_m, rep_n) = (m / (M * gm), n / (columns * gn));
@@ -81,6 +81,7 @@ impl Lowerer<'_> {
                         (Some(*alloc), vec![index_a])
                     }
                     OperandA::Registers(fragments) => (None, fragments[step][rm].clone()),
+                    OperandA::Tensor(_) => return Err(super::mma::tensor_a_elsewhere()),
                 };
                 let lead = operands.len();
                 for rn in 0..rep_n {
@@ -124,7 +125,7 @@ impl Lowerer<'_> {
             acc.clone(),
             &vec![DType::F32; acc.len()],
         );
-        self.program.ops[wait].results.clone()
+        Ok(self.program.ops[wait].results.clone())
     }
 
     /// The A fragments of `plan` (`[step][block row]`, each

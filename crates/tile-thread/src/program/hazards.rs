@@ -186,7 +186,7 @@ impl Analysis<'_> {
                     state.wgmma.entry(alloc).or_insert(id);
                 }
             }
-            ThreadOpKind::WgmmaRegisterA { b, .. } => {
+            ThreadOpKind::WgmmaRegisterA { b, .. } | ThreadOpKind::Tcgen05MmaTensorA { b, .. } => {
                 if let Some(&w) = state.writes.get(b) {
                     return Err(self.race(id, w, "may read what was written by"));
                 }
@@ -251,9 +251,9 @@ impl Analysis<'_> {
             | ThreadOpKind::RoundSharedTf32 { alloc, .. }
             | ThreadOpKind::LdMatrix { alloc, .. }
             | ThreadOpKind::CopyAsync { alloc, .. } => *alloc = root(alloc),
-            ThreadOpKind::TmaLoad { alloc, .. } | ThreadOpKind::WgmmaRegisterA { b: alloc, .. } => {
-                *alloc = root(alloc)
-            }
+            ThreadOpKind::TmaLoad { alloc, .. }
+            | ThreadOpKind::WgmmaRegisterA { b: alloc, .. }
+            | ThreadOpKind::Tcgen05MmaTensorA { b: alloc, .. } => *alloc = root(alloc),
             ThreadOpKind::Wgmma { a, b, .. } | ThreadOpKind::Tcgen05Mma { a, b, .. } => {
                 (*a, *b) = (root(a), root(b))
             }

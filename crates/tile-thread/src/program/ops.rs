@@ -343,6 +343,19 @@ thread_ops! {
             b: SharedId as Shared,
         } = "tcgen05.mma.$kind$a_swizzle $a[%ia:i32], $b[%ib:i32], %d:i32, %accumulate:bool \
              mask(%mask:bool)" -> Nothing,
+        /// [`Self::Tcgen05Mma`] with A (128×16 of 16-bit elements) in tensor
+        /// memory from the address `a` (lane 0), laid out as
+        /// [`tile_hw::tcgen05::tensor_a_element`] says: PTX
+        /// `tcgen05.mma.cta_group::1.kind::f16 [d], [a], b_desc, …`. A is
+        /// read, like D written, by the time a `tcgen05.commit_wait` of the
+        /// same thread returns.
+        Tcgen05MmaTensorA {
+            /// The instruction.
+            kind: Tcgen05Kind as Tcgen05Name,
+            /// The allocation of B.
+            b: SharedId as Shared,
+        } = "tcgen05.mma.$kind tmem[%a:i32], $b[%ib:i32], %d:i32, %accumulate:bool \
+             mask(%mask:bool)" -> Nothing,
         /// Where the mask holds, PTX `tcgen05.commit` arrives once at the
         /// mbarrier at `index` (of one expected arrival) when the thread's
         /// earlier `tcgen05.mma`s are done; every thread then waits for that
@@ -366,6 +379,11 @@ thread_ops! {
         /// warp `w` writes its values to lane `32·(w % 4) + l`, consecutive
         /// columns from that of `address`.
         TmemStore = "tmem.store %address:i32, %values:f32*" -> Nothing,
+        /// [`Self::TmemStore`] of 16-bit values (f16 or bf16), two a column,
+        /// the first of each pair in the low half: the layout of an A in
+        /// tensor memory ([`Self::Tcgen05MmaTensorA`]), which alone reads
+        /// them.
+        TmemStoreHalves = "tmem.store.halves %address:i32, %values*" -> Nothing,
         /// The thread's earlier writes to shared memory become visible to
         /// the asynchronous proxy (`wgmma`) of every thread after the next
         /// barrier.

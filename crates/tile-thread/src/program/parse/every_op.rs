@@ -65,9 +65,11 @@ shared @s3: i32[1]
   tmem.alloc 32 @s3[%z]
   %tm = ld.shared @s3[%z] : i32
   tcgen05.mma.m128n16k16.f16.sw64 @s1[%t], @s1[%z], %tm, %c mask(%c)
+  tcgen05.mma.m128n16k16.f16 tmem[%tm], @s1[%z], %tm, %c mask(%c)
   tcgen05.commit_wait @s2[%z] mask(%c)
   %j0, %j1 = tmem.load.x2 %tm : f32
   tmem.store %tm, %j0, %j1
+  tmem.store.halves %tm, %hf, %hf, %hf, %hf
   tmem.dealloc 32 %tm
   fence.proxy.async
   griddepcontrol.wait

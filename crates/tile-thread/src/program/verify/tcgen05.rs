@@ -52,6 +52,17 @@ impl Checker<'_> {
                 }
                 true
             }
+            ThreadOpKind::Tcgen05MmaTensorA { kind, b } => {
+                if kind.dtype.size_bytes() != 2 {
+                    return bad(
+                        "a `tcgen05.mma` with A in tensor memory on other than 16-bit operands",
+                    );
+                }
+                if alloc_dtype(*b) != Some(kind.dtype) {
+                    return bad("`tcgen05.mma` operands in allocations of another dtype");
+                }
+                true
+            }
             ThreadOpKind::Tcgen05CommitWait { bar } => {
                 if alloc_dtype(*bar) != Some(DType::U64) {
                     return bad("an mbarrier outside an allocation of `u64`s");
@@ -75,6 +86,23 @@ impl Checker<'_> {
                     return bad(
                         "a tensor-memory store of other than a power of two up to 128 columns",
                     );
+                }
+                true
+            }
+            ThreadOpKind::TmemStoreHalves => {
+                self.whole_warpgroups(id)?;
+                let values = x.list("values");
+                let n = values.len() / 2;
+                if !values.len().is_multiple_of(2) || !n.is_power_of_two() || n > COLUMNS / 4 {
+                    return bad(
+                        "a tensor-memory store of other than pairs of 16-bit values filling a power of two up to 128 columns",
+                    );
+                }
+                if !values
+                    .iter()
+                    .all(|&d| matches!(d, DType::F16 | DType::BF16))
+                {
+                    return bad("a tensor-memory store of halves of other than f16 or bf16 values");
                 }
                 true
             }
