@@ -27,6 +27,7 @@
 
 pub mod cache;
 mod diagnostics;
+mod dominator_sink;
 pub mod driver;
 pub mod emulation;
 mod error;

@@ -70,20 +70,24 @@ fn sink_function<'ctx>(builder: &Builder<'ctx>, function: FunctionValue<'ctx>, l
 }
 
 /// A function's control-flow graph: blocks, dominators and natural loops.
-struct Cfg<'ctx> {
+pub(crate) struct Cfg<'ctx> {
     /// The blocks, entry first.
-    blocks: Vec<BasicBlock<'ctx>>,
+    pub(crate) blocks: Vec<BasicBlock<'ctx>>,
     /// Each block's position in `blocks`.
-    index: HashMap<BasicBlock<'ctx>, usize>,
+    pub(crate) index: HashMap<BasicBlock<'ctx>, usize>,
     /// `dom[b][a]`: block `a` dominates block `b`.
     dom: Vec<Vec<bool>>,
     /// Each natural loop's blocks, as membership flags, and whether it is
     /// a thread-level loop around another ([`OUTER_LOOP`]).
-    loops: Vec<(Vec<bool>, bool)>,
+    pub(crate) loops: Vec<(Vec<bool>, bool)>,
+    /// Each block's successors.
+    successors: Vec<Vec<usize>>,
 }
 
 impl<'ctx> Cfg<'ctx> {
-    fn new(function: FunctionValue<'ctx>, loop_kind: u32) -> Cfg<'ctx> {
+    /// The graph of `function`, whose loops' properties are metadata of
+    /// kind `loop_kind` (`llvm.loop`).
+    pub(crate) fn new(function: FunctionValue<'ctx>, loop_kind: u32) -> Cfg<'ctx> {
         let blocks = function.get_basic_blocks();
         let index: HashMap<_, _> = blocks.iter().enumerate().map(|(i, &b)| (b, i)).collect();
         let successors: Vec<Vec<usize>> = blocks
@@ -121,11 +125,25 @@ impl<'ctx> Cfg<'ctx> {
             index,
             dom,
             loops,
+            successors,
         }
     }
 
+    /// Which blocks the entry reaches.
+    pub(crate) fn reachable(&self) -> Vec<bool> {
+        let mut seen = vec![false; self.blocks.len()];
+        let mut work = vec![0];
+        while let Some(b) = work.pop() {
+            if b < seen.len() && !seen[b] {
+                seen[b] = true;
+                work.extend(&self.successors[b]);
+            }
+        }
+        seen
+    }
+
     /// Whether block `a` dominates block `b`.
-    fn dominates(&self, a: usize, b: usize) -> bool {
+    pub(crate) fn dominates(&self, a: usize, b: usize) -> bool {
         self.dom[b][a]
     }
 

@@ -50,9 +50,13 @@ pub(crate) fn finish(
     match machine.target() {
         crate::Target::Nvptx(_) => {
             crate::loop_sink::sink_past_inner_loops(module);
+            crate::dominator_sink::sink_to_dominating_block(module);
             crate::sink::sink_to_uses(module);
         }
-        crate::Target::Amdgpu(_) => crate::sink::sink_to_uses(module),
+        crate::Target::Amdgpu(_) => {
+            crate::dominator_sink::sink_to_dominating_block(module);
+            crate::sink::sink_to_uses(module);
+        }
         crate::Target::Host(_) => {}
     }
     Ok(ModuleText {

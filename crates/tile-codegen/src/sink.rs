@@ -42,7 +42,7 @@ fn sink_block<'ctx>(builder: &Builder<'ctx>, block: BasicBlock<'ctx>) {
     while at > 0 {
         at -= 1;
         let instruction = order[at];
-        if !is_pure(instruction.get_opcode()) && !is_memoryless_call(instruction) {
+        if !moves_freely(instruction) {
             continue;
         }
         let Some(users) = users_in(instruction, block) else {
@@ -67,6 +67,13 @@ fn sink_block<'ctx>(builder: &Builder<'ctx>, block: BasicBlock<'ctx>) {
         order.remove(at);
         order.insert(first - 1, instruction);
     }
+}
+
+/// Whether `instruction` may be computed anywhere its operands are
+/// available and its users after it: pure, or a call that touches no
+/// memory.
+pub(crate) fn moves_freely(instruction: InstructionValue<'_>) -> bool {
+    is_pure(instruction.get_opcode()) || is_memoryless_call(instruction)
 }
 
 /// The instructions that use `instruction`, if all are in `block` and none
