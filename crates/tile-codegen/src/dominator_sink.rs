@@ -165,29 +165,11 @@ fn users_of(instruction: InstructionValue<'_>) -> Option<Vec<InstructionValue<'_
 #[cfg(test)]
 mod tests {
     use super::*;
-    use inkwell::context::Context;
-    use inkwell::memory_buffer::MemoryBuffer;
 
     /// Each block of `@f` after the pass, as its name and its named
     /// instructions.
     fn moved(ir: &str) -> Vec<(String, Vec<String>)> {
-        let ctx = Context::create();
-        let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "m");
-        let module = ctx.create_module_from_ir(buffer).unwrap();
-        sink_to_dominating_block(&module);
-        module.verify().unwrap();
-        let f = module.get_function("f").unwrap();
-        f.get_basic_blocks()
-            .into_iter()
-            .map(|b| {
-                let names = b
-                    .get_instructions()
-                    .filter_map(|i| i.get_name().map(|n| n.to_string_lossy().into_owned()))
-                    .filter(|n| !n.is_empty())
-                    .collect();
-                (b.get_name().to_string_lossy().into_owned(), names)
-            })
-            .collect()
+        crate::sink::named_blocks_after(ir, sink_to_dominating_block)
     }
 
     /// Two conditional stores, each with a vector path and an element

@@ -286,29 +286,11 @@ fn is_cheap(opcode: InstructionOpcode) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use inkwell::context::Context;
-    use inkwell::memory_buffer::MemoryBuffer;
 
-    /// Each block of `@f` after the pass, as its name and its instructions'
-    /// names.
+    /// Each block of `@f` after the pass, as its name and its named
+    /// instructions.
     fn moved(ir: &str) -> Vec<(String, Vec<String>)> {
-        let ctx = Context::create();
-        let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "m");
-        let module = ctx.create_module_from_ir(buffer).unwrap();
-        sink_past_inner_loops(&module);
-        module.verify().unwrap();
-        let f = module.get_function("f").unwrap();
-        f.get_basic_blocks()
-            .into_iter()
-            .map(|b| {
-                let names = b
-                    .get_instructions()
-                    .filter_map(|i| i.get_name().map(|n| n.to_string_lossy().into_owned()))
-                    .filter(|n| !n.is_empty())
-                    .collect();
-                (b.get_name().to_string_lossy().into_owned(), names)
-            })
-            .collect()
+        crate::sink::named_blocks_after(ir, sink_past_inner_loops)
     }
 
     /// A loop over tiles (`tiles`, its latch marked [`OUTER_LOOP`]) around a

@@ -172,6 +172,30 @@ fn is_pure(opcode: InstructionOpcode) -> bool {
     )
 }
 
+/// The blocks of `@f` in the module `ir` after `pass`, each as its name
+/// and the names of its named instructions (the passes' tests).
+#[cfg(test)]
+pub(crate) fn named_blocks_after(ir: &str, pass: fn(&Module<'_>)) -> Vec<(String, Vec<String>)> {
+    let ctx = inkwell::context::Context::create();
+    let buffer =
+        inkwell::memory_buffer::MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "m");
+    let module = ctx.create_module_from_ir(buffer).unwrap();
+    pass(&module);
+    module.verify().unwrap();
+    let f = module.get_function("f").unwrap();
+    f.get_basic_blocks()
+        .into_iter()
+        .map(|b| {
+            let names = b
+                .get_instructions()
+                .filter_map(|i| i.get_name().map(|n| n.to_string_lossy().into_owned()))
+                .filter(|n| !n.is_empty())
+                .collect();
+            (b.get_name().to_string_lossy().into_owned(), names)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -219,45 +219,17 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     *b,
                     b_swizzle(kind.dtype.size_bytes(), *a_swizzle, kind.b_major),
                 );
-                let desc_b = self.descriptor(k, b_layout, int("ib")?, smem_descriptor)?;
-                let i32t = self.ctx.i32_type();
-                let idesc = i32t.const_int(u64::from(Tcgen05Kind::descriptor(*kind)), false);
-                let accumulate = self.b.build_int_z_extend(int("accumulate")?, i32t, "acc")?;
-                let args = [
-                    int("d")?.into(),
-                    desc_a.into(),
-                    desc_b.into(),
-                    idesc.into(),
-                    accumulate.into(),
-                ];
-                self.when(k, int("mask")?, |s| {
-                    let mma = Tcgen05Asm::Mma {
-                        qualifier: kind.qualifier(),
-                    };
-                    s.inline_asm(Asm::Tcgen05(mma), &args).map(drop)
-                })?;
-                Ok(Vec::new())
+                let mma = Tcgen05Asm::Mma {
+                    qualifier: kind.qualifier(),
+                };
+                self.tcgen05_mma(k, (mma, *kind), (desc_a.into(), b_layout), x)
             }
             ThreadOpKind::Tcgen05MmaTensorA { kind, b } => {
                 // A 16-bit B is staged under the 128-byte swizzle whatever
                 // A's layout (`b_swizzle`).
                 let b_layout = (*b, b_swizzle(2, DescriptorSwizzle::B128, kind.b_major));
-                let desc_b = self.descriptor(k, b_layout, int("ib")?, smem_descriptor)?;
-                let i32t = self.ctx.i32_type();
-                let idesc = i32t.const_int(u64::from(Tcgen05Kind::descriptor(*kind)), false);
-                let accumulate = self.b.build_int_z_extend(int("accumulate")?, i32t, "acc")?;
-                let args = [
-                    int("d")?.into(),
-                    int("a")?.into(),
-                    desc_b.into(),
-                    idesc.into(),
-                    accumulate.into(),
-                ];
-                self.when(k, int("mask")?, |s| {
-                    s.inline_asm(Asm::Tcgen05(Tcgen05Asm::MmaTensorA), &args)
-                        .map(drop)
-                })?;
-                Ok(Vec::new())
+                let a = int("a")?.into();
+                self.tcgen05_mma(k, (Tcgen05Asm::MmaTensorA, *kind), (a, b_layout), x)
             }
             ThreadOpKind::Tcgen05CommitWait { bar } => {
                 let at = self.shared_address(k, *bar, int("index")?)?;
@@ -297,6 +269,35 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             }
             _ => Err(EmitError::internal("not a tensor-memory op")),
         }
+    }
+
+    /// Where the mask holds, the `tcgen05.mma` snippet `asm` of `kind`
+    /// from A at `a` (a descriptor or a tensor-memory address) and B staged
+    /// as `b_layout` says, into `d`, accumulating where `accumulate` holds.
+    fn tcgen05_mma(
+        &self,
+        k: &Kernel<'_, 'ctx>,
+        (asm, kind): (Tcgen05Asm, Tcgen05Kind),
+        (a, b_layout): (BasicValueEnum<'ctx>, (SharedId, DescriptorSwizzle)),
+        x: &Operands<'_, 'ctx>,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
+        let desc_b = self.descriptor(k, b_layout, int(x, "ib")?, smem_descriptor)?;
+        let i32t = self.ctx.i32_type();
+        let idesc = i32t.const_int(u64::from(Tcgen05Kind::descriptor(kind)), false);
+        let accumulate = self
+            .b
+            .build_int_z_extend(int(x, "accumulate")?, i32t, "acc")?;
+        let args = [
+            int(x, "d")?.into(),
+            a,
+            desc_b.into(),
+            idesc.into(),
+            accumulate.into(),
+        ];
+        self.when(k, int(x, "mask")?, |s| {
+            s.inline_asm(Asm::Tcgen05(asm), &args).map(drop)
+        })?;
+        Ok(Vec::new())
     }
 
     /// Two 16-bit values in one `f32` register, the first in the low half
