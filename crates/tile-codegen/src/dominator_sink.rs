@@ -16,23 +16,17 @@
 //! loop (it would run once per iteration), never past a phi that reads
 //! it; operands follow their users (users are visited first).
 
-use crate::loop_sink::Cfg;
-use crate::sink::{as_instruction, moves_freely};
+use crate::loop_sink::{each_branching_function, Cfg};
+use crate::sink::{move_before, moves_freely, users_of};
 use inkwell::builder::Builder;
 use inkwell::module::Module;
-use inkwell::values::{FunctionValue, InstructionOpcode, InstructionValue};
+use inkwell::values::{FunctionValue, InstructionValue};
 
 /// Moves, in every function of `module`, each pure instruction whose uses
 /// lie in later blocks to the nearest block dominating them all (see the
 /// module doc).
 pub(crate) fn sink_to_dominating_block(module: &Module<'_>) {
-    let context = module.get_context();
-    let (builder, loop_kind) = (context.create_builder(), context.get_kind_id("llvm.loop"));
-    for function in module.get_functions() {
-        if function.count_basic_blocks() > 2 {
-            sink_function(&builder, function, loop_kind);
-        }
-    }
+    each_branching_function(module, sink_function);
 }
 
 /// [`sink_to_dominating_block`] for one function.
@@ -52,7 +46,7 @@ fn sink_function<'ctx>(builder: &Builder<'ctx>, function: FunctionValue<'ctx>, l
             if !moves_freely(instruction) {
                 continue;
             }
-            let Some(users) = users_of(instruction) else {
+            let Some(users) = users_of(instruction).filter(|u| !u.is_empty()) else {
                 continue;
             };
             let Some(blocks) = users
@@ -88,12 +82,7 @@ fn sink_function<'ctx>(builder: &Builder<'ctx>, function: FunctionValue<'ctx>, l
             else {
                 continue;
             };
-            let name = instruction
-                .get_name()
-                .map(|n| n.to_string_lossy().into_owned());
-            instruction.remove_from_basic_block();
-            builder.position_before(&before);
-            builder.insert_instruction(&instruction, name.as_deref());
+            move_before(builder, instruction, before);
         }
     }
 }
@@ -144,22 +133,6 @@ impl DominatorTree {
         }
         a
     }
-}
-
-/// The instructions that use `instruction`, if there are some and none is
-/// a phi.
-fn users_of(instruction: InstructionValue<'_>) -> Option<Vec<InstructionValue<'_>>> {
-    let mut users = Vec::new();
-    let mut next = instruction.get_first_use();
-    while let Some(u) = next {
-        let user = as_instruction(u.get_user())?;
-        if user.get_opcode() == InstructionOpcode::Phi {
-            return None;
-        }
-        users.push(user);
-        next = u.get_next_use();
-    }
-    (!users.is_empty()).then_some(users)
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@
 //! integer instructions per tile. Operands follow their users (the
 //! instructions are visited last to first), and values a phi reads stay.
 
-use crate::sink::as_instruction;
+use crate::sink::{move_before, users_of};
 use crate::unroll::OUTER_LOOP;
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
@@ -31,11 +31,20 @@ use std::collections::HashMap;
 /// computed before an outer loop and used only after its inner loop into
 /// the block that uses them (see the module doc).
 pub(crate) fn sink_past_inner_loops(module: &Module<'_>) {
+    each_branching_function(module, sink_function);
+}
+
+/// Runs `pass` on every function of `module` with more than two blocks,
+/// with a builder and the metadata kind of `llvm.loop`.
+pub(crate) fn each_branching_function<'ctx>(
+    module: &Module<'ctx>,
+    pass: fn(&Builder<'ctx>, FunctionValue<'ctx>, u32),
+) {
     let context = module.get_context();
     let (builder, loop_kind) = (context.create_builder(), context.get_kind_id("llvm.loop"));
     for function in module.get_functions() {
         if function.count_basic_blocks() > 2 {
-            sink_function(&builder, function, loop_kind);
+            pass(&builder, function, loop_kind);
         }
     }
 }
@@ -59,12 +68,7 @@ fn sink_function<'ctx>(builder: &Builder<'ctx>, function: FunctionValue<'ctx>, l
             if to == from || !cfg.dominates(from, to) || !cfg.worth_moving(from, to) {
                 continue;
             }
-            let name = instruction
-                .get_name()
-                .map(|n| n.to_string_lossy().into_owned());
-            instruction.remove_from_basic_block();
-            builder.position_before(&first);
-            builder.insert_instruction(&instruction, name.as_deref());
+            move_before(builder, instruction, first);
         }
     }
 }
@@ -153,16 +157,7 @@ impl<'ctx> Cfg<'ctx> {
         &self,
         instruction: InstructionValue<'ctx>,
     ) -> Option<(usize, InstructionValue<'ctx>)> {
-        let mut users = Vec::new();
-        let mut next = instruction.get_first_use();
-        while let Some(u) = next {
-            let user = as_instruction(u.get_user())?;
-            if user.get_opcode() == InstructionOpcode::Phi {
-                return None;
-            }
-            users.push(user);
-            next = u.get_next_use();
-        }
+        let users = users_of(instruction)?;
         let block = users.first()?.get_parent()?;
         if users.iter().any(|u| u.get_parent() != Some(block)) {
             return None;

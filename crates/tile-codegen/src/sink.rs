@@ -58,12 +58,7 @@ fn sink_block<'ctx>(builder: &Builder<'ctx>, block: BasicBlock<'ctx>) {
         if first == at + 1 {
             continue;
         }
-        let name = instruction
-            .get_name()
-            .map(|n| n.to_string_lossy().into_owned());
-        instruction.remove_from_basic_block();
-        builder.position_before(&order[first]);
-        builder.insert_instruction(&instruction, name.as_deref());
+        move_before(builder, instruction, order[first]);
         order.remove(at);
         order.insert(first - 1, instruction);
     }
@@ -82,17 +77,37 @@ fn users_in<'ctx>(
     instruction: InstructionValue<'ctx>,
     block: BasicBlock<'ctx>,
 ) -> Option<Vec<InstructionValue<'ctx>>> {
+    users_of(instruction).filter(|users| users.iter().all(|u| u.get_parent() == Some(block)))
+}
+
+/// The instructions that use `instruction`, if every user is one and none
+/// is a phi.
+pub(crate) fn users_of(instruction: InstructionValue<'_>) -> Option<Vec<InstructionValue<'_>>> {
     let mut users = Vec::new();
     let mut next = instruction.get_first_use();
     while let Some(u) = next {
         let user = as_instruction(u.get_user())?;
-        if user.get_parent() != Some(block) || user.get_opcode() == InstructionOpcode::Phi {
+        if user.get_opcode() == InstructionOpcode::Phi {
             return None;
         }
         users.push(user);
         next = u.get_next_use();
     }
     Some(users)
+}
+
+/// Moves `instruction` to just before `before`, keeping its name.
+pub(crate) fn move_before<'ctx>(
+    builder: &Builder<'ctx>,
+    instruction: InstructionValue<'ctx>,
+    before: InstructionValue<'ctx>,
+) {
+    let name = instruction
+        .get_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    instruction.remove_from_basic_block();
+    builder.position_before(&before);
+    builder.insert_instruction(&instruction, name.as_deref());
 }
 
 /// The instruction a user value is.
