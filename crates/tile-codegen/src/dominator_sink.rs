@@ -189,13 +189,7 @@ exit:
 }
 ";
         let blocks = moved(ir);
-        let names = |block: &str| {
-            blocks
-                .iter()
-                .find(|(name, _)| name == block)
-                .map(|(_, names)| names.clone())
-                .unwrap()
-        };
+        let names = |block: &str| crate::sink::block_named(&blocks, block);
         assert_eq!(names("entry"), ["a", "l", "in_loop", "c"]);
         assert_eq!(names("next"), ["b", "b2"]);
     }

@@ -330,13 +330,7 @@ exit:
     #[test]
     fn what_only_the_epilogue_reads_moves_after_the_inner_loop() {
         let blocks = moved(NEST);
-        let names = |block: &str| {
-            blocks
-                .iter()
-                .find(|(name, _)| name == block)
-                .map(|(_, names)| names.clone())
-                .unwrap()
-        };
+        let names = |block: &str| crate::sink::block_named(&blocks, block);
         assert_eq!(names("entry"), ["in_k", "both", "carried"]);
         assert_eq!(names("after"), ["c", "row", "epilogue", "t.next", "t.done"]);
     }

@@ -211,6 +211,14 @@ pub(crate) fn named_blocks_after(ir: &str, pass: fn(&Module<'_>)) -> Vec<(String
         .collect()
 }
 
+/// The named instructions of the block `name` among `blocks` (as
+/// [`named_blocks_after`] gives them).
+#[cfg(test)]
+pub(crate) fn block_named(blocks: &[(String, Vec<String>)], name: &str) -> Vec<String> {
+    let found = blocks.iter().find(|(block, _)| block == name);
+    found.map(|(_, names)| names.clone()).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
