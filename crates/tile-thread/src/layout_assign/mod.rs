@@ -50,6 +50,7 @@ mod propagate;
 mod repeated;
 mod split;
 mod tcgen05;
+mod unit_axes;
 mod vectors;
 mod wgmma;
 

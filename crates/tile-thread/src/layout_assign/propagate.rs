@@ -234,7 +234,14 @@ pub(super) fn propagate(func: &Function, values: &mut BTreeMap<Value, DistLayout
                     values.extend(repeated_chain(func, v, &anchor).unwrap_or_default())
                 }
                 Weight::Placeable if !weighing.soft.contains(&v) && decided.insert(v) => {
-                    values.insert(v, anchor.clone());
+                    // A broadcast of a repeated load (a row of statistics
+                    // loaded `[1, BM]`, viewed `[BM, 1]`): loaded in place
+                    // where its threads reuse it, else broadcast from
+                    // wherever its source is held.
+                    let chain = repeats_load(func, v, &weighing.uses, false)
+                        .then(|| repeated_chain(func, v, &anchor))
+                        .flatten();
+                    values.extend(chain.unwrap_or_else(|| vec![(v, anchor.clone())]));
                 }
                 _ => {}
             }
@@ -293,8 +300,9 @@ fn place(
 
 /// The tile operand of the movement op defining `v`, and the layout in
 /// which it computes `v` in `layout` keeping its registers: a broadcast's
-/// source fit to it, a reshape's operand without the unit axes it inserts
-/// or with the axes it merges split, a permute's operand permuted back.
+/// source fit to it, a reshape's operand without the unit axes it inserts,
+/// with the axes it merges split or with its unit axes where the operand
+/// has them, a permute's operand permuted back.
 pub(super) fn held_source(
     func: &Function,
     v: Value,
@@ -311,7 +319,8 @@ pub(super) fn held_source(
         OpKind::Reshape { .. } => match unit_axes_inserted(func, source, v) {
             Some(axes) => layout.drop_axes(&axes),
             None => merged_axes(dims, &layout.shape)
-                .and_then(|(axis, inner)| layout.split_axis(axis, inner)),
+                .and_then(|(axis, inner)| layout.split_axis(axis, inner))
+                .or_else(|| layout.with_unit_axes_of(dims)),
         },
         OpKind::Permute { perm } => {
             let mut inverse = vec![0; perm.len()];
