@@ -1,14 +1,17 @@
 //! A `dot` in a loop whose `a` is computed before it (attention's `q` for
 //! every block of keys): staged once, before the loop — on `mma.sync` its
 //! fragments read into registers there, on `wgmma` the staging kept —
-//! so the loop stores nothing computed outside it; the results are the
-//! interpreter's on the lockstep emulator and the emulation targets (small
-//! integers: every order of the sums is exact).
+//! so the loop stores nothing computed outside it; likewise a `b` computed
+//! before the loop, or its transpose (the keys a block of attention's
+//! backward pass keeps), on NVIDIA's instructions, while AMD's stage it
+//! per use. The results are the interpreter's on the lockstep emulator and
+//! the emulation targets (small integers: every order of the sums is
+//! exact).
 
 mod emulated;
 
 use std::collections::HashSet;
-use tile_codegen::{CodegenOptions, Sm, Target};
+use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
 use tile_ir::{verify, Function};
@@ -45,6 +48,49 @@ fn kernel(invariant: bool) -> Function {
     let func = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     verify::verify(&func).unwrap();
     func
+}
+
+/// `acc = f16(k_j · (2·r)ᵀ) · (2·r) + acc` for `j < 3`, `k_j` the `j`-th
+/// `[64, 64]` block of `k` and `r: [128, 64]` computed before the loop: a
+/// `b` transposed and as it is (attention's backward pass reads its keys
+/// so, in `q·kᵀ` and `ds·k`).
+fn kernel_b() -> Function {
+    let text = r#"kernel @invariant_b(%r: tensor<f16, 2>, %k: tensor<f16, 2>, %o: tensor<f32, 2>) {
+  %zero = constant 0 : i32
+  %one = constant 1 : i32
+  %vr = partition_view %r [128, 64] : view<f16, [128, 64]>
+  %vk = partition_view %k [64, 64] : view<f16, [64, 64]>
+  %n = dim %k axis 1 : i32
+  %bn = constant 64 : i32
+  %blocks = div %n, %bn : i32
+  %init = full 0.0 : tile<64x64xf32>
+  %s0 = full 0.0 : tile<64x128xf32>
+  %rt = load %vr[%zero, %zero] : tile<128x64xf16>
+  %two = full 2.0 : tile<128x64xf16>
+  %r2 = mul %rt, %two : tile<128x64xf16>
+  %acc = for %j = %zero to %blocks step %one iter(%a = %init) : tile<64x64xf32> {
+    %kj = load %vk[%zero, %j] : tile<64x64xf16>
+    %t = permute %r2 [1, 0] : tile<64x128xf16>
+    %s = dot tensor %kj, %t, %s0 : tile<64x128xf32>
+    %h = cast %s to f16 : tile<64x128xf16>
+    %next = dot tensor %h, %r2, %a : tile<64x64xf32>
+    yield %next
+  }
+  %vo = partition_view %o [64, 64] : view<f32, [64, 64]>
+  store %acc, %vo[%zero, %zero]
+}"#;
+    let func = parse_function(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    verify::verify(&func).unwrap();
+    func
+}
+
+/// The arguments of [`kernel_b`].
+fn args_b() -> Vec<Arg> {
+    vec![
+        emulated::small_f16s(&[128, 64], 1),
+        emulated::small_f16s(&[64, 192], 2),
+        Arg::Tensor(HostTensor::from_vec(&[64, 64], vec![0f32; 64 * 64]).unwrap()),
+    ]
 }
 
 fn args() -> Vec<Arg> {
@@ -120,4 +166,49 @@ fn a_loop_invariant_operand_is_staged_once_before_the_loop() {
         );
     }
     emulated::agrees(&kernel(true), args, 2, [1, 1, 1]);
+}
+
+#[test]
+fn a_loop_invariant_b_is_staged_once_before_the_loop_on_nvidia() {
+    let mut want = args_b();
+    interp::run(&kernel_b(), [1, 1, 1], &mut want).unwrap();
+    let targets = [
+        Target::Nvptx(Sm::Sm80),
+        Target::Nvptx(Sm::Sm90a),
+        Target::Nvptx(Sm::Sm100a),
+        Target::Amdgpu(Gfx::Gfx942),
+    ];
+    for target in targets {
+        let options = LowerOptions::warps(4).with_tensor_cores(target.tensor_cores());
+        let program = lower(&kernel_b(), &options).unwrap();
+        let stored = stores_from_outside(&program);
+        match target {
+            Target::Amdgpu(_) => assert!(stored > 0, "{target}: staged per use\n{program}"),
+            _ => {
+                assert_eq!(stored, 0, "{target}:\n{program}");
+                // `r` staged once for both products, beside `k_j`.
+                let elements: usize = program.shared.iter().map(|(_, a)| a.len).sum();
+                assert_eq!(elements, 128 * 64 + 64 * 64, "{target}:\n{program}");
+            }
+        }
+        let mut got = args_b();
+        emulate::run(&program, [1, 1, 1], &mut got).unwrap();
+        assert_eq!(
+            emulated::bytes(&got, 2),
+            emulated::bytes(&want, 2),
+            "{target}"
+        );
+        let codegen = CodegenOptions::default();
+        let module = emulated::lowered_module(&kernel_b(), target, &options, &codegen)
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        let image = emulated::image(&module).unwrap_or_else(|e| panic!("{target}: {e}"));
+        let mut got = args_b();
+        emulated::launch(&image, [1, 1, 1], 4, &mut got)
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        assert_eq!(
+            emulated::bytes(&got, 2),
+            emulated::bytes(&want, 2),
+            "{target}"
+        );
+    }
 }

@@ -103,3 +103,65 @@ fn chained_chunks_agree_with_the_interpreter_on_partial_tiles() {
         }
     }
 }
+
+/// `(x·y)ᵀ · z` for `[64, 64]` f16 tiles: the product's f16 cast staged
+/// transposed as the second product's `a`.
+const TRANSPOSED_PRODUCT: &str = "kernel @transposed_product(%x: tensor<f16, 2>, %y: tensor<f16, 2>, %z: tensor<f16, 2>, %o: tensor<f32, 2>) {
+  %c0 = constant 0 : i32
+  %v = partition_view %x [64, 64] : view<f16, [64, 64]>
+  %w = partition_view %y [64, 64] : view<f16, [64, 64]>
+  %u = partition_view %z [64, 64] : view<f16, [64, 64]>
+  %a = load %v[%c0, %c0] : tile<64x64xf16>
+  %b = load %w[%c0, %c0] : tile<64x64xf16>
+  %zero = full 0.0 : tile<64x64xf32>
+  %p = dot tensor %a, %b, %zero : tile<64x64xf32>
+  %h = cast %p to f16 : tile<64x64xf16>
+  %t = permute %h [1, 0] : tile<64x64xf16>
+  %e = load %u[%c0, %c0] : tile<64x64xf16>
+  %q = dot tensor %t, %e, %zero : tile<64x64xf32>
+  %vo = partition_view %o [64, 64] : view<f32, [64, 64]>
+  store %q, %vo[%c0, %c0]
+}";
+
+#[test]
+fn a_transposed_accumulators_stores_share_their_indices() {
+    let func = tile_ir::text::parse_function(TRANSPOSED_PRODUCT).unwrap();
+    for (cores, own) in [(TensorCores::MmaSync, 14), (TensorCores::Wgmma, 13)] {
+        let options = LowerOptions::warps(4).with_tensor_cores(cores);
+        let program = lower(&func, &options).unwrap();
+        tile_thread::program::verify(&program).unwrap();
+        let defined_by = |reg| {
+            program
+                .ops
+                .iter()
+                .find(|(_, op)| op.results.contains(&reg))
+                .map(|(_, op)| op)
+        };
+        let is_const =
+            |reg| defined_by(reg).is_some_and(|op| matches!(op.kind, ThreadOpKind::Const(_)));
+        // The scalar stores of the transposed tile: each index its class's
+        // first, or that plus a constant.
+        let indices: Vec<_> = program
+            .ops
+            .iter()
+            .filter(|(_, op)| {
+                matches!(op.kind, ThreadOpKind::StoreShared { width: 1, .. })
+                    && program.dtype(op.operands[1]) == DType::F16
+            })
+            .map(|(_, op)| op.operands[0])
+            .collect();
+        let after = indices
+            .iter()
+            .filter(|&&i| {
+                defined_by(i).is_some_and(|op| {
+                    op.kind == ThreadOpKind::Binary(BinaryOp::Add)
+                        && indices.contains(&op.operands[0])
+                        && is_const(op.operands[1])
+                })
+            })
+            .count();
+        // 44 without the classes: every store its own index.
+        assert_eq!(indices.len(), 44, "{cores:?}:\n{program}");
+        assert_eq!(indices.len() - after, own, "{cores:?}:\n{program}");
+    }
+}

@@ -10,6 +10,7 @@
 //! precision `tf32` each operand element is first rounded to TF32.
 
 use super::operand_swizzle::OperandLayout;
+use super::placement::{linear_index, placements, Placement};
 use super::store_vectors::vector_groups;
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::{tensor_dot, DistLayout, TensorDot, WGMMA_N};
@@ -110,17 +111,27 @@ impl Lowerer<'_> {
             Some(TensorDot::Tcgen05(p)) => p.k_major_b(),
             _ => false,
         };
-        let b_transposed = k_major_b_only
-            || super::copies::is_transposed(func, *b)
-                && matches!(
-                    lowered[1],
-                    Lowered::Deferred { .. } | Lowered::Staged { .. }
-                );
+        // A `b` staged before its loop (`invariant_operands.rs`).
+        let preset_b = self.preloaded_b.get(&id).copied();
+        let b_transposed = preset_b.map_or_else(
+            || {
+                k_major_b_only
+                    || super::copies::is_transposed(func, *b)
+                        && matches!(
+                            lowered[1],
+                            Lowered::Deferred { .. } | Lowered::Staged { .. }
+                        )
+            },
+            |p| p.transposed,
+        );
         let layouts = [0, 1].map(|i| {
             let [rows, cols] = operands[i].2;
-            match i == 1 && b_transposed {
-                true => self.operand_layout(plan.as_ref(), [cols, rows], i, true),
-                false => self.operand_layout(plan.as_ref(), [rows, cols], i, false),
+            match (i, preset_b) {
+                (1, Some(p)) => p.place,
+                (1, None) if b_transposed => {
+                    self.operand_layout(plan.as_ref(), [cols, rows], i, true)
+                }
+                _ => self.operand_layout(plan.as_ref(), [rows, cols], i, false),
             }
         });
         let wgmma = plan.as_ref().is_some_and(TensorDot::reads_descriptors);
@@ -148,6 +159,10 @@ impl Lowerer<'_> {
         for (i, ((_, dtype, shape), lowered)) in operands.iter().zip(&lowered).enumerate() {
             if i == 0 && preset_a.is_some() {
                 allocs.push(None);
+                continue;
+            }
+            if let (1, Some(p)) = (i, preset_b) {
+                allocs.push(Some(p.alloc));
                 continue;
             }
             match lowered {
@@ -201,10 +216,7 @@ impl Lowerer<'_> {
                             true => self.rounded_tf32(regs),
                             false => regs.clone(),
                         };
-                        match i == 1 && b_transposed {
-                            true => self.store_tile_transposed(alloc, layout, &regs, place),
-                            false => self.store_tile(alloc, layout, &regs, place),
-                        }
+                        self.store_b(alloc, layout, &regs, place, i == 1 && b_transposed);
                     }
                     _ => return Err(self.invalid(id, "an operand is not a tile")),
                 }
@@ -273,6 +285,22 @@ impl Lowerer<'_> {
         self.store_operand(alloc, (layout, regs), place, false);
     }
 
+    /// Stores the `b` tile `regs` in `layout` into `alloc` in `place`,
+    /// as its transpose with `transposed` (a B read K-major).
+    pub(super) fn store_b(
+        &mut self,
+        alloc: SharedId,
+        layout: &DistLayout,
+        regs: &[Reg],
+        place: OperandLayout,
+        transposed: bool,
+    ) {
+        match transposed {
+            true => self.store_tile_transposed(alloc, layout, regs, place),
+            false => self.store_tile(alloc, layout, regs, place),
+        }
+    }
+
     /// Stores the `[K, N]` tile `regs` in `layout` into `alloc` as its
     /// transpose, `[N, K]`, in `place`'s blocks: a B read K-major.
     fn store_tile_transposed(
@@ -307,10 +335,33 @@ impl Lowerer<'_> {
             }
             _ => 1,
         };
+        // A register placed at an earlier one's index plus a constant in
+        // every thread is addressed so: one held index per class, not one
+        // per register (a transposed accumulator's 64 scalar stores).
+        let registers: Vec<usize> = (0..regs.len()).collect();
+        let classes = placements(layout, &registers, |c| {
+            let position = if transposed {
+                (c[col], c[row])
+            } else {
+                (c[row], c[col])
+            };
+            place.placed(linear_index(layout, c) as usize, position) as i64
+        });
+        let mut known: Vec<Option<Reg>> = vec![None; regs.len()];
         self.store_groups(alloc, (regs, &coords.owner), group, |s, v| {
-            let (r, c) = (coords.axes[v][row], coords.axes[v][col]);
-            let position = if transposed { (c, r) } else { (r, c) };
-            s.operand_index(place, coords.linear[v], position)
+            let mut index = |s: &mut Self, v: usize| {
+                let (r, c) = (coords.axes[v][row], coords.axes[v][col]);
+                let position = if transposed { (c, r) } else { (r, c) };
+                *known[v].get_or_insert_with(|| s.operand_index(place, coords.linear[v], position))
+            };
+            match classes[v] {
+                Placement::Own => index(s, v),
+                Placement::After { of, by } => {
+                    let first = index(s, of);
+                    let by = s.i32c(by);
+                    s.binary(BinaryOp::Add, first, by)
+                }
+            }
         });
     }
 

@@ -171,6 +171,7 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         origins: Vec::new(),
         read_only: reload::read_only_tensors(func),
         preloaded_a: HashMap::new(),
+        preloaded_b: HashMap::new(),
         tensor_memory: None,
     };
     // The targets with `cp.async` copy their tensor-core operands with it.
@@ -331,6 +332,8 @@ struct Lowerer<'a> {
     read_only: std::collections::HashSet<usize>,
     /// The `a` fragments read before their loop (`invariant_operands.rs`).
     preloaded_a: invariant_operands::Preloaded,
+    /// The `b` operands staged before their loop (`invariant_operands.rs`).
+    preloaded_b: HashMap<OpId, invariant_operands::PreloadedB>,
     /// The kernel's tensor memory, where a `dot` runs on `tcgen05.mma`.
     tensor_memory: Option<tcgen05::TensorMemory>,
 }
