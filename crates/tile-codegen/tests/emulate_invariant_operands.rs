@@ -212,3 +212,77 @@ fn a_loop_invariant_b_is_staged_once_before_the_loop_on_nvidia() {
         );
     }
 }
+
+/// `(2q · kᵀ)ᵀ · 2q` with `q, k: [64, 64]`: `2q` is the first product's A
+/// and the second's B, laid out alike on `wgmma` and `tcgen05.mma`.
+fn kernel_twice() -> Function {
+    let text = r#"kernel @twice(%q: tensor<f16, 2>, %k: tensor<f16, 2>, %o: tensor<f32, 2>) {
+  %zero = constant 0 : i32
+  %vq = partition_view %q [64, 64] : view<f16, [64, 64]>
+  %vk = partition_view %k [64, 64] : view<f16, [64, 64]>
+  %qt = load %vq[%zero, %zero] : tile<64x64xf16>
+  %two = full 2.0 : tile<64x64xf16>
+  %q2 = mul %qt, %two : tile<64x64xf16>
+  %kt = load %vk[%zero, %zero] : tile<64x64xf16>
+  %c = full 0.0 : tile<64x64xf32>
+  %t = permute %kt [1, 0] : tile<64x64xf16>
+  %s = dot tensor %q2, %t, %c : tile<64x64xf32>
+  %h = cast %s to f16 : tile<64x64xf16>
+  %p = permute %h [1, 0] : tile<64x64xf16>
+  %d = dot tensor %p, %q2, %c : tile<64x64xf32>
+  %vo = partition_view %o [64, 64] : view<f32, [64, 64]>
+  store %d, %vo[%zero, %zero]
+}"#;
+    let func = parse_function(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    verify::verify(&func).unwrap();
+    func
+}
+
+/// The shared-memory stores of the registers `mul`s define (`2q`'s).
+fn stores_of_products(program: &Program) -> usize {
+    let loaded: HashSet<Reg> = program
+        .ops
+        .iter()
+        .filter(|(_, op)| op.kind == ThreadOpKind::Binary(tile_ir::BinaryOp::Mul))
+        .flat_map(|(_, op)| op.results.iter().copied())
+        .collect();
+    program
+        .ops
+        .iter()
+        .filter(|(_, op)| {
+            matches!(op.kind, ThreadOpKind::StoreShared { .. })
+                && op.operands.iter().any(|r| loaded.contains(r))
+        })
+        .count()
+}
+
+#[test]
+fn a_tile_two_products_stage_alike_is_staged_once() {
+    let mut want = args();
+    interp::run(&kernel_twice(), [1, 1, 1], &mut want).unwrap();
+    for target in [Target::Nvptx(Sm::Sm90a), Target::Nvptx(Sm::Sm100a)] {
+        let options = LowerOptions::warps(4).with_tensor_cores(target.tensor_cores());
+        let program = lower(&kernel_twice(), &options).unwrap();
+        // 64 × 64 f16 on 128 threads: four 16-byte vectors a thread, once.
+        assert_eq!(stores_of_products(&program), 4, "{target}:\n{program}");
+        let mut got = args();
+        emulate::run(&program, [1, 1, 1], &mut got).unwrap();
+        assert_eq!(
+            emulated::bytes(&got, 2),
+            emulated::bytes(&want, 2),
+            "{target}"
+        );
+        let codegen = CodegenOptions::default();
+        let module = emulated::lowered_module(&kernel_twice(), target, &options, &codegen)
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        let image = emulated::image(&module).unwrap_or_else(|e| panic!("{target}: {e}"));
+        let mut got = args();
+        emulated::launch(&image, [1, 1, 1], 4, &mut got)
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        assert_eq!(
+            emulated::bytes(&got, 2),
+            emulated::bytes(&want, 2),
+            "{target}"
+        );
+    }
+}

@@ -9,9 +9,8 @@
 //! bit-identical. For `i8` operands the step is `acc + a * b` in `i32`; for
 //! precision `tf32` each operand element is first rounded to TF32.
 
+use super::held_operands::OperandKey;
 use super::operand_swizzle::OperandLayout;
-use super::placement::{linear_index, placements, Placement};
-use super::store_vectors::vector_groups;
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::{tensor_dot, DistLayout, TensorDot, WGMMA_N};
 use crate::program::{Reg, SharedId, ThreadOpKind};
@@ -165,6 +164,18 @@ impl Lowerer<'_> {
                 allocs.push(Some(p.alloc));
                 continue;
             }
+            // Staged alike by an earlier product of the region, and kept.
+            let key = OperandKey {
+                value: operands[i].0,
+                transposed: i == 1 && b_transposed,
+                place: layouts[i],
+            };
+            let held = matches!(lowered, Lowered::Tile { .. } | Lowered::Deferred { .. })
+                && plan.is_some();
+            if let Some(alloc) = self.held_operand(key).filter(|_| held) {
+                allocs.push(Some(alloc));
+                continue;
+            }
             match lowered {
                 Lowered::Staged { alloc, offset } => {
                     allocs.push(Some(*alloc));
@@ -210,13 +221,35 @@ impl Lowerer<'_> {
                     Lowered::Deferred { load } => {
                         self.stage_deferred(*load, alloc, place)?;
                         copied = true;
+                        if plan.is_some() {
+                            let transposed = i == 1 && b_transposed;
+                            let value = operands[i].0;
+                            self.hold_operand(
+                                id,
+                                OperandKey {
+                                    value,
+                                    transposed,
+                                    place,
+                                },
+                                alloc,
+                            );
+                        }
                     }
                     Lowered::Tile { layout, regs } => {
                         let regs = match round_tf32 {
                             true => self.rounded_tf32(regs),
                             false => regs.clone(),
                         };
-                        self.store_b(alloc, layout, &regs, place, i == 1 && b_transposed);
+                        let transposed = i == 1 && b_transposed;
+                        self.store_b(alloc, layout, &regs, place, transposed);
+                        if plan.is_some() {
+                            let key = OperandKey {
+                                value: operands[i].0,
+                                transposed,
+                                place,
+                            };
+                            self.hold_operand(id, key, alloc);
+                        }
                     }
                     _ => return Err(self.invalid(id, "an operand is not a tile")),
                 }
@@ -263,106 +296,16 @@ impl Lowerer<'_> {
             None => return Err(self.invalid(id, "a prefetched operand of a dot off tensor cores")),
         };
         for &(_, alloc, _) in &taken {
-            self.release_shared(alloc);
+            if !self.is_held(alloc) {
+                self.release_shared(alloc);
+            }
         }
+        self.release_held_after(id);
         match resident {
             true if regs.is_empty() => self.bind(id, Lowered::Resident(layout)),
             true => Err(self.invalid(id, "an accumulator in tensor memory off tcgen05.mma")),
             false => self.bind(id, Lowered::Tile { layout, regs }),
         }
-    }
-
-    /// Stores a tile in `layout` into `alloc` as `place` lays it out (each
-    /// element by its owner); the caller places the barrier before reading
-    /// it.
-    pub(super) fn store_tile(
-        &mut self,
-        alloc: SharedId,
-        layout: &DistLayout,
-        regs: &[Reg],
-        place: OperandLayout,
-    ) {
-        self.store_operand(alloc, (layout, regs), place, false);
-    }
-
-    /// Stores the `b` tile `regs` in `layout` into `alloc` in `place`,
-    /// as its transpose with `transposed` (a B read K-major).
-    pub(super) fn store_b(
-        &mut self,
-        alloc: SharedId,
-        layout: &DistLayout,
-        regs: &[Reg],
-        place: OperandLayout,
-        transposed: bool,
-    ) {
-        match transposed {
-            true => self.store_tile_transposed(alloc, layout, regs, place),
-            false => self.store_tile(alloc, layout, regs, place),
-        }
-    }
-
-    /// Stores the `[K, N]` tile `regs` in `layout` into `alloc` as its
-    /// transpose, `[N, K]`, in `place`'s blocks: a B read K-major.
-    fn store_tile_transposed(
-        &mut self,
-        alloc: SharedId,
-        layout: &DistLayout,
-        regs: &[Reg],
-        place: OperandLayout,
-    ) {
-        debug_assert!(matches!(place, OperandLayout::Blocks { .. }));
-        self.store_operand(alloc, (layout, regs), place, true);
-    }
-
-    /// [`Lowerer::store_tile`], each element at its (row, column) or, with
-    /// `transposed`, at its (column, row) of `place`: in vectors of the
-    /// registers [`operand_vectors`] finds placed side by side, one address
-    /// each (a 128×128 bf16 operand on 8 warps takes 8 stores per thread,
-    /// not 64, and 8 addresses where each would stay live across the loop).
-    fn store_operand(
-        &mut self,
-        alloc: SharedId,
-        (layout, regs): (&DistLayout, &[Reg]),
-        place: OperandLayout,
-        transposed: bool,
-    ) {
-        let coords = self.coords(layout);
-        let (row, col) = super::copies::operand_axes(&layout.shape);
-        let group = match (transposed, regs.first()) {
-            (false, Some(&r)) => {
-                let dtype = self.program.dtype(r);
-                operand_vectors(layout, dtype, place, self.program.block_threads())
-            }
-            _ => 1,
-        };
-        // A register placed at an earlier one's index plus a constant in
-        // every thread is addressed so: one held index per class, not one
-        // per register (a transposed accumulator's 64 scalar stores).
-        let registers: Vec<usize> = (0..regs.len()).collect();
-        let classes = placements(layout, &registers, |c| {
-            let position = if transposed {
-                (c[col], c[row])
-            } else {
-                (c[row], c[col])
-            };
-            place.placed(linear_index(layout, c) as usize, position) as i64
-        });
-        let mut known: Vec<Option<Reg>> = vec![None; regs.len()];
-        self.store_groups(alloc, (regs, &coords.owner), group, |s, v| {
-            let mut index = |s: &mut Self, v: usize| {
-                let (r, c) = (coords.axes[v][row], coords.axes[v][col]);
-                let position = if transposed { (c, r) } else { (r, c) };
-                *known[v].get_or_insert_with(|| s.operand_index(place, coords.linear[v], position))
-            };
-            match classes[v] {
-                Placement::Own => index(s, v),
-                Placement::After { of, by } => {
-                    let first = index(s, of);
-                    let by = s.i32c(by);
-                    s.binary(BinaryOp::Add, first, by)
-                }
-            }
-        });
     }
 
     /// How operand `which` (0 for A, 1 for B) is staged for `plan`, `shape`
@@ -561,34 +504,5 @@ impl Lowerer<'_> {
         } else {
             wide
         }
-    }
-}
-
-/// The registers of an operand tile of `dtype` in `layout` that one shared
-/// store moves when staged as `place`: the aligned groups of consecutive
-/// columns [`vector_groups`] finds, where every thread's group lands in
-/// consecutive elements from a multiple of its width (the swizzles move
-/// whole 16-byte chunks, so groups within a chunk stay whole), else 1.
-fn operand_vectors(layout: &DistLayout, dtype: DType, place: OperandLayout, threads: u32) -> usize {
-    let width = vector_groups(layout, dtype, threads);
-    let (row, col) = super::copies::operand_axes(&layout.shape);
-    let strides = crate::layout_assign::row_major(&layout.shape);
-    let whole = |t: usize, g: usize| {
-        let placed: Vec<usize> = (g..g + width)
-            .map(|v| {
-                let (c, _, _) = layout.coordinate(t, v);
-                let linear = c.iter().zip(&strides).map(|(x, s)| x * s).sum();
-                place.placed(linear, (c[row], c[col]))
-            })
-            .collect();
-        placed[0].is_multiple_of(width) && placed.windows(2).all(|p| p[1] == p[0] + 1)
-    };
-    let fits = width > 1
-        && (0..threads as usize)
-            .all(|t| (0..layout.registers()).step_by(width).all(|g| whole(t, g)));
-    if fits {
-        width
-    } else {
-        1
     }
 }

@@ -38,11 +38,13 @@ mod elementwise;
 mod fp4_pairs;
 mod gather;
 mod global_order;
+mod held_operands;
 mod invariant_operands;
 mod lview;
 mod memory;
 mod mma;
 mod movement;
+mod operand_stores;
 mod operand_swizzle;
 mod options;
 mod placement;
@@ -172,6 +174,8 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         read_only: reload::read_only_tensors(func),
         preloaded_a: HashMap::new(),
         preloaded_b: HashMap::new(),
+        regions: Vec::new(),
+        held_operands: Vec::new(),
         tensor_memory: None,
     };
     // The targets with `cp.async` copy their tensor-core operands with it.
@@ -334,6 +338,10 @@ struct Lowerer<'a> {
     preloaded_a: invariant_operands::Preloaded,
     /// The `b` operands staged before their loop (`invariant_operands.rs`).
     preloaded_b: HashMap<OpId, invariant_operands::PreloadedB>,
+    /// The regions being lowered, innermost last.
+    regions: Vec<&'a Region>,
+    /// Operand stagings kept for a later product (`held_operands.rs`).
+    held_operands: Vec<held_operands::HeldOperand>,
     /// The kernel's tensor memory, where a `dot` runs on `tcgen05.mma`.
     tensor_memory: Option<tcgen05::TensorMemory>,
 }
@@ -346,20 +354,23 @@ impl<'a> Lowerer<'a> {
     /// live across the main loop.
     fn kernel_body(&mut self, body: &'a Region) -> Result<Vec<ThreadOp>, LowerError> {
         let mut ops = Vec::new();
+        self.regions.push(body);
         for &id in &body.ops {
             self.op(id)?;
             ops.append(&mut self.prologue);
             ops.append(&mut self.current);
         }
+        self.regions.pop();
         Ok(ops)
     }
 
     /// Lowers the ops of `region`; returns the thread-level ops.
     fn region(&mut self, region: &'a Region) -> Result<Vec<ThreadOp>, LowerError> {
         let saved = std::mem::take(&mut self.current);
-        for &id in &region.ops {
-            self.op(id)?;
-        }
+        self.regions.push(region);
+        let lowered = region.ops.iter().try_for_each(|&id| self.op(id));
+        self.regions.pop();
+        lowered?;
         Ok(std::mem::replace(&mut self.current, saved))
     }
 
