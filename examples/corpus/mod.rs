@@ -1,9 +1,10 @@
 //! A corpus of kernels people use, ported one for one from public Triton
 //! code at their authors' block sizes and warp counts: Liger-Kernel's
 //! normalizations, activations, rotary embedding, losses and embedding
-//! lookup, the FlashAttention repository's Triton forward pass, vLLM's FP8
-//! W8A8 matmul, and Triton's own tutorials: the fused softmax, the seeded dropout, the layer
-//! norm forward and backward (with its lock), and the matrix
+//! lookup, the FlashAttention repository's Triton forward and backward
+//! passes, vLLM's FP8 W8A8 matmul, and Triton's own tutorials: the fused
+//! softmax, the seeded dropout, the layer norm forward and backward (with
+//! its lock), and the matrix
 //! multiplications (with an epilogue, persistent, and block-scaled MXFP8:
 //! `dot_scaled`). Each file names the source it follows and checks its
 //! kernels against plain Rust.
@@ -23,6 +24,7 @@ mod block_scaled_matmul;
 mod cross_entropy;
 mod embedding;
 mod flash_attn;
+mod flash_attn_bwd;
 mod fused_add_rms_norm;
 mod fused_softmax;
 mod geglu;
@@ -59,6 +61,8 @@ pub fn kernels() -> Vec<&'static KernelInfo> {
         &jsd::jsd::<32768>::INFO,
         &embedding::embedding::<128, 128>::INFO,
         &flash_attn::flash_attn_fwd::<128, 128, 64, 0>::INFO,
+        &flash_attn_bwd::flash_attn_bwd_preprocess::<128, 64>::INFO,
+        &flash_attn_bwd::flash_attn_bwd::<128, 128, 64, 0>::INFO,
         &matmul_leaky_relu::matmul_leaky_relu::<128, 128, 64, 8>::INFO,
         &matmul_persistent::matmul_persistent::<128, 128, 64, 8>::INFO,
         &block_scaled_matmul::block_scaled_matmul::<128, 128, 128>::INFO,
@@ -73,7 +77,7 @@ pub fn kernels() -> Vec<&'static KernelInfo> {
 
 /// The corpus's runs, one per file, each checking its kernel against plain
 /// Rust on a device.
-pub const RUNS: [Example; 20] = [
+pub const RUNS: [Example; 21] = [
     rms_norm::run,
     rms_norm_backward::run,
     fused_add_rms_norm::run,
@@ -86,6 +90,7 @@ pub const RUNS: [Example; 20] = [
     jsd::run,
     embedding::run,
     flash_attn::run,
+    flash_attn_bwd::run,
     matmul_leaky_relu::run,
     matmul_persistent::run,
     block_scaled_matmul::run,

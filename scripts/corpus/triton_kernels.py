@@ -464,6 +464,105 @@ def flash_attn_fwd(Q, K, V, Bias, Out, Lse, TMP, softmax_scale, stride_qb, strid
     tl.store(out_ptrs, acc)
 
 
+# ---------------------------------------------------------------------------------------------
+# 13. flash_attn_bwd_preprocess, flash_attn_bwd / flash_attn_bwd_causal
+# Source: the same file, _bwd_preprocess_do_o_dot and _bwd_kernel (with _bwd_kernel_one_col_block
+# inlined), launched by _flash_attn_backward: do, q, k, v, o [batch, seqlen, nheads, headdim] f16,
+# dq_accum the same shape in f32 (zeroed by the autotune config's pre_hook), dk, dv f16, lse and
+# delta [batch, nheads, seqlen_q_rounded] f32; no bias, EVEN_M, EVEN_N, EVEN_HEADDIM true (seqlen
+# 1024, headdim 64). The preprocess: BLOCK_M 128, BLOCK_HEADDIM 64, Triton's default 4 warps. The
+# backward: the autotune list's sequence-parallel config (BLOCK_M = BLOCK_N = 128,
+# SEQUENCE_PARALLEL True: grid (cdiv(seqlen_k, BLOCK_N), batch * nheads), dq added with
+# tl.atomic_add), 8 warps, 1 stage.
+@triton.jit
+def flash_attn_bwd_preprocess(Out, DO, Delta, stride_ob, stride_oh, stride_om, stride_dob, stride_doh,
+                              stride_dom, nheads, seqlen_q, seqlen_q_rounded, headdim,
+                              BLOCK_M: tl.constexpr, BLOCK_HEADDIM: tl.constexpr):
+    start_m = tl.program_id(0)
+    off_hb = tl.program_id(1)
+    off_b = off_hb // nheads
+    off_h = off_hb % nheads
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, BLOCK_HEADDIM)
+    inside = (offs_m[:, None] < seqlen_q) & (offs_d[None, :] < headdim)
+    o = tl.load(Out + off_b * stride_ob + off_h * stride_oh + offs_m[:, None] * stride_om + offs_d[None, :],
+                mask=inside, other=0.0).to(tl.float32)
+    do = tl.load(DO + off_b * stride_dob + off_h * stride_doh + offs_m[:, None] * stride_dom
+                 + offs_d[None, :], mask=inside, other=0.0).to(tl.float32)
+    tl.store(Delta + off_hb * seqlen_q_rounded + offs_m, tl.sum(o * do, axis=1))
+
+
+@triton.jit
+def flash_attn_bwd(Q, K, V, Bias, DO, DQ, DK, DV, LSE, D, softmax_scale, stride_qb, stride_qh, stride_qm,
+                   stride_kb, stride_kh, stride_kn, stride_vb, stride_vh, stride_vn, stride_bb, stride_bh,
+                   stride_bm, stride_dob, stride_doh, stride_dom, stride_dqb, stride_dqh, stride_dqm,
+                   stride_dkb, stride_dkh, stride_dkn, stride_dvb, stride_dvh, stride_dvn, nheads,
+                   seqlen_q, seqlen_k, seqlen_q_rounded, headdim, CACHE_KEY_SEQLEN_Q, CACHE_KEY_SEQLEN_K,
+                   BIAS_TYPE: tl.constexpr, IS_CAUSAL: tl.constexpr, BLOCK_HEADDIM: tl.constexpr,
+                   SEQUENCE_PARALLEL: tl.constexpr, EVEN_M: tl.constexpr, EVEN_N: tl.constexpr,
+                   EVEN_HEADDIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    tl.static_assert(BIAS_TYPE == "none")
+    tl.static_assert(SEQUENCE_PARALLEL)
+    tl.static_assert(EVEN_M and EVEN_N and EVEN_HEADDIM)
+    off_hb = tl.program_id(1)
+    off_b = off_hb // nheads
+    off_h = off_hb % nheads
+    Q += off_b * stride_qb + off_h * stride_qh
+    K += off_b * stride_kb + off_h * stride_kh
+    V += off_b * stride_vb + off_h * stride_vh
+    DO += off_b * stride_dob + off_h * stride_doh
+    DQ += off_b * stride_dqb + off_h * stride_dqh
+    DK += off_b * stride_dkb + off_h * stride_dkh
+    DV += off_b * stride_dvb + off_h * stride_dvh
+    D += off_hb * seqlen_q_rounded
+    LSE += off_hb * seqlen_q_rounded
+    start_n = tl.program_id(0)
+    # the column block's body (ATOMIC_ADD): the first query block that sees a key of this block
+    begin_m = ((start_n * BLOCK_N) // BLOCK_M) * BLOCK_M if IS_CAUSAL else 0
+    offs_qm = begin_m + tl.arange(0, BLOCK_M)
+    offs_n = start_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_m = tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, BLOCK_HEADDIM)
+    q_ptrs = Q + (offs_qm[:, None] * stride_qm + offs_d[None, :])
+    k_ptrs = K + (offs_n[:, None] * stride_kn + offs_d[None, :])
+    v_ptrs = V + (offs_n[:, None] * stride_vn + offs_d[None, :])
+    do_ptrs = DO + (offs_qm[:, None] * stride_dom + offs_d[None, :])
+    dq_ptrs = DQ + (offs_qm[:, None] * stride_dqm + offs_d[None, :])
+    dv = tl.zeros([BLOCK_N, BLOCK_HEADDIM], dtype=tl.float32)
+    dk = tl.zeros([BLOCK_N, BLOCK_HEADDIM], dtype=tl.float32)
+    dv_ptrs = DV + (offs_n[:, None] * stride_dvn + offs_d[None, :])
+    dk_ptrs = DK + (offs_n[:, None] * stride_dkn + offs_d[None, :])
+    if begin_m >= seqlen_q:
+        tl.store(dv_ptrs, dv)
+        tl.store(dk_ptrs, dk)
+        return
+    k = tl.load(k_ptrs)
+    v = tl.load(v_ptrs)
+    num_block_m = tl.cdiv(seqlen_q, BLOCK_M)
+    for start_m in range(begin_m, num_block_m * BLOCK_M, BLOCK_M):
+        start_m = tl.multiple_of(start_m, BLOCK_M)
+        offs_m_curr = start_m + offs_m
+        q = tl.load(q_ptrs)
+        qk = tl.dot(q, tl.trans(k))
+        if IS_CAUSAL:
+            qk = tl.where(offs_m_curr[:, None] >= (offs_n[None, :]), qk, float("-inf"))
+        lse_i = tl.load(LSE + offs_m_curr)
+        p = tl.exp(qk * softmax_scale - lse_i[:, None])
+        do = tl.load(do_ptrs)
+        dv += tl.dot(tl.trans(p.to(do.dtype)), do)
+        dp = tl.dot(do, tl.trans(v))
+        Di = tl.load(D + offs_m_curr)
+        ds = (p * (dp - Di[:, None]) * softmax_scale).to(q.dtype)
+        dk += tl.dot(tl.trans(ds), q)
+        dq = tl.dot(ds, k)
+        tl.atomic_add(dq_ptrs, dq)
+        dq_ptrs += BLOCK_M * stride_dqm
+        q_ptrs += BLOCK_M * stride_qm
+        do_ptrs += BLOCK_M * stride_dom
+    tl.store(dv_ptrs, dv)
+    tl.store(dk_ptrs, dk)
+
+
 # Source: triton-lang/triton python/tutorials/03-matrix-multiplication.py, matmul_kernel with
 # ACTIVATION="leaky_relu": f16 A [M, K] and B [K, N], f16 C, grouped program ids. Config: the
 # tutorial's first CUDA one at N = 128 tiles: BLOCK 128x128x64, GROUP_SIZE_M 8, 8 warps, 3 stages;
@@ -916,6 +1015,28 @@ for _causal in (False, True):
         {"Bias": None, "BIAS_TYPE": "none", "IS_CAUSAL": _causal, "BLOCK_HEADDIM": 64, "EVEN_M": True,
          "EVEN_N": True, "EVEN_HEADDIM": True, "BLOCK_M": 128, "BLOCK_N": 128},
         ["Q", "K", "V", "Out", "Lse", "TMP"] + _FA_INTS, 4, num_stages=1)
+SPECS["flash_attn_bwd_preprocess"] = _spec(
+    flash_attn_bwd_preprocess,
+    {"Out": "*fp16", "DO": "*fp16", "Delta": "*fp32", **{n: "i32" for n in [
+        "stride_ob", "stride_oh", "stride_om", "stride_dob", "stride_doh", "stride_dom", "nheads",
+        "seqlen_q", "seqlen_q_rounded", "headdim"]}},
+    {"BLOCK_M": 128, "BLOCK_HEADDIM": 64},
+    ["Out", "DO", "Delta", "stride_ob", "stride_oh", "stride_om", "stride_dob", "stride_doh", "stride_dom",
+     "nheads", "seqlen_q", "seqlen_q_rounded", "headdim"], 4)
+_FA_BWD_INTS = [f"stride_{t}{a}" for t in ("q", "k", "v", "b", "do", "dq", "dk", "dv")
+                for a in ("b", "h", "m" if t in ("q", "b", "do", "dq") else "n")]
+_FA_BWD_INTS += ["nheads", "seqlen_q", "seqlen_k", "seqlen_q_rounded", "headdim", "CACHE_KEY_SEQLEN_Q",
+                 "CACHE_KEY_SEQLEN_K"]
+_FA_BWD_TYPES = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "DO": "*fp16", "DQ": "*fp32", "DK": "*fp16",
+                 "DV": "*fp16", "LSE": "*fp32", "D": "*fp32", "softmax_scale": "fp32",
+                 **{n: "i32" for n in _FA_BWD_INTS}}
+for _causal in (False, True):
+    SPECS["flash_attn_bwd_causal" if _causal else "flash_attn_bwd"] = _spec(
+        flash_attn_bwd, _FA_BWD_TYPES,
+        {"Bias": None, "BIAS_TYPE": "none", "IS_CAUSAL": _causal, "BLOCK_HEADDIM": 64,
+         "SEQUENCE_PARALLEL": True, "EVEN_M": True, "EVEN_N": True, "EVEN_HEADDIM": True, "BLOCK_M": 128,
+         "BLOCK_N": 128},
+        ["Q", "K", "V", "DO", "DQ", "DK", "DV", "LSE", "D"] + _FA_BWD_INTS, 8, num_stages=1)
 SPECS["matmul_leaky_relu"] = _spec(
     matmul_leaky_relu,
     {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
