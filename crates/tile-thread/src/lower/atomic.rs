@@ -29,6 +29,20 @@ use crate::program::{CheckKind, Reg, ThreadOpKind};
 use tile_ir::{AtomicOp, BinaryOp, CmpPred, DType, MemOrder, MemScope, OpId, Scalar, Type};
 
 impl<'a> Lowerer<'a> {
+    /// A fence of the program: every thread's, after a barrier when it
+    /// releases (so that it orders what every thread did before it) and
+    /// before one when it acquires (so that it orders what every thread
+    /// does after it), as an atomic's order is the program's.
+    pub(super) fn fence(&mut self, order: MemOrder, scope: MemScope) {
+        if order.releases() {
+            self.barrier();
+        }
+        self.emit_op(ThreadOpKind::Fence { order, scope }, vec![], &[]);
+        if order.acquires() {
+            self.barrier();
+        }
+    }
+
     /// Lowers `atomic op` (op `id`).
     pub(super) fn atomic(
         &mut self,

@@ -519,20 +519,6 @@ impl<'a> Lowerer<'a> {
         self.emit_op(ThreadOpKind::Barrier, vec![], &[]);
     }
 
-    /// A fence of the program: every thread's, after a barrier when it
-    /// releases (so that it orders what every thread did before it) and
-    /// before one when it acquires (so that it orders what every thread
-    /// does after it), as an atomic's order is the program's (`atomic.rs`).
-    fn fence(&mut self, order: tile_ir::MemOrder, scope: tile_ir::MemScope) {
-        if order.releases() {
-            self.barrier();
-        }
-        self.emit_op(ThreadOpKind::Fence { order, scope }, vec![], &[]);
-        if order.acquires() {
-            self.barrier();
-        }
-    }
-
     /// Lowers one op, noting it as the origin of the thread-level ops it
     /// creates (those of the ops nested in it keep their own).
     fn op(&mut self, id: OpId) -> Result<(), LowerError> {
