@@ -78,15 +78,20 @@ impl Lowerer<'_> {
         // A register placed at an earlier one's index plus a constant in
         // every thread is addressed so: one held index per class, not one
         // per register (a transposed accumulator's 64 scalar stores).
+        // Unswizzled, each index is already the thread's plus a constant
+        // to LLVM; a swizzle's XOR hides that.
         let registers: Vec<usize> = (0..regs.len()).collect();
-        let classes = placements(layout, &registers, |c| {
-            let position = if transposed {
-                (c[col], c[row])
-            } else {
-                (c[row], c[col])
-            };
-            place.placed(linear_index(layout, c) as usize, position) as i64
-        });
+        let classes = match place {
+            OperandLayout::RowMajor(None) => vec![Placement::Own; regs.len()],
+            _ => placements(layout, &registers, |c| {
+                let position = if transposed {
+                    (c[col], c[row])
+                } else {
+                    (c[row], c[col])
+                };
+                place.placed(linear_index(layout, c) as usize, position) as i64
+            }),
+        };
         let mut known: Vec<Option<Reg>> = vec![None; regs.len()];
         self.store_groups(alloc, (regs, &coords.owner), group, |s, v| {
             let mut index = |s: &mut Self, v: usize| {
