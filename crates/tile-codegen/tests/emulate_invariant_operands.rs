@@ -137,6 +137,33 @@ fn collect(program: &Program, region: &Region, inside: &mut HashSet<Reg>, stores
     }
 }
 
+/// `program`, lowered from `func` for `target` with `options`, on the
+/// lockstep emulator and on the target's emulation: the results `want`.
+fn runs_as_interpreted(
+    func: &Function,
+    (program, target, options): (&Program, Target, &LowerOptions),
+    args: fn() -> Vec<Arg>,
+    want: &[Arg],
+) {
+    let mut got = args();
+    emulate::run(program, [1, 1, 1], &mut got).unwrap();
+    assert_eq!(
+        emulated::bytes(&got, 2),
+        emulated::bytes(want, 2),
+        "{target}"
+    );
+    let module = emulated::lowered_module(func, target, options, &CodegenOptions::default())
+        .unwrap_or_else(|e| panic!("{target}: {e}"));
+    let image = emulated::image(&module).unwrap_or_else(|e| panic!("{target}: {e}"));
+    let mut got = args();
+    emulated::launch(&image, [1, 1, 1], 4, &mut got).unwrap_or_else(|e| panic!("{target}: {e}"));
+    assert_eq!(
+        emulated::bytes(&got, 2),
+        emulated::bytes(want, 2),
+        "{target}"
+    );
+}
+
 #[test]
 fn a_loop_invariant_operand_is_staged_once_before_the_loop() {
     let mut want = args();
@@ -145,25 +172,7 @@ fn a_loop_invariant_operand_is_staged_once_before_the_loop() {
         let options = LowerOptions::warps(4).with_tensor_cores(target.tensor_cores());
         let program = lower(&kernel(true), &options).unwrap();
         assert_eq!(stores_from_outside(&program), 0, "{target}:\n{program}");
-        let mut got = args();
-        emulate::run(&program, [1, 1, 1], &mut got).unwrap();
-        assert_eq!(
-            emulated::bytes(&got, 2),
-            emulated::bytes(&want, 2),
-            "{target}"
-        );
-        let module =
-            emulated::lowered_module(&kernel(true), target, &options, &CodegenOptions::default())
-                .unwrap_or_else(|e| panic!("{target}: {e}"));
-        let image = emulated::image(&module).unwrap_or_else(|e| panic!("{target}: {e}"));
-        let mut got = args();
-        emulated::launch(&image, [1, 1, 1], 4, &mut got)
-            .unwrap_or_else(|e| panic!("{target}: {e}"));
-        assert_eq!(
-            emulated::bytes(&got, 2),
-            emulated::bytes(&want, 2),
-            "{target}"
-        );
+        runs_as_interpreted(&kernel(true), (&program, target, &options), args, &want);
     }
     emulated::agrees(&kernel(true), args, 2, [1, 1, 1]);
 }
@@ -191,25 +200,7 @@ fn a_loop_invariant_b_is_staged_once_before_the_loop_on_nvidia() {
                 assert_eq!(elements, 128 * 64 + 64 * 64, "{target}:\n{program}");
             }
         }
-        let mut got = args_b();
-        emulate::run(&program, [1, 1, 1], &mut got).unwrap();
-        assert_eq!(
-            emulated::bytes(&got, 2),
-            emulated::bytes(&want, 2),
-            "{target}"
-        );
-        let codegen = CodegenOptions::default();
-        let module = emulated::lowered_module(&kernel_b(), target, &options, &codegen)
-            .unwrap_or_else(|e| panic!("{target}: {e}"));
-        let image = emulated::image(&module).unwrap_or_else(|e| panic!("{target}: {e}"));
-        let mut got = args_b();
-        emulated::launch(&image, [1, 1, 1], 4, &mut got)
-            .unwrap_or_else(|e| panic!("{target}: {e}"));
-        assert_eq!(
-            emulated::bytes(&got, 2),
-            emulated::bytes(&want, 2),
-            "{target}"
-        );
+        runs_as_interpreted(&kernel_b(), (&program, target, &options), args_b, &want);
     }
 }
 
@@ -265,24 +256,6 @@ fn a_tile_two_products_stage_alike_is_staged_once() {
         let program = lower(&kernel_twice(), &options).unwrap();
         // 64 × 64 f16 on 128 threads: four 16-byte vectors a thread, once.
         assert_eq!(stores_of_products(&program), 4, "{target}:\n{program}");
-        let mut got = args();
-        emulate::run(&program, [1, 1, 1], &mut got).unwrap();
-        assert_eq!(
-            emulated::bytes(&got, 2),
-            emulated::bytes(&want, 2),
-            "{target}"
-        );
-        let codegen = CodegenOptions::default();
-        let module = emulated::lowered_module(&kernel_twice(), target, &options, &codegen)
-            .unwrap_or_else(|e| panic!("{target}: {e}"));
-        let image = emulated::image(&module).unwrap_or_else(|e| panic!("{target}: {e}"));
-        let mut got = args();
-        emulated::launch(&image, [1, 1, 1], 4, &mut got)
-            .unwrap_or_else(|e| panic!("{target}: {e}"));
-        assert_eq!(
-            emulated::bytes(&got, 2),
-            emulated::bytes(&want, 2),
-            "{target}"
-        );
+        runs_as_interpreted(&kernel_twice(), (&program, target, &options), args, &want);
     }
 }
