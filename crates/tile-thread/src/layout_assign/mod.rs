@@ -35,7 +35,8 @@
 //! layout of what the loop yields for it; a loaded tile repeated by a
 //! broadcast (a block-scaled product's scales) is loaded in the layout of
 //! its repetition where each thread reuses what it loads (`split.rs` splits
-//! an axis that a reshape merges). Both steps run twice, since each
+//! an axis that a reshape merges); a `gather` or an `atomic` places its
+//! index, mask and value tiles in its own layout alike. Both steps run twice, since each
 //! feeds the other (the scores' `select` takes the accumulator's layout
 //! before their maximum can take its slice). Where two layouts still meet in
 //! one op (an elementwise op, a carried or yielded value, a `dot`
@@ -204,7 +205,7 @@ pub fn assign(
         drop_unit_axes(func, &mut values);
         fit_broadcast_sources(func, &mut values);
         pairs::place_fp4_pairs(func, num_warps, &mut values);
-        propagate::propagate(func, &mut values);
+        propagate::propagate(func, tensor_cores, &mut values);
         propagate::carry_through_loops(func, &mut values);
     }
     Ok(LayoutPlan { num_warps, values })

@@ -4,9 +4,10 @@
 //! by a `full`, loaded tiles repeated by broadcasts) takes that layout
 //! instead of being converted to it.
 
-use super::repeated::{reanchored, repeated_chain, repeats_load};
+use super::repeated::{masked_loads, reanchored, repeated_chain, repeats_load};
 use super::split::merged_axes;
 use super::DistLayout;
+use crate::lower::TensorCores;
 use std::collections::{BTreeMap, BTreeSet};
 use tile_ir::{Function, OpKind, Type, Value};
 
@@ -180,18 +181,37 @@ impl Weighing {
 
 /// In program order, gives each elementwise op the layout of its first
 /// operand of the lowest [`Weight`] (its results take it too) and places
-/// its other operands in it at their first use: recomputable ones with
-/// their whole computation ([`place`]), broadcasts of fixed values
-/// themselves (their source is converted, if need be: a row, not a tile).
-/// So `sum / broadcast(n)` computes `broadcast(n)` in the reduction's slice
-/// layout, and a mask built from an `iota` is built in the layout of the
-/// scores it selects from.
-pub(super) fn propagate(func: &Function, values: &mut BTreeMap<Value, DistLayout>) {
+/// its other operands in it at their first use ([`place_operands`]). An
+/// indexed access (`gather`, `atomic`), whose index, mask and value tiles
+/// the lowering brings to its result's layout, places them in that layout
+/// alike: an embedding's `rows < n` mask and an atomic's index tiles built
+/// from `iota`s are computed where the access reads them instead of being
+/// converted to it, and its `ids` column, loaded and broadcast, is loaded
+/// there where the target's masked loads are predicated. (On AMD each of
+/// its thread's several masked element loads would be a branch of its own,
+/// where the staging loads one element per thread.)
+pub(super) fn propagate(
+    func: &Function,
+    tensor_cores: TensorCores,
+    values: &mut BTreeMap<Value, DistLayout>,
+) {
     // The first user decides; later users of another layout convert.
     let mut decided = BTreeSet::new();
     let mut weighing = Weighing::new(func);
     func.walk(&mut |id| {
         let op = func.op(id);
+        if matches!(op.kind, OpKind::Gather | OpKind::Atomic { .. }) {
+            let anchor = op.results.first().and_then(|r| values.get(r)).cloned();
+            if let Some(anchor) = anchor {
+                let operands = op.operands.get(1..).unwrap_or_default();
+                let placing = Placing {
+                    anchor: &anchor,
+                    masked_in_place: tensor_cores.predicated_loads(),
+                };
+                place_operands(func, operands, placing, values, &mut decided, &mut weighing);
+            }
+            return;
+        }
         if !elementwise(&op.kind) {
             return;
         }
@@ -224,32 +244,74 @@ pub(super) fn propagate(func: &Function, values: &mut BTreeMap<Value, DistLayout
             values.extend(loads);
             anchor = better;
         }
-        for &v in &op.operands {
-            if values.get(&v).is_none_or(|l| l.shape != anchor.shape) {
-                continue;
-            }
-            match weighing.weight(func, v) {
-                Weight::Recomputable => place(func, v, &anchor, values, &mut decided),
-                Weight::Repeated => {
-                    values.extend(repeated_chain(func, v, &anchor).unwrap_or_default())
-                }
-                Weight::Placeable if !weighing.soft.contains(&v) && decided.insert(v) => {
-                    // A broadcast of a repeated load (a row of statistics
-                    // loaded `[1, BM]`, viewed `[BM, 1]`): loaded in place
-                    // where its threads reuse it, else broadcast from
-                    // wherever its source is held.
-                    let chain = repeats_load(func, v, &weighing.uses, false)
-                        .then(|| repeated_chain(func, v, &anchor))
-                        .flatten();
-                    values.extend(chain.unwrap_or_else(|| vec![(v, anchor.clone())]));
-                }
-                _ => {}
-            }
-        }
+        let placing = Placing {
+            anchor: &anchor,
+            masked_in_place: true,
+        };
+        place_operands(
+            func,
+            &op.operands,
+            placing,
+            values,
+            &mut decided,
+            &mut weighing,
+        );
         for &r in &op.results {
             values.insert(r, anchor.clone());
         }
     });
+}
+
+/// Where [`place_operands`] places: the op's layout, and whether repeated
+/// masked loads of several elements per thread may be loaded in it.
+#[derive(Clone, Copy)]
+struct Placing<'a> {
+    anchor: &'a DistLayout,
+    masked_in_place: bool,
+}
+
+/// Places the light `operands` of one op in its layout:
+/// recomputable ones with their whole computation ([`place`]), repeated
+/// loads down their chain, broadcasts of fixed values themselves (their
+/// source is converted, if need be: a row, not a tile). So `sum /
+/// broadcast(n)` computes `broadcast(n)` in the reduction's slice layout,
+/// and a mask built from an `iota` is built in the layout of the scores it
+/// selects from.
+fn place_operands(
+    func: &Function,
+    operands: &[Value],
+    Placing {
+        anchor,
+        masked_in_place,
+    }: Placing<'_>,
+    values: &mut BTreeMap<Value, DistLayout>,
+    decided: &mut BTreeSet<Value>,
+    weighing: &mut Weighing,
+) {
+    let chain = |v| {
+        repeated_chain(func, v, anchor)
+            .filter(|chain| masked_in_place || !masked_loads(func, chain))
+    };
+    for &v in operands {
+        if values.get(&v).is_none_or(|l| l.shape != anchor.shape) {
+            continue;
+        }
+        match weighing.weight(func, v) {
+            Weight::Recomputable => place(func, v, anchor, values, decided),
+            Weight::Repeated => values.extend(chain(v).unwrap_or_default()),
+            Weight::Placeable if !weighing.soft.contains(&v) && decided.insert(v) => {
+                // A broadcast of a repeated load (a row of statistics
+                // loaded `[1, BM]`, viewed `[BM, 1]`): loaded in place
+                // where its threads reuse it, else broadcast from
+                // wherever its source is held.
+                let chain = repeats_load(func, v, &weighing.uses, false)
+                    .then(|| chain(v))
+                    .flatten();
+                values.extend(chain.unwrap_or_else(|| vec![(v, anchor.clone())]));
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Gives each loop-carried value started by a recomputable `full` (a

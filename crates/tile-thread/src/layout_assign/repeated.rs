@@ -92,6 +92,16 @@ fn loaded_registers(func: &Function, chain: &[(Value, DistLayout)]) -> Option<us
     })
 }
 
+/// Whether `chain` ends in a masked load of more than one distinct
+/// element per thread.
+pub(super) fn masked_loads(func: &Function, chain: &[(Value, DistLayout)]) -> bool {
+    let masked = chain.last().is_some_and(|&(v, _)| {
+        func.defining_op(v)
+            .is_some_and(|id| matches!(func.op(id).kind, OpKind::LoadMasked { .. }))
+    });
+    masked && loaded_registers(func, chain).is_some_and(|n| n > 1)
+}
+
 fn is_load(func: &Function, v: Value) -> bool {
     func.defining_op(v)
         .is_some_and(|id| matches!(func.op(id).kind, OpKind::Load | OpKind::LoadMasked { .. }))

@@ -117,6 +117,16 @@ impl TensorCores {
         }
     }
 
+    /// Whether a masked element load is one instruction under a predicate
+    /// (NVIDIA's `ld.global`), not a branch around the load (AMD's loads
+    /// take no predicate).
+    pub fn predicated_loads(self) -> bool {
+        !matches!(
+            self,
+            TensorCores::Mfma | TensorCores::Mfma950 | TensorCores::Wmma | TensorCores::Wmma12
+        )
+    }
+
     /// Whether the TMA may copy the pipelined operands of its tensor-core
     /// instructions, which read them through descriptors: `wgmma`'s and
     /// `tcgen05.mma`'s.
