@@ -7,11 +7,22 @@
 //! bits. Float `add`, `max` and `min` are a compare-and-swap loop around the
 //! scalar emitter's own op, so that their rounding, NaNs (canonical) and
 //! `-0 < +0` are the interpreter's on every target; a hardware float add
-//! would differ in NaN payloads.
+//! would differ in NaN payloads, and NVIDIA's flushes subnormals. Under
+//! `approx_math` on a GPU (results that depend on the device), an `f32`
+//! `add` is LLVM's `atomicrmw fadd`: one `atom.global.add.f32` on NVIDIA,
+//! where contended updates (a split product's, attention's `dq`) would
+//! otherwise retry; AMDGPU's LLVM expands it to a loop of its own, as the
+//! memory may be fine-grained.
+//!
+//! LLVM's NVPTX back end emits every `atomicrmw` as a relaxed `atom`,
+//! whatever its ordering, so there an ordered one is a relaxed one between
+//! device-scope fences ([`ScalarEmitter::ordered`]).
 
 use super::{Nans, ScalarEmitter};
 use crate::EmitError;
-use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PointerValue};
+use inkwell::llvm_sys::core::{LLVMBuildAtomicRMW, LLVMBuildFenceSyncScope, LLVMGetSyncScopeID};
+use inkwell::llvm_sys::LLVMAtomicRMWBinOp;
+use inkwell::values::{AsValueRef, BasicValue, BasicValueEnum, FloatValue, IntValue, PointerValue};
 use inkwell::{AtomicOrdering, AtomicRMWBinOp};
 use tile_ir::{AtomicOp, BinaryOp, DType, MemOrder};
 
@@ -58,7 +69,10 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             Ok(self.b.build_bit_cast(v, self.reg_type(dtype), "value")?)
         };
         let native = |rmw: AtomicRMWBinOp| -> Result<BasicValueEnum<'ctx>, EmitError> {
-            let old = self.b.build_atomicrmw(rmw, ptr, to_bits(value)?, success)?;
+            let bits = to_bits(value)?;
+            let old = self.ordered(order, |ordering| {
+                Ok(self.b.build_atomicrmw(rmw, ptr, bits, ordering)?)
+            })?;
             from_bits(old)
         };
         let signed = dtype.is_signed_int();
@@ -73,6 +87,9 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                 let old = self.b.build_extract_value(pair, 0, "old")?.into_int_value();
                 from_bits(old)
             }
+            AtomicOp::Add if dtype == DType::F32 && self.hardware_math.is_some() => {
+                self.hardware_add(ptr, value, order)
+            }
             _ if dtype.is_float() => self.cas_loop(op, order, dtype, ptr, value),
             AtomicOp::Add => native(AtomicRMWBinOp::Add),
             AtomicOp::And => native(AtomicRMWBinOp::And),
@@ -82,6 +99,83 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
             AtomicOp::Max => native(AtomicRMWBinOp::UMax),
             AtomicOp::Min if signed => native(AtomicRMWBinOp::Min),
             AtomicOp::Min => native(AtomicRMWBinOp::UMin),
+        }
+    }
+
+    /// An `f32` add as the target's own atomic float add (LLVM's
+    /// `atomicrmw fadd`, which inkwell does not build); returns the old
+    /// value.
+    fn hardware_add(
+        &self,
+        ptr: PointerValue<'ctx>,
+        value: BasicValueEnum<'ctx>,
+        order: MemOrder,
+    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        let BasicValueEnum::FloatValue(value) = value else {
+            return Err(EmitError::Internal("an f32 add of a non-float".into()));
+        };
+        self.positioned()?;
+        let old = self.ordered(order, |ordering| {
+            // SAFETY: the builder is positioned in a block (checked above),
+            // and `ptr` and `value` (an `f32`, the type the pointer is
+            // accessed as) are live values of its context; the result is an
+            // `f32`.
+            Ok(unsafe {
+                FloatValue::new(LLVMBuildAtomicRMW(
+                    self.b.as_mut_ptr(),
+                    LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpFAdd,
+                    ptr.as_value_ref(),
+                    value.as_value_ref(),
+                    ordering.into(),
+                    0,
+                ))
+            })
+        })?;
+        Ok(old.as_basic_value_enum())
+    }
+
+    /// Builds a read-modify-write with `build` under `order`: given the
+    /// order's own LLVM ordering, or, where the target's LLVM back end
+    /// would drop it ([`ScalarEmitter::fenced_atomics`]), given `monotonic`
+    /// between a device-scope release fence (if `order` releases) and an
+    /// acquire one (if it acquires), PTX's release and acquire patterns.
+    fn ordered<T>(
+        &self,
+        order: MemOrder,
+        build: impl FnOnce(AtomicOrdering) -> Result<T, EmitError>,
+    ) -> Result<T, EmitError> {
+        if !self.fenced_atomics {
+            return build(orderings(order).0);
+        }
+        if order.releases() {
+            self.device_fence(AtomicOrdering::Release)?;
+        }
+        let done = build(AtomicOrdering::Monotonic)?;
+        if order.acquires() {
+            self.device_fence(AtomicOrdering::Acquire)?;
+        }
+        Ok(done)
+    }
+
+    /// `fence syncscope("device") <ordering>` (PTX `fence.acq_rel.gpu`).
+    fn device_fence(&self, ordering: AtomicOrdering) -> Result<(), EmitError> {
+        self.positioned()?;
+        let scope = c"device";
+        // SAFETY: the context and builder are live and the builder is
+        // positioned in a block (checked above); the name is a NUL-terminated
+        // string of the length given, and a fence has no operands.
+        unsafe {
+            let id = LLVMGetSyncScopeID(self.ctx.raw(), scope.as_ptr(), scope.count_bytes());
+            LLVMBuildFenceSyncScope(self.b.as_mut_ptr(), ordering.into(), id, c"".as_ptr());
+        }
+        Ok(())
+    }
+
+    /// An error unless the builder is positioned in a block.
+    fn positioned(&self) -> Result<(), EmitError> {
+        match self.b.get_insert_block() {
+            Some(_) => Ok(()),
+            None => Err(EmitError::Internal("an atomic outside a block".into())),
         }
     }
 

@@ -97,6 +97,9 @@ pub(crate) struct ScalarEmitter<'a, 'ctx> {
     /// own type ([`crate::Target::adds_16_bit_floats`]) rather than in f32
     /// and rounded.
     pub(crate) native_16_bit: [bool; 2],
+    /// Whether an ordered `atomicrmw` is a relaxed one between fences
+    /// ([`crate::Target::fences_atomic_orders`]).
+    pub(crate) fenced_atomics: bool,
 }
 
 impl<'a, 'ctx> ScalarEmitter<'a, 'ctx> {
@@ -121,6 +124,7 @@ impl<'a, 'ctx> ScalarEmitter<'a, 'ctx> {
             outline_exact_math: target.outlines_exact_math(),
             native_16_bit: [tile_ir::DType::F16, tile_ir::DType::BF16]
                 .map(|d| target.adds_16_bit_floats(d)),
+            fenced_atomics: target.fences_atomic_orders(),
         }
     }
 

@@ -94,6 +94,15 @@ impl Target {
         !matches!(self, Target::Host(HostIsa::X86_64))
     }
 
+    /// Whether an `atomicrmw` of an order other than `relaxed` must be a
+    /// relaxed one between fences: LLVM's NVPTX back end emits every
+    /// `atomicrmw` as PTX's `atom` with no `.sem` (relaxed), whatever its
+    /// ordering, where a lock's release would then not release what the
+    /// holder wrote (its `cmpxchg` keeps the order: `atom.acq_rel.cas`).
+    pub fn fences_atomic_orders(&self) -> bool {
+        matches!(self, Target::Nvptx(_))
+    }
+
     /// Whether the target rounds an f32 to bf16 in one instruction, to
     /// nearest even: PTX's `cvt.rn.bf16.f32` from sm_80 on. Elsewhere LLVM
     /// would expand `fptrunc` or call a runtime function, and the integer
