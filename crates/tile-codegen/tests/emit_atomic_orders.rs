@@ -1,9 +1,11 @@
-//! How the GPU code orders atomics, read off the PTX. LLVM's NVPTX back end
-//! emits every `atomicrmw` as PTX's relaxed `atom`, whatever its ordering,
-//! so an ordered update is a relaxed one between device-scope fences
-//! (PTX's release and acquire patterns): a lock released by an exchange
-//! releases what its holder wrote. And an `f32` add under `approx_math` is
-//! one hardware `atom.global.add.f32`, not a compare-and-swap loop.
+//! How the GPU code orders atomics, read off the PTX. An ordered atomic of
+//! a tile is relaxed updates after one release fence a thread and before
+//! one acquire fence (PTX's release and acquire patterns), so a lock
+//! released by an exchange releases what its holder wrote. LLVM's NVPTX
+//! back end emits every `atomicrmw` as PTX's relaxed `atom`, whatever its
+//! ordering, so the emitter fences an ordered update of a thread program
+//! itself. And an `f32` add under `approx_math` is one hardware
+//! `atom.global.add.f32`, not a compare-and-swap loop.
 
 mod emulated;
 
@@ -12,8 +14,9 @@ use tile_codegen::gpu::emit;
 use tile_codegen::tools::{self, Tool};
 use tile_codegen::{CodegenOptions, Sm, Target};
 use tile_ir::text::parse_function;
-use tile_ir::Function;
+use tile_ir::{Function, MemOrder};
 use tile_thread::lower::{lower, LowerOptions};
+use tile_thread::program::ThreadOpKind;
 
 /// Each of a warp's 32 threads updates its element of `%t` by `op` under
 /// `order`.
@@ -31,10 +34,16 @@ fn update(op: &str, dtype: &str, order: &str) -> Function {
     parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
-/// The PTX of `func` for sm_80 (one warp), assembled by ptxas.
-fn ptx(func: &Function, options: &CodegenOptions) -> String {
+/// The PTX of `func` for sm_80 (one warp), assembled by ptxas; with the
+/// orders of its atomic updates set to `orders` where given.
+fn ptx(func: &Function, options: &CodegenOptions, orders: Option<MemOrder>) -> String {
     require(Tool::Ptxas);
-    let program = lower(func, &LowerOptions::warps(1)).expect("it lowers");
+    let mut program = lower(func, &LowerOptions::warps(1)).expect("it lowers");
+    for op in program.ops.values_mut() {
+        if let (ThreadOpKind::AtomicGlobal { order, .. }, Some(wanted)) = (&mut op.kind, orders) {
+            *order = wanted;
+        }
+    }
     let out = emit(&program, Target::Nvptx(Sm::Sm80), options).expect("it emits");
     tools::assemble_ptx(&out.assembly, Sm::Sm80).expect("ptxas assembles it");
     out.assembly
@@ -57,15 +66,39 @@ fn repeats(ops: &[&str], pattern: &[&str]) -> bool {
 }
 
 #[test]
+fn an_ordered_tile_update_is_relaxed_updates_after_one_release_fence_and_before_one_acquire() {
+    let (fence, exch) = ("fence.acq_rel.gpu;", "atom.global.exch.b32");
+    for (order, before, after) in [
+        ("relaxed", 0, 0),
+        ("release", 1, 0),
+        ("acquire", 0, 1),
+        ("acq_rel", 1, 1),
+    ] {
+        let code = ptx(
+            &update("xchg", "i32", order),
+            &CodegenOptions::default(),
+            None,
+        );
+        let ops = ordering_ops(&code);
+        let updates = ops.iter().filter(|&&op| op == exch).count();
+        let mut want = vec![fence; before];
+        want.extend(vec![exch; updates]);
+        want.extend(vec![fence; after]);
+        assert!(updates > 0 && ops == want, "{order}: {ops:?}");
+    }
+}
+
+#[test]
 fn an_ordered_update_on_nvidia_is_a_relaxed_one_between_fences() {
     let (fence, exch) = ("fence.acq_rel.gpu;", "atom.global.exch.b32");
+    let func = update("xchg", "i32", "relaxed");
     for (order, pattern) in [
-        ("relaxed", vec![exch]),
-        ("release", vec![fence, exch]),
-        ("acquire", vec![exch, fence]),
-        ("acq_rel", vec![fence, exch, fence]),
+        (MemOrder::Relaxed, vec![exch]),
+        (MemOrder::Release, vec![fence, exch]),
+        (MemOrder::Acquire, vec![exch, fence]),
+        (MemOrder::AcqRel, vec![fence, exch, fence]),
     ] {
-        let code = ptx(&update("xchg", "i32", order), &CodegenOptions::default());
+        let code = ptx(&func, &CodegenOptions::default(), Some(order));
         let ops = ordering_ops(&code);
         assert!(repeats(&ops, &pattern), "{order}: {ops:?}");
     }
@@ -74,14 +107,14 @@ fn an_ordered_update_on_nvidia_is_a_relaxed_one_between_fences() {
 #[test]
 fn an_f32_add_is_one_hardware_atomic_under_approx_math_and_a_loop_otherwise() {
     let func = update("add", "f32", "relaxed");
-    let exact = ptx(&func, &CodegenOptions::default());
+    let exact = ptx(&func, &CodegenOptions::default(), None);
     assert!(!exact.contains("atom.global.add.f32"), "{exact}");
     assert!(exact.contains(".cas.b32"), "{exact}");
     let approx = CodegenOptions {
         approx_math: true,
         ..CodegenOptions::default()
     };
-    let code = ptx(&func, &approx);
+    let code = ptx(&func, &approx, None);
     let ops = ordering_ops(&code);
     assert!(repeats(&ops, &["atom.global.add.f32"]), "{ops:?}");
 }

@@ -21,7 +21,11 @@
 //! did before it is released with it, and an acquire (`acquire`,
 //! `acq_rel`) is followed by one, so that what it acquired happens before
 //! every thread's later accesses (docs/semantics.md, "The memory model").
-//! A `relaxed` atomic has neither.
+//! The updates themselves are relaxed, after each thread's release fence
+//! and before its acquire fence (the release and acquire patterns of C++
+//! and PTX): one fence a thread for the tile, not one an element (LLVM's
+//! NVPTX back end would fence each ordered element anyway). A `relaxed`
+//! atomic has neither barriers nor fences.
 
 use super::shared::Source;
 use super::{LowerError, Lowered, Lowerer};
@@ -66,8 +70,15 @@ impl<'a> Lowerer<'a> {
         let coords = self.coords(&layout);
         let described = self.check_site(id);
         if order.releases() {
-            // Every thread's earlier accesses happen before each update.
+            // Every thread's earlier accesses happen before each update: a
+            // barrier, then each thread's release fence, which its relaxed
+            // updates carry.
             self.barrier();
+            let fence = ThreadOpKind::Fence {
+                order: MemOrder::Release,
+                scope,
+            };
+            self.emit_op(fence, vec![], &[]);
         }
         let mut old = Vec::with_capacity(layout.registers());
         for v in 0..layout.registers() {
@@ -80,13 +91,19 @@ impl<'a> Lowerer<'a> {
             let kind = ThreadOpKind::AtomicGlobal {
                 param,
                 op,
-                order,
+                order: MemOrder::Relaxed,
                 scope,
             };
             old.push(self.emit(kind, operands, dtype));
         }
         if order.acquires() {
-            // Each update happens before every thread's later accesses.
+            // Each update happens before every thread's later accesses:
+            // each thread's acquire fence after its updates, then a barrier.
+            let fence = ThreadOpKind::Fence {
+                order: MemOrder::Acquire,
+                scope,
+            };
+            self.emit_op(fence, vec![], &[]);
             self.barrier();
         }
         let replicated = coords.owner != coords.live;
