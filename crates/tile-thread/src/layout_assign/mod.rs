@@ -36,8 +36,8 @@
 //! broadcast (a block-scaled product's scales) is loaded in the layout of
 //! its repetition where each thread reuses what it loads (`split.rs` splits
 //! an axis that a reshape merges); a `gather` or an `atomic` places its
-//! index, mask and value tiles in its own layout alike. Both steps run twice, since each
-//! feeds the other (the scores' `select` takes the accumulator's layout
+//! index, mask and value tiles in its own layout alike. Both steps run
+//! twice, since each feeds the other (the scores' `select` takes the accumulator's layout
 //! before their maximum can take its slice). Where two layouts still meet in
 //! one op (an elementwise op, a carried or yielded value, a `dot`
 //! accumulator) the lowering converts the later operand to the first's

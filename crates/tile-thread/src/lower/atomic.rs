@@ -73,12 +73,7 @@ impl<'a> Lowerer<'a> {
             // Every thread's earlier accesses happen before each update: a
             // barrier, then each thread's release fence, which its relaxed
             // updates carry.
-            self.barrier();
-            let fence = ThreadOpKind::Fence {
-                order: MemOrder::Release,
-                scope,
-            };
-            self.emit_op(fence, vec![], &[]);
+            self.fence(MemOrder::Release, scope);
         }
         let mut old = Vec::with_capacity(layout.registers());
         for v in 0..layout.registers() {
@@ -99,12 +94,7 @@ impl<'a> Lowerer<'a> {
         if order.acquires() {
             // Each update happens before every thread's later accesses:
             // each thread's acquire fence after its updates, then a barrier.
-            let fence = ThreadOpKind::Fence {
-                order: MemOrder::Acquire,
-                scope,
-            };
-            self.emit_op(fence, vec![], &[]);
-            self.barrier();
+            self.fence(MemOrder::Acquire, scope);
         }
         let replicated = coords.owner != coords.live;
         let used = {
