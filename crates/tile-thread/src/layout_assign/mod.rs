@@ -2,7 +2,8 @@
 //!
 //! Every tile value of shape `S` gets the default
 //! blocked layout of `S` ([`DistLayout::blocked`]) for the specialization's
-//! warp count, with consecutive elements per thread along the innermost
+//! warp count (with its warps across the kept axes where its group is
+//! reduced along an outer axis, `reduced.rs`), with consecutive elements per thread along the innermost
 //! axis so that a load or store can move them in one 16-byte vector access
 //! (`vectors.rs`: 8 for the values of bf16 and f16 accesses, 4 for f32). Whether it may is a runtime question (the tensor's strides
 //! and base address are runtime values): the lowering emits both forms behind
@@ -45,9 +46,11 @@
 
 mod blocked;
 mod chain;
+mod groups;
 mod mma;
 mod pairs;
 mod propagate;
+mod reduced;
 mod repeated;
 mod split;
 mod tcgen05;
@@ -175,12 +178,14 @@ pub fn assign(
     sums: SumOrder,
 ) -> Result<LayoutPlan, LayoutBuildError> {
     let mut values = BTreeMap::new();
+    let across = reduced::reduced_axes(func, sums);
     for (value, width) in vectors::vector_widths(func) {
         if let Type::Tile(t) = func.ty(value) {
-            values.insert(
-                value,
-                DistLayout::blocked(t.shape.dims(), num_warps, width)?,
-            );
+            let layout = match across.get(&value) {
+                Some(&axis) => DistLayout::blocked_across(t.shape.dims(), num_warps, width, axis)?,
+                None => DistLayout::blocked(t.shape.dims(), num_warps, width)?,
+            };
+            values.insert(value, layout);
         }
     }
     let mut mma_dots = Vec::new();

@@ -14,6 +14,7 @@
 //! (a power of two dividing it, down to 1), so that every partition's first
 //! element, hence every vector, is aligned when the tensor's rows are.
 
+use super::groups::{same_shape, Groups};
 use super::propagate::elementwise;
 use std::collections::BTreeMap;
 use tile_ir::{Function, OpKind, Type, Value};
@@ -80,48 +81,6 @@ fn fitted(width: usize, shape: &[usize]) -> usize {
         w /= 2;
     }
     w
-}
-
-/// Whether `a` and `b` are tiles of one shape.
-fn same_shape(func: &Function, a: Value, b: Value) -> bool {
-    match (func.ty(a), func.ty(b)) {
-        (Type::Tile(x), Type::Tile(y)) => x.shape == y.shape,
-        _ => false,
-    }
-}
-
-/// Union–find over values.
-#[derive(Default)]
-struct Groups {
-    parent: BTreeMap<Value, Value>,
-}
-
-impl Groups {
-    /// The representative of `v`'s group.
-    fn root(&mut self, v: Value) -> Value {
-        let mut at = v;
-        while let Some(&up) = self.parent.get(&at) {
-            if up == at {
-                break;
-            }
-            at = up;
-        }
-        // Path compression: every value on the way points at the root.
-        let mut walk = v;
-        while walk != at {
-            let next = self.parent.insert(walk, at).unwrap_or(at);
-            walk = next;
-        }
-        at
-    }
-
-    /// Puts `a` and `b` into one group.
-    fn join(&mut self, a: Value, b: Value) {
-        let (ra, rb) = (self.root(a), self.root(b));
-        if ra != rb {
-            self.parent.insert(ra, rb);
-        }
-    }
 }
 
 #[cfg(test)]
