@@ -3,7 +3,9 @@
 //! n` mask and an atomic's index tiles built from `iota`s cost no shared
 //! memory, and a column of ids loaded and broadcast is loaded where the
 //! gather reads it, where masked loads are predicated (on AMD each would
-//! be a branch, and the column is staged instead).
+//! be a branch, and the column is staged instead). An atomic add whose old
+//! values nobody reads adds a thread's consecutive elements in one
+//! `red.global.add` each group.
 
 use tile_ir::interp;
 use tile_ir::interp::{Arg, HostTensor};
@@ -130,4 +132,32 @@ fn an_atomics_index_tiles_are_computed_where_it_updates() {
         [3, 1, 1],
         vec![tensor(1, &[48, 32]), tensor(2, &[48, 32])],
     );
+}
+
+#[test]
+fn an_add_nobody_reads_adds_each_threads_vectors_at_once() {
+    let func = parse_function(ADD_BLOCK).expect("the kernel parses");
+    let program = lower(&func, &LowerOptions::warps(2)).expect("it lowers");
+    let text = program.to_string();
+    // 16 × 32 over 64 threads: two groups of four a thread.
+    assert_eq!(
+        text.matches("red.global.add.gpu.v4 ").count(),
+        2,
+        "{program}"
+    );
+    assert!(!text.contains("atom.global"), "{program}");
+    // Its old values read: one update an element, each returning its old value.
+    let read = ADD_BLOCK.replace(
+        "  %old = atomic add relaxed gpu %acc[%rows, %cols], %t, %all : tile<16x32xf32>\n}",
+        "  %old = atomic add relaxed gpu %acc[%rows, %cols], %t, %all : tile<16x32xf32>\n  \
+         store %old, %vx[%p, %z]\n}",
+    );
+    assert_ne!(read, ADD_BLOCK);
+    let func = parse_function(&read).expect("the kernel parses");
+    let program = lower(&func, &LowerOptions::warps(2)).expect("it lowers");
+    let text = program.to_string();
+    assert_eq!(text.matches("atom.global.add").count(), 8, "{program}");
+    assert!(!text.contains("red.global"), "{program}");
+    let args = vec![tensor(1, &[48, 32]), tensor(2, &[48, 32])];
+    runs_as_interpreted(&read, &program, [3, 1, 1], args);
 }

@@ -88,6 +88,7 @@ fn definition(name: &str, asm: Asm) -> String {
         Asm::StoreGlobal { bits } => return access_definition(name, bits, true),
         Asm::LoadVector { words, .. } => return load_vector_definition(name, words),
         Asm::StoreVector { words } => return store_vector_definition(name, words),
+        Asm::AddVectorF32 { words, gpu } => return add_vector_definition(name, words, gpu),
         Asm::CvtBf16 => return cvt_bf16_definition(name),
         Asm::Tcgen05(t) => return super::tcgen05::definition(name, t),
         Asm::Opaque { bits, .. } => {
@@ -221,6 +222,24 @@ fn access_definition(name: &str, bits: u8, store: bool) -> String {
             "define internal {register} @{name}(ptr addrspace(1) %at, i1 %p, {register} %other) {{\nentry:\n  br i1 %p, label %ld, label %done\nld:\n  %m = load {memory}, ptr addrspace(1) %at, align {align}\n{widen}  br label %done\ndone:\n  %r = phi {register} [ {loaded}, %ld ], [ %other, %entry ]\n  ret {register} %r\n}}\n"
         ),
     }
+}
+
+/// The definition replacing a vector `red.global.add.f32` of `words`
+/// elements: each element's own relaxed atomic add at the scope asked
+/// (`device` or `block`), which the access checks see as atomics.
+fn add_vector_definition(name: &str, words: u8, gpu: bool) -> String {
+    let scope = if gpu { "device" } else { "block" };
+    let params: Vec<String> = (0..words).map(|i| format!("float %v{i}")).collect();
+    let mut body = String::new();
+    for i in 0..words {
+        body.push_str(&format!(
+            "  %a{i} = getelementptr inbounds float, ptr addrspace(1) %at, i64 {i}\n  %o{i} = atomicrmw fadd ptr addrspace(1) %a{i}, float %v{i} syncscope(\"{scope}\") monotonic, align 4\n"
+        ));
+    }
+    format!(
+        "define internal void @{name}(ptr addrspace(1) %at, {}) {{\n{body}  ret void\n}}\n",
+        params.join(", ")
+    )
 }
 
 /// The definition replacing `cvt.rn.bf16.f32`: the upper half of the

@@ -108,6 +108,15 @@ pub(crate) enum Asm {
         /// The 32-bit words: 2 or 4.
         words: u8,
     },
+    /// `red.relaxed.{gpu,cta}.global.add.v{words}.f32`: `(at: ptr, value…:
+    /// f32)`, relaxed atomic adds of 8 or 16 bytes of `f32`, each element
+    /// its own update (sm_90 on, PTX 8.1).
+    AddVectorF32 {
+        /// The elements: 2 or 4.
+        words: u8,
+        /// Whether at the device's scope (`.gpu`), else the block's (`.cta`).
+        gpu: bool,
+    },
     /// A `bits`-bit integer passed through unchanged, as an optimization
     /// barrier (the thread-level `opaque`): an assembler comment, its
     /// operand tied to its result. The one snippet for AMDGPU too (`amd`:
@@ -218,6 +227,11 @@ impl Asm {
             Asm::StoreVector { words } => {
                 format!("@$0 st.global.v{words}.b32 [$1], {};", word_list(2, words))
             }
+            Asm::AddVectorF32 { words, gpu } => format!(
+                "red.relaxed.{}.global.add.v{words}.f32 [$0], {};",
+                if gpu { "gpu" } else { "cta" },
+                word_list(1, words)
+            ),
             Asm::CvtBf16 => "cvt.rn.bf16.f32 $0, $1;".into(),
             Asm::Opaque { bits, amd: true } => format!("; opaque b{bits}"),
             Asm::Opaque { bits, amd: false } => format!("// opaque b{bits}"),
@@ -266,6 +280,9 @@ impl Asm {
             }
             Asm::StoreVector { words } => {
                 format!("b,l,{},{MEMORY}", vec!["r"; usize::from(words)].join(","))
+            }
+            Asm::AddVectorF32 { words, .. } => {
+                format!("l,{},{MEMORY}", vec!["f"; usize::from(words)].join(","))
             }
             Asm::CvtBf16 => "=h,f".into(),
             Asm::Opaque { amd: true, .. } => "=v,0".into(),
@@ -325,6 +342,8 @@ impl Asm {
                     Asm::LoadVector { words, nc: true },
                     Asm::LoadVector { words, nc: false },
                     Asm::StoreVector { words },
+                    Asm::AddVectorF32 { words, gpu: true },
+                    Asm::AddVectorF32 { words, gpu: false },
                 ]
             });
             let opaque = [32, 64]
@@ -360,7 +379,8 @@ impl Asm {
             Asm::LoadGlobal { .. }
             | Asm::StoreGlobal { .. }
             | Asm::LoadVector { .. }
-            | Asm::StoreVector { .. } => format!("tile_ptx.{}", self.name()),
+            | Asm::StoreVector { .. }
+            | Asm::AddVectorF32 { .. } => format!("tile_ptx.{}", self.name()),
             _ => format!("tile_emu.{}", self.name()),
         }
     }
@@ -386,6 +406,12 @@ impl Asm {
                 format!("ld.global{}.v{words}.b32", if nc { ".nc" } else { "" })
             }
             Asm::StoreVector { words } => format!("st.global.v{words}.b32"),
+            Asm::AddVectorF32 { words, gpu } => {
+                format!(
+                    "red.{}.global.add.v{words}.f32",
+                    if gpu { "gpu" } else { "cta" }
+                )
+            }
             Asm::CvtBf16 => "cvt.rn.bf16.f32".into(),
             Asm::Opaque { bits, .. } => format!("opaque.b{bits}"),
             Asm::Tcgen05(t) => t.name(),
@@ -406,6 +432,7 @@ impl Asm {
             | Asm::StoreGlobal { .. }
             | Asm::LoadVector { .. }
             | Asm::StoreVector { .. }
+            | Asm::AddVectorF32 { .. }
             | Asm::CvtBf16
             | Asm::Opaque { .. } => 0,
             Asm::Tcgen05(t) => t.values(),

@@ -405,6 +405,17 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 self.store_global(k, *param, usize::from(*width), dt, &x)?;
                 Ok(Vec::new())
             }
+            ThreadOpKind::AddGlobal {
+                param,
+                scope,
+                width,
+            } => {
+                let dt = GlobalOperands::store(&op.operands, usize::from(*width))
+                    .and_then(|o| o.values.first().map(|&r| k.program.dtype(r)))
+                    .ok_or_else(|| EmitError::internal("red.global without values"))?;
+                self.add_global(k, (*param, *scope), usize::from(*width), dt, &x)?;
+                Ok(Vec::new())
+            }
             ThreadOpKind::AtomicGlobal {
                 param,
                 op: update,
@@ -572,7 +583,9 @@ pub(super) fn written_params(program: &Program) -> HashSet<usize> {
         .ops
         .iter()
         .filter_map(|(_, op)| match op.kind {
-            ThreadOpKind::StoreGlobal { param, .. } | ThreadOpKind::AtomicGlobal { param, .. } => {
+            ThreadOpKind::StoreGlobal { param, .. }
+            | ThreadOpKind::AtomicGlobal { param, .. }
+            | ThreadOpKind::AddGlobal { param, .. } => {
                 match program.params.get(param).map(|p| &p.kind) {
                     Some(ParamKind::Element { array, .. }) => Some(*array),
                     _ => Some(param),

@@ -21,6 +21,7 @@
 mod arrays;
 mod asm;
 mod asm_call;
+mod atomic_add;
 mod control;
 mod copies;
 mod intrinsics;
@@ -152,7 +153,21 @@ fn build(
         .ops
         .iter()
         .any(|(_, op)| matches!(op.kind, ThreadOpKind::Mma { kind } if kind.is_fp8()));
-    let min_ptx = if fp8_mma { FP8_MMA_PTX } else { 0 };
+    let vector_adds = program.ops.iter().any(|(_, op)| match op.kind {
+        ThreadOpKind::AddGlobal { param, width, .. } => program
+            .params
+            .get(param)
+            .and_then(|p| p.kind.tensor())
+            .is_some_and(|t| {
+                atomic_add::adds_vectors(gpu, options.approx_math, t.dtype, width.into())
+            }),
+        _ => false,
+    });
+    let min_ptx = match (fp8_mma, vector_adds) {
+        (true, _) => FP8_MMA_PTX,
+        (false, true) => atomic_add::VECTOR_ADD_PTX,
+        (false, false) => 0,
+    };
     let machine = Machine::with_min_ptx(target, options.opt_level, min_ptx)?;
     let ctx = Context::create();
     let diagnostics = Diagnostics::install(&ctx);

@@ -89,6 +89,53 @@ impl Emulator<'_> {
         Ok(())
     }
 
+    /// `red.global.add`: per thread, a relaxed atomic add of each value its
+    /// masks enable, addressed as `st.global`'s, in thread order (any
+    /// order is a valid execution of the block's atomics).
+    pub(super) fn add_global(
+        &mut self,
+        id: OpId,
+        (param, scope): (usize, MemScope),
+        width: usize,
+        x: &[Vec<Scalar>],
+    ) -> Result<(), LockstepError> {
+        let g = self.global(id, param)?;
+        let o = GlobalOperands::store(x, width).ok_or_else(|| {
+            self.error(
+                Some(id),
+                None,
+                LockstepFault::Malformed("red.global operands".into()),
+            )
+        })?;
+        for t in 0..self.threads as usize {
+            let who = self.who(t as u32);
+            let at = self.element_offsets(id, g, (&o, "reduction"), t)?;
+            for (i, at) in at.into_iter().enumerate() {
+                let Some(at) = at else { continue };
+                let value = o.values[i][t];
+                let result = match self.globals[g].as_mut() {
+                    Some(global) => global
+                        .touch(at, (&self.sync, who), Touch::Atomic)
+                        .and_then(|place| Ok((place, global.load(at)?)))
+                        .and_then(|(place, old)| {
+                            let new = eval::atomic(AtomicOp::Add, old, value, None)
+                                .map_err(LockstepFault::Eval)?;
+                            global.store(at, new).map(|()| place)
+                        }),
+                    None => Err(LockstepFault::Malformed("no tensor".into())),
+                };
+                let place = result.map_err(|e| self.error(Some(id), Some(t as u32), e))?;
+                let sync = AtomicSync {
+                    order: MemOrder::Relaxed,
+                    scope,
+                    wrote: true,
+                };
+                self.sync.atomic(who, location(g, place), sync);
+            }
+        }
+        Ok(())
+    }
+
     /// The element offset each element of thread `t`'s access touches
     /// (`None` where masked off). A vector access (the vector condition
     /// true) must be aligned to its size, as hardware faults on a

@@ -379,6 +379,14 @@ impl<'a> Emulator<'a> {
                 order,
                 scope,
             } => self.atomic_global(id, *param, (*op, *order, *scope), roles()?)?,
+            ThreadOpKind::AddGlobal {
+                param,
+                scope,
+                width,
+            } => {
+                self.add_global(id, (*param, *scope), usize::from(*width), &x)?;
+                Vec::new()
+            }
             ThreadOpKind::LoadShared { alloc, width } => {
                 let access = (alloc.index(), usize::from(*width));
                 self.load_shared(id, access, arg("index")?)?

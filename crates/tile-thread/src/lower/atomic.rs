@@ -27,6 +27,7 @@
 //! NVPTX back end would fence each ordered element anyway). A `relaxed`
 //! atomic has neither barriers nor fences.
 
+use super::contiguity::vector_width;
 use super::shared::Source;
 use super::{LowerError, Lowered, Lowerer};
 use crate::program::{CheckKind, Reg, ThreadOpKind};
@@ -75,6 +76,30 @@ impl<'a> Lowerer<'a> {
             // updates carry.
             self.fence(MemOrder::Release, scope);
         }
+        let used = {
+            let mut used = false;
+            func.walk(&mut |user| used |= func.op(user).operands.contains(&result));
+            used
+        };
+        let width = vector_width(&layout, dtype);
+        if op == AtomicOp::Add && !used && width > 1 {
+            let (values, masks) = (&rest[0], &rest[1]);
+            let to = (param, scope);
+            self.add_groups(
+                to,
+                indices,
+                (values, masks),
+                (&coords.owner, width),
+                &described,
+            );
+            if order.acquires() {
+                self.fence(MemOrder::Acquire, scope);
+            }
+            // Nobody reads the old values.
+            let zero = self.constant(Scalar::zero(dtype));
+            let regs = vec![zero; layout.registers()];
+            return self.bind(id, Lowered::Tile { layout, regs });
+        }
         let mut old = Vec::with_capacity(layout.registers());
         for v in 0..layout.registers() {
             let mask = rest[rest.len() - 1][v];
@@ -97,11 +122,6 @@ impl<'a> Lowerer<'a> {
             self.fence(MemOrder::Acquire, scope);
         }
         let replicated = coords.owner != coords.live;
-        let used = {
-            let mut used = false;
-            func.walk(&mut |user| used |= func.op(user).operands.contains(&result));
-            used
-        };
         if replicated && used {
             // The owners' old values, read back by every copy.
             let alloc = self.stage_tile(dtype, &layout, &old);
@@ -112,6 +132,51 @@ impl<'a> Lowerer<'a> {
             self.release_shared(alloc);
         }
         self.bind(id, Lowered::Tile { layout, regs: old })
+    }
+
+    /// The relaxed adds of an `atomic add` whose old values nobody reads,
+    /// `width` registers at a time (a thread's consecutive elements along
+    /// the innermost axis): one `red.global.add` each, a vector where the
+    /// group's indices are consecutive, the tensor contiguous and aligned
+    /// for it and every owner's mask holds (as a gather's reads), else each
+    /// owned element's own add. The group's index checks are one check.
+    fn add_groups(
+        &mut self,
+        (param, scope): (usize, MemScope),
+        indices: &[Vec<Reg>],
+        (values, masks): (&[Reg], &[Reg]),
+        (owner, width): (&[Reg], usize),
+        described: &str,
+    ) {
+        let dtype = self.program.dtype(values[0]);
+        let contiguous = self.contiguous(param, indices.len(), width, dtype);
+        for group in 0..values.len() / width {
+            let lanes = group * width..(group + 1) * width;
+            let mut updates = Vec::with_capacity(width);
+            let mut checks = Vec::with_capacity(width);
+            for v in lanes.clone() {
+                let ((at, on, inside), check) =
+                    self.element_of(param, indices, v, (owner[v], masks[v]));
+                updates.push((at, self.and(on, inside)));
+                checks.push(check);
+            }
+            let check = self.first_failure(&checks);
+            self.check_index(check, described);
+            let mut ok = self.consecutive(indices, lanes.clone(), contiguous);
+            for &(_, update) in &updates {
+                ok = self.and(ok, update);
+            }
+            let mut operands = vec![updates[0].0, ok];
+            operands.extend(updates.iter().map(|&(at, _)| at));
+            operands.extend_from_slice(&values[lanes]);
+            operands.extend(updates.iter().map(|&(_, update)| update));
+            let kind = ThreadOpKind::AddGlobal {
+                param,
+                scope,
+                width: width as u8,
+            };
+            self.emit_op(kind, operands, &[]);
+        }
     }
 
     /// The tensor parameter and rank of an op at index tiles (`atomic`,

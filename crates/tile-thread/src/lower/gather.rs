@@ -98,7 +98,7 @@ impl Lowerer<'_> {
     /// The operands of one check for a group's `checks` (each `ok`, then
     /// its indices), as the checks one after another would fail: `ok`
     /// where every one holds, else the indices of the first that fails.
-    fn first_failure(&mut self, checks: &[Vec<Reg>]) -> Vec<Reg> {
+    pub(super) fn first_failure(&mut self, checks: &[Vec<Reg>]) -> Vec<Reg> {
         let Some((last, earlier)) = checks.split_last() else {
             return Vec::new();
         };
@@ -116,7 +116,7 @@ impl Lowerer<'_> {
     /// Whether the registers `lanes` of the index tiles `indices` address
     /// consecutive elements, the first at a multiple of their number, of a
     /// tensor whose `lanes.len()`-wide accesses are `contiguous`.
-    fn consecutive(
+    pub(super) fn consecutive(
         &mut self,
         indices: &[Vec<Reg>],
         lanes: std::ops::Range<usize>,

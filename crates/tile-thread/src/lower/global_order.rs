@@ -119,7 +119,9 @@ fn access(program: &Program, kind: &ThreadOpKind) -> Option<Access> {
         | ThreadOpKind::CopyAsync { param, .. }
         | ThreadOpKind::TmaLoad { param, .. } => Some(Access::Read(tensor(param))),
         ThreadOpKind::StoreGlobal { param, .. } => Some(Access::Write(tensor(param))),
-        ThreadOpKind::AtomicGlobal { param, .. } => Some(Access::Atomic(tensor(param))),
+        ThreadOpKind::AtomicGlobal { param, .. } | ThreadOpKind::AddGlobal { param, .. } => {
+            Some(Access::Atomic(tensor(param)))
+        }
         _ => None,
     }
 }

@@ -148,6 +148,20 @@ thread_ops! {
             /// Its scope.
             scope: MemScope as Name,
         } = "atom.global.$op.$order.$scope $param[%addr:i64], %values* mask(%mask:bool)" -> Rule,
+        /// Relaxed atomic adds of `width` values whose old values nobody
+        /// reads, addressed as `st.global`'s: one vector reduction where
+        /// `ok` holds and the target has one (`red.global.add.v2.f32` on
+        /// sm_90 and later), else each element's own atomic add where its
+        /// mask holds. Each element is its own atomic update either way.
+        AddGlobal {
+            /// The tensor parameter's position.
+            param: usize as ParamName,
+            /// Its scope.
+            scope: MemScope as Name,
+            /// The number of elements.
+            width: u8 as VectorWidth,
+        } = "red.global.add.$scope.$width $param[%addr:i64][? if(%ok:bool) else[%lanes:i64*$width]?], \
+             %values*$width mask(%masks:bool*$width)" -> Nothing,
         /// The `width` elements from `index` (a multiple of `width`; at most
         /// 16 bytes), in one access.
         LoadShared {

@@ -38,6 +38,8 @@ shared @s3: i32[1]
   st.global.v2 x[%a] if(%c) else[%a, %a], %v0, %v1 mask(%c, %c)
   %at = atom.global.add.relaxed.gpu x[%a], %v mask(%c) : f32
   %cs = atom.global.cas.acq_rel.cta x[%a], %v, %f mask(%c) : f32
+  red.global.add.gpu.v1 x[%a], %v mask(%c)
+  red.global.add.cta.v2 x[%a] if(%c) else[%a, %a], %v, %f mask(%c, %c)
   %r = ld.shared @s0[%t] : f32
   %r0, %r1 = ld.shared.v2 @s0[%t] : f32
   st.shared @s0[%t], %r mask(%c)

@@ -78,6 +78,10 @@ impl Checker<'_> {
             ThreadOpKind::StoreGlobal { param, .. } => {
                 all(x.list("values"), self.tensor(id, *param)?.dtype)
             }
+            ThreadOpKind::AddGlobal { param, .. } => {
+                let t = self.tensor(id, *param)?;
+                tile_ir::AtomicOp::Add.supports(t.dtype) && all(x.list("values"), t.dtype)
+            }
             ThreadOpKind::AtomicGlobal {
                 param, op: update, ..
             } => {
