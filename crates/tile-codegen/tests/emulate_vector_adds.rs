@@ -2,9 +2,10 @@
 //! reduction a thread's consecutive elements at a time: under
 //! `approx_math` on sm_90 and later one `red.relaxed.gpu.global.add.v4.f32`
 //! for four `f32` (PTX 8.1), where the tensor is contiguous and aligned for
-//! it and every mask holds; elsewhere each element's own atomic add. Both
-//! forms run on the emulation target against the interpreter, programs
-//! adding into the same elements.
+//! it and every mask holds; elsewhere each element's own atomic add, the
+//! hardware's under `approx_math` and an exact compare-and-swap loop
+//! without. Both forms run on the emulation target against the
+//! interpreter, programs adding into the same elements.
 
 mod emulated;
 
@@ -59,18 +60,30 @@ fn ptx(sm: Sm, approx_math: bool) -> String {
 
 #[test]
 fn sm_90a_adds_four_f32_at_once_under_approx_math() {
-    let vector = "red.relaxed.gpu.global.add.v4.f32";
     let code = ptx(Sm::Sm90a, true);
     // Two groups of four a thread (8 × 64 over 64 threads).
-    assert_eq!(code.matches(vector).count(), 2, "{code}");
+    assert_eq!(
+        code.matches("red.relaxed.gpu.global.add.v4.f32").count(),
+        2,
+        "{code}"
+    );
     assert!(code.contains(".version 8.1"), "{code}");
-    for (sm, approx) in [(Sm::Sm90a, false), (Sm::Sm80, true)] {
-        let code = ptx(sm, approx);
-        assert!(
-            !code.contains("global.add.v"),
-            "{sm}, approx {approx}: {code}"
-        );
-    }
+    // sm_80: the hardware's scalar add, no vector.
+    let approx = ptx(Sm::Sm80, true);
+    assert!(approx.contains("atom.global.add.f32"), "{approx}");
+    assert!(!approx.contains("global.add.v"), "{approx}");
+    // Exact: a compare-and-swap loop an element, beside the status
+    // record's.
+    let exact = ptx(Sm::Sm90a, false);
+    let cas = "atom.relaxed.sys.global.cas.b32";
+    assert!(
+        !exact.contains("global.add.v") && !exact.contains("add.f32"),
+        "{exact}"
+    );
+    assert!(
+        exact.matches(cas).count() > approx.matches(cas).count(),
+        "{exact}"
+    );
 }
 
 /// `%x` for `programs` programs and `%acc` of `rows` rows, `pitch` floats
@@ -87,18 +100,23 @@ fn args(programs: usize, rows: usize, pitch: usize) -> Vec<Arg> {
 fn vector_and_element_adds_agree_with_the_interpreter() {
     let func = add_block();
     let lowering = LowerOptions::warps(2);
-    let module = lowered_module(&func, Target::Nvptx(Sm::Sm90a), &lowering, &options(true))
-        .expect("it emits");
-    assert!(module.llvm_ir_opt.contains("global.add.v4.f32"));
-    let kernel = image(&module).expect("it loads");
-    // Rows 64 floats apart: vectors. 66 apart: each element's own add; and
-    // 6 rows, so that the last two of every block are masked off.
-    for (rows, pitch) in [(8, 64), (8, 66), (6, 64)] {
-        let grid = [3, 1, 1];
-        let mut want = args(3, rows, pitch);
-        interp::run(&func, grid, &mut want).expect("it interprets");
-        let mut got = args(3, rows, pitch);
-        launch(&kernel, grid, 2, &mut got).expect("it runs");
-        assert_eq!(got, want, "rows {rows}, pitch {pitch}");
+    for (sm, instruction) in [
+        (Sm::Sm90a, "global.add.v4.f32"),
+        (Sm::Sm80, "atomicrmw fadd"),
+    ] {
+        let module =
+            lowered_module(&func, Target::Nvptx(sm), &lowering, &options(true)).expect("it emits");
+        assert!(module.llvm_ir_opt.contains(instruction), "{sm}");
+        let kernel = image(&module).expect("it loads");
+        // Rows 64 floats apart: vectors. 66 apart: each element's own add;
+        // and 6 rows, so that the last two of every block are masked off.
+        for (rows, pitch) in [(8, 64), (8, 66), (6, 64)] {
+            let grid = [3, 1, 1];
+            let mut want = args(3, rows, pitch);
+            interp::run(&func, grid, &mut want).expect("it interprets");
+            let mut got = args(3, rows, pitch);
+            launch(&kernel, grid, 2, &mut got).expect("it runs");
+            assert_eq!(got, want, "{sm}: rows {rows}, pitch {pitch}");
+        }
     }
 }

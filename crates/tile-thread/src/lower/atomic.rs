@@ -11,6 +11,14 @@
 //! old_v  = atom.global.<op> [Σ_d i_d · stride[d]], value_v mask(on ∧ inside)
 //! ```
 //!
+//! An `add` whose old values nobody reads, of a layout whose threads hold
+//! `w > 1` consecutive elements along the innermost axis, is one
+//! `red.global.add` of `w` elements a group instead, grouped as a gather's
+//! reads (`gather.rs`): one check for the group's indices, and a vector
+//! condition (consecutive indices from a multiple of `w`, a contiguous and
+//! aligned tensor, every owner's mask) under which a GPU may add the group
+//! in one vector reduction. Each element stays its own atomic update.
+//!
 //! A replicated layout (more threads than elements) keeps each element in
 //! several threads, of which only the owner updates memory; when the old
 //! values are used, the owners stage them in shared memory and every copy
