@@ -91,14 +91,13 @@ impl Emulator<'_> {
 
     /// `red.global.add`: per thread, a relaxed atomic add of each value its
     /// masks enable, addressed as `st.global`'s, in thread order (any
-    /// order is a valid execution of the block's atomics).
+    /// order is a valid execution of the block's atomics). No results.
     pub(super) fn add_global(
         &mut self,
         id: OpId,
-        (param, scope): (usize, MemScope),
-        width: usize,
+        (param, scope, width): (usize, MemScope, usize),
         x: &[Vec<Scalar>],
-    ) -> Result<(), LockstepError> {
+    ) -> Result<Vec<Vec<Scalar>>, LockstepError> {
         let g = self.global(id, param)?;
         let o = GlobalOperands::store(x, width).ok_or_else(|| {
             self.error(
@@ -133,7 +132,7 @@ impl Emulator<'_> {
                 self.sync.atomic(who, location(g, place), sync);
             }
         }
-        Ok(())
+        Ok(Vec::new())
     }
 
     /// The element offset each element of thread `t`'s access touches

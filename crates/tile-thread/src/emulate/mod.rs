@@ -38,6 +38,8 @@ mod tcgen05;
 mod tma;
 mod wgmma;
 
+use registers::address;
+
 pub use banks::RunStats;
 pub use error::{LockstepError, LockstepFault};
 
@@ -383,10 +385,7 @@ impl<'a> Emulator<'a> {
                 param,
                 scope,
                 width,
-            } => {
-                self.add_global(id, (*param, *scope), usize::from(*width), &x)?;
-                Vec::new()
-            }
+            } => self.add_global(id, (*param, *scope, usize::from(*width)), &x)?,
             ThreadOpKind::LoadShared { alloc, width } => {
                 let access = (alloc.index(), usize::from(*width));
                 self.load_shared(id, access, arg("index")?)?
@@ -594,12 +593,4 @@ impl<'a> Emulator<'a> {
         }
         Ok(())
     }
-}
-
-/// An index or address operand as an `i64` (non-integers become -1, which no
-/// memory holds).
-fn address(v: Scalar) -> i64 {
-    v.to_i128()
-        .and_then(|i| i64::try_from(i).ok())
-        .unwrap_or(-1)
 }

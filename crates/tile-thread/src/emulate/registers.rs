@@ -141,3 +141,11 @@ impl Emulator<'_> {
         }
     }
 }
+
+/// An index or address operand as an `i64` (non-integers become -1, which no
+/// memory holds).
+pub(super) fn address(v: Scalar) -> i64 {
+    v.to_i128()
+        .and_then(|i| i64::try_from(i).ok())
+        .unwrap_or(-1)
+}
