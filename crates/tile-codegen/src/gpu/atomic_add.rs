@@ -49,7 +49,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         let lanes = || -> Result<(), EmitError> {
             for i in 0..width {
                 let at = self.global_at(k, param, dtype, o.lanes[i].into_int_value())?;
-                self.masked_add(k, at, o.values[i], dtype, o.masks[i].into_int_value())?;
+                self.masked_add(k, at, (o.values[i], dtype), o.masks[i].into_int_value())?;
             }
             Ok(())
         };
@@ -88,17 +88,12 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         &self,
         k: &Kernel<'_, 'ctx>,
         at: PointerValue<'ctx>,
-        value: BasicValueEnum<'ctx>,
-        dtype: DType,
+        (value, dtype): (BasicValueEnum<'ctx>, DType),
         mask: IntValue<'ctx>,
     ) -> Result<(), EmitError> {
-        let then = self.ctx.append_basic_block(k.function, "red");
-        let done = self.ctx.append_basic_block(k.function, "red.done");
-        self.b.build_conditional_branch(mask, then, done)?;
-        self.b.position_at_end(then);
-        self.atomic(AtomicOp::Add, MemOrder::Relaxed, dtype, at, value, None)?;
-        self.b.build_unconditional_branch(done)?;
-        self.b.position_at_end(done);
-        Ok(())
+        self.when(k, mask, |s| {
+            s.atomic(AtomicOp::Add, MemOrder::Relaxed, dtype, at, value, None)?;
+            Ok(())
+        })
     }
 }

@@ -113,6 +113,14 @@ fn carried_slots(
     func: &Function,
     memo: &mut BTreeMap<Value, bool>,
 ) -> Vec<(Value, Value, Value, Value)> {
+    let mut slots = every_carried_slot(func);
+    slots.retain(|&(init, ..)| recomputable(func, init, memo));
+    slots
+}
+
+/// Every `for` carried slot of `func`: `(initial value, region argument,
+/// yielded value, loop result)`.
+pub(super) fn every_carried_slot(func: &Function) -> Vec<(Value, Value, Value, Value)> {
     let mut slots = Vec::new();
     func.walk(&mut |id| {
         let op = func.op(id);
@@ -132,7 +140,6 @@ fn carried_slots(
             }
         }
     });
-    slots.retain(|&(init, ..)| recomputable(func, init, memo));
     slots
 }
 

@@ -20,7 +20,7 @@
 //! are, so its tile keeps the default.
 
 use super::groups::{same_shape, Groups};
-use super::propagate::elementwise;
+use super::propagate::{elementwise, every_carried_slot};
 use super::{order_free, DistLayout, LayoutBuildError, SumOrder};
 use crate::program::WARP_SIZE;
 use std::collections::{BTreeMap, BTreeSet};
@@ -42,36 +42,26 @@ pub(super) fn reduced_axes(func: &Function, sums: SumOrder) -> BTreeMap<Value, u
                 }
             }
         }
-        if let (OpKind::For { .. }, Some(body)) = (&op.kind, op.regions.first()) {
-            let yielded = body
-                .ops
-                .last()
-                .map(|&y| func.op(y))
-                .filter(|y| y.kind == OpKind::Yield);
-            // Region arguments: the induction variable, then the carried values.
-            for (slot, (&arg, &result)) in body.args.iter().skip(1).zip(&op.results).enumerate() {
-                let init = op.operands.get(3 + slot).copied();
-                let yield_value = yielded.and_then(|y| y.operands.get(slot).copied());
-                for other in [Some(arg), init, yield_value].into_iter().flatten() {
-                    if same_shape(func, other, result) {
-                        groups.join(other, result);
-                    }
-                }
-            }
-        }
-        let axis = match op.kind {
-            OpKind::Reduce { kind, axis, .. }
-                if order_free(kind, func.ty(op.operands[0]).dtype(), sums) =>
-            {
-                axis
-            }
-            OpKind::ArgReduce { axis, .. } => axis,
-            _ => return,
+        let Some(&operand) = op.operands.first() else {
+            return;
         };
-        if let Some(&operand) = op.operands.first() {
-            reduced.push((operand, axis));
+        match op.kind {
+            OpKind::Reduce { kind, axis, .. }
+                if order_free(kind, func.ty(operand).dtype(), sums) =>
+            {
+                reduced.push((operand, axis));
+            }
+            OpKind::ArgReduce { axis, .. } => reduced.push((operand, axis)),
+            _ => {}
         }
     });
+    for (init, arg, yielded, result) in every_carried_slot(func) {
+        for other in [init, arg, yielded] {
+            if same_shape(func, other, result) {
+                groups.join(other, result);
+            }
+        }
+    }
     let mut axes: BTreeMap<Value, BTreeSet<usize>> = BTreeMap::new();
     for (operand, axis) in reduced {
         axes.entry(groups.root(operand)).or_default().insert(axis);
@@ -80,8 +70,8 @@ pub(super) fn reduced_axes(func: &Function, sums: SumOrder) -> BTreeMap<Value, u
     for (value, info) in func.values.iter() {
         let Type::Tile(t) = &info.ty else { continue };
         let innermost = t.shape.dims().len().saturating_sub(1);
-        if let Some(only) = axes.get(&groups.root(value)).filter(|a| a.len() == 1) {
-            let axis = *only.first().expect("one axis");
+        let only = axes.get(&groups.root(value)).filter(|a| a.len() == 1);
+        if let Some(&axis) = only.and_then(|a| a.first()) {
             if axis != innermost {
                 placed.insert(value, axis);
             }
