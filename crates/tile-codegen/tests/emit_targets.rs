@@ -579,8 +579,8 @@ fn tma_copies_assemble_for_sm_90a() {
     .assembly;
     for needle in [
         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
-        "mbarrier.arrive.expect_tx.shared::cta.b64",
-        "mbarrier.try_wait.parity.shared::cta.b64",
+        "mbarrier.arrive.expect_tx.shared.b64",
+        "mbarrier.try_wait.parity.shared.b64",
         "mbarrier.init.shared.b64",
         ".param .align 64 .b8 matmul_param_16[128]",
         ".param .align 64 .b8 matmul_param_17[128]",

@@ -137,29 +137,6 @@ fn definition(name: &str, asm: Asm) -> String {
         // Grids run one after another on the emulation target: the grids a
         // launch depends on are done before it starts.
         Asm::GridDepControl { .. } => {}
-        Asm::MbarrierExpectTx => {
-            params.extend(["i64 %bar".into(), "i32 %bytes".into()]);
-            body.push_str("  %n = zext i32 %bytes to i64\n");
-            runtime(
-                &mut body,
-                RuntimeCall::MbarrierExpectTx,
-                ["%bar", "%n", "0", "0"],
-            );
-        }
-        Asm::MbarrierTryWait => {
-            params.extend(["i64 %bar".into(), "i32 %parity".into()]);
-            body.push_str("  %p = zext i32 %parity to i64\n");
-            runtime(
-                &mut body,
-                RuntimeCall::MbarrierTryWait,
-                ["%bar", "%p", "0", "0"],
-            );
-            body.push_str("  %ready = trunc i64 %r to i32\n");
-            return format!(
-                "define internal i32 @{name}({}) {{\n{body}  ret i32 %ready\n}}\n",
-                params.join(", ")
-            );
-        }
         Asm::TmaLoad2d => {
             params.extend([
                 "i64 %dst".into(),

@@ -18,8 +18,8 @@ use tile_hw::ldmatrix::LdMatrix;
 struct Replacement {
     /// The intrinsic's name, without `@`.
     intrinsic: String,
-    /// The return type in LLVM IR (`i32`, `float`, `void`, `ptr
-    /// addrspace(4)`).
+    /// The return type in LLVM IR (`i1`, `i32`, `i64`, `float`, `void`,
+    /// `ptr addrspace(4)`).
     ret: &'static str,
     /// The parameter types (integers are zero-extended to the runtime's
     /// `u64` operands, floats' bits too, pointers converted to their
@@ -117,6 +117,20 @@ fn table() -> Vec<Replacement> {
         ret: "void",
         params: &["ptr addrspace(3)", "i32"],
         op: RuntimeCall::MbarrierInit,
+        operands: [Param(0), Param(1), Const(0), Const(0)],
+    });
+    table.push(Replacement {
+        intrinsic: "llvm.nvvm.mbarrier.arrive.expect.tx.scope.cta.space.cta".into(),
+        ret: "i64",
+        params: &["ptr addrspace(3)", "i32"],
+        op: RuntimeCall::MbarrierExpectTx,
+        operands: [Param(0), Param(1), Const(0), Const(0)],
+    });
+    table.push(Replacement {
+        intrinsic: "llvm.nvvm.mbarrier.try.wait.parity.scope.cta.space.cta".into(),
+        ret: "i1",
+        params: &["ptr addrspace(3)", "i32"],
+        op: RuntimeCall::MbarrierTryWait,
         operands: [Param(0), Param(1), Const(0), Const(0)],
     });
     table.push(Replacement {
@@ -326,7 +340,9 @@ fn definition(name: &str, r: &Replacement) -> String {
     ));
     let ret = match r.ret {
         "void" => "  ret void\n".to_string(),
+        "i1" => "  %t = icmp ne i64 %r, 0\n  ret i1 %t\n".to_string(),
         "i32" => "  %t = trunc i64 %r to i32\n  ret i32 %t\n".to_string(),
+        "i64" => "  ret i64 %r\n".to_string(),
         "float" => "  %t = trunc i64 %r to i32\n  %x = bitcast i32 %t to float\n  ret float %x\n"
             .to_string(),
         ptr => format!("  %t = inttoptr i64 %r to {ptr}\n  ret {ptr} %t\n"),

@@ -1,15 +1,17 @@
 //! Inline PTX for Hopper's asynchronous instructions: `wgmma.mma_async`
 //! (LLVM 22's `IntrinsicsNVVM.td` has intrinsics for its fence, commit and
 //! wait but none for the product), its fence, commit and wait with it,
-//! `fence.proxy.async`, and the TMA's bulk tensor copies with the mbarrier
-//! operations they complete on (`expect_tx`, `try_wait.parity`), as the
-//! PTX ISA's "Asynchronous Warpgroup Level Matrix Multiply-Accumulate
-//! Instructions" and `cp.async.bulk.tensor` define them (Triton emits them
-//! as inline PTX too). Each snippet clobbers memory, so LLVM keeps their
-//! order among themselves and against every shared access: one mechanism
-//! for the whole protocol, which the emulation target models snippet by
-//! snippet (LLVM 22 has intrinsics for the TMA copies and the mbarriers,
-//! which the emitter does not use). Also inline PTX: `griddepcontrol`, and,
+//! `fence.proxy.async`, and the TMA's bulk tensor copies, as the PTX ISA's
+//! "Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions"
+//! and `cp.async.bulk.tensor` define them (Triton emits them as inline PTX
+//! too). Each snippet clobbers memory, so LLVM keeps their order among
+//! themselves and against every shared access, as it keeps the mbarrier
+//! intrinsics' (`gpu/tma.rs`: `arrive.expect_tx` and `try_wait.parity`,
+//! which LLVM 22 emits as the snippets did, may touch any memory); the
+//! emulation target models snippet by snippet. LLVM 22's TMA copy
+//! intrinsic takes its destination in the cluster's shared window, whose
+//! conversion from the block's costs two `cvta`s a copy, so the copy stays
+//! a snippet. Also inline PTX: `griddepcontrol`, and,
 //! as Triton writes them, masked global loads and stores as one
 //! predicated instruction each (`@p ld.global`, `@p st.global`, of one
 //! element or of a 16- or 8-byte vector), where LLVM would branch around
@@ -62,12 +64,6 @@ pub(crate) enum Asm {
         /// Which of the two.
         wait: bool,
     },
-    /// `mbarrier.arrive.expect_tx.shared::cta.b64`: `(bar: i64, bytes:
-    /// i32)`, the barrier's shared address.
-    MbarrierExpectTx,
-    /// `mbarrier.try_wait.parity.shared::cta.b64`: `(bar: i64, parity:
-    /// i32) -> i32`, 1 once the phase of that parity is over.
-    MbarrierTryWait,
     /// `cp.async.bulk.tensor.2d.shared::cluster.global.tile
     /// .mbarrier::complete_tx::bytes`: `(dst: i64, map: i64, c0: i32, c1:
     /// i32, bar: i64)`, shared addresses and the tensor map's generic one.
@@ -207,10 +203,6 @@ impl Asm {
             Asm::FenceProxyAsync => "fence.proxy.async.shared::cta;".into(),
             Asm::GridDepControl { wait: true } => "griddepcontrol.wait;".into(),
             Asm::GridDepControl { wait: false } => "griddepcontrol.launch_dependents;".into(),
-            Asm::MbarrierExpectTx => {
-                "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;".into()
-            }
-            Asm::MbarrierTryWait => "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }".into(),
             Asm::TmaLoad2d => "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];".into(),
             Asm::LoadGlobal { bits, nc } => format!(
                 "@$2 ld.global{}.{} $0, [$1];",
@@ -256,8 +248,6 @@ impl Asm {
                 &[MEMORY],
             ),
             Asm::WgmmaWait { values, .. } => tied(values, &[], &[MEMORY]),
-            Asm::MbarrierExpectTx => format!("l,r,{MEMORY}"),
-            Asm::MbarrierTryWait => format!("=r,l,r,{MEMORY}"),
             Asm::TmaLoad2d => format!("l,l,r,r,l,{MEMORY}"),
             Asm::WgmmaFence
             | Asm::WgmmaCommit
@@ -355,8 +345,6 @@ impl Asm {
                 Asm::FenceProxyAsync,
                 Asm::GridDepControl { wait: true },
                 Asm::GridDepControl { wait: false },
-                Asm::MbarrierExpectTx,
-                Asm::MbarrierTryWait,
                 Asm::TmaLoad2d,
                 Asm::CvtBf16,
             ]
@@ -395,8 +383,6 @@ impl Asm {
             Asm::FenceProxyAsync => "fence.proxy.async".into(),
             Asm::GridDepControl { wait: true } => "griddepcontrol.wait".into(),
             Asm::GridDepControl { wait: false } => "griddepcontrol.launch_dependents".into(),
-            Asm::MbarrierExpectTx => "mbarrier.expect_tx".into(),
-            Asm::MbarrierTryWait => "mbarrier.try_wait".into(),
             Asm::TmaLoad2d => "tma.load".into(),
             Asm::LoadGlobal { bits, nc } => {
                 format!("ld.global{}.b{bits}", if nc { ".nc" } else { "" })
@@ -423,7 +409,7 @@ impl Asm {
         match self {
             Asm::Wgmma(kind) | Asm::WgmmaRegisterA(kind) => kind.accumulators(),
             Asm::WgmmaWait { values, .. } => values,
-            Asm::MbarrierExpectTx | Asm::MbarrierTryWait | Asm::TmaLoad2d => 0,
+            Asm::TmaLoad2d => 0,
             Asm::WgmmaFence
             | Asm::WgmmaCommit
             | Asm::FenceProxyAsync
@@ -471,8 +457,6 @@ mod tests {
                 values: 64,
             },
             Asm::FenceProxyAsync,
-            Asm::MbarrierExpectTx,
-            Asm::MbarrierTryWait,
             Asm::TmaLoad2d,
             Asm::Opaque {
                 bits: 64,

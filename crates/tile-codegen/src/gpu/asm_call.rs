@@ -12,7 +12,7 @@ use inkwell::InlineAsmDialect;
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
     /// Calls `asm` with `args`; its results, one per returned value (the
-    /// `f32` accumulators, or `try_wait`'s `i32`).
+    /// `f32` accumulators).
     pub(super) fn inline_asm(
         &self,
         asm: Asm,
@@ -21,7 +21,6 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         let f32t = self.ctx.f32_type();
         let values = asm.values();
         let returns: Option<BasicTypeEnum> = match (asm, values) {
-            (Asm::MbarrierTryWait, _) => Some(self.ctx.i32_type().into()),
             (_, 0) => None,
             (_, n) => {
                 let fields: Vec<BasicTypeEnum> = vec![f32t.into(); n];
@@ -30,11 +29,6 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         };
         let result = self.call_asm(asm, returns, args)?;
         match (asm, values) {
-            (Asm::MbarrierTryWait, _) => {
-                Ok(vec![result.ok_or_else(|| {
-                    EmitError::internal("try_wait returned nothing")
-                })?])
-            }
             (_, 0) => Ok(Vec::new()),
             (_, n) => {
                 let d = result

@@ -1,19 +1,19 @@
 //! The TMA and its mbarriers (sm_90a; the PTX ISA's `cp.async.bulk.tensor`
-//! and `mbarrier` sections): `mbarrier.init` through LLVM's
-//! `llvm.nvvm.mbarrier.init.shared`, the rest as inline PTX
-//! ([`super::asm`], which says why): `arrive.expect_tx`, `try_wait.parity`
-//! (in a loop until it succeeds) and `cp.async.bulk.tensor.2d`, which reads the
-//! kernel takes by value (a `__grid_constant__` parameter, see
-//! `kernel.rs`) at its generic address. Barriers and destinations are
-//! passed as shared addresses in 64-bit registers (as LLVM passes its own
-//! `mbarrier.init`'s, and as the emulation target's host addresses need).
+//! and `mbarrier` sections): the barriers through LLVM's intrinsics
+//! (`mbarrier.init`, `arrive.expect_tx`, `try_wait.parity` in a loop until
+//! it succeeds), the copy `cp.async.bulk.tensor.2d` as inline PTX
+//! ([`super::asm`]): LLVM 22's intrinsic takes its destination in the
+//! cluster's shared window, and converting the block's shared address to
+//! it costs two `cvta`s a copy. The copy reads the tensor map the kernel
+//! takes by value (a `__grid_constant__` parameter, see `kernel.rs`) at its
+//! generic address; its barrier and destination are shared addresses in
+//! 64-bit registers (as the emulation target's host addresses need).
 
 use super::asm::Asm;
 use super::kernel::Kernel;
 use super::GpuEmitter;
 use crate::EmitError;
 use inkwell::values::{BasicValueEnum, IntValue};
-use inkwell::IntPredicate;
 use tile_thread::program::SharedId;
 
 impl<'ctx> GpuEmitter<'_, 'ctx> {
@@ -54,10 +54,14 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         alloc: SharedId,
         [index, bytes, mask]: [IntValue<'ctx>; 3],
     ) -> Result<(), EmitError> {
-        let bar = self.shared_address(k, alloc, index)?;
+        let at = self.shared_at(k, alloc.index(), k.program.shared[alloc].dtype, index)?;
+        let f = self.intrinsic(
+            "llvm.nvvm.mbarrier.arrive.expect.tx.scope.cta.space.cta",
+            &[],
+        )?;
         self.when(k, mask, |s| {
-            s.inline_asm(Asm::MbarrierExpectTx, &[bar.into(), bytes.into()])
-                .map(drop)
+            s.b.build_call(f, &[at.into(), bytes.into()], "")?;
+            Ok(())
         })
     }
 
@@ -69,22 +73,22 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         alloc: SharedId,
         [index, parity]: [IntValue<'ctx>; 2],
     ) -> Result<(), EmitError> {
-        let bar = self.shared_address(k, alloc, index)?;
+        let at = self.shared_at(k, alloc.index(), k.program.shared[alloc].dtype, index)?;
+        let f = self.intrinsic(
+            "llvm.nvvm.mbarrier.try.wait.parity.scope.cta.space.cta",
+            &[],
+        )?;
         let spin = self.ctx.append_basic_block(k.function, "mbar.wait");
         let done = self.ctx.append_basic_block(k.function, "mbar.done");
         self.b.build_unconditional_branch(spin)?;
         self.b.position_at_end(spin);
-        let ready = self.inline_asm(Asm::MbarrierTryWait, &[bar.into(), parity.into()])?;
-        let ready = ready
-            .first()
+        let over = self
+            .b
+            .build_call(f, &[at.into(), parity.into()], "over")?
+            .try_as_basic_value()
+            .basic()
             .ok_or_else(|| EmitError::internal("try_wait's result"))?
             .into_int_value();
-        let over = self.b.build_int_compare(
-            IntPredicate::NE,
-            ready,
-            ready.get_type().const_zero(),
-            "over",
-        )?;
         self.b.build_conditional_branch(over, done, spin)?;
         self.b.position_at_end(done);
         Ok(())
