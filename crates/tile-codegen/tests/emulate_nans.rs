@@ -3,8 +3,9 @@
 //! gfx1100 receive (on the emulation target) must store the interpreter's
 //! bits. The GPU code leaves a NaN as the hardware makes it wherever no use
 //! sees its bits (`gpu/nan.rs`: through arithmetic, selects and shuffles)
-//! and canonicalizes it where a use does; sm_80's f32 `max`/`min` are
-//! `max.NaN.f32`/`min.NaN.f32`, whose NaN is not the interpreter's.
+//! and canonicalizes it where a use does; f32 `max`/`min` are LLVM's
+//! `llvm.maximum`/`llvm.minimum` on sm_80 and AMD (`max.NaN.f32`,
+//! `v_max_f32` and a NaN select), whose NaN is not the interpreter's.
 
 mod emulated;
 
@@ -14,6 +15,7 @@ use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
 use tile_ir::{samples, verify, DType, Function};
 use tile_thread::emulate;
+use tile_codegen::{CodegenOptions, Gfx, Target};
 use tile_thread::lower::{lower, LowerOptions};
 
 /// Each row's maximum, minimum and sum, and the maximum of each row's
@@ -121,6 +123,33 @@ fn row_reductions_store_the_interpreters_nans_and_zeros() {
     assert_eq!(hi[5].to_bits(), (-0.0f32).to_bits());
     assert_eq!(sum[4].to_bits(), 0x7fc0_0000, "∞ - ∞");
     run_all(&func, args, [2, 1, 1]);
+}
+
+/// The same reductions' AMD code: each f32 maximum and minimum is the
+/// hardware's `v_max_f32`/`v_min_f32` (CDNA 4 and RDNA 4: `v_maximum3_f32`,
+/// `v_maximum_f32`) beside an ordered compare for the NaN, not the
+/// emitter's compares of signs and values, which LLVM leaves as eight
+/// instructions (`v_cmp_nlt_f32`, `v_cmp_neq_f32` and a sign test).
+#[test]
+fn amd_maxima_and_minima_are_the_hardwares() {
+    let func = parse_function(ROWS).unwrap();
+    for gfx in [Gfx::Gfx942, Gfx::Gfx950, Gfx::Gfx1100, Gfx::Gfx1201] {
+        let target = Target::Amdgpu(gfx);
+        let options = LowerOptions::warps(4).with_tensor_cores(target.tensor_cores());
+        let program = lower(&func, &options).unwrap();
+        let amd = tile_codegen::gpu::emit(&program, target, &CodegenOptions::default())
+            .unwrap()
+            .assembly;
+        let (max, min) = if matches!(gfx, Gfx::Gfx942 | Gfx::Gfx1100) {
+            ("v_max_f32", "v_min_f32")
+        } else {
+            ("v_maximum", "v_minimum")
+        };
+        assert!(amd.contains(max) && amd.contains(min), "{gfx}:\n{amd}");
+        for expansion in ["v_cmp_nlt_f32", "v_cmp_neq_f32", "v_cmp_ngt_f32"] {
+            assert!(!amd.contains(expansion), "{gfx}: {expansion} in\n{amd}");
+        }
+    }
 }
 
 #[test]

@@ -175,7 +175,8 @@ impl<'ctx> ScalarEmitter<'_, 'ctx> {
                 return self.store_rounded_f64(r, dtype, nans);
             }
             BinaryOp::Min | BinaryOp::Max if self.ieee_min_max && dtype == DType::F32 => {
-                // One instruction of the same semantics (`min.NaN.f32`).
+                // The back end's lowering of the same semantics, shorter than
+                // the selects below (`Target::uses_min_max_intrinsics`).
                 // Narrower floats keep the selects, which return an
                 // operand's own bits: rounding the f32 result back would
                 // saturate an FP8 infinity.

@@ -87,7 +87,7 @@ pub(crate) struct ScalarEmitter<'a, 'ctx> {
     /// ([`crate::Target::converts_e4m3`]) rather than integer arithmetic.
     pub(crate) converts_e4m3: bool,
     /// Whether f32 `min`/`max` are LLVM's `llvm.minimum`/`llvm.maximum`
-    /// ([`crate::Target::has_ieee_min_max`]) rather than compares and
+    /// ([`crate::Target::uses_min_max_intrinsics`]) rather than compares and
     /// selects.
     pub(crate) ieee_min_max: bool,
     /// Whether the exact library's functions stay calls
@@ -120,7 +120,7 @@ impl<'a, 'ctx> ScalarEmitter<'a, 'ctx> {
             converts_f16: target.converts_f16(),
             converts_bf16: target.converts_bf16(),
             converts_e4m3: target.converts_e4m3(),
-            ieee_min_max: target.has_ieee_min_max(),
+            ieee_min_max: target.uses_min_max_intrinsics(),
             outline_exact_math: target.outlines_exact_math(),
             native_16_bit: [tile_ir::DType::F16, tile_ir::DType::BF16]
                 .map(|d| target.adds_16_bit_floats(d)),

@@ -42,7 +42,7 @@ pub fn math_probe<'ctx>(
 }
 
 /// [`math_probe`] with the instructions the emitter chooses for `like`
-/// (`llvm.minimum`/`llvm.maximum` where [`Target::has_ieee_min_max`], calls
+/// (`llvm.minimum`/`llvm.maximum` where [`Target::uses_min_max_intrinsics`], calls
 /// of the exact library where [`Target::outlines_exact_math`]), still
 /// compiled for the host: so that tests run a GPU target's own LLVM IR for
 /// the op.
@@ -58,7 +58,7 @@ pub fn probe_as<'ctx>(
     let module = ctx.create_module("probe");
     machine.configure(&module);
     let mut e = ScalarEmitter::new(ctx, &module, target, fast_math);
-    e.ieee_min_max = like.has_ieee_min_max();
+    e.ieee_min_max = like.uses_min_max_intrinsics();
     e.outline_exact_math = like.outlines_exact_math();
     let i64t = ctx.i64_type();
     let f = module.add_function(

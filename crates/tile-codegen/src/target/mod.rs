@@ -133,14 +133,21 @@ impl Target {
             && matches!(self, Target::Nvptx(sm) if sm.number() >= 80)
     }
 
-    /// Whether the target has IEEE 754-2019 `minimum`/`maximum` of f32 as one
-    /// instruction (a NaN if either operand is one, `-0 < +0`): PTX's
-    /// `min.NaN.f32`/`max.NaN.f32` from sm_80 on, which LLVM's NVPTX back
-    /// end selects for `llvm.minimum.f32`/`llvm.maximum.f32`. Elsewhere
-    /// LLVM would expand the intrinsics into compares and selects, as the
-    /// scalar emitter writes them itself.
-    pub fn has_ieee_min_max(&self) -> bool {
-        matches!(self, Target::Nvptx(sm) if sm.number() >= 80)
+    /// Whether f32 `min`/`max` (IEEE 754-2019 `minimum`/`maximum`: a NaN if
+    /// either operand is one, `-0 < +0`) are emitted as `llvm.minimum.f32`/
+    /// `llvm.maximum.f32`, which the back end lowers better than the scalar
+    /// emitter's compares and selects: PTX's `min.NaN.f32`/`max.NaN.f32`
+    /// from sm_80 on; on AMD `v_max_f32`/`v_min_f32` (which order `-0`
+    /// below `+0`) with one compare and select for the NaN, three
+    /// instructions against eight, and CDNA 4's `v_maximum3_f32` and RDNA 4's
+    /// `v_maximum_f32` where the processor has them. The host and older
+    /// NVIDIA GPUs keep the selects.
+    pub fn uses_min_max_intrinsics(&self) -> bool {
+        match self {
+            Target::Nvptx(sm) => sm.number() >= 80,
+            Target::Amdgpu(_) => true,
+            Target::Host(_) => false,
+        }
     }
 
     /// Whether the exact math library's functions (f64, `exp` to `pow`)
