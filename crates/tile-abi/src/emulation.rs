@@ -177,6 +177,14 @@ pub enum RuntimeCall {
     /// [`RuntimeCall::TmemLoad`]'s store, `tcgen05.st.32x32b.x<c>` and its
     /// wait, from the thread's buffer at `b`.
     TmemStore = 32,
+    /// An AMDGPU lane exchange whose pattern is an immediate: with `c` 0,
+    /// `ds_swizzle_b32` of offset `a` in its bit mode (below `0x8000`: the
+    /// lanes of each group of 32 read lane `((lane & and) | or) ^ xor`, the
+    /// masks 5 bits each from bit 0, 5 and 10); with `c` 1, a DPP
+    /// `quad_perm` of control `a` (below `0x100`: lane `i` of each group of
+    /// 4 reads lane `(a >> 2i) & 3`). The result is the 32-bit value `b` of
+    /// the lane read.
+    LanePermute = 33,
 }
 
 /// The most 32-bit words a [`RuntimeCall::Mma`] buffer holds (WMMA's 8 of A, 8 of
@@ -188,7 +196,7 @@ pub const MMA_MAX_RESULTS: usize = 16;
 
 impl RuntimeCall {
     /// Every op.
-    pub const ALL: [RuntimeCall; 32] = [
+    pub const ALL: [RuntimeCall; 33] = [
         RuntimeCall::ThreadId,
         RuntimeCall::BlockId,
         RuntimeCall::GridDim,
@@ -221,6 +229,7 @@ impl RuntimeCall {
         RuntimeCall::Tcgen05Commit,
         RuntimeCall::TmemLoad,
         RuntimeCall::TmemStore,
+        RuntimeCall::LanePermute,
     ];
 
     /// The op with code `code`.

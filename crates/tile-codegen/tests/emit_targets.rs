@@ -244,8 +244,13 @@ fn reductions_use_shuffles_and_barriers() {
             || ptx.contains("shfl.sync.idx.b32"),
         "{ptx}"
     );
+    // AMD's butterflies within 32 lanes take their pattern as an
+    // immediate: DPP `quad_perm` for lanes 1 and 2 apart, `ds_swizzle_b32`
+    // beyond; no lane computes a `ds_bpermute` address.
     let asm = emitted(&func, 4, Target::Amdgpu(Gfx::Gfx90a)).assembly;
-    assert!(asm.contains("ds_bpermute_b32"), "{asm}");
+    assert!(asm.contains("ds_swizzle_b32"), "{asm}");
+    assert!(asm.contains("quad_perm:"), "{asm}");
+    assert!(!asm.contains("ds_bpermute_b32"), "{asm}");
 }
 
 #[test]

@@ -105,12 +105,13 @@ fn breaking_a_lane_exchange_fails() {
         )
     });
     assert_eq!(why, "results differ");
-    // Every lane reads lane 0 of its wave.
+    // Every swizzle reads lane 0 of its 32 (all masks 0).
     let why = mutated_softmax_fails(AMD, |t| {
-        map_lines(t, |l| match l.find("@llvm.amdgcn.ds.bpermute(i32 ") {
+        map_lines(t, |l| match l.find("@llvm.amdgcn.ds.swizzle(i32 ") {
             Some(at) if l.contains(" = ") => {
-                let start = at + "@llvm.amdgcn.ds.bpermute(i32 ".len();
-                let end = start + l[start..].find(',').unwrap_or(0);
+                let operands = at + "@llvm.amdgcn.ds.swizzle(i32 ".len();
+                let start = operands + l[operands..].find(", i32 ").unwrap_or(0) + ", i32 ".len();
+                let end = start + l[start..].find(')').unwrap_or(0);
                 format!("{}0{}", &l[..start], &l[end..])
             }
             _ => l.to_string(),

@@ -78,6 +78,23 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
             address: a as u32,
             value: b as u32,
         }),
+        RuntimeCall::LanePermute => {
+            let lane = with_block(|blk| blk.current % blk.wave);
+            match crate::lanes::permute_source(a as u32, c == 1, lane) {
+                // The exchange is a permute whose address the pattern gives.
+                Some(source) => suspend(Wait::Bpermute {
+                    address: source * 4,
+                    value: b as u32,
+                }),
+                None => {
+                    let place = with_block(|blk| blk.place(Some(blk.current)));
+                    stop(EmuError::Malformed {
+                        place,
+                        what: format!("lane permute pattern {a:#x} (mode {c})"),
+                    })
+                }
+            }
+        }
         RuntimeCall::CopyAsync => {
             if c > 16 {
                 let place = with_block(|blk| blk.place(Some(blk.current)));

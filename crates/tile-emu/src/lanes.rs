@@ -10,7 +10,13 @@
 //!   when `j <= maxLane`), and reads lane `j`'s value when valid, its own
 //!   otherwise;
 //! * AMDGPU `ds_bpermute_b32` (CDNA 3 ISA, "DS_BPERMUTE_B32"): a lane reads
-//!   the value of lane `(address >> 2) mod wave size`.
+//!   the value of lane `(address >> 2) mod wave size`;
+//! * AMDGPU `ds_swizzle_b32` (CDNA 3 ISA, "DS_SWIZZLE_B32"), bit mode
+//!   (offset bit 15 clear): within each group of 32 lanes, lane `i` reads
+//!   lane `((i & and_mask) | or_mask) ^ xor_mask`, the masks in offset bits
+//!   0–4, 5–9 and 10–14;
+//! * AMDGPU DPP `quad_perm` (CDNA 3 ISA, "DPP_CTRL", controls 0x00–0xff):
+//!   within each group of 4 lanes, lane `i` reads lane `(ctrl >> 2i) & 3`.
 
 use tile_abi::emulation::ShuffleMode;
 
@@ -49,6 +55,19 @@ pub(crate) fn shuffle_source(mode: ShuffleMode, lane: u32, b: u32, c: u32) -> u3
 /// `address` reads.
 pub(crate) fn bpermute_source(address: u32, wave: u32) -> u32 {
     (address >> 2) % wave
+}
+
+/// The lane of the wave that `lane` reads in [`RuntimeCall::LanePermute`](
+/// tile_abi::emulation::RuntimeCall::LanePermute) of `pattern` (`dpp`: a
+/// `quad_perm` control, else a `ds_swizzle_b32` offset), or `None` for a
+/// pattern outside the two modes modelled.
+pub(crate) fn permute_source(pattern: u32, dpp: bool, lane: u32) -> Option<u32> {
+    if dpp {
+        (pattern < 0x100).then(|| (lane & !3) | ((pattern >> (2 * (lane & 3))) & 3))
+    } else {
+        let (and, or, xor) = (pattern & 0x1f, (pattern >> 5) & 0x1f, (pattern >> 10) & 0x1f);
+        (pattern < 0x8000).then(|| (lane & !31) | ((((lane & 31) & and) | or) ^ xor))
+    }
 }
 
 #[cfg(test)]
@@ -126,5 +145,24 @@ mod tests {
         assert_eq!(bpermute_source(4 * 70, 64), 6);
         assert_eq!(bpermute_source(4 * 33, 32), 1);
         assert_eq!(bpermute_source(4 * 31 + 3, 32), 31);
+    }
+
+    #[test]
+    fn swizzles_and_quad_perms_read_the_lanes_the_manual_names() {
+        // Bit mode: and 0x1f, xor 4 swaps lanes 4 apart within 32 lanes.
+        let xor4 = 0x1f | (4 << 10);
+        assert_eq!(permute_source(xor4, false, 0), Some(4));
+        assert_eq!(permute_source(xor4, false, 37), Some(33));
+        // and 0x18, or 1: lanes 8..16 read lane 9, in the second half too.
+        let pick = 0x18 | (1 << 5);
+        assert_eq!(permute_source(pick, false, 12), Some(9));
+        assert_eq!(permute_source(pick, false, 44), Some(41));
+        // quad_perm [1, 0, 3, 2] and [3, 2, 1, 0].
+        assert_eq!(permute_source(0xb1, true, 5), Some(4));
+        assert_eq!(permute_source(0xb1, true, 6), Some(7));
+        assert_eq!(permute_source(0x1b, true, 60), Some(63));
+        // Other swizzle modes and DPP controls are not modelled.
+        assert_eq!(permute_source(0x8000, false, 0), None);
+        assert_eq!(permute_source(0x130, true, 0), None);
     }
 }

@@ -154,6 +154,20 @@ fn table() -> Vec<Replacement> {
         op: RuntimeCall::Bpermute,
         operands: [Param(0), Param(1), Const(0), Const(0)],
     });
+    table.push(Replacement {
+        intrinsic: "llvm.amdgcn.ds.swizzle".into(),
+        ret: "i32",
+        params: &["i32", "i32"],
+        op: RuntimeCall::LanePermute,
+        operands: [Param(1), Param(0), Const(0), Const(0)],
+    });
+    table.push(Replacement {
+        intrinsic: "llvm.amdgcn.update.dpp.i32".into(),
+        ret: "i32",
+        params: &["i32", "i32", "i32", "i32", "i32", "i1"],
+        op: RuntimeCall::LanePermute,
+        operands: [Param(2), Param(1), Const(1), Const(0)],
+    });
     for (intrinsic, params, f) in [
         ("llvm.nvvm.ex2.approx.f32", &["float"][..], ApproxFn::Exp2),
         ("llvm.nvvm.lg2.approx.f", &["float"], ApproxFn::Log2),

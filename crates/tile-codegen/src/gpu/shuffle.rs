@@ -66,6 +66,9 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     .ok_or_else(|| EmitError::internal("shfl returned nothing"))
             }
             GpuTarget::Amdgpu(_) => {
+                if let Some(xor) = fixed_butterfly(mode, width, b) {
+                    return self.exchange_by_pattern(xor, value);
+                }
                 let bb = &self.b;
                 let lane = bb.build_and(thread, c(lanes), "lane")?;
                 let min_lane = bb.build_and(lane, c(seg_mask), "minlane")?;
@@ -126,6 +129,46 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         }
     }
 
+    /// The butterfly exchange of `value` across lanes `xor` apart (below
+    /// 32) without an address: DPP's `quad_perm`, a full-rate move, for 1
+    /// and 2; `ds_swizzle_b32` in its bit mode, which permutes within each
+    /// 32 lanes, for the rest. Both take the pattern as an immediate, where
+    /// `ds_bpermute` needs each lane's source address in a register.
+    fn exchange_by_pattern(
+        &self,
+        xor: u64,
+        value: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>, EmitError> {
+        let (i32t, bool_t) = (self.ctx.i32_type(), self.ctx.bool_type());
+        let c = |v: u64| i32t.const_int(v, false);
+        let call = match xor {
+            1 | 2 => {
+                // Lane i of each 4 reads lane i ^ xor: two bits per lane.
+                let control = (0..4).fold(0, |acc, i| acc | ((i ^ xor) << (2 * i)));
+                let f = self.intrinsic("llvm.amdgcn.update.dpp", &[i32t.into()])?;
+                let args = [
+                    value.into(),
+                    value.into(),
+                    c(control).into(),
+                    c(0xf).into(),
+                    c(0xf).into(),
+                    bool_t.const_zero().into(),
+                ];
+                self.b.build_call(f, &args, "dpp")?
+            }
+            _ => {
+                // and_mask 0x1f, or_mask 0, xor_mask in bits 10 to 14.
+                let f = self.intrinsic("llvm.amdgcn.ds.swizzle", &[])?;
+                self.b
+                    .build_call(f, &[value.into(), c(0x1f | (xor << 10)).into()], "swizzle")?
+            }
+        };
+        call.try_as_basic_value()
+            .basic()
+            .map(|v| v.into_int_value())
+            .ok_or_else(|| EmitError::internal("a lane exchange returned nothing"))
+    }
+
     /// A shuffle of any dtype: as 32-bit words (64-bit values in two halves).
     pub(super) fn shuffle(
         &self,
@@ -171,4 +214,12 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         };
         Ok(b.build_bit_cast(out, self.reg_type(dtype), "shuffled")?)
     }
+}
+
+/// The lane distance of a butterfly shuffle that stays inside its segment
+/// of `width` lanes for every lane (a constant operand below the width,
+/// and below 32, which `ds_swizzle_b32` permutes within), if `b` is one.
+fn fixed_butterfly(mode: ShuffleMode, width: u8, b: IntValue<'_>) -> Option<u64> {
+    let xor = b.get_zero_extended_constant()?;
+    (mode == ShuffleMode::Bfly && xor > 0 && xor < u64::from(width).min(32)).then_some(xor)
 }
