@@ -6,9 +6,10 @@
 //!    through plain shared loads and stores, and its emulation image's
 //!    dynamic shared array (`repro_dynamic_shared_probe`,
 //!    `repro_dynamic_shared_manifest`);
-//! 2. arg reductions and scans that stage their whole tile in shared
+//! 2. arg reductions and scans that staged their whole tile in shared
 //!    memory, past gfx942's 64 KiB at FlagGems' own block sizes
 //!    (`repro_argmax_fits_gfx942`, `repro_staged_scans_fit_gfx942`);
+//!    fixed;
 //! 3. FP8 and i8 dots compiled to an unrolled FMA chain
 //!    (`repro_low_precision_dots_compile_quickly`).
 
@@ -133,14 +134,16 @@ fn repro_dynamic_shared_manifest() {
 }
 
 // ---------------------------------------------------------------------------
-// Problem 2: arg reductions and scans stage their whole tile in shared
-// memory, so FlagGems' own block sizes stop compiling for gfx942 (64 KiB
+// Problem 2: arg reductions and scans staged their whole tile in shared
+// memory, so FlagGems' own block sizes stopped compiling for gfx942 (64 KiB
 // of LDS): `argmax` with BLOCK_M 8 (its heuristic for M ≥ 4096) and
 // BLOCK_N 4096, `cumsum` with BLOCK_N = next_power_of_2(N) = 4096 and
-// BLOCK_M 8 — each needs 131072 bytes ("kernel `..` needs 131072 bytes of
+// BLOCK_M 8 — each needed 131072 bytes ("kernel `..` needs 131072 bytes of
 // shared memory per block, more than the 65536 of gfx942; ... use smaller
-// tiles"). Triton keeps these reductions in registers. Built here for the
-// host only (the GPU build is the error); the test compiles them for gfx942.
+// tiles"). Triton keeps these in registers, and so does tile now: the arg
+// reduction as a tree (`lower/reduce_arg.rs`), the scan as a chain through
+// the lanes (`lower/scan_chain.rs`). Built here for the host only; the
+// tests compile them for gfx942.
 // ---------------------------------------------------------------------------
 
 #[tile_kernel(configs(BM = 8, BN = 4096), targets = "host")]
@@ -212,8 +215,9 @@ fn repro_argmax_fits_gfx942() {
     }
 }
 
+/// FlagGems' cumsum at its own block (8 × 4096) builds for gfx942: the
+/// scan runs in registers, not through a staged tile.
 #[test]
-#[ignore = "problem 2: a cumsum of an [8, 4096] f32 tile stages it in 128 KiB of shared memory, a build error on gfx942"]
 fn repro_staged_scans_fit_gfx942() {
     let info = &repro_cumsum_8x4096::<8, 4096>::INFO;
     if let Err(e) = compile_for(info, Target::Amdgpu(Gfx::Gfx942)) {

@@ -182,8 +182,10 @@ pub enum RuntimeCall {
     /// lanes of each group of 32 read lane `((lane & and) | or) ^ xor`, the
     /// masks 5 bits each from bit 0, 5 and 10); with `c` 1, a DPP
     /// `quad_perm` of control `a` (below `0x100`: lane `i` of each group of
-    /// 4 reads lane `(a >> 2i) & 3`). The result is the 32-bit value `b` of
-    /// the lane read.
+    /// 4 reads lane `(a >> 2i) & 3`); with `c` 2, `v_readlane` of lane `a`
+    /// of the wave (LLVM's form of a `ds_bpermute` whose address is the
+    /// same in every lane). The result is the 32-bit value `b` of the lane
+    /// read.
     LanePermute = 33,
 }
 

@@ -11,11 +11,11 @@ mod emulated;
 
 use emulated::TARGETS;
 
+use tile_codegen::{CodegenOptions, Gfx, Target};
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
 use tile_ir::{samples, verify, DType, Function};
 use tile_thread::emulate;
-use tile_codegen::{CodegenOptions, Gfx, Target};
 use tile_thread::lower::{lower, LowerOptions};
 
 /// Each row's maximum, minimum and sum, and the maximum of each row's

@@ -130,3 +130,63 @@ fn targets_without_wave64_refuse_a_64_lane_shuffle() {
         );
     }
 }
+
+/// Each program scans row `p` of `%x` (`[rows, cols]`) with `kind` into
+/// `%y`.
+fn row_scan(kind: &str, dtype: &str, cols: usize) -> Function {
+    let text = format!(
+        "kernel @scan(%x: tensor<{dtype}, 2>, %y: tensor<{dtype}, 2>) {{
+  %pid = program_id 0 : i32
+  %zero = constant 0 : i32
+  %vx = partition_view %x [1, {cols}] : view<{dtype}, [1, {cols}]>
+  %t = load_masked %vx[%pid, %zero] pad(zero) : tile<1x{cols}x{dtype}>
+  %s = scan {kind} %t axis 1 : tile<1x{cols}x{dtype}>
+  %vy = partition_view %y [1, {cols}] : view<{dtype}, [1, {cols}]>
+  store_masked %s, %vy[%pid, %zero]
+}}"
+    );
+    let func = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    verify::verify(&func).unwrap();
+    func
+}
+
+/// Scans chained through the lanes (`tile-thread/src/lower/scan_chain.rs`):
+/// a row over a whole CDNA wave passes its carry by 64-lane shuffles, which
+/// LLVM turns into `v_readlane` where every lane reads the same lane; on
+/// every emulation target the results are the interpreter's bits.
+#[test]
+fn chained_scans_agree_on_every_target() {
+    // Sums of values a tenth apart and far apart in magnitude round
+    // differently in any other order.
+    let floats = |n: usize, scale: f32| -> Arg {
+        let v = (0..n)
+            .map(|i| ((i * 37) % 1009) as f32 * 0.1 * scale - 50.0 * scale.sqrt())
+            .collect();
+        Arg::Tensor(HostTensor::from_vec(&[3, n / 3], v).unwrap())
+    };
+    for (kind, dtype, cols, x) in [
+        ("cumsum", "f32", 256, floats(3 * 250, 1.0e3)),
+        ("cumprod", "f32", 64, floats(3 * 64, 1.0e-2)),
+        (
+            "cumsum",
+            "i32",
+            512,
+            emulated::small_ints(DType::I32, &[3, 500], 7),
+        ),
+    ] {
+        let func = row_scan(kind, dtype, cols);
+        let shape = match &x {
+            Arg::Tensor(t) => t.shape().to_vec(),
+            _ => unreachable!("x is a tensor"),
+        };
+        let dt: DType = dtype.parse().unwrap();
+        let args = || vec![x.clone(), Arg::Tensor(HostTensor::zeros(dt, &shape))];
+        emulated::agrees(&func, args, 1, [3, 1, 1]);
+        let program = lower(
+            &func,
+            &LowerOptions::warps(2).with_tensor_cores(TensorCores::Mfma),
+        )
+        .unwrap();
+        assert_eq!(program.shared.len(), 0, "{kind} {dtype}: {program}");
+    }
+}

@@ -79,8 +79,8 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
             value: b as u32,
         }),
         RuntimeCall::LanePermute => {
-            let lane = with_block(|blk| blk.current % blk.wave);
-            match crate::lanes::permute_source(a as u32, c == 1, lane) {
+            let (lane, wave) = with_block(|blk| (blk.current % blk.wave, blk.wave));
+            match crate::lanes::permute_source(a as u32, c, lane, wave) {
                 // The exchange is a permute whose address the pattern gives.
                 Some(source) => suspend(Wait::Bpermute {
                     address: source * 4,

@@ -57,16 +57,24 @@ pub(crate) fn bpermute_source(address: u32, wave: u32) -> u32 {
     (address >> 2) % wave
 }
 
-/// The lane of the wave that `lane` reads in [`RuntimeCall::LanePermute`](
-/// tile_abi::emulation::RuntimeCall::LanePermute) of `pattern` (`dpp`: a
-/// `quad_perm` control, else a `ds_swizzle_b32` offset), or `None` for a
-/// pattern outside the two modes modelled.
-pub(crate) fn permute_source(pattern: u32, dpp: bool, lane: u32) -> Option<u32> {
-    if dpp {
-        (pattern < 0x100).then(|| (lane & !3) | ((pattern >> (2 * (lane & 3))) & 3))
-    } else {
-        let (and, or, xor) = (pattern & 0x1f, (pattern >> 5) & 0x1f, (pattern >> 10) & 0x1f);
-        (pattern < 0x8000).then(|| (lane & !31) | ((((lane & 31) & and) | or) ^ xor))
+/// The lane of a wave of `wave` lanes that `lane` reads in
+/// [`RuntimeCall::LanePermute`](tile_abi::emulation::RuntimeCall::LanePermute)
+/// of `pattern` in `mode` (0: a `ds_swizzle_b32` offset, 1: a `quad_perm`
+/// control, 2: `v_readlane`'s lane), or `None` for a pattern or mode
+/// outside those modelled.
+pub(crate) fn permute_source(pattern: u32, mode: u64, lane: u32, wave: u32) -> Option<u32> {
+    match mode {
+        0 => {
+            let (and, or, xor) = (
+                pattern & 0x1f,
+                (pattern >> 5) & 0x1f,
+                (pattern >> 10) & 0x1f,
+            );
+            (pattern < 0x8000).then_some((lane & !31) | ((((lane & 31) & and) | or) ^ xor))
+        }
+        1 => (pattern < 0x100).then_some((lane & !3) | ((pattern >> (2 * (lane & 3))) & 3)),
+        2 => (pattern < wave).then_some(pattern),
+        _ => None,
     }
 }
 
@@ -148,21 +156,24 @@ mod tests {
     }
 
     #[test]
-    fn swizzles_and_quad_perms_read_the_lanes_the_manual_names() {
+    fn swizzles_quad_perms_and_lane_reads_read_the_lanes_the_manual_names() {
         // Bit mode: and 0x1f, xor 4 swaps lanes 4 apart within 32 lanes.
         let xor4 = 0x1f | (4 << 10);
-        assert_eq!(permute_source(xor4, false, 0), Some(4));
-        assert_eq!(permute_source(xor4, false, 37), Some(33));
+        assert_eq!(permute_source(xor4, 0, 0, 64), Some(4));
+        assert_eq!(permute_source(xor4, 0, 37, 64), Some(33));
         // and 0x18, or 1: lanes 8..16 read lane 9, in the second half too.
         let pick = 0x18 | (1 << 5);
-        assert_eq!(permute_source(pick, false, 12), Some(9));
-        assert_eq!(permute_source(pick, false, 44), Some(41));
+        assert_eq!(permute_source(pick, 0, 12, 64), Some(9));
+        assert_eq!(permute_source(pick, 0, 44, 64), Some(41));
         // quad_perm [1, 0, 3, 2] and [3, 2, 1, 0].
-        assert_eq!(permute_source(0xb1, true, 5), Some(4));
-        assert_eq!(permute_source(0xb1, true, 6), Some(7));
-        assert_eq!(permute_source(0x1b, true, 60), Some(63));
+        assert_eq!(permute_source(0xb1, 1, 5, 64), Some(4));
+        assert_eq!(permute_source(0xb1, 1, 6, 64), Some(7));
+        assert_eq!(permute_source(0x1b, 1, 60, 64), Some(63));
+        // A lane read is the same lane for every lane of the wave.
+        assert_eq!(permute_source(37, 2, 5, 64), Some(37));
+        assert_eq!(permute_source(37, 2, 5, 32), None);
         // Other swizzle modes and DPP controls are not modelled.
-        assert_eq!(permute_source(0x8000, false, 0), None);
-        assert_eq!(permute_source(0x130, true, 0), None);
+        assert_eq!(permute_source(0x8000, 0, 0, 64), None);
+        assert_eq!(permute_source(0x130, 1, 0, 64), None);
     }
 }

@@ -161,6 +161,21 @@ fn table() -> Vec<Replacement> {
         op: RuntimeCall::LanePermute,
         operands: [Param(1), Param(0), Const(0), Const(0)],
     });
+    // LLVM turns a `ds_bpermute` whose address every lane shares into a
+    // `v_readlane` of the value's type.
+    for (ty, param) in [("i32", "i32"), ("f32", "float")] {
+        table.push(Replacement {
+            intrinsic: format!("llvm.amdgcn.readlane.{ty}"),
+            ret: param,
+            params: if ty == "i32" {
+                &["i32", "i32"]
+            } else {
+                &["float", "i32"]
+            },
+            op: RuntimeCall::LanePermute,
+            operands: [Param(1), Param(0), Const(2), Const(0)],
+        });
+    }
     table.push(Replacement {
         intrinsic: "llvm.amdgcn.update.dpp.i32".into(),
         ret: "i32",

@@ -54,6 +54,7 @@ mod reduce_arg;
 mod reduce_tree;
 mod reload;
 mod round_staged;
+mod scan_chain;
 mod shared;
 mod shuffle_convert;
 mod software_pipeline;

@@ -164,6 +164,15 @@ impl Lowerer<'_> {
                 return self.bind(id, Lowered::Tile { layout, regs });
             }
         }
+        if let (Fold::Scan(op), Some(layout)) = (fold_kind, self.plan.values.get(&result)) {
+            if *layout == *src_layout {
+                let scanned = self.chain_scan(op, dtype, axis, &src_layout, &src_regs);
+                if let Some(regs) = scanned {
+                    let layout = src_layout.clone();
+                    return self.bind(id, Lowered::Tile { layout, regs });
+                }
+            }
+        }
         let alloc = self.stage_tile(dtype, &src_layout, &src_regs);
         let lane = (alloc, dtype, src[axis], rs[axis]);
         let scan = matches!(fold_kind, Fold::Scan(_));

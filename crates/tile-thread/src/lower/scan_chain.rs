@@ -1,0 +1,208 @@
+//! Scans in registers, exact: a chain through the lanes of a warp (or of
+//! a CDNA wave, whose two warps a width-64 shuffle spans).
+//!
+//! The interpreter's scan is `y[0] = x[0]`, `y[k] = y[k-1] ⊕ x[k]`, rounded
+//! at every step, so its float results depend on that order. Where the
+//! operand's layout gives each thread runs of `L` consecutive elements
+//! along the axis, the `P` lanes of a warp along it holding consecutive
+//! runs (lane position `i` the run at `i·L` of each chunk of `P·L`), the
+//! order is chunk by chunk, lane position by lane position, and the scan
+//! runs as a chain without shared memory:
+//!
+//! for each chunk, for `i` in `0..P`: every thread folds its own run onto
+//! the running total (`carry`), the lane at position `i` holding the
+//! chain's value; `carry` becomes that lane's total (`shfl.idx`), and the
+//! threads at position `i + 1` keep it as their carry-in. After the `P`
+//! turns each thread folds its run once more from its own carry-in, in the
+//! interpreter's order, into its results. The first element of the first
+//! chunk starts the fold, as in the interpreter.
+//!
+//! Cost: `P·(L + 3)` instructions per chunk and row (one shuffle a turn),
+//! against the staged path's fold of the whole lane per result register
+//! and a shared copy of the tile (128 KiB for FlagGems' `[8, 4096]` f32
+//! cumsum, past gfx942's 64 KiB).
+
+use super::reduce_tree::AxisBits;
+use super::Lowerer;
+use crate::layout_assign::DistLayout;
+use crate::program::{Reg, ShuffleMode, ThreadOpKind, WARP_SIZE};
+use tile_ir::{BinaryOp, CmpPred, DType};
+
+/// Where a scan's chain runs: the run length, the lanes along the axis
+/// and each lane position's bits, the chunks, and each row's registers.
+struct Chain {
+    /// Consecutive elements of a thread along the axis (`L`).
+    run: usize,
+    /// The lanes the chain's shuffles span: a warp's 32, or a CDNA wave's
+    /// 64 where the wave's two warps lie along the axis.
+    span: u32,
+    /// Per lane position `i` (`P` of them), its axis bits of the lane index.
+    positions: Vec<u32>,
+    /// The lane-index bits that move along the axis.
+    axis_mask: u32,
+    /// Per row of the thread (registers off the axis alike), its registers
+    /// by chunk, each chunk's `L` in order along the axis.
+    rows: Vec<Vec<Vec<usize>>>,
+    /// A register whose axis coordinate is the thread's own part (its
+    /// register part is 0).
+    first: usize,
+}
+
+/// The chain of a scan of a tile in `layout` along `axis`, if the layout
+/// has its shape: additive, without copies, the warps off the axis (but
+/// for the two warps of a hardware wave of `wave_lanes`), each thread's
+/// registers along it runs of `L` that its lanes hold in order.
+fn chain(layout: &DistLayout, axis: usize, wave_lanes: u32) -> Option<Chain> {
+    let bits = AxisBits::of(layout, axis)?.in_waves(wave_lanes);
+    if !bits.warps.is_empty() || bits.lanes.is_empty() || layout.has_copies() || !layout.additive()
+    {
+        return None;
+    }
+    let ps = layout.padded_strides();
+    let part = |offset: i64| offset as usize / ps[axis] % layout.padded[axis];
+    let regs = layout.registers();
+    let offsets: Vec<usize> = (0..regs)
+        .map(|v| part(layout.value.call(v as i64)))
+        .collect();
+    let run = (0..).take_while(|o| offsets.contains(o)).count();
+    let lanes = 1usize << bits.lanes.len();
+    let chunk = run * lanes;
+    // Each lane position's bits: lane `t` of warp 0 with the other bits 0.
+    let axis_mask: u32 = bits.lanes.iter().map(|b| 1 << b).sum();
+    let span = if axis_mask >= WARP_SIZE {
+        wave_lanes
+    } else {
+        WARP_SIZE
+    };
+    let mut positions = vec![None; lanes];
+    for t in 0..span {
+        if t & !axis_mask != 0 {
+            continue;
+        }
+        let q = part(layout.thread.call(i64::from(t)));
+        if q % run != 0 || q / run >= lanes {
+            return None;
+        }
+        positions[q / run] = Some(t);
+    }
+    let positions: Vec<u32> = positions.into_iter().collect::<Option<_>>()?;
+    // Rows: registers alike off the axis; chunks of `run` in order.
+    let mut keys: Vec<usize> = Vec::new();
+    let mut rows: Vec<Vec<Vec<Option<usize>>>> = Vec::new();
+    let chunks = layout.padded[axis].div_ceil(chunk);
+    for (v, &o) in offsets.iter().enumerate() {
+        if o % chunk >= run {
+            return None;
+        }
+        let key = layout.value.call(v as i64) as usize - o * ps[axis];
+        let row = match keys.iter().position(|&k| k == key) {
+            Some(r) => r,
+            None => {
+                keys.push(key);
+                rows.push(vec![vec![None; run]; chunks]);
+                rows.len() - 1
+            }
+        };
+        let slot = &mut rows[row][o / chunk][o % chunk];
+        if slot.replace(v).is_some() {
+            return None;
+        }
+    }
+    let rows: Vec<Vec<Vec<usize>>> = rows
+        .into_iter()
+        .map(|chunks| {
+            chunks
+                .into_iter()
+                .map(|c| c.into_iter().collect::<Option<Vec<_>>>())
+                .collect::<Option<Vec<_>>>()
+        })
+        .collect::<Option<_>>()?;
+    let first = offsets.iter().position(|&o| o == 0)?;
+    Some(Chain {
+        run,
+        span,
+        positions,
+        axis_mask,
+        rows,
+        first,
+    })
+}
+
+impl Lowerer<'_> {
+    /// The scan with `op` of `regs` (in `layout`) along `axis` as a chain
+    /// through the lanes (the module docs), in `layout`; `None` where the
+    /// layout does not have the chain's shape.
+    pub(super) fn chain_scan(
+        &mut self,
+        op: BinaryOp,
+        dtype: DType,
+        axis: usize,
+        layout: &DistLayout,
+        regs: &[Reg],
+    ) -> Option<Vec<Reg>> {
+        let chain = chain(layout, axis, self.wave_lanes())?;
+        let coords = self.coords(layout);
+        let own = coords.axes[chain.first][axis];
+        let tid = self.thread_id();
+        let lane_bits = i64::from(!chain.axis_mask & (chain.span - 1));
+        let others = self.hoist_with_const(BinaryOp::And, tid, lane_bits);
+        let sources: Vec<Reg> = chain
+            .positions
+            .iter()
+            .map(|&bits| self.hoist_with_const(BinaryOp::Or, others, i64::from(bits)))
+            .collect();
+        let at: Vec<Reg> = (0..chain.positions.len())
+            .map(|i| {
+                let q = self.i32c((i * chain.run) as i64);
+                self.hoist(ThreadOpKind::Cmp(CmpPred::Eq), vec![own, q], DType::Bool)
+            })
+            .collect();
+        let combine =
+            |s: &mut Self, a: Reg, b: Reg| s.emit(ThreadOpKind::Binary(op), vec![a, b], dtype);
+        let fold = |s: &mut Self, carry: Option<Reg>, run: &[usize]| -> Vec<Reg> {
+            let mut acc = carry;
+            run.iter()
+                .map(|&v| {
+                    let y = match acc {
+                        Some(a) => combine(s, a, regs[v]),
+                        None => regs[v],
+                    };
+                    acc = Some(y);
+                    y
+                })
+                .collect()
+        };
+        let mut out = regs.to_vec();
+        for row in &chain.rows {
+            let mut carry: Option<Reg> = None;
+            for (c, run) in row.iter().enumerate() {
+                // The carry-in of the thread's run; the first thread of the
+                // first chunk has none.
+                let mut carry_in = regs[run[0]];
+                for (i, (&source, &here)) in sources.iter().zip(&at).enumerate() {
+                    if let Some(cr) = carry {
+                        carry_in = self.select(here, cr, carry_in);
+                    }
+                    let last = c + 1 == row.len() && i + 1 == sources.len();
+                    if !last {
+                        let total = *fold(self, carry, run).last()?;
+                        let kind = ThreadOpKind::Shuffle {
+                            mode: ShuffleMode::Idx,
+                            width: chain.span as u8,
+                        };
+                        carry = Some(self.emit(kind, vec![total, source], dtype));
+                    }
+                }
+                let mut y = combine(self, carry_in, regs[run[0]]);
+                if c == 0 {
+                    y = self.select(at[0], regs[run[0]], y);
+                }
+                out[run[0]] = y;
+                for (&v, y) in run[1..].iter().zip(fold(self, Some(y), &run[1..])) {
+                    out[v] = y;
+                }
+            }
+        }
+        Some(out)
+    }
+}

@@ -1,0 +1,146 @@
+//! Scans as a chain through a warp's lanes (`lower/scan_chain.rs`): where
+//! each thread holds runs along the scanned axis, the scan runs in
+//! registers and shuffles, in the interpreter's order (bit for bit, NaNs
+//! and signed zeros included), and needs no shared memory, where the staged
+//! path copies the tile there (FlagGems' `[8, 4096]` f32 cumsum: 128 KiB,
+//! past gfx942's 64 KiB).
+
+use tile_ir::interp::{self, Arg, HostTensor};
+use tile_ir::text::parse_function;
+use tile_ir::DType;
+use tile_testgen::inputs::tensor_of;
+use tile_thread::emulate;
+use tile_thread::lower::{lower, LowerOptions, TensorCores};
+use tile_thread::program::Program;
+
+/// A scan `kind` of a `[rows, cols]` block of `x` along `axis`, stored to
+/// `out`; the blocks' rows step with the program id.
+fn scan_kernel(kind: &str, dtype: &str, (rows, cols): (usize, usize), axis: usize) -> String {
+    format!(
+        "kernel @scan(%x: tensor<{dtype}, 2>, %out: tensor<{dtype}, 2>) {{
+  %p = program_id 0 : i32
+  %z = constant 0 : i32
+  %vx = partition_view %x [{rows}, {cols}] : view<{dtype}, [{rows}, {cols}]>
+  %t = load_masked %vx[%p, %z] pad(zero) : tile<{rows}x{cols}x{dtype}>
+  %r = scan {kind} %t axis {axis} : tile<{rows}x{cols}x{dtype}>
+  %vo = partition_view %out [{rows}, {cols}] : view<{dtype}, [{rows}, {cols}]>
+  store_masked %r, %vo[%p, %z]
+}}"
+    )
+}
+
+/// The elements of the shared buffers of `program`.
+fn staged(program: &Program) -> usize {
+    program.shared.iter().map(|(_, a)| a.len).sum()
+}
+
+/// `source` lowered for `warps` warps (and, where given, CDNA's waves),
+/// checked against the interpreter on `x` over `grid` programs.
+fn agrees(source: &str, options: &LowerOptions, x: Arg, out_shape: &[usize], grid: u32) -> Program {
+    let func = parse_function(source).unwrap_or_else(|e| panic!("{e}\n{source}"));
+    let program = lower(&func, options).expect("it lowers");
+    tile_thread::program::verify(&program).expect("it verifies");
+    let dtype = match &x {
+        Arg::Tensor(t) => t.dtype(),
+        _ => unreachable!("x is a tensor"),
+    };
+    let args = vec![x, tensor_of(9, out_shape, dtype)];
+    let (mut emulated, mut reference) = (args.clone(), args);
+    let grid = [grid, 1, 1];
+    emulate::run(&program, grid, &mut emulated).expect("it runs");
+    interp::run(&func, grid, &mut reference).expect("it interprets");
+    assert_eq!(emulated, reference, "{source}");
+    program
+}
+
+/// Values drawn from a pool with NaNs, signed zeros, infinities and
+/// magnitudes far apart, so that another order of the sums shows.
+fn awkward(seed: u64, shape: &[usize]) -> Arg {
+    let pool = [
+        0.0f32,
+        -0.0,
+        1.0e8,
+        3.25,
+        -1.0e8,
+        f32::NAN,
+        1.0e-3,
+        -7.5,
+        f32::INFINITY,
+        0.1,
+    ];
+    let n: usize = shape.iter().product();
+    let mut s = seed;
+    let v = (0..n)
+        .map(|i| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Mostly finite: one NaN or infinity in a few hundred.
+            let k = (s >> 33) as usize % pool.len();
+            if matches!(k, 5 | 8) && i % 97 != 0 {
+                pool[(k + 1) % pool.len()]
+            } else {
+                pool[k]
+            }
+        })
+        .collect();
+    Arg::Tensor(HostTensor::from_vec(shape, v).unwrap())
+}
+
+#[test]
+fn flaggems_cumsum_block_needs_no_shared_memory() {
+    let source = scan_kernel("cumsum", "f32", (8, 4096), 1);
+    // 8 warps keep a row in a warp; 16 on CDNA (Triton's 8 wavefronts) put
+    // the two warps of a wave along it, chained by 64-lane shuffles.
+    for options in [
+        LowerOptions::warps(8),
+        LowerOptions::warps(8).with_tensor_cores(TensorCores::Mfma),
+        LowerOptions::warps(16).with_tensor_cores(TensorCores::Mfma),
+    ] {
+        let program = agrees(&source, &options, awkward(1, &[20, 4000]), &[20, 4000], 3);
+        assert_eq!(staged(&program), 0, "{program}");
+    }
+}
+
+#[test]
+fn chained_scans_match_the_interpreter() {
+    // Partial blocks (rows and columns), runs of 1 to 4, several rows a
+    // thread, every dtype of a sum or product.
+    let cases = [
+        ("cumsum", "f32", (4, 1000), 4, (6, 1700)),
+        ("cumsum", "f32", (2, 64), 1, (3, 64)),
+        ("cumsum", "i32", (16, 256), 2, (20, 300)),
+        ("cumprod", "f64", (4, 128), 4, (5, 128)),
+        ("cumsum", "f16", (8, 512), 4, (9, 500)),
+    ];
+    for (kind, dtype, block, warps, x_shape) in cases {
+        let source = scan_kernel(kind, dtype, block, 1);
+        let dt: DType = dtype.parse().expect("a dtype");
+        let x = if dt == DType::F32 {
+            awkward(2, &[x_shape.0, x_shape.1])
+        } else {
+            tensor_of(3, &[x_shape.0, x_shape.1], dt)
+        };
+        let shape = [x_shape.0, x_shape.1];
+        let grid = x_shape.0.div_ceil(block.0) as u32;
+        let program = agrees(&source, &LowerOptions::warps(warps), x, &shape, grid);
+        assert_eq!(staged(&program), 0, "{kind} {dtype} {block:?}: {program}");
+    }
+}
+
+#[test]
+fn scans_the_chain_cannot_take_stay_exact() {
+    // Along the rows (the lanes lie across them) and with warps along the
+    // axis, the scan takes the staged path, with the same results.
+    for (block, axis, warps) in [((64, 8), 0, 2), ((1, 2048), 1, 4)] {
+        let source = scan_kernel("cumsum", "f32", block, axis);
+        let shape = [block.0 * 2, block.1];
+        agrees(
+            &source,
+            &LowerOptions::warps(warps),
+            awkward(4, &shape),
+            &shape,
+            2,
+        );
+    }
+}
