@@ -1,6 +1,8 @@
 //! Warp shuffles with PTX `shfl.sync` semantics (all lanes active): NVPTX
-//! calls `shfl.sync` itself; AMDGPU computes the source lane with the same
-//! rules inside the program's 32-lane warp and reads it with `ds_bpermute`,
+//! calls `shfl.sync` itself; on AMDGPU a butterfly of a constant distance
+//! below 32 is a DPP `quad_perm` or a `ds_swizzle_b32` of an immediate
+//! pattern, and every other shuffle computes the source lane with
+//! `shfl.sync`'s rules inside the program's 32-lane warp and reads it with `ds_bpermute`,
 //! which reads any lane of the wave: the warps are the halves of a wave64
 //! (gfx90a, gfx942) or whole wave32s (gfx1100). A shuffle of width 64 reads
 //! among the 64 lanes of a CDNA wave by the same rules over 6-bit lanes;
