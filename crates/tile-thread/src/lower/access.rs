@@ -41,6 +41,10 @@ pub(super) struct Access {
     /// sum.
     pub(super) origins: Vec<Reg>,
     pub(super) coordinates: Vec<Vec<Reg>>,
+    /// Where the innermost axis's constants are immediate offsets (see
+    /// [`Lowerer::address`]): the thread's coordinate along it (`i64`) and
+    /// per register its constant offset from it.
+    pub(super) inner_split: Option<(Reg, Vec<i64>)>,
     pub(super) masks: Vec<Reg>,
     /// Per register, the part of its mask that keeps it inside the
     /// tensor, and the part that says its thread accesses it (the mask is
@@ -170,12 +174,23 @@ impl Lowerer<'_> {
             self.bounds_check(id, all_ok, &index_regs);
         }
         let note = bounds_note(&proven, masked, bounded);
+        // Where masked accesses are branches (AMD), the innermost axis's
+        // constants become immediate offsets (`Lowerer::address`).
+        let immediates = !self.tensor_cores.predicated_loads();
+        let inner = layout.shape.len().checked_sub(1);
+        let inner_split = (coords.split.zip(inner))
+            .filter(|_| immediates)
+            .map(|(split, inner)| {
+                let thread = self.hoisted_cast(split.thread[inner], DType::I64);
+                (thread, split.offsets.iter().map(|k| k[inner]).collect())
+            });
         Ok(Access {
             param,
             window,
             positions,
             origins,
             coordinates,
+            inner_split,
             masks,
             inside: insides,
             holders,

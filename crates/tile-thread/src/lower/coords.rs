@@ -15,7 +15,7 @@
 //! On a replicated axis (a slice layout) the tile coordinate is 0 whatever
 //! `c_d`; only the copy with `c_d == 0` is the owner that writes the element.
 
-use super::{Coords, Lowerer};
+use super::{Coords, Lowerer, SplitCoords};
 use crate::layout_assign::{copy_digits, row_major, DistLayout};
 use crate::program::{Reg, ThreadOpKind};
 use tile_ir::{BinaryOp, CmpPred, DType, Scalar};
@@ -121,7 +121,9 @@ impl Lowerer<'_> {
             live: Vec::new(),
             owner: Vec::new(),
             representative: Vec::new(),
+            split: None,
         };
+        let mut offsets = Vec::new();
         coords.representative = representatives(layout);
         for v in 0..layout.registers() {
             let value_offset = layout.value.call(v as i64) as usize;
@@ -138,6 +140,7 @@ impl Lowerer<'_> {
                 thread_owner
             };
             let mut linear: Option<Reg> = None;
+            let mut offset = vec![0; layout.shape.len()];
             for d in 0..layout.shape.len() {
                 let c = if layout.padded[d] == 1 {
                     self.i32c(0)
@@ -156,6 +159,9 @@ impl Lowerer<'_> {
                     }
                     axes.push(self.i32c(0));
                     continue;
+                }
+                if layout.padded[d] > 1 {
+                    offset[d] = (value_offset / ps[d] % layout.padded[d]) as i64;
                 }
                 if layout.padded[d] > layout.shape[d] {
                     let extent = self.i32c(layout.shape[d] as i64);
@@ -179,7 +185,21 @@ impl Lowerer<'_> {
             coords.live.push(live);
             let owner = self.hoist_and(live, owner);
             coords.owner.push(owner);
+            offsets.push(offset);
         }
+        coords.split = thread_coords.map(|tc| {
+            let thread = (0..layout.shape.len())
+                .map(|d| {
+                    let along = layout.padded[d] > 1 && !layout.replicated.contains(&d);
+                    if along {
+                        tc[d]
+                    } else {
+                        self.i32c(0)
+                    }
+                })
+                .collect();
+            SplitCoords { thread, offsets }
+        });
         self.coords.insert(layout.clone(), coords.clone());
         coords
     }

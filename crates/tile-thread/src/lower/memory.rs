@@ -314,9 +314,33 @@ impl Lowerer<'_> {
     /// The element offset of register `v` of `access`: `Σ_d g_d ·
     /// stride[d]`, with the innermost stride taken as 1 when `unit_inner`
     /// (inside a contiguous access's branch), emitted where it is used.
+    ///
+    /// With the innermost stride taken as 1 and an additive layout (register
+    /// `v`'s coordinate along axis `d` is the thread's `t_d` plus a constant
+    /// `k_vd`), the innermost axis contributes `(i_n·tile[n] + t_n) + k_vn`:
+    /// every register shares the sum, and the constant becomes the access's
+    /// immediate offset. Registers then keep no innermost position of their
+    /// own, computed before a loop and live through it. The form agrees with
+    /// `g_n` wherever the register is inside the tensor, the only place its
+    /// address is used.
     fn address(&mut self, access: &Access, v: usize, unit_inner: bool) -> Reg {
-        let position = access.positions[v].clone();
-        let offset = self.offset(access.param, &position, unit_inner);
+        let mut position = access.positions[v].clone();
+        let inner = position.len().checked_sub(1);
+        let split = access.inner_split.as_ref().filter(|_| unit_inner);
+        let offset = match (split, inner) {
+            (Some((thread, constants)), Some(inner)) => {
+                position[inner] = self.binary(BinaryOp::Add, access.origins[inner], *thread);
+                let offset = self.offset(access.param, &position, unit_inner);
+                match constants[v] {
+                    0 => offset,
+                    k => {
+                        let k = self.constant(Scalar::I64(k));
+                        self.binary(BinaryOp::Add, offset, k)
+                    }
+                }
+            }
+            _ => self.offset(access.param, &position, unit_inner),
+        };
         self.window_offset(access.window.as_ref(), offset)
     }
 

@@ -270,6 +270,20 @@ struct Coords {
     /// Per register, the first register of the thread holding the same
     /// element (itself unless the layout is a slice).
     representative: Vec<usize>,
+    /// For an additive layout, each coordinate as the thread's part plus a
+    /// constant.
+    split: Option<SplitCoords>,
+}
+
+/// The coordinates of an additive layout's registers
+/// ([`crate::layout_assign::DistLayout::additive`]): register `v`'s along
+/// axis `d` is `thread[d] + offsets[v][d]` (0 and 0 on replicated axes).
+#[derive(Clone, Debug)]
+struct SplitCoords {
+    /// Per axis, the executing thread's coordinate (`i32`).
+    thread: Vec<Reg>,
+    /// Per register, its constant offset from it along each axis.
+    offsets: Vec<Vec<i64>>,
 }
 
 /// The state of one lowering.
