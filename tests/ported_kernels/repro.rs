@@ -13,7 +13,9 @@
 //! 3. FP8 and i8 dots compiled to an unrolled FMA chain
 //!    (`repro_low_precision_dots_compile_quickly`);
 //! 4. a loop of masked row accesses that spilled VGPRs on gfx942
-//!    (`repro_masked_row_loop_fits_gfx942_registers`); fixed.
+//!    (`repro_masked_row_loop_fits_gfx942_registers`); fixed;
+//! 5. a scan chained through a warp's lanes that kept every turn's carry
+//!    live (`repro_chained_scan_fits_gfx942_registers`); fixed.
 
 use crate::{check, expect_code, wide, Rng};
 use tile::meta::KernelInfo;
@@ -344,6 +346,38 @@ fn repro_masked_row_loop<const BLOCK: usize>(
 #[test]
 fn repro_masked_row_loop_fits_gfx942_registers() {
     let info = &repro_masked_row_loop::<32768>::INFO;
+    let usage = registers_for(info, Target::Amdgpu(Gfx::Gfx942)).unwrap();
+    assert!(!usage.spills(), "{}: {usage:?}", info.name);
+}
+
+// ---------------------------------------------------------------------------
+// Problem 5: FlagGems' `cumsum_dim` at BLOCK_M 32 (a [32, 128, 1] f16 tile
+// scanned along its middle axis, 8 warps: each warp's 32 lanes across a
+// row) took 256 VGPRs and spilled 15 on gfx942. Its scan is a chain through
+// the lanes (`lower/scan_chain.rs`), 31 turns per run: each turn's carry
+// was kept for a select that the first-use order (docs/backends.md) moved
+// to the end of the chain, so every carry of every row lived at once. The
+// lane at each turn's position now folds from the select, which the turn's
+// shuffle reads: each carry dies at its turn.
+// ---------------------------------------------------------------------------
+
+#[tile_kernel(configs(BM = 32, BN = 128), num_warps = 8, targets = "host")]
+fn repro_chained_scan<const BM: usize, const BN: usize>(
+    inp: &Tensor<f16, 3>,
+    out: &mut Tensor<f16, 3>,
+) {
+    let pid_m = program_id(0);
+    let pid_k = program_id(1);
+    let t = partition_view(inp, [BM, BN, 1])
+        .load_masked(pid_m, 0, pid_k)
+        .cast::<f32>();
+    partition_view(out, [BM, BN, 1]).store_masked(t.cumsum(1).cast::<f16>(), pid_m, 0, pid_k);
+}
+
+/// The scan builds for gfx942 without spilling a VGPR.
+#[test]
+fn repro_chained_scan_fits_gfx942_registers() {
+    let info = &repro_chained_scan::<32, 128>::INFO;
     let usage = registers_for(info, Target::Amdgpu(Gfx::Gfx942)).unwrap();
     assert!(!usage.spills(), "{}: {usage:?}", info.name);
 }

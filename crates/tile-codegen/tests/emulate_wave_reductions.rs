@@ -190,3 +190,56 @@ fn chained_scans_agree_on_every_target() {
         assert_eq!(program.shared.len(), 0, "{kind} {dtype}: {program}");
     }
 }
+
+/// Each program scans the `[rows, cols]` f32 block `p` of `%x` along its
+/// rows into `%y`.
+fn block_scan(rows: usize, cols: usize) -> Function {
+    let text = format!(
+        "kernel @block_scan(%x: tensor<f32, 2>, %y: tensor<f32, 2>) {{
+  %pid = program_id 0 : i32
+  %zero = constant 0 : i32
+  %vx = partition_view %x [{rows}, {cols}] : view<f32, [{rows}, {cols}]>
+  %t = load_masked %vx[%pid, %zero] pad(zero) : tile<{rows}x{cols}xf32>
+  %s = scan cumsum %t axis 1 : tile<{rows}x{cols}xf32>
+  %vy = partition_view %y [{rows}, {cols}] : view<f32, [{rows}, {cols}]>
+  store_masked %s, %vy[%pid, %zero]
+}}"
+    );
+    let func = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    verify::verify(&func).unwrap();
+    func
+}
+
+/// Chains whose lanes along the axis are the low bits of the lane index
+/// (a `[16, 128]` f32 block on 4 warps: each warp's 32 lanes across its
+/// rows, as FlagGems' `cumsum_dim`; a `[32, 64]` block: 16 lanes, two rows
+/// a warp) shuffle from constant lanes of segments that wide: on AMD each
+/// turn reads its lane through `ds_swizzle_b32`'s bit mode, with no
+/// `ds_bpermute` address in a register. On every emulation target the
+/// results are the interpreter's bits.
+#[test]
+fn low_lane_chains_read_their_turns_lane_by_pattern() {
+    for (rows, cols) in [(16, 128), (32, 64)] {
+        let func = block_scan(rows, cols);
+        let x: Vec<f32> = (0..2 * rows * cols)
+            .map(|i| ((i * 37) % 1009) as f32 * 100.0 - 5.0e4)
+            .collect();
+        let x = Arg::Tensor(HostTensor::from_vec(&[2 * rows, cols], x).unwrap());
+        let y = || Arg::Tensor(HostTensor::zeros(DType::F32, &[2 * rows, cols]));
+        emulated::agrees(&func, || vec![x.clone(), y()], 1, [2, 1, 1]);
+        let options = LowerOptions::warps(4).with_tensor_cores(TensorCores::Mfma);
+        let program = lower(&func, &options).unwrap();
+        assert_eq!(program.shared.len(), 0, "{program}");
+        let options = CodegenOptions::default();
+        let module = emit_module(&program, Target::Amdgpu(Gfx::Gfx942), &options);
+        let ir = module.unwrap().llvm_ir;
+        assert!(
+            ir.contains("@llvm.amdgcn.ds.swizzle("),
+            "{rows}x{cols}: {ir}"
+        );
+        assert!(
+            !ir.contains("@llvm.amdgcn.ds.bpermute("),
+            "{rows}x{cols}: {ir}"
+        );
+    }
+}

@@ -71,6 +71,9 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 if let Some(xor) = fixed_butterfly(mode, width, b) {
                     return self.exchange_by_pattern(xor, value);
                 }
+                if let Some(source) = fixed_source(mode, width, span, b) {
+                    return self.read_by_pattern(seg_mask, source, value);
+                }
                 let bb = &self.b;
                 let lane = bb.build_and(thread, c(lanes), "lane")?;
                 let min_lane = bb.build_and(lane, c(seg_mask), "minlane")?;
@@ -171,6 +174,28 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             .ok_or_else(|| EmitError::internal("a lane exchange returned nothing"))
     }
 
+    /// Each lane's read of lane `source` of its segment (the segment's
+    /// lanes are those agreeing on the bits `seg_mask`, below 32):
+    /// `ds_swizzle_b32` in its bit mode, lane `(lane & seg_mask) | source`
+    /// of each 32, with no address register.
+    fn read_by_pattern(
+        &self,
+        seg_mask: u64,
+        source: u64,
+        value: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>, EmitError> {
+        let i32t = self.ctx.i32_type();
+        // and_mask in bits 0 to 4, or_mask in bits 5 to 9, xor_mask 0.
+        let pattern = i32t.const_int((seg_mask & 0x1f) | (source << 5), false);
+        let f = self.intrinsic("llvm.amdgcn.ds.swizzle", &[])?;
+        self.b
+            .build_call(f, &[value.into(), pattern.into()], "swizzle")?
+            .try_as_basic_value()
+            .basic()
+            .map(|v| v.into_int_value())
+            .ok_or_else(|| EmitError::internal("a lane read returned nothing"))
+    }
+
     /// A shuffle of any dtype: as 32-bit words (64-bit values in two halves).
     pub(super) fn shuffle(
         &self,
@@ -224,4 +249,12 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
 fn fixed_butterfly(mode: ShuffleMode, width: u8, b: IntValue<'_>) -> Option<u64> {
     let xor = b.get_zero_extended_constant()?;
     (mode == ShuffleMode::Bfly && xor > 0 && xor < u64::from(width).min(32)).then_some(xor)
+}
+
+/// The lane of its segment every lane of an `idx` shuffle reads, when `b`
+/// is a constant and the segments lie within 32 lanes (which
+/// `ds_swizzle_b32` permutes within): `b` modulo the width.
+fn fixed_source(mode: ShuffleMode, width: u8, span: u64, b: IntValue<'_>) -> Option<u64> {
+    let b = b.get_zero_extended_constant()?;
+    (mode == ShuffleMode::Idx && span <= 32).then_some(b & (u64::from(width) - 1))
 }

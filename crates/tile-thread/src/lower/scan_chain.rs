@@ -9,10 +9,10 @@
 //! order is chunk by chunk, lane position by lane position, and the scan
 //! runs as a chain without shared memory:
 //!
-//! for each chunk, for `i` in `0..P`: every thread folds its own run onto
-//! the running total (`carry`), the lane at position `i` holding the
-//! chain's value; `carry` becomes that lane's total (`shfl.idx`), and the
-//! threads at position `i + 1` keep it as their carry-in. After the `P`
+//! for each chunk, for `i` in `0..P`: the threads at position `i` keep the
+//! running total (`carry`) as their carry-in, every thread folds its own
+//! run onto its carry-in, and `carry` becomes the total of the lane at
+//! position `i` (`shfl.idx`), the chain's value. After the `P`
 //! turns each thread folds its run once more from its own carry-in, in the
 //! interpreter's order, into its results. The first element of the first
 //! chunk starts the fold, as in the interpreter.
@@ -144,12 +144,24 @@ impl Lowerer<'_> {
         let coords = self.coords(layout);
         let own = coords.axes[chain.first][axis];
         let tid = self.thread_id();
-        let lane_bits = i64::from(!chain.axis_mask & (chain.span - 1));
-        let others = self.hoist_with_const(BinaryOp::And, tid, lane_bits);
+        // Where the axis's lanes are the low bits of the lane index, each
+        // segment of that many lanes is one chain and its turns read
+        // constant lanes of it, which the AMD back end reads by an
+        // immediate pattern; otherwise each thread's source keeps its
+        // other lane bits, across the whole span.
+        let low = chain.axis_mask & (chain.axis_mask + 1) == 0;
+        let width = if low { chain.axis_mask + 1 } else { chain.span };
+        let others = (!low).then(|| {
+            let lane_bits = i64::from(!chain.axis_mask & (chain.span - 1));
+            self.hoist_with_const(BinaryOp::And, tid, lane_bits)
+        });
         let sources: Vec<Reg> = chain
             .positions
             .iter()
-            .map(|&bits| self.hoist_with_const(BinaryOp::Or, others, i64::from(bits)))
+            .map(|&bits| match others {
+                Some(others) => self.hoist_with_const(BinaryOp::Or, others, i64::from(bits)),
+                None => self.i32c(i64::from(bits)),
+            })
             .collect();
         let at: Vec<Reg> = (0..chain.positions.len())
             .map(|i| {
@@ -180,15 +192,20 @@ impl Lowerer<'_> {
                 // first chunk has none.
                 let mut carry_in = regs[run[0]];
                 for (i, (&source, &here)) in sources.iter().zip(&at).enumerate() {
-                    if let Some(cr) = carry {
+                    // The lane at position `i` takes the carry as its
+                    // carry-in and folds from it: the turn's shuffle then
+                    // reads the select, so each carry dies at its turn
+                    // rather than living until the last.
+                    let from = carry.map(|cr| {
                         carry_in = self.select(here, cr, carry_in);
-                    }
+                        carry_in
+                    });
                     let last = c + 1 == row.len() && i + 1 == sources.len();
                     if !last {
-                        let total = *fold(self, carry, run).last()?;
+                        let total = *fold(self, from, run).last()?;
                         let kind = ThreadOpKind::Shuffle {
                             mode: ShuffleMode::Idx,
-                            width: chain.span as u8,
+                            width: width as u8,
                         };
                         carry = Some(self.emit(kind, vec![total, source], dtype));
                     }
