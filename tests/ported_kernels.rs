@@ -36,6 +36,8 @@
 //! `#[ignore = "..."]` naming it: the ignored `repro_*` tests of `repro`
 //! name the problems still open, and pass once they are fixed.
 
+#[path = "support/compile.rs"]
+mod compile;
 #[path = "../examples/common/emulation_images.rs"]
 mod emulation_images;
 #[path = "support/standin_child.rs"]

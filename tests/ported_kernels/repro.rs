@@ -12,15 +12,15 @@
 //!    fixed;
 //! 3. FP8 and i8 dots compiled to an unrolled FMA chain
 //!    (`repro_low_precision_dots_compile_quickly`);
-//! 4. a loop of masked row accesses that spilled VGPRs on gfx942
-//!    (`repro_masked_row_loop_fits_gfx942_registers`); fixed;
+//! 4. a loop of masked row accesses that spilled VGPRs on gfx942 (the
+//!    corpus's JSD, `tests/corpus.rs`); fixed;
 //! 5. a scan chained through a warp's lanes that kept every turn's carry
 //!    live (`repro_chained_scan_fits_gfx942_registers`); fixed.
 
+use crate::compile::{compile, macro_options, registers};
 use crate::{check, expect_code, wide, Rng};
 use tile::meta::KernelInfo;
 use tile::{tile_kernel, Device};
-use tile_codegen::driver::{Compiled, RegisterUsage};
 use tile_codegen::{Gfx, Sm, Target};
 
 // ---------------------------------------------------------------------------
@@ -94,8 +94,7 @@ probe!(
 /// memory must define as many bytes as its device image asks for.
 #[test]
 fn repro_dynamic_shared_manifest() {
-    use tile_codegen::driver::{self, Options};
-    use tile_codegen::CodegenOptions;
+    use tile_codegen::driver;
     // The transpose stages its 64 KiB tile (the argmaxes found this
     // problem, but run in registers now).
     let info = &repro_transpose_64k::<128>::INFO;
@@ -108,21 +107,7 @@ fn repro_dynamic_shared_manifest() {
     );
     let func = tile::ir::text::parse_function(spec.ir).unwrap();
     let target = Target::Nvptx(Sm::Sm80);
-    let options = Options {
-        targets: vec![target],
-        num_warps: info.spec_warps_on(spec, "sm_80"),
-        codegen: CodegenOptions {
-            fast_math: info.fast_math,
-            approx_math: info.approx_math,
-            ..CodegenOptions::default()
-        },
-        dump_dir: None,
-        cache: None,
-        max_threads: None,
-        target_warps: Vec::new(),
-        target_stages: Vec::new(),
-        num_stages: info.num_stages_on("sm_80"),
-    };
+    let options = macro_options(info, spec, target);
     let built = driver::emulate(&func, spec.label, target, &options).unwrap();
     let dynamic = built
         .emulation
@@ -165,11 +150,13 @@ fn repro_argmax_8x4096<const BM: usize, const BN: usize>(
     partition_view(out, [BM, 1]).store_masked(t.argmax_keepdim(1).cast::<i64>(), pid_m, pid_k);
 }
 
-#[tile_kernel(configs(BM = 8, BN = 4096), num_warps = 8, targets = "host")]
-fn repro_cumsum_8x4096<const BM: usize, const BN: usize>(
-    inp: &Tensor<f16, 3>,
-    out: &mut Tensor<f16, 3>,
-) {
+#[tile_kernel(
+    configs(BM = 8, BN = 4096),
+    configs(BM = 32, BN = 128),
+    num_warps = 8,
+    targets = "host"
+)]
+fn repro_cumsum<const BM: usize, const BN: usize>(inp: &Tensor<f16, 3>, out: &mut Tensor<f16, 3>) {
     let pid_m = program_id(0);
     let pid_k = program_id(1);
     let t = partition_view(inp, [BM, BN, 1])
@@ -182,44 +169,10 @@ fn repro_cumsum_8x4096<const BM: usize, const BN: usize>(
 /// `target` as the macro would; the error, or the seconds it took and the
 /// bytes of the image.
 fn compile_for(info: &KernelInfo, target: Target) -> Result<(f64, usize), String> {
-    compiled_for(info, target).map(|(seconds, out)| {
+    compile(info, info.specializations[0].label, target).map(|(seconds, out)| {
         let bytes = out.images.iter().map(|i| i.bytes.len()).sum();
         (seconds, bytes)
     })
-}
-
-/// The registers and spills of `info`'s first specialization on `target`.
-fn registers_for(info: &KernelInfo, target: Target) -> Result<RegisterUsage, String> {
-    let (_, out) = compiled_for(info, target)?;
-    let usage = out.registers.into_iter().find(|u| u.target == target);
-    usage.ok_or_else(|| format!("no register report for {target}"))
-}
-
-/// [`compile_for`]'s compilation: the seconds it took and its output.
-fn compiled_for(info: &KernelInfo, target: Target) -> Result<(f64, Compiled), String> {
-    use tile_codegen::driver::{self, Options};
-    use tile_codegen::CodegenOptions;
-    let spec = &info.specializations[0];
-    let name = target.to_string();
-    let mut func = tile::ir::text::parse_function(spec.ir).unwrap();
-    let options = Options {
-        targets: vec![target],
-        num_warps: info.spec_warps_on(spec, &name),
-        codegen: CodegenOptions {
-            fast_math: info.fast_math,
-            approx_math: info.approx_math,
-            ..CodegenOptions::default()
-        },
-        dump_dir: None,
-        cache: None,
-        max_threads: None,
-        target_warps: Vec::new(),
-        target_stages: Vec::new(),
-        num_stages: info.num_stages_on(&name),
-    };
-    let start = std::time::Instant::now();
-    let out = driver::compile(&mut func, spec.label, &options).map_err(|e| e.to_string())?;
-    Ok((start.elapsed().as_secs_f64(), out))
 }
 
 /// FlagGems' argmax at its own block (8 × 4096) builds for gfx942: the
@@ -236,7 +189,7 @@ fn repro_argmax_fits_gfx942() {
 /// scan runs in registers, not through a staged tile.
 #[test]
 fn repro_staged_scans_fit_gfx942() {
-    let info = &repro_cumsum_8x4096::<8, 4096>::INFO;
+    let info = &repro_cumsum::<8, 4096>::INFO;
     if let Err(e) = compile_for(info, Target::Amdgpu(Gfx::Gfx942)) {
         panic!("{}: {e}", info.name);
     }
@@ -300,84 +253,21 @@ fn repro_low_precision_dots_run_on_f16_tensor_cores() {
 }
 
 // ---------------------------------------------------------------------------
-// Problem 4: Liger-Kernel's JSD at its own block (a loop over blocks of
-// 32768 columns of a row, 4 warps: 256 values of each operand per thread,
-// masked loads and stores) spilled 41 VGPRs on gfx942, where Triton's build
-// spills none. Each register's innermost position was a 64-bit value
-// computed before the loop from its hoisted coordinate and kept in two
-// VGPRs through it. On AMD, where masked accesses are branches, the
-// registers of an access now share one position and add their constants
-// as immediate offsets (`Lowerer::address`, docs/lowering.md).
-// ---------------------------------------------------------------------------
-
-/// A row's divergence terms, block by block, as `examples/corpus/jsd.rs`
-/// computes them (the same accesses, the loss and gradient in one loop).
-#[tile_kernel(
-    configs(BLOCK = 32768),
-    allow(spills),
-    aligned(x, y, loss, dx),
-    targets = "host"
-)]
-fn repro_masked_row_loop<const BLOCK: usize>(
-    x: &Tensor<f32, 2>,
-    y: &Tensor<f32, 2>,
-    loss: &mut Tensor<f32, 2>,
-    dx: &mut Tensor<f32, 2>,
-) {
-    let row = program_id(0);
-    let (vx, vy) = (partition_view(x, [1, BLOCK]), partition_view(y, [1, BLOCK]));
-    let (vloss, vdx) = (
-        partition_view(loss, [1, BLOCK]),
-        partition_view(dx, [1, BLOCK]),
-    );
-    for i in 0..cdiv(x.dim(1), BLOCK) {
-        let xb = vx.load_masked_with(Padding::NegInf, row, i);
-        let yb = vy.load_masked_with(Padding::NegInf, row, i);
-        let mx = xb.max_along_keepdim(1).max(yb.max_along_keepdim(1));
-        let (q, p) = ((xb - mx).exp(), (yb - mx).exp());
-        let m = 0.5 * p + 0.5 * q;
-        let log_m = m.ln();
-        vloss.store_masked(0.5 * p * yb + 0.5 * q * xb - m * log_m, row, i);
-        vdx.store_masked(0.5 * q * (xb - log_m), row, i);
-    }
-}
-
-/// The loop builds for gfx942 without spilling a VGPR.
-#[test]
-fn repro_masked_row_loop_fits_gfx942_registers() {
-    let info = &repro_masked_row_loop::<32768>::INFO;
-    let usage = registers_for(info, Target::Amdgpu(Gfx::Gfx942)).unwrap();
-    assert!(!usage.spills(), "{}: {usage:?}", info.name);
-}
-
-// ---------------------------------------------------------------------------
 // Problem 5: FlagGems' `cumsum_dim` at BLOCK_M 32 (a [32, 128, 1] f16 tile
 // scanned along its middle axis, 8 warps: each warp's 32 lanes across a
-// row) took 256 VGPRs and spilled 15 on gfx942. Its scan is a chain through
-// the lanes (`lower/scan_chain.rs`), 31 turns per run: each turn's carry
-// was kept for a select that the first-use order (docs/backends.md) moved
-// to the end of the chain, so every carry of every row lived at once. The
-// lane at each turn's position now folds from the select, which the turn's
-// shuffle reads: each carry dies at its turn.
+// row; `repro_cumsum`'s second specialization) took 256 VGPRs and spilled
+// 15 on gfx942. Its scan is a chain through the lanes
+// (`lower/scan_chain.rs`), 31 turns per run: each turn's carry was kept for
+// a select that the first-use order (docs/backends.md) moved to the end of
+// the chain, so every carry of every row lived at once. The lane at each
+// turn's position now folds from the select, which the turn's shuffle
+// reads: each carry dies at its turn.
 // ---------------------------------------------------------------------------
-
-#[tile_kernel(configs(BM = 32, BN = 128), num_warps = 8, targets = "host")]
-fn repro_chained_scan<const BM: usize, const BN: usize>(
-    inp: &Tensor<f16, 3>,
-    out: &mut Tensor<f16, 3>,
-) {
-    let pid_m = program_id(0);
-    let pid_k = program_id(1);
-    let t = partition_view(inp, [BM, BN, 1])
-        .load_masked(pid_m, 0, pid_k)
-        .cast::<f32>();
-    partition_view(out, [BM, BN, 1]).store_masked(t.cumsum(1).cast::<f16>(), pid_m, 0, pid_k);
-}
 
 /// The scan builds for gfx942 without spilling a VGPR.
 #[test]
 fn repro_chained_scan_fits_gfx942_registers() {
-    let info = &repro_chained_scan::<32, 128>::INFO;
-    let usage = registers_for(info, Target::Amdgpu(Gfx::Gfx942)).unwrap();
+    let info = &repro_cumsum::<32, 128>::INFO;
+    let usage = registers(info, "BM=32,BN=128", Target::Amdgpu(Gfx::Gfx942)).unwrap();
     assert!(!usage.spills(), "{}: {usage:?}", info.name);
 }

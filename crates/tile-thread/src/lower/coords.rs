@@ -15,10 +15,41 @@
 //! On a replicated axis (a slice layout) the tile coordinate is 0 whatever
 //! `c_d`; only the copy with `c_d == 0` is the owner that writes the element.
 
-use super::{Coords, Lowerer, SplitCoords};
+use super::Lowerer;
 use crate::layout_assign::{copy_digits, row_major, DistLayout};
 use crate::program::{Reg, ThreadOpKind};
 use tile_ir::{BinaryOp, CmpPred, DType, Scalar};
+
+/// The coordinates of every register of a layout in the executing thread.
+#[derive(Clone, Debug)]
+pub(super) struct Coords {
+    /// Per register, its coordinate along each axis (`i32`).
+    pub(super) axes: Vec<Vec<Reg>>,
+    /// Per register, its row-major index in the tile (`i32`).
+    pub(super) linear: Vec<Reg>,
+    /// Per register, whether its element lies in the tile (`bool`).
+    pub(super) live: Vec<Reg>,
+    /// Per register, whether it is the one copy of its element that writes
+    /// it to memory (`live` but for the copies of a slice layout).
+    pub(super) owner: Vec<Reg>,
+    /// Per register, the first register of the thread holding the same
+    /// element (itself unless the layout is a slice).
+    pub(super) representative: Vec<usize>,
+    /// For an additive layout, each coordinate as the thread's part plus a
+    /// constant.
+    pub(super) split: Option<SplitCoords>,
+}
+
+/// The coordinates of an additive layout's registers
+/// ([`crate::layout_assign::DistLayout::additive`]): register `v`'s along
+/// axis `d` is `thread[d] + offsets[v][d]` (0 and 0 on replicated axes).
+#[derive(Clone, Debug)]
+pub(super) struct SplitCoords {
+    /// Per axis, the executing thread's coordinate (`i32`).
+    pub(super) thread: Vec<Reg>,
+    /// Per register, its constant offset from it along each axis.
+    pub(super) offsets: Vec<Vec<i64>>,
+}
 
 impl Lowerer<'_> {
     /// `a <op> b` hoisted into the prologue.

@@ -69,6 +69,7 @@ mod window;
 
 use crate::layout_assign::{assign, DistLayout, LayoutBuildError, LayoutPlan, SumOrder};
 use crate::program::{OpId as ThreadOp, Param, ParamKind, Program, Reg, ThreadOpKind};
+use coords::Coords;
 pub(crate) use copies::is_transposed;
 pub use options::{LowerOptions, TensorCores};
 use std::collections::HashMap;
@@ -253,37 +254,6 @@ enum Lowered {
         extents: Option<Vec<Reg>>,
         swizzle: Option<tile_ir::layout::Swizzle>,
     },
-}
-
-/// The coordinates of every register of a layout in the executing thread.
-#[derive(Clone, Debug)]
-struct Coords {
-    /// Per register, its coordinate along each axis (`i32`).
-    axes: Vec<Vec<Reg>>,
-    /// Per register, its row-major index in the tile (`i32`).
-    linear: Vec<Reg>,
-    /// Per register, whether its element lies in the tile (`bool`).
-    live: Vec<Reg>,
-    /// Per register, whether it is the one copy of its element that writes
-    /// it to memory (`live` but for the copies of a slice layout).
-    owner: Vec<Reg>,
-    /// Per register, the first register of the thread holding the same
-    /// element (itself unless the layout is a slice).
-    representative: Vec<usize>,
-    /// For an additive layout, each coordinate as the thread's part plus a
-    /// constant.
-    split: Option<SplitCoords>,
-}
-
-/// The coordinates of an additive layout's registers
-/// ([`crate::layout_assign::DistLayout::additive`]): register `v`'s along
-/// axis `d` is `thread[d] + offsets[v][d]` (0 and 0 on replicated axes).
-#[derive(Clone, Debug)]
-struct SplitCoords {
-    /// Per axis, the executing thread's coordinate (`i32`).
-    thread: Vec<Reg>,
-    /// Per register, its constant offset from it along each axis.
-    offsets: Vec<Vec<i64>>,
 }
 
 /// The state of one lowering.

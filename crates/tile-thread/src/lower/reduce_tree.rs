@@ -30,7 +30,8 @@
 //! sequential path of `reduce.rs`: a tree combines in another order and
 //! gives other bits than the interpreter.
 
-use super::{Coords, Lowerer};
+use super::coords::Coords;
+use super::Lowerer;
 use crate::layout_assign::DistLayout;
 use crate::program::{Reg, SharedId, ShuffleMode, ThreadOpKind, WARP_SIZE};
 use tile_ir::eval::round_f64;
