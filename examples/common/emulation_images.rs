@@ -6,7 +6,7 @@
 //! builds.
 
 use std::path::Path;
-use tile::meta::KernelInfo;
+use tile::meta::{KernelInfo, SpecInfo};
 use tile_codegen::driver::{self, Options};
 use tile_codegen::{CodegenOptions, Target};
 
@@ -29,22 +29,7 @@ pub fn write_images(dir: &Path, kernels: &[&KernelInfo], targets: &[Target]) -> 
                 let tma = !tile_abi::tma::maps_of_ptx(ptx)
                     .unwrap_or_default()
                     .is_empty();
-                let options = Options {
-                    targets: vec![target],
-                    num_warps: info.spec_warps_on(spec, &name),
-                    codegen: CodegenOptions {
-                        tma,
-                        fast_math: info.fast_math,
-                        approx_math: info.approx_math,
-                        ..CodegenOptions::default()
-                    },
-                    dump_dir: None,
-                    cache: None,
-                    max_threads: None,
-                    target_warps: Vec::new(),
-                    target_stages: Vec::new(),
-                    num_stages: info.num_stages_on(&name),
-                };
+                let options = macro_options(info, spec, target, tma);
                 let built = driver::emulate(&func, spec.label, target, &options)
                     .unwrap_or_else(|e| panic!("{e}"));
                 assert!(
@@ -64,4 +49,27 @@ pub fn write_images(dir: &Path, kernels: &[&KernelInfo], targets: &[Target]) -> 
         }
     }
     written
+}
+
+/// The driver options the macro gives specialization `spec` of `info` on
+/// `target` (`tma`: its images take tensor maps): its warps and stages
+/// there and its math, with no dump and no cache.
+pub fn macro_options(info: &KernelInfo, spec: &SpecInfo, target: Target, tma: bool) -> Options {
+    let name = target.to_string();
+    Options {
+        targets: vec![target],
+        num_warps: info.spec_warps_on(spec, &name),
+        codegen: CodegenOptions {
+            tma,
+            fast_math: info.fast_math,
+            approx_math: info.approx_math,
+            ..CodegenOptions::default()
+        },
+        dump_dir: None,
+        cache: None,
+        max_threads: None,
+        target_warps: Vec::new(),
+        target_stages: Vec::new(),
+        num_stages: info.num_stages_on(&name),
+    }
 }

@@ -17,7 +17,8 @@
 //! 5. a scan chained through a warp's lanes that kept every turn's carry
 //!    live (`repro_chained_scan_fits_gfx942_registers`); fixed.
 
-use crate::compile::{compile, macro_options, registers};
+use crate::compile::{compile, registers};
+use crate::emulation_images::macro_options;
 use crate::{check, expect_code, wide, Rng};
 use tile::meta::KernelInfo;
 use tile::{tile_kernel, Device};
@@ -107,7 +108,7 @@ fn repro_dynamic_shared_manifest() {
     );
     let func = tile::ir::text::parse_function(spec.ir).unwrap();
     let target = Target::Nvptx(Sm::Sm80);
-    let options = macro_options(info, spec, target);
+    let options = macro_options(info, spec, target, false);
     let built = driver::emulate(&func, spec.label, target, &options).unwrap();
     let dynamic = built
         .emulation

@@ -1,32 +1,13 @@
 //! A kernel's embedded tile IR compiled for one target inside the test
-//! process, with the options the macro would give it: for tests of what
-//! the compiler makes of a kernel (registers, spills, image sizes) on
-//! targets the build does not embed.
+//! process, with the options the macro would give it
+//! (`emulation_images::macro_options`): for tests of what the compiler
+//! makes of a kernel (registers, spills, image sizes) on targets the build
+//! does not embed.
 
-use tile::meta::{KernelInfo, SpecInfo};
-use tile_codegen::driver::{self, Compiled, Options, RegisterUsage};
-use tile_codegen::{CodegenOptions, Target};
-
-/// The driver options the macro gives specialization `spec` of `info` on
-/// `target`: its warps and stages there, its math, no dump and no cache.
-pub fn macro_options(info: &KernelInfo, spec: &SpecInfo, target: Target) -> Options {
-    let name = target.to_string();
-    Options {
-        targets: vec![target],
-        num_warps: info.spec_warps_on(spec, &name),
-        codegen: CodegenOptions {
-            fast_math: info.fast_math,
-            approx_math: info.approx_math,
-            ..CodegenOptions::default()
-        },
-        dump_dir: None,
-        cache: None,
-        max_threads: None,
-        target_warps: Vec::new(),
-        target_stages: Vec::new(),
-        num_stages: info.num_stages_on(&name),
-    }
-}
+use crate::emulation_images::macro_options;
+use tile::meta::KernelInfo;
+use tile_codegen::driver::{self, Compiled, RegisterUsage};
+use tile_codegen::Target;
 
 /// `info`'s specialization `label` compiled for `target`: the seconds it
 /// took and the driver's output, or the error.
@@ -35,7 +16,7 @@ pub fn compile(info: &KernelInfo, label: &str, target: Target) -> Result<(f64, C
         .find(|s| s.label == label)
         .ok_or_else(|| format!("{} has no specialization {label}", info.name))?;
     let mut func = tile::ir::text::parse_function(spec.ir).map_err(|e| e.to_string())?;
-    let options = macro_options(info, spec, target);
+    let options = macro_options(info, spec, target, false);
     let start = std::time::Instant::now();
     let out = driver::compile(&mut func, spec.label, &options).map_err(|e| e.to_string())?;
     Ok((start.elapsed().as_secs_f64(), out))

@@ -134,14 +134,20 @@ fn targets_without_wave64_refuse_a_64_lane_shuffle() {
 /// Each program scans row `p` of `%x` (`[rows, cols]`) with `kind` into
 /// `%y`.
 fn row_scan(kind: &str, dtype: &str, cols: usize) -> Function {
+    block_scan(kind, dtype, [1, cols])
+}
+
+/// Each program scans the `[rows, cols]` block `p` of `%x` with `kind`
+/// along its rows into `%y`.
+fn block_scan(kind: &str, dtype: &str, [rows, cols]: [usize; 2]) -> Function {
     let text = format!(
         "kernel @scan(%x: tensor<{dtype}, 2>, %y: tensor<{dtype}, 2>) {{
   %pid = program_id 0 : i32
   %zero = constant 0 : i32
-  %vx = partition_view %x [1, {cols}] : view<{dtype}, [1, {cols}]>
-  %t = load_masked %vx[%pid, %zero] pad(zero) : tile<1x{cols}x{dtype}>
-  %s = scan {kind} %t axis 1 : tile<1x{cols}x{dtype}>
-  %vy = partition_view %y [1, {cols}] : view<{dtype}, [1, {cols}]>
+  %vx = partition_view %x [{rows}, {cols}] : view<{dtype}, [{rows}, {cols}]>
+  %t = load_masked %vx[%pid, %zero] pad(zero) : tile<{rows}x{cols}x{dtype}>
+  %s = scan {kind} %t axis 1 : tile<{rows}x{cols}x{dtype}>
+  %vy = partition_view %y [{rows}, {cols}] : view<{dtype}, [{rows}, {cols}]>
   store_masked %s, %vy[%pid, %zero]
 }}"
     );
@@ -191,25 +197,6 @@ fn chained_scans_agree_on_every_target() {
     }
 }
 
-/// Each program scans the `[rows, cols]` f32 block `p` of `%x` along its
-/// rows into `%y`.
-fn block_scan(rows: usize, cols: usize) -> Function {
-    let text = format!(
-        "kernel @block_scan(%x: tensor<f32, 2>, %y: tensor<f32, 2>) {{
-  %pid = program_id 0 : i32
-  %zero = constant 0 : i32
-  %vx = partition_view %x [{rows}, {cols}] : view<f32, [{rows}, {cols}]>
-  %t = load_masked %vx[%pid, %zero] pad(zero) : tile<{rows}x{cols}xf32>
-  %s = scan cumsum %t axis 1 : tile<{rows}x{cols}xf32>
-  %vy = partition_view %y [{rows}, {cols}] : view<f32, [{rows}, {cols}]>
-  store_masked %s, %vy[%pid, %zero]
-}}"
-    );
-    let func = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    verify::verify(&func).unwrap();
-    func
-}
-
 /// Chains whose lanes along the axis are the low bits of the lane index
 /// (a `[16, 128]` f32 block on 4 warps: each warp's 32 lanes across its
 /// rows, as FlagGems' `cumsum_dim`; a `[32, 64]` block: 16 lanes, two rows
@@ -220,7 +207,7 @@ fn block_scan(rows: usize, cols: usize) -> Function {
 #[test]
 fn low_lane_chains_read_their_turns_lane_by_pattern() {
     for (rows, cols) in [(16, 128), (32, 64)] {
-        let func = block_scan(rows, cols);
+        let func = block_scan("cumsum", "f32", [rows, cols]);
         let x: Vec<f32> = (0..2 * rows * cols)
             .map(|i| ((i * 37) % 1009) as f32 * 100.0 - 5.0e4)
             .collect();
