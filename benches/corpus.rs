@@ -18,6 +18,10 @@
 //! gfx1100 / `gfx11-generic`, gfx1200 / `gfx12-generic`), each compiled with
 //! the member's own settings.
 //!
+//! `--only NAME` (repeatable) keeps the rows of the kernels named: a
+//! kernel's name or its corpus name (`flash_attn_fwd_causal`). Any other
+//! argument is refused with the usage.
+//!
 //! `TILE_DUMP=DIR` writes every stage of every build under `DIR`, as the
 //! macro does (`DIR/<kernel>/<specialization>/`).
 
@@ -27,11 +31,15 @@ mod common;
 #[allow(dead_code)]
 #[path = "../examples/corpus/mod.rs"]
 mod corpus;
+#[allow(dead_code)] // only the options builder is used here
+#[path = "../examples/common/emulation_images.rs"]
+mod emulation_images;
 
 use std::collections::HashMap;
-use tile::meta::KernelInfo;
-use tile_codegen::driver::{self, Options, Spills};
-use tile_codegen::{CodegenOptions, Gfx, Sm, Target};
+use std::process::ExitCode;
+use tile::meta::{KernelInfo, SpecInfo};
+use tile_codegen::driver::{self, Spills};
+use tile_codegen::{Gfx, Sm, Target};
 
 /// The targets compared.
 const TARGETS: [Target; 4] = [
@@ -126,31 +134,15 @@ fn amdgpu_instructions(assembly: &str) -> Vec<&str> {
         .collect()
 }
 
-/// tile's figures for one specialization on `target`, with the kernel's
-/// settings (warps, stages) for the target named `settings`.
-fn tile_figures(
-    info: &KernelInfo,
-    (ir, label): (&str, &str),
-    target: Target,
-    settings: &str,
-) -> Figures {
-    let mut func = tile::ir::text::parse_function(ir).expect("the embedded tile IR");
-    let options = Options {
-        targets: vec![target],
-        num_warps: info.num_warps_on(settings),
-        codegen: CodegenOptions {
-            fast_math: info.fast_math,
-            approx_math: info.approx_math,
-            ..CodegenOptions::default()
-        },
-        num_stages: info.num_stages_on(settings),
-        // `TILE_DUMP=DIR` writes every stage of every build, as the macro does.
-        dump_dir: std::env::var_os("TILE_DUMP").map(std::path::PathBuf::from),
-        cache: None,
-        max_threads: None,
-        target_warps: Vec::new(),
-        target_stages: Vec::new(),
-    };
+/// tile's figures for specialization `spec` of `info` on `target`, with
+/// the options the macro gives it on the target named `settings`.
+fn tile_figures(info: &KernelInfo, spec: &SpecInfo, target: Target, settings: &str) -> Figures {
+    let label = spec.label;
+    let mut func = tile::ir::text::parse_function(spec.ir).expect("the embedded tile IR");
+    let mut options =
+        emulation_images::options_with_settings_of(info, spec, target, settings, false);
+    // `TILE_DUMP=DIR` writes every stage of every build, as the macro does.
+    options.dump_dir = std::env::var_os("TILE_DUMP").map(std::path::PathBuf::from);
     let compiled = match driver::compile(&mut func, label, &options) {
         Ok(compiled) => compiled,
         Err(e) => {
@@ -262,9 +254,70 @@ fn triton_figures(path: &str) -> HashMap<(String, String), TritonRow> {
         .collect()
 }
 
+/// What the command line asks for.
+#[derive(Default)]
+struct Request {
+    /// `--generic`: the generic AMD table instead of the Triton one.
+    generic: bool,
+    /// `--triton FILE`: Triton's figures.
+    triton: Option<String>,
+    /// `--only NAME`: the kernels whose rows are printed (all if empty).
+    only: Vec<String>,
+}
+
+const USAGE: &str =
+    "usage: cargo bench --bench corpus -- [--triton FILE] [--generic] [--only NAME]...";
+
+impl Request {
+    /// The request of `args` (after the program's name), or why it is
+    /// refused. Cargo adds `--bench`.
+    fn parse(args: &[String]) -> Result<Request, String> {
+        let mut request = Request::default();
+        let mut it = args.iter();
+        while let Some(arg) = it.next() {
+            match arg.as_str() {
+                "--bench" => {}
+                "--generic" => request.generic = true,
+                "--triton" | "--only" => {
+                    let value = it.next().ok_or(format!("{arg} needs a value"))?.clone();
+                    if arg == "--triton" {
+                        request.triton = Some(value);
+                    } else {
+                        request.only.push(value);
+                    }
+                }
+                other => return Err(format!("unknown argument `{other}`")),
+            }
+        }
+        let kernels = corpus::kernels();
+        let names: Vec<String> = (kernels.iter())
+            .flat_map(|info| {
+                info.specializations
+                    .iter()
+                    .map(|s| corpus_name(info, s.label))
+            })
+            .collect();
+        for name in &request.only {
+            if !kernels.iter().any(|info| info.name == name) && !names.contains(name) {
+                return Err(format!(
+                    "no corpus kernel `{name}`; the corpus has {}",
+                    names.join(", ")
+                ));
+            }
+        }
+        Ok(request)
+    }
+
+    /// Whether the rows of specialization `spec` of `info` are printed.
+    fn wants(&self, info: &KernelInfo, spec: &SpecInfo) -> bool {
+        let name = corpus_name(info, spec.label);
+        self.only.is_empty() || self.only.iter().any(|o| *o == info.name || *o == name)
+    }
+}
+
 /// tile's code for each AMD processor of [`MEMBERS`] beside its code for
 /// the family's generic processor.
-fn generic_table() {
+fn generic_table(request: &Request) {
     println!("the corpus (examples/corpus) on AMD processors, each figure as the processor's code / its family's generic code; spill: VGPRs spilled");
     print!("{:<24} {:<24}", "kernel", "target");
     for column in COLUMNS {
@@ -272,15 +325,18 @@ fn generic_table() {
     }
     println!();
     for info in corpus::kernels() {
-        for spec in info.specializations {
+        for spec in info
+            .specializations
+            .iter()
+            .filter(|s| request.wants(info, s))
+        {
             let name = corpus_name(info, spec.label);
             for gfx in MEMBERS {
                 let member = gfx.name();
                 let generic = tile_abi::amd_generic::family_of(member).expect("a family");
                 let generic_target: Target = generic.parse().expect("a generic target");
-                let source = (spec.ir, spec.label);
-                let ours = tile_figures(info, source, Target::Amdgpu(gfx), member);
-                let theirs = tile_figures(info, source, generic_target, member);
+                let ours = tile_figures(info, spec, Target::Amdgpu(gfx), member);
+                let theirs = tile_figures(info, spec, generic_target, member);
                 print!("{name:<24} {:<24}", format!("{member} / {generic}"));
                 for (a, b) in ours.iter().zip(&theirs) {
                     print!(" {:>13}", format!("{a} / {b}"));
@@ -291,16 +347,20 @@ fn generic_table() {
     }
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.iter().any(|a| a == "--generic") {
-        return generic_table();
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let request = match Request::parse(&args) {
+        Ok(request) => request,
+        Err(why) => {
+            eprintln!("corpus: {why}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    if request.generic {
+        generic_table(&request);
+        return ExitCode::SUCCESS;
     }
-    let triton = args
-        .iter()
-        .position(|a| a == "--triton")
-        .and_then(|at| args.get(at + 1))
-        .map(|path| triton_figures(path));
+    let triton = request.triton.as_deref().map(triton_figures);
     let unknown: Figures = std::array::from_fn(|_| "·".to_string());
     let rejected: Figures = std::array::from_fn(|_| "—".to_string());
     let mut failures = Vec::new();
@@ -311,10 +371,14 @@ fn main() {
     }
     println!();
     for info in corpus::kernels() {
-        for spec in info.specializations {
+        for spec in info
+            .specializations
+            .iter()
+            .filter(|s| request.wants(info, s))
+        {
             let name = corpus_name(info, spec.label);
             for target in TARGETS {
-                let ours = tile_figures(info, (spec.ir, spec.label), target, &target.to_string());
+                let ours = tile_figures(info, spec, target, &target.to_string());
                 let row = triton
                     .as_ref()
                     .and_then(|t| t.get(&(name.clone(), target.to_string())));
@@ -344,4 +408,5 @@ fn main() {
             println!("  {failure}");
         }
     }
+    ExitCode::SUCCESS
 }

@@ -55,10 +55,22 @@ pub fn write_images(dir: &Path, kernels: &[&KernelInfo], targets: &[Target]) -> 
 /// `target` (`tma`: its images take tensor maps): its warps and stages
 /// there and its math, with no dump and no cache.
 pub fn macro_options(info: &KernelInfo, spec: &SpecInfo, target: Target, tma: bool) -> Options {
-    let name = target.to_string();
+    options_with_settings_of(info, spec, target, &target.to_string(), tma)
+}
+
+/// [`macro_options`] for `target` with the warps and stages the kernel
+/// asks for on the target named `settings` (a generic AMD processor built
+/// with a member's settings).
+pub fn options_with_settings_of(
+    info: &KernelInfo,
+    spec: &SpecInfo,
+    target: Target,
+    settings: &str,
+    tma: bool,
+) -> Options {
     Options {
         targets: vec![target],
-        num_warps: info.spec_warps_on(spec, &name),
+        num_warps: info.spec_warps_on(spec, settings),
         codegen: CodegenOptions {
             tma,
             fast_math: info.fast_math,
@@ -70,6 +82,6 @@ pub fn macro_options(info: &KernelInfo, spec: &SpecInfo, target: Target, tma: bo
         max_threads: None,
         target_warps: Vec::new(),
         target_stages: Vec::new(),
-        num_stages: info.num_stages_on(&name),
+        num_stages: info.num_stages_on(settings),
     }
 }
