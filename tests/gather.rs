@@ -1,7 +1,8 @@
-//! `gather` in kernels on the CPU device and in the interpreter, against
-//! plain Rust: a stencil's shifted reads with masked edges, an embedding
-//! lookup at index tiles, a scalar read, and the error of an index outside
-//! the tensor.
+//! `gather` and `scatter` in kernels on the CPU device and in the
+//! interpreter, against plain Rust: a stencil's shifted reads with masked
+//! edges, an embedding lookup at index tiles, a scalar read, a permutation
+//! written at index tiles and a scalar write, and the error of an index
+//! outside the tensor.
 
 use tile::ir::interp::HostTensor;
 use tile::{tile_kernel, Device, Error, Tensor};
@@ -37,6 +38,22 @@ fn scale_by<const B: usize>(x: &Tensor<f32>, scale: &Tensor<f32>, at: i32, y: &m
     let pid = program_id(0);
     let s = gather(scale, [at]);
     partition_view(y, [B]).store(partition_view(x, [B]).load(pid) * s, pid);
+}
+
+/// `out[perm[i]] = x[i]` for the program's `B` elements, where `i < n`.
+#[tile_kernel(configs(B = 8))]
+fn permute_into<const B: usize>(x: &Tensor<f32>, perm: &Tensor<i32>, out: &mut Tensor<f32>) {
+    let pid = program_id(0);
+    let i = iota::<i32>([B]) + pid * B as i32;
+    let inside = i < x.dim(0);
+    let to = gather(perm, [i], inside);
+    scatter(out, [to], gather(x, [i], inside), inside);
+}
+
+/// `out[at] = v`: one element.
+#[tile_kernel]
+fn put(out: &mut Tensor<f32>, at: i32, v: f32) {
+    scatter(out, [at], v);
 }
 
 fn stencil_reference(x: &[f32], edge: f32) -> Vec<f32> {
@@ -123,4 +140,46 @@ fn scalar_indices_read_one_element() {
             .ends_with("index [3] is outside the tensor (mask it off)"),
         "{err}"
     );
+}
+
+#[test]
+fn a_permutation_is_written_at_index_tiles() {
+    let dev = Device::cpu();
+    let n = 13;
+    let values: Vec<f32> = (0..n).map(|i| i as f32 * 1.5 - 4.0).collect();
+    let perm: Vec<i32> = (0..n as i32).map(|i| (i * 5 + 3) % n as i32).collect();
+    let x = dev.tensor_from_slice(&values, &[n]).unwrap();
+    let p = dev.tensor_from_slice(&perm, &[n]).unwrap();
+    let mut out: Tensor<f32> = dev.full(&[n], -1.0).unwrap();
+    permute_into::<8>::launch(&dev, [2], (&x, &p, &mut out)).unwrap();
+    let mut want = vec![-1.0f32; n];
+    for (i, &to) in perm.iter().enumerate() {
+        want[to as usize] = values[i];
+    }
+    assert_eq!(out.to_vec().unwrap(), want);
+    // The interpreter agrees.
+    let x = HostTensor::from_vec(&[n], values).unwrap();
+    let p = HostTensor::from_vec(&[n], perm).unwrap();
+    let mut out = HostTensor::from_vec(&[n], vec![-1.0f32; n]).unwrap();
+    permute_into::<8>::interpret([2], (&x, &p, &mut out)).unwrap();
+    assert_eq!(out.to_vec::<f32>().unwrap(), want);
+}
+
+#[test]
+fn a_scalar_scatter_writes_one_element_and_an_index_outside_is_an_error() {
+    let dev = Device::cpu();
+    let mut out: Tensor<f32> = dev.zeros(&[4]).unwrap();
+    put::launch(&dev, [1], (&mut out, 2, 9.5)).unwrap();
+    assert_eq!(out.to_vec().unwrap(), [0.0, 0.0, 9.5, 0.0]);
+    let err = put::launch(&dev, [1], (&mut out, 4, 1.0)).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with("kernel `put` failed on device cpu: program (0, 0, 0): `scatter(..)` at tests/gather.rs:"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("index [4] is outside the tensor (mask it off)"),
+        "{text}"
+    );
+    assert_eq!(out.to_vec().unwrap(), [0.0, 0.0, 9.5, 0.0]);
 }

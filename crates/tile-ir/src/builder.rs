@@ -33,7 +33,10 @@ use crate::scalar::Scalar;
 use crate::types::{Shape, Type};
 use crate::verify::{self, VerifyError};
 
+mod indexed;
 mod regions;
+
+pub use indexed::AtomicAccess;
 
 /// A rule broken while building, or a verifier error from [`Builder::finish`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -512,30 +515,6 @@ impl Builder {
         self.op(OpKind::GridLaunchDependents, &[]).map(drop)
     }
 
-    /// The elements of `tensor` at `(indices[0][j], ...)` where `mask[j]`
-    /// holds, `other[j]` elsewhere ([`OpKind::Gather`]).
-    pub fn gather(
-        &mut self,
-        tensor: Value,
-        indices: &[Value],
-        mask: Value,
-        other: Value,
-    ) -> Result<Value, BuildError> {
-        let mut operands = prepend(&[tensor], indices);
-        operands.extend([mask, other]);
-        self.op1(OpKind::Gather, &operands)
-    }
-
-    /// An atomic update of `tensor` at the elements `(indices[0][j], ...)`
-    /// where `mask[j]` holds, returning the old values ([`OpKind::Atomic`]);
-    /// `cmp` is the compared tile of `cas` (`None` for the other updates).
-    pub fn atomic(&mut self, kind: OpKind, access: AtomicAccess<'_>) -> Result<Value, BuildError> {
-        let mut operands = prepend(&[access.tensor], access.indices);
-        operands.extend(access.cmp);
-        operands.extend([access.value, access.mask]);
-        self.op1(kind, &operands)
-    }
-
     fn infer(&self, kind: &OpKind, operands: &[Value]) -> Result<Vec<Type>, BuildError> {
         let types: Vec<&Type> = operands.iter().map(|&v| self.ty(v)).collect();
         match rules::infer(kind, &types) {
@@ -572,21 +551,6 @@ impl Builder {
         }
         self.func.op(op).results.clone()
     }
-}
-
-/// The operands of [`Builder::atomic`].
-#[derive(Clone, Copy, Debug)]
-pub struct AtomicAccess<'a> {
-    /// The tensor updated.
-    pub tensor: Value,
-    /// One integer index tile per tensor axis.
-    pub indices: &'a [Value],
-    /// The compared tile of `cas`.
-    pub cmp: Option<Value>,
-    /// The operand of the update.
-    pub value: Value,
-    /// Which elements take part.
-    pub mask: Value,
 }
 
 fn prepend(head: &[Value], tail: &[Value]) -> Vec<Value> {

@@ -301,6 +301,15 @@ pub enum OpKind {
     /// element whose mask holds must lie in the tensor; elements may share
     /// an address.
     Gather = "gather %tensor[%index*@tensor], %operand*",
+    /// `scatter %t[%i0, ...], %value, %mask`: writes `value[j]` to the
+    /// tensor element at `(i0[j], ...)` for each element `j` of the tiles
+    /// where `mask[j]` holds (no memory is touched where it does not).
+    /// Operands: the tensor, one integer index tile per tensor axis, the
+    /// value (a tile of the tensor's dtype) and the `bool` mask, all of one
+    /// shape. An element whose mask holds must lie in the tensor. Two
+    /// elements at one address race, as two programs' stores do (the
+    /// interpreter keeps the later in row-major order). No results.
+    Scatter = "scatter %tensor[%index*@tensor], %operand*",
     /// `assert <id> "<message>" %cond, %a, ...`: a check the kernel's author
     /// wrote (`device_assert!`). The program fails where any element of
     /// `cond` (a `bool` scalar or tile) is false, with `message`, whose `{}`
@@ -456,11 +465,11 @@ impl OpKind {
         ) || self.writes_memory()
     }
 
-    /// Whether the op itself writes memory (a store of either kind, an
-    /// atomic).
+    /// Whether the op itself writes memory (a store of either kind, a
+    /// scatter, an atomic).
     pub fn writes_memory(&self) -> bool {
         match self {
-            OpKind::Store | OpKind::StoreMasked | OpKind::Atomic { .. } => true,
+            OpKind::Store | OpKind::StoreMasked | OpKind::Atomic { .. } | OpKind::Scatter => true,
             OpKind::LView(op) => op.writes_memory(),
             _ => false,
         }

@@ -2,7 +2,9 @@
 //! index tiles, in row-major order, each checked to lie in the tensor
 //! first (`FaultCode::IndexOutside`, with the tensor index); elements whose
 //! mask does not hold take the other values and touch no memory. A gather
-//! of scalars runs as one of one-element tiles in the frame.
+//! of scalars runs as one of one-element tiles in the frame. `scatter`:
+//! each element whose mask holds written so, in row-major order (of two at
+//! one address, a race on a GPU, the later stays, as in the interpreter).
 
 use super::error::HostError;
 use super::kernel::{HostKernel, HostValue};
@@ -65,5 +67,45 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             return self.define_result(id, HostValue::Scalar(read));
         }
         self.define_result(id, HostValue::Tile(out))
+    }
+
+    /// Emits `scatter` (op `id`).
+    pub(super) fn scatter(&mut self, id: OpId) -> Result<(), HostError> {
+        let operands = self.operands(id);
+        let HostValue::Tensor(param) = self.value(operands[0])? else {
+            return Err(HostError::internal("a scatter into a non-tensor"));
+        };
+        let t = self
+            .tensors
+            .get(&param)
+            .cloned()
+            .ok_or_else(|| HostError::internal("an unknown tensor parameter"))?;
+        let mut tiles = Vec::with_capacity(operands.len() - 1);
+        for &v in &operands[1..] {
+            match self.value(v)? {
+                HostValue::Tile(t) => tiles.push(t),
+                _ => return Err(HostError::internal("a scatter operand")),
+            }
+        }
+        let [indices @ .., value, mask] = tiles.as_slice() else {
+            return Err(HostError::internal("scatter operands"));
+        };
+        if indices.len() != t.extents.len() {
+            return Err(HostError::internal("scatter operands"));
+        }
+        let dtype = value.dtype;
+        let n = self.i64(value.numel() as i64);
+        self.counted(n, &mut |l, j| {
+            let on = l.get(mask, j)?.into_int_value();
+            l.either(
+                on,
+                &mut |l| {
+                    let at = l.indexed_element(id, &t, indices, j)?;
+                    let v = l.get(value, j)?;
+                    l.write_global(t.base, dtype, at, v)
+                },
+                &mut |_| Ok(()),
+            )
+        })
     }
 }

@@ -145,6 +145,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
             }
             OpKind::Atomic { op, order, .. } => self.atomic(id, *op, *order),
             OpKind::Gather => self.gather(id),
+            OpKind::Scatter => self.scatter(id),
             other => Err(HostError::internal(format!(
                 "`{}` is not a memory op",
                 other.name()

@@ -448,7 +448,6 @@ impl Translator<'_> {
         Ok((indices, mask))
     }
 
-    /// The tensor operand of an atomic: a `&mut Tensor` parameter.
     /// The entries of an element index `[i, j, ..]` of a tensor of `rank`:
     /// integer scalars or tiles (`atomic_*`, `gather`).
     pub(crate) fn element_index<'e>(
@@ -515,17 +514,21 @@ impl Translator<'_> {
         Ok(shape)
     }
 
+    /// The tensor operand of an atomic: a `&mut Tensor` parameter.
     fn atomic_tensor(&mut self, e: &Expr) -> syn::Result<Value> {
+        self.updated_tensor(e, "an atomic updates")
+    }
+
+    /// The tensor `e` that an op `does` (`an atomic updates`, `` `scatter`
+    /// writes``): a `&mut Tensor` parameter.
+    pub(crate) fn updated_tensor(&mut self, e: &Expr, does: &str) -> syn::Result<Value> {
         let v = self.expr(e)?;
         let tensor = match v {
             Val::Ir(t) if matches!(self.ty(t), Type::Tensor(_)) => t,
             other => {
                 return Err(self.err(
                     e,
-                    format!(
-                        "an atomic updates a tensor parameter, found {}",
-                        self.describe(&other)
-                    ),
+                    format!("{does} a tensor parameter, found {}", self.describe(&other)),
                 ))
             }
         };

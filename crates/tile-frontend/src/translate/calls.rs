@@ -9,7 +9,7 @@ use syn::{Expr, ExprCall, PathArguments};
 use tile_ir::{BinaryOp, DType, DotPrecision, Scalar, Type};
 
 /// The builtin functions, as listed in errors.
-const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, dot_tf32, dot_scaled, cat, stack, select, fma, cdiv, multiple_of, min, max, pow, atan2, hypot, rand, randint, randn, gather, reduce, reduce_keepdim, scan, make_layout and the layout algebra (row_major, col_major, composition, complement, coalesce, right_inverse, left_inverse, logical_product, blocked_product, raked_product, logical_divide, zipped_divide, tiled_divide, upcast, downcast), atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas, fence, debug_barrier, gdc_wait, gdc_launch_dependents";
+const BUILTINS: &str = "program_id, num_programs, partition_view, layout_view, zeros, ones, full, iota, dot, dot_ieee, dot_tf32, dot_scaled, cat, stack, select, fma, cdiv, multiple_of, min, max, pow, atan2, hypot, rand, randint, randn, gather, scatter, reduce, reduce_keepdim, scan, make_layout and the layout algebra (row_major, col_major, composition, complement, coalesce, right_inverse, left_inverse, logical_product, blocked_product, raked_product, logical_divide, zipped_divide, tiled_divide, upcast, downcast), atomic_add, atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas, fence, debug_barrier, gdc_wait, gdc_launch_dependents";
 
 impl<'k> Translator<'k> {
     /// The arguments of a call, checking their number.
@@ -72,6 +72,7 @@ impl<'k> Translator<'k> {
         }
         match name.as_str() {
             "gather" => self.gather_call(c, &args),
+            "scatter" => self.scatter_call(c, &args),
             "multiple_of" => self.multiple_of_call(c, &args),
             "fence" => self.fence_call(c, &args),
             "debug_barrier" => self.debug_barrier_call(c, &args),

@@ -1,5 +1,6 @@
 //! `atomic`: indivisible read-modify-writes of tensor elements at index
-//! tiles; `gather`: reads of tensor elements at index tiles.
+//! tiles; `gather` and `scatter`: reads and writes of tensor elements at
+//! index tiles.
 //!
 //! The interpreter runs one program at a time and a tile's elements in
 //! row-major order, so its updates happen in that order; a device may
@@ -128,6 +129,38 @@ pub(super) fn gather(operands: &[RtValue], args: &[Arg]) -> Result<RtValue, Faul
         dtype: other.dtype,
         data,
     }))
+}
+
+/// Runs `scatter` on its operands: the tensor, one index tile per axis,
+/// the value and the mask. Elements are written in row-major order, so of
+/// two at one address (a race on a GPU) the later stays.
+pub(super) fn scatter(operands: &[RtValue], args: &mut [Arg]) -> Result<(), Fault> {
+    let Some(RtValue::Tensor(arg)) = operands.first() else {
+        return Err(Fault::Type("a scatter needs a tensor operand".into()));
+    };
+    let rank = tensor_arg(*arg, args)?.shape().len();
+    let tiles = operands[1..]
+        .iter()
+        .map(|v| v.tile("a scatter operand"))
+        .collect::<Result<Vec<&Tile>, _>>()?;
+    let (indices, [value, mask]) = tiles.split_at(rank.min(tiles.len())) else {
+        return Err(Fault::Type(format!(
+            "scatter into a tensor of rank {rank} with {} operands",
+            operands.len()
+        )));
+    };
+    if tiles.iter().any(|x| x.shape != value.shape) {
+        return Err(Fault::Type("scatter operands of different shapes".into()));
+    }
+    let t = tensor_arg_mut(*arg, args)?;
+    for j in 0..value.data.len() {
+        if mask.data[j] == Scalar::Bool(true) {
+            let at = element_at(t, indices, j, &value.shape)?;
+            t.write(at, value.data[j])
+                .ok_or_else(|| Fault::Type(format!("element offset {at} outside the buffer")))?;
+        }
+    }
+    Ok(())
 }
 
 /// The offset of the tensor element that element `j` of the index tiles

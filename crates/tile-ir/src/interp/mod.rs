@@ -230,6 +230,10 @@ impl<'a> Interpreter<'a> {
             Route::Memory => match kind {
                 OpKind::Atomic { op, .. } => atomic::atomic(*op, operands, self.args)?,
                 OpKind::Gather => atomic::gather(operands, self.args)?,
+                OpKind::Scatter => {
+                    atomic::scatter(operands, self.args)?;
+                    return Ok(Vec::new());
+                }
                 _ if kind.writes_memory() => {
                     memory::store(kind, operands, self.args)?;
                     return Ok(Vec::new());

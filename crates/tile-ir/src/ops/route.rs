@@ -126,7 +126,8 @@ impl OpKind {
             | OpKind::Store
             | OpKind::StoreMasked
             | OpKind::Atomic { .. }
-            | OpKind::Gather => Route::Memory,
+            | OpKind::Gather
+            | OpKind::Scatter => Route::Memory,
             OpKind::For { .. } => Route::For,
             OpKind::While => Route::While,
             OpKind::If => Route::If,

@@ -112,6 +112,7 @@ pub(super) fn infer(kind: &OpKind, operands: &[&Type]) -> RuleResult<Option<Vec<
             atomic(*op, operands)
         }
         OpKind::Gather => gather(operands),
+        OpKind::Scatter => scatter(operands),
         other => Err(format!("`{}` is not a memory op", other.name())),
     }
 }

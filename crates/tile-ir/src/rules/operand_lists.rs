@@ -1,12 +1,12 @@
 //! The typing rules of the ops whose operands are a list of their own
 //! shape: the combines (`reduce_with`, `scan_with`), `assert` and `print`
-//! with their values, `multiple_of`, `gather` with an index per axis, and the atomics.
+//! with their values, `multiple_of`, `gather` and `scatter` with an index per axis, and the atomics.
 
 use super::checks::*;
 use super::RuleResult;
 use crate::dtype::DType;
 use crate::ops::AtomicOp;
-use crate::types::{Shape, Type};
+use crate::types::{Shape, TensorType, Type};
 
 /// The results of `reduce_with` (`keepdim` given) or `scan_with`: tiles of
 /// one shape, each reduced along `axis` (or kept, for a scan).
@@ -137,12 +137,7 @@ pub(super) fn print(message: &str, operands: &[&Type]) -> RuleResult<Option<Vec<
 /// The result of a `gather`: a tile of the tensor's dtype, of the index
 /// tiles' shape.
 pub(super) fn gather(operands: &[&Type]) -> RuleResult<Option<Vec<Type>>> {
-    let Some(Type::Tensor(t)) = operands.first() else {
-        return Err(match operands.first() {
-            Some(other) => format!("operand 0 must be a tensor, found {other}"),
-            None => "expected a tensor as operand 0".into(),
-        });
-    };
+    let t = tensor_first(operands)?;
     let want = 1 + t.rank + 2;
     if operands.len() != want {
         return Err(format!(
@@ -194,12 +189,7 @@ pub(super) fn gather(operands: &[&Type]) -> RuleResult<Option<Vec<Type>>> {
 
 /// The result of an `atomic`: the old values, a tile like the value.
 pub(super) fn atomic(op: AtomicOp, operands: &[&Type]) -> RuleResult<Option<Vec<Type>>> {
-    let Some(Type::Tensor(t)) = operands.first() else {
-        return Err(match operands.first() {
-            Some(other) => format!("operand 0 must be a tensor, found {other}"),
-            None => "expected a tensor as operand 0".into(),
-        });
-    };
+    let t = tensor_first(operands)?;
     let trailing = if op == AtomicOp::Cas { 3 } else { 2 };
     let want = 1 + t.rank + trailing;
     if operands.len() != want {
@@ -218,41 +208,72 @@ pub(super) fn atomic(op: AtomicOp, operands: &[&Type]) -> RuleResult<Option<Vec<
             t.dtype
         ));
     }
-    let value = tile_operand(operands[want - 2]).map_err(|_| {
-        format!(
-            "the value must be a tile of {}, found {}",
-            t.dtype,
-            operands[want - 2]
-        )
-    })?;
-    let result = tile(value.shape.clone(), t.dtype);
-    if *operands[want - 2] != result {
-        return Err(format!(
-            "the value must have type {result} (the tensor's dtype), found {}",
-            operands[want - 2]
-        ));
-    }
+    let result = update_operands(t, operands)?;
     if op == AtomicOp::Cas && *operands[want - 3] != result {
         return Err(format!(
             "the compared value must have type {result}, found {}",
             operands[want - 3]
         ));
     }
-    let mask = tile(value.shape.clone(), DType::Bool);
-    if *operands[want - 1] != mask {
+    Ok(Some(vec![result]))
+}
+
+/// A `scatter`: the tensor, one integer index tile per axis, the value and
+/// the mask; no results.
+pub(super) fn scatter(operands: &[&Type]) -> RuleResult<Option<Vec<Type>>> {
+    let t = tensor_first(operands)?;
+    let want = 1 + t.rank + 2;
+    if operands.len() != want {
         return Err(format!(
-            "the mask must have type {mask}, found {}",
-            operands[want - 1]
+            "scatter into a tensor of rank {} needs {want} operands (the tensor, {} index tile(s), the value and the mask), found {}",
+            t.rank,
+            t.rank,
+            operands.len()
         ));
     }
+    update_operands(t, operands)?;
+    Ok(Some(Vec::new()))
+}
+
+/// Operand 0 of an access at index tiles: a tensor.
+fn tensor_first<'t>(operands: &[&'t Type]) -> RuleResult<&'t TensorType> {
+    match operands.first() {
+        Some(Type::Tensor(t)) => Ok(t),
+        Some(other) => Err(format!("operand 0 must be a tensor, found {other}")),
+        None => Err("expected a tensor as operand 0".into()),
+    }
+}
+
+/// What an update of tensor `t` at index tiles (`atomic`, `scatter`)
+/// requires of its operands, which end with the value and the mask: the
+/// value a tile of the tensor's dtype, the mask a `bool` tile of its shape,
+/// and the index tiles after the tensor integer tiles of that shape.
+/// Returns the value's type.
+fn update_operands(t: &TensorType, operands: &[&Type]) -> RuleResult<Type> {
+    let [.., value, mask] = operands else {
+        return Err("expected a value and a mask".into());
+    };
+    let shape = tile_operand(value)
+        .map_err(|_| format!("the value must be a tile of {}, found {value}", t.dtype))?
+        .shape
+        .clone();
+    let want = tile(shape.clone(), t.dtype);
+    if **value != want {
+        return Err(format!(
+            "the value must have type {want} (the tensor's dtype), found {value}"
+        ));
+    }
+    let bools = tile(shape.clone(), DType::Bool);
+    if **mask != bools {
+        return Err(format!("the mask must have type {bools}, found {mask}"));
+    }
     for (axis, index) in operands[1..=t.rank].iter().enumerate() {
-        let ok = matches!(index, Type::Tile(i) if i.shape == value.shape && i.dtype.is_int());
+        let ok = matches!(index, Type::Tile(i) if i.shape == shape && i.dtype.is_int());
         if !ok {
             return Err(format!(
-                "index {axis} must be an integer tile of shape {}, found {index}",
-                value.shape
+                "index {axis} must be an integer tile of shape {shape}, found {index}"
             ));
         }
     }
-    Ok(Some(vec![result]))
+    Ok(want)
 }

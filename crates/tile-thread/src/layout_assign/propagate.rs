@@ -189,8 +189,9 @@ impl Weighing {
 /// In program order, gives each elementwise op the layout of its first
 /// operand of the lowest [`Weight`] (its results take it too) and places
 /// its other operands in it at their first use ([`place_operands`]). An
-/// indexed access (`gather`, `atomic`), whose index, mask and value tiles
-/// the lowering brings to its result's layout, places them in that layout
+/// indexed access (`gather`, `atomic`, `scatter`), whose index, mask and
+/// value tiles the lowering brings to its result's layout (a scatter's:
+/// its value's), places them in that layout
 /// alike: an embedding's `rows < n` mask and an atomic's index tiles built
 /// from `iota`s are computed where the access reads them instead of being
 /// converted to it, and its `ids` column, loaded and broadcast, is loaded
@@ -207,8 +208,16 @@ pub(super) fn propagate(
     let mut weighing = Weighing::new(func);
     func.walk(&mut |id| {
         let op = func.op(id);
-        if matches!(op.kind, OpKind::Gather | OpKind::Atomic { .. }) {
-            let anchor = op.results.first().and_then(|r| values.get(r)).cloned();
+        if matches!(
+            op.kind,
+            OpKind::Gather | OpKind::Atomic { .. } | OpKind::Scatter
+        ) {
+            // A scatter has no result: it writes in its value's layout.
+            let value = match op.kind {
+                OpKind::Scatter => op.operands.iter().rev().nth(1),
+                _ => op.results.first(),
+            };
+            let anchor = value.and_then(|r| values.get(r)).cloned();
             if let Some(anchor) = anchor {
                 let operands = op.operands.get(1..).unwrap_or_default();
                 let placing = Placing {

@@ -4,8 +4,9 @@
 //!
 //! Values joined by elementwise ops (operands and results of one shape)
 //! share one width, so that choosing it never puts two layouts into one op;
-//! so do a gather's result and its index tiles, mask and `other`, and the
-//! gather counts as a global access of its result's elements.
+//! so do a gather's result and its index tiles, mask and `other` (a
+//! scatter's value and its index tiles and mask), and the gather counts as
+//! a global access of its result's elements (the scatter of its value's).
 //! A group whose global accesses all move elements of at most 2 bytes (a
 //! bf16 row cast to f32, scaled and stored as bf16 again) gets
 //! `16 / size` elements per thread: 8 for 16-bit types, 16 for 8-bit ones,
@@ -43,9 +44,22 @@ pub(super) fn vector_widths(func: &Function) -> BTreeMap<Value, usize> {
                 }
             }
         }
+        // A scatter writes its value's elements at its index tiles, alike.
+        let written = match op.kind {
+            OpKind::Scatter => op.operands.iter().rev().nth(1),
+            _ => None,
+        };
+        if let Some(&value) = written {
+            for &x in &op.operands[1..] {
+                if same_shape(func, x, value) {
+                    groups.join(x, value);
+                }
+            }
+        }
         let moved = match op.kind {
             OpKind::Load | OpKind::LoadMasked { .. } | OpKind::Gather => op.results.first(),
             OpKind::Store | OpKind::StoreMasked => op.operands.first(),
+            OpKind::Scatter => written,
             _ => None,
         };
         if let Some(&v) = moved {

@@ -92,10 +92,14 @@ impl<'a> Lowerer<'a> {
         let width = vector_width(&layout, dtype);
         if op == AtomicOp::Add && !used && width > 1 {
             let (values, masks) = (&rest[0], &rest[1]);
-            let to = (param, scope);
-            self.add_groups(
-                to,
-                indices,
+            let kind = |width| ThreadOpKind::AddGlobal {
+                param,
+                scope,
+                width,
+            };
+            self.indexed_groups(
+                kind,
+                (param, indices),
                 (values, masks),
                 (&coords.owner, width),
                 &described,
@@ -142,16 +146,17 @@ impl<'a> Lowerer<'a> {
         self.bind(id, Lowered::Tile { layout, regs: old })
     }
 
-    /// The relaxed adds of an `atomic add` whose old values nobody reads,
-    /// `width` registers at a time (a thread's consecutive elements along
-    /// the innermost axis): one `red.global.add` each, a vector where the
-    /// group's indices are consecutive, the tensor contiguous and aligned
-    /// for it and every owner's mask holds (as a gather's reads), else each
-    /// owned element's own add. The group's index checks are one check.
-    fn add_groups(
+    /// The writes of `values` where `masks` hold to the elements of tensor
+    /// `param` at `indices`, by their `owner`s, `width` registers at a time
+    /// (an `atomic add` whose old values nobody reads, a `scatter`):
+    /// one `kind(width)` access per group (addressed as `st.global`'s),
+    /// with the vector condition where `width > 1` (the group's indices
+    /// consecutive from a multiple of `width`, the tensor contiguous and
+    /// aligned for it, every owner's mask) and one index check per group.
+    pub(super) fn indexed_groups(
         &mut self,
-        (param, scope): (usize, MemScope),
-        indices: &[Vec<Reg>],
+        kind: impl Fn(u8) -> ThreadOpKind,
+        (param, indices): (usize, &[Vec<Reg>]),
         (values, masks): (&[Reg], &[Reg]),
         (owner, width): (&[Reg], usize),
         described: &str,
@@ -170,20 +175,18 @@ impl<'a> Lowerer<'a> {
             }
             let check = self.first_failure(&checks);
             self.check_index(check, described);
-            let mut ok = self.consecutive(indices, lanes.clone(), contiguous);
-            for &(_, update) in &updates {
-                ok = self.and(ok, update);
+            let mut operands = vec![updates[0].0];
+            if width > 1 {
+                let mut ok = self.consecutive(indices, lanes.clone(), contiguous);
+                for &(_, update) in &updates {
+                    ok = self.and(ok, update);
+                }
+                operands.push(ok);
+                operands.extend(updates.iter().map(|&(at, _)| at));
             }
-            let mut operands = vec![updates[0].0, ok];
-            operands.extend(updates.iter().map(|&(at, _)| at));
             operands.extend_from_slice(&values[lanes]);
             operands.extend(updates.iter().map(|&(_, update)| update));
-            let kind = ThreadOpKind::AddGlobal {
-                param,
-                scope,
-                width: width as u8,
-            };
-            self.emit_op(kind, operands, &[]);
+            self.emit_op(kind(width as u8), operands, &[]);
         }
     }
 

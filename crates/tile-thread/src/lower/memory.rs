@@ -137,6 +137,7 @@ impl Lowerer<'_> {
             }
             OpKind::Atomic { op, order, scope } => self.atomic(id, (*op, *order, *scope)),
             OpKind::Gather => self.gather_elements(id),
+            OpKind::Scatter => self.scatter_elements(id),
             _ => Err(self.invalid(id, "not a memory op")),
         }
     }

@@ -11,6 +11,7 @@
 //! | `coords.rs` | the coordinates of each register, computed once per layout |
 //! | `elementwise.rs` | constants, `full`, `iota`, unary, binary, `cmp`, `select`, `fma`, `cast`, scalar `broadcast` |
 //! | `memory.rs` | `dim`, `partition_view`, `load`, `load_masked`, `store`, `store_masked` |
+//! | `gather.rs`, `scatter.rs`, `atomic.rs` | reads, writes and atomic updates at index tiles |
 //! | `shared.rs` | shared-memory allocation with reuse, staging, gathers, layout conversions |
 //! | `movement.rs` | tile `broadcast`, `reshape`, `permute`, `expand`, `flip`, `slice`, `pad`, `cat` through shared memory |
 //! | `reduce.rs` | `reduce`, `arg`, `scan` (sequential, in the interpreter's order) |
@@ -55,6 +56,7 @@ mod reduce_tree;
 mod reload;
 mod round_staged;
 mod scan_chain;
+mod scatter;
 mod shared;
 mod shuffle_convert;
 mod software_pipeline;
