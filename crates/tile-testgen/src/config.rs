@@ -34,6 +34,9 @@ pub struct GenConfig {
     /// The probability that a result of a dtype atomics take is combined
     /// into a tensor with an atomic update instead of stored.
     pub atomic_rate: f64,
+    /// The probability that a result not combined with an atomic update is
+    /// written with a `scatter` at index tiles instead of stored.
+    pub scatter_rate: f64,
     /// The probability that a case asserts something of one of its values
     /// (a condition that always holds, so the outputs stay the same).
     pub assert_rate: f64,
@@ -92,6 +95,7 @@ impl Default for GenConfig {
             max_inputs: 4,
             special_rate: 0.03,
             atomic_rate: 0.2,
+            scatter_rate: 0.1,
             assert_rate: 0.15,
             gather_rate: 0.1,
             while_rate: 0.3,

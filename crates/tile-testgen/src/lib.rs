@@ -56,7 +56,8 @@
 //! `max_outputs`, `max_depth` (of each stored expression), `max_ops` (ops
 //! grown by choice), `max_rank`, `max_tile_elements`, `max_programs` (grid
 //! size), `max_nesting` (of loops and `if`), `max_inputs`, `special_rate`,
-//! `atomic_rate`, `assert_rate` (asserts whose conditions always hold),
+//! `atomic_rate`, `scatter_rate` (results written at index tiles),
+//! `assert_rate` (asserts whose conditions always hold),
 //! `gather_rate` (inputs read at scattered index tiles), `while_rate`
 //! (counted loops written as `while`), `combine_rate` (reductions and
 //! scans written with a combine function), `aligned_rate` (tensors promised

@@ -141,7 +141,7 @@ fn unusual_configurations_give_valid_runnable_cases() {
     }
 }
 
-/// Atomics, asserts, gathers, `while` loops, combine functions, tensors
+/// Atomics, scatters, asserts, gathers, `while` loops, combine functions, tensors
 /// promised aligned, `multiple_of` hints and tensor arrays come from
 /// streams of their own: about their rates of cases have them, and turning
 /// them off (arrays stay on) leaves the rest of each case.
@@ -156,6 +156,7 @@ fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_case
     let cfg = GenConfig::default();
     let off = GenConfig {
         atomic_rate: 0.0,
+        scatter_rate: 0.0,
         assert_rate: 0.0,
         gather_rate: 0.0,
         while_rate: 0.0,
@@ -168,6 +169,7 @@ fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_case
     let mut hinted_cases = 0;
     let (mut atomics, mut asserts, mut gathers, mut whiles, mut combines) = (0, 0, 0, 0, 0);
     let (mut aligned_cases, mut pipelined_cases, mut arrayed_cases) = (0, 0, 0);
+    let mut scatters = 0;
     for seed in 0..400 {
         let case = generate(seed, &cfg);
         let pipelined = has(&case, &|k| {
@@ -202,6 +204,9 @@ fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_case
         let atomic = has(&case, &|k| matches!(k, OpKind::Atomic { .. }));
         let assert = has(&case, &|k| matches!(k, OpKind::Assert { .. }));
         let gather = has(&case, &|k| matches!(k, OpKind::Gather));
+        // A scatter only where its output is not atomic: counted with them.
+        let atomic = atomic || has(&case, &|k| matches!(k, OpKind::Scatter));
+        scatters += usize::from(has(&case, &|k| matches!(k, OpKind::Scatter)));
         atomics += usize::from(atomic);
         asserts += usize::from(assert);
         let whiled = has(&case, &|k| matches!(k, OpKind::While));
@@ -265,6 +270,10 @@ fn features_of_their_own_streams_appear_at_their_rates_without_moving_other_case
     assert!(
         (20..120).contains(&atomics),
         "{atomics} of 400 cases have atomics"
+    );
+    assert!(
+        (10..80).contains(&scatters),
+        "{scatters} of 400 cases scatter"
     );
     assert!(
         (30..100).contains(&asserts),

@@ -16,6 +16,7 @@ mod memory;
 mod movement;
 mod pipelined;
 mod reduce;
+mod scatters;
 
 use crate::config::GenConfig;
 use crate::rng::SplitMix64;
@@ -86,6 +87,10 @@ const ATOMIC_STREAM: u64 = 0xa70d_1c5e_ed5a_17c3;
 
 /// Mixed into the seed for the stream that picks the asserted values.
 const ASSERT_STREAM: u64 = 0x5a55_e47d_0b5e_c0de;
+
+/// Mixed into the seed for the stream that picks the outputs written with a
+/// `scatter`.
+const SCATTER_STREAM: u64 = 0x5ca7_7e12_0b7a_c3d9;
 
 /// Mixed into the seed for the stream that picks the gathered inputs.
 const GATHER_STREAM: u64 = 0x6a7e_e25c_a77e_12ed;
@@ -197,12 +202,15 @@ pub(crate) fn generate(seed: u64, cfg: &GenConfig) -> Case {
     // Which outputs are atomic comes from a stream of its own, so that a
     // case without atomics is the one this seed gave before they existed.
     let mut atomics = SplitMix64::new(seed ^ ATOMIC_STREAM);
+    // And which are scattered, from another.
+    let mut scatters = SplitMix64::new(seed ^ SCATTER_STREAM);
     for _ in 0..outputs {
         let ty = g.random_tile_type(None);
         let built = match &ty {
             Type::Tile(t) if Gen::atomic_dtype(t.dtype) && atomics.chance(cfg.atomic_rate) => {
                 g.atomic_output(&mut b, t)
             }
+            Type::Tile(t) if scatters.chance(cfg.scatter_rate) => g.scatter_output(&mut b, t),
             _ => g.output(&mut b, &ty),
         };
         built.unwrap_or_else(|e| panic!("the generator broke a typing rule (seed {seed}): {e}"));
