@@ -22,15 +22,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
         op: AtomicOp,
         order: MemOrder,
     ) -> Result<(), HostError> {
-        let operands = self.operands(id);
-        let HostValue::Tensor(param) = self.value(operands[0])? else {
-            return Err(HostError::internal("an atomic on a non-tensor"));
-        };
-        let t = self
-            .tensors
-            .get(&param)
-            .cloned()
-            .ok_or_else(|| HostError::internal("an unknown tensor parameter"))?;
+        let (operands, t) = self.indexed_tensor(id)?;
         let rank = t.extents.len();
         let trailing = if op == AtomicOp::Cas { 3 } else { 2 };
         if operands.len() != 1 + rank + trailing {

@@ -7,21 +7,13 @@
 //! one address, a race on a GPU, the later stays, as in the interpreter).
 
 use super::error::HostError;
-use super::kernel::{HostKernel, HostValue};
+use super::kernel::{HostKernel, HostValue, TensorArg};
 use tile_ir::OpId;
 
 impl<'a, 'ctx> HostKernel<'a, 'ctx> {
     /// Emits `gather` (op `id`).
     pub(super) fn gather(&mut self, id: OpId) -> Result<(), HostError> {
-        let operands = self.operands(id);
-        let HostValue::Tensor(param) = self.value(operands[0])? else {
-            return Err(HostError::internal("a gather from a non-tensor"));
-        };
-        let t = self
-            .tensors
-            .get(&param)
-            .cloned()
-            .ok_or_else(|| HostError::internal("an unknown tensor parameter"))?;
+        let (operands, t) = self.indexed_tensor(id)?;
         let scalar = matches!(
             self.value(operands[operands.len() - 1])?,
             HostValue::Scalar(_)
@@ -71,15 +63,7 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
 
     /// Emits `scatter` (op `id`).
     pub(super) fn scatter(&mut self, id: OpId) -> Result<(), HostError> {
-        let operands = self.operands(id);
-        let HostValue::Tensor(param) = self.value(operands[0])? else {
-            return Err(HostError::internal("a scatter into a non-tensor"));
-        };
-        let t = self
-            .tensors
-            .get(&param)
-            .cloned()
-            .ok_or_else(|| HostError::internal("an unknown tensor parameter"))?;
+        let (operands, t) = self.indexed_tensor(id)?;
         let mut tiles = Vec::with_capacity(operands.len() - 1);
         for &v in &operands[1..] {
             match self.value(v)? {
@@ -107,5 +91,26 @@ impl<'a, 'ctx> HostKernel<'a, 'ctx> {
                 &mut |_| Ok(()),
             )
         })
+    }
+
+    /// The operands of an access at index tiles (`gather`, `scatter`, an
+    /// atomic; op `id`) and the tensor parameter its first operand is.
+    pub(super) fn indexed_tensor(
+        &self,
+        id: OpId,
+    ) -> Result<(&'a [tile_ir::Value], TensorArg<'ctx>), HostError> {
+        let operands = self.operands(id);
+        let Some(&tensor) = operands.first() else {
+            return Err(HostError::internal("an indexed access without operands"));
+        };
+        let HostValue::Tensor(param) = self.value(tensor)? else {
+            return Err(HostError::internal("an indexed access of a non-tensor"));
+        };
+        let t = self
+            .tensors
+            .get(&param)
+            .cloned()
+            .ok_or_else(|| HostError::internal("an unknown tensor parameter"))?;
+        Ok((operands, t))
     }
 }
