@@ -39,26 +39,27 @@ fn fused_moe<
     let group_size_m = min(num_pid_m - first_pid_m, GROUP_M);
     let pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m;
     let pid_n = (pid % num_pid_in_group) / group_size_m;
-    if pid_m * BM < gather(num_tokens_post_padded, [0]) {
-        // The block's (token, slot) rows; padding holds `M · TOPK`.
-        let offs_token = partition_view(sorted_token_ids, [BM]).load(pid_m);
-        let token_mask = (offs_token < topk_weights.dim(0)).reshape([BM, 1]);
-        let rows = (offs_token / TOPK).reshape([BM, 1]);
-        let expert = gather(expert_ids, [pid_m]);
-        let vb = partition_view(b, [1, BN, BK]);
-        let mut acc = zeros::<f32>([BM, BN]);
-        for kb in 0..cdiv(k, BK) {
-            let ks = iota::<i32>([1, BK]) + kb * BK;
-            let at = gather(a, [rows, ks], token_mask & (ks < k), 0.0);
-            let bt = vb.load_masked(expert, pid_n, kb).reshape([BN, BK]);
-            acc = dot(at, bt.transpose(), acc);
-        }
-        let weight = gather(topk_weights, [offs_token.reshape([BM, 1])], token_mask, 0.0);
-        let cols = iota::<i32>([1, BN]) + pid_n * BN;
-        let out_rows = offs_token.reshape([BM, 1]);
-        let written = token_mask & (cols < n);
-        scatter(c, [out_rows, cols], (acc * weight).cast::<f16>(), written);
+    if pid_m * BM >= gather(num_tokens_post_padded, [0]) {
+        return;
     }
+    // The block's (token, slot) rows; padding holds `M · TOPK`.
+    let offs_token = partition_view(sorted_token_ids, [BM]).load(pid_m);
+    let token_mask = (offs_token < topk_weights.dim(0)).reshape([BM, 1]);
+    let rows = (offs_token / TOPK).reshape([BM, 1]);
+    let expert = gather(expert_ids, [pid_m]);
+    let vb = partition_view(b, [1, BN, BK]);
+    let mut acc = zeros::<f32>([BM, BN]);
+    for kb in 0..cdiv(k, BK) {
+        let ks = iota::<i32>([1, BK]) + kb * BK;
+        let at = gather(a, [rows, ks], token_mask & (ks < k), 0.0);
+        let bt = vb.load_masked(expert, pid_n, kb).reshape([BN, BK]);
+        acc = dot(at, bt.transpose(), acc);
+    }
+    let weight = gather(topk_weights, [offs_token.reshape([BM, 1])], token_mask, 0.0);
+    let cols = iota::<i32>([1, BN]) + pid_n * BN;
+    let out_rows = offs_token.reshape([BM, 1]);
+    let written = token_mask & (cols < n);
+    scatter(c, [out_rows, cols], (acc * weight).cast::<f16>(), written);
 }
 
 /// What `moe_align_block_size` makes of `topk_ids` for `experts` experts

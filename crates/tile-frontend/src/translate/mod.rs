@@ -8,8 +8,9 @@
 //! casts), `calls` (builtin functions and helper inlining), `methods`
 //! (method calls: math, reductions, views), `movement` (reshape, permute,
 //! slice, pad, ...), `sort` (the bitonic sort), `random` (Philox random
-//! numbers), `atomic` (atomics), `gather` (reads at index tiles), `lview`
-//! (layout views), `control` (`for`, `if`), `debug` (`device_assert!`,
+//! numbers), `atomic` (atomics), `gather` (reads and writes at index
+//! tiles), `lview` (layout views), `control` (`for`, `if`), `guards` (a
+//! kernel's early `return`s, folded into `if`/`else`), `debug` (`device_assert!`,
 //! `device_print!`), `recover` (going on after an error, so that a build
 //! reports them all) and this module (statements, blocks and variables).
 
@@ -23,6 +24,7 @@ mod consts;
 mod control;
 mod debug;
 mod gather;
+mod guards;
 mod hints;
 mod layout_fns;
 pub(crate) mod location;
@@ -103,7 +105,8 @@ pub fn translate(
         errors: Vec::new(),
     };
     translator.collect_helpers(&item.block)?;
-    match translator.block_stmts(&item.block.stmts, true) {
+    let folded = guards::fold_guards(&item.block.stmts);
+    match translator.block_stmts(folded.as_deref().unwrap_or(&item.block.stmts), true) {
         Ok(Val::Unit) => {}
         Ok(_) => {
             if let Some(Stmt::Expr(e, None)) = item.block.stmts.last() {
@@ -255,7 +258,7 @@ impl<'k> Translator<'k> {
             Stmt::Macro(m) => self.macro_stmt(&m.mac)?,
             Stmt::Expr(Expr::Return(r), _) => {
                 if !(fn_body && last) || self.calls.is_empty() {
-                    return Err(self.err(r, "`return` is not supported here: kernels and helpers end with a tail expression (structured control flow); restructure with `if`/`else`"));
+                    return Err(self.err(r, "`return` is not supported here: a kernel ends a program early only with a guard clause at the top level of its body (`if cond { ..; return; }`), and kernels and helpers otherwise end with a tail expression (structured control flow); restructure with `if`/`else`"));
                 }
                 return match &r.expr {
                     Some(e) => self.expr(e),
@@ -373,7 +376,7 @@ impl<'k> Translator<'k> {
             Expr::Reference(r) => Err(self.err(r, "references are not supported in tile kernels: tiles and scalars are values, pass them directly")),
             Expr::Unsafe(u) => Err(self.err(&u.unsafe_token, "`unsafe` blocks are not supported in tile kernels: there is nothing unsafe to do")),
             Expr::Macro(m) => self.macro_stmt(&m.mac).map(|()| Val::Unit),
-            Expr::Return(r) => Err(self.err(r, "`return` is not supported here: kernels and helpers end with a tail expression (structured control flow); restructure with `if`/`else`")),
+            Expr::Return(r) => Err(self.err(r, "`return` is not supported here: a kernel ends a program early only with a guard clause at the top level of its body (`if cond { ..; return; }`), and kernels and helpers otherwise end with a tail expression (structured control flow); restructure with `if`/`else`")),
             Expr::Break(b) => Err(self.err(b, "`break` is not supported: end a `while` loop through its condition")),
             Expr::Continue(c) => Err(self.err(c, "`continue` is not supported: use `if` inside the loop body")),
             Expr::Index(i) => self.index(i),
