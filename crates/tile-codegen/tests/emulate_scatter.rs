@@ -181,6 +181,73 @@ fn rows_at_index_rows_are_written_as_vectors() {
     }
 }
 
+/// `%y` rows `%ids[r]` ← the f16 product of `%a` (`[32, 16]`) and `%b`
+/// (`[16, 64]`), where the id is below `%n`: a value in a tensor-core
+/// accumulator's layout.
+const PRODUCT_ROWS: &str = r#"kernel @product_rows(%a: tensor<f16, 2>, %b: tensor<f16, 2>, %ids: tensor<i32, 1>, %y: tensor<f16, 2>, %n: i32) {
+  %zero = constant 0 : i32
+  %va = partition_view %a [32, 16] : view<f16, [32, 16]>
+  %vb = partition_view %b [16, 64] : view<f16, [16, 64]>
+  %ta = load %va[%zero, %zero] : tile<32x16xf16>
+  %tb = load %vb[%zero, %zero] : tile<16x64xf16>
+  %c0 = full 0.0 : tile<32x64xf32>
+  %c = dot tensor %ta, %tb, %c0 : tile<32x64xf32>
+  %h = cast %c to f16 : tile<32x64xf16>
+  %vi = partition_view %ids [32] : view<i32, [32]>
+  %id = load %vi[%zero] : tile<32xi32>
+  %r = reshape %id to [32, 1] : tile<32x1xi32>
+  %rr = broadcast %r to [32, 64] : tile<32x64xi32>
+  %col = iota : tile<1x64xi32>
+  %cc = broadcast %col to [32, 64] : tile<32x64xi32>
+  %nn = broadcast %n to [32, 64] : tile<32x64xi32>
+  %m = cmp lt %rr, %nn : tile<32x64xbool>
+  scatter %y[%rr, %cc], %h, %m
+}"#;
+
+/// A product's rows, which `mma.sync` holds in pairs of columns, are
+/// written from 16-byte vectors, as a store of them would be; on every
+/// target as the interpreter writes them.
+#[test]
+fn an_accumulators_rows_are_written_as_vectors() {
+    use tile_thread::lower::TensorCores;
+    let func = parse_function(PRODUCT_ROWS).unwrap();
+    verify::verify(&func).unwrap();
+    let lowering = LowerOptions::warps(4).with_tensor_cores(TensorCores::MmaSync);
+    let program = lower(&func, &lowering).unwrap();
+    let printed = program.to_string();
+    assert!(printed.contains("st.global.v8 y["), "{printed}");
+    assert!(!printed.contains("st.global.v2 y["), "{printed}");
+    let args = |n: i32| {
+        let small = |len: usize, mul: usize| -> Vec<Scalar> {
+            (0..len)
+                .map(|i| tile_ir::eval::cast(Scalar::I64((i * mul % 7) as i64 - 3), DType::F16))
+                .collect()
+        };
+        let ids: Vec<i32> = (0..32).map(|i| (i * 7 + 3) % 32).collect();
+        vec![
+            Arg::Tensor(HostTensor::from_scalars(DType::F16, &[32, 16], &small(512, 5)).unwrap()),
+            Arg::Tensor(HostTensor::from_scalars(DType::F16, &[16, 64], &small(1024, 3)).unwrap()),
+            Arg::Tensor(HostTensor::from_vec(&[32], ids).unwrap()),
+            Arg::Tensor(HostTensor::zeros(DType::F16, &[32, 64])),
+            Arg::Scalar(Scalar::I32(n)),
+        ]
+    };
+    for n in [32, 19] {
+        let mut want = args(n);
+        interp::run(&func, [1, 1, 1], &mut want).unwrap();
+        let want = bits(&want[3]);
+        let mut got = args(n);
+        emulate::run(&program, [1, 1, 1], &mut got).unwrap();
+        assert_eq!(bits(&got[3]), want, "lockstep, n {n}");
+        for target in TARGETS {
+            let mut got = args(n);
+            emulated::run(&func, target, 4, [1, 1, 1], &mut got)
+                .unwrap_or_else(|e| panic!("{target}: {e}"));
+            assert_eq!(bits(&got[3]), want, "{target}, n {n}");
+        }
+    }
+}
+
 #[test]
 fn an_index_outside_the_tensor_fails_the_check_everywhere() {
     // Element k writes column 2k: columns 10 and up are outside; the

@@ -210,7 +210,7 @@ pub fn assign(
         drop_unit_axes(func, &mut values);
         fit_broadcast_sources(func, &mut values);
         pairs::place_fp4_pairs(func, num_warps, &mut values);
-        propagate::propagate(func, tensor_cores, &mut values);
+        propagate::propagate(func, (tensor_cores, num_warps), &mut values);
         propagate::carry_through_loops(func, &mut values);
     }
     Ok(LayoutPlan { num_warps, values })

@@ -7,7 +7,7 @@
 use super::repeated::{masked_loads, reanchored, repeated_chain, repeats_load};
 use super::split::merged_axes;
 use super::DistLayout;
-use crate::lower::TensorCores;
+use crate::lower::{wider_store_layout, TensorCores};
 use std::collections::{BTreeMap, BTreeSet};
 use tile_ir::{Function, OpKind, Type, Value};
 
@@ -200,7 +200,7 @@ impl Weighing {
 /// where the staging loads one element per thread.)
 pub(super) fn propagate(
     func: &Function,
-    tensor_cores: TensorCores,
+    (tensor_cores, num_warps): (TensorCores, u32),
     values: &mut BTreeMap<Value, DistLayout>,
 ) {
     // The first user decides; later users of another layout convert.
@@ -212,12 +212,16 @@ pub(super) fn propagate(
             op.kind,
             OpKind::Gather | OpKind::Atomic { .. } | OpKind::Scatter
         ) {
-            // A scatter has no result: it writes in its value's layout.
-            let value = match op.kind {
-                OpKind::Scatter => op.operands.iter().rev().nth(1),
-                _ => op.results.first(),
+            // A scatter has no result: it writes in its value's layout, or
+            // in 16-byte vectors where the value is an accumulator's.
+            let anchor = match op.kind {
+                OpKind::Scatter => op.operands.iter().rev().nth(1).and_then(|v| {
+                    let layout = values.get(v)?;
+                    let dtype = func.ty(*v).dtype();
+                    Some(wider_store_layout(layout, dtype, num_warps).unwrap_or(layout.clone()))
+                }),
+                _ => op.results.first().and_then(|r| values.get(r)).cloned(),
             };
-            let anchor = value.and_then(|r| values.get(r)).cloned();
             if let Some(anchor) = anchor {
                 let operands = op.operands.get(1..).unwrap_or_default();
                 let placing = Placing {

@@ -76,6 +76,7 @@ pub(crate) use copies::is_transposed;
 pub use options::{LowerOptions, TensorCores};
 use std::collections::HashMap;
 use std::rc::Rc;
+pub(crate) use store_vectors::wider_store_layout;
 use tile_ir::divisibility::Divisibility;
 use tile_ir::{DType, Function, OpId, Region, Route, Scalar, Shape, Type, Value, ValueNames};
 

@@ -43,22 +43,9 @@ impl Lowerer<'_> {
         layout: Rc<DistLayout>,
         regs: Vec<Reg>,
     ) -> (Rc<DistLayout>, Vec<Reg>) {
-        // Blocked layouts already move the widths their groups allow
-        // (`layout_assign/vectors.rs`).
-        if layout.kind != LayoutKind::MmaAccumulator {
-            return (layout, regs);
-        }
-        let wide = 16 / dtype.size_bytes().max(1);
-        let Ok(vectors) = DistLayout::blocked(&layout.shape, self.program.num_warps, wide) else {
+        let Some(vectors) = wider_store_layout(&layout, dtype, self.program.num_warps) else {
             return (layout, regs);
         };
-        let width = vector_width(&vectors, dtype);
-        if !width.is_power_of_two()
-            || width <= vector_width(&layout, dtype)
-            || row_segment_bytes(&layout, dtype) >= SECTOR_BYTES
-        {
-            return (layout, regs);
-        }
         let threads = self.program.block_threads();
         if let Some(renamed) = register_selection(&layout, &vectors, threads, |c| c.to_vec()) {
             let regs = renamed.into_iter().map(|u| regs[u]).collect();
@@ -126,6 +113,30 @@ impl Lowerer<'_> {
         self.release_shared(alloc);
         converted
     }
+}
+
+/// The blocked layout of 16-byte vectors that a tile of `dtype` in
+/// `layout`, for blocks of `num_warps` warps, is better written from: for
+/// a tensor-core accumulator's layout whose warp writes less than a sector
+/// of a row per access, where that layout moves more (see the module doc).
+/// Blocked layouts already move the widths their groups allow
+/// (`layout_assign/vectors.rs`). A scatter's layout assignment and lowering
+/// ask it too.
+pub(crate) fn wider_store_layout(
+    layout: &DistLayout,
+    dtype: DType,
+    num_warps: u32,
+) -> Option<DistLayout> {
+    if layout.kind != LayoutKind::MmaAccumulator {
+        return None;
+    }
+    let wide = 16 / dtype.size_bytes().max(1);
+    let vectors = DistLayout::blocked(&layout.shape, num_warps, wide).ok()?;
+    let width = vector_width(&vectors, dtype);
+    let wider = width.is_power_of_two()
+        && width > vector_width(layout, dtype)
+        && row_segment_bytes(layout, dtype) < SECTOR_BYTES;
+    wider.then_some(vectors)
 }
 
 /// The bytes of global memory's unit of access: a warp's store that
