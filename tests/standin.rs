@@ -136,7 +136,13 @@ fn the_examples_run_through_the_driver_stand_ins() {
     );
     let tma = &matmul::matmul_f16_tma::<128, 128, 64>::INFO;
     let linear_f8 = &matmul::linear_f8::<128, 128, 128>::INFO;
+    let linear_tf32 = &matmul::linear_tf32::<128, 128, 32>::INFO;
     assert_eq!(write_images(&dir.0, &[tma, linear_f8], &BLACKWELL[1..]), 2);
+    assert_eq!(
+        write_images(&dir.0, &[tma, linear_f8, linear_tf32], &NEWEST[..1]),
+        3,
+        "the TMA matmul and the linear layers have sm_120a PTX, its operands copied by the TMA"
+    );
     assert_eq!(
         write_images(&dir.0, &tutorial_matmuls(), &NEWEST),
         6,
@@ -372,13 +378,40 @@ fn tutorial_matmuls_on(dev: &Device, target: &'static str) {
 }
 
 /// Compute capability 12.0 (RTX 50), which has neither `wgmma` nor
-/// tcgen05: the tutorial-sized matmuls, built for sm_120a, run its
-/// `mma.sync` images; a kernel built for the default targets sm_90's PTX.
+/// tcgen05: the tutorial-sized matmuls, the TMA matmul and the linear
+/// layers, built for sm_120a, run its `mma.sync` images (the last three
+/// with the TMA's copies, through the tensor maps the runtime builds); the
+/// other matmuls, and a kernel built for the default targets, sm_90's PTX.
 #[test]
 #[ignore = "run by the_examples_run_through_the_driver_stand_ins, with an RTX 50 stand-in as the driver"]
 fn on_an_sm120_stand_in() {
     let cuda = Device::best().expect("a device");
-    tutorial_matmuls_on(&cuda, "sm_120a");
+    let rows = matmul::run(&cuda, &mut Inputs::default()).expect("the matmuls run");
+    assert!(
+        common::print_table(&cuda, &rows),
+        "a matmul's check failed on {cuda}"
+    );
+    let sm120a = [
+        "matmul bf16 128x128x64",
+        "matmul f16 128x128x64",
+        "matmul f16 TMA 128x128x64",
+        "linear f8e4m3",
+        "linear tf32",
+    ];
+    for row in &rows {
+        let want = match sm120a.iter().any(|k| row.kernel.starts_with(k)) {
+            true => "sm_120a",
+            false => "sm_90",
+        };
+        assert_eq!(row.code, KernelCode::Gpu(want), "{}", row.kernel);
+    }
+    assert_eq!(
+        rows.iter()
+            .filter(|r| r.code == KernelCode::Gpu("sm_120a"))
+            .count(),
+        sm120a.len(),
+        "every sm_120a kernel ran"
+    );
     let rows = vector_add::run(&cuda, &mut Inputs::default()).expect("vector_add runs");
     assert!(
         common::print_table(&cuda, &rows),

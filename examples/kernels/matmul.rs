@@ -85,14 +85,15 @@ pub fn matmul_bf16_large<const BM: usize, const BN: usize, const BK: usize>(
     partition_view(c, [BM, BN]).store_masked(acc, pid_m, pid_n);
 }
 
-/// The tutorial-sized f16 matmul with its operands copied by Hopper's TMA
-/// (`tma`): on sm_90a and sm_100a each stage's tiles are bulk copies through tensor
-/// maps the runtime builds at launch, which needs rows of 16-byte multiples
-/// (a launch with other tensors is an error naming them).
+/// The tutorial-sized f16 matmul with its operands copied by the TMA
+/// (`tma`): on sm_90a, sm_100a and sm_120a (whose `mma.sync` reads the
+/// TMA's blocks) each stage's tiles are bulk copies through tensor maps the
+/// runtime builds at launch, which needs rows of 16-byte multiples (a
+/// launch with other tensors is an error naming them).
 #[tile_kernel(
     num_warps = 8,
     tma,
-    targets = "sm_90a,sm_100a,host",
+    targets = "sm_90a,sm_100a,sm_120a,host",
     configs(BM = 128, BN = 128, BK = 64)
 )]
 pub fn matmul_f16_tma<const BM: usize, const BN: usize, const BK: usize>(
@@ -134,12 +135,13 @@ pub fn matmul_f8<const BM: usize, const BN: usize, const BK: usize>(
 /// FP8 checkpoints ship them, at the 128×128×128 tiles FP8 GEMMs use: on
 /// sm_90a `wgmma.m64nNk32` and on sm_100a `tcgen05.mma.kind::f8f6f4`, both
 /// reading the operands K-major, their tiles copied by the TMA (each
-/// 128-`k` row one 128-byte box row); on sm_89 and sm_90
-/// `mma.sync.m16n8k32`; and the CPU.
+/// 128-`k` row one 128-byte box row); on sm_89, sm_90 and sm_120a
+/// `mma.sync.m16n8k32` reading both with `ldmatrix` (the TMA copying them
+/// on sm_90 and sm_120a); and the CPU.
 #[tile_kernel(
     num_warps = 8,
     tma,
-    targets = "sm_89,sm_90,sm_90a,sm_100a,host",
+    targets = "sm_89,sm_90,sm_90a,sm_100a,sm_120a,host",
     configs(BM = 128, BN = 128, BK = 128)
 )]
 pub fn linear_f8<const BM: usize, const BN: usize, const BK: usize>(
@@ -165,12 +167,13 @@ pub fn linear_f8<const BM: usize, const BN: usize, const BK: usize>(
 /// operand rounded to TF32, PyTorch's `allow_tf32`): on sm_90a
 /// `wgmma.m64nNk8.tf32` and on sm_100a `tcgen05.mma.kind::tf32`, both
 /// reading the operands K-major (32 `k` of `f32` a 128-byte row, copied by
-/// the TMA) after the block rounds them in shared memory; on sm_80 and
-/// sm_90 `mma.sync.m16n8k8.tf32`; and the CPU.
+/// the TMA) after the block rounds them in shared memory; on sm_80, sm_90
+/// and sm_120a `mma.sync.m16n8k8.tf32` (the TMA copying its operands on
+/// sm_90 and sm_120a); and the CPU.
 #[tile_kernel(
     num_warps = 8,
     tma,
-    targets = "sm_80,sm_90,sm_90a,sm_100a,host",
+    targets = "sm_80,sm_90,sm_90a,sm_100a,sm_120a,host",
     configs(BM = 128, BN = 128, BK = 32)
 )]
 pub fn linear_tf32<const BM: usize, const BN: usize, const BK: usize>(

@@ -18,8 +18,9 @@ pub struct CodegenOptions {
     /// math"), and tanh is built on them; host images and the other
     /// functions keep what [`fast_math`](Self::fast_math) chooses.
     pub approx_math: bool,
-    /// Whether the sm_90a images of pipelined `wgmma` loops copy their
-    /// operands with the TMA (`tile_thread::lower::LowerOptions::tma`): the
+    /// Whether the images for targets with the TMA (sm_90 and later) copy
+    /// the operands of pipelined tensor-core loops with it
+    /// (`tile_thread::lower::LowerOptions::tma`): the
     /// kernel then takes a tensor map of each such operand's tensor, which
     /// the runtime builds at launch, and those tensors must meet the TMA's
     /// requirements (`tile_abi::tma`).

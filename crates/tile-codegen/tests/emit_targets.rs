@@ -603,6 +603,45 @@ fn tma_copies_assemble_for_sm_90a() {
     assert!(usage.contains("0 bytes spill stores"), "{usage}");
 }
 
+/// The TMA feeding `mma.sync` on sm_90, whose own PTX version (7.8)
+/// predates the TMA's instructions: the image declares PTX 8.0 and
+/// `ptxas -arch=sm_90` assembles it with no spill. A target without the TMA
+/// refuses such a program with an error, not LLVM's abort.
+#[test]
+fn tma_copies_for_mma_sync_declare_ptx_8_on_sm_90() {
+    require(Tool::Ptxas);
+    let func = samples::matmul(128, 128, 64, DType::F16).unwrap();
+    let lowered = |target: Target| {
+        let options = LowerOptions::warps(8)
+            .with_tensor_cores(target.tensor_cores())
+            .with_stages(3)
+            .with_tma(true);
+        lower(&func, &options).unwrap()
+    };
+    let sm90 = Target::Nvptx(Sm::Sm90);
+    let ptx = emit(&lowered(sm90), sm90, &CodegenOptions::default())
+        .unwrap()
+        .assembly;
+    for needle in [
+        ".version 8.0",
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+        "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+    ] {
+        assert!(ptx.contains(needle), "{needle}:\n{ptx}");
+    }
+    assert!(!ptx.contains("cp.async.cg"), "no cp.async is left");
+    let usage = tools::ptxas_resource_usage(&ptx, Sm::Sm90).unwrap();
+    assert!(usage.contains("0 bytes spill stores"), "{usage}");
+
+    let sm80 = Target::Nvptx(Sm::Sm80);
+    let error = emit(&lowered(sm90), sm80, &CodegenOptions::default()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "the LLVM emitter does not support the TMA's copies on sm_80, which has no TMA (sm_90 and later do)"
+    );
+}
+
 /// Rows of `x` times the row vector `w`, 1024 columns at a time in a loop,
 /// masked: a wide access's element-by-element path sits in the loop.
 fn scale_rows() -> Function {

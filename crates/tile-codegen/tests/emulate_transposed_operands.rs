@@ -98,6 +98,11 @@ impl Kernel {
 }}"#
         )
         .replace("f16", &dtype.to_string());
+        // f32 operands take TF32 products.
+        let text = match dtype {
+            DType::F32 => text.replace("dot tensor", "dot tf32"),
+            _ => text,
+        };
         let func = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
         verify::verify(&func).unwrap();
         func
@@ -211,6 +216,29 @@ fn a_transposed_b_on_mma_sync_is_copied_as_stored_and_read_without_trans() {
     }
 }
 
+/// An FP8 (sm_89) or TF32 (sm_80) `b` transposed is copied as stored and
+/// read K-major by `ldmatrix`, as `a` is (a lane's register is 4 FP8 or 1
+/// TF32 consecutive `k` of its column), not element by element.
+#[test]
+fn fp8_and_tf32_transposed_bs_on_mma_sync_are_read_by_ldmatrix() {
+    let cases = [
+        (DType::F8E4M3, Sm::Sm89, [64, 64, 64]),
+        (DType::F8E5M2, Sm::Sm89, [64, 32, 24]),
+        (DType::F32, Sm::Sm80, [64, 32, 64]),
+        (DType::F32, Sm::Sm80, [64, 16, 24]),
+    ];
+    for (dtype, sm, shape) in cases {
+        for stages in [1, 3] {
+            let target = Target::Nvptx(sm);
+            let program = check_kernel_of(Kernel::Keys, dtype, target, shape, (4, stages));
+            let element_reads = count(&program, |k| {
+                matches!(k, ThreadOpKind::LoadShared { width: 1, .. })
+            });
+            assert_eq!(element_reads, 0, "{dtype} {shape:?}:\n{program}");
+        }
+    }
+}
+
 #[test]
 fn a_transposed_b_on_wgmma_is_read_k_major() {
     emulated::require(Tool::Ptxas);
@@ -304,7 +332,13 @@ fn narrow_products_run_on_wgmma_with_their_own_n() {
 /// equal the interpreter.
 #[test]
 fn the_tma_copies_a_transposed_b() {
-    let target = Target::Nvptx(Sm::Sm90a);
+    for target in [Sm::Sm90a, Sm::Sm120a] {
+        tma_copies_a_transposed_b(Target::Nvptx(target));
+    }
+}
+
+/// [`the_tma_copies_a_transposed_b`] on `target`.
+fn tma_copies_a_transposed_b(target: Target) {
     let (kernel, blocks, stages) = (Kernel::Masked, 3, 3);
     let cases = [
         (DType::F16, [64, 64, 64], 4),
@@ -315,7 +349,7 @@ fn the_tma_copies_a_transposed_b() {
         (DType::F8E5M2, [128, 256, 32], 8),
     ];
     for (dtype, shape, warps) in cases {
-        let context = format!("{dtype} {shape:?}");
+        let context = format!("{target} {dtype} {shape:?}");
         let func = kernel.function(dtype, shape, blocks);
         let args = || kernel.args(dtype, shape, blocks);
         let mut want = args();

@@ -89,8 +89,9 @@ pub struct KernelAttr {
     /// Whether a GPU image that spills registers goes without a warning
     /// (`allow(spills)`).
     pub allow_spills: bool,
-    /// Whether sm_90a images copy the operands of pipelined `wgmma` loops
-    /// with the TMA (`tma`; `tile_codegen::CodegenOptions::tma`).
+    /// Whether the images for sm_90 and later copy the operands of
+    /// pipelined tensor-core loops with the TMA (`tma`;
+    /// `tile_codegen::CodegenOptions::tma`).
     pub tma: bool,
     /// The tensor parameters promised aligned (`aligned(x, out)`, in the
     /// order written; `tile_ir::TensorType::aligned`), checked against the

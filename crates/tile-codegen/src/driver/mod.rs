@@ -391,11 +391,21 @@ pub fn emulate(
     })
 }
 
-/// The thread-level programs of one specialization, by tensor cores and
-/// stages, lowered once each.
+/// How a specialization is lowered for a target: its tensor cores,
+/// stages, warps and whether the TMA copies pipelined operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct LoweringKey {
+    cores: TensorCores,
+    stages: u32,
+    warps: u32,
+    tma: bool,
+}
+
+/// The thread-level programs of one specialization, by [`LoweringKey`],
+/// lowered once each.
 #[derive(Default)]
 struct Programs {
-    lowered: Vec<((TensorCores, u32, u32), Program)>,
+    lowered: Vec<(LoweringKey, Program)>,
 }
 
 impl Programs {
@@ -421,7 +431,13 @@ impl Programs {
         let mut stages = most;
         loop {
             let warps = target.lowering_warps(options.warps_on(target));
-            let program = self.lowered(func, label, options, (cores, stages, warps))?;
+            let key = LoweringKey {
+                cores,
+                stages,
+                warps,
+                tma: options.codegen.tma && target.has_tma(),
+            };
+            let program = self.lowered(func, label, options, key)?;
             let fits = gpu::shared_bytes(&program) <= resources::shared_memory_limit(target);
             if fits || stages == 1 || asked.is_some() {
                 return Ok((program, stages));
@@ -435,17 +451,16 @@ impl Programs {
         func: &Function,
         label: &str,
         options: &Options,
-        key: (TensorCores, u32, u32),
+        key: LoweringKey,
     ) -> Result<Program, CompileError> {
         if let Some((_, program)) = self.lowered.iter().find(|(k, _)| *k == key) {
             return Ok(program.clone());
         }
-        let (cores, stages, warps) = key;
         let lowering = options
-            .lowering_with(warps)
-            .with_tensor_cores(cores)
-            .with_stages(stages)
-            .with_tma(options.codegen.tma && cores.bulk_copies());
+            .lowering_with(key.warps)
+            .with_tensor_cores(key.cores)
+            .with_stages(key.stages)
+            .with_tma(key.tma);
         let program = lower_for(func, label, &lowering)?;
         self.lowered.push((key, program.clone()));
         Ok(program)

@@ -57,6 +57,11 @@ use tile_thread::program::{Program, ThreadOpKind};
 /// The PTX ISA version (times ten) that introduced `mma.sync`'s FP8 form.
 const FP8_MMA_PTX: u32 = 84;
 
+/// The PTX ISA version (times ten) of the TMA's bulk tensor copies and the
+/// mbarriers' transaction counts: 8.0, which sm_90's own version (7.8)
+/// predates.
+const TMA_PTX: u32 = 80;
+
 /// A kernel's LLVM module for a GPU target, before and after LLVM's
 /// optimization pipeline: what the PTX or the code object is generated
 /// from, and what the emulation target ([`crate::emulation`]) runs.
@@ -163,11 +168,25 @@ fn build(
             }),
         _ => false,
     });
-    let min_ptx = match (fp8_mma, vector_adds) {
-        (true, _) => FP8_MMA_PTX,
-        (false, true) => atomic_add::VECTOR_ADD_PTX,
-        (false, false) => 0,
-    };
+    let tma = program.ops.iter().any(|(_, op)| {
+        matches!(
+            op.kind,
+            ThreadOpKind::TmaLoad { .. } | ThreadOpKind::MbarrierExpectTx { .. }
+        )
+    });
+    if tma && !target.has_tma() {
+        let what = format!("the TMA's copies on {target}, which has no TMA (sm_90 and later do)");
+        return Err(EmitError::Unsupported { what });
+    }
+    let min_ptx = [
+        (fp8_mma, FP8_MMA_PTX),
+        (vector_adds, atomic_add::VECTOR_ADD_PTX),
+        (tma, TMA_PTX),
+    ]
+    .into_iter()
+    .filter_map(|(needed, ptx)| needed.then_some(ptx))
+    .max()
+    .unwrap_or(0);
     let machine = Machine::with_min_ptx(target, options.opt_level, min_ptx)?;
     let ctx = Context::create();
     let diagnostics = Diagnostics::install(&ctx);

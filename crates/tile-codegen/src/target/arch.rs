@@ -21,12 +21,13 @@ pub enum Sm {
     /// Hopper with the architecture-specific features (`sm_90a`: wgmma, setmaxnreg, …).
     Sm90a,
     /// Blackwell B200/GB200 with the architecture-specific features
-    /// (`sm_100a`: tcgen05 and tensor memory, which `tile` does not use yet).
+    /// (`sm_100a`: `tcgen05.mma` and tensor memory).
     Sm100a,
     /// Blackwell Ultra B300/GB300 (`sm_103a`).
     Sm103a,
     /// Blackwell consumer and workstation parts, RTX 50 and RTX PRO
-    /// (`sm_120a`: `mma.sync` with block-scaled forms, no tcgen05).
+    /// (`sm_120a`: `mma.sync` with block-scaled forms and the TMA, no
+    /// tcgen05).
     Sm120a,
 }
 

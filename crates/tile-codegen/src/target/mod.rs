@@ -179,6 +179,13 @@ impl Target {
         }
     }
 
+    /// Whether the target has the TMA (`cp.async.bulk.tensor` and mbarrier
+    /// transaction counts): sm_90 and later. An sm_90 image that uses it
+    /// declares PTX 8.0 instead of the architecture's 7.8.
+    pub fn has_tma(&self) -> bool {
+        matches!(self, Target::Nvptx(sm) if sm.number() >= 90)
+    }
+
     /// The target as the attribute's per-target settings name it:
     /// its name, with `_` for the `-` an identifier cannot hold
     /// (`num_warps(gfx9_4_generic = 16)`).

@@ -125,9 +125,11 @@ impl Lowerer<'_> {
         );
         let layouts = [0, 1].map(|i| {
             let [rows, cols] = operands[i].2;
-            match (i, preset_b) {
-                (1, Some(p)) => p.place,
-                (1, None) if b_transposed => {
+            match (i, preset_b, &lowered[i]) {
+                (1, Some(p), _) => p.place,
+                // As its loop's pipeline laid it out.
+                (_, _, &Lowered::Staged { place, .. }) => place,
+                (1, None, _) if b_transposed => {
                     self.operand_layout(plan.as_ref(), [cols, rows], i, true)
                 }
                 _ => self.operand_layout(plan.as_ref(), [rows, cols], i, false),
@@ -177,7 +179,7 @@ impl Lowerer<'_> {
                 continue;
             }
             match lowered {
-                Lowered::Staged { alloc, offset } => {
+                Lowered::Staged { alloc, offset, .. } => {
                     allocs.push(Some(*alloc));
                     offsets[i] = Some(*offset);
                     to_round.push((*alloc, Some(*offset), shape[0] * shape[1]));
@@ -342,10 +344,12 @@ impl Lowerer<'_> {
     }
 
     /// Whether `dot` can read its `b` staged transposed, K-major: on
-    /// `mma.sync` of 16-bit operands (by `ldmatrix` without `.trans`, as
-    /// `a`), on `wgmma` and `tcgen05.mma` with `K` a multiple of 64
-    /// (`imm-trans-b = 0`, rows of 64 `k` under the 128-byte swizzle), and
-    /// on both of 8-bit and TF32 operands always (rows as A's).
+    /// `mma.sync` (by `ldmatrix` without `.trans`, as `a`: a lane's
+    /// register is consecutive `k` of its column, 2 16-bit ones, 4 FP8
+    /// ones or 1 TF32 one), on `wgmma` and `tcgen05.mma` with `K` a
+    /// multiple of 64 (`imm-trans-b = 0`, rows of 64 `k` under the 128-byte
+    /// swizzle), and on both of 8-bit and TF32 operands always (rows as
+    /// A's).
     pub(super) fn reads_transposed_b(&self, dot: OpId) -> bool {
         let k = self.func.op(dot).operands.first().and_then(|&a| {
             let shape = self.func.ty(a).tile_shape()?;
@@ -357,26 +361,23 @@ impl Lowerer<'_> {
             Some(TensorDot::Wgmma(_) | TensorDot::Tcgen05(_)) => {
                 k.is_some_and(|k| k.is_multiple_of(64))
             }
-            Some(TensorDot::Mma(p)) => {
-                p.kind.family() == MmaFamily::MmaSync
-                    && !p.transposed
-                    && p.kind.operand_dtype().size_bytes() == 2
-            }
+            Some(TensorDot::Mma(p)) => p.kind.family() == MmaFamily::MmaSync && !p.transposed,
             None => false,
         }
     }
 
     /// A fresh or reused allocation of `len` elements for an operand;
-    /// `wgmma`'s start on 1024-byte boundaries (its swizzle reads address
-    /// bits 7–9).
+    /// one of swizzled `blocks` (`OperandLayout::Blocks`: `wgmma`'s,
+    /// `tcgen05.mma`'s, the TMA's) starts on a 1024-byte boundary (their
+    /// swizzle reads address bits 7–9).
     pub(super) fn take_operand_buffer(
         &mut self,
         dtype: DType,
         len: usize,
-        wgmma: bool,
+        blocks: bool,
     ) -> (SharedId, bool) {
         let (alloc, reused) = self.take_shared(dtype, len);
-        if wgmma {
+        if blocks {
             let entry = &mut self.program.shared[alloc];
             entry.align = entry.align.max(1024);
         }

@@ -100,10 +100,9 @@ impl<'a> Lowerer<'a> {
             let operand = match plan {
                 TensorDot::Mma(mma) => {
                     self.barrier();
-                    let swizzle = place.swizzle();
                     let (_, _, ik) = mma.kind.shape();
                     let base = self.a_base(&mma, k);
-                    let at = (alloc, swizzle, None);
+                    let at = (alloc, place, None);
                     let fragments = (0..k / ik)
                         .map(|step| self.a_fragments(&mma, at, (base, k), step))
                         .collect();

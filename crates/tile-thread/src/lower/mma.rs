@@ -27,12 +27,11 @@
 //! pair of block columns of B, not one per fragment.
 
 use super::dot::{OperandA, StagedOperands};
-use super::operand_swizzle::OperandLayout;
+use super::operand_swizzle::{blocks_swizzle, OperandLayout};
 use super::{LowerError, Lowerer};
 use crate::layout_assign::{DistLayout, MmaDot};
 use crate::program::{LdMatrix, MmaKind, Reg, SharedId, ThreadOpKind, WARP_SIZE};
 use tile_hw::mma::{Fragment, MmaFamily};
-use tile_ir::layout::Swizzle;
 use tile_ir::{BinaryOp, DType, UnaryOp};
 
 /// The error of an A bound for tensor memory reaching another
@@ -71,8 +70,9 @@ impl Lowerer<'_> {
             OperandA::Tensor(_) => return Err(tensor_a_elsewhere()),
         };
         let alloc_b = staged.b;
-        // `mma.sync`'s operands are swizzled rows; the others' plain rows.
-        let [sw_a, sw_b] = staged.layouts.map(OperandLayout::swizzle);
+        // `mma.sync`'s operands are swizzled rows or the TMA's blocks; the
+        // others' plain rows.
+        let [place_a, place_b] = staged.layouts;
         let [stage_a, stage_b] = staged.offsets;
         let kind = plan.kind;
         let (_, in_, ik) = kind.shape();
@@ -118,20 +118,21 @@ impl Lowerer<'_> {
         };
         // B: the two 8×8 halves of a 16×8 block, transposed.
         let b_shape = |count| LdMatrix { count, trans: true };
-        // A K-major B (`[N, K]` staged): the lane's row of `ldmatrix`.
+        // A K-major B (`[N, K]` staged): the lane's row of `ldmatrix`, an
+        // `x4` for each two block columns whatever the element size.
         let base_bt = staged
             .b_transposed
-            .then(|| self.transposed_b_base(plan, k, b_pairs));
+            .then(|| self.transposed_b_base(plan, k, rep_n >= 2));
         let mut acc = acc.to_vec();
         for step in 0..k / ik {
             let a_frags: Vec<Vec<Reg>> = match a_source {
                 SourceA::Registers(fragments) => fragments[step].clone(),
                 SourceA::Shared(alloc, base) => {
-                    self.a_fragments(plan, (alloc, sw_a, stage_a), (base, k), step)
+                    self.a_fragments(plan, (alloc, place_a, stage_a), (base, k), step)
                 }
             };
             let b_frags: Vec<Vec<Reg>> = if let Some(base) = base_bt {
-                let at = (alloc_b, sw_b, stage_b);
+                let at = (alloc_b, place_b, stage_b);
                 self.transposed_b_fragments(plan, at, (base, k, n), step)
             } else if b_elements {
                 (0..rep_n)
@@ -142,7 +143,8 @@ impl Lowerer<'_> {
                                 // own is in `base_b`.
                                 let k0 = kind.element(Fragment::B, 0, i).0;
                                 let offset = step * ik * n + rn * in_ * wn + k0 * n;
-                                let index = self.operand_address((base_b, offset, stage_b), sw_b);
+                                let at = (base_b, offset, stage_b);
+                                let index = self.operand_address(at, (place_b, n));
                                 let load = ThreadOpKind::LoadShared {
                                     alloc: alloc_b,
                                     width: 1,
@@ -166,7 +168,7 @@ impl Lowerer<'_> {
                     let offset = step * ik * n + rn * in_ * wn;
                     let count = if b_pairs && rn + 1 < rep_n { 4 } else { 2 };
                     let at = (base_b, offset, stage_b);
-                    let regs = self.ldmatrix(alloc_b, b_shape(count), dtype, at, sw_b);
+                    let regs = self.ldmatrix(alloc_b, b_shape(count), dtype, at, (place_b, n));
                     frags.extend(regs.chunks(4).map(<[Reg]>::to_vec));
                     rn += usize::from(count) / 2;
                 }
@@ -255,12 +257,12 @@ impl Lowerer<'_> {
 
     /// The `a` fragments of `k`-step `step` of each of a warp's block rows
     /// (in the instruction's element order) from `alloc`, where `a: [M,
-    /// k]` is staged under `swizzle` (`mma.sync`) at `stage`, the lane's
-    /// part starting at `base` ([`Lowerer::a_base`]).
+    /// k]` is staged as `place` at `stage`, the lane's part starting at
+    /// `base` ([`Lowerer::a_base`]).
     pub(super) fn a_fragments(
         &mut self,
         plan: &MmaDot,
-        (alloc, swizzle, stage): (SharedId, Option<Swizzle>, Option<Reg>),
+        (alloc, place, stage): (SharedId, OperandLayout, Option<Reg>),
         (base, k): (Reg, usize),
         step: usize,
     ) -> Vec<Vec<Reg>> {
@@ -279,7 +281,7 @@ impl Lowerer<'_> {
                 let offset = rm * im * wm * k + step * ik;
                 if kind.family() == MmaFamily::MmaSync {
                     let dtype = kind.operand_dtype();
-                    self.ldmatrix(alloc, shape, dtype, (base, offset, stage), swizzle)
+                    self.ldmatrix(alloc, shape, dtype, (base, offset, stage), (place, k))
                 } else {
                     self.elements(alloc, plan, base, offset, 1)
                 }
@@ -291,10 +293,12 @@ impl Lowerer<'_> {
     /// row of its warp's first (pair of) block columns starts
     /// ([`Lowerer::transposed_b_fragments`]): `ldmatrix`'s matrix `q = l /
     /// 8` is the `k` half `q % 2` of block column `q / 2` (of the second
-    /// of a pair, `8·wn` rows further, when `pairs`).
+    /// of a pair, `8·wn` rows further, when `pairs`). A half is 16 bytes of
+    /// a row: 8 16-bit `k`, 16 FP8 ones, 4 TF32 ones, each lane's register
+    /// the consecutive `k` its B fragment holds.
     fn transposed_b_base(&mut self, plan: &MmaDot, k: usize, pairs: bool) -> Reg {
         let kind = plan.kind;
-        let (_, in_, _) = kind.shape();
+        let (_, in_, ik) = kind.shape();
         let wn = plan.warps[1];
         let [lane, warp, row, half] = self.lane_coordinates(kind);
         let warp_n = self.hoist_with_const(BinaryOp::Rem, warp, wn as i64);
@@ -303,21 +307,21 @@ impl Lowerer<'_> {
         let second = if pairs { in_ * wn * k } else { 0 };
         self.linear(&[
             (in_block, k),
-            (k_half, 8),
+            (k_half, ik / 2),
             (warp_n, in_ * k),
             (half, second),
         ])
     }
 
     /// The `b` fragments of `k`-step `step` of each of a warp's block
-    /// columns from `alloc`, where `b` is staged K-major as `[n, k]` under
-    /// `swizzle` at `stage`: one `ldmatrix.x4` (no `.trans`: a lane's pair
+    /// columns from `alloc`, where `b` is staged K-major as `[n, k]` as
+    /// `place` at `stage`: one `ldmatrix.x4` (no `.trans`: a lane's pair
     /// of `k` is two consecutive elements of its row, the B fragment's
     /// order) per two block columns, an `x2` for a last odd one.
     fn transposed_b_fragments(
         &mut self,
         plan: &MmaDot,
-        (alloc, swizzle, stage): (SharedId, Option<Swizzle>, Option<Reg>),
+        (alloc, place, stage): (SharedId, OperandLayout, Option<Reg>),
         (base, k, n): (Reg, usize, usize),
         step: usize,
     ) -> Vec<Vec<Reg>> {
@@ -335,8 +339,8 @@ impl Lowerer<'_> {
                 count,
                 trans: false,
             };
-            let regs = self.ldmatrix(alloc, shape, dtype, (base, offset, stage), swizzle);
-            frags.extend(regs.chunks(4).map(<[Reg]>::to_vec));
+            let regs = self.ldmatrix(alloc, shape, dtype, (base, offset, stage), (place, k));
+            frags.extend(regs.chunks(kind.elements(Fragment::B)).map(<[Reg]>::to_vec));
             rn += usize::from(count) / 2;
         }
         frags
@@ -411,17 +415,18 @@ impl Lowerer<'_> {
     }
 
     /// The registers `ldmatrix` of `shape` gives each lane from `alloc`
-    /// (stored under `swizzle`), the lane's row at `base + offset` of the
-    /// stage at `stage` (a whole number of swizzle periods, or 0).
+    /// (an operand of rows of `cols` elements stored as `place`), the lane's
+    /// row at `base + offset` of the stage at `stage` (a whole number of
+    /// swizzle periods, or 0).
     fn ldmatrix(
         &mut self,
         alloc: SharedId,
         shape: LdMatrix,
         dtype: DType,
         at: (Reg, usize, Option<Reg>),
-        swizzle: Option<Swizzle>,
+        stored: (OperandLayout, usize),
     ) -> Vec<Reg> {
-        let index = self.operand_address(at, swizzle);
+        let index = self.operand_address(at, stored);
         // Four 8-bit elements per register, two 16-bit ones, or one 32-bit
         // one.
         let per_register = 4 / dtype.size_bytes();
@@ -434,26 +439,60 @@ impl Lowerer<'_> {
         self.program.ops[op].results.clone()
     }
 
-    /// Where element `base + offset` of an operand stored under `swizzle`
-    /// sits, in the stage at `stage` (a whole number of swizzle periods,
-    /// or 0).
+    /// Where element `base + offset` (row-major) of an operand of rows of
+    /// `cols` elements stored as `place` sits, in the stage at `stage` (a
+    /// whole number of swizzle periods, or 0).
+    ///
+    /// The part of the offset that commutes with the placement is added
+    /// after it, as an immediate, so that the placed registers are few (one
+    /// per distinct remainder): for swizzled rows, the multiples of the
+    /// swizzle's period; for the TMA's blocks, whole groups of 8 rows (`8·W`
+    /// elements of a block, the swizzle's period), the rest (which may
+    /// move the element to another block) before.
     fn operand_address(
         &mut self,
         (base, offset, stage): (Reg, usize, Option<Reg>),
-        swizzle: Option<Swizzle>,
+        (place, cols): (OperandLayout, usize),
     ) -> Reg {
-        // The part of the offset that is a multiple of the swizzle's period
-        // commutes with it: added after, as an immediate, so that the
-        // swizzled registers are few (one per distinct remainder).
-        let period = swizzle.map_or(1, super::operand_swizzle::swizzle_period);
-        let (low, high) = (offset % period, offset - offset % period);
+        let (low, high) = match place {
+            OperandLayout::RowMajor(swizzle) => {
+                let period = swizzle.map_or(1, super::operand_swizzle::swizzle_period);
+                (offset % period, offset - offset % period)
+            }
+            OperandLayout::Blocks { width, .. } => match (offset / cols, offset % cols) {
+                (rows, col) if rows % 8 == 0 => (col, rows * width),
+                _ => (offset, 0),
+            },
+        };
         let index = if low == 0 {
             base
         } else {
             let c = self.i32c(low as i64);
             self.binary(BinaryOp::Add, base, c)
         };
-        let index = self.swizzled(index, swizzle);
+        let index = match place {
+            OperandLayout::RowMajor(swizzle) => self.swizzled(index, swizzle),
+            OperandLayout::Blocks { rows, width, bytes } => {
+                // Row `r`, column `c` of the tile: `(c / W)·R·W + Sw(r·W + c % W)`.
+                let (row, col) = match cols.is_power_of_two() {
+                    true => (
+                        self.with_const(BinaryOp::Shr, index, cols.trailing_zeros() as i64),
+                        self.with_const(BinaryOp::And, index, cols as i64 - 1),
+                    ),
+                    false => (
+                        self.with_const(BinaryOp::Div, index, cols as i64),
+                        self.with_const(BinaryOp::Rem, index, cols as i64),
+                    ),
+                };
+                let block = self.with_const(BinaryOp::Shr, col, width.trailing_zeros() as i64);
+                let block = self.with_const(BinaryOp::Mul, block, (rows * width) as i64);
+                let within = self.with_const(BinaryOp::And, col, width as i64 - 1);
+                let row = self.with_const(BinaryOp::Mul, row, width as i64);
+                let at = self.binary(BinaryOp::Add, row, within);
+                let at = self.swizzled(at, Some(blocks_swizzle(width, bytes)));
+                self.binary(BinaryOp::Add, block, at)
+            }
+        };
         let index = match stage {
             Some(stage) => self.binary(BinaryOp::Add, index, stage),
             None => index,

@@ -235,11 +235,12 @@ enum Lowered {
     /// (`copies.rs`).
     Deferred { load: OpId },
     /// A load a pipelined loop copied ahead (`software_pipeline.rs`): its tile is
-    /// in `alloc` from element `offset` (an `i32` register) on, swizzled
-    /// as a tensor-core operand.
+    /// in `alloc` from element `offset` (an `i32` register) on, laid out
+    /// as `place`.
     Staged {
         alloc: crate::program::SharedId,
         offset: Reg,
+        place: operand_swizzle::OperandLayout,
     },
     /// A partition view of a tensor parameter, or of a window of it.
     PartitionView {
@@ -488,6 +489,12 @@ impl<'a> Lowerer<'a> {
     fn binary(&mut self, op: tile_ir::BinaryOp, a: Reg, b: Reg) -> Reg {
         let d = self.program.dtype(a);
         self.emit(ThreadOpKind::Binary(op), vec![a, b], d)
+    }
+
+    /// `x <op> k` for an `i32` constant `k`, where it is (not hoisted).
+    fn with_const(&mut self, op: tile_ir::BinaryOp, x: Reg, k: i64) -> Reg {
+        let k = self.i32c(k);
+        self.binary(op, x, k)
     }
 
     fn cast(&mut self, x: Reg, to: DType) -> Reg {

@@ -52,8 +52,10 @@ pub(super) enum OperandLayout {
     /// row, which XORs a row's 16-byte chunk with the index of its 128-byte
     /// line modulo `2^b`: Hopper's canonical swizzled layouts
     /// (`tile_hw::wgmma`), K-major for A (columns are `k`) and N-major for
-    /// B (columns are `n`, always 64) or K-major as A. Element `(r, c)`
-    /// sits at `(c / width)·R·width + Sw(r·width + c % width)`.
+    /// B (columns are `n`, always 64) or K-major as A; and, in rows of 128
+    /// bytes, what the TMA's boxes write, which `mma.sync` reads with
+    /// `ldmatrix` where the TMA copies its operands (`tma.rs`). Element
+    /// `(r, c)` sits at `(c / width)·R·width + Sw(r·width + c % width)`.
     Blocks {
         /// `R`.
         rows: usize,
@@ -89,15 +91,6 @@ impl OperandLayout {
             }
         }
     }
-
-    /// The swizzle of `mma.sync`'s rows; `None` for plain rows and for
-    /// `wgmma`'s blocks (placed by [`OperandLayout::Blocks`]' rule).
-    pub(super) fn swizzle(self) -> Option<Swizzle> {
-        match self {
-            OperandLayout::RowMajor(sw) => sw,
-            OperandLayout::Blocks { .. } => None,
-        }
-    }
 }
 
 /// The smallest offset that commutes with `swizzle`: adding a multiple of
@@ -110,7 +103,7 @@ pub(super) fn swizzle_period(swizzle: Swizzle) -> usize {
 /// `bytes`-byte elements (rows of 128, 64 or 32 bytes): `Sw<3, log2 e, 3>`,
 /// `Sw<2, log2 e, 3>` or `Sw<1, log2 e, 3>` for `e = 16 / bytes`, the 128-,
 /// 64- and 32-byte swizzles (`Sw<3,3,3>` for 16-bit rows of 64).
-fn blocks_swizzle(width: usize, bytes: usize) -> Swizzle {
+pub(super) fn blocks_swizzle(width: usize, bytes: usize) -> Swizzle {
     let chunk = 16 / bytes.clamp(1, 16);
     let bits = (width / chunk).max(2).trailing_zeros();
     let base = chunk.trailing_zeros();

@@ -22,10 +22,11 @@ pub struct LowerOptions {
     /// `num_stages − 1` iterations ahead (`lower/software_pipeline.rs`); 1 copies
     /// each iteration's operands in that iteration.
     pub num_stages: u32,
-    /// Whether a pipelined loop's `wgmma` operands are copied by the TMA
-    /// (`lower/tma.rs`) rather than `cp.async`: the program then needs a
-    /// tensor map for each tensor so copied, which the runtime can build
-    /// only for some tensors (`tile_abi::tma`).
+    /// Whether a pipelined loop's tensor-core operands are copied by the
+    /// TMA (`lower/tma.rs`) rather than `cp.async`, which only a target with
+    /// the TMA (sm_90 and later) may ask: the program then needs a tensor
+    /// map for each tensor so copied, which the runtime can build only for
+    /// some tensors (`tile_abi::tma`).
     pub tma: bool,
     /// Whether float `reduce sum`s may combine their elements in any order
     /// and grouping (`fast_math`): then they run as trees (in thread,
@@ -127,13 +128,6 @@ impl TensorCores {
         )
     }
 
-    /// Whether the TMA may copy the pipelined operands of its tensor-core
-    /// instructions, which read them through descriptors: `wgmma`'s and
-    /// `tcgen05.mma`'s.
-    pub fn bulk_copies(self) -> bool {
-        matches!(self, TensorCores::Wgmma | TensorCores::Tcgen05)
-    }
-
     /// Whether the target has `cp.async` (and so pipelines the copies of
     /// tensor-core operands): the NVIDIA ones.
     pub fn cp_async(self) -> bool {
@@ -169,8 +163,8 @@ impl LowerOptions {
         }
     }
 
-    /// These options with the TMA copying pipelined `wgmma` operands, or
-    /// not.
+    /// These options with the TMA copying pipelined tensor-core operands,
+    /// or not.
     pub fn with_tma(self, tma: bool) -> LowerOptions {
         LowerOptions { tma, ..self }
     }

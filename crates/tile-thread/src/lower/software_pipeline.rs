@@ -231,7 +231,7 @@ impl Lowerer<'_> {
             // pipelined (each dot then stages its operand itself).
             let mut places = Vec::new();
             let mut wgmma = false;
-            for (dot, which) in readers {
+            for &(dot, which) in &readers {
                 let plan = self.tensor_plan(dot);
                 // A transposed operand is staged as the load's tile is.
                 let flipped = is_transposed(self.func, self.func.op(dot).operands[which]);
@@ -245,8 +245,18 @@ impl Lowerer<'_> {
             fence |= wgmma;
             // The load's tile as stored, whoever reads it transposed: a
             // K-major B's blocks are an A's, which the TMA's boxes write.
-            let tma = self.tma_copy(load, place)?;
-            planned.push((load, chunks, len, place, wgmma, tma));
+            // `mma.sync`'s swizzled rows are the boxes' only up to 128
+            // bytes: it reads the boxes' blocks where the TMA copies.
+            let boxed = self.tma_blocks(&readers, shape).unwrap_or(place);
+            let tma = self.tma_copy(load, boxed)?;
+            planned.push((
+                load,
+                chunks,
+                len,
+                place,
+                wgmma,
+                tma.map(|copy| (boxed, copy)),
+            ));
         }
         // The TMA copies all of a loop's operands, or none; and none in a
         // loop inside another: its mbarriers would be initialized again on
@@ -258,9 +268,16 @@ impl Lowerer<'_> {
         let ring = if late { stages - 1 } else { stages };
         let mut prefetches = Vec::new();
         let mut reused = false;
-        for (load, chunks, len, place, wgmma, tma) in planned {
+        for (load, chunks, len, place, _, tma) in planned {
             let dtype = self.func.ty(self.func.op(load).results[0]).dtype();
-            let (alloc, was_reused) = self.take_operand_buffer(dtype, ring * len, wgmma);
+            let (place, tma) = match tma.filter(|_| by_tma) {
+                Some((boxed, copy)) => (boxed, Some(copy)),
+                None => (place, None),
+            };
+            // Swizzled blocks start on 1024-byte boundaries: the TMA's and
+            // `wgmma`'s swizzles read address bits 7–9.
+            let blocks = matches!(place, OperandLayout::Blocks { .. });
+            let (alloc, was_reused) = self.take_operand_buffer(dtype, ring * len, blocks);
             reused |= was_reused;
             prefetches.push(Prefetch {
                 load,
@@ -268,7 +285,7 @@ impl Lowerer<'_> {
                 alloc,
                 len,
                 place,
-                tma: tma.filter(|_| by_tma),
+                tma,
             });
         }
         // The prologue overwrites the stages: every earlier reader of them
@@ -342,6 +359,7 @@ impl Lowerer<'_> {
                 Lowered::Staged {
                     alloc: f.alloc,
                     offset,
+                    place: f.place,
                 },
             );
         }

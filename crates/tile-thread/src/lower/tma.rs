@@ -1,10 +1,10 @@
-//! The TMA in a pipelined loop (`software_pipeline.rs`) whose `dot`s run on `wgmma`
-//! (sm_90a, [`super::LowerOptions::tma`]): each stage's operand tiles are
-//! copied by one thread with `cp.async.bulk.tensor`, box by box, instead of
-//! by every thread with `cp.async`, and each stage has an mbarrier that the
-//! copies complete on.
+//! The TMA in a pipelined loop (`software_pipeline.rs`) whose `dot`s run on
+//! tensor cores, on a target with it ([`super::LowerOptions::tma`]): each
+//! stage's operand tiles are copied by one thread with
+//! `cp.async.bulk.tensor`, box by box, instead of by every thread with
+//! `cp.async`, and each stage has an mbarrier that the copies complete on.
 //!
-//! A tile `[R, C]` of a 2-D tensor is staged in `wgmma`'s layout
+//! A tile `[R, C]` of a 2-D tensor is staged in blocks
 //! (`OperandLayout::Blocks`); where its blocks are `W` columns of 128
 //! bytes (64 16-bit elements, 128 8-bit ones, 32 `f32`), that is `C / W` blocks of
 //! `R` rows under the 128-byte swizzle, exactly what a TMA box of `R` rows
@@ -14,6 +14,13 @@
 //! the tensor's edge (or at negative coordinates) are zero-filled, which is
 //! `load_masked`'s `zero` padding; unmasked loads keep `cp.async` (their
 //! bounds checks stay where they are).
+//!
+//! `wgmma` and `tcgen05.mma` read such blocks through their descriptors.
+//! `mma.sync` reads them with `ldmatrix` ([`Lowerer::tma_blocks`]): the
+//! 8 rows of an `ldmatrix` phase, consecutive in a block, fall in 8
+//! different 16-byte chunks under the swizzle, as in its own swizzled rows
+//! (which are these blocks when `C = W`). Its TF32 and FP8 B, read element
+//! by element along 4 rows, stay in their own swizzles and on `cp.async`.
 //!
 //! ```text
 //! before the loop:  if tid == 0 { mbarrier.init(bar[s], 1) for every stage s };  fence.proxy.async;  barrier
@@ -30,10 +37,13 @@
 //! thread before it). The barriers' allocation is never reused for data (an
 //! mbarrier's memory must be invalidated first).
 
+use super::copies::is_transposed;
 use super::operand_swizzle::OperandLayout;
 use super::{LowerError, Lowered, Lowerer};
+use crate::layout_assign::TensorDot;
 use crate::program::{Reg, SharedId, ThreadOpKind};
 use tile_abi::tma::TmaBox;
+use tile_hw::mma::MmaFamily;
 use tile_ir::{BinaryOp, CmpPred, DType, OpId, OpKind, Padding, Scalar};
 
 /// How one prefetched operand is copied by the TMA.
@@ -65,9 +75,42 @@ pub(super) struct TmaStages {
 }
 
 impl Lowerer<'_> {
+    /// The TMA's blocks of 128-byte rows for a prefetched tile of `rows`
+    /// rows that `mma.sync` alone reads, each reader (`(dot, operand)`)
+    /// with `ldmatrix`: an A, a K-major B, or a B of 16-bit elements
+    /// (the module docs). `None` without the TMA, or for another reader.
+    pub(super) fn tma_blocks(
+        &self,
+        readers: &[(OpId, usize)],
+        [rows, _]: [usize; 2],
+    ) -> Option<OperandLayout> {
+        if !self.tma {
+            return None;
+        }
+        let mut bytes = None;
+        for &(dot, which) in readers {
+            let Some(TensorDot::Mma(plan)) = self.tensor_plan(dot) else {
+                return None;
+            };
+            let size = plan.kind.operand_dtype().size_bytes();
+            let flipped = is_transposed(self.func, self.func.op(dot).operands[which]);
+            let by_ldmatrix = which == 0 || flipped || size == 2;
+            if plan.kind.family() != MmaFamily::MmaSync || !by_ldmatrix {
+                return None;
+            }
+            bytes = Some(size);
+        }
+        let bytes = bytes?;
+        Some(OperandLayout::Blocks {
+            rows,
+            width: 128 / bytes,
+            bytes,
+        })
+    }
+
     /// How the deferred `load`, staged as `place`, is copied by the TMA, if
     /// it can be: a `load_masked` with `zero` padding of a partition view
-    /// (no window) of a 2-D tensor into `wgmma`'s blocks of 128-byte rows,
+    /// (no window) of a 2-D tensor into blocks of 128-byte rows,
     /// whose tile has a multiple of 8 rows (at most 256) and of the blocks'
     /// columns.
     pub(super) fn tma_copy(
