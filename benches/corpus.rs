@@ -1,6 +1,6 @@
 //! The corpus's code beside Triton's (`examples/corpus/`,
 //! `scripts/corpus/triton_kernels.py`): per kernel and target (sm_80,
-//! sm_90a, sm_100a, gfx942), registers per thread, spills (NVIDIA: bytes of
+//! sm_90a, sm_100a, sm_120a, gfx942), registers per thread, spills (NVIDIA: bytes of
 //! spill stores from `ptxas -v`; AMD: VGPRs spilled, from the code object's
 //! metadata), shared memory per block, tensor-core instructions (`mma.sync`,
 //! `wgmma.mma_async` and `tcgen05.mma`; `v_mfma`), asynchronous copies (`cp.async` and
@@ -42,10 +42,11 @@ use tile_codegen::driver::{self, Spills};
 use tile_codegen::{Gfx, Sm, Target};
 
 /// The targets compared.
-const TARGETS: [Target; 4] = [
+const TARGETS: [Target; 5] = [
     Target::Nvptx(Sm::Sm80),
     Target::Nvptx(Sm::Sm90a),
     Target::Nvptx(Sm::Sm100a),
+    Target::Nvptx(Sm::Sm120a),
     Target::Amdgpu(Gfx::Gfx942),
 ];
 

@@ -3,7 +3,7 @@
 #   1. Triton (TILE_TRITON_SPEC, default triton==3.9.0) into the project-local venv
 #      .tools/triton-venv, installed on first use (shared with scripts/compile-vs-triton.sh);
 #   2. scripts/corpus/triton_stats.py: Triton compiles each kernel of
-#      scripts/corpus/triton_kernels.py for sm_80, sm_90a, sm_100a and gfx942, cold caches, and writes
+#      scripts/corpus/triton_kernels.py for sm_80, sm_90a, sm_100a, sm_120a and gfx942, cold caches, and writes
 #      registers, spills, shared memory, mma, async-copy and vector-global counts to TSV;
 #   3. benches/corpus.rs: tile compiles the same kernels (examples/corpus) and prints its
 #      figures beside Triton's.

@@ -2,8 +2,9 @@
 
 usage: triton_stats.py TSV_OUT [names...]      (default: every kernel of triton_kernels.SPECS)
 
-Each kernel is compiled for sm_80 (cuda 80), sm_90a (cuda 90), sm_100a (cuda 100) and gfx942 (hip), every compile
-in its own process with an empty TRITON_CACHE_DIR. TSV_OUT gets one row per kernel and target:
+Each kernel is compiled for sm_80 (cuda 80), sm_90a (cuda 90), sm_100a (cuda 100), sm_120a (cuda 120) and
+gfx942 (hip), every compile in its own process with an empty TRITON_CACHE_DIR; CORPUS_TRITON_TARGETS=a,b
+(labels among those) compiles for those only. TSV_OUT gets one row per kernel and target:
 
   kernel  target  registers  spill  shared  mma  async_copy  vector_global  note
 
@@ -44,7 +45,7 @@ sys.dont_write_bytecode = True  # no __pycache__ beside the sources
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TARGETS = [("sm_80", "cuda", 80), ("sm_90a", "cuda", 90), ("sm_100a", "cuda", 100),
-           ("gfx942", "hip", "gfx942")]
+           ("sm_120a", "cuda", 120), ("gfx942", "hip", "gfx942")]
 COLUMNS = ["kernel", "target", "registers", "spill", "shared", "mma", "async_copy", "vector_global"]
 NOTE = "note"  # the last column: why a compile failed, else empty
 
@@ -207,8 +208,14 @@ def main(argv):
     ptxas = find_ptxas()
     keep_root = os.environ.get("CORPUS_TRITON_KEEP")
     rows, failures = [], 0
+    wanted = os.environ.get("CORPUS_TRITON_TARGETS")
+    targets = [t for t in TARGETS if wanted is None or t[0] in wanted.split(",")]
+    if not targets:
+        print(f"triton_stats: CORPUS_TRITON_TARGETS={wanted} names none of {', '.join(t[0] for t in TARGETS)}",
+              file=sys.stderr)
+        return 2
     for name in names:
-        for label, backend, arch in TARGETS:
+        for label, backend, arch in targets:
             try:
                 r = stats_for(name, label, backend, arch, ptxas, keep_root)
                 rows.append([name, label] + [str(r[c]) for c in COLUMNS[2:]] + [""])
