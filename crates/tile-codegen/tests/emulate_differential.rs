@@ -11,6 +11,11 @@
 //! float, none in an integer (the GPU bundle judges
 //! the same programs on a device with the same function).
 //!
+//! The TMA's copies are checked on generated programs too: those whose
+//! pipelined products (with `K` blocks of 64) it copies, on sm_90a
+//! (`wgmma`) and sm_120a (`mma.sync`), their tensors given 16-byte aligned
+//! rows so that tensor maps describe them.
+//!
 //! Beside them, masked loads and stores of every element size, over
 //! aligned, misaligned and strided tensors: predicated PTX that ptxas
 //! assembles, agreeing with the interpreter on sm_80 and gfx942.
@@ -68,6 +73,103 @@ fn disagreement(seed: u64, target: Target, counts: &Counts) -> Option<String> {
             emulated.err().map_or("ok".to_string(), |e| e.to_string())
         )),
     }
+}
+
+/// Why seed `seed` disagrees with the interpreter on `target` with the TMA
+/// copying its pipelined operands; `counts` says whether it took the TMA
+/// and whether its tensors have tensor maps. The case's products have `K`
+/// blocks of 64 (16-bit rows of 128 bytes, the TMA's boxes) and its
+/// tensors are made row-major with 16-byte aligned rows, so that most can
+/// have maps.
+fn tma_disagreement(seed: u64, target: Target, counts: &TmaCounts) -> Option<String> {
+    use tile_codegen::CodegenOptions;
+    use tile_thread::lower::{lower, LowerOptions};
+    let config = GenConfig {
+        pipeline_k_blocks: vec![64],
+        pipeline_rate: 0.6,
+        ..GenConfig::default()
+    };
+    let case = generate(seed, &config);
+    let (warps, stages) = warps_and_stages(seed);
+    let lowering = LowerOptions::warps(warps)
+        .with_tensor_cores(target.tensor_cores())
+        .with_stages(stages)
+        .with_tma(true);
+    let program = lower(&case.func, &lowering).ok()?;
+    let maps = program.tma_maps();
+    if maps.is_empty() {
+        return None;
+    }
+    let args: Vec<Arg> = case
+        .args
+        .iter()
+        .map(|arg| match arg {
+            Arg::Tensor(t) => Arg::Tensor(row_pitched(t)),
+            other => other.clone(),
+        })
+        .collect();
+    let mut expected = args.clone();
+    let oracle = interp::run(&case.func, case.grid, &mut expected);
+    let mut actual = args;
+    let options = CodegenOptions::default();
+    let emulated = emulated::lowered_module(&case.func, target, &lowering, &options)
+        .and_then(|module| emulated::image(&module))
+        .and_then(|kernel| {
+            let reach = &|_, bytes| bytes;
+            emulated::launch_with_maps(&kernel, (case.grid, warps), &mut actual, reach, &maps)
+        });
+    match (oracle, emulated) {
+        (Ok(()), Ok(())) => {
+            counts.ran.fetch_add(1, Ordering::Relaxed);
+            match agreement(&actual, &expected, f64_ulps(&case.func)) {
+                Agreement::Identical | Agreement::WithinBounds => None,
+                Agreement::Apart(what) => Some(format!("seed {seed} ({warps} warps): {what}")),
+            }
+        }
+        // A tensor no map describes (ragged rows): the runtime refuses the
+        // launch so.
+        (_, Err(Failure::Compile(e))) if e.starts_with("no tensor map") => {
+            counts.no_map.fetch_add(1, Ordering::Relaxed);
+            None
+        }
+        (Err(_), Err(Failure::Status(_))) => None,
+        (oracle, emulated) => Some(format!(
+            "seed {seed} ({warps} warps): interpreter {:?}, emulated {}",
+            oracle.err().map(|e| e.to_string()),
+            emulated.err().map_or("ok".to_string(), |e| e.to_string())
+        )),
+    }
+}
+
+/// `t`'s elements row-major, a rank-2 tensor's rows 16-byte aligned (as a
+/// tensor map needs them), any other contiguous.
+fn row_pitched(t: &interp::HostTensor) -> interp::HostTensor {
+    let (dtype, shape) = (t.dtype(), t.shape());
+    let &[rows, cols] = shape else {
+        return interp::HostTensor::from_scalars(dtype, shape, &t.to_scalars())
+            .expect("the tensor's own elements");
+    };
+    let size = dtype.size_bytes();
+    let pitch = (cols * size).next_multiple_of(16) / size;
+    let bytes = vec![0u8; rows.max(1) * pitch * size];
+    let strides = [pitch as isize, 1];
+    let mut pitched = interp::HostTensor::with_strides(dtype, shape, &strides, 0, bytes)
+        .expect("rows of `pitch` elements");
+    for r in 0..rows {
+        for c in 0..cols {
+            let value = t.get(&[r, c]).expect("inside the tensor");
+            pitched.set(&[r, c], value).expect("inside the tensor");
+        }
+    }
+    pitched
+}
+
+/// How many generated programs took the TMA and ran, and how many took it
+/// but had a tensor no map describes.
+#[derive(Default)]
+struct TmaCounts {
+    ran: AtomicUsize,
+    no_map: AtomicUsize,
 }
 
 /// Checks `seeds` on `target` on both cores; returns how many ran to the
@@ -131,6 +233,28 @@ fn generated_programs_agree_on_gfx950() {
     let (ran, near) = check(Target::Amdgpu(Gfx::Gfx950), 0..CASES);
     eprintln!("gfx950: {ran} of {CASES} programs ran to the end and agree ({near} within the math library's bounds)");
     assert!(ran >= 700, "only {ran} programs ran");
+}
+
+/// The generated programs whose pipelined products the TMA copies agree
+/// with the interpreter: on sm_90a for `wgmma`, and on sm_120a for
+/// `mma.sync`, which reads the TMA's blocks with `ldmatrix`.
+#[test]
+fn generated_programs_with_the_tma_agree_on_sm_90a_and_sm_120a() {
+    let check = |target: Target| {
+        let counts = TmaCounts::default();
+        let failures: Vec<String> = (0..CASES)
+            .filter_map(|seed| tma_disagreement(seed, target, &counts))
+            .collect();
+        assert!(failures.is_empty(), "{target}:\n{}", failures.join("\n"));
+        let (ran, no_map) = (counts.ran.into_inner(), counts.no_map.into_inner());
+        eprintln!("{target}: {ran} programs ran with the TMA, {no_map} had a tensor no map");
+        assert!(ran >= 20, "{target}: only {ran} programs ran with the TMA");
+    };
+    std::thread::scope(|scope| {
+        let hopper = scope.spawn(|| check(Target::Nvptx(Sm::Sm90a)));
+        check(Target::Nvptx(Sm::Sm120a));
+        hopper.join().expect("the sm_90a half");
+    });
 }
 
 #[test]

@@ -79,6 +79,10 @@ pub struct GenConfig {
     /// 16 to 64 along each axis, larger than most generated tiles, as the
     /// blocks of real kernels are).
     pub max_pipeline_tile_elements: usize,
+    /// The extents a pipelined product's `K` block is drawn from (16 and
+    /// 32 by default; 64 makes 16-bit rows of 128 bytes, which the TMA's
+    /// boxes copy).
+    pub pipeline_k_blocks: Vec<usize>,
 }
 
 impl Default for GenConfig {
@@ -106,6 +110,7 @@ impl Default for GenConfig {
             hint_rate: 0.5,
             pipeline_rate: 0.15,
             max_pipeline_tile_elements: 64 * 64,
+            pipeline_k_blocks: vec![16, 32],
         }
     }
 }

@@ -171,6 +171,23 @@ pub fn launch_printing(
         .chunks(8)
         .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
         .collect();
+    // The tensor maps first: a tensor no map describes fails the launch
+    // before any buffer is registered (a registration left behind would
+    // make a later launch's buffer at an address past it unreachable).
+    let mut tensor_maps = Vec::new();
+    for &(param, rows) in maps {
+        let Arg::Tensor(t) = &args[param] else {
+            return Err(Failure::Compile(format!(
+                "a tensor map of argument {param}, a scalar"
+            )));
+        };
+        let base = t.data().as_ptr() as u64 + (t.offset() * t.dtype().size_bytes()) as u64;
+        let tma_box = tile_abi::tma::TmaBox::new(t.dtype(), usize::from(rows))
+            .ok_or_else(|| Failure::Compile(format!("a box of {rows} rows")))?;
+        let map = tile_abi::tma::TensorMap::new(base, (t.dtype(), t.shape(), t.strides()), tma_box)
+            .map_err(|e| Failure::Compile(format!("no tensor map for argument {param}: {e}")))?;
+        tensor_maps.push(map.to_bytes());
+    }
     let mut packet = Packet::default();
     let mut registered = Vec::new();
     // The records of the tensor arrays, alive until the launch returns.
@@ -211,18 +228,8 @@ pub fn launch_printing(
     tile_emu::register(status_at, 8 * status.len() as u64);
     registered.push(status_at);
     packet.push_pointer(status_at);
-    for &(param, rows) in maps {
-        let Arg::Tensor(t) = &args[param] else {
-            return Err(Failure::Compile(format!(
-                "a tensor map of argument {param}, a scalar"
-            )));
-        };
-        let base = t.data().as_ptr() as u64 + (t.offset() * t.dtype().size_bytes()) as u64;
-        let tma_box = tile_abi::tma::TmaBox::new(t.dtype(), usize::from(rows))
-            .ok_or_else(|| Failure::Compile(format!("a box of {rows} rows")))?;
-        let map = tile_abi::tma::TensorMap::new(base, (t.dtype(), t.shape(), t.strides()), tma_box)
-            .map_err(|e| Failure::Compile(format!("no tensor map for argument {param}: {e}")))?;
-        packet.push_tensor_map(map.to_bytes());
+    for map in tensor_maps {
+        packet.push_tensor_map(map);
     }
     let manifest = kernel.manifest();
     let result = match manifest.abi {

@@ -25,7 +25,8 @@ use tile_ir::{
 /// The largest magnitude of an operand element.
 pub(crate) const MAGNITUDE: i64 = 3;
 
-/// The extents of the `M` and `N` blocks (`K`'s are 16 or 32).
+/// The extents of the `M` and `N` blocks (`K`'s are
+/// `GenConfig::pipeline_k_blocks`).
 const BLOCKS: [usize; 3] = [16, 32, 64];
 
 /// What surrounds the pipelined `K` loop.
@@ -83,7 +84,7 @@ impl Gen<'_> {
         let blocks: Vec<[usize; 3]> = BLOCKS
             .iter()
             .flat_map(|&m| BLOCKS.iter().map(move |&n| (m, n)))
-            .flat_map(|(m, n)| [16, 32].map(|k| [m, n, k]))
+            .flat_map(|(m, n)| self.cfg.pipeline_k_blocks.iter().map(move |&k| [m, n, k]))
             .filter(|&[m, n, k]| m * n <= most && m * k <= most && k * n <= most)
             .collect();
         if dtypes.is_empty()
