@@ -27,7 +27,7 @@
 //! pair of block columns of B, not one per fragment.
 
 use super::dot::{OperandA, StagedOperands};
-use super::operand_swizzle::{blocks_swizzle, OperandLayout};
+use super::operand_swizzle::OperandLayout;
 use super::{LowerError, Lowerer};
 use crate::layout_assign::{DistLayout, MmaDot};
 use crate::program::{LdMatrix, MmaKind, Reg, SharedId, ThreadOpKind, WARP_SIZE};
@@ -473,7 +473,6 @@ impl Lowerer<'_> {
         let index = match place {
             OperandLayout::RowMajor(swizzle) => self.swizzled(index, swizzle),
             OperandLayout::Blocks { rows, width, bytes } => {
-                // Row `r`, column `c` of the tile: `(c / W)·R·W + Sw(r·W + c % W)`.
                 let (row, col) = match cols.is_power_of_two() {
                     true => (
                         self.with_const(BinaryOp::Shr, index, cols.trailing_zeros() as i64),
@@ -484,13 +483,7 @@ impl Lowerer<'_> {
                         self.with_const(BinaryOp::Rem, index, cols as i64),
                     ),
                 };
-                let block = self.with_const(BinaryOp::Shr, col, width.trailing_zeros() as i64);
-                let block = self.with_const(BinaryOp::Mul, block, (rows * width) as i64);
-                let within = self.with_const(BinaryOp::And, col, width as i64 - 1);
-                let row = self.with_const(BinaryOp::Mul, row, width as i64);
-                let at = self.binary(BinaryOp::Add, row, within);
-                let at = self.swizzled(at, Some(blocks_swizzle(width, bytes)));
-                self.binary(BinaryOp::Add, block, at)
+                self.blocks_index([rows, width, bytes], (row, col), false)
             }
         };
         let index = match stage {

@@ -103,7 +103,7 @@ pub(super) fn swizzle_period(swizzle: Swizzle) -> usize {
 /// `bytes`-byte elements (rows of 128, 64 or 32 bytes): `Sw<3, log2 e, 3>`,
 /// `Sw<2, log2 e, 3>` or `Sw<1, log2 e, 3>` for `e = 16 / bytes`, the 128-,
 /// 64- and 32-byte swizzles (`Sw<3,3,3>` for 16-bit rows of 64).
-pub(super) fn blocks_swizzle(width: usize, bytes: usize) -> Swizzle {
+fn blocks_swizzle(width: usize, bytes: usize) -> Swizzle {
     let chunk = 16 / bytes.clamp(1, 16);
     let bits = (width / chunk).max(2).trailing_zeros();
     let base = chunk.trailing_zeros();
@@ -122,16 +122,32 @@ impl Lowerer<'_> {
         match layout {
             OperandLayout::RowMajor(sw) => self.swizzled(linear, sw),
             OperandLayout::Blocks { rows, width, bytes } => {
-                let shift = width.trailing_zeros() as i64;
-                let block = self.hoist_with_const(BinaryOp::Shr, col, shift);
-                let block = self.hoist_with_const(BinaryOp::Mul, block, (rows * width) as i64);
-                let within = self.hoist_with_const(BinaryOp::And, col, width as i64 - 1);
-                let r = self.hoist_with_const(BinaryOp::Mul, row, width as i64);
-                let at = self.binary(BinaryOp::Add, r, within);
-                let at = self.swizzled(at, Some(blocks_swizzle(width, bytes)));
-                self.binary(BinaryOp::Add, block, at)
+                self.blocks_index([rows, width, bytes], (row, col), true)
             }
         }
+    }
+
+    /// Where element `(row, col)` of an operand in [`OperandLayout::Blocks`]
+    /// of `rows` rows of `width` elements of `bytes` bytes is stored:
+    /// `(col / W)·R·W + Sw(row·W + col % W)`, the parts of `row` and `col`
+    /// hoisted where `hoisted` (they are then the prologue's).
+    pub(super) fn blocks_index(
+        &mut self,
+        [rows, width, bytes]: [usize; 3],
+        (row, col): (Reg, Reg),
+        hoisted: bool,
+    ) -> Reg {
+        let with = |s: &mut Self, op, x, k| match hoisted {
+            true => s.hoist_with_const(op, x, k),
+            false => s.with_const(op, x, k),
+        };
+        let block = with(self, BinaryOp::Shr, col, width.trailing_zeros() as i64);
+        let block = with(self, BinaryOp::Mul, block, (rows * width) as i64);
+        let within = with(self, BinaryOp::And, col, width as i64 - 1);
+        let r = with(self, BinaryOp::Mul, row, width as i64);
+        let at = self.binary(BinaryOp::Add, r, within);
+        let at = self.swizzled(at, Some(blocks_swizzle(width, bytes)));
+        self.binary(BinaryOp::Add, block, at)
     }
 }
 
