@@ -3,7 +3,8 @@
 //! n` mask and an atomic's index tiles built from `iota`s cost no shared
 //! memory, and a column of ids loaded and broadcast is loaded where the
 //! gather reads it, where masked loads are predicated (on AMD each would
-//! be a branch, and the column is staged instead). An atomic add whose old
+//! be a branch, and the column is staged instead, once, from the loaded
+//! ids to the gather's layout). An atomic add whose old
 //! values nobody reads adds a thread's consecutive elements in one
 //! `red.global.add` each group.
 
@@ -117,6 +118,11 @@ fn on_amd_a_gathers_masked_ids_are_staged_and_its_mask_is_not() {
         .map(|(_, a)| format!("{}[{}]", a.dtype, a.len))
         .collect();
     assert_eq!(buffers, ["i32[32]"], "{program}");
+    // Staged once, from the loaded ids straight into the gather's layout:
+    // a store of each of a thread's 4 loaded ids, one barrier, the reads.
+    let text = program.to_string();
+    assert_eq!(text.matches("barrier").count(), 1, "{program}");
+    assert_eq!(text.matches("st.shared").count(), 4, "{program}");
     runs_as_interpreted(EMBEDDING, &program, [2, 2, 1], embedding_args());
 }
 

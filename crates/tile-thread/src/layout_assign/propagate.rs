@@ -4,7 +4,7 @@
 //! by a `full`, loaded tiles repeated by broadcasts) takes that layout
 //! instead of being converted to it.
 
-use super::repeated::{masked_loads, reanchored, repeated_chain, repeats_load};
+use super::repeated::{above_load, masked_loads, reanchored, repeated_chain, repeats_load};
 use super::split::merged_axes;
 use super::DistLayout;
 use crate::lower::{wider_store_layout, TensorCores};
@@ -197,7 +197,9 @@ impl Weighing {
 /// converted to it, and its `ids` column, loaded and broadcast, is loaded
 /// there where the target's masked loads are predicated. (On AMD each of
 /// its thread's several masked element loads would be a branch of its own,
-/// where the staging loads one element per thread.)
+/// where the staging loads one element per thread: there the chain above
+/// the load and its casts is held in place all the same, so the loaded
+/// ids reach the access in one conversion, [`above_load`].)
 pub(super) fn propagate(
     func: &Function,
     (tensor_cores, num_warps): (TensorCores, u32),
@@ -309,8 +311,13 @@ fn place_operands(
     weighing: &mut Weighing,
 ) {
     let chain = |v| {
-        repeated_chain(func, v, anchor)
-            .filter(|chain| masked_in_place || !masked_loads(func, chain))
+        repeated_chain(func, v, anchor).map(|chain| {
+            if masked_in_place || !masked_loads(func, &chain) {
+                chain
+            } else {
+                above_load(func, chain)
+            }
+        })
     };
     for &v in operands {
         if values.get(&v).is_none_or(|l| l.shape != anchor.shape) {

@@ -102,6 +102,30 @@ pub(super) fn masked_loads(func: &Function, chain: &[(Value, DistLayout)]) -> bo
     masked && loaded_registers(func, chain).is_some_and(|n| n > 1)
 }
 
+/// `chain` without its load and the casts and bitcasts just above it: the
+/// part of a repeated load's chain worth holding in place where the load
+/// itself is not loaded in place, so that the one conversion between them
+/// moves the loaded tile, at its narrowest, into the layout the rest keeps.
+pub(super) fn above_load(
+    func: &Function,
+    mut chain: Vec<(Value, DistLayout)>,
+) -> Vec<(Value, DistLayout)> {
+    if chain.last().is_some_and(|&(v, _)| is_load(func, v)) {
+        chain.pop();
+        while chain.last().is_some_and(|&(v, _)| {
+            func.defining_op(v).is_some_and(|id| {
+                matches!(
+                    func.op(id).kind,
+                    OpKind::Cast { .. } | OpKind::Bitcast { .. }
+                )
+            })
+        }) {
+            chain.pop();
+        }
+    }
+    chain
+}
+
 fn is_load(func: &Function, v: Value) -> bool {
     func.defining_op(v)
         .is_some_and(|id| matches!(func.op(id).kind, OpKind::Load | OpKind::LoadMasked { .. }))
