@@ -9,6 +9,7 @@
 //!   in f32 and in bf16;
 //! - `liger_mrope`: Liger-Kernel's Qwen2-VL M-RoPE;
 //! - `flaggems`: FlagGems' `argmax`, `cumsum`, `var_mean` and `topk`;
+//! - `flaggems_blas`: FlagGems' `bmm`, `mv` and `addmm`;
 //! - `flaggems_select`: FlagGems' `index_select` and `masked_fill`;
 //! - `vllm`: vLLM's per-token-group FP8 quantization and block-scaled FP8
 //!   matmul, with SGLang's block-scaled INT8 matmul beside it;
@@ -216,6 +217,8 @@ macro_rules! probe {
 // The crate root of a test target resolves `mod` paths beside it, in tests/.
 #[path = "ported_kernels/flaggems.rs"]
 mod flaggems;
+#[path = "ported_kernels/flaggems_blas.rs"]
+mod flaggems_blas;
 #[path = "ported_kernels/flaggems_select.rs"]
 mod flaggems_select;
 #[path = "ported_kernels/liger_group_norm.rs"]
