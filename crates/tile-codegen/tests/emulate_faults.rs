@@ -16,19 +16,36 @@ use tile_testgen::inputs::{blocks, bytes, tensor, zeros};
 const NVIDIA: Target = Target::Nvptx(Sm::Sm80);
 const AMD: Target = Target::Amdgpu(Gfx::Gfx942);
 
+/// A kernel, its grid and its arguments.
+type Launch = (Function, [u32; 3], Vec<Arg>);
+
 /// Softmax over 37 rows of 200: block reductions through shuffles (or
-/// permutes) and shared memory between barriers.
-fn softmax() -> (Function, [u32; 3], Vec<Arg>) {
+/// permutes), in registers.
+fn softmax() -> Launch {
     let (rows, cols) = (37, 200);
     let func = samples::softmax(4, 256).unwrap();
     let args = vec![tensor(3, &[rows, cols]), zeros(&[rows, cols])];
     (func, [blocks(rows, 4), 1, 1], args)
 }
 
+/// A transpose of 40 × 50 in 32 × 32 blocks: through shared memory,
+/// between barriers.
+fn transpose() -> Launch {
+    let (rows, cols) = (40, 50);
+    let func = samples::transpose(32, 32).unwrap();
+    let args = vec![tensor(4, &[rows, cols]), zeros(&[cols, rows])];
+    (func, [blocks(rows, 32), blocks(cols, 32), 1], args)
+}
+
 /// Whether a mutated softmax fails on `target`: an emulator error or
 /// results other than the interpreter's.
 fn mutated_softmax_fails(target: Target, mutate: impl Fn(&str) -> String) -> String {
-    let (func, grid, args) = softmax();
+    mutated_fails(softmax(), target, mutate)
+}
+
+/// Whether the kernel of `launch`, mutated, fails on `target`.
+fn mutated_fails(launch: Launch, target: Target, mutate: impl Fn(&str) -> String) -> String {
+    let (func, grid, args) = launch;
     let mut expected = args.clone();
     interp::run(&func, grid, &mut expected).unwrap();
     let mut actual = args;
@@ -82,14 +99,14 @@ fn the_unmutated_softmax_agrees() {
 
 #[test]
 fn dropping_the_barriers_fails() {
-    let why = mutated_softmax_fails(NVIDIA, |t| {
+    let why = mutated_fails(transpose(), NVIDIA, |t| {
         without_lines(
             t,
             "call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)",
         )
     });
     assert!(why.contains("shared-memory race"), "{why}");
-    let why = mutated_softmax_fails(AMD, |t| {
+    let why = mutated_fails(transpose(), AMD, |t| {
         without_lines(t, "call void @llvm.amdgcn.s.barrier()")
     });
     assert!(why.contains("shared-memory race"), "{why}");

@@ -3,7 +3,9 @@
 //! registers and shuffles, in the interpreter's order (bit for bit, NaNs
 //! and signed zeros included), and needs no shared memory, where the staged
 //! path copies the tile there (FlagGems' `[8, 4096]` f32 cumsum: 128 KiB,
-//! past gfx942's 64 KiB).
+//! past gfx942's 64 KiB). Exact float sums and products of rows run as the
+//! same chain, its last total passed to every lane along the row (FlagGems'
+//! `mv` summed its `[64, 64]` f32 products through 16 KiB).
 
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
@@ -24,6 +26,30 @@ fn scan_kernel(kind: &str, dtype: &str, (rows, cols): (usize, usize), axis: usiz
   %t = load_masked %vx[%p, %z] pad(zero) : tile<{rows}x{cols}x{dtype}>
   %r = scan {kind} %t axis {axis} : tile<{rows}x{cols}x{dtype}>
   %vo = partition_view %out [{rows}, {cols}] : view<{dtype}, [{rows}, {cols}]>
+  store_masked %r, %vo[%p, %z]
+}}"
+    )
+}
+
+/// A reduction `kind` of a `[rows, cols]` block of `x` along its rows,
+/// with `keepdim` or reshaped to `[rows, 1]` after, stored to `out`.
+fn reduce_kernel(kind: &str, dtype: &str, (rows, cols): (usize, usize), keepdim: bool) -> String {
+    let reduced = if keepdim {
+        format!("%r = reduce {kind} %t axis 1 keepdim : tile<{rows}x1x{dtype}>")
+    } else {
+        format!(
+            "%d = reduce {kind} %t axis 1 : tile<{rows}x{dtype}>
+  %r = reshape %d to [{rows}, 1] : tile<{rows}x1x{dtype}>"
+        )
+    };
+    format!(
+        "kernel @reduce(%x: tensor<{dtype}, 2>, %out: tensor<{dtype}, 2>) {{
+  %p = program_id 0 : i32
+  %z = constant 0 : i32
+  %vx = partition_view %x [{rows}, {cols}] : view<{dtype}, [{rows}, {cols}]>
+  %t = load_masked %vx[%p, %z] pad(zero) : tile<{rows}x{cols}x{dtype}>
+  {reduced}
+  %vo = partition_view %out [{rows}, 1] : view<{dtype}, [{rows}, 1]>
   store_masked %r, %vo[%p, %z]
 }}"
     )
@@ -142,5 +168,61 @@ fn scans_the_chain_cannot_take_stay_exact() {
             &shape,
             2,
         );
+    }
+}
+
+#[test]
+fn chained_sums_match_the_interpreter() {
+    // Runs of 1 to 8, one to several rows a thread, partial blocks, with
+    // and without `keepdim`, sums and products of the float dtypes; on
+    // CDNA, 16 warps put a wave's two warps along a row.
+    let cases = [
+        ("sum", "f32", (4, 1024), 4, (6, 1000), true),
+        ("sum", "f32", (64, 64), 4, (150, 64), false),
+        ("sum", "f32", (2, 32), 1, (3, 32), true),
+        ("prod", "f64", (4, 128), 4, (5, 128), false),
+        ("sum", "f16", (8, 512), 4, (9, 500), true),
+        ("sum", "bf16", (16, 64), 2, (20, 50), false),
+    ];
+    let cdna = LowerOptions::warps(16).with_tensor_cores(TensorCores::Mfma);
+    let cdna_case = ("sum", "f32", (8, 4096), 16, (20, 4000), true);
+    for (i, (kind, dtype, block, warps, x_shape, keepdim)) in
+        cases.into_iter().chain([cdna_case]).enumerate()
+    {
+        let options = match i {
+            6 => cdna.clone(),
+            _ => LowerOptions::warps(warps),
+        };
+        let source = reduce_kernel(kind, dtype, block, keepdim);
+        let dt: DType = dtype.parse().expect("a dtype");
+        let x = if dt == DType::F32 {
+            awkward(5 + i as u64, &[x_shape.0, x_shape.1])
+        } else {
+            tensor_of(6 + i as u64, &[x_shape.0, x_shape.1], dt)
+        };
+        let out = [x_shape.0, 1];
+        let grid = x_shape.0.div_ceil(block.0) as u32;
+        let program = agrees(&source, &options, x, &out, grid);
+        // Nothing of the tile staged (a store may still gather the row
+        // totals into vectors through shared memory).
+        let what = format!("{kind} {dtype} {block:?}");
+        assert!(staged(&program) < block.0 * block.1, "{what}: {program}");
+        assert!(
+            program.to_string().contains("shfl.idx"),
+            "{what}: {program}"
+        );
+    }
+}
+
+#[test]
+fn sums_the_chain_cannot_take_stay_staged_and_exact() {
+    // 48 columns padded to 64 (a dead element would join the sum), and
+    // warps along the row: staged, with the interpreter's results.
+    for (block, warps) in [((2, 48), 2), ((1, 2048), 4)] {
+        let source = reduce_kernel("sum", "f32", block, true);
+        let shape = [block.0 * 2, block.1];
+        let options = LowerOptions::warps(warps);
+        let program = agrees(&source, &options, awkward(7, &shape), &[shape[0], 1], 2);
+        assert!(staged(&program) > 0, "{block:?}: {program}");
     }
 }

@@ -205,11 +205,13 @@ fn padding_of_a_reassociated_sum_keeps_negative_zero() {
 #[test]
 fn softmax_without_shared_memory_when_sums_reassociate() {
     // The max and the sum both run as shuffle trees (the warps lie along
-    // the rows); in order, the sum stages its operand in shared memory.
+    // the rows); in order, the sum runs as a chain through the lanes
+    // (`lower/scan_chain.rs`), without shared memory either.
     let func = samples::softmax(2, 16).unwrap();
     assert_eq!(lowered(&func, 2).shared.len(), 0);
     let in_order = lower(&func, &LowerOptions::warps(2)).unwrap();
-    assert_eq!(in_order.shared.len(), 1);
+    assert_eq!(in_order.shared.len(), 0);
+    assert!(in_order.to_string().contains("shfl.idx"), "{in_order}");
     let args = vec![tensor(5, &[5, 13]), tensor(6, &[5, 13])];
     let (mut emulated, mut reference) = (args.clone(), args);
     emulate::run(&lowered(&func, 2), [3, 1, 1], &mut emulated).unwrap();

@@ -17,8 +17,10 @@
 //! from when that is a `full` or the carried value of a `for` started by
 //! one: the accumulator of a K loop stays in the instruction's registers.
 //!
-//! An order-free reduction without `keepdim` (see [`order_free`]), or an
-//! arg reduction, gets its operand's layout with the axis dropped ([`DistLayout::drop_axis`]), and a
+//! An order-free reduction without `keepdim` (see [`order_free`]), an exact
+//! float sum whose rows each lie in one warp's lanes (folded there as a
+//! chain, `lower/scan_chain.rs`), or an arg reduction, gets its operand's
+//! layout with the axis dropped ([`DistLayout::drop_axis`]), and a
 //! reduction with `keepdim` the **slice** of its operand's layout
 //! ([`DistLayout::slice`]), so that the usual `reduce → broadcast →
 //! elementwise with the operand` (softmax, layernorm) broadcasts in
@@ -144,7 +146,7 @@ pub fn tensor_dot(
         .or_else(|| mma_dot(func, id, num_warps, tensor_cores).map(TensorDot::Mma))
 }
 
-use crate::lower::TensorCores;
+use crate::lower::{reduces_as_chain, TensorCores};
 use std::collections::{BTreeMap, BTreeSet};
 use tile_ir::{DType, Function, OpId, OpKind, ReduceKind, Type, Value};
 
@@ -206,7 +208,11 @@ pub fn assign(
     // layout only once their `select` has, and the running maximum its slice
     // only once the loop carries it).
     for _ in 0..2 {
-        place_reductions(func, sums, &mut values);
+        place_reductions(
+            func,
+            (sums, tensor_cores.shuffle_span(num_warps)),
+            &mut values,
+        );
         drop_unit_axes(func, &mut values);
         fit_broadcast_sources(func, &mut values);
         pairs::place_fp4_pairs(func, num_warps, &mut values);
@@ -236,10 +242,15 @@ fn drop_unit_axes(func: &Function, values: &mut BTreeMap<Value, DistLayout>) {
 
 /// Reductions with keepdim produce the slice of their operand's layout, so
 /// that broadcasting the result back costs nothing (the tree reductions walk
-/// its lanes and warps); an order-free reduction without keepdim leaves each
-/// row's result where the row was: the operand's layout with the axis
-/// dropped.
-fn place_reductions(func: &Function, sums: SumOrder, values: &mut BTreeMap<Value, DistLayout>) {
+/// its lanes and warps); an order-free reduction without keepdim, or one
+/// that runs as a chain through the lanes (an exact float sum of rows each
+/// held by one warp), leaves each row's result where the row was: the
+/// operand's layout with the axis dropped.
+fn place_reductions(
+    func: &Function,
+    (sums, span): (SumOrder, u32),
+    values: &mut BTreeMap<Value, DistLayout>,
+) {
     func.walk(&mut |id| {
         let op = func.op(id);
         if let (
@@ -270,10 +281,18 @@ fn place_reductions(func: &Function, sums: SumOrder, values: &mut BTreeMap<Value
                 kind,
                 axis,
                 keepdim: false,
-            } => (
-                order_free(kind, func.ty(op.operands[0]).dtype(), sums),
-                axis,
-            ),
+            } => {
+                // An exact float sum or product whose operand's layout holds
+                // each row in one warp's lanes, in runs, folds it in place
+                // as a chain through the lanes (`lower/scan_chain.rs`).
+                let chains = || {
+                    values
+                        .get(&op.operands[0])
+                        .is_some_and(|p| reduces_as_chain(p, axis, span))
+                };
+                let dtype = func.ty(op.operands[0]).dtype();
+                (order_free(kind, dtype, sums) || chains(), axis)
+            }
             OpKind::ArgReduce {
                 axis,
                 keepdim: false,

@@ -74,6 +74,7 @@ use crate::program::{OpId as ThreadOp, Param, ParamKind, Program, Reg, ThreadOpK
 use coords::Coords;
 pub(crate) use copies::is_transposed;
 pub use options::{LowerOptions, TensorCores};
+pub(crate) use scan_chain::reduces_as_chain;
 use std::collections::HashMap;
 use std::rc::Rc;
 pub(crate) use store_vectors::wider_store_layout;

@@ -118,6 +118,17 @@ impl TensorCores {
         }
     }
 
+    /// The lanes a shuffle may span in a block of `num_warps` warps: the
+    /// hardware wave's ([`Self::wave_lanes`]) where the warps pair into
+    /// such waves, else a warp's.
+    pub fn shuffle_span(self, num_warps: u32) -> u32 {
+        let wave = self.wave_lanes();
+        match (num_warps * crate::program::WARP_SIZE).is_multiple_of(wave) {
+            true => wave,
+            false => crate::program::WARP_SIZE,
+        }
+    }
+
     /// Whether a masked element load is one instruction under a predicate
     /// (NVIDIA's `ld.global`), not a branch around the load (AMD's loads
     /// take no predicate).

@@ -23,8 +23,9 @@
 //! order gives the same bits (integers; float `max`/`min`), and float sums
 //! that may reassociate (`LowerOptions::reassociate_sums`, from
 //! `fast_math`), take the parallel path of `reduce_tree.rs` instead (in
-//! thread, shuffles, across warps), and `argmax`/`argmin` that of
-//! `reduce_arg.rs`.
+//! thread, shuffles, across warps), `argmax`/`argmin` that of
+//! `reduce_arg.rs`, and float sums and products whose rows lie in one
+//! warp's lanes the chain of `scan_chain.rs`, in this order.
 
 use super::reduce_arg::worst;
 use super::reduce_tree::AxisBits;
@@ -153,6 +154,10 @@ impl Lowerer<'_> {
                     if order_free(*kind, dtype, self.sums) =>
                 {
                     Some(self.tree_reduce(combine, dtype, axis, &src_layout, &src_regs, &layout))
+                }
+                (OpKind::Reduce { .. }, Fold::Combine(combine)) => {
+                    let operand = (&*src_layout, src_regs.as_slice());
+                    self.chain_reduce((combine, dtype), axis, operand, &layout)
                 }
                 (_, Fold::Arg(kind)) if worst(kind, dtype).is_some() => {
                     let operand = (&*src_layout, src_regs.as_slice());

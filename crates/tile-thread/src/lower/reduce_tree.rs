@@ -173,11 +173,7 @@ impl Lowerer<'_> {
     ///
     /// [`TensorCores::wave_lanes`]: super::TensorCores::wave_lanes
     pub(super) fn wave_lanes(&self) -> u32 {
-        let wave = self.tensor_cores.wave_lanes();
-        match (self.program.num_warps * WARP_SIZE).is_multiple_of(wave) {
-            true => wave,
-            false => WARP_SIZE,
-        }
+        self.tensor_cores.shuffle_span(self.program.num_warps)
     }
 
     /// Reduces `regs` (in the layout `from`, without copies) along `axis`

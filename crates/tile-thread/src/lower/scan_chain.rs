@@ -17,6 +17,12 @@
 //! interpreter's order, into its results. The first element of the first
 //! chunk starts the fold, as in the interpreter.
 //!
+//! A float sum or product in the interpreter's order is the same chain
+//! ([`Lowerer::chain_reduce`]) with every turn, the last included, passing
+//! its lane's total on: after the last turn every lane along the axis holds
+//! the row's total, its result in the operand's layout sliced or with the
+//! axis dropped.
+//!
 //! Cost: `P·(L + 3)` instructions per chunk and row (one shuffle a turn),
 //! against the staged path's fold of the whole lane per result register
 //! and a shared copy of the tile (128 KiB for FlagGems' `[8, 4096]` f32
@@ -128,19 +134,25 @@ fn chain(layout: &DistLayout, axis: usize, wave_lanes: u32) -> Option<Chain> {
     })
 }
 
+/// Whether a reduction of a tile in `layout` along `axis`, on blocks
+/// whose shuffles span `wave_lanes`, runs as a chain
+/// ([`Lowerer::chain_reduce`]): the layout has the chain's shape, and no
+/// padding along the axis (a dead element would join the sum).
+pub(crate) fn reduces_as_chain(layout: &DistLayout, axis: usize, wave_lanes: u32) -> bool {
+    layout.padded.get(axis) == layout.shape.get(axis) && chain(layout, axis, wave_lanes).is_some()
+}
+
+/// The turns of a chain: the width of its shuffles, the lane each turn
+/// reads, and whether the executing thread is at each turn's position.
+struct Turns {
+    width: u32,
+    sources: Vec<Reg>,
+    at: Vec<Reg>,
+}
+
 impl Lowerer<'_> {
-    /// The scan with `op` of `regs` (in `layout`) along `axis` as a chain
-    /// through the lanes (the module docs), in `layout`; `None` where the
-    /// layout does not have the chain's shape.
-    pub(super) fn chain_scan(
-        &mut self,
-        op: BinaryOp,
-        dtype: DType,
-        axis: usize,
-        layout: &DistLayout,
-        regs: &[Reg],
-    ) -> Option<Vec<Reg>> {
-        let chain = chain(layout, axis, self.wave_lanes())?;
+    /// The turns of `chain` over a tile in `layout` along `axis`.
+    fn turns(&mut self, chain: &Chain, layout: &DistLayout, axis: usize) -> Turns {
         let coords = self.coords(layout);
         let own = coords.axes[chain.first][axis];
         let tid = self.thread_id();
@@ -169,21 +181,88 @@ impl Lowerer<'_> {
                 self.hoist(ThreadOpKind::Cmp(CmpPred::Eq), vec![own, q], DType::Bool)
             })
             .collect();
+        Turns { width, sources, at }
+    }
+
+    /// The fold with `op` of the registers `run` of `regs`, from `carry`
+    /// (from the run's first element where there is none): each step's
+    /// value.
+    fn fold_run(
+        &mut self,
+        (op, dtype): (BinaryOp, DType),
+        carry: Option<Reg>,
+        run: &[usize],
+        regs: &[Reg],
+    ) -> Vec<Reg> {
+        let mut acc = carry;
+        run.iter()
+            .map(|&v| {
+                let y = match acc {
+                    Some(a) => self.emit(ThreadOpKind::Binary(op), vec![a, regs[v]], dtype),
+                    None => regs[v],
+                };
+                acc = Some(y);
+                y
+            })
+            .collect()
+    }
+
+    /// The reduction with `op` of `regs` (in `layout`) along `axis`, in the
+    /// interpreter's order, as a scan's chain whose every turn, the last
+    /// included, passes its lane's total on (the module docs): after the
+    /// last turn every lane along the axis holds its row's total. The
+    /// results are in `to`, the operand's layout with the axis sliced or
+    /// dropped, register for register; `None` where the layout does not
+    /// have the chain's shape ([`reduces_as_chain`]).
+    pub(super) fn chain_reduce(
+        &mut self,
+        (op, dtype): (BinaryOp, DType),
+        axis: usize,
+        (layout, regs): (&DistLayout, &[Reg]),
+        to: &DistLayout,
+    ) -> Option<Vec<Reg>> {
+        if !reduces_as_chain(layout, axis, self.wave_lanes()) {
+            return None;
+        }
+        let chain = chain(layout, axis, self.wave_lanes())?;
+        let turns = self.turns(&chain, layout, axis);
+        let rows = self.coords(to);
+        let shuffle = ThreadOpKind::Shuffle {
+            mode: ShuffleMode::Idx,
+            width: turns.width as u8,
+        };
+        let mut partials = Vec::new();
+        for row in &chain.rows {
+            let mut carry: Option<Reg> = None;
+            for run in row {
+                for (&source, &here) in turns.sources.iter().zip(&turns.at) {
+                    // The lane at this turn's position folds its run from
+                    // the carry; the others' folds are read by no one.
+                    let from = carry.map(|c| self.select(here, c, regs[run[0]]));
+                    let total = *self.fold_run((op, dtype), from, run, regs).last()?;
+                    carry = Some(self.emit(shuffle.clone(), vec![total, source], dtype));
+                }
+            }
+            partials.push((rows.representative[*row.first()?.first()?], carry?));
+        }
+        Some(Self::row_results(regs, &rows.representative, &partials))
+    }
+
+    /// The scan with `op` of `regs` (in `layout`) along `axis` as a chain
+    /// through the lanes (the module docs), in `layout`; `None` where the
+    /// layout does not have the chain's shape.
+    pub(super) fn chain_scan(
+        &mut self,
+        op: BinaryOp,
+        dtype: DType,
+        axis: usize,
+        layout: &DistLayout,
+        regs: &[Reg],
+    ) -> Option<Vec<Reg>> {
+        let chain = chain(layout, axis, self.wave_lanes())?;
+        let Turns { width, sources, at } = self.turns(&chain, layout, axis);
         let combine =
             |s: &mut Self, a: Reg, b: Reg| s.emit(ThreadOpKind::Binary(op), vec![a, b], dtype);
-        let fold = |s: &mut Self, carry: Option<Reg>, run: &[usize]| -> Vec<Reg> {
-            let mut acc = carry;
-            run.iter()
-                .map(|&v| {
-                    let y = match acc {
-                        Some(a) => combine(s, a, regs[v]),
-                        None => regs[v],
-                    };
-                    acc = Some(y);
-                    y
-                })
-                .collect()
-        };
         let mut out = regs.to_vec();
         for row in &chain.rows {
             let mut carry: Option<Reg> = None;
@@ -202,7 +281,7 @@ impl Lowerer<'_> {
                     });
                     let last = c + 1 == row.len() && i + 1 == sources.len();
                     if !last {
-                        let total = *fold(self, from, run).last()?;
+                        let total = *self.fold_run((op, dtype), from, run, regs).last()?;
                         let kind = ThreadOpKind::Shuffle {
                             mode: ShuffleMode::Idx,
                             width: width as u8,
@@ -215,7 +294,11 @@ impl Lowerer<'_> {
                     y = self.select(at[0], regs[run[0]], y);
                 }
                 out[run[0]] = y;
-                for (&v, y) in run[1..].iter().zip(fold(self, Some(y), &run[1..])) {
+                for (&v, y) in
+                    run[1..]
+                        .iter()
+                        .zip(self.fold_run((op, dtype), Some(y), &run[1..], regs))
+                {
                     out[v] = y;
                 }
             }
