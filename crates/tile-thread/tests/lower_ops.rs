@@ -69,12 +69,17 @@ fn check(text: &str, dtype: DType, out_shape: &[usize]) {
 
 /// As [`check`], with the given `x`.
 fn check_with(text: &str, x: Arg, dtype: DType, out_shape: &[usize]) {
+    check_on_warps(text, x, (dtype, out_shape), &[1, 2]);
+}
+
+/// As [`check_with`], on blocks of each of `warps`.
+fn check_on_warps(text: &str, x: Arg, (dtype, out_shape): (DType, &[usize]), warps: &[u32]) {
     let func = parse_function(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     let args = vec![x, tensor(2, out_shape, dtype)];
     let grid = [2, 1, 1];
     let mut expected = args.clone();
     interp::run(&func, grid, &mut expected).unwrap();
-    for num_warps in [1, 2] {
+    for &num_warps in warps {
         let program = lower(&func, &LowerOptions::warps(num_warps)).unwrap();
         tile_thread::program::verify(&program).unwrap();
         let mut actual = args.clone();
@@ -337,8 +342,9 @@ fn reduce_then_broadcast_stays_in_registers() {
     let text = kernel("f32", body, "[5, 6]", 2);
     check(&text, DType::F32, &[9, 6]);
     let program = lower(&parse_function(&text).unwrap(), &LowerOptions::warps(1)).unwrap();
-    // One staging of the operand for the reduction, none for the broadcast.
-    assert_eq!(program.shared.len(), 1, "{program}");
+    // The sum runs as a chain through the lanes (6 columns held as 8), the
+    // broadcast in registers: nothing staged.
+    assert_eq!(program.shared.len(), 0, "{program}");
 }
 
 #[test]
@@ -567,10 +573,17 @@ fn a_loop_step_that_is_not_positive_is_checked_before_the_loop() {
 /// Lanes longer than the fold's unrolled limit (17 elements): the fold is
 /// a loop of 8 elements a turn and an unrolled tail, bit for bit the
 /// interpreter's order for sums, products, scans and arg reductions (on
-/// values with NaNs, signed zeros and ties), along either axis.
+/// values with NaNs, signed zeros and ties), along either axis; a lane a
+/// warp holds runs as a chain through its lanes instead.
 #[test]
 fn long_lanes_fold_in_a_loop_in_order() {
-    for (rows, cols) in [(3, 18), (2, 100), (100, 2)] {
+    for (rows, cols, warps) in [
+        (3, 18, 1),
+        (2, 100, 1),
+        (100, 2, 1),
+        (2, 300, 4),
+        (300, 1, 4),
+    ] {
         let view = format!("[{rows}, {cols}]");
         let text = |body: &str, out_tile: &str| {
             format!(
@@ -611,23 +624,30 @@ fn long_lanes_fold_in_a_loop_in_order() {
             for body in bodies {
                 let text = text(&body, &out_tile);
                 let func = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-                let program = lower(&func, &LowerOptions::warps(1)).unwrap();
+                let program = lower(&func, &LowerOptions::warps(warps)).unwrap();
                 let loops = program
                     .ops
                     .iter()
                     .filter(|(_, op)| matches!(op.kind, tile_thread::ThreadOpKind::For))
                     .count();
-                // The exact folds loop over long lanes; arg reductions run
-                // as trees in registers.
+                // The exact folds of staged lanes loop over long lanes;
+                // rows a warp's lanes hold run as chains (`shfl.idx`), arg
+                // reductions as trees in registers.
                 let extent = if axis == 0 { rows } else { cols };
-                let folded = extent > 17 && !body.contains("arg");
+                let chained = program.to_string().contains("shfl.idx");
+                let folded = extent > 17 && !body.contains("arg") && !chained;
                 assert_eq!(loops > 0, folded, "{text}");
+                // With warps along a lane (4 warps over rows or columns of
+                // 300), the sums and products are staged and loop.
+                if warps == 4 && extent == 300 && !body.contains("arg") {
+                    assert!(folded, "{text}");
+                }
                 let x = if body.contains("arg") {
                     awkward_of(7, &[x_rows, x_cols])
                 } else {
                     tensor(3, &[x_rows, x_cols], DType::F32)
                 };
-                check_with(&text, x, DType::F32, &out_shape);
+                check_on_warps(&text, x, (DType::F32, &out_shape), &[1, 2, warps]);
             }
         }
         // A scan keeps every partial sum in place.

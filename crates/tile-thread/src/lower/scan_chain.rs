@@ -136,52 +136,48 @@ fn chain(layout: &DistLayout, axis: usize, wave_lanes: u32) -> Option<Chain> {
 
 /// Whether a reduction of a tile in `layout` along `axis`, on blocks
 /// whose shuffles span `wave_lanes`, runs as a chain
-/// ([`Lowerer::chain_reduce`]): the layout has the chain's shape, and no
-/// padding along the axis (a dead element would join the sum).
+/// ([`Lowerer::chain_reduce`]): the layout has the chain's shape.
 pub(crate) fn reduces_as_chain(layout: &DistLayout, axis: usize, wave_lanes: u32) -> bool {
-    layout.padded.get(axis) == layout.shape.get(axis) && chain(layout, axis, wave_lanes).is_some()
+    chain(layout, axis, wave_lanes).is_some()
 }
 
-/// The turns of a chain: the width of its shuffles, the lane each turn
-/// reads, and whether the executing thread is at each turn's position.
-struct Turns {
+/// Where a chain's turns read: the width of its shuffles and, where the
+/// axis's lanes are not the low bits of the lane index, the executing
+/// thread's other lane bits, which each source lane keeps.
+struct Reads {
     width: u32,
-    sources: Vec<Reg>,
-    at: Vec<Reg>,
+    others: Option<Reg>,
 }
 
 impl Lowerer<'_> {
-    /// The turns of `chain` over a tile in `layout` along `axis`.
-    fn turns(&mut self, chain: &Chain, layout: &DistLayout, axis: usize) -> Turns {
-        let coords = self.coords(layout);
-        let own = coords.axes[chain.first][axis];
-        let tid = self.thread_id();
-        // Where the axis's lanes are the low bits of the lane index, each
-        // segment of that many lanes is one chain and its turns read
-        // constant lanes of it, which the AMD back end reads by an
-        // immediate pattern; otherwise each thread's source keeps its
-        // other lane bits, across the whole span.
+    /// Where the turns of `chain` read. Where the axis's lanes are the low
+    /// bits of the lane index, each segment of that many lanes is one chain
+    /// and its turns read constant lanes of it, which the AMD back end
+    /// reads by an immediate pattern; otherwise each thread's source keeps
+    /// its other lane bits, across the whole span.
+    fn reads(&mut self, chain: &Chain) -> Reads {
         let low = chain.axis_mask & (chain.axis_mask + 1) == 0;
         let width = if low { chain.axis_mask + 1 } else { chain.span };
         let others = (!low).then(|| {
+            let tid = self.thread_id();
             let lane_bits = i64::from(!chain.axis_mask & (chain.span - 1));
             self.hoist_with_const(BinaryOp::And, tid, lane_bits)
         });
-        let sources: Vec<Reg> = chain
-            .positions
-            .iter()
-            .map(|&bits| match others {
-                Some(others) => self.hoist_with_const(BinaryOp::Or, others, i64::from(bits)),
-                None => self.i32c(i64::from(bits)),
-            })
-            .collect();
-        let at: Vec<Reg> = (0..chain.positions.len())
-            .map(|i| {
-                let q = self.i32c((i * chain.run) as i64);
-                self.hoist(ThreadOpKind::Cmp(CmpPred::Eq), vec![own, q], DType::Bool)
-            })
-            .collect();
-        Turns { width, sources, at }
+        Reads { width, others }
+    }
+
+    /// The lane a turn at the lane position of axis bits `bits` reads:
+    /// hoisted into the prologue, or computed where it is read.
+    fn source(&mut self, reads: &Reads, bits: u32, hoisted: bool) -> Reg {
+        let bits = i64::from(bits);
+        match reads.others {
+            Some(others) if hoisted => self.hoist_with_const(BinaryOp::Or, others, bits),
+            Some(others) => {
+                let bits = self.i32c(bits);
+                self.binary(BinaryOp::Or, others, bits)
+            }
+            None => self.i32c(bits),
+        }
     }
 
     /// The fold with `op` of the registers `run` of `regs`, from `carry`
@@ -210,10 +206,12 @@ impl Lowerer<'_> {
     /// The reduction with `op` of `regs` (in `layout`) along `axis`, in the
     /// interpreter's order, as a scan's chain whose every turn, the last
     /// included, passes its lane's total on (the module docs): after the
-    /// last turn every lane along the axis holds its row's total. The
-    /// results are in `to`, the operand's layout with the axis sliced or
-    /// dropped, register for register; `None` where the layout does not
-    /// have the chain's shape ([`reduces_as_chain`]).
+    /// last turn every lane along the axis holds its row's total. A turn
+    /// folds only the elements of its run inside the tile, and the turns
+    /// past the tile's extent (where the layout pads the axis) are left
+    /// out. The results are in `to`, the operand's layout with the axis
+    /// sliced or dropped, register for register; `None` where the layout
+    /// does not have the chain's shape ([`reduces_as_chain`]).
     pub(super) fn chain_reduce(
         &mut self,
         (op, dtype): (BinaryOp, DType),
@@ -221,25 +219,34 @@ impl Lowerer<'_> {
         (layout, regs): (&DistLayout, &[Reg]),
         to: &DistLayout,
     ) -> Option<Vec<Reg>> {
-        if !reduces_as_chain(layout, axis, self.wave_lanes()) {
-            return None;
-        }
         let chain = chain(layout, axis, self.wave_lanes())?;
-        let turns = self.turns(&chain, layout, axis);
+        let extent = layout.shape[axis];
+        let reads = self.reads(&chain);
         let rows = self.coords(to);
         let shuffle = ThreadOpKind::Shuffle {
             mode: ShuffleMode::Idx,
-            width: turns.width as u8,
+            width: reads.width as u8,
         };
         let mut partials = Vec::new();
+        let positions = chain.positions.len();
         for row in &chain.rows {
             let mut carry: Option<Reg> = None;
-            for run in row {
-                for (&source, &here) in turns.sources.iter().zip(&turns.at) {
-                    // The lane at this turn's position folds its run from
-                    // the carry; the others' folds are read by no one.
-                    let from = carry.map(|c| self.select(here, c, regs[run[0]]));
-                    let total = *self.fold_run((op, dtype), from, run, regs).last()?;
+            for (c, run) in row.iter().enumerate() {
+                for (i, &bits) in chain.positions.iter().enumerate() {
+                    // The run of the lane at this turn's position starts at
+                    // `start` along the axis; its elements past the extent
+                    // are padding.
+                    let start = (c * positions + i) * chain.run;
+                    let live = extent.saturating_sub(start).min(chain.run);
+                    let Some(run) = run.get(..live).filter(|r| !r.is_empty()) else {
+                        break;
+                    };
+                    // Every lane folds its run from the carry, and the
+                    // turn reads that lane's: no select, and the source
+                    // computed where the turn reads it, not all of them
+                    // live from the prologue (64 on a CDNA wave).
+                    let total = *self.fold_run((op, dtype), carry, run, regs).last()?;
+                    let source = self.source(&reads, bits, false);
                     carry = Some(self.emit(shuffle.clone(), vec![total, source], dtype));
                 }
             }
@@ -260,7 +267,21 @@ impl Lowerer<'_> {
         regs: &[Reg],
     ) -> Option<Vec<Reg>> {
         let chain = chain(layout, axis, self.wave_lanes())?;
-        let Turns { width, sources, at } = self.turns(&chain, layout, axis);
+        let coords = self.coords(layout);
+        let own = coords.axes[chain.first][axis];
+        let reads = self.reads(&chain);
+        let width = reads.width;
+        let sources: Vec<Reg> = chain
+            .positions
+            .iter()
+            .map(|&bits| self.source(&reads, bits, true))
+            .collect();
+        let at: Vec<Reg> = (0..chain.positions.len())
+            .map(|i| {
+                let q = self.i32c((i * chain.run) as i64);
+                self.hoist(ThreadOpKind::Cmp(CmpPred::Eq), vec![own, q], DType::Bool)
+            })
+            .collect();
         let combine =
             |s: &mut Self, a: Reg, b: Reg| s.emit(ThreadOpKind::Binary(op), vec![a, b], dtype);
         let mut out = regs.to_vec();
