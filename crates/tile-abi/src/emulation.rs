@@ -82,9 +82,14 @@ pub enum RuntimeCall {
     /// instruction `b` ([`MmaKind`](tile_hw::mma::MmaKind) code): `a` is the
     /// address of the lane's [`MmaKind::words`](tile_hw::mma::MmaKind::words)
     /// 32-bit words (its A, B and C fragments as the instruction's
+    /// registers, then a block-scaled instruction's A and B scale
     /// registers), and the runtime writes the lane's D fragment over the C
     /// words before returning. `c` holds MFMA's broadcast controls `cbsz |
-    /// abid << 8 | blgp << 16`, which the model knows only as 0.
+    /// abid << 8 | blgp << 16`, or a block-scaled `mma.sync`'s selectors
+    /// `byte-id-a | thread-id-a << 8 | byte-id-b << 16 | thread-id-b << 24`,
+    /// or a scaled MFMA's `(cbsz ^ blgp) | (cbsz >> 1) << 4 | op_sel_a << 8
+    /// | op_sel_b << 16` (its instruction `b` being the E4M3 form's code
+    /// plus `cbsz`), which the model knows only as 0.
     Mma = 10,
     /// A warp's `ldmatrix` ([`tile_hw::ldmatrix::LdMatrix`] code `b`): `a` is the
     /// shared-memory address the lane supplies (a row of 8 16-bit elements,
@@ -189,9 +194,9 @@ pub enum RuntimeCall {
     LanePermute = 33,
 }
 
-/// The most 32-bit words a [`RuntimeCall::Mma`] buffer holds (WMMA's 8 of A, 8 of
-/// B and 8 of C).
-pub const MMA_MAX_WORDS: usize = 24;
+/// The most 32-bit words a [`RuntimeCall::Mma`] buffer holds (CDNA 4's
+/// scaled 32×32×64 MFMA: 8 of A, 8 of B, 16 of C and 2 scales).
+pub const MMA_MAX_WORDS: usize = 34;
 
 /// The most D registers a [`RuntimeCall::Mma`] hands a lane (MFMA 32×32×8's 16).
 pub const MMA_MAX_RESULTS: usize = 16;

@@ -3,7 +3,8 @@
 //! gfx90a's tensor cores, and of precision
 //! `tf32` (`tf32_dot_case`) on sm_80's, and FP8 ones (`fp8_dot_case`) on
 //! sm_89's, gfx1200's and gfx950's and, cast to f16, on sm_80's, and block-scaled ones
-//! (`scaled_dot_case`) on sm_80's, through the
+//! (`scaled_dot_case`) on sm_80's and MXFP8 ones (`mxfp8_dot_case`) on
+//! sm_120a's block-scaled `mma.sync`, through the
 //! lockstep emulator and through the emulation target (the NVPTX module
 //! with its `mma.sync` intrinsics, the AMDGPU ones with their WMMA or
 //! MFMA): both bit for bit the product summed in the instruction's steps
@@ -16,7 +17,7 @@ use tile_codegen::CodegenOptions;
 use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::interp::{self, Arg};
 use tile_testgen::products::{
-    dot_case, fp8_dot_case, loop_case, scaled_dot_case, stepped, tf32_dot_case,
+    dot_case, fp8_dot_case, loop_case, mxfp8_dot_case, scaled_dot_case, stepped, tf32_dot_case,
     within_tensor_bound, DotCase,
 };
 use tile_thread::lower::{lower, LowerOptions};
@@ -188,6 +189,37 @@ fn random_scaled_dots_on_mma_sync() {
     );
 }
 
+/// MXFP8 dots (`mxfp8_dot_case`) on sm_120a: on the block-scaled
+/// `mma.sync.m16n8k32` with the scales (bit for bit the product of the
+/// scaled operands stepped by 32), or where the warps cannot share its
+/// blocks, expanded onto bf16's `m16n8k16`.
+#[test]
+fn random_mxfp8_dots_on_block_scaled_mma_sync() {
+    let target = Target::Nvptx(Sm::Sm120a);
+    let ran = random_dots(
+        mxfp8_dot_case,
+        target,
+        &MMA_SYNC_FP8,
+        None,
+        CASES as usize / 2,
+    );
+    assert!(ran.contains(&(16, 8, 32)), "{ran:?}");
+    for seed in 0..CASES {
+        let case = mxfp8_dot_case(seed);
+        let lowering = LowerOptions::warps(case.warps).with_tensor_cores(target.tensor_cores());
+        let program = lower(&case.func, &lowering).unwrap();
+        for (_, op) in program.ops.iter() {
+            if let ThreadOpKind::Mma { kind } = op.kind {
+                assert_eq!(
+                    kind.is_block_scaled(),
+                    kind.shape() == (16, 8, 32),
+                    "seed {seed}"
+                );
+            }
+        }
+    }
+}
+
 /// gfx1100's WMMA, whose blocks are 16 wide: the dots whose `N` is an odd
 /// multiple of 8 stay FMA chains there.
 const WMMA: Instructions = Instructions {
@@ -238,6 +270,42 @@ const MFMA_CDNA4: Instructions = Instructions {
     shapes: &[(32, 32, 16), (16, 16, 32), (32, 32, 8), (16, 16, 16)],
     lanes: 64,
 };
+
+/// gfx950's scaled MFMA first (`v_mfma_scale_f32_{32x32x64,16x16x128}`),
+/// then, for a `dot_scaled` expanded onto bf16, the forms above.
+const MFMA_CDNA4_SCALED: Instructions = Instructions {
+    shapes: &[
+        (32, 32, 64),
+        (16, 16, 128),
+        (32, 32, 16),
+        (16, 16, 32),
+        (32, 32, 8),
+        (16, 16, 16),
+    ],
+    lanes: 64,
+};
+
+/// MXFP8 dots (`mxfp8_dot_case`) on gfx950: on the scaled MFMA of either
+/// block with the scales (bit for bit the product of the scaled operands
+/// stepped by its `K`), or, where neither fits, expanded onto bf16's
+/// forms.
+#[test]
+fn random_mxfp8_dots_on_scaled_mfma() {
+    let target = Target::Amdgpu(Gfx::Gfx950);
+    let ran = random_dots(
+        mxfp8_dot_case,
+        target,
+        &MFMA_CDNA4_SCALED,
+        None,
+        CASES as usize / 3,
+    );
+    for shape in &MFMA_CDNA4_SCALED.shapes[..2] {
+        assert!(
+            ran.contains(shape),
+            "gfx950: no MXFP8 dot ran on {shape:?}: {ran:?}"
+        );
+    }
+}
 
 #[test]
 fn random_tensor_dots_on_mfma_gfx950() {

@@ -12,7 +12,7 @@ use tile_abi::emulation::{
 };
 use tile_hw::happens::AtomicSync;
 use tile_hw::ldmatrix::LdMatrix;
-use tile_hw::mma::{Fragment, MmaKind};
+use tile_hw::mma::{Fragment, MmaFamily, MmaKind};
 use tile_hw::tcgen05::Qualifier;
 use tile_hw::wgmma::WgmmaKind;
 
@@ -229,15 +229,29 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
                 let place = with_block(|blk| blk.place(Some(blk.current)));
                 stop(EmuError::Malformed {
                     place,
-                    what: format!(
-                        "{} with broadcast controls {c:#x} (cbsz | abid << 8 | blgp << 16): only 0 is modelled",
-                        kind.name()
-                    ),
+                    what: if kind.is_block_scaled() && kind.family() == MmaFamily::Mfma {
+                        format!(
+                            "{} with formats and selectors {c:#x} ((cbsz ^ blgp) | (cbsz >> 1) \
+                             << 4 | op_sel_a << 8 | op_sel_b << 16): only 0 is modelled",
+                            kind.name()
+                        )
+                    } else if kind.is_block_scaled() {
+                        format!(
+                            "{} with scale selectors {c:#x} (byte-id-a | thread-id-a << 8 | \
+                             byte-id-b << 16 | thread-id-b << 24): only 0 is modelled",
+                            kind.name()
+                        )
+                    } else {
+                        format!(
+                            "{} with broadcast controls {c:#x} (cbsz | abid << 8 | blgp << 16): only 0 is modelled",
+                            kind.name()
+                        )
+                    },
                 })
             }
             Some(kind) => {
                 let buffer = a as *mut u32;
-                let (len, nc) = (kind.words(), kind.elements(Fragment::C));
+                let (len, at, nc) = (kind.words(), kind.c_word(), kind.elements(Fragment::C));
                 let mut words = [0u32; MMA_MAX_WORDS];
                 // SAFETY: the image's replacement of the mma intrinsic passes
                 // the address of its own stack buffer of the kind's words,
@@ -247,7 +261,7 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
                 suspend(Wait::Mma { kind, words });
                 let d = with_block(|blk| blk.fragments[blk.current as usize]);
                 // SAFETY: as above; D replaces the C words, inside the buffer.
-                unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), buffer.add(len - nc), nc) };
+                unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), buffer.add(at), nc) };
                 0
             }
             None => {

@@ -6,11 +6,12 @@
 //! instruction set's lane layouts.
 
 use tile_abi::emulation::{MMA_MAX_RESULTS, MMA_MAX_WORDS};
-use tile_hw::mma::{warp_mma, Fragment, MmaKind};
+use tile_hw::mma::{warp_mma, warp_mma_scaled, Fragment, MmaKind};
 
 /// The D registers (`f32` bits) of each lane of a warp whose lanes passed
-/// `words` (A, B and C registers, [`MmaKind::words`] of them), or why the
-/// instruction has no result (WMMA operands not replicated).
+/// `words` (A, B and C registers, then a block-scaled instruction's two
+/// scale registers: [`MmaKind::words`] of them), or why the instruction
+/// has no result (WMMA operands not replicated, scales that disagree).
 pub(crate) fn complete(
     kind: MmaKind,
     words: &[[u32; MMA_MAX_WORDS]],
@@ -32,8 +33,14 @@ pub(crate) fn complete(
                 .collect()
         })
         .collect();
-    Ok(warp_mma(kind, &a, &b, &c)?
-        .into_iter()
+    let d = if kind.is_block_scaled() {
+        let at = ra + rb + nc;
+        let scales: Vec<[u32; 2]> = words.iter().map(|w| [w[at], w[at + 1]]).collect();
+        warp_mma_scaled(kind, &a, &b, &c, &scales)?
+    } else {
+        warp_mma(kind, &a, &b, &c)?
+    };
+    Ok(d.into_iter()
         .map(|d| {
             let mut out = [0u32; MMA_MAX_RESULTS];
             for (o, v) in out.iter_mut().zip(d) {

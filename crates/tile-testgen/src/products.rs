@@ -118,16 +118,40 @@ pub fn scaled_dot_case(seed: u64) -> DotCase {
         (DType::F16, None),
     ];
     let (a_side, b_side) = (rng.pick(&sides), rng.pick(&sides));
+    scaled_case(&mut rng, (a_side, b_side), [32, 8])
+}
+
+/// The MXFP8 `dot` of seed `seed`: [`scaled_dot_case`]'s with both sides
+/// `f8e4m3` or both `f8e5m2`, each with `f8e8m0` scales (what sm_120a's
+/// block-scaled `mma.sync` and gfx950's scaled MFMA take), `K` a multiple
+/// of 64 up to 192 and `N` of 16 up to 64.
+pub fn mxfp8_dot_case(seed: u64) -> DotCase {
+    let mut rng = SplitMix64::new(seed);
+    let side = rng.pick(&[
+        (DType::F8E4M3, Some(DType::F8E8M0)),
+        (DType::F8E5M2, Some(DType::F8E8M0)),
+    ]);
+    scaled_case(&mut rng, (side, side), [64, 16])
+}
+
+/// A block-scaled `dot` of `sides` (each an element dtype and its scales'),
+/// its shapes, warps and values drawn from `rng` as [`scaled_dot_case`]
+/// says, with `K` and `N` multiples of `units`.
+fn scaled_case(
+    rng: &mut SplitMix64,
+    (a_side, b_side): ((DType, Option<DType>), (DType, Option<DType>)),
+    [k_unit, n_unit]: [usize; 2],
+) -> DotCase {
     let warps = rng.pick(&[1u32, 2, 4, 8]);
     let (m, k, n) = (
         16 * rng.range(1, 4),
-        32 * rng.range(1, 3),
-        8 * rng.range(1, 8),
+        k_unit * rng.range(1, 3),
+        n_unit * rng.range(1, 64 / n_unit),
     );
     let compute = tile_ir::scaled::compute_dtype(a_side.0, b_side.0);
-    let (a, sa, va) = scaled_operand(&mut rng, a_side, (m, k), false, compute);
-    let (b, sb, vb) = scaled_operand(&mut rng, b_side, (n, k), true, compute);
-    let (c, vc) = random_matrix(&mut rng, [m, n], DType::F32);
+    let (a, sa, va) = scaled_operand(rng, a_side, (m, k), false, compute);
+    let (b, sb, vb) = scaled_operand(rng, b_side, (n, k), true, compute);
+    let (c, vc) = random_matrix(rng, [m, n], DType::F32);
     let out = Arg::Tensor(HostTensor::from_vec(&[m, n], vec![0.0f32; m * n]).expect("a tensor"));
     let mut args = vec![a];
     args.extend(sa);

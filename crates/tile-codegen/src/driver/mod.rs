@@ -467,8 +467,10 @@ impl Programs {
     }
 }
 
-/// `cores`, or `mma.sync` without its FP8 form when `func` has no FP8 `dot`
-/// for it: sm_89 and sm_90 then share sm_80's program, lowered once.
+/// `cores`, or `mma.sync` without its block-scaled form when `func` has no
+/// `dot_scaled` for it, and without its FP8 form when it has no FP8 `dot`
+/// either: sm_120a, sm_89 and sm_90 then share sm_80's program, lowered
+/// once.
 pub(super) fn shared_cores(func: &Function, cores: TensorCores) -> TensorCores {
     let fp8_dot = func.ops.iter().any(|(_, op)| {
         matches!(op.kind, tile_ir::OpKind::Dot { .. })
@@ -478,8 +480,14 @@ pub(super) fn shared_cores(func: &Function, cores: TensorCores) -> TensorCores {
                 .take(2)
                 .any(|&x| func.ty(x).dtype().is_f8())
     });
+    let scaled_dot = func
+        .ops
+        .iter()
+        .any(|(_, op)| op.kind == tile_ir::OpKind::DotScaled);
     match cores {
-        TensorCores::MmaSyncFp8 if !fp8_dot => TensorCores::MmaSync,
+        TensorCores::MmaSyncScaled if scaled_dot => cores,
+        TensorCores::MmaSyncScaled | TensorCores::MmaSyncFp8 if fp8_dot => TensorCores::MmaSyncFp8,
+        TensorCores::MmaSyncScaled | TensorCores::MmaSyncFp8 => TensorCores::MmaSync,
         cores => cores,
     }
 }

@@ -252,6 +252,7 @@ fn cores_name(tensor_cores: TensorCores) -> &'static str {
         TensorCores::None => "portable",
         TensorCores::MmaSync => "mma_sync",
         TensorCores::MmaSyncFp8 => "mma_sync_fp8",
+        TensorCores::MmaSyncScaled => "mma_sync_scaled",
         TensorCores::Wmma => "wmma",
         TensorCores::Wmma12 => "wmma12",
         TensorCores::Mfma => "mfma",

@@ -12,7 +12,11 @@
 //!   `f32` operand (rounded to TF32 by the program before);
 //! * e4m3 and e5m2: `llvm.nvvm.mma.m16n8k32.row.col.f32.<t>.<t>.f32` on
 //!   `i32` quadruples, which needs PTX 8.4 (`build` asks for it when a
-//!   program has one).
+//!   program has one);
+//! * their block-scaled forms (sm_120a):
+//!   `llvm.nvvm.mma.block.scale.m16n8k32.row.col.mxf8f6f4.scale.1x.f32.<t>.<t>.f32.ue8m0`,
+//!   whose fragments are followed by the A scale register, its byte and
+//!   thread selectors (`i16` 0 and 0), and the B scale's three likewise.
 //!
 //! Two 16-bit elements (four 8-bit ones) pack into one 32-bit register, the
 //! lower-numbered in the low half (byte). `ldmatrix` is `llvm.nvvm.ldmatrix.sync.aligned.m8n8.x<n>
@@ -22,7 +26,7 @@
 //! issue it.
 
 use super::{GpuEmitter, GpuTarget};
-use crate::{EmitError, Gfx};
+use crate::{EmitError, Gfx, Sm};
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue};
 use tile_hw::mma::{Fragment, MmaFamily};
@@ -40,12 +44,19 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             return self.amd_matrix(kind, x);
         }
         self.require_nvptx(&format!("mma.{}", kind.name()))?;
+        if kind.is_block_scaled() && self.gpu != GpuTarget::Nvptx(Sm::Sm120a) {
+            return Err(EmitError::Unsupported {
+                what: format!("`mma.{}` off sm_120a", kind.name()),
+            });
+        }
         let (na, nb) = (kind.elements(Fragment::A), kind.elements(Fragment::B));
+        let ns = 2 * usize::from(kind.is_block_scaled());
         let (a, rest) = x.split_at(na.min(x.len()));
-        let (b, c) = rest.split_at(nb.min(rest.len()));
-        if a.len() != na || b.len() != nb || c.len() != 4 {
+        let (b, rest) = rest.split_at(nb.min(rest.len()));
+        let (c, scales) = rest.split_at(4.min(rest.len()));
+        if a.len() != na || b.len() != nb || c.len() != 4 || scales.len() != ns {
             return Err(EmitError::Internal(format!(
-                "`mma.{}` takes {na} + {nb} + 4 operands",
+                "`mma.{}` takes {na} + {nb} + 4 + {ns} operands",
                 kind.name()
             )));
         }
@@ -62,6 +73,14 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 let t = kind.operand_name();
                 (
                     format!("llvm.nvvm.mma.m16n8k32.row.col.f32.{t}.{t}.f32"),
+                    i32t.into(),
+                )
+            }
+            MmaKind::E4m3Ue8m0M16N8K32 | MmaKind::E5m2Ue8m0M16N8K32 => {
+                let t = kind.operand_name();
+                let form = "m16n8k32.row.col.mxf8f6f4.scale.1x";
+                (
+                    format!("llvm.nvvm.mma.block.scale.{form}.f32.{t}.{t}.f32.ue8m0"),
                     i32t.into(),
                 )
             }
@@ -85,6 +104,15 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             values.push(self.b.build_bit_cast(word, pair_type, "reg")?);
         }
         values.extend(c);
+        // Each scale register (its low byte the scale), then its byte and
+        // thread selectors, 0 (`tile_hw::mma`, "Block scales").
+        for &scale in scales {
+            let word = self
+                .b
+                .build_int_z_extend(scale.into_int_value(), i32t, "scale")?;
+            let zero = self.ctx.i16_type().const_zero();
+            values.extend::<[BasicValueEnum; 3]>([word.into(), zero.into(), zero.into()]);
+        }
         let f = self.module.get_function(&name).unwrap_or_else(|| {
             let params: Vec<_> = values.iter().map(|v| v.get_type().into()).collect();
             let ret = self.ctx.struct_type(&[f32t.into(); 4], false);
@@ -116,7 +144,10 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
     /// as `i64`; 16 or 4 accumulators, the broadcast controls `cbsz`,
     /// `abid`, `blgp` 0; RDNA 4's FP8 WMMA,
     /// `llvm.amdgcn.wmma.f32.16x16x16.{fp8.fp8,bf8.bf8}`, 8 bytes as
-    /// `<2 x i32>`).
+    /// `<2 x i32>`; gfx950's scaled MFMA,
+    /// `llvm.amdgcn.mfma.scale.f32.{32x32x64,16x16x128}.f8f6f4`, 32 bytes
+    /// each as `<8 x i32>`, the format codes, and each scale zero-extended
+    /// to `i32` after its `op_sel` 0).
     fn amd_matrix(
         &self,
         kind: MmaKind,
@@ -151,9 +182,10 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         }
         let na = kind.elements(Fragment::A);
         let nc = kind.elements(Fragment::C);
-        if x.len() != 2 * na + nc {
+        let ns = 2 * usize::from(kind.is_block_scaled());
+        if x.len() != 2 * na + nc + ns {
             return Err(EmitError::Internal(format!(
-                "`mma.{name}` takes {na} + {na} + {nc} operands"
+                "`mma.{name}` takes {na} + {na} + {nc} + {ns} operands"
             )));
         }
         let bf16 = kind.operand_dtype() == tile_ir::DType::BF16;
@@ -188,6 +220,9 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 (MmaFamily::Mfma, true, _) if kind.is_cdna4() => {
                     Some(self.ctx.bf16_type().vec_type(values.len() as u32).into())
                 }
+                (MmaFamily::Mfma, _, true) if kind.is_block_scaled() => {
+                    Some(self.ctx.i32_type().vec_type(8).into())
+                }
                 (MmaFamily::Mfma, _, true) => Some(self.ctx.i64_type().into()),
                 (_, _, true) => Some(self.ctx.i32_type().vec_type(2).into()),
                 _ => None,
@@ -199,7 +234,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         };
         let a = operand(&x[..na])?;
         let b = operand(&x[na..2 * na])?;
-        let c = vector(&x[2 * na..], self.ctx.f32_type().into())?;
+        let c = vector(&x[2 * na..2 * na + nc], self.ctx.f32_type().into())?;
         let mut args: Vec<BasicMetadataValueEnum> = vec![a.into(), b.into(), c.into()];
         // AMD's names of the OCP FP8 formats.
         let fp8_name = match kind.operand_dtype() {
@@ -214,6 +249,28 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             };
             let name = format!("llvm.amdgcn.wmma.f32.16x16x16.{operands}");
             self.intrinsic(&name, &[c.get_type().into(), a.get_type()])?
+        } else if kind.is_block_scaled() {
+            // The format codes (0 E4M3, 1 E5M2) as `cbsz` and `blgp`, each
+            // scale's `op_sel` 0 (its register's low byte).
+            let (m, n, k) = kind.shape();
+            let i32t = self.ctx.i32_type();
+            let format = u64::from(kind.operand_dtype() == tile_ir::DType::F8E5M2);
+            let (zero, format) = (i32t.const_zero(), i32t.const_int(format, false));
+            let scale = |at: usize| {
+                self.b
+                    .build_int_z_extend(x[at].into_int_value(), i32t, "scale")
+            };
+            let (sa, sb) = (scale(2 * na + nc)?, scale(2 * na + nc + 1)?);
+            args.extend::<[BasicMetadataValueEnum; 6]>([
+                format.into(),
+                format.into(),
+                zero.into(),
+                sa.into(),
+                zero.into(),
+                sb.into(),
+            ]);
+            let name = format!("llvm.amdgcn.mfma.scale.f32.{m}x{n}x{k}.f8f6f4");
+            self.intrinsic(&name, &[a.get_type(), b.get_type()])?
         } else {
             let (m, n, k) = kind.shape();
             let operands = match (bf16, fp8, kind.is_cdna4()) {

@@ -32,13 +32,26 @@ impl Pass for ExpandScaledDots {
     }
 
     fn run(&self, func: &mut Function) -> bool {
-        expand_ops(func, &|emit, id| {
-            // An ill-typed `dot_scaled` stays, for the verifier to name.
-            (emit.func.op(id).kind == OpKind::DotScaled)
-                .then(|| scaled_dot(emit, id))
-                .flatten()
-        })
+        expand_except(func, &[])
     }
+}
+
+/// Expands every `dot_scaled` of `func` but those of `keep`; whether any
+/// was.
+pub(super) fn expand_except(func: &mut Function, keep: &[OpId]) -> bool {
+    expand_ops(func, &|emit, id| {
+        // An ill-typed `dot_scaled` stays, for the verifier to name.
+        (emit.func.op(id).kind == OpKind::DotScaled && !keep.contains(&id))
+            .then(|| scaled_dot(emit, id))
+            .flatten()
+    })
+}
+
+/// Whether `func` has a `dot_scaled` outside `keep`.
+pub(super) fn any_to_expand(func: &Function, keep: &[OpId]) -> bool {
+    let mut found = false;
+    func.walk(&mut |id| found |= func.op(id).kind == OpKind::DotScaled && !keep.contains(&id));
+    found
 }
 
 /// The expansion of `dot_scaled` `id`, its result; `None` when the op

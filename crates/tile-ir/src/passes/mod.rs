@@ -19,7 +19,7 @@ mod expand_scaled_dots;
 mod expansion;
 mod rewrite;
 
-use crate::function::Function;
+use crate::function::{Function, OpId};
 use crate::verify::{verify, VerifyError};
 
 pub use canonicalize::Canonicalize;
@@ -63,12 +63,13 @@ pub fn pass_by_name(name: &str) -> Option<Box<dyn Pass>> {
 }
 
 /// `func` with its `dot_scaled`s expanded into the ops that define them,
-/// or `None` when it has none: how a lowering without block-scaled
-/// instructions takes a kernel.
-pub fn expanded_scaled_dots(func: &Function) -> Option<Function> {
-    expand_scaled_dots::has_scaled_dots(func).then(|| {
+/// except those of `native` (which a block-scaled instruction runs, and
+/// which keep their ids), or `None` when there is none to expand: how a
+/// lowering takes a kernel.
+pub fn expanded_scaled_dots(func: &Function, native: &[OpId]) -> Option<Function> {
+    expand_scaled_dots::any_to_expand(func, native).then(|| {
         let mut expanded = func.clone();
-        ExpandScaledDots.run(&mut expanded);
+        expand_scaled_dots::expand_except(&mut expanded, native);
         expanded
     })
 }

@@ -6,7 +6,7 @@
 
 use super::{address, Emulator, LockstepError, LockstepFault};
 use crate::program::{LdMatrix, MmaKind, OpId, SharedId, WARP_SIZE};
-use tile_hw::mma::{warp_mma, Fragment};
+use tile_hw::mma::{warp_mma, warp_mma_scaled, Fragment};
 use tile_ir::Scalar;
 
 impl Emulator<'_> {
@@ -84,7 +84,7 @@ impl Emulator<'_> {
 /// The results of `mma` for every thread of a block of `threads` threads
 /// (a whole number of the instruction's warps or waves): one `Vec` per
 /// result register. `operands` holds, per operand register, every thread's
-/// value.
+/// value (A, B, C, then a block-scaled kind's two scales).
 pub(super) fn run(
     kind: MmaKind,
     operands: &[Vec<Scalar>],
@@ -108,13 +108,20 @@ pub(super) fn run(
         let c: Vec<Vec<f32>> = lanes
             .clone()
             .map(|t| {
-                operands[na + nb..]
+                operands[na + nb..na + nb + nc]
                     .iter()
                     .map(|r| f32::from_bits(r[t].to_bits() as u32))
                     .collect()
             })
             .collect();
-        for (lane, d) in warp_mma(kind, &a, &b, &c)?.into_iter().enumerate() {
+        let d = if kind.is_block_scaled() {
+            let s = &operands[na + nb + nc..];
+            let scales: Vec<[u32; 2]> = lanes.map(|t| [bits(&s[0], t), bits(&s[1], t)]).collect();
+            warp_mma_scaled(kind, &a, &b, &c, &scales)?
+        } else {
+            warp_mma(kind, &a, &b, &c)?
+        };
+        for (lane, d) in d.into_iter().enumerate() {
             for (i, v) in d.into_iter().enumerate() {
                 results[i][first + lane] = Scalar::F32(v);
             }

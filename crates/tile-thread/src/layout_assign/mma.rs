@@ -39,7 +39,7 @@ use crate::lower::TensorCores;
 use crate::program::{MmaKind, WARP_SIZE};
 use tile_hw::mma::MmaFamily;
 use tile_ir::layout::Layout;
-use tile_ir::{Function, OpId, OpKind};
+use tile_ir::{DType, DotPrecision, Function, OpId, OpKind};
 
 /// How one `dot` runs on tensor cores.
 #[derive(Clone, Debug, PartialEq)]
@@ -63,7 +63,10 @@ pub struct MmaDot {
 }
 
 /// How the `dot` `id` of `func` runs on `tensor_cores` with `num_warps`
-/// warps, or `None` when it is a chain of fused multiply-adds: it must have
+/// warps, or `None` when it is a chain of fused multiply-adds (a
+/// `dot_scaled` of E4M3 or E5M2 operands with E8M0 scales runs on the
+/// block-scaled form of the FP8 instruction where the target has one, or
+/// is `None`, to be expanded): it must have
 /// an instruction's precision and operand dtype (`tensor` on f16 or bf16,
 /// and on FP8 of one format where the target has `mma.sync`'s FP8 form,
 /// `tf32` on f32 for `mma.sync`'s TF32 instruction), and `M`, `N`, `K`
@@ -77,19 +80,31 @@ pub fn mma_dot(
     tensor_cores: TensorCores,
 ) -> Option<MmaDot> {
     let op = func.op(id);
-    let (OpKind::Dot { precision }, [a, b, _]) = (&op.kind, op.operands.as_slice()) else {
-        return None;
+    let (precision, [a, b], scaled) = match (&op.kind, op.operands.as_slice()) {
+        (OpKind::Dot { precision }, &[a, b, _]) => (*precision, [a, b], false),
+        (OpKind::DotScaled, &[a, a_scale, b, b_scale, _]) => {
+            let dtypes = [a, a_scale, b, b_scale].map(|v| func.ty(v).dtype());
+            if !block_scaled_dtypes(dtypes) {
+                return None;
+            }
+            (DotPrecision::Tensor, [a, b], true)
+        }
+        _ => return None,
     };
     let family = tensor_cores.family()?;
-    let (da, db) = (func.ty(*a).dtype(), func.ty(*b).dtype());
-    let (sa, sb) = (func.ty(*a).tile_shape()?, func.ty(*b).tile_shape()?);
+    let (da, db) = (func.ty(a).dtype(), func.ty(b).dtype());
+    let (sa, sb) = (func.ty(a).tile_shape()?, func.ty(b).tile_shape()?);
     let (&[m, k], &[_, n]) = (sa.dims(), sb.dims()) else {
         return None;
     };
     let threads = num_warps as usize * WARP_SIZE as usize;
     let chained = chain::in_chain(func, id);
     let transposed = family == MmaFamily::Mfma && chain::feeds_a(func, id);
-    MmaKind::for_dot(family, *precision, da)
+    MmaKind::for_dot(family, precision, da)
+        .filter_map(|kind| match scaled {
+            true => kind.with_block_scales(),
+            false => Some(kind),
+        })
         .filter(|kind| tensor_cores.offers(*kind))
         .filter(|_| da == db && threads.is_multiple_of(family.lanes()))
         .find_map(|kind| {
@@ -115,6 +130,16 @@ pub fn mma_dot(
                 paired_k: kind.is_cdna4() && chain::takes_a_from_dot(func, id),
             })
         })
+}
+
+/// Whether a `dot_scaled` of operands and scales of `dtypes` (`a`,
+/// `a_scale`, `b`, `b_scale`) fits a block-scaled instruction: E4M3 or
+/// E5M2 elements, one format on both sides, and E8M0 scales.
+fn block_scaled_dtypes([a, a_scale, b, b_scale]: [DType; 4]) -> bool {
+    a == b
+        && matches!(a, DType::F8E4M3 | DType::F8E5M2)
+        && a_scale == DType::F8E8M0
+        && b_scale == DType::F8E8M0
 }
 
 /// Warps along M only for a grid of `bm × bn` instruction blocks, for a

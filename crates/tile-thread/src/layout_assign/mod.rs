@@ -323,7 +323,8 @@ fn accumulate_in_place(
     values: &mut BTreeMap<Value, DistLayout>,
 ) {
     let op = func.op(id);
-    let (Some(&c), Some(&result)) = (op.operands.get(2), op.results.first()) else {
+    // `c` is the last operand of a `dot` and of a `dot_scaled`.
+    let (Some(&c), Some(&result)) = (op.operands.last(), op.results.first()) else {
         return;
     };
     if flexible(func, c) || broadcast_tile(func, c) {

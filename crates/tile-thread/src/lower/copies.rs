@@ -111,10 +111,10 @@ pub(super) fn deferred_loads(
         for (at, &id) in region.ops.iter().enumerate() {
             let op = func.op(id);
             regions.extend(op.regions.iter());
-            if !matches!(op.kind, OpKind::Dot { .. }) || !on_tensor_cores(id) {
+            let Some(operands) = product_operands(op).filter(|_| on_tensor_cores(id)) else {
                 continue;
-            }
-            for (which, &operand) in op.operands[..2].iter().enumerate() {
+            };
+            for (which, &operand) in operands.iter().enumerate() {
                 if is_transposed(func, operand) && (which != 1 || !reads_transposed_b(id)) {
                     continue;
                 }
@@ -157,6 +157,17 @@ pub(super) fn deferred_loads(
         }
     }
     deferred
+}
+
+/// The `a` and `b` of the product `op`: a `dot`'s first two operands, a
+/// `dot_scaled`'s first and third (its scales stay in registers); `None`
+/// for other ops.
+pub(super) fn product_operands(op: &tile_ir::Op) -> Option<[Value; 2]> {
+    match (&op.kind, op.operands.as_slice()) {
+        (OpKind::Dot { .. }, &[a, b, _]) => Some([a, b]),
+        (OpKind::DotScaled, &[a, _, b, _, _]) => Some([a, b]),
+        _ => None,
+    }
 }
 
 impl Lowerer<'_> {

@@ -9,6 +9,7 @@
 //! bit-identical. For `i8` operands the step is `acc + a * b` in `i32`; for
 //! precision `tf32` each operand element is first rounded to TF32.
 
+use super::block_scales::StagedScales;
 use super::held_operands::OperandKey;
 use super::operand_swizzle::OperandLayout;
 use super::{LowerError, Lowered, Lowerer};
@@ -32,6 +33,8 @@ pub(super) struct StagedOperands {
     /// Each operand's offset in its allocation (the stage of a pipelined
     /// loop), added after the layout's placement.
     pub(super) offsets: [Option<Reg>; 2],
+    /// A block-scaled product's scales (`block_scales.rs`).
+    pub(super) scales: Option<StagedScales>,
 }
 
 /// Where a tensor-core `dot` finds its `a` operand.
@@ -64,8 +67,17 @@ impl Lowerer<'_> {
     pub(super) fn dot(&mut self, id: OpId) -> Result<(), LowerError> {
         let func = self.func;
         let op = func.op(id);
-        let ([a, b, c], Some(&result)) = (op.operands.as_slice(), op.results.first()) else {
-            return Err(self.invalid(id, "dot takes a, b and c"));
+        // A `dot_scaled` reaches the lowering only where a block-scaled
+        // instruction runs it (`layout_assign::mma_dot`).
+        let (a, b, c, scale_values) = match (&op.kind, op.operands.as_slice()) {
+            (OpKind::DotScaled, [a, a_scale, b, b_scale, c]) => {
+                (a, b, c, Some([*a_scale, *b_scale]))
+            }
+            (_, [a, b, c]) => (a, b, c, None),
+            _ => return Err(self.invalid(id, "dot takes a, b and c")),
+        };
+        let Some(&result) = op.results.first() else {
+            return Err(self.invalid(id, "dot has no result"));
         };
         // An accumulator a loop keeps in tensor memory (`tcgen05.rs`).
         let (lc, rc, resident) = match self.get(id, *c)? {
@@ -94,6 +106,11 @@ impl Lowerer<'_> {
         };
         let plan = tensor_dot(func, id, self.program.num_warps, self.tensor_cores)
             .filter(|plan| plan.layout() == &*layout);
+        let scale_tiles = match (scale_values, &plan) {
+            (Some(values), Some(TensorDot::Mma(_))) => Some(self.scale_tiles(id, values)?),
+            (Some(_), _) => return Err(self.invalid(id, "a dot_scaled off block-scaled mma.sync")),
+            (None, _) => None,
+        };
         let operands = [(*a, da, [m, k]), (*b, db, [k, n])];
         // An operand a pipelined loop copied ahead is in its stage buffer
         // already (`software_pipeline.rs`): the loop's barrier made it visible.
@@ -203,18 +220,29 @@ impl Lowerer<'_> {
             (None, Some(a)) => OperandA::Shared(a),
             (None, None) => return Err(self.invalid(id, "a is neither staged nor in registers")),
         };
+        let (scales, scales_reused) = match &scale_tiles {
+            Some(tiles) => {
+                let (staged, reused) = self.take_scale_buffers(tiles);
+                (Some(staged), reused)
+            }
+            None => (None, false),
+        };
         let staged = StagedOperands {
             a,
             b,
             b_transposed,
             layouts,
             offsets,
+            scales,
         };
-        if !taken.is_empty() {
+        if !taken.is_empty() || scales.is_some() {
             // Fresh allocations; earlier readers of reused memory (or of the
             // last iteration's) must be done first.
-            if self.loop_depth > 0 || taken.iter().any(|&(_, _, reused)| reused) {
+            if self.loop_depth > 0 || scales_reused || taken.iter().any(|&(_, _, reused)| reused) {
                 self.barrier();
+            }
+            if let (Some(tiles), Some(scales)) = (&scale_tiles, &scales) {
+                self.store_scales(tiles, scales);
             }
             let mut copied = false;
             for &(i, alloc, _) in &taken {
@@ -301,6 +329,9 @@ impl Lowerer<'_> {
             if !self.is_held(alloc) {
                 self.release_shared(alloc);
             }
+        }
+        for alloc in scales.iter().flat_map(|s| s.allocs) {
+            self.release_shared(alloc);
         }
         self.release_held_after(id);
         match resident {

@@ -123,6 +123,8 @@ impl Lowerer<'_> {
         let base_bt = staged
             .b_transposed
             .then(|| self.transposed_b_base(plan, k, rep_n >= 2));
+        // A block-scaled instruction's scales (`block_scales.rs`).
+        let scales = staged.scales.map(|s| (s, self.scale_bases(plan, &s)));
         let mut acc = acc.to_vec();
         for step in 0..k / ik {
             let a_frags: Vec<Vec<Reg>> = match a_source {
@@ -194,6 +196,9 @@ impl Lowerer<'_> {
                 (a_frags, b_frags)
             };
             let nc = kind.elements(Fragment::C);
+            let reps = [a_frags.len(), b_frags.len()];
+            let step_scales =
+                scales.map(|(s, bases)| self.step_scales(plan, (&s, bases), reps, step));
             for (rm, a_frag) in a_frags.iter().enumerate() {
                 for (rn, b_frag) in b_frags.iter().enumerate() {
                     let first = nc * (rn + rep_n * rm);
@@ -207,6 +212,9 @@ impl Lowerer<'_> {
                     let mut operands = first_operand.clone();
                     operands.extend(second);
                     operands.extend(&acc[first..first + nc]);
+                    if let Some([a_scales, b_scales]) = &step_scales {
+                        operands.extend([a_scales[rm], b_scales[rn]]);
+                    }
                     let op =
                         self.emit_op(ThreadOpKind::Mma { kind }, operands, &vec![DType::F32; nc]);
                     let results = self.program.ops[op].results.clone();
@@ -219,7 +227,7 @@ impl Lowerer<'_> {
 
     /// A thread's lane, warp (MFMA: wave), row of its instruction block
     /// (`lane % M`) and half (`lane / M`) under `kind`, hoisted.
-    fn lane_coordinates(&mut self, kind: MmaKind) -> [Reg; 4] {
+    pub(super) fn lane_coordinates(&mut self, kind: MmaKind) -> [Reg; 4] {
         let im = kind.shape().0 as i64;
         let tid = self.thread_id();
         let lanes = kind.lanes() as i64;

@@ -27,6 +27,7 @@ mod access;
 mod arrays;
 mod assert;
 mod atomic;
+mod block_scales;
 mod chunk_access;
 mod combine;
 mod contiguity;
@@ -69,7 +70,7 @@ mod wgmma;
 mod widen_products;
 mod window;
 
-use crate::layout_assign::{assign, DistLayout, LayoutBuildError, LayoutPlan, SumOrder};
+use crate::layout_assign::{assign, mma_dot, DistLayout, LayoutBuildError, LayoutPlan, SumOrder};
 use crate::program::{OpId as ThreadOp, Param, ParamKind, Program, Reg, ThreadOpKind};
 use coords::Coords;
 pub(crate) use copies::is_transposed;
@@ -79,7 +80,9 @@ use std::collections::HashMap;
 use std::rc::Rc;
 pub(crate) use store_vectors::wider_store_layout;
 use tile_ir::divisibility::Divisibility;
-use tile_ir::{DType, Function, OpId, Region, Route, Scalar, Shape, Type, Value, ValueNames};
+use tile_ir::{
+    DType, Function, OpId, OpKind, Region, Route, Scalar, Shape, Type, Value, ValueNames,
+};
 
 /// Why a function could not be lowered.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -110,9 +113,16 @@ pub enum LowerError {
 /// Lowers `func` (which must pass the tile IR's verifier) for one
 /// specialization.
 pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerError> {
-    // No target's lowering has a block-scaled product yet: `dot_scaled`
-    // runs as the ops that define it.
-    let expanded = tile_ir::passes::expanded_scaled_dots(func);
+    // A `dot_scaled` runs as the ops that define it but where a
+    // block-scaled instruction takes it (`layout_assign::mma_dot`).
+    let mut native = Vec::new();
+    func.walk(&mut |id| {
+        let scaled = func.op(id).kind == OpKind::DotScaled;
+        if scaled && mma_dot(func, id, options.num_warps, options.tensor_cores).is_some() {
+            native.push(id);
+        }
+    });
+    let expanded = tile_ir::passes::expanded_scaled_dots(func, &native);
     let func = expanded.as_ref().unwrap_or(func);
     let cores = widen_products::Cores {
         tensor_cores: options.tensor_cores,
@@ -539,7 +549,7 @@ impl<'a> Lowerer<'a> {
             Route::Combine => self.combine(id),
             Route::Reduce => self.reduce(id),
             Route::Dot(_) => self.dot(id),
-            Route::DotScaled => Err(self.invalid(id, "`lower` expands dot_scaled before lowering")),
+            Route::DotScaled => self.dot(id),
             Route::Fp4Pairs => self.fp4_pairs(id),
             Route::Memory
                 if matches!(

@@ -48,6 +48,10 @@ pub enum TensorCores {
     /// [`MmaSync`](Self::MmaSync) and its FP8 form, `m16n8k32` on `e4m3`
     /// and `e5m2` (sm_89 and later).
     MmaSyncFp8,
+    /// [`MmaSyncFp8`](Self::MmaSyncFp8) and its block-scaled form,
+    /// `m16n8k32.kind::mxf8f6f4.block_scale` with E8M0 scales, which runs
+    /// the `dot_scaled`s of E4M3 or E5M2 operands (sm_120a).
+    MmaSyncScaled,
     /// RDNA3's `v_wmma_f32_16x16x16` on `f16` and `bf16` in wave32 (gfx11).
     Wmma,
     /// RDNA4's `v_wmma_f32_16x16x16` on `f16`, `bf16` and OCP FP8 in
@@ -59,7 +63,9 @@ pub enum TensorCores {
     Mfma,
     /// [`Mfma`](Self::Mfma) and CDNA 4's forms of twice the `K`,
     /// `v_mfma_f32_32x32x16` and `v_mfma_f32_16x16x32` on `f16`, `bf16`
-    /// and OCP FP8 (gfx950), which the lowering prefers.
+    /// and OCP FP8 (gfx950), which the lowering prefers, and its
+    /// block-scaled `v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4`, which
+    /// run `dot_scaled`s.
     Mfma950,
     /// Hopper's `wgmma.mma_async.m64n64k16` on `f16` and `bf16` from shared
     /// memory (sm_90a), for the dots whose tiles it fits; `mma.sync` (with
@@ -77,7 +83,9 @@ impl TensorCores {
         use tile_hw::mma::MmaFamily;
         match self {
             TensorCores::None => None,
-            TensorCores::MmaSync | TensorCores::MmaSyncFp8 => Some(MmaFamily::MmaSync),
+            TensorCores::MmaSync | TensorCores::MmaSyncFp8 | TensorCores::MmaSyncScaled => {
+                Some(MmaFamily::MmaSync)
+            }
             TensorCores::Wmma => Some(MmaFamily::Wmma),
             TensorCores::Wmma12 => Some(MmaFamily::Wmma12),
             TensorCores::Mfma | TensorCores::Mfma950 => Some(MmaFamily::Mfma),
@@ -86,11 +94,20 @@ impl TensorCores {
     }
 
     /// Whether the target offers the instruction `kind`: one of its
-    /// family's, FP8 only with [`fp8`](Self::fp8), CDNA 4's only on gfx950.
+    /// family's, FP8 only with [`fp8`](Self::fp8), CDNA 4's only on gfx950,
+    /// a block-scaled one only with [`block_scaled`](Self::block_scaled).
     pub fn offers(self, kind: tile_hw::mma::MmaKind) -> bool {
         self.family() == Some(kind.family())
             && (!kind.is_fp8() || self.fp8())
             && (!kind.is_cdna4() || self == TensorCores::Mfma950)
+            && (!kind.is_block_scaled() || self.block_scaled())
+    }
+
+    /// Whether the tensor cores have block-scaled forms (E8M0 scales on
+    /// E4M3 or E5M2 operands), which run `dot_scaled`s: sm_120a's
+    /// `mma.sync` and gfx950's MFMA.
+    pub fn block_scaled(self) -> bool {
+        matches!(self, TensorCores::MmaSyncScaled | TensorCores::Mfma950)
     }
 
     /// Whether the tensor cores have FP8 forms of the formats `tile`'s
@@ -101,6 +118,7 @@ impl TensorCores {
         matches!(
             self,
             TensorCores::MmaSyncFp8
+                | TensorCores::MmaSyncScaled
                 | TensorCores::Wgmma
                 | TensorCores::Tcgen05
                 | TensorCores::Wmma12
@@ -146,6 +164,7 @@ impl TensorCores {
             self,
             TensorCores::MmaSync
                 | TensorCores::MmaSyncFp8
+                | TensorCores::MmaSyncScaled
                 | TensorCores::Wgmma
                 | TensorCores::Tcgen05
         )

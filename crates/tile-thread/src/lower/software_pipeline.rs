@@ -54,7 +54,7 @@
 //! swizzle's period, so a stage's elements are swizzled as the first
 //! stage's, shifted.
 
-use super::copies::{is_transposed, operand_axes, operand_chain};
+use super::copies::{is_transposed, operand_axes, operand_chain, product_operands};
 use super::operand_swizzle::OperandLayout;
 use super::tma::{TmaCopy, TmaStages};
 use super::{LowerError, Lowered, Lowerer};
@@ -104,11 +104,10 @@ pub(super) fn prefetched_loads(
             let value = func.op(load).results[0];
             let mut readers = Vec::new();
             for &dot in &body.ops {
-                if !matches!(func.op(dot).kind, tile_ir::OpKind::Dot { .. }) {
+                let Some(operands) = product_operands(func.op(dot)) else {
                     continue;
-                }
-                let operands = &func.op(dot).operands;
-                for (which, &v) in operands[..operands.len().min(2)].iter().enumerate() {
+                };
+                for (which, &v) in operands.iter().enumerate() {
                     if operand_chain(func, v).last() == Some(&value) {
                         readers.push((dot, which));
                     }
@@ -234,7 +233,8 @@ impl Lowerer<'_> {
             for &(dot, which) in &readers {
                 let plan = self.tensor_plan(dot);
                 // A transposed operand is staged as the load's tile is.
-                let flipped = is_transposed(self.func, self.func.op(dot).operands[which]);
+                let operands = product_operands(self.func.op(dot));
+                let flipped = operands.is_some_and(|o| is_transposed(self.func, o[which]));
                 places.push(self.operand_layout(plan.as_ref(), shape, which, flipped));
                 wgmma |= plan.as_ref().is_some_and(TensorDot::reads_descriptors);
             }

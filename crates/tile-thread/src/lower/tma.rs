@@ -37,7 +37,7 @@
 //! thread before it). The barriers' allocation is never reused for data (an
 //! mbarrier's memory must be invalidated first).
 
-use super::copies::is_transposed;
+use super::copies::{is_transposed, product_operands};
 use super::operand_swizzle::OperandLayout;
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::TensorDot;
@@ -93,7 +93,8 @@ impl Lowerer<'_> {
                 return None;
             };
             let size = plan.kind.operand_dtype().size_bytes();
-            let flipped = is_transposed(self.func, self.func.op(dot).operands[which]);
+            let operands = product_operands(self.func.op(dot));
+            let flipped = operands.is_some_and(|o| is_transposed(self.func, o[which]));
             let by_ldmatrix = which == 0 || flipped || size == 2;
             if plan.kind.family() != MmaFamily::MmaSync || !by_ldmatrix {
                 return None;

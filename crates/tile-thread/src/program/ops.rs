@@ -245,7 +245,9 @@ thread_ops! {
         /// elements of D. Every lane of the warp executes it together. RDNA's
         /// `wmma16x16x16` (16 + 16 + 8 registers) likewise; CDNA's
         /// `mfma32x32x8` and `mfma16x16x16` (4 + 4 + 16 or 4 registers) are
-        /// issued by a whole 64-lane wave, two warps.
+        /// issued by a whole 64-lane wave, two warps. A block-scaled kind
+        /// (`m16n8k32.e4m3.ue8m0`) takes the lane's `f8e8m0` scale of A and
+        /// of B after C ([`tile_hw::mma::MmaKind::scale_holder`]).
         Mma {
             /// The instruction.
             kind: MmaKind as MmaName,

@@ -249,10 +249,13 @@ impl Checker<'_> {
                         "an `mma` whose lanes do not divide the block's threads",
                     );
                 }
+                // A block-scaled instruction's A and B scales follow C.
+                let scales = if kind.is_block_scaled() { 2 } else { 0 };
                 let fragments = x.list("fragments");
-                fragments.len() == na + nb + nc
+                fragments.len() == na + nb + nc + scales
                     && all(&fragments[..na + nb], kind.operand_dtype())
-                    && all(&fragments[na + nb..], DType::F32)
+                    && all(&fragments[na + nb..na + nb + nc], DType::F32)
+                    && all(&fragments[na + nb + nc..], DType::F8E8M0)
                     && results == vec![DType::F32; nc]
             }
             // A row whose results follow a rule needs an arm above; the

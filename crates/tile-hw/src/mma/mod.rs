@@ -95,6 +95,28 @@
 //! bf8_bf8}`, OCP E4M3 and E5M2 on gfx950; 8 bytes a lane in two
 //! registers) have the same layouts.
 //!
+//! **Block scales.** The block-scaled `m16n8k32` forms (PTX
+//! `mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X`
+//! with `.ue8m0` scales, sm_120a) take the FP8 fragments above, and from
+//! each lane a 32-bit register of A scales and one of B scales with
+//! immediate selectors `byte-id` and `thread-id`, which tile always sets
+//! to 0: the scale is the register's low byte, and lanes `4g` and `4g + 2`
+//! supply row `g`'s scale of A, lanes `4g + 1` and `4g + 3` row `g + 8`'s,
+//! and every lane of quad `g` column `g`'s scale of B (CuTe's
+//! `SFALayout ((2,2,8),V):((8,0,1),16)` and `SFBLayout ((4,8),V):((0,1),8)`,
+//! as CUTLASS issues the instruction). A scale `s` stands for `2^(s − 127)`,
+//! `0xFF` for NaN. The lanes holding one scale must agree.
+//!
+//! CDNA 4's block-scaled MFMA (`v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4`
+//! with OCP E4M3 or E5M2 operands, gfx950; the operand layouts of the
+//! ROCm blog's kernels and Triton's `ScaledBlockedToScaledMFMAF8F6F4`, not
+//! checked against AMD's calculator): lane `l` holds 32 bytes of row `l %
+//! s` of A (`s` the block's side, 32 or 16), `k = 16·(l / s) + i % 16 +
+//! (K / 2)·(i / 16)`, two runs of 16; B mirrors it, column `l % s`; D as
+//! in the unscaled form of the block. Each lane supplies one scale, the low
+//! byte of its register (`op_sel` 0): row `l % s`'s (column `l % s`'s) for
+//! the group of 32 `k` numbered `l / s`.
+//!
 //! **Arithmetic.** The tile IR's `dot` with precision `tensor` lets a
 //! device sum a step's products in any order within a bound
 //! (`tile_ir::DotPrecision`). The emulators pick one exact order so that
@@ -102,7 +124,15 @@
 //! followed by the step's `K` products in ascending `k`, summed in `f64`
 //! (the products of 16-bit floats and of TF32 values are exact there) and
 //! rounded once to `f32`; a NaN result is the canonical `f32` NaN. (The
-//! products of FP8 values are exact in `f64` too.)
+//! products of FP8 values are exact in `f64` too.) A block-scaled step
+//! multiplies each product by its row's and its column's scale factors,
+//! exactly (powers of two from `2^-254` to `2^254` in `f64`), before the
+//! sum.
+
+mod layouts;
+mod warp;
+
+pub use warp::{operand_value, step_sum, warp_mma, warp_mma_scaled};
 
 /// A warp-wide matrix multiply-accumulate instruction the targets use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -158,6 +188,24 @@ pub enum MmaKind {
     MfmaE4m3M16N16K32 = 22,
     /// CDNA 4's `v_mfma_f32_16x16x32_bf8_bf8` (OCP E5M2, gfx950).
     MfmaE5m2M16N16K32 = 23,
+    /// `mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0`
+    /// (sm_120a): [`E4m3M16N8K32`](Self::E4m3M16N8K32) with one E8M0
+    /// scale per row of A and per column of B (module docs, "Block
+    /// scales").
+    E4m3Ue8m0M16N8K32 = 24,
+    /// The block-scaled form of [`E5m2M16N8K32`](Self::E5m2M16N8K32)
+    /// (sm_120a).
+    E5m2Ue8m0M16N8K32 = 25,
+    /// CDNA 4's `v_mfma_scale_f32_32x32x64_f8f6f4` on OCP E4M3 (`cbsz` =
+    /// `blgp` = 0) with E8M0 scales (gfx950; module docs, "Block scales").
+    /// Its code is one below its E5M2 form's, as the format codes are.
+    MfmaE4m3Ue8m0M32N32K64 = 26,
+    /// The same on OCP E5M2 (`cbsz` = `blgp` = 1).
+    MfmaE5m2Ue8m0M32N32K64 = 27,
+    /// CDNA 4's `v_mfma_scale_f32_16x16x128_f8f6f4` on OCP E4M3.
+    MfmaE4m3Ue8m0M16N16K128 = 28,
+    /// The same on OCP E5M2.
+    MfmaE5m2Ue8m0M16N16K128 = 29,
 }
 
 /// The instruction sets of [`MmaKind`]s.
@@ -199,12 +247,14 @@ impl MmaKind {
     /// Every instruction, each family's in the order the lowering prefers
     /// them (MFMA: CDNA 4's double-`K` forms first, then 32×32 blocks
     /// before 16×16 ones).
-    pub const ALL: [MmaKind; 23] = [
+    pub const ALL: [MmaKind; 29] = [
         MmaKind::F16M16N8K16,
         MmaKind::Bf16M16N8K16,
         MmaKind::Tf32M16N8K8,
         MmaKind::E4m3M16N8K32,
         MmaKind::E5m2M16N8K32,
+        MmaKind::E4m3Ue8m0M16N8K32,
+        MmaKind::E5m2Ue8m0M16N8K32,
         MmaKind::WmmaF16M16N16K16,
         MmaKind::WmmaBf16M16N16K16,
         MmaKind::Wmma12F16M16N16K16,
@@ -215,6 +265,10 @@ impl MmaKind {
         MmaKind::MfmaE5m2M32N32K16,
         MmaKind::MfmaE4m3M16N16K32,
         MmaKind::MfmaE5m2M16N16K32,
+        MmaKind::MfmaE4m3Ue8m0M32N32K64,
+        MmaKind::MfmaE5m2Ue8m0M32N32K64,
+        MmaKind::MfmaE4m3Ue8m0M16N16K128,
+        MmaKind::MfmaE5m2Ue8m0M16N16K128,
         MmaKind::MfmaF16M32N32K16,
         MmaKind::MfmaBf16M32N32K16,
         MmaKind::MfmaF16M16N16K32,
@@ -232,7 +286,9 @@ impl MmaKind {
             | MmaKind::Bf16M16N8K16
             | MmaKind::Tf32M16N8K8
             | MmaKind::E4m3M16N8K32
-            | MmaKind::E5m2M16N8K32 => MmaFamily::MmaSync,
+            | MmaKind::E5m2M16N8K32
+            | MmaKind::E4m3Ue8m0M16N8K32
+            | MmaKind::E5m2Ue8m0M16N8K32 => MmaFamily::MmaSync,
             MmaKind::WmmaF16M16N16K16 | MmaKind::WmmaBf16M16N16K16 => MmaFamily::Wmma,
             MmaKind::Wmma12F16M16N16K16
             | MmaKind::Wmma12Bf16M16N16K16
@@ -249,14 +305,22 @@ impl MmaKind {
             | MmaKind::MfmaE4m3M32N32K16
             | MmaKind::MfmaE5m2M32N32K16
             | MmaKind::MfmaE4m3M16N16K32
-            | MmaKind::MfmaE5m2M16N16K32 => MmaFamily::Mfma,
+            | MmaKind::MfmaE5m2M16N16K32
+            | MmaKind::MfmaE4m3Ue8m0M32N32K64
+            | MmaKind::MfmaE5m2Ue8m0M32N32K64
+            | MmaKind::MfmaE4m3Ue8m0M16N16K128
+            | MmaKind::MfmaE5m2Ue8m0M16N16K128 => MmaFamily::Mfma,
         }
     }
 
     /// Whether the instruction is CDNA 4's own (gfx950), not CDNA 3's: the
-    /// MFMA shapes of twice CDNA 3's `K`.
+    /// MFMA shapes of twice CDNA 3's `K`, and the block-scaled ones.
     pub fn is_cdna4(self) -> bool {
-        self.family() == MmaFamily::Mfma && matches!(self.shape(), (32, 32, 16) | (16, 16, 32))
+        self.family() == MmaFamily::Mfma
+            && matches!(
+                self.shape(),
+                (32, 32, 16) | (16, 16, 32) | (32, 32, 64) | (16, 16, 128)
+            )
     }
 
     /// The lanes that issue the instruction together (its family's).
@@ -288,13 +352,19 @@ impl MmaKind {
             | MmaKind::MfmaBf16M16N16K32 => tile_ir::DType::BF16,
             MmaKind::Tf32M16N8K8 => tile_ir::DType::F32,
             MmaKind::E4m3M16N8K32
+            | MmaKind::E4m3Ue8m0M16N8K32
             | MmaKind::Wmma12E4m3M16N16K16
             | MmaKind::MfmaE4m3M32N32K16
-            | MmaKind::MfmaE4m3M16N16K32 => tile_ir::DType::F8E4M3,
+            | MmaKind::MfmaE4m3M16N16K32
+            | MmaKind::MfmaE4m3Ue8m0M32N32K64
+            | MmaKind::MfmaE4m3Ue8m0M16N16K128 => tile_ir::DType::F8E4M3,
             MmaKind::E5m2M16N8K32
+            | MmaKind::E5m2Ue8m0M16N8K32
             | MmaKind::Wmma12E5m2M16N16K16
             | MmaKind::MfmaE5m2M32N32K16
-            | MmaKind::MfmaE5m2M16N16K32 => tile_ir::DType::F8E5M2,
+            | MmaKind::MfmaE5m2M16N16K32
+            | MmaKind::MfmaE5m2Ue8m0M32N32K64
+            | MmaKind::MfmaE5m2Ue8m0M16N16K128 => tile_ir::DType::F8E5M2,
         }
     }
 
@@ -313,15 +383,48 @@ impl MmaKind {
         }
     }
 
+    /// Whether the instruction takes a scale per row of A and per column
+    /// of B (module docs, "Block scales").
+    pub fn is_block_scaled(self) -> bool {
+        matches!(
+            self,
+            MmaKind::E4m3Ue8m0M16N8K32
+                | MmaKind::E5m2Ue8m0M16N8K32
+                | MmaKind::MfmaE4m3Ue8m0M32N32K64
+                | MmaKind::MfmaE5m2Ue8m0M32N32K64
+                | MmaKind::MfmaE4m3Ue8m0M16N16K128
+                | MmaKind::MfmaE5m2Ue8m0M16N16K128
+        )
+    }
+
+    /// The block-scaled form of the instruction, if it has one: the same
+    /// fragments and a scale register for A and for B (`mma.sync`), or
+    /// CDNA 4's scaled MFMA of the same block and four times the `K`.
+    pub fn with_block_scales(self) -> Option<MmaKind> {
+        match self {
+            MmaKind::E4m3M16N8K32 => Some(MmaKind::E4m3Ue8m0M16N8K32),
+            MmaKind::E5m2M16N8K32 => Some(MmaKind::E5m2Ue8m0M16N8K32),
+            MmaKind::MfmaE4m3M32N32K16 => Some(MmaKind::MfmaE4m3Ue8m0M32N32K64),
+            MmaKind::MfmaE5m2M32N32K16 => Some(MmaKind::MfmaE5m2Ue8m0M32N32K64),
+            MmaKind::MfmaE4m3M16N16K32 => Some(MmaKind::MfmaE4m3Ue8m0M16N16K128),
+            MmaKind::MfmaE5m2M16N16K32 => Some(MmaKind::MfmaE5m2Ue8m0M16N16K128),
+            _ => None,
+        }
+    }
+
     /// The instructions of `family` for a `dot` of `precision` on operands
-    /// of `dtype`, in the order the lowering prefers them.
+    /// of `dtype`, in the order the lowering prefers them (none of them
+    /// block-scaled).
     pub fn for_dot(
         family: MmaFamily,
         precision: tile_ir::DotPrecision,
         dtype: tile_ir::DType,
     ) -> impl Iterator<Item = MmaKind> {
         MmaKind::ALL.into_iter().filter(move |k| {
-            k.family() == family && k.operand_dtype() == dtype && k.precision() == precision
+            k.family() == family
+                && k.operand_dtype() == dtype
+                && k.precision() == precision
+                && !k.is_block_scaled()
         })
     }
 
@@ -343,11 +446,15 @@ impl MmaKind {
     }
 
     /// The instruction's name in thread-level programs: `m16n8k16.f16`,
-    /// `m16n8k8.tf32`, `m16n8k32.e4m3`, `wmma16x16x16.f16`,
-    /// `mfma32x32x8.bf16`, `wmma12.16x16x16.f16`.
+    /// `m16n8k8.tf32`, `m16n8k32.e4m3`, `m16n8k32.e4m3.ue8m0`,
+    /// `wmma16x16x16.f16`, `mfma32x32x8.bf16`, `mfma32x32x64.e4m3.ue8m0`,
+    /// `wmma12.16x16x16.f16`.
     pub fn name(self) -> String {
         let (m, n, k) = self.shape();
-        let operands = self.operand_name();
+        let mut operands = self.operand_name();
+        if self.is_block_scaled() {
+            operands.push_str(".ue8m0");
+        }
         match self.family() {
             MmaFamily::MmaSync => format!("m{m}n{n}k{k}.{operands}"),
             MmaFamily::Wmma => format!("wmma{m}x{n}x{k}.{operands}"),
@@ -361,7 +468,10 @@ impl MmaKind {
         match self {
             MmaKind::F16M16N8K16 | MmaKind::Bf16M16N8K16 => (16, 8, 16),
             MmaKind::Tf32M16N8K8 => (16, 8, 8),
-            MmaKind::E4m3M16N8K32 | MmaKind::E5m2M16N8K32 => (16, 8, 32),
+            MmaKind::E4m3M16N8K32
+            | MmaKind::E5m2M16N8K32
+            | MmaKind::E4m3Ue8m0M16N8K32
+            | MmaKind::E5m2Ue8m0M16N8K32 => (16, 8, 32),
             MmaKind::MfmaF16M32N32K8 | MmaKind::MfmaBf16M32N32K8 => (32, 32, 8),
             MmaKind::MfmaF16M32N32K16
             | MmaKind::MfmaBf16M32N32K16
@@ -371,6 +481,8 @@ impl MmaKind {
             | MmaKind::MfmaBf16M16N16K32
             | MmaKind::MfmaE4m3M16N16K32
             | MmaKind::MfmaE5m2M16N16K32 => (16, 16, 32),
+            MmaKind::MfmaE4m3Ue8m0M32N32K64 | MmaKind::MfmaE5m2Ue8m0M32N32K64 => (32, 32, 64),
+            MmaKind::MfmaE4m3Ue8m0M16N16K128 | MmaKind::MfmaE5m2Ue8m0M16N16K128 => (16, 16, 128),
             MmaKind::WmmaF16M16N16K16
             | MmaKind::WmmaBf16M16N16K16
             | MmaKind::Wmma12F16M16N16K16
@@ -403,10 +515,15 @@ impl MmaKind {
 
     /// The 32-bit registers a lane passes: its A and B elements
     /// ([`per_register`](Self::per_register) to a register), then its C
-    /// elements.
+    /// elements, then (block-scaled) its scale for A and its scale for B.
     pub fn words(self) -> usize {
+        self.c_word() + self.elements(Fragment::C) + 2 * usize::from(self.is_block_scaled())
+    }
+
+    /// The first of a lane's [`words`](Self::words) that holds C (and
+    /// receives D).
+    pub fn c_word(self) -> usize {
         (self.elements(Fragment::A) + self.elements(Fragment::B)) / self.per_register()
-            + self.elements(Fragment::C)
     }
 
     /// The bits of each operand element in `regs`, 32-bit registers of A or
@@ -418,51 +535,6 @@ impl MmaKind {
         regs.iter()
             .flat_map(|&r| (0..per as u32).map(move |j| (r >> (j * bits)) & mask))
             .collect()
-    }
-
-    /// The `(row, column)` of the matrix element that element `i` of `lane`'s
-    /// `fragment` holds (see the module docs). WMMA's A and B are held
-    /// twice: lanes `16..32` must hold what lanes `0..16` hold.
-    pub fn element(self, fragment: Fragment, lane: usize, i: usize) -> (usize, usize) {
-        let (g, t) = (lane / 4, lane % 4);
-        match (self.family(), fragment) {
-            (MmaFamily::MmaSync, Fragment::A) if self == MmaKind::Tf32M16N8K8 => {
-                (g + 8 * (i % 2), t + 4 * (i / 2))
-            }
-            (MmaFamily::MmaSync, Fragment::B) if self == MmaKind::Tf32M16N8K8 => (t + 4 * i, g),
-            (MmaFamily::MmaSync, Fragment::A) if self.is_fp8() => {
-                (g + 8 * ((i / 4) % 2), 4 * t + i % 4 + 16 * (i / 8))
-            }
-            (MmaFamily::MmaSync, Fragment::B) if self.is_fp8() => (4 * t + i % 4 + 16 * (i / 4), g),
-            (MmaFamily::MmaSync, Fragment::A) => {
-                (g + 8 * ((i / 2) % 2), 2 * t + i % 2 + 8 * (i / 4))
-            }
-            (MmaFamily::MmaSync, Fragment::B) => (2 * t + i % 2 + 8 * (i / 2), g),
-            (MmaFamily::MmaSync, Fragment::C) => (g + 8 * (i / 2), 2 * t + i % 2),
-            (MmaFamily::Wmma, Fragment::A) => (lane % 16, i),
-            (MmaFamily::Wmma, Fragment::B) => (i, lane % 16),
-            (MmaFamily::Wmma, Fragment::C) => (2 * i + lane / 16, lane % 16),
-            (MmaFamily::Wmma12, Fragment::A) if self.is_fp8() => (lane % 16, i + 8 * (lane / 16)),
-            (MmaFamily::Wmma12, Fragment::B) if self.is_fp8() => (i + 8 * (lane / 16), lane % 16),
-            (MmaFamily::Wmma12, Fragment::A) => (lane % 16, i % 4 + 4 * (lane / 16) + 8 * (i / 4)),
-            (MmaFamily::Wmma12, Fragment::B) => (i % 4 + 4 * (lane / 16) + 8 * (i / 4), lane % 16),
-            (MmaFamily::Wmma12, Fragment::C) => (8 * (lane / 16) + i, lane % 16),
-            (MmaFamily::Mfma, _) => self.mfma_element(fragment, lane, i),
-        }
-    }
-
-    /// [`element`](Self::element) for MFMA, the calculator's table of the
-    /// module docs.
-    fn mfma_element(self, fragment: Fragment, lane: usize, i: usize) -> (usize, usize) {
-        // A block's side `s` (32 or 16) and the `k` a lane holds (4 or 8).
-        let (s, _, _) = self.shape();
-        let e = self.elements(Fragment::A);
-        match fragment {
-            Fragment::A => (lane % s, e * (lane / s) + i),
-            Fragment::B => (e * (lane / s) + i, lane % s),
-            Fragment::C if s == 32 => (8 * (i / 4) + 4 * (lane / 32) + i % 4, lane % 32),
-            Fragment::C => (4 * (lane / 16) + i, lane % 16),
-        }
     }
 
     /// `c + a · b` for row-major `a` (`M × K`), `b` (`K × N`) and `c` (`M ×
@@ -485,108 +557,4 @@ impl MmaKind {
     pub fn operand_value(self, bits: u32) -> f32 {
         operand_value(self.operand_dtype(), bits)
     }
-}
-
-/// The value a tensor-core instruction (of any emulated family) reads from
-/// an operand element of `dtype` with bits `bits`: a 16-bit or 8-bit float
-/// in the low bits, or for `f32` a TF32 value (its low 13 bits not read).
-pub fn operand_value(dtype: tile_ir::DType, bits: u32) -> f32 {
-    use tile_ir::f8::{F8E4M3, F8E5M2};
-    match dtype {
-        tile_ir::DType::BF16 => half::bf16::from_bits(bits as u16).to_f32(),
-        tile_ir::DType::F32 => f32::from_bits(bits & !0x1fff),
-        tile_ir::DType::F8E4M3 => F8E4M3::from_bits(bits as u8).to_f32(),
-        tile_ir::DType::F8E5M2 => F8E5M2::from_bits(bits as u8).to_f32(),
-        _ => half::f16::from_bits(bits as u16).to_f32(),
-    }
-}
-
-/// One element of a step's `D`, with the arithmetic of the module docs:
-/// `c` and the `products` (`a·b` pairs, in ascending `k`) summed in `f64`
-/// and rounded once to `f32`, a NaN result the canonical `f32` NaN. Every
-/// tensor-core instruction the emulators model (this module's and
-/// `wgmma`'s) computes its steps with it.
-pub fn step_sum(c: f32, products: impl IntoIterator<Item = (f32, f32)>) -> f32 {
-    let sum = products.into_iter().fold(f64::from(c), |acc, (x, y)| {
-        acc + f64::from(x) * f64::from(y)
-    });
-    let rounded = sum as f32;
-    if rounded.is_nan() {
-        f32::NAN
-    } else {
-        rounded
-    }
-}
-
-/// One warp's (MFMA: one wave's) instruction, from the fragments of its
-/// [`MmaKind::lanes`] lanes: the `D` fragment of each lane. `a[l]`, `b[l]`
-/// and `c[l]` are lane `l`'s elements (operand bits as
-/// [`MmaKind::unpack`] gives them, `f32` accumulators). Fragments of another count than the instruction's, and
-/// an operand element that two lanes hold with different bits (WMMA's
-/// replication broken), are errors.
-pub fn warp_mma(
-    kind: MmaKind,
-    a: &[Vec<u32>],
-    b: &[Vec<u32>],
-    c: &[Vec<f32>],
-) -> Result<Vec<Vec<f32>>, String> {
-    let (m, n, k) = kind.shape();
-    let lanes = kind.lanes();
-    for (what, fragment, counts) in [
-        ("A", Fragment::A, a.iter().map(Vec::len).collect::<Vec<_>>()),
-        ("B", Fragment::B, b.iter().map(Vec::len).collect()),
-        ("C", Fragment::C, c.iter().map(Vec::len).collect()),
-    ] {
-        let want = kind.elements(fragment);
-        if counts.len() != lanes || counts.iter().any(|&n| n != want) {
-            return Err(format!(
-                "{what} fragments of {counts:?} elements, not {lanes} lanes of {want}"
-            ));
-        }
-    }
-    let mut ma: Vec<Option<u32>> = vec![None; m * k];
-    let mut mb: Vec<Option<u32>> = vec![None; k * n];
-    let mut mc = vec![0.0f32; m * n];
-    let place = |matrix: &mut [Option<u32>], at: usize, bits: u32, lane: usize, what: &str| {
-        match matrix[at] {
-            Some(held) if held != bits => Err(format!(
-                "lane {lane} holds {what} element {at} as {bits:#06x}, another lane as {held:#06x}"
-            )),
-            _ => {
-                matrix[at] = Some(bits);
-                Ok(())
-            }
-        }
-    };
-    for lane in 0..lanes {
-        for (i, &bits) in a[lane].iter().enumerate() {
-            let (row, col) = kind.element(Fragment::A, lane, i);
-            place(&mut ma, row * k + col, bits, lane, "A")?;
-        }
-        for (i, &bits) in b[lane].iter().enumerate() {
-            let (row, col) = kind.element(Fragment::B, lane, i);
-            place(&mut mb, row * n + col, bits, lane, "B")?;
-        }
-        for (i, &v) in c[lane].iter().enumerate() {
-            let (row, col) = kind.element(Fragment::C, lane, i);
-            mc[row * n + col] = v;
-        }
-    }
-    let widen = |matrix: Vec<Option<u32>>| -> Vec<f32> {
-        matrix
-            .into_iter()
-            .map(|b| kind.operand_value(b.unwrap_or(0)))
-            .collect()
-    };
-    let d = kind.step(&widen(ma), &widen(mb), &mc);
-    Ok((0..lanes)
-        .map(|lane| {
-            (0..kind.elements(Fragment::C))
-                .map(|i| {
-                    let (row, col) = kind.element(Fragment::C, lane, i);
-                    d[row * n + col]
-                })
-                .collect()
-        })
-        .collect())
 }
