@@ -121,8 +121,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     let dir = standin_child::standin_dir("standin", &[GpuApi::Cuda, GpuApi::Hip]);
     let images = write_images(&dir.0, &kernels(), &TARGETS);
     assert_eq!(
-        images, 61,
-        "thirty specializations (the examples, `copy`'s two and `show`) have sm_80 PTX and gfx942 code objects, the TF32 linear layer sm_80 PTX"
+        images, 63,
+        "thirty-one specializations (the examples, `copy`'s two and `show`) have sm_80 PTX and gfx942 code objects, the TF32 linear layer sm_80 PTX"
     );
     let hopper = write_images(&dir.0, &matmuls(), &HOPPER);
     assert_eq!(
@@ -131,8 +131,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     );
     let blackwell = write_images(&dir.0, &kernels(), &BLACKWELL);
     assert_eq!(
-        blackwell, 34,
-        "the thirty-one have sm_90 PTX, the two tutorial-sized matmuls and the TF32 linear layer sm_100a PTX too"
+        blackwell, 35,
+        "the thirty-two have sm_90 PTX, the two tutorial-sized matmuls and the TF32 linear layer sm_100a PTX too"
     );
     let tma = &matmul::matmul_f16_tma::<128, 128, 64>::INFO;
     let linear_f8 = &matmul::linear_f8::<128, 128, 128>::INFO;
@@ -148,10 +148,27 @@ fn the_examples_run_through_the_driver_stand_ins() {
         6,
         "the two tutorial-sized matmuls have sm_120a PTX, gfx950 and gfx1200 code objects"
     );
+    let mxfp8 = &scaled_matmul::matmul_mxfp8::<64, 64, 64>::INFO;
+    assert_eq!(
+        write_images(&dir.0, &[mxfp8], &NEWEST[..2]),
+        4,
+        "the MXFP8 matmul's two tiles have sm_120a PTX and gfx950 code objects"
+    );
     assert_eq!(
         write_images(&dir.0, &[&vector_add::vector_add::<1024>::INFO], &GENERIC),
         2,
         "vector_add, built for the default targets, has gfx9-4-generic and gfx12-generic code objects"
+    );
+    let scaled = [
+        mxfp8,
+        &scaled_matmul::matmul_mxfp4::<64, 64, 64>::INFO,
+        &scaled_matmul::matmul_nvfp4::<64, 64, 64>::INFO,
+        &scaled_matmul::matmul_bf16_mxfp4::<64, 64, 64>::INFO,
+    ];
+    assert_eq!(
+        write_images(&dir.0, &scaled, &GENERIC),
+        10,
+        "the block-scaled matmuls' five specializations have gfx9-4-generic and gfx12-generic code objects"
     );
     standin_child::run_child(&dir.0, CHILD, &[]);
     standin_child::run_child(&dir.0, HOPPER_CHILD, &[("TILE_STANDIN_SM", "90")]);
@@ -380,8 +397,9 @@ fn tutorial_matmuls_on(dev: &Device, target: &'static str) {
 /// Compute capability 12.0 (RTX 50), which has neither `wgmma` nor
 /// tcgen05: the tutorial-sized matmuls, the TMA matmul and the linear
 /// layers, built for sm_120a, run its `mma.sync` images (the last three
-/// with the TMA's copies, through the tensor maps the runtime builds); the
-/// other matmuls, and a kernel built for the default targets, sm_90's PTX.
+/// with the TMA's copies, through the tensor maps the runtime builds), and
+/// the MXFP8 matmul its block-scaled `mma.sync`; the other matmuls, and a
+/// kernel built for the default targets, sm_90's PTX.
 #[test]
 #[ignore = "run by the_examples_run_through_the_driver_stand_ins, with an RTX 50 stand-in as the driver"]
 fn on_an_sm120_stand_in() {
@@ -418,13 +436,31 @@ fn on_an_sm120_stand_in() {
         "vector_add's check failed"
     );
     assert!(rows.iter().all(|r| r.code == KernelCode::Gpu("sm_90")));
+    scaled_matmuls_on(&cuda, ("sm_120a", "sm_90"));
+}
+
+/// The block-scaled matmuls on `dev` pass their checks, the MXFP8 ones
+/// (both tiles) run as `native`'s image and the others as `other`'s.
+fn scaled_matmuls_on(dev: &Device, (native, other): (&'static str, &'static str)) {
+    let rows = scaled_matmul::run(dev, &mut Inputs::default()).expect("the matmuls run");
+    assert!(
+        common::print_table(dev, &rows),
+        "a scaled matmul's check failed"
+    );
+    for row in &rows {
+        let want = match row.kernel.starts_with("matmul mxfp8") {
+            true => native,
+            false => other,
+        };
+        assert_eq!(row.code, KernelCode::Gpu(want), "{}", row.kernel);
+    }
 }
 
 /// A CDNA 4 or RDNA 4 stand-in (`TILE_STANDIN_GFX`): the kernels built for
-/// its processor, the tutorial-sized matmuls, run its code objects and
-/// pass their checks; a kernel built for the default targets has no image
-/// of its processor and runs its family's generic one (`gfx9-4-generic`,
-/// `gfx12-generic`).
+/// its processor, the tutorial-sized matmuls and on gfx950 the MXFP8
+/// matmul, run its code objects and pass their checks; a kernel built for
+/// the default targets has no image of its processor and runs its
+/// family's generic one (`gfx9-4-generic`, `gfx12-generic`).
 #[test]
 #[ignore = "run by the_examples_run_through_the_driver_stand_ins, with a CDNA 4 or RDNA 4 stand-in as the driver"]
 fn on_the_newest_amd_stand_ins() {
@@ -437,6 +473,10 @@ fn on_the_newest_amd_stand_ins() {
     };
     tutorial_matmuls_on(&hip, target);
     let generic = tile_abi::amd_generic::family_of(target).expect("a generic family");
+    // gfx950 runs the MXFP8 matmuls on its scaled MFMA (the 128×64 tile) and
+    // its bf16 MFMA (the 64×64 one); gfx1200's is not among their targets.
+    let mxfp8 = if target == "gfx950" { target } else { generic };
+    scaled_matmuls_on(&hip, (mxfp8, generic));
     let rows = vector_add::run(&hip, &mut Inputs::default()).expect("vector_add runs");
     assert!(
         common::print_table(&hip, &rows),

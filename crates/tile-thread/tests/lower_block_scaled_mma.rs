@@ -114,8 +114,10 @@ fn mxfp8_products_run_on_the_block_scaled_instruction() {
         assert_eq!(native, 16, "{text}");
         assert!(!text.contains("bf16"), "{text}");
         // The operands are copied by `cp.async` (their loads deferred to the
-        // product, or copied ahead by the loop's pipeline).
+        // product, or copied ahead by the loop's pipeline), and the scales
+        // staged beside them.
         assert!(text.contains("cp.async"), "{text}");
+        assert_eq!(text.matches(": f8e8m0[").count(), 2, "{text}");
         check_emulated(&func, &program, [dtype; 2], tiles);
     }
 }
@@ -174,7 +176,61 @@ fn mxfp8_products_run_on_the_scaled_mfma() {
         let program = lowered_for(&func, warps, TensorCores::Mfma950);
         let text = program.to_string();
         assert_eq!(text.matches(name).count(), count, "{text}");
-        assert!(!text.contains("bf16"), "{text}");
+        assert!(
+            !text.contains("bf16") && !text.contains(": f8e8m0["),
+            "{text}"
+        );
         check_emulated(&func, &program, [DType::F8E4M3; 2], tiles);
     }
+}
+
+/// On gfx950 a scale tile that is not loaded as the instruction holds it
+/// (here `a`'s scales stored transposed, `[K / 32, M]`, and permuted) is
+/// staged in shared memory and read back by the lanes that supply it,
+/// `b`'s still loaded in place.
+#[test]
+fn scales_computed_in_registers_are_staged() {
+    let (bm, bn, bk) = (64, 64, 64);
+    let g = bk / 32;
+    let func = parse_function(&format!(
+        "kernel @scaled_t(%a: tensor<f8e4m3, 2>, %sa: tensor<f8e8m0, 2>, %b: tensor<f8e4m3, 2>, %sb: tensor<f8e8m0, 2>, %c: tensor<f32, 2>) {{
+  %m = program_id 0 : i32
+  %n = program_id 1 : i32
+  %zero = constant 0 : i32
+  %va = partition_view %a [{bm}, {bk}] : view<f8e4m3, [{bm}, {bk}]>
+  %vsa = partition_view %sa [{g}, {bm}] : view<f8e8m0, [{g}, {bm}]>
+  %vb = partition_view %b [{bk}, {bn}] : view<f8e4m3, [{bk}, {bn}]>
+  %vsb = partition_view %sb [{bn}, {g}] : view<f8e8m0, [{bn}, {g}]>
+  %vc = partition_view %c [{bm}, {bn}] : view<f32, [{bm}, {bn}]>
+  %init = full 0.0 : tile<{bm}x{bn}xf32>
+  %x = load_masked %va[%m, %zero] pad(zero) : tile<{bm}x{bk}xf8e4m3>
+  %sxt = load_masked %vsa[%zero, %m] pad(zero) : tile<{g}x{bm}xf8e8m0>
+  %sx = permute %sxt [1, 0] : tile<{bm}x{g}xf8e8m0>
+  %y = load_masked %vb[%zero, %n] pad(zero) : tile<{bk}x{bn}xf8e4m3>
+  %sy = load_masked %vsb[%n, %zero] pad(zero) : tile<{bn}x{g}xf8e8m0>
+  %d = dot_scaled %x, %sx, %y, %sy, %init : tile<{bm}x{bn}xf32>
+  store_masked %d, %vc[%m, %n]
+}}"
+    ))
+    .unwrap();
+    let program = lowered_for(&func, 4, TensorCores::Mfma950);
+    let text = program.to_string();
+    assert_eq!(text.matches("mfma32x32x64.e4m3.ue8m0").count(), 2, "{text}");
+    // The permute's conversion and the staging of its result.
+    assert_eq!(text.matches(": f8e8m0[").count(), 2, "{text}");
+    let (m, n, k) = (bm + 3, 2 * bn - 5, bk);
+    let elements = [0.0, 1.0, -2.0, 3.0, -1.0, 2.0, -4.0];
+    let scales = [1.0, 2.0, 0.25, 4.0, 0.5];
+    let args = vec![
+        tensor(DType::F8E4M3, &[m, k], &elements),
+        tensor(DType::F8E8M0, &[k / 32, m], &scales),
+        tensor(DType::F8E4M3, &[k, n], &elements),
+        tensor(DType::F8E8M0, &[n, k / 32], &scales[1..]),
+        Arg::Tensor(HostTensor::zeros(DType::F32, &[m, n])),
+    ];
+    let grid = [blocks(m, bm), blocks(n, bn), 1];
+    let (mut emulated, mut reference) = (args.clone(), args);
+    emulate::run(&program, grid, &mut emulated).unwrap();
+    interp::run(&func, grid, &mut reference).unwrap();
+    assert_eq!(emulated[4], reference[4]);
 }

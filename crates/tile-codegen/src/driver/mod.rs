@@ -12,6 +12,8 @@
 //!   tile-ir.txt, tile-ir.opt.txt          the tile IR as lowered, and after the passes
 //!   thread.txt                            the thread-level program (GPU targets)
 //!   thread.mma_sync.txt                   the same with `mma.sync` (sm_80 and later)
+//!   thread.mma_sync_fp8.txt               the same with its FP8 form (sm_89, sm_90, sm_120a)
+//!   thread.mma_sync_scaled.txt            the same with its block-scaled form (sm_120a)
 //!   thread.wmma.txt                       the same with WMMA (gfx1100)
 //!   thread.wmma12.txt                     the same with RDNA 4's WMMA (gfx1200, gfx1201)
 //!   thread.mfma.txt                       the same with MFMA (gfx90a, gfx942)

@@ -261,7 +261,7 @@ impl DistLayout {
 
 /// An accumulator layout of `shape` (row-major), with its per-thread runs,
 /// threads per warp and warps per axis, and its thread and value layouts.
-fn accumulator(
+pub(super) fn accumulator(
     shape: Vec<usize>,
     (size_per_thread, threads_per_warp, [wm, wn]): (Vec<usize>, Vec<usize>, [usize; 2]),
     thread: Layout,

@@ -9,7 +9,7 @@
 //! bit-identical. For `i8` operands the step is `acc + a * b` in `i32`; for
 //! precision `tf32` each operand element is first rounded to TF32.
 
-use super::block_scales::StagedScales;
+use super::block_scales::ProductScales;
 use super::held_operands::OperandKey;
 use super::operand_swizzle::OperandLayout;
 use super::{LowerError, Lowered, Lowerer};
@@ -33,8 +33,9 @@ pub(super) struct StagedOperands {
     /// Each operand's offset in its allocation (the stage of a pipelined
     /// loop), added after the layout's placement.
     pub(super) offsets: [Option<Reg>; 2],
-    /// A block-scaled product's scales (`block_scales.rs`).
-    pub(super) scales: Option<StagedScales>,
+    /// A block-scaled product's scales (`block_scales.rs`), none of them
+    /// still to stage.
+    pub(super) scales: Option<ProductScales>,
 }
 
 /// Where a tensor-core `dot` finds its `a` operand.
@@ -106,9 +107,13 @@ impl Lowerer<'_> {
         };
         let plan = tensor_dot(func, id, self.program.num_warps, self.tensor_cores)
             .filter(|plan| plan.layout() == &*layout);
-        let scale_tiles = match (scale_values, &plan) {
-            (Some(values), Some(TensorDot::Mma(_))) => Some(self.scale_tiles(id, values)?),
-            (Some(_), _) => return Err(self.invalid(id, "a dot_scaled off block-scaled mma.sync")),
+        let mut scales = match (scale_values, &plan) {
+            (Some(values), Some(TensorDot::Mma(p))) => {
+                Some(self.product_scales(id, p, (values, [m, n, k]))?)
+            }
+            (Some(_), _) => {
+                return Err(self.invalid(id, "a dot_scaled off a block-scaled instruction"))
+            }
             (None, _) => None,
         };
         let operands = [(*a, da, [m, k]), (*b, db, [k, n])];
@@ -220,29 +225,26 @@ impl Lowerer<'_> {
             (None, Some(a)) => OperandA::Shared(a),
             (None, None) => return Err(self.invalid(id, "a is neither staged nor in registers")),
         };
-        let (scales, scales_reused) = match &scale_tiles {
-            Some(tiles) => {
-                let (staged, reused) = self.take_scale_buffers(tiles);
-                (Some(staged), reused)
-            }
-            None => (None, false),
+        let (scale_allocs, scales_reused) = match &scales {
+            Some(scales) => self.take_scale_buffers(scales),
+            None => ([None, None], false),
         };
-        let staged = StagedOperands {
+        let mut staged = StagedOperands {
             a,
             b,
             b_transposed,
             layouts,
             offsets,
-            scales,
+            scales: None,
         };
-        if !taken.is_empty() || scales.is_some() {
+        if !taken.is_empty() || scale_allocs.iter().any(Option::is_some) {
             // Fresh allocations; earlier readers of reused memory (or of the
             // last iteration's) must be done first.
             if self.loop_depth > 0 || scales_reused || taken.iter().any(|&(_, _, reused)| reused) {
                 self.barrier();
             }
-            if let (Some(tiles), Some(scales)) = (&scale_tiles, &scales) {
-                self.store_scales(tiles, scales);
+            if let Some(scales) = &mut scales {
+                self.store_scales(scales, scale_allocs);
             }
             let mut copied = false;
             for &(i, alloc, _) in &taken {
@@ -294,6 +296,7 @@ impl Lowerer<'_> {
             }
             self.barrier();
         }
+        staged.scales = scales.clone();
         if round_tf32 && !to_round.is_empty() {
             self.round_staged_tf32(&to_round);
         }
@@ -330,7 +333,7 @@ impl Lowerer<'_> {
                 self.release_shared(alloc);
             }
         }
-        for alloc in scales.iter().flat_map(|s| s.allocs) {
+        for alloc in scales.iter().flat_map(Self::staged_scales) {
             self.release_shared(alloc);
         }
         self.release_held_after(id);

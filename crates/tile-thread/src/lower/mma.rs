@@ -124,7 +124,10 @@ impl Lowerer<'_> {
             .b_transposed
             .then(|| self.transposed_b_base(plan, k, rep_n >= 2));
         // A block-scaled instruction's scales (`block_scales.rs`).
-        let scales = staged.scales.map(|s| (s, self.scale_bases(plan, &s)));
+        let scales = staged
+            .scales
+            .as_ref()
+            .map(|s| self.with_scale_bases(plan, s));
         let mut acc = acc.to_vec();
         for step in 0..k / ik {
             let a_frags: Vec<Vec<Reg>> = match a_source {
@@ -197,8 +200,10 @@ impl Lowerer<'_> {
             };
             let nc = kind.elements(Fragment::C);
             let reps = [a_frags.len(), b_frags.len()];
-            let step_scales =
-                scales.map(|(s, bases)| self.step_scales(plan, (&s, bases), reps, step));
+            let step_scales = match &scales {
+                Some(s) => Some(self.step_scales(plan, s, reps, step)?),
+                None => None,
+            };
             for (rm, a_frag) in a_frags.iter().enumerate() {
                 for (rn, b_frag) in b_frags.iter().enumerate() {
                     let first = nc * (rn + rep_n * rm);
