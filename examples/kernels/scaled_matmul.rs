@@ -226,6 +226,20 @@ fn upload<T: Element>(dev: &Device, q: &Quantized<T>, shape: &[usize]) -> Result
     dev.tensor_from_slice(&q.stored, shape)
 }
 
+/// The row of a kernel `spec` named `kernel` that `launch` runs into a
+/// fresh `[M, N]` output, against the product of the scaled operands.
+fn launched_row(
+    dev: &Device,
+    (kernel, spec): (&str, tile::KernelSpec),
+    launch: impl Fn(&mut Tensor<f32>) -> Result<(), Error>,
+    scaled: (&[f32], &[f32]),
+    (m, n, k): (usize, usize, usize),
+) -> Result<Row, Error> {
+    let mut c = dev.zeros::<f32>(&[m, n])?;
+    let time = timed(|| launch(&mut c))?;
+    row(kernel, dev, &spec, time, &c.to_vec()?, scaled, (m, n, k))
+}
+
 /// The four kernels (MXFP8 at both its tiles) on a problem whose every
 /// extent leaves partial tiles (K = 200: the last block of K holds 8
 /// elements, the last MX group 8).
@@ -240,32 +254,25 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
     let (sa, sb) = (mx_scales(rng, m * mx), mx_scales(rng, n * mx));
     let (a, b) = (upload(dev, &a8, &[m, k])?, upload(dev, &b8, &[k, n])?);
     let (ta, tb) = (upload(dev, &sa, &[m, mx])?, upload(dev, &sb, &[n, mx])?);
-    let mut c = dev.zeros::<f32>(&[m, n])?;
-    let time = timed(|| matmul_mxfp8::<64, 64, 64>::launch(dev, grid, (&a, &ta, &b, &tb, &mut c)))?;
     let ea = effective(&a8.values, &sa.values, (m, k, 32), false);
     let eb = effective(&b8.values, &sb.values, (n, k, 32), true);
-    let spec = matmul_mxfp8::<64, 64, 64>::kernel_spec();
-    rows.push(row(
-        "matmul mxfp8",
+    let scaled = (&ea[..], &eb[..]);
+    rows.push(launched_row(
         dev,
-        &spec,
-        time,
-        &c.to_vec()?,
-        (&ea, &eb),
+        ("matmul mxfp8", matmul_mxfp8::<64, 64, 64>::kernel_spec()),
+        |c| matmul_mxfp8::<64, 64, 64>::launch(dev, grid, (&a, &ta, &b, &tb, c)),
+        scaled,
         (m, n, k),
     )?);
-    let mut c = dev.zeros::<f32>(&[m, n])?;
     let wide = [m.div_ceil(128) as u32, n.div_ceil(64) as u32];
-    let time =
-        timed(|| matmul_mxfp8::<128, 64, 64>::launch(dev, wide, (&a, &ta, &b, &tb, &mut c)))?;
-    let spec = matmul_mxfp8::<128, 64, 64>::kernel_spec();
-    rows.push(row(
-        "matmul mxfp8 128x64",
+    rows.push(launched_row(
         dev,
-        &spec,
-        time,
-        &c.to_vec()?,
-        (&ea, &eb),
+        (
+            "matmul mxfp8 128x64",
+            matmul_mxfp8::<128, 64, 64>::kernel_spec(),
+        ),
+        |c| matmul_mxfp8::<128, 64, 64>::launch(dev, wide, (&a, &ta, &b, &tb, c)),
+        scaled,
         (m, n, k),
     )?);
 

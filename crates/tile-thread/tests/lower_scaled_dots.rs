@@ -1,9 +1,17 @@
-//! Block-scaled products (`dot_scaled`, expanded before lowering) on
-//! `mma.sync`: both operands' scales load straight into the layout that
-//! repeats each over its group of elements (no staging of the repeated
-//! tiles; `b`'s product held in runs of rows per thread for it), the
-//! operands computed in registers are staged for `ldmatrix` in 16-byte
-//! vectors, and the emulator agrees with the interpreter bit for bit.
+//! Block-scaled products (`dot_scaled`) lowered, and run by the emulator
+//! bit for bit against the interpreter:
+//!
+//! - expanded before lowering on `mma.sync` without block-scaled forms:
+//!   both operands' scales load straight into the layout that repeats
+//!   each over its group of elements (no staging of the repeated tiles;
+//!   `b`'s product held in runs of rows per thread for it), and the
+//!   operands computed in registers are staged for `ldmatrix` in 16-byte
+//!   vectors;
+//! - on sm_120a's `mma.sync … kind::mxf8f6f4.block_scale`
+//!   (`TensorCores::MmaSyncScaled`) and gfx950's scaled MFMA: a
+//!   `dot_scaled` of E4M3 or E5M2 operands with E8M0 scales runs on the
+//!   instruction, its scales loaded or staged for the lanes that supply
+//!   them; the products it cannot take are expanded as elsewhere.
 
 use tile_ir::interp::{self, Arg, HostTensor};
 use tile_ir::text::parse_function;
@@ -13,12 +21,12 @@ use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions, TensorCores};
 use tile_thread::program::Program;
 
-/// An MXFP8 product of `bm × bn` tiles over K in steps of `bk`: `f8e4m3`
-/// elements, one `f8e8m0` scale per 32 along K.
-fn mxfp8(bm: usize, bn: usize, bk: usize) -> Function {
+/// A product of `bm × bn` tiles over K in steps of `bk`: `a` of dtype
+/// `da` and `b` of `db`, one `f8e8m0` scale per 32 along K on each.
+fn scaled(da: &str, db: &str, (bm, bn, bk): (usize, usize, usize)) -> Function {
     let g = bk / 32;
     parse_function(&format!(
-        "kernel @mxfp8(%a: tensor<f8e4m3, 2>, %sa: tensor<f8e8m0, 2>, %b: tensor<f8e4m3, 2>, %sb: tensor<f8e8m0, 2>, %c: tensor<f32, 2>) {{
+        "kernel @scaled(%a: tensor<{da}, 2>, %sa: tensor<f8e8m0, 2>, %b: tensor<{db}, 2>, %sb: tensor<f8e8m0, 2>, %c: tensor<f32, 2>) {{
   %m = program_id 0 : i32
   %n = program_id 1 : i32
   %zero = constant 0 : i32
@@ -28,16 +36,16 @@ fn mxfp8(bm: usize, bn: usize, bk: usize) -> Function {
   %k1 = add %k, %bk : i32
   %k2 = sub %k1, %one : i32
   %steps = div %k2, %bk : i32
-  %va = partition_view %a [{bm}, {bk}] : view<f8e4m3, [{bm}, {bk}]>
+  %va = partition_view %a [{bm}, {bk}] : view<{da}, [{bm}, {bk}]>
   %vsa = partition_view %sa [{bm}, {g}] : view<f8e8m0, [{bm}, {g}]>
-  %vb = partition_view %b [{bk}, {bn}] : view<f8e4m3, [{bk}, {bn}]>
+  %vb = partition_view %b [{bk}, {bn}] : view<{db}, [{bk}, {bn}]>
   %vsb = partition_view %sb [{bn}, {g}] : view<f8e8m0, [{bn}, {g}]>
   %vc = partition_view %c [{bm}, {bn}] : view<f32, [{bm}, {bn}]>
   %init = full 0.0 : tile<{bm}x{bn}xf32>
   %acc = for %i = %zero to %steps step %one iter(%c0 = %init) : tile<{bm}x{bn}xf32> {{
-    %x = load_masked %va[%m, %i] pad(zero) : tile<{bm}x{bk}xf8e4m3>
+    %x = load_masked %va[%m, %i] pad(zero) : tile<{bm}x{bk}x{da}>
     %sx = load_masked %vsa[%m, %i] pad(zero) : tile<{bm}x{g}xf8e8m0>
-    %y = load_masked %vb[%i, %n] pad(zero) : tile<{bk}x{bn}xf8e4m3>
+    %y = load_masked %vb[%i, %n] pad(zero) : tile<{bk}x{bn}x{db}>
     %sy = load_masked %vsb[%n, %i] pad(zero) : tile<{bn}x{g}xf8e8m0>
     %d = dot_scaled %x, %sx, %y, %sy, %c0 : tile<{bm}x{bn}xf32>
     yield %d
@@ -60,19 +68,34 @@ fn tensor(dtype: DType, shape: &[usize], values: &[f32]) -> Arg {
     Arg::Tensor(HostTensor::from_scalars(dtype, shape, &scalars).unwrap())
 }
 
+/// `func` lowered for sm_120a's tensor cores with `warps` warps, verified.
+fn lowered(func: &Function, warps: u32) -> Program {
+    lowered_for(func, warps, TensorCores::MmaSyncScaled)
+}
+
+/// `func` lowered for `cores` with `warps` warps, verified.
+fn lowered_for(func: &Function, warps: u32, cores: TensorCores) -> Program {
+    let options = LowerOptions::warps(warps).with_tensor_cores(cores);
+    let program = lower(func, &options).unwrap();
+    tile_thread::program::verify(&program).unwrap();
+    program
+}
+
 /// The emulator's run of `program` (`func` lowered) agrees with the
 /// interpreter's bit for bit on a problem of partial tiles whose every
-/// product and sum is exact (small integers, scales of 1, 2 and 4).
-fn check_emulated(func: &Function, program: &Program, (bm, bn, bk): (usize, usize, usize)) {
-    tile_thread::program::verify(program).unwrap();
+/// product and sum is exact (small integers; scales from 2⁻² to 2²,
+/// different on every row and column, so that a scale read by the wrong
+/// lane changes the result).
+fn check_emulated(func: &Function, program: &Program, dtypes: [DType; 2], tiles: [usize; 3]) {
+    let [bm, bn, bk] = tiles;
     let (m, n, k) = (bm + 3, 2 * bn - 5, 2 * bk);
-    let elements = [0.0, 1.0, -2.0, 3.0, -1.0, 2.0];
-    let scales = [1.0, 2.0, 4.0];
+    let elements = [0.0, 1.0, -2.0, 3.0, -1.0, 2.0, -4.0];
+    let scales = [1.0, 2.0, 0.25, 4.0, 0.5];
     let args = vec![
-        tensor(DType::F8E4M3, &[m, k], &elements),
+        tensor(dtypes[0], &[m, k], &elements),
         tensor(DType::F8E8M0, &[m, k / 32], &scales),
-        tensor(DType::F8E4M3, &[k, n], &elements),
-        tensor(DType::F8E8M0, &[n, k / 32], &scales),
+        tensor(dtypes[1], &[k, n], &elements),
+        tensor(DType::F8E8M0, &[n, k / 32], &scales[1..]),
         Arg::Tensor(HostTensor::zeros(DType::F32, &[m, n])),
     ];
     let grid = [blocks(m, bm), blocks(n, bn), 1];
@@ -84,8 +107,8 @@ fn check_emulated(func: &Function, program: &Program, (bm, bn, bk): (usize, usiz
 
 #[test]
 fn scales_load_into_their_repetition_and_operands_stage_in_vectors() {
-    let tiles = (64, 64, 64);
-    let func = mxfp8(tiles.0, tiles.1, tiles.2);
+    let tiles = [64, 64, 64];
+    let func = scaled("f8e4m3", "f8e4m3", (64, 64, 64));
     let options = LowerOptions::warps(4).with_tensor_cores(TensorCores::MmaSync);
     let program = lower(&func, &options).unwrap();
     let text = program.to_string();
@@ -101,5 +124,143 @@ fn scales_load_into_their_repetition_and_operands_stage_in_vectors() {
     let scalar_stores = text.matches("st.shared @").count();
     let vectors = text.matches("st.shared.v8").count();
     assert_eq!((scalar_stores, vectors), (0, 8), "{text}");
-    check_emulated(&func, &program, tiles);
+    check_emulated(&func, &program, [DType::F8E4M3; 2], tiles);
+}
+
+#[test]
+fn mxfp8_products_run_on_the_block_scaled_instruction() {
+    for (name, dtype) in [("f8e4m3", DType::F8E4M3), ("f8e5m2", DType::F8E5M2)] {
+        let tiles = [64, 64, 64];
+        let func = scaled(name, name, (64, 64, 64));
+        let program = lowered(&func, 4);
+        let text = program.to_string();
+        // 4 × 8 blocks of 16×8 and 2 k-steps of 32 for the 4 warps: 16
+        // instructions a warp an iteration, and no operand scaled in
+        // registers.
+        let format = &name[2..];
+        let native = text
+            .matches(&format!("mma.m16n8k32.{format}.ue8m0"))
+            .count();
+        assert_eq!(native, 16, "{text}");
+        assert!(!text.contains("bf16"), "{text}");
+        // The operands are copied by `cp.async` (their loads deferred to the
+        // product, or copied ahead by the loop's pipeline), and the scales
+        // staged beside them.
+        assert!(text.contains("cp.async"), "{text}");
+        assert_eq!(text.matches(": f8e8m0[").count(), 2, "{text}");
+        check_emulated(&func, &program, [dtype; 2], tiles);
+    }
+}
+
+#[test]
+fn warps_split_along_both_axes_read_their_own_scales() {
+    // 8 warps over 128 × 64: 4 along M and 2 along N, each with 2 block
+    // rows and 4 block columns.
+    let tiles = [128, 64, 32];
+    let func = scaled("f8e4m3", "f8e4m3", (128, 64, 32));
+    let program = lowered(&func, 8);
+    assert!(program.to_string().contains("mma.m16n8k32.e4m3.ue8m0"));
+    check_emulated(&func, &program, [DType::F8E4M3; 2], tiles);
+}
+
+#[test]
+fn products_the_instruction_cannot_take_are_expanded() {
+    // Mixed formats, and tiles of 8 rows (the instruction's blocks are 16).
+    for (da, db, tiles, dtypes) in [
+        (
+            "f8e4m3",
+            "f8e5m2",
+            [64, 64, 64],
+            [DType::F8E4M3, DType::F8E5M2],
+        ),
+        ("f8e4m3", "f8e4m3", [8, 32, 32], [DType::F8E4M3; 2]),
+    ] {
+        let func = scaled(da, db, (tiles[0], tiles[1], tiles[2]));
+        let program = lowered(&func, 4);
+        let text = program.to_string();
+        assert!(!text.contains("ue8m0"), "{text}");
+        check_emulated(&func, &program, dtypes, tiles);
+    }
+}
+
+#[test]
+fn only_sm_120a_runs_the_block_scaled_instruction() {
+    let func = scaled("f8e4m3", "f8e4m3", (64, 64, 64));
+    let options = LowerOptions::warps(4).with_tensor_cores(TensorCores::MmaSyncFp8);
+    let text = lower(&func, &options).unwrap().to_string();
+    assert!(!text.contains("ue8m0"), "{text}");
+    assert!(text.contains("mma.m16n8k16.bf16"), "{text}");
+}
+
+/// gfx950's scaled MFMA: 32×32×64 blocks where the tile has them (64×64
+/// over two waves: two blocks each, one `k`-step of 64), else 16×16×128
+/// (16 rows); each lane supplies its row's scale for its group of 32.
+#[test]
+fn mxfp8_products_run_on_the_scaled_mfma() {
+    for (tiles, warps, name, count) in [
+        ([64, 64, 64], 4, "mfma32x32x64.e4m3.ue8m0", 2),
+        ([64, 64, 64], 8, "mfma32x32x64.e4m3.ue8m0", 1),
+        ([16, 32, 128], 2, "mfma16x16x128.e4m3.ue8m0", 2),
+    ] {
+        let func = scaled("f8e4m3", "f8e4m3", (tiles[0], tiles[1], tiles[2]));
+        let program = lowered_for(&func, warps, TensorCores::Mfma950);
+        let text = program.to_string();
+        assert_eq!(text.matches(name).count(), count, "{text}");
+        assert!(
+            !text.contains("bf16") && !text.contains(": f8e8m0["),
+            "{text}"
+        );
+        check_emulated(&func, &program, [DType::F8E4M3; 2], tiles);
+    }
+}
+
+/// On gfx950 a scale tile that is not loaded as the instruction holds it
+/// (here `a`'s scales stored transposed, `[K / 32, M]`, and permuted) is
+/// staged in shared memory and read back by the lanes that supply it,
+/// `b`'s still loaded in place.
+#[test]
+fn scales_computed_in_registers_are_staged() {
+    let (bm, bn, bk) = (64, 64, 64);
+    let g = bk / 32;
+    let func = parse_function(&format!(
+        "kernel @scaled_t(%a: tensor<f8e4m3, 2>, %sa: tensor<f8e8m0, 2>, %b: tensor<f8e4m3, 2>, %sb: tensor<f8e8m0, 2>, %c: tensor<f32, 2>) {{
+  %m = program_id 0 : i32
+  %n = program_id 1 : i32
+  %zero = constant 0 : i32
+  %va = partition_view %a [{bm}, {bk}] : view<f8e4m3, [{bm}, {bk}]>
+  %vsa = partition_view %sa [{g}, {bm}] : view<f8e8m0, [{g}, {bm}]>
+  %vb = partition_view %b [{bk}, {bn}] : view<f8e4m3, [{bk}, {bn}]>
+  %vsb = partition_view %sb [{bn}, {g}] : view<f8e8m0, [{bn}, {g}]>
+  %vc = partition_view %c [{bm}, {bn}] : view<f32, [{bm}, {bn}]>
+  %init = full 0.0 : tile<{bm}x{bn}xf32>
+  %x = load_masked %va[%m, %zero] pad(zero) : tile<{bm}x{bk}xf8e4m3>
+  %sxt = load_masked %vsa[%zero, %m] pad(zero) : tile<{g}x{bm}xf8e8m0>
+  %sx = permute %sxt [1, 0] : tile<{bm}x{g}xf8e8m0>
+  %y = load_masked %vb[%zero, %n] pad(zero) : tile<{bk}x{bn}xf8e4m3>
+  %sy = load_masked %vsb[%n, %zero] pad(zero) : tile<{bn}x{g}xf8e8m0>
+  %d = dot_scaled %x, %sx, %y, %sy, %init : tile<{bm}x{bn}xf32>
+  store_masked %d, %vc[%m, %n]
+}}"
+    ))
+    .unwrap();
+    let program = lowered_for(&func, 4, TensorCores::Mfma950);
+    let text = program.to_string();
+    assert_eq!(text.matches("mfma32x32x64.e4m3.ue8m0").count(), 2, "{text}");
+    // The permute's conversion and the staging of its result.
+    assert_eq!(text.matches(": f8e8m0[").count(), 2, "{text}");
+    let (m, n, k) = (bm + 3, 2 * bn - 5, bk);
+    let elements = [0.0, 1.0, -2.0, 3.0, -1.0, 2.0, -4.0];
+    let scales = [1.0, 2.0, 0.25, 4.0, 0.5];
+    let args = vec![
+        tensor(DType::F8E4M3, &[m, k], &elements),
+        tensor(DType::F8E8M0, &[k / 32, m], &scales),
+        tensor(DType::F8E4M3, &[k, n], &elements),
+        tensor(DType::F8E8M0, &[n, k / 32], &scales[1..]),
+        Arg::Tensor(HostTensor::zeros(DType::F32, &[m, n])),
+    ];
+    let grid = [blocks(m, bm), blocks(n, bn), 1];
+    let (mut emulated, mut reference) = (args.clone(), args);
+    emulate::run(&program, grid, &mut emulated).unwrap();
+    interp::run(&func, grid, &mut reference).unwrap();
+    assert_eq!(emulated[4], reference[4]);
 }
