@@ -169,8 +169,10 @@ pub enum RuntimeCall {
     /// `b` and `c`, of the instruction descriptor `d & 0xffff_ffff`,
     /// accumulating when bit 32 of `d` is set, its `.kind` the code in the
     /// bits 33–34 (`tile_hw::tcgen05::Qualifier::code`: 0 `f16`, 2
-    /// `f8f6f4`); with [`TCGEN05_TENSOR_A`] set in `d`, `b` is instead the
-    /// tensor-memory address of A.
+    /// `f8f6f4`, 1 `tf32`, 3 `mxf8f6f4.block_scale`, whose scales the
+    /// thread's last [`RuntimeCall::Tcgen05Scales`] named); with
+    /// [`TCGEN05_TENSOR_A`] set in `d`, `b` is instead the tensor-memory
+    /// address of A.
     Tcgen05Mma = 29,
     /// `tcgen05.commit…mbarrier::arrive::one`: one arrival at the barrier
     /// at shared address `a` once the thread's `tcgen05.mma`s are done.
@@ -192,6 +194,10 @@ pub enum RuntimeCall {
     /// same in every lane). The result is the 32-bit value `b` of the lane
     /// read.
     LanePermute = 33,
+    /// The tensor-memory addresses `a` and `b` of the scale images of A
+    /// and B (`tile_hw::tcgen05::scale_cell`) that the thread's next
+    /// block-scaled [`RuntimeCall::Tcgen05Mma`] reads.
+    Tcgen05Scales = 34,
 }
 
 /// The most 32-bit words a [`RuntimeCall::Mma`] buffer holds (CDNA 4's
@@ -203,7 +209,7 @@ pub const MMA_MAX_RESULTS: usize = 16;
 
 impl RuntimeCall {
     /// Every op.
-    pub const ALL: [RuntimeCall; 33] = [
+    pub const ALL: [RuntimeCall; 34] = [
         RuntimeCall::ThreadId,
         RuntimeCall::BlockId,
         RuntimeCall::GridDim,
@@ -237,6 +243,7 @@ impl RuntimeCall {
         RuntimeCall::TmemLoad,
         RuntimeCall::TmemStore,
         RuntimeCall::LanePermute,
+        RuntimeCall::Tcgen05Scales,
     ];
 
     /// The op with code `code`.

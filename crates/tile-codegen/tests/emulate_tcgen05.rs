@@ -14,7 +14,7 @@ use tile_codegen::{tools, CodegenOptions, Sm, Target};
 use tile_ir::interp::Arg;
 use tile_ir::{samples, DType};
 use tile_testgen::inputs::{blocks, tensor_of, zeros};
-use tile_testgen::products::stepped;
+use tile_testgen::products::{mxfp8_dot_case_of, stepped};
 use tile_thread::lower::{lower, LowerOptions};
 
 fn values(arg: &Arg) -> Vec<f32> {
@@ -68,6 +68,55 @@ fn matmuls_on_tcgen05() {
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&values(&emulated[2])), bits(&want), "{what}");
         assert_eq!(bits(&values(&lockstep[2])), bits(&want), "{what}");
+    }
+}
+
+/// MXFP8 products (`mxfp8_dot_case_of`) on sm_100a's block-scaled
+/// `tcgen05.mma` (`kind::mxf8f6f4.block_scale`): the scales every thread
+/// packed into tensor memory, read by the instruction in the emulation
+/// target's runtime as the lockstep emulator reads them; both bit for bit
+/// the product of the scaled operands stepped by 32. ptxas assembles the
+/// PTX for sm_100a.
+#[test]
+fn mxfp8_products_on_block_scaled_tcgen05() {
+    let target = Target::Nvptx(Sm::Sm100a);
+    // `(M, K, N)`: four groups of 32 `k` in one byte each of a column;
+    // two, the cell's other bytes unused; eight over two sets of columns,
+    // two warpgroups, B in two instructions of 128 columns.
+    for (seed, dims, warps) in [
+        (1, (128, 128, 128), 4),
+        (2, (128, 64, 128), 4),
+        (3, (128, 256, 256), 8),
+    ] {
+        let case = mxfp8_dot_case_of(seed, dims, warps);
+        let what = format!("{dims:?} on {warps} warps");
+        let lowering = LowerOptions::warps(warps).with_tensor_cores(target.tensor_cores());
+        let program = lower(&case.func, &lowering).unwrap();
+        let options = CodegenOptions::default();
+        let module = emulated::lowered_module(&case.func, target, &lowering, &options)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(
+            module
+                .llvm_ir_opt
+                .contains("kind::mxf8f6f4.block_scale [$0], $1, $2, $3, [$4], [$5], p"),
+            "{what}"
+        );
+        let kernel = emulated::image(&module).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let mut emulated = case.args.clone();
+        emulated::launch(&kernel, [1, 1, 1], warps, &mut emulated)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let mut lockstep = case.args.clone();
+        tile_thread::emulate::run(&program, [1, 1, 1], &mut lockstep).unwrap();
+        let [a, b, c] = &case.values;
+        let want = stepped(a, b, c, case.dims, 32);
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let out = |args: &[Arg]| values(args.last().expect("the output"));
+        assert_eq!(bits(&out(&emulated)), bits(&want), "{what}");
+        assert_eq!(bits(&out(&lockstep)), bits(&want), "{what}");
+        let ptx = emit(&program, target, &options).unwrap().assembly;
+        emulated::require(tools::Tool::Ptxas);
+        let usage = tools::ptxas_resource_usage(&ptx, Sm::Sm100a).unwrap();
+        assert!(usage.contains("0 bytes spill stores"), "{what}: {usage}");
     }
 }
 

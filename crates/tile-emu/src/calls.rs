@@ -333,6 +333,10 @@ pub(crate) extern "C" fn runtime(op: u32, a: u64, b: u64, c: u64, d: u64) -> u64
                 Err(error) => stop(error),
             }
         }
+        RuntimeCall::Tcgen05Scales => {
+            with_block(|blk| blk.tcgen05_scales(a, b));
+            0
+        }
         // The products landed at issue: the commit is the arrival.
         RuntimeCall::Tcgen05Commit => match with_block(|blk| blk.mbarrier_expect_tx(a, 0)) {
             Ok(()) => 0,

@@ -9,16 +9,22 @@
 //! at the mbarrier; and each lane's loads and stores of its row in its
 //! warp's quarter of the lanes.
 //!
+//! A block-scaled product (`kind::mxf8f6f4.block_scale`) reads its scales
+//! from the images at the addresses the thread's `Tcgen05Scales` call just
+//! named, every quarter's copy (copies that differ are an error).
+//!
 //! The product lands at issue, so a kernel that loaded D before waiting for
 //! the commit would still see it here: the lockstep emulator, which delays
 //! it to the commit, checks that order (`tile_thread::emulate`).
 
 use crate::block::Block;
 use crate::error::{EmuError, Place};
+use std::collections::HashMap;
 use tile_abi::emulation::Access;
 use tile_hw::tcgen05::{
-    allocation_columns, block_mma, decode_smem_descriptor, read_tensor_a, split_address,
-    tensor_a_columns, Qualifier, Tcgen05Kind, COLUMNS, LANES, M, WARP_LANES,
+    allocation_columns, block_mma, block_mma_scaled, decode_smem_descriptor, read_scales,
+    read_tensor_a, scale_columns, split_address, tensor_a_columns, Qualifier, Tcgen05Kind, COLUMNS,
+    LANES, M, WARP_LANES,
 };
 use tile_hw::wgmma::Major;
 
@@ -38,6 +44,8 @@ pub(crate) struct TensorMemory {
     cells: Vec<u32>,
     /// The columns allocated (from 0), if any.
     allocated: Option<u32>,
+    /// The scale images each thread's next block-scaled product reads.
+    scales: HashMap<u32, [u64; 2]>,
 }
 
 impl Default for TensorMemory {
@@ -45,6 +53,7 @@ impl Default for TensorMemory {
         TensorMemory {
             cells: vec![0; LANES * COLUMNS],
             allocated: None,
+            scales: HashMap::new(),
         }
     }
 }
@@ -113,6 +122,12 @@ impl Block {
         Ok(())
     }
 
+    /// The scale images at `a` (A's) and `b` (B's) of the current thread's
+    /// next block-scaled `tcgen05.mma`.
+    pub(crate) fn tcgen05_scales(&mut self, a: u64, b: u64) {
+        self.tmem.scales.insert(self.current, [a, b]);
+    }
+
     /// The current thread's `tcgen05.mma` into `d` from A at `a` and the
     /// descriptor `b`, of the instruction descriptor `idesc`.
     pub(crate) fn tcgen05_mma(
@@ -123,8 +138,13 @@ impl Block {
         accumulate: bool,
     ) -> Result<(), EmuError> {
         let place = self.place(Some(self.current));
-        let kind =
-            Tcgen05Kind::from_descriptor(idesc, qualifier).map_err(|what| fault(place, what))?;
+        let (kind, scale_bytes) = match qualifier {
+            Qualifier::Mxf8f6f4 => {
+                Tcgen05Kind::from_scaled_descriptor(idesc).map(|(kind, bytes)| (kind, Some(bytes)))
+            }
+            _ => Tcgen05Kind::from_descriptor(idesc, qualifier).map(|kind| (kind, None)),
+        }
+        .map_err(|what| fault(place, what))?;
         let (lane, column) = split_address(d as u32);
         let (column, end) = (column as usize, column as usize + kind.n);
         let allocated = self.tmem.allocated.unwrap_or(0) as usize;
@@ -154,11 +174,38 @@ impl Block {
         let mut out: Vec<f32> = (0..M * kind.n)
             .map(|e| f32::from_bits(self.tmem.cells[cell(e)]))
             .collect();
-        block_mma(kind, &a, &b, &mut out, accumulate).map_err(|what| fault(place, what))?;
+        let computed = match scale_bytes {
+            Some(bytes) => {
+                let Some(images) = self.tmem.scales.remove(&self.current) else {
+                    let what = "a block-scaled tcgen05.mma with no scales named".to_string();
+                    return Err(fault(place, what));
+                };
+                let sa = self.scales((images[0], M), bytes[0])?;
+                let sb = self.scales((images[1], kind.n), bytes[1])?;
+                block_mma_scaled(kind, (&a, &b), [&sa, &sb], &mut out, accumulate)
+            }
+            None => block_mma(kind, &a, &b, &mut out, accumulate),
+        };
+        computed.map_err(|what| fault(place, what))?;
         for (e, v) in out.into_iter().enumerate() {
             self.tmem.cells[cell(e)] = v.to_bits();
         }
         Ok(())
+    }
+
+    /// The `rows` scales of the image at `at`, from byte `byte` of its cells.
+    fn scales(&self, (at, rows): (u64, usize), byte: u32) -> Result<Vec<u32>, EmuError> {
+        let (lane, column) = split_address(at as u32);
+        let end = column as usize + scale_columns(rows);
+        let allocated = self.tmem.allocated.unwrap_or(0) as usize;
+        if at >> 32 != 0 || lane != 0 || end > allocated {
+            return Err(self.tmem_error(format!(
+                "scales at {at:#x}: columns {column}..{end} at lane {lane}, outside the {allocated} allocated"
+            )));
+        }
+        let read = (rows, column as usize, byte);
+        let cell = |lane: usize, column: usize| Ok(self.tmem.cells[lane * COLUMNS + column]);
+        read_scales(read, cell)?.map_err(|what| self.tmem_error(what))
     }
 
     /// The 128×`K` A of `kind` in tensor memory at `at`.

@@ -134,6 +134,18 @@ pub fn mxfp8_dot_case(seed: u64) -> DotCase {
     scaled_case(&mut rng, (side, side), [64, 16])
 }
 
+/// [`mxfp8_dot_case`]'s product of seed `seed` at the shape `(M, K, N)`
+/// on `warps` warps (the tiles of sm_100a's block-scaled `tcgen05.mma`,
+/// 128 rows and more).
+pub fn mxfp8_dot_case_of(seed: u64, dims: (usize, usize, usize), warps: u32) -> DotCase {
+    let mut rng = SplitMix64::new(seed);
+    let side = rng.pick(&[
+        (DType::F8E4M3, Some(DType::F8E8M0)),
+        (DType::F8E5M2, Some(DType::F8E8M0)),
+    ]);
+    scaled_case_of(&mut rng, (side, side), dims, warps)
+}
+
 /// A block-scaled `dot` of `sides` (each an element dtype and its scales'),
 /// its shapes, warps and values drawn from `rng` as [`scaled_dot_case`]
 /// says, with `K` and `N` multiples of `units`.
@@ -148,6 +160,17 @@ fn scaled_case(
         k_unit * rng.range(1, 3),
         n_unit * rng.range(1, 64 / n_unit),
     );
+    scaled_case_of(rng, (a_side, b_side), (m, k, n), warps)
+}
+
+/// A block-scaled `dot` of `sides` at the shape `(M, K, N)` on `warps`
+/// warps, its values drawn from `rng`.
+fn scaled_case_of(
+    rng: &mut SplitMix64,
+    (a_side, b_side): ((DType, Option<DType>), (DType, Option<DType>)),
+    (m, k, n): (usize, usize, usize),
+    warps: u32,
+) -> DotCase {
     let compute = tile_ir::scaled::compute_dtype(a_side.0, b_side.0);
     let (a, sa, va) = scaled_operand(rng, a_side, (m, k), false, compute);
     let (b, sb, vb) = scaled_operand(rng, b_side, (n, k), true, compute);

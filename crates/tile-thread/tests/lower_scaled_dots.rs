@@ -264,3 +264,46 @@ fn scales_computed_in_registers_are_staged() {
     interp::run(&func, grid, &mut reference).unwrap();
     assert_eq!(emulated[4], reference[4]);
 }
+
+/// sm_100a's `tcgen05.mma … kind::mxf8f6f4.block_scale`: thread 0 issues
+/// one instruction per 32 `k` and block of the instruction's `N`, reading
+/// the scales from the images every thread stored into tensor memory
+/// (`tmem.store.bytes`: one per block and set of four groups, per side).
+/// The emulator checks that each scale's four copies (one per quarter of
+/// the lanes) agree, that the images are stored before the products and
+/// not overwritten while a product reads them.
+#[test]
+fn mxfp8_products_run_on_tcgen05_with_scales_in_tensor_memory() {
+    for (name, dtype, tiles, warps, issued, stores) in [
+        // K 128: four groups, one word a row; width-4 loads of the staging.
+        ("f8e4m3", DType::F8E4M3, [128, 128, 128], 4, 4, 2),
+        // K 64: two groups, the cell's other bytes repeat the last.
+        ("f8e5m2", DType::F8E5M2, [128, 128, 64], 4, 2, 2),
+        // Two warpgroups share each image's columns; N 256 in two
+        // instructions of 128 (B MN-major), each with its own B image.
+        ("f8e4m3", DType::F8E4M3, [128, 256, 128], 8, 8, 3),
+    ] {
+        let func = scaled(name, name, (tiles[0], tiles[1], tiles[2]));
+        let program = lowered_for(&func, warps, TensorCores::Tcgen05);
+        let text = program.to_string();
+        assert_eq!(
+            text.matches("tcgen05.mma.scaled.").count(),
+            issued,
+            "{text}"
+        );
+        assert_eq!(text.matches("tmem.store.bytes").count(), stores, "{text}");
+        assert!(!text.contains("bf16"), "{text}");
+        check_emulated(&func, &program, [dtype; 2], tiles);
+    }
+    // Mixed formats are expanded into a bf16 product.
+    let func = scaled("f8e4m3", "f8e5m2", (128, 128, 128));
+    let program = lowered_for(&func, 4, TensorCores::Tcgen05);
+    let text = program.to_string();
+    assert!(!text.contains("tcgen05.mma.scaled"), "{text}");
+    check_emulated(
+        &func,
+        &program,
+        [DType::F8E4M3, DType::F8E5M2],
+        [128, 128, 128],
+    );
+}

@@ -65,8 +65,14 @@ pub(super) fn replace(text: &mut String) -> Result<String, EmitError> {
 /// The call of the runtime's entry point with `op` and `operands` (`i64`
 /// values), its result in `%r`.
 pub(super) fn runtime_call(op: RuntimeCall, operands: [&str; 4]) -> String {
+    tagged_runtime_call(op, operands, "")
+}
+
+/// [`runtime_call`] whose locals end in `tag`, its result in `%r<tag>`:
+/// for a second call in one definition.
+pub(super) fn tagged_runtime_call(op: RuntimeCall, operands: [&str; 4], tag: &str) -> String {
     format!(
-        "  %f = load ptr, ptr @{RUNTIME_SYMBOL}\n  %r = call i64 %f(i32 {}, i64 {}, i64 {}, i64 {}, i64 {})\n",
+        "  %f{tag} = load ptr, ptr @{RUNTIME_SYMBOL}\n  %r{tag} = call i64 %f{tag}(i32 {}, i64 {}, i64 {}, i64 {}, i64 {})\n",
         op as u32, operands[0], operands[1], operands[2], operands[3]
     )
 }

@@ -1,9 +1,11 @@
 //! What replaces each tensor-memory snippet (`crate::gpu::Tcgen05Asm`) on
 //! the emulation target: a call of the runtime's entry point
 //! (`tile_abi::emulation::RuntimeCall::TmemAlloc` and the five after it),
-//! a load's or store's values through a stack buffer of the thread's.
+//! a load's or store's values through a stack buffer of the thread's; a
+//! block-scaled product's scale addresses by `Tcgen05Scales` just before
+//! its `Tcgen05Mma`.
 
-use super::asm::runtime_call;
+use super::asm::{runtime_call, tagged_runtime_call};
 use crate::gpu::Tcgen05Asm;
 use tile_abi::emulation::{RuntimeCall, TCGEN05_TENSOR_A};
 use tile_hw::tcgen05::Qualifier;
@@ -39,6 +41,18 @@ pub(super) fn definition(name: &str, snippet: Tcgen05Asm) -> String {
             void(
                 "i32 %d, i64 %da, i64 %db, i32 %idesc, i32 %acc",
                 format!("{code}{call}"),
+            )
+        }
+        Tcgen05Asm::MmaScaled => {
+            let operands = ["%sa64", "%sb64", "0", "0"];
+            let scales = tagged_runtime_call(RuntimeCall::Tcgen05Scales, operands, ".scales");
+            let code = mma_code(Qualifier::Mxf8f6f4.code() << 33);
+            let call = runtime_call(RuntimeCall::Tcgen05Mma, ["%d64", "%da", "%db", "%code"]);
+            void(
+                "i32 %d, i64 %da, i64 %db, i32 %idesc, i32 %sa, i32 %sb, i32 %acc",
+                format!(
+                    "  %sa64 = zext i32 %sa to i64\n  %sb64 = zext i32 %sb to i64\n{scales}{code}{call}"
+                ),
             )
         }
         Tcgen05Asm::MmaTensorA => {

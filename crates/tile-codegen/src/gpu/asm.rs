@@ -480,10 +480,10 @@ mod tests {
             Asm::StoreVector { words: 4 },
             Asm::CvtBf16,
         ];
-        let mmas = tile_hw::tcgen05::Qualifier::ALL
+        let mmas = tile_hw::tcgen05::Qualifier::DENSE
             .map(|qualifier| Asm::Tcgen05(Tcgen05Asm::Mma { qualifier }));
-        let tensor_a = Asm::Tcgen05(Tcgen05Asm::MmaTensorA);
-        for asm in kinds.into_iter().chain(mmas).chain([tensor_a]) {
+        let others = [Tcgen05Asm::MmaTensorA, Tcgen05Asm::MmaScaled].map(Asm::Tcgen05);
+        for asm in kinds.into_iter().chain(mmas).chain(others) {
             assert_eq!(Asm::parse(&asm.template(), &asm.constraints()), Some(asm));
         }
         let wgmma = Asm::Wgmma(WgmmaKind::new(DType::F16, 64).unwrap());

@@ -509,11 +509,13 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             ThreadOpKind::TmemAlloc { .. }
             | ThreadOpKind::TmemDealloc { .. }
             | ThreadOpKind::Tcgen05Mma { .. }
+            | ThreadOpKind::Tcgen05MmaScaled { .. }
             | ThreadOpKind::Tcgen05MmaTensorA { .. }
             | ThreadOpKind::Tcgen05CommitWait { .. }
             | ThreadOpKind::TmemLoad { .. }
             | ThreadOpKind::TmemStore
-            | ThreadOpKind::TmemStoreHalves => self.tcgen05_op(k, &op.kind, roles()?),
+            | ThreadOpKind::TmemStoreHalves
+            | ThreadOpKind::TmemStoreBytes => self.tcgen05_op(k, &op.kind, roles()?),
             ThreadOpKind::FenceProxyAsync => self.inline_asm(Asm::FenceProxyAsync, &[]),
             ThreadOpKind::GridWait => self.grid_dep_control(true),
             ThreadOpKind::GridLaunchDependents => self.grid_dep_control(false),

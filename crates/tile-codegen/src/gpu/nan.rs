@@ -119,8 +119,10 @@ impl Flow<'_> {
             // `tile_hw::wgmma`).
             ThreadOpKind::Mma { .. } | ThreadOpKind::WgmmaRegisterA { .. } => false,
             // Halves stored to tensor memory are an A only `tcgen05.mma`
-            // reads (`tile_thread::lower`'s `tensor_a.rs`): a product again.
-            ThreadOpKind::TmemStoreHalves => role != Some("values"),
+            // reads (`tile_thread::lower`'s `tensor_a.rs`), bytes the scales
+            // only a block-scaled one reads (`tensor_scales.rs`): a product
+            // again.
+            ThreadOpKind::TmemStoreHalves | ThreadOpKind::TmemStoreBytes => role != Some("values"),
             // A cast to the operand's own dtype is the operand itself.
             ThreadOpKind::Cast { to } => Roles::of(&op.kind, &op.operands)
                 .and_then(|r| r.get("x").copied())

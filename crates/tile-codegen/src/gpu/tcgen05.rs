@@ -21,7 +21,7 @@ use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::IntPredicate;
 use tile_hw::tcgen05::{smem_descriptor, Qualifier, WARP_LANES};
 use tile_hw::wgmma::b_swizzle;
-use tile_thread::program::{DescriptorSwizzle, SharedId, Tcgen05Kind, ThreadOpKind};
+use tile_thread::program::{DescriptorSwizzle, SharedId, ThreadOpKind};
 
 /// One inline-PTX snippet of tensor memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +43,10 @@ pub(crate) enum Tcgen05Asm {
         /// `f16` or `f8f6f4`.
         qualifier: Qualifier,
     },
+    /// `tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale`: `(d: i32,
+    /// desc_a: i64, desc_b: i64, idesc: i32, scale_a: i32, scale_b: i32,
+    /// accumulate: i32)`, the scales' tensor-memory addresses.
+    MmaScaled,
     /// `tcgen05.mma.cta_group::1.kind::f16` with A in tensor memory:
     /// `(d: i32, a: i32, desc_b: i64, idesc: i32, accumulate: i32)`.
     MmaTensorA,
@@ -86,6 +90,10 @@ impl Tcgen05Asm {
                 "{{ .reg .pred p; setp.ne.b32 p, $4, 0; {AFTER} tcgen05.mma.cta_group::1.kind::{} [$0], $1, $2, $3, p; }}",
                 qualifier.ptx()
             ),
+            Tcgen05Asm::MmaScaled => format!(
+                "{{ .reg .pred p; setp.ne.b32 p, $6, 0; {AFTER} tcgen05.mma.cta_group::1.kind::{} [$0], $1, $2, $3, [$4], [$5], p; }}",
+                Qualifier::Mxf8f6f4.ptx()
+            ),
             Tcgen05Asm::MmaTensorA => format!(
                 "{{ .reg .pred p; setp.ne.b32 p, $4, 0; {AFTER} tcgen05.mma.cta_group::1.kind::f16 [$0], [$1], $2, $3, p; }}"
             ),
@@ -110,6 +118,7 @@ impl Tcgen05Asm {
             Tcgen05Asm::Alloc { .. } | Tcgen05Asm::Commit => format!("l,{memory}"),
             Tcgen05Asm::Dealloc { .. } => format!("r,{memory}"),
             Tcgen05Asm::Mma { .. } => format!("r,l,l,r,r,{memory}"),
+            Tcgen05Asm::MmaScaled => format!("r,l,l,r,r,r,r,{memory}"),
             Tcgen05Asm::MmaTensorA => format!("r,r,l,r,r,{memory}"),
             Tcgen05Asm::Load { columns } => {
                 format!("{},r,{memory}", vec!["=f"; usize::from(columns)].join(","))
@@ -137,9 +146,11 @@ impl Tcgen05Asm {
             }
         } else if template.contains("tcgen05.mma") && template.contains("], [$1]") {
             Tcgen05Asm::MmaTensorA
+        } else if template.contains("tcgen05.mma") && template.contains(".block_scale ") {
+            Tcgen05Asm::MmaScaled
         } else if template.contains("tcgen05.mma") {
             let named = |q: &Qualifier| template.contains(&format!("kind::{} ", q.ptx()));
-            let qualifier = Qualifier::ALL.into_iter().find(named)?;
+            let qualifier = Qualifier::DENSE.into_iter().find(named)?;
             Tcgen05Asm::Mma { qualifier }
         } else if template.starts_with("tcgen05.commit") {
             Tcgen05Asm::Commit
@@ -163,6 +174,7 @@ impl Tcgen05Asm {
             Tcgen05Asm::Alloc { columns } => format!("tcgen05.alloc.{columns}"),
             Tcgen05Asm::Dealloc { columns } => format!("tcgen05.dealloc.{columns}"),
             Tcgen05Asm::Mma { qualifier } => format!("tcgen05.mma.{}", qualifier.ptx()),
+            Tcgen05Asm::MmaScaled => "tcgen05.mma.mxf8f6f4.block_scale".into(),
             Tcgen05Asm::MmaTensorA => "tcgen05.mma.tensor_a.f16".into(),
             Tcgen05Asm::Commit => "tcgen05.commit".into(),
             Tcgen05Asm::Load { columns } => format!("tcgen05.ld.x{columns}"),
@@ -222,14 +234,33 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 let mma = Tcgen05Asm::Mma {
                     qualifier: kind.qualifier(),
                 };
-                self.tcgen05_mma(k, (mma, *kind), (desc_a.into(), b_layout), x)
+                let issue = (mma, kind.descriptor(), Vec::new());
+                self.tcgen05_mma(k, issue, (desc_a.into(), b_layout), x)
+            }
+            ThreadOpKind::Tcgen05MmaScaled {
+                kind,
+                a,
+                a_swizzle,
+                b,
+                byte,
+            } => {
+                let desc_a = self.descriptor(k, (*a, *a_swizzle), int("ia")?, smem_descriptor)?;
+                let b_layout = (
+                    *b,
+                    b_swizzle(kind.dtype.size_bytes(), *a_swizzle, kind.b_major),
+                );
+                let scales = vec![int("sa")?.into(), int("sb")?.into()];
+                let idesc = kind.scaled_descriptor(u32::from(*byte));
+                let issue = (Tcgen05Asm::MmaScaled, idesc, scales);
+                self.tcgen05_mma(k, issue, (desc_a.into(), b_layout), x)
             }
             ThreadOpKind::Tcgen05MmaTensorA { kind, b } => {
                 // A 16-bit B is staged under the 128-byte swizzle whatever
                 // A's layout (`b_swizzle`).
                 let b_layout = (*b, b_swizzle(2, DescriptorSwizzle::B128, kind.b_major));
                 let a = int("a")?.into();
-                self.tcgen05_mma(k, (Tcgen05Asm::MmaTensorA, *kind), (a, b_layout), x)
+                let issue = (Tcgen05Asm::MmaTensorA, kind.descriptor(), Vec::new());
+                self.tcgen05_mma(k, issue, (a, b_layout), x)
             }
             ThreadOpKind::Tcgen05CommitWait { bar } => {
                 let at = self.shared_address(k, *bar, int("index")?)?;
@@ -267,33 +298,42 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 }
                 asm(Tcgen05Asm::Store { columns }, &args)
             }
+            ThreadOpKind::TmemStoreBytes => {
+                let at = self.warp_lanes(k, int("address")?)?;
+                let bytes = x.list("values");
+                let columns = u16::try_from(bytes.len() / 4)
+                    .map_err(|_| EmitError::internal("a tensor-memory store's values"))?;
+                let mut args = vec![at.into()];
+                for four in bytes.chunks(4) {
+                    args.push(self.packed_bytes(four)?);
+                }
+                asm(Tcgen05Asm::Store { columns }, &args)
+            }
             _ => Err(EmitError::internal("not a tensor-memory op")),
         }
     }
 
-    /// Where the mask holds, the `tcgen05.mma` snippet `asm` of `kind`
-    /// from A at `a` (a descriptor or a tensor-memory address) and B staged
-    /// as `b_layout` says, into `d`, accumulating where `accumulate` holds.
+    /// Where the mask holds, the `tcgen05.mma` snippet `asm` of the
+    /// instruction descriptor `idesc` from A at `a` (a descriptor or a
+    /// tensor-memory address) and B staged as `b_layout` says, into `d`,
+    /// with the scales' addresses `scales` of a block-scaled one,
+    /// accumulating where `accumulate` holds.
     fn tcgen05_mma(
         &self,
         k: &Kernel<'_, 'ctx>,
-        (asm, kind): (Tcgen05Asm, Tcgen05Kind),
+        (asm, idesc, scales): (Tcgen05Asm, u32, Vec<BasicValueEnum<'ctx>>),
         (a, b_layout): (BasicValueEnum<'ctx>, (SharedId, DescriptorSwizzle)),
         x: &Operands<'_, 'ctx>,
     ) -> Result<Vec<BasicValueEnum<'ctx>>, EmitError> {
         let desc_b = self.descriptor(k, b_layout, int(x, "ib")?, smem_descriptor)?;
         let i32t = self.ctx.i32_type();
-        let idesc = i32t.const_int(u64::from(Tcgen05Kind::descriptor(kind)), false);
+        let idesc = i32t.const_int(u64::from(idesc), false);
         let accumulate = self
             .b
             .build_int_z_extend(int(x, "accumulate")?, i32t, "acc")?;
-        let args = [
-            int(x, "d")?.into(),
-            a,
-            desc_b.into(),
-            idesc.into(),
-            accumulate.into(),
-        ];
+        let mut args = vec![int(x, "d")?.into(), a, desc_b.into(), idesc.into()];
+        args.extend(scales);
+        args.push(accumulate.into());
         self.when(k, int(x, "mask")?, |s| {
             s.inline_asm(Asm::Tcgen05(asm), &args).map(drop)
         })?;
@@ -328,6 +368,30 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             v = self.b.build_insert_element(v, *x, at, "pair")?;
         }
         Ok(self.b.build_bit_cast(v, self.ctx.f32_type(), "packed")?)
+    }
+
+    /// Four 8-bit values in one `f32` register, the first in the low byte.
+    fn packed_bytes(
+        &self,
+        four: &[BasicValueEnum<'ctx>],
+    ) -> Result<BasicValueEnum<'ctx>, EmitError> {
+        let i32t = self.ctx.i32_type();
+        let mut word = i32t.const_zero();
+        for (i, byte) in four.iter().enumerate() {
+            let byte = match byte {
+                BasicValueEnum::IntValue(v) if v.get_type().get_bit_width() == 8 => *v,
+                _ => {
+                    return Err(EmitError::internal(
+                        "a tensor-memory store of bytes of values other than 8-bit ones",
+                    ))
+                }
+            };
+            let wide = self.b.build_int_z_extend(byte, i32t, "byte")?;
+            let at = i32t.const_int(8 * i as u64, false);
+            let shifted = self.b.build_left_shift(wide, at, "placed")?;
+            word = self.b.build_or(word, shifted, "word")?;
+        }
+        Ok(self.b.build_bit_cast(word, self.ctx.f32_type(), "packed")?)
     }
 
     /// Whether the thread is in warp 0.

@@ -132,7 +132,7 @@
 mod layouts;
 mod warp;
 
-pub use warp::{operand_value, step_sum, warp_mma, warp_mma_scaled};
+pub use warp::{operand_value, scaled_step_sum, step_sum, warp_mma, warp_mma_scaled};
 
 /// A warp-wide matrix multiply-accumulate instruction the targets use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

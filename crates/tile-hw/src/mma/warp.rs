@@ -44,6 +44,23 @@ fn rounded_sum(c: f32, products: impl Iterator<Item = f64>) -> f32 {
     }
 }
 
+/// One element of a block-scaled step's `D` whose `k` share one scale per
+/// side: [`step_sum`] with each product times both E8M0 `scales` (bits in
+/// the low byte, [`scale_factor`]'s), exactly, before the sum.
+pub fn scaled_step_sum(
+    c: f32,
+    products: impl IntoIterator<Item = (f32, f32)>,
+    scales: [u32; 2],
+) -> f32 {
+    let scale = scale_factor(scales[0]) * scale_factor(scales[1]);
+    rounded_sum(
+        c,
+        products
+            .into_iter()
+            .map(|(x, y)| f64::from(x) * f64::from(y) * scale),
+    )
+}
+
 /// The factor an E8M0 scale with bits `bits` (its low byte) stands for:
 /// `2^(bits − 127)`, or NaN for `0xFF`.
 fn scale_factor(bits: u32) -> f64 {

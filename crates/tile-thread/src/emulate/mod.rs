@@ -526,6 +526,16 @@ impl<'a> Emulator<'a> {
                 self.tcgen05_mma(id, (*kind, *a, *a_swizzle, *b), roles()?)?;
                 Vec::new()
             }
+            ThreadOpKind::Tcgen05MmaScaled {
+                kind,
+                a,
+                a_swizzle,
+                b,
+                byte,
+            } => {
+                self.tcgen05_mma_scaled(id, (*kind, *a, *a_swizzle, *b), *byte, roles()?)?;
+                Vec::new()
+            }
             ThreadOpKind::Tcgen05MmaTensorA { kind, b } => {
                 self.tcgen05_mma_tensor_a(id, (*kind, *b), roles()?)?;
                 Vec::new()
@@ -543,6 +553,10 @@ impl<'a> Emulator<'a> {
             }
             ThreadOpKind::TmemStoreHalves => {
                 let columns = roles()?.list("values").len() / 2;
+                self.tmem_access(id, columns, roles()?, true)?
+            }
+            ThreadOpKind::TmemStoreBytes => {
+                let columns = roles()?.list("values").len() / 4;
                 self.tmem_access(id, columns, roles()?, true)?
             }
             // `wgmma`'s results are final once computed; `wait` passes them on.

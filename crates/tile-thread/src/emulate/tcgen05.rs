@@ -11,7 +11,9 @@
 //!   load or store of those cells is an error, as on a GPU they are still
 //!   being written. An A in tensor memory is read at issue too, and its
 //!   cells stay reserved until that commit: a store to them before it is
-//!   an error, as on a GPU the product may not have read them yet.
+//!   an error, as on a GPU the product may not have read them yet. So are
+//!   a block-scaled product's scale images, every quarter's copy read
+//!   (copies that differ are an error).
 //! * Every cell remembers the thread that last reached it and the block
 //!   barrier it did so after: another thread reaching it before a barrier
 //!   is a race (a `tcgen05.mma` reads and writes all of D; its results, once
@@ -21,7 +23,9 @@ use super::{address, Emulator, LockstepError, LockstepFault, Operands};
 use crate::program::{DescriptorSwizzle, OpId, SharedId, Tcgen05Kind};
 use std::collections::HashMap;
 use tile_hw::mbarrier::Wait;
-use tile_hw::tcgen05::{self, block_mma, split_address, COLUMNS, LANES, M, WARP_LANES};
+use tile_hw::tcgen05::{
+    self, block_mma, block_mma_scaled, split_address, COLUMNS, LANES, M, WARP_LANES,
+};
 use tile_hw::wgmma::{b_swizzle, Major};
 use tile_ir::Scalar;
 
@@ -87,19 +91,16 @@ fn masked(mask: &[Scalar]) -> Vec<usize> {
 }
 
 /// The bits thread `t` stores in column `r` of a `tmem.store` of `values`:
-/// value `r`'s, or for twice as many values as columns (16-bit halves),
-/// values `2r` (low) and `2r + 1` (high) packed.
+/// value `r`'s, or for 16-bit (8-bit) values two (four) of them packed,
+/// the first in the low bits.
 fn column_bits(values: &[Vec<Scalar>], r: usize, t: usize) -> u32 {
-    let halves = values
-        .first()
-        .is_some_and(|v| v[t].dtype().size_bytes() == 2);
-    match halves {
-        true => {
-            let [low, high] = [2 * r, 2 * r + 1].map(|i| values[i][t].to_bits() as u32 & 0xffff);
-            low | high << 16
-        }
-        false => values[r][t].to_bits() as u32,
-    }
+    let bytes = values.first().map_or(4, |v| v[t].dtype().size_bytes());
+    let per = 4 / bytes.clamp(1, 4);
+    let mask = u32::MAX >> (32 - 32 / per as u32);
+    (0..per).fold(0, |word, i| {
+        let bits = values[per * r + i][t].to_bits() as u32 & mask;
+        word | bits << (32 / per * i)
+    })
 }
 
 /// The index of `lane`, `column`.
@@ -173,7 +174,20 @@ impl Emulator<'_> {
         (kind, a, a_swizzle, b): (Tcgen05Kind, SharedId, DescriptorSwizzle, SharedId),
         x: &Operands<'_>,
     ) -> Result<(), LockstepError> {
-        self.tcgen05_products(id, (kind, SourceA::Shared(a, a_swizzle), b), x)
+        self.tcgen05_products(id, (kind, SourceA::Shared(a, a_swizzle), b), None, x)
+    }
+
+    /// Block-scaled `tcgen05.mma` of `kind` where the mask holds, its
+    /// scales in byte `byte` of their images.
+    pub(super) fn tcgen05_mma_scaled(
+        &mut self,
+        id: OpId,
+        (kind, a, a_swizzle, b): (Tcgen05Kind, SharedId, DescriptorSwizzle, SharedId),
+        byte: u8,
+        x: &Operands<'_>,
+    ) -> Result<(), LockstepError> {
+        let source = SourceA::Shared(a, a_swizzle);
+        self.tcgen05_products(id, (kind, source, b), Some(byte), x)
     }
 
     /// `tcgen05.mma` of `kind` where the mask holds, A in tensor memory.
@@ -183,18 +197,24 @@ impl Emulator<'_> {
         (kind, b): (Tcgen05Kind, SharedId),
         x: &Operands<'_>,
     ) -> Result<(), LockstepError> {
-        self.tcgen05_products(id, (kind, SourceA::Tensor, b), x)
+        self.tcgen05_products(id, (kind, SourceA::Tensor, b), None, x)
     }
 
     /// The products of a `tcgen05.mma` where the mask holds: D computed
-    /// now, landing at the issuer's commit; A, where in tensor memory,
+    /// now, landing at the issuer's commit; A, where in tensor memory, and
+    /// the scales of a block-scaled one (byte `scaled` of their images)
     /// read until then.
     fn tcgen05_products(
         &mut self,
         id: OpId,
         (kind, source, b): (Tcgen05Kind, SourceA, SharedId),
+        scaled: Option<u8>,
         x: &Operands<'_>,
     ) -> Result<(), LockstepError> {
+        let images = match scaled {
+            Some(_) => Some(self.roles(id, x, ["sa", "sb"])?),
+            None => None,
+        };
         let a_role = match source {
             SourceA::Shared(..) => "ia",
             SourceA::Tensor => "a",
@@ -239,8 +259,17 @@ impl Emulator<'_> {
                 .map(|e| kind.widen(bits_b[(e % kind.n) * k + e / kind.n]))
                 .collect();
             let accumulate = accumulate[t] == Scalar::Bool(true);
-            block_mma(kind, &matrix_a, &matrix_b, &mut d, accumulate)
-                .map_err(|what| self.tmem_fault(id, Some(thread), what))?;
+            let computed = match (images, scaled) {
+                (Some([sa, sb]), Some(byte)) => {
+                    let at = |image: &[Scalar]| address(image[t]) as u32;
+                    let sa = self.scales(id, thread, (at(sa), M), byte)?;
+                    let sb = self.scales(id, thread, (at(sb), kind.n), byte)?;
+                    let operands = (&matrix_a[..], &matrix_b[..]);
+                    block_mma_scaled(kind, operands, [&sa, &sb], &mut d, accumulate)
+                }
+                _ => block_mma(kind, &matrix_a, &matrix_b, &mut d, accumulate),
+            };
+            computed.map_err(|what| self.tmem_fault(id, Some(thread), what))?;
             for (c, v) in cells.into_iter().zip(d) {
                 self.tmem.in_flight.insert(c, (thread, v.to_bits()));
             }
@@ -293,6 +322,35 @@ impl Emulator<'_> {
             self.tmem.reading.insert(c, thread);
             Ok(self.tmem.cells[c])
         })
+    }
+
+    /// The `rows` scales of the image at `at` that `thread`'s product reads
+    /// from byte `byte`: read at issue, its cells then reserved until the
+    /// thread's commit, as an A's are.
+    fn scales(
+        &mut self,
+        id: OpId,
+        thread: u32,
+        (at, rows): (u32, usize),
+        byte: u8,
+    ) -> Result<Vec<u32>, LockstepError> {
+        let (lane, column) = split_address(at);
+        let columns = tcgen05::scale_columns(rows);
+        self.tmem_block(id, thread, (lane, column as usize, columns), "scales")?;
+        let read = (rows, column as usize, u32::from(byte));
+        let scales = tcgen05::read_scales(read, |lane, column| {
+            let c = cell(lane, column);
+            self.tmem_touch(id, thread, c)?;
+            if self.tmem.in_flight.contains_key(&c) {
+                let what = format!(
+                    "scales at lane {lane}, column {column} are read while a tcgen05.mma is still writing them"
+                );
+                return Err(self.tmem_fault(id, Some(thread), what));
+            }
+            self.tmem.reading.insert(c, thread);
+            Ok(self.tmem.cells[c])
+        })?;
+        scales.map_err(|what| self.tmem_fault(id, Some(thread), what))
     }
 
     /// `tcgen05.commit_wait` on the barrier at `index` of `bar`, the masked

@@ -135,7 +135,7 @@ pub fn mma_dot(
 /// Whether a `dot_scaled` of operands and scales of `dtypes` (`a`,
 /// `a_scale`, `b`, `b_scale`) fits a block-scaled instruction: E4M3 or
 /// E5M2 elements, one format on both sides, and E8M0 scales.
-fn block_scaled_dtypes([a, a_scale, b, b_scale]: [DType; 4]) -> bool {
+pub(super) fn block_scaled_dtypes([a, a_scale, b, b_scale]: [DType; 4]) -> bool {
     a == b
         && matches!(a, DType::F8E4M3 | DType::F8E5M2)
         && a_scale == DType::F8E8M0

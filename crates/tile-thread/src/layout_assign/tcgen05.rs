@@ -29,13 +29,20 @@
 //! blocks of 32 `n` (one 128-byte atom, `N` 32 an instruction), both
 //! rounded to TF32 in shared memory first (`lower/round_staged.rs`). Other
 //! dots on sm_100a take `mma.sync`.
+//!
+//! A `dot_scaled` of E4M3 or E5M2 operands (one format) with E8M0 scales
+//! takes the block-scaled form (`kind::mxf8f6f4.block_scale`) where it
+//! would take `kind::f8f6f4`, with an instruction `N` of whole 32 columns,
+//! and its scale images fit beside the accumulator, each side's columns
+//! shared by the warpgroups ([`Tcgen05Dot::scale_image_columns`],
+//! `lower/tensor_scales.rs`); other `dot_scaled`s are expanded.
 
 use super::blocked::{flat_layout, row_major};
 use super::wgmma::descriptor_shape;
 use super::{DistLayout, LayoutKind};
 use crate::lower::TensorCores;
 use crate::program::{DescriptorSwizzle, Tcgen05Kind};
-use tile_hw::tcgen05::{COLUMNS, M, WARP_LANES};
+use tile_hw::tcgen05::{scale_columns, COLUMNS, GROUPS_PER_COLUMN, GROUP_K, M, WARP_LANES};
 use tile_hw::wgmma::{b_swizzle, Major};
 use tile_ir::{Function, OpId};
 
@@ -52,6 +59,8 @@ pub struct Tcgen05Dot {
     /// The swizzle of A's staging, whose rows are `K` elements, at most 128
     /// bytes.
     pub a_swizzle: DescriptorSwizzle,
+    /// Whether it is a `dot_scaled` on the block-scaled form.
+    pub block_scaled: bool,
 }
 
 impl Tcgen05Dot {
@@ -91,6 +100,22 @@ impl Tcgen05Dot {
         m / M * n
     }
 
+    /// The tensor-memory columns of the scale images of a block-scaled
+    /// product of depth `k`, A's then B's (`[0, 0]` for other products):
+    /// per row block of 128 (per block of the instruction's `N` columns),
+    /// per four groups of 32 `k`, the side's [`scale_columns`].
+    pub fn scale_image_columns(&self, k: usize) -> [usize; 2] {
+        if !self.block_scaled {
+            return [0, 0];
+        }
+        let sets = (k / GROUP_K).div_ceil(GROUPS_PER_COLUMN);
+        let [m, n] = [self.layout.shape[0], self.layout.shape[1]];
+        [
+            m / M * sets * scale_columns(M),
+            n / self.kind.n * sets * scale_columns(self.kind.n),
+        ]
+    }
+
     /// The columns each thread reads per row block: `N / G`.
     pub fn thread_columns(&self) -> usize {
         self.layout.shape[1] / self.groups
@@ -119,12 +144,21 @@ pub fn tcgen05_dot(
         return None;
     }
     let layout = DistLayout::tensor_memory_accumulator(m, n, groups)?;
-    Some(Tcgen05Dot {
+    let plan = Tcgen05Dot {
         kind,
         layout,
         groups,
         a_swizzle,
-    })
+        block_scaled: shape.block_scaled,
+    };
+    let images = plan.scale_image_columns(shape.mkn[1]);
+    let fits = !plan.block_scaled
+        || kind.takes_block_scales()
+            && kind.n.is_multiple_of(WARP_LANES)
+            && shape.mkn[1].is_multiple_of(GROUP_K)
+            && images.iter().all(|c| c.is_multiple_of(groups))
+            && plan.columns() + images[0] + images[1] <= COLUMNS;
+    fits.then_some(plan)
 }
 
 impl DistLayout {

@@ -109,6 +109,9 @@ pub(super) struct DescriptorShape {
     /// Whether B can be read K-major: the transpose of a tile its copies
     /// move as stored (for 16-bit operands with `K` a multiple of 64).
     pub(super) k_major_b: bool,
+    /// Whether the product is a `dot_scaled` (E4M3 or E5M2, one format,
+    /// E8M0 scales), which only a block-scaled instruction runs.
+    pub(super) block_scaled: bool,
 }
 
 /// The shape of the `dot` `id` of `func` on such an instruction with
@@ -120,7 +123,9 @@ pub(super) struct DescriptorShape {
 /// 16-bit operands: `Lowerer::reads_transposed_b`). Operands whose element
 /// size `mn_major` refuses (the instruction, or the staging, has no
 /// MN-major form of them) are staged K-major only, so their B is always
-/// such a transpose.
+/// such a transpose. A `dot_scaled` of E4M3 or E5M2 operands with E8M0
+/// scales has the shape of the `dot` of its operands, marked
+/// [`DescriptorShape::block_scaled`].
 pub(super) fn descriptor_shape(
     func: &Function,
     id: OpId,
@@ -128,11 +133,19 @@ pub(super) fn descriptor_shape(
     mn_major: impl Fn(usize) -> bool,
 ) -> Option<DescriptorShape> {
     let op = func.op(id);
-    let (OpKind::Dot { precision }, [a, b, _]) = (&op.kind, op.operands.as_slice()) else {
-        return None;
+    let (precision, [a, b], block_scaled) = match (&op.kind, op.operands.as_slice()) {
+        (OpKind::Dot { precision }, [a, b, _]) => (*precision, [a, b], false),
+        (OpKind::DotScaled, &[ref a, a_scale, ref b, b_scale, _]) => {
+            let dtypes = [*a, a_scale, *b, b_scale].map(|v| func.ty(v).dtype());
+            if !super::mma::block_scaled_dtypes(dtypes) {
+                return None;
+            }
+            (DotPrecision::Tensor, [a, b], true)
+        }
+        _ => return None,
     };
     let (da, db) = (func.ty(*a).dtype(), func.ty(*b).dtype());
-    let tensor = match *precision {
+    let tensor = match precision {
         DotPrecision::Tensor => da != DType::F32,
         DotPrecision::Tf32 => da == DType::F32,
         _ => false,
@@ -168,6 +181,7 @@ pub(super) fn descriptor_shape(
         a_swizzle,
         instruction_n,
         k_major_b,
+        block_scaled,
     })
 }
 
@@ -201,7 +215,7 @@ pub fn wgmma_dot(
     // TF32 and 8-bit operands have no `imm-trans` form.
     let shape = descriptor_shape(func, id, num_warps, |bytes| bytes == 2)?;
     let [m, _, n] = shape.mkn;
-    if m % 64 != 0 {
+    if m % 64 != 0 || shape.block_scaled {
         return None;
     }
     let warpgroups = num_warps as usize / 4;

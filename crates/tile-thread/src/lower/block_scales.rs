@@ -1,6 +1,8 @@
 //! The scales of a `dot_scaled` that a block-scaled instruction runs:
 //! sm_120a's `mma.sync` (`m16n8k32.kind::mxf8f6f4.block_scale`) and
-//! gfx950's MFMA (`v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4`).
+//! gfx950's MFMA (`v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4`), and
+//! their staging for sm_100a's `tcgen05.mma` (which reads them from tensor
+//! memory: `tensor_scales.rs`).
 //!
 //! Each instruction takes one E8M0 scale per row of its A block and per
 //! column of its B block for each group of 32 `k`, from the lanes of
@@ -68,6 +70,28 @@ impl Lowerer<'_> {
                 true => ScaleSource::Held(regs),
                 false => ScaleSource::Loose(layout, regs, [m, n][which]),
             });
+        }
+        let sides: [ScaleSource; 2] = sides
+            .try_into()
+            .map_err(|_| self.invalid(id, "dot_scaled has two scale tiles"))?;
+        Ok(ProductScales {
+            sides,
+            groups: k / 32,
+        })
+    }
+
+    /// The scales `a_scale` and `b_scale` of the `dot_scaled` `id`, an `M ×
+    /// N × K` product whose instruction reads them from tensor memory
+    /// (`tensor_scales.rs`): both to be staged.
+    pub(super) fn loose_scales(
+        &mut self,
+        id: OpId,
+        (values, [m, n, k]): ([Value; 2], [usize; 3]),
+    ) -> Result<ProductScales, LowerError> {
+        let mut sides = Vec::with_capacity(2);
+        for (value, rows) in values.into_iter().zip([m, n]) {
+            let (layout, regs) = self.tile(id, value)?;
+            sides.push(ScaleSource::Loose(layout, regs, rows));
         }
         let sides: [ScaleSource; 2] = sides
             .try_into()

@@ -111,6 +111,9 @@ impl Lowerer<'_> {
             (Some(values), Some(TensorDot::Mma(p))) => {
                 Some(self.product_scales(id, p, (values, [m, n, k]))?)
             }
+            (Some(values), Some(TensorDot::Tcgen05(p))) if p.block_scaled => {
+                Some(self.loose_scales(id, (values, [m, n, k]))?)
+            }
             (Some(_), _) => {
                 return Err(self.invalid(id, "a dot_scaled off a block-scaled instruction"))
             }
@@ -304,7 +307,9 @@ impl Lowerer<'_> {
             Some(TensorDot::Mma(plan)) => self.mma_steps(&plan, &staged, (k, n), &rc)?,
             Some(TensorDot::Wgmma(plan)) => self.wgmma_steps(&plan, &staged, (k, n), &rc)?,
             Some(TensorDot::Tcgen05(plan)) if resident => {
-                if self.store_tensor_a(id, &plan, &staged, k)? {
+                let tensor_a = self.store_tensor_a(id, &plan, &staged, k)?;
+                let scales = self.store_scale_images(id, &plan, &staged, (k, n))?;
+                if tensor_a || scales {
                     self.barrier();
                 }
                 self.tcgen05_products(id, &plan, &staged, (k, n), false)?;

@@ -65,12 +65,15 @@ mod store_vectors;
 mod swizzle;
 mod tcgen05;
 mod tensor_a;
+mod tensor_scales;
 mod tma;
 mod wgmma;
 mod widen_products;
 mod window;
 
-use crate::layout_assign::{assign, mma_dot, DistLayout, LayoutBuildError, LayoutPlan, SumOrder};
+use crate::layout_assign::{
+    assign, tensor_dot, DistLayout, LayoutBuildError, LayoutPlan, SumOrder,
+};
 use crate::program::{OpId as ThreadOp, Param, ParamKind, Program, Reg, ThreadOpKind};
 use coords::Coords;
 pub(crate) use copies::is_transposed;
@@ -114,11 +117,12 @@ pub enum LowerError {
 /// specialization.
 pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerError> {
     // A `dot_scaled` runs as the ops that define it but where a
-    // block-scaled instruction takes it (`layout_assign::mma_dot`).
+    // block-scaled instruction takes it (`layout_assign::mma_dot`,
+    // `layout_assign::tcgen05_dot`).
     let mut native = Vec::new();
     func.walk(&mut |id| {
         let scaled = func.op(id).kind == OpKind::DotScaled;
-        if scaled && mma_dot(func, id, options.num_warps, options.tensor_cores).is_some() {
+        if scaled && tensor_dot(func, id, options.num_warps, options.tensor_cores).is_some() {
             native.push(id);
         }
     });

@@ -17,14 +17,16 @@
 //! they must lay it out alike, or the loop is not pipelined.
 //!
 //! With `S` stages, iteration `i + S − 1`'s copies are issued during
-//! iteration `i`. Where every reader loads its fragments into registers
-//! (`mma.sync`, or the CUDA-core chain) and `S ≥ 3`, they are issued at the
-//! end of iteration `i`, into the buffer `i` has just finished reading, so
-//! the ring holds `R = S − 1` buffers, as Triton's pipeliner does; where an
-//! instruction reads the stages asynchronously (`wgmma`, `tcgen05.mma`,
-//! which may still read a stage after the loop moves on) or the TMA copies
-//! them, they are issued at the start of iteration `i`, into the buffer
-//! iteration `i − 1` read, and the ring holds `R = S` buffers:
+//! iteration `i`. Where every reader is done with its stage by the end of
+//! the body (`mma.sync` and the CUDA-core chain load their fragments into
+//! registers; every thread waits for a `tcgen05.mma`'s commit inside the
+//! body) and `S ≥ 3`, they are issued at the end of iteration `i`, into
+//! the buffer `i` has just finished reading, so the ring holds `R = S − 1`
+//! buffers, as Triton's pipeliner does; where `wgmma` reads the stages
+//! (the asynchronous reader Hopper's pipelines keep a group of in flight)
+//! or the TMA copies them, they are issued at the start of iteration `i`,
+//! into the buffer iteration `i − 1` read, and the ring holds `R = S`
+//! buffers:
 //!
 //! ```text
 //! barrier                                            // inside another loop, or on reused buffers
@@ -229,7 +231,7 @@ impl Lowerer<'_> {
             // Every reader lays the stage out alike, or the loop is not
             // pipelined (each dot then stages its operand itself).
             let mut places = Vec::new();
-            let mut wgmma = false;
+            let (mut wgmma, mut outlives) = (false, false);
             for &(dot, which) in &readers {
                 let plan = self.tensor_plan(dot);
                 // A transposed operand is staged as the load's tile is.
@@ -237,6 +239,7 @@ impl Lowerer<'_> {
                 let flipped = operands.is_some_and(|o| is_transposed(self.func, o[which]));
                 places.push(self.operand_layout(plan.as_ref(), shape, which, flipped));
                 wgmma |= plan.as_ref().is_some_and(TensorDot::reads_descriptors);
+                outlives |= matches!(plan, Some(TensorDot::Wgmma(_)));
             }
             let place = places[0];
             if places.iter().any(|&p| p != place) || !len.is_multiple_of(place.period()) {
@@ -254,7 +257,7 @@ impl Lowerer<'_> {
                 chunks,
                 len,
                 place,
-                wgmma,
+                outlives,
                 tma.map(|copy| (boxed, copy)),
             ));
         }
@@ -263,7 +266,8 @@ impl Lowerer<'_> {
         // each run of the enclosing loop while valid, which the PTX ISA
         // leaves undefined (`cp.async` stages need no such state).
         let by_tma = self.loop_depth == 0 && planned.iter().all(|p| p.5.is_some());
-        // Registers-only readers free their stage by the end of the body.
+        // Readers other than `wgmma` free their stage by the end of the
+        // body (a `tcgen05.mma`'s commit is waited for there).
         let late = stages >= 3 && !by_tma && !planned.iter().any(|p| p.4);
         let ring = if late { stages - 1 } else { stages };
         let mut prefetches = Vec::new();

@@ -28,7 +28,7 @@ use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::{Tcgen05Dot, TensorDot};
 use crate::program::{Reg, SharedId, ThreadOpKind};
 use std::rc::Rc;
-use tile_hw::tcgen05::{allocation_columns, M};
+use tile_hw::tcgen05::{allocation_columns, scale_columns, GROUPS_PER_COLUMN, GROUP_K, M};
 use tile_hw::wgmma::Major;
 use tile_ir::{BinaryOp, CmpPred, DType, OpId, OpKind, Scalar, Value};
 
@@ -71,12 +71,18 @@ impl Lowerer<'_> {
     pub(super) fn tensor_memory_columns(&self) -> Option<usize> {
         let mut most = None;
         self.func.walk(&mut |id: OpId| {
-            if let (OpKind::Dot { .. }, Some(TensorDot::Tcgen05(plan))) =
-                (&self.func.op(id).kind, self.tensor_plan(id))
-            {
-                // An A read from tensor memory sits after the accumulator.
+            let op = self.func.op(id);
+            let product = matches!(op.kind, OpKind::Dot { .. } | OpKind::DotScaled);
+            if let (true, Some(TensorDot::Tcgen05(plan))) = (product, self.tensor_plan(id)) {
+                // An A read from tensor memory, or the scale images, sit
+                // after the accumulator.
                 let a = self.tensor_a_columns(id, &plan).unwrap_or(0);
-                most = Some(most.unwrap_or(0).max(plan.columns() + a));
+                let k = op.operands.first().and_then(|&a| {
+                    let shape = self.func.ty(a).tile_shape()?;
+                    shape.dims().get(1).copied()
+                });
+                let [sa, sb] = plan.scale_image_columns(k.unwrap_or(0));
+                most = Some(most.unwrap_or(0).max(plan.columns() + a + sa + sb));
             }
         });
         most
@@ -141,6 +147,7 @@ impl Lowerer<'_> {
     ) -> Result<Vec<Reg>, LowerError> {
         // A first: its registers are free before the accumulator's stores.
         self.store_tensor_a(id, plan, staged, k)?;
+        self.store_scale_images(id, plan, staged, (k, n))?;
         // A `c` of zeros is not stored: the first step does not accumulate.
         let fresh = self.zero_accumulator(id);
         if !fresh {
@@ -153,7 +160,8 @@ impl Lowerer<'_> {
 
     /// Whether the `c` of the dot `id` is a tile of `+0.0`.
     fn zero_accumulator(&self, id: OpId) -> bool {
-        let c = self.func.op(id).operands.get(2).copied();
+        // `c` is the last operand of a `dot` and of a `dot_scaled`.
+        let c = self.func.op(id).operands.last().copied();
         let full = c
             .and_then(|c| self.func.defining_op(c))
             .map(|d| &self.func.op(d).kind);
@@ -181,7 +189,11 @@ impl Lowerer<'_> {
                 return Err(self.invalid(id, "tcgen05.mma with A in registers"))
             }
         };
-        self.tcgen05_issue(plan, staged, (a, tm), (k, n), fresh);
+        let images = match plan.block_scaled {
+            true => Some(self.scale_image_bases(id, plan, k)?),
+            false => None,
+        };
+        self.tcgen05_issue(plan, staged, (a, tm, images), (k, n), fresh);
         let commit = ThreadOpKind::Tcgen05CommitWait { bar: tm.bar };
         let zero = self.i32c(0);
         self.emit_op(commit, vec![zero, tm.elected], &[]);
@@ -278,7 +290,7 @@ impl Lowerer<'_> {
             return None;
         };
         let dot_op = self.func.op(*dot);
-        let (&c, &result) = (dot_op.operands.get(2)?, dot_op.results.first()?);
+        let (&c, &result) = (dot_op.operands.last()?, dot_op.results.first()?);
         let index = carried.iter().position(|&v| v == c)?;
         let yields = self.func.op(*body.ops.last()?);
         let alone = [c, result, inits[index]]
@@ -336,12 +348,13 @@ impl Lowerer<'_> {
     }
 
     /// Thread 0's instructions of the product into the tensor memory of
-    /// `tm`, A in `a`.
+    /// `tm`, A in `a`, the scale images of a block-scaled one at `images`
+    /// (`tensor_scales.rs`).
     fn tcgen05_issue(
         &mut self,
         plan: &Tcgen05Dot,
         staged: &StagedOperands,
-        (a, tm): (SourceA, TensorMemory),
+        (a, tm, images): (SourceA, TensorMemory, Option<[Reg; 2]>),
         (k, n): (usize, usize),
         fresh: bool,
     ) {
@@ -354,7 +367,14 @@ impl Lowerer<'_> {
             Major::Mn
         };
         let kind = plan.kind.with_b_major(b_major);
-        let kind = match a {
+        let instruction = |byte: u8| match a {
+            SourceA::Shared(a) if images.is_some() => ThreadOpKind::Tcgen05MmaScaled {
+                kind,
+                a,
+                a_swizzle: plan.a_swizzle,
+                b: staged.b,
+                byte,
+            },
             SourceA::Shared(a) => ThreadOpKind::Tcgen05Mma {
                 kind,
                 a,
@@ -363,6 +383,10 @@ impl Lowerer<'_> {
             },
             SourceA::Tensor(_) => ThreadOpKind::Tcgen05MmaTensorA { kind, b: staged.b },
         };
+        // A block-scaled step `s` reads byte `s % 4` of the images of its
+        // blocks' set `s / 4` (`tensor_scales.rs`).
+        let sets = (k / GROUP_K).div_ceil(GROUPS_PER_COLUMN);
+        let image_columns = [scale_columns(M), scale_columns(columns)];
         let accumulate = self.constant(Scalar::Bool(true));
         let first = match fresh {
             true => self.constant(Scalar::Bool(false)),
@@ -391,8 +415,17 @@ impl Lowerer<'_> {
                 for j in 0..n / columns {
                     let ib = self.staged_index(b_step + j * b_block, stage_b);
                     let d = self.tmem_column(tm.base, i * n + j * columns);
-                    let operands = vec![ia, ib, d, accumulate, tm.elected];
-                    self.emit_op(kind.clone(), operands, &[]);
+                    let mut operands = vec![ia, ib, d];
+                    if let Some([sa, sb]) = images {
+                        let set = step / GROUPS_PER_COLUMN;
+                        let at_a = (i * sets + set) * image_columns[0];
+                        let at_b = (j * sets + set) * image_columns[1];
+                        operands.push(self.tmem_column(sa, at_a));
+                        operands.push(self.tmem_column(sb, at_b));
+                    }
+                    operands.extend([accumulate, tm.elected]);
+                    let byte = (step % GROUPS_PER_COLUMN) as u8;
+                    self.emit_op(instruction(byte), operands, &[]);
                 }
             }
         }

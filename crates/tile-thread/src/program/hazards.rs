@@ -178,7 +178,9 @@ impl Analysis<'_> {
                 self.write_check(id, *slot, state)?;
                 state.writes.entry(*slot).or_insert(id);
             }
-            ThreadOpKind::Wgmma { a, b, .. } | ThreadOpKind::Tcgen05Mma { a, b, .. } => {
+            ThreadOpKind::Wgmma { a, b, .. }
+            | ThreadOpKind::Tcgen05Mma { a, b, .. }
+            | ThreadOpKind::Tcgen05MmaScaled { a, b, .. } => {
                 for alloc in [*a, *b] {
                     if let Some(&w) = state.writes.get(&alloc) {
                         return Err(self.race(id, w, "may read what was written by"));
@@ -254,9 +256,9 @@ impl Analysis<'_> {
             ThreadOpKind::TmaLoad { alloc, .. }
             | ThreadOpKind::WgmmaRegisterA { b: alloc, .. }
             | ThreadOpKind::Tcgen05MmaTensorA { b: alloc, .. } => *alloc = root(alloc),
-            ThreadOpKind::Wgmma { a, b, .. } | ThreadOpKind::Tcgen05Mma { a, b, .. } => {
-                (*a, *b) = (root(a), root(b))
-            }
+            ThreadOpKind::Wgmma { a, b, .. }
+            | ThreadOpKind::Tcgen05Mma { a, b, .. }
+            | ThreadOpKind::Tcgen05MmaScaled { a, b, .. } => (*a, *b) = (root(a), root(b)),
             ThreadOpKind::TmemAlloc { slot, .. } => *slot = root(slot),
             _ => {}
         }

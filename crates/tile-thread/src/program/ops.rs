@@ -372,6 +372,27 @@ thread_ops! {
             b: SharedId as Shared,
         } = "tcgen05.mma.$kind tmem[%a:i32], $b[%ib:i32], %d:i32, %accumulate:bool \
              mask(%mask:bool)" -> Nothing,
+        /// [`Self::Tcgen05Mma`] of E4M3 or E5M2 with E8M0 scales: PTX
+        /// `tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [d], a_desc,
+        /// b_desc, idesc, [sa], [sb]`, each row of A and column of B scaled
+        /// by byte `byte` of its cell in the scale images at the
+        /// tensor-memory addresses `sa` and `sb` (lane 0;
+        /// `tile_hw::tcgen05::scale_cell`). The scales are read, like the
+        /// operands, by the time a `tcgen05.commit_wait` of the same thread
+        /// returns.
+        Tcgen05MmaScaled {
+            /// The instruction.
+            kind: Tcgen05Kind as Tcgen05Name,
+            /// The allocation of A.
+            a: SharedId as Shared,
+            /// The swizzle, hence the row width, of A's layout.
+            a_swizzle: DescriptorSwizzle as SwizzleSuffix,
+            /// The allocation of B.
+            b: SharedId as Shared,
+            /// The byte of each scale cell (0 to 3): the group of 32 `k`.
+            byte: u8 as Decimal,
+        } = "tcgen05.mma.scaled.$kind$a_swizzle byte $byte $a[%ia:i32], $b[%ib:i32], %d:i32, \
+             scales(%sa:i32, %sb:i32), %accumulate:bool mask(%mask:bool)" -> Nothing,
         /// Where the mask holds, PTX `tcgen05.commit` arrives once at the
         /// mbarrier at `index` (of one expected arrival) when the thread's
         /// earlier `tcgen05.mma`s are done; every thread then waits for that
@@ -400,6 +421,10 @@ thread_ops! {
         /// tensor memory ([`Self::Tcgen05MmaTensorA`]), which alone reads
         /// them.
         TmemStoreHalves = "tmem.store.halves %address:i32, %values*" -> Nothing,
+        /// [`Self::TmemStore`] of 8-bit values, four a column, the first of
+        /// each four in the low byte: the scale images of
+        /// [`Self::Tcgen05MmaScaled`], which alone reads them.
+        TmemStoreBytes = "tmem.store.bytes %address:i32, %values*" -> Nothing,
         /// The thread's earlier writes to shared memory become visible to
         /// the asynchronous proxy (`wgmma`) of every thread after the next
         /// barrier.

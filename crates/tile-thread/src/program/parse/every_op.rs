@@ -68,10 +68,12 @@ shared @s3: i32[1]
   %tm = ld.shared @s3[%z] : i32
   tcgen05.mma.m128n16k16.f16.sw64 @s1[%t], @s1[%z], %tm, %c mask(%c)
   tcgen05.mma.m128n16k16.f16 tmem[%tm], @s1[%z], %tm, %c mask(%c)
+  tcgen05.mma.scaled.m128n16k32.f8e4m3.bk byte 2 @s1[%t], @s1[%z], %tm, scales(%tm, %tm), %c mask(%c)
   tcgen05.commit_wait @s2[%z] mask(%c)
   %j0, %j1 = tmem.load.x2 %tm : f32
   tmem.store %tm, %j0, %j1
   tmem.store.halves %tm, %hf, %hf, %hf, %hf
+  tmem.store.bytes %tm, %t, %t, %t, %t
   tmem.dealloc 32 %tm
   fence.proxy.async
   griddepcontrol.wait

@@ -186,11 +186,13 @@ impl Checker<'_> {
             ThreadOpKind::TmemAlloc { .. }
             | ThreadOpKind::TmemDealloc { .. }
             | ThreadOpKind::Tcgen05Mma { .. }
+            | ThreadOpKind::Tcgen05MmaScaled { .. }
             | ThreadOpKind::Tcgen05MmaTensorA { .. }
             | ThreadOpKind::Tcgen05CommitWait { .. }
             | ThreadOpKind::TmemLoad { .. }
             | ThreadOpKind::TmemStore
-            | ThreadOpKind::TmemStoreHalves => self.tcgen05_op(id, &op.kind, x, results)?,
+            | ThreadOpKind::TmemStoreHalves
+            | ThreadOpKind::TmemStoreBytes => self.tcgen05_op(id, &op.kind, x, results)?,
             ThreadOpKind::WgmmaWait { .. } => results == x.list("accumulators"),
             ThreadOpKind::Wgmma {
                 kind,

@@ -2,7 +2,7 @@
 
 use super::Checker;
 use crate::program::{OpId, Roles, ThreadOpKind};
-use tile_hw::tcgen05::{allocation_columns, COLUMNS, WARP_LANES};
+use tile_hw::tcgen05::{allocation_columns, COLUMNS, GROUPS_PER_COLUMN, WARP_LANES};
 use tile_ir::DType;
 
 impl Checker<'_> {
@@ -49,6 +49,29 @@ impl Checker<'_> {
                 }
                 if a_swizzle.row_bytes().is_none() {
                     return bad("a `tcgen05.mma` whose A is not in a swizzled layout");
+                }
+                true
+            }
+            ThreadOpKind::Tcgen05MmaScaled {
+                kind,
+                a,
+                a_swizzle,
+                b,
+                byte,
+            } => {
+                if !kind.takes_block_scales() {
+                    return bad("a block-scaled `tcgen05.mma` on other than E4M3 or E5M2");
+                }
+                if [*a, *b].iter().any(|&s| alloc_dtype(s) != Some(kind.dtype)) {
+                    return bad("`tcgen05.mma` operands in allocations of another dtype");
+                }
+                if a_swizzle.row_bytes().is_none() {
+                    return bad("a `tcgen05.mma` whose A is not in a swizzled layout");
+                }
+                if usize::from(*byte) >= GROUPS_PER_COLUMN {
+                    return bad(
+                        "a block-scaled `tcgen05.mma` reading a scale byte past a cell's 4",
+                    );
                 }
                 true
             }
@@ -103,6 +126,26 @@ impl Checker<'_> {
                     .all(|&d| matches!(d, DType::F16 | DType::BF16))
                 {
                     return bad("a tensor-memory store of halves of other than f16 or bf16 values");
+                }
+                true
+            }
+            ThreadOpKind::TmemStoreBytes => {
+                self.whole_warpgroups(id)?;
+                let values = x.list("values");
+                let n = values.len() / GROUPS_PER_COLUMN;
+                if !values.len().is_multiple_of(GROUPS_PER_COLUMN)
+                    || !n.is_power_of_two()
+                    || n > COLUMNS / 4
+                {
+                    return bad(
+                        "a tensor-memory store of other than fours of 8-bit values filling a power of two up to 128 columns",
+                    );
+                }
+                if !values
+                    .iter()
+                    .all(|&d| d.size_bytes() == 1 && d != DType::Bool)
+                {
+                    return bad("a tensor-memory store of bytes of other than 8-bit values");
                 }
                 true
             }

@@ -54,12 +54,22 @@
 //! `tmem_frg_1sm` of the operand type, a derived layout that a GPU run
 //! confirms). A must be K-major there; B still comes from shared memory.
 //!
+//! **Block-scaled products** (`kind::mxf8f6f4.block_scale`, E8M0 scales
+//! per row of A and column of B read from tensor memory) are in
+//! `block_scaled.rs`.
+//!
 //! **Arithmetic** as [`crate::mma`]'s: each element of D is its old value
 //! (or 0 without accumulation) and the `K` products of the instruction
 //! summed in `f64` in ascending `k`, rounded once to `f32`.
 
 use crate::wgmma::{Descriptor, Major};
 use tile_ir::DType;
+
+mod block_scaled;
+
+pub use block_scaled::{
+    block_mma_scaled, read_scales, scale_cell, scale_columns, GROUPS_PER_COLUMN, GROUP_K,
+};
 
 /// The lanes (rows) of a block's tensor memory.
 pub const LANES: usize = 128;
@@ -153,11 +163,15 @@ pub enum Qualifier {
     F8F6F4,
     /// `kind::tf32`: TF32 operands (2) in `f32` elements.
     Tf32,
+    /// `kind::mxf8f6f4.block_scale`: `kind::f8f6f4`'s operands, each row
+    /// of A and column of B scaled by an E8M0 from tensor memory
+    /// (`block_scaled.rs`).
+    Mxf8f6f4,
 }
 
 impl Qualifier {
-    /// Every qualifier the model has.
-    pub const ALL: [Qualifier; 3] = [Qualifier::F16, Qualifier::F8F6F4, Qualifier::Tf32];
+    /// The qualifiers of products without scales.
+    pub const DENSE: [Qualifier; 3] = [Qualifier::F16, Qualifier::F8F6F4, Qualifier::Tf32];
 
     /// Its name in PTX, after `kind::`.
     pub fn ptx(self) -> &'static str {
@@ -165,15 +179,19 @@ impl Qualifier {
             Qualifier::F16 => "f16",
             Qualifier::F8F6F4 => "f8f6f4",
             Qualifier::Tf32 => "tf32",
+            Qualifier::Mxf8f6f4 => "mxf8f6f4.block_scale",
         }
     }
 
-    /// Its code in an emulation call (LLVM's `kind` operand): 0, 2 or 1.
+    /// Its code in an emulation call: LLVM's `kind` operand (0, 2 or 1)
+    /// for the dense ones, 3 for the block-scaled one (whose intrinsic
+    /// has no such operand).
     pub fn code(self) -> u64 {
         match self {
             Qualifier::F16 => 0,
             Qualifier::F8F6F4 => 2,
             Qualifier::Tf32 => 1,
+            Qualifier::Mxf8f6f4 => 3,
         }
     }
 
@@ -183,6 +201,7 @@ impl Qualifier {
             0 => Some(Qualifier::F16),
             1 => Some(Qualifier::Tf32),
             2 => Some(Qualifier::F8F6F4),
+            3 => Some(Qualifier::Mxf8f6f4),
             _ => None,
         }
     }
@@ -394,10 +413,10 @@ mod tests {
             Tcgen05Kind::from_descriptor(e4m3.descriptor(), Qualifier::F16).map(|k| k.dtype),
             Ok(DType::F16)
         );
-        for q in [Qualifier::F16, Qualifier::F8F6F4, Qualifier::Tf32] {
+        for q in [Qualifier::Mxf8f6f4].into_iter().chain(Qualifier::DENSE) {
             assert_eq!(Qualifier::from_code(q.code()), Some(q));
         }
-        assert_eq!(Qualifier::from_code(3), None);
+        assert_eq!(Qualifier::from_code(4), None);
         // `kind::tf32` (CUTLASS `UMMA::F16F32Format::TF32` = 2), K of 8;
         // the instruction reads an `f32`'s top 19 bits only.
         let tf32 = Tcgen05Kind::new(DType::F32, 64, Major::K).unwrap();
