@@ -220,7 +220,25 @@ fn mxfp8_products_run_on_the_scaled_mfma() {
 /// `b`'s still loaded in place.
 #[test]
 fn scales_computed_in_registers_are_staged() {
-    let (bm, bn, bk) = (64, 64, 64);
+    let program = permuted_scales((64, 64, 64), TensorCores::Mfma950);
+    let text = program.to_string();
+    assert_eq!(text.matches("mfma32x32x64.e4m3.ue8m0").count(), 2, "{text}");
+    // The permute's conversion and the staging of its result.
+    assert_eq!(text.matches(": f8e8m0[").count(), 2, "{text}");
+    // On sm_100a, B's scales are held as each thread stores them into
+    // tensor memory, A's (permuted) staged and loaded back, four bytes at
+    // a time.
+    let program = permuted_scales((128, 128, 128), TensorCores::Tcgen05);
+    let text = program.to_string();
+    assert_eq!(text.matches("tcgen05.mma.scaled").count(), 4, "{text}");
+    assert_eq!(text.matches("tmem.store.bytes").count(), 2, "{text}");
+    assert_eq!(text.matches("ld.shared.v4").count(), 4, "{text}");
+}
+
+/// A product whose `a_scale` is loaded transposed and permuted (so in no
+/// instruction's layout), lowered for `cores` on 4 warps: the emulator's
+/// run agrees with the interpreter's.
+fn permuted_scales((bm, bn, bk): (usize, usize, usize), cores: TensorCores) -> Program {
     let g = bk / 32;
     let func = parse_function(&format!(
         "kernel @scaled_t(%a: tensor<f8e4m3, 2>, %sa: tensor<f8e8m0, 2>, %b: tensor<f8e4m3, 2>, %sb: tensor<f8e8m0, 2>, %c: tensor<f32, 2>) {{
@@ -243,11 +261,7 @@ fn scales_computed_in_registers_are_staged() {
 }}"
     ))
     .unwrap();
-    let program = lowered_for(&func, 4, TensorCores::Mfma950);
-    let text = program.to_string();
-    assert_eq!(text.matches("mfma32x32x64.e4m3.ue8m0").count(), 2, "{text}");
-    // The permute's conversion and the staging of its result.
-    assert_eq!(text.matches(": f8e8m0[").count(), 2, "{text}");
+    let program = lowered_for(&func, 4, cores);
     let (m, n, k) = (bm + 3, 2 * bn - 5, bk);
     let elements = [0.0, 1.0, -2.0, 3.0, -1.0, 2.0, -4.0];
     let scales = [1.0, 2.0, 0.25, 4.0, 0.5];
@@ -263,6 +277,7 @@ fn scales_computed_in_registers_are_staged() {
     emulate::run(&program, grid, &mut emulated).unwrap();
     interp::run(&func, grid, &mut reference).unwrap();
     assert_eq!(emulated[4], reference[4]);
+    program
 }
 
 /// sm_100a's `tcgen05.mma … kind::mxf8f6f4.block_scale`: thread 0 issues
@@ -293,6 +308,9 @@ fn mxfp8_products_run_on_tcgen05_with_scales_in_tensor_memory() {
         );
         assert_eq!(text.matches("tmem.store.bytes").count(), stores, "{text}");
         assert!(!text.contains("bf16"), "{text}");
+        // The loaded scales are held as each thread stores them: no
+        // staging.
+        assert!(!text.contains(": f8e8m0["), "{text}");
         check_emulated(&func, &program, [dtype; 2], tiles);
     }
     // Mixed formats are expanded into a bf16 product.

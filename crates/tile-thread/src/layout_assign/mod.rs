@@ -65,7 +65,7 @@ pub(crate) use blocked::{copy_digits, row_major};
 pub use blocked::{DistLayout, LayoutBuildError, LayoutKind};
 pub use mma::{mma_dot, MmaDot};
 pub(crate) use propagate::unit_axes_inserted;
-pub use scales::scale_layouts;
+pub use scales::{scale_layouts, tensor_memory_scale_layouts};
 pub use tcgen05::{tcgen05_dot, Tcgen05Dot};
 pub use wgmma::{wgmma_dot, WgmmaDot, WGMMA_N};
 
@@ -233,7 +233,9 @@ pub fn assign(
 /// block row or column, step and warp repetition, the registers and the
 /// masked byte loads held through the loop cost more than staging them
 /// (the MXFP8 example's 128×64×64 tile on sm_120a: 154 registers held,
-/// 98 staged; on gfx950 82 VGPRs held, 89 staged).
+/// 98 staged; on gfx950 82 VGPRs held, 89 staged). On sm_100a's
+/// `tcgen05.mma`, each thread holds the scales it stores into tensor
+/// memory ([`tensor_memory_scale_layouts`]), which saves their staging.
 fn load_scales_in_place(
     func: &Function,
     id: OpId,
@@ -246,15 +248,20 @@ fn load_scales_in_place(
         return;
     };
     let dims = |v: Value| func.ty(v).tile_shape().map(|s| s.dims().to_vec());
-    let plan = mma_dot(func, id, num_warps, tensor_cores)
-        .filter(|p| p.kind.family() == tile_hw::mma::MmaFamily::Mfma);
-    let (Some(plan), Some(a), Some(c)) = (plan, dims(a), dims(c)) else {
+    let (Some(a), Some(c)) = (dims(a), dims(c)) else {
         return;
     };
     let (&[m, k], &[_, n]) = (a.as_slice(), c.as_slice()) else {
         return;
     };
-    let Some(layouts) = scale_layouts(&plan, [m, n, k]) else {
+    let layouts = match tensor_dot(func, id, num_warps, tensor_cores) {
+        Some(TensorDot::Mma(plan)) if plan.kind.family() == tile_hw::mma::MmaFamily::Mfma => {
+            scale_layouts(&plan, [m, n, k])
+        }
+        Some(TensorDot::Tcgen05(plan)) => tensor_memory_scale_layouts(&plan, [m, n, k]),
+        _ => None,
+    };
+    let Some(layouts) = layouts else {
         return;
     };
     for (scale, layout) in [a_scale, b_scale].into_iter().zip(layouts) {

@@ -12,11 +12,21 @@
 //! column `l / 4`, one group a step; on MFMA lane `l` supplies row (column)
 //! `l % s` for group `l / s` of the step (`s` the block's side). The warps
 //! along the other operand's axis hold copies.
+//!
+//! On sm_100a's block-scaled `tcgen05.mma` (`lower/tensor_scales.rs`) a
+//! thread stores the scales of its lane's rows into tensor memory: lane
+//! `l` of each warp of warpgroup `g` holds row `32·(g·S + c) + l` of each
+//! block of rows (`S` the warpgroup's share of a block's `rows / 32`
+//! columns, `c` below it), every group of it; the four warps of a
+//! warpgroup hold copies (they store the four copies the instruction
+//! reads). Register `j + G·(c + S·b)` is group `j` of that row of block
+//! `b` ([`tensor_memory_scale_layouts`]).
 
 use super::blocked::flat_layout;
 use super::mma::{accumulator, MmaDot};
-use super::DistLayout;
+use super::{DistLayout, Tcgen05Dot};
 use tile_hw::mma::MmaFamily;
+use tile_hw::tcgen05::{scale_columns, GROUP_K, M, WARP_LANES};
 
 /// The layouts of `a_scale: [M, K / 32]` and `b_scale: [N, K / 32]` for
 /// the block-scaled `plan` of an `M × N × K` product (module docs);
@@ -56,4 +66,34 @@ pub fn scale_layouts(plan: &MmaDot, [m, n, k]: [usize; 3]) -> Option<[DistLayout
         Some(accumulator(vec![rows, groups], tiling, thread, value))
     };
     Some([side(m, im, [wm, wn], true)?, side(n, in_, [wn, wm], false)?])
+}
+
+/// The layouts of `a_scale: [M, K / 32]` and `b_scale: [N, K / 32]` in
+/// which each thread holds the scales it stores for the block-scaled
+/// `tcgen05.mma` `plan` of an `M × N × K` product (module docs); `None`
+/// for other products.
+pub fn tensor_memory_scale_layouts(
+    plan: &Tcgen05Dot,
+    [m, n, k]: [usize; 3],
+) -> Option<[DistLayout; 2]> {
+    if !plan.block_scaled {
+        return None;
+    }
+    let (groups, warpgroups) = (k / GROUP_K, plan.groups);
+    let side = |rows: usize, block: usize| {
+        let share = scale_columns(block) / warpgroups;
+        let thread = flat_layout(&[
+            (WARP_LANES, groups),
+            (4, 0),
+            (warpgroups, WARP_LANES * share * groups),
+        ])?;
+        let value = flat_layout(&[
+            (groups, 1),
+            (share, WARP_LANES * groups),
+            (rows / block, block * groups),
+        ])?;
+        let tiling = (vec![1, groups], vec![WARP_LANES, 1], [4, warpgroups]);
+        Some(accumulator(vec![rows, groups], tiling, thread, value))
+    };
+    Some([side(m, M)?, side(n, plan.kind.n)?])
 }

@@ -23,7 +23,9 @@
 //! [`layout_assign::scale_layouts`]: crate::layout_assign::scale_layouts
 
 use super::{LowerError, Lowerer};
-use crate::layout_assign::{scale_layouts, DistLayout, MmaDot};
+use crate::layout_assign::{
+    scale_layouts, tensor_memory_scale_layouts, DistLayout, MmaDot, Tcgen05Dot,
+};
 use crate::program::{Reg, SharedId, ThreadOpKind};
 use std::rc::Rc;
 use tile_hw::mma::{Fragment, MmaFamily};
@@ -81,17 +83,27 @@ impl Lowerer<'_> {
     }
 
     /// The scales `a_scale` and `b_scale` of the `dot_scaled` `id`, an `M ×
-    /// N × K` product whose instruction reads them from tensor memory
-    /// (`tensor_scales.rs`): both to be staged.
-    pub(super) fn loose_scales(
+    /// N × K` product on `plan`, whose instruction reads them from tensor
+    /// memory (`tensor_scales.rs`): held where their loads left them as
+    /// each thread stores them ([`tensor_memory_scale_layouts`]), else to
+    /// be staged.
+    ///
+    /// [`tensor_memory_scale_layouts`]: crate::layout_assign::tensor_memory_scale_layouts
+    pub(super) fn tensor_memory_scales(
         &mut self,
         id: OpId,
+        plan: &Tcgen05Dot,
         (values, [m, n, k]): ([Value; 2], [usize; 3]),
     ) -> Result<ProductScales, LowerError> {
+        let holders = tensor_memory_scale_layouts(plan, [m, n, k]);
         let mut sides = Vec::with_capacity(2);
-        for (value, rows) in values.into_iter().zip([m, n]) {
+        for (which, (value, rows)) in values.into_iter().zip([m, n]).enumerate() {
             let (layout, regs) = self.tile(id, value)?;
-            sides.push(ScaleSource::Loose(layout, regs, rows));
+            let held = holders.as_ref().is_some_and(|h| h[which] == *layout);
+            sides.push(match held {
+                true => ScaleSource::Held(regs),
+                false => ScaleSource::Loose(layout, regs, rows),
+            });
         }
         let sides: [ScaleSource; 2] = sides
             .try_into()

@@ -112,7 +112,7 @@ impl Lowerer<'_> {
                 Some(self.product_scales(id, p, (values, [m, n, k]))?)
             }
             (Some(values), Some(TensorDot::Tcgen05(p))) if p.block_scaled => {
-                Some(self.loose_scales(id, (values, [m, n, k]))?)
+                Some(self.tensor_memory_scales(id, p, (values, [m, n, k]))?)
             }
             (Some(_), _) => {
                 return Err(self.invalid(id, "a dot_scaled off a block-scaled instruction"))
