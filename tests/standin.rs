@@ -121,8 +121,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     let dir = standin_child::standin_dir("standin", &[GpuApi::Cuda, GpuApi::Hip]);
     let images = write_images(&dir.0, &kernels(), &TARGETS);
     assert_eq!(
-        images, 63,
-        "thirty-one specializations (the examples, `copy`'s two and `show`) have sm_80 PTX and gfx942 code objects, the TF32 linear layer sm_80 PTX"
+        images, 65,
+        "thirty-two specializations (the examples, `copy`'s two and `show`) have sm_80 PTX and gfx942 code objects, the TF32 linear layer sm_80 PTX"
     );
     let hopper = write_images(&dir.0, &matmuls(), &HOPPER);
     assert_eq!(
@@ -131,8 +131,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     );
     let blackwell = write_images(&dir.0, &kernels(), &BLACKWELL);
     assert_eq!(
-        blackwell, 35,
-        "the thirty-two have sm_90 PTX, the two tutorial-sized matmuls and the TF32 linear layer sm_100a PTX too"
+        blackwell, 39,
+        "the thirty-three have sm_90 PTX, the two tutorial-sized matmuls, the TF32 linear layer and the MXFP8 matmul's three tiles sm_100a PTX too"
     );
     let tma = &matmul::matmul_f16_tma::<128, 128, 64>::INFO;
     let linear_f8 = &matmul::linear_f8::<128, 128, 128>::INFO;
@@ -151,9 +151,21 @@ fn the_examples_run_through_the_driver_stand_ins() {
     let mxfp8 = &scaled_matmul::matmul_mxfp8::<64, 64, 64>::INFO;
     assert_eq!(
         write_images(&dir.0, &[mxfp8], &NEWEST[..2]),
-        4,
-        "the MXFP8 matmul's two tiles have sm_120a PTX and gfx950 code objects"
+        6,
+        "the MXFP8 matmul's three tiles have sm_120a PTX and gfx950 code objects"
     );
+    // Of its sm_100a images, the 128×128 tile's alone multiplies on the
+    // block-scaled `tcgen05.mma` (the others' tiles are too narrow for it).
+    for spec in mxfp8.specializations {
+        let image = spec.images.iter().find(|i| i.target == "sm_100a");
+        let ptx = std::str::from_utf8(image.expect("an sm_100a image").bytes).unwrap();
+        assert_eq!(
+            ptx.contains("tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale"),
+            spec.label == "BM=128,BN=128,BK=64",
+            "{}",
+            spec.label
+        );
+    }
     assert_eq!(
         write_images(&dir.0, &[&vector_add::vector_add::<1024>::INFO], &GENERIC),
         2,
@@ -167,8 +179,8 @@ fn the_examples_run_through_the_driver_stand_ins() {
     ];
     assert_eq!(
         write_images(&dir.0, &scaled, &GENERIC),
-        10,
-        "the block-scaled matmuls' five specializations have gfx9-4-generic and gfx12-generic code objects"
+        12,
+        "the block-scaled matmuls' six specializations have gfx9-4-generic and gfx12-generic code objects"
     );
     standin_child::run_child(&dir.0, CHILD, &[]);
     standin_child::run_child(&dir.0, HOPPER_CHILD, &[("TILE_STANDIN_SM", "90")]);
@@ -368,15 +380,18 @@ fn autotune_on(dev: &Device) {
 #[ignore = "run by the_examples_run_through_the_driver_stand_ins, with a Blackwell stand-in as the driver"]
 fn on_a_blackwell_stand_in() {
     let cuda = Device::best().expect("a device");
-    // The tutorial-sized matmuls and the FP8 and TF32 linear layers, built
-    // for sm_100a, run on tcgen05.mma (the TMA ones with their tensor maps);
-    // every other kernel on sm_90's PTX.
+    // The tutorial-sized matmuls, the FP8 and TF32 linear layers and the
+    // MXFP8 matmul, built for sm_100a, run its images (the TMA ones with
+    // their tensor maps; the MXFP8 matmul's 128×128 tile on the block-scaled
+    // tcgen05.mma, as `the_examples_run_through_the_driver_stand_ins`
+    // checks); every other kernel on sm_90's PTX.
     let tcgen05 = [
         "matmul bf16 128x128x64",
         "matmul f16 128x128x64",
         "matmul f16 TMA 128x128x64",
         "linear f8e4m3",
         "linear tf32",
+        "matmul mxfp8",
     ];
     let specific = tcgen05.map(|kernel| (kernel, BLACKWELL[1]));
     examples_on(&cuda, BLACKWELL[0], &specific);

@@ -14,15 +14,19 @@ use crate::matmul::{reference, tensor_tolerance};
 use tile::{bf16, f4e2m1, f8e4m3, f8e8m0, tile_kernel, Device, Element, Error, Tensor};
 
 /// MXFP8: E4M3 elements, E8M0 scales per 32. Built for the default
-/// targets and for the two whose tensor cores apply the scales themselves,
-/// sm_120a's block-scaled `mma.sync` and gfx950's scaled MFMA; the 128×64
-/// tile gives gfx950's 8 waves a 32×32×64 block each (its 64×64 tile has
-/// too few, and runs on bf16 there).
+/// targets and for the three whose tensor cores apply the scales
+/// themselves, sm_100a's block-scaled `tcgen05.mma`, sm_120a's block-scaled
+/// `mma.sync` and gfx950's scaled MFMA; the 128×64 tile gives gfx950's 8
+/// waves a 32×32×64 block each (its 64×64 tile has too few, and runs on
+/// bf16 there), and the 128×128 one gives sm_100a's `tcgen05.mma` its 128
+/// rows and a B of whole 128-byte rows (the other tiles run on bf16
+/// there).
 #[tile_kernel(
     num_warps = 8,
-    targets = "sm_80,sm_86,sm_89,sm_90,sm_120a,gfx90a,gfx942,gfx9-4-generic,gfx950,gfx1100,gfx12-generic,host",
+    targets = "sm_80,sm_86,sm_89,sm_90,sm_100a,sm_120a,gfx90a,gfx942,gfx9-4-generic,gfx950,gfx1100,gfx12-generic,host",
     configs(BM = 64, BN = 64, BK = 64),
-    configs(BM = 128, BN = 64, BK = 64)
+    configs(BM = 128, BN = 64, BK = 64),
+    configs(BM = 128, BN = 128, BK = 64)
 )]
 pub fn matmul_mxfp8<const BM: usize, const BN: usize, const BK: usize>(
     a: &Tensor<f8e4m3, 2>,
@@ -240,7 +244,7 @@ fn launched_row(
     row(kernel, dev, &spec, time, &c.to_vec()?, scaled, (m, n, k))
 }
 
-/// The four kernels (MXFP8 at both its tiles) on a problem whose every
+/// The four kernels (MXFP8 at its three tiles) on a problem whose every
 /// extent leaves partial tiles (K = 200: the last block of K holds 8
 /// elements, the last MX group 8).
 pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
@@ -272,6 +276,17 @@ pub fn run(dev: &Device, rng: &mut Inputs) -> Result<Vec<Row>, Error> {
             matmul_mxfp8::<128, 64, 64>::kernel_spec(),
         ),
         |c| matmul_mxfp8::<128, 64, 64>::launch(dev, wide, (&a, &ta, &b, &tb, c)),
+        scaled,
+        (m, n, k),
+    )?);
+    let widest = [m.div_ceil(128) as u32, n.div_ceil(128) as u32];
+    rows.push(launched_row(
+        dev,
+        (
+            "matmul mxfp8 128x128",
+            matmul_mxfp8::<128, 128, 64>::kernel_spec(),
+        ),
+        |c| matmul_mxfp8::<128, 128, 64>::launch(dev, widest, (&a, &ta, &b, &tb, c)),
         scaled,
         (m, n, k),
     )?);
