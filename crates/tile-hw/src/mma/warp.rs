@@ -46,7 +46,7 @@ fn rounded_sum(c: f32, products: impl Iterator<Item = f64>) -> f32 {
 
 /// One element of a block-scaled step's `D` whose `k` share one scale per
 /// side: [`step_sum`] with each product times both E8M0 `scales` (bits in
-/// the low byte, [`scale_factor`]'s), exactly, before the sum.
+/// the low byte, each `2^(e − 127)`, `0xFF` NaN), exactly, before the sum.
 pub fn scaled_step_sum(
     c: f32,
     products: impl IntoIterator<Item = (f32, f32)>,

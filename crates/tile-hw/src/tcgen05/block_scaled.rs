@@ -122,15 +122,6 @@ pub fn block_mma_scaled(
     if !kind.takes_block_scales() || k != GROUP_K {
         return Err(format!("{} has no block-scaled form", kind.name()));
     }
-    if a.len() != M * k || b.len() != k * n || d.len() != M * n {
-        return Err(format!(
-            "operands of {}, {} and {} elements for {}",
-            a.len(),
-            b.len(),
-            d.len(),
-            kind.name()
-        ));
-    }
     if scales[0].len() != M || scales[1].len() != n {
         return Err(format!(
             "{} and {} scales for {}",
@@ -139,11 +130,8 @@ pub fn block_mma_scaled(
             kind.name()
         ));
     }
-    for (e, out) in d.iter_mut().enumerate() {
-        let (row, col) = (e / n, e % n);
-        let c = if accumulate { *out } else { 0.0 };
-        let products = (0..k).map(|kk| (a[row * k + kk], b[kk * n + col]));
-        *out = crate::mma::scaled_step_sum(c, products, [scales[0][row], scales[1][col]]);
-    }
-    Ok(())
+    let sum = |c, products: &mut dyn Iterator<Item = (f32, f32)>, row: usize, col: usize| {
+        crate::mma::scaled_step_sum(c, products, [scales[0][row], scales[1][col]])
+    };
+    super::block_product(kind, (a, b), (d, accumulate), sum)
 }

@@ -351,6 +351,21 @@ pub fn block_mma(
     d: &mut [f32],
     accumulate: bool,
 ) -> Result<(), String> {
+    let sum =
+        |c, products: &mut dyn Iterator<Item = (f32, f32)>, _, _| crate::mma::step_sum(c, products);
+    block_product(kind, (a, b), (d, accumulate), sum)
+}
+
+/// One product of `kind` on the row-major 128×`K` `a` and `K`×`N` `b` into
+/// the row-major 128×`N` `d`: each element `sum(c, products, row,
+/// column)` of its old value (or 0 without `accumulate`) and its `K`
+/// products in ascending `k`.
+fn block_product(
+    kind: Tcgen05Kind,
+    (a, b): (&[f32], &[f32]),
+    (d, accumulate): (&mut [f32], bool),
+    sum: impl Fn(f32, &mut dyn Iterator<Item = (f32, f32)>, usize, usize) -> f32,
+) -> Result<(), String> {
     let (n, k) = (kind.n, kind.k());
     if a.len() != M * k || b.len() != k * n || d.len() != M * n {
         return Err(format!(
@@ -364,8 +379,8 @@ pub fn block_mma(
     for (e, out) in d.iter_mut().enumerate() {
         let (row, col) = (e / n, e % n);
         let c = if accumulate { *out } else { 0.0 };
-        let products = (0..k).map(|kk| (a[row * k + kk], b[kk * n + col]));
-        *out = crate::mma::step_sum(c, products);
+        let mut products = (0..k).map(|kk| (a[row * k + kk], b[kk * n + col]));
+        *out = sum(c, &mut products, row, col);
     }
     Ok(())
 }

@@ -64,22 +64,7 @@ impl Lowerer<'_> {
         (values, [m, n, k]): ([Value; 2], [usize; 3]),
     ) -> Result<ProductScales, LowerError> {
         let holders = scale_layouts(plan, [m, n, k]);
-        let mut sides = Vec::with_capacity(2);
-        for (which, value) in values.into_iter().enumerate() {
-            let (layout, regs) = self.tile(id, value)?;
-            let held = holders.as_ref().is_some_and(|h| h[which] == *layout);
-            sides.push(match held {
-                true => ScaleSource::Held(regs),
-                false => ScaleSource::Loose(layout, regs, [m, n][which]),
-            });
-        }
-        let sides: [ScaleSource; 2] = sides
-            .try_into()
-            .map_err(|_| self.invalid(id, "dot_scaled has two scale tiles"))?;
-        Ok(ProductScales {
-            sides,
-            groups: k / 32,
-        })
+        self.scales_held_by(id, holders, (values, [m, n, k]))
     }
 
     /// The scales `a_scale` and `b_scale` of the `dot_scaled` `id`, an `M ×
@@ -96,6 +81,17 @@ impl Lowerer<'_> {
         (values, [m, n, k]): ([Value; 2], [usize; 3]),
     ) -> Result<ProductScales, LowerError> {
         let holders = tensor_memory_scale_layouts(plan, [m, n, k]);
+        self.scales_held_by(id, holders, (values, [m, n, k]))
+    }
+
+    /// The scales `values` of an `M × N × K` product: each side held where
+    /// its registers are in `holders`' layout of it, else loose.
+    fn scales_held_by(
+        &mut self,
+        id: OpId,
+        holders: Option<[DistLayout; 2]>,
+        (values, [m, n, k]): ([Value; 2], [usize; 3]),
+    ) -> Result<ProductScales, LowerError> {
         let mut sides = Vec::with_capacity(2);
         for (which, (value, rows)) in values.into_iter().zip([m, n]).enumerate() {
             let (layout, regs) = self.tile(id, value)?;
