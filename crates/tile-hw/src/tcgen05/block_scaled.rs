@@ -1,9 +1,8 @@
 //! `tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale` on E4M3 or E5M2
 //! operands: [`Tcgen05Kind`]'s product with one E8M0 scale per row of A
 //! and per column of B for its 32 `k` (one OCP MX group), the scales read
-//! from tensor memory (PTX ISA "tcgen05.mma", CUTLASS
-//! `InstrDescriptorBlockScaled` and `tmem_sf_frg`; blackwell-cdna4.md §A2,
-//! §A5).
+//! from tensor memory (PTX ISA "tcgen05.mma"; CUTLASS
+//! `InstrDescriptorBlockScaled`; CuTe `tmem_sf_frg`).
 //!
 //! **Instruction descriptor** ([`Tcgen05Kind::scaled_descriptor`]): the
 //! dense one's operand formats, majors, `N` and `M`, with D's format gone

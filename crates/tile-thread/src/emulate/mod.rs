@@ -35,6 +35,7 @@ mod registers;
 mod shared;
 mod shuffle;
 mod tcgen05;
+mod tensor_memory_ops;
 mod tma;
 mod wgmma;
 
@@ -509,56 +510,16 @@ impl<'a> Emulator<'a> {
             ThreadOpKind::WgmmaRegisterA { kind, b } => {
                 self.wgmma(id, (*kind, WgmmaA::Registers, *b), roles()?)?
             }
-            ThreadOpKind::TmemAlloc { columns, slot } => {
-                self.tmem_alloc(id, (*columns, *slot), roles()?)?;
-                Vec::new()
-            }
-            ThreadOpKind::TmemDealloc { columns } => {
-                self.tmem_dealloc(id, *columns, roles()?)?;
-                Vec::new()
-            }
-            ThreadOpKind::Tcgen05Mma {
-                kind,
-                a,
-                a_swizzle,
-                b,
-            } => {
-                self.tcgen05_mma(id, (*kind, *a, *a_swizzle, *b), roles()?)?;
-                Vec::new()
-            }
-            ThreadOpKind::Tcgen05MmaScaled {
-                kind,
-                a,
-                a_swizzle,
-                b,
-                byte,
-            } => {
-                self.tcgen05_mma_scaled(id, (*kind, *a, *a_swizzle, *b), *byte, roles()?)?;
-                Vec::new()
-            }
-            ThreadOpKind::Tcgen05MmaTensorA { kind, b } => {
-                self.tcgen05_mma_tensor_a(id, (*kind, *b), roles()?)?;
-                Vec::new()
-            }
-            ThreadOpKind::Tcgen05CommitWait { bar } => {
-                self.tcgen05_commit_wait(id, *bar, roles()?)?;
-                Vec::new()
-            }
-            ThreadOpKind::TmemLoad { columns } => {
-                self.tmem_access(id, usize::from(*columns), roles()?, false)?
-            }
-            ThreadOpKind::TmemStore => {
-                let columns = roles()?.list("values").len();
-                self.tmem_access(id, columns, roles()?, true)?
-            }
-            ThreadOpKind::TmemStoreHalves => {
-                let columns = roles()?.list("values").len() / 2;
-                self.tmem_access(id, columns, roles()?, true)?
-            }
-            ThreadOpKind::TmemStoreBytes => {
-                let columns = roles()?.list("values").len() / 4;
-                self.tmem_access(id, columns, roles()?, true)?
-            }
+            ThreadOpKind::TmemAlloc { .. }
+            | ThreadOpKind::TmemDealloc { .. }
+            | ThreadOpKind::Tcgen05Mma { .. }
+            | ThreadOpKind::Tcgen05MmaScaled { .. }
+            | ThreadOpKind::Tcgen05MmaTensorA { .. }
+            | ThreadOpKind::Tcgen05CommitWait { .. }
+            | ThreadOpKind::TmemLoad { .. }
+            | ThreadOpKind::TmemStore
+            | ThreadOpKind::TmemStoreHalves
+            | ThreadOpKind::TmemStoreBytes => self.tensor_memory_op(id, &op.kind, roles()?)?,
             // `wgmma`'s results are final once computed; `wait` passes them on.
             ThreadOpKind::WgmmaWait { .. } => x,
             ThreadOpKind::WgmmaFence | ThreadOpKind::WgmmaCommit => Vec::new(),

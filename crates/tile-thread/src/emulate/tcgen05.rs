@@ -77,7 +77,7 @@ impl TensorMemory {
 
 /// Where a `tcgen05.mma` reads its A.
 #[derive(Clone, Copy)]
-enum SourceA {
+pub(super) enum SourceA {
     /// Shared memory, laid out with this swizzle.
     Shared(SharedId, DescriptorSwizzle),
     /// Tensor memory.
@@ -167,44 +167,11 @@ impl Emulator<'_> {
         Ok(())
     }
 
-    /// `tcgen05.mma` of `kind` where the mask holds, A in shared memory.
-    pub(super) fn tcgen05_mma(
-        &mut self,
-        id: OpId,
-        (kind, a, a_swizzle, b): (Tcgen05Kind, SharedId, DescriptorSwizzle, SharedId),
-        x: &Operands<'_>,
-    ) -> Result<(), LockstepError> {
-        self.tcgen05_products(id, (kind, SourceA::Shared(a, a_swizzle), b), None, x)
-    }
-
-    /// Block-scaled `tcgen05.mma` of `kind` where the mask holds, its
-    /// scales in byte `byte` of their images.
-    pub(super) fn tcgen05_mma_scaled(
-        &mut self,
-        id: OpId,
-        (kind, a, a_swizzle, b): (Tcgen05Kind, SharedId, DescriptorSwizzle, SharedId),
-        byte: u8,
-        x: &Operands<'_>,
-    ) -> Result<(), LockstepError> {
-        let source = SourceA::Shared(a, a_swizzle);
-        self.tcgen05_products(id, (kind, source, b), Some(byte), x)
-    }
-
-    /// `tcgen05.mma` of `kind` where the mask holds, A in tensor memory.
-    pub(super) fn tcgen05_mma_tensor_a(
-        &mut self,
-        id: OpId,
-        (kind, b): (Tcgen05Kind, SharedId),
-        x: &Operands<'_>,
-    ) -> Result<(), LockstepError> {
-        self.tcgen05_products(id, (kind, SourceA::Tensor, b), None, x)
-    }
-
     /// The products of a `tcgen05.mma` where the mask holds: D computed
     /// now, landing at the issuer's commit; A, where in tensor memory, and
     /// the scales of a block-scaled one (byte `scaled` of their images)
     /// read until then.
-    fn tcgen05_products(
+    pub(super) fn tcgen05_products(
         &mut self,
         id: OpId,
         (kind, source, b): (Tcgen05Kind, SourceA, SharedId),
