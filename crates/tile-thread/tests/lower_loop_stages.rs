@@ -10,7 +10,7 @@ use tile_ir::{eval, DType, Function, Scalar};
 use tile_testgen::inputs::zeros;
 use tile_thread::emulate;
 use tile_thread::lower::{lower, LowerOptions, TensorCores};
-use tile_thread::program::ThreadOpKind;
+use tile_thread::program::{Program, ThreadOpKind};
 
 /// `c = a × b` (f16, 32×32 tiles, K blocks of 16), its K loop with
 /// `clause` after its carried values.
@@ -47,26 +47,33 @@ fn copies(func: &Function, stages: u32) -> usize {
         .with_tensor_cores(TensorCores::MmaSync)
         .with_stages(stages);
     let program = lower(func, &options).unwrap();
-    tile_thread::program::verify(&program).unwrap();
-    // Small integers: every product and sum is exact, in any order.
-    let small = |seed: usize| {
-        let scalars: Vec<Scalar> = (0..64 * 64)
-            .map(|i| eval::cast(Scalar::I32(((i * 7 + seed) % 9) as i32 - 4), DType::F16))
-            .collect();
-        interp::Arg::Tensor(
-            interp::HostTensor::from_scalars(DType::F16, &[64, 64], &scalars).unwrap(),
-        )
-    };
-    let args = vec![small(1), small(2), zeros(&[64, 64])];
-    let (mut got, mut want) = (args.clone(), args);
-    emulate::run(&program, [2, 2, 1], &mut got).unwrap();
-    interp::run(func, [2, 2, 1], &mut want).unwrap();
-    assert_eq!(format!("{:?}", got[2]), format!("{:?}", want[2]));
+    check(func, &program, [64, 64, 64], [2, 2, 1]);
     program
         .ops
         .iter()
         .filter(|(_, op)| matches!(op.kind, ThreadOpKind::CopyAsync { .. }))
         .count()
+}
+
+/// `program`, lowered from the matmul `func`, verified (the barrier rule
+/// included) and run by the lockstep emulator on `m × k` and `k × n`
+/// operands of small integers (every product and sum exact, in any
+/// order): its `c` is the interpreter's.
+fn check(func: &Function, program: &Program, [m, k, n]: [usize; 3], grid: [u32; 3]) {
+    tile_thread::program::verify(program).unwrap();
+    let small = |rows: usize, cols: usize, seed: usize| {
+        let scalars: Vec<Scalar> = (0..rows * cols)
+            .map(|i| eval::cast(Scalar::I32(((i * 7 + seed) % 9) as i32 - 4), DType::F16))
+            .collect();
+        interp::Arg::Tensor(
+            interp::HostTensor::from_scalars(DType::F16, &[rows, cols], &scalars).unwrap(),
+        )
+    };
+    let args = vec![small(m, k, 1), small(k, n, 2), zeros(&[m, n])];
+    let (mut got, mut want) = (args.clone(), args);
+    emulate::run(program, grid, &mut got).unwrap();
+    interp::run(func, grid, &mut want).unwrap();
+    assert_eq!(format!("{:?}", got[2]), format!("{:?}", want[2]));
 }
 
 #[test]
@@ -105,13 +112,13 @@ fn f16_shared(func: &Function, cores: TensorCores, warps: u32, stages: u32) -> u
         .sum()
 }
 
-/// Where `mma.sync` loads its fragments into registers, iteration `i`
-/// frees its stage by its end, so from 3 stages on the ring holds one
-/// buffer fewer than the stages (the copies for `i + S − 1` go into `i`'s
-/// buffer after the body); `wgmma` reads its stages asynchronously and
-/// keeps one buffer per stage.
+/// Where `mma.sync` loads its fragments into registers, or each `wgmma`
+/// product waits for its own group, iteration `i` frees its stage by its
+/// end, so from 3 stages on the ring holds one buffer fewer than the
+/// stages (the copies for `i + S − 1` go into `i`'s buffer after the
+/// body).
 #[test]
-fn rings_read_into_registers_hold_one_buffer_fewer() {
+fn rings_freed_within_the_body_hold_one_buffer_fewer() {
     let plain = matmul("");
     // One stage of A (32×16) and B (16×32).
     let stage = 2 * 32 * 16;
@@ -123,9 +130,18 @@ fn rings_read_into_registers_hold_one_buffer_fewer() {
         );
         assert_eq!(copies(&plain, stages), stages as usize * copies(&plain, 1));
     }
+    // `wgmma`: 8 iterations of K through rings of 2 and 3 buffers.
     let wide = tile_ir::samples::matmul(128, 128, 64, DType::F16).unwrap();
-    assert_eq!(
-        f16_shared(&wide, TensorCores::Wgmma, 8, 3),
-        3 * 2 * 128 * 64
-    );
+    for (stages, buffers) in [(2, 2), (3, 2), (4, 3)] {
+        let options = LowerOptions::warps(8)
+            .with_tensor_cores(TensorCores::Wgmma)
+            .with_stages(stages);
+        let program = lower(&wide, &options).unwrap();
+        check(&wide, &program, [128, 512, 128], [1, 1, 1]);
+        assert_eq!(
+            f16_shared(&wide, TensorCores::Wgmma, 8, stages),
+            buffers * 2 * 128 * 64,
+            "{stages} stages"
+        );
+    }
 }

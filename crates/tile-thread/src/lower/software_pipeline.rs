@@ -17,16 +17,17 @@
 //! they must lay it out alike, or the loop is not pipelined.
 //!
 //! With `S` stages, iteration `i + S − 1`'s copies are issued during
-//! iteration `i`. Where every reader is done with its stage by the end of
-//! the body (`mma.sync` and the CUDA-core chain load their fragments into
-//! registers; every thread waits for a `tcgen05.mma`'s commit inside the
-//! body) and `S ≥ 3`, they are issued at the end of iteration `i`, into
-//! the buffer `i` has just finished reading, so the ring holds `R = S − 1`
-//! buffers, as Triton's pipeliner does; where `wgmma` reads the stages
-//! (the asynchronous reader Hopper's pipelines keep a group of in flight)
-//! or the TMA copies them, they are issued at the start of iteration `i`,
-//! into the buffer iteration `i − 1` read, and the ring holds `R = S`
-//! buffers:
+//! iteration `i`. Every reader is done with its stage by the end of the
+//! body (`mma.sync` and the CUDA-core chain load their fragments into
+//! registers; each `wgmma` product waits for its own group, and every
+//! thread for a `tcgen05.mma`'s commit, inside the body), so with `S ≥ 3`
+//! they are issued at the end of iteration `i`, into the buffer `i` has
+//! just finished reading, and the ring holds `R = S − 1` buffers, as
+//! Triton's pipeliner does for `mma.sync` (for `wgmma` it keeps a group in
+//! flight across iterations and `S` buffers); where the TMA copies them
+//! (their mbarriers' phases count `S` stages), and with 2 stages, they are
+//! issued at the start of iteration `i`, into the buffer iteration `i − 1`
+//! read, and the ring holds `R = S` buffers:
 //!
 //! ```text
 //! barrier                                            // inside another loop, or on reused buffers
@@ -231,7 +232,7 @@ impl Lowerer<'_> {
             // Every reader lays the stage out alike, or the loop is not
             // pipelined (each dot then stages its operand itself).
             let mut places = Vec::new();
-            let (mut wgmma, mut outlives) = (false, false);
+            let mut wgmma = false;
             for &(dot, which) in &readers {
                 let plan = self.tensor_plan(dot);
                 // A transposed operand is staged as the load's tile is.
@@ -239,7 +240,6 @@ impl Lowerer<'_> {
                 let flipped = operands.is_some_and(|o| is_transposed(self.func, o[which]));
                 places.push(self.operand_layout(plan.as_ref(), shape, which, flipped));
                 wgmma |= plan.as_ref().is_some_and(TensorDot::reads_descriptors);
-                outlives |= matches!(plan, Some(TensorDot::Wgmma(_)));
             }
             let place = places[0];
             if places.iter().any(|&p| p != place) || !len.is_multiple_of(place.period()) {
@@ -257,7 +257,6 @@ impl Lowerer<'_> {
                 chunks,
                 len,
                 place,
-                outlives,
                 tma.map(|copy| (boxed, copy)),
             ));
         }
@@ -265,14 +264,15 @@ impl Lowerer<'_> {
         // loop inside another: its mbarriers would be initialized again on
         // each run of the enclosing loop while valid, which the PTX ISA
         // leaves undefined (`cp.async` stages need no such state).
-        let by_tma = self.loop_depth == 0 && planned.iter().all(|p| p.5.is_some());
-        // Readers other than `wgmma` free their stage by the end of the
-        // body (a `tcgen05.mma`'s commit is waited for there).
-        let late = stages >= 3 && !by_tma && !planned.iter().any(|p| p.4);
+        let by_tma = self.loop_depth == 0 && planned.iter().all(|p| p.4.is_some());
+        // Every reader frees its stage by the end of the body: a `wgmma`
+        // product waits for its own group, and every thread waits for a
+        // `tcgen05.mma`'s commit, there.
+        let late = stages >= 3 && !by_tma;
         let ring = if late { stages - 1 } else { stages };
         let mut prefetches = Vec::new();
         let mut reused = false;
-        for (load, chunks, len, place, _, tma) in planned {
+        for (load, chunks, len, place, tma) in planned {
             let dtype = self.func.ty(self.func.op(load).results[0]).dtype();
             let (place, tma) = match tma.filter(|_| by_tma) {
                 Some((boxed, copy)) => (boxed, Some(copy)),
