@@ -252,13 +252,7 @@ impl Lowerer<'_> {
             // bytes: it reads the boxes' blocks where the TMA copies.
             let boxed = self.tma_blocks(&readers, shape).unwrap_or(place);
             let tma = self.tma_copy(load, boxed)?;
-            planned.push((
-                load,
-                chunks,
-                len,
-                place,
-                tma.map(|copy| (boxed, copy)),
-            ));
+            planned.push((load, chunks, len, place, tma.map(|copy| (boxed, copy))));
         }
         // The TMA copies all of a loop's operands, or none; and none in a
         // loop inside another: its mbarriers would be initialized again on
