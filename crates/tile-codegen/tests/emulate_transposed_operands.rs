@@ -449,6 +449,59 @@ fn fp8_products_run_k_major_on_wgmma_and_tcgen05() {
     }
 }
 
+/// 16-bit operands whose `K` is 32 or 16 (PyTorch's `[N, K]` weights at
+/// a `BLOCK_K` of 32): a transposed `b` is copied as stored and read
+/// K-major in A's rows, 64 or 32 bytes under the 64- or 32-byte swizzle,
+/// by `wgmma` and by `tcgen05.mma`, instead of being loaded into registers
+/// and stored transposed.
+#[test]
+fn narrow_k_transposed_bs_run_k_major_in_as_rows() {
+    emulated::require(Tool::Ptxas);
+    // The dot's `[m, d, n]`, the warps, and the `N` of sm_90a's instructions.
+    let cases = [
+        (DType::F16, [64, 32, 64], 4, 64),
+        (DType::BF16, [64, 16, 128], 4, 128),
+        (DType::F16, [128, 32, 128], 8, 128),
+        (DType::BF16, [128, 32, 64], 4, 64),
+    ];
+    for (dtype, shape @ [m, d, n], warps, wide) in cases {
+        for stages in [1, 3] {
+            let context = format!("{dtype} {shape:?} {stages} stages");
+            let sm90a = Target::Nvptx(Sm::Sm90a);
+            let program = check_kernel_of(Kernel::Keys, dtype, sm90a, shape, (warps, stages));
+            let swizzle = if d == 32 { ".sw64" } else { ".sw32" };
+            let wgmmas = count(&program, |k| {
+                matches!(k, ThreadOpKind::Wgmma { kind, .. }
+                    if kind.dtype == dtype && kind.b_major == Major::K && kind.n == wide)
+            });
+            let per_k_tile = (m / 64) * (n / wide) * (d / 16) / (warps as usize / 4);
+            assert_eq!(wgmmas, per_k_tile, "{context}:\n{program}");
+            assert!(
+                program.to_string().contains(swizzle),
+                "{context}:\n{program}"
+            );
+            let instruction = format!("m64n{wide}k16.f32.{dtype}.{dtype}");
+            emulated::assembles(&program, sm90a, &instruction, &context);
+            if m % 128 != 0 {
+                continue;
+            }
+            let sm100a = Target::Nvptx(Sm::Sm100a);
+            let program = check_kernel_of(Kernel::Keys, dtype, sm100a, shape, (warps, stages));
+            let tcgen05 = count(&program, |k| {
+                matches!(k, ThreadOpKind::Tcgen05Mma { kind, .. }
+                    if kind.dtype == dtype && kind.b_major == Major::K)
+            });
+            assert_eq!(tcgen05, (m / 128) * (d / 16), "{context}:\n{program}");
+            emulated::assembles(
+                &program,
+                sm100a,
+                "tcgen05.mma.cta_group::1.kind::f16",
+                &context,
+            );
+        }
+    }
+}
+
 /// FP8 operands with `b` read as stored (`[K, N]`, MN-major): sm_100a's
 /// `tcgen05.mma.kind::f8f6f4` reads E4M3 and E5M2 MN-major, in blocks of
 /// 128 `n` (one 128-byte atom, an instruction `N` of 128); sm_90a's FP8

@@ -227,10 +227,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 b,
             } => {
                 let desc_a = self.descriptor(k, (*a, *a_swizzle), int("ia")?, smem_descriptor)?;
-                let b_layout = (
-                    *b,
-                    b_swizzle(kind.dtype.size_bytes(), *a_swizzle, kind.b_major),
-                );
+                let b_layout = (*b, b_swizzle(*a_swizzle, kind.b_major));
                 let mma = Tcgen05Asm::Mma {
                     qualifier: kind.qualifier(),
                 };
@@ -245,19 +242,16 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                 byte,
             } => {
                 let desc_a = self.descriptor(k, (*a, *a_swizzle), int("ia")?, smem_descriptor)?;
-                let b_layout = (
-                    *b,
-                    b_swizzle(kind.dtype.size_bytes(), *a_swizzle, kind.b_major),
-                );
+                let b_layout = (*b, b_swizzle(*a_swizzle, kind.b_major));
                 let scales = vec![int("sa")?.into(), int("sb")?.into()];
                 let idesc = kind.scaled_descriptor(u32::from(*byte));
                 let issue = (Tcgen05Asm::MmaScaled, idesc, scales);
                 self.tcgen05_mma(k, issue, (desc_a.into(), b_layout), x)
             }
             ThreadOpKind::Tcgen05MmaTensorA { kind, b } => {
-                // A 16-bit B is staged under the 128-byte swizzle whatever
-                // A's layout (`b_swizzle`).
-                let b_layout = (*b, b_swizzle(2, DescriptorSwizzle::B128, kind.b_major));
+                // B is staged under the 128-byte swizzle: a product reads
+                // its A from tensor memory only then (`tensor_a_columns`).
+                let b_layout = (*b, b_swizzle(DescriptorSwizzle::B128, kind.b_major));
                 let a = int("a")?.into();
                 let issue = (Tcgen05Asm::MmaTensorA, kind.descriptor(), Vec::new());
                 self.tcgen05_mma(k, issue, (a, b_layout), x)

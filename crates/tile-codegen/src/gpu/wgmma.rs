@@ -59,10 +59,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             return Err(EmitError::internal("wgmma's accumulators"));
         }
         let desc_a = self.descriptor(k, (a, a_swizzle), int(x, "ia")?, Descriptor::encode)?;
-        let b_layout = (
-            b,
-            b_swizzle(kind.dtype.size_bytes(), a_swizzle, kind.b_major),
-        );
+        let b_layout = (b, b_swizzle(a_swizzle, kind.b_major));
         let desc_b = self.descriptor(k, b_layout, int(x, "ib")?, Descriptor::encode)?;
         let scale = self.ctx.i32_type().const_int(1, false);
         let mut args = acc.to_vec();
@@ -89,6 +86,8 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             let word = self.pack(pair[0].into_int_value(), pair[1].into_int_value())?;
             args.push(word.into());
         }
+        // B is staged under the 128-byte swizzle: a product takes A from
+        // registers only then (`chained_wgmma_fragments`).
         let b128 = (b, DescriptorSwizzle::B128);
         let desc_b = self.descriptor(k, b128, int(x, "ib")?, Descriptor::encode)?;
         let scale = self.ctx.i32_type().const_int(1, false);

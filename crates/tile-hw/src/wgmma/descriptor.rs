@@ -148,15 +148,14 @@ pub fn operand_descriptor(start: u32, swizzle: Swizzle) -> Descriptor {
 }
 
 /// The swizzle of B's staging in tile's lowering (for `wgmma` and
-/// `tcgen05.mma` alike) of elements of `element_bytes` bytes with A staged
-/// under `a_swizzle` and B's rows running as `b_major` says: a K-major B of
-/// 8-bit or `tf32` elements has A's rows (`K` of them, at most 128 bytes);
-/// every other B rows of 128 bytes (one atom of `n`, or K-major 64 16-bit
-/// `k`).
-pub fn b_swizzle(element_bytes: usize, a_swizzle: Swizzle, b_major: Major) -> Swizzle {
-    match (element_bytes, b_major) {
-        (2, _) | (_, Major::Mn) => Swizzle::B128,
-        _ => a_swizzle,
+/// `tcgen05.mma` alike) with A staged under `a_swizzle` and B's rows
+/// running as `b_major` says: a K-major B has A's rows (128 bytes of `k`,
+/// or all of a `K` of 32 or 64 bytes), an MN-major one rows of 128 bytes
+/// (one atom of `n`). The same for elements of every width.
+pub fn b_swizzle(a_swizzle: Swizzle, b_major: Major) -> Swizzle {
+    match b_major {
+        Major::Mn => Swizzle::B128,
+        Major::K => a_swizzle,
     }
 }
 

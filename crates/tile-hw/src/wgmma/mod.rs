@@ -360,12 +360,12 @@ mod tests {
             assert_eq!(WgmmaKind::from_code(kind.code()), Some(kind));
             let mn = kind.with_b_major(Major::Mn);
             assert_eq!(WgmmaKind::from_code(mn.code()), None);
-            assert_eq!(b_swizzle(1, Swizzle::B64, Major::K), Swizzle::B64);
-            assert_eq!(b_swizzle(1, Swizzle::B64, Major::Mn), Swizzle::B128);
+            assert_eq!(b_swizzle(Swizzle::B64, Major::K), Swizzle::B64);
+            assert_eq!(b_swizzle(Swizzle::B64, Major::Mn), Swizzle::B128);
         }
         let f16 = WgmmaKind::new(DType::F16, 64).unwrap();
         assert_eq!((f16.k(), f16.b_major), (16, Major::Mn));
-        assert_eq!(b_swizzle(2, Swizzle::B64, Major::K), Swizzle::B128);
+        assert_eq!(b_swizzle(Swizzle::B64, Major::K), Swizzle::B64);
         let e4m3 = WgmmaKind::new(DType::F8E4M3, 8).unwrap();
         // 0x38 is 1.0 in E4M3, 0xb8 is −1.0; the high byte is not read.
         assert_eq!(e4m3.widen(0xff38), 1.0);
@@ -397,7 +397,7 @@ mod tests {
         assert_eq!(WgmmaKind::from_code(kind.code()), Some(kind));
         assert_eq!(ptx_dtype("tf32"), Some(DType::F32));
         assert_eq!(ptx_dtype("f32"), None);
-        assert_eq!(b_swizzle(4, Swizzle::B64, Major::K), Swizzle::B64);
+        assert_eq!(b_swizzle(Swizzle::B64, Major::K), Swizzle::B64);
         // 1 + 2⁻¹⁰ − 2⁻²³ keeps 1.0 (its low 13 bits dropped, not rounded).
         assert_eq!(kind.widen(0x3f80_1fff), 1.0);
         assert_eq!(kind.widen(0xbf80_2000), -(1.0 + 2f32.powi(-10)));

@@ -203,7 +203,7 @@ impl Emulator<'_> {
                 let pending = self.tmem.in_flight.get(&c).map(|&(_, v)| v);
                 d.push(f32::from_bits(pending.unwrap_or(self.tmem.cells[c])));
             }
-            let (k, bytes) = (kind.k(), kind.dtype.size_bytes());
+            let k = kind.k();
             let matrix_a = match source {
                 SourceA::Shared(a, a_swizzle) => {
                     let at_a = (a, address(ia[t]));
@@ -214,11 +214,11 @@ impl Emulator<'_> {
             };
             let a_swizzle = match source {
                 SourceA::Shared(_, swizzle) => swizzle,
-                // A in tensor memory is 16-bit, whose B is staged under
-                // the 128-byte swizzle whatever A's layout (`b_swizzle`).
+                // B is staged under the 128-byte swizzle: a product reads
+                // its A from tensor memory only then (`tensor_a_columns`).
                 SourceA::Tensor => DescriptorSwizzle::B128,
             };
-            let b_layout = (b_swizzle(bytes, a_swizzle, kind.b_major), kind.b_major);
+            let b_layout = (b_swizzle(a_swizzle, kind.b_major), kind.b_major);
             let at_b = (b, address(ib[t]));
             let bits_b = self.operand(id, at_b, (kind.n, k), b_layout, thread)?;
             // B is read as (n, k): transposed to row-major K × N.

@@ -69,7 +69,6 @@ impl Emulator<'_> {
                 ));
             }
             let (b_index, step) = (address(ib[first]), kind.k());
-            let bytes = kind.dtype.size_bytes();
             let matrix_a = match a {
                 WgmmaA::Shared(alloc, swizzle) => {
                     let at = (alloc, address(indices[0][first]));
@@ -89,9 +88,9 @@ impl Emulator<'_> {
                 }
             };
             let b_layout = match a {
-                WgmmaA::Shared(_, swizzle) => {
-                    (b_swizzle(bytes, swizzle, kind.b_major), kind.b_major)
-                }
+                WgmmaA::Shared(_, swizzle) => (b_swizzle(swizzle, kind.b_major), kind.b_major),
+                // B is staged under the 128-byte swizzle: a product takes
+                // A from registers only then (`chained_wgmma_fragments`).
                 WgmmaA::Registers => (DescriptorSwizzle::B128, kind.b_major),
             };
             let matrix_b =

@@ -19,8 +19,8 @@
 //!
 //! A dot takes it when its precision is `tensor`, its operands f16 or bf16,
 //! `M` a multiple of 128, `N` a multiple of 64 (or one `n` below it, a
-//! multiple of 16, with `K` a multiple of 64 and B the transpose of a
-//! loaded tile) that the warpgroups share, `K` a multiple of 64, 32 or 16,
+//! multiple of 16, with B the transpose of a loaded tile, staged K-major in
+//! A's rows) that the warpgroups share, `K` a multiple of 64, 32 or 16,
 //! and its columns within tensor memory's; or its operands E4M3 or E5M2
 //! (`kind::f8f6f4`, `K` 32 per instruction), staged as for `wgmma`: `K` a
 //! multiple of 128, 64 or 32 bytes and B the transpose of a loaded tile,
@@ -77,18 +77,11 @@ impl Tcgen05Dot {
         self.kind.n != 128 / self.kind.dtype.size_bytes()
     }
 
-    /// Whether a `b` that is a transposed tile is read K-major at any `K`
-    /// (its rows as A's): for 8-bit and TF32 operands; 16-bit ones need
-    /// rows of 64 `k`.
-    pub fn reads_any_transposed_b(&self) -> bool {
-        self.kind.dtype.size_bytes() != 2
-    }
-
-    /// The `k` of a row of a K-major B's staged blocks: 64 16-bit
-    /// elements, or as A's for 8-bit ones (`tile_hw::wgmma::b_swizzle`).
+    /// The `k` of a row of a K-major B's staged blocks: A's
+    /// (`tile_hw::wgmma::b_swizzle`).
     pub fn b_k_columns(&self) -> usize {
         let bytes = self.kind.dtype.size_bytes();
-        b_swizzle(bytes, self.a_swizzle, Major::K)
+        b_swizzle(self.a_swizzle, Major::K)
             .row_bytes()
             .unwrap_or(128)
             / bytes

@@ -24,7 +24,8 @@
 //! above) that the warpgroups can share, and `K` a multiple of 64 (A staged
 //! in blocks of 64 `k`, rows of 128 bytes under the 128-byte swizzle), 32
 //! or 16 (one block of rows of 64 or 32 bytes, under the 64- or 32-byte
-//! swizzle; `N` then a multiple of 64). FP8 operands (`e4m3`, `e5m2`:
+//! swizzle; `N` then a multiple of 64, or B the transpose of a loaded
+//! tile, staged K-major in A's rows). FP8 operands (`e4m3`, `e5m2`:
 //! `wgmma.m64nNk32`) take the same blocks with twice the `k` per row
 //! (128, 64 or 32), and as the instruction reads them K-major only, their
 //! B must be the transpose of a loaded tile, staged K-major as A is (an
@@ -82,10 +83,10 @@ impl WgmmaDot {
         self.kind.k_major_only() || self.kind.n != WGMMA_N
     }
 
-    /// The `k` of a row of a K-major B's staged blocks: 64 16-bit
-    /// elements, or as A's for 8-bit ones (`tile_hw::wgmma::b_swizzle`).
+    /// The `k` of a row of a K-major B's staged blocks: A's
+    /// (`tile_hw::wgmma::b_swizzle`).
     pub fn b_k_columns(&self) -> usize {
-        let swizzle = b_swizzle(self.kind.dtype.size_bytes(), self.a_swizzle, Major::K);
+        let swizzle = b_swizzle(self.a_swizzle, Major::K);
         swizzle.row_bytes().unwrap_or(ROW_BYTES) / self.kind.dtype.size_bytes()
     }
 }
@@ -107,7 +108,7 @@ pub(super) struct DescriptorShape {
     /// N, `N` below it or 64.
     pub(super) instruction_n: usize,
     /// Whether B can be read K-major: the transpose of a tile its copies
-    /// move as stored (for 16-bit operands with `K` a multiple of 64).
+    /// move as stored, staged in rows as A's.
     pub(super) k_major_b: bool,
     /// Whether the product is a `dot_scaled` (E4M3 or E5M2, one format,
     /// E8M0 scales), which only a block-scaled instruction runs.
@@ -119,8 +120,8 @@ pub(super) struct DescriptorShape {
 /// (`tf32` on f32 operands), operands of one dtype, `K` a multiple of 128
 /// bytes of them or 64 or 32 bytes, `N` a multiple of one 128-byte atom of
 /// them (64 16-bit, 32 `f32`) or, below it and a multiple of 8, B the
-/// transpose of a tile its copies move as stored (rows of 64 `k` for
-/// 16-bit operands: `Lowerer::reads_transposed_b`). Operands whose element
+/// transpose of a tile its copies move as stored (in rows as A's:
+/// `Lowerer::reads_transposed_b`). Operands whose element
 /// size `mn_major` refuses (the instruction, or the staging, has no
 /// MN-major form of them) are staged K-major only, so their B is always
 /// such a transpose. A `dot_scaled` of E4M3 or E5M2 operands with E8M0
@@ -162,10 +163,9 @@ pub(super) fn descriptor_shape(
     let row = ROW_BYTES / bytes;
     let a_swizzle = DescriptorSwizzle::for_rows(bytes * if k % row == 0 { row } else { k })?;
     // Operands read K-major only: B must be the transpose of a tile its
-    // copies move as stored. A transposed B of other than 16-bit elements
-    // has A's rows; a 16-bit one rows of 64 `k`.
+    // copies move as stored. A transposed B is staged in A's rows.
     let k_major_only = !mn_major(bytes);
-    let k_major_b = is_transposed(func, *b) && (bytes != 2 || k.is_multiple_of(64));
+    let k_major_b = is_transposed(func, *b);
     let atom_n = ROW_BYTES / bytes;
     let instruction_n = match n {
         _ if k_major_only && !k_major_b => return None,

@@ -385,21 +385,12 @@ impl Lowerer<'_> {
     /// Whether `dot` can read its `b` staged transposed, K-major: on
     /// `mma.sync` (by `ldmatrix` without `.trans`, as `a`: a lane's
     /// register is consecutive `k` of its column, 2 16-bit ones, 4 FP8
-    /// ones or 1 TF32 one), on `wgmma` and `tcgen05.mma` with `K` a
-    /// multiple of 64 (`imm-trans-b = 0`, rows of 64 `k` under the 128-byte
-    /// swizzle), and on both of 8-bit and TF32 operands always (rows as
-    /// A's).
+    /// ones or 1 TF32 one), and on `wgmma` and `tcgen05.mma` (`imm-trans-b
+    /// = 0` for 16-bit operands; B's rows as A's, 128 bytes of `k` or all
+    /// of a `K` of 32 or 64 bytes, under the swizzle of rows that wide).
     pub(super) fn reads_transposed_b(&self, dot: OpId) -> bool {
-        let k = self.func.op(dot).operands.first().and_then(|&a| {
-            let shape = self.func.ty(a).tile_shape()?;
-            shape.dims().get(1).copied()
-        });
         match self.tensor_plan(dot) {
-            Some(TensorDot::Wgmma(p)) if p.kind.k_major_only() => true,
-            Some(TensorDot::Tcgen05(p)) if p.reads_any_transposed_b() => true,
-            Some(TensorDot::Wgmma(_) | TensorDot::Tcgen05(_)) => {
-                k.is_some_and(|k| k.is_multiple_of(64))
-            }
+            Some(TensorDot::Wgmma(_) | TensorDot::Tcgen05(_)) => true,
             Some(TensorDot::Mma(p)) => p.kind.family() == MmaFamily::MmaSync && !p.transposed,
             None => false,
         }

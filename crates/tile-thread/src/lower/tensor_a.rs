@@ -22,8 +22,9 @@
 use super::dot::{OperandA, StagedOperands};
 use super::{LowerError, Lowerer};
 use crate::layout_assign::{DistLayout, Tcgen05Dot};
-use crate::program::{Reg, ThreadOpKind};
+use crate::program::{DescriptorSwizzle, Reg, ThreadOpKind};
 use tile_hw::tcgen05::{COLUMNS, M, WARP_LANES};
+use tile_hw::wgmma::Major;
 use tile_ir::{BinaryOp, OpId, OpKind};
 
 /// The most columns one `tmem.store` moves.
@@ -72,8 +73,14 @@ pub(super) fn tensor_a_registers(
 impl Lowerer<'_> {
     /// The columns of tensor memory the `dot` `id` takes for an `a` read
     /// from there, if it reads one: `a` is computed in the layout
-    /// [`tensor_a_registers`] needs, and fits beside the accumulator.
+    /// [`tensor_a_registers`] needs, and fits beside the accumulator, and B
+    /// is staged under the 128-byte swizzle (the instruction's A in tensor
+    /// memory has no swizzle of its own for B's to follow: an MN-major B,
+    /// or a K-major one of at least 64 `k`).
     pub(super) fn tensor_a_columns(&self, id: OpId, plan: &Tcgen05Dot) -> Option<usize> {
+        if plan.kind.b_major == Major::K && plan.a_swizzle != DescriptorSwizzle::B128 {
+            return None;
+        }
         let op = self.func.op(id);
         let (OpKind::Dot { .. }, Some(&a)) = (&op.kind, op.operands.first()) else {
             return None;

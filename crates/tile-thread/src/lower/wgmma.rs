@@ -9,8 +9,8 @@
 //! rows of that many bytes (128, 64 or 32); B `[K, N]` in blocks of 64
 //! `n`, N-major, 128-byte swizzled, or (a B that is the transpose of the
 //! `[N, K]` tile its copies moved, or that is stored so from registers)
-//! K-major in blocks of 64 16-bit `k` (`imm-trans-b = 0`), or of A's `W`
-//! FP8 `k` under A's swizzle; 8-row groups are 8 rows apart (the
+//! K-major in blocks of A's `W` `k` under A's swizzle (`imm-trans-b = 0`
+//! for 16-bit operands); 8-row groups are 8 rows apart (the
 //! descriptors' SBO). Warpgroup `g = (gm_i, gn_i)` owns the 64×`n` blocks
 //! `(gm_i + gm·i, gn_i + gn·j)` of D; for each of them and each `k`-step
 //! `s` it issues one instruction, whose A starts at row `64·(gm_i +
@@ -25,7 +25,7 @@ use super::dot::{OperandA, StagedOperands};
 use super::mma::fragments_in;
 use super::{LowerError, Lowerer};
 use crate::layout_assign::{DistLayout, WgmmaDot};
-use crate::program::{Reg, ThreadOpKind};
+use crate::program::{DescriptorSwizzle, Reg, ThreadOpKind};
 use tile_hw::wgmma::{register_a_element, Major, K, M, REGISTER_A_ELEMENTS, WARPGROUP};
 use tile_ir::{BinaryOp, DType};
 
@@ -144,10 +144,15 @@ impl Lowerer<'_> {
     ) -> Option<Vec<Vec<Vec<Reg>>>> {
         let [gm, gn] = plan.groups;
         let m = plan.layout.shape[0];
+        // The instruction's A in registers has no swizzle for B's to
+        // follow: B is staged under the 128-byte one (MN-major, or K-major
+        // of at least 64 `k`).
+        let b128 = plan.kind.b_major == Major::Mn || plan.a_swizzle == DescriptorSwizzle::B128;
         if regs.len() != layout.registers()
             || layout.shape != [m, k]
             || !k.is_multiple_of(K)
             || plan.kind.k() != K
+            || !b128
         {
             return None;
         }
