@@ -2,7 +2,8 @@
 //! code at their authors' block sizes and warp counts: Liger-Kernel's
 //! normalizations, activations, rotary embedding, losses and embedding
 //! lookup, the FlashAttention repository's Triton forward and backward
-//! passes, vLLM's FP8 W8A8 matmul, and Triton's own tutorials: the fused
+//! passes, vLLM's FP8 W8A8 matmul and fused mixture-of-experts matmul,
+//! and Triton's own tutorials: the fused
 //! softmax, the seeded dropout, the layer norm forward and backward (with
 //! its lock), and the matrix
 //! multiplications (with an epilogue, persistent, and block-scaled MXFP8:
@@ -26,6 +27,7 @@ mod embedding;
 mod flash_attn;
 mod flash_attn_bwd;
 mod fused_add_rms_norm;
+mod fused_moe;
 mod fused_softmax;
 mod geglu;
 mod jsd;
@@ -67,6 +69,7 @@ pub fn kernels() -> Vec<&'static KernelInfo> {
         &matmul_persistent::matmul_persistent::<128, 128, 64, 8>::INFO,
         &block_scaled_matmul::block_scaled_matmul::<128, 128, 128>::INFO,
         &scaled_mm::scaled_mm::<128, 128, 128>::INFO,
+        &fused_moe::fused_moe::<64, 64, 32, 8, 2>::INFO,
         &fused_softmax::fused_softmax::<4096, 2>::INFO,
         &seeded_dropout::seeded_dropout::<1024>::INFO,
         &layer_norm_fwd_fused::layer_norm_fwd_fused::<8192>::INFO,
@@ -77,7 +80,7 @@ pub fn kernels() -> Vec<&'static KernelInfo> {
 
 /// The corpus's runs, one per file, each checking its kernel against plain
 /// Rust on a device.
-pub const RUNS: [Example; 21] = [
+pub const RUNS: [Example; 22] = [
     rms_norm::run,
     rms_norm_backward::run,
     fused_add_rms_norm::run,
@@ -95,6 +98,7 @@ pub const RUNS: [Example; 21] = [
     matmul_persistent::run,
     block_scaled_matmul::run,
     scaled_mm::run,
+    fused_moe::run,
     fused_softmax::run,
     seeded_dropout::run,
     layer_norm_fwd_fused::run,

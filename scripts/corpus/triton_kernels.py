@@ -746,6 +746,57 @@ def scaled_mm(a_ptr, b_ptr, scale_a_ptr, scale_b_ptr, c_ptr, M, N, K, stride_am,
     c_ptrs = c_ptr + stride_cm * rows[:, None] + stride_cn * cols[None, :]
     tl.store(c_ptrs, acc.to(tl.bfloat16), mask=in_m[:, None] & in_n[None, :])
 
+# Source: vllm-project/vllm vllm/model_executor/layers/fused_moe/fused_moe.py (read at
+# 000d1458), fused_moe_kernel without quantization (use_fp8_w8a8, use_int8_w8a8 and
+# use_int8_w8a16 False), as invoke_fused_moe_kernel launches it: bf16 hidden states A [M, K],
+# expert weights B [E, N, K] (stride_bk 1), C [M * top_k, N] rows of the token copies, the copies
+# sorted by expert and padded to blocks (sorted_token_ids, expert_ids, num_tokens_post_padded
+# from moe_align_block_size), MUL_ROUTED_WEIGHT True, compute_type bf16. Config: get_default_config
+# for more tokens than experts, 64x64x32 and GROUP_SIZE_M 8, with Triton's default 4 warps and
+# 3 stages; top_k 2; K, N and the row strides divisible by 16.
+@triton.jit
+def fused_moe(a_ptr, b_ptr, c_ptr, topk_weights_ptr, sorted_token_ids_ptr, expert_ids_ptr,
+              num_tokens_post_padded_ptr, N, K, EM, num_valid_tokens, stride_am, stride_ak, stride_be,
+              stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_SIZE_M: tl.constexpr,
+              BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr,
+              MUL_ROUTED_WEIGHT: tl.constexpr, top_k: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(EM, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    first_pid_m = (pid // num_pid_in_group) * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    num_tokens_post_padded = tl.load(num_tokens_post_padded_ptr)
+    if pid_m * BLOCK_SIZE_M >= num_tokens_post_padded:
+        return
+    offs_token_id = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M).to(tl.int64)
+    offs_token = tl.load(sorted_token_ids_ptr + offs_token_id)
+    token_mask = offs_token < num_valid_tokens
+    off_experts = tl.load(expert_ids_ptr + pid_m).to(tl.int64)
+    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    c_ptrs = c_ptr + stride_cm * offs_token[:, None] + stride_cn * offs_cn[None, :]
+    c_mask = token_mask[:, None] & (offs_cn[None, :] < N)
+    if off_experts == -1:
+        tl.store(c_ptrs, tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.bfloat16), mask=c_mask)
+        return
+    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N).to(tl.int64)) % N
+    offs_k = tl.arange(0, BLOCK_SIZE_K)
+    a_ptrs = a_ptr + (offs_token[:, None] // top_k * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + off_experts * stride_be + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        a = tl.load(a_ptrs, mask=token_mask[:, None] & (offs_k[None, :] < K - k * BLOCK_SIZE_K), other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
+        accumulator += tl.dot(a, b)
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+    if MUL_ROUTED_WEIGHT:
+        moe_weight = tl.load(topk_weights_ptr + offs_token, mask=token_mask, other=0)
+        accumulator = accumulator * moe_weight[:, None]
+    tl.store(c_ptrs, accumulator.to(tl.bfloat16), mask=c_mask)
+
 # ---------------------------------------------------------------------------------------------
 # Triton's tutorials that are not matmuls, at triton-lang/triton (each file as read at a commit:
 # 02-fused-softmax.py fd237c7c, 04-low-memory-dropout.py 7fd47243, 05-layer-norm.py 54569929).
@@ -1070,6 +1121,18 @@ SPECS["scaled_mm"] = _spec(
      "BLOCK_SIZE_K": 128},
     ["a_ptr", "b_ptr", "scale_a_ptr", "scale_b_ptr", "c_ptr", "N", "K", "stride_am", "stride_bn",
      "stride_cm"], 4, num_stages=3)
+
+SPECS["fused_moe"] = _spec(
+    fused_moe,
+    {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "topk_weights_ptr": "*fp32",
+     "sorted_token_ids_ptr": "*i32", "expert_ids_ptr": "*i32", "num_tokens_post_padded_ptr": "*i32",
+     "N": "i32", "K": "i32", "EM": "i32", "num_valid_tokens": "i32", "stride_am": "i32",
+     "stride_be": "i32", "stride_bn": "i32", "stride_cm": "i32"},
+    {"stride_ak": 1, "stride_bk": 1, "stride_cn": 1, "BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64,
+     "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8, "MUL_ROUTED_WEIGHT": True, "top_k": 2},
+    ["a_ptr", "b_ptr", "c_ptr", "topk_weights_ptr", "sorted_token_ids_ptr", "expert_ids_ptr",
+     "num_tokens_post_padded_ptr", "N", "K", "stride_am", "stride_be", "stride_bn", "stride_cm"], 4,
+    num_stages=3)
 
 # Triton's tutorials: softmax over the benchmark's 4096 x 4096 f32, layer norm over the test's
 # 1151 x 8192 f16 (every stride and size divisible by 16), dropout over n_elements divisible by 16.
