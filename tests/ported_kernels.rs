@@ -13,8 +13,6 @@
 //! - `flaggems_select`: FlagGems' `index_select` and `masked_fill`;
 //! - `vllm`: vLLM's per-token-group FP8 quantization and block-scaled FP8
 //!   matmul, with SGLang's block-scaled INT8 matmul beside it;
-//! - `vllm_moe`: vLLM's fused mixture-of-experts matmul, which gathers its
-//!   rows and scatters its results;
 //! - `sglang`: SGLang's `moe_align_block_size` and per-token INT8
 //!   quantization;
 //! - `sglang_attention`: SGLang's `merge_state` and grouped decode attention;
@@ -233,5 +231,3 @@ mod sglang;
 mod sglang_attention;
 #[path = "ported_kernels/vllm.rs"]
 mod vllm;
-#[path = "ported_kernels/vllm_moe.rs"]
-mod vllm_moe;
