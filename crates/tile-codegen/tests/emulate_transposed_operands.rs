@@ -430,23 +430,31 @@ fn fp8_products_run_k_major_on_wgmma_and_tcgen05() {
             if m % 128 != 0 {
                 continue;
             }
-            let sm100a = Target::Nvptx(Sm::Sm100a);
-            let program = check_kernel_of(Kernel::Keys, dtype, sm100a, shape, (warps, stages));
-            // One thread issues them all: `N` as wide as divides `n`.
-            let tcgen05 = count(&program, |k| {
-                matches!(k, ThreadOpKind::Tcgen05Mma { kind, .. }
-                    if kind.dtype == dtype && kind.b_major == Major::K && kind.k() == 32
-                        && kind.n == n.min(256))
-            });
-            assert_eq!(tcgen05, (m / 128) * (d / 32), "{context}:\n{program}");
-            emulated::assembles(
-                &program,
-                sm100a,
-                "tcgen05.mma.cta_group::1.kind::f8f6f4",
-                &context,
-            );
+            let kind = "tcgen05.mma.cta_group::1.kind::f8f6f4";
+            let tcgen05 = k_major_tcgen05(dtype, shape, (warps, stages), kind, &context);
+            assert_eq!(tcgen05, (m / 128) * (d / 32), "{context}");
         }
     }
+}
+
+/// The keys kernel on `dtype` on sm_100a, checked ([`check_kernel_of`])
+/// and assembled with `instruction` in its PTX: its `tcgen05.mma`s that
+/// read B K-major, one thread issuing them all with `N` as wide as divides
+/// `n` (at most 256).
+fn k_major_tcgen05(
+    dtype: DType,
+    shape @ [_, _, n]: [usize; 3],
+    (warps, stages): (u32, u32),
+    instruction: &str,
+    context: &str,
+) -> usize {
+    let sm100a = Target::Nvptx(Sm::Sm100a);
+    let program = check_kernel_of(Kernel::Keys, dtype, sm100a, shape, (warps, stages));
+    emulated::assembles(&program, sm100a, instruction, context);
+    count(&program, |k| {
+        matches!(k, ThreadOpKind::Tcgen05Mma { kind, .. }
+            if kind.dtype == dtype && kind.b_major == Major::K && kind.n == n.min(256))
+    })
 }
 
 /// 16-bit operands whose `K` is 32 or 16 (PyTorch's `[N, K]` weights at
@@ -485,19 +493,9 @@ fn narrow_k_transposed_bs_run_k_major_in_as_rows() {
             if m % 128 != 0 {
                 continue;
             }
-            let sm100a = Target::Nvptx(Sm::Sm100a);
-            let program = check_kernel_of(Kernel::Keys, dtype, sm100a, shape, (warps, stages));
-            let tcgen05 = count(&program, |k| {
-                matches!(k, ThreadOpKind::Tcgen05Mma { kind, .. }
-                    if kind.dtype == dtype && kind.b_major == Major::K)
-            });
-            assert_eq!(tcgen05, (m / 128) * (d / 16), "{context}:\n{program}");
-            emulated::assembles(
-                &program,
-                sm100a,
-                "tcgen05.mma.cta_group::1.kind::f16",
-                &context,
-            );
+            let kind = "tcgen05.mma.cta_group::1.kind::f16";
+            let tcgen05 = k_major_tcgen05(dtype, shape, (warps, stages), kind, &context);
+            assert_eq!(tcgen05, (m / 128) * (d / 16), "{context}");
         }
     }
 }
