@@ -166,3 +166,81 @@ fn conversions_agree_with_the_interpreter_for_several_shapes_and_warps() {
         }
     }
 }
+
+/// Barriers inside `for` loops of the program.
+fn barriers_in_loops(program: &Program) -> usize {
+    fn walk(program: &Program, ops: &[tile_thread::program::OpId], in_loop: bool) -> usize {
+        ops.iter()
+            .map(|&id| {
+                let op = &program.ops[id];
+                let inner = in_loop || matches!(op.kind, ThreadOpKind::For);
+                let own = usize::from(in_loop && matches!(op.kind, ThreadOpKind::Barrier));
+                own + op
+                    .regions
+                    .iter()
+                    .map(|r| walk(program, &r.ops, inner))
+                    .sum::<usize>()
+            })
+            .sum()
+    }
+    walk(program, &program.body.ops, false)
+}
+
+/// A block of 64 rows gathered by a loaded index tile, 32 columns per
+/// iteration (a mixture-of-experts matmul's tokens): the row indices and
+/// the row mask, `[64, 1]` tiles made before the loop, are broadcast
+/// against the columns in the loop, a conversion to the gather's layout.
+/// After the default pipeline the conversions run once, before the loop,
+/// and the loop holds no barrier; the result is the interpreter's.
+#[test]
+fn row_indices_made_before_a_loop_are_converted_before_it() {
+    let text = "kernel @k(%a: tensor<f32, 2>, %r: tensor<i32, 1>, %o: tensor<f32, 2>) {
+  %0 = constant 0 : i32
+  %1 = constant 3 : i32
+  %2 = constant 1 : i32
+  %3 = constant 32 : i32
+  %4 = partition_view %r [64] : view<i32, [64]>
+  %5 = load %4[%0] : tile<64xi32>
+  %6 = reshape %5 to [64, 1] : tile<64x1xi32>
+  %7 = full 0.0 : tile<64x32xf32>
+  %8 = for %9 = %0 to %1 step %2 iter(%10 = %7) : tile<64x32xf32> {
+    %11 = iota : tile<1x32xi32>
+    %12 = mul %9, %3 : i32
+    %13 = broadcast %12 to [1, 32] : tile<1x32xi32>
+    %14 = add %11, %13 : tile<1x32xi32>
+    %15 = full 2 : tile<64x1xi32>
+    %16 = div %6, %15 : tile<64x1xi32>
+    %17 = full 40 : tile<64x1xi32>
+    %18 = cmp lt %16, %17 : tile<64x1xbool>
+    %19 = broadcast %18 to [64, 32] : tile<64x32xbool>
+    %20 = broadcast %16 to [64, 32] : tile<64x32xi32>
+    %21 = broadcast %14 to [64, 32] : tile<64x32xi32>
+    %22 = full -1.0 : tile<64x32xf32>
+    %23 = gather %a[%20, %21], %19, %22 : tile<64x32xf32>
+    %24 = add %10, %23 : tile<64x32xf32>
+    yield %24
+  }
+  %25 = partition_view %o [64, 32] : view<f32, [64, 32]>
+  store %8, %25[%0, %0]
+}";
+    let mut func = parse_function(text).unwrap();
+    tile_ir::passes::PassManager::default_pipeline()
+        .run(&mut func, |_, _| {})
+        .unwrap();
+    let a: Vec<f32> = (0..48 * 96).map(|i| (i % 97) as f32 * 0.25).collect();
+    let rows: Vec<i32> = (0..64).map(|i| (i * 37 + 5) % 96).collect();
+    let args = vec![
+        Arg::Tensor(HostTensor::from_vec(&[48, 96], a).unwrap()),
+        Arg::Tensor(HostTensor::from_vec(&[64], rows).unwrap()),
+        Arg::Tensor(HostTensor::from_vec(&[64, 32], vec![0.0f32; 64 * 32]).unwrap()),
+    ];
+    let mut expected = args.clone();
+    interp::run(&func, [1, 1, 1], &mut expected).unwrap();
+    let program = lower(&func, &LowerOptions::warps(4)).unwrap();
+    tile_thread::program::verify(&program).unwrap();
+    let mut actual = args;
+    emulate::run(&program, [1, 1, 1], &mut actual).unwrap();
+    assert_eq!(actual[2], expected[2]);
+    assert!(count(&program, |k| matches!(k, ThreadOpKind::Barrier)) > 0);
+    assert_eq!(barriers_in_loops(&program), 0, "{program}");
+}

@@ -3,6 +3,7 @@
 //! | name           | what it does |
 //! |----------------|--------------|
 //! | `canonicalize` | constant folding, algebraic identities, `if`/`for` with known conditions or trip counts |
+//! | `licm`         | moves the broadcasts and other element moves of tiles made before a `for`, with the invariant ops they read, in front of it |
 //! | `cse`          | merges pure ops that compute the same thing from the same operands |
 //! | `dce`          | removes ops whose results are unused and that have no effect |
 //! | `expand-scaled-dots` | rewrites each `dot_scaled` as the casts, products and `dot` that define it (the lowerings run it; not in the default pipeline) |
@@ -17,6 +18,7 @@ mod dce;
 mod expand_fp4_pairs;
 mod expand_scaled_dots;
 mod expansion;
+mod licm;
 mod rewrite;
 
 use crate::function::{Function, OpId};
@@ -27,6 +29,7 @@ pub use cse::Cse;
 pub use dce::Dce;
 pub use expand_fp4_pairs::ExpandFp4Pairs;
 pub use expand_scaled_dots::ExpandScaledDots;
+pub use licm::Licm;
 
 /// A transformation of a kernel.
 pub trait Pass {
@@ -39,8 +42,9 @@ pub trait Pass {
 
 /// The names of every pass: the default pipeline's, in its order, then
 /// the expansions the lowerings run.
-pub const PASS_NAMES: [&str; 5] = [
+pub const PASS_NAMES: [&str; 6] = [
     "canonicalize",
+    "licm",
     "cse",
     "dce",
     "expand-scaled-dots",
@@ -48,12 +52,13 @@ pub const PASS_NAMES: [&str; 5] = [
 ];
 
 /// The passes of the default pipeline, in order.
-const DEFAULT_PIPELINE: [&str; 3] = ["canonicalize", "cse", "dce"];
+const DEFAULT_PIPELINE: [&str; 4] = ["canonicalize", "licm", "cse", "dce"];
 
 /// The pass with the given name.
 pub fn pass_by_name(name: &str) -> Option<Box<dyn Pass>> {
     match name {
         "canonicalize" => Some(Box::new(Canonicalize)),
+        "licm" => Some(Box::new(Licm)),
         "cse" => Some(Box::new(Cse)),
         "dce" => Some(Box::new(Dce)),
         "expand-scaled-dots" => Some(Box::new(ExpandScaledDots)),
@@ -124,7 +129,7 @@ impl PassManager {
         Self::default()
     }
 
-    /// The default pipeline: `canonicalize`, `cse`, `dce`.
+    /// The default pipeline: `canonicalize`, `licm`, `cse`, `dce`.
     pub fn default_pipeline() -> Self {
         let mut pm = Self::new();
         for name in DEFAULT_PIPELINE {
