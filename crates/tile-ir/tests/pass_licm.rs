@@ -56,21 +56,21 @@ fn moves_the_invariant_index_and_mask_arithmetic_in_front_of_the_loop() {
       %9 = div %6, %8 : tile<8x1xi32>
       %10 = full 5 : tile<8x1xi32>
       %11 = cmp lt %9, %10 : tile<8x1xbool>
-      %12 = broadcast %11 to [8, 4] : tile<8x4xbool>
-      %13 = broadcast %9 to [8, 4] : tile<8x4xi32>
-      %14 = for %15 = %0 to %1 step %2 iter(%16 = %7) : tile<8x4xf32> {
-        %17 = iota : tile<1x4xi32>
-        %18 = mul %15, %3 : i32
-        %19 = broadcast %18 to [1, 4] : tile<1x4xi32>
-        %20 = add %17, %19 : tile<1x4xi32>
-        %21 = broadcast %20 to [8, 4] : tile<8x4xi32>
+      %12 = for %13 = %0 to %1 step %2 iter(%14 = %7) : tile<8x4xf32> {
+        %15 = iota : tile<1x4xi32>
+        %16 = mul %13, %3 : i32
+        %17 = broadcast %16 to [1, 4] : tile<1x4xi32>
+        %18 = add %15, %17 : tile<1x4xi32>
+        %19 = broadcast %11 to [8, 4] : tile<8x4xbool>
+        %20 = broadcast %9 to [8, 4] : tile<8x4xi32>
+        %21 = broadcast %18 to [8, 4] : tile<8x4xi32>
         %22 = full -1.0 : tile<8x4xf32>
-        %23 = gather %a[%13, %21], %12, %22 : tile<8x4xf32>
-        %24 = add %16, %23 : tile<8x4xf32>
+        %23 = gather %a[%20, %21], %19, %22 : tile<8x4xf32>
+        %24 = add %14, %23 : tile<8x4xf32>
         yield %24
       }
       %25 = partition_view %o [8, 4] : view<f32, [8, 4]>
-      store %14, %25[%0, %0]
+      store %12, %25[%0, %0]
     }
     ");
 }
@@ -193,19 +193,19 @@ fn moves_an_inner_loops_invariants_as_far_out_as_they_are_invariant() {
       %5 = slice %4 [0:4:1, 0:1:1] : tile<4x1xf32>
       %6 = full 2.0 : tile<4x1xf32>
       %7 = mul %5, %6 : tile<4x1xf32>
-      %8 = broadcast %7 to [4, 4] : tile<4x4xf32>
-      %9 = for %10 = %0 to %1 step %2 iter(%11 = %4) : tile<4x4xf32> {
-        %12 = cast %10 to f32 : f32
-        %13 = broadcast %12 to [4, 1] : tile<4x1xf32>
-        %14 = broadcast %13 to [4, 4] : tile<4x4xf32>
-        %15 = for %16 = %0 to %1 step %2 iter(%17 = %11) : tile<4x4xf32> {
-          %18 = add %8, %14 : tile<4x4xf32>
-          %19 = add %17, %18 : tile<4x4xf32>
+      %8 = for %9 = %0 to %1 step %2 iter(%10 = %4) : tile<4x4xf32> {
+        %11 = cast %9 to f32 : f32
+        %12 = broadcast %11 to [4, 1] : tile<4x1xf32>
+        %13 = for %14 = %0 to %1 step %2 iter(%15 = %10) : tile<4x4xf32> {
+          %16 = broadcast %7 to [4, 4] : tile<4x4xf32>
+          %17 = broadcast %12 to [4, 4] : tile<4x4xf32>
+          %18 = add %16, %17 : tile<4x4xf32>
+          %19 = add %15, %18 : tile<4x4xf32>
           yield %19
         }
-        yield %15
+        yield %13
       }
-      store %9, %3[%0, %0]
+      store %8, %3[%0, %0]
     }
     ");
 }

@@ -1,13 +1,16 @@
-//! Loop-invariant code motion of what LLVM cannot move: an op directly in
-//! a `for` body that moves the elements of a tile computed before the loop
-//! (a `[BM, 1]` row mask or row index broadcast against a block of
-//! columns, a slice, a flip) moves in front of the loop, with the invariant
-//! ops of the body it reads. A lowering converts such a tile between
-//! distributions where it is used, through shared memory between barriers
-//! or by warp shuffles, which LLVM keeps in place; hoisted, the conversion
-//! happens once, before the loop. Other invariant arithmetic stays: LLVM
-//! hoists it itself, or not, weighing the registers it would hold across
-//! the loop (a kernel at its register ceiling spills for one more).
+//! Loop-invariant code motion of what feeds the data movement LLVM cannot
+//! move. A tile made before a `for` and broadcast in it (a `[BM, 1]` row
+//! mask or row index against a block of columns) is converted by the
+//! lowering, once, in front of the loop (`tile-thread`'s
+//! `lower/invariant_broadcasts.rs`), when the broadcast's operand is
+//! defined there; this pass moves the invariant ops of a loop body that a
+//! broadcast of a tile reads (the row index's `tokens / TOPK`) in front of
+//! the loop so that it is. A flip, slice, pad or concatenation of invariant
+//! tiles (through shared memory, between barriers) moves itself, with what
+//! it reads. Other invariant arithmetic stays: LLVM hoists it itself, or
+//! not, weighing the registers it would hold across the loop (a kernel at
+//! its register ceiling spills for one more), and a broadcast stays, since
+//! its result can hold many times its operand's registers.
 //!
 //! Only ops that compute from their operands alone and cannot fail move:
 //! constants, `iota`, elementwise arithmetic (integer division is total:
@@ -22,7 +25,7 @@
 
 use super::rewrite::{put_regions, take_regions};
 use super::Pass;
-use crate::function::{Function, OpId, Region, Value};
+use crate::function::{Function, Op, OpId, Region, Value};
 use crate::ops::OpKind;
 use std::collections::HashSet;
 
@@ -67,9 +70,11 @@ fn hoist_in(func: &mut Function, region: &mut Region) -> bool {
 }
 
 /// Removes from the loop body `body` the ops that move before the loop and
-/// returns them in order: each invariant op that moves elements between
-/// threads ([`moves_elements`]), and the invariant ops it reads,
-/// transitively.
+/// returns them in order: the invariant ops a broadcast or expansion of a
+/// tile in the body (or nested deeper) reads, transitively (the broadcast
+/// stays: its result can be many times its operand, and the lowering
+/// converts an operand made before the loop once, in front of it), and
+/// each invariant flip, slice, pad or concatenation, with what it reads.
 fn invariants(func: &Function, body: &mut Region) -> Vec<OpId> {
     let mut inside: HashSet<Value> = body.args.iter().copied().collect();
     func.walk_region(body, &mut |id| inside.extend(&func.op(id).results));
@@ -86,18 +91,29 @@ fn invariants(func: &Function, body: &mut Region) -> Vec<OpId> {
             }
         }
     }
-    // The ops that move, from the last to the first: an anchor, or an
-    // invariant op a moving one reads.
+    // From the last op to the first: the values an anchor or a moving op
+    // reads, and the invariant ops that define them.
+    let mut wanted: HashSet<Value> = HashSet::new();
     let mut moving = HashSet::new();
     for &id in body.ops.iter().rev() {
         let op = func.op(id);
-        let read = op.results.iter().any(|r| {
-            body.ops
-                .iter()
-                .any(|o| moving.contains(o) && func.op(*o).operands.contains(r))
-        });
-        if invariant.contains(&id) && (moves_elements(func, op) || read) {
+        let moves = invariant.contains(&id)
+            && (op.results.iter().any(|r| wanted.contains(r)) || moves_in_place(func, op));
+        if moves {
             moving.insert(id);
+        }
+        if moves || broadcasts_tile(func, op) {
+            wanted.extend(&op.operands);
+        }
+        // A broadcast in a nested loop or branch reads values of this body
+        // or of before it.
+        for region in &op.regions {
+            func.walk_region(region, &mut |nested| {
+                let nested = func.op(nested);
+                if broadcasts_tile(func, nested) {
+                    wanted.extend(&nested.operands);
+                }
+            });
         }
     }
     let hoisted = body
@@ -110,23 +126,27 @@ fn invariants(func: &Function, body: &mut Region) -> Vec<OpId> {
     hoisted
 }
 
-/// Whether `op` moves tile elements between positions, which a lowering
-/// may do between threads (through shared memory or shuffles, which LLVM
-/// does not move out of a loop): a broadcast or expansion of a tile, a
-/// flip, slice, pad or concatenation. Broadcasts of scalars and arithmetic
-/// stay in the loop unless such an op reads them: LLVM moves those itself,
-/// weighing the registers they would hold.
-fn moves_elements(func: &Function, op: &crate::function::Op) -> bool {
-    match op.kind {
-        OpKind::Broadcast { .. } | OpKind::Expand { .. } => op
+/// Whether `op` broadcasts or expands a tile, which a lowering may do
+/// between threads (through shared memory or shuffles).
+fn broadcasts_tile(func: &Function, op: &Op) -> bool {
+    matches!(op.kind, OpKind::Broadcast { .. } | OpKind::Expand { .. })
+        && op
             .operands
             .first()
-            .is_some_and(|&v| func.ty(v).tile_shape().is_some()),
-        OpKind::Flip { .. } | OpKind::Slice { .. } | OpKind::Pad { .. } | OpKind::Cat { .. } => {
-            true
-        }
-        _ => false,
-    }
+            .is_some_and(|&v| func.ty(v).tile_shape().is_some())
+}
+
+/// Whether `op` moves a tile's elements into a result no larger than its
+/// operands (a flip, slice, pad or concatenation: through shared memory,
+/// which LLVM does not move out of a loop), so that it moves itself.
+fn moves_in_place(func: &Function, op: &Op) -> bool {
+    matches!(
+        op.kind,
+        OpKind::Flip { .. } | OpKind::Slice { .. } | OpKind::Pad { .. } | OpKind::Cat { .. }
+    ) && op
+        .operands
+        .iter()
+        .all(|&v| func.ty(v).tile_shape().is_some())
 }
 
 /// Whether an op of this kind computes from its operands alone, cannot

@@ -3,7 +3,7 @@
 //! | name           | what it does |
 //! |----------------|--------------|
 //! | `canonicalize` | constant folding, algebraic identities, `if`/`for` with known conditions or trip counts |
-//! | `licm`         | moves the broadcasts and other element moves of tiles made before a `for`, with the invariant ops they read, in front of it |
+//! | `licm`         | moves the invariant ops a broadcast of a tile in a `for` reads (and invariant flips, slices, pads, concatenations) in front of the loop |
 //! | `cse`          | merges pure ops that compute the same thing from the same operands |
 //! | `dce`          | removes ops whose results are unused and that have no effect |
 //! | `expand-scaled-dots` | rewrites each `dot_scaled` as the casts, products and `dot` that define it (the lowerings run it; not in the default pipeline) |

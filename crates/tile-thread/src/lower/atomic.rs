@@ -224,7 +224,7 @@ impl<'a> Lowerer<'a> {
             if from.shape != layout.shape {
                 return Err(self.invalid(id, "operands of different shapes"));
             }
-            columns.push(self.convert(self.func.ty(v).dtype(), &from, &regs, layout));
+            columns.push(self.tile_in((id, v), (&from, &regs), layout)?);
         }
         Ok(columns)
     }

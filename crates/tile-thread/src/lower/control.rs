@@ -138,6 +138,7 @@ impl Lowerer<'_> {
             return Err(self.invalid(id, "the body has no induction variable"));
         };
         let held = self.preload_invariant_operands(body);
+        self.preconvert_invariant_broadcasts(body)?;
         // A pipelined loop copies ahead and carries its stage (last).
         let pipeline = self.pipeline(id, bounds)?;
         if let Some(p) = &pipeline {

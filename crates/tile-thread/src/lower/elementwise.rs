@@ -73,8 +73,7 @@ impl Lowerer<'_> {
                         for (o, &v) in operands.iter().zip(&op.operands) {
                             match o {
                                 Lowered::Tile { layout: l, regs } if l.shape == layout.shape => {
-                                    let d = func.ty(v).dtype();
-                                    columns.push(self.convert(d, l, regs, &layout));
+                                    columns.push(self.tile_in((id, v), (l, regs), &layout)?);
                                 }
                                 _ => return Err(self.invalid(id, "operands of different shapes")),
                             }

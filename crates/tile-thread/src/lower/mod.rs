@@ -41,6 +41,7 @@ mod fp4_pairs;
 mod gather;
 mod global_order;
 mod held_operands;
+mod invariant_broadcasts;
 mod invariant_operands;
 mod lview;
 mod memory;
@@ -51,6 +52,7 @@ mod operand_swizzle;
 mod options;
 mod placement;
 mod proofs;
+mod rebroadcast;
 mod reduce;
 mod reduce_arg;
 mod reduce_tree;
@@ -194,6 +196,7 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         read_only: reload::read_only_tensors(func),
         preloaded_a: HashMap::new(),
         preloaded_b: HashMap::new(),
+        preconverted: HashMap::new(),
         regions: Vec::new(),
         held_operands: Vec::new(),
         tensor_memory: None,
@@ -342,6 +345,9 @@ struct Lowerer<'a> {
     preloaded_a: invariant_operands::Preloaded,
     /// The `b` operands staged before their loop (`invariant_operands.rs`).
     preloaded_b: HashMap<OpId, invariant_operands::PreloadedB>,
+    /// The broadcasts whose operands were converted before their loop
+    /// (`invariant_broadcasts.rs`): the result's layout and registers.
+    preconverted: HashMap<OpId, (Rc<DistLayout>, Vec<Reg>)>,
     /// The regions being lowered, innermost last.
     regions: Vec<&'a Region>,
     /// Operand stagings kept for a later product (`held_operands.rs`).

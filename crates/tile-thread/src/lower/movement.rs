@@ -52,6 +52,9 @@ impl Lowerer<'_> {
                 return self.bind(id, deferred);
             }
         }
+        if let Some(converted) = self.preconverted_broadcast(id) {
+            return self.bind(id, converted);
+        }
         let dtype = func.ty(result).dtype();
         let layout = self.layout_of(id, result)?;
         let dst = layout.shape.clone();
