@@ -54,8 +54,8 @@ fn the_corpus_runs_through_the_driver_stand_ins() {
     let targets = [Target::Nvptx(Sm::Sm80), Target::Amdgpu(Gfx::Gfx942)];
     let written = emulation_images::write_images(&dir.0, &corpus::kernels(), &targets);
     assert_eq!(
-        written, 52,
-        "twenty-six specializations have sm_80 PTX and gfx942 code objects"
+        written, 54,
+        "twenty-seven specializations have sm_80 PTX and gfx942 code objects"
     );
     standin_child::run_child(&dir.0, CHILD, &[]);
 }

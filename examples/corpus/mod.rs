@@ -3,6 +3,7 @@
 //! normalizations, activations, rotary embedding, losses and embedding
 //! lookup, the FlashAttention repository's Triton forward and backward
 //! passes, vLLM's FP8 W8A8 matmul and fused mixture-of-experts matmul,
+//! SGLang's decoding attention over a pool of token slots,
 //! and Triton's own tutorials: the fused
 //! softmax, the seeded dropout, the layer norm forward and backward (with
 //! its lock), and the matrix
@@ -23,6 +24,7 @@
 
 mod block_scaled_matmul;
 mod cross_entropy;
+mod decode_attention;
 mod embedding;
 mod flash_attn;
 mod flash_attn_bwd;
@@ -70,6 +72,7 @@ pub fn kernels() -> Vec<&'static KernelInfo> {
         &block_scaled_matmul::block_scaled_matmul::<128, 128, 128>::INFO,
         &scaled_mm::scaled_mm::<128, 128, 128>::INFO,
         &fused_moe::fused_moe::<64, 64, 32, 8, 2>::INFO,
+        &decode_attention::decode_attention::<128, 64, 32, 1>::INFO,
         &fused_softmax::fused_softmax::<4096, 2>::INFO,
         &seeded_dropout::seeded_dropout::<1024>::INFO,
         &layer_norm_fwd_fused::layer_norm_fwd_fused::<8192>::INFO,
@@ -80,7 +83,7 @@ pub fn kernels() -> Vec<&'static KernelInfo> {
 
 /// The corpus's runs, one per file, each checking its kernel against plain
 /// Rust on a device.
-pub const RUNS: [Example; 22] = [
+pub const RUNS: [Example; 23] = [
     rms_norm::run,
     rms_norm_backward::run,
     fused_add_rms_norm::run,
@@ -99,6 +102,7 @@ pub const RUNS: [Example; 22] = [
     block_scaled_matmul::run,
     scaled_mm::run,
     fused_moe::run,
+    decode_attention::run,
     fused_softmax::run,
     seeded_dropout::run,
     layer_norm_fwd_fused::run,

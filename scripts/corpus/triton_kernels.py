@@ -10,6 +10,8 @@ keep the source's, so the compiled signatures match what the source's launch wou
 Revisions read:
   Liger-Kernel      linkedin/Liger-Kernel v0.8.2 (000be609; identical in these files at ead96b61)
   flash-attention   Dao-AILab/flash-attention flash_attn/flash_attn_triton.py (last changed f1a73d07)
+  sglang            sgl-project/sglang python/sglang/srt/layers/attention/triton_ops/decode_attention.py
+                    (read at 03cd2ec4)
   triton tutorials  triton-lang/triton python/tutorials/02-fused-softmax.py (read at fd237c7c),
                     04-low-memory-dropout.py (at 7fd47243), 05-layer-norm.py (at 54569929),
                     10-block-scaled-matmul.py (at 02ef6b5b)
@@ -797,6 +799,61 @@ def fused_moe(a_ptr, b_ptr, c_ptr, topk_weights_ptr, sorted_token_ids_ptr, exper
         accumulator = accumulator * moe_weight[:, None]
     tl.store(c_ptrs, accumulator.to(tl.bfloat16), mask=c_mask)
 
+# Source: sgl-project/sglang python/sglang/srt/layers/attention/triton_ops/decode_attention.py
+# (read at 03cd2ec4), _fwd_kernel_stage1 as _decode_att_m_fwd launches it for heads that share
+# no keys (kv_group_num 1): BLOCK 64 (8 on ROCm, where the launcher also takes 1 warp: the NVIDIA
+# configuration is compiled for every target here), MIN_BLOCK_KV 32, head 128, no logit cap or
+# temperature, 4 warps, 2 stages; q [batch, heads, 128] and the pools [slots, heads, 128] in bf16,
+# the slots' indices i32.
+@triton.jit
+def decode_attention(Q, K_Buffer, V_Buffer, sm_scale_withk, kv_indptr, kv_indices, Att_Out, Att_Lse,
+                     num_kv_splits, stride_qbs, stride_qh, stride_buf_kbs, stride_buf_kh,
+                     stride_buf_vbs, stride_buf_vh, stride_mid_ob, stride_mid_oh, stride_mid_os,
+                     kv_group_num: tl.constexpr, BLOCK_DMODEL: tl.constexpr, BLOCK_DV: tl.constexpr,
+                     BLOCK_N: tl.constexpr, MIN_BLOCK_KV: tl.constexpr, logit_cap: tl.constexpr,
+                     Lk: tl.constexpr, Lv: tl.constexpr, xai_temperature_len: tl.constexpr):
+    tl.static_assert(logit_cap == 0)
+    tl.static_assert(xai_temperature_len <= 0)
+    batch = tl.program_id(0)
+    head = tl.program_id(1)
+    split = tl.program_id(2)
+    kv_head = head // kv_group_num
+    d = tl.arange(0, BLOCK_DMODEL)
+    dv = tl.arange(0, BLOCK_DV)
+    first = tl.load(kv_indptr + batch)
+    seq = tl.load(kv_indptr + batch + 1) - first
+    splits = tl.load(num_kv_splits + batch)
+    per_split = tl.cdiv(tl.cdiv(seq, splits), MIN_BLOCK_KV) * MIN_BLOCK_KV
+    lo = per_split * split
+    hi = tl.minimum(lo + per_split, seq)
+    e_max = -float("inf")
+    e_sum = 0.0
+    acc = tl.zeros([BLOCK_DV], dtype=tl.float32)
+    if hi > lo:
+        q = tl.load(Q + batch * stride_qbs + head * stride_qh + d, mask=d < Lk, other=0.0)
+        for start in range(lo, hi, BLOCK_N):
+            n = start + tl.arange(0, BLOCK_N)
+            live = n < hi
+            slot = tl.load(kv_indices + first + n, mask=live, other=0)
+            k = tl.load(K_Buffer + slot[:, None] * stride_buf_kbs + kv_head * stride_buf_kh + d[None, :],
+                        mask=live[:, None] & (d[None, :] < Lk), other=0.0)
+            qk = tl.sum(q[None, :] * k, 1)
+            qk *= sm_scale_withk
+            qk = tl.where(live, qk, float("-inf"))
+            v = tl.load(V_Buffer + slot[:, None] * stride_buf_vbs + kv_head * stride_buf_vh + dv[None, :],
+                        mask=live[:, None] & (dv[None, :] < Lv), other=0.0)
+            new_max = tl.maximum(tl.max(qk, 0), e_max)
+            rescale = tl.exp(e_max - new_max)
+            p = tl.exp(qk - new_max)
+            acc *= rescale
+            acc += tl.sum(p[:, None] * v, 0)
+            e_sum = e_sum * rescale + tl.sum(p, 0)
+            e_max = new_max
+        at = batch * stride_mid_ob + head * stride_mid_oh + split * stride_mid_os
+        tl.store(Att_Out + at + dv, acc / e_sum, mask=dv < Lv)
+        tl.store(Att_Lse + at // Lv, e_max + tl.log(e_sum))
+
+
 # ---------------------------------------------------------------------------------------------
 # Triton's tutorials that are not matmuls, at triton-lang/triton (each file as read at a commit:
 # 02-fused-softmax.py fd237c7c, 04-low-memory-dropout.py 7fd47243, 05-layer-norm.py 54569929).
@@ -1133,6 +1190,20 @@ SPECS["fused_moe"] = _spec(
     ["a_ptr", "b_ptr", "c_ptr", "topk_weights_ptr", "sorted_token_ids_ptr", "expert_ids_ptr",
      "num_tokens_post_padded_ptr", "N", "K", "stride_am", "stride_be", "stride_bn", "stride_cm"], 4,
     num_stages=3)
+
+SPECS["decode_attention"] = _spec(
+    decode_attention,
+    {"Q": "*bf16", "K_Buffer": "*bf16", "V_Buffer": "*bf16", "sm_scale_withk": "fp32",
+     "kv_indptr": "*i32", "kv_indices": "*i32", "Att_Out": "*fp32", "Att_Lse": "*fp32",
+     "num_kv_splits": "*i32", "stride_qbs": "i32", "stride_qh": "i32", "stride_buf_kbs": "i32",
+     "stride_buf_kh": "i32", "stride_buf_vbs": "i32", "stride_buf_vh": "i32", "stride_mid_ob": "i32",
+     "stride_mid_oh": "i32", "stride_mid_os": "i32"},
+    {"kv_group_num": 1, "BLOCK_DMODEL": 128, "BLOCK_DV": 128, "BLOCK_N": 64, "MIN_BLOCK_KV": 32,
+     "logit_cap": 0.0, "Lk": 128, "Lv": 128, "xai_temperature_len": -1},
+    ["Q", "K_Buffer", "V_Buffer", "kv_indptr", "kv_indices", "Att_Out", "Att_Lse", "num_kv_splits",
+     "stride_qbs", "stride_qh", "stride_buf_kbs", "stride_buf_kh", "stride_buf_vbs", "stride_buf_vh",
+     "stride_mid_ob", "stride_mid_oh", "stride_mid_os"], 4,
+    num_stages=2)
 
 # Triton's tutorials: softmax over the benchmark's 4096 x 4096 f32, layer norm over the test's
 # 1151 x 8192 f16 (every stride and size divisible by 16), dropout over n_elements divisible by 16.
