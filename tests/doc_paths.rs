@@ -45,11 +45,12 @@ const ELSEWHERE: &[&str] = &[
     // The autotuner's store on disk, one directory per format version.
     "v1/",
     // The upstream files that examples/corpus/ ports (Liger-Kernel, FlashAttention,
-    // Triton's tutorials, vLLM).
+    // Triton's tutorials, vLLM, SGLang).
     "liger_kernel/*",
     "flash_attn/*",
     "python/tutorials/*",
     "vllm/*",
+    "python/sglang/*",
 ];
 
 /// Whether `word` matches `pattern`, where one `*` stands for any text.

@@ -37,6 +37,7 @@ mod copies;
 mod device_print;
 mod dot;
 mod elementwise;
+mod emit;
 mod fp4_pairs;
 mod gather;
 mod global_order;
@@ -85,9 +86,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 pub(crate) use store_vectors::wider_store_layout;
 use tile_ir::divisibility::Divisibility;
-use tile_ir::{
-    DType, Function, OpId, OpKind, Region, Route, Scalar, Shape, Type, Value, ValueNames,
-};
+use tile_ir::{DType, Function, OpId, OpKind, Region, Route, Shape, Type, Value, ValueNames};
 
 /// Why a function could not be lowered.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -489,50 +488,6 @@ impl<'a> Lowerer<'a> {
         }
         self.hoisted.insert(key, r);
         r
-    }
-
-    /// A constant (hoisted, one register per distinct value).
-    fn constant(&mut self, value: Scalar) -> Reg {
-        let key = (value.dtype(), value.to_bits());
-        if let Some(&r) = self.consts.get(&key) {
-            return r;
-        }
-        let r = self.hoist(ThreadOpKind::Const(value), vec![], value.dtype());
-        self.consts.insert(key, r);
-        r
-    }
-
-    fn i32c(&mut self, v: i64) -> Reg {
-        self.constant(Scalar::I32(v as i32))
-    }
-
-    /// `a <op> b` in the current region, of `a`'s dtype.
-    fn binary(&mut self, op: tile_ir::BinaryOp, a: Reg, b: Reg) -> Reg {
-        let d = self.program.dtype(a);
-        self.emit(ThreadOpKind::Binary(op), vec![a, b], d)
-    }
-
-    /// `x <op> k` for an `i32` constant `k`, where it is (not hoisted).
-    fn with_const(&mut self, op: tile_ir::BinaryOp, x: Reg, k: i64) -> Reg {
-        let k = self.i32c(k);
-        self.binary(op, x, k)
-    }
-
-    fn cast(&mut self, x: Reg, to: DType) -> Reg {
-        if self.program.dtype(x) == to {
-            return x;
-        }
-        self.emit(ThreadOpKind::Cast { to }, vec![x], to)
-    }
-
-    fn select(&mut self, c: Reg, a: Reg, b: Reg) -> Reg {
-        let d = self.program.dtype(a);
-        self.emit(ThreadOpKind::Select, vec![c, a, b], d)
-    }
-
-    /// Emits a barrier.
-    fn barrier(&mut self) {
-        self.emit_op(ThreadOpKind::Barrier, vec![], &[]);
     }
 
     /// Lowers one op, noting it as the origin of the thread-level ops it
