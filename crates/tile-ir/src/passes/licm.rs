@@ -26,7 +26,7 @@
 use super::rewrite::{put_regions, take_regions};
 use super::Pass;
 use crate::function::{Function, Op, OpId, Region, Value};
-use crate::ops::OpKind;
+use crate::ops::{OpKind, Route};
 use std::collections::HashSet;
 
 /// The `licm` pass.
@@ -151,28 +151,13 @@ fn moves_in_place(func: &Function, op: &Op) -> bool {
 
 /// Whether an op of this kind computes from its operands alone, cannot
 /// fail, and is not read by the lowerings as part of a chain (see the
-/// module docs).
+/// module docs): the grid's indices, constants, elementwise ops, the
+/// element moves but `reshape` and `permute`, and `dim`.
 fn movable(kind: &OpKind) -> bool {
-    matches!(
-        kind,
-        OpKind::ProgramId { .. }
-            | OpKind::NumPrograms { .. }
-            | OpKind::Constant { .. }
-            | OpKind::Full { .. }
-            | OpKind::Iota { .. }
-            | OpKind::Unary(_)
-            | OpKind::Binary(_)
-            | OpKind::Cmp(_)
-            | OpKind::Select
-            | OpKind::Fma
-            | OpKind::Cast { .. }
-            | OpKind::Bitcast { .. }
-            | OpKind::Broadcast { .. }
-            | OpKind::Expand { .. }
-            | OpKind::Flip { .. }
-            | OpKind::Slice { .. }
-            | OpKind::Pad { .. }
-            | OpKind::Cat { .. }
-            | OpKind::Dim { .. }
-    )
+    match kind.route() {
+        Route::ProgramId { .. } | Route::NumPrograms { .. } | Route::Constant(_) => true,
+        Route::Elementwise => true,
+        Route::Movement => !matches!(kind, OpKind::Reshape { .. } | OpKind::Permute { .. }),
+        _ => matches!(kind, OpKind::Dim { .. }),
+    }
 }
