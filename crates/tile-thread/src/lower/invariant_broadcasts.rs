@@ -14,7 +14,7 @@
 //! in front of the loop, so that its operand is made there.
 
 use super::rebroadcast::first_copies;
-use super::shared::register_selection;
+use super::shared::broadcast_selection;
 use super::{Lowered, Lowerer};
 use crate::layout_assign::DistLayout;
 use crate::program::Reg;
@@ -71,7 +71,9 @@ impl<'a> Lowerer<'a> {
             let Some(fitted) = to.fit(&from.shape).filter(|f| f.broadcasts_to(&to)) else {
                 continue;
             };
-            if from.broadcasts_to(&to) || self.selects_copies(&from, &to) {
+            if from.broadcasts_to(&to)
+                || broadcast_selection(&from, &to, self.program.block_threads()).is_some()
+            {
                 // The loop's broadcast keeps or picks registers it holds.
                 continue;
             }
@@ -93,23 +95,6 @@ impl<'a> Lowerer<'a> {
             self.preconverted.insert(id, (Rc::new(to), held));
         }
         Ok(())
-    }
-
-    /// Whether every register of `to` (a broadcast's result) is a copy of
-    /// one the same thread holds in `from` (its operand's): the broadcast
-    /// then picks registers, with no conversion.
-    fn selects_copies(&self, from: &DistLayout, to: &DistLayout) -> bool {
-        let (src, dst) = (&from.shape, &to.shape);
-        if dst.len() < src.len() {
-            return false;
-        }
-        let lead = dst.len() - src.len();
-        let source = |c: &[usize]| -> Vec<usize> {
-            (0..src.len())
-                .map(|j| if src[j] == 1 { 0 } else { c[lead + j] })
-                .collect()
-        };
-        register_selection(from, to, self.program.block_threads(), source).is_some()
     }
 
     /// The broadcast `id`'s registers converted before its loop, if they

@@ -26,7 +26,7 @@
 //! | `pad` | `c - low`, the pad value outside the operand |
 //! | `cat` | operands staged into the result's buffer at their offsets |
 
-use super::shared::{register_selection, Source};
+use super::shared::{broadcast_selection, register_selection, Source};
 use super::{LowerError, Lowered, Lowerer};
 use crate::layout_assign::row_major;
 use crate::program::{Reg, ThreadOpKind};
@@ -182,18 +182,10 @@ impl Lowerer<'_> {
             // Every copy already in a register of the thread that wants it
             // (a row statistic of one accumulator broadcast over another
             // with the same rows): those registers.
-            let (src, threads) = (src_layout.shape.clone(), self.program.block_threads());
-            let lead = dst.len().saturating_sub(src.len());
-            let source = |c: &[usize]| -> Vec<usize> {
-                (0..src.len())
-                    .map(|j| if src[j] == 1 { 0 } else { c[lead + j] })
-                    .collect()
-            };
-            if dst.len() >= src.len() {
-                if let Some(chosen) = register_selection(&src_layout, &layout, threads, source) {
-                    let regs = chosen.into_iter().map(|u| src_regs[u]).collect();
-                    return self.bind(id, Lowered::Tile { layout, regs });
-                }
+            let threads = self.program.block_threads();
+            if let Some(chosen) = broadcast_selection(&src_layout, &layout, threads) {
+                let regs = chosen.into_iter().map(|u| src_regs[u]).collect();
+                return self.bind(id, Lowered::Tile { layout, regs });
             }
             // A load of a tensor nothing writes: read again, not staged.
             if let Some(regs) = self.reload_broadcast(operand, &layout)? {

@@ -345,6 +345,26 @@ impl Lowerer<'_> {
     }
 }
 
+/// For each register of `to` (a broadcast's or expansion's result), the
+/// register of `from` (its operand's, right-aligned, axes of extent 1
+/// repeated) that holds the same element in every one of the block's
+/// `threads` threads, if there is one for every register: the broadcast
+/// picks registers, with no conversion.
+pub(super) fn broadcast_selection(
+    from: &DistLayout,
+    to: &DistLayout,
+    threads: u32,
+) -> Option<Vec<usize>> {
+    let (src, dst) = (&from.shape, &to.shape);
+    let lead = dst.len().checked_sub(src.len())?;
+    let source = |c: &[usize]| -> Vec<usize> {
+        (0..src.len())
+            .map(|j| if src[j] == 1 { 0 } else { c[lead + j] })
+            .collect()
+    };
+    register_selection(from, to, threads, source)
+}
+
 /// For each register of `to`, the register of `from` that holds the
 /// element it wants (the coordinate `source` maps its own to, and the same
 /// liveness) in every one of the block's `threads` threads, if there is one
