@@ -3,8 +3,9 @@
 //! gfx90a's tensor cores, and of precision
 //! `tf32` (`tf32_dot_case`) on sm_80's, and FP8 ones (`fp8_dot_case`) on
 //! sm_89's, gfx1200's and gfx950's and, cast to f16, on sm_80's, and block-scaled ones
-//! (`scaled_dot_case`) on sm_80's and MXFP8 ones (`mxfp8_dot_case`) on
-//! sm_120a's block-scaled `mma.sync`, through the
+//! (`scaled_dot_case`) on sm_80's, OCP MX ones of FP8, FP6 and FP4
+//! (`mx_dot_case`) on sm_120a's block-scaled `mma.sync` and MXFP8 ones
+//! (`mxfp8_dot_case`) on gfx950's scaled MFMA, through the
 //! lockstep emulator and through the emulation target (the NVPTX module
 //! with its `mma.sync` intrinsics, the AMDGPU ones with their WMMA or
 //! MFMA): both bit for bit the product summed in the instruction's steps
@@ -17,8 +18,8 @@ use tile_codegen::CodegenOptions;
 use tile_codegen::{Gfx, Sm, Target};
 use tile_ir::interp::{self, Arg};
 use tile_testgen::products::{
-    dot_case, fp8_dot_case, loop_case, mxfp8_dot_case, scaled_dot_case, stepped, tf32_dot_case,
-    within_tensor_bound, DotCase,
+    dot_case, fp8_dot_case, loop_case, mx_dot_case, mxfp8_dot_case, scaled_dot_case, stepped,
+    tf32_dot_case, within_tensor_bound, DotCase,
 };
 use tile_thread::lower::{lower, LowerOptions};
 use tile_thread::ThreadOpKind;
@@ -189,23 +190,19 @@ fn random_scaled_dots_on_mma_sync() {
     );
 }
 
-/// MXFP8 dots (`mxfp8_dot_case`) on sm_120a: on the block-scaled
-/// `mma.sync.m16n8k32` with the scales (bit for bit the product of the
-/// scaled operands stepped by 32), or where the warps cannot share its
-/// blocks, expanded onto bf16's `m16n8k16`.
+/// OCP MX dots of FP8, FP6 or FP4 (`mx_dot_case`) on sm_120a: on the
+/// block-scaled `mma.sync.m16n8k32` with the scales (bit for bit the
+/// product of the scaled operands stepped by 32; the emulation target's
+/// instruction reads FP4 from bits 5..2 of each byte, as the hardware
+/// does), or where the warps cannot share its blocks, expanded onto
+/// bf16's `m16n8k16`.
 #[test]
-fn random_mxfp8_dots_on_block_scaled_mma_sync() {
+fn random_mx_dots_on_block_scaled_mma_sync() {
     let target = Target::Nvptx(Sm::Sm120a);
-    let ran = random_dots(
-        mxfp8_dot_case,
-        target,
-        &MMA_SYNC_FP8,
-        None,
-        CASES as usize / 2,
-    );
+    let ran = random_dots(mx_dot_case, target, &MMA_SYNC_FP8, None, CASES as usize / 2);
     assert!(ran.contains(&(16, 8, 32)), "{ran:?}");
     for seed in 0..CASES {
-        let case = mxfp8_dot_case(seed);
+        let case = mx_dot_case(seed);
         let lowering = LowerOptions::warps(case.warps).with_tensor_cores(target.tensor_cores());
         let program = lower(&case.func, &lowering).unwrap();
         for (_, op) in program.ops.iter() {

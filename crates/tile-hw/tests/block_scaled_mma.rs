@@ -35,12 +35,13 @@ fn block_scaled_kinds_extend_the_fp8_forms() {
         (MmaKind::E4m3M16N8K32, MmaKind::E4m3Ue8m0M16N8K32),
         (MmaKind::E5m2M16N8K32, MmaKind::E5m2Ue8m0M16N8K32),
     ] {
-        assert_eq!(plain.with_block_scales(), Some(scaled));
+        let dtype = plain.operand_dtype();
+        let kinds: Vec<MmaKind> = MmaKind::for_scaled_dot(MmaFamily::MmaSync, dtype).collect();
+        assert_eq!(kinds, vec![scaled]);
         assert_eq!(scaled.shape(), plain.shape());
         assert_eq!(scaled.words(), plain.words() + 2);
         assert_eq!(scaled.c_word(), 6);
         assert_eq!(scaled.name(), format!("{}.ue8m0", plain.name()));
-        let dtype = plain.operand_dtype();
         let dot = tile_ir::DotPrecision::Tensor;
         let kinds: Vec<MmaKind> = MmaKind::for_dot(MmaFamily::MmaSync, dot, dtype).collect();
         assert_eq!(kinds, vec![plain]);
@@ -199,6 +200,90 @@ fn scaled_mfma_steps_scale_each_group_of_32() {
                     .sum();
                 assert_eq!(v, want, "{kind:?} row {r} column {col} (side {s})");
             }
+        }
+    }
+}
+
+/// `kind::mxf8f6f4` takes FP6 and FP4 one value a byte: FP6 in bits 5..0,
+/// FP4 in bits 5..2 (CUTLASS shifts the nibbles `ldmatrix` leaves in bits
+/// 3..0 left by two, `0b0000ABCD` to `0b00ABCD00`, before the instruction).
+/// A step reads each value back from its container.
+#[test]
+fn fp6_and_fp4_operands_sit_in_their_containers() {
+    use tile_ir::mx::{F4E2M1, F6E2M3, F6E3M2};
+    use tile_ir::DType;
+    let fp4 = MmaKind::E2m1Ue8m0M16N8K32;
+    assert_eq!(fp4.container(), Some((0x0F0F_0F0F, 2)));
+    for code in 0..16u32 {
+        assert_eq!(fp4.contained(code), code << 2);
+        assert_eq!(fp4.contained(0xF0 | code), code << 2, "high bits dropped");
+        let value = F4E2M1::from_bits(code as u8).to_f64() as f32;
+        assert_eq!(fp4.operand_value(code << 2), value, "code {code:#x}");
+    }
+    for (kind, decode) in [
+        (
+            MmaKind::E2m3Ue8m0M16N8K32,
+            (|b| F6E2M3::from_bits(b).to_f64()) as fn(u8) -> f64,
+        ),
+        (MmaKind::E3m2Ue8m0M16N8K32, |b| {
+            F6E3M2::from_bits(b).to_f64()
+        }),
+    ] {
+        for code in 0..64u32 {
+            assert_eq!(kind.contained(0xC0 | code), code);
+            assert_eq!(kind.operand_value(code), decode(code as u8) as f32);
+        }
+    }
+    for (dtype, kind, name) in [
+        (
+            DType::F6E2M3,
+            MmaKind::E2m3Ue8m0M16N8K32,
+            "m16n8k32.e2m3.ue8m0",
+        ),
+        (
+            DType::F6E3M2,
+            MmaKind::E3m2Ue8m0M16N8K32,
+            "m16n8k32.e3m2.ue8m0",
+        ),
+        (DType::F4E2M1, fp4, "m16n8k32.e2m1.ue8m0"),
+    ] {
+        let kinds: Vec<MmaKind> = MmaKind::for_scaled_dot(MmaFamily::MmaSync, dtype).collect();
+        assert_eq!(kinds, vec![kind]);
+        assert_eq!(kind.name(), name);
+        assert_eq!(kind.shape(), MmaKind::E4m3Ue8m0M16N8K32.shape());
+        assert_eq!(kind.words(), MmaKind::E4m3Ue8m0M16N8K32.words());
+        assert!(kind.is_fp8() && kind.is_block_scaled());
+        assert_eq!(MmaKind::for_scaled_dot(MmaFamily::Mfma, dtype).count(), 0);
+    }
+    // One product an element: A's row r holds code r at k = 0 (zeros
+    // elsewhere), B's column c code c + 8; the scales 2 and 1.
+    assert_eq!(fp4.shape(), (16, 8, 32));
+    let code = |i: usize| (i % 16) as u32;
+    let frag = |fragment, at: &dyn Fn(usize, usize) -> u32| -> Vec<Vec<u32>> {
+        (0..32)
+            .map(|lane| {
+                (0..fp4.elements(fragment))
+                    .map(|i| {
+                        let (r, c) = fp4.element(fragment, lane, i);
+                        fp4.contained(at(r, c))
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    let a = frag(Fragment::A, &|r, c| if c == 0 { code(r) } else { 0 });
+    let b = frag(Fragment::B, &|r, c| if r == 0 { code(c + 8) } else { 0 });
+    let c = vec![vec![0.0; 4]; 32];
+    let d = warp_mma_scaled(fp4, &a, &b, &c, &[[128, 127]; 32]).unwrap();
+    let value = |bits: u32| F4E2M1::from_bits(bits as u8).to_f64() as f32;
+    for (lane, fragment) in d.iter().enumerate() {
+        for (i, &v) in fragment.iter().enumerate() {
+            let (r, col) = fp4.element(Fragment::C, lane, i);
+            assert_eq!(
+                v,
+                2.0 * value(code(r)) * value(code(col + 8)),
+                "({r}, {col})"
+            );
         }
     }
 }

@@ -6,8 +6,9 @@
 //! (a finite value past the largest, and an infinity, become the largest with
 //! the input's sign, as PTX's `cvt.rn.satfinite` does); a NaN, which they
 //! cannot hold, becomes the largest positive value. In memory and in
-//! registers each value takes one byte, its bits in the low bits, as the
-//! `f8f6f4` tensor-core operands and unpacked shared-memory tiles hold them.
+//! registers each value takes one byte, its bits in the low bits (the
+//! `f8f6f4` tensor-core instructions read FP6 there and FP4 from bits 5..2,
+//! where the GPU emitter moves it).
 //!
 //! E8M0 is an unsigned power of two, 2^(bits − 127) for bits 0..=254, with
 //! 255 the NaN and no zero or infinity. Converting into it rounds toward

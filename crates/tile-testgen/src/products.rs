@@ -134,6 +134,23 @@ pub fn mxfp8_dot_case(seed: u64) -> DotCase {
     scaled_case(&mut rng, (side, side), [64, 16])
 }
 
+/// The OCP MX `dot` of seed `seed`: [`mxfp8_dot_case`]'s with both sides
+/// of one of `kind::mxf8f6f4`'s formats (`f8e4m3`, `f8e5m2`, `f6e2m3`,
+/// `f6e3m2`, `f4e2m1`, one value a byte) with `f8e8m0` scales, what
+/// sm_120a's block-scaled `mma.sync` takes.
+pub fn mx_dot_case(seed: u64) -> DotCase {
+    let mut rng = SplitMix64::new(seed);
+    let dtype = rng.pick(&[
+        DType::F8E4M3,
+        DType::F8E5M2,
+        DType::F6E2M3,
+        DType::F6E3M2,
+        DType::F4E2M1,
+    ]);
+    let side = (dtype, Some(DType::F8E8M0));
+    scaled_case(&mut rng, (side, side), [64, 16])
+}
+
 /// [`mxfp8_dot_case`]'s product of seed `seed` at the shape `(M, K, N)`
 /// on `warps` warps (the tiles of sm_100a's block-scaled `tcgen05.mma`,
 /// 128 rows and more).

@@ -152,6 +152,39 @@ fn mxfp8_products_run_on_the_block_scaled_instruction() {
     }
 }
 
+/// FP6 and FP4 one value a byte take the same instruction
+/// (`kind::mxf8f6f4` names their formats) and the FP8 plan; the emulator
+/// hands each byte to it in its container (FP4 in bits 5..2), as the
+/// emitter does. Where the target's block-scaled instructions do not take
+/// them (sm_100a's, gfx950's here), they are expanded.
+#[test]
+fn mxfp6_and_mxfp4_products_run_on_the_block_scaled_instruction() {
+    for (name, dtype) in [
+        ("f6e2m3", DType::F6E2M3),
+        ("f6e3m2", DType::F6E3M2),
+        ("f4e2m1", DType::F4E2M1),
+    ] {
+        let tiles = [64, 64, 64];
+        let func = scaled(name, name, (64, 64, 64));
+        let program = lowered(&func, 4);
+        let text = program.to_string();
+        let format = &name[2..];
+        let native = text
+            .matches(&format!("mma.m16n8k32.{format}.ue8m0"))
+            .count();
+        assert_eq!(native, 16, "{text}");
+        assert!(!text.contains("bf16"), "{text}");
+        assert!(text.contains("cp.async"), "{text}");
+        check_emulated(&func, &program, [dtype; 2], tiles);
+        for cores in [TensorCores::Tcgen05, TensorCores::Mfma950] {
+            let program = lowered_for(&func, 4, cores);
+            let text = program.to_string();
+            assert!(!text.contains("ue8m0"), "{cores:?}: {text}");
+            check_emulated(&func, &program, [dtype; 2], tiles);
+        }
+    }
+}
+
 #[test]
 fn warps_split_along_both_axes_read_their_own_scales() {
     // 8 warps over 128 × 64: 4 along M and 2 along N, each with 2 block

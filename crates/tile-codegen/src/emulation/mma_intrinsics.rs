@@ -36,7 +36,7 @@ enum Controls {
 }
 
 /// Every tensor-core intrinsic the emulation target models.
-pub(super) const MMA_INTRINSICS: [MmaIntrinsic; 27] = [
+pub(super) const MMA_INTRINSICS: [MmaIntrinsic; 30] = [
     MmaIntrinsic {
         name: "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
         kind: MmaKind::F16M16N8K16,
@@ -84,6 +84,30 @@ pub(super) const MMA_INTRINSICS: [MmaIntrinsic; 27] = [
         name:
             "llvm.nvvm.mma.block.scale.m16n8k32.row.col.mxf8f6f4.scale.1x.f32.e5m2.e5m2.f32.ue8m0",
         kind: MmaKind::E5m2Ue8m0M16N8K32,
+        params: &[("i32", 1); 6],
+        ret: "{ float, float, float, float }",
+        controls: Controls::Scales,
+    },
+    MmaIntrinsic {
+        name:
+            "llvm.nvvm.mma.block.scale.m16n8k32.row.col.mxf8f6f4.scale.1x.f32.e2m3.e2m3.f32.ue8m0",
+        kind: MmaKind::E2m3Ue8m0M16N8K32,
+        params: &[("i32", 1); 6],
+        ret: "{ float, float, float, float }",
+        controls: Controls::Scales,
+    },
+    MmaIntrinsic {
+        name:
+            "llvm.nvvm.mma.block.scale.m16n8k32.row.col.mxf8f6f4.scale.1x.f32.e3m2.e3m2.f32.ue8m0",
+        kind: MmaKind::E3m2Ue8m0M16N8K32,
+        params: &[("i32", 1); 6],
+        ret: "{ float, float, float, float }",
+        controls: Controls::Scales,
+    },
+    MmaIntrinsic {
+        name:
+            "llvm.nvvm.mma.block.scale.m16n8k32.row.col.mxf8f6f4.scale.1x.f32.e2m1.e2m1.f32.ue8m0",
+        kind: MmaKind::E2m1Ue8m0M16N8K32,
         params: &[("i32", 1); 6],
         ret: "{ float, float, float, float }",
         controls: Controls::Scales,

@@ -13,10 +13,13 @@
 //! * e4m3 and e5m2: `llvm.nvvm.mma.m16n8k32.row.col.f32.<t>.<t>.f32` on
 //!   `i32` quadruples, which needs PTX 8.4 (`build` asks for it when a
 //!   program has one);
-//! * their block-scaled forms (sm_120a):
+//! * their block-scaled forms (sm_120a), and those of FP6 (`e2m3`,
+//!   `e3m2`) and FP4 (`e2m1`) one value a byte:
 //!   `llvm.nvvm.mma.block.scale.m16n8k32.row.col.mxf8f6f4.scale.1x.f32.<t>.<t>.f32.ue8m0`,
 //!   whose fragments are followed by the A scale register, its byte and
-//!   thread selectors (`i16` 0 and 0), and the B scale's three likewise.
+//!   thread selectors (`i16` 0 and 0), and the B scale's three likewise;
+//!   each FP4 byte moves to bits 5..2 and each FP6 byte keeps bits 5..0
+//!   (`tile_hw::mma::MmaKind::container`).
 //!
 //! Two 16-bit elements (four 8-bit ones) pack into one 32-bit register, the
 //! lower-numbered in the low half (byte). `ldmatrix` is `llvm.nvvm.ldmatrix.sync.aligned.m8n8.x<n>
@@ -76,7 +79,11 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
                     i32t.into(),
                 )
             }
-            MmaKind::E4m3Ue8m0M16N8K32 | MmaKind::E5m2Ue8m0M16N8K32 => {
+            MmaKind::E4m3Ue8m0M16N8K32
+            | MmaKind::E5m2Ue8m0M16N8K32
+            | MmaKind::E2m3Ue8m0M16N8K32
+            | MmaKind::E3m2Ue8m0M16N8K32
+            | MmaKind::E2m1Ue8m0M16N8K32 => {
                 let t = kind.operand_name();
                 let form = "m16n8k32.row.col.mxf8f6f4.scale.1x";
                 (
@@ -96,7 +103,7 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
             .chain(b.chunks(kind.per_register()))
         {
             let word = match register {
-                [_, _, _, _] => self.pack_bytes(register)?.into(),
+                [_, _, _, _] => self.contained(kind, self.pack_bytes(register)?)?.into(),
                 [lo, hi] => self.pack(lo.into_int_value(), hi.into_int_value())?.into(),
                 [element] => *element,
                 _ => return Err(EmitError::internal("an mma register of 1, 2 or 4 elements")),
@@ -130,6 +137,22 @@ impl<'ctx> GpuEmitter<'_, 'ctx> {
         (0..4)
             .map(|i| Ok(self.b.build_extract_value(d, i, "d")?))
             .collect()
+    }
+
+    /// A register of four operand bytes as `kind` takes them: each value
+    /// moved into its container ([`MmaKind::container`]: FP4 in bits 5..2,
+    /// FP6 in bits 5..0 of its byte), any other register as it is.
+    fn contained(&self, kind: MmaKind, word: IntValue<'ctx>) -> Result<IntValue<'ctx>, EmitError> {
+        let Some((mask, shift)) = kind.container() else {
+            return Ok(word);
+        };
+        let i32t = self.ctx.i32_type();
+        let value = self
+            .b
+            .build_and(word, i32t.const_int(u64::from(mask), false), "value")?;
+        Ok(self
+            .b
+            .build_left_shift(value, i32t.const_int(u64::from(shift), false), "contained")?)
     }
 
     /// AMD's `D = A·B + C`: RDNA's WMMA in wave32

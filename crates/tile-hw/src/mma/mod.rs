@@ -105,7 +105,12 @@
 //! and every lane of quad `g` column `g`'s scale of B (CuTe's
 //! `SFALayout ((2,2,8),V):((8,0,1),16)` and `SFBLayout ((4,8),V):((0,1),8)`,
 //! as CUTLASS issues the instruction). A scale `s` stands for `2^(s − 127)`,
-//! `0xFF` for NaN. The lanes holding one scale must agree.
+//! `0xFF` for NaN. The lanes holding one scale must agree. The same
+//! instruction names FP6 (`.e2m3`, `.e3m2`) and FP4 (`.e2m1`) operands,
+//! one value a byte in the same fragments: FP6 in bits 5..0 of its byte,
+//! FP4 in bits 5..2 (CUTLASS shifts the nibbles `ldmatrix … b4x16_p64`
+//! leaves in bits 3..0 left by two for it); [`MmaKind::container`] says
+//! how, and the emulators read each value there.
 //!
 //! CDNA 4's block-scaled MFMA (`v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4`
 //! with OCP E4M3 or E5M2 operands, gfx950; the operand layouts of the
@@ -130,6 +135,7 @@
 //! sum.
 
 mod layouts;
+mod scaled;
 mod warp;
 
 pub use warp::{operand_value, scaled_step_sum, step_sum, warp_mma, warp_mma_scaled};
@@ -206,6 +212,14 @@ pub enum MmaKind {
     MfmaE4m3Ue8m0M16N16K128 = 28,
     /// The same on OCP E5M2.
     MfmaE5m2Ue8m0M16N16K128 = 29,
+    /// `mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m3.f32.ue8m0`
+    /// (sm_120a): FP6 E2M3 operands, one a byte (module docs, "Block
+    /// scales").
+    E2m3Ue8m0M16N8K32 = 30,
+    /// The same on FP6 E3M2.
+    E3m2Ue8m0M16N8K32 = 31,
+    /// The same on FP4 E2M1, each value in bits 5..2 of its byte.
+    E2m1Ue8m0M16N8K32 = 32,
 }
 
 /// The instruction sets of [`MmaKind`]s.
@@ -247,7 +261,7 @@ impl MmaKind {
     /// Every instruction, each family's in the order the lowering prefers
     /// them (MFMA: CDNA 4's double-`K` forms first, then 32×32 blocks
     /// before 16×16 ones).
-    pub const ALL: [MmaKind; 29] = [
+    pub const ALL: [MmaKind; 32] = [
         MmaKind::F16M16N8K16,
         MmaKind::Bf16M16N8K16,
         MmaKind::Tf32M16N8K8,
@@ -255,6 +269,9 @@ impl MmaKind {
         MmaKind::E5m2M16N8K32,
         MmaKind::E4m3Ue8m0M16N8K32,
         MmaKind::E5m2Ue8m0M16N8K32,
+        MmaKind::E2m3Ue8m0M16N8K32,
+        MmaKind::E3m2Ue8m0M16N8K32,
+        MmaKind::E2m1Ue8m0M16N8K32,
         MmaKind::WmmaF16M16N16K16,
         MmaKind::WmmaBf16M16N16K16,
         MmaKind::Wmma12F16M16N16K16,
@@ -288,7 +305,10 @@ impl MmaKind {
             | MmaKind::E4m3M16N8K32
             | MmaKind::E5m2M16N8K32
             | MmaKind::E4m3Ue8m0M16N8K32
-            | MmaKind::E5m2Ue8m0M16N8K32 => MmaFamily::MmaSync,
+            | MmaKind::E5m2Ue8m0M16N8K32
+            | MmaKind::E2m3Ue8m0M16N8K32
+            | MmaKind::E3m2Ue8m0M16N8K32
+            | MmaKind::E2m1Ue8m0M16N8K32 => MmaFamily::MmaSync,
             MmaKind::WmmaF16M16N16K16 | MmaKind::WmmaBf16M16N16K16 => MmaFamily::Wmma,
             MmaKind::Wmma12F16M16N16K16
             | MmaKind::Wmma12Bf16M16N16K16
@@ -365,13 +385,17 @@ impl MmaKind {
             | MmaKind::MfmaE5m2M16N16K32
             | MmaKind::MfmaE5m2Ue8m0M32N32K64
             | MmaKind::MfmaE5m2Ue8m0M16N16K128 => tile_ir::DType::F8E5M2,
+            MmaKind::E2m3Ue8m0M16N8K32 => tile_ir::DType::F6E2M3,
+            MmaKind::E3m2Ue8m0M16N8K32 => tile_ir::DType::F6E3M2,
+            MmaKind::E2m1Ue8m0M16N8K32 => tile_ir::DType::F4E2M1,
         }
     }
 
-    /// Whether the instruction takes FP8 operands (and so needs sm_89 or
-    /// later, and PTX 8.4).
+    /// Whether the instruction takes one-byte operands, four to a
+    /// register: FP8, or FP6 and FP4 in byte containers (and so needs
+    /// sm_89 or later, and PTX 8.4).
     pub fn is_fp8(self) -> bool {
-        self.operand_dtype().is_f8()
+        self.operand_dtype().size_bytes() == 1
     }
 
     /// The `dot` precision whose products the instruction computes:
@@ -380,35 +404,6 @@ impl MmaKind {
         match self {
             MmaKind::Tf32M16N8K8 => tile_ir::DotPrecision::Tf32,
             _ => tile_ir::DotPrecision::Tensor,
-        }
-    }
-
-    /// Whether the instruction takes a scale per row of A and per column
-    /// of B (module docs, "Block scales").
-    pub fn is_block_scaled(self) -> bool {
-        matches!(
-            self,
-            MmaKind::E4m3Ue8m0M16N8K32
-                | MmaKind::E5m2Ue8m0M16N8K32
-                | MmaKind::MfmaE4m3Ue8m0M32N32K64
-                | MmaKind::MfmaE5m2Ue8m0M32N32K64
-                | MmaKind::MfmaE4m3Ue8m0M16N16K128
-                | MmaKind::MfmaE5m2Ue8m0M16N16K128
-        )
-    }
-
-    /// The block-scaled form of the instruction, if it has one: the same
-    /// fragments and a scale register for A and for B (`mma.sync`), or
-    /// CDNA 4's scaled MFMA of the same block and four times the `K`.
-    pub fn with_block_scales(self) -> Option<MmaKind> {
-        match self {
-            MmaKind::E4m3M16N8K32 => Some(MmaKind::E4m3Ue8m0M16N8K32),
-            MmaKind::E5m2M16N8K32 => Some(MmaKind::E5m2Ue8m0M16N8K32),
-            MmaKind::MfmaE4m3M32N32K16 => Some(MmaKind::MfmaE4m3Ue8m0M32N32K64),
-            MmaKind::MfmaE5m2M32N32K16 => Some(MmaKind::MfmaE5m2Ue8m0M32N32K64),
-            MmaKind::MfmaE4m3M16N16K32 => Some(MmaKind::MfmaE4m3Ue8m0M16N16K128),
-            MmaKind::MfmaE5m2M16N16K32 => Some(MmaKind::MfmaE5m2Ue8m0M16N16K128),
-            _ => None,
         }
     }
 
@@ -435,12 +430,15 @@ impl MmaKind {
     }
 
     /// The operands' type in the instruction's name: `f16`, `bf16`, `tf32`,
-    /// `e4m3`, `e5m2`.
+    /// `e4m3`, `e5m2`, `e2m3`, `e3m2`, `e2m1`.
     pub fn operand_name(self) -> String {
         match (self, self.operand_dtype()) {
             (MmaKind::Tf32M16N8K8, _) => "tf32".into(),
             (_, tile_ir::DType::F8E4M3) => "e4m3".into(),
             (_, tile_ir::DType::F8E5M2) => "e5m2".into(),
+            (_, tile_ir::DType::F6E2M3) => "e2m3".into(),
+            (_, tile_ir::DType::F6E3M2) => "e3m2".into(),
+            (_, tile_ir::DType::F4E2M1) => "e2m1".into(),
             (_, dtype) => dtype.to_string(),
         }
     }
@@ -471,7 +469,10 @@ impl MmaKind {
             MmaKind::E4m3M16N8K32
             | MmaKind::E5m2M16N8K32
             | MmaKind::E4m3Ue8m0M16N8K32
-            | MmaKind::E5m2Ue8m0M16N8K32 => (16, 8, 32),
+            | MmaKind::E5m2Ue8m0M16N8K32
+            | MmaKind::E2m3Ue8m0M16N8K32
+            | MmaKind::E3m2Ue8m0M16N8K32
+            | MmaKind::E2m1Ue8m0M16N8K32 => (16, 8, 32),
             MmaKind::MfmaF16M32N32K8 | MmaKind::MfmaBf16M32N32K8 => (32, 32, 8),
             MmaKind::MfmaF16M32N32K16
             | MmaKind::MfmaBf16M32N32K16
@@ -552,9 +553,14 @@ impl MmaKind {
     }
 
     /// The value the instruction reads from an operand element with bits
-    /// `bits` (a 16-bit or 8-bit float in the low bits, or a TF32 value: an
+    /// `bits` (a 16-bit or 8-bit float in the low bits, FP6 and FP4 in
+    /// their [`container`](Self::container)'s bits, or a TF32 value: an
     /// `f32` whose low 13 bits are not read).
     pub fn operand_value(self, bits: u32) -> f32 {
+        let bits = match self.container() {
+            Some((mask, shift)) => (bits >> shift) & mask & 0xFF,
+            None => bits,
+        };
         operand_value(self.operand_dtype(), bits)
     }
 }

@@ -6,11 +6,16 @@
 use super::{Fragment, MmaKind};
 
 /// The value a tensor-core instruction (of any emulated family) reads from
-/// an operand element of `dtype` with bits `bits`: a 16-bit or 8-bit float
-/// in the low bits, or for `f32` a TF32 value (its low 13 bits not read).
+/// an operand element of `dtype` with bits `bits`: a 16-, 8-, 6- or 4-bit
+/// float in the low bits, or for `f32` a TF32 value (its low 13 bits not
+/// read).
 pub fn operand_value(dtype: tile_ir::DType, bits: u32) -> f32 {
     use tile_ir::f8::{F8E4M3, F8E5M2};
+    use tile_ir::mx::{F4E2M1, F6E2M3, F6E3M2};
     match dtype {
+        tile_ir::DType::F6E2M3 => F6E2M3::from_bits(bits as u8).to_f64() as f32,
+        tile_ir::DType::F6E3M2 => F6E3M2::from_bits(bits as u8).to_f64() as f32,
+        tile_ir::DType::F4E2M1 => F4E2M1::from_bits(bits as u8).to_f64() as f32,
         tile_ir::DType::BF16 => half::bf16::from_bits(bits as u16).to_f32(),
         tile_ir::DType::F32 => f32::from_bits(bits & !0x1fff),
         tile_ir::DType::F8E4M3 => F8E4M3::from_bits(bits as u8).to_f32(),

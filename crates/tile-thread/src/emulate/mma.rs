@@ -84,7 +84,9 @@ impl Emulator<'_> {
 /// The results of `mma` for every thread of a block of `threads` threads
 /// (a whole number of the instruction's warps or waves): one `Vec` per
 /// result register. `operands` holds, per operand register, every thread's
-/// value (A, B, C, then a block-scaled kind's two scales).
+/// value (A, B, C, then a block-scaled kind's two scales); each A and B
+/// element goes to the instruction in its container
+/// ([`MmaKind::contained`]), as the GPU emitters place it.
 pub(super) fn run(
     kind: MmaKind,
     operands: &[Vec<Scalar>],
@@ -93,17 +95,23 @@ pub(super) fn run(
     let (na, nb) = (kind.elements(Fragment::A), kind.elements(Fragment::B));
     let nc = kind.elements(Fragment::C);
     let bits = |reg: &[Scalar], t: usize| reg[t].to_bits() as u32;
+    let element = |reg: &[Scalar], t: usize| kind.contained(bits(reg, t));
     let mut results = vec![vec![Scalar::F32(0.0); threads]; nc];
     let warp = kind.lanes();
     for first in (0..threads).step_by(warp) {
         let lanes = first..first + warp;
         let a: Vec<Vec<u32>> = lanes
             .clone()
-            .map(|t| operands[..na].iter().map(|r| bits(r, t)).collect())
+            .map(|t| operands[..na].iter().map(|r| element(r, t)).collect())
             .collect();
         let b: Vec<Vec<u32>> = lanes
             .clone()
-            .map(|t| operands[na..na + nb].iter().map(|r| bits(r, t)).collect())
+            .map(|t| {
+                operands[na..na + nb]
+                    .iter()
+                    .map(|r| element(r, t))
+                    .collect()
+            })
             .collect();
         let c: Vec<Vec<f32>> = lanes
             .clone()

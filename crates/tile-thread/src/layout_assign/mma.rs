@@ -64,8 +64,8 @@ pub struct MmaDot {
 
 /// How the `dot` `id` of `func` runs on `tensor_cores` with `num_warps`
 /// warps, or `None` when it is a chain of fused multiply-adds (a
-/// `dot_scaled` of E4M3 or E5M2 operands with E8M0 scales runs on the
-/// block-scaled form of the FP8 instruction where the target has one, or
+/// `dot_scaled` of one format on both sides with E8M0 scales runs on a
+/// block-scaled instruction of that format where the target has one, or
 /// is `None`, to be expanded): it must have
 /// an instruction's precision and operand dtype (`tensor` on f16 or bf16,
 /// and on FP8 of one format where the target has `mma.sync`'s FP8 form,
@@ -100,11 +100,12 @@ pub fn mma_dot(
     let threads = num_warps as usize * WARP_SIZE as usize;
     let chained = chain::in_chain(func, id);
     let transposed = family == MmaFamily::Mfma && chain::feeds_a(func, id);
-    MmaKind::for_dot(family, precision, da)
-        .filter_map(|kind| match scaled {
-            true => kind.with_block_scales(),
-            false => Some(kind),
-        })
+    let kinds: Vec<MmaKind> = match scaled {
+        true => MmaKind::for_scaled_dot(family, da).collect(),
+        false => MmaKind::for_dot(family, precision, da).collect(),
+    };
+    kinds
+        .into_iter()
         .filter(|kind| tensor_cores.offers(*kind))
         .filter(|_| da == db && threads.is_multiple_of(family.lanes()))
         .find_map(|kind| {
@@ -133,11 +134,16 @@ pub fn mma_dot(
 }
 
 /// Whether a `dot_scaled` of operands and scales of `dtypes` (`a`,
-/// `a_scale`, `b`, `b_scale`) fits a block-scaled instruction: E4M3 or
-/// E5M2 elements, one format on both sides, and E8M0 scales.
+/// `a_scale`, `b`, `b_scale`) may fit a block-scaled instruction: one
+/// format on both sides among `f8f6f4`'s (E4M3, E5M2, E2M3, E3M2, E2M1)
+/// and E8M0 scales. Which of them a target takes its instructions say
+/// ([`MmaKind::for_scaled_dot`], `Tcgen05Kind::new`).
 pub(super) fn block_scaled_dtypes([a, a_scale, b, b_scale]: [DType; 4]) -> bool {
     a == b
-        && matches!(a, DType::F8E4M3 | DType::F8E5M2)
+        && matches!(
+            a,
+            DType::F8E4M3 | DType::F8E5M2 | DType::F6E2M3 | DType::F6E3M2 | DType::F4E2M1
+        )
         && a_scale == DType::F8E8M0
         && b_scale == DType::F8E8M0
 }

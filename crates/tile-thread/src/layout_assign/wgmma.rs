@@ -110,8 +110,9 @@ pub(super) struct DescriptorShape {
     /// Whether B can be read K-major: the transpose of a tile its copies
     /// move as stored, staged in rows as A's.
     pub(super) k_major_b: bool,
-    /// Whether the product is a `dot_scaled` (E4M3 or E5M2, one format,
-    /// E8M0 scales), which only a block-scaled instruction runs.
+    /// Whether the product is a `dot_scaled` (one format of
+    /// [`super::mma::block_scaled_dtypes`]'s, E8M0 scales), which only a
+    /// block-scaled instruction runs.
     pub(super) block_scaled: bool,
 }
 
@@ -124,9 +125,10 @@ pub(super) struct DescriptorShape {
 /// `Lowerer::reads_transposed_b`). Operands whose element
 /// size `mn_major` refuses (the instruction, or the staging, has no
 /// MN-major form of them) are staged K-major only, so their B is always
-/// such a transpose. A `dot_scaled` of E4M3 or E5M2 operands with E8M0
-/// scales has the shape of the `dot` of its operands, marked
-/// [`DescriptorShape::block_scaled`].
+/// such a transpose. A `dot_scaled` of one format with E8M0 scales
+/// ([`super::mma::block_scaled_dtypes`]) has the shape of the `dot` of its
+/// operands, marked [`DescriptorShape::block_scaled`] (of which
+/// `tcgen05.mma`'s kinds take E4M3 and E5M2).
 pub(super) fn descriptor_shape(
     func: &Function,
     id: OpId,

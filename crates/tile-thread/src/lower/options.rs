@@ -50,7 +50,8 @@ pub enum TensorCores {
     MmaSyncFp8,
     /// [`MmaSyncFp8`](Self::MmaSyncFp8) and its block-scaled form,
     /// `m16n8k32.kind::mxf8f6f4.block_scale` with E8M0 scales, which runs
-    /// the `dot_scaled`s of E4M3 or E5M2 operands (sm_120a).
+    /// the `dot_scaled`s of E4M3, E5M2, E2M3, E3M2 or E2M1 operands, one
+    /// format on both sides (sm_120a).
     MmaSyncScaled,
     /// RDNA3's `v_wmma_f32_16x16x16` on `f16` and `bf16` in wave32 (gfx11).
     Wmma,
@@ -104,8 +105,8 @@ impl TensorCores {
     }
 
     /// Whether the tensor cores have block-scaled forms (E8M0 scales on
-    /// E4M3 or E5M2 operands), which run `dot_scaled`s: sm_120a's
-    /// `mma.sync` and gfx950's MFMA.
+    /// E4M3 or E5M2 operands, and on sm_120a FP6 and FP4 ones), which run
+    /// `dot_scaled`s: sm_120a's `mma.sync` and gfx950's MFMA.
     pub fn block_scaled(self) -> bool {
         matches!(self, TensorCores::MmaSyncScaled | TensorCores::Mfma950)
     }
