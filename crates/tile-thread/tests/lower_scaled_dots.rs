@@ -185,6 +185,76 @@ fn mxfp6_and_mxfp4_products_run_on_the_block_scaled_instruction() {
     }
 }
 
+/// MXFP4 as frameworks store it, two values a byte and the weights `[N, K
+/// / 2]` (the `matmul_mxfp4` example's product): on sm_120a the unpacked
+/// values stay in the threads that loaded their bytes, the weights'
+/// transpose too, and each operand goes to its staging as one 16-byte
+/// vector a thread, read K-major; the loop's only barriers are the
+/// staging's (converting the weights' transpose first took two more, and
+/// 32 scalar stores a thread with those of its staging).
+#[test]
+fn packed_mxfp4_weights_are_staged_as_loaded() {
+    let func = parse_function(
+        "kernel @packed(%a: tensor<u8, 2>, %sa: tensor<f8e8m0, 2>, %b: tensor<u8, 2>, %sb: tensor<f8e8m0, 2>, %c: tensor<f32, 2>) {
+  %m = program_id 0 : i32
+  %n = program_id 1 : i32
+  %zero = constant 0 : i32
+  %one = constant 1 : i32
+  %k = dim %a axis 1 : i32
+  %bk = constant 32 : i32
+  %k1 = add %k, %bk : i32
+  %k2 = sub %k1, %one : i32
+  %steps = div %k2, %bk : i32
+  %va = partition_view %a [64, 32] : view<u8, [64, 32]>
+  %vsa = partition_view %sa [64, 2] : view<f8e8m0, [64, 2]>
+  %vb = partition_view %b [64, 32] : view<u8, [64, 32]>
+  %vsb = partition_view %sb [64, 2] : view<f8e8m0, [64, 2]>
+  %vc = partition_view %c [64, 64] : view<f32, [64, 64]>
+  %init = full 0.0 : tile<64x64xf32>
+  %acc = for %i = %zero to %steps step %one iter(%c0 = %init) : tile<64x64xf32> {
+    %xa = load_masked %va[%m, %i] pad(zero) : tile<64x32xu8>
+    %x = unpack_fp4 %xa axis 1 : tile<64x64xf4e2m1>
+    %sx = load_masked %vsa[%m, %i] pad(zero) : tile<64x2xf8e8m0>
+    %yb = load_masked %vb[%n, %i] pad(zero) : tile<64x32xu8>
+    %yu = unpack_fp4 %yb axis 1 : tile<64x64xf4e2m1>
+    %y = permute %yu [1, 0] : tile<64x64xf4e2m1>
+    %sy = load_masked %vsb[%n, %i] pad(zero) : tile<64x2xf8e8m0>
+    %d = dot_scaled %x, %sx, %y, %sy, %c0 : tile<64x64xf32>
+    yield %d
+  }
+  store_masked %acc, %vc[%m, %n]
+}",
+    )
+    .unwrap();
+    let program = lowered(&func, 8);
+    let text = program.to_string();
+    assert_eq!(text.matches("mma.m16n8k32.e2m1.ue8m0").count(), 8, "{text}");
+    assert_eq!(text.matches("barrier").count(), 2, "{text}");
+    assert_eq!(text.matches("st.shared.v16").count(), 2, "{text}");
+    // Every byte, so every pair of FP4 values, and the scales of
+    // `check_emulated`'s range.
+    let (m, n, k) = (67, 123, 128);
+    let bytes = |rows: usize| {
+        let scalars: Vec<Scalar> = (0..rows * k / 2)
+            .map(|i| Scalar::U8(((i * 37 + i / 7) % 256) as u8))
+            .collect();
+        Arg::Tensor(HostTensor::from_scalars(DType::U8, &[rows, k / 2], &scalars).unwrap())
+    };
+    let scales = [1.0, 2.0, 0.25, 4.0, 0.5];
+    let args = vec![
+        bytes(m),
+        tensor(DType::F8E8M0, &[m, k / 32], &scales),
+        bytes(n),
+        tensor(DType::F8E8M0, &[n, k / 32], &scales[1..]),
+        Arg::Tensor(HostTensor::zeros(DType::F32, &[m, n])),
+    ];
+    let grid = [blocks(m, 64), blocks(n, 64), 1];
+    let (mut emulated, mut reference) = (args.clone(), args);
+    emulate::run(&program, grid, &mut emulated).unwrap();
+    interp::run(&func, grid, &mut reference).unwrap();
+    assert_eq!(emulated[4], reference[4]);
+}
+
 #[test]
 fn warps_split_along_both_axes_read_their_own_scales() {
     // 8 warps over 128 × 64: 4 along M and 2 along N, each with 2 block

@@ -57,6 +57,7 @@ mod repeated;
 mod scales;
 mod split;
 mod tcgen05;
+mod transposed_b;
 mod unit_axes;
 mod vectors;
 mod wgmma;
@@ -87,6 +88,22 @@ impl TensorDot {
             TensorDot::Mma(plan) => &plan.layout,
             TensorDot::Wgmma(plan) => &plan.layout,
             TensorDot::Tcgen05(plan) => &plan.layout,
+        }
+    }
+
+    /// Whether the instruction can read its B staged transposed, K-major:
+    /// `mma.sync` (by `ldmatrix` without `.trans`, as A: a lane's register
+    /// is consecutive `k` of its column, 2 16-bit ones, 4 FP8 ones or 1
+    /// TF32 one), `wgmma` and `tcgen05.mma` (`imm-trans-b = 0` for 16-bit
+    /// operands; B's rows as A's, 128 bytes of `k` or all of a `K` of 32
+    /// or 64 bytes, under the swizzle of rows that wide). Not WMMA or
+    /// MFMA, nor an `mma.sync` product computed transposed.
+    pub fn reads_k_major_b(&self) -> bool {
+        match self {
+            TensorDot::Wgmma(_) | TensorDot::Tcgen05(_) => true,
+            TensorDot::Mma(p) => {
+                p.kind.family() == tile_hw::mma::MmaFamily::MmaSync && !p.transposed
+            }
         }
     }
 
@@ -193,8 +210,12 @@ pub fn assign(
         }
     }
     let mut mma_dots = Vec::new();
+    let mut k_major_b = BTreeSet::new();
     func.walk(&mut |id| {
         if let Some(plan) = tensor_dot(func, id, num_warps, tensor_cores) {
+            if plan.reads_k_major_b() {
+                k_major_b.insert(id);
+            }
             mma_dots.push((id, plan.layout().clone()));
         }
     });
@@ -222,6 +243,7 @@ pub fn assign(
         propagate::propagate(func, (tensor_cores, num_warps), &mut values);
         propagate::carry_through_loops(func, &mut values);
     }
+    transposed_b::keep_transposed_registers(func, &k_major_b, &mut values);
     Ok(LayoutPlan { num_warps, values })
 }
 

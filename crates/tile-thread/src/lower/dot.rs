@@ -129,7 +129,10 @@ impl Lowerer<'_> {
         // copied ahead) is staged as the load's `[N, K]` tile; so is, from
         // its registers, the `b` of a `wgmma` narrower than 64 columns or
         // of 8-bit elements, which it reads K-major only
-        // (`layout_assign/wgmma.rs`).
+        // (`layout_assign/wgmma.rs`), and the transpose of a tile computed
+        // in registers where the instruction reads B K-major too (weights
+        // stored `[N, K]` and dequantized: their threads hold runs of `k`,
+        // which go to shared memory as they are, in vectors).
         let k_major_b_only = match &plan {
             Some(TensorDot::Wgmma(p)) => p.k_major_b(),
             Some(TensorDot::Tcgen05(p)) => p.k_major_b(),
@@ -141,10 +144,13 @@ impl Lowerer<'_> {
             || {
                 k_major_b_only
                     || super::copies::is_transposed(func, *b)
-                        && matches!(
-                            lowered[1],
-                            Lowered::Deferred { .. } | Lowered::Staged { .. }
-                        )
+                        && match lowered[1] {
+                            Lowered::Deferred { .. } | Lowered::Staged { .. } => true,
+                            Lowered::Tile { ref layout, .. } => {
+                                self.reads_transposed_b(id) && layout.permuted(&[1, 0]).is_some()
+                            }
+                            _ => false,
+                        }
             },
             |p| p.transposed,
         );
@@ -382,18 +388,11 @@ impl Lowerer<'_> {
         }
     }
 
-    /// Whether `dot` can read its `b` staged transposed, K-major: on
-    /// `mma.sync` (by `ldmatrix` without `.trans`, as `a`: a lane's
-    /// register is consecutive `k` of its column, 2 16-bit ones, 4 FP8
-    /// ones or 1 TF32 one), and on `wgmma` and `tcgen05.mma` (`imm-trans-b
-    /// = 0` for 16-bit operands; B's rows as A's, 128 bytes of `k` or all
-    /// of a `K` of 32 or 64 bytes, under the swizzle of rows that wide).
+    /// Whether `dot` can read its `b` staged transposed, K-major
+    /// ([`TensorDot::reads_k_major_b`]).
     pub(super) fn reads_transposed_b(&self, dot: OpId) -> bool {
-        match self.tensor_plan(dot) {
-            Some(TensorDot::Wgmma(_) | TensorDot::Tcgen05(_)) => true,
-            Some(TensorDot::Mma(p)) => p.kind.family() == MmaFamily::MmaSync && !p.transposed,
-            None => false,
-        }
+        self.tensor_plan(dot)
+            .is_some_and(|plan| plan.reads_k_major_b())
     }
 
     /// A fresh or reused allocation of `len` elements for an operand;

@@ -42,7 +42,9 @@ impl Lowerer<'_> {
     }
 
     /// Stores the `[K, N]` tile `regs` in `layout` into `alloc` as its
-    /// transpose, `[N, K]`, in `place`'s blocks: a B read K-major.
+    /// transpose, `[N, K]`, in `place`'s blocks: a B read K-major. The
+    /// registers are the transpose's in `layout` permuted, so they go as
+    /// that tile's, in vectors where its threads hold runs of `k`.
     fn store_tile_transposed(
         &mut self,
         alloc: SharedId,
@@ -50,8 +52,15 @@ impl Lowerer<'_> {
         regs: &[Reg],
         place: OperandLayout,
     ) {
-        debug_assert!(matches!(place, OperandLayout::Blocks { .. }));
-        self.store_operand(alloc, (layout, regs), place, true);
+        match layout.permuted(&[1, 0]) {
+            Some(transposed) => self.store_operand(alloc, (&transposed, regs), place, false),
+            None => {
+                // Placed by (column, row): blocks only, whose positions are
+                // not the layout's own row-major index.
+                debug_assert!(matches!(place, OperandLayout::Blocks { .. }));
+                self.store_operand(alloc, (layout, regs), place, true)
+            }
+        }
     }
 
     /// [`Lowerer::store_tile`], each element at its (row, column) or, with
