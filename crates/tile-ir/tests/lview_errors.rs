@@ -129,6 +129,16 @@ fn unmasked_accesses_outside_the_element_space_are_errors() {
         run_error(16, "  %c2 = constant 2 : i32\n  %c0 = constant 0 : i32\n  %s = lview_tile %v [2, 2] [%c2, %c0] : lview<f32, (2,2):(4,1)>\n  %x = lview_load %s : tile<2x2xf32>"),
         "program (0, 0, 0): `%5 = lview_load %4` (a view of `src`): element [0, 0] of the layout view (2,2):(4,1) (base 16) is at offset 16, outside the tensor's element space [0, 16) (use the masked form)"
     );
+    // Also along a mode the tile covers whole (where the tile grid has one
+    // tile): the next tile, not tile 0 again.
+    assert_eq!(
+        run_error(16, "  %c1 = constant 1 : i32\n  %c0 = constant 0 : i32\n  %s = lview_tile %v [4, 2] [%c1, %c0] : lview<f32, (4,2):(4,1)>\n  %x = lview_load %s : tile<4x2xf32>"),
+        "program (0, 0, 0): `%5 = lview_load %4` (a view of `src`): element [0, 0] of the layout view (4,2):(4,1) (base 16) is at offset 16, outside the tensor's element space [0, 16) (use the masked form)"
+    );
+    assert_eq!(
+        run_error(16, "  %s = lview_split %v axis 1 parts 1 [%i] : lview<f32, (4,4):(4,1)>\n  %x = lview_load %s : tile<4x4xf32>"),
+        "program (0, 0, 0): `%3 = lview_load %2` (a view of `src`): element [0, 0] of the layout view (4,4):(4,1) (base -4) is at offset -4, outside the tensor's element space [0, 16) (use the masked form)"
+    );
     // Index arithmetic saturates instead of wrapping back into the tensor.
     assert_eq!(
         run_error(16, "  %m = constant 9223372036854775807 : i64\n  %s = lview_tile %v [1, 1] [%m, %m] : lview<f32, (1,1):(4,1)>\n  %x = lview_load %s : tile<1x1xf32>"),

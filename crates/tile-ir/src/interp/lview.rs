@@ -22,7 +22,9 @@ use super::tensor::HostTensor;
 use super::value::{numel, LView, RtValue, Tile};
 use super::{Arg, Fault};
 use crate::layout::Layout;
-use crate::lview::derive::{derive, derived_extent, thread_coordinate, tile_shape, Shift, Start};
+use crate::lview::derive::{
+    derive, derived_extent, extrapolated_offset, thread_coordinate, tile_shape, Shift, Start,
+};
 use crate::lview::LViewOp;
 
 /// Runs a layout-view op: the derived view or loaded tile, or `None` after a
@@ -184,31 +186,9 @@ fn at_coordinate(layout: &Layout, coordinate: &[i128]) -> Result<i128, Fault> {
             modes.len()
         )));
     }
-    Ok(modes
-        .iter()
-        .zip(coordinate)
-        .fold(0i128, |acc, (m, &c)| acc.saturating_add(mode_offset(m, c))))
-}
-
-/// The offset of 1-D index `idx` in one mode, colexicographic over its
-/// leaves (the last takes the rest), without wrapping.
-fn mode_offset(mode: &Layout, idx: i128) -> i128 {
-    let shape = mode.shape().leaves();
-    let stride = mode.stride().leaves();
-    let mut rest = idx;
-    let mut total = 0i128;
-    for (l, (&s, &d)) in shape.iter().zip(&stride).enumerate() {
-        let c = if l + 1 == shape.len() {
-            rest
-        } else {
-            let s = i128::from(s.max(1));
-            let c = rest.rem_euclid(s);
-            rest = rest.div_euclid(s);
-            c
-        };
-        total = total.saturating_add(c.saturating_mul(i128::from(d)));
-    }
-    total
+    Ok(modes.iter().zip(coordinate).fold(0i128, |acc, (m, &c)| {
+        acc.saturating_add(extrapolated_offset(m, c))
+    }))
 }
 
 /// The size of `t`'s element space: one past the largest offset its extents
@@ -243,7 +223,7 @@ fn places(
     let tables: Vec<Vec<i128>> = modes
         .iter()
         .zip(shape)
-        .map(|(m, &n)| (0..n).map(|j| mode_offset(m, j as i128)).collect())
+        .map(|(m, &n)| (0..n).map(|j| extrapolated_offset(m, j as i128)).collect())
         .collect();
     let extents = extents_of(view);
     if strict {

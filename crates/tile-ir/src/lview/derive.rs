@@ -146,7 +146,7 @@ pub fn derive(op: &LViewOp, layout: &Layout) -> Result<Derived, String> {
                 .collect();
             Ok(Derived {
                 layout: tile,
-                shift: Shift::Indexed(rest),
+                shift: Shift::Indexed(step_whole_modes(rest, layout, shape)?),
                 modes: Some(modes),
                 edge,
             })
@@ -263,6 +263,53 @@ fn divide(
     }
 }
 
+/// The tile grid `rest` of `divide(layout, extents)` with every mode the
+/// tile covers whole (size one, which the layout algebra strides by 0, as
+/// CuTe does) stepping to the next tile instead: index `i` of such a mode
+/// moves the base as index `i·t` of the operand's mode, extrapolated past
+/// its size like any tile index past the grid. So a tile coordinate past
+/// the grid never aliases tile 0: it lies past the operand's elements,
+/// where a masked access skips and an unmasked one fails.
+fn step_whole_modes(rest: Layout, layout: &Layout, extents: &[usize]) -> Result<Layout, String> {
+    let modes = rest
+        .modes()
+        .into_iter()
+        .zip(layout.modes())
+        .zip(extents)
+        .map(|((r, mode), &t)| {
+            if r.size() != 1 {
+                return Ok(r);
+            }
+            let next = extrapolated_offset(&mode, i128::try_from(t).unwrap_or(i128::MAX));
+            let next = i64::try_from(next).map_err(|_| format!("mode {mode} is too large"))?;
+            Layout::strided(1, next).map_err(|e| e.to_string())
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(Layout::concat(&modes))
+}
+
+/// The offset of 1-D index `idx` along `mode`, colexicographic over its
+/// leaves with the last taking the rest: an index past the mode's size
+/// extrapolates along its last leaf, as in CuTe.
+pub fn extrapolated_offset(mode: &Layout, idx: i128) -> i128 {
+    let shape = mode.shape().leaves();
+    let stride = mode.stride().leaves();
+    let mut rest = idx;
+    let mut total = 0i128;
+    for (l, (&s, &d)) in shape.iter().zip(&stride).enumerate() {
+        let c = if l + 1 == shape.len() {
+            rest
+        } else {
+            let s = i128::from(s.max(1));
+            let c = rest.rem_euclid(s);
+            rest = rest.div_euclid(s);
+            c
+        };
+        total = total.saturating_add(c.saturating_mul(i128::from(d)));
+    }
+    total
+}
+
 /// Part `index` of `parts` along mode `axis`: a tile whose extent is the
 /// mode's size over `parts` on that mode and the whole mode elsewhere.
 fn split(layout: &Layout, axis: usize, parts: usize) -> Result<Derived, String> {
@@ -289,6 +336,7 @@ fn split(layout: &Layout, axis: usize, parts: usize) -> Result<Derived, String> 
         })
         .collect();
     let (tile, rest, _) = divide(layout, &extents, false)?;
+    let rest = step_whole_modes(rest, layout, &extents)?;
     let part = rest.select(&[axis]).map_err(|e| e.to_string())?;
     let modes = extents
         .iter()
