@@ -21,6 +21,7 @@ pub mod eval;
 pub mod f8;
 pub mod format;
 pub mod function;
+pub mod index_form;
 pub mod interp;
 pub mod layout;
 pub mod location;

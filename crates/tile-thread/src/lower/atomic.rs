@@ -92,6 +92,13 @@ impl<'a> Lowerer<'a> {
         let width = vector_width(&layout, dtype);
         if op == AtomicOp::Add && !used && width > 1 {
             let (values, masks) = (&rest[0], &rest[1]);
+            let operands = &func.op(id).operands[1..];
+            let whole = self.indexed_whole_vectors(
+                param,
+                (dtype, width),
+                (&operands[..rank], operands[rank + 1]),
+                layout.shape.len(),
+            );
             let kind = |width| ThreadOpKind::AddGlobal {
                 param,
                 scope,
@@ -101,7 +108,7 @@ impl<'a> Lowerer<'a> {
                 kind,
                 (param, indices),
                 (values, masks),
-                (&coords.owner, width),
+                (&coords.owner, width, whole),
                 &described,
             );
             if order.acquires() {
@@ -152,19 +159,35 @@ impl<'a> Lowerer<'a> {
     /// one `kind(width)` access per group (addressed as `st.global`'s),
     /// with the vector condition where `width > 1` (the group's indices
     /// consecutive from a multiple of `width`, the tensor contiguous and
-    /// aligned for it, every owner's mask) and one index check per group.
+    /// aligned for it, every owner's mask) and one index check per group;
+    /// where the groups are `whole` vectors
+    /// ([`Self::indexed_whole_vectors`]), each is its first lane's access
+    /// and check.
     pub(super) fn indexed_groups(
         &mut self,
         kind: impl Fn(u8) -> ThreadOpKind,
         (param, indices): (usize, &[Vec<Reg>]),
         (values, masks): (&[Reg], &[Reg]),
-        (owner, width): (&[Reg], usize),
+        (owner, width, whole): (&[Reg], usize, bool),
         described: &str,
     ) {
         let dtype = self.program.dtype(values[0]);
         let contiguous = self.contiguous(param, indices.len(), width, dtype);
         for group in 0..values.len() / width {
             let lanes = group * width..(group + 1) * width;
+            if whole {
+                let updates =
+                    self.whole_group(param, indices, lanes.clone(), (owner, masks), described);
+                let all = updates
+                    .iter()
+                    .fold(updates[0].1, |all, &(_, u)| self.and(all, u));
+                let mut operands = vec![updates[0].0, all];
+                operands.extend(updates.iter().map(|&(at, _)| at));
+                operands.extend_from_slice(&values[lanes]);
+                operands.extend(updates.iter().map(|&(_, update)| update));
+                self.emit_op(kind(width as u8), operands, &[]);
+                continue;
+            }
             let mut updates = Vec::with_capacity(width);
             let mut checks = Vec::with_capacity(width);
             for v in lanes.clone() {

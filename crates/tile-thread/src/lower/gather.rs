@@ -23,7 +23,10 @@
 //! fails where one of them does and reports the first failing element's
 //! indices, as the checks one after another would (what runs between them
 //! is the group's masked reads, which cannot do harm): one branch per
-//! group on a GPU, not one per element.
+//! group on a GPU, not one per element. On a tensor promised aligned, a
+//! group whose indices are known to be a whole aligned vector
+//! ([`Lowerer::indexed_whole_vectors`]) is read under its first element's
+//! mask and check alone.
 //!
 //! A gather of scalars is the same single read in every thread: a uniform
 //! register, with no exchange between threads.
@@ -31,6 +34,7 @@
 use super::contiguity::vector_width;
 use super::{LowerError, Lowered, Lowerer};
 use crate::program::{Reg, ThreadOpKind};
+use tile_ir::index_form::AxisForm;
 use tile_ir::{BinaryOp, CmpPred, DType, OpId, Scalar, Type};
 
 impl Lowerer<'_> {
@@ -76,9 +80,27 @@ impl Lowerer<'_> {
         let described = self.check_site(id);
         let width = vector_width(&layout, dtype);
         let contiguous = self.contiguous(param, rank, width, dtype);
+        let whole = self.indexed_whole_vectors(
+            param,
+            (dtype, width),
+            (&rest[..rank], rest[rank]),
+            layout.shape.len(),
+        );
         let mut regs = Vec::with_capacity(layout.registers());
         for group in 0..layout.registers() / width {
             let lanes = group * width..(group + 1) * width;
+            if whole {
+                let reads = self.whole_group(
+                    param,
+                    indices,
+                    lanes.clone(),
+                    (&coords.live, mask),
+                    &described,
+                );
+                let truth = self.constant(Scalar::Bool(true));
+                regs.extend(self.gather_group(param, dtype, truth, &reads, &other[lanes]));
+                continue;
+            }
             let mut reads = Vec::with_capacity(width);
             let mut checks = Vec::with_capacity(width);
             for v in lanes.clone() {
@@ -93,6 +115,72 @@ impl Lowerer<'_> {
             regs.extend(self.gather_group(param, dtype, consecutive, &reads, &other[lanes]));
         }
         self.bind(id, Lowered::Tile { layout, regs })
+    }
+
+    /// Whether every `width`-wide group of a `gather` or `scatter` of
+    /// tensor `param` at the index tiles `indices` under `mask` (tiles of
+    /// `rank` axes) is a whole aligned vector, statically: the tensor is
+    /// promised aligned for it (so its rows are a whole number of vectors),
+    /// the innermost index runs with the coordinate along the tile's
+    /// innermost axis from a multiple of `width` (`tile_ir::index_form`),
+    /// and the other indices and the mask are equal along that axis. Every
+    /// lane of a group is then in bounds and masked exactly when its first
+    /// lane is, so the group is one access under the first lane's mask and
+    /// check.
+    pub(super) fn indexed_whole_vectors(
+        &self,
+        param: usize,
+        (dtype, width): (DType, usize),
+        (indices, mask): (&[tile_ir::Value], tile_ir::Value),
+        rank: usize,
+    ) -> bool {
+        let (Some(inner), Some((innermost, outer))) = (rank.checked_sub(1), indices.split_last())
+        else {
+            return false;
+        };
+        if width < 2 || !self.promised_aligned(param, width, dtype) {
+            return false;
+        }
+        let forms = &self.index_forms;
+        let runs = match forms.along(*innermost, inner) {
+            AxisForm::Coordinate { zeros } => 1usize.checked_shl(zeros).is_none_or(|n| n >= width),
+            _ => false,
+        };
+        let uniform = |v: tile_ir::Value| forms.along(v, inner) == AxisForm::Uniform;
+        runs && outer.iter().all(|&v| uniform(v)) && uniform(mask)
+    }
+
+    /// One group `lanes` of an access that [`Self::indexed_whole_vectors`]
+    /// proved a whole aligned vector, after one check of the first lane's
+    /// indices where a lane holds an element (`holds`): per lane its offset
+    /// (the first lane's plus its place: an aligned tensor's rows are
+    /// contiguous) and whether it is accessed (it holds its element, and
+    /// the first lane's mask and bounds hold).
+    pub(super) fn whole_group(
+        &mut self,
+        param: usize,
+        indices: &[Vec<Reg>],
+        lanes: std::ops::Range<usize>,
+        (holds, masks): (&[Reg], &[Reg]),
+        described: &str,
+    ) -> Vec<(Reg, Reg)> {
+        let first = lanes.start;
+        let mut any = holds[first];
+        for &h in &holds[lanes.clone()] {
+            any = self.binary(BinaryOp::Or, any, h);
+        }
+        let ((at, _, inside), check) = self.element_of(param, indices, first, (any, masks[first]));
+        self.check_index(check, described);
+        let ok = self.and(masks[first], inside);
+        lanes
+            .map(|v| {
+                let place = self.constant(Scalar::I64((v - first) as i64));
+                (
+                    self.binary(BinaryOp::Add, at, place),
+                    self.and(holds[v], ok),
+                )
+            })
+            .collect()
     }
 
     /// The operands of one check for a group's `checks` (each `ok`, then

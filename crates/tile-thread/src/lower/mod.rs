@@ -86,6 +86,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 pub(crate) use store_vectors::wider_store_layout;
 use tile_ir::divisibility::Divisibility;
+use tile_ir::index_form::IndexForms;
 use tile_ir::{DType, Function, OpId, OpKind, Region, Route, Shape, Type, Value, ValueNames};
 
 /// Why a function could not be lowered.
@@ -182,6 +183,7 @@ pub fn lower(func: &Function, options: &LowerOptions) -> Result<Program, LowerEr
         bounds_checks: options.checks_bounds(),
         proofs: proofs::Proofs::analyze(func),
         divisibility: Divisibility::new(func),
+        index_forms: IndexForms::new(func),
         swizzle_shared: options.swizzle_shared,
         tensor_cores: options.tensor_cores,
         deferred: Default::default(),
@@ -316,6 +318,8 @@ struct Lowerer<'a> {
     proofs: proofs::Proofs,
     /// The powers of two the kernel's integer scalars are multiples of.
     divisibility: Divisibility<'a>,
+    /// How the kernel's index tiles vary along their axes.
+    index_forms: IndexForms<'a>,
     /// Whether cross-row stagings are swizzled ([`LowerOptions::swizzle_shared`]).
     swizzle_shared: bool,
     /// The tensor-core instructions `dot` may use.

@@ -56,12 +56,18 @@ impl Lowerer<'_> {
         let coords = self.coords(&layout);
         let described = self.check_site(id);
         let width = vector_width(&layout, dtype);
+        let whole = self.indexed_whole_vectors(
+            param,
+            (dtype, width),
+            (index_tiles, *mask),
+            layout.shape.len(),
+        );
         let kind = |width| ThreadOpKind::StoreGlobal { param, width };
         self.indexed_groups(
             kind,
             (param, &indices),
             (&values, &masks[0]),
-            (&coords.owner, width),
+            (&coords.owner, width, whole),
             &described,
         );
         Ok(())
